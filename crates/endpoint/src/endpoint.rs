@@ -1,0 +1,433 @@
+use std::collections::{BTreeSet, HashMap};
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Labels, RecordType, Targets, label};
+
+/// A record TTL in seconds. Zero (or negative) means "not configured": the provider's default applies and the
+/// plan never updates a record just to clear its TTL.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Ttl(pub i64);
+
+impl Ttl {
+    pub fn is_configured(self) -> bool {
+        self.0 > 0
+    }
+    fn is_unset(&self) -> bool {
+        !self.is_configured()
+    }
+}
+
+/// One provider-specific property (`alias`, `aws/weight`, `webhook/...`): hints for one provider, not persisted.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ProviderSpecificProperty {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub value: String,
+}
+
+/// The provider-specific properties of an endpoint, in the order they were set.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ProviderSpecific(pub Vec<ProviderSpecificProperty>);
+
+impl ProviderSpecific {
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0.iter().find(|p| p.name == name).map(|p| p.value.as_str())
+    }
+
+    /// Set a property, replacing an existing one of the same name.
+    pub fn set(&mut self, name: impl Into<String>, value: impl Into<String>) {
+        let (name, value) = (name.into(), value.into());
+        match self.0.iter_mut().find(|p| p.name == name) {
+            Some(p) => p.value = value,
+            None => self.0.push(ProviderSpecificProperty { name, value }),
+        }
+    }
+
+    pub fn remove(&mut self, name: &str) -> Option<String> {
+        let i = self.0.iter().position(|p| p.name == name)?;
+        Some(self.0.remove(i).value)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &ProviderSpecificProperty> {
+        self.0.iter()
+    }
+
+    pub fn sort_by_name(&mut self) {
+        self.0.sort_by(|a, b| a.name.cmp(&b.name));
+    }
+
+    /// Same properties regardless of order (the plan's provider-specific diff).
+    pub fn same_set(&self, other: &ProviderSpecific) -> bool {
+        let a: BTreeSet<(&str, &str)> = self.iter().map(|p| (p.name.as_str(), p.value.as_str())).collect();
+        let b: BTreeSet<(&str, &str)> = other.iter().map(|p| (p.name.as_str(), p.value.as_str())).collect();
+        a == b
+    }
+}
+
+/// The Kubernetes object an endpoint came from, for events and logs: `service/default/web`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ObjectRef {
+    /// The source that produced it (`service`, `gateway-httproute`, ...).
+    pub source: String,
+    pub namespace: String,
+    pub name: String,
+}
+
+impl fmt::Display for ObjectRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}/{}", self.source, self.namespace, self.name)
+    }
+}
+
+/// One DNS name of one record type, with its targets and metadata. The JSON form is external-dns's
+/// (`dnsName`, `targets`, `recordType`, `setIdentifier`, `recordTTL`, `labels`, `providerSpecific`, each
+/// omitted when empty), which is also the webhook protocol's wire format.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Endpoint {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub dns_name: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targets: Targets,
+    #[serde(default = "empty_record_type", skip_serializing_if = "is_empty_record_type")]
+    pub record_type: RecordType,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub set_identifier: String,
+    #[serde(default, rename = "recordTTL", skip_serializing_if = "Ttl::is_unset")]
+    pub record_ttl: Ttl,
+    #[serde(default, skip_serializing_if = "Labels::is_empty")]
+    pub labels: Labels,
+    #[serde(default, skip_serializing_if = "ProviderSpecific::is_empty")]
+    pub provider_specific: ProviderSpecific,
+    /// The objects this endpoint was built from; in memory only.
+    #[serde(skip)]
+    pub ref_objects: BTreeSet<ObjectRef>,
+}
+
+fn empty_record_type() -> RecordType {
+    RecordType::Other("".into())
+}
+
+fn is_empty_record_type(t: &RecordType) -> bool {
+    t.as_str().is_empty()
+}
+
+impl Default for RecordType {
+    fn default() -> Self {
+        empty_record_type()
+    }
+}
+
+/// Equality of what is stored in DNS; the in-memory object references do not count.
+impl PartialEq for Endpoint {
+    fn eq(&self, o: &Self) -> bool {
+        self.dns_name == o.dns_name
+            && self.targets == o.targets
+            && self.record_type == o.record_type
+            && self.set_identifier == o.set_identifier
+            && self.record_ttl == o.record_ttl
+            && self.labels == o.labels
+            && self.provider_specific == o.provider_specific
+    }
+}
+impl Eq for Endpoint {}
+
+/// What identifies a record: name, type and set identifier (TTL and targets are its content).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct EndpointKey {
+    pub dns_name: String,
+    pub record_type: RecordType,
+    pub set_identifier: String,
+}
+
+impl Endpoint {
+    /// A new endpoint, normalised as external-dns's constructor does: one trailing dot trimmed from the name,
+    /// and from each target unless the type keeps its dots (TXT, SRV, NAPTR). Target order is kept.
+    pub fn new<I, S>(dns_name: &str, record_type: RecordType, targets: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let keep_dots = record_type.keeps_target_dots();
+        let targets = targets
+            .into_iter()
+            .map(|t| {
+                let mut t: String = t.into();
+                if !keep_dots && t.ends_with('.') {
+                    t.pop();
+                }
+                t
+            })
+            .collect();
+        Endpoint {
+            dns_name: dns_name.strip_suffix('.').unwrap_or(dns_name).to_string(),
+            targets,
+            record_type,
+            ..Endpoint::default()
+        }
+    }
+
+    pub fn with_ttl(mut self, ttl: Ttl) -> Self {
+        self.record_ttl = ttl;
+        self
+    }
+
+    pub fn with_set_identifier(mut self, set_identifier: impl Into<String>) -> Self {
+        self.set_identifier = set_identifier.into();
+        self
+    }
+
+    pub fn with_label(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.labels.insert(key.into(), value.into());
+        self
+    }
+
+    pub fn with_provider_specific(mut self, ps: ProviderSpecific) -> Self {
+        self.provider_specific = ps;
+        self
+    }
+
+    pub fn with_ref_object(mut self, r: ObjectRef) -> Self {
+        self.ref_objects.insert(r);
+        self
+    }
+
+    pub fn key(&self) -> EndpointKey {
+        EndpointKey {
+            dns_name: self.dns_name.clone(),
+            record_type: self.record_type.clone(),
+            set_identifier: self.set_identifier.clone(),
+        }
+    }
+
+    pub fn label(&self, key: &str) -> Option<&str> {
+        self.labels.get(key).map(String::as_str)
+    }
+
+    pub fn owner(&self) -> Option<&str> {
+        self.label(label::OWNER)
+    }
+
+    pub fn resource(&self) -> Option<&str> {
+        self.label(label::RESOURCE)
+    }
+
+    /// Endpoints for one hostname from a mixed list of targets: the IPv4 ones become an A record, the IPv6
+    /// ones an AAAA record and the rest a CNAME, in that order (external-dns's `EndpointsForHostname`, the
+    /// dual-stack split). Targets keep their order; `resource`, when not empty, becomes the resource label.
+    pub fn for_hostname(
+        hostname: &str,
+        targets: &[String],
+        ttl: Ttl,
+        provider_specific: &ProviderSpecific,
+        set_identifier: &str,
+        resource: &str,
+    ) -> Vec<Endpoint> {
+        let mut by_type: [(RecordType, Vec<&str>); 3] =
+            [(RecordType::A, vec![]), (RecordType::Aaaa, vec![]), (RecordType::Cname, vec![])];
+        for t in targets {
+            let slot = match suitable_type(t) {
+                RecordType::A => 0,
+                RecordType::Aaaa => 1,
+                _ => 2,
+            };
+            by_type[slot].1.push(t);
+        }
+        by_type
+            .into_iter()
+            .filter(|(_, ts)| !ts.is_empty())
+            .map(|(rt, ts)| {
+                let mut e = Endpoint::new(hostname, rt, ts)
+                    .with_ttl(ttl)
+                    .with_set_identifier(set_identifier)
+                    .with_provider_specific(provider_specific.clone());
+                if !resource.is_empty() {
+                    e.labels.insert(label::RESOURCE.to_string(), resource.to_string());
+                }
+                e
+            })
+            .collect()
+    }
+}
+
+impl fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {} {} [{}]", self.dns_name, self.record_ttl.0, self.record_type, self.targets.join(", "))?;
+        if !self.set_identifier.is_empty() {
+            write!(f, " set-identifier={}", self.set_identifier)?;
+        }
+        Ok(())
+    }
+}
+
+/// Parse an address as Go's `netip.ParseAddr` does: strict dotted IPv4 (no leading zeros), IPv6 including
+/// IPv4-mapped forms and an optional `%zone`. Surrounding whitespace makes it not an address.
+pub(crate) fn parse_ip(s: &str) -> Option<IpAddr> {
+    if let Ok(v4) = s.parse::<Ipv4Addr>() {
+        return Some(IpAddr::V4(v4));
+    }
+    let addr = match s.split_once('%') {
+        Some((_, "")) => return None,
+        Some((addr, _zone)) => addr,
+        None => s,
+    };
+    addr.parse::<Ipv6Addr>().ok().map(IpAddr::V6)
+}
+
+/// The record type a target calls for: A for an IPv4 address, AAAA for an IPv6 one (IPv4-mapped included),
+/// CNAME for anything else.
+pub fn suitable_type(target: &str) -> RecordType {
+    match parse_ip(target) {
+        Some(IpAddr::V4(_)) => RecordType::A,
+        Some(IpAddr::V6(_)) => RecordType::Aaaa,
+        None => RecordType::Cname,
+    }
+}
+
+/// Merge endpoints that describe the same record: same name, type, set identifier and TTL (for CNAME and DNAME
+/// also the same first target, so different aliases are never merged). Targets are unioned, sorted and
+/// deduplicated; the first endpoint's metadata wins; object references are unioned. CNAME/DNAME endpoints
+/// without targets are dropped. Unlike external-dns the output order is deterministic (first appearance).
+pub fn merge_endpoints(endpoints: Vec<Endpoint>) -> Vec<Endpoint> {
+    type Key = (String, RecordType, String, Ttl, Option<String>);
+    let mut index: HashMap<Key, usize> = HashMap::with_capacity(endpoints.len());
+    let mut out: Vec<Endpoint> = Vec::with_capacity(endpoints.len());
+    for e in endpoints {
+        let alias_like = matches!(e.record_type, RecordType::Cname | RecordType::Dname);
+        let first_target = if alias_like {
+            match e.targets.first() {
+                Some(t) => Some(t.clone()),
+                None => continue,
+            }
+        } else {
+            None
+        };
+        let key = (e.dns_name.clone(), e.record_type.clone(), e.set_identifier.clone(), e.record_ttl, first_target);
+        match index.get(&key) {
+            Some(&i) => {
+                let merged = &mut out[i];
+                merged.targets.extend(e.targets.0);
+                merged.ref_objects.extend(e.ref_objects);
+            }
+            None => {
+                index.insert(key, out.len());
+                out.push(e);
+            }
+        }
+    }
+    for e in &mut out {
+        e.targets.normalize();
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn constructor_trims_one_trailing_dot_from_name_and_targets() {
+        let e = Endpoint::new("a.example.com.", RecordType::Cname, ["b.example.com."]);
+        assert_eq!(e.dns_name, "a.example.com");
+        assert_eq!(e.targets.0, strings(&["b.example.com"]));
+    }
+
+    #[test]
+    fn constructor_keeps_dots_of_txt_srv_and_naptr_targets() {
+        for t in [RecordType::Txt, RecordType::Srv, RecordType::Naptr] {
+            let e = Endpoint::new("a.example.com", t, ["0 50 80 b.example.com."]);
+            assert_eq!(e.targets.0, strings(&["0 50 80 b.example.com."]));
+        }
+    }
+
+    #[test]
+    fn suitable_type_follows_go_address_parsing() {
+        assert_eq!(suitable_type("1.2.3.4"), RecordType::A);
+        assert_eq!(suitable_type("2001:db8::1"), RecordType::Aaaa);
+        assert_eq!(suitable_type("::ffff:1.2.3.4"), RecordType::Aaaa);
+        assert_eq!(suitable_type("fe80::1%eth0"), RecordType::Aaaa);
+        assert_eq!(suitable_type("01.2.3.4"), RecordType::Cname);
+        assert_eq!(suitable_type(" 1.2.3.4"), RecordType::Cname);
+        assert_eq!(suitable_type("lb.example.com"), RecordType::Cname);
+    }
+
+    #[test]
+    fn for_hostname_splits_targets_into_a_aaaa_and_cname_in_that_order() {
+        let eps = Endpoint::for_hostname(
+            "x.example.com",
+            &strings(&["lb.example.com", "2001:db8::1", "1.2.3.4", "5.6.7.8"]),
+            Ttl(60),
+            &ProviderSpecific::default(),
+            "blue",
+            "service/default/x",
+        );
+        let types: Vec<_> = eps.iter().map(|e| e.record_type.clone()).collect();
+        assert_eq!(types, vec![RecordType::A, RecordType::Aaaa, RecordType::Cname]);
+        assert_eq!(eps[0].targets.0, strings(&["1.2.3.4", "5.6.7.8"]));
+        assert!(eps.iter().all(|e| e.record_ttl == Ttl(60) && e.set_identifier == "blue"));
+        assert!(eps.iter().all(|e| e.resource() == Some("service/default/x")));
+    }
+
+    #[test]
+    fn merge_unions_targets_of_the_same_record() {
+        let a = Endpoint::new("x.example.com", RecordType::A, ["2.2.2.2"]);
+        let b = Endpoint::new("x.example.com", RecordType::A, ["1.1.1.1", "2.2.2.2"]);
+        let merged = merge_endpoints(vec![a, b]);
+        assert_eq!(merged.len(), 1);
+        assert_eq!(merged[0].targets.0, strings(&["1.1.1.1", "2.2.2.2"]));
+    }
+
+    #[test]
+    fn merge_keeps_records_with_different_ttls_apart() {
+        let a = Endpoint::new("x.example.com", RecordType::A, ["1.1.1.1"]).with_ttl(Ttl(60));
+        let b = Endpoint::new("x.example.com", RecordType::A, ["2.2.2.2"]);
+        assert_eq!(merge_endpoints(vec![a, b]).len(), 2);
+    }
+
+    #[test]
+    fn merge_never_merges_different_cnames_and_drops_empty_ones() {
+        let a = Endpoint::new("x.example.com", RecordType::Cname, ["a.example.com"]);
+        let b = Endpoint::new("x.example.com", RecordType::Cname, ["b.example.com"]);
+        let c = Endpoint::new("x.example.com", RecordType::Cname, ["a.example.com"]);
+        let d = Endpoint::new("x.example.com", RecordType::Cname, Vec::<String>::new());
+        assert_eq!(merge_endpoints(vec![a, b, c, d]).len(), 2);
+    }
+
+    #[test]
+    fn json_uses_external_dns_field_names_and_omits_empty_fields() {
+        let e = Endpoint::new("a.example.com", RecordType::A, ["1.2.3.4"]).with_ttl(Ttl(300));
+        let json = serde_json::to_string(&e).unwrap_or_default();
+        assert_eq!(json, r#"{"dnsName":"a.example.com","targets":["1.2.3.4"],"recordType":"A","recordTTL":300}"#);
+        let back: Endpoint = serde_json::from_str(&json).unwrap_or_default();
+        assert_eq!(back, e);
+    }
+
+    #[test]
+    fn provider_specific_set_replaces_and_same_set_ignores_order() {
+        let mut a = ProviderSpecific::default();
+        a.set("alias", "false");
+        a.set("alias", "true");
+        a.set("aws/weight", "10");
+        assert_eq!(a.get("alias"), Some("true"));
+        let mut b = ProviderSpecific::default();
+        b.set("aws/weight", "10");
+        b.set("alias", "true");
+        assert!(a.same_set(&b));
+        b.remove("alias");
+        assert!(!a.same_set(&b));
+    }
+}

@@ -1,0 +1,26 @@
+//! The DNS model extdns works in, with external-dns's semantics so records, TXT ownership and the webhook
+//! wire format stay compatible: an [`Endpoint`] is one DNS name of one record type with its targets.
+//!
+//! Everything here is pure data: no IO, no Kubernetes. Sources produce endpoints, the plan compares them,
+//! registries and providers store them.
+
+mod changes;
+mod domain_filter;
+mod endpoint;
+mod labels;
+mod record_type;
+mod target_filter;
+mod targets;
+mod validation;
+
+pub use changes::Changes;
+pub use domain_filter::{DomainFilter, DomainFilterError};
+pub use endpoint::{
+    Endpoint, EndpointKey, ObjectRef, ProviderSpecific, ProviderSpecificProperty, Ttl, merge_endpoints,
+    suitable_type,
+};
+pub use labels::{Labels, label};
+pub use record_type::RecordType;
+pub use target_filter::{TargetNetFilter, TargetNetFilterError};
+pub use targets::Targets;
+pub use validation::{InvalidEndpoint, validate_dns_name, validate_endpoint};

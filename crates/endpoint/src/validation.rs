@@ -1,0 +1,174 @@
+use std::net::IpAddr;
+
+use crate::endpoint::parse_ip;
+use crate::{Endpoint, RecordType};
+
+/// Why an endpoint cannot be written to DNS. Each variant names the rule it breaks, so the warning that
+/// drops the endpoint tells the user what to fix.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InvalidEndpoint {
+    #[error("DNS name {name:?} has a label longer than 63 characters")]
+    LabelTooLong { name: String },
+    #[error("DNS name {name:?} is longer than 253 characters")]
+    NameTooLong { name: String },
+    #[error("the alias property is only allowed on A, AAAA and CNAME records, not {record_type}")]
+    AliasOnWrongType { record_type: RecordType },
+    #[error("target {target:?} is not an {family} address")]
+    NotAnAddress { target: String, family: &'static str },
+    #[error("MX target {target:?} is not \"<preference> <host>\"")]
+    BadMx { target: String },
+    #[error("SRV target {target:?} is not \"<priority> <weight> <port> <host>.\"")]
+    BadSrv { target: String },
+    #[error("PTR record {name:?} is not under in-addr.arpa or ip6.arpa")]
+    PtrNotReverseName { name: String },
+    #[error("PTR record needs at least one target that is a hostname, got {targets:?}")]
+    BadPtrTargets { targets: Vec<String> },
+}
+
+/// Check a DNS name's length limits: labels of at most 63 characters, the whole name at most 253.
+pub fn validate_dns_name(name: &str) -> Result<(), InvalidEndpoint> {
+    let name_without_dot = name.strip_suffix('.').unwrap_or(name);
+    if name_without_dot.split('.').any(|l| l.len() > 63) {
+        return Err(InvalidEndpoint::LabelTooLong { name: name.to_string() });
+    }
+    if name_without_dot.len() > 253 {
+        return Err(InvalidEndpoint::NameTooLong { name: name.to_string() });
+    }
+    Ok(())
+}
+
+/// external-dns's `CheckEndpoint` plus the name length limits: what the dedup wrapper runs on every
+/// endpoint a source produces.
+pub fn validate_endpoint(e: &Endpoint) -> Result<(), InvalidEndpoint> {
+    validate_dns_name(&e.dns_name)?;
+    let alias = e.provider_specific.get("alias");
+    let alias_allowed = matches!(e.record_type, RecordType::A | RecordType::Aaaa | RecordType::Cname);
+    if alias.is_some() && !alias_allowed {
+        return Err(InvalidEndpoint::AliasOnWrongType { record_type: e.record_type.clone() });
+    }
+    match e.record_type {
+        RecordType::A | RecordType::Aaaa if alias != Some("true") => {
+            let want_v4 = e.record_type == RecordType::A;
+            for t in e.targets.iter() {
+                let ok = matches!((parse_ip(t), want_v4), (Some(IpAddr::V4(_)), true) | (Some(IpAddr::V6(_)), false));
+                if !ok {
+                    let family = if want_v4 { "IPv4" } else { "IPv6" };
+                    return Err(InvalidEndpoint::NotAnAddress { target: t.clone(), family });
+                }
+            }
+        }
+        RecordType::Mx => {
+            for t in e.targets.iter() {
+                let fields: Vec<&str> = t.split_whitespace().collect();
+                if fields.len() != 2 || fields[0].parse::<u16>().is_err() {
+                    return Err(InvalidEndpoint::BadMx { target: t.clone() });
+                }
+            }
+        }
+        RecordType::Srv => {
+            for t in e.targets.iter() {
+                let fields: Vec<&str> = t.split_whitespace().collect();
+                let ok = fields.len() == 4
+                    && fields[..3].iter().all(|f| f.parse::<u16>().is_ok())
+                    && fields[3].ends_with('.');
+                if !ok {
+                    return Err(InvalidEndpoint::BadSrv { target: t.clone() });
+                }
+            }
+        }
+        RecordType::Ptr => {
+            let name = e.dns_name.to_ascii_lowercase();
+            let reverse = ["in-addr.arpa", "ip6.arpa"]
+                .iter()
+                .any(|zone| name.strip_suffix(zone).is_some_and(|head| head.len() > 1 && head.ends_with('.')));
+            if !reverse {
+                return Err(InvalidEndpoint::PtrNotReverseName { name: e.dns_name.clone() });
+            }
+            let bad = e.targets.is_empty() || e.targets.iter().any(|t| t.trim().is_empty() || parse_ip(t).is_some());
+            if bad {
+                return Err(InvalidEndpoint::BadPtrTargets { targets: e.targets.0.clone() });
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ProviderSpecific;
+
+    fn ep(name: &str, t: RecordType, targets: &[&str]) -> Endpoint {
+        Endpoint::new(name, t, targets.iter().copied())
+    }
+
+    #[test]
+    fn a_label_over_63_characters_is_invalid() {
+        let name = format!("{}.example.com", "a".repeat(64));
+        assert!(matches!(validate_dns_name(&name), Err(InvalidEndpoint::LabelTooLong { .. })));
+        assert!(validate_dns_name(&format!("{}.example.com", "a".repeat(63))).is_ok());
+    }
+
+    #[test]
+    fn a_name_over_253_characters_is_invalid() {
+        let name = vec!["a".repeat(50); 6].join(".");
+        assert!(matches!(validate_dns_name(&name), Err(InvalidEndpoint::NameTooLong { .. })));
+    }
+
+    #[test]
+    fn alias_is_only_allowed_on_a_aaaa_and_cname() {
+        let mut ps = ProviderSpecific::default();
+        ps.set("alias", "false");
+        let srv = ep("_x._tcp.example.com", RecordType::Srv, &["0 50 80 x.example.com."]).with_provider_specific(ps.clone());
+        assert!(matches!(validate_endpoint(&srv), Err(InvalidEndpoint::AliasOnWrongType { .. })));
+        let cname = ep("x.example.com", RecordType::Cname, &["y.example.com"]).with_provider_specific(ps);
+        assert!(validate_endpoint(&cname).is_ok());
+    }
+
+    #[test]
+    fn a_and_aaaa_targets_must_be_addresses_of_their_family() {
+        assert!(validate_endpoint(&ep("x.com", RecordType::A, &["1.2.3.4"])).is_ok());
+        assert!(validate_endpoint(&ep("x.com", RecordType::A, &["2001:db8::1"])).is_err());
+        assert!(validate_endpoint(&ep("x.com", RecordType::Aaaa, &["2001:db8::1"])).is_ok());
+        assert!(validate_endpoint(&ep("x.com", RecordType::Aaaa, &["1.2.3.4"])).is_err());
+        assert!(validate_endpoint(&ep("x.com", RecordType::A, &["lb.example.com"])).is_err());
+    }
+
+    #[test]
+    fn alias_true_allows_hostname_targets_on_a_records() {
+        let mut ps = ProviderSpecific::default();
+        ps.set("alias", "true");
+        assert!(validate_endpoint(&ep("x.com", RecordType::A, &["lb.example.com"]).with_provider_specific(ps)).is_ok());
+    }
+
+    #[test]
+    fn mx_targets_need_a_preference_and_a_host() {
+        assert!(validate_endpoint(&ep("x.com", RecordType::Mx, &["10 mail.x.com"])).is_ok());
+        assert!(validate_endpoint(&ep("x.com", RecordType::Mx, &["mail.x.com"])).is_err());
+        assert!(validate_endpoint(&ep("x.com", RecordType::Mx, &["99999 mail.x.com"])).is_err());
+    }
+
+    #[test]
+    fn srv_targets_need_four_fields_and_a_dotted_host() {
+        assert!(validate_endpoint(&ep("_a._tcp.x.com", RecordType::Srv, &["0 50 30192 x.com."])).is_ok());
+        assert!(validate_endpoint(&ep("_a._tcp.x.com", RecordType::Srv, &["0 50 30192 x.com"])).is_err());
+        assert!(validate_endpoint(&ep("_a._tcp.x.com", RecordType::Srv, &["0 50 x.com."])).is_err());
+        assert!(validate_endpoint(&ep("_a._tcp.x.com", RecordType::Srv, &["0 50 70000 x.com."])).is_err());
+    }
+
+    #[test]
+    fn ptr_records_need_a_reverse_name_and_hostname_targets() {
+        assert!(validate_endpoint(&ep("4.3.2.1.in-addr.arpa", RecordType::Ptr, &["x.com"])).is_ok());
+        assert!(validate_endpoint(&ep("in-addr.arpa", RecordType::Ptr, &["x.com"])).is_err());
+        assert!(validate_endpoint(&ep("x.com", RecordType::Ptr, &["x.com"])).is_err());
+        assert!(validate_endpoint(&ep("4.3.2.1.in-addr.arpa", RecordType::Ptr, &["1.2.3.4"])).is_err());
+        assert!(validate_endpoint(&ep("4.3.2.1.in-addr.arpa", RecordType::Ptr, &[])).is_err());
+    }
+
+    #[test]
+    fn other_types_are_always_valid() {
+        assert!(validate_endpoint(&ep("x.com", RecordType::Txt, &["anything"])).is_ok());
+        assert!(validate_endpoint(&ep("x.com", RecordType::Cname, &[""])).is_ok());
+    }
+}

@@ -1,0 +1,313 @@
+//! The compact form of the Kubernetes objects sources read. Only fields some source reads are kept, so
+//! memory grows with what extdns uses, not with the size of the objects in the cluster. Names follow the
+//! Kubernetes API; optional API fields stay `Option` where "absent" and "empty" mean different things.
+
+use crate::{StrMap, Sym};
+
+/// Identity and the metadata sources read. `annotations` never holds
+/// `kubectl.kubernetes.io/last-applied-configuration`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Meta {
+    pub name: String,
+    pub namespace: String,
+    pub labels: StrMap,
+    pub annotations: StrMap,
+}
+
+// ---------------------------------------------------------------------------------------------- core/v1
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Service {
+    pub meta: Meta,
+    /// `spec.type`; "ClusterIP" when the object does not say (the API server's default).
+    pub service_type: String,
+    pub cluster_ip: Option<String>,
+    pub cluster_ips: Vec<String>,
+    pub external_ips: Vec<String>,
+    pub external_name: Option<String>,
+    pub external_traffic_policy: Option<String>,
+    pub publish_not_ready_addresses: bool,
+    /// `spec.selector`; empty selects every Pod of the namespace.
+    pub selector: StrMap,
+    pub ports: Vec<ServicePort>,
+    /// `status.loadBalancer.ingress`.
+    pub load_balancer_ingress: Vec<LoadBalancerIngress>,
+}
+
+impl Service {
+    pub fn is_headless(&self) -> bool {
+        self.cluster_ip.as_deref() == Some("None")
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ServicePort {
+    pub name: Option<String>,
+    /// `TCP`, `UDP` or `SCTP`; `None` means TCP.
+    pub protocol: Option<String>,
+    pub port: i32,
+    pub node_port: Option<i32>,
+    /// An int port or a named port, as written.
+    pub target_port: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LoadBalancerIngress {
+    pub ip: Option<String>,
+    pub hostname: Option<String>,
+}
+
+/// A Pod, in the smallest form the service source can work with: the live informer keeps one per Pod in
+/// the cluster, so every byte here is multiplied by the Pod count (see docs/performance.md).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Pod {
+    pub name: Box<str>,
+    pub namespace: Sym,
+    pub labels: StrMap,
+    /// Only the annotations sources read (those under the extdns annotation prefixes).
+    pub annotations: StrMap,
+    /// `spec.hostname`.
+    pub hostname: Option<Box<str>>,
+    /// `spec.nodeName`.
+    pub node_name: Option<Sym>,
+    /// `status.hostIP`.
+    pub host_ip: Option<Box<str>>,
+    /// `status.podIPs` (or `status.podIP` when the list is absent).
+    pub pod_ips: Box<[Box<str>]>,
+    pub phase: PodPhase,
+    /// The `Ready` condition is `True`.
+    pub ready: bool,
+    /// `metadata.deletionTimestamp` is set (the Pod is terminating).
+    pub terminating: bool,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum PodPhase {
+    #[default]
+    Unknown,
+    Pending,
+    Running,
+    Succeeded,
+    Failed,
+}
+
+impl PodPhase {
+    pub fn parse(s: &str) -> PodPhase {
+        match s {
+            "Pending" => PodPhase::Pending,
+            "Running" => PodPhase::Running,
+            "Succeeded" => PodPhase::Succeeded,
+            "Failed" => PodPhase::Failed,
+            _ => PodPhase::Unknown,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Node {
+    pub name: String,
+    pub labels: StrMap,
+    pub annotations: StrMap,
+    /// `status.addresses`, in order.
+    pub addresses: Vec<NodeAddress>,
+    /// `spec.unschedulable`.
+    pub unschedulable: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NodeAddress {
+    /// `ExternalIP`, `InternalIP`, `Hostname`, ...
+    pub address_type: String,
+    pub address: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Namespace {
+    pub name: String,
+    pub labels: StrMap,
+}
+
+// --------------------------------------------------------------------------------- discovery.k8s.io/v1
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EndpointSlice {
+    pub meta: Meta,
+    /// The `kubernetes.io/service-name` label.
+    pub service_name: Option<String>,
+    /// `IPv4`, `IPv6` or `FQDN`.
+    pub address_type: String,
+    pub endpoints: Vec<SliceEndpoint>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SliceEndpoint {
+    pub addresses: Vec<String>,
+    /// `conditions.ready`; `None` (unknown) counts as ready.
+    pub ready: Option<bool>,
+    pub target_ref: Option<ObjectReference>,
+    pub node_name: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ObjectReference {
+    pub kind: Option<String>,
+    pub api_version: Option<String>,
+    pub namespace: Option<String>,
+    pub name: Option<String>,
+}
+
+// ------------------------------------------------------------------------------ gateway.networking.k8s.io
+
+/// The Gateway API route kinds extdns has sources for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RouteKind {
+    Http,
+    Grpc,
+    Tls,
+    Tcp,
+    Udp,
+}
+
+impl RouteKind {
+    pub const ALL: [RouteKind; 5] = [RouteKind::Http, RouteKind::Grpc, RouteKind::Tls, RouteKind::Tcp, RouteKind::Udp];
+
+    /// The API kind: `HTTPRoute`, `GRPCRoute`, ...
+    pub fn kind(self) -> &'static str {
+        match self {
+            RouteKind::Http => "HTTPRoute",
+            RouteKind::Grpc => "GRPCRoute",
+            RouteKind::Tls => "TLSRoute",
+            RouteKind::Tcp => "TCPRoute",
+            RouteKind::Udp => "UDPRoute",
+        }
+    }
+
+    /// The `--source` name: `gateway-httproute`, ...
+    pub fn source_name(self) -> &'static str {
+        match self {
+            RouteKind::Http => "gateway-httproute",
+            RouteKind::Grpc => "gateway-grpcroute",
+            RouteKind::Tls => "gateway-tlsroute",
+            RouteKind::Tcp => "gateway-tcproute",
+            RouteKind::Udp => "gateway-udproute",
+        }
+    }
+
+    /// The API version extdns reads this kind in (the one external-dns reads).
+    pub fn api_version(self) -> &'static str {
+        match self {
+            RouteKind::Http | RouteKind::Grpc | RouteKind::Tls => "gateway.networking.k8s.io/v1",
+            RouteKind::Tcp | RouteKind::Udp => "gateway.networking.k8s.io/v1alpha2",
+        }
+    }
+
+    pub fn from_kind(kind: &str) -> Option<RouteKind> {
+        RouteKind::ALL.into_iter().find(|k| k.kind() == kind)
+    }
+
+    pub fn from_source_name(name: &str) -> Option<RouteKind> {
+        RouteKind::ALL.into_iter().find(|k| k.source_name() == name)
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Gateway {
+    pub meta: Meta,
+    pub gateway_class_name: String,
+    pub listeners: Vec<Listener>,
+    /// `spec.allowedListeners` (which ListenerSets may attach).
+    pub allowed_listeners: Option<AllowedListeners>,
+    /// `status.addresses[].value`, in order.
+    pub addresses: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Listener {
+    pub name: String,
+    pub hostname: Option<String>,
+    pub port: i32,
+    pub protocol: String,
+    pub allowed_routes: Option<AllowedRoutes>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AllowedRoutes {
+    /// `namespaces.from`: `All`, `Same`, `Selector` (`None` = not set, which means `Same`).
+    pub namespaces_from: Option<String>,
+    pub namespaces_selector: Option<LabelSelector>,
+    pub kinds: Vec<RouteGroupKind>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AllowedListeners {
+    /// `namespaces.from`: `All`, `Same`, `Selector`, `None` (`None` = not set, which means `None`).
+    pub namespaces_from: Option<String>,
+    pub namespaces_selector: Option<LabelSelector>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RouteGroupKind {
+    pub group: Option<String>,
+    pub kind: String,
+}
+
+/// A Kubernetes `LabelSelector` as written in an object (allowedRoutes, allowedListeners).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LabelSelector {
+    pub match_labels: Vec<(String, String)>,
+    pub match_expressions: Vec<LabelSelectorRequirement>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LabelSelectorRequirement {
+    pub key: String,
+    /// `In`, `NotIn`, `Exists`, `DoesNotExist`; anything else makes the selector invalid.
+    pub operator: String,
+    pub values: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ListenerSet {
+    pub meta: Meta,
+    /// `spec.parentRef`.
+    pub parent_ref: ParentReference,
+    pub listeners: Vec<Listener>,
+    /// `status.conditions` has `Accepted` = `True`.
+    pub accepted: bool,
+    /// Names of the listeners whose `status.listeners[]` entry has `Accepted` = `True`.
+    pub accepted_listeners: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Route {
+    pub kind: RouteKind,
+    pub meta: Meta,
+    /// `spec.hostnames` (always empty for TCPRoute and UDPRoute).
+    pub hostnames: Vec<String>,
+    pub parent_refs: Vec<ParentReference>,
+    /// `status.parents`.
+    pub parents: Vec<RouteParentStatus>,
+}
+
+impl Default for RouteKind {
+    fn default() -> Self {
+        RouteKind::Http
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ParentReference {
+    pub group: Option<String>,
+    pub kind: Option<String>,
+    pub namespace: Option<String>,
+    pub name: String,
+    pub section_name: Option<String>,
+    pub port: Option<i32>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RouteParentStatus {
+    pub parent_ref: ParentReference,
+    /// The status of the first `Accepted` condition, if any (`"True"`, `"False"`, `"Unknown"`).
+    pub accepted: Option<String>,
+}

@@ -1,0 +1,33 @@
+//! What every extdns source shares.
+//!
+//! A [`Source`] turns a read-only [`Cluster`] view into desired [`Endpoint`]s. Sources are pure: they never
+//! call the API server, a provider or the clock. The only network access a source may need, resolving a load
+//! balancer hostname, goes through the injected [`resolver::Resolver`].
+
+use async_trait::async_trait;
+use extdns_endpoint::Endpoint;
+use extdns_informer::{Cluster, ResourceKind};
+
+/// A producer of desired endpoints.
+#[async_trait]
+pub trait Source: Send + Sync {
+    /// The `--source` name (`service`, `gateway-httproute`, ...).
+    fn name(&self) -> &str;
+
+    /// The kinds of objects this source reads, so the live cluster watches only those.
+    fn watched_kinds(&self) -> Vec<ResourceKind>;
+
+    /// The endpoints the cluster asks for. Bad input on one object is a warning naming the object and the
+    /// field, and that piece is skipped; an error here means the whole result is unusable (a template that
+    /// cannot run), and the controller then plans nothing that sync.
+    async fn endpoints(&self, cluster: &dyn Cluster) -> Result<Vec<Endpoint>, SourceError>;
+}
+
+/// Why a source produced no usable result.
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    #[error("{source_name}: template failed on {object}: {message}")]
+    Template { source_name: String, object: String, message: String },
+    #[error("{source_name}: {message}")]
+    Other { source_name: String, message: String },
+}
