@@ -1,0 +1,154 @@
+//! The conflict resolver: which desired endpoint wins when several ask for the same name and type.
+//!
+//! The rules are external-dns's `PerResource` resolver. They must match exactly, because two controllers (or
+//! extdns replacing external-dns on a live zone) would otherwise flap a record between two answers.
+
+use extdns_endpoint::{Endpoint, RecordType};
+
+/// The candidate to create: the one with the "least" targets ([`extdns_endpoint::Targets::is_less`]:
+/// fewer targets first, then IPs before hostnames, IPs by address, hostnames by string); the first wins ties.
+pub fn resolve_create<'a>(candidates: &[&'a Endpoint]) -> Option<&'a Endpoint> {
+    let mut best: Option<&'a Endpoint> = None;
+    for &c in candidates {
+        match best {
+            Some(b) if !c.targets.is_less(&b.targets) => {}
+            _ => best = Some(c),
+        }
+    }
+    best
+}
+
+/// The candidate to update `current` to: the resource that already holds the name keeps it (so a second
+/// object claiming the same name does not steal it); otherwise the create rule decides.
+pub fn resolve_update<'a>(current: &Endpoint, candidates: &[&'a Endpoint]) -> Option<&'a Endpoint> {
+    let current_resource = current.resource().unwrap_or("");
+    let mut sorted: Vec<&'a Endpoint> = candidates.to_vec();
+    // A stable sort by the create order, so among several candidates of the holding resource the least wins.
+    sorted.sort_by(|a, b| {
+        if a.targets.is_less(&b.targets) {
+            std::cmp::Ordering::Less
+        } else if b.targets.is_less(&a.targets) {
+            std::cmp::Ordering::Greater
+        } else {
+            std::cmp::Ordering::Equal
+        }
+    });
+    sorted
+        .iter()
+        .copied()
+        .find(|c| c.resource().unwrap_or("") == current_resource)
+        .or_else(|| resolve_create(&sorted))
+}
+
+/// Whether the candidates of one row mix CNAME with another type. A CNAME cannot coexist with other records
+/// at a name, so the CNAME candidates are then discarded (the current CNAME, if any, stays so it is deleted).
+pub fn cname_conflicts(candidates: &[&Endpoint]) -> bool {
+    if candidates.len() <= 1 {
+        return false;
+    }
+    let mut cname = false;
+    let mut other = false;
+    for c in candidates {
+        if c.record_type == RecordType::Cname {
+            cname = true;
+        } else {
+            other = true;
+        }
+        if cname && other {
+            return true;
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use extdns_endpoint::label;
+
+    fn ep(targets: &[&str]) -> Endpoint {
+        Endpoint::new("x.example.com", RecordType::A, targets.iter().copied())
+    }
+
+    fn cname(target: &str) -> Endpoint {
+        Endpoint::new("x.example.com", RecordType::Cname, [target])
+    }
+
+    #[test]
+    fn resolve_create_prefers_fewer_targets() {
+        let (a, b) = (ep(&["1.1.1.1", "2.2.2.2"]), ep(&["9.9.9.9"]));
+        assert_eq!(resolve_create(&[&a, &b]), Some(&b));
+    }
+
+    #[test]
+    fn resolve_create_prefers_ips_over_hostnames_and_lower_addresses() {
+        let (a, b) = (cname("a.example.com"), ep(&["10.0.0.1"]));
+        assert_eq!(resolve_create(&[&a, &b]), Some(&b));
+        let (c, d) = (ep(&["10.0.0.1"]), ep(&["9.0.0.1"]));
+        assert_eq!(resolve_create(&[&c, &d]), Some(&d));
+        let (e, f) = (cname("b.example.com"), cname("a.example.com"));
+        assert_eq!(resolve_create(&[&e, &f]), Some(&f));
+    }
+
+    #[test]
+    fn resolve_create_keeps_the_first_of_equal_candidates() {
+        let a = ep(&["1.1.1.1"]).with_label(label::RESOURCE, "service/default/a");
+        let b = ep(&["1.1.1.1"]).with_label(label::RESOURCE, "service/default/b");
+        assert_eq!(
+            resolve_create(&[&a, &b]).and_then(Endpoint::resource),
+            Some("service/default/a")
+        );
+        assert_eq!(resolve_create(&[]), None);
+    }
+
+    #[test]
+    fn resolve_update_keeps_the_resource_that_holds_the_record() {
+        let current = ep(&["1.1.1.1"]).with_label(label::RESOURCE, "service/default/b");
+        let a = ep(&["1.1.1.1"]).with_label(label::RESOURCE, "service/default/a");
+        let b = ep(&["2.2.2.2", "3.3.3.3"]).with_label(label::RESOURCE, "service/default/b");
+        assert_eq!(
+            resolve_update(&current, &[&a, &b]).and_then(Endpoint::resource),
+            Some("service/default/b")
+        );
+    }
+
+    #[test]
+    fn resolve_update_falls_back_to_the_create_rule() {
+        let current = ep(&["1.1.1.1"]).with_label(label::RESOURCE, "service/default/gone");
+        let a = ep(&["2.2.2.2", "3.3.3.3"]).with_label(label::RESOURCE, "service/default/a");
+        let b = ep(&["4.4.4.4"]).with_label(label::RESOURCE, "service/default/b");
+        assert_eq!(
+            resolve_update(&current, &[&a, &b]).and_then(Endpoint::resource),
+            Some("service/default/b")
+        );
+    }
+
+    #[test]
+    fn resolve_update_prefers_the_least_candidate_of_the_holding_resource() {
+        let current = ep(&["1.1.1.1"]).with_label(label::RESOURCE, "service/default/a");
+        let a1 = ep(&["5.5.5.5"]).with_label(label::RESOURCE, "service/default/a");
+        let a2 = ep(&["4.4.4.4"]).with_label(label::RESOURCE, "service/default/a");
+        assert_eq!(
+            resolve_update(&current, &[&a1, &a2]).map(|e| e.targets[0].as_str()),
+            Some("4.4.4.4")
+        );
+    }
+
+    #[test]
+    fn resolve_update_matches_a_missing_resource_label_with_a_missing_one() {
+        let current = ep(&["1.1.1.1"]);
+        let a = ep(&["1.1.1.1"]).with_label(label::RESOURCE, "service/default/a");
+        let b = ep(&["2.2.2.2", "3.3.3.3"]);
+        assert_eq!(resolve_update(&current, &[&a, &b]).map(|e| e.targets.len()), Some(2));
+    }
+
+    #[test]
+    fn cname_conflicts_only_when_mixed_with_another_type() {
+        let (a, c1, c2) = (ep(&["1.1.1.1"]), cname("a.example.com"), cname("b.example.com"));
+        assert!(cname_conflicts(&[&a, &c1]));
+        assert!(!cname_conflicts(&[&c1, &c2]));
+        assert!(!cname_conflicts(&[&c1]));
+        let aaaa = Endpoint::new("x.example.com", RecordType::Aaaa, ["2001:db8::1"]);
+        assert!(!cname_conflicts(&[&a, &aaaa]));
+    }
+}

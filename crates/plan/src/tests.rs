@@ -1,0 +1,625 @@
+//! The plan's rules, one test each (external-dns behaviour §9).
+
+use extdns_endpoint::{Changes, DomainFilter, Endpoint, ProviderSpecific, RecordType, Ttl, label};
+
+use crate::{OwnerMismatch, PlanConfig, Policy, calculate};
+
+const OWNER: &str = "me";
+
+fn a(name: &str, targets: &[&str]) -> Endpoint {
+    Endpoint::new(name, RecordType::A, targets.iter().copied())
+}
+
+fn aaaa(name: &str, targets: &[&str]) -> Endpoint {
+    Endpoint::new(name, RecordType::Aaaa, targets.iter().copied())
+}
+
+fn cname(name: &str, target: &str) -> Endpoint {
+    Endpoint::new(name, RecordType::Cname, [target])
+}
+
+fn txt(name: &str, value: &str) -> Endpoint {
+    Endpoint::new(name, RecordType::Txt, [value])
+}
+
+fn ours(e: Endpoint) -> Endpoint {
+    e.with_label(label::OWNER, OWNER)
+}
+
+fn theirs(e: Endpoint) -> Endpoint {
+    e.with_label(label::OWNER, "someone-else")
+}
+
+fn res(e: Endpoint, r: &str) -> Endpoint {
+    e.with_label(label::RESOURCE, r)
+}
+
+fn config() -> PlanConfig {
+    PlanConfig {
+        owner_id: OWNER.to_string(),
+        ..PlanConfig::default()
+    }
+}
+
+fn plan(cfg: &PlanConfig, current: &[Endpoint], desired: &[Endpoint]) -> Changes {
+    calculate(cfg, current, desired, &DomainFilter::default()).changes
+}
+
+fn names(eps: &[Endpoint]) -> Vec<String> {
+    eps.iter()
+        .map(|e| format!("{} {}", e.dns_name, e.record_type))
+        .collect()
+}
+
+// --- creates ---
+
+#[test]
+fn a_desired_record_at_a_free_name_is_created() {
+    let c = plan(&config(), &[], &[a("new.example.com", &["1.1.1.1"])]);
+    assert_eq!(names(&c.create), ["new.example.com A"]);
+    assert!(c.update_new.is_empty() && c.delete.is_empty());
+}
+
+#[test]
+fn creates_are_not_owner_filtered() {
+    // Desired endpoints carry no owner label; the registry adds ours when it writes.
+    let c = plan(&config(), &[], &[a("new.example.com", &["1.1.1.1"])]);
+    assert_eq!(c.create.len(), 1);
+    assert_eq!(c.create[0].owner(), None);
+}
+
+#[test]
+fn a_new_type_at_a_name_we_own_is_created() {
+    let current = [ours(a("x.example.com", &["1.1.1.1"]))];
+    let desired = [
+        a("x.example.com", &["1.1.1.1"]),
+        aaaa("x.example.com", &["2001:db8::1"]),
+    ];
+    let c = plan(&config(), &current, &desired);
+    assert_eq!(names(&c.create), ["x.example.com AAAA"]);
+    assert!(c.update_new.is_empty());
+}
+
+#[test]
+fn no_create_at_a_name_held_by_another_owner() {
+    let current = [theirs(a("x.example.com", &["1.1.1.1"]))];
+    let desired = [
+        a("x.example.com", &["1.1.1.1"]),
+        aaaa("x.example.com", &["2001:db8::1"]),
+    ];
+    let out = calculate(&config(), &current, &desired, &DomainFilter::default());
+    assert!(out.changes.create.is_empty());
+    assert_eq!(
+        out.owner_mismatches,
+        [OwnerMismatch {
+            record_type: "A".into(),
+            owner: OWNER.into(),
+            foreign_owner: "someone-else".into(),
+            domain: "example.com".into(),
+        }]
+    );
+}
+
+#[test]
+fn no_create_at_a_name_with_an_unowned_record() {
+    let current = [a("x.example.com", &["1.1.1.1"]).with_set_identifier("")];
+    let desired = [aaaa("x.example.com", &["2001:db8::1"])];
+    let out = calculate(&config(), &current, &desired, &DomainFilter::default());
+    assert!(out.changes.create.is_empty());
+    assert_eq!(out.owner_mismatches.len(), 1);
+    assert_eq!(out.owner_mismatches[0].foreign_owner, "");
+}
+
+#[test]
+fn owner_mismatch_names_the_set_identifier_when_there_is_no_owner() {
+    let current = [a("x.example.com", &["1.1.1.1"]).with_set_identifier("blue")];
+    let desired = [aaaa("x.example.com", &["2001:db8::1"]).with_set_identifier("blue")];
+    let out = calculate(&config(), &current, &desired, &DomainFilter::default());
+    assert_eq!(out.owner_mismatches[0].foreign_owner, "blue");
+}
+
+#[test]
+fn owner_mismatch_domain_keeps_two_label_names_whole() {
+    let current = [theirs(a("example.com", &["1.1.1.1"]))];
+    let desired = [aaaa("example.com", &["2001:db8::1"])];
+    let out = calculate(&config(), &current, &desired, &DomainFilter::default());
+    assert_eq!(out.owner_mismatches[0].domain, "example.com");
+}
+
+#[test]
+fn creates_wait_until_every_record_at_the_name_is_ours() {
+    let current = [
+        ours(a("x.example.com", &["1.1.1.1"])),
+        theirs(txt("x.example.com", "\"v=spf1\"")),
+    ];
+    let cfg = PlanConfig {
+        managed_types: vec![RecordType::A, RecordType::Aaaa, RecordType::Txt],
+        ..config()
+    };
+    let desired = [
+        a("x.example.com", &["1.1.1.1"]),
+        aaaa("x.example.com", &["2001:db8::1"]),
+    ];
+    let c = plan(&cfg, &current, &desired);
+    assert!(c.create.is_empty());
+}
+
+#[test]
+fn without_an_owner_id_creates_are_never_blocked() {
+    let current = [theirs(a("x.example.com", &["1.1.1.1"]))];
+    let desired = [
+        a("x.example.com", &["1.1.1.1"]),
+        aaaa("x.example.com", &["2001:db8::1"]),
+    ];
+    let cfg = PlanConfig {
+        owner_id: String::new(),
+        ..config()
+    };
+    let out = calculate(&cfg, &current, &desired, &DomainFilter::default());
+    assert_eq!(names(&out.changes.create), ["x.example.com AAAA"]);
+    assert!(out.owner_mismatches.is_empty());
+}
+
+// --- deletes ---
+
+#[test]
+fn an_owned_record_no_longer_desired_is_deleted() {
+    let c = plan(&config(), &[ours(a("old.example.com", &["1.1.1.1"]))], &[]);
+    assert_eq!(names(&c.delete), ["old.example.com A"]);
+}
+
+#[test]
+fn a_record_owned_by_another_owner_is_never_deleted() {
+    let c = plan(&config(), &[theirs(a("old.example.com", &["1.1.1.1"]))], &[]);
+    assert!(c.delete.is_empty());
+}
+
+#[test]
+fn a_record_owned_by_nobody_is_never_deleted() {
+    let c = plan(&config(), &[a("old.example.com", &["1.1.1.1"])], &[]);
+    assert!(c.delete.is_empty());
+}
+
+#[test]
+fn an_owned_type_no_longer_desired_at_a_name_is_deleted() {
+    let current = [
+        ours(a("x.example.com", &["1.1.1.1"])),
+        ours(aaaa("x.example.com", &["2001:db8::1"])),
+    ];
+    let c = plan(&config(), &current, &[a("x.example.com", &["1.1.1.1"])]);
+    assert_eq!(names(&c.delete), ["x.example.com AAAA"]);
+}
+
+#[test]
+fn deletes_are_deduplicated_by_key() {
+    let current = [
+        ours(a("old.example.com", &["1.1.1.1"])),
+        ours(a("old.example.com", &["2.2.2.2"])),
+    ];
+    let c = plan(&config(), &current, &[]);
+    assert_eq!(c.delete.len(), 1);
+    assert_eq!(c.delete[0].targets.0, ["1.1.1.1"]);
+}
+
+#[test]
+fn without_an_owner_id_everything_not_desired_is_deleted() {
+    let cfg = PlanConfig {
+        owner_id: String::new(),
+        ..config()
+    };
+    let current = [
+        theirs(a("x.example.com", &["1.1.1.1"])),
+        a("y.example.com", &["2.2.2.2"]),
+    ];
+    let c = plan(&cfg, &current, &[]);
+    assert_eq!(names(&c.delete), ["x.example.com A", "y.example.com A"]);
+}
+
+// --- updates ---
+
+#[test]
+fn changed_targets_update_an_owned_record() {
+    let current = [ours(a("x.example.com", &["1.1.1.1"]))];
+    let c = plan(&config(), &current, &[a("x.example.com", &["2.2.2.2"])]);
+    assert_eq!(c.update_old, current);
+    assert_eq!(c.update_new.len(), 1);
+    assert_eq!(c.update_new[0].targets.0, ["2.2.2.2"]);
+}
+
+#[test]
+fn update_copies_the_owner_label_from_the_current_record() {
+    let current = [ours(a("x.example.com", &["1.1.1.1"]))];
+    let desired = [res(a("x.example.com", &["2.2.2.2"]), "service/default/x")];
+    let c = plan(&config(), &current, &desired);
+    assert_eq!(c.update_new[0].owner(), Some(OWNER));
+    assert_eq!(c.update_new[0].resource(), Some("service/default/x"));
+}
+
+#[test]
+fn a_record_owned_by_another_owner_is_never_updated() {
+    let current = [theirs(a("x.example.com", &["1.1.1.1"]))];
+    let c = plan(&config(), &current, &[a("x.example.com", &["2.2.2.2"])]);
+    assert!(c.update_old.is_empty() && c.update_new.is_empty());
+}
+
+#[test]
+fn a_record_owned_by_nobody_is_never_updated() {
+    let current = [a("x.example.com", &["1.1.1.1"])];
+    let c = plan(&config(), &current, &[a("x.example.com", &["2.2.2.2"])]);
+    assert!(c.update_old.is_empty() && c.update_new.is_empty());
+}
+
+#[test]
+fn same_targets_in_another_order_or_case_are_no_update() {
+    let current = [ours(Endpoint::new(
+        "x.example.com",
+        RecordType::Cname,
+        ["LB.example.com"],
+    ))];
+    let c = plan(&config(), &current, &[cname("x.example.com", "lb.example.com")]);
+    assert!(c.update_new.is_empty());
+    let current = [ours(a("y.example.com", &["2.2.2.2", "1.1.1.1"]))];
+    let c = plan(&config(), &current, &[a("y.example.com", &["1.1.1.1", "2.2.2.2"])]);
+    assert!(c.update_new.is_empty());
+}
+
+#[test]
+fn a_configured_ttl_that_differs_updates_the_record() {
+    let current = [ours(a("x.example.com", &["1.1.1.1"]).with_ttl(Ttl(300)))];
+    let c = plan(
+        &config(),
+        &current,
+        &[a("x.example.com", &["1.1.1.1"]).with_ttl(Ttl(60))],
+    );
+    assert_eq!(c.update_new.len(), 1);
+    assert_eq!(c.update_new[0].record_ttl, Ttl(60));
+}
+
+#[test]
+fn an_unset_ttl_never_updates_the_record() {
+    let current = [ours(a("x.example.com", &["1.1.1.1"]).with_ttl(Ttl(300)))];
+    let c = plan(&config(), &current, &[a("x.example.com", &["1.1.1.1"])]);
+    assert!(c.update_new.is_empty());
+}
+
+fn ps(pairs: &[(&str, &str)]) -> ProviderSpecific {
+    let mut p = ProviderSpecific::default();
+    for (k, v) in pairs {
+        p.set(*k, *v);
+    }
+    p
+}
+
+#[test]
+fn a_changed_provider_specific_value_updates_the_record() {
+    let current = [ours(
+        a("x.example.com", &["1.1.1.1"]).with_provider_specific(ps(&[("aws/weight", "10")])),
+    )];
+    let desired = [a("x.example.com", &["1.1.1.1"]).with_provider_specific(ps(&[("aws/weight", "20")]))];
+    assert_eq!(plan(&config(), &current, &desired).update_new.len(), 1);
+}
+
+#[test]
+fn a_provider_specific_property_only_on_the_current_record_updates_it() {
+    let current = [ours(
+        a("x.example.com", &["1.1.1.1"]).with_provider_specific(ps(&[("txt/force-update", "true")])),
+    )];
+    let desired = [a("x.example.com", &["1.1.1.1"])];
+    assert_eq!(plan(&config(), &current, &desired).update_new.len(), 1);
+}
+
+#[test]
+fn a_provider_specific_property_only_on_the_desired_record_updates_it() {
+    let current = [ours(a("x.example.com", &["1.1.1.1"]))];
+    let desired = [a("x.example.com", &["1.1.1.1"]).with_provider_specific(ps(&[("alias", "true")]))];
+    assert_eq!(plan(&config(), &current, &desired).update_new.len(), 1);
+}
+
+#[test]
+fn provider_specific_order_does_not_matter() {
+    let current = [ours(
+        a("x.example.com", &["1.1.1.1"]).with_provider_specific(ps(&[("a", "1"), ("b", "2")])),
+    )];
+    let desired = [a("x.example.com", &["1.1.1.1"]).with_provider_specific(ps(&[("b", "2"), ("a", "1")]))];
+    assert!(plan(&config(), &current, &desired).update_new.is_empty());
+}
+
+#[test]
+fn migrating_from_an_old_owner_updates_every_owned_record() {
+    let cfg = PlanConfig {
+        old_owner_id: Some("old".into()),
+        ..config()
+    };
+    // The TXT registry has already rewritten owner=old to ours.
+    let current = [ours(a("x.example.com", &["1.1.1.1"]))];
+    let c = plan(&cfg, &current, &[a("x.example.com", &["1.1.1.1"])]);
+    assert_eq!(c.update_new.len(), 1);
+    assert_eq!(c.update_new[0].owner(), Some(OWNER));
+    let without = plan(&config(), &current, &[a("x.example.com", &["1.1.1.1"])]);
+    assert!(without.update_new.is_empty());
+}
+
+#[test]
+fn identical_records_need_no_change() {
+    let current = [ours(a("x.example.com", &["1.1.1.1"]).with_ttl(Ttl(300)))];
+    let c = plan(
+        &config(),
+        &current,
+        &[a("x.example.com", &["1.1.1.1"]).with_ttl(Ttl(300))],
+    );
+    assert!(c.is_empty());
+}
+
+// --- rows: names and set identifiers ---
+
+#[test]
+fn names_are_compared_case_insensitively_and_without_trailing_dot() {
+    let current = [ours(a("X.Example.COM.", &["1.1.1.1"]))];
+    let c = plan(&config(), &current, &[a("x.example.com", &["1.1.1.1"])]);
+    assert!(c.is_empty(), "{c:?}");
+}
+
+#[test]
+fn unicode_names_match_their_punycode_form() {
+    let current = [ours(a("xn--bcher-kva.example.com", &["1.1.1.1"]))];
+    let c = plan(&config(), &current, &[a("bücher.example.com", &["1.1.1.1"])]);
+    assert!(c.is_empty(), "{c:?}");
+}
+
+#[test]
+fn set_identifiers_make_separate_rows() {
+    let current = [ours(a("x.example.com", &["1.1.1.1"]).with_set_identifier("blue"))];
+    let desired = [
+        a("x.example.com", &["1.1.1.1"]).with_set_identifier("blue"),
+        a("x.example.com", &["2.2.2.2"]).with_set_identifier("green"),
+    ];
+    let c = plan(&config(), &current, &desired);
+    assert_eq!(c.create.len(), 1);
+    assert_eq!(c.create[0].set_identifier, "green");
+    assert!(c.update_new.is_empty());
+}
+
+#[test]
+fn a_foreign_record_in_another_set_does_not_block_a_create() {
+    let current = [theirs(a("x.example.com", &["1.1.1.1"]).with_set_identifier("blue"))];
+    let desired = [a("x.example.com", &["2.2.2.2"]).with_set_identifier("green")];
+    assert_eq!(plan(&config(), &current, &desired).create.len(), 1);
+}
+
+// --- conflict resolution ---
+
+#[test]
+fn cname_candidates_are_discarded_when_mixed_with_other_types() {
+    let desired = [
+        cname("x.example.com", "lb.example.com"),
+        a("x.example.com", &["1.1.1.1"]),
+    ];
+    let c = plan(&config(), &[], &desired);
+    assert_eq!(names(&c.create), ["x.example.com A"]);
+}
+
+#[test]
+fn a_current_cname_is_deleted_when_another_type_takes_its_name() {
+    let current = [ours(cname("x.example.com", "lb.example.com"))];
+    let desired = [
+        cname("x.example.com", "lb.example.com"),
+        a("x.example.com", &["1.1.1.1"]),
+    ];
+    let c = plan(&config(), &current, &desired);
+    assert_eq!(names(&c.delete), ["x.example.com CNAME"]);
+    assert_eq!(names(&c.create), ["x.example.com A"]);
+}
+
+#[test]
+fn a_and_aaaa_candidates_coexist() {
+    let desired = [
+        a("x.example.com", &["1.1.1.1"]),
+        aaaa("x.example.com", &["2001:db8::1"]),
+    ];
+    let c = plan(&config(), &[], &desired);
+    assert_eq!(names(&c.create), ["x.example.com A", "x.example.com AAAA"]);
+}
+
+#[test]
+fn of_two_cname_candidates_the_lesser_target_is_created() {
+    let desired = [
+        cname("x.example.com", "b.example.com"),
+        cname("x.example.com", "a.example.com"),
+    ];
+    let c = plan(&config(), &[], &desired);
+    assert_eq!(c.create.len(), 1);
+    assert_eq!(c.create[0].targets.0, ["a.example.com"]);
+}
+
+#[test]
+fn of_two_candidates_the_one_with_fewer_targets_is_created() {
+    let desired = [
+        a("x.example.com", &["1.1.1.1", "2.2.2.2"]),
+        a("x.example.com", &["9.9.9.9"]),
+    ];
+    let c = plan(&config(), &[], &desired);
+    assert_eq!(c.create[0].targets.0, ["9.9.9.9"]);
+}
+
+#[test]
+fn the_resource_holding_a_record_keeps_it() {
+    let current = [res(
+        ours(a("x.example.com", &["5.5.5.5", "6.6.6.6"])),
+        "service/default/holder",
+    )];
+    let desired = [
+        res(a("x.example.com", &["1.1.1.1"]), "service/default/newcomer"),
+        res(a("x.example.com", &["5.5.5.5", "6.6.6.6"]), "service/default/holder"),
+    ];
+    let c = plan(&config(), &current, &desired);
+    assert!(c.is_empty(), "{c:?}");
+}
+
+#[test]
+fn when_the_holding_resource_is_gone_the_create_rule_picks_the_update() {
+    let current = [res(ours(a("x.example.com", &["5.5.5.5"])), "service/default/gone")];
+    let desired = [
+        res(a("x.example.com", &["3.3.3.3", "4.4.4.4"]), "service/default/b"),
+        res(a("x.example.com", &["2.2.2.2"]), "service/default/a"),
+    ];
+    let c = plan(&config(), &current, &desired);
+    assert_eq!(c.update_new[0].resource(), Some("service/default/a"));
+}
+
+// --- policies ---
+
+#[test]
+fn upsert_only_never_deletes() {
+    let cfg = PlanConfig {
+        policy: Policy::UpsertOnly,
+        ..config()
+    };
+    let current = [
+        ours(a("old.example.com", &["1.1.1.1"])),
+        ours(a("x.example.com", &["1.1.1.1"])),
+    ];
+    let desired = [a("x.example.com", &["2.2.2.2"]), a("new.example.com", &["3.3.3.3"])];
+    let c = plan(&cfg, &current, &desired);
+    assert!(c.delete.is_empty());
+    assert_eq!((c.create.len(), c.update_new.len()), (1, 1));
+}
+
+#[test]
+fn create_only_never_updates_or_deletes() {
+    let cfg = PlanConfig {
+        policy: Policy::CreateOnly,
+        ..config()
+    };
+    let current = [
+        ours(a("old.example.com", &["1.1.1.1"])),
+        ours(a("x.example.com", &["1.1.1.1"])),
+    ];
+    let desired = [a("x.example.com", &["2.2.2.2"]), a("new.example.com", &["3.3.3.3"])];
+    let c = plan(&cfg, &current, &desired);
+    assert!(c.delete.is_empty() && c.update_new.is_empty() && c.update_old.is_empty());
+    assert_eq!(names(&c.create), ["new.example.com A"]);
+}
+
+// --- filters ---
+
+#[test]
+fn unmanaged_record_types_are_ignored() {
+    let current = [ours(txt("x.example.com", "\"hello\""))];
+    let desired = [Endpoint::new("x.example.com", RecordType::Mx, ["10 mail.example.com"])];
+    assert!(plan(&config(), &current, &desired).is_empty());
+}
+
+#[test]
+fn managed_types_are_exact_strings() {
+    let cfg = PlanConfig {
+        managed_types: vec![RecordType::from("a")],
+        ..config()
+    };
+    assert!(plan(&cfg, &[], &[a("x.example.com", &["1.1.1.1"])]).is_empty());
+}
+
+#[test]
+fn extra_managed_types_are_planned() {
+    let cfg = PlanConfig {
+        managed_types: vec![RecordType::Txt],
+        ..config()
+    };
+    let c = plan(
+        &cfg,
+        &[ours(txt("x.example.com", "\"old\""))],
+        &[txt("x.example.com", "\"new\"")],
+    );
+    assert_eq!(c.update_new.len(), 1);
+}
+
+#[test]
+fn excluded_types_win_over_managed_types() {
+    let cfg = PlanConfig {
+        excluded_types: vec![RecordType::Aaaa],
+        ..config()
+    };
+    let desired = [
+        a("x.example.com", &["1.1.1.1"]),
+        aaaa("x.example.com", &["2001:db8::1"]),
+    ];
+    let c = plan(&cfg, &[ours(aaaa("y.example.com", &["2001:db8::2"]))], &desired);
+    assert_eq!(names(&c.create), ["x.example.com A"]);
+    assert!(c.delete.is_empty());
+}
+
+#[test]
+fn records_outside_the_domain_filter_are_ignored() {
+    let cfg = PlanConfig {
+        domain_filter: DomainFilter::new(&["example.com"], &[]),
+        ..config()
+    };
+    let current = [ours(a("old.example.org", &["1.1.1.1"]))];
+    let desired = [a("x.example.com", &["1.1.1.1"]), a("x.example.org", &["1.1.1.1"])];
+    let c = plan(&cfg, &current, &desired);
+    assert_eq!(names(&c.create), ["x.example.com A"]);
+    assert!(c.delete.is_empty());
+}
+
+#[test]
+fn records_outside_the_provider_filter_are_ignored() {
+    let provider = DomainFilter::new(&["example.com"], &[]);
+    let out = calculate(
+        &config(),
+        &[ours(a("old.example.org", &["1.1.1.1"]))],
+        &[a("x.example.com", &["1.1.1.1"]), a("x.example.org", &["1.1.1.1"])],
+        &provider,
+    );
+    assert_eq!(names(&out.changes.create), ["x.example.com A"]);
+    assert!(out.changes.delete.is_empty());
+}
+
+#[test]
+fn both_domain_filters_must_match() {
+    let cfg = PlanConfig {
+        domain_filter: DomainFilter::new(&["example.com"], &[]),
+        ..config()
+    };
+    let provider = DomainFilter::new(&["a.example.com"], &[]);
+    let desired = [a("x.a.example.com", &["1.1.1.1"]), a("x.b.example.com", &["1.1.1.1"])];
+    let out = calculate(&cfg, &[], &desired, &provider);
+    assert_eq!(names(&out.changes.create), ["x.a.example.com A"]);
+}
+
+// --- output ---
+
+#[test]
+fn changes_are_sorted_by_name_type_and_set_identifier() {
+    let desired = [
+        a("b.example.com", &["1.1.1.1"]),
+        aaaa("a.example.com", &["2001:db8::1"]),
+        a("a.example.com", &["1.1.1.1"]).with_set_identifier("z"),
+        a("a.example.com", &["1.1.1.1"]),
+    ];
+    let c = plan(&config(), &[], &desired);
+    let got: Vec<_> = c
+        .create
+        .iter()
+        .map(|e| (e.dns_name.as_str(), e.record_type.as_str(), e.set_identifier.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("a.example.com", "A", ""),
+            ("a.example.com", "A", "z"),
+            ("a.example.com", "AAAA", ""),
+            ("b.example.com", "A", "")
+        ]
+    );
+}
+
+#[test]
+fn update_pairs_stay_aligned_after_sorting() {
+    let current = [
+        ours(a("b.example.com", &["1.1.1.1"])),
+        ours(a("a.example.com", &["1.1.1.1"])),
+    ];
+    let desired = [a("b.example.com", &["2.2.2.2"]), a("a.example.com", &["3.3.3.3"])];
+    let c = plan(&config(), &current, &desired);
+    assert_eq!(names(&c.update_old), names(&c.update_new));
+    assert_eq!(c.update_new[0].targets.0, ["3.3.3.3"]);
+}
