@@ -1,0 +1,175 @@
+//! Durations in Go's syntax (`1m`, `30s`, `1h30m`, `500ms`, `1.5h`), because external-dns's flags take them
+//! and users paste their Deployment's arguments unchanged.
+
+use std::time::Duration;
+
+/// Parse a Go duration (`time.ParseDuration`): a sequence of decimal numbers, each with an optional fraction
+/// and a unit (`ns`, `us`, `µs`, `ms`, `s`, `m`, `h`); `0` alone needs no unit. Negative durations are
+/// rejected: no extdns flag has a meaning for them.
+pub fn parse(s: &str) -> Result<Duration, String> {
+    let bad = || format!("invalid duration {s:?}: expected Go syntax such as 30s, 1m, 1h30m or 500ms");
+    let (negative, mut rest) = match s.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, s.strip_prefix('+').unwrap_or(s)),
+    };
+    if rest == "0" {
+        return Ok(Duration::ZERO);
+    }
+    if rest.is_empty() {
+        return Err(bad());
+    }
+    let mut total: u128 = 0;
+    while !rest.is_empty() {
+        let int_len = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let (int_part, after) = rest.split_at(int_len);
+        let (frac_part, after) = match after.strip_prefix('.') {
+            Some(a) => {
+                let n = a.bytes().take_while(u8::is_ascii_digit).count();
+                a.split_at(n)
+            }
+            None => ("", after),
+        };
+        if int_part.is_empty() && frac_part.is_empty() {
+            return Err(bad());
+        }
+        let unit_len = after
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(after.len());
+        let (unit, after) = after.split_at(unit_len);
+        let nanos_per_unit: u128 = match unit {
+            "ns" => 1,
+            "us" | "µs" | "μs" => 1_000,
+            "ms" => 1_000_000,
+            "s" => 1_000_000_000,
+            "m" => 60_000_000_000,
+            "h" => 3_600_000_000_000,
+            _ => return Err(bad()),
+        };
+        let int: u128 = if int_part.is_empty() {
+            0
+        } else {
+            int_part.parse().map_err(|_| bad())?
+        };
+        let mut value = int.checked_mul(nanos_per_unit).ok_or_else(bad)?;
+        // Fractions are truncated to whole nanoseconds, as Go does.
+        let mut scale = nanos_per_unit;
+        for digit in frac_part.bytes().take(30) {
+            scale /= 10;
+            value += u128::from(digit - b'0') * scale;
+        }
+        total = total.checked_add(value).ok_or_else(bad)?;
+        rest = after;
+    }
+    // Go's durations are int64 nanoseconds.
+    if total > i64::MAX as u128 {
+        return Err(bad());
+    }
+    if negative && total > 0 {
+        return Err(format!("invalid duration {s:?}: negative durations are not allowed"));
+    }
+    Ok(Duration::from_nanos(total as u64))
+}
+
+/// Format like Go's `Duration.String()` (`1m0s`, `30s`, `1h30m0s`, `500ms`, `0s`), so defaults in `--help`
+/// and in logs read as they do in external-dns.
+pub fn format(d: Duration) -> String {
+    let nanos = d.as_nanos();
+    if nanos == 0 {
+        return "0s".to_string();
+    }
+    if nanos < 1_000 {
+        return format!("{nanos}ns");
+    }
+    if nanos < 1_000_000 {
+        return format!("{}µs", fraction(nanos, 1_000));
+    }
+    if nanos < 1_000_000_000 {
+        return format!("{}ms", fraction(nanos, 1_000_000));
+    }
+    let secs_total = nanos / 1_000_000_000;
+    let (h, m) = (secs_total / 3600, (secs_total / 60) % 60);
+    let secs = fraction(nanos % 60_000_000_000, 1_000_000_000);
+    match (h, m) {
+        (0, 0) => format!("{secs}s"),
+        (0, m) => format!("{m}m{secs}s"),
+        (h, m) => format!("{h}h{m}m{secs}s"),
+    }
+}
+
+/// `value / unit` as a decimal with trailing zeros removed.
+fn fraction(value: u128, unit: u128) -> String {
+    let whole = value / unit;
+    let rem = value % unit;
+    if rem == 0 {
+        return whole.to_string();
+    }
+    let width = unit.ilog10() as usize;
+    let digits = format!("{rem:0width$}");
+    format!("{whole}.{}", digits.trim_end_matches('0'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(s: &str) -> Duration {
+        parse(s).unwrap_or_else(|e| panic!("{s}: {e}"))
+    }
+
+    #[test]
+    fn go_duration_units_parse() {
+        assert_eq!(ok("1m"), Duration::from_secs(60));
+        assert_eq!(ok("30s"), Duration::from_secs(30));
+        assert_eq!(ok("1h30m"), Duration::from_secs(5400));
+        assert_eq!(ok("500ms"), Duration::from_millis(500));
+        assert_eq!(ok("1.5h"), Duration::from_secs(5400));
+        assert_eq!(ok("2us"), Duration::from_micros(2));
+        assert_eq!(ok("2µs"), Duration::from_micros(2));
+        assert_eq!(ok("7ns"), Duration::from_nanos(7));
+        assert_eq!(ok(".5s"), Duration::from_millis(500));
+        assert_eq!(ok("1m0s"), Duration::from_secs(60));
+        assert_eq!(ok("0"), Duration::ZERO);
+        assert_eq!(ok("+5s"), Duration::from_secs(5));
+    }
+
+    #[test]
+    fn go_duration_rejects_what_go_rejects() {
+        for bad in ["", "1", "10", "s", "1x", "1.s5", ".s", "1h 30m", "1H", "--1s", "abc"] {
+            assert!(parse(bad).is_err(), "{bad:?} should be rejected");
+        }
+    }
+
+    #[test]
+    fn negative_durations_are_rejected_with_a_clear_message() {
+        let err = parse("-1s").err().unwrap_or_default();
+        assert!(err.contains("negative"), "{err}");
+        assert_eq!(parse("-0s").ok(), Some(Duration::ZERO));
+    }
+
+    #[test]
+    fn durations_beyond_go_int64_are_rejected() {
+        assert!(parse("3000000h").is_err());
+        assert!(parse("2562047h").is_ok());
+    }
+
+    #[test]
+    fn format_matches_go_duration_string() {
+        assert_eq!(format(Duration::ZERO), "0s");
+        assert_eq!(format(Duration::from_secs(60)), "1m0s");
+        assert_eq!(format(Duration::from_secs(30)), "30s");
+        assert_eq!(format(Duration::from_secs(5400)), "1h30m0s");
+        assert_eq!(format(Duration::from_millis(500)), "500ms");
+        assert_eq!(format(Duration::from_millis(1500)), "1.5s");
+        assert_eq!(format(Duration::from_micros(1500)), "1.5ms");
+        assert_eq!(format(Duration::from_nanos(1500)), "1.5µs");
+        assert_eq!(format(Duration::from_nanos(7)), "7ns");
+        assert_eq!(format(Duration::from_secs(3661)), "1h1m1s");
+    }
+
+    #[test]
+    fn format_and_parse_round_trip() {
+        for s in ["0s", "1m0s", "5s", "1h0m0s", "250ms", "1.25s", "2h3m4.5s"] {
+            assert_eq!(format(ok(s)), s);
+        }
+    }
+}

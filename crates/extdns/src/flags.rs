@@ -1,0 +1,1224 @@
+//! The command line: external-dns's flag names, defaults and value syntax, so a Deployment's arguments work
+//! unchanged.
+//!
+//! Conventions shared by every flag (applied in [`command`], so no flag can forget them):
+//! - every flag can also come from `EXTERNAL_DNS_<NAME>` (upper case, `-` → `_`); a repeatable flag's
+//!   environment value is split on newlines, as kingpin does; an empty variable counts as unset;
+//! - booleans are `--flag` / `--no-flag` (and `--flag=true|false`); the last occurrence wins;
+//! - repeatable flags accumulate; giving one replaces its default;
+//! - durations use Go syntax (`1m`, `30s`, `1h30m`, `500ms`);
+//! - enumerated values are checked while parsing, so a typo fails before anything starts.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::builder::{BoolishValueParser, PossibleValue, PossibleValuesParser};
+use clap::{ArgAction, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+
+use crate::duration;
+
+/// The value name that marks a boolean flag; [`command`] gives those the `--flag` / `--no-flag` syntax.
+const BOOL: &str = "BOOL";
+
+/// The environment variable prefix external-dns reads flags from.
+pub const ENV_PREFIX: &str = "EXTERNAL_DNS_";
+
+/// An enumerated flag value: its variants, their command-line spellings, and clap's parsing from them.
+macro_rules! names {
+    ($(#[$meta:meta])* pub enum $ty:ident { $($variant:ident = $name:literal,)* }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum $ty {
+            $($variant,)*
+        }
+
+        impl $ty {
+            pub const ALL: &[$ty] = &[$($ty::$variant,)*];
+
+            /// The command-line spelling.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($ty::$variant => $name,)*
+                }
+            }
+        }
+
+        impl ValueEnum for $ty {
+            fn value_variants<'a>() -> &'a [Self] {
+                Self::ALL
+            }
+
+            fn to_possible_value(&self) -> Option<PossibleValue> {
+                Some(PossibleValue::new(self.as_str()))
+            }
+        }
+
+        impl std::fmt::Display for $ty {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+#[derive(Debug, Clone, Parser)]
+#[command(
+    name = "extdns",
+    version,
+    about = "Keeps DNS records in step with a Kubernetes cluster; a drop-in replacement for external-dns.",
+    long_about = "Keeps DNS records in step with a Kubernetes cluster; a drop-in replacement for external-dns.\n\n\
+        Without a subcommand extdns runs the controller: it watches the cluster and syncs the DNS provider. \
+        `extdns endpoints` prints what the sources would publish from manifest files, without touching DNS.",
+    after_help = "Boolean flags: --flag sets, --no-flag clears. Every flag can also be set from the environment \
+        variable EXTERNAL_DNS_<FLAG> (upper case, '-' as '_').",
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub flags: Flags,
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum Command {
+    /// Print the endpoints the sources produce from manifest files (a dry preview; no cluster, no DNS).
+    #[command(
+        long_about = "Loads Kubernetes objects from files or directories (multi-document YAML, JSON, `kind: List`), \
+            runs the configured sources over them exactly as the controller would, and prints the endpoints. \
+            Accepts every controller flag, so the arguments of a Deployment can be pasted; flags that only \
+            matter to providers or registries are accepted and ignored.",
+        after_help = "Example: extdns endpoints --manifests examples/ --source=service --source=gateway-httproute"
+    )]
+    Endpoints(EndpointsArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct EndpointsArgs {
+    /// How to print the endpoints: an aligned table, or a JSON array with external-dns's field names.
+    #[arg(long, short = 'o', value_enum, default_value_t = OutputFormat::Table, help_heading = "Output")]
+    pub output: OutputFormat,
+    #[command(flatten)]
+    pub flags: Flags,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    Table,
+    Json,
+}
+
+/// Every controller flag, grouped as external-dns groups them.
+#[derive(Debug, Clone, Args)]
+pub struct Flags {
+    #[command(flatten)]
+    pub kube: KubeFlags,
+    #[command(flatten)]
+    pub sources: SourceFlags,
+    #[command(flatten)]
+    pub service: ServiceFlags,
+    #[command(flatten)]
+    pub gateway: GatewayFlags,
+    #[command(flatten)]
+    pub provider: ProviderFlags,
+    #[command(flatten)]
+    pub registry: RegistryFlags,
+    #[command(flatten)]
+    pub control: ControlFlags,
+    #[command(flatten)]
+    pub webhook: WebhookFlags,
+    #[command(flatten)]
+    pub inmemory: InMemoryFlags,
+    #[command(flatten)]
+    pub rfc2136: Rfc2136Flags,
+    #[command(flatten)]
+    pub pdns: PdnsFlags,
+    #[command(flatten)]
+    pub aws: AwsFlags,
+    #[command(flatten)]
+    pub coredns: CorednsFlags,
+    #[command(flatten)]
+    pub offline: OfflineFlags,
+}
+
+// ------------------------------------------------------------------------------------------- Kubernetes
+
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Kubernetes")]
+pub struct KubeFlags {
+    /// The Kubernetes API server URL; found from the kubeconfig or the in-cluster environment when empty.
+    #[arg(long, value_name = "URL", default_value = "")]
+    pub server: String,
+    /// The kubeconfig file; the default locations or the in-cluster configuration when empty.
+    #[arg(long, value_name = "PATH", default_value = "")]
+    pub kubeconfig: String,
+    /// Timeout of one request to the API server; 0 disables it (forced to 0 with --events).
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = duration::parse)]
+    pub kube_api_request_timeout: Duration,
+    /// Deprecated: use --kube-api-request-timeout. A value other than 30s overrides it.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = duration::parse)]
+    pub request_timeout: Duration,
+    /// Requests per second to the API server (must be > 0).
+    #[arg(long, value_name = "QPS", default_value_t = 5, allow_negative_numbers = true)]
+    pub kube_api_qps: i32,
+    /// Burst of requests to the API server (must be > 0).
+    #[arg(long, value_name = "N", default_value_t = 10, allow_negative_numbers = true)]
+    pub kube_api_burst: i32,
+}
+
+impl KubeFlags {
+    /// The request timeout in effect: the deprecated `--request-timeout` wins when it differs from its
+    /// default, as in external-dns.
+    pub fn effective_request_timeout(&self) -> Duration {
+        if self.request_timeout != Duration::from_secs(30) {
+            self.request_timeout
+        } else {
+            self.kube_api_request_timeout
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------- Sources
+
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Sources")]
+pub struct SourceFlags {
+    /// The sources of endpoints (repeatable): service, gateway-httproute, gateway-grpcroute, gateway-tlsroute,
+    /// gateway-tcproute, gateway-udproute, ...
+    #[arg(long, value_name = "SOURCE", value_enum, required = true)]
+    pub source: Vec<SourceName>,
+    /// Only read objects of this namespace (all namespaces when empty).
+    #[arg(long, value_name = "NAMESPACE", default_value = "")]
+    pub namespace: String,
+    /// A label selector matched against objects' annotations (e.g. `team=dns,!skip`).
+    #[arg(long, value_name = "SELECTOR", default_value = "")]
+    pub annotation_filter: String,
+    /// A label selector matched against objects' labels.
+    #[arg(long, value_name = "SELECTOR", default_value = "")]
+    pub label_filter: String,
+    /// Read annotations under this prefix only (must end with '/'). When not given, extdns reads both
+    /// `external-dns.kubernetes.io/` and `external-dns.alpha.kubernetes.io/` (the first wins).
+    #[arg(long, value_name = "PREFIX")]
+    pub annotation_prefix: Option<String>,
+    /// Legacy hostname semantics for Services without hostname annotations: mate, molecule,
+    /// kops-dns-controller.
+    #[arg(long, value_name = "MODE", default_value = "", hide_possible_values = true,
+          value_parser = PossibleValuesParser::new(["", "mate", "molecule", "kops-dns-controller"]))]
+    pub compatibility: String,
+    /// A Go template producing hostnames for objects without hostname annotations (repeatable; the values
+    /// are joined with ',').
+    #[arg(long, value_name = "TEMPLATE")]
+    pub fqdn_template: Vec<String>,
+    /// A Go template producing targets (used by sources extdns does not implement yet).
+    #[arg(long, value_name = "TEMPLATE", default_value = "")]
+    pub target_template: String,
+    /// A Go template producing `hostname:target` pairs (service source).
+    #[arg(long, value_name = "TEMPLATE", default_value = "")]
+    pub fqdn_target_template: String,
+    /// Add the template hostnames to the annotation hostnames instead of using them only as a fallback.
+    #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    pub combine_fqdn_annotation: bool,
+    /// Ignore hostname annotations (needs at least one --fqdn-template).
+    #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    pub ignore_hostname_annotation: bool,
+    /// Targets for endpoints that have none (repeatable; applies to every source).
+    #[arg(long, value_name = "TARGET")]
+    pub default_targets: Vec<String>,
+    /// Replace every endpoint's targets with --default-targets (legacy behaviour).
+    #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    pub force_default_targets: bool,
+    /// Mark CNAME endpoints without an alias property as alias records (provider-specific `alias=true`).
+    #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    pub prefer_alias: bool,
+    /// Keep only targets inside these networks (repeatable CIDR).
+    #[arg(long, value_name = "CIDR")]
+    pub target_net_filter: Vec<String>,
+    /// Drop targets inside these networks (repeatable CIDR).
+    #[arg(long, value_name = "CIDR")]
+    pub exclude_target_net: Vec<String>,
+    /// NAT64 /96 prefixes: an AAAA target inside one also yields an A record of the embedded IPv4 address.
+    #[arg(long, value_name = "CIDR")]
+    pub nat64_networks: Vec<String>,
+    /// TTL for endpoints that set none (a default, not a floor).
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = duration::parse)]
+    pub min_ttl: Duration,
+    /// Publish PTR records for A/AAAA endpoints (needs PTR in --managed-record-types).
+    #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    pub create_ptr: bool,
+}
+
+impl SourceFlags {
+    pub fn compatibility(&self) -> Option<Compatibility> {
+        match self.compatibility.as_str() {
+            "mate" => Some(Compatibility::Mate),
+            "molecule" => Some(Compatibility::Molecule),
+            "kops-dns-controller" => Some(Compatibility::KopsDnsController),
+            _ => None,
+        }
+    }
+}
+
+/// `--compatibility` modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compatibility {
+    Mate,
+    Molecule,
+    KopsDnsController,
+}
+
+names! {
+    /// Every `--source` name external-dns knows. extdns implements some of them; the others parse, and are
+    /// refused at startup with a clear message rather than as an unknown value.
+    pub enum SourceName {
+        Service = "service",
+        GatewayHttpRoute = "gateway-httproute",
+        GatewayGrpcRoute = "gateway-grpcroute",
+        GatewayTlsRoute = "gateway-tlsroute",
+        GatewayTcpRoute = "gateway-tcproute",
+        GatewayUdpRoute = "gateway-udproute",
+        Ingress = "ingress",
+        Node = "node",
+        Pod = "pod",
+        IstioGateway = "istio-gateway",
+        IstioVirtualService = "istio-virtualservice",
+        AmbassadorHost = "ambassador-host",
+        ContourHttpProxy = "contour-httpproxy",
+        GlooProxy = "gloo-proxy",
+        TraefikProxy = "traefik-proxy",
+        OpenshiftRoute = "openshift-route",
+        SkipperRouteGroup = "skipper-routegroup",
+        KongTcpIngress = "kong-tcpingress",
+        F5VirtualServer = "f5-virtualserver",
+        F5TransportServer = "f5-transportserver",
+        Crd = "crd",
+        Unstructured = "unstructured",
+        Connector = "connector",
+        Fake = "fake",
+        Empty = "empty",
+    }
+}
+
+// --------------------------------------------------------------------------------------- Service source
+
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Service source")]
+pub struct ServiceFlags {
+    /// Only these Service types (repeatable): ClusterIP, NodePort, LoadBalancer, ExternalName. All types
+    /// when not given (or when one value is empty).
+    #[arg(long, value_name = "TYPE",
+          value_parser = PossibleValuesParser::new(["", "ClusterIP", "NodePort", "LoadBalancer", "ExternalName"]))]
+    pub service_type_filter: Vec<String>,
+    /// Also publish the ClusterIP of ClusterIP Services.
+    #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    pub publish_internal_services: bool,
+    /// Headless Services: publish the Pods' host IPs instead of their Pod IPs.
+    #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    pub publish_host_ip: bool,
+    /// Headless Services: also publish addresses that are not ready.
+    #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    pub always_publish_not_ready_addresses: bool,
+    /// Resolve load balancer hostnames to A/AAAA records.
+    #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    pub resolve_service_load_balancer_hostname: bool,
+    /// With --events, also sync on EndpointSlice changes.
+    #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    pub listen_endpoint_events: bool,
+    /// Also use nodes' IPv6 InternalIP addresses.
+    #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    pub expose_internal_ipv6: bool,
+    /// Skip unschedulable nodes (NodePort targets).
+    #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "true")]
+    pub exclude_unschedulable: bool,
+}
+
+// ------------------------------------------------------------------------------------- Gateway sources
+
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Gateway API sources")]
+pub struct GatewayFlags {
+    /// Only routes attached to Gateways of this name.
+    #[arg(long, value_name = "NAME", default_value = "")]
+    pub gateway_name: String,
+    /// Only routes attached to Gateways of this namespace.
+    #[arg(long, value_name = "NAMESPACE", default_value = "")]
+    pub gateway_namespace: String,
+    /// A label selector on Gateways.
+    #[arg(long, value_name = "SELECTOR", default_value = "")]
+    pub gateway_label_filter: String,
+    /// Accept routes attached to ListenerSets.
+    #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    pub gateway_listener_sets: bool,
+}
+
+// ------------------------------------------------------------------------------------------- Providers
+
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Providers and domains")]
+pub struct ProviderFlags {
+    /// The DNS provider (required by the controller).
+    #[arg(long, value_name = "PROVIDER", value_enum)]
+    pub provider: Option<ProviderName>,
+    /// Manage only names under these domains (repeatable).
+    #[arg(long, value_name = "DOMAIN")]
+    pub domain_filter: Vec<String>,
+    /// Never manage names under these domains (repeatable).
+    #[arg(long, value_name = "DOMAIN")]
+    pub exclude_domains: Vec<String>,
+    /// Manage only names matching this regular expression (overrides --domain-filter).
+    #[arg(long, value_name = "REGEX", default_value = "")]
+    pub regex_domain_filter: String,
+    /// Never manage names matching this regular expression.
+    #[arg(long, value_name = "REGEX", default_value = "")]
+    pub regex_domain_exclusion: String,
+    /// Only zones with these names (repeatable; provider-dependent).
+    #[arg(long, value_name = "NAME")]
+    pub zone_name_filter: Vec<String>,
+    /// Only zones with these ids (repeatable; provider-dependent).
+    #[arg(long, value_name = "ID")]
+    pub zone_id_filter: Vec<String>,
+    /// The record types to manage (repeatable).
+    #[arg(long, value_name = "TYPE", default_values = ["A", "AAAA", "CNAME"])]
+    pub managed_record_types: Vec<String>,
+    /// Record types never to manage (repeatable; wins over --managed-record-types).
+    #[arg(long, value_name = "TYPE")]
+    pub exclude_record_types: Vec<String>,
+    /// Cache the provider's records for this long (0s disables the cache).
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = duration::parse)]
+    pub provider_cache_time: Duration,
+    /// Changes per provider batch (providers that batch).
+    #[arg(long, value_name = "N", default_value_t = 200, allow_negative_numbers = true)]
+    pub batch_change_size: i32,
+    /// Pause between provider batches.
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = duration::parse)]
+    pub batch_change_interval: Duration,
+    /// CA certificate for providers that use TLS.
+    #[arg(long, value_name = "PATH", default_value = "")]
+    pub tls_ca: String,
+    /// Client certificate for providers that use TLS.
+    #[arg(long, value_name = "PATH", default_value = "")]
+    pub tls_client_cert: String,
+    /// Client certificate key for providers that use TLS.
+    #[arg(long, value_name = "PATH", default_value = "")]
+    pub tls_client_cert_key: String,
+}
+
+names! {
+    /// Every `--provider` name external-dns knows. The name is also the prefix the pipeline keeps
+    /// provider-specific properties by.
+    pub enum ProviderName {
+        Alibabacloud = "alibabacloud",
+        Aws = "aws",
+        AwsSd = "aws-sd",
+        Azure = "azure",
+        AzureDns = "azure-dns",
+        AzurePrivateDns = "azure-private-dns",
+        Civo = "civo",
+        Cloudflare = "cloudflare",
+        Coredns = "coredns",
+        Dnsimple = "dnsimple",
+        Exoscale = "exoscale",
+        Godaddy = "godaddy",
+        Google = "google",
+        Inmemory = "inmemory",
+        Linode = "linode",
+        Ns1 = "ns1",
+        Oci = "oci",
+        Ovh = "ovh",
+        Pdns = "pdns",
+        Pihole = "pihole",
+        Rfc2136 = "rfc2136",
+        Scaleway = "scaleway",
+        Skydns = "skydns",
+        Webhook = "webhook",
+    }
+}
+
+// ---------------------------------------------------------------------------------- Policy and registry
+
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Policy and registry")]
+pub struct RegistryFlags {
+    /// What the controller may change: sync (create, update, delete), upsert-only (no deletes),
+    /// create-only.
+    #[arg(long, value_name = "POLICY", value_enum, default_value_t = PolicyName::Sync)]
+    pub policy: PolicyName,
+    /// How ownership of records is stored.
+    #[arg(long, value_name = "REGISTRY", value_enum, default_value_t = RegistryName::Txt)]
+    pub registry: RegistryName,
+    /// This instance's owner id in ownership records (must not be empty).
+    #[arg(long, value_name = "ID", default_value = "default")]
+    pub txt_owner_id: String,
+    /// Prefix of the ownership TXT record's first label; may contain %{record_type}.
+    #[arg(long, value_name = "PREFIX", default_value = "")]
+    pub txt_prefix: String,
+    /// Suffix of the ownership TXT record's first label; may contain %{record_type}.
+    #[arg(long, value_name = "SUFFIX", default_value = "")]
+    pub txt_suffix: String,
+    /// Replaces a leading '*' label in ownership TXT names.
+    #[arg(long, value_name = "STRING", default_value = "")]
+    pub txt_wildcard_replacement: String,
+    /// Encrypt ownership TXT values (AES-256-GCM).
+    #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    pub txt_encrypt_enabled: bool,
+    /// The 32-byte key for TXT encryption, raw or standard base64.
+    #[arg(long, value_name = "KEY", default_value = "")]
+    pub txt_encrypt_aes_key: String,
+    /// Take over the records owned by this previous owner id.
+    #[arg(long, value_name = "ID", default_value = "")]
+    pub migrate_from_txt_owner: String,
+    /// Cache the registry's records for this long (0s disables the cache).
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = duration::parse)]
+    pub txt_cache_interval: Duration,
+    /// DynamoDB registry region.
+    #[arg(long, value_name = "REGION", default_value = "")]
+    pub dynamodb_region: String,
+    /// DynamoDB registry table.
+    #[arg(long, value_name = "TABLE", default_value = "external-dns")]
+    pub dynamodb_table: String,
+    /// Namespace of the CRD registry's DNSRecord objects (the controller's own when empty).
+    #[arg(long, value_name = "NAMESPACE", default_value = "")]
+    pub crd_registry_namespace: String,
+}
+
+names! {
+    pub enum PolicyName {
+        Sync = "sync",
+        UpsertOnly = "upsert-only",
+        CreateOnly = "create-only",
+    }
+}
+
+names! {
+    pub enum RegistryName {
+        Txt = "txt",
+        Noop = "noop",
+        AwsSd = "aws-sd",
+        Dynamodb = "dynamodb",
+        Crd = "crd",
+    }
+}
+
+// ------------------------------------------------------------------------------ Control loop and logging
+
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Control loop, logging and metrics")]
+pub struct ControlFlags {
+    /// Time between two syncs.
+    #[arg(long, value_name = "DURATION", default_value = "1m0s", value_parser = duration::parse)]
+    pub interval: Duration,
+    /// Minimum time between two syncs triggered by cluster events.
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = duration::parse)]
+    pub min_event_sync_interval: Duration,
+    /// Sync once and exit.
+    #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    pub once: bool,
+    /// Plan and log the changes but send nothing to the provider.
+    #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    pub dry_run: bool,
+    /// Also sync shortly after cluster changes, not only every --interval.
+    #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    pub events: bool,
+    /// Emit Kubernetes Events of these kinds (repeatable): RecordReady, RecordDeleted, RecordError.
+    #[arg(long, value_name = "KIND",
+          value_parser = PossibleValuesParser::new(["RecordReady", "RecordDeleted", "RecordError"]))]
+    pub events_emit: Vec<String>,
+    /// Log format.
+    #[arg(long, value_name = "FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+    /// Log level.
+    #[arg(long, value_name = "LEVEL", value_enum, default_value_t = LogLevel::Info)]
+    pub log_level: LogLevel,
+    /// Address of the /metrics and /healthz HTTP listener.
+    #[arg(long, value_name = "ADDR", default_value = ":7979")]
+    pub metrics_address: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+/// external-dns's (logrus) level names. Panic and fatal log only errors: extdns has no more severe level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
+pub enum LogLevel {
+    Panic,
+    Fatal,
+    Error,
+    Warning,
+    Info,
+    Debug,
+    Trace,
+}
+
+// -------------------------------------------------------------------------------------------- Webhook
+
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Webhook provider")]
+pub struct WebhookFlags {
+    /// Base URL of the webhook provider.
+    #[arg(long, value_name = "URL", default_value = "http://localhost:8888")]
+    pub webhook_provider_url: String,
+    /// Read timeout of webhook requests (client and server).
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = duration::parse)]
+    pub webhook_provider_read_timeout: Duration,
+    /// Write timeout of webhook requests (client and server).
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration::parse)]
+    pub webhook_provider_write_timeout: Duration,
+    /// Server: timeout for reading request headers.
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = duration::parse)]
+    pub webhook_provider_read_header_timeout: Duration,
+    /// Server: keep-alive idle timeout.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = duration::parse)]
+    pub webhook_provider_idle_timeout: Duration,
+    /// Largest request or response body in bytes (0 = no limit).
+    #[arg(
+        long,
+        value_name = "BYTES",
+        default_value_t = 33_554_432,
+        allow_negative_numbers = true
+    )]
+    pub webhook_provider_max_body_size: i64,
+    /// Serve the selected provider over the webhook protocol instead of running the controller.
+    #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    pub webhook_server: bool,
+}
+
+// ------------------------------------------------------------------------------------------- InMemory
+
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "In-memory provider")]
+pub struct InMemoryFlags {
+    /// Zones of the in-memory provider (repeatable).
+    #[arg(long, value_name = "ZONE")]
+    pub inmemory_zone: Vec<String>,
+}
+
+// -------------------------------------------------------------------------------------------- RFC2136
+
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "RFC2136 provider")]
+pub struct Rfc2136Flags {
+    /// DNS server host(s) to send updates to (repeatable).
+    #[arg(long = "rfc2136-host", id = "rfc2136-host", value_name = "HOST")]
+    pub host: Vec<String>,
+    /// DNS server port.
+    #[arg(long = "rfc2136-port", id = "rfc2136-port", value_name = "PORT", default_value_t = 0)]
+    pub port: u16,
+    /// Zones to manage (repeatable).
+    #[arg(long = "rfc2136-zone", id = "rfc2136-zone", value_name = "ZONE")]
+    pub zone: Vec<String>,
+    /// Send updates without TSIG.
+    #[arg(long = "rfc2136-insecure", id = "rfc2136-insecure", value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    pub insecure: bool,
+    /// TSIG key name.
+    #[arg(
+        long = "rfc2136-tsig-keyname",
+        id = "rfc2136-tsig-keyname",
+        value_name = "NAME",
+        default_value = ""
+    )]
+    pub tsig_keyname: String,
+    /// TSIG secret (base64).
+    #[arg(
+        long = "rfc2136-tsig-secret",
+        id = "rfc2136-tsig-secret",
+        value_name = "SECRET",
+        default_value = ""
+    )]
+    pub tsig_secret: String,
+    /// TSIG algorithm (e.g. hmac-sha256).
+    #[arg(
+        long = "rfc2136-tsig-secret-alg",
+        id = "rfc2136-tsig-secret-alg",
+        value_name = "ALG",
+        default_value = ""
+    )]
+    pub tsig_secret_alg: String,
+    /// Read records with zone transfers (AXFR).
+    #[arg(long = "rfc2136-axfr", id = "rfc2136-axfr", value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    pub axfr: bool,
+    /// Deprecated: same as --rfc2136-axfr.
+    #[arg(long = "rfc2136-tsig-axfr", id = "rfc2136-tsig-axfr", value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    pub tsig_axfr: bool,
+    /// Smallest TTL of records written.
+    #[arg(long = "rfc2136-min-ttl", id = "rfc2136-min-ttl", value_name = "DURATION", default_value = "0s", value_parser = duration::parse)]
+    pub min_ttl: Duration,
+    /// GSS-TSIG (Kerberos) authentication; not supported by extdns.
+    #[arg(long = "rfc2136-gss-tsig", id = "rfc2136-gss-tsig", value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    pub gss_tsig: bool,
+    /// Kerberos user name (GSS-TSIG).
+    #[arg(
+        long = "rfc2136-kerberos-username",
+        id = "rfc2136-kerberos-username",
+        value_name = "USER",
+        default_value = ""
+    )]
+    pub kerberos_username: String,
+    /// Kerberos password (GSS-TSIG).
+    #[arg(
+        long = "rfc2136-kerberos-password",
+        id = "rfc2136-kerberos-password",
+        value_name = "PASSWORD",
+        default_value = ""
+    )]
+    pub kerberos_password: String,
+    /// Kerberos realm (GSS-TSIG).
+    #[arg(
+        long = "rfc2136-kerberos-realm",
+        id = "rfc2136-kerberos-realm",
+        value_name = "REALM",
+        default_value = ""
+    )]
+    pub kerberos_realm: String,
+    /// Changes per DNS UPDATE message (≥ 1).
+    #[arg(
+        long = "rfc2136-batch-change-size",
+        id = "rfc2136-batch-change-size",
+        value_name = "N",
+        default_value_t = 50,
+        allow_negative_numbers = true
+    )]
+    pub batch_change_size: i32,
+    /// Talk to the server over DNS-over-TLS.
+    #[arg(long = "rfc2136-use-tls", id = "rfc2136-use-tls", value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    pub use_tls: bool,
+    /// Do not verify the server's TLS certificate.
+    #[arg(long = "rfc2136-skip-tls-verify", id = "rfc2136-skip-tls-verify", value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    pub skip_tls_verify: bool,
+    /// How to spread updates over several --rfc2136-host: random, round-robin, disabled.
+    #[arg(long = "rfc2136-load-balancing-strategy", id = "rfc2136-load-balancing-strategy", value_name = "STRATEGY", value_enum,
+          default_value_t = LoadBalancingStrategy::Disabled)]
+    pub load_balancing_strategy: LoadBalancingStrategy,
+}
+
+impl Rfc2136Flags {
+    /// Zone transfers are on with either the flag or its deprecated alias.
+    pub fn effective_axfr(&self) -> bool {
+        self.axfr || self.tsig_axfr
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LoadBalancingStrategy {
+    Random,
+    RoundRobin,
+    Disabled,
+}
+
+// ------------------------------------------------------------------------------------------- PowerDNS
+
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "PowerDNS provider")]
+pub struct PdnsFlags {
+    /// PowerDNS API URL.
+    #[arg(
+        long = "pdns-server",
+        id = "pdns-server",
+        value_name = "URL",
+        default_value = "http://localhost:8081"
+    )]
+    pub server: String,
+    /// PowerDNS server id.
+    #[arg(
+        long = "pdns-server-id",
+        id = "pdns-server-id",
+        value_name = "ID",
+        default_value = "localhost"
+    )]
+    pub server_id: String,
+    /// PowerDNS API key.
+    #[arg(long = "pdns-api-key", id = "pdns-api-key", value_name = "KEY", default_value = "")]
+    pub api_key: String,
+    /// Do not verify the PowerDNS API's TLS certificate.
+    #[arg(long = "pdns-skip-tls-verify", id = "pdns-skip-tls-verify", value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    pub skip_tls_verify: bool,
+}
+
+// ------------------------------------------------------------------------------------------------ AWS
+
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "AWS provider")]
+pub struct AwsFlags {
+    /// Only public or private hosted zones (all when empty).
+    #[arg(long = "aws-zone-type", id = "aws-zone-type", value_name = "TYPE", default_value = "",
+          value_parser = PossibleValuesParser::new(["", "public", "private"]))]
+    pub zone_type: String,
+    /// Only hosted zones with these tags (repeatable `key=value`).
+    #[arg(long = "aws-zone-tags", id = "aws-zone-tags", value_name = "TAG")]
+    pub zone_tags: Vec<String>,
+    /// AWS profiles to use (repeatable).
+    #[arg(long = "aws-profile", id = "aws-profile", value_name = "PROFILE")]
+    pub profile: Vec<String>,
+    /// IAM role to assume.
+    #[arg(
+        long = "aws-assume-role",
+        id = "aws-assume-role",
+        value_name = "ARN",
+        default_value = ""
+    )]
+    pub assume_role: String,
+    /// External id when assuming the role.
+    #[arg(
+        long = "aws-assume-role-external-id",
+        id = "aws-assume-role-external-id",
+        value_name = "ID",
+        default_value = ""
+    )]
+    pub assume_role_external_id: String,
+    /// Changes per Route53 batch.
+    #[arg(
+        long = "aws-batch-change-size",
+        id = "aws-batch-change-size",
+        value_name = "N",
+        default_value_t = 1000,
+        allow_negative_numbers = true
+    )]
+    pub batch_change_size: i32,
+    /// Bytes per Route53 batch.
+    #[arg(
+        long = "aws-batch-change-size-bytes",
+        id = "aws-batch-change-size-bytes",
+        value_name = "N",
+        default_value_t = 32000,
+        allow_negative_numbers = true
+    )]
+    pub batch_change_size_bytes: i32,
+    /// Record values per Route53 batch.
+    #[arg(
+        long = "aws-batch-change-size-values",
+        id = "aws-batch-change-size-values",
+        value_name = "N",
+        default_value_t = 1000,
+        allow_negative_numbers = true
+    )]
+    pub batch_change_size_values: i32,
+    /// Pause between Route53 batches.
+    #[arg(long = "aws-batch-change-interval", id = "aws-batch-change-interval", value_name = "DURATION", default_value = "1s",
+          value_parser = duration::parse)]
+    pub batch_change_interval: Duration,
+    /// Default of evaluate-target-health for alias records.
+    #[arg(long = "aws-evaluate-target-health", id = "aws-evaluate-target-health", value_name = BOOL, action = ArgAction::Set, default_value = "true")]
+    pub evaluate_target_health: bool,
+    /// Retries of failed AWS API calls.
+    #[arg(
+        long = "aws-api-retries",
+        id = "aws-api-retries",
+        value_name = "N",
+        default_value_t = 3,
+        allow_negative_numbers = true
+    )]
+    pub api_retries: i32,
+    /// Publish CNAMEs instead of alias records.
+    #[arg(long = "aws-prefer-cname", id = "aws-prefer-cname", value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    pub prefer_cname: bool,
+    /// Cache the hosted zone list for this long (0s disables the cache).
+    #[arg(long = "aws-zones-cache-duration", id = "aws-zones-cache-duration", value_name = "DURATION", default_value = "0s",
+          value_parser = duration::parse)]
+    pub zones_cache_duration: Duration,
+    /// Let --domain-filter also match parent zones.
+    #[arg(long = "aws-zone-match-parent", id = "aws-zone-match-parent", value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    pub zone_match_parent: bool,
+}
+
+// -------------------------------------------------------------------------------------------- CoreDNS
+
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "CoreDNS provider")]
+pub struct CorednsFlags {
+    /// etcd key prefix of CoreDNS records.
+    #[arg(
+        long = "coredns-prefix",
+        id = "coredns-prefix",
+        value_name = "PREFIX",
+        default_value = "/skydns/"
+    )]
+    pub prefix: String,
+    /// Only touch etcd entries that carry this instance's owner id.
+    #[arg(long = "coredns-strictly-owned", id = "coredns-strictly-owned", value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    pub strictly_owned: bool,
+}
+
+// ------------------------------------------------------------------------------------ extdns's own flags
+
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Offline cluster (extdns only)")]
+pub struct OfflineFlags {
+    /// Read Kubernetes objects from these files or directories instead of an API server (repeatable).
+    #[arg(long, value_name = "PATH")]
+    pub manifests: Vec<PathBuf>,
+}
+
+// ------------------------------------------------------------------------------------------- parsing
+
+/// The command with extdns's conventions applied to every flag: environment variables, `--no-` booleans,
+/// newline-separated environment lists, last-wins repetition of single-valued flags.
+pub fn command() -> clap::Command {
+    apply_conventions(Cli::command()).mut_subcommand("endpoints", |sub| sub.mut_arg("manifests", |a| a.required(true)))
+}
+
+fn apply_conventions(cmd: clap::Command) -> clap::Command {
+    cmd.args_override_self(true)
+        .mut_args(|arg| {
+            let Some(long) = arg.get_long().map(str::to_owned) else {
+                return arg;
+            };
+            let is_bool = arg.get_value_names().is_some_and(|v| v.iter().any(|n| n == BOOL));
+            let repeatable = matches!(arg.get_action(), ArgAction::Append);
+            let mut arg = arg;
+            if is_bool {
+                arg = arg
+                    .num_args(0..=1)
+                    .require_equals(true)
+                    .default_missing_value("true")
+                    .hide_possible_values(true)
+                    .value_parser(BoolishValueParser::new());
+            }
+            if repeatable {
+                arg = arg.value_delimiter('\n');
+            }
+            if arg.get_default_values().iter().all(|v| v.is_empty()) {
+                arg = arg.hide_default_value(true);
+            }
+            let env = env_name(&long);
+            // kingpin treats an empty variable as unset; clap would hand the empty string to the parser.
+            if !std::env::var_os(&env).is_some_and(|v| v.is_empty()) {
+                arg = arg.env(env).hide_env_values(true);
+            }
+            arg
+        })
+        .mut_subcommands(apply_conventions)
+}
+
+/// `EXTERNAL_DNS_<FLAG>` for a flag's long name.
+pub fn env_name(long: &str) -> String {
+    format!("{ENV_PREFIX}{}", long.to_ascii_uppercase().replace('-', "_"))
+}
+
+/// The long names of every boolean flag anywhere in the command tree.
+fn bool_flags(cmd: &clap::Command, out: &mut Vec<String>) {
+    for arg in cmd.get_arguments() {
+        if arg.get_value_names().is_some_and(|v| v.iter().any(|n| n == BOOL))
+            && let Some(long) = arg.get_long()
+        {
+            out.push(long.to_string());
+        }
+    }
+    for sub in cmd.get_subcommands() {
+        bool_flags(sub, out);
+    }
+}
+
+/// kingpin's negated booleans: `--no-<flag>` becomes `--<flag>=false` for every boolean flag.
+fn rewrite_negations(cmd: &clap::Command, args: Vec<OsString>) -> Vec<OsString> {
+    let mut bools = Vec::new();
+    bool_flags(cmd, &mut bools);
+    let mut after_double_dash = false;
+    args.into_iter()
+        .map(|a| {
+            if after_double_dash {
+                return a;
+            }
+            if a == "--" {
+                after_double_dash = true;
+                return a;
+            }
+            match a.to_str().and_then(|s| s.strip_prefix("--no-")) {
+                Some(name) if bools.iter().any(|b| b == name) => OsString::from(format!("--{name}=false")),
+                _ => a,
+            }
+        })
+        .collect()
+}
+
+/// Parse a command line (the first item is the program name).
+pub fn try_parse_from<I, T>(args: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString>,
+{
+    let mut cmd = command();
+    let args = rewrite_negations(&cmd, args.into_iter().map(Into::into).collect());
+    let matches = cmd.try_get_matches_from_mut(args)?;
+    Cli::from_arg_matches(&matches).map_err(|e| e.with_cmd(&cmd))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        try_parse_from(std::iter::once("extdns").chain(args.iter().copied()))
+    }
+
+    fn flags(args: &[&str]) -> Flags {
+        match parse(args) {
+            Ok(cli) => cli.flags,
+            Err(e) => panic!("{args:?}: {e}"),
+        }
+    }
+
+    #[test]
+    fn the_command_definition_is_consistent() {
+        command().debug_assert();
+    }
+
+    #[test]
+    fn defaults_follow_external_dns() {
+        let f = flags(&["--source=service"]);
+        assert_eq!(f.kube.kube_api_request_timeout, Duration::from_secs(30));
+        assert_eq!((f.kube.kube_api_qps, f.kube.kube_api_burst), (5, 10));
+        assert_eq!(f.sources.annotation_prefix, None);
+        assert_eq!(f.provider.managed_record_types, vec!["A", "AAAA", "CNAME"]);
+        assert_eq!(f.provider.batch_change_size, 200);
+        assert_eq!(f.registry.policy, PolicyName::Sync);
+        assert_eq!(f.registry.registry, RegistryName::Txt);
+        assert_eq!(f.registry.txt_owner_id, "default");
+        assert_eq!(f.registry.dynamodb_table, "external-dns");
+        assert_eq!(f.control.interval, Duration::from_secs(60));
+        assert_eq!(f.control.min_event_sync_interval, Duration::from_secs(5));
+        assert_eq!(f.control.log_level, LogLevel::Info);
+        assert_eq!(f.control.log_format, LogFormat::Text);
+        assert_eq!(f.control.metrics_address, ":7979");
+        assert_eq!(f.webhook.webhook_provider_url, "http://localhost:8888");
+        assert_eq!(f.webhook.webhook_provider_max_body_size, 33_554_432);
+        assert_eq!(f.rfc2136.batch_change_size, 50);
+        assert_eq!(f.rfc2136.load_balancing_strategy, LoadBalancingStrategy::Disabled);
+        assert_eq!(f.pdns.server, "http://localhost:8081");
+        assert_eq!(f.coredns.prefix, "/skydns/");
+        assert!(f.service.exclude_unschedulable);
+        assert!(f.aws.evaluate_target_health);
+        assert!(!f.control.dry_run);
+    }
+
+    #[test]
+    fn list_flags_are_repeatable_and_keep_flag_order() {
+        let f = flags(&[
+            "--source=service",
+            "--source",
+            "gateway-httproute",
+            "--domain-filter=a.com",
+        ]);
+        assert_eq!(
+            f.sources.source,
+            vec![SourceName::Service, SourceName::GatewayHttpRoute]
+        );
+        assert_eq!(f.provider.domain_filter, vec!["a.com"]);
+    }
+
+    #[test]
+    fn giving_a_list_flag_replaces_its_default() {
+        let f = flags(&[
+            "--source=service",
+            "--managed-record-types=A",
+            "--managed-record-types=SRV",
+        ]);
+        assert_eq!(f.provider.managed_record_types, vec!["A", "SRV"]);
+    }
+
+    #[test]
+    fn fqdn_template_values_keep_their_commas() {
+        let f = flags(&["--source=service", "--fqdn-template={{.Name}}.a.com,{{.Name}}.b.com"]);
+        assert_eq!(f.sources.fqdn_template, vec!["{{.Name}}.a.com,{{.Name}}.b.com"]);
+    }
+
+    #[test]
+    fn booleans_accept_flag_and_no_flag_forms() {
+        assert!(flags(&["--source=service", "--dry-run"]).control.dry_run);
+        assert!(
+            !flags(&["--source=service", "--dry-run", "--no-dry-run"])
+                .control
+                .dry_run
+        );
+        assert!(
+            !flags(&["--source=service", "--no-exclude-unschedulable"])
+                .service
+                .exclude_unschedulable
+        );
+        assert!(
+            flags(&[
+                "--source=service",
+                "--no-exclude-unschedulable",
+                "--exclude-unschedulable"
+            ])
+            .service
+            .exclude_unschedulable
+        );
+        assert!(
+            !flags(&["--source=service", "--exclude-unschedulable=false"])
+                .service
+                .exclude_unschedulable
+        );
+    }
+
+    #[test]
+    fn a_boolean_does_not_swallow_the_next_argument() {
+        assert!(parse(&["--source=service", "--dry-run", "false"]).is_err());
+        let f = flags(&["--dry-run", "--source=service"]);
+        assert!(f.control.dry_run);
+    }
+
+    #[test]
+    fn no_prefix_of_a_value_flag_is_unknown() {
+        assert!(parse(&["--source=service", "--no-namespace"]).is_err());
+    }
+
+    #[test]
+    fn single_valued_flags_take_the_last_occurrence() {
+        let f = flags(&["--source=service", "--namespace=a", "--namespace=b"]);
+        assert_eq!(f.sources.namespace, "b");
+    }
+
+    #[test]
+    fn durations_use_go_syntax() {
+        let f = flags(&[
+            "--source=service",
+            "--interval=1h30m",
+            "--min-ttl=500ms",
+            "--txt-cache-interval",
+            "2m",
+        ]);
+        assert_eq!(f.control.interval, Duration::from_secs(5400));
+        assert_eq!(f.sources.min_ttl, Duration::from_millis(500));
+        assert_eq!(f.registry.txt_cache_interval, Duration::from_secs(120));
+        assert!(parse(&["--source=service", "--interval=10"]).is_err());
+    }
+
+    #[test]
+    fn enumerated_values_are_checked_while_parsing() {
+        for bad in [
+            &["--source=services"][..],
+            &["--source=service", "--provider=route53"],
+            &["--source=service", "--policy=delete-all"],
+            &["--source=service", "--registry=etcd"],
+            &["--source=service", "--log-format=xml"],
+            &["--source=service", "--log-level=warn"],
+            &["--source=service", "--compatibility=dns-controller"],
+            &["--source=service", "--rfc2136-load-balancing-strategy=first"],
+            &["--source=service", "--service-type-filter=Headless"],
+            &["--source=service", "--events-emit=RecordCreated"],
+        ] {
+            assert!(parse(bad).is_err(), "{bad:?} should be rejected");
+        }
+        let f = flags(&[
+            "--source=gateway-udproute",
+            "--provider=rfc2136",
+            "--policy=upsert-only",
+            "--registry=noop",
+            "--log-level=warning",
+            "--compatibility=kops-dns-controller",
+            "--rfc2136-load-balancing-strategy=round-robin",
+            "--service-type-filter=ExternalName",
+        ]);
+        assert_eq!(f.provider.provider, Some(ProviderName::Rfc2136));
+        assert_eq!(f.registry.policy, PolicyName::UpsertOnly);
+        assert_eq!(f.control.log_level, LogLevel::Warning);
+        assert_eq!(f.sources.compatibility(), Some(Compatibility::KopsDnsController));
+        assert_eq!(f.rfc2136.load_balancing_strategy, LoadBalancingStrategy::RoundRobin);
+    }
+
+    #[test]
+    fn an_empty_service_type_filter_entry_is_accepted() {
+        let f = flags(&["--source=service", "--service-type-filter="]);
+        assert_eq!(f.service.service_type_filter, vec![""]);
+    }
+
+    #[test]
+    fn unknown_flags_are_rejected() {
+        let err = parse(&["--source=service", "--no-such-flag"]).err().map(|e| e.kind());
+        assert_eq!(err, Some(clap::error::ErrorKind::UnknownArgument));
+    }
+
+    #[test]
+    fn source_is_required() {
+        let err = parse(&[]).err().map(|e| e.kind());
+        assert_eq!(err, Some(clap::error::ErrorKind::MissingRequiredArgument));
+        let err = parse(&["endpoints", "--manifests=x"]).err().map(|e| e.kind());
+        assert_eq!(err, Some(clap::error::ErrorKind::MissingRequiredArgument));
+    }
+
+    #[test]
+    fn manifests_are_required_by_the_endpoints_command_only() {
+        let err = parse(&["endpoints", "--source=service"]).err().map(|e| e.kind());
+        assert_eq!(err, Some(clap::error::ErrorKind::MissingRequiredArgument));
+        assert!(parse(&["--source=service"]).is_ok());
+    }
+
+    #[test]
+    fn the_endpoints_subcommand_takes_every_controller_flag() {
+        let cli = match parse(&[
+            "endpoints",
+            "--manifests=examples",
+            "--source=service",
+            "--provider=pdns",
+            "--pdns-api-key=x",
+            "--output=json",
+        ]) {
+            Ok(cli) => cli,
+            Err(e) => panic!("{e}"),
+        };
+        let Some(Command::Endpoints(args)) = cli.command else {
+            panic!("expected the endpoints subcommand")
+        };
+        assert_eq!(args.output, OutputFormat::Json);
+        assert_eq!(args.flags.offline.manifests, vec![PathBuf::from("examples")]);
+        assert_eq!(args.flags.provider.provider, Some(ProviderName::Pdns));
+    }
+
+    #[test]
+    fn every_flag_has_its_external_dns_environment_variable() {
+        let cmd = command();
+        let mut checked = 0;
+        let mut check = |c: &clap::Command| {
+            for arg in c.get_arguments() {
+                if let Some(long) = arg.get_long() {
+                    let expected = format!("EXTERNAL_DNS_{}", long.to_uppercase().replace('-', "_"));
+                    if std::env::var_os(&expected).is_some_and(|v| v.is_empty()) {
+                        continue;
+                    }
+                    assert_eq!(
+                        arg.get_env().and_then(|e| e.to_str()),
+                        Some(expected.as_str()),
+                        "--{long}"
+                    );
+                    checked += 1;
+                }
+            }
+        };
+        check(&cmd);
+        for sub in cmd.get_subcommands() {
+            check(sub);
+        }
+        assert!(checked > 200, "only {checked} flags checked");
+    }
+
+    #[test]
+    fn rfc2136_tsig_axfr_is_an_alias_of_axfr() {
+        assert!(
+            flags(&["--source=service", "--rfc2136-tsig-axfr"])
+                .rfc2136
+                .effective_axfr()
+        );
+        assert!(!flags(&["--source=service"]).rfc2136.effective_axfr());
+    }
+
+    #[test]
+    fn deprecated_request_timeout_overrides_when_changed() {
+        let f = flags(&["--source=service", "--kube-api-request-timeout=10s"]);
+        assert_eq!(f.kube.effective_request_timeout(), Duration::from_secs(10));
+        let f = flags(&[
+            "--source=service",
+            "--kube-api-request-timeout=10s",
+            "--request-timeout=1m",
+        ]);
+        assert_eq!(f.kube.effective_request_timeout(), Duration::from_secs(60));
+    }
+
+    #[test]
+    fn source_names_print_as_given() {
+        assert_eq!(SourceName::GatewayHttpRoute.to_string(), "gateway-httproute");
+        assert_eq!(ProviderName::AzurePrivateDns.to_string(), "azure-private-dns");
+    }
+}

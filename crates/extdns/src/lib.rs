@@ -1,0 +1,59 @@
+//! The extdns command line: external-dns's flags, their validation, and the wiring of typed configurations
+//! and trait objects from them. The binary (`main.rs`) only calls [`main`]; tests call the same code.
+//!
+//! Two commands share every flag: the controller (no subcommand, [`run`]) and `extdns endpoints`, the
+//! preview that runs the sources over manifest files.
+
+pub mod duration;
+pub mod flags;
+pub mod logging;
+pub mod run;
+
+use std::ffi::OsString;
+use std::process::ExitCode;
+
+pub use flags::{Cli, Command, Flags};
+
+/// Exit code of a bad command line or configuration (as clap uses for parse errors).
+pub const EXIT_USAGE: u8 = 2;
+/// Exit code of a failed run (bad manifests, a controller error).
+pub const EXIT_FAILURE: u8 = 1;
+
+/// Run extdns with these arguments (the first is the program name) and return its exit code.
+pub fn main<I, T>(args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString>,
+{
+    let cli = match flags::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(EXIT_USAGE));
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(EXIT_FAILURE);
+        }
+    };
+    match cli.command {
+        None => {
+            let flags = cli.flags;
+            logging::init(flags.control.log_format, flags.control.log_level);
+            match runtime.block_on(run::run(flags)) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("error: {e:#}");
+                    ExitCode::from(EXIT_FAILURE)
+                }
+            }
+        }
+        Some(Command::Endpoints(_)) => {
+            eprintln!("error: the endpoints command is not implemented yet");
+            ExitCode::from(EXIT_FAILURE)
+        }
+    }
+}
