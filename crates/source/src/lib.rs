@@ -4,6 +4,16 @@
 //! call the API server, a provider or the clock. The only network access a source may need, resolving a load
 //! balancer hostname, goes through the injected [`resolver::Resolver`].
 
+pub mod annotations;
+pub mod config;
+pub mod selector;
+pub mod template;
+
+pub use annotations::{AnnotationError, Annotations, PREFIX_ALPHA, PREFIX_GA};
+pub use config::SourceConfig;
+pub use selector::{Selector, SelectorError};
+pub use template::{FqdnTemplate, TemplateError, TemplateObject};
+
 use async_trait::async_trait;
 use extdns_endpoint::Endpoint;
 use extdns_informer::{Cluster, ResourceKind};
@@ -27,7 +37,11 @@ pub trait Source: Send + Sync {
 #[derive(Debug, thiserror::Error)]
 pub enum SourceError {
     #[error("{source_name}: template failed on {object}: {message}")]
-    Template { source_name: String, object: String, message: String },
+    Template {
+        source_name: String,
+        object: String,
+        message: String,
+    },
     #[error("{source_name}: {message}")]
     Other { source_name: String, message: String },
 }

@@ -1,0 +1,628 @@
+//! The `external-dns` annotations every source reads (§5).
+//!
+//! Users migrating from external-dns have objects annotated under either prefix: the seeds and older
+//! releases used `external-dns.alpha.kubernetes.io/`, external-dns 0.22 reads `external-dns.kubernetes.io/`.
+//! So by default both are read, and when an object carries the same key under both, the GA value wins (it is
+//! the one external-dns itself would act on). `--annotation-prefix` narrows reading to exactly one prefix.
+
+use std::collections::BTreeMap;
+
+use extdns_endpoint::{ProviderSpecific, Ttl};
+use extdns_informer::StrMap;
+
+/// The prefix external-dns 0.22 reads by default.
+pub const PREFIX_GA: &str = "external-dns.kubernetes.io/";
+/// The prefix of the seeds and of external-dns before 0.22.
+pub const PREFIX_ALPHA: &str = "external-dns.alpha.kubernetes.io/";
+
+/// Keys (without prefix) with a meaning shared by all sources.
+pub mod key {
+    pub const HOSTNAME: &str = "hostname";
+    pub const INTERNAL_HOSTNAME: &str = "internal-hostname";
+    pub const TARGET: &str = "target";
+    pub const TTL: &str = "ttl";
+    pub const CONTROLLER: &str = "controller";
+    pub const SET_IDENTIFIER: &str = "set-identifier";
+    pub const ALIAS: &str = "alias";
+    pub const RECORD_TYPE: &str = "record-type";
+    pub const ACCESS: &str = "access";
+    pub const ENDPOINTS_TYPE: &str = "endpoints-type";
+    pub const GATEWAY_HOSTNAME_SOURCE: &str = "gateway-hostname-source";
+}
+
+/// The only controller value (besides none) under which an object is ours.
+pub const CONTROLLER_VALUE: &str = "dns-controller";
+
+/// The largest TTL accepted from an annotation (a signed 32-bit second count, as DNS allows).
+const TTL_MAX: i64 = 2_147_483_647;
+
+/// An `--annotation-prefix` that cannot be a prefix.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AnnotationError {
+    #[error("--annotation-prefix must not be empty")]
+    EmptyPrefix,
+    #[error("--annotation-prefix {0:?} must end with '/'")]
+    NoSlash(String),
+}
+
+/// Which annotation prefixes are read, in order of precedence.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Annotations {
+    prefixes: Vec<String>,
+}
+
+impl Default for Annotations {
+    /// Both prefixes, the GA one first so it wins.
+    fn default() -> Self {
+        Annotations {
+            prefixes: vec![PREFIX_GA.to_string(), PREFIX_ALPHA.to_string()],
+        }
+    }
+}
+
+impl Annotations {
+    /// Read only `prefix` (the `--annotation-prefix` flag).
+    pub fn with_prefix(prefix: &str) -> Result<Self, AnnotationError> {
+        if prefix.is_empty() {
+            return Err(AnnotationError::EmptyPrefix);
+        }
+        if !prefix.ends_with('/') {
+            return Err(AnnotationError::NoSlash(prefix.to_string()));
+        }
+        Ok(Annotations {
+            prefixes: vec![prefix.to_string()],
+        })
+    }
+
+    /// The prefixes read, highest precedence first.
+    pub fn prefixes(&self) -> &[String] {
+        &self.prefixes
+    }
+
+    /// The value of `key` (given without prefix) under the first read prefix that has it.
+    pub fn get<'a>(&self, a: &'a StrMap, key: &str) -> Option<&'a str> {
+        self.get_with_prefix(a, key).map(|(_, v)| v)
+    }
+
+    /// Like [`Annotations::get`], also returning the prefix the value was found under.
+    fn get_with_prefix<'a, 's>(&'s self, a: &'a StrMap, key: &str) -> Option<(&'s str, &'a str)> {
+        let mut full = String::with_capacity(40);
+        for p in &self.prefixes {
+            full.clear();
+            full.push_str(p);
+            full.push_str(key);
+            if let Some(v) = a.get(&full) {
+                return Some((p.as_str(), v));
+            }
+        }
+        None
+    }
+
+    /// Whether `key` (a full annotation key) is under one of the read prefixes.
+    pub fn is_ours(&self, key: &str) -> bool {
+        self.prefixes.iter().any(|p| key.starts_with(p.as_str()))
+    }
+
+    /// The `hostname` annotation: every space removed, then split on ','. Empty items stay (as external-dns
+    /// does: a trailing comma yields an empty hostname); an absent annotation yields nothing.
+    pub fn hostnames(&self, a: &StrMap) -> Vec<String> {
+        self.get(a, key::HOSTNAME).map(split_list).unwrap_or_default()
+    }
+
+    /// The `internal-hostname` annotation, parsed like [`Annotations::hostnames`].
+    pub fn internal_hostnames(&self, a: &StrMap) -> Vec<String> {
+        self.get(a, key::INTERNAL_HOSTNAME).map(split_list).unwrap_or_default()
+    }
+
+    /// The `target` annotation: spaces removed, split on ',', one trailing '.' trimmed per item. An empty
+    /// annotation means "no override", but empty items of a non-empty one are kept.
+    pub fn targets(&self, a: &StrMap) -> Vec<String> {
+        match self.get(a, key::TARGET) {
+            Some(v) if !v.is_empty() => split_list(v)
+                .into_iter()
+                .map(|mut t| {
+                    if t.ends_with('.') {
+                        t.pop();
+                    }
+                    t
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The `ttl` annotation: integer seconds or a Go duration (`10m`, `1h30m`, `1.5h`; fractions of a second
+    /// truncated), within 1..=2147483647. Anything else is a warning naming `object` and the annotation, and
+    /// the TTL stays unset so the provider default applies.
+    pub fn ttl(&self, a: &StrMap, object: &str) -> Ttl {
+        let Some((prefix, value)) = self.get_with_prefix(a, key::TTL) else {
+            return Ttl(0);
+        };
+        match parse_ttl(value) {
+            Ok(secs) => Ttl(secs),
+            Err(reason) => {
+                tracing::warn!(
+                    object,
+                    annotation = %format_args!("{prefix}{}", key::TTL),
+                    value,
+                    "ignoring invalid TTL annotation: {reason}"
+                );
+                Ttl(0)
+            }
+        }
+    }
+
+    /// Provider-specific properties and the set identifier (§5). `alias` comes first (only for the exact
+    /// value `true`), then `record-type`, then the prefixed keys sorted by name; the post-processor sorts the
+    /// whole list again, so only determinism matters here.
+    pub fn provider_specific(&self, a: &StrMap) -> (ProviderSpecific, String) {
+        let mut ps = ProviderSpecific::default();
+        if self.get(a, key::ALIAS) == Some("true") {
+            ps.set("alias", "true");
+        }
+        if let Some(v) = self.get(a, key::RECORD_TYPE) {
+            ps.set("record-type", v);
+        }
+        let set_identifier = self.get(a, key::SET_IDENTIFIER).unwrap_or_default().to_string();
+
+        // Key without prefix → (prefix, value), the first prefix in precedence order winning.
+        let mut ours: BTreeMap<&str, (&str, &str)> = BTreeMap::new();
+        for p in self.prefixes.iter().rev() {
+            for (k, v) in a.iter() {
+                if let Some(rest) = k.strip_prefix(p.as_str()) {
+                    ours.insert(rest, (p.as_str(), v));
+                }
+            }
+        }
+        let mut cloudflare: BTreeMap<String, &str> = BTreeMap::new();
+        for (rest, (prefix, value)) in ours {
+            if let Some(x) = rest.strip_prefix("aws-") {
+                ps.set(format!("aws/{x}"), value);
+            } else if let Some(x) = rest.strip_prefix("scw-") {
+                ps.set(format!("scw/{x}"), value);
+            } else if let Some(x) = rest.strip_prefix("webhook-") {
+                ps.set(format!("webhook/{x}"), value);
+            } else if let Some(x) = rest.strip_prefix("coredns-") {
+                ps.set(format!("coredns/{x}"), value);
+            } else if rest == "azure-tags" {
+                ps.set("azure/tags", value);
+            } else if rest.starts_with("cloudflare-") {
+                let full = format!("{prefix}{rest}");
+                let known = CLOUDFLARE_KEYS
+                    .iter()
+                    .map(|k| format!("{prefix}{k}"))
+                    .find(|name| full.contains(name.as_str()));
+                if let Some(name) = known {
+                    // Several keys may map to one name (`cloudflare-proxied-x`); the exact key wins.
+                    if full == name || !cloudflare.contains_key(&name) {
+                        cloudflare.insert(name, value);
+                    }
+                }
+            }
+        }
+        for (name, value) in cloudflare {
+            ps.set(name, value);
+        }
+        (ps, set_identifier)
+    }
+
+    /// Whether the `controller` annotation lets us manage the object: absent, or `dns-controller`.
+    pub fn controller_allows(&self, a: &StrMap) -> bool {
+        self.get(a, key::CONTROLLER).is_none_or(|v| v == CONTROLLER_VALUE)
+    }
+}
+
+/// Cloudflare keys in external-dns's matching order: a key containing several takes the first.
+const CLOUDFLARE_KEYS: [&str; 5] = [
+    "cloudflare-custom-hostname",
+    "cloudflare-proxied",
+    "cloudflare-region-key",
+    "cloudflare-record-comment",
+    "cloudflare-tags",
+];
+
+fn split_list(v: &str) -> Vec<String> {
+    v.replace(' ', "").split(',').map(str::to_string).collect()
+}
+
+/// Parse a TTL as external-dns does: a Go duration first, then integer seconds; the result truncated to
+/// whole seconds and checked against 1..=2147483647.
+pub fn parse_ttl(value: &str) -> Result<i64, String> {
+    let secs = match parse_go_duration(value) {
+        Ok(nanos) => nanos / 1_000_000_000,
+        Err(duration_err) => match value.parse::<i64>() {
+            Ok(s) => i128::from(s),
+            Err(_) => return Err(duration_err),
+        },
+    };
+    match i64::try_from(secs) {
+        Ok(s) if (1..=TTL_MAX).contains(&s) => Ok(s),
+        _ => Err(format!("TTL must be between 1 and {TTL_MAX} seconds, got {secs}")),
+    }
+}
+
+/// Go's `time.ParseDuration`: an optionally signed sequence of decimal numbers, each with an optional
+/// fraction and a unit (`ns`, `us`, `µs`, `μs`, `ms`, `s`, `m`, `h`), e.g. `1h30m`, `1.5h`, `-300ms`.
+/// Returns nanoseconds; like Go, "0" needs no unit and anything beyond ±2^63 ns is an error.
+pub fn parse_go_duration(input: &str) -> Result<i128, String> {
+    let invalid = || format!("invalid duration {input:?}");
+    let mut s = input;
+    let negative = if let Some(r) = s.strip_prefix('-') {
+        s = r;
+        true
+    } else {
+        if let Some(r) = s.strip_prefix('+') {
+            s = r;
+        }
+        false
+    };
+    if s == "0" {
+        return Ok(0);
+    }
+    if s.is_empty() {
+        return Err(invalid());
+    }
+    let mut total: i128 = 0;
+    while !s.is_empty() {
+        let int_len = s.bytes().take_while(u8::is_ascii_digit).count();
+        let (int_part, rest) = s.split_at(int_len);
+        let (frac_part, rest) = match rest.strip_prefix('.') {
+            Some(r) => {
+                let n = r.bytes().take_while(u8::is_ascii_digit).count();
+                r.split_at(n)
+            }
+            None => ("", rest),
+        };
+        if int_part.is_empty() && frac_part.is_empty() {
+            return Err(invalid());
+        }
+        let unit_len = rest
+            .find(|c: char| c == '.' || c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let (unit, rest) = rest.split_at(unit_len);
+        let scale: i128 = match unit {
+            "ns" => 1,
+            "us" | "µs" | "μs" => 1_000,
+            "ms" => 1_000_000,
+            "s" => 1_000_000_000,
+            "m" => 60_000_000_000,
+            "h" => 3_600_000_000_000,
+            "" => return Err(format!("missing unit in duration {input:?}")),
+            other => return Err(format!("unknown unit {other:?} in duration {input:?}")),
+        };
+        let whole: i128 = if int_part.is_empty() {
+            0
+        } else {
+            int_part.parse().map_err(|_| invalid())?
+        };
+        let mut value = whole.checked_mul(scale).ok_or_else(invalid)?;
+        // The fraction, truncated to nanoseconds as Go does (digits past 18 cannot matter).
+        let mut f_scale = scale;
+        for d in frac_part.bytes().take(30) {
+            f_scale /= 10;
+            if f_scale == 0 {
+                break;
+            }
+            value += i128::from(d - b'0') * f_scale;
+        }
+        total = total.checked_add(value).ok_or_else(invalid)?;
+        if total > i128::from(i64::MAX) + 1 {
+            return Err(invalid());
+        }
+        s = rest;
+    }
+    if !negative && total > i128::from(i64::MAX) {
+        return Err(invalid());
+    }
+    Ok(if negative { -total } else { total })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(pairs: &[(&str, &str)]) -> StrMap {
+        pairs.iter().copied().collect()
+    }
+
+    fn ga(k: &str) -> String {
+        format!("{PREFIX_GA}{k}")
+    }
+
+    fn alpha(k: &str) -> String {
+        format!("{PREFIX_ALPHA}{k}")
+    }
+
+    fn strings(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn both_prefixes_are_read_by_default() {
+        let ann = Annotations::default();
+        assert_eq!(
+            ann.get(&map(&[(&alpha("hostname"), "a.example.com")]), "hostname"),
+            Some("a.example.com")
+        );
+        assert_eq!(
+            ann.get(&map(&[(&ga("hostname"), "b.example.com")]), "hostname"),
+            Some("b.example.com")
+        );
+    }
+
+    #[test]
+    fn ga_prefix_wins_when_both_are_present() {
+        let a = map(&[
+            (&alpha("hostname"), "alpha.example.com"),
+            (&ga("hostname"), "ga.example.com"),
+        ]);
+        assert_eq!(Annotations::default().hostnames(&a), strings(&["ga.example.com"]));
+    }
+
+    #[test]
+    fn annotation_prefix_restricts_reading_to_that_prefix() -> Result<(), AnnotationError> {
+        let a = map(&[(&alpha("hostname"), "alpha.example.com")]);
+        assert_eq!(Annotations::with_prefix(PREFIX_GA)?.get(&a, "hostname"), None);
+        assert_eq!(
+            Annotations::with_prefix(PREFIX_ALPHA)?.get(&a, "hostname"),
+            Some("alpha.example.com")
+        );
+        let custom = Annotations::with_prefix("dns.example.org/")?;
+        assert_eq!(custom.get(&map(&[("dns.example.org/ttl", "5")]), "ttl"), Some("5"));
+        assert!(custom.is_ours("dns.example.org/ttl"));
+        assert!(!custom.is_ours(&ga("ttl")));
+        Ok(())
+    }
+
+    #[test]
+    fn annotation_prefix_must_be_non_empty_and_end_with_a_slash() {
+        assert_eq!(Annotations::with_prefix(""), Err(AnnotationError::EmptyPrefix));
+        assert_eq!(
+            Annotations::with_prefix("example.org"),
+            Err(AnnotationError::NoSlash("example.org".into()))
+        );
+    }
+
+    #[test]
+    fn is_ours_recognises_both_default_prefixes_only() {
+        let ann = Annotations::default();
+        assert!(ann.is_ours(&ga("hostname")));
+        assert!(ann.is_ours(&alpha("target")));
+        assert!(!ann.is_ours("kubernetes.io/ingress.class"));
+    }
+
+    #[test]
+    fn hostnames_have_all_spaces_removed_and_split_on_commas() {
+        let a = map(&[(&ga("hostname"), " a.example.com, b.exa mple.com ,c.example.com.")]);
+        assert_eq!(
+            Annotations::default().hostnames(&a),
+            strings(&["a.example.com", "b.example.com", "c.example.com."])
+        );
+    }
+
+    #[test]
+    fn hostname_list_with_trailing_comma_keeps_an_empty_item() {
+        let a = map(&[(&ga("hostname"), "a.example.com,")]);
+        assert_eq!(Annotations::default().hostnames(&a), strings(&["a.example.com", ""]));
+    }
+
+    #[test]
+    fn absent_hostname_annotation_yields_no_hostnames() {
+        assert!(Annotations::default().hostnames(&map(&[])).is_empty());
+        assert!(
+            Annotations::default()
+                .internal_hostnames(&map(&[(&ga("hostname"), "a.com")]))
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn internal_hostnames_are_parsed_like_hostnames() {
+        let a = map(&[(&alpha("internal-hostname"), "i.example.com, j.example.com")]);
+        assert_eq!(
+            Annotations::default().internal_hostnames(&a),
+            strings(&["i.example.com", "j.example.com"])
+        );
+    }
+
+    #[test]
+    fn targets_trim_one_trailing_dot_and_keep_empty_items() {
+        let a = map(&[(&ga("target"), "lb.example.com.., 1.2.3.4,")]);
+        assert_eq!(
+            Annotations::default().targets(&a),
+            strings(&["lb.example.com.", "1.2.3.4", ""])
+        );
+    }
+
+    #[test]
+    fn empty_target_annotation_is_ignored() {
+        assert!(Annotations::default().targets(&map(&[(&ga("target"), "")])).is_empty());
+        assert!(Annotations::default().targets(&map(&[])).is_empty());
+    }
+
+    #[test]
+    fn ttl_accepts_integer_seconds() {
+        let ann = Annotations::default();
+        assert_eq!(ann.ttl(&map(&[(&ga("ttl"), "60")]), "service default/web"), Ttl(60));
+        assert_eq!(
+            ann.ttl(&map(&[(&alpha("ttl"), "2147483647")]), "service default/web"),
+            Ttl(2_147_483_647)
+        );
+    }
+
+    #[test]
+    fn ttl_accepts_go_durations_and_truncates_fractions() {
+        let ann = Annotations::default();
+        let ttl = |v: &str| ann.ttl(&map(&[(&ga("ttl"), v)]), "service default/web");
+        assert_eq!(ttl("10m"), Ttl(600));
+        assert_eq!(ttl("1h30m"), Ttl(5400));
+        assert_eq!(ttl("1.5h"), Ttl(5400));
+        assert_eq!(ttl("90s"), Ttl(90));
+        assert_eq!(ttl("1.9s"), Ttl(1));
+        assert_eq!(ttl("2500ms"), Ttl(2));
+        assert_eq!(ttl(".5m"), Ttl(30));
+    }
+
+    #[test]
+    fn ttl_out_of_range_or_unparsable_is_unset() {
+        let ann = Annotations::default();
+        let ttl = |v: &str| ann.ttl(&map(&[(&ga("ttl"), v)]), "service default/web");
+        for bad in [
+            "0",
+            "-5",
+            "2147483648",
+            "500ms",
+            "-10m",
+            "abc",
+            "10x",
+            "",
+            " 60",
+            "1.5",
+            "h",
+            "9999999999999h",
+        ] {
+            assert_eq!(ttl(bad), Ttl(0), "{bad:?} should be rejected");
+        }
+        assert_eq!(ann.ttl(&map(&[]), "service default/web"), Ttl(0));
+    }
+
+    #[test]
+    fn ttl_errors_explain_the_problem() {
+        assert!(
+            parse_ttl("0")
+                .err()
+                .unwrap_or_default()
+                .contains("between 1 and 2147483647")
+        );
+        assert!(parse_ttl("10x").err().unwrap_or_default().contains("unknown unit"));
+        assert!(parse_ttl("1.5").err().unwrap_or_default().contains("missing unit"));
+    }
+
+    #[test]
+    fn go_duration_parser_matches_go_semantics() {
+        assert_eq!(parse_go_duration("0"), Ok(0));
+        assert_eq!(parse_go_duration("-1.5s"), Ok(-1_500_000_000));
+        assert_eq!(parse_go_duration("+2m"), Ok(120_000_000_000));
+        assert_eq!(parse_go_duration("1h2m3s4ms5us6ns"), Ok(3_723_004_005_006));
+        assert_eq!(parse_go_duration("3µs"), Ok(3_000));
+        assert_eq!(parse_go_duration("1.000000001s"), Ok(1_000_000_001));
+        assert!(parse_go_duration("1").is_err());
+        assert!(parse_go_duration(".s").is_err());
+        assert!(parse_go_duration("-").is_err());
+        assert!(parse_go_duration("3000000h").is_err());
+    }
+
+    #[test]
+    fn alias_is_set_only_for_the_exact_value_true() {
+        let ann = Annotations::default();
+        for (value, expected) in [("true", Some("true")), ("True", None), ("A", None), ("false", None)] {
+            let (ps, _) = ann.provider_specific(&map(&[(&ga("alias"), value)]));
+            assert_eq!(ps.get("alias"), expected, "alias={value}");
+        }
+    }
+
+    #[test]
+    fn record_type_is_passed_through_verbatim() {
+        let (ps, _) = Annotations::default().provider_specific(&map(&[(&alpha("record-type"), "ptr")]));
+        assert_eq!(ps.get("record-type"), Some("ptr"));
+    }
+
+    #[test]
+    fn alias_comes_first_then_record_type_then_prefixed_keys() {
+        let a = map(&[
+            (&ga("aws-weight"), "10"),
+            (&ga("record-type"), "PTR"),
+            (&ga("alias"), "true"),
+        ]);
+        let (ps, _) = Annotations::default().provider_specific(&a);
+        let names: Vec<&str> = ps.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, vec!["alias", "record-type", "aws/weight"]);
+    }
+
+    #[test]
+    fn aws_scw_webhook_and_coredns_keys_become_slash_properties() {
+        let a = map(&[
+            (&ga("aws-weight"), "10"),
+            (&alpha("aws-geolocation-country-code"), "DE"),
+            (&ga("scw-thing"), "s"),
+            (&ga("webhook-foo"), "w"),
+            (&alpha("coredns-group"), "g"),
+            (&ga("azure-tags"), "k=v"),
+            (&ga("azure-other"), "ignored"),
+            (&ga("unrelated"), "ignored"),
+        ]);
+        let (ps, _) = Annotations::default().provider_specific(&a);
+        assert_eq!(ps.get("aws/weight"), Some("10"));
+        assert_eq!(ps.get("aws/geolocation-country-code"), Some("DE"));
+        assert_eq!(ps.get("scw/thing"), Some("s"));
+        assert_eq!(ps.get("webhook/foo"), Some("w"));
+        assert_eq!(ps.get("coredns/group"), Some("g"));
+        assert_eq!(ps.get("azure/tags"), Some("k=v"));
+        assert_eq!(ps.iter().count(), 6);
+    }
+
+    #[test]
+    fn provider_specific_ga_value_wins_over_alpha() {
+        let a = map(&[(&ga("aws-weight"), "10"), (&alpha("aws-weight"), "20")]);
+        let (ps, _) = Annotations::default().provider_specific(&a);
+        assert_eq!(ps.get("aws/weight"), Some("10"));
+        assert_eq!(ps.iter().count(), 1);
+    }
+
+    #[test]
+    fn cloudflare_properties_are_named_by_the_full_annotation_key() {
+        let a = map(&[
+            (&ga("cloudflare-proxied"), "true"),
+            (&alpha("cloudflare-record-comment"), "hi"),
+            (&ga("cloudflare-region-key"), "eu"),
+            (&ga("cloudflare-tags"), "a,b"),
+            (&ga("cloudflare-custom-hostname"), "c.example.com"),
+            (&ga("cloudflare-unknown"), "ignored"),
+        ]);
+        let (ps, _) = Annotations::default().provider_specific(&a);
+        assert_eq!(ps.get(&ga("cloudflare-proxied")), Some("true"));
+        assert_eq!(ps.get(&alpha("cloudflare-record-comment")), Some("hi"));
+        assert_eq!(ps.get(&ga("cloudflare-region-key")), Some("eu"));
+        assert_eq!(ps.get(&ga("cloudflare-tags")), Some("a,b"));
+        assert_eq!(ps.get(&ga("cloudflare-custom-hostname")), Some("c.example.com"));
+        assert_eq!(ps.iter().count(), 5);
+    }
+
+    #[test]
+    fn cloudflare_keys_match_by_substring_and_custom_prefix_is_embedded() -> Result<(), AnnotationError> {
+        let (ps, _) = Annotations::default().provider_specific(&map(&[(&ga("cloudflare-proxied-x"), "true")]));
+        assert_eq!(ps.get(&ga("cloudflare-proxied")), Some("true"));
+        let custom = Annotations::with_prefix("dns.example.org/")?;
+        let (ps, _) = custom.provider_specific(&map(&[("dns.example.org/cloudflare-proxied", "false")]));
+        assert_eq!(ps.get("dns.example.org/cloudflare-proxied"), Some("false"));
+        Ok(())
+    }
+
+    #[test]
+    fn cloudflare_exact_key_wins_over_a_substring_match() {
+        let a = map(&[
+            (&ga("cloudflare-proxied"), "true"),
+            (&ga("cloudflare-proxied-x"), "false"),
+        ]);
+        let (ps, _) = Annotations::default().provider_specific(&a);
+        assert_eq!(ps.get(&ga("cloudflare-proxied")), Some("true"));
+    }
+
+    #[test]
+    fn set_identifier_is_returned_and_not_a_property() {
+        let (ps, id) = Annotations::default().provider_specific(&map(&[(&alpha("set-identifier"), "blue")]));
+        assert_eq!(id, "blue");
+        assert!(ps.is_empty());
+    }
+
+    #[test]
+    fn controller_annotation_absent_or_dns_controller_is_allowed() {
+        let ann = Annotations::default();
+        assert!(ann.controller_allows(&map(&[])));
+        assert!(ann.controller_allows(&map(&[(&ga("controller"), "dns-controller")])));
+        assert!(!ann.controller_allows(&map(&[(&alpha("controller"), "someone-else")])));
+        // The GA value decides when both are present.
+        let both = map(&[(&ga("controller"), "dns-controller"), (&alpha("controller"), "other")]);
+        assert!(ann.controller_allows(&both));
+    }
+}

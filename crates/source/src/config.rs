@@ -1,0 +1,120 @@
+//! The configuration every source shares, and the admission check of §6.1/§7.2 that decides whether an
+//! object is looked at at all.
+
+use std::sync::Arc;
+
+use extdns_informer::view::Meta;
+
+use crate::annotations::Annotations;
+use crate::selector::Selector;
+use crate::template::FqdnTemplate;
+
+/// Flags that mean the same thing to every source.
+#[derive(Clone, Debug, Default)]
+pub struct SourceConfig {
+    /// `--namespace`: only objects in this namespace (`None` or empty = all).
+    pub namespace: Option<String>,
+    /// `--annotation-filter`: label-selector semantics applied to the annotation map.
+    pub annotation_filter: Selector,
+    /// `--label-filter`.
+    pub label_filter: Selector,
+    /// The annotation prefixes read (`--annotation-prefix`).
+    pub annotations: Annotations,
+    /// `--fqdn-template`, parsed once at startup.
+    pub fqdn_template: Option<Arc<FqdnTemplate>>,
+    /// `--combine-fqdn-annotation`: use the template even when annotations produced names.
+    pub combine_fqdn_annotation: bool,
+    /// `--ignore-hostname-annotation`.
+    pub ignore_hostname_annotation: bool,
+}
+
+impl SourceConfig {
+    /// Whether an object is in scope: in the watched namespace, matching the annotation and label filters,
+    /// and not claimed by another controller through the `controller` annotation.
+    ///
+    /// The live informer already scopes by namespace and label selector on the server; checking again here
+    /// keeps manifest-loaded clusters (and tests) behaving the same.
+    pub fn admits(&self, meta: &Meta) -> bool {
+        if let Some(ns) = self.namespace.as_deref()
+            && !ns.is_empty()
+            && ns != meta.namespace
+        {
+            return false;
+        }
+        self.annotation_filter.matches(&meta.annotations)
+            && self.label_filter.matches(&meta.labels)
+            && self.annotations.controller_allows(&meta.annotations)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::annotations::{PREFIX_ALPHA, PREFIX_GA};
+    use crate::selector::SelectorError;
+
+    fn meta(ns: &str, labels: &[(&str, &str)], annotations: &[(&str, &str)]) -> Meta {
+        Meta {
+            name: "web".into(),
+            namespace: ns.into(),
+            labels: labels.iter().copied().collect(),
+            annotations: annotations.iter().copied().collect(),
+        }
+    }
+
+    #[test]
+    fn default_config_admits_everything_without_a_foreign_controller() {
+        let c = SourceConfig::default();
+        assert!(c.admits(&meta("default", &[], &[])));
+        assert!(c.admits(&meta("other", &[("a", "b")], &[("x", "y")])));
+    }
+
+    #[test]
+    fn namespace_scope_admits_only_that_namespace() {
+        let c = SourceConfig {
+            namespace: Some("team-a".into()),
+            ..SourceConfig::default()
+        };
+        assert!(c.admits(&meta("team-a", &[], &[])));
+        assert!(!c.admits(&meta("team-b", &[], &[])));
+        let all = SourceConfig {
+            namespace: Some(String::new()),
+            ..SourceConfig::default()
+        };
+        assert!(all.admits(&meta("team-b", &[], &[])));
+    }
+
+    #[test]
+    fn annotation_filter_uses_selector_semantics_on_annotations() -> Result<(), SelectorError> {
+        let c = SourceConfig {
+            annotation_filter: Selector::parse("kubernetes.io/ingress.class in (public, external)")?,
+            ..SourceConfig::default()
+        };
+        assert!(c.admits(&meta("d", &[], &[("kubernetes.io/ingress.class", "public")])));
+        assert!(!c.admits(&meta("d", &[], &[("kubernetes.io/ingress.class", "internal")])));
+        // Labels do not satisfy an annotation filter.
+        assert!(!c.admits(&meta("d", &[("kubernetes.io/ingress.class", "public")], &[])));
+        Ok(())
+    }
+
+    #[test]
+    fn label_filter_applies_to_labels_only() -> Result<(), SelectorError> {
+        let c = SourceConfig {
+            label_filter: Selector::parse("dns=public")?,
+            ..SourceConfig::default()
+        };
+        assert!(c.admits(&meta("d", &[("dns", "public")], &[])));
+        assert!(!c.admits(&meta("d", &[], &[("dns", "public")])));
+        Ok(())
+    }
+
+    #[test]
+    fn foreign_controller_annotation_is_not_admitted_under_either_prefix() {
+        let c = SourceConfig::default();
+        let ga = format!("{PREFIX_GA}controller");
+        let alpha = format!("{PREFIX_ALPHA}controller");
+        assert!(!c.admits(&meta("d", &[], &[(&ga, "other")])));
+        assert!(!c.admits(&meta("d", &[], &[(&alpha, "other")])));
+        assert!(c.admits(&meta("d", &[], &[(&alpha, "dns-controller")])));
+    }
+}
