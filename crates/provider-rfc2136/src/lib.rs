@@ -1,1 +1,467 @@
-//! placeholder
+//! The RFC2136 provider: reads zones with a zone transfer (AXFR) and writes them with dynamic updates
+//! (RFC 2136), TSIG-signed (RFC 8945) unless `--rfc2136-insecure`, as external-dns's `rfc2136` provider does
+//! — so BIND, Knot, PowerDNS and Windows DNS work the same way.
+//!
+//! What it adds over external-dns: a batch the server refuses is split until every good change has landed
+//! and every bad one is named with the server's rcode; a refused TSIG key is reported as an authentication
+//! failure; each change goes to the zone that contains it (longest suffix, on label boundaries); one TCP
+//! connection carries a whole sync.
+
+mod client;
+mod codec;
+mod config;
+mod transport;
+mod tsig;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
+
+use async_trait::async_trait;
+use extdns_endpoint::{Changes, DomainFilter, Endpoint, RecordType, Ttl};
+use extdns_provider::{ChangeFailure, Provider, ProviderError};
+use hickory_proto::rr::rdata::TXT;
+use hickory_proto::rr::{DNSClass, Name, RData, Record, RecordType as WireType};
+
+pub use client::rcode_name;
+pub use config::{ConfigError, LoadBalancing, Rfc2136Config, TlsOptions};
+pub use tsig::Algorithm as TsigAlgorithm;
+
+use client::{ExchangeError, Session};
+use config::Settings;
+use transport::{ServerPicker, TlsConnector};
+
+/// The provider. Cheap to share: `Arc<Rfc2136Provider>` as `Arc<dyn Provider>`.
+pub struct Rfc2136Provider {
+    settings: Settings,
+    zone_names: Vec<Name>,
+    updates: ServerPicker,
+    transfers: ServerPicker,
+    tls: Option<TlsConnector>,
+    /// TXT records whose character-strings are split differently from how we would write them, keyed by
+    /// (name, canonical value), from the last read: deletes must match the record byte for byte.
+    txt_wire: Mutex<HashMap<(String, String), Vec<Vec<u8>>>>,
+}
+
+impl std::fmt::Debug for Rfc2136Provider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Rfc2136Provider")
+            .field("servers", &self.settings.servers)
+            .field("zones", &self.settings.zones)
+            .field("key", &self.settings.key)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One change as the server sees it: the record updates it needs, and how to name it in errors.
+struct Unit {
+    label: String,
+    updates: Vec<Record>,
+}
+
+impl Rfc2136Provider {
+    /// Validate the configuration (a wrong flag is an error naming it) and prepare TLS. No network access:
+    /// an unreachable server shows at the first sync, where it is retried.
+    pub fn new(config: &Rfc2136Config) -> Result<Rfc2136Provider, ConfigError> {
+        let settings = config.validate()?;
+        let zone_names = settings
+            .zones
+            .iter()
+            .map(|z| codec::name(z).map_err(|e| ConfigError(format!("--rfc2136-zone={z}: {e}"))))
+            .collect::<Result<Vec<_>, _>>()?;
+        let tls = match &settings.tls {
+            Some(opts) => Some(TlsConnector::new(opts).map_err(|e| ConfigError(e.to_string()))?),
+            None => None,
+        };
+        if !settings.axfr {
+            tracing::warn!(
+                "--rfc2136-axfr is not set: extdns cannot list the zone's records, so it creates records but \
+                 never updates or deletes them"
+            );
+        }
+        Ok(Rfc2136Provider {
+            updates: ServerPicker::new(settings.servers.clone(), settings.load_balancing),
+            transfers: ServerPicker::new(settings.servers.clone(), settings.load_balancing),
+            zone_names,
+            tls,
+            settings,
+            txt_wire: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The configured zones, lower-case, longest first.
+    pub fn zones(&self) -> &[String] {
+        &self.settings.zones
+    }
+
+    /// The zone a name belongs to: the longest configured zone it is in or equal to, on label boundaries.
+    pub fn zone_for(&self, dns_name: &str) -> Option<&str> {
+        let n = dns_name.trim_end_matches('.').to_ascii_lowercase();
+        self.settings
+            .zones
+            .iter()
+            .find(|z| n == **z || (n.len() > z.len() && n.ends_with(z.as_str()) && n.as_bytes()[n.len() - z.len() - 1] == b'.'))
+            .map(String::as_str)
+    }
+
+    fn session<'a>(&'a self, picker: &'a ServerPicker) -> Session<'a> {
+        Session::new(picker, self.tls.as_ref(), self.settings.key.as_ref(), self.settings.timeout)
+    }
+
+    /// The TTL written for an endpoint: its own when set, raised to `--rfc2136-min-ttl`.
+    fn write_ttl(&self, ttl: Ttl) -> u32 {
+        let own = if ttl.is_configured() { u32::try_from(ttl.0.min(i64::from(i32::MAX))).unwrap_or(0) } else { 0 };
+        own.max(self.settings.min_ttl)
+    }
+
+    fn records_of(&self, ep: &Endpoint, ttl: u32, class: DNSClass) -> Result<Vec<Record>, String> {
+        let owner = codec::name(&ep.dns_name)?;
+        let wire = self.txt_wire.lock().map(|m| m.clone()).unwrap_or_default();
+        let mut out = Vec::with_capacity(ep.targets.len());
+        for target in ep.targets.iter() {
+            let data = match (&ep.record_type, class) {
+                // Deleting a TXT record must match its character-strings exactly as stored.
+                (RecordType::Txt, DNSClass::NONE) => {
+                    let key = (ep.dns_name.to_ascii_lowercase(), codec::canonical_txt(target));
+                    match wire.get(&key) {
+                        Some(chunks) => RData::TXT(TXT::from_bytes(chunks.iter().map(Vec::as_slice).collect())),
+                        None => codec::rdata(&ep.record_type, target)?,
+                    }
+                }
+                _ => codec::rdata(&ep.record_type, target)?,
+            };
+            let mut r = Record::from_rdata(owner.clone(), ttl, data);
+            r.dns_class = class;
+            out.push(r);
+        }
+        Ok(out)
+    }
+
+    fn label(ep: &Endpoint) -> String {
+        format!("{} {}", ep.dns_name, ep.record_type)
+    }
+
+    /// Turn the changes into per-zone units, in the order the server must see them: deletes, then updates,
+    /// then creates, so that replacing an A record by a CNAME of the same name works within one batch.
+    fn units(&self, changes: &Changes, failures: &mut Vec<ChangeFailure>) -> BTreeMap<usize, Vec<Unit>> {
+        let mut by_zone: BTreeMap<usize, Vec<Unit>> = BTreeMap::new();
+        let mut push = |ep: &Endpoint, built: Result<Vec<Record>, String>| {
+            let label = Self::label(ep);
+            let zone = self.zone_for(&ep.dns_name).and_then(|z| self.settings.zones.iter().position(|x| x == z));
+            match (zone, built) {
+                (None, _) => failures.push(ChangeFailure {
+                    record: label,
+                    reason: format!("no --rfc2136-zone contains {}", ep.dns_name),
+                }),
+                (_, Err(reason)) => failures.push(ChangeFailure { record: label, reason }),
+                (Some(z), Ok(updates)) if !updates.is_empty() => {
+                    by_zone.entry(z).or_default().push(Unit { label, updates })
+                }
+                (Some(_), Ok(_)) => {}
+            }
+        };
+        for ep in &changes.delete {
+            push(ep, self.records_of(ep, 0, DNSClass::NONE));
+        }
+        for (old, new) in changes.update_old.iter().zip(&changes.update_new) {
+            let built = self.records_of(old, 0, DNSClass::NONE).and_then(|mut dels| {
+                dels.extend(self.records_of(new, self.write_ttl(new.record_ttl), DNSClass::IN)?);
+                Ok(dels)
+            });
+            push(new, built);
+        }
+        if changes.update_old.len() != changes.update_new.len() {
+            tracing::warn!(
+                old = changes.update_old.len(),
+                new = changes.update_new.len(),
+                "update lists differ in length; the unmatched updates are skipped"
+            );
+        }
+        for ep in &changes.create {
+            push(ep, self.records_of(ep, self.write_ttl(ep.record_ttl), DNSClass::IN));
+        }
+        by_zone
+    }
+
+    /// Send `units` to `zone` in one message; when the server refuses it for what is in it, split it in
+    /// halves until every good change has landed and each refused one is named.
+    async fn send_split(
+        &self,
+        session: &mut Session<'_>,
+        zone: &Name,
+        units: &[Unit],
+        failures: &mut Vec<ChangeFailure>,
+    ) -> Result<(), ProviderError> {
+        // An explicit stack instead of recursion: async recursion needs boxing, and the order stays the
+        // order of the changes.
+        let mut stack: Vec<&[Unit]> = vec![units];
+        while let Some(batch) = stack.pop() {
+            let updates: Vec<Record> = batch.iter().flat_map(|u| u.updates.iter().cloned()).collect();
+            match session.update(zone, &updates).await {
+                Ok(()) => {
+                    tracing::debug!(zone = %zone, changes = batch.len(), "update applied");
+                }
+                Err(ExchangeError::Rcode { server, rcode }) if batch.len() > 1 && splittable(rcode) => {
+                    tracing::info!(zone = %zone, %server, rcode = %rcode_name(rcode), changes = batch.len(),
+                        "server refused a batch; splitting it to find the refused changes");
+                    let (a, b) = batch.split_at(batch.len() / 2);
+                    stack.push(b);
+                    stack.push(a);
+                }
+                Err(ExchangeError::Rcode { server, rcode }) => {
+                    for u in batch {
+                        tracing::warn!(record = %u.label, %server, rcode = %rcode_name(rcode), "change refused");
+                        failures.push(ChangeFailure {
+                            record: u.label.clone(),
+                            reason: format!("{server} answered {} for zone {}", rcode_name(rcode), zone_text(zone)),
+                        });
+                    }
+                }
+                Err(ExchangeError::Auth { server, detail }) => return Err(auth_error(&server, self, &detail)),
+                Err(ExchangeError::Transport(e)) => return Err(ProviderError::Transient(e.to_string())),
+                Err(ExchangeError::BadAnswer { server, detail }) => {
+                    return Err(ProviderError::Other(format!("bad answer from {server}: {detail}")));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Rcodes that can come from one change in a batch (a name the update policy forbids, a malformed record,
+/// a name outside the zone), so splitting the batch finds it. NOTAUTH and NOTIMP concern the whole zone.
+fn splittable(rcode: hickory_proto::op::ResponseCode) -> bool {
+    !matches!(u16::from(rcode), 4 | 9)
+}
+
+fn zone_text(zone: &Name) -> String {
+    codec::name_text(zone)
+}
+
+fn auth_error(server: &str, p: &Rfc2136Provider, detail: &str) -> ProviderError {
+    let key = p.settings.key.as_ref().map(|k| format!("{} ({})", k.name(), k.algorithm())).unwrap_or_default();
+    ProviderError::Auth(format!(
+        "{server} rejected TSIG key {key}: {detail}; check --rfc2136-tsig-keyname, --rfc2136-tsig-secret and \
+         --rfc2136-tsig-secret-alg against the server's key"
+    ))
+}
+
+#[async_trait]
+impl Provider for Rfc2136Provider {
+    async fn records(&self) -> Result<Vec<Endpoint>, ProviderError> {
+        if !self.settings.axfr {
+            return Ok(Vec::new());
+        }
+        let mut session = self.session(&self.transfers);
+        let mut endpoints: Vec<Endpoint> = Vec::new();
+        let mut index: HashMap<(String, RecordType), usize> = HashMap::new();
+        let mut wire: HashMap<(String, String), Vec<Vec<u8>>> = HashMap::new();
+        for (zone, zone_name) in self.settings.zones.iter().zip(&self.zone_names) {
+            let records = match session.axfr(zone_name).await {
+                Ok(r) => r,
+                Err(ExchangeError::Transport(e)) => {
+                    return Err(ProviderError::Transient(format!("zone transfer of {zone}: {e}")));
+                }
+                Err(ExchangeError::Auth { server, detail }) => return Err(auth_error(&server, self, &detail)),
+                Err(ExchangeError::Rcode { server, rcode }) => {
+                    let key = self.settings.key.as_ref().map(|k| format!("key {}", k.name()));
+                    return Err(ProviderError::Auth(format!(
+                        "{server} refused the zone transfer of {zone} ({}): the server must allow transfers of \
+                         this zone to {} (BIND: allow-transfer; Knot: acl action transfer)",
+                        rcode_name(rcode),
+                        key.unwrap_or_else(|| "this address".into())
+                    )));
+                }
+                Err(ExchangeError::BadAnswer { server, detail }) => {
+                    return Err(ProviderError::Other(format!("zone transfer of {zone} from {server}: {detail}")));
+                }
+            };
+            for r in records {
+                if r.dns_class != DNSClass::IN {
+                    continue;
+                }
+                let rtype = r.record_type();
+                // The zone's own SOA and apex NS belong to whoever runs the server, as in external-dns.
+                if rtype == WireType::SOA || (rtype == WireType::NS && r.name.eq_ignore_root_case(zone_name)) {
+                    continue;
+                }
+                let Some((rt, target)) = codec::target(&r.data) else { continue };
+                let name = codec::name_text(&r.name);
+                if let RData::TXT(t) = &r.data {
+                    let chunks: Vec<Vec<u8>> = t.txt_data.iter().map(|c| c.to_vec()).collect();
+                    if chunks != codec::txt_chunks(&target) {
+                        wire.insert((name.clone(), target.clone()), chunks);
+                    }
+                }
+                match index.get(&(name.clone(), rt.clone())) {
+                    Some(&i) => endpoints[i].targets.push(target),
+                    None => {
+                        index.insert((name.clone(), rt.clone()), endpoints.len());
+                        endpoints.push(Endpoint::new(&name, rt, [target]).with_ttl(Ttl(i64::from(r.ttl))));
+                    }
+                }
+            }
+        }
+        if let Ok(mut w) = self.txt_wire.lock() {
+            *w = wire;
+        }
+        Ok(endpoints)
+    }
+
+    async fn apply_changes(&self, changes: &Changes) -> Result<(), ProviderError> {
+        let mut failures = Vec::new();
+        let by_zone = self.units(changes, &mut failures);
+        for f in &failures {
+            tracing::warn!(record = %f.record, reason = %f.reason, "change skipped");
+        }
+        let mut session = self.session(&self.updates);
+        for (zone_index, units) in &by_zone {
+            let zone = &self.zone_names[*zone_index];
+            for batch in units.chunks(self.settings.batch_change_size) {
+                self.send_split(&mut session, zone, batch, &mut failures).await?;
+            }
+        }
+        if failures.is_empty() { Ok(()) } else { Err(ProviderError::Partial { failures }) }
+    }
+
+    /// Desired endpoints as they will read back: TXT targets unquoted, TTLs raised to `--rfc2136-min-ttl`,
+    /// so the plan does not update records forever over a difference of spelling.
+    async fn adjust_endpoints(&self, mut endpoints: Vec<Endpoint>) -> Result<Vec<Endpoint>, ProviderError> {
+        for ep in &mut endpoints {
+            if ep.record_type == RecordType::Txt {
+                for t in ep.targets.iter_mut() {
+                    *t = codec::canonical_txt(t);
+                }
+            }
+            if self.settings.min_ttl > 0 && ep.record_ttl.is_configured() && ep.record_ttl.0 < i64::from(self.settings.min_ttl) {
+                ep.record_ttl = Ttl(i64::from(self.settings.min_ttl));
+            }
+        }
+        Ok(endpoints)
+    }
+
+    fn domain_filter(&self) -> DomainFilter {
+        DomainFilter::new(&self.settings.zones, &[] as &[String])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn provider(zones: &[&str]) -> Rfc2136Provider {
+        let config = Rfc2136Config {
+            hosts: vec!["127.0.0.1".into()],
+            port: 1,
+            zones: zones.iter().map(|z| z.to_string()).collect(),
+            insecure: true,
+            axfr: true,
+            min_ttl: std::time::Duration::from_secs(60),
+            ..Rfc2136Config::default()
+        };
+        match Rfc2136Provider::new(&config) {
+            Ok(p) => p,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    #[test]
+    fn each_change_goes_to_the_longest_zone_containing_it() {
+        let p = provider(&["example.org", "k8s.example.org", "2.0.192.in-addr.arpa"]);
+        assert_eq!(p.zone_for("web.k8s.example.org"), Some("k8s.example.org"));
+        assert_eq!(p.zone_for("k8s.example.org."), Some("k8s.example.org"));
+        assert_eq!(p.zone_for("WEB.example.org"), Some("example.org"));
+        assert_eq!(p.zone_for("10.2.0.192.in-addr.arpa"), Some("2.0.192.in-addr.arpa"));
+        // Suffix matches only on label boundaries.
+        assert_eq!(p.zone_for("notexample.org"), None);
+        assert_eq!(p.zone_for("example.com"), None);
+    }
+
+    #[test]
+    fn changes_are_ordered_deletes_updates_creates_per_zone() {
+        let p = provider(&["example.org", "k8s.example.org"]);
+        let a = Endpoint::new("a.example.org", RecordType::A, ["192.0.2.1"]);
+        let b = Endpoint::new("b.k8s.example.org", RecordType::A, ["192.0.2.2"]);
+        let c = Endpoint::new("a.example.org", RecordType::Cname, ["b.k8s.example.org"]);
+        let changes = Changes { create: vec![c, b.clone()], delete: vec![a], ..Changes::default() };
+        let mut failures = Vec::new();
+        let units = p.units(&changes, &mut failures);
+        assert!(failures.is_empty(), "{failures:?}");
+        let labels: Vec<Vec<String>> = units.values().map(|us| us.iter().map(|u| u.label.clone()).collect()).collect();
+        assert_eq!(
+            labels,
+            vec![vec!["b.k8s.example.org A".to_string()], vec!["a.example.org A".into(), "a.example.org CNAME".into()]]
+        );
+    }
+
+    #[test]
+    fn a_change_outside_every_zone_or_with_a_bad_target_fails_alone() {
+        let p = provider(&["example.org"]);
+        let changes = Changes {
+            create: vec![
+                Endpoint::new("web.example.com", RecordType::A, ["192.0.2.1"]),
+                Endpoint::new("bad.example.org", RecordType::A, ["not-an-ip"]),
+                Endpoint::new("ok.example.org", RecordType::A, ["192.0.2.3"]),
+            ],
+            ..Changes::default()
+        };
+        let mut failures = Vec::new();
+        let units = p.units(&changes, &mut failures);
+        assert_eq!(units.values().map(Vec::len).sum::<usize>(), 1);
+        let records: Vec<&str> = failures.iter().map(|f| f.record.as_str()).collect();
+        assert_eq!(records, vec!["web.example.com A", "bad.example.org A"]);
+        assert!(failures[1].reason.contains("not-an-ip"));
+    }
+
+    #[test]
+    fn written_ttls_are_raised_to_the_minimum() {
+        let p = provider(&["example.org"]);
+        assert_eq!(p.write_ttl(Ttl(0)), 60);
+        assert_eq!(p.write_ttl(Ttl(30)), 60);
+        assert_eq!(p.write_ttl(Ttl(3600)), 3600);
+    }
+
+    #[test]
+    fn an_update_removes_the_old_records_and_adds_the_new_ones() {
+        let p = provider(&["example.org"]);
+        let old = Endpoint::new("w.example.org", RecordType::A, ["192.0.2.1"]).with_ttl(Ttl(300));
+        let new = Endpoint::new("w.example.org", RecordType::A, ["192.0.2.2"]).with_ttl(Ttl(600));
+        let changes = Changes { update_old: vec![old], update_new: vec![new], ..Changes::default() };
+        let mut failures = Vec::new();
+        let units = p.units(&changes, &mut failures);
+        let u = &units[&0][0];
+        assert_eq!(u.updates.len(), 2);
+        assert_eq!((u.updates[0].dns_class, u.updates[0].ttl), (DNSClass::NONE, 0));
+        assert_eq!((u.updates[1].dns_class, u.updates[1].ttl), (DNSClass::IN, 600));
+    }
+
+    #[tokio::test]
+    async fn adjust_endpoints_unquotes_txt_and_raises_low_ttls() {
+        let p = provider(&["example.org"]);
+        let eps = vec![
+            Endpoint::new("t.example.org", RecordType::Txt, ["\"heritage=external-dns\""]).with_ttl(Ttl(10)),
+            Endpoint::new("a.example.org", RecordType::A, ["192.0.2.1"]),
+        ];
+        let out = p.adjust_endpoints(eps).await.unwrap_or_default();
+        assert_eq!(out[0].targets.0, vec!["heritage=external-dns".to_string()]);
+        assert_eq!(out[0].record_ttl, Ttl(60));
+        assert_eq!(out[1].record_ttl, Ttl(0), "an unset TTL stays unset");
+    }
+
+    #[test]
+    fn the_domain_filter_is_the_configured_zones() {
+        let p = provider(&["example.org"]);
+        let f = p.domain_filter();
+        assert!(f.matches("a.example.org"));
+        assert!(!f.matches("a.example.com"));
+    }
+
+    #[test]
+    fn refusals_split_but_zone_wide_answers_do_not() {
+        use hickory_proto::op::ResponseCode;
+        assert!(splittable(ResponseCode::Refused));
+        assert!(splittable(ResponseCode::NotZone));
+        assert!(splittable(ResponseCode::FormErr));
+        assert!(!splittable(ResponseCode::NotAuth));
+        assert!(!splittable(ResponseCode::NotImp));
+    }
+}

@@ -1,0 +1,249 @@
+//! Between endpoint targets (external-dns's text forms) and DNS record data.
+//!
+//! TXT values are compared in one canonical form: the concatenation of the record's character-strings,
+//! unquoted. That is how external-dns reads them back since it stopped looping on no-op updates, and it is
+//! what a DKIM or SPF value means. A target written in zone-file quoting (`"a" "b"`, as the TXT registry
+//! writes its heritage records) is unquoted first; any other target is taken byte for byte.
+
+use std::net::{Ipv4Addr, Ipv6Addr};
+use std::str::FromStr;
+
+use extdns_endpoint::RecordType;
+use hickory_proto::rr::rdata::{A, AAAA, CNAME, MX, NS, NULL, PTR, SRV, TXT};
+use hickory_proto::rr::{Name, RData, RecordType as WireType};
+use hickory_proto::serialize::binary::{BinDecodable, BinDecoder, BinEncodable, BinEncoder};
+
+/// The longest character-string a TXT record can hold.
+const TXT_CHUNK: usize = 255;
+
+/// A DNS name from an endpoint name or target (`web.example.org`, `*.example.org`, `_sip._tcp.example.org`).
+pub fn name(s: &str) -> Result<Name, String> {
+    let trimmed = s.trim();
+    if trimmed.is_empty() || trimmed == "." {
+        return Err("empty name".into());
+    }
+    let mut n = Name::from_ascii(trimmed)
+        .or_else(|_| Name::from_utf8(trimmed))
+        .map_err(|e| format!("invalid DNS name {s:?}: {e}"))?;
+    n.set_fqdn(true);
+    Ok(n)
+}
+
+/// A name as endpoints spell it: ASCII (punycode), lower-case, without the trailing dot.
+pub fn name_text(n: &Name) -> String {
+    let mut s = n.to_lowercase().to_ascii();
+    if s.ends_with('.') && s.len() > 1 {
+        s.pop();
+    }
+    s
+}
+
+/// The record data for one target of an endpoint of type `rt`.
+pub fn rdata(rt: &RecordType, target: &str) -> Result<RData, String> {
+    let bad = |what: &str| format!("invalid {rt} target {target:?}: {what}");
+    Ok(match rt {
+        RecordType::A => RData::A(A(Ipv4Addr::from_str(target.trim()).map_err(|_| bad("not an IPv4 address"))?)),
+        RecordType::Aaaa => {
+            RData::AAAA(AAAA(Ipv6Addr::from_str(target.trim()).map_err(|_| bad("not an IPv6 address"))?))
+        }
+        RecordType::Cname => RData::CNAME(CNAME(name(target).map_err(|e| bad(&e))?)),
+        RecordType::Ns => RData::NS(NS(name(target).map_err(|e| bad(&e))?)),
+        RecordType::Ptr => RData::PTR(PTR(name(target).map_err(|e| bad(&e))?)),
+        RecordType::Dname => {
+            let n = name(target).map_err(|e| bad(&e))?;
+            let mut bytes = Vec::new();
+            let mut enc = BinEncoder::new(&mut bytes);
+            enc.set_canonical_form(true);
+            n.emit(&mut enc).map_err(|e| bad(&e.to_string()))?;
+            RData::Unknown { code: WireType::DNAME, rdata: NULL::with(bytes) }
+        }
+        RecordType::Txt => {
+            let chunks = txt_chunks(&canonical_txt(target));
+            RData::TXT(TXT::from_bytes(chunks.iter().map(Vec::as_slice).collect()))
+        }
+        RecordType::Srv => {
+            let f: Vec<&str> = target.split_whitespace().collect();
+            let [p, w, port, host] = f.as_slice() else { return Err(bad("want \"priority weight port target\"")) };
+            let num = |s: &str| s.parse::<u16>().map_err(|_| bad(&format!("{s:?} is not a number 0-65535")));
+            RData::SRV(SRV::new(num(p)?, num(w)?, num(port)?, name(host).map_err(|e| bad(&e))?))
+        }
+        RecordType::Mx => {
+            let f: Vec<&str> = target.split_whitespace().collect();
+            let [pref, host] = f.as_slice() else { return Err(bad("want \"preference host\"")) };
+            let pref = pref.parse::<u16>().map_err(|_| bad("preference is not a number 0-65535"))?;
+            RData::MX(MX::new(pref, name(host).map_err(|e| bad(&e))?))
+        }
+        other => {
+            let wire = WireType::from_str(other.as_str()).map_err(|_| bad("unknown record type"))?;
+            RData::try_from_str(wire, target).map_err(|e| bad(&e.to_string()))?
+        }
+    })
+}
+
+/// The endpoint type and target text of a record read from the zone, or `None` for types extdns does not
+/// manage (SOA, DNSKEY, CAA...).
+pub fn target(data: &RData) -> Option<(RecordType, String)> {
+    Some(match data {
+        RData::A(a) => (RecordType::A, a.0.to_string()),
+        RData::AAAA(a) => (RecordType::Aaaa, a.0.to_string()),
+        RData::CNAME(n) => (RecordType::Cname, name_text(&n.0)),
+        RData::NS(n) => (RecordType::Ns, name_text(&n.0)),
+        RData::PTR(n) => (RecordType::Ptr, name_text(&n.0)),
+        RData::TXT(t) => (RecordType::Txt, txt_value(&t.txt_data)),
+        // SRV keeps its target's dot, as external-dns does for SRV.
+        RData::SRV(s) => (RecordType::Srv, format!("{} {} {} {}", s.priority, s.weight, s.port, s.target.to_ascii())),
+        RData::MX(m) => (RecordType::Mx, format!("{} {}", m.preference, name_text(&m.exchange))),
+        RData::NAPTR(n) => (RecordType::Naptr, n.to_string()),
+        RData::Unknown { code: WireType::DNAME, rdata } => {
+            let mut dec = BinDecoder::new(&rdata.anything);
+            (RecordType::Dname, name_text(&Name::read(&mut dec).ok()?))
+        }
+        _ => return None,
+    })
+}
+
+/// The canonical value of a TXT record: its character-strings joined.
+pub fn txt_value(chunks: &[Box<[u8]>]) -> String {
+    let bytes: Vec<u8> = chunks.iter().flat_map(|c| c.iter().copied()).collect();
+    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// A TXT target in canonical form: zone-file quoting undone when the whole target is quoted strings,
+/// otherwise unchanged.
+pub fn canonical_txt(target: &str) -> String {
+    if target.len() >= 2 && target.starts_with('"') && target.ends_with('"') {
+        if let Some(strings) = unquote(target) {
+            let bytes: Vec<u8> = strings.concat();
+            return String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+        }
+    }
+    target.to_string()
+}
+
+/// Parse `"one" "two"` (zone-file character-strings with `\"`, `\\` and `\DDD` escapes). `None` when the
+/// text is not entirely made of quoted strings.
+fn unquote(s: &str) -> Option<Vec<Vec<u8>>> {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i].is_ascii_whitespace() {
+            i += 1;
+            continue;
+        }
+        if b[i] != b'"' {
+            return None;
+        }
+        i += 1;
+        let mut cur = Vec::new();
+        loop {
+            match b.get(i) {
+                None => return None,
+                Some(b'"') => {
+                    i += 1;
+                    break;
+                }
+                Some(b'\\') => {
+                    let d = b.get(i + 1..i + 4).filter(|d| d.iter().all(u8::is_ascii_digit));
+                    match d {
+                        Some(d) => {
+                            let v = u32::from(d[0] - b'0') * 100 + u32::from(d[1] - b'0') * 10 + u32::from(d[2] - b'0');
+                            cur.push(u8::try_from(v).ok()?);
+                            i += 4;
+                        }
+                        None => {
+                            cur.push(*b.get(i + 1)?);
+                            i += 2;
+                        }
+                    }
+                }
+                Some(&c) => {
+                    cur.push(c);
+                    i += 1;
+                }
+            }
+        }
+        out.push(cur);
+    }
+    if out.is_empty() { None } else { Some(out) }
+}
+
+/// Split a canonical TXT value into character-strings of at most 255 bytes, never inside a UTF-8 sequence.
+pub fn txt_chunks(value: &str) -> Vec<Vec<u8>> {
+    let mut rest = value;
+    let mut out = Vec::new();
+    while rest.len() > TXT_CHUNK {
+        let mut end = TXT_CHUNK;
+        while end > 0 && !rest.is_char_boundary(end) {
+            end -= 1;
+        }
+        out.push(rest.as_bytes()[..end].to_vec());
+        rest = &rest[end..];
+    }
+    out.push(rest.as_bytes().to_vec());
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn roundtrip(rt: RecordType, t: &str) -> Option<(RecordType, String)> {
+        rdata(&rt, t).ok().and_then(|d| target(&d))
+    }
+
+    #[test]
+    fn targets_round_trip_through_record_data() {
+        assert_eq!(roundtrip(RecordType::A, "192.0.2.1"), Some((RecordType::A, "192.0.2.1".into())));
+        assert_eq!(roundtrip(RecordType::Aaaa, "2001:db8::1"), Some((RecordType::Aaaa, "2001:db8::1".into())));
+        assert_eq!(roundtrip(RecordType::Cname, "Web.Example.org."), Some((RecordType::Cname, "web.example.org".into())));
+        assert_eq!(roundtrip(RecordType::Ptr, "web.example.org"), Some((RecordType::Ptr, "web.example.org".into())));
+        assert_eq!(roundtrip(RecordType::Dname, "other.example"), Some((RecordType::Dname, "other.example".into())));
+        assert_eq!(roundtrip(RecordType::Mx, "10 mail.example.org"), Some((RecordType::Mx, "10 mail.example.org".into())));
+    }
+
+    #[test]
+    fn srv_targets_keep_the_trailing_dot_like_external_dns() {
+        assert_eq!(
+            roundtrip(RecordType::Srv, "0 50 30192 foo.example.org."),
+            Some((RecordType::Srv, "0 50 30192 foo.example.org.".into()))
+        );
+        assert_eq!(
+            roundtrip(RecordType::Srv, "0 50 30192 foo.example.org"),
+            Some((RecordType::Srv, "0 50 30192 foo.example.org.".into()))
+        );
+        assert!(rdata(&RecordType::Srv, "0 50 foo").is_err());
+    }
+
+    #[test]
+    fn invalid_targets_are_errors_naming_the_target() {
+        let e = rdata(&RecordType::A, "not-an-ip").err().unwrap_or_default();
+        assert!(e.contains("not-an-ip") && e.contains('A'), "{e}");
+        assert!(rdata(&RecordType::Aaaa, "192.0.2.1").is_err());
+    }
+
+    #[test]
+    fn quoted_txt_targets_are_unquoted_and_plain_ones_kept() {
+        assert_eq!(canonical_txt("\"heritage=external-dns,external-dns/owner=x\""), "heritage=external-dns,external-dns/owner=x");
+        assert_eq!(canonical_txt("\"v=DKIM1; k=rsa; \" \"p=MIG\""), "v=DKIM1; k=rsa; p=MIG");
+        assert_eq!(canonical_txt(r#""say \"hi\" \065""#), "say \"hi\" A");
+        assert_eq!(canonical_txt("v=spf1 -all"), "v=spf1 -all");
+        // Not entirely quoted strings: taken verbatim.
+        assert_eq!(canonical_txt("\"a\" b \"c\""), "\"a\" b \"c\"");
+    }
+
+    #[test]
+    fn long_txt_values_are_split_into_255_byte_strings_and_read_back_whole() {
+        let long = "é".repeat(200); // 400 bytes, two-byte characters
+        let chunks = txt_chunks(&long);
+        assert!(chunks.iter().all(|c| c.len() <= 255 && std::str::from_utf8(c).is_ok()));
+        let boxed: Vec<Box<[u8]>> = chunks.into_iter().map(Vec::into_boxed_slice).collect();
+        assert_eq!(txt_value(&boxed), long);
+    }
+
+    #[test]
+    fn unmanaged_types_are_not_read() {
+        let soa = RData::try_from_str(WireType::SOA, "ns1.example.org. h.example.org. 1 2 3 4 5");
+        assert!(soa.is_ok_and(|d| target(&d).is_none()));
+    }
+}

@@ -1,0 +1,296 @@
+//! Typed configuration of the provider, filled by the binary from external-dns's `--rfc2136-*` flags, and
+//! its startup validation. Every rejection says which flag to change.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::Duration;
+
+use base64::Engine as _;
+
+use crate::tsig::{Algorithm, Key};
+
+/// How updates and transfers pick one of several `--rfc2136-host`s (`--rfc2136-load-balancing-strategy`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum LoadBalancing {
+    /// Always the first host; after a failure the next one becomes the current host.
+    #[default]
+    Disabled,
+    /// Each request goes to the next host in turn.
+    RoundRobin,
+    /// Each request goes to a random host.
+    Random,
+}
+
+impl FromStr for LoadBalancing {
+    type Err = ConfigError;
+    fn from_str(s: &str) -> Result<Self, ConfigError> {
+        match s {
+            "" | "disabled" => Ok(LoadBalancing::Disabled),
+            "round-robin" => Ok(LoadBalancing::RoundRobin),
+            "random" => Ok(LoadBalancing::Random),
+            other => Err(ConfigError(format!(
+                "--rfc2136-load-balancing-strategy={other:?} is not one of random, round-robin, disabled"
+            ))),
+        }
+    }
+}
+
+impl fmt::Display for LoadBalancing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            LoadBalancing::Disabled => "disabled",
+            LoadBalancing::RoundRobin => "round-robin",
+            LoadBalancing::Random => "random",
+        })
+    }
+}
+
+/// DNS over TLS (RFC 7858 / RFC 9103) settings: `--rfc2136-use-tls`, `--rfc2136-skip-tls-verify` and the
+/// shared `--tls-ca`, `--tls-client-cert`, `--tls-client-cert-key`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TlsOptions {
+    pub skip_verify: bool,
+    /// PEM file of the CA that signed the server certificate; the system roots when absent.
+    pub ca_file: Option<PathBuf>,
+    /// PEM files of a client certificate and its key, for servers that require mutual TLS.
+    pub client_cert: Option<PathBuf>,
+    pub client_key: Option<PathBuf>,
+}
+
+/// The flags as given. [`Rfc2136Config::validate`] turns them into a [`Settings`] or an error naming the
+/// flag; external-dns's defaults are the `Default` values except `batch_change_size` (50).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rfc2136Config {
+    /// `--rfc2136-host` (repeatable).
+    pub hosts: Vec<String>,
+    /// `--rfc2136-port`; 0 means 53 (853 with TLS).
+    pub port: u16,
+    /// `--rfc2136-zone` (repeatable).
+    pub zones: Vec<String>,
+    pub insecure: bool,
+    pub tsig_keyname: String,
+    pub tsig_secret: String,
+    pub tsig_secret_alg: String,
+    /// `--rfc2136-axfr`, OR-ed with the deprecated `--rfc2136-tsig-axfr` by the binary.
+    pub axfr: bool,
+    /// `--rfc2136-min-ttl`: written TTLs are raised to at least this.
+    pub min_ttl: Duration,
+    pub batch_change_size: usize,
+    pub gss_tsig: bool,
+    pub load_balancing: LoadBalancing,
+    /// `Some` when `--rfc2136-use-tls` is set.
+    pub tls: Option<TlsOptions>,
+    /// Per-request timeout (connect, send, answer).
+    pub timeout: Duration,
+}
+
+impl Default for Rfc2136Config {
+    fn default() -> Self {
+        Rfc2136Config {
+            hosts: Vec::new(),
+            port: 0,
+            zones: Vec::new(),
+            insecure: false,
+            tsig_keyname: String::new(),
+            tsig_secret: String::new(),
+            tsig_secret_alg: String::new(),
+            axfr: false,
+            min_ttl: Duration::ZERO,
+            batch_change_size: 50,
+            gss_tsig: false,
+            load_balancing: LoadBalancing::Disabled,
+            tls: None,
+            timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// A startup configuration error; the text names the flag to fix.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ConfigError(pub String);
+
+/// Validated settings the provider runs with.
+#[derive(Debug, Clone)]
+pub(crate) struct Settings {
+    /// `host:port` strings, in flag order.
+    pub servers: Vec<String>,
+    /// Zones, lower-case, without the trailing dot, longest first.
+    pub zones: Vec<String>,
+    pub key: Option<Key>,
+    pub axfr: bool,
+    pub min_ttl: u32,
+    pub batch_change_size: usize,
+    pub load_balancing: LoadBalancing,
+    pub tls: Option<TlsOptions>,
+    pub timeout: Duration,
+}
+
+impl Rfc2136Config {
+    pub(crate) fn validate(&self) -> Result<Settings, ConfigError> {
+        if self.gss_tsig {
+            return Err(ConfigError(
+                "--rfc2136-gss-tsig is not supported: extdns does not implement Kerberos (GSS-TSIG, RFC 3645); \
+                 use a TSIG key (--rfc2136-tsig-keyname/--rfc2136-tsig-secret/--rfc2136-tsig-secret-alg) \
+                 or --rfc2136-insecure"
+                    .into(),
+            ));
+        }
+        if self.batch_change_size < 1 {
+            return Err(ConfigError("--rfc2136-batch-change-size must be at least 1".into()));
+        }
+        let hosts: Vec<&str> = self.hosts.iter().map(|h| h.trim()).filter(|h| !h.is_empty()).collect();
+        if hosts.is_empty() {
+            return Err(ConfigError("--rfc2136-host is required with --provider=rfc2136".into()));
+        }
+        let port = match (self.port, self.tls.is_some()) {
+            (0, false) => 53,
+            (0, true) => 853,
+            (p, _) => p,
+        };
+        let servers = hosts
+            .iter()
+            .map(|h| {
+                let h = h.trim_start_matches('[').trim_end_matches(']');
+                if h.contains(':') { format!("[{h}]:{port}") } else { format!("{h}:{port}") }
+            })
+            .collect();
+
+        let mut zones: Vec<String> = Vec::new();
+        for z in &self.zones {
+            let z = z.trim().trim_end_matches('.').to_ascii_lowercase();
+            if z.is_empty() {
+                return Err(ConfigError("--rfc2136-zone must not be empty".into()));
+            }
+            if !zones.contains(&z) {
+                zones.push(z);
+            }
+        }
+        if zones.is_empty() {
+            return Err(ConfigError("--rfc2136-zone is required: name every zone extdns may update".into()));
+        }
+        zones.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+
+        let key = if self.insecure {
+            None
+        } else {
+            let alg: Algorithm = self.tsig_secret_alg.parse().map_err(|e: String| {
+                ConfigError(format!("--rfc2136-tsig-secret-alg: {e}, or set --rfc2136-insecure"))
+            })?;
+            if self.tsig_keyname.trim().is_empty() {
+                return Err(ConfigError(
+                    "--rfc2136-tsig-keyname is required unless --rfc2136-insecure is set".into(),
+                ));
+            }
+            let secret = base64::engine::general_purpose::STANDARD
+                .decode(self.tsig_secret.trim())
+                .map_err(|e| ConfigError(format!("--rfc2136-tsig-secret is not valid base64: {e}")))?;
+            if secret.is_empty() {
+                return Err(ConfigError("--rfc2136-tsig-secret is required unless --rfc2136-insecure is set".into()));
+            }
+            Some(Key::new(self.tsig_keyname.trim(), alg, secret).map_err(|e| ConfigError(format!("--rfc2136-tsig-keyname: {e}")))?)
+        };
+
+        let min_ttl = u32::try_from(self.min_ttl.as_secs())
+            .ok()
+            .filter(|t| *t <= i32::MAX as u32)
+            .ok_or_else(|| ConfigError("--rfc2136-min-ttl is larger than the largest DNS TTL (2147483647s)".into()))?;
+
+        if let Some(tls) = &self.tls
+            && tls.client_cert.is_some() != tls.client_key.is_some()
+        {
+            return Err(ConfigError("--tls-client-cert and --tls-client-cert-key must be given together".into()));
+        }
+
+        Ok(Settings {
+            servers,
+            zones,
+            key,
+            axfr: self.axfr,
+            min_ttl,
+            batch_change_size: self.batch_change_size,
+            load_balancing: self.load_balancing,
+            tls: self.tls.clone(),
+            timeout: if self.timeout.is_zero() { Duration::from_secs(10) } else { self.timeout },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn base() -> Rfc2136Config {
+        Rfc2136Config {
+            hosts: vec!["127.0.0.1".into()],
+            port: 5353,
+            zones: vec!["example.org".into()],
+            tsig_keyname: "externaldns-key".into(),
+            tsig_secret: "c2VjcmV0".into(),
+            tsig_secret_alg: "hmac-sha256".into(),
+            ..Rfc2136Config::default()
+        }
+    }
+
+    fn err(c: Rfc2136Config) -> String {
+        match c.validate() {
+            Ok(_) => String::from("<accepted>"),
+            Err(e) => e.0,
+        }
+    }
+
+    #[test]
+    fn gss_tsig_is_rejected_at_startup_naming_kerberos() {
+        let e = err(Rfc2136Config { gss_tsig: true, ..base() });
+        assert!(e.contains("--rfc2136-gss-tsig") && e.contains("Kerberos"), "{e}");
+    }
+
+    #[test]
+    fn an_unknown_tsig_algorithm_is_rejected_unless_insecure() {
+        let e = err(Rfc2136Config { tsig_secret_alg: "hmac-md5".into(), ..base() });
+        assert!(e.contains("--rfc2136-tsig-secret-alg"), "{e}");
+        assert!(Rfc2136Config { tsig_secret_alg: "".into(), insecure: true, ..base() }.validate().is_ok());
+    }
+
+    #[test]
+    fn all_five_external_dns_algorithms_are_accepted() {
+        for alg in ["hmac-sha1", "hmac-sha224", "hmac-sha256", "hmac-sha384", "hmac-sha512"] {
+            assert!(Rfc2136Config { tsig_secret_alg: alg.into(), ..base() }.validate().is_ok(), "{alg}");
+        }
+    }
+
+    #[test]
+    fn batch_change_size_must_be_positive() {
+        assert!(err(Rfc2136Config { batch_change_size: 0, ..base() }).contains("--rfc2136-batch-change-size"));
+    }
+
+    #[test]
+    fn a_secret_that_is_not_base64_names_the_flag() {
+        assert!(err(Rfc2136Config { tsig_secret: "not base64!".into(), ..base() }).contains("--rfc2136-tsig-secret"));
+    }
+
+    #[test]
+    fn zones_are_required_normalised_and_sorted_longest_first() {
+        assert!(err(Rfc2136Config { zones: vec![], ..base() }).contains("--rfc2136-zone"));
+        let s = Rfc2136Config { zones: vec!["Example.org.".into(), "k8s.example.org".into()], ..base() }.validate();
+        let zones = s.map(|s| s.zones).unwrap_or_default();
+        assert_eq!(zones, vec!["k8s.example.org".to_string(), "example.org".to_string()]);
+    }
+
+    #[test]
+    fn hosts_get_the_port_and_ipv6_brackets() {
+        let s = Rfc2136Config { hosts: vec!["ns1".into(), "::1".into(), "".into()], ..base() }.validate();
+        assert_eq!(s.map(|s| s.servers).unwrap_or_default(), vec!["ns1:5353".to_string(), "[::1]:5353".to_string()]);
+        let tls = Rfc2136Config { port: 0, tls: Some(TlsOptions::default()), ..base() }.validate();
+        assert_eq!(tls.map(|s| s.servers).unwrap_or_default(), vec!["127.0.0.1:853".to_string()]);
+        assert!(err(Rfc2136Config { hosts: vec![String::new()], ..base() }).contains("--rfc2136-host"));
+    }
+
+    #[test]
+    fn load_balancing_strategies_parse_like_external_dns() {
+        assert_eq!("round-robin".parse::<LoadBalancing>(), Ok(LoadBalancing::RoundRobin));
+        assert_eq!("disabled".parse::<LoadBalancing>(), Ok(LoadBalancing::Disabled));
+        assert!("sticky".parse::<LoadBalancing>().is_err());
+    }
+}

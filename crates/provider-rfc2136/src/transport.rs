@@ -1,0 +1,275 @@
+//! DNS over TCP (or TLS) with the two-byte length framing of RFC 1035 §4.2.2. Updates go over TCP as
+//! external-dns sends them: batches of fifty changes do not fit in a UDP datagram, and zone transfers need
+//! TCP anyway. One connection carries every message of a sync, which is what makes small batches fast.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::time::timeout;
+
+use crate::config::{LoadBalancing, TlsOptions};
+
+/// Failures below the DNS level: worth trying another server or a later sync.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum TransportError {
+    #[error("cannot connect to {server}: {detail}")]
+    Connect { server: String, detail: String },
+    #[error("{server} did not answer within {secs}s")]
+    Timeout { server: String, secs: u64 },
+    #[error("connection to {server} failed: {detail}")]
+    Io { server: String, detail: String },
+    #[error("TLS setup: {0}")]
+    Tls(String),
+}
+
+trait Stream: AsyncRead + AsyncWrite + Unpin + Send {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> Stream for T {}
+
+/// One open connection to one server.
+pub struct Connection {
+    server: String,
+    stream: Box<dyn Stream>,
+    timeout: Duration,
+}
+
+impl Connection {
+    pub async fn open(server: &str, tls: Option<&TlsConnector>, limit: Duration) -> Result<Connection, TransportError> {
+        let tcp = match timeout(limit, TcpStream::connect(server)).await {
+            Err(_) => return Err(TransportError::Timeout { server: server.into(), secs: limit.as_secs() }),
+            Ok(Err(e)) => return Err(TransportError::Connect { server: server.into(), detail: e.to_string() }),
+            Ok(Ok(s)) => s,
+        };
+        let _ = tcp.set_nodelay(true);
+        let stream: Box<dyn Stream> = match tls {
+            None => Box::new(tcp),
+            Some(tls) => {
+                let host = server.rsplit_once(':').map(|(h, _)| h).unwrap_or(server);
+                let host = host.trim_start_matches('[').trim_end_matches(']');
+                let name = ServerName::try_from(host.to_string())
+                    .map_err(|e| TransportError::Tls(format!("{host} is not a valid TLS server name: {e}")))?;
+                match timeout(limit, tls.0.connect(name, tcp)).await {
+                    Err(_) => return Err(TransportError::Timeout { server: server.into(), secs: limit.as_secs() }),
+                    Ok(Err(e)) => {
+                        return Err(TransportError::Connect { server: server.into(), detail: format!("TLS: {e}") });
+                    }
+                    Ok(Ok(s)) => Box::new(s),
+                }
+            }
+        };
+        Ok(Connection { server: server.into(), stream, timeout: limit })
+    }
+
+    pub async fn send(&mut self, wire: &[u8]) -> Result<(), TransportError> {
+        let len = u16::try_from(wire.len()).map_err(|_| TransportError::Io {
+            server: self.server.clone(),
+            detail: format!("message of {} bytes is larger than DNS allows (65535)", wire.len()),
+        })?;
+        let mut framed = Vec::with_capacity(wire.len() + 2);
+        framed.extend_from_slice(&len.to_be_bytes());
+        framed.extend_from_slice(wire);
+        let write = async {
+            self.stream.write_all(&framed).await?;
+            self.stream.flush().await
+        };
+        match timeout(self.timeout, write).await {
+            Err(_) => Err(TransportError::Timeout { server: self.server.clone(), secs: self.timeout.as_secs() }),
+            Ok(Err(e)) => Err(TransportError::Io { server: self.server.clone(), detail: e.to_string() }),
+            Ok(Ok(())) => Ok(()),
+        }
+    }
+
+    pub async fn receive(&mut self) -> Result<Vec<u8>, TransportError> {
+        let read = async {
+            let mut len = [0u8; 2];
+            self.stream.read_exact(&mut len).await?;
+            let mut buf = vec![0u8; usize::from(u16::from_be_bytes(len))];
+            self.stream.read_exact(&mut buf).await?;
+            Ok::<_, std::io::Error>(buf)
+        };
+        match timeout(self.timeout, read).await {
+            Err(_) => Err(TransportError::Timeout { server: self.server.clone(), secs: self.timeout.as_secs() }),
+            Ok(Err(e)) => Err(TransportError::Io { server: self.server.clone(), detail: e.to_string() }),
+            Ok(Ok(b)) => Ok(b),
+        }
+    }
+}
+
+/// A prepared TLS client configuration (built once at startup, so certificate errors show at startup).
+#[derive(Clone)]
+pub struct TlsConnector(tokio_rustls::TlsConnector);
+
+impl TlsConnector {
+    pub fn new(opts: &TlsOptions) -> Result<TlsConnector, TransportError> {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
+            .with_protocol_versions(&[&rustls::version::TLS13])
+            .map_err(|e| TransportError::Tls(e.to_string()))?;
+        let builder = if opts.skip_verify {
+            builder.dangerous().with_custom_certificate_verifier(Arc::new(NoVerify(provider)))
+        } else {
+            let mut roots = rustls::RootCertStore::empty();
+            match &opts.ca_file {
+                Some(path) => {
+                    for cert in CertificateDer::pem_file_iter(path)
+                        .map_err(|e| TransportError::Tls(format!("--tls-ca {}: {e}", path.display())))?
+                    {
+                        let cert = cert.map_err(|e| TransportError::Tls(format!("--tls-ca {}: {e}", path.display())))?;
+                        roots
+                            .add(cert)
+                            .map_err(|e| TransportError::Tls(format!("--tls-ca {}: {e}", path.display())))?;
+                    }
+                }
+                None => {
+                    for cert in rustls_native_certs::load_native_certs().certs {
+                        let _ = roots.add(cert);
+                    }
+                }
+            }
+            builder.with_root_certificates(roots)
+        };
+        let mut config = match (&opts.client_cert, &opts.client_key) {
+            (Some(cert), Some(key)) => {
+                let chain = CertificateDer::pem_file_iter(cert)
+                    .and_then(|it| it.collect::<Result<Vec<_>, _>>())
+                    .map_err(|e| TransportError::Tls(format!("--tls-client-cert {}: {e}", cert.display())))?;
+                let key = PrivateKeyDer::from_pem_file(key)
+                    .map_err(|e| TransportError::Tls(format!("--tls-client-cert-key {}: {e}", key.display())))?;
+                builder.with_client_auth_cert(chain, key).map_err(|e| TransportError::Tls(e.to_string()))?
+            }
+            _ => builder.with_no_client_auth(),
+        };
+        // RFC 9103: zone transfers over TLS negotiate the "dot" protocol.
+        config.alpn_protocols = vec![b"dot".to_vec()];
+        Ok(TlsConnector(tokio_rustls::TlsConnector::from(Arc::new(config))))
+    }
+}
+
+/// `--rfc2136-skip-tls-verify`: accept any certificate (signatures are still checked for well-formedness).
+#[derive(Debug)]
+struct NoVerify(Arc<rustls::crypto::CryptoProvider>);
+
+impl rustls::client::danger::ServerCertVerifier for NoVerify {
+    fn verify_server_cert(
+        &self,
+        _: &CertificateDer<'_>,
+        _: &[CertificateDer<'_>],
+        _: &ServerName<'_>,
+        _: &[u8],
+        _: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        Ok(rustls::client::danger::ServerCertVerified::assertion())
+    }
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+    }
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+    }
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+/// Chooses the server for each request according to `--rfc2136-load-balancing-strategy`; transfers and
+/// updates keep separate rotations so one does not skew the other.
+#[derive(Debug)]
+pub struct ServerPicker {
+    servers: Vec<String>,
+    strategy: LoadBalancing,
+    /// Disabled: the current host (moves on after a failure). Round-robin: the next host.
+    cursor: AtomicUsize,
+}
+
+impl ServerPicker {
+    pub fn new(servers: Vec<String>, strategy: LoadBalancing) -> Self {
+        ServerPicker { servers, strategy, cursor: AtomicUsize::new(0) }
+    }
+
+    pub fn len(&self) -> usize {
+        self.servers.len()
+    }
+
+    /// The order in which to try the servers for one request: the chosen one first, then the others.
+    pub fn order(&self) -> Vec<usize> {
+        let n = self.servers.len();
+        if n == 0 {
+            return Vec::new();
+        }
+        let start = match self.strategy {
+            LoadBalancing::Disabled => self.cursor.load(Ordering::Relaxed) % n,
+            LoadBalancing::RoundRobin => self.cursor.fetch_add(1, Ordering::Relaxed) % n,
+            LoadBalancing::Random => {
+                let r = getrandom::u64().unwrap_or_else(|_| self.cursor.fetch_add(1, Ordering::Relaxed) as u64);
+                (r % n as u64) as usize
+            }
+        };
+        (0..n).map(|i| (start + i) % n).collect()
+    }
+
+    /// A request to `index` failed below the DNS level: with the disabled strategy the next server becomes
+    /// the current one, as external-dns fails over.
+    pub fn failed(&self, index: usize) {
+        if self.strategy == LoadBalancing::Disabled && self.servers.len() > 1 {
+            let _ = self.cursor.compare_exchange(
+                index,
+                (index + 1) % self.servers.len(),
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
+        }
+    }
+
+    pub fn server(&self, index: usize) -> &str {
+        &self.servers[index]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn picker(strategy: LoadBalancing) -> ServerPicker {
+        ServerPicker::new(vec!["a:53".into(), "b:53".into(), "c:53".into()], strategy)
+    }
+
+    #[test]
+    fn disabled_strategy_sticks_to_the_first_host_until_it_fails() {
+        let p = picker(LoadBalancing::Disabled);
+        assert_eq!(p.order(), vec![0, 1, 2]);
+        assert_eq!(p.order(), vec![0, 1, 2]);
+        p.failed(0);
+        assert_eq!(p.order(), vec![1, 2, 0]);
+    }
+
+    #[test]
+    fn round_robin_strategy_rotates_the_first_host() {
+        let p = picker(LoadBalancing::RoundRobin);
+        let firsts: Vec<usize> = (0..4).map(|_| p.order()[0]).collect();
+        assert_eq!(firsts, vec![0, 1, 2, 0]);
+    }
+
+    #[test]
+    fn random_strategy_still_tries_every_host_once() {
+        let p = picker(LoadBalancing::Random);
+        for _ in 0..20 {
+            let mut o = p.order();
+            o.sort_unstable();
+            assert_eq!(o, vec![0, 1, 2]);
+        }
+    }
+}
