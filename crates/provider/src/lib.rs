@@ -1,8 +1,16 @@
 //! The provider side of extdns: the [`Provider`] trait every DNS backend implements, helpers they share,
 //! and the in-memory provider.
 
+pub mod backoff;
+pub mod batch;
+pub mod inmemory;
+
 use async_trait::async_trait;
 use extdns_endpoint::{Changes, DomainFilter, Endpoint};
+
+pub use backoff::{Backoff, RateLimiter, retry};
+pub use batch::{Change, apply_in_batches, apply_split, split};
+pub use inmemory::InMemoryProvider;
 
 /// A DNS backend. Providers know nothing about ownership (the registry adds and hides TXT records) nor about
 /// dry runs (the controller never calls `apply_changes` in one).
