@@ -1,1 +1,186 @@
-//! placeholder
+//! The Gateway API route sources: `gateway-httproute`, `gateway-grpcroute`, `gateway-tlsroute`,
+//! `gateway-tcproute` and `gateway-udproute`.
+//!
+//! A route publishes the names it asks for (spec hostnames, the hostname annotation, the FQDN template, or
+//! its listeners' hostnames), narrowed by the hostnames of the listeners it is actually attached to, pointing
+//! at the addresses of the Gateways that accepted it. Attachment is read from the route's `status.parents`,
+//! checked against its `spec.parentRefs` and against each Gateway's listeners (protocol, port, section name,
+//! `allowedRoutes`), so a route never publishes through a Gateway that would not serve it.
+//!
+//! Each sync prepares the admitted Gateways once (listener hostnames parsed, namespace selectors compiled,
+//! targets checked), so the work per route is a few hash lookups and no route ever scans all Gateways.
+
+mod hostname;
+mod listener;
+mod parents;
+mod route;
+
+use std::collections::BTreeMap;
+
+use async_trait::async_trait;
+use extdns_endpoint::{Endpoint, ObjectRef, merge_endpoints};
+use extdns_informer::view::{Route, RouteKind};
+use extdns_informer::{Cluster, ResourceKind};
+use extdns_source::{Selector, Source, SourceConfig, SourceError, TemplateError};
+
+pub use hostname::{Hostname, HostnameError};
+pub use listener::protocol_matches;
+
+use hostname::narrow;
+use listener::NamespaceCache;
+use parents::{ListenerHost, ParentKey, Parents, in_spec};
+use route::route_names;
+
+/// The configuration of the Gateway route sources.
+#[derive(Clone, Debug, Default)]
+pub struct GatewaySourceConfig {
+    /// Route-level flags: `--namespace`, `--label-filter`, `--annotation-filter`, annotation prefixes,
+    /// `--fqdn-template`, `--combine-fqdn-annotation`, `--ignore-hostname-annotation`.
+    pub common: SourceConfig,
+    /// `--gateway-name`: only Gateways with this name (and ListenerSets attached to them).
+    pub gateway_name: Option<String>,
+    /// `--gateway-namespace`: only Gateways in this namespace.
+    pub gateway_namespace: Option<String>,
+    /// `--gateway-label-filter`: only Gateways whose labels match.
+    pub gateway_label_filter: Selector,
+    /// `--gateway-listener-sets`: routes may also attach to ListenerSets.
+    pub listener_sets: bool,
+}
+
+/// One `gateway-<kind>route` source.
+#[derive(Clone, Debug)]
+pub struct GatewayRouteSource {
+    kind: RouteKind,
+    config: GatewaySourceConfig,
+}
+
+impl GatewayRouteSource {
+    pub fn new(kind: RouteKind, config: GatewaySourceConfig) -> Self {
+        GatewayRouteSource { kind, config }
+    }
+
+    pub fn kind(&self) -> RouteKind {
+        self.kind
+    }
+
+    /// What [`Source::endpoints`] returns, without the async wrapper: nothing here waits.
+    pub fn collect(&self, cluster: &dyn Cluster) -> Result<Vec<Endpoint>, SourceError> {
+        let gateways = cluster.gateways();
+        let listener_sets = if self.config.listener_sets { cluster.listener_sets() } else { Vec::new() };
+        let mut namespaces = NamespaceCache::new(cluster);
+        let parents = Parents::build(&self.config, self.kind, &gateways, &listener_sets, &mut namespaces);
+
+        let mut out = Vec::new();
+        for route in cluster.routes(self.kind) {
+            if route.kind != self.kind || !self.config.common.admits(&route.meta) {
+                continue;
+            }
+            self.route_endpoints(&route, &parents, &mut namespaces, &mut out)?;
+        }
+        Ok(merge_endpoints(out))
+    }
+
+    fn route_endpoints(
+        &self,
+        route: &Route,
+        parents: &Parents<'_>,
+        namespaces: &mut NamespaceCache<'_>,
+        out: &mut Vec<Endpoint>,
+    ) -> Result<(), SourceError> {
+        let source_name = self.kind.source_name();
+        let route_ns = route.meta.namespace.as_str();
+        let object = format!("{} {}/{}", self.kind.kind(), route_ns, route.meta.name);
+        if route.parent_refs.is_empty() {
+            tracing::debug!(object, "no parentRefs: nothing to publish");
+            return Ok(());
+        }
+        let names = route_names(&self.config, route, &object, source_name).map_err(|e| template_error(source_name, &object, e))?;
+        if names.names.is_empty() && !names.listener_fallback {
+            return Ok(());
+        }
+
+        // Name → targets, over every parent and listener the route is attached to.
+        let mut hosts: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        for status in &route.parents {
+            let key = ParentKey::of(&status.parent_ref, route_ns);
+            if !in_spec(route, &status.parent_ref) {
+                tracing::debug!(object, parent = key.name, "status parent is not in spec.parentRefs; ignored");
+                continue;
+            }
+            let Some(parent) = parents.get(&key) else { continue };
+            if status.accepted.as_deref() != Some("True") {
+                continue;
+            }
+            let section = status.parent_ref.section_name.as_deref().filter(|s| !s.is_empty());
+            for l in &parent.listeners {
+                if !l.usable
+                    || section.is_some_and(|s| s != l.name)
+                    || status.parent_ref.port.is_some_and(|p| p != l.port)
+                    || !l.namespaces.allows(route_ns, l.owner_namespace, namespaces)
+                {
+                    continue;
+                }
+                let listener_host = match &l.host {
+                    ListenerHost::Invalid => continue,
+                    ListenerHost::Any => None,
+                    ListenerHost::Name(h) => Some(h),
+                };
+                // Without names of its own (fallback), the route takes the listener's hostname; else each
+                // of its names narrowed by the listener's.
+                let fallback = listener_host.filter(|_| names.listener_fallback);
+                let narrowed = names.names.iter().filter_map(|n| narrow(listener_host, n));
+                for h in fallback.into_iter().chain(narrowed) {
+                    hosts.entry(h.as_str()).or_default().extend(parent.targets.iter().map(String::as_str));
+                }
+            }
+        }
+        if hosts.is_empty() {
+            return Ok(());
+        }
+
+        let annotations = &self.config.common.annotations;
+        let ttl = annotations.ttl(&route.meta.annotations, &object);
+        let (provider_specific, set_identifier) = annotations.provider_specific(&route.meta.annotations);
+        let resource = format!("{}/{}/{}", self.kind.kind().to_ascii_lowercase(), route_ns, route.meta.name);
+        let reference = ObjectRef {
+            source: source_name.to_string(),
+            namespace: route_ns.to_string(),
+            name: route.meta.name.clone(),
+        };
+        for (host, mut targets) in hosts {
+            targets.sort_unstable();
+            targets.dedup();
+            let targets: Vec<String> = targets.into_iter().map(str::to_string).collect();
+            for e in Endpoint::for_hostname(host, &targets, ttl, &provider_specific, &set_identifier, &resource) {
+                out.push(e.with_ref_object(reference.clone()));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn template_error(source_name: &str, object: &str, e: TemplateError) -> SourceError {
+    SourceError::Template { source_name: source_name.to_string(), object: object.to_string(), message: e.to_string() }
+}
+
+#[async_trait]
+impl Source for GatewayRouteSource {
+    fn name(&self) -> &str {
+        self.kind.source_name()
+    }
+
+    fn watched_kinds(&self) -> Vec<ResourceKind> {
+        let mut kinds = vec![ResourceKind::Route(self.kind), ResourceKind::Gateway, ResourceKind::Namespace];
+        if self.config.listener_sets {
+            kinds.push(ResourceKind::ListenerSet);
+        }
+        kinds
+    }
+
+    async fn endpoints(&self, cluster: &dyn Cluster) -> Result<Vec<Endpoint>, SourceError> {
+        self.collect(cluster)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,251 @@
+//! Hostname rules shared by routes and listeners: which names are valid, and how a route hostname is narrowed
+//! by a listener hostname (the Gateway API's hostname intersection, with wildcards).
+
+use std::fmt;
+use std::net::IpAddr;
+
+/// A hostname a route or listener may carry: an RFC 1123 domain, optionally with one leading `*.` label.
+/// Stored lower-cased and without a trailing dot, so equal names compare equal and records are written in
+/// one spelling.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Hostname(String);
+
+/// Why a hostname was rejected; the warning that skips it quotes this.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HostnameError {
+    #[error("is empty")]
+    Empty,
+    #[error("is an IP address, not a hostname")]
+    IpAddress,
+    #[error("is longer than 253 characters")]
+    TooLong,
+    #[error("has an empty label")]
+    EmptyLabel,
+    #[error("has a label longer than 63 characters")]
+    LabelTooLong,
+    #[error("has a label with a character other than a-z, 0-9 and '-'")]
+    BadCharacter,
+    #[error("has a label that starts or ends with '-'")]
+    BadHyphen,
+    #[error("uses '*' other than as the whole first label")]
+    BadWildcard,
+}
+
+impl Hostname {
+    /// Validate and canonicalise. One trailing dot is accepted and dropped: `a.example.com.` names the same
+    /// domain as `a.example.com`, and records are written without it anyway.
+    pub fn parse(raw: &str) -> Result<Hostname, HostnameError> {
+        let name = raw.strip_suffix('.').unwrap_or(raw);
+        if name.is_empty() {
+            return Err(HostnameError::Empty);
+        }
+        if name.parse::<IpAddr>().is_ok() {
+            return Err(HostnameError::IpAddress);
+        }
+        let domain = name.strip_prefix("*.").unwrap_or(name);
+        if domain.len() > 253 {
+            return Err(HostnameError::TooLong);
+        }
+        for label in domain.split('.') {
+            check_label(label)?;
+        }
+        Ok(Hostname(name.to_ascii_lowercase()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    pub fn is_wildcard(&self) -> bool {
+        self.0.starts_with("*.")
+    }
+
+    /// The names both hostnames cover, as one name: the more specific of the two when one contains the
+    /// other (a wildcard covers names of any depth below it, never its own apex), else nothing.
+    pub fn intersect<'a>(&'a self, other: &'a Hostname) -> Option<&'a Hostname> {
+        if self == other {
+            return Some(self);
+        }
+        // `wide` is the shorter one; at equal length a wildcard is the wider.
+        let (wide, narrow) = if other.0.len() < self.0.len()
+            || (other.0.len() == self.0.len() && other.is_wildcard() && !self.is_wildcard())
+        {
+            (other, self)
+        } else {
+            (self, other)
+        };
+        // "*.example.com" → ".example.com": the narrow name must end with it (so the apex never matches).
+        let suffix = wide.0.strip_prefix('*')?;
+        if suffix.starts_with('.') && narrow.0.ends_with(suffix) { Some(narrow) } else { None }
+    }
+}
+
+fn check_label(label: &str) -> Result<(), HostnameError> {
+    if label.is_empty() {
+        return Err(HostnameError::EmptyLabel);
+    }
+    if label.len() > 63 {
+        return Err(HostnameError::LabelTooLong);
+    }
+    if label.contains('*') {
+        return Err(HostnameError::BadWildcard);
+    }
+    if !label.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
+        return Err(HostnameError::BadCharacter);
+    }
+    if label.starts_with('-') || label.ends_with('-') {
+        return Err(HostnameError::BadHyphen);
+    }
+    Ok(())
+}
+
+impl fmt::Display for Hostname {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The name a route hostname gets on a listener: the route's name when the listener has no hostname, else
+/// the intersection of both.
+pub fn narrow<'a>(listener: Option<&'a Hostname>, route: &'a Hostname) -> Option<&'a Hostname> {
+    match listener {
+        None => Some(route),
+        Some(l) => l.intersect(route),
+    }
+}
+
+/// Whether a target is usable: an IP address, or a hostname a CNAME can point at (labels of letters, digits,
+/// `-` and `_`, a final label that is not all digits so a mistyped IP such as `01.2.3.4` or `1.2.3.4:80` is
+/// caught, at most 253 characters).
+pub fn valid_target(target: &str) -> bool {
+    if extdns_endpoint::suitable_type(target) != extdns_endpoint::RecordType::Cname {
+        return true;
+    }
+    let name = target.strip_suffix('.').unwrap_or(target);
+    if name.is_empty() || name.len() > 253 {
+        return false;
+    }
+    let labels_ok = name.split('.').all(|l| {
+        !l.is_empty()
+            && l.len() <= 63
+            && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+    });
+    let last_is_numeric = name.rsplit('.').next().is_some_and(|l| l.bytes().all(|b| b.is_ascii_digit()));
+    labels_ok && !last_is_numeric
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn h(s: &str) -> Hostname {
+        Hostname::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"))
+    }
+
+    fn meet(listener: &str, route: &str) -> Option<String> {
+        let (l, r) = (h(listener), h(route));
+        narrow(Some(&l), &r).map(|x| x.to_string())
+    }
+
+    #[test]
+    fn hostname_is_lower_cased_and_loses_one_trailing_dot() {
+        assert_eq!(h("Foo.Example.COM.").as_str(), "foo.example.com");
+        assert_eq!(h("*.Example.com").as_str(), "*.example.com");
+    }
+
+    #[test]
+    fn hostname_rejects_ip_addresses() {
+        assert_eq!(Hostname::parse("10.0.0.1"), Err(HostnameError::IpAddress));
+        assert_eq!(Hostname::parse("2001:db8::1"), Err(HostnameError::IpAddress));
+    }
+
+    #[test]
+    fn hostname_rejects_underscores_bad_hyphens_and_empty_labels() {
+        assert_eq!(Hostname::parse("_svc.example.com"), Err(HostnameError::BadCharacter));
+        assert_eq!(Hostname::parse("-a.example.com"), Err(HostnameError::BadHyphen));
+        assert_eq!(Hostname::parse("a-.example.com"), Err(HostnameError::BadHyphen));
+        assert_eq!(Hostname::parse("a..example.com"), Err(HostnameError::EmptyLabel));
+        assert_eq!(Hostname::parse(""), Err(HostnameError::Empty));
+        assert_eq!(Hostname::parse("a b.example.com"), Err(HostnameError::BadCharacter));
+    }
+
+    #[test]
+    fn hostname_rejects_long_labels_and_names() {
+        let long_label = format!("{}.example.com", "a".repeat(64));
+        assert_eq!(Hostname::parse(&long_label), Err(HostnameError::LabelTooLong));
+        let long_name = vec!["abcdefghi"; 26].join(".");
+        assert_eq!(Hostname::parse(&long_name), Err(HostnameError::TooLong));
+        assert!(Hostname::parse(&format!("{}.example.com", "a".repeat(63))).is_ok());
+    }
+
+    #[test]
+    fn hostname_wildcard_only_as_whole_first_label() {
+        assert!(h("*.example.com").is_wildcard());
+        assert_eq!(Hostname::parse("*example.com"), Err(HostnameError::BadWildcard));
+        assert_eq!(Hostname::parse("a.*.example.com"), Err(HostnameError::BadWildcard));
+        assert_eq!(Hostname::parse("*"), Err(HostnameError::BadWildcard));
+        assert_eq!(Hostname::parse("*.*.example.com"), Err(HostnameError::BadWildcard));
+    }
+
+    #[test]
+    fn narrowing_without_listener_hostname_keeps_route_hostname() {
+        let r = h("a.example.com");
+        assert_eq!(narrow(None, &r), Some(&r));
+    }
+
+    #[test]
+    fn narrowing_equal_names_match() {
+        assert_eq!(meet("a.example.com", "A.example.com"), Some("a.example.com".into()));
+        assert_eq!(meet("*.example.com", "*.example.com"), Some("*.example.com".into()));
+    }
+
+    #[test]
+    fn narrowing_wildcard_listener_exact_route_gives_route_name() {
+        assert_eq!(meet("*.example.internal", "foo.example.internal"), Some("foo.example.internal".into()));
+    }
+
+    #[test]
+    fn narrowing_exact_listener_wildcard_route_gives_listener_name() {
+        assert_eq!(meet("foo.example.internal", "*.example.internal"), Some("foo.example.internal".into()));
+    }
+
+    #[test]
+    fn narrowing_wildcard_matches_any_depth_but_not_apex() {
+        assert_eq!(meet("*.example.net", "foo.bar.example.net"), Some("foo.bar.example.net".into()));
+        assert_eq!(meet("*.example.net", "example.net"), None);
+        assert_eq!(meet("example.net", "*.example.net"), None);
+    }
+
+    #[test]
+    fn narrowing_two_wildcards_gives_the_narrower() {
+        assert_eq!(meet("*.example.net", "*.foo.example.net"), Some("*.foo.example.net".into()));
+        assert_eq!(meet("*.foo.example.net", "*.example.net"), Some("*.foo.example.net".into()));
+        assert_eq!(meet("*.foo.example.net", "*.bar.example.net"), None);
+    }
+
+    #[test]
+    fn narrowing_different_exact_names_do_not_match() {
+        assert_eq!(meet("a.example.com", "b.example.com"), None);
+        assert_eq!(meet("*.example.com", "a.example.org"), None);
+        // A suffix that is not on a label boundary is not a match.
+        assert_eq!(meet("*.ample.com", "a.example.com"), None);
+    }
+
+    #[test]
+    fn narrowing_same_length_wildcard_and_name() {
+        assert_eq!(meet("*.x.com", "y.x.com"), Some("y.x.com".into()));
+        assert_eq!(meet("y.x.com", "*.x.com"), Some("y.x.com".into()));
+    }
+
+    #[test]
+    fn target_must_be_ip_or_hostname() {
+        for ok in ["1.2.3.4", "2001:db8::1", "lb.example.com", "lb.example.com.", "a_b.example.com", "localhost"] {
+            assert!(valid_target(ok), "{ok}");
+        }
+        for bad in ["", "not an address", "1.2.3.4:80", "01.2.3.4", "999.1.1.1", "a..b", "-a.example.com", "."] {
+            assert!(!valid_target(bad), "{bad}");
+        }
+    }
+}

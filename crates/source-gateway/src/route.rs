@@ -1,0 +1,120 @@
+//! The domain names a route asks for, before listeners narrow them.
+
+use extdns_informer::view::{Route, RouteKind};
+use extdns_source::TemplateError;
+use extdns_source::annotations::key;
+
+use crate::GatewaySourceConfig;
+use crate::hostname::Hostname;
+
+/// The `gateway-hostname-source` annotation: which of the route's names count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostnameSource {
+    /// Spec hostnames, the hostname annotation, the template, and listener hostnames as a last resort.
+    All,
+    /// Only the hostname annotation.
+    AnnotationOnly,
+    /// Only `spec.hostnames` (and the template); neither the annotation nor listener hostnames.
+    DefinedHostsOnly,
+}
+
+impl HostnameSource {
+    fn of(config: &GatewaySourceConfig, route: &Route, object: &str) -> HostnameSource {
+        let Some(v) = config.common.annotations.get(&route.meta.annotations, key::GATEWAY_HOSTNAME_SOURCE) else {
+            return HostnameSource::All;
+        };
+        if v.eq_ignore_ascii_case("annotation-only") {
+            HostnameSource::AnnotationOnly
+        } else if v.eq_ignore_ascii_case("defined-hosts-only") {
+            HostnameSource::DefinedHostsOnly
+        } else {
+            tracing::warn!(
+                object,
+                annotation = key::GATEWAY_HOSTNAME_SOURCE,
+                value = v,
+                "unknown value (expected annotation-only or defined-hosts-only); using every hostname source"
+            );
+            HostnameSource::All
+        }
+    }
+}
+
+/// The names of one route.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RouteNames {
+    /// Valid names, lower-cased, deduplicated, in the order they were found.
+    pub names: Vec<Hostname>,
+    /// Nothing gave a name: each matching listener's own hostname is used instead.
+    pub listener_fallback: bool,
+}
+
+/// Collect the route's names: `spec.hostnames` (HTTP, GRPC, TLS routes), the hostname annotation (unless
+/// `--ignore-hostname-annotation`), the `--fqdn-template` output when those gave nothing or with
+/// `--combine-fqdn-annotation`, and the listener fallback when still nothing was given.
+///
+/// "Gave a name" counts what the user wrote, valid or not: a route whose only hostname is malformed is
+/// skipped with a warning rather than silently published under its listener's (maybe wildcard) hostname.
+pub fn route_names(
+    config: &GatewaySourceConfig,
+    route: &Route,
+    object: &str,
+    source_name: &str,
+) -> Result<RouteNames, TemplateError> {
+    let common = &config.common;
+    let mode = HostnameSource::of(config, route, object);
+    let spec: &[String] = match route.kind {
+        RouteKind::Http | RouteKind::Grpc | RouteKind::Tls => &route.hostnames,
+        RouteKind::Tcp | RouteKind::Udp => &[],
+    };
+    let annotation = if common.ignore_hostname_annotation || mode == HostnameSource::DefinedHostsOnly {
+        Vec::new()
+    } else {
+        common.annotations.hostnames(&route.meta.annotations)
+    };
+
+    // (raw name, where it came from) in the order found.
+    let mut raw: Vec<(&str, &str)> = Vec::new();
+    if mode != HostnameSource::AnnotationOnly {
+        raw.extend(spec.iter().filter(|h| !h.is_empty()).map(|h| (h.as_str(), "spec.hostnames")));
+    }
+    raw.extend(annotation.iter().filter(|h| !h.is_empty()).map(|h| (h.as_str(), "hostname annotation")));
+
+    let templated = match &common.fqdn_template {
+        Some(t) if mode != HostnameSource::AnnotationOnly && (raw.is_empty() || common.combine_fqdn_annotation) => {
+            t.execute(todo_route_template(route), source_name)?
+        }
+        _ => Vec::new(),
+    };
+    raw.extend(templated.iter().filter(|h| !h.is_empty()).map(|h| (h.as_str(), "--fqdn-template output")));
+
+    let listener_fallback = raw.is_empty() && mode == HostnameSource::All;
+    let mut names: Vec<Hostname> = Vec::with_capacity(raw.len());
+    for (h, field) in raw {
+        match Hostname::parse(h) {
+            Ok(h) => {
+                if !names.contains(&h) {
+                    names.push(h);
+                }
+            }
+            Err(e) => tracing::warn!(object, field, value = h, "ignoring hostname: it {e}"),
+        }
+    }
+    Ok(RouteNames { names, listener_fallback })
+}
+
+// TEMPORARY until extdns-source implements TemplateObject for view::Route.
+fn todo_route_template(_r: &Route) -> &'static dyn extdns_source::TemplateObject {
+    struct X;
+    impl extdns_source::TemplateObject for X {
+        fn describe(&self) -> String {
+            String::new()
+        }
+        fn typed(&self) -> extdns_source::template::Value {
+            extdns_source::template::Value::Nil
+        }
+        fn unstructured(&self) -> extdns_source::template::Value {
+            extdns_source::template::Value::Nil
+        }
+    }
+    &X
+}
