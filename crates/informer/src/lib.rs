@@ -4,10 +4,16 @@
 //! in a compact form ([`view`]). Two implementations exist: [`MemoryCluster`] (filled from manifest files, or
 //! by tests) and the live one, backed by kube-runtime reflectors that keep only the fields sources read.
 
-pub mod view;
+pub mod convert;
+mod intern;
+pub mod manifests;
 mod memory;
 mod strmap;
+pub mod view;
 
+pub use convert::PodAnnotationPrefixes;
+pub use intern::Interner;
+pub use manifests::{LoadOptions, ManifestError, load};
 pub use memory::MemoryCluster;
 pub use strmap::{StrMap, Sym};
 

@@ -50,13 +50,19 @@ impl MemoryCluster {
     /// Indexed by its `kubernetes.io/service-name` label; a slice without one belongs to no Service.
     pub fn add_endpoint_slice(&mut self, s: EndpointSlice) -> &mut Self {
         if let Some(svc) = s.service_name.clone() {
-            self.slices.entry((s.meta.namespace.clone(), svc)).or_default().push(Arc::new(s));
+            self.slices
+                .entry((s.meta.namespace.clone(), svc))
+                .or_default()
+                .push(Arc::new(s));
         }
         self
     }
 
     pub fn add_pod(&mut self, p: Pod) -> &mut Self {
-        self.pods.entry(p.namespace.to_string()).or_default().insert(p.name.to_string(), Arc::new(p));
+        self.pods
+            .entry(p.namespace.to_string())
+            .or_default()
+            .insert(p.name.to_string(), Arc::new(p));
         self
     }
 
@@ -71,12 +77,14 @@ impl MemoryCluster {
     }
 
     pub fn add_gateway(&mut self, g: Gateway) -> &mut Self {
-        self.gateways.insert((g.meta.namespace.clone(), g.meta.name.clone()), Arc::new(g));
+        self.gateways
+            .insert((g.meta.namespace.clone(), g.meta.name.clone()), Arc::new(g));
         self
     }
 
     pub fn add_listener_set(&mut self, l: ListenerSet) -> &mut Self {
-        self.listener_sets.insert((l.meta.namespace.clone(), l.meta.name.clone()), Arc::new(l));
+        self.listener_sets
+            .insert((l.meta.namespace.clone(), l.meta.name.clone()), Arc::new(l));
         self
     }
 
@@ -92,11 +100,17 @@ impl Cluster for MemoryCluster {
     }
 
     fn endpoint_slices(&self, namespace: &str, service: &str) -> Vec<Arc<EndpointSlice>> {
-        self.slices.get(&(namespace.to_string(), service.to_string())).cloned().unwrap_or_default()
+        self.slices
+            .get(&(namespace.to_string(), service.to_string()))
+            .cloned()
+            .unwrap_or_default()
     }
 
     fn pods(&self, namespace: &str) -> Vec<Arc<Pod>> {
-        self.pods.get(namespace).map(|m| m.values().cloned().collect()).unwrap_or_default()
+        self.pods
+            .get(namespace)
+            .map(|m| m.values().cloned().collect())
+            .unwrap_or_default()
     }
 
     fn pod(&self, namespace: &str, name: &str) -> Option<Arc<Pod>> {
@@ -128,7 +142,9 @@ impl Cluster for MemoryCluster {
     }
 
     fn listener_set(&self, namespace: &str, name: &str) -> Option<Arc<ListenerSet>> {
-        self.listener_sets.get(&(namespace.to_string(), name.to_string())).cloned()
+        self.listener_sets
+            .get(&(namespace.to_string(), name.to_string()))
+            .cloned()
     }
 
     fn routes(&self, kind: RouteKind) -> Vec<Arc<Route>> {
@@ -153,7 +169,11 @@ mod tests {
     fn slices_are_found_by_their_service() {
         let mut c = MemoryCluster::new();
         c.add_endpoint_slice(EndpointSlice {
-            meta: Meta { name: "web-abc".into(), namespace: "default".into(), ..Meta::default() },
+            meta: Meta {
+                name: "web-abc".into(),
+                namespace: "default".into(),
+                ..Meta::default()
+            },
             service_name: Some("web".into()),
             ..EndpointSlice::default()
         });
@@ -164,7 +184,11 @@ mod tests {
     #[test]
     fn pods_are_found_by_namespace_and_name() {
         let mut c = MemoryCluster::new();
-        c.add_pod(Pod { name: "p".into(), namespace: "ns".into(), ..Pod::default() });
+        c.add_pod(Pod {
+            name: "p".into(),
+            namespace: "ns".into(),
+            ..Pod::default()
+        });
         assert!(c.pod("ns", "p").is_some());
         assert_eq!(c.pods("ns").len(), 1);
         assert!(c.pod("other", "p").is_none());

@@ -80,7 +80,10 @@ pub struct StrMap(Box<[(Sym, Sym)]>);
 
 impl StrMap {
     pub fn get(&self, key: &str) -> Option<&str> {
-        self.0.binary_search_by(|(k, _)| k.as_str().cmp(key)).ok().map(|i| self.0[i].1.as_str())
+        self.0
+            .binary_search_by(|(k, _)| k.as_str().cmp(key))
+            .ok()
+            .map(|i| self.0[i].1.as_str())
     }
 
     pub fn contains_key(&self, key: &str) -> bool {
@@ -116,7 +119,11 @@ impl StrMap {
 
 impl<K: AsRef<str>, V: AsRef<str>> FromIterator<(K, V)> for StrMap {
     fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
-        StrMap::from_syms(iter.into_iter().map(|(k, v)| (Sym::new(k.as_ref()), Sym::new(v.as_ref()))).collect())
+        StrMap::from_syms(
+            iter.into_iter()
+                .map(|(k, v)| (Sym::new(k.as_ref()), Sym::new(v.as_ref())))
+                .collect(),
+        )
     }
 }
 

@@ -159,8 +159,9 @@ pub struct ObjectReference {
 // ------------------------------------------------------------------------------ gateway.networking.k8s.io
 
 /// The Gateway API route kinds extdns has sources for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum RouteKind {
+    #[default]
     Http,
     Grpc,
     Tls,
@@ -169,7 +170,13 @@ pub enum RouteKind {
 }
 
 impl RouteKind {
-    pub const ALL: [RouteKind; 5] = [RouteKind::Http, RouteKind::Grpc, RouteKind::Tls, RouteKind::Tcp, RouteKind::Udp];
+    pub const ALL: [RouteKind; 5] = [
+        RouteKind::Http,
+        RouteKind::Grpc,
+        RouteKind::Tls,
+        RouteKind::Tcp,
+        RouteKind::Udp,
+    ];
 
     /// The API kind: `HTTPRoute`, `GRPCRoute`, ...
     pub fn kind(self) -> &'static str {
@@ -287,12 +294,6 @@ pub struct Route {
     pub parent_refs: Vec<ParentReference>,
     /// `status.parents`.
     pub parents: Vec<RouteParentStatus>,
-}
-
-impl Default for RouteKind {
-    fn default() -> Self {
-        RouteKind::Http
-    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

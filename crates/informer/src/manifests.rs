@@ -1,0 +1,909 @@
+//! Kubernetes objects from files: the cluster view behind `extdns endpoints --manifests`.
+//!
+//! The loader is strict on purpose: a preview that silently skipped a document would show endpoints the
+//! real controller would not produce. Every unparsable document, unknown kind or nameless object is an
+//! error naming the file, the document (1-based) and, inside a `List`, the item.
+
+use std::collections::{BTreeMap, HashSet};
+use std::fmt;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+use crate::convert::{self, PodAnnotationPrefixes};
+use crate::intern::Interner;
+use crate::view::{self, RouteKind};
+use crate::{MemoryCluster, ResourceKind};
+
+/// How objects are loaded.
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    /// The annotations Pods keep (the live informer keeps the same ones).
+    pub pod_annotation_prefixes: PodAnnotationPrefixes,
+    /// Skip objects of kinds extdns never reads (Deployments, ConfigMaps...) with a warning, instead of
+    /// failing. Off by default: an unknown kind is more often a typo than an unrelated object.
+    pub skip_unknown_kinds: bool,
+}
+
+/// Where in the input an object came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    pub path: PathBuf,
+    /// 1-based, counting every document of the file (empty ones too; a blank preamble before the first
+    /// `---` is not a document).
+    pub document: usize,
+    /// The 1-based line the document starts on, when known.
+    pub line: Option<usize>,
+    /// The 0-based index in the `items` of a `List`.
+    pub item: Option<usize>,
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: document {}", self.path.display(), self.document)?;
+        if let Some(line) = self.line {
+            write!(f, " (line {line})")?;
+        }
+        if let Some(item) = self.item {
+            write!(f, ", items[{item}]")?;
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ManifestError {
+    #[error("cannot read {}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{at}: cannot parse: {message}")]
+    Parse { at: Location, message: String },
+    #[error("{at}: {message}")]
+    Invalid { at: Location, message: String },
+    #[error(
+        "{at}: unknown kind {kind} (apiVersion {api_version}); extdns reads Service, Pod, Node, Namespace (v1), \
+         EndpointSlice (discovery.k8s.io/v1), Gateway, ListenerSet, HTTPRoute, GRPCRoute, TLSRoute (gateway.networking.k8s.io/v1), \
+         TCPRoute, UDPRoute (gateway.networking.k8s.io/v1alpha2) and List"
+    )]
+    UnknownKind {
+        at: Location,
+        api_version: String,
+        kind: String,
+    },
+    #[error("{at}: {kind} has no metadata.name")]
+    MissingName { at: Location, kind: String },
+}
+
+impl ManifestError {
+    /// The document the error is about (none for I/O errors).
+    pub fn location(&self) -> Option<&Location> {
+        match self {
+            ManifestError::Io { .. } => None,
+            ManifestError::Parse { at, .. }
+            | ManifestError::Invalid { at, .. }
+            | ManifestError::UnknownKind { at, .. }
+            | ManifestError::MissingName { at, .. } => Some(at),
+        }
+    }
+}
+
+/// Loads every object from files and directories into a cluster view.
+///
+/// Directories are walked recursively for `*.yaml`, `*.yml` and `*.json`, in sorted order so the result
+/// does not depend on the file system; entries whose name starts with `.` are skipped (this also reads a
+/// mounted ConfigMap once, not once more through its `..data` link). A file named explicitly is read
+/// whatever its extension: `.json` files as JSON (one or more concatenated values), anything else as
+/// multi-document YAML.
+pub fn load(paths: &[PathBuf], opts: &LoadOptions) -> Result<MemoryCluster, ManifestError> {
+    let mut loader = Loader::new(opts.clone());
+    for p in paths {
+        loader.add_path(p)?;
+    }
+    Ok(loader.finish())
+}
+
+/// The input formats [`Loader::add_str`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Yaml,
+    Json,
+}
+
+/// Collects objects from several inputs, then builds the cluster view. A later object with the same kind,
+/// namespace and name replaces an earlier one (as `kubectl apply` would), with a warning.
+#[derive(Debug)]
+pub struct Loader {
+    opts: LoadOptions,
+    interner: Interner,
+    objects: BTreeMap<(ResourceKind, String, String), (Object, Location)>,
+}
+
+#[derive(Debug)]
+enum Object {
+    Service(view::Service),
+    EndpointSlice(view::EndpointSlice),
+    Pod(view::Pod),
+    Node(view::Node),
+    Namespace(view::Namespace),
+    Gateway(view::Gateway),
+    ListenerSet(view::ListenerSet),
+    Route(view::Route),
+}
+
+impl Loader {
+    pub fn new(opts: LoadOptions) -> Self {
+        Loader {
+            opts,
+            interner: Interner::new(),
+            objects: BTreeMap::new(),
+        }
+    }
+
+    /// Adds a file, or every manifest file under a directory.
+    pub fn add_path(&mut self, path: &Path) -> Result<(), ManifestError> {
+        let meta = fs::metadata(path).map_err(|source| ManifestError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        if meta.is_dir() {
+            let mut files = Vec::new();
+            let mut seen = HashSet::new();
+            collect_files(path, &mut files, &mut seen)?;
+            files.sort();
+            for f in files {
+                self.add_file(&f)?;
+            }
+            Ok(())
+        } else {
+            self.add_file(path)
+        }
+    }
+
+    fn add_file(&mut self, path: &Path) -> Result<(), ManifestError> {
+        let text = fs::read_to_string(path).map_err(|source| ManifestError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let json = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"));
+        self.add_str(&text, path, if json { Format::Json } else { Format::Yaml })
+    }
+
+    /// Adds the objects of one input text; `origin` names it in errors.
+    pub fn add_str(&mut self, text: &str, origin: &Path, format: Format) -> Result<(), ManifestError> {
+        match format {
+            Format::Json => {
+                let stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
+                for (i, value) in stream.enumerate() {
+                    let mut at = Location {
+                        path: origin.to_path_buf(),
+                        document: i + 1,
+                        line: None,
+                        item: None,
+                    };
+                    let value = value.map_err(|e| {
+                        at.line = Some(e.line());
+                        ManifestError::Parse {
+                            at: at.clone(),
+                            message: e.to_string(),
+                        }
+                    })?;
+                    self.add_document(value, at)?;
+                }
+            }
+            Format::Yaml => {
+                for doc in split_yaml(text) {
+                    let at = Location {
+                        path: origin.to_path_buf(),
+                        document: doc.number,
+                        line: Some(doc.line),
+                        item: None,
+                    };
+                    if doc.blank {
+                        continue;
+                    }
+                    // YAML 1.2 booleans only: `n`, `no`, `on` stay strings, so `name: n` is a name, not `false`;
+                    // `0755` stays a string too, as in YAML 1.2 it is not an octal number.
+                    let options = serde_saphyr::options! {
+                        strict_booleans: true,
+                        leading_zero_numbers_as_strings: true,
+                    };
+                    let value: Value =
+                        serde_saphyr::from_str_with_options(&doc.text, options).map_err(|e| ManifestError::Parse {
+                            at: at.clone(),
+                            message: e.to_string(),
+                        })?;
+                    self.add_document(value, at)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds one document: an object, a `List` of objects, or null (an empty document, skipped).
+    pub fn add_document(&mut self, value: Value, at: Location) -> Result<(), ManifestError> {
+        let mut obj = match value {
+            Value::Null => return Ok(()),
+            Value::Object(m) => m,
+            other => {
+                return Err(ManifestError::Invalid {
+                    at,
+                    message: format!("expected a Kubernetes object, found {}", json_type(&other)),
+                });
+            }
+        };
+        let kind = str_field(&obj, "kind").unwrap_or_default().to_string();
+        if kind.ends_with("List") && obj.contains_key("items") {
+            let api_version = str_field(&obj, "apiVersion").unwrap_or_default().to_string();
+            let items = match obj.remove("items") {
+                Some(Value::Array(items)) => items,
+                Some(Value::Null) => Vec::new(),
+                _ => {
+                    return Err(ManifestError::Invalid {
+                        at,
+                        message: format!("{kind}: items is not a list"),
+                    });
+                }
+            };
+            // A typed list (`ServiceList`) may leave kind and apiVersion out of its items.
+            let item_kind = kind.strip_suffix("List").filter(|k| !k.is_empty());
+            for (i, item) in items.into_iter().enumerate() {
+                let item_at = Location {
+                    item: Some(i),
+                    ..at.clone()
+                };
+                let mut item = match item {
+                    Value::Object(m) => m,
+                    other => {
+                        return Err(ManifestError::Invalid {
+                            at: item_at,
+                            message: format!("expected a Kubernetes object, found {}", json_type(&other)),
+                        });
+                    }
+                };
+                if let Some(k) = item_kind {
+                    item.entry("kind").or_insert_with(|| Value::String(k.to_string()));
+                    item.entry("apiVersion")
+                        .or_insert_with(|| Value::String(api_version.clone()));
+                }
+                if str_field(&item, "kind").is_some_and(|k| k.ends_with("List")) && item.contains_key("items") {
+                    return Err(ManifestError::Invalid {
+                        at: item_at,
+                        message: "a List inside a List".to_string(),
+                    });
+                }
+                self.add_object(item, item_at)?;
+            }
+            return Ok(());
+        }
+        self.add_object(obj, at)
+    }
+
+    fn add_object(&mut self, mut obj: Map<String, Value>, at: Location) -> Result<(), ManifestError> {
+        let Some(kind) = str_field(&obj, "kind").map(str::to_string) else {
+            return Err(ManifestError::Invalid {
+                at,
+                message: "object has no kind".to_string(),
+            });
+        };
+        let Some(api_version) = str_field(&obj, "apiVersion").map(str::to_string) else {
+            return Err(ManifestError::Invalid {
+                at,
+                message: format!("{kind} has no apiVersion"),
+            });
+        };
+        let Some(rk) = resource_kind(&api_version, &kind) else {
+            if self.opts.skip_unknown_kinds {
+                tracing::warn!(location = %at, %kind, %api_version, "skipping an object of a kind extdns does not read");
+                return Ok(());
+            }
+            return Err(ManifestError::UnknownKind { at, api_version, kind });
+        };
+        let metadata = obj.entry("metadata").or_insert_with(|| Value::Object(Map::new()));
+        let Value::Object(metadata) = metadata else {
+            return Err(ManifestError::Invalid {
+                at,
+                message: format!("{kind}: metadata is not a mapping"),
+            });
+        };
+        let name = match metadata.get("name") {
+            Some(Value::String(n)) if !n.is_empty() => n.clone(),
+            None | Some(Value::Null) | Some(Value::String(_)) => return Err(ManifestError::MissingName { at, kind }),
+            Some(other) => {
+                let message = format!("{kind}: metadata.name must be a string, found {}", json_type(other));
+                return Err(ManifestError::Invalid { at, message });
+            }
+        };
+        let cluster_scoped = matches!(rk, ResourceKind::Node | ResourceKind::Namespace);
+        let namespace = if cluster_scoped {
+            metadata.remove("namespace");
+            String::new()
+        } else {
+            match metadata.get("namespace") {
+                Some(Value::String(ns)) if !ns.is_empty() => ns.clone(),
+                _ => {
+                    metadata.insert("namespace".into(), Value::String("default".into()));
+                    "default".to_string()
+                }
+            }
+        };
+        if matches!(
+            rk,
+            ResourceKind::Gateway | ResourceKind::ListenerSet | ResourceKind::Route(_)
+        ) {
+            fill_gateway_status_defaults(&mut obj);
+        }
+
+        let value = Value::Object(obj);
+        let object = match rk {
+            ResourceKind::Service => Object::Service(view::Service::from(&typed::<k8s::Service>(value, &at, &kind)?)),
+            ResourceKind::EndpointSlice => {
+                Object::EndpointSlice(view::EndpointSlice::from(&typed::<k8s::EndpointSlice>(
+                    value, &at, &kind,
+                )?))
+            }
+            ResourceKind::Pod => Object::Pod(convert::pod(
+                &typed::<k8s::Pod>(value, &at, &kind)?,
+                &self.opts.pod_annotation_prefixes,
+                &self.interner,
+            )),
+            ResourceKind::Node => Object::Node(view::Node::from(&typed::<k8s::Node>(value, &at, &kind)?)),
+            ResourceKind::Namespace => {
+                Object::Namespace(view::Namespace::from(&typed::<k8s::Namespace>(value, &at, &kind)?))
+            }
+            ResourceKind::Gateway => Object::Gateway(view::Gateway::from(&typed::<gw::Gateway>(value, &at, &kind)?)),
+            ResourceKind::ListenerSet => {
+                Object::ListenerSet(view::ListenerSet::from(&typed::<gw::ListenerSet>(value, &at, &kind)?))
+            }
+            ResourceKind::Route(RouteKind::Http) => {
+                Object::Route(view::Route::from(&typed::<gw::HttpRoute>(value, &at, &kind)?))
+            }
+            ResourceKind::Route(RouteKind::Grpc) => {
+                Object::Route(view::Route::from(&typed::<gw::GrpcRoute>(value, &at, &kind)?))
+            }
+            ResourceKind::Route(RouteKind::Tls) => {
+                Object::Route(view::Route::from(&typed::<gw::TlsRoute>(value, &at, &kind)?))
+            }
+            ResourceKind::Route(RouteKind::Tcp) => {
+                Object::Route(view::Route::from(&typed::<gw::TcpRoute>(value, &at, &kind)?))
+            }
+            ResourceKind::Route(RouteKind::Udp) => {
+                Object::Route(view::Route::from(&typed::<gw::UdpRoute>(value, &at, &kind)?))
+            }
+        };
+        if let Some((_, earlier)) = self
+            .objects
+            .insert((rk, namespace.clone(), name.clone()), (object, at.clone()))
+        {
+            tracing::warn!(
+                location = %at, %kind, %namespace, %name, earlier = %earlier,
+                "the same object appears twice; the later one is used"
+            );
+        }
+        Ok(())
+    }
+
+    /// The cluster view of everything added.
+    pub fn finish(self) -> MemoryCluster {
+        let mut cluster = MemoryCluster::new();
+        for (_, (object, at)) in self.objects {
+            match object {
+                Object::Service(s) => {
+                    cluster.add_service(s);
+                }
+                Object::EndpointSlice(s) => {
+                    if s.service_name.is_none() {
+                        tracing::debug!(
+                            location = %at, name = %s.meta.name,
+                            "EndpointSlice has no kubernetes.io/service-name label; it belongs to no Service"
+                        );
+                    }
+                    cluster.add_endpoint_slice(s);
+                }
+                Object::Pod(p) => {
+                    cluster.add_pod(p);
+                }
+                Object::Node(n) => {
+                    cluster.add_node(n);
+                }
+                Object::Namespace(n) => {
+                    cluster.add_namespace(n);
+                }
+                Object::Gateway(g) => {
+                    cluster.add_gateway(g);
+                }
+                Object::ListenerSet(l) => {
+                    cluster.add_listener_set(l);
+                }
+                Object::Route(r) => {
+                    cluster.add_route(r);
+                }
+            }
+        }
+        cluster
+    }
+}
+
+mod k8s {
+    pub use k8s_openapi::api::core::v1::{Namespace, Node, Pod, Service};
+    pub use k8s_openapi::api::discovery::v1::EndpointSlice;
+}
+
+mod gw {
+    pub use gateway_api::experimental::tcproutes::TcpRoute;
+    pub use gateway_api::experimental::udproutes::UdpRoute;
+    pub use gateway_api::gateways::Gateway;
+    pub use gateway_api::grpcroutes::GrpcRoute;
+    pub use gateway_api::httproutes::HttpRoute;
+    pub use gateway_api::listenersets::ListenerSet;
+    pub use gateway_api::tlsroutes::TlsRoute;
+}
+
+const GATEWAY_GROUP: &str = "gateway.networking.k8s.io/";
+
+/// The kinds extdns reads, in the API versions it accepts. Gateway API versions of one kind share one
+/// schema (the CRDs convert with strategy None), so older served versions load as the current one.
+fn resource_kind(api_version: &str, kind: &str) -> Option<ResourceKind> {
+    let gw_version = api_version.strip_prefix(GATEWAY_GROUP);
+    let rk = match (api_version, kind) {
+        ("v1", "Service") => ResourceKind::Service,
+        ("v1", "Pod") => ResourceKind::Pod,
+        ("v1", "Node") => ResourceKind::Node,
+        ("v1", "Namespace") => ResourceKind::Namespace,
+        ("discovery.k8s.io/v1", "EndpointSlice") => ResourceKind::EndpointSlice,
+        (_, "Gateway") if matches!(gw_version, Some("v1" | "v1beta1")) => ResourceKind::Gateway,
+        (_, "ListenerSet") if gw_version == Some("v1") => ResourceKind::ListenerSet,
+        (_, "HTTPRoute") if matches!(gw_version, Some("v1" | "v1beta1")) => ResourceKind::Route(RouteKind::Http),
+        (_, "GRPCRoute") if gw_version == Some("v1") => ResourceKind::Route(RouteKind::Grpc),
+        (_, "TLSRoute") if matches!(gw_version, Some("v1" | "v1alpha3" | "v1alpha2")) => {
+            ResourceKind::Route(RouteKind::Tls)
+        }
+        (_, "TCPRoute") if gw_version == Some("v1alpha2") => ResourceKind::Route(RouteKind::Tcp),
+        (_, "UDPRoute") if gw_version == Some("v1alpha2") => ResourceKind::Route(RouteKind::Udp),
+        _ => return None,
+    };
+    Some(rk)
+}
+
+fn typed<T: DeserializeOwned>(value: Value, at: &Location, kind: &str) -> Result<T, ManifestError> {
+    serde_json::from_value(value).map_err(|e| ManifestError::Parse {
+        at: at.clone(),
+        message: format!("invalid {kind}: {e}"),
+    })
+}
+
+/// Hand-written manifests often leave out status fields the API server always fills in (a condition's
+/// `lastTransitionTime`, a route parent's `controllerName`, a listener's `attachedRoutes`); the typed
+/// Gateway API structs require them, although no source reads them. Fill them so such objects load.
+fn fill_gateway_status_defaults(obj: &mut Map<String, Value>) {
+    fn fill_conditions(entry: &mut Map<String, Value>) {
+        if let Some(Value::Array(conds)) = entry.get_mut("conditions") {
+            for c in conds.iter_mut().filter_map(Value::as_object_mut) {
+                c.entry("lastTransitionTime")
+                    .or_insert_with(|| Value::String("1970-01-01T00:00:00Z".into()));
+            }
+        }
+    }
+    let Some(Value::Object(status)) = obj.get_mut("status") else {
+        return;
+    };
+    fill_conditions(status);
+    if let Some(Value::Array(parents)) = status.get_mut("parents") {
+        for p in parents.iter_mut().filter_map(Value::as_object_mut) {
+            p.entry("controllerName")
+                .or_insert_with(|| Value::String(String::new()));
+            p.entry("conditions").or_insert_with(|| Value::Array(Vec::new()));
+            fill_conditions(p);
+        }
+    }
+    if let Some(Value::Array(listeners)) = status.get_mut("listeners") {
+        for l in listeners.iter_mut().filter_map(Value::as_object_mut) {
+            l.entry("attachedRoutes").or_insert(Value::from(0));
+            l.entry("conditions").or_insert_with(|| Value::Array(Vec::new()));
+            fill_conditions(l);
+        }
+    }
+}
+
+fn str_field<'a>(m: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
+    m.get(key).and_then(Value::as_str)
+}
+
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "nothing",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a mapping",
+    }
+}
+
+fn collect_files(dir: &Path, out: &mut Vec<PathBuf>, seen: &mut HashSet<PathBuf>) -> Result<(), ManifestError> {
+    // A symlink loop must not walk forever.
+    let canonical = fs::canonicalize(dir).map_err(|source| ManifestError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    if !seen.insert(canonical) {
+        return Ok(());
+    }
+    let entries = fs::read_dir(dir).map_err(|source| ManifestError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    for entry in entries {
+        let entry = entry.map_err(|source| ManifestError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        let path = entry.path();
+        if entry.file_name().to_string_lossy().starts_with('.') {
+            continue;
+        }
+        let meta = fs::metadata(&path).map_err(|source| ManifestError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        if meta.is_dir() {
+            collect_files(&path, out, seen)?;
+        } else if path
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| ["yaml", "yml", "json"].iter().any(|x| e.eq_ignore_ascii_case(x)))
+        {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// One YAML document of a stream, as text.
+#[derive(Debug)]
+struct YamlDoc {
+    number: usize,
+    line: usize,
+    text: String,
+    /// Only blank lines, comments and directives: an empty document.
+    blank: bool,
+}
+
+/// Splits a YAML stream at its document markers so each document is parsed (and reported) on its own.
+/// A line starting with `---` (alone or followed by a space) starts a document, a line `...` ends one;
+/// markers are only recognised at the start of a line, where YAML requires them.
+fn split_yaml(text: &str) -> Vec<YamlDoc> {
+    fn is_blank_line(l: &str) -> bool {
+        let t = l.trim_start();
+        t.is_empty() || t.starts_with('#') || l.starts_with('%')
+    }
+    struct Cur {
+        start: usize,
+        text: String,
+        blank: bool,
+        first_content: Option<usize>,
+        explicit: bool,
+    }
+    let mut docs = Vec::new();
+    let mut cur = Cur {
+        start: 1,
+        text: String::new(),
+        blank: true,
+        first_content: None,
+        explicit: false,
+    };
+    fn close(cur: &mut Cur, docs: &mut Vec<YamlDoc>, next_start: usize, explicit_next: bool) {
+        let done = std::mem::replace(
+            cur,
+            Cur {
+                start: next_start,
+                text: String::new(),
+                blank: true,
+                first_content: None,
+                explicit: explicit_next,
+            },
+        );
+        // A blank stretch that no `---` opened (before the first marker, or after `...`) is no document.
+        if done.explicit || !done.blank {
+            docs.push(YamlDoc {
+                number: docs.len() + 1,
+                line: done.first_content.unwrap_or(done.start),
+                text: done.text,
+                blank: done.blank,
+            });
+        }
+    }
+    for (i, line) in text.lines().enumerate() {
+        let lineno = i + 1;
+        let rest = line
+            .strip_prefix("---")
+            .filter(|r| r.is_empty() || r.starts_with([' ', '\t']));
+        if let Some(rest) = rest {
+            close(&mut cur, &mut docs, lineno, true);
+            // Content may follow the marker on the same line (`--- {a: 1}`).
+            if !is_blank_line(rest) {
+                cur.blank = false;
+                cur.first_content = Some(lineno);
+            }
+            cur.text.push_str(rest);
+            cur.text.push('\n');
+            continue;
+        }
+        if line == "..." || line.strip_prefix("...").is_some_and(|r| r.starts_with([' ', '\t'])) {
+            close(&mut cur, &mut docs, lineno + 1, false);
+            continue;
+        }
+        if !is_blank_line(line) {
+            cur.blank = false;
+            cur.first_content.get_or_insert(lineno);
+        }
+        cur.text.push_str(line);
+        cur.text.push('\n');
+    }
+    close(&mut cur, &mut docs, 0, false);
+    docs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Cluster;
+
+    fn load_yaml(text: &str) -> Result<MemoryCluster, ManifestError> {
+        let mut l = Loader::new(LoadOptions::default());
+        l.add_str(text, Path::new("test.yaml"), Format::Yaml)?;
+        Ok(l.finish())
+    }
+
+    #[test]
+    fn split_yaml_numbers_documents_and_skips_a_blank_preamble() {
+        let docs = split_yaml("# header\n---\na: 1\n---\n---\nb: 2\n...\n");
+        let summary: Vec<(usize, usize, bool)> = docs.iter().map(|d| (d.number, d.line, d.blank)).collect();
+        assert_eq!(summary, vec![(1, 3, false), (2, 4, true), (3, 6, false)]);
+        let docs = split_yaml("a: 1\n---\nb: 2\n");
+        assert_eq!(docs.len(), 2);
+        assert_eq!(docs[1].line, 3);
+    }
+
+    #[test]
+    fn split_yaml_does_not_split_on_indented_or_glued_markers() {
+        let docs = split_yaml("a: |\n  ---\n  x\nb: ---x\n----\n");
+        assert_eq!(docs.len(), 1);
+    }
+
+    #[test]
+    fn multi_document_yaml_loads_every_object() -> Result<(), ManifestError> {
+        let c = load_yaml(
+            "apiVersion: v1\nkind: Service\nmetadata: {name: a}\n---\n\
+             apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n---\n# only a comment\n---\n\
+             apiVersion: v1\nkind: Namespace\nmetadata: {name: team}\n",
+        )?;
+        assert_eq!(c.services().len(), 1);
+        assert_eq!(c.services()[0].meta.namespace, "default");
+        assert!(c.node("n1").is_some());
+        assert!(c.namespace("team").is_some());
+        Ok(())
+    }
+
+    #[test]
+    fn unparsable_document_error_names_file_and_document() {
+        let err = load_yaml("apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n---\nkind: [unclosed\n")
+            .expect_err("must fail");
+        let at = err.location().expect("location");
+        assert_eq!(
+            (at.path.as_path(), at.document, at.line),
+            (Path::new("test.yaml"), 2, Some(5))
+        );
+        assert!(matches!(err, ManifestError::Parse { .. }));
+        assert!(
+            err.to_string()
+                .starts_with("test.yaml: document 2 (line 5): cannot parse"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn yaml_1_1_booleans_stay_strings() -> Result<(), ManifestError> {
+        let c = load_yaml("apiVersion: v1\nkind: Node\nmetadata: {name: n, labels: {a: yes, b: on}}\n")?;
+        let node = c.node("n").expect("node named n");
+        assert_eq!((node.labels.get("a"), node.labels.get("b")), (Some("yes"), Some("on")));
+        Ok(())
+    }
+
+    #[test]
+    fn a_name_that_is_not_a_string_is_an_error() {
+        let err = load_yaml("apiVersion: v1\nkind: Node\nmetadata: {name: 12}\n").expect_err("must fail");
+        assert!(err.to_string().contains("metadata.name must be a string"), "{err}");
+    }
+
+    #[test]
+    fn unknown_kind_is_an_error_unless_skipping_is_asked_for() {
+        let text = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n";
+        let err = load_yaml(text).expect_err("must fail");
+        assert!(
+            matches!(&err, ManifestError::UnknownKind { kind, .. } if kind == "Deployment"),
+            "{err}"
+        );
+        assert_eq!(err.location().map(|l| l.document), Some(1));
+
+        let mut l = Loader::new(LoadOptions {
+            skip_unknown_kinds: true,
+            ..LoadOptions::default()
+        });
+        assert!(l.add_str(text, Path::new("x.yaml"), Format::Yaml).is_ok());
+    }
+
+    #[test]
+    fn known_kind_in_an_unknown_version_is_an_error() {
+        let err = load_yaml("apiVersion: v2\nkind: Service\nmetadata: {name: a}\n").expect_err("must fail");
+        assert!(matches!(err, ManifestError::UnknownKind { .. }));
+    }
+
+    #[test]
+    fn object_without_a_name_is_an_error() {
+        let err = load_yaml("apiVersion: v1\nkind: Service\nmetadata: {namespace: x}\n").expect_err("must fail");
+        assert!(
+            matches!(&err, ManifestError::MissingName { kind, .. } if kind == "Service"),
+            "{err}"
+        );
+        let err = load_yaml("apiVersion: v1\nkind: Pod\n").expect_err("must fail");
+        assert!(matches!(err, ManifestError::MissingName { .. }));
+    }
+
+    #[test]
+    fn object_with_a_wrongly_typed_field_is_an_error_naming_the_kind() {
+        let err = load_yaml("apiVersion: v1\nkind: Service\nmetadata: {name: a}\nspec: {ports: [{port: eighty}]}\n")
+            .expect_err("must fail");
+        assert!(err.to_string().contains("invalid Service"), "{err}");
+    }
+
+    #[test]
+    fn list_items_are_loaded_and_errors_name_the_item() -> Result<(), ManifestError> {
+        let c = load_yaml(
+            "apiVersion: v1\nkind: List\nitems:\n\
+             - {apiVersion: v1, kind: Service, metadata: {name: a, namespace: x}}\n\
+             - {apiVersion: v1, kind: Service, metadata: {name: b, namespace: x}}\n",
+        )?;
+        assert_eq!(c.services().len(), 2);
+
+        let err = load_yaml(
+            "apiVersion: v1\nkind: Node\nmetadata: {name: n}\n---\napiVersion: v1\nkind: List\nitems:\n\
+             - {apiVersion: v1, kind: Service, metadata: {name: a}}\n\
+             - {apiVersion: v1, kind: Service, metadata: {}}\n",
+        )
+        .expect_err("must fail");
+        let at = err.location().expect("location");
+        assert_eq!((at.document, at.item), (2, Some(1)), "{err}");
+        assert!(err.to_string().contains("document 2 (line 5), items[1]"), "{err}");
+        Ok(())
+    }
+
+    #[test]
+    fn typed_list_items_take_kind_from_the_list() -> Result<(), ManifestError> {
+        let c = load_yaml("apiVersion: v1\nkind: NodeList\nitems:\n- metadata: {name: n1}\n- metadata: {name: n2}\n")?;
+        assert_eq!(c.nodes().len(), 2);
+        Ok(())
+    }
+
+    #[test]
+    fn json_files_and_json_streams_load() -> Result<(), ManifestError> {
+        let mut l = Loader::new(LoadOptions::default());
+        l.add_str(
+            r#"{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"}}
+               {"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1","kind":"Node","metadata":{"name":"n2"}}]}"#,
+            Path::new("a.json"),
+            Format::Json,
+        )?;
+        let err = l.add_str(
+            r#"{"apiVersion":"v1","kind":"Node","metadata""#,
+            Path::new("b.json"),
+            Format::Json,
+        );
+        assert!(matches!(err, Err(ManifestError::Parse { .. })));
+        let c = l.finish();
+        assert_eq!(c.nodes().len(), 2);
+        Ok(())
+    }
+
+    #[test]
+    fn a_document_that_is_not_a_mapping_is_an_error() {
+        let err = load_yaml("- a\n- b\n").expect_err("must fail");
+        assert!(matches!(err, ManifestError::Invalid { .. }));
+    }
+
+    #[test]
+    fn cluster_scoped_kinds_have_no_namespace_and_namespaced_default_to_default() -> Result<(), ManifestError> {
+        let c = load_yaml(
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n---\n\
+             apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: s, labels: {kubernetes.io/service-name: web}}\naddressType: IPv4\nendpoints: []\n",
+        )?;
+        assert!(c.pod("default", "p").is_some());
+        assert_eq!(c.endpoint_slices("default", "web").len(), 1);
+        Ok(())
+    }
+
+    #[test]
+    fn a_later_duplicate_replaces_the_earlier_object() -> Result<(), ManifestError> {
+        let c = load_yaml(
+            "apiVersion: v1\nkind: Service\nmetadata: {name: a, labels: {v: one}}\n---\n\
+             apiVersion: v1\nkind: Service\nmetadata: {name: a, labels: {v: two}}\n",
+        )?;
+        let services = c.services();
+        assert_eq!(services.len(), 1);
+        assert_eq!(services[0].meta.labels.get("v"), Some("two"));
+        Ok(())
+    }
+
+    #[test]
+    fn gateway_api_objects_load_with_hand_written_status() -> Result<(), ManifestError> {
+        let c = load_yaml(
+            r#"
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: infra}
+spec:
+  gatewayClassName: cls
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+status:
+  addresses: [{value: 1.2.3.4}]
+  listeners: [{name: http, conditions: [{type: Accepted, status: "True"}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: echo, namespace: apps}
+spec:
+  hostnames: [echo.example.com]
+  parentRefs: [{name: gw, namespace: infra}]
+status:
+  parents:
+  - parentRef: {name: gw, namespace: infra}
+    conditions: [{type: Accepted, status: "True"}]
+---
+apiVersion: gateway.networking.k8s.io/v1alpha2
+kind: TCPRoute
+metadata: {name: t}
+spec:
+  parentRefs: [{name: gw, namespace: infra}]
+  rules: [{backendRefs: [{name: svc, port: 80}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: ListenerSet
+metadata: {name: ls}
+spec:
+  parentRef: {name: gw, namespace: infra}
+  listeners: [{name: app, port: 443, protocol: HTTPS}]
+status:
+  conditions: [{type: Accepted, status: "True"}]
+  listeners: [{name: app, conditions: [{type: Accepted, status: "True"}]}]
+"#,
+        )?;
+        let gw = c.gateway("infra", "gw").expect("gateway");
+        assert_eq!(gw.addresses, vec!["1.2.3.4"]);
+        let routes = c.routes(RouteKind::Http);
+        assert_eq!(routes.len(), 1);
+        assert_eq!(routes[0].parents[0].accepted.as_deref(), Some("True"));
+        assert_eq!(c.routes(RouteKind::Tcp)[0].meta.namespace, "default");
+        let ls = c.listener_set("default", "ls").expect("listener set");
+        assert!(ls.accepted);
+        assert_eq!(ls.accepted_listeners, vec!["app"]);
+        Ok(())
+    }
+
+    #[test]
+    fn pods_keep_only_the_configured_annotation_prefixes() -> Result<(), ManifestError> {
+        let text = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations:\n    custom/target: 1.2.3.4\n    external-dns.alpha.kubernetes.io/target: 5.6.7.8\n";
+        let mut l = Loader::new(LoadOptions {
+            pod_annotation_prefixes: PodAnnotationPrefixes::new(["custom/"]),
+            ..LoadOptions::default()
+        });
+        l.add_str(text, Path::new("p.yaml"), Format::Yaml)?;
+        let pod = l.finish().pod("default", "p").expect("pod");
+        assert_eq!(pod.annotations.get("custom/target"), Some("1.2.3.4"));
+        assert_eq!(pod.annotations.len(), 1);
+        Ok(())
+    }
+}
