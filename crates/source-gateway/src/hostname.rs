@@ -76,7 +76,11 @@ impl Hostname {
         };
         // "*.example.com" → ".example.com": the narrow name must end with it (so the apex never matches).
         let suffix = wide.0.strip_prefix('*')?;
-        if suffix.starts_with('.') && narrow.0.ends_with(suffix) { Some(narrow) } else { None }
+        if suffix.starts_with('.') && narrow.0.ends_with(suffix) {
+            Some(narrow)
+        } else {
+            None
+        }
     }
 }
 
@@ -132,7 +136,10 @@ pub fn valid_target(target: &str) -> bool {
             && !l.starts_with('-')
             && !l.ends_with('-')
     });
-    let last_is_numeric = name.rsplit('.').next().is_some_and(|l| l.bytes().all(|b| b.is_ascii_digit()));
+    let last_is_numeric = name
+        .rsplit('.')
+        .next()
+        .is_some_and(|l| l.bytes().all(|b| b.is_ascii_digit()));
     labels_ok && !last_is_numeric
 }
 
@@ -203,25 +210,40 @@ mod tests {
 
     #[test]
     fn narrowing_wildcard_listener_exact_route_gives_route_name() {
-        assert_eq!(meet("*.example.internal", "foo.example.internal"), Some("foo.example.internal".into()));
+        assert_eq!(
+            meet("*.example.internal", "foo.example.internal"),
+            Some("foo.example.internal".into())
+        );
     }
 
     #[test]
     fn narrowing_exact_listener_wildcard_route_gives_listener_name() {
-        assert_eq!(meet("foo.example.internal", "*.example.internal"), Some("foo.example.internal".into()));
+        assert_eq!(
+            meet("foo.example.internal", "*.example.internal"),
+            Some("foo.example.internal".into())
+        );
     }
 
     #[test]
     fn narrowing_wildcard_matches_any_depth_but_not_apex() {
-        assert_eq!(meet("*.example.net", "foo.bar.example.net"), Some("foo.bar.example.net".into()));
+        assert_eq!(
+            meet("*.example.net", "foo.bar.example.net"),
+            Some("foo.bar.example.net".into())
+        );
         assert_eq!(meet("*.example.net", "example.net"), None);
         assert_eq!(meet("example.net", "*.example.net"), None);
     }
 
     #[test]
     fn narrowing_two_wildcards_gives_the_narrower() {
-        assert_eq!(meet("*.example.net", "*.foo.example.net"), Some("*.foo.example.net".into()));
-        assert_eq!(meet("*.foo.example.net", "*.example.net"), Some("*.foo.example.net".into()));
+        assert_eq!(
+            meet("*.example.net", "*.foo.example.net"),
+            Some("*.foo.example.net".into())
+        );
+        assert_eq!(
+            meet("*.foo.example.net", "*.example.net"),
+            Some("*.foo.example.net".into())
+        );
         assert_eq!(meet("*.foo.example.net", "*.bar.example.net"), None);
     }
 
@@ -241,10 +263,26 @@ mod tests {
 
     #[test]
     fn target_must_be_ip_or_hostname() {
-        for ok in ["1.2.3.4", "2001:db8::1", "lb.example.com", "lb.example.com.", "a_b.example.com", "localhost"] {
+        for ok in [
+            "1.2.3.4",
+            "2001:db8::1",
+            "lb.example.com",
+            "lb.example.com.",
+            "a_b.example.com",
+            "localhost",
+        ] {
             assert!(valid_target(ok), "{ok}");
         }
-        for bad in ["", "not an address", "1.2.3.4:80", "01.2.3.4", "999.1.1.1", "a..b", "-a.example.com", "."] {
+        for bad in [
+            "",
+            "not an address",
+            "1.2.3.4:80",
+            "01.2.3.4",
+            "999.1.1.1",
+            "a..b",
+            "-a.example.com",
+            ".",
+        ] {
             assert!(!valid_target(bad), "{bad}");
         }
     }

@@ -66,7 +66,11 @@ impl GatewayRouteSource {
     /// What [`Source::endpoints`] returns, without the async wrapper: nothing here waits.
     pub fn collect(&self, cluster: &dyn Cluster) -> Result<Vec<Endpoint>, SourceError> {
         let gateways = cluster.gateways();
-        let listener_sets = if self.config.listener_sets { cluster.listener_sets() } else { Vec::new() };
+        let listener_sets = if self.config.listener_sets {
+            cluster.listener_sets()
+        } else {
+            Vec::new()
+        };
         let mut namespaces = NamespaceCache::new(cluster);
         let parents = Parents::build(&self.config, self.kind, &gateways, &listener_sets, &mut namespaces);
 
@@ -94,7 +98,8 @@ impl GatewayRouteSource {
             tracing::debug!(object, "no parentRefs: nothing to publish");
             return Ok(());
         }
-        let names = route_names(&self.config, route, &object, source_name).map_err(|e| template_error(source_name, &object, e))?;
+        let names = route_names(&self.config, route, &object, source_name)
+            .map_err(|e| template_error(source_name, &object, e))?;
         if names.names.is_empty() && !names.listener_fallback {
             return Ok(());
         }
@@ -104,7 +109,11 @@ impl GatewayRouteSource {
         for status in &route.parents {
             let key = ParentKey::of(&status.parent_ref, route_ns);
             if !in_spec(route, &status.parent_ref) {
-                tracing::debug!(object, parent = key.name, "status parent is not in spec.parentRefs; ignored");
+                tracing::debug!(
+                    object,
+                    parent = key.name,
+                    "status parent is not in spec.parentRefs; ignored"
+                );
                 continue;
             }
             let Some(parent) = parents.get(&key) else { continue };
@@ -130,7 +139,10 @@ impl GatewayRouteSource {
                 let fallback = listener_host.filter(|_| names.listener_fallback);
                 let narrowed = names.names.iter().filter_map(|n| narrow(listener_host, n));
                 for h in fallback.into_iter().chain(narrowed) {
-                    hosts.entry(h.as_str()).or_default().extend(parent.targets.iter().map(String::as_str));
+                    hosts
+                        .entry(h.as_str())
+                        .or_default()
+                        .extend(parent.targets.iter().map(String::as_str));
                 }
             }
         }
@@ -141,7 +153,12 @@ impl GatewayRouteSource {
         let annotations = &self.config.common.annotations;
         let ttl = annotations.ttl(&route.meta.annotations, &object);
         let (provider_specific, set_identifier) = annotations.provider_specific(&route.meta.annotations);
-        let resource = format!("{}/{}/{}", self.kind.kind().to_ascii_lowercase(), route_ns, route.meta.name);
+        let resource = format!(
+            "{}/{}/{}",
+            self.kind.kind().to_ascii_lowercase(),
+            route_ns,
+            route.meta.name
+        );
         let reference = ObjectRef {
             source: source_name.to_string(),
             namespace: route_ns.to_string(),
@@ -160,7 +177,11 @@ impl GatewayRouteSource {
 }
 
 fn template_error(source_name: &str, object: &str, e: TemplateError) -> SourceError {
-    SourceError::Template { source_name: source_name.to_string(), object: object.to_string(), message: e.to_string() }
+    SourceError::Template {
+        source_name: source_name.to_string(),
+        object: object.to_string(),
+        message: e.to_string(),
+    }
 }
 
 #[async_trait]
@@ -170,7 +191,11 @@ impl Source for GatewayRouteSource {
     }
 
     fn watched_kinds(&self) -> Vec<ResourceKind> {
-        let mut kinds = vec![ResourceKind::Route(self.kind), ResourceKind::Gateway, ResourceKind::Namespace];
+        let mut kinds = vec![
+            ResourceKind::Route(self.kind),
+            ResourceKind::Gateway,
+            ResourceKind::Namespace,
+        ];
         if self.config.listener_sets {
             kinds.push(ResourceKind::ListenerSet);
         }

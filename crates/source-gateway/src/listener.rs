@@ -28,7 +28,8 @@ pub fn kind_allowed(allowed: Option<&AllowedRoutes>, kind: RouteKind) -> bool {
     let Some(allowed) = allowed else { return true };
     allowed.kinds.is_empty()
         || allowed.kinds.iter().any(|k| {
-            k.kind == kind.kind() && k.group.as_deref().filter(|g| !g.is_empty()).unwrap_or(GATEWAY_GROUP) == GATEWAY_GROUP
+            k.kind == kind.kind()
+                && k.group.as_deref().filter(|g| !g.is_empty()).unwrap_or(GATEWAY_GROUP) == GATEWAY_GROUP
         })
 }
 
@@ -60,7 +61,13 @@ impl NamespaceRule {
             Some(a) => (a.namespaces_from.as_deref(), a.namespaces_selector.as_ref()),
             None => (None, None),
         };
-        Self::compile(from.unwrap_or("None"), selector, object, "spec.allowedListeners.namespaces", true)
+        Self::compile(
+            from.unwrap_or("None"),
+            selector,
+            object,
+            "spec.allowedListeners.namespaces",
+            true,
+        )
     }
 
     fn compile(
@@ -111,7 +118,10 @@ pub struct NamespaceCache<'c> {
 
 impl<'c> NamespaceCache<'c> {
     pub fn new(cluster: &'c dyn Cluster) -> Self {
-        NamespaceCache { cluster, seen: HashMap::new() }
+        NamespaceCache {
+            cluster,
+            seen: HashMap::new(),
+        }
     }
 
     pub fn get(&mut self, name: &str) -> Option<&Namespace> {
@@ -136,18 +146,31 @@ mod tests {
     use extdns_informer::view::{LabelSelectorRequirement, RouteGroupKind};
 
     fn routes(from: Option<&str>, selector: Option<LabelSelector>, kinds: Vec<RouteGroupKind>) -> AllowedRoutes {
-        AllowedRoutes { namespaces_from: from.map(str::to_string), namespaces_selector: selector, kinds }
+        AllowedRoutes {
+            namespaces_from: from.map(str::to_string),
+            namespaces_selector: selector,
+            kinds,
+        }
     }
 
     fn cluster() -> MemoryCluster {
         let mut c = MemoryCluster::new();
-        c.add_namespace(Namespace { name: "team-a".into(), labels: [("team", "a")].into_iter().collect() });
-        c.add_namespace(Namespace { name: "team-b".into(), labels: [("team", "b")].into_iter().collect() });
+        c.add_namespace(Namespace {
+            name: "team-a".into(),
+            labels: [("team", "a")].into_iter().collect(),
+        });
+        c.add_namespace(Namespace {
+            name: "team-b".into(),
+            labels: [("team", "b")].into_iter().collect(),
+        });
         c
     }
 
     fn team(value: &str) -> LabelSelector {
-        LabelSelector { match_labels: vec![("team".into(), value.into())], match_expressions: vec![] }
+        LabelSelector {
+            match_labels: vec![("team".into(), value.into())],
+            match_expressions: vec![],
+        }
     }
 
     #[test]
@@ -191,7 +214,8 @@ mod tests {
         let c = cluster();
         let mut nss = NamespaceCache::new(&c);
         for allowed in [None, Some(routes(None, None, vec![]))] {
-            let rule = NamespaceRule::for_routes(allowed.as_ref(), "Gateway gw/gw", "spec.listeners[http].allowedRoutes");
+            let rule =
+                NamespaceRule::for_routes(allowed.as_ref(), "Gateway gw/gw", "spec.listeners[http].allowedRoutes");
             assert!(rule.allows("team-a", "team-a", &mut nss));
             assert!(!rule.allows("team-b", "team-a", &mut nss));
         }
@@ -238,8 +262,11 @@ mod tests {
     fn allowed_routes_empty_selector_matches_every_existing_namespace() {
         let c = cluster();
         let mut nss = NamespaceCache::new(&c);
-        let rule =
-            NamespaceRule::for_routes(Some(&routes(Some("Selector"), Some(LabelSelector::default()), vec![])), "g", "f");
+        let rule = NamespaceRule::for_routes(
+            Some(&routes(Some("Selector"), Some(LabelSelector::default()), vec![])),
+            "g",
+            "f",
+        );
         assert!(rule.allows("team-a", "infra", &mut nss));
         assert!(!rule.allows("ghost", "infra", &mut nss));
     }
@@ -274,13 +301,20 @@ mod tests {
 
     #[test]
     fn allowed_routes_kinds_must_name_the_route_kind() {
-        let k = |group: Option<&str>, kind: &str| RouteGroupKind { group: group.map(str::to_string), kind: kind.into() };
+        let k = |group: Option<&str>, kind: &str| RouteGroupKind {
+            group: group.map(str::to_string),
+            kind: kind.into(),
+        };
         assert!(kind_allowed(None, RouteKind::Http));
         assert!(kind_allowed(Some(&routes(None, None, vec![])), RouteKind::Tcp));
         let grpc_only = routes(None, None, vec![k(None, "GRPCRoute")]);
         assert!(kind_allowed(Some(&grpc_only), RouteKind::Grpc));
         assert!(!kind_allowed(Some(&grpc_only), RouteKind::Http));
-        let explicit = routes(None, None, vec![k(Some(GATEWAY_GROUP), "HTTPRoute"), k(Some(""), "TLSRoute")]);
+        let explicit = routes(
+            None,
+            None,
+            vec![k(Some(GATEWAY_GROUP), "HTTPRoute"), k(Some(""), "TLSRoute")],
+        );
         assert!(kind_allowed(Some(&explicit), RouteKind::Http));
         assert!(kind_allowed(Some(&explicit), RouteKind::Tls));
         let other_group = routes(None, None, vec![k(Some("example.com"), "HTTPRoute")]);
@@ -293,7 +327,10 @@ mod tests {
         let mut nss = NamespaceCache::new(&c);
         let rule = NamespaceRule::for_listener_sets(None, "Gateway team-a/gw");
         assert!(!rule.allows("team-a", "team-a", &mut nss));
-        let none = AllowedListeners { namespaces_from: Some("None".into()), namespaces_selector: None };
+        let none = AllowedListeners {
+            namespaces_from: Some("None".into()),
+            namespaces_selector: None,
+        };
         assert!(!NamespaceRule::for_listener_sets(Some(&none), "g").allows("team-a", "team-a", &mut nss));
     }
 
@@ -303,7 +340,10 @@ mod tests {
         let mut nss = NamespaceCache::new(&c);
         let rule = |from: &str, sel: Option<LabelSelector>| {
             NamespaceRule::for_listener_sets(
-                Some(&AllowedListeners { namespaces_from: Some(from.into()), namespaces_selector: sel }),
+                Some(&AllowedListeners {
+                    namespaces_from: Some(from.into()),
+                    namespaces_selector: sel,
+                }),
                 "g",
             )
         };

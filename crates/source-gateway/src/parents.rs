@@ -85,11 +85,22 @@ impl<'c> PreparedListener<'c> {
         };
         // Only listeners a route could use need their namespace rule (and its warnings).
         let namespaces = if usable {
-            NamespaceRule::for_routes(l.allowed_routes.as_ref(), owner, &format!("{field}.allowedRoutes.namespaces"))
+            NamespaceRule::for_routes(
+                l.allowed_routes.as_ref(),
+                owner,
+                &format!("{field}.allowedRoutes.namespaces"),
+            )
         } else {
             NamespaceRule::Nothing
         };
-        PreparedListener { name: &l.name, port: l.port, host, usable, namespaces, owner_namespace }
+        PreparedListener {
+            name: &l.name,
+            port: l.port,
+            host,
+            usable,
+            namespaces,
+            owner_namespace,
+        }
     }
 }
 
@@ -142,8 +153,11 @@ impl<'c> Parents<'c> {
             };
             // Its own target annotation, else whatever its Gateway publishes.
             let own = config.common.annotations.targets(&ls.meta.annotations);
-            let targets =
-                if own.is_empty() { gw_parent.targets.clone() } else { checked_targets(&own, &object, "target annotation").into() };
+            let targets = if own.is_empty() {
+                gw_parent.targets.clone()
+            } else {
+                checked_targets(&own, &object, "target annotation").into()
+            };
             let listeners = ls
                 .listeners
                 .iter()
@@ -151,7 +165,10 @@ impl<'c> Parents<'c> {
                 .map(|l| PreparedListener::new(l, kind, &object, &ls.meta.namespace, "spec.listeners"))
                 .collect();
             tracing::trace!(listener_set = %object, gateway = %gw.meta.name, "ListenerSet attached");
-            out.listener_sets.insert((ls.meta.namespace.as_str(), ls.meta.name.as_str()), Parent { listeners, targets });
+            out.listener_sets.insert(
+                (ls.meta.namespace.as_str(), ls.meta.name.as_str()),
+                Parent { listeners, targets },
+            );
         }
         out
     }
@@ -199,7 +216,12 @@ fn attached_gateway<'c, 'p>(
     if !config.common.annotation_filter.matches(ann) || !config.common.annotations.controller_allows(ann) {
         return None;
     }
-    let gw_ns = ls.parent_ref.namespace.as_deref().filter(|s| !s.is_empty()).unwrap_or(&ls.meta.namespace);
+    let gw_ns = ls
+        .parent_ref
+        .namespace
+        .as_deref()
+        .filter(|s| !s.is_empty())
+        .unwrap_or(&ls.meta.namespace);
     let key = (gw_ns, ls.parent_ref.name.as_str());
     let gw = *admitted.get(&key)?;
     let parent = parents.get(&key)?;
@@ -250,7 +272,11 @@ mod tests {
 
     fn route(ns: &str, refs: Vec<ParentReference>) -> Route {
         Route {
-            meta: Meta { name: "r".into(), namespace: ns.into(), ..Meta::default() },
+            meta: Meta {
+                name: "r".into(),
+                namespace: ns.into(),
+                ..Meta::default()
+            },
             parent_refs: refs,
             ..Route::default()
         }
@@ -260,7 +286,15 @@ mod tests {
     fn parent_ref_defaults_group_kind_and_namespace() {
         let r = pref(None, None, None, "gw");
         let k = ParentKey::of(&r, "apps");
-        assert_eq!(k, ParentKey { group: GATEWAY_GROUP, kind: "Gateway", namespace: "apps", name: "gw" });
+        assert_eq!(
+            k,
+            ParentKey {
+                group: GATEWAY_GROUP,
+                kind: "Gateway",
+                namespace: "apps",
+                name: "gw"
+            }
+        );
         let empty = pref(Some(""), Some(""), Some(""), "gw");
         assert_eq!(ParentKey::of(&empty, "apps"), k);
     }
@@ -268,7 +302,10 @@ mod tests {
     #[test]
     fn status_parent_must_appear_in_spec_parent_refs() {
         let r = route("apps", vec![pref(None, None, None, "gw")]);
-        assert!(in_spec(&r, &pref(Some(GATEWAY_GROUP), Some("Gateway"), Some("apps"), "gw")));
+        assert!(in_spec(
+            &r,
+            &pref(Some(GATEWAY_GROUP), Some("Gateway"), Some("apps"), "gw")
+        ));
         assert!(!in_spec(&r, &pref(None, None, None, "other")));
         assert!(!in_spec(&r, &pref(None, None, Some("infra"), "gw")));
         assert!(!in_spec(&r, &pref(None, Some("ListenerSet"), None, "gw")));

@@ -20,7 +20,11 @@ pub enum HostnameSource {
 
 impl HostnameSource {
     fn of(config: &GatewaySourceConfig, route: &Route, object: &str) -> HostnameSource {
-        let Some(v) = config.common.annotations.get(&route.meta.annotations, key::GATEWAY_HOSTNAME_SOURCE) else {
+        let Some(v) = config
+            .common
+            .annotations
+            .get(&route.meta.annotations, key::GATEWAY_HOSTNAME_SOURCE)
+        else {
             return HostnameSource::All;
         };
         if v.eq_ignore_ascii_case("annotation-only") {
@@ -75,9 +79,18 @@ pub fn route_names(
     // (raw name, where it came from) in the order found.
     let mut raw: Vec<(&str, &str)> = Vec::new();
     if mode != HostnameSource::AnnotationOnly {
-        raw.extend(spec.iter().filter(|h| !h.is_empty()).map(|h| (h.as_str(), "spec.hostnames")));
+        raw.extend(
+            spec.iter()
+                .filter(|h| !h.is_empty())
+                .map(|h| (h.as_str(), "spec.hostnames")),
+        );
     }
-    raw.extend(annotation.iter().filter(|h| !h.is_empty()).map(|h| (h.as_str(), "hostname annotation")));
+    raw.extend(
+        annotation
+            .iter()
+            .filter(|h| !h.is_empty())
+            .map(|h| (h.as_str(), "hostname annotation")),
+    );
 
     let templated = match &common.fqdn_template {
         Some(t) if mode != HostnameSource::AnnotationOnly && (raw.is_empty() || common.combine_fqdn_annotation) => {
@@ -85,7 +98,12 @@ pub fn route_names(
         }
         _ => Vec::new(),
     };
-    raw.extend(templated.iter().filter(|h| !h.is_empty()).map(|h| (h.as_str(), "--fqdn-template output")));
+    raw.extend(
+        templated
+            .iter()
+            .filter(|h| !h.is_empty())
+            .map(|h| (h.as_str(), "--fqdn-template output")),
+    );
 
     let listener_fallback = raw.is_empty() && mode == HostnameSource::All;
     let mut names: Vec<Hostname> = Vec::with_capacity(raw.len());
@@ -99,7 +117,10 @@ pub fn route_names(
             Err(e) => tracing::warn!(object, field, value = h, "ignoring hostname: it {e}"),
         }
     }
-    Ok(RouteNames { names, listener_fallback })
+    Ok(RouteNames {
+        names,
+        listener_fallback,
+    })
 }
 
 // TEMPORARY until extdns-source implements TemplateObject for view::Route.

@@ -18,7 +18,11 @@ const ALPHA: &str = "external-dns.alpha.kubernetes.io/";
 // ------------------------------------------------------------------------------------------------ builders
 
 fn meta(ns: &str, name: &str) -> Meta {
-    Meta { name: name.into(), namespace: ns.into(), ..Meta::default() }
+    Meta {
+        name: name.into(),
+        namespace: ns.into(),
+        ..Meta::default()
+    }
 }
 
 fn with_labels(mut m: Meta, labels: &[(&str, &str)]) -> Meta {
@@ -37,7 +41,10 @@ fn listener(name: &str, protocol: &str, port: i32, hostname: Option<&str>) -> Li
         protocol: protocol.into(),
         port,
         hostname: hostname.map(str::to_string),
-        allowed_routes: Some(AllowedRoutes { namespaces_from: Some("All".into()), ..AllowedRoutes::default() }),
+        allowed_routes: Some(AllowedRoutes {
+            namespaces_from: Some("All".into()),
+            ..AllowedRoutes::default()
+        }),
     }
 }
 
@@ -49,7 +56,13 @@ fn allowing(mut l: Listener, from: Option<&str>, selector: Option<LabelSelector>
     l.allowed_routes = Some(AllowedRoutes {
         namespaces_from: from.map(str::to_string),
         namespaces_selector: selector,
-        kinds: kinds.iter().map(|k| RouteGroupKind { group: None, kind: k.to_string() }).collect(),
+        kinds: kinds
+            .iter()
+            .map(|k| RouteGroupKind {
+                group: None,
+                kind: k.to_string(),
+            })
+            .collect(),
     });
     l
 }
@@ -65,11 +78,18 @@ fn gateway(ns: &str, name: &str, listeners: Vec<Listener>, addresses: &[&str]) -
 }
 
 fn gw_ref(ns: &str, name: &str) -> ParentReference {
-    ParentReference { namespace: Some(ns.into()), name: name.into(), ..ParentReference::default() }
+    ParentReference {
+        namespace: Some(ns.into()),
+        name: name.into(),
+        ..ParentReference::default()
+    }
 }
 
 fn accepted(r: ParentReference) -> RouteParentStatus {
-    RouteParentStatus { parent_ref: r, accepted: Some("True".into()) }
+    RouteParentStatus {
+        parent_ref: r,
+        accepted: Some("True".into()),
+    }
 }
 
 /// A route attached (spec and status, Accepted) to each given parent.
@@ -88,7 +108,10 @@ fn httproute(ns: &str, name: &str, hostnames: &[&str], parents: &[ParentReferenc
 }
 
 fn namespace(name: &str, labels: &[(&str, &str)]) -> Namespace {
-    Namespace { name: name.into(), labels: labels.iter().copied().collect() }
+    Namespace {
+        name: name.into(),
+        labels: labels.iter().copied().collect(),
+    }
 }
 
 fn selector(labels: &[(&str, &str)]) -> LabelSelector {
@@ -123,8 +146,10 @@ fn run(cfg: GatewaySourceConfig, c: &MemoryCluster) -> Vec<Endpoint> {
 
 /// `name TYPE target,target` lines, sorted: compact to compare.
 fn lines(eps: &[Endpoint]) -> Vec<String> {
-    let mut v: Vec<String> =
-        eps.iter().map(|e| format!("{} {} {}", e.dns_name, e.record_type, e.targets.join(","))).collect();
+    let mut v: Vec<String> = eps
+        .iter()
+        .map(|e| format!("{} {} {}", e.dns_name, e.record_type, e.targets.join(",")))
+        .collect();
     v.sort();
     v
 }
@@ -159,7 +184,11 @@ fn warnings<T>(f: impl FnOnce() -> T) -> (T, String) {
         .with_writer(move || writer.clone())
         .finish();
     let out = tracing::subscriber::with_default(subscriber, f);
-    let text = buf.0.lock().map(|v| String::from_utf8_lossy(&v).into_owned()).unwrap_or_default();
+    let text = buf
+        .0
+        .lock()
+        .map(|v| String::from_utf8_lossy(&v).into_owned())
+        .unwrap_or_default();
     (out, text)
 }
 
@@ -178,9 +207,19 @@ fn watched_kinds_are_route_gateway_namespace_and_listener_sets_with_the_flag() {
     let s = GatewayRouteSource::new(RouteKind::Tcp, config());
     assert_eq!(
         s.watched_kinds(),
-        vec![ResourceKind::Route(RouteKind::Tcp), ResourceKind::Gateway, ResourceKind::Namespace]
+        vec![
+            ResourceKind::Route(RouteKind::Tcp),
+            ResourceKind::Gateway,
+            ResourceKind::Namespace
+        ]
     );
-    let s = GatewayRouteSource::new(RouteKind::Http, GatewaySourceConfig { listener_sets: true, ..config() });
+    let s = GatewayRouteSource::new(
+        RouteKind::Http,
+        GatewaySourceConfig {
+            listener_sets: true,
+            ..config()
+        },
+    );
     assert!(s.watched_kinds().contains(&ResourceKind::ListenerSet));
 }
 
@@ -223,10 +262,14 @@ fn each_source_reads_only_its_own_route_kind() {
     c.add_route(route(RouteKind::Grpc, "apps", "g", &["g.example.com"], &p));
     c.add_route(route(RouteKind::Tls, "apps", "t", &["t.example.com"], &p));
     let mut tcp = route(RouteKind::Tcp, "apps", "tcp", &[], &p);
-    tcp.meta.annotations = [(format!("{GA}hostname"), "tcp.example.com".to_string())].into_iter().collect();
+    tcp.meta.annotations = [(format!("{GA}hostname"), "tcp.example.com".to_string())]
+        .into_iter()
+        .collect();
     c.add_route(tcp);
     let mut udp = route(RouteKind::Udp, "apps", "udp", &[], &p);
-    udp.meta.annotations = [(format!("{GA}hostname"), "udp.example.com".to_string())].into_iter().collect();
+    udp.meta.annotations = [(format!("{GA}hostname"), "udp.example.com".to_string())]
+        .into_iter()
+        .collect();
     c.add_route(udp);
     assert_eq!(names(&run_kind(RouteKind::Http, config(), &c)), vec!["h.example.com"]);
     assert_eq!(names(&run_kind(RouteKind::Grpc, config(), &c)), vec!["g.example.com"]);
@@ -243,9 +286,17 @@ fn label_filter_selects_routes() -> Result<(), extdns_source::SelectorError> {
     let mut public = httproute("apps", "public", &["public.example.com"], &[gw_ref("infra", "gw")]);
     public.meta = with_labels(public.meta, &[("dns", "public")]);
     c.add_route(public);
-    c.add_route(httproute("apps", "private", &["private.example.com"], &[gw_ref("infra", "gw")]));
+    c.add_route(httproute(
+        "apps",
+        "private",
+        &["private.example.com"],
+        &[gw_ref("infra", "gw")],
+    ));
     let cfg = GatewaySourceConfig {
-        common: SourceConfig { label_filter: Selector::parse("dns=public")?, ..SourceConfig::default() },
+        common: SourceConfig {
+            label_filter: Selector::parse("dns=public")?,
+            ..SourceConfig::default()
+        },
         ..config()
     };
     assert_eq!(names(&run(cfg, &c)), vec!["public.example.com"]);
@@ -259,7 +310,10 @@ fn label_filter_does_not_apply_to_gateways() -> Result<(), extdns_source::Select
     r.meta = with_labels(r.meta, &[("dns", "public")]);
     c.add_route(r);
     let cfg = GatewaySourceConfig {
-        common: SourceConfig { label_filter: Selector::parse("dns=public")?, ..SourceConfig::default() },
+        common: SourceConfig {
+            label_filter: Selector::parse("dns=public")?,
+            ..SourceConfig::default()
+        },
         ..config()
     };
     // The Gateway has no labels at all and is still used.
@@ -275,7 +329,10 @@ fn annotation_filter_selects_routes() -> Result<(), extdns_source::SelectorError
     c.add_route(r);
     c.add_route(httproute("apps", "no", &["no.example.com"], &[gw_ref("infra", "gw")]));
     let cfg = GatewaySourceConfig {
-        common: SourceConfig { annotation_filter: Selector::parse("team=a")?, ..SourceConfig::default() },
+        common: SourceConfig {
+            annotation_filter: Selector::parse("team=a")?,
+            ..SourceConfig::default()
+        },
         ..config()
     };
     assert_eq!(names(&run(cfg, &c)), vec!["yes.example.com"]);
@@ -286,9 +343,17 @@ fn annotation_filter_selects_routes() -> Result<(), extdns_source::SelectorError
 fn namespace_flag_limits_routes_but_not_gateways() {
     let mut c = world();
     c.add_route(httproute("apps", "in", &["in.example.com"], &[gw_ref("infra", "gw")]));
-    c.add_route(httproute("other", "out", &["out.example.com"], &[gw_ref("infra", "gw")]));
+    c.add_route(httproute(
+        "other",
+        "out",
+        &["out.example.com"],
+        &[gw_ref("infra", "gw")],
+    ));
     let cfg = GatewaySourceConfig {
-        common: SourceConfig { namespace: Some("apps".into()), ..SourceConfig::default() },
+        common: SourceConfig {
+            namespace: Some("apps".into()),
+            ..SourceConfig::default()
+        },
         ..config()
     };
     // The Gateway lives in `infra`, outside --namespace, and still serves the route.
@@ -311,11 +376,30 @@ fn controller_annotation_excludes_routes_of_other_controllers() {
 
 #[test]
 fn spec_hostnames_of_http_grpc_and_tls_routes_are_published() {
-    for (kind, protocol) in [(RouteKind::Http, "HTTP"), (RouteKind::Grpc, "HTTPS"), (RouteKind::Tls, "TLS")] {
+    for (kind, protocol) in [
+        (RouteKind::Http, "HTTP"),
+        (RouteKind::Grpc, "HTTPS"),
+        (RouteKind::Tls, "TLS"),
+    ] {
         let mut c = MemoryCluster::new();
-        c.add_gateway(gateway("infra", "gw", vec![listener("l", protocol, 443, None)], &["1.2.3.4"]));
-        c.add_route(route(kind, "apps", "r", &["a.example.com", "b.example.com"], &[gw_ref("infra", "gw")]));
-        assert_eq!(names(&run_kind(kind, config(), &c)), vec!["a.example.com", "b.example.com"], "{kind:?}");
+        c.add_gateway(gateway(
+            "infra",
+            "gw",
+            vec![listener("l", protocol, 443, None)],
+            &["1.2.3.4"],
+        ));
+        c.add_route(route(
+            kind,
+            "apps",
+            "r",
+            &["a.example.com", "b.example.com"],
+            &[gw_ref("infra", "gw")],
+        ));
+        assert_eq!(
+            names(&run_kind(kind, config(), &c)),
+            vec!["a.example.com", "b.example.com"],
+            "{kind:?}"
+        );
     }
 }
 
@@ -323,9 +407,20 @@ fn spec_hostnames_of_http_grpc_and_tls_routes_are_published() {
 fn tcp_and_udp_routes_have_no_spec_hostnames() {
     for (kind, protocol) in [(RouteKind::Tcp, "TCP"), (RouteKind::Udp, "UDP")] {
         let mut c = MemoryCluster::new();
-        c.add_gateway(gateway("infra", "gw", vec![listener("l", protocol, 53, Some("l.example.com"))], &["1.2.3.4"]));
+        c.add_gateway(gateway(
+            "infra",
+            "gw",
+            vec![listener("l", protocol, 53, Some("l.example.com"))],
+            &["1.2.3.4"],
+        ));
         // Even if a view carried hostnames for these kinds, they are not read: the listener hostname is used.
-        c.add_route(route(kind, "apps", "r", &["spec.example.com"], &[gw_ref("infra", "gw")]));
+        c.add_route(route(
+            kind,
+            "apps",
+            "r",
+            &["spec.example.com"],
+            &[gw_ref("infra", "gw")],
+        ));
         assert_eq!(names(&run_kind(kind, config(), &c)), vec!["l.example.com"], "{kind:?}");
     }
 }
@@ -339,7 +434,10 @@ fn hostname_annotation_adds_names_under_either_prefix() {
     let mut r2 = httproute("apps", "web2", &[], &[gw_ref("infra", "gw")]);
     r2.meta = with_annotations(r2.meta, &[(&format!("{GA}hostname"), "c.example.com")]);
     c.add_route(r2);
-    assert_eq!(names(&run(config(), &c)), vec!["a.example.com", "b.example.com", "c.example.com", "spec.example.com"]);
+    assert_eq!(
+        names(&run(config(), &c)),
+        vec!["a.example.com", "b.example.com", "c.example.com", "spec.example.com"]
+    );
 }
 
 #[test]
@@ -348,7 +446,10 @@ fn hostname_annotation_under_ga_prefix_wins_over_alpha() {
     let mut r = httproute("apps", "web", &[], &[gw_ref("infra", "gw")]);
     r.meta = with_annotations(
         r.meta,
-        &[(&format!("{ALPHA}hostname"), "alpha.example.com"), (&format!("{GA}hostname"), "ga.example.com")],
+        &[
+            (&format!("{ALPHA}hostname"), "alpha.example.com"),
+            (&format!("{GA}hostname"), "ga.example.com"),
+        ],
     );
     c.add_route(r);
     assert_eq!(names(&run(config(), &c)), vec!["ga.example.com"]);
@@ -360,11 +461,17 @@ fn annotation_prefix_flag_reads_only_that_prefix() -> Result<(), extdns_source::
     let mut r = httproute("apps", "web", &[], &[gw_ref("infra", "gw")]);
     r.meta = with_annotations(
         r.meta,
-        &[(&format!("{ALPHA}hostname"), "alpha.example.com"), (&format!("{GA}hostname"), "ga.example.com")],
+        &[
+            (&format!("{ALPHA}hostname"), "alpha.example.com"),
+            (&format!("{GA}hostname"), "ga.example.com"),
+        ],
     );
     c.add_route(r);
     let cfg = GatewaySourceConfig {
-        common: SourceConfig { annotations: Annotations::with_prefix(ALPHA)?, ..SourceConfig::default() },
+        common: SourceConfig {
+            annotations: Annotations::with_prefix(ALPHA)?,
+            ..SourceConfig::default()
+        },
         ..config()
     };
     assert_eq!(names(&run(cfg, &c)), vec!["alpha.example.com"]);
@@ -378,7 +485,10 @@ fn ignore_hostname_annotation_drops_annotation_names() {
     r.meta = with_annotations(r.meta, &[(&format!("{GA}hostname"), "ann.example.com")]);
     c.add_route(r);
     let cfg = GatewaySourceConfig {
-        common: SourceConfig { ignore_hostname_annotation: true, ..SourceConfig::default() },
+        common: SourceConfig {
+            ignore_hostname_annotation: true,
+            ..SourceConfig::default()
+        },
         ..config()
     };
     assert_eq!(names(&run(cfg, &c)), vec!["spec.example.com"]);
@@ -388,7 +498,10 @@ fn ignore_hostname_annotation_drops_annotation_names() {
 fn hostnames_are_lower_cased_and_deduplicated() {
     let mut c = world();
     let mut r = httproute("apps", "web", &["Web.Example.com"], &[gw_ref("infra", "gw")]);
-    r.meta = with_annotations(r.meta, &[(&format!("{GA}hostname"), "web.example.com.,WEB.example.com")]);
+    r.meta = with_annotations(
+        r.meta,
+        &[(&format!("{GA}hostname"), "web.example.com.,WEB.example.com")],
+    );
     c.add_route(r);
     assert_eq!(lines(&run(config(), &c)), vec!["web.example.com A 1.2.3.4"]);
 }
@@ -399,7 +512,11 @@ fn listener_hostname_used_when_nothing_else_gave_a_name() {
     c.add_gateway(gateway(
         "infra",
         "gw",
-        vec![http("a", Some("a.example.com")), http("wild", Some("*.example.org")), http("any", None)],
+        vec![
+            http("a", Some("a.example.com")),
+            http("wild", Some("*.example.org")),
+            http("any", None),
+        ],
         &["1.2.3.4"],
     ));
     c.add_route(httproute("apps", "web", &[], &[gw_ref("infra", "gw")]));
@@ -410,7 +527,12 @@ fn listener_hostname_used_when_nothing_else_gave_a_name() {
 #[test]
 fn listener_hostname_not_used_when_the_annotation_gave_a_name() {
     let mut c = MemoryCluster::new();
-    c.add_gateway(gateway("infra", "gw", vec![http("a", Some("a.example.com"))], &["1.2.3.4"]));
+    c.add_gateway(gateway(
+        "infra",
+        "gw",
+        vec![http("a", Some("a.example.com"))],
+        &["1.2.3.4"],
+    ));
     let mut r = httproute("apps", "web", &[], &[gw_ref("infra", "gw")]);
     r.meta = with_annotations(r.meta, &[(&format!("{GA}hostname"), "other.example.net")]);
     c.add_route(r);
@@ -421,7 +543,12 @@ fn listener_hostname_not_used_when_the_annotation_gave_a_name() {
 #[test]
 fn listener_hostname_fallback_ignores_empty_annotation_items() {
     let mut c = MemoryCluster::new();
-    c.add_gateway(gateway("infra", "gw", vec![http("a", Some("a.example.com"))], &["1.2.3.4"]));
+    c.add_gateway(gateway(
+        "infra",
+        "gw",
+        vec![http("a", Some("a.example.com"))],
+        &["1.2.3.4"],
+    ));
     let mut r = httproute("apps", "web", &[], &[gw_ref("infra", "gw")]);
     r.meta = with_annotations(r.meta, &[(&format!("{GA}hostname"), " , ")]);
     c.add_route(r);
@@ -447,15 +574,26 @@ fn gateway_hostname_source_annotation_only_uses_only_the_annotation() {
 #[test]
 fn gateway_hostname_source_annotation_only_with_ignore_flag_publishes_nothing() {
     let mut c = MemoryCluster::new();
-    c.add_gateway(gateway("infra", "gw", vec![http("l", Some("l.example.com"))], &["1.2.3.4"]));
+    c.add_gateway(gateway(
+        "infra",
+        "gw",
+        vec![http("l", Some("l.example.com"))],
+        &["1.2.3.4"],
+    ));
     let mut r = httproute("apps", "web", &["l.example.com"], &[gw_ref("infra", "gw")]);
     r.meta = with_annotations(
         r.meta,
-        &[(&format!("{GA}gateway-hostname-source"), "annotation-only"), (&format!("{GA}hostname"), "l.example.com")],
+        &[
+            (&format!("{GA}gateway-hostname-source"), "annotation-only"),
+            (&format!("{GA}hostname"), "l.example.com"),
+        ],
     );
     c.add_route(r);
     let cfg = GatewaySourceConfig {
-        common: SourceConfig { ignore_hostname_annotation: true, ..SourceConfig::default() },
+        common: SourceConfig {
+            ignore_hostname_annotation: true,
+            ..SourceConfig::default()
+        },
         ..config()
     };
     assert!(run(cfg, &c).is_empty());
@@ -464,7 +602,12 @@ fn gateway_hostname_source_annotation_only_with_ignore_flag_publishes_nothing() 
 #[test]
 fn gateway_hostname_source_defined_hosts_only_ignores_annotation_and_listener_names() {
     let mut c = MemoryCluster::new();
-    c.add_gateway(gateway("infra", "gw", vec![http("l", Some("*.example.com"))], &["1.2.3.4"]));
+    c.add_gateway(gateway(
+        "infra",
+        "gw",
+        vec![http("l", Some("*.example.com"))],
+        &["1.2.3.4"],
+    ));
     let mut r = httproute("apps", "web", &["spec.example.com"], &[gw_ref("infra", "gw")]);
     r.meta = with_annotations(
         r.meta,
@@ -475,7 +618,10 @@ fn gateway_hostname_source_defined_hosts_only_ignores_annotation_and_listener_na
     );
     c.add_route(r);
     let mut bare = httproute("apps", "bare", &[], &[gw_ref("infra", "gw")]);
-    bare.meta = with_annotations(bare.meta, &[(&format!("{GA}gateway-hostname-source"), "defined-hosts-only")]);
+    bare.meta = with_annotations(
+        bare.meta,
+        &[(&format!("{GA}gateway-hostname-source"), "defined-hosts-only")],
+    );
     c.add_route(bare);
     assert_eq!(names(&run(config(), &c)), vec!["spec.example.com"]);
 }
@@ -486,33 +632,63 @@ fn gateway_hostname_source_unknown_value_warns_and_uses_every_source() {
     let mut r = httproute("apps", "web", &["spec.example.com"], &[gw_ref("infra", "gw")]);
     r.meta = with_annotations(
         r.meta,
-        &[(&format!("{GA}gateway-hostname-source"), "both-please"), (&format!("{GA}hostname"), "ann.example.com")],
+        &[
+            (&format!("{GA}gateway-hostname-source"), "both-please"),
+            (&format!("{GA}hostname"), "ann.example.com"),
+        ],
     );
     c.add_route(r);
     let (eps, logs) = warnings(|| run(config(), &c));
     assert_eq!(names(&eps), vec!["ann.example.com", "spec.example.com"]);
-    assert!(logs.contains("HTTPRoute apps/web") && logs.contains("both-please"), "{logs}");
+    assert!(
+        logs.contains("HTTPRoute apps/web") && logs.contains("both-please"),
+        "{logs}"
+    );
 }
 
 #[test]
 fn invalid_route_hostname_is_skipped_with_a_warning_and_the_rest_published() {
     let mut c = world();
-    let mut r = httproute("apps", "web", &["bad_name.example.com", "good.example.com", "10.0.0.1"], &[gw_ref("infra", "gw")]);
-    r.meta = with_annotations(r.meta, &[(&format!("{GA}hostname"), "-bad.example.com,ann.example.com")]);
+    let mut r = httproute(
+        "apps",
+        "web",
+        &["bad_name.example.com", "good.example.com", "10.0.0.1"],
+        &[gw_ref("infra", "gw")],
+    );
+    r.meta = with_annotations(
+        r.meta,
+        &[(&format!("{GA}hostname"), "-bad.example.com,ann.example.com")],
+    );
     c.add_route(r);
     let (eps, logs) = warnings(|| run(config(), &c));
     assert_eq!(names(&eps), vec!["ann.example.com", "good.example.com"]);
     assert!(logs.contains("HTTPRoute apps/web"), "{logs}");
-    assert!(logs.contains("spec.hostnames") && logs.contains("bad_name.example.com"), "{logs}");
-    assert!(logs.contains("hostname annotation") && logs.contains("-bad.example.com"), "{logs}");
+    assert!(
+        logs.contains("spec.hostnames") && logs.contains("bad_name.example.com"),
+        "{logs}"
+    );
+    assert!(
+        logs.contains("hostname annotation") && logs.contains("-bad.example.com"),
+        "{logs}"
+    );
     assert!(logs.contains("10.0.0.1"), "{logs}");
 }
 
 #[test]
 fn invalid_only_hostname_does_not_fall_back_to_listener_hostname() {
     let mut c = MemoryCluster::new();
-    c.add_gateway(gateway("infra", "gw", vec![http("l", Some("*.example.com"))], &["1.2.3.4"]));
-    c.add_route(httproute("apps", "web", &["bad_name.example.com"], &[gw_ref("infra", "gw")]));
+    c.add_gateway(gateway(
+        "infra",
+        "gw",
+        vec![http("l", Some("*.example.com"))],
+        &["1.2.3.4"],
+    ));
+    c.add_route(httproute(
+        "apps",
+        "web",
+        &["bad_name.example.com"],
+        &[gw_ref("infra", "gw")],
+    ));
     assert!(run(config(), &c).is_empty());
 }
 
@@ -554,7 +730,10 @@ fn parent_group_and_kind_may_be_explicit_or_defaulted() {
 fn parent_namespace_defaults_to_the_route_namespace() {
     let mut c = world();
     c.add_gateway(gateway("apps", "local", vec![http("http", None)], &["5.6.7.8"]));
-    let p = ParentReference { name: "local".into(), ..ParentReference::default() };
+    let p = ParentReference {
+        name: "local".into(),
+        ..ParentReference::default()
+    };
     c.add_route(httproute("apps", "web", &["web.example.com"], &[p]));
     assert_eq!(lines(&run(config(), &c)), vec!["web.example.com A 5.6.7.8"]);
 }
@@ -590,9 +769,22 @@ fn spec_parent_without_status_publishes_nothing() {
 fn gateway_name_flag_keeps_only_that_gateway() {
     let mut c = world();
     c.add_gateway(gateway("infra", "external", vec![http("http", None)], &["2.3.4.5"]));
-    c.add_route(httproute("apps", "echo", &["echo.example.org"], &[gw_ref("infra", "gw")]));
-    c.add_route(httproute("apps", "echo2", &["echo2.example.org"], &[gw_ref("infra", "external")]));
-    let cfg = GatewaySourceConfig { gateway_name: Some("external".into()), ..config() };
+    c.add_route(httproute(
+        "apps",
+        "echo",
+        &["echo.example.org"],
+        &[gw_ref("infra", "gw")],
+    ));
+    c.add_route(httproute(
+        "apps",
+        "echo2",
+        &["echo2.example.org"],
+        &[gw_ref("infra", "external")],
+    ));
+    let cfg = GatewaySourceConfig {
+        gateway_name: Some("external".into()),
+        ..config()
+    };
     assert_eq!(lines(&run(cfg, &c)), vec!["echo2.example.org A 2.3.4.5"]);
 }
 
@@ -600,8 +792,16 @@ fn gateway_name_flag_keeps_only_that_gateway() {
 fn gateway_name_flag_with_route_on_two_gateways_uses_only_the_named_one() {
     let mut c = world();
     c.add_gateway(gateway("infra", "other", vec![http("http", None)], &["2.3.4.5"]));
-    c.add_route(httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw"), gw_ref("infra", "other")]));
-    let cfg = GatewaySourceConfig { gateway_name: Some("gw".into()), ..config() };
+    c.add_route(httproute(
+        "apps",
+        "web",
+        &["web.example.com"],
+        &[gw_ref("infra", "gw"), gw_ref("infra", "other")],
+    ));
+    let cfg = GatewaySourceConfig {
+        gateway_name: Some("gw".into()),
+        ..config()
+    };
     assert_eq!(lines(&run(cfg, &c)), vec!["web.example.com A 1.2.3.4"]);
 }
 
@@ -611,7 +811,10 @@ fn gateway_namespace_flag_keeps_only_gateways_in_that_namespace() {
     c.add_gateway(gateway("edge", "gw", vec![http("http", None)], &["9.9.9.9"]));
     c.add_route(httproute("apps", "a", &["a.example.com"], &[gw_ref("infra", "gw")]));
     c.add_route(httproute("apps", "b", &["b.example.com"], &[gw_ref("edge", "gw")]));
-    let cfg = GatewaySourceConfig { gateway_namespace: Some("edge".into()), ..config() };
+    let cfg = GatewaySourceConfig {
+        gateway_namespace: Some("edge".into()),
+        ..config()
+    };
     assert_eq!(lines(&run(cfg, &c)), vec!["b.example.com A 9.9.9.9"]);
 }
 
@@ -622,8 +825,16 @@ fn gateway_label_filter_keeps_only_matching_gateways() -> Result<(), extdns_sour
     public.meta = with_labels(public.meta, &[("exposure", "public")]);
     c.add_gateway(public);
     c.add_gateway(gateway("infra", "private", vec![http("http", None)], &["10.0.0.1"]));
-    c.add_route(httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "public"), gw_ref("infra", "private")]));
-    let cfg = GatewaySourceConfig { gateway_label_filter: Selector::parse("exposure=public")?, ..config() };
+    c.add_route(httproute(
+        "apps",
+        "web",
+        &["web.example.com"],
+        &[gw_ref("infra", "public"), gw_ref("infra", "private")],
+    ));
+    let cfg = GatewaySourceConfig {
+        gateway_label_filter: Selector::parse("exposure=public")?,
+        ..config()
+    };
     assert_eq!(lines(&run(cfg, &c)), vec!["web.example.com A 1.1.1.1"]);
     Ok(())
 }
@@ -631,7 +842,12 @@ fn gateway_label_filter_keeps_only_matching_gateways() -> Result<(), extdns_sour
 #[test]
 fn missing_gateway_publishes_nothing() {
     let mut c = world();
-    c.add_route(httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "nope")]));
+    c.add_route(httproute(
+        "apps",
+        "web",
+        &["web.example.com"],
+        &[gw_ref("infra", "nope")],
+    ));
     assert!(run(config(), &c).is_empty());
 }
 
@@ -663,7 +879,10 @@ fn annotation_filter_does_not_apply_to_gateways() -> Result<(), extdns_source::S
     r.meta = with_annotations(r.meta, &[("team", "a")]);
     c.add_route(r);
     let cfg = GatewaySourceConfig {
-        common: SourceConfig { annotation_filter: Selector::parse("team=a")?, ..SourceConfig::default() },
+        common: SourceConfig {
+            annotation_filter: Selector::parse("team=a")?,
+            ..SourceConfig::default()
+        },
         ..config()
     };
     assert_eq!(names(&run(cfg, &c)), vec!["web.example.com"]);
@@ -716,8 +935,16 @@ fn unknown_section_name_matches_no_listener() {
 #[test]
 fn without_section_name_every_listener_is_considered() {
     let mut c = two_listener_world();
-    c.add_route(httproute("apps", "web", &["*.example.internal"], &[gw_ref("infra", "gw")]));
-    assert_eq!(names(&run(config(), &c)), vec!["bar.example.internal", "foo.example.internal"]);
+    c.add_route(httproute(
+        "apps",
+        "web",
+        &["*.example.internal"],
+        &[gw_ref("infra", "gw")],
+    ));
+    assert_eq!(
+        names(&run(config(), &c)),
+        vec!["bar.example.internal", "foo.example.internal"]
+    );
 }
 
 #[test]
@@ -740,19 +967,30 @@ fn port_applies_to_every_listener_with_that_port() {
     c.add_gateway(gateway(
         "infra",
         "gw",
-        vec![http("foo", Some("foo.example.internal")), http("bar", Some("bar.example.internal"))],
+        vec![
+            http("foo", Some("foo.example.internal")),
+            http("bar", Some("bar.example.internal")),
+        ],
         &["1.2.3.4"],
     ));
     let mut p = gw_ref("infra", "gw");
     p.port = Some(80);
     c.add_route(httproute("apps", "web", &["*.example.internal"], &[p]));
-    assert_eq!(names(&run(config(), &c)), vec!["bar.example.internal", "foo.example.internal"]);
+    assert_eq!(
+        names(&run(config(), &c)),
+        vec!["bar.example.internal", "foo.example.internal"]
+    );
 }
 
 #[test]
 fn protocol_mismatch_listener_is_not_used() {
     let mut c = MemoryCluster::new();
-    c.add_gateway(gateway("infra", "gw", vec![listener("tcp", "TCP", 80, None)], &["1.2.3.4"]));
+    c.add_gateway(gateway(
+        "infra",
+        "gw",
+        vec![listener("tcp", "TCP", 80, None)],
+        &["1.2.3.4"],
+    ));
     c.add_route(httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]));
     assert!(run(config(), &c).is_empty());
 }
@@ -760,9 +998,26 @@ fn protocol_mismatch_listener_is_not_used() {
 #[test]
 fn protocol_https_listener_serves_http_and_grpc_routes() {
     let mut c = MemoryCluster::new();
-    c.add_gateway(gateway("infra", "gw", vec![listener("https", "HTTPS", 443, None)], &["1.2.3.4"]));
-    c.add_route(route(RouteKind::Http, "apps", "h", &["h.example.com"], &[gw_ref("infra", "gw")]));
-    c.add_route(route(RouteKind::Grpc, "apps", "g", &["g.example.com"], &[gw_ref("infra", "gw")]));
+    c.add_gateway(gateway(
+        "infra",
+        "gw",
+        vec![listener("https", "HTTPS", 443, None)],
+        &["1.2.3.4"],
+    ));
+    c.add_route(route(
+        RouteKind::Http,
+        "apps",
+        "h",
+        &["h.example.com"],
+        &[gw_ref("infra", "gw")],
+    ));
+    c.add_route(route(
+        RouteKind::Grpc,
+        "apps",
+        "g",
+        &["g.example.com"],
+        &[gw_ref("infra", "gw")],
+    ));
     assert_eq!(names(&run_kind(RouteKind::Http, config(), &c)), vec!["h.example.com"]);
     assert_eq!(names(&run_kind(RouteKind::Grpc, config(), &c)), vec!["g.example.com"]);
 }
@@ -770,16 +1025,35 @@ fn protocol_https_listener_serves_http_and_grpc_routes() {
 #[test]
 fn protocol_tcp_route_on_tls_listener_is_published() {
     let mut c = MemoryCluster::new();
-    c.add_gateway(gateway("infra", "gw", vec![listener("tls", "TLS", 443, Some("db.example.com"))], &["1.2.3.4"]));
+    c.add_gateway(gateway(
+        "infra",
+        "gw",
+        vec![listener("tls", "TLS", 443, Some("db.example.com"))],
+        &["1.2.3.4"],
+    ));
     c.add_route(route(RouteKind::Tcp, "apps", "db", &[], &[gw_ref("infra", "gw")]));
-    assert_eq!(lines(&run_kind(RouteKind::Tcp, config(), &c)), vec!["db.example.com A 1.2.3.4"]);
+    assert_eq!(
+        lines(&run_kind(RouteKind::Tcp, config(), &c)),
+        vec!["db.example.com A 1.2.3.4"]
+    );
 }
 
 #[test]
 fn protocol_tls_route_not_on_tcp_listener() {
     let mut c = MemoryCluster::new();
-    c.add_gateway(gateway("infra", "gw", vec![listener("tcp", "TCP", 443, None)], &["1.2.3.4"]));
-    c.add_route(route(RouteKind::Tls, "apps", "t", &["t.example.com"], &[gw_ref("infra", "gw")]));
+    c.add_gateway(gateway(
+        "infra",
+        "gw",
+        vec![listener("tcp", "TCP", 443, None)],
+        &["1.2.3.4"],
+    ));
+    c.add_route(route(
+        RouteKind::Tls,
+        "apps",
+        "t",
+        &["t.example.com"],
+        &[gw_ref("infra", "gw")],
+    ));
     assert!(run_kind(RouteKind::Tls, config(), &c).is_empty());
 }
 
@@ -789,24 +1063,54 @@ fn allowed_routes_default_same_namespace_only() {
     let mut l = http("http", None);
     l.allowed_routes = None;
     c.add_gateway(gateway("infra", "gw", vec![l], &["1.2.3.4"]));
-    c.add_route(httproute("infra", "same", &["same.example.com"], &[gw_ref("infra", "gw")]));
-    c.add_route(httproute("apps", "other", &["other.example.com"], &[gw_ref("infra", "gw")]));
+    c.add_route(httproute(
+        "infra",
+        "same",
+        &["same.example.com"],
+        &[gw_ref("infra", "gw")],
+    ));
+    c.add_route(httproute(
+        "apps",
+        "other",
+        &["other.example.com"],
+        &[gw_ref("infra", "gw")],
+    ));
     assert_eq!(names(&run(config(), &c)), vec!["same.example.com"]);
 }
 
 #[test]
 fn allowed_routes_from_same_uses_the_gateway_namespace() {
     let mut c = MemoryCluster::new();
-    c.add_gateway(gateway("infra", "gw", vec![allowing(http("http", None), Some("Same"), None, &[])], &["1.2.3.4"]));
-    c.add_route(httproute("infra", "same", &["same.example.com"], &[gw_ref("infra", "gw")]));
-    c.add_route(httproute("apps", "other", &["other.example.com"], &[gw_ref("infra", "gw")]));
+    c.add_gateway(gateway(
+        "infra",
+        "gw",
+        vec![allowing(http("http", None), Some("Same"), None, &[])],
+        &["1.2.3.4"],
+    ));
+    c.add_route(httproute(
+        "infra",
+        "same",
+        &["same.example.com"],
+        &[gw_ref("infra", "gw")],
+    ));
+    c.add_route(httproute(
+        "apps",
+        "other",
+        &["other.example.com"],
+        &[gw_ref("infra", "gw")],
+    ));
     assert_eq!(names(&run(config(), &c)), vec!["same.example.com"]);
 }
 
 #[test]
 fn allowed_routes_from_all_admits_any_namespace() {
     let mut c = world();
-    c.add_route(httproute("anywhere", "web", &["web.example.com"], &[gw_ref("infra", "gw")]));
+    c.add_route(httproute(
+        "anywhere",
+        "web",
+        &["web.example.com"],
+        &[gw_ref("infra", "gw")],
+    ));
     assert_eq!(names(&run(config(), &c)), vec!["web.example.com"]);
 }
 
@@ -816,7 +1120,12 @@ fn allowed_routes_selector_uses_the_route_namespace_labels() {
     c.add_gateway(gateway(
         "infra",
         "gw",
-        vec![allowing(http("http", None), Some("Selector"), Some(selector(&[("team", "foo")])), &[])],
+        vec![allowing(
+            http("http", None),
+            Some("Selector"),
+            Some(selector(&[("team", "foo")])),
+            &[],
+        )],
         &["1.2.3.4"],
     ));
     c.add_namespace(namespace("foo-apps", &[("team", "foo")]));
@@ -852,7 +1161,10 @@ fn allowed_routes_malformed_selector_skips_that_listener_only() {
     let (eps, logs) = warnings(|| run(config(), &c));
     assert_eq!(names(&eps), vec!["good.example.com"]);
     assert!(logs.contains("Gateway infra/gw"), "{logs}");
-    assert!(logs.contains("spec.listeners[bad].allowedRoutes.namespaces.selector"), "{logs}");
+    assert!(
+        logs.contains("spec.listeners[bad].allowedRoutes.namespaces.selector"),
+        "{logs}"
+    );
 }
 
 #[test]
@@ -862,15 +1174,43 @@ fn allowed_routes_kinds_restrict_route_kinds() {
         "infra",
         "gw",
         vec![
-            allowing(http("grpc-only", Some("grpc.example.com")), Some("All"), None, &["GRPCRoute"]),
-            allowing(http("http-only", Some("http.example.com")), Some("All"), None, &["HTTPRoute"]),
+            allowing(
+                http("grpc-only", Some("grpc.example.com")),
+                Some("All"),
+                None,
+                &["GRPCRoute"],
+            ),
+            allowing(
+                http("http-only", Some("http.example.com")),
+                Some("All"),
+                None,
+                &["HTTPRoute"],
+            ),
         ],
         &["1.2.3.4"],
     ));
-    c.add_route(route(RouteKind::Http, "apps", "h", &["*.example.com"], &[gw_ref("infra", "gw")]));
-    c.add_route(route(RouteKind::Grpc, "apps", "g", &["*.example.com"], &[gw_ref("infra", "gw")]));
-    assert_eq!(names(&run_kind(RouteKind::Http, config(), &c)), vec!["http.example.com"]);
-    assert_eq!(names(&run_kind(RouteKind::Grpc, config(), &c)), vec!["grpc.example.com"]);
+    c.add_route(route(
+        RouteKind::Http,
+        "apps",
+        "h",
+        &["*.example.com"],
+        &[gw_ref("infra", "gw")],
+    ));
+    c.add_route(route(
+        RouteKind::Grpc,
+        "apps",
+        "g",
+        &["*.example.com"],
+        &[gw_ref("infra", "gw")],
+    ));
+    assert_eq!(
+        names(&run_kind(RouteKind::Http, config(), &c)),
+        vec!["http.example.com"]
+    );
+    assert_eq!(
+        names(&run_kind(RouteKind::Grpc, config(), &c)),
+        vec!["grpc.example.com"]
+    );
 }
 
 // ---------------------------------------------------------------------------------------- hostname narrowing
@@ -884,37 +1224,65 @@ fn narrowing(listener_host: Option<&str>, route_hosts: &[&str]) -> Vec<String> {
 
 #[test]
 fn narrowing_listener_without_hostname_keeps_route_names() {
-    assert_eq!(narrowing(None, &["a.example.com", "*.example.org"]), vec!["*.example.org", "a.example.com"]);
+    assert_eq!(
+        narrowing(None, &["a.example.com", "*.example.org"]),
+        vec!["*.example.org", "a.example.com"]
+    );
 }
 
 #[test]
 fn narrowing_wildcard_listener_keeps_names_below_it() {
     assert_eq!(
-        narrowing(Some("*.example.internal"), &["foo.example.internal", "a.b.example.internal", "example.internal", "x.other"]),
+        narrowing(
+            Some("*.example.internal"),
+            &[
+                "foo.example.internal",
+                "a.b.example.internal",
+                "example.internal",
+                "x.other"
+            ]
+        ),
         vec!["a.b.example.internal", "foo.example.internal"]
     );
 }
 
 #[test]
 fn narrowing_wildcard_route_takes_the_listener_name() {
-    assert_eq!(narrowing(Some("foo.example.internal"), &["*.example.internal"]), vec!["foo.example.internal"]);
+    assert_eq!(
+        narrowing(Some("foo.example.internal"), &["*.example.internal"]),
+        vec!["foo.example.internal"]
+    );
 }
 
 #[test]
 fn narrowing_two_wildcards_give_the_narrower_wildcard() {
-    assert_eq!(narrowing(Some("*.example.internal"), &["*.example.internal"]), vec!["*.example.internal"]);
-    assert_eq!(narrowing(Some("*.example.internal"), &["*.foo.example.internal"]), vec!["*.foo.example.internal"]);
+    assert_eq!(
+        narrowing(Some("*.example.internal"), &["*.example.internal"]),
+        vec!["*.example.internal"]
+    );
+    assert_eq!(
+        narrowing(Some("*.example.internal"), &["*.foo.example.internal"]),
+        vec!["*.foo.example.internal"]
+    );
 }
 
 #[test]
 fn narrowing_exact_names_must_be_equal() {
-    assert_eq!(narrowing(Some("a.example.com"), &["a.example.com", "b.example.com"]), vec!["a.example.com"]);
+    assert_eq!(
+        narrowing(Some("a.example.com"), &["a.example.com", "b.example.com"]),
+        vec!["a.example.com"]
+    );
 }
 
 #[test]
 fn narrowing_applies_to_annotation_names() {
     let mut c = MemoryCluster::new();
-    c.add_gateway(gateway("infra", "gw", vec![http("l", Some("*.example.com"))], &["1.2.3.4"]));
+    c.add_gateway(gateway(
+        "infra",
+        "gw",
+        vec![http("l", Some("*.example.com"))],
+        &["1.2.3.4"],
+    ));
     let mut r = httproute("apps", "web", &[], &[gw_ref("infra", "gw")]);
     r.meta = with_annotations(r.meta, &[(&format!("{GA}hostname"), "in.example.com,out.example.net")]);
     c.add_route(r);
@@ -927,27 +1295,51 @@ fn invalid_listener_hostname_skips_that_listener_with_a_warning() {
     c.add_gateway(gateway(
         "infra",
         "gw",
-        vec![http("broken", Some("bad_host.example.com")), http("ok", Some("*.example.com"))],
+        vec![
+            http("broken", Some("bad_host.example.com")),
+            http("ok", Some("*.example.com")),
+        ],
         &["1.2.3.4"],
     ));
-    c.add_route(httproute("apps", "web", &["a.example.com", "bad-host.example.com"], &[gw_ref("infra", "gw")]));
+    c.add_route(httproute(
+        "apps",
+        "web",
+        &["a.example.com", "bad-host.example.com"],
+        &[gw_ref("infra", "gw")],
+    ));
     let (eps, logs) = warnings(|| run(config(), &c));
     assert_eq!(names(&eps), vec!["a.example.com", "bad-host.example.com"]);
-    assert!(logs.contains("Gateway infra/gw") && logs.contains("spec.listeners[broken].hostname"), "{logs}");
+    assert!(
+        logs.contains("Gateway infra/gw") && logs.contains("spec.listeners[broken].hostname"),
+        "{logs}"
+    );
 }
 
 #[test]
 fn narrowing_combines_several_listeners_and_parents() {
     let mut c = MemoryCluster::new();
-    c.add_gateway(gateway("infra", "a", vec![http("l", Some("*.a.example.com"))], &["1.1.1.1"]));
-    c.add_gateway(gateway("infra", "b", vec![http("l", Some("*.b.example.com"))], &["2.2.2.2"]));
+    c.add_gateway(gateway(
+        "infra",
+        "a",
+        vec![http("l", Some("*.a.example.com"))],
+        &["1.1.1.1"],
+    ));
+    c.add_gateway(gateway(
+        "infra",
+        "b",
+        vec![http("l", Some("*.b.example.com"))],
+        &["2.2.2.2"],
+    ));
     c.add_route(httproute(
         "apps",
         "web",
         &["x.a.example.com", "x.b.example.com"],
         &[gw_ref("infra", "a"), gw_ref("infra", "b")],
     ));
-    assert_eq!(lines(&run(config(), &c)), vec!["x.a.example.com A 1.1.1.1", "x.b.example.com A 2.2.2.2"]);
+    assert_eq!(
+        lines(&run(config(), &c)),
+        vec!["x.a.example.com A 1.1.1.1", "x.b.example.com A 2.2.2.2"]
+    );
 }
 
 // ------------------------------------------------------------------------------------------------- targets
@@ -985,19 +1377,38 @@ fn targets_are_combined_and_deduplicated_across_parents() {
     let mut annotated = gateway("infra", "annotated", vec![http("l", None)], &["7.7.7.7"]);
     annotated.meta = with_annotations(annotated.meta, &[(&format!("{GA}target"), "4.3.2.1")]);
     c.add_gateway(annotated);
-    c.add_gateway(gateway("infra", "plain", vec![http("l", None)], &["2.3.4.5", "4.3.2.1"]));
-    c.add_route(httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "annotated"), gw_ref("infra", "plain")]));
+    c.add_gateway(gateway(
+        "infra",
+        "plain",
+        vec![http("l", None)],
+        &["2.3.4.5", "4.3.2.1"],
+    ));
+    c.add_route(httproute(
+        "apps",
+        "web",
+        &["web.example.com"],
+        &[gw_ref("infra", "annotated"), gw_ref("infra", "plain")],
+    ));
     assert_eq!(lines(&run(config(), &c)), vec!["web.example.com A 2.3.4.5,4.3.2.1"]);
 }
 
 #[test]
 fn record_type_follows_the_targets() {
     let mut c = MemoryCluster::new();
-    c.add_gateway(gateway("infra", "gw", vec![http("l", None)], &["2001:db8::1", "1.2.3.4", "lb.example.net"]));
+    c.add_gateway(gateway(
+        "infra",
+        "gw",
+        vec![http("l", None)],
+        &["2001:db8::1", "1.2.3.4", "lb.example.net"],
+    ));
     c.add_route(httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]));
     assert_eq!(
         lines(&run(config(), &c)),
-        vec!["web.example.com A 1.2.3.4", "web.example.com AAAA 2001:db8::1", "web.example.com CNAME lb.example.net"]
+        vec![
+            "web.example.com A 1.2.3.4",
+            "web.example.com AAAA 2001:db8::1",
+            "web.example.com CNAME lb.example.net"
+        ]
     );
 }
 
@@ -1012,23 +1423,49 @@ fn gateway_without_addresses_publishes_nothing() {
 #[test]
 fn invalid_address_is_skipped_with_a_warning_and_the_rest_published() {
     let mut c = MemoryCluster::new();
-    c.add_gateway(gateway("infra", "gw", vec![http("l", None)], &["1.2.3.4", "not an address", "1.2.3.4:80"]));
+    c.add_gateway(gateway(
+        "infra",
+        "gw",
+        vec![http("l", None)],
+        &["1.2.3.4", "not an address", "1.2.3.4:80"],
+    ));
     let mut annotated = gateway("infra", "annotated", vec![http("l", None)], &[]);
     annotated.meta = with_annotations(annotated.meta, &[(&format!("{GA}target"), "5.6.7.8,bad..name")]);
     c.add_gateway(annotated);
-    c.add_route(httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw"), gw_ref("infra", "annotated")]));
+    c.add_route(httproute(
+        "apps",
+        "web",
+        &["web.example.com"],
+        &[gw_ref("infra", "gw"), gw_ref("infra", "annotated")],
+    ));
     let (eps, logs) = warnings(|| run(config(), &c));
     assert_eq!(lines(&eps), vec!["web.example.com A 1.2.3.4,5.6.7.8"]);
-    assert!(logs.contains("Gateway infra/gw") && logs.contains("status.addresses"), "{logs}");
+    assert!(
+        logs.contains("Gateway infra/gw") && logs.contains("status.addresses"),
+        "{logs}"
+    );
     assert!(logs.contains("not an address") && logs.contains("1.2.3.4:80"), "{logs}");
-    assert!(logs.contains("Gateway infra/annotated") && logs.contains("target annotation"), "{logs}");
+    assert!(
+        logs.contains("Gateway infra/annotated") && logs.contains("target annotation"),
+        "{logs}"
+    );
 }
 
 #[test]
 fn resource_label_is_kind_namespace_name() {
     let mut c = MemoryCluster::new();
-    c.add_gateway(gateway("infra", "gw", vec![http("l", None), listener("tcp", "TCP", 5432, Some("db.example.com"))], &["1.2.3.4"]));
-    c.add_route(httproute("apps", "echo", &["echo.example.com"], &[gw_ref("infra", "gw")]));
+    c.add_gateway(gateway(
+        "infra",
+        "gw",
+        vec![http("l", None), listener("tcp", "TCP", 5432, Some("db.example.com"))],
+        &["1.2.3.4"],
+    ));
+    c.add_route(httproute(
+        "apps",
+        "echo",
+        &["echo.example.com"],
+        &[gw_ref("infra", "gw")],
+    ));
     c.add_route(route(RouteKind::Tcp, "data", "db", &[], &[gw_ref("infra", "gw")]));
     let eps = run(config(), &c);
     assert_eq!(eps.len(), 1);
@@ -1045,7 +1482,10 @@ fn ttl_set_identifier_and_provider_specific_come_from_the_route() {
     let mut c = MemoryCluster::new();
     let mut gw = gateway("infra", "gw", vec![http("l", None)], &["1.2.3.4"]);
     // Gateway annotations other than target are not read.
-    gw.meta = with_annotations(gw.meta, &[(&format!("{GA}ttl"), "999"), (&format!("{GA}set-identifier"), "gw")]);
+    gw.meta = with_annotations(
+        gw.meta,
+        &[(&format!("{GA}ttl"), "999"), (&format!("{GA}set-identifier"), "gw")],
+    );
     c.add_gateway(gw);
     let mut r = httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]);
     r.meta = with_annotations(
@@ -1103,13 +1543,23 @@ fn endpoint_record_types_are_a_aaaa_cname() {
 
 fn listener_set_world(allowed_from: Option<&str>) -> MemoryCluster {
     let mut c = MemoryCluster::new();
-    let mut gw = gateway("default", "my-gateway", vec![http("own", Some("own.example.org"))], &["10.64.0.1", "10.64.0.2"]);
-    gw.allowed_listeners =
-        allowed_from.map(|f| AllowedListeners { namespaces_from: Some(f.into()), namespaces_selector: None });
+    let mut gw = gateway(
+        "default",
+        "my-gateway",
+        vec![http("own", Some("own.example.org"))],
+        &["10.64.0.1", "10.64.0.2"],
+    );
+    gw.allowed_listeners = allowed_from.map(|f| AllowedListeners {
+        namespaces_from: Some(f.into()),
+        namespaces_selector: None,
+    });
     c.add_gateway(gw);
     c.add_listener_set(ListenerSet {
         meta: meta("default", "my-listenerset"),
-        parent_ref: ParentReference { name: "my-gateway".into(), ..ParentReference::default() },
+        parent_ref: ParentReference {
+            name: "my-gateway".into(),
+            ..ParentReference::default()
+        },
         listeners: vec![listener("app", "HTTP", 80, Some("*.example.com"))],
         accepted: true,
         accepted_listeners: vec!["app".into()],
@@ -1118,24 +1568,43 @@ fn listener_set_world(allowed_from: Option<&str>) -> MemoryCluster {
 }
 
 fn ls_ref(ns: &str, name: &str) -> ParentReference {
-    ParentReference { kind: Some("ListenerSet".into()), ..gw_ref(ns, name) }
+    ParentReference {
+        kind: Some("ListenerSet".into()),
+        ..gw_ref(ns, name)
+    }
 }
 
 fn with_listener_sets() -> GatewaySourceConfig {
-    GatewaySourceConfig { listener_sets: true, ..config() }
+    GatewaySourceConfig {
+        listener_sets: true,
+        ..config()
+    }
 }
 
 #[test]
 fn listener_set_parent_publishes_at_its_gateway_addresses() {
     let mut c = listener_set_world(Some("All"));
-    c.add_route(httproute("default", "app", &["app.example.com"], &[ls_ref("default", "my-listenerset")]));
-    assert_eq!(lines(&run(with_listener_sets(), &c)), vec!["app.example.com A 10.64.0.1,10.64.0.2"]);
+    c.add_route(httproute(
+        "default",
+        "app",
+        &["app.example.com"],
+        &[ls_ref("default", "my-listenerset")],
+    ));
+    assert_eq!(
+        lines(&run(with_listener_sets(), &c)),
+        vec!["app.example.com A 10.64.0.1,10.64.0.2"]
+    );
 }
 
 #[test]
 fn listener_set_parent_is_ignored_without_the_flag() {
     let mut c = listener_set_world(Some("All"));
-    c.add_route(httproute("default", "app", &["app.example.com"], &[ls_ref("default", "my-listenerset")]));
+    c.add_route(httproute(
+        "default",
+        "app",
+        &["app.example.com"],
+        &[ls_ref("default", "my-listenerset")],
+    ));
     assert!(run(config(), &c).is_empty());
 }
 
@@ -1143,7 +1612,12 @@ fn listener_set_parent_is_ignored_without_the_flag() {
 fn listener_set_uses_only_its_own_listeners() {
     let mut c = listener_set_world(Some("All"));
     // own.example.org is served by a listener of the Gateway itself, not of the ListenerSet.
-    c.add_route(httproute("default", "app", &["own.example.org"], &[ls_ref("default", "my-listenerset")]));
+    c.add_route(httproute(
+        "default",
+        "app",
+        &["own.example.org"],
+        &[ls_ref("default", "my-listenerset")],
+    ));
     assert!(run(with_listener_sets(), &c).is_empty());
 }
 
@@ -1151,11 +1625,21 @@ fn listener_set_uses_only_its_own_listeners() {
 fn listener_set_needs_the_gateway_to_allow_it() {
     for from in [None, Some("None"), Some("Elsewhere")] {
         let mut c = listener_set_world(from);
-        c.add_route(httproute("default", "app", &["app.example.com"], &[ls_ref("default", "my-listenerset")]));
+        c.add_route(httproute(
+            "default",
+            "app",
+            &["app.example.com"],
+            &[ls_ref("default", "my-listenerset")],
+        ));
         assert!(run(with_listener_sets(), &c).is_empty(), "{from:?}");
     }
     let mut c = listener_set_world(Some("Same"));
-    c.add_route(httproute("default", "app", &["app.example.com"], &[ls_ref("default", "my-listenerset")]));
+    c.add_route(httproute(
+        "default",
+        "app",
+        &["app.example.com"],
+        &[ls_ref("default", "my-listenerset")],
+    ));
     assert_eq!(names(&run(with_listener_sets(), &c)), vec!["app.example.com"]);
 }
 
@@ -1173,12 +1657,26 @@ fn listener_set_allowed_by_selector_on_its_namespace() {
     for ns in ["team-a", "team-b"] {
         c.add_listener_set(ListenerSet {
             meta: meta(ns, "ls"),
-            parent_ref: ParentReference { name: "gw".into(), namespace: Some("infra".into()), ..ParentReference::default() },
-            listeners: vec![allowing(http("l", Some(&format!("{ns}.example.com"))), Some("Same"), None, &[])],
+            parent_ref: ParentReference {
+                name: "gw".into(),
+                namespace: Some("infra".into()),
+                ..ParentReference::default()
+            },
+            listeners: vec![allowing(
+                http("l", Some(&format!("{ns}.example.com"))),
+                Some("Same"),
+                None,
+                &[],
+            )],
             accepted: true,
             accepted_listeners: vec!["l".into()],
         });
-        c.add_route(httproute(ns, "web", &[&format!("{ns}.example.com")], &[ls_ref(ns, "ls")]));
+        c.add_route(httproute(
+            ns,
+            "web",
+            &[&format!("{ns}.example.com")],
+            &[ls_ref(ns, "ls")],
+        ));
     }
     // allowedRoutes Same on a ListenerSet listener compares with the ListenerSet's namespace.
     assert_eq!(names(&run(with_listener_sets(), &c)), vec!["team-a.example.com"]);
@@ -1189,20 +1687,36 @@ fn listener_set_must_be_accepted_and_so_must_its_listener() {
     let mut c = listener_set_world(Some("All"));
     c.add_listener_set(ListenerSet {
         meta: meta("default", "not-accepted"),
-        parent_ref: ParentReference { name: "my-gateway".into(), ..ParentReference::default() },
+        parent_ref: ParentReference {
+            name: "my-gateway".into(),
+            ..ParentReference::default()
+        },
         listeners: vec![http("app", None)],
         accepted: false,
         accepted_listeners: vec!["app".into()],
     });
     c.add_listener_set(ListenerSet {
         meta: meta("default", "listener-not-accepted"),
-        parent_ref: ParentReference { name: "my-gateway".into(), ..ParentReference::default() },
+        parent_ref: ParentReference {
+            name: "my-gateway".into(),
+            ..ParentReference::default()
+        },
         listeners: vec![http("app", None)],
         accepted: true,
         accepted_listeners: vec![],
     });
-    c.add_route(httproute("default", "a", &["a.example.org"], &[ls_ref("default", "not-accepted")]));
-    c.add_route(httproute("default", "b", &["b.example.org"], &[ls_ref("default", "listener-not-accepted")]));
+    c.add_route(httproute(
+        "default",
+        "a",
+        &["a.example.org"],
+        &[ls_ref("default", "not-accepted")],
+    ));
+    c.add_route(httproute(
+        "default",
+        "b",
+        &["b.example.org"],
+        &[ls_ref("default", "listener-not-accepted")],
+    ));
     assert!(run(with_listener_sets(), &c).is_empty());
 }
 
@@ -1211,42 +1725,78 @@ fn listener_set_target_annotation_overrides_the_gateway() {
     let mut c = listener_set_world(Some("All"));
     let mut ls = ListenerSet {
         meta: meta("default", "annotated"),
-        parent_ref: ParentReference { name: "my-gateway".into(), ..ParentReference::default() },
+        parent_ref: ParentReference {
+            name: "my-gateway".into(),
+            ..ParentReference::default()
+        },
         listeners: vec![http("app", None)],
         accepted: true,
         accepted_listeners: vec!["app".into()],
     };
     ls.meta = with_annotations(ls.meta, &[(&format!("{GA}target"), "ls.example.net")]);
     c.add_listener_set(ls);
-    c.add_route(httproute("default", "a", &["a.example.org"], &[ls_ref("default", "annotated")]));
-    assert_eq!(lines(&run(with_listener_sets(), &c)), vec!["a.example.org CNAME ls.example.net"]);
+    c.add_route(httproute(
+        "default",
+        "a",
+        &["a.example.org"],
+        &[ls_ref("default", "annotated")],
+    ));
+    assert_eq!(
+        lines(&run(with_listener_sets(), &c)),
+        vec!["a.example.org CNAME ls.example.net"]
+    );
 }
 
 #[test]
 fn listener_set_falls_back_to_the_gateway_target_annotation() {
     let mut c = MemoryCluster::new();
     let mut gw = gateway("default", "gw", vec![], &["10.0.0.1"]);
-    gw.allowed_listeners = Some(AllowedListeners { namespaces_from: Some("All".into()), namespaces_selector: None });
+    gw.allowed_listeners = Some(AllowedListeners {
+        namespaces_from: Some("All".into()),
+        namespaces_selector: None,
+    });
     gw.meta = with_annotations(gw.meta, &[(&format!("{GA}target"), "gw.example.net")]);
     c.add_gateway(gw);
     c.add_listener_set(ListenerSet {
         meta: meta("default", "ls"),
-        parent_ref: ParentReference { name: "gw".into(), ..ParentReference::default() },
+        parent_ref: ParentReference {
+            name: "gw".into(),
+            ..ParentReference::default()
+        },
         listeners: vec![http("app", None)],
         accepted: true,
         accepted_listeners: vec!["app".into()],
     });
-    c.add_route(httproute("default", "a", &["a.example.org"], &[ls_ref("default", "ls")]));
-    assert_eq!(lines(&run(with_listener_sets(), &c)), vec!["a.example.org CNAME gw.example.net"]);
+    c.add_route(httproute(
+        "default",
+        "a",
+        &["a.example.org"],
+        &[ls_ref("default", "ls")],
+    ));
+    assert_eq!(
+        lines(&run(with_listener_sets(), &c)),
+        vec!["a.example.org CNAME gw.example.net"]
+    );
 }
 
 #[test]
 fn listener_set_gateway_name_flag_compares_the_parent_gateway() {
     let mut c = listener_set_world(Some("All"));
-    c.add_route(httproute("default", "app", &["app.example.com"], &[ls_ref("default", "my-listenerset")]));
-    let other = GatewaySourceConfig { gateway_name: Some("other".into()), ..with_listener_sets() };
+    c.add_route(httproute(
+        "default",
+        "app",
+        &["app.example.com"],
+        &[ls_ref("default", "my-listenerset")],
+    ));
+    let other = GatewaySourceConfig {
+        gateway_name: Some("other".into()),
+        ..with_listener_sets()
+    };
     assert!(run(other, &c).is_empty());
-    let same = GatewaySourceConfig { gateway_name: Some("my-gateway".into()), ..with_listener_sets() };
+    let same = GatewaySourceConfig {
+        gateway_name: Some("my-gateway".into()),
+        ..with_listener_sets()
+    };
     assert_eq!(names(&run(same, &c)), vec!["app.example.com"]);
 }
 
@@ -1256,23 +1806,39 @@ fn listener_set_with_foreign_controller_or_filtered_annotation_is_not_a_parent()
     let mut c = listener_set_world(Some("All"));
     let mut ls = ListenerSet {
         meta: meta("default", "foreign"),
-        parent_ref: ParentReference { name: "my-gateway".into(), ..ParentReference::default() },
+        parent_ref: ParentReference {
+            name: "my-gateway".into(),
+            ..ParentReference::default()
+        },
         listeners: vec![http("app", None)],
         accepted: true,
         accepted_listeners: vec!["app".into()],
     };
     ls.meta = with_annotations(ls.meta, &[(&format!("{GA}controller"), "other")]);
     c.add_listener_set(ls);
-    c.add_route(httproute("default", "a", &["a.example.org"], &[ls_ref("default", "foreign")]));
+    c.add_route(httproute(
+        "default",
+        "a",
+        &["a.example.org"],
+        &[ls_ref("default", "foreign")],
+    ));
     assert!(run(with_listener_sets(), &c).is_empty());
 
     // --annotation-filter applies to ListenerSets (and routes), not to Gateways.
     let mut c = listener_set_world(Some("All"));
-    let mut r = httproute("default", "app", &["app.example.com"], &[ls_ref("default", "my-listenerset")]);
+    let mut r = httproute(
+        "default",
+        "app",
+        &["app.example.com"],
+        &[ls_ref("default", "my-listenerset")],
+    );
     r.meta = with_annotations(r.meta, &[("dns", "yes")]);
     c.add_route(r);
     let cfg = GatewaySourceConfig {
-        common: SourceConfig { annotation_filter: Selector::parse("dns=yes")?, ..SourceConfig::default() },
+        common: SourceConfig {
+            annotation_filter: Selector::parse("dns=yes")?,
+            ..SourceConfig::default()
+        },
         ..with_listener_sets()
     };
     assert!(run(cfg, &c).is_empty());
@@ -1284,7 +1850,10 @@ fn listener_set_section_name_selects_its_listener() {
     let mut c = listener_set_world(Some("All"));
     c.add_listener_set(ListenerSet {
         meta: meta("default", "two"),
-        parent_ref: ParentReference { name: "my-gateway".into(), ..ParentReference::default() },
+        parent_ref: ParentReference {
+            name: "my-gateway".into(),
+            ..ParentReference::default()
+        },
         listeners: vec![http("a", Some("a.example.org")), http("b", Some("b.example.org"))],
         accepted: true,
         accepted_listeners: vec!["a".into(), "b".into()],
