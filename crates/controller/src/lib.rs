@@ -1,1 +1,21 @@
-//! placeholder
+//! The extdns controller: the reconcile loop, dry run, metrics and health.
+//!
+//! The controller decides *when* to sync (at startup, every `--interval`, and on cluster changes with
+//! `--events`, debounced as external-dns does) and *whether* it is safe to: nothing is planned until every
+//! informer has synced and every source succeeded, and with `--dry-run` nothing reaches the registry or the
+//! provider. Dry run lives here, above every provider, so no provider can forget it.
+
+mod backoff;
+mod controller;
+mod metrics;
+mod schedule;
+mod server;
+mod stub;
+
+pub use controller::{Controller, ControllerConfig, DesiredEndpoints, SyncError, SyncReport};
+pub use metrics::{Metrics, PREFIX as METRICS_PREFIX};
+pub use schedule::EVENT_DEBOUNCE;
+pub use server::{MetricsServer, ServerError, start_metrics_server};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,333 @@
+//! The reconcile loop.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::stub::{Pipeline, PipelineOutput};
+use async_trait::async_trait;
+use extdns_endpoint::{Changes, Endpoint};
+use extdns_informer::Cluster;
+use extdns_plan::PlanConfig;
+use extdns_registry::{Registry, RegistryError};
+use extdns_source::SourceError;
+use tokio::sync::watch;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tracing::{debug, error, info, warn};
+
+use crate::Metrics;
+use crate::backoff::retry_delay;
+use crate::schedule::Schedule;
+
+/// How often the loop looks again while the informers have not finished their first list.
+const UNSYNCED_RETRY: Duration = Duration::from_secs(1);
+
+/// Where the desired endpoints come from: the source pipeline in production, a fake in tests.
+#[async_trait]
+pub trait DesiredEndpoints: Send + Sync {
+    async fn desired(&self, cluster: &dyn Cluster) -> Result<PipelineOutput, SourceError>;
+}
+
+#[async_trait]
+impl DesiredEndpoints for Pipeline {
+    async fn desired(&self, cluster: &dyn Cluster) -> Result<PipelineOutput, SourceError> {
+        self.endpoints(cluster).await
+    }
+}
+
+/// The loop's knobs (`--interval`, `--min-event-sync-interval`, `--events`, `--dry-run`) and the plan's.
+#[derive(Debug, Clone)]
+pub struct ControllerConfig {
+    pub interval: Duration,
+    pub min_event_sync_interval: Duration,
+    /// Sync on cluster changes as well as on the interval.
+    pub events: bool,
+    /// Compute and log the plan, never apply it.
+    pub dry_run: bool,
+    /// The plan's configuration; its `owner_id` is replaced by the registry's.
+    pub plan: PlanConfig,
+}
+
+impl Default for ControllerConfig {
+    fn default() -> Self {
+        ControllerConfig {
+            interval: Duration::from_secs(60),
+            min_event_sync_interval: Duration::from_secs(5),
+            events: false,
+            dry_run: false,
+            plan: PlanConfig::default(),
+        }
+    }
+}
+
+/// Why a sync did not complete. None of these stops the loop; `--once` turns them into a non-zero exit.
+#[derive(Debug, thiserror::Error)]
+pub enum SyncError {
+    /// The view of the cluster is incomplete, so what is missing from it may only not be listed yet.
+    #[error("not every informer has synced yet; nothing was planned")]
+    NotSynced,
+    #[error("a source failed, nothing was planned: {0}")]
+    Source(#[from] SourceError),
+    #[error("registry: {0}")]
+    Registry(#[from] RegistryError),
+    #[error("the informers did not sync within {0:?}")]
+    SyncTimeout(Duration),
+    #[error("stopped before the informers synced")]
+    Cancelled,
+}
+
+/// What one completed sync did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SyncReport {
+    /// The plan's changes (before the registry adds its ownership records).
+    pub changes: Changes,
+    /// Whether the changes were handed to the registry (false for a dry run and for a sync with nothing to do).
+    pub applied: bool,
+}
+
+/// Keeps DNS in step with the cluster: decides when to sync and whether it is safe to, and applies plans.
+pub struct Controller {
+    cluster: Arc<dyn Cluster>,
+    source: Arc<dyn DesiredEndpoints>,
+    registry: Arc<dyn Registry>,
+    config: ControllerConfig,
+    metrics: Arc<Metrics>,
+}
+
+impl Controller {
+    pub fn new(
+        cluster: Arc<dyn Cluster>,
+        source: Arc<dyn DesiredEndpoints>,
+        registry: Arc<dyn Registry>,
+        mut config: ControllerConfig,
+        metrics: Arc<Metrics>,
+    ) -> Self {
+        config.plan.owner_id = registry.owner_id().to_string();
+        Controller {
+            cluster,
+            source,
+            registry,
+            config,
+            metrics,
+        }
+    }
+
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
+    }
+
+    /// One reconcile: read the registry, ask the sources, plan, apply. Nothing is planned unless every
+    /// informer has synced and every source succeeded, because records missing from an incomplete view would
+    /// otherwise be deleted.
+    pub async fn run_once(&self) -> Result<SyncReport, SyncError> {
+        self.metrics.mark_reconcile();
+        if !self.cluster.synced() {
+            return Err(SyncError::NotSynced);
+        }
+
+        let current = self
+            .registry
+            .records()
+            .await
+            .inspect_err(|_| self.metrics.count_registry_error())?;
+        self.metrics.observe_registry(&current);
+
+        let output = self
+            .source
+            .desired(self.cluster.as_ref())
+            .await
+            .inspect_err(|_| self.metrics.count_source_error())?;
+        // The view can only have been incomplete if an informer restarted its list meanwhile; check again
+        // rather than trust a result computed from it.
+        if !self.cluster.synced() {
+            return Err(SyncError::NotSynced);
+        }
+        let desired = self
+            .registry
+            .adjust_endpoints(output.endpoints)
+            .await
+            .inspect_err(|_| self.metrics.count_registry_error())?;
+        self.metrics
+            .observe_source(&desired, &current, &output.invalid, &output.deduplicated);
+
+        let outcome = extdns_plan::calculate(&self.config.plan, &current, &desired, &self.registry.domain_filter());
+        self.metrics.observe_owner_mismatches(&outcome.owner_mismatches);
+        for m in &outcome.owner_mismatches {
+            debug!(
+                record_type = %m.record_type, foreign_owner = %m.foreign_owner, domain = %m.domain,
+                "skipping a record owned by another owner id"
+            );
+        }
+        let changes = outcome.changes;
+
+        if !changes.has_changes() {
+            self.metrics.no_op_runs.inc();
+            info!("All records are already up to date");
+            self.metrics.mark_sync();
+            return Ok(SyncReport {
+                changes,
+                applied: false,
+            });
+        }
+
+        if self.config.dry_run {
+            log_changes(&changes, Verb::DryRun, &HashSet::new());
+            info!(changes = changes.len(), "dry run: nothing was sent to the provider");
+            self.metrics.mark_sync();
+            return Ok(SyncReport {
+                changes,
+                applied: false,
+            });
+        }
+
+        match self.registry.apply_changes(changes.clone()).await {
+            Ok(()) => {
+                log_changes(&changes, Verb::Applied, &HashSet::new());
+                self.metrics.mark_sync();
+                Ok(SyncReport { changes, applied: true })
+            }
+            Err(e) => {
+                self.metrics.count_registry_error();
+                // A partial failure still wrote the other changes: say which ones did land.
+                if let RegistryError::Provider(extdns_provider::ProviderError::Partial { failures }) = &e {
+                    let failed: HashSet<&str> = failures.iter().map(|f| f.record.as_str()).collect();
+                    log_changes(&changes, Verb::Applied, &failed);
+                }
+                Err(e.into())
+            }
+        }
+    }
+
+    /// `--once`: wait (at most `timeout`) for the informers' first list, then sync once.
+    pub async fn run_once_when_synced(
+        &self,
+        timeout: Duration,
+        shutdown: &CancellationToken,
+    ) -> Result<SyncReport, SyncError> {
+        let deadline = Instant::now() + timeout;
+        while !self.cluster.synced() {
+            if Instant::now() >= deadline {
+                return Err(SyncError::SyncTimeout(timeout));
+            }
+            tokio::select! {
+                _ = shutdown.cancelled() => return Err(SyncError::Cancelled),
+                _ = tokio::time::sleep(Duration::from_millis(100)) => {}
+            }
+        }
+        self.run_once().await
+    }
+
+    /// Sync on the schedule until `shutdown`. Failed syncs are logged, counted and retried with backoff; none
+    /// stops the loop. A sync in progress when `shutdown` fires finishes first, so a record is never left
+    /// half-written (a record without its ownership TXT would never be managed again).
+    pub async fn run(&self, shutdown: CancellationToken) {
+        let mut schedule = Schedule::new(
+            Instant::now(),
+            self.config.interval,
+            self.config.min_event_sync_interval,
+        );
+        let mut changes = self.config.events.then(|| self.cluster.changes());
+        let mut failures: u32 = 0;
+        let mut waiting_for_sync = false;
+        loop {
+            if shutdown.is_cancelled() {
+                break;
+            }
+            let now = Instant::now();
+            if schedule.is_due(now) {
+                schedule.start_run(now);
+                match self.run_once().await {
+                    Ok(_) => {
+                        failures = 0;
+                        waiting_for_sync = false;
+                        self.metrics.consecutive_soft_errors.set(0);
+                    }
+                    Err(SyncError::NotSynced) => {
+                        if !waiting_for_sync {
+                            info!("waiting for the informers to list every watched kind before the first sync");
+                            waiting_for_sync = true;
+                        }
+                        schedule.retry_after(Instant::now(), UNSYNCED_RETRY);
+                    }
+                    Err(e) => {
+                        failures = failures.saturating_add(1);
+                        self.metrics.consecutive_soft_errors.set(i64::from(failures));
+                        let delay = retry_delay(failures, self.config.interval);
+                        error!(error = %e, consecutive_failures = failures, retry_in = ?delay, "sync failed");
+                        schedule.retry_after(Instant::now(), delay);
+                    }
+                }
+                continue;
+            }
+            tokio::select! {
+                biased;
+                _ = shutdown.cancelled() => break,
+                _ = tokio::time::sleep_until(schedule.next_run_at()) => {}
+                changed = next_change(&mut changes) => {
+                    if changed {
+                        schedule.on_event(Instant::now());
+                    } else {
+                        warn!("the cluster's change stream ended; syncing on the interval only");
+                        changes = None;
+                    }
+                }
+            }
+        }
+        info!("Terminating main controller loop");
+    }
+}
+
+/// The set identifier as a log field, absent when empty (the common case).
+fn set_id(e: &Endpoint) -> Option<&str> {
+    (!e.set_identifier.is_empty()).then_some(e.set_identifier.as_str())
+}
+
+/// Waits for the next change; `false` when the stream ended. Without `--events` it never returns.
+async fn next_change(changes: &mut Option<watch::Receiver<u64>>) -> bool {
+    match changes {
+        Some(rx) => rx.changed().await.is_ok(),
+        None => std::future::pending().await,
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Verb {
+    Applied,
+    DryRun,
+}
+
+/// One info line per changed record: what, which name and type, which targets. Records named in `failed`
+/// (`"<name> <type>"`, as [`extdns_provider::ChangeFailure`] names them) were not applied and are left out.
+fn log_changes(changes: &Changes, verb: Verb, failed: &HashSet<&str>) {
+    let skip =
+        |e: &Endpoint| !failed.is_empty() && failed.contains(format!("{} {}", e.dns_name, e.record_type).as_str());
+    let msg = |action: &str| match verb {
+        Verb::Applied => format!("{action} record"),
+        Verb::DryRun => format!("would {action} record (dry run)"),
+    };
+    for e in changes.create.iter().filter(|e| !skip(e)) {
+        info!(
+            action = "create", name = %e.dns_name, record_type = %e.record_type, targets = %e.targets.join(","),
+            ttl = e.record_ttl.0, set_identifier = set_id(e), "{}", msg("create")
+        );
+    }
+    for (old, new) in changes
+        .update_old
+        .iter()
+        .zip(&changes.update_new)
+        .filter(|(_, new)| !skip(new))
+    {
+        info!(
+            action = "update", name = %new.dns_name, record_type = %new.record_type, targets = %new.targets.join(","),
+            old_targets = %old.targets.join(","), ttl = new.record_ttl.0, set_identifier = set_id(new),
+            "{}", msg("update")
+        );
+    }
+    for e in changes.delete.iter().filter(|e| !skip(e)) {
+        info!(
+            action = "delete", name = %e.dns_name, record_type = %e.record_type, targets = %e.targets.join(","),
+            set_identifier = set_id(e), "{}", msg("delete")
+        );
+    }
+}

@@ -1,0 +1,392 @@
+//! The Prometheus metrics, under external-dns's exact names so existing dashboards and alerts keep working.
+//!
+//! prometheus-client appends `_total` to counters itself, so the three real counters are registered without
+//! it (`controller_no_op_runs`, `registry_errors`, `source_errors`) and come out as external-dns's names.
+//! external-dns's `registry_endpoints_total` and `source_endpoints_total` are gauges whose names happen to
+//! end in `_total`; they are registered verbatim.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::AtomicU64;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use extdns_endpoint::{Endpoint, RecordType};
+use extdns_plan::OwnerMismatch;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Registry;
+
+/// The prefix of every metric, as in external-dns.
+pub const PREFIX: &str = "external_dns";
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RecordTypeLabel {
+    record_type: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct SourceLabels {
+    record_type: String,
+    source_type: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OwnerMismatchLabels {
+    record_type: String,
+    owner: String,
+    foreign_owner: String,
+    domain: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct BuildInfoLabels {
+    version: String,
+    revision: String,
+    os: String,
+    arch: String,
+}
+
+type FloatGauge = Gauge<f64, AtomicU64>;
+
+/// Every metric the controller exports, and the registry that encodes them.
+#[derive(Debug)]
+pub struct Metrics {
+    registry: Registry,
+    pub(crate) last_reconcile_timestamp: FloatGauge,
+    pub(crate) last_sync_timestamp: FloatGauge,
+    pub(crate) no_op_runs: Counter,
+    pub(crate) consecutive_soft_errors: Gauge,
+    verified_records: Family<RecordTypeLabel, Gauge>,
+    registry_endpoints: Gauge,
+    pub(crate) registry_errors: Counter,
+    registry_records: Family<RecordTypeLabel, Gauge>,
+    owner_mismatch: Family<OwnerMismatchLabels, Gauge>,
+    source_endpoints: Gauge,
+    pub(crate) source_errors: Counter,
+    source_records: Family<RecordTypeLabel, Gauge>,
+    source_invalid: Family<SourceLabels, Gauge>,
+    source_deduplicated: Family<SourceLabels, Gauge>,
+}
+
+impl Metrics {
+    /// `version` and `revision` go into `build_info`.
+    pub fn new(version: &str, revision: &str) -> Self {
+        let mut registry = Registry::with_prefix(PREFIX);
+        let m = Metrics {
+            last_reconcile_timestamp: FloatGauge::default(),
+            last_sync_timestamp: FloatGauge::default(),
+            no_op_runs: Counter::default(),
+            consecutive_soft_errors: Gauge::default(),
+            verified_records: Family::default(),
+            registry_endpoints: Gauge::default(),
+            registry_errors: Counter::default(),
+            registry_records: Family::default(),
+            owner_mismatch: Family::default(),
+            source_endpoints: Gauge::default(),
+            source_errors: Counter::default(),
+            source_records: Family::default(),
+            source_invalid: Family::default(),
+            source_deduplicated: Family::default(),
+            registry: Registry::default(),
+        };
+        let build_info = Family::<BuildInfoLabels, Gauge>::default();
+        build_info
+            .get_or_create(&BuildInfoLabels {
+                version: version.to_string(),
+                revision: revision.to_string(),
+                os: std::env::consts::OS.to_string(),
+                arch: std::env::consts::ARCH.to_string(),
+            })
+            .set(1);
+        registry.register(
+            "build_info",
+            "A metric with a constant '1' value labeled with the build",
+            build_info,
+        );
+        registry.register(
+            "controller_last_reconcile_timestamp_seconds",
+            "Timestamp of last attempted sync with the DNS provider",
+            m.last_reconcile_timestamp.clone(),
+        );
+        registry.register(
+            "controller_last_sync_timestamp_seconds",
+            "Timestamp of last successful sync with the DNS provider",
+            m.last_sync_timestamp.clone(),
+        );
+        registry.register(
+            "controller_no_op_runs",
+            "Number of reconcile loops ending up with no changes on the DNS provider side",
+            m.no_op_runs.clone(),
+        );
+        registry.register(
+            "controller_consecutive_soft_errors",
+            "Number of consecutive failed syncs",
+            m.consecutive_soft_errors.clone(),
+        );
+        registry.register(
+            "controller_verified_records",
+            "Number of DNS records that exist both in the source and the registry, by record type",
+            m.verified_records.clone(),
+        );
+        registry.register(
+            "registry_endpoints_total",
+            "Number of Endpoints in the registry",
+            m.registry_endpoints.clone(),
+        );
+        registry.register(
+            "registry_errors",
+            "Number of Registry errors",
+            m.registry_errors.clone(),
+        );
+        registry.register(
+            "registry_records",
+            "Number of registry records, by record type",
+            m.registry_records.clone(),
+        );
+        registry.register(
+            "registry_skipped_records_owner_mismatch_per_sync",
+            "Number of records skipped in the last sync because another owner id owns them",
+            m.owner_mismatch.clone(),
+        );
+        registry.register(
+            "source_endpoints_total",
+            "Number of Endpoints in all sources",
+            m.source_endpoints.clone(),
+        );
+        registry.register("source_errors", "Number of Source errors", m.source_errors.clone());
+        registry.register(
+            "source_records",
+            "Number of source records, by record type",
+            m.source_records.clone(),
+        );
+        registry.register(
+            "source_invalid_endpoints",
+            "Number of endpoints dropped as invalid in the last sync, by record type and source",
+            m.source_invalid.clone(),
+        );
+        registry.register(
+            "source_deduplicated_endpoints",
+            "Number of duplicate endpoints removed in the last sync, by record type and source",
+            m.source_deduplicated.clone(),
+        );
+        Metrics { registry, ..m }
+    }
+
+    /// The OpenMetrics text exposition of every metric.
+    pub fn encode(&self) -> String {
+        let mut out = String::new();
+        // Writing into a String cannot fail; an error here could only come from a label encoder, and an
+        // empty scrape is better than a crash.
+        if prometheus_client::encoding::text::encode(&mut out, &self.registry).is_err() {
+            out.clear();
+        }
+        out
+    }
+
+    pub(crate) fn mark_reconcile(&self) {
+        self.last_reconcile_timestamp.set(unix_now());
+    }
+
+    pub(crate) fn count_registry_error(&self) {
+        self.registry_errors.inc();
+    }
+
+    pub(crate) fn count_source_error(&self) {
+        self.source_errors.inc();
+    }
+
+    pub(crate) fn mark_sync(&self) {
+        self.last_sync_timestamp.set(unix_now());
+    }
+
+    /// What the registry holds this sync.
+    pub(crate) fn observe_registry(&self, current: &[Endpoint]) {
+        self.registry_endpoints.set(count_i64(current.len()));
+        set_by_type(&self.registry_records, current);
+    }
+
+    /// What the sources asked for this sync, and how much of it the registry already holds.
+    pub(crate) fn observe_source(
+        &self,
+        desired: &[Endpoint],
+        current: &[Endpoint],
+        invalid: &BTreeMap<(String, String), usize>,
+        deduplicated: &BTreeMap<(String, String), usize>,
+    ) {
+        self.source_endpoints.set(count_i64(desired.len()));
+        set_by_type(&self.source_records, desired);
+
+        let existing: std::collections::HashSet<(&str, &RecordType)> =
+            current.iter().map(|e| (e.dns_name.as_str(), &e.record_type)).collect();
+        let verified: Vec<&Endpoint> = desired
+            .iter()
+            .filter(|e| existing.contains(&(e.dns_name.as_str(), &e.record_type)))
+            .collect();
+        set_by_type(&self.verified_records, verified);
+
+        set_by_source(&self.source_invalid, invalid);
+        set_by_source(&self.source_deduplicated, deduplicated);
+    }
+
+    pub(crate) fn observe_owner_mismatches(&self, mismatches: &[OwnerMismatch]) {
+        self.owner_mismatch.clear();
+        for m in mismatches {
+            self.owner_mismatch
+                .get_or_create(&OwnerMismatchLabels {
+                    record_type: m.record_type.to_string(),
+                    owner: m.owner.to_string(),
+                    foreign_owner: m.foreign_owner.to_string(),
+                    domain: m.domain.to_string(),
+                })
+                .inc();
+        }
+    }
+}
+
+fn unix_now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+fn count_i64(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// Every known type gets a value (zero included), so a type that disappears drops to 0 instead of keeping
+/// its last count; unknown types a provider returns are reported under their own name.
+fn set_by_type<'a>(family: &Family<RecordTypeLabel, Gauge>, endpoints: impl IntoIterator<Item = &'a Endpoint>) {
+    let mut counts: BTreeMap<&str, i64> = RecordType::KNOWN.iter().map(|t| (t.as_str(), 0)).collect();
+    for e in endpoints {
+        *counts.entry(e.record_type.as_str()).or_default() += 1;
+    }
+    family.clear();
+    for (record_type, n) in counts {
+        family
+            .get_or_create(&RecordTypeLabel {
+                record_type: record_type.to_string(),
+            })
+            .set(n);
+    }
+}
+
+fn set_by_source(family: &Family<SourceLabels, Gauge>, counts: &BTreeMap<(String, String), usize>) {
+    family.clear();
+    for ((record_type, source_type), n) in counts {
+        family
+            .get_or_create(&SourceLabels {
+                record_type: record_type.clone(),
+                source_type: source_type.clone(),
+            })
+            .set(count_i64(*n));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The value of the sample whose name and labels start with `prefix`, from the exposition text.
+    fn sample(text: &str, prefix: &str) -> Option<f64> {
+        text.lines()
+            .find(|l| l.starts_with(prefix))
+            .and_then(|l| l.rsplit(' ').next())
+            .and_then(|v| v.parse().ok())
+    }
+
+    #[test]
+    fn exposes_external_dns_metric_names() {
+        let m = Metrics::new("0.1.0", "abc");
+        m.no_op_runs.inc();
+        m.registry_errors.inc();
+        m.source_errors.inc();
+        m.observe_registry(&[Endpoint::new("a.example.com", RecordType::A, ["1.2.3.4"])]);
+        m.observe_source(&[], &[], &BTreeMap::new(), &BTreeMap::new());
+        let text = m.encode();
+        for name in [
+            "external_dns_build_info{",
+            "external_dns_controller_last_reconcile_timestamp_seconds ",
+            "external_dns_controller_last_sync_timestamp_seconds ",
+            "external_dns_controller_no_op_runs_total ",
+            "external_dns_controller_consecutive_soft_errors ",
+            "external_dns_controller_verified_records{record_type=\"A\"} ",
+            "external_dns_registry_endpoints_total ",
+            "external_dns_registry_errors_total ",
+            "external_dns_registry_records{record_type=\"A\"} ",
+            "external_dns_source_endpoints_total ",
+            "external_dns_source_errors_total ",
+            "external_dns_source_records{record_type=\"CNAME\"} ",
+        ] {
+            assert!(
+                text.lines().any(|l| l.starts_with(name)),
+                "{name} missing from:\n{text}"
+            );
+        }
+        assert!(!text.contains("_total_total"), "{text}");
+        assert_eq!(sample(&text, "external_dns_controller_no_op_runs_total "), Some(1.0));
+        assert_eq!(
+            sample(&text, "external_dns_registry_records{record_type=\"A\"}"),
+            Some(1.0)
+        );
+    }
+
+    #[test]
+    fn endpoints_total_metrics_are_gauges_like_external_dns() {
+        let text = Metrics::new("0", "0").encode();
+        assert!(
+            text.contains("# TYPE external_dns_registry_endpoints_total gauge"),
+            "{text}"
+        );
+        assert!(
+            text.contains("# TYPE external_dns_source_endpoints_total gauge"),
+            "{text}"
+        );
+        assert!(text.contains("# TYPE external_dns_registry_errors counter"), "{text}");
+    }
+
+    #[test]
+    fn verified_records_count_desired_records_the_registry_holds() {
+        let m = Metrics::new("0", "0");
+        let current = vec![
+            Endpoint::new("a.example.com", RecordType::A, ["1.2.3.4"]),
+            Endpoint::new("b.example.com", RecordType::Cname, ["x.example.org"]),
+        ];
+        let desired = vec![
+            Endpoint::new("a.example.com", RecordType::A, ["5.6.7.8"]),
+            Endpoint::new("b.example.com", RecordType::A, ["1.1.1.1"]),
+            Endpoint::new("c.example.com", RecordType::A, ["1.1.1.1"]),
+        ];
+        m.observe_source(&desired, &current, &BTreeMap::new(), &BTreeMap::new());
+        let text = m.encode();
+        assert_eq!(
+            sample(&text, "external_dns_controller_verified_records{record_type=\"A\"}"),
+            Some(1.0)
+        );
+        assert_eq!(
+            sample(&text, "external_dns_source_records{record_type=\"A\"}"),
+            Some(3.0)
+        );
+        assert_eq!(sample(&text, "external_dns_source_endpoints_total "), Some(3.0));
+    }
+
+    #[test]
+    fn per_sync_gauges_forget_the_previous_sync() {
+        let m = Metrics::new("0", "0");
+        let invalid = BTreeMap::from([(("A".to_string(), "service".to_string()), 2)]);
+        m.observe_source(&[], &[], &invalid, &BTreeMap::new());
+        assert!(
+            m.encode()
+                .contains("source_invalid_endpoints{record_type=\"A\",source_type=\"service\"} 2")
+        );
+        m.observe_source(&[], &[], &BTreeMap::new(), &BTreeMap::new());
+        assert!(!m.encode().contains("source_invalid_endpoints{"));
+        m.observe_registry(&[Endpoint::new("a.example.com", RecordType::A, ["1.2.3.4"])]);
+        m.observe_registry(&[]);
+        assert_eq!(
+            sample(&m.encode(), "external_dns_registry_records{record_type=\"A\"}"),
+            Some(0.0)
+        );
+    }
+}

@@ -1,0 +1,144 @@
+//! The `--metrics-address` listener: `/metrics` for Prometheus and `/healthz` for the kubelet's probes.
+//!
+//! `/healthz` answers 200 `OK` as long as the process serves HTTP, as external-dns does: a sync that fails
+//! (a provider down) is not a reason for the kubelet to restart extdns, it would only lose the informer
+//! caches and come back to the same failure.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::header;
+use axum::response::IntoResponse;
+use axum::routing::get;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::Metrics;
+
+const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    #[error("cannot listen on metrics address {address:?}: {source}")]
+    Bind { address: String, source: std::io::Error },
+}
+
+/// A running metrics server.
+#[derive(Debug)]
+pub struct MetricsServer {
+    /// The bound address (useful when the port was 0).
+    pub local_addr: SocketAddr,
+    pub handle: JoinHandle<()>,
+}
+
+/// Binds `address` (Go syntax: `:7979` means every interface) and serves until `shutdown`. Binding happens
+/// before this returns, so a busy port is a startup error rather than a silent missing endpoint.
+pub async fn start_metrics_server(
+    address: &str,
+    metrics: Arc<Metrics>,
+    shutdown: CancellationToken,
+) -> Result<MetricsServer, ServerError> {
+    let bind_to = listen_address(address);
+    let bind_err = |source| ServerError::Bind {
+        address: address.to_string(),
+        source,
+    };
+    let listener = TcpListener::bind(&bind_to).await.map_err(bind_err)?;
+    let local_addr = listener.local_addr().map_err(bind_err)?;
+    let app = router(metrics);
+    let handle = tokio::spawn(async move {
+        let served = axum::serve(listener, app)
+            .with_graceful_shutdown(shutdown.cancelled_owned())
+            .await;
+        if let Err(e) = served {
+            tracing::error!(error = %e, "metrics server stopped");
+        }
+    });
+    tracing::info!(address = %local_addr, "serving /metrics and /healthz");
+    Ok(MetricsServer { local_addr, handle })
+}
+
+pub(crate) fn router(metrics: Arc<Metrics>) -> Router {
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/metrics", get(metrics_handler))
+        .with_state(metrics)
+}
+
+async fn healthz() -> &'static str {
+    "OK"
+}
+
+async fn metrics_handler(State(metrics): State<Arc<Metrics>>) -> impl IntoResponse {
+    ([(header::CONTENT_TYPE, OPENMETRICS)], metrics.encode())
+}
+
+/// Go's `:port` (every interface) as a socket address Rust can bind.
+fn listen_address(address: &str) -> String {
+    match address.strip_prefix(':') {
+        Some(port) => format!("0.0.0.0:{port}"),
+        None => address.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    async fn get_path(addr: SocketAddr, path: &str) -> std::io::Result<String> {
+        let mut stream = tokio::net::TcpStream::connect(addr).await?;
+        stream
+            .write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes())
+            .await?;
+        let mut out = String::new();
+        stream.read_to_string(&mut out).await?;
+        Ok(out)
+    }
+
+    #[test]
+    fn go_style_port_only_address_listens_everywhere() {
+        assert_eq!(listen_address(":7979"), "0.0.0.0:7979");
+        assert_eq!(listen_address("127.0.0.1:9090"), "127.0.0.1:9090");
+        assert_eq!(listen_address("[::1]:9090"), "[::1]:9090");
+    }
+
+    #[tokio::test]
+    async fn healthz_answers_ok_and_metrics_are_served() -> Result<(), Box<dyn std::error::Error>> {
+        let metrics = Arc::new(Metrics::new("1.2.3", "r"));
+        metrics.no_op_runs.inc();
+        let shutdown = CancellationToken::new();
+        let server = start_metrics_server("127.0.0.1:0", metrics, shutdown.clone()).await?;
+
+        let health = get_path(server.local_addr, "/healthz").await?;
+        assert!(health.starts_with("HTTP/1.1 200"), "{health}");
+        assert!(health.ends_with("\r\n\r\nOK"), "{health}");
+
+        let scrape = get_path(server.local_addr, "/metrics").await?;
+        assert!(scrape.starts_with("HTTP/1.1 200"), "{scrape}");
+        assert!(
+            scrape.contains("external_dns_controller_no_op_runs_total 1"),
+            "{scrape}"
+        );
+        assert!(scrape.contains("external_dns_build_info{version=\"1.2.3\""), "{scrape}");
+
+        let missing = get_path(server.local_addr, "/nope").await?;
+        assert!(missing.starts_with("HTTP/1.1 404"), "{missing}");
+
+        shutdown.cancel();
+        server.handle.await?;
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn busy_port_is_a_startup_error() -> Result<(), Box<dyn std::error::Error>> {
+        let taken = TcpListener::bind("127.0.0.1:0").await?;
+        let addr = taken.local_addr()?.to_string();
+        let err = start_metrics_server(&addr, Arc::new(Metrics::new("0", "0")), CancellationToken::new()).await;
+        assert!(matches!(err, Err(ServerError::Bind { .. })));
+        Ok(())
+    }
+}

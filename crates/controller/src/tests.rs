@@ -1,0 +1,658 @@
+//! The loop's rules, checked with small fakes of the cluster, the sources and the registry.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::stub::PipelineOutput;
+use async_trait::async_trait;
+use extdns_endpoint::{Changes, DomainFilter, Endpoint, RecordType, label};
+use extdns_informer::view::{EndpointSlice, Gateway, ListenerSet, Namespace, Node, Pod, Route, RouteKind, Service};
+use extdns_informer::{Cluster, MemoryCluster};
+use extdns_provider::{ChangeFailure, ProviderError};
+use extdns_registry::{Registry, RegistryError};
+use extdns_source::SourceError;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use crate::{Controller, ControllerConfig, DesiredEndpoints, Metrics, SyncError};
+
+const OWNER: &str = "default";
+
+/// A cluster whose synced flag and change counter the test drives; the objects are irrelevant because the
+/// fake source ignores them.
+struct FakeCluster {
+    inner: MemoryCluster,
+    synced: AtomicBool,
+    changes: watch::Sender<u64>,
+}
+
+impl FakeCluster {
+    fn new(synced: bool) -> Arc<Self> {
+        Arc::new(FakeCluster {
+            inner: MemoryCluster::new(),
+            synced: AtomicBool::new(synced),
+            changes: watch::Sender::new(0),
+        })
+    }
+
+    fn touch(&self) {
+        self.changes.send_modify(|n| *n += 1);
+    }
+}
+
+impl Cluster for FakeCluster {
+    fn services(&self) -> Vec<Arc<Service>> {
+        self.inner.services()
+    }
+    fn endpoint_slices(&self, namespace: &str, service: &str) -> Vec<Arc<EndpointSlice>> {
+        self.inner.endpoint_slices(namespace, service)
+    }
+    fn pods(&self, namespace: &str) -> Vec<Arc<Pod>> {
+        self.inner.pods(namespace)
+    }
+    fn pod(&self, namespace: &str, name: &str) -> Option<Arc<Pod>> {
+        self.inner.pod(namespace, name)
+    }
+    fn nodes(&self) -> Vec<Arc<Node>> {
+        self.inner.nodes()
+    }
+    fn node(&self, name: &str) -> Option<Arc<Node>> {
+        self.inner.node(name)
+    }
+    fn namespace(&self, name: &str) -> Option<Arc<Namespace>> {
+        self.inner.namespace(name)
+    }
+    fn gateways(&self) -> Vec<Arc<Gateway>> {
+        self.inner.gateways()
+    }
+    fn gateway(&self, namespace: &str, name: &str) -> Option<Arc<Gateway>> {
+        self.inner.gateway(namespace, name)
+    }
+    fn listener_sets(&self) -> Vec<Arc<ListenerSet>> {
+        self.inner.listener_sets()
+    }
+    fn listener_set(&self, namespace: &str, name: &str) -> Option<Arc<ListenerSet>> {
+        self.inner.listener_set(namespace, name)
+    }
+    fn routes(&self, kind: RouteKind) -> Vec<Arc<Route>> {
+        self.inner.routes(kind)
+    }
+    fn synced(&self) -> bool {
+        self.synced.load(Ordering::SeqCst)
+    }
+    fn changes(&self) -> watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+}
+
+/// Desired endpoints set by the test, or a failure.
+#[derive(Default)]
+struct FakeSource {
+    endpoints: Mutex<Vec<Endpoint>>,
+    fail: AtomicBool,
+    calls: AtomicUsize,
+}
+
+impl FakeSource {
+    fn with(endpoints: Vec<Endpoint>) -> Arc<Self> {
+        Arc::new(FakeSource {
+            endpoints: Mutex::new(endpoints),
+            ..FakeSource::default()
+        })
+    }
+
+    fn set(&self, endpoints: Vec<Endpoint>) {
+        if let Ok(mut e) = self.endpoints.lock() {
+            *e = endpoints;
+        }
+    }
+}
+
+#[async_trait]
+impl DesiredEndpoints for FakeSource {
+    async fn desired(&self, _cluster: &dyn Cluster) -> Result<PipelineOutput, SourceError> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        if self.fail.load(Ordering::SeqCst) {
+            return Err(SourceError::Other {
+                source_name: "fake".into(),
+                message: "template failed".into(),
+            });
+        }
+        let endpoints = self.endpoints.lock().map(|e| e.clone()).unwrap_or_default();
+        Ok(PipelineOutput {
+            endpoints,
+            ..PipelineOutput::default()
+        })
+    }
+}
+
+/// A registry over a plain list of records (ownership is a label, as the TXT registry reports it). The
+/// first `fail_applies` calls to `apply_changes` fail with the given kind of error.
+struct FakeRegistry {
+    records: Mutex<Vec<Endpoint>>,
+    applies: AtomicUsize,
+    reads: AtomicUsize,
+    fail_applies: AtomicUsize,
+    failure: fn(&Changes) -> ProviderError,
+}
+
+impl FakeRegistry {
+    fn new(records: Vec<Endpoint>) -> Arc<Self> {
+        Self::failing(records, 0, |_| ProviderError::Transient("timeout".into()))
+    }
+
+    fn failing(records: Vec<Endpoint>, fail_applies: usize, failure: fn(&Changes) -> ProviderError) -> Arc<Self> {
+        Arc::new(FakeRegistry {
+            records: Mutex::new(records),
+            applies: AtomicUsize::new(0),
+            reads: AtomicUsize::new(0),
+            fail_applies: AtomicUsize::new(fail_applies),
+            failure,
+        })
+    }
+
+    fn snapshot(&self) -> Vec<Endpoint> {
+        self.records.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+
+    fn apply(&self, changes: &Changes, skip: &[String]) {
+        let Ok(mut records) = self.records.lock() else { return };
+        let key = |e: &Endpoint| (e.dns_name.clone(), e.record_type.clone(), e.set_identifier.clone());
+        let skipped = |e: &Endpoint| skip.contains(&format!("{} {}", e.dns_name, e.record_type));
+        for e in changes.delete.iter().chain(&changes.update_old).filter(|e| !skipped(e)) {
+            records.retain(|r| key(r) != key(e));
+        }
+        for e in changes.create.iter().chain(&changes.update_new).filter(|e| !skipped(e)) {
+            records.push(e.clone().with_label(label::OWNER, OWNER));
+        }
+    }
+}
+
+#[async_trait]
+impl Registry for FakeRegistry {
+    async fn records(&self) -> Result<Vec<Endpoint>, RegistryError> {
+        self.reads.fetch_add(1, Ordering::SeqCst);
+        Ok(self.snapshot())
+    }
+
+    async fn apply_changes(&self, changes: Changes) -> Result<(), RegistryError> {
+        self.applies.fetch_add(1, Ordering::SeqCst);
+        let failing = self
+            .fail_applies
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok();
+        if failing {
+            let err = (self.failure)(&changes);
+            if let ProviderError::Partial { failures } = &err {
+                let skip: Vec<String> = failures.iter().map(|f| f.record.clone()).collect();
+                self.apply(&changes, &skip);
+            }
+            return Err(err.into());
+        }
+        self.apply(&changes, &[]);
+        Ok(())
+    }
+
+    async fn adjust_endpoints(&self, endpoints: Vec<Endpoint>) -> Result<Vec<Endpoint>, RegistryError> {
+        Ok(endpoints)
+    }
+
+    fn domain_filter(&self) -> DomainFilter {
+        DomainFilter::default()
+    }
+
+    fn owner_id(&self) -> &str {
+        OWNER
+    }
+}
+
+fn a(name: &str, ip: &str) -> Endpoint {
+    Endpoint::new(name, RecordType::A, [ip])
+}
+
+fn owned(e: Endpoint, owner: &str) -> Endpoint {
+    e.with_label(label::OWNER, owner)
+}
+
+fn controller(
+    cluster: &Arc<FakeCluster>,
+    source: &Arc<FakeSource>,
+    registry: &Arc<FakeRegistry>,
+    config: ControllerConfig,
+) -> Controller {
+    let cluster: Arc<dyn Cluster> = cluster.clone();
+    let source: Arc<dyn DesiredEndpoints> = source.clone();
+    let registry: Arc<dyn Registry> = registry.clone();
+    Controller::new(
+        cluster,
+        source,
+        registry,
+        config,
+        Arc::new(Metrics::new("test", "test")),
+    )
+}
+
+fn sample(metrics: &Metrics, prefix: &str) -> Option<f64> {
+    metrics
+        .encode()
+        .lines()
+        .find(|l| l.starts_with(prefix))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse().ok())
+}
+
+fn names(records: &[Endpoint]) -> Vec<String> {
+    let mut n: Vec<String> = records
+        .iter()
+        .map(|e| format!("{} {} {}", e.dns_name, e.record_type, e.targets.join(",")))
+        .collect();
+    n.sort();
+    n
+}
+
+#[tokio::test]
+async fn first_sync_creates_and_second_sync_is_a_no_op() -> Result<(), SyncError> {
+    let cluster = FakeCluster::new(true);
+    let source = FakeSource::with(vec![a("web.example.com", "10.0.0.1")]);
+    let registry = FakeRegistry::new(vec![]);
+    let c = controller(&cluster, &source, &registry, ControllerConfig::default());
+
+    let first = c.run_once().await?;
+    assert!(first.applied);
+    assert_eq!(first.changes.create.len(), 1);
+    assert_eq!(names(&registry.snapshot()), ["web.example.com A 10.0.0.1"]);
+
+    let second = c.run_once().await?;
+    assert!(!second.applied);
+    assert!(!second.changes.has_changes());
+    assert_eq!(registry.applies.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        sample(c.metrics(), "external_dns_controller_no_op_runs_total "),
+        Some(1.0)
+    );
+    assert!(sample(c.metrics(), "external_dns_controller_last_sync_timestamp_seconds ").is_some_and(|t| t > 0.0));
+    Ok(())
+}
+
+#[tokio::test]
+async fn unsynced_informer_plans_nothing() {
+    let cluster = FakeCluster::new(false);
+    let source = FakeSource::with(vec![]);
+    let registry = FakeRegistry::new(vec![owned(a("web.example.com", "10.0.0.1"), OWNER)]);
+    let c = controller(&cluster, &source, &registry, ControllerConfig::default());
+
+    let result = c.run_once().await;
+    assert!(matches!(result, Err(SyncError::NotSynced)), "{result:?}");
+    assert_eq!(registry.applies.load(Ordering::SeqCst), 0);
+    assert_eq!(source.calls.load(Ordering::SeqCst), 0);
+    assert_eq!(names(&registry.snapshot()), ["web.example.com A 10.0.0.1"]);
+    assert_eq!(
+        sample(c.metrics(), "external_dns_controller_last_sync_timestamp_seconds "),
+        Some(0.0)
+    );
+}
+
+#[tokio::test]
+async fn source_error_plans_nothing_and_is_counted() {
+    let cluster = FakeCluster::new(true);
+    let source = FakeSource::with(vec![]);
+    source.fail.store(true, Ordering::SeqCst);
+    let registry = FakeRegistry::new(vec![owned(a("web.example.com", "10.0.0.1"), OWNER)]);
+    let c = controller(&cluster, &source, &registry, ControllerConfig::default());
+
+    let result = c.run_once().await;
+    assert!(matches!(result, Err(SyncError::Source(_))), "{result:?}");
+    assert_eq!(registry.applies.load(Ordering::SeqCst), 0);
+    assert_eq!(names(&registry.snapshot()), ["web.example.com A 10.0.0.1"]);
+    assert_eq!(sample(c.metrics(), "external_dns_source_errors_total "), Some(1.0));
+}
+
+#[tokio::test]
+async fn dry_run_computes_the_plan_but_applies_nothing() -> Result<(), SyncError> {
+    let cluster = FakeCluster::new(true);
+    let source = FakeSource::with(vec![a("new.example.com", "10.0.0.2")]);
+    let registry = FakeRegistry::new(vec![owned(a("old.example.com", "10.0.0.1"), OWNER)]);
+    let config = ControllerConfig {
+        dry_run: true,
+        ..ControllerConfig::default()
+    };
+    let c = controller(&cluster, &source, &registry, config);
+
+    let report = c.run_once().await?;
+    assert!(!report.applied);
+    assert_eq!(names(&report.changes.create), ["new.example.com A 10.0.0.2"]);
+    assert_eq!(names(&report.changes.delete), ["old.example.com A 10.0.0.1"]);
+    assert_eq!(registry.applies.load(Ordering::SeqCst), 0);
+    assert_eq!(names(&registry.snapshot()), ["old.example.com A 10.0.0.1"]);
+    Ok(())
+}
+
+#[tokio::test]
+async fn records_of_another_owner_are_never_touched() -> Result<(), SyncError> {
+    let cluster = FakeCluster::new(true);
+    // The sources want a different address and a new AAAA at a name another owner holds, and nothing at
+    // another name it holds.
+    let source = FakeSource::with(vec![
+        a("taken.example.com", "10.0.0.9"),
+        Endpoint::new("taken.example.com", RecordType::Aaaa, ["::1"]),
+    ]);
+    let registry = FakeRegistry::new(vec![
+        owned(a("taken.example.com", "10.0.0.1"), "someone-else"),
+        owned(a("theirs.example.com", "10.0.0.2"), "someone-else"),
+    ]);
+    let c = controller(&cluster, &source, &registry, ControllerConfig::default());
+
+    let report = c.run_once().await?;
+    assert!(!report.changes.has_changes(), "{:?}", report.changes);
+    assert_eq!(registry.applies.load(Ordering::SeqCst), 0);
+    assert_eq!(
+        names(&registry.snapshot()),
+        ["taken.example.com A 10.0.0.1", "theirs.example.com A 10.0.0.2"]
+    );
+    let text = c.metrics().encode();
+    assert!(
+        text.contains("registry_skipped_records_owner_mismatch_per_sync{record_type=\"A\",owner=\"default\",foreign_owner=\"someone-else\""),
+        "{text}"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn provider_error_is_returned_and_counted() {
+    let cluster = FakeCluster::new(true);
+    let source = FakeSource::with(vec![a("web.example.com", "10.0.0.1")]);
+    let registry = FakeRegistry::failing(vec![], 1, |_| ProviderError::Transient("connection refused".into()));
+    let c = controller(&cluster, &source, &registry, ControllerConfig::default());
+
+    let result = c.run_once().await;
+    assert!(matches!(result, Err(SyncError::Registry(_))), "{result:?}");
+    assert_eq!(sample(c.metrics(), "external_dns_registry_errors_total "), Some(1.0));
+    assert_eq!(
+        sample(c.metrics(), "external_dns_controller_last_sync_timestamp_seconds "),
+        Some(0.0)
+    );
+}
+
+#[tokio::test]
+async fn partial_failure_keeps_the_changes_that_landed() {
+    let cluster = FakeCluster::new(true);
+    let source = FakeSource::with(vec![
+        a("good.example.com", "10.0.0.1"),
+        a("bad.example.com", "10.0.0.2"),
+    ]);
+    let registry = FakeRegistry::failing(vec![], 1, |_| ProviderError::Partial {
+        failures: vec![ChangeFailure {
+            record: "bad.example.com A".into(),
+            reason: "REFUSED".into(),
+        }],
+    });
+    let c = controller(&cluster, &source, &registry, ControllerConfig::default());
+
+    assert!(matches!(c.run_once().await, Err(SyncError::Registry(_))));
+    assert_eq!(names(&registry.snapshot()), ["good.example.com A 10.0.0.1"]);
+    // The next sync retries only what is still missing.
+    let retry = c.run_once().await;
+    assert!(
+        retry
+            .as_ref()
+            .is_ok_and(|r| names(&r.changes.create) == ["bad.example.com A 10.0.0.2"]),
+        "{retry:?}"
+    );
+}
+
+#[tokio::test]
+async fn waits_for_informers_before_a_single_sync() -> Result<(), SyncError> {
+    let cluster = FakeCluster::new(false);
+    let source = FakeSource::with(vec![a("web.example.com", "10.0.0.1")]);
+    let registry = FakeRegistry::new(vec![]);
+    let c = controller(&cluster, &source, &registry, ControllerConfig::default());
+    let shutdown = CancellationToken::new();
+
+    let timed_out = c.run_once_when_synced(Duration::from_millis(300), &shutdown).await;
+    assert!(matches!(timed_out, Err(SyncError::SyncTimeout(_))), "{timed_out:?}");
+    assert_eq!(registry.applies.load(Ordering::SeqCst), 0);
+
+    let later = cluster.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        later.synced.store(true, Ordering::SeqCst);
+    });
+    let report = c.run_once_when_synced(Duration::from_secs(10), &shutdown).await?;
+    assert!(report.applied);
+    Ok(())
+}
+
+// ---- the loop, in paused (virtual) time ----
+
+/// Runs the loop in the background; returns the stop token and the task.
+fn spawn_loop(c: Controller) -> (CancellationToken, tokio::task::JoinHandle<Controller>) {
+    let stop = CancellationToken::new();
+    let token = stop.clone();
+    let handle = tokio::spawn(async move {
+        c.run(token).await;
+        c
+    });
+    (stop, handle)
+}
+
+async fn advance(d: Duration) {
+    tokio::time::sleep(d).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn loop_syncs_at_start_and_every_interval() -> Result<(), tokio::task::JoinError> {
+    let cluster = FakeCluster::new(true);
+    let source = FakeSource::with(vec![]);
+    let registry = FakeRegistry::new(vec![]);
+    let config = ControllerConfig {
+        interval: Duration::from_secs(60),
+        ..ControllerConfig::default()
+    };
+    let (stop, handle) = spawn_loop(controller(&cluster, &source, &registry, config));
+
+    advance(Duration::from_millis(10)).await;
+    assert_eq!(registry.reads.load(Ordering::SeqCst), 1);
+    advance(Duration::from_secs(59)).await;
+    assert_eq!(registry.reads.load(Ordering::SeqCst), 1);
+    advance(Duration::from_secs(1)).await;
+    assert_eq!(registry.reads.load(Ordering::SeqCst), 2);
+    advance(Duration::from_secs(120)).await;
+    assert_eq!(registry.reads.load(Ordering::SeqCst), 4);
+
+    stop.cancel();
+    handle.await?;
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn events_trigger_a_debounced_sync() -> Result<(), tokio::task::JoinError> {
+    let cluster = FakeCluster::new(true);
+    let source = FakeSource::with(vec![]);
+    let registry = FakeRegistry::new(vec![]);
+    let config = ControllerConfig {
+        events: true,
+        interval: Duration::from_secs(60),
+        min_event_sync_interval: Duration::from_secs(5),
+        ..ControllerConfig::default()
+    };
+    let (stop, handle) = spawn_loop(controller(&cluster, &source, &registry, config));
+
+    advance(Duration::from_secs(10)).await;
+    assert_eq!(registry.reads.load(Ordering::SeqCst), 1);
+    // A burst of changes at t=10s..12s: one sync, 5 s after the first of them.
+    cluster.touch();
+    advance(Duration::from_secs(1)).await;
+    cluster.touch();
+    advance(Duration::from_secs(1)).await;
+    cluster.touch();
+    advance(Duration::from_millis(2900)).await;
+    assert_eq!(
+        registry.reads.load(Ordering::SeqCst),
+        1,
+        "synced before the debounce elapsed"
+    );
+    advance(Duration::from_millis(200)).await;
+    assert_eq!(registry.reads.load(Ordering::SeqCst), 2);
+    advance(Duration::from_secs(10)).await;
+    assert_eq!(
+        registry.reads.load(Ordering::SeqCst),
+        2,
+        "the burst caused more than one sync"
+    );
+
+    stop.cancel();
+    handle.await?;
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn events_never_sync_sooner_than_min_event_sync_interval() -> Result<(), tokio::task::JoinError> {
+    let cluster = FakeCluster::new(true);
+    let source = FakeSource::with(vec![]);
+    let registry = FakeRegistry::new(vec![]);
+    let config = ControllerConfig {
+        events: true,
+        interval: Duration::from_secs(600),
+        min_event_sync_interval: Duration::from_secs(30),
+        ..ControllerConfig::default()
+    };
+    let (stop, handle) = spawn_loop(controller(&cluster, &source, &registry, config));
+
+    advance(Duration::from_secs(1)).await;
+    cluster.touch();
+    advance(Duration::from_secs(28)).await; // t = 29 s
+    assert_eq!(registry.reads.load(Ordering::SeqCst), 1);
+    advance(Duration::from_secs(2)).await; // t = 31 s
+    assert_eq!(registry.reads.load(Ordering::SeqCst), 2);
+
+    stop.cancel();
+    handle.await?;
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn changes_are_ignored_without_events() -> Result<(), tokio::task::JoinError> {
+    let cluster = FakeCluster::new(true);
+    let source = FakeSource::with(vec![]);
+    let registry = FakeRegistry::new(vec![]);
+    let config = ControllerConfig {
+        interval: Duration::from_secs(60),
+        ..ControllerConfig::default()
+    };
+    let (stop, handle) = spawn_loop(controller(&cluster, &source, &registry, config));
+
+    advance(Duration::from_secs(1)).await;
+    cluster.touch();
+    advance(Duration::from_secs(30)).await;
+    assert_eq!(registry.reads.load(Ordering::SeqCst), 1);
+
+    stop.cancel();
+    handle.await?;
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn transient_provider_errors_are_retried_with_backoff_without_exiting() -> Result<(), tokio::task::JoinError> {
+    let cluster = FakeCluster::new(true);
+    let source = FakeSource::with(vec![a("web.example.com", "10.0.0.1")]);
+    let registry = FakeRegistry::failing(vec![], 3, |_| ProviderError::Transient("timeout".into()));
+    let config = ControllerConfig {
+        interval: Duration::from_secs(60),
+        ..ControllerConfig::default()
+    };
+    let (stop, handle) = spawn_loop(controller(&cluster, &source, &registry, config));
+
+    // Retries after at most 1 s, 2 s, 4 s: all four attempts happen well before the next interval.
+    advance(Duration::from_secs(8)).await;
+    assert_eq!(registry.applies.load(Ordering::SeqCst), 4);
+    assert_eq!(names(&registry.snapshot()), ["web.example.com A 10.0.0.1"]);
+    assert!(!handle.is_finished(), "the loop exited on a transient error");
+
+    stop.cancel();
+    let c = handle.await?;
+    assert_eq!(
+        sample(c.metrics(), "external_dns_controller_consecutive_soft_errors "),
+        Some(0.0)
+    );
+    assert_eq!(sample(c.metrics(), "external_dns_registry_errors_total "), Some(3.0));
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn consecutive_failures_are_counted_until_a_sync_succeeds() -> Result<(), tokio::task::JoinError> {
+    let cluster = FakeCluster::new(true);
+    let source = FakeSource::with(vec![a("web.example.com", "10.0.0.1")]);
+    let registry = FakeRegistry::failing(vec![], 100, |_| ProviderError::Auth("bad TSIG key".into()));
+    let config = ControllerConfig {
+        interval: Duration::from_secs(60),
+        ..ControllerConfig::default()
+    };
+    let (stop, handle) = spawn_loop(controller(&cluster, &source, &registry, config));
+
+    advance(Duration::from_millis(1100)).await;
+    stop.cancel();
+    let c = handle.await?;
+    let failures = sample(c.metrics(), "external_dns_controller_consecutive_soft_errors ");
+    assert!(failures.is_some_and(|n| n >= 2.0), "{failures:?}");
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn loop_waits_for_informers_and_then_syncs() -> Result<(), tokio::task::JoinError> {
+    let cluster = FakeCluster::new(false);
+    let source = FakeSource::with(vec![a("web.example.com", "10.0.0.1")]);
+    let registry = FakeRegistry::new(vec![]);
+    let config = ControllerConfig {
+        interval: Duration::from_secs(60),
+        ..ControllerConfig::default()
+    };
+    let (stop, handle) = spawn_loop(controller(&cluster, &source, &registry, config));
+
+    advance(Duration::from_secs(5)).await;
+    assert_eq!(registry.reads.load(Ordering::SeqCst), 0);
+    cluster.synced.store(true, Ordering::SeqCst);
+    advance(Duration::from_millis(1100)).await;
+    assert_eq!(registry.applies.load(Ordering::SeqCst), 1);
+
+    stop.cancel();
+    handle.await?;
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_source_failure_in_the_loop_deletes_nothing() -> Result<(), tokio::task::JoinError> {
+    let cluster = FakeCluster::new(true);
+    let source = FakeSource::with(vec![a("web.example.com", "10.0.0.1")]);
+    let registry = FakeRegistry::new(vec![]);
+    let config = ControllerConfig {
+        interval: Duration::from_secs(60),
+        ..ControllerConfig::default()
+    };
+    let (stop, handle) = spawn_loop(controller(&cluster, &source, &registry, config));
+
+    advance(Duration::from_secs(1)).await;
+    assert_eq!(registry.applies.load(Ordering::SeqCst), 1);
+    // The source now fails: what it would have returned (nothing) must not become deletions.
+    source.set(vec![]);
+    source.fail.store(true, Ordering::SeqCst);
+    advance(Duration::from_secs(300)).await;
+    assert_eq!(registry.applies.load(Ordering::SeqCst), 1);
+    assert_eq!(names(&registry.snapshot()), ["web.example.com A 10.0.0.1"]);
+
+    stop.cancel();
+    handle.await?;
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn shutdown_stops_the_loop() {
+    let cluster = FakeCluster::new(true);
+    let source = FakeSource::with(vec![]);
+    let registry = FakeRegistry::new(vec![]);
+    let (stop, handle) = spawn_loop(controller(&cluster, &source, &registry, ControllerConfig::default()));
+    advance(Duration::from_secs(1)).await;
+    stop.cancel();
+    let joined = tokio::time::timeout(Duration::from_secs(1), handle).await;
+    assert!(matches!(joined, Ok(Ok(_))));
+}
