@@ -1,9 +1,22 @@
 //! Registries decide which DNS records extdns owns. The TXT registry (external-dns compatible) stores
 //! ownership in TXT records next to each record; the noop registry owns everything and stores nothing.
 
+pub mod crypto;
+pub mod labels;
+pub mod mapper;
+mod noop;
+mod txt;
+#[cfg(test)]
+mod txt_tests;
+
 use async_trait::async_trait;
 use extdns_endpoint::{Changes, DomainFilter, Endpoint};
 use extdns_provider::ProviderError;
+
+pub use crypto::AesKey;
+pub use mapper::NameMapper;
+pub use noop::NoopRegistry;
+pub use txt::{FORCE_UPDATE, TxtRegistry, TxtRegistryConfig};
 
 /// The layer between the plan and a provider.
 #[async_trait]

@@ -1,0 +1,337 @@
+//! Names of ownership TXT records, as external-dns's affix name mapper computes them.
+//!
+//! Written names are always the "new" format: the lower-case record type glued to the first label
+//! (`a-foo.example.com`) unless `%{record_type}` appears in the prefix or suffix, then the affix around the
+//! first label. Reading also understands the old format without a type.
+
+use extdns_endpoint::RecordType;
+
+const RECORD_TYPE_TEMPLATE: &str = "%{record_type}";
+
+/// `--txt-prefix` / `--txt-suffix` / `--txt-wildcard-replacement`, lower-cased as external-dns does.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NameMapper {
+    prefix: String,
+    suffix: String,
+    wildcard_replacement: String,
+}
+
+impl NameMapper {
+    /// Prefix and suffix are exclusive (checked by the registry's configuration).
+    pub fn new(prefix: &str, suffix: &str, wildcard_replacement: &str) -> Self {
+        NameMapper {
+            prefix: prefix.to_lowercase(),
+            suffix: suffix.to_lowercase(),
+            wildcard_replacement: wildcard_replacement.to_lowercase(),
+        }
+    }
+
+    fn is_prefix_mode(&self) -> bool {
+        self.suffix.is_empty()
+    }
+
+    fn type_in_affix(&self) -> bool {
+        self.prefix.contains(RECORD_TYPE_TEMPLATE) || self.suffix.contains(RECORD_TYPE_TEMPLATE)
+    }
+
+    /// The TXT name that records ownership of `name`'s `record_type` record. The input's case is kept.
+    ///
+    /// The name is split at its first dot; at the apex this puts the type in front of the zone's first
+    /// label (`a-example.com` for `example.com`), outside the zone, which is what external-dns writes.
+    pub fn to_txt_name(&self, name: &str, record_type: &RecordType) -> String {
+        let t = record_type.as_str().to_lowercase();
+        let (first, rest) = match name.split_once('.') {
+            Some((f, r)) => (f, Some(r)),
+            None => (name, None),
+        };
+        let prefix = self.prefix.replace(RECORD_TYPE_TEMPLATE, &t);
+        let suffix = self.suffix.replace(RECORD_TYPE_TEMPLATE, &t);
+        let first = if first == "*" && !self.wildcard_replacement.is_empty() {
+            self.wildcard_replacement.as_str()
+        } else {
+            first
+        };
+        let mut out = String::with_capacity(name.len() + prefix.len() + suffix.len() + t.len() + 1);
+        out.push_str(&prefix);
+        if !self.type_in_affix() {
+            out.push_str(&t);
+            out.push('-');
+        }
+        out.push_str(first);
+        out.push_str(&suffix);
+        if let Some(rest) = rest {
+            out.push('.');
+            out.push_str(rest);
+        }
+        out
+    }
+
+    /// The record a TXT name records ownership of: its (lower-cased) name and type. The type is
+    /// `RecordType::default()` (empty) for the old format without a type; the name is empty when the TXT
+    /// name does not carry this mapper's affix at all (it then matches no record).
+    pub fn to_endpoint_name(&self, txt_name: &str) -> (String, RecordType) {
+        let lower = txt_name.to_lowercase();
+        if self.is_prefix_mode() {
+            return self.drop_affix_extract_type(&lower);
+        }
+        // Suffix mode: the suffix sits in the first `1 + dots(suffix)` labels.
+        let dots = self.suffix.matches('.').count();
+        let parts: Vec<&str> = lower.splitn(2 + dots, '.').collect();
+        if parts.len() < 2 + dots {
+            return (String::new(), RecordType::default());
+        }
+        let head = parts[..1 + dots].join(".");
+        let (name, t) = self.drop_affix_extract_type(&head);
+        (format!("{name}.{}", parts[1 + dots]), t)
+    }
+
+    fn drop_affix_extract_type(&self, name: &str) -> (String, RecordType) {
+        let prefix_mode = self.is_prefix_mode();
+        let (mut prefix, mut suffix) = (self.prefix.clone(), self.suffix.clone());
+        if self.type_in_affix() {
+            for t in RecordType::KNOWN {
+                let lower = t.as_str().to_lowercase();
+                if prefix_mode {
+                    if let Some(rest) = name.strip_prefix(&prefix.replace(RECORD_TYPE_TEMPLATE, &lower)) {
+                        return (rest.to_string(), t);
+                    }
+                } else if let Some(rest) = name.strip_suffix(&suffix.replace(RECORD_TYPE_TEMPLATE, &lower)) {
+                    return (rest.to_string(), t);
+                }
+            }
+            // Records written before the type template was configured.
+            prefix = prefix.replace(RECORD_TYPE_TEMPLATE, "");
+            suffix = suffix.replace(RECORD_TYPE_TEMPLATE, "");
+        }
+        let stripped = if prefix_mode {
+            name.strip_prefix(&prefix)
+        } else {
+            name.strip_suffix(&suffix)
+        };
+        match stripped {
+            Some(rest) => extract_type_default_position(rest),
+            None => (String::new(), RecordType::default()),
+        }
+    }
+}
+
+/// `a-foo` → (`foo`, A); anything whose part before the first `-` is not a type name is the old format.
+fn extract_type_default_position(name: &str) -> (String, RecordType) {
+    let head = name.split('-').next().unwrap_or(name);
+    for t in RecordType::KNOWN {
+        if head == t.as_str().to_lowercase() {
+            let rest = name.strip_prefix(head).and_then(|r| r.strip_prefix('-')).unwrap_or("");
+            return (rest.to_string(), t);
+        }
+    }
+    (name.to_string(), RecordType::default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(prefix: &str, suffix: &str, wildcard: &str) -> NameMapper {
+        NameMapper::new(prefix, suffix, wildcard)
+    }
+
+    /// The table of external-dns behaviour §8.3, row by row.
+    #[test]
+    fn txt_names_follow_the_external_dns_table() {
+        let cases: &[(&NameMapper, &str, RecordType, &str)] = &[
+            (&m("", "", ""), "foo.example.com", RecordType::A, "a-foo.example.com"),
+            (
+                &m("", "", ""),
+                "*.example.com",
+                RecordType::Cname,
+                "cname-*.example.com",
+            ),
+            (&m("", "", ""), "example.com", RecordType::A, "a-example.com"),
+            (
+                &m("txt.", "", ""),
+                "foo.example.com",
+                RecordType::A,
+                "txt.a-foo.example.com",
+            ),
+            (
+                &m("txt.", "", ""),
+                "*.example.com",
+                RecordType::Cname,
+                "txt.cname-*.example.com",
+            ),
+            (&m("txt.", "", ""), "example.com", RecordType::A, "txt.a-example.com"),
+            (
+                &m("%{record_type}-", "", ""),
+                "foo.example.com",
+                RecordType::A,
+                "a-foo.example.com",
+            ),
+            (
+                &m("%{record_type}-", "", ""),
+                "*.example.com",
+                RecordType::Cname,
+                "cname-*.example.com",
+            ),
+            (
+                &m("%{record_type}-", "", ""),
+                "example.com",
+                RecordType::A,
+                "a-example.com",
+            ),
+            (
+                &m("prefix-%{record_type}.", "", ""),
+                "foo.example.com",
+                RecordType::A,
+                "prefix-a.foo.example.com",
+            ),
+            (
+                &m("prefix-%{record_type}.", "", ""),
+                "*.example.com",
+                RecordType::Cname,
+                "prefix-cname.*.example.com",
+            ),
+            (
+                &m("prefix-%{record_type}.", "", ""),
+                "example.com",
+                RecordType::A,
+                "prefix-a.example.com",
+            ),
+            (
+                &m("", "-txt", ""),
+                "foo.example.com",
+                RecordType::A,
+                "a-foo-txt.example.com",
+            ),
+            (
+                &m("", "-txt", ""),
+                "*.example.com",
+                RecordType::Cname,
+                "cname-*-txt.example.com",
+            ),
+            (&m("", "-txt", ""), "example.com", RecordType::A, "a-example-txt.com"),
+            (
+                &m("", ".txt", ""),
+                "foo.example.com",
+                RecordType::A,
+                "a-foo.txt.example.com",
+            ),
+            (
+                &m("", "", "wild"),
+                "*.example.com",
+                RecordType::Cname,
+                "cname-wild.example.com",
+            ),
+            (
+                &m("%{record_type}-abc-.", "", ""),
+                "www.ex.com",
+                RecordType::Cname,
+                "cname-abc-.www.ex.com",
+            ),
+        ];
+        for (mapper, name, t, want) in cases {
+            assert_eq!(mapper.to_txt_name(name, t), *want, "{mapper:?} {name} {t}");
+        }
+    }
+
+    #[test]
+    fn every_known_type_has_its_lower_case_prefix() {
+        let mapper = m("", "", "");
+        let want = [
+            "a-", "aaaa-", "cname-", "ns-", "mx-", "ptr-", "srv-", "naptr-", "txt-", "dname-",
+        ];
+        for (t, w) in RecordType::KNOWN.iter().zip(want) {
+            assert_eq!(mapper.to_txt_name("x.example.com", t), format!("{w}x.example.com"));
+        }
+    }
+
+    #[test]
+    fn affixes_are_lower_cased_but_names_keep_their_case() {
+        let mapper = m("TXT.", "", "WILD");
+        assert_eq!(
+            mapper.to_txt_name("Foo.Example.com", &RecordType::A),
+            "txt.a-Foo.Example.com"
+        );
+        assert_eq!(
+            mapper.to_txt_name("*.Example.com", &RecordType::A),
+            "txt.a-wild.Example.com"
+        );
+    }
+
+    #[test]
+    fn txt_names_map_back_to_their_record() {
+        let mappers = [
+            m("", "", ""),
+            m("txt.", "", ""),
+            m("%{record_type}-", "", ""),
+            m("prefix-%{record_type}.", "", ""),
+            m("", "-txt", ""),
+            m("", ".txt", ""),
+            m("", "-%{record_type}", ""),
+        ];
+        for mapper in &mappers {
+            for t in RecordType::KNOWN {
+                for name in ["foo.example.com", "a.b.example.com", "*.example.com"] {
+                    let txt = mapper.to_txt_name(name, &t);
+                    assert_eq!(
+                        mapper.to_endpoint_name(&txt),
+                        (name.to_string(), t.clone()),
+                        "{mapper:?} {txt}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn reading_lower_cases_the_txt_name() {
+        assert_eq!(
+            m("", "", "").to_endpoint_name("A-Foo.Example.com"),
+            ("foo.example.com".into(), RecordType::A)
+        );
+    }
+
+    #[test]
+    fn old_format_names_have_no_type() {
+        assert_eq!(
+            m("", "", "").to_endpoint_name("foo.example.com"),
+            ("foo.example.com".into(), RecordType::default())
+        );
+        assert_eq!(
+            m("txt.", "", "").to_endpoint_name("txt.foo.example.com"),
+            ("foo.example.com".into(), RecordType::default())
+        );
+        assert_eq!(
+            m("", "-txt", "").to_endpoint_name("foo-txt.example.com"),
+            ("foo.example.com".into(), RecordType::default())
+        );
+    }
+
+    #[test]
+    fn a_type_template_also_reads_names_written_without_it() {
+        // `%{record_type}` removed from the prefix: "txt." written by an older configuration.
+        let mapper = m("txt.%{record_type}-", "", "");
+        assert_eq!(
+            mapper.to_endpoint_name("txt.cname-foo.example.com"),
+            ("foo.example.com".into(), RecordType::Cname)
+        );
+        assert_eq!(
+            mapper.to_endpoint_name("txt.a-foo.example.com"),
+            ("foo.example.com".into(), RecordType::A)
+        );
+    }
+
+    #[test]
+    fn names_without_the_affix_match_nothing() {
+        assert_eq!(m("txt.", "", "").to_endpoint_name("foo.example.com").0, "");
+        assert_eq!(m("", ".txt", "").to_endpoint_name("com").0, "");
+    }
+
+    #[test]
+    fn apex_names_with_a_suffix_map_back() {
+        let mapper = m("", "-txt", "");
+        assert_eq!(
+            mapper.to_endpoint_name("a-example-txt.com"),
+            ("example.com".into(), RecordType::A)
+        );
+    }
+}

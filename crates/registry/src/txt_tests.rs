@@ -1,0 +1,677 @@
+//! The TXT registry against the in-memory provider: external-dns's records are read as owned, and what
+//! extdns writes is what external-dns would write (behaviour §8).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use extdns_endpoint::{Changes, Endpoint, ProviderSpecific, RecordType, label};
+use extdns_provider::{InMemoryProvider, Provider};
+
+use crate::{FORCE_UPDATE, Registry, RegistryError, TxtRegistry, TxtRegistryConfig};
+
+const NGINX_VALUE: &str =
+    "\"heritage=external-dns,external-dns/owner=default,external-dns/resource=service/default/nginx\"";
+const KEY: &str = "01234567890123456789012345678901";
+
+fn a(name: &str, ip: &str) -> Endpoint {
+    Endpoint::new(name, RecordType::A, [ip])
+}
+
+fn txt(name: &str, value: &str) -> Endpoint {
+    Endpoint::new(name, RecordType::Txt, [value])
+}
+
+fn setup(records: Vec<Endpoint>, config: TxtRegistryConfig) -> (Arc<InMemoryProvider>, TxtRegistry) {
+    let provider = Arc::new(InMemoryProvider::with_records(vec!["example.com".into()], records));
+    let registry = TxtRegistry::new(provider.clone(), config).unwrap_or_else(|e| panic!("config: {e}"));
+    (provider, registry)
+}
+
+fn find<'a>(eps: &'a [Endpoint], name: &str, t: RecordType) -> Option<&'a Endpoint> {
+    eps.iter().find(|e| e.dns_name == name && e.record_type == t)
+}
+
+fn value_of(eps: &[Endpoint], name: &str) -> Option<String> {
+    find(eps, name, RecordType::Txt).and_then(|e| e.targets.first().cloned())
+}
+
+// --- reading ---
+
+#[tokio::test]
+async fn records_external_dns_wrote_are_read_as_owned() -> Result<(), RegistryError> {
+    let (_, registry) = setup(
+        vec![a("foo.example.com", "1.2.3.4"), txt("a-foo.example.com", NGINX_VALUE)],
+        Default::default(),
+    );
+    let records = registry.records().await?;
+    assert_eq!(records.len(), 1, "the registry's TXT record is hidden: {records:?}");
+    assert_eq!(records[0].owner(), Some("default"));
+    assert_eq!(records[0].resource(), Some("service/default/nginx"));
+    assert!(records[0].provider_specific.get(FORCE_UPDATE).is_none());
+    Ok(())
+}
+
+#[tokio::test]
+async fn records_without_a_txt_record_have_no_owner() -> Result<(), RegistryError> {
+    let (_, registry) = setup(vec![a("foo.example.com", "1.2.3.4")], Default::default());
+    let records = registry.records().await?;
+    assert_eq!(records[0].owner(), None);
+    Ok(())
+}
+
+#[tokio::test]
+async fn old_format_txt_records_are_read_and_the_new_one_is_forced() -> Result<(), RegistryError> {
+    let (_, registry) = setup(
+        vec![a("foo.example.com", "1.2.3.4"), txt("foo.example.com", NGINX_VALUE)],
+        Default::default(),
+    );
+    let records = registry.records().await?;
+    let r = find(&records, "foo.example.com", RecordType::A).ok_or(RegistryError::Config("missing".into()))?;
+    assert_eq!(r.owner(), Some("default"));
+    assert_eq!(r.provider_specific.get(FORCE_UPDATE), Some("true"));
+    Ok(())
+}
+
+#[tokio::test]
+async fn old_format_txt_records_are_not_read_for_aaaa_records() -> Result<(), RegistryError> {
+    let aaaa = Endpoint::new("foo.example.com", RecordType::Aaaa, ["2001:db8::1"]);
+    let (_, registry) = setup(vec![aaaa, txt("foo.example.com", NGINX_VALUE)], Default::default());
+    let records = registry.records().await?;
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0].owner(), None);
+    Ok(())
+}
+
+#[tokio::test]
+async fn legacy_cname_txt_records_own_alias_a_records() -> Result<(), RegistryError> {
+    let mut ps = ProviderSpecific::default();
+    ps.set("alias", "true");
+    let alias = a("foo.example.com", "1.2.3.4").with_provider_specific(ps);
+    let (_, registry) = setup(
+        vec![alias, txt("cname-foo.example.com", NGINX_VALUE)],
+        Default::default(),
+    );
+    let records = registry.records().await?;
+    assert_eq!(records[0].owner(), Some("default"));
+    // The a- record it should have is missing, so it is written by a forced update.
+    assert_eq!(records[0].provider_specific.get(FORCE_UPDATE), Some("true"));
+    Ok(())
+}
+
+#[tokio::test]
+async fn cname_txt_records_do_not_own_plain_a_records() -> Result<(), RegistryError> {
+    let (_, registry) = setup(
+        vec![
+            a("foo.example.com", "1.2.3.4"),
+            txt("cname-foo.example.com", NGINX_VALUE),
+        ],
+        Default::default(),
+    );
+    assert_eq!(registry.records().await?[0].owner(), None);
+    Ok(())
+}
+
+#[tokio::test]
+async fn txt_records_without_heritage_are_ordinary_records() -> Result<(), RegistryError> {
+    let spf = txt("example.com", "\"v=spf1 -all\"");
+    let (_, registry) = setup(vec![spf.clone()], Default::default());
+    assert_eq!(registry.records().await?, vec![spf]);
+    Ok(())
+}
+
+#[tokio::test]
+async fn txt_records_without_targets_are_dropped() -> Result<(), RegistryError> {
+    let empty = Endpoint::new("empty.example.com", RecordType::Txt, Vec::<String>::new());
+    let (_, registry) = setup(vec![empty, a("x.example.com", "1.1.1.1")], Default::default());
+    let records = registry.records().await?;
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0].record_type, RecordType::A);
+    Ok(())
+}
+
+#[tokio::test]
+async fn txt_records_of_another_owner_make_records_foreign() -> Result<(), RegistryError> {
+    let value = "\"heritage=external-dns,external-dns/owner=team-b,external-dns/resource=service/b/web\"";
+    let (_, registry) = setup(
+        vec![a("foo.example.com", "1.2.3.4"), txt("a-foo.example.com", value)],
+        Default::default(),
+    );
+    let r = &registry.records().await?[0];
+    assert_eq!(r.owner(), Some("team-b"));
+    assert!(
+        r.provider_specific.get(FORCE_UPDATE).is_none(),
+        "only our records are migrated"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn set_identifiers_must_match_between_record_and_txt() -> Result<(), RegistryError> {
+    let (_, registry) = setup(
+        vec![
+            a("foo.example.com", "1.2.3.4").with_set_identifier("blue"),
+            a("foo.example.com", "5.6.7.8").with_set_identifier("green"),
+            txt("a-foo.example.com", NGINX_VALUE).with_set_identifier("blue"),
+        ],
+        Default::default(),
+    );
+    let records = registry.records().await?;
+    let owner_of = |set: &str| {
+        records
+            .iter()
+            .find(|e| e.set_identifier == set)
+            .and_then(|e| e.owner().map(str::to_string))
+    };
+    assert_eq!(owner_of("blue").as_deref(), Some("default"));
+    assert_eq!(owner_of("green"), None);
+    Ok(())
+}
+
+#[tokio::test]
+async fn prefixed_txt_records_are_read() -> Result<(), RegistryError> {
+    let config = TxtRegistryConfig {
+        prefix: "txt.".into(),
+        ..Default::default()
+    };
+    let (_, registry) = setup(
+        vec![
+            a("foo.example.com", "1.2.3.4"),
+            txt("txt.a-foo.example.com", NGINX_VALUE),
+        ],
+        config,
+    );
+    assert_eq!(registry.records().await?[0].owner(), Some("default"));
+    Ok(())
+}
+
+#[tokio::test]
+async fn wildcard_records_are_owned_through_the_replacement() -> Result<(), RegistryError> {
+    let config = TxtRegistryConfig {
+        wildcard_replacement: "wild".into(),
+        ..Default::default()
+    };
+    let (provider, registry) = setup(vec![], config);
+    let star = Endpoint::new("*.example.com", RecordType::Cname, ["lb.example.com"]);
+    registry
+        .apply_changes(Changes {
+            create: vec![star],
+            ..Changes::default()
+        })
+        .await?;
+    assert!(find(&provider.snapshot(), "cname-wild.example.com", RecordType::Txt).is_some());
+    let records = registry.records().await?;
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0].owner(), Some("default"));
+    Ok(())
+}
+
+// --- writing ---
+
+#[tokio::test]
+async fn created_records_get_the_txt_record_external_dns_would_write() -> Result<(), RegistryError> {
+    let (provider, registry) = setup(vec![], Default::default());
+    let e = a("foo.example.com", "1.2.3.4").with_label(label::RESOURCE, "service/default/nginx");
+    registry
+        .apply_changes(Changes {
+            create: vec![e],
+            ..Changes::default()
+        })
+        .await?;
+    let snapshot = provider.snapshot();
+    assert_eq!(snapshot.len(), 2);
+    assert_eq!(value_of(&snapshot, "a-foo.example.com").as_deref(), Some(NGINX_VALUE));
+    let t = find(&snapshot, "a-foo.example.com", RecordType::Txt).ok_or(RegistryError::Config("no txt".into()))?;
+    assert_eq!(t.record_ttl.0, 0);
+    // Read back: owned, and nothing to migrate.
+    let records = registry.records().await?;
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0].owner(), Some("default"));
+    assert!(records[0].provider_specific.get(FORCE_UPDATE).is_none());
+    Ok(())
+}
+
+#[tokio::test]
+async fn txt_records_carry_the_set_identifier_and_provider_specific_properties() -> Result<(), RegistryError> {
+    let (provider, registry) = setup(vec![], Default::default());
+    let mut ps = ProviderSpecific::default();
+    ps.set("aws/weight", "10");
+    let e = a("foo.example.com", "1.2.3.4")
+        .with_set_identifier("blue")
+        .with_provider_specific(ps.clone());
+    registry
+        .apply_changes(Changes {
+            create: vec![e],
+            ..Changes::default()
+        })
+        .await?;
+    let snapshot = provider.snapshot();
+    let t = find(&snapshot, "a-foo.example.com", RecordType::Txt).ok_or(RegistryError::Config("no txt".into()))?;
+    assert_eq!(t.set_identifier, "blue");
+    assert_eq!(t.provider_specific, ps);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_txt_record_that_exists_is_not_created_again() -> Result<(), RegistryError> {
+    let (provider, registry) = setup(vec![txt("a-foo.example.com", NGINX_VALUE)], Default::default());
+    registry.records().await?;
+    let e = a("foo.example.com", "1.2.3.4").with_label(label::RESOURCE, "service/default/nginx");
+    registry
+        .apply_changes(Changes {
+            create: vec![e],
+            ..Changes::default()
+        })
+        .await?;
+    assert_eq!(provider.snapshot().len(), 2);
+    Ok(())
+}
+
+#[tokio::test]
+async fn prefix_and_suffix_shape_written_names() -> Result<(), RegistryError> {
+    for (config, want) in [
+        (
+            TxtRegistryConfig {
+                prefix: "TXT.".into(),
+                ..Default::default()
+            },
+            "txt.a-foo.example.com",
+        ),
+        (
+            TxtRegistryConfig {
+                prefix: "%{record_type}-own.".into(),
+                ..Default::default()
+            },
+            "a-own.foo.example.com",
+        ),
+        (
+            TxtRegistryConfig {
+                suffix: "-txt".into(),
+                ..Default::default()
+            },
+            "a-foo-txt.example.com",
+        ),
+    ] {
+        let (provider, registry) = setup(vec![], config);
+        registry
+            .apply_changes(Changes {
+                create: vec![a("foo.example.com", "1.2.3.4")],
+                ..Changes::default()
+            })
+            .await?;
+        assert!(
+            find(&provider.snapshot(), want, RecordType::Txt).is_some(),
+            "{want}: {:?}",
+            provider.snapshot()
+        );
+        assert_eq!(registry.records().await?[0].owner(), Some("default"), "{want}");
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn deletes_remove_the_txt_record_too() -> Result<(), RegistryError> {
+    let (provider, registry) = setup(
+        vec![a("foo.example.com", "1.2.3.4"), txt("a-foo.example.com", NGINX_VALUE)],
+        Default::default(),
+    );
+    let current = registry.records().await?;
+    registry
+        .apply_changes(Changes {
+            delete: current,
+            ..Changes::default()
+        })
+        .await?;
+    assert!(provider.snapshot().is_empty());
+    Ok(())
+}
+
+#[tokio::test]
+async fn updates_rewrite_the_txt_record_from_the_new_labels() -> Result<(), RegistryError> {
+    let (provider, registry) = setup(
+        vec![a("foo.example.com", "1.2.3.4"), txt("a-foo.example.com", NGINX_VALUE)],
+        Default::default(),
+    );
+    let old = registry.records().await?.remove(0);
+    let new = a("foo.example.com", "5.6.7.8")
+        .with_label(label::OWNER, "default")
+        .with_label(label::RESOURCE, "service/default/other");
+    registry
+        .apply_changes(Changes {
+            update_old: vec![old],
+            update_new: vec![new],
+            ..Changes::default()
+        })
+        .await?;
+    let snapshot = provider.snapshot();
+    assert_eq!(
+        find(&snapshot, "foo.example.com", RecordType::A).map(|e| e.targets.0.clone()),
+        Some(vec!["5.6.7.8".to_string()])
+    );
+    assert_eq!(
+        value_of(&snapshot, "a-foo.example.com").as_deref(),
+        Some("\"heritage=external-dns,external-dns/owner=default,external-dns/resource=service/default/other\"")
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn foreign_records_are_never_updated_or_deleted() -> Result<(), RegistryError> {
+    let value = "\"heritage=external-dns,external-dns/owner=team-b\"";
+    let (provider, registry) = setup(
+        vec![a("foo.example.com", "1.2.3.4"), txt("a-foo.example.com", value)],
+        Default::default(),
+    );
+    let before = provider.snapshot();
+    let current = registry.records().await?;
+    let new = a("foo.example.com", "9.9.9.9").with_label(label::OWNER, "team-b");
+    registry
+        .apply_changes(Changes {
+            update_old: current.clone(),
+            update_new: vec![new],
+            delete: current,
+            ..Changes::default()
+        })
+        .await?;
+    assert_eq!(provider.snapshot(), before);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_forced_update_writes_the_missing_new_format_txt_record() -> Result<(), RegistryError> {
+    let (provider, registry) = setup(
+        vec![a("foo.example.com", "1.2.3.4"), txt("foo.example.com", NGINX_VALUE)],
+        Default::default(),
+    );
+    let current = registry.records().await?;
+    let mut new = current[0].clone();
+    new.provider_specific.remove(FORCE_UPDATE);
+    registry
+        .apply_changes(Changes {
+            update_old: current,
+            update_new: vec![new],
+            ..Changes::default()
+        })
+        .await?;
+    let snapshot = provider.snapshot();
+    assert_eq!(value_of(&snapshot, "a-foo.example.com").as_deref(), Some(NGINX_VALUE));
+    // The old-format record stays (external-dns leaves it too) and the record is no longer forced.
+    assert!(find(&snapshot, "foo.example.com", RecordType::Txt).is_some());
+    let again = registry.records().await?;
+    assert!(again[0].provider_specific.get(FORCE_UPDATE).is_none());
+    Ok(())
+}
+
+#[tokio::test]
+async fn migrating_from_an_old_owner_takes_its_records_over() -> Result<(), RegistryError> {
+    let old_value = "\"heritage=external-dns,external-dns/owner=old,external-dns/resource=service/default/nginx\"";
+    let config = TxtRegistryConfig {
+        migrate_from_owner: Some("old".into()),
+        ..Default::default()
+    };
+    let (provider, registry) = setup(
+        vec![a("foo.example.com", "1.2.3.4"), txt("a-foo.example.com", old_value)],
+        config,
+    );
+    let current = registry.records().await?;
+    assert_eq!(current[0].owner(), Some("default"));
+    registry
+        .apply_changes(Changes {
+            update_old: current.clone(),
+            update_new: current,
+            ..Changes::default()
+        })
+        .await?;
+    assert_eq!(
+        value_of(&provider.snapshot(), "a-foo.example.com").as_deref(),
+        Some(NGINX_VALUE)
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn creates_are_owned_by_us_whatever_labels_they_carry() -> Result<(), RegistryError> {
+    let (provider, registry) = setup(vec![], Default::default());
+    let e = a("foo.example.com", "1.2.3.4").with_label(label::OWNER, "someone");
+    registry
+        .apply_changes(Changes {
+            create: vec![e],
+            ..Changes::default()
+        })
+        .await?;
+    assert_eq!(
+        value_of(&provider.snapshot(), "a-foo.example.com").as_deref(),
+        Some("\"heritage=external-dns,external-dns/owner=default\"")
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_rejected_record_is_named_and_the_others_land() -> Result<(), RegistryError> {
+    let (provider, registry) = setup(vec![], Default::default());
+    provider.set_fail_on(Some(Arc::new(|e: &Endpoint| {
+        (e.dns_name == "bad.example.com").then(|| "REFUSED".to_string())
+    })));
+    let r = registry
+        .apply_changes(Changes {
+            create: vec![a("bad.example.com", "1.1.1.1"), a("ok.example.com", "1.1.1.1")],
+            ..Changes::default()
+        })
+        .await;
+    let Err(RegistryError::Provider(extdns_provider::ProviderError::Partial { failures })) = r else {
+        panic!("expected a partial failure, got {r:?}")
+    };
+    assert_eq!(failures.len(), 1);
+    assert_eq!(failures[0].record, "bad.example.com A");
+    let snapshot = provider.snapshot();
+    assert!(find(&snapshot, "ok.example.com", RecordType::A).is_some());
+    assert!(find(&snapshot, "a-ok.example.com", RecordType::Txt).is_some());
+    assert!(
+        find(&snapshot, "a-bad.example.com", RecordType::Txt).is_some(),
+        "its TXT record is a separate change"
+    );
+    Ok(())
+}
+
+// --- encryption ---
+
+fn encrypted() -> TxtRegistryConfig {
+    TxtRegistryConfig {
+        encrypt_enabled: true,
+        encrypt_aes_key: Some(KEY.into()),
+        ..Default::default()
+    }
+}
+
+#[tokio::test]
+async fn encrypted_txt_records_round_trip() -> Result<(), RegistryError> {
+    let (provider, registry) = setup(vec![], encrypted());
+    let e = a("foo.example.com", "1.2.3.4").with_label(label::RESOURCE, "service/default/nginx");
+    registry
+        .apply_changes(Changes {
+            create: vec![e],
+            ..Changes::default()
+        })
+        .await?;
+    let value = value_of(&provider.snapshot(), "a-foo.example.com").ok_or(RegistryError::Config("no txt".into()))?;
+    assert!(
+        value.starts_with('"') && value.ends_with('"') && !value.contains("heritage"),
+        "{value}"
+    );
+    let records = registry.records().await?;
+    assert_eq!(records[0].owner(), Some("default"));
+    assert_eq!(records[0].resource(), Some("service/default/nginx"));
+    // Unchanged labels re-encrypt to the same value (the nonce is reused), so updates do not churn.
+    let mut labels = records[0].labels.clone();
+    let again = crate::labels::serialize(&mut labels, true, crate::AesKey::parse(KEY).ok().as_ref())
+        .map_err(|e| RegistryError::Config(e.to_string()))?;
+    assert_eq!(again, value);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_key_without_encryption_still_reads_encrypted_records() -> Result<(), RegistryError> {
+    let (provider, writer) = setup(vec![], encrypted());
+    writer
+        .apply_changes(Changes {
+            create: vec![a("foo.example.com", "1.2.3.4")],
+            ..Changes::default()
+        })
+        .await?;
+    let reader_config = TxtRegistryConfig {
+        encrypt_aes_key: Some(KEY.into()),
+        ..Default::default()
+    };
+    let reader = TxtRegistry::new(provider.clone(), reader_config)?;
+    assert_eq!(reader.records().await?[0].owner(), Some("default"));
+    let blind = TxtRegistry::new(provider, TxtRegistryConfig::default())?;
+    let records = blind.records().await?;
+    assert_eq!(records.len(), 2, "without the key the TXT record is an ordinary record");
+    assert!(records.iter().all(|e| e.owner().is_none()));
+    Ok(())
+}
+
+#[tokio::test]
+async fn plain_records_are_still_read_with_encryption_on() -> Result<(), RegistryError> {
+    let (_, registry) = setup(
+        vec![a("foo.example.com", "1.2.3.4"), txt("a-foo.example.com", NGINX_VALUE)],
+        encrypted(),
+    );
+    assert_eq!(registry.records().await?[0].owner(), Some("default"));
+    Ok(())
+}
+
+// --- cache ---
+
+#[tokio::test]
+async fn the_cache_serves_records_until_it_expires() -> Result<(), RegistryError> {
+    let config = TxtRegistryConfig {
+        cache_interval: Duration::from_secs(3600),
+        ..Default::default()
+    };
+    let (provider, registry) = setup(vec![a("foo.example.com", "1.2.3.4")], config);
+    assert_eq!(registry.records().await?.len(), 1);
+    provider.insert([a("bar.example.com", "1.2.3.4")]);
+    assert_eq!(registry.records().await?.len(), 1, "served from the cache");
+    // Our own changes are reflected in the cache.
+    registry
+        .apply_changes(Changes {
+            create: vec![a("baz.example.com", "1.2.3.4")],
+            ..Changes::default()
+        })
+        .await?;
+    let cached = registry.records().await?;
+    assert_eq!(cached.len(), 2);
+    assert_eq!(
+        find(&cached, "baz.example.com", RecordType::A).and_then(Endpoint::owner),
+        Some("default")
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn without_a_cache_interval_records_are_read_every_time() -> Result<(), RegistryError> {
+    let (provider, registry) = setup(vec![a("foo.example.com", "1.2.3.4")], Default::default());
+    assert_eq!(registry.records().await?.len(), 1);
+    provider.insert([a("bar.example.com", "1.2.3.4")]);
+    assert_eq!(registry.records().await?.len(), 2);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_failed_apply_drops_the_cache() -> Result<(), RegistryError> {
+    let config = TxtRegistryConfig {
+        cache_interval: Duration::from_secs(3600),
+        ..Default::default()
+    };
+    let (provider, registry) = setup(vec![a("foo.example.com", "1.2.3.4")], config);
+    registry.records().await?;
+    provider.insert([a("bar.example.com", "1.2.3.4")]);
+    provider.set_unavailable(true);
+    assert!(
+        registry
+            .apply_changes(Changes {
+                create: vec![a("x.example.com", "1.1.1.1")],
+                ..Changes::default()
+            })
+            .await
+            .is_err()
+    );
+    provider.set_unavailable(false);
+    assert_eq!(registry.records().await?.len(), 2, "read again from the provider");
+    Ok(())
+}
+
+// --- configuration ---
+
+fn config_error(config: TxtRegistryConfig) -> String {
+    let provider: Arc<dyn Provider> = Arc::new(InMemoryProvider::new(vec![]));
+    match TxtRegistry::new(provider, config) {
+        Err(RegistryError::Config(m)) => m,
+        other => panic!("expected a configuration error, got {other:?}"),
+    }
+}
+
+#[test]
+fn an_empty_owner_id_is_a_startup_error() {
+    assert!(
+        config_error(TxtRegistryConfig {
+            owner_id: String::new(),
+            ..Default::default()
+        })
+        .contains("--txt-owner-id")
+    );
+}
+
+#[test]
+fn prefix_and_suffix_together_are_a_startup_error() {
+    let m = config_error(TxtRegistryConfig {
+        prefix: "p.".into(),
+        suffix: "-s".into(),
+        ..Default::default()
+    });
+    assert!(m.contains("--txt-prefix") && m.contains("--txt-suffix"), "{m}");
+}
+
+#[test]
+fn an_invalid_aes_key_is_a_startup_error() {
+    let m = config_error(TxtRegistryConfig {
+        encrypt_aes_key: Some("too-short".into()),
+        ..Default::default()
+    });
+    assert!(m.contains("--txt-encrypt-aes-key") && m.contains("32 bytes"), "{m}");
+}
+
+#[test]
+fn encryption_without_a_key_is_a_startup_error() {
+    let m = config_error(TxtRegistryConfig {
+        encrypt_enabled: true,
+        ..Default::default()
+    });
+    assert!(m.contains("--txt-encrypt-aes-key"), "{m}");
+}
+
+#[test]
+fn a_base64_key_is_accepted() {
+    let provider: Arc<dyn Provider> = Arc::new(InMemoryProvider::new(vec![]));
+    let config = TxtRegistryConfig {
+        encrypt_enabled: true,
+        encrypt_aes_key: Some("MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5MDE=".into()),
+        ..Default::default()
+    };
+    assert!(TxtRegistry::new(provider, config).is_ok());
+}
+
+#[test]
+fn the_registry_reports_its_owner_and_the_providers_filter() {
+    let provider: Arc<dyn Provider> = Arc::new(InMemoryProvider::new(vec!["example.com".into()]));
+    let registry = TxtRegistry::new(
+        provider,
+        TxtRegistryConfig {
+            owner_id: "team-a".into(),
+            ..Default::default()
+        },
+    );
+    let Ok(registry) = registry else { panic!("valid config") };
+    assert_eq!(registry.owner_id(), "team-a");
+    assert!(registry.domain_filter().matches("x.example.com") && !registry.domain_filter().matches("x.example.org"));
+}
