@@ -17,7 +17,6 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, error, info, warn};
 
 use crate::Metrics;
-use crate::backoff::retry_delay;
 use crate::schedule::Schedule;
 
 /// How often the loop looks again while the informers have not finished their first list.
@@ -281,6 +280,20 @@ impl Controller {
 /// The set identifier as a log field, absent when empty (the common case).
 fn set_id(e: &Endpoint) -> Option<&str> {
     (!e.set_identifier.is_empty()).then_some(e.set_identifier.as_str())
+}
+
+/// The wait after `failures` consecutive failed syncs: from one second, doubling, capped at the interval (a
+/// provider that is down is asked at most once per interval), half jittered so many extdns instances that
+/// lost the same provider do not retry in lock-step.
+pub(crate) fn retry_delay(failures: u32, interval: Duration) -> Duration {
+    let backoff = extdns_provider::Backoff {
+        initial: Duration::from_secs(1),
+        max: interval,
+        multiplier: 2.0,
+        jitter: 0.5,
+        max_attempts: u32::MAX,
+    };
+    backoff.delay(failures.saturating_sub(1))
 }
 
 /// Waits for the next change; `false` when the stream ended. Without `--events` it never returns.

@@ -5,7 +5,6 @@
 //! informer has synced and every source succeeded, and with `--dry-run` nothing reaches the registry or the
 //! provider. Dry run lives here, above every provider, so no provider can forget it.
 
-mod backoff;
 mod controller;
 mod metrics;
 mod schedule;
