@@ -277,6 +277,11 @@ impl Controller {
     }
 }
 
+/// The TTL as a log field, absent when not configured (the provider's default applies).
+fn ttl(e: &Endpoint) -> Option<i64> {
+    e.record_ttl.is_configured().then_some(e.record_ttl.0)
+}
+
 /// The set identifier as a log field, absent when empty (the common case).
 fn set_id(e: &Endpoint) -> Option<&str> {
     (!e.set_identifier.is_empty()).then_some(e.set_identifier.as_str())
@@ -322,7 +327,7 @@ fn log_changes(changes: &Changes, verb: Verb, failed: &HashSet<&str>) {
     for e in changes.create.iter().filter(|e| !skip(e)) {
         info!(
             action = "create", name = %e.dns_name, record_type = %e.record_type, targets = %e.targets.join(","),
-            ttl = e.record_ttl.0, set_identifier = set_id(e), "{}", msg("create")
+            ttl = ttl(e), set_identifier = set_id(e), "{}", msg("create")
         );
     }
     for (old, new) in changes
@@ -333,7 +338,7 @@ fn log_changes(changes: &Changes, verb: Verb, failed: &HashSet<&str>) {
     {
         info!(
             action = "update", name = %new.dns_name, record_type = %new.record_type, targets = %new.targets.join(","),
-            old_targets = %old.targets.join(","), ttl = new.record_ttl.0, set_identifier = set_id(new),
+            old_targets = %old.targets.join(","), ttl = ttl(new), set_identifier = set_id(new),
             "{}", msg("update")
         );
     }

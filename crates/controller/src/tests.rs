@@ -662,9 +662,15 @@ fn retry_delay_doubles_from_one_second_up_to_the_interval() {
     let minute = Duration::from_secs(60);
     for _ in 0..20 {
         let first = crate::controller::retry_delay(1, minute);
-        assert!(first >= Duration::from_millis(500) && first <= Duration::from_secs(1), "{first:?}");
+        assert!(
+            first >= Duration::from_millis(500) && first <= Duration::from_secs(1),
+            "{first:?}"
+        );
         let fourth = crate::controller::retry_delay(4, minute);
-        assert!(fourth >= Duration::from_secs(4) && fourth <= Duration::from_secs(8), "{fourth:?}");
+        assert!(
+            fourth >= Duration::from_secs(4) && fourth <= Duration::from_secs(8),
+            "{fourth:?}"
+        );
         let late = crate::controller::retry_delay(40, minute);
         assert!(late >= Duration::from_secs(30) && late <= minute, "{late:?}");
     }
