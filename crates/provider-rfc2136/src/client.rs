@@ -54,7 +54,13 @@ impl<'a> Session<'a> {
         key: Option<&'a Key>,
         timeout: std::time::Duration,
     ) -> Self {
-        Session { picker, tls, key, timeout, conns: (0..picker.len()).map(|_| None).collect() }
+        Session {
+            picker,
+            tls,
+            key,
+            timeout,
+            conns: (0..picker.len()).map(|_| None).collect(),
+        }
     }
 
     async fn connection(&mut self, index: usize) -> Result<&mut Connection, TransportError> {
@@ -64,7 +70,10 @@ impl<'a> Session<'a> {
         }
         match self.conns[index].as_mut() {
             Some(c) => Ok(c),
-            None => Err(TransportError::Io { server: self.picker.server(index).into(), detail: "no connection".into() }),
+            None => Err(TransportError::Io {
+                server: self.picker.server(index).into(),
+                detail: "no connection".into(),
+            }),
         }
     }
 
@@ -176,10 +185,16 @@ impl<'a> Session<'a> {
                 }
             }
             if response.metadata.response_code != ResponseCode::NoError {
-                return Err(ExchangeError::Rcode { server, rcode: response.metadata.response_code });
+                return Err(ExchangeError::Rcode {
+                    server,
+                    rcode: response.metadata.response_code,
+                });
             }
             if response.answers.is_empty() {
-                return Err(ExchangeError::BadAnswer { server, detail: "empty zone transfer message".into() });
+                return Err(ExchangeError::BadAnswer {
+                    server,
+                    detail: "empty zone transfer message".into(),
+                });
             }
             for r in response.answers {
                 if r.record_type() == WireType::SOA {
@@ -201,7 +216,10 @@ impl<'a> Session<'a> {
             }
         }
         if !last_signed {
-            return Err(ExchangeError::BadAnswer { server, detail: "the last transfer message is not signed".into() });
+            return Err(ExchangeError::BadAnswer {
+                server,
+                detail: "the last transfer message is not signed".into(),
+            });
         }
         self.conns[index] = None;
         Ok(records)
@@ -210,17 +228,25 @@ impl<'a> Session<'a> {
 
 fn sign(key: Option<&Key>, msg: &mut Message, now: u64, server: &str) -> Result<(Vec<u8>, Vec<u8>), ExchangeError> {
     match key {
-        Some(k) => k.sign(msg, now).map_err(|detail| ExchangeError::BadAnswer { server: server.into(), detail }),
+        Some(k) => k.sign(msg, now).map_err(|detail| ExchangeError::BadAnswer {
+            server: server.into(),
+            detail,
+        }),
         None => msg
             .to_vec()
             .map(|w| (w, Vec::new()))
-            .map_err(|e| ExchangeError::BadAnswer { server: server.into(), detail: e.to_string() }),
+            .map_err(|e| ExchangeError::BadAnswer {
+                server: server.into(),
+                detail: e.to_string(),
+            }),
     }
 }
 
 fn decode(answer: &[u8], id: u16, server: &str) -> Result<Message, ExchangeError> {
-    let msg = Message::from_vec(answer)
-        .map_err(|e| ExchangeError::BadAnswer { server: server.into(), detail: format!("undecodable answer: {e}") })?;
+    let msg = Message::from_vec(answer).map_err(|e| ExchangeError::BadAnswer {
+        server: server.into(),
+        detail: format!("undecodable answer: {e}"),
+    })?;
     if msg.metadata.id != id || msg.metadata.message_type != MessageType::Response {
         return Err(ExchangeError::BadAnswer {
             server: server.into(),
@@ -231,7 +257,9 @@ fn decode(answer: &[u8], id: u16, server: &str) -> Result<Message, ExchangeError
 }
 
 fn random_id() -> u16 {
-    getrandom::u32().map(|r| r as u16).unwrap_or_else(|_| (unix_now() & 0xffff) as u16)
+    getrandom::u32()
+        .map(|r| r as u16)
+        .unwrap_or_else(|_| (unix_now() & 0xffff) as u16)
 }
 
 /// An RFC 2136 UPDATE for `zone` carrying `updates` (adds with class IN, single-record deletes with class

@@ -42,10 +42,12 @@ pub fn name_text(n: &Name) -> String {
 pub fn rdata(rt: &RecordType, target: &str) -> Result<RData, String> {
     let bad = |what: &str| format!("invalid {rt} target {target:?}: {what}");
     Ok(match rt {
-        RecordType::A => RData::A(A(Ipv4Addr::from_str(target.trim()).map_err(|_| bad("not an IPv4 address"))?)),
-        RecordType::Aaaa => {
-            RData::AAAA(AAAA(Ipv6Addr::from_str(target.trim()).map_err(|_| bad("not an IPv6 address"))?))
-        }
+        RecordType::A => RData::A(A(
+            Ipv4Addr::from_str(target.trim()).map_err(|_| bad("not an IPv4 address"))?
+        )),
+        RecordType::Aaaa => RData::AAAA(AAAA(
+            Ipv6Addr::from_str(target.trim()).map_err(|_| bad("not an IPv6 address"))?,
+        )),
         RecordType::Cname => RData::CNAME(CNAME(name(target).map_err(|e| bad(&e))?)),
         RecordType::Ns => RData::NS(NS(name(target).map_err(|e| bad(&e))?)),
         RecordType::Ptr => RData::PTR(PTR(name(target).map_err(|e| bad(&e))?)),
@@ -55,7 +57,10 @@ pub fn rdata(rt: &RecordType, target: &str) -> Result<RData, String> {
             let mut enc = BinEncoder::new(&mut bytes);
             enc.set_canonical_form(true);
             n.emit(&mut enc).map_err(|e| bad(&e.to_string()))?;
-            RData::Unknown { code: WireType::DNAME, rdata: NULL::with(bytes) }
+            RData::Unknown {
+                code: WireType::DNAME,
+                rdata: NULL::with(bytes),
+            }
         }
         RecordType::Txt => {
             let chunks = txt_chunks(&canonical_txt(target));
@@ -63,14 +68,23 @@ pub fn rdata(rt: &RecordType, target: &str) -> Result<RData, String> {
         }
         RecordType::Srv => {
             let f: Vec<&str> = target.split_whitespace().collect();
-            let [p, w, port, host] = f.as_slice() else { return Err(bad("want \"priority weight port target\"")) };
-            let num = |s: &str| s.parse::<u16>().map_err(|_| bad(&format!("{s:?} is not a number 0-65535")));
+            let [p, w, port, host] = f.as_slice() else {
+                return Err(bad("want \"priority weight port target\""));
+            };
+            let num = |s: &str| {
+                s.parse::<u16>()
+                    .map_err(|_| bad(&format!("{s:?} is not a number 0-65535")))
+            };
             RData::SRV(SRV::new(num(p)?, num(w)?, num(port)?, name(host).map_err(|e| bad(&e))?))
         }
         RecordType::Mx => {
             let f: Vec<&str> = target.split_whitespace().collect();
-            let [pref, host] = f.as_slice() else { return Err(bad("want \"preference host\"")) };
-            let pref = pref.parse::<u16>().map_err(|_| bad("preference is not a number 0-65535"))?;
+            let [pref, host] = f.as_slice() else {
+                return Err(bad("want \"preference host\""));
+            };
+            let pref = pref
+                .parse::<u16>()
+                .map_err(|_| bad("preference is not a number 0-65535"))?;
             RData::MX(MX::new(pref, name(host).map_err(|e| bad(&e))?))
         }
         other => {
@@ -91,10 +105,16 @@ pub fn target(data: &RData) -> Option<(RecordType, String)> {
         RData::PTR(n) => (RecordType::Ptr, name_text(&n.0)),
         RData::TXT(t) => (RecordType::Txt, txt_value(&t.txt_data)),
         // SRV keeps its target's dot, as external-dns does for SRV.
-        RData::SRV(s) => (RecordType::Srv, format!("{} {} {} {}", s.priority, s.weight, s.port, s.target.to_ascii())),
+        RData::SRV(s) => (
+            RecordType::Srv,
+            format!("{} {} {} {}", s.priority, s.weight, s.port, s.target.to_ascii()),
+        ),
         RData::MX(m) => (RecordType::Mx, format!("{} {}", m.preference, name_text(&m.exchange))),
         RData::NAPTR(n) => (RecordType::Naptr, n.to_string()),
-        RData::Unknown { code: WireType::DNAME, rdata } => {
+        RData::Unknown {
+            code: WireType::DNAME,
+            rdata,
+        } => {
             let mut dec = BinDecoder::new(&rdata.anything);
             (RecordType::Dname, name_text(&Name::read(&mut dec).ok()?))
         }
@@ -111,11 +131,13 @@ pub fn txt_value(chunks: &[Box<[u8]>]) -> String {
 /// A TXT target in canonical form: zone-file quoting undone when the whole target is quoted strings,
 /// otherwise unchanged.
 pub fn canonical_txt(target: &str) -> String {
-    if target.len() >= 2 && target.starts_with('"') && target.ends_with('"') {
-        if let Some(strings) = unquote(target) {
-            let bytes: Vec<u8> = strings.concat();
-            return String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
-        }
+    if target.len() >= 2
+        && target.starts_with('"')
+        && target.ends_with('"')
+        && let Some(strings) = unquote(target)
+    {
+        let bytes: Vec<u8> = strings.concat();
+        return String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
     }
     target.to_string()
 }
@@ -194,12 +216,30 @@ mod tests {
 
     #[test]
     fn targets_round_trip_through_record_data() {
-        assert_eq!(roundtrip(RecordType::A, "192.0.2.1"), Some((RecordType::A, "192.0.2.1".into())));
-        assert_eq!(roundtrip(RecordType::Aaaa, "2001:db8::1"), Some((RecordType::Aaaa, "2001:db8::1".into())));
-        assert_eq!(roundtrip(RecordType::Cname, "Web.Example.org."), Some((RecordType::Cname, "web.example.org".into())));
-        assert_eq!(roundtrip(RecordType::Ptr, "web.example.org"), Some((RecordType::Ptr, "web.example.org".into())));
-        assert_eq!(roundtrip(RecordType::Dname, "other.example"), Some((RecordType::Dname, "other.example".into())));
-        assert_eq!(roundtrip(RecordType::Mx, "10 mail.example.org"), Some((RecordType::Mx, "10 mail.example.org".into())));
+        assert_eq!(
+            roundtrip(RecordType::A, "192.0.2.1"),
+            Some((RecordType::A, "192.0.2.1".into()))
+        );
+        assert_eq!(
+            roundtrip(RecordType::Aaaa, "2001:db8::1"),
+            Some((RecordType::Aaaa, "2001:db8::1".into()))
+        );
+        assert_eq!(
+            roundtrip(RecordType::Cname, "Web.Example.org."),
+            Some((RecordType::Cname, "web.example.org".into()))
+        );
+        assert_eq!(
+            roundtrip(RecordType::Ptr, "web.example.org"),
+            Some((RecordType::Ptr, "web.example.org".into()))
+        );
+        assert_eq!(
+            roundtrip(RecordType::Dname, "other.example"),
+            Some((RecordType::Dname, "other.example".into()))
+        );
+        assert_eq!(
+            roundtrip(RecordType::Mx, "10 mail.example.org"),
+            Some((RecordType::Mx, "10 mail.example.org".into()))
+        );
     }
 
     #[test]
@@ -224,7 +264,10 @@ mod tests {
 
     #[test]
     fn quoted_txt_targets_are_unquoted_and_plain_ones_kept() {
-        assert_eq!(canonical_txt("\"heritage=external-dns,external-dns/owner=x\""), "heritage=external-dns,external-dns/owner=x");
+        assert_eq!(
+            canonical_txt("\"heritage=external-dns,external-dns/owner=x\""),
+            "heritage=external-dns,external-dns/owner=x"
+        );
         assert_eq!(canonical_txt("\"v=DKIM1; k=rsa; \" \"p=MIG\""), "v=DKIM1; k=rsa; p=MIG");
         assert_eq!(canonical_txt(r#""say \"hi\" \065""#), "say \"hi\" A");
         assert_eq!(canonical_txt("v=spf1 -all"), "v=spf1 -all");

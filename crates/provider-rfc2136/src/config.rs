@@ -153,7 +153,11 @@ impl Rfc2136Config {
             .iter()
             .map(|h| {
                 let h = h.trim_start_matches('[').trim_end_matches(']');
-                if h.contains(':') { format!("[{h}]:{port}") } else { format!("{h}:{port}") }
+                if h.contains(':') {
+                    format!("[{h}]:{port}")
+                } else {
+                    format!("{h}:{port}")
+                }
             })
             .collect();
 
@@ -168,7 +172,9 @@ impl Rfc2136Config {
             }
         }
         if zones.is_empty() {
-            return Err(ConfigError("--rfc2136-zone is required: name every zone extdns may update".into()));
+            return Err(ConfigError(
+                "--rfc2136-zone is required: name every zone extdns may update".into(),
+            ));
         }
         zones.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
 
@@ -187,9 +193,14 @@ impl Rfc2136Config {
                 .decode(self.tsig_secret.trim())
                 .map_err(|e| ConfigError(format!("--rfc2136-tsig-secret is not valid base64: {e}")))?;
             if secret.is_empty() {
-                return Err(ConfigError("--rfc2136-tsig-secret is required unless --rfc2136-insecure is set".into()));
+                return Err(ConfigError(
+                    "--rfc2136-tsig-secret is required unless --rfc2136-insecure is set".into(),
+                ));
             }
-            Some(Key::new(self.tsig_keyname.trim(), alg, secret).map_err(|e| ConfigError(format!("--rfc2136-tsig-keyname: {e}")))?)
+            Some(
+                Key::new(self.tsig_keyname.trim(), alg, secret)
+                    .map_err(|e| ConfigError(format!("--rfc2136-tsig-keyname: {e}")))?,
+            )
         };
 
         let min_ttl = u32::try_from(self.min_ttl.as_secs())
@@ -200,7 +211,9 @@ impl Rfc2136Config {
         if let Some(tls) = &self.tls
             && tls.client_cert.is_some() != tls.client_key.is_some()
         {
-            return Err(ConfigError("--tls-client-cert and --tls-client-cert-key must be given together".into()));
+            return Err(ConfigError(
+                "--tls-client-cert and --tls-client-cert-key must be given together".into(),
+            ));
         }
 
         Ok(Settings {
@@ -212,7 +225,11 @@ impl Rfc2136Config {
             batch_change_size: self.batch_change_size,
             load_balancing: self.load_balancing,
             tls: self.tls.clone(),
-            timeout: if self.timeout.is_zero() { Duration::from_secs(10) } else { self.timeout },
+            timeout: if self.timeout.is_zero() {
+                Duration::from_secs(10)
+            } else {
+                self.timeout
+            },
         })
     }
 }
@@ -242,49 +259,114 @@ mod tests {
 
     #[test]
     fn gss_tsig_is_rejected_at_startup_naming_kerberos() {
-        let e = err(Rfc2136Config { gss_tsig: true, ..base() });
+        let e = err(Rfc2136Config {
+            gss_tsig: true,
+            ..base()
+        });
         assert!(e.contains("--rfc2136-gss-tsig") && e.contains("Kerberos"), "{e}");
     }
 
     #[test]
     fn an_unknown_tsig_algorithm_is_rejected_unless_insecure() {
-        let e = err(Rfc2136Config { tsig_secret_alg: "hmac-md5".into(), ..base() });
+        let e = err(Rfc2136Config {
+            tsig_secret_alg: "hmac-md5".into(),
+            ..base()
+        });
         assert!(e.contains("--rfc2136-tsig-secret-alg"), "{e}");
-        assert!(Rfc2136Config { tsig_secret_alg: "".into(), insecure: true, ..base() }.validate().is_ok());
+        assert!(
+            Rfc2136Config {
+                tsig_secret_alg: "".into(),
+                insecure: true,
+                ..base()
+            }
+            .validate()
+            .is_ok()
+        );
     }
 
     #[test]
     fn all_five_external_dns_algorithms_are_accepted() {
         for alg in ["hmac-sha1", "hmac-sha224", "hmac-sha256", "hmac-sha384", "hmac-sha512"] {
-            assert!(Rfc2136Config { tsig_secret_alg: alg.into(), ..base() }.validate().is_ok(), "{alg}");
+            assert!(
+                Rfc2136Config {
+                    tsig_secret_alg: alg.into(),
+                    ..base()
+                }
+                .validate()
+                .is_ok(),
+                "{alg}"
+            );
         }
     }
 
     #[test]
     fn batch_change_size_must_be_positive() {
-        assert!(err(Rfc2136Config { batch_change_size: 0, ..base() }).contains("--rfc2136-batch-change-size"));
+        assert!(
+            err(Rfc2136Config {
+                batch_change_size: 0,
+                ..base()
+            })
+            .contains("--rfc2136-batch-change-size")
+        );
     }
 
     #[test]
     fn a_secret_that_is_not_base64_names_the_flag() {
-        assert!(err(Rfc2136Config { tsig_secret: "not base64!".into(), ..base() }).contains("--rfc2136-tsig-secret"));
+        assert!(
+            err(Rfc2136Config {
+                tsig_secret: "not base64!".into(),
+                ..base()
+            })
+            .contains("--rfc2136-tsig-secret")
+        );
     }
 
     #[test]
     fn zones_are_required_normalised_and_sorted_longest_first() {
-        assert!(err(Rfc2136Config { zones: vec![], ..base() }).contains("--rfc2136-zone"));
-        let s = Rfc2136Config { zones: vec!["Example.org.".into(), "k8s.example.org".into()], ..base() }.validate();
+        assert!(
+            err(Rfc2136Config {
+                zones: vec![],
+                ..base()
+            })
+            .contains("--rfc2136-zone")
+        );
+        let s = Rfc2136Config {
+            zones: vec!["Example.org.".into(), "k8s.example.org".into()],
+            ..base()
+        }
+        .validate();
         let zones = s.map(|s| s.zones).unwrap_or_default();
         assert_eq!(zones, vec!["k8s.example.org".to_string(), "example.org".to_string()]);
     }
 
     #[test]
     fn hosts_get_the_port_and_ipv6_brackets() {
-        let s = Rfc2136Config { hosts: vec!["ns1".into(), "::1".into(), "".into()], ..base() }.validate();
-        assert_eq!(s.map(|s| s.servers).unwrap_or_default(), vec!["ns1:5353".to_string(), "[::1]:5353".to_string()]);
-        let tls = Rfc2136Config { port: 0, tls: Some(TlsOptions::default()), ..base() }.validate();
-        assert_eq!(tls.map(|s| s.servers).unwrap_or_default(), vec!["127.0.0.1:853".to_string()]);
-        assert!(err(Rfc2136Config { hosts: vec![String::new()], ..base() }).contains("--rfc2136-host"));
+        let s = Rfc2136Config {
+            hosts: vec!["ns1".into(), "::1".into(), "".into()],
+            ..base()
+        }
+        .validate();
+        assert_eq!(
+            s.map(|s| s.servers).unwrap_or_default(),
+            vec!["ns1:5353".to_string(), "[::1]:5353".to_string()]
+        );
+        let tls = Rfc2136Config {
+            port: 0,
+            tls: Some(TlsOptions::default()),
+            ..base()
+        }
+        .validate();
+        assert_eq!(
+            tls.map(|s| s.servers).unwrap_or_default(),
+            vec!["127.0.0.1:853".to_string()]
+        );
+        assert!(
+            err(Rfc2136Config {
+                hosts: vec![String::new()],
+                ..base()
+            })
+            .contains("--rfc2136-host")
+        );
     }
 
     #[test]

@@ -30,6 +30,9 @@ use client::{ExchangeError, Session};
 use config::Settings;
 use transport::{ServerPicker, TlsConnector};
 
+/// Character-strings of TXT records keyed by (owner name, canonical value).
+type TxtWire = HashMap<(String, String), Vec<Vec<u8>>>;
+
 /// The provider. Cheap to share: `Arc<Rfc2136Provider>` as `Arc<dyn Provider>`.
 pub struct Rfc2136Provider {
     settings: Settings,
@@ -39,7 +42,7 @@ pub struct Rfc2136Provider {
     tls: Option<TlsConnector>,
     /// TXT records whose character-strings are split differently from how we would write them, keyed by
     /// (name, canonical value), from the last read: deletes must match the record byte for byte.
-    txt_wire: Mutex<HashMap<(String, String), Vec<Vec<u8>>>>,
+    txt_wire: Mutex<TxtWire>,
 }
 
 impl std::fmt::Debug for Rfc2136Provider {
@@ -99,23 +102,34 @@ impl Rfc2136Provider {
         self.settings
             .zones
             .iter()
-            .find(|z| n == **z || (n.len() > z.len() && n.ends_with(z.as_str()) && n.as_bytes()[n.len() - z.len() - 1] == b'.'))
+            .find(|z| {
+                n == **z
+                    || (n.len() > z.len() && n.ends_with(z.as_str()) && n.as_bytes()[n.len() - z.len() - 1] == b'.')
+            })
             .map(String::as_str)
     }
 
     fn session<'a>(&'a self, picker: &'a ServerPicker) -> Session<'a> {
-        Session::new(picker, self.tls.as_ref(), self.settings.key.as_ref(), self.settings.timeout)
+        Session::new(
+            picker,
+            self.tls.as_ref(),
+            self.settings.key.as_ref(),
+            self.settings.timeout,
+        )
     }
 
     /// The TTL written for an endpoint: its own when set, raised to `--rfc2136-min-ttl`.
     fn write_ttl(&self, ttl: Ttl) -> u32 {
-        let own = if ttl.is_configured() { u32::try_from(ttl.0.min(i64::from(i32::MAX))).unwrap_or(0) } else { 0 };
+        let own = if ttl.is_configured() {
+            u32::try_from(ttl.0.min(i64::from(i32::MAX))).unwrap_or(0)
+        } else {
+            0
+        };
         own.max(self.settings.min_ttl)
     }
 
-    fn records_of(&self, ep: &Endpoint, ttl: u32, class: DNSClass) -> Result<Vec<Record>, String> {
+    fn records_of(&self, wire: &TxtWire, ep: &Endpoint, ttl: u32, class: DNSClass) -> Result<Vec<Record>, String> {
         let owner = codec::name(&ep.dns_name)?;
-        let wire = self.txt_wire.lock().map(|m| m.clone()).unwrap_or_default();
         let mut out = Vec::with_capacity(ep.targets.len());
         for target in ep.targets.iter() {
             let data = match (&ep.record_type, class) {
@@ -144,9 +158,15 @@ impl Rfc2136Provider {
     /// then creates, so that replacing an A record by a CNAME of the same name works within one batch.
     fn units(&self, changes: &Changes, failures: &mut Vec<ChangeFailure>) -> BTreeMap<usize, Vec<Unit>> {
         let mut by_zone: BTreeMap<usize, Vec<Unit>> = BTreeMap::new();
+        let wire = match self.txt_wire.lock() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        };
         let mut push = |ep: &Endpoint, built: Result<Vec<Record>, String>| {
             let label = Self::label(ep);
-            let zone = self.zone_for(&ep.dns_name).and_then(|z| self.settings.zones.iter().position(|x| x == z));
+            let zone = self
+                .zone_for(&ep.dns_name)
+                .and_then(|z| self.settings.zones.iter().position(|x| x == z));
             match (zone, built) {
                 (None, _) => failures.push(ChangeFailure {
                     record: label,
@@ -160,11 +180,11 @@ impl Rfc2136Provider {
             }
         };
         for ep in &changes.delete {
-            push(ep, self.records_of(ep, 0, DNSClass::NONE));
+            push(ep, self.records_of(&wire, ep, 0, DNSClass::NONE));
         }
         for (old, new) in changes.update_old.iter().zip(&changes.update_new) {
-            let built = self.records_of(old, 0, DNSClass::NONE).and_then(|mut dels| {
-                dels.extend(self.records_of(new, self.write_ttl(new.record_ttl), DNSClass::IN)?);
+            let built = self.records_of(&wire, old, 0, DNSClass::NONE).and_then(|mut dels| {
+                dels.extend(self.records_of(&wire, new, self.write_ttl(new.record_ttl), DNSClass::IN)?);
                 Ok(dels)
             });
             push(new, built);
@@ -177,7 +197,10 @@ impl Rfc2136Provider {
             );
         }
         for ep in &changes.create {
-            push(ep, self.records_of(ep, self.write_ttl(ep.record_ttl), DNSClass::IN));
+            push(
+                ep,
+                self.records_of(&wire, ep, self.write_ttl(ep.record_ttl), DNSClass::IN),
+            );
         }
         by_zone
     }
@@ -238,7 +261,12 @@ fn zone_text(zone: &Name) -> String {
 }
 
 fn auth_error(server: &str, p: &Rfc2136Provider, detail: &str) -> ProviderError {
-    let key = p.settings.key.as_ref().map(|k| format!("{} ({})", k.name(), k.algorithm())).unwrap_or_default();
+    let key = p
+        .settings
+        .key
+        .as_ref()
+        .map(|k| format!("{} ({})", k.name(), k.algorithm()))
+        .unwrap_or_default();
     ProviderError::Auth(format!(
         "{server} rejected TSIG key {key}: {detail}; check --rfc2136-tsig-keyname, --rfc2136-tsig-secret and \
          --rfc2136-tsig-secret-alg against the server's key"
@@ -254,7 +282,7 @@ impl Provider for Rfc2136Provider {
         let mut session = self.session(&self.transfers);
         let mut endpoints: Vec<Endpoint> = Vec::new();
         let mut index: HashMap<(String, RecordType), usize> = HashMap::new();
-        let mut wire: HashMap<(String, String), Vec<Vec<u8>>> = HashMap::new();
+        let mut wire: TxtWire = HashMap::new();
         for (zone, zone_name) in self.settings.zones.iter().zip(&self.zone_names) {
             let records = match session.axfr(zone_name).await {
                 Ok(r) => r,
@@ -272,7 +300,9 @@ impl Provider for Rfc2136Provider {
                     )));
                 }
                 Err(ExchangeError::BadAnswer { server, detail }) => {
-                    return Err(ProviderError::Other(format!("zone transfer of {zone} from {server}: {detail}")));
+                    return Err(ProviderError::Other(format!(
+                        "zone transfer of {zone} from {server}: {detail}"
+                    )));
                 }
             };
             for r in records {
@@ -284,7 +314,9 @@ impl Provider for Rfc2136Provider {
                 if rtype == WireType::SOA || (rtype == WireType::NS && r.name.eq_ignore_root_case(zone_name)) {
                     continue;
                 }
-                let Some((rt, target)) = codec::target(&r.data) else { continue };
+                let Some((rt, target)) = codec::target(&r.data) else {
+                    continue;
+                };
                 let name = codec::name_text(&r.name);
                 if let RData::TXT(t) = &r.data {
                     let chunks: Vec<Vec<u8>> = t.txt_data.iter().map(|c| c.to_vec()).collect();
@@ -320,7 +352,11 @@ impl Provider for Rfc2136Provider {
                 self.send_split(&mut session, zone, batch, &mut failures).await?;
             }
         }
-        if failures.is_empty() { Ok(()) } else { Err(ProviderError::Partial { failures }) }
+        if failures.is_empty() {
+            Ok(())
+        } else {
+            Err(ProviderError::Partial { failures })
+        }
     }
 
     /// Desired endpoints as they will read back: TXT targets unquoted, TTLs raised to `--rfc2136-min-ttl`,
@@ -332,7 +368,10 @@ impl Provider for Rfc2136Provider {
                     *t = codec::canonical_txt(t);
                 }
             }
-            if self.settings.min_ttl > 0 && ep.record_ttl.is_configured() && ep.record_ttl.0 < i64::from(self.settings.min_ttl) {
+            if self.settings.min_ttl > 0
+                && ep.record_ttl.is_configured()
+                && ep.record_ttl.0 < i64::from(self.settings.min_ttl)
+            {
                 ep.record_ttl = Ttl(i64::from(self.settings.min_ttl));
             }
         }
@@ -382,14 +421,24 @@ mod tests {
         let a = Endpoint::new("a.example.org", RecordType::A, ["192.0.2.1"]);
         let b = Endpoint::new("b.k8s.example.org", RecordType::A, ["192.0.2.2"]);
         let c = Endpoint::new("a.example.org", RecordType::Cname, ["b.k8s.example.org"]);
-        let changes = Changes { create: vec![c, b.clone()], delete: vec![a], ..Changes::default() };
+        let changes = Changes {
+            create: vec![c, b.clone()],
+            delete: vec![a],
+            ..Changes::default()
+        };
         let mut failures = Vec::new();
         let units = p.units(&changes, &mut failures);
         assert!(failures.is_empty(), "{failures:?}");
-        let labels: Vec<Vec<String>> = units.values().map(|us| us.iter().map(|u| u.label.clone()).collect()).collect();
+        let labels: Vec<Vec<String>> = units
+            .values()
+            .map(|us| us.iter().map(|u| u.label.clone()).collect())
+            .collect();
         assert_eq!(
             labels,
-            vec![vec!["b.k8s.example.org A".to_string()], vec!["a.example.org A".into(), "a.example.org CNAME".into()]]
+            vec![
+                vec!["b.k8s.example.org A".to_string()],
+                vec!["a.example.org A".into(), "a.example.org CNAME".into()]
+            ]
         );
     }
 
@@ -425,7 +474,11 @@ mod tests {
         let p = provider(&["example.org"]);
         let old = Endpoint::new("w.example.org", RecordType::A, ["192.0.2.1"]).with_ttl(Ttl(300));
         let new = Endpoint::new("w.example.org", RecordType::A, ["192.0.2.2"]).with_ttl(Ttl(600));
-        let changes = Changes { update_old: vec![old], update_new: vec![new], ..Changes::default() };
+        let changes = Changes {
+            update_old: vec![old],
+            update_new: vec![new],
+            ..Changes::default()
+        };
         let mut failures = Vec::new();
         let units = p.units(&changes, &mut failures);
         let u = &units[&0][0];

@@ -40,8 +40,18 @@ pub struct Connection {
 impl Connection {
     pub async fn open(server: &str, tls: Option<&TlsConnector>, limit: Duration) -> Result<Connection, TransportError> {
         let tcp = match timeout(limit, TcpStream::connect(server)).await {
-            Err(_) => return Err(TransportError::Timeout { server: server.into(), secs: limit.as_secs() }),
-            Ok(Err(e)) => return Err(TransportError::Connect { server: server.into(), detail: e.to_string() }),
+            Err(_) => {
+                return Err(TransportError::Timeout {
+                    server: server.into(),
+                    secs: limit.as_secs(),
+                });
+            }
+            Ok(Err(e)) => {
+                return Err(TransportError::Connect {
+                    server: server.into(),
+                    detail: e.to_string(),
+                });
+            }
             Ok(Ok(s)) => s,
         };
         let _ = tcp.set_nodelay(true);
@@ -53,15 +63,27 @@ impl Connection {
                 let name = ServerName::try_from(host.to_string())
                     .map_err(|e| TransportError::Tls(format!("{host} is not a valid TLS server name: {e}")))?;
                 match timeout(limit, tls.0.connect(name, tcp)).await {
-                    Err(_) => return Err(TransportError::Timeout { server: server.into(), secs: limit.as_secs() }),
+                    Err(_) => {
+                        return Err(TransportError::Timeout {
+                            server: server.into(),
+                            secs: limit.as_secs(),
+                        });
+                    }
                     Ok(Err(e)) => {
-                        return Err(TransportError::Connect { server: server.into(), detail: format!("TLS: {e}") });
+                        return Err(TransportError::Connect {
+                            server: server.into(),
+                            detail: format!("TLS: {e}"),
+                        });
                     }
                     Ok(Ok(s)) => Box::new(s),
                 }
             }
         };
-        Ok(Connection { server: server.into(), stream, timeout: limit })
+        Ok(Connection {
+            server: server.into(),
+            stream,
+            timeout: limit,
+        })
     }
 
     pub async fn send(&mut self, wire: &[u8]) -> Result<(), TransportError> {
@@ -77,8 +99,14 @@ impl Connection {
             self.stream.flush().await
         };
         match timeout(self.timeout, write).await {
-            Err(_) => Err(TransportError::Timeout { server: self.server.clone(), secs: self.timeout.as_secs() }),
-            Ok(Err(e)) => Err(TransportError::Io { server: self.server.clone(), detail: e.to_string() }),
+            Err(_) => Err(TransportError::Timeout {
+                server: self.server.clone(),
+                secs: self.timeout.as_secs(),
+            }),
+            Ok(Err(e)) => Err(TransportError::Io {
+                server: self.server.clone(),
+                detail: e.to_string(),
+            }),
             Ok(Ok(())) => Ok(()),
         }
     }
@@ -92,8 +120,14 @@ impl Connection {
             Ok::<_, std::io::Error>(buf)
         };
         match timeout(self.timeout, read).await {
-            Err(_) => Err(TransportError::Timeout { server: self.server.clone(), secs: self.timeout.as_secs() }),
-            Ok(Err(e)) => Err(TransportError::Io { server: self.server.clone(), detail: e.to_string() }),
+            Err(_) => Err(TransportError::Timeout {
+                server: self.server.clone(),
+                secs: self.timeout.as_secs(),
+            }),
+            Ok(Err(e)) => Err(TransportError::Io {
+                server: self.server.clone(),
+                detail: e.to_string(),
+            }),
             Ok(Ok(b)) => Ok(b),
         }
     }
@@ -110,7 +144,9 @@ impl TlsConnector {
             .with_protocol_versions(&[&rustls::version::TLS13])
             .map_err(|e| TransportError::Tls(e.to_string()))?;
         let builder = if opts.skip_verify {
-            builder.dangerous().with_custom_certificate_verifier(Arc::new(NoVerify(provider)))
+            builder
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(NoVerify(provider)))
         } else {
             let mut roots = rustls::RootCertStore::empty();
             match &opts.ca_file {
@@ -118,7 +154,8 @@ impl TlsConnector {
                     for cert in CertificateDer::pem_file_iter(path)
                         .map_err(|e| TransportError::Tls(format!("--tls-ca {}: {e}", path.display())))?
                     {
-                        let cert = cert.map_err(|e| TransportError::Tls(format!("--tls-ca {}: {e}", path.display())))?;
+                        let cert =
+                            cert.map_err(|e| TransportError::Tls(format!("--tls-ca {}: {e}", path.display())))?;
                         roots
                             .add(cert)
                             .map_err(|e| TransportError::Tls(format!("--tls-ca {}: {e}", path.display())))?;
@@ -139,7 +176,9 @@ impl TlsConnector {
                     .map_err(|e| TransportError::Tls(format!("--tls-client-cert {}: {e}", cert.display())))?;
                 let key = PrivateKeyDer::from_pem_file(key)
                     .map_err(|e| TransportError::Tls(format!("--tls-client-cert-key {}: {e}", key.display())))?;
-                builder.with_client_auth_cert(chain, key).map_err(|e| TransportError::Tls(e.to_string()))?
+                builder
+                    .with_client_auth_cert(chain, key)
+                    .map_err(|e| TransportError::Tls(e.to_string()))?
             }
             _ => builder.with_no_client_auth(),
         };
@@ -197,7 +236,11 @@ pub struct ServerPicker {
 
 impl ServerPicker {
     pub fn new(servers: Vec<String>, strategy: LoadBalancing) -> Self {
-        ServerPicker { servers, strategy, cursor: AtomicUsize::new(0) }
+        ServerPicker {
+            servers,
+            strategy,
+            cursor: AtomicUsize::new(0),
+        }
     }
 
     pub fn len(&self) -> usize {

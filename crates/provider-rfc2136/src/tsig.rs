@@ -28,8 +28,13 @@ pub enum Algorithm {
 }
 
 impl Algorithm {
-    pub const ALL: [Algorithm; 5] =
-        [Algorithm::HmacSha1, Algorithm::HmacSha224, Algorithm::HmacSha256, Algorithm::HmacSha384, Algorithm::HmacSha512];
+    pub const ALL: [Algorithm; 5] = [
+        Algorithm::HmacSha1,
+        Algorithm::HmacSha224,
+        Algorithm::HmacSha256,
+        Algorithm::HmacSha384,
+        Algorithm::HmacSha512,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -90,9 +95,15 @@ impl FromStr for Algorithm {
         Algorithm::ALL.into_iter().find(|a| a.as_str() == lower).ok_or_else(|| {
             let names: Vec<&str> = Algorithm::ALL.iter().map(|a| a.as_str()).collect();
             if lower == "hmac-md5" || lower == "hmac-md5.sig-alg.reg.int" {
-                format!("{s} is not supported TSIG algorithm: hmac-md5 is insecure; use one of {}", names.join(", "))
+                format!(
+                    "{s} is not supported TSIG algorithm: hmac-md5 is insecure; use one of {}",
+                    names.join(", ")
+                )
             } else {
-                format!("{s:?} is not supported TSIG algorithm (use one of {})", names.join(", "))
+                format!(
+                    "{s:?} is not supported TSIG algorithm (use one of {})",
+                    names.join(", ")
+                )
             }
         })
     }
@@ -133,7 +144,10 @@ pub struct Key {
 
 impl fmt::Debug for Key {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Key").field("name", &self.name).field("algorithm", &self.algorithm).finish_non_exhaustive()
+        f.debug_struct("Key")
+            .field("name", &self.name)
+            .field("algorithm", &self.algorithm)
+            .finish_non_exhaustive()
     }
 }
 
@@ -141,7 +155,11 @@ impl Key {
     pub fn new(name: &str, algorithm: Algorithm, secret: Vec<u8>) -> Result<Key, String> {
         let mut n = Name::from_ascii(name).map_err(|e| format!("invalid TSIG key name {name:?}: {e}"))?;
         n.set_fqdn(true);
-        Ok(Key { name: n.to_lowercase(), algorithm, secret })
+        Ok(Key {
+            name: n.to_lowercase(),
+            algorithm,
+            secret,
+        })
     }
 
     /// The key name as the user wrote it, for messages.
@@ -156,7 +174,15 @@ impl Key {
     /// Sign `message` (which must not be changed afterwards) and return its wire form and the request MAC
     /// that the response's MAC chains from.
     pub fn sign(&self, message: &mut Message, now: u64) -> Result<(Vec<u8>, Vec<u8>), String> {
-        let stub = TSIG::new(self.algorithm.hickory(), now, FUDGE, Vec::new(), message.metadata.id, None, Vec::new());
+        let stub = TSIG::new(
+            self.algorithm.hickory(),
+            now,
+            FUDGE,
+            Vec::new(),
+            message.metadata.id,
+            None,
+            Vec::new(),
+        );
         let tbs = message_tbs(&*message, &stub, &self.name).map_err(|e| e.to_string())?;
         let mac = self.algorithm.mac(&self.secret, &tbs);
         message.set_signature(Box::new(make_tsig_record(self.name.clone(), stub.set_mac(mac.clone()))));
@@ -187,7 +213,13 @@ pub struct Verifier<'k> {
 
 impl<'k> Verifier<'k> {
     pub fn new(key: &'k Key, request_mac: Vec<u8>, now: u64) -> Self {
-        Verifier { key, previous_mac: request_mac, unsigned: Vec::new(), first: true, now }
+        Verifier {
+            key,
+            previous_mac: request_mac,
+            unsigned: Vec::new(),
+            first: true,
+            now,
+        }
     }
 
     /// Check one received message (its raw bytes). Returns whether it carried a signature; unsigned ones
@@ -195,7 +227,9 @@ impl<'k> Verifier<'k> {
     pub fn check(&mut self, wire: &[u8]) -> Result<bool, TsigFailure> {
         let Some(tsig_record) = read_tsig(wire)? else {
             if self.first {
-                return Err(TsigFailure::BadResponse("the first answer to a signed request is not signed".into()));
+                return Err(TsigFailure::BadResponse(
+                    "the first answer to a signed request is not signed".into(),
+                ));
             }
             self.unsigned.extend_from_slice(wire);
             return Ok(false);
@@ -211,7 +245,10 @@ impl<'k> Verifier<'k> {
             )));
         }
         if tsig.mac.len() != self.key.algorithm.mac_len() {
-            return Err(TsigFailure::BadResponse(format!("the answer's MAC has {} bytes", tsig.mac.len())));
+            return Err(TsigFailure::BadResponse(format!(
+                "the answer's MAC has {} bytes",
+                tsig.mac.len()
+            )));
         }
         let (body, _) = hickory_proto::rr::rdata::tsig::signed_bitmessage_to_buf(wire, None, self.first)
             .map_err(|e| TsigFailure::BadResponse(format!("cannot read the answer's signature: {e}")))?;
@@ -222,7 +259,9 @@ impl<'k> Verifier<'k> {
         tbs.extend_from_slice(&body);
         let expected = self.key.algorithm.mac(&self.key.secret, &tbs);
         if !same_mac(&expected, &tsig.mac) {
-            return Err(TsigFailure::BadResponse("the answer's signature does not match our key".into()));
+            return Err(TsigFailure::BadResponse(
+                "the answer's signature does not match our key".into(),
+            ));
         }
         if tsig.time.abs_diff(self.now) > u64::from(tsig.fudge.max(FUDGE)) {
             return Err(TsigFailure::BadResponse(format!(
@@ -257,7 +296,10 @@ fn read_tsig(wire: &[u8]) -> Result<Option<Box<hickory_proto::rr::Record<TSIG>>>
 
 /// Seconds since the epoch, for TSIG's time-signed field.
 pub fn unix_now() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -283,8 +325,10 @@ mod tests {
         for alg in Algorithm::ALL {
             assert_eq!(alg.mac(b"k", b"data").len(), alg.mac_len(), "{alg}");
         }
-        assert_eq!(hex(&Algorithm::HmacSha256.mac(b"Jefe", b"what do ya want for nothing?")),
-            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+        assert_eq!(
+            hex(&Algorithm::HmacSha256.mac(b"Jefe", b"what do ya want for nothing?")),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
     }
 
     #[test]
@@ -310,11 +354,23 @@ mod tests {
         let Some(key) = key else { panic!("key") };
         let now = 1_700_000_000;
         let mut request = Message::query();
-        let Ok((_, request_mac)) = key.sign(&mut request, now) else { panic!("sign") };
+        let Ok((_, request_mac)) = key.sign(&mut request, now) else {
+            panic!("sign")
+        };
 
         let mut response = Message::response(request.metadata.id, hickory_proto::op::OpCode::Query);
-        let stub = TSIG::new(TsigAlgorithm::HmacSha224, now, FUDGE, Vec::new(), request.metadata.id, None, vec![]);
-        let Ok(body) = message_tbs(&response, &stub, &key.name) else { panic!("tbs") };
+        let stub = TSIG::new(
+            TsigAlgorithm::HmacSha224,
+            now,
+            FUDGE,
+            Vec::new(),
+            request.metadata.id,
+            None,
+            vec![],
+        );
+        let Ok(body) = message_tbs(&response, &stub, &key.name) else {
+            panic!("tbs")
+        };
         let mut tbs = (request_mac.len() as u16).to_be_bytes().to_vec();
         tbs.extend_from_slice(&request_mac);
         tbs.extend_from_slice(&body);
@@ -332,12 +388,25 @@ mod tests {
 
     #[test]
     fn a_badsig_answer_is_reported_as_a_rejected_key() {
-        let Ok(key) = Key::new("externaldns-key", Algorithm::HmacSha256, b"x".to_vec()) else { panic!("key") };
+        let Ok(key) = Key::new("externaldns-key", Algorithm::HmacSha256, b"x".to_vec()) else {
+            panic!("key")
+        };
         let mut response = Message::response(7, hickory_proto::op::OpCode::Update);
-        let tsig = TSIG::new(TsigAlgorithm::HmacSha256, 5, FUDGE, vec![], 7, Some(TsigError::BadSig), vec![]);
+        let tsig = TSIG::new(
+            TsigAlgorithm::HmacSha256,
+            5,
+            FUDGE,
+            vec![],
+            7,
+            Some(TsigError::BadSig),
+            vec![],
+        );
         response.set_signature(Box::new(make_tsig_record(key.name.clone(), tsig)));
         let Ok(wire) = response.to_vec() else { panic!("encode") };
         let got = Verifier::new(&key, vec![1; 32], 5).check(&wire);
-        assert!(matches!(&got, Err(TsigFailure::Rejected(m)) if m.contains("BADSIG")), "{got:?}");
+        assert!(
+            matches!(&got, Err(TsigFailure::Rejected(m)) if m.contains("BADSIG")),
+            "{got:?}"
+        );
     }
 }

@@ -1,0 +1,450 @@
+//! The provider against real BIND 9 and Knot servers on 127.0.0.1: what it writes is read back with `dig`.
+
+mod support;
+
+use std::time::Duration;
+
+use extdns_endpoint::{Changes, Endpoint, RecordType, Ttl};
+use extdns_provider::{Provider, ProviderError};
+use extdns_provider_rfc2136::{Rfc2136Config, Rfc2136Provider};
+use support::{DnsServer, ExtraKey, KEY_NAME, Kind, SECRET, WRONG_SECRET, Zone};
+
+fn config(server: &DnsServer, zones: &[&str]) -> Rfc2136Config {
+    Rfc2136Config {
+        hosts: vec!["127.0.0.1".into()],
+        port: server.port,
+        zones: zones.iter().map(|z| z.to_string()).collect(),
+        tsig_keyname: KEY_NAME.into(),
+        tsig_secret: SECRET.into(),
+        tsig_secret_alg: "hmac-sha256".into(),
+        axfr: true,
+        timeout: Duration::from_secs(5),
+        ..Rfc2136Config::default()
+    }
+}
+
+fn provider(c: &Rfc2136Config) -> Rfc2136Provider {
+    Rfc2136Provider::new(c).unwrap_or_else(|e| panic!("config rejected: {e}"))
+}
+
+fn ep(name: &str, rt: RecordType, targets: &[&str], ttl: i64) -> Endpoint {
+    Endpoint::new(name, rt, targets.iter().copied()).with_ttl(Ttl(ttl))
+}
+
+fn find<'a>(eps: &'a [Endpoint], name: &str, rt: RecordType) -> Option<&'a Endpoint> {
+    eps.iter().find(|e| e.dns_name == name && e.record_type == rt)
+}
+
+async fn records(p: &Rfc2136Provider) -> Vec<Endpoint> {
+    p.records().await.unwrap_or_else(|e| panic!("records: {e}"))
+}
+
+const HERITAGE: &str = "\"heritage=external-dns,external-dns/owner=default,external-dns/resource=service/default/web\"";
+
+async fn create_update_delete(kind: Kind) {
+    let server = DnsServer::start(kind, &[Zone::new("example.org"), Zone::new("2.0.192.in-addr.arpa")]);
+    let p = provider(&config(&server, &["example.org", "2.0.192.in-addr.arpa"]));
+    let long_txt = "x".repeat(300);
+    let created = vec![
+        ep("web.example.org", RecordType::A, &["192.0.2.10", "192.0.2.11"], 120),
+        ep("web.example.org", RecordType::Aaaa, &["2001:db8::10"], 120),
+        ep("alias.example.org", RecordType::Cname, &["web.example.org"], 120),
+        ep("web.example.org", RecordType::Txt, &[HERITAGE], 120),
+        ep("long.example.org", RecordType::Txt, &[long_txt.as_str()], 120),
+        ep(
+            "_http._tcp.example.org",
+            RecordType::Srv,
+            &["0 50 8080 web.example.org."],
+            120,
+        ),
+        ep("10.2.0.192.in-addr.arpa", RecordType::Ptr, &["web.example.org"], 120),
+    ];
+    let serial = server.serial("example.org");
+    p.apply_changes(&Changes {
+        create: created.clone(),
+        ..Changes::default()
+    })
+    .await
+    .unwrap_or_else(|e| panic!("create on {kind:?}: {e}\n{}", server.log()));
+
+    assert_eq!(server.dig("web.example.org", "A"), vec!["192.0.2.10", "192.0.2.11"]);
+    assert_eq!(server.dig("web.example.org", "AAAA"), vec!["2001:db8::10"]);
+    assert_eq!(server.dig("alias.example.org", "CNAME"), vec!["web.example.org."]);
+    assert_eq!(server.dig("web.example.org", "TXT"), vec![HERITAGE.to_string()]);
+    assert_eq!(
+        server.dig("long.example.org", "TXT"),
+        vec![format!("\"{}\" \"{}\"", "x".repeat(255), "x".repeat(45))]
+    );
+    assert_eq!(
+        server.dig("_http._tcp.example.org", "SRV"),
+        vec!["0 50 8080 web.example.org."]
+    );
+    assert_eq!(server.dig("10.2.0.192.in-addr.arpa", "PTR"), vec!["web.example.org."]);
+    assert_eq!(server.ttl("web.example.org", "A"), Some(120));
+    assert!(
+        server.serial("example.org") > serial,
+        "the SOA serial moves with an update"
+    );
+
+    // Reading back: what was written, canonical TXT, no SOA or apex NS.
+    let read = records(&p).await;
+    let a = find(&read, "web.example.org", RecordType::A).map(|e| (e.targets.clone(), e.record_ttl));
+    assert_eq!(
+        a,
+        Some((vec!["192.0.2.10".to_string(), "192.0.2.11".into()].into(), Ttl(120)))
+    );
+    let txt = find(&read, "web.example.org", RecordType::Txt).map(|e| e.targets.0.clone());
+    assert_eq!(txt, Some(vec![HERITAGE.trim_matches('"').to_string()]));
+    let long = find(&read, "long.example.org", RecordType::Txt).map(|e| e.targets.0.clone());
+    assert_eq!(long, Some(vec![long_txt.clone()]));
+    let srv = find(&read, "_http._tcp.example.org", RecordType::Srv).map(|e| e.targets.0.clone());
+    assert_eq!(srv, Some(vec!["0 50 8080 web.example.org.".to_string()]));
+    let ptr = find(&read, "10.2.0.192.in-addr.arpa", RecordType::Ptr).map(|e| e.targets.0.clone());
+    assert_eq!(ptr, Some(vec!["web.example.org".to_string()]));
+    assert!(
+        find(&read, "ns1.example.org", RecordType::A).is_some(),
+        "other records are listed"
+    );
+    assert!(
+        !read
+            .iter()
+            .any(|e| e.record_type == RecordType::Ns && e.dns_name == "example.org"),
+        "apex NS excluded"
+    );
+    assert!(!read.iter().any(|e| e.record_type.as_str() == "SOA"), "SOA excluded");
+
+    // Update: new targets, a new TTL, a new TXT value; old sides come from what was read.
+    let old: Vec<Endpoint> = ["web.example.org"]
+        .iter()
+        .flat_map(|n| [RecordType::A, RecordType::Txt].map(|t| find(&read, n, t).cloned()))
+        .flatten()
+        .chain(find(&read, "alias.example.org", RecordType::Cname).cloned())
+        .chain(find(&read, "_http._tcp.example.org", RecordType::Srv).cloned())
+        .collect();
+    let new = vec![
+        ep("web.example.org", RecordType::A, &["192.0.2.20"], 600),
+        ep(
+            "web.example.org",
+            RecordType::Txt,
+            &["\"heritage=external-dns,external-dns/owner=other\""],
+            600,
+        ),
+        ep("alias.example.org", RecordType::Cname, &["other.example.org"], 600),
+        ep(
+            "_http._tcp.example.org",
+            RecordType::Srv,
+            &["10 60 9090 web.example.org."],
+            600,
+        ),
+    ];
+    assert_eq!(old.len(), new.len());
+    p.apply_changes(&Changes {
+        update_old: old,
+        update_new: new,
+        ..Changes::default()
+    })
+    .await
+    .unwrap_or_else(|e| panic!("update on {kind:?}: {e}"));
+    assert_eq!(server.dig("web.example.org", "A"), vec!["192.0.2.20"]);
+    assert_eq!(server.ttl("web.example.org", "A"), Some(600));
+    assert_eq!(
+        server.dig("web.example.org", "TXT"),
+        vec!["\"heritage=external-dns,external-dns/owner=other\""]
+    );
+    assert_eq!(server.dig("alias.example.org", "CNAME"), vec!["other.example.org."]);
+    assert_eq!(
+        server.dig("_http._tcp.example.org", "SRV"),
+        vec!["10 60 9090 web.example.org."]
+    );
+
+    // Delete everything that was created, as read back.
+    let read = records(&p).await;
+    let delete: Vec<Endpoint> = read.into_iter().filter(|e| !e.dns_name.starts_with("ns1.")).collect();
+    assert_eq!(delete.len(), created.len());
+    p.apply_changes(&Changes {
+        delete,
+        ..Changes::default()
+    })
+    .await
+    .unwrap_or_else(|e| panic!("delete: {e}"));
+    for (name, t) in [
+        ("web.example.org", "A"),
+        ("web.example.org", "AAAA"),
+        ("web.example.org", "TXT"),
+        ("long.example.org", "TXT"),
+        ("alias.example.org", "CNAME"),
+        ("_http._tcp.example.org", "SRV"),
+        ("10.2.0.192.in-addr.arpa", "PTR"),
+    ] {
+        assert_eq!(server.dig(name, t), Vec::<String>::new(), "{name} {t} deleted");
+    }
+    let left: Vec<String> = records(&p)
+        .await
+        .iter()
+        .map(|e| format!("{} {}", e.dns_name, e.record_type))
+        .collect();
+    assert_eq!(
+        left,
+        vec!["ns1.2.0.192.in-addr.arpa A", "ns1.example.org A"],
+        "zones are read longest first"
+    );
+}
+
+async fn wrong_key_changes_nothing(kind: Kind) {
+    let server = DnsServer::start(kind, &[Zone::new("example.org")]);
+    let p = provider(&Rfc2136Config {
+        tsig_secret: WRONG_SECRET.into(),
+        ..config(&server, &["example.org"])
+    });
+    let serial = server.serial("example.org");
+    let changes = Changes {
+        create: vec![ep("web.example.org", RecordType::A, &["192.0.2.1"], 60)],
+        ..Changes::default()
+    };
+    match p.apply_changes(&changes).await {
+        Err(ProviderError::Auth(msg)) => {
+            assert!(
+                msg.contains("BADSIG") && msg.contains(KEY_NAME) && msg.contains("--rfc2136-tsig-secret"),
+                "{msg}"
+            )
+        }
+        other => panic!("expected an authentication failure on {kind:?}, got {other:?}"),
+    }
+    match p.records().await {
+        Err(ProviderError::Auth(msg)) => assert!(msg.contains("BADSIG"), "{msg}"),
+        other => panic!("expected an authentication failure reading {kind:?}, got {other:?}"),
+    }
+    assert_eq!(server.dig("web.example.org", "A"), Vec::<String>::new());
+    assert_eq!(server.serial("example.org"), serial);
+}
+
+async fn each_change_goes_to_its_zone(kind: Kind) {
+    let server = DnsServer::start(kind, &[Zone::new("example.org"), Zone::new("k8s.example.org")]);
+    let p = provider(&config(&server, &["example.org", "k8s.example.org"]));
+    let (parent, child) = (server.serial("example.org"), server.serial("k8s.example.org"));
+    let changes = Changes {
+        create: vec![
+            ep("a.example.org", RecordType::A, &["192.0.2.1"], 60),
+            ep("b.k8s.example.org", RecordType::A, &["192.0.2.2"], 60),
+            ep("k8s.example.org", RecordType::Txt, &["apex of the child zone"], 60),
+        ],
+        ..Changes::default()
+    };
+    p.apply_changes(&changes)
+        .await
+        .unwrap_or_else(|e| panic!("{kind:?}: {e}"));
+    assert_eq!(server.dig("a.example.org", "A"), vec!["192.0.2.1"]);
+    assert_eq!(server.dig("b.k8s.example.org", "A"), vec!["192.0.2.2"]);
+    assert_eq!(
+        server.serial("example.org"),
+        parent + 1,
+        "one update message to the parent zone"
+    );
+    assert_eq!(
+        server.serial("k8s.example.org"),
+        child + 1,
+        "one update message to the child zone"
+    );
+    let read = records(&p).await;
+    assert!(find(&read, "b.k8s.example.org", RecordType::A).is_some());
+    assert!(find(&read, "k8s.example.org", RecordType::Txt).is_some());
+}
+
+async fn every_tsig_algorithm_signs(kind: Kind) {
+    let algs = ["hmac-sha1", "hmac-sha224", "hmac-sha384", "hmac-sha512"];
+    let keys: Vec<ExtraKey> = algs
+        .iter()
+        .map(|a| ExtraKey {
+            name: format!("key-{a}"),
+            algorithm: a.to_string(),
+            secret: SECRET.into(),
+        })
+        .collect();
+    let server = DnsServer::start_with_keys(kind, &[Zone::new("example.org")], &keys);
+    for k in &keys {
+        let c = Rfc2136Config {
+            tsig_keyname: k.name.clone(),
+            tsig_secret_alg: k.algorithm.clone(),
+            ..config(&server, &["example.org"])
+        };
+        let p = provider(&c);
+        let name = format!("{}.example.org", k.algorithm);
+        let changes = Changes {
+            create: vec![ep(&name, RecordType::A, &["192.0.2.7"], 60)],
+            ..Changes::default()
+        };
+        p.apply_changes(&changes)
+            .await
+            .unwrap_or_else(|e| panic!("{kind:?} {}: {e}", k.algorithm));
+        assert_eq!(server.dig(&name, "A"), vec!["192.0.2.7"], "{}", k.algorithm);
+        let read = p
+            .records()
+            .await
+            .unwrap_or_else(|e| panic!("AXFR with {}: {e}", k.algorithm));
+        assert!(find(&read, &name, RecordType::A).is_some(), "{}", k.algorithm);
+    }
+}
+
+macro_rules! on_both {
+    ($($scenario:ident => $bind:ident, $knot:ident;)*) => {$(
+        #[tokio::test]
+        async fn $bind() {
+            $scenario(Kind::Bind).await
+        }
+        #[tokio::test]
+        async fn $knot() {
+            $scenario(Kind::Knot).await
+        }
+    )*};
+}
+
+on_both! {
+    create_update_delete => bind_create_update_delete_a_aaaa_cname_txt_srv_ptr, knot_create_update_delete_a_aaaa_cname_txt_srv_ptr;
+    wrong_key_changes_nothing => bind_wrong_key_changes_nothing_and_says_why, knot_wrong_key_changes_nothing_and_says_why;
+    each_change_goes_to_its_zone => bind_each_change_goes_to_its_zone, knot_each_change_goes_to_its_zone;
+    every_tsig_algorithm_signs => bind_every_tsig_algorithm_signs, knot_every_tsig_algorithm_signs;
+}
+
+#[tokio::test]
+async fn bind_refused_record_is_split_out_and_the_others_land() {
+    let server = DnsServer::start(Kind::Bind, &[Zone::new("example.org").refusing("refused.example.org")]);
+    let p = provider(&config(&server, &["example.org"]));
+    let names = ["a", "b", "refused", "c", "d"];
+    let create = names
+        .iter()
+        .map(|n| ep(&format!("{n}.example.org"), RecordType::A, &["192.0.2.5"], 60))
+        .collect();
+    match p
+        .apply_changes(&Changes {
+            create,
+            ..Changes::default()
+        })
+        .await
+    {
+        Err(ProviderError::Partial { failures }) => {
+            assert_eq!(failures.len(), 1, "{failures:?}");
+            assert_eq!(failures[0].record, "refused.example.org A");
+            assert!(failures[0].reason.contains("REFUSED"), "{}", failures[0].reason);
+        }
+        other => panic!("expected a partial failure, got {other:?}"),
+    }
+    for n in ["a", "b", "c", "d"] {
+        assert_eq!(
+            server.dig(&format!("{n}.example.org"), "A"),
+            vec!["192.0.2.5"],
+            "{n} landed"
+        );
+    }
+    assert_eq!(server.dig("refused.example.org", "A"), Vec::<String>::new());
+}
+
+#[tokio::test]
+async fn bind_more_changes_than_the_batch_size_all_land_in_few_messages() {
+    let server = DnsServer::start(Kind::Bind, &[Zone::new("example.org")]);
+    let p = provider(&Rfc2136Config {
+        batch_change_size: 50,
+        ..config(&server, &["example.org"])
+    });
+    let serial = server.serial("example.org");
+    let create = (0..120)
+        .map(|i| ep(&format!("h{i}.example.org"), RecordType::A, &["192.0.2.9"], 60))
+        .collect();
+    p.apply_changes(&Changes {
+        create,
+        ..Changes::default()
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    let read = records(&p).await;
+    assert_eq!(read.iter().filter(|e| e.dns_name.starts_with('h')).count(), 120);
+    assert_eq!(
+        server.serial("example.org"),
+        serial + 3,
+        "120 changes in batches of 50 are three updates"
+    );
+}
+
+#[tokio::test]
+async fn bind_insecure_updates_need_no_key() {
+    let server = DnsServer::start(Kind::Bind, &[Zone::new("open.example").open()]);
+    let c = Rfc2136Config {
+        insecure: true,
+        tsig_keyname: String::new(),
+        tsig_secret: String::new(),
+        tsig_secret_alg: String::new(),
+        ..config(&server, &["open.example"])
+    };
+    let p = provider(&c);
+    let changes = Changes {
+        create: vec![ep("w.open.example", RecordType::A, &["192.0.2.3"], 60)],
+        ..Changes::default()
+    };
+    p.apply_changes(&changes).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(server.dig("w.open.example", "A"), vec!["192.0.2.3"]);
+    assert!(find(&records(&p).await, "w.open.example", RecordType::A).is_some());
+}
+
+#[tokio::test]
+async fn bind_a_dead_first_host_fails_over_to_the_next() {
+    let server = DnsServer::start(Kind::Bind, &[Zone::new("example.org")]);
+    // Nothing listens on 127.0.0.2 at this port: connection refused, then the next host.
+    let c = Rfc2136Config {
+        hosts: vec!["127.0.0.2".into(), "127.0.0.1".into()],
+        ..config(&server, &["example.org"])
+    };
+    let p = provider(&c);
+    let changes = Changes {
+        create: vec![ep("f.example.org", RecordType::A, &["192.0.2.4"], 60)],
+        ..Changes::default()
+    };
+    p.apply_changes(&changes).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(server.dig("f.example.org", "A"), vec!["192.0.2.4"]);
+    assert!(find(&records(&p).await, "f.example.org", RecordType::A).is_some());
+}
+
+#[tokio::test]
+async fn no_server_listening_is_a_transient_error() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
+        l.local_addr().map(|a| a.port()).unwrap_or(1)
+    };
+    let c = Rfc2136Config {
+        hosts: vec!["127.0.0.1".into()],
+        port,
+        zones: vec!["example.org".into()],
+        tsig_keyname: KEY_NAME.into(),
+        tsig_secret: SECRET.into(),
+        tsig_secret_alg: "hmac-sha256".into(),
+        axfr: true,
+        ..Rfc2136Config::default()
+    };
+    let p = provider(&c);
+    assert!(matches!(p.records().await, Err(ProviderError::Transient(_))));
+    let changes = Changes {
+        create: vec![ep("x.example.org", RecordType::A, &["192.0.2.1"], 60)],
+        ..Changes::default()
+    };
+    let got = p.apply_changes(&changes).await;
+    assert!(matches!(&got, Err(e) if e.is_transient()), "{got:?}");
+}
+
+#[tokio::test]
+async fn bind_txt_written_in_other_chunks_reads_whole_and_deletes() {
+    let zone = Zone::new("example.org").with_record("odd IN TXT \"heritage=\" \"external-dns\"");
+    let server = DnsServer::start(Kind::Bind, &[zone]);
+    let p = provider(&config(&server, &["example.org"]));
+    let read = records(&p).await;
+    let odd = find(&read, "odd.example.org", RecordType::Txt).cloned();
+    assert_eq!(
+        odd.as_ref().map(|e| e.targets.0.clone()),
+        Some(vec!["heritage=external-dns".to_string()])
+    );
+    let delete = odd.into_iter().collect();
+    p.apply_changes(&Changes {
+        delete,
+        ..Changes::default()
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(server.dig("odd.example.org", "TXT"), Vec::<String>::new());
+}
