@@ -1,1 +1,298 @@
-//! placeholder
+//! The service source (`--source=service`): DNS records for Kubernetes Services.
+//!
+//! Names come from the `hostname`/`internal-hostname` annotations, the `--compatibility` modes and the FQDN
+//! templates; targets from the `target` annotation or from what the Service's type exposes (load balancer
+//! ingress, cluster IP, the Pods behind a headless Service, the nodes of a NodePort, an external name).
+//! See docs/sources/service.md for the user's view and the seed (shared/seeds/000_*.md) for the rules.
+//!
+//! The source is pure: it reads a [`Cluster`] view and returns endpoints. Only the optional resolution of
+//! load balancer hostnames reaches the network, through the injected [`Resolver`], and it happens before
+//! any endpoint is built so the rest of the work is plain synchronous code over an in-memory view.
+
+mod compat;
+pub mod config;
+mod context;
+mod headless;
+mod merge;
+mod nodeport;
+mod service;
+pub mod shim;
+#[cfg(test)]
+mod testutil;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use crate::shim::Resolver;
+use async_trait::async_trait;
+use extdns_endpoint::Endpoint;
+use extdns_informer::view::Service;
+use extdns_informer::{Cluster, ResourceKind};
+use extdns_source::{Source, SourceError};
+
+pub use config::{Compatibility, ConfigError, SERVICE_TYPES, ServiceSourceConfig};
+
+use context::{Ctx, Resolved};
+
+/// The `--source` name.
+pub const SOURCE_NAME: &str = "service";
+
+/// The service source.
+pub struct ServiceSource {
+    config: ServiceSourceConfig,
+    resolver: Arc<dyn Resolver>,
+}
+
+impl ServiceSource {
+    /// `resolver` is only used with `--resolve-service-load-balancer-hostname`.
+    pub fn new(config: ServiceSourceConfig, resolver: Arc<dyn Resolver>) -> Self {
+        ServiceSource { config, resolver }
+    }
+
+    pub fn config(&self) -> &ServiceSourceConfig {
+        &self.config
+    }
+
+    /// Whether a Service is looked at: namespace, annotation and label filters, the controller annotation,
+    /// and `--service-type-filter`.
+    fn admits(&self, svc: &Service) -> bool {
+        self.config.allows_type(&svc.service_type) && self.config.common.admits(&svc.meta)
+    }
+
+    /// The load balancer hostnames that will be published as addresses, resolved once per call (a name
+    /// shared by several Services is looked up once), concurrently.
+    async fn resolve_load_balancer_hostnames(&self, services: &[Arc<Service>]) -> Resolved {
+        let annotations = &self.config.common.annotations;
+        let mut hosts: HashSet<&str> = HashSet::new();
+        for svc in services {
+            if svc.service_type != "LoadBalancer"
+                || !svc.external_ips.is_empty()
+                || !annotations.targets(&svc.meta.annotations).is_empty()
+            {
+                continue;
+            }
+            for ingress in &svc.load_balancer_ingress {
+                if let Some(h) = ingress.hostname.as_deref().filter(|h| !h.is_empty()) {
+                    hosts.insert(h);
+                }
+            }
+        }
+        let lookups = hosts.into_iter().map(|host| async move {
+            let answer = match self.resolver.lookup_ip(host).await {
+                Ok(ips) => Ok(ips.into_iter().map(|ip| ip.to_string()).collect()),
+                Err(e) => Err(e.to_string()),
+            };
+            (host.to_string(), answer)
+        });
+        futures::future::join_all(lookups)
+            .await
+            .into_iter()
+            .collect::<HashMap<_, _>>()
+    }
+
+    /// The endpoints of `services` (already admitted), given the resolved load balancer hostnames.
+    fn build(&self, cluster: &dyn Cluster, services: &[Arc<Service>], resolved: Resolved) -> Vec<Endpoint> {
+        let ctx = Ctx::new(&self.config, cluster, resolved);
+        let mut endpoints = Vec::new();
+        for svc in services {
+            endpoints.extend(service::endpoints(&ctx, svc));
+        }
+        merge::merge_services(endpoints)
+    }
+}
+
+#[async_trait]
+impl Source for ServiceSource {
+    fn name(&self) -> &str {
+        SOURCE_NAME
+    }
+
+    /// Services always; EndpointSlices and Pods when headless ClusterIP or NodePort Services may be
+    /// considered (headless targets, Local traffic policy); Nodes when NodePort or ClusterIP Services may be
+    /// (NodePort targets, the `NodeExternalIP` endpoints type of headless Services).
+    fn watched_kinds(&self) -> Vec<ResourceKind> {
+        let mut kinds = vec![ResourceKind::Service];
+        let node_port = self.config.allows_type("NodePort");
+        let cluster_ip = self.config.allows_type("ClusterIP");
+        if node_port || cluster_ip {
+            kinds.extend([ResourceKind::EndpointSlice, ResourceKind::Pod, ResourceKind::Node]);
+        }
+        kinds
+    }
+
+    async fn endpoints(&self, cluster: &dyn Cluster) -> Result<Vec<Endpoint>, SourceError> {
+        let services: Vec<Arc<Service>> = cluster.services().into_iter().filter(|s| self.admits(s)).collect();
+        let resolved = if self.config.resolve_load_balancer_hostname {
+            self.resolve_load_balancer_hostnames(&services).await
+        } else {
+            Resolved::new()
+        };
+        Ok(self.build(cluster, &services, resolved))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::*;
+    use extdns_source::{Annotations, PREFIX_GA, Selector, SourceConfig};
+
+    #[test]
+    fn source_name_is_service() {
+        assert_eq!(source(ServiceSourceConfig::default()).name(), "service");
+    }
+
+    #[test]
+    fn watched_kinds_follow_the_service_type_filter() {
+        let kinds = |types: &[&str]| {
+            let cfg = ServiceSourceConfig {
+                service_type_filter: types.iter().map(|t| t.to_string()).collect(),
+                ..ServiceSourceConfig::default()
+            };
+            source(cfg).watched_kinds()
+        };
+        assert_eq!(kinds(&["LoadBalancer"]), vec![ResourceKind::Service]);
+        assert_eq!(kinds(&["ExternalName", "LoadBalancer"]), vec![ResourceKind::Service]);
+        let full = vec![
+            ResourceKind::Service,
+            ResourceKind::EndpointSlice,
+            ResourceKind::Pod,
+            ResourceKind::Node,
+        ];
+        assert_eq!(kinds(&["NodePort"]), full);
+        assert_eq!(kinds(&["ClusterIP"]), full);
+        assert_eq!(kinds(&[]), full);
+    }
+
+    fn lb(ns: &str, name: &str, host: &str) -> Sv {
+        Sv::lb(ns, name).a("hostname", host).ingress_ip("1.2.3.4")
+    }
+
+    #[test]
+    fn service_type_filter_keeps_only_the_listed_types() {
+        let c = cluster_of(vec![
+            lb("default", "lb", "lb.example.com").build(),
+            Sv::new("default", "db", "ExternalName")
+                .external_name("x.rds")
+                .a("hostname", "db.example.com")
+                .build(),
+        ]);
+        let cfg = ServiceSourceConfig {
+            service_type_filter: vec!["ExternalName".into()],
+            ..Default::default()
+        };
+        assert_eq!(show(&run(cfg, &c)), lines(&["db.example.com CNAME x.rds"]));
+        let cfg = ServiceSourceConfig {
+            service_type_filter: vec!["ExternalName".into(), "LoadBalancer".into()],
+            ..Default::default()
+        };
+        assert_eq!(run(cfg, &c).len(), 2);
+    }
+
+    #[test]
+    fn label_filter_selects_services_by_their_labels() -> Result<(), extdns_source::SelectorError> {
+        let c = cluster_of(vec![
+            lb("default", "a", "a.example.com").label("dns", "public").build(),
+            lb("default", "b", "b.example.com").label("dns", "private").build(),
+        ]);
+        let common = SourceConfig {
+            label_filter: Selector::parse("dns=public")?,
+            ..Default::default()
+        };
+        let eps = run(
+            ServiceSourceConfig {
+                common,
+                ..Default::default()
+            },
+            &c,
+        );
+        assert_eq!(show(&eps), lines(&["a.example.com A 1.2.3.4"]));
+        Ok(())
+    }
+
+    #[test]
+    fn annotation_filter_selects_services_by_their_annotations() -> Result<(), extdns_source::SelectorError> {
+        let c = cluster_of(vec![
+            lb("default", "a", "a.example.com").ann("team", "blue").build(),
+            lb("default", "b", "b.example.com").ann("team", "red").build(),
+        ]);
+        let common = SourceConfig {
+            annotation_filter: Selector::parse("team in (blue)")?,
+            ..Default::default()
+        };
+        let eps = run(
+            ServiceSourceConfig {
+                common,
+                ..Default::default()
+            },
+            &c,
+        );
+        assert_eq!(show(&eps), lines(&["a.example.com A 1.2.3.4"]));
+        Ok(())
+    }
+
+    #[test]
+    fn namespace_limits_services_to_one_namespace() {
+        let c = cluster_of(vec![
+            lb("a", "web", "a.example.com").build(),
+            lb("b", "web", "b.example.com").build(),
+        ]);
+        let common = SourceConfig {
+            namespace: Some("b".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            show(&run(
+                ServiceSourceConfig {
+                    common,
+                    ..Default::default()
+                },
+                &c
+            )),
+            lines(&["b.example.com A 1.2.3.4"])
+        );
+    }
+
+    #[test]
+    fn controller_annotation_of_another_controller_skips_the_service() {
+        let c = cluster_of(vec![
+            lb("default", "a", "a.example.com").a("controller", "other").build(),
+            lb("default", "b", "b.example.com")
+                .g("controller", "dns-controller")
+                .build(),
+            lb("default", "c", "c.example.com")
+                .g("controller", "someone-else")
+                .build(),
+        ]);
+        assert_eq!(
+            show(&run(ServiceSourceConfig::default(), &c)),
+            lines(&["b.example.com A 1.2.3.4"])
+        );
+    }
+
+    #[test]
+    fn annotation_prefix_restricts_annotations_to_that_prefix() -> Result<(), extdns_source::AnnotationError> {
+        let c = cluster_of(vec![
+            lb("default", "a", "a.example.com").build(),
+            Sv::lb("default", "b")
+                .g("hostname", "b.example.com")
+                .ingress_ip("1.2.3.4")
+                .build(),
+        ]);
+        let common = SourceConfig {
+            annotations: Annotations::with_prefix(PREFIX_GA)?,
+            ..Default::default()
+        };
+        assert_eq!(
+            show(&run(
+                ServiceSourceConfig {
+                    common,
+                    ..Default::default()
+                },
+                &c
+            )),
+            lines(&["b.example.com A 1.2.3.4"])
+        );
+        Ok(())
+    }
+}

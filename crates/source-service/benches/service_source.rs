@@ -1,0 +1,214 @@
+//! The service source over a synthetic cluster of 10,000 Services (docs/performance.md, "Service source"):
+//! 2,000 headless Services with 5 Pods each, 500 NodePort Services over 1,000 nodes (50 of them with the
+//! Local traffic policy), 5,000 LoadBalancer, 1,500 ClusterIP and 1,000 ExternalName Services, in 100
+//! namespaces. The figure is one `endpoints()` call on the in-memory view.
+
+use std::hint::black_box;
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use extdns_informer::view::{
+    EndpointSlice, LoadBalancerIngress, Meta, Node, NodeAddress, ObjectReference, Pod, PodPhase, Service, ServicePort,
+    SliceEndpoint,
+};
+use extdns_informer::{MemoryCluster, StrMap};
+use extdns_source::Source;
+use extdns_source_service::shim::{ResolveError, Resolver};
+use extdns_source_service::{ServiceSource, ServiceSourceConfig};
+
+const NAMESPACES: usize = 100;
+const NODES: usize = 1_000;
+
+struct NoResolver;
+
+#[async_trait::async_trait]
+impl Resolver for NoResolver {
+    async fn lookup_ip(&self, host: &str) -> Result<Vec<IpAddr>, ResolveError> {
+        Err(ResolveError::NotFound(host.to_string()))
+    }
+}
+
+fn map(pairs: &[(&str, &str)]) -> StrMap {
+    pairs.iter().copied().collect()
+}
+
+fn service(i: usize, service_type: &str, annotations: StrMap) -> Service {
+    Service {
+        meta: Meta {
+            name: format!("svc-{i}"),
+            namespace: format!("ns-{}", i % NAMESPACES),
+            labels: map(&[("app", &format!("app-{i}"))]),
+            annotations,
+        },
+        service_type: service_type.into(),
+        cluster_ip: Some(format!("10.96.{}.{}", i / 250, i % 250)),
+        selector: map(&[("app", &format!("app-{i}"))]),
+        ports: vec![ServicePort {
+            port: 80,
+            protocol: Some("TCP".into()),
+            ..ServicePort::default()
+        }],
+        ..Service::default()
+    }
+}
+
+fn hostname(i: usize) -> StrMap {
+    map(&[(
+        "external-dns.alpha.kubernetes.io/hostname",
+        &format!("svc-{i}.example.com"),
+    )])
+}
+
+pub fn synthetic_cluster() -> MemoryCluster {
+    let mut c = MemoryCluster::new();
+    for n in 0..NODES {
+        c.add_node(Node {
+            name: format!("node-{n}"),
+            addresses: vec![
+                NodeAddress {
+                    address_type: "InternalIP".into(),
+                    address: format!("10.1.{}.{}", n / 250, n % 250),
+                },
+                NodeAddress {
+                    address_type: "ExternalIP".into(),
+                    address: format!("34.1.{}.{}", n / 250, n % 250),
+                },
+            ],
+            unschedulable: n % 100 == 0,
+            ..Node::default()
+        });
+    }
+    let mut i = 0;
+    // 2,000 headless Services, 5 Pods each, one EndpointSlice each.
+    for _ in 0..2_000 {
+        let mut svc = service(i, "ClusterIP", hostname(i));
+        svc.cluster_ip = Some("None".into());
+        let ns = svc.meta.namespace.clone();
+        let mut endpoints = Vec::new();
+        for p in 0..5 {
+            let name = format!("svc-{i}-{p}");
+            let ip = format!("10.2.{}.{}", (i * 5 + p) / 250, (i * 5 + p) % 250);
+            c.add_pod(Pod {
+                name: name.as_str().into(),
+                namespace: ns.as_str().into(),
+                labels: map(&[("app", &format!("app-{i}"))]),
+                hostname: Some(name.as_str().into()),
+                node_name: Some(format!("node-{}", (i + p) % NODES).into()),
+                pod_ips: vec![ip.clone().into_boxed_str()].into_boxed_slice(),
+                phase: PodPhase::Running,
+                ready: true,
+                ..Pod::default()
+            });
+            endpoints.push(SliceEndpoint {
+                addresses: vec![ip],
+                ready: Some(true),
+                target_ref: Some(ObjectReference {
+                    kind: Some("Pod".into()),
+                    name: Some(name),
+                    ..ObjectReference::default()
+                }),
+                node_name: None,
+            });
+        }
+        c.add_endpoint_slice(EndpointSlice {
+            meta: Meta {
+                name: format!("svc-{i}-abc"),
+                namespace: ns,
+                ..Meta::default()
+            },
+            service_name: Some(svc.meta.name.clone()),
+            address_type: "IPv4".into(),
+            endpoints,
+        });
+        c.add_service(svc);
+        i += 1;
+    }
+    // 500 NodePort Services over all nodes; one in ten with the Local policy and 3 Pods.
+    for k in 0..500 {
+        let mut svc = service(i, "NodePort", hostname(i));
+        svc.ports[0].node_port = Some(30_000 + k as i32);
+        if k % 10 == 0 {
+            svc.external_traffic_policy = Some("Local".into());
+            for p in 0..3 {
+                c.add_pod(Pod {
+                    name: format!("svc-{i}-{p}").as_str().into(),
+                    namespace: svc.meta.namespace.as_str().into(),
+                    labels: map(&[("app", &format!("app-{i}"))]),
+                    node_name: Some(format!("node-{}", (i * 3 + p) % NODES).into()),
+                    phase: PodPhase::Running,
+                    ready: true,
+                    ..Pod::default()
+                });
+            }
+        }
+        c.add_service(svc);
+        i += 1;
+    }
+    // 5,000 LoadBalancer Services: IPs, hostnames, and a few names shared by two Services.
+    for k in 0..5_000 {
+        let host = if k % 50 == 0 {
+            format!("shared-{}.example.com", k / 100)
+        } else {
+            format!("svc-{i}.example.com")
+        };
+        let annotations = map(&[
+            ("external-dns.kubernetes.io/hostname", &host),
+            ("external-dns.kubernetes.io/ttl", "300"),
+        ]);
+        let mut svc = service(i, "LoadBalancer", annotations);
+        svc.load_balancer_ingress = if k % 3 == 0 {
+            vec![LoadBalancerIngress {
+                ip: None,
+                hostname: Some(format!("lb-{i}.elb.example.net")),
+            }]
+        } else {
+            vec![LoadBalancerIngress {
+                ip: Some(format!("20.{}.{}.1", k / 250, k % 250)),
+                hostname: None,
+            }]
+        };
+        c.add_service(svc);
+        i += 1;
+    }
+    // 1,500 ClusterIP Services, a third with an internal hostname.
+    for k in 0..1_500 {
+        let annotations = if k % 3 == 0 {
+            map(&[(
+                "external-dns.alpha.kubernetes.io/internal-hostname",
+                &format!("svc-{i}.internal.example.com"),
+            )])
+        } else {
+            hostname(i)
+        };
+        c.add_service(service(i, "ClusterIP", annotations));
+        i += 1;
+    }
+    // 1,000 ExternalName Services.
+    for _ in 0..1_000 {
+        let mut svc = service(i, "ExternalName", hostname(i));
+        svc.external_name = Some(format!("db-{i}.rds.example.net"));
+        c.add_service(svc);
+        i += 1;
+    }
+    c
+}
+
+fn bench(c: &mut Criterion) {
+    let cluster = synthetic_cluster();
+    let source = ServiceSource::new(ServiceSourceConfig::default(), Arc::new(NoResolver));
+    let count = futures::executor::block_on(source.endpoints(&cluster))
+        .map(|e| e.len())
+        .unwrap_or(0);
+    eprintln!("service source: {count} endpoints from 10,000 Services");
+    c.bench_function("service_source_10k_services", |b| {
+        b.iter(|| black_box(futures::executor::block_on(source.endpoints(black_box(&cluster)))))
+    });
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(20);
+    targets = bench
+}
+criterion_main!(benches);

@@ -1,0 +1,663 @@
+//! The endpoints of one Service, in the seed's order: names from the annotations, else from the
+//! compatibility mode, else (or also, with `--combine-fqdn-annotation`) from the templates; targets from the
+//! `target` annotation, else from what the Service's type exposes.
+
+use std::borrow::Cow;
+use std::cell::OnceCell;
+
+use extdns_endpoint::{
+    Endpoint, ObjectRef, ProviderSpecific, RecordType, Ttl, merge_endpoints, suitable_type, validate_dns_name,
+};
+use extdns_informer::view::Service;
+use extdns_source::annotations::key;
+
+use crate::context::Ctx;
+use crate::headless::{self, Member};
+use crate::{SOURCE_NAME, compat, nodeport};
+
+/// One Service being worked on, with what every one of its names shares. Targets are computed at most
+/// once per Service, however many names it has, so warnings about them appear once too.
+pub(crate) struct Svc<'c> {
+    pub svc: &'c Service,
+    /// `namespace/name`, for warnings.
+    pub id: String,
+    /// The `resource` label: `service/<namespace>/<name>`.
+    pub resource: String,
+    pub ttl: Ttl,
+    pub provider_specific: ProviderSpecific,
+    pub set_identifier: String,
+    /// The Service's `target` annotation (empty: none).
+    target_override: Vec<String>,
+    cluster_ip: OnceCell<Vec<String>>,
+    load_balancer: OnceCell<Vec<String>>,
+    node_port: OnceCell<Cow<'c, [String]>>,
+    headless: OnceCell<Vec<Member>>,
+}
+
+impl<'c> Svc<'c> {
+    pub fn new(ctx: &Ctx<'_>, svc: &'c Service) -> Self {
+        let annotations = &ctx.cfg.common.annotations;
+        let a = &svc.meta.annotations;
+        let id = format!("{}/{}", svc.meta.namespace, svc.meta.name);
+        let ttl = annotations.ttl(a, &format!("service {id}"));
+        let (provider_specific, set_identifier) = annotations.provider_specific(a);
+        let mut target_override = annotations.targets(a);
+        if target_override.iter().any(String::is_empty) {
+            tracing::warn!(service = %id, field = "target annotation", "skipping empty items of the target annotation");
+            target_override.retain(|t| !t.is_empty());
+        }
+        Svc {
+            svc,
+            resource: format!("{SOURCE_NAME}/{id}"),
+            id,
+            ttl,
+            provider_specific,
+            set_identifier,
+            target_override,
+            cluster_ip: OnceCell::new(),
+            load_balancer: OnceCell::new(),
+            node_port: OnceCell::new(),
+            headless: OnceCell::new(),
+        }
+    }
+
+    /// The endpoints for one name with these targets: A, AAAA and CNAME by the targets' families.
+    pub fn emit(&self, hostname: &str, targets: &[String]) -> Vec<Endpoint> {
+        Endpoint::for_hostname(
+            hostname,
+            targets,
+            self.ttl,
+            &self.provider_specific,
+            &self.set_identifier,
+            &self.resource,
+        )
+    }
+
+    /// A single endpoint of a given type carrying the Service's TTL, labels and provider-specific properties
+    /// (headless and SRV records, which are not split by target family).
+    pub fn record(&self, name: &str, record_type: RecordType, targets: Vec<String>) -> Endpoint {
+        Endpoint::new(name, record_type, targets)
+            .with_ttl(self.ttl)
+            .with_set_identifier(self.set_identifier.clone())
+            .with_provider_specific(self.provider_specific.clone())
+            .with_label(extdns_endpoint::label::RESOURCE, self.resource.clone())
+    }
+
+    /// Keep a value of a field that must be an IP address; warn and drop it otherwise.
+    pub fn ip(&self, field: &str, value: &str) -> Option<String> {
+        if suitable_type(value) == RecordType::Cname {
+            tracing::warn!(service = %self.id, field, value, "skipping target: not an IP address");
+            return None;
+        }
+        Some(value.to_string())
+    }
+
+    fn cluster_ip(&self) -> &[String] {
+        self.cluster_ip.get_or_init(|| match self.svc.cluster_ip.as_deref() {
+            None | Some("") | Some("None") => Vec::new(),
+            Some(ip) => self.ip("spec.clusterIP", ip).into_iter().collect(),
+        })
+    }
+
+    fn external_ips(&self) -> Vec<String> {
+        let ips = self.svc.external_ips.iter().enumerate();
+        ips.filter_map(|(i, ip)| self.ip(&format!("spec.externalIPs[{i}]"), ip))
+            .collect()
+    }
+
+    fn load_balancer(&self, ctx: &Ctx<'_>) -> &[String] {
+        self.load_balancer.get_or_init(|| {
+            if !self.svc.external_ips.is_empty() {
+                return self.external_ips();
+            }
+            let mut targets = Vec::new();
+            for (i, ingress) in self.svc.load_balancer_ingress.iter().enumerate() {
+                if let Some(ip) = ingress.ip.as_deref().filter(|ip| !ip.is_empty()) {
+                    targets.extend(self.ip(&format!("status.loadBalancer.ingress[{i}].ip"), ip));
+                }
+                let Some(host) = ingress.hostname.as_deref().filter(|h| !h.is_empty()) else {
+                    continue;
+                };
+                if !ctx.cfg.resolve_load_balancer_hostname {
+                    targets.push(host.to_string());
+                    continue;
+                }
+                match ctx.resolved.get(host) {
+                    Some(Ok(ips)) => targets.extend(ips.iter().cloned()),
+                    Some(Err(e)) => tracing::warn!(
+                        service = %self.id,
+                        field = %format_args!("status.loadBalancer.ingress[{i}].hostname"),
+                        value = host,
+                        error = %e,
+                        "could not resolve the load balancer hostname; it contributes no targets"
+                    ),
+                    None => {}
+                }
+            }
+            targets
+        })
+    }
+
+    fn node_port<'s>(&'s self, ctx: &'c Ctx<'_>) -> &'s [String] {
+        self.node_port.get_or_init(|| nodeport::targets(ctx, self))
+    }
+
+    fn headless(&self, ctx: &Ctx<'_>) -> &[Member] {
+        self.headless.get_or_init(|| headless::members(ctx, self))
+    }
+
+    /// external-dns's `generateEndpoints`: the endpoints for one name of the Service. `internal` is set for
+    /// names from the `internal-hostname` annotation; `field` names where the name came from, for warnings.
+    pub fn generate(&self, ctx: &'c Ctx<'_>, hostname: &str, internal: bool, field: &str) -> Vec<Endpoint> {
+        let Some(hostname) = self.valid_name(hostname, field) else {
+            return Vec::new();
+        };
+        if !self.target_override.is_empty() {
+            return self.emit(hostname, &self.target_override);
+        }
+        let svc = self.svc;
+        match svc.service_type.as_str() {
+            "LoadBalancer" if internal => self.emit(hostname, self.cluster_ip()),
+            "LoadBalancer" => self.emit(hostname, self.load_balancer(ctx)),
+            "ClusterIP" if svc.is_headless() => headless::endpoints(self, hostname, self.headless(ctx)),
+            "ClusterIP" if internal || ctx.cfg.publish_internal_services => self.emit(hostname, self.cluster_ip()),
+            "NodePort" => {
+                let mut eps = self.emit(hostname, self.node_port(ctx));
+                eps.extend(nodeport::srv_records(self, hostname));
+                eps
+            }
+            "ExternalName" if !svc.external_ips.is_empty() => self.emit(hostname, &self.external_ips()),
+            "ExternalName" => match svc.external_name.as_deref().filter(|n| !n.is_empty()) {
+                Some(name) => self.emit(hostname, &[name.to_string()]),
+                None => Vec::new(),
+            },
+            _ => Vec::new(),
+        }
+    }
+
+    /// A name without its trailing dot, if it can be a DNS name; a warning naming the Service and `field`
+    /// otherwise.
+    pub fn valid_name<'h>(&self, hostname: &'h str, field: &str) -> Option<&'h str> {
+        let name = hostname.strip_suffix('.').unwrap_or(hostname);
+        if name.is_empty() {
+            tracing::warn!(service = %self.id, field, "skipping an empty hostname");
+            return None;
+        }
+        if let Err(e) = validate_dns_name(name) {
+            tracing::warn!(service = %self.id, field, value = name, "skipping hostname: {e}");
+            return None;
+        }
+        Some(name)
+    }
+}
+
+/// Every endpoint one Service asks for (before the merge across Services).
+pub(crate) fn endpoints(ctx: &Ctx<'_>, svc: &Service) -> Vec<Endpoint> {
+    let cfg = ctx.cfg;
+    let common = &cfg.common;
+    let s = Svc::new(ctx, svc);
+
+    let mut eps = Vec::new();
+    if !common.ignore_hostname_annotation {
+        let a = &svc.meta.annotations;
+        for h in common.annotations.hostnames(a) {
+            eps.extend(s.generate(ctx, &h, false, key::HOSTNAME));
+        }
+        for h in common.annotations.internal_hostnames(a) {
+            eps.extend(s.generate(ctx, &h, true, key::INTERNAL_HOSTNAME));
+        }
+    }
+
+    if eps.is_empty()
+        && let Some(mode) = cfg.compatibility
+    {
+        eps = compat::endpoints(ctx, &s, mode);
+    }
+
+    if eps.is_empty() || common.combine_fqdn_annotation {
+        if let Some(t) = cfg.fqdn_target_template.as_deref() {
+            eps.extend(target_template_endpoints(&s, t));
+        }
+        if let Some(t) = common.fqdn_template.as_deref()
+            && (eps.is_empty() || common.combine_fqdn_annotation)
+        {
+            match t.execute(&crate::shim::T(svc), SOURCE_NAME) {
+                Ok(hosts) => {
+                    for h in hosts {
+                        eps.extend(s.generate(ctx, &h, false, "--fqdn-template"));
+                    }
+                }
+                Err(e) => tracing::warn!(service = %s.id, field = "--fqdn-template", "template failed: {e}"),
+            }
+        }
+    }
+
+    if eps.is_empty() {
+        tracing::debug!(service = %s.id, "no endpoints could be generated");
+        return eps;
+    }
+    let object = ObjectRef {
+        source: SOURCE_NAME.to_string(),
+        namespace: svc.meta.namespace.clone(),
+        name: svc.meta.name.clone(),
+    };
+    for e in &mut eps {
+        e.ref_objects.insert(object.clone());
+    }
+    eps
+}
+
+/// `--fqdn-target-template`: `host:target` pairs. Like external-dns these records carry no TTL, labels or
+/// provider-specific properties; pairs for the same host are merged.
+fn target_template_endpoints(s: &Svc<'_>, template: &extdns_source::template::FqdnTemplate) -> Vec<Endpoint> {
+    const FIELD: &str = "--fqdn-target-template";
+    let raw = match template.execute_raw(&crate::shim::T(s.svc), SOURCE_NAME) {
+        Ok(raw) => raw,
+        Err(e) => {
+            tracing::warn!(service = %s.id, field = FIELD, "template failed: {e}");
+            return Vec::new();
+        }
+    };
+    let mut items: Vec<&str> = raw
+        .split(',')
+        .map(|i| {
+            let i = i.trim();
+            i.strip_suffix('.').unwrap_or(i)
+        })
+        .filter(|i| !i.is_empty())
+        .collect();
+    items.sort_unstable();
+    items.dedup();
+    let mut eps = Vec::new();
+    for item in items {
+        let Some((host, target)) = item.split_once(':').map(|(h, t)| (h.trim(), t.trim())) else {
+            tracing::warn!(service = %s.id, field = FIELD, value = item, "skipping item: not host:target");
+            continue;
+        };
+        if target.is_empty() {
+            tracing::warn!(service = %s.id, field = FIELD, value = item, "skipping item: empty target");
+            continue;
+        }
+        let Some(host) = s.valid_name(host, FIELD) else {
+            continue;
+        };
+        eps.push(Endpoint::new(host, suitable_type(target), [target]));
+    }
+    merge_endpoints(eps)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::IpAddr;
+    use std::sync::Arc;
+
+    use extdns_endpoint::label;
+    use extdns_informer::MemoryCluster;
+
+    use crate::testutil::*;
+    use crate::{ServiceSource, ServiceSourceConfig};
+
+    fn cfg() -> ServiceSourceConfig {
+        ServiceSourceConfig::default()
+    }
+
+    fn one(s: Sv) -> MemoryCluster {
+        cluster_of(vec![s.build()])
+    }
+
+    // ------------------------------------------------------------------------------------ domain names
+
+    #[test]
+    fn hostname_annotation_names_the_records() {
+        let eps = run(
+            cfg(),
+            &one(Sv::lb("default", "web")
+                .a("hostname", "web.example.com")
+                .ingress_ip("1.2.3.4")),
+        );
+        assert_eq!(show(&eps), lines(&["web.example.com A 1.2.3.4"]));
+    }
+
+    #[test]
+    fn hostname_annotation_is_read_under_the_ga_prefix_too() {
+        let eps = run(
+            cfg(),
+            &one(Sv::lb("default", "web")
+                .g("hostname", "web.example.com")
+                .ingress_ip("1.2.3.4")),
+        );
+        assert_eq!(show(&eps), lines(&["web.example.com A 1.2.3.4"]));
+    }
+
+    #[test]
+    fn hostname_annotation_under_the_ga_prefix_wins_over_alpha() {
+        let s = Sv::lb("default", "web")
+            .a("hostname", "alpha.example.com")
+            .g("hostname", "ga.example.com");
+        let eps = run(cfg(), &one(s.ingress_ip("1.2.3.4")));
+        assert_eq!(show(&eps), lines(&["ga.example.com A 1.2.3.4"]));
+    }
+
+    #[test]
+    fn hostname_annotation_is_a_comma_separated_list_without_spaces() {
+        let s = Sv::lb("default", "web")
+            .a("hostname", " a.example.com , b.example.com.")
+            .ingress_ip("1.2.3.4");
+        assert_eq!(
+            show(&run(cfg(), &one(s))),
+            lines(&["a.example.com A 1.2.3.4", "b.example.com A 1.2.3.4"])
+        );
+    }
+
+    #[test]
+    fn hostname_and_internal_hostname_annotations_both_name_records() {
+        let s = Sv::lb("default", "web")
+            .a("hostname", "pub.example.com")
+            .a("internal-hostname", "int.example.com")
+            .ingress_ip("1.2.3.4");
+        assert_eq!(
+            show(&run(cfg(), &one(s))),
+            lines(&["int.example.com A 10.96.0.10", "pub.example.com A 1.2.3.4"])
+        );
+    }
+
+    #[test]
+    fn ignore_hostname_annotation_ignores_hostname_and_internal_hostname() {
+        let s = Sv::lb("default", "web")
+            .a("hostname", "a.example.com")
+            .a("internal-hostname", "i.example.com");
+        let c = ServiceSourceConfig {
+            common: extdns_source::SourceConfig {
+                ignore_hostname_annotation: true,
+                ..Default::default()
+            },
+            ..cfg()
+        };
+        assert!(run(c, &one(s.ingress_ip("1.2.3.4"))).is_empty());
+    }
+
+    #[test]
+    fn service_without_any_name_publishes_nothing() {
+        assert!(run(cfg(), &one(Sv::lb("default", "web").ingress_ip("1.2.3.4"))).is_empty());
+    }
+
+    // ------------------------------------------------------------------------------------ targets
+
+    #[test]
+    fn target_annotation_overrides_the_type_targets() {
+        let s = Sv::lb("default", "web")
+            .a("hostname", "web.example.com")
+            .a("target", "5.6.7.8")
+            .ingress_ip("1.2.3.4");
+        assert_eq!(show(&run(cfg(), &one(s))), lines(&["web.example.com A 5.6.7.8"]));
+    }
+
+    #[test]
+    fn target_annotation_is_split_into_a_aaaa_and_cname() {
+        let s = Sv::new("default", "web", "ClusterIP")
+            .g("hostname", "web.example.com")
+            .g("target", "1.2.3.4, 2001:db8::1, lb.example.com.");
+        assert_eq!(
+            show(&run(cfg(), &one(s))),
+            lines(&[
+                "web.example.com A 1.2.3.4",
+                "web.example.com AAAA 2001:db8::1",
+                "web.example.com CNAME lb.example.com"
+            ])
+        );
+    }
+
+    #[test]
+    fn load_balancer_internal_hostname_uses_the_cluster_ip() {
+        let s = Sv::lb("default", "web")
+            .a("internal-hostname", "int.example.com")
+            .ingress_ip("1.2.3.4");
+        assert_eq!(show(&run(cfg(), &one(s))), lines(&["int.example.com A 10.96.0.10"]));
+    }
+
+    #[test]
+    fn load_balancer_internal_hostname_with_cluster_ip_none_has_no_targets() {
+        let s = Sv::lb("default", "web")
+            .cluster_ip("None")
+            .a("internal-hostname", "int.example.com");
+        assert!(run(cfg(), &one(s.ingress_ip("1.2.3.4"))).is_empty());
+    }
+
+    #[test]
+    fn load_balancer_external_ips_win_over_the_ingress() {
+        let s = Sv::lb("default", "web")
+            .a("hostname", "web.example.com")
+            .external_ips(&["8.8.8.8", "2001:db8::8"]);
+        let eps = run(cfg(), &one(s.ingress_ip("1.2.3.4")));
+        assert_eq!(
+            show(&eps),
+            lines(&["web.example.com A 8.8.8.8", "web.example.com AAAA 2001:db8::8"])
+        );
+    }
+
+    #[test]
+    fn load_balancer_ingress_ips_and_hostnames_are_all_targets() {
+        let s = Sv::lb("default", "web")
+            .a("hostname", "web.example.com")
+            .ingress_ip("1.2.3.4")
+            .ingress_ip("2001:db8::1")
+            .ingress_host("lb.cloud.example");
+        assert_eq!(
+            show(&run(cfg(), &one(s))),
+            lines(&[
+                "web.example.com A 1.2.3.4",
+                "web.example.com AAAA 2001:db8::1",
+                "web.example.com CNAME lb.cloud.example"
+            ])
+        );
+    }
+
+    fn resolving_source() -> ServiceSource {
+        let mut answers = std::collections::HashMap::new();
+        let ips: Vec<IpAddr> = ["10.1.1.1", "2001:db8::5"]
+            .iter()
+            .filter_map(|s| s.parse().ok())
+            .collect();
+        answers.insert("lb.cloud.example".to_string(), ips);
+        let c = ServiceSourceConfig {
+            resolve_load_balancer_hostname: true,
+            ..cfg()
+        };
+        ServiceSource::new(c, Arc::new(MapResolver(answers)))
+    }
+
+    #[test]
+    fn resolve_service_load_balancer_hostname_publishes_its_addresses() {
+        let s = Sv::lb("default", "web")
+            .a("hostname", "web.example.com")
+            .ingress_host("lb.cloud.example");
+        let eps = run_with(&resolving_source(), &one(s));
+        assert_eq!(
+            show(&eps),
+            lines(&["web.example.com A 10.1.1.1", "web.example.com AAAA 2001:db8::5"])
+        );
+    }
+
+    #[test]
+    fn resolve_failure_gives_zero_targets_for_that_hostname_only() {
+        let s = Sv::lb("default", "web")
+            .a("hostname", "web.example.com")
+            .ingress_host("unknown.cloud.example")
+            .ingress_ip("1.2.3.4");
+        assert_eq!(
+            show(&run_with(&resolving_source(), &one(s))),
+            lines(&["web.example.com A 1.2.3.4"])
+        );
+    }
+
+    #[test]
+    fn cluster_ip_service_publishes_nothing_by_default() {
+        let s = Sv::new("default", "web", "ClusterIP")
+            .cluster_ip("10.96.0.1")
+            .a("hostname", "web.example.com");
+        assert!(run(cfg(), &one(s)).is_empty());
+    }
+
+    #[test]
+    fn publish_internal_services_publishes_the_cluster_ip() {
+        let s = Sv::new("default", "web", "ClusterIP")
+            .cluster_ip("10.96.0.1")
+            .a("hostname", "web.example.com");
+        let c = ServiceSourceConfig {
+            publish_internal_services: true,
+            ..cfg()
+        };
+        assert_eq!(show(&run(c, &one(s))), lines(&["web.example.com A 10.96.0.1"]));
+    }
+
+    #[test]
+    fn cluster_ip_internal_hostname_publishes_the_cluster_ip() {
+        let s = Sv::new("default", "web", "ClusterIP")
+            .cluster_ip("10.96.0.1")
+            .g("internal-hostname", "i.example.com");
+        assert_eq!(show(&run(cfg(), &one(s))), lines(&["i.example.com A 10.96.0.1"]));
+    }
+
+    #[test]
+    fn external_name_service_publishes_a_cname_to_its_external_name() {
+        let s = Sv::new("default", "db", "ExternalName")
+            .external_name("db.rds.example.")
+            .a("hostname", "db.example.com");
+        assert_eq!(
+            show(&run(cfg(), &one(s))),
+            lines(&["db.example.com CNAME db.rds.example"])
+        );
+    }
+
+    #[test]
+    fn external_name_service_with_external_ips_publishes_them() {
+        let s = Sv::new("default", "db", "ExternalName")
+            .external_name("db.rds.example")
+            .external_ips(&["1.1.1.1"])
+            .a("hostname", "db.example.com");
+        assert_eq!(show(&run(cfg(), &one(s))), lines(&["db.example.com A 1.1.1.1"]));
+    }
+
+    // ------------------------------------------------------------------------------------ records
+
+    #[test]
+    fn records_carry_the_resource_label_and_refer_to_the_service() {
+        let s = Sv::lb("team", "web")
+            .a("hostname", "web.example.com")
+            .ingress_ip("1.2.3.4");
+        let eps = run(cfg(), &one(s));
+        assert_eq!(eps[0].label(label::RESOURCE), Some("service/team/web"));
+        let refs: Vec<String> = eps[0].ref_objects.iter().map(ToString::to_string).collect();
+        assert_eq!(refs, vec!["service/team/web"]);
+    }
+
+    #[test]
+    fn services_sharing_a_name_are_merged_and_the_first_resource_owns_it() {
+        let a = Sv::lb("default", "b-web")
+            .a("hostname", "web.example.com")
+            .a("ttl", "300")
+            .ingress_ip("2.2.2.2");
+        let b = Sv::lb("default", "a-web")
+            .a("hostname", "web.example.com")
+            .a("ttl", "60")
+            .ingress_ip("1.1.1.1");
+        let eps = run(cfg(), &cluster_of(vec![a.build(), b.build()]));
+        assert_eq!(show(&eps), lines(&["web.example.com A 1.1.1.1,2.2.2.2 ttl=60"]));
+        assert_eq!(eps[0].resource(), Some("service/default/a-web"));
+        assert_eq!(eps[0].ref_objects.len(), 2);
+    }
+
+    #[test]
+    fn ttl_annotation_sets_the_record_ttl() {
+        let s = Sv::lb("default", "web")
+            .a("hostname", "web.example.com")
+            .g("ttl", "10m")
+            .ingress_ip("1.2.3.4");
+        assert_eq!(
+            show(&run(cfg(), &one(s))),
+            lines(&["web.example.com A 1.2.3.4 ttl=600"])
+        );
+    }
+
+    #[test]
+    fn invalid_ttl_annotation_leaves_the_ttl_unset() {
+        let s = Sv::lb("default", "web")
+            .a("hostname", "web.example.com")
+            .a("ttl", "soon")
+            .ingress_ip("1.2.3.4");
+        assert_eq!(show(&run(cfg(), &one(s))), lines(&["web.example.com A 1.2.3.4"]));
+    }
+
+    #[test]
+    fn set_identifier_and_provider_specific_annotations_are_carried() {
+        let s = Sv::lb("default", "web")
+            .a("hostname", "web.example.com")
+            .a("set-identifier", "blue")
+            .a("aws-weight", "10")
+            .a("alias", "true")
+            .ingress_host("lb.cloud.example");
+        let eps = run(cfg(), &one(s));
+        assert_eq!(show(&eps), lines(&["web.example.com CNAME lb.cloud.example id=blue"]));
+        assert_eq!(eps[0].provider_specific.get("aws/weight"), Some("10"));
+        assert_eq!(eps[0].provider_specific.get("alias"), Some("true"));
+    }
+
+    // ------------------------------------------------------------------------------------ bad input
+
+    #[test]
+    fn unparsable_ip_is_skipped_and_the_rest_kept() {
+        let s = Sv::lb("default", "web")
+            .a("hostname", "web.example.com")
+            .ingress_ip("1.2.3.999")
+            .ingress_ip("01.2.3.4")
+            .ingress_ip("5.6.7.8");
+        assert_eq!(show(&run(cfg(), &one(s))), lines(&["web.example.com A 5.6.7.8"]));
+    }
+
+    #[test]
+    fn unparsable_cluster_ip_gives_no_targets() {
+        let s = Sv::lb("default", "web")
+            .cluster_ip("not-an-ip")
+            .a("internal-hostname", "i.example.com");
+        assert!(run(cfg(), &one(s)).is_empty());
+    }
+
+    #[test]
+    fn hostname_with_a_label_over_63_characters_is_skipped() {
+        let long = format!("{}.example.com", "a".repeat(64));
+        let s = Sv::lb("default", "web")
+            .a("hostname", &format!("{long},ok.example.com"))
+            .ingress_ip("1.2.3.4");
+        assert_eq!(show(&run(cfg(), &one(s))), lines(&["ok.example.com A 1.2.3.4"]));
+    }
+
+    #[test]
+    fn hostname_over_253_characters_is_skipped() {
+        let long = vec!["a".repeat(60); 5].join(".");
+        let s = Sv::lb("default", "web")
+            .a("hostname", &format!("ok.example.com,{long}"))
+            .ingress_ip("1.2.3.4");
+        assert_eq!(show(&run(cfg(), &one(s))), lines(&["ok.example.com A 1.2.3.4"]));
+    }
+
+    #[test]
+    fn empty_hostname_items_are_skipped() {
+        let s = Sv::lb("default", "web")
+            .a("hostname", "a.example.com,,")
+            .ingress_ip("1.2.3.4");
+        assert_eq!(show(&run(cfg(), &one(s))), lines(&["a.example.com A 1.2.3.4"]));
+    }
+
+    #[test]
+    fn one_bad_service_does_not_affect_the_others() {
+        let bad = Sv::lb("default", "bad")
+            .a("hostname", &"x".repeat(70))
+            .a("ttl", "-1")
+            .ingress_ip("bogus");
+        let good = Sv::lb("default", "good")
+            .a("hostname", "good.example.com")
+            .ingress_ip("1.2.3.4");
+        let eps = run(cfg(), &cluster_of(vec![bad.build(), good.build()]));
+        assert_eq!(show(&eps), lines(&["good.example.com A 1.2.3.4"]));
+    }
+}

@@ -1,0 +1,232 @@
+//! Builders for the tests: compact views of Services, Pods, Nodes and EndpointSlices, and a way to run
+//! the source over a [`MemoryCluster`] and read its output as one line per record.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use crate::shim::{ResolveError, Resolver};
+use extdns_endpoint::Endpoint;
+use extdns_informer::view::{
+    EndpointSlice, LoadBalancerIngress, Meta, Node, NodeAddress, ObjectReference, Pod, PodPhase, Service, ServicePort,
+    SliceEndpoint,
+};
+use extdns_informer::{MemoryCluster, StrMap};
+use extdns_source::Source;
+
+use crate::{ServiceSource, ServiceSourceConfig};
+
+pub const ALPHA: &str = "external-dns.alpha.kubernetes.io/";
+pub const GA: &str = "external-dns.kubernetes.io/";
+
+fn with(m: &StrMap, k: &str, v: &str) -> StrMap {
+    m.iter().chain(std::iter::once((k, v))).collect()
+}
+
+/// A resolver answering from a map; names not in it fail.
+#[derive(Default)]
+pub struct MapResolver(pub HashMap<String, Vec<IpAddr>>);
+
+#[async_trait::async_trait]
+impl Resolver for MapResolver {
+    async fn lookup_ip(&self, host: &str) -> Result<Vec<IpAddr>, ResolveError> {
+        self.0
+            .get(host)
+            .cloned()
+            .ok_or_else(|| ResolveError::NotFound(host.to_string()))
+    }
+}
+
+pub fn source(cfg: ServiceSourceConfig) -> ServiceSource {
+    ServiceSource::new(cfg, Arc::new(MapResolver::default()))
+}
+
+pub fn run_with(src: &ServiceSource, cluster: &MemoryCluster) -> Vec<Endpoint> {
+    match futures::executor::block_on(src.endpoints(cluster)) {
+        Ok(eps) => eps,
+        Err(e) => panic!("the service source failed: {e}"),
+    }
+}
+
+pub fn run(cfg: ServiceSourceConfig, cluster: &MemoryCluster) -> Vec<Endpoint> {
+    run_with(&source(cfg), cluster)
+}
+
+/// One line per record: `name TYPE target,target` (plus ` ttl=N` and ` id=X` when set).
+pub fn show(eps: &[Endpoint]) -> Vec<String> {
+    eps.iter()
+        .map(|e| {
+            let mut s = format!("{} {} {}", e.dns_name, e.record_type, e.targets.join(","));
+            if e.record_ttl.0 != 0 {
+                s.push_str(&format!(" ttl={}", e.record_ttl.0));
+            }
+            if !e.set_identifier.is_empty() {
+                s.push_str(&format!(" id={}", e.set_identifier));
+            }
+            s
+        })
+        .collect()
+}
+
+pub fn lines(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+pub fn cluster_of(services: Vec<Service>) -> MemoryCluster {
+    let mut c = MemoryCluster::new();
+    for s in services {
+        c.add_service(s);
+    }
+    c
+}
+
+/// A Service builder.
+#[derive(Clone)]
+pub struct Sv(pub Service);
+
+impl Sv {
+    pub fn new(ns: &str, name: &str, service_type: &str) -> Sv {
+        Sv(Service {
+            meta: Meta {
+                name: name.into(),
+                namespace: ns.into(),
+                ..Meta::default()
+            },
+            service_type: service_type.into(),
+            ..Service::default()
+        })
+    }
+    pub fn lb(ns: &str, name: &str) -> Sv {
+        Sv::new(ns, name, "LoadBalancer").cluster_ip("10.96.0.10")
+    }
+    /// A full annotation key.
+    pub fn ann(mut self, k: &str, v: &str) -> Sv {
+        self.0.meta.annotations = with(&self.0.meta.annotations, k, v);
+        self
+    }
+    /// An annotation under the alpha prefix.
+    pub fn a(self, k: &str, v: &str) -> Sv {
+        self.ann(&format!("{ALPHA}{k}"), v)
+    }
+    /// An annotation under the GA prefix.
+    pub fn g(self, k: &str, v: &str) -> Sv {
+        self.ann(&format!("{GA}{k}"), v)
+    }
+    pub fn label(mut self, k: &str, v: &str) -> Sv {
+        self.0.meta.labels = with(&self.0.meta.labels, k, v);
+        self
+    }
+    pub fn cluster_ip(mut self, ip: &str) -> Sv {
+        self.0.cluster_ip = Some(ip.into());
+        self
+    }
+    pub fn headless(self) -> Sv {
+        self.cluster_ip("None")
+    }
+    pub fn external_ips(mut self, ips: &[&str]) -> Sv {
+        self.0.external_ips = ips.iter().map(|s| s.to_string()).collect();
+        self
+    }
+    pub fn external_name(mut self, n: &str) -> Sv {
+        self.0.external_name = Some(n.into());
+        self
+    }
+    pub fn ingress_ip(mut self, ip: &str) -> Sv {
+        self.0.load_balancer_ingress.push(LoadBalancerIngress {
+            ip: Some(ip.into()),
+            hostname: None,
+        });
+        self
+    }
+    pub fn ingress_host(mut self, h: &str) -> Sv {
+        self.0.load_balancer_ingress.push(LoadBalancerIngress {
+            ip: None,
+            hostname: Some(h.into()),
+        });
+        self
+    }
+    pub fn selector(mut self, k: &str, v: &str) -> Sv {
+        self.0.selector = with(&self.0.selector, k, v);
+        self
+    }
+    pub fn port(mut self, protocol: Option<&str>, node_port: Option<i32>) -> Sv {
+        self.0.ports.push(ServicePort {
+            name: None,
+            protocol: protocol.map(str::to_string),
+            port: 80,
+            node_port,
+            target_port: None,
+        });
+        self
+    }
+    pub fn local(mut self) -> Sv {
+        self.0.external_traffic_policy = Some("Local".into());
+        self
+    }
+    pub fn publish_not_ready(mut self) -> Sv {
+        self.0.publish_not_ready_addresses = true;
+        self
+    }
+    pub fn build(self) -> Service {
+        self.0
+    }
+}
+
+pub fn pod(name: &str, ns: &str, labels: &[(&str, &str)]) -> Pod {
+    Pod {
+        name: name.into(),
+        namespace: ns.into(),
+        labels: labels.iter().copied().collect(),
+        phase: PodPhase::Running,
+        ready: true,
+        ..Pod::default()
+    }
+}
+
+pub fn pod_with(name: &str, ns: &str, labels: &[(&str, &str)], f: impl FnOnce(&mut Pod)) -> Pod {
+    let mut p = pod(name, ns, labels);
+    f(&mut p);
+    p
+}
+
+pub fn node(name: &str, addresses: &[(&str, &str)]) -> Node {
+    Node {
+        name: name.into(),
+        addresses: addresses
+            .iter()
+            .map(|(t, a)| NodeAddress {
+                address_type: t.to_string(),
+                address: a.to_string(),
+            })
+            .collect(),
+        ..Node::default()
+    }
+}
+
+/// An EndpointSlice endpoint pointing at a Pod.
+pub fn endpoint(addresses: &[&str], pod: &str, ready: Option<bool>) -> SliceEndpoint {
+    SliceEndpoint {
+        addresses: addresses.iter().map(|s| s.to_string()).collect(),
+        ready,
+        target_ref: Some(ObjectReference {
+            kind: Some("Pod".into()),
+            api_version: None,
+            namespace: None,
+            name: Some(pod.into()),
+        }),
+        node_name: None,
+    }
+}
+
+pub fn slice(ns: &str, service: &str, address_type: &str, endpoints: Vec<SliceEndpoint>) -> EndpointSlice {
+    EndpointSlice {
+        meta: Meta {
+            name: format!("{service}-abc"),
+            namespace: ns.into(),
+            ..Meta::default()
+        },
+        service_name: Some(service.into()),
+        address_type: address_type.into(),
+        endpoints,
+    }
+}
