@@ -86,15 +86,36 @@ pub async fn build_controller(
 ) -> anyhow::Result<Controller> {
     let pipeline = wiring::build_pipeline(flags)?;
     let cluster = build_cluster(flags, &pipeline.watched_kinds()).await?;
+    assemble(flags, pipeline, cluster, provider, metrics)
+}
+
+/// [`build_controller`] over a given cluster view (tests use a live view fed by hand, or one that never
+/// syncs).
+pub fn controller_with_cluster(
+    flags: &Flags,
+    cluster: Arc<dyn Cluster>,
+    provider: Arc<dyn Provider>,
+    metrics: Arc<Metrics>,
+) -> anyhow::Result<Controller> {
+    assemble(flags, wiring::build_pipeline(flags)?, cluster, provider, metrics)
+}
+
+/// The kinds the sources the flags enable read (what the live view watches).
+pub fn watched_kinds(flags: &Flags) -> Result<Vec<ResourceKind>, ValidationError> {
+    Ok(wiring::build_pipeline(flags)?.watched_kinds())
+}
+
+fn assemble(
+    flags: &Flags,
+    pipeline: Pipeline,
+    cluster: Arc<dyn Cluster>,
+    provider: Arc<dyn Provider>,
+    metrics: Arc<Metrics>,
+) -> anyhow::Result<Controller> {
     let registry = build_registry(flags, provider)?;
     let config = controller_config(flags)?;
-    Ok(Controller::new(
-        cluster,
-        Arc::new(PipelineSource(pipeline)),
-        registry,
-        config,
-        metrics,
-    ))
+    let source = Arc::new(PipelineSource(pipeline));
+    Ok(Controller::new(cluster, source, registry, config, metrics))
 }
 
 /// The source pipeline as the controller sees it.

@@ -1,0 +1,299 @@
+//! The whole sync, as the default command wires it (manifests → sources → TXT registry → in-memory
+//! provider), checked on the provider's records: what is created, kept, deleted, and never touched.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use extdns::flags::{Flags, try_parse_from};
+use extdns::providers::build_provider;
+use extdns::run::{controller_with_cluster, run_once_with, watched_kinds};
+use extdns_controller::{Metrics, SyncError};
+use extdns_endpoint::{Endpoint, RecordType};
+use extdns_informer::{LiveCluster, LiveOptions};
+use extdns_provider::{InMemoryProvider, Provider};
+
+type Error = Box<dyn std::error::Error>;
+
+fn flags(args: &[&str]) -> Result<Flags, Error> {
+    let cli = try_parse_from(std::iter::once("extdns").chain(args.iter().copied()))?;
+    Ok(cli.flags)
+}
+
+/// The controller flags over the manifests in `dir`, plus `extra`.
+fn flags_over(dir: &Path, extra: &[&str]) -> Result<Flags, Error> {
+    let dir = dir.to_str().ok_or("path")?;
+    let mut args = vec![
+        "--source=service",
+        "--provider=inmemory",
+        "--policy=sync",
+        "--manifests",
+        dir,
+    ];
+    args.extend_from_slice(extra);
+    flags(&args)
+}
+
+fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+}
+
+/// A LoadBalancer Service publishing `host` at `ip`.
+fn service(name: &str, host: &str, ip: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: {name}\n  namespace: default\n  annotations:\n    \
+         external-dns.kubernetes.io/hostname: {host}\nspec:\n  type: LoadBalancer\n  clusterIP: 10.96.0.1\n  \
+         ports:\n    - port: 80\nstatus:\n  loadBalancer:\n    ingress:\n      - ip: {ip}\n"
+    )
+}
+
+/// Writes `docs` as the only manifests of `dir`.
+fn write_manifests(dir: &Path, docs: &[String]) -> Result<(), Error> {
+    for entry in std::fs::read_dir(dir)? {
+        std::fs::remove_file(entry?.path())?;
+    }
+    std::fs::write(dir.join("objects.yaml"), docs.join("---\n"))?;
+    Ok(())
+}
+
+/// `name type targets` of every record the provider holds, TXT ownership records included.
+fn records(p: &InMemoryProvider) -> BTreeSet<String> {
+    p.snapshot().iter().map(describe).collect()
+}
+
+fn describe(e: &Endpoint) -> String {
+    format!("{} {} {}", e.dns_name, e.record_type, e.targets.join(","))
+}
+
+fn names_of(p: &InMemoryProvider, record_type: RecordType) -> BTreeSet<String> {
+    p.snapshot()
+        .into_iter()
+        .filter(|e| e.record_type == record_type)
+        .map(|e| e.dns_name)
+        .collect()
+}
+
+fn as_provider(p: &Arc<InMemoryProvider>) -> Arc<dyn Provider> {
+    p.clone()
+}
+
+#[tokio::test]
+async fn first_sync_creates_records_with_their_txt_and_second_changes_nothing() -> Result<(), Error> {
+    let provider = Arc::new(InMemoryProvider::new(vec![]));
+    let f = flags_over(&examples(), &[])?;
+
+    let first = run_once_with(&f, as_provider(&provider)).await?;
+    assert!(first.applied);
+    assert!(!first.changes.create.is_empty());
+    let a_names = names_of(&provider, RecordType::A);
+    assert!(a_names.contains("web.example.com"), "{a_names:?}");
+    assert!(records(&provider).contains("web.example.com A 203.0.113.10"));
+    // Every record the plan created has its ownership TXT record, naming our owner id.
+    let txt: Vec<Endpoint> = provider
+        .snapshot()
+        .into_iter()
+        .filter(|e| e.record_type == RecordType::Txt)
+        .collect();
+    for created in &first.changes.create {
+        let owner_record = txt.iter().find(|t| {
+            t.dns_name.contains(&created.dns_name) && t.targets.iter().any(|v| v.contains("external-dns/owner=default"))
+        });
+        assert!(owner_record.is_some(), "no ownership TXT for {created}: {txt:?}");
+    }
+    let writes = provider.apply_calls();
+
+    let second = run_once_with(&f, as_provider(&provider)).await?;
+    assert!(!second.changes.has_changes(), "{:?}", second.changes);
+    assert!(!second.applied);
+    assert_eq!(provider.apply_calls(), writes, "the second sync wrote to the provider");
+    Ok(())
+}
+
+#[tokio::test]
+async fn removing_a_service_deletes_exactly_its_records() -> Result<(), Error> {
+    let dir = tempfile::tempdir()?;
+    let provider = Arc::new(InMemoryProvider::new(vec![]));
+    let f = flags_over(dir.path(), &[])?;
+
+    write_manifests(
+        dir.path(),
+        &[
+            service("web", "web.example.com", "203.0.113.10"),
+            service("api", "api.example.com", "203.0.113.11"),
+        ],
+    )?;
+    run_once_with(&f, as_provider(&provider)).await?;
+    let before = records(&provider);
+    assert!(before.contains("api.example.com A 203.0.113.11"), "{before:?}");
+
+    write_manifests(dir.path(), &[service("web", "web.example.com", "203.0.113.10")])?;
+    let report = run_once_with(&f, as_provider(&provider)).await?;
+    let deleted: Vec<String> = report.changes.delete.iter().map(describe).collect();
+    assert_eq!(deleted, ["api.example.com A 203.0.113.11"]);
+    assert!(report.changes.create.is_empty() && report.changes.update_new.is_empty());
+
+    let after = records(&provider);
+    let gone: BTreeSet<&String> = before.difference(&after).collect();
+    // The A record and its ownership TXT record, nothing else.
+    assert!(gone.iter().all(|r| r.contains("api.example.com")), "{gone:?}");
+    assert!(
+        gone.iter().any(|r| r.contains(" TXT ")),
+        "the ownership record stayed: {after:?}"
+    );
+    assert!(after.contains("web.example.com A 203.0.113.10"));
+    assert!(after.is_subset(&before));
+    Ok(())
+}
+
+#[tokio::test]
+async fn records_owned_by_another_owner_id_are_never_touched() -> Result<(), Error> {
+    let dir = tempfile::tempdir()?;
+    let provider = Arc::new(InMemoryProvider::new(vec![]));
+
+    // Another extdns (owner "other-cluster") publishes two names.
+    write_manifests(
+        dir.path(),
+        &[
+            service("shared", "shared.example.com", "192.0.2.1"),
+            service("theirs", "theirs.example.com", "192.0.2.2"),
+        ],
+    )?;
+    run_once_with(
+        &flags_over(dir.path(), &["--txt-owner-id=other-cluster"])?,
+        as_provider(&provider),
+    )
+    .await?;
+    let theirs = records(&provider);
+
+    // We want another address at one of their names, and do not want their other name at all.
+    write_manifests(
+        dir.path(),
+        &[
+            service("shared", "shared.example.com", "198.51.100.9"),
+            service("ours", "ours.example.com", "198.51.100.10"),
+        ],
+    )?;
+    let report = run_once_with(
+        &flags_over(dir.path(), &["--txt-owner-id=default"])?,
+        as_provider(&provider),
+    )
+    .await?;
+    assert!(report.changes.delete.is_empty(), "{:?}", report.changes.delete);
+    assert!(report.changes.update_new.is_empty(), "{:?}", report.changes.update_new);
+
+    let after = records(&provider);
+    assert!(
+        theirs.is_subset(&after),
+        "a foreign record changed: before {theirs:?}, after {after:?}"
+    );
+    assert!(after.contains("ours.example.com A 198.51.100.10"));
+    assert!(!after.contains("shared.example.com A 198.51.100.9"));
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_source_error_deletes_nothing() -> Result<(), Error> {
+    let provider = Arc::new(InMemoryProvider::new(vec![]));
+    let sources = ["--source=service", "--source=gateway-httproute"];
+    run_once_with(&flags_over(&examples(), &sources)?, as_provider(&provider)).await?;
+    let before = records(&provider);
+    assert!(!before.is_empty());
+    let writes = provider.apply_calls();
+
+    // A template that cannot run on an HTTPRoute fails the gateway source: the sync must stop before
+    // planning, even though the other source succeeded and the failed one produced no endpoint at all.
+    let mut broken = sources.to_vec();
+    broken.extend([
+        "--fqdn-template={{.Spec.NoSuchField}}.example.com",
+        "--combine-fqdn-annotation",
+    ]);
+    let result = run_once_with(&flags_over(&examples(), &broken)?, as_provider(&provider)).await;
+    let err = result.err().ok_or("the sync succeeded despite a failing template")?;
+    assert!(
+        matches!(err.downcast_ref::<SyncError>(), Some(SyncError::Source(_))),
+        "expected a source error, got {err:#}"
+    );
+    assert_eq!(records(&provider), before);
+    assert_eq!(provider.apply_calls(), writes);
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_unsynced_informer_deletes_nothing() -> Result<(), Error> {
+    let provider = Arc::new(InMemoryProvider::new(vec![]));
+    let f = flags_over(&examples(), &[])?;
+    run_once_with(&f, as_provider(&provider)).await?;
+    let before = records(&provider);
+    assert!(!before.is_empty());
+    let writes = provider.apply_calls();
+
+    // A live view whose watchers have not finished their first list: it holds no object yet, which must
+    // not read as "every Service is gone".
+    let live = flags(&["--source=service", "--provider=inmemory", "--policy=sync"])?;
+    let cluster = Arc::new(LiveCluster::detached(&watched_kinds(&live)?, LiveOptions::default()));
+    let metrics = Arc::new(Metrics::new("test", "test"));
+    let controller = controller_with_cluster(&live, cluster, as_provider(&provider), metrics)?;
+    let result = controller.run_once().await;
+    assert!(matches!(result, Err(SyncError::NotSynced)), "{result:?}");
+    assert_eq!(records(&provider), before);
+    assert_eq!(provider.apply_calls(), writes);
+    Ok(())
+}
+
+#[tokio::test]
+async fn dry_run_with_a_provider_that_fails_every_write_succeeds_and_writes_nothing() -> Result<(), Error> {
+    let provider = Arc::new(InMemoryProvider::new(vec![]));
+    provider.fail_all_writes();
+    let f = flags_over(&examples(), &["--dry-run"])?;
+
+    let report = run_once_with(&f, as_provider(&provider)).await?;
+    assert!(!report.changes.create.is_empty(), "the dry run planned nothing");
+    assert!(!report.applied);
+    assert_eq!(provider.apply_calls(), 0);
+    assert!(provider.snapshot().is_empty());
+
+    // The same provider does fail a real run, so the dry run's success is not an accident.
+    let real = run_once_with(&flags_over(&examples(), &[])?, as_provider(&provider)).await;
+    assert!(real.is_err());
+    Ok(())
+}
+
+#[tokio::test]
+async fn noop_registry_writes_no_ownership_records() -> Result<(), Error> {
+    let provider = Arc::new(InMemoryProvider::new(vec![]));
+    let f = flags_over(&examples(), &["--registry=noop"])?;
+    let report = run_once_with(&f, as_provider(&provider)).await?;
+    assert!(report.applied);
+    assert!(
+        names_of(&provider, RecordType::Txt).is_empty(),
+        "{:?}",
+        records(&provider)
+    );
+    assert!(names_of(&provider, RecordType::A).contains("web.example.com"));
+    Ok(())
+}
+
+#[tokio::test]
+async fn inmemory_zones_limit_what_is_managed() -> Result<(), Error> {
+    let dir = tempfile::tempdir()?;
+    write_manifests(
+        dir.path(),
+        &[
+            service("in", "in.example.com", "203.0.113.10"),
+            service("out", "out.example.org", "203.0.113.11"),
+        ],
+    )?;
+    let f = flags_over(dir.path(), &["--inmemory-zone=example.com"])?;
+    let report = run_once_with(&f, build_provider(&f)?).await?;
+    let created: Vec<String> = report.changes.create.iter().map(describe).collect();
+    assert_eq!(created, ["in.example.com A 203.0.113.10"]);
+    Ok(())
+}
+
+#[test]
+fn providers_extdns_does_not_implement_are_a_clear_error() -> Result<(), Error> {
+    let f = flags(&["--source=service", "--provider=aws"])?;
+    let err = build_provider(&f).err().map(|e| e.to_string());
+    assert_eq!(err.as_deref(), Some("provider aws is not supported by extdns yet"));
+    Ok(())
+}
