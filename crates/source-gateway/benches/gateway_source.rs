@@ -15,7 +15,11 @@ const GATEWAYS: usize = 50;
 const ROUTES: usize = 5_000;
 
 fn meta(ns: &str, name: &str) -> Meta {
-    Meta { name: name.into(), namespace: ns.into(), ..Meta::default() }
+    Meta {
+        name: name.into(),
+        namespace: ns.into(),
+        ..Meta::default()
+    }
 }
 
 fn allowed(i: usize) -> Option<AllowedRoutes> {
@@ -24,11 +28,18 @@ fn allowed(i: usize) -> Option<AllowedRoutes> {
         1 => ("Same", None),
         2 => (
             "Selector",
-            Some(LabelSelector { match_labels: vec![("team".into(), format!("team-{}", i % 10))], ..LabelSelector::default() }),
+            Some(LabelSelector {
+                match_labels: vec![("team".into(), format!("team-{}", i % 10))],
+                ..LabelSelector::default()
+            }),
         ),
         _ => ("All", None),
     };
-    Some(AllowedRoutes { namespaces_from: Some(from.into()), namespaces_selector: selector, kinds: vec![] })
+    Some(AllowedRoutes {
+        namespaces_from: Some(from.into()),
+        namespaces_selector: selector,
+        kinds: vec![],
+    })
 }
 
 fn listeners(g: usize) -> Vec<Listener> {
@@ -47,7 +58,13 @@ fn listeners(g: usize) -> Vec<Listener> {
             };
             // Listener 0 serves every namespace, so every route finds at least one listener.
             let allowed_routes = if i == 0 { allowed(0) } else { allowed(i + g) };
-            Listener { name: format!("l{i}"), hostname, port, protocol: protocol.into(), allowed_routes }
+            Listener {
+                name: format!("l{i}"),
+                hostname,
+                port,
+                protocol: protocol.into(),
+                allowed_routes,
+            }
         })
         .collect()
 }
@@ -57,9 +74,12 @@ fn cluster() -> MemoryCluster {
     for n in 0..NAMESPACES {
         c.add_namespace(Namespace {
             name: format!("ns-{n}"),
-            labels: [("team", format!("team-{}", n % 10)), ("env", if n % 2 == 0 { "prod" } else { "dev" }.into())]
-                .into_iter()
-                .collect(),
+            labels: [
+                ("team", format!("team-{}", n % 10)),
+                ("env", if n % 2 == 0 { "prod" } else { "dev" }.into()),
+            ]
+            .into_iter()
+            .collect(),
         });
     }
     for g in 0..GATEWAYS {
@@ -91,7 +111,11 @@ fn cluster() -> MemoryCluster {
         let s = 1 + 2 * (r % 4);
         let hostnames = vec![
             format!("r{r}.s{s}.g{g}.example.com"),
-            if r % 3 == 0 { format!("*.s{s}.g{g}.example.com") } else { format!("www{r}.example.org") },
+            if r % 3 == 0 {
+                format!("*.s{s}.g{g}.example.com")
+            } else {
+                format!("www{r}.example.org")
+            },
         ];
         c.add_route(Route {
             kind: RouteKind::Http,
@@ -99,7 +123,10 @@ fn cluster() -> MemoryCluster {
             hostnames,
             parents: refs
                 .iter()
-                .map(|p| RouteParentStatus { parent_ref: p.clone(), accepted: Some("True".into()) })
+                .map(|p| RouteParentStatus {
+                    parent_ref: p.clone(),
+                    accepted: Some("True".into()),
+                })
                 .collect(),
             parent_refs: refs,
         });
@@ -111,7 +138,10 @@ fn bench(c: &mut Criterion) {
     let cluster = cluster();
     let source = GatewayRouteSource::new(RouteKind::Http, GatewaySourceConfig::default());
     let produced = source.collect(&cluster).map(|e| e.len()).unwrap_or(0);
-    assert!(produced > ROUTES, "the benchmark cluster must publish at least one record per route, got {produced}");
+    assert!(
+        produced > ROUTES,
+        "the benchmark cluster must publish at least one record per route, got {produced}"
+    );
     eprintln!("gateway-httproute: {produced} endpoints from {ROUTES} routes");
     c.bench_function("gateway_httproute_5000_routes_50_gateways", |b| {
         b.iter(|| source.collect(std::hint::black_box(&cluster)))

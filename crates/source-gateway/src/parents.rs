@@ -161,7 +161,7 @@ impl<'c> Parents<'c> {
             let listeners = ls
                 .listeners
                 .iter()
-                .filter(|l| ls.accepted_listeners.iter().any(|a| *a == l.name))
+                .filter(|l| ls.accepted_listeners.contains(&l.name))
                 .map(|l| PreparedListener::new(l, kind, &object, &ls.meta.namespace, "spec.listeners"))
                 .collect();
             tracing::trace!(listener_set = %object, gateway = %gw.meta.name, "ListenerSet attached");

@@ -94,7 +94,7 @@ pub fn route_names(
 
     let templated = match &common.fqdn_template {
         Some(t) if mode != HostnameSource::AnnotationOnly && (raw.is_empty() || common.combine_fqdn_annotation) => {
-            t.execute(todo_route_template(route), source_name)?
+            t.execute(route, source_name)?
         }
         _ => Vec::new(),
     };
@@ -121,21 +121,4 @@ pub fn route_names(
         names,
         listener_fallback,
     })
-}
-
-// TEMPORARY until extdns-source implements TemplateObject for view::Route.
-fn todo_route_template(_r: &Route) -> &'static dyn extdns_source::TemplateObject {
-    struct X;
-    impl extdns_source::TemplateObject for X {
-        fn describe(&self) -> String {
-            String::new()
-        }
-        fn typed(&self) -> extdns_source::template::Value {
-            extdns_source::template::Value::Nil
-        }
-        fn unstructured(&self) -> extdns_source::template::Value {
-            extdns_source::template::Value::Nil
-        }
-    }
-    &X
 }

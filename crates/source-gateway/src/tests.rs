@@ -1863,3 +1863,119 @@ fn listener_set_section_name_selects_its_listener() {
     c.add_route(httproute("default", "r", &["*.example.org"], &[p]));
     assert_eq!(names(&run(with_listener_sets(), &c)), vec!["b.example.org"]);
 }
+
+// ------------------------------------------------------------------------------------------- fqdn template
+
+fn templated(template: &str, combine: bool) -> GatewaySourceConfig {
+    let t = match extdns_source::FqdnTemplate::parse(&[template.to_string()]) {
+        Ok(Some(t)) => t,
+        other => panic!("template {template:?}: {other:?}"),
+    };
+    GatewaySourceConfig {
+        common: SourceConfig {
+            fqdn_template: Some(Arc::new(t)),
+            combine_fqdn_annotation: combine,
+            ..SourceConfig::default()
+        },
+        ..config()
+    }
+}
+
+#[test]
+fn fqdn_template_names_routes_without_spec_or_annotation_names() {
+    let mut c = world();
+    c.add_route(httproute("apps", "bare", &[], &[gw_ref("infra", "gw")]));
+    c.add_route(httproute(
+        "apps",
+        "named",
+        &["named.example.com"],
+        &[gw_ref("infra", "gw")],
+    ));
+    let mut annotated = httproute("apps", "annotated", &[], &[gw_ref("infra", "gw")]);
+    annotated.meta = with_annotations(annotated.meta, &[(&format!("{GA}hostname"), "annotated.example.com")]);
+    c.add_route(annotated);
+    let cfg = templated(
+        "{{.Name}}.zero.internal, {{.Name}}.one.internal. , {{.Namespace}}.two.internal",
+        false,
+    );
+    assert_eq!(
+        names(&run(cfg, &c)),
+        vec![
+            "annotated.example.com",
+            "apps.two.internal",
+            "bare.one.internal",
+            "bare.zero.internal",
+            "named.example.com"
+        ]
+    );
+}
+
+#[test]
+fn fqdn_template_with_combine_adds_to_the_route_names() {
+    let mut c = world();
+    let mut r = httproute("apps", "web", &["spec.example.com"], &[gw_ref("infra", "gw")]);
+    r.meta = with_annotations(r.meta, &[(&format!("{GA}hostname"), "ann.example.com")]);
+    c.add_route(r);
+    assert_eq!(
+        names(&run(templated("{{.Name}}.tpl.example.com", true), &c)),
+        vec!["ann.example.com", "spec.example.com", "web.tpl.example.com"]
+    );
+}
+
+#[test]
+fn fqdn_template_names_are_narrowed_and_suppress_the_listener_fallback() {
+    let mut c = MemoryCluster::new();
+    c.add_gateway(gateway(
+        "infra",
+        "gw",
+        vec![http("l", Some("*.example.com"))],
+        &["1.2.3.4"],
+    ));
+    c.add_route(httproute("apps", "in", &[], &[gw_ref("infra", "gw")]));
+    c.add_route(httproute("other", "out", &[], &[gw_ref("infra", "gw")]));
+    let cfg = templated(
+        "{{.Name}}.{{if eq .Namespace \"apps\"}}example.com{{else}}example.net{{end}}",
+        false,
+    );
+    // `out.example.net` is not under the listener's hostname, and `*.example.com` is not used instead.
+    assert_eq!(names(&run(cfg, &c)), vec!["in.example.com"]);
+}
+
+#[test]
+fn fqdn_template_sees_the_route_kind() {
+    let mut c = MemoryCluster::new();
+    c.add_gateway(gateway(
+        "infra",
+        "gw",
+        vec![listener("udp", "UDP", 53, None)],
+        &["1.2.3.4"],
+    ));
+    c.add_route(route(RouteKind::Udp, "apps", "dns", &[], &[gw_ref("infra", "gw")]));
+    let eps = run_kind(RouteKind::Udp, templated("{{.Name}}.{{.Kind}}.example.com", false), &c);
+    assert_eq!(names(&eps), vec!["dns.udproute.example.com"]);
+}
+
+#[test]
+fn fqdn_template_is_not_used_with_annotation_only() {
+    let mut c = world();
+    let mut r = httproute("apps", "web", &[], &[gw_ref("infra", "gw")]);
+    r.meta = with_annotations(r.meta, &[(&format!("{GA}gateway-hostname-source"), "annotation-only")]);
+    c.add_route(r);
+    assert!(run(templated("{{.Name}}.tpl.example.com", true), &c).is_empty());
+}
+
+#[test]
+fn fqdn_template_failure_fails_the_sync() {
+    let mut c = world();
+    c.add_route(httproute("apps", "web", &[], &[gw_ref("infra", "gw")]));
+    let cfg = templated("{{.Spec.NoSuchField}}.example.com", false);
+    match GatewayRouteSource::new(RouteKind::Http, cfg).collect(&c) {
+        Err(SourceError::Template {
+            source_name, object, ..
+        }) => {
+            assert_eq!(source_name, "gateway-httproute");
+            assert_eq!(object, "HTTPRoute apps/web");
+        }
+        other => panic!("expected a template error, got {other:?}"),
+    }
+}
