@@ -18,6 +18,7 @@ use std::sync::Mutex;
 
 use async_trait::async_trait;
 use extdns_endpoint::{Changes, DomainFilter, Endpoint, RecordType, Ttl};
+use extdns_provider::batch::{self, Change};
 use extdns_provider::{ChangeFailure, Provider, ProviderError};
 use hickory_proto::rr::rdata::TXT;
 use hickory_proto::rr::{DNSClass, Name, RData, Record, RecordType as WireType};
@@ -53,12 +54,6 @@ impl std::fmt::Debug for Rfc2136Provider {
             .field("key", &self.settings.key)
             .finish_non_exhaustive()
     }
-}
-
-/// One change as the server sees it: the record updates it needs, and how to name it in errors.
-struct Unit {
-    label: String,
-    updates: Vec<Record>,
 }
 
 impl Rfc2136Provider {
@@ -150,103 +145,101 @@ impl Rfc2136Provider {
         Ok(out)
     }
 
-    fn label(ep: &Endpoint) -> String {
-        format!("{} {}", ep.dns_name, ep.record_type)
-    }
-
-    /// Turn the changes into per-zone units, in the order the server must see them: deletes, then updates,
-    /// then creates, so that replacing an A record by a CNAME of the same name works within one batch.
-    fn units(&self, changes: &Changes, failures: &mut Vec<ChangeFailure>) -> BTreeMap<usize, Vec<Unit>> {
-        let mut by_zone: BTreeMap<usize, Vec<Unit>> = BTreeMap::new();
-        let wire = match self.txt_wire.lock() {
-            Ok(g) => g,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        let mut push = |ep: &Endpoint, built: Result<Vec<Record>, String>| {
-            let label = Self::label(ep);
-            let zone = self
-                .zone_for(&ep.dns_name)
-                .and_then(|z| self.settings.zones.iter().position(|x| x == z));
-            match (zone, built) {
-                (None, _) => failures.push(ChangeFailure {
-                    record: label,
-                    reason: format!("no --rfc2136-zone contains {}", ep.dns_name),
-                }),
-                (_, Err(reason)) => failures.push(ChangeFailure { record: label, reason }),
-                (Some(z), Ok(updates)) if !updates.is_empty() => {
-                    by_zone.entry(z).or_default().push(Unit { label, updates })
-                }
-                (Some(_), Ok(_)) => {}
+    /// The records one change sends: single-record deletes of what it replaces, then adds of what it writes.
+    fn updates_for(&self, wire: &TxtWire, change: &Change) -> Result<Vec<Record>, String> {
+        match change {
+            Change::Create(ep) => self.records_of(wire, ep, self.write_ttl(ep.record_ttl), DNSClass::IN),
+            Change::Delete(ep) => self.records_of(wire, ep, 0, DNSClass::NONE),
+            Change::Update { old, new } => {
+                let mut records = self.records_of(wire, old, 0, DNSClass::NONE)?;
+                records.extend(self.records_of(wire, new, self.write_ttl(new.record_ttl), DNSClass::IN)?);
+                Ok(records)
             }
-        };
-        for ep in &changes.delete {
-            push(ep, self.records_of(&wire, ep, 0, DNSClass::NONE));
         }
-        for (old, new) in changes.update_old.iter().zip(&changes.update_new) {
-            let built = self.records_of(&wire, old, 0, DNSClass::NONE).and_then(|mut dels| {
-                dels.extend(self.records_of(&wire, new, self.write_ttl(new.record_ttl), DNSClass::IN)?);
-                Ok(dels)
-            });
-            push(new, built);
-        }
-        if changes.update_old.len() != changes.update_new.len() {
-            tracing::warn!(
-                old = changes.update_old.len(),
-                new = changes.update_new.len(),
-                "update lists differ in length; the unmatched updates are skipped"
-            );
-        }
-        for ep in &changes.create {
-            push(
-                ep,
-                self.records_of(&wire, ep, self.write_ttl(ep.record_ttl), DNSClass::IN),
-            );
-        }
-        by_zone
     }
 
-    /// Send `units` to `zone` in one message; when the server refuses it for what is in it, split it in
-    /// halves until every good change has landed and each refused one is named.
-    async fn send_split(
+    /// The changes grouped by the zone they belong to (its index in the zones); a change outside every zone
+    /// fails on its own.
+    fn by_zone(&self, changes: &Changes, failures: &mut Vec<ChangeFailure>) -> BTreeMap<usize, Vec<Change>> {
+        let mut out: BTreeMap<usize, Vec<Change>> = BTreeMap::new();
+        for change in batch::to_units(changes) {
+            let name = &change.endpoint().dns_name;
+            match self
+                .zone_for(name)
+                .and_then(|z| self.settings.zones.iter().position(|x| x == z))
+            {
+                Some(z) => out.entry(z).or_default().push(change),
+                None => failures.push(ChangeFailure {
+                    record: change.record_name(),
+                    reason: format!("no --rfc2136-zone contains {name}"),
+                }),
+            }
+        }
+        out
+    }
+
+    /// Send one batch to `zone` as one UPDATE message. A refusal of a batch of several changes is returned
+    /// as an error the shared batch helper splits on; a refusal of a single change, or one that concerns the
+    /// whole zone, names each change with the server's rcode.
+    async fn send_batch(
         &self,
-        session: &mut Session<'_>,
+        session: &tokio::sync::Mutex<Session<'_>>,
         zone: &Name,
-        units: &[Unit],
-        failures: &mut Vec<ChangeFailure>,
+        batch: Vec<Change>,
     ) -> Result<(), ProviderError> {
-        // An explicit stack instead of recursion: async recursion needs boxing, and the order stays the
-        // order of the changes.
-        let mut stack: Vec<&[Unit]> = vec![units];
-        while let Some(batch) = stack.pop() {
-            let updates: Vec<Record> = batch.iter().flat_map(|u| u.updates.iter().cloned()).collect();
-            match session.update(zone, &updates).await {
-                Ok(()) => {
-                    tracing::debug!(zone = %zone, changes = batch.len(), "update applied");
+        let mut failures = Vec::new();
+        let mut updates = Vec::new();
+        let mut sent: Vec<&Change> = Vec::new();
+        {
+            let wire = match self.txt_wire.lock() {
+                Ok(g) => g,
+                Err(poisoned) => poisoned.into_inner(),
+            };
+            for change in &batch {
+                match self.updates_for(&wire, change) {
+                    Ok(records) => {
+                        updates.extend(records);
+                        sent.push(change);
+                    }
+                    Err(reason) => failures.push(ChangeFailure {
+                        record: change.record_name(),
+                        reason,
+                    }),
                 }
-                Err(ExchangeError::Rcode { server, rcode }) if batch.len() > 1 && splittable(rcode) => {
-                    tracing::info!(zone = %zone, %server, rcode = %rcode_name(rcode), changes = batch.len(),
-                        "server refused a batch; splitting it to find the refused changes");
-                    let (a, b) = batch.split_at(batch.len() / 2);
-                    stack.push(b);
-                    stack.push(a);
-                }
+            }
+        }
+        if !updates.is_empty() {
+            let result = session.lock().await.update(zone, &updates).await;
+            match result {
+                Ok(()) => tracing::debug!(zone = %zone, changes = sent.len(), "update applied"),
                 Err(ExchangeError::Rcode { server, rcode }) => {
-                    for u in batch {
-                        tracing::warn!(record = %u.label, %server, rcode = %rcode_name(rcode), "change refused");
+                    let reason = format!("{server} answered {} for zone {}", rcode_name(rcode), zone_text(zone));
+                    if sent.len() > 1 && splittable(rcode) {
+                        tracing::info!(zone = %zone, changes = sent.len(), %reason, "batch refused; splitting it");
+                        return Err(ProviderError::Invalid(reason));
+                    }
+                    for change in sent {
+                        tracing::warn!(record = %change.record_name(), %reason, "change refused");
                         failures.push(ChangeFailure {
-                            record: u.label.clone(),
-                            reason: format!("{server} answered {} for zone {}", rcode_name(rcode), zone_text(zone)),
+                            record: change.record_name(),
+                            reason: reason.clone(),
                         });
                     }
                 }
                 Err(ExchangeError::Auth { server, detail }) => return Err(auth_error(&server, self, &detail)),
                 Err(ExchangeError::Transport(e)) => return Err(ProviderError::Transient(e.to_string())),
                 Err(ExchangeError::BadAnswer { server, detail }) => {
-                    return Err(ProviderError::Other(format!("bad answer from {server}: {detail}")));
+                    return Err(ProviderError::Auth(format!(
+                        "cannot trust the answer from {server}: {detail}"
+                    )));
                 }
             }
         }
-        Ok(())
+        if failures.is_empty() {
+            Ok(())
+        } else {
+            Err(ProviderError::Partial { failures })
+        }
     }
 }
 
@@ -341,15 +334,17 @@ impl Provider for Rfc2136Provider {
 
     async fn apply_changes(&self, changes: &Changes) -> Result<(), ProviderError> {
         let mut failures = Vec::new();
-        let by_zone = self.units(changes, &mut failures);
-        for f in &failures {
-            tracing::warn!(record = %f.record, reason = %f.reason, "change skipped");
-        }
-        let mut session = self.session(&self.updates);
-        for (zone_index, units) in &by_zone {
-            let zone = &self.zone_names[*zone_index];
-            for batch in units.chunks(self.settings.batch_change_size) {
-                self.send_split(&mut session, zone, batch, &mut failures).await?;
+        let by_zone = self.by_zone(changes, &mut failures);
+        let session = tokio::sync::Mutex::new(self.session(&self.updates));
+        for (zone_index, units) in by_zone {
+            let zone = &self.zone_names[zone_index];
+            let session = &session;
+            let zone_changes = batch::from_units(&units);
+            let size = self.settings.batch_change_size;
+            match batch::apply_in_batches(&zone_changes, size, |b| self.send_batch(session, zone, b)).await {
+                Ok(()) => {}
+                Err(ProviderError::Partial { failures: f }) => failures.extend(f),
+                Err(e) => return Err(e),
             }
         }
         if failures.is_empty() {
@@ -416,49 +411,65 @@ mod tests {
     }
 
     #[test]
-    fn changes_are_ordered_deletes_updates_creates_per_zone() {
+    fn changes_are_grouped_by_zone_deletes_first() {
         let p = provider(&["example.org", "k8s.example.org"]);
         let a = Endpoint::new("a.example.org", RecordType::A, ["192.0.2.1"]);
         let b = Endpoint::new("b.k8s.example.org", RecordType::A, ["192.0.2.2"]);
         let c = Endpoint::new("a.example.org", RecordType::Cname, ["b.k8s.example.org"]);
         let changes = Changes {
-            create: vec![c, b.clone()],
+            create: vec![c, b],
             delete: vec![a],
             ..Changes::default()
         };
         let mut failures = Vec::new();
-        let units = p.units(&changes, &mut failures);
+        let zones = p.by_zone(&changes, &mut failures);
         assert!(failures.is_empty(), "{failures:?}");
-        let labels: Vec<Vec<String>> = units
+        let names: Vec<Vec<String>> = zones
             .values()
-            .map(|us| us.iter().map(|u| u.label.clone()).collect())
+            .map(|cs| {
+                cs.iter()
+                    .map(|c| format!("{} {}", c.action(), c.record_name()))
+                    .collect()
+            })
             .collect();
         assert_eq!(
-            labels,
+            names,
             vec![
-                vec!["b.k8s.example.org A".to_string()],
-                vec!["a.example.org A".into(), "a.example.org CNAME".into()]
+                vec!["create b.k8s.example.org A".to_string()],
+                vec!["delete a.example.org A".into(), "create a.example.org CNAME".into()]
             ]
         );
     }
 
     #[test]
-    fn a_change_outside_every_zone_or_with_a_bad_target_fails_alone() {
+    fn a_change_outside_every_zone_fails_alone() {
         let p = provider(&["example.org"]);
         let changes = Changes {
             create: vec![
                 Endpoint::new("web.example.com", RecordType::A, ["192.0.2.1"]),
-                Endpoint::new("bad.example.org", RecordType::A, ["not-an-ip"]),
                 Endpoint::new("ok.example.org", RecordType::A, ["192.0.2.3"]),
             ],
             ..Changes::default()
         };
         let mut failures = Vec::new();
-        let units = p.units(&changes, &mut failures);
-        assert_eq!(units.values().map(Vec::len).sum::<usize>(), 1);
-        let records: Vec<&str> = failures.iter().map(|f| f.record.as_str()).collect();
-        assert_eq!(records, vec!["web.example.com A", "bad.example.org A"]);
-        assert!(failures[1].reason.contains("not-an-ip"));
+        let zones = p.by_zone(&changes, &mut failures);
+        assert_eq!(zones.values().map(Vec::len).sum::<usize>(), 1);
+        assert_eq!(
+            failures.iter().map(|f| f.record.as_str()).collect::<Vec<_>>(),
+            vec!["web.example.com A"]
+        );
+    }
+
+    #[test]
+    fn a_bad_target_is_an_error_naming_it() {
+        let p = provider(&["example.org"]);
+        let bad = Change::Create(Endpoint::new("bad.example.org", RecordType::A, ["not-an-ip"]));
+        let got = p.updates_for(&TxtWire::new(), &bad);
+        assert!(
+            got.as_ref().is_err_and(|e| e.contains("not-an-ip")),
+            "{:?}",
+            got.map(|r| r.len())
+        );
     }
 
     #[test]
@@ -474,17 +485,12 @@ mod tests {
         let p = provider(&["example.org"]);
         let old = Endpoint::new("w.example.org", RecordType::A, ["192.0.2.1"]).with_ttl(Ttl(300));
         let new = Endpoint::new("w.example.org", RecordType::A, ["192.0.2.2"]).with_ttl(Ttl(600));
-        let changes = Changes {
-            update_old: vec![old],
-            update_new: vec![new],
-            ..Changes::default()
-        };
-        let mut failures = Vec::new();
-        let units = p.units(&changes, &mut failures);
-        let u = &units[&0][0];
-        assert_eq!(u.updates.len(), 2);
-        assert_eq!((u.updates[0].dns_class, u.updates[0].ttl), (DNSClass::NONE, 0));
-        assert_eq!((u.updates[1].dns_class, u.updates[1].ttl), (DNSClass::IN, 600));
+        let records = p
+            .updates_for(&TxtWire::new(), &Change::Update { old, new })
+            .unwrap_or_default();
+        assert_eq!(records.len(), 2);
+        assert_eq!((records[0].dns_class, records[0].ttl), (DNSClass::NONE, 0));
+        assert_eq!((records[1].dns_class, records[1].ttl), (DNSClass::IN, 600));
     }
 
     #[tokio::test]
