@@ -2,10 +2,12 @@
 //!
 //! Sources never talk to the API server: they read a [`Cluster`], a read-only view of the objects they need
 //! in a compact form ([`view`]). Two implementations exist: [`MemoryCluster`] (filled from manifest files, or
-//! by tests) and the live one, backed by kube-runtime reflectors that keep only the fields sources read.
+//! by tests) and [`LiveCluster`], fed by kube-runtime watchers whose objects are converted on arrival
+//! ([`convert`]) so that only the fields sources read are kept.
 
 pub mod convert;
 mod intern;
+pub mod live;
 pub mod manifests;
 mod memory;
 mod strmap;
@@ -13,6 +15,7 @@ pub mod view;
 
 pub use convert::PodAnnotationPrefixes;
 pub use intern::Interner;
+pub use live::{InformerError, LiveCluster, LiveOptions, Watched};
 pub use manifests::{LoadOptions, ManifestError, load};
 pub use memory::MemoryCluster;
 pub use strmap::{StrMap, Sym};

@@ -1,0 +1,356 @@
+//! The live cluster against a fake API server: a tower service handed to `kube::Client::new` that serves a
+//! LIST per resource path (held back until the test releases it) and then a chunked WATCH stream the test
+//! writes events into.
+
+use std::collections::{BTreeMap, HashMap};
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use extdns_informer::view::RouteKind;
+use extdns_informer::{Cluster, LiveCluster, LiveOptions, ResourceKind};
+use futures::StreamExt;
+use futures::channel::mpsc;
+use http::{Request, Response};
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt, Full, StreamBody};
+use hyper::body::{Bytes, Frame};
+use serde_json::{Value, json};
+use tokio::sync::watch;
+
+type Body = UnsyncBoxBody<Bytes, Infallible>;
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+/// One resource path the fake serves.
+struct Resource {
+    list: Value,
+    release: watch::Receiver<bool>,
+    /// Taken by the first WATCH request; later ones get a stream that never ends.
+    events: Option<mpsc::UnboundedReceiver<String>>,
+}
+
+#[derive(Clone, Default)]
+struct FakeApi {
+    resources: Arc<Mutex<HashMap<String, Resource>>>,
+    requests: Arc<Mutex<Vec<http::Uri>>>,
+}
+
+/// The test's handle on one resource path.
+struct Handle {
+    release: watch::Sender<bool>,
+    events: mpsc::UnboundedSender<String>,
+}
+
+impl Handle {
+    fn release(&self) {
+        self.release.send_replace(true);
+    }
+
+    fn send(&self, kind: &str, object: Value) {
+        let line = json!({"type": kind, "object": object}).to_string() + "\n";
+        self.events.unbounded_send(line).expect("the watch stream is open");
+    }
+}
+
+impl FakeApi {
+    fn serve(&self, path: &str, list_kind: &str, api_version: &str, items: Vec<Value>) -> Handle {
+        let (release_tx, release_rx) = watch::channel(false);
+        let (events_tx, events_rx) = mpsc::unbounded();
+        let list =
+            json!({"apiVersion": api_version, "kind": list_kind, "metadata": {"resourceVersion": "1"}, "items": items});
+        self.resources.lock().expect("lock").insert(
+            path.to_string(),
+            Resource {
+                list,
+                release: release_rx,
+                events: Some(events_rx),
+            },
+        );
+        Handle {
+            release: release_tx,
+            events: events_tx,
+        }
+    }
+
+    fn requests(&self) -> Vec<http::Uri> {
+        self.requests.lock().expect("lock").clone()
+    }
+
+    fn client(&self) -> kube::Client {
+        let fake = self.clone();
+        let svc = tower::service_fn(move |req: Request<kube::client::Body>| {
+            let fake = fake.clone();
+            async move { Ok::<_, Infallible>(fake.handle(req).await) }
+        });
+        kube::Client::new(svc, "default")
+    }
+
+    async fn handle(&self, req: Request<kube::client::Body>) -> Response<Body> {
+        let uri = req.uri().clone();
+        self.requests.lock().expect("lock").push(uri.clone());
+        let is_watch = uri.query().is_some_and(|q| q.split('&').any(|p| p == "watch=true"));
+        let path = uri.path().to_string();
+        if is_watch {
+            let events = self
+                .resources
+                .lock()
+                .expect("lock")
+                .get_mut(&path)
+                .and_then(|r| r.events.take());
+            let body: Body = match events {
+                Some(rx) => {
+                    StreamBody::new(rx.map(|s| Ok::<_, Infallible>(Frame::data(Bytes::from(s))))).boxed_unsync()
+                }
+                None => StreamBody::new(futures::stream::pending::<Result<Frame<Bytes>, Infallible>>()).boxed_unsync(),
+            };
+            return Response::builder()
+                .header("content-type", "application/json")
+                .body(body)
+                .expect("response");
+        }
+        let found = self
+            .resources
+            .lock()
+            .expect("lock")
+            .get(&path)
+            .map(|r| (r.list.clone(), r.release.clone()));
+        let Some((list, mut release)) = found else {
+            let status =
+                json!({"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "NotFound", "code": 404});
+            return Response::builder()
+                .status(404)
+                .body(Full::new(Bytes::from(status.to_string())).boxed_unsync())
+                .expect("response");
+        };
+        // The list is held back until the test releases it, so the unsynced state can be observed.
+        let _ = release.wait_for(|r| *r).await;
+        Response::builder()
+            .header("content-type", "application/json")
+            .body(Full::new(Bytes::from(list.to_string())).boxed_unsync())
+            .expect("response")
+    }
+}
+
+fn pod(name: &str, rv: &str, labels: Value, image: &str) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "resourceVersion": rv, "labels": labels,
+            "managedFields": [{"manager": "kubelet", "operation": "Update"}]},
+        "spec": {"nodeName": "node-1", "containers": [{"name": "app", "image": image}]},
+        "status": {"phase": "Running", "podIP": "10.0.0.1", "conditions": [{"type": "Ready", "status": "True"}]}
+    })
+}
+
+fn service(name: &str, namespace: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "namespace": namespace, "resourceVersion": "1"},
+        "spec": {"type": "ClusterIP", "clusterIP": "None"}})
+}
+
+/// Waits for the change counter to move past `seen`, returning the new value.
+async fn next_change(rx: &mut watch::Receiver<u64>, seen: u64) -> Result<u64, Box<dyn std::error::Error>> {
+    tokio::time::timeout(Duration::from_secs(5), rx.wait_for(|c| *c > seen)).await??;
+    Ok(*rx.borrow())
+}
+
+#[tokio::test]
+async fn synced_only_after_every_initial_list_completes() -> TestResult {
+    let fake = FakeApi::default();
+    let pods = fake.serve(
+        "/api/v1/pods",
+        "PodList",
+        "v1",
+        vec![pod("a", "1", json!({"app": "web"}), "img:1")],
+    );
+    let services = fake.serve("/api/v1/services", "ServiceList", "v1", vec![service("web", "default")]);
+    let cluster = LiveCluster::start(
+        fake.client(),
+        &[ResourceKind::Pod, ResourceKind::Service],
+        LiveOptions::default(),
+    )?;
+
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(!cluster.synced(), "no list has completed yet");
+    assert!(cluster.pods("default").is_empty());
+
+    pods.release();
+    tokio::time::timeout(Duration::from_secs(5), async {
+        while cluster.pod("default", "a").is_none() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await?;
+    assert!(!cluster.synced(), "Services are still listing");
+    assert_eq!(cluster.unsynced_kinds(), vec![ResourceKind::Service]);
+    assert_eq!(
+        *cluster.changes().borrow(),
+        0,
+        "nothing counts as a change before the view is synced"
+    );
+
+    services.release();
+    cluster.wait_until_synced(Duration::from_secs(5)).await?;
+    assert!(cluster.synced());
+    assert_eq!(cluster.services().len(), 1);
+    assert!(*cluster.changes().borrow() >= 1, "becoming synced is announced");
+    Ok(())
+}
+
+#[tokio::test]
+async fn added_modified_and_deleted_objects_reach_the_store_and_bump_changes() -> TestResult {
+    let fake = FakeApi::default();
+    let pods = fake.serve(
+        "/api/v1/pods",
+        "PodList",
+        "v1",
+        vec![pod("a", "1", json!({"app": "web"}), "img:1")],
+    );
+    pods.release();
+    let cluster = LiveCluster::start(fake.client(), &[ResourceKind::Pod], LiveOptions::default())?;
+    cluster.wait_until_synced(Duration::from_secs(5)).await?;
+    let a = cluster.pod("default", "a").ok_or("pod a listed")?;
+    assert_eq!(a.labels.get("app"), Some("web"));
+    assert!(a.ready);
+
+    let mut changes = cluster.changes();
+    let c0 = *changes.borrow_and_update();
+
+    pods.send("MODIFIED", pod("a", "2", json!({"app": "api"}), "img:1"));
+    let c1 = next_change(&mut changes, c0).await?;
+    assert_eq!(
+        cluster.pod("default", "a").ok_or("pod a")?.labels.get("app"),
+        Some("api")
+    );
+
+    pods.send("ADDED", pod("b", "3", json!({"app": "web"}), "img:1"));
+    let c2 = next_change(&mut changes, c1).await?;
+    assert!(cluster.pod("default", "b").is_some());
+    assert_eq!(cluster.pods("default").len(), 2);
+
+    pods.send("DELETED", pod("a", "4", json!({"app": "api"}), "img:1"));
+    let c3 = next_change(&mut changes, c2).await?;
+    assert!(cluster.pod("default", "a").is_none());
+    assert_eq!(cluster.pods("default").len(), 1);
+
+    // A change to a field no source reads (the image) leaves the view as it was and wakes nobody; the
+    // next real change is then the only bump.
+    pods.send("MODIFIED", pod("b", "5", json!({"app": "web"}), "img:2"));
+    pods.send("MODIFIED", pod("b", "6", json!({"app": "web", "v": "2"}), "img:2"));
+    let c4 = next_change(&mut changes, c3).await?;
+    assert_eq!(cluster.pod("default", "b").ok_or("pod b")?.labels.get("v"), Some("2"));
+    assert_eq!(c4, c3 + 1, "the image-only update must not count as a change");
+    Ok(())
+}
+
+#[tokio::test]
+async fn namespaces_and_label_selectors_are_sent_to_the_server() -> TestResult {
+    let fake = FakeApi::default();
+    let handles = [
+        fake.serve(
+            "/api/v1/namespaces/prod/services",
+            "ServiceList",
+            "v1",
+            vec![service("web", "prod")],
+        ),
+        fake.serve(
+            "/api/v1/nodes",
+            "NodeList",
+            "v1",
+            vec![json!({"metadata": {"name": "n1", "resourceVersion": "1"}})],
+        ),
+        fake.serve(
+            "/apis/gateway.networking.k8s.io/v1/namespaces/infra/gateways",
+            "GatewayList",
+            "gateway.networking.k8s.io/v1",
+            vec![],
+        ),
+        fake.serve(
+            "/apis/gateway.networking.k8s.io/v1/listenersets",
+            "ListenerSetList",
+            "gateway.networking.k8s.io/v1",
+            vec![],
+        ),
+        fake.serve(
+            "/apis/gateway.networking.k8s.io/v1alpha2/namespaces/prod/tcproutes",
+            "TCPRouteList",
+            "gateway.networking.k8s.io/v1alpha2",
+            vec![],
+        ),
+    ];
+    for h in &handles {
+        h.release();
+    }
+    let opts = LiveOptions {
+        namespace: Some("prod".into()),
+        gateway_namespace: Some("infra".into()),
+        label_selectors: BTreeMap::from([
+            (ResourceKind::Service, "app=web".to_string()),
+            (ResourceKind::Gateway, "team in (a,b)".to_string()),
+        ]),
+        ..LiveOptions::default()
+    };
+    let kinds = [
+        ResourceKind::Service,
+        ResourceKind::Node,
+        ResourceKind::Gateway,
+        ResourceKind::ListenerSet,
+        ResourceKind::Route(RouteKind::Tcp),
+    ];
+    let cluster = LiveCluster::start(fake.client(), &kinds, opts)?;
+    cluster.wait_until_synced(Duration::from_secs(5)).await?;
+    assert_eq!(cluster.services().len(), 1);
+    assert!(cluster.node("n1").is_some());
+
+    let requests = fake.requests();
+    let query_of = |path: &str| -> Option<String> {
+        requests
+            .iter()
+            .find(|u| u.path() == path)
+            .map(|u| u.query().unwrap_or_default().to_string())
+    };
+    let svc = query_of("/api/v1/namespaces/prod/services").ok_or("Services listed in prod")?;
+    assert!(svc.contains("labelSelector=app%3Dweb"), "{svc}");
+    let gw = query_of("/apis/gateway.networking.k8s.io/v1/namespaces/infra/gateways").ok_or("Gateways in infra")?;
+    assert!(gw.contains("labelSelector=team"), "{gw}");
+    let nodes = query_of("/api/v1/nodes").ok_or("Nodes listed cluster-wide")?;
+    assert!(!nodes.contains("labelSelector"), "{nodes}");
+    assert!(
+        query_of("/apis/gateway.networking.k8s.io/v1/listenersets").is_some(),
+        "ListenerSets cluster-wide"
+    );
+    assert!(query_of("/apis/gateway.networking.k8s.io/v1alpha2/namespaces/prod/tcproutes").is_some());
+    assert!(
+        requests
+            .iter()
+            .all(|u| !u.path().contains("pods") && !u.path().contains("endpointslices")),
+        "only the requested kinds are watched: {requests:?}"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn watch_errors_are_retried_and_keep_the_view_unsynced() -> TestResult {
+    // Nothing is served: every list is a 404, as for a CRD that is not installed.
+    let fake = FakeApi::default();
+    let cluster = LiveCluster::start(
+        fake.client(),
+        &[ResourceKind::Route(RouteKind::Udp)],
+        LiveOptions::default(),
+    )?;
+    let err = cluster
+        .wait_until_synced(Duration::from_millis(300))
+        .await
+        .expect_err("cannot sync");
+    assert!(err.to_string().contains("Udp"), "{err}");
+    assert!(!cluster.synced());
+    assert!(!fake.requests().is_empty(), "the watcher did try");
+    Ok(())
+}
+
+#[test]
+fn starting_outside_a_runtime_is_an_error() {
+    let client = FakeApi::default();
+    let rt = tokio::runtime::Builder::new_current_thread().build().expect("runtime");
+    let client = rt.block_on(async { client.client() });
+    drop(rt);
+    assert!(LiveCluster::start(client, &[ResourceKind::Pod], LiveOptions::default()).is_err());
+}
