@@ -5,14 +5,21 @@
 //! preview that runs the sources over manifest files.
 
 pub mod duration;
+pub mod endpoints;
 pub mod flags;
 pub mod logging;
+pub mod pending;
+pub mod providers;
 pub mod run;
+pub mod validate;
+pub mod wiring;
 
 use std::ffi::OsString;
 use std::process::ExitCode;
 
 pub use flags::{Cli, Command, Flags};
+pub use validate::ValidationError;
+pub use wiring::build_pipeline;
 
 /// Exit code of a bad command line or configuration (as clap uses for parse errors).
 pub const EXIT_USAGE: u8 = 2;
@@ -42,6 +49,10 @@ where
     match cli.command {
         None => {
             let flags = cli.flags;
+            if let Err(e) = validate::controller(&flags) {
+                eprintln!("error: {e}");
+                return ExitCode::from(EXIT_USAGE);
+            }
             logging::init(flags.control.log_format, flags.control.log_level);
             match runtime.block_on(run::run(flags)) {
                 Ok(()) => ExitCode::SUCCESS,
@@ -51,9 +62,20 @@ where
                 }
             }
         }
-        Some(Command::Endpoints(_)) => {
-            eprintln!("error: the endpoints command is not implemented yet");
-            ExitCode::from(EXIT_FAILURE)
+        Some(Command::Endpoints(args)) => {
+            if let Err(e) = endpoints::validate(&args.flags) {
+                eprintln!("error: {e}");
+                return ExitCode::from(EXIT_USAGE);
+            }
+            logging::init(args.flags.control.log_format, args.flags.control.log_level);
+            let mut stdout = std::io::stdout().lock();
+            match runtime.block_on(endpoints::run(&args, &mut stdout)) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::from(e.exit_code())
+                }
+            }
         }
     }
 }

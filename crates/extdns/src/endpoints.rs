@@ -1,0 +1,217 @@
+//! `extdns endpoints`: the sources run over manifest files, through the same pipeline the controller
+//! builds, and the endpoints printed. Nothing here talks to a cluster or a DNS provider.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use extdns_endpoint::Endpoint;
+use extdns_informer::manifests::{self, ManifestError};
+use extdns_source::SourceError;
+
+use crate::flags::{EndpointsArgs, Flags, OutputFormat};
+use crate::pending::Resolver;
+use crate::validate::{self, ValidationError};
+use crate::wiring;
+
+#[derive(Debug, thiserror::Error)]
+pub enum EndpointsError {
+    /// The flags cannot work together (exit code 2).
+    #[error(transparent)]
+    Config(#[from] ValidationError),
+    /// A manifest could not be read; the message names the file and the document.
+    #[error(transparent)]
+    Manifest(#[from] ManifestError),
+    #[error("source failed: {0}")]
+    Source(#[from] SourceError),
+    #[error("cannot write the output: {0}")]
+    Output(#[from] std::io::Error),
+}
+
+impl EndpointsError {
+    /// The process exit code for this error: 2 for a bad configuration, 1 for bad input or a failure.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            EndpointsError::Config(_) => crate::EXIT_USAGE,
+            _ => crate::EXIT_FAILURE,
+        }
+    }
+}
+
+/// The checks `extdns endpoints` makes before loading anything: the source checks, and manifests given.
+pub fn validate(flags: &Flags) -> Result<(), ValidationError> {
+    validate::sources(flags)?;
+    if flags.offline.manifests.is_empty() {
+        return Err(ValidationError(
+            "extdns endpoints needs --manifests PATH (files or directories of Kubernetes objects)".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The endpoints the configured sources produce from `flags.offline.manifests`, sorted by name, type, set
+/// identifier (then targets, so the order never depends on the input's). `resolver` answers
+/// `--resolve-service-load-balancer-hostname` lookups; the system resolver when `None`.
+pub async fn collect(flags: &Flags, resolver: Option<Arc<dyn Resolver>>) -> Result<Vec<Endpoint>, EndpointsError> {
+    validate(flags)?;
+    let pipeline = wiring::build_pipeline_with(flags, resolver.unwrap_or_else(wiring::default_resolver))?;
+    let cluster = load(&flags.offline.manifests, flags)?;
+    let output = pipeline.endpoints(&cluster).await?;
+    for ((record_type, source), n) in &output.invalid {
+        tracing::warn!(source = %source, record_type = %record_type, count = n, "invalid endpoints dropped");
+    }
+    let mut endpoints = output.endpoints;
+    sort(&mut endpoints);
+    Ok(endpoints)
+}
+
+fn load(paths: &[PathBuf], flags: &Flags) -> Result<extdns_informer::MemoryCluster, ManifestError> {
+    manifests::load(paths, &wiring::load_options(flags))
+}
+
+/// By name, type, set identifier, then targets.
+pub fn sort(endpoints: &mut [Endpoint]) {
+    endpoints.sort_by(|a, b| {
+        (&a.dns_name, a.record_type.as_str(), &a.set_identifier, &a.targets.0).cmp(&(
+            &b.dns_name,
+            b.record_type.as_str(),
+            &b.set_identifier,
+            &b.targets.0,
+        ))
+    });
+}
+
+/// The command: collect, then print in the chosen format.
+pub async fn run(args: &EndpointsArgs, out: &mut dyn Write) -> Result<(), EndpointsError> {
+    let endpoints = collect(&args.flags, None).await?;
+    let text = match args.output {
+        OutputFormat::Json => render_json(&endpoints),
+        OutputFormat::Table => render_table(&endpoints),
+    };
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
+/// A JSON array with external-dns's field names (empty fields omitted), pretty-printed, newline-terminated.
+pub fn render_json(endpoints: &[Endpoint]) -> String {
+    let mut s = serde_json::to_string_pretty(endpoints).unwrap_or_else(|_| "[]".to_string());
+    s.push('\n');
+    s
+}
+
+/// Aligned columns NAME TYPE TTL TARGETS SET-ID; an unset TTL and an empty set identifier print as `-`.
+pub fn render_table(endpoints: &[Endpoint]) -> String {
+    let header = ["NAME", "TYPE", "TTL", "TARGETS", "SET-ID"].map(String::from);
+    let rows: Vec<[String; 5]> = endpoints
+        .iter()
+        .map(|e| {
+            [
+                e.dns_name.clone(),
+                e.record_type.to_string(),
+                if e.record_ttl.is_configured() {
+                    e.record_ttl.0.to_string()
+                } else {
+                    "-".into()
+                },
+                e.targets.join(","),
+                if e.set_identifier.is_empty() {
+                    "-".into()
+                } else {
+                    e.set_identifier.clone()
+                },
+            ]
+        })
+        .collect();
+    let mut widths = header.each_ref().map(|h| h.chars().count());
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for row in std::iter::once(&header).chain(&rows) {
+        let mut line = String::new();
+        for (i, (cell, w)) in row.iter().zip(widths).enumerate() {
+            if i + 1 == row.len() {
+                line.push_str(cell);
+            } else {
+                line.push_str(&format!("{cell:<w$}   "));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use extdns_endpoint::{RecordType, Ttl};
+
+    fn ep(name: &str, t: RecordType, targets: &[&str]) -> Endpoint {
+        Endpoint::new(name, t, targets.iter().copied())
+    }
+
+    #[test]
+    fn endpoints_sort_by_name_type_and_set_identifier() {
+        let mut eps = vec![
+            ep("b.example.com", RecordType::A, &["1.1.1.1"]),
+            ep("a.example.com", RecordType::Cname, &["x.example.com"]),
+            ep("a.example.com", RecordType::A, &["2.2.2.2"]).with_set_identifier("west"),
+            ep("a.example.com", RecordType::A, &["1.1.1.1"]).with_set_identifier("east"),
+        ];
+        sort(&mut eps);
+        let keys: Vec<_> = eps
+            .iter()
+            .map(|e| format!("{} {} {}", e.dns_name, e.record_type, e.set_identifier))
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "a.example.com A east",
+                "a.example.com A west",
+                "a.example.com CNAME ",
+                "b.example.com A "
+            ]
+        );
+    }
+
+    #[test]
+    fn json_output_uses_external_dns_field_names() -> Result<(), serde_json::Error> {
+        let e = ep("a.example.com", RecordType::A, &["1.2.3.4"])
+            .with_ttl(Ttl(60))
+            .with_set_identifier("s");
+        let v: serde_json::Value = serde_json::from_str(&render_json(&[e]))?;
+        assert_eq!(
+            v,
+            serde_json::json!([{"dnsName": "a.example.com", "targets": ["1.2.3.4"], "recordType": "A",
+                "setIdentifier": "s", "recordTTL": 60}])
+        );
+        assert_eq!(render_json(&[]), "[]\n");
+        Ok(())
+    }
+
+    #[test]
+    fn table_output_aligns_columns() {
+        let eps = [
+            ep("web.example.com", RecordType::A, &["1.2.3.4", "5.6.7.8"]).with_ttl(Ttl(300)),
+            ep("x.io", RecordType::Cname, &["lb.example.com"]).with_set_identifier("blue"),
+        ];
+        let table = render_table(&eps);
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(lines.len(), 3);
+        assert_eq!(lines[0], "NAME              TYPE    TTL   TARGETS           SET-ID");
+        assert_eq!(lines[1], "web.example.com   A       300   1.2.3.4,5.6.7.8   -");
+        assert_eq!(lines[2], "x.io              CNAME   -     lb.example.com    blue");
+    }
+
+    #[test]
+    fn manifests_are_required_by_the_preview() -> Result<(), clap::Error> {
+        let cli = crate::flags::try_parse_from(["extdns", "--source=service"])?;
+        let e = validate(&cli.flags).err().map(|e| e.0).unwrap_or_default();
+        assert!(e.starts_with("extdns endpoints needs --manifests"), "{e}");
+        Ok(())
+    }
+}

@@ -1,0 +1,325 @@
+//! The built binary, as users run it: exit codes, messages, output formats, flag syntax.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+type Error = Box<dyn std::error::Error>;
+
+fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+}
+
+/// Runs extdns with a clean `EXTERNAL_DNS_*` environment plus `env`.
+fn extdns(args: &[&str], env: &[(&str, &str)]) -> Result<Output, Error> {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_extdns"));
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("EXTERNAL_DNS_") || key == "RUST_LOG" {
+            cmd.env_remove(key);
+        }
+    }
+    cmd.args(args).envs(env.iter().copied());
+    Ok(cmd.output()?)
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The JSON endpoints of `extdns endpoints --output json ...`, after checking it succeeded.
+fn json_endpoints(args: &[&str], env: &[(&str, &str)]) -> Result<Vec<serde_json::Value>, Error> {
+    let mut all = vec!["endpoints", "--output", "json"];
+    all.extend_from_slice(args);
+    let out = extdns(&all, env)?;
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out))?;
+    Ok(v.as_array().cloned().ok_or("output is not a JSON array")?)
+}
+
+fn find<'a>(eps: &'a [serde_json::Value], name: &str, record_type: &str) -> Option<&'a serde_json::Value> {
+    eps.iter()
+        .find(|e| e["dnsName"] == name && e["recordType"] == record_type)
+}
+
+fn targets(e: Option<&serde_json::Value>) -> Vec<String> {
+    let mut t: Vec<String> = e
+        .and_then(|e| e["targets"].as_array())
+        .map(|a| a.iter().filter_map(|t| t.as_str().map(String::from)).collect())
+        .unwrap_or_default();
+    t.sort();
+    t
+}
+
+#[test]
+fn endpoints_over_the_examples_prints_a_sorted_json_array() -> Result<(), Error> {
+    let ex = examples();
+    let eps = json_endpoints(&["--manifests", ex.to_str().ok_or("path")?, "--source=service"], &[])?;
+    assert!(!eps.is_empty());
+    assert_eq!(targets(find(&eps, "web.example.com", "A")), ["203.0.113.10"]);
+    assert_eq!(
+        find(&eps, "web.example.com", "A").map(|e| e["recordTTL"].clone()),
+        Some(serde_json::json!(300))
+    );
+    assert_eq!(
+        targets(find(&eps, "legacy.example.com", "CNAME")),
+        ["db.legacy.example.net"]
+    );
+    let keys: Vec<(String, String, String)> = eps
+        .iter()
+        .map(|e| {
+            let s = |k: &str| e[k].as_str().unwrap_or_default().to_string();
+            (s("dnsName"), s("recordType"), s("setIdentifier"))
+        })
+        .collect();
+    let mut sorted = keys.clone();
+    sorted.sort();
+    assert_eq!(keys, sorted, "endpoints are sorted by name, type and set identifier");
+    Ok(())
+}
+
+#[test]
+fn table_output_is_the_default() -> Result<(), Error> {
+    let ex = examples();
+    let out = extdns(
+        &[
+            "endpoints",
+            "--manifests",
+            ex.to_str().ok_or("path")?,
+            "--source=service",
+        ],
+        &[],
+    )?;
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let text = stdout(&out);
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap_or_default().split_whitespace().collect();
+    assert_eq!(header, ["NAME", "TYPE", "TTL", "TARGETS", "SET-ID"]);
+    assert!(
+        text.lines()
+            .any(|l| l.split_whitespace().collect::<Vec<_>>() == ["web.example.com", "A", "300", "203.0.113.10", "-"]),
+        "{text}"
+    );
+    Ok(())
+}
+
+#[test]
+fn a_broken_manifest_fails_naming_the_file_and_document() -> Result<(), Error> {
+    let dir = tempfile::tempdir()?;
+    std::fs::write(
+        dir.path().join("good.yaml"),
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: a\n  namespace: default\nspec:\n  type: ClusterIP\n",
+    )?;
+    std::fs::write(
+        dir.path().join("broken.yaml"),
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: b\n---\napiVersion: v1\nkind: Service\nmetadata: [unclosed\n",
+    )?;
+    let out = extdns(
+        &[
+            "endpoints",
+            "--manifests",
+            dir.path().to_str().ok_or("path")?,
+            "--source=service",
+        ],
+        &[],
+    )?;
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("broken.yaml") && err.contains("document 2"), "{err}");
+    assert!(
+        stdout(&out).is_empty(),
+        "nothing is printed on stdout when the input is bad"
+    );
+    Ok(())
+}
+
+#[test]
+fn an_object_of_an_unknown_kind_fails_naming_the_file() -> Result<(), Error> {
+    let dir = tempfile::tempdir()?;
+    let file = dir.path().join("deploy.yaml");
+    std::fs::write(&file, "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n")?;
+    let out = extdns(
+        &[
+            "endpoints",
+            "--manifests",
+            file.to_str().ok_or("path")?,
+            "--source=service",
+        ],
+        &[],
+    )?;
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("deploy.yaml") && err.contains("document 1") && err.contains("Deployment"),
+        "{err}"
+    );
+    Ok(())
+}
+
+#[test]
+fn unknown_flags_are_rejected() -> Result<(), Error> {
+    let out = extdns(&["--source=service", "--provider=inmemory", "--no-such-flag"], &[])?;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--no-such-flag"), "{}", stderr(&out));
+    Ok(())
+}
+
+#[test]
+fn unknown_enum_values_are_rejected_while_parsing() -> Result<(), Error> {
+    let out = extdns(&["--source=services", "--provider=inmemory"], &[])?;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("services"), "{}", stderr(&out));
+    Ok(())
+}
+
+#[test]
+fn help_lists_the_flag_groups() -> Result<(), Error> {
+    let out = extdns(&["--help"], &[])?;
+    assert_eq!(out.status.code(), Some(0));
+    let help = stdout(&out);
+    for group in [
+        "Kubernetes:",
+        "Sources:",
+        "Service source:",
+        "Gateway API sources:",
+        "Providers and domains:",
+        "Policy and registry:",
+        "Control loop, logging and metrics:",
+        "Webhook provider:",
+        "In-memory provider:",
+        "RFC2136 provider:",
+        "PowerDNS provider:",
+        "AWS provider:",
+        "CoreDNS provider:",
+    ] {
+        assert!(help.lines().any(|l| l == group), "--help lacks the group {group:?}");
+    }
+    assert!(help.contains("--exclude-unschedulable") && help.contains("EXTERNAL_DNS_SOURCE"));
+    Ok(())
+}
+
+#[test]
+fn no_flag_forms_turn_booleans_off() -> Result<(), Error> {
+    let ex = examples();
+    let base = ["--manifests", ex.to_str().ok_or("path")?, "--source=service"];
+    let on = json_endpoints(&base, &[])?;
+    assert_eq!(
+        targets(find(&on, "ingress.example.com", "A")),
+        ["198.51.100.1", "198.51.100.2"]
+    );
+    let mut args = base.to_vec();
+    args.push("--no-exclude-unschedulable");
+    let off = json_endpoints(&args, &[])?;
+    assert_eq!(
+        targets(find(&off, "ingress.example.com", "A")),
+        ["198.51.100.1", "198.51.100.2", "198.51.100.3"]
+    );
+    Ok(())
+}
+
+#[test]
+fn flags_come_from_external_dns_environment_variables() -> Result<(), Error> {
+    let ex = examples();
+    let ex = ex.to_str().ok_or("path")?;
+    let eps = json_endpoints(
+        &[],
+        &[
+            ("EXTERNAL_DNS_MANIFESTS", ex),
+            ("EXTERNAL_DNS_SOURCE", "service"),
+            ("EXTERNAL_DNS_EXCLUDE_UNSCHEDULABLE", "false"),
+            ("EXTERNAL_DNS_SERVICE_TYPE_FILTER", "NodePort\nExternalName"),
+        ],
+    )?;
+    assert_eq!(
+        targets(find(&eps, "ingress.example.com", "A")),
+        ["198.51.100.1", "198.51.100.2", "198.51.100.3"]
+    );
+    assert!(find(&eps, "legacy.example.com", "CNAME").is_some());
+    assert!(
+        find(&eps, "web.example.com", "A").is_none(),
+        "the LoadBalancer Service is filtered out"
+    );
+    // The command line wins over the environment.
+    let eps = json_endpoints(
+        &["--service-type-filter=LoadBalancer"],
+        &[("EXTERNAL_DNS_MANIFESTS", ex), ("EXTERNAL_DNS_SOURCE", "service")],
+    )?;
+    assert!(find(&eps, "web.example.com", "A").is_some() && find(&eps, "legacy.example.com", "CNAME").is_none());
+    Ok(())
+}
+
+fn one_line_error(args: &[&str]) -> Result<String, Error> {
+    let out = extdns(args, &[])?;
+    assert_eq!(out.status.code(), Some(2), "{args:?}: stderr {}", stderr(&out));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    Ok(err.trim_end().to_string())
+}
+
+#[test]
+fn validation_errors_exit_2_with_one_line() -> Result<(), Error> {
+    assert_eq!(
+        one_line_error(&[
+            "--source=service",
+            "--provider=inmemory",
+            "--ignore-hostname-annotation"
+        ])?,
+        "error: --ignore-hostname-annotation requires at least one --fqdn-template"
+    );
+    assert_eq!(
+        one_line_error(&["--source=service", "--source=ingress", "--provider=inmemory"])?,
+        "error: source ingress is not supported by extdns yet"
+    );
+    assert_eq!(
+        one_line_error(&[
+            "--source=service",
+            "--provider=inmemory",
+            "--txt-prefix=a",
+            "--txt-suffix=b"
+        ])?,
+        "error: --txt-prefix and --txt-suffix are mutually exclusive"
+    );
+    let gss = one_line_error(&[
+        "--source=service",
+        "--provider=rfc2136",
+        "--rfc2136-host=127.0.0.1",
+        "--rfc2136-zone=example.com",
+        "--rfc2136-gss-tsig",
+    ])?;
+    assert!(
+        gss.starts_with("error: Kerberos/GSS-TSIG is not supported by extdns"),
+        "{gss}"
+    );
+    let prefix = one_line_error(&[
+        "endpoints",
+        "--manifests=x",
+        "--source=service",
+        "--annotation-prefix=example.com",
+    ])?;
+    assert!(
+        prefix.contains("--annotation-prefix") && prefix.contains('/'),
+        "{prefix}"
+    );
+    Ok(())
+}
+
+#[test]
+fn the_preview_ignores_provider_settings() -> Result<(), Error> {
+    let ex = examples();
+    let eps = json_endpoints(
+        &[
+            "--manifests",
+            ex.to_str().ok_or("path")?,
+            "--source=service",
+            "--provider=rfc2136",
+            "--rfc2136-gss-tsig",
+            "--txt-prefix=a",
+            "--txt-suffix=b",
+        ],
+        &[],
+    )?;
+    assert!(find(&eps, "web.example.com", "A").is_some());
+    Ok(())
+}
