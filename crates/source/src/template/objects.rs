@@ -1,0 +1,326 @@
+//! The data templates see for each object: the Go struct layout external-dns executes on (field names of
+//! the typed Kubernetes object, with TypeMeta filled), and the unstructured JSON-key view for the retry.
+
+use std::collections::BTreeMap;
+
+use extdns_informer::StrMap;
+use extdns_informer::view::{Meta, ParentReference, Route, RouteKind, Service};
+
+use super::exec::string_map;
+use super::{TemplateObject, Value};
+
+fn map_of(m: &StrMap) -> Value {
+    string_map(m.iter())
+}
+
+fn strs(v: &[String]) -> Value {
+    Value::list(v, |s| Value::str(s.as_str()))
+}
+
+/// The typed top level: TypeMeta and ObjectMeta are embedded, so their fields are promoted (`.Kind`,
+/// `.Name`) and also reachable by type name (`.ObjectMeta.Name`).
+fn typed_object(
+    type_name: &'static str,
+    kind: &str,
+    api_version: &str,
+    meta: &Meta,
+    spec: Value,
+    status: Value,
+) -> Value {
+    let object_meta = Value::Struct(
+        "v1.ObjectMeta",
+        vec![
+            ("Name", Value::str(meta.name.as_str())),
+            ("Namespace", Value::str(meta.namespace.as_str())),
+            ("Labels", map_of(&meta.labels)),
+            ("Annotations", map_of(&meta.annotations)),
+        ],
+    );
+    let type_meta = Value::Struct(
+        "v1.TypeMeta",
+        vec![("Kind", Value::str(kind)), ("APIVersion", Value::str(api_version))],
+    );
+    Value::Struct(
+        type_name,
+        vec![
+            ("Kind", Value::str(kind)),
+            ("APIVersion", Value::str(api_version)),
+            ("TypeMeta", type_meta),
+            ("Name", Value::str(meta.name.as_str())),
+            ("Namespace", Value::str(meta.namespace.as_str())),
+            ("Labels", map_of(&meta.labels)),
+            ("Annotations", map_of(&meta.annotations)),
+            ("ObjectMeta", object_meta),
+            ("Spec", spec),
+            ("Status", status),
+        ],
+    )
+}
+
+/// A JSON object builder that leaves out empty fields, as `omitempty` does.
+#[derive(Default)]
+struct Obj(BTreeMap<String, Value>);
+
+impl Obj {
+    fn put(mut self, k: &str, v: Value) -> Self {
+        self.0.insert(k.to_string(), v);
+        self
+    }
+    fn opt(self, k: &str, v: Option<Value>) -> Self {
+        match v {
+            Some(v) => self.put(k, v),
+            None => self,
+        }
+    }
+    fn nonempty_str(self, k: &str, v: &str) -> Self {
+        if v.is_empty() { self } else { self.put(k, Value::str(v)) }
+    }
+    fn nonempty_list(self, k: &str, v: Value) -> Self {
+        match &v {
+            Value::List(l) if l.is_empty() => self,
+            Value::Map(m) if m.is_empty() => self,
+            _ => self.put(k, v),
+        }
+    }
+    fn done(self) -> Value {
+        Value::Map(self.0)
+    }
+}
+
+/// The unstructured wrapper: a few promoted fields plus the raw JSON object.
+fn unstructured_object(kind: &str, api_version: &str, meta: &Meta, spec: Value, status: Value) -> Value {
+    let metadata = Obj::default()
+        .put("name", Value::str(meta.name.as_str()))
+        .nonempty_str("namespace", &meta.namespace)
+        .nonempty_list("labels", map_of(&meta.labels))
+        .nonempty_list("annotations", map_of(&meta.annotations))
+        .done();
+    let object = Obj::default()
+        .put("apiVersion", Value::str(api_version))
+        .put("kind", Value::str(kind))
+        .put("metadata", metadata.clone())
+        .put("spec", spec.clone())
+        .put("status", status.clone())
+        .done();
+    Value::Struct(
+        "unstructured",
+        vec![
+            ("Name", Value::str(meta.name.as_str())),
+            ("Namespace", Value::str(meta.namespace.as_str())),
+            ("Kind", Value::str(kind)),
+            ("APIVersion", Value::str(api_version)),
+            ("Labels", map_of(&meta.labels)),
+            ("Annotations", map_of(&meta.annotations)),
+            ("Metadata", metadata),
+            ("Spec", spec),
+            ("Status", status),
+            ("Object", object),
+        ],
+    )
+}
+
+fn describe(kind: &str, meta: &Meta) -> String {
+    format!("{} {}/{}", kind.to_ascii_lowercase(), meta.namespace, meta.name)
+}
+
+impl TemplateObject for Service {
+    fn describe(&self) -> String {
+        describe("service", &self.meta)
+    }
+
+    fn typed(&self) -> Value {
+        let ports = Value::list(&self.ports, |p| {
+            Value::Struct(
+                "v1.ServicePort",
+                vec![
+                    ("Name", Value::str(p.name.as_deref().unwrap_or_default())),
+                    ("Protocol", Value::str(p.protocol.as_deref().unwrap_or("TCP"))),
+                    ("Port", Value::Int(i64::from(p.port))),
+                    ("NodePort", Value::Int(i64::from(p.node_port.unwrap_or(0)))),
+                    // intstr.IntOrString prints as its int or string form.
+                    ("TargetPort", Value::str(p.target_port.as_deref().unwrap_or("0"))),
+                ],
+            )
+        });
+        let spec = Value::Struct(
+            "v1.ServiceSpec",
+            vec![
+                ("Type", Value::str(self.service_type.as_str())),
+                ("ClusterIP", Value::str(self.cluster_ip.as_deref().unwrap_or_default())),
+                ("ClusterIPs", strs(&self.cluster_ips)),
+                ("ExternalIPs", strs(&self.external_ips)),
+                (
+                    "ExternalName",
+                    Value::str(self.external_name.as_deref().unwrap_or_default()),
+                ),
+                (
+                    "ExternalTrafficPolicy",
+                    Value::str(self.external_traffic_policy.as_deref().unwrap_or_default()),
+                ),
+                (
+                    "PublishNotReadyAddresses",
+                    Value::Bool(self.publish_not_ready_addresses),
+                ),
+                ("Selector", map_of(&self.selector)),
+                ("Ports", ports),
+            ],
+        );
+        let ingress = Value::list(&self.load_balancer_ingress, |i| {
+            Value::Struct(
+                "v1.LoadBalancerIngress",
+                vec![
+                    ("IP", Value::str(i.ip.as_deref().unwrap_or_default())),
+                    ("Hostname", Value::str(i.hostname.as_deref().unwrap_or_default())),
+                ],
+            )
+        });
+        let status = Value::Struct(
+            "v1.ServiceStatus",
+            vec![(
+                "LoadBalancer",
+                Value::Struct("v1.LoadBalancerStatus", vec![("Ingress", ingress)]),
+            )],
+        );
+        typed_object("*v1.Service", "Service", "v1", &self.meta, spec, status)
+    }
+
+    fn unstructured(&self) -> Value {
+        let ports = Value::list(&self.ports, |p| {
+            let target = p.target_port.as_deref().map(|t| match t.parse::<i64>() {
+                Ok(n) => Value::Int(n),
+                Err(_) => Value::str(t),
+            });
+            Obj::default()
+                .opt("name", p.name.as_deref().filter(|n| !n.is_empty()).map(Value::str))
+                .put("protocol", Value::str(p.protocol.as_deref().unwrap_or("TCP")))
+                .put("port", Value::Int(i64::from(p.port)))
+                .opt(
+                    "nodePort",
+                    p.node_port.filter(|n| *n != 0).map(|n| Value::Int(i64::from(n))),
+                )
+                .opt("targetPort", target)
+                .done()
+        });
+        let spec = Obj::default()
+            .nonempty_str("type", &self.service_type)
+            .nonempty_str("clusterIP", self.cluster_ip.as_deref().unwrap_or_default())
+            .nonempty_list("clusterIPs", strs(&self.cluster_ips))
+            .nonempty_list("externalIPs", strs(&self.external_ips))
+            .nonempty_str("externalName", self.external_name.as_deref().unwrap_or_default())
+            .nonempty_str(
+                "externalTrafficPolicy",
+                self.external_traffic_policy.as_deref().unwrap_or_default(),
+            )
+            .opt(
+                "publishNotReadyAddresses",
+                self.publish_not_ready_addresses.then_some(Value::Bool(true)),
+            )
+            .nonempty_list("selector", map_of(&self.selector))
+            .nonempty_list("ports", ports)
+            .done();
+        let ingress = Value::list(&self.load_balancer_ingress, |i| {
+            Obj::default()
+                .nonempty_str("ip", i.ip.as_deref().unwrap_or_default())
+                .nonempty_str("hostname", i.hostname.as_deref().unwrap_or_default())
+                .done()
+        });
+        let status = Obj::default()
+            .put("loadBalancer", Obj::default().nonempty_list("ingress", ingress).done())
+            .done();
+        unstructured_object("Service", "v1", &self.meta, spec, status)
+    }
+}
+
+fn typed_parent_ref(p: &ParentReference) -> Value {
+    Value::Struct(
+        "v1.ParentReference",
+        vec![
+            ("Group", Value::opt_str(p.group.as_deref())),
+            ("Kind", Value::opt_str(p.kind.as_deref())),
+            ("Namespace", Value::opt_str(p.namespace.as_deref())),
+            ("Name", Value::str(p.name.as_str())),
+            ("SectionName", Value::opt_str(p.section_name.as_deref())),
+            ("Port", p.port.map_or(Value::Nil, |n| Value::Int(i64::from(n)))),
+        ],
+    )
+}
+
+fn json_parent_ref(p: &ParentReference) -> Value {
+    Obj::default()
+        .opt("group", p.group.as_deref().map(Value::str))
+        .opt("kind", p.kind.as_deref().map(Value::str))
+        .opt("namespace", p.namespace.as_deref().map(Value::str))
+        .put("name", Value::str(p.name.as_str()))
+        .opt("sectionName", p.section_name.as_deref().map(Value::str))
+        .opt("port", p.port.map(|n| Value::Int(i64::from(n))))
+        .done()
+}
+
+fn route_type_names(kind: RouteKind) -> (&'static str, &'static str) {
+    match kind {
+        RouteKind::Http => ("*v1.HTTPRoute", "v1.HTTPRouteSpec"),
+        RouteKind::Grpc => ("*v1.GRPCRoute", "v1.GRPCRouteSpec"),
+        RouteKind::Tls => ("*v1.TLSRoute", "v1.TLSRouteSpec"),
+        RouteKind::Tcp => ("*v1alpha2.TCPRoute", "v1alpha2.TCPRouteSpec"),
+        RouteKind::Udp => ("*v1alpha2.UDPRoute", "v1alpha2.UDPRouteSpec"),
+    }
+}
+
+/// TCP and UDP routes have no `hostnames` in their spec.
+fn has_hostnames(kind: RouteKind) -> bool {
+    !matches!(kind, RouteKind::Tcp | RouteKind::Udp)
+}
+
+impl TemplateObject for Route {
+    fn describe(&self) -> String {
+        describe(self.kind.kind(), &self.meta)
+    }
+
+    fn typed(&self) -> Value {
+        let (type_name, spec_name) = route_type_names(self.kind);
+        let mut spec_fields = Vec::new();
+        if has_hostnames(self.kind) {
+            spec_fields.push(("Hostnames", strs(&self.hostnames)));
+        }
+        spec_fields.push(("ParentRefs", Value::list(&self.parent_refs, typed_parent_ref)));
+        let parents = Value::list(&self.parents, |p| {
+            Value::Struct(
+                "v1.RouteParentStatus",
+                vec![("ParentRef", typed_parent_ref(&p.parent_ref))],
+            )
+        });
+        let status = Value::Struct(
+            "v1.RouteStatus",
+            vec![
+                ("Parents", parents.clone()),
+                (
+                    "RouteStatus",
+                    Value::Struct("v1.RouteStatus", vec![("Parents", parents)]),
+                ),
+            ],
+        );
+        typed_object(
+            type_name,
+            self.kind.kind(),
+            self.kind.api_version(),
+            &self.meta,
+            Value::Struct(spec_name, spec_fields),
+            status,
+        )
+    }
+
+    fn unstructured(&self) -> Value {
+        let mut spec = Obj::default();
+        if has_hostnames(self.kind) {
+            spec = spec.nonempty_list("hostnames", strs(&self.hostnames));
+        }
+        let spec = spec
+            .nonempty_list("parentRefs", Value::list(&self.parent_refs, json_parent_ref))
+            .done();
+        let parents = Value::list(&self.parents, |p| {
+            Obj::default().put("parentRef", json_parent_ref(&p.parent_ref)).done()
+        });
+        let status = Obj::default().nonempty_list("parents", parents).done();
+        unstructured_object(self.kind.kind(), self.kind.api_version(), &self.meta, spec, status)
+    }
+}
