@@ -3,6 +3,8 @@
 //! Logs go to stderr, so `extdns endpoints` can print its result on stdout and still warn about the
 //! objects it skipped. `RUST_LOG`, when set, overrides `--log-level` (for debugging one crate).
 
+use std::io::IsTerminal;
+
 use tracing_subscriber::EnvFilter;
 
 use crate::flags::{LogFormat, LogLevel};
