@@ -6,11 +6,13 @@
 
 pub mod annotations;
 pub mod config;
+pub mod resolver;
 pub mod selector;
 pub mod template;
 
 pub use annotations::{AnnotationError, Annotations, PREFIX_ALPHA, PREFIX_GA};
 pub use config::SourceConfig;
+pub use resolver::{ResolveError, Resolver, StaticResolver, SystemResolver};
 pub use selector::{Selector, SelectorError};
 pub use template::{FqdnTemplate, TemplateError, TemplateObject};
 
