@@ -623,3 +623,42 @@ fn update_pairs_stay_aligned_after_sorting() {
     assert_eq!(names(&c.update_old), names(&c.update_new));
     assert_eq!(c.update_new[0].targets.0, ["3.3.3.3"]);
 }
+
+#[test]
+fn the_last_current_record_of_a_type_is_compared() {
+    let current = [
+        ours(a("x.example.com", &["1.1.1.1"])),
+        ours(a("x.example.com", &["2.2.2.2"])),
+    ];
+    let c = plan(&config(), &current, &[a("x.example.com", &["2.2.2.2"])]);
+    assert!(c.update_new.is_empty(), "{c:?}");
+    let c = plan(&config(), &current, &[a("x.example.com", &["1.1.1.1"])]);
+    assert_eq!(c.update_old.len(), 1);
+    assert_eq!(c.update_old[0].targets.0, ["2.2.2.2"]);
+}
+
+#[test]
+fn many_rows_are_planned_independently() {
+    let current: Vec<Endpoint> = (0..1000)
+        .map(|i| {
+            ours(a(
+                &format!("r{i}.example.com"),
+                &[&format!("10.0.{}.{}", i / 256, i % 256)],
+            ))
+        })
+        .collect();
+    let mut desired: Vec<Endpoint> = current
+        .iter()
+        .map(|e| Endpoint {
+            labels: Default::default(),
+            ..e.clone()
+        })
+        .collect();
+    desired[10].targets.0 = vec!["192.0.2.1".into()];
+    desired.remove(500);
+    desired.push(a("new.example.com", &["192.0.2.2"]));
+    let c = plan(&config(), &current, &desired);
+    assert_eq!(names(&c.update_new), ["r10.example.com A"]);
+    assert_eq!(names(&c.delete), ["r500.example.com A"]);
+    assert_eq!(names(&c.create), ["new.example.com A"]);
+}
