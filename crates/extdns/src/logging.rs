@@ -59,9 +59,12 @@ fn level_filter(level: LogLevel) -> EnvFilter {
 /// Install the global subscriber. A second call (tests, or a library user that installed its own) is a
 /// no-op rather than an error.
 pub fn init(format: LogFormat, level: LogLevel) {
+    // Colours only on a terminal: logs collected from a pod or a pipe stay plain text.
+    let ansi = std::io::stderr().is_terminal();
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter(level))
-        .with_writer(std::io::stderr);
+        .with_writer(std::io::stderr)
+        .with_ansi(ansi);
     let _ = match format {
         LogFormat::Text => builder.try_init(),
         LogFormat::Json => builder.json().flatten_event(true).try_init(),
