@@ -8,9 +8,9 @@ use std::sync::Arc;
 use extdns_endpoint::Endpoint;
 use extdns_informer::manifests::{self, ManifestError};
 use extdns_source::SourceError;
+use extdns_source::resolver::Resolver;
 
 use crate::flags::{EndpointsArgs, Flags, OutputFormat};
-use crate::pending::Resolver;
 use crate::validate::{self, ValidationError};
 use crate::wiring;
 
@@ -54,7 +54,11 @@ pub fn validate(flags: &Flags) -> Result<(), ValidationError> {
 /// `--resolve-service-load-balancer-hostname` lookups; the system resolver when `None`.
 pub async fn collect(flags: &Flags, resolver: Option<Arc<dyn Resolver>>) -> Result<Vec<Endpoint>, EndpointsError> {
     validate(flags)?;
-    let pipeline = wiring::build_pipeline_with(flags, resolver.unwrap_or_else(wiring::default_resolver))?;
+    let resolver = match resolver {
+        Some(r) => r,
+        None => wiring::default_resolver(flags)?,
+    };
+    let pipeline = wiring::build_pipeline_with(flags, resolver)?;
     let cluster = load(&flags.offline.manifests, flags)?;
     let output = pipeline.endpoints(&cluster).await?;
     for ((record_type, source), n) in &output.invalid {

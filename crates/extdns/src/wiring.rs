@@ -3,11 +3,12 @@
 
 use std::sync::Arc;
 
-use crate::pending::{Pipeline, PipelineConfig, Resolver, SystemResolver};
 use extdns_endpoint::{TargetNetFilter, Ttl};
 use extdns_informer::PodAnnotationPrefixes;
 use extdns_informer::manifests::LoadOptions;
 use extdns_informer::view::RouteKind;
+use extdns_source::resolver::{Resolver, StaticResolver, SystemResolver};
+use extdns_source::wrappers::{Pipeline, PipelineConfig};
 use extdns_source::{Annotations, FqdnTemplate, Selector, Source, SourceConfig};
 use extdns_source_gateway::{GatewayRouteSource, GatewaySourceConfig};
 use extdns_source_service::{ServiceSource, ServiceSourceConfig};
@@ -134,10 +135,10 @@ pub fn build_sources(flags: &Flags, resolver: Arc<dyn Resolver>) -> Result<Vec<B
         seen.push(name);
         let source: Box<dyn Source> = match name {
             SourceName::Service => {
-                let _ = &resolver;
+                let config = service_source_config(flags, common.clone())?;
                 Box::new(ServiceSource::new(
-                    service_source_config(flags, common.clone())?,
-                    Arc::new(SystemResolver::new()),
+                    config,
+                    Arc::new(crate::pending::ShimResolver(resolver.clone())),
                 ))
             }
             SourceName::GatewayHttpRoute
@@ -173,17 +174,24 @@ pub fn route_kind(name: SourceName) -> Option<RouteKind> {
 /// The full source pipeline the controller and `extdns endpoints` run, resolving load balancer hostnames
 /// with the system resolver.
 pub fn build_pipeline(flags: &Flags) -> Result<Pipeline, ValidationError> {
-    build_pipeline_with(flags, default_resolver())
+    build_pipeline_with(flags, default_resolver(flags)?)
 }
 
-/// [`build_pipeline`] with a given resolver (tests use a static map).
+/// [`build_pipeline`] with a given resolver (tests use a [`StaticResolver`]).
 pub fn build_pipeline_with(flags: &Flags, resolver: Arc<dyn Resolver>) -> Result<Pipeline, ValidationError> {
     Ok(Pipeline::new(build_sources(flags, resolver)?, pipeline_config(flags)?))
 }
 
-/// The system resolver (`/etc/resolv.conf`), as the controller uses for `--resolve-service-load-balancer-hostname`.
-pub fn default_resolver() -> Arc<dyn Resolver> {
-    Arc::new(SystemResolver::new())
+/// The resolver for `--resolve-service-load-balancer-hostname`: the system's (`/etc/resolv.conf`) when the flag
+/// is on; otherwise nothing is ever looked up, and an empty map stands in so a host without a resolver
+/// configuration still starts.
+pub fn default_resolver(flags: &Flags) -> Result<Arc<dyn Resolver>, ValidationError> {
+    if !flags.service.resolve_service_load_balancer_hostname {
+        return Ok(Arc::new(StaticResolver::new()));
+    }
+    let resolver =
+        SystemResolver::new().map_err(|e| invalid(format!("--resolve-service-load-balancer-hostname: {e}")))?;
+    Ok(Arc::new(resolver))
 }
 
 /// How manifest files are read: Pods keep the annotations under the prefixes the sources read.

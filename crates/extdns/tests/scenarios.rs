@@ -4,15 +4,18 @@
 //! by `extdns::endpoints::collect`.
 //!
 //! Comparison: order-insensitive; targets as sets; `recordTTL` and `setIdentifier` always (0 and "" when not
-//! given); `labels` and `providerSpecific` only when the scenario gives them. `SCENARIO=<substring>` runs only
+//! given); `labels` and `providerSpecific` only when the scenario gives them. Load balancer hostnames resolve
+//! only through the scenario's `resolve` map (host → addresses). `SCENARIO=<substring>` runs only
 //! the scenarios whose file path or name contains it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use extdns::flags::{self, Command};
 use extdns_endpoint::Endpoint;
+use extdns_source::StaticResolver;
 use serde::Deserialize;
 
 type Error = Box<dyn std::error::Error>;
@@ -30,6 +33,10 @@ struct Scenario {
     objects: Vec<serde_json::Value>,
     #[serde(default)]
     expected: Vec<Expected>,
+    /// Answers for `--resolve-service-load-balancer-hostname` (host → addresses); other names do not
+    /// resolve. Scenarios never touch the network.
+    #[serde(default)]
+    resolve: BTreeMap<String, Vec<std::net::IpAddr>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -161,7 +168,11 @@ async fn run(path: &Path, scenario: &Scenario) -> Result<Option<String>, Error> 
     let Some(Command::Endpoints(args)) = cli.command else {
         return Err("not the endpoints command".into());
     };
-    let actual = extdns::endpoints::collect(&args.flags, None).await?;
+    let mut resolver = StaticResolver::new();
+    for (host, ips) in &scenario.resolve {
+        resolver.insert(host, ips.iter().copied());
+    }
+    let actual = extdns::endpoints::collect(&args.flags, Some(Arc::new(resolver))).await?;
 
     let mut unmatched: Vec<&Endpoint> = actual.iter().collect();
     let mut missing: Vec<&Expected> = Vec::new();
