@@ -9,12 +9,14 @@ pub mod config;
 pub mod resolver;
 pub mod selector;
 pub mod template;
+pub mod wrappers;
 
 pub use annotations::{AnnotationError, Annotations, PREFIX_ALPHA, PREFIX_GA};
 pub use config::SourceConfig;
 pub use resolver::{ResolveError, Resolver, StaticResolver, SystemResolver};
 pub use selector::{Selector, SelectorError};
 pub use template::{FqdnTemplate, TemplateError, TemplateObject};
+pub use wrappers::{Pipeline, PipelineConfig, PipelineOutput};
 
 use async_trait::async_trait;
 use extdns_endpoint::Endpoint;

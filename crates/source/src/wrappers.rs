@@ -1,0 +1,951 @@
+//! The source pipeline (§1.3): what happens to the endpoints of all sources before the plan sees them,
+//! in external-dns's order, because each step depends on the previous one:
+//!
+//! 1. **multi-source**: every source in flag order, concatenated; `--default-targets` replace the targets of
+//!    endpoints that have none (of all endpoints with `--force-default-targets`);
+//! 2. **dedup**: invalid endpoints are dropped with a warning and counted, targets of multi-target endpoints
+//!    are sorted and deduplicated, and exact duplicates (type, name, set identifier, targets) are dropped,
+//!    the first one winning and absorbing the others' object references;
+//! 3. **nat64**: an AAAA target inside a `--nat64-networks` prefix adds an A record for its embedded IPv4;
+//! 4. **target filter**: `--target-net-filter` / `--exclude-target-net`; an endpoint left without targets
+//!    is dropped;
+//! 5. **PTR** (when PTR records are managed): reverse records for A/AAAA endpoints that opt in;
+//! 6. **post-processor**: `--min-ttl` fills unset TTLs, provider-specific properties of other providers are
+//!    removed and the rest sorted by name, `--prefer-alias` marks CNAMEs as aliases.
+//!
+//! A source that fails fails the whole pipeline: the controller must not plan from a partial view.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::net::{IpAddr, Ipv4Addr};
+
+use extdns_endpoint::{Endpoint, ProviderSpecific, RecordType, TargetNetFilter, Targets, Ttl, validate_endpoint};
+use extdns_informer::{Cluster, ResourceKind};
+use ipnet::Ipv6Net;
+
+use crate::{Source, SourceError};
+
+/// The pipeline flags.
+#[derive(Debug, Clone, Default)]
+pub struct PipelineConfig {
+    /// `--default-targets`.
+    pub default_targets: Vec<String>,
+    /// `--force-default-targets`: replace the targets of every endpoint, not only of those without.
+    pub force_default_targets: bool,
+    /// `--target-net-filter` and `--exclude-target-net`.
+    pub target_net_filter: TargetNetFilter,
+    /// `--nat64-networks`; each must be a /96 (others are ignored with a warning).
+    pub nat64_networks: Vec<Ipv6Net>,
+    /// PTR is among the managed record types: the PTR step runs.
+    pub manage_ptr: bool,
+    /// `--create-ptr`: A/AAAA endpoints get PTR records unless their `record-type` says otherwise.
+    pub create_ptr: bool,
+    /// `--min-ttl`: the TTL of endpoints that set none.
+    pub min_ttl: Ttl,
+    /// `--provider`: provider-specific properties of other providers are dropped.
+    pub provider: String,
+    /// `--prefer-alias`.
+    pub prefer_alias: bool,
+}
+
+/// The desired endpoints and what the pipeline dropped, for the `source_invalid_endpoints` and
+/// `source_deduplicated_endpoints` metrics. Both maps are keyed by (record type, source name).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PipelineOutput {
+    pub endpoints: Vec<Endpoint>,
+    pub invalid: BTreeMap<(String, String), usize>,
+    pub deduplicated: BTreeMap<(String, String), usize>,
+}
+
+/// All configured sources and the wrappers around them.
+pub struct Pipeline {
+    sources: Vec<Box<dyn Source>>,
+    config: PipelineConfig,
+}
+
+impl std::fmt::Debug for Pipeline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.sources.iter().map(|s| s.name()).collect();
+        f.debug_struct("Pipeline")
+            .field("sources", &names)
+            .field("config", &self.config)
+            .finish()
+    }
+}
+
+impl Pipeline {
+    pub fn new(sources: Vec<Box<dyn Source>>, mut config: PipelineConfig) -> Self {
+        config.nat64_networks.retain(|net| {
+            let ok = net.prefix_len() == 96;
+            if !ok {
+                tracing::warn!(network = %net, "ignoring NAT64 network: it must be a /96");
+            }
+            ok
+        });
+        Pipeline { sources, config }
+    }
+
+    pub fn config(&self) -> &PipelineConfig {
+        &self.config
+    }
+
+    /// The kinds any source reads, each once.
+    pub fn watched_kinds(&self) -> Vec<ResourceKind> {
+        let kinds: BTreeSet<ResourceKind> = self.sources.iter().flat_map(|s| s.watched_kinds()).collect();
+        kinds.into_iter().collect()
+    }
+
+    /// Run every source and the wrappers. An error from any source is returned as is: the controller
+    /// then plans nothing this round.
+    pub async fn endpoints(&self, cluster: &dyn Cluster) -> Result<PipelineOutput, SourceError> {
+        let mut tagged: Vec<(usize, Endpoint)> = Vec::new();
+        for (i, source) in self.sources.iter().enumerate() {
+            let eps = source.endpoints(cluster).await?;
+            tagged.extend(eps.into_iter().map(|e| (i, e)));
+        }
+        let names: Vec<&str> = self.sources.iter().map(|s| s.name()).collect();
+        Ok(self.process(tagged, &names))
+    }
+
+    /// Steps 1 (default targets) to 6 on endpoints already collected, each tagged with the index of its
+    /// source in `names`.
+    pub fn process(&self, tagged: Vec<(usize, Endpoint)>, names: &[&str]) -> PipelineOutput {
+        let c = &self.config;
+        let tagged = apply_default_targets(tagged, &c.default_targets, c.force_default_targets);
+        let mut out = PipelineOutput::default();
+        let mut eps = dedup(tagged, names, &mut out);
+        if !c.nat64_networks.is_empty() {
+            eps = nat64(eps, &c.nat64_networks);
+        }
+        if c.target_net_filter.is_configured() {
+            eps = filter_targets(eps, &c.target_net_filter);
+        }
+        if c.manage_ptr {
+            eps = add_ptr_records(eps, c.create_ptr);
+        }
+        post_process(&mut eps, c);
+        out.endpoints = eps;
+        out
+    }
+}
+
+/// Step 1's default targets. An endpoint that is replaced keeps its name, TTL, provider-specific
+/// properties, set identifier, labels and object references; its type follows the new targets.
+fn apply_default_targets(tagged: Vec<(usize, Endpoint)>, defaults: &[String], force: bool) -> Vec<(usize, Endpoint)> {
+    if defaults.is_empty() {
+        return tagged;
+    }
+    let mut kept_own = 0usize;
+    let mut out = Vec::with_capacity(tagged.len());
+    for (src, e) in tagged {
+        if !force && !e.targets.is_empty() {
+            kept_own += 1;
+            out.push((src, e));
+            continue;
+        }
+        for mut d in Endpoint::for_hostname(
+            &e.dns_name,
+            defaults,
+            e.record_ttl,
+            &e.provider_specific,
+            &e.set_identifier,
+            "",
+        ) {
+            d.labels = e.labels.clone();
+            d.ref_objects = e.ref_objects.clone();
+            out.push((src, d));
+        }
+    }
+    if kept_own > 0 {
+        tracing::warn!(
+            endpoints = kept_own,
+            "sources provided targets for some endpoints; --default-targets apply only to endpoints without \
+             targets (use --force-default-targets to replace them all)"
+        );
+    }
+    out
+}
+
+/// Step 2. Validation, target normalisation and exact-duplicate removal, counting what is dropped.
+fn dedup(tagged: Vec<(usize, Endpoint)>, names: &[&str], out: &mut PipelineOutput) -> Vec<Endpoint> {
+    let source_name = |i: usize| names.get(i).copied().unwrap_or("unknown").to_string();
+    let mut valid: Vec<(usize, Endpoint)> = Vec::with_capacity(tagged.len());
+    for (src, mut e) in tagged {
+        if let Err(reason) = validate_endpoint(&e) {
+            let objects: Vec<String> = e.ref_objects.iter().map(ToString::to_string).collect();
+            tracing::warn!(
+                endpoint = %e,
+                source = %source_name(src),
+                objects = ?objects,
+                "dropping invalid endpoint: {reason}"
+            );
+            *out.invalid
+                .entry((e.record_type.to_string(), source_name(src)))
+                .or_default() += 1;
+            continue;
+        }
+        if e.targets.len() > 1 {
+            e.targets.normalize();
+        }
+        valid.push((src, e));
+    }
+
+    // First occurrence of each identity; later ones merge into it.
+    let mut first_of: Vec<Option<usize>> = vec![None; valid.len()];
+    {
+        type Key<'a> = (&'a RecordType, &'a str, &'a str, &'a [String]);
+        let mut seen: HashMap<Key<'_>, usize> = HashMap::with_capacity(valid.len());
+        for (i, (_, e)) in valid.iter().enumerate() {
+            let key: Key<'_> = (&e.record_type, &e.dns_name, &e.set_identifier, &e.targets.0);
+            match seen.get(&key) {
+                Some(&first) => first_of[i] = Some(first),
+                None => {
+                    seen.insert(key, i);
+                }
+            }
+        }
+    }
+    let mut result: Vec<Option<Endpoint>> = Vec::with_capacity(valid.len());
+    for (i, (src, e)) in valid.into_iter().enumerate() {
+        match first_of[i] {
+            Some(first) => {
+                *out.deduplicated
+                    .entry((e.record_type.to_string(), source_name(src)))
+                    .or_default() += 1;
+                if let Some(Some(winner)) = result.get_mut(first) {
+                    winner.ref_objects.extend(e.ref_objects);
+                }
+                result.push(None);
+            }
+            None => result.push(Some(e)),
+        }
+    }
+    result.into_iter().flatten().collect()
+}
+
+/// Step 3. AAAA targets inside a NAT64 /96 yield an extra A endpoint with the embedded IPv4 addresses,
+/// appended after all others. A non-address target (an alias AAAA) cannot be translated and is skipped.
+fn nat64(mut eps: Vec<Endpoint>, nets: &[Ipv6Net]) -> Vec<Endpoint> {
+    let mut extra = Vec::new();
+    for e in &eps {
+        if e.record_type != RecordType::Aaaa {
+            continue;
+        }
+        let mut v4 = Vec::new();
+        for t in e.targets.iter() {
+            let Ok(ip) = t.split('%').next().unwrap_or(t).parse::<std::net::Ipv6Addr>() else {
+                tracing::warn!(endpoint = %e, target = %t, "NAT64: AAAA target is not an IPv6 address, skipped");
+                continue;
+            };
+            if nets.iter().any(|n| n.contains(&ip)) {
+                let o = ip.octets();
+                v4.push(Ipv4Addr::new(o[12], o[13], o[14], o[15]).to_string());
+            }
+        }
+        if !v4.is_empty() {
+            let mut a = e.clone();
+            a.record_type = RecordType::A;
+            a.targets = Targets(v4);
+            extra.push(a);
+        }
+    }
+    eps.extend(extra);
+    eps
+}
+
+/// Step 4. Keep targets the filter admits; drop endpoints left with none.
+fn filter_targets(eps: Vec<Endpoint>, filter: &TargetNetFilter) -> Vec<Endpoint> {
+    eps.into_iter()
+        .filter_map(|mut e| {
+            e.targets.retain(|t| filter.matches(t));
+            if e.targets.is_empty() {
+                tracing::debug!(endpoint = %e.dns_name, record_type = %e.record_type, "no target left after target-net filter");
+                None
+            } else {
+                Some(e)
+            }
+        })
+        .collect()
+}
+
+/// The reverse-lookup name of an address, without the trailing dot.
+pub fn reverse_name(ip: IpAddr) -> String {
+    match ip {
+        IpAddr::V4(v4) => {
+            let o = v4.octets();
+            format!("{}.{}.{}.{}.in-addr.arpa", o[3], o[2], o[1], o[0])
+        }
+        IpAddr::V6(v6) => {
+            let mut s = String::with_capacity(72);
+            for b in v6.octets().iter().rev() {
+                s.push(char::from_digit(u32::from(b & 0xf), 16).unwrap_or('0'));
+                s.push('.');
+                s.push(char::from_digit(u32::from(b >> 4), 16).unwrap_or('0'));
+                s.push('.');
+            }
+            s.push_str("ip6.arpa");
+            s
+        }
+    }
+}
+
+/// Step 5 (§2.6). `record-type` on an A/AAAA endpoint decides (PTR, any case, opts in; anything else opts
+/// out) and is consumed; otherwise `--create-ptr` decides. Wildcards never get PTRs. One PTR endpoint per
+/// address, targets in first-seen order, TTL the smallest seen (an unset TTL wins), appended last.
+fn add_ptr_records(mut eps: Vec<Endpoint>, create_ptr: bool) -> Vec<Endpoint> {
+    // Reverse name → (position, hostnames, ttl).
+    type Ptr = (usize, Vec<String>, Ttl);
+    let mut ptrs: HashMap<String, Ptr> = HashMap::new();
+    for e in &mut eps {
+        let is_address = matches!(e.record_type, RecordType::A | RecordType::Aaaa);
+        let opt = e.provider_specific.remove("record-type");
+        if !is_address {
+            if let Some(v) = opt {
+                tracing::warn!(endpoint = %e, value = %v, "record-type only applies to A and AAAA records; ignored");
+            }
+            continue;
+        }
+        let enabled = opt.map_or(create_ptr, |v| v.eq_ignore_ascii_case("PTR"));
+        if !enabled || e.dns_name.starts_with('*') {
+            continue;
+        }
+        for t in e.targets.iter() {
+            let Some(ip) = parse_addr(t) else { continue };
+            let next = ptrs.len();
+            let entry = ptrs
+                .entry(reverse_name(ip))
+                .or_insert_with(|| (next, Vec::new(), e.record_ttl));
+            if !entry.1.contains(&e.dns_name) {
+                entry.1.push(e.dns_name.clone());
+            }
+            entry.2 = entry.2.min(e.record_ttl);
+        }
+    }
+    let mut ptrs: Vec<(String, Ptr)> = ptrs.into_iter().collect();
+    ptrs.sort_by_key(|(_, (pos, _, _))| *pos);
+    eps.extend(
+        ptrs.into_iter()
+            .map(|(name, (_, hosts, ttl))| Endpoint::new(&name, RecordType::Ptr, hosts).with_ttl(ttl)),
+    );
+    eps
+}
+
+fn parse_addr(t: &str) -> Option<IpAddr> {
+    match extdns_endpoint::suitable_type(t) {
+        RecordType::A | RecordType::Aaaa => t.split('%').next().and_then(|a| a.parse().ok()),
+        _ => None,
+    }
+}
+
+/// The provider-specific properties a provider keeps: its own (`<provider>/...`) and the unprefixed ones;
+/// everything for cloudflare (whose property names are annotation keys) or when no provider is set.
+/// Sorted by name.
+pub fn retain_provider_properties(ps: &mut ProviderSpecific, provider: &str) {
+    if !provider.is_empty() && provider != "cloudflare" {
+        ps.0.retain(|p| !p.name.contains('/') || p.name.strip_prefix(provider).is_some_and(|r| r.starts_with('/')));
+    }
+    ps.sort_by_name();
+}
+
+/// Step 6.
+fn post_process(eps: &mut [Endpoint], c: &PipelineConfig) {
+    for e in eps {
+        if c.min_ttl.is_configured() && !e.record_ttl.is_configured() {
+            e.record_ttl = c.min_ttl;
+        }
+        retain_provider_properties(&mut e.provider_specific, &c.provider);
+        if c.prefer_alias && e.record_type == RecordType::Cname && e.provider_specific.get("alias").is_none() {
+            e.provider_specific.set("alias", "true");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use async_trait::async_trait;
+    use extdns_endpoint::ObjectRef;
+    use extdns_informer::MemoryCluster;
+
+    struct Fixed {
+        name: &'static str,
+        result: Result<Vec<Endpoint>, String>,
+        kinds: Vec<ResourceKind>,
+    }
+
+    #[async_trait]
+    impl Source for Fixed {
+        fn name(&self) -> &str {
+            self.name
+        }
+        fn watched_kinds(&self) -> Vec<ResourceKind> {
+            self.kinds.clone()
+        }
+        async fn endpoints(&self, _cluster: &dyn Cluster) -> Result<Vec<Endpoint>, SourceError> {
+            self.result.clone().map_err(|message| SourceError::Other {
+                source_name: self.name.into(),
+                message,
+            })
+        }
+    }
+
+    fn src(name: &'static str, eps: Vec<Endpoint>) -> Box<dyn Source> {
+        Box::new(Fixed {
+            name,
+            result: Ok(eps),
+            kinds: vec![],
+        })
+    }
+
+    fn ep(name: &str, t: RecordType, targets: &[&str]) -> Endpoint {
+        Endpoint::new(name, t, targets.iter().copied())
+    }
+
+    fn a(name: &str, targets: &[&str]) -> Endpoint {
+        ep(name, RecordType::A, targets)
+    }
+
+    async fn run(sources: Vec<Box<dyn Source>>, config: PipelineConfig) -> Result<PipelineOutput, SourceError> {
+        Pipeline::new(sources, config).endpoints(&MemoryCluster::new()).await
+    }
+
+    fn summary(out: &PipelineOutput) -> Vec<String> {
+        out.endpoints
+            .iter()
+            .map(|e| format!("{} {} {}", e.dns_name, e.record_type, e.targets.join(",")))
+            .collect()
+    }
+
+    fn key(t: &str, s: &str) -> (String, String) {
+        (t.to_string(), s.to_string())
+    }
+
+    // ---------------------------------------------------------------------------------- multi-source
+
+    #[tokio::test]
+    async fn sources_run_in_flag_order_and_are_concatenated() -> Result<(), SourceError> {
+        let out = run(
+            vec![
+                src("service", vec![a("b.example.com", &["1.1.1.1"])]),
+                src("crd", vec![a("a.example.com", &["2.2.2.2"])]),
+            ],
+            PipelineConfig::default(),
+        )
+        .await?;
+        assert_eq!(
+            summary(&out),
+            vec!["b.example.com A 1.1.1.1", "a.example.com A 2.2.2.2"]
+        );
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_failing_source_fails_the_pipeline() {
+        let failing = Box::new(Fixed {
+            name: "crd",
+            result: Err("boom".into()),
+            kinds: vec![],
+        });
+        let out = run(
+            vec![src("service", vec![a("a.example.com", &["1.1.1.1"])]), failing],
+            PipelineConfig::default(),
+        )
+        .await;
+        assert!(
+            matches!(out, Err(SourceError::Other { ref message, .. }) if message == "boom"),
+            "{out:?}"
+        );
+    }
+
+    #[test]
+    fn watched_kinds_are_the_union_of_the_sources() {
+        let p = Pipeline::new(
+            vec![
+                Box::new(Fixed {
+                    name: "x",
+                    result: Ok(vec![]),
+                    kinds: vec![ResourceKind::Service, ResourceKind::Pod],
+                }),
+                Box::new(Fixed {
+                    name: "y",
+                    result: Ok(vec![]),
+                    kinds: vec![ResourceKind::Pod, ResourceKind::Node],
+                }),
+            ],
+            PipelineConfig::default(),
+        );
+        assert_eq!(
+            p.watched_kinds(),
+            vec![ResourceKind::Service, ResourceKind::Pod, ResourceKind::Node]
+        );
+    }
+
+    #[tokio::test]
+    async fn default_targets_fill_endpoints_without_targets_and_rederive_the_type() -> Result<(), SourceError> {
+        let empty = ep("a.example.com", RecordType::Cname, &[])
+            .with_ttl(Ttl(60))
+            .with_label("resource", "crd/ns/a");
+        let config = PipelineConfig {
+            default_targets: vec!["1.2.3.4".into(), "2001:db8::1".into(), "lb.example.com".into()],
+            ..PipelineConfig::default()
+        };
+        let out = run(vec![src("crd", vec![empty, a("b.example.com", &["9.9.9.9"])])], config).await?;
+        assert_eq!(
+            summary(&out),
+            vec![
+                "a.example.com A 1.2.3.4",
+                "a.example.com AAAA 2001:db8::1",
+                "a.example.com CNAME lb.example.com",
+                "b.example.com A 9.9.9.9"
+            ]
+        );
+        assert!(
+            out.endpoints[..3]
+                .iter()
+                .all(|e| e.record_ttl == Ttl(60) && e.resource() == Some("crd/ns/a"))
+        );
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn force_default_targets_replaces_every_endpoints_targets() -> Result<(), SourceError> {
+        let config = PipelineConfig {
+            default_targets: vec!["lb.example.com".into()],
+            force_default_targets: true,
+            ..PipelineConfig::default()
+        };
+        let out = run(vec![src("crd", vec![a("b.example.com", &["9.9.9.9"])])], config).await?;
+        assert_eq!(summary(&out), vec!["b.example.com CNAME lb.example.com"]);
+        Ok(())
+    }
+
+    // ---------------------------------------------------------------------------------------- dedup
+
+    #[tokio::test]
+    async fn invalid_endpoints_are_dropped_and_counted_per_type_and_source() -> Result<(), SourceError> {
+        let mut alias = ProviderSpecific::default();
+        alias.set("alias", "true");
+        let bad_srv = ep("_x._tcp.example.com", RecordType::Srv, &["0 50 80 host"]);
+        let srv_alias = ep("_y._tcp.example.com", RecordType::Srv, &["0 50 80 host."]).with_provider_specific(alias);
+        let out = run(
+            vec![
+                src(
+                    "service",
+                    vec![
+                        a("bad.example.com", &["lb.example.com"]),
+                        a("ok.example.com", &["1.1.1.1"]),
+                        bad_srv,
+                    ],
+                ),
+                src("crd", vec![srv_alias]),
+            ],
+            PipelineConfig::default(),
+        )
+        .await?;
+        assert_eq!(summary(&out), vec!["ok.example.com A 1.1.1.1"]);
+        let expected: BTreeMap<_, _> = [
+            (key("A", "service"), 1),
+            (key("SRV", "service"), 1),
+            (key("SRV", "crd"), 1),
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(out.invalid, expected);
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn duplicates_are_dropped_first_wins_and_object_refs_merge() -> Result<(), SourceError> {
+        let r = |n: &str| ObjectRef {
+            source: "service".into(),
+            namespace: "d".into(),
+            name: n.into(),
+        };
+        let first = a("x.example.com", &["2.2.2.2", "1.1.1.1"])
+            .with_ttl(Ttl(60))
+            .with_ref_object(r("one"));
+        // Same identity (targets compare after sorting; TTL is not part of it).
+        let dup = a("x.example.com", &["1.1.1.1", "2.2.2.2", "1.1.1.1"])
+            .with_ttl(Ttl(300))
+            .with_ref_object(r("two"));
+        let other_set = a("x.example.com", &["1.1.1.1", "2.2.2.2"]).with_set_identifier("blue");
+        let other_targets = a("x.example.com", &["1.1.1.1"]);
+        let out = run(
+            vec![
+                src("service", vec![first, dup, other_set, other_targets]),
+                src("crd", vec![a("x.example.com", &["1.1.1.1"])]),
+            ],
+            PipelineConfig::default(),
+        )
+        .await?;
+        assert_eq!(out.endpoints.len(), 3);
+        assert_eq!(out.endpoints[0].targets.0, vec!["1.1.1.1", "2.2.2.2"]);
+        assert_eq!(out.endpoints[0].record_ttl, Ttl(60));
+        assert_eq!(out.endpoints[0].ref_objects.len(), 2);
+        assert_eq!(out.endpoints[1].set_identifier, "blue");
+        let expected: BTreeMap<_, _> = [(key("A", "service"), 1), (key("A", "crd"), 1)].into_iter().collect();
+        assert_eq!(out.deduplicated, expected);
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn single_targets_are_not_reordered_and_different_types_are_not_duplicates() -> Result<(), SourceError> {
+        let out = run(
+            vec![src(
+                "s",
+                vec![
+                    ep("x.example.com", RecordType::Txt, &["v"]),
+                    ep("x.example.com", RecordType::Cname, &["v"]),
+                ],
+            )],
+            PipelineConfig::default(),
+        )
+        .await?;
+        assert_eq!(out.endpoints.len(), 2);
+        assert!(out.deduplicated.is_empty());
+        Ok(())
+    }
+
+    // ---------------------------------------------------------------------------------------- nat64
+
+    #[tokio::test]
+    async fn nat64_adds_an_a_record_for_embedded_ipv4() -> Result<(), SourceError> {
+        let net: Ipv6Net = "64:ff9b::/96".parse().map_err(|_| SourceError::Other {
+            source_name: "t".into(),
+            message: "net".into(),
+        })?;
+        let aaaa = ep("x.example.com", RecordType::Aaaa, &["64:ff9b::c000:221", "2001:db8::1"]).with_ttl(Ttl(30));
+        let out = run(
+            vec![src(
+                "s",
+                vec![aaaa, ep("y.example.com", RecordType::Aaaa, &["2001:db8::2"])],
+            )],
+            PipelineConfig {
+                nat64_networks: vec![net],
+                ..PipelineConfig::default()
+            },
+        )
+        .await?;
+        assert_eq!(
+            summary(&out),
+            vec![
+                "x.example.com AAAA 2001:db8::1,64:ff9b::c000:221",
+                "y.example.com AAAA 2001:db8::2",
+                "x.example.com A 192.0.2.33"
+            ]
+        );
+        assert_eq!(out.endpoints[2].record_ttl, Ttl(30));
+        Ok(())
+    }
+
+    #[test]
+    fn nat64_networks_must_be_slash_96() {
+        let nets: Vec<Ipv6Net> = ["64:ff9b::/96", "64:ff9b::/64"]
+            .iter()
+            .filter_map(|s| s.parse().ok())
+            .collect();
+        let p = Pipeline::new(
+            vec![],
+            PipelineConfig {
+                nat64_networks: nets,
+                ..PipelineConfig::default()
+            },
+        );
+        assert_eq!(p.config().nat64_networks.len(), 1);
+    }
+
+    // -------------------------------------------------------------------------------- target filter
+
+    #[tokio::test]
+    async fn target_filter_removes_excluded_targets_and_empty_endpoints() -> Result<(), SourceError> {
+        let exclude = TargetNetFilter::new(&[] as &[&str], &["10.0.0.0/8"]).map_err(|e| SourceError::Other {
+            source_name: "t".into(),
+            message: e.to_string(),
+        })?;
+        let out = run(
+            vec![src(
+                "s",
+                vec![
+                    a("x.example.com", &["10.1.2.3", "34.1.2.3"]),
+                    a("y.example.com", &["10.9.9.9"]),
+                    ep("z.example.com", RecordType::Cname, &["lb.example.com"]),
+                ],
+            )],
+            PipelineConfig {
+                target_net_filter: exclude,
+                ..PipelineConfig::default()
+            },
+        )
+        .await?;
+        assert_eq!(
+            summary(&out),
+            vec!["x.example.com A 34.1.2.3", "z.example.com CNAME lb.example.com"]
+        );
+
+        let include = TargetNetFilter::new(&["10.0.0.0/8"], &[] as &[&str]).map_err(|e| SourceError::Other {
+            source_name: "t".into(),
+            message: e.to_string(),
+        })?;
+        let out = run(
+            vec![src(
+                "s",
+                vec![
+                    a("x.example.com", &["10.1.2.3", "34.1.2.3"]),
+                    ep("z.example.com", RecordType::Cname, &["lb.example.com"]),
+                ],
+            )],
+            PipelineConfig {
+                target_net_filter: include,
+                ..PipelineConfig::default()
+            },
+        )
+        .await?;
+        assert_eq!(summary(&out), vec!["x.example.com A 10.1.2.3"]);
+        Ok(())
+    }
+
+    // ------------------------------------------------------------------------------------------ ptr
+
+    fn with_record_type(e: Endpoint, v: &str) -> Endpoint {
+        let mut ps = e.provider_specific.clone();
+        ps.set("record-type", v);
+        e.with_provider_specific(ps)
+    }
+
+    #[test]
+    fn reverse_names_for_v4_and_v6() {
+        assert_eq!(
+            reverse_name("192.0.2.33".parse().unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED))),
+            "33.2.0.192.in-addr.arpa"
+        );
+        let v6: IpAddr = "2001:db8::1".parse().unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED));
+        assert_eq!(
+            reverse_name(v6),
+            "1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.8.b.d.0.1.0.0.2.ip6.arpa"
+        );
+    }
+
+    #[tokio::test]
+    async fn create_ptr_adds_reverse_records_grouping_hostnames_per_address() -> Result<(), SourceError> {
+        let eps = vec![
+            a("x.example.com", &["192.0.2.1", "192.0.2.2"]).with_ttl(Ttl(300)),
+            a("y.example.com", &["192.0.2.1"]).with_ttl(Ttl(60)),
+            a("*.example.com", &["192.0.2.1"]),
+            ep("v6.example.com", RecordType::Aaaa, &["2001:db8::1"]),
+            ep("c.example.com", RecordType::Cname, &["x.example.com"]),
+        ];
+        let out = run(
+            vec![src("s", eps)],
+            PipelineConfig {
+                manage_ptr: true,
+                create_ptr: true,
+                ..PipelineConfig::default()
+            },
+        )
+        .await?;
+        let ptrs: Vec<&Endpoint> = out
+            .endpoints
+            .iter()
+            .filter(|e| e.record_type == RecordType::Ptr)
+            .collect();
+        assert_eq!(ptrs.len(), 3);
+        assert_eq!(ptrs[0].dns_name, "1.2.0.192.in-addr.arpa");
+        assert_eq!(ptrs[0].targets.0, vec!["x.example.com", "y.example.com"]);
+        assert_eq!(ptrs[0].record_ttl, Ttl(60));
+        assert_eq!(ptrs[1].dns_name, "2.2.0.192.in-addr.arpa");
+        assert!(ptrs[2].dns_name.ends_with(".ip6.arpa"));
+        assert_eq!(ptrs[2].record_ttl, Ttl(0), "an unset TTL wins");
+        // PTR records come after all others.
+        assert!(out.endpoints[..5].iter().all(|e| e.record_type != RecordType::Ptr));
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn record_type_annotation_opts_in_and_out_and_is_consumed() -> Result<(), SourceError> {
+        let eps = vec![
+            with_record_type(a("in.example.com", &["192.0.2.1"]), "ptr"),
+            with_record_type(a("out.example.com", &["192.0.2.2"]), "none"),
+            with_record_type(ep("c.example.com", RecordType::Cname, &["in.example.com"]), "ptr"),
+        ];
+        let out = run(
+            vec![src("s", eps.clone())],
+            PipelineConfig {
+                manage_ptr: true,
+                ..PipelineConfig::default()
+            },
+        )
+        .await?;
+        let ptrs: Vec<&str> = out
+            .endpoints
+            .iter()
+            .filter(|e| e.record_type == RecordType::Ptr)
+            .map(|e| e.dns_name.as_str())
+            .collect();
+        assert_eq!(ptrs, vec!["1.2.0.192.in-addr.arpa"]);
+        assert!(
+            out.endpoints
+                .iter()
+                .all(|e| e.provider_specific.get("record-type").is_none())
+        );
+
+        let out = run(
+            vec![src("s", eps.clone())],
+            PipelineConfig {
+                manage_ptr: true,
+                create_ptr: true,
+                ..PipelineConfig::default()
+            },
+        )
+        .await?;
+        assert_eq!(
+            out.endpoints
+                .iter()
+                .filter(|e| e.record_type == RecordType::Ptr)
+                .count(),
+            1,
+            "opt-out beats --create-ptr"
+        );
+
+        let out = run(
+            vec![src("s", eps)],
+            PipelineConfig {
+                create_ptr: true,
+                ..PipelineConfig::default()
+            },
+        )
+        .await?;
+        assert!(
+            out.endpoints.iter().all(|e| e.record_type != RecordType::Ptr),
+            "no PTRs unless PTR is managed"
+        );
+        assert_eq!(out.endpoints[0].provider_specific.get("record-type"), Some("ptr"));
+        Ok(())
+    }
+
+    // ------------------------------------------------------------------------------- post-processor
+
+    #[tokio::test]
+    async fn min_ttl_fills_only_unset_ttls() -> Result<(), SourceError> {
+        let out = run(
+            vec![src(
+                "s",
+                vec![
+                    a("x.example.com", &["1.1.1.1"]),
+                    a("y.example.com", &["1.1.1.1"]).with_ttl(Ttl(10)),
+                ],
+            )],
+            PipelineConfig {
+                min_ttl: Ttl(60),
+                ..PipelineConfig::default()
+            },
+        )
+        .await?;
+        assert_eq!(out.endpoints[0].record_ttl, Ttl(60));
+        assert_eq!(
+            out.endpoints[1].record_ttl,
+            Ttl(10),
+            "min-ttl is a default, not a clamp"
+        );
+        Ok(())
+    }
+
+    fn props(names: &[&str]) -> ProviderSpecific {
+        let mut ps = ProviderSpecific::default();
+        for n in names {
+            ps.set(*n, "v");
+        }
+        ps
+    }
+
+    fn names(ps: &ProviderSpecific) -> Vec<&str> {
+        ps.iter().map(|p| p.name.as_str()).collect()
+    }
+
+    #[test]
+    fn retain_provider_properties_keeps_own_and_unprefixed_sorted() {
+        let all = [
+            "webhook/x",
+            "aws/weight",
+            "alias",
+            "record-type",
+            "external-dns.kubernetes.io/cloudflare-proxied",
+            "awsx/y",
+        ];
+        let mut ps = props(&all);
+        retain_provider_properties(&mut ps, "aws");
+        assert_eq!(names(&ps), vec!["alias", "aws/weight", "record-type"]);
+        let mut ps = props(&all);
+        retain_provider_properties(&mut ps, "webhook");
+        assert_eq!(names(&ps), vec!["alias", "record-type", "webhook/x"]);
+        let mut ps = props(&all);
+        retain_provider_properties(&mut ps, "cloudflare");
+        assert_eq!(ps.iter().count(), all.len());
+        let mut ps = props(&all);
+        retain_provider_properties(&mut ps, "");
+        assert_eq!(names(&ps).first(), Some(&"alias"));
+        assert_eq!(ps.iter().count(), all.len());
+    }
+
+    #[tokio::test]
+    async fn post_processor_applies_provider_retention() -> Result<(), SourceError> {
+        let e = a("x.example.com", &["1.1.1.1"]).with_provider_specific(props(&["webhook/x", "aws/weight"]));
+        let out = run(
+            vec![src("s", vec![e])],
+            PipelineConfig {
+                provider: "aws".into(),
+                ..PipelineConfig::default()
+            },
+        )
+        .await?;
+        assert_eq!(names(&out.endpoints[0].provider_specific), vec!["aws/weight"]);
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn prefer_alias_marks_cnames_without_an_alias_property() -> Result<(), SourceError> {
+        let mut no_alias = ProviderSpecific::default();
+        no_alias.set("alias", "false");
+        let eps = vec![
+            ep("c.example.com", RecordType::Cname, &["lb.example.com"]).with_provider_specific(props(&["aws/weight"])),
+            ep("d.example.com", RecordType::Cname, &["lb.example.com"]).with_provider_specific(no_alias),
+            a("x.example.com", &["1.1.1.1"]),
+        ];
+        let out = run(
+            vec![src("s", eps)],
+            PipelineConfig {
+                prefer_alias: true,
+                provider: "aws".into(),
+                ..PipelineConfig::default()
+            },
+        )
+        .await?;
+        assert_eq!(names(&out.endpoints[0].provider_specific), vec!["aws/weight", "alias"]);
+        assert_eq!(out.endpoints[1].provider_specific.get("alias"), Some("false"));
+        assert!(out.endpoints[2].provider_specific.is_empty());
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn ptr_records_get_the_min_ttl_and_are_not_filtered() -> Result<(), SourceError> {
+        let filter = TargetNetFilter::new(&["192.0.2.0/24"], &[] as &[&str]).map_err(|e| SourceError::Other {
+            source_name: "t".into(),
+            message: e.to_string(),
+        })?;
+        let out = run(
+            vec![src("s", vec![a("x.example.com", &["192.0.2.1"])])],
+            PipelineConfig {
+                manage_ptr: true,
+                create_ptr: true,
+                min_ttl: Ttl(120),
+                target_net_filter: filter,
+                ..PipelineConfig::default()
+            },
+        )
+        .await?;
+        assert_eq!(
+            summary(&out),
+            vec!["x.example.com A 192.0.2.1", "1.2.0.192.in-addr.arpa PTR x.example.com"]
+        );
+        assert!(out.endpoints.iter().all(|e| e.record_ttl == Ttl(120)));
+        Ok(())
+    }
+}
