@@ -1,0 +1,259 @@
+//! The whole controller against real DNS servers: `extdns --once --provider=rfc2136` over manifests
+//! (manifests → sources → plan → TXT registry → RFC2136) on BIND 9 and on Knot, with every answer read back
+//! with DNS queries (`dig`), never from zone files.
+
+#[path = "../../provider-rfc2136/tests/support/mod.rs"]
+mod support;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use support::{DnsServer, KEY_NAME, Kind, SECRET, WRONG_SECRET, Zone};
+
+const OWNER: &str = "e2e";
+
+/// Two LoadBalancer Services (A+AAAA, CNAME) and a NodePort Service (A from the nodes, plus SRV).
+fn services(web_ip: &str, with_alias: bool, with_nodeport: bool) -> String {
+    let mut docs = vec![format!(
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n  namespace: default\n  annotations:\n    \
+         external-dns.kubernetes.io/hostname: web.example.org\n    external-dns.kubernetes.io/ttl: \"120\"\n\
+         spec:\n  type: LoadBalancer\n  clusterIP: 10.96.0.10\n  ports:\n    - name: http\n      port: 80\n\
+         status:\n  loadBalancer:\n    ingress:\n      - ip: {web_ip}\n      - ip: 2001:db8::10\n"
+    )];
+    if with_alias {
+        docs.push(
+            "apiVersion: v1\nkind: Service\nmetadata:\n  name: alias\n  namespace: default\n  annotations:\n    \
+             external-dns.kubernetes.io/hostname: alias.example.org\nspec:\n  type: LoadBalancer\n  clusterIP: 10.96.0.11\n  \
+             ports:\n    - name: http\n      port: 80\nstatus:\n  loadBalancer:\n    ingress:\n      - hostname: lb.example.net\n"
+                .to_string(),
+        );
+    }
+    if with_nodeport {
+        docs.push(
+            "apiVersion: v1\nkind: Service\nmetadata:\n  name: np\n  namespace: default\n  annotations:\n    \
+             external-dns.kubernetes.io/hostname: np.example.org\nspec:\n  type: NodePort\n  clusterIP: 10.96.0.12\n  \
+             ports:\n    - name: http\n      port: 80\n      nodePort: 30080\n      protocol: TCP\n"
+                .to_string(),
+        );
+        docs.push(
+            "apiVersion: v1\nkind: Node\nmetadata:\n  name: node-1\nstatus:\n  addresses:\n    - type: InternalIP\n      \
+             address: 10.0.0.1\n    - type: ExternalIP\n      address: 198.51.100.1\n"
+                .to_string(),
+        );
+    }
+    docs.join("---\n")
+}
+
+fn write_manifests(dir: &Path, content: &str) {
+    if let Err(e) = std::fs::write(dir.join("objects.yaml"), content) {
+        panic!("cannot write manifests: {e}");
+    }
+}
+
+fn extdns(server: &DnsServer, manifests: &Path, secret: &str) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_extdns"));
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("EXTERNAL_DNS_") || key == "RUST_LOG" {
+            cmd.env_remove(key);
+        }
+    }
+    let port = server.port.to_string();
+    cmd.args([
+        "--once",
+        "--source=service",
+        "--provider=rfc2136",
+        "--registry=txt",
+        "--txt-owner-id",
+        OWNER,
+    ])
+    .args(["--manifests", &manifests.display().to_string()])
+    .args([
+        "--rfc2136-host=127.0.0.1",
+        "--rfc2136-port",
+        &port,
+        "--rfc2136-zone=example.org",
+    ])
+    .args(["--rfc2136-tsig-keyname", KEY_NAME, "--rfc2136-tsig-secret", secret])
+    .args(["--rfc2136-tsig-secret-alg=hmac-sha256", "--rfc2136-axfr"])
+    .args([
+        "--managed-record-types=A",
+        "--managed-record-types=AAAA",
+        "--managed-record-types=CNAME",
+    ])
+    .args(["--managed-record-types=SRV", "--managed-record-types=TXT"]);
+    match cmd.output() {
+        Ok(o) => o,
+        Err(e) => panic!("cannot run extdns: {e}"),
+    }
+}
+
+fn ok(out: &Output, what: &str) {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{what} failed\nstdout: {}\nstderr: {}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The TXT ownership records of the zone that name our owner id, as `name` → value, read with AXFR.
+fn ownership_records(server: &DnsServer) -> Vec<String> {
+    let out = Command::new(support::need("dig"))
+        .args([
+            "@127.0.0.1",
+            "-p",
+            &server.port.to_string(),
+            "+tcp",
+            "+noall",
+            "+answer",
+        ])
+        .args(["-y", &format!("hmac-sha256:{KEY_NAME}:{SECRET}"), "example.org", "AXFR"])
+        .output();
+    let text = match out {
+        Ok(o) => String::from_utf8_lossy(&o.stdout).into_owned(),
+        Err(e) => panic!("dig: {e}"),
+    };
+    let mut owned: Vec<String> = text
+        .lines()
+        .filter(|l| l.contains("\tTXT\t") && l.contains(&format!("external-dns/owner={OWNER}")))
+        .filter_map(|l| l.split_whitespace().next().map(|n| n.trim_end_matches('.').to_string()))
+        .collect();
+    owned.sort();
+    owned.dedup();
+    owned
+}
+
+fn full_controller(kind: Kind) {
+    let server = DnsServer::start(kind, &[Zone::new("example.org").with_record("legacy IN A 192.0.2.99")]);
+    let dir = match tempfile::tempdir() {
+        Ok(d) => d,
+        Err(e) => panic!("{e}"),
+    };
+
+    // 1. Create.
+    write_manifests(dir.path(), &services("192.0.2.10", true, true));
+    ok(&extdns(&server, dir.path(), SECRET), "first sync");
+    assert_eq!(server.dig("web.example.org", "A"), vec!["192.0.2.10"]);
+    assert_eq!(server.ttl("web.example.org", "A"), Some(120));
+    assert_eq!(server.dig("web.example.org", "AAAA"), vec!["2001:db8::10"]);
+    assert_eq!(server.dig("alias.example.org", "CNAME"), vec!["lb.example.net."]);
+    assert_eq!(server.dig("np.example.org", "A"), vec!["198.51.100.1"]);
+    assert_eq!(
+        server.dig("_np._tcp.np.example.org", "SRV"),
+        vec!["0 50 30080 np.example.org."]
+    );
+    // external-dns's TXT names: the record type before the first label.
+    assert_eq!(
+        ownership_records(&server),
+        vec![
+            "a-np.example.org",
+            "a-web.example.org",
+            "aaaa-web.example.org",
+            "cname-alias.example.org",
+            "srv-_np._tcp.np.example.org"
+        ]
+    );
+
+    // 2. The same objects again: nothing to do, the SOA serial stays.
+    let serial = server.serial("example.org");
+    ok(&extdns(&server, dir.path(), SECRET), "second sync");
+    assert_eq!(server.serial("example.org"), serial, "a second run changes nothing");
+
+    // 3. Update web's address, remove the alias Service.
+    write_manifests(dir.path(), &services("192.0.2.20", false, true));
+    ok(&extdns(&server, dir.path(), SECRET), "update sync");
+    assert_eq!(server.dig("web.example.org", "A"), vec!["192.0.2.20"]);
+    assert_eq!(server.dig("alias.example.org", "CNAME"), Vec::<String>::new());
+    assert_eq!(
+        ownership_records(&server),
+        vec![
+            "a-np.example.org",
+            "a-web.example.org",
+            "aaaa-web.example.org",
+            "srv-_np._tcp.np.example.org"
+        ],
+        "the alias's ownership TXT went with it"
+    );
+    assert_eq!(
+        server.dig("legacy.example.org", "A"),
+        vec!["192.0.2.99"],
+        "a record extdns does not own survives"
+    );
+
+    // 4. A wrong key changes nothing and says why.
+    let serial = server.serial("example.org");
+    write_manifests(dir.path(), &services("192.0.2.30", false, false));
+    let out = extdns(&server, dir.path(), WRONG_SECRET);
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_ne!(out.status.code(), Some(0), "a rejected key fails the run: {all}");
+    assert!(all.contains("authentication failed") && all.contains("BADSIG"), "{all}");
+    assert_eq!(server.serial("example.org"), serial, "the wrong key changed nothing");
+    assert_eq!(server.dig("web.example.org", "A"), vec!["192.0.2.20"]);
+
+    // 5. Everything removed: extdns deletes what it owns (records and their TXT), and only that.
+    write_manifests(dir.path(), "");
+    ok(&extdns(&server, dir.path(), SECRET), "delete sync");
+    for (name, t) in [
+        ("web.example.org", "A"),
+        ("web.example.org", "AAAA"),
+        ("np.example.org", "A"),
+        ("_np._tcp.np.example.org", "SRV"),
+    ] {
+        assert_eq!(server.dig(name, t), Vec::<String>::new(), "{name} {t} deleted");
+    }
+    assert_eq!(
+        ownership_records(&server),
+        Vec::<String>::new(),
+        "no ownership records left"
+    );
+    assert_eq!(
+        server.dig("legacy.example.org", "A"),
+        vec!["192.0.2.99"],
+        "a record extdns does not own survives"
+    );
+}
+
+#[test]
+fn bind_full_controller_create_update_delete_idempotent_wrong_key() {
+    full_controller(Kind::Bind);
+}
+
+#[test]
+fn knot_full_controller_create_update_delete_idempotent_wrong_key() {
+    full_controller(Kind::Knot);
+}
+
+#[test]
+fn bind_a_refused_record_fails_alone_and_the_others_land() {
+    let server = DnsServer::start(Kind::Bind, &[Zone::new("example.org").refusing("refused.example.org")]);
+    let dir = match tempfile::tempdir() {
+        Ok(d) => d,
+        Err(e) => panic!("{e}"),
+    };
+    let refused = "apiVersion: v1\nkind: Service\nmetadata:\n  name: refused\n  namespace: default\n  annotations:\n    \
+                   external-dns.kubernetes.io/hostname: refused.example.org\nspec:\n  type: LoadBalancer\n  \
+                   clusterIP: 10.96.0.13\n  ports:\n    - name: http\n      port: 80\nstatus:\n  loadBalancer:\n    \
+                   ingress:\n      - ip: 192.0.2.66\n";
+    write_manifests(
+        dir.path(),
+        &format!("{}---\n{refused}", services("192.0.2.10", true, false)),
+    );
+    let out = extdns(&server, dir.path(), SECRET);
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        all.contains("refused.example.org A") && all.contains("REFUSED"),
+        "the failure is named: {all}"
+    );
+    assert_eq!(server.dig("web.example.org", "A"), vec!["192.0.2.10"]);
+    assert_eq!(server.dig("alias.example.org", "CNAME"), vec!["lb.example.net."]);
+    assert_eq!(server.dig("refused.example.org", "A"), Vec::<String>::new());
+}
