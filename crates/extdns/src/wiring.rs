@@ -134,13 +134,10 @@ pub fn build_sources(flags: &Flags, resolver: Arc<dyn Resolver>) -> Result<Vec<B
         }
         seen.push(name);
         let source: Box<dyn Source> = match name {
-            SourceName::Service => {
-                let config = service_source_config(flags, common.clone())?;
-                Box::new(ServiceSource::new(
-                    config,
-                    Arc::new(crate::pending::ShimResolver(resolver.clone())),
-                ))
-            }
+            SourceName::Service => Box::new(ServiceSource::new(
+                service_source_config(flags, common.clone())?,
+                resolver.clone(),
+            )),
             SourceName::GatewayHttpRoute
             | SourceName::GatewayGrpcRoute
             | SourceName::GatewayTlsRoute
