@@ -18,9 +18,10 @@ mod route;
 use std::collections::BTreeMap;
 
 use async_trait::async_trait;
-use extdns_endpoint::{Endpoint, ObjectRef, merge_endpoints};
+use extdns_endpoint::{Endpoint, ObjectRef, Ttl, merge_endpoints};
 use extdns_informer::view::{Route, RouteKind};
 use extdns_informer::{Cluster, ResourceKind};
+use extdns_source::annotations::key;
 use extdns_source::{Selector, Source, SourceConfig, SourceError, TemplateError};
 
 pub use hostname::{Hostname, HostnameError};
@@ -74,8 +75,10 @@ impl GatewayRouteSource {
         let mut namespaces = NamespaceCache::new(cluster);
         let parents = Parents::build(&self.config, self.kind, &gateways, &listener_sets, &mut namespaces);
 
-        let mut out = Vec::new();
-        for route in cluster.routes(self.kind) {
+        let routes = cluster.routes(self.kind);
+        // Most routes publish a name or two: sizing once saves copying every endpoint on growth.
+        let mut out = Vec::with_capacity(routes.len() * 2);
+        for route in routes {
             if route.kind != self.kind || !self.config.common.admits(&route.meta) {
                 continue;
             }
@@ -93,24 +96,28 @@ impl GatewayRouteSource {
     ) -> Result<(), SourceError> {
         let source_name = self.kind.source_name();
         let route_ns = route.meta.namespace.as_str();
-        let object = format!("{} {}/{}", self.kind.kind(), route_ns, route.meta.name);
+        let object = ObjectName {
+            kind: self.kind.kind(),
+            namespace: route_ns,
+            name: &route.meta.name,
+        };
         if route.parent_refs.is_empty() {
-            tracing::debug!(object, "no parentRefs: nothing to publish");
+            tracing::debug!(object = %object, "no parentRefs: nothing to publish");
             return Ok(());
         }
-        let names = route_names(&self.config, route, &object, source_name)
-            .map_err(|e| template_error(source_name, &object, e))?;
+        let names = route_names(&self.config, route, object, source_name)
+            .map_err(|e| template_error(source_name, object, e))?;
         if names.names.is_empty() && !names.listener_fallback {
             return Ok(());
         }
 
-        // Name → targets, over every parent and listener the route is attached to.
-        let mut hosts: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        // Name → the target lists (one per parent) of every parent and listener the route is attached to.
+        let mut hosts: BTreeMap<&str, Vec<&[String]>> = BTreeMap::new();
         for status in &route.parents {
             let key = ParentKey::of(&status.parent_ref, route_ns);
             if !in_spec(route, &status.parent_ref) {
                 tracing::debug!(
-                    object,
+                    object = %object,
                     parent = key.name,
                     "status parent is not in spec.parentRefs; ignored"
                 );
@@ -139,10 +146,10 @@ impl GatewayRouteSource {
                 let fallback = listener_host.filter(|_| names.listener_fallback);
                 let narrowed = names.names.iter().filter_map(|n| narrow(listener_host, n));
                 for h in fallback.into_iter().chain(narrowed) {
-                    hosts
-                        .entry(h.as_str())
-                        .or_default()
-                        .extend(parent.targets.iter().map(String::as_str));
+                    let lists = hosts.entry(h.as_str()).or_default();
+                    if !lists.iter().any(|l| std::ptr::eq(*l, &*parent.targets)) {
+                        lists.push(&parent.targets);
+                    }
                 }
             }
         }
@@ -151,7 +158,11 @@ impl GatewayRouteSource {
         }
 
         let annotations = &self.config.common.annotations;
-        let ttl = annotations.ttl(&route.meta.annotations, &object);
+        // The object's name is only spelled out for the warning an invalid TTL gives.
+        let ttl = match annotations.get(&route.meta.annotations, key::TTL) {
+            Some(_) => annotations.ttl(&route.meta.annotations, &object.to_string()),
+            None => Ttl(0),
+        };
         let (provider_specific, set_identifier) = annotations.provider_specific(&route.meta.annotations);
         let resource = format!(
             "{}/{}/{}",
@@ -164,11 +175,20 @@ impl GatewayRouteSource {
             namespace: route_ns.to_string(),
             name: route.meta.name.clone(),
         };
-        for (host, mut targets) in hosts {
-            targets.sort_unstable();
-            targets.dedup();
-            let targets: Vec<String> = targets.into_iter().map(str::to_string).collect();
-            for e in Endpoint::for_hostname(host, &targets, ttl, &provider_specific, &set_identifier, &resource) {
+        let mut union: Vec<String> = Vec::new();
+        for (host, lists) in hosts {
+            // Each parent's list is already sorted and deduplicated; only a union of several needs work.
+            let targets: &[String] = match lists.as_slice() {
+                [one] => one,
+                many => {
+                    union.clear();
+                    union.extend(many.iter().flat_map(|l| l.iter().cloned()));
+                    union.sort_unstable();
+                    union.dedup();
+                    &union
+                }
+            };
+            for e in Endpoint::for_hostname(host, targets, ttl, &provider_specific, &set_identifier, &resource) {
                 out.push(e.with_ref_object(reference.clone()));
             }
         }
@@ -176,7 +196,21 @@ impl GatewayRouteSource {
     }
 }
 
-fn template_error(source_name: &str, object: &str, e: TemplateError) -> SourceError {
+/// Names an object in warnings and errors (`HTTPRoute apps/web`), formatted only when one is given.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ObjectName<'a> {
+    pub kind: &'a str,
+    pub namespace: &'a str,
+    pub name: &'a str,
+}
+
+impl std::fmt::Display for ObjectName<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}/{}", self.kind, self.namespace, self.name)
+    }
+}
+
+fn template_error(source_name: &str, object: ObjectName<'_>, e: TemplateError) -> SourceError {
     SourceError::Template {
         source_name: source_name.to_string(),
         object: object.to_string(),

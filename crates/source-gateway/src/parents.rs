@@ -108,6 +108,7 @@ impl<'c> PreparedListener<'c> {
 #[derive(Debug)]
 pub struct Parent<'c> {
     pub listeners: Vec<PreparedListener<'c>>,
+    /// Sorted and deduplicated, so a route on one parent can use the list as it is.
     pub targets: Arc<[String]>,
 }
 
@@ -242,7 +243,8 @@ fn gateway_targets(config: &GatewaySourceConfig, gw: &Gateway, object: &str) -> 
     checked_targets(&gw.addresses, object, "status.addresses").into()
 }
 
-/// The targets that are IP addresses or hostnames; each other one is a warning and is left out.
+/// The targets that are IP addresses or hostnames, sorted and deduplicated (the order records list them in);
+/// each other one is a warning and is left out.
 fn checked_targets(targets: &[String], object: &str, field: &str) -> Vec<String> {
     let mut out = Vec::with_capacity(targets.len());
     for t in targets {
@@ -252,6 +254,8 @@ fn checked_targets(targets: &[String], object: &str, field: &str) -> Vec<String>
             tracing::warn!(object, field, value = %t, "ignoring target: neither an IP address nor a hostname");
         }
     }
+    out.sort_unstable();
+    out.dedup();
     out
 }
 

@@ -4,8 +4,8 @@ use extdns_informer::view::{Route, RouteKind};
 use extdns_source::TemplateError;
 use extdns_source::annotations::key;
 
-use crate::GatewaySourceConfig;
 use crate::hostname::Hostname;
+use crate::{GatewaySourceConfig, ObjectName};
 
 /// The `gateway-hostname-source` annotation: which of the route's names count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,7 +19,7 @@ pub enum HostnameSource {
 }
 
 impl HostnameSource {
-    fn of(config: &GatewaySourceConfig, route: &Route, object: &str) -> HostnameSource {
+    fn of(config: &GatewaySourceConfig, route: &Route, object: ObjectName<'_>) -> HostnameSource {
         let Some(v) = config
             .common
             .annotations
@@ -33,7 +33,7 @@ impl HostnameSource {
             HostnameSource::DefinedHostsOnly
         } else {
             tracing::warn!(
-                object,
+                object = %object,
                 annotation = key::GATEWAY_HOSTNAME_SOURCE,
                 value = v,
                 "unknown value (expected annotation-only or defined-hosts-only); using every hostname source"
@@ -61,7 +61,7 @@ pub struct RouteNames {
 pub fn route_names(
     config: &GatewaySourceConfig,
     route: &Route,
-    object: &str,
+    object: ObjectName<'_>,
     source_name: &str,
 ) -> Result<RouteNames, TemplateError> {
     let common = &config.common;
@@ -114,7 +114,7 @@ pub fn route_names(
                     names.push(h);
                 }
             }
-            Err(e) => tracing::warn!(object, field, value = h, "ignoring hostname: it {e}"),
+            Err(e) => tracing::warn!(object = %object, field, value = h, "ignoring hostname: it {e}"),
         }
     }
     Ok(RouteNames {

@@ -1353,6 +1353,22 @@ fn gateway_status_addresses_are_the_targets() {
 }
 
 #[test]
+fn targets_of_one_gateway_are_sorted_and_deduplicated() {
+    let mut c = MemoryCluster::new();
+    c.add_gateway(gateway(
+        "infra",
+        "gw",
+        vec![http("l", None)],
+        &["5.6.7.8", "1.2.3.4", "5.6.7.8"],
+    ));
+    c.add_route(httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]));
+    assert_eq!(
+        run(config(), &c)[0].targets.0,
+        vec!["1.2.3.4".to_string(), "5.6.7.8".to_string()]
+    );
+}
+
+#[test]
 fn gateway_target_annotation_overrides_status_addresses() {
     let mut c = MemoryCluster::new();
     let mut gw = gateway("infra", "gw", vec![http("l", None)], &["1.2.3.4"]);
