@@ -4,7 +4,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::stub::{Pipeline, PipelineOutput};
+use crate::stub::PipelineOutput;
 use async_trait::async_trait;
 use extdns_endpoint::{Changes, Endpoint};
 use extdns_informer::Cluster;
@@ -21,18 +21,13 @@ use crate::schedule::Schedule;
 
 /// How often the loop looks again while the informers have not finished their first list.
 const UNSYNCED_RETRY: Duration = Duration::from_secs(1);
+/// How often the loop repeats that it is still waiting for the informers.
+const UNSYNCED_WARN_EVERY: Duration = Duration::from_secs(60);
 
 /// Where the desired endpoints come from: the source pipeline in production, a fake in tests.
 #[async_trait]
 pub trait DesiredEndpoints: Send + Sync {
     async fn desired(&self, cluster: &dyn Cluster) -> Result<PipelineOutput, SourceError>;
-}
-
-#[async_trait]
-impl DesiredEndpoints for Pipeline {
-    async fn desired(&self, cluster: &dyn Cluster) -> Result<PipelineOutput, SourceError> {
-        self.endpoints(cluster).await
-    }
 }
 
 /// The loop's knobs (`--interval`, `--min-event-sync-interval`, `--events`, `--dry-run`) and the plan's.
@@ -228,7 +223,8 @@ impl Controller {
         );
         let mut changes = self.config.events.then(|| self.cluster.changes());
         let mut failures: u32 = 0;
-        let mut waiting_for_sync = false;
+        // Since when, and since when last reported, the loop has been waiting for the informers.
+        let mut waiting: Option<(Instant, Instant)> = None;
         loop {
             if shutdown.is_cancelled() {
                 break;
@@ -239,13 +235,25 @@ impl Controller {
                 match self.run_once().await {
                     Ok(_) => {
                         failures = 0;
-                        waiting_for_sync = false;
+                        waiting = None;
                         self.metrics.consecutive_soft_errors.set(0);
                     }
                     Err(SyncError::NotSynced) => {
-                        if !waiting_for_sync {
-                            info!("waiting for the informers to list every watched kind before the first sync");
-                            waiting_for_sync = true;
+                        let now = Instant::now();
+                        match waiting {
+                            None => {
+                                info!("waiting for the informers to list every watched kind before syncing");
+                                waiting = Some((now, now));
+                            }
+                            Some((since, reported)) if now.duration_since(reported) >= UNSYNCED_WARN_EVERY => {
+                                warn!(
+                                    waited = ?now.duration_since(since),
+                                    "the informers have still not listed every watched kind; nothing is planned \
+                                     until they do (check the API server address, RBAC and installed CRDs)"
+                                );
+                                waiting = Some((since, now));
+                            }
+                            Some(_) => {}
                         }
                         schedule.retry_after(Instant::now(), UNSYNCED_RETRY);
                     }

@@ -1,14 +1,9 @@
-//! TEMPORARY until extdns_source::wrappers lands.
-use extdns_endpoint::Endpoint;
-use extdns_informer::Cluster;
-use extdns_source::SourceError;
+//! TEMPORARY: the contract's `extdns_source::wrappers::PipelineOutput`, until extdns-source lands it.
+
 use std::collections::BTreeMap;
-pub struct Pipeline;
-impl Pipeline {
-    pub async fn endpoints(&self, _c: &dyn Cluster) -> Result<PipelineOutput, SourceError> {
-        Ok(PipelineOutput::default())
-    }
-}
+
+use extdns_endpoint::Endpoint;
+
 #[derive(Default, Debug)]
 pub struct PipelineOutput {
     pub endpoints: Vec<Endpoint>,
