@@ -4,9 +4,11 @@
 //! namespaces. The figure is one `endpoints()` call on the in-memory view.
 
 use std::hint::black_box;
-use std::net::IpAddr;
 use std::sync::Arc;
 
+use std::time::Duration;
+
+use criterion::measurement::{Measurement, ValueFormatter, WallTime};
 use criterion::{Criterion, criterion_group, criterion_main};
 use extdns_informer::view::{
     EndpointSlice, LoadBalancerIngress, Meta, Node, NodeAddress, ObjectReference, Pod, PodPhase, Service, ServicePort,
@@ -14,20 +16,47 @@ use extdns_informer::view::{
 };
 use extdns_informer::{MemoryCluster, StrMap};
 use extdns_source::Source;
-use extdns_source_service::shim::{ResolveError, Resolver};
+use extdns_source::resolver::StaticResolver;
 use extdns_source_service::{ServiceSource, ServiceSourceConfig};
 
 const NAMESPACES: usize = 100;
-const NODES: usize = 1_000;
 
-struct NoResolver;
+/// Time this thread spent on a CPU (`/proc/thread-self/schedstat`, nanoseconds). The build machine is shared
+/// with parallel compiles, so wall time includes waiting for a core; on-CPU time does not.
+struct OnCpu;
 
-#[async_trait::async_trait]
-impl Resolver for NoResolver {
-    async fn lookup_ip(&self, host: &str) -> Result<Vec<IpAddr>, ResolveError> {
-        Err(ResolveError::NotFound(host.to_string()))
+fn on_cpu_ns() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().and_then(|n| n.parse().ok()))
+        .unwrap_or(0)
+}
+
+static WALL: WallTime = WallTime;
+
+impl Measurement for OnCpu {
+    type Intermediate = u64;
+    type Value = Duration;
+    fn start(&self) -> u64 {
+        on_cpu_ns()
+    }
+    fn end(&self, start: u64) -> Duration {
+        Duration::from_nanos(on_cpu_ns().saturating_sub(start))
+    }
+    fn add(&self, a: &Duration, b: &Duration) -> Duration {
+        *a + *b
+    }
+    fn zero(&self) -> Duration {
+        Duration::ZERO
+    }
+    fn to_f64(&self, v: &Duration) -> f64 {
+        v.as_nanos() as f64
+    }
+    fn formatter(&self) -> &dyn ValueFormatter {
+        WALL.formatter()
     }
 }
+const NODES: usize = 1_000;
 
 fn map(pairs: &[(&str, &str)]) -> StrMap {
     pairs.iter().copied().collect()
@@ -125,9 +154,9 @@ pub fn synthetic_cluster() -> MemoryCluster {
         i += 1;
     }
     // 500 NodePort Services over all nodes; one in ten with the Local policy and 3 Pods.
-    for k in 0..500 {
+    for k in 0..500_i32 {
         let mut svc = service(i, "NodePort", hostname(i));
-        svc.ports[0].node_port = Some(30_000 + k as i32);
+        svc.ports[0].node_port = Some(30_000 + k);
         if k % 10 == 0 {
             svc.external_traffic_policy = Some("Local".into());
             for p in 0..3 {
@@ -194,15 +223,31 @@ pub fn synthetic_cluster() -> MemoryCluster {
     c
 }
 
-fn bench(c: &mut Criterion) {
+fn setup() -> (MemoryCluster, ServiceSource) {
     let cluster = synthetic_cluster();
-    let source = ServiceSource::new(ServiceSourceConfig::default(), Arc::new(NoResolver));
+    let source = ServiceSource::new(ServiceSourceConfig::default(), Arc::new(StaticResolver::new()));
+    (cluster, source)
+}
+
+fn bench(c: &mut Criterion) {
+    let (cluster, source) = setup();
     let count = futures::executor::block_on(source.endpoints(&cluster))
         .map(|e| e.len())
         .unwrap_or(0);
     eprintln!("service source: {count} endpoints from 10,000 Services");
+    // The call alone (what a sync waits for), and the call plus freeing its result.
     c.bench_function("service_source_10k_services", |b| {
+        b.iter_with_large_drop(|| futures::executor::block_on(source.endpoints(black_box(&cluster))))
+    });
+    c.bench_function("service_source_10k_services_incl_drop", |b| {
         b.iter(|| black_box(futures::executor::block_on(source.endpoints(black_box(&cluster)))))
+    });
+}
+
+fn bench_on_cpu(c: &mut Criterion<OnCpu>) {
+    let (cluster, source) = setup();
+    c.bench_function("service_source_10k_services_on_cpu", |b| {
+        b.iter_with_large_drop(|| futures::executor::block_on(source.endpoints(black_box(&cluster))))
     });
 }
 
@@ -211,4 +256,9 @@ criterion_group! {
     config = Criterion::default().sample_size(20);
     targets = bench
 }
-criterion_main!(benches);
+criterion_group! {
+    name = on_cpu;
+    config = Criterion::default().with_measurement(OnCpu).sample_size(20);
+    targets = bench_on_cpu
+}
+criterion_main!(benches, on_cpu);

@@ -75,7 +75,7 @@ fn load_balancer(s: &Svc<'_>, hostnames: &[String], field: &str) -> Vec<Endpoint
         let Some(h) = s.valid_name(h, field) else { continue };
         for (i, ingress) in s.svc.load_balancer_ingress.iter().enumerate() {
             if let Some(ip) = ingress.ip.as_deref().filter(|ip| !ip.is_empty())
-                && let Some(ip) = s.ip(&format!("status.loadBalancer.ingress[{i}].ip"), ip)
+                && let Some(ip) = s.ip(ip, || format!("status.loadBalancer.ingress[{i}].ip"))
             {
                 out.push(Endpoint::new(h, suitable_type(&ip), [ip]));
             }
@@ -108,7 +108,7 @@ fn kops_node_port(ctx: &Ctx<'_>, s: &Svc<'_>, hostnames: &[String], external: bo
                     continue;
                 }
                 if rt == RecordType::Cname {
-                    tracing::warn!(service = %s.id, node = %node.name, field = "status.addresses", value = %a.address,
+                    tracing::warn!(service = s.id(), node = %node.name, field = "status.addresses", value = %a.address,
                         "skipping node address: not an IP address");
                     continue;
                 }

@@ -36,15 +36,43 @@ impl<'a> Ctx<'a> {
     }
 }
 
+/// Addresses split by family, so records can be built without parsing them again.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct SplitTargets {
+    pub v4: Vec<String>,
+    pub v6: Vec<String>,
+}
+
+impl SplitTargets {
+    fn push(&mut self, address: &str, family: &RecordType) {
+        match family {
+            RecordType::Aaaa => self.v6.push(address.to_string()),
+            _ => self.v4.push(address.to_string()),
+        }
+    }
+
+    fn extend(&mut self, other: &SplitTargets) {
+        self.v4.extend(other.v4.iter().cloned());
+        self.v6.extend(other.v6.iter().cloned());
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.v4.is_empty() && self.v6.is_empty()
+    }
+
+    /// Both families, IPv4 first.
+    pub fn all(&self) -> impl Iterator<Item = &String> {
+        self.v4.iter().chain(self.v6.iter())
+    }
+}
+
 /// A node's usable addresses, classified as the NodePort rules need them.
 #[derive(Debug, Default)]
 pub(crate) struct NodeAddrs {
     /// `ExternalIP` addresses.
-    pub external: Vec<String>,
-    /// `InternalIP` addresses, both families.
-    pub internal: Vec<String>,
-    /// The IPv6 ones among `internal`.
-    pub internal_v6: Vec<String>,
+    pub external: SplitTargets,
+    /// `InternalIP` addresses; the `v6` ones are those `--expose-internal-ipv6` makes public.
+    pub internal: SplitTargets,
     pub unschedulable: bool,
 }
 
@@ -55,9 +83,9 @@ impl NodeAddrs {
             ..NodeAddrs::default()
         };
         for (i, a) in node.addresses.iter().enumerate() {
-            let external = match a.address_type.as_str() {
-                "ExternalIP" => true,
-                "InternalIP" => false,
+            let list = match a.address_type.as_str() {
+                "ExternalIP" => &mut addrs.external,
+                "InternalIP" => &mut addrs.internal,
                 _ => continue,
             };
             let family = suitable_type(&a.address);
@@ -70,16 +98,19 @@ impl NodeAddrs {
                 );
                 continue;
             }
-            if external {
-                addrs.external.push(a.address.clone());
-            } else {
-                if family == RecordType::Aaaa {
-                    addrs.internal_v6.push(a.address.clone());
-                }
-                addrs.internal.push(a.address.clone());
-            }
+            list.push(&a.address, &family);
         }
         addrs
+    }
+
+    /// External addresses, plus IPv6 internal ones with `--expose-internal-ipv6` (IPv6 addresses are
+    /// often routable even when a node reports them as internal).
+    pub fn public(&self, expose_internal_ipv6: bool) -> SplitTargets {
+        let mut t = self.external.clone();
+        if expose_internal_ipv6 {
+            t.v6.extend(self.internal.v6.iter().cloned());
+        }
+        t
     }
 }
 
@@ -87,31 +118,30 @@ impl NodeAddrs {
 #[derive(Debug, Default)]
 pub(crate) struct NodeTargets {
     /// `access: public`: external addresses, plus IPv6 internal ones with `--expose-internal-ipv6`.
-    pub public: Vec<String>,
-    /// `access: private`: internal addresses.
-    pub private: Vec<String>,
+    pub public: SplitTargets,
+    /// `access: private`: internal addresses, both families.
+    pub private: SplitTargets,
     /// No `access`: public when any node has an external address, else private.
-    pub default: Vec<String>,
+    pub default: SplitTargets,
 }
 
 impl NodeTargets {
     pub fn over<'n>(nodes: impl IntoIterator<Item = &'n NodeAddrs>, expose_internal_ipv6: bool) -> NodeTargets {
-        let mut external = Vec::new();
-        let mut internal_v6 = Vec::new();
-        let mut private = Vec::new();
+        let mut external = SplitTargets::default();
+        let mut private = SplitTargets::default();
         for n in nodes {
-            external.extend(n.external.iter().cloned());
-            internal_v6.extend(n.internal_v6.iter().cloned());
-            private.extend(n.internal.iter().cloned());
+            external.extend(&n.external);
+            private.extend(&n.internal);
         }
+        let any_external = !external.is_empty();
         let mut public = external;
-        let any_external = !public.is_empty();
         if expose_internal_ipv6 {
-            public.extend(internal_v6);
+            public.v6.extend(private.v6.iter().cloned());
         }
         // Sorted once here, the per-record sort the merge does later is linear.
-        public.sort_unstable();
-        private.sort_unstable();
+        for list in [&mut public.v4, &mut public.v6, &mut private.v4, &mut private.v6] {
+            list.sort_unstable();
+        }
         let default = if any_external { public.clone() } else { private.clone() };
         NodeTargets {
             public,
@@ -120,7 +150,7 @@ impl NodeTargets {
         }
     }
 
-    pub fn for_access(&self, access: Option<&str>) -> &[String] {
+    pub fn for_access(&self, access: Option<&str>) -> &SplitTargets {
         match access {
             Some("public") => &self.public,
             Some("private") => &self.private,

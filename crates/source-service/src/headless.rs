@@ -6,8 +6,6 @@
 //! `--always-publish-not-ready-addresses`; each endpoint's target must be a Pod matching `spec.selector`,
 //! and only its first address is used.
 
-use std::collections::BTreeMap;
-
 use extdns_endpoint::{Endpoint, RecordType, suitable_type};
 use extdns_informer::StrMap;
 use extdns_source::annotations::key;
@@ -43,7 +41,7 @@ pub(crate) fn members(ctx: &Ctx<'_>, s: &Svc<'_>) -> Vec<Member> {
     let mut members = Vec::new();
     for slice in ctx.cluster.endpoint_slices(namespace, &svc.meta.name) {
         if publish_pod_ips && slice.address_type != "IPv4" && slice.address_type != "IPv6" {
-            tracing::debug!(service = %s.id, slice = %slice.meta.name, address_type = %slice.address_type,
+            tracing::debug!(service = s.id(), slice = %slice.meta.name, address_type = %slice.address_type,
                 "skipping EndpointSlice: addresses are not IPs");
             continue;
         }
@@ -61,17 +59,21 @@ pub(crate) fn members(ctx: &Ctx<'_>, s: &Svc<'_>) -> Vec<Member> {
                     r.name.as_deref().unwrap_or_default()
                 }
                 _ => {
-                    tracing::debug!(service = %s.id, field = %field(), "skipping endpoint: its target is not a Pod");
+                    tracing::debug!(service = s.id(), field = %field(), "skipping endpoint: its target is not a Pod");
                     continue;
                 }
             };
             let Some(pod) = ctx.cluster.pod(namespace, pod_name) else {
-                tracing::warn!(service = %s.id, field = %format_args!("{}.targetRef", field()), pod = pod_name,
+                tracing::warn!(service = s.id(), field = %format_args!("{}.targetRef", field()), pod = pod_name,
                     "skipping endpoint: its Pod does not exist");
                 continue;
             };
             if !selector_matches(&svc.selector, &pod.labels) {
-                tracing::debug!(service = %s.id, pod = pod_name, "skipping endpoint: Pod does not match spec.selector");
+                tracing::debug!(
+                    service = s.id(),
+                    pod = pod_name,
+                    "skipping endpoint: Pod does not match spec.selector"
+                );
                 continue;
             }
 
@@ -83,20 +85,24 @@ pub(crate) fn members(ctx: &Ctx<'_>, s: &Svc<'_>) -> Vec<Member> {
             } else if host_ip {
                 match pod.host_ip.as_deref().filter(|ip| !ip.is_empty()) {
                     Some(ip) => s
-                        .ip(&format!("pod {}: status.hostIP", pod.name), ip)
+                        .ip(ip, || format!("pod {}: status.hostIP", pod.name))
                         .into_iter()
                         .collect(),
                     None => {
-                        tracing::warn!(service = %s.id, pod = pod_name, field = "status.hostIP",
-                            "skipping endpoint: the Pod has no host IP");
+                        tracing::warn!(
+                            service = s.id(),
+                            pod = pod_name,
+                            field = "status.hostIP",
+                            "skipping endpoint: the Pod has no host IP"
+                        );
                         Vec::new()
                     }
                 }
             } else {
                 match ep.addresses.first() {
-                    Some(addr) => s.ip(&format!("{}.addresses[0]", field()), addr).into_iter().collect(),
+                    Some(addr) => s.ip(addr, || format!("{}.addresses[0]", field())).into_iter().collect(),
                     None => {
-                        tracing::warn!(service = %s.id, field = %field(), "skipping endpoint: it has no address");
+                        tracing::warn!(service = s.id(), field = %field(), "skipping endpoint: it has no address");
                         Vec::new()
                     }
                 }
@@ -115,44 +121,65 @@ pub(crate) fn members(ctx: &Ctx<'_>, s: &Svc<'_>) -> Vec<Member> {
 /// ones with `--expose-internal-ipv6`.
 fn node_external_ips(ctx: &Ctx<'_>, s: &Svc<'_>, pod: &str, node_name: Option<&str>) -> Vec<String> {
     let Some(node_name) = node_name.filter(|n| !n.is_empty()) else {
-        tracing::warn!(service = %s.id, pod, field = "spec.nodeName", "skipping endpoint: the Pod is on no node");
+        tracing::warn!(
+            service = s.id(),
+            pod,
+            field = "spec.nodeName",
+            "skipping endpoint: the Pod is on no node"
+        );
         return Vec::new();
     };
     let Some(node) = ctx.nodes().get(node_name) else {
-        tracing::warn!(service = %s.id, pod, node = node_name, "skipping endpoint: the Pod's node does not exist");
+        tracing::warn!(
+            service = s.id(),
+            pod,
+            node = node_name,
+            "skipping endpoint: the Pod's node does not exist"
+        );
         return Vec::new();
     };
-    let mut targets = node.external.clone();
-    if ctx.cfg.expose_internal_ipv6 {
-        targets.extend(node.internal_v6.iter().cloned());
-    }
-    targets
+    node.public(ctx.cfg.expose_internal_ipv6).all().cloned().collect()
 }
 
 /// The records of one name: the name with every member's targets, and `<pod hostname>.<name>` with that
-/// member's targets, each split by address family (sorted by name, then type).
+/// member's targets, each split by address family.
 pub(crate) fn endpoints(s: &Svc<'_>, hostname: &str, members: &[Member]) -> Vec<Endpoint> {
-    let mut buckets: BTreeMap<(String, RecordType), Vec<String>> = BTreeMap::new();
+    let mut shared: [(RecordType, Vec<String>); 3] = [
+        (RecordType::A, Vec::new()),
+        (RecordType::Aaaa, Vec::new()),
+        (RecordType::Cname, Vec::new()),
+    ];
+    let mut out = Vec::new();
     for m in members {
-        let pod_name = m.hostname.as_ref().and_then(|h| {
-            let name = format!("{h}.{hostname}");
-            s.valid_name(&name, "Pod spec.hostname").map(str::to_string)
-        });
+        let mut own: [Vec<String>; 3] = Default::default();
         for t in &m.targets {
-            let rt = suitable_type(t);
-            buckets
-                .entry((hostname.to_string(), rt.clone()))
-                .or_default()
-                .push(t.clone());
-            if let Some(name) = &pod_name {
-                buckets.entry((name.clone(), rt)).or_default().push(t.clone());
+            let slot = match suitable_type(t) {
+                RecordType::A => 0,
+                RecordType::Aaaa => 1,
+                _ => 2,
+            };
+            shared[slot].1.push(t.clone());
+            if m.hostname.is_some() {
+                own[slot].push(t.clone());
+            }
+        }
+        let Some(pod_hostname) = &m.hostname else { continue };
+        let name = format!("{pod_hostname}.{hostname}");
+        let Some(name) = s.valid_name(&name, "Pod spec.hostname") else {
+            continue;
+        };
+        for (slot, targets) in own.into_iter().enumerate() {
+            if !targets.is_empty() {
+                out.push(s.record(name, shared[slot].0.clone(), targets));
             }
         }
     }
-    buckets
-        .into_iter()
-        .map(|((name, rt), targets)| s.record(&name, rt, targets))
-        .collect()
+    for (rt, targets) in shared {
+        if !targets.is_empty() {
+            out.push(s.record(hostname, rt, targets));
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -16,18 +16,17 @@ mod headless;
 mod merge;
 mod nodeport;
 mod service;
-pub mod shim;
 #[cfg(test)]
 mod testutil;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use crate::shim::Resolver;
 use async_trait::async_trait;
 use extdns_endpoint::Endpoint;
 use extdns_informer::view::Service;
 use extdns_informer::{Cluster, ResourceKind};
+use extdns_source::resolver::Resolver;
 use extdns_source::{Source, SourceError};
 
 pub use config::{Compatibility, ConfigError, SERVICE_TYPES, ServiceSourceConfig};
@@ -91,13 +90,35 @@ impl ServiceSource {
     }
 
     /// The endpoints of `services` (already admitted), given the resolved load balancer hostnames.
+    ///
+    /// Services are visited in the order of their `resource` label, and records without that label (from
+    /// the compatibility modes and `--fqdn-target-template`) are put first, which is the order the merge
+    /// across Services needs (see [`merge`]).
     fn build(&self, cluster: &dyn Cluster, services: &[Arc<Service>], resolved: Resolved) -> Vec<Endpoint> {
         let ctx = Ctx::new(&self.config, cluster, resolved);
-        let mut endpoints = Vec::new();
-        for svc in services {
-            endpoints.extend(service::endpoints(&ctx, svc));
+        let mut ordered: Vec<(String, &Service)> = services
+            .iter()
+            .map(|s| {
+                (
+                    format!("{SOURCE_NAME}/{}/{}", s.meta.namespace, s.meta.name),
+                    s.as_ref(),
+                )
+            })
+            .collect();
+        ordered.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let mut unlabelled = Vec::new();
+        let mut labelled = Vec::with_capacity(services.len() * 2);
+        for (resource, svc) in ordered {
+            for e in service::endpoints(&ctx, svc, resource) {
+                if e.labels.is_empty() {
+                    unlabelled.push(e)
+                } else {
+                    labelled.push(e)
+                }
+            }
         }
-        merge::merge_services(endpoints)
+        unlabelled.append(&mut labelled);
+        merge::merge_services(unlabelled)
     }
 }
 

@@ -1,42 +1,71 @@
 //! Several Services may publish the same name. external-dns merges their targets into one record, owned
 //! (labels, TTL, provider-specific properties) by the Service whose `resource` label sorts first, so the
 //! owner recorded by the TXT registry does not change from one sync to the next. CNAMEs are never merged
-//! this way: a name has one alias, and the plan's conflict resolution picks among competing ones.
+//! this way: a name has one alias, and the plan's conflict resolution picks among competing ones; only
+//! identical aliases (same first target and TTL) collapse into one record.
+//!
+//! external-dns sorts every endpoint by its `resource` label, merges, re-sorts and merges again. Here the
+//! caller hands the endpoints over already in that order (Services are visited sorted by resource, and
+//! records without the label first, as an empty label sorts first), and both merges happen in one pass
+//! keyed by borrowed strings, so 20,000 records cost no extra sorting or key allocation.
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 
-use extdns_endpoint::{Endpoint, EndpointKey, RecordType, label, merge_endpoints};
+use extdns_endpoint::{Endpoint, RecordType, Ttl, label};
 
-pub(crate) fn merge_services(mut endpoints: Vec<Endpoint>) -> Vec<Endpoint> {
-    if endpoints.len() > 1 {
-        endpoints.sort_by(|a, b| resource(a).cmp(resource(b)));
-        let mut index: HashMap<EndpointKey, usize> = HashMap::with_capacity(endpoints.len());
-        let mut merged: Vec<Endpoint> = Vec::with_capacity(endpoints.len());
-        for e in endpoints {
-            match index.entry(e.key()) {
-                Entry::Occupied(i) if merged[*i.get()].record_type != RecordType::Cname => {
-                    let first = &mut merged[*i.get()];
-                    first.targets.extend(e.targets.0);
-                    first.ref_objects.extend(e.ref_objects);
+/// What makes two records one: name, type and set identifier; for a CNAME also its TTL and first target.
+type Key<'a> = (&'a str, &'a RecordType, &'a str, Option<(Ttl, &'a str)>);
+
+/// Merge `endpoints`, which must come in `resource` label order (records without the label first).
+pub(crate) fn merge_services(endpoints: Vec<Endpoint>) -> Vec<Endpoint> {
+    debug_assert!(endpoints.windows(2).all(|w| resource(&w[0]) <= resource(&w[1])));
+    // Where each record goes: its own index, or the index of the earlier record it merges into.
+    let mut into: Vec<Option<usize>> = Vec::with_capacity(endpoints.len());
+    {
+        let mut first: HashMap<Key<'_>, usize> = HashMap::with_capacity(endpoints.len());
+        for (i, e) in endpoints.iter().enumerate() {
+            let alias = if e.record_type == RecordType::Cname {
+                // The smallest target, which is the first once targets are sorted: the same alias is
+                // recognised whatever order its targets were listed in.
+                match e.targets.iter().min() {
+                    Some(t) => Some((e.record_ttl, t.as_str())),
+                    None => {
+                        into.push(None);
+                        continue;
+                    }
                 }
-                Entry::Occupied(_) => merged.push(e),
-                Entry::Vacant(v) => {
-                    v.insert(merged.len());
-                    merged.push(e);
+            } else {
+                None
+            };
+            let key = (e.dns_name.as_str(), &e.record_type, e.set_identifier.as_str(), alias);
+            into.push(Some(match first.entry(key) {
+                Entry::Occupied(o) => *o.get(),
+                Entry::Vacant(v) => *v.insert(i),
+            }));
+        }
+    }
+    let mut slots: Vec<Option<Endpoint>> = endpoints.into_iter().map(Some).collect();
+    for (i, dest) in into.iter().enumerate() {
+        match *dest {
+            Some(d) if d != i => {
+                if let Some(e) = slots[i].take()
+                    && let Some(owner) = slots[d].as_mut()
+                {
+                    owner.targets.extend(e.targets.0);
+                    owner.ref_objects.extend(e.ref_objects);
                 }
             }
+            Some(_) => {}
+            None => slots[i] = None,
         }
-        endpoints = merged;
     }
-    let mut out = merge_endpoints(endpoints);
-    out.sort_by(|a, b| {
-        (a.dns_name.as_str(), a.record_type.as_str(), a.set_identifier.as_str()).cmp(&(
-            b.dns_name.as_str(),
-            b.record_type.as_str(),
-            b.set_identifier.as_str(),
-        ))
-    });
+    let mut out: Vec<Endpoint> = slots.into_iter().flatten().collect();
+    for e in &mut out {
+        if e.targets.len() > 1 {
+            e.targets.normalize();
+        }
+    }
     out
 }
 
@@ -47,19 +76,21 @@ fn resource(e: &Endpoint) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use extdns_endpoint::Ttl;
 
     fn ep(name: &str, rt: RecordType, targets: &[&str], resource: &str, ttl: i64) -> Endpoint {
-        Endpoint::new(name, rt, targets.iter().copied())
-            .with_ttl(Ttl(ttl))
-            .with_label(label::RESOURCE, resource)
+        let e = Endpoint::new(name, rt, targets.iter().copied()).with_ttl(Ttl(ttl));
+        if resource.is_empty() {
+            e
+        } else {
+            e.with_label(label::RESOURCE, resource)
+        }
     }
 
     #[test]
     fn shared_name_is_merged_and_owned_by_the_first_resource() {
         let out = merge_services(vec![
-            ep("x.example.com", RecordType::A, &["2.2.2.2"], "service/default/b", 300),
-            ep("x.example.com", RecordType::A, &["1.1.1.1"], "service/default/a", 60),
+            ep("x.example.com", RecordType::A, &["2.2.2.2"], "service/default/a", 60),
+            ep("x.example.com", RecordType::A, &["1.1.1.1"], "service/default/b", 300),
         ]);
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].targets.0, vec!["1.1.1.1", "2.2.2.2"]);
@@ -74,14 +105,14 @@ mod tests {
                 "x.example.com",
                 RecordType::Cname,
                 &["b.lb.com"],
-                "service/default/b",
+                "service/default/a",
                 0,
             ),
             ep(
                 "x.example.com",
                 RecordType::Cname,
                 &["a.lb.com"],
-                "service/default/a",
+                "service/default/b",
                 0,
             ),
         ]);
@@ -90,13 +121,39 @@ mod tests {
     }
 
     #[test]
-    fn identical_cnames_of_two_services_collapse_into_one() {
+    fn identical_cnames_of_two_services_collapse_into_the_first() {
         let out = merge_services(vec![
+            ep(
+                "x.example.com",
+                RecordType::Cname,
+                &["lb.com", "z.com"],
+                "service/default/a",
+                0,
+            ),
             ep("x.example.com", RecordType::Cname, &["lb.com"], "service/default/b", 0),
-            ep("x.example.com", RecordType::Cname, &["lb.com"], "service/default/a", 0),
+            ep("x.example.com", RecordType::Cname, &["lb.com"], "service/default/c", 30),
+        ]);
+        assert_eq!(out.len(), 2, "a different TTL keeps the alias apart");
+        assert_eq!(out[0].resource(), Some("service/default/a"));
+        assert_eq!(out[0].targets.0, vec!["lb.com", "z.com"]);
+    }
+
+    #[test]
+    fn records_with_different_set_identifiers_stay_apart() {
+        let a = ep("x.example.com", RecordType::A, &["1.1.1.1"], "service/default/a", 0).with_set_identifier("eu");
+        let b = ep("x.example.com", RecordType::A, &["2.2.2.2"], "service/default/b", 0).with_set_identifier("us");
+        assert_eq!(merge_services(vec![a, b]).len(), 2);
+    }
+
+    #[test]
+    fn records_without_a_resource_label_come_first_and_own_what_they_share() {
+        let out = merge_services(vec![
+            ep("x.example.com", RecordType::A, &["9.9.9.9"], "", 0),
+            ep("x.example.com", RecordType::A, &["1.1.1.1"], "service/default/a", 60),
         ]);
         assert_eq!(out.len(), 1);
-        assert_eq!(out[0].resource(), Some("service/default/a"));
+        assert_eq!(out[0].resource(), None);
+        assert_eq!(out[0].targets.0, vec!["1.1.1.1", "9.9.9.9"]);
     }
 
     #[test]
@@ -115,16 +172,8 @@ mod tests {
     }
 
     #[test]
-    fn output_is_sorted_by_name_and_type() {
-        let out = merge_services(vec![
-            ep("b.example.com", RecordType::A, &["1.1.1.1"], "service/a/a", 0),
-            ep("a.example.com", RecordType::Cname, &["x.com"], "service/a/a", 0),
-            ep("a.example.com", RecordType::A, &["1.1.1.1"], "service/a/a", 0),
-        ]);
-        let names: Vec<_> = out
-            .iter()
-            .map(|e| format!("{} {}", e.dns_name, e.record_type))
-            .collect();
-        assert_eq!(names, vec!["a.example.com A", "a.example.com CNAME", "b.example.com A"]);
+    fn cname_without_targets_is_dropped() {
+        let out = merge_services(vec![ep("x.example.com", RecordType::Cname, &[], "service/a/a", 0)]);
+        assert!(out.is_empty());
     }
 }

@@ -7,7 +7,7 @@ use extdns_endpoint::{Endpoint, RecordType};
 use extdns_informer::view::{Pod, PodPhase};
 use extdns_source::annotations::key;
 
-use crate::context::{Ctx, NodeTargets};
+use crate::context::{Ctx, NodeTargets, SplitTargets};
 use crate::headless::selector_matches;
 use crate::service::Svc;
 
@@ -16,7 +16,7 @@ use crate::service::Svc;
 /// With `externalTrafficPolicy: Local` only nodes running one of the Service's Pods can answer, so those
 /// are the nodes; otherwise every node. Unschedulable nodes are left out unless `--no-exclude-unschedulable`.
 /// The `access` annotation then picks public or private addresses (see [`NodeTargets`]).
-pub(crate) fn targets<'c>(ctx: &'c Ctx<'_>, s: &Svc<'_>) -> Cow<'c, [String]> {
+pub(crate) fn targets<'c>(ctx: &'c Ctx<'_>, s: &Svc<'_>) -> Cow<'c, SplitTargets> {
     let access = ctx.cfg.common.annotations.get(&s.svc.meta.annotations, key::ACCESS);
     let index = ctx.nodes();
     if s.svc.external_traffic_policy.as_deref() != Some("Local") {
@@ -31,13 +31,17 @@ pub(crate) fn targets<'c>(ctx: &'c Ctx<'_>, s: &Svc<'_>) -> Cow<'c, [String]> {
     let nodes = names.into_iter().filter_map(|name| {
         let node = index.get(name);
         if node.is_none() {
-            tracing::debug!(service = %s.id, node = name, "a Pod of the Service runs on an unknown node");
+            tracing::debug!(
+                service = s.id(),
+                node = name,
+                "a Pod of the Service runs on an unknown node"
+            );
         }
         node
     });
     let nodes = nodes.filter(|n| !(n.unschedulable && ctx.cfg.exclude_unschedulable));
     let targets = NodeTargets::over(nodes, ctx.cfg.expose_internal_ipv6);
-    Cow::Owned(targets.for_access(access).to_vec())
+    Cow::Owned(targets.for_access(access).clone())
 }
 
 /// How well a running Pod serves: ready and not terminating beats ready but terminating, which beats

@@ -11,16 +11,17 @@ use extdns_endpoint::{
 use extdns_informer::view::Service;
 use extdns_source::annotations::key;
 
-use crate::context::Ctx;
+use crate::context::{Ctx, SplitTargets};
 use crate::headless::{self, Member};
 use crate::{SOURCE_NAME, compat, nodeport};
+
+/// What every `resource` label of this source starts with.
+const RESOURCE_PREFIX: &str = "service/";
 
 /// One Service being worked on, with what every one of its names shares. Targets are computed at most
 /// once per Service, however many names it has, so warnings about them appear once too.
 pub(crate) struct Svc<'c> {
     pub svc: &'c Service,
-    /// `namespace/name`, for warnings.
-    pub id: String,
     /// The `resource` label: `service/<namespace>/<name>`.
     pub resource: String,
     pub ttl: Ttl,
@@ -30,26 +31,32 @@ pub(crate) struct Svc<'c> {
     target_override: Vec<String>,
     cluster_ip: OnceCell<Vec<String>>,
     load_balancer: OnceCell<Vec<String>>,
-    node_port: OnceCell<Cow<'c, [String]>>,
+    node_port: OnceCell<Cow<'c, SplitTargets>>,
     headless: OnceCell<Vec<Member>>,
 }
 
 impl<'c> Svc<'c> {
-    pub fn new(ctx: &Ctx<'_>, svc: &'c Service) -> Self {
+    pub fn new(ctx: &Ctx<'_>, svc: &'c Service, resource: String) -> Self {
         let annotations = &ctx.cfg.common.annotations;
         let a = &svc.meta.annotations;
-        let id = format!("{}/{}", svc.meta.namespace, svc.meta.name);
-        let ttl = annotations.ttl(a, &format!("service {id}"));
+        let id = resource.strip_prefix(RESOURCE_PREFIX).unwrap_or(&resource);
+        let ttl = match annotations.get(a, key::TTL) {
+            Some(_) => annotations.ttl(a, &format!("service {id}")),
+            None => Ttl(0),
+        };
         let (provider_specific, set_identifier) = annotations.provider_specific(a);
         let mut target_override = annotations.targets(a);
         if target_override.iter().any(String::is_empty) {
-            tracing::warn!(service = %id, field = "target annotation", "skipping empty items of the target annotation");
+            tracing::warn!(
+                service = id,
+                field = "target annotation",
+                "skipping empty items of the target annotation"
+            );
             target_override.retain(|t| !t.is_empty());
         }
         Svc {
             svc,
-            resource: format!("{SOURCE_NAME}/{id}"),
-            id,
+            resource,
             ttl,
             provider_specific,
             set_identifier,
@@ -59,6 +66,11 @@ impl<'c> Svc<'c> {
             node_port: OnceCell::new(),
             headless: OnceCell::new(),
         }
+    }
+
+    /// `namespace/name`, naming the Service in warnings.
+    pub fn id(&self) -> &str {
+        self.resource.strip_prefix(RESOURCE_PREFIX).unwrap_or(&self.resource)
     }
 
     /// The endpoints for one name with these targets: A, AAAA and CNAME by the targets' families.
@@ -73,6 +85,17 @@ impl<'c> Svc<'c> {
         )
     }
 
+    /// Like [`Svc::emit`] for addresses already split by family (node addresses): no parsing again.
+    pub fn emit_split(&self, hostname: &str, targets: &SplitTargets) -> Vec<Endpoint> {
+        let mut out = Vec::with_capacity(2);
+        for (rt, list) in [(RecordType::A, &targets.v4), (RecordType::Aaaa, &targets.v6)] {
+            if !list.is_empty() {
+                out.push(self.record(hostname, rt, list.clone()));
+            }
+        }
+        out
+    }
+
     /// A single endpoint of a given type carrying the Service's TTL, labels and provider-specific properties
     /// (headless and SRV records, which are not split by target family).
     pub fn record(&self, name: &str, record_type: RecordType, targets: Vec<String>) -> Endpoint {
@@ -83,10 +106,10 @@ impl<'c> Svc<'c> {
             .with_label(extdns_endpoint::label::RESOURCE, self.resource.clone())
     }
 
-    /// Keep a value of a field that must be an IP address; warn and drop it otherwise.
-    pub fn ip(&self, field: &str, value: &str) -> Option<String> {
+    /// Keep a value of a field that must be an IP address; warn (naming the field) and drop it otherwise.
+    pub fn ip(&self, value: &str, field: impl FnOnce() -> String) -> Option<String> {
         if suitable_type(value) == RecordType::Cname {
-            tracing::warn!(service = %self.id, field, value, "skipping target: not an IP address");
+            tracing::warn!(service = self.id(), field = %field(), value, "skipping target: not an IP address");
             return None;
         }
         Some(value.to_string())
@@ -95,13 +118,13 @@ impl<'c> Svc<'c> {
     fn cluster_ip(&self) -> &[String] {
         self.cluster_ip.get_or_init(|| match self.svc.cluster_ip.as_deref() {
             None | Some("") | Some("None") => Vec::new(),
-            Some(ip) => self.ip("spec.clusterIP", ip).into_iter().collect(),
+            Some(ip) => self.ip(ip, || "spec.clusterIP".into()).into_iter().collect(),
         })
     }
 
     fn external_ips(&self) -> Vec<String> {
         let ips = self.svc.external_ips.iter().enumerate();
-        ips.filter_map(|(i, ip)| self.ip(&format!("spec.externalIPs[{i}]"), ip))
+        ips.filter_map(|(i, ip)| self.ip(ip, || format!("spec.externalIPs[{i}]")))
             .collect()
     }
 
@@ -113,7 +136,7 @@ impl<'c> Svc<'c> {
             let mut targets = Vec::new();
             for (i, ingress) in self.svc.load_balancer_ingress.iter().enumerate() {
                 if let Some(ip) = ingress.ip.as_deref().filter(|ip| !ip.is_empty()) {
-                    targets.extend(self.ip(&format!("status.loadBalancer.ingress[{i}].ip"), ip));
+                    targets.extend(self.ip(ip, || format!("status.loadBalancer.ingress[{i}].ip")));
                 }
                 let Some(host) = ingress.hostname.as_deref().filter(|h| !h.is_empty()) else {
                     continue;
@@ -125,7 +148,7 @@ impl<'c> Svc<'c> {
                 match ctx.resolved.get(host) {
                     Some(Ok(ips)) => targets.extend(ips.iter().cloned()),
                     Some(Err(e)) => tracing::warn!(
-                        service = %self.id,
+                        service = self.id(),
                         field = %format_args!("status.loadBalancer.ingress[{i}].hostname"),
                         value = host,
                         error = %e,
@@ -138,7 +161,7 @@ impl<'c> Svc<'c> {
         })
     }
 
-    fn node_port<'s>(&'s self, ctx: &'c Ctx<'_>) -> &'s [String] {
+    fn node_port<'s>(&'s self, ctx: &'c Ctx<'_>) -> &'s SplitTargets {
         self.node_port.get_or_init(|| nodeport::targets(ctx, self))
     }
 
@@ -162,7 +185,7 @@ impl<'c> Svc<'c> {
             "ClusterIP" if svc.is_headless() => headless::endpoints(self, hostname, self.headless(ctx)),
             "ClusterIP" if internal || ctx.cfg.publish_internal_services => self.emit(hostname, self.cluster_ip()),
             "NodePort" => {
-                let mut eps = self.emit(hostname, self.node_port(ctx));
+                let mut eps = self.emit_split(hostname, self.node_port(ctx));
                 eps.extend(nodeport::srv_records(self, hostname));
                 eps
             }
@@ -180,11 +203,11 @@ impl<'c> Svc<'c> {
     pub fn valid_name<'h>(&self, hostname: &'h str, field: &str) -> Option<&'h str> {
         let name = hostname.strip_suffix('.').unwrap_or(hostname);
         if name.is_empty() {
-            tracing::warn!(service = %self.id, field, "skipping an empty hostname");
+            tracing::warn!(service = self.id(), field, "skipping an empty hostname");
             return None;
         }
         if let Err(e) = validate_dns_name(name) {
-            tracing::warn!(service = %self.id, field, value = name, "skipping hostname: {e}");
+            tracing::warn!(service = self.id(), field, value = name, "skipping hostname: {e}");
             return None;
         }
         Some(name)
@@ -192,10 +215,11 @@ impl<'c> Svc<'c> {
 }
 
 /// Every endpoint one Service asks for (before the merge across Services).
-pub(crate) fn endpoints(ctx: &Ctx<'_>, svc: &Service) -> Vec<Endpoint> {
+/// `resource` is the Service's `resource` label, `service/<namespace>/<name>`.
+pub(crate) fn endpoints(ctx: &Ctx<'_>, svc: &Service, resource: String) -> Vec<Endpoint> {
     let cfg = ctx.cfg;
     let common = &cfg.common;
-    let s = Svc::new(ctx, svc);
+    let s = Svc::new(ctx, svc, resource);
 
     let mut eps = Vec::new();
     if !common.ignore_hostname_annotation {
@@ -221,19 +245,19 @@ pub(crate) fn endpoints(ctx: &Ctx<'_>, svc: &Service) -> Vec<Endpoint> {
         if let Some(t) = common.fqdn_template.as_deref()
             && (eps.is_empty() || common.combine_fqdn_annotation)
         {
-            match t.execute(&crate::shim::T(svc), SOURCE_NAME) {
+            match t.execute(svc, SOURCE_NAME) {
                 Ok(hosts) => {
                     for h in hosts {
                         eps.extend(s.generate(ctx, &h, false, "--fqdn-template"));
                     }
                 }
-                Err(e) => tracing::warn!(service = %s.id, field = "--fqdn-template", "template failed: {e}"),
+                Err(e) => tracing::warn!(service = s.id(), field = "--fqdn-template", "template failed: {e}"),
             }
         }
     }
 
     if eps.is_empty() {
-        tracing::debug!(service = %s.id, "no endpoints could be generated");
+        tracing::debug!(service = s.id(), "no endpoints could be generated");
         return eps;
     }
     let object = ObjectRef {
@@ -251,10 +275,10 @@ pub(crate) fn endpoints(ctx: &Ctx<'_>, svc: &Service) -> Vec<Endpoint> {
 /// provider-specific properties; pairs for the same host are merged.
 fn target_template_endpoints(s: &Svc<'_>, template: &extdns_source::template::FqdnTemplate) -> Vec<Endpoint> {
     const FIELD: &str = "--fqdn-target-template";
-    let raw = match template.execute_raw(&crate::shim::T(s.svc), SOURCE_NAME) {
+    let raw = match template.execute_raw(s.svc, SOURCE_NAME) {
         Ok(raw) => raw,
         Err(e) => {
-            tracing::warn!(service = %s.id, field = FIELD, "template failed: {e}");
+            tracing::warn!(service = s.id(), field = FIELD, "template failed: {e}");
             return Vec::new();
         }
     };
@@ -271,11 +295,21 @@ fn target_template_endpoints(s: &Svc<'_>, template: &extdns_source::template::Fq
     let mut eps = Vec::new();
     for item in items {
         let Some((host, target)) = item.split_once(':').map(|(h, t)| (h.trim(), t.trim())) else {
-            tracing::warn!(service = %s.id, field = FIELD, value = item, "skipping item: not host:target");
+            tracing::warn!(
+                service = s.id(),
+                field = FIELD,
+                value = item,
+                "skipping item: not host:target"
+            );
             continue;
         };
         if target.is_empty() {
-            tracing::warn!(service = %s.id, field = FIELD, value = item, "skipping item: empty target");
+            tracing::warn!(
+                service = s.id(),
+                field = FIELD,
+                value = item,
+                "skipping item: empty target"
+            );
             continue;
         }
         let Some(host) = s.valid_name(host, FIELD) else {
@@ -293,6 +327,8 @@ mod tests {
 
     use extdns_endpoint::label;
     use extdns_informer::MemoryCluster;
+    use extdns_source::resolver::StaticResolver;
+    use extdns_source::{FqdnTemplate, SourceConfig};
 
     use crate::testutil::*;
     use crate::{ServiceSource, ServiceSourceConfig};
@@ -453,17 +489,18 @@ mod tests {
     }
 
     fn resolving_source() -> ServiceSource {
-        let mut answers = std::collections::HashMap::new();
         let ips: Vec<IpAddr> = ["10.1.1.1", "2001:db8::5"]
             .iter()
             .filter_map(|s| s.parse().ok())
             .collect();
-        answers.insert("lb.cloud.example".to_string(), ips);
+        let resolver = StaticResolver::new()
+            .with("lb.cloud.example", ips)
+            .fail("broken.cloud.example", "timeout");
         let c = ServiceSourceConfig {
             resolve_load_balancer_hostname: true,
             ..cfg()
         };
-        ServiceSource::new(c, Arc::new(MapResolver(answers)))
+        ServiceSource::new(c, Arc::new(resolver))
     }
 
     #[test]
@@ -483,10 +520,12 @@ mod tests {
         let s = Sv::lb("default", "web")
             .a("hostname", "web.example.com")
             .ingress_host("unknown.cloud.example")
+            .ingress_host("broken.cloud.example")
+            .ingress_host("lb.cloud.example")
             .ingress_ip("1.2.3.4");
         assert_eq!(
             show(&run_with(&resolving_source(), &one(s))),
-            lines(&["web.example.com A 1.2.3.4"])
+            lines(&["web.example.com A 1.2.3.4,10.1.1.1", "web.example.com AAAA 2001:db8::5"])
         );
     }
 
@@ -659,5 +698,164 @@ mod tests {
             .ingress_ip("1.2.3.4");
         let eps = run(cfg(), &cluster_of(vec![bad.build(), good.build()]));
         assert_eq!(show(&eps), lines(&["good.example.com A 1.2.3.4"]));
+    }
+
+    // ------------------------------------------------------------------------------------ templates
+
+    fn template(t: &str) -> Option<Arc<FqdnTemplate>> {
+        match FqdnTemplate::parse(&[t.to_string()]) {
+            Ok(Some(t)) => Some(Arc::new(t)),
+            other => panic!("template {t:?} did not parse: {other:?}"),
+        }
+    }
+
+    fn with_template(t: &str, combine: bool, ignore: bool) -> ServiceSourceConfig {
+        let common = SourceConfig {
+            fqdn_template: template(t),
+            combine_fqdn_annotation: combine,
+            ignore_hostname_annotation: ignore,
+            ..SourceConfig::default()
+        };
+        ServiceSourceConfig { common, ..cfg() }
+    }
+
+    #[test]
+    fn fqdn_template_names_services_without_hostname_annotation() {
+        let plain = Sv::lb("shop", "web").ingress_ip("1.2.3.4");
+        let named = Sv::lb("shop", "api")
+            .a("hostname", "api.example.com")
+            .ingress_ip("1.2.3.5");
+        let eps = run(
+            with_template("{{.Name}}.{{.Namespace}}.example.com", false, false),
+            &cluster_of(vec![plain.build(), named.build()]),
+        );
+        assert_eq!(
+            show(&eps),
+            lines(&["api.example.com A 1.2.3.5", "web.shop.example.com A 1.2.3.4"])
+        );
+        assert!(eps.iter().all(|e| e.resource().is_some()));
+    }
+
+    #[test]
+    fn fqdn_template_output_is_a_comma_separated_list() {
+        let s = Sv::lb("shop", "web").ingress_ip("1.2.3.4");
+        let eps = run(
+            with_template("{{.Name}}.a.example.com., {{.Name}}.b.example.com", false, false),
+            &one(s),
+        );
+        assert_eq!(
+            show(&eps),
+            lines(&["web.a.example.com A 1.2.3.4", "web.b.example.com A 1.2.3.4"])
+        );
+    }
+
+    #[test]
+    fn combine_fqdn_annotation_adds_template_names_to_annotation_names() {
+        let s = Sv::lb("shop", "api")
+            .a("hostname", "api.example.com")
+            .ingress_ip("1.2.3.5");
+        let eps = run(with_template("{{.Name}}.svc.example.com", true, false), &one(s));
+        assert_eq!(
+            show(&eps),
+            lines(&["api.example.com A 1.2.3.5", "api.svc.example.com A 1.2.3.5"])
+        );
+    }
+
+    #[test]
+    fn ignore_hostname_annotation_uses_the_template_instead() {
+        let s = Sv::lb("shop", "api")
+            .a("hostname", "api.example.com")
+            .ingress_ip("1.2.3.5");
+        let eps = run(with_template("{{.Name}}.tmpl.example.com", false, true), &one(s));
+        assert_eq!(show(&eps), lines(&["api.tmpl.example.com A 1.2.3.5"]));
+    }
+
+    #[test]
+    fn fqdn_template_names_get_the_type_targets_and_srv_records() {
+        let s = Sv::new("default", "web", "NodePort").port(None, Some(30080));
+        let mut c = one(s);
+        c.add_node(node("n1", &[("ExternalIP", "34.0.0.1")]));
+        let eps = run(with_template("{{.Name}}.example.com", false, false), &c);
+        assert_eq!(
+            show(&eps),
+            lines(&[
+                "_web._tcp.web.example.com SRV 0 50 30080 web.example.com.",
+                "web.example.com A 34.0.0.1"
+            ])
+        );
+    }
+
+    #[test]
+    fn fqdn_template_that_fails_skips_only_that_service() {
+        // `.Spec.Missing` is not a field of a Service: execution fails for every Service, but the
+        // annotated one does not need the template.
+        let named = Sv::lb("shop", "api")
+            .a("hostname", "api.example.com")
+            .ingress_ip("1.2.3.5");
+        let plain = Sv::lb("shop", "web").ingress_ip("1.2.3.4");
+        let c = cluster_of(vec![plain.build(), named.build()]);
+        let eps = run(with_template("{{.Spec.Missing.Deeper}}.example.com", false, false), &c);
+        assert_eq!(show(&eps), lines(&["api.example.com A 1.2.3.5"]));
+    }
+
+    #[test]
+    fn fqdn_template_with_an_invalid_name_skips_that_name() {
+        let s = Sv::lb("shop", "web")
+            .label("long", &"x".repeat(63))
+            .ingress_ip("1.2.3.4");
+        let eps = run(
+            with_template(
+                "{{.Name}}.example.com,{{index .Labels \"long\"}}x.example.com",
+                false,
+                false,
+            ),
+            &one(s),
+        );
+        assert_eq!(show(&eps), lines(&["web.example.com A 1.2.3.4"]));
+    }
+
+    #[test]
+    fn fqdn_target_template_publishes_host_target_pairs_without_labels() {
+        let s = Sv::lb("shop", "web").ingress_ip("1.2.3.4");
+        let c = ServiceSourceConfig {
+            fqdn_target_template: template(
+                "{{.Name}}.example.com:{{.Spec.ClusterIP}},{{.Name}}.example.com:alias.example.net.",
+            ),
+            ..with_template("{{.Name}}.fallback.example.com", false, false)
+        };
+        let eps = run(c, &one(s));
+        assert_eq!(
+            show(&eps),
+            lines(&[
+                "web.example.com A 10.96.0.10",
+                "web.example.com CNAME alias.example.net"
+            ])
+        );
+        assert!(eps.iter().all(|e| e.labels.is_empty()));
+    }
+
+    #[test]
+    fn fqdn_target_template_is_combined_with_annotations_only_with_combine() {
+        let s = Sv::lb("shop", "web")
+            .a("hostname", "web.example.com")
+            .ingress_ip("1.2.3.4");
+        let target = template("{{.Name}}.internal.example.com:{{.Spec.ClusterIP}}");
+        let alone = ServiceSourceConfig {
+            fqdn_target_template: target.clone(),
+            ..cfg()
+        };
+        assert_eq!(
+            show(&run(alone, &one(s.clone()))),
+            lines(&["web.example.com A 1.2.3.4"])
+        );
+        let mut combined = ServiceSourceConfig {
+            fqdn_target_template: target,
+            ..cfg()
+        };
+        combined.common.combine_fqdn_annotation = true;
+        assert_eq!(
+            show(&run(combined, &one(s))),
+            lines(&["web.example.com A 1.2.3.4", "web.internal.example.com A 10.96.0.10"])
+        );
     }
 }

@@ -1,11 +1,8 @@
 //! Builders for the tests: compact views of Services, Pods, Nodes and EndpointSlices, and a way to run
 //! the source over a [`MemoryCluster`] and read its output as one line per record.
 
-use std::collections::HashMap;
-use std::net::IpAddr;
 use std::sync::Arc;
 
-use crate::shim::{ResolveError, Resolver};
 use extdns_endpoint::Endpoint;
 use extdns_informer::view::{
     EndpointSlice, LoadBalancerIngress, Meta, Node, NodeAddress, ObjectReference, Pod, PodPhase, Service, ServicePort,
@@ -13,6 +10,7 @@ use extdns_informer::view::{
 };
 use extdns_informer::{MemoryCluster, StrMap};
 use extdns_source::Source;
+use extdns_source::resolver::StaticResolver;
 
 use crate::{ServiceSource, ServiceSourceConfig};
 
@@ -23,22 +21,8 @@ fn with(m: &StrMap, k: &str, v: &str) -> StrMap {
     m.iter().chain(std::iter::once((k, v))).collect()
 }
 
-/// A resolver answering from a map; names not in it fail.
-#[derive(Default)]
-pub struct MapResolver(pub HashMap<String, Vec<IpAddr>>);
-
-#[async_trait::async_trait]
-impl Resolver for MapResolver {
-    async fn lookup_ip(&self, host: &str) -> Result<Vec<IpAddr>, ResolveError> {
-        self.0
-            .get(host)
-            .cloned()
-            .ok_or_else(|| ResolveError::NotFound(host.to_string()))
-    }
-}
-
 pub fn source(cfg: ServiceSourceConfig) -> ServiceSource {
-    ServiceSource::new(cfg, Arc::new(MapResolver::default()))
+    ServiceSource::new(cfg, Arc::new(StaticResolver::new()))
 }
 
 pub fn run_with(src: &ServiceSource, cluster: &MemoryCluster) -> Vec<Endpoint> {
@@ -52,9 +36,10 @@ pub fn run(cfg: ServiceSourceConfig, cluster: &MemoryCluster) -> Vec<Endpoint> {
     run_with(&source(cfg), cluster)
 }
 
-/// One line per record: `name TYPE target,target` (plus ` ttl=N` and ` id=X` when set).
+/// One line per record: `name TYPE target,target` (plus ` ttl=N` and ` id=X` when set), sorted.
 pub fn show(eps: &[Endpoint]) -> Vec<String> {
-    eps.iter()
+    let mut out: Vec<String> = eps
+        .iter()
         .map(|e| {
             let mut s = format!("{} {} {}", e.dns_name, e.record_type, e.targets.join(","));
             if e.record_ttl.0 != 0 {
@@ -65,7 +50,9 @@ pub fn show(eps: &[Endpoint]) -> Vec<String> {
             }
             s
         })
-        .collect()
+        .collect();
+    out.sort();
+    out
 }
 
 pub fn lines(v: &[&str]) -> Vec<String> {
