@@ -448,3 +448,61 @@ async fn bind_txt_written_in_other_chunks_reads_whole_and_deletes() {
     .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(server.dig("odd.example.org", "TXT"), Vec::<String>::new());
 }
+
+fn tls_config(server: &DnsServer, tls: extdns_provider_rfc2136::TlsOptions) -> Rfc2136Config {
+    Rfc2136Config {
+        port: server.tls_port.unwrap_or_else(|| panic!("no TLS port")),
+        tls: Some(tls),
+        ..config(server, &["example.org"])
+    }
+}
+
+#[tokio::test]
+async fn bind_over_tls_with_the_servers_ca_writes_and_transfers() {
+    let server = DnsServer::start_bind_tls(&[Zone::new("example.org")]);
+    let tls = extdns_provider_rfc2136::TlsOptions {
+        ca_file: Some(server.dir().join("ca.pem")),
+        ..Default::default()
+    };
+    let p = provider(&tls_config(&server, tls));
+    let changes = Changes {
+        create: vec![ep("tls.example.org", RecordType::A, &["192.0.2.43"], 60)],
+        ..Changes::default()
+    };
+    p.apply_changes(&changes)
+        .await
+        .unwrap_or_else(|e| panic!("update over TLS: {e}\n{}", server.log()));
+    assert_eq!(server.dig("tls.example.org", "A"), vec!["192.0.2.43"]);
+    let read = p
+        .records()
+        .await
+        .unwrap_or_else(|e| panic!("AXFR over TLS: {e}\n{}", server.log()));
+    assert!(find(&read, "tls.example.org", RecordType::A).is_some());
+}
+
+#[tokio::test]
+async fn bind_over_tls_refuses_an_unknown_certificate_unless_told_to_skip_verification() {
+    let server = DnsServer::start_bind_tls(&[Zone::new("example.org")]);
+    let changes = Changes {
+        create: vec![ep("tls.example.org", RecordType::A, &["192.0.2.44"], 60)],
+        ..Changes::default()
+    };
+    // The system roots do not know the test CA.
+    let strict = provider(&tls_config(&server, extdns_provider_rfc2136::TlsOptions::default()));
+    let got = strict.apply_changes(&changes).await;
+    assert!(
+        matches!(&got, Err(ProviderError::Transient(m)) if m.contains("TLS")),
+        "{got:?}"
+    );
+    assert_eq!(server.dig("tls.example.org", "A"), Vec::<String>::new());
+
+    let skip = extdns_provider_rfc2136::TlsOptions {
+        skip_verify: true,
+        ..Default::default()
+    };
+    provider(&tls_config(&server, skip))
+        .apply_changes(&changes)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(server.dig("tls.example.org", "A"), vec!["192.0.2.44"]);
+}

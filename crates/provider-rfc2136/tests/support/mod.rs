@@ -74,6 +74,9 @@ pub struct ExtraKey {
 pub struct DnsServer {
     pub kind: Kind,
     pub port: u16,
+    /// BIND's DNS-over-TLS port, when started with [`DnsServer::start_bind_tls`]; the CA that signed its
+    /// certificate (for 127.0.0.1) is `ca.pem` in [`DnsServer::dir`].
+    pub tls_port: Option<u16>,
     child: Child,
     dir: tempfile::TempDir,
 }
@@ -131,10 +134,19 @@ impl DnsServer {
     }
 
     pub fn start_with_keys(kind: Kind, zones: &[Zone], keys: &[ExtraKey]) -> DnsServer {
+        Self::start_full(kind, zones, keys, false)
+    }
+
+    /// BIND with a DNS-over-TLS listener besides the plain one.
+    pub fn start_bind_tls(zones: &[Zone]) -> DnsServer {
+        Self::start_full(Kind::Bind, zones, &[], true)
+    }
+
+    fn start_full(kind: Kind, zones: &[Zone], keys: &[ExtraKey], tls: bool) -> DnsServer {
         let mut last = String::new();
         // A port can be taken between choosing and binding it; try a few.
         for _ in 0..3 {
-            match Self::try_start(kind, zones, keys) {
+            match Self::try_start(kind, zones, keys, tls) {
                 Ok(s) => return s,
                 Err(e) => last = e,
             }
@@ -142,7 +154,7 @@ impl DnsServer {
         panic!("{} did not start: {last}", kind.name());
     }
 
-    fn try_start(kind: Kind, zones: &[Zone], keys: &[ExtraKey]) -> Result<DnsServer, String> {
+    fn try_start(kind: Kind, zones: &[Zone], keys: &[ExtraKey], tls: bool) -> Result<DnsServer, String> {
         let dir = tempfile::Builder::new()
             .prefix(&format!("extdns-{}-", kind.name()))
             .tempdir()
@@ -156,11 +168,18 @@ impl DnsServer {
             secret: SECRET.into(),
         }];
         all_keys.extend_from_slice(keys);
+        let tls_port = tls.then(free_port);
         let child = match kind {
-            Kind::Bind => start_bind(d, port, &nonce, zones, &all_keys)?,
+            Kind::Bind => start_bind(d, port, tls_port, &nonce, zones, &all_keys)?,
             Kind::Knot => start_knot(d, port, &nonce, zones, &all_keys)?,
         };
-        let mut server = DnsServer { kind, port, child, dir };
+        let mut server = DnsServer {
+            kind,
+            port,
+            tls_port,
+            child,
+            dir,
+        };
         server.wait_ready(&nonce)?;
         Ok(server)
     }
@@ -256,9 +275,86 @@ fn spawn(cmd: &mut Command, dir: &Path) -> Result<Child, String> {
         .map_err(|e| format!("cannot start {cmd:?}: {e}"))
 }
 
-fn start_bind(d: &Path, port: u16, nonce: &str, zones: &[Zone], keys: &[ExtraKey]) -> Result<Child, String> {
+fn start_bind(
+    d: &Path,
+    port: u16,
+    tls_port: Option<u16>,
+    nonce: &str,
+    zones: &[Zone],
+    keys: &[ExtraKey],
+) -> Result<Child, String> {
     let named = need("named");
     let mut conf = String::new();
+    let mut tls_listen = String::new();
+    if let Some(tls_port) = tls_port {
+        // A CA and a server certificate for 127.0.0.1 signed by it (a self-signed CA certificate cannot be
+        // the server's own certificate for rustls).
+        let openssl = |args: &[&str]| -> Result<(), String> {
+            let out = Command::new("openssl")
+                .args(args)
+                .current_dir(d)
+                .output()
+                .map_err(|e| format!("openssl not found ({e}): install it with `apt-get install -y openssl`"))?;
+            if out.status.success() {
+                Ok(())
+            } else {
+                Err(format!("openssl {args:?}: {}", String::from_utf8_lossy(&out.stderr)))
+            }
+        };
+        let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
+        openssl(
+            &[
+                &["req", "-x509"][..],
+                &ec,
+                &[
+                    "-days",
+                    "2",
+                    "-subj",
+                    "/CN=extdns test CA",
+                    "-keyout",
+                    "ca.key",
+                    "-out",
+                    "ca.pem",
+                ],
+            ]
+            .concat(),
+        )?;
+        openssl(
+            &[
+                &["req", "-new"][..],
+                &ec,
+                &["-subj", "/CN=127.0.0.1", "-keyout", "key.pem", "-out", "server.csr"],
+            ]
+            .concat(),
+        )?;
+        std::fs::write(
+            d.join("ext.cnf"),
+            "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n",
+        )
+        .map_err(|e| e.to_string())?;
+        openssl(&[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-days",
+            "2",
+            "-extfile",
+            "ext.cnf",
+            "-out",
+            "cert.pem",
+        ])?;
+        conf.push_str(&format!(
+            "tls local-tls {{ key-file \"{0}/key.pem\"; cert-file \"{0}/cert.pem\"; }};\n",
+            d.display()
+        ));
+        tls_listen = format!(" listen-on port {tls_port} tls local-tls {{ 127.0.0.1; }};\n");
+    }
     for k in keys {
         conf.push_str(&format!(
             "key \"{}\" {{ algorithm {}; secret \"{}\"; }};\n",
@@ -268,7 +364,7 @@ fn start_bind(d: &Path, port: u16, nonce: &str, zones: &[Zone], keys: &[ExtraKey
     let dp = d.display();
     conf.push_str(&format!(
         "options {{\n directory \"{dp}\";\n pid-file \"{dp}/named.pid\";\n session-keyfile \"{dp}/session.key\";\n \
-         managed-keys-directory \"{dp}\";\n listen-on port {port} {{ 127.0.0.1; }};\n listen-on-v6 {{ none; }};\n \
+         managed-keys-directory \"{dp}\";\n listen-on port {port} {{ 127.0.0.1; }};\n{tls_listen} listen-on-v6 {{ none; }};\n \
          recursion no;\n allow-query {{ any; }};\n dnssec-validation no;\n notify no;\n version \"{nonce}\";\n}};\n\
          controls {{ }};\n"
     ));
