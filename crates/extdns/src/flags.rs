@@ -1217,6 +1217,31 @@ mod tests {
     }
 
     #[test]
+    fn docs_flags_md_lists_every_flag() -> Result<(), std::io::Error> {
+        let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/flags.md"))?;
+        let cmd = command();
+        let mut missing = Vec::new();
+        for arg in cmd
+            .get_arguments()
+            .chain(cmd.get_subcommands().flat_map(|s| s.get_arguments()))
+        {
+            if let Some(long) = arg.get_long() {
+                let is_bool = arg.get_value_names().is_some_and(|v| v.iter().any(|n| n == BOOL));
+                let shown = if is_bool {
+                    format!("`--[no-]{long}`")
+                } else {
+                    format!("--{long}=")
+                };
+                if !docs.contains(&shown) {
+                    missing.push(long.to_string());
+                }
+            }
+        }
+        assert!(missing.is_empty(), "docs/flags.md does not document: {missing:?}");
+        Ok(())
+    }
+
+    #[test]
     fn source_names_print_as_given() {
         assert_eq!(SourceName::GatewayHttpRoute.to_string(), "gateway-httproute");
         assert_eq!(ProviderName::AzurePrivateDns.to_string(), "azure-private-dns");
