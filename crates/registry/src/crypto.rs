@@ -211,6 +211,35 @@ mod tests {
         Ok(())
     }
 
+    /// Produced outside Rust (Python's `gzip` with mtime 0 and `cryptography`'s AES-GCM, the same steps
+    /// external-dns's Go code takes) for key `KEY` and nonce 0x07 × 12.
+    const FOREIGN_VECTOR: &str = "BwcHBwcHBwcHBwcHYslmUunnEcXTI8wFqBUSGa11hQ25URRRJxLg2PYPPuiBAt/Y4zYgiDEOLrs7UjbGcCVHWsClpVQaW/5AS9EXxe3nYfluzHoOmlxB+VUYg3Z3aByIQQ+1RFW4d3bg88429kM=";
+
+    #[test]
+    fn a_value_encrypted_by_another_implementation_decrypts() -> Result<(), CryptoError> {
+        let (plain, nonce) = decrypt(FOREIGN_VECTOR, &key())?;
+        assert_eq!(
+            plain,
+            "heritage=external-dns,external-dns/owner=team-a,external-dns/resource=httproute/web/shop"
+        );
+        assert_eq!(nonce, "BwcHBwcHBwcHBwcH");
+        Ok(())
+    }
+
+    /// Our value for a fixed nonce; Python's `cryptography` + `gzip` decrypt it to `PLAIN` (checked when the
+    /// vector was made). Pinned so a change of compressor or layout is noticed.
+    const OUR_VECTOR: &str = "QkJCQkJCQkJCQkJCEO2Z95T7jcIYqMJ/qqAM/CBe9z3IP7GF51YbYELjDGdSZbsPENOS005ve+RzlGFaxG+J0S6erDqbxe8wRp6NvYlkm3olVz5xHfROw5wLRM13SlwvO6T7WSRLbhsS1QGe+QjFbg==";
+
+    #[test]
+    fn our_encryption_vector_decrypts_and_is_stable() -> Result<(), CryptoError> {
+        assert_eq!(decrypt(OUR_VECTOR, &key())?.0, PLAIN);
+        assert_eq!(
+            encrypt(PLAIN, &key(), &STANDARD.encode([0x42u8; NONCE_LEN]))?,
+            OUR_VECTOR
+        );
+        Ok(())
+    }
+
     #[test]
     fn decryption_failures_are_errors() -> Result<(), CryptoError> {
         assert_eq!(decrypt("not base64!", &key()), Err(CryptoError::Base64));

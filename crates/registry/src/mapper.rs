@@ -4,6 +4,8 @@
 //! (`a-foo.example.com`) unless `%{record_type}` appears in the prefix or suffix, then the affix around the
 //! first label. Reading also understands the old format without a type.
 
+use std::borrow::Cow;
+
 use extdns_endpoint::RecordType;
 
 const RECORD_TYPE_TEMPLATE: &str = "%{record_type}";
@@ -39,13 +41,13 @@ impl NameMapper {
     /// The name is split at its first dot; at the apex this puts the type in front of the zone's first
     /// label (`a-example.com` for `example.com`), outside the zone, which is what external-dns writes.
     pub fn to_txt_name(&self, name: &str, record_type: &RecordType) -> String {
-        let t = record_type.as_str().to_lowercase();
+        let t = lower_type(record_type);
         let (first, rest) = match name.split_once('.') {
             Some((f, r)) => (f, Some(r)),
             None => (name, None),
         };
-        let prefix = self.prefix.replace(RECORD_TYPE_TEMPLATE, &t);
-        let suffix = self.suffix.replace(RECORD_TYPE_TEMPLATE, &t);
+        let prefix = render(&self.prefix, &t);
+        let suffix = render(&self.suffix, &t);
         let first = if first == "*" && !self.wildcard_replacement.is_empty() {
             self.wildcard_replacement.as_str()
         } else {
@@ -70,7 +72,11 @@ impl NameMapper {
     /// `RecordType::default()` (empty) for the old format without a type; the name is empty when the TXT
     /// name does not carry this mapper's affix at all (it then matches no record).
     pub fn to_endpoint_name(&self, txt_name: &str) -> (String, RecordType) {
-        let lower = txt_name.to_lowercase();
+        let lower: Cow<'_, str> = if txt_name.bytes().any(|b| !b.is_ascii() || b.is_ascii_uppercase()) {
+            Cow::Owned(txt_name.to_lowercase())
+        } else {
+            Cow::Borrowed(txt_name)
+        };
         if self.is_prefix_mode() {
             return self.drop_affix_extract_type(&lower);
         }
@@ -87,26 +93,27 @@ impl NameMapper {
 
     fn drop_affix_extract_type(&self, name: &str) -> (String, RecordType) {
         let prefix_mode = self.is_prefix_mode();
-        let (mut prefix, mut suffix) = (self.prefix.clone(), self.suffix.clone());
+        let (mut prefix, mut suffix) = (Cow::Borrowed(self.prefix.as_str()), Cow::Borrowed(self.suffix.as_str()));
         if self.type_in_affix() {
             for t in RecordType::KNOWN {
-                let lower = t.as_str().to_lowercase();
-                if prefix_mode {
-                    if let Some(rest) = name.strip_prefix(&prefix.replace(RECORD_TYPE_TEMPLATE, &lower)) {
-                        return (rest.to_string(), t);
-                    }
-                } else if let Some(rest) = name.strip_suffix(&suffix.replace(RECORD_TYPE_TEMPLATE, &lower)) {
+                let lower = lower_type(&t);
+                let stripped = if prefix_mode {
+                    name.strip_prefix(render(&self.prefix, &lower).as_ref())
+                } else {
+                    name.strip_suffix(render(&self.suffix, &lower).as_ref())
+                };
+                if let Some(rest) = stripped {
                     return (rest.to_string(), t);
                 }
             }
             // Records written before the type template was configured.
-            prefix = prefix.replace(RECORD_TYPE_TEMPLATE, "");
-            suffix = suffix.replace(RECORD_TYPE_TEMPLATE, "");
+            prefix = Cow::Owned(self.prefix.replace(RECORD_TYPE_TEMPLATE, ""));
+            suffix = Cow::Owned(self.suffix.replace(RECORD_TYPE_TEMPLATE, ""));
         }
         let stripped = if prefix_mode {
-            name.strip_prefix(&prefix)
+            name.strip_prefix(prefix.as_ref())
         } else {
-            name.strip_suffix(&suffix)
+            name.strip_suffix(suffix.as_ref())
         };
         match stripped {
             Some(rest) => extract_type_default_position(rest),
@@ -115,11 +122,37 @@ impl NameMapper {
     }
 }
 
+/// The record type as it appears in TXT names.
+fn lower_type(t: &RecordType) -> Cow<'static, str> {
+    Cow::Borrowed(match t {
+        RecordType::A => "a",
+        RecordType::Aaaa => "aaaa",
+        RecordType::Cname => "cname",
+        RecordType::Txt => "txt",
+        RecordType::Srv => "srv",
+        RecordType::Ns => "ns",
+        RecordType::Mx => "mx",
+        RecordType::Ptr => "ptr",
+        RecordType::Naptr => "naptr",
+        RecordType::Dname => "dname",
+        RecordType::Other(s) => return Cow::Owned(s.to_lowercase()),
+    })
+}
+
+/// An affix with `%{record_type}` filled in.
+fn render<'a>(affix: &'a str, t: &str) -> Cow<'a, str> {
+    if affix.contains(RECORD_TYPE_TEMPLATE) {
+        Cow::Owned(affix.replace(RECORD_TYPE_TEMPLATE, t))
+    } else {
+        Cow::Borrowed(affix)
+    }
+}
+
 /// `a-foo` → (`foo`, A); anything whose part before the first `-` is not a type name is the old format.
 fn extract_type_default_position(name: &str) -> (String, RecordType) {
     let head = name.split('-').next().unwrap_or(name);
     for t in RecordType::KNOWN {
-        if head == t.as_str().to_lowercase() {
+        if head == lower_type(&t) {
             let rest = name.strip_prefix(head).and_then(|r| r.strip_prefix('-')).unwrap_or("");
             return (rest.to_string(), t);
         }

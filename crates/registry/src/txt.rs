@@ -2,12 +2,13 @@
 //! in external-dns's format, so extdns can take over a zone external-dns manages (and back) without either
 //! losing or stealing records.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use extdns_endpoint::{Changes, DomainFilter, Endpoint, RecordType, label};
+use extdns_endpoint::{Changes, DomainFilter, Endpoint, Labels, RecordType, label};
 use extdns_provider::Provider;
 
 use crate::crypto::AesKey;
@@ -122,8 +123,6 @@ impl std::fmt::Debug for TxtRegistry {
     }
 }
 
-type LabelKey = (String, RecordType, String);
-
 impl TxtRegistry {
     /// Validate the configuration ([`TxtRegistryConfig::validate`]) and build the registry.
     pub fn new(provider: Arc<dyn Provider>, config: TxtRegistryConfig) -> Result<TxtRegistry, RegistryError> {
@@ -174,11 +173,10 @@ impl TxtRegistry {
     }
 
     /// Turn the provider's records into records with ownership labels, hiding the registry's TXT records.
+    /// Also returns (TXT name, set identifier) of every registry TXT record.
     fn read(&self, records: Vec<Endpoint>) -> (Vec<Endpoint>, HashSet<(String, String)>) {
-        let mut owned: HashMap<LabelKey, extdns_endpoint::Labels> = HashMap::new();
-        let mut txt_names: HashSet<String> = HashSet::new();
-        let mut existing: HashSet<(String, String)> = HashSet::new();
         let mut endpoints = Vec::with_capacity(records.len());
+        let mut txts: Vec<(Endpoint, Labels)> = Vec::new();
         for r in records {
             if r.record_type != RecordType::Txt {
                 endpoints.push(r);
@@ -190,63 +188,80 @@ impl TxtRegistry {
             };
             match labels::parse(value, self.key.as_ref()) {
                 Err(InvalidHeritage) => endpoints.push(r),
-                Ok(l) => {
-                    let (name, t) = self.mapper.to_endpoint_name(&r.dns_name);
-                    owned.insert((name, t, r.set_identifier.clone()), l);
-                    txt_names.insert(r.dns_name.clone());
-                    existing.insert((r.dns_name, r.set_identifier));
-                }
+                Ok(l) => txts.push((r, l)),
             }
         }
-        let have_txt = !owned.is_empty();
+        if txts.is_empty() {
+            for ep in &mut endpoints {
+                self.migrate_owner(ep);
+            }
+            return (endpoints, HashSet::new());
+        }
+
+        // Everything below borrows from `txts` and `mapped`: no per-record copies of names or labels.
+        let mapped: Vec<(String, RecordType)> = txts
+            .iter()
+            .map(|(t, _)| self.mapper.to_endpoint_name(&t.dns_name))
+            .collect();
+        let mut owned: HashMap<(&str, &RecordType, &str), &Labels> = HashMap::with_capacity(txts.len());
+        let mut txt_names: HashSet<&str> = HashSet::with_capacity(txts.len());
+        for ((t, l), (name, rt)) in txts.iter().zip(&mapped) {
+            owned.insert((name.as_str(), rt, t.set_identifier.as_str()), l);
+            txt_names.insert(t.dns_name.as_str());
+        }
         let raw_wildcard = self.config.wildcard_replacement.as_str();
+        let old_format = RecordType::default();
         for ep in &mut endpoints {
-            let lookup_name = match ep.dns_name.strip_prefix("*.") {
+            let lookup_name: Cow<'_, str> = match ep.dns_name.strip_prefix("*.") {
                 // As in external-dns the configured spelling is used here while the TXT side is lower-cased,
                 // so an upper-case replacement never matches.
-                Some(rest) if !raw_wildcard.is_empty() => format!("{raw_wildcard}.{rest}"),
-                _ if ep.dns_name == "*" && !raw_wildcard.is_empty() => raw_wildcard.to_string(),
-                _ => ep.dns_name.clone(),
+                Some(rest) if !raw_wildcard.is_empty() => Cow::Owned(format!("{raw_wildcard}.{rest}")),
+                _ if ep.dns_name == "*" && !raw_wildcard.is_empty() => Cow::Borrowed(raw_wildcard),
+                _ => Cow::Borrowed(ep.dns_name.as_str()),
             };
-            let mut key: LabelKey = (lookup_name, ep.record_type.clone(), ep.set_identifier.clone());
-            let mut found = owned.get(&key);
+            let (name, set) = (lookup_name.as_ref(), ep.set_identifier.as_str());
+            let mut found = owned.get(&(name, &ep.record_type, set)).copied();
             let alias_a = ep.record_type == RecordType::A
                 && matches!(ep.provider_specific.get("alias"), Some("true") | Some("A"));
-            if alias_a {
-                key.1 = RecordType::Cname;
-                if let Some(legacy) = owned.get(&key) {
-                    if self.lock().warned_legacy.insert(ep.dns_name.clone()) {
-                        tracing::warn!(
-                            name = %ep.dns_name,
-                            "the cname- ownership TXT record of this alias A record is obsolete; an a- record is written instead"
-                        );
-                    }
-                    found = found.or(Some(legacy));
+            if alias_a && let Some(legacy) = owned.get(&(name, &RecordType::Cname, set)).copied() {
+                if self.lock().warned_legacy.insert(ep.dns_name.clone()) {
+                    tracing::warn!(
+                        name = %ep.dns_name,
+                        "the cname- ownership TXT record of this alias A record is obsolete; an a- record is written instead"
+                    );
                 }
+                found = found.or(Some(legacy));
             }
             if found.is_none() && ep.record_type != RecordType::Aaaa {
-                key.1 = RecordType::default();
-                found = owned.get(&key);
+                found = owned.get(&(name, &old_format, set)).copied();
             }
             if let Some(l) = found {
-                for (k, v) in l {
-                    ep.labels.insert(k.clone(), v.clone());
+                if ep.labels.is_empty() {
+                    ep.labels = l.clone();
+                } else {
+                    ep.labels.extend(l.iter().map(|(k, v)| (k.clone(), v.clone())));
                 }
             }
-            if let Some(old) = self.old_owner()
-                && ep.owner() == Some(old)
-            {
-                ep.labels.insert(label::OWNER.to_string(), self.config.owner_id.clone());
-            }
-            if have_txt && ep.owner() == Some(self.config.owner_id.as_str()) && self.config.is_managed(&ep.record_type)
-            {
+            self.migrate_owner(ep);
+            if ep.owner() == Some(self.config.owner_id.as_str()) && self.config.is_managed(&ep.record_type) {
                 let want = self.mapper.to_txt_name(&ep.dns_name, &ep.record_type);
-                if !txt_names.contains(&want) {
+                if !txt_names.contains(want.as_str()) {
                     ep.provider_specific.set(FORCE_UPDATE, "true");
                 }
             }
         }
+        drop((owned, txt_names));
+        let existing = txts.into_iter().map(|(t, _)| (t.dns_name, t.set_identifier)).collect();
         (endpoints, existing)
+    }
+
+    /// `--migrate-from-txt-owner`: a record of the old owner is ours now.
+    fn migrate_owner(&self, ep: &mut Endpoint) {
+        if let Some(old) = self.old_owner()
+            && ep.owner() == Some(old)
+        {
+            ep.labels.insert(label::OWNER.to_string(), self.config.owner_id.clone());
+        }
     }
 }
 
