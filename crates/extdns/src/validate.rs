@@ -76,7 +76,7 @@ pub fn controller(flags: &Flags) -> Result<(), ValidationError> {
         ));
     }
     let Some(provider) = flags.provider.provider else {
-        return fail("--provider is required (e.g. --provider=rfc2136, pdns, aws, coredns, webhook or inmemory)");
+        return fail("--provider is required (e.g. --provider=rfc2136 or --provider=inmemory)");
     };
     let p = &flags.provider;
     DomainFilter::with_regex(&p.regex_domain_filter, &p.regex_domain_exclusion)
