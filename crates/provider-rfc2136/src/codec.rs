@@ -285,6 +285,18 @@ mod tests {
     }
 
     #[test]
+    fn wildcard_and_underscore_names_round_trip() {
+        for n in ["*.example.org", "_sip._tcp.example.org", "a-b.example.org"] {
+            assert_eq!(name(n).map(|x| name_text(&x)).ok().as_deref(), Some(n));
+        }
+        assert_eq!(
+            name("Web.Example.ORG.").map(|x| name_text(&x)).ok().as_deref(),
+            Some("web.example.org")
+        );
+        assert!(name("").is_err() && name(".").is_err());
+    }
+
+    #[test]
     fn unmanaged_types_are_not_read() {
         let soa = RData::try_from_str(WireType::SOA, "ns1.example.org. h.example.org. 1 2 3 4 5");
         assert!(soa.is_ok_and(|d| target(&d).is_none()));

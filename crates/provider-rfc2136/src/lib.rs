@@ -354,10 +354,12 @@ impl Provider for Rfc2136Provider {
         }
     }
 
-    /// Desired endpoints as they will read back: TXT targets unquoted, TTLs raised to `--rfc2136-min-ttl`,
-    /// so the plan does not update records forever over a difference of spelling.
+    /// Desired endpoints as they will read back: names in lower case, TXT targets unquoted, TTLs raised to
+    /// `--rfc2136-min-ttl`, so the plan does not update records forever over a difference of spelling.
     async fn adjust_endpoints(&self, mut endpoints: Vec<Endpoint>) -> Result<Vec<Endpoint>, ProviderError> {
         for ep in &mut endpoints {
+            // Names are read back in lower case (DNS names are case-insensitive).
+            ep.dns_name.make_ascii_lowercase();
             if ep.record_type == RecordType::Txt {
                 for t in ep.targets.iter_mut() {
                     *t = codec::canonical_txt(t);
@@ -498,9 +500,10 @@ mod tests {
         let p = provider(&["example.org"]);
         let eps = vec![
             Endpoint::new("t.example.org", RecordType::Txt, ["\"heritage=external-dns\""]).with_ttl(Ttl(10)),
-            Endpoint::new("a.example.org", RecordType::A, ["192.0.2.1"]),
+            Endpoint::new("A.Example.org", RecordType::A, ["192.0.2.1"]),
         ];
         let out = p.adjust_endpoints(eps).await.unwrap_or_default();
+        assert_eq!(out[1].dns_name, "a.example.org");
         assert_eq!(out[0].targets.0, vec!["heritage=external-dns".to_string()]);
         assert_eq!(out[0].record_ttl, Ttl(60));
         assert_eq!(out[1].record_ttl, Ttl(0), "an unset TTL stays unset");
