@@ -51,6 +51,10 @@ fn write_manifests(dir: &Path, content: &str) {
 }
 
 fn extdns(server: &DnsServer, manifests: &Path, secret: &str) -> Output {
+    extdns_with(server, manifests, secret, &[])
+}
+
+fn extdns_with(server: &DnsServer, manifests: &Path, secret: &str, extra: &[&str]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_extdns"));
     for (key, _) in std::env::vars_os() {
         if key.to_string_lossy().starts_with("EXTERNAL_DNS_") || key == "RUST_LOG" {
@@ -80,7 +84,8 @@ fn extdns(server: &DnsServer, manifests: &Path, secret: &str) -> Output {
         "--managed-record-types=AAAA",
         "--managed-record-types=CNAME",
     ])
-    .args(["--managed-record-types=SRV", "--managed-record-types=TXT"]);
+    .args(["--managed-record-types=SRV", "--managed-record-types=TXT"])
+    .args(extra);
     match cmd.output() {
         Ok(o) => o,
         Err(e) => panic!("cannot run extdns: {e}"),
@@ -256,4 +261,36 @@ fn bind_a_refused_record_fails_alone_and_the_others_land() {
     assert_eq!(server.dig("web.example.org", "A"), vec!["192.0.2.10"]);
     assert_eq!(server.dig("alias.example.org", "CNAME"), vec!["lb.example.net."]);
     assert_eq!(server.dig("refused.example.org", "A"), Vec::<String>::new());
+}
+
+#[test]
+fn bind_ptr_records_are_created_and_removed_in_the_reverse_zone() {
+    let zones = [Zone::new("example.org"), Zone::new("2.0.192.in-addr.arpa")];
+    let server = DnsServer::start(Kind::Bind, &zones);
+    let dir = match tempfile::tempdir() {
+        Ok(d) => d,
+        Err(e) => panic!("{e}"),
+    };
+    let ptr = [
+        "--rfc2136-zone=2.0.192.in-addr.arpa",
+        "--managed-record-types=PTR",
+        "--create-ptr",
+    ];
+    write_manifests(dir.path(), &services("192.0.2.10", false, false));
+    ok(&extdns_with(&server, dir.path(), SECRET, &ptr), "sync with PTR");
+    assert_eq!(server.dig("web.example.org", "A"), vec!["192.0.2.10"]);
+    assert_eq!(server.dig("10.2.0.192.in-addr.arpa", "PTR"), vec!["web.example.org."]);
+
+    let serial = server.serial("2.0.192.in-addr.arpa");
+    ok(&extdns_with(&server, dir.path(), SECRET, &ptr), "second sync with PTR");
+    assert_eq!(
+        server.serial("2.0.192.in-addr.arpa"),
+        serial,
+        "a second run changes nothing"
+    );
+
+    write_manifests(dir.path(), "");
+    ok(&extdns_with(&server, dir.path(), SECRET, &ptr), "delete sync with PTR");
+    assert_eq!(server.dig("10.2.0.192.in-addr.arpa", "PTR"), Vec::<String>::new());
+    assert_eq!(server.dig("web.example.org", "A"), Vec::<String>::new());
 }
