@@ -48,6 +48,18 @@ pub async fn run(flags: Flags) -> anyhow::Result<()> {
     let provider = build_provider(&flags)?;
     let metrics = Arc::new(Metrics::new(VERSION, REVISION));
     let controller = build_controller(&flags, provider, metrics.clone()).await?;
+    info!(
+        version = VERSION,
+        provider = flags.provider.provider.map(|p| p.as_str()).unwrap_or_default(),
+        registry = flags.registry.registry.as_str(),
+        policy = flags.registry.policy.as_str(),
+        cluster = if flags.offline.manifests.is_empty() { "api-server" } else { "manifests" },
+        interval = ?flags.control.interval,
+        events = flags.control.events,
+        dry_run = flags.control.dry_run,
+        once = flags.control.once,
+        "extdns starting"
+    );
 
     if flags.control.once {
         // No metrics server: nothing would scrape a process that exits after one sync, and a busy port
