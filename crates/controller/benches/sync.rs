@@ -9,19 +9,22 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use extdns_controller::{Controller, ControllerConfig, DesiredEndpoints, Metrics, PipelineOutput};
+use extdns_controller::{Controller, ControllerConfig, DesiredEndpoints, Metrics};
 use extdns_endpoint::{Endpoint, RecordType};
 use extdns_informer::{Cluster, MemoryCluster};
 use extdns_provider::{InMemoryProvider, Provider};
 use extdns_registry::{Registry, TxtRegistry, TxtRegistryConfig};
-use extdns_source::SourceError;
+use extdns_source::{PipelineOutput, SourceError};
 
 struct Fixed(Vec<Endpoint>);
 
 #[async_trait]
 impl DesiredEndpoints for Fixed {
     async fn desired(&self, _cluster: &dyn Cluster) -> Result<PipelineOutput, SourceError> {
-        Ok(PipelineOutput { endpoints: self.0.clone(), ..PipelineOutput::default() })
+        Ok(PipelineOutput {
+            endpoints: self.0.clone(),
+            ..PipelineOutput::default()
+        })
     }
 }
 
@@ -39,7 +42,13 @@ fn controller(provider: Arc<InMemoryProvider>, endpoints: Vec<Endpoint>) -> Opti
     let registry: Arc<dyn Registry> = Arc::new(TxtRegistry::new(provider, TxtRegistryConfig::default()).ok()?);
     let cluster: Arc<dyn Cluster> = Arc::new(MemoryCluster::new());
     let metrics = Arc::new(Metrics::new("bench", "bench"));
-    Some(Controller::new(cluster, Arc::new(Fixed(endpoints)), registry, ControllerConfig::default(), metrics))
+    Some(Controller::new(
+        cluster,
+        Arc::new(Fixed(endpoints)),
+        registry,
+        ControllerConfig::default(),
+        metrics,
+    ))
 }
 
 fn bench(c: &mut Criterion) {
@@ -53,7 +62,9 @@ fn bench(c: &mut Criterion) {
 
         // Steady state: populate once, then measure syncs that find nothing to do.
         let provider = Arc::new(InMemoryProvider::new(vec!["example.com".into()]));
-        let Some(steady) = controller(provider, desired(n)) else { return };
+        let Some(steady) = controller(provider, desired(n)) else {
+            return;
+        };
         if rt.block_on(steady.run_once()).is_err() {
             return;
         }

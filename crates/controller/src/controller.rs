@@ -4,13 +4,12 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::stub::PipelineOutput;
 use async_trait::async_trait;
 use extdns_endpoint::{Changes, Endpoint};
 use extdns_informer::Cluster;
 use extdns_plan::PlanConfig;
 use extdns_registry::{Registry, RegistryError};
-use extdns_source::SourceError;
+use extdns_source::{Pipeline, PipelineOutput, SourceError};
 use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -28,6 +27,13 @@ const UNSYNCED_WARN_EVERY: Duration = Duration::from_secs(60);
 #[async_trait]
 pub trait DesiredEndpoints: Send + Sync {
     async fn desired(&self, cluster: &dyn Cluster) -> Result<PipelineOutput, SourceError>;
+}
+
+#[async_trait]
+impl DesiredEndpoints for Pipeline {
+    async fn desired(&self, cluster: &dyn Cluster) -> Result<PipelineOutput, SourceError> {
+        self.endpoints(cluster).await
+    }
 }
 
 /// The loop's knobs (`--interval`, `--min-event-sync-interval`, `--events`, `--dry-run`) and the plan's.

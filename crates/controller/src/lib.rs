@@ -9,14 +9,11 @@ mod controller;
 mod metrics;
 mod schedule;
 mod server;
-mod stub;
 
 pub use controller::{Controller, ControllerConfig, DesiredEndpoints, SyncError, SyncReport};
 pub use metrics::{Metrics, PREFIX as METRICS_PREFIX};
 pub use schedule::EVENT_DEBOUNCE;
-// TEMPORARY: the contract's output type until extdns_source::wrappers lands.
 pub use server::{MetricsServer, ServerError, start_metrics_server};
-pub use stub::PipelineOutput;
 /// Re-exported so the binary can stop the loop without depending on tokio-util itself.
 pub use tokio_util::sync::CancellationToken;
 

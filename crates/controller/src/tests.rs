@@ -4,13 +4,13 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::stub::PipelineOutput;
 use async_trait::async_trait;
 use extdns_endpoint::{Changes, DomainFilter, Endpoint, RecordType, label};
 use extdns_informer::view::{EndpointSlice, Gateway, ListenerSet, Namespace, Node, Pod, Route, RouteKind, Service};
 use extdns_informer::{Cluster, MemoryCluster};
 use extdns_provider::{ChangeFailure, ProviderError};
 use extdns_registry::{Registry, RegistryError};
+use extdns_source::PipelineOutput;
 use extdns_source::SourceError;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;

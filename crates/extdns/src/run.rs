@@ -7,10 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use async_trait::async_trait;
-use extdns_controller::{
-    CancellationToken, Controller, ControllerConfig, DesiredEndpoints, Metrics, SyncReport, start_metrics_server,
-};
+use extdns_controller::{CancellationToken, Controller, ControllerConfig, Metrics, SyncReport, start_metrics_server};
 use extdns_endpoint::{DomainFilter, RecordType};
 use extdns_informer::view::RouteKind;
 use extdns_informer::{Cluster, LiveCluster, LiveOptions, ResourceKind};
@@ -20,10 +17,10 @@ use extdns_registry::{NoopRegistry, Registry, TxtRegistry, TxtRegistryConfig};
 use tracing::info;
 
 use crate::flags::{Flags, RegistryName};
-use crate::pending::Pipeline;
 use crate::providers::build_provider;
 use crate::validate::ValidationError;
 use crate::wiring;
+use extdns_source::Pipeline;
 
 /// How long `--once` waits for the informers' first list (external-dns's cache-sync timeout).
 pub const ONCE_SYNC_TIMEOUT: Duration = Duration::from_secs(60);
@@ -126,26 +123,8 @@ fn assemble(
 ) -> anyhow::Result<Controller> {
     let registry = build_registry(flags, provider)?;
     let config = controller_config(flags)?;
-    let source = Arc::new(PipelineSource(pipeline));
+    let source = Arc::new(pipeline);
     Ok(Controller::new(cluster, source, registry, config, metrics))
-}
-
-/// The source pipeline as the controller sees it.
-struct PipelineSource(Pipeline);
-
-#[async_trait]
-impl DesiredEndpoints for PipelineSource {
-    async fn desired(
-        &self,
-        cluster: &dyn Cluster,
-    ) -> Result<extdns_controller::PipelineOutput, extdns_source::SourceError> {
-        let out = self.0.endpoints(cluster).await?;
-        Ok(extdns_controller::PipelineOutput {
-            endpoints: out.endpoints,
-            invalid: out.invalid,
-            deduplicated: out.deduplicated,
-        })
-    }
 }
 
 /// The loop's knobs and the plan's configuration.
