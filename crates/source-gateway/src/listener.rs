@@ -2,10 +2,9 @@
 //! ListenerSets, the Gateway's `allowedListeners`.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
-use extdns_informer::Cluster;
 use extdns_informer::view::{AllowedListeners, AllowedRoutes, LabelSelector, Namespace, RouteKind};
+use extdns_informer::{Cluster, StrMap};
 use extdns_source::Selector;
 
 /// The API group of every Gateway API kind extdns reads; also the default of an unset `group`.
@@ -104,16 +103,21 @@ impl NamespaceRule {
         match self {
             NamespaceRule::All => true,
             NamespaceRule::Same => namespace == owner_namespace,
-            NamespaceRule::Selector(s) => namespaces.get(namespace).is_some_and(|ns| s.matches(&ns.labels)),
+            NamespaceRule::Selector(s) => namespaces.labels(namespace).is_some_and(|l| s.matches(l)),
             NamespaceRule::Nothing => false,
         }
     }
 }
 
-/// Namespace objects looked up once per sync: selectors of many listeners ask about the same few namespaces.
+/// The label the API server puts on every Namespace (Kubernetes 1.21 and later), naming it. Selectors often
+/// use it to pick namespaces by name.
+pub const NAMESPACE_NAME_LABEL: &str = "kubernetes.io/metadata.name";
+
+/// The labels of Namespace objects, looked up once per sync: selectors of many listeners ask about the same
+/// few namespaces.
 pub struct NamespaceCache<'c> {
     cluster: &'c dyn Cluster,
-    seen: HashMap<String, Option<Arc<Namespace>>>,
+    seen: HashMap<String, Option<StrMap>>,
 }
 
 impl<'c> NamespaceCache<'c> {
@@ -124,19 +128,31 @@ impl<'c> NamespaceCache<'c> {
         }
     }
 
-    pub fn get(&mut self, name: &str) -> Option<&Namespace> {
+    /// The labels of the Namespace `name`, with `kubernetes.io/metadata.name` filled in when the object (say,
+    /// one from a manifest file) lacks it; `None` when there is no such Namespace.
+    pub fn labels(&mut self, name: &str) -> Option<&StrMap> {
         if !self.seen.contains_key(name) {
-            let found = self.cluster.namespace(name);
-            if found.is_none() {
+            let labels = self.cluster.namespace(name).map(|ns| with_name_label(&ns));
+            if labels.is_none() {
                 tracing::warn!(
                     namespace = name,
                     "Namespace not found: namespace selectors (allowedRoutes, allowedListeners) cannot match objects in it"
                 );
             }
-            self.seen.insert(name.to_string(), found);
+            self.seen.insert(name.to_string(), labels);
         }
-        self.seen.get(name).and_then(|n| n.as_deref())
+        self.seen.get(name).and_then(Option::as_ref)
     }
+}
+
+fn with_name_label(ns: &Namespace) -> StrMap {
+    if ns.labels.contains_key(NAMESPACE_NAME_LABEL) {
+        return ns.labels.clone();
+    }
+    ns.labels
+        .iter()
+        .chain([(NAMESPACE_NAME_LABEL, ns.name.as_str())])
+        .collect()
 }
 
 #[cfg(test)]
@@ -239,6 +255,19 @@ mod tests {
         assert!(!rule.allows("team-b", "infra", &mut nss));
         // The Namespace object is unknown: its labels cannot match.
         assert!(!rule.allows("ghost", "infra", &mut nss));
+    }
+
+    #[test]
+    fn allowed_routes_selector_sees_the_namespace_name_label() {
+        let c = cluster();
+        let mut nss = NamespaceCache::new(&c);
+        let sel = LabelSelector {
+            match_labels: vec![(NAMESPACE_NAME_LABEL.into(), "team-b".into())],
+            match_expressions: vec![],
+        };
+        let rule = NamespaceRule::for_routes(Some(&routes(Some("Selector"), Some(sel), vec![])), "g", "f");
+        assert!(rule.allows("team-b", "infra", &mut nss));
+        assert!(!rule.allows("team-a", "infra", &mut nss));
     }
 
     #[test]
