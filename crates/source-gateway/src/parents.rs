@@ -157,7 +157,7 @@ impl<'c> Parents<'c> {
             let targets = if own.is_empty() {
                 gw_parent.targets.clone()
             } else {
-                checked_targets(&own, &object, "target annotation").into()
+                checked_targets(&own, &object, Field::TargetAnnotation).into()
             };
             let listeners = ls
                 .listeners
@@ -238,19 +238,30 @@ fn attached_gateway<'c, 'p>(
 fn gateway_targets(config: &GatewaySourceConfig, gw: &Gateway, object: &str) -> Arc<[String]> {
     let overrides = config.common.annotations.targets(&gw.meta.annotations);
     if !overrides.is_empty() {
-        return checked_targets(&overrides, object, "target annotation").into();
+        return checked_targets(&overrides, object, Field::TargetAnnotation).into();
     }
-    checked_targets(&gw.addresses, object, "status.addresses").into()
+    checked_targets(&gw.addresses, object, Field::StatusAddresses).into()
+}
+
+/// Where targets were read from, for the warning that skips a bad one.
+#[derive(Clone, Copy)]
+enum Field {
+    TargetAnnotation,
+    StatusAddresses,
 }
 
 /// The targets that are IP addresses or hostnames, sorted and deduplicated (the order records list them in);
 /// each other one is a warning and is left out.
-fn checked_targets(targets: &[String], object: &str, field: &str) -> Vec<String> {
+fn checked_targets(targets: &[String], object: &str, field: Field) -> Vec<String> {
     let mut out = Vec::with_capacity(targets.len());
-    for t in targets {
+    for (i, t) in targets.iter().enumerate() {
         if valid_target(t) {
             out.push(t.clone());
         } else {
+            let field = match field {
+                Field::TargetAnnotation => "target annotation".to_string(),
+                Field::StatusAddresses => format!("status.addresses[{i}].value"),
+            };
             tracing::warn!(object, field, value = %t, "ignoring target: neither an IP address nor a hostname");
         }
     }

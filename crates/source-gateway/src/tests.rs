@@ -1457,9 +1457,10 @@ fn invalid_address_is_skipped_with_a_warning_and_the_rest_published() {
     let (eps, logs) = warnings(|| run(config(), &c));
     assert_eq!(lines(&eps), vec!["web.example.com A 1.2.3.4,5.6.7.8"]);
     assert!(
-        logs.contains("Gateway infra/gw") && logs.contains("status.addresses"),
+        logs.contains("Gateway infra/gw") && logs.contains("status.addresses[1].value"),
         "{logs}"
     );
+    assert!(logs.contains("status.addresses[2].value"), "{logs}");
     assert!(logs.contains("not an address") && logs.contains("1.2.3.4:80"), "{logs}");
     assert!(
         logs.contains("Gateway infra/annotated") && logs.contains("target annotation"),
