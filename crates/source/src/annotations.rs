@@ -85,17 +85,20 @@ impl Annotations {
     }
 
     /// Like [`Annotations::get`], also returning the prefix the value was found under.
+    ///
+    /// One pass over the object's few annotations, comparing in place: sources look up several keys per
+    /// object per sync, and building `<prefix><key>` strings for each lookup showed in the profiles.
     fn get_with_prefix<'a, 's>(&'s self, a: &'a StrMap, key: &str) -> Option<(&'s str, &'a str)> {
-        let mut full = String::with_capacity(40);
-        for p in &self.prefixes {
-            full.clear();
-            full.push_str(p);
-            full.push_str(key);
-            if let Some(v) = a.get(&full) {
-                return Some((p.as_str(), v));
+        let mut best: Option<(usize, &'a str)> = None;
+        for (k, v) in a.iter() {
+            let Some(head) = k.strip_suffix(key) else { continue };
+            if let Some(rank) = self.prefixes.iter().position(|p| p == head)
+                && best.is_none_or(|(b, _)| rank < b)
+            {
+                best = Some((rank, v));
             }
         }
-        None
+        best.map(|(rank, v)| (self.prefixes[rank].as_str(), v))
     }
 
     /// Whether `key` (a full annotation key) is under one of the read prefixes.
