@@ -22,7 +22,7 @@ use extdns_endpoint::{Endpoint, ObjectRef, Ttl, merge_endpoints};
 use extdns_informer::view::{Route, RouteKind};
 use extdns_informer::{Cluster, ResourceKind};
 use extdns_source::annotations::key;
-use extdns_source::{Selector, Source, SourceConfig, SourceError, TemplateError};
+use extdns_source::{Selector, Source, SourceConfig, SourceError};
 
 pub use hostname::{Hostname, HostnameError};
 pub use listener::protocol_matches;
@@ -105,8 +105,15 @@ impl GatewayRouteSource {
             tracing::debug!(object = %object, "no parentRefs: nothing to publish");
             return Ok(());
         }
-        let names = route_names(&self.config, route, object, source_name)
-            .map_err(|e| template_error(source_name, object, e))?;
+        // A template that cannot run on this route skips the route, like any other bad input on one object:
+        // the rest of the cluster still syncs.
+        let names = match route_names(&self.config, route, object, source_name) {
+            Ok(names) => names,
+            Err(e) => {
+                tracing::warn!(object = %object, field = "--fqdn-template", "template failed, route skipped: {e}");
+                return Ok(());
+            }
+        };
         if names.names.is_empty() && !names.listener_fallback {
             return Ok(());
         }
@@ -207,14 +214,6 @@ pub(crate) struct ObjectName<'a> {
 impl std::fmt::Display for ObjectName<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} {}/{}", self.kind, self.namespace, self.name)
-    }
-}
-
-fn template_error(source_name: &str, object: ObjectName<'_>, e: TemplateError) -> SourceError {
-    SourceError::Template {
-        source_name: source_name.to_string(),
-        object: object.to_string(),
-        message: e.to_string(),
     }
 }
 
