@@ -31,9 +31,9 @@ pub trait Source: Send + Sync {
     /// The kinds of objects this source reads, so the live cluster watches only those.
     fn watched_kinds(&self) -> Vec<ResourceKind>;
 
-    /// The endpoints the cluster asks for. Bad input on one object is a warning naming the object and the
-    /// field, and that piece is skipped; an error here means the whole result is unusable (a template that
-    /// cannot run), and the controller then plans nothing that sync.
+    /// The endpoints the cluster asks for. Bad input on one object (including a template that cannot run on
+    /// it) is a warning naming the object and the field, and that piece is skipped. An error here means the
+    /// whole result is unusable, and the controller then plans nothing that sync.
     async fn endpoints(&self, cluster: &dyn Cluster) -> Result<Vec<Endpoint>, SourceError>;
 }
 
