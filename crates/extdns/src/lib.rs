@@ -8,7 +8,6 @@ pub mod duration;
 pub mod endpoints;
 pub mod flags;
 pub mod logging;
-pub mod pending;
 pub mod providers;
 pub mod run;
 pub mod validate;

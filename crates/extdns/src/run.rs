@@ -95,7 +95,7 @@ pub async fn build_controller(
 ) -> anyhow::Result<Controller> {
     let pipeline = wiring::build_pipeline(flags)?;
     let cluster = build_cluster(flags, &pipeline.watched_kinds()).await?;
-    assemble(flags, pipeline, cluster, provider, metrics)
+    controller_with_pipeline(flags, pipeline, cluster, provider, metrics)
 }
 
 /// [`build_controller`] over a given cluster view (tests use a live view fed by hand, or one that never
@@ -106,7 +106,7 @@ pub fn controller_with_cluster(
     provider: Arc<dyn Provider>,
     metrics: Arc<Metrics>,
 ) -> anyhow::Result<Controller> {
-    assemble(flags, wiring::build_pipeline(flags)?, cluster, provider, metrics)
+    controller_with_pipeline(flags, wiring::build_pipeline(flags)?, cluster, provider, metrics)
 }
 
 /// The kinds the sources the flags enable read (what the live view watches).
@@ -114,7 +114,8 @@ pub fn watched_kinds(flags: &Flags) -> Result<Vec<ResourceKind>, ValidationError
     Ok(wiring::build_pipeline(flags)?.watched_kinds())
 }
 
-fn assemble(
+/// The controller over a given pipeline and cluster view (tests add sources of their own, e.g. one that fails).
+pub fn controller_with_pipeline(
     flags: &Flags,
     pipeline: Pipeline,
     cluster: Arc<dyn Cluster>,

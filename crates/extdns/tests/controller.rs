@@ -7,11 +7,14 @@ use std::sync::Arc;
 
 use extdns::flags::{Flags, try_parse_from};
 use extdns::providers::build_provider;
-use extdns::run::{controller_with_cluster, run_once_with, watched_kinds};
+use extdns::run::{build_cluster, controller_with_cluster, controller_with_pipeline, run_once_with, watched_kinds};
+use extdns::wiring::{build_sources, default_resolver, pipeline_config};
 use extdns_controller::{Metrics, SyncError};
 use extdns_endpoint::{Endpoint, RecordType};
+use extdns_informer::{Cluster, ResourceKind};
 use extdns_informer::{LiveCluster, LiveOptions};
 use extdns_provider::{InMemoryProvider, Provider};
+use extdns_source::{Pipeline, Source, SourceError};
 
 type Error = Box<dyn std::error::Error>;
 
@@ -191,27 +194,46 @@ async fn records_owned_by_another_owner_id_are_never_touched() -> Result<(), Err
     Ok(())
 }
 
+/// A source that cannot produce a usable result (as a source whose view of its objects is broken would).
+struct FailingSource;
+
+#[async_trait::async_trait]
+impl Source for FailingSource {
+    fn name(&self) -> &str {
+        "failing"
+    }
+    fn watched_kinds(&self) -> Vec<ResourceKind> {
+        Vec::new()
+    }
+    async fn endpoints(&self, _: &dyn Cluster) -> Result<Vec<Endpoint>, SourceError> {
+        Err(SourceError::Other {
+            source_name: "failing".into(),
+            message: "view unavailable".into(),
+        })
+    }
+}
+
 #[tokio::test]
 async fn a_source_error_deletes_nothing() -> Result<(), Error> {
     let provider = Arc::new(InMemoryProvider::new(vec![]));
-    let sources = ["--source=service", "--source=gateway-httproute"];
-    run_once_with(&flags_over(&examples(), &sources)?, as_provider(&provider)).await?;
+    let f = flags_over(&examples(), &["--source=gateway-httproute"])?;
+    run_once_with(&f, as_provider(&provider)).await?;
     let before = records(&provider);
     assert!(!before.is_empty());
     let writes = provider.apply_calls();
 
-    // A template that cannot run on an HTTPRoute fails the gateway source: the sync must stop before
-    // planning, even though the other source succeeded and the failed one produced no endpoint at all.
-    let mut broken = sources.to_vec();
-    broken.extend([
-        "--fqdn-template={{.Spec.NoSuchField}}.example.com",
-        "--combine-fqdn-annotation",
-    ]);
-    let result = run_once_with(&flags_over(&examples(), &broken)?, as_provider(&provider)).await;
-    let err = result.err().ok_or("the sync succeeded despite a failing template")?;
+    // The real sources succeed, one more fails and so yields no endpoint at all: the sync must stop before
+    // planning, or every record the failed source owns would look unwanted.
+    let mut sources = build_sources(&f, default_resolver(&f)?)?;
+    sources.push(Box::new(FailingSource));
+    let pipeline = Pipeline::new(sources, pipeline_config(&f)?);
+    let cluster = build_cluster(&f, &pipeline.watched_kinds()).await?;
+    let metrics = Arc::new(Metrics::new("test", "test"));
+    let controller = controller_with_pipeline(&f, pipeline, cluster, as_provider(&provider), metrics)?;
+    let result = controller.run_once().await;
     assert!(
-        matches!(err.downcast_ref::<SyncError>(), Some(SyncError::Source(_))),
-        "expected a source error, got {err:#}"
+        matches!(result, Err(SyncError::Source(_))),
+        "expected a source error, got {result:?}"
     );
     assert_eq!(records(&provider), before);
     assert_eq!(provider.apply_calls(), writes);
