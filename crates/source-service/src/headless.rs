@@ -164,14 +164,22 @@ pub(crate) fn endpoints(s: &Svc<'_>, hostname: &str, members: &[Member]) -> Vec<
             }
         }
         let Some(pod_hostname) = &m.hostname else { continue };
-        let name = format!("{pod_hostname}.{hostname}");
-        let Some(name) = s.valid_name(&name, "Pod spec.hostname") else {
+        let mut name = format!("{pod_hostname}.{hostname}");
+        if s.valid_name(&name, "Pod spec.hostname") != Some(name.as_str()) {
             continue;
-        };
-        for (slot, targets) in own.into_iter().enumerate() {
-            if !targets.is_empty() {
-                out.push(s.record(name, shared[slot].0.clone(), targets));
-            }
+        }
+        let mut own = own
+            .into_iter()
+            .zip(&shared)
+            .filter(|(targets, _)| !targets.is_empty())
+            .peekable();
+        while let Some((targets, (rt, _))) = own.next() {
+            let name = if own.peek().is_some() {
+                name.clone()
+            } else {
+                std::mem::take(&mut name)
+            };
+            out.push(s.record_named(name, rt.clone(), targets));
         }
     }
     for (rt, targets) in shared {

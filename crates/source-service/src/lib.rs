@@ -117,6 +117,9 @@ impl ServiceSource {
                 }
             }
         }
+        if unlabelled.is_empty() {
+            return merge::merge_services(labelled);
+        }
         unlabelled.append(&mut labelled);
         merge::merge_services(unlabelled)
     }

@@ -45,28 +45,29 @@ pub(crate) fn merge_services(endpoints: Vec<Endpoint>) -> Vec<Endpoint> {
             }));
         }
     }
-    let mut slots: Vec<Option<Endpoint>> = endpoints.into_iter().map(Some).collect();
-    for (i, dest) in into.iter().enumerate() {
+    // Fold merged records into their owner (always an earlier one), then drop them in one compaction.
+    let mut endpoints = endpoints;
+    for (i, dest) in into.iter_mut().enumerate() {
         match *dest {
             Some(d) if d != i => {
-                if let Some(e) = slots[i].take()
-                    && let Some(owner) = slots[d].as_mut()
-                {
-                    owner.targets.extend(e.targets.0);
-                    owner.ref_objects.extend(e.ref_objects);
-                }
+                let (head, tail) = endpoints.split_at_mut(i);
+                let (owner, merged) = (&mut head[d], &mut tail[0]);
+                owner.targets.append(&mut merged.targets.0);
+                owner.ref_objects.append(&mut merged.ref_objects);
+                *dest = None;
             }
-            Some(_) => {}
-            None => slots[i] = None,
+            _ => {}
         }
     }
-    let mut out: Vec<Endpoint> = slots.into_iter().flatten().collect();
-    for e in &mut out {
-        if e.targets.len() > 1 {
+    let mut keep = into.iter().map(Option::is_some);
+    endpoints.retain(|_| keep.next().unwrap_or(false));
+    for e in &mut endpoints {
+        // Already strictly increasing (node addresses are sorted once per call) means sorted and unique.
+        if e.targets.windows(2).any(|w| w[0] >= w[1]) {
             e.targets.normalize();
         }
     }
-    out
+    endpoints
 }
 
 fn resource(e: &Endpoint) -> &str {

@@ -40,10 +40,7 @@ impl<'c> Svc<'c> {
         let annotations = &ctx.cfg.common.annotations;
         let a = &svc.meta.annotations;
         let id = resource.strip_prefix(RESOURCE_PREFIX).unwrap_or(&resource);
-        let ttl = match annotations.get(a, key::TTL) {
-            Some(_) => annotations.ttl(a, &format!("service {id}")),
-            None => Ttl(0),
-        };
+        let ttl = annotations.ttl(a, &resource);
         let (provider_specific, set_identifier) = annotations.provider_specific(a);
         let mut target_override = annotations.targets(a);
         if target_override.iter().any(String::is_empty) {
@@ -94,6 +91,13 @@ impl<'c> Svc<'c> {
             }
         }
         out
+    }
+
+    /// Like [`Svc::record`] for a name already validated and owned (no second copy of it).
+    pub fn record_named(&self, name: String, record_type: RecordType, targets: Vec<String>) -> Endpoint {
+        let mut e = self.record("", record_type, targets);
+        e.dns_name = name;
+        e
     }
 
     /// A single endpoint of a given type carrying the Service's TTL, labels and provider-specific properties
@@ -265,8 +269,11 @@ pub(crate) fn endpoints(ctx: &Ctx<'_>, svc: &Service, resource: String) -> Vec<E
         namespace: svc.meta.namespace.clone(),
         name: svc.meta.name.clone(),
     };
-    for e in &mut eps {
-        e.ref_objects.insert(object.clone());
+    if let Some((last, rest)) = eps.split_last_mut() {
+        for e in rest {
+            e.ref_objects.insert(object.clone());
+        }
+        last.ref_objects.insert(object);
     }
     eps
 }
