@@ -26,7 +26,10 @@ fn main() -> Result<()> {
 }
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."))
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
 }
 
 fn cargo() -> Command {
@@ -55,7 +58,9 @@ fn dist() -> Result<()> {
     std::fs::copy(&binary, &target).with_context(|| format!("copying {}", binary.display()))?;
     let mut sum = Command::new("sha256sum");
     sum.arg("extdns").current_dir(&dist);
-    let out = sum.output().context("sha256sum is needed to write the checksum (coreutils)")?;
+    let out = sum
+        .output()
+        .context("sha256sum is needed to write the checksum (coreutils)")?;
     if !out.status.success() {
         bail!("sha256sum failed");
     }
@@ -84,7 +89,15 @@ fn e2e() -> Result<()> {
         bail!("real DNS servers are missing: apt-get install -y {}", missing.join(" "));
     }
     let mut cmd = cargo();
-    cmd.args(["test", "-p", "extdns-provider-rfc2136", "-p", "extdns", "--", "--test-threads=2"]);
+    cmd.args([
+        "test",
+        "-p",
+        "extdns-provider-rfc2136",
+        "-p",
+        "extdns",
+        "--",
+        "--test-threads=2",
+    ]);
     run(cmd)
 }
 

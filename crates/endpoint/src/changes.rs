@@ -47,7 +47,11 @@ mod tests {
     #[test]
     fn an_update_to_the_same_record_is_no_change() {
         let e = Endpoint::new("a.example.com", RecordType::A, ["1.2.3.4"]);
-        let c = Changes { update_old: vec![e.clone()], update_new: vec![e], ..Changes::default() };
+        let c = Changes {
+            update_old: vec![e.clone()],
+            update_new: vec![e],
+            ..Changes::default()
+        };
         assert!(!c.has_changes());
         assert!(!c.is_empty());
     }
@@ -55,7 +59,12 @@ mod tests {
     #[test]
     fn changes_use_the_webhook_field_names() {
         let e = Endpoint::new("a.example.com", RecordType::A, ["1.2.3.4"]);
-        let c = Changes { create: vec![e.clone()], update_old: vec![e.clone()], update_new: vec![e], ..Changes::default() };
+        let c = Changes {
+            create: vec![e.clone()],
+            update_old: vec![e.clone()],
+            update_new: vec![e],
+            ..Changes::default()
+        };
         let json = serde_json::to_value(&c).unwrap_or_default();
         assert!(json.get("create").is_some() && json.get("updateOld").is_some() && json.get("updateNew").is_some());
         assert!(json.get("delete").is_none());

@@ -28,7 +28,11 @@ impl DomainFilter {
     /// A suffix-list filter. Entries are trimmed, lose one trailing dot and are compared case-insensitively
     /// (IDNA Unicode form); empty entries are dropped.
     pub fn new<S: AsRef<str>>(include: &[S], exclude: &[S]) -> Self {
-        DomainFilter { include: normalize_list(include), exclude: normalize_list(exclude), regex: None }
+        DomainFilter {
+            include: normalize_list(include),
+            exclude: normalize_list(exclude),
+            regex: None,
+        }
     }
 
     /// A regular-expression filter (unanchored matches on the normalised name). Empty patterns mean "none".
@@ -37,10 +41,16 @@ impl DomainFilter {
             if p.is_empty() {
                 return Ok(None);
             }
-            Regex::new(p).map(Some).map_err(|source| DomainFilterError::Regex { pattern: p.to_string(), source })
+            Regex::new(p).map(Some).map_err(|source| DomainFilterError::Regex {
+                pattern: p.to_string(),
+                source,
+            })
         };
         Ok(DomainFilter {
-            regex: Some(RegexFilter { include: compile(include)?, exclude: compile(exclude)? }),
+            regex: Some(RegexFilter {
+                include: compile(include)?,
+                exclude: compile(exclude)?,
+            }),
             ..DomainFilter::default()
         })
     }
@@ -110,14 +120,19 @@ fn suffix_match(filter: &str, domain: &str) -> bool {
     if filter.starts_with('.') {
         return domain.ends_with(filter);
     }
-    domain == filter || (domain.len() > filter.len() && domain.ends_with(filter) && {
-        let cut = domain.len() - filter.len() - 1;
-        domain.as_bytes()[cut] == b'.'
-    })
+    domain == filter
+        || (domain.len() > filter.len() && domain.ends_with(filter) && {
+            let cut = domain.len() - filter.len() - 1;
+            domain.as_bytes()[cut] == b'.'
+        })
 }
 
 fn normalize_list<S: AsRef<str>>(items: &[S]) -> Vec<String> {
-    items.iter().map(|s| normalize(s.as_ref())).filter(|s| !s.is_empty()).collect()
+    items
+        .iter()
+        .map(|s| normalize(s.as_ref()))
+        .filter(|s| !s.is_empty())
+        .collect()
 }
 
 /// Trimmed, one trailing dot removed, IDNA Unicode form (which lower-cases). A name IDNA rejects is still
@@ -173,7 +188,9 @@ impl<'de> Deserialize<'de> for DomainFilter {
         let has_regex = !json.regex_include.is_empty() || !json.regex_exclude.is_empty();
         match (has_lists, has_regex) {
             (true, true) => Err(serde::de::Error::custom(DomainFilterError::ListsAndRegex)),
-            (_, true) => DomainFilter::with_regex(&json.regex_include, &json.regex_exclude).map_err(serde::de::Error::custom),
+            (_, true) => {
+                DomainFilter::with_regex(&json.regex_include, &json.regex_exclude).map_err(serde::de::Error::custom)
+            }
             _ => Ok(DomainFilter::new(&json.include, &json.exclude)),
         }
     }
@@ -280,10 +297,16 @@ mod tests {
     #[test]
     fn json_form_matches_the_webhook_protocol() {
         let f = list(&["b.com", "a.com"], &["x.a.com"]);
-        assert_eq!(serde_json::to_string(&f).unwrap_or_default(), r#"{"include":["a.com","b.com"],"exclude":["x.a.com"]}"#);
+        assert_eq!(
+            serde_json::to_string(&f).unwrap_or_default(),
+            r#"{"include":["a.com","b.com"],"exclude":["x.a.com"]}"#
+        );
         assert_eq!(serde_json::to_string(&list(&[], &[])).unwrap_or_default(), "{}");
         let r = DomainFilter::with_regex("a", "b").unwrap_or_default();
-        assert_eq!(serde_json::to_string(&r).unwrap_or_default(), r#"{"regexInclude":"a","regexExclude":"b"}"#);
+        assert_eq!(
+            serde_json::to_string(&r).unwrap_or_default(),
+            r#"{"regexInclude":"a","regexExclude":"b"}"#
+        );
         let back: DomainFilter = serde_json::from_str(r#"{"include":["a.com"]}"#).unwrap_or_default();
         assert!(back.matches("x.a.com") && !back.matches("x.b.com"));
         assert!(serde_json::from_str::<DomainFilter>(r#"{"include":["a.com"],"regexInclude":"x"}"#).is_err());

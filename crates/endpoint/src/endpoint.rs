@@ -233,8 +233,11 @@ impl Endpoint {
         set_identifier: &str,
         resource: &str,
     ) -> Vec<Endpoint> {
-        let mut by_type: [(RecordType, Vec<&str>); 3] =
-            [(RecordType::A, vec![]), (RecordType::Aaaa, vec![]), (RecordType::Cname, vec![])];
+        let mut by_type: [(RecordType, Vec<&str>); 3] = [
+            (RecordType::A, vec![]),
+            (RecordType::Aaaa, vec![]),
+            (RecordType::Cname, vec![]),
+        ];
         for t in targets {
             let slot = match suitable_type(t) {
                 RecordType::A => 0,
@@ -262,7 +265,14 @@ impl Endpoint {
 
 impl fmt::Display for Endpoint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {} {} [{}]", self.dns_name, self.record_ttl.0, self.record_type, self.targets.join(", "))?;
+        write!(
+            f,
+            "{} {} {} [{}]",
+            self.dns_name,
+            self.record_ttl.0,
+            self.record_type,
+            self.targets.join(", ")
+        )?;
         if !self.set_identifier.is_empty() {
             write!(f, " set-identifier={}", self.set_identifier)?;
         }
@@ -312,7 +322,13 @@ pub fn merge_endpoints(endpoints: Vec<Endpoint>) -> Vec<Endpoint> {
         } else {
             None
         };
-        let key = (e.dns_name.clone(), e.record_type.clone(), e.set_identifier.clone(), e.record_ttl, first_target);
+        let key = (
+            e.dns_name.clone(),
+            e.record_type.clone(),
+            e.set_identifier.clone(),
+            e.record_ttl,
+            first_target,
+        );
         match index.get(&key) {
             Some(&i) => {
                 let merged = &mut out[i];
@@ -378,7 +394,10 @@ mod tests {
         let types: Vec<_> = eps.iter().map(|e| e.record_type.clone()).collect();
         assert_eq!(types, vec![RecordType::A, RecordType::Aaaa, RecordType::Cname]);
         assert_eq!(eps[0].targets.0, strings(&["1.2.3.4", "5.6.7.8"]));
-        assert!(eps.iter().all(|e| e.record_ttl == Ttl(60) && e.set_identifier == "blue"));
+        assert!(
+            eps.iter()
+                .all(|e| e.record_ttl == Ttl(60) && e.set_identifier == "blue")
+        );
         assert!(eps.iter().all(|e| e.resource() == Some("service/default/x")));
     }
 
@@ -411,7 +430,10 @@ mod tests {
     fn json_uses_external_dns_field_names_and_omits_empty_fields() {
         let e = Endpoint::new("a.example.com", RecordType::A, ["1.2.3.4"]).with_ttl(Ttl(300));
         let json = serde_json::to_string(&e).unwrap_or_default();
-        assert_eq!(json, r#"{"dnsName":"a.example.com","targets":["1.2.3.4"],"recordType":"A","recordTTL":300}"#);
+        assert_eq!(
+            json,
+            r#"{"dnsName":"a.example.com","targets":["1.2.3.4"],"recordType":"A","recordTTL":300}"#
+        );
         let back: Endpoint = serde_json::from_str(&json).unwrap_or_default();
         assert_eq!(back, e);
     }

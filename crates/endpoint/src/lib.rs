@@ -16,8 +16,7 @@ mod validation;
 pub use changes::Changes;
 pub use domain_filter::{DomainFilter, DomainFilterError};
 pub use endpoint::{
-    Endpoint, EndpointKey, ObjectRef, ProviderSpecific, ProviderSpecificProperty, Ttl, merge_endpoints,
-    suitable_type,
+    Endpoint, EndpointKey, ObjectRef, ProviderSpecific, ProviderSpecificProperty, Ttl, merge_endpoints, suitable_type,
 };
 pub use labels::{Labels, label};
 pub use record_type::RecordType;

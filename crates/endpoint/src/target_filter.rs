@@ -44,7 +44,12 @@ fn parse_nets<S: AsRef<str>>(values: &[S], flag: &'static str) -> Result<Vec<IpN
         .iter()
         .map(|v| v.as_ref().trim())
         .filter(|v| !v.is_empty())
-        .map(|v| v.parse::<IpNet>().map_err(|_| TargetNetFilterError { flag, value: v.to_string() }))
+        .map(|v| {
+            v.parse::<IpNet>().map_err(|_| TargetNetFilterError {
+                flag,
+                value: v.to_string(),
+            })
+        })
         .collect()
 }
 
@@ -86,7 +91,10 @@ mod tests {
 
     #[test]
     fn an_invalid_network_is_an_error_naming_the_flag() {
-        let err = TargetNetFilter::new(&["10.0.0.0/33"], &[]).err().map(|e| e.to_string()).unwrap_or_default();
+        let err = TargetNetFilter::new(&["10.0.0.0/33"], &[])
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
         assert!(err.contains("--target-net-filter") && err.contains("10.0.0.0/33"));
     }
 }

@@ -44,16 +44,24 @@ pub fn validate_endpoint(e: &Endpoint) -> Result<(), InvalidEndpoint> {
     let alias = e.provider_specific.get("alias");
     let alias_allowed = matches!(e.record_type, RecordType::A | RecordType::Aaaa | RecordType::Cname);
     if alias.is_some() && !alias_allowed {
-        return Err(InvalidEndpoint::AliasOnWrongType { record_type: e.record_type.clone() });
+        return Err(InvalidEndpoint::AliasOnWrongType {
+            record_type: e.record_type.clone(),
+        });
     }
     match e.record_type {
         RecordType::A | RecordType::Aaaa if alias != Some("true") => {
             let want_v4 = e.record_type == RecordType::A;
             for t in e.targets.iter() {
-                let ok = matches!((parse_ip(t), want_v4), (Some(IpAddr::V4(_)), true) | (Some(IpAddr::V6(_)), false));
+                let ok = matches!(
+                    (parse_ip(t), want_v4),
+                    (Some(IpAddr::V4(_)), true) | (Some(IpAddr::V6(_)), false)
+                );
                 if !ok {
                     let family = if want_v4 { "IPv4" } else { "IPv6" };
-                    return Err(InvalidEndpoint::NotAnAddress { target: t.clone(), family });
+                    return Err(InvalidEndpoint::NotAnAddress {
+                        target: t.clone(),
+                        family,
+                    });
                 }
             }
         }
@@ -78,15 +86,20 @@ pub fn validate_endpoint(e: &Endpoint) -> Result<(), InvalidEndpoint> {
         }
         RecordType::Ptr => {
             let name = e.dns_name.to_ascii_lowercase();
-            let reverse = ["in-addr.arpa", "ip6.arpa"]
-                .iter()
-                .any(|zone| name.strip_suffix(zone).is_some_and(|head| head.len() > 1 && head.ends_with('.')));
+            let reverse = ["in-addr.arpa", "ip6.arpa"].iter().any(|zone| {
+                name.strip_suffix(zone)
+                    .is_some_and(|head| head.len() > 1 && head.ends_with('.'))
+            });
             if !reverse {
-                return Err(InvalidEndpoint::PtrNotReverseName { name: e.dns_name.clone() });
+                return Err(InvalidEndpoint::PtrNotReverseName {
+                    name: e.dns_name.clone(),
+                });
             }
             let bad = e.targets.is_empty() || e.targets.iter().any(|t| t.trim().is_empty() || parse_ip(t).is_some());
             if bad {
-                return Err(InvalidEndpoint::BadPtrTargets { targets: e.targets.0.clone() });
+                return Err(InvalidEndpoint::BadPtrTargets {
+                    targets: e.targets.0.clone(),
+                });
             }
         }
         _ => {}
@@ -106,22 +119,32 @@ mod tests {
     #[test]
     fn a_label_over_63_characters_is_invalid() {
         let name = format!("{}.example.com", "a".repeat(64));
-        assert!(matches!(validate_dns_name(&name), Err(InvalidEndpoint::LabelTooLong { .. })));
+        assert!(matches!(
+            validate_dns_name(&name),
+            Err(InvalidEndpoint::LabelTooLong { .. })
+        ));
         assert!(validate_dns_name(&format!("{}.example.com", "a".repeat(63))).is_ok());
     }
 
     #[test]
     fn a_name_over_253_characters_is_invalid() {
         let name = vec!["a".repeat(50); 6].join(".");
-        assert!(matches!(validate_dns_name(&name), Err(InvalidEndpoint::NameTooLong { .. })));
+        assert!(matches!(
+            validate_dns_name(&name),
+            Err(InvalidEndpoint::NameTooLong { .. })
+        ));
     }
 
     #[test]
     fn alias_is_only_allowed_on_a_aaaa_and_cname() {
         let mut ps = ProviderSpecific::default();
         ps.set("alias", "false");
-        let srv = ep("_x._tcp.example.com", RecordType::Srv, &["0 50 80 x.example.com."]).with_provider_specific(ps.clone());
-        assert!(matches!(validate_endpoint(&srv), Err(InvalidEndpoint::AliasOnWrongType { .. })));
+        let srv =
+            ep("_x._tcp.example.com", RecordType::Srv, &["0 50 80 x.example.com."]).with_provider_specific(ps.clone());
+        assert!(matches!(
+            validate_endpoint(&srv),
+            Err(InvalidEndpoint::AliasOnWrongType { .. })
+        ));
         let cname = ep("x.example.com", RecordType::Cname, &["y.example.com"]).with_provider_specific(ps);
         assert!(validate_endpoint(&cname).is_ok());
     }
