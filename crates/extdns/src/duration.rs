@@ -3,71 +3,19 @@
 
 use std::time::Duration;
 
-/// Parse a Go duration (`time.ParseDuration`): a sequence of decimal numbers, each with an optional fraction
-/// and a unit (`ns`, `us`, `µs`, `ms`, `s`, `m`, `h`); `0` alone needs no unit. Negative durations are
-/// rejected: no extdns flag has a meaning for them.
+/// Parse a Go duration (`time.ParseDuration`, shared with the TTL annotation's parser) into a `Duration`.
+/// Negative durations are rejected: no extdns flag has a meaning for them.
 pub fn parse(s: &str) -> Result<Duration, String> {
     let bad = || format!("invalid duration {s:?}: expected Go syntax such as 30s, 1m, 1h30m or 500ms");
-    let (negative, mut rest) = match s.strip_prefix('-') {
-        Some(r) => (true, r),
-        None => (false, s.strip_prefix('+').unwrap_or(s)),
-    };
-    if rest == "0" {
-        return Ok(Duration::ZERO);
-    }
-    if rest.is_empty() {
-        return Err(bad());
-    }
-    let mut total: u128 = 0;
-    while !rest.is_empty() {
-        let int_len = rest.bytes().take_while(u8::is_ascii_digit).count();
-        let (int_part, after) = rest.split_at(int_len);
-        let (frac_part, after) = match after.strip_prefix('.') {
-            Some(a) => {
-                let n = a.bytes().take_while(u8::is_ascii_digit).count();
-                a.split_at(n)
-            }
-            None => ("", after),
-        };
-        if int_part.is_empty() && frac_part.is_empty() {
-            return Err(bad());
-        }
-        let unit_len = after
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(after.len());
-        let (unit, after) = after.split_at(unit_len);
-        let nanos_per_unit: u128 = match unit {
-            "ns" => 1,
-            "us" | "µs" | "μs" => 1_000,
-            "ms" => 1_000_000,
-            "s" => 1_000_000_000,
-            "m" => 60_000_000_000,
-            "h" => 3_600_000_000_000,
-            _ => return Err(bad()),
-        };
-        let int: u128 = if int_part.is_empty() {
-            0
-        } else {
-            int_part.parse().map_err(|_| bad())?
-        };
-        let mut value = int.checked_mul(nanos_per_unit).ok_or_else(bad)?;
-        // Fractions are truncated to whole nanoseconds, as Go does.
-        let mut scale = nanos_per_unit;
-        for digit in frac_part.bytes().take(30) {
-            scale /= 10;
-            value += u128::from(digit - b'0') * scale;
-        }
-        total = total.checked_add(value).ok_or_else(bad)?;
-        rest = after;
-    }
+    let nanos = extdns_source::annotations::parse_go_duration(s).map_err(|_| bad())?;
     // Go's durations are int64 nanoseconds.
-    if total > i64::MAX as u128 {
+    if nanos.unsigned_abs() > i64::MAX as u128 {
         return Err(bad());
     }
-    if negative && total > 0 {
+    if nanos < 0 {
         return Err(format!("invalid duration {s:?}: negative durations are not allowed"));
     }
-    Ok(Duration::from_nanos(total as u64))
+    u64::try_from(nanos).map(Duration::from_nanos).map_err(|_| bad())
 }
 
 /// Format like Go's `Duration.String()` (`1m0s`, `30s`, `1h30m0s`, `500ms`, `0s`), so defaults in `--help`
