@@ -141,6 +141,7 @@ impl NodeTargets {
         // Sorted once here, the per-record sort the merge does later is linear.
         for list in [&mut public.v4, &mut public.v6, &mut private.v4, &mut private.v6] {
             list.sort_unstable();
+            list.dedup();
         }
         let default = if any_external { public.clone() } else { private.clone() };
         NodeTargets {

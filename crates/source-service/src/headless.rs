@@ -7,7 +7,10 @@
 //! and only its first address is used.
 
 use extdns_endpoint::{Endpoint, RecordType, suitable_type};
+use std::sync::Arc;
+
 use extdns_informer::StrMap;
+use extdns_informer::view::Pod;
 use extdns_source::annotations::key;
 
 use crate::context::Ctx;
@@ -16,9 +19,16 @@ use crate::service::Svc;
 /// What one Pod behind the Service contributes, the same for every name of the Service.
 #[derive(Debug)]
 pub(crate) struct Member {
-    /// The Pod's `spec.hostname`, when set.
-    pub hostname: Option<String>,
+    /// The Pod (for its `spec.hostname`).
+    pub pod: Arc<Pod>,
     pub targets: Vec<String>,
+}
+
+impl Member {
+    /// The Pod's `spec.hostname`, when set.
+    pub fn hostname(&self) -> Option<&str> {
+        self.pod.hostname.as_deref().filter(|h| !h.is_empty())
+    }
 }
 
 /// Whether a Pod's labels satisfy a Service's `spec.selector` (every pair present; empty selects all).
@@ -110,8 +120,7 @@ pub(crate) fn members(ctx: &Ctx<'_>, s: &Svc<'_>) -> Vec<Member> {
             if targets.is_empty() {
                 continue;
             }
-            let hostname = pod.hostname.as_deref().filter(|h| !h.is_empty()).map(str::to_string);
-            members.push(Member { hostname, targets });
+            members.push(Member { pod, targets });
         }
     }
     members
@@ -159,11 +168,11 @@ pub(crate) fn endpoints(s: &Svc<'_>, hostname: &str, members: &[Member]) -> Vec<
                 _ => 2,
             };
             shared[slot].1.push(t.clone());
-            if m.hostname.is_some() {
+            if m.hostname().is_some() {
                 own[slot].push(t.clone());
             }
         }
-        let Some(pod_hostname) = &m.hostname else { continue };
+        let Some(pod_hostname) = m.hostname() else { continue };
         let mut name = format!("{pod_hostname}.{hostname}");
         if s.valid_name(&name, "Pod spec.hostname") != Some(name.as_str()) {
             continue;

@@ -13,17 +13,22 @@ use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 
 use extdns_endpoint::{Endpoint, RecordType, Ttl, label};
+// Seeded per process, so names chosen by cluster users cannot be crafted to collide.
+use foldhash::fast::RandomState;
 
 /// What makes two records one: name, type and set identifier; for a CNAME also its TTL and first target.
 type Key<'a> = (&'a str, &'a RecordType, &'a str, Option<(Ttl, &'a str)>);
 
-/// Merge `endpoints`, which must come in `resource` label order (records without the label first).
+/// Merge `endpoints`, which must come in `resource` label order (records without the label first), each
+/// with sorted, deduplicated targets.
 pub(crate) fn merge_services(endpoints: Vec<Endpoint>) -> Vec<Endpoint> {
     debug_assert!(endpoints.windows(2).all(|w| resource(&w[0]) <= resource(&w[1])));
+    debug_assert!(endpoints.iter().all(|e| e.targets.windows(2).all(|t| t[0] < t[1])));
     // Where each record goes: its own index, or the index of the earlier record it merges into.
     let mut into: Vec<Option<usize>> = Vec::with_capacity(endpoints.len());
     {
-        let mut first: HashMap<Key<'_>, usize> = HashMap::with_capacity(endpoints.len());
+        let mut first: HashMap<Key<'_>, usize, RandomState> =
+            HashMap::with_capacity_and_hasher(endpoints.len(), RandomState::default());
         for (i, e) in endpoints.iter().enumerate() {
             let alias = if e.record_type == RecordType::Cname {
                 // The smallest target, which is the first once targets are sorted: the same alias is
@@ -46,7 +51,9 @@ pub(crate) fn merge_services(endpoints: Vec<Endpoint>) -> Vec<Endpoint> {
         }
     }
     // Fold merged records into their owner (always an earlier one), then drop them in one compaction.
+    // Records arrive with sorted, deduplicated targets; only owners that took in others need sorting again.
     let mut endpoints = endpoints;
+    let mut grown: Vec<usize> = Vec::new();
     for (i, dest) in into.iter_mut().enumerate() {
         match *dest {
             Some(d) if d != i => {
@@ -54,19 +61,17 @@ pub(crate) fn merge_services(endpoints: Vec<Endpoint>) -> Vec<Endpoint> {
                 let (owner, merged) = (&mut head[d], &mut tail[0]);
                 owner.targets.append(&mut merged.targets.0);
                 owner.ref_objects.append(&mut merged.ref_objects);
+                grown.push(d);
                 *dest = None;
             }
             _ => {}
         }
     }
+    for d in grown {
+        endpoints[d].targets.normalize();
+    }
     let mut keep = into.iter().map(Option::is_some);
     endpoints.retain(|_| keep.next().unwrap_or(false));
-    for e in &mut endpoints {
-        // Already strictly increasing (node addresses are sorted once per call) means sorted and unique.
-        if e.targets.windows(2).any(|w| w[0] >= w[1]) {
-            e.targets.normalize();
-        }
-    }
     endpoints
 }
 
@@ -79,7 +84,8 @@ mod tests {
     use super::*;
 
     fn ep(name: &str, rt: RecordType, targets: &[&str], resource: &str, ttl: i64) -> Endpoint {
-        let e = Endpoint::new(name, rt, targets.iter().copied()).with_ttl(Ttl(ttl));
+        let mut e = Endpoint::new(name, rt, targets.iter().copied()).with_ttl(Ttl(ttl));
+        e.targets.normalize();
         if resource.is_empty() {
             e
         } else {

@@ -71,23 +71,29 @@ impl<'c> Svc<'c> {
     }
 
     /// The endpoints for one name with these targets: A, AAAA and CNAME by the targets' families.
+    /// Targets come out sorted and deduplicated, as every record of this source does (see [`crate::merge`]).
     pub fn emit(&self, hostname: &str, targets: &[String]) -> Vec<Endpoint> {
-        Endpoint::for_hostname(
+        let mut eps = Endpoint::for_hostname(
             hostname,
             targets,
             self.ttl,
             &self.provider_specific,
             &self.set_identifier,
             &self.resource,
-        )
+        );
+        for e in &mut eps {
+            e.targets.normalize();
+        }
+        eps
     }
 
-    /// Like [`Svc::emit`] for addresses already split by family (node addresses): no parsing again.
+    /// Like [`Svc::emit`] for addresses already split by family, sorted and deduplicated (node addresses):
+    /// no parsing or sorting again.
     pub fn emit_split(&self, hostname: &str, targets: &SplitTargets) -> Vec<Endpoint> {
         let mut out = Vec::with_capacity(2);
         for (rt, list) in [(RecordType::A, &targets.v4), (RecordType::Aaaa, &targets.v6)] {
             if !list.is_empty() {
-                out.push(self.record(hostname, rt, list.clone()));
+                out.push(self.record_sorted(hostname, rt, list.clone()));
             }
         }
         out
@@ -103,6 +109,13 @@ impl<'c> Svc<'c> {
     /// A single endpoint of a given type carrying the Service's TTL, labels and provider-specific properties
     /// (headless and SRV records, which are not split by target family).
     pub fn record(&self, name: &str, record_type: RecordType, targets: Vec<String>) -> Endpoint {
+        let mut e = self.record_sorted(name, record_type, targets);
+        e.targets.normalize();
+        e
+    }
+
+    /// [`Svc::record`] for targets already sorted and deduplicated.
+    fn record_sorted(&self, name: &str, record_type: RecordType, targets: Vec<String>) -> Endpoint {
         Endpoint::new(name, record_type, targets)
             .with_ttl(self.ttl)
             .with_set_identifier(self.set_identifier.clone())
