@@ -109,11 +109,17 @@ impl ServiceSource {
         let mut unlabelled = Vec::new();
         let mut labelled = Vec::with_capacity(services.len() * 2);
         for (resource, svc) in ordered {
-            for e in service::endpoints(&ctx, svc, resource) {
-                if e.labels.is_empty() {
-                    unlabelled.push(e)
-                } else {
-                    labelled.push(e)
+            let start = labelled.len();
+            service::endpoints(&ctx, svc, resource, &mut labelled);
+            // Records without the label (rare) go first; see `merge`.
+            if labelled[start..].iter().any(|e| e.labels.is_empty()) {
+                let tail: Vec<Endpoint> = labelled.drain(start..).collect();
+                for e in tail {
+                    if e.labels.is_empty() {
+                        unlabelled.push(e)
+                    } else {
+                        labelled.push(e)
+                    }
                 }
             }
         }

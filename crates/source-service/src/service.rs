@@ -231,41 +231,42 @@ impl<'c> Svc<'c> {
     }
 }
 
-/// Every endpoint one Service asks for (before the merge across Services).
+/// Every endpoint one Service asks for (before the merge across Services), appended to `out`.
 /// `resource` is the Service's `resource` label, `service/<namespace>/<name>`.
-pub(crate) fn endpoints(ctx: &Ctx<'_>, svc: &Service, resource: String) -> Vec<Endpoint> {
+pub(crate) fn endpoints(ctx: &Ctx<'_>, svc: &Service, resource: String, out: &mut Vec<Endpoint>) {
     let cfg = ctx.cfg;
     let common = &cfg.common;
     let s = Svc::new(ctx, svc, resource);
+    let start = out.len();
+    let none_yet = |out: &Vec<Endpoint>| out.len() == start;
 
-    let mut eps = Vec::new();
     if !common.ignore_hostname_annotation {
         let a = &svc.meta.annotations;
         for h in common.annotations.hostnames(a) {
-            eps.extend(s.generate(ctx, &h, false, key::HOSTNAME));
+            out.extend(s.generate(ctx, &h, false, key::HOSTNAME));
         }
         for h in common.annotations.internal_hostnames(a) {
-            eps.extend(s.generate(ctx, &h, true, key::INTERNAL_HOSTNAME));
+            out.extend(s.generate(ctx, &h, true, key::INTERNAL_HOSTNAME));
         }
     }
 
-    if eps.is_empty()
+    if none_yet(out)
         && let Some(mode) = cfg.compatibility
     {
-        eps = compat::endpoints(ctx, &s, mode);
+        out.extend(compat::endpoints(ctx, &s, mode));
     }
 
-    if eps.is_empty() || common.combine_fqdn_annotation {
+    if none_yet(out) || common.combine_fqdn_annotation {
         if let Some(t) = cfg.fqdn_target_template.as_deref() {
-            eps.extend(target_template_endpoints(&s, t));
+            out.extend(target_template_endpoints(&s, t));
         }
         if let Some(t) = common.fqdn_template.as_deref()
-            && (eps.is_empty() || common.combine_fqdn_annotation)
+            && (none_yet(out) || common.combine_fqdn_annotation)
         {
             match t.execute(svc, SOURCE_NAME) {
                 Ok(hosts) => {
                     for h in hosts {
-                        eps.extend(s.generate(ctx, &h, false, "--fqdn-template"));
+                        out.extend(s.generate(ctx, &h, false, "--fqdn-template"));
                     }
                 }
                 Err(e) => tracing::warn!(service = s.id(), field = "--fqdn-template", "template failed: {e}"),
@@ -273,22 +274,21 @@ pub(crate) fn endpoints(ctx: &Ctx<'_>, svc: &Service, resource: String) -> Vec<E
         }
     }
 
-    if eps.is_empty() {
+    if none_yet(out) {
         tracing::debug!(service = s.id(), "no endpoints could be generated");
-        return eps;
+        return;
     }
     let object = ObjectRef {
         source: SOURCE_NAME.to_string(),
         namespace: svc.meta.namespace.clone(),
         name: svc.meta.name.clone(),
     };
-    if let Some((last, rest)) = eps.split_last_mut() {
+    if let Some((last, rest)) = out[start..].split_last_mut() {
         for e in rest {
             e.ref_objects.insert(object.clone());
         }
         last.ref_objects.insert(object);
     }
-    eps
 }
 
 /// `--fqdn-target-template`: `host:target` pairs. Like external-dns these records carry no TTL, labels or

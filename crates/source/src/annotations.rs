@@ -225,18 +225,22 @@ const CLOUDFLARE_KEYS: [&str; 5] = [
 ];
 
 fn split_list(v: &str) -> Vec<String> {
-    v.replace(' ', "").split(',').map(str::to_string).collect()
+    if v.contains(' ') {
+        v.replace(' ', "").split(',').map(str::to_string).collect()
+    } else {
+        v.split(',').map(str::to_string).collect()
+    }
 }
 
 /// Parse a TTL as external-dns does: a Go duration first, then integer seconds; the result truncated to
 /// whole seconds and checked against 1..=2147483647.
+///
+/// A plain integer is tried first: the result is the same (Go's duration parser rejects a number without
+/// a unit, except "0", which is out of range either way), and the common `"300"` then builds no error.
 pub fn parse_ttl(value: &str) -> Result<i64, String> {
-    let secs = match parse_go_duration(value) {
-        Ok(nanos) => nanos / 1_000_000_000,
-        Err(duration_err) => match value.parse::<i64>() {
-            Ok(s) => i128::from(s),
-            Err(_) => return Err(duration_err),
-        },
+    let secs = match value.parse::<i64>() {
+        Ok(s) => i128::from(s),
+        Err(_) => parse_go_duration(value)? / 1_000_000_000,
     };
     match i64::try_from(secs) {
         Ok(s) if (1..=TTL_MAX).contains(&s) => Ok(s),
