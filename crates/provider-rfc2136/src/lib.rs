@@ -333,25 +333,19 @@ impl Provider for Rfc2136Provider {
     }
 
     async fn apply_changes(&self, changes: &Changes) -> Result<(), ProviderError> {
-        let mut failures = Vec::new();
-        let by_zone = self.by_zone(changes, &mut failures);
+        let mut unrouted = Vec::new();
+        let by_zone = self.by_zone(changes, &mut unrouted);
+        let mut failures = batch::Failures::from_vec(unrouted);
         let session = tokio::sync::Mutex::new(self.session(&self.updates));
         for (zone_index, units) in by_zone {
             let zone = &self.zone_names[zone_index];
             let session = &session;
             let zone_changes = batch::from_units(&units);
             let size = self.settings.batch_change_size;
-            match batch::apply_in_batches(&zone_changes, size, |b| self.send_batch(session, zone, b)).await {
-                Ok(()) => {}
-                Err(ProviderError::Partial { failures: f }) => failures.extend(f),
-                Err(e) => return Err(e),
-            }
+            failures
+                .absorb(batch::apply_in_batches(&zone_changes, size, |b| self.send_batch(session, zone, b)).await)?;
         }
-        if failures.is_empty() {
-            Ok(())
-        } else {
-            Err(ProviderError::Partial { failures })
-        }
+        failures.into_result()
     }
 
     /// Desired endpoints as they will read back: names in lower case, TXT targets unquoted, TTLs raised to

@@ -220,18 +220,42 @@ where
     F: FnMut(Vec<Change>) -> Fut,
     Fut: Future<Output = Result<(), ProviderError>>,
 {
-    let mut failures = Vec::new();
+    let mut failures = Failures::default();
     for batch in split_units(to_units(changes), size) {
-        match apply_split(batch, &mut apply).await {
-            Ok(()) => {}
-            Err(ProviderError::Partial { failures: f }) => failures.extend(f),
-            Err(e) => return Err(e),
+        failures.absorb(apply_split(batch, &mut apply).await)?;
+    }
+    failures.into_result()
+}
+
+/// Collects the failed changes of several independent applies (batches, zones) so one partial failure does
+/// not stop the others, while any other error still does.
+#[derive(Debug, Default)]
+pub struct Failures(Vec<ChangeFailure>);
+
+impl Failures {
+    /// Keep the failed changes of a partial failure; pass any other error on.
+    pub fn absorb(&mut self, result: Result<(), ProviderError>) -> Result<(), ProviderError> {
+        match result {
+            Err(ProviderError::Partial { failures }) => {
+                self.0.extend(failures);
+                Ok(())
+            }
+            other => other,
         }
     }
-    if failures.is_empty() {
-        Ok(())
-    } else {
-        Err(ProviderError::Partial { failures })
+
+    /// Start from failures found before anything was applied (e.g. changes no zone accepts).
+    pub fn from_vec(failures: Vec<ChangeFailure>) -> Self {
+        Failures(failures)
+    }
+
+    /// `Ok` when nothing failed, else one [`ProviderError::Partial`] naming every failed change.
+    pub fn into_result(self) -> Result<(), ProviderError> {
+        if self.0.is_empty() {
+            Ok(())
+        } else {
+            Err(ProviderError::Partial { failures: self.0 })
+        }
     }
 }
 

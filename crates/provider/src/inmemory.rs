@@ -244,19 +244,11 @@ impl Provider for InMemoryProvider {
                 None => tracing::warn!(record = %c.endpoint(), "record is in no in-memory zone; skipping it"),
             }
         }
-        let mut failures = Vec::new();
+        let mut failures = batch::Failures::default();
         for (zone, units) in per_zone {
-            match batch::apply_split(units, |b| std::future::ready(self.apply_atomic(zone, &b))).await {
-                Ok(()) => {}
-                Err(ProviderError::Partial { failures: f }) => failures.extend(f),
-                Err(e) => return Err(e),
-            }
+            failures.absorb(batch::apply_split(units, |b| std::future::ready(self.apply_atomic(zone, &b))).await)?;
         }
-        if failures.is_empty() {
-            Ok(())
-        } else {
-            Err(ProviderError::Partial { failures })
-        }
+        failures.into_result()
     }
 
     fn domain_filter(&self) -> DomainFilter {
