@@ -37,23 +37,30 @@ pub struct Connection {
     timeout: Duration,
 }
 
+/// One step of opening a connection (TCP connect, TLS handshake) bounded by the request timeout, its errors
+/// named after the server.
+async fn connect_step<T, E: std::fmt::Display>(
+    server: &str,
+    limit: Duration,
+    what: &str,
+    step: impl std::future::Future<Output = Result<T, E>>,
+) -> Result<T, TransportError> {
+    match timeout(limit, step).await {
+        Err(_) => Err(TransportError::Timeout {
+            server: server.into(),
+            secs: limit.as_secs(),
+        }),
+        Ok(Err(e)) => Err(TransportError::Connect {
+            server: server.into(),
+            detail: format!("{what}{e}"),
+        }),
+        Ok(Ok(v)) => Ok(v),
+    }
+}
+
 impl Connection {
     pub async fn open(server: &str, tls: Option<&TlsConnector>, limit: Duration) -> Result<Connection, TransportError> {
-        let tcp = match timeout(limit, TcpStream::connect(server)).await {
-            Err(_) => {
-                return Err(TransportError::Timeout {
-                    server: server.into(),
-                    secs: limit.as_secs(),
-                });
-            }
-            Ok(Err(e)) => {
-                return Err(TransportError::Connect {
-                    server: server.into(),
-                    detail: e.to_string(),
-                });
-            }
-            Ok(Ok(s)) => s,
-        };
+        let tcp = connect_step(server, limit, "", TcpStream::connect(server)).await?;
         let _ = tcp.set_nodelay(true);
         let stream: Box<dyn Stream> = match tls {
             None => Box::new(tcp),
@@ -62,21 +69,7 @@ impl Connection {
                 let host = host.trim_start_matches('[').trim_end_matches(']');
                 let name = ServerName::try_from(host.to_string())
                     .map_err(|e| TransportError::Tls(format!("{host} is not a valid TLS server name: {e}")))?;
-                match timeout(limit, tls.0.connect(name, tcp)).await {
-                    Err(_) => {
-                        return Err(TransportError::Timeout {
-                            server: server.into(),
-                            secs: limit.as_secs(),
-                        });
-                    }
-                    Ok(Err(e)) => {
-                        return Err(TransportError::Connect {
-                            server: server.into(),
-                            detail: format!("TLS: {e}"),
-                        });
-                    }
-                    Ok(Ok(s)) => Box::new(s),
-                }
+                Box::new(connect_step(server, limit, "TLS: ", tls.0.connect(name, tcp)).await?)
             }
         };
         Ok(Connection {
