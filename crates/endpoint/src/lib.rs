@@ -13,7 +13,7 @@ mod target_filter;
 mod targets;
 mod validation;
 
-pub use changes::Changes;
+pub use changes::{Change, Changes, RecordName, UnpairedUpdates};
 pub use domain_filter::{DomainFilter, DomainFilterError};
 pub use endpoint::{
     Endpoint, EndpointKey, ObjectRef, ProviderSpecific, ProviderSpecificProperty, Ttl, merge_endpoints, suitable_type,

@@ -198,7 +198,7 @@ mod tests {
         let r = retry(&fast(), "test", || {
             calls += 1;
             let result = if calls < 3 {
-                Err(ProviderError::Transient("busy".into()))
+                Err(ProviderError::transient("busy"))
             } else {
                 Ok(calls)
             };
@@ -213,10 +213,10 @@ mod tests {
         let mut calls = 0;
         let r: Result<(), _> = retry(&fast(), "test", || {
             calls += 1;
-            std::future::ready(Err(ProviderError::Transient("busy".into())))
+            std::future::ready(Err(ProviderError::transient("busy")))
         })
         .await;
-        assert!(matches!(r, Err(ProviderError::Transient(_))));
+        assert!(matches!(r, Err(ProviderError::Transient { .. })));
         assert_eq!(calls, 3);
     }
 
