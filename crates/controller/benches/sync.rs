@@ -13,7 +13,7 @@ use extdns_controller::{Controller, ControllerConfig, DesiredEndpoints, Metrics}
 use extdns_endpoint::{Endpoint, RecordType};
 use extdns_informer::{Cluster, MemoryCluster};
 use extdns_provider::{InMemoryProvider, Provider};
-use extdns_registry::{Registry, TxtRegistry, TxtRegistryConfig};
+use extdns_registry::{Ownership, OwnershipConfig, Registry, TxtRegistry, TxtRegistryConfig};
 use extdns_source::{PipelineOutput, SourceError};
 
 struct Fixed(Vec<Endpoint>);
@@ -39,14 +39,17 @@ fn desired(n: usize) -> Vec<Endpoint> {
 
 fn controller(provider: Arc<InMemoryProvider>, endpoints: Vec<Endpoint>) -> Option<Controller> {
     let provider: Arc<dyn Provider> = provider;
-    let registry: Arc<dyn Registry> = Arc::new(TxtRegistry::new(provider, TxtRegistryConfig::default()).ok()?);
+    let ownership = Ownership::new(OwnershipConfig::default()).ok()?;
+    let mut config = ControllerConfig::default();
+    config.plan.owner_id = ownership.owner_id().to_string();
+    let registry: Arc<dyn Registry> = Arc::new(TxtRegistry::new(provider, TxtRegistryConfig::new(ownership)));
     let cluster: Arc<dyn Cluster> = Arc::new(MemoryCluster::new());
     let metrics = Arc::new(Metrics::new("bench", "bench"));
     Some(Controller::new(
         cluster,
         Arc::new(Fixed(endpoints)),
         registry,
-        ControllerConfig::default(),
+        config,
         metrics,
     ))
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use extdns_endpoint::{Changes, Endpoint};
+use extdns_endpoint::{Change, Endpoint};
 use extdns_informer::Cluster;
 use extdns_plan::PlanConfig;
 use extdns_registry::{Registry, RegistryError};
@@ -45,7 +45,7 @@ pub struct ControllerConfig {
     pub events: bool,
     /// Compute and log the plan, never apply it.
     pub dry_run: bool,
-    /// The plan's configuration; its `owner_id` is replaced by the registry's.
+    /// The plan's configuration; its owner id must be the one the registry writes.
     pub plan: PlanConfig,
 }
 
@@ -80,8 +80,8 @@ pub enum SyncError {
 /// What one completed sync did.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SyncReport {
-    /// The plan's changes (before the registry adds its ownership records).
-    pub changes: Changes,
+    /// The plan's changes (before the registry adds its ownership records), in apply order.
+    pub changes: Vec<Change>,
     /// Whether the changes were handed to the registry (false for a dry run and for a sync with nothing to do).
     pub applied: bool,
 }
@@ -100,10 +100,9 @@ impl Controller {
         cluster: Arc<dyn Cluster>,
         source: Arc<dyn DesiredEndpoints>,
         registry: Arc<dyn Registry>,
-        mut config: ControllerConfig,
+        config: ControllerConfig,
         metrics: Arc<Metrics>,
     ) -> Self {
-        config.plan.owner_id = registry.owner_id().to_string();
         Controller {
             cluster,
             source,
@@ -126,12 +125,12 @@ impl Controller {
             return Err(SyncError::NotSynced);
         }
 
-        let current = self
+        let snapshot = self
             .registry
             .records()
             .await
             .inspect_err(|_| self.metrics.count_registry_error())?;
-        self.metrics.observe_registry(&current);
+        self.metrics.observe_registry(&snapshot.records);
 
         let output = self
             .source
@@ -149,9 +148,14 @@ impl Controller {
             .await
             .inspect_err(|_| self.metrics.count_registry_error())?;
         self.metrics
-            .observe_source(&desired, &current, &output.invalid, &output.deduplicated);
+            .observe_source(&desired, &snapshot.records, &output.invalid, &output.deduplicated);
 
-        let outcome = extdns_plan::calculate(&self.config.plan, &current, &desired, &self.registry.domain_filter());
+        let outcome = extdns_plan::calculate(
+            &self.config.plan,
+            &snapshot.records,
+            &desired,
+            &self.registry.domain_filter(),
+        );
         self.metrics.observe_owner_mismatches(&outcome.owner_mismatches);
         for m in &outcome.owner_mismatches {
             debug!(
@@ -159,9 +163,10 @@ impl Controller {
                 "skipping a record owned by another owner id"
             );
         }
-        let changes = outcome.changes;
+        let mut changes = outcome.changes;
+        changes.retain(Change::is_effective);
 
-        if !changes.has_changes() {
+        if changes.is_empty() {
             self.metrics.no_op_runs.inc();
             info!("All records are already up to date");
             self.metrics.mark_sync();
@@ -181,7 +186,7 @@ impl Controller {
             });
         }
 
-        match self.registry.apply_changes(changes.clone()).await {
+        match self.registry.apply(snapshot, &changes).await {
             Ok(()) => {
                 log_changes(&changes, Verb::Applied, &HashSet::new());
                 self.metrics.mark_sync();
@@ -330,36 +335,32 @@ enum Verb {
 }
 
 /// One info line per changed record: what, which name and type, which targets. Records named in `failed`
-/// (`"<name> <type>"`, as [`extdns_provider::ChangeFailure`] names them) were not applied and are left out.
-fn log_changes(changes: &Changes, verb: Verb, failed: &HashSet<&str>) {
-    let skip =
-        |e: &Endpoint| !failed.is_empty() && failed.contains(format!("{} {}", e.dns_name, e.record_type).as_str());
+/// (as [`extdns_provider::ChangeFailure`] names them) were not applied and are left out.
+fn log_changes(changes: &[Change], verb: Verb, failed: &HashSet<&str>) {
     let msg = |action: &str| match verb {
         Verb::Applied => format!("{action} record"),
         Verb::DryRun => format!("would {action} record (dry run)"),
     };
-    for e in changes.create.iter().filter(|e| !skip(e)) {
-        info!(
-            action = "create", name = %e.dns_name, record_type = %e.record_type, targets = %e.targets.join(","),
-            ttl = ttl(e), set_identifier = set_id(e), "{}", msg("create")
-        );
-    }
-    for (old, new) in changes
-        .update_old
-        .iter()
-        .zip(&changes.update_new)
-        .filter(|(_, new)| !skip(new))
-    {
-        info!(
-            action = "update", name = %new.dns_name, record_type = %new.record_type, targets = %new.targets.join(","),
-            old_targets = %old.targets.join(","), ttl = ttl(new), set_identifier = set_id(new),
-            "{}", msg("update")
-        );
-    }
-    for e in changes.delete.iter().filter(|e| !skip(e)) {
-        info!(
-            action = "delete", name = %e.dns_name, record_type = %e.record_type, targets = %e.targets.join(","),
-            set_identifier = set_id(e), "{}", msg("delete")
-        );
+    for change in changes {
+        if !failed.is_empty() && failed.contains(change.record_name().to_string().as_str()) {
+            continue;
+        }
+        let e = change.endpoint();
+        let targets = e.targets.join(",");
+        match change {
+            Change::Create(_) => info!(
+                action = "create", name = %e.dns_name, record_type = %e.record_type, targets = %targets,
+                ttl = ttl(e), set_identifier = set_id(e), "{}", msg("create")
+            ),
+            Change::Update { old, .. } => info!(
+                action = "update", name = %e.dns_name, record_type = %e.record_type, targets = %targets,
+                old_targets = %old.targets.join(","), ttl = ttl(e), set_identifier = set_id(e),
+                "{}", msg("update")
+            ),
+            Change::Delete(_) => info!(
+                action = "delete", name = %e.dns_name, record_type = %e.record_type, targets = %targets,
+                set_identifier = set_id(e), "{}", msg("delete")
+            ),
+        }
     }
 }
