@@ -13,7 +13,9 @@ use extdns_informer::view::RouteKind;
 use extdns_informer::{Cluster, LiveCluster, LiveOptions, ResourceKind};
 use extdns_plan::{PlanConfig, Policy};
 use extdns_provider::Provider;
-use extdns_registry::{NoopRegistry, Registry, TxtRegistry, TxtRegistryConfig};
+use extdns_registry::{
+    NoopRegistry, Ownership, OwnershipConfig, Registry, RegistryError, TxtRegistry, TxtRegistryConfig,
+};
 use tracing::info;
 
 use crate::flags::{Flags, RegistryName};
@@ -140,8 +142,8 @@ pub fn controller_config(flags: &Flags) -> Result<ControllerConfig, ValidationEr
     })
 }
 
-/// The plan's configuration: policy, managed types, the user's domain filter, the owner to migrate from.
-/// The owner id itself comes from the registry.
+/// The plan's configuration: policy, managed types, the user's domain filter, and the owner id of the
+/// registry (none for the noop registry).
 pub fn plan_config(flags: &Flags) -> Result<PlanConfig, ValidationError> {
     let p = &flags.provider;
     let policy: Policy = flags
@@ -162,7 +164,10 @@ pub fn plan_config(flags: &Flags) -> Result<PlanConfig, ValidationError> {
         managed_types: record_types(&p.managed_record_types),
         excluded_types: record_types(&p.exclude_record_types),
         domain_filter,
-        owner_id: String::new(),
+        owner_id: match flags.registry.registry {
+            RegistryName::Txt => ownership(flags)?.owner_id().to_string(),
+            _ => String::new(),
+        },
         old_owner_id: non_empty(&flags.registry.migrate_from_txt_owner),
     })
 }
@@ -172,20 +177,11 @@ pub fn build_registry(flags: &Flags, provider: Arc<dyn Provider>) -> Result<Arc<
     let r = &flags.registry;
     match r.registry {
         RegistryName::Txt => {
-            let config = TxtRegistryConfig {
-                owner_id: r.txt_owner_id.clone(),
-                prefix: r.txt_prefix.clone(),
-                suffix: r.txt_suffix.clone(),
-                wildcard_replacement: r.txt_wildcard_replacement.clone(),
-                encrypt_enabled: r.txt_encrypt_enabled,
-                encrypt_aes_key: non_empty(&r.txt_encrypt_aes_key),
-                migrate_from_owner: non_empty(&r.migrate_from_txt_owner),
-                cache_interval: r.txt_cache_interval,
-                managed_types: record_types(&flags.provider.managed_record_types),
-                excluded_types: record_types(&flags.provider.exclude_record_types),
-            };
-            let registry = TxtRegistry::new(provider, config).map_err(|e| invalid(e.to_string()))?;
-            Ok(Arc::new(registry))
+            let mut config = TxtRegistryConfig::new(ownership(flags)?);
+            config.cache_interval = r.txt_cache_interval;
+            config.managed_types = record_types(&flags.provider.managed_record_types);
+            config.excluded_types = record_types(&flags.provider.exclude_record_types);
+            Ok(Arc::new(TxtRegistry::new(provider, config)))
         }
         RegistryName::Noop => Ok(Arc::new(NoopRegistry::new(provider))),
         other => Err(invalid(format!(
@@ -193,6 +189,32 @@ pub fn build_registry(flags: &Flags, provider: Arc<dyn Provider>) -> Result<Arc<
             other.as_str()
         ))),
     }
+}
+
+/// The TXT registry's ownership settings, validated; errors name the flag at fault.
+pub fn ownership(flags: &Flags) -> Result<Ownership, ValidationError> {
+    let r = &flags.registry;
+    let mut config = OwnershipConfig::default();
+    config.owner_id = r.txt_owner_id.clone();
+    config.prefix = r.txt_prefix.clone();
+    config.suffix = r.txt_suffix.clone();
+    config.wildcard_replacement = r.txt_wildcard_replacement.clone();
+    config.encrypt_enabled = r.txt_encrypt_enabled;
+    config.encrypt_aes_key = non_empty(&r.txt_encrypt_aes_key);
+    config.migrate_from_owner = non_empty(&r.migrate_from_txt_owner);
+    Ownership::new(config).map_err(|e| {
+        invalid(match e {
+            RegistryError::EmptyOwnerId => "--txt-owner-id must not be empty".to_string(),
+            RegistryError::PrefixAndSuffix => {
+                "--txt-prefix and --txt-suffix are mutually exclusive; set only one".to_string()
+            }
+            RegistryError::InvalidKey(e) => format!("--txt-encrypt-aes-key: {e}"),
+            RegistryError::EncryptionWithoutKey => {
+                "--txt-encrypt-enabled needs --txt-encrypt-aes-key (32 bytes, raw or standard base64)".to_string()
+            }
+            other => other.to_string(),
+        })
+    })
 }
 
 /// The cluster view: the `--manifests` files when given, else the API server (kubeconfig or in-cluster).
