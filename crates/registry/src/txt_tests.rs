@@ -44,14 +44,15 @@ impl Default for TestConfig {
 
 impl TestConfig {
     fn build(self) -> Result<TxtRegistryConfig, RegistryError> {
-        let mut ownership = OwnershipConfig::default();
-        ownership.owner_id = self.owner_id;
-        ownership.prefix = self.prefix;
-        ownership.suffix = self.suffix;
-        ownership.wildcard_replacement = self.wildcard_replacement;
-        ownership.encrypt_enabled = self.encrypt_enabled;
-        ownership.encrypt_aes_key = self.encrypt_aes_key;
-        ownership.migrate_from_owner = self.migrate_from_owner;
+        let ownership = OwnershipConfig {
+            owner_id: self.owner_id,
+            prefix: self.prefix,
+            suffix: self.suffix,
+            wildcard_replacement: self.wildcard_replacement,
+            encrypt_enabled: self.encrypt_enabled,
+            encrypt_aes_key: self.encrypt_aes_key,
+            migrate_from_owner: self.migrate_from_owner,
+        };
         let mut config = TxtRegistryConfig::new(Ownership::new(ownership)?);
         config.cache_interval = self.cache_interval;
         config.managed_types = self.managed_types;
@@ -329,7 +330,7 @@ async fn txt_records_carry_the_set_identifier_and_provider_specific_properties()
 #[tokio::test]
 async fn a_txt_record_that_exists_is_not_created_again() -> Result<(), RegistryError> {
     let (provider, registry) = setup(vec![txt("a-foo.example.com", NGINX_VALUE)], Default::default());
-    registry.records().await?.records;
+    registry.records().await?;
     let e = a("foo.example.com", "1.2.3.4").with_label(label::RESOURCE, "service/default/nginx");
     apply(
         &registry,
@@ -686,7 +687,7 @@ async fn a_failed_apply_drops_the_cache() -> Result<(), RegistryError> {
         ..Default::default()
     };
     let (provider, registry) = setup(vec![a("foo.example.com", "1.2.3.4")], config);
-    registry.records().await?.records;
+    registry.records().await?;
     provider.insert([a("bar.example.com", "1.2.3.4")]);
     provider.set_unavailable(true);
     assert!(
