@@ -9,6 +9,7 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 use std::str::FromStr;
 
 use extdns_endpoint::RecordType;
+use hickory_proto::rr::domain::Label;
 use hickory_proto::rr::rdata::{A, AAAA, CNAME, MX, NS, NULL, PTR, SRV, TXT};
 use hickory_proto::rr::{Name, RData, RecordType as WireType};
 use hickory_proto::serialize::binary::{BinDecodable, BinDecoder, BinEncodable, BinEncoder};
@@ -24,16 +25,47 @@ pub fn name(s: &str) -> Result<Name, String> {
     }
     let mut n = Name::from_ascii(trimmed)
         .or_else(|_| Name::from_utf8(trimmed))
+        .or_else(|e| raw_labels(trimmed).ok_or(e))
         .map_err(|e| format!("invalid DNS name {s:?}: {e}"))?;
     n.set_fqdn(true);
     Ok(n)
 }
 
-/// A name as endpoints spell it: ASCII (punycode), lower-case, without the trailing dot.
+/// An ASCII name whose labels hickory's parser refuses but DNS carries as plain bytes: `*` inside a label, as
+/// in the ownership record `a-*.apps.example.org` of a wildcard record (external-dns writes that name, BIND
+/// accepts it). Only printable ASCII without spaces is taken this way; label and name lengths are still checked.
+fn raw_labels(name: &str) -> Option<Name> {
+    let name = name.strip_suffix('.').unwrap_or(name);
+    if name.is_empty() || !name.bytes().all(|b| b.is_ascii_graphic() && b != b'\\') {
+        return None;
+    }
+    let labels: Vec<&[u8]> = name.split('.').map(str::as_bytes).collect();
+    if labels.iter().any(|l| l.is_empty()) {
+        return None;
+    }
+    Name::from_labels(labels).ok()
+}
+
+/// A name as endpoints spell it: ASCII (punycode), lower-case, without the trailing dot. Labels of plain
+/// printable ASCII are taken as they are (`a-*.apps.example.org`, not hickory's escaped `a-\\*`), so an
+/// ownership name reads back exactly as it was written; anything else uses hickory's escaping.
 pub fn name_text(n: &Name) -> String {
-    let mut s = n.to_lowercase().to_ascii();
-    if s.ends_with('.') && s.len() > 1 {
-        s.pop();
+    let lower = n.to_lowercase();
+    let mut s = String::with_capacity(n.len());
+    for label in lower.iter() {
+        if !s.is_empty() {
+            s.push('.');
+        }
+        match std::str::from_utf8(label) {
+            Ok(text) if text.bytes().all(|b| b.is_ascii_graphic() && b != b'.' && b != b'\\') => s.push_str(text),
+            _ => match Label::from_raw_bytes(label) {
+                Ok(l) => s.push_str(&l.to_ascii()),
+                Err(_) => s.push_str(&String::from_utf8_lossy(label)),
+            },
+        }
+    }
+    if s.is_empty() {
+        s.push('.');
     }
     s
 }
@@ -208,6 +240,15 @@ pub fn txt_chunks(value: &str) -> Vec<Vec<u8>> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn ownership_names_of_wildcard_records_are_written_as_raw_labels() {
+        let n = name("a-*.apps.example.org").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(n.num_labels(), 4);
+        assert_eq!(name_text(&n), "a-*.apps.example.org");
+        assert!(name("bad..example.org").is_err());
+        assert!(name("has space.example.org").is_err());
+    }
+
     use super::*;
 
     fn roundtrip(rt: RecordType, t: &str) -> Option<(RecordType, String)> {
