@@ -33,10 +33,11 @@ pub fn name(s: &str) -> Result<Name, String> {
 
 /// An ASCII name whose labels hickory's parser refuses but DNS carries as plain bytes: `*` inside a label, as
 /// in the ownership record `a-*.apps.example.org` of a wildcard record (external-dns writes that name, BIND
-/// accepts it). Only printable ASCII without spaces is taken this way; label and name lengths are still checked.
+/// accepts it). Only host-name characters plus `*` are taken this way; label and name lengths are still checked.
 fn raw_labels(name: &str) -> Option<Name> {
     let name = name.strip_suffix('.').unwrap_or(name);
-    if name.is_empty() || !name.bytes().all(|b| b.is_ascii_graphic() && b != b'\\') {
+    let allowed = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'*' | b'.');
+    if name.is_empty() || !name.bytes().all(allowed) {
         return None;
     }
     let labels: Vec<&[u8]> = name.split('.').map(str::as_bytes).collect();
@@ -247,6 +248,9 @@ mod tests {
         assert_eq!(name_text(&n), "a-*.apps.example.org");
         assert!(name("bad..example.org").is_err());
         assert!(name("has space.example.org").is_err());
+        // Targets no DNS name can hold are refused, not smuggled through as raw labels.
+        assert!(name("1.2.3.4/24").is_err());
+        assert!(name("fe80::1%eth0").is_err());
     }
 
     use super::*;
