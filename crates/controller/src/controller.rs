@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, error, info, warn};
 
 use crate::Metrics;
+use crate::guard::DeletionGuard;
 use crate::schedule::Schedule;
 
 /// How often the loop looks again while the informers have not finished their first list.
@@ -47,6 +48,8 @@ pub struct ControllerConfig {
     pub dry_run: bool,
     /// The plan's configuration; its owner id must be the one the registry writes.
     pub plan: PlanConfig,
+    /// When a plan's deletes are held back.
+    pub deletion_guard: DeletionGuard,
 }
 
 impl Default for ControllerConfig {
@@ -57,6 +60,7 @@ impl Default for ControllerConfig {
             events: false,
             dry_run: false,
             plan: PlanConfig::default(),
+            deletion_guard: DeletionGuard::default(),
         }
     }
 }
@@ -84,6 +88,8 @@ pub struct SyncReport {
     pub changes: Vec<Change>,
     /// Whether the changes were handed to the registry (false for a dry run and for a sync with nothing to do).
     pub applied: bool,
+    /// Deletes the deletion guard held back (not in `changes`).
+    pub held_back: Vec<Change>,
 }
 
 /// Keeps DNS in step with the cluster: decides when to sync and whether it is safe to, and applies plans.
@@ -150,12 +156,8 @@ impl Controller {
         self.metrics
             .observe_source(&desired, &snapshot.records, &output.invalid, &output.deduplicated);
 
-        let outcome = extdns_plan::calculate(
-            &self.config.plan,
-            &snapshot.records,
-            &desired,
-            &self.registry.domain_filter(),
-        );
+        let provider_filter = self.registry.domain_filter();
+        let outcome = extdns_plan::calculate(&self.config.plan, &snapshot.records, &desired, &provider_filter);
         self.metrics.observe_owner_mismatches(&outcome.owner_mismatches);
         for m in &outcome.owner_mismatches {
             debug!(
@@ -165,6 +167,7 @@ impl Controller {
         }
         let mut changes = outcome.changes;
         changes.retain(Change::is_effective);
+        let held_back = self.guard_deletes(provider_filter.includes(), &snapshot.records, &mut changes);
 
         if changes.is_empty() {
             self.metrics.no_op_runs.inc();
@@ -173,6 +176,7 @@ impl Controller {
             return Ok(SyncReport {
                 changes,
                 applied: false,
+                held_back,
             });
         }
 
@@ -183,6 +187,7 @@ impl Controller {
             return Ok(SyncReport {
                 changes,
                 applied: false,
+                held_back,
             });
         }
 
@@ -190,7 +195,11 @@ impl Controller {
             Ok(()) => {
                 log_changes(&changes, Verb::Applied, &HashSet::new());
                 self.metrics.mark_sync();
-                Ok(SyncReport { changes, applied: true })
+                Ok(SyncReport {
+                    changes,
+                    applied: true,
+                    held_back,
+                })
             }
             Err(e) => {
                 self.metrics.count_registry_error();
@@ -202,6 +211,35 @@ impl Controller {
                 Err(e.into())
             }
         }
+    }
+
+    /// Take the deletes the deletion guard holds back out of `changes`, say so (one error per zone, the held
+    /// records in a dry run) and set the guard's metric; returns what was held back.
+    fn guard_deletes(&self, zones: &[String], current: &[Endpoint], changes: &mut Vec<Change>) -> Vec<Change> {
+        let guard = self.config.deletion_guard;
+        let verdict = guard.check(zones, &self.config.plan.owner_id, current, changes);
+        self.metrics.observe_deletion_guard(&verdict);
+        if verdict.blocked().next().is_none() {
+            return Vec::new();
+        }
+        for z in verdict.blocked() {
+            error!(
+                zone = %z.zone, deletes = z.deletes, owned = z.owned, threshold_percent = guard.percent,
+                minimum = guard.min,
+                "deletion guard: the plan would delete {} of the {} records extdns owns in zone {:?}; none of \
+                 these deletes is applied (creates and updates are). If this is intended, raise \
+                 --deletion-guard-percent (100 disables the guard)",
+                z.deletes, z.owned, z.zone
+            );
+        }
+        let (held, kept): (Vec<Change>, Vec<Change>) = std::mem::take(changes)
+            .into_iter()
+            .partition(|c| matches!(c, Change::Delete(e) if verdict.holds(zones, e)));
+        *changes = kept;
+        if self.config.dry_run {
+            log_changes(&held, Verb::HeldBack, &HashSet::new());
+        }
+        held
     }
 
     /// `--once`: wait (at most `timeout`) for the informers' first list, then sync once.
@@ -332,6 +370,7 @@ async fn next_change(changes: &mut Option<watch::Receiver<u64>>) -> bool {
 enum Verb {
     Applied,
     DryRun,
+    HeldBack,
 }
 
 /// One info line per changed record: what, which name and type, which targets. Records named in `failed`
@@ -340,6 +379,7 @@ fn log_changes(changes: &[Change], verb: Verb, failed: &HashSet<&str>) {
     let msg = |action: &str| match verb {
         Verb::Applied => format!("{action} record"),
         Verb::DryRun => format!("would {action} record (dry run)"),
+        Verb::HeldBack => format!("would {action} record, but the deletion guard holds it back (dry run)"),
     };
     for change in changes {
         if !failed.is_empty() && failed.contains(change.record_name().to_string().as_str()) {

@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use extdns_controller::{CancellationToken, Controller, ControllerConfig, Metrics, SyncReport, start_metrics_server};
+use extdns_controller::{
+    CancellationToken, Controller, ControllerConfig, DeletionGuard, Metrics, SyncReport, start_metrics_server,
+};
 use extdns_endpoint::{DomainFilter, RecordType};
 use extdns_informer::view::RouteKind;
 use extdns_informer::{Cluster, LiveCluster, LiveOptions, ResourceKind};
@@ -139,6 +141,7 @@ pub fn controller_config(flags: &Flags) -> Result<ControllerConfig, ValidationEr
         events: c.events,
         dry_run: c.dry_run,
         plan: plan_config(flags)?,
+        deletion_guard: DeletionGuard::new(c.deletion_guard_percent, c.deletion_guard_min),
     })
 }
 

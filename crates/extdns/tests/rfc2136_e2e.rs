@@ -439,3 +439,71 @@ fn bind_ptr_records_are_created_and_removed_in_the_reverse_zone() {
     assert_eq!(server.dig("10.2.0.192.in-addr.arpa", "PTR"), Vec::<String>::new());
     assert_eq!(server.dig("web.example.org", "A"), Vec::<String>::new());
 }
+
+/// `n` LoadBalancer Services `svc-<i>` publishing `svc-<i>.example.org`.
+fn many_services(range: std::ops::Range<usize>) -> String {
+    range
+        .map(|i| {
+            lb_service(
+                &format!("svc-{i}"),
+                &format!("svc-{i}.example.org"),
+                &format!("ip: 192.0.2.{}", 100 + i),
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("---\n")
+}
+
+#[test]
+fn bind_the_deletion_guard_holds_back_a_mass_deletion_but_not_a_small_one() {
+    let server = DnsServer::start(Kind::Bind, &[Zone::new("example.org")]);
+    let dir = tempdir();
+    write_manifests(dir.path(), &many_services(0..20));
+    ok(&extdns(&server, dir.path(), SECRET), "create 20");
+    assert_eq!(ownership_records(&server).len(), 20);
+
+    // Every Service gone at once (a wrong flag, an empty view): nothing is deleted, and the log says why.
+    write_manifests(dir.path(), "");
+    let serial = server.serial("example.org");
+    let out = extdns(&server, dir.path(), SECRET);
+    let log = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        log.contains("deletion guard") && log.contains("example.org") && log.contains("20"),
+        "{log}"
+    );
+    assert_eq!(server.serial("example.org"), serial, "nothing was deleted");
+    assert_eq!(server.dig("svc-7.example.org", "A"), vec!["192.0.2.107"]);
+
+    // A dry run shows what is held back, and still sends nothing.
+    let out = extdns_with(&server, dir.path(), SECRET, &["--dry-run"]);
+    let log = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        log.contains("holds it back") && log.contains("svc-7.example.org"),
+        "{log}"
+    );
+    assert_eq!(server.serial("example.org"), serial);
+
+    // Two of twenty removed: an ordinary sync, those two go (records and ownership records).
+    write_manifests(dir.path(), &many_services(0..18));
+    ok(&extdns(&server, dir.path(), SECRET), "remove 2");
+    assert_eq!(server.dig("svc-18.example.org", "A"), Vec::<String>::new());
+    assert_eq!(server.dig("svc-19.example.org", "A"), Vec::<String>::new());
+    assert_eq!(server.dig("svc-17.example.org", "A"), vec!["192.0.2.117"]);
+    assert_eq!(ownership_records(&server).len(), 18);
+
+    // The guard turned off: the operator means it.
+    write_manifests(dir.path(), "");
+    ok(
+        &extdns_with(&server, dir.path(), SECRET, &["--deletion-guard-percent=100"]),
+        "delete all, guard off",
+    );
+    assert_eq!(ownership_records(&server), Vec::<String>::new());
+}
