@@ -8,7 +8,7 @@ pub mod inmemory;
 use async_trait::async_trait;
 use extdns_endpoint::{Changes, DomainFilter, Endpoint};
 
-pub use backoff::{Backoff, RateLimiter, retry};
+pub use backoff::Backoff;
 pub use batch::{Change, apply_in_batches, apply_split, split};
 pub use inmemory::InMemoryProvider;
 
