@@ -39,12 +39,13 @@ pub trait Source: Send + Sync {
 
 /// Why a source produced no usable result.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SourceError {
-    #[error("{source_name}: template failed on {object}: {message}")]
+    #[error("{source_name}: {source}")]
     Template {
         source_name: String,
-        object: String,
-        message: String,
+        #[source]
+        source: TemplateError,
     },
     #[error("{source_name}: {message}")]
     Other { source_name: String, message: String },
