@@ -11,7 +11,7 @@ pub mod selector;
 pub mod template;
 pub mod wrappers;
 
-pub use annotations::{AnnotationError, Annotations, PREFIX_ALPHA, PREFIX_GA};
+pub use annotations::{AnnotationError, Annotations, DurationError, PREFIX_ALPHA, PREFIX_GA, TtlError};
 pub use config::SourceConfig;
 pub use resolver::{ResolveError, Resolver, StaticResolver, SystemResolver};
 pub use selector::{Selector, SelectorError};
