@@ -11,7 +11,7 @@ use extdns_source::resolver::{Resolver, StaticResolver, SystemResolver};
 use extdns_source::wrappers::{Pipeline, PipelineConfig};
 use extdns_source::{Annotations, FqdnTemplate, Selector, Source, SourceConfig};
 use extdns_source_gateway::{GatewayRouteSource, GatewaySourceConfig};
-use extdns_source_service::{ServiceSource, ServiceSourceConfig};
+use extdns_source_service::{ConfigError as ServiceConfigError, ServiceSource, ServiceSourceConfig};
 use ipnet::Ipv6Net;
 
 use crate::flags::{Compatibility, Flags, SourceName};
@@ -25,21 +25,21 @@ fn invalid(message: impl Into<String>) -> ValidationError {
 pub fn source_config(flags: &Flags) -> Result<SourceConfig, ValidationError> {
     let s = &flags.sources;
     let annotations = match &s.annotation_prefix {
-        Some(prefix) => Annotations::with_prefix(prefix).map_err(|e| invalid(e.to_string()))?,
+        Some(prefix) => Annotations::with_prefix(prefix).map_err(|e| invalid(format!("--annotation-prefix: {e}")))?,
         None => Annotations::default(),
     };
     let fqdn_template = FqdnTemplate::parse(&s.fqdn_template)
         .map_err(|e| invalid(format!("--fqdn-template is not a valid template: {e}")))?
         .map(Arc::new);
-    Ok(SourceConfig {
-        namespace: non_empty(&s.namespace),
-        annotation_filter: selector("--annotation-filter", &s.annotation_filter)?,
-        label_filter: selector("--label-filter", &s.label_filter)?,
-        annotations,
-        fqdn_template,
-        combine_fqdn_annotation: s.combine_fqdn_annotation,
-        ignore_hostname_annotation: s.ignore_hostname_annotation,
-    })
+    let mut config = SourceConfig::default();
+    config.namespace = non_empty(&s.namespace);
+    config.annotation_filter = selector("--annotation-filter", &s.annotation_filter)?;
+    config.label_filter = selector("--label-filter", &s.label_filter)?;
+    config.annotations = annotations;
+    config.fqdn_template = fqdn_template;
+    config.combine_fqdn_annotation = s.combine_fqdn_annotation;
+    config.ignore_hostname_annotation = s.ignore_hostname_annotation;
+    Ok(config)
 }
 
 /// The service source's configuration on top of `common`.
@@ -48,36 +48,39 @@ pub fn service_source_config(flags: &Flags, common: SourceConfig) -> Result<Serv
     let fqdn_target_template = FqdnTemplate::parse(std::slice::from_ref(&flags.sources.fqdn_target_template))
         .map_err(|e| invalid(format!("--fqdn-target-template is not a valid template: {e}")))?
         .map(Arc::new);
-    let config = ServiceSourceConfig {
-        common,
-        service_type_filter: sv.service_type_filter.clone(),
-        publish_internal_services: sv.publish_internal_services,
-        publish_host_ip: sv.publish_host_ip,
-        always_publish_not_ready_addresses: sv.always_publish_not_ready_addresses,
-        resolve_load_balancer_hostname: sv.resolve_service_load_balancer_hostname,
-        expose_internal_ipv6: sv.expose_internal_ipv6,
-        exclude_unschedulable: sv.exclude_unschedulable,
-        compatibility: flags.sources.compatibility().map(|c| match c {
-            Compatibility::Mate => extdns_source_service::Compatibility::Mate,
-            Compatibility::Molecule => extdns_source_service::Compatibility::Molecule,
-            Compatibility::KopsDnsController => extdns_source_service::Compatibility::KopsDnsController,
-        }),
-        fqdn_target_template,
-    };
-    config.validate().map_err(|e| invalid(e.to_string()))?;
+    let mut config = ServiceSourceConfig::default();
+    config.common = common;
+    config.service_type_filter = sv.service_type_filter.clone();
+    config.publish_internal_services = sv.publish_internal_services;
+    config.publish_host_ip = sv.publish_host_ip;
+    config.always_publish_not_ready_addresses = sv.always_publish_not_ready_addresses;
+    config.resolve_load_balancer_hostname = sv.resolve_service_load_balancer_hostname;
+    config.expose_internal_ipv6 = sv.expose_internal_ipv6;
+    config.exclude_unschedulable = sv.exclude_unschedulable;
+    config.compatibility = flags.sources.compatibility().map(|c| match c {
+        Compatibility::Mate => extdns_source_service::Compatibility::Mate,
+        Compatibility::Molecule => extdns_source_service::Compatibility::Molecule,
+        Compatibility::KopsDnsController => extdns_source_service::Compatibility::KopsDnsController,
+    });
+    config.fqdn_target_template = fqdn_target_template;
+    config.validate().map_err(|e| match e {
+        ServiceConfigError::UnknownServiceType(_) => invalid(format!("--service-type-filter: {e}")),
+        ServiceConfigError::UnknownCompatibility(_) => invalid(format!("--compatibility: {e}")),
+        _ => invalid(e.to_string()),
+    })?;
     Ok(config)
 }
 
 /// The Gateway route sources' configuration on top of `common`.
 pub fn gateway_source_config(flags: &Flags, common: SourceConfig) -> Result<GatewaySourceConfig, ValidationError> {
     let g = &flags.gateway;
-    Ok(GatewaySourceConfig {
-        common,
-        gateway_name: non_empty(&g.gateway_name),
-        gateway_namespace: non_empty(&g.gateway_namespace),
-        gateway_label_filter: selector("--gateway-label-filter", &g.gateway_label_filter)?,
-        listener_sets: g.gateway_listener_sets,
-    })
+    let mut config = GatewaySourceConfig::default();
+    config.common = common;
+    config.gateway_name = non_empty(&g.gateway_name);
+    config.gateway_namespace = non_empty(&g.gateway_namespace);
+    config.gateway_label_filter = selector("--gateway-label-filter", &g.gateway_label_filter)?;
+    config.listener_sets = g.gateway_listener_sets;
+    Ok(config)
 }
 
 /// The wrappers every source's output goes through (§1.3).
@@ -90,21 +93,21 @@ pub fn pipeline_config(flags: &Flags) -> Result<PipelineConfig, ValidationError>
         .iter()
         .map(|n| parse_nat64(n))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(PipelineConfig {
-        default_targets: s.default_targets.clone(),
-        force_default_targets: s.force_default_targets,
-        target_net_filter,
-        nat64_networks,
-        manage_ptr: flags.provider.managed_record_types.iter().any(|t| t == "PTR"),
-        create_ptr: s.create_ptr,
-        min_ttl: Ttl(i64::try_from(s.min_ttl.as_secs()).unwrap_or(i64::MAX)),
-        provider: flags
-            .provider
-            .provider
-            .map(|p| p.as_str().to_string())
-            .unwrap_or_default(),
-        prefer_alias: s.prefer_alias,
-    })
+    let mut config = PipelineConfig::default();
+    config.default_targets = s.default_targets.clone();
+    config.force_default_targets = s.force_default_targets;
+    config.target_net_filter = target_net_filter;
+    config.nat64_networks = nat64_networks;
+    config.manage_ptr = flags.provider.managed_record_types.iter().any(|t| t == "PTR");
+    config.create_ptr = s.create_ptr;
+    config.min_ttl = Ttl(i64::try_from(s.min_ttl.as_secs()).unwrap_or(i64::MAX));
+    config.provider = flags
+        .provider
+        .provider
+        .map(|p| p.as_str().to_string())
+        .unwrap_or_default();
+    config.prefer_alias = s.prefer_alias;
+    Ok(config)
 }
 
 /// One `--nat64-networks` value: an IPv6 /96 prefix.

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use base64::Engine as _;
 
-use crate::tsig::{Algorithm, Key};
+use crate::tsig::{Algorithm, Key, TsigError};
 
 /// How updates and transfers pick one of several `--rfc2136-host`s (`--rfc2136-load-balancing-strategy`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -181,7 +181,7 @@ impl Rfc2136Config {
         let key = if self.insecure {
             None
         } else {
-            let alg: Algorithm = self.tsig_secret_alg.parse().map_err(|e: String| {
+            let alg: Algorithm = self.tsig_secret_alg.parse().map_err(|e: TsigError| {
                 ConfigError(format!("--rfc2136-tsig-secret-alg: {e}, or set --rfc2136-insecure"))
             })?;
             if self.tsig_keyname.trim().is_empty() {
@@ -198,7 +198,7 @@ impl Rfc2136Config {
                 ));
             }
             Some(
-                Key::new(self.tsig_keyname.trim(), alg, secret)
+                Key::new(self.tsig_keyname.trim(), alg, &secret)
                     .map_err(|e| ConfigError(format!("--rfc2136-tsig-keyname: {e}")))?,
             )
         };

@@ -34,6 +34,7 @@ use route::route_names;
 
 /// The configuration of the Gateway route sources.
 #[derive(Clone, Debug, Default)]
+#[non_exhaustive]
 pub struct GatewaySourceConfig {
     /// Route-level flags: `--namespace`, `--label-filter`, `--annotation-filter`, annotation prefixes,
     /// `--fqdn-template`, `--combine-fqdn-annotation`, `--ignore-hostname-annotation`.
@@ -110,7 +111,7 @@ impl GatewayRouteSource {
         let names = match route_names(&self.config, route, object, source_name) {
             Ok(names) => names,
             Err(e) => {
-                tracing::warn!(object = %object, field = "--fqdn-template", "template failed, route skipped: {e}");
+                tracing::warn!(object = %object, field = "FQDN template", "template failed, route skipped: {e}");
                 return Ok(());
             }
         };

@@ -293,9 +293,10 @@ fn label_filter_selects_routes() -> Result<(), extdns_source::SelectorError> {
         &[gw_ref("infra", "gw")],
     ));
     let cfg = GatewaySourceConfig {
-        common: SourceConfig {
-            label_filter: Selector::parse("dns=public")?,
-            ..SourceConfig::default()
+        common: {
+            let mut common = SourceConfig::default();
+            common.label_filter = Selector::parse("dns=public")?;
+            common
         },
         ..config()
     };
@@ -310,9 +311,10 @@ fn label_filter_does_not_apply_to_gateways() -> Result<(), extdns_source::Select
     r.meta = with_labels(r.meta, &[("dns", "public")]);
     c.add_route(r);
     let cfg = GatewaySourceConfig {
-        common: SourceConfig {
-            label_filter: Selector::parse("dns=public")?,
-            ..SourceConfig::default()
+        common: {
+            let mut common = SourceConfig::default();
+            common.label_filter = Selector::parse("dns=public")?;
+            common
         },
         ..config()
     };
@@ -329,9 +331,10 @@ fn annotation_filter_selects_routes() -> Result<(), extdns_source::SelectorError
     c.add_route(r);
     c.add_route(httproute("apps", "no", &["no.example.com"], &[gw_ref("infra", "gw")]));
     let cfg = GatewaySourceConfig {
-        common: SourceConfig {
-            annotation_filter: Selector::parse("team=a")?,
-            ..SourceConfig::default()
+        common: {
+            let mut common = SourceConfig::default();
+            common.annotation_filter = Selector::parse("team=a")?;
+            common
         },
         ..config()
     };
@@ -350,9 +353,10 @@ fn namespace_flag_limits_routes_but_not_gateways() {
         &[gw_ref("infra", "gw")],
     ));
     let cfg = GatewaySourceConfig {
-        common: SourceConfig {
-            namespace: Some("apps".into()),
-            ..SourceConfig::default()
+        common: {
+            let mut common = SourceConfig::default();
+            common.namespace = Some("apps".into());
+            common
         },
         ..config()
     };
@@ -468,9 +472,10 @@ fn annotation_prefix_flag_reads_only_that_prefix() -> Result<(), extdns_source::
     );
     c.add_route(r);
     let cfg = GatewaySourceConfig {
-        common: SourceConfig {
-            annotations: Annotations::with_prefix(ALPHA)?,
-            ..SourceConfig::default()
+        common: {
+            let mut common = SourceConfig::default();
+            common.annotations = Annotations::with_prefix(ALPHA)?;
+            common
         },
         ..config()
     };
@@ -485,9 +490,10 @@ fn ignore_hostname_annotation_drops_annotation_names() {
     r.meta = with_annotations(r.meta, &[(&format!("{GA}hostname"), "ann.example.com")]);
     c.add_route(r);
     let cfg = GatewaySourceConfig {
-        common: SourceConfig {
-            ignore_hostname_annotation: true,
-            ..SourceConfig::default()
+        common: {
+            let mut common = SourceConfig::default();
+            common.ignore_hostname_annotation = true;
+            common
         },
         ..config()
     };
@@ -590,9 +596,10 @@ fn gateway_hostname_source_annotation_only_with_ignore_flag_publishes_nothing() 
     );
     c.add_route(r);
     let cfg = GatewaySourceConfig {
-        common: SourceConfig {
-            ignore_hostname_annotation: true,
-            ..SourceConfig::default()
+        common: {
+            let mut common = SourceConfig::default();
+            common.ignore_hostname_annotation = true;
+            common
         },
         ..config()
     };
@@ -879,9 +886,10 @@ fn annotation_filter_does_not_apply_to_gateways() -> Result<(), extdns_source::S
     r.meta = with_annotations(r.meta, &[("team", "a")]);
     c.add_route(r);
     let cfg = GatewaySourceConfig {
-        common: SourceConfig {
-            annotation_filter: Selector::parse("team=a")?,
-            ..SourceConfig::default()
+        common: {
+            let mut common = SourceConfig::default();
+            common.annotation_filter = Selector::parse("team=a")?;
+            common
         },
         ..config()
     };
@@ -1852,9 +1860,10 @@ fn listener_set_with_foreign_controller_or_filtered_annotation_is_not_a_parent()
     r.meta = with_annotations(r.meta, &[("dns", "yes")]);
     c.add_route(r);
     let cfg = GatewaySourceConfig {
-        common: SourceConfig {
-            annotation_filter: Selector::parse("dns=yes")?,
-            ..SourceConfig::default()
+        common: {
+            let mut common = SourceConfig::default();
+            common.annotation_filter = Selector::parse("dns=yes")?;
+            common
         },
         ..with_listener_sets()
     };
@@ -1889,10 +1898,11 @@ fn templated(template: &str, combine: bool) -> GatewaySourceConfig {
         other => panic!("template {template:?}: {other:?}"),
     };
     GatewaySourceConfig {
-        common: SourceConfig {
-            fqdn_template: Some(Arc::new(t)),
-            combine_fqdn_annotation: combine,
-            ..SourceConfig::default()
+        common: {
+            let mut common = SourceConfig::default();
+            common.fqdn_template = Some(Arc::new(t));
+            common.combine_fqdn_annotation = combine;
+            common
         },
         ..config()
     }

@@ -225,9 +225,10 @@ mod tests {
             lb("default", "a", "a.example.com").label("dns", "public").build(),
             lb("default", "b", "b.example.com").label("dns", "private").build(),
         ]);
-        let common = SourceConfig {
-            label_filter: Selector::parse("dns=public")?,
-            ..Default::default()
+        let common = {
+            let mut common = SourceConfig::default();
+            common.label_filter = Selector::parse("dns=public")?;
+            common
         };
         let eps = run(
             ServiceSourceConfig {
@@ -246,9 +247,10 @@ mod tests {
             lb("default", "a", "a.example.com").ann("team", "blue").build(),
             lb("default", "b", "b.example.com").ann("team", "red").build(),
         ]);
-        let common = SourceConfig {
-            annotation_filter: Selector::parse("team in (blue)")?,
-            ..Default::default()
+        let common = {
+            let mut common = SourceConfig::default();
+            common.annotation_filter = Selector::parse("team in (blue)")?;
+            common
         };
         let eps = run(
             ServiceSourceConfig {
@@ -267,9 +269,10 @@ mod tests {
             lb("a", "web", "a.example.com").build(),
             lb("b", "web", "b.example.com").build(),
         ]);
-        let common = SourceConfig {
-            namespace: Some("b".into()),
-            ..Default::default()
+        let common = {
+            let mut common = SourceConfig::default();
+            common.namespace = Some("b".into());
+            common
         };
         assert_eq!(
             show(&run(
@@ -309,9 +312,10 @@ mod tests {
                 .ingress_ip("1.2.3.4")
                 .build(),
         ]);
-        let common = SourceConfig {
-            annotations: Annotations::with_prefix(PREFIX_GA)?,
-            ..Default::default()
+        let common = {
+            let mut common = SourceConfig::default();
+            common.annotations = Annotations::with_prefix(PREFIX_GA)?;
+            common
         };
         assert_eq!(
             show(&run(

@@ -266,10 +266,10 @@ pub(crate) fn endpoints(ctx: &Ctx<'_>, svc: &Service, resource: String, out: &mu
             match t.execute(svc, SOURCE_NAME) {
                 Ok(hosts) => {
                     for h in hosts {
-                        out.extend(s.generate(ctx, &h, false, "--fqdn-template"));
+                        out.extend(s.generate(ctx, &h, false, "FQDN template"));
                     }
                 }
-                Err(e) => tracing::warn!(service = s.id(), field = "--fqdn-template", "template failed: {e}"),
+                Err(e) => tracing::warn!(service = s.id(), field = "FQDN template", "template failed: {e}"),
             }
         }
     }
@@ -294,7 +294,7 @@ pub(crate) fn endpoints(ctx: &Ctx<'_>, svc: &Service, resource: String, out: &mu
 /// `--fqdn-target-template`: `host:target` pairs. Like external-dns these records carry no TTL, labels or
 /// provider-specific properties; pairs for the same host are merged.
 fn target_template_endpoints(s: &Svc<'_>, template: &extdns_source::template::FqdnTemplate) -> Vec<Endpoint> {
-    const FIELD: &str = "--fqdn-target-template";
+    const FIELD: &str = "FQDN target template";
     let raw = match template.execute_raw(s.svc, SOURCE_NAME) {
         Ok(raw) => raw,
         Err(e) => {
@@ -423,9 +423,10 @@ mod tests {
             .a("hostname", "a.example.com")
             .a("internal-hostname", "i.example.com");
         let c = ServiceSourceConfig {
-            common: extdns_source::SourceConfig {
-                ignore_hostname_annotation: true,
-                ..Default::default()
+            common: {
+                let mut common = SourceConfig::default();
+                common.ignore_hostname_annotation = true;
+                common
             },
             ..cfg()
         };
@@ -730,11 +731,12 @@ mod tests {
     }
 
     fn with_template(t: &str, combine: bool, ignore: bool) -> ServiceSourceConfig {
-        let common = SourceConfig {
-            fqdn_template: template(t),
-            combine_fqdn_annotation: combine,
-            ignore_hostname_annotation: ignore,
-            ..SourceConfig::default()
+        let common = {
+            let mut common = SourceConfig::default();
+            common.fqdn_template = template(t);
+            common.combine_fqdn_annotation = combine;
+            common.ignore_hostname_annotation = ignore;
+            common
         };
         ServiceSourceConfig { common, ..cfg() }
     }

@@ -11,7 +11,7 @@ pub mod selector;
 pub mod template;
 pub mod wrappers;
 
-pub use annotations::{AnnotationError, Annotations, PREFIX_ALPHA, PREFIX_GA};
+pub use annotations::{AnnotationError, Annotations, DurationError, PREFIX_ALPHA, PREFIX_GA, TtlError};
 pub use config::SourceConfig;
 pub use resolver::{ResolveError, Resolver, StaticResolver, SystemResolver};
 pub use selector::{Selector, SelectorError};
@@ -39,12 +39,13 @@ pub trait Source: Send + Sync {
 
 /// Why a source produced no usable result.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SourceError {
-    #[error("{source_name}: template failed on {object}: {message}")]
+    #[error("{source_name}: {source}")]
     Template {
         source_name: String,
-        object: String,
-        message: String,
+        #[source]
+        source: TemplateError,
     },
     #[error("{source_name}: {message}")]
     Other { source_name: String, message: String },

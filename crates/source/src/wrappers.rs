@@ -27,6 +27,7 @@ use crate::{Source, SourceError};
 
 /// The pipeline flags.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct PipelineConfig {
     /// `--default-targets`.
     pub default_targets: Vec<String>,
@@ -159,8 +160,8 @@ fn apply_default_targets(tagged: Vec<(usize, Endpoint)>, defaults: &[String], fo
     if kept_own > 0 {
         tracing::warn!(
             endpoints = kept_own,
-            "sources provided targets for some endpoints; --default-targets apply only to endpoints without \
-             targets (use --force-default-targets to replace them all)"
+            "sources provided targets for some endpoints; the default targets apply only to endpoints without \
+             targets unless they are forced on all"
         );
     }
     out
