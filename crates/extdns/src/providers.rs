@@ -59,6 +59,24 @@ fn rfc2136(flags: &Flags) -> Result<Arc<dyn Provider>, ValidationError> {
     if f.tsig_axfr {
         tracing::warn!("--rfc2136-tsig-axfr is deprecated: use --rfc2136-axfr");
     }
-    let provider = Rfc2136Provider::new(&config).map_err(|e| ValidationError(e.to_string()))?;
+    let provider = Rfc2136Provider::new(&config).map_err(|e| ValidationError(format!("{}: {e}", rfc2136_flag(&e))))?;
     Ok(Arc::new(provider))
+}
+
+/// The flag behind the RFC2136 setting a configuration error is about.
+fn rfc2136_flag(e: &extdns_provider_rfc2136::ConfigError) -> &'static str {
+    use extdns_provider_rfc2136::Setting;
+    match e.setting() {
+        Setting::GssTsig => "--rfc2136-gss-tsig",
+        Setting::BatchChangeSize => "--rfc2136-batch-change-size",
+        Setting::Hosts => "--rfc2136-host",
+        Setting::Zones => "--rfc2136-zone",
+        Setting::TsigSecretAlg => "--rfc2136-tsig-secret-alg",
+        Setting::TsigKeyname => "--rfc2136-tsig-keyname",
+        Setting::TsigSecret => "--rfc2136-tsig-secret",
+        Setting::MinTtl => "--rfc2136-min-ttl",
+        Setting::LoadBalancing => "--rfc2136-load-balancing-strategy",
+        Setting::Tls => "--tls-ca/--tls-client-cert/--tls-client-cert-key",
+        _ => "--rfc2136-*",
+    }
 }

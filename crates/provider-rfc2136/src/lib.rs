@@ -23,8 +23,9 @@ use hickory_proto::rr::rdata::TXT;
 use hickory_proto::rr::{DNSClass, Name, RData, Record, RecordType as WireType};
 
 pub use client::rcode_name;
-pub use config::{ConfigError, LoadBalancing, Rfc2136Config, TlsOptions};
-pub use tsig::Algorithm as TsigAlgorithm;
+pub use config::{ConfigError, LoadBalancing, Rfc2136Config, Setting, TlsOptions};
+pub use transport::TransportError;
+pub use tsig::{Algorithm as TsigAlgorithm, TsigError};
 
 use client::{ExchangeError, Session};
 use config::Settings;
@@ -60,16 +61,21 @@ impl Rfc2136Provider {
         let zone_names = settings
             .zones
             .iter()
-            .map(|z| codec::name(z).map_err(|e| ConfigError(format!("--rfc2136-zone={z}: {e}"))))
+            .map(|z| {
+                codec::name(z).map_err(|reason| ConfigError::InvalidZone {
+                    zone: z.clone(),
+                    reason,
+                })
+            })
             .collect::<Result<Vec<_>, _>>()?;
         let tls = match &settings.tls {
-            Some(opts) => Some(TlsConnector::new(opts).map_err(|e| ConfigError(e.to_string()))?),
+            Some(opts) => Some(TlsConnector::new(opts).map_err(ConfigError::Tls)?),
             None => None,
         };
         if !settings.axfr {
             tracing::warn!(
-                "--rfc2136-axfr is not set: extdns cannot list the zone's records, so it creates records but \
-                 never updates or deletes them"
+                "zone transfers (AXFR) are off: extdns cannot list the zones' records, so it creates records \
+                 but never updates or deletes them"
             );
         }
         Ok(Rfc2136Provider {
@@ -255,8 +261,8 @@ fn auth_error(server: &str, p: &Rfc2136Provider, detail: &str) -> ProviderError 
         .map(|k| format!("{} ({})", k.name(), k.algorithm()))
         .unwrap_or_default();
     ProviderError::Auth(format!(
-        "{server} rejected TSIG key {key}: {detail}; check --rfc2136-tsig-keyname, --rfc2136-tsig-secret and \
-         --rfc2136-tsig-secret-alg against the server's key"
+        "{server} rejected TSIG key {key}: {detail}; check the key's name, secret and algorithm against the \
+         server's key"
     ))
 }
 
