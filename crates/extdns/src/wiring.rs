@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use extdns_endpoint::{TargetNetFilter, Ttl};
+use extdns_endpoint::{NetworkList, Target, TargetNetFilter, Ttl};
 use extdns_informer::PodAnnotationPrefixes;
 use extdns_informer::manifests::LoadOptions;
 use extdns_informer::view::RouteKind;
@@ -86,15 +86,20 @@ pub fn gateway_source_config(flags: &Flags, common: SourceConfig) -> Result<Gate
 /// The wrappers every source's output goes through (§1.3).
 pub fn pipeline_config(flags: &Flags) -> Result<PipelineConfig, ValidationError> {
     let s = &flags.sources;
-    let target_net_filter =
-        TargetNetFilter::new(&s.target_net_filter, &s.exclude_target_net).map_err(|e| invalid(e.to_string()))?;
+    let target_net_filter = TargetNetFilter::new(&s.target_net_filter, &s.exclude_target_net).map_err(|e| {
+        let flag = match e.list() {
+            NetworkList::Exclude => "--exclude-target-net",
+            _ => "--target-net-filter",
+        };
+        invalid(format!("{flag}: {e}"))
+    })?;
     let nat64_networks = s
         .nat64_networks
         .iter()
         .map(|n| parse_nat64(n))
         .collect::<Result<Vec<_>, _>>()?;
     let mut config = PipelineConfig::default();
-    config.default_targets = s.default_targets.clone();
+    config.default_targets = s.default_targets.iter().map(Target::from).collect();
     config.force_default_targets = s.force_default_targets;
     config.target_net_filter = target_net_filter;
     config.nat64_networks = nat64_networks;

@@ -78,7 +78,7 @@ impl Expected {
     /// Every field the scenario compares, as a list of differences (empty = match).
     fn differences(&self, e: &Endpoint) -> Vec<String> {
         let mut d = Vec::new();
-        let got: BTreeSet<&str> = e.targets.iter().map(String::as_str).collect();
+        let got: BTreeSet<&str> = e.targets.iter().map(extdns_endpoint::Target::as_str).collect();
         if self.target_set() != got {
             d.push(format!("targets: expected {:?}, got {:?}", self.target_set(), got));
         }

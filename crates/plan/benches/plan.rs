@@ -41,9 +41,9 @@ fn inputs() -> (Vec<Endpoint>, Vec<Endpoint>) {
         // Keep CNAME rows' targets as they are; move A records to another address.
         let idx = i - 250;
         if desired[idx].record_type == RecordType::A {
-            desired[idx].targets.0 = vec![ip(i + 7)];
+            desired[idx].targets.0 = vec![ip(i + 7).into()];
         } else {
-            desired[idx].targets.0 = vec![format!("moved-{i}.elb.example.net")];
+            desired[idx].targets.0 = vec![format!("moved-{i}.elb.example.net").into()];
         }
     }
     desired.extend((N..N + 250).map(|i| record(i, ip(i))));

@@ -5,10 +5,9 @@
 //! what a DKIM or SPF value means. A target written in zone-file quoting (`"a" "b"`, as the TXT registry
 //! writes its heritage records) is unquoted first; any other target is taken byte for byte.
 
-use std::net::{Ipv4Addr, Ipv6Addr};
 use std::str::FromStr;
 
-use extdns_endpoint::RecordType;
+use extdns_endpoint::{RecordType, Target, TargetKind};
 use hickory_proto::rr::domain::Label;
 use hickory_proto::rr::rdata::{A, AAAA, CNAME, MX, NS, NULL, PTR, SRV, TXT};
 use hickory_proto::rr::{Name, RData, RecordType as WireType};
@@ -72,15 +71,17 @@ pub fn name_text(n: &Name) -> String {
 }
 
 /// The record data for one target of an endpoint of type `rt`.
-pub fn rdata(rt: &RecordType, target: &str) -> Result<RData, String> {
+pub fn rdata(rt: &RecordType, target: &Target) -> Result<RData, String> {
     let bad = |what: &str| format!("invalid {rt} target {target:?}: {what}");
     Ok(match rt {
-        RecordType::A => RData::A(A(
-            Ipv4Addr::from_str(target.trim()).map_err(|_| bad("not an IPv4 address"))?
-        )),
-        RecordType::Aaaa => RData::AAAA(AAAA(
-            Ipv6Addr::from_str(target.trim()).map_err(|_| bad("not an IPv6 address"))?,
-        )),
+        RecordType::A => match address(target) {
+            TargetKind::Ipv4(a) => RData::A(A(a)),
+            _ => return Err(bad("not an IPv4 address")),
+        },
+        RecordType::Aaaa => match address(target) {
+            TargetKind::Ipv6(a) if !target.contains('%') => RData::AAAA(AAAA(a)),
+            _ => return Err(bad("not an IPv6 address")),
+        },
         RecordType::Cname => RData::CNAME(CNAME(name(target).map_err(|e| bad(&e))?)),
         RecordType::Ns => RData::NS(NS(name(target).map_err(|e| bad(&e))?)),
         RecordType::Ptr => RData::PTR(PTR(name(target).map_err(|e| bad(&e))?)),
@@ -127,29 +128,43 @@ pub fn rdata(rt: &RecordType, target: &str) -> Result<RData, String> {
     })
 }
 
-/// The endpoint type and target text of a record read from the zone, or `None` for types extdns does not
-/// manage (SOA, DNSKEY, CAA...).
-pub fn target(data: &RData) -> Option<(RecordType, String)> {
+/// The address an A or AAAA target holds. Surrounding space is tolerated, as by the zone-file parser
+/// external-dns hands targets to.
+fn address(target: &Target) -> TargetKind {
+    let trimmed = target.trim();
+    if trimmed.len() == target.len() {
+        target.kind()
+    } else {
+        TargetKind::of(trimmed)
+    }
+}
+
+/// The endpoint type and target of a record read from the zone, or `None` for types extdns does not
+/// manage (SOA, DNSKEY, CAA...). Addresses become targets without being spelled out and parsed again.
+pub fn target(data: &RData) -> Option<(RecordType, Target)> {
     Some(match data {
-        RData::A(a) => (RecordType::A, a.0.to_string()),
-        RData::AAAA(a) => (RecordType::Aaaa, a.0.to_string()),
-        RData::CNAME(n) => (RecordType::Cname, name_text(&n.0)),
-        RData::NS(n) => (RecordType::Ns, name_text(&n.0)),
-        RData::PTR(n) => (RecordType::Ptr, name_text(&n.0)),
-        RData::TXT(t) => (RecordType::Txt, txt_value(&t.txt_data)),
+        RData::A(a) => (RecordType::A, Target::from(a.0)),
+        RData::AAAA(a) => (RecordType::Aaaa, Target::from(a.0)),
+        RData::CNAME(n) => (RecordType::Cname, name_text(&n.0).into()),
+        RData::NS(n) => (RecordType::Ns, name_text(&n.0).into()),
+        RData::PTR(n) => (RecordType::Ptr, name_text(&n.0).into()),
+        RData::TXT(t) => (RecordType::Txt, txt_value(&t.txt_data).into()),
         // SRV keeps its target's dot, as external-dns does for SRV.
         RData::SRV(s) => (
             RecordType::Srv,
-            format!("{} {} {} {}", s.priority, s.weight, s.port, s.target.to_ascii()),
+            format!("{} {} {} {}", s.priority, s.weight, s.port, s.target.to_ascii()).into(),
         ),
-        RData::MX(m) => (RecordType::Mx, format!("{} {}", m.preference, name_text(&m.exchange))),
-        RData::NAPTR(n) => (RecordType::Naptr, n.to_string()),
+        RData::MX(m) => (
+            RecordType::Mx,
+            format!("{} {}", m.preference, name_text(&m.exchange)).into(),
+        ),
+        RData::NAPTR(n) => (RecordType::Naptr, n.to_string().into()),
         RData::Unknown {
             code: WireType::DNAME,
             rdata,
         } => {
             let mut dec = BinDecoder::new(&rdata.anything);
-            (RecordType::Dname, name_text(&Name::read(&mut dec).ok()?))
+            (RecordType::Dname, name_text(&Name::read(&mut dec).ok()?).into())
         }
         _ => return None,
     })
@@ -255,8 +270,8 @@ mod tests {
 
     use super::*;
 
-    fn roundtrip(rt: RecordType, t: &str) -> Option<(RecordType, String)> {
-        rdata(&rt, t).ok().and_then(|d| target(&d))
+    fn roundtrip(rt: RecordType, t: &str) -> Option<(RecordType, Target)> {
+        rdata(&rt, &t.into()).ok().and_then(|d| target(&d))
     }
 
     #[test]
@@ -297,14 +312,31 @@ mod tests {
             roundtrip(RecordType::Srv, "0 50 30192 foo.example.org"),
             Some((RecordType::Srv, "0 50 30192 foo.example.org.".into()))
         );
-        assert!(rdata(&RecordType::Srv, "0 50 foo").is_err());
+        assert!(rdata(&RecordType::Srv, &"0 50 foo".into()).is_err());
     }
 
     #[test]
     fn invalid_targets_are_errors_naming_the_target() {
-        let e = rdata(&RecordType::A, "not-an-ip").err().unwrap_or_default();
+        let e = rdata(&RecordType::A, &"not-an-ip".into()).err().unwrap_or_default();
         assert!(e.contains("not-an-ip") && e.contains('A'), "{e}");
-        assert!(rdata(&RecordType::Aaaa, "192.0.2.1").is_err());
+        assert!(rdata(&RecordType::Aaaa, &"192.0.2.1".into()).is_err());
+        assert!(
+            rdata(&RecordType::Aaaa, &"fe80::1%eth0".into()).is_err(),
+            "no zone in a record"
+        );
+        assert!(rdata(&RecordType::A, &"01.2.3.4".into()).is_err());
+    }
+
+    #[test]
+    fn address_targets_may_have_surrounding_space_like_zone_file_text() {
+        assert_eq!(
+            roundtrip(RecordType::A, " 192.0.2.1 "),
+            Some((RecordType::A, "192.0.2.1".into()))
+        );
+        assert_eq!(
+            roundtrip(RecordType::Aaaa, "2001:DB8::1 "),
+            Some((RecordType::Aaaa, "2001:db8::1".into()))
+        );
     }
 
     #[test]

@@ -314,7 +314,7 @@ impl Provider for Rfc2136Provider {
                 if let RData::TXT(t) = &r.data {
                     let chunks: Vec<Vec<u8>> = t.txt_data.iter().map(|c| c.to_vec()).collect();
                     if chunks != codec::txt_chunks(&target) {
-                        wire.insert((name.clone(), target.clone()), chunks);
+                        wire.insert((name.clone(), target.to_string()), chunks);
                     }
                 }
                 match index.get(&(name.clone(), rt.clone())) {
@@ -356,7 +356,10 @@ impl Provider for Rfc2136Provider {
             ep.dns_name.make_ascii_lowercase();
             if ep.record_type == RecordType::Txt {
                 for t in ep.targets.iter_mut() {
-                    *t = codec::canonical_txt(t);
+                    let canonical = codec::canonical_txt(t);
+                    if canonical != t.as_str() {
+                        *t = canonical.into();
+                    }
                 }
             }
             if self.settings.min_ttl > 0

@@ -111,13 +111,17 @@ async fn create_update_delete(kind: Kind) {
         a,
         Some((vec!["192.0.2.10".to_string(), "192.0.2.11".into()].into(), Ttl(120)))
     );
-    let txt = find(&read, "web.example.org", RecordType::Txt).map(|e| e.targets.0.clone());
+    let txt = find(&read, "web.example.org", RecordType::Txt)
+        .map(|e| e.targets.iter().map(ToString::to_string).collect::<Vec<_>>());
     assert_eq!(txt, Some(vec![HERITAGE.trim_matches('"').to_string()]));
-    let long = find(&read, "long.example.org", RecordType::Txt).map(|e| e.targets.0.clone());
+    let long = find(&read, "long.example.org", RecordType::Txt)
+        .map(|e| e.targets.iter().map(ToString::to_string).collect::<Vec<_>>());
     assert_eq!(long, Some(vec![long_txt.clone()]));
-    let srv = find(&read, "_http._tcp.example.org", RecordType::Srv).map(|e| e.targets.0.clone());
+    let srv = find(&read, "_http._tcp.example.org", RecordType::Srv)
+        .map(|e| e.targets.iter().map(ToString::to_string).collect::<Vec<_>>());
     assert_eq!(srv, Some(vec!["0 50 8080 web.example.org.".to_string()]));
-    let ptr = find(&read, "10.2.0.192.in-addr.arpa", RecordType::Ptr).map(|e| e.targets.0.clone());
+    let ptr = find(&read, "10.2.0.192.in-addr.arpa", RecordType::Ptr)
+        .map(|e| e.targets.iter().map(ToString::to_string).collect::<Vec<_>>());
     assert_eq!(ptr, Some(vec!["web.example.org".to_string()]));
     assert!(
         find(&read, "ns1.example.org", RecordType::A).is_some(),
@@ -455,7 +459,8 @@ async fn bind_txt_written_in_other_chunks_reads_whole_and_deletes() {
     let read = records(&p).await;
     let odd = find(&read, "odd.example.org", RecordType::Txt).cloned();
     assert_eq!(
-        odd.as_ref().map(|e| e.targets.0.clone()),
+        odd.as_ref()
+            .map(|e| e.targets.iter().map(ToString::to_string).collect::<Vec<_>>()),
         Some(vec!["heritage=external-dns".to_string()])
     );
     let delete = odd.into_iter().collect();

@@ -99,7 +99,7 @@ fn find<'a>(eps: &'a [Endpoint], name: &str, t: RecordType) -> Option<&'a Endpoi
 }
 
 fn value_of(eps: &[Endpoint], name: &str) -> Option<String> {
-    find(eps, name, RecordType::Txt).and_then(|e| e.targets.first().cloned())
+    find(eps, name, RecordType::Txt).and_then(|e| e.targets.first().map(ToString::to_string))
 }
 
 // --- reading ---
@@ -428,7 +428,11 @@ async fn updates_rewrite_the_txt_record_from_the_new_labels() -> Result<(), Regi
     .await?;
     let snapshot = provider.snapshot();
     assert_eq!(
-        find(&snapshot, "foo.example.com", RecordType::A).map(|e| e.targets.0.clone()),
+        find(&snapshot, "foo.example.com", RecordType::A).map(|e| e
+            .targets
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()),
         Some(vec!["5.6.7.8".to_string()])
     );
     assert_eq!(

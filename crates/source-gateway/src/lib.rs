@@ -18,7 +18,7 @@ mod route;
 use std::collections::BTreeMap;
 
 use async_trait::async_trait;
-use extdns_endpoint::{Endpoint, ObjectRef, Ttl, merge_endpoints};
+use extdns_endpoint::{Endpoint, ObjectRef, Target, Ttl, merge_endpoints};
 use extdns_informer::view::{Route, RouteKind};
 use extdns_informer::{Cluster, ResourceKind};
 use extdns_source::annotations::key;
@@ -120,7 +120,7 @@ impl GatewayRouteSource {
         }
 
         // Name → the target lists (one per parent) of every parent and listener the route is attached to.
-        let mut hosts: BTreeMap<&str, Vec<&[String]>> = BTreeMap::new();
+        let mut hosts: BTreeMap<&str, Vec<&[Target]>> = BTreeMap::new();
         for status in &route.parents {
             let key = ParentKey::of(&status.parent_ref, route_ns);
             if !in_spec(route, &status.parent_ref) {
@@ -183,10 +183,10 @@ impl GatewayRouteSource {
             namespace: route_ns.to_string(),
             name: route.meta.name.clone(),
         };
-        let mut union: Vec<String> = Vec::new();
+        let mut union: Vec<Target> = Vec::new();
         for (host, lists) in hosts {
             // Each parent's list is already sorted and deduplicated; only a union of several needs work.
-            let targets: &[String] = match lists.as_slice() {
+            let targets: &[Target] = match lists.as_slice() {
                 [one] => one,
                 many => {
                     union.clear();

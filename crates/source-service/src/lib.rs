@@ -23,7 +23,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use extdns_endpoint::Endpoint;
+use extdns_endpoint::{Endpoint, Target};
 use extdns_informer::view::Service;
 use extdns_informer::{Cluster, ResourceKind};
 use extdns_source::resolver::Resolver;
@@ -78,7 +78,7 @@ impl ServiceSource {
         }
         let lookups = hosts.into_iter().map(|host| async move {
             let answer = match self.resolver.lookup_ip(host).await {
-                Ok(ips) => Ok(ips.into_iter().map(|ip| ip.to_string()).collect()),
+                Ok(ips) => Ok(ips.into_iter().map(Target::from).collect()),
                 Err(e) => Err(e.to_string()),
             };
             (host.to_string(), answer)

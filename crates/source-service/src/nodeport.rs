@@ -101,7 +101,7 @@ pub(crate) fn srv_records(s: &Svc<'_>, hostname: &str) -> Vec<Endpoint> {
             continue;
         };
         let target = format!("0 50 {node_port} {hostname}.");
-        out.push(s.record(name, RecordType::Srv, vec![target]));
+        out.push(s.record(name, RecordType::Srv, vec![target.into()]));
     }
     out
 }

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use extdns_endpoint::{ProviderSpecific, Ttl};
+use extdns_endpoint::{ProviderSpecific, Target, Ttl};
 use extdns_informer::StrMap;
 
 /// The prefix external-dns 0.22 reads by default.
@@ -142,7 +142,7 @@ impl Annotations {
 
     /// The `target` annotation: spaces removed, split on ',', one trailing '.' trimmed per item. An empty
     /// annotation means "no override", but empty items of a non-empty one are kept.
-    pub fn targets(&self, a: &StrMap) -> Vec<String> {
+    pub fn targets(&self, a: &StrMap) -> Vec<Target> {
         match self.get(a, key::TARGET) {
             Some(v) if !v.is_empty() => split_list(v)
                 .into_iter()
@@ -150,7 +150,7 @@ impl Annotations {
                     if t.ends_with('.') {
                         t.pop();
                     }
-                    t
+                    Target::from(t)
                 })
                 .collect(),
             _ => Vec::new(),

@@ -19,7 +19,9 @@ use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::{IpAddr, Ipv4Addr};
 
-use extdns_endpoint::{Endpoint, ProviderSpecific, RecordType, TargetNetFilter, Targets, Ttl, validate_endpoint};
+use extdns_endpoint::{
+    Endpoint, ProviderSpecific, RecordType, Target, TargetKind, TargetNetFilter, Targets, Ttl, validate_endpoint,
+};
 use extdns_informer::{Cluster, ResourceKind};
 use ipnet::Ipv6Net;
 
@@ -30,7 +32,7 @@ use crate::{Source, SourceError};
 #[non_exhaustive]
 pub struct PipelineConfig {
     /// `--default-targets`.
-    pub default_targets: Vec<String>,
+    pub default_targets: Vec<Target>,
     /// `--force-default-targets`: replace the targets of every endpoint, not only of those without.
     pub force_default_targets: bool,
     /// `--target-net-filter` and `--exclude-target-net`.
@@ -132,7 +134,7 @@ impl Pipeline {
 
 /// Step 1's default targets. An endpoint that is replaced keeps its name, TTL, provider-specific
 /// properties, set identifier, labels and object references; its type follows the new targets.
-fn apply_default_targets(tagged: Vec<(usize, Endpoint)>, defaults: &[String], force: bool) -> Vec<(usize, Endpoint)> {
+fn apply_default_targets(tagged: Vec<(usize, Endpoint)>, defaults: &[Target], force: bool) -> Vec<(usize, Endpoint)> {
     if defaults.is_empty() {
         return tagged;
     }
@@ -195,7 +197,7 @@ fn dedup(mut tagged: Vec<(usize, Endpoint)>, names: &[&str], out: &mut PipelineO
     // (duplicate, first occurrence) pairs: the first wins and absorbs the duplicate's object references.
     let mut duplicates: Vec<(usize, usize)> = Vec::new();
     {
-        type Key<'a> = (&'a RecordType, &'a str, &'a str, &'a [String]);
+        type Key<'a> = (&'a RecordType, &'a str, &'a str, &'a [Target]);
         let mut seen: HashMap<Key<'_>, usize> = HashMap::with_capacity(tagged.len());
         for (i, (_, e)) in tagged.iter().enumerate() {
             if !keep[i] {
@@ -236,13 +238,13 @@ fn nat64(mut eps: Vec<Endpoint>, nets: &[Ipv6Net]) -> Vec<Endpoint> {
         }
         let mut v4 = Vec::new();
         for t in e.targets.iter() {
-            let Ok(ip) = t.split('%').next().unwrap_or(t).parse::<std::net::Ipv6Addr>() else {
+            let TargetKind::Ipv6(ip) = t.kind() else {
                 tracing::warn!(endpoint = %e, target = %t, "NAT64: AAAA target is not an IPv6 address, skipped");
                 continue;
             };
             if nets.iter().any(|n| n.contains(&ip)) {
                 let o = ip.octets();
-                v4.push(Ipv4Addr::new(o[12], o[13], o[14], o[15]).to_string());
+                v4.push(Target::from(Ipv4Addr::new(o[12], o[13], o[14], o[15])));
             }
         }
         if !v4.is_empty() {
@@ -313,7 +315,7 @@ fn add_ptr_records(mut eps: Vec<Endpoint>, create_ptr: bool) -> Vec<Endpoint> {
             continue;
         }
         for t in e.targets.iter() {
-            let Some(ip) = parse_addr(t) else { continue };
+            let Some(ip) = t.ip() else { continue };
             let next = ptrs.len();
             let entry = ptrs
                 .entry(reverse_name(ip))
@@ -331,13 +333,6 @@ fn add_ptr_records(mut eps: Vec<Endpoint>, create_ptr: bool) -> Vec<Endpoint> {
             .map(|(name, (_, hosts, ttl))| Endpoint::new(&name, RecordType::Ptr, hosts).with_ttl(ttl)),
     );
     eps
-}
-
-fn parse_addr(t: &str) -> Option<IpAddr> {
-    match extdns_endpoint::suitable_type(t) {
-        RecordType::A | RecordType::Aaaa => t.split('%').next().and_then(|a| a.parse().ok()),
-        _ => None,
-    }
 }
 
 /// The provider-specific properties a provider keeps: its own (`<provider>/...`) and the unprefixed ones;
