@@ -8,6 +8,7 @@
 use std::str::FromStr;
 
 use extdns_endpoint::{RecordType, Target, TargetKind};
+use hickory_proto::ProtoError;
 use hickory_proto::rr::domain::Label;
 use hickory_proto::rr::rdata::{A, AAAA, CNAME, MX, NS, NULL, PTR, SRV, TXT};
 use hickory_proto::rr::{Name, RData, RecordType as WireType};
@@ -16,16 +17,39 @@ use hickory_proto::serialize::binary::{BinDecodable, BinDecoder, BinEncodable, B
 /// The longest character-string a TXT record can hold.
 const TXT_CHUNK: usize = 255;
 
+/// Why a name or a target cannot be written as DNS data.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CodecError {
+    #[error("empty name")]
+    EmptyName,
+    #[error("invalid DNS name {name:?}: {source}")]
+    Name {
+        name: String,
+        #[source]
+        source: ProtoError,
+    },
+    #[error("invalid {record_type} target {target:?}: {reason}")]
+    Target {
+        record_type: RecordType,
+        target: String,
+        reason: String,
+    },
+}
+
 /// A DNS name from an endpoint name or target (`web.example.org`, `*.example.org`, `_sip._tcp.example.org`).
-pub fn name(s: &str) -> Result<Name, String> {
+pub fn name(s: &str) -> Result<Name, CodecError> {
     let trimmed = s.trim();
     if trimmed.is_empty() || trimmed == "." {
-        return Err("empty name".into());
+        return Err(CodecError::EmptyName);
     }
     let mut n = Name::from_ascii(trimmed)
         .or_else(|_| Name::from_utf8(trimmed))
         .or_else(|e| raw_labels(trimmed).ok_or(e))
-        .map_err(|e| format!("invalid DNS name {s:?}: {e}"))?;
+        .map_err(|source| CodecError::Name {
+            name: s.to_string(),
+            source,
+        })?;
     n.set_fqdn(true);
     Ok(n)
 }
@@ -71,8 +95,12 @@ pub fn name_text(n: &Name) -> String {
 }
 
 /// The record data for one target of an endpoint of type `rt`.
-pub fn rdata(rt: &RecordType, target: &Target) -> Result<RData, String> {
-    let bad = |what: &str| format!("invalid {rt} target {target:?}: {what}");
+pub fn rdata(rt: &RecordType, target: &Target) -> Result<RData, CodecError> {
+    let bad = |what: &str| CodecError::Target {
+        record_type: rt.clone(),
+        target: target.to_string(),
+        reason: what.to_string(),
+    };
     Ok(match rt {
         RecordType::A => match address(target) {
             TargetKind::Ipv4(a) => RData::A(A(a)),
@@ -82,11 +110,11 @@ pub fn rdata(rt: &RecordType, target: &Target) -> Result<RData, String> {
             TargetKind::Ipv6(a) if !target.contains('%') => RData::AAAA(AAAA(a)),
             _ => return Err(bad("not an IPv6 address")),
         },
-        RecordType::Cname => RData::CNAME(CNAME(name(target).map_err(|e| bad(&e))?)),
-        RecordType::Ns => RData::NS(NS(name(target).map_err(|e| bad(&e))?)),
-        RecordType::Ptr => RData::PTR(PTR(name(target).map_err(|e| bad(&e))?)),
+        RecordType::Cname => RData::CNAME(CNAME(name(target).map_err(|e| bad(&e.to_string()))?)),
+        RecordType::Ns => RData::NS(NS(name(target).map_err(|e| bad(&e.to_string()))?)),
+        RecordType::Ptr => RData::PTR(PTR(name(target).map_err(|e| bad(&e.to_string()))?)),
         RecordType::Dname => {
-            let n = name(target).map_err(|e| bad(&e))?;
+            let n = name(target).map_err(|e| bad(&e.to_string()))?;
             let mut bytes = Vec::new();
             let mut enc = BinEncoder::new(&mut bytes);
             enc.set_canonical_form(true);
@@ -109,7 +137,12 @@ pub fn rdata(rt: &RecordType, target: &Target) -> Result<RData, String> {
                 s.parse::<u16>()
                     .map_err(|_| bad(&format!("{s:?} is not a number 0-65535")))
             };
-            RData::SRV(SRV::new(num(p)?, num(w)?, num(port)?, name(host).map_err(|e| bad(&e))?))
+            RData::SRV(SRV::new(
+                num(p)?,
+                num(w)?,
+                num(port)?,
+                name(host).map_err(|e| bad(&e.to_string()))?,
+            ))
         }
         RecordType::Mx => {
             let f: Vec<&str> = target.split_whitespace().collect();
@@ -119,7 +152,7 @@ pub fn rdata(rt: &RecordType, target: &Target) -> Result<RData, String> {
             let pref = pref
                 .parse::<u16>()
                 .map_err(|_| bad("preference is not a number 0-65535"))?;
-            RData::MX(MX::new(pref, name(host).map_err(|e| bad(&e))?))
+            RData::MX(MX::new(pref, name(host).map_err(|e| bad(&e.to_string()))?))
         }
         other => {
             let wire = WireType::from_str(other.as_str()).map_err(|_| bad("unknown record type"))?;
@@ -317,7 +350,10 @@ mod tests {
 
     #[test]
     fn invalid_targets_are_errors_naming_the_target() {
-        let e = rdata(&RecordType::A, &"not-an-ip".into()).err().unwrap_or_default();
+        let e = rdata(&RecordType::A, &"not-an-ip".into())
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
         assert!(e.contains("not-an-ip") && e.contains('A'), "{e}");
         assert!(rdata(&RecordType::Aaaa, &"192.0.2.1".into()).is_err());
         assert!(

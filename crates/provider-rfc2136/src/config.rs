@@ -120,8 +120,12 @@ pub enum ConfigError {
     EmptyZone,
     #[error("no zone is configured: name every zone extdns may update")]
     NoZone,
-    #[error("zone {zone:?} is not a DNS name: {reason}")]
-    InvalidZone { zone: String, reason: String },
+    #[error("zone {zone:?} is not a DNS name: {source}")]
+    InvalidZone {
+        zone: String,
+        #[source]
+        source: crate::codec::CodecError,
+    },
     #[error("{0}, or use insecure updates")]
     Algorithm(#[source] TsigError),
     #[error("a TSIG key name is required unless updates are insecure")]

@@ -28,6 +28,7 @@ pub use transport::TransportError;
 pub use tsig::{Algorithm as TsigAlgorithm, TsigError};
 
 use client::{ExchangeError, Session};
+use codec::CodecError;
 use config::Settings;
 use transport::{ServerPicker, TlsConnector};
 
@@ -62,9 +63,9 @@ impl Rfc2136Provider {
             .zones
             .iter()
             .map(|z| {
-                codec::name(z).map_err(|reason| ConfigError::InvalidZone {
+                codec::name(z).map_err(|source| ConfigError::InvalidZone {
                     zone: z.clone(),
-                    reason,
+                    source,
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -124,7 +125,7 @@ impl Rfc2136Provider {
         own.max(self.settings.min_ttl)
     }
 
-    fn records_of(&self, wire: &TxtWire, ep: &Endpoint, ttl: u32, class: DNSClass) -> Result<Vec<Record>, String> {
+    fn records_of(&self, wire: &TxtWire, ep: &Endpoint, ttl: u32, class: DNSClass) -> Result<Vec<Record>, CodecError> {
         let owner = codec::name(&ep.dns_name)?;
         let mut out = Vec::with_capacity(ep.targets.len());
         for target in ep.targets.iter() {
@@ -147,7 +148,7 @@ impl Rfc2136Provider {
     }
 
     /// The records one change sends: single-record deletes of what it replaces, then adds of what it writes.
-    fn updates_for(&self, wire: &TxtWire, change: &Change) -> Result<Vec<Record>, String> {
+    fn updates_for(&self, wire: &TxtWire, change: &Change) -> Result<Vec<Record>, CodecError> {
         match change {
             Change::Create(ep) => self.records_of(wire, ep, self.write_ttl(ep.record_ttl), DNSClass::IN),
             Change::Delete(ep) => self.records_of(wire, ep, 0, DNSClass::NONE),
@@ -194,7 +195,7 @@ impl Rfc2136Provider {
         let mut sent: Vec<&Unit<'_>> = Vec::new();
         for unit in batch {
             // A unit is encoded whole or not at all, so a record never goes out without its ownership record.
-            let encoded: Result<Vec<Record>, String> = unit.changes().try_fold(Vec::new(), |mut acc, change| {
+            let encoded: Result<Vec<Record>, CodecError> = unit.changes().try_fold(Vec::new(), |mut acc, change| {
                 acc.extend(self.updates_for(wire, change)?);
                 Ok(acc)
             });
@@ -203,7 +204,7 @@ impl Rfc2136Provider {
                     updates.extend(records);
                     sent.push(unit);
                 }
-                Err(reason) => failures.push(unit.failure(reason)),
+                Err(e) => failures.push(unit.failure(e.to_string())),
             }
         }
         if !updates.is_empty() {
@@ -463,7 +464,7 @@ mod tests {
         let bad = Change::Create(Endpoint::new("bad.example.org", RecordType::A, ["not-an-ip"]));
         let got = p.updates_for(&TxtWire::new(), &bad);
         assert!(
-            got.as_ref().is_err_and(|e| e.contains("not-an-ip")),
+            got.as_ref().is_err_and(|e| e.to_string().contains("not-an-ip")),
             "{:?}",
             got.map(|r| r.len())
         );
