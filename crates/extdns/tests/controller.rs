@@ -5,10 +5,11 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use extdns::flags::{Flags, try_parse_from};
+use extdns::flags::try_parse_from;
 use extdns::providers::build_provider;
 use extdns::run::{build_cluster, controller_with_cluster, controller_with_pipeline, run_once_with, watched_kinds};
-use extdns::wiring::{build_sources, default_resolver, pipeline_config};
+use extdns::settings::{self, Settings};
+use extdns::wiring::{build_sources, default_resolver};
 use extdns_controller::{Metrics, SyncError};
 use extdns_endpoint::{Change, Changes, Endpoint, RecordType};
 use extdns_informer::{Cluster, ResourceKind};
@@ -18,13 +19,14 @@ use extdns_source::{Pipeline, Source, SourceError};
 
 type Error = Box<dyn std::error::Error>;
 
-fn flags(args: &[&str]) -> Result<Flags, Error> {
+/// The controller's settings from these arguments.
+fn flags(args: &[&str]) -> Result<Settings, Error> {
     let cli = try_parse_from(std::iter::once("extdns").chain(args.iter().copied()))?;
-    Ok(cli.flags)
+    Ok(settings::controller(&cli.flags)?)
 }
 
 /// The controller flags over the manifests in `dir`, plus `extra`.
-fn flags_over(dir: &Path, extra: &[&str]) -> Result<Flags, Error> {
+fn flags_over(dir: &Path, extra: &[&str]) -> Result<Settings, Error> {
     let dir = dir.to_str().ok_or("path")?;
     let mut args = vec![
         "--source=service",
@@ -232,9 +234,9 @@ async fn a_source_error_deletes_nothing() -> Result<(), Error> {
 
     // The real sources succeed, one more fails and so yields no endpoint at all: the sync must stop before
     // planning, or every record the failed source owns would look unwanted.
-    let mut sources = build_sources(&f, default_resolver(&f)?)?;
+    let mut sources = build_sources(&f.sources, default_resolver(&f.sources)?);
     sources.push(Box::new(FailingSource));
-    let pipeline = Pipeline::new(sources, pipeline_config(&f)?);
+    let pipeline = Pipeline::new(sources, f.sources.pipeline.clone());
     let cluster = build_cluster(&f, &pipeline.watched_kinds()).await?;
     let metrics = Arc::new(Metrics::new("test", "test"));
     let controller = controller_with_pipeline(&f, pipeline, cluster, as_provider(&provider), metrics)?;
@@ -314,7 +316,7 @@ async fn inmemory_zones_limit_what_is_managed() -> Result<(), Error> {
         ],
     )?;
     let f = flags_over(dir.path(), &["--inmemory-zone=example.com"])?;
-    let report = run_once_with(&f, build_provider(&f)?).await?;
+    let report = run_once_with(&f, build_provider(&f.provider)?).await?;
     let created: Vec<String> = four(&report.changes).create.iter().map(describe).collect();
     assert_eq!(created, ["in.example.com A 203.0.113.10"]);
     Ok(())
@@ -323,7 +325,7 @@ async fn inmemory_zones_limit_what_is_managed() -> Result<(), Error> {
 #[test]
 fn providers_extdns_does_not_implement_are_a_clear_error() -> Result<(), Error> {
     let f = flags(&["--source=service", "--provider=aws"])?;
-    let err = build_provider(&f).err().map(|e| e.to_string());
+    let err = build_provider(&f.provider).err().map(|e| e.to_string());
     assert_eq!(err.as_deref(), Some("provider aws is not supported by extdns yet"));
     Ok(())
 }
