@@ -5,10 +5,11 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use extdns::flags::{Flags, try_parse_from};
+use extdns::flags::try_parse_from;
 use extdns::providers::build_provider;
 use extdns::run::{build_cluster, controller_with_cluster, controller_with_pipeline, run_once_with, watched_kinds};
-use extdns::wiring::{build_sources, default_resolver, pipeline_config};
+use extdns::settings::{self, Settings};
+use extdns::wiring::{build_sources, default_resolver};
 use extdns_controller::{Metrics, SyncError};
 use extdns_endpoint::{Change, Changes, Endpoint, RecordType};
 use extdns_informer::{Cluster, ResourceKind};
@@ -18,13 +19,14 @@ use extdns_source::{Pipeline, Source, SourceError};
 
 type Error = Box<dyn std::error::Error>;
 
-fn flags(args: &[&str]) -> Result<Flags, Error> {
+/// The controller's settings from these arguments.
+fn controller_settings(args: &[&str]) -> Result<Settings, Error> {
     let cli = try_parse_from(std::iter::once("extdns").chain(args.iter().copied()))?;
-    Ok(cli.flags)
+    Ok(settings::controller(&cli.flags)?)
 }
 
-/// The controller flags over the manifests in `dir`, plus `extra`.
-fn flags_over(dir: &Path, extra: &[&str]) -> Result<Flags, Error> {
+/// The controller settings over the manifests in `dir`, plus `extra`.
+fn settings_over(dir: &Path, extra: &[&str]) -> Result<Settings, Error> {
     let dir = dir.to_str().ok_or("path")?;
     let mut args = vec![
         "--source=service",
@@ -34,7 +36,7 @@ fn flags_over(dir: &Path, extra: &[&str]) -> Result<Flags, Error> {
         dir,
     ];
     args.extend_from_slice(extra);
-    flags(&args)
+    controller_settings(&args)
 }
 
 fn examples() -> PathBuf {
@@ -83,7 +85,7 @@ fn as_provider(p: &Arc<InMemoryProvider>) -> Arc<dyn Provider> {
 #[tokio::test]
 async fn first_sync_creates_records_with_their_txt_and_second_changes_nothing() -> Result<(), Error> {
     let provider = Arc::new(InMemoryProvider::new(vec![]));
-    let f = flags_over(&examples(), &[])?;
+    let f = settings_over(&examples(), &[])?;
 
     let first = run_once_with(&f, as_provider(&provider)).await?;
     assert!(first.applied);
@@ -116,7 +118,7 @@ async fn first_sync_creates_records_with_their_txt_and_second_changes_nothing() 
 async fn removing_a_service_deletes_exactly_its_records() -> Result<(), Error> {
     let dir = tempfile::tempdir()?;
     let provider = Arc::new(InMemoryProvider::new(vec![]));
-    let f = flags_over(dir.path(), &[])?;
+    let f = settings_over(dir.path(), &[])?;
 
     write_manifests(
         dir.path(),
@@ -162,7 +164,7 @@ async fn records_owned_by_another_owner_id_are_never_touched() -> Result<(), Err
         ],
     )?;
     run_once_with(
-        &flags_over(dir.path(), &["--txt-owner-id=other-cluster"])?,
+        &settings_over(dir.path(), &["--txt-owner-id=other-cluster"])?,
         as_provider(&provider),
     )
     .await?;
@@ -177,7 +179,7 @@ async fn records_owned_by_another_owner_id_are_never_touched() -> Result<(), Err
         ],
     )?;
     let report = run_once_with(
-        &flags_over(dir.path(), &["--txt-owner-id=default"])?,
+        &settings_over(dir.path(), &["--txt-owner-id=default"])?,
         as_provider(&provider),
     )
     .await?;
@@ -224,7 +226,7 @@ impl Source for FailingSource {
 #[tokio::test]
 async fn a_source_error_deletes_nothing() -> Result<(), Error> {
     let provider = Arc::new(InMemoryProvider::new(vec![]));
-    let f = flags_over(&examples(), &["--source=gateway-httproute"])?;
+    let f = settings_over(&examples(), &["--source=gateway-httproute"])?;
     run_once_with(&f, as_provider(&provider)).await?;
     let before = records(&provider);
     assert!(!before.is_empty());
@@ -232,9 +234,9 @@ async fn a_source_error_deletes_nothing() -> Result<(), Error> {
 
     // The real sources succeed, one more fails and so yields no endpoint at all: the sync must stop before
     // planning, or every record the failed source owns would look unwanted.
-    let mut sources = build_sources(&f, default_resolver(&f)?)?;
+    let mut sources = build_sources(&f.sources, default_resolver(&f.sources)?);
     sources.push(Box::new(FailingSource));
-    let pipeline = Pipeline::new(sources, pipeline_config(&f)?);
+    let pipeline = Pipeline::new(sources, f.sources.pipeline.clone());
     let cluster = build_cluster(&f, &pipeline.watched_kinds()).await?;
     let metrics = Arc::new(Metrics::new("test", "test"));
     let controller = controller_with_pipeline(&f, pipeline, cluster, as_provider(&provider), metrics)?;
@@ -251,7 +253,7 @@ async fn a_source_error_deletes_nothing() -> Result<(), Error> {
 #[tokio::test]
 async fn an_unsynced_informer_deletes_nothing() -> Result<(), Error> {
     let provider = Arc::new(InMemoryProvider::new(vec![]));
-    let f = flags_over(&examples(), &[])?;
+    let f = settings_over(&examples(), &[])?;
     run_once_with(&f, as_provider(&provider)).await?;
     let before = records(&provider);
     assert!(!before.is_empty());
@@ -259,7 +261,7 @@ async fn an_unsynced_informer_deletes_nothing() -> Result<(), Error> {
 
     // A live view whose watchers have not finished their first list: it holds no object yet, which must
     // not read as "every Service is gone".
-    let live = flags(&["--source=service", "--provider=inmemory", "--policy=sync"])?;
+    let live = controller_settings(&["--source=service", "--provider=inmemory", "--policy=sync"])?;
     let cluster = Arc::new(LiveCluster::detached(&watched_kinds(&live)?, LiveOptions::default()));
     let metrics = Arc::new(Metrics::new("test", "test"));
     let controller = controller_with_cluster(&live, cluster, as_provider(&provider), metrics)?;
@@ -274,7 +276,7 @@ async fn an_unsynced_informer_deletes_nothing() -> Result<(), Error> {
 async fn dry_run_with_a_provider_that_fails_every_write_succeeds_and_writes_nothing() -> Result<(), Error> {
     let provider = Arc::new(InMemoryProvider::new(vec![]));
     provider.fail_all_writes();
-    let f = flags_over(&examples(), &["--dry-run"])?;
+    let f = settings_over(&examples(), &["--dry-run"])?;
 
     let report = run_once_with(&f, as_provider(&provider)).await?;
     assert!(!four(&report.changes).create.is_empty(), "the dry run planned nothing");
@@ -283,7 +285,7 @@ async fn dry_run_with_a_provider_that_fails_every_write_succeeds_and_writes_noth
     assert!(provider.snapshot().is_empty());
 
     // The same provider does fail a real run, so the dry run's success is not an accident.
-    let real = run_once_with(&flags_over(&examples(), &[])?, as_provider(&provider)).await;
+    let real = run_once_with(&settings_over(&examples(), &[])?, as_provider(&provider)).await;
     assert!(real.is_err());
     Ok(())
 }
@@ -291,7 +293,7 @@ async fn dry_run_with_a_provider_that_fails_every_write_succeeds_and_writes_noth
 #[tokio::test]
 async fn noop_registry_writes_no_ownership_records() -> Result<(), Error> {
     let provider = Arc::new(InMemoryProvider::new(vec![]));
-    let f = flags_over(&examples(), &["--registry=noop"])?;
+    let f = settings_over(&examples(), &["--registry=noop"])?;
     let report = run_once_with(&f, as_provider(&provider)).await?;
     assert!(report.applied);
     assert!(
@@ -313,8 +315,8 @@ async fn inmemory_zones_limit_what_is_managed() -> Result<(), Error> {
             service("out", "out.example.org", "203.0.113.11"),
         ],
     )?;
-    let f = flags_over(dir.path(), &["--inmemory-zone=example.com"])?;
-    let report = run_once_with(&f, build_provider(&f)?).await?;
+    let f = settings_over(dir.path(), &["--inmemory-zone=example.com"])?;
+    let report = run_once_with(&f, build_provider(&f.provider)?).await?;
     let created: Vec<String> = four(&report.changes).create.iter().map(describe).collect();
     assert_eq!(created, ["in.example.com A 203.0.113.10"]);
     Ok(())
@@ -322,8 +324,8 @@ async fn inmemory_zones_limit_what_is_managed() -> Result<(), Error> {
 
 #[test]
 fn providers_extdns_does_not_implement_are_a_clear_error() -> Result<(), Error> {
-    let f = flags(&["--source=service", "--provider=aws"])?;
-    let err = build_provider(&f).err().map(|e| e.to_string());
+    let f = controller_settings(&["--source=service", "--provider=aws"])?;
+    let err = build_provider(&f.provider).err().map(|e| e.to_string());
     assert_eq!(err.as_deref(), Some("provider aws is not supported by extdns yet"));
     Ok(())
 }

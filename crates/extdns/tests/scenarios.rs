@@ -172,7 +172,8 @@ async fn run(path: &Path, scenario: &Scenario) -> Result<Option<String>, Error> 
     for (host, ips) in &scenario.resolve {
         resolver.insert(host, ips.iter().copied());
     }
-    let actual = extdns::endpoints::collect(&args.flags, Some(Arc::new(resolver))).await?;
+    let settings = extdns::settings::endpoints(&args.flags)?;
+    let actual = extdns::endpoints::collect(&settings, Some(Arc::new(resolver))).await?;
 
     let mut unmatched: Vec<&Endpoint> = actual.iter().collect();
     let mut missing: Vec<&Expected> = Vec::new();
