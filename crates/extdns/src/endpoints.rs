@@ -69,7 +69,7 @@ pub async fn collect(flags: &Flags, resolver: Option<Arc<dyn Resolver>>) -> Resu
     Ok(endpoints)
 }
 
-fn load(paths: &[PathBuf], flags: &Flags) -> Result<extdns_informer::MemoryCluster, ManifestError> {
+fn load(paths: &[PathBuf], flags: &Flags) -> Result<extdns_informer::ClusterStore, ManifestError> {
     manifests::load(paths, &wiring::load_options(flags))
 }
 

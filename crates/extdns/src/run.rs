@@ -198,8 +198,8 @@ pub fn build_registry(flags: &Flags, provider: Arc<dyn Provider>) -> Result<Arc<
 /// The cluster view: the `--manifests` files when given, else the API server (kubeconfig or in-cluster).
 pub async fn build_cluster(flags: &Flags, kinds: &[ResourceKind]) -> anyhow::Result<Arc<dyn Cluster>> {
     if !flags.offline.manifests.is_empty() {
-        let cluster = extdns_informer::load(&flags.offline.manifests, &wiring::load_options(flags))?;
-        return Ok(Arc::new(cluster));
+        let store = extdns_informer::load(&flags.offline.manifests, &wiring::load_options(flags))?;
+        return Ok(Arc::new(LiveCluster::from_store(store)));
     }
     let client = kube_client(flags).await?;
     let cluster = LiveCluster::start(client, kinds, live_options(flags)?)?;
@@ -228,12 +228,12 @@ pub fn live_options(flags: &Flags) -> Result<LiveOptions, ValidationError> {
     if !gateway.gateway_label_filter.is_everything() {
         label_selectors.insert(ResourceKind::Gateway, gateway.gateway_label_filter.to_string());
     }
-    Ok(LiveOptions {
-        namespace: common.namespace,
-        gateway_namespace: gateway.gateway_namespace,
-        label_selectors,
-        pod_annotation_prefixes: wiring::load_options(flags).pod_annotation_prefixes,
-    })
+    let mut options = LiveOptions::default();
+    options.namespace = common.namespace;
+    options.gateway_namespace = gateway.gateway_namespace;
+    options.label_selectors = label_selectors;
+    options.pod_annotation_prefixes = wiring::load_options(flags).pod_annotation_prefixes;
+    Ok(options)
 }
 
 /// A Kubernetes client from `--kubeconfig` (else `KUBECONFIG`, `~/.kube/config` or the in-cluster

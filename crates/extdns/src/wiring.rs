@@ -197,10 +197,9 @@ pub fn load_options(flags: &Flags) -> LoadOptions {
         Some(p) => vec![p.clone()],
         None => Annotations::default().prefixes().to_vec(),
     };
-    LoadOptions {
-        pod_annotation_prefixes: PodAnnotationPrefixes::new(prefixes),
-        ..LoadOptions::default()
-    }
+    let mut options = LoadOptions::default();
+    options.pod_annotation_prefixes = PodAnnotationPrefixes::new(prefixes);
+    options
 }
 
 fn selector(flag: &str, value: &str) -> Result<Selector, ValidationError> {
