@@ -30,7 +30,7 @@ use async_trait::async_trait;
 use cap::Cap;
 use extdns_controller::{Controller, ControllerConfig, DesiredEndpoints, Metrics, SyncReport};
 use extdns_endpoint::{Change, Endpoint, RecordType};
-use extdns_informer::{Cluster, MemoryCluster};
+use extdns_informer::{Cluster, ClusterStore, LiveCluster};
 use extdns_provider::{InMemoryProvider, Provider};
 use extdns_registry::{Ownership, OwnershipConfig, Registry, TxtRegistry, TxtRegistryConfig};
 use extdns_source::{PipelineOutput, SourceError};
@@ -51,7 +51,7 @@ impl Handover {
 
 #[async_trait]
 impl DesiredEndpoints for Handover {
-    async fn desired(&self, _cluster: &dyn Cluster) -> Result<PipelineOutput, SourceError> {
+    async fn desired(&self, _cluster: &ClusterStore) -> Result<PipelineOutput, SourceError> {
         let endpoints = std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner));
         Ok(PipelineOutput {
             endpoints,
@@ -84,7 +84,7 @@ fn setup() -> Result<Setup, Box<dyn Error>> {
     config.plan.owner_id = ownership.owner_id().to_string();
     let as_provider: Arc<dyn Provider> = provider.clone();
     let registry: Arc<dyn Registry> = Arc::new(TxtRegistry::new(as_provider, TxtRegistryConfig::new(ownership)));
-    let cluster: Arc<dyn Cluster> = Arc::new(MemoryCluster::new());
+    let cluster: Arc<dyn Cluster> = Arc::new(LiveCluster::from_store(ClusterStore::new()));
     let metrics = Arc::new(Metrics::new("bench", "bench"));
     let controller = Controller::new(cluster, source.clone(), registry, config, metrics);
     Ok(Setup {

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use extdns_endpoint::{Change, Endpoint};
-use extdns_informer::Cluster;
+use extdns_informer::{Cluster, ClusterStore};
 use extdns_plan::PlanConfig;
 use extdns_registry::{Registry, RegistryError};
 use extdns_source::{Pipeline, PipelineOutput, SourceError};
@@ -27,12 +27,12 @@ const UNSYNCED_WARN_EVERY: Duration = Duration::from_secs(60);
 /// Where the desired endpoints come from: the source pipeline in production, a fake in tests.
 #[async_trait]
 pub trait DesiredEndpoints: Send + Sync {
-    async fn desired(&self, cluster: &dyn Cluster) -> Result<PipelineOutput, SourceError>;
+    async fn desired(&self, cluster: &ClusterStore) -> Result<PipelineOutput, SourceError>;
 }
 
 #[async_trait]
 impl DesiredEndpoints for Pipeline {
-    async fn desired(&self, cluster: &dyn Cluster) -> Result<PipelineOutput, SourceError> {
+    async fn desired(&self, cluster: &ClusterStore) -> Result<PipelineOutput, SourceError> {
         self.endpoints(cluster).await
     }
 }
@@ -140,7 +140,7 @@ impl Controller {
 
         let output = self
             .source
-            .desired(self.cluster.as_ref())
+            .desired(&self.cluster.store())
             .await
             .inspect_err(|_| self.metrics.count_source_error())?;
         // The view can only have been incomplete if an informer restarted its list meanwhile; check again

@@ -6,8 +6,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use extdns_endpoint::{Change, Changes, DomainFilter, Endpoint, RecordType, label};
-use extdns_informer::view::{EndpointSlice, Gateway, ListenerSet, Namespace, Node, Pod, Route, RouteKind, Service};
-use extdns_informer::{Cluster, MemoryCluster};
+use extdns_informer::{Cluster, ClusterStore};
 use extdns_provider::{ChangeFailure, ProviderError};
 use extdns_registry::{Registry, RegistryError, Snapshot};
 use extdns_source::PipelineOutput;
@@ -22,7 +21,7 @@ const OWNER: &str = "default";
 /// A cluster whose synced flag and change counter the test drives; the objects are irrelevant because the
 /// fake source ignores them.
 struct FakeCluster {
-    inner: MemoryCluster,
+    store: Arc<ClusterStore>,
     synced: AtomicBool,
     changes: watch::Sender<u64>,
 }
@@ -30,7 +29,7 @@ struct FakeCluster {
 impl FakeCluster {
     fn new(synced: bool) -> Arc<Self> {
         Arc::new(FakeCluster {
-            inner: MemoryCluster::new(),
+            store: Arc::new(ClusterStore::new()),
             synced: AtomicBool::new(synced),
             changes: watch::Sender::new(0),
         })
@@ -42,41 +41,8 @@ impl FakeCluster {
 }
 
 impl Cluster for FakeCluster {
-    fn services(&self) -> Vec<Arc<Service>> {
-        self.inner.services()
-    }
-    fn endpoint_slices(&self, namespace: &str, service: &str) -> Vec<Arc<EndpointSlice>> {
-        self.inner.endpoint_slices(namespace, service)
-    }
-    fn pods(&self, namespace: &str) -> Vec<Arc<Pod>> {
-        self.inner.pods(namespace)
-    }
-    fn pod(&self, namespace: &str, name: &str) -> Option<Arc<Pod>> {
-        self.inner.pod(namespace, name)
-    }
-    fn nodes(&self) -> Vec<Arc<Node>> {
-        self.inner.nodes()
-    }
-    fn node(&self, name: &str) -> Option<Arc<Node>> {
-        self.inner.node(name)
-    }
-    fn namespace(&self, name: &str) -> Option<Arc<Namespace>> {
-        self.inner.namespace(name)
-    }
-    fn gateways(&self) -> Vec<Arc<Gateway>> {
-        self.inner.gateways()
-    }
-    fn gateway(&self, namespace: &str, name: &str) -> Option<Arc<Gateway>> {
-        self.inner.gateway(namespace, name)
-    }
-    fn listener_sets(&self) -> Vec<Arc<ListenerSet>> {
-        self.inner.listener_sets()
-    }
-    fn listener_set(&self, namespace: &str, name: &str) -> Option<Arc<ListenerSet>> {
-        self.inner.listener_set(namespace, name)
-    }
-    fn routes(&self, kind: RouteKind) -> Vec<Arc<Route>> {
-        self.inner.routes(kind)
+    fn store(&self) -> Arc<ClusterStore> {
+        Arc::clone(&self.store)
     }
     fn synced(&self) -> bool {
         self.synced.load(Ordering::SeqCst)
@@ -111,7 +77,7 @@ impl FakeSource {
 
 #[async_trait]
 impl DesiredEndpoints for FakeSource {
-    async fn desired(&self, _cluster: &dyn Cluster) -> Result<PipelineOutput, SourceError> {
+    async fn desired(&self, _cluster: &ClusterStore) -> Result<PipelineOutput, SourceError> {
         self.calls.fetch_add(1, Ordering::SeqCst);
         if self.fail.load(Ordering::SeqCst) {
             return Err(SourceError::Other {

@@ -147,8 +147,8 @@ pub fn build_registry(
 pub async fn build_cluster(settings: &Settings, kinds: &[ResourceKind]) -> anyhow::Result<Arc<dyn Cluster>> {
     match &settings.cluster {
         ClusterSettings::Manifests(paths) => {
-            let cluster = extdns_informer::load(paths, &settings.sources.load_options)?;
-            Ok(Arc::new(cluster))
+            let store = extdns_informer::load(paths, &settings.sources.load_options)?;
+            Ok(Arc::new(LiveCluster::from_store(store)))
         }
         ClusterSettings::ApiServer(kube) => {
             let client = kube_client(kube).await?;

@@ -218,10 +218,8 @@ pub fn sources(flags: &Flags) -> Result<SourceSettings, ValidationError> {
         Some(prefix) => Annotations::with_prefix(prefix).map_err(|e| invalid(format!("--annotation-prefix: {e}")))?,
         None => Annotations::default(),
     };
-    let load_options = LoadOptions {
-        pod_annotation_prefixes: PodAnnotationPrefixes::new(annotations.prefixes().to_vec()),
-        ..LoadOptions::default()
-    };
+    let mut load_options = LoadOptions::default();
+    load_options.pod_annotation_prefixes = PodAnnotationPrefixes::new(annotations.prefixes().to_vec());
     let mut common = SourceConfig::default();
     common.namespace = non_empty(&s.namespace);
     common.annotation_filter = selector("--annotation-filter", &s.annotation_filter)?;
@@ -517,16 +515,16 @@ fn kube(flags: &Flags, sources: &SourceSettings) -> KubeSettings {
         label_selectors.insert(ResourceKind::Gateway, gateway.gateway_label_filter.to_string());
     }
     let timeout = k.effective_request_timeout();
+    let mut live = LiveOptions::default();
+    live.namespace = common.namespace.clone();
+    live.gateway_namespace = gateway.gateway_namespace.clone();
+    live.label_selectors = label_selectors;
+    live.pod_annotation_prefixes = sources.load_options.pod_annotation_prefixes.clone();
     KubeSettings {
         kubeconfig: (!k.kubeconfig.is_empty()).then(|| PathBuf::from(&k.kubeconfig)),
         server: non_empty(&k.server),
         request_timeout: (!timeout.is_zero() && !flags.control.events).then_some(timeout),
-        live: LiveOptions {
-            namespace: common.namespace.clone(),
-            gateway_namespace: gateway.gateway_namespace.clone(),
-            label_selectors,
-            pod_annotation_prefixes: sources.load_options.pod_annotation_prefixes.clone(),
-        },
+        live,
     }
 }
 

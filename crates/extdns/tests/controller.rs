@@ -12,7 +12,7 @@ use extdns::settings::{self, Settings};
 use extdns::wiring::{build_sources, default_resolver};
 use extdns_controller::{Metrics, SyncError};
 use extdns_endpoint::{Change, Changes, Endpoint, RecordType};
-use extdns_informer::{Cluster, ResourceKind};
+use extdns_informer::{ClusterStore, ResourceKind};
 use extdns_informer::{LiveCluster, LiveOptions};
 use extdns_provider::{InMemoryProvider, Provider};
 use extdns_source::{Pipeline, Source, SourceError};
@@ -215,7 +215,7 @@ impl Source for FailingSource {
     fn watched_kinds(&self) -> Vec<ResourceKind> {
         Vec::new()
     }
-    async fn endpoints(&self, _: &dyn Cluster) -> Result<Vec<Endpoint>, SourceError> {
+    async fn endpoints(&self, _: &ClusterStore) -> Result<Vec<Endpoint>, SourceError> {
         Err(SourceError::Other {
             source_name: "failing".into(),
             message: "view unavailable".into(),

@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use async_trait::async_trait;
 use extdns_endpoint::{Endpoint, ObjectRef, Target, Ttl, merge_endpoints};
 use extdns_informer::view::{Route, RouteKind};
-use extdns_informer::{Cluster, ResourceKind};
+use extdns_informer::{ClusterStore, ResourceKind};
 use extdns_source::annotations::key;
 use extdns_source::{Selector, Source, SourceConfig, SourceError};
 
@@ -66,7 +66,7 @@ impl GatewayRouteSource {
     }
 
     /// What [`Source::endpoints`] returns, without the async wrapper: nothing here waits.
-    pub fn collect(&self, cluster: &dyn Cluster) -> Result<Vec<Endpoint>, SourceError> {
+    pub fn collect(&self, cluster: &ClusterStore) -> Result<Vec<Endpoint>, SourceError> {
         let gateways = cluster.gateways();
         let listener_sets = if self.config.listener_sets {
             cluster.listener_sets()
@@ -236,7 +236,7 @@ impl Source for GatewayRouteSource {
         kinds
     }
 
-    async fn endpoints(&self, cluster: &dyn Cluster) -> Result<Vec<Endpoint>, SourceError> {
+    async fn endpoints(&self, cluster: &ClusterStore) -> Result<Vec<Endpoint>, SourceError> {
         self.collect(cluster)
     }
 }

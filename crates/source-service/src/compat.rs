@@ -192,7 +192,7 @@ mod tests {
         );
     }
 
-    fn kops_nodes(c: &mut extdns_informer::MemoryCluster) {
+    fn kops_nodes(c: &mut extdns_informer::ClusterStore) {
         let mut worker = node(
             "w1",
             &[

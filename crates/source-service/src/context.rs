@@ -6,7 +6,7 @@ use std::cell::OnceCell;
 use std::collections::HashMap;
 
 use extdns_endpoint::{Target, TargetKind};
-use extdns_informer::Cluster;
+use extdns_informer::ClusterStore;
 use extdns_informer::view::Node;
 use extdns_source::ResolveError;
 
@@ -17,13 +17,13 @@ pub(crate) type Resolved = HashMap<String, Result<Vec<Target>, ResolveError>>;
 
 pub(crate) struct Ctx<'a> {
     pub cfg: &'a ServiceSourceConfig,
-    pub cluster: &'a dyn Cluster,
+    pub cluster: &'a ClusterStore,
     pub resolved: Resolved,
     nodes: OnceCell<NodeIndex>,
 }
 
 impl<'a> Ctx<'a> {
-    pub fn new(cfg: &'a ServiceSourceConfig, cluster: &'a dyn Cluster, resolved: Resolved) -> Self {
+    pub fn new(cfg: &'a ServiceSourceConfig, cluster: &'a ClusterStore, resolved: Resolved) -> Self {
         Ctx {
             cfg,
             cluster,
@@ -171,7 +171,7 @@ pub(crate) struct NodeIndex {
 }
 
 impl NodeIndex {
-    fn build(cluster: &dyn Cluster, cfg: &ServiceSourceConfig) -> NodeIndex {
+    fn build(cluster: &ClusterStore, cfg: &ServiceSourceConfig) -> NodeIndex {
         let nodes = cluster.nodes();
         let by_name: HashMap<String, NodeAddrs> = nodes.iter().map(|n| (n.name.clone(), NodeAddrs::of(n))).collect();
         let eligible = nodes

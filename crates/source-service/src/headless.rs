@@ -201,7 +201,7 @@ pub(crate) fn endpoints(s: &Svc<'_>, hostname: &str, members: &[Member]) -> Vec<
 
 #[cfg(test)]
 mod tests {
-    use extdns_informer::MemoryCluster;
+    use extdns_informer::ClusterStore;
     use extdns_informer::view::{EndpointSlice, Pod};
 
     use crate::ServiceSourceConfig;
@@ -218,7 +218,7 @@ mod tests {
         pod(name, "default", &[("app", "db")])
     }
 
-    fn cluster(svc: Sv, pods: Vec<Pod>, slices: Vec<EndpointSlice>) -> MemoryCluster {
+    fn cluster(svc: Sv, pods: Vec<Pod>, slices: Vec<EndpointSlice>) -> ClusterStore {
         let mut c = cluster_of(vec![svc.build()]);
         for p in pods {
             c.add_pod(p);
@@ -435,7 +435,7 @@ mod tests {
         })
     }
 
-    fn with_node(svc: Sv) -> MemoryCluster {
+    fn with_node(svc: Sv) -> ClusterStore {
         let s = slice("default", "db", "IPv4", vec![endpoint(&["10.0.0.1"], "db-0", None)]);
         let mut c = cluster(svc, vec![on_node("db-0")], vec![s]);
         c.add_node(node(

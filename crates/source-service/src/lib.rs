@@ -5,7 +5,7 @@
 //! ingress, cluster IP, the Pods behind a headless Service, the nodes of a NodePort, an external name).
 //! See docs/sources/service.md for the user's view and the seed (shared/seeds/000_*.md) for the rules.
 //!
-//! The source is pure: it reads a [`Cluster`] view and returns endpoints. Only the optional resolution of
+//! The source is pure: it reads a [`ClusterStore`] view and returns endpoints. Only the optional resolution of
 //! load balancer hostnames reaches the network, through the injected [`Resolver`], and it happens before
 //! any endpoint is built so the rest of the work is plain synchronous code over an in-memory view.
 
@@ -25,7 +25,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use extdns_endpoint::{Endpoint, Target};
 use extdns_informer::view::Service;
-use extdns_informer::{Cluster, ResourceKind};
+use extdns_informer::{ClusterStore, ResourceKind};
 use extdns_source::resolver::Resolver;
 use extdns_source::{Source, SourceError};
 
@@ -95,7 +95,7 @@ impl ServiceSource {
     /// Services are visited in the order of their `resource` label, and records without that label (from
     /// the compatibility modes and `--fqdn-target-template`) are put first, which is the order the merge
     /// across Services needs (see [`merge`]).
-    fn build(&self, cluster: &dyn Cluster, services: &[Arc<Service>], resolved: Resolved) -> Vec<Endpoint> {
+    fn build(&self, cluster: &ClusterStore, services: &[Arc<Service>], resolved: Resolved) -> Vec<Endpoint> {
         let ctx = Ctx::new(&self.config, cluster, resolved);
         let mut ordered: Vec<(String, &Service)> = services
             .iter()
@@ -151,7 +151,7 @@ impl Source for ServiceSource {
         kinds
     }
 
-    async fn endpoints(&self, cluster: &dyn Cluster) -> Result<Vec<Endpoint>, SourceError> {
+    async fn endpoints(&self, cluster: &ClusterStore) -> Result<Vec<Endpoint>, SourceError> {
         let services: Vec<Arc<Service>> = cluster.services().into_iter().filter(|s| self.admits(s)).collect();
         let resolved = if self.config.resolve_load_balancer_hostname {
             self.resolve_load_balancer_hostnames(&services).await

@@ -348,7 +348,7 @@ mod tests {
     use std::sync::Arc;
 
     use extdns_endpoint::label;
-    use extdns_informer::MemoryCluster;
+    use extdns_informer::ClusterStore;
     use extdns_source::resolver::StaticResolver;
     use extdns_source::{FqdnTemplate, SourceConfig};
 
@@ -359,7 +359,7 @@ mod tests {
         ServiceSourceConfig::default()
     }
 
-    fn one(s: Sv) -> MemoryCluster {
+    fn one(s: Sv) -> ClusterStore {
         cluster_of(vec![s.build()])
     }
 

@@ -1,6 +1,6 @@
 //! What every extdns source shares.
 //!
-//! A [`Source`] turns a read-only [`Cluster`] view into desired [`Endpoint`]s. Sources are pure: they never
+//! A [`Source`] turns a read-only [`ClusterStore`] view into desired [`Endpoint`]s. Sources are pure: they never
 //! call the API server, a provider or the clock. The only network access a source may need, resolving a load
 //! balancer hostname, goes through the injected [`resolver::Resolver`].
 
@@ -20,7 +20,7 @@ pub use wrappers::{Pipeline, PipelineConfig, PipelineOutput};
 
 use async_trait::async_trait;
 use extdns_endpoint::Endpoint;
-use extdns_informer::{Cluster, ResourceKind};
+use extdns_informer::{ClusterStore, ResourceKind};
 
 /// A producer of desired endpoints.
 #[async_trait]
@@ -34,7 +34,7 @@ pub trait Source: Send + Sync {
     /// The endpoints the cluster asks for. Bad input on one object (including a template that cannot run on
     /// it) is a warning naming the object and the field, and that piece is skipped. An error here means the
     /// whole result is unusable, and the controller then plans nothing that sync.
-    async fn endpoints(&self, cluster: &dyn Cluster) -> Result<Vec<Endpoint>, SourceError>;
+    async fn endpoints(&self, cluster: &ClusterStore) -> Result<Vec<Endpoint>, SourceError>;
 }
 
 /// Why a source produced no usable result.

@@ -22,7 +22,7 @@ use std::net::{IpAddr, Ipv4Addr};
 use extdns_endpoint::{
     Endpoint, ProviderSpecific, RecordType, Target, TargetKind, TargetNetFilter, Targets, Ttl, validate_endpoint,
 };
-use extdns_informer::{Cluster, ResourceKind};
+use extdns_informer::{ClusterStore, ResourceKind};
 use ipnet::Ipv6Net;
 
 use crate::{Source, SourceError};
@@ -100,7 +100,7 @@ impl Pipeline {
 
     /// Run every source and the wrappers. An error from any source is returned as is: the controller
     /// then plans nothing this round.
-    pub async fn endpoints(&self, cluster: &dyn Cluster) -> Result<PipelineOutput, SourceError> {
+    pub async fn endpoints(&self, cluster: &ClusterStore) -> Result<PipelineOutput, SourceError> {
         let mut tagged: Vec<(usize, Endpoint)> = Vec::new();
         for (i, source) in self.sources.iter().enumerate() {
             let eps = source.endpoints(cluster).await?;
@@ -363,7 +363,7 @@ mod tests {
     use super::*;
     use async_trait::async_trait;
     use extdns_endpoint::ObjectRef;
-    use extdns_informer::MemoryCluster;
+    use extdns_informer::ClusterStore;
 
     struct Fixed {
         name: &'static str,
@@ -379,7 +379,7 @@ mod tests {
         fn watched_kinds(&self) -> Vec<ResourceKind> {
             self.kinds.clone()
         }
-        async fn endpoints(&self, _cluster: &dyn Cluster) -> Result<Vec<Endpoint>, SourceError> {
+        async fn endpoints(&self, _cluster: &ClusterStore) -> Result<Vec<Endpoint>, SourceError> {
             self.result.clone().map_err(|message| SourceError::Other {
                 source_name: self.name.into(),
                 message,
@@ -404,7 +404,7 @@ mod tests {
     }
 
     async fn run(sources: Vec<Box<dyn Source>>, config: PipelineConfig) -> Result<PipelineOutput, SourceError> {
-        Pipeline::new(sources, config).endpoints(&MemoryCluster::new()).await
+        Pipeline::new(sources, config).endpoints(&ClusterStore::new()).await
     }
 
     fn summary(out: &PipelineOutput) -> Vec<String> {
