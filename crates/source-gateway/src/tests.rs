@@ -2004,8 +2004,18 @@ fn of_two_routes_publishing_the_same_name_and_targets_the_one_with_a_ttl_comes_f
     // The deduplication keeps the first of the two, so the annotated route wins as external-dns's zone
     // ends up with (TTL 60, that route's resource label).
     let mut c = MemoryCluster::new();
-    c.add_gateway(gateway("infra", "gw", vec![http("l", Some("*.apps.example.org"))], &["1.1.1.1"]));
-    c.add_route(httproute("infra", "wild", &["*.apps.example.org"], &[gw_ref("infra", "gw")]));
+    c.add_gateway(gateway(
+        "infra",
+        "gw",
+        vec![http("l", Some("*.apps.example.org"))],
+        &["1.1.1.1"],
+    ));
+    c.add_route(httproute(
+        "infra",
+        "wild",
+        &["*.apps.example.org"],
+        &[gw_ref("infra", "gw")],
+    ));
     let mut annotated = httproute("infra", "wild-ttl", &[], &[gw_ref("infra", "gw")]);
     annotated.meta = with_annotations(annotated.meta, &[(&format!("{GA}ttl"), "60")]);
     c.add_route(annotated);
@@ -2022,7 +2032,12 @@ fn of_two_routes_publishing_the_same_name_and_targets_the_one_with_a_ttl_comes_f
 #[test]
 fn endpoints_differing_only_in_ttl_keep_their_order_when_the_first_has_a_ttl() {
     let mut c = MemoryCluster::new();
-    c.add_gateway(gateway("infra", "gw", vec![http("l", Some("*.apps.example.org"))], &["1.1.1.1"]));
+    c.add_gateway(gateway(
+        "infra",
+        "gw",
+        vec![http("l", Some("*.apps.example.org"))],
+        &["1.1.1.1"],
+    ));
     let mut first = httproute("infra", "a", &["*.apps.example.org"], &[gw_ref("infra", "gw")]);
     first.meta = with_annotations(first.meta, &[(&format!("{GA}ttl"), "120")]);
     c.add_route(first);
