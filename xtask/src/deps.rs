@@ -34,7 +34,10 @@ pub fn ensure_system_packages() -> Result<()> {
     }
     let install = format!("apt-get install -y --no-install-recommends {}", missing.join(" "));
     if !is_root() || crate::find_program("apt-get").is_none() {
-        bail!("the real-server tests need {}: run `sudo apt-get update && sudo {install}`", missing.join(", "));
+        bail!(
+            "the real-server tests need {}: run `sudo apt-get update && sudo {install}`",
+            missing.join(", ")
+        );
     }
     eprintln!("xtask: installing {}", missing.join(" "));
     // Debian's maintainer scripts would start the system's named and knotd; the tests start their own on
@@ -42,8 +45,11 @@ pub fn ensure_system_packages() -> Result<()> {
     let policy = Path::new("/usr/sbin/policy-rc.d");
     let own_policy = !policy.exists();
     if own_policy {
-        std::fs::write(policy, "#!/bin/sh\n# written by cargo xtask for the duration of an install\nexit 101\n")
-            .with_context(|| format!("writing {}", policy.display()))?;
+        std::fs::write(
+            policy,
+            "#!/bin/sh\n# written by cargo xtask for the duration of an install\nexit 101\n",
+        )
+        .with_context(|| format!("writing {}", policy.display()))?;
         set_executable(policy)?;
     }
     let result = (|| {

@@ -122,7 +122,11 @@ pub fn ensure(target: &Path) -> Result<GoBinaries> {
         build_etcd(&go, &work.join(format!("etcd-{ETCD}")), &bins.etcd)?;
     }
     if !bins.external_dns.is_file() {
-        build_external_dns(&go, &work.join(format!("external-dns-{EXTERNAL_DNS}")), &bins.external_dns)?;
+        build_external_dns(
+            &go,
+            &work.join(format!("external-dns-{EXTERNAL_DNS}")),
+            &bins.external_dns,
+        )?;
     }
     Ok(bins)
 }
@@ -137,7 +141,17 @@ fn build_into(go: &Go, dir: &Path, out: &Path, ldflags: &str, package: &str) -> 
     let tmp_s = tmp.display().to_string();
     go.run(
         dir,
-        &["build", "-p", "2", "-trimpath", "-ldflags", ldflags, "-o", &tmp_s, package],
+        &[
+            "build",
+            "-p",
+            "2",
+            "-trimpath",
+            "-ldflags",
+            ldflags,
+            "-o",
+            &tmp_s,
+            package,
+        ],
     )?;
     std::fs::rename(&tmp, out).with_context(|| format!("moving {} into place", tmp.display()))?;
     say(&format!("built {}", out.display()));
@@ -150,9 +164,15 @@ fn kubernetes_wrapper(go: &Go, dir: &Path) -> Result<PathBuf> {
     if stamp.is_file() {
         return Ok(dir.to_path_buf());
     }
-    say(&format!("preparing the k8s.io/kubernetes {KUBERNETES} wrapper module in {}", dir.display()));
+    say(&format!(
+        "preparing the k8s.io/kubernetes {KUBERNETES} wrapper module in {}",
+        dir.display()
+    ));
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let info = go.output(dir, &["mod", "download", "-json", &format!("k8s.io/kubernetes@{KUBERNETES}")])?;
+    let info = go.output(
+        dir,
+        &["mod", "download", "-json", &format!("k8s.io/kubernetes@{KUBERNETES}")],
+    )?;
     let gomod_path = json_string_field(&info, "GoMod")
         .with_context(|| format!("`go mod download` gave no GoMod for k8s.io/kubernetes@{KUBERNETES}"))?;
     let gomod = std::fs::read_to_string(&gomod_path).with_context(|| format!("reading {gomod_path}"))?;
@@ -205,10 +225,7 @@ fn build_etcd(go: &Go, dir: &Path, out: &Path) -> Result<()> {
     say(&format!("building etcd {ETCD} (about a minute cold)"));
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     if !dir.join(".complete").is_file() {
-        std::fs::write(
-            dir.join("go.mod"),
-            "module local.test/etcdbuild\n\ngo 1.26.0\n",
-        )?;
+        std::fs::write(dir.join("go.mod"), "module local.test/etcdbuild\n\ngo 1.26.0\n")?;
         let _ = std::fs::remove_file(dir.join("go.sum"));
         std::fs::write(
             dir.join("main.go"),
@@ -223,7 +240,9 @@ fn build_etcd(go: &Go, dir: &Path, out: &Path) -> Result<()> {
 }
 
 fn build_external_dns(go: &Go, dir: &Path, out: &Path) -> Result<()> {
-    say(&format!("building external-dns {EXTERNAL_DNS} (a cold build takes several minutes)"));
+    say(&format!(
+        "building external-dns {EXTERNAL_DNS} (a cold build takes several minutes)"
+    ));
     let source = crate::root().join("xtask/go/external-dns");
     let gomod = std::fs::read_to_string(source.join("go.mod"))?;
     if !gomod.contains(&format!("sigs.k8s.io/external-dns {EXTERNAL_DNS}")) {
@@ -299,9 +318,10 @@ fn staging_version(kubernetes: &str) -> Result<String> {
 /// The version in `go version` output (`go version go1.26.8 linux/amd64`); `go1.27` counts as 1.27.0, and a
 /// pre-release (`go1.27rc1`) as its release.
 fn go_version(text: &str) -> Option<(u32, u32, u32)> {
-    let v = text
-        .split_whitespace()
-        .find_map(|w| w.strip_prefix("go").filter(|r| r.starts_with(|c: char| c.is_ascii_digit())))?;
+    let v = text.split_whitespace().find_map(|w| {
+        w.strip_prefix("go")
+            .filter(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+    })?;
     let mut parts = v.split('.').map(|p| {
         let digits: String = p.chars().take_while(char::is_ascii_digit).collect();
         digits.parse::<u32>().ok()

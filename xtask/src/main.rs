@@ -129,7 +129,15 @@ fn e2e(scenarios: &[String]) -> Result<()> {
     let go = gobuild::ensure(&target_dir())?;
     if scenarios.is_empty() {
         let mut cmd = cargo();
-        cmd.args(["test", "-p", "extdns-provider-rfc2136", "-p", "extdns", "--", "--test-threads=2"]);
+        cmd.args([
+            "test",
+            "-p",
+            "extdns-provider-rfc2136",
+            "-p",
+            "extdns",
+            "--",
+            "--test-threads=2",
+        ]);
         run(cmd)?;
     }
     let mut args = vec!["run".to_string()];
@@ -159,7 +167,11 @@ fn kube_e2e(go: &gobuild::GoBinaries, profile: Profile, args: &[String]) -> Resu
         build.arg("--release");
     }
     run(build)?;
-    let bin = target_dir().join(if profile == Profile::Release { "release" } else { "debug" });
+    let bin = target_dir().join(if profile == Profile::Release {
+        "release"
+    } else {
+        "debug"
+    });
     let mut cmd = Command::new(bin.join("extdns-e2e"));
     cmd.current_dir(root())
         .arg(format!("--etcd={}", go.etcd.display()))

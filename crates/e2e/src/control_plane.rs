@@ -114,7 +114,10 @@ impl ControlPlane {
         let deadline = started + Duration::from_secs(120);
         loop {
             if let Some(status) = proc.exited() {
-                bail!("kube-apiserver exited with {status} during startup:\n{}", proc.log_tail(30));
+                bail!(
+                    "kube-apiserver exited with {status} during startup:\n{}",
+                    proc.log_tail(30)
+                );
             }
             if self.kube.ready() {
                 break;
@@ -173,7 +176,12 @@ impl ControlPlane {
         if token.is_empty() {
             bail!("kubectl create token printed nothing");
         }
-        write_kubeconfig(&self.sa_kubeconfig, self.port, &self.pki.ca_cert, json!({ "token": token }))?;
+        write_kubeconfig(
+            &self.sa_kubeconfig,
+            self.port,
+            &self.pki.ca_cert,
+            json!({ "token": token }),
+        )?;
         Ok(())
     }
 
@@ -190,7 +198,10 @@ impl ControlPlane {
             .pointer("/header/revision")
             .and_then(|r| r.as_str().and_then(|s| s.parse().ok()).or_else(|| r.as_i64()))
             .with_context(|| format!("etcd put answered without a revision: {put}"))?;
-        self.etcd_post("/v3/kv/compaction", &json!({ "revision": revision.to_string(), "physical": true }))?;
+        self.etcd_post(
+            "/v3/kv/compaction",
+            &json!({ "revision": revision.to_string(), "physical": true }),
+        )?;
         Ok(revision)
     }
 
@@ -198,7 +209,6 @@ impl ControlPlane {
         let text = http_request(self.etcd_port, "POST", path, Some(&body.to_string()))?;
         Ok(serde_json::from_str(json_body(&text)).with_context(|| format!("etcd {path} answered {text}"))?)
     }
-
 }
 
 impl Drop for ControlPlane {
@@ -227,18 +237,23 @@ fn start_etcd(etcd: &Path, dir: &Path) -> Result<(Proc, u16)> {
             .arg("--unsafe-no-fsync")
             .arg("--log-level=warn");
         let mut proc = Proc::spawn("etcd", cmd, &dir.join("etcd.log"))?;
-        let ready = eventually("etcd healthy", Duration::from_secs(30), Duration::from_millis(100), || {
-            if let Some(status) = proc.exited() {
-                bail!("etcd exited with {status}");
-            }
-            let health = http_request(client, "GET", "/health", None).unwrap_or_default();
-            if !health.contains("\"health\":\"true\"") {
-                return Ok(None);
-            }
-            // Our etcd, not someone else's on a reused port: its member list names this run.
-            let members = http_request(client, "POST", "/v3/cluster/member/list", Some("{}"))?;
-            Ok(members.contains(&name).then_some(()))
-        });
+        let ready = eventually(
+            "etcd healthy",
+            Duration::from_secs(30),
+            Duration::from_millis(100),
+            || {
+                if let Some(status) = proc.exited() {
+                    bail!("etcd exited with {status}");
+                }
+                let health = http_request(client, "GET", "/health", None).unwrap_or_default();
+                if !health.contains("\"health\":\"true\"") {
+                    return Ok(None);
+                }
+                // Our etcd, not someone else's on a reused port: its member list names this run.
+                let members = http_request(client, "POST", "/v3/cluster/member/list", Some("{}"))?;
+                Ok(members.contains(&name).then_some(()))
+            },
+        );
         match ready {
             Ok(()) => return Ok((proc, client)),
             Err(e) => last = format!("{e:#}\n{}", proc.log_tail(20)),
@@ -294,7 +309,8 @@ mod tests {
 
     #[test]
     fn json_body_skips_headers_and_chunk_sizes() {
-        let r = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1a\r\n{\"header\":{\"revision\":\"7\"}}\r\n0\r\n\r\n";
+        let r =
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1a\r\n{\"header\":{\"revision\":\"7\"}}\r\n0\r\n\r\n";
         assert_eq!(json_body(r), "{\"header\":{\"revision\":\"7\"}}");
         assert_eq!(json_body("HTTP/1.1 500\r\n\r\n"), "");
     }

@@ -84,7 +84,14 @@ impl<'a> Run<'a> {
                 "{} --once failed with {}:\n{}",
                 self.which.name(),
                 out.status,
-                tail(&format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)), 40)
+                tail(
+                    &format!(
+                        "{}{}",
+                        String::from_utf8_lossy(&out.stdout),
+                        String::from_utf8_lossy(&out.stderr)
+                    ),
+                    40
+                )
             );
         }
         Ok(out)
@@ -142,10 +149,15 @@ pub fn common_flags(kubeconfig: &Path, namespace: &str, owner: &str, dns_port: u
 
 /// Waits until the controller's log shows `needle` (e.g. its first sync), failing early if it exits.
 pub fn wait_for_log(proc: &mut Proc, needle: &str, timeout: Duration) -> Result<()> {
-    eventually(&format!("{} logs {needle:?}", proc.name), timeout, Duration::from_millis(100), || {
-        if let Some(status) = proc.exited() {
-            bail!("{} exited with {status}:\n{}", proc.name, proc.log_tail(30));
-        }
-        Ok(proc.log_text().contains(needle).then_some(()))
-    })
+    eventually(
+        &format!("{} logs {needle:?}", proc.name),
+        timeout,
+        Duration::from_millis(100),
+        || {
+            if let Some(status) = proc.exited() {
+                bail!("{} exited with {status}:\n{}", proc.name, proc.log_tail(30));
+            }
+            Ok(proc.log_text().contains(needle).then_some(()))
+        },
+    )
 }

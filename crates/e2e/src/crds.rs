@@ -79,14 +79,14 @@ mod tests {
         assert!(names.contains(&"listenersets.gateway.networking.k8s.io"), "{names:?}");
         for crd in &crds {
             let annotations = crd.metadata.annotations.as_ref().unwrap();
-            assert_eq!(annotations.get(API_APPROVED.0).map(String::as_str), Some(API_APPROVED.1));
+            assert_eq!(
+                annotations.get(API_APPROVED.0).map(String::as_str),
+                Some(API_APPROVED.1)
+            );
             assert_eq!(crd.spec.versions.len(), 1, "{:?}", crd.metadata.name);
             assert!(crd.spec.versions[0].served && crd.spec.versions[0].storage);
         }
-        let tcp = crds
-            .iter()
-            .find(|c| c.spec.names.kind == "TCPRoute")
-            .unwrap();
+        let tcp = crds.iter().find(|c| c.spec.names.kind == "TCPRoute").unwrap();
         assert_eq!(tcp.spec.versions[0].name, "v1alpha2");
     }
 

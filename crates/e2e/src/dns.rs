@@ -37,7 +37,14 @@ impl std::fmt::Display for Record {
 /// The zone by AXFR, sorted, without the SOA (its serial counts changes, not content).
 pub fn zone(server: &DnsServer) -> Result<Vec<Record>> {
     let out = Command::new(support::need("dig"))
-        .args(["@127.0.0.1", "-p", &server.port.to_string(), "+tcp", "+noall", "+answer"])
+        .args([
+            "@127.0.0.1",
+            "-p",
+            &server.port.to_string(),
+            "+tcp",
+            "+noall",
+            "+answer",
+        ])
         .args(["-y", &format!("hmac-sha256:{KEY_NAME}:{SECRET}"), ZONE, "AXFR"])
         .output()
         .context("running dig")?;
@@ -45,7 +52,11 @@ pub fn zone(server: &DnsServer) -> Result<Vec<Record>> {
     if text.contains("Transfer failed") || !out.status.success() {
         bail!("AXFR of {ZONE} failed: {text}{}", String::from_utf8_lossy(&out.stderr));
     }
-    let mut records: Vec<Record> = text.lines().filter_map(parse_record).filter(|r| r.rtype != "SOA").collect();
+    let mut records: Vec<Record> = text
+        .lines()
+        .filter_map(parse_record)
+        .filter(|r| r.rtype != "SOA")
+        .collect();
     records.sort();
     records.dedup();
     Ok(records)
@@ -61,7 +72,12 @@ fn parse_record(line: &str) -> Option<Record> {
     }
     let rtype = words.next()?.to_string();
     let rdata = words.collect::<Vec<_>>().join(" ");
-    Some(Record { name, ttl, rtype, rdata })
+    Some(Record {
+        name,
+        ttl,
+        rtype,
+        rdata,
+    })
 }
 
 /// The records of `name` (fully qualified, with or without the trailing dot) in a zone listing.
@@ -123,12 +139,16 @@ mod tests {
 
     #[test]
     fn axfr_lines_become_records() {
-        let r = parse_record("web.example.org.\t300\tIN\tTXT\t\"heritage=external-dns,external-dns/owner=e2e\"").unwrap();
+        let r =
+            parse_record("web.example.org.\t300\tIN\tTXT\t\"heritage=external-dns,external-dns/owner=e2e\"").unwrap();
         assert_eq!(r.name, "web.example.org.");
         assert_eq!(r.ttl, 300);
         assert_eq!(r.rtype, "TXT");
         assert_eq!(r.rdata, "\"heritage=external-dns,external-dns/owner=e2e\"");
-        assert_eq!(parse_record("externaldns-key. 0 ANY TSIG hmac-sha256. 1 300 32 x= 1 NOERROR 0"), None);
+        assert_eq!(
+            parse_record("externaldns-key. 0 ANY TSIG hmac-sha256. 1 300 32 x= 1 NOERROR 0"),
+            None
+        );
         assert_eq!(parse_record(";; XFR size: 6 records"), None);
     }
 

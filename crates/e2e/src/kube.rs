@@ -97,7 +97,11 @@ impl Kube {
             .with_context(|| format!("applying {} {name}", obj["kind"]))?;
         let stored = match status {
             Some(status) => self
-                .block_on(api.patch_status(&name, &PatchParams::default(), &Patch::Merge(json!({ "status": status }))))
+                .block_on(api.patch_status(
+                    &name,
+                    &PatchParams::default(),
+                    &Patch::Merge(json!({ "status": status })),
+                ))
                 .with_context(|| format!("setting the status of {} {name}", obj["kind"]))?,
             None => stored,
         };
@@ -165,12 +169,19 @@ impl Kube {
         for crd in crds {
             let group = &crd.spec.group;
             let plural = &crd.spec.names.plural;
-            let Some(version) = crd.spec.versions.iter().find(|v| v.served) else { continue };
+            let Some(version) = crd.spec.versions.iter().find(|v| v.served) else {
+                continue;
+            };
             let path = format!("/apis/{group}/{}/{plural}", version.name);
-            eventually(&format!("{path} served"), Duration::from_secs(30), Duration::from_millis(100), || {
-                let req = http_get(&path)?;
-                Ok(self.block_on(self.client.request_text(req)).ok().map(|_| ()))
-            })?;
+            eventually(
+                &format!("{path} served"),
+                Duration::from_secs(30),
+                Duration::from_millis(100),
+                || {
+                    let req = http_get(&path)?;
+                    Ok(self.block_on(self.client.request_text(req)).ok().map(|_| ()))
+                },
+            )?;
         }
         Ok(())
     }

@@ -130,7 +130,12 @@ fn real_main() -> Result<bool> {
     match args.command.as_str() {
         "list" => {
             for s in ALL {
-                println!("{:<14} {}{}", s.name, s.about, if s.default { "" } else { " [not default]" });
+                println!(
+                    "{:<14} {}{}",
+                    s.name,
+                    s.about,
+                    if s.default { "" } else { " [not default]" }
+                );
             }
             Ok(true)
         }
@@ -141,7 +146,10 @@ fn real_main() -> Result<bool> {
             while let Some(a) = rest.next() {
                 match a.as_str() {
                     "--count" => {
-                        count = rest.next().and_then(|c| c.parse().ok()).context("--count needs a number")?;
+                        count = rest
+                            .next()
+                            .and_then(|c| c.parse().ok())
+                            .context("--count needs a number")?;
                     }
                     other => bail!("latency: unknown argument {other}"),
                 }
@@ -158,7 +166,10 @@ fn start(args: &Args) -> Result<Ctx> {
     let started = Instant::now();
     eprintln!("extdns-e2e: starting etcd and kube-apiserver, installing CRDs and deploy/");
     let cp = ControlPlane::start(&args.bins)?;
-    eprintln!("extdns-e2e: control plane ready in {:.1} s", started.elapsed().as_secs_f64());
+    eprintln!(
+        "extdns-e2e: control plane ready in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
     if args.logs.exists() {
         std::fs::remove_dir_all(&args.logs).with_context(|| format!("clearing {}", args.logs.display()))?;
     }
@@ -200,7 +211,10 @@ fn run(args: Args) -> Result<bool> {
         }
     }
     for s in ALL.iter().filter(|s| !s.default && args.rest.is_empty()) {
-        eprintln!("not run: {} ({}); run it with `cargo xtask e2e {}`", s.name, s.about, s.name);
+        eprintln!(
+            "not run: {} ({}); run it with `cargo xtask e2e {}`",
+            s.name, s.about, s.name
+        );
     }
     eprintln!(
         "\nextdns-e2e: {} passed, {} failed in {:.0} s; controller logs in {}",

@@ -308,12 +308,21 @@ mod tests {
     #[test]
     fn typed_models_accept_the_route_and_gateway_objects() {
         let p = Parent::gateway("gw", "http");
-        let r = route(RouteKind::Http, "ns", "web", json!({}), Some(&["web.apps.example.org"]), &p, true);
+        let r = route(
+            RouteKind::Http,
+            "ns",
+            "web",
+            json!({}),
+            Some(&["web.apps.example.org"]),
+            &p,
+            true,
+        );
         let typed: gateway_api::httproutes::HttpRoute = serde_json::from_value(r).unwrap();
         assert_eq!(typed.spec.hostnames.unwrap(), vec!["web.apps.example.org".to_string()]);
         let tcp = route(RouteKind::Tcp, "ns", "db", json!({}), None, &p, true);
         let _: gateway_api::experimental::tcproutes::TcpRoute = serde_json::from_value(tcp).unwrap();
-        let _: gateway_api::experimental::gateways::Gateway = serde_json::from_value(gateway("ns", "gw", "203.0.113.1")).unwrap();
+        let _: gateway_api::experimental::gateways::Gateway =
+            serde_json::from_value(gateway("ns", "gw", "203.0.113.1")).unwrap();
         let _: gateway_api::experimental::listenersets::ListenerSet =
             serde_json::from_value(listener_set("ns", "ls", "gw", "*.ls.example.org")).unwrap();
     }

@@ -36,7 +36,16 @@ impl Pki {
             &[
                 &["req", "-x509"][..],
                 &EC,
-                &["-days", "3", "-subj", "/CN=extdns-e2e-ca", "-keyout", "ca.key", "-out", "ca.crt"],
+                &[
+                    "-days",
+                    "3",
+                    "-subj",
+                    "/CN=extdns-e2e-ca",
+                    "-keyout",
+                    "ca.key",
+                    "-out",
+                    "ca.crt",
+                ],
                 &["-addext", "basicConstraints=critical,CA:TRUE"],
                 &["-addext", "keyUsage=critical,keyCertSign,cRLSign,digitalSignature"],
             ]
@@ -48,7 +57,12 @@ impl Pki {
             "/CN=kube-apiserver",
             "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n",
         )?;
-        Self::leaf(dir, "admin", "/O=system:masters/CN=admin", "extendedKeyUsage=clientAuth\n")?;
+        Self::leaf(
+            dir,
+            "admin",
+            "/O=system:masters/CN=admin",
+            "extendedKeyUsage=clientAuth\n",
+        )?;
         openssl(dir, &["genrsa", "-out", "sa.key", "2048"])?;
         openssl(dir, &["rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub"])?;
         Ok(Pki {
@@ -72,7 +86,12 @@ impl Pki {
         );
         openssl(
             dir,
-            &[&["req", "-new"][..], &EC, &["-subj", subject, "-keyout", &key, "-out", &csr]].concat(),
+            &[
+                &["req", "-new"][..],
+                &EC,
+                &["-subj", subject, "-keyout", &key, "-out", &csr],
+            ]
+            .concat(),
         )?;
         std::fs::write(
             dir.join(&ext),
@@ -81,8 +100,21 @@ impl Pki {
         openssl(
             dir,
             &[
-                "x509", "-req", "-in", &csr, "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-days", "3",
-                "-extfile", &ext, "-out", &crt,
+                "x509",
+                "-req",
+                "-in",
+                &csr,
+                "-CA",
+                "ca.crt",
+                "-CAkey",
+                "ca.key",
+                "-CAcreateserial",
+                "-days",
+                "3",
+                "-extfile",
+                &ext,
+                "-out",
+                &crt,
             ],
         )
     }

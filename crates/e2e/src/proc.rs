@@ -98,7 +98,9 @@ pub fn tail(text: &str, lines: usize) -> String {
 /// A port free on 127.0.0.1 for TCP (and UDP) right now.
 pub fn free_port() -> Result<u16> {
     for _ in 0..50 {
-        let Ok(tcp) = TcpListener::bind("127.0.0.1:0") else { continue };
+        let Ok(tcp) = TcpListener::bind("127.0.0.1:0") else {
+            continue;
+        };
         let Ok(addr) = tcp.local_addr() else { continue };
         if UdpSocket::bind(addr).is_ok() {
             return Ok(addr.port());
@@ -179,10 +181,12 @@ mod tests {
         assert!(p.exited().is_none());
         let pid = p.pid().unwrap();
         drop(p);
-        assert!(!Path::new(&format!("/proc/{pid}/status")).exists() || {
-            // Reaped children vanish from /proc; a zombie would show state Z.
-            let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-            !s.contains("sleep")
-        });
+        assert!(
+            !Path::new(&format!("/proc/{pid}/status")).exists() || {
+                // Reaped children vanish from /proc; a zombie would show state Z.
+                let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+                !s.contains("sleep")
+            }
+        );
     }
 }

@@ -52,11 +52,13 @@ pub fn run(ctx: &mut Ctx) -> Result<()> {
             json!([{ "ip": ip(i) }]),
         ))?;
     }
-    // One change per DNS UPDATE, so the first sync is many round trips long and a kill lands inside it.
+    // Two records and their two ownership records per DNS UPDATE, so the first sync is many round trips
+    // long and a kill lands between two of them. (A batch size of 1 would send a record and its ownership
+    // record in separate messages, and a kill between those leaves a record no owner claims.)
     let run = Run::new(Which::Extdns, &ns)
         .flag("--events")
         .flag("--interval=1h")
-        .flag("--rfc2136-batch-change-size=1");
+        .flag("--rfc2136-batch-change-size=4");
 
     let mut attempt = 0;
     let server = loop {
@@ -96,13 +98,18 @@ pub fn run(ctx: &mut Ctx) -> Result<()> {
     // Restart: it converges on everything.
     let mut extdns = run.start(&ctx.cp, &server, &ctx.log("crash-extdns-restart"))?;
     let want: BTreeSet<String> = (0..SERVICES).map(host).collect();
-    eventually("every record and ownership record after the restart", CONVERGE, Duration::from_millis(200), || {
-        if extdns.exited().is_some() {
-            bail!("extdns exited after the restart:\n{}", extdns.log_tail(30));
-        }
-        let (records, owned) = progress(&server)?;
-        Ok((records == want && owned == want).then_some(()))
-    })?;
+    eventually(
+        "every record and ownership record after the restart",
+        CONVERGE,
+        Duration::from_millis(200),
+        || {
+            if extdns.exited().is_some() {
+                bail!("extdns exited after the restart:\n{}", extdns.log_tail(30));
+            }
+            let (records, owned) = progress(&server)?;
+            Ok((records == want && owned == want).then_some(()))
+        },
+    )?;
     drop(extdns);
 
     // Nothing duplicated: one answer per name, the right one, and one ownership record per name.

@@ -70,7 +70,10 @@ fn compare(ctx: &mut Ctx, ns: &str) -> Result<()> {
     let zone_ours = dns::zone(&ours)?;
     let undocumented = differences(&zone_theirs, &zone_ours);
     if !undocumented.is_empty() {
-        bail!("the zones differ (- external-dns, + extdns):\n{}", undocumented.join("\n"));
+        bail!(
+            "the zones differ (- external-dns, + extdns):\n{}",
+            undocumented.join("\n")
+        );
     }
     eprintln!("  identical zones: {} records", zone_ours.len());
 

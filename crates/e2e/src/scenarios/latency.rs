@@ -56,7 +56,10 @@ pub fn run(mut ctx: Ctx, count: usize) -> Result<()> {
             f.p99().as_millis()
         );
     }
-    println!("\nflags (both): {} and the common e2e flags (RFC2136 to BIND, TXT registry)", FLAGS.join(" "));
+    println!(
+        "\nflags (both): {} and the common e2e flags (RFC2136 to BIND, TXT registry)",
+        FLAGS.join(" ")
+    );
     Ok(())
 }
 
@@ -71,7 +74,11 @@ fn measure(ctx: &mut Ctx, server: &dns::DnsServer, which: Which, count: usize) -
     let mut controller = run.start(&ctx.cp, server, &ctx.log(&format!("latency-{}", which.name())))?;
     // Warm up: the controller has listed, synced once and is watching.
     let warm = format!("warm-{}.example.org", which.name());
-    let created = ctx.cp.kube.apply(&o::cluster_ip_service(&ns, "warm", annotations(&[("internal-hostname", &warm)])))?;
+    let created = ctx.cp.kube.apply(&o::cluster_ip_service(
+        &ns,
+        "warm",
+        annotations(&[("internal-hostname", &warm)]),
+    ))?;
     let ip = created["spec"]["clusterIP"].as_str().unwrap_or_default().to_string();
     answers(server, &mut controller, &warm, "A", &[&ip])?;
     // Let the sync the warm-up triggered finish, so the first sample does not wait for it.
@@ -88,7 +95,12 @@ fn measure(ctx: &mut Ctx, server: &dns::DnsServer, which: Which, count: usize) -
                 break;
             }
             if t0.elapsed() > CONVERGE {
-                bail!("{}: {host} not answered after {:?}:\n{}", which.name(), CONVERGE, controller.log_tail(20));
+                bail!(
+                    "{}: {host} not answered after {:?}:\n{}",
+                    which.name(),
+                    CONVERGE,
+                    controller.log_tail(20)
+                );
             }
             if let Some(status) = controller.exited() {
                 bail!("{} exited with {status}", which.name());
@@ -117,7 +129,11 @@ mod tests {
         assert_eq!(f.p99(), Duration::from_millis(99));
         let small = Figures {
             which: Which::Extdns,
-            samples: vec![Duration::from_millis(3), Duration::from_millis(1), Duration::from_millis(2)],
+            samples: vec![
+                Duration::from_millis(3),
+                Duration::from_millis(1),
+                Duration::from_millis(2),
+            ],
         };
         assert_eq!(small.median(), Duration::from_millis(2));
         assert_eq!(small.p99(), Duration::from_millis(3));

@@ -27,15 +27,37 @@ fn steps(ctx: &mut Ctx, ns: &str, server: &DnsServer) -> Result<()> {
 
     // --- create
     let web = |host: &str, ttl: &str, ip: &str| {
-        o::lb_service(ns, "web", annotations(&[("hostname", host), ("ttl", ttl)]), json!([{ "ip": ip }]))
+        o::lb_service(
+            ns,
+            "web",
+            annotations(&[("hostname", host), ("ttl", ttl)]),
+            json!([{ "ip": ip }]),
+        )
     };
     kube.apply(&web("web.example.org", "60", "203.0.113.20"))?;
-    kube.apply(&o::headless_service(ns, "db", "db", annotations(&[("hostname", "db.example.org")])))?;
+    kube.apply(&o::headless_service(
+        ns,
+        "db",
+        "db",
+        annotations(&[("hostname", "db.example.org")]),
+    ))?;
     kube.apply(&o::pod(ns, "db-0", "db", "10.1.0.10", &node))?;
     kube.apply(&o::pod(ns, "db-1", "db", "10.1.0.11", &node))?;
-    kube.apply(&o::endpoint_slice(ns, "db-a", "db", &[("10.1.0.10", "db-0"), ("10.1.0.11", "db-1")]))?;
-    kube.apply(&o::node(&node, &[("InternalIP", "10.2.0.1"), ("ExternalIP", "198.51.100.10")]))?;
-    kube.apply(&o::nodeport_service(ns, "np", annotations(&[("hostname", "np.example.org")])))?;
+    kube.apply(&o::endpoint_slice(
+        ns,
+        "db-a",
+        "db",
+        &[("10.1.0.10", "db-0"), ("10.1.0.11", "db-1")],
+    ))?;
+    kube.apply(&o::node(
+        &node,
+        &[("InternalIP", "10.2.0.1"), ("ExternalIP", "198.51.100.10")],
+    ))?;
+    kube.apply(&o::nodeport_service(
+        ns,
+        "np",
+        annotations(&[("hostname", "np.example.org")]),
+    ))?;
     kube.apply(&o::gateway_class())?;
     kube.apply(&o::gateway(ns, "gw", "203.0.113.100"))?;
     let route = |accepted: bool| {
@@ -75,7 +97,13 @@ fn steps(ctx: &mut Ctx, ns: &str, server: &DnsServer) -> Result<()> {
     // --- update: EndpointSlice churn (a second slice with a new Pod, an endpoint leaving the first)
     kube.apply(&o::pod(ns, "db-2", "db", "10.1.0.12", &node))?;
     kube.apply(&o::endpoint_slice(ns, "db-b", "db", &[("10.1.0.12", "db-2")]))?;
-    answers(server, &mut extdns, "db.example.org", "A", &["10.1.0.10", "10.1.0.11", "10.1.0.12"])?;
+    answers(
+        server,
+        &mut extdns,
+        "db.example.org",
+        "A",
+        &["10.1.0.10", "10.1.0.11", "10.1.0.12"],
+    )?;
     answers(server, &mut extdns, "db-2.db.example.org", "A", &["10.1.0.12"])?;
     kube.apply(&o::endpoint_slice(ns, "db-a", "db", &[("10.1.0.11", "db-1")]))?;
     answers(server, &mut extdns, "db.example.org", "A", &["10.1.0.11", "10.1.0.12"])?;
@@ -85,7 +113,10 @@ fn steps(ctx: &mut Ctx, ns: &str, server: &DnsServer) -> Result<()> {
     answers(server, &mut extdns, "db-2.db.example.org", "A", &[])?;
 
     // --- update: a Node's address
-    kube.apply(&o::node(&node, &[("InternalIP", "10.2.0.1"), ("ExternalIP", "198.51.100.11")]))?;
+    kube.apply(&o::node(
+        &node,
+        &[("InternalIP", "10.2.0.1"), ("ExternalIP", "198.51.100.11")],
+    ))?;
     answers(server, &mut extdns, "np.example.org", "A", &["198.51.100.11"])?;
 
     // --- update: route status (no longer accepted, accepted again) and the Gateway's address

@@ -51,11 +51,17 @@ pub fn run(ctx: &mut Ctx) -> Result<()> {
     }
     alive(&mut extdns)?;
     if server.serial(dns::ZONE) != serial || dns::zone(&server)? != zone_before {
-        bail!("the zone changed while the API server was down:\n{}", extdns.log_tail(30));
+        bail!(
+            "the zone changed while the API server was down:\n{}",
+            extdns.log_tail(30)
+        );
     }
     let during = extdns.log_text()[log_before..].to_string();
     if !during.contains("watch failed") {
-        bail!("extdns did not notice the outage (no failed watch logged):\n{}", extdns.log_tail(30));
+        bail!(
+            "extdns did not notice the outage (no failed watch logged):\n{}",
+            extdns.log_tail(30)
+        );
     }
     let syncs_during = during.matches("All records are already up to date").count();
     eprintln!("  during the outage: extdns kept running, {syncs_during} syncs changed nothing");

@@ -19,7 +19,10 @@ pub fn run(ctx: &mut Ctx) -> Result<()> {
     ctx.cp.kube.install_crds(&[crds::httproute_with_loose_hostnames()?])?;
     let result = scenario(ctx, &ns);
     // Put the strict schema back for whatever runs next (the bad route goes first, or it would not fit).
-    let _ = ctx.cp.kube.delete("gateway.networking.k8s.io/v1", "HTTPRoute", Some(&ns), "bad");
+    let _ = ctx
+        .cp
+        .kube
+        .delete("gateway.networking.k8s.io/v1", "HTTPRoute", Some(&ns), "bad");
     let strict: Vec<_> = crds::gateway_api()
         .into_iter()
         .filter(|c| c.spec.names.kind == "HTTPRoute")
@@ -34,9 +37,7 @@ fn scenario(ctx: &mut Ctx, ns: &str) -> Result<()> {
     kube.apply(&o::gateway_class())?;
     kube.apply(&o::gateway(ns, "gw", "203.0.113.100"))?;
     let parent = Parent::gateway("gw", "http");
-    let route = |name: &str, host: &str| {
-        o::route(RouteKind::Http, ns, name, json!({}), Some(&[host]), &parent, true)
-    };
+    let route = |name: &str, host: &str| o::route(RouteKind::Http, ns, name, json!({}), Some(&[host]), &parent, true);
     kube.apply(&route("good", "good.apps.example.org"))?;
     let mut bad = route("bad", "bad.apps.example.org");
     bad["spec"]["hostnames"] = json!("bad.apps.example.org");
@@ -46,7 +47,13 @@ fn scenario(ctx: &mut Ctx, ns: &str) -> Result<()> {
     let run = Run::new(Which::Extdns, ns).flag("--events").flag("--interval=1h");
     let mut extdns = run.start(&ctx.cp, &server, &ctx.log("undecodable-extdns"))?;
     answers(&server, &mut extdns, "good.apps.example.org", "A", &["203.0.113.100"])?;
-    answers(&server, &mut extdns, "zz-good.apps.example.org", "A", &["203.0.113.100"])?;
+    answers(
+        &server,
+        &mut extdns,
+        "zz-good.apps.example.org",
+        "A",
+        &["203.0.113.100"],
+    )?;
     if !dns::answers(&server, "bad.apps.example.org", "A").is_empty() {
         bail!("the undecodable route published a record");
     }

@@ -21,21 +21,35 @@ fn sorted(answers: &[&str]) -> Vec<String> {
 pub fn answers(server: &DnsServer, controller: &mut Proc, name: &str, t: &str, want: &[&str]) -> Result<()> {
     let want = sorted(want);
     let mut last = Vec::new();
-    let r = eventually(&format!("{name} {t} = {want:?}"), CONVERGE, Duration::from_millis(100), || {
-        if let Some(status) = controller.exited() {
-            bail!("{} exited with {status}", controller.name);
-        }
-        last = dns::answers(server, name, t);
-        Ok((last == want).then_some(()))
-    });
-    r.map_err(|e| anyhow::anyhow!("{e:#}; last answer {last:?}\n{} log:\n{}", controller.name, controller.log_tail(25)))
+    let r = eventually(
+        &format!("{name} {t} = {want:?}"),
+        CONVERGE,
+        Duration::from_millis(100),
+        || {
+            if let Some(status) = controller.exited() {
+                bail!("{} exited with {status}", controller.name);
+            }
+            last = dns::answers(server, name, t);
+            Ok((last == want).then_some(()))
+        },
+    );
+    r.map_err(|e| {
+        anyhow::anyhow!(
+            "{e:#}; last answer {last:?}\n{} log:\n{}",
+            controller.name,
+            controller.log_tail(25)
+        )
+    })
 }
 
 /// Waits until the ownership record of `name` for type `t` is gone (or there, when `present`).
 pub fn ownership(server: &DnsServer, controller: &mut Proc, t: &str, name: &str, present: bool) -> Result<()> {
     let txt_name = format!("{}-{name}.", t.to_ascii_lowercase());
     eventually(
-        &format!("ownership record {txt_name} {}", if present { "present" } else { "gone" }),
+        &format!(
+            "ownership record {txt_name} {}",
+            if present { "present" } else { "gone" }
+        ),
         CONVERGE,
         Duration::from_millis(100),
         || {
