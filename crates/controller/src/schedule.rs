@@ -95,7 +95,10 @@ mod tests {
         s.start_run(t0);
         s.on_event(t0 + 20 * S);
         assert_eq!(s.next_run_at(), t0 + 20 * S + EVENT_DEBOUNCE);
-        assert!(EVENT_DEBOUNCE < Duration::from_millis(100), "a record follows its object within 100 ms");
+        assert!(
+            EVENT_DEBOUNCE < Duration::from_millis(100),
+            "a record follows its object within 100 ms"
+        );
     }
 
     #[test]
