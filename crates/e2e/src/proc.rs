@@ -90,9 +90,18 @@ impl Drop for Proc {
     }
 }
 
+/// The last `lines` lines of `text`, each cut to a readable length (some logs hold whole API responses).
 pub fn tail(text: &str, lines: usize) -> String {
+    const WIDTH: usize = 400;
     let all: Vec<&str> = text.lines().collect();
-    all[all.len().saturating_sub(lines)..].join("\n")
+    all[all.len().saturating_sub(lines)..]
+        .iter()
+        .map(|l| match l.char_indices().nth(WIDTH) {
+            Some((cut, _)) => format!("{}…", &l[..cut]),
+            None => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// A port free on 127.0.0.1 for TCP (and UDP) right now.
@@ -154,6 +163,8 @@ mod tests {
     fn tail_keeps_the_last_lines() {
         assert_eq!(tail("a\nb\nc\n", 2), "b\nc");
         assert_eq!(tail("a", 5), "a");
+        let long = "x".repeat(1000);
+        assert_eq!(tail(&long, 1).chars().count(), 401);
     }
 
     #[test]
