@@ -75,7 +75,13 @@ impl Go {
         cmd
     }
 
+    /// Runs a `go` command, showing its output only when it fails (`go get` lists every module it adds).
     fn run(&self, dir: &Path, args: &[&str]) -> Result<()> {
+        self.output(dir, args).map(|_| ())
+    }
+
+    /// `go build`, whose output (errors only) goes straight to the terminal.
+    fn build(&self, dir: &Path, args: &[&str]) -> Result<()> {
         let mut cmd = self.cmd(dir);
         cmd.args(args);
         crate::run(cmd)
@@ -87,7 +93,11 @@ impl Go {
         let shown = format!("{cmd:?}");
         let out = cmd.output().with_context(|| format!("cannot start {shown}"))?;
         if !out.status.success() {
-            bail!("{shown} failed: {}", String::from_utf8_lossy(&out.stderr));
+            bail!(
+                "{shown} failed: {}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
         }
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }
@@ -139,7 +149,7 @@ fn say(what: &str) {
 fn build_into(go: &Go, dir: &Path, out: &Path, ldflags: &str, package: &str) -> Result<()> {
     let tmp = out.with_extension("tmp");
     let tmp_s = tmp.display().to_string();
-    go.run(
+    go.build(
         dir,
         &[
             "build",
@@ -346,14 +356,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn kubernetes_gomod_gives_go_line_staging_modules_and_etcd() {
+    fn kubernetes_gomod_gives_go_line_staging_modules_and_etcd() -> Result<()> {
         let gomod = "module k8s.io/kubernetes\n\ngo 1.26.0\n\nrequire (\n\tgo.etcd.io/etcd/server/v3 v3.6.8\n\
                      \tk8s.io/api v0.0.0\n)\n\nreplace (\n\tk8s.io/api => ./staging/src/k8s.io/api\n\
                      \tk8s.io/apiserver => ./staging/src/k8s.io/apiserver\n)\n";
-        let m = parse_kubernetes_gomod(gomod).unwrap();
+        let m = parse_kubernetes_gomod(gomod)?;
         assert_eq!(m.go_line, "1.26.0");
         assert_eq!(m.staging, vec!["k8s.io/api", "k8s.io/apiserver"]);
         assert_eq!(m.etcd.as_deref(), Some("v3.6.8"));
+        Ok(())
     }
 
     #[test]
@@ -363,9 +374,10 @@ mod tests {
     }
 
     #[test]
-    fn staging_modules_are_v0_of_the_same_minor_and_patch() {
-        assert_eq!(staging_version("v1.36.4").unwrap(), "v0.36.4");
+    fn staging_modules_are_v0_of_the_same_minor_and_patch() -> Result<()> {
+        assert_eq!(staging_version("v1.36.4")?, "v0.36.4");
         assert!(staging_version("v2.0.0").is_err());
+        Ok(())
     }
 
     #[test]
@@ -383,13 +395,14 @@ mod tests {
         assert_eq!(go_version("go version go1.26.8 linux/amd64"), Some((1, 26, 8)));
         assert_eq!(go_version("go version go1.27 linux/amd64"), Some((1, 27, 0)));
         assert_eq!(go_version("go version go1.27rc1 linux/amd64"), Some((1, 27, 0)));
-        assert!(go_version("go version go1.26.5 linux/amd64").unwrap() < GO_MIN);
+        assert!(go_version("go version go1.26.5 linux/amd64").is_some_and(|v| v < GO_MIN));
         assert_eq!(go_version("garbage"), None);
     }
 
     #[test]
-    fn external_dns_wrapper_requires_the_pinned_release() {
-        let gomod = std::fs::read_to_string(crate::root().join("xtask/go/external-dns/go.mod")).unwrap();
+    fn external_dns_wrapper_requires_the_pinned_release() -> Result<()> {
+        let gomod = std::fs::read_to_string(crate::root().join("xtask/go/external-dns/go.mod"))?;
         assert!(gomod.contains(&format!("sigs.k8s.io/external-dns {EXTERNAL_DNS}")));
+        Ok(())
     }
 }

@@ -162,10 +162,12 @@ enum Profile {
 /// Builds extdns and the e2e runner, then runs `extdns-e2e <args>` with the paths of every program.
 fn kube_e2e(go: &gobuild::GoBinaries, profile: Profile, args: &[String]) -> Result<()> {
     let mut build = cargo();
-    build.args(["build", "-p", "extdns", "-p", "extdns-e2e"]);
-    if profile == Profile::Release {
-        build.arg("--release");
-    }
+    match profile {
+        // The same targets as `cargo test --workspace` (dev-dependencies, hence features, unified the same
+        // way), so the tests and the end-to-end run share one build instead of compiling twice.
+        Profile::Dev => build.args(["build", "--workspace", "--bins", "--tests"]),
+        Profile::Release => build.args(["build", "--release", "-p", "extdns", "-p", "extdns-e2e"]),
+    };
     run(build)?;
     let bin = target_dir().join(if profile == Profile::Release {
         "release"

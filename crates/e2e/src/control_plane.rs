@@ -207,7 +207,7 @@ impl ControlPlane {
 
     fn etcd_post(&self, path: &str, body: &Value) -> Result<Value> {
         let text = http_request(self.etcd_port, "POST", path, Some(&body.to_string()))?;
-        Ok(serde_json::from_str(json_body(&text)).with_context(|| format!("etcd {path} answered {text}"))?)
+        serde_json::from_str(json_body(&text)).with_context(|| format!("etcd {path} answered {text}"))
     }
 }
 

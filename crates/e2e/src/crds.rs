@@ -72,13 +72,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_crd_is_approved_and_serves_one_version() {
+    fn every_crd_is_approved_and_serves_one_version() -> Result<()> {
         let crds = gateway_api();
         let names: Vec<&str> = crds.iter().filter_map(|c| c.metadata.name.as_deref()).collect();
         assert!(names.contains(&"httproutes.gateway.networking.k8s.io"), "{names:?}");
         assert!(names.contains(&"listenersets.gateway.networking.k8s.io"), "{names:?}");
         for crd in &crds {
-            let annotations = crd.metadata.annotations.as_ref().unwrap();
+            let annotations = crd.metadata.annotations.as_ref().context("no annotations")?;
             assert_eq!(
                 annotations.get(API_APPROVED.0).map(String::as_str),
                 Some(API_APPROVED.1)
@@ -86,15 +86,20 @@ mod tests {
             assert_eq!(crd.spec.versions.len(), 1, "{:?}", crd.metadata.name);
             assert!(crd.spec.versions[0].served && crd.spec.versions[0].storage);
         }
-        let tcp = crds.iter().find(|c| c.spec.names.kind == "TCPRoute").unwrap();
+        let tcp = crds
+            .iter()
+            .find(|c| c.spec.names.kind == "TCPRoute")
+            .context("no TCPRoute CRD")?;
         assert_eq!(tcp.spec.versions[0].name, "v1alpha2");
+        Ok(())
     }
 
     #[test]
-    fn the_loose_httproute_schema_accepts_anything_as_hostnames() {
-        let strict = httproute_hostnames_schema(&HttpRoute::crd()).unwrap();
+    fn the_loose_httproute_schema_accepts_anything_as_hostnames() -> Result<()> {
+        let strict = httproute_hostnames_schema(&HttpRoute::crd()).context("no strict schema")?;
         assert_eq!(strict["type"], "array", "{strict}");
-        let loose = httproute_hostnames_schema(&httproute_with_loose_hostnames().unwrap()).unwrap();
+        let loose = httproute_hostnames_schema(&httproute_with_loose_hostnames()?).context("no loose schema")?;
         assert_eq!(loose, json!({ "x-kubernetes-preserve-unknown-fields": true }));
+        Ok(())
     }
 }

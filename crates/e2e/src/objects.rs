@@ -306,7 +306,7 @@ mod tests {
     }
 
     #[test]
-    fn typed_models_accept_the_route_and_gateway_objects() {
+    fn typed_models_accept_the_route_and_gateway_objects() -> Result<(), serde_json::Error> {
         let p = Parent::gateway("gw", "http");
         let r = route(
             RouteKind::Http,
@@ -317,13 +317,14 @@ mod tests {
             &p,
             true,
         );
-        let typed: gateway_api::httproutes::HttpRoute = serde_json::from_value(r).unwrap();
-        assert_eq!(typed.spec.hostnames.unwrap(), vec!["web.apps.example.org".to_string()]);
+        let typed: gateway_api::httproutes::HttpRoute = serde_json::from_value(r)?;
+        assert_eq!(typed.spec.hostnames, Some(vec!["web.apps.example.org".to_string()]));
         let tcp = route(RouteKind::Tcp, "ns", "db", json!({}), None, &p, true);
-        let _: gateway_api::experimental::tcproutes::TcpRoute = serde_json::from_value(tcp).unwrap();
+        let _: gateway_api::experimental::tcproutes::TcpRoute = serde_json::from_value(tcp)?;
         let _: gateway_api::experimental::gateways::Gateway =
-            serde_json::from_value(gateway("ns", "gw", "203.0.113.1")).unwrap();
+            serde_json::from_value(gateway("ns", "gw", "203.0.113.1"))?;
         let _: gateway_api::experimental::listenersets::ListenerSet =
-            serde_json::from_value(listener_set("ns", "ls", "gw", "*.ls.example.org")).unwrap();
+            serde_json::from_value(listener_set("ns", "ls", "gw", "*.ls.example.org"))?;
+        Ok(())
     }
 }

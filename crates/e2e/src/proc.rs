@@ -168,29 +168,31 @@ mod tests {
     }
 
     #[test]
-    fn eventually_returns_the_first_success_and_reports_the_last_failure() {
+    fn eventually_returns_the_first_success_and_reports_the_last_failure() -> Result<()> {
         let mut n = 0;
         let v = eventually("count", Duration::from_secs(5), Duration::from_millis(1), || {
             n += 1;
             Ok((n >= 3).then_some(n))
-        })
-        .unwrap();
+        })?;
         assert_eq!(v, 3);
-        let err = eventually::<()>("never", Duration::from_millis(20), Duration::from_millis(5), || {
+        let result = eventually::<()>("never", Duration::from_millis(20), Duration::from_millis(5), || {
             bail!("still broken")
-        })
-        .unwrap_err();
-        assert!(format!("{err}").contains("still broken"), "{err}");
+        });
+        assert!(
+            result.as_ref().is_err_and(|e| format!("{e}").contains("still broken")),
+            "{result:?}"
+        );
+        Ok(())
     }
 
     #[test]
-    fn a_dropped_process_is_killed() {
-        let dir = tempfile::tempdir().unwrap();
+    fn a_dropped_process_is_killed() -> Result<()> {
+        let dir = tempfile::tempdir()?;
         let mut cmd = Command::new("sleep");
         cmd.arg("30");
-        let mut p = Proc::spawn("sleep", cmd, &dir.path().join("log")).unwrap();
+        let mut p = Proc::spawn("sleep", cmd, &dir.path().join("log"))?;
         assert!(p.exited().is_none());
-        let pid = p.pid().unwrap();
+        let pid = p.pid().context("no pid")?;
         drop(p);
         assert!(
             !Path::new(&format!("/proc/{pid}/status")).exists() || {
@@ -199,5 +201,6 @@ mod tests {
                 !s.contains("sleep")
             }
         );
+        Ok(())
     }
 }
