@@ -1,9 +1,18 @@
-//! Project automation, run as `cargo xtask <command>`. Kept dependency-free (std + anyhow) so it builds in
-//! seconds and works on a fresh machine.
+//! Project automation, run as `cargo xtask <command>`. Kept to std + anyhow so it builds in seconds on a
+//! fresh machine; the end-to-end suite itself is the `extdns-e2e` binary (crates/e2e), which xtask builds
+//! and starts with the paths of the programs it needs.
 //!
+//! - `test`: everything CI runs, on a fresh Debian machine too: installs what is missing (Debian packages
+//!   when root, the Go programs with `go`), then the unit tests, the real-DNS-server suites and the real
+//!   Kubernetes end-to-end suite with the differential against external-dns.
+//! - `e2e [SCENARIO...]`: the real-server suites only (RFC2136 against BIND and Knot, then the Kubernetes
+//!   scenarios; with names, only those scenarios).
+//! - `bench [FILTER]`: every criterion benchmark (or those matching FILTER); `bench e2e-latency [--count N]`:
+//!   the `--events` latency of extdns and external-dns on a real API server and BIND.
 //! - `dist`: release build of the `extdns` binary into `dist/` with a SHA-256 checksum file.
-//! - `bench [FILTER]`: every criterion benchmark in the workspace (or those matching FILTER).
-//! - `e2e`: the tests that run against real DNS servers (BIND, Knot), after checking the servers are installed.
+
+mod deps;
+mod gobuild;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -15,21 +24,35 @@ fn main() -> Result<()> {
     let command = args.next().unwrap_or_default();
     let rest: Vec<String> = args.collect();
     match command.as_str() {
+        "test" => test(),
         "dist" => dist(),
+        "bench" if rest.first().map(String::as_str) == Some("e2e-latency") => latency(&rest[1..]),
         "bench" => bench(&rest),
-        "e2e" => e2e(),
+        "e2e" => e2e(&rest),
         _ => {
-            eprintln!("usage: cargo xtask <dist | bench [FILTER] | e2e>");
+            eprintln!(
+                "usage: cargo xtask <test | e2e [SCENARIO...] | bench [FILTER] | bench e2e-latency [--count N] | dist>"
+            );
             std::process::exit(2);
         }
     }
 }
 
-fn root() -> PathBuf {
+pub(crate) fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("."))
+}
+
+fn target_dir() -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(d) if !d.is_empty() => {
+            let d = PathBuf::from(d);
+            if d.is_absolute() { d } else { root().join(d) }
+        }
+        _ => root().join("target"),
+    }
 }
 
 fn cargo() -> Command {
@@ -38,7 +61,7 @@ fn cargo() -> Command {
     cmd
 }
 
-fn run(mut cmd: Command) -> Result<()> {
+pub(crate) fn run(mut cmd: Command) -> Result<()> {
     let shown = format!("{cmd:?}");
     let status = cmd.status().with_context(|| format!("cannot start {shown}"))?;
     if !status.success() {
@@ -47,13 +70,22 @@ fn run(mut cmd: Command) -> Result<()> {
     Ok(())
 }
 
+/// A program on PATH, or in the sbin directories Debian puts daemons in (not on a user's PATH).
+pub(crate) fn find_program(name: &str) -> Option<PathBuf> {
+    let dirs = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&dirs)
+        .chain([PathBuf::from("/usr/sbin"), PathBuf::from("/sbin")])
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
 fn dist() -> Result<()> {
     let mut build = cargo();
     build.args(["build", "--release", "--locked", "-p", "extdns"]);
     run(build)?;
     let dist = root().join("dist");
     std::fs::create_dir_all(&dist)?;
-    let binary = root().join("target/release/extdns");
+    let binary = target_dir().join("release/extdns");
     let target = dist.join("extdns");
     std::fs::copy(&binary, &target).with_context(|| format!("copying {}", binary.display()))?;
     let mut sum = Command::new("sha256sum");
@@ -79,31 +111,77 @@ fn bench(filter: &[String]) -> Result<()> {
     run(cmd)
 }
 
-fn e2e() -> Result<()> {
-    let missing: Vec<&str> = [("named", "bind9"), ("knotd", "knot"), ("dig", "bind9-dnsutils")]
-        .into_iter()
-        .filter(|(bin, _)| !on_path(bin))
-        .map(|(_, pkg)| pkg)
-        .collect();
-    if !missing.is_empty() {
-        bail!("real DNS servers are missing: apt-get install -y {}", missing.join(" "));
-    }
-    let mut cmd = cargo();
-    cmd.args([
-        "test",
-        "-p",
-        "extdns-provider-rfc2136",
-        "-p",
-        "extdns",
-        "--",
-        "--test-threads=2",
-    ]);
-    run(cmd)
+/// Everything, as CI runs it: prerequisites, unit tests and real-DNS-server suites (`cargo test
+/// --workspace`), then the Kubernetes end-to-end suite.
+fn test() -> Result<()> {
+    deps::ensure_system_packages()?;
+    let go = gobuild::ensure(&target_dir())?;
+    let mut tests = cargo();
+    tests.args(["test", "--workspace", "--", "--test-threads=2"]);
+    run(tests)?;
+    kube_e2e(&go, Profile::Dev, &["run".to_string()])
 }
 
-fn on_path(bin: &str) -> bool {
-    let dirs = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&dirs)
-        .chain([PathBuf::from("/usr/sbin"), PathBuf::from("/sbin")])
-        .any(|d| d.join(bin).is_file())
+/// The real-server suites: RFC2136 against BIND and Knot, then the Kubernetes scenarios. Scenario names
+/// run only those scenarios.
+fn e2e(scenarios: &[String]) -> Result<()> {
+    deps::ensure_system_packages()?;
+    let go = gobuild::ensure(&target_dir())?;
+    if scenarios.is_empty() {
+        let mut cmd = cargo();
+        cmd.args([
+            "test",
+            "-p",
+            "extdns-provider-rfc2136",
+            "-p",
+            "extdns",
+            "--",
+            "--test-threads=2",
+        ]);
+        run(cmd)?;
+    }
+    let mut args = vec!["run".to_string()];
+    args.extend(scenarios.iter().cloned());
+    kube_e2e(&go, Profile::Dev, &args)
+}
+
+fn latency(args: &[String]) -> Result<()> {
+    deps::ensure_system_packages()?;
+    let go = gobuild::ensure(&target_dir())?;
+    let mut e2e_args = vec!["latency".to_string()];
+    e2e_args.extend(args.iter().cloned());
+    kube_e2e(&go, Profile::Release, &e2e_args)
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Profile {
+    Dev,
+    Release,
+}
+
+/// Builds extdns and the e2e runner, then runs `extdns-e2e <args>` with the paths of every program.
+fn kube_e2e(go: &gobuild::GoBinaries, profile: Profile, args: &[String]) -> Result<()> {
+    let mut build = cargo();
+    match profile {
+        // The same targets as `cargo test --workspace` (dev-dependencies, hence features, unified the same
+        // way), so the tests and the end-to-end run share one build instead of compiling twice.
+        Profile::Dev => build.args(["build", "--workspace", "--bins", "--tests"]),
+        Profile::Release => build.args(["build", "--release", "-p", "extdns", "-p", "extdns-e2e"]),
+    };
+    run(build)?;
+    let bin = target_dir().join(if profile == Profile::Release {
+        "release"
+    } else {
+        "debug"
+    });
+    let mut cmd = Command::new(bin.join("extdns-e2e"));
+    cmd.current_dir(root())
+        .arg(format!("--etcd={}", go.etcd.display()))
+        .arg(format!("--kube-apiserver={}", go.kube_apiserver.display()))
+        .arg(format!("--kubectl={}", go.kubectl.display()))
+        .arg(format!("--external-dns={}", go.external_dns.display()))
+        .arg(format!("--extdns={}", bin.join("extdns").display()))
+        .arg(format!("--logs={}", target_dir().join("e2e-logs").display()))
+        .args(args);
+    run(cmd)
 }

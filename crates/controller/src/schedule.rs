@@ -1,17 +1,19 @@
 //! When the next sync runs.
 //!
 //! The rules are external-dns's, so a Deployment tuned for it behaves the same: a sync every `--interval`;
-//! with `--events`, a change pulls the next sync forward to at most 5 s from now (changes arriving in a
-//! burst collapse into one sync), but never earlier than `--min-event-sync-interval` after the last sync
+//! with `--events`, a change pulls the next sync forward to [`EVENT_DEBOUNCE`] from now (changes arriving
+//! together collapse into one sync), but never earlier than `--min-event-sync-interval` after the last sync
 //! started (a busy cluster cannot make extdns hammer the provider) and never later than the sync already
-//! planned.
+//! planned. The one difference is the debounce: external-dns waits a fixed 5 s after a change, extdns 50 ms,
+//! so a record follows its object in well under a second; `--min-event-sync-interval` still spaces the
+//! syncs of a busy cluster.
 
 use std::time::Duration;
 
 use tokio::time::Instant;
 
-/// How long an event waits before its sync, so a burst of changes is handled once.
-pub const EVENT_DEBOUNCE: Duration = Duration::from_secs(5);
+/// How long an event waits before its sync, so changes that arrive together are handled once.
+pub const EVENT_DEBOUNCE: Duration = Duration::from_millis(50);
 
 /// The least time between the starts of two syncs, whatever the flags say: external-dns checks its schedule
 /// once a second, so `--interval=0s` means "every second" there, not a busy loop against the provider.
@@ -50,7 +52,7 @@ impl Schedule {
         self.next_run_at = now + self.interval.max(MIN_SYNC_GAP);
     }
 
-    /// `nextRunAt = max(lastRunAt + min-event-sync-interval, min(now + 5s, nextRunAt))`.
+    /// `nextRunAt = max(lastRunAt + min-event-sync-interval, min(now + debounce, nextRunAt))`.
     pub(crate) fn on_event(&mut self, now: Instant) {
         let soon = (now + EVENT_DEBOUNCE).min(self.next_run_at);
         self.next_run_at = match self.last_run_at {
@@ -105,24 +107,29 @@ mod tests {
     }
 
     #[test]
-    fn event_pulls_the_next_sync_to_five_seconds_from_now() {
+    fn event_pulls_the_next_sync_to_the_debounce_from_now() {
         let t0 = Instant::now();
         let mut s = Schedule::new(t0, MINUTE, 5 * S);
         s.start_run(t0);
         s.on_event(t0 + 20 * S);
-        assert_eq!(s.next_run_at(), t0 + 25 * S);
+        assert_eq!(s.next_run_at(), t0 + 20 * S + EVENT_DEBOUNCE);
+        assert!(
+            EVENT_DEBOUNCE < Duration::from_millis(100),
+            "a record follows its object within 100 ms"
+        );
     }
 
     #[test]
     fn burst_of_events_collapses_into_one_sync() {
         let t0 = Instant::now();
+        let ms = Duration::from_millis;
         let mut s = Schedule::new(t0, MINUTE, 5 * S);
         s.start_run(t0);
         s.on_event(t0 + 20 * S);
-        s.on_event(t0 + 21 * S);
-        s.on_event(t0 + 24 * S);
+        s.on_event(t0 + 20 * S + ms(10));
+        s.on_event(t0 + 20 * S + ms(40));
         // Later events never push the sync the first one planned further out.
-        assert_eq!(s.next_run_at(), t0 + 25 * S);
+        assert_eq!(s.next_run_at(), t0 + 20 * S + EVENT_DEBOUNCE);
     }
 
     #[test]
@@ -139,7 +146,8 @@ mod tests {
         let t0 = Instant::now();
         let mut s = Schedule::new(t0, 10 * S, 5 * S);
         s.start_run(t0);
-        s.on_event(t0 + 8 * S);
+        // Within the debounce of the sync planned at 10 s.
+        s.on_event(t0 + 10 * S - EVENT_DEBOUNCE / 2);
         assert_eq!(s.next_run_at(), t0 + 10 * S);
     }
 

@@ -445,19 +445,19 @@ async fn events_trigger_a_debounced_sync() -> Result<(), tokio::task::JoinError>
 
     advance(Duration::from_secs(10)).await;
     assert_eq!(registry.reads.load(Ordering::SeqCst), 1);
-    // A burst of changes at t=10s..12s: one sync, 5 s after the first of them.
+    // A burst of changes at t=10.00..10.04s: one sync, the debounce after the first of them.
     cluster.touch();
-    advance(Duration::from_secs(1)).await;
+    advance(Duration::from_millis(20)).await;
     cluster.touch();
-    advance(Duration::from_secs(1)).await;
+    advance(Duration::from_millis(20)).await;
     cluster.touch();
-    advance(Duration::from_millis(2900)).await;
+    advance(crate::EVENT_DEBOUNCE - Duration::from_millis(45)).await;
     assert_eq!(
         registry.reads.load(Ordering::SeqCst),
         1,
         "synced before the debounce elapsed"
     );
-    advance(Duration::from_millis(200)).await;
+    advance(Duration::from_millis(20)).await;
     assert_eq!(registry.reads.load(Ordering::SeqCst), 2);
     advance(Duration::from_secs(10)).await;
     assert_eq!(

@@ -94,11 +94,11 @@ async fn events_sync_changes_after_the_debounce_without_waiting_for_the_interval
     tokio::time::sleep(Duration::from_secs(10)).await;
     assert!(provider.snapshot().is_empty());
 
-    // A Service appears. Its record is written 5 s later, not at the next hourly sync.
+    // A Service appears. Its record is written once the debounce has passed, not at the next hourly sync.
     cluster.apply_event(Event::Apply(lb_service("web", "web.example.com", "203.0.113.10")?));
-    tokio::time::sleep(Duration::from_secs(4)).await;
+    tokio::time::sleep(extdns_controller::EVENT_DEBOUNCE / 2).await;
     assert!(a_records(&provider).is_empty(), "synced before the debounce elapsed");
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    tokio::time::sleep(extdns_controller::EVENT_DEBOUNCE).await;
     assert_eq!(a_records(&provider), ["web.example.com 203.0.113.10"]);
 
     // The Service's address changes, then the Service goes away: each is followed by its own sync.

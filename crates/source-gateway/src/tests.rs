@@ -2007,3 +2007,55 @@ fn fqdn_template_failure_skips_only_that_route() {
         .expect("a failing template is not a sync error");
     assert_eq!(names(&eps), vec!["shop.example.com"]);
 }
+
+#[test]
+fn of_two_routes_publishing_the_same_name_and_targets_the_one_with_a_ttl_comes_first() {
+    // "wild" names `*.apps.example.org` itself; "wild-ttl" has a TTL and inherits the listener's hostname.
+    // The deduplication keeps the first of the two, so the annotated route wins as external-dns's zone
+    // ends up with (TTL 60, that route's resource label).
+    let mut c = ClusterStore::new();
+    c.add_gateway(gateway(
+        "infra",
+        "gw",
+        vec![http("l", Some("*.apps.example.org"))],
+        &["1.1.1.1"],
+    ));
+    c.add_route(httproute(
+        "infra",
+        "wild",
+        &["*.apps.example.org"],
+        &[gw_ref("infra", "gw")],
+    ));
+    let mut annotated = httproute("infra", "wild-ttl", &[], &[gw_ref("infra", "gw")]);
+    annotated.meta = with_annotations(annotated.meta, &[(&format!("{GA}ttl"), "60")]);
+    c.add_route(annotated);
+    let eps = run(config(), &c);
+    assert_eq!(
+        lines(&eps),
+        vec!["*.apps.example.org A 1.1.1.1", "*.apps.example.org A 1.1.1.1"]
+    );
+    assert_eq!(eps[0].record_ttl, Ttl(60));
+    assert_eq!(eps[0].resource(), Some("httproute/infra/wild-ttl"));
+    assert_eq!(eps[1].record_ttl, Ttl(0));
+}
+
+#[test]
+fn endpoints_differing_only_in_ttl_keep_their_order_when_the_first_has_a_ttl() {
+    let mut c = ClusterStore::new();
+    c.add_gateway(gateway(
+        "infra",
+        "gw",
+        vec![http("l", Some("*.apps.example.org"))],
+        &["1.1.1.1"],
+    ));
+    let mut first = httproute("infra", "a", &["*.apps.example.org"], &[gw_ref("infra", "gw")]);
+    first.meta = with_annotations(first.meta, &[(&format!("{GA}ttl"), "120")]);
+    c.add_route(first);
+    let mut second = httproute("infra", "b", &[], &[gw_ref("infra", "gw")]);
+    second.meta = with_annotations(second.meta, &[(&format!("{GA}ttl"), "60")]);
+    c.add_route(second);
+    let eps = run(config(), &c);
+    assert_eq!(eps.len(), 2);
+    assert_eq!(eps[0].record_ttl, Ttl(120));
+    assert_eq!(eps[0].resource(), Some("httproute/infra/a"));
+}

@@ -1,0 +1,163 @@
+//! extdns and external-dns as users run them: the same flags, a kubeconfig with the deploy/ ServiceAccount
+//! token, RFC2136 to a BIND server. Both get identical arguments, so a difference in the zones is a
+//! difference in behaviour.
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+
+use crate::control_plane::ControlPlane;
+use crate::dns::{DnsServer, KEY_NAME, SECRET, ZONE};
+use crate::proc::{Proc, eventually, free_port, tail};
+
+pub const OWNER: &str = "e2e";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Which {
+    Extdns,
+    ExternalDns,
+}
+
+impl Which {
+    pub fn name(self) -> &'static str {
+        match self {
+            Which::Extdns => "extdns",
+            Which::ExternalDns => "external-dns",
+        }
+    }
+}
+
+/// How one controller run is configured.
+#[derive(Debug, Clone)]
+pub struct Run<'a> {
+    pub which: Which,
+    /// `--namespace`: each test keeps to its own namespace.
+    pub namespace: &'a str,
+    pub owner: &'a str,
+    /// Flags beyond the common set (e.g. `--events`, `--interval=2s`).
+    pub extra: Vec<String>,
+}
+
+impl<'a> Run<'a> {
+    pub fn new(which: Which, namespace: &'a str) -> Self {
+        Run {
+            which,
+            namespace,
+            owner: OWNER,
+            extra: Vec::new(),
+        }
+    }
+
+    pub fn flag(mut self, flag: impl Into<String>) -> Self {
+        self.extra.push(flag.into());
+        self
+    }
+
+    /// The command line, against `dns` and the control plane, with metrics on a free port.
+    pub fn command(&self, cp: &ControlPlane, dns: &DnsServer) -> Result<Command> {
+        let program = match self.which {
+            Which::Extdns => &cp.binaries().extdns,
+            Which::ExternalDns => &cp.binaries().external_dns,
+        };
+        let mut cmd = Command::new(program);
+        for (key, _) in std::env::vars_os() {
+            let k = key.to_string_lossy();
+            if k.starts_with("EXTERNAL_DNS_") || k == "RUST_LOG" || k == "KUBECONFIG" {
+                cmd.env_remove(key);
+            }
+        }
+        cmd.args(common_flags(&cp.sa_kubeconfig, self.namespace, self.owner, dns.port))
+            .arg(format!("--metrics-address=127.0.0.1:{}", free_port()?))
+            .args(&self.extra);
+        Ok(cmd)
+    }
+
+    /// `--once`: one sync, to completion.
+    pub fn once(&self, cp: &ControlPlane, dns: &DnsServer) -> Result<Output> {
+        let mut cmd = self.command(cp, dns)?;
+        cmd.arg("--once");
+        let out = cmd.output().with_context(|| format!("running {}", self.which.name()))?;
+        if !out.status.success() {
+            bail!(
+                "{} --once failed with {}:\n{}",
+                self.which.name(),
+                out.status,
+                tail(
+                    &format!(
+                        "{}{}",
+                        String::from_utf8_lossy(&out.stdout),
+                        String::from_utf8_lossy(&out.stderr)
+                    ),
+                    40
+                )
+            );
+        }
+        Ok(out)
+    }
+
+    /// A long-running controller (with whatever `--events`/`--interval` the run asks for).
+    pub fn start(&self, cp: &ControlPlane, dns: &DnsServer, log: &Path) -> Result<Proc> {
+        let cmd = self.command(cp, dns)?;
+        Proc::spawn(self.which.name(), cmd, log)
+    }
+}
+
+/// The flags both controllers get: every source kind the tests create, RFC2136 with TSIG to BIND, the TXT
+/// registry, `sync` policy, SRV managed besides the defaults.
+pub fn common_flags(kubeconfig: &Path, namespace: &str, owner: &str, dns_port: u16) -> Vec<String> {
+    let mut flags = vec![
+        format!("--kubeconfig={}", kubeconfig.display()),
+        format!("--namespace={namespace}"),
+        format!("--gateway-namespace={namespace}"),
+    ];
+    for source in [
+        "service",
+        "gateway-httproute",
+        "gateway-grpcroute",
+        "gateway-tlsroute",
+        "gateway-tcproute",
+        "gateway-udproute",
+    ] {
+        flags.push(format!("--source={source}"));
+    }
+    flags.extend(
+        [
+            "--gateway-listener-sets",
+            "--provider=rfc2136",
+            "--rfc2136-host=127.0.0.1",
+            &format!("--rfc2136-port={dns_port}"),
+            &format!("--rfc2136-zone={ZONE}"),
+            &format!("--rfc2136-tsig-keyname={KEY_NAME}"),
+            &format!("--rfc2136-tsig-secret={SECRET}"),
+            "--rfc2136-tsig-secret-alg=hmac-sha256",
+            "--rfc2136-axfr",
+            &format!("--domain-filter={ZONE}"),
+            "--registry=txt",
+            &format!("--txt-owner-id={owner}"),
+            "--policy=sync",
+            "--managed-record-types=A",
+            "--managed-record-types=AAAA",
+            "--managed-record-types=CNAME",
+            "--managed-record-types=SRV",
+        ]
+        .map(String::from),
+    );
+    flags
+}
+
+/// Waits until the controller's log shows `needle` (e.g. its first sync), failing early if it exits.
+pub fn wait_for_log(proc: &mut Proc, needle: &str, timeout: Duration) -> Result<()> {
+    eventually(
+        &format!("{} logs {needle:?}", proc.name),
+        timeout,
+        Duration::from_millis(100),
+        || {
+            if let Some(status) = proc.exited() {
+                bail!("{} exited with {status}:\n{}", proc.name, proc.log_tail(30));
+            }
+            Ok(proc.log_text().contains(needle).then_some(()))
+        },
+    )
+}

@@ -1,0 +1,105 @@
+//! The Gateway API CRDs, generated from the `gateway-api` crate's types (the same types extdns decodes),
+//! so the API server validates the test objects against exactly the schema extdns was built for.
+
+use anyhow::{Context, Result};
+use gateway_api::experimental::{
+    gatewayclasses::GatewayClass, gateways::Gateway, grpcroutes::GrpcRoute, httproutes::HttpRoute,
+    listenersets::ListenerSet, referencegrants::ReferenceGrant, tcproutes::TcpRoute, tlsroutes::TlsRoute,
+    udproutes::UdpRoute,
+};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::CustomResourceExt;
+use serde_json::json;
+
+/// The API server refuses CRDs in a `*.k8s.io` group that do not point at their API review; Gateway API's
+/// own CRDs carry this one.
+const API_APPROVED: (&str, &str) = (
+    "api-approved.kubernetes.io",
+    "https://github.com/kubernetes-sigs/gateway-api/pull/3328",
+);
+
+/// One served version per kind: v1, and v1alpha2 for TCPRoute and UDPRoute (what extdns and external-dns
+/// v0.22 read). The experimental channel is a superset of the standard one (e.g. Gateway
+/// `spec.allowedListeners`, which ListenerSets need).
+pub fn gateway_api() -> Vec<CustomResourceDefinition> {
+    let mut crds = vec![
+        GatewayClass::crd(),
+        Gateway::crd(),
+        HttpRoute::crd(),
+        GrpcRoute::crd(),
+        TlsRoute::crd(),
+        TcpRoute::crd(),
+        UdpRoute::crd(),
+        ListenerSet::crd(),
+        ReferenceGrant::crd(),
+    ];
+    for crd in &mut crds {
+        crd.metadata
+            .annotations
+            .get_or_insert_with(Default::default)
+            .insert(API_APPROVED.0.into(), API_APPROVED.1.into());
+    }
+    crds
+}
+
+/// The HTTPRoute CRD with `spec.hostnames` accepting any JSON value: a CRD whose schema lets through an
+/// object the typed model cannot decode (e.g. a string where a list belongs).
+pub fn httproute_with_loose_hostnames() -> Result<CustomResourceDefinition> {
+    let mut crd = HttpRoute::crd();
+    crd.metadata
+        .annotations
+        .get_or_insert_with(Default::default)
+        .insert(API_APPROVED.0.into(), API_APPROVED.1.into());
+    let mut value = serde_json::to_value(&crd)?;
+    let hostnames = value
+        .pointer_mut("/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/hostnames")
+        .context("the HTTPRoute schema has no spec.hostnames")?;
+    *hostnames = json!({ "x-kubernetes-preserve-unknown-fields": true });
+    Ok(serde_json::from_value::<CustomResourceDefinition>(value)?)
+}
+
+/// The schema of `spec.hostnames` in an HTTPRoute CRD, for checks.
+#[cfg(test)]
+fn httproute_hostnames_schema(crd: &CustomResourceDefinition) -> Option<serde_json::Value> {
+    serde_json::to_value(crd)
+        .ok()?
+        .pointer("/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/hostnames")
+        .cloned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_crd_is_approved_and_serves_one_version() -> Result<()> {
+        let crds = gateway_api();
+        let names: Vec<&str> = crds.iter().filter_map(|c| c.metadata.name.as_deref()).collect();
+        assert!(names.contains(&"httproutes.gateway.networking.k8s.io"), "{names:?}");
+        assert!(names.contains(&"listenersets.gateway.networking.k8s.io"), "{names:?}");
+        for crd in &crds {
+            let annotations = crd.metadata.annotations.as_ref().context("no annotations")?;
+            assert_eq!(
+                annotations.get(API_APPROVED.0).map(String::as_str),
+                Some(API_APPROVED.1)
+            );
+            assert_eq!(crd.spec.versions.len(), 1, "{:?}", crd.metadata.name);
+            assert!(crd.spec.versions[0].served && crd.spec.versions[0].storage);
+        }
+        let tcp = crds
+            .iter()
+            .find(|c| c.spec.names.kind == "TCPRoute")
+            .context("no TCPRoute CRD")?;
+        assert_eq!(tcp.spec.versions[0].name, "v1alpha2");
+        Ok(())
+    }
+
+    #[test]
+    fn the_loose_httproute_schema_accepts_anything_as_hostnames() -> Result<()> {
+        let strict = httproute_hostnames_schema(&HttpRoute::crd()).context("no strict schema")?;
+        assert_eq!(strict["type"], "array", "{strict}");
+        let loose = httproute_hostnames_schema(&httproute_with_loose_hostnames()?).context("no loose schema")?;
+        assert_eq!(loose, json!({ "x-kubernetes-preserve-unknown-fields": true }));
+        Ok(())
+    }
+}

@@ -1,0 +1,230 @@
+//! `extdns-e2e`: extdns against a real kube-apiserver (with etcd) and real BIND, and beside external-dns
+//! v0.22.0 on the same objects. Started by `cargo xtask e2e` / `cargo xtask test`, which build the Go
+//! programs first and pass their paths:
+//!
+//! ```text
+//! extdns-e2e --etcd P --kube-apiserver P --kubectl P --external-dns P --extdns P [--logs DIR] run [SCENARIO...]
+//! extdns-e2e ... latency [--count N]
+//! extdns-e2e list
+//! ```
+//!
+//! One control plane serves every scenario of a run; each scenario has its own namespace and BIND server.
+//! Every process started here is stopped by PID when the run ends, also when a scenario fails.
+
+mod control_plane;
+mod controllers;
+mod crds;
+mod dns;
+mod kube;
+mod objects;
+mod pki;
+mod proc;
+mod scenarios;
+
+use std::panic::AssertUnwindSafe;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+
+use control_plane::{Binaries, ControlPlane};
+use scenarios::{ALL, Ctx};
+
+struct Args {
+    bins: Binaries,
+    logs: PathBuf,
+    command: String,
+    rest: Vec<String>,
+}
+
+fn usage() -> &'static str {
+    "usage: extdns-e2e --etcd P --kube-apiserver P --kubectl P --external-dns P --extdns P [--logs DIR] \
+     (run [SCENARIO...] | latency [--count N] | list)"
+}
+
+fn parse_args() -> Result<Args> {
+    let mut etcd = None;
+    let mut apiserver = None;
+    let mut kubectl = None;
+    let mut external_dns = None;
+    let mut extdns = None;
+    let mut logs = PathBuf::from("target/e2e-logs");
+    let mut positional = Vec::new();
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let (flag, inline) = match a.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
+            _ => (a.clone(), None),
+        };
+        let mut value = |name: &str| -> Result<PathBuf> {
+            inline
+                .clone()
+                .or_else(|| args.next())
+                .map(PathBuf::from)
+                .with_context(|| format!("{name} needs a value"))
+        };
+        match flag.as_str() {
+            "--etcd" => etcd = Some(value("--etcd")?),
+            "--kube-apiserver" => apiserver = Some(value("--kube-apiserver")?),
+            "--kubectl" => kubectl = Some(value("--kubectl")?),
+            "--external-dns" => external_dns = Some(value("--external-dns")?),
+            "--extdns" => extdns = Some(value("--extdns")?),
+            "--logs" => logs = value("--logs")?,
+            _ => positional.push(a),
+        }
+    }
+    let command = if positional.is_empty() {
+        "run".to_string()
+    } else {
+        positional.remove(0)
+    };
+    let need = |p: Option<PathBuf>, name: &str| -> Result<PathBuf> {
+        let p = p.with_context(|| format!("--{name} is required\n{}", usage()))?;
+        if !p.is_file() {
+            bail!("--{name} {}: no such file (`cargo xtask e2e` builds it)", p.display());
+        }
+        Ok(p)
+    };
+    if command == "list" {
+        return Ok(Args {
+            bins: Binaries {
+                etcd: PathBuf::new(),
+                kube_apiserver: PathBuf::new(),
+                kubectl: PathBuf::new(),
+                external_dns: PathBuf::new(),
+                extdns: PathBuf::new(),
+            },
+            logs,
+            command,
+            rest: positional,
+        });
+    }
+    Ok(Args {
+        bins: Binaries {
+            etcd: need(etcd, "etcd")?,
+            kube_apiserver: need(apiserver, "kube-apiserver")?,
+            kubectl: need(kubectl, "kubectl")?,
+            external_dns: need(external_dns, "external-dns")?,
+            extdns: need(extdns, "extdns")?,
+        },
+        logs,
+        command,
+        rest: positional,
+    })
+}
+
+fn main() -> ExitCode {
+    match real_main() {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("extdns-e2e: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn real_main() -> Result<bool> {
+    let args = parse_args()?;
+    match args.command.as_str() {
+        "list" => {
+            for s in ALL {
+                println!(
+                    "{:<14} {}{}",
+                    s.name,
+                    s.about,
+                    if s.default { "" } else { " [not default]" }
+                );
+            }
+            Ok(true)
+        }
+        "run" => run(args),
+        "latency" => {
+            let mut count = 50;
+            let mut rest = args.rest.iter();
+            while let Some(a) = rest.next() {
+                match a.as_str() {
+                    "--count" => {
+                        count = rest
+                            .next()
+                            .and_then(|c| c.parse().ok())
+                            .context("--count needs a number")?;
+                    }
+                    other => bail!("latency: unknown argument {other}"),
+                }
+            }
+            let ctx = start(&args)?;
+            scenarios::latency::run(ctx, count)?;
+            Ok(true)
+        }
+        other => bail!("unknown command {other}\n{}", usage()),
+    }
+}
+
+fn start(args: &Args) -> Result<Ctx> {
+    let started = Instant::now();
+    eprintln!("extdns-e2e: starting etcd and kube-apiserver, installing CRDs and deploy/");
+    let cp = ControlPlane::start(&args.bins)?;
+    eprintln!(
+        "extdns-e2e: control plane ready in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    if args.logs.exists() {
+        std::fs::remove_dir_all(&args.logs).with_context(|| format!("clearing {}", args.logs.display()))?;
+    }
+    Ctx::new(cp, args.logs.clone())
+}
+
+fn run(args: Args) -> Result<bool> {
+    let selected: Vec<&scenarios::Scenario> = if args.rest.is_empty() {
+        ALL.iter().filter(|s| s.default).collect()
+    } else {
+        let mut v = Vec::new();
+        for name in &args.rest {
+            v.push(
+                ALL.iter()
+                    .find(|s| s.name == name)
+                    .with_context(|| format!("no scenario {name}; `extdns-e2e list` lists them"))?,
+            );
+        }
+        v
+    };
+    let mut ctx = start(&args)?;
+    let started = Instant::now();
+    let mut failed = Vec::new();
+    for s in &selected {
+        eprintln!("\n== {}: {}", s.name, s.about);
+        let t = Instant::now();
+        let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| (s.run)(&mut ctx)));
+        let secs = t.elapsed().as_secs_f64();
+        match outcome {
+            Ok(Ok(())) => eprintln!("ok     {} ({secs:.1} s)", s.name),
+            Ok(Err(e)) => {
+                eprintln!("FAILED {} ({secs:.1} s): {e:#}", s.name);
+                failed.push(s.name);
+            }
+            Err(_) => {
+                eprintln!("FAILED {} ({secs:.1} s): panicked (message above)", s.name);
+                failed.push(s.name);
+            }
+        }
+    }
+    for s in ALL.iter().filter(|s| !s.default && args.rest.is_empty()) {
+        eprintln!(
+            "not run: {} ({}); run it with `cargo xtask e2e {}`",
+            s.name, s.about, s.name
+        );
+    }
+    eprintln!(
+        "\nextdns-e2e: {} passed, {} failed in {:.0} s; controller logs in {}",
+        selected.len() - failed.len(),
+        failed.len(),
+        started.elapsed().as_secs_f64(),
+        ctx.logs.display()
+    );
+    if !failed.is_empty() {
+        eprintln!("failed: {}", failed.join(", "));
+    }
+    Ok(failed.is_empty())
+}

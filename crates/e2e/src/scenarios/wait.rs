@@ -1,0 +1,72 @@
+//! Waiting for BIND to show what a long-running controller should have written.
+
+use std::time::Duration;
+
+use anyhow::{Result, bail};
+
+use crate::controllers::OWNER;
+use crate::dns::{self, DnsServer};
+use crate::proc::{Proc, eventually};
+
+/// How long a change may take to reach BIND with `--events` (debounce, relist backoff and a sync).
+pub const CONVERGE: Duration = Duration::from_secs(60);
+
+fn sorted(answers: &[&str]) -> Vec<String> {
+    let mut v: Vec<String> = answers.iter().map(|s| s.to_string()).collect();
+    v.sort();
+    v
+}
+
+/// Waits until `name TYPE` answers exactly `want` (empty: no answer), failing early if `controller` exits.
+pub fn answers(server: &DnsServer, controller: &mut Proc, name: &str, t: &str, want: &[&str]) -> Result<()> {
+    let want = sorted(want);
+    let mut last = Vec::new();
+    let r = eventually(
+        &format!("{name} {t} = {want:?}"),
+        CONVERGE,
+        Duration::from_millis(100),
+        || {
+            if let Some(status) = controller.exited() {
+                bail!("{} exited with {status}", controller.name);
+            }
+            last = dns::answers(server, name, t);
+            Ok((last == want).then_some(()))
+        },
+    );
+    r.map_err(|e| {
+        anyhow::anyhow!(
+            "{e:#}; last answer {last:?}\n{} log:\n{}",
+            controller.name,
+            controller.log_tail(25)
+        )
+    })
+}
+
+/// Waits until the ownership record of `name` for type `t` is gone (or there, when `present`).
+pub fn ownership(server: &DnsServer, controller: &mut Proc, t: &str, name: &str, present: bool) -> Result<()> {
+    let txt_name = format!("{}-{name}.", t.to_ascii_lowercase());
+    eventually(
+        &format!(
+            "ownership record {txt_name} {}",
+            if present { "present" } else { "gone" }
+        ),
+        CONVERGE,
+        Duration::from_millis(100),
+        || {
+            if let Some(status) = controller.exited() {
+                bail!("{} exited with {status}", controller.name);
+            }
+            let zone = dns::zone(server)?;
+            let there = dns::owned_txt(&zone, OWNER).iter().any(|r| r.name == txt_name);
+            Ok((there == present).then_some(()))
+        },
+    )
+}
+
+/// The controller is still running; its log tail otherwise.
+pub fn alive(controller: &mut Proc) -> Result<()> {
+    match controller.exited() {
+        None => Ok(()),
+        Some(status) => bail!("{} exited with {status}:\n{}", controller.name, controller.log_tail(30)),
+    }
+}

@@ -1,0 +1,89 @@
+//! The system programs the real-server tests run, from Debian packages: installed with apt-get when xtask
+//! runs as root, otherwise named in an error with the exact command to run.
+
+use std::path::Path;
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+
+/// Program → the Debian package that provides it.
+const PROGRAMS: [(&str, &str); 5] = [
+    ("named", "bind9"),
+    ("knotd", "knot"),
+    ("dig", "bind9-dnsutils"),
+    ("openssl", "openssl"),
+    ("kill", "procps"),
+];
+
+/// The packages whose programs are missing, each once, in table order.
+fn missing_packages() -> Vec<&'static str> {
+    let mut missing: Vec<&str> = Vec::new();
+    for (program, package) in PROGRAMS {
+        if crate::find_program(program).is_none() && !missing.contains(&package) {
+            missing.push(package);
+        }
+    }
+    missing
+}
+
+/// Makes sure every program of [`PROGRAMS`] is there.
+pub fn ensure_system_packages() -> Result<()> {
+    let missing = missing_packages();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let install = format!("apt-get install -y --no-install-recommends {}", missing.join(" "));
+    if !is_root() || crate::find_program("apt-get").is_none() {
+        bail!(
+            "the real-server tests need {}: run `sudo apt-get update && sudo {install}`",
+            missing.join(", ")
+        );
+    }
+    eprintln!("xtask: installing {}", missing.join(" "));
+    // Debian's maintainer scripts would start the system's named and knotd; the tests start their own on
+    // free ports, so keep the packaged services from starting while we install (unless a policy exists).
+    let policy = Path::new("/usr/sbin/policy-rc.d");
+    let own_policy = !policy.exists();
+    if own_policy {
+        std::fs::write(
+            policy,
+            "#!/bin/sh\n# written by cargo xtask for the duration of an install\nexit 101\n",
+        )
+        .with_context(|| format!("writing {}", policy.display()))?;
+        set_executable(policy)?;
+    }
+    let result = (|| {
+        let mut update = Command::new("apt-get");
+        update.args(["update", "-qq"]);
+        crate::run(update)?;
+        let mut cmd = Command::new("apt-get");
+        cmd.args(["install", "-y", "-qq", "--no-install-recommends"])
+            .args(&missing)
+            .env("DEBIAN_FRONTEND", "noninteractive");
+        crate::run(cmd)
+    })();
+    if own_policy {
+        let _ = std::fs::remove_file(policy);
+    }
+    result?;
+    let still = missing_packages();
+    if !still.is_empty() {
+        bail!("still missing after the install: {}", still.join(", "));
+    }
+    Ok(())
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false)
+}
+
+fn set_executable(path: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut perms = std::fs::metadata(path)?.permissions();
+    perms.set_mode(0o755);
+    std::fs::set_permissions(path, perms).with_context(|| format!("chmod {}", path.display()))
+}

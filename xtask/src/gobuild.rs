@@ -1,0 +1,408 @@
+//! The Go programs the end-to-end tests run: etcd, kube-apiserver and kubectl (a real control plane), and
+//! external-dns (the reference for the differential test). Each is built from its Go module with the `go`
+//! tool and cached under `target/e2e-bin/<name>-<version>`, so a machine builds a version once; the Go module
+//! and build caches (`~/go`, `~/.cache/go-build`) make a rebuild of another version cheap too.
+//!
+//! Recipes (verified on the project's build machines): `../shared/reference/kube-apiserver.md`.
+//! - kube-apiserver and kubectl: `go install k8s.io/kubernetes/cmd/...@v` fails because k8s.io/kubernetes's
+//!   go.mod maps its staging modules to `./staging/...`; a wrapper module replaces each with its published
+//!   version and builds the command as a tool of the wrapper.
+//! - etcd: a wrapper `main` calling `etcdmain.Main`, at the version k8s.io/kubernetes pins.
+//! - external-dns: the unmodified module in the wrapper of `xtask/go/external-dns`, which stubs out three
+//!   modules the module proxy does not serve (only `--provider=exoscale` and `--source=openshift-route` are
+//!   lost).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+
+/// k8s.io/kubernetes: the newest 1.36 patch whose go.mod the checksum database verifies (k8s-openapi 0.28
+/// tops out at 1.36).
+pub const KUBERNETES: &str = "v1.36.4";
+/// go.etcd.io/etcd/server/v3: the version KUBERNETES pins (checked against its go.mod when building).
+pub const ETCD: &str = "v3.6.8";
+/// sigs.k8s.io/external-dns: the release extdns is a drop-in for (also in `xtask/go/external-dns/go.mod`).
+pub const EXTERNAL_DNS: &str = "v0.22.0";
+/// The oldest Go these builds accept: the highest `go` line among the wrapper modules (external-dns's says
+/// 1.26.6; k8s.io/kubernetes's 1.26.0). The tool chain is never downloaded behind the user's back.
+pub const GO_MIN: (u32, u32, u32) = (1, 26, 6);
+
+/// Paths of the built programs.
+#[derive(Debug, Clone)]
+pub struct GoBinaries {
+    pub etcd: PathBuf,
+    pub kube_apiserver: PathBuf,
+    pub kubectl: PathBuf,
+    pub external_dns: PathBuf,
+}
+
+/// The `go` command to build with.
+#[derive(Debug, Clone)]
+pub struct Go {
+    pub path: PathBuf,
+}
+
+impl Go {
+    /// `go` from PATH (or its usual home, /usr/local/go/bin), at least [`GO_MIN`]; otherwise an error with
+    /// the command that installs it.
+    pub fn find() -> Result<Go> {
+        let (major, minor, patch) = GO_MIN;
+        let install = format!(
+            "install Go {major}.{minor}.{patch} or newer: curl -fsSL https://go.dev/dl/go1.26.8.linux-amd64.tar.gz | \
+             tar -C /usr/local -xz (Debian's golang-go is too old); it is found on PATH or in /usr/local/go/bin"
+        );
+        let path = crate::find_program("go")
+            .or_else(|| Some(PathBuf::from("/usr/local/go/bin/go")).filter(|p| p.is_file()))
+            .with_context(|| format!("the Go tool is missing: {install}"))?;
+        let out = Command::new(&path)
+            .arg("version")
+            .output()
+            .with_context(|| format!("cannot run {}", path.display()))?;
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        match go_version(&text) {
+            Some(v) if v >= GO_MIN => Ok(Go { path }),
+            _ => bail!("{} reports {:?}, too old: {install}", path.display(), text.trim()),
+        }
+    }
+
+    fn cmd(&self, dir: &Path) -> Command {
+        let mut cmd = Command::new(&self.path);
+        cmd.current_dir(dir)
+            .env("CGO_ENABLED", "0")
+            // The wrappers live inside this repository's target/: no VCS stamping from our git tree.
+            .env("GOFLAGS", "-buildvcs=false");
+        cmd
+    }
+
+    /// Runs a `go` command, showing its output only when it fails (`go get` lists every module it adds).
+    fn run(&self, dir: &Path, args: &[&str]) -> Result<()> {
+        self.output(dir, args).map(|_| ())
+    }
+
+    /// `go build`, whose output (errors only) goes straight to the terminal.
+    fn build(&self, dir: &Path, args: &[&str]) -> Result<()> {
+        let mut cmd = self.cmd(dir);
+        cmd.args(args);
+        crate::run(cmd)
+    }
+
+    fn output(&self, dir: &Path, args: &[&str]) -> Result<String> {
+        let mut cmd = self.cmd(dir);
+        cmd.args(args);
+        let shown = format!("{cmd:?}");
+        let out = cmd.output().with_context(|| format!("cannot start {shown}"))?;
+        if !out.status.success() {
+            bail!(
+                "{shown} failed: {}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+}
+
+/// Builds what is not cached yet and returns the paths of all four programs. `go` is only looked for when
+/// something must be built.
+pub fn ensure(target: &Path) -> Result<GoBinaries> {
+    let bin = target.join("e2e-bin");
+    let bins = GoBinaries {
+        etcd: bin.join(format!("etcd-{ETCD}")),
+        kube_apiserver: bin.join(format!("kube-apiserver-{KUBERNETES}")),
+        kubectl: bin.join(format!("kubectl-{KUBERNETES}")),
+        external_dns: bin.join(format!("external-dns-{EXTERNAL_DNS}")),
+    };
+    let all = [&bins.etcd, &bins.kube_apiserver, &bins.kubectl, &bins.external_dns];
+    if all.iter().all(|p| p.is_file()) {
+        return Ok(bins);
+    }
+    let go = Go::find()?;
+    std::fs::create_dir_all(&bin).with_context(|| format!("creating {}", bin.display()))?;
+    let work = target.join("e2e-go");
+    if !bins.kube_apiserver.is_file() || !bins.kubectl.is_file() {
+        let dir = kubernetes_wrapper(&go, &work.join(format!("kubernetes-{KUBERNETES}")))?;
+        for (cmd, out) in [("kube-apiserver", &bins.kube_apiserver), ("kubectl", &bins.kubectl)] {
+            if !out.is_file() {
+                build_kubernetes(&go, &dir, cmd, out)?;
+            }
+        }
+    }
+    if !bins.etcd.is_file() {
+        build_etcd(&go, &work.join(format!("etcd-{ETCD}")), &bins.etcd)?;
+    }
+    if !bins.external_dns.is_file() {
+        build_external_dns(
+            &go,
+            &work.join(format!("external-dns-{EXTERNAL_DNS}")),
+            &bins.external_dns,
+        )?;
+    }
+    Ok(bins)
+}
+
+fn say(what: &str) {
+    eprintln!("xtask: {what}");
+}
+
+/// Builds into `out.tmp` and renames, so an interrupted build never leaves a cached binary behind.
+fn build_into(go: &Go, dir: &Path, out: &Path, ldflags: &str, package: &str) -> Result<()> {
+    let tmp = out.with_extension("tmp");
+    let tmp_s = tmp.display().to_string();
+    go.build(
+        dir,
+        &[
+            "build",
+            "-p",
+            "2",
+            "-trimpath",
+            "-ldflags",
+            ldflags,
+            "-o",
+            &tmp_s,
+            package,
+        ],
+    )?;
+    std::fs::rename(&tmp, out).with_context(|| format!("moving {} into place", tmp.display()))?;
+    say(&format!("built {}", out.display()));
+    Ok(())
+}
+
+/// The wrapper module for kube-apiserver and kubectl, created once per Kubernetes version.
+fn kubernetes_wrapper(go: &Go, dir: &Path) -> Result<PathBuf> {
+    let stamp = dir.join(".complete");
+    if stamp.is_file() {
+        return Ok(dir.to_path_buf());
+    }
+    say(&format!(
+        "preparing the k8s.io/kubernetes {KUBERNETES} wrapper module in {}",
+        dir.display()
+    ));
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let info = go.output(
+        dir,
+        &["mod", "download", "-json", &format!("k8s.io/kubernetes@{KUBERNETES}")],
+    )?;
+    let gomod_path = json_string_field(&info, "GoMod")
+        .with_context(|| format!("`go mod download` gave no GoMod for k8s.io/kubernetes@{KUBERNETES}"))?;
+    let gomod = std::fs::read_to_string(&gomod_path).with_context(|| format!("reading {gomod_path}"))?;
+    let module = parse_kubernetes_gomod(&gomod)?;
+    if module.etcd.as_deref() != Some(ETCD) {
+        bail!(
+            "k8s.io/kubernetes {KUBERNETES} pins etcd {:?}, xtask expects {ETCD}: update gobuild::ETCD",
+            module.etcd
+        );
+    }
+    let staging_version = staging_version(KUBERNETES)?;
+    std::fs::write(
+        dir.join("go.mod"),
+        format!("module local.test/k8sbuild\n\ngo {}\n", module.go_line),
+    )?;
+    let _ = std::fs::remove_file(dir.join("go.sum"));
+    let mut edit = vec!["mod".to_string(), "edit".to_string()];
+    for m in &module.staging {
+        edit.push(format!("-replace={m}={m}@{staging_version}"));
+    }
+    let edit: Vec<&str> = edit.iter().map(String::as_str).collect();
+    go.run(dir, &edit)?;
+    go.run(
+        dir,
+        &[
+            "get",
+            "-tool",
+            &format!("k8s.io/kubernetes/cmd/kube-apiserver@{KUBERNETES}"),
+            &format!("k8s.io/kubernetes/cmd/kubectl@{KUBERNETES}"),
+        ],
+    )?;
+    std::fs::write(&stamp, KUBERNETES)?;
+    Ok(dir.to_path_buf())
+}
+
+fn build_kubernetes(go: &Go, dir: &Path, command: &str, out: &Path) -> Result<()> {
+    say(&format!(
+        "building {command} {KUBERNETES} (a cold build takes several minutes and ~2 GB of memory)"
+    ));
+    let minor = KUBERNETES.split('.').nth(1).unwrap_or("0");
+    let ldflags = format!(
+        "-s -w -X k8s.io/component-base/version.gitVersion={KUBERNETES} -X k8s.io/component-base/version.gitMajor=1 \
+         -X k8s.io/component-base/version.gitMinor={minor} -X k8s.io/component-base/version.gitTreeState=clean \
+         -X k8s.io/component-base/version.buildDate=1970-01-01T00:00:00Z"
+    );
+    build_into(go, dir, out, &ldflags, &format!("k8s.io/kubernetes/cmd/{command}"))
+}
+
+fn build_etcd(go: &Go, dir: &Path, out: &Path) -> Result<()> {
+    say(&format!("building etcd {ETCD} (about a minute cold)"));
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    if !dir.join(".complete").is_file() {
+        std::fs::write(dir.join("go.mod"), "module local.test/etcdbuild\n\ngo 1.26.0\n")?;
+        let _ = std::fs::remove_file(dir.join("go.sum"));
+        std::fs::write(
+            dir.join("main.go"),
+            "// etcd's own main, as a wrapper module so `go build` can resolve its dependencies.\npackage main\n\n\
+             import (\n\t\"os\"\n\n\t\"go.etcd.io/etcd/server/v3/etcdmain\"\n)\n\nfunc main() { etcdmain.Main(os.Args) }\n",
+        )?;
+        go.run(dir, &["get", &format!("go.etcd.io/etcd/server/v3@{ETCD}")])?;
+        go.run(dir, &["mod", "tidy"])?;
+        std::fs::write(dir.join(".complete"), ETCD)?;
+    }
+    build_into(go, dir, out, "-s -w", ".")
+}
+
+fn build_external_dns(go: &Go, dir: &Path, out: &Path) -> Result<()> {
+    say(&format!(
+        "building external-dns {EXTERNAL_DNS} (a cold build takes several minutes)"
+    ));
+    let source = crate::root().join("xtask/go/external-dns");
+    let gomod = std::fs::read_to_string(source.join("go.mod"))?;
+    if !gomod.contains(&format!("sigs.k8s.io/external-dns {EXTERNAL_DNS}")) {
+        bail!(
+            "{} does not require sigs.k8s.io/external-dns {EXTERNAL_DNS}: keep it and gobuild::EXTERNAL_DNS in step",
+            source.display()
+        );
+    }
+    copy_dir(&source, dir)?;
+    let ldflags = format!("-s -w -X sigs.k8s.io/external-dns/pkg/apis/externaldns.Version={EXTERNAL_DNS}");
+    build_into(go, dir, out, &ldflags, "sigs.k8s.io/external-dns")
+}
+
+fn copy_dir(from: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir_all(to).with_context(|| format!("creating {}", to.display()))?;
+    for entry in std::fs::read_dir(from).with_context(|| format!("reading {}", from.display()))? {
+        let entry = entry?;
+        let dest = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_dir(&entry.path(), &dest)?;
+        } else {
+            std::fs::copy(entry.path(), &dest).with_context(|| format!("copying to {}", dest.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// What the wrapper needs from k8s.io/kubernetes's go.mod.
+#[derive(Debug, PartialEq)]
+struct KubernetesModule {
+    go_line: String,
+    staging: Vec<String>,
+    etcd: Option<String>,
+}
+
+fn parse_kubernetes_gomod(gomod: &str) -> Result<KubernetesModule> {
+    let mut go_line = None;
+    let mut staging = Vec::new();
+    let mut etcd = None;
+    for line in gomod.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match words.as_slice() {
+            ["go", v] => go_line = Some(v.to_string()),
+            // A `require` block line, or a one-line `require M V`.
+            ["go.etcd.io/etcd/server/v3", v, ..] | ["require", "go.etcd.io/etcd/server/v3", v, ..] => {
+                etcd = Some(v.to_string())
+            }
+            [module, "=>", path, ..] | ["replace", module, "=>", path, ..] => {
+                if path.starts_with("./staging/") {
+                    staging.push(module.to_string());
+                } else {
+                    bail!("k8s.io/kubernetes's go.mod replaces {module} with {path}: the wrapper does not know that");
+                }
+            }
+            _ => {}
+        }
+    }
+    let go_line = go_line.context("k8s.io/kubernetes's go.mod has no go line")?;
+    if staging.is_empty() {
+        bail!("k8s.io/kubernetes's go.mod has no staging replaces: the wrapper recipe no longer applies");
+    }
+    Ok(KubernetesModule { go_line, staging, etcd })
+}
+
+/// k8s.io/kubernetes v1.X.Y publishes its staging modules as v0.X.Y.
+fn staging_version(kubernetes: &str) -> Result<String> {
+    kubernetes
+        .strip_prefix("v1.")
+        .map(|rest| format!("v0.{rest}"))
+        .with_context(|| format!("{kubernetes} is not a v1.x.y version"))
+}
+
+/// The version in `go version` output (`go version go1.26.8 linux/amd64`); `go1.27` counts as 1.27.0, and a
+/// pre-release (`go1.27rc1`) as its release.
+fn go_version(text: &str) -> Option<(u32, u32, u32)> {
+    let v = text.split_whitespace().find_map(|w| {
+        w.strip_prefix("go")
+            .filter(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+    })?;
+    let mut parts = v.split('.').map(|p| {
+        let digits: String = p.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse::<u32>().ok()
+    });
+    let major = parts.next()??;
+    let minor = parts.next().flatten().unwrap_or(0);
+    let patch = parts.next().flatten().unwrap_or(0);
+    Some((major, minor, patch))
+}
+
+/// A string field of `go mod download -json` output (one field per line, as the go tool prints it).
+fn json_string_field(json: &str, field: &str) -> Option<String> {
+    let key = format!("\"{field}\":");
+    json.lines().find_map(|l| {
+        let rest = l.trim().strip_prefix(&key)?.trim().trim_end_matches(',');
+        rest.strip_prefix('"')?.strip_suffix('"').map(str::to_string)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kubernetes_gomod_gives_go_line_staging_modules_and_etcd() -> Result<()> {
+        let gomod = "module k8s.io/kubernetes\n\ngo 1.26.0\n\nrequire (\n\tgo.etcd.io/etcd/server/v3 v3.6.8\n\
+                     \tk8s.io/api v0.0.0\n)\n\nreplace (\n\tk8s.io/api => ./staging/src/k8s.io/api\n\
+                     \tk8s.io/apiserver => ./staging/src/k8s.io/apiserver\n)\n";
+        let m = parse_kubernetes_gomod(gomod)?;
+        assert_eq!(m.go_line, "1.26.0");
+        assert_eq!(m.staging, vec!["k8s.io/api", "k8s.io/apiserver"]);
+        assert_eq!(m.etcd.as_deref(), Some("v3.6.8"));
+        Ok(())
+    }
+
+    #[test]
+    fn a_replace_outside_staging_is_refused() {
+        let gomod = "go 1.26.0\nreplace k8s.io/api => ./staging/src/k8s.io/api\nreplace foo => bar v1.0.0\n";
+        assert!(parse_kubernetes_gomod(gomod).is_err());
+    }
+
+    #[test]
+    fn staging_modules_are_v0_of_the_same_minor_and_patch() -> Result<()> {
+        assert_eq!(staging_version("v1.36.4")?, "v0.36.4");
+        assert!(staging_version("v2.0.0").is_err());
+        Ok(())
+    }
+
+    #[test]
+    fn gomod_path_is_read_from_download_json() {
+        let json = "{\n\t\"Path\": \"k8s.io/kubernetes\",\n\t\"GoMod\": \"/root/go/pkg/mod/cache/download/k8s.io/kubernetes/@v/v1.36.4.mod\",\n}";
+        assert_eq!(
+            json_string_field(json, "GoMod").as_deref(),
+            Some("/root/go/pkg/mod/cache/download/k8s.io/kubernetes/@v/v1.36.4.mod")
+        );
+        assert_eq!(json_string_field(json, "Zip"), None);
+    }
+
+    #[test]
+    fn go_versions_are_read_from_go_version_output() {
+        assert_eq!(go_version("go version go1.26.8 linux/amd64"), Some((1, 26, 8)));
+        assert_eq!(go_version("go version go1.27 linux/amd64"), Some((1, 27, 0)));
+        assert_eq!(go_version("go version go1.27rc1 linux/amd64"), Some((1, 27, 0)));
+        assert!(go_version("go version go1.26.5 linux/amd64").is_some_and(|v| v < GO_MIN));
+        assert_eq!(go_version("garbage"), None);
+    }
+
+    #[test]
+    fn external_dns_wrapper_requires_the_pinned_release() -> Result<()> {
+        let gomod = std::fs::read_to_string(crate::root().join("xtask/go/external-dns/go.mod"))?;
+        assert!(gomod.contains(&format!("sigs.k8s.io/external-dns {EXTERNAL_DNS}")));
+        Ok(())
+    }
+}
