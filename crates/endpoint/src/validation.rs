@@ -182,6 +182,20 @@ mod tests {
     }
 
     #[test]
+    fn the_error_names_the_target_and_the_family_it_lacks() {
+        let err = validate_endpoint(&ep("x.com", RecordType::Aaaa, &["2001:db8::1", "1.2.3.4"])).err();
+        assert_eq!(
+            err,
+            Some(InvalidEndpoint::NotAnAddress {
+                target: "1.2.3.4".into(),
+                family: AddressFamily::Ipv6,
+            })
+        );
+        let text = err.map(|e| e.to_string()).unwrap_or_default();
+        assert_eq!(text, r#"target "1.2.3.4" is not an IPv6 address"#);
+    }
+
+    #[test]
     fn alias_true_allows_hostname_targets_on_a_records() {
         let mut ps = ProviderSpecific::default();
         ps.set("alias", "true");
