@@ -187,6 +187,16 @@ impl Target {
         *self = Target::from(text);
     }
 
+    /// Lower-case the ASCII letters (names read back from DNS are lower case). Classification ignores ASCII
+    /// case (hex digits of an address, letters of a name), so the kind stays what it was.
+    pub fn make_ascii_lowercase(&mut self) {
+        match &mut self.0 {
+            Repr::Ipv4(text, _) | Repr::Hostname(text) | Repr::Other(text) => text.make_ascii_lowercase(),
+            Repr::Ipv6(v6) => v6.text.make_ascii_lowercase(),
+        }
+        debug_assert_eq!(self.kind(), TargetKind::of(self.as_str()));
+    }
+
     /// The text, giving up the classification.
     pub fn into_boxed_str(self) -> Box<str> {
         match self.0 {
@@ -469,6 +479,34 @@ mod tests {
         assert_eq!(t.kind(), v4("1.2.3.4"));
         t.trim_trailing_dot();
         assert_eq!(t, "1.2.3.4", "only a trailing dot is removed");
+    }
+
+    #[test]
+    fn lower_casing_keeps_the_kind() {
+        for text in [
+            "2001:DB8::A%Eth0",
+            "LB.Example.COM",
+            "V=SPF1 -ALL",
+            "1.2.3.4",
+            "FE80::1%",
+        ] {
+            let mut t = Target::from(text);
+            let before = t.kind();
+            t.make_ascii_lowercase();
+            assert_eq!(t, text.to_ascii_lowercase().as_str());
+            assert_eq!((t.kind(), TargetKind::of(&t)), (before, before), "{text}");
+        }
+    }
+
+    #[test]
+    fn an_ipv4_target_is_spelled_canonically() {
+        // `Targets::same` relies on it to compare IPv4 targets by their text.
+        for text in ["0.0.0.0", "10.0.0.1", "255.255.255.255", "192.0.2.33"] {
+            assert_eq!(Target::from(text).ip().map(|ip| ip.to_string()).as_deref(), Some(text));
+        }
+        for text in ["010.0.0.1", "1.2.3.04", "+1.2.3.4", "1.2.3.4 "] {
+            assert_eq!(Target::from(text).ip(), None, "{text}");
+        }
     }
 
     #[test]

@@ -1,6 +1,6 @@
 use std::fmt;
 
-use crate::{Endpoint, RecordType, TargetKind, Targets};
+use crate::{Endpoint, RecordType, Target, TargetKind};
 
 /// The address family an A or AAAA record's targets must have.
 #[non_exhaustive]
@@ -31,18 +31,15 @@ pub enum InvalidEndpoint {
     #[error("the alias property is only allowed on A, AAAA and CNAME records, not {record_type}")]
     AliasOnWrongType { record_type: RecordType },
     #[error("target {target:?} is not an {family} address")]
-    NotAnAddress {
-        target: crate::Target,
-        family: AddressFamily,
-    },
+    NotAnAddress { target: Target, family: AddressFamily },
     #[error("MX target {target:?} is not \"<preference> <host>\"")]
-    BadMx { target: crate::Target },
+    BadMx { target: Target },
     #[error("SRV target {target:?} is not \"<priority> <weight> <port> <host>.\"")]
-    BadSrv { target: crate::Target },
+    BadSrv { target: Target },
     #[error("PTR record {name:?} is not under in-addr.arpa or ip6.arpa")]
     PtrNotReverseName { name: String },
     #[error("PTR record needs at least one target that is a hostname, got {targets:?}")]
-    BadPtrTargets { targets: Targets },
+    BadPtrTargets { targets: Vec<Target> },
 }
 
 /// Check a DNS name's length limits: labels of at most 63 characters, the whole name at most 253.
@@ -121,7 +118,7 @@ pub fn validate_endpoint(e: &Endpoint) -> Result<(), InvalidEndpoint> {
             let bad = e.targets.is_empty() || e.targets.iter().any(|t| t.trim().is_empty() || t.is_ip());
             if bad {
                 return Err(InvalidEndpoint::BadPtrTargets {
-                    targets: e.targets.clone(),
+                    targets: e.targets.0.clone(),
                 });
             }
         }
@@ -182,6 +179,20 @@ mod tests {
     }
 
     #[test]
+    fn the_error_names_the_target_and_the_family_it_lacks() {
+        let err = validate_endpoint(&ep("x.com", RecordType::Aaaa, &["2001:db8::1", "1.2.3.4"])).err();
+        assert_eq!(
+            err,
+            Some(InvalidEndpoint::NotAnAddress {
+                target: "1.2.3.4".into(),
+                family: AddressFamily::Ipv6,
+            })
+        );
+        let text = err.map(|e| e.to_string()).unwrap_or_default();
+        assert_eq!(text, r#"target "1.2.3.4" is not an IPv6 address"#);
+    }
+
+    #[test]
     fn alias_true_allows_hostname_targets_on_a_records() {
         let mut ps = ProviderSpecific::default();
         ps.set("alias", "true");
@@ -210,6 +221,14 @@ mod tests {
         assert!(validate_endpoint(&ep("x.com", RecordType::Ptr, &["x.com"])).is_err());
         assert!(validate_endpoint(&ep("4.3.2.1.in-addr.arpa", RecordType::Ptr, &["1.2.3.4"])).is_err());
         assert!(validate_endpoint(&ep("4.3.2.1.in-addr.arpa", RecordType::Ptr, &[])).is_err());
+        let text = validate_endpoint(&ep("4.3.2.1.in-addr.arpa", RecordType::Ptr, &["x.com", " "]))
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert_eq!(
+            text,
+            r#"PTR record needs at least one target that is a hostname, got ["x.com", " "]"#
+        );
     }
 
     #[test]
