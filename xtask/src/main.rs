@@ -4,6 +4,9 @@
 //! - `dist`: release build of the `extdns` binary into `dist/` with a SHA-256 checksum file.
 //! - `bench [FILTER]`: every criterion benchmark in the workspace (or those matching FILTER).
 //! - `e2e`: the tests that run against real DNS servers (BIND, Knot), after checking the servers are installed.
+//! - `fuzz [--seconds N] [TARGET...]`: the cargo-fuzz targets in `fuzz/`, each for a bounded time (nightly).
+
+mod fuzz;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -18,8 +21,9 @@ fn main() -> Result<()> {
         "dist" => dist(),
         "bench" => bench(&rest),
         "e2e" => e2e(),
+        "fuzz" => fuzz::fuzz(&rest),
         _ => {
-            eprintln!("usage: cargo xtask <dist | bench [FILTER] | e2e>");
+            eprintln!("usage: cargo xtask <dist | bench [FILTER] | e2e | fuzz [--seconds N] [TARGET...]>");
             std::process::exit(2);
         }
     }
