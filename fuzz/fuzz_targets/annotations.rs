@@ -44,7 +44,13 @@ fuzz_target!(|data: &[u8]| {
 
 /// The value under the first prefix in precedence order wins.
 fn check_lookup(ann: &Annotations, map: &StrMap) {
-    for k in [key::HOSTNAME, key::TARGET, key::TTL, key::CONTROLLER, key::SET_IDENTIFIER] {
+    for k in [
+        key::HOSTNAME,
+        key::TARGET,
+        key::TTL,
+        key::CONTROLLER,
+        key::SET_IDENTIFIER,
+    ] {
         let expected = ann.prefixes().iter().find_map(|p| map.get(&format!("{p}{k}")));
         assert_eq!(ann.get(map, k), expected, "lookup of {k}");
     }
@@ -75,10 +81,7 @@ fn check_lists(ann: &Annotations, map: &StrMap) {
             let items: Vec<String> = raw.replace(' ', "").split(',').map(str::to_string).collect();
             assert_eq!(targets.len(), items.len());
             for (t, item) in targets.iter().zip(&items) {
-                assert!(
-                    item == t || *item == format!("{t}."),
-                    "target {item:?} became {t:?}"
-                );
+                assert!(item == t || *item == format!("{t}."), "target {item:?} became {t:?}");
             }
         }
     }
@@ -105,7 +108,10 @@ fn check_ttl(ann: &Annotations, map: &StrMap) {
 /// changes nothing.
 fn check_duration(v: &str) {
     let Ok(nanos) = parse_go_duration(v) else { return };
-    assert!(nanos >= -(1i128 << 63) && nanos < (1i128 << 63), "{v:?} is out of Go's range: {nanos}");
+    assert!(
+        nanos >= -(1i128 << 63) && nanos < (1i128 << 63),
+        "{v:?} is out of Go's range: {nanos}"
+    );
     let spelled = if nanos < 0 {
         format!("-{}ns", nanos.unsigned_abs())
     } else {

@@ -8,10 +8,10 @@
 #![no_main]
 
 use extdns_endpoint::RecordType;
+use extdns_provider_rfc2136::TsigAlgorithm;
 use extdns_provider_rfc2136::fuzzing::{
     Key, TsigFailure, Verifier, canonical_txt, name, name_text, rdata, target, txt_chunks, txt_value, update_message,
 };
-use extdns_provider_rfc2136::TsigAlgorithm;
 use hickory_proto::op::Message;
 use hickory_proto::rr::{DNSClass, Name, RData, Record, RecordType as WireType};
 use libfuzzer_sys::fuzz_target;
@@ -38,8 +38,14 @@ fn check_name(text: &str) {
     let Ok(n) = name(text) else { return };
     assert!(n.is_fqdn());
     let spelled = name_text(&n);
-    assert!(!spelled.bytes().any(|b| b.is_ascii_uppercase()), "{spelled:?} is not lower case");
-    assert!(!spelled.ends_with('.') || spelled == ".", "{spelled:?} keeps its trailing dot");
+    assert!(
+        !spelled.bytes().any(|b| b.is_ascii_uppercase()),
+        "{spelled:?} is not lower case"
+    );
+    assert!(
+        !spelled.ends_with('.') || spelled == ".",
+        "{spelled:?} keeps its trailing dot"
+    );
     match name(&spelled) {
         Ok(again) => {
             assert_eq!(again, n, "{text:?} is spelled {spelled:?}, which is another name");

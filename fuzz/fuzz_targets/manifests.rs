@@ -33,7 +33,11 @@ fuzz_target!(|data: &[u8]| {
             }
         };
         // Deterministic: the same text loads the same way again.
-        assert_eq!(load(&[&text], origin, format), once, "a second load of the same text differs");
+        assert_eq!(
+            load(&[&text], origin, format),
+            once,
+            "a second load of the same text differs"
+        );
         // The same objects twice are the same objects (the later replaces the earlier).
         if let Ok(objects) = &once {
             assert_eq!(
@@ -119,7 +123,9 @@ fn json_as_yaml(text: &str) {
     if values.is_empty() {
         return;
     }
-    let Ok(from_json) = load(&[text], "fuzz/input", Format::Json) else { return };
+    let Ok(from_json) = load(&[text], "fuzz/input", Format::Json) else {
+        return;
+    };
     let mut yaml = String::new();
     for v in &values {
         yaml.push_str("---\n");
@@ -130,5 +136,9 @@ fn json_as_yaml(text: &str) {
         yaml.push('\n');
     }
     let from_yaml = load(&[&yaml], "fuzz/input", Format::Yaml);
-    assert_eq!(from_yaml.as_ref(), Ok(&from_json), "{yaml}\nloads otherwise than as JSON");
+    assert_eq!(
+        from_yaml.as_ref(),
+        Ok(&from_json),
+        "{yaml}\nloads otherwise than as JSON"
+    );
 }

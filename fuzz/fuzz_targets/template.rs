@@ -62,7 +62,9 @@ fn check_engine(text: &str, data: &Value, options: &ExecOptions<'_>) {
 /// As the sources run templates: `isSource` defined, typed view first, then JSON keys; the hostnames are
 /// the output split on ',', trimmed, without one trailing dot, without empties, sorted and unique.
 fn check_fqdn(text: &str, service: &Service) {
-    let Ok(Some(template)) = FqdnTemplate::parse(&[text.to_string()]) else { return };
+    let Ok(Some(template)) = FqdnTemplate::parse(&[text.to_string()]) else {
+        return;
+    };
     let raw = template.execute_raw(service, "service");
     let hostnames = template.execute(service, "service");
     match (&raw, &hostnames) {
@@ -156,7 +158,10 @@ impl TemplateObject for Service {
                     ("clusterIP", Value::str("10.0.0.1")),
                     (
                         "ports",
-                        Value::List(vec![map(vec![("port", Value::Int(80)), ("nodePort", Value::Int(30080))])]),
+                        Value::List(vec![map(vec![
+                            ("port", Value::Int(80)),
+                            ("nodePort", Value::Int(30080)),
+                        ])]),
                     ),
                 ]),
             ),

@@ -89,7 +89,11 @@ fn encrypted_round_trip(read: &Labels, key: &AesKey, data: &[u8]) {
             expected.insert(label::TXT_ENCRYPTION_NONCE.to_string(), n.clone());
         }
         let back = labels::parse(&written, Some(key));
-        assert_eq!(back.as_ref(), Ok(&expected), "{written:?} does not decrypt to what was written");
+        assert_eq!(
+            back.as_ref(),
+            Ok(&expected),
+            "{written:?} does not decrypt to what was written"
+        );
         // Without the key an encrypted value is nobody's.
         assert!(labels::parse(&written, None).is_err());
         // Writing what was read gives the same value when reading lost nothing: no update every sync.
@@ -114,7 +118,9 @@ fn mapper_round_trip(text: &str) {
     let name = text.trim();
     let plain_labels = !name.is_empty()
         && name.split('.').all(|l| {
-            !l.is_empty() && l.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+            !l.is_empty()
+                && l.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
         });
     if !plain_labels {
         return;

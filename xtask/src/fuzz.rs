@@ -5,8 +5,8 @@
 //! seeded from the committed `fuzz/corpus/<target>`: new inputs libFuzzer finds stay out of the git tree,
 //! and accumulate between local runs. Crashing inputs land in `fuzz/artifacts/<target>/`.
 
-use std::io::{BufRead, BufReader, Write};
 use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -54,10 +54,15 @@ pub fn fuzz(args: &[String]) -> Result<()> {
         outcomes.push(run_target(&dir, target, seconds)?);
     }
 
-    println!("\n{:<12} {:>12} {:>9} {:>8} {:>8}  result", "target", "execs", "execs/s", "seconds", "corpus");
+    println!(
+        "\n{:<12} {:>12} {:>9} {:>8} {:>8}  result",
+        "target", "execs", "execs/s", "seconds", "corpus"
+    );
     for o in &outcomes {
         let execs = o.execs.map_or_else(|| "?".to_string(), |e| e.to_string());
-        let rate = o.execs.map_or_else(|| "?".to_string(), |e| format!("{:.0}", e as f64 / o.seconds.max(1.0)));
+        let rate = o
+            .execs
+            .map_or_else(|| "?".to_string(), |e| format!("{:.0}", e as f64 / o.seconds.max(1.0)));
         let result = o.crash.as_deref().unwrap_or("ok");
         println!(
             "{:<12} {:>12} {:>9} {:>8.0} {:>8}  {result}",
@@ -96,7 +101,9 @@ fn parse_args(args: &[String]) -> Result<(u64, Vec<String>)> {
                     .filter(|s| *s > 0)
                     .with_context(|| format!("--seconds {v:?} is not a positive number"))?;
             }
-            None if a.starts_with('-') => bail!("unknown option {a}; usage: cargo xtask fuzz [--seconds N] [TARGET...]"),
+            None if a.starts_with('-') => {
+                bail!("unknown option {a}; usage: cargo xtask fuzz [--seconds N] [TARGET...]")
+            }
             None => targets.push(a.clone()),
         }
     }
@@ -191,7 +198,9 @@ fn run_target(dir: &Path, target: &str, seconds: u64) -> Result<Outcome> {
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
 
     let started = Instant::now();
-    let mut child = cmd.spawn().with_context(|| format!("cannot start cargo fuzz run {target}"))?;
+    let mut child = cmd
+        .spawn()
+        .with_context(|| format!("cannot start cargo fuzz run {target}"))?;
     // libFuzzer reports on stderr; stdout only carries what a target prints.
     let stdout = child.stdout.take();
     let copier = std::thread::spawn(move || {
@@ -245,7 +254,16 @@ fn run_target(dir: &Path, target: &str, seconds: u64) -> Result<Outcome> {
 
 /// The lines of libFuzzer's output worth seeing live: findings and the final summary, not the progress.
 fn shows(line: &str) -> bool {
-    ["==", "SUMMARY", "Done ", "panicked", "Test unit written", "ERROR", "error:", "stat::"]
-        .iter()
-        .any(|p| line.starts_with(p) || line.contains("panicked at"))
+    [
+        "==",
+        "SUMMARY",
+        "Done ",
+        "panicked",
+        "Test unit written",
+        "ERROR",
+        "error:",
+        "stat::",
+    ]
+    .iter()
+    .any(|p| line.starts_with(p) || line.contains("panicked at"))
 }
