@@ -27,6 +27,17 @@ pub use config::{ConfigError, LoadBalancing, Rfc2136Config, Setting, TlsOptions}
 pub use transport::TransportError;
 pub use tsig::{Algorithm as TsigAlgorithm, TsigError};
 
+#[doc(hidden)]
+pub mod fuzzing {
+    //! Not part of the API: the record codec and the message signing and checking, reachable only so the
+    //! fuzz targets in `fuzz/` can drive the code that turns zone data into endpoints and back. Nothing
+    //! outside this repository's fuzz targets may use it; it changes without notice.
+
+    pub use crate::client::update_message;
+    pub use crate::codec::{canonical_txt, name, name_text, rdata, target, txt_chunks, txt_value};
+    pub use crate::tsig::{Key, TsigFailure, Verifier};
+}
+
 use client::{ExchangeError, Session};
 use codec::CodecError;
 use config::Settings;
