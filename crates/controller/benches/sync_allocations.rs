@@ -121,12 +121,15 @@ struct Measure {
     allocated: usize,
     /// Most bytes live at once during the sync, above what was live when it started.
     peak: usize,
-    /// Bytes still live once the sync and its report are gone (the zone's growth after a first sync).
+    /// Bytes still live once the sync and its report are gone, beyond what was live before the source's
+    /// endpoints were loaded: the zone's growth after a first sync, nothing after a steady one.
     retained: isize,
 }
 
-/// One sync, measured.
-fn run(rt: &Runtime, controller: &Controller) -> Result<(Outcome, Measure), Box<dyn Error>> {
+/// One sync of `records`, measured; building the source's copy of them is not.
+fn run(rt: &Runtime, s: &Setup, records: &[Endpoint]) -> Result<(Outcome, Measure), Box<dyn Error>> {
+    let unloaded = ALLOC.allocated();
+    s.source.load(records.to_vec());
     // Raise the live bytes to the process's maximum so far, so that the maximum grows by the sync's peak.
     let gap = ALLOC.max_allocated().saturating_sub(ALLOC.allocated());
     let balloon = black_box(Vec::<u8>::with_capacity(gap));
@@ -135,7 +138,7 @@ fn run(rt: &Runtime, controller: &Controller) -> Result<(Outcome, Measure), Box<
     let total = ALLOC.total_allocated();
     let start = Instant::now();
 
-    let report = rt.block_on(controller.run_once());
+    let report = rt.block_on(s.controller.run_once());
 
     let time = start.elapsed();
     let allocated = ALLOC.total_allocated() - total;
@@ -143,7 +146,7 @@ fn run(rt: &Runtime, controller: &Controller) -> Result<(Outcome, Measure), Box<
     let report = report?;
     let outcome = outcome(&report);
     drop(report);
-    let retained = ALLOC.allocated() as isize - live as isize;
+    let retained = ALLOC.allocated() as isize - unloaded as isize;
     drop(balloon);
     Ok((
         outcome,
@@ -169,8 +172,7 @@ fn first(rt: &Runtime, records: &[Endpoint], runs: usize) -> Result<Vec<Measure>
     let mut out = Vec::with_capacity(runs);
     for _ in 0..runs {
         let s = setup()?;
-        s.source.load(records.to_vec());
-        let (outcome, m) = run(rt, &s.controller)?;
+        let (outcome, m) = run(rt, &s, records)?;
         let expected = Outcome {
             applied: true,
             creates: n,
@@ -198,8 +200,7 @@ fn steady(rt: &Runtime, records: &[Endpoint], runs: usize) -> Result<Vec<Measure
     let calls = s.provider.apply_calls();
     let mut out = Vec::with_capacity(runs);
     for _ in 0..runs {
-        s.source.load(records.to_vec());
-        let (outcome, m) = run(rt, &s.controller)?;
+        let (outcome, m) = run(rt, &s, records)?;
         let nothing = Outcome {
             applied: false,
             creates: 0,
@@ -214,8 +215,7 @@ fn steady(rt: &Runtime, records: &[Endpoint], runs: usize) -> Result<Vec<Measure
 
     // The steady syncs had nothing to do because the records are owned, not because ownership went
     // unread (unowned records are left alone too): an owned record that is no longer desired is deleted.
-    s.source.load(records[1..].to_vec());
-    let (outcome, _) = run(rt, &s.controller)?;
+    let (outcome, _) = run(rt, &s, &records[1..])?;
     let one_delete = Outcome {
         applied: true,
         creates: 0,
