@@ -91,6 +91,7 @@ impl TargetKind {
         }
     }
 
+    #[inline]
     pub fn ip(self) -> Option<IpAddr> {
         match self {
             TargetKind::Ipv4(a) => Some(IpAddr::V4(a)),
@@ -101,6 +102,7 @@ impl TargetKind {
 
     /// The record type such a target calls for (external-dns's `suitableType`): A for an IPv4 address,
     /// AAAA for an IPv6 one, CNAME for anything else.
+    #[inline]
     pub fn suitable_type(self) -> RecordType {
         match self {
             TargetKind::Ipv4(_) => RecordType::A,
@@ -142,6 +144,7 @@ impl Target {
         })
     }
 
+    #[inline]
     pub fn as_str(&self) -> &str {
         match &self.0 {
             Repr::Ipv4(text, _) | Repr::Hostname(text) | Repr::Other(text) => text,
@@ -149,6 +152,7 @@ impl Target {
         }
     }
 
+    #[inline]
     pub fn kind(&self) -> TargetKind {
         match &self.0 {
             Repr::Ipv4(_, a) => TargetKind::Ipv4(*a),
@@ -159,29 +163,38 @@ impl Target {
     }
 
     /// The address, when the target is one (without its `%zone`).
+    #[inline]
     pub fn ip(&self) -> Option<IpAddr> {
         self.kind().ip()
     }
 
+    #[inline]
     pub fn is_ip(&self) -> bool {
         matches!(self.0, Repr::Ipv4(..) | Repr::Ipv6(_))
     }
 
+    #[inline]
     pub fn is_hostname(&self) -> bool {
         matches!(self.0, Repr::Hostname(_))
     }
 
     /// See [`TargetKind::suitable_type`].
+    #[inline]
     pub fn suitable_type(&self) -> RecordType {
         self.kind().suitable_type()
     }
 
     /// Remove one trailing dot, as external-dns's endpoint constructor does for most record types. The
     /// shorter text is classified again: `1.2.3.4.` is neither address nor name, `1.2.3.4` an address.
+    #[inline]
     pub fn trim_trailing_dot(&mut self) {
-        if !self.as_str().ends_with('.') {
-            return;
+        if self.as_str().ends_with('.') {
+            self.pop_and_classify();
         }
+    }
+
+    #[cold]
+    fn pop_and_classify(&mut self) {
         let mut text = String::from(std::mem::take(self).into_boxed_str());
         text.pop();
         *self = Target::from(text);
@@ -274,12 +287,14 @@ impl From<Target> for String {
 
 impl Deref for Target {
     type Target = str;
+    #[inline]
     fn deref(&self) -> &str {
         self.as_str()
     }
 }
 
 impl AsRef<str> for Target {
+    #[inline]
     fn as_ref(&self) -> &str {
         self.as_str()
     }
@@ -288,12 +303,14 @@ impl AsRef<str> for Target {
 /// Equality, hashing and order are the text's (the classification follows from it), so a target can be
 /// looked up by `&str` and sorts in external-dns's plain string order.
 impl Borrow<str> for Target {
+    #[inline]
     fn borrow(&self) -> &str {
         self.as_str()
     }
 }
 
 impl PartialEq for Target {
+    #[inline]
     fn eq(&self, other: &Self) -> bool {
         self.as_str() == other.as_str()
     }
@@ -301,54 +318,63 @@ impl PartialEq for Target {
 impl Eq for Target {}
 
 impl Hash for Target {
+    #[inline]
     fn hash<H: Hasher>(&self, state: &mut H) {
         self.as_str().hash(state);
     }
 }
 
 impl PartialOrd for Target {
+    #[inline]
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
 }
 
 impl Ord for Target {
+    #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
         self.as_str().cmp(other.as_str())
     }
 }
 
 impl PartialEq<str> for Target {
+    #[inline]
     fn eq(&self, other: &str) -> bool {
         self.as_str() == other
     }
 }
 
 impl PartialEq<&str> for Target {
+    #[inline]
     fn eq(&self, other: &&str) -> bool {
         self.as_str() == *other
     }
 }
 
 impl PartialEq<String> for Target {
+    #[inline]
     fn eq(&self, other: &String) -> bool {
         self.as_str() == other
     }
 }
 
 impl PartialEq<Target> for str {
+    #[inline]
     fn eq(&self, other: &Target) -> bool {
         self == other.as_str()
     }
 }
 
 impl PartialEq<Target> for &str {
+    #[inline]
     fn eq(&self, other: &Target) -> bool {
         *self == other.as_str()
     }
 }
 
 impl PartialEq<Target> for String {
+    #[inline]
     fn eq(&self, other: &Target) -> bool {
         self == other.as_str()
     }

@@ -9,8 +9,6 @@ mod txt;
 #[cfg(test)]
 mod txt_tests;
 
-use std::collections::{HashMap, HashSet};
-
 use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint};
 use extdns_provider::{ProviderError, ReadState};
@@ -48,9 +46,9 @@ pub struct Snapshot {
     /// The provider's records with ownership labels; the registry's own records are hidden.
     pub records: Vec<Endpoint>,
     provider: ReadState,
-    /// The ownership records present, by name, with their set identifiers; `None` when the records came from
-    /// a cache, so the absence of one proves nothing.
-    ownership_records: Option<HashMap<String, HashSet<String>>>,
+    /// The ownership records present; `None` when the records came from a cache, so the absence of one
+    /// proves nothing.
+    ownership_records: Option<txt::OwnershipRecords>,
 }
 
 impl Snapshot {

@@ -217,8 +217,8 @@ impl TxtRegistry {
     }
 
     /// Turn the provider's records into records with ownership labels, hiding the registry's TXT records.
-    /// Also returns the set identifiers of every registry TXT record, by name.
-    fn read(&self, records: Vec<Endpoint>) -> (Vec<Endpoint>, HashMap<String, HashSet<String>>) {
+    /// Also returns the ownership records read.
+    fn read(&self, records: Vec<Endpoint>) -> (Vec<Endpoint>, OwnershipRecords) {
         let own = &self.config.ownership;
         let mut endpoints = Vec::with_capacity(records.len());
         let mut txts: Vec<(Endpoint, Labels)> = Vec::new();
@@ -240,7 +240,7 @@ impl TxtRegistry {
             for ep in &mut endpoints {
                 own.migrate_owner(ep);
             }
-            return (endpoints, HashMap::new());
+            return (endpoints, OwnershipRecords::default());
         }
 
         // Everything below borrows from `txts` and `mapped`: no per-record copies of names or labels.
@@ -296,19 +296,53 @@ impl TxtRegistry {
             }
         }
         drop((owned, txt_names));
-        let mut present: HashMap<String, HashSet<String>> = HashMap::with_capacity(txts.len());
+        let mut present = OwnershipRecords::with_capacity(txts.len());
         for (t, _) in txts {
-            present.entry(t.dns_name).or_default().insert(t.set_identifier);
+            present.insert(t.dns_name, t.set_identifier);
         }
         (endpoints, present)
     }
 }
 
-/// Whether `present` (ownership records read, by name) holds `txt`.
-fn holds(present: &HashMap<String, HashSet<String>>, txt: &Endpoint) -> bool {
-    present
-        .get(&txt.dns_name)
-        .is_some_and(|sets| sets.contains(&txt.set_identifier))
+/// The ownership records a read found, by name and set identifier, for `apply` to know which ones exist.
+/// It lives as long as a sync's snapshot, one entry per record in the zone, so it is kept to one table slot
+/// per name: names are moved in from the records read, and the usual record without a set identifier
+/// allocates nothing more (a hash set per name would cost about 150 bytes per record).
+#[derive(Debug, Default)]
+pub(crate) struct OwnershipRecords(HashMap<String, SetIdentifiers>);
+
+#[derive(Debug, Default)]
+struct SetIdentifiers {
+    /// There is a record without a set identifier.
+    unset: bool,
+    /// The set identifiers (routing policies) of the others; few per name, so searched in order.
+    named: Vec<String>,
+}
+
+impl OwnershipRecords {
+    fn with_capacity(capacity: usize) -> Self {
+        OwnershipRecords(HashMap::with_capacity(capacity))
+    }
+
+    fn insert(&mut self, name: String, set_identifier: String) {
+        let ids = self.0.entry(name).or_default();
+        if set_identifier.is_empty() {
+            ids.unset = true;
+        } else {
+            ids.named.push(set_identifier);
+        }
+    }
+
+    /// Whether the ownership record `txt` was read.
+    fn holds(&self, txt: &Endpoint) -> bool {
+        self.0.get(&txt.dns_name).is_some_and(|ids| {
+            if txt.set_identifier.is_empty() {
+                ids.unset
+            } else {
+                ids.named.contains(&txt.set_identifier)
+            }
+        })
+    }
 }
 
 #[async_trait]
@@ -342,8 +376,8 @@ impl Registry for TxtRegistry {
         let own = &self.config.ownership;
         let is_ours = |e: &Endpoint| e.owner() == Some(own.owner_id.as_str());
         let present = snapshot.ownership_records.as_ref();
-        let txt_exists = |t: &Endpoint| present.is_some_and(|p| holds(p, t));
-        let txt_absent = |t: &Endpoint| present.is_some_and(|p| !holds(p, t));
+        let txt_exists = |t: &Endpoint| present.is_some_and(|p| p.holds(t));
+        let txt_absent = |t: &Endpoint| present.is_some_and(|p| !p.holds(t));
 
         // Each change that goes out, with the ownership change that must land with it. Updates and deletes
         // of records that are not ours are dropped here too, whatever the plan said.

@@ -345,6 +345,55 @@ async fn a_txt_record_that_exists_is_not_created_again() -> Result<(), RegistryE
 }
 
 #[tokio::test]
+async fn existing_txt_records_are_told_apart_by_set_identifier() -> Result<(), RegistryError> {
+    let (provider, registry) = setup(
+        vec![
+            txt("a-foo.example.com", NGINX_VALUE).with_set_identifier("blue"),
+            txt("a-bar.example.com", NGINX_VALUE).with_set_identifier("blue"),
+        ],
+        Default::default(),
+    );
+    let record = |name: &str, set: &str| {
+        a(name, "1.2.3.4")
+            .with_set_identifier(set)
+            .with_label(label::RESOURCE, "service/default/nginx")
+    };
+    // foo's blue TXT record exists, its green one does not; bar has a blue TXT record but none without a
+    // set identifier. The in-memory provider refuses to create a record that exists, so writing the blue one
+    // again would fail the apply; a TXT record taken for present by mistake shows in the list.
+    let create = vec![
+        record("foo.example.com", "blue"),
+        record("foo.example.com", "green"),
+        record("bar.example.com", ""),
+    ];
+    apply(
+        &registry,
+        Changes {
+            create,
+            ..Changes::default()
+        },
+    )
+    .await?;
+    let snapshot = provider.snapshot();
+    let txts: Vec<(&str, &str)> = snapshot
+        .iter()
+        .filter(|e| e.record_type == RecordType::Txt)
+        .map(|e| (e.dns_name.as_str(), e.set_identifier.as_str()))
+        .collect();
+    assert_eq!(
+        txts,
+        [
+            ("a-bar.example.com", ""),
+            ("a-bar.example.com", "blue"),
+            ("a-foo.example.com", "blue"),
+            ("a-foo.example.com", "green"),
+        ]
+    );
+    assert_eq!(snapshot.len(), 7, "three A records and four TXT records");
+    Ok(())
+}
+
+#[tokio::test]
 async fn prefix_and_suffix_shape_written_names() -> Result<(), RegistryError> {
     for (config, want) in [
         (
