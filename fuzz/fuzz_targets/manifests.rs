@@ -1,7 +1,8 @@
 //! The manifest loader behind `extdns endpoints --manifests` and `--manifests` runs, on arbitrary text as
-//! YAML and as JSON. Bad input is an error naming the file and document, never a panic; loading is
-//! deterministic; the same objects given twice are the same objects; and a JSON manifest means the same
-//! when the same data is written as YAML.
+//! YAML and as JSON. Bad input is an error naming the file and document (strict loading) or a skipped
+//! document (lenient loading, which never fails on text), never a panic; loading is deterministic; the
+//! same objects given twice are the same objects; lenient loading of good input loads what strict loading
+//! does; and a JSON manifest means the same when the same data is written as YAML.
 
 #![no_main]
 
@@ -11,7 +12,7 @@ use std::path::Path;
 
 use extdns_informer::manifests::{Format, Loader};
 use extdns_informer::view::RouteKind;
-use extdns_informer::{Cluster, LoadOptions, ManifestError, MemoryCluster};
+use extdns_informer::{ClusterStore, LoadOptions, Loaded, ManifestError, ManifestWarning};
 use libfuzzer_sys::fuzz_target;
 
 const ROUTE_KINDS: [RouteKind; 5] = [
@@ -26,7 +27,7 @@ fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
     for (format, origin) in [(Format::Yaml, "fuzz/input.yaml"), (Format::Json, "fuzz/input.json")] {
         let once = match load_one(&text, origin, format) {
-            Ok(cluster) => Ok(snapshot(&cluster)),
+            Ok(loaded) => Ok(snapshot(&loaded.store)),
             Err(e) => {
                 check_error(&e, origin);
                 Err(e.to_string())
@@ -46,11 +47,32 @@ fuzz_target!(|data: &[u8]| {
                 "loading the text twice differs from loading it once"
             );
         }
+        // Lenient loading never fails on text, and loads good text exactly as strict loading does.
+        let mut lenient = Loader::lenient(LoadOptions::default());
+        if let Err(e) = lenient.add_str(&text, Path::new(origin), format) {
+            panic!("lenient loading failed: {e}");
+        }
+        let lenient = lenient.finish();
+        if let Ok(objects) = &once {
+            assert_eq!(
+                &snapshot(&lenient.store),
+                objects,
+                "lenient loading of good text differs"
+            );
+            assert!(
+                !lenient
+                    .warnings
+                    .iter()
+                    .any(|w| matches!(w, ManifestWarning::Skipped(_))),
+                "lenient loading skipped part of good text: {:?}",
+                lenient.warnings
+            );
+        }
     }
     json_as_yaml(&text);
 });
 
-fn load_one(text: &str, origin: &str, format: Format) -> Result<MemoryCluster, ManifestError> {
+fn load_one(text: &str, origin: &str, format: Format) -> Result<Loaded, ManifestError> {
     let mut loader = Loader::new(LoadOptions::default());
     loader.add_str(text, Path::new(origin), format)?;
     Ok(loader.finish())
@@ -64,7 +86,7 @@ fn load(texts: &[&str], origin: &str, format: Format) -> Result<String, String> 
             .add_str(text, Path::new(origin), format)
             .map_err(|e| e.to_string())?;
     }
-    Ok(snapshot(&loader.finish()))
+    Ok(snapshot(&loader.finish().store))
 }
 
 /// Every error names the input and a document in it, counted from 1, and says so in its message.
@@ -72,7 +94,7 @@ fn check_error(e: &ManifestError, origin: &str) {
     let Some(at) = e.location() else {
         panic!("error {e} from text has no location");
     };
-    assert_eq!(at.path, Path::new(origin));
+    assert_eq!(&*at.path, Path::new(origin));
     assert!(at.document >= 1, "error {e} names document 0");
     assert!(at.line.is_none_or(|l| l >= 1), "error {e} names line 0");
     let message = e.to_string();
@@ -82,10 +104,11 @@ fn check_error(e: &ManifestError, origin: &str) {
     );
 }
 
-/// The objects a cluster view holds, as text: every list, and the lookups for every namespace the listed
-/// objects mention.
-fn snapshot(cluster: &MemoryCluster) -> String {
+/// The objects a store holds, as text: every list, and the lookups for every namespace the listed objects
+/// mention.
+fn snapshot(cluster: &ClusterStore) -> String {
     let mut out = String::new();
+    let _ = writeln!(out, "undecodable: {:?}", cluster.undecodable());
     let mut namespaces: BTreeSet<String> = ["default".to_string()].into();
     for s in cluster.services() {
         namespaces.insert(s.meta.namespace.clone());
