@@ -1,7 +1,7 @@
 //! The cluster view backed by the API server: one kube-runtime watcher per kind the enabled sources read,
 //! feeding one [`ClusterStore`].
 //!
-//! Every object of a list page or watch event is decoded on its own ([`Decoded`]): one the typed model
+//! Every object of a list page or watch event is decoded on its own: one the typed model
 //! cannot read is skipped with a warning naming it and the field at fault, and recorded in the store as
 //! undecodable, while the list it came in still completes and the view still syncs. Objects are converted
 //! to their compact view as they arrive and only the view is kept, never the API object, so memory grows

@@ -9,7 +9,7 @@
 //! in the store as undecodable, as the live informer does. In both modes an unreadable path is an error:
 //! a view missing whole files must not be mistaken for a cluster without their objects.
 //!
-//! Objects are decoded and converted exactly as the live informer does ([`crate::decode`],
+//! Objects are decoded and converted exactly as the live informer does (the same per-object decoding and
 //! [`crate::convert`]) into the same [`ClusterStore`].
 
 use std::collections::{HashMap, HashSet};
