@@ -8,11 +8,12 @@ use std::collections::HashMap;
 use extdns_endpoint::{RecordType, suitable_type};
 use extdns_informer::Cluster;
 use extdns_informer::view::Node;
+use extdns_source::ResolveError;
 
 use crate::config::ServiceSourceConfig;
 
 /// Load balancer hostname → its addresses, or why it could not be resolved.
-pub(crate) type Resolved = HashMap<String, Result<Vec<String>, String>>;
+pub(crate) type Resolved = HashMap<String, Result<Vec<String>, ResolveError>>;
 
 pub(crate) struct Ctx<'a> {
     pub cfg: &'a ServiceSourceConfig,

@@ -77,10 +77,11 @@ impl ServiceSource {
             }
         }
         let lookups = hosts.into_iter().map(|host| async move {
-            let answer = match self.resolver.lookup_ip(host).await {
-                Ok(ips) => Ok(ips.into_iter().map(|ip| ip.to_string()).collect()),
-                Err(e) => Err(e.to_string()),
-            };
+            let answer = self
+                .resolver
+                .lookup_ip(host)
+                .await
+                .map(|ips| ips.into_iter().map(|ip| ip.to_string()).collect());
             (host.to_string(), answer)
         });
         futures::future::join_all(lookups)
