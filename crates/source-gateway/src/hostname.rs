@@ -12,6 +12,7 @@ pub struct Hostname(String);
 
 /// Why a hostname was rejected; the warning that skips it quotes this.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum HostnameError {
     #[error("is empty")]
     Empty,

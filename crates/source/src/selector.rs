@@ -11,6 +11,7 @@ use extdns_informer::view::LabelSelector;
 
 /// Why a selector is not valid; every variant says where.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum SelectorError {
     #[error("invalid selector {input:?} at position {position}: {message}")]
     Syntax {
