@@ -157,20 +157,15 @@ impl Endpoint {
         I: IntoIterator<Item = S>,
         S: Into<Target>,
     {
-        let keep_dots = record_type.keeps_target_dots();
-        let targets = targets
-            .into_iter()
-            .map(|t| {
-                let mut t: Target = t.into();
-                if !keep_dots {
-                    t.trim_trailing_dot();
-                }
-                t
-            })
-            .collect();
+        let mut targets: Vec<Target> = targets.into_iter().map(Into::into).collect();
+        if !record_type.keeps_target_dots() {
+            for t in &mut targets {
+                t.trim_trailing_dot();
+            }
+        }
         Endpoint {
             dns_name: dns_name.strip_suffix('.').unwrap_or(dns_name).to_string(),
-            targets,
+            targets: Targets(targets),
             record_type,
             ..Endpoint::default()
         }

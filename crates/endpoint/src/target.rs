@@ -66,14 +66,12 @@ impl TargetKind {
     /// Classify a text. Used for [`Target`]s, and for text that is not a target but is asked the same
     /// question (a template's `isIPv4`).
     pub fn of(text: &str) -> TargetKind {
-        let b = text.as_bytes();
-        // Only digits and dots can be an IPv4 address; only text with a ':' can be an IPv6 one (and cannot be a
-        // hostname). The cheap checks keep TXT and hostname targets away from the address parsers.
-        if b.len() <= 15 && b.iter().all(|c| c.is_ascii_digit() || *c == b'.') {
-            if let Ok(v4) = text.parse::<Ipv4Addr>() {
-                return TargetKind::Ipv4(v4);
-            }
-        } else if b.contains(&b':') {
+        // The IPv4 parser gives up at the first character that cannot be part of an address. Only text with
+        // a ':' can be an IPv6 address (and then cannot be a hostname).
+        if let Ok(v4) = text.parse::<Ipv4Addr>() {
+            return TargetKind::Ipv4(v4);
+        }
+        if text.as_bytes().contains(&b':') {
             let addr = match text.split_once('%') {
                 Some((_, "")) => return TargetKind::Other,
                 Some((addr, _zone)) => addr,
@@ -188,7 +186,9 @@ impl Target {
     /// shorter text is classified again: `1.2.3.4.` is neither address nor name, `1.2.3.4` an address.
     #[inline]
     pub fn trim_trailing_dot(&mut self) {
-        if self.as_str().ends_with('.') {
+        // An IPv4 target never ends with a dot: no need to look (this runs for every target of every
+        // endpoint built). An IPv6 one can, in its zone.
+        if !matches!(self.0, Repr::Ipv4(..)) && self.as_str().ends_with('.') {
             self.pop_and_classify();
         }
     }
@@ -505,6 +505,13 @@ mod tests {
         assert_eq!(t.kind(), v4("1.2.3.4"));
         t.trim_trailing_dot();
         assert_eq!(t, "1.2.3.4", "only a trailing dot is removed");
+        let mut t = Target::from("fe80::1%eth0.");
+        assert_eq!(t.kind(), v6("fe80::1"), "the zone may end with a dot");
+        t.trim_trailing_dot();
+        assert_eq!((t.as_str(), t.kind()), ("fe80::1%eth0", v6("fe80::1")));
+        let mut t = Target::from("lb.example.com.");
+        t.trim_trailing_dot();
+        assert_eq!((t.as_str(), t.kind()), ("lb.example.com", TargetKind::Hostname));
     }
 
     #[test]
