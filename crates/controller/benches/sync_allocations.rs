@@ -21,6 +21,7 @@
 //!
 //! `cargo bench -p extdns-controller --bench sync_allocations` runs 100,000 records, 5 syncs of each kind
 //! (the table gives the medians); under `cargo test` the same code runs 1,000 records once as a check.
+//! `SYNC_BENCH_RECORDS=10000` sets another number of records.
 
 use std::alloc::System;
 use std::error::Error;
@@ -276,6 +277,13 @@ fn row(name: &str, n: usize, runs: &[Measure]) {
 fn main() -> Result<(), Box<dyn Error>> {
     let full = std::env::args().any(|a| a == "--bench");
     let (n, runs) = if full { (100_000, 5) } else { (1_000, 1) };
+    let n = match std::env::var("SYNC_BENCH_RECORDS") {
+        Ok(v) => v.parse()?,
+        Err(_) => n,
+    };
+    if n < 2 {
+        return Err("SYNC_BENCH_RECORDS: at least 2 records (the ownership check drops one)".into());
+    }
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let records = desired(n);
 
