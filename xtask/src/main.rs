@@ -10,8 +10,10 @@
 //! - `bench [FILTER]`: every criterion benchmark (or those matching FILTER); `bench e2e-latency [--count N]`:
 //!   the `--events` latency of extdns and external-dns on a real API server and BIND.
 //! - `dist`: release build of the `extdns` binary into `dist/` with a SHA-256 checksum file.
+//! - `fuzz [--seconds N] [TARGET...]`: the cargo-fuzz targets in `fuzz/`, each for a bounded time (nightly).
 
 mod deps;
+mod fuzz;
 mod gobuild;
 
 use std::path::{Path, PathBuf};
@@ -29,9 +31,10 @@ fn main() -> Result<()> {
         "bench" if rest.first().map(String::as_str) == Some("e2e-latency") => latency(&rest[1..]),
         "bench" => bench(&rest),
         "e2e" => e2e(&rest),
+        "fuzz" => fuzz::fuzz(&rest),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test | e2e [SCENARIO...] | bench [FILTER] | bench e2e-latency [--count N] | dist>"
+                "usage: cargo xtask <test | e2e [SCENARIO...] | bench [FILTER] | bench e2e-latency [--count N] | dist | fuzz [--seconds N] [TARGET...]>"
             );
             std::process::exit(2);
         }

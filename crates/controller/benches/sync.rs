@@ -11,16 +11,16 @@ use async_trait::async_trait;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use extdns_controller::{Controller, ControllerConfig, DesiredEndpoints, Metrics};
 use extdns_endpoint::{Endpoint, RecordType};
-use extdns_informer::{Cluster, MemoryCluster};
+use extdns_informer::{Cluster, ClusterStore, LiveCluster};
 use extdns_provider::{InMemoryProvider, Provider};
-use extdns_registry::{Registry, TxtRegistry, TxtRegistryConfig};
+use extdns_registry::{Ownership, OwnershipConfig, Registry, TxtRegistry, TxtRegistryConfig};
 use extdns_source::{PipelineOutput, SourceError};
 
 struct Fixed(Vec<Endpoint>);
 
 #[async_trait]
 impl DesiredEndpoints for Fixed {
-    async fn desired(&self, _cluster: &dyn Cluster) -> Result<PipelineOutput, SourceError> {
+    async fn desired(&self, _cluster: &ClusterStore) -> Result<PipelineOutput, SourceError> {
         Ok(PipelineOutput {
             endpoints: self.0.clone(),
             ..PipelineOutput::default()
@@ -39,14 +39,17 @@ fn desired(n: usize) -> Vec<Endpoint> {
 
 fn controller(provider: Arc<InMemoryProvider>, endpoints: Vec<Endpoint>) -> Option<Controller> {
     let provider: Arc<dyn Provider> = provider;
-    let registry: Arc<dyn Registry> = Arc::new(TxtRegistry::new(provider, TxtRegistryConfig::default()).ok()?);
-    let cluster: Arc<dyn Cluster> = Arc::new(MemoryCluster::new());
+    let ownership = Ownership::new(OwnershipConfig::default()).ok()?;
+    let mut config = ControllerConfig::default();
+    config.plan.owner_id = ownership.owner_id().to_string();
+    let registry: Arc<dyn Registry> = Arc::new(TxtRegistry::new(provider, TxtRegistryConfig::new(ownership)));
+    let cluster: Arc<dyn Cluster> = Arc::new(LiveCluster::from_store(ClusterStore::new()));
     let metrics = Arc::new(Metrics::new("bench", "bench"));
     Some(Controller::new(
         cluster,
         Arc::new(Fixed(endpoints)),
         registry,
-        ControllerConfig::default(),
+        config,
         metrics,
     ))
 }

@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use extdns_endpoint::{Changes, Endpoint};
-use extdns_informer::Cluster;
+use extdns_endpoint::{Change, Endpoint};
+use extdns_informer::{Cluster, ClusterStore};
 use extdns_plan::PlanConfig;
 use extdns_registry::{Registry, RegistryError};
 use extdns_source::{Pipeline, PipelineOutput, SourceError};
@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, error, info, warn};
 
 use crate::Metrics;
+use crate::guard::DeletionGuard;
 use crate::schedule::Schedule;
 
 /// How often the loop looks again while the informers have not finished their first list.
@@ -26,12 +27,12 @@ const UNSYNCED_WARN_EVERY: Duration = Duration::from_secs(60);
 /// Where the desired endpoints come from: the source pipeline in production, a fake in tests.
 #[async_trait]
 pub trait DesiredEndpoints: Send + Sync {
-    async fn desired(&self, cluster: &dyn Cluster) -> Result<PipelineOutput, SourceError>;
+    async fn desired(&self, cluster: &ClusterStore) -> Result<PipelineOutput, SourceError>;
 }
 
 #[async_trait]
 impl DesiredEndpoints for Pipeline {
-    async fn desired(&self, cluster: &dyn Cluster) -> Result<PipelineOutput, SourceError> {
+    async fn desired(&self, cluster: &ClusterStore) -> Result<PipelineOutput, SourceError> {
         self.endpoints(cluster).await
     }
 }
@@ -45,8 +46,10 @@ pub struct ControllerConfig {
     pub events: bool,
     /// Compute and log the plan, never apply it.
     pub dry_run: bool,
-    /// The plan's configuration; its `owner_id` is replaced by the registry's.
+    /// The plan's configuration; its owner id must be the one the registry writes.
     pub plan: PlanConfig,
+    /// When a plan's deletes are held back.
+    pub deletion_guard: DeletionGuard,
 }
 
 impl Default for ControllerConfig {
@@ -57,6 +60,7 @@ impl Default for ControllerConfig {
             events: false,
             dry_run: false,
             plan: PlanConfig::default(),
+            deletion_guard: DeletionGuard::default(),
         }
     }
 }
@@ -80,10 +84,12 @@ pub enum SyncError {
 /// What one completed sync did.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SyncReport {
-    /// The plan's changes (before the registry adds its ownership records).
-    pub changes: Changes,
+    /// The plan's changes (before the registry adds its ownership records), in apply order.
+    pub changes: Vec<Change>,
     /// Whether the changes were handed to the registry (false for a dry run and for a sync with nothing to do).
     pub applied: bool,
+    /// Deletes the deletion guard held back (not in `changes`).
+    pub held_back: Vec<Change>,
 }
 
 /// Keeps DNS in step with the cluster: decides when to sync and whether it is safe to, and applies plans.
@@ -100,10 +106,9 @@ impl Controller {
         cluster: Arc<dyn Cluster>,
         source: Arc<dyn DesiredEndpoints>,
         registry: Arc<dyn Registry>,
-        mut config: ControllerConfig,
+        config: ControllerConfig,
         metrics: Arc<Metrics>,
     ) -> Self {
-        config.plan.owner_id = registry.owner_id().to_string();
         Controller {
             cluster,
             source,
@@ -126,16 +131,16 @@ impl Controller {
             return Err(SyncError::NotSynced);
         }
 
-        let current = self
+        let snapshot = self
             .registry
             .records()
             .await
             .inspect_err(|_| self.metrics.count_registry_error())?;
-        self.metrics.observe_registry(&current);
+        self.metrics.observe_registry(&snapshot.records);
 
         let output = self
             .source
-            .desired(self.cluster.as_ref())
+            .desired(&self.cluster.store())
             .await
             .inspect_err(|_| self.metrics.count_source_error())?;
         // The view can only have been incomplete if an informer restarted its list meanwhile; check again
@@ -149,9 +154,10 @@ impl Controller {
             .await
             .inspect_err(|_| self.metrics.count_registry_error())?;
         self.metrics
-            .observe_source(&desired, &current, &output.invalid, &output.deduplicated);
+            .observe_source(&desired, &snapshot.records, &output.invalid, &output.deduplicated);
 
-        let outcome = extdns_plan::calculate(&self.config.plan, &current, &desired, &self.registry.domain_filter());
+        let provider_filter = self.registry.domain_filter();
+        let outcome = extdns_plan::calculate(&self.config.plan, &snapshot.records, &desired, &provider_filter);
         self.metrics.observe_owner_mismatches(&outcome.owner_mismatches);
         for m in &outcome.owner_mismatches {
             debug!(
@@ -159,15 +165,18 @@ impl Controller {
                 "skipping a record owned by another owner id"
             );
         }
-        let changes = outcome.changes;
+        let mut changes = outcome.changes;
+        changes.retain(Change::is_effective);
+        let held_back = self.guard_deletes(provider_filter.includes(), &snapshot.records, &mut changes);
 
-        if !changes.has_changes() {
+        if changes.is_empty() {
             self.metrics.no_op_runs.inc();
             info!("All records are already up to date");
             self.metrics.mark_sync();
             return Ok(SyncReport {
                 changes,
                 applied: false,
+                held_back,
             });
         }
 
@@ -178,14 +187,19 @@ impl Controller {
             return Ok(SyncReport {
                 changes,
                 applied: false,
+                held_back,
             });
         }
 
-        match self.registry.apply_changes(changes.clone()).await {
+        match self.registry.apply(snapshot, &changes).await {
             Ok(()) => {
                 log_changes(&changes, Verb::Applied, &HashSet::new());
                 self.metrics.mark_sync();
-                Ok(SyncReport { changes, applied: true })
+                Ok(SyncReport {
+                    changes,
+                    applied: true,
+                    held_back,
+                })
             }
             Err(e) => {
                 self.metrics.count_registry_error();
@@ -197,6 +211,35 @@ impl Controller {
                 Err(e.into())
             }
         }
+    }
+
+    /// Take the deletes the deletion guard holds back out of `changes`, say so (one error per zone, the held
+    /// records in a dry run) and set the guard's metric; returns what was held back.
+    fn guard_deletes(&self, zones: &[String], current: &[Endpoint], changes: &mut Vec<Change>) -> Vec<Change> {
+        let guard = self.config.deletion_guard;
+        let verdict = guard.check(zones, &self.config.plan.owner_id, current, changes);
+        self.metrics.observe_deletion_guard(&verdict);
+        if verdict.blocked().next().is_none() {
+            return Vec::new();
+        }
+        for z in verdict.blocked() {
+            error!(
+                zone = %z.zone, deletes = z.deletes, owned = z.owned, threshold_percent = guard.percent,
+                minimum = guard.min,
+                "deletion guard: the plan would delete {} of the {} records extdns owns in zone {:?}; none of \
+                 these deletes is applied (creates and updates are). If this is intended, raise \
+                 --deletion-guard-percent (100 disables the guard)",
+                z.deletes, z.owned, z.zone
+            );
+        }
+        let (held, kept): (Vec<Change>, Vec<Change>) = std::mem::take(changes)
+            .into_iter()
+            .partition(|c| matches!(c, Change::Delete(e) if verdict.holds(zones, e)));
+        *changes = kept;
+        if self.config.dry_run {
+            log_changes(&held, Verb::HeldBack, &HashSet::new());
+        }
+        held
     }
 
     /// `--once`: wait (at most `timeout`) for the informers' first list, then sync once.
@@ -327,39 +370,37 @@ async fn next_change(changes: &mut Option<watch::Receiver<u64>>) -> bool {
 enum Verb {
     Applied,
     DryRun,
+    HeldBack,
 }
 
 /// One info line per changed record: what, which name and type, which targets. Records named in `failed`
-/// (`"<name> <type>"`, as [`extdns_provider::ChangeFailure`] names them) were not applied and are left out.
-fn log_changes(changes: &Changes, verb: Verb, failed: &HashSet<&str>) {
-    let skip =
-        |e: &Endpoint| !failed.is_empty() && failed.contains(format!("{} {}", e.dns_name, e.record_type).as_str());
+/// (as [`extdns_provider::ChangeFailure`] names them) were not applied and are left out.
+fn log_changes(changes: &[Change], verb: Verb, failed: &HashSet<&str>) {
     let msg = |action: &str| match verb {
         Verb::Applied => format!("{action} record"),
         Verb::DryRun => format!("would {action} record (dry run)"),
+        Verb::HeldBack => format!("would {action} record, but the deletion guard holds it back (dry run)"),
     };
-    for e in changes.create.iter().filter(|e| !skip(e)) {
-        info!(
-            action = "create", name = %e.dns_name, record_type = %e.record_type, targets = %e.targets.join(","),
-            ttl = ttl(e), set_identifier = set_id(e), "{}", msg("create")
-        );
-    }
-    for (old, new) in changes
-        .update_old
-        .iter()
-        .zip(&changes.update_new)
-        .filter(|(_, new)| !skip(new))
-    {
-        info!(
-            action = "update", name = %new.dns_name, record_type = %new.record_type, targets = %new.targets.join(","),
-            old_targets = %old.targets.join(","), ttl = ttl(new), set_identifier = set_id(new),
-            "{}", msg("update")
-        );
-    }
-    for e in changes.delete.iter().filter(|e| !skip(e)) {
-        info!(
-            action = "delete", name = %e.dns_name, record_type = %e.record_type, targets = %e.targets.join(","),
-            set_identifier = set_id(e), "{}", msg("delete")
-        );
+    for change in changes {
+        if !failed.is_empty() && failed.contains(change.record_name().to_string().as_str()) {
+            continue;
+        }
+        let e = change.endpoint();
+        let targets = e.targets.join(",");
+        match change {
+            Change::Create(_) => info!(
+                action = "create", name = %e.dns_name, record_type = %e.record_type, targets = %targets,
+                ttl = ttl(e), set_identifier = set_id(e), "{}", msg("create")
+            ),
+            Change::Update { old, .. } => info!(
+                action = "update", name = %e.dns_name, record_type = %e.record_type, targets = %targets,
+                old_targets = %old.targets.join(","), ttl = ttl(e), set_identifier = set_id(e),
+                "{}", msg("update")
+            ),
+            Change::Delete(_) => info!(
+                action = "delete", name = %e.dns_name, record_type = %e.record_type, targets = %targets,
+                set_identifier = set_id(e), "{}", msg("delete")
+            ),
+        }
     }
 }

@@ -6,11 +6,13 @@
 //! provider. Dry run lives here, above every provider, so no provider can forget it.
 
 mod controller;
+mod guard;
 mod metrics;
 mod schedule;
 mod server;
 
 pub use controller::{Controller, ControllerConfig, DesiredEndpoints, SyncError, SyncReport};
+pub use guard::{DeletionGuard, Verdict, ZoneVerdict};
 pub use metrics::{Metrics, PREFIX as METRICS_PREFIX};
 pub use schedule::EVENT_DEBOUNCE;
 pub use server::{MetricsServer, ServerError, start_metrics_server};

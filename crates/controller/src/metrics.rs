@@ -17,8 +17,15 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
-/// The prefix of every metric, as in external-dns.
+/// The prefix of every metric external-dns has too, under its names.
 pub const PREFIX: &str = "external_dns";
+/// The prefix of the metrics only extdns has (its safety features), kept apart from external-dns's names.
+pub const EXTDNS_PREFIX: &str = "extdns";
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ZoneLabel {
+    zone: String,
+}
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RecordTypeLabel {
@@ -67,12 +74,13 @@ pub struct Metrics {
     source_records: Family<RecordTypeLabel, Gauge>,
     source_invalid: Family<SourceLabels, Gauge>,
     source_deduplicated: Family<SourceLabels, Gauge>,
+    deletion_guard_blocked: Family<ZoneLabel, Gauge>,
 }
 
 impl Metrics {
     /// `version` and `revision` go into `build_info`.
     pub fn new(version: &str, revision: &str) -> Self {
-        let mut registry = Registry::with_prefix(PREFIX);
+        let mut root = Registry::default();
         let m = Metrics {
             last_reconcile_timestamp: FloatGauge::default(),
             last_sync_timestamp: FloatGauge::default(),
@@ -88,6 +96,7 @@ impl Metrics {
             source_records: Family::default(),
             source_invalid: Family::default(),
             source_deduplicated: Family::default(),
+            deletion_guard_blocked: Family::default(),
             registry: Registry::default(),
         };
         let build_info = Family::<BuildInfoLabels, Gauge>::default();
@@ -99,6 +108,12 @@ impl Metrics {
                 arch: std::env::consts::ARCH.to_string(),
             })
             .set(1);
+        root.sub_registry_with_prefix(EXTDNS_PREFIX).register(
+            "deletion_guard_blocked",
+            "1 while the deletion guard holds back the deletes of a zone, 0 once a sync passes it",
+            m.deletion_guard_blocked.clone(),
+        );
+        let registry = root.sub_registry_with_prefix(PREFIX);
         registry.register(
             "build_info",
             "A metric with a constant '1' value labeled with the build",
@@ -170,7 +185,7 @@ impl Metrics {
             "Number of duplicate endpoints removed in the last sync, by record type and source",
             m.source_deduplicated.clone(),
         );
-        Metrics { registry, ..m }
+        Metrics { registry: root, ..m }
     }
 
     /// The OpenMetrics text exposition of every metric.
@@ -198,6 +213,15 @@ impl Metrics {
 
     pub(crate) fn mark_sync(&self) {
         self.last_sync_timestamp.set(unix_now());
+    }
+
+    /// The deletion guard's verdict on each zone this sync.
+    pub(crate) fn observe_deletion_guard(&self, verdict: &crate::guard::Verdict) {
+        for z in &verdict.zones {
+            self.deletion_guard_blocked
+                .get_or_create(&ZoneLabel { zone: z.zone.clone() })
+                .set(i64::from(z.blocked));
+        }
     }
 
     /// What the registry holds this sync.

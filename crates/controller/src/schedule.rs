@@ -15,6 +15,10 @@ use tokio::time::Instant;
 /// How long an event waits before its sync, so changes that arrive together are handled once.
 pub const EVENT_DEBOUNCE: Duration = Duration::from_millis(50);
 
+/// The least time between the starts of two syncs, whatever the flags say: external-dns checks its schedule
+/// once a second, so `--interval=0s` means "every second" there, not a busy loop against the provider.
+pub const MIN_SYNC_GAP: Duration = Duration::from_secs(1);
+
 #[derive(Debug, Clone)]
 pub(crate) struct Schedule {
     interval: Duration,
@@ -45,14 +49,14 @@ impl Schedule {
     /// A sync starts now; the next regular one is an interval later.
     pub(crate) fn start_run(&mut self, now: Instant) {
         self.last_run_at = Some(now);
-        self.next_run_at = now + self.interval;
+        self.next_run_at = now + self.interval.max(MIN_SYNC_GAP);
     }
 
     /// `nextRunAt = max(lastRunAt + min-event-sync-interval, min(now + debounce, nextRunAt))`.
     pub(crate) fn on_event(&mut self, now: Instant) {
         let soon = (now + EVENT_DEBOUNCE).min(self.next_run_at);
         self.next_run_at = match self.last_run_at {
-            Some(last) => soon.max(last + self.min_event_sync_interval),
+            Some(last) => soon.max(last + self.min_event_sync_interval.max(MIN_SYNC_GAP)),
             None => soon,
         };
     }
@@ -60,7 +64,8 @@ impl Schedule {
     /// Run again after `delay` (a retry after a failure, or a wait for the informers), unless a sync is
     /// already planned sooner.
     pub(crate) fn retry_after(&mut self, now: Instant, delay: Duration) {
-        self.next_run_at = self.next_run_at.min(now + delay);
+        let earliest = self.last_run_at.map_or(now, |last| last + MIN_SYNC_GAP);
+        self.next_run_at = self.next_run_at.min(now + delay).max(earliest);
     }
 }
 
@@ -70,6 +75,19 @@ mod tests {
 
     const MINUTE: Duration = Duration::from_secs(60);
     const S: Duration = Duration::from_secs(1);
+
+    #[test]
+    fn a_zero_interval_still_waits_a_second_between_syncs() {
+        let t0 = Instant::now();
+        let mut s = Schedule::new(t0, Duration::ZERO, Duration::ZERO);
+        s.start_run(t0);
+        assert!(!s.is_due(t0), "--interval=0s must not sync again at once");
+        assert!(s.is_due(t0 + S));
+        s.on_event(t0);
+        assert_eq!(s.next_run_at(), t0 + S);
+        s.retry_after(t0, Duration::ZERO);
+        assert_eq!(s.next_run_at(), t0 + S);
+    }
 
     #[test]
     fn first_sync_is_immediate() {

@@ -5,11 +5,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use extdns_endpoint::{Changes, DomainFilter, Endpoint, RecordType, label};
-use extdns_informer::view::{EndpointSlice, Gateway, ListenerSet, Namespace, Node, Pod, Route, RouteKind, Service};
-use extdns_informer::{Cluster, MemoryCluster};
+use extdns_endpoint::{Change, Changes, DomainFilter, Endpoint, RecordType, label};
+use extdns_informer::{Cluster, ClusterStore};
 use extdns_provider::{ChangeFailure, ProviderError};
-use extdns_registry::{Registry, RegistryError};
+use extdns_registry::{Registry, RegistryError, Snapshot};
 use extdns_source::PipelineOutput;
 use extdns_source::SourceError;
 use tokio::sync::watch;
@@ -22,7 +21,7 @@ const OWNER: &str = "default";
 /// A cluster whose synced flag and change counter the test drives; the objects are irrelevant because the
 /// fake source ignores them.
 struct FakeCluster {
-    inner: MemoryCluster,
+    store: Arc<ClusterStore>,
     synced: AtomicBool,
     changes: watch::Sender<u64>,
 }
@@ -30,7 +29,7 @@ struct FakeCluster {
 impl FakeCluster {
     fn new(synced: bool) -> Arc<Self> {
         Arc::new(FakeCluster {
-            inner: MemoryCluster::new(),
+            store: Arc::new(ClusterStore::new()),
             synced: AtomicBool::new(synced),
             changes: watch::Sender::new(0),
         })
@@ -42,41 +41,8 @@ impl FakeCluster {
 }
 
 impl Cluster for FakeCluster {
-    fn services(&self) -> Vec<Arc<Service>> {
-        self.inner.services()
-    }
-    fn endpoint_slices(&self, namespace: &str, service: &str) -> Vec<Arc<EndpointSlice>> {
-        self.inner.endpoint_slices(namespace, service)
-    }
-    fn pods(&self, namespace: &str) -> Vec<Arc<Pod>> {
-        self.inner.pods(namespace)
-    }
-    fn pod(&self, namespace: &str, name: &str) -> Option<Arc<Pod>> {
-        self.inner.pod(namespace, name)
-    }
-    fn nodes(&self) -> Vec<Arc<Node>> {
-        self.inner.nodes()
-    }
-    fn node(&self, name: &str) -> Option<Arc<Node>> {
-        self.inner.node(name)
-    }
-    fn namespace(&self, name: &str) -> Option<Arc<Namespace>> {
-        self.inner.namespace(name)
-    }
-    fn gateways(&self) -> Vec<Arc<Gateway>> {
-        self.inner.gateways()
-    }
-    fn gateway(&self, namespace: &str, name: &str) -> Option<Arc<Gateway>> {
-        self.inner.gateway(namespace, name)
-    }
-    fn listener_sets(&self) -> Vec<Arc<ListenerSet>> {
-        self.inner.listener_sets()
-    }
-    fn listener_set(&self, namespace: &str, name: &str) -> Option<Arc<ListenerSet>> {
-        self.inner.listener_set(namespace, name)
-    }
-    fn routes(&self, kind: RouteKind) -> Vec<Arc<Route>> {
-        self.inner.routes(kind)
+    fn store(&self) -> Arc<ClusterStore> {
+        Arc::clone(&self.store)
     }
     fn synced(&self) -> bool {
         self.synced.load(Ordering::SeqCst)
@@ -111,7 +77,7 @@ impl FakeSource {
 
 #[async_trait]
 impl DesiredEndpoints for FakeSource {
-    async fn desired(&self, _cluster: &dyn Cluster) -> Result<PipelineOutput, SourceError> {
+    async fn desired(&self, _cluster: &ClusterStore) -> Result<PipelineOutput, SourceError> {
         self.calls.fetch_add(1, Ordering::SeqCst);
         if self.fail.load(Ordering::SeqCst) {
             return Err(SourceError::Other {
@@ -134,15 +100,15 @@ struct FakeRegistry {
     applies: AtomicUsize,
     reads: AtomicUsize,
     fail_applies: AtomicUsize,
-    failure: fn(&Changes) -> ProviderError,
+    failure: fn(&[Change]) -> ProviderError,
 }
 
 impl FakeRegistry {
     fn new(records: Vec<Endpoint>) -> Arc<Self> {
-        Self::failing(records, 0, |_| ProviderError::Transient("timeout".into()))
+        Self::failing(records, 0, |_| ProviderError::transient("timeout"))
     }
 
-    fn failing(records: Vec<Endpoint>, fail_applies: usize, failure: fn(&Changes) -> ProviderError) -> Arc<Self> {
+    fn failing(records: Vec<Endpoint>, fail_applies: usize, failure: fn(&[Change]) -> ProviderError) -> Arc<Self> {
         Arc::new(FakeRegistry {
             records: Mutex::new(records),
             applies: AtomicUsize::new(0),
@@ -156,41 +122,42 @@ impl FakeRegistry {
         self.records.lock().map(|r| r.clone()).unwrap_or_default()
     }
 
-    fn apply(&self, changes: &Changes, skip: &[String]) {
+    fn write(&self, changes: &[Change], skip: &[String]) {
         let Ok(mut records) = self.records.lock() else { return };
         let key = |e: &Endpoint| (e.dns_name.clone(), e.record_type.clone(), e.set_identifier.clone());
-        let skipped = |e: &Endpoint| skip.contains(&format!("{} {}", e.dns_name, e.record_type));
-        for e in changes.delete.iter().chain(&changes.update_old).filter(|e| !skipped(e)) {
-            records.retain(|r| key(r) != key(e));
-        }
-        for e in changes.create.iter().chain(&changes.update_new).filter(|e| !skipped(e)) {
-            records.push(e.clone().with_label(label::OWNER, OWNER));
+        for c in changes.iter().filter(|c| !skip.contains(&c.record_name().to_string())) {
+            if let Some(gone) = c.previous() {
+                records.retain(|r| key(r) != key(gone));
+            }
+            if !matches!(c, Change::Delete(_)) {
+                records.push(c.endpoint().clone().with_label(label::OWNER, OWNER));
+            }
         }
     }
 }
 
 #[async_trait]
 impl Registry for FakeRegistry {
-    async fn records(&self) -> Result<Vec<Endpoint>, RegistryError> {
+    async fn records(&self) -> Result<Snapshot, RegistryError> {
         self.reads.fetch_add(1, Ordering::SeqCst);
-        Ok(self.snapshot())
+        Ok(Snapshot::new(self.snapshot(), Default::default()))
     }
 
-    async fn apply_changes(&self, changes: Changes) -> Result<(), RegistryError> {
+    async fn apply(&self, _: Snapshot, changes: &[Change]) -> Result<(), RegistryError> {
         self.applies.fetch_add(1, Ordering::SeqCst);
         let failing = self
             .fail_applies
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
             .is_ok();
         if failing {
-            let err = (self.failure)(&changes);
+            let err = (self.failure)(changes);
             if let ProviderError::Partial { failures } = &err {
                 let skip: Vec<String> = failures.iter().map(|f| f.record.clone()).collect();
-                self.apply(&changes, &skip);
+                self.write(changes, &skip);
             }
             return Err(err.into());
         }
-        self.apply(&changes, &[]);
+        self.write(changes, &[]);
         Ok(())
     }
 
@@ -200,10 +167,6 @@ impl Registry for FakeRegistry {
 
     fn domain_filter(&self) -> DomainFilter {
         DomainFilter::default()
-    }
-
-    fn owner_id(&self) -> &str {
-        OWNER
     }
 }
 
@@ -219,8 +182,10 @@ fn controller(
     cluster: &Arc<FakeCluster>,
     source: &Arc<FakeSource>,
     registry: &Arc<FakeRegistry>,
-    config: ControllerConfig,
+    mut config: ControllerConfig,
 ) -> Controller {
+    // As the binary does: the plan's owner id is the one the registry writes.
+    config.plan.owner_id = OWNER.to_string();
     let cluster: Arc<dyn Cluster> = cluster.clone();
     let source: Arc<dyn DesiredEndpoints> = source.clone();
     let registry: Arc<dyn Registry> = registry.clone();
@@ -260,12 +225,12 @@ async fn first_sync_creates_and_second_sync_is_a_no_op() -> Result<(), SyncError
 
     let first = c.run_once().await?;
     assert!(first.applied);
-    assert_eq!(first.changes.create.len(), 1);
+    assert_eq!(four(&first.changes).create.len(), 1);
     assert_eq!(names(&registry.snapshot()), ["web.example.com A 10.0.0.1"]);
 
     let second = c.run_once().await?;
     assert!(!second.applied);
-    assert!(!second.changes.has_changes());
+    assert!(second.changes.is_empty());
     assert_eq!(registry.applies.load(Ordering::SeqCst), 1);
     assert_eq!(
         sample(c.metrics(), "external_dns_controller_no_op_runs_total "),
@@ -321,8 +286,8 @@ async fn dry_run_computes_the_plan_but_applies_nothing() -> Result<(), SyncError
 
     let report = c.run_once().await?;
     assert!(!report.applied);
-    assert_eq!(names(&report.changes.create), ["new.example.com A 10.0.0.2"]);
-    assert_eq!(names(&report.changes.delete), ["old.example.com A 10.0.0.1"]);
+    assert_eq!(names(&four(&report.changes).create), ["new.example.com A 10.0.0.2"]);
+    assert_eq!(names(&four(&report.changes).delete), ["old.example.com A 10.0.0.1"]);
     assert_eq!(registry.applies.load(Ordering::SeqCst), 0);
     assert_eq!(names(&registry.snapshot()), ["old.example.com A 10.0.0.1"]);
     Ok(())
@@ -344,7 +309,7 @@ async fn records_of_another_owner_are_never_touched() -> Result<(), SyncError> {
     let c = controller(&cluster, &source, &registry, ControllerConfig::default());
 
     let report = c.run_once().await?;
-    assert!(!report.changes.has_changes(), "{:?}", report.changes);
+    assert!(report.changes.is_empty(), "{:?}", report.changes);
     assert_eq!(registry.applies.load(Ordering::SeqCst), 0);
     assert_eq!(
         names(&registry.snapshot()),
@@ -362,7 +327,7 @@ async fn records_of_another_owner_are_never_touched() -> Result<(), SyncError> {
 async fn provider_error_is_returned_and_counted() {
     let cluster = FakeCluster::new(true);
     let source = FakeSource::with(vec![a("web.example.com", "10.0.0.1")]);
-    let registry = FakeRegistry::failing(vec![], 1, |_| ProviderError::Transient("connection refused".into()));
+    let registry = FakeRegistry::failing(vec![], 1, |_| ProviderError::transient("connection refused"));
     let c = controller(&cluster, &source, &registry, ControllerConfig::default());
 
     let result = c.run_once().await;
@@ -396,7 +361,7 @@ async fn partial_failure_keeps_the_changes_that_landed() {
     assert!(
         retry
             .as_ref()
-            .is_ok_and(|r| names(&r.changes.create) == ["bad.example.com A 10.0.0.2"]),
+            .is_ok_and(|r| names(&four(&r.changes).create) == ["bad.example.com A 10.0.0.2"]),
         "{retry:?}"
     );
 }
@@ -556,7 +521,7 @@ async fn changes_are_ignored_without_events() -> Result<(), tokio::task::JoinErr
 async fn transient_provider_errors_are_retried_with_backoff_without_exiting() -> Result<(), tokio::task::JoinError> {
     let cluster = FakeCluster::new(true);
     let source = FakeSource::with(vec![a("web.example.com", "10.0.0.1")]);
-    let registry = FakeRegistry::failing(vec![], 3, |_| ProviderError::Transient("timeout".into()));
+    let registry = FakeRegistry::failing(vec![], 3, |_| ProviderError::transient("timeout"));
     let config = ControllerConfig {
         interval: Duration::from_secs(60),
         ..ControllerConfig::default()
@@ -674,4 +639,9 @@ fn retry_delay_doubles_from_one_second_up_to_the_interval() {
         let late = crate::controller::retry_delay(40, minute);
         assert!(late >= Duration::from_secs(30) && late <= minute, "{late:?}");
     }
+}
+
+/// A sync's changes in external-dns's four-list shape, which these assertions read best in.
+fn four(changes: &[Change]) -> Changes {
+    changes.iter().cloned().collect()
 }

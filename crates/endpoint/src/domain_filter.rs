@@ -16,10 +16,15 @@ struct RegexFilter {
     exclude: Option<Regex>,
 }
 
+#[non_exhaustive]
 #[derive(Debug, thiserror::Error)]
 pub enum DomainFilterError {
     #[error("invalid domain filter regular expression {pattern:?}: {source}")]
-    Regex { pattern: String, source: regex::Error },
+    Regex {
+        pattern: String,
+        #[source]
+        source: regex::Error,
+    },
     #[error("a domain filter has either include/exclude lists or regular expressions, not both")]
     ListsAndRegex,
 }
@@ -281,8 +286,10 @@ mod tests {
     }
 
     #[test]
-    fn an_invalid_regex_is_an_error() {
-        assert!(DomainFilter::with_regex("(", "").is_err());
+    fn an_invalid_regex_is_an_error_naming_the_pattern_and_keeping_the_cause() {
+        let err = DomainFilter::with_regex("(", "").err();
+        assert!(matches!(&err, Some(DomainFilterError::Regex { pattern, .. }) if pattern == "("));
+        assert!(err.as_ref().and_then(std::error::Error::source).is_some());
     }
 
     #[test]

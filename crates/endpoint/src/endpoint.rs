@@ -1,10 +1,9 @@
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Labels, RecordType, Targets, label};
+use crate::{Labels, RecordType, Target, TargetKind, Targets, label};
 
 /// A record TTL in seconds. Zero (or negative) means "not configured": the provider's default applies and the
 /// plan never updates a record just to clear its TTL.
@@ -156,15 +155,15 @@ impl Endpoint {
     pub fn new<I, S>(dns_name: &str, record_type: RecordType, targets: I) -> Self
     where
         I: IntoIterator<Item = S>,
-        S: Into<String>,
+        S: Into<Target>,
     {
         let keep_dots = record_type.keeps_target_dots();
         let targets = targets
             .into_iter()
             .map(|t| {
-                let mut t: String = t.into();
-                if !keep_dots && t.ends_with('.') {
-                    t.pop();
+                let mut t: Target = t.into();
+                if !keep_dots {
+                    t.trim_trailing_dot();
                 }
                 t
             })
@@ -227,21 +226,21 @@ impl Endpoint {
     /// dual-stack split). Targets keep their order; `resource`, when not empty, becomes the resource label.
     pub fn for_hostname(
         hostname: &str,
-        targets: &[String],
+        targets: &[Target],
         ttl: Ttl,
         provider_specific: &ProviderSpecific,
         set_identifier: &str,
         resource: &str,
     ) -> Vec<Endpoint> {
-        let mut by_type: [(RecordType, Vec<&str>); 3] = [
+        let mut by_type: [(RecordType, Vec<&Target>); 3] = [
             (RecordType::A, vec![]),
             (RecordType::Aaaa, vec![]),
             (RecordType::Cname, vec![]),
         ];
         for t in targets {
-            let slot = match suitable_type(t) {
-                RecordType::A => 0,
-                RecordType::Aaaa => 1,
+            let slot = match t.kind() {
+                TargetKind::Ipv4(_) => 0,
+                TargetKind::Ipv6(_) => 1,
                 _ => 2,
             };
             by_type[slot].1.push(t);
@@ -280,28 +279,11 @@ impl fmt::Display for Endpoint {
     }
 }
 
-/// Parse an address as Go's `netip.ParseAddr` does: strict dotted IPv4 (no leading zeros), IPv6 including
-/// IPv4-mapped forms and an optional `%zone`. Surrounding whitespace makes it not an address.
-pub(crate) fn parse_ip(s: &str) -> Option<IpAddr> {
-    if let Ok(v4) = s.parse::<Ipv4Addr>() {
-        return Some(IpAddr::V4(v4));
-    }
-    let addr = match s.split_once('%') {
-        Some((_, "")) => return None,
-        Some((addr, _zone)) => addr,
-        None => s,
-    };
-    addr.parse::<Ipv6Addr>().ok().map(IpAddr::V6)
-}
-
-/// The record type a target calls for: A for an IPv4 address, AAAA for an IPv6 one (IPv4-mapped included),
-/// CNAME for anything else.
-pub fn suitable_type(target: &str) -> RecordType {
-    match parse_ip(target) {
-        Some(IpAddr::V4(_)) => RecordType::A,
-        Some(IpAddr::V6(_)) => RecordType::Aaaa,
-        None => RecordType::Cname,
-    }
+/// The record type a target's text calls for: A for an IPv4 address, AAAA for an IPv6 one (IPv4-mapped
+/// included), CNAME for anything else. For text that is not a [`Target`] yet; a target answers
+/// [`Target::suitable_type`] without parsing.
+pub fn suitable_type(text: &str) -> RecordType {
+    TargetKind::of(text).suitable_type()
 }
 
 /// Merge endpoints that describe the same record: same name, type, set identifier and TTL (for CNAME and DNAME
@@ -309,7 +291,7 @@ pub fn suitable_type(target: &str) -> RecordType {
 /// deduplicated; the first endpoint's metadata wins; object references are unioned. CNAME/DNAME endpoints
 /// without targets are dropped. Unlike external-dns the output order is deterministic (first appearance).
 pub fn merge_endpoints(endpoints: Vec<Endpoint>) -> Vec<Endpoint> {
-    type Key = (String, RecordType, String, Ttl, Option<String>);
+    type Key = (String, RecordType, String, Ttl, Option<Target>);
     let mut index: HashMap<Key, usize> = HashMap::with_capacity(endpoints.len());
     let mut out: Vec<Endpoint> = Vec::with_capacity(endpoints.len());
     for e in endpoints {
@@ -355,6 +337,10 @@ mod tests {
         v.iter().map(|s| s.to_string()).collect()
     }
 
+    fn targets(v: &[&str]) -> Vec<Target> {
+        v.iter().copied().map(Target::from).collect()
+    }
+
     #[test]
     fn constructor_trims_one_trailing_dot_from_name_and_targets() {
         let e = Endpoint::new("a.example.com.", RecordType::Cname, ["b.example.com."]);
@@ -385,7 +371,7 @@ mod tests {
     fn for_hostname_splits_targets_into_a_aaaa_and_cname_in_that_order() {
         let eps = Endpoint::for_hostname(
             "x.example.com",
-            &strings(&["lb.example.com", "2001:db8::1", "1.2.3.4", "5.6.7.8"]),
+            &targets(&["lb.example.com", "2001:db8::1", "1.2.3.4", "5.6.7.8"]),
             Ttl(60),
             &ProviderSpecific::default(),
             "blue",

@@ -9,17 +9,19 @@ mod domain_filter;
 mod endpoint;
 mod labels;
 mod record_type;
+mod target;
 mod target_filter;
 mod targets;
 mod validation;
 
-pub use changes::Changes;
+pub use changes::{Change, Changes, RecordName, UnpairedUpdates};
 pub use domain_filter::{DomainFilter, DomainFilterError};
 pub use endpoint::{
     Endpoint, EndpointKey, ObjectRef, ProviderSpecific, ProviderSpecificProperty, Ttl, merge_endpoints, suitable_type,
 };
 pub use labels::{Labels, label};
 pub use record_type::RecordType;
-pub use target_filter::{TargetNetFilter, TargetNetFilterError};
+pub use target::{Target, TargetKind};
+pub use target_filter::{NetworkList, TargetNetFilter, TargetNetFilterError};
 pub use targets::Targets;
-pub use validation::{InvalidEndpoint, validate_dns_name, validate_endpoint};
+pub use validation::{AddressFamily, InvalidEndpoint, validate_dns_name, validate_endpoint};

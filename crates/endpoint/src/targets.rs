@@ -1,10 +1,10 @@
+use std::borrow::Cow;
 use std::cmp::Ordering;
-use std::net::IpAddr;
 use std::ops::{Deref, DerefMut};
 
 use serde::{Deserialize, Serialize};
 
-use crate::endpoint::parse_ip;
+use crate::Target;
 
 /// The targets of one record: IP addresses, hostnames or record data (`"0 50 30192 host."` for SRV).
 ///
@@ -12,16 +12,16 @@ use crate::endpoint::parse_ip;
 /// resolver's choices depend on them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
-pub struct Targets(pub Vec<String>);
+pub struct Targets(pub Vec<Target>);
 
 impl Targets {
     /// Deduplicated and sorted in plain string order, as external-dns's `NewTargets`.
     pub fn new<I, S>(targets: I) -> Self
     where
         I: IntoIterator<Item = S>,
-        S: Into<String>,
+        S: Into<Target>,
     {
-        let mut t: Vec<String> = targets.into_iter().map(Into::into).collect();
+        let mut t: Vec<Target> = targets.into_iter().map(Into::into).collect();
         t.sort_unstable();
         t.dedup();
         Targets(t)
@@ -40,13 +40,10 @@ impl Targets {
         if self.len() != other.len() {
             return false;
         }
-        let mut a: Vec<&String> = self.iter().collect();
-        let mut b: Vec<&String> = other.iter().collect();
-        a.sort_by(|x, y| target_order(x, y));
-        b.sort_by(|x, y| target_order(x, y));
-        for (x, y) in a.iter().zip(b.iter()) {
+        let (a, b) = (sorted_for_same(self), sorted_for_same(other));
+        for ((x, _), (y, _)) in a.iter().zip(b.iter()) {
             if !x.eq_ignore_ascii_case(y) {
-                return match (parse_ip(x), parse_ip(y)) {
+                return match (x.ip(), y.ip()) {
                     (Some(ix), Some(iy)) => ix == iy,
                     _ => false,
                 };
@@ -63,15 +60,15 @@ impl Targets {
             Ordering::Greater => return false,
             Ordering::Equal => {}
         }
-        let mut a: Vec<&String> = self.iter().collect();
-        let mut b: Vec<&String> = other.iter().collect();
+        let mut a: Vec<&Target> = self.iter().collect();
+        let mut b: Vec<&Target> = other.iter().collect();
         a.sort_unstable();
         b.sort_unstable();
         for (x, y) in a.iter().zip(b.iter()) {
             if x == y {
                 continue;
             }
-            return match (parse_ip(x), parse_ip(y)) {
+            return match (x.ip(), y.ip()) {
                 (Some(ix), Some(iy)) => ix < iy,
                 (Some(_), None) => true,
                 (None, Some(_)) => false,
@@ -82,40 +79,57 @@ impl Targets {
     }
 }
 
-/// external-dns's `Targets.Less`: canonical address strings when both are IPs, else plain strings.
-fn target_order(a: &str, b: &str) -> Ordering {
-    match (parse_ip(a), parse_ip(b)) {
-        (Some(x), Some(y)) => canonical(x).cmp(&canonical(y)),
-        _ => a.cmp(b),
+/// The targets in external-dns's `Targets.Less` order: canonical address strings when both are IPs, else
+/// the plain strings. Each target's canonical spelling is made once, not at every comparison; the order
+/// is not total (an address compares to another by its canonical form, to a name by its text), so the
+/// comparisons and the stable sort are kept exactly as they were.
+fn sorted_for_same(t: &Targets) -> Vec<(&Target, Option<Cow<'_, str>>)> {
+    let mut v: Vec<(&Target, Option<Cow<'_, str>>)> = t.iter().map(|x| (x, canonical(x))).collect();
+    v.sort_by(|(x, cx), (y, cy)| match (cx, cy) {
+        (Some(cx), Some(cy)) => cx.cmp(cy),
+        _ => x.as_str().cmp(y.as_str()),
+    });
+    v
+}
+
+/// An address's canonical spelling: an IPv4 target's text is already canonical (the parser takes no
+/// other form); an IPv6 one is spelled out again without its zone.
+fn canonical(t: &Target) -> Option<Cow<'_, str>> {
+    match t.kind() {
+        crate::TargetKind::Ipv4(_) => Some(Cow::Borrowed(t.as_str())),
+        crate::TargetKind::Ipv6(a) => Some(Cow::Owned(a.to_string())),
+        _ => None,
     }
 }
 
-fn canonical(ip: IpAddr) -> String {
-    ip.to_string()
-}
-
 impl Deref for Targets {
-    type Target = Vec<String>;
-    fn deref(&self) -> &Vec<String> {
+    type Target = Vec<Target>;
+    fn deref(&self) -> &Vec<Target> {
         &self.0
     }
 }
 
 impl DerefMut for Targets {
-    fn deref_mut(&mut self) -> &mut Vec<String> {
+    fn deref_mut(&mut self) -> &mut Vec<Target> {
         &mut self.0
     }
 }
 
-impl<S: Into<String>> FromIterator<S> for Targets {
+impl<S: Into<Target>> FromIterator<S> for Targets {
     fn from_iter<I: IntoIterator<Item = S>>(iter: I) -> Self {
         Targets(iter.into_iter().map(Into::into).collect())
     }
 }
 
+impl From<Vec<Target>> for Targets {
+    fn from(v: Vec<Target>) -> Self {
+        Targets(v)
+    }
+}
+
 impl From<Vec<String>> for Targets {
     fn from(v: Vec<String>) -> Self {
-        Targets(v)
+        v.into_iter().collect()
     }
 }
 

@@ -1,10 +1,27 @@
-use std::net::IpAddr;
+use std::fmt;
 
-use crate::endpoint::parse_ip;
-use crate::{Endpoint, RecordType};
+use crate::{Endpoint, RecordType, Target, TargetKind};
+
+/// The address family an A or AAAA record's targets must have.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AddressFamily {
+    Ipv4,
+    Ipv6,
+}
+
+impl fmt::Display for AddressFamily {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            AddressFamily::Ipv4 => "IPv4",
+            AddressFamily::Ipv6 => "IPv6",
+        })
+    }
+}
 
 /// Why an endpoint cannot be written to DNS. Each variant names the rule it breaks, so the warning that
 /// drops the endpoint tells the user what to fix.
+#[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum InvalidEndpoint {
     #[error("DNS name {name:?} has a label longer than 63 characters")]
@@ -14,15 +31,15 @@ pub enum InvalidEndpoint {
     #[error("the alias property is only allowed on A, AAAA and CNAME records, not {record_type}")]
     AliasOnWrongType { record_type: RecordType },
     #[error("target {target:?} is not an {family} address")]
-    NotAnAddress { target: String, family: &'static str },
+    NotAnAddress { target: Target, family: AddressFamily },
     #[error("MX target {target:?} is not \"<preference> <host>\"")]
-    BadMx { target: String },
+    BadMx { target: Target },
     #[error("SRV target {target:?} is not \"<priority> <weight> <port> <host>.\"")]
-    BadSrv { target: String },
+    BadSrv { target: Target },
     #[error("PTR record {name:?} is not under in-addr.arpa or ip6.arpa")]
     PtrNotReverseName { name: String },
     #[error("PTR record needs at least one target that is a hostname, got {targets:?}")]
-    BadPtrTargets { targets: Vec<String> },
+    BadPtrTargets { targets: Vec<Target> },
 }
 
 /// Check a DNS name's length limits: labels of at most 63 characters, the whole name at most 253.
@@ -50,14 +67,17 @@ pub fn validate_endpoint(e: &Endpoint) -> Result<(), InvalidEndpoint> {
     }
     match e.record_type {
         RecordType::A | RecordType::Aaaa if alias != Some("true") => {
-            let want_v4 = e.record_type == RecordType::A;
+            let family = if e.record_type == RecordType::A {
+                AddressFamily::Ipv4
+            } else {
+                AddressFamily::Ipv6
+            };
             for t in e.targets.iter() {
                 let ok = matches!(
-                    (parse_ip(t), want_v4),
-                    (Some(IpAddr::V4(_)), true) | (Some(IpAddr::V6(_)), false)
+                    (t.kind(), family),
+                    (TargetKind::Ipv4(_), AddressFamily::Ipv4) | (TargetKind::Ipv6(_), AddressFamily::Ipv6)
                 );
                 if !ok {
-                    let family = if want_v4 { "IPv4" } else { "IPv6" };
                     return Err(InvalidEndpoint::NotAnAddress {
                         target: t.clone(),
                         family,
@@ -95,7 +115,7 @@ pub fn validate_endpoint(e: &Endpoint) -> Result<(), InvalidEndpoint> {
                     name: e.dns_name.clone(),
                 });
             }
-            let bad = e.targets.is_empty() || e.targets.iter().any(|t| t.trim().is_empty() || parse_ip(t).is_some());
+            let bad = e.targets.is_empty() || e.targets.iter().any(|t| t.trim().is_empty() || t.is_ip());
             if bad {
                 return Err(InvalidEndpoint::BadPtrTargets {
                     targets: e.targets.0.clone(),
@@ -159,6 +179,20 @@ mod tests {
     }
 
     #[test]
+    fn the_error_names_the_target_and_the_family_it_lacks() {
+        let err = validate_endpoint(&ep("x.com", RecordType::Aaaa, &["2001:db8::1", "1.2.3.4"])).err();
+        assert_eq!(
+            err,
+            Some(InvalidEndpoint::NotAnAddress {
+                target: "1.2.3.4".into(),
+                family: AddressFamily::Ipv6,
+            })
+        );
+        let text = err.map(|e| e.to_string()).unwrap_or_default();
+        assert_eq!(text, r#"target "1.2.3.4" is not an IPv6 address"#);
+    }
+
+    #[test]
     fn alias_true_allows_hostname_targets_on_a_records() {
         let mut ps = ProviderSpecific::default();
         ps.set("alias", "true");
@@ -187,6 +221,14 @@ mod tests {
         assert!(validate_endpoint(&ep("x.com", RecordType::Ptr, &["x.com"])).is_err());
         assert!(validate_endpoint(&ep("4.3.2.1.in-addr.arpa", RecordType::Ptr, &["1.2.3.4"])).is_err());
         assert!(validate_endpoint(&ep("4.3.2.1.in-addr.arpa", RecordType::Ptr, &[])).is_err());
+        let text = validate_endpoint(&ep("4.3.2.1.in-addr.arpa", RecordType::Ptr, &["x.com", " "]))
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert_eq!(
+            text,
+            r#"PTR record needs at least one target that is a hostname, got ["x.com", " "]"#
+        );
     }
 
     #[test]

@@ -3,17 +3,27 @@
 
 use std::time::Duration;
 
+/// A flag value that is not a usable duration.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DurationError {
+    #[error("invalid duration {0:?}: expected Go syntax such as 30s, 1m, 1h30m or 500ms")]
+    Syntax(String),
+    #[error("invalid duration {0:?}: negative durations are not allowed")]
+    Negative(String),
+}
+
 /// Parse a Go duration (`time.ParseDuration`, shared with the TTL annotation's parser) into a `Duration`.
 /// Negative durations are rejected: no extdns flag has a meaning for them.
-pub fn parse(s: &str) -> Result<Duration, String> {
-    let bad = || format!("invalid duration {s:?}: expected Go syntax such as 30s, 1m, 1h30m or 500ms");
+pub fn parse(s: &str) -> Result<Duration, DurationError> {
+    let bad = || DurationError::Syntax(s.to_string());
     let nanos = extdns_source::annotations::parse_go_duration(s).map_err(|_| bad())?;
     // Go's durations are int64 nanoseconds.
     if nanos.unsigned_abs() > i64::MAX as u128 {
         return Err(bad());
     }
     if nanos < 0 {
-        return Err(format!("invalid duration {s:?}: negative durations are not allowed"));
+        return Err(DurationError::Negative(s.to_string()));
     }
     u64::try_from(nanos).map(Duration::from_nanos).map_err(|_| bad())
 }
@@ -89,7 +99,7 @@ mod tests {
 
     #[test]
     fn negative_durations_are_rejected_with_a_clear_message() {
-        let err = parse("-1s").err().unwrap_or_default();
+        let err = parse("-1s").err().map(|e| e.to_string()).unwrap_or_default();
         assert!(err.contains("negative"), "{err}");
         assert_eq!(parse("-0s").ok(), Some(Duration::ZERO));
     }

@@ -2,7 +2,6 @@
 //! builds, and the endpoints printed. Nothing here talks to a cluster or a DNS provider.
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use extdns_endpoint::Endpoint;
@@ -10,13 +9,14 @@ use extdns_informer::manifests::{self, ManifestError};
 use extdns_source::SourceError;
 use extdns_source::resolver::Resolver;
 
-use crate::flags::{EndpointsArgs, Flags, OutputFormat};
-use crate::validate::{self, ValidationError};
+use crate::flags::OutputFormat;
+use crate::settings::{EndpointsSettings, ValidationError};
 use crate::wiring;
 
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum EndpointsError {
-    /// The flags cannot work together (exit code 2).
+    /// The settings cannot be put to work, e.g. no system resolver for hostname lookups (exit code 2).
     #[error(transparent)]
     Config(#[from] ValidationError),
     /// A manifest could not be read; the message names the file and the document.
@@ -28,38 +28,19 @@ pub enum EndpointsError {
     Output(#[from] std::io::Error),
 }
 
-impl EndpointsError {
-    /// The process exit code for this error: 2 for a bad configuration, 1 for bad input or a failure.
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            EndpointsError::Config(_) => crate::EXIT_USAGE,
-            _ => crate::EXIT_FAILURE,
-        }
-    }
-}
-
-/// The checks `extdns endpoints` makes before loading anything: the source checks, and manifests given.
-pub fn validate(flags: &Flags) -> Result<(), ValidationError> {
-    validate::sources(flags)?;
-    if flags.offline.manifests.is_empty() {
-        return Err(ValidationError(
-            "extdns endpoints needs --manifests PATH (files or directories of Kubernetes objects)".into(),
-        ));
-    }
-    Ok(())
-}
-
-/// The endpoints the configured sources produce from `flags.offline.manifests`, sorted by name, type, set
-/// identifier (then targets, so the order never depends on the input's). `resolver` answers
+/// The endpoints the configured sources produce from the manifests, sorted by name, type, set identifier
+/// (then targets, so the order never depends on the input's). `resolver` answers
 /// `--resolve-service-load-balancer-hostname` lookups; the system resolver when `None`.
-pub async fn collect(flags: &Flags, resolver: Option<Arc<dyn Resolver>>) -> Result<Vec<Endpoint>, EndpointsError> {
-    validate(flags)?;
+pub async fn collect(
+    settings: &EndpointsSettings,
+    resolver: Option<Arc<dyn Resolver>>,
+) -> Result<Vec<Endpoint>, EndpointsError> {
     let resolver = match resolver {
         Some(r) => r,
-        None => wiring::default_resolver(flags)?,
+        None => wiring::default_resolver(&settings.sources)?,
     };
-    let pipeline = wiring::build_pipeline_with(flags, resolver)?;
-    let cluster = load(&flags.offline.manifests, flags)?;
+    let pipeline = wiring::build_pipeline_with(&settings.sources, resolver);
+    let cluster = manifests::load(&settings.manifests, &settings.sources.load_options)?;
     let output = pipeline.endpoints(&cluster).await?;
     for ((record_type, source), n) in &output.invalid {
         tracing::warn!(source = %source, record_type = %record_type, count = n, "invalid endpoints dropped");
@@ -67,10 +48,6 @@ pub async fn collect(flags: &Flags, resolver: Option<Arc<dyn Resolver>>) -> Resu
     let mut endpoints = output.endpoints;
     sort(&mut endpoints);
     Ok(endpoints)
-}
-
-fn load(paths: &[PathBuf], flags: &Flags) -> Result<extdns_informer::MemoryCluster, ManifestError> {
-    manifests::load(paths, &wiring::load_options(flags))
 }
 
 /// By name, type, set identifier, then targets.
@@ -86,9 +63,13 @@ pub fn sort(endpoints: &mut [Endpoint]) {
 }
 
 /// The command: collect, then print in the chosen format.
-pub async fn run(args: &EndpointsArgs, out: &mut dyn Write) -> Result<(), EndpointsError> {
-    let endpoints = collect(&args.flags, None).await?;
-    let text = match args.output {
+pub async fn run(
+    settings: &EndpointsSettings,
+    output: OutputFormat,
+    out: &mut dyn Write,
+) -> Result<(), EndpointsError> {
+    let endpoints = collect(settings, None).await?;
+    let text = match output {
         OutputFormat::Json => render_json(&endpoints),
         OutputFormat::Table => render_table(&endpoints),
     };
@@ -209,13 +190,5 @@ mod tests {
         assert_eq!(lines[0], "NAME              TYPE    TTL   TARGETS           SET-ID");
         assert_eq!(lines[1], "web.example.com   A       300   1.2.3.4,5.6.7.8   -");
         assert_eq!(lines[2], "x.io              CNAME   -     lb.example.com    blue");
-    }
-
-    #[test]
-    fn manifests_are_required_by_the_preview() -> Result<(), clap::Error> {
-        let cli = crate::flags::try_parse_from(["extdns", "--source=service"])?;
-        let e = validate(&cli.flags).err().map(|e| e.0).unwrap_or_default();
-        assert!(e.starts_with("extdns endpoints needs --manifests"), "{e}");
-        Ok(())
     }
 }

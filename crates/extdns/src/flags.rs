@@ -520,6 +520,14 @@ pub struct ControlFlags {
     /// Also sync shortly after cluster changes, not only every --interval.
     #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
     pub events: bool,
+    /// Hold back every delete of a sync that would delete more than this percentage of the records extdns owns
+    /// in a zone (creates and updates still apply); 100 disables the guard. extdns only.
+    #[arg(long, value_name = "PERCENT", default_value_t = 50,
+          value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub deletion_guard_percent: u8,
+    /// The deletion guard never holds back fewer deletes than this in a zone. extdns only.
+    #[arg(long, value_name = "COUNT", default_value_t = 10)]
+    pub deletion_guard_min: usize,
     /// Emit Kubernetes Events of these kinds (repeatable): RecordReady, RecordDeleted, RecordError.
     #[arg(long, value_name = "KIND",
           value_parser = PossibleValuesParser::new(["RecordReady", "RecordDeleted", "RecordError"]))]
@@ -979,6 +987,10 @@ mod tests {
         assert_eq!(f.registry.dynamodb_table, "external-dns");
         assert_eq!(f.control.interval, Duration::from_secs(60));
         assert_eq!(f.control.min_event_sync_interval, Duration::from_secs(5));
+        assert_eq!(
+            (f.control.deletion_guard_percent, f.control.deletion_guard_min),
+            (50, 10)
+        );
         assert_eq!(f.control.log_level, LogLevel::Info);
         assert_eq!(f.control.log_format, LogFormat::Text);
         assert_eq!(f.control.metrics_address, ":7979");

@@ -1,5 +1,5 @@
-//! The extdns command line: external-dns's flags, their validation, and the wiring of typed configurations
-//! and trait objects from them. The binary (`main.rs`) only calls [`main`]; tests call the same code.
+//! The extdns command line: external-dns's flags, read once into [`Settings`], and the wiring of trait
+//! objects from those settings. The binary (`main.rs`) only calls [`main`]; tests call the same code.
 //!
 //! Two commands share every flag: the controller (no subcommand, [`run`]) and `extdns endpoints`, the
 //! preview that runs the sources over manifest files.
@@ -10,14 +10,14 @@ pub mod flags;
 pub mod logging;
 pub mod providers;
 pub mod run;
-pub mod validate;
+pub mod settings;
 pub mod wiring;
 
 use std::ffi::OsString;
 use std::process::ExitCode;
 
 pub use flags::{Cli, Command, Flags};
-pub use validate::ValidationError;
+pub use settings::{Settings, ValidationError};
 pub use wiring::build_pipeline;
 
 /// Exit code of a bad command line or configuration (as clap uses for parse errors).
@@ -48,12 +48,15 @@ where
     match cli.command {
         None => {
             let flags = cli.flags;
-            if let Err(e) = validate::controller(&flags) {
-                eprintln!("error: {e}");
-                return ExitCode::from(EXIT_USAGE);
-            }
+            let settings = match settings::controller(&flags) {
+                Ok(settings) => settings,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(EXIT_USAGE);
+                }
+            };
             logging::init(flags.control.log_format, flags.control.log_level);
-            match runtime.block_on(run::run(flags)) {
+            match runtime.block_on(run::run(&settings)) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("error: {e:#}");
@@ -62,19 +65,30 @@ where
             }
         }
         Some(Command::Endpoints(args)) => {
-            if let Err(e) = endpoints::validate(&args.flags) {
-                eprintln!("error: {e}");
-                return ExitCode::from(EXIT_USAGE);
-            }
+            let settings = match settings::endpoints(&args.flags) {
+                Ok(settings) => settings,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(EXIT_USAGE);
+                }
+            };
             logging::init(args.flags.control.log_format, args.flags.control.log_level);
             let mut stdout = std::io::stdout().lock();
-            match runtime.block_on(endpoints::run(&args, &mut stdout)) {
+            match runtime.block_on(endpoints::run(&settings, args.output, &mut stdout)) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("error: {e}");
-                    ExitCode::from(e.exit_code())
+                    ExitCode::from(endpoints_exit_code(&e))
                 }
             }
         }
+    }
+}
+
+/// A bad configuration exits 2; bad input or a failure exits 1.
+fn endpoints_exit_code(e: &endpoints::EndpointsError) -> u8 {
+    match e {
+        endpoints::EndpointsError::Config(_) => EXIT_USAGE,
+        _ => EXIT_FAILURE,
     }
 }

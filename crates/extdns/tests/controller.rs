@@ -5,26 +5,28 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use extdns::flags::{Flags, try_parse_from};
+use extdns::flags::try_parse_from;
 use extdns::providers::build_provider;
 use extdns::run::{build_cluster, controller_with_cluster, controller_with_pipeline, run_once_with, watched_kinds};
-use extdns::wiring::{build_sources, default_resolver, pipeline_config};
+use extdns::settings::{self, Settings};
+use extdns::wiring::{build_sources, default_resolver};
 use extdns_controller::{Metrics, SyncError};
-use extdns_endpoint::{Endpoint, RecordType};
-use extdns_informer::{Cluster, ResourceKind};
+use extdns_endpoint::{Change, Changes, Endpoint, RecordType};
+use extdns_informer::{ClusterStore, ResourceKind};
 use extdns_informer::{LiveCluster, LiveOptions};
 use extdns_provider::{InMemoryProvider, Provider};
 use extdns_source::{Pipeline, Source, SourceError};
 
 type Error = Box<dyn std::error::Error>;
 
-fn flags(args: &[&str]) -> Result<Flags, Error> {
+/// The controller's settings from these arguments.
+fn controller_settings(args: &[&str]) -> Result<Settings, Error> {
     let cli = try_parse_from(std::iter::once("extdns").chain(args.iter().copied()))?;
-    Ok(cli.flags)
+    Ok(settings::controller(&cli.flags)?)
 }
 
-/// The controller flags over the manifests in `dir`, plus `extra`.
-fn flags_over(dir: &Path, extra: &[&str]) -> Result<Flags, Error> {
+/// The controller settings over the manifests in `dir`, plus `extra`.
+fn settings_over(dir: &Path, extra: &[&str]) -> Result<Settings, Error> {
     let dir = dir.to_str().ok_or("path")?;
     let mut args = vec![
         "--source=service",
@@ -34,7 +36,7 @@ fn flags_over(dir: &Path, extra: &[&str]) -> Result<Flags, Error> {
         dir,
     ];
     args.extend_from_slice(extra);
-    flags(&args)
+    controller_settings(&args)
 }
 
 fn examples() -> PathBuf {
@@ -83,11 +85,11 @@ fn as_provider(p: &Arc<InMemoryProvider>) -> Arc<dyn Provider> {
 #[tokio::test]
 async fn first_sync_creates_records_with_their_txt_and_second_changes_nothing() -> Result<(), Error> {
     let provider = Arc::new(InMemoryProvider::new(vec![]));
-    let f = flags_over(&examples(), &[])?;
+    let f = settings_over(&examples(), &[])?;
 
     let first = run_once_with(&f, as_provider(&provider)).await?;
     assert!(first.applied);
-    assert!(!first.changes.create.is_empty());
+    assert!(!four(&first.changes).create.is_empty());
     let a_names = names_of(&provider, RecordType::A);
     assert!(a_names.contains("web.example.com"), "{a_names:?}");
     assert!(records(&provider).contains("web.example.com A 203.0.113.10"));
@@ -97,7 +99,7 @@ async fn first_sync_creates_records_with_their_txt_and_second_changes_nothing() 
         .into_iter()
         .filter(|e| e.record_type == RecordType::Txt)
         .collect();
-    for created in &first.changes.create {
+    for created in &four(&first.changes).create {
         let owner_record = txt.iter().find(|t| {
             t.dns_name.contains(&created.dns_name) && t.targets.iter().any(|v| v.contains("external-dns/owner=default"))
         });
@@ -106,7 +108,7 @@ async fn first_sync_creates_records_with_their_txt_and_second_changes_nothing() 
     let writes = provider.apply_calls();
 
     let second = run_once_with(&f, as_provider(&provider)).await?;
-    assert!(!second.changes.has_changes(), "{:?}", second.changes);
+    assert!(second.changes.is_empty(), "{:?}", second.changes);
     assert!(!second.applied);
     assert_eq!(provider.apply_calls(), writes, "the second sync wrote to the provider");
     Ok(())
@@ -116,7 +118,7 @@ async fn first_sync_creates_records_with_their_txt_and_second_changes_nothing() 
 async fn removing_a_service_deletes_exactly_its_records() -> Result<(), Error> {
     let dir = tempfile::tempdir()?;
     let provider = Arc::new(InMemoryProvider::new(vec![]));
-    let f = flags_over(dir.path(), &[])?;
+    let f = settings_over(dir.path(), &[])?;
 
     write_manifests(
         dir.path(),
@@ -131,9 +133,9 @@ async fn removing_a_service_deletes_exactly_its_records() -> Result<(), Error> {
 
     write_manifests(dir.path(), &[service("web", "web.example.com", "203.0.113.10")])?;
     let report = run_once_with(&f, as_provider(&provider)).await?;
-    let deleted: Vec<String> = report.changes.delete.iter().map(describe).collect();
+    let deleted: Vec<String> = four(&report.changes).delete.iter().map(describe).collect();
     assert_eq!(deleted, ["api.example.com A 203.0.113.11"]);
-    assert!(report.changes.create.is_empty() && report.changes.update_new.is_empty());
+    assert!(four(&report.changes).create.is_empty() && four(&report.changes).update_new.is_empty());
 
     let after = records(&provider);
     let gone: BTreeSet<&String> = before.difference(&after).collect();
@@ -162,7 +164,7 @@ async fn records_owned_by_another_owner_id_are_never_touched() -> Result<(), Err
         ],
     )?;
     run_once_with(
-        &flags_over(dir.path(), &["--txt-owner-id=other-cluster"])?,
+        &settings_over(dir.path(), &["--txt-owner-id=other-cluster"])?,
         as_provider(&provider),
     )
     .await?;
@@ -177,12 +179,20 @@ async fn records_owned_by_another_owner_id_are_never_touched() -> Result<(), Err
         ],
     )?;
     let report = run_once_with(
-        &flags_over(dir.path(), &["--txt-owner-id=default"])?,
+        &settings_over(dir.path(), &["--txt-owner-id=default"])?,
         as_provider(&provider),
     )
     .await?;
-    assert!(report.changes.delete.is_empty(), "{:?}", report.changes.delete);
-    assert!(report.changes.update_new.is_empty(), "{:?}", report.changes.update_new);
+    assert!(
+        four(&report.changes).delete.is_empty(),
+        "{:?}",
+        four(&report.changes).delete
+    );
+    assert!(
+        four(&report.changes).update_new.is_empty(),
+        "{:?}",
+        four(&report.changes).update_new
+    );
 
     let after = records(&provider);
     assert!(
@@ -205,7 +215,7 @@ impl Source for FailingSource {
     fn watched_kinds(&self) -> Vec<ResourceKind> {
         Vec::new()
     }
-    async fn endpoints(&self, _: &dyn Cluster) -> Result<Vec<Endpoint>, SourceError> {
+    async fn endpoints(&self, _: &ClusterStore) -> Result<Vec<Endpoint>, SourceError> {
         Err(SourceError::Other {
             source_name: "failing".into(),
             message: "view unavailable".into(),
@@ -216,7 +226,7 @@ impl Source for FailingSource {
 #[tokio::test]
 async fn a_source_error_deletes_nothing() -> Result<(), Error> {
     let provider = Arc::new(InMemoryProvider::new(vec![]));
-    let f = flags_over(&examples(), &["--source=gateway-httproute"])?;
+    let f = settings_over(&examples(), &["--source=gateway-httproute"])?;
     run_once_with(&f, as_provider(&provider)).await?;
     let before = records(&provider);
     assert!(!before.is_empty());
@@ -224,9 +234,9 @@ async fn a_source_error_deletes_nothing() -> Result<(), Error> {
 
     // The real sources succeed, one more fails and so yields no endpoint at all: the sync must stop before
     // planning, or every record the failed source owns would look unwanted.
-    let mut sources = build_sources(&f, default_resolver(&f)?)?;
+    let mut sources = build_sources(&f.sources, default_resolver(&f.sources)?);
     sources.push(Box::new(FailingSource));
-    let pipeline = Pipeline::new(sources, pipeline_config(&f)?);
+    let pipeline = Pipeline::new(sources, f.sources.pipeline.clone());
     let cluster = build_cluster(&f, &pipeline.watched_kinds()).await?;
     let metrics = Arc::new(Metrics::new("test", "test"));
     let controller = controller_with_pipeline(&f, pipeline, cluster, as_provider(&provider), metrics)?;
@@ -243,7 +253,7 @@ async fn a_source_error_deletes_nothing() -> Result<(), Error> {
 #[tokio::test]
 async fn an_unsynced_informer_deletes_nothing() -> Result<(), Error> {
     let provider = Arc::new(InMemoryProvider::new(vec![]));
-    let f = flags_over(&examples(), &[])?;
+    let f = settings_over(&examples(), &[])?;
     run_once_with(&f, as_provider(&provider)).await?;
     let before = records(&provider);
     assert!(!before.is_empty());
@@ -251,7 +261,7 @@ async fn an_unsynced_informer_deletes_nothing() -> Result<(), Error> {
 
     // A live view whose watchers have not finished their first list: it holds no object yet, which must
     // not read as "every Service is gone".
-    let live = flags(&["--source=service", "--provider=inmemory", "--policy=sync"])?;
+    let live = controller_settings(&["--source=service", "--provider=inmemory", "--policy=sync"])?;
     let cluster = Arc::new(LiveCluster::detached(&watched_kinds(&live)?, LiveOptions::default()));
     let metrics = Arc::new(Metrics::new("test", "test"));
     let controller = controller_with_cluster(&live, cluster, as_provider(&provider), metrics)?;
@@ -266,16 +276,16 @@ async fn an_unsynced_informer_deletes_nothing() -> Result<(), Error> {
 async fn dry_run_with_a_provider_that_fails_every_write_succeeds_and_writes_nothing() -> Result<(), Error> {
     let provider = Arc::new(InMemoryProvider::new(vec![]));
     provider.fail_all_writes();
-    let f = flags_over(&examples(), &["--dry-run"])?;
+    let f = settings_over(&examples(), &["--dry-run"])?;
 
     let report = run_once_with(&f, as_provider(&provider)).await?;
-    assert!(!report.changes.create.is_empty(), "the dry run planned nothing");
+    assert!(!four(&report.changes).create.is_empty(), "the dry run planned nothing");
     assert!(!report.applied);
     assert_eq!(provider.apply_calls(), 0);
     assert!(provider.snapshot().is_empty());
 
     // The same provider does fail a real run, so the dry run's success is not an accident.
-    let real = run_once_with(&flags_over(&examples(), &[])?, as_provider(&provider)).await;
+    let real = run_once_with(&settings_over(&examples(), &[])?, as_provider(&provider)).await;
     assert!(real.is_err());
     Ok(())
 }
@@ -283,7 +293,7 @@ async fn dry_run_with_a_provider_that_fails_every_write_succeeds_and_writes_noth
 #[tokio::test]
 async fn noop_registry_writes_no_ownership_records() -> Result<(), Error> {
     let provider = Arc::new(InMemoryProvider::new(vec![]));
-    let f = flags_over(&examples(), &["--registry=noop"])?;
+    let f = settings_over(&examples(), &["--registry=noop"])?;
     let report = run_once_with(&f, as_provider(&provider)).await?;
     assert!(report.applied);
     assert!(
@@ -305,17 +315,22 @@ async fn inmemory_zones_limit_what_is_managed() -> Result<(), Error> {
             service("out", "out.example.org", "203.0.113.11"),
         ],
     )?;
-    let f = flags_over(dir.path(), &["--inmemory-zone=example.com"])?;
-    let report = run_once_with(&f, build_provider(&f)?).await?;
-    let created: Vec<String> = report.changes.create.iter().map(describe).collect();
+    let f = settings_over(dir.path(), &["--inmemory-zone=example.com"])?;
+    let report = run_once_with(&f, build_provider(&f.provider)?).await?;
+    let created: Vec<String> = four(&report.changes).create.iter().map(describe).collect();
     assert_eq!(created, ["in.example.com A 203.0.113.10"]);
     Ok(())
 }
 
 #[test]
 fn providers_extdns_does_not_implement_are_a_clear_error() -> Result<(), Error> {
-    let f = flags(&["--source=service", "--provider=aws"])?;
-    let err = build_provider(&f).err().map(|e| e.to_string());
+    let f = controller_settings(&["--source=service", "--provider=aws"])?;
+    let err = build_provider(&f.provider).err().map(|e| e.to_string());
     assert_eq!(err.as_deref(), Some("provider aws is not supported by extdns yet"));
     Ok(())
+}
+
+/// A sync's changes in external-dns's four-list shape, which these assertions read best in.
+fn four(changes: &[Change]) -> Changes {
+    changes.iter().cloned().collect()
 }

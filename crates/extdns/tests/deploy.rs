@@ -108,7 +108,7 @@ fn deployment_args_are_flags_extdns_accepts() -> Result<(), Error> {
     let args = strings(&d["spec"]["template"]["spec"]["containers"][0]["args"]);
     assert!(!args.is_empty());
     let cli = extdns::flags::try_parse_from(std::iter::once("extdns".to_string()).chain(args))?;
-    extdns::validate::controller(&cli.flags)?;
+    extdns::settings::controller(&cli.flags)?;
     Ok(())
 }
 

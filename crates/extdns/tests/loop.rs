@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use extdns::flags::try_parse_from;
 use extdns::run::{controller_with_cluster, watched_kinds};
+use extdns::settings;
 use extdns_controller::{CancellationToken, Metrics};
 use extdns_informer::{LiveCluster, LiveOptions, ResourceKind};
 use extdns_provider::InMemoryProvider;
@@ -62,7 +63,7 @@ fn a_records(p: &InMemoryProvider) -> Vec<String> {
 
 #[tokio::test(start_paused = true)]
 async fn events_sync_changes_after_the_debounce_without_waiting_for_the_interval() -> Result<(), Error> {
-    let flags = try_parse_from([
+    let cli = try_parse_from([
         "extdns",
         "--source=service",
         "--provider=inmemory",
@@ -70,13 +71,13 @@ async fn events_sync_changes_after_the_debounce_without_waiting_for_the_interval
         "--events",
         "--interval=1h",
         "--min-event-sync-interval=5s",
-    ])?
-    .flags;
-    let kinds = watched_kinds(&flags)?;
+    ])?;
+    let settings = settings::controller(&cli.flags)?;
+    let kinds = watched_kinds(&settings)?;
     let cluster = Arc::new(LiveCluster::detached(&kinds, LiveOptions::default()));
     let provider = Arc::new(InMemoryProvider::new(vec![]));
     let controller = controller_with_cluster(
-        &flags,
+        &settings,
         cluster.clone(),
         provider.clone(),
         Arc::new(Metrics::new("t", "t")),

@@ -261,6 +261,151 @@ fn bind_a_refused_record_fails_alone_and_the_others_land() {
     assert_eq!(server.dig("web.example.org", "A"), vec!["192.0.2.10"]);
     assert_eq!(server.dig("alias.example.org", "CNAME"), vec!["lb.example.net."]);
     assert_eq!(server.dig("refused.example.org", "A"), Vec::<String>::new());
+    // A record and its ownership record land together or not at all: an ownership record left alone would
+    // make a later sync delete a record of that name that someone else created.
+    assert!(
+        !ownership_records(&server).iter().any(|n| n.contains("refused")),
+        "no ownership record without its record: {:?}",
+        ownership_records(&server)
+    );
+}
+
+/// A LoadBalancer Service `name` publishing `host` with one ingress entry (an `ip:` or a `hostname:` line).
+fn lb_service(name: &str, host: &str, ingress: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: {name}\n  namespace: default\n  annotations:\n    \
+         external-dns.kubernetes.io/hostname: \"{host}\"\nspec:\n  type: LoadBalancer\n  clusterIP: 10.96.0.20\n  \
+         ports:\n    - name: http\n      port: 80\nstatus:\n  loadBalancer:\n    ingress:\n      - {ingress}\n"
+    )
+}
+
+fn tempdir() -> tempfile::TempDir {
+    match tempfile::tempdir() {
+        Ok(d) => d,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+#[test]
+fn bind_an_update_to_an_unwritable_target_keeps_the_old_record() {
+    let server = DnsServer::start(Kind::Bind, &[Zone::new("example.org")]);
+    let dir = tempdir();
+    write_manifests(
+        dir.path(),
+        &lb_service("cdn", "cdn.example.org", "hostname: lb.example.net"),
+    );
+    ok(&extdns(&server, dir.path(), SECRET), "create");
+    assert_eq!(server.dig("cdn.example.org", "CNAME"), vec!["lb.example.net."]);
+
+    // The new target cannot be written as a DNS name: the update is one change, old and new together, so
+    // the old record stays rather than the name going offline.
+    write_manifests(
+        dir.path(),
+        &lb_service("cdn", "cdn.example.org", "hostname: 1.2.3.4/24"),
+    );
+    let _ = extdns(&server, dir.path(), SECRET);
+    assert_eq!(server.dig("cdn.example.org", "CNAME"), vec!["lb.example.net."]);
+    assert_eq!(ownership_records(&server), vec!["cname-cdn.example.org"]);
+}
+
+#[test]
+fn bind_wildcard_records_get_ownership_records_and_are_deleted_with_them() {
+    let server = DnsServer::start(Kind::Bind, &[Zone::new("example.org")]);
+    let dir = tempdir();
+    write_manifests(dir.path(), &lb_service("apps", "*.apps.example.org", "ip: 192.0.2.50"));
+    ok(&extdns(&server, dir.path(), SECRET), "create");
+    assert_eq!(server.dig("x.apps.example.org", "A"), vec!["192.0.2.50"]);
+    assert_eq!(ownership_records(&server), vec!["a-*.apps.example.org"]);
+
+    let serial = server.serial("example.org");
+    ok(&extdns(&server, dir.path(), SECRET), "second sync");
+    assert_eq!(
+        server.serial("example.org"),
+        serial,
+        "the wildcard record is owned: nothing to do"
+    );
+
+    write_manifests(dir.path(), "");
+    ok(&extdns(&server, dir.path(), SECRET), "delete");
+    assert_eq!(server.dig("x.apps.example.org", "A"), Vec::<String>::new());
+    assert_eq!(ownership_records(&server), Vec::<String>::new());
+}
+
+#[test]
+fn bind_unicode_names_are_owned_through_their_ascii_form() {
+    let server = DnsServer::start(Kind::Bind, &[Zone::new("example.org")]);
+    let dir = tempdir();
+    write_manifests(dir.path(), &lb_service("books", "bücher.example.org", "ip: 192.0.2.51"));
+    ok(&extdns(&server, dir.path(), SECRET), "create");
+    assert_eq!(server.dig("xn--bcher-kva.example.org", "A"), vec!["192.0.2.51"]);
+    assert_eq!(ownership_records(&server), vec!["a-xn--bcher-kva.example.org"]);
+
+    let serial = server.serial("example.org");
+    ok(&extdns(&server, dir.path(), SECRET), "second sync");
+    assert_eq!(
+        server.serial("example.org"),
+        serial,
+        "the record is owned: nothing to do"
+    );
+
+    write_manifests(dir.path(), "");
+    ok(&extdns(&server, dir.path(), SECRET), "delete");
+    assert_eq!(server.dig("xn--bcher-kva.example.org", "A"), Vec::<String>::new());
+    assert_eq!(ownership_records(&server), Vec::<String>::new());
+}
+
+#[test]
+fn bind_a_zero_interval_syncs_at_most_once_a_second() {
+    let server = DnsServer::start(Kind::Bind, &[Zone::new("example.org")]);
+    let dir = tempdir();
+    write_manifests(dir.path(), &lb_service("web", "web.example.org", "ip: 192.0.2.52"));
+    let port = server.port.to_string();
+    let mut child = match Command::new(env!("CARGO_BIN_EXE_extdns"))
+        .env_remove("RUST_LOG")
+        .args([
+            "--source=service",
+            "--provider=rfc2136",
+            "--registry=txt",
+            "--txt-owner-id",
+            OWNER,
+        ])
+        .args(["--manifests", &dir.path().display().to_string(), "--interval=0s"])
+        .args([
+            "--rfc2136-host=127.0.0.1",
+            "--rfc2136-port",
+            &port,
+            "--rfc2136-zone=example.org",
+        ])
+        .args(["--rfc2136-tsig-keyname", KEY_NAME, "--rfc2136-tsig-secret", SECRET])
+        .args([
+            "--rfc2136-tsig-secret-alg=hmac-sha256",
+            "--rfc2136-axfr",
+            "--metrics-address=127.0.0.1:0",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+    {
+        Ok(c) => c,
+        Err(e) => panic!("cannot run extdns: {e}"),
+    };
+    std::thread::sleep(std::time::Duration::from_millis(3500));
+    let _ = child.kill();
+    let out = match child.wait_with_output() {
+        Ok(o) => o,
+        Err(e) => panic!("{e}"),
+    };
+    let log = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let syncs = log.matches("All records are already up to date").count() + log.matches("create record").count();
+    assert_eq!(server.dig("web.example.org", "A"), vec!["192.0.2.52"], "{log}");
+    assert!(
+        (2..=5).contains(&syncs),
+        "{syncs} syncs in 3.5 s with --interval=0s:\n{log}"
+    );
 }
 
 #[test]
@@ -293,4 +438,72 @@ fn bind_ptr_records_are_created_and_removed_in_the_reverse_zone() {
     ok(&extdns_with(&server, dir.path(), SECRET, &ptr), "delete sync with PTR");
     assert_eq!(server.dig("10.2.0.192.in-addr.arpa", "PTR"), Vec::<String>::new());
     assert_eq!(server.dig("web.example.org", "A"), Vec::<String>::new());
+}
+
+/// `n` LoadBalancer Services `svc-<i>` publishing `svc-<i>.example.org`.
+fn many_services(range: std::ops::Range<usize>) -> String {
+    range
+        .map(|i| {
+            lb_service(
+                &format!("svc-{i}"),
+                &format!("svc-{i}.example.org"),
+                &format!("ip: 192.0.2.{}", 100 + i),
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("---\n")
+}
+
+#[test]
+fn bind_the_deletion_guard_holds_back_a_mass_deletion_but_not_a_small_one() {
+    let server = DnsServer::start(Kind::Bind, &[Zone::new("example.org")]);
+    let dir = tempdir();
+    write_manifests(dir.path(), &many_services(0..20));
+    ok(&extdns(&server, dir.path(), SECRET), "create 20");
+    assert_eq!(ownership_records(&server).len(), 20);
+
+    // Every Service gone at once (a wrong flag, an empty view): nothing is deleted, and the log says why.
+    write_manifests(dir.path(), "");
+    let serial = server.serial("example.org");
+    let out = extdns(&server, dir.path(), SECRET);
+    let log = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        log.contains("deletion guard") && log.contains("example.org") && log.contains("20"),
+        "{log}"
+    );
+    assert_eq!(server.serial("example.org"), serial, "nothing was deleted");
+    assert_eq!(server.dig("svc-7.example.org", "A"), vec!["192.0.2.107"]);
+
+    // A dry run shows what is held back, and still sends nothing.
+    let out = extdns_with(&server, dir.path(), SECRET, &["--dry-run"]);
+    let log = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        log.contains("holds it back") && log.contains("svc-7.example.org"),
+        "{log}"
+    );
+    assert_eq!(server.serial("example.org"), serial);
+
+    // Two of twenty removed: an ordinary sync, those two go (records and ownership records).
+    write_manifests(dir.path(), &many_services(0..18));
+    ok(&extdns(&server, dir.path(), SECRET), "remove 2");
+    assert_eq!(server.dig("svc-18.example.org", "A"), Vec::<String>::new());
+    assert_eq!(server.dig("svc-19.example.org", "A"), Vec::<String>::new());
+    assert_eq!(server.dig("svc-17.example.org", "A"), vec!["192.0.2.117"]);
+    assert_eq!(ownership_records(&server).len(), 18);
+
+    // The guard turned off: the operator means it.
+    write_manifests(dir.path(), "");
+    ok(
+        &extdns_with(&server, dir.path(), SECRET, &["--deletion-guard-percent=100"]),
+        "delete all, guard off",
+    );
+    assert_eq!(ownership_records(&server), Vec::<String>::new());
 }

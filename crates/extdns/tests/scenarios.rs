@@ -78,7 +78,7 @@ impl Expected {
     /// Every field the scenario compares, as a list of differences (empty = match).
     fn differences(&self, e: &Endpoint) -> Vec<String> {
         let mut d = Vec::new();
-        let got: BTreeSet<&str> = e.targets.iter().map(String::as_str).collect();
+        let got: BTreeSet<&str> = e.targets.iter().map(extdns_endpoint::Target::as_str).collect();
         if self.target_set() != got {
             d.push(format!("targets: expected {:?}, got {:?}", self.target_set(), got));
         }
@@ -172,7 +172,8 @@ async fn run(path: &Path, scenario: &Scenario) -> Result<Option<String>, Error> 
     for (host, ips) in &scenario.resolve {
         resolver.insert(host, ips.iter().copied());
     }
-    let actual = extdns::endpoints::collect(&args.flags, Some(Arc::new(resolver))).await?;
+    let settings = extdns::settings::endpoints(&args.flags)?;
+    let actual = extdns::endpoints::collect(&settings, Some(Arc::new(resolver))).await?;
 
     let mut unmatched: Vec<&Endpoint> = actual.iter().collect();
     let mut missing: Vec<&Expected> = Vec::new();

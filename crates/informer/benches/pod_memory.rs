@@ -207,7 +207,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     cluster.apply_event(Event::<Pod>::InitDone);
     let live_bytes = allocated() - before;
     let stored: usize = (0..NAMESPACES)
-        .map(|ns| cluster.pods(&format!("team-{ns:02}")).len())
+        .map(|ns| cluster.store().pods(&format!("team-{ns:02}")).len())
         .sum();
     assert_eq!(stored, n, "every Pod is stored");
     let interned = cluster.interner().len();

@@ -1,30 +1,34 @@
 //! The Kubernetes layer of extdns.
 //!
-//! Sources never talk to the API server: they read a [`Cluster`], a read-only view of the objects they need
-//! in a compact form ([`view`]). Two implementations exist: [`MemoryCluster`] (filled from manifest files, or
-//! by tests) and [`LiveCluster`], fed by kube-runtime watchers whose objects are converted on arrival
-//! ([`convert`]) so that only the fields sources read are kept.
+//! Sources never talk to the API server: they read a [`ClusterStore`], the one indexed store of the objects
+//! they need, in a compact form ([`view`]). Two things fill it: [`LiveCluster`], whose kube-runtime watchers
+//! decode and convert each object on arrival ([`convert`]) so that only the fields sources read are kept,
+//! and the [`manifests`] loader. Either way the lookups and their order (namespace, then name) are the same.
+//! The controller sees a [`Cluster`]: the store plus whether it is complete and when it changes.
 
 pub mod convert;
+mod decode;
 mod intern;
 pub mod live;
 pub mod manifests;
-mod memory;
+mod store;
 mod strmap;
 pub mod view;
 
 pub use convert::PodAnnotationPrefixes;
+pub use decode::DecodeError;
 pub use intern::Interner;
 pub use live::{InformerError, LiveCluster, LiveOptions, Watched};
-pub use manifests::{LoadOptions, ManifestError, load};
-pub use memory::MemoryCluster;
+pub use manifests::{LoadOptions, Loaded, ManifestError, ManifestWarning, load, load_lenient};
+pub use store::{ClusterStore, ObjectKey};
 pub use strmap::{StrMap, Sym};
 
+use std::fmt;
 use std::sync::Arc;
 
 use tokio::sync::watch;
 
-use view::{EndpointSlice, Gateway, ListenerSet, Namespace, Node, Pod, Route, RouteKind, Service};
+use view::RouteKind;
 
 /// The kinds of Kubernetes objects extdns can watch. A source lists the kinds it reads, and the live
 /// cluster starts reflectors for those kinds only.
@@ -40,24 +44,39 @@ pub enum ResourceKind {
     Route(RouteKind),
 }
 
-/// A read-only view of the cluster, as sources see it. Lookups are cheap (indexed); lists return shared
-/// handles, never copies of the objects.
+impl ResourceKind {
+    /// The API kind: `Service`, `HTTPRoute`, ...
+    pub fn kind(self) -> &'static str {
+        match self {
+            ResourceKind::Service => "Service",
+            ResourceKind::EndpointSlice => "EndpointSlice",
+            ResourceKind::Pod => "Pod",
+            ResourceKind::Node => "Node",
+            ResourceKind::Namespace => "Namespace",
+            ResourceKind::Gateway => "Gateway",
+            ResourceKind::ListenerSet => "ListenerSet",
+            ResourceKind::Route(r) => r.kind(),
+        }
+    }
+
+    /// Nodes and Namespaces have no namespace; everything else extdns reads is namespaced.
+    pub fn cluster_scoped(self) -> bool {
+        matches!(self, ResourceKind::Node | ResourceKind::Namespace)
+    }
+}
+
+impl fmt::Display for ResourceKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.kind())
+    }
+}
+
+/// The cluster as the controller sees it: the objects, whether the view is complete, and when it changes.
+/// Sources only ever get the [`ClusterStore`].
 pub trait Cluster: Send + Sync {
-    /// All Services in scope (`--namespace`, server-side label selector where one was sent).
-    fn services(&self) -> Vec<Arc<Service>>;
-    /// The EndpointSlices labelled `kubernetes.io/service-name=<service>` in `namespace`.
-    fn endpoint_slices(&self, namespace: &str, service: &str) -> Vec<Arc<EndpointSlice>>;
-    /// All Pods of a namespace.
-    fn pods(&self, namespace: &str) -> Vec<Arc<Pod>>;
-    fn pod(&self, namespace: &str, name: &str) -> Option<Arc<Pod>>;
-    fn nodes(&self) -> Vec<Arc<Node>>;
-    fn node(&self, name: &str) -> Option<Arc<Node>>;
-    fn namespace(&self, name: &str) -> Option<Arc<Namespace>>;
-    fn gateways(&self) -> Vec<Arc<Gateway>>;
-    fn gateway(&self, namespace: &str, name: &str) -> Option<Arc<Gateway>>;
-    fn listener_sets(&self) -> Vec<Arc<ListenerSet>>;
-    fn listener_set(&self, namespace: &str, name: &str) -> Option<Arc<ListenerSet>>;
-    fn routes(&self, kind: RouteKind) -> Vec<Arc<Route>>;
+    /// The objects. A shared handle rather than a borrow so that a view may swap in a freshly built store
+    /// (manifest files read again) while a sync still reads the previous one.
+    fn store(&self) -> Arc<ClusterStore>;
 
     /// Whether every watched kind has been listed at least once. Until then the view is incomplete and
     /// nothing may be deleted because of what it lacks.

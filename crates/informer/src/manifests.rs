@@ -1,36 +1,47 @@
-//! Kubernetes objects from files: the cluster view behind `extdns endpoints --manifests`.
+//! Kubernetes objects from files: the cluster view behind `extdns endpoints --manifests`, and the
+//! controller's when it reads manifests instead of an API server.
 //!
-//! The loader is strict on purpose: a preview that silently skipped a document would show endpoints the
-//! real controller would not produce. Every unparsable document, unknown kind or nameless object is an
-//! error naming the file, the document (1-based) and, inside a `List`, the item.
+//! Two modes. [`load`] is strict, for the preview: a preview that silently skipped a document would show
+//! endpoints the real controller would not produce, so every unparsable document, unknown kind or nameless
+//! object is an error naming the file, the document (1-based), its line and, inside a `List`, the item.
+//! [`load_lenient`] is for the controller: such a document (or `List` item) is skipped and reported in
+//! the returned warnings, the rest loads, and an object that names itself but cannot be decoded is recorded
+//! in the store as undecodable, as the live informer does. In both modes an unreadable path is an error:
+//! a view missing whole files must not be mistaken for a cluster without their objects.
+//!
+//! Objects are decoded and converted exactly as the live informer does ([`crate::decode`],
+//! [`crate::convert`]) into the same [`ClusterStore`].
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use crate::convert::{self, PodAnnotationPrefixes};
-use crate::intern::Interner;
+use crate::decode::{self, DecodeError};
 use crate::view::{self, RouteKind};
-use crate::{MemoryCluster, ResourceKind};
+use crate::{ClusterStore, ObjectKey, ResourceKind};
 
 /// How objects are loaded.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct LoadOptions {
     /// The annotations Pods keep (the live informer keeps the same ones).
     pub pod_annotation_prefixes: PodAnnotationPrefixes,
     /// Skip objects of kinds extdns never reads (Deployments, ConfigMaps...) with a warning, instead of
-    /// failing. Off by default: an unknown kind is more often a typo than an unrelated object.
+    /// failing. Off by default: an unknown kind is more often a typo than an unrelated object. Lenient
+    /// loading always skips them.
     pub skip_unknown_kinds: bool,
 }
 
 /// Where in the input an object came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Location {
-    pub path: PathBuf,
+    pub path: Arc<Path>,
     /// 1-based, counting every document of the file (empty ones too; a blank preamble before the first
     /// `---` is not a document).
     pub document: usize,
@@ -54,6 +65,7 @@ impl fmt::Display for Location {
 }
 
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ManifestError {
     #[error("cannot read {}: {source}", path.display())]
     Io {
@@ -61,10 +73,28 @@ pub enum ManifestError {
         #[source]
         source: std::io::Error,
     },
-    #[error("{at}: cannot parse: {message}")]
-    Parse { at: Location, message: String },
-    #[error("{at}: {message}")]
-    Invalid { at: Location, message: String },
+    #[error("{at}: cannot parse: {source}")]
+    Yaml {
+        at: Location,
+        #[source]
+        source: Box<serde_saphyr::Error>,
+    },
+    #[error("{at}: cannot parse: {source}")]
+    Json {
+        at: Location,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("{at}: expected a Kubernetes object, found {found}")]
+    NotAnObject { at: Location, found: &'static str },
+    #[error("{at}: {kind}: items is not a list")]
+    ItemsNotAList { at: Location, kind: String },
+    #[error("{at}: a List inside a List")]
+    NestedList { at: Location },
+    #[error("{at}: object has no kind")]
+    NoKind { at: Location },
+    #[error("{at}: {kind} has no apiVersion")]
+    NoApiVersion { at: Location, kind: String },
     #[error(
         "{at}: unknown kind {kind} (apiVersion {api_version}); extdns reads Service, Pod, Node, Namespace (v1), \
          EndpointSlice (discovery.k8s.io/v1), Gateway, ListenerSet, HTTPRoute, GRPCRoute, TLSRoute (gateway.networking.k8s.io/v1), \
@@ -75,8 +105,24 @@ pub enum ManifestError {
         api_version: String,
         kind: String,
     },
+    #[error("{at}: {kind}: metadata is not a mapping")]
+    MetadataNotAMapping { at: Location, kind: String },
     #[error("{at}: {kind} has no metadata.name")]
     MissingName { at: Location, kind: String },
+    #[error("{at}: {kind}: metadata.name must be a string, found {found}")]
+    NameNotAString {
+        at: Location,
+        kind: String,
+        found: &'static str,
+    },
+    /// The object names itself but the typed model cannot read it.
+    #[error("{at}: invalid {object}: {source}")]
+    Decode {
+        at: Location,
+        object: ObjectKey,
+        #[source]
+        source: Box<DecodeError>,
+    },
 }
 
 impl ManifestError {
@@ -84,23 +130,75 @@ impl ManifestError {
     pub fn location(&self) -> Option<&Location> {
         match self {
             ManifestError::Io { .. } => None,
-            ManifestError::Parse { at, .. }
-            | ManifestError::Invalid { at, .. }
+            ManifestError::Yaml { at, .. }
+            | ManifestError::Json { at, .. }
+            | ManifestError::NotAnObject { at, .. }
+            | ManifestError::ItemsNotAList { at, .. }
+            | ManifestError::NestedList { at }
+            | ManifestError::NoKind { at }
+            | ManifestError::NoApiVersion { at, .. }
             | ManifestError::UnknownKind { at, .. }
-            | ManifestError::MissingName { at, .. } => Some(at),
+            | ManifestError::MetadataNotAMapping { at, .. }
+            | ManifestError::MissingName { at, .. }
+            | ManifestError::NameNotAString { at, .. }
+            | ManifestError::Decode { at, .. } => Some(at),
         }
     }
 }
 
-/// Loads every object from files and directories into a cluster view.
+/// Something worth telling the user that did not stop the load.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ManifestWarning {
+    /// A document, `List` item or object left out (lenient loading, or a kind extdns does not read).
+    #[error("{0}; skipped")]
+    Skipped(#[source] ManifestError),
+    /// The same object twice; the later one is used, as `kubectl apply` would.
+    #[error("{at}: {object} appears again (first at {earlier}); the later one is used")]
+    Duplicate {
+        at: Location,
+        earlier: Location,
+        object: ObjectKey,
+    },
+    /// A FIFO, socket or device in a directory: reading it could block forever, so only regular files
+    /// under a directory are read.
+    #[error("{}: not a regular file; skipped", path.display())]
+    NotRegularFile { path: PathBuf },
+}
+
+/// A store built from files, and what was skipped or replaced on the way.
+#[derive(Debug)]
+pub struct Loaded {
+    pub store: ClusterStore,
+    pub warnings: Vec<ManifestWarning>,
+}
+
+/// Loads every object from files and directories into a store, strictly: the first bad document is the
+/// error. Warnings (duplicates, skipped kinds or files) are logged.
 ///
 /// Directories are walked recursively for `*.yaml`, `*.yml` and `*.json`, in sorted order so the result
 /// does not depend on the file system; entries whose name starts with `.` are skipped (this also reads a
-/// mounted ConfigMap once, not once more through its `..data` link). A file named explicitly is read
-/// whatever its extension: `.json` files as JSON (one or more concatenated values), anything else as
-/// multi-document YAML.
-pub fn load(paths: &[PathBuf], opts: &LoadOptions) -> Result<MemoryCluster, ManifestError> {
+/// mounted ConfigMap once, not once more through its `..data` link), and so are entries that are not
+/// regular files. A path named explicitly is read whatever it is (a pipe such as `<(kubectl get ...)`
+/// too) and whatever its extension: `.json` files as JSON (one or more concatenated values), anything
+/// else as multi-document YAML.
+pub fn load(paths: &[PathBuf], opts: &LoadOptions) -> Result<ClusterStore, ManifestError> {
     let mut loader = Loader::new(opts.clone());
+    let added = paths.iter().try_for_each(|p| loader.add_path(p));
+    let loaded = loader.finish();
+    for w in &loaded.warnings {
+        tracing::warn!("{w}");
+    }
+    added?;
+    Ok(loaded.store)
+}
+
+/// Loads like [`load`] but skips what it cannot read (see the module documentation), into a fresh store;
+/// meant to be called again whenever the files may have changed. The warnings are returned, not logged,
+/// so a caller reading the same files every sync can report only what changed. Only an unreadable path
+/// fails the load.
+pub fn load_lenient(paths: &[PathBuf], opts: &LoadOptions) -> Result<Loaded, ManifestError> {
+    let mut loader = Loader::lenient(opts.clone());
     for p in paths {
         loader.add_path(p)?;
     }
@@ -114,33 +212,35 @@ pub enum Format {
     Json,
 }
 
-/// Collects objects from several inputs, then builds the cluster view. A later object with the same kind,
-/// namespace and name replaces an earlier one (as `kubectl apply` would), with a warning.
+/// Collects objects from several inputs into a store. A later object with the same kind, namespace and
+/// name replaces an earlier one (as `kubectl apply` would), with a warning.
 #[derive(Debug)]
 pub struct Loader {
     opts: LoadOptions,
-    interner: Interner,
-    objects: BTreeMap<(ResourceKind, String, String), (Object, Location)>,
-}
-
-#[derive(Debug)]
-enum Object {
-    Service(view::Service),
-    EndpointSlice(view::EndpointSlice),
-    Pod(view::Pod),
-    Node(view::Node),
-    Namespace(view::Namespace),
-    Gateway(view::Gateway),
-    ListenerSet(view::ListenerSet),
-    Route(view::Route),
+    lenient: bool,
+    store: ClusterStore,
+    /// Where each object was first seen, to name both places when it appears again.
+    seen: HashMap<ObjectKey, Location>,
+    warnings: Vec<ManifestWarning>,
 }
 
 impl Loader {
+    /// A strict loader: every bad document is an error.
     pub fn new(opts: LoadOptions) -> Self {
         Loader {
             opts,
-            interner: Interner::new(),
-            objects: BTreeMap::new(),
+            lenient: false,
+            store: ClusterStore::new(),
+            seen: HashMap::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// A lenient loader: bad documents and items are skipped with a warning.
+    pub fn lenient(opts: LoadOptions) -> Self {
+        Loader {
+            lenient: true,
+            ..Loader::new(opts)
         }
     }
 
@@ -153,7 +253,7 @@ impl Loader {
         if meta.is_dir() {
             let mut files = Vec::new();
             let mut seen = HashSet::new();
-            collect_files(path, &mut files, &mut seen)?;
+            self.collect_files(path, &mut files, &mut seen)?;
             files.sort();
             for f in files {
                 self.add_file(&f)?;
@@ -175,30 +275,31 @@ impl Loader {
 
     /// Adds the objects of one input text; `origin` names it in errors.
     pub fn add_str(&mut self, text: &str, origin: &Path, format: Format) -> Result<(), ManifestError> {
+        let origin: Arc<Path> = Arc::from(origin);
         match format {
             Format::Json => {
                 let stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
                 for (i, value) in stream.enumerate() {
                     let mut at = Location {
-                        path: origin.to_path_buf(),
+                        path: Arc::clone(&origin),
                         document: i + 1,
                         line: None,
                         item: None,
                     };
-                    let value = value.map_err(|e| {
-                        at.line = Some(e.line());
-                        ManifestError::Parse {
-                            at: at.clone(),
-                            message: e.to_string(),
+                    match value {
+                        Ok(value) => self.add_document(value, at)?,
+                        Err(source) => {
+                            at.line = Some(source.line());
+                            // The rest of a broken JSON stream cannot be found again: stop here.
+                            return self.skip_or_fail(ManifestError::Json { at, source });
                         }
-                    })?;
-                    self.add_document(value, at)?;
+                    }
                 }
             }
             Format::Yaml => {
                 for doc in split_yaml(text) {
                     let at = Location {
-                        path: origin.to_path_buf(),
+                        path: Arc::clone(&origin),
                         document: doc.number,
                         line: Some(doc.line),
                         item: None,
@@ -206,18 +307,13 @@ impl Loader {
                     if doc.blank {
                         continue;
                     }
-                    // YAML 1.2 booleans only: `n`, `no`, `on` stay strings, so `name: n` is a name, not `false`;
-                    // `0755` stays a string too, as in YAML 1.2 it is not an octal number.
-                    let options = serde_saphyr::options! {
-                        strict_booleans: true,
-                        leading_zero_numbers_as_strings: true,
-                    };
-                    let value: Value =
-                        serde_saphyr::from_str_with_options(&doc.text, options).map_err(|e| ManifestError::Parse {
-                            at: at.clone(),
-                            message: e.to_string(),
-                        })?;
-                    self.add_document(value, at)?;
+                    match serde_saphyr::from_str_with_options::<Value>(&doc.text, yaml_options(doc.text.len())) {
+                        Ok(value) => self.add_document(value, at)?,
+                        Err(source) => self.skip_or_fail(ManifestError::Yaml {
+                            at,
+                            source: Box::new(source),
+                        })?,
+                    }
                 }
             }
         }
@@ -230,96 +326,99 @@ impl Loader {
             Value::Null => return Ok(()),
             Value::Object(m) => m,
             other => {
-                return Err(ManifestError::Invalid {
-                    at,
-                    message: format!("expected a Kubernetes object, found {}", json_type(&other)),
-                });
+                let found = json_type(&other);
+                return self.skip_or_fail(ManifestError::NotAnObject { at, found });
             }
         };
         let kind = str_field(&obj, "kind").unwrap_or_default().to_string();
-        if kind.ends_with("List") && obj.contains_key("items") {
-            let api_version = str_field(&obj, "apiVersion").unwrap_or_default().to_string();
-            let items = match obj.remove("items") {
-                Some(Value::Array(items)) => items,
-                Some(Value::Null) => Vec::new(),
-                _ => {
-                    return Err(ManifestError::Invalid {
-                        at,
-                        message: format!("{kind}: items is not a list"),
-                    });
+        if !(kind.ends_with("List") && obj.contains_key("items")) {
+            let added = self.add_object(obj, at);
+            return self.ok_or_skip(added);
+        }
+        let api_version = str_field(&obj, "apiVersion").unwrap_or_default().to_string();
+        let items = match obj.remove("items") {
+            Some(Value::Array(items)) => items,
+            Some(Value::Null) => Vec::new(),
+            _ => return self.skip_or_fail(ManifestError::ItemsNotAList { at, kind }),
+        };
+        // A typed list (`ServiceList`) may leave kind and apiVersion out of its items.
+        let item_kind = kind.strip_suffix("List").filter(|k| !k.is_empty());
+        for (i, item) in items.into_iter().enumerate() {
+            let item_at = Location {
+                item: Some(i),
+                ..at.clone()
+            };
+            let mut item = match item {
+                Value::Object(m) => m,
+                other => {
+                    let found = json_type(&other);
+                    self.skip_or_fail(ManifestError::NotAnObject { at: item_at, found })?;
+                    continue;
                 }
             };
-            // A typed list (`ServiceList`) may leave kind and apiVersion out of its items.
-            let item_kind = kind.strip_suffix("List").filter(|k| !k.is_empty());
-            for (i, item) in items.into_iter().enumerate() {
-                let item_at = Location {
-                    item: Some(i),
-                    ..at.clone()
-                };
-                let mut item = match item {
-                    Value::Object(m) => m,
-                    other => {
-                        return Err(ManifestError::Invalid {
-                            at: item_at,
-                            message: format!("expected a Kubernetes object, found {}", json_type(&other)),
-                        });
-                    }
-                };
-                if let Some(k) = item_kind {
-                    item.entry("kind").or_insert_with(|| Value::String(k.to_string()));
-                    item.entry("apiVersion")
-                        .or_insert_with(|| Value::String(api_version.clone()));
-                }
-                if str_field(&item, "kind").is_some_and(|k| k.ends_with("List")) && item.contains_key("items") {
-                    return Err(ManifestError::Invalid {
-                        at: item_at,
-                        message: "a List inside a List".to_string(),
-                    });
-                }
-                self.add_object(item, item_at)?;
+            if let Some(k) = item_kind {
+                item.entry("kind").or_insert_with(|| Value::String(k.to_string()));
+                item.entry("apiVersion")
+                    .or_insert_with(|| Value::String(api_version.clone()));
             }
-            return Ok(());
+            if str_field(&item, "kind").is_some_and(|k| k.ends_with("List")) && item.contains_key("items") {
+                self.skip_or_fail(ManifestError::NestedList { at: item_at })?;
+                continue;
+            }
+            let added = self.add_object(item, item_at);
+            self.ok_or_skip(added)?;
         }
-        self.add_object(obj, at)
+        Ok(())
+    }
+
+    /// The store of everything added, and the warnings so far.
+    pub fn finish(self) -> Loaded {
+        Loaded {
+            store: self.store,
+            warnings: self.warnings,
+        }
+    }
+
+    fn ok_or_skip(&mut self, r: Result<(), ManifestError>) -> Result<(), ManifestError> {
+        r.or_else(|e| self.skip_or_fail(e))
+    }
+
+    /// Strict: the error. Lenient: a warning, and an object that named itself is recorded undecodable.
+    fn skip_or_fail(&mut self, e: ManifestError) -> Result<(), ManifestError> {
+        let skip_kind = self.opts.skip_unknown_kinds && matches!(e, ManifestError::UnknownKind { .. });
+        if !self.lenient && !skip_kind {
+            return Err(e);
+        }
+        if let ManifestError::Decode { object, .. } = &e {
+            self.store.add_undecodable(object.kind, &object.namespace, &object.name);
+        }
+        self.warnings.push(ManifestWarning::Skipped(e));
+        Ok(())
     }
 
     fn add_object(&mut self, mut obj: Map<String, Value>, at: Location) -> Result<(), ManifestError> {
         let Some(kind) = str_field(&obj, "kind").map(str::to_string) else {
-            return Err(ManifestError::Invalid {
-                at,
-                message: "object has no kind".to_string(),
-            });
+            return Err(ManifestError::NoKind { at });
         };
         let Some(api_version) = str_field(&obj, "apiVersion").map(str::to_string) else {
-            return Err(ManifestError::Invalid {
-                at,
-                message: format!("{kind} has no apiVersion"),
-            });
+            return Err(ManifestError::NoApiVersion { at, kind });
         };
         let Some(rk) = resource_kind(&api_version, &kind) else {
-            if self.opts.skip_unknown_kinds {
-                tracing::warn!(location = %at, %kind, %api_version, "skipping an object of a kind extdns does not read");
-                return Ok(());
-            }
             return Err(ManifestError::UnknownKind { at, api_version, kind });
         };
         let metadata = obj.entry("metadata").or_insert_with(|| Value::Object(Map::new()));
         let Value::Object(metadata) = metadata else {
-            return Err(ManifestError::Invalid {
-                at,
-                message: format!("{kind}: metadata is not a mapping"),
-            });
+            return Err(ManifestError::MetadataNotAMapping { at, kind });
         };
         let name = match metadata.get("name") {
             Some(Value::String(n)) if !n.is_empty() => n.clone(),
             None | Some(Value::Null) | Some(Value::String(_)) => return Err(ManifestError::MissingName { at, kind }),
             Some(other) => {
-                let message = format!("{kind}: metadata.name must be a string, found {}", json_type(other));
-                return Err(ManifestError::Invalid { at, message });
+                let found = json_type(other);
+                return Err(ManifestError::NameNotAString { at, kind, found });
             }
         };
-        let cluster_scoped = matches!(rk, ResourceKind::Node | ResourceKind::Namespace);
-        let namespace = if cluster_scoped {
+        let namespace = if rk.cluster_scoped() {
             metadata.remove("namespace");
             String::new()
         } else {
@@ -331,100 +430,142 @@ impl Loader {
                 }
             }
         };
-        if matches!(
-            rk,
-            ResourceKind::Gateway | ResourceKind::ListenerSet | ResourceKind::Route(_)
-        ) {
-            fill_gateway_status_defaults(&mut obj);
-        }
 
-        let value = Value::Object(obj);
-        let object = match rk {
-            ResourceKind::Service => Object::Service(view::Service::from(&typed::<k8s::Service>(value, &at, &kind)?)),
+        let mut value = Value::Object(obj);
+        let mut decoded = Decoding {
+            kind: rk,
+            value: &mut value,
+            at: &at,
+            namespace: &namespace,
+            name: &name,
+        };
+        let store = &mut self.store;
+        match rk {
+            ResourceKind::Service => store.add_service(view::Service::from(&decoded.typed::<k8s::Service>()?)),
             ResourceKind::EndpointSlice => {
-                Object::EndpointSlice(view::EndpointSlice::from(&typed::<k8s::EndpointSlice>(
-                    value, &at, &kind,
-                )?))
+                let s = view::EndpointSlice::from(&decoded.typed::<k8s::EndpointSlice>()?);
+                if s.service_name.is_none() {
+                    tracing::debug!(
+                        location = %at, %name,
+                        "EndpointSlice has no kubernetes.io/service-name label; it belongs to no Service"
+                    );
+                }
+                store.add_endpoint_slice(s)
             }
-            ResourceKind::Pod => Object::Pod(convert::pod(
-                &typed::<k8s::Pod>(value, &at, &kind)?,
-                &self.opts.pod_annotation_prefixes,
-                &self.interner,
-            )),
-            ResourceKind::Node => Object::Node(view::Node::from(&typed::<k8s::Node>(value, &at, &kind)?)),
-            ResourceKind::Namespace => {
-                Object::Namespace(view::Namespace::from(&typed::<k8s::Namespace>(value, &at, &kind)?))
+            ResourceKind::Pod => {
+                let p = convert::pod(
+                    &decoded.typed::<k8s::Pod>()?,
+                    &self.opts.pod_annotation_prefixes,
+                    store.interner(),
+                );
+                store.add_pod(p)
             }
-            ResourceKind::Gateway => Object::Gateway(view::Gateway::from(&typed::<gw::Gateway>(value, &at, &kind)?)),
+            ResourceKind::Node => store.add_node(view::Node::from(&decoded.typed::<k8s::Node>()?)),
+            ResourceKind::Namespace => store.add_namespace(view::Namespace::from(&decoded.typed::<k8s::Namespace>()?)),
+            ResourceKind::Gateway => store.add_gateway(view::Gateway::from(&decoded.typed::<gw::Gateway>()?)),
             ResourceKind::ListenerSet => {
-                Object::ListenerSet(view::ListenerSet::from(&typed::<gw::ListenerSet>(value, &at, &kind)?))
+                store.add_listener_set(view::ListenerSet::from(&decoded.typed::<gw::ListenerSet>()?))
             }
             ResourceKind::Route(RouteKind::Http) => {
-                Object::Route(view::Route::from(&typed::<gw::HttpRoute>(value, &at, &kind)?))
+                store.add_route(view::Route::from(&decoded.typed::<gw::HttpRoute>()?))
             }
             ResourceKind::Route(RouteKind::Grpc) => {
-                Object::Route(view::Route::from(&typed::<gw::GrpcRoute>(value, &at, &kind)?))
+                store.add_route(view::Route::from(&decoded.typed::<gw::GrpcRoute>()?))
             }
             ResourceKind::Route(RouteKind::Tls) => {
-                Object::Route(view::Route::from(&typed::<gw::TlsRoute>(value, &at, &kind)?))
+                store.add_route(view::Route::from(&decoded.typed::<gw::TlsRoute>()?))
             }
             ResourceKind::Route(RouteKind::Tcp) => {
-                Object::Route(view::Route::from(&typed::<gw::TcpRoute>(value, &at, &kind)?))
+                store.add_route(view::Route::from(&decoded.typed::<gw::TcpRoute>()?))
             }
             ResourceKind::Route(RouteKind::Udp) => {
-                Object::Route(view::Route::from(&typed::<gw::UdpRoute>(value, &at, &kind)?))
+                store.add_route(view::Route::from(&decoded.typed::<gw::UdpRoute>()?))
             }
         };
-        if let Some((_, earlier)) = self
-            .objects
-            .insert((rk, namespace.clone(), name.clone()), (object, at.clone()))
-        {
-            tracing::warn!(
-                location = %at, %kind, %namespace, %name, earlier = %earlier,
-                "the same object appears twice; the later one is used"
-            );
+        let object = ObjectKey {
+            kind: rk,
+            namespace,
+            name,
+        };
+        if let Some(earlier) = self.seen.insert(object.clone(), at.clone()) {
+            self.warnings.push(ManifestWarning::Duplicate { at, earlier, object });
         }
         Ok(())
     }
 
-    /// The cluster view of everything added.
-    pub fn finish(self) -> MemoryCluster {
-        let mut cluster = MemoryCluster::new();
-        for (_, (object, at)) in self.objects {
-            match object {
-                Object::Service(s) => {
-                    cluster.add_service(s);
-                }
-                Object::EndpointSlice(s) => {
-                    if s.service_name.is_none() {
-                        tracing::debug!(
-                            location = %at, name = %s.meta.name,
-                            "EndpointSlice has no kubernetes.io/service-name label; it belongs to no Service"
-                        );
-                    }
-                    cluster.add_endpoint_slice(s);
-                }
-                Object::Pod(p) => {
-                    cluster.add_pod(p);
-                }
-                Object::Node(n) => {
-                    cluster.add_node(n);
-                }
-                Object::Namespace(n) => {
-                    cluster.add_namespace(n);
-                }
-                Object::Gateway(g) => {
-                    cluster.add_gateway(g);
-                }
-                Object::ListenerSet(l) => {
-                    cluster.add_listener_set(l);
-                }
-                Object::Route(r) => {
-                    cluster.add_route(r);
-                }
+    fn collect_files(
+        &mut self,
+        dir: &Path,
+        out: &mut Vec<PathBuf>,
+        seen: &mut HashSet<PathBuf>,
+    ) -> Result<(), ManifestError> {
+        // A symlink loop must not walk forever.
+        let canonical = fs::canonicalize(dir).map_err(|source| ManifestError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        if !seen.insert(canonical) {
+            return Ok(());
+        }
+        let entries = fs::read_dir(dir).map_err(|source| ManifestError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        for entry in entries {
+            let entry = entry.map_err(|source| ManifestError::Io {
+                path: dir.to_path_buf(),
+                source,
+            })?;
+            let path = entry.path();
+            if entry.file_name().to_string_lossy().starts_with('.') {
+                continue;
+            }
+            // Follows symlinks: a link to a regular file is read, a link to a FIFO is not.
+            let meta = fs::metadata(&path).map_err(|source| ManifestError::Io {
+                path: path.clone(),
+                source,
+            })?;
+            if meta.is_dir() {
+                self.collect_files(&path, out, seen)?;
+                continue;
+            }
+            let manifest = path
+                .extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| ["yaml", "yml", "json"].iter().any(|x| e.eq_ignore_ascii_case(x)));
+            if !manifest {
+                continue;
+            }
+            if meta.is_file() {
+                out.push(path);
+            } else {
+                self.warnings.push(ManifestWarning::NotRegularFile { path });
             }
         }
-        cluster
+        Ok(())
+    }
+}
+
+/// One object on its way from JSON to its typed struct, with what names it in an error.
+struct Decoding<'a> {
+    kind: ResourceKind,
+    value: &'a mut Value,
+    at: &'a Location,
+    namespace: &'a str,
+    name: &'a str,
+}
+
+impl Decoding<'_> {
+    fn typed<T: DeserializeOwned>(&mut self) -> Result<T, ManifestError> {
+        decode::decode(self.kind, self.value).map_err(|source| ManifestError::Decode {
+            at: self.at.clone(),
+            object: ObjectKey {
+                kind: self.kind,
+                namespace: self.namespace.to_string(),
+                name: self.name.to_string(),
+            },
+            source: Box::new(source),
+        })
     }
 }
 
@@ -469,43 +610,27 @@ fn resource_kind(api_version: &str, kind: &str) -> Option<ResourceKind> {
     Some(rk)
 }
 
-fn typed<T: DeserializeOwned>(value: Value, at: &Location, kind: &str) -> Result<T, ManifestError> {
-    serde_json::from_value(value).map_err(|e| ManifestError::Parse {
-        at: at.clone(),
-        message: format!("invalid {kind}: {e}"),
-    })
-}
-
-/// Hand-written manifests often leave out status fields the API server always fills in (a condition's
-/// `lastTransitionTime`, a route parent's `controllerName`, a listener's `attachedRoutes`); the typed
-/// Gateway API structs require them, although no source reads them. Fill them so such objects load.
-fn fill_gateway_status_defaults(obj: &mut Map<String, Value>) {
-    fn fill_conditions(entry: &mut Map<String, Value>) {
-        if let Some(Value::Array(conds)) = entry.get_mut("conditions") {
-            for c in conds.iter_mut().filter_map(Value::as_object_mut) {
-                c.entry("lastTransitionTime")
-                    .or_insert_with(|| Value::String("1970-01-01T00:00:00Z".into()));
-            }
-        }
-    }
-    let Some(Value::Object(status)) = obj.get_mut("status") else {
-        return;
-    };
-    fill_conditions(status);
-    if let Some(Value::Array(parents)) = status.get_mut("parents") {
-        for p in parents.iter_mut().filter_map(Value::as_object_mut) {
-            p.entry("controllerName")
-                .or_insert_with(|| Value::String(String::new()));
-            p.entry("conditions").or_insert_with(|| Value::Array(Vec::new()));
-            fill_conditions(p);
-        }
-    }
-    if let Some(Value::Array(listeners)) = status.get_mut("listeners") {
-        for l in listeners.iter_mut().filter_map(Value::as_object_mut) {
-            l.entry("attachedRoutes").or_insert(Value::from(0));
-            l.entry("conditions").or_insert_with(|| Value::Array(Vec::new()));
-            fill_conditions(l);
-        }
+/// The parser's default budget (250,000 nodes) refuses real dumps: `kubectl get svc -A -o yaml` of
+/// 10,000 plain Services is one document of about a million nodes. The budget exists against documents
+/// that expand far beyond their size (alias bombs); a node takes at least about a byte of text, so a
+/// budget growing with the document's length admits every real dump while aliases stay capped by the
+/// parser's own alias and anchor limits.
+fn yaml_options(doc_bytes: usize) -> serde_saphyr::Options {
+    let defaults = serde_saphyr::Budget::default();
+    let max_nodes = defaults.max_nodes.saturating_add(doc_bytes);
+    // A collection is two events (start and end), a scalar one, plus a few per document.
+    let max_events = defaults.max_events.max(max_nodes.saturating_mul(2).saturating_add(16));
+    let max_total_scalar_bytes = defaults.max_total_scalar_bytes.max(doc_bytes);
+    // YAML 1.2 booleans only: `n`, `no`, `on` stay strings, so `name: n` is a name, not `false`; `0755`
+    // stays a string too, as in YAML 1.2 it is not an octal number.
+    serde_saphyr::options! {
+        strict_booleans: true,
+        leading_zero_numbers_as_strings: true,
+        budget: serde_saphyr::budget! {
+            max_nodes: max_nodes,
+            max_events: max_events,
+            max_total_scalar_bytes: max_total_scalar_bytes,
+        },
     }
 }
 
@@ -522,45 +647,6 @@ fn json_type(v: &Value) -> &'static str {
         Value::Array(_) => "a list",
         Value::Object(_) => "a mapping",
     }
-}
-
-fn collect_files(dir: &Path, out: &mut Vec<PathBuf>, seen: &mut HashSet<PathBuf>) -> Result<(), ManifestError> {
-    // A symlink loop must not walk forever.
-    let canonical = fs::canonicalize(dir).map_err(|source| ManifestError::Io {
-        path: dir.to_path_buf(),
-        source,
-    })?;
-    if !seen.insert(canonical) {
-        return Ok(());
-    }
-    let entries = fs::read_dir(dir).map_err(|source| ManifestError::Io {
-        path: dir.to_path_buf(),
-        source,
-    })?;
-    for entry in entries {
-        let entry = entry.map_err(|source| ManifestError::Io {
-            path: dir.to_path_buf(),
-            source,
-        })?;
-        let path = entry.path();
-        if entry.file_name().to_string_lossy().starts_with('.') {
-            continue;
-        }
-        let meta = fs::metadata(&path).map_err(|source| ManifestError::Io {
-            path: path.clone(),
-            source,
-        })?;
-        if meta.is_dir() {
-            collect_files(&path, out, seen)?;
-        } else if path
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| ["yaml", "yml", "json"].iter().any(|x| e.eq_ignore_ascii_case(x)))
-        {
-            out.push(path);
-        }
-    }
-    Ok(())
 }
 
 /// One YAML document of a stream, as text.
@@ -651,12 +737,11 @@ fn split_yaml(text: &str) -> Vec<YamlDoc> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Cluster;
 
-    fn load_yaml(text: &str) -> Result<MemoryCluster, ManifestError> {
+    fn load_yaml(text: &str) -> Result<ClusterStore, ManifestError> {
         let mut l = Loader::new(LoadOptions::default());
         l.add_str(text, Path::new("test.yaml"), Format::Yaml)?;
-        Ok(l.finish())
+        Ok(l.finish().store)
     }
 
     #[test]
@@ -694,11 +779,8 @@ mod tests {
         let err = load_yaml("apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n---\nkind: [unclosed\n")
             .expect_err("must fail");
         let at = err.location().expect("location");
-        assert_eq!(
-            (at.path.as_path(), at.document, at.line),
-            (Path::new("test.yaml"), 2, Some(5))
-        );
-        assert!(matches!(err, ManifestError::Parse { .. }));
+        assert_eq!((&*at.path, at.document, at.line), (Path::new("test.yaml"), 2, Some(5)));
+        assert!(matches!(err, ManifestError::Yaml { .. }));
         assert!(
             err.to_string()
                 .starts_with("test.yaml: document 2 (line 5): cannot parse"),
@@ -735,6 +817,14 @@ mod tests {
             ..LoadOptions::default()
         });
         assert!(l.add_str(text, Path::new("x.yaml"), Format::Yaml).is_ok());
+        let warnings = l.finish().warnings;
+        assert!(
+            matches!(
+                &warnings[..],
+                [ManifestWarning::Skipped(ManifestError::UnknownKind { .. })]
+            ),
+            "{warnings:?}"
+        );
     }
 
     #[test]
@@ -758,7 +848,12 @@ mod tests {
     fn object_with_a_wrongly_typed_field_is_an_error_naming_the_kind() {
         let err = load_yaml("apiVersion: v1\nkind: Service\nmetadata: {name: a}\nspec: {ports: [{port: eighty}]}\n")
             .expect_err("must fail");
-        assert!(err.to_string().contains("invalid Service"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("invalid Service default/a: field spec.ports[0].port: invalid type"),
+            "{err}"
+        );
+        assert!(matches!(err, ManifestError::Decode { .. }));
     }
 
     #[test]
@@ -803,8 +898,8 @@ mod tests {
             Path::new("b.json"),
             Format::Json,
         );
-        assert!(matches!(err, Err(ManifestError::Parse { .. })));
-        let c = l.finish();
+        assert!(matches!(err, Err(ManifestError::Json { .. })));
+        let c = l.finish().store;
         assert_eq!(c.nodes().len(), 2);
         Ok(())
     }
@@ -812,7 +907,7 @@ mod tests {
     #[test]
     fn a_document_that_is_not_a_mapping_is_an_error() {
         let err = load_yaml("- a\n- b\n").expect_err("must fail");
-        assert!(matches!(err, ManifestError::Invalid { .. }));
+        assert!(matches!(err, ManifestError::NotAnObject { found: "a list", .. }));
     }
 
     #[test]
@@ -901,7 +996,7 @@ status:
             ..LoadOptions::default()
         });
         l.add_str(text, Path::new("p.yaml"), Format::Yaml)?;
-        let pod = l.finish().pod("default", "p").expect("pod");
+        let pod = l.finish().store.pod("default", "p").expect("pod");
         assert_eq!(pod.annotations.get("custom/target"), Some("1.2.3.4"));
         assert_eq!(pod.annotations.len(), 1);
         Ok(())

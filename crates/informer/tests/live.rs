@@ -170,11 +170,11 @@ async fn synced_only_after_every_initial_list_completes() -> TestResult {
 
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert!(!cluster.synced(), "no list has completed yet");
-    assert!(cluster.pods("default").is_empty());
+    assert!(cluster.store().pods("default").is_empty());
 
     pods.release();
     tokio::time::timeout(Duration::from_secs(5), async {
-        while cluster.pod("default", "a").is_none() {
+        while cluster.store().pod("default", "a").is_none() {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
     })
@@ -190,7 +190,7 @@ async fn synced_only_after_every_initial_list_completes() -> TestResult {
     services.release();
     cluster.wait_until_synced(Duration::from_secs(5)).await?;
     assert!(cluster.synced());
-    assert_eq!(cluster.services().len(), 1);
+    assert_eq!(cluster.store().services().len(), 1);
     assert!(*cluster.changes().borrow() >= 1, "becoming synced is announced");
     Ok(())
 }
@@ -207,7 +207,7 @@ async fn added_modified_and_deleted_objects_reach_the_store_and_bump_changes() -
     pods.release();
     let cluster = LiveCluster::start(fake.client(), &[ResourceKind::Pod], LiveOptions::default())?;
     cluster.wait_until_synced(Duration::from_secs(5)).await?;
-    let a = cluster.pod("default", "a").ok_or("pod a listed")?;
+    let a = cluster.store().pod("default", "a").ok_or("pod a listed")?;
     assert_eq!(a.labels.get("app"), Some("web"));
     assert!(a.ready);
 
@@ -217,26 +217,29 @@ async fn added_modified_and_deleted_objects_reach_the_store_and_bump_changes() -
     pods.send("MODIFIED", pod("a", "2", json!({"app": "api"}), "img:1"));
     let c1 = next_change(&mut changes, c0).await?;
     assert_eq!(
-        cluster.pod("default", "a").ok_or("pod a")?.labels.get("app"),
+        cluster.store().pod("default", "a").ok_or("pod a")?.labels.get("app"),
         Some("api")
     );
 
     pods.send("ADDED", pod("b", "3", json!({"app": "web"}), "img:1"));
     let c2 = next_change(&mut changes, c1).await?;
-    assert!(cluster.pod("default", "b").is_some());
-    assert_eq!(cluster.pods("default").len(), 2);
+    assert!(cluster.store().pod("default", "b").is_some());
+    assert_eq!(cluster.store().pods("default").len(), 2);
 
     pods.send("DELETED", pod("a", "4", json!({"app": "api"}), "img:1"));
     let c3 = next_change(&mut changes, c2).await?;
-    assert!(cluster.pod("default", "a").is_none());
-    assert_eq!(cluster.pods("default").len(), 1);
+    assert!(cluster.store().pod("default", "a").is_none());
+    assert_eq!(cluster.store().pods("default").len(), 1);
 
     // A change to a field no source reads (the image) leaves the view as it was and wakes nobody; the
     // next real change is then the only bump.
     pods.send("MODIFIED", pod("b", "5", json!({"app": "web"}), "img:2"));
     pods.send("MODIFIED", pod("b", "6", json!({"app": "web", "v": "2"}), "img:2"));
     let c4 = next_change(&mut changes, c3).await?;
-    assert_eq!(cluster.pod("default", "b").ok_or("pod b")?.labels.get("v"), Some("2"));
+    assert_eq!(
+        cluster.store().pod("default", "b").ok_or("pod b")?.labels.get("v"),
+        Some("2")
+    );
     assert_eq!(c4, c3 + 1, "the image-only update must not count as a change");
     Ok(())
 }
@@ -279,15 +282,13 @@ async fn namespaces_and_label_selectors_are_sent_to_the_server() -> TestResult {
     for h in &handles {
         h.release();
     }
-    let opts = LiveOptions {
-        namespace: Some("prod".into()),
-        gateway_namespace: Some("infra".into()),
-        label_selectors: BTreeMap::from([
-            (ResourceKind::Service, "app=web".to_string()),
-            (ResourceKind::Gateway, "team in (a,b)".to_string()),
-        ]),
-        ..LiveOptions::default()
-    };
+    let mut opts = LiveOptions::default();
+    opts.namespace = Some("prod".into());
+    opts.gateway_namespace = Some("infra".into());
+    opts.label_selectors = BTreeMap::from([
+        (ResourceKind::Service, "app=web".to_string()),
+        (ResourceKind::Gateway, "team in (a,b)".to_string()),
+    ]);
     let kinds = [
         ResourceKind::Service,
         ResourceKind::Node,
@@ -297,8 +298,8 @@ async fn namespaces_and_label_selectors_are_sent_to_the_server() -> TestResult {
     ];
     let cluster = LiveCluster::start(fake.client(), &kinds, opts)?;
     cluster.wait_until_synced(Duration::from_secs(5)).await?;
-    assert_eq!(cluster.services().len(), 1);
-    assert!(cluster.node("n1").is_some());
+    assert_eq!(cluster.store().services().len(), 1);
+    assert!(cluster.store().node("n1").is_some());
 
     let requests = fake.requests();
     let query_of = |path: &str| -> Option<String> {
@@ -340,9 +341,191 @@ async fn watch_errors_are_retried_and_keep_the_view_unsynced() -> TestResult {
         .wait_until_synced(Duration::from_millis(300))
         .await
         .expect_err("cannot sync");
-    assert!(err.to_string().contains("Udp"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("the initial list of UDPRoute did not complete"),
+        "{err}"
+    );
     assert!(!cluster.synced());
     assert!(!fake.requests().is_empty(), "the watcher did try");
+    Ok(())
+}
+
+/// Log lines written while the guard lives (the test runtime is single-threaded, so the watcher tasks log
+/// through the same thread-local subscriber).
+#[derive(Clone, Default)]
+struct Logs(Arc<Mutex<Vec<u8>>>);
+
+impl Logs {
+    fn capture(&self) -> tracing::subscriber::DefaultGuard {
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(self.clone())
+            .with_ansi(false)
+            .finish();
+        tracing::subscriber::set_default(subscriber)
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().expect("lock")).into_owned()
+    }
+}
+
+impl std::io::Write for Logs {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().expect("lock").extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Logs {
+    type Writer = Logs;
+    fn make_writer(&'a self) -> Logs {
+        self.clone()
+    }
+}
+
+/// Something only an object's body carries, to prove bodies are never logged.
+const BODY_MARKER: &str = "only-in-the-object-body";
+
+fn tls_route(name: &str, spec: Value) -> Value {
+    json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "TLSRoute",
+        "metadata": {"name": name, "namespace": "apps", "resourceVersion": "1",
+            "annotations": {"note": BODY_MARKER}},
+        "spec": spec})
+}
+
+#[tokio::test]
+async fn an_undecodable_route_is_skipped_and_recorded_and_the_informer_still_syncs() -> TestResult {
+    let logs = Logs::default();
+    let _guard = logs.capture();
+    let fake = FakeApi::default();
+    let routes = fake.serve(
+        "/apis/gateway.networking.k8s.io/v1/tlsroutes",
+        "TLSRouteList",
+        "gateway.networking.k8s.io/v1",
+        vec![
+            tls_route(
+                "good",
+                json!({"hostnames": ["a.example.com"], "parentRefs": [{"name": "gw"}],
+                    "rules": [{"backendRefs": [{"name": "svc", "port": 443}]}]}),
+            ),
+            // A port of the wrong type: the API server would refuse it, but a CRD without a schema (or a
+            // different version's) may serve anything.
+            tls_route(
+                "bad",
+                json!({"hostnames": ["b.example.com"], "parentRefs": [{"name": "gw", "port": "https"}]}),
+            ),
+            // Stored through v1alpha2, where spec.hostnames is optional, and served through v1 without it.
+            tls_route(
+                "stored-through-v1alpha2",
+                json!({"parentRefs": [{"name": "gw"}], "rules": []}),
+            ),
+        ],
+    );
+    routes.release();
+    let nodes = fake.serve(
+        "/api/v1/nodes",
+        "NodeList",
+        "v1",
+        vec![json!({"metadata": {"name": "n1", "resourceVersion": "1"}})],
+    );
+    nodes.release();
+    let cluster = LiveCluster::start(
+        fake.client(),
+        &[ResourceKind::Route(RouteKind::Tls), ResourceKind::Node],
+        LiveOptions::default(),
+    )?;
+    cluster.wait_until_synced(Duration::from_secs(5)).await?;
+
+    let store = cluster.store();
+    let listed: Vec<(String, Vec<String>)> = store
+        .routes(RouteKind::Tls)
+        .iter()
+        .map(|r| (r.meta.name.clone(), r.hostnames.clone()))
+        .collect();
+    assert_eq!(
+        listed,
+        vec![
+            ("good".to_string(), vec!["a.example.com".to_string()]),
+            ("stored-through-v1alpha2".to_string(), vec![]),
+        ]
+    );
+    assert!(store.node("n1").is_some(), "the other kinds sync as usual");
+    let bad: Vec<String> = store.undecodable().iter().map(ToString::to_string).collect();
+    assert_eq!(bad, vec!["TLSRoute apps/bad"]);
+
+    let text = logs.text();
+    let warning = text
+        .lines()
+        .find(|l| l.contains("cannot be decoded"))
+        .ok_or_else(|| format!("no warning logged:\n{text}"))?;
+    assert!(
+        warning.contains("TLSRoute apps/bad") && warning.contains("spec.parentRefs[0].port"),
+        "{warning}"
+    );
+    assert!(warning.contains("https"), "the offending value is quoted: {warning}");
+    assert!(!text.contains(BODY_MARKER), "an object body was logged:\n{text}");
+
+    // Fixed: it decodes now, joins the routes and leaves the record; deleted: gone from both.
+    let mut changes = cluster.changes();
+    let c0 = *changes.borrow_and_update();
+    routes.send(
+        "MODIFIED",
+        tls_route(
+            "bad",
+            json!({"hostnames": ["b.example.com"], "parentRefs": [{"name": "gw", "port": 443}]}),
+        ),
+    );
+    let c1 = next_change(&mut changes, c0).await?;
+    assert_eq!(store.routes(RouteKind::Tls).len(), 3);
+    assert!(store.undecodable().is_empty());
+    routes.send("MODIFIED", tls_route("good", json!({"hostnames": "not-a-list"})));
+    let c2 = next_change(&mut changes, c1).await?;
+    assert_eq!(store.routes(RouteKind::Tls).len(), 2, "the stale view is not served");
+    assert_eq!(store.undecodable().len(), 1);
+    routes.send("DELETED", tls_route("good", json!({"hostnames": "not-a-list"})));
+    next_change(&mut changes, c2).await?;
+    assert!(store.undecodable().is_empty());
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_undecodable_service_is_skipped_and_recorded_and_the_informer_still_syncs() -> TestResult {
+    let logs = Logs::default();
+    let _guard = logs.capture();
+    let fake = FakeApi::default();
+    let mut bad = service("bad", "default");
+    bad["spec"]["ports"] = json!([{"port": "eighty"}]);
+    bad["metadata"]["annotations"] = json!({"note": BODY_MARKER});
+    let services = fake.serve(
+        "/api/v1/services",
+        "ServiceList",
+        "v1",
+        vec![service("web", "default"), bad, service("api", "default")],
+    );
+    services.release();
+    let cluster = LiveCluster::start(fake.client(), &[ResourceKind::Service], LiveOptions::default())?;
+    cluster.wait_until_synced(Duration::from_secs(5)).await?;
+
+    let store = cluster.store();
+    let names: Vec<String> = store.services().iter().map(|s| s.meta.name.clone()).collect();
+    assert_eq!(
+        names,
+        vec!["api", "web"],
+        "sorted by namespace and name; the bad one skipped"
+    );
+    let bad: Vec<String> = store.undecodable().iter().map(ToString::to_string).collect();
+    assert_eq!(bad, vec!["Service default/bad"]);
+    let text = logs.text();
+    assert!(
+        text.lines()
+            .any(|l| l.contains("Service default/bad") && l.contains("spec.ports[0].port")),
+        "{text}"
+    );
+    assert!(!text.contains(BODY_MARKER), "an object body was logged:\n{text}");
     Ok(())
 }
 

@@ -17,7 +17,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::{BuildHasher, BuildHasherDefault, RandomState};
 
-use extdns_endpoint::{Changes, DomainFilter, Endpoint, RecordType, Targets, label};
+use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, Targets, label};
 
 pub use conflict::{cname_conflicts, resolve_create, resolve_update};
 pub use name::normalize_dns_name;
@@ -33,7 +33,8 @@ pub struct PlanConfig {
     pub excluded_types: Vec<RecordType>,
     /// `--domain-filter` / `--exclude-domains` / the regex pair. The provider's filter is applied as well.
     pub domain_filter: DomainFilter,
-    /// The registry's owner id. Empty means "no ownership" (the noop registry): nothing is owner-filtered.
+    /// The owner id of the registry's records. Empty means "no ownership" (the noop registry): nothing is
+    /// owner-filtered. The binary sets it from the same ownership settings the registry is built from.
     pub owner_id: String,
     /// `--migrate-from-txt-owner`: while set, every owned record is updated so its TXT is rewritten.
     pub old_owner_id: Option<String>,
@@ -68,7 +69,8 @@ impl PlanConfig {
 /// holds a record at the same name.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PlanOutcome {
-    pub changes: Changes,
+    /// Deletes, then updates, then creates, each sorted by name, type and set identifier.
+    pub changes: Vec<Change>,
     /// One entry per foreign record that blocked a create; feeds the
     /// `registry_skipped_records_owner_mismatch_per_sync` gauge.
     pub owner_mismatches: Vec<OwnerMismatch>,
@@ -135,7 +137,7 @@ pub fn calculate(
     }
     drop(placed);
 
-    let mut changes = Changes::default();
+    let mut changes = Vec::new();
     let mut mismatches = Vec::new();
     let mut scratch = Scratch::default();
     for row in 0..rows {
@@ -144,21 +146,16 @@ pub fn calculate(
         plan_row(config, cur, cand, &mut scratch, &mut changes, &mut mismatches);
     }
 
-    let mut changes = config.policy.apply(changes);
+    config.policy.apply(&mut changes);
     if !config.owner_id.is_empty() {
         let owned = |e: &Endpoint| e.owner() == Some(config.owner_id.as_str());
-        changes.delete.retain(owned);
-        let mut seen = std::collections::HashSet::with_capacity(changes.delete.len());
-        changes.delete.retain(|e| seen.insert(e.key()));
-        // Old and new sides are filtered independently in external-dns; the new side carries the current
-        // owner (copied in `plan_row`), so filtering pairs keeps exactly the same records and the pairing.
-        let (old, new): (Vec<_>, Vec<_>) = std::mem::take(&mut changes.update_old)
-            .into_iter()
-            .zip(std::mem::take(&mut changes.update_new))
-            .filter(|(o, n)| owned(o) && owned(n))
-            .unzip();
-        changes.update_old = old;
-        changes.update_new = new;
+        let mut deleted = std::collections::HashSet::new();
+        changes.retain(|c| match c {
+            Change::Create(_) => true,
+            Change::Delete(e) => owned(e) && deleted.insert(e.key()),
+            // The new side carries the current owner (copied in `plan_row`), so both sides agree.
+            Change::Update { old, new } => owned(old) && owned(new),
+        });
     }
     sort_changes(&mut changes);
     mismatches.sort();
@@ -331,11 +328,11 @@ fn plan_row<'a>(
     cur: &[&'a Endpoint],
     cand: &[&'a Endpoint],
     scratch: &mut Scratch<'a>,
-    changes: &mut Changes,
+    changes: &mut Vec<Change>,
     mismatches: &mut Vec<OwnerMismatch>,
 ) {
     if cand.is_empty() {
-        changes.delete.extend(cur.iter().map(|&e| e.clone()));
+        changes.extend(cur.iter().map(|&e| Change::Delete(e.clone())));
         return;
     }
     let discard_cnames = cname_conflicts(cand);
@@ -359,7 +356,7 @@ fn plan_row<'a>(
         }
         let candidates = scratch.candidates.as_slice();
         match (current, candidates.is_empty()) {
-            (Some(current), true) => changes.delete.push(current.clone()),
+            (Some(current), true) => changes.push(Change::Delete(current.clone())),
             (None, false) => scratch.creates.extend(resolve_create(candidates)),
             (Some(current), false) => {
                 let desired = match candidates {
@@ -374,8 +371,10 @@ fn plan_row<'a>(
                     // The new side keeps the current owner so the owner filter treats both sides alike.
                     new.labels
                         .insert(label::OWNER.to_string(), current.owner().unwrap_or("").to_string());
-                    changes.update_new.push(new);
-                    changes.update_old.push(current.clone());
+                    changes.push(Change::Update {
+                        old: current.clone(),
+                        new,
+                    });
                 }
             }
             (None, true) => {}
@@ -408,7 +407,7 @@ fn plan_row<'a>(
             return;
         }
     }
-    changes.create.extend(scratch.creates.iter().map(|&e| e.clone()));
+    changes.extend(scratch.creates.iter().map(|&e| Change::Create(e.clone())));
 }
 
 /// external-dns's update conditions: a configured TTL that differs, different targets, different
@@ -464,13 +463,8 @@ fn sort_key(e: &Endpoint) -> (&str, &RecordType, &str) {
     (e.dns_name.as_str(), &e.record_type, e.set_identifier.as_str())
 }
 
-fn sort_changes(changes: &mut Changes) {
-    changes.create.sort_by(|a, b| sort_key(a).cmp(&sort_key(b)));
-    changes.delete.sort_by(|a, b| sort_key(a).cmp(&sort_key(b)));
-    let mut pairs: Vec<(Endpoint, Endpoint)> = std::mem::take(&mut changes.update_old)
-        .into_iter()
-        .zip(std::mem::take(&mut changes.update_new))
-        .collect();
-    pairs.sort_by(|a, b| sort_key(&a.1).cmp(&sort_key(&b.1)));
-    (changes.update_old, changes.update_new) = pairs.into_iter().unzip();
+/// Apply order first (deletes, updates, creates), then name, type and set identifier; an update sorts by its
+/// new side.
+fn sort_changes(changes: &mut [Change]) {
+    changes.sort_by(|a, b| (a.apply_order(), sort_key(a.endpoint())).cmp(&(b.apply_order(), sort_key(b.endpoint()))));
 }

@@ -1,7 +1,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use extdns_endpoint::Changes;
+use extdns_endpoint::Change;
 
 /// Which kinds of change a sync may make (`--policy`).
 ///
@@ -29,17 +29,11 @@ impl Policy {
     }
 
     /// Drop the changes this policy forbids.
-    pub fn apply(self, changes: Changes) -> Changes {
+    pub fn apply(self, changes: &mut Vec<Change>) {
         match self {
-            Policy::Sync => changes,
-            Policy::UpsertOnly => Changes {
-                delete: Vec::new(),
-                ..changes
-            },
-            Policy::CreateOnly => Changes {
-                create: changes.create,
-                ..Changes::default()
-            },
+            Policy::Sync => {}
+            Policy::UpsertOnly => changes.retain(|c| !matches!(c, Change::Delete(_))),
+            Policy::CreateOnly => changes.retain(|c| matches!(c, Change::Create(_))),
         }
     }
 }
@@ -73,34 +67,37 @@ mod tests {
     use super::*;
     use extdns_endpoint::{Endpoint, RecordType};
 
-    fn all_kinds() -> Changes {
+    fn all_kinds() -> Vec<Change> {
         let e = |n: &str| Endpoint::new(n, RecordType::A, ["1.2.3.4"]);
-        Changes {
-            create: vec![e("c.example.com")],
-            update_old: vec![e("u.example.com")],
-            update_new: vec![e("u.example.com").with_ttl(extdns_endpoint::Ttl(60))],
-            delete: vec![e("d.example.com")],
-        }
+        vec![
+            Change::Delete(e("d.example.com")),
+            Change::Update {
+                old: e("u.example.com"),
+                new: e("u.example.com").with_ttl(extdns_endpoint::Ttl(60)),
+            },
+            Change::Create(e("c.example.com")),
+        ]
+    }
+
+    fn actions(policy: Policy) -> Vec<&'static str> {
+        let mut c = all_kinds();
+        policy.apply(&mut c);
+        c.iter().map(Change::action).collect()
     }
 
     #[test]
     fn sync_policy_keeps_every_change() {
-        assert_eq!(Policy::Sync.apply(all_kinds()), all_kinds());
+        assert_eq!(actions(Policy::Sync), ["delete", "update", "create"]);
     }
 
     #[test]
     fn upsert_only_policy_drops_deletes() {
-        let c = Policy::UpsertOnly.apply(all_kinds());
-        assert!(c.delete.is_empty());
-        assert_eq!(c.create.len(), 1);
-        assert_eq!((c.update_old.len(), c.update_new.len()), (1, 1));
+        assert_eq!(actions(Policy::UpsertOnly), ["update", "create"]);
     }
 
     #[test]
     fn create_only_policy_keeps_only_creates() {
-        let c = Policy::CreateOnly.apply(all_kinds());
-        assert_eq!(c.create.len(), 1);
-        assert!(c.delete.is_empty() && c.update_old.is_empty() && c.update_new.is_empty());
+        assert_eq!(actions(Policy::CreateOnly), ["create"]);
     }
 
     #[test]

@@ -10,8 +10,8 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use extdns_endpoint::{Changes, Endpoint, RecordType, Ttl};
-use extdns_provider::Provider;
+use extdns_endpoint::{Change, Endpoint, RecordType, Ttl};
+use extdns_provider::{Provider, ReadState, Unit};
 use extdns_provider_rfc2136::{Rfc2136Config, Rfc2136Provider};
 use support::{DnsServer, KEY_NAME, Kind, SECRET, Zone};
 
@@ -56,13 +56,9 @@ fn main() {
         let serial_before = server.serial("bench.example");
         let (create_rate, read_secs, delete_rate) = runtime.block_on(async {
             let t = Instant::now();
-            if let Err(e) = provider
-                .apply_changes(&Changes {
-                    create,
-                    ..Changes::default()
-                })
-                .await
-            {
+            let changes: Vec<Change> = create.into_iter().map(Change::Create).collect();
+            let units: Vec<Unit<'_>> = changes.iter().map(Unit::new).collect();
+            if let Err(e) = provider.apply(&ReadState::default(), &units).await {
                 panic!("create with batch {batch}: {e}");
             }
             let create_rate = n as f64 / t.elapsed().as_secs_f64();
@@ -72,16 +68,16 @@ fn main() {
                 Err(e) => panic!("AXFR: {e}"),
             };
             let read_secs = t.elapsed().as_secs_f64();
-            let delete: Vec<Endpoint> = records.into_iter().filter(|e| e.dns_name.starts_with('r')).collect();
+            let delete: Vec<Change> = records
+                .endpoints
+                .into_iter()
+                .filter(|e| e.dns_name.starts_with('r'))
+                .map(Change::Delete)
+                .collect();
             assert_eq!(delete.len(), n, "every record landed");
+            let units: Vec<Unit<'_>> = delete.iter().map(Unit::new).collect();
             let t = Instant::now();
-            if let Err(e) = provider
-                .apply_changes(&Changes {
-                    delete,
-                    ..Changes::default()
-                })
-                .await
-            {
+            if let Err(e) = provider.apply(&records.state, &units).await {
                 panic!("delete with batch {batch}: {e}");
             }
             (create_rate, read_secs, n as f64 / t.elapsed().as_secs_f64())

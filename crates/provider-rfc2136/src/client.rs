@@ -228,9 +228,9 @@ impl<'a> Session<'a> {
 
 fn sign(key: Option<&Key>, msg: &mut Message, now: u64, server: &str) -> Result<(Vec<u8>, Vec<u8>), ExchangeError> {
     match key {
-        Some(k) => k.sign(msg, now).map_err(|detail| ExchangeError::BadAnswer {
+        Some(k) => k.sign(msg, now).map_err(|e| ExchangeError::BadAnswer {
             server: server.into(),
-            detail,
+            detail: e.to_string(),
         }),
         None => msg
             .to_vec()

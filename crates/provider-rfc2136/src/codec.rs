@@ -5,10 +5,11 @@
 //! what a DKIM or SPF value means. A target written in zone-file quoting (`"a" "b"`, as the TXT registry
 //! writes its heritage records) is unquoted first; any other target is taken byte for byte.
 
-use std::net::{Ipv4Addr, Ipv6Addr};
 use std::str::FromStr;
 
-use extdns_endpoint::RecordType;
+use extdns_endpoint::{RecordType, Target, TargetKind};
+use hickory_proto::ProtoError;
+use hickory_proto::rr::domain::Label;
 use hickory_proto::rr::rdata::{A, AAAA, CNAME, MX, NS, NULL, PTR, SRV, TXT};
 use hickory_proto::rr::{Name, RData, RecordType as WireType};
 use hickory_proto::serialize::binary::{BinDecodable, BinDecoder, BinEncodable, BinEncoder};
@@ -16,43 +17,104 @@ use hickory_proto::serialize::binary::{BinDecodable, BinDecoder, BinEncodable, B
 /// The longest character-string a TXT record can hold.
 const TXT_CHUNK: usize = 255;
 
+/// Why a name or a target cannot be written as DNS data.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CodecError {
+    #[error("empty name")]
+    EmptyName,
+    #[error("invalid DNS name {name:?}: {source}")]
+    Name {
+        name: String,
+        #[source]
+        source: ProtoError,
+    },
+    #[error("invalid {record_type} target {target:?}: {reason}")]
+    Target {
+        record_type: RecordType,
+        target: String,
+        reason: String,
+    },
+}
+
 /// A DNS name from an endpoint name or target (`web.example.org`, `*.example.org`, `_sip._tcp.example.org`).
-pub fn name(s: &str) -> Result<Name, String> {
+pub fn name(s: &str) -> Result<Name, CodecError> {
     let trimmed = s.trim();
     if trimmed.is_empty() || trimmed == "." {
-        return Err("empty name".into());
+        return Err(CodecError::EmptyName);
     }
     let mut n = Name::from_ascii(trimmed)
         .or_else(|_| Name::from_utf8(trimmed))
-        .map_err(|e| format!("invalid DNS name {s:?}: {e}"))?;
+        .or_else(|e| raw_labels(trimmed).ok_or(e))
+        .map_err(|source| CodecError::Name {
+            name: s.to_string(),
+            source,
+        })?;
     n.set_fqdn(true);
     Ok(n)
 }
 
-/// A name as endpoints spell it: ASCII (punycode), lower-case, without the trailing dot.
+/// An ASCII name whose labels hickory's parser refuses but DNS carries as plain bytes: `*` inside a label, as
+/// in the ownership record `a-*.apps.example.org` of a wildcard record (external-dns writes that name, BIND
+/// accepts it). Only host-name characters plus `*` are taken this way; label and name lengths are still checked.
+fn raw_labels(name: &str) -> Option<Name> {
+    let name = name.strip_suffix('.').unwrap_or(name);
+    let allowed = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'*' | b'.');
+    if name.is_empty() || !name.bytes().all(allowed) {
+        return None;
+    }
+    let labels: Vec<&[u8]> = name.split('.').map(str::as_bytes).collect();
+    if labels.iter().any(|l| l.is_empty()) {
+        return None;
+    }
+    Name::from_labels(labels).ok()
+}
+
+/// A name as endpoints spell it: ASCII (punycode), lower-case, without the trailing dot. Labels of plain
+/// printable ASCII are taken as they are (`a-*.apps.example.org`, not hickory's escaped `a-\\*`), so an
+/// ownership name reads back exactly as it was written; anything else uses hickory's escaping.
 pub fn name_text(n: &Name) -> String {
-    let mut s = n.to_lowercase().to_ascii();
-    if s.ends_with('.') && s.len() > 1 {
-        s.pop();
+    let lower = n.to_lowercase();
+    let mut s = String::with_capacity(n.len());
+    for label in lower.iter() {
+        if !s.is_empty() {
+            s.push('.');
+        }
+        match std::str::from_utf8(label) {
+            Ok(text) if text.bytes().all(|b| b.is_ascii_graphic() && b != b'.' && b != b'\\') => s.push_str(text),
+            _ => match Label::from_raw_bytes(label) {
+                Ok(l) => s.push_str(&l.to_ascii()),
+                Err(_) => s.push_str(&String::from_utf8_lossy(label)),
+            },
+        }
+    }
+    if s.is_empty() {
+        s.push('.');
     }
     s
 }
 
 /// The record data for one target of an endpoint of type `rt`.
-pub fn rdata(rt: &RecordType, target: &str) -> Result<RData, String> {
-    let bad = |what: &str| format!("invalid {rt} target {target:?}: {what}");
+pub fn rdata(rt: &RecordType, target: &Target) -> Result<RData, CodecError> {
+    let bad = |what: &str| CodecError::Target {
+        record_type: rt.clone(),
+        target: target.to_string(),
+        reason: what.to_string(),
+    };
     Ok(match rt {
-        RecordType::A => RData::A(A(
-            Ipv4Addr::from_str(target.trim()).map_err(|_| bad("not an IPv4 address"))?
-        )),
-        RecordType::Aaaa => RData::AAAA(AAAA(
-            Ipv6Addr::from_str(target.trim()).map_err(|_| bad("not an IPv6 address"))?,
-        )),
-        RecordType::Cname => RData::CNAME(CNAME(name(target).map_err(|e| bad(&e))?)),
-        RecordType::Ns => RData::NS(NS(name(target).map_err(|e| bad(&e))?)),
-        RecordType::Ptr => RData::PTR(PTR(name(target).map_err(|e| bad(&e))?)),
+        RecordType::A => match address(target) {
+            TargetKind::Ipv4(a) => RData::A(A(a)),
+            _ => return Err(bad("not an IPv4 address")),
+        },
+        RecordType::Aaaa => match address(target) {
+            TargetKind::Ipv6(a) if !target.contains('%') => RData::AAAA(AAAA(a)),
+            _ => return Err(bad("not an IPv6 address")),
+        },
+        RecordType::Cname => RData::CNAME(CNAME(name(target).map_err(|e| bad(&e.to_string()))?)),
+        RecordType::Ns => RData::NS(NS(name(target).map_err(|e| bad(&e.to_string()))?)),
+        RecordType::Ptr => RData::PTR(PTR(name(target).map_err(|e| bad(&e.to_string()))?)),
         RecordType::Dname => {
-            let n = name(target).map_err(|e| bad(&e))?;
+            let n = name(target).map_err(|e| bad(&e.to_string()))?;
             let mut bytes = Vec::new();
             let mut enc = BinEncoder::new(&mut bytes);
             enc.set_canonical_form(true);
@@ -75,7 +137,12 @@ pub fn rdata(rt: &RecordType, target: &str) -> Result<RData, String> {
                 s.parse::<u16>()
                     .map_err(|_| bad(&format!("{s:?} is not a number 0-65535")))
             };
-            RData::SRV(SRV::new(num(p)?, num(w)?, num(port)?, name(host).map_err(|e| bad(&e))?))
+            RData::SRV(SRV::new(
+                num(p)?,
+                num(w)?,
+                num(port)?,
+                name(host).map_err(|e| bad(&e.to_string()))?,
+            ))
         }
         RecordType::Mx => {
             let f: Vec<&str> = target.split_whitespace().collect();
@@ -85,7 +152,7 @@ pub fn rdata(rt: &RecordType, target: &str) -> Result<RData, String> {
             let pref = pref
                 .parse::<u16>()
                 .map_err(|_| bad("preference is not a number 0-65535"))?;
-            RData::MX(MX::new(pref, name(host).map_err(|e| bad(&e))?))
+            RData::MX(MX::new(pref, name(host).map_err(|e| bad(&e.to_string()))?))
         }
         other => {
             let wire = WireType::from_str(other.as_str()).map_err(|_| bad("unknown record type"))?;
@@ -94,29 +161,43 @@ pub fn rdata(rt: &RecordType, target: &str) -> Result<RData, String> {
     })
 }
 
-/// The endpoint type and target text of a record read from the zone, or `None` for types extdns does not
-/// manage (SOA, DNSKEY, CAA...).
-pub fn target(data: &RData) -> Option<(RecordType, String)> {
+/// The address an A or AAAA target holds. Surrounding space is tolerated, as by the zone-file parser
+/// external-dns hands targets to.
+fn address(target: &Target) -> TargetKind {
+    let trimmed = target.trim();
+    if trimmed.len() == target.len() {
+        target.kind()
+    } else {
+        TargetKind::of(trimmed)
+    }
+}
+
+/// The endpoint type and target of a record read from the zone, or `None` for types extdns does not
+/// manage (SOA, DNSKEY, CAA...). Addresses become targets without being spelled out and parsed again.
+pub fn target(data: &RData) -> Option<(RecordType, Target)> {
     Some(match data {
-        RData::A(a) => (RecordType::A, a.0.to_string()),
-        RData::AAAA(a) => (RecordType::Aaaa, a.0.to_string()),
-        RData::CNAME(n) => (RecordType::Cname, name_text(&n.0)),
-        RData::NS(n) => (RecordType::Ns, name_text(&n.0)),
-        RData::PTR(n) => (RecordType::Ptr, name_text(&n.0)),
-        RData::TXT(t) => (RecordType::Txt, txt_value(&t.txt_data)),
+        RData::A(a) => (RecordType::A, Target::from(a.0)),
+        RData::AAAA(a) => (RecordType::Aaaa, Target::from(a.0)),
+        RData::CNAME(n) => (RecordType::Cname, name_text(&n.0).into()),
+        RData::NS(n) => (RecordType::Ns, name_text(&n.0).into()),
+        RData::PTR(n) => (RecordType::Ptr, name_text(&n.0).into()),
+        RData::TXT(t) => (RecordType::Txt, txt_value(&t.txt_data).into()),
         // SRV keeps its target's dot, as external-dns does for SRV.
         RData::SRV(s) => (
             RecordType::Srv,
-            format!("{} {} {} {}", s.priority, s.weight, s.port, s.target.to_ascii()),
+            format!("{} {} {} {}", s.priority, s.weight, s.port, s.target.to_ascii()).into(),
         ),
-        RData::MX(m) => (RecordType::Mx, format!("{} {}", m.preference, name_text(&m.exchange))),
-        RData::NAPTR(n) => (RecordType::Naptr, n.to_string()),
+        RData::MX(m) => (
+            RecordType::Mx,
+            format!("{} {}", m.preference, name_text(&m.exchange)).into(),
+        ),
+        RData::NAPTR(n) => (RecordType::Naptr, n.to_string().into()),
         RData::Unknown {
             code: WireType::DNAME,
             rdata,
         } => {
             let mut dec = BinDecoder::new(&rdata.anything);
-            (RecordType::Dname, name_text(&Name::read(&mut dec).ok()?))
+            (RecordType::Dname, name_text(&Name::read(&mut dec).ok()?).into())
         }
         _ => return None,
     })
@@ -208,10 +289,22 @@ pub fn txt_chunks(value: &str) -> Vec<Vec<u8>> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn ownership_names_of_wildcard_records_are_written_as_raw_labels() {
+        let n = name("a-*.apps.example.org").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(n.num_labels(), 4);
+        assert_eq!(name_text(&n), "a-*.apps.example.org");
+        assert!(name("bad..example.org").is_err());
+        assert!(name("has space.example.org").is_err());
+        // Targets no DNS name can hold are refused, not smuggled through as raw labels.
+        assert!(name("1.2.3.4/24").is_err());
+        assert!(name("fe80::1%eth0").is_err());
+    }
+
     use super::*;
 
-    fn roundtrip(rt: RecordType, t: &str) -> Option<(RecordType, String)> {
-        rdata(&rt, t).ok().and_then(|d| target(&d))
+    fn roundtrip(rt: RecordType, t: &str) -> Option<(RecordType, Target)> {
+        rdata(&rt, &t.into()).ok().and_then(|d| target(&d))
     }
 
     #[test]
@@ -252,14 +345,34 @@ mod tests {
             roundtrip(RecordType::Srv, "0 50 30192 foo.example.org"),
             Some((RecordType::Srv, "0 50 30192 foo.example.org.".into()))
         );
-        assert!(rdata(&RecordType::Srv, "0 50 foo").is_err());
+        assert!(rdata(&RecordType::Srv, &"0 50 foo".into()).is_err());
     }
 
     #[test]
     fn invalid_targets_are_errors_naming_the_target() {
-        let e = rdata(&RecordType::A, "not-an-ip").err().unwrap_or_default();
+        let e = rdata(&RecordType::A, &"not-an-ip".into())
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
         assert!(e.contains("not-an-ip") && e.contains('A'), "{e}");
-        assert!(rdata(&RecordType::Aaaa, "192.0.2.1").is_err());
+        assert!(rdata(&RecordType::Aaaa, &"192.0.2.1".into()).is_err());
+        assert!(
+            rdata(&RecordType::Aaaa, &"fe80::1%eth0".into()).is_err(),
+            "no zone in a record"
+        );
+        assert!(rdata(&RecordType::A, &"01.2.3.4".into()).is_err());
+    }
+
+    #[test]
+    fn address_targets_may_have_surrounding_space_like_zone_file_text() {
+        assert_eq!(
+            roundtrip(RecordType::A, " 192.0.2.1 "),
+            Some((RecordType::A, "192.0.2.1".into()))
+        );
+        assert_eq!(
+            roundtrip(RecordType::Aaaa, "2001:DB8::1 "),
+            Some((RecordType::Aaaa, "2001:db8::1".into()))
+        );
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Typed configuration of the provider, filled by the binary from external-dns's `--rfc2136-*` flags, and
-//! its startup validation. Every rejection says which flag to change.
+//! its startup validation. Every rejection is a [`ConfigError`] naming the setting at fault
+//! ([`ConfigError::setting`]), which the binary turns into the flag to change.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -8,7 +9,8 @@ use std::time::Duration;
 
 use base64::Engine as _;
 
-use crate::tsig::{Algorithm, Key};
+use crate::transport::TransportError;
+use crate::tsig::{Algorithm, Key, TsigError};
 
 /// How updates and transfers pick one of several `--rfc2136-host`s (`--rfc2136-load-balancing-strategy`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -29,9 +31,7 @@ impl FromStr for LoadBalancing {
             "" | "disabled" => Ok(LoadBalancing::Disabled),
             "round-robin" => Ok(LoadBalancing::RoundRobin),
             "random" => Ok(LoadBalancing::Random),
-            other => Err(ConfigError(format!(
-                "--rfc2136-load-balancing-strategy={other:?} is not one of random, round-robin, disabled"
-            ))),
+            other => Err(ConfigError::LoadBalancing(other.to_string())),
         }
     }
 }
@@ -106,10 +106,79 @@ impl Default for Rfc2136Config {
     }
 }
 
-/// A startup configuration error; the text names the flag to fix.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct ConfigError(pub String);
+/// A configuration the provider refuses to start with.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    #[error("GSS-TSIG (Kerberos, RFC 3645) is not supported by extdns; use a TSIG key or insecure updates")]
+    GssTsig,
+    #[error("the batch change size must be at least 1")]
+    BatchSize,
+    #[error("no server host is configured")]
+    NoHost,
+    #[error("a zone name is empty")]
+    EmptyZone,
+    #[error("no zone is configured: name every zone extdns may update")]
+    NoZone,
+    #[error("zone {zone:?} is not a DNS name: {source}")]
+    InvalidZone {
+        zone: String,
+        #[source]
+        source: crate::codec::CodecError,
+    },
+    #[error("{0}, or use insecure updates")]
+    Algorithm(#[source] TsigError),
+    #[error("a TSIG key name is required unless updates are insecure")]
+    NoKeyName,
+    #[error("the TSIG secret is not valid base64: {0}")]
+    SecretBase64(#[source] base64::DecodeError),
+    #[error("a TSIG secret is required unless updates are insecure")]
+    NoSecret,
+    #[error("{0}")]
+    Key(#[source] TsigError),
+    #[error("the minimum TTL is larger than the largest DNS TTL (2147483647s)")]
+    MinTtl,
+    #[error("a TLS client certificate and its key must be given together")]
+    ClientCertWithoutKey,
+    #[error("{0:?} is not a load balancing strategy (one of random, round-robin, disabled)")]
+    LoadBalancing(String),
+    #[error("TLS: {0}")]
+    Tls(#[source] TransportError),
+}
+
+/// The settings of [`Rfc2136Config`] a [`ConfigError`] is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Setting {
+    GssTsig,
+    BatchChangeSize,
+    Hosts,
+    Zones,
+    TsigSecretAlg,
+    TsigKeyname,
+    TsigSecret,
+    MinTtl,
+    Tls,
+    LoadBalancing,
+}
+
+impl ConfigError {
+    /// The setting to change.
+    pub fn setting(&self) -> Setting {
+        match self {
+            ConfigError::GssTsig => Setting::GssTsig,
+            ConfigError::BatchSize => Setting::BatchChangeSize,
+            ConfigError::NoHost => Setting::Hosts,
+            ConfigError::EmptyZone | ConfigError::NoZone | ConfigError::InvalidZone { .. } => Setting::Zones,
+            ConfigError::Algorithm(_) => Setting::TsigSecretAlg,
+            ConfigError::NoKeyName | ConfigError::Key(_) => Setting::TsigKeyname,
+            ConfigError::SecretBase64(_) | ConfigError::NoSecret => Setting::TsigSecret,
+            ConfigError::MinTtl => Setting::MinTtl,
+            ConfigError::ClientCertWithoutKey | ConfigError::Tls(_) => Setting::Tls,
+            ConfigError::LoadBalancing(_) => Setting::LoadBalancing,
+        }
+    }
+}
 
 /// Validated settings the provider runs with.
 #[derive(Debug, Clone)]
@@ -130,19 +199,14 @@ pub(crate) struct Settings {
 impl Rfc2136Config {
     pub(crate) fn validate(&self) -> Result<Settings, ConfigError> {
         if self.gss_tsig {
-            return Err(ConfigError(
-                "--rfc2136-gss-tsig is not supported: extdns does not implement Kerberos (GSS-TSIG, RFC 3645); \
-                 use a TSIG key (--rfc2136-tsig-keyname/--rfc2136-tsig-secret/--rfc2136-tsig-secret-alg) \
-                 or --rfc2136-insecure"
-                    .into(),
-            ));
+            return Err(ConfigError::GssTsig);
         }
         if self.batch_change_size < 1 {
-            return Err(ConfigError("--rfc2136-batch-change-size must be at least 1".into()));
+            return Err(ConfigError::BatchSize);
         }
         let hosts: Vec<&str> = self.hosts.iter().map(|h| h.trim()).filter(|h| !h.is_empty()).collect();
         if hosts.is_empty() {
-            return Err(ConfigError("--rfc2136-host is required with --provider=rfc2136".into()));
+            return Err(ConfigError::NoHost);
         }
         let port = match (self.port, self.tls.is_some()) {
             (0, false) => 53,
@@ -165,55 +229,42 @@ impl Rfc2136Config {
         for z in &self.zones {
             let z = z.trim().trim_end_matches('.').to_ascii_lowercase();
             if z.is_empty() {
-                return Err(ConfigError("--rfc2136-zone must not be empty".into()));
+                return Err(ConfigError::EmptyZone);
             }
             if !zones.contains(&z) {
                 zones.push(z);
             }
         }
         if zones.is_empty() {
-            return Err(ConfigError(
-                "--rfc2136-zone is required: name every zone extdns may update".into(),
-            ));
+            return Err(ConfigError::NoZone);
         }
         zones.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
 
         let key = if self.insecure {
             None
         } else {
-            let alg: Algorithm = self.tsig_secret_alg.parse().map_err(|e: String| {
-                ConfigError(format!("--rfc2136-tsig-secret-alg: {e}, or set --rfc2136-insecure"))
-            })?;
+            let alg: Algorithm = self.tsig_secret_alg.parse().map_err(ConfigError::Algorithm)?;
             if self.tsig_keyname.trim().is_empty() {
-                return Err(ConfigError(
-                    "--rfc2136-tsig-keyname is required unless --rfc2136-insecure is set".into(),
-                ));
+                return Err(ConfigError::NoKeyName);
             }
             let secret = base64::engine::general_purpose::STANDARD
                 .decode(self.tsig_secret.trim())
-                .map_err(|e| ConfigError(format!("--rfc2136-tsig-secret is not valid base64: {e}")))?;
+                .map_err(ConfigError::SecretBase64)?;
             if secret.is_empty() {
-                return Err(ConfigError(
-                    "--rfc2136-tsig-secret is required unless --rfc2136-insecure is set".into(),
-                ));
+                return Err(ConfigError::NoSecret);
             }
-            Some(
-                Key::new(self.tsig_keyname.trim(), alg, secret)
-                    .map_err(|e| ConfigError(format!("--rfc2136-tsig-keyname: {e}")))?,
-            )
+            Some(Key::new(self.tsig_keyname.trim(), alg, &secret).map_err(ConfigError::Key)?)
         };
 
         let min_ttl = u32::try_from(self.min_ttl.as_secs())
             .ok()
             .filter(|t| *t <= i32::MAX as u32)
-            .ok_or_else(|| ConfigError("--rfc2136-min-ttl is larger than the largest DNS TTL (2147483647s)".into()))?;
+            .ok_or(ConfigError::MinTtl)?;
 
         if let Some(tls) = &self.tls
             && tls.client_cert.is_some() != tls.client_key.is_some()
         {
-            return Err(ConfigError(
-                "--tls-client-cert and --tls-client-cert-key must be given together".into(),
-            ));
+            return Err(ConfigError::ClientCertWithoutKey);
         }
 
         Ok(Settings {
@@ -250,10 +301,11 @@ mod tests {
         }
     }
 
-    fn err(c: Rfc2136Config) -> String {
+    /// The setting a configuration is refused for, and the message.
+    fn err(c: Rfc2136Config) -> (Option<Setting>, String) {
         match c.validate() {
-            Ok(_) => String::from("<accepted>"),
-            Err(e) => e.0,
+            Ok(_) => (None, String::from("<accepted>")),
+            Err(e) => (Some(e.setting()), e.to_string()),
         }
     }
 
@@ -263,7 +315,7 @@ mod tests {
             gss_tsig: true,
             ..base()
         });
-        assert!(e.contains("--rfc2136-gss-tsig") && e.contains("Kerberos"), "{e}");
+        assert!(e.0 == Some(Setting::GssTsig) && e.1.contains("Kerberos"), "{e:?}");
     }
 
     #[test]
@@ -272,7 +324,7 @@ mod tests {
             tsig_secret_alg: "hmac-md5".into(),
             ..base()
         });
-        assert!(e.contains("--rfc2136-tsig-secret-alg"), "{e}");
+        assert!(e.0 == Some(Setting::TsigSecretAlg) && e.1.contains("hmac-md5"), "{e:?}");
         assert!(
             Rfc2136Config {
                 tsig_secret_alg: "".into(),
@@ -301,35 +353,29 @@ mod tests {
 
     #[test]
     fn batch_change_size_must_be_positive() {
-        assert!(
-            err(Rfc2136Config {
-                batch_change_size: 0,
-                ..base()
-            })
-            .contains("--rfc2136-batch-change-size")
-        );
+        let e = err(Rfc2136Config {
+            batch_change_size: 0,
+            ..base()
+        });
+        assert_eq!(e.0, Some(Setting::BatchChangeSize), "{e:?}");
     }
 
     #[test]
-    fn a_secret_that_is_not_base64_names_the_flag() {
-        assert!(
-            err(Rfc2136Config {
-                tsig_secret: "not base64!".into(),
-                ..base()
-            })
-            .contains("--rfc2136-tsig-secret")
-        );
+    fn a_secret_that_is_not_base64_names_the_setting() {
+        let e = err(Rfc2136Config {
+            tsig_secret: "not base64!".into(),
+            ..base()
+        });
+        assert!(e.0 == Some(Setting::TsigSecret) && e.1.contains("base64"), "{e:?}");
     }
 
     #[test]
     fn zones_are_required_normalised_and_sorted_longest_first() {
-        assert!(
-            err(Rfc2136Config {
-                zones: vec![],
-                ..base()
-            })
-            .contains("--rfc2136-zone")
-        );
+        let e = err(Rfc2136Config {
+            zones: vec![],
+            ..base()
+        });
+        assert_eq!(e.0, Some(Setting::Zones), "{e:?}");
         let s = Rfc2136Config {
             zones: vec!["Example.org.".into(), "k8s.example.org".into()],
             ..base()
@@ -360,19 +406,23 @@ mod tests {
             tls.map(|s| s.servers).unwrap_or_default(),
             vec!["127.0.0.1:853".to_string()]
         );
-        assert!(
-            err(Rfc2136Config {
-                hosts: vec![String::new()],
-                ..base()
-            })
-            .contains("--rfc2136-host")
-        );
+        let e = err(Rfc2136Config {
+            hosts: vec![String::new()],
+            ..base()
+        });
+        assert_eq!(e.0, Some(Setting::Hosts), "{e:?}");
     }
 
     #[test]
     fn load_balancing_strategies_parse_like_external_dns() {
-        assert_eq!("round-robin".parse::<LoadBalancing>(), Ok(LoadBalancing::RoundRobin));
-        assert_eq!("disabled".parse::<LoadBalancing>(), Ok(LoadBalancing::Disabled));
-        assert!("sticky".parse::<LoadBalancing>().is_err());
+        assert!(matches!(
+            "round-robin".parse::<LoadBalancing>(),
+            Ok(LoadBalancing::RoundRobin)
+        ));
+        assert!(matches!(
+            "disabled".parse::<LoadBalancing>(),
+            Ok(LoadBalancing::Disabled)
+        ));
+        assert!(matches!("sticky".parse::<LoadBalancing>(), Err(ConfigError::LoadBalancing(s)) if s == "sticky"));
     }
 }

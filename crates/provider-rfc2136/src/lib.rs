@@ -14,20 +14,32 @@ mod transport;
 mod tsig;
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Mutex;
 
 use async_trait::async_trait;
-use extdns_endpoint::{Changes, DomainFilter, Endpoint, RecordType, Ttl};
-use extdns_provider::batch::{self, Change};
-use extdns_provider::{ChangeFailure, Provider, ProviderError};
+use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, Ttl};
+use extdns_provider::batch::{self, Unit};
+use extdns_provider::{Provider, ProviderError, ReadState, Records};
 use hickory_proto::rr::rdata::TXT;
 use hickory_proto::rr::{DNSClass, Name, RData, Record, RecordType as WireType};
 
 pub use client::rcode_name;
-pub use config::{ConfigError, LoadBalancing, Rfc2136Config, TlsOptions};
-pub use tsig::Algorithm as TsigAlgorithm;
+pub use config::{ConfigError, LoadBalancing, Rfc2136Config, Setting, TlsOptions};
+pub use transport::TransportError;
+pub use tsig::{Algorithm as TsigAlgorithm, TsigError};
+
+#[doc(hidden)]
+pub mod fuzzing {
+    //! Not part of the API: the record codec and the message signing and checking, reachable only so the
+    //! fuzz targets in `fuzz/` can drive the code that turns zone data into endpoints and back. Nothing
+    //! outside this repository's fuzz targets may use it; it changes without notice.
+
+    pub use crate::client::update_message;
+    pub use crate::codec::{canonical_txt, name, name_text, rdata, target, txt_chunks, txt_value};
+    pub use crate::tsig::{Key, TsigFailure, Verifier};
+}
 
 use client::{ExchangeError, Session};
+use codec::CodecError;
 use config::Settings;
 use transport::{ServerPicker, TlsConnector};
 
@@ -41,9 +53,6 @@ pub struct Rfc2136Provider {
     updates: ServerPicker,
     transfers: ServerPicker,
     tls: Option<TlsConnector>,
-    /// TXT records whose character-strings are split differently from how we would write them, keyed by
-    /// (name, canonical value), from the last read: deletes must match the record byte for byte.
-    txt_wire: Mutex<TxtWire>,
 }
 
 impl std::fmt::Debug for Rfc2136Provider {
@@ -64,16 +73,21 @@ impl Rfc2136Provider {
         let zone_names = settings
             .zones
             .iter()
-            .map(|z| codec::name(z).map_err(|e| ConfigError(format!("--rfc2136-zone={z}: {e}"))))
+            .map(|z| {
+                codec::name(z).map_err(|source| ConfigError::InvalidZone {
+                    zone: z.clone(),
+                    source,
+                })
+            })
             .collect::<Result<Vec<_>, _>>()?;
         let tls = match &settings.tls {
-            Some(opts) => Some(TlsConnector::new(opts).map_err(|e| ConfigError(e.to_string()))?),
+            Some(opts) => Some(TlsConnector::new(opts).map_err(ConfigError::Tls)?),
             None => None,
         };
         if !settings.axfr {
             tracing::warn!(
-                "--rfc2136-axfr is not set: extdns cannot list the zone's records, so it creates records but \
-                 never updates or deletes them"
+                "zone transfers (AXFR) are off: extdns cannot list the zones' records, so it creates records \
+                 but never updates or deletes them"
             );
         }
         Ok(Rfc2136Provider {
@@ -82,7 +96,6 @@ impl Rfc2136Provider {
             zone_names,
             tls,
             settings,
-            txt_wire: Mutex::new(HashMap::new()),
         })
     }
 
@@ -123,7 +136,7 @@ impl Rfc2136Provider {
         own.max(self.settings.min_ttl)
     }
 
-    fn records_of(&self, wire: &TxtWire, ep: &Endpoint, ttl: u32, class: DNSClass) -> Result<Vec<Record>, String> {
+    fn records_of(&self, wire: &TxtWire, ep: &Endpoint, ttl: u32, class: DNSClass) -> Result<Vec<Record>, CodecError> {
         let owner = codec::name(&ep.dns_name)?;
         let mut out = Vec::with_capacity(ep.targets.len());
         for target in ep.targets.iter() {
@@ -146,7 +159,7 @@ impl Rfc2136Provider {
     }
 
     /// The records one change sends: single-record deletes of what it replaces, then adds of what it writes.
-    fn updates_for(&self, wire: &TxtWire, change: &Change) -> Result<Vec<Record>, String> {
+    fn updates_for(&self, wire: &TxtWire, change: &Change) -> Result<Vec<Record>, CodecError> {
         match change {
             Change::Create(ep) => self.records_of(wire, ep, self.write_ttl(ep.record_ttl), DNSClass::IN),
             Change::Delete(ep) => self.records_of(wire, ep, 0, DNSClass::NONE),
@@ -158,22 +171,22 @@ impl Rfc2136Provider {
         }
     }
 
-    /// The changes grouped by the zone they belong to (its index in the zones); a change outside every zone
-    /// fails on its own.
-    fn by_zone(&self, changes: &Changes, failures: &mut Vec<ChangeFailure>) -> BTreeMap<usize, Vec<Change>> {
-        let mut out: BTreeMap<usize, Vec<Change>> = BTreeMap::new();
-        for change in batch::to_units(changes) {
-            let name = &change.endpoint().dns_name;
+    /// The units grouped by the zone their record belongs to (its index in the zones), each group in apply
+    /// order; a unit outside every zone fails on its own.
+    fn by_zone<'a>(&self, units: &[Unit<'a>], failures: &mut batch::Failures) -> BTreeMap<usize, Vec<Unit<'a>>> {
+        let mut out: BTreeMap<usize, Vec<Unit<'a>>> = BTreeMap::new();
+        for unit in units {
+            let name = &unit.change.endpoint().dns_name;
             match self
                 .zone_for(name)
                 .and_then(|z| self.settings.zones.iter().position(|x| x == z))
             {
-                Some(z) => out.entry(z).or_default().push(change),
-                None => failures.push(ChangeFailure {
-                    record: change.record_name(),
-                    reason: format!("no --rfc2136-zone contains {name}"),
-                }),
+                Some(z) => out.entry(z).or_default().push(*unit),
+                None => failures.push(unit.failure(format!("no configured zone contains {name}"))),
             }
+        }
+        for zone_units in out.values_mut() {
+            batch::sort_for_apply(zone_units);
         }
         out
     }
@@ -184,28 +197,25 @@ impl Rfc2136Provider {
     async fn send_batch(
         &self,
         session: &tokio::sync::Mutex<Session<'_>>,
+        wire: &TxtWire,
         zone: &Name,
-        batch: Vec<Change>,
+        batch: &[Unit<'_>],
     ) -> Result<(), ProviderError> {
         let mut failures = Vec::new();
         let mut updates = Vec::new();
-        let mut sent: Vec<&Change> = Vec::new();
-        {
-            let wire = match self.txt_wire.lock() {
-                Ok(g) => g,
-                Err(poisoned) => poisoned.into_inner(),
-            };
-            for change in &batch {
-                match self.updates_for(&wire, change) {
-                    Ok(records) => {
-                        updates.extend(records);
-                        sent.push(change);
-                    }
-                    Err(reason) => failures.push(ChangeFailure {
-                        record: change.record_name(),
-                        reason,
-                    }),
+        let mut sent: Vec<&Unit<'_>> = Vec::new();
+        for unit in batch {
+            // A unit is encoded whole or not at all, so a record never goes out without its ownership record.
+            let encoded: Result<Vec<Record>, CodecError> = unit.changes().try_fold(Vec::new(), |mut acc, change| {
+                acc.extend(self.updates_for(wire, change)?);
+                Ok(acc)
+            });
+            match encoded {
+                Ok(records) => {
+                    updates.extend(records);
+                    sent.push(unit);
                 }
+                Err(e) => failures.push(unit.failure(e.to_string())),
             }
         }
         if !updates.is_empty() {
@@ -218,16 +228,18 @@ impl Rfc2136Provider {
                         tracing::info!(zone = %zone, changes = sent.len(), %reason, "batch refused; splitting it");
                         return Err(ProviderError::Invalid(reason));
                     }
-                    for change in sent {
-                        tracing::warn!(record = %change.record_name(), %reason, "change refused");
-                        failures.push(ChangeFailure {
-                            record: change.record_name(),
-                            reason: reason.clone(),
-                        });
+                    for unit in sent {
+                        tracing::warn!(record = %unit.record_name(), %reason, "change refused");
+                        failures.push(unit.failure(reason.clone()));
                     }
                 }
                 Err(ExchangeError::Auth { server, detail }) => return Err(auth_error(&server, self, &detail)),
-                Err(ExchangeError::Transport(e)) => return Err(ProviderError::Transient(e.to_string())),
+                Err(ExchangeError::Transport(e)) => {
+                    return Err(ProviderError::transient_from(
+                        format!("update of zone {}", zone_text(zone)),
+                        e,
+                    ));
+                }
                 Err(ExchangeError::BadAnswer { server, detail }) => {
                     return Err(ProviderError::Auth(format!(
                         "cannot trust the answer from {server}: {detail}"
@@ -261,16 +273,16 @@ fn auth_error(server: &str, p: &Rfc2136Provider, detail: &str) -> ProviderError 
         .map(|k| format!("{} ({})", k.name(), k.algorithm()))
         .unwrap_or_default();
     ProviderError::Auth(format!(
-        "{server} rejected TSIG key {key}: {detail}; check --rfc2136-tsig-keyname, --rfc2136-tsig-secret and \
-         --rfc2136-tsig-secret-alg against the server's key"
+        "{server} rejected TSIG key {key}: {detail}; check the key's name, secret and algorithm against the \
+         server's key"
     ))
 }
 
 #[async_trait]
 impl Provider for Rfc2136Provider {
-    async fn records(&self) -> Result<Vec<Endpoint>, ProviderError> {
+    async fn records(&self) -> Result<Records, ProviderError> {
         if !self.settings.axfr {
-            return Ok(Vec::new());
+            return Ok(Records::default());
         }
         let mut session = self.session(&self.transfers);
         let mut endpoints: Vec<Endpoint> = Vec::new();
@@ -280,7 +292,7 @@ impl Provider for Rfc2136Provider {
             let records = match session.axfr(zone_name).await {
                 Ok(r) => r,
                 Err(ExchangeError::Transport(e)) => {
-                    return Err(ProviderError::Transient(format!("zone transfer of {zone}: {e}")));
+                    return Err(ProviderError::transient_from(format!("zone transfer of {zone}"), e));
                 }
                 Err(ExchangeError::Auth { server, detail }) => return Err(auth_error(&server, self, &detail)),
                 Err(ExchangeError::Rcode { server, rcode }) => {
@@ -293,7 +305,7 @@ impl Provider for Rfc2136Provider {
                     )));
                 }
                 Err(ExchangeError::BadAnswer { server, detail }) => {
-                    return Err(ProviderError::Other(format!(
+                    return Err(ProviderError::other(format!(
                         "zone transfer of {zone} from {server}: {detail}"
                     )));
                 }
@@ -314,7 +326,7 @@ impl Provider for Rfc2136Provider {
                 if let RData::TXT(t) = &r.data {
                     let chunks: Vec<Vec<u8>> = t.txt_data.iter().map(|c| c.to_vec()).collect();
                     if chunks != codec::txt_chunks(&target) {
-                        wire.insert((name.clone(), target.clone()), chunks);
+                        wire.insert((name.clone(), target.to_string()), chunks);
                     }
                 }
                 match index.get(&(name.clone(), rt.clone())) {
@@ -326,24 +338,24 @@ impl Provider for Rfc2136Provider {
                 }
             }
         }
-        if let Ok(mut w) = self.txt_wire.lock() {
-            *w = wire;
-        }
-        Ok(endpoints)
+        Ok(Records {
+            endpoints,
+            state: ReadState::new(wire),
+        })
     }
 
-    async fn apply_changes(&self, changes: &Changes) -> Result<(), ProviderError> {
-        let mut unrouted = Vec::new();
-        let by_zone = self.by_zone(changes, &mut unrouted);
-        let mut failures = batch::Failures::from_vec(unrouted);
+    async fn apply(&self, read: &ReadState, units: &[Unit<'_>]) -> Result<(), ProviderError> {
+        let no_wire = TxtWire::new();
+        let wire = read.get::<TxtWire>().unwrap_or(&no_wire);
+        let mut failures = batch::Failures::default();
+        let by_zone = self.by_zone(units, &mut failures);
         let session = tokio::sync::Mutex::new(self.session(&self.updates));
-        for (zone_index, units) in by_zone {
-            let zone = &self.zone_names[zone_index];
+        for (zone_index, zone_units) in &by_zone {
+            let zone = &self.zone_names[*zone_index];
             let session = &session;
-            let zone_changes = batch::from_units(&units);
             let size = self.settings.batch_change_size;
             failures
-                .absorb(batch::apply_in_batches(&zone_changes, size, |b| self.send_batch(session, zone, b)).await)?;
+                .absorb(batch::apply_in_batches(zone_units, size, |b| self.send_batch(session, wire, zone, b)).await)?;
         }
         failures.into_result()
     }
@@ -356,7 +368,10 @@ impl Provider for Rfc2136Provider {
             ep.dns_name.make_ascii_lowercase();
             if ep.record_type == RecordType::Txt {
                 for t in ep.targets.iter_mut() {
-                    *t = codec::canonical_txt(t);
+                    let canonical = codec::canonical_txt(t);
+                    if canonical != t.as_str() {
+                        *t = canonical.into();
+                    }
                 }
             }
             if self.settings.min_ttl > 0
@@ -412,19 +427,16 @@ mod tests {
         let a = Endpoint::new("a.example.org", RecordType::A, ["192.0.2.1"]);
         let b = Endpoint::new("b.k8s.example.org", RecordType::A, ["192.0.2.2"]);
         let c = Endpoint::new("a.example.org", RecordType::Cname, ["b.k8s.example.org"]);
-        let changes = Changes {
-            create: vec![c, b],
-            delete: vec![a],
-            ..Changes::default()
-        };
-        let mut failures = Vec::new();
-        let zones = p.by_zone(&changes, &mut failures);
-        assert!(failures.is_empty(), "{failures:?}");
+        let changes = [Change::Create(c), Change::Create(b), Change::Delete(a)];
+        let units: Vec<Unit<'_>> = changes.iter().map(Unit::new).collect();
+        let mut failures = batch::Failures::default();
+        let zones = p.by_zone(&units, &mut failures);
+        assert!(failures.into_result().is_ok());
         let names: Vec<Vec<String>> = zones
             .values()
-            .map(|cs| {
-                cs.iter()
-                    .map(|c| format!("{} {}", c.action(), c.record_name()))
+            .map(|us| {
+                us.iter()
+                    .map(|u| format!("{} {}", u.change.action(), u.record_name()))
                     .collect()
             })
             .collect();
@@ -440,16 +452,17 @@ mod tests {
     #[test]
     fn a_change_outside_every_zone_fails_alone() {
         let p = provider(&["example.org"]);
-        let changes = Changes {
-            create: vec![
-                Endpoint::new("web.example.com", RecordType::A, ["192.0.2.1"]),
-                Endpoint::new("ok.example.org", RecordType::A, ["192.0.2.3"]),
-            ],
-            ..Changes::default()
-        };
-        let mut failures = Vec::new();
-        let zones = p.by_zone(&changes, &mut failures);
+        let changes = [
+            Change::Create(Endpoint::new("web.example.com", RecordType::A, ["192.0.2.1"])),
+            Change::Create(Endpoint::new("ok.example.org", RecordType::A, ["192.0.2.3"])),
+        ];
+        let units: Vec<Unit<'_>> = changes.iter().map(Unit::new).collect();
+        let mut failures = batch::Failures::default();
+        let zones = p.by_zone(&units, &mut failures);
         assert_eq!(zones.values().map(Vec::len).sum::<usize>(), 1);
+        let Err(ProviderError::Partial { failures }) = failures.into_result() else {
+            panic!("expected the out-of-zone change to fail")
+        };
         assert_eq!(
             failures.iter().map(|f| f.record.as_str()).collect::<Vec<_>>(),
             vec!["web.example.com A"]
@@ -462,7 +475,7 @@ mod tests {
         let bad = Change::Create(Endpoint::new("bad.example.org", RecordType::A, ["not-an-ip"]));
         let got = p.updates_for(&TxtWire::new(), &bad);
         assert!(
-            got.as_ref().is_err_and(|e| e.contains("not-an-ip")),
+            got.as_ref().is_err_and(|e| e.to_string().contains("not-an-ip")),
             "{:?}",
             got.map(|r| r.len())
         );

@@ -3,21 +3,26 @@
 //! hmac-sha224 keys, and hickory turns a server's "bad signature" answer into an opaque protocol error,
 //! while users need to be told plainly that their key was refused.
 //!
-//! The message encoding and the to-be-signed layouts come from hickory-proto; only the MACs are ours.
+//! The message encoding and the to-be-signed layouts come from hickory-proto; the MACs from RustCrypto's
+//! `hmac`, whose `verify_slice` compares in constant time so a forged answer cannot learn the MAC byte by
+//! byte.
 
 use std::fmt;
 use std::str::FromStr;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use hickory_proto::ProtoError;
 use hickory_proto::op::Message;
 use hickory_proto::rr::Name;
-use hickory_proto::rr::rdata::tsig::{TSIG, TsigAlgorithm, TsigError, make_tsig_record, message_tbs};
+use hickory_proto::rr::rdata::tsig::{TSIG, TsigAlgorithm, TsigError as TsigRcode, make_tsig_record, message_tbs};
 use hickory_proto::serialize::binary::{BinDecodable, BinDecoder};
+use hmac::digest::InvalidLength;
+use hmac::{Hmac, Mac};
 
 /// Default allowed clock difference between us and the server, as external-dns uses.
 pub const FUDGE: u16 = 300;
 
-/// The TSIG algorithms external-dns accepts for `--rfc2136-tsig-secret-alg`.
+/// The TSIG algorithms external-dns accepts for a key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Algorithm {
     HmacSha1,
@@ -66,18 +71,6 @@ impl Algorithm {
             Algorithm::HmacSha512 => 64,
         }
     }
-
-    pub fn mac(self, key: &[u8], data: &[u8]) -> Vec<u8> {
-        use ring::hmac;
-        let ring_alg = match self {
-            Algorithm::HmacSha1 => hmac::HMAC_SHA1_FOR_LEGACY_USE_ONLY,
-            Algorithm::HmacSha256 => hmac::HMAC_SHA256,
-            Algorithm::HmacSha384 => hmac::HMAC_SHA384,
-            Algorithm::HmacSha512 => hmac::HMAC_SHA512,
-            Algorithm::HmacSha224 => return hmac_sha224(key, data),
-        };
-        hmac::sign(&hmac::Key::new(ring_alg, key), data).as_ref().to_vec()
-    }
 }
 
 impl fmt::Display for Algorithm {
@@ -87,59 +80,130 @@ impl fmt::Display for Algorithm {
 }
 
 impl FromStr for Algorithm {
-    type Err = String;
+    type Err = TsigError;
 
     /// Names as BIND writes them (`hmac-sha256`); case-insensitive, a trailing dot tolerated.
-    fn from_str(s: &str) -> Result<Self, String> {
+    fn from_str(s: &str) -> Result<Self, TsigError> {
         let lower = s.trim_end_matches('.').to_ascii_lowercase();
         Algorithm::ALL.into_iter().find(|a| a.as_str() == lower).ok_or_else(|| {
-            let names: Vec<&str> = Algorithm::ALL.iter().map(|a| a.as_str()).collect();
+            let name = s.to_string();
             if lower == "hmac-md5" || lower == "hmac-md5.sig-alg.reg.int" {
-                format!(
-                    "{s} is not supported TSIG algorithm: hmac-md5 is insecure; use one of {}",
-                    names.join(", ")
-                )
+                TsigError::InsecureAlgorithm { name }
             } else {
-                format!(
-                    "{s:?} is not supported TSIG algorithm (use one of {})",
-                    names.join(", ")
-                )
+                TsigError::UnknownAlgorithm { name }
             }
         })
     }
 }
 
-/// HMAC (RFC 2104) over SHA-224, which ring does not offer.
-fn hmac_sha224(key: &[u8], data: &[u8]) -> Vec<u8> {
-    use sha2::{Digest, Sha224};
-    const BLOCK: usize = 64;
-    let mut k = [0u8; BLOCK];
-    if key.len() > BLOCK {
-        let h = Sha224::digest(key);
-        k[..h.len()].copy_from_slice(&h);
-    } else {
-        k[..key.len()].copy_from_slice(key);
+/// The algorithm names, for the messages that list what is accepted.
+struct Supported;
+
+impl fmt::Display for Supported {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, a) in Algorithm::ALL.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            f.write_str(a.as_str())?;
+        }
+        Ok(())
     }
-    let mut inner = Sha224::new();
-    inner.update(k.map(|b| b ^ 0x36));
-    inner.update(data);
-    let mut outer = Sha224::new();
-    outer.update(k.map(|b| b ^ 0x5c));
-    outer.update(inner.finalize());
-    outer.finalize().to_vec()
 }
 
-/// Constant-time comparison, so a forged response cannot learn the MAC byte by byte.
-fn same_mac(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+/// Why a TSIG key cannot be built or used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TsigError {
+    #[error(
+        "{name} is not supported TSIG algorithm: hmac-md5 is insecure; use one of {}",
+        Supported
+    )]
+    InsecureAlgorithm { name: String },
+    #[error("{name:?} is not supported TSIG algorithm (use one of {})", Supported)]
+    UnknownAlgorithm { name: String },
+    #[error("invalid TSIG key name {name:?}: {source}")]
+    KeyName {
+        name: String,
+        #[source]
+        source: ProtoError,
+    },
+    /// HMAC takes keys of any length, so this is not expected; it is typed rather than unwrapped.
+    #[error("the secret of TSIG key {name:?} cannot key {algorithm}: {source}")]
+    Secret {
+        name: String,
+        algorithm: Algorithm,
+        #[source]
+        source: InvalidLength,
+    },
+    #[error("cannot sign a message with TSIG key {name:?}: {source}")]
+    Sign {
+        name: String,
+        #[source]
+        source: ProtoError,
+    },
 }
 
-/// A TSIG key: name, algorithm and secret. The secret never appears in `Debug` output.
+/// The HMAC state keyed once with the secret: signing and verifying clone it instead of keying again.
+#[derive(Clone)]
+enum Keyed {
+    Sha1(Hmac<sha1::Sha1>),
+    Sha224(Hmac<sha2::Sha224>),
+    Sha256(Hmac<sha2::Sha256>),
+    Sha384(Hmac<sha2::Sha384>),
+    Sha512(Hmac<sha2::Sha512>),
+}
+
+impl Keyed {
+    fn new(algorithm: Algorithm, secret: &[u8]) -> Result<Keyed, InvalidLength> {
+        Ok(match algorithm {
+            Algorithm::HmacSha1 => Keyed::Sha1(Mac::new_from_slice(secret)?),
+            Algorithm::HmacSha224 => Keyed::Sha224(Mac::new_from_slice(secret)?),
+            Algorithm::HmacSha256 => Keyed::Sha256(Mac::new_from_slice(secret)?),
+            Algorithm::HmacSha384 => Keyed::Sha384(Mac::new_from_slice(secret)?),
+            Algorithm::HmacSha512 => Keyed::Sha512(Mac::new_from_slice(secret)?),
+        })
+    }
+
+    fn mac(&self, data: &[u8]) -> Vec<u8> {
+        fn run<M: Mac + Clone>(m: &M, data: &[u8]) -> Vec<u8> {
+            let mut m = m.clone();
+            m.update(data);
+            m.finalize().into_bytes().to_vec()
+        }
+        match self {
+            Keyed::Sha1(m) => run(m, data),
+            Keyed::Sha224(m) => run(m, data),
+            Keyed::Sha256(m) => run(m, data),
+            Keyed::Sha384(m) => run(m, data),
+            Keyed::Sha512(m) => run(m, data),
+        }
+    }
+
+    /// Whether `mac` is the full MAC of `data`, compared in constant time.
+    fn verify(&self, data: &[u8], mac: &[u8]) -> bool {
+        fn run<M: Mac + Clone>(m: &M, data: &[u8], mac: &[u8]) -> bool {
+            let mut m = m.clone();
+            m.update(data);
+            m.verify_slice(mac).is_ok()
+        }
+        match self {
+            Keyed::Sha1(m) => run(m, data, mac),
+            Keyed::Sha224(m) => run(m, data, mac),
+            Keyed::Sha256(m) => run(m, data, mac),
+            Keyed::Sha384(m) => run(m, data, mac),
+            Keyed::Sha512(m) => run(m, data, mac),
+        }
+    }
+}
+
+/// A TSIG key: name, algorithm and the HMAC keyed with its secret. The secret never appears in `Debug`
+/// output.
 #[derive(Clone)]
 pub struct Key {
     name: Name,
     algorithm: Algorithm,
-    secret: Vec<u8>,
+    keyed: Keyed,
 }
 
 impl fmt::Debug for Key {
@@ -152,13 +216,21 @@ impl fmt::Debug for Key {
 }
 
 impl Key {
-    pub fn new(name: &str, algorithm: Algorithm, secret: Vec<u8>) -> Result<Key, String> {
-        let mut n = Name::from_ascii(name).map_err(|e| format!("invalid TSIG key name {name:?}: {e}"))?;
+    pub fn new(name: &str, algorithm: Algorithm, secret: &[u8]) -> Result<Key, TsigError> {
+        let mut n = Name::from_ascii(name).map_err(|source| TsigError::KeyName {
+            name: name.to_string(),
+            source,
+        })?;
         n.set_fqdn(true);
+        let keyed = Keyed::new(algorithm, secret).map_err(|source| TsigError::Secret {
+            name: name.to_string(),
+            algorithm,
+            source,
+        })?;
         Ok(Key {
             name: n.to_lowercase(),
             algorithm,
-            secret,
+            keyed,
         })
     }
 
@@ -173,7 +245,11 @@ impl Key {
 
     /// Sign `message` (which must not be changed afterwards) and return its wire form and the request MAC
     /// that the response's MAC chains from.
-    pub fn sign(&self, message: &mut Message, now: u64) -> Result<(Vec<u8>, Vec<u8>), String> {
+    pub fn sign(&self, message: &mut Message, now: u64) -> Result<(Vec<u8>, Vec<u8>), TsigError> {
+        let failed = |source| TsigError::Sign {
+            name: self.name(),
+            source,
+        };
         let stub = TSIG::new(
             self.algorithm.hickory(),
             now,
@@ -183,10 +259,10 @@ impl Key {
             None,
             Vec::new(),
         );
-        let tbs = message_tbs(&*message, &stub, &self.name).map_err(|e| e.to_string())?;
-        let mac = self.algorithm.mac(&self.secret, &tbs);
+        let tbs = message_tbs(&*message, &stub, &self.name).map_err(failed)?;
+        let mac = self.keyed.mac(&tbs);
         message.set_signature(Box::new(make_tsig_record(self.name.clone(), stub.set_mac(mac.clone()))));
-        let wire = message.to_vec().map_err(|e| e.to_string())?;
+        let wire = message.to_vec().map_err(failed)?;
         Ok((wire, mac))
     }
 }
@@ -257,8 +333,7 @@ impl<'k> Verifier<'k> {
         tbs.extend_from_slice(&self.previous_mac);
         tbs.extend_from_slice(&self.unsigned);
         tbs.extend_from_slice(&body);
-        let expected = self.key.algorithm.mac(&self.key.secret, &tbs);
-        if !same_mac(&expected, &tsig.mac) {
+        if !self.key.keyed.verify(&tbs, &tsig.mac) {
             return Err(TsigFailure::BadResponse(
                 "the answer's signature does not match our key".into(),
             ));
@@ -276,13 +351,13 @@ impl<'k> Verifier<'k> {
     }
 }
 
-fn describe_tsig_error(err: TsigError) -> String {
+fn describe_tsig_error(err: TsigRcode) -> String {
     match err {
-        TsigError::BadSig => "BADSIG: the server's copy of the key has another secret or algorithm".into(),
-        TsigError::BadKey => "BADKEY: the server does not know this key name with this algorithm".into(),
-        TsigError::BadTime => "BADTIME: our clock and the server's differ by more than the allowed 300s".into(),
-        TsigError::BadTrunc => "BADTRUNC: the server refused a truncated MAC".into(),
-        TsigError::Unknown(code) => format!("TSIG error {code}"),
+        TsigRcode::BadSig => "BADSIG: the server's copy of the key has another secret or algorithm".into(),
+        TsigRcode::BadKey => "BADKEY: the server does not know this key name with this algorithm".into(),
+        TsigRcode::BadTime => "BADTIME: our clock and the server's differ by more than the allowed 300s".into(),
+        TsigRcode::BadTrunc => "BADTRUNC: the server refused a truncated MAC".into(),
+        TsigRcode::Unknown(code) => format!("TSIG error {code}"),
     }
 }
 
@@ -310,39 +385,108 @@ mod tests {
         b.iter().map(|x| format!("{x:02x}")).collect()
     }
 
-    // RFC 4231 test case 2 ("Jefe" / "what do ya want for nothing?").
+    fn mac(algorithm: Algorithm, key: &[u8], data: &[u8]) -> Vec<u8> {
+        match Keyed::new(algorithm, key) {
+            Ok(k) => k.mac(data),
+            Err(e) => panic!("{algorithm}: {e}"),
+        }
+    }
+
+    const JEFE: &[u8] = b"what do ya want for nothing?";
+
+    // RFC 2202 and RFC 4231 test case 2 ("Jefe" / "what do ya want for nothing?").
     #[test]
-    fn hmac_sha224_matches_rfc4231_vectors() {
-        let mac = Algorithm::HmacSha224.mac(b"Jefe", b"what do ya want for nothing?");
-        assert_eq!(hex(&mac), "a30e01098bc6dbbf45690f3a7e9e6d0f8bbea2a39e6148008fd05e44");
-        // Test case 6: a key longer than the block size is hashed first.
-        let mac = Algorithm::HmacSha224.mac(&[0xaa; 131], b"Test Using Larger Than Block-Size Key - Hash Key First");
-        assert_eq!(hex(&mac), "95e9a0db962095adaebe9b2d6f0dbce2d499f112f2d2b7273fa6870e");
+    fn every_algorithm_matches_the_rfc_vectors() {
+        let expected = [
+            (Algorithm::HmacSha1, "effcdf6ae5eb2fa2d27416d5f184df9c259a7c79"),
+            (
+                Algorithm::HmacSha224,
+                "a30e01098bc6dbbf45690f3a7e9e6d0f8bbea2a39e6148008fd05e44",
+            ),
+            (
+                Algorithm::HmacSha256,
+                "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843",
+            ),
+            (
+                Algorithm::HmacSha384,
+                "af45d2e376484031617f78d2b58a6b1b9c7ef464f5a01b47e42ec3736322445e\
+                 8e2240ca5e69e2c78b3239ecfab21649",
+            ),
+            (
+                Algorithm::HmacSha512,
+                "164b7a7bfcf819e2e395fbe73b56e0a387bd64222e831fd610270cd7ea250554\
+                 9758bf75c05a994a6d034f65f8f0e6fdcaeab1a34d4a6b4b636e070a38bce737",
+            ),
+        ];
+        for (alg, want) in expected {
+            let got = mac(alg, b"Jefe", JEFE);
+            assert_eq!(got.len(), alg.mac_len(), "{alg}");
+            assert_eq!(hex(&got), want, "{alg}");
+        }
     }
 
     #[test]
-    fn every_external_dns_algorithm_gives_a_full_length_mac() {
-        for alg in Algorithm::ALL {
-            assert_eq!(alg.mac(b"k", b"data").len(), alg.mac_len(), "{alg}");
-        }
-        assert_eq!(
-            hex(&Algorithm::HmacSha256.mac(b"Jefe", b"what do ya want for nothing?")),
-            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+    fn hmac_sha224_hashes_a_key_longer_than_the_block_first() {
+        // RFC 4231 test case 6.
+        let got = mac(
+            Algorithm::HmacSha224,
+            &[0xaa; 131],
+            b"Test Using Larger Than Block-Size Key - Hash Key First",
         );
+        assert_eq!(hex(&got), "95e9a0db962095adaebe9b2d6f0dbce2d499f112f2d2b7273fa6870e");
+    }
+
+    #[test]
+    fn verification_accepts_only_the_full_exact_mac() -> Result<(), InvalidLength> {
+        for alg in Algorithm::ALL {
+            let keyed = Keyed::new(alg, b"Jefe")?;
+            let good = keyed.mac(JEFE);
+            assert!(keyed.verify(JEFE, &good), "{alg}");
+            let mut flipped = good.clone();
+            if let Some(last) = flipped.last_mut() {
+                *last ^= 1;
+            }
+            assert!(!keyed.verify(JEFE, &flipped), "{alg}: altered MAC");
+            assert!(!keyed.verify(JEFE, &good[..good.len() - 1]), "{alg}: truncated MAC");
+            assert!(!keyed.verify(b"other data", &good), "{alg}: other data");
+            let other = Keyed::new(alg, b"another key")?;
+            assert!(!other.verify(JEFE, &good), "{alg}: other key");
+        }
+        Ok(())
     }
 
     #[test]
     fn algorithm_names_parse_like_bind_writes_them() {
-        assert_eq!("HMAC-SHA512".parse::<Algorithm>(), Ok(Algorithm::HmacSha512));
-        assert_eq!("hmac-sha1.".parse::<Algorithm>(), Ok(Algorithm::HmacSha1));
-        let md5 = "hmac-md5".parse::<Algorithm>().err().unwrap_or_default();
+        assert!(matches!("HMAC-SHA512".parse::<Algorithm>(), Ok(Algorithm::HmacSha512)));
+        assert!(matches!("hmac-sha1.".parse::<Algorithm>(), Ok(Algorithm::HmacSha1)));
+        let md5 = "hmac-md5".parse::<Algorithm>();
+        assert!(
+            matches!(&md5, Err(TsigError::InsecureAlgorithm { name }) if name == "hmac-md5"),
+            "{md5:?}"
+        );
+        let md5 = md5.err().map(|e| e.to_string()).unwrap_or_default();
         assert!(md5.contains("not supported") && md5.contains("hmac-sha256"), "{md5}");
-        assert!("".parse::<Algorithm>().is_err());
+        let empty = "".parse::<Algorithm>();
+        assert!(
+            matches!(&empty, Err(TsigError::UnknownAlgorithm { name }) if name.is_empty()),
+            "{empty:?}"
+        );
+    }
+
+    #[test]
+    fn a_bad_key_name_is_a_typed_error_naming_it() {
+        let err = Key::new("a..b", Algorithm::HmacSha256, b"x").err();
+        assert!(
+            matches!(&err, Some(TsigError::KeyName { name, .. }) if name == "a..b"),
+            "{err:?}"
+        );
+        let source = err.as_ref().and_then(std::error::Error::source);
+        assert!(source.is_some(), "the hickory error is kept as the source");
     }
 
     #[test]
     fn key_debug_output_hides_the_secret() {
-        let key = Key::new("k", Algorithm::HmacSha256, b"super-secret".to_vec()).ok();
+        let key = Key::new("k", Algorithm::HmacSha256, b"super-secret").ok();
         let shown = format!("{key:?}");
         assert!(!shown.contains("super") && !shown.contains("115"), "{shown}");
     }
@@ -350,7 +494,7 @@ mod tests {
     #[test]
     fn a_signed_request_verifies_as_its_own_first_answer_shape() {
         // Sign a message, then check a response signed the way a server does (request MAC chained in).
-        let key = Key::new("externaldns-key", Algorithm::HmacSha224, b"0123456789".to_vec()).ok();
+        let key = Key::new("externaldns-key", Algorithm::HmacSha224, b"0123456789").ok();
         let Some(key) = key else { panic!("key") };
         let now = 1_700_000_000;
         let mut request = Message::query();
@@ -374,7 +518,7 @@ mod tests {
         let mut tbs = (request_mac.len() as u16).to_be_bytes().to_vec();
         tbs.extend_from_slice(&request_mac);
         tbs.extend_from_slice(&body);
-        let mac = Algorithm::HmacSha224.mac(&key.secret, &tbs);
+        let mac = key.keyed.mac(&tbs);
         response.set_signature(Box::new(make_tsig_record(key.name.clone(), stub.set_mac(mac))));
         let Ok(wire) = response.to_vec() else { panic!("encode") };
 
@@ -388,7 +532,7 @@ mod tests {
 
     #[test]
     fn a_badsig_answer_is_reported_as_a_rejected_key() {
-        let Ok(key) = Key::new("externaldns-key", Algorithm::HmacSha256, b"x".to_vec()) else {
+        let Ok(key) = Key::new("externaldns-key", Algorithm::HmacSha256, b"x") else {
             panic!("key")
         };
         let mut response = Message::response(7, hickory_proto::op::OpCode::Update);
@@ -398,7 +542,7 @@ mod tests {
             FUDGE,
             vec![],
             7,
-            Some(TsigError::BadSig),
+            Some(TsigRcode::BadSig),
             vec![],
         );
         response.set_signature(Box::new(make_tsig_record(key.name.clone(), tsig)));

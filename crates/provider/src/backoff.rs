@@ -1,18 +1,11 @@
-//! Retrying transient provider errors: exponential backoff with jitter and a cap, and a token-bucket rate
-//! limiter for APIs with request quotas.
+//! Retrying transient provider errors: exponential backoff with jitter and a cap.
 //!
 //! Jitter matters because several extdns replicas (or several zones of one) failing together would
 //! otherwise retry in lock-step and hit a recovering backend at the same instant.
 
 use std::collections::hash_map::RandomState;
-use std::future::Future;
 use std::hash::{BuildHasher, Hasher};
 use std::time::Duration;
-
-use tokio::sync::Mutex;
-use tokio::time::Instant;
-
-use crate::ProviderError;
 
 /// An exponential backoff: `initial * multiplier^attempt`, capped at `max`, each delay drawn uniformly from
 /// `[(1 - jitter) * d, d]` ("equal jitter" when `jitter` is 0.5, "full jitter" at 1.0).
@@ -66,72 +59,6 @@ fn random_unit() -> f64 {
     (h.finish() >> 11) as f64 / (1u64 << 53) as f64
 }
 
-/// Run `op` until it succeeds, fails with an error that is not transient, or `backoff.max_attempts` are
-/// used up; sleeps between attempts. `what` names the operation in the retry warnings.
-pub async fn retry<T, F, Fut>(backoff: &Backoff, what: &str, mut op: F) -> Result<T, ProviderError>
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<T, ProviderError>>,
-{
-    let attempts = backoff.max_attempts.max(1);
-    let mut attempt = 0;
-    loop {
-        match op().await {
-            Err(e) if e.is_transient() && attempt + 1 < attempts => {
-                let wait = backoff.delay(attempt);
-                tracing::warn!(operation = what, attempt = attempt + 1, error = %e, wait = ?wait, "retrying");
-                tokio::time::sleep(wait).await;
-                attempt += 1;
-            }
-            other => return other,
-        }
-    }
-}
-
-/// A token bucket: up to `burst` requests at once, refilled at `per_second`. Providers whose API has a
-/// request quota call [`RateLimiter::acquire`] before each request.
-#[derive(Debug)]
-pub struct RateLimiter {
-    per_second: f64,
-    burst: f64,
-    state: Mutex<(f64, Instant)>,
-}
-
-impl RateLimiter {
-    /// `per_second` must be positive (non-positive values mean "no limit"); `burst` is at least 1.
-    pub fn new(per_second: f64, burst: u32) -> Self {
-        let burst = f64::from(burst.max(1));
-        RateLimiter {
-            per_second,
-            burst,
-            state: Mutex::new((burst, Instant::now())),
-        }
-    }
-
-    /// Wait until a request may be sent.
-    pub async fn acquire(&self) {
-        if self.per_second <= 0.0 {
-            return;
-        }
-        let wait = {
-            let mut s = self.state.lock().await;
-            let now = Instant::now();
-            let refill = now.duration_since(s.1).as_secs_f64() * self.per_second;
-            s.0 = (s.0 + refill).min(self.burst);
-            s.1 = now;
-            s.0 -= 1.0;
-            if s.0 >= 0.0 {
-                Duration::ZERO
-            } else {
-                Duration::from_secs_f64(-s.0 / self.per_second)
-            }
-        };
-        if !wait.is_zero() {
-            tokio::time::sleep(wait).await;
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -181,69 +108,5 @@ mod tests {
         let draws: std::collections::BTreeSet<u64> = (0..20).map(|_| random_unit().to_bits()).collect();
         assert!(draws.len() > 1);
         assert!((0..100).map(|_| random_unit()).all(|u| (0.0..1.0).contains(&u)));
-    }
-
-    fn fast() -> Backoff {
-        Backoff {
-            initial: Duration::from_millis(1),
-            max: Duration::from_millis(2),
-            max_attempts: 3,
-            ..Backoff::default()
-        }
-    }
-
-    #[tokio::test]
-    async fn retry_retries_transient_errors_until_success() {
-        let mut calls = 0;
-        let r = retry(&fast(), "test", || {
-            calls += 1;
-            let result = if calls < 3 {
-                Err(ProviderError::Transient("busy".into()))
-            } else {
-                Ok(calls)
-            };
-            std::future::ready(result)
-        })
-        .await;
-        assert_eq!(r.ok(), Some(3));
-    }
-
-    #[tokio::test]
-    async fn retry_gives_up_after_max_attempts() {
-        let mut calls = 0;
-        let r: Result<(), _> = retry(&fast(), "test", || {
-            calls += 1;
-            std::future::ready(Err(ProviderError::Transient("busy".into())))
-        })
-        .await;
-        assert!(matches!(r, Err(ProviderError::Transient(_))));
-        assert_eq!(calls, 3);
-    }
-
-    #[tokio::test]
-    async fn retry_does_not_retry_permanent_errors() {
-        let mut calls = 0;
-        let r: Result<(), _> = retry(&fast(), "test", || {
-            calls += 1;
-            std::future::ready(Err(ProviderError::Auth("bad key".into())))
-        })
-        .await;
-        assert!(matches!(r, Err(ProviderError::Auth(_))));
-        assert_eq!(calls, 1);
-    }
-
-    #[tokio::test]
-    async fn rate_limiter_allows_a_burst_then_spaces_requests() {
-        let limiter = RateLimiter::new(100.0, 3);
-        let start = Instant::now();
-        for _ in 0..3 {
-            limiter.acquire().await;
-        }
-        assert!(start.elapsed() < Duration::from_millis(10));
-        for _ in 0..3 {
-            limiter.acquire().await;
-        }
-        // Three more at 100/s need about 30 ms.
-        assert!(start.elapsed() >= Duration::from_millis(25), "{:?}", start.elapsed());
     }
 }

@@ -1,186 +1,113 @@
-//! Batching shared by providers: cut a large change set into batches a backend accepts, and when a backend
-//! rejects a batch, split it until every good change has landed and every bad one is named.
+//! Batching shared by providers: cut a change set into batches a backend accepts, and when a backend rejects a
+//! batch, split it until every good change has landed and every bad one is named.
+//!
+//! The unit of all of this is a [`Unit`]: a record's change together with the registry's ownership change for
+//! it. A unit is never split, so a record and its ownership TXT record land together or not at all: an
+//! ownership record without its record would later make extdns delete a record of that name that someone
+//! else created.
 //!
 //! The splitting assumes what DNS backends generally guarantee: a batch that fails with a non-transient
 //! error was not applied at all (an RFC 2136 UPDATE is atomic, so are Route53 change batches and the in-memory
-//! provider's validation). Applying its halves again therefore never applies a change twice.
+//! provider's validation). Applying its halves again therefore never applies a change twice. Batches are
+//! sub-slices of the caller's units: nothing is copied to split or retry them.
 
-use std::collections::HashMap;
 use std::future::Future;
 
-use extdns_endpoint::{Changes, Endpoint, label};
+use extdns_endpoint::{Change, RecordName};
 
 use crate::{ChangeFailure, ProviderError};
 
-/// One change that must travel as a whole: an update's old and new sides belong together.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Change {
-    Create(Endpoint),
-    Update { old: Endpoint, new: Endpoint },
-    Delete(Endpoint),
+/// A record's change and the ownership change the registry adds for it: applied whole or not at all.
+#[derive(Debug, Clone, Copy)]
+pub struct Unit<'a> {
+    pub change: &'a Change,
+    pub ownership: Option<&'a Change>,
 }
 
-impl Change {
-    /// The record as it will be after the change (the old one for a delete).
-    pub fn endpoint(&self) -> &Endpoint {
-        match self {
-            Change::Create(e) | Change::Delete(e) => e,
-            Change::Update { new, .. } => new,
+impl<'a> Unit<'a> {
+    /// A unit of one change (no registry, or a change that needs no ownership record).
+    pub fn new(change: &'a Change) -> Self {
+        Unit {
+            change,
+            ownership: None,
         }
     }
 
-    /// `create`, `update` or `delete`, for messages.
-    pub fn action(&self) -> &'static str {
-        match self {
-            Change::Create(_) => "create",
-            Change::Update { .. } => "update",
-            Change::Delete(_) => "delete",
+    /// The record change first, then its ownership change.
+    pub fn changes(&self) -> impl Iterator<Item = &'a Change> + use<'a> {
+        std::iter::once(self.change).chain(self.ownership)
+    }
+
+    /// How many changes the unit holds (what batch sizes count).
+    pub fn len(&self) -> usize {
+        1 + usize::from(self.ownership.is_some())
+    }
+
+    /// A unit is never empty; for clippy's `len_without_is_empty`.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// How failures name the unit: by its record.
+    pub fn record_name(&self) -> RecordName<'a> {
+        self.change.record_name()
+    }
+
+    /// A failure of the whole unit.
+    pub fn failure(&self, reason: impl Into<String>) -> ChangeFailure {
+        ChangeFailure {
+            record: self.record_name().to_string(),
+            reason: reason.into(),
         }
     }
-
-    /// How a failure names this change: `<name> <type>` (and the set identifier when there is one).
-    pub fn record_name(&self) -> String {
-        record_name(self.endpoint())
-    }
-
-    fn order(&self) -> u8 {
-        match self {
-            Change::Delete(_) => 0,
-            Change::Update { .. } => 1,
-            Change::Create(_) => 2,
-        }
-    }
 }
 
-/// `<name> <type>`, with ` set-identifier=<id>` when the record has one: how failures name a record.
-pub fn record_name(e: &Endpoint) -> String {
-    if e.set_identifier.is_empty() {
-        format!("{} {}", e.dns_name, e.record_type)
-    } else {
-        format!("{} {} set-identifier={}", e.dns_name, e.record_type, e.set_identifier)
-    }
+/// Order units for sending: deletes first (they free names for the creates that follow), then updates, then
+/// creates; the caller's order (the plan's, by name) is kept within each kind.
+pub fn sort_for_apply(units: &mut [Unit<'_>]) {
+    units.sort_by_key(|u| u.change.apply_order());
 }
 
-/// The changes as a list of units: deletes first (they free names for the creates that follow), then
-/// updates, then creates. Updates whose sides do not pair up (different lengths) keep the extra sides as
-/// deletes or creates so nothing is lost silently.
-pub fn to_units(changes: &Changes) -> Vec<Change> {
-    let mut units = Vec::with_capacity(changes.len());
-    units.extend(changes.delete.iter().cloned().map(Change::Delete));
-    let mut old = changes.update_old.iter();
-    let mut new = changes.update_new.iter();
-    loop {
-        match (old.next(), new.next()) {
-            (Some(o), Some(n)) => units.push(Change::Update {
-                old: o.clone(),
-                new: n.clone(),
-            }),
-            (Some(o), None) => {
-                tracing::warn!(record = %o, "update without a new side; treating it as unchanged");
-            }
-            (None, Some(n)) => {
-                tracing::warn!(record = %n, "update without an old side; treating it as a create");
-                units.push(Change::Create(n.clone()));
-            }
-            (None, None) => break,
-        }
-    }
-    units.extend(changes.create.iter().cloned().map(Change::Create));
-    units
-}
-
-/// The inverse of [`to_units`].
-pub fn from_units(units: &[Change]) -> Changes {
-    let mut c = Changes::default();
-    for u in units {
-        match u {
-            Change::Create(e) => c.create.push(e.clone()),
-            Change::Update { old, new } => {
-                c.update_old.push(old.clone());
-                c.update_new.push(new.clone());
-            }
-            Change::Delete(e) => c.delete.push(e.clone()),
-        }
-    }
-    c
-}
-
-/// The name a change is grouped under: a registry TXT record goes with the record it owns.
-fn group_key(c: &Change) -> (String, String) {
-    let e = c.endpoint();
-    let name = e.label(label::OWNED_RECORD).unwrap_or(&e.dns_name);
-    (name.to_ascii_lowercase(), e.set_identifier.clone())
-}
-
-/// Cut changes into batches of at most `size` units (an update counts once). Changes at the same name and
-/// set identifier, including the registry's TXT records for them, stay in one batch when they fit, so a
-/// record and its ownership record land together; within a batch deletes come first.
-pub fn split(changes: &Changes, size: usize) -> Vec<Changes> {
-    split_units(to_units(changes), size)
-        .iter()
-        .map(|b| from_units(b))
-        .collect()
-}
-
-/// [`split`] on units.
-pub fn split_units(units: Vec<Change>, size: usize) -> Vec<Vec<Change>> {
+/// Cut units into batches of at most `size` changes (a unit counts its record and its ownership record; a
+/// unit larger than `size` travels alone). Batches borrow from `units`.
+pub fn split<'u, 'a>(units: &'u [Unit<'a>], size: usize) -> Vec<&'u [Unit<'a>]> {
     let size = size.max(1);
-    let mut index: HashMap<(String, String), usize> = HashMap::new();
-    let mut groups: Vec<Vec<Change>> = Vec::new();
-    for u in units {
-        let key = group_key(&u);
-        match index.get(&key) {
-            Some(&i) => groups[i].push(u),
-            None => {
-                index.insert(key, groups.len());
-                groups.push(vec![u]);
-            }
+    let mut batches = Vec::new();
+    let (mut start, mut changes) = (0, 0);
+    for (i, u) in units.iter().enumerate() {
+        if changes > 0 && changes + u.len() > size {
+            batches.push(&units[start..i]);
+            (start, changes) = (i, 0);
         }
+        changes += u.len();
     }
-    let mut batches: Vec<Vec<Change>> = Vec::new();
-    let mut current: Vec<Change> = Vec::new();
-    for mut g in groups {
-        g.sort_by_key(Change::order);
-        if !current.is_empty() && current.len() + g.len() > size {
-            batches.push(std::mem::take(&mut current));
-        }
-        for u in g {
-            if current.len() == size {
-                batches.push(std::mem::take(&mut current));
-            }
-            current.push(u);
-        }
-    }
-    if !current.is_empty() {
-        batches.push(current);
-    }
-    for b in &mut batches {
-        b.sort_by_key(Change::order);
+    if start < units.len() {
+        batches.push(&units[start..]);
     }
     batches
 }
 
 /// Apply `units` through `apply` (which applies one batch atomically). When a batch fails with an error that
 /// names no change and is not transient (the backend rejected the batch), it is split in halves and each
-/// half retried, down to single changes, so every good change lands and each bad one is reported by name in
+/// half retried, down to single units, so every good unit lands and each bad one is reported by name in
 /// [`ProviderError::Partial`]. Transient and authentication errors stop at once: splitting cannot help, and
 /// the next sync plans again from what did land.
-pub async fn apply_split<F, Fut>(units: Vec<Change>, mut apply: F) -> Result<(), ProviderError>
+pub async fn apply_split<'u, 'a, F, Fut>(units: &'u [Unit<'a>], mut apply: F) -> Result<(), ProviderError>
 where
-    F: FnMut(Vec<Change>) -> Fut,
+    F: FnMut(&'u [Unit<'a>]) -> Fut,
     Fut: Future<Output = Result<(), ProviderError>>,
 {
     let mut failures = Vec::new();
     // An explicit stack instead of recursion: async recursion needs boxing, and the depth is log2(len).
-    let mut stack: Vec<Vec<Change>> = vec![units];
+    let mut stack: Vec<&'u [Unit<'a>]> = vec![units];
     while let Some(batch) = stack.pop() {
         if batch.is_empty() {
             continue;
         }
-        match apply(batch.clone()).await {
+        match apply(batch).await {
             Ok(()) => {}
             Err(ProviderError::Partial { failures: f }) => failures.extend(f),
-            Err(e @ (ProviderError::Transient(_) | ProviderError::Auth(_))) => {
+            Err(e @ (ProviderError::Transient { .. } | ProviderError::Auth(_))) => {
                 if !failures.is_empty() {
                     tracing::warn!(
                         failed = failures.len(),
@@ -190,38 +117,35 @@ where
                 return Err(e);
             }
             Err(e) if batch.len() == 1 => {
-                let c = &batch[0];
-                failures.push(ChangeFailure {
-                    record: c.record_name(),
-                    reason: format!("{}: {}", c.action(), e),
-                });
+                let u = &batch[0];
+                failures.push(u.failure(format!("{}: {}", u.change.action(), e)));
             }
             Err(e) => {
-                tracing::debug!(changes = batch.len(), error = %e, "batch rejected; splitting it");
-                let mut first = batch;
-                let second = first.split_off(first.len() / 2);
+                tracing::debug!(units = batch.len(), error = %e, "batch rejected; splitting it");
+                let (first, second) = batch.split_at(batch.len() / 2);
                 // Pushed in reverse so the first half is applied first (deletes before creates).
                 stack.push(second);
                 stack.push(first);
             }
         }
     }
-    if failures.is_empty() {
-        Ok(())
-    } else {
-        Err(ProviderError::Partial { failures })
-    }
+    Failures(failures).into_result()
 }
 
-/// Apply `changes` in batches of `size` through `apply`, splitting failed batches ([`apply_split`]); the
-/// failures of all batches are reported together. Transient errors stop at the first batch that hits one.
-pub async fn apply_in_batches<F, Fut>(changes: &Changes, size: usize, mut apply: F) -> Result<(), ProviderError>
+/// Apply `units` (already in apply order) in batches of `size` changes through `apply`, splitting failed
+/// batches ([`apply_split`]); the failures of all batches are reported together. Transient errors stop at
+/// the first batch that hits one.
+pub async fn apply_in_batches<'u, 'a, F, Fut>(
+    units: &'u [Unit<'a>],
+    size: usize,
+    mut apply: F,
+) -> Result<(), ProviderError>
 where
-    F: FnMut(Vec<Change>) -> Fut,
+    F: FnMut(&'u [Unit<'a>]) -> Fut,
     Fut: Future<Output = Result<(), ProviderError>>,
 {
     let mut failures = Failures::default();
-    for batch in split_units(to_units(changes), size) {
+    for batch in split(units, size) {
         failures.absorb(apply_split(batch, &mut apply).await)?;
     }
     failures.into_result()
@@ -244,9 +168,9 @@ impl Failures {
         }
     }
 
-    /// Start from failures found before anything was applied (e.g. changes no zone accepts).
-    pub fn from_vec(failures: Vec<ChangeFailure>) -> Self {
-        Failures(failures)
+    /// Record one failure found before anything was applied (e.g. a change no zone accepts).
+    pub fn push(&mut self, failure: ChangeFailure) {
+        self.0.push(failure);
     }
 
     /// `Ok` when nothing failed, else one [`ProviderError::Partial`] naming every failed change.
@@ -262,7 +186,7 @@ impl Failures {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use extdns_endpoint::RecordType;
+    use extdns_endpoint::{Endpoint, RecordType, label};
     use std::sync::{Arc, Mutex};
 
     fn a(name: &str) -> Endpoint {
@@ -274,103 +198,109 @@ mod tests {
             .with_label(label::OWNED_RECORD, name)
     }
 
-    fn names(batch: &Changes) -> Vec<String> {
-        let mut v: Vec<String> = batch.delete.iter().map(|e| format!("-{}", e.dns_name)).collect();
-        v.extend(batch.update_new.iter().map(|e| format!("~{}", e.dns_name)));
-        v.extend(batch.create.iter().map(|e| format!("+{}", e.dns_name)));
-        v
+    fn creates(names: &[&str]) -> Vec<Change> {
+        names.iter().map(|n| Change::Create(a(n))).collect()
     }
 
-    #[test]
-    fn units_round_trip_and_keep_update_sides_together() {
-        let c = Changes {
-            create: vec![a("c.example.com")],
-            update_old: vec![a("u.example.com")],
-            update_new: vec![a("u.example.com").with_ttl(extdns_endpoint::Ttl(5))],
-            delete: vec![a("d.example.com")],
-        };
-        let units = to_units(&c);
-        assert_eq!(units.len(), 3);
-        assert!(matches!(&units[1], Change::Update { old, new } if old.record_ttl.0 == 0 && new.record_ttl.0 == 5));
-        assert_eq!(from_units(&units), c);
+    fn units(changes: &[Change]) -> Vec<Unit<'_>> {
+        changes.iter().map(Unit::new).collect()
+    }
+
+    fn names(batch: &[Unit<'_>]) -> Vec<String> {
+        batch
+            .iter()
+            .flat_map(Unit::changes)
+            .map(|c| {
+                let sign = match c {
+                    Change::Delete(_) => '-',
+                    Change::Update { .. } => '~',
+                    Change::Create(_) => '+',
+                };
+                format!("{sign}{}", c.endpoint().dns_name)
+            })
+            .collect()
     }
 
     #[test]
     fn split_respects_the_batch_size() {
-        let c = Changes {
-            create: (0..10).map(|i| a(&format!("r{i}.example.com"))).collect(),
-            ..Changes::default()
-        };
-        let batches = split(&c, 4);
-        assert_eq!(batches.iter().map(Changes::len).collect::<Vec<_>>(), [4, 4, 2]);
-        let total: usize = batches.iter().map(Changes::len).sum();
-        assert_eq!(total, 10);
+        let names: Vec<String> = (0..10).map(|i| format!("r{i}.example.com")).collect();
+        let changes = creates(&names.iter().map(String::as_str).collect::<Vec<_>>());
+        let units = units(&changes);
+        let batches = split(&units, 4);
+        assert_eq!(batches.iter().map(|b| b.len()).collect::<Vec<_>>(), [4, 4, 2]);
     }
 
     #[test]
-    fn split_keeps_a_record_with_its_txt_record() {
-        let mut create = Vec::new();
-        for i in 0..3 {
-            let n = format!("r{i}.example.com");
-            create.push(a(&n));
-        }
-        for i in 0..3 {
-            create.push(txt_for(&format!("r{i}.example.com")));
-        }
-        let batches = split(
-            &Changes {
-                create,
-                ..Changes::default()
-            },
-            3,
-        );
+    fn split_never_separates_a_record_from_its_ownership_record() {
+        let records = creates(&["r0.example.com", "r1.example.com", "r2.example.com"]);
+        let txts: Vec<Change> = ["r0.example.com", "r1.example.com", "r2.example.com"]
+            .iter()
+            .map(|n| Change::Create(txt_for(n)))
+            .collect();
+        let units: Vec<Unit<'_>> = records
+            .iter()
+            .zip(&txts)
+            .map(|(change, txt)| Unit {
+                change,
+                ownership: Some(txt),
+            })
+            .collect();
+        // Three changes a batch: each batch holds one unit (two changes), never a unit cut in two.
+        let batches = split(&units, 3);
+        assert_eq!(batches.len(), 3);
         for b in &batches {
-            for e in b.create.iter().filter(|e| e.record_type == RecordType::A) {
-                assert!(
-                    b.create
-                        .iter()
-                        .any(|t| t.label(label::OWNED_RECORD) == Some(e.dns_name.as_str())),
-                    "{b:?}"
-                );
-            }
+            assert_eq!(
+                names(b),
+                [
+                    format!("+{}", b[0].change.endpoint().dns_name),
+                    format!("+a-{}", b[0].change.endpoint().dns_name)
+                ]
+            );
         }
-        assert_eq!(batches.iter().map(Changes::len).sum::<usize>(), 6);
     }
 
     #[test]
-    fn split_puts_deletes_before_creates_in_a_batch() {
-        let c = Changes {
-            create: vec![a("x.example.com")],
-            delete: vec![a("x.example.com")],
-            ..Changes::default()
-        };
-        let units = split_units(to_units(&c), 10);
-        assert_eq!(units.len(), 1);
-        assert!(matches!(units[0][0], Change::Delete(_)));
-        assert_eq!(names(&split(&c, 10)[0]), ["-x.example.com", "+x.example.com"]);
+    fn a_unit_larger_than_a_batch_travels_alone() {
+        let (record, txt) = (
+            Change::Create(a("x.example.com")),
+            Change::Create(txt_for("x.example.com")),
+        );
+        let units = [Unit {
+            change: &record,
+            ownership: Some(&txt),
+        }];
+        assert_eq!(split(&units, 1).len(), 1);
     }
 
     #[test]
-    fn split_cuts_groups_larger_than_a_batch() {
-        let c = Changes {
-            create: (0..5).map(|_| a("same.example.com")).collect(),
-            ..Changes::default()
-        };
-        assert_eq!(split(&c, 2).iter().map(Changes::len).collect::<Vec<_>>(), [2, 2, 1]);
+    fn units_are_sent_deletes_first() {
+        let changes = vec![Change::Create(a("x.example.com")), Change::Delete(a("x.example.com"))];
+        let mut units = units(&changes);
+        sort_for_apply(&mut units);
+        assert_eq!(names(&units), ["-x.example.com", "+x.example.com"]);
     }
 
     /// A backend that rejects any batch containing a "bad" name, and records what it applied.
-    fn backend(
+    fn backend<'u, 'a>(
         applied: Arc<Mutex<Vec<String>>>,
         calls: Arc<Mutex<usize>>,
-    ) -> impl FnMut(Vec<Change>) -> std::future::Ready<Result<(), ProviderError>> {
-        move |batch: Vec<Change>| {
+    ) -> impl FnMut(&'u [Unit<'a>]) -> std::future::Ready<Result<(), ProviderError>> {
+        move |batch: &[Unit<'_>]| {
             *calls.lock().unwrap_or_else(|p| p.into_inner()) += 1;
-            if batch.iter().any(|c| c.endpoint().dns_name.starts_with("bad")) {
+            if batch
+                .iter()
+                .flat_map(Unit::changes)
+                .any(|c| c.endpoint().dns_name.starts_with("bad"))
+            {
                 return std::future::ready(Err(ProviderError::Invalid("REFUSED".into())));
             }
             let mut a = applied.lock().unwrap_or_else(|p| p.into_inner());
-            a.extend(batch.iter().map(|c| c.endpoint().dns_name.clone()));
+            a.extend(
+                batch
+                    .iter()
+                    .flat_map(Unit::changes)
+                    .map(|c| c.endpoint().dns_name.clone()),
+            );
             std::future::ready(Ok(()))
         }
     }
@@ -379,13 +309,12 @@ mod tests {
     async fn one_rejected_change_does_not_stop_the_others() {
         let applied = Arc::new(Mutex::new(Vec::new()));
         let calls = Arc::new(Mutex::new(0));
-        let mut create: Vec<Endpoint> = (0..7).map(|i| a(&format!("ok{i}.example.com"))).collect();
-        create.insert(3, a("bad.example.com"));
-        let units = to_units(&Changes {
-            create,
-            ..Changes::default()
-        });
-        let err = apply_split(units, backend(applied.clone(), calls.clone())).await;
+        let mut changes: Vec<Change> = (0..7)
+            .map(|i| Change::Create(a(&format!("ok{i}.example.com"))))
+            .collect();
+        changes.insert(3, Change::Create(a("bad.example.com")));
+        let units = units(&changes);
+        let err = apply_split(&units, backend(applied.clone(), calls.clone())).await;
         let Err(ProviderError::Partial { failures }) = err else {
             panic!("expected a partial failure, got {err:?}")
         };
@@ -403,12 +332,10 @@ mod tests {
     async fn every_rejected_change_is_named() {
         let applied = Arc::new(Mutex::new(Vec::new()));
         let calls = Arc::new(Mutex::new(0));
-        let create = vec![a("bad1.example.com"), a("ok.example.com"), a("bad2.example.com")];
-        let units = to_units(&Changes {
-            create,
-            ..Changes::default()
-        });
-        let Err(ProviderError::Partial { failures }) = apply_split(units, backend(applied.clone(), calls)).await else {
+        let changes = creates(&["bad1.example.com", "ok.example.com", "bad2.example.com"]);
+        let units = units(&changes);
+        let Err(ProviderError::Partial { failures }) = apply_split(&units, backend(applied.clone(), calls)).await
+        else {
             panic!("expected a partial failure")
         };
         let mut named: Vec<_> = failures.iter().map(|f| f.record.clone()).collect();
@@ -420,27 +347,23 @@ mod tests {
     #[tokio::test]
     async fn transient_errors_are_not_split() {
         let mut calls = 0;
-        let units = to_units(&Changes {
-            create: vec![a("a.example.com"), a("b.example.com")],
-            ..Changes::default()
-        });
-        let r = apply_split(units, |_| {
+        let changes = creates(&["a.example.com", "b.example.com"]);
+        let units = units(&changes);
+        let r = apply_split(&units, |_| {
             calls += 1;
-            std::future::ready(Err(ProviderError::Transient("timeout".into())))
+            std::future::ready(Err(ProviderError::transient("timeout")))
         })
         .await;
-        assert!(matches!(r, Err(ProviderError::Transient(_))));
+        assert!(matches!(r, Err(ProviderError::Transient { .. })));
         assert_eq!(calls, 1);
     }
 
     #[tokio::test]
     async fn a_clean_batch_is_applied_in_one_call() {
         let mut calls = 0;
-        let units = to_units(&Changes {
-            create: vec![a("a.example.com"), a("b.example.com")],
-            ..Changes::default()
-        });
-        let r = apply_split(units, |_| {
+        let changes = creates(&["a.example.com", "b.example.com"]);
+        let units = units(&changes);
+        let r = apply_split(&units, |_| {
             calls += 1;
             std::future::ready(Ok(()))
         })
@@ -453,17 +376,14 @@ mod tests {
     async fn batches_report_failures_together() {
         let applied = Arc::new(Mutex::new(Vec::new()));
         let calls = Arc::new(Mutex::new(0));
-        let create = vec![
-            a("bad1.example.com"),
-            a("ok1.example.com"),
-            a("ok2.example.com"),
-            a("bad2.example.com"),
-        ];
-        let c = Changes {
-            create,
-            ..Changes::default()
-        };
-        let r = apply_in_batches(&c, 2, backend(applied.clone(), calls)).await;
+        let changes = creates(&[
+            "bad1.example.com",
+            "ok1.example.com",
+            "ok2.example.com",
+            "bad2.example.com",
+        ]);
+        let units = units(&changes);
+        let r = apply_in_batches(&units, 2, backend(applied.clone(), calls)).await;
         let Err(ProviderError::Partial { failures }) = r else {
             panic!("expected a partial failure")
         };

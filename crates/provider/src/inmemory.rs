@@ -17,10 +17,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
-use extdns_endpoint::{Changes, DomainFilter, Endpoint, EndpointKey, Labels};
+use extdns_endpoint::{Change, DomainFilter, Endpoint, EndpointKey, Labels};
 
-use crate::batch::{self, Change};
-use crate::{Provider, ProviderError};
+use crate::batch::{self, Unit};
+use crate::{Provider, ProviderError, ReadState, Records};
 
 /// Decides whether a change to this record should be refused (for tests); the string is the reason.
 pub type FailOn = Arc<dyn Fn(&Endpoint) -> Option<String> + Send + Sync>;
@@ -166,9 +166,7 @@ impl InMemoryProvider {
 
     fn check_available(&self) -> Result<(), ProviderError> {
         if self.unavailable.load(Ordering::SeqCst) {
-            return Err(ProviderError::Transient(
-                "in-memory provider set unavailable".to_string(),
-            ));
+            return Err(ProviderError::transient("in-memory provider set unavailable"));
         }
         Ok(())
     }
@@ -176,13 +174,13 @@ impl InMemoryProvider {
     /// Validate and apply one batch to one zone, all or nothing (external-dns's `validateChangeBatch`):
     /// a create of an existing record, an update or delete of a missing one, or the same record twice in the
     /// batch refuses the whole batch.
-    fn apply_atomic(&self, zone: &str, batch: &[Change]) -> Result<(), ProviderError> {
+    fn apply_atomic(&self, zone: &str, batch: &[Unit<'_>]) -> Result<(), ProviderError> {
         self.check_available()?;
         let fail_on = self.fail_on.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let mut zones = self.lock();
         let records = zones.entry(zone.to_string()).or_default();
         let mut seen = std::collections::HashSet::with_capacity(batch.len());
-        for c in batch {
+        for c in batch.iter().flat_map(Unit::changes) {
             let e = c.endpoint();
             if let Some(reason) = fail_on.as_ref().and_then(|f| f(e)) {
                 return Err(ProviderError::Invalid(InMemoryError::Injected(reason).to_string()));
@@ -195,17 +193,17 @@ impl InMemoryProvider {
                 _ => None,
             };
             if let Some(p) = problem {
-                return Err(ProviderError::Invalid(format!("{}: {p}", batch::record_name(e))));
+                return Err(ProviderError::Invalid(format!("{}: {p}", c.record_name())));
             }
             if !seen.insert(key) {
                 return Err(ProviderError::Invalid(format!(
                     "{}: {}",
-                    batch::record_name(e),
+                    c.record_name(),
                     InMemoryError::Duplicate
                 )));
             }
         }
-        for c in batch {
+        for c in batch.iter().flat_map(Unit::changes) {
             match c {
                 Change::Create(e) | Change::Update { new: e, .. } => {
                     let e = stored(e.clone());
@@ -229,24 +227,25 @@ fn stored(mut e: Endpoint) -> Endpoint {
 
 #[async_trait]
 impl Provider for InMemoryProvider {
-    async fn records(&self) -> Result<Vec<Endpoint>, ProviderError> {
+    async fn records(&self) -> Result<Records, ProviderError> {
         self.check_available()?;
-        Ok(self.snapshot())
+        Ok(self.snapshot().into())
     }
 
-    async fn apply_changes(&self, changes: &Changes) -> Result<(), ProviderError> {
+    async fn apply(&self, _read: &ReadState, units: &[Unit<'_>]) -> Result<(), ProviderError> {
         self.apply_calls.fetch_add(1, Ordering::SeqCst);
         self.check_available()?;
-        let mut per_zone: BTreeMap<&str, Vec<Change>> = BTreeMap::new();
-        for c in batch::to_units(changes) {
-            match self.zone_of(&c.endpoint().dns_name) {
-                Some(z) => per_zone.entry(z).or_default().push(c),
-                None => tracing::warn!(record = %c.endpoint(), "record is in no in-memory zone; skipping it"),
+        let mut per_zone: BTreeMap<&str, Vec<Unit<'_>>> = BTreeMap::new();
+        for u in units {
+            match self.zone_of(&u.change.endpoint().dns_name) {
+                Some(z) => per_zone.entry(z).or_default().push(*u),
+                None => tracing::warn!(record = %u.record_name(), "record is in no in-memory zone; skipping it"),
             }
         }
         let mut failures = batch::Failures::default();
-        for (zone, units) in per_zone {
-            failures.absorb(batch::apply_split(units, |b| std::future::ready(self.apply_atomic(zone, &b))).await)?;
+        for (zone, mut units) in per_zone {
+            batch::sort_for_apply(&mut units);
+            failures.absorb(batch::apply_split(&units, |b| std::future::ready(self.apply_atomic(zone, b))).await)?;
         }
         failures.into_result()
     }
@@ -259,7 +258,22 @@ impl Provider for InMemoryProvider {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use extdns_endpoint::{RecordType, Ttl, label};
+    use extdns_endpoint::{Changes, RecordType, Ttl, label};
+
+    /// The tests speak external-dns's four-list shape; each change is its own unit.
+    trait ApplyChanges {
+        async fn apply_changes(&self, changes: &Changes) -> Result<(), ProviderError>;
+    }
+
+    impl ApplyChanges for InMemoryProvider {
+        async fn apply_changes(&self, changes: &Changes) -> Result<(), ProviderError> {
+            let changes = changes
+                .clone()
+                .into_changes()
+                .map_err(|e| ProviderError::Invalid(e.to_string()))?;
+            crate::apply_changes(self, &changes).await
+        }
+    }
 
     fn a(name: &str, ip: &str) -> Endpoint {
         Endpoint::new(name, RecordType::A, [ip])
@@ -277,7 +291,7 @@ mod tests {
         let p = InMemoryProvider::new(vec!["example.com".into()]);
         p.apply_changes(&create(vec![a("x.example.com", "1.1.1.1").with_ttl(Ttl(60))]))
             .await?;
-        let records = p.records().await?;
+        let records = p.records().await?.endpoints;
         assert_eq!(records, vec![a("x.example.com", "1.1.1.1").with_ttl(Ttl(60))]);
         Ok(())
     }
@@ -364,7 +378,7 @@ mod tests {
         };
         assert_eq!(failures.len(), 1);
         assert_eq!(failures[0].record, "taken.example.com A");
-        let names: Vec<_> = p.records().await?.into_iter().map(|e| e.dns_name).collect();
+        let names: Vec<_> = p.records().await?.endpoints.into_iter().map(|e| e.dns_name).collect();
         assert_eq!(names, ["one.example.com", "taken.example.com", "two.example.com"]);
         Ok(())
     }
@@ -477,7 +491,7 @@ mod tests {
         let mut e = a("x.example.com", "1.1.1.1").with_label(label::OWNER, "me");
         e.provider_specific.set("alias", "true");
         p.apply_changes(&create(vec![e])).await?;
-        let r = &p.records().await?[0];
+        let r = &p.records().await?.endpoints[0];
         assert!(r.labels.is_empty());
         assert_eq!(r.provider_specific.get("alias"), Some("true"));
         Ok(())

@@ -5,23 +5,31 @@ pub mod backoff;
 pub mod batch;
 pub mod inmemory;
 
-use async_trait::async_trait;
-use extdns_endpoint::{Changes, DomainFilter, Endpoint};
+use std::any::Any;
+use std::sync::Arc;
 
-pub use backoff::{Backoff, RateLimiter, retry};
-pub use batch::{Change, apply_in_batches, apply_split, split};
+use async_trait::async_trait;
+use extdns_endpoint::{Change, DomainFilter, Endpoint};
+
+pub use backoff::Backoff;
+pub use batch::{Failures, Unit, apply_split, split};
 pub use inmemory::InMemoryProvider;
 
 /// A DNS backend. Providers know nothing about ownership (the registry adds and hides TXT records) nor about
-/// dry runs (the controller never calls `apply_changes` in one).
+/// dry runs (the controller never calls [`Provider::apply`] in one).
+///
+/// A provider keeps no state between [`Provider::records`] and [`Provider::apply`]: what it needs from the
+/// read to write back exactly what it read travels in the returned [`Records`], which the caller hands back.
 #[async_trait]
 pub trait Provider: Send + Sync {
     /// Every record in the zones this provider manages.
-    async fn records(&self) -> Result<Vec<Endpoint>, ProviderError>;
+    async fn records(&self) -> Result<Records, ProviderError>;
 
-    /// Apply creates, updates and deletes. A provider writes what it can: when some changes fail it still
-    /// applies the others and reports the failed ones in [`ProviderError::Partial`].
-    async fn apply_changes(&self, changes: &Changes) -> Result<(), ProviderError>;
+    /// Apply the units, each whole or not at all. `read` is the state of the [`Records`] the changes were
+    /// planned from (or [`ReadState::default`] when there was no read). A provider writes what it can:
+    /// when some units fail it still applies the others and reports the failed ones in
+    /// [`ProviderError::Partial`].
+    async fn apply(&self, read: &ReadState, units: &[Unit<'_>]) -> Result<(), ProviderError>;
 
     /// Canonicalise desired endpoints the way this provider stores them, so the plan does not see a
     /// difference that is only a spelling (e.g. a TTL the provider clamps).
@@ -33,6 +41,56 @@ pub trait Provider: Send + Sync {
     fn domain_filter(&self) -> DomainFilter {
         DomainFilter::default()
     }
+}
+
+/// What [`Provider::records`] read.
+#[derive(Debug, Default)]
+pub struct Records {
+    pub endpoints: Vec<Endpoint>,
+    /// Opaque to every other layer; handed back to the same provider's [`Provider::apply`].
+    pub state: ReadState,
+}
+
+impl From<Vec<Endpoint>> for Records {
+    fn from(endpoints: Vec<Endpoint>) -> Self {
+        Records {
+            endpoints,
+            state: ReadState::default(),
+        }
+    }
+}
+
+/// What a provider learnt in a read and needs when it writes (RFC 2136 keeps how TXT records were split
+/// into character-strings, so a delete matches them byte for byte). Cheap to clone; empty by default.
+#[derive(Clone, Default)]
+pub struct ReadState(Option<Arc<dyn Any + Send + Sync>>);
+
+impl ReadState {
+    pub fn new<T: Any + Send + Sync>(state: T) -> Self {
+        ReadState(Some(Arc::new(state)))
+    }
+
+    /// The state, if this provider stored one of type `T`.
+    pub fn get<T: Any>(&self) -> Option<&T> {
+        self.0.as_deref().and_then(|s| s.downcast_ref())
+    }
+}
+
+impl std::fmt::Debug for ReadState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "ReadState(..)"
+        } else {
+            "ReadState(empty)"
+        })
+    }
+}
+
+/// Apply plain changes, each its own unit, with no read state: for callers without a registry in front of
+/// the provider (a webhook server, tests).
+pub async fn apply_changes(provider: &dyn Provider, changes: &[Change]) -> Result<(), ProviderError> {
+    let units: Vec<Unit<'_>> = changes.iter().map(Unit::new).collect();
+    provider.apply(&ReadState::default(), &units).await
 }
 
 /// One change a provider could not apply, named so the user can find it.
@@ -50,11 +108,21 @@ impl std::fmt::Display for ChangeFailure {
     }
 }
 
+/// A boxed cause, kept as an error's source.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Why a provider call failed. Each message is complete on its own (it includes its cause's text); the
+/// cause is kept as `source()` for callers that need to inspect it.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ProviderError {
     /// Worth retrying later: a timeout, a refused connection, a rate limit, a 5xx.
-    #[error("transient provider error: {0}")]
-    Transient(String),
+    #[error("transient provider error: {message}")]
+    Transient {
+        message: String,
+        #[source]
+        source: Option<BoxError>,
+    },
     /// The backend rejected our credentials (a wrong TSIG key, a bad API key). Retrying will not help until
     /// the configuration changes, but the loop keeps running.
     #[error("authentication failed: {0}")]
@@ -65,13 +133,44 @@ pub enum ProviderError {
     /// A change this provider cannot express (a record outside its zones, an unsupported type).
     #[error("invalid change: {0}")]
     Invalid(String),
-    #[error("provider error: {0}")]
-    Other(String),
+    /// The backend answered something we cannot use.
+    #[error("provider error: {message}")]
+    Other {
+        message: String,
+        #[source]
+        source: Option<BoxError>,
+    },
 }
 
 impl ProviderError {
     /// Whether the same call may succeed later without any change of configuration.
     pub fn is_transient(&self) -> bool {
-        matches!(self, ProviderError::Transient(_))
+        matches!(self, ProviderError::Transient { .. })
+    }
+
+    /// A transient failure described by `message`.
+    pub fn transient(message: impl Into<String>) -> Self {
+        ProviderError::Transient {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// A transient failure caused by `source`; `context` says what was being done, the message ends with
+    /// the cause's own text.
+    pub fn transient_from(context: impl std::fmt::Display, source: impl Into<BoxError>) -> Self {
+        let source = source.into();
+        ProviderError::Transient {
+            message: format!("{context}: {source}"),
+            source: Some(source),
+        }
+    }
+
+    /// An unusable answer described by `message`.
+    pub fn other(message: impl Into<String>) -> Self {
+        ProviderError::Other {
+            message: message.into(),
+            source: None,
+        }
     }
 }

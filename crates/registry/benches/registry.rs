@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use criterion::{Criterion, criterion_group, criterion_main};
-use extdns_endpoint::{Changes, Endpoint, RecordType, Ttl};
-use extdns_provider::{Provider, ProviderError};
-use extdns_registry::{Registry, TxtRegistry, TxtRegistryConfig};
+use extdns_endpoint::{Endpoint, RecordType, Ttl};
+use extdns_provider::{Provider, ProviderError, ReadState, Records, Unit};
+use extdns_registry::{Ownership, OwnershipConfig, Registry, TxtRegistry, TxtRegistryConfig};
 
 const N: usize = 100_000;
 
@@ -17,10 +17,10 @@ struct Fixed(Vec<Endpoint>);
 
 #[async_trait]
 impl Provider for Fixed {
-    async fn records(&self) -> Result<Vec<Endpoint>, ProviderError> {
-        Ok(self.0.clone())
+    async fn records(&self) -> Result<Records, ProviderError> {
+        Ok(self.0.clone().into())
     }
-    async fn apply_changes(&self, _: &Changes) -> Result<(), ProviderError> {
+    async fn apply(&self, _: &ReadState, _: &[Unit<'_>]) -> Result<(), ProviderError> {
         Ok(())
     }
 }
@@ -47,11 +47,11 @@ fn bench_records(c: &mut Criterion) {
     };
     let zone = zone();
     let provider = Arc::new(Fixed(zone.clone()));
-    let registry = match TxtRegistry::new(provider, TxtRegistryConfig::default()) {
-        Ok(r) => r,
+    let registry = match Ownership::new(OwnershipConfig::default()) {
+        Ok(o) => TxtRegistry::new(provider, TxtRegistryConfig::new(o)),
         Err(e) => panic!("registry: {e}"),
     };
-    let records = rt.block_on(registry.records()).unwrap_or_default();
+    let records = rt.block_on(registry.records()).map(|s| s.records).unwrap_or_default();
     assert_eq!(records.len(), N);
     assert!(records.iter().all(|e| e.owner() == Some("default")));
 

@@ -32,6 +32,7 @@ impl fmt::Debug for AesKey {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum CryptoError {
     #[error("the AES encryption key must be 32 bytes long, as plain text or standard base64 ({0} bytes given)")]
     KeyLength(usize),

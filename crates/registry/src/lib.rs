@@ -10,38 +10,81 @@ mod txt;
 mod txt_tests;
 
 use async_trait::async_trait;
-use extdns_endpoint::{Changes, DomainFilter, Endpoint};
-use extdns_provider::ProviderError;
+use extdns_endpoint::{Change, DomainFilter, Endpoint};
+use extdns_provider::{ProviderError, ReadState};
 
-pub use crypto::AesKey;
+pub use crypto::{AesKey, CryptoError};
 pub use mapper::NameMapper;
 pub use noop::NoopRegistry;
-pub use txt::{FORCE_UPDATE, TxtRegistry, TxtRegistryConfig};
+pub use txt::{FORCE_UPDATE, Ownership, OwnershipConfig, TxtRegistry, TxtRegistryConfig};
 
 /// The layer between the plan and a provider.
+///
+/// A registry keeps no state between [`Registry::records`] and [`Registry::apply`]: what a read learnt and
+/// the write needs travels in the [`Snapshot`], which `apply` consumes.
 #[async_trait]
 pub trait Registry: Send + Sync {
     /// The provider's records with their ownership labels (`owner`, `resource`); the registry's own
     /// bookkeeping records are hidden.
-    async fn records(&self) -> Result<Vec<Endpoint>, RegistryError>;
+    async fn records(&self) -> Result<Snapshot, RegistryError>;
 
-    /// Apply the plan's changes, adding or removing the registry's bookkeeping records alongside.
-    async fn apply_changes(&self, changes: Changes) -> Result<(), RegistryError>;
+    /// Apply the plan's changes to what `snapshot` read, adding or removing the registry's bookkeeping
+    /// records alongside (each with its record, all or nothing).
+    async fn apply(&self, snapshot: Snapshot, changes: &[Change]) -> Result<(), RegistryError>;
 
     /// The provider's canonicalisation of desired endpoints.
     async fn adjust_endpoints(&self, endpoints: Vec<Endpoint>) -> Result<Vec<Endpoint>, RegistryError>;
 
     /// The provider's domain filter.
     fn domain_filter(&self) -> DomainFilter;
-
-    /// The owner id the plan filters updates and deletes by; empty for the noop registry (no ownership).
-    fn owner_id(&self) -> &str;
 }
 
+/// What [`Registry::records`] read: the records the plan works from, and what [`Registry::apply`] needs to
+/// write against exactly that read.
+#[derive(Debug, Default)]
+pub struct Snapshot {
+    /// The provider's records with ownership labels; the registry's own records are hidden.
+    pub records: Vec<Endpoint>,
+    provider: ReadState,
+    /// The ownership records present; `None` when the records came from a cache, so the absence of one
+    /// proves nothing.
+    ownership_records: Option<txt::OwnershipRecords>,
+}
+
+impl Snapshot {
+    /// A snapshot of records read without ownership records (the noop registry, tests).
+    pub fn new(records: Vec<Endpoint>, provider: ReadState) -> Self {
+        Snapshot {
+            records,
+            provider,
+            ownership_records: None,
+        }
+    }
+}
+
+/// Why a registry could not be built or could not do its work.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum RegistryError {
     #[error(transparent)]
     Provider(#[from] ProviderError),
-    #[error("invalid registry configuration: {0}")]
-    Config(String),
+    /// The owner id is empty: every record would look unowned, or everybody's.
+    #[error("the owner id must not be empty")]
+    EmptyOwnerId,
+    /// A TXT prefix and a TXT suffix were both given.
+    #[error("a TXT prefix and a TXT suffix are mutually exclusive; set only one")]
+    PrefixAndSuffix,
+    /// The encryption key is unusable.
+    #[error("invalid encryption key: {0}")]
+    InvalidKey(#[source] CryptoError),
+    /// Encryption is enabled without a key.
+    #[error("encryption of ownership records needs a key (32 bytes, raw or standard base64)")]
+    EncryptionWithoutKey,
+    /// An ownership record could not be encrypted.
+    #[error("cannot encrypt the ownership record of {record}: {source}")]
+    Encrypt {
+        record: String,
+        #[source]
+        source: CryptoError,
+    },
 }

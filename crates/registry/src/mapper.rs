@@ -41,6 +41,16 @@ impl NameMapper {
     /// The name is split at its first dot; at the apex this puts the type in front of the zone's first
     /// label (`a-example.com` for `example.com`), outside the zone, which is what external-dns writes.
     pub fn to_txt_name(&self, name: &str, record_type: &RecordType) -> String {
+        // Ownership names derive from the name as DNS stores it (ASCII, punycode), never from its Unicode
+        // spelling: `a-bücher.example.org` would be written as the punycode of "a-bücher", which no record
+        // read back as `xn--bcher-kva.example.org` ever maps to.
+        let ascii;
+        let name = if name.is_ascii() {
+            name
+        } else {
+            ascii = idna::domain_to_ascii(name).unwrap_or_else(|_| name.to_string());
+            ascii.as_str()
+        };
         let t = lower_type(record_type);
         let (first, rest) = match name.split_once('.') {
             Some((f, r)) => (f, Some(r)),
@@ -162,6 +172,19 @@ fn extract_type_default_position(name: &str) -> (String, RecordType) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn ownership_names_of_unicode_names_use_their_ascii_form() {
+        let m = NameMapper::new("", "", "");
+        assert_eq!(
+            m.to_txt_name("bücher.example.org", &RecordType::A),
+            "a-xn--bcher-kva.example.org"
+        );
+        assert_eq!(
+            m.to_endpoint_name("a-xn--bcher-kva.example.org"),
+            ("xn--bcher-kva.example.org".to_string(), RecordType::A)
+        );
+    }
+
     use super::*;
 
     fn m(prefix: &str, suffix: &str, wildcard: &str) -> NameMapper {

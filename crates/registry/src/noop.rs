@@ -4,10 +4,10 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use extdns_endpoint::{Changes, DomainFilter, Endpoint};
-use extdns_provider::Provider;
+use extdns_endpoint::{Change, DomainFilter, Endpoint};
+use extdns_provider::{Provider, Unit};
 
-use crate::{Registry, RegistryError};
+use crate::{Registry, RegistryError, Snapshot};
 
 /// Passes records and changes straight through to the provider.
 pub struct NoopRegistry {
@@ -28,12 +28,14 @@ impl NoopRegistry {
 
 #[async_trait]
 impl Registry for NoopRegistry {
-    async fn records(&self) -> Result<Vec<Endpoint>, RegistryError> {
-        Ok(self.provider.records().await?)
+    async fn records(&self) -> Result<Snapshot, RegistryError> {
+        let read = self.provider.records().await?;
+        Ok(Snapshot::new(read.endpoints, read.state))
     }
 
-    async fn apply_changes(&self, changes: Changes) -> Result<(), RegistryError> {
-        Ok(self.provider.apply_changes(&changes).await?)
+    async fn apply(&self, snapshot: Snapshot, changes: &[Change]) -> Result<(), RegistryError> {
+        let units: Vec<Unit<'_>> = changes.iter().map(Unit::new).collect();
+        Ok(self.provider.apply(&snapshot.provider, &units).await?)
     }
 
     async fn adjust_endpoints(&self, endpoints: Vec<Endpoint>) -> Result<Vec<Endpoint>, RegistryError> {
@@ -42,10 +44,6 @@ impl Registry for NoopRegistry {
 
     fn domain_filter(&self) -> DomainFilter {
         self.provider.domain_filter()
-    }
-
-    fn owner_id(&self) -> &str {
-        ""
     }
 }
 
@@ -60,16 +58,11 @@ mod tests {
         let provider = Arc::new(InMemoryProvider::new(vec!["example.com".into()]));
         let registry = NoopRegistry::new(provider.clone());
         let e = Endpoint::new("x.example.com", RecordType::A, ["1.2.3.4"]);
-        registry
-            .apply_changes(Changes {
-                create: vec![e.clone()],
-                ..Changes::default()
-            })
-            .await?;
+        let read = registry.records().await?;
+        registry.apply(read, &[Change::Create(e.clone())]).await?;
         // No ownership TXT record is written and none is expected.
         assert_eq!(provider.snapshot(), vec![e.clone()]);
-        assert_eq!(registry.records().await?, vec![e]);
-        assert_eq!(registry.owner_id(), "");
+        assert_eq!(registry.records().await?.records, vec![e]);
         assert!(
             registry.domain_filter().matches("a.example.com") && !registry.domain_filter().matches("a.example.org")
         );

@@ -8,46 +8,41 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use extdns_endpoint::{Changes, DomainFilter, Endpoint, Labels, RecordType, label};
-use extdns_provider::Provider;
+use extdns_endpoint::{Change, DomainFilter, Endpoint, Labels, RecordType, label};
+use extdns_provider::{Provider, ReadState, Unit};
 
 use crate::crypto::AesKey;
 use crate::labels::{self, InvalidHeritage};
 use crate::mapper::NameMapper;
-use crate::{Registry, RegistryError};
+use crate::{Registry, RegistryError, Snapshot};
 
 /// Provider-specific property the registry sets on an owned record whose new-format TXT record is missing, so
 /// the plan updates it and the TXT record gets written.
 pub const FORCE_UPDATE: &str = "txt/force-update";
 
-/// The TXT registry's settings (the `--txt-*` flags).
+/// The ownership settings as given (the `--txt-*` and `--migrate-from-txt-owner` flags), before validation.
 #[derive(Debug, Clone, PartialEq)]
-pub struct TxtRegistryConfig {
-    /// `--txt-owner-id` (default `default`); must not be empty.
+#[non_exhaustive]
+pub struct OwnershipConfig {
+    /// Default `default`; must not be empty.
     pub owner_id: String,
-    /// `--txt-prefix`, may contain `%{record_type}`.
+    /// May contain `%{record_type}`.
     pub prefix: String,
-    /// `--txt-suffix`, may contain `%{record_type}`; exclusive with the prefix.
+    /// May contain `%{record_type}`; exclusive with the prefix.
     pub suffix: String,
-    /// `--txt-wildcard-replacement`: replaces a leading `*` label in TXT names.
+    /// Replaces a leading `*` label in TXT names.
     pub wildcard_replacement: String,
-    /// `--txt-encrypt-enabled`: write encrypted values (needs the key).
+    /// Write encrypted values (needs the key).
     pub encrypt_enabled: bool,
-    /// `--txt-encrypt-aes-key`: 32 bytes, raw or standard base64. Without `encrypt_enabled` it is still used
-    /// to read encrypted records.
+    /// 32 bytes, raw or standard base64. Without `encrypt_enabled` it is still used to read encrypted records.
     pub encrypt_aes_key: Option<String>,
-    /// `--migrate-from-txt-owner`: records owned by this id are taken over.
+    /// Records owned by this id are taken over.
     pub migrate_from_owner: Option<String>,
-    /// `--txt-cache-interval`: reuse the records read for this long (zero: read every time).
-    pub cache_interval: Duration,
-    /// The plan's managed and excluded types: only records of managed types get their TXT record migrated.
-    pub managed_types: Vec<RecordType>,
-    pub excluded_types: Vec<RecordType>,
 }
 
-impl Default for TxtRegistryConfig {
+impl Default for OwnershipConfig {
     fn default() -> Self {
-        TxtRegistryConfig {
+        OwnershipConfig {
             owner_id: "default".to_string(),
             prefix: String::new(),
             suffix: String::new(),
@@ -55,37 +50,118 @@ impl Default for TxtRegistryConfig {
             encrypt_enabled: false,
             encrypt_aes_key: None,
             migrate_from_owner: None,
-            cache_interval: Duration::ZERO,
-            managed_types: vec![RecordType::A, RecordType::Aaaa, RecordType::Cname],
-            excluded_types: Vec::new(),
         }
     }
 }
 
-impl TxtRegistryConfig {
-    /// The startup checks: an owner id, not both prefix and suffix, a usable key, and a key when encryption
-    /// is enabled. Returns the parsed key.
-    pub fn validate(&self) -> Result<Option<AesKey>, RegistryError> {
-        if self.owner_id.is_empty() {
-            return Err(RegistryError::Config("--txt-owner-id must not be empty".to_string()));
+/// How extdns marks the records it owns: owner id, the names of ownership records, their encryption.
+/// Validated once; the plan's owner id and the TXT registry both come from one value.
+#[derive(Debug, Clone)]
+pub struct Ownership {
+    owner_id: String,
+    wildcard_replacement: String,
+    mapper: NameMapper,
+    /// The key to read encrypted records with, and to write with when `encrypt` is set.
+    key: Option<AesKey>,
+    encrypt: bool,
+    migrate_from: Option<String>,
+}
+
+impl Ownership {
+    /// Validate the settings: an owner id, not both prefix and suffix, a usable key, and a key when
+    /// encryption is enabled.
+    pub fn new(config: OwnershipConfig) -> Result<Ownership, RegistryError> {
+        if config.owner_id.is_empty() {
+            return Err(RegistryError::EmptyOwnerId);
         }
-        if !self.prefix.is_empty() && !self.suffix.is_empty() {
-            return Err(RegistryError::Config(
-                "--txt-prefix and --txt-suffix are mutually exclusive; set only one".to_string(),
-            ));
+        if !config.prefix.is_empty() && !config.suffix.is_empty() {
+            return Err(RegistryError::PrefixAndSuffix);
         }
-        let key = match self.encrypt_aes_key.as_deref() {
+        let key = match config.encrypt_aes_key.as_deref() {
             None | Some("") => None,
-            Some(k) => {
-                Some(AesKey::parse(k).map_err(|e| RegistryError::Config(format!("--txt-encrypt-aes-key: {e}")))?)
-            }
+            Some(k) => Some(AesKey::parse(k).map_err(RegistryError::InvalidKey)?),
         };
-        if self.encrypt_enabled && key.is_none() {
-            return Err(RegistryError::Config(
-                "--txt-encrypt-enabled needs --txt-encrypt-aes-key (32 bytes, raw or standard base64)".to_string(),
-            ));
+        if config.encrypt_enabled && key.is_none() {
+            return Err(RegistryError::EncryptionWithoutKey);
         }
-        Ok(key)
+        Ok(Ownership {
+            mapper: NameMapper::new(&config.prefix, &config.suffix, &config.wildcard_replacement),
+            owner_id: config.owner_id,
+            wildcard_replacement: config.wildcard_replacement,
+            key,
+            encrypt: config.encrypt_enabled,
+            migrate_from: config.migrate_from_owner.filter(|o| !o.is_empty()),
+        })
+    }
+
+    pub fn owner_id(&self) -> &str {
+        &self.owner_id
+    }
+
+    /// The previous owner id whose records are being taken over, if any.
+    pub fn migrate_from(&self) -> Option<&str> {
+        self.migrate_from.as_deref()
+    }
+
+    /// The name mapper, e.g. to show users which TXT name a record gets.
+    pub fn mapper(&self) -> &NameMapper {
+        &self.mapper
+    }
+
+    /// The labels a record's ownership record states: the record's own labels, owned by us. With encryption
+    /// a fresh nonce is added where the labels have none, as external-dns does, so the value can be written
+    /// again byte for byte later.
+    fn record_labels(&self, r: &Endpoint) -> Labels {
+        let mut labels = r.labels.clone();
+        labels.insert(label::OWNER.to_string(), self.owner_id.clone());
+        labels
+    }
+
+    /// The ownership TXT record of `r` stating `labels` (which may gain an encryption nonce).
+    fn txt_record(&self, r: &Endpoint, labels: &mut Labels) -> Result<Endpoint, RegistryError> {
+        let key = if self.encrypt { self.key.as_ref() } else { None };
+        let value = labels::serialize(labels, true, key).map_err(|source| RegistryError::Encrypt {
+            record: r.to_string(),
+            source,
+        })?;
+        let name = self.mapper.to_txt_name(&r.dns_name, &r.record_type);
+        let mut txt = Endpoint::new(&name, RecordType::Txt, [value]).with_set_identifier(r.set_identifier.clone());
+        txt.provider_specific = r.provider_specific.clone();
+        txt.labels.insert(label::OWNED_RECORD.to_string(), r.dns_name.clone());
+        Ok(txt)
+    }
+
+    /// `--migrate-from-txt-owner`: a record of the old owner is ours now.
+    fn migrate_owner(&self, ep: &mut Endpoint) {
+        if let Some(old) = self.migrate_from()
+            && ep.owner() == Some(old)
+        {
+            ep.labels.insert(label::OWNER.to_string(), self.owner_id.clone());
+        }
+    }
+}
+
+/// The TXT registry's settings: who owns what, and how records are read.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct TxtRegistryConfig {
+    pub ownership: Ownership,
+    /// Reuse the records read for this long (zero: read every time).
+    pub cache_interval: Duration,
+    /// The plan's managed and excluded types: only records of managed types get their TXT record migrated.
+    pub managed_types: Vec<RecordType>,
+    pub excluded_types: Vec<RecordType>,
+}
+
+impl TxtRegistryConfig {
+    /// external-dns's defaults (A, AAAA and CNAME managed, no cache) for these ownership settings.
+    pub fn new(ownership: Ownership) -> Self {
+        TxtRegistryConfig {
+            ownership,
+            cache_interval: Duration::ZERO,
+            managed_types: vec![RecordType::A, RecordType::Aaaa, RecordType::Cname],
+            excluded_types: Vec::new(),
+        }
     }
 
     fn is_managed(&self, t: &RecordType) -> bool {
@@ -93,15 +169,17 @@ impl TxtRegistryConfig {
     }
 }
 
-/// What one `records()` learnt about the registry's TXT records, used by the following `apply_changes`.
+/// Records read earlier, reused for `--txt-cache-interval` (with the provider's read state, so writes
+/// against them still match the records exactly), and kept current with what this registry applies.
+struct Cache {
+    at: Instant,
+    records: Vec<Endpoint>,
+    provider: ReadState,
+}
+
 #[derive(Default)]
 struct State {
-    /// (TXT name, set identifier) of every valid registry TXT record seen.
-    existing: HashSet<(String, String)>,
-    /// Whether `existing` comes from reading the provider (false when the records came from the cache, or
-    /// before the first read): only then may its absence of a TXT record be trusted.
-    existing_known: bool,
-    cache: Option<(Instant, Vec<Endpoint>)>,
+    cache: Option<Cache>,
     /// Names already warned about for an obsolete `cname-` TXT record of an alias A record.
     warned_legacy: HashSet<String>,
 }
@@ -110,71 +188,38 @@ struct State {
 pub struct TxtRegistry {
     provider: Arc<dyn Provider>,
     config: TxtRegistryConfig,
-    mapper: NameMapper,
-    key: Option<AesKey>,
     state: Mutex<State>,
 }
 
 impl std::fmt::Debug for TxtRegistry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TxtRegistry")
-            .field("owner_id", &self.config.owner_id)
+            .field("owner_id", &self.config.ownership.owner_id)
             .finish_non_exhaustive()
     }
 }
 
 impl TxtRegistry {
-    /// Validate the configuration ([`TxtRegistryConfig::validate`]) and build the registry.
-    pub fn new(provider: Arc<dyn Provider>, config: TxtRegistryConfig) -> Result<TxtRegistry, RegistryError> {
-        let key = config.validate()?;
-        let mapper = NameMapper::new(&config.prefix, &config.suffix, &config.wildcard_replacement);
-        Ok(TxtRegistry {
+    pub fn new(provider: Arc<dyn Provider>, config: TxtRegistryConfig) -> TxtRegistry {
+        TxtRegistry {
             provider,
             config,
-            mapper,
-            key,
             state: Mutex::new(State::default()),
-        })
+        }
     }
 
-    /// The name mapper, e.g. to show users which TXT name a record gets.
-    pub fn mapper(&self) -> &NameMapper {
-        &self.mapper
+    pub fn ownership(&self) -> &Ownership {
+        &self.config.ownership
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn old_owner(&self) -> Option<&str> {
-        self.config.migrate_from_owner.as_deref().filter(|o| !o.is_empty())
-    }
-
-    /// The ownership TXT record of `r` (new format), from `r`'s own labels. With encryption a fresh nonce is
-    /// stored in `r`'s labels, as external-dns does, so the value is reproducible afterwards.
-    fn txt_record(&self, r: &mut Endpoint) -> Result<Endpoint, RegistryError> {
-        if let Some(old) = self.old_owner()
-            && r.owner() == Some(old)
-        {
-            r.labels.insert(label::OWNER.to_string(), self.config.owner_id.clone());
-        }
-        let key = if self.config.encrypt_enabled {
-            self.key.as_ref()
-        } else {
-            None
-        };
-        let value = labels::serialize(&mut r.labels, true, key)
-            .map_err(|e| RegistryError::Config(format!("cannot encrypt the TXT record of {r}: {e}")))?;
-        let name = self.mapper.to_txt_name(&r.dns_name, &r.record_type);
-        let mut txt = Endpoint::new(&name, RecordType::Txt, [value]).with_set_identifier(r.set_identifier.clone());
-        txt.provider_specific = r.provider_specific.clone();
-        txt.labels.insert(label::OWNED_RECORD.to_string(), r.dns_name.clone());
-        Ok(txt)
-    }
-
     /// Turn the provider's records into records with ownership labels, hiding the registry's TXT records.
-    /// Also returns (TXT name, set identifier) of every registry TXT record.
-    fn read(&self, records: Vec<Endpoint>) -> (Vec<Endpoint>, HashSet<(String, String)>) {
+    /// Also returns the ownership records read.
+    fn read(&self, records: Vec<Endpoint>) -> (Vec<Endpoint>, OwnershipRecords) {
+        let own = &self.config.ownership;
         let mut endpoints = Vec::with_capacity(records.len());
         let mut txts: Vec<(Endpoint, Labels)> = Vec::new();
         for r in records {
@@ -186,22 +231,22 @@ impl TxtRegistry {
                 tracing::error!(name = %r.dns_name, "TXT record has no targets; ignoring it");
                 continue;
             };
-            match labels::parse(value, self.key.as_ref()) {
+            match labels::parse(value, own.key.as_ref()) {
                 Err(InvalidHeritage) => endpoints.push(r),
                 Ok(l) => txts.push((r, l)),
             }
         }
         if txts.is_empty() {
             for ep in &mut endpoints {
-                self.migrate_owner(ep);
+                own.migrate_owner(ep);
             }
-            return (endpoints, HashSet::new());
+            return (endpoints, OwnershipRecords::default());
         }
 
         // Everything below borrows from `txts` and `mapped`: no per-record copies of names or labels.
         let mapped: Vec<(String, RecordType)> = txts
             .iter()
-            .map(|(t, _)| self.mapper.to_endpoint_name(&t.dns_name))
+            .map(|(t, _)| own.mapper.to_endpoint_name(&t.dns_name))
             .collect();
         let mut owned: HashMap<(&str, &RecordType, &str), &Labels> = HashMap::with_capacity(txts.len());
         let mut txt_names: HashSet<&str> = HashSet::with_capacity(txts.len());
@@ -209,7 +254,7 @@ impl TxtRegistry {
             owned.insert((name.as_str(), rt, t.set_identifier.as_str()), l);
             txt_names.insert(t.dns_name.as_str());
         }
-        let raw_wildcard = self.config.wildcard_replacement.as_str();
+        let raw_wildcard = own.wildcard_replacement.as_str();
         let old_format = RecordType::default();
         for ep in &mut endpoints {
             let lookup_name: Cow<'_, str> = match ep.dns_name.strip_prefix("*.") {
@@ -242,125 +287,164 @@ impl TxtRegistry {
                     ep.labels.extend(l.iter().map(|(k, v)| (k.clone(), v.clone())));
                 }
             }
-            self.migrate_owner(ep);
-            if ep.owner() == Some(self.config.owner_id.as_str()) && self.config.is_managed(&ep.record_type) {
-                let want = self.mapper.to_txt_name(&ep.dns_name, &ep.record_type);
+            own.migrate_owner(ep);
+            if ep.owner() == Some(own.owner_id.as_str()) && self.config.is_managed(&ep.record_type) {
+                let want = own.mapper.to_txt_name(&ep.dns_name, &ep.record_type);
                 if !txt_names.contains(want.as_str()) {
                     ep.provider_specific.set(FORCE_UPDATE, "true");
                 }
             }
         }
         drop((owned, txt_names));
-        let existing = txts.into_iter().map(|(t, _)| (t.dns_name, t.set_identifier)).collect();
-        (endpoints, existing)
+        let mut present = OwnershipRecords::with_capacity(txts.len());
+        for (t, _) in txts {
+            present.insert(t.dns_name, t.set_identifier);
+        }
+        (endpoints, present)
+    }
+}
+
+/// The ownership records a read found, by name and set identifier, for `apply` to know which ones exist.
+/// It lives as long as a sync's snapshot, one entry per record in the zone, so it is kept to one table slot
+/// per name: names are moved in from the records read, and the usual record without a set identifier
+/// allocates nothing more (a hash set per name would cost about 150 bytes per record).
+#[derive(Debug, Default)]
+pub(crate) struct OwnershipRecords(HashMap<String, SetIdentifiers>);
+
+#[derive(Debug, Default)]
+struct SetIdentifiers {
+    /// There is a record without a set identifier.
+    unset: bool,
+    /// The set identifiers (routing policies) of the others; few per name, so searched in order.
+    named: Vec<String>,
+}
+
+impl OwnershipRecords {
+    fn with_capacity(capacity: usize) -> Self {
+        OwnershipRecords(HashMap::with_capacity(capacity))
     }
 
-    /// `--migrate-from-txt-owner`: a record of the old owner is ours now.
-    fn migrate_owner(&self, ep: &mut Endpoint) {
-        if let Some(old) = self.old_owner()
-            && ep.owner() == Some(old)
-        {
-            ep.labels.insert(label::OWNER.to_string(), self.config.owner_id.clone());
+    fn insert(&mut self, name: String, set_identifier: String) {
+        let ids = self.0.entry(name).or_default();
+        if set_identifier.is_empty() {
+            ids.unset = true;
+        } else {
+            ids.named.push(set_identifier);
         }
+    }
+
+    /// Whether the ownership record `txt` was read.
+    fn holds(&self, txt: &Endpoint) -> bool {
+        self.0.get(&txt.dns_name).is_some_and(|ids| {
+            if txt.set_identifier.is_empty() {
+                ids.unset
+            } else {
+                ids.named.contains(&txt.set_identifier)
+            }
+        })
     }
 }
 
 #[async_trait]
 impl Registry for TxtRegistry {
-    async fn records(&self) -> Result<Vec<Endpoint>, RegistryError> {
+    async fn records(&self) -> Result<Snapshot, RegistryError> {
+        let interval = self.config.cache_interval;
+        if !interval.is_zero()
+            && let Some(cache) = &self.lock().cache
+            && cache.at.elapsed() < interval
         {
-            let mut state = self.lock();
-            state.existing.clear();
-            state.existing_known = false;
-            if !self.config.cache_interval.is_zero()
-                && let Some((at, cached)) = &state.cache
-                && at.elapsed() < self.config.cache_interval
-            {
-                tracing::debug!("using cached records");
-                return Ok(cached.clone());
-            }
+            tracing::debug!("using cached records");
+            return Ok(Snapshot::new(cache.records.clone(), cache.provider.clone()));
         }
-        let records = self.provider.records().await?;
-        let (endpoints, existing) = self.read(records);
-        let mut state = self.lock();
-        state.existing = existing;
-        state.existing_known = true;
-        if !self.config.cache_interval.is_zero() {
-            state.cache = Some((Instant::now(), endpoints.clone()));
+        let read = self.provider.records().await?;
+        let (records, present) = self.read(read.endpoints);
+        if !interval.is_zero() {
+            self.lock().cache = Some(Cache {
+                at: Instant::now(),
+                records: records.clone(),
+                provider: read.state.clone(),
+            });
         }
-        Ok(endpoints)
+        Ok(Snapshot {
+            records,
+            provider: read.state,
+            ownership_records: Some(present),
+        })
     }
 
-    async fn apply_changes(&self, changes: Changes) -> Result<(), RegistryError> {
-        let owner = self.config.owner_id.as_str();
-        let is_ours = |e: &Endpoint| e.owner() == Some(owner);
-        let (existing, known) = {
-            let s = self.lock();
-            (s.existing.clone(), s.existing_known)
-        };
-        let txt_exists = |t: &Endpoint| existing.contains(&(t.dns_name.clone(), t.set_identifier.clone()));
+    async fn apply(&self, snapshot: Snapshot, changes: &[Change]) -> Result<(), RegistryError> {
+        let own = &self.config.ownership;
+        let is_ours = |e: &Endpoint| e.owner() == Some(own.owner_id.as_str());
+        let present = snapshot.ownership_records.as_ref();
+        let txt_exists = |t: &Endpoint| present.is_some_and(|p| p.holds(t));
+        let txt_absent = |t: &Endpoint| present.is_some_and(|p| !p.holds(t));
 
-        let mut out = Changes::default();
-        let mut txt_creates = Vec::new();
-        for mut r in changes.create {
-            r.labels.insert(label::OWNER.to_string(), owner.to_string());
-            let txt = self.txt_record(&mut r)?;
-            if !txt_exists(&txt) {
-                txt_creates.push(txt);
-            }
-            out.create.push(r);
-        }
-        let mut txt_deletes = Vec::new();
-        for mut r in changes.delete.into_iter().filter(|e| is_ours(e)) {
-            let txt = self.txt_record(&mut r)?;
-            // A TXT record known to be absent is not deleted: strict providers refuse deleting what is not there.
-            if !known || txt_exists(&txt) {
-                txt_deletes.push(txt);
-            }
-            out.delete.push(r);
-        }
-        let (mut txt_old, mut txt_new) = (Vec::new(), Vec::new());
-        for (mut old, mut new) in changes.update_old.into_iter().zip(changes.update_new) {
-            if !is_ours(&old) || !is_ours(&new) {
-                continue;
-            }
-            let old_txt = self.txt_record(&mut old)?;
-            let new_txt = self.txt_record(&mut new)?;
-            if known && !txt_exists(&old_txt) {
-                // The TXT record is missing (a forced update writing the new format): create it rather than
-                // update a record that does not exist.
-                if !txt_exists(&new_txt) {
-                    txt_creates.push(new_txt);
+        // Each change that goes out, with the ownership change that must land with it. Updates and deletes
+        // of records that are not ours are dropped here too, whatever the plan said.
+        let mut planned: Vec<(&Change, Option<Change>, Labels)> = Vec::with_capacity(changes.len());
+        for change in changes {
+            let (ownership, labels) = match change {
+                Change::Create(r) => {
+                    let mut labels = own.record_labels(r);
+                    let txt = own.txt_record(r, &mut labels)?;
+                    ((!txt_exists(&txt)).then_some(Change::Create(txt)), labels)
                 }
-            } else {
-                txt_old.push(old_txt);
-                txt_new.push(new_txt);
-            }
-            out.update_old.push(old);
-            out.update_new.push(new);
+                Change::Delete(r) if is_ours(r) => {
+                    let mut labels = r.labels.clone();
+                    let txt = own.txt_record(r, &mut labels)?;
+                    // A TXT record known to be absent is not deleted: strict providers refuse deleting what is
+                    // not there.
+                    ((!txt_absent(&txt)).then_some(Change::Delete(txt)), labels)
+                }
+                Change::Update { old, new } if is_ours(old) && is_ours(new) => {
+                    let mut old_labels = old.labels.clone();
+                    let old_txt = own.txt_record(old, &mut old_labels)?;
+                    let mut labels = new.labels.clone();
+                    let new_txt = own.txt_record(new, &mut labels)?;
+                    let txt = if txt_absent(&old_txt) {
+                        // The TXT record is missing (a forced update writing the new format): create it rather
+                        // than update a record that does not exist.
+                        (!txt_exists(&new_txt)).then_some(Change::Create(new_txt))
+                    } else {
+                        Some(Change::Update {
+                            old: old_txt,
+                            new: new_txt,
+                        })
+                    };
+                    (txt, labels)
+                }
+                Change::Delete(_) | Change::Update { .. } => continue,
+            };
+            planned.push((change, ownership, labels));
         }
-        let cache_changes = (!self.config.cache_interval.is_zero()).then(|| out.clone());
-        out.create.extend(txt_creates);
-        out.delete.extend(txt_deletes);
-        out.update_old.extend(txt_old);
-        out.update_new.extend(txt_new);
+        let units: Vec<Unit<'_>> = planned
+            .iter()
+            .map(|(change, ownership, _)| Unit {
+                change,
+                ownership: ownership.as_ref(),
+            })
+            .collect();
 
-        let result = self.provider.apply_changes(&out).await;
-        if let Some(c) = cache_changes {
+        let result = self.provider.apply(&snapshot.provider, &units).await;
+        if !self.config.cache_interval.is_zero() {
             let mut state = self.lock();
             match (&result, state.cache.as_mut()) {
-                (Ok(()), Some((_, cache))) => {
-                    for e in c.delete.iter().chain(&c.update_old) {
-                        if let Some(i) = cache.iter().position(|x| {
-                            x.dns_name == e.dns_name
-                                && x.record_type == e.record_type
-                                && x.set_identifier == e.set_identifier
-                                && x.targets.same(&e.targets)
-                        }) {
-                            cache.remove(i);
+                (Ok(()), Some(cache)) => {
+                    for (change, _, labels) in planned {
+                        if let Some(gone) = change.previous() {
+                            cache.records.retain(|x| {
+                                !(x.dns_name == gone.dns_name
+                                    && x.record_type == gone.record_type
+                                    && x.set_identifier == gone.set_identifier
+                                    && x.targets.same(&gone.targets))
+                            });
+                        }
+                        if !matches!(change, Change::Delete(_)) {
+                            let mut now = change.endpoint().clone();
+                            now.labels = labels;
+                            cache.records.push(now);
                         }
                     }
-                    cache.extend(c.create.into_iter().chain(c.update_new));
                 }
                 // After a failure the cache no longer knows what the zone holds; read it again next time.
                 _ => state.cache = None,
@@ -375,9 +459,5 @@ impl Registry for TxtRegistry {
 
     fn domain_filter(&self) -> DomainFilter {
         self.provider.domain_filter()
-    }
-
-    fn owner_id(&self) -> &str {
-        &self.config.owner_id
     }
 }

@@ -5,9 +5,74 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use extdns_endpoint::{Changes, Endpoint, ProviderSpecific, RecordType, label};
-use extdns_provider::{InMemoryProvider, Provider};
+use extdns_provider::{InMemoryProvider, Provider, ProviderError};
 
-use crate::{FORCE_UPDATE, Registry, RegistryError, TxtRegistry, TxtRegistryConfig};
+use crate::{FORCE_UPDATE, Ownership, OwnershipConfig, Registry, RegistryError, TxtRegistry, TxtRegistryConfig};
+
+/// Every TXT registry setting in one flat value, as the tests state them.
+#[derive(Debug, Clone)]
+struct TestConfig {
+    owner_id: String,
+    prefix: String,
+    suffix: String,
+    wildcard_replacement: String,
+    encrypt_enabled: bool,
+    encrypt_aes_key: Option<String>,
+    migrate_from_owner: Option<String>,
+    cache_interval: Duration,
+    managed_types: Vec<RecordType>,
+    excluded_types: Vec<RecordType>,
+}
+
+impl Default for TestConfig {
+    fn default() -> Self {
+        let o = OwnershipConfig::default();
+        TestConfig {
+            owner_id: o.owner_id,
+            prefix: o.prefix,
+            suffix: o.suffix,
+            wildcard_replacement: o.wildcard_replacement,
+            encrypt_enabled: o.encrypt_enabled,
+            encrypt_aes_key: o.encrypt_aes_key,
+            migrate_from_owner: o.migrate_from_owner,
+            cache_interval: Duration::ZERO,
+            managed_types: vec![RecordType::A, RecordType::Aaaa, RecordType::Cname],
+            excluded_types: Vec::new(),
+        }
+    }
+}
+
+impl TestConfig {
+    fn build(self) -> Result<TxtRegistryConfig, RegistryError> {
+        let ownership = OwnershipConfig {
+            owner_id: self.owner_id,
+            prefix: self.prefix,
+            suffix: self.suffix,
+            wildcard_replacement: self.wildcard_replacement,
+            encrypt_enabled: self.encrypt_enabled,
+            encrypt_aes_key: self.encrypt_aes_key,
+            migrate_from_owner: self.migrate_from_owner,
+        };
+        let mut config = TxtRegistryConfig::new(Ownership::new(ownership)?);
+        config.cache_interval = self.cache_interval;
+        config.managed_types = self.managed_types;
+        config.excluded_types = self.excluded_types;
+        Ok(config)
+    }
+
+    fn registry(self, provider: Arc<dyn Provider>) -> Result<TxtRegistry, RegistryError> {
+        Ok(TxtRegistry::new(provider, self.build()?))
+    }
+}
+
+/// One sync's write: read a snapshot, then apply the changes against it.
+async fn apply(registry: &TxtRegistry, changes: Changes) -> Result<(), RegistryError> {
+    let snapshot = registry.records().await?;
+    let changes = changes
+        .into_changes()
+        .map_err(|e| RegistryError::Provider(ProviderError::Invalid(e.to_string())))?;
+    registry.apply(snapshot, &changes).await
+}
 
 const NGINX_VALUE: &str =
     "\"heritage=external-dns,external-dns/owner=default,external-dns/resource=service/default/nginx\"";
@@ -21,9 +86,11 @@ fn txt(name: &str, value: &str) -> Endpoint {
     Endpoint::new(name, RecordType::Txt, [value])
 }
 
-fn setup(records: Vec<Endpoint>, config: TxtRegistryConfig) -> (Arc<InMemoryProvider>, TxtRegistry) {
+fn setup(records: Vec<Endpoint>, config: TestConfig) -> (Arc<InMemoryProvider>, TxtRegistry) {
     let provider = Arc::new(InMemoryProvider::with_records(vec!["example.com".into()], records));
-    let registry = TxtRegistry::new(provider.clone(), config).unwrap_or_else(|e| panic!("config: {e}"));
+    let registry = config
+        .registry(provider.clone())
+        .unwrap_or_else(|e| panic!("config: {e}"));
     (provider, registry)
 }
 
@@ -32,7 +99,7 @@ fn find<'a>(eps: &'a [Endpoint], name: &str, t: RecordType) -> Option<&'a Endpoi
 }
 
 fn value_of(eps: &[Endpoint], name: &str) -> Option<String> {
-    find(eps, name, RecordType::Txt).and_then(|e| e.targets.first().cloned())
+    find(eps, name, RecordType::Txt).and_then(|e| e.targets.first().map(ToString::to_string))
 }
 
 // --- reading ---
@@ -43,7 +110,7 @@ async fn records_external_dns_wrote_are_read_as_owned() -> Result<(), RegistryEr
         vec![a("foo.example.com", "1.2.3.4"), txt("a-foo.example.com", NGINX_VALUE)],
         Default::default(),
     );
-    let records = registry.records().await?;
+    let records = registry.records().await?.records;
     assert_eq!(records.len(), 1, "the registry's TXT record is hidden: {records:?}");
     assert_eq!(records[0].owner(), Some("default"));
     assert_eq!(records[0].resource(), Some("service/default/nginx"));
@@ -54,7 +121,7 @@ async fn records_external_dns_wrote_are_read_as_owned() -> Result<(), RegistryEr
 #[tokio::test]
 async fn records_without_a_txt_record_have_no_owner() -> Result<(), RegistryError> {
     let (_, registry) = setup(vec![a("foo.example.com", "1.2.3.4")], Default::default());
-    let records = registry.records().await?;
+    let records = registry.records().await?.records;
     assert_eq!(records[0].owner(), None);
     Ok(())
 }
@@ -65,8 +132,9 @@ async fn old_format_txt_records_are_read_and_the_new_one_is_forced() -> Result<(
         vec![a("foo.example.com", "1.2.3.4"), txt("foo.example.com", NGINX_VALUE)],
         Default::default(),
     );
-    let records = registry.records().await?;
-    let r = find(&records, "foo.example.com", RecordType::A).ok_or(RegistryError::Config("missing".into()))?;
+    let records = registry.records().await?.records;
+    let r = find(&records, "foo.example.com", RecordType::A)
+        .ok_or(RegistryError::Provider(ProviderError::other("missing")))?;
     assert_eq!(r.owner(), Some("default"));
     assert_eq!(r.provider_specific.get(FORCE_UPDATE), Some("true"));
     Ok(())
@@ -76,7 +144,7 @@ async fn old_format_txt_records_are_read_and_the_new_one_is_forced() -> Result<(
 async fn old_format_txt_records_are_not_read_for_aaaa_records() -> Result<(), RegistryError> {
     let aaaa = Endpoint::new("foo.example.com", RecordType::Aaaa, ["2001:db8::1"]);
     let (_, registry) = setup(vec![aaaa, txt("foo.example.com", NGINX_VALUE)], Default::default());
-    let records = registry.records().await?;
+    let records = registry.records().await?.records;
     assert_eq!(records.len(), 1);
     assert_eq!(records[0].owner(), None);
     Ok(())
@@ -91,7 +159,7 @@ async fn legacy_cname_txt_records_own_alias_a_records() -> Result<(), RegistryEr
         vec![alias, txt("cname-foo.example.com", NGINX_VALUE)],
         Default::default(),
     );
-    let records = registry.records().await?;
+    let records = registry.records().await?.records;
     assert_eq!(records[0].owner(), Some("default"));
     // The a- record it should have is missing, so it is written by a forced update.
     assert_eq!(records[0].provider_specific.get(FORCE_UPDATE), Some("true"));
@@ -107,7 +175,7 @@ async fn cname_txt_records_do_not_own_plain_a_records() -> Result<(), RegistryEr
         ],
         Default::default(),
     );
-    assert_eq!(registry.records().await?[0].owner(), None);
+    assert_eq!(registry.records().await?.records[0].owner(), None);
     Ok(())
 }
 
@@ -115,7 +183,7 @@ async fn cname_txt_records_do_not_own_plain_a_records() -> Result<(), RegistryEr
 async fn txt_records_without_heritage_are_ordinary_records() -> Result<(), RegistryError> {
     let spf = txt("example.com", "\"v=spf1 -all\"");
     let (_, registry) = setup(vec![spf.clone()], Default::default());
-    assert_eq!(registry.records().await?, vec![spf]);
+    assert_eq!(registry.records().await?.records, vec![spf]);
     Ok(())
 }
 
@@ -123,7 +191,7 @@ async fn txt_records_without_heritage_are_ordinary_records() -> Result<(), Regis
 async fn txt_records_without_targets_are_dropped() -> Result<(), RegistryError> {
     let empty = Endpoint::new("empty.example.com", RecordType::Txt, Vec::<String>::new());
     let (_, registry) = setup(vec![empty, a("x.example.com", "1.1.1.1")], Default::default());
-    let records = registry.records().await?;
+    let records = registry.records().await?.records;
     assert_eq!(records.len(), 1);
     assert_eq!(records[0].record_type, RecordType::A);
     Ok(())
@@ -136,7 +204,7 @@ async fn txt_records_of_another_owner_make_records_foreign() -> Result<(), Regis
         vec![a("foo.example.com", "1.2.3.4"), txt("a-foo.example.com", value)],
         Default::default(),
     );
-    let r = &registry.records().await?[0];
+    let r = &registry.records().await?.records[0];
     assert_eq!(r.owner(), Some("team-b"));
     assert!(
         r.provider_specific.get(FORCE_UPDATE).is_none(),
@@ -155,7 +223,7 @@ async fn set_identifiers_must_match_between_record_and_txt() -> Result<(), Regis
         ],
         Default::default(),
     );
-    let records = registry.records().await?;
+    let records = registry.records().await?.records;
     let owner_of = |set: &str| {
         records
             .iter()
@@ -169,7 +237,7 @@ async fn set_identifiers_must_match_between_record_and_txt() -> Result<(), Regis
 
 #[tokio::test]
 async fn prefixed_txt_records_are_read() -> Result<(), RegistryError> {
-    let config = TxtRegistryConfig {
+    let config = TestConfig {
         prefix: "txt.".into(),
         ..Default::default()
     };
@@ -180,26 +248,28 @@ async fn prefixed_txt_records_are_read() -> Result<(), RegistryError> {
         ],
         config,
     );
-    assert_eq!(registry.records().await?[0].owner(), Some("default"));
+    assert_eq!(registry.records().await?.records[0].owner(), Some("default"));
     Ok(())
 }
 
 #[tokio::test]
 async fn wildcard_records_are_owned_through_the_replacement() -> Result<(), RegistryError> {
-    let config = TxtRegistryConfig {
+    let config = TestConfig {
         wildcard_replacement: "wild".into(),
         ..Default::default()
     };
     let (provider, registry) = setup(vec![], config);
     let star = Endpoint::new("*.example.com", RecordType::Cname, ["lb.example.com"]);
-    registry
-        .apply_changes(Changes {
+    apply(
+        &registry,
+        Changes {
             create: vec![star],
             ..Changes::default()
-        })
-        .await?;
+        },
+    )
+    .await?;
     assert!(find(&provider.snapshot(), "cname-wild.example.com", RecordType::Txt).is_some());
-    let records = registry.records().await?;
+    let records = registry.records().await?.records;
     assert_eq!(records.len(), 1);
     assert_eq!(records[0].owner(), Some("default"));
     Ok(())
@@ -211,19 +281,22 @@ async fn wildcard_records_are_owned_through_the_replacement() -> Result<(), Regi
 async fn created_records_get_the_txt_record_external_dns_would_write() -> Result<(), RegistryError> {
     let (provider, registry) = setup(vec![], Default::default());
     let e = a("foo.example.com", "1.2.3.4").with_label(label::RESOURCE, "service/default/nginx");
-    registry
-        .apply_changes(Changes {
+    apply(
+        &registry,
+        Changes {
             create: vec![e],
             ..Changes::default()
-        })
-        .await?;
+        },
+    )
+    .await?;
     let snapshot = provider.snapshot();
     assert_eq!(snapshot.len(), 2);
     assert_eq!(value_of(&snapshot, "a-foo.example.com").as_deref(), Some(NGINX_VALUE));
-    let t = find(&snapshot, "a-foo.example.com", RecordType::Txt).ok_or(RegistryError::Config("no txt".into()))?;
+    let t = find(&snapshot, "a-foo.example.com", RecordType::Txt)
+        .ok_or(RegistryError::Provider(ProviderError::other("no txt")))?;
     assert_eq!(t.record_ttl.0, 0);
     // Read back: owned, and nothing to migrate.
-    let records = registry.records().await?;
+    let records = registry.records().await?.records;
     assert_eq!(records.len(), 1);
     assert_eq!(records[0].owner(), Some("default"));
     assert!(records[0].provider_specific.get(FORCE_UPDATE).is_none());
@@ -238,14 +311,17 @@ async fn txt_records_carry_the_set_identifier_and_provider_specific_properties()
     let e = a("foo.example.com", "1.2.3.4")
         .with_set_identifier("blue")
         .with_provider_specific(ps.clone());
-    registry
-        .apply_changes(Changes {
+    apply(
+        &registry,
+        Changes {
             create: vec![e],
             ..Changes::default()
-        })
-        .await?;
+        },
+    )
+    .await?;
     let snapshot = provider.snapshot();
-    let t = find(&snapshot, "a-foo.example.com", RecordType::Txt).ok_or(RegistryError::Config("no txt".into()))?;
+    let t = find(&snapshot, "a-foo.example.com", RecordType::Txt)
+        .ok_or(RegistryError::Provider(ProviderError::other("no txt")))?;
     assert_eq!(t.set_identifier, "blue");
     assert_eq!(t.provider_specific, ps);
     Ok(())
@@ -256,13 +332,64 @@ async fn a_txt_record_that_exists_is_not_created_again() -> Result<(), RegistryE
     let (provider, registry) = setup(vec![txt("a-foo.example.com", NGINX_VALUE)], Default::default());
     registry.records().await?;
     let e = a("foo.example.com", "1.2.3.4").with_label(label::RESOURCE, "service/default/nginx");
-    registry
-        .apply_changes(Changes {
+    apply(
+        &registry,
+        Changes {
             create: vec![e],
             ..Changes::default()
-        })
-        .await?;
+        },
+    )
+    .await?;
     assert_eq!(provider.snapshot().len(), 2);
+    Ok(())
+}
+
+#[tokio::test]
+async fn existing_txt_records_are_told_apart_by_set_identifier() -> Result<(), RegistryError> {
+    let (provider, registry) = setup(
+        vec![
+            txt("a-foo.example.com", NGINX_VALUE).with_set_identifier("blue"),
+            txt("a-bar.example.com", NGINX_VALUE).with_set_identifier("blue"),
+        ],
+        Default::default(),
+    );
+    let record = |name: &str, set: &str| {
+        a(name, "1.2.3.4")
+            .with_set_identifier(set)
+            .with_label(label::RESOURCE, "service/default/nginx")
+    };
+    // foo's blue TXT record exists, its green one does not; bar has a blue TXT record but none without a
+    // set identifier. The in-memory provider refuses to create a record that exists, so writing the blue one
+    // again would fail the apply; a TXT record taken for present by mistake shows in the list.
+    let create = vec![
+        record("foo.example.com", "blue"),
+        record("foo.example.com", "green"),
+        record("bar.example.com", ""),
+    ];
+    apply(
+        &registry,
+        Changes {
+            create,
+            ..Changes::default()
+        },
+    )
+    .await?;
+    let snapshot = provider.snapshot();
+    let txts: Vec<(&str, &str)> = snapshot
+        .iter()
+        .filter(|e| e.record_type == RecordType::Txt)
+        .map(|e| (e.dns_name.as_str(), e.set_identifier.as_str()))
+        .collect();
+    assert_eq!(
+        txts,
+        [
+            ("a-bar.example.com", ""),
+            ("a-bar.example.com", "blue"),
+            ("a-foo.example.com", "blue"),
+            ("a-foo.example.com", "green"),
+        ]
+    );
+    assert_eq!(snapshot.len(), 7, "three A records and four TXT records");
     Ok(())
 }
 
@@ -270,21 +397,21 @@ async fn a_txt_record_that_exists_is_not_created_again() -> Result<(), RegistryE
 async fn prefix_and_suffix_shape_written_names() -> Result<(), RegistryError> {
     for (config, want) in [
         (
-            TxtRegistryConfig {
+            TestConfig {
                 prefix: "TXT.".into(),
                 ..Default::default()
             },
             "txt.a-foo.example.com",
         ),
         (
-            TxtRegistryConfig {
+            TestConfig {
                 prefix: "%{record_type}-own.".into(),
                 ..Default::default()
             },
             "a-own.foo.example.com",
         ),
         (
-            TxtRegistryConfig {
+            TestConfig {
                 suffix: "-txt".into(),
                 ..Default::default()
             },
@@ -292,18 +419,20 @@ async fn prefix_and_suffix_shape_written_names() -> Result<(), RegistryError> {
         ),
     ] {
         let (provider, registry) = setup(vec![], config);
-        registry
-            .apply_changes(Changes {
+        apply(
+            &registry,
+            Changes {
                 create: vec![a("foo.example.com", "1.2.3.4")],
                 ..Changes::default()
-            })
-            .await?;
+            },
+        )
+        .await?;
         assert!(
             find(&provider.snapshot(), want, RecordType::Txt).is_some(),
             "{want}: {:?}",
             provider.snapshot()
         );
-        assert_eq!(registry.records().await?[0].owner(), Some("default"), "{want}");
+        assert_eq!(registry.records().await?.records[0].owner(), Some("default"), "{want}");
     }
     Ok(())
 }
@@ -314,13 +443,15 @@ async fn deletes_remove_the_txt_record_too() -> Result<(), RegistryError> {
         vec![a("foo.example.com", "1.2.3.4"), txt("a-foo.example.com", NGINX_VALUE)],
         Default::default(),
     );
-    let current = registry.records().await?;
-    registry
-        .apply_changes(Changes {
+    let current = registry.records().await?.records;
+    apply(
+        &registry,
+        Changes {
             delete: current,
             ..Changes::default()
-        })
-        .await?;
+        },
+    )
+    .await?;
     assert!(provider.snapshot().is_empty());
     Ok(())
 }
@@ -331,20 +462,26 @@ async fn updates_rewrite_the_txt_record_from_the_new_labels() -> Result<(), Regi
         vec![a("foo.example.com", "1.2.3.4"), txt("a-foo.example.com", NGINX_VALUE)],
         Default::default(),
     );
-    let old = registry.records().await?.remove(0);
+    let old = registry.records().await?.records.remove(0);
     let new = a("foo.example.com", "5.6.7.8")
         .with_label(label::OWNER, "default")
         .with_label(label::RESOURCE, "service/default/other");
-    registry
-        .apply_changes(Changes {
+    apply(
+        &registry,
+        Changes {
             update_old: vec![old],
             update_new: vec![new],
             ..Changes::default()
-        })
-        .await?;
+        },
+    )
+    .await?;
     let snapshot = provider.snapshot();
     assert_eq!(
-        find(&snapshot, "foo.example.com", RecordType::A).map(|e| e.targets.0.clone()),
+        find(&snapshot, "foo.example.com", RecordType::A).map(|e| e
+            .targets
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()),
         Some(vec!["5.6.7.8".to_string()])
     );
     assert_eq!(
@@ -362,16 +499,18 @@ async fn foreign_records_are_never_updated_or_deleted() -> Result<(), RegistryEr
         Default::default(),
     );
     let before = provider.snapshot();
-    let current = registry.records().await?;
+    let current = registry.records().await?.records;
     let new = a("foo.example.com", "9.9.9.9").with_label(label::OWNER, "team-b");
-    registry
-        .apply_changes(Changes {
+    apply(
+        &registry,
+        Changes {
             update_old: current.clone(),
             update_new: vec![new],
             delete: current,
             ..Changes::default()
-        })
-        .await?;
+        },
+    )
+    .await?;
     assert_eq!(provider.snapshot(), before);
     Ok(())
 }
@@ -382,21 +521,23 @@ async fn a_forced_update_writes_the_missing_new_format_txt_record() -> Result<()
         vec![a("foo.example.com", "1.2.3.4"), txt("foo.example.com", NGINX_VALUE)],
         Default::default(),
     );
-    let current = registry.records().await?;
+    let current = registry.records().await?.records;
     let mut new = current[0].clone();
     new.provider_specific.remove(FORCE_UPDATE);
-    registry
-        .apply_changes(Changes {
+    apply(
+        &registry,
+        Changes {
             update_old: current,
             update_new: vec![new],
             ..Changes::default()
-        })
-        .await?;
+        },
+    )
+    .await?;
     let snapshot = provider.snapshot();
     assert_eq!(value_of(&snapshot, "a-foo.example.com").as_deref(), Some(NGINX_VALUE));
     // The old-format record stays (external-dns leaves it too) and the record is no longer forced.
     assert!(find(&snapshot, "foo.example.com", RecordType::Txt).is_some());
-    let again = registry.records().await?;
+    let again = registry.records().await?.records;
     assert!(again[0].provider_specific.get(FORCE_UPDATE).is_none());
     Ok(())
 }
@@ -404,7 +545,7 @@ async fn a_forced_update_writes_the_missing_new_format_txt_record() -> Result<()
 #[tokio::test]
 async fn migrating_from_an_old_owner_takes_its_records_over() -> Result<(), RegistryError> {
     let old_value = "\"heritage=external-dns,external-dns/owner=old,external-dns/resource=service/default/nginx\"";
-    let config = TxtRegistryConfig {
+    let config = TestConfig {
         migrate_from_owner: Some("old".into()),
         ..Default::default()
     };
@@ -412,15 +553,17 @@ async fn migrating_from_an_old_owner_takes_its_records_over() -> Result<(), Regi
         vec![a("foo.example.com", "1.2.3.4"), txt("a-foo.example.com", old_value)],
         config,
     );
-    let current = registry.records().await?;
+    let current = registry.records().await?.records;
     assert_eq!(current[0].owner(), Some("default"));
-    registry
-        .apply_changes(Changes {
+    apply(
+        &registry,
+        Changes {
             update_old: current.clone(),
             update_new: current,
             ..Changes::default()
-        })
-        .await?;
+        },
+    )
+    .await?;
     assert_eq!(
         value_of(&provider.snapshot(), "a-foo.example.com").as_deref(),
         Some(NGINX_VALUE)
@@ -432,12 +575,14 @@ async fn migrating_from_an_old_owner_takes_its_records_over() -> Result<(), Regi
 async fn creates_are_owned_by_us_whatever_labels_they_carry() -> Result<(), RegistryError> {
     let (provider, registry) = setup(vec![], Default::default());
     let e = a("foo.example.com", "1.2.3.4").with_label(label::OWNER, "someone");
-    registry
-        .apply_changes(Changes {
+    apply(
+        &registry,
+        Changes {
             create: vec![e],
             ..Changes::default()
-        })
-        .await?;
+        },
+    )
+    .await?;
     assert_eq!(
         value_of(&provider.snapshot(), "a-foo.example.com").as_deref(),
         Some("\"heritage=external-dns,external-dns/owner=default\"")
@@ -451,12 +596,14 @@ async fn a_rejected_record_is_named_and_the_others_land() -> Result<(), Registry
     provider.set_fail_on(Some(Arc::new(|e: &Endpoint| {
         (e.dns_name == "bad.example.com").then(|| "REFUSED".to_string())
     })));
-    let r = registry
-        .apply_changes(Changes {
+    let r = apply(
+        &registry,
+        Changes {
             create: vec![a("bad.example.com", "1.1.1.1"), a("ok.example.com", "1.1.1.1")],
             ..Changes::default()
-        })
-        .await;
+        },
+    )
+    .await;
     let Err(RegistryError::Provider(extdns_provider::ProviderError::Partial { failures })) = r else {
         panic!("expected a partial failure, got {r:?}")
     };
@@ -465,17 +612,19 @@ async fn a_rejected_record_is_named_and_the_others_land() -> Result<(), Registry
     let snapshot = provider.snapshot();
     assert!(find(&snapshot, "ok.example.com", RecordType::A).is_some());
     assert!(find(&snapshot, "a-ok.example.com", RecordType::Txt).is_some());
+    // The record and its ownership record land together or not at all: an ownership record alone would
+    // make a later sync treat someone else's record of that name as ours.
     assert!(
-        find(&snapshot, "a-bad.example.com", RecordType::Txt).is_some(),
-        "its TXT record is a separate change"
+        find(&snapshot, "a-bad.example.com", RecordType::Txt).is_none(),
+        "the refused record's ownership record must not land: {snapshot:?}"
     );
     Ok(())
 }
 
 // --- encryption ---
 
-fn encrypted() -> TxtRegistryConfig {
-    TxtRegistryConfig {
+fn encrypted() -> TestConfig {
+    TestConfig {
         encrypt_enabled: true,
         encrypt_aes_key: Some(KEY.into()),
         ..Default::default()
@@ -486,24 +635,27 @@ fn encrypted() -> TxtRegistryConfig {
 async fn encrypted_txt_records_round_trip() -> Result<(), RegistryError> {
     let (provider, registry) = setup(vec![], encrypted());
     let e = a("foo.example.com", "1.2.3.4").with_label(label::RESOURCE, "service/default/nginx");
-    registry
-        .apply_changes(Changes {
+    apply(
+        &registry,
+        Changes {
             create: vec![e],
             ..Changes::default()
-        })
-        .await?;
-    let value = value_of(&provider.snapshot(), "a-foo.example.com").ok_or(RegistryError::Config("no txt".into()))?;
+        },
+    )
+    .await?;
+    let value = value_of(&provider.snapshot(), "a-foo.example.com")
+        .ok_or(RegistryError::Provider(ProviderError::other("no txt")))?;
     assert!(
         value.starts_with('"') && value.ends_with('"') && !value.contains("heritage"),
         "{value}"
     );
-    let records = registry.records().await?;
+    let records = registry.records().await?.records;
     assert_eq!(records[0].owner(), Some("default"));
     assert_eq!(records[0].resource(), Some("service/default/nginx"));
     // Unchanged labels re-encrypt to the same value (the nonce is reused), so updates do not churn.
     let mut labels = records[0].labels.clone();
     let again = crate::labels::serialize(&mut labels, true, crate::AesKey::parse(KEY).ok().as_ref())
-        .map_err(|e| RegistryError::Config(e.to_string()))?;
+        .map_err(|e| RegistryError::Provider(ProviderError::other(e.to_string())))?;
     assert_eq!(again, value);
     Ok(())
 }
@@ -511,20 +663,22 @@ async fn encrypted_txt_records_round_trip() -> Result<(), RegistryError> {
 #[tokio::test]
 async fn a_key_without_encryption_still_reads_encrypted_records() -> Result<(), RegistryError> {
     let (provider, writer) = setup(vec![], encrypted());
-    writer
-        .apply_changes(Changes {
+    apply(
+        &writer,
+        Changes {
             create: vec![a("foo.example.com", "1.2.3.4")],
             ..Changes::default()
-        })
-        .await?;
-    let reader_config = TxtRegistryConfig {
+        },
+    )
+    .await?;
+    let reader_config = TestConfig {
         encrypt_aes_key: Some(KEY.into()),
         ..Default::default()
     };
-    let reader = TxtRegistry::new(provider.clone(), reader_config)?;
-    assert_eq!(reader.records().await?[0].owner(), Some("default"));
-    let blind = TxtRegistry::new(provider, TxtRegistryConfig::default())?;
-    let records = blind.records().await?;
+    let reader = reader_config.registry(provider.clone())?;
+    assert_eq!(reader.records().await?.records[0].owner(), Some("default"));
+    let blind = TestConfig::default().registry(provider)?;
+    let records = blind.records().await?.records;
     assert_eq!(records.len(), 2, "without the key the TXT record is an ordinary record");
     assert!(records.iter().all(|e| e.owner().is_none()));
     Ok(())
@@ -536,7 +690,7 @@ async fn plain_records_are_still_read_with_encryption_on() -> Result<(), Registr
         vec![a("foo.example.com", "1.2.3.4"), txt("a-foo.example.com", NGINX_VALUE)],
         encrypted(),
     );
-    assert_eq!(registry.records().await?[0].owner(), Some("default"));
+    assert_eq!(registry.records().await?.records[0].owner(), Some("default"));
     Ok(())
 }
 
@@ -544,22 +698,24 @@ async fn plain_records_are_still_read_with_encryption_on() -> Result<(), Registr
 
 #[tokio::test]
 async fn the_cache_serves_records_until_it_expires() -> Result<(), RegistryError> {
-    let config = TxtRegistryConfig {
+    let config = TestConfig {
         cache_interval: Duration::from_secs(3600),
         ..Default::default()
     };
     let (provider, registry) = setup(vec![a("foo.example.com", "1.2.3.4")], config);
-    assert_eq!(registry.records().await?.len(), 1);
+    assert_eq!(registry.records().await?.records.len(), 1);
     provider.insert([a("bar.example.com", "1.2.3.4")]);
-    assert_eq!(registry.records().await?.len(), 1, "served from the cache");
+    assert_eq!(registry.records().await?.records.len(), 1, "served from the cache");
     // Our own changes are reflected in the cache.
-    registry
-        .apply_changes(Changes {
+    apply(
+        &registry,
+        Changes {
             create: vec![a("baz.example.com", "1.2.3.4")],
             ..Changes::default()
-        })
-        .await?;
-    let cached = registry.records().await?;
+        },
+    )
+    .await?;
+    let cached = registry.records().await?.records;
     assert_eq!(cached.len(), 2);
     assert_eq!(
         find(&cached, "baz.example.com", RecordType::A).and_then(Endpoint::owner),
@@ -571,15 +727,15 @@ async fn the_cache_serves_records_until_it_expires() -> Result<(), RegistryError
 #[tokio::test]
 async fn without_a_cache_interval_records_are_read_every_time() -> Result<(), RegistryError> {
     let (provider, registry) = setup(vec![a("foo.example.com", "1.2.3.4")], Default::default());
-    assert_eq!(registry.records().await?.len(), 1);
+    assert_eq!(registry.records().await?.records.len(), 1);
     provider.insert([a("bar.example.com", "1.2.3.4")]);
-    assert_eq!(registry.records().await?.len(), 2);
+    assert_eq!(registry.records().await?.records.len(), 2);
     Ok(())
 }
 
 #[tokio::test]
 async fn a_failed_apply_drops_the_cache() -> Result<(), RegistryError> {
-    let config = TxtRegistryConfig {
+    let config = TestConfig {
         cache_interval: Duration::from_secs(3600),
         ..Default::default()
     };
@@ -588,90 +744,93 @@ async fn a_failed_apply_drops_the_cache() -> Result<(), RegistryError> {
     provider.insert([a("bar.example.com", "1.2.3.4")]);
     provider.set_unavailable(true);
     assert!(
-        registry
-            .apply_changes(Changes {
+        apply(
+            &registry,
+            Changes {
                 create: vec![a("x.example.com", "1.1.1.1")],
                 ..Changes::default()
-            })
-            .await
-            .is_err()
+            }
+        )
+        .await
+        .is_err()
     );
     provider.set_unavailable(false);
-    assert_eq!(registry.records().await?.len(), 2, "read again from the provider");
+    assert_eq!(
+        registry.records().await?.records.len(),
+        2,
+        "read again from the provider"
+    );
     Ok(())
 }
 
 // --- configuration ---
 
-fn config_error(config: TxtRegistryConfig) -> String {
-    let provider: Arc<dyn Provider> = Arc::new(InMemoryProvider::new(vec![]));
-    match TxtRegistry::new(provider, config) {
-        Err(RegistryError::Config(m)) => m,
-        other => panic!("expected a configuration error, got {other:?}"),
+fn config_error(config: TestConfig) -> RegistryError {
+    match config.build() {
+        Err(e) => e,
+        Ok(c) => panic!("expected a configuration error, got {c:?}"),
     }
 }
 
 #[test]
 fn an_empty_owner_id_is_a_startup_error() {
-    assert!(
-        config_error(TxtRegistryConfig {
-            owner_id: String::new(),
-            ..Default::default()
-        })
-        .contains("--txt-owner-id")
-    );
+    let e = config_error(TestConfig {
+        owner_id: String::new(),
+        ..Default::default()
+    });
+    assert!(matches!(e, RegistryError::EmptyOwnerId), "{e}");
 }
 
 #[test]
 fn prefix_and_suffix_together_are_a_startup_error() {
-    let m = config_error(TxtRegistryConfig {
+    let e = config_error(TestConfig {
         prefix: "p.".into(),
         suffix: "-s".into(),
         ..Default::default()
     });
-    assert!(m.contains("--txt-prefix") && m.contains("--txt-suffix"), "{m}");
+    assert!(matches!(e, RegistryError::PrefixAndSuffix), "{e}");
 }
 
 #[test]
 fn an_invalid_aes_key_is_a_startup_error() {
-    let m = config_error(TxtRegistryConfig {
+    let e = config_error(TestConfig {
         encrypt_aes_key: Some("too-short".into()),
         ..Default::default()
     });
-    assert!(m.contains("--txt-encrypt-aes-key") && m.contains("32 bytes"), "{m}");
+    assert!(
+        matches!(e, RegistryError::InvalidKey(_)) && e.to_string().contains("32 bytes"),
+        "{e}"
+    );
 }
 
 #[test]
 fn encryption_without_a_key_is_a_startup_error() {
-    let m = config_error(TxtRegistryConfig {
+    let e = config_error(TestConfig {
         encrypt_enabled: true,
         ..Default::default()
     });
-    assert!(m.contains("--txt-encrypt-aes-key"), "{m}");
+    assert!(matches!(e, RegistryError::EncryptionWithoutKey), "{e}");
 }
 
 #[test]
 fn a_base64_key_is_accepted() {
-    let provider: Arc<dyn Provider> = Arc::new(InMemoryProvider::new(vec![]));
-    let config = TxtRegistryConfig {
+    let config = TestConfig {
         encrypt_enabled: true,
         encrypt_aes_key: Some("MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5MDE=".into()),
         ..Default::default()
     };
-    assert!(TxtRegistry::new(provider, config).is_ok());
+    assert!(config.build().is_ok());
 }
 
 #[test]
-fn the_registry_reports_its_owner_and_the_providers_filter() {
+fn the_registry_reports_its_owner_and_the_providers_filter() -> Result<(), RegistryError> {
     let provider: Arc<dyn Provider> = Arc::new(InMemoryProvider::new(vec!["example.com".into()]));
-    let registry = TxtRegistry::new(
-        provider,
-        TxtRegistryConfig {
-            owner_id: "team-a".into(),
-            ..Default::default()
-        },
-    );
-    let Ok(registry) = registry else { panic!("valid config") };
-    assert_eq!(registry.owner_id(), "team-a");
+    let registry = TestConfig {
+        owner_id: "team-a".into(),
+        ..Default::default()
+    }
+    .registry(provider)?;
+    assert_eq!(registry.ownership().owner_id(), "team-a");
     assert!(registry.domain_filter().matches("x.example.com") && !registry.domain_filter().matches("x.example.org"));
+    Ok(())
 }

@@ -3,10 +3,10 @@
 
 use std::sync::Arc;
 
-use extdns_endpoint::{Changes, Endpoint, RecordType, label};
+use extdns_endpoint::{Change, Changes, Endpoint, RecordType, label};
 use extdns_plan::{PlanConfig, calculate};
 use extdns_provider::InMemoryProvider;
-use extdns_registry::{Registry, RegistryError, TxtRegistry, TxtRegistryConfig};
+use extdns_registry::{Ownership, OwnershipConfig, Registry, RegistryError, TxtRegistry, TxtRegistryConfig};
 
 fn a(name: &str, ip: &str, resource: &str) -> Endpoint {
     Endpoint::new(name, RecordType::A, [ip]).with_label(label::RESOURCE, resource)
@@ -18,17 +18,25 @@ fn txt(name: &str, value: &str) -> Endpoint {
 
 /// One reconcile; returns the changes it applied.
 async fn sync(registry: &TxtRegistry, desired: &[Endpoint]) -> Result<Changes, RegistryError> {
-    let current = registry.records().await?;
+    let snapshot = registry.records().await?;
     let desired = registry.adjust_endpoints(desired.to_vec()).await?;
     let config = PlanConfig {
-        owner_id: registry.owner_id().to_string(),
+        owner_id: registry.ownership().owner_id().to_string(),
         ..PlanConfig::default()
     };
-    let changes = calculate(&config, &current, &desired, &registry.domain_filter()).changes;
-    if changes.has_changes() {
-        registry.apply_changes(changes.clone()).await?;
+    let mut changes = calculate(&config, &snapshot.records, &desired, &registry.domain_filter()).changes;
+    changes.retain(Change::is_effective);
+    if !changes.is_empty() {
+        registry.apply(snapshot, &changes).await?;
     }
-    Ok(changes)
+    Ok(changes.into_iter().collect())
+}
+
+fn registry_for(provider: Arc<InMemoryProvider>, ownership: OwnershipConfig) -> Result<TxtRegistry, RegistryError> {
+    Ok(TxtRegistry::new(
+        provider,
+        TxtRegistryConfig::new(Ownership::new(ownership)?),
+    ))
 }
 
 #[tokio::test]
@@ -42,14 +50,14 @@ async fn a_zone_external_dns_manages_is_taken_over_without_changes() -> Result<(
         ),
     ];
     let provider = Arc::new(InMemoryProvider::with_records(vec!["example.com".into()], zone.clone()));
-    let registry = TxtRegistry::new(provider.clone(), TxtRegistryConfig::default())?;
+    let registry = registry_for(provider.clone(), OwnershipConfig::default())?;
     let before = provider.snapshot();
     let changes = sync(
         &registry,
         &[a("nginx.example.com", "10.0.0.1", "service/default/nginx")],
     )
     .await?;
-    assert!(!changes.has_changes(), "{changes:?}");
+    assert!(changes.is_empty(), "{changes:?}");
     assert_eq!(provider.snapshot(), before);
     assert_eq!(before.len(), zone.len());
     Ok(())
@@ -58,7 +66,7 @@ async fn a_zone_external_dns_manages_is_taken_over_without_changes() -> Result<(
 #[tokio::test]
 async fn syncing_twice_changes_nothing_the_second_time() -> Result<(), RegistryError> {
     let provider = Arc::new(InMemoryProvider::new(vec!["example.com".into()]));
-    let registry = TxtRegistry::new(provider.clone(), TxtRegistryConfig::default())?;
+    let registry = registry_for(provider.clone(), OwnershipConfig::default())?;
     let desired = [
         a("web.example.com", "10.0.0.1", "service/default/web"),
         a("api.example.com", "10.0.0.2", "service/default/api"),
@@ -67,7 +75,7 @@ async fn syncing_twice_changes_nothing_the_second_time() -> Result<(), RegistryE
     assert_eq!(first.create.len(), 2);
     assert_eq!(provider.snapshot().len(), 4, "two records and their two TXT records");
     let second = sync(&registry, &desired).await?;
-    assert!(!second.has_changes(), "{second:?}");
+    assert!(second.is_empty(), "{second:?}");
     // Moving a record is one update of the record and its TXT record.
     let moved = [
         a("web.example.com", "10.0.0.9", "service/default/web"),
@@ -100,7 +108,7 @@ async fn records_of_another_owner_or_of_nobody_are_never_touched() -> Result<(),
         Endpoint::new("manual.example.com", RecordType::A, ["192.0.2.2"]),
     ];
     let provider = Arc::new(InMemoryProvider::with_records(vec!["example.com".into()], zone.clone()));
-    let registry = TxtRegistry::new(provider.clone(), TxtRegistryConfig::default())?;
+    let registry = registry_for(provider.clone(), OwnershipConfig::default())?;
     let before = provider.snapshot();
     assert_eq!(before.len(), zone.len());
     // We want other targets at both names, and an AAAA beside them: nothing may change.
@@ -125,7 +133,7 @@ async fn an_old_format_zone_is_migrated_to_the_new_format() -> Result<(), Regist
         ),
     ];
     let provider = Arc::new(InMemoryProvider::with_records(vec!["example.com".into()], zone));
-    let registry = TxtRegistry::new(provider.clone(), TxtRegistryConfig::default())?;
+    let registry = registry_for(provider.clone(), OwnershipConfig::default())?;
     let desired = [a("web.example.com", "10.0.0.1", "service/default/web")];
     let first = sync(&registry, &desired).await?;
     assert_eq!(
@@ -134,7 +142,7 @@ async fn an_old_format_zone_is_migrated_to_the_new_format() -> Result<(), Regist
         "a forced update writes the new-format TXT record"
     );
     assert!(provider.snapshot().iter().any(|e| e.dns_name == "a-web.example.com"));
-    assert!(!sync(&registry, &desired).await?.has_changes());
+    assert!(sync(&registry, &desired).await?.is_empty());
     Ok(())
 }
 
@@ -147,16 +155,14 @@ async fn an_encrypted_zone_written_elsewhere_is_taken_over_without_changes() -> 
         txt("a-shop.example.com", &format!("\"{sealed}\"")),
     ];
     let provider = Arc::new(InMemoryProvider::with_records(vec!["example.com".into()], zone));
-    let config = TxtRegistryConfig {
-        owner_id: "team-a".into(),
-        encrypt_enabled: true,
-        encrypt_aes_key: Some("01234567890123456789012345678901".into()),
-        ..TxtRegistryConfig::default()
-    };
-    let registry = TxtRegistry::new(provider.clone(), config)?;
+    let mut config = OwnershipConfig::default();
+    config.owner_id = "team-a".into();
+    config.encrypt_enabled = true;
+    config.encrypt_aes_key = Some("01234567890123456789012345678901".into());
+    let registry = registry_for(provider.clone(), config)?;
     let before = provider.snapshot();
     let changes = sync(&registry, &[a("shop.example.com", "10.0.0.1", "httproute/web/shop")]).await?;
-    assert!(!changes.has_changes(), "{changes:?}");
+    assert!(changes.is_empty(), "{changes:?}");
     assert_eq!(provider.snapshot(), before);
     // An update rewrites the TXT record (encrypted under a fresh nonce, as external-dns does for the new
     // side of an update), and the next sync is steady again.
@@ -168,7 +174,7 @@ async fn an_encrypted_zone_written_elsewhere_is_taken_over_without_changes() -> 
         .find(|e| e.record_type == RecordType::Txt)
         .map(|e| e.targets.0[0].clone());
     assert!(value.is_some_and(|v| v.starts_with('"') && !v.contains("heritage") && !v.contains(sealed)));
-    assert!(!sync(&registry, &moved).await?.has_changes());
-    assert_eq!(registry.records().await?[0].owner(), Some("team-a"));
+    assert!(sync(&registry, &moved).await?.is_empty());
+    assert_eq!(registry.records().await?.records[0].owner(), Some("team-a"));
     Ok(())
 }

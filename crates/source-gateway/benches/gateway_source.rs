@@ -3,7 +3,7 @@
 //! a few TCP/TLS listeners the routes cannot use). Target: under 50 ms.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use extdns_informer::MemoryCluster;
+use extdns_informer::ClusterStore;
 use extdns_informer::view::{
     AllowedRoutes, Gateway, LabelSelector, Listener, Meta, Namespace, ParentReference, Route, RouteKind,
     RouteParentStatus,
@@ -69,8 +69,8 @@ fn listeners(g: usize) -> Vec<Listener> {
         .collect()
 }
 
-fn cluster() -> MemoryCluster {
-    let mut c = MemoryCluster::new();
+fn cluster() -> ClusterStore {
+    let mut c = ClusterStore::new();
     for n in 0..NAMESPACES {
         c.add_namespace(Namespace {
             name: format!("ns-{n}"),

@@ -118,29 +118,12 @@ pub fn narrow<'a>(listener: Option<&'a Hostname>, route: &'a Hostname) -> Option
     }
 }
 
-/// Whether a target is usable: an IP address, or a hostname a CNAME can point at (labels of letters, digits,
-/// `-` and `_`, a final label that is not all digits so a mistyped IP such as `01.2.3.4` or `1.2.3.4:80` is
-/// caught, at most 253 characters).
-pub fn valid_target(target: &str) -> bool {
-    if extdns_endpoint::suitable_type(target) != extdns_endpoint::RecordType::Cname {
-        return true;
-    }
-    let name = target.strip_suffix('.').unwrap_or(target);
-    if name.is_empty() || name.len() > 253 {
-        return false;
-    }
-    let labels_ok = name.split('.').all(|l| {
-        !l.is_empty()
-            && l.len() <= 63
-            && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-            && !l.starts_with('-')
-            && !l.ends_with('-')
-    });
-    let last_is_numeric = name
-        .rsplit('.')
-        .next()
-        .is_some_and(|l| l.bytes().all(|b| b.is_ascii_digit()));
-    labels_ok && !last_is_numeric
+/// Whether a target is usable: an IP address, or a hostname a CNAME can point at
+/// ([`extdns_endpoint::TargetKind::Hostname`]: labels of letters, digits, `-` and `_`, a final label that is
+/// not all digits so a mistyped IP such as `01.2.3.4` or `1.2.3.4:80` is caught, at most 253 characters),
+/// but not a wildcard.
+pub fn valid_target(target: &extdns_endpoint::Target) -> bool {
+    target.is_ip() || (target.is_hostname() && !target.starts_with("*."))
 }
 
 #[cfg(test)]
@@ -271,7 +254,7 @@ mod tests {
             "a_b.example.com",
             "localhost",
         ] {
-            assert!(valid_target(ok), "{ok}");
+            assert!(valid_target(&ok.into()), "{ok}");
         }
         for bad in [
             "",
@@ -282,8 +265,9 @@ mod tests {
             "a..b",
             "-a.example.com",
             ".",
+            "*.example.com",
         ] {
-            assert!(!valid_target(bad), "{bad}");
+            assert!(!valid_target(&bad.into()), "{bad}");
         }
     }
 }

@@ -18,9 +18,9 @@ mod route;
 use std::collections::BTreeMap;
 
 use async_trait::async_trait;
-use extdns_endpoint::{Endpoint, ObjectRef, Ttl, merge_endpoints};
+use extdns_endpoint::{Endpoint, ObjectRef, Target, Ttl, merge_endpoints};
 use extdns_informer::view::{Route, RouteKind};
-use extdns_informer::{Cluster, ResourceKind};
+use extdns_informer::{ClusterStore, ResourceKind};
 use extdns_source::annotations::key;
 use extdns_source::{Selector, Source, SourceConfig, SourceError};
 
@@ -34,6 +34,7 @@ use route::route_names;
 
 /// The configuration of the Gateway route sources.
 #[derive(Clone, Debug, Default)]
+#[non_exhaustive]
 pub struct GatewaySourceConfig {
     /// Route-level flags: `--namespace`, `--label-filter`, `--annotation-filter`, annotation prefixes,
     /// `--fqdn-template`, `--combine-fqdn-annotation`, `--ignore-hostname-annotation`.
@@ -65,7 +66,7 @@ impl GatewayRouteSource {
     }
 
     /// What [`Source::endpoints`] returns, without the async wrapper: nothing here waits.
-    pub fn collect(&self, cluster: &dyn Cluster) -> Result<Vec<Endpoint>, SourceError> {
+    pub fn collect(&self, cluster: &ClusterStore) -> Result<Vec<Endpoint>, SourceError> {
         let gateways = cluster.gateways();
         let listener_sets = if self.config.listener_sets {
             cluster.listener_sets()
@@ -110,7 +111,7 @@ impl GatewayRouteSource {
         let names = match route_names(&self.config, route, object, source_name) {
             Ok(names) => names,
             Err(e) => {
-                tracing::warn!(object = %object, field = "--fqdn-template", "template failed, route skipped: {e}");
+                tracing::warn!(object = %object, field = "FQDN template", "template failed, route skipped: {e}");
                 return Ok(());
             }
         };
@@ -119,7 +120,7 @@ impl GatewayRouteSource {
         }
 
         // Name → the target lists (one per parent) of every parent and listener the route is attached to.
-        let mut hosts: BTreeMap<&str, Vec<&[String]>> = BTreeMap::new();
+        let mut hosts: BTreeMap<&str, Vec<&[Target]>> = BTreeMap::new();
         for status in &route.parents {
             let key = ParentKey::of(&status.parent_ref, route_ns);
             if !in_spec(route, &status.parent_ref) {
@@ -182,10 +183,10 @@ impl GatewayRouteSource {
             namespace: route_ns.to_string(),
             name: route.meta.name.clone(),
         };
-        let mut union: Vec<String> = Vec::new();
+        let mut union: Vec<Target> = Vec::new();
         for (host, lists) in hosts {
             // Each parent's list is already sorted and deduplicated; only a union of several needs work.
-            let targets: &[String] = match lists.as_slice() {
+            let targets: &[Target] = match lists.as_slice() {
                 [one] => one,
                 many => {
                     union.clear();
@@ -213,7 +214,7 @@ impl GatewayRouteSource {
 /// picks that one at once. Among several with a TTL, the first route (by namespace and name) wins.
 fn configured_ttl_first(mut endpoints: Vec<Endpoint>) -> Vec<Endpoint> {
     // The identity the deduplication uses: everything but TTL, labels and provider-specific properties.
-    fn key(e: &Endpoint) -> (&str, &extdns_endpoint::RecordType, &str, &[String]) {
+    fn key(e: &Endpoint) -> (&str, &extdns_endpoint::RecordType, &str, &[extdns_endpoint::Target]) {
         (&e.dns_name, &e.record_type, &e.set_identifier, &e.targets[..])
     }
     // Positions grouped by key; the stable sort keeps each group in output order.
@@ -267,7 +268,7 @@ impl Source for GatewayRouteSource {
         kinds
     }
 
-    async fn endpoints(&self, cluster: &dyn Cluster) -> Result<Vec<Endpoint>, SourceError> {
+    async fn endpoints(&self, cluster: &ClusterStore) -> Result<Vec<Endpoint>, SourceError> {
         self.collect(cluster)
     }
 }

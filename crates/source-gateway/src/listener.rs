@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use extdns_informer::view::{AllowedListeners, AllowedRoutes, LabelSelector, Namespace, RouteKind};
-use extdns_informer::{Cluster, StrMap};
+use extdns_informer::{ClusterStore, StrMap};
 use extdns_source::Selector;
 
 /// The API group of every Gateway API kind extdns reads; also the default of an unset `group`.
@@ -116,12 +116,12 @@ pub const NAMESPACE_NAME_LABEL: &str = "kubernetes.io/metadata.name";
 /// The labels of Namespace objects, looked up once per sync: selectors of many listeners ask about the same
 /// few namespaces.
 pub struct NamespaceCache<'c> {
-    cluster: &'c dyn Cluster,
+    cluster: &'c ClusterStore,
     seen: HashMap<String, Option<StrMap>>,
 }
 
 impl<'c> NamespaceCache<'c> {
-    pub fn new(cluster: &'c dyn Cluster) -> Self {
+    pub fn new(cluster: &'c ClusterStore) -> Self {
         NamespaceCache {
             cluster,
             seen: HashMap::new(),
@@ -158,7 +158,7 @@ fn with_name_label(ns: &Namespace) -> StrMap {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use extdns_informer::MemoryCluster;
+    use extdns_informer::ClusterStore;
     use extdns_informer::view::{LabelSelectorRequirement, RouteGroupKind};
 
     fn routes(from: Option<&str>, selector: Option<LabelSelector>, kinds: Vec<RouteGroupKind>) -> AllowedRoutes {
@@ -169,8 +169,8 @@ mod tests {
         }
     }
 
-    fn cluster() -> MemoryCluster {
-        let mut c = MemoryCluster::new();
+    fn cluster() -> ClusterStore {
+        let mut c = ClusterStore::new();
         c.add_namespace(Namespace {
             name: "team-a".into(),
             labels: [("team", "a")].into_iter().collect(),

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use extdns_endpoint::Target;
 use extdns_informer::view::{Gateway, Listener, ListenerSet, ParentReference, Route, RouteKind};
 
 use crate::GatewaySourceConfig;
@@ -109,7 +110,7 @@ impl<'c> PreparedListener<'c> {
 pub struct Parent<'c> {
     pub listeners: Vec<PreparedListener<'c>>,
     /// Sorted and deduplicated, so a route on one parent can use the list as it is.
-    pub targets: Arc<[String]>,
+    pub targets: Arc<[Target]>,
 }
 
 /// The admitted Gateways and attached ListenerSets of one sync, by namespace and name.
@@ -157,7 +158,7 @@ impl<'c> Parents<'c> {
             let targets = if own.is_empty() {
                 gw_parent.targets.clone()
             } else {
-                checked_targets(&own, &object, Field::TargetAnnotation).into()
+                checked_targets(own, &object, Field::TargetAnnotation).into()
             };
             let listeners = ls
                 .listeners
@@ -235,12 +236,13 @@ fn attached_gateway<'c, 'p>(
 }
 
 /// A Gateway's targets: its target annotation when it has one, else its `status.addresses`.
-fn gateway_targets(config: &GatewaySourceConfig, gw: &Gateway, object: &str) -> Arc<[String]> {
+fn gateway_targets(config: &GatewaySourceConfig, gw: &Gateway, object: &str) -> Arc<[Target]> {
     let overrides = config.common.annotations.targets(&gw.meta.annotations);
     if !overrides.is_empty() {
-        return checked_targets(&overrides, object, Field::TargetAnnotation).into();
+        return checked_targets(overrides, object, Field::TargetAnnotation).into();
     }
-    checked_targets(&gw.addresses, object, Field::StatusAddresses).into()
+    let addresses = gw.addresses.iter().map(|a| Target::from(a.as_str()));
+    checked_targets(addresses, object, Field::StatusAddresses).into()
 }
 
 /// Where targets were read from, for the warning that skips a bad one.
@@ -252,11 +254,12 @@ enum Field {
 
 /// The targets that are IP addresses or hostnames, sorted and deduplicated (the order records list them in);
 /// each other one is a warning and is left out.
-fn checked_targets(targets: &[String], object: &str, field: Field) -> Vec<String> {
-    let mut out = Vec::with_capacity(targets.len());
-    for (i, t) in targets.iter().enumerate() {
-        if valid_target(t) {
-            out.push(t.clone());
+fn checked_targets(targets: impl IntoIterator<Item = Target>, object: &str, field: Field) -> Vec<Target> {
+    let targets = targets.into_iter();
+    let mut out = Vec::with_capacity(targets.size_hint().0);
+    for (i, t) in targets.enumerate() {
+        if valid_target(&t) {
+            out.push(t);
         } else {
             let field = match field {
                 Field::TargetAnnotation => "target annotation".to_string(),

@@ -102,7 +102,7 @@ pub fn route_names(
         templated
             .iter()
             .filter(|h| !h.is_empty())
-            .map(|h| (h.as_str(), "--fqdn-template output")),
+            .map(|h| (h.as_str(), "FQDN template output")),
     );
 
     let listener_fallback = raw.is_empty() && mode == HostnameSource::All;

@@ -3,7 +3,7 @@
 use std::sync::{Arc, Mutex};
 
 use extdns_endpoint::{Endpoint, RecordType, Ttl};
-use extdns_informer::MemoryCluster;
+use extdns_informer::ClusterStore;
 use extdns_informer::view::{
     AllowedListeners, AllowedRoutes, Gateway, LabelSelector, LabelSelectorRequirement, Listener, ListenerSet, Meta,
     Namespace, ParentReference, Route, RouteGroupKind, RouteKind, RouteParentStatus,
@@ -123,8 +123,8 @@ fn selector(labels: &[(&str, &str)]) -> LabelSelector {
 
 /// The usual world: Gateway `infra/gw` with one HTTP listener (any hostname, routes from all namespaces)
 /// at 1.2.3.4.
-fn world() -> MemoryCluster {
-    let mut c = MemoryCluster::new();
+fn world() -> ClusterStore {
+    let mut c = ClusterStore::new();
     c.add_gateway(gateway("infra", "gw", vec![http("http", None)], &["1.2.3.4"]));
     c
 }
@@ -133,14 +133,14 @@ fn config() -> GatewaySourceConfig {
     GatewaySourceConfig::default()
 }
 
-fn run_kind(kind: RouteKind, cfg: GatewaySourceConfig, c: &MemoryCluster) -> Vec<Endpoint> {
+fn run_kind(kind: RouteKind, cfg: GatewaySourceConfig, c: &ClusterStore) -> Vec<Endpoint> {
     match GatewayRouteSource::new(kind, cfg).collect(c) {
         Ok(eps) => eps,
         Err(e) => panic!("source failed: {e}"),
     }
 }
 
-fn run(cfg: GatewaySourceConfig, c: &MemoryCluster) -> Vec<Endpoint> {
+fn run(cfg: GatewaySourceConfig, c: &ClusterStore) -> Vec<Endpoint> {
     run_kind(RouteKind::Http, cfg, c)
 }
 
@@ -245,7 +245,7 @@ fn attached_route_publishes_its_hostname_at_the_gateway_addresses() {
 
 #[test]
 fn each_source_reads_only_its_own_route_kind() {
-    let mut c = MemoryCluster::new();
+    let mut c = ClusterStore::new();
     c.add_gateway(gateway(
         "infra",
         "gw",
@@ -293,9 +293,10 @@ fn label_filter_selects_routes() -> Result<(), extdns_source::SelectorError> {
         &[gw_ref("infra", "gw")],
     ));
     let cfg = GatewaySourceConfig {
-        common: SourceConfig {
-            label_filter: Selector::parse("dns=public")?,
-            ..SourceConfig::default()
+        common: {
+            let mut common = SourceConfig::default();
+            common.label_filter = Selector::parse("dns=public")?;
+            common
         },
         ..config()
     };
@@ -310,9 +311,10 @@ fn label_filter_does_not_apply_to_gateways() -> Result<(), extdns_source::Select
     r.meta = with_labels(r.meta, &[("dns", "public")]);
     c.add_route(r);
     let cfg = GatewaySourceConfig {
-        common: SourceConfig {
-            label_filter: Selector::parse("dns=public")?,
-            ..SourceConfig::default()
+        common: {
+            let mut common = SourceConfig::default();
+            common.label_filter = Selector::parse("dns=public")?;
+            common
         },
         ..config()
     };
@@ -329,9 +331,10 @@ fn annotation_filter_selects_routes() -> Result<(), extdns_source::SelectorError
     c.add_route(r);
     c.add_route(httproute("apps", "no", &["no.example.com"], &[gw_ref("infra", "gw")]));
     let cfg = GatewaySourceConfig {
-        common: SourceConfig {
-            annotation_filter: Selector::parse("team=a")?,
-            ..SourceConfig::default()
+        common: {
+            let mut common = SourceConfig::default();
+            common.annotation_filter = Selector::parse("team=a")?;
+            common
         },
         ..config()
     };
@@ -350,9 +353,10 @@ fn namespace_flag_limits_routes_but_not_gateways() {
         &[gw_ref("infra", "gw")],
     ));
     let cfg = GatewaySourceConfig {
-        common: SourceConfig {
-            namespace: Some("apps".into()),
-            ..SourceConfig::default()
+        common: {
+            let mut common = SourceConfig::default();
+            common.namespace = Some("apps".into());
+            common
         },
         ..config()
     };
@@ -381,7 +385,7 @@ fn spec_hostnames_of_http_grpc_and_tls_routes_are_published() {
         (RouteKind::Grpc, "HTTPS"),
         (RouteKind::Tls, "TLS"),
     ] {
-        let mut c = MemoryCluster::new();
+        let mut c = ClusterStore::new();
         c.add_gateway(gateway(
             "infra",
             "gw",
@@ -406,7 +410,7 @@ fn spec_hostnames_of_http_grpc_and_tls_routes_are_published() {
 #[test]
 fn tcp_and_udp_routes_have_no_spec_hostnames() {
     for (kind, protocol) in [(RouteKind::Tcp, "TCP"), (RouteKind::Udp, "UDP")] {
-        let mut c = MemoryCluster::new();
+        let mut c = ClusterStore::new();
         c.add_gateway(gateway(
             "infra",
             "gw",
@@ -468,9 +472,10 @@ fn annotation_prefix_flag_reads_only_that_prefix() -> Result<(), extdns_source::
     );
     c.add_route(r);
     let cfg = GatewaySourceConfig {
-        common: SourceConfig {
-            annotations: Annotations::with_prefix(ALPHA)?,
-            ..SourceConfig::default()
+        common: {
+            let mut common = SourceConfig::default();
+            common.annotations = Annotations::with_prefix(ALPHA)?;
+            common
         },
         ..config()
     };
@@ -485,9 +490,10 @@ fn ignore_hostname_annotation_drops_annotation_names() {
     r.meta = with_annotations(r.meta, &[(&format!("{GA}hostname"), "ann.example.com")]);
     c.add_route(r);
     let cfg = GatewaySourceConfig {
-        common: SourceConfig {
-            ignore_hostname_annotation: true,
-            ..SourceConfig::default()
+        common: {
+            let mut common = SourceConfig::default();
+            common.ignore_hostname_annotation = true;
+            common
         },
         ..config()
     };
@@ -508,7 +514,7 @@ fn hostnames_are_lower_cased_and_deduplicated() {
 
 #[test]
 fn listener_hostname_used_when_nothing_else_gave_a_name() {
-    let mut c = MemoryCluster::new();
+    let mut c = ClusterStore::new();
     c.add_gateway(gateway(
         "infra",
         "gw",
@@ -526,7 +532,7 @@ fn listener_hostname_used_when_nothing_else_gave_a_name() {
 
 #[test]
 fn listener_hostname_not_used_when_the_annotation_gave_a_name() {
-    let mut c = MemoryCluster::new();
+    let mut c = ClusterStore::new();
     c.add_gateway(gateway(
         "infra",
         "gw",
@@ -542,7 +548,7 @@ fn listener_hostname_not_used_when_the_annotation_gave_a_name() {
 
 #[test]
 fn listener_hostname_fallback_ignores_empty_annotation_items() {
-    let mut c = MemoryCluster::new();
+    let mut c = ClusterStore::new();
     c.add_gateway(gateway(
         "infra",
         "gw",
@@ -557,7 +563,7 @@ fn listener_hostname_fallback_ignores_empty_annotation_items() {
 
 #[test]
 fn gateway_hostname_source_annotation_only_uses_only_the_annotation() {
-    let mut c = MemoryCluster::new();
+    let mut c = ClusterStore::new();
     c.add_gateway(gateway("infra", "gw", vec![http("l", None)], &["1.2.3.4"]));
     let mut r = httproute("apps", "web", &["spec.example.com"], &[gw_ref("infra", "gw")]);
     r.meta = with_annotations(
@@ -573,7 +579,7 @@ fn gateway_hostname_source_annotation_only_uses_only_the_annotation() {
 
 #[test]
 fn gateway_hostname_source_annotation_only_with_ignore_flag_publishes_nothing() {
-    let mut c = MemoryCluster::new();
+    let mut c = ClusterStore::new();
     c.add_gateway(gateway(
         "infra",
         "gw",
@@ -590,9 +596,10 @@ fn gateway_hostname_source_annotation_only_with_ignore_flag_publishes_nothing() 
     );
     c.add_route(r);
     let cfg = GatewaySourceConfig {
-        common: SourceConfig {
-            ignore_hostname_annotation: true,
-            ..SourceConfig::default()
+        common: {
+            let mut common = SourceConfig::default();
+            common.ignore_hostname_annotation = true;
+            common
         },
         ..config()
     };
@@ -601,7 +608,7 @@ fn gateway_hostname_source_annotation_only_with_ignore_flag_publishes_nothing() 
 
 #[test]
 fn gateway_hostname_source_defined_hosts_only_ignores_annotation_and_listener_names() {
-    let mut c = MemoryCluster::new();
+    let mut c = ClusterStore::new();
     c.add_gateway(gateway(
         "infra",
         "gw",
@@ -676,7 +683,7 @@ fn invalid_route_hostname_is_skipped_with_a_warning_and_the_rest_published() {
 
 #[test]
 fn invalid_only_hostname_does_not_fall_back_to_listener_hostname() {
-    let mut c = MemoryCluster::new();
+    let mut c = ClusterStore::new();
     c.add_gateway(gateway(
         "infra",
         "gw",
@@ -820,7 +827,7 @@ fn gateway_namespace_flag_keeps_only_gateways_in_that_namespace() {
 
 #[test]
 fn gateway_label_filter_keeps_only_matching_gateways() -> Result<(), extdns_source::SelectorError> {
-    let mut c = MemoryCluster::new();
+    let mut c = ClusterStore::new();
     let mut public = gateway("infra", "public", vec![http("http", None)], &["1.1.1.1"]);
     public.meta = with_labels(public.meta, &[("exposure", "public")]);
     c.add_gateway(public);
@@ -864,7 +871,7 @@ fn parent_must_have_accepted_the_route() {
 
 #[test]
 fn gateway_with_a_foreign_controller_annotation_is_not_a_parent() {
-    let mut c = MemoryCluster::new();
+    let mut c = ClusterStore::new();
     let mut gw = gateway("infra", "gw", vec![http("http", None)], &["1.2.3.4"]);
     gw.meta = with_annotations(gw.meta, &[(&format!("{GA}controller"), "other")]);
     c.add_gateway(gw);
@@ -879,9 +886,10 @@ fn annotation_filter_does_not_apply_to_gateways() -> Result<(), extdns_source::S
     r.meta = with_annotations(r.meta, &[("team", "a")]);
     c.add_route(r);
     let cfg = GatewaySourceConfig {
-        common: SourceConfig {
-            annotation_filter: Selector::parse("team=a")?,
-            ..SourceConfig::default()
+        common: {
+            let mut common = SourceConfig::default();
+            common.annotation_filter = Selector::parse("team=a")?;
+            common
         },
         ..config()
     };
@@ -891,8 +899,8 @@ fn annotation_filter_does_not_apply_to_gateways() -> Result<(), extdns_source::S
 
 // -------------------------------------------------------------------------------------- matching listeners
 
-fn two_listener_world() -> MemoryCluster {
-    let mut c = MemoryCluster::new();
+fn two_listener_world() -> ClusterStore {
+    let mut c = ClusterStore::new();
     c.add_gateway(gateway(
         "infra",
         "gw",
@@ -963,7 +971,7 @@ fn port_selects_listeners() {
 
 #[test]
 fn port_applies_to_every_listener_with_that_port() {
-    let mut c = MemoryCluster::new();
+    let mut c = ClusterStore::new();
     c.add_gateway(gateway(
         "infra",
         "gw",
@@ -984,7 +992,7 @@ fn port_applies_to_every_listener_with_that_port() {
 
 #[test]
 fn protocol_mismatch_listener_is_not_used() {
-    let mut c = MemoryCluster::new();
+    let mut c = ClusterStore::new();
     c.add_gateway(gateway(
         "infra",
         "gw",
@@ -997,7 +1005,7 @@ fn protocol_mismatch_listener_is_not_used() {
 
 #[test]
 fn protocol_https_listener_serves_http_and_grpc_routes() {
-    let mut c = MemoryCluster::new();
+    let mut c = ClusterStore::new();
     c.add_gateway(gateway(
         "infra",
         "gw",
@@ -1024,7 +1032,7 @@ fn protocol_https_listener_serves_http_and_grpc_routes() {
 
 #[test]
 fn protocol_tcp_route_on_tls_listener_is_published() {
-    let mut c = MemoryCluster::new();
+    let mut c = ClusterStore::new();
     c.add_gateway(gateway(
         "infra",
         "gw",
@@ -1040,7 +1048,7 @@ fn protocol_tcp_route_on_tls_listener_is_published() {
 
 #[test]
 fn protocol_tls_route_not_on_tcp_listener() {
-    let mut c = MemoryCluster::new();
+    let mut c = ClusterStore::new();
     c.add_gateway(gateway(
         "infra",
         "gw",
@@ -1059,7 +1067,7 @@ fn protocol_tls_route_not_on_tcp_listener() {
 
 #[test]
 fn allowed_routes_default_same_namespace_only() {
-    let mut c = MemoryCluster::new();
+    let mut c = ClusterStore::new();
     let mut l = http("http", None);
     l.allowed_routes = None;
     c.add_gateway(gateway("infra", "gw", vec![l], &["1.2.3.4"]));
@@ -1080,7 +1088,7 @@ fn allowed_routes_default_same_namespace_only() {
 
 #[test]
 fn allowed_routes_from_same_uses_the_gateway_namespace() {
-    let mut c = MemoryCluster::new();
+    let mut c = ClusterStore::new();
     c.add_gateway(gateway(
         "infra",
         "gw",
@@ -1116,7 +1124,7 @@ fn allowed_routes_from_all_admits_any_namespace() {
 
 #[test]
 fn allowed_routes_selector_uses_the_route_namespace_labels() {
-    let mut c = MemoryCluster::new();
+    let mut c = ClusterStore::new();
     c.add_gateway(gateway(
         "infra",
         "gw",
@@ -1138,7 +1146,7 @@ fn allowed_routes_selector_uses_the_route_namespace_labels() {
 
 #[test]
 fn allowed_routes_malformed_selector_skips_that_listener_only() {
-    let mut c = MemoryCluster::new();
+    let mut c = ClusterStore::new();
     let bad = LabelSelector {
         match_labels: vec![],
         match_expressions: vec![LabelSelectorRequirement {
@@ -1169,7 +1177,7 @@ fn allowed_routes_malformed_selector_skips_that_listener_only() {
 
 #[test]
 fn allowed_routes_kinds_restrict_route_kinds() {
-    let mut c = MemoryCluster::new();
+    let mut c = ClusterStore::new();
     c.add_gateway(gateway(
         "infra",
         "gw",
@@ -1216,7 +1224,7 @@ fn allowed_routes_kinds_restrict_route_kinds() {
 // ---------------------------------------------------------------------------------------- hostname narrowing
 
 fn narrowing(listener_host: Option<&str>, route_hosts: &[&str]) -> Vec<String> {
-    let mut c = MemoryCluster::new();
+    let mut c = ClusterStore::new();
     c.add_gateway(gateway("infra", "gw", vec![http("l", listener_host)], &["1.2.3.4"]));
     c.add_route(httproute("apps", "web", route_hosts, &[gw_ref("infra", "gw")]));
     names(&run(config(), &c))
@@ -1276,7 +1284,7 @@ fn narrowing_exact_names_must_be_equal() {
 
 #[test]
 fn narrowing_applies_to_annotation_names() {
-    let mut c = MemoryCluster::new();
+    let mut c = ClusterStore::new();
     c.add_gateway(gateway(
         "infra",
         "gw",
@@ -1291,7 +1299,7 @@ fn narrowing_applies_to_annotation_names() {
 
 #[test]
 fn invalid_listener_hostname_skips_that_listener_with_a_warning() {
-    let mut c = MemoryCluster::new();
+    let mut c = ClusterStore::new();
     c.add_gateway(gateway(
         "infra",
         "gw",
@@ -1317,7 +1325,7 @@ fn invalid_listener_hostname_skips_that_listener_with_a_warning() {
 
 #[test]
 fn narrowing_combines_several_listeners_and_parents() {
-    let mut c = MemoryCluster::new();
+    let mut c = ClusterStore::new();
     c.add_gateway(gateway(
         "infra",
         "a",
@@ -1346,7 +1354,7 @@ fn narrowing_combines_several_listeners_and_parents() {
 
 #[test]
 fn gateway_status_addresses_are_the_targets() {
-    let mut c = MemoryCluster::new();
+    let mut c = ClusterStore::new();
     c.add_gateway(gateway("infra", "gw", vec![http("l", None)], &["1.2.3.4", "5.6.7.8"]));
     c.add_route(httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]));
     assert_eq!(lines(&run(config(), &c)), vec!["web.example.com A 1.2.3.4,5.6.7.8"]);
@@ -1354,7 +1362,7 @@ fn gateway_status_addresses_are_the_targets() {
 
 #[test]
 fn targets_of_one_gateway_are_sorted_and_deduplicated() {
-    let mut c = MemoryCluster::new();
+    let mut c = ClusterStore::new();
     c.add_gateway(gateway(
         "infra",
         "gw",
@@ -1370,7 +1378,7 @@ fn targets_of_one_gateway_are_sorted_and_deduplicated() {
 
 #[test]
 fn gateway_target_annotation_overrides_status_addresses() {
-    let mut c = MemoryCluster::new();
+    let mut c = ClusterStore::new();
     let mut gw = gateway("infra", "gw", vec![http("l", None)], &["1.2.3.4"]);
     gw.meta = with_annotations(gw.meta, &[(&format!("{ALPHA}target"), "lb.example.net.")]);
     c.add_gateway(gw);
@@ -1389,7 +1397,7 @@ fn route_target_annotation_is_ignored() {
 
 #[test]
 fn targets_are_combined_and_deduplicated_across_parents() {
-    let mut c = MemoryCluster::new();
+    let mut c = ClusterStore::new();
     let mut annotated = gateway("infra", "annotated", vec![http("l", None)], &["7.7.7.7"]);
     annotated.meta = with_annotations(annotated.meta, &[(&format!("{GA}target"), "4.3.2.1")]);
     c.add_gateway(annotated);
@@ -1410,7 +1418,7 @@ fn targets_are_combined_and_deduplicated_across_parents() {
 
 #[test]
 fn record_type_follows_the_targets() {
-    let mut c = MemoryCluster::new();
+    let mut c = ClusterStore::new();
     c.add_gateway(gateway(
         "infra",
         "gw",
@@ -1430,7 +1438,7 @@ fn record_type_follows_the_targets() {
 
 #[test]
 fn gateway_without_addresses_publishes_nothing() {
-    let mut c = MemoryCluster::new();
+    let mut c = ClusterStore::new();
     c.add_gateway(gateway("infra", "gw", vec![http("l", None)], &[]));
     c.add_route(httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]));
     assert!(run(config(), &c).is_empty());
@@ -1438,7 +1446,7 @@ fn gateway_without_addresses_publishes_nothing() {
 
 #[test]
 fn invalid_address_is_skipped_with_a_warning_and_the_rest_published() {
-    let mut c = MemoryCluster::new();
+    let mut c = ClusterStore::new();
     c.add_gateway(gateway(
         "infra",
         "gw",
@@ -1470,7 +1478,7 @@ fn invalid_address_is_skipped_with_a_warning_and_the_rest_published() {
 
 #[test]
 fn resource_label_is_kind_namespace_name() {
-    let mut c = MemoryCluster::new();
+    let mut c = ClusterStore::new();
     c.add_gateway(gateway(
         "infra",
         "gw",
@@ -1496,7 +1504,7 @@ fn resource_label_is_kind_namespace_name() {
 
 #[test]
 fn ttl_set_identifier_and_provider_specific_come_from_the_route() {
-    let mut c = MemoryCluster::new();
+    let mut c = ClusterStore::new();
     let mut gw = gateway("infra", "gw", vec![http("l", None)], &["1.2.3.4"]);
     // Gateway annotations other than target are not read.
     gw.meta = with_annotations(
@@ -1537,7 +1545,7 @@ fn invalid_ttl_annotation_leaves_ttl_unset() {
 
 #[test]
 fn endpoints_of_routes_with_the_same_name_are_merged() {
-    let mut c = MemoryCluster::new();
+    let mut c = ClusterStore::new();
     c.add_gateway(gateway("infra", "a", vec![http("l", None)], &["1.1.1.1"]));
     c.add_gateway(gateway("infra", "b", vec![http("l", None)], &["2.2.2.2"]));
     c.add_route(httproute("apps", "one", &["web.example.com"], &[gw_ref("infra", "a")]));
@@ -1549,7 +1557,7 @@ fn endpoints_of_routes_with_the_same_name_are_merged() {
 
 #[test]
 fn endpoint_record_types_are_a_aaaa_cname() {
-    let mut c = MemoryCluster::new();
+    let mut c = ClusterStore::new();
     c.add_gateway(gateway("infra", "gw", vec![http("l", None)], &["lb.example.net"]));
     c.add_route(httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]));
     let eps = run(config(), &c);
@@ -1558,8 +1566,8 @@ fn endpoint_record_types_are_a_aaaa_cname() {
 
 // ------------------------------------------------------------------------------------------- listener sets
 
-fn listener_set_world(allowed_from: Option<&str>) -> MemoryCluster {
-    let mut c = MemoryCluster::new();
+fn listener_set_world(allowed_from: Option<&str>) -> ClusterStore {
+    let mut c = ClusterStore::new();
     let mut gw = gateway(
         "default",
         "my-gateway",
@@ -1662,7 +1670,7 @@ fn listener_set_needs_the_gateway_to_allow_it() {
 
 #[test]
 fn listener_set_allowed_by_selector_on_its_namespace() {
-    let mut c = MemoryCluster::new();
+    let mut c = ClusterStore::new();
     let mut gw = gateway("infra", "gw", vec![], &["1.2.3.4"]);
     gw.allowed_listeners = Some(AllowedListeners {
         namespaces_from: Some("Selector".into()),
@@ -1766,7 +1774,7 @@ fn listener_set_target_annotation_overrides_the_gateway() {
 
 #[test]
 fn listener_set_falls_back_to_the_gateway_target_annotation() {
-    let mut c = MemoryCluster::new();
+    let mut c = ClusterStore::new();
     let mut gw = gateway("default", "gw", vec![], &["10.0.0.1"]);
     gw.allowed_listeners = Some(AllowedListeners {
         namespaces_from: Some("All".into()),
@@ -1852,9 +1860,10 @@ fn listener_set_with_foreign_controller_or_filtered_annotation_is_not_a_parent()
     r.meta = with_annotations(r.meta, &[("dns", "yes")]);
     c.add_route(r);
     let cfg = GatewaySourceConfig {
-        common: SourceConfig {
-            annotation_filter: Selector::parse("dns=yes")?,
-            ..SourceConfig::default()
+        common: {
+            let mut common = SourceConfig::default();
+            common.annotation_filter = Selector::parse("dns=yes")?;
+            common
         },
         ..with_listener_sets()
     };
@@ -1889,10 +1898,11 @@ fn templated(template: &str, combine: bool) -> GatewaySourceConfig {
         other => panic!("template {template:?}: {other:?}"),
     };
     GatewaySourceConfig {
-        common: SourceConfig {
-            fqdn_template: Some(Arc::new(t)),
-            combine_fqdn_annotation: combine,
-            ..SourceConfig::default()
+        common: {
+            let mut common = SourceConfig::default();
+            common.fqdn_template = Some(Arc::new(t));
+            common.combine_fqdn_annotation = combine;
+            common
         },
         ..config()
     }
@@ -1941,7 +1951,7 @@ fn fqdn_template_with_combine_adds_to_the_route_names() {
 
 #[test]
 fn fqdn_template_names_are_narrowed_and_suppress_the_listener_fallback() {
-    let mut c = MemoryCluster::new();
+    let mut c = ClusterStore::new();
     c.add_gateway(gateway(
         "infra",
         "gw",
@@ -1960,7 +1970,7 @@ fn fqdn_template_names_are_narrowed_and_suppress_the_listener_fallback() {
 
 #[test]
 fn fqdn_template_sees_the_route_kind() {
-    let mut c = MemoryCluster::new();
+    let mut c = ClusterStore::new();
     c.add_gateway(gateway(
         "infra",
         "gw",
@@ -2003,7 +2013,7 @@ fn of_two_routes_publishing_the_same_name_and_targets_the_one_with_a_ttl_comes_f
     // "wild" names `*.apps.example.org` itself; "wild-ttl" has a TTL and inherits the listener's hostname.
     // The deduplication keeps the first of the two, so the annotated route wins as external-dns's zone
     // ends up with (TTL 60, that route's resource label).
-    let mut c = MemoryCluster::new();
+    let mut c = ClusterStore::new();
     c.add_gateway(gateway(
         "infra",
         "gw",
@@ -2031,7 +2041,7 @@ fn of_two_routes_publishing_the_same_name_and_targets_the_one_with_a_ttl_comes_f
 
 #[test]
 fn endpoints_differing_only_in_ttl_keep_their_order_when_the_first_has_a_ttl() {
-    let mut c = MemoryCluster::new();
+    let mut c = ClusterStore::new();
     c.add_gateway(gateway(
         "infra",
         "gw",

@@ -14,7 +14,7 @@ use extdns_informer::view::{
     EndpointSlice, LoadBalancerIngress, Meta, Node, NodeAddress, ObjectReference, Pod, PodPhase, Service, ServicePort,
     SliceEndpoint,
 };
-use extdns_informer::{MemoryCluster, StrMap};
+use extdns_informer::{ClusterStore, StrMap};
 use extdns_source::Source;
 use extdns_source::resolver::StaticResolver;
 use extdns_source_service::{ServiceSource, ServiceSourceConfig};
@@ -89,8 +89,8 @@ fn hostname(i: usize) -> StrMap {
     )])
 }
 
-pub fn synthetic_cluster() -> MemoryCluster {
-    let mut c = MemoryCluster::new();
+pub fn synthetic_cluster() -> ClusterStore {
+    let mut c = ClusterStore::new();
     for n in 0..NODES {
         c.add_node(Node {
             name: format!("node-{n}"),
@@ -223,7 +223,7 @@ pub fn synthetic_cluster() -> MemoryCluster {
     c
 }
 
-fn setup() -> (MemoryCluster, ServiceSource) {
+fn setup() -> (ClusterStore, ServiceSource) {
     let cluster = synthetic_cluster();
     let source = ServiceSource::new(ServiceSourceConfig::default(), Arc::new(StaticResolver::new()));
     (cluster, source)

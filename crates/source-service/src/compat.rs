@@ -3,7 +3,7 @@
 //! provider-specific properties; unlike it, an IPv6 load balancer address becomes an AAAA record (external-dns
 //! writes an A record that validation then drops).
 
-use extdns_endpoint::{Endpoint, RecordType, suitable_type};
+use extdns_endpoint::{Endpoint, RecordType, Target};
 
 use crate::config::Compatibility;
 use crate::context::Ctx;
@@ -77,7 +77,7 @@ fn load_balancer(s: &Svc<'_>, hostnames: &[String], field: &str) -> Vec<Endpoint
             if let Some(ip) = ingress.ip.as_deref().filter(|ip| !ip.is_empty())
                 && let Some(ip) = s.ip(ip, || format!("status.loadBalancer.ingress[{i}].ip"))
             {
-                out.push(Endpoint::new(h, suitable_type(&ip), [ip]));
+                out.push(Endpoint::new(h, ip.suitable_type(), [ip]));
             }
             if let Some(host) = ingress.hostname.as_deref().filter(|h| !h.is_empty()) {
                 out.push(Endpoint::new(h, RecordType::Cname, [host]));
@@ -97,7 +97,8 @@ fn kops_node_port(ctx: &Ctx<'_>, s: &Svc<'_>, hostnames: &[String], external: bo
         let Some(h) = s.valid_name(h, field) else { continue };
         for node in nodes.iter().filter(|n| n.labels.contains_key(KOPS_NODE_ROLE)) {
             for a in &node.addresses {
-                let rt = suitable_type(&a.address);
+                let address = Target::from(a.address.as_str());
+                let rt = address.suitable_type();
                 let wanted = if external {
                     a.address_type == "ExternalIP"
                         || (ctx.cfg.expose_internal_ipv6 && a.address_type == "InternalIP" && rt == RecordType::Aaaa)
@@ -112,7 +113,7 @@ fn kops_node_port(ctx: &Ctx<'_>, s: &Svc<'_>, hostnames: &[String], external: bo
                         "skipping node address: not an IP address");
                     continue;
                 }
-                out.push(Endpoint::new(h, rt, [a.address.as_str()]));
+                out.push(Endpoint::new(h, rt, [address]));
             }
         }
     }
@@ -191,7 +192,7 @@ mod tests {
         );
     }
 
-    fn kops_nodes(c: &mut extdns_informer::MemoryCluster) {
+    fn kops_nodes(c: &mut extdns_informer::ClusterStore) {
         let mut worker = node(
             "w1",
             &[

@@ -50,17 +50,19 @@ impl FromStr for Compatibility {
     }
 }
 
-/// A service-source flag value that cannot work.
+/// A service-source setting that cannot work.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ConfigError {
-    #[error("--service-type-filter {0:?} is not one of ClusterIP, NodePort, LoadBalancer, ExternalName")]
+    #[error("the service type filter names {0:?}, which is not one of ClusterIP, NodePort, LoadBalancer, ExternalName")]
     UnknownServiceType(String),
-    #[error("--compatibility {0:?} is not one of mate, molecule, kops-dns-controller")]
+    #[error("the compatibility mode {0:?} is not one of mate, molecule, kops-dns-controller")]
     UnknownCompatibility(String),
 }
 
 /// The configuration of the service source (`--source=service`).
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct ServiceSourceConfig {
     /// What every source shares: namespace, filters, annotation prefixes, `--fqdn-template`,
     /// `--combine-fqdn-annotation`, `--ignore-hostname-annotation`.

@@ -5,24 +5,25 @@
 use std::cell::OnceCell;
 use std::collections::HashMap;
 
-use extdns_endpoint::{RecordType, suitable_type};
-use extdns_informer::Cluster;
+use extdns_endpoint::{Target, TargetKind};
+use extdns_informer::ClusterStore;
 use extdns_informer::view::Node;
+use extdns_source::ResolveError;
 
 use crate::config::ServiceSourceConfig;
 
 /// Load balancer hostname → its addresses, or why it could not be resolved.
-pub(crate) type Resolved = HashMap<String, Result<Vec<String>, String>>;
+pub(crate) type Resolved = HashMap<String, Result<Vec<Target>, ResolveError>>;
 
 pub(crate) struct Ctx<'a> {
     pub cfg: &'a ServiceSourceConfig,
-    pub cluster: &'a dyn Cluster,
+    pub cluster: &'a ClusterStore,
     pub resolved: Resolved,
     nodes: OnceCell<NodeIndex>,
 }
 
 impl<'a> Ctx<'a> {
-    pub fn new(cfg: &'a ServiceSourceConfig, cluster: &'a dyn Cluster, resolved: Resolved) -> Self {
+    pub fn new(cfg: &'a ServiceSourceConfig, cluster: &'a ClusterStore, resolved: Resolved) -> Self {
         Ctx {
             cfg,
             cluster,
@@ -36,18 +37,20 @@ impl<'a> Ctx<'a> {
     }
 }
 
-/// Addresses split by family, so records can be built without parsing them again.
+/// Addresses split by family, so records can be built without sorting them by family again.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub(crate) struct SplitTargets {
-    pub v4: Vec<String>,
-    pub v6: Vec<String>,
+    pub v4: Vec<Target>,
+    pub v6: Vec<Target>,
 }
 
 impl SplitTargets {
-    fn push(&mut self, address: &str, family: &RecordType) {
-        match family {
-            RecordType::Aaaa => self.v6.push(address.to_string()),
-            _ => self.v4.push(address.to_string()),
+    /// Add an address; anything else is not a node address and is left out.
+    fn push(&mut self, address: Target) {
+        match address.kind() {
+            TargetKind::Ipv4(_) => self.v4.push(address),
+            TargetKind::Ipv6(_) => self.v6.push(address),
+            _ => {}
         }
     }
 
@@ -61,7 +64,7 @@ impl SplitTargets {
     }
 
     /// Both families, IPv4 first.
-    pub fn all(&self) -> impl Iterator<Item = &String> {
+    pub fn all(&self) -> impl Iterator<Item = &Target> {
         self.v4.iter().chain(self.v6.iter())
     }
 }
@@ -88,8 +91,8 @@ impl NodeAddrs {
                 "InternalIP" => &mut addrs.internal,
                 _ => continue,
             };
-            let family = suitable_type(&a.address);
-            if family == RecordType::Cname {
+            let address = Target::from(a.address.as_str());
+            if !address.is_ip() {
                 tracing::warn!(
                     node = %node.name,
                     field = %format_args!("status.addresses[{i}].address"),
@@ -98,7 +101,7 @@ impl NodeAddrs {
                 );
                 continue;
             }
-            list.push(&a.address, &family);
+            list.push(address);
         }
         addrs
     }
@@ -168,7 +171,7 @@ pub(crate) struct NodeIndex {
 }
 
 impl NodeIndex {
-    fn build(cluster: &dyn Cluster, cfg: &ServiceSourceConfig) -> NodeIndex {
+    fn build(cluster: &ClusterStore, cfg: &ServiceSourceConfig) -> NodeIndex {
         let nodes = cluster.nodes();
         let by_name: HashMap<String, NodeAddrs> = nodes.iter().map(|n| (n.name.clone(), NodeAddrs::of(n))).collect();
         let eligible = nodes

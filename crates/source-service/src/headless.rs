@@ -6,7 +6,7 @@
 //! `--always-publish-not-ready-addresses`; each endpoint's target must be a Pod matching `spec.selector`,
 //! and only its first address is used.
 
-use extdns_endpoint::{Endpoint, RecordType, suitable_type};
+use extdns_endpoint::{Endpoint, RecordType, Target, TargetKind};
 use std::sync::Arc;
 
 use extdns_informer::StrMap;
@@ -21,7 +21,7 @@ use crate::service::Svc;
 pub(crate) struct Member {
     /// The Pod (for its `spec.hostname`).
     pub pod: Arc<Pod>,
-    pub targets: Vec<String>,
+    pub targets: Vec<Target>,
 }
 
 impl Member {
@@ -88,7 +88,7 @@ pub(crate) fn members(ctx: &Ctx<'_>, s: &Svc<'_>) -> Vec<Member> {
             }
 
             let pod_targets = annotations.targets(&pod.annotations);
-            let targets: Vec<String> = if !pod_targets.is_empty() {
+            let targets: Vec<Target> = if !pod_targets.is_empty() {
                 pod_targets.into_iter().filter(|t| !t.is_empty()).collect()
             } else if node_external_ip {
                 node_external_ips(ctx, s, &pod.name, pod.node_name.as_deref())
@@ -128,7 +128,7 @@ pub(crate) fn members(ctx: &Ctx<'_>, s: &Svc<'_>) -> Vec<Member> {
 
 /// `endpoints-type: NodeExternalIP`: the external addresses of the Pod's node, plus its IPv6 internal
 /// ones with `--expose-internal-ipv6`.
-fn node_external_ips(ctx: &Ctx<'_>, s: &Svc<'_>, pod: &str, node_name: Option<&str>) -> Vec<String> {
+fn node_external_ips(ctx: &Ctx<'_>, s: &Svc<'_>, pod: &str, node_name: Option<&str>) -> Vec<Target> {
     let Some(node_name) = node_name.filter(|n| !n.is_empty()) else {
         tracing::warn!(
             service = s.id(),
@@ -153,18 +153,18 @@ fn node_external_ips(ctx: &Ctx<'_>, s: &Svc<'_>, pod: &str, node_name: Option<&s
 /// The records of one name: the name with every member's targets, and `<pod hostname>.<name>` with that
 /// member's targets, each split by address family.
 pub(crate) fn endpoints(s: &Svc<'_>, hostname: &str, members: &[Member]) -> Vec<Endpoint> {
-    let mut shared: [(RecordType, Vec<String>); 3] = [
+    let mut shared: [(RecordType, Vec<Target>); 3] = [
         (RecordType::A, Vec::new()),
         (RecordType::Aaaa, Vec::new()),
         (RecordType::Cname, Vec::new()),
     ];
     let mut out = Vec::new();
     for m in members {
-        let mut own: [Vec<String>; 3] = Default::default();
+        let mut own: [Vec<Target>; 3] = Default::default();
         for t in &m.targets {
-            let slot = match suitable_type(t) {
-                RecordType::A => 0,
-                RecordType::Aaaa => 1,
+            let slot = match t.kind() {
+                TargetKind::Ipv4(_) => 0,
+                TargetKind::Ipv6(_) => 1,
                 _ => 2,
             };
             shared[slot].1.push(t.clone());
@@ -201,7 +201,7 @@ pub(crate) fn endpoints(s: &Svc<'_>, hostname: &str, members: &[Member]) -> Vec<
 
 #[cfg(test)]
 mod tests {
-    use extdns_informer::MemoryCluster;
+    use extdns_informer::ClusterStore;
     use extdns_informer::view::{EndpointSlice, Pod};
 
     use crate::ServiceSourceConfig;
@@ -218,7 +218,7 @@ mod tests {
         pod(name, "default", &[("app", "db")])
     }
 
-    fn cluster(svc: Sv, pods: Vec<Pod>, slices: Vec<EndpointSlice>) -> MemoryCluster {
+    fn cluster(svc: Sv, pods: Vec<Pod>, slices: Vec<EndpointSlice>) -> ClusterStore {
         let mut c = cluster_of(vec![svc.build()]);
         for p in pods {
             c.add_pod(p);
@@ -435,7 +435,7 @@ mod tests {
         })
     }
 
-    fn with_node(svc: Sv) -> MemoryCluster {
+    fn with_node(svc: Sv) -> ClusterStore {
         let s = slice("default", "db", "IPv4", vec![endpoint(&["10.0.0.1"], "db-0", None)]);
         let mut c = cluster(svc, vec![on_node("db-0")], vec![s]);
         c.add_node(node(

@@ -5,7 +5,7 @@
 //! ingress, cluster IP, the Pods behind a headless Service, the nodes of a NodePort, an external name).
 //! See docs/sources/service.md for the user's view and the seed (shared/seeds/000_*.md) for the rules.
 //!
-//! The source is pure: it reads a [`Cluster`] view and returns endpoints. Only the optional resolution of
+//! The source is pure: it reads a [`ClusterStore`] view and returns endpoints. Only the optional resolution of
 //! load balancer hostnames reaches the network, through the injected [`Resolver`], and it happens before
 //! any endpoint is built so the rest of the work is plain synchronous code over an in-memory view.
 
@@ -23,9 +23,9 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use extdns_endpoint::Endpoint;
+use extdns_endpoint::{Endpoint, Target};
 use extdns_informer::view::Service;
-use extdns_informer::{Cluster, ResourceKind};
+use extdns_informer::{ClusterStore, ResourceKind};
 use extdns_source::resolver::Resolver;
 use extdns_source::{Source, SourceError};
 
@@ -77,10 +77,11 @@ impl ServiceSource {
             }
         }
         let lookups = hosts.into_iter().map(|host| async move {
-            let answer = match self.resolver.lookup_ip(host).await {
-                Ok(ips) => Ok(ips.into_iter().map(|ip| ip.to_string()).collect()),
-                Err(e) => Err(e.to_string()),
-            };
+            let answer = self
+                .resolver
+                .lookup_ip(host)
+                .await
+                .map(|ips| ips.into_iter().map(Target::from).collect());
             (host.to_string(), answer)
         });
         futures::future::join_all(lookups)
@@ -94,7 +95,7 @@ impl ServiceSource {
     /// Services are visited in the order of their `resource` label, and records without that label (from
     /// the compatibility modes and `--fqdn-target-template`) are put first, which is the order the merge
     /// across Services needs (see [`merge`]).
-    fn build(&self, cluster: &dyn Cluster, services: &[Arc<Service>], resolved: Resolved) -> Vec<Endpoint> {
+    fn build(&self, cluster: &ClusterStore, services: &[Arc<Service>], resolved: Resolved) -> Vec<Endpoint> {
         let ctx = Ctx::new(&self.config, cluster, resolved);
         let mut ordered: Vec<(String, &Service)> = services
             .iter()
@@ -150,7 +151,7 @@ impl Source for ServiceSource {
         kinds
     }
 
-    async fn endpoints(&self, cluster: &dyn Cluster) -> Result<Vec<Endpoint>, SourceError> {
+    async fn endpoints(&self, cluster: &ClusterStore) -> Result<Vec<Endpoint>, SourceError> {
         let services: Vec<Arc<Service>> = cluster.services().into_iter().filter(|s| self.admits(s)).collect();
         let resolved = if self.config.resolve_load_balancer_hostname {
             self.resolve_load_balancer_hostnames(&services).await
@@ -225,9 +226,10 @@ mod tests {
             lb("default", "a", "a.example.com").label("dns", "public").build(),
             lb("default", "b", "b.example.com").label("dns", "private").build(),
         ]);
-        let common = SourceConfig {
-            label_filter: Selector::parse("dns=public")?,
-            ..Default::default()
+        let common = {
+            let mut common = SourceConfig::default();
+            common.label_filter = Selector::parse("dns=public")?;
+            common
         };
         let eps = run(
             ServiceSourceConfig {
@@ -246,9 +248,10 @@ mod tests {
             lb("default", "a", "a.example.com").ann("team", "blue").build(),
             lb("default", "b", "b.example.com").ann("team", "red").build(),
         ]);
-        let common = SourceConfig {
-            annotation_filter: Selector::parse("team in (blue)")?,
-            ..Default::default()
+        let common = {
+            let mut common = SourceConfig::default();
+            common.annotation_filter = Selector::parse("team in (blue)")?;
+            common
         };
         let eps = run(
             ServiceSourceConfig {
@@ -267,9 +270,10 @@ mod tests {
             lb("a", "web", "a.example.com").build(),
             lb("b", "web", "b.example.com").build(),
         ]);
-        let common = SourceConfig {
-            namespace: Some("b".into()),
-            ..Default::default()
+        let common = {
+            let mut common = SourceConfig::default();
+            common.namespace = Some("b".into());
+            common
         };
         assert_eq!(
             show(&run(
@@ -309,9 +313,10 @@ mod tests {
                 .ingress_ip("1.2.3.4")
                 .build(),
         ]);
-        let common = SourceConfig {
-            annotations: Annotations::with_prefix(PREFIX_GA)?,
-            ..Default::default()
+        let common = {
+            let mut common = SourceConfig::default();
+            common.annotations = Annotations::with_prefix(PREFIX_GA)?;
+            common
         };
         assert_eq!(
             show(&run(

@@ -101,7 +101,7 @@ pub(crate) fn srv_records(s: &Svc<'_>, hostname: &str) -> Vec<Endpoint> {
             continue;
         };
         let target = format!("0 50 {node_port} {hostname}.");
-        out.push(s.record(name, RecordType::Srv, vec![target]));
+        out.push(s.record(name, RecordType::Srv, vec![target.into()]));
     }
     out
 }
@@ -159,7 +159,7 @@ mod tests {
 
     // -------------------------------------------------------------------------------- through the source
 
-    use extdns_informer::MemoryCluster;
+    use extdns_informer::ClusterStore;
     use extdns_informer::view::Node;
 
     use crate::ServiceSourceConfig;
@@ -175,7 +175,7 @@ mod tests {
             .a("hostname", "web.example.com")
     }
 
-    fn cluster(svc: Sv, nodes: Vec<Node>) -> MemoryCluster {
+    fn cluster(svc: Sv, nodes: Vec<Node>) -> ClusterStore {
         let mut c = cluster_of(vec![svc.build()]);
         for n in nodes {
             c.add_node(n);
@@ -282,7 +282,7 @@ mod tests {
         );
     }
 
-    fn local_cluster(svc: Sv) -> MemoryCluster {
+    fn local_cluster(svc: Sv) -> ClusterStore {
         let nodes = vec![
             node("n1", &[("ExternalIP", "34.0.0.1")]),
             node("n2", &[("ExternalIP", "34.0.0.2")]),

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use std::cell::OnceCell;
 
 use extdns_endpoint::{
-    Endpoint, ObjectRef, ProviderSpecific, RecordType, Ttl, merge_endpoints, suitable_type, validate_dns_name,
+    Endpoint, ObjectRef, ProviderSpecific, RecordType, Target, Ttl, merge_endpoints, validate_dns_name,
 };
 use extdns_informer::view::Service;
 use extdns_source::annotations::key;
@@ -28,9 +28,9 @@ pub(crate) struct Svc<'c> {
     pub provider_specific: ProviderSpecific,
     pub set_identifier: String,
     /// The Service's `target` annotation (empty: none).
-    target_override: Vec<String>,
-    cluster_ip: OnceCell<Vec<String>>,
-    load_balancer: OnceCell<Vec<String>>,
+    target_override: Vec<Target>,
+    cluster_ip: OnceCell<Vec<Target>>,
+    load_balancer: OnceCell<Vec<Target>>,
     node_port: OnceCell<Cow<'c, SplitTargets>>,
     headless: OnceCell<Vec<Member>>,
 }
@@ -43,7 +43,7 @@ impl<'c> Svc<'c> {
         let ttl = annotations.ttl(a, &resource);
         let (provider_specific, set_identifier) = annotations.provider_specific(a);
         let mut target_override = annotations.targets(a);
-        if target_override.iter().any(String::is_empty) {
+        if target_override.iter().any(|t| t.is_empty()) {
             tracing::warn!(
                 service = id,
                 field = "target annotation",
@@ -72,7 +72,7 @@ impl<'c> Svc<'c> {
 
     /// The endpoints for one name with these targets: A, AAAA and CNAME by the targets' families.
     /// Targets come out sorted and deduplicated, as every record of this source does (see [`crate::merge`]).
-    pub fn emit(&self, hostname: &str, targets: &[String]) -> Vec<Endpoint> {
+    pub fn emit(&self, hostname: &str, targets: &[Target]) -> Vec<Endpoint> {
         let mut eps = Endpoint::for_hostname(
             hostname,
             targets,
@@ -88,7 +88,7 @@ impl<'c> Svc<'c> {
     }
 
     /// Like [`Svc::emit`] for addresses already split by family, sorted and deduplicated (node addresses):
-    /// no parsing or sorting again.
+    /// no splitting or sorting again.
     pub fn emit_split(&self, hostname: &str, targets: &SplitTargets) -> Vec<Endpoint> {
         let mut out = Vec::with_capacity(2);
         for (rt, list) in [(RecordType::A, &targets.v4), (RecordType::Aaaa, &targets.v6)] {
@@ -100,7 +100,7 @@ impl<'c> Svc<'c> {
     }
 
     /// Like [`Svc::record`] for a name already validated and owned (no second copy of it).
-    pub fn record_named(&self, name: String, record_type: RecordType, targets: Vec<String>) -> Endpoint {
+    pub fn record_named(&self, name: String, record_type: RecordType, targets: Vec<Target>) -> Endpoint {
         let mut e = self.record("", record_type, targets);
         e.dns_name = name;
         e
@@ -108,14 +108,14 @@ impl<'c> Svc<'c> {
 
     /// A single endpoint of a given type carrying the Service's TTL, labels and provider-specific properties
     /// (headless and SRV records, which are not split by target family).
-    pub fn record(&self, name: &str, record_type: RecordType, targets: Vec<String>) -> Endpoint {
+    pub fn record(&self, name: &str, record_type: RecordType, targets: Vec<Target>) -> Endpoint {
         let mut e = self.record_sorted(name, record_type, targets);
         e.targets.normalize();
         e
     }
 
     /// [`Svc::record`] for targets already sorted and deduplicated.
-    fn record_sorted(&self, name: &str, record_type: RecordType, targets: Vec<String>) -> Endpoint {
+    fn record_sorted(&self, name: &str, record_type: RecordType, targets: Vec<Target>) -> Endpoint {
         Endpoint::new(name, record_type, targets)
             .with_ttl(self.ttl)
             .with_set_identifier(self.set_identifier.clone())
@@ -124,28 +124,29 @@ impl<'c> Svc<'c> {
     }
 
     /// Keep a value of a field that must be an IP address; warn (naming the field) and drop it otherwise.
-    pub fn ip(&self, value: &str, field: impl FnOnce() -> String) -> Option<String> {
-        if suitable_type(value) == RecordType::Cname {
+    pub fn ip(&self, value: &str, field: impl FnOnce() -> String) -> Option<Target> {
+        let target = Target::from(value);
+        if !target.is_ip() {
             tracing::warn!(service = self.id(), field = %field(), value, "skipping target: not an IP address");
             return None;
         }
-        Some(value.to_string())
+        Some(target)
     }
 
-    fn cluster_ip(&self) -> &[String] {
+    fn cluster_ip(&self) -> &[Target] {
         self.cluster_ip.get_or_init(|| match self.svc.cluster_ip.as_deref() {
             None | Some("") | Some("None") => Vec::new(),
             Some(ip) => self.ip(ip, || "spec.clusterIP".into()).into_iter().collect(),
         })
     }
 
-    fn external_ips(&self) -> Vec<String> {
+    fn external_ips(&self) -> Vec<Target> {
         let ips = self.svc.external_ips.iter().enumerate();
         ips.filter_map(|(i, ip)| self.ip(ip, || format!("spec.externalIPs[{i}]")))
             .collect()
     }
 
-    fn load_balancer(&self, ctx: &Ctx<'_>) -> &[String] {
+    fn load_balancer(&self, ctx: &Ctx<'_>) -> &[Target] {
         self.load_balancer.get_or_init(|| {
             if !self.svc.external_ips.is_empty() {
                 return self.external_ips();
@@ -159,7 +160,7 @@ impl<'c> Svc<'c> {
                     continue;
                 };
                 if !ctx.cfg.resolve_load_balancer_hostname {
-                    targets.push(host.to_string());
+                    targets.push(Target::from(host));
                     continue;
                 }
                 match ctx.resolved.get(host) {
@@ -208,7 +209,7 @@ impl<'c> Svc<'c> {
             }
             "ExternalName" if !svc.external_ips.is_empty() => self.emit(hostname, &self.external_ips()),
             "ExternalName" => match svc.external_name.as_deref().filter(|n| !n.is_empty()) {
-                Some(name) => self.emit(hostname, &[name.to_string()]),
+                Some(name) => self.emit(hostname, &[Target::from(name)]),
                 None => Vec::new(),
             },
             _ => Vec::new(),
@@ -266,10 +267,10 @@ pub(crate) fn endpoints(ctx: &Ctx<'_>, svc: &Service, resource: String, out: &mu
             match t.execute(svc, SOURCE_NAME) {
                 Ok(hosts) => {
                     for h in hosts {
-                        out.extend(s.generate(ctx, &h, false, "--fqdn-template"));
+                        out.extend(s.generate(ctx, &h, false, "FQDN template"));
                     }
                 }
-                Err(e) => tracing::warn!(service = s.id(), field = "--fqdn-template", "template failed: {e}"),
+                Err(e) => tracing::warn!(service = s.id(), field = "FQDN template", "template failed: {e}"),
             }
         }
     }
@@ -294,7 +295,7 @@ pub(crate) fn endpoints(ctx: &Ctx<'_>, svc: &Service, resource: String, out: &mu
 /// `--fqdn-target-template`: `host:target` pairs. Like external-dns these records carry no TTL, labels or
 /// provider-specific properties; pairs for the same host are merged.
 fn target_template_endpoints(s: &Svc<'_>, template: &extdns_source::template::FqdnTemplate) -> Vec<Endpoint> {
-    const FIELD: &str = "--fqdn-target-template";
+    const FIELD: &str = "FQDN target template";
     let raw = match template.execute_raw(s.svc, SOURCE_NAME) {
         Ok(raw) => raw,
         Err(e) => {
@@ -335,7 +336,8 @@ fn target_template_endpoints(s: &Svc<'_>, template: &extdns_source::template::Fq
         let Some(host) = s.valid_name(host, FIELD) else {
             continue;
         };
-        eps.push(Endpoint::new(host, suitable_type(target), [target]));
+        let target = Target::from(target);
+        eps.push(Endpoint::new(host, target.suitable_type(), [target]));
     }
     merge_endpoints(eps)
 }
@@ -346,7 +348,7 @@ mod tests {
     use std::sync::Arc;
 
     use extdns_endpoint::label;
-    use extdns_informer::MemoryCluster;
+    use extdns_informer::ClusterStore;
     use extdns_source::resolver::StaticResolver;
     use extdns_source::{FqdnTemplate, SourceConfig};
 
@@ -357,7 +359,7 @@ mod tests {
         ServiceSourceConfig::default()
     }
 
-    fn one(s: Sv) -> MemoryCluster {
+    fn one(s: Sv) -> ClusterStore {
         cluster_of(vec![s.build()])
     }
 
@@ -423,9 +425,10 @@ mod tests {
             .a("hostname", "a.example.com")
             .a("internal-hostname", "i.example.com");
         let c = ServiceSourceConfig {
-            common: extdns_source::SourceConfig {
-                ignore_hostname_annotation: true,
-                ..Default::default()
+            common: {
+                let mut common = SourceConfig::default();
+                common.ignore_hostname_annotation = true;
+                common
             },
             ..cfg()
         };
@@ -730,11 +733,12 @@ mod tests {
     }
 
     fn with_template(t: &str, combine: bool, ignore: bool) -> ServiceSourceConfig {
-        let common = SourceConfig {
-            fqdn_template: template(t),
-            combine_fqdn_annotation: combine,
-            ignore_hostname_annotation: ignore,
-            ..SourceConfig::default()
+        let common = {
+            let mut common = SourceConfig::default();
+            common.fqdn_template = template(t);
+            common.combine_fqdn_annotation = combine;
+            common.ignore_hostname_annotation = ignore;
+            common
         };
         ServiceSourceConfig { common, ..cfg() }
     }

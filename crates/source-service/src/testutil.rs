@@ -1,5 +1,5 @@
 //! Builders for the tests: compact views of Services, Pods, Nodes and EndpointSlices, and a way to run
-//! the source over a [`MemoryCluster`] and read its output as one line per record.
+//! the source over a [`ClusterStore`] and read its output as one line per record.
 
 use std::sync::Arc;
 
@@ -8,7 +8,7 @@ use extdns_informer::view::{
     EndpointSlice, LoadBalancerIngress, Meta, Node, NodeAddress, ObjectReference, Pod, PodPhase, Service, ServicePort,
     SliceEndpoint,
 };
-use extdns_informer::{MemoryCluster, StrMap};
+use extdns_informer::{ClusterStore, StrMap};
 use extdns_source::Source;
 use extdns_source::resolver::StaticResolver;
 
@@ -25,14 +25,14 @@ pub fn source(cfg: ServiceSourceConfig) -> ServiceSource {
     ServiceSource::new(cfg, Arc::new(StaticResolver::new()))
 }
 
-pub fn run_with(src: &ServiceSource, cluster: &MemoryCluster) -> Vec<Endpoint> {
+pub fn run_with(src: &ServiceSource, cluster: &ClusterStore) -> Vec<Endpoint> {
     match futures::executor::block_on(src.endpoints(cluster)) {
         Ok(eps) => eps,
         Err(e) => panic!("the service source failed: {e}"),
     }
 }
 
-pub fn run(cfg: ServiceSourceConfig, cluster: &MemoryCluster) -> Vec<Endpoint> {
+pub fn run(cfg: ServiceSourceConfig, cluster: &ClusterStore) -> Vec<Endpoint> {
     run_with(&source(cfg), cluster)
 }
 
@@ -59,8 +59,8 @@ pub fn lines(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
 }
 
-pub fn cluster_of(services: Vec<Service>) -> MemoryCluster {
-    let mut c = MemoryCluster::new();
+pub fn cluster_of(services: Vec<Service>) -> ClusterStore {
+    let mut c = ClusterStore::new();
     for s in services {
         c.add_service(s);
     }

@@ -49,15 +49,13 @@ fn endpoints() -> Vec<(usize, Endpoint)> {
 
 fn bench(c: &mut Criterion) {
     let filter = TargetNetFilter::new(&[] as &[&str], &["10.0.0.0/8"]).unwrap_or_default();
-    let pipeline = Pipeline::new(
-        vec![],
-        PipelineConfig {
-            target_net_filter: filter,
-            min_ttl: Ttl(60),
-            provider: "aws".into(),
-            ..PipelineConfig::default()
-        },
-    );
+    let pipeline = Pipeline::new(vec![], {
+        let mut config = PipelineConfig::default();
+        config.target_net_filter = filter;
+        config.min_ttl = Ttl(60);
+        config.provider = "aws".into();
+        config
+    });
     let input = endpoints();
     let names = ["service", "gateway-httproute"];
     let out = pipeline.process(input.clone(), &names);

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use extdns_endpoint::{ProviderSpecific, Ttl};
+use extdns_endpoint::{ProviderSpecific, Target, Ttl};
 use extdns_informer::StrMap;
 
 /// The prefix external-dns 0.22 reads by default.
@@ -36,13 +36,36 @@ pub const CONTROLLER_VALUE: &str = "dns-controller";
 /// The largest TTL accepted from an annotation (a signed 32-bit second count, as DNS allows).
 const TTL_MAX: i64 = 2_147_483_647;
 
-/// An `--annotation-prefix` that cannot be a prefix.
+/// An annotation prefix that cannot be a prefix.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum AnnotationError {
-    #[error("--annotation-prefix must not be empty")]
+    #[error("the annotation prefix must not be empty")]
     EmptyPrefix,
-    #[error("--annotation-prefix {0:?} must end with '/'")]
+    #[error("the annotation prefix {0:?} must end with '/'")]
     NoSlash(String),
+}
+
+/// A value that is not a Go duration (`time.ParseDuration` syntax).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DurationError {
+    #[error("invalid duration {input:?}")]
+    Invalid { input: String },
+    #[error("missing unit in duration {input:?}")]
+    MissingUnit { input: String },
+    #[error("unknown unit {unit:?} in duration {input:?}")]
+    UnknownUnit { input: String, unit: String },
+}
+
+/// A TTL annotation value that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TtlError {
+    #[error(transparent)]
+    Duration(#[from] DurationError),
+    #[error("TTL must be between 1 and {TTL_MAX} seconds, got {seconds}")]
+    OutOfRange { seconds: i128 },
 }
 
 /// Which annotation prefixes are read, in order of precedence.
@@ -119,7 +142,7 @@ impl Annotations {
 
     /// The `target` annotation: spaces removed, split on ',', one trailing '.' trimmed per item. An empty
     /// annotation means "no override", but empty items of a non-empty one are kept.
-    pub fn targets(&self, a: &StrMap) -> Vec<String> {
+    pub fn targets(&self, a: &StrMap) -> Vec<Target> {
         match self.get(a, key::TARGET) {
             Some(v) if !v.is_empty() => split_list(v)
                 .into_iter()
@@ -127,7 +150,7 @@ impl Annotations {
                     if t.ends_with('.') {
                         t.pop();
                     }
-                    t
+                    Target::from(t)
                 })
                 .collect(),
             _ => Vec::new(),
@@ -237,22 +260,24 @@ fn split_list(v: &str) -> Vec<String> {
 ///
 /// A plain integer is tried first: the result is the same (Go's duration parser rejects a number without
 /// a unit, except "0", which is out of range either way), and the common `"300"` then builds no error.
-pub fn parse_ttl(value: &str) -> Result<i64, String> {
+pub fn parse_ttl(value: &str) -> Result<i64, TtlError> {
     let secs = match value.parse::<i64>() {
         Ok(s) => i128::from(s),
         Err(_) => parse_go_duration(value)? / 1_000_000_000,
     };
     match i64::try_from(secs) {
         Ok(s) if (1..=TTL_MAX).contains(&s) => Ok(s),
-        _ => Err(format!("TTL must be between 1 and {TTL_MAX} seconds, got {secs}")),
+        _ => Err(TtlError::OutOfRange { seconds: secs }),
     }
 }
 
 /// Go's `time.ParseDuration`: an optionally signed sequence of decimal numbers, each with an optional
 /// fraction and a unit (`ns`, `us`, `µs`, `μs`, `ms`, `s`, `m`, `h`), e.g. `1h30m`, `1.5h`, `-300ms`.
 /// Returns nanoseconds; like Go, "0" needs no unit and anything beyond ±2^63 ns is an error.
-pub fn parse_go_duration(input: &str) -> Result<i128, String> {
-    let invalid = || format!("invalid duration {input:?}");
+pub fn parse_go_duration(input: &str) -> Result<i128, DurationError> {
+    let invalid = || DurationError::Invalid {
+        input: input.to_string(),
+    };
     let mut s = input;
     let negative = if let Some(r) = s.strip_prefix('-') {
         s = r;
@@ -294,8 +319,17 @@ pub fn parse_go_duration(input: &str) -> Result<i128, String> {
             "s" => 1_000_000_000,
             "m" => 60_000_000_000,
             "h" => 3_600_000_000_000,
-            "" => return Err(format!("missing unit in duration {input:?}")),
-            other => return Err(format!("unknown unit {other:?} in duration {input:?}")),
+            "" => {
+                return Err(DurationError::MissingUnit {
+                    input: input.to_string(),
+                });
+            }
+            other => {
+                return Err(DurationError::UnknownUnit {
+                    input: input.to_string(),
+                    unit: other.to_string(),
+                });
+            }
         };
         let whole: i128 = if int_part.is_empty() {
             0
@@ -495,14 +529,18 @@ mod tests {
 
     #[test]
     fn ttl_errors_explain_the_problem() {
-        assert!(
-            parse_ttl("0")
-                .err()
-                .unwrap_or_default()
-                .contains("between 1 and 2147483647")
+        let message = |v: &str| parse_ttl(v).err().map(|e| e.to_string()).unwrap_or_default();
+        assert_eq!(parse_ttl("0"), Err(TtlError::OutOfRange { seconds: 0 }));
+        assert!(message("0").contains("between 1 and 2147483647"));
+        assert_eq!(
+            parse_ttl("10x"),
+            Err(TtlError::Duration(DurationError::UnknownUnit {
+                input: "10x".into(),
+                unit: "x".into()
+            }))
         );
-        assert!(parse_ttl("10x").err().unwrap_or_default().contains("unknown unit"));
-        assert!(parse_ttl("1.5").err().unwrap_or_default().contains("missing unit"));
+        assert!(message("10x").contains("unknown unit \"x\""));
+        assert!(message("1.5").contains("missing unit"));
     }
 
     #[test]

@@ -11,6 +11,7 @@ use crate::template::FqdnTemplate;
 
 /// Flags that mean the same thing to every source.
 #[derive(Clone, Debug, Default)]
+#[non_exhaustive]
 pub struct SourceConfig {
     /// `--namespace`: only objects in this namespace (`None` or empty = all).
     pub namespace: Option<String>,

@@ -1,6 +1,6 @@
 //! What every extdns source shares.
 //!
-//! A [`Source`] turns a read-only [`Cluster`] view into desired [`Endpoint`]s. Sources are pure: they never
+//! A [`Source`] turns a read-only [`ClusterStore`] view into desired [`Endpoint`]s. Sources are pure: they never
 //! call the API server, a provider or the clock. The only network access a source may need, resolving a load
 //! balancer hostname, goes through the injected [`resolver::Resolver`].
 
@@ -11,7 +11,7 @@ pub mod selector;
 pub mod template;
 pub mod wrappers;
 
-pub use annotations::{AnnotationError, Annotations, PREFIX_ALPHA, PREFIX_GA};
+pub use annotations::{AnnotationError, Annotations, DurationError, PREFIX_ALPHA, PREFIX_GA, TtlError};
 pub use config::SourceConfig;
 pub use resolver::{ResolveError, Resolver, StaticResolver, SystemResolver};
 pub use selector::{Selector, SelectorError};
@@ -20,7 +20,7 @@ pub use wrappers::{Pipeline, PipelineConfig, PipelineOutput};
 
 use async_trait::async_trait;
 use extdns_endpoint::Endpoint;
-use extdns_informer::{Cluster, ResourceKind};
+use extdns_informer::{ClusterStore, ResourceKind};
 
 /// A producer of desired endpoints.
 #[async_trait]
@@ -34,17 +34,18 @@ pub trait Source: Send + Sync {
     /// The endpoints the cluster asks for. Bad input on one object (including a template that cannot run on
     /// it) is a warning naming the object and the field, and that piece is skipped. An error here means the
     /// whole result is unusable, and the controller then plans nothing that sync.
-    async fn endpoints(&self, cluster: &dyn Cluster) -> Result<Vec<Endpoint>, SourceError>;
+    async fn endpoints(&self, cluster: &ClusterStore) -> Result<Vec<Endpoint>, SourceError>;
 }
 
 /// Why a source produced no usable result.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SourceError {
-    #[error("{source_name}: template failed on {object}: {message}")]
+    #[error("{source_name}: {source}")]
     Template {
         source_name: String,
-        object: String,
-        message: String,
+        #[source]
+        source: TemplateError,
     },
     #[error("{source_name}: {message}")]
     Other { source_name: String, message: String },

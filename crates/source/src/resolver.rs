@@ -7,19 +7,25 @@ use std::net::IpAddr;
 
 use async_trait::async_trait;
 use hickory_resolver::TokioResolver;
+use hickory_resolver::net::NetError;
 
 /// Why a name did not resolve.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum ResolveError {
     /// The name exists nowhere or has no address records.
     #[error("{host}: no addresses found")]
     NotFound { host: String },
     /// The lookup itself failed (no reachable name server, timeout, bad name).
-    #[error("cannot resolve {host}: {message}")]
-    Failed { host: String, message: String },
+    #[error("cannot resolve {host}: {source}")]
+    Failed {
+        host: String,
+        #[source]
+        source: NetError,
+    },
     /// The system resolver configuration could not be read.
     #[error("cannot read the system resolver configuration: {0}")]
-    Config(String),
+    Config(#[source] NetError),
 }
 
 /// Looks up the addresses of a hostname.
@@ -44,8 +50,8 @@ impl std::fmt::Debug for SystemResolver {
 
 impl SystemResolver {
     pub fn new() -> Result<Self, ResolveError> {
-        let builder = TokioResolver::builder_tokio().map_err(|e| ResolveError::Config(e.to_string()))?;
-        let inner = builder.build().map_err(|e| ResolveError::Config(e.to_string()))?;
+        let builder = TokioResolver::builder_tokio().map_err(ResolveError::Config)?;
+        let inner = builder.build().map_err(ResolveError::Config)?;
         Ok(SystemResolver { inner })
     }
 }
@@ -65,9 +71,9 @@ impl Resolver for SystemResolver {
             Err(e) if e.is_no_records_found() || e.is_nx_domain() => {
                 Err(ResolveError::NotFound { host: host.to_string() })
             }
-            Err(e) => Err(ResolveError::Failed {
+            Err(source) => Err(ResolveError::Failed {
                 host: host.to_string(),
-                message: e.to_string(),
+                source,
             }),
         }
     }
@@ -78,7 +84,14 @@ impl Resolver for SystemResolver {
 /// [`StaticResolver::fail`] fail as a broken resolver would.
 #[derive(Debug, Clone, Default)]
 pub struct StaticResolver {
-    answers: HashMap<String, Result<Vec<IpAddr>, String>>,
+    answers: HashMap<String, Answer>,
+}
+
+#[derive(Debug, Clone)]
+enum Answer {
+    Addresses(Vec<IpAddr>),
+    /// The lookup fails with this message.
+    Failure(String),
 }
 
 impl StaticResolver {
@@ -93,12 +106,14 @@ impl StaticResolver {
     }
 
     pub fn insert(&mut self, host: &str, ips: impl IntoIterator<Item = IpAddr>) {
-        self.answers.insert(normalize(host), Ok(ips.into_iter().collect()));
+        self.answers
+            .insert(normalize(host), Answer::Addresses(ips.into_iter().collect()));
     }
 
     /// Make lookups of `host` fail with `message`.
     pub fn fail(mut self, host: &str, message: &str) -> Self {
-        self.answers.insert(normalize(host), Err(message.to_string()));
+        self.answers
+            .insert(normalize(host), Answer::Failure(message.to_string()));
         self
     }
 }
@@ -111,10 +126,10 @@ fn normalize(host: &str) -> String {
 impl Resolver for StaticResolver {
     async fn lookup_ip(&self, host: &str) -> Result<Vec<IpAddr>, ResolveError> {
         match self.answers.get(&normalize(host)) {
-            Some(Ok(ips)) if !ips.is_empty() => Ok(ips.clone()),
-            Some(Err(message)) => Err(ResolveError::Failed {
+            Some(Answer::Addresses(ips)) if !ips.is_empty() => Ok(ips.clone()),
+            Some(Answer::Failure(message)) => Err(ResolveError::Failed {
                 host: host.to_string(),
-                message: message.clone(),
+                source: NetError::from(message.clone()),
             }),
             _ => Err(ResolveError::NotFound { host: host.to_string() }),
         }
@@ -146,25 +161,27 @@ mod tests {
         let r = StaticResolver::new()
             .fail("broken.example.com", "timeout")
             .with("empty.example.com", []);
-        assert_eq!(
-            r.lookup_ip("nope.example.com").await,
-            Err(ResolveError::NotFound {
-                host: "nope.example.com".into()
-            })
+        for name in ["nope.example.com", "empty.example.com"] {
+            let got = r.lookup_ip(name).await;
+            assert!(
+                matches!(&got, Err(ResolveError::NotFound { host }) if host == name),
+                "{got:?}"
+            );
+        }
+        let err = r.lookup_ip("broken.example.com").await.err();
+        assert!(
+            matches!(&err, Some(ResolveError::Failed { host, .. }) if host == "broken.example.com"),
+            "{err:?}"
         );
+        let source = err
+            .as_ref()
+            .and_then(std::error::Error::source)
+            .map(ToString::to_string);
+        assert_eq!(source.as_deref(), Some("timeout"));
         assert_eq!(
-            r.lookup_ip("empty.example.com").await,
-            Err(ResolveError::NotFound {
-                host: "empty.example.com".into()
-            })
+            err.map(|e| e.to_string()).unwrap_or_default(),
+            "cannot resolve broken.example.com: timeout"
         );
-        let err = r
-            .lookup_ip("broken.example.com")
-            .await
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
-        assert_eq!(err, "cannot resolve broken.example.com: timeout");
     }
 
     #[tokio::test]

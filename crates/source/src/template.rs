@@ -1,24 +1,18 @@
-//! FQDN templates (`--fqdn-template`, `--fqdn-target-template`) with Go `text/template` semantics (§6.9).
+//! FQDN templates (`--fqdn-template`, `--fqdn-target-template`) with Go `text/template` semantics (§6.9),
+//! run by [`extdns_template`] on the views of our objects.
 //!
 //! Users paste templates from their external-dns deployments, so they must mean the same thing here:
-//! Go field names over the typed object (`{{.Name}}`, `{{.Spec.ClusterIP}}`), Go's truth and comparison
-//! rules, `<no value>` for absent map keys, and external-dns's functions (`isSource`, `trimPrefix`,
-//! `replace`, ...). When the typed view fails, the template is retried on an unstructured view with JSON
-//! keys (`{{.Spec.clusterIP}}`) where an absent key is an error, as external-dns does.
-//!
-//! The interpreter is our own (lexer, parser, evaluator over [`Value`]) rather than the `gtmpl` crate:
-//! gtmpl ranges over maps in random order, runs `range`'s else branch even after iterations, spawns a
-//! thread per parse, and its functions are plain `fn` pointers, so `isSource` could not know which
-//! source is running.
+//! Go field names over the typed object (`{{.Name}}`, `{{.Spec.ClusterIP}}`), `<no value>` for absent map
+//! keys, and external-dns's functions. When the typed view fails, the template is retried on an
+//! unstructured view with JSON keys (`{{.Spec.clusterIP}}`) where an absent key is an error, as
+//! external-dns does. What binds the engine to extdns lives here: the object views ([`TemplateObject`]),
+//! and `isSource`, which must know the source running the template.
 
-mod exec;
-mod format;
-mod lex;
 mod objects;
-mod parse;
 
-use std::collections::BTreeMap;
 use std::fmt;
+
+use extdns_template::{ExecError, ExecOptions, FuncError, Funcs, MapValues, MissingKey, ParseError, Template, Value};
 
 use crate::SourceError;
 
@@ -51,37 +45,27 @@ pub const KNOWN_SOURCES: &[&str] = &[
     "empty",
 ];
 
-/// A value templates evaluate over, shaped like the Go data external-dns executes its templates on.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Value {
-    /// An absent map entry (Go's invalid value; prints `<no value>`).
-    Missing,
-    /// A nil pointer, interface, slice or map (prints `<nil>`).
-    Nil,
-    Bool(bool),
-    Int(i64),
-    Float(f64),
-    Str(String),
-    List(Vec<Value>),
-    /// A Go map: an absent key is `<no value>` on the typed view and an error on the JSON-key view.
-    Map(BTreeMap<String, Value>),
-    /// A Go struct: its type name (for errors) and fields in declaration order. An unknown field is an
-    /// execution error.
-    Struct(&'static str, Vec<(&'static str, Value)>),
+/// external-dns's `isSource NAME`: whether the template runs for source `NAME` (any case). A name that is
+/// no source type at all is an error, so a typo does not silently select nothing.
+struct SourceFuncs<'a> {
+    source_name: &'a str,
 }
 
-impl Value {
-    pub fn str(s: impl Into<String>) -> Value {
-        Value::Str(s.into())
+/// For parsing, where only the names matter.
+const PARSE_FUNCS: SourceFuncs<'static> = SourceFuncs { source_name: "" };
+
+impl Funcs for SourceFuncs<'_> {
+    fn defines(&self, name: &str) -> bool {
+        name == "isSource"
     }
 
-    /// A string, or nil when absent (a Go `*string`).
-    pub fn opt_str(s: Option<&str>) -> Value {
-        s.map_or(Value::Nil, Value::str)
-    }
-
-    pub fn list<T>(items: impl IntoIterator<Item = T>, f: impl Fn(T) -> Value) -> Value {
-        Value::List(items.into_iter().map(f).collect())
+    fn call(&self, name: &str, args: &[Value]) -> Result<Value, FuncError> {
+        let [wanted] = extdns_template::fixed_args(name, args)?;
+        let wanted = wanted.as_str_arg()?.to_ascii_lowercase();
+        if !KNOWN_SOURCES.contains(&wanted.as_str()) {
+            return Err(FuncError::invalid(format!("{wanted:?} is not a known source type")));
+        }
+        Ok(Value::Bool(wanted.eq_ignore_ascii_case(self.source_name)))
     }
 }
 
@@ -97,26 +81,31 @@ pub trait TemplateObject {
 
 /// A template that cannot be parsed or run.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum TemplateError {
-    #[error("cannot parse template {value:?}: {message}")]
-    Parse { value: String, message: String },
-    #[error("template failed on {object}: {message}")]
-    Execute { object: String, message: String },
+    /// `value` is the configured value that made the template unparsable.
+    #[error("cannot parse template {value:?}: {source}")]
+    Parse {
+        value: String,
+        #[source]
+        source: ParseError,
+    },
+    /// The template failed on both views of `object` (boxed: two errors would make every result large).
+    #[error("template failed on {object}: {typed} (and with JSON field names: {json})")]
+    Execute {
+        object: String,
+        #[source]
+        typed: Box<ExecError>,
+        json: Box<ExecError>,
+    },
 }
 
 impl TemplateError {
-    /// The source error a failed execution becomes (the whole `endpoints()` call fails).
+    /// The source error a failed template becomes when the whole `endpoints()` call must fail.
     pub fn into_source_error(self, source_name: &str) -> SourceError {
-        match self {
-            TemplateError::Execute { object, message } => SourceError::Template {
-                source_name: source_name.to_string(),
-                object,
-                message,
-            },
-            parse @ TemplateError::Parse { .. } => SourceError::Other {
-                source_name: source_name.to_string(),
-                message: parse.to_string(),
-            },
+        SourceError::Template {
+            source_name: source_name.to_string(),
+            source: self,
         }
     }
 }
@@ -125,7 +114,7 @@ impl TemplateError {
 #[derive(Clone)]
 pub struct FqdnTemplate {
     text: String,
-    tree: parse::Tree,
+    template: Template,
 }
 
 impl fmt::Debug for FqdnTemplate {
@@ -143,21 +132,21 @@ impl FqdnTemplate {
         if joined.trim().is_empty() {
             return Ok(None);
         }
-        let mut tree = None;
+        let mut template = None;
         for i in 1..=values.len() {
             let text = values[..i].join(",");
-            match parse::parse(&text, &exec::is_func) {
-                Ok(t) => tree = Some(t),
-                Err(message) => {
+            match Template::parse_with(&text, &PARSE_FUNCS) {
+                Ok(t) => template = Some(t),
+                Err(source) => {
                     return Err(TemplateError::Parse {
                         value: values[i - 1].clone(),
-                        message,
+                        source,
                     });
                 }
             }
         }
-        match tree {
-            Some(tree) => Ok(Some(FqdnTemplate { text: joined, tree })),
+        match template {
+            Some(template) => Ok(Some(FqdnTemplate { text: joined, template })),
             None => Ok(None),
         }
     }
@@ -185,17 +174,20 @@ impl FqdnTemplate {
 
     /// Run on `obj` and return the output as written (`--fqdn-target-template` splits it itself).
     pub fn execute_raw(&self, obj: &dyn TemplateObject, source_name: &str) -> Result<String, TemplateError> {
-        let typed_err = match exec::Exec::new(&self.tree, source_name, false).run(&obj.typed()) {
+        let funcs = SourceFuncs { source_name };
+        let typed_options = ExecOptions::with_funcs(&funcs);
+        let typed = match self.template.execute(&obj.typed(), &typed_options) {
             Ok(out) => return Ok(out),
             Err(e) => e,
         };
-        match exec::Exec::new(&self.tree, source_name, true).run(&obj.unstructured()) {
-            Ok(out) => Ok(out),
-            Err(json_err) => Err(TemplateError::Execute {
+        let json_options = typed_options.missing_key(MissingKey::Error).map_values(MapValues::Any);
+        self.template
+            .execute(&obj.unstructured(), &json_options)
+            .map_err(|json| TemplateError::Execute {
                 object: obj.describe(),
-                message: format!("{typed_err} (and with JSON field names: {json_err})"),
-            }),
-        }
+                typed: Box::new(typed),
+                json: Box::new(json),
+            })
     }
 }
 

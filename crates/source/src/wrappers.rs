@@ -19,17 +19,20 @@ use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::{IpAddr, Ipv4Addr};
 
-use extdns_endpoint::{Endpoint, ProviderSpecific, RecordType, TargetNetFilter, Targets, Ttl, validate_endpoint};
-use extdns_informer::{Cluster, ResourceKind};
+use extdns_endpoint::{
+    Endpoint, ProviderSpecific, RecordType, Target, TargetKind, TargetNetFilter, Targets, Ttl, validate_endpoint,
+};
+use extdns_informer::{ClusterStore, ResourceKind};
 use ipnet::Ipv6Net;
 
 use crate::{Source, SourceError};
 
 /// The pipeline flags.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct PipelineConfig {
     /// `--default-targets`.
-    pub default_targets: Vec<String>,
+    pub default_targets: Vec<Target>,
     /// `--force-default-targets`: replace the targets of every endpoint, not only of those without.
     pub force_default_targets: bool,
     /// `--target-net-filter` and `--exclude-target-net`.
@@ -97,7 +100,7 @@ impl Pipeline {
 
     /// Run every source and the wrappers. An error from any source is returned as is: the controller
     /// then plans nothing this round.
-    pub async fn endpoints(&self, cluster: &dyn Cluster) -> Result<PipelineOutput, SourceError> {
+    pub async fn endpoints(&self, cluster: &ClusterStore) -> Result<PipelineOutput, SourceError> {
         let mut tagged: Vec<(usize, Endpoint)> = Vec::new();
         for (i, source) in self.sources.iter().enumerate() {
             let eps = source.endpoints(cluster).await?;
@@ -131,7 +134,7 @@ impl Pipeline {
 
 /// Step 1's default targets. An endpoint that is replaced keeps its name, TTL, provider-specific
 /// properties, set identifier, labels and object references; its type follows the new targets.
-fn apply_default_targets(tagged: Vec<(usize, Endpoint)>, defaults: &[String], force: bool) -> Vec<(usize, Endpoint)> {
+fn apply_default_targets(tagged: Vec<(usize, Endpoint)>, defaults: &[Target], force: bool) -> Vec<(usize, Endpoint)> {
     if defaults.is_empty() {
         return tagged;
     }
@@ -159,8 +162,8 @@ fn apply_default_targets(tagged: Vec<(usize, Endpoint)>, defaults: &[String], fo
     if kept_own > 0 {
         tracing::warn!(
             endpoints = kept_own,
-            "sources provided targets for some endpoints; --default-targets apply only to endpoints without \
-             targets (use --force-default-targets to replace them all)"
+            "sources provided targets for some endpoints; the default targets apply only to endpoints without \
+             targets unless they are forced on all"
         );
     }
     out
@@ -194,7 +197,7 @@ fn dedup(mut tagged: Vec<(usize, Endpoint)>, names: &[&str], out: &mut PipelineO
     // (duplicate, first occurrence) pairs: the first wins and absorbs the duplicate's object references.
     let mut duplicates: Vec<(usize, usize)> = Vec::new();
     {
-        type Key<'a> = (&'a RecordType, &'a str, &'a str, &'a [String]);
+        type Key<'a> = (&'a RecordType, &'a str, &'a str, &'a [Target]);
         let mut seen: HashMap<Key<'_>, usize> = HashMap::with_capacity(tagged.len());
         for (i, (_, e)) in tagged.iter().enumerate() {
             if !keep[i] {
@@ -235,13 +238,13 @@ fn nat64(mut eps: Vec<Endpoint>, nets: &[Ipv6Net]) -> Vec<Endpoint> {
         }
         let mut v4 = Vec::new();
         for t in e.targets.iter() {
-            let Ok(ip) = t.split('%').next().unwrap_or(t).parse::<std::net::Ipv6Addr>() else {
+            let TargetKind::Ipv6(ip) = t.kind() else {
                 tracing::warn!(endpoint = %e, target = %t, "NAT64: AAAA target is not an IPv6 address, skipped");
                 continue;
             };
             if nets.iter().any(|n| n.contains(&ip)) {
                 let o = ip.octets();
-                v4.push(Ipv4Addr::new(o[12], o[13], o[14], o[15]).to_string());
+                v4.push(Target::from(Ipv4Addr::new(o[12], o[13], o[14], o[15])));
             }
         }
         if !v4.is_empty() {
@@ -312,7 +315,7 @@ fn add_ptr_records(mut eps: Vec<Endpoint>, create_ptr: bool) -> Vec<Endpoint> {
             continue;
         }
         for t in e.targets.iter() {
-            let Some(ip) = parse_addr(t) else { continue };
+            let Some(ip) = t.ip() else { continue };
             let next = ptrs.len();
             let entry = ptrs
                 .entry(reverse_name(ip))
@@ -330,13 +333,6 @@ fn add_ptr_records(mut eps: Vec<Endpoint>, create_ptr: bool) -> Vec<Endpoint> {
             .map(|(name, (_, hosts, ttl))| Endpoint::new(&name, RecordType::Ptr, hosts).with_ttl(ttl)),
     );
     eps
-}
-
-fn parse_addr(t: &str) -> Option<IpAddr> {
-    match extdns_endpoint::suitable_type(t) {
-        RecordType::A | RecordType::Aaaa => t.split('%').next().and_then(|a| a.parse().ok()),
-        _ => None,
-    }
 }
 
 /// The provider-specific properties a provider keeps: its own (`<provider>/...`) and the unprefixed ones;
@@ -367,7 +363,7 @@ mod tests {
     use super::*;
     use async_trait::async_trait;
     use extdns_endpoint::ObjectRef;
-    use extdns_informer::MemoryCluster;
+    use extdns_informer::ClusterStore;
 
     struct Fixed {
         name: &'static str,
@@ -383,7 +379,7 @@ mod tests {
         fn watched_kinds(&self) -> Vec<ResourceKind> {
             self.kinds.clone()
         }
-        async fn endpoints(&self, _cluster: &dyn Cluster) -> Result<Vec<Endpoint>, SourceError> {
+        async fn endpoints(&self, _cluster: &ClusterStore) -> Result<Vec<Endpoint>, SourceError> {
             self.result.clone().map_err(|message| SourceError::Other {
                 source_name: self.name.into(),
                 message,
@@ -408,7 +404,7 @@ mod tests {
     }
 
     async fn run(sources: Vec<Box<dyn Source>>, config: PipelineConfig) -> Result<PipelineOutput, SourceError> {
-        Pipeline::new(sources, config).endpoints(&MemoryCluster::new()).await
+        Pipeline::new(sources, config).endpoints(&ClusterStore::new()).await
     }
 
     fn summary(out: &PipelineOutput) -> Vec<String> {

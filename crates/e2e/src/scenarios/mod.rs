@@ -85,9 +85,8 @@ pub const ALL: &[Scenario] = &[
     },
     Scenario {
         name: "undecodable",
-        about: "an HTTPRoute the typed model cannot decode is skipped with a warning naming it; the others publish \
-                (needs the informer's per-object decode; not in the default set until that is merged)",
-        default: false,
+        about: "an HTTPRoute the typed model cannot decode is skipped with a warning naming it; the others publish",
+        default: true,
         run: undecodable::run,
     },
     Scenario {

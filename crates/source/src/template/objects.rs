@@ -5,12 +5,12 @@ use std::collections::BTreeMap;
 
 use extdns_informer::StrMap;
 use extdns_informer::view::{Meta, ParentReference, Route, RouteKind, Service};
+use extdns_template::Value;
 
-use super::exec::string_map;
-use super::{TemplateObject, Value};
+use super::TemplateObject;
 
 fn map_of(m: &StrMap) -> Value {
-    string_map(m.iter())
+    Value::string_map(m.iter())
 }
 
 fn strs(v: &[String]) -> Value {

@@ -1,6 +1,8 @@
 //! The lexer: Go `text/template` tokens, with `{{- ` / ` -}}` whitespace trimming and `{{/* */}}` comments
 //! handled here so the parser only sees text and actions.
 
+use crate::error::ParseError;
+
 #[derive(Debug, Clone, PartialEq)]
 pub(super) enum Tok {
     Text(String),
@@ -63,7 +65,7 @@ fn is_alnum(c: char) -> bool {
     c == '_' || c.is_alphanumeric()
 }
 
-pub(super) fn lex(src: &str) -> Result<Vec<Token>, String> {
+pub(super) fn lex(src: &str) -> Result<Vec<Token>, ParseError> {
     let mut l = Lexer {
         src,
         pos: 0,
@@ -94,11 +96,11 @@ impl<'a> Lexer<'a> {
         self.pos += n;
     }
 
-    fn err(&self, msg: impl Into<String>) -> String {
-        format!("line {}: {}", self.line, msg.into())
+    fn err(&self, msg: impl Into<String>) -> ParseError {
+        ParseError::new(self.line, msg)
     }
 
-    fn run(&mut self) -> Result<(), String> {
+    fn run(&mut self) -> Result<(), ParseError> {
         while self.pos < self.src.len() {
             let text_end = self.rest().find("{{").map_or(self.src.len(), |i| self.pos + i);
             let mut text = &self.src[self.pos..text_end];
@@ -130,7 +132,7 @@ impl<'a> Lexer<'a> {
     }
 
     /// After `{{` (and its trim marker): a comment or the tokens of one action up to `}}`.
-    fn action(&mut self) -> Result<(), String> {
+    fn action(&mut self) -> Result<(), ParseError> {
         if self.rest().starts_with("/*") {
             return self.comment();
         }
@@ -259,7 +261,7 @@ impl<'a> Lexer<'a> {
         self.out.push((t, line));
     }
 
-    fn comment(&mut self) -> Result<(), String> {
+    fn comment(&mut self) -> Result<(), ParseError> {
         let Some(end) = self.rest().find("*/") else {
             return Err(self.err("unclosed comment"));
         };
@@ -276,7 +278,7 @@ impl<'a> Lexer<'a> {
         Ok(())
     }
 
-    fn quoted(&mut self) -> Result<(), String> {
+    fn quoted(&mut self) -> Result<(), ParseError> {
         let line = self.line;
         let rest = self.rest();
         let mut out = String::new();
@@ -328,7 +330,7 @@ impl<'a> Lexer<'a> {
         }
     }
 
-    fn char_constant(&mut self) -> Result<(), String> {
+    fn char_constant(&mut self) -> Result<(), ParseError> {
         let line = self.line;
         let rest = self.rest();
         let mut chars = rest.char_indices().skip(1);
@@ -354,7 +356,7 @@ impl<'a> Lexer<'a> {
         }
     }
 
-    fn number(&mut self) -> Result<(), String> {
+    fn number(&mut self) -> Result<(), ParseError> {
         let line = self.line;
         let rest = self.rest();
         let n = rest

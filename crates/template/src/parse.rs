@@ -3,7 +3,8 @@
 
 use std::collections::HashMap;
 
-use super::lex::{Tok, Token, lex};
+use crate::error::ParseError;
+use crate::lex::{Tok, Token, lex};
 
 #[derive(Debug, Clone)]
 pub(super) enum Node {
@@ -80,7 +81,7 @@ pub(super) struct Tree {
 /// Deepest nesting of blocks and parentheses accepted, so hostile input cannot overflow the stack.
 const MAX_DEPTH: usize = 200;
 
-pub(super) fn parse(src: &str, is_func: &dyn Fn(&str) -> bool) -> Result<Tree, String> {
+pub(super) fn parse(src: &str, is_func: &dyn Fn(&str) -> bool) -> Result<Tree, ParseError> {
     let tokens = lex(src)?;
     let mut p = Parser {
         tokens,
@@ -129,11 +130,11 @@ impl Parser<'_> {
         t
     }
 
-    fn err_at(&self, line: usize, msg: impl Into<String>) -> String {
-        format!("line {line}: {}", msg.into())
+    fn err_at(&self, line: usize, msg: impl Into<String>) -> ParseError {
+        ParseError::new(line, msg)
     }
 
-    fn err(&self, msg: impl Into<String>) -> String {
+    fn err(&self, msg: impl Into<String>) -> ParseError {
         self.err_at(self.line(), msg)
     }
 
@@ -148,7 +149,7 @@ impl Parser<'_> {
         self.next()
     }
 
-    fn expect_close(&mut self, context: &str) -> Result<(), String> {
+    fn expect_close(&mut self, context: &str) -> Result<(), ParseError> {
         match self.next_non_space() {
             Some((Tok::Close, _)) => Ok(()),
             Some((t, line)) => Err(self.err_at(line, format!("unexpected {} in {context}", t.describe()))),
@@ -156,7 +157,7 @@ impl Parser<'_> {
         }
     }
 
-    fn enter(&mut self) -> Result<(), String> {
+    fn enter(&mut self) -> Result<(), ParseError> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
             return Err(self.err(format!("template nests deeper than {MAX_DEPTH} levels")));
@@ -165,7 +166,7 @@ impl Parser<'_> {
     }
 
     /// Nodes up to `{{end}}`, `{{else` or EOF. `top` allows `define`.
-    fn list(&mut self, top: bool) -> Result<(Vec<Node>, Terminator), String> {
+    fn list(&mut self, top: bool) -> Result<(Vec<Node>, Terminator), ParseError> {
         let mut nodes = Vec::new();
         loop {
             let Some((tok, line)) = self.next() else {
@@ -240,7 +241,7 @@ impl Parser<'_> {
         self.range_depth > 0
     }
 
-    fn define(&mut self, line: usize) -> Result<(), String> {
+    fn define(&mut self, line: usize) -> Result<(), ParseError> {
         let name = self.template_name("define")?;
         self.expect_close("define")?;
         let saved_vars = std::mem::replace(&mut self.vars, vec!["$".to_string()]);
@@ -256,7 +257,7 @@ impl Parser<'_> {
         self.add_define(name, body, line)
     }
 
-    fn add_define(&mut self, name: String, body: Vec<Node>, line: usize) -> Result<(), String> {
+    fn add_define(&mut self, name: String, body: Vec<Node>, line: usize) -> Result<(), ParseError> {
         let empty = |b: &[Node]| b.iter().all(|n| matches!(n, Node::Text(t) if t.trim().is_empty()));
         match self.tree.defines.get(&name) {
             Some(existing) if !empty(existing) && !empty(&body) => {
@@ -270,7 +271,7 @@ impl Parser<'_> {
         }
     }
 
-    fn template_name(&mut self, context: &str) -> Result<String, String> {
+    fn template_name(&mut self, context: &str) -> Result<String, ParseError> {
         match self.next_non_space() {
             Some((Tok::Str(s), _)) => Ok(s),
             Some((t, line)) => Err(self.err_at(line, format!("unexpected {} in {context} clause", t.describe()))),
@@ -278,7 +279,7 @@ impl Parser<'_> {
         }
     }
 
-    fn template_call(&mut self, _line: usize) -> Result<Node, String> {
+    fn template_call(&mut self, _line: usize) -> Result<Node, ParseError> {
         let name = self.template_name("template")?;
         self.skip_space();
         if self.peek() == Some(&Tok::Close) {
@@ -289,7 +290,7 @@ impl Parser<'_> {
         Ok(Node::Template(name, Some(pipe)))
     }
 
-    fn block(&mut self, line: usize) -> Result<Node, String> {
+    fn block(&mut self, line: usize) -> Result<Node, ParseError> {
         let name = self.template_name("block")?;
         let pipe = self.pipeline("block clause", false)?;
         let saved_vars = std::mem::replace(&mut self.vars, vec!["$".to_string()]);
@@ -308,7 +309,7 @@ impl Parser<'_> {
 
     /// `if`, `range`, `with` after the keyword: pipeline, body, optional else (or `else if`/`else with`
     /// chains), end.
-    fn control(&mut self, kind: &'static str, line: usize) -> Result<Node, String> {
+    fn control(&mut self, kind: &'static str, line: usize) -> Result<Node, ParseError> {
         self.enter()?;
         let vars_mark = self.vars.len();
         let pipe = self.pipeline(kind, true)?;
@@ -358,7 +359,7 @@ impl Parser<'_> {
     }
 
     /// A pipeline up to `}}` (consumed). `allow_decl` permits `$x :=` (and `$i, $e :=` in range).
-    fn pipeline(&mut self, context: &str, allow_decl: bool) -> Result<Pipe, String> {
+    fn pipeline(&mut self, context: &str, allow_decl: bool) -> Result<Pipe, ParseError> {
         self.skip_space();
         let line = self.line();
         let mut decl = Vec::new();
@@ -433,7 +434,7 @@ impl Parser<'_> {
         })
     }
 
-    fn check_pipe(&self, cmds: &[Cmd], line: usize, context: &str) -> Result<(), String> {
+    fn check_pipe(&self, cmds: &[Cmd], line: usize, context: &str) -> Result<(), ParseError> {
         for (i, c) in cmds.iter().enumerate() {
             if let Some(first) = c.args.first() {
                 if i > 0 && !matches!(first, Arg::Func(_) | Arg::Field(_) | Arg::Var(_, _) | Arg::Chain(_, _)) {
@@ -448,7 +449,7 @@ impl Parser<'_> {
     }
 
     /// Operands up to `|`, `}}` or `)` (not consumed).
-    fn command(&mut self, context: &str) -> Result<Cmd, String> {
+    fn command(&mut self, context: &str) -> Result<Cmd, ParseError> {
         let mut args = Vec::new();
         loop {
             self.skip_space();
@@ -478,7 +479,7 @@ impl Parser<'_> {
         out
     }
 
-    fn operand(&mut self, context: &str) -> Result<Arg, String> {
+    fn operand(&mut self, context: &str) -> Result<Arg, ParseError> {
         let Some((tok, line)) = self.next() else {
             return Err(self.err(format!("unexpected EOF in {context}")));
         };
@@ -526,7 +527,7 @@ impl Parser<'_> {
     }
 
     /// A pipeline inside parentheses, up to the matching `)` (consumed).
-    fn paren_pipeline(&mut self, line: usize) -> Result<Pipe, String> {
+    fn paren_pipeline(&mut self, line: usize) -> Result<Pipe, ParseError> {
         let mut cmds = Vec::new();
         loop {
             self.skip_space();

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::Value;
+use crate::Value;
 
 /// Go's `%v`.
 pub(super) fn go_v(v: &Value) -> String {
@@ -133,20 +133,6 @@ fn go_float_e(f: f64, precision: usize, upper: bool) -> String {
     format!("{m}{e}{esign}{:02}", exp.abs())
 }
 
-/// Go's type name of a value, for `%!verb(type=value)` diagnostics.
-fn go_type(v: &Value) -> &'static str {
-    match v {
-        Value::Missing | Value::Nil => "<nil>",
-        Value::Bool(_) => "bool",
-        Value::Int(_) => "int",
-        Value::Float(_) => "float64",
-        Value::Str(_) => "string",
-        Value::List(_) => "[]interface {}",
-        Value::Map(_) => "map[string]interface {}",
-        Value::Struct(name, _) => name,
-    }
-}
-
 /// Go's `fmt.Sprint`: operands printed with `%v`, a space between two operands when neither is a string.
 pub(super) fn sprint(args: &[Value]) -> String {
     let mut out = String::new();
@@ -235,7 +221,7 @@ fn pad(s: String, spec: &Spec, numeric: bool) -> String {
 fn bad_verb(verb: char, v: &Value) -> String {
     match v {
         Value::Missing | Value::Nil => format!("%!{verb}(<nil>)"),
-        other => format!("%!{verb}({}={})", go_type(other), go_v(other)),
+        other => format!("%!{verb}({}={})", other.type_name(), go_v(other)),
     }
 }
 
@@ -393,7 +379,7 @@ pub(super) fn sprintf(format: &str, args: &[Value]) -> String {
             if i > 0 {
                 out.push_str(", ");
             }
-            let _ = write!(out, "{}={}", go_type(a), go_v_nested(a));
+            let _ = write!(out, "{}={}", a.type_name(), go_v_nested(a));
         }
         out.push(')');
     }

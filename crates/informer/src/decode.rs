@@ -1,0 +1,211 @@
+//! From one object's JSON to its typed API struct, the same way for the live watchers and the manifest
+//! loader: one object at a time, so an object the typed model cannot read fails alone, with the path of the
+//! field that was wrong.
+//!
+//! The generated Gateway API structs require some fields the API allows to be absent (an older served
+//! version made them optional, or a hand-written status leaves out what the API server would fill in), and
+//! they model fields no source reads in detail (route rules, whose filter types grow with every Gateway API
+//! release). [`prepare`] evens that out before decoding, so neither can make an object unreadable.
+
+use std::fmt;
+
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+use crate::ResourceKind;
+use crate::view::RouteKind;
+
+/// A wrong value is quoted at most this long in a message: enough to recognise it, never a whole blob.
+const MAX_QUOTED: usize = 64;
+/// And the whole message at most this long.
+const MAX_PROBLEM: usize = 300;
+
+/// Why an object could not be decoded: the path of the offending field (`spec.ports[0].port`) and what was
+/// wrong with it, any value quoted in it cut short. The decoder's own error is not kept: its message quotes
+/// the offending value whole, which may be any size.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DecodeError {
+    /// `.` when the object itself has the wrong shape.
+    pub path: String,
+    pub problem: String,
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path == "." {
+            f.write_str(&self.problem)
+        } else {
+            write!(f, "field {}: {}", self.path, self.problem)
+        }
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+impl DecodeError {
+    fn new(e: serde_path_to_error::Error<serde_json::Error>) -> Self {
+        DecodeError {
+            path: e.path().to_string(),
+            problem: cut_quotes(&e.into_inner().to_string()),
+        }
+    }
+}
+
+/// Decodes one object of `kind` after [`prepare`] (which may change `value`).
+pub(crate) fn decode<K: DeserializeOwned>(kind: ResourceKind, value: &mut Value) -> Result<K, DecodeError> {
+    prepare(kind, value);
+    serde_path_to_error::deserialize(&*value).map_err(DecodeError::new)
+}
+
+/// Fills what the typed structs require but the API lets objects leave out, and empties what no source
+/// reads but the typed structs would check.
+pub(crate) fn prepare(kind: ResourceKind, value: &mut Value) {
+    let Some(obj) = value.as_object_mut() else { return };
+    let ResourceKind::Route(route) = kind else {
+        if matches!(kind, ResourceKind::Gateway | ResourceKind::ListenerSet) {
+            fill_gateway_status_defaults(obj);
+        }
+        return;
+    };
+    fill_gateway_status_defaults(obj);
+    let Some(Value::Object(spec)) = obj.get_mut("spec") else {
+        return;
+    };
+    spec.insert("rules".into(), Value::Array(Vec::new()));
+    // Optional in TLSRoute v1alpha2 and v1alpha3, required in v1; objects stored through the older
+    // versions are served through v1 without it. Absent and empty mean the same: the listener's hostname.
+    if route == RouteKind::Tls && spec.get("hostnames").is_none_or(Value::is_null) {
+        spec.insert("hostnames".into(), Value::Array(Vec::new()));
+    }
+}
+
+/// Hand-written manifests often leave out status fields the API server always fills in (a condition's
+/// `lastTransitionTime`, a route parent's `controllerName`, a listener's `attachedRoutes`); the typed
+/// Gateway API structs require them, although no source reads them.
+fn fill_gateway_status_defaults(obj: &mut Map<String, Value>) {
+    fn fill_conditions(entry: &mut Map<String, Value>) {
+        if let Some(Value::Array(conds)) = entry.get_mut("conditions") {
+            for c in conds.iter_mut().filter_map(Value::as_object_mut) {
+                c.entry("lastTransitionTime")
+                    .or_insert_with(|| Value::String("1970-01-01T00:00:00Z".into()));
+            }
+        }
+    }
+    let Some(Value::Object(status)) = obj.get_mut("status") else {
+        return;
+    };
+    fill_conditions(status);
+    if let Some(Value::Array(parents)) = status.get_mut("parents") {
+        for p in parents.iter_mut().filter_map(Value::as_object_mut) {
+            p.entry("controllerName")
+                .or_insert_with(|| Value::String(String::new()));
+            p.entry("conditions").or_insert_with(|| Value::Array(Vec::new()));
+            fill_conditions(p);
+        }
+    }
+    if let Some(Value::Array(listeners)) = status.get_mut("listeners") {
+        for l in listeners.iter_mut().filter_map(Value::as_object_mut) {
+            l.entry("attachedRoutes").or_insert(Value::from(0));
+            l.entry("conditions").or_insert_with(|| Value::Array(Vec::new()));
+            fill_conditions(l);
+        }
+    }
+}
+
+/// Shortens every quoted run (`"..."` or `` `...` ``) longer than [`MAX_QUOTED`] characters, then the
+/// whole text to [`MAX_PROBLEM`]; serde quotes the offending value in full.
+pub(crate) fn cut_quotes(text: &str) -> String {
+    let mut out = String::with_capacity(text.len().min(MAX_PROBLEM + 8));
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        out.push(c);
+        if c != '"' && c != '`' {
+            continue;
+        }
+        let close = c;
+        let mut quoted = 0usize;
+        let mut escaped = false;
+        for q in chars.by_ref() {
+            let ends = q == close && !escaped;
+            escaped = !escaped && q == '\\' && close == '"';
+            if ends {
+                if quoted > MAX_QUOTED {
+                    out.push('…');
+                }
+                out.push(q);
+                break;
+            }
+            quoted += 1;
+            if quoted <= MAX_QUOTED {
+                out.push(q);
+            }
+        }
+    }
+    if out.chars().count() > MAX_PROBLEM {
+        out = out.chars().take(MAX_PROBLEM).collect();
+        out.push('…');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_wrongly_typed_field_is_named_by_its_path() {
+        let mut v = json!({"metadata": {"name": "web"}, "spec": {"ports": [{"port": 80}, {"port": "eighty"}]}});
+        let err = decode::<k8s_openapi::api::core::v1::Service>(ResourceKind::Service, &mut v)
+            .expect_err("a string port does not decode");
+        assert_eq!(err.path, "spec.ports[1].port");
+        assert!(err.problem.contains("\"eighty\""), "{err}");
+        assert!(
+            err.to_string().starts_with("field spec.ports[1].port: invalid type"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn long_values_are_cut_in_messages() {
+        let long = "x".repeat(10_000);
+        let mut v = json!({"metadata": {"name": "web"}, "spec": {"type": 5, "clusterIP": ["a"], "ports": long}});
+        let err = decode::<k8s_openapi::api::core::v1::Service>(ResourceKind::Service, &mut v).expect_err("must fail");
+        assert!(err.to_string().len() < 400, "{err}");
+        let cut = cut_quotes(&format!("invalid type: string \"{long}\", expected a sequence"));
+        assert_eq!(
+            cut,
+            format!(
+                "invalid type: string \"{}…\", expected a sequence",
+                "x".repeat(MAX_QUOTED)
+            )
+        );
+        assert_eq!(
+            cut_quotes(r#"unknown variant `Foo`, "a\"b""#),
+            r#"unknown variant `Foo`, "a\"b""#
+        );
+        assert!(cut_quotes(&"y".repeat(1000)).chars().count() <= MAX_PROBLEM + 1);
+    }
+
+    #[test]
+    fn a_tls_route_without_hostnames_decodes_with_none() -> Result<(), DecodeError> {
+        // Stored through v1alpha2, where spec.hostnames is optional, and served through v1.
+        let mut v = json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "TLSRoute",
+            "metadata": {"name": "t", "namespace": "n"},
+            "spec": {"parentRefs": [{"name": "gw"}], "rules": [{"backendRefs": [{"name": "s", "port": 443}]}]}});
+        let r: gateway_api::tlsroutes::TlsRoute = decode(ResourceKind::Route(RouteKind::Tls), &mut v)?;
+        assert!(r.spec.hostnames.is_empty());
+        Ok(())
+    }
+
+    #[test]
+    fn route_rules_are_not_read_so_cannot_make_a_route_undecodable() -> Result<(), DecodeError> {
+        // A filter type from a newer Gateway API release than the typed model knows.
+        let mut v = json!({"metadata": {"name": "r", "namespace": "n"},
+            "spec": {"hostnames": ["a.example.com"], "rules": [{"filters": [{"type": "FutureFilter"}]}]}});
+        let r: gateway_api::httproutes::HttpRoute = decode(ResourceKind::Route(RouteKind::Http), &mut v)?;
+        assert_eq!(r.spec.hostnames, Some(vec!["a.example.com".to_string()]));
+        Ok(())
+    }
+}
