@@ -61,8 +61,10 @@ pub fn run(mut ctx: Ctx, count: usize) -> Result<()> {
         );
     }
     println!(
-        "\nflags (both): {} and the common e2e flags (RFC2136 to BIND, TXT registry)",
-        FLAGS.join(" ")
+        "\nflags (both): {} and the common e2e flags (RFC2136 to BIND, TXT registry); {} ms between an \
+         answer and the next Service",
+        FLAGS.join(" "),
+        PAUSE.as_millis()
     );
     Ok(())
 }
