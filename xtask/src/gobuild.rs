@@ -37,6 +37,17 @@ pub struct GoBinaries {
     pub external_dns: PathBuf,
 }
 
+impl GoBinaries {
+    /// Tells a `cargo test` run where the binaries are: tests that drive etcd or external-dns directly
+    /// (outside the Kubernetes scenarios) read `EXTDNS_TEST_ETCD` and `EXTDNS_TEST_EXTERNAL_DNS`, and fail
+    /// naming `cargo xtask test` when they are unset.
+    pub fn export_to(&self, cmd: &mut std::process::Command) {
+        cmd.env("EXTDNS_TEST_ETCD", &self.etcd)
+            .env("EXTDNS_TEST_KUBE_APISERVER", &self.kube_apiserver)
+            .env("EXTDNS_TEST_EXTERNAL_DNS", &self.external_dns);
+    }
+}
+
 /// The `go` command to build with.
 #[derive(Debug, Clone)]
 pub struct Go {

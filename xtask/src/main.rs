@@ -121,6 +121,7 @@ fn test() -> Result<()> {
     let go = gobuild::ensure(&target_dir())?;
     let mut tests = cargo();
     tests.args(["test", "--workspace", "--", "--test-threads=2"]);
+    go.export_to(&mut tests);
     run(tests)?;
     kube_e2e(&go, Profile::Dev, &["run".to_string()])
 }
@@ -141,6 +142,7 @@ fn e2e(scenarios: &[String]) -> Result<()> {
             "--",
             "--test-threads=2",
         ]);
+        go.export_to(&mut cmd);
         run(cmd)?;
     }
     let mut args = vec!["run".to_string()];
