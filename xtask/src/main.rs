@@ -1,4 +1,4 @@
-//! Project automation, run as `cargo xtask <command>`. Kept to std + anyhow so it builds in seconds on a
+//! Project automation, run as `cargo xtask <command>`. Kept to std, anyhow and serde_json so it builds in seconds on a
 //! fresh machine; the end-to-end suite itself is the `extdns-e2e` binary (crates/e2e), which xtask builds
 //! and starts with the paths of the programs it needs.
 //!
@@ -9,12 +9,18 @@
 //!   scenarios; with names, only those scenarios).
 //! - `bench [FILTER]`: every criterion benchmark (or those matching FILTER); `bench e2e-latency [--count N]`:
 //!   the `--events` latency of extdns and external-dns on a real API server and BIND.
-//! - `dist`: release build of the `extdns` binary into `dist/` with a SHA-256 checksum file.
+//! - `dist`: the release binary (static, LTO, stripped, version and commit stamped) into `dist/` with its
+//!   SHA-256 checksum and a CycloneDX SBOM; refuses a version CHANGELOG.md does not name.
+//! - `image`: checks the Dockerfile against `dist` and writes the container build context to `target/image/`
+//!   (and builds the image where a container engine runs).
+//! - `check-crates`: every library crate has complete metadata and a runnable crate doc, tests alone and packages.
 //! - `fuzz [--seconds N] [TARGET...]`: the cargo-fuzz targets in `fuzz/`, each for a bounded time (nightly).
 
+mod crates;
 mod deps;
 mod fuzz;
 mod gobuild;
+mod release;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -27,14 +33,16 @@ fn main() -> Result<()> {
     let rest: Vec<String> = args.collect();
     match command.as_str() {
         "test" => test(),
-        "dist" => dist(),
+        "dist" => release::dist(),
+        "image" => release::image(),
+        "check-crates" => crates::check_crates(),
         "bench" if rest.first().map(String::as_str) == Some("e2e-latency") => latency(&rest[1..]),
         "bench" => bench(&rest),
         "e2e" => e2e(&rest),
         "fuzz" => fuzz::fuzz(&rest),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test | e2e [SCENARIO...] | bench [FILTER] | bench e2e-latency [--count N] | dist | fuzz [--seconds N] [TARGET...]>"
+                "usage: cargo xtask <test | e2e [SCENARIO...] | bench [FILTER] | bench e2e-latency [--count N] | dist | image | check-crates | fuzz [--seconds N] [TARGET...]>"
             );
             std::process::exit(2);
         }
@@ -48,7 +56,7 @@ pub(crate) fn root() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("."))
 }
 
-fn target_dir() -> PathBuf {
+pub(crate) fn target_dir() -> PathBuf {
     match std::env::var_os("CARGO_TARGET_DIR") {
         Some(d) if !d.is_empty() => {
             let d = PathBuf::from(d);
@@ -58,7 +66,7 @@ fn target_dir() -> PathBuf {
     }
 }
 
-fn cargo() -> Command {
+pub(crate) fn cargo() -> Command {
     let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string()));
     cmd.current_dir(root());
     cmd
@@ -80,29 +88,6 @@ pub(crate) fn find_program(name: &str) -> Option<PathBuf> {
         .chain([PathBuf::from("/usr/sbin"), PathBuf::from("/sbin")])
         .map(|d| d.join(name))
         .find(|p| p.is_file())
-}
-
-fn dist() -> Result<()> {
-    let mut build = cargo();
-    build.args(["build", "--release", "--locked", "-p", "extdns"]);
-    run(build)?;
-    let dist = root().join("dist");
-    std::fs::create_dir_all(&dist)?;
-    let binary = target_dir().join("release/extdns");
-    let target = dist.join("extdns");
-    std::fs::copy(&binary, &target).with_context(|| format!("copying {}", binary.display()))?;
-    let mut sum = Command::new("sha256sum");
-    sum.arg("extdns").current_dir(&dist);
-    let out = sum
-        .output()
-        .context("sha256sum is needed to write the checksum (coreutils)")?;
-    if !out.status.success() {
-        bail!("sha256sum failed");
-    }
-    std::fs::write(dist.join("extdns.sha256"), &out.stdout)?;
-    print!("{}", String::from_utf8_lossy(&out.stdout));
-    println!("wrote {}", target.display());
-    Ok(())
 }
 
 fn bench(filter: &[String]) -> Result<()> {

@@ -4,6 +4,54 @@
 //! `--events`, after a short debounce) and *whether* it is safe to: nothing is planned until every
 //! informer has synced and every source succeeded, and with `--dry-run` nothing reaches the registry or the
 //! provider. Dry run lives here, above every provider, so no provider can forget it.
+//!
+//! One sync over the in-memory provider, with a stand-in for the sources:
+//!
+//! ```
+//! use std::sync::Arc;
+//!
+//! use async_trait::async_trait;
+//! use extdns_controller::{Controller, ControllerConfig, DesiredEndpoints, Metrics};
+//! use extdns_endpoint::{Endpoint, RecordType};
+//! use extdns_informer::{ClusterStore, LiveCluster};
+//! use extdns_provider::InMemoryProvider;
+//! use extdns_registry::{Ownership, OwnershipConfig, TxtRegistry, TxtRegistryConfig};
+//! use extdns_source::{PipelineOutput, SourceError};
+//!
+//! /// Always asks for one record.
+//! struct OneRecord;
+//!
+//! #[async_trait]
+//! impl DesiredEndpoints for OneRecord {
+//!     async fn desired(&self, _cluster: &ClusterStore) -> Result<PipelineOutput, SourceError> {
+//!         let web = Endpoint::new("web.example.org", RecordType::A, ["192.0.2.10"]);
+//!         Ok(PipelineOutput { endpoints: vec![web], ..PipelineOutput::default() })
+//!     }
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let mut owner = OwnershipConfig::default();
+//! owner.owner_id = "my-cluster".to_string();
+//! let ownership = Ownership::new(owner)?;
+//! let mut config = ControllerConfig::default();
+//! config.plan.owner_id = ownership.owner_id().to_string();
+//! let provider = Arc::new(InMemoryProvider::new(vec!["example.org".to_string()]));
+//! let registry = Arc::new(TxtRegistry::new(provider, TxtRegistryConfig::new(ownership)));
+//! // Objects that never change (as from manifest files): synced from the start.
+//! let cluster = Arc::new(LiveCluster::from_store(ClusterStore::new()));
+//! let metrics = Arc::new(Metrics::new("0.1.0", "doc"));
+//! let controller = Controller::new(cluster, Arc::new(OneRecord), registry, config, metrics);
+//!
+//! let first = controller.run_once().await?;
+//! assert_eq!(first.changes.len(), 1);
+//! assert!(first.applied);
+//! // The record is there and owned: the next sync has nothing to do.
+//! let second = controller.run_once().await?;
+//! assert!(second.changes.is_empty());
+//! # Ok(())
+//! # }
+//! ```
 
 mod controller;
 mod guard;

@@ -3,6 +3,22 @@
 //!
 //! Everything here is pure data: no IO, no Kubernetes. Sources produce endpoints, the plan compares them,
 //! registries and providers store them.
+//!
+//! ```
+//! use extdns_endpoint::{Endpoint, RecordType, Ttl, label};
+//!
+//! let web = Endpoint::new("web.example.org", RecordType::A, ["192.0.2.10", "192.0.2.11"])
+//!     .with_ttl(Ttl(300))
+//!     .with_label(label::OWNER, "my-cluster");
+//! assert_eq!(web.targets.len(), 2);
+//! assert_eq!(web.labels.get(label::OWNER).map(String::as_str), Some("my-cluster"));
+//!
+//! // The JSON is external-dns's (the webhook protocol's) endpoint.
+//! let json = serde_json::to_string(&web)?;
+//! assert!(json.contains(r#""dnsName":"web.example.org""#));
+//! assert!(json.contains(r#""recordTTL":300"#));
+//! # Ok::<(), serde_json::Error>(())
+//! ```
 
 mod changes;
 mod domain_filter;

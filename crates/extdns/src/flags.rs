@@ -65,7 +65,7 @@ macro_rules! names {
 #[derive(Debug, Clone, Parser)]
 #[command(
     name = "extdns",
-    version,
+    version = env!("EXTDNS_LONG_VERSION"),
     about = "Keeps DNS records in step with a Kubernetes cluster; a drop-in replacement for external-dns.",
     long_about = "Keeps DNS records in step with a Kubernetes cluster; a drop-in replacement for external-dns.\n\n\
         Without a subcommand extdns runs the controller: it watches the cluster and syncs the DNS provider. \

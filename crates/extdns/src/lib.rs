@@ -3,6 +3,20 @@
 //!
 //! Two commands share every flag: the controller (no subcommand, [`run`]) and `extdns endpoints`, the
 //! preview that runs the sources over manifest files.
+//!
+//! ```
+//! // Flags are external-dns's, read once into settings; bad configuration is refused before anything runs.
+//! let cli = extdns::flags::try_parse_from([
+//!     "extdns", "--source=service", "--provider=inmemory", "--txt-owner-id=my-cluster",
+//! ])?;
+//! let settings = extdns::settings::controller(&cli.flags)?;
+//! assert_eq!(settings.provider.name(), "inmemory");
+//!
+//! let cli = extdns::flags::try_parse_from(["extdns", "--source=service"])?;
+//! let refused = extdns::settings::controller(&cli.flags).err().map(|e| e.to_string());
+//! assert!(refused.is_some_and(|e| e.contains("--provider is required")));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 pub mod duration;
 pub mod endpoints;

@@ -5,6 +5,27 @@
 //! decode and convert each object on arrival ([`convert`]) so that only the fields sources read are kept,
 //! and the [`manifests`] loader. Either way the lookups and their order (namespace, then name) are the same.
 //! The controller sees a [`Cluster`]: the store plus whether it is complete and when it changes.
+//!
+//! ```
+//! use std::path::Path;
+//!
+//! use extdns_informer::LoadOptions;
+//! use extdns_informer::manifests::{Format, Loader};
+//!
+//! let yaml = "
+//! apiVersion: v1
+//! kind: Service
+//! metadata: {name: web, namespace: default}
+//! spec: {type: ClusterIP, clusterIP: 10.96.0.10}
+//! ";
+//! let mut loader = Loader::new(LoadOptions::default());
+//! loader.add_str(yaml, Path::new("example.yaml"), Format::Yaml)?;
+//! let store = loader.finish().store;
+//! let services = store.services();
+//! assert_eq!(services.len(), 1);
+//! assert_eq!(services[0].meta.name.as_str(), "web");
+//! # Ok::<(), extdns_informer::ManifestError>(())
+//! ```
 
 pub mod convert;
 mod decode;

@@ -6,6 +6,30 @@
 //! deletes only touch records whose `owner` label is ours, and a create at a name only happens when every
 //! record already at that name is ours. Unlike external-dns, the output order is deterministic (sorted by
 //! name, type and set identifier), so two runs over the same input send the same requests.
+//!
+//! ```
+//! use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, label};
+//! use extdns_plan::{PlanConfig, calculate};
+//!
+//! let config = PlanConfig { owner_id: "my-cluster".to_string(), ..PlanConfig::default() };
+//! // In DNS: a record we own with an old address, and a record somebody else owns.
+//! let current = [
+//!     Endpoint::new("web.example.org", RecordType::A, ["192.0.2.1"]).with_label(label::OWNER, "my-cluster"),
+//!     Endpoint::new("mail.example.org", RecordType::A, ["192.0.2.9"]).with_label(label::OWNER, "another"),
+//! ];
+//! // What the cluster asks for: a new address for `web`, a new name `api`, and `mail`, which is not ours.
+//! let desired = [
+//!     Endpoint::new("web.example.org", RecordType::A, ["192.0.2.2"]),
+//!     Endpoint::new("api.example.org", RecordType::A, ["192.0.2.3"]),
+//!     Endpoint::new("mail.example.org", RecordType::A, ["192.0.2.4"]),
+//! ];
+//! let outcome = calculate(&config, &current, &desired, &DomainFilter::default());
+//! // Updates come before creates; the record somebody else owns is left alone.
+//! assert_eq!(outcome.changes.len(), 2);
+//! assert!(matches!(&outcome.changes[0], Change::Update { new, .. } if new.dns_name == "web.example.org"));
+//! assert!(matches!(&outcome.changes[1], Change::Create(e) if e.dns_name == "api.example.org"));
+//! assert!(outcome.changes.iter().all(|c| c.endpoint().dns_name != "mail.example.org"));
+//! ```
 
 mod conflict;
 mod name;

@@ -6,6 +6,25 @@
 //! and every bad one is named with the server's rcode; a refused TSIG key is reported as an authentication
 //! failure; each change goes to the zone that contains it (longest suffix, on label boundaries); one TCP
 //! connection carries a whole sync.
+//!
+//! ```
+//! use extdns_provider_rfc2136::{Rfc2136Config, Rfc2136Provider, Setting};
+//!
+//! let mut config = Rfc2136Config {
+//!     hosts: vec!["127.0.0.1".to_string()],
+//!     zones: vec!["example.org".to_string()],
+//!     tsig_keyname: "extdns".to_string(),
+//!     tsig_secret: "not base64!".to_string(),
+//!     tsig_secret_alg: "hmac-sha256".to_string(),
+//!     ..Rfc2136Config::default()
+//! };
+//! // A bad TSIG secret is refused when the provider is built, before anything is sent.
+//! let Err(error) = Rfc2136Provider::new(&config) else { panic!("a bad secret was accepted") };
+//! assert!(matches!(error.setting(), Setting::TsigSecret));
+//!
+//! config.tsig_secret = "c2VjcmV0LWtleS1mb3ItZXh0ZG5z".to_string();
+//! assert!(Rfc2136Provider::new(&config).is_ok());
+//! ```
 
 mod client;
 mod codec;

@@ -1,5 +1,22 @@
 //! The provider side of extdns: the [`Provider`] trait every DNS backend implements, helpers they share,
 //! and the in-memory provider.
+//!
+//! ```
+//! use extdns_endpoint::{Change, Endpoint, RecordType};
+//! use extdns_provider::{InMemoryProvider, Provider, apply_changes};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), extdns_provider::ProviderError> {
+//! let provider = InMemoryProvider::new(vec!["example.org".to_string()]);
+//! let web = Endpoint::new("web.example.org", RecordType::A, ["192.0.2.10"]);
+//! apply_changes(&provider, &[Change::Create(web)]).await?;
+//!
+//! let read = provider.records().await?;
+//! assert_eq!(read.endpoints.len(), 1);
+//! assert_eq!(read.endpoints[0].dns_name, "web.example.org");
+//! # Ok(())
+//! # }
+//! ```
 
 pub mod backoff;
 pub mod batch;

@@ -1,5 +1,33 @@
 //! Registries decide which DNS records extdns owns. The TXT registry (external-dns compatible) stores
 //! ownership in TXT records next to each record; the noop registry owns everything and stores nothing.
+//!
+//! ```
+//! use std::sync::Arc;
+//!
+//! use extdns_endpoint::{Change, Endpoint, RecordType, label};
+//! use extdns_provider::{InMemoryProvider, Provider};
+//! use extdns_registry::{Ownership, OwnershipConfig, Registry, TxtRegistry, TxtRegistryConfig};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let provider = Arc::new(InMemoryProvider::new(vec!["example.org".to_string()]));
+//! let mut owner = OwnershipConfig::default();
+//! owner.owner_id = "my-cluster".to_string();
+//! let ownership = Ownership::new(owner)?;
+//! let registry = TxtRegistry::new(provider.clone(), TxtRegistryConfig::new(ownership));
+//!
+//! let web = Endpoint::new("web.example.org", RecordType::A, ["192.0.2.10"]);
+//! let snapshot = registry.records().await?;
+//! registry.apply(snapshot, &[Change::Create(web)]).await?;
+//!
+//! // The record comes back owned; its ownership TXT record is written beside it but hidden here.
+//! let snapshot = registry.records().await?;
+//! assert_eq!(snapshot.records.len(), 1);
+//! assert_eq!(snapshot.records[0].labels.get(label::OWNER).map(String::as_str), Some("my-cluster"));
+//! assert_eq!(provider.records().await?.endpoints.len(), 2);
+//! # Ok(())
+//! # }
+//! ```
 
 pub mod crypto;
 pub mod labels;

@@ -9,6 +9,50 @@
 //!
 //! Each sync prepares the admitted Gateways once (listener hostnames parsed, namespace selectors compiled,
 //! targets checked), so the work per route is a few hash lookups and no route ever scans all Gateways.
+//!
+//! ```
+//! use std::path::Path;
+//!
+//! use extdns_informer::LoadOptions;
+//! use extdns_informer::manifests::{Format, Loader};
+//! use extdns_informer::view::RouteKind;
+//! use extdns_source_gateway::{GatewayRouteSource, GatewaySourceConfig};
+//!
+//! let yaml = r#"
+//! apiVersion: gateway.networking.k8s.io/v1
+//! kind: Gateway
+//! metadata: {name: gw, namespace: infra}
+//! spec:
+//!   gatewayClassName: example
+//!   listeners:
+//!   - {name: http, protocol: HTTP, port: 80, allowedRoutes: {namespaces: {from: All}}}
+//! status:
+//!   addresses: [{type: IPAddress, value: 192.0.2.7}]
+//! ---
+//! apiVersion: gateway.networking.k8s.io/v1
+//! kind: HTTPRoute
+//! metadata: {name: shop, namespace: default}
+//! spec:
+//!   hostnames: [shop.example.org]
+//!   parentRefs: [{name: gw, namespace: infra}]
+//! status:
+//!   parents:
+//!   - parentRef: {name: gw, namespace: infra}
+//!     controllerName: example.com/gateway
+//!     conditions:
+//!     - {type: Accepted, status: "True", reason: Accepted, message: "", lastTransitionTime: "2026-01-01T00:00:00Z"}
+//! "#;
+//! let mut loader = Loader::new(LoadOptions::default());
+//! loader.add_str(yaml, Path::new("example.yaml"), Format::Yaml)?;
+//! let store = loader.finish().store;
+//!
+//! let source = GatewayRouteSource::new(RouteKind::Http, GatewaySourceConfig::default());
+//! let endpoints = source.collect(&store)?;
+//! assert_eq!(endpoints.len(), 1);
+//! assert_eq!(endpoints[0].dns_name, "shop.example.org");
+//! assert_eq!(endpoints[0].targets[0].as_str(), "192.0.2.7");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 mod hostname;
 mod listener;

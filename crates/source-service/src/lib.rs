@@ -8,6 +8,37 @@
 //! The source is pure: it reads a [`ClusterStore`] view and returns endpoints. Only the optional resolution of
 //! load balancer hostnames reaches the network, through the injected [`Resolver`], and it happens before
 //! any endpoint is built so the rest of the work is plain synchronous code over an in-memory view.
+//!
+//! ```
+//! use std::path::Path;
+//! use std::sync::Arc;
+//!
+//! use extdns_informer::LoadOptions;
+//! use extdns_informer::manifests::{Format, Loader};
+//! use extdns_source::{Source, StaticResolver};
+//! use extdns_source_service::{ServiceSource, ServiceSourceConfig};
+//!
+//! let yaml = "
+//! apiVersion: v1
+//! kind: Service
+//! metadata:
+//!   name: web
+//!   namespace: default
+//!   annotations: {external-dns.kubernetes.io/hostname: web.example.org}
+//! spec: {type: LoadBalancer, clusterIP: 10.96.0.10}
+//! status: {loadBalancer: {ingress: [{ip: 192.0.2.10}]}}
+//! ";
+//! let mut loader = Loader::new(LoadOptions::default());
+//! loader.add_str(yaml, Path::new("example.yaml"), Format::Yaml)?;
+//! let store = loader.finish().store;
+//!
+//! let source = ServiceSource::new(ServiceSourceConfig::default(), Arc::new(StaticResolver::new()));
+//! let endpoints = futures::executor::block_on(source.endpoints(&store))?;
+//! assert_eq!(endpoints.len(), 1);
+//! assert_eq!(endpoints[0].dns_name, "web.example.org");
+//! assert_eq!(endpoints[0].targets[0].as_str(), "192.0.2.10");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 mod compat;
 pub mod config;

@@ -3,6 +3,19 @@
 //! A [`Source`] turns a read-only [`ClusterStore`] view into desired [`Endpoint`]s. Sources are pure: they never
 //! call the API server, a provider or the clock. The only network access a source may need, resolving a load
 //! balancer hostname, goes through the injected [`resolver::Resolver`].
+//!
+//! ```
+//! use extdns_informer::StrMap;
+//! use extdns_source::Selector;
+//!
+//! // `--label-filter` and friends use Kubernetes label selector syntax.
+//! let selector = Selector::parse("app=web,tier notin (db)")?;
+//! let frontend: StrMap = [("app", "web"), ("tier", "frontend")].into_iter().collect();
+//! let database: StrMap = [("app", "web"), ("tier", "db")].into_iter().collect();
+//! assert!(selector.matches(&frontend));
+//! assert!(!selector.matches(&database));
+//! # Ok::<(), extdns_source::SelectorError>(())
+//! ```
 
 pub mod annotations;
 pub mod config;
