@@ -60,7 +60,9 @@ pub fn endpoint_of(set: &ResourceRecordSet) -> Option<Endpoint> {
             EVALUATE_TARGET_HEALTH,
             if alias.evaluate_target_health { "true" } else { "false" },
         );
-        Endpoint::new(&name, kind, [alias.dns_name.as_str()]).with_ttl(Ttl(set.ttl.unwrap_or(DEFAULT_TTL)))
+        // Alias records have no TTL of their own; report the one their ownership record is written with.
+        let ttl = set.ttl.filter(|t| *t > 0).unwrap_or(DEFAULT_TTL);
+        Endpoint::new(&name, kind, [alias.dns_name.as_str()]).with_ttl(Ttl(ttl))
     } else {
         let values = set
             .resource_records
