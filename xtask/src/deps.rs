@@ -103,7 +103,9 @@ pub fn ensure_moto(target: &Path) -> Result<std::path::PathBuf> {
         return Ok(found);
     }
     if crate::find_program("python3").is_none() {
-        bail!("the Route53 tests need moto's server and python3 is missing: install python3 (with venv), then run `{MOTO_INSTALL}`");
+        bail!(
+            "the Route53 tests need moto's server and python3 is missing: install python3 (with venv), then run `{MOTO_INSTALL}`"
+        );
     }
     eprintln!("xtask: installing moto[server] into {}", venv.display());
     let mut make = Command::new("python3");
@@ -113,7 +115,10 @@ pub fn ensure_moto(target: &Path) -> Result<std::path::PathBuf> {
     pip.args(["install", "--quiet", "moto[server]"]);
     crate::run(pip).with_context(|| format!("installing moto failed; run `{MOTO_INSTALL}` yourself"))?;
     if !server.is_file() {
-        bail!("{} is still missing after the install; run `{MOTO_INSTALL}`", server.display());
+        bail!(
+            "{} is still missing after the install; run `{MOTO_INSTALL}`",
+            server.display()
+        );
     }
     Ok(server)
 }

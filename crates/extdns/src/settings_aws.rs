@@ -32,14 +32,17 @@ pub fn aws(
         Ok(v @ 1..) => Ok(v),
         _ => Err(ValidationError(format!("{flag} must be at least 1 (got {value})"))),
     };
-    let mut config =
-        AwsConfig::from_env(var).map_err(|e| ValidationError(format!("--provider=aws: {e}")))?;
+    let mut config = AwsConfig::from_env(var).map_err(|e| ValidationError(format!("--provider=aws: {e}")))?;
     config.batch_change_size = positive("--aws-batch-change-size", f.batch_change_size)?;
     config.batch_change_size_bytes = positive("--aws-batch-change-size-bytes", f.batch_change_size_bytes)?;
     config.batch_change_size_values = positive("--aws-batch-change-size-values", f.batch_change_size_values)?;
     config.batch_change_interval = f.batch_change_interval;
-    config.api_retries = u32::try_from(f.api_retries)
-        .map_err(|_| ValidationError(format!("--aws-api-retries must not be negative (got {})", f.api_retries)))?;
+    config.api_retries = u32::try_from(f.api_retries).map_err(|_| {
+        ValidationError(format!(
+            "--aws-api-retries must not be negative (got {})",
+            f.api_retries
+        ))
+    })?;
     config.evaluate_target_health = f.evaluate_target_health;
     config.prefer_cname = f.prefer_cname;
     config.zones_cache_duration = f.zones_cache_duration;
@@ -55,7 +58,9 @@ pub fn aws(
         .filter(|t| !t.trim().is_empty())
         .map(|t| match t.split_once('=') {
             Some((k, v)) => Ok((k.trim().to_string(), v.trim().to_string())),
-            None => Err(ValidationError(format!("--aws-zone-tags must be key=value (got {t:?})"))),
+            None => Err(ValidationError(format!(
+                "--aws-zone-tags must be key=value (got {t:?})"
+            ))),
         })
         .collect::<Result<_, _>>()?;
     config.zone_ids = flags
@@ -74,7 +79,8 @@ pub fn aws(
 mod tests {
     use super::*;
     fn flags(args: &[&str]) -> Flags {
-        match crate::flags::try_parse_from(std::iter::once("extdns").chain(args.iter().copied())) {
+        let base = ["extdns", "--source=service", "--provider=aws"];
+        match crate::flags::try_parse_from(base.into_iter().chain(args.iter().copied())) {
             Ok(cli) => cli.flags,
             Err(e) => panic!("{args:?}: {e}"),
         }
@@ -113,9 +119,16 @@ mod tests {
             "--zone-id-filter=/hostedzone/Z123",
         ])?;
         assert_eq!(c.zone_type, Some(ZoneType::Private));
-        assert_eq!(c.zone_tags, [("team".into(), "a".into()), ("env".into(), "prod".into())]);
         assert_eq!(
-            (c.batch_change_size, c.batch_change_size_bytes, c.batch_change_size_values),
+            c.zone_tags,
+            [("team".into(), "a".into()), ("env".into(), "prod".into())]
+        );
+        assert_eq!(
+            (
+                c.batch_change_size,
+                c.batch_change_size_bytes,
+                c.batch_change_size_values
+            ),
             (10, 2000, 20)
         );
         assert_eq!(c.batch_change_interval, std::time::Duration::from_secs(3));

@@ -124,7 +124,12 @@ fn owned(fake: &Fake, zone: &str) -> Vec<String> {
     let mut names: Vec<String> = fake
         .sets(zone)
         .into_iter()
-        .filter(|s| s.kind == "TXT" && values(&Some(s.clone())).iter().any(|v| v.contains("external-dns/owner=e2e")))
+        .filter(|s| {
+            s.kind == "TXT"
+                && values(&Some(s.clone()))
+                    .iter()
+                    .any(|v| v.contains("external-dns/owner=e2e"))
+        })
         .map(|s| s.name.trim_end_matches('.').to_string())
         .collect();
     names.sort();
@@ -159,9 +164,15 @@ fn strict_route53_full_controller_create_update_delete_idempotent() {
     assert_eq!(values(&fake.find(&zone, "web.example.org", "A")), ["192.0.2.10"]);
     assert_eq!(fake.find(&zone, "web.example.org", "A").and_then(|s| s.ttl), Some(120));
     assert_eq!(values(&fake.find(&zone, "web.example.org", "AAAA")), ["2001:db8::10"]);
-    assert_eq!(values(&fake.find(&zone, "alias.example.org", "CNAME")), ["lb.example.net"]);
+    assert_eq!(
+        values(&fake.find(&zone, "alias.example.org", "CNAME")),
+        ["lb.example.net"]
+    );
     assert_eq!(values(&fake.find(&zone, "np.example.org", "A")), ["198.51.100.1"]);
-    assert_eq!(values(&fake.find(&zone, "_np._tcp.np.example.org", "SRV")), ["0 50 30080 np.example.org."]);
+    assert_eq!(
+        values(&fake.find(&zone, "_np._tcp.np.example.org", "SRV")),
+        ["0 50 30080 np.example.org."]
+    );
     for kind in ["A", "AAAA"] {
         let alias = fake
             .find(&zone, "elb.example.org", kind)
@@ -190,7 +201,12 @@ fn strict_route53_full_controller_create_update_delete_idempotent() {
     let batches = fake.lock().applied_batches.len();
     let out = extdns(&fake.url, dir.path(), &[]);
     ok(&out, "second sync");
-    assert_eq!(fake.lock().applied_batches.len(), batches, "a second run changes nothing: {}", output(&out));
+    assert_eq!(
+        fake.lock().applied_batches.len(),
+        batches,
+        "a second run changes nothing: {}",
+        output(&out)
+    );
 
     // 3. Update web's address, remove the alias and elb Services: an UPSERT and exact deletes.
     write_manifests(dir.path(), &objects("192.0.2.20", false, &[]));
@@ -201,15 +217,28 @@ fn strict_route53_full_controller_create_update_delete_idempotent() {
     assert!(fake.find(&zone, "elb.example.org", "AAAA").is_none());
     assert_eq!(
         owned(&fake, &zone),
-        ["a-np.example.org", "a-web.example.org", "aaaa-web.example.org", "srv-_np._tcp.np.example.org"]
+        [
+            "a-np.example.org",
+            "a-web.example.org",
+            "aaaa-web.example.org",
+            "srv-_np._tcp.np.example.org"
+        ]
     );
-    assert_eq!(fake.find(&zone, "legacy.example.org", "A"), Some(foreign()), "a foreign record survives");
+    assert_eq!(
+        fake.find(&zone, "legacy.example.org", "A"),
+        Some(foreign()),
+        "a foreign record survives"
+    );
     assert_eq!(fake.lock().refused_batches, 0, "every delete matched exactly");
 
     // 4. Everything removed: extdns deletes what it owns, and only that.
     write_manifests(dir.path(), "");
     ok(&extdns(&fake.url, dir.path(), &[]), "delete sync");
-    let left: Vec<String> = fake.sets(&zone).iter().map(|s| format!("{} {}", s.name, s.kind)).collect();
+    let left: Vec<String> = fake
+        .sets(&zone)
+        .iter()
+        .map(|s| format!("{} {}", s.name, s.kind))
+        .collect();
     assert_eq!(left, ["legacy.example.org. A"]);
 }
 
@@ -242,8 +271,14 @@ fn strict_route53_a_refused_record_fails_alone_and_the_others_land() {
         "the failure is named: {all}"
     );
     assert_eq!(values(&fake.find(&zone, "web.example.org", "A")), ["192.0.2.10"]);
-    assert_eq!(values(&fake.find(&zone, "alias.example.org", "CNAME")), ["lb.example.net"]);
-    assert!(fake.find(&zone, "taken.example.org", "A").is_none(), "no record without its ownership record");
+    assert_eq!(
+        values(&fake.find(&zone, "alias.example.org", "CNAME")),
+        ["lb.example.net"]
+    );
+    assert!(
+        fake.find(&zone, "taken.example.org", "A").is_none(),
+        "no record without its ownership record"
+    );
 }
 
 #[test]
@@ -285,5 +320,9 @@ fn moto_full_controller_create_then_nothing_then_delete() {
     ok(&extdns(&moto.url, dir.path(), &[]), "delete sync");
     let out = extdns(&moto.url, dir.path(), &[]);
     ok(&out, "after the delete");
-    assert!(output(&out).contains("All records are already up to date"), "{}", output(&out));
+    assert!(
+        output(&out).contains("All records are already up to date"),
+        "{}",
+        output(&out)
+    );
 }
