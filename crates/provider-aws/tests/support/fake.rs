@@ -489,9 +489,11 @@ fn check(zone: &BTreeMap<Key, Set>, zone_name: &str, action: &str, set: &Set) ->
                     "Tried to create resource record set {label} but it already exists"
                 ));
             }
+            let same_name = (k.0.clone(), String::new(), String::new())..;
             let conflicts = zone
-                .keys()
-                .any(|(n, t, _)| n == &k.0 && *t != k.1 && (set.kind == "CNAME" || t == "CNAME"));
+                .range(same_name)
+                .take_while(|((n, _, _), _)| n == &k.0)
+                .any(|((_, t, _), _)| *t != k.1 && (set.kind == "CNAME" || t == "CNAME"));
             if conflicts {
                 return Err(format!(
                     "RRSet of type {} with DNS name {} is not permitted as it conflicts with other records with the same DNS name in zone {zone_name}",
