@@ -326,3 +326,70 @@ fn moto_full_controller_create_then_nothing_then_delete() {
         output(&out)
     );
 }
+
+#[test]
+fn strict_route53_an_alias_owned_through_an_old_cname_txt_gets_its_a_and_aaaa_ownership_records() {
+    let fake = Fake::start_in_background();
+    let zone = fake.zone("example.org", false, &[]);
+    // What an older external-dns left: an A alias record owned through a `cname-` TXT record.
+    fake.put(
+        &zone,
+        Set {
+            name: "old.example.org.".into(),
+            kind: "A".into(),
+            alias_target: Some(fake::Alias {
+                hosted_zone_id: "Z35SXDOTRQ7X7K".into(),
+                dns_name: "my-lb-1.us-east-1.elb.amazonaws.com".into(),
+                evaluate_target_health: true,
+            }),
+            ..Set::default()
+        },
+    );
+    fake.put(
+        &zone,
+        Set {
+            name: "cname-old.example.org.".into(),
+            kind: "TXT".into(),
+            ttl: Some(300),
+            resource_records: Some(Values {
+                items: vec![Value {
+                    value: "\"heritage=external-dns,external-dns/owner=e2e,external-dns/resource=service/default/old\""
+                        .into(),
+                }],
+            }),
+            ..Set::default()
+        },
+    );
+    let dir = tempdir();
+    write_manifests(
+        dir.path(),
+        &service(
+            "old",
+            "old.example.org",
+            &["hostname: my-lb-1.us-east-1.elb.amazonaws.com"],
+            "",
+        ),
+    );
+    let out = extdns(&fake.url, dir.path(), &[]);
+    ok(&out, "sync");
+    assert_eq!(fake.lock().refused_batches, 0, "{}", output(&out));
+    assert!(
+        fake.find(&zone, "old.example.org", "A")
+            .and_then(|s| s.alias_target)
+            .is_some()
+    );
+    assert!(
+        fake.find(&zone, "old.example.org", "AAAA")
+            .and_then(|s| s.alias_target)
+            .is_some()
+    );
+    let owners = owned(&fake, &zone);
+    assert!(
+        owners.contains(&"a-old.example.org".to_string()) && owners.contains(&"aaaa-old.example.org".to_string()),
+        "{owners:?}"
+    );
+    // A second run has nothing left to do.
+    let batches = fake.lock().applied_batches.len();
+    ok(&extdns(&fake.url, dir.path(), &[]), "second sync");
+    assert_eq!(fake.lock().applied_batches.len(), batches);
+}
