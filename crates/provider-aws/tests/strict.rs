@@ -311,3 +311,33 @@ async fn a_change_outside_every_zone_is_skipped_and_a_split_horizon_name_goes_to
         assert!(fake.find(zone, "x.example.net", "A").is_none());
     }
 }
+
+#[tokio::test]
+async fn the_zone_list_is_cached_for_its_duration_and_becomes_the_domain_filter() {
+    let fake = Fake::start().await;
+    fake.zone("example.com", false, &[]);
+    let mut c = config(&fake.url);
+    c.zones_cache_duration = Duration::from_secs(3600);
+    let p = provider(c);
+    assert!(
+        !p.domain_filter().is_configured(),
+        "before any read: the configured filter (none)"
+    );
+    p.records().await.expect("records");
+    fake.zone("example.net", false, &[]);
+    p.records().await.expect("records");
+    let zone_lists = fake
+        .lock()
+        .requests
+        .iter()
+        .filter(|(_, r)| r == "GET /2013-04-01/hostedzone")
+        .count();
+    assert_eq!(zone_lists, 1, "the second sync used the cached zone list");
+    let f = p.domain_filter();
+    assert!(f.matches("www.example.com") && !f.matches("www.example.net"));
+
+    // Without a cache every sync lists the zones again.
+    let p = provider(config(&fake.url));
+    p.records().await.expect("records");
+    assert!(p.domain_filter().matches("www.example.net"));
+}
