@@ -7,12 +7,14 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 
 /// Program → the Debian package that provides it.
-const PROGRAMS: [(&str, &str); 5] = [
+const PROGRAMS: [(&str, &str); 6] = [
     ("named", "bind9"),
     ("knotd", "knot"),
     ("dig", "bind9-dnsutils"),
     ("openssl", "openssl"),
     ("kill", "procps"),
+    // The Route53 tests' moto server is installed into a venv (`ensure_moto`), which Debian's python3 lacks.
+    ("python3", "python3-venv"),
 ];
 
 /// The packages whose programs are missing, each once, in table order.
@@ -110,7 +112,9 @@ pub fn ensure_moto(target: &Path) -> Result<std::path::PathBuf> {
     eprintln!("xtask: installing moto[server] into {}", venv.display());
     let mut make = Command::new("python3");
     make.args(["-m", "venv"]).arg(&venv);
-    crate::run(make).with_context(|| format!("creating the venv failed; run `{MOTO_INSTALL}` yourself"))?;
+    crate::run(make).with_context(|| {
+        format!("creating the venv failed (Debian needs python3-venv); run `{MOTO_INSTALL}` yourself")
+    })?;
     let mut pip = Command::new(venv.join("bin/pip"));
     pip.args(["install", "--quiet", "moto[server]"]);
     crate::run(pip).with_context(|| format!("installing moto failed; run `{MOTO_INSTALL}` yourself"))?;
