@@ -341,3 +341,30 @@ async fn the_zone_list_is_cached_for_its_duration_and_becomes_the_domain_filter(
     p.records().await.expect("records");
     assert!(p.domain_filter().matches("www.example.net"));
 }
+
+#[tokio::test]
+async fn requests_are_signed_for_route53_with_the_session_token() {
+    let fake = Fake::start().await;
+    fake.zone("example.com", false, &[]);
+    let mut c = config(&fake.url);
+    c.credentials = Credentials::new("AKIDSIGNED", "secret");
+    c.credentials.session_token = Some("token-1".into());
+    provider(c).records().await.expect("records");
+    let signature = fake.lock().last_signature.clone();
+    let get = |h: &str| {
+        signature
+            .iter()
+            .find(|(k, _)| k == h)
+            .map(|(_, v)| v.as_str())
+            .unwrap_or("")
+    };
+    let auth = get("authorization");
+    assert!(auth.starts_with("AWS4-HMAC-SHA256 Credential=AKIDSIGNED/"), "{auth}");
+    assert!(auth.contains("/us-east-1/route53/aws4_request"), "{auth}");
+    assert!(
+        auth.contains("SignedHeaders=host;x-amz-date;x-amz-security-token") && auth.contains("Signature="),
+        "{auth}"
+    );
+    assert_eq!(get("x-amz-date").len(), "20260101T000000Z".len());
+    assert_eq!(get("x-amz-security-token"), "token-1");
+}

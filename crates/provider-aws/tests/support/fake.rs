@@ -123,6 +123,8 @@ pub struct Inner {
     pub throttle_next: usize,
     /// Every request: when, the method and the path.
     pub requests: Vec<(Instant, String)>,
+    /// The signing headers of the last request: authorization, x-amz-date, x-amz-security-token.
+    pub last_signature: Vec<(String, String)>,
     /// Change batches applied, by the number of changes in each.
     pub applied_batches: Vec<usize>,
     /// Change batches refused.
@@ -309,9 +311,26 @@ fn set_xml(set: &Set) -> String {
     quick_xml::se::to_string_with_root("ResourceRecordSet", set).unwrap_or_default()
 }
 
-async fn handle(State(state): State<Arc<Mutex<Inner>>>, method: Method, uri: Uri, body: Bytes) -> Response {
+async fn handle(
+    State(state): State<Arc<Mutex<Inner>>>,
+    method: Method,
+    uri: Uri,
+    headers: axum::http::HeaderMap,
+    body: Bytes,
+) -> Response {
     let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
     s.requests.push((Instant::now(), format!("{method} {}", uri.path())));
+    s.last_signature = ["authorization", "x-amz-date", "x-amz-security-token"]
+        .iter()
+        .filter_map(|h| Some((h.to_string(), headers.get(*h)?.to_str().ok()?.to_string())))
+        .collect();
+    if !headers.contains_key("authorization") {
+        return error(
+            StatusCode::FORBIDDEN,
+            "MissingAuthenticationToken",
+            "Missing Authentication Token",
+        );
+    }
     if s.throttle_next > 0 {
         s.throttle_next -= 1;
         return error(StatusCode::BAD_REQUEST, "Throttling", "Rate exceeded");
