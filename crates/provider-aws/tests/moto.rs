@@ -259,3 +259,56 @@ async fn records_of_every_kind_are_created_updated_and_deleted() {
     assert!(find(&eps, "lb.example.com", RecordType::A).is_some());
     assert!(find(&eps, "_sip._tcp.example.com", RecordType::Srv).is_none());
 }
+
+#[tokio::test]
+async fn every_routing_policy_round_trips_through_moto() {
+    let moto = Moto::start();
+    moto.zone("example.com", false, &[]).await;
+    let p = provider(config(&moto.url));
+    let cases: Vec<(&str, Vec<(&str, &str)>)> = vec![
+        ("weighted", vec![("aws/weight", "10")]),
+        ("latency", vec![("aws/region", "eu-west-1")]),
+        (
+            "failover",
+            vec![("aws/failover", "PRIMARY"), ("aws/health-check-id", "hc-1")],
+        ),
+        ("continent", vec![("aws/geolocation-continent-code", "EU")]),
+        (
+            "country",
+            vec![
+                ("aws/geolocation-country-code", "US"),
+                ("aws/geolocation-subdivision-code", "CA"),
+            ],
+        ),
+        ("multi", vec![("aws/multi-value-answer", "")]),
+    ];
+    let changes: Vec<Change> = cases
+        .iter()
+        .enumerate()
+        .map(|(i, (id, props))| {
+            Change::Create(
+                Endpoint::new(
+                    &format!("{id}.example.com"),
+                    RecordType::A,
+                    [format!("192.0.2.{}", i + 1)],
+                )
+                .with_ttl(Ttl(60))
+                .with_set_identifier(*id)
+                .with_provider_specific(ps(props)),
+            )
+        })
+        .collect();
+    apply_changes(&p, &changes).await.expect("creates");
+    let eps = records(&p).await;
+    for (id, props) in &cases {
+        let ep = eps
+            .iter()
+            .find(|e| e.set_identifier == *id)
+            .unwrap_or_else(|| panic!("{id} read back: {eps:?}"));
+        assert!(
+            ep.provider_specific.same_set(&ps(props)),
+            "{id}: {:?}",
+            ep.provider_specific
+        );
+    }
+}
