@@ -7,12 +7,14 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 
 /// Program → the Debian package that provides it.
-const PROGRAMS: [(&str, &str); 5] = [
+const PROGRAMS: [(&str, &str); 6] = [
     ("named", "bind9"),
     ("knotd", "knot"),
     ("dig", "bind9-dnsutils"),
     ("openssl", "openssl"),
     ("kill", "procps"),
+    // The Route53 tests' moto server is installed into a venv (`ensure_moto`), which Debian's python3 lacks.
+    ("python3", "python3-venv"),
 ];
 
 /// The packages whose programs are missing, each once, in table order.
@@ -86,4 +88,41 @@ fn set_executable(path: &Path) -> Result<()> {
     let mut perms = std::fs::metadata(path)?.permissions();
     perms.set_mode(0o755);
     std::fs::set_permissions(path, perms).with_context(|| format!("chmod {}", path.display()))
+}
+
+/// The command that installs moto's Route53 server, named when xtask cannot run it itself.
+const MOTO_INSTALL: &str = "python3 -m venv target/moto-venv && target/moto-venv/bin/pip install 'moto[server]'";
+
+/// moto's `moto_server`, which the Route53 tests start: the one in `target/moto-venv`, else one on PATH,
+/// else installed into `target/moto-venv` with pip (the venv keeps it out of the system's Python).
+pub fn ensure_moto(target: &Path) -> Result<std::path::PathBuf> {
+    let venv = target.join("moto-venv");
+    let server = venv.join("bin/moto_server");
+    if server.is_file() {
+        return Ok(server);
+    }
+    if let Some(found) = crate::find_program("moto_server") {
+        return Ok(found);
+    }
+    if crate::find_program("python3").is_none() {
+        bail!(
+            "the Route53 tests need moto's server and python3 is missing: install python3 (with venv), then run `{MOTO_INSTALL}`"
+        );
+    }
+    eprintln!("xtask: installing moto[server] into {}", venv.display());
+    let mut make = Command::new("python3");
+    make.args(["-m", "venv"]).arg(&venv);
+    crate::run(make).with_context(|| {
+        format!("creating the venv failed (Debian needs python3-venv); run `{MOTO_INSTALL}` yourself")
+    })?;
+    let mut pip = Command::new(venv.join("bin/pip"));
+    pip.args(["install", "--quiet", "moto[server]"]);
+    crate::run(pip).with_context(|| format!("installing moto failed; run `{MOTO_INSTALL}` yourself"))?;
+    if !server.is_file() {
+        bail!(
+            "{} is still missing after the install; run `{MOTO_INSTALL}`",
+            server.display()
+        );
+    }
+    Ok(server)
 }

@@ -104,9 +104,11 @@ fn bench(filter: &[String]) -> Result<()> {
 fn test() -> Result<()> {
     deps::ensure_system_packages()?;
     let go = gobuild::ensure(&target_dir())?;
+    let moto = deps::ensure_moto(&target_dir())?;
     let mut tests = cargo();
     tests.args(["test", "--workspace", "--", "--test-threads=2"]);
     go.export_to(&mut tests);
+    tests.env("EXTDNS_TEST_MOTO_SERVER", &moto);
     run(tests)?;
     kube_e2e(&go, Profile::Dev, &["run".to_string()])
 }
@@ -123,11 +125,14 @@ fn e2e(scenarios: &[String]) -> Result<()> {
             "-p",
             "extdns-provider-rfc2136",
             "-p",
+            "extdns-provider-aws",
+            "-p",
             "extdns",
             "--",
             "--test-threads=2",
         ]);
         go.export_to(&mut cmd);
+        cmd.env("EXTDNS_TEST_MOTO_SERVER", deps::ensure_moto(&target_dir())?);
         run(cmd)?;
     }
     let mut args = vec!["run".to_string()];

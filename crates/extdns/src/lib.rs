@@ -25,6 +25,7 @@ pub mod logging;
 pub mod providers;
 pub mod run;
 pub mod settings;
+pub mod settings_aws;
 pub mod wiring;
 
 use std::ffi::OsString;

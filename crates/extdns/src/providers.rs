@@ -23,6 +23,11 @@ pub fn build_provider(settings: &ProviderSettings) -> Result<Arc<dyn Provider>, 
                 Rfc2136Provider::new(config).map_err(|e| ValidationError(format!("{}: {e}", rfc2136_flag(&e))))?;
             Ok(Arc::new(provider))
         }
+        ProviderSettings::Aws(config) => {
+            let provider = extdns_provider_aws::AwsProvider::new(config.as_ref().clone())
+                .map_err(|e| ValidationError(format!("--provider=aws: {}", aws_error(&e))))?;
+            Ok(Arc::new(provider))
+        }
         ProviderSettings::Unsupported(name) => Err(ValidationError(format!(
             "provider {} is not supported by extdns yet",
             name.as_str()
@@ -45,5 +50,16 @@ fn rfc2136_flag(e: &extdns_provider_rfc2136::ConfigError) -> &'static str {
         Setting::LoadBalancing => "--rfc2136-load-balancing-strategy",
         Setting::Tls => "--tls-ca/--tls-client-cert/--tls-client-cert-key",
         _ => "--rfc2136-*",
+    }
+}
+
+/// A Route53 configuration error with the flag behind the setting it is about.
+fn aws_error(e: &extdns_provider_aws::ConfigError) -> String {
+    use extdns_provider_aws::{ConfigError, Setting};
+    match e {
+        ConfigError::Zero(Setting::BatchChangeSize) => format!("--aws-batch-change-size: {e}"),
+        ConfigError::Zero(Setting::BatchChangeSizeBytes) => format!("--aws-batch-change-size-bytes: {e}"),
+        ConfigError::Zero(Setting::BatchChangeSizeValues) => format!("--aws-batch-change-size-values: {e}"),
+        _ => e.to_string(),
     }
 }

@@ -122,6 +122,7 @@ pub enum ProviderSettings {
         /// The deprecated spelling was used; warned about once logging is up.
         deprecated_tsig_axfr: bool,
     },
+    Aws(Box<extdns_provider_aws::AwsConfig>),
     Unsupported(ProviderName),
 }
 
@@ -131,6 +132,7 @@ impl ProviderSettings {
         match self {
             ProviderSettings::InMemory { .. } => ProviderName::Inmemory.as_str(),
             ProviderSettings::Rfc2136 { .. } => ProviderName::Rfc2136.as_str(),
+            ProviderSettings::Aws(_) => ProviderName::Aws.as_str(),
             ProviderSettings::Unsupported(name) => name.as_str(),
         }
     }
@@ -358,6 +360,7 @@ pub fn controller(flags: &Flags) -> Result<Settings, ValidationError> {
             zones: flags.inmemory.inmemory_zone.clone(),
         },
         ProviderName::Rfc2136 => rfc2136(flags)?,
+        ProviderName::Aws => crate::settings_aws::aws(flags, &domain_filter, &|k| std::env::var(k).ok())?,
         other => ProviderSettings::Unsupported(other),
     };
     let managed_types = record_types(&p.managed_record_types);
@@ -826,9 +829,9 @@ mod tests {
 
     #[test]
     fn unsupported_providers_and_registries_are_left_to_the_wiring() -> Result<(), ValidationError> {
-        let s = controller(&flags(&["--source=service", "--provider=aws", "--registry=crd"]))?;
+        let s = controller(&flags(&["--source=service", "--provider=linode", "--registry=crd"]))?;
         assert!(
-            matches!(s.provider, ProviderSettings::Unsupported(ProviderName::Aws)),
+            matches!(s.provider, ProviderSettings::Unsupported(ProviderName::Linode)),
             "{:?}",
             s.provider
         );

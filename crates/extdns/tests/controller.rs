@@ -324,9 +324,9 @@ async fn inmemory_zones_limit_what_is_managed() -> Result<(), Error> {
 
 #[test]
 fn providers_extdns_does_not_implement_are_a_clear_error() -> Result<(), Error> {
-    let f = controller_settings(&["--source=service", "--provider=aws"])?;
+    let f = controller_settings(&["--source=service", "--provider=linode"])?;
     let err = build_provider(&f.provider).err().map(|e| e.to_string());
-    assert_eq!(err.as_deref(), Some("provider aws is not supported by extdns yet"));
+    assert_eq!(err.as_deref(), Some("provider linode is not supported by extdns yet"));
     Ok(())
 }
 

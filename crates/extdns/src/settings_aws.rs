@@ -1,0 +1,153 @@
+//! `--provider=aws` from external-dns's `--aws-*` flags and the standard AWS environment (credentials,
+//! region, endpoint). Checked here so a wrong value fails at startup naming its flag or variable.
+
+use extdns_endpoint::DomainFilter;
+use extdns_provider_aws::{AwsConfig, ZoneType};
+
+use crate::flags::Flags;
+use crate::settings::{ProviderSettings, ValidationError};
+
+/// The Route53 settings; `var` reads one environment variable (tests pass their own).
+pub fn aws(
+    flags: &Flags,
+    domain_filter: &DomainFilter,
+    var: &dyn Fn(&str) -> Option<String>,
+) -> Result<ProviderSettings, ValidationError> {
+    let f = &flags.aws;
+    if !f.profile.iter().all(|p| p.trim().is_empty()) {
+        return Err(ValidationError(
+            "--aws-profile is not supported by extdns yet: give credentials in AWS_ACCESS_KEY_ID, \
+             AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN)"
+                .to_string(),
+        ));
+    }
+    if !f.assume_role.trim().is_empty() || !f.assume_role_external_id.trim().is_empty() {
+        return Err(ValidationError(
+            "--aws-assume-role is not supported by extdns yet: give the role's credentials in \
+             AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN"
+                .to_string(),
+        ));
+    }
+    let positive = |flag: &str, value: i32| match usize::try_from(value) {
+        Ok(v @ 1..) => Ok(v),
+        _ => Err(ValidationError(format!("{flag} must be at least 1 (got {value})"))),
+    };
+    let mut config = AwsConfig::from_env(var).map_err(|e| ValidationError(format!("--provider=aws: {e}")))?;
+    config.batch_change_size = positive("--aws-batch-change-size", f.batch_change_size)?;
+    config.batch_change_size_bytes = positive("--aws-batch-change-size-bytes", f.batch_change_size_bytes)?;
+    config.batch_change_size_values = positive("--aws-batch-change-size-values", f.batch_change_size_values)?;
+    config.batch_change_interval = f.batch_change_interval;
+    config.api_retries = u32::try_from(f.api_retries).map_err(|_| {
+        ValidationError(format!(
+            "--aws-api-retries must not be negative (got {})",
+            f.api_retries
+        ))
+    })?;
+    config.evaluate_target_health = f.evaluate_target_health;
+    config.prefer_cname = f.prefer_cname;
+    config.zones_cache_duration = f.zones_cache_duration;
+    config.zone_match_parent = f.zone_match_parent;
+    config.zone_type = match f.zone_type.as_str() {
+        "public" => Some(ZoneType::Public),
+        "private" => Some(ZoneType::Private),
+        _ => None,
+    };
+    config.zone_tags = f
+        .zone_tags
+        .iter()
+        .filter(|t| !t.trim().is_empty())
+        .map(|t| match t.split_once('=') {
+            Some((k, v)) => Ok((k.trim().to_string(), v.trim().to_string())),
+            None => Err(ValidationError(format!(
+                "--aws-zone-tags must be key=value (got {t:?})"
+            ))),
+        })
+        .collect::<Result<_, _>>()?;
+    config.zone_ids = flags
+        .provider
+        .zone_id_filter
+        .iter()
+        .map(|z| z.trim())
+        .filter(|z| !z.is_empty())
+        .map(|z| z.strip_prefix("/hostedzone/").unwrap_or(z).to_string())
+        .collect();
+    config.domain_filter = domain_filter.clone();
+    Ok(ProviderSettings::Aws(Box::new(config)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    fn flags(args: &[&str]) -> Flags {
+        let base = ["extdns", "--source=service", "--provider=aws"];
+        match crate::flags::try_parse_from(base.into_iter().chain(args.iter().copied())) {
+            Ok(cli) => cli.flags,
+            Err(e) => panic!("{args:?}: {e}"),
+        }
+    }
+
+    fn env(k: &str) -> Option<String> {
+        match k {
+            "AWS_ACCESS_KEY_ID" => Some("AKID".into()),
+            "AWS_SECRET_ACCESS_KEY" => Some("secret".into()),
+            "AWS_ENDPOINT_URL" => Some("http://127.0.0.1:5555".into()),
+            _ => None,
+        }
+    }
+
+    fn config(args: &[&str]) -> Result<AwsConfig, ValidationError> {
+        match aws(&flags(args), &DomainFilter::default(), &env)? {
+            ProviderSettings::Aws(c) => Ok(*c),
+            other => panic!("not the AWS settings: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_aws_flags_reach_the_provider_configuration() -> Result<(), ValidationError> {
+        let c = config(&[
+            "--aws-zone-type=private",
+            "--aws-zone-tags=team=a",
+            "--aws-zone-tags=env = prod",
+            "--aws-batch-change-size=10",
+            "--aws-batch-change-size-bytes=2000",
+            "--aws-batch-change-size-values=20",
+            "--aws-batch-change-interval=3s",
+            "--aws-api-retries=0",
+            "--aws-evaluate-target-health=false",
+            "--aws-prefer-cname=true",
+            "--aws-zone-match-parent=true",
+            "--zone-id-filter=/hostedzone/Z123",
+        ])?;
+        assert_eq!(c.zone_type, Some(ZoneType::Private));
+        assert_eq!(
+            c.zone_tags,
+            [("team".into(), "a".into()), ("env".into(), "prod".into())]
+        );
+        assert_eq!(
+            (
+                c.batch_change_size,
+                c.batch_change_size_bytes,
+                c.batch_change_size_values
+            ),
+            (10, 2000, 20)
+        );
+        assert_eq!(c.batch_change_interval, std::time::Duration::from_secs(3));
+        assert_eq!(c.api_retries, 0);
+        assert!(!c.evaluate_target_health && c.prefer_cname && c.zone_match_parent);
+        assert_eq!(c.zone_ids, ["Z123"]);
+        assert_eq!(c.endpoint.as_str(), "http://127.0.0.1:5555/");
+        Ok(())
+    }
+
+    #[test]
+    fn bad_aws_flags_are_named() {
+        let err = |args: &[&str]| config(args).map(|_| ()).expect_err("refused").0;
+        assert!(err(&["--aws-batch-change-size=0"]).contains("--aws-batch-change-size "));
+        assert!(err(&["--aws-api-retries=-1"]).contains("--aws-api-retries"));
+        assert!(err(&["--aws-zone-tags=team"]).contains("--aws-zone-tags"));
+        assert!(err(&["--aws-assume-role=arn:aws:iam::1:role/x"]).contains("--aws-assume-role"));
+        assert!(err(&["--aws-profile=dev"]).contains("--aws-profile"));
+        let no_credentials = aws(&flags(&[]), &DomainFilter::default(), &|_| None).expect_err("refused");
+        assert!(no_credentials.0.contains("AWS_ACCESS_KEY_ID"), "{no_credentials}");
+    }
+}

@@ -1,0 +1,395 @@
+//! The whole controller against Route53: `extdns --once --provider=aws` over manifests (manifests →
+//! sources → plan → TXT registry → Route53), against our strict Route53 fake (real Route53 semantics:
+//! refused duplicates, atomic batches, exact deletes) and against moto's Route53.
+
+#[path = "../../provider-aws/tests/support/fake.rs"]
+mod fake;
+#[path = "../../provider-aws/tests/support/moto.rs"]
+mod moto;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use fake::{Fake, Set, Value, Values};
+
+const OWNER: &str = "e2e";
+
+fn service(name: &str, host: &str, ingress: &[&str], extra_annotations: &str) -> String {
+    let ingress: String = ingress.iter().map(|i| format!("      - {i}\n")).collect();
+    format!(
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: {name}\n  namespace: default\n  annotations:\n    \
+         external-dns.kubernetes.io/hostname: {host}\n{extra_annotations}spec:\n  type: LoadBalancer\n  \
+         clusterIP: 10.96.0.10\n  ports:\n    - name: http\n      port: 80\nstatus:\n  loadBalancer:\n    ingress:\n{ingress}"
+    )
+}
+
+/// web (A + AAAA, TTL 120), alias (a CNAME to a load balancer outside AWS), elb (a CNAME to an AWS load
+/// balancer: A and AAAA alias records), a NodePort Service (A from the node, SRV) and optionally `more`.
+fn objects(web_ip: &str, with_alias: bool, more: &[String]) -> String {
+    let mut docs = vec![service(
+        "web",
+        "web.example.org",
+        &[&format!("ip: {web_ip}"), "ip: 2001:db8::10"],
+        "    external-dns.kubernetes.io/ttl: \"120\"\n",
+    )];
+    if with_alias {
+        docs.push(service("alias", "alias.example.org", &["hostname: lb.example.net"], ""));
+        docs.push(service(
+            "elb",
+            "elb.example.org",
+            &["hostname: my-lb-1.us-east-1.elb.amazonaws.com"],
+            "",
+        ));
+    }
+    docs.push(
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: np\n  namespace: default\n  annotations:\n    \
+         external-dns.kubernetes.io/hostname: np.example.org\nspec:\n  type: NodePort\n  clusterIP: 10.96.0.12\n  \
+         ports:\n    - name: http\n      port: 80\n      nodePort: 30080\n      protocol: TCP\n"
+            .to_string(),
+    );
+    docs.push(
+        "apiVersion: v1\nkind: Node\nmetadata:\n  name: node-1\nstatus:\n  addresses:\n    - type: ExternalIP\n      \
+         address: 198.51.100.1\n"
+            .to_string(),
+    );
+    docs.extend(more.iter().cloned());
+    docs.join("---\n")
+}
+
+fn write_manifests(dir: &Path, content: &str) {
+    if let Err(e) = std::fs::write(dir.join("objects.yaml"), content) {
+        panic!("cannot write manifests: {e}");
+    }
+}
+
+fn extdns(endpoint: &str, manifests: &Path, extra: &[&str]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_extdns"));
+    for (key, _) in std::env::vars_os() {
+        let k = key.to_string_lossy();
+        if k.starts_with("EXTERNAL_DNS_") || k.starts_with("AWS_") || k == "RUST_LOG" {
+            cmd.env_remove(key);
+        }
+    }
+    cmd.env("AWS_ACCESS_KEY_ID", "AKIDE2E")
+        .env("AWS_SECRET_ACCESS_KEY", "secret")
+        .env("AWS_ENDPOINT_URL_ROUTE_53", endpoint)
+        .args(["--once", "--source=service", "--provider=aws", "--registry=txt"])
+        .args(["--txt-owner-id", OWNER, "--domain-filter=example.org"])
+        .args(["--manifests", &manifests.display().to_string()])
+        .args(["--aws-batch-change-interval=0s"])
+        .args([
+            "--managed-record-types=A",
+            "--managed-record-types=AAAA",
+            "--managed-record-types=CNAME",
+            "--managed-record-types=SRV",
+        ])
+        .args(extra);
+    match cmd.output() {
+        Ok(o) => o,
+        Err(e) => panic!("cannot run extdns: {e}"),
+    }
+}
+
+fn output(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn ok(out: &Output, what: &str) {
+    assert_eq!(out.status.code(), Some(0), "{what} failed\n{}", output(out));
+}
+
+fn tempdir() -> tempfile::TempDir {
+    match tempfile::tempdir() {
+        Ok(d) => d,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+fn values(set: &Option<Set>) -> Vec<String> {
+    let mut v: Vec<String> = set
+        .iter()
+        .flat_map(|s| s.resource_records.iter().flat_map(|r| &r.items))
+        .map(|v| v.value.clone())
+        .collect();
+    v.sort();
+    v
+}
+
+/// The names of the ownership TXT records of our owner id.
+fn owned(fake: &Fake, zone: &str) -> Vec<String> {
+    let mut names: Vec<String> = fake
+        .sets(zone)
+        .into_iter()
+        .filter(|s| {
+            s.kind == "TXT"
+                && values(&Some(s.clone()))
+                    .iter()
+                    .any(|v| v.contains("external-dns/owner=e2e"))
+        })
+        .map(|s| s.name.trim_end_matches('.').to_string())
+        .collect();
+    names.sort();
+    names
+}
+
+fn foreign() -> Set {
+    Set {
+        name: "legacy.example.org.".into(),
+        kind: "A".into(),
+        ttl: Some(300),
+        resource_records: Some(Values {
+            items: vec![Value {
+                value: "192.0.2.99".into(),
+            }],
+        }),
+        ..Set::default()
+    }
+}
+
+#[test]
+fn strict_route53_full_controller_create_update_delete_idempotent() {
+    let fake = Fake::start_in_background();
+    let zone = fake.zone("example.org", false, &[]);
+    let other = fake.zone("example.net", false, &[]);
+    fake.put(&zone, foreign());
+    let dir = tempdir();
+
+    // 1. Create.
+    write_manifests(dir.path(), &objects("192.0.2.10", true, &[]));
+    ok(&extdns(&fake.url, dir.path(), &[]), "first sync");
+    assert_eq!(values(&fake.find(&zone, "web.example.org", "A")), ["192.0.2.10"]);
+    assert_eq!(fake.find(&zone, "web.example.org", "A").and_then(|s| s.ttl), Some(120));
+    assert_eq!(values(&fake.find(&zone, "web.example.org", "AAAA")), ["2001:db8::10"]);
+    assert_eq!(
+        values(&fake.find(&zone, "alias.example.org", "CNAME")),
+        ["lb.example.net"]
+    );
+    assert_eq!(values(&fake.find(&zone, "np.example.org", "A")), ["198.51.100.1"]);
+    assert_eq!(
+        values(&fake.find(&zone, "_np._tcp.np.example.org", "SRV")),
+        ["0 50 30080 np.example.org."]
+    );
+    for kind in ["A", "AAAA"] {
+        let alias = fake
+            .find(&zone, "elb.example.org", kind)
+            .and_then(|s| s.alias_target)
+            .unwrap_or_else(|| panic!("elb.example.org {kind} is an alias: {:?}", fake.sets(&zone)));
+        assert_eq!(alias.hosted_zone_id, "Z35SXDOTRQ7X7K");
+        assert_eq!(alias.dns_name, "my-lb-1.us-east-1.elb.amazonaws.com");
+        assert!(alias.evaluate_target_health);
+    }
+    assert!(fake.find(&zone, "elb.example.org", "CNAME").is_none());
+    assert_eq!(
+        owned(&fake, &zone),
+        [
+            "a-elb.example.org",
+            "a-np.example.org",
+            "a-web.example.org",
+            "aaaa-elb.example.org",
+            "aaaa-web.example.org",
+            "cname-alias.example.org",
+            "srv-_np._tcp.np.example.org"
+        ]
+    );
+    assert!(fake.sets(&other).is_empty(), "nothing outside the domain filter");
+
+    // 2. The same objects again: nothing to do.
+    let batches = fake.lock().applied_batches.len();
+    let out = extdns(&fake.url, dir.path(), &[]);
+    ok(&out, "second sync");
+    assert_eq!(
+        fake.lock().applied_batches.len(),
+        batches,
+        "a second run changes nothing: {}",
+        output(&out)
+    );
+
+    // 3. Update web's address, remove the alias and elb Services: an UPSERT and exact deletes.
+    write_manifests(dir.path(), &objects("192.0.2.20", false, &[]));
+    ok(&extdns(&fake.url, dir.path(), &[]), "update sync");
+    assert_eq!(values(&fake.find(&zone, "web.example.org", "A")), ["192.0.2.20"]);
+    assert!(fake.find(&zone, "alias.example.org", "CNAME").is_none());
+    assert!(fake.find(&zone, "elb.example.org", "A").is_none());
+    assert!(fake.find(&zone, "elb.example.org", "AAAA").is_none());
+    assert_eq!(
+        owned(&fake, &zone),
+        [
+            "a-np.example.org",
+            "a-web.example.org",
+            "aaaa-web.example.org",
+            "srv-_np._tcp.np.example.org"
+        ]
+    );
+    assert_eq!(
+        fake.find(&zone, "legacy.example.org", "A"),
+        Some(foreign()),
+        "a foreign record survives"
+    );
+    assert_eq!(fake.lock().refused_batches, 0, "every delete matched exactly");
+
+    // 4. Everything removed: extdns deletes what it owns, and only that.
+    write_manifests(dir.path(), "");
+    ok(&extdns(&fake.url, dir.path(), &[]), "delete sync");
+    let left: Vec<String> = fake
+        .sets(&zone)
+        .iter()
+        .map(|s| format!("{} {}", s.name, s.kind))
+        .collect();
+    assert_eq!(left, ["legacy.example.org. A"]);
+}
+
+#[test]
+fn strict_route53_a_refused_record_fails_alone_and_the_others_land() {
+    let fake = Fake::start_in_background();
+    let zone = fake.zone("example.org", false, &[]);
+    // Someone else's TXT record where our ownership record for taken.example.org would go.
+    fake.put(
+        &zone,
+        Set {
+            name: "a-taken.example.org.".into(),
+            kind: "TXT".into(),
+            ttl: Some(300),
+            resource_records: Some(Values {
+                items: vec![Value {
+                    value: "\"someone else\"".into(),
+                }],
+            }),
+            ..Set::default()
+        },
+    );
+    let dir = tempdir();
+    let taken = service("taken", "taken.example.org", &["ip: 192.0.2.66"], "");
+    write_manifests(dir.path(), &objects("192.0.2.10", true, &[taken]));
+    let out = extdns(&fake.url, dir.path(), &[]);
+    let all = output(&out);
+    assert!(
+        all.contains("taken.example.org A") && all.contains("already exists"),
+        "the failure is named: {all}"
+    );
+    assert_eq!(values(&fake.find(&zone, "web.example.org", "A")), ["192.0.2.10"]);
+    assert_eq!(
+        values(&fake.find(&zone, "alias.example.org", "CNAME")),
+        ["lb.example.net"]
+    );
+    assert!(
+        fake.find(&zone, "taken.example.org", "A").is_none(),
+        "no record without its ownership record"
+    );
+}
+
+#[test]
+fn strict_route53_dry_run_writes_nothing() {
+    let fake = Fake::start_in_background();
+    let zone = fake.zone("example.org", false, &[]);
+    let dir = tempdir();
+    write_manifests(dir.path(), &objects("192.0.2.10", true, &[]));
+    ok(&extdns(&fake.url, dir.path(), &["--dry-run"]), "dry run");
+    assert!(fake.sets(&zone).is_empty());
+    let s = fake.lock();
+    assert!(s.applied_batches.is_empty() && s.refused_batches == 0);
+    assert!(
+        s.requests.iter().all(|(_, r)| r.starts_with("GET ")),
+        "only reads: {:?}",
+        s.requests.iter().map(|(_, r)| r).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn moto_full_controller_create_then_nothing_then_delete() {
+    let moto = moto::Moto::start();
+    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => panic!("{e}"),
+    };
+    rt.block_on(moto.zone("example.org", false, &[]));
+    let dir = tempdir();
+    write_manifests(dir.path(), &objects("192.0.2.10", true, &[]));
+    ok(&extdns(&moto.url, dir.path(), &[]), "first sync");
+    let out = extdns(&moto.url, dir.path(), &[]);
+    ok(&out, "second sync");
+    assert!(
+        output(&out).contains("All records are already up to date"),
+        "a second run changes nothing: {}",
+        output(&out)
+    );
+    write_manifests(dir.path(), "");
+    ok(&extdns(&moto.url, dir.path(), &[]), "delete sync");
+    let out = extdns(&moto.url, dir.path(), &[]);
+    ok(&out, "after the delete");
+    assert!(
+        output(&out).contains("All records are already up to date"),
+        "{}",
+        output(&out)
+    );
+}
+
+#[test]
+fn strict_route53_an_alias_owned_through_an_old_cname_txt_gets_its_a_and_aaaa_ownership_records() {
+    let fake = Fake::start_in_background();
+    let zone = fake.zone("example.org", false, &[]);
+    // What an older external-dns left: an A alias record owned through a `cname-` TXT record.
+    fake.put(
+        &zone,
+        Set {
+            name: "old.example.org.".into(),
+            kind: "A".into(),
+            alias_target: Some(fake::Alias {
+                hosted_zone_id: "Z35SXDOTRQ7X7K".into(),
+                dns_name: "my-lb-1.us-east-1.elb.amazonaws.com".into(),
+                evaluate_target_health: true,
+            }),
+            ..Set::default()
+        },
+    );
+    fake.put(
+        &zone,
+        Set {
+            name: "cname-old.example.org.".into(),
+            kind: "TXT".into(),
+            ttl: Some(300),
+            resource_records: Some(Values {
+                items: vec![Value {
+                    value: "\"heritage=external-dns,external-dns/owner=e2e,external-dns/resource=service/default/old\""
+                        .into(),
+                }],
+            }),
+            ..Set::default()
+        },
+    );
+    let dir = tempdir();
+    write_manifests(
+        dir.path(),
+        &service(
+            "old",
+            "old.example.org",
+            &["hostname: my-lb-1.us-east-1.elb.amazonaws.com"],
+            "",
+        ),
+    );
+    let out = extdns(&fake.url, dir.path(), &[]);
+    ok(&out, "sync");
+    assert_eq!(fake.lock().refused_batches, 0, "{}", output(&out));
+    assert!(
+        fake.find(&zone, "old.example.org", "A")
+            .and_then(|s| s.alias_target)
+            .is_some()
+    );
+    assert!(
+        fake.find(&zone, "old.example.org", "AAAA")
+            .and_then(|s| s.alias_target)
+            .is_some()
+    );
+    let owners = owned(&fake, &zone);
+    assert!(
+        owners.contains(&"a-old.example.org".to_string()) && owners.contains(&"aaaa-old.example.org".to_string()),
+        "{owners:?}"
+    );
+    // A second run has nothing left to do.
+    let batches = fake.lock().applied_batches.len();
+    ok(&extdns(&fake.url, dir.path(), &[]), "second sync");
+    assert_eq!(fake.lock().applied_batches.len(), batches);
+}

@@ -1,0 +1,408 @@
+//! The four Route53 calls extdns makes, SigV4-signed, paced under Route53's request rate and retried with
+//! backoff when Route53 throttles or fails.
+
+use std::time::{Duration, Instant, SystemTime};
+
+use aws_sigv4::http_request::{SignableBody, SignableRequest, SigningSettings, sign};
+use aws_sigv4::sign::v4;
+use aws_smithy_runtime_api::client::identity::Identity;
+use reqwest::{Method, StatusCode};
+use serde::de::DeserializeOwned;
+use tokio::sync::Mutex;
+
+use crate::config::{AwsConfig, ConfigError};
+use crate::xml;
+
+const API: &str = "2013-04-01";
+/// Route53 returns at most 300 record sets a page.
+const RECORD_PAGE: u32 = 300;
+/// ListTagsForResources takes at most 10 zones a call.
+pub const TAG_BATCH: usize = 10;
+
+/// Why a call failed, after its retries.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ApiError {
+    /// The request did not get an answer (connection, timeout).
+    #[error("{call}: {source}")]
+    Transport {
+        call: String,
+        #[source]
+        source: reqwest::Error,
+    },
+    /// Route53 answered with an error document.
+    #[error("{call}: HTTP {status} {code}: {message}")]
+    Status {
+        call: String,
+        status: u16,
+        code: String,
+        message: String,
+    },
+    /// The answer is not the document we asked for.
+    #[error("{call}: unreadable answer: {source}")]
+    Decode {
+        call: String,
+        #[source]
+        source: quick_xml::DeError,
+    },
+    #[error("{call}: cannot sign the request: {reason}")]
+    Sign { call: String, reason: String },
+}
+
+impl ApiError {
+    /// Throttling, a rate limit, a 5xx or no answer at all: the same call may succeed later.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            ApiError::Transport { .. } => true,
+            ApiError::Status { status, code, .. } => {
+                *status == 429
+                    || *status >= 500
+                    || matches!(
+                        code.as_str(),
+                        "Throttling" | "ThrottlingException" | "PriorRequestNotComplete" | "RequestThrottled"
+                    )
+            }
+            _ => false,
+        }
+    }
+
+    /// Route53 refused our credentials or signature.
+    pub fn is_auth(&self) -> bool {
+        match self {
+            ApiError::Status { status, code, .. } => {
+                *status == 401
+                    || *status == 403
+                    || matches!(
+                        code.as_str(),
+                        "InvalidClientTokenId" | "SignatureDoesNotMatch" | "AccessDenied" | "ExpiredToken"
+                    )
+            }
+            ApiError::Sign { .. } => true,
+            _ => false,
+        }
+    }
+
+    /// Route53 refused the change batch itself (a record that exists, a delete that matches nothing, an
+    /// invalid value): another batch without the bad change can succeed.
+    pub fn is_batch_refusal(&self) -> bool {
+        matches!(self, ApiError::Status { status: 400, code, .. }
+            if matches!(code.as_str(), "InvalidChangeBatch" | "InvalidInput"))
+    }
+}
+
+/// One page of record sets and where the next starts.
+pub struct RecordPage {
+    pub sets: Vec<xml::ResourceRecordSet>,
+    pub next: Option<(String, String, Option<String>)>,
+}
+
+/// A Route53 client bound to one endpoint and one set of credentials.
+pub struct Client {
+    http: reqwest::Client,
+    base: String,
+    identity: Identity,
+    signing_region: String,
+    retries: u32,
+    backoff: extdns_provider::Backoff,
+    /// The earliest instant the next request may leave, shared by every call of this client.
+    next_slot: Mutex<Instant>,
+    spacing: Duration,
+}
+
+impl Client {
+    pub fn new(config: &AwsConfig) -> Result<Client, ConfigError> {
+        let http = reqwest::Client::builder()
+            .timeout(config.request_timeout)
+            .build()
+            .map_err(ConfigError::Client)?;
+        let c = &config.credentials;
+        let identity: Identity = aws_credential_types::Credentials::new(
+            c.access_key_id.clone(),
+            c.secret_access_key.clone(),
+            c.session_token.clone(),
+            None,
+            "extdns",
+        )
+        .into();
+        Ok(Client {
+            http,
+            base: config.endpoint.as_str().trim_end_matches('/').to_string(),
+            identity,
+            signing_region: config.signing_region.clone(),
+            retries: config.api_retries,
+            backoff: config.backoff.clone(),
+            next_slot: Mutex::new(Instant::now()),
+            spacing: Duration::from_secs_f64(1.0 / config.requests_per_second),
+        })
+    }
+
+    /// Every hosted zone of the account, all pages.
+    pub async fn list_hosted_zones(&self) -> Result<Vec<xml::HostedZone>, ApiError> {
+        let mut zones = Vec::new();
+        let mut marker: Option<String> = None;
+        loop {
+            let mut query = vec![("maxitems", "100".to_string())];
+            if let Some(m) = &marker {
+                query.push(("marker", m.clone()));
+            }
+            let page: xml::ListHostedZonesResponse = self
+                .call(
+                    "ListHostedZones",
+                    Method::GET,
+                    &format!("/{API}/hostedzone"),
+                    &query,
+                    None,
+                )
+                .await?;
+            zones.extend(page.hosted_zones.items);
+            match page.next_marker.filter(|m| page.is_truncated && !m.is_empty()) {
+                Some(m) => marker = Some(m),
+                None => return Ok(zones),
+            }
+        }
+    }
+
+    /// The tags of up to [`TAG_BATCH`] zones, by zone id.
+    pub async fn list_tags(&self, zone_ids: &[&str]) -> Result<Vec<xml::ResourceTagSet>, ApiError> {
+        let body = quick_xml::se::to_string(&xml::ListTagsForResourcesRequest {
+            xmlns: xml::NAMESPACE,
+            resource_ids: xml::ResourceIds {
+                items: zone_ids.to_vec(),
+            },
+        })
+        .map_err(|e| ApiError::Sign {
+            call: "ListTagsForResources".into(),
+            reason: e.to_string(),
+        })?;
+        let answer: xml::ListTagsForResourcesResponse = self
+            .call(
+                "ListTagsForResources",
+                Method::POST,
+                &format!("/{API}/tags/hostedzone"),
+                &[],
+                Some(body),
+            )
+            .await?;
+        Ok(answer.resource_tag_sets.items)
+    }
+
+    /// One page of a zone's record sets, starting at `start` (name, type, set identifier).
+    pub async fn list_record_sets(
+        &self,
+        zone_id: &str,
+        start: Option<&(String, String, Option<String>)>,
+    ) -> Result<RecordPage, ApiError> {
+        let mut query = vec![("maxitems", RECORD_PAGE.to_string())];
+        if let Some((name, kind, identifier)) = start {
+            query.push(("name", name.clone()));
+            query.push(("type", kind.clone()));
+            if let Some(id) = identifier {
+                query.push(("identifier", id.clone()));
+            }
+        }
+        let page: xml::ListResourceRecordSetsResponse = self
+            .call(
+                "ListResourceRecordSets",
+                Method::GET,
+                &format!("/{API}/hostedzone/{zone_id}/rrset"),
+                &query,
+                None,
+            )
+            .await?;
+        let next = match (page.is_truncated, page.next_record_name, page.next_record_type) {
+            (true, Some(name), Some(kind)) => Some((name, kind, page.next_record_identifier)),
+            _ => None,
+        };
+        Ok(RecordPage {
+            sets: page.resource_record_sets.items,
+            next,
+        })
+    }
+
+    /// Apply one change batch atomically.
+    pub async fn change(&self, zone_id: &str, changes: &[xml::Change]) -> Result<(), ApiError> {
+        let body = quick_xml::se::to_string(&xml::ChangeResourceRecordSetsRequest {
+            xmlns: xml::NAMESPACE,
+            change_batch: xml::ChangeBatch {
+                comment: None,
+                changes: xml::Changes { items: changes },
+            },
+        })
+        .map_err(|e| ApiError::Sign {
+            call: "ChangeResourceRecordSets".into(),
+            reason: e.to_string(),
+        })?;
+        let _: serde::de::IgnoredAny = self
+            .call(
+                "ChangeResourceRecordSets",
+                Method::POST,
+                &format!("/{API}/hostedzone/{zone_id}/rrset/"),
+                &[],
+                Some(body),
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// One call, retried with backoff while Route53 throttles or fails transiently.
+    async fn call<T: DeserializeOwned>(
+        &self,
+        name: &str,
+        method: Method,
+        path: &str,
+        query: &[(&str, String)],
+        body: Option<String>,
+    ) -> Result<T, ApiError> {
+        let mut attempt = 0;
+        loop {
+            match self.once(name, method.clone(), path, query, body.as_deref()).await {
+                Err(e) if e.is_retryable() && attempt < self.retries => {
+                    let delay = self.backoff.delay(attempt);
+                    tracing::warn!(call = name, error = %e, attempt = attempt + 1, ?delay, "Route53 call failed; retrying");
+                    tokio::time::sleep(delay).await;
+                    attempt += 1;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Wait for this client's next request slot (Route53 allows 5 requests a second per account).
+    async fn pace(&self) {
+        let wait = {
+            let mut slot = self.next_slot.lock().await;
+            let now = Instant::now();
+            let at = (*slot).max(now);
+            *slot = at + self.spacing;
+            at - now
+        };
+        if !wait.is_zero() {
+            tokio::time::sleep(wait).await;
+        }
+    }
+
+    async fn once<T: DeserializeOwned>(
+        &self,
+        name: &str,
+        method: Method,
+        path: &str,
+        query: &[(&str, String)],
+        body: Option<&str>,
+    ) -> Result<T, ApiError> {
+        let mut url = format!("{}{path}", self.base);
+        if !query.is_empty() {
+            let q: Vec<String> = query.iter().map(|(k, v)| format!("{k}={}", encode(v))).collect();
+            url.push('?');
+            url.push_str(&q.join("&"));
+        }
+        let body_bytes = body.unwrap_or("").as_bytes();
+        let mut headers = vec![("content-type", "application/xml")];
+        if body.is_none() {
+            headers.clear();
+        }
+        let sign_error = |reason: String| ApiError::Sign {
+            call: name.to_string(),
+            reason,
+        };
+        let params = v4::SigningParams::builder()
+            .identity(&self.identity)
+            .region(&self.signing_region)
+            .name("route53")
+            .time(SystemTime::now())
+            .settings(SigningSettings::default())
+            .build()
+            .map_err(|e| sign_error(e.to_string()))?
+            .into();
+        let signable = SignableRequest::new(
+            method.as_str(),
+            &url,
+            headers.iter().copied(),
+            SignableBody::Bytes(body_bytes),
+        )
+        .map_err(|e| sign_error(e.to_string()))?;
+        let (instructions, _) = sign(signable, &params)
+            .map_err(|e| sign_error(e.to_string()))?
+            .into_parts();
+        let mut request = self.http.request(method, &url);
+        for (k, v) in &headers {
+            request = request.header(*k, *v);
+        }
+        for (k, v) in instructions.headers() {
+            request = request.header(k, v);
+        }
+        if let Some(b) = body {
+            request = request.body(b.to_string());
+        }
+        self.pace().await;
+        let transport = |source| ApiError::Transport {
+            call: name.to_string(),
+            source,
+        };
+        let response = request.send().await.map_err(transport)?;
+        let status = response.status();
+        let text = response.text().await.map_err(transport)?;
+        if status != StatusCode::OK {
+            let (code, message) = xml::parse_error(&text).unwrap_or_else(|| {
+                (
+                    status.canonical_reason().unwrap_or("error").to_string(),
+                    text.chars().take(200).collect(),
+                )
+            });
+            return Err(ApiError::Status {
+                call: name.to_string(),
+                status: status.as_u16(),
+                code,
+                message,
+            });
+        }
+        quick_xml::de::from_str(&text).map_err(|source| ApiError::Decode {
+            call: name.to_string(),
+            source,
+        })
+    }
+}
+
+/// Query values percent-encoded as SigV4 canonicalises them (RFC 3986 unreserved characters kept), so the
+/// URL sent is the URL signed.
+fn encode(v: &str) -> String {
+    let mut out = String::with_capacity(v.len());
+    for b in v.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status(status: u16, code: &str) -> ApiError {
+        ApiError::Status {
+            call: "X".into(),
+            status,
+            code: code.into(),
+            message: String::new(),
+        }
+    }
+
+    #[test]
+    fn throttling_and_server_errors_are_retried_refusals_are_not() {
+        assert!(status(400, "Throttling").is_retryable());
+        assert!(status(400, "PriorRequestNotComplete").is_retryable());
+        assert!(status(429, "TooManyRequests").is_retryable());
+        assert!(status(503, "ServiceUnavailable").is_retryable());
+        assert!(!status(400, "InvalidChangeBatch").is_retryable());
+        assert!(status(400, "InvalidChangeBatch").is_batch_refusal());
+        assert!(status(403, "SignatureDoesNotMatch").is_auth());
+    }
+
+    #[test]
+    fn query_values_are_encoded_as_signed() {
+        assert_eq!(encode("\\052.example.com."), "%5C052.example.com.");
+        assert_eq!(encode("a b+c"), "a%20b%2Bc");
+    }
+}

@@ -1,0 +1,290 @@
+//! The provider's configuration, and the credentials and endpoint read from the standard AWS environment.
+
+use std::time::Duration;
+
+use extdns_endpoint::DomainFilter;
+use extdns_provider::Backoff;
+use url::Url;
+
+/// Route53's own endpoint; only tests and other partitions need another.
+pub const DEFAULT_ENDPOINT: &str = "https://route53.amazonaws.com";
+
+/// Which hosted zones to manage by their visibility.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ZoneType {
+    Public,
+    Private,
+}
+
+/// Static credentials, as the environment gives them.
+#[derive(Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Credentials {
+    pub access_key_id: String,
+    pub secret_access_key: String,
+    pub session_token: Option<String>,
+}
+
+impl Credentials {
+    pub fn new(access_key_id: impl Into<String>, secret_access_key: impl Into<String>) -> Self {
+        Credentials {
+            access_key_id: access_key_id.into(),
+            secret_access_key: secret_access_key.into(),
+            session_token: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for Credentials {
+    /// Never prints the secret or the token, so a config can be logged.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Credentials")
+            .field("access_key_id", &self.access_key_id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Everything the provider needs, typed. The binary builds it from external-dns's `--aws-*` flags and the
+/// environment; tests build it directly.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct AwsConfig {
+    /// Route53's endpoint (scheme, host, port); requests go to `<endpoint>/2013-04-01/...`.
+    pub endpoint: Url,
+    pub credentials: Credentials,
+    /// The region requests are signed for: Route53 is global and signs for `us-east-1` (the China and
+    /// GovCloud partitions have their own).
+    pub signing_region: String,
+    /// Only zones whose name the filter accepts (or, with `zone_match_parent`, that contain a name it accepts).
+    pub domain_filter: DomainFilter,
+    pub zone_match_parent: bool,
+    pub zone_type: Option<ZoneType>,
+    /// Only zones carrying every one of these tags.
+    pub zone_tags: Vec<(String, String)>,
+    /// Only these zone ids (without the `/hostedzone/` prefix); empty means all.
+    pub zone_ids: Vec<String>,
+    /// Changes per ChangeResourceRecordSets call (Route53 allows 1000).
+    pub batch_change_size: usize,
+    /// Characters of record values per call (Route53 allows 32,000).
+    pub batch_change_size_bytes: usize,
+    /// Record values per call (Route53 allows 1000).
+    pub batch_change_size_values: usize,
+    /// Pause between two change calls.
+    pub batch_change_interval: Duration,
+    /// Retries of a throttled or failed call before the sync gives up.
+    pub api_retries: u32,
+    /// Requests per second at most: Route53 allows 5 per account.
+    pub requests_per_second: f64,
+    pub backoff: Backoff,
+    /// evaluate-target-health of alias records that do not say.
+    pub evaluate_target_health: bool,
+    /// Publish CNAMEs to AWS load balancers and the like as CNAMEs rather than alias records.
+    pub prefer_cname: bool,
+    /// Keep the zone list this long (zero: read it every sync).
+    pub zones_cache_duration: Duration,
+    /// Timeout of one HTTP request.
+    pub request_timeout: Duration,
+}
+
+impl AwsConfig {
+    /// external-dns's defaults around these credentials and endpoint.
+    pub fn new(endpoint: Url, credentials: Credentials) -> Self {
+        AwsConfig {
+            endpoint,
+            credentials,
+            signing_region: "us-east-1".to_string(),
+            domain_filter: DomainFilter::default(),
+            zone_match_parent: false,
+            zone_type: None,
+            zone_tags: Vec::new(),
+            zone_ids: Vec::new(),
+            batch_change_size: 1000,
+            batch_change_size_bytes: 32000,
+            batch_change_size_values: 1000,
+            batch_change_interval: Duration::from_secs(1),
+            api_retries: 3,
+            requests_per_second: 5.0,
+            backoff: Backoff {
+                initial: Duration::from_millis(500),
+                max: Duration::from_secs(10),
+                ..Backoff::default()
+            },
+            evaluate_target_health: true,
+            prefer_cname: false,
+            zones_cache_duration: Duration::ZERO,
+            request_timeout: Duration::from_secs(30),
+        }
+    }
+
+    /// Credentials, region and endpoint from the standard AWS variables: `AWS_ACCESS_KEY_ID`,
+    /// `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_REGION` (or `AWS_DEFAULT_REGION`), and
+    /// `AWS_ENDPOINT_URL_ROUTE_53` (or `AWS_ENDPOINT_URL`). `var` reads one variable, so tests need not
+    /// touch the process environment.
+    pub fn from_env(var: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let get = |name: &str| var(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+        let access_key_id = get("AWS_ACCESS_KEY_ID").ok_or(ConfigError::MissingCredentials("AWS_ACCESS_KEY_ID"))?;
+        let secret_access_key =
+            get("AWS_SECRET_ACCESS_KEY").ok_or(ConfigError::MissingCredentials("AWS_SECRET_ACCESS_KEY"))?;
+        let credentials = Credentials {
+            access_key_id,
+            secret_access_key,
+            session_token: get("AWS_SESSION_TOKEN"),
+        };
+        let region = get("AWS_REGION")
+            .or_else(|| get("AWS_DEFAULT_REGION"))
+            .unwrap_or_default();
+        let (default_endpoint, signing_region) = if region.starts_with("cn-") {
+            ("https://route53.amazonaws.com.cn", "cn-northwest-1")
+        } else if region.starts_with("us-gov-") {
+            ("https://route53.us-gov.amazonaws.com", "us-gov-west-1")
+        } else {
+            (DEFAULT_ENDPOINT, "us-east-1")
+        };
+        let (variable, text) = match (get("AWS_ENDPOINT_URL_ROUTE_53"), get("AWS_ENDPOINT_URL")) {
+            (Some(e), _) => ("AWS_ENDPOINT_URL_ROUTE_53", e),
+            (None, Some(e)) => ("AWS_ENDPOINT_URL", e),
+            (None, None) => ("", default_endpoint.to_string()),
+        };
+        let endpoint = parse_endpoint(&text).map_err(|reason| ConfigError::Endpoint {
+            variable,
+            value: text.clone(),
+            reason,
+        })?;
+        let mut config = AwsConfig::new(endpoint, credentials);
+        config.signing_region = signing_region.to_string();
+        Ok(config)
+    }
+
+    /// Checks what types cannot: non-zero batch limits and request rate.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        for (setting, value) in [
+            (Setting::BatchChangeSize, self.batch_change_size),
+            (Setting::BatchChangeSizeBytes, self.batch_change_size_bytes),
+            (Setting::BatchChangeSizeValues, self.batch_change_size_values),
+        ] {
+            if value == 0 {
+                return Err(ConfigError::Zero(setting));
+            }
+        }
+        if self.requests_per_second.is_nan() || self.requests_per_second <= 0.0 {
+            return Err(ConfigError::Zero(Setting::RequestsPerSecond));
+        }
+        Ok(())
+    }
+}
+
+fn parse_endpoint(text: &str) -> Result<Url, String> {
+    let url = Url::parse(text).map_err(|e| e.to_string())?;
+    if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
+        return Err("expected http(s)://host[:port]".to_string());
+    }
+    Ok(url)
+}
+
+/// A setting of [`AwsConfig`], so the binary can name its flag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Setting {
+    BatchChangeSize,
+    BatchChangeSizeBytes,
+    BatchChangeSizeValues,
+    RequestsPerSecond,
+}
+
+impl std::fmt::Display for Setting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Setting::BatchChangeSize => "batch change size",
+            Setting::BatchChangeSizeBytes => "batch change size in bytes",
+            Setting::BatchChangeSizeValues => "batch change size in values",
+            Setting::RequestsPerSecond => "requests per second",
+        })
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    #[error("no AWS credentials: the environment variable {0} is not set")]
+    MissingCredentials(&'static str),
+    #[error("the Route53 endpoint {value:?} (from {variable}) is not a URL: {reason}")]
+    Endpoint {
+        variable: &'static str,
+        value: String,
+        reason: String,
+    },
+    #[error("the {0} must be at least 1")]
+    Zero(Setting),
+    #[error("cannot build the HTTP client for Route53: {0}")]
+    Client(#[source] reqwest::Error),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: HashMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        move |k| map.get(k).cloned()
+    }
+
+    #[test]
+    fn credentials_and_the_route53_endpoint_come_from_the_environment() {
+        let c = AwsConfig::from_env(env(&[
+            ("AWS_ACCESS_KEY_ID", "AKID"),
+            ("AWS_SECRET_ACCESS_KEY", "secret"),
+            ("AWS_SESSION_TOKEN", "tok"),
+            ("AWS_ENDPOINT_URL", "http://127.0.0.1:1"),
+            ("AWS_ENDPOINT_URL_ROUTE_53", "http://127.0.0.1:5555"),
+        ]))
+        .expect("a value");
+        assert_eq!(c.endpoint.as_str(), "http://127.0.0.1:5555/");
+        assert_eq!(c.credentials.session_token.as_deref(), Some("tok"));
+        assert_eq!(c.signing_region, "us-east-1");
+        assert!(!format!("{c:?}").contains("secret"));
+    }
+
+    #[test]
+    fn the_china_partition_signs_for_its_own_region() {
+        let c = AwsConfig::from_env(env(&[
+            ("AWS_ACCESS_KEY_ID", "AKID"),
+            ("AWS_SECRET_ACCESS_KEY", "s"),
+            ("AWS_REGION", "cn-north-1"),
+        ]))
+        .expect("a value");
+        assert_eq!(c.signing_region, "cn-northwest-1");
+        assert_eq!(c.endpoint.host_str(), Some("route53.amazonaws.com.cn"));
+    }
+
+    #[test]
+    fn missing_credentials_and_bad_endpoints_are_named() {
+        let e = AwsConfig::from_env(env(&[("AWS_ACCESS_KEY_ID", "AKID")])).expect_err("an error");
+        assert!(e.to_string().contains("AWS_SECRET_ACCESS_KEY"), "{e}");
+        let e = AwsConfig::from_env(env(&[
+            ("AWS_ACCESS_KEY_ID", "AKID"),
+            ("AWS_SECRET_ACCESS_KEY", "s"),
+            ("AWS_ENDPOINT_URL", "ftp://x"),
+        ]))
+        .expect_err("an error");
+        assert!(
+            e.to_string().contains("AWS_ENDPOINT_URL") && e.to_string().contains("ftp://x"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn zero_batch_limits_are_refused() {
+        let mut c = AwsConfig::new(
+            Url::parse(DEFAULT_ENDPOINT).expect("a value"),
+            Credentials::new("a", "b"),
+        );
+        assert!(c.validate().is_ok());
+        c.batch_change_size_values = 0;
+        assert!(matches!(
+            c.validate(),
+            Err(ConfigError::Zero(Setting::BatchChangeSizeValues))
+        ));
+    }
+}

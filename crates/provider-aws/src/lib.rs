@@ -1,0 +1,433 @@
+//! The Route53 provider (`--provider=aws`): hosted zones and their record sets through Route53's REST/XML
+//! API, requests signed with SigV4, as external-dns's `aws` provider does.
+//!
+//! What it adds over external-dns: a refused batch is split in halves until every good change has landed
+//! and every bad one is named with Route53's message (fewer calls than one change at a time under Route53's
+//! 5 requests a second); a delete sends the record set exactly as it was read, so it matches.
+
+mod client;
+mod config;
+mod records;
+mod xml;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use async_trait::async_trait;
+use extdns_endpoint::{Change, DomainFilter, Endpoint};
+use extdns_provider::batch::{self, Failures, Unit};
+use extdns_provider::{ChangeFailure, Provider, ProviderError, ReadState, Records};
+
+pub use client::ApiError;
+pub use config::{AwsConfig, ConfigError, Credentials, DEFAULT_ENDPOINT, Setting, ZoneType};
+pub use records::canonical_hosted_zone;
+
+use client::Client;
+use xml::{Action, ResourceRecordSet};
+
+/// A hosted zone extdns manages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Zone {
+    /// The id without `/hostedzone/`.
+    pub id: String,
+    /// Lower-case, without the trailing dot.
+    pub name: String,
+    pub private: bool,
+}
+
+/// Record sets as read, by zone id, name (absolute, lower-case), type and set identifier: deletes and the
+/// old side of updates send them back unchanged, so they match what Route53 holds byte for byte.
+type SetKey = (String, String, String, String);
+
+/// What a read learnt: the zones and the record sets as Route53 returned them.
+struct ReadZones {
+    zones: Arc<Vec<Zone>>,
+    sets: HashMap<SetKey, ResourceRecordSet>,
+}
+
+/// The provider. Cheap to share: `Arc<AwsProvider>` as `Arc<dyn Provider>`.
+pub struct AwsProvider {
+    config: AwsConfig,
+    client: Client,
+    /// The zone list and when it was read, for `zones_cache_duration` and for [`Provider::domain_filter`],
+    /// which cannot call Route53 itself.
+    zones: Mutex<Option<(Instant, Arc<Vec<Zone>>)>>,
+}
+
+impl std::fmt::Debug for AwsProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AwsProvider")
+            .field("endpoint", &self.config.endpoint.as_str())
+            .finish_non_exhaustive()
+    }
+}
+
+impl AwsProvider {
+    /// Check the configuration and build the HTTP client. No network access: an unreachable Route53 shows
+    /// at the first sync, where it is retried.
+    pub fn new(config: AwsConfig) -> Result<AwsProvider, ConfigError> {
+        config.validate()?;
+        let client = Client::new(&config)?;
+        Ok(AwsProvider {
+            config,
+            client,
+            zones: Mutex::new(None),
+        })
+    }
+
+    /// The hosted zones the filters select, from the cache while it is fresh.
+    pub async fn zones(&self) -> Result<Arc<Vec<Zone>>, ProviderError> {
+        if !self.config.zones_cache_duration.is_zero()
+            && let Some((at, zones)) = self.cached_zones()
+            && at.elapsed() < self.config.zones_cache_duration
+        {
+            return Ok(zones);
+        }
+        let zones = Arc::new(self.read_zones().await?);
+        if let Ok(mut cache) = self.zones.lock() {
+            *cache = Some((Instant::now(), zones.clone()));
+        }
+        Ok(zones)
+    }
+
+    fn cached_zones(&self) -> Option<(Instant, Arc<Vec<Zone>>)> {
+        self.zones.lock().ok().and_then(|c| c.clone())
+    }
+
+    async fn read_zones(&self) -> Result<Vec<Zone>, ProviderError> {
+        let c = &self.config;
+        let all = self.client.list_hosted_zones().await.map_err(api_error)?;
+        let mut zones: Vec<Zone> = all
+            .into_iter()
+            .map(|z| Zone {
+                id: z.id.strip_prefix("/hostedzone/").unwrap_or(&z.id).to_string(),
+                name: z.name.trim_end_matches('.').to_ascii_lowercase(),
+                private: z.config.is_some_and(|c| c.private_zone),
+            })
+            .filter(|z| c.zone_ids.is_empty() || c.zone_ids.iter().any(|f| z.id.ends_with(f.as_str())))
+            .filter(|z| match c.zone_type {
+                Some(ZoneType::Public) => !z.private,
+                Some(ZoneType::Private) => z.private,
+                None => true,
+            })
+            .filter(|z| {
+                c.domain_filter.matches(&z.name) || (c.zone_match_parent && c.domain_filter.match_parent(&z.name))
+            })
+            .collect();
+        if !c.zone_tags.is_empty() {
+            let mut tagged: HashMap<String, Vec<(String, String)>> = HashMap::new();
+            for chunk in zones.chunks(client::TAG_BATCH) {
+                let ids: Vec<&str> = chunk.iter().map(|z| z.id.as_str()).collect();
+                for set in self.client.list_tags(&ids).await.map_err(api_error)? {
+                    let id = set.resource_id.strip_prefix("/hostedzone/").unwrap_or(&set.resource_id);
+                    tagged
+                        .entry(id.to_string())
+                        .or_default()
+                        .extend(set.tags.items.into_iter().map(|t| (t.key, t.value)));
+                }
+            }
+            zones.retain(|z| {
+                let tags = tagged.get(&z.id).map(Vec::as_slice).unwrap_or_default();
+                c.zone_tags.iter().all(|want| tags.contains(want))
+            });
+        }
+        zones.sort_by(|a, b| a.name.cmp(&b.name).then(a.id.cmp(&b.id)));
+        tracing::debug!(zones = zones.len(), "hosted zones selected");
+        Ok(zones)
+    }
+
+    /// Every record set of a zone, all pages.
+    async fn read_sets(&self, zone: &Zone) -> Result<Vec<ResourceRecordSet>, ProviderError> {
+        let mut sets = Vec::new();
+        let mut start = None;
+        loop {
+            let page = self
+                .client
+                .list_record_sets(&zone.id, start.as_ref())
+                .await
+                .map_err(api_error)?;
+            sets.extend(page.sets);
+            match page.next {
+                Some(next) if Some(&next) != start.as_ref() => start = Some(next),
+                Some(_) => {
+                    return Err(ProviderError::other(format!(
+                        "Route53 returned the same page twice for zone {} ({})",
+                        zone.name, zone.id
+                    )));
+                }
+                None => return Ok(sets),
+            }
+        }
+    }
+
+    /// The zones a name goes to: every private zone that contains it and the closest public one (a
+    /// split-horizon name is written to both sides, as external-dns does).
+    fn zones_for<'z>(zones: &'z [Zone], name: &str) -> Vec<&'z Zone> {
+        let name = name.trim_end_matches('.').to_ascii_lowercase();
+        let contains = |z: &Zone| name == z.name || name.ends_with(&format!(".{}", z.name));
+        let mut out: Vec<&Zone> = zones.iter().filter(|z| z.private && contains(z)).collect();
+        if let Some(public) = zones
+            .iter()
+            .filter(|z| !z.private && contains(z))
+            .max_by_key(|z| z.name.len())
+        {
+            out.push(public);
+        }
+        out
+    }
+
+    /// The Route53 changes of one extdns change in `zone`.
+    fn changes_for(&self, read: Option<&ReadZones>, zone: &Zone, change: &Change, out: &mut Vec<xml::Change>) {
+        let cx = records::WriteContext {
+            evaluate_target_health: self.config.evaluate_target_health,
+            zone_id: &zone.id,
+        };
+        let as_read = |ep: &Endpoint| {
+            let key: SetKey = (
+                zone.id.clone(),
+                records::absolute(&ep.dns_name).replace('*', "\\052"),
+                ep.record_type.as_str().to_string(),
+                ep.set_identifier.clone(),
+            );
+            read.and_then(|r| r.sets.get(&key).cloned())
+                .unwrap_or_else(|| records::record_set(ep, &cx))
+        };
+        let mut push = |action, set| {
+            out.push(xml::Change {
+                action,
+                resource_record_set: set,
+            })
+        };
+        match change {
+            Change::Create(ep) => push(Action::Create, records::record_set(ep, &cx)),
+            Change::Delete(ep) => push(Action::Delete, as_read(ep)),
+            Change::Update { old, new } if records::needs_delete_create(old, new) => {
+                push(Action::Delete, as_read(old));
+                push(Action::Create, records::record_set(new, &cx));
+            }
+            Change::Update { new, .. } => push(Action::Upsert, records::record_set(new, &cx)),
+        }
+    }
+
+    /// Send the units of one zone in batches within the configured limits, splitting refused batches.
+    async fn apply_zone(&self, zone: &Zone, work: &[ZoneUnit<'_>]) -> Result<(), ProviderError> {
+        let mut failures = Failures::default();
+        let batches = self.split(work);
+        for (i, batch) in batches.iter().enumerate() {
+            if i > 0 && !self.config.batch_change_interval.is_zero() {
+                tokio::time::sleep(self.config.batch_change_interval).await;
+            }
+            failures.absorb(self.apply_split(zone, batch).await)?;
+        }
+        failures.into_result()
+    }
+
+    /// Cut a zone's units into batches within the change, byte and value limits. A unit is never cut; one
+    /// larger than a limit travels alone (and Route53 names what is wrong with it).
+    fn split<'w, 'a>(&self, work: &'w [ZoneUnit<'a>]) -> Vec<&'w [ZoneUnit<'a>]> {
+        let c = &self.config;
+        let mut batches = Vec::new();
+        let (mut start, mut size) = (0, Size::default());
+        for (i, w) in work.iter().enumerate() {
+            let next = size + w.size;
+            if size.changes > 0
+                && (next.changes > c.batch_change_size
+                    || next.bytes > c.batch_change_size_bytes
+                    || next.values > c.batch_change_size_values)
+            {
+                batches.push(&work[start..i]);
+                (start, size) = (i, w.size);
+            } else {
+                size = next;
+            }
+        }
+        if start < work.len() {
+            batches.push(&work[start..]);
+        }
+        batches
+    }
+
+    /// Apply one batch; when Route53 refuses it, apply its halves, down to single units, so every good unit
+    /// lands and every bad one is named. Other errors stop the zone at once.
+    async fn apply_split(&self, zone: &Zone, batch: &[ZoneUnit<'_>]) -> Result<(), ProviderError> {
+        let mut failures = Failures::default();
+        let mut stack = vec![batch];
+        while let Some(part) = stack.pop() {
+            if part.is_empty() {
+                continue;
+            }
+            let changes: Vec<xml::Change> = part.iter().flat_map(|w| w.changes.iter().cloned()).collect();
+            match self.client.change(&zone.id, &changes).await {
+                Ok(()) => tracing::debug!(zone = %zone.name, changes = changes.len(), "change batch applied"),
+                Err(e) if e.is_batch_refusal() && part.len() > 1 => {
+                    tracing::debug!(zone = %zone.name, units = part.len(), error = %e, "batch refused; splitting it");
+                    let (first, second) = part.split_at(part.len() / 2);
+                    stack.push(second);
+                    stack.push(first);
+                }
+                Err(e) if e.is_batch_refusal() => {
+                    let u = &part[0].unit;
+                    tracing::warn!(record = %u.record_name(), zone = %zone.name, error = %e, "change refused");
+                    failures.push(ChangeFailure {
+                        record: u.record_name().to_string(),
+                        reason: format!("{} in zone {} ({}): {e}", u.change.action(), zone.name, zone.id),
+                    });
+                }
+                Err(e) => {
+                    if failures.into_result().is_err() {
+                        tracing::warn!("changes were refused before Route53 became unavailable");
+                    }
+                    return Err(api_error(e));
+                }
+            }
+        }
+        failures.into_result()
+    }
+}
+
+/// What a batch limit counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Size {
+    changes: usize,
+    bytes: usize,
+    values: usize,
+}
+
+impl std::ops::Add for Size {
+    type Output = Size;
+    fn add(self, o: Size) -> Size {
+        Size {
+            changes: self.changes + o.changes,
+            bytes: self.bytes + o.bytes,
+            values: self.values + o.values,
+        }
+    }
+}
+
+/// Route53's accounting of a change: its values and their characters, an UPSERT counting twice (it is a
+/// delete and a create).
+fn size_of(change: &xml::Change) -> Size {
+    let set = &change.resource_record_set;
+    let (mut bytes, mut values) = match (&set.resource_records, &set.alias_target) {
+        (Some(r), _) => (r.items.iter().map(|v| v.value.len()).sum(), r.items.len()),
+        (None, Some(a)) => (a.dns_name.len(), 1),
+        (None, None) => (0, 0),
+    };
+    if change.action == Action::Upsert {
+        bytes *= 2;
+        values *= 2;
+    }
+    Size {
+        changes: 1,
+        bytes,
+        values,
+    }
+}
+
+/// A unit's Route53 changes in one zone.
+struct ZoneUnit<'a> {
+    unit: Unit<'a>,
+    changes: Vec<xml::Change>,
+    size: Size,
+}
+
+/// A call error as the provider layer sees it.
+fn api_error(e: ApiError) -> ProviderError {
+    if e.is_auth() {
+        ProviderError::Auth(format!(
+            "{e}; check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and the IAM policy"
+        ))
+    } else if e.is_retryable() {
+        ProviderError::transient_from("Route53", e)
+    } else {
+        ProviderError::Other {
+            message: format!("Route53: {e}"),
+            source: Some(Box::new(e)),
+        }
+    }
+}
+
+#[async_trait]
+impl Provider for AwsProvider {
+    async fn records(&self) -> Result<Records, ProviderError> {
+        let zones = self.zones().await?;
+        let mut endpoints = Vec::new();
+        let mut sets = HashMap::new();
+        for zone in zones.iter() {
+            for set in self.read_sets(zone).await? {
+                let Some(ep) = records::endpoint_of(&set) else {
+                    continue;
+                };
+                endpoints.push(ep);
+                let key: SetKey = (
+                    zone.id.clone(),
+                    set.name.to_ascii_lowercase(),
+                    set.kind.clone(),
+                    set.set_identifier.clone().unwrap_or_default(),
+                );
+                sets.insert(key, set);
+            }
+        }
+        tracing::debug!(zones = zones.len(), records = endpoints.len(), "Route53 records read");
+        Ok(Records {
+            endpoints,
+            state: ReadState::new(ReadZones { zones, sets }),
+        })
+    }
+
+    async fn apply(&self, read: &ReadState, units: &[Unit<'_>]) -> Result<(), ProviderError> {
+        let read = read.get::<ReadZones>();
+        let zones = match read {
+            Some(r) => r.zones.clone(),
+            None => self.zones().await?,
+        };
+        let mut ordered = units.to_vec();
+        batch::sort_for_apply(&mut ordered);
+        let mut by_zone: Vec<Vec<ZoneUnit<'_>>> = zones.iter().map(|_| Vec::new()).collect();
+        for unit in ordered {
+            let mut per_zone: BTreeMap<usize, Vec<xml::Change>> = BTreeMap::new();
+            for change in unit.changes() {
+                let targets = Self::zones_for(&zones, &change.endpoint().dns_name);
+                if targets.is_empty() {
+                    tracing::debug!(record = %change.record_name(), "no hosted zone contains this record; skipped");
+                }
+                for zone in targets {
+                    let index = zones.iter().position(|z| std::ptr::eq(z, zone)).unwrap_or_default();
+                    self.changes_for(read, zone, change, per_zone.entry(index).or_default());
+                }
+            }
+            for (index, changes) in per_zone {
+                let size = changes.iter().map(size_of).fold(Size::default(), |a, b| a + b);
+                by_zone[index].push(ZoneUnit { unit, changes, size });
+            }
+        }
+        let mut failures = Failures::default();
+        for (zone, work) in zones.iter().zip(&by_zone) {
+            if !work.is_empty() {
+                failures.absorb(self.apply_zone(zone, work).await)?;
+            }
+        }
+        failures.into_result()
+    }
+
+    async fn adjust_endpoints(&self, endpoints: Vec<Endpoint>) -> Result<Vec<Endpoint>, ProviderError> {
+        Ok(records::adjust(
+            endpoints,
+            self.config.prefer_cname,
+            self.config.evaluate_target_health,
+        ))
+    }
+
+    /// The zones of the last read (each name and every name under it); before any read, the configured
+    /// domain filter.
+    fn domain_filter(&self) -> DomainFilter {
+        match self.cached_zones() {
+            Some((_, zones)) => {
+                let names: Vec<String> = zones.iter().map(|z| z.name.clone()).collect();
+                DomainFilter::new(&names, &[])
+            }
+            None => self.config.domain_filter.clone(),
+        }
+    }
+}

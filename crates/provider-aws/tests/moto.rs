@@ -1,0 +1,314 @@
+//! The provider against moto's Route53: zone selection, paging, and create / update / delete of every
+//! record kind extdns writes, alias and routing-policy records included.
+
+mod support;
+
+use extdns_endpoint::{Change, DomainFilter, Endpoint, ProviderSpecific, RecordType, Ttl};
+use extdns_provider::{Provider, apply_changes};
+use extdns_provider_aws::{AwsConfig, AwsProvider, Credentials, ZoneType};
+use support::moto::Moto;
+
+fn config(url: &str) -> AwsConfig {
+    let mut c = AwsConfig::new(url.parse().expect("moto's URL"), Credentials::new("test", "test"));
+    c.batch_change_interval = std::time::Duration::ZERO;
+    c.requests_per_second = 100.0;
+    c
+}
+
+fn provider(c: AwsConfig) -> AwsProvider {
+    AwsProvider::new(c).expect("a valid configuration")
+}
+
+async fn zone_names(p: &AwsProvider) -> Vec<String> {
+    let mut names: Vec<String> = p
+        .zones()
+        .await
+        .expect("zones")
+        .iter()
+        .map(|z| format!("{}{}", z.name, if z.private { " (private)" } else { "" }))
+        .collect();
+    names.sort();
+    names
+}
+
+fn ps(pairs: &[(&str, &str)]) -> ProviderSpecific {
+    let mut p = ProviderSpecific::default();
+    for (k, v) in pairs {
+        p.set(*k, *v);
+    }
+    p
+}
+
+async fn records(p: &AwsProvider) -> Vec<Endpoint> {
+    let mut eps = p.records().await.expect("records").endpoints;
+    eps.retain(|e| e.record_type != RecordType::Ns);
+    eps.sort_by(|a, b| {
+        (&a.dns_name, a.record_type.as_str(), &a.set_identifier).cmp(&(
+            &b.dns_name,
+            b.record_type.as_str(),
+            &b.set_identifier,
+        ))
+    });
+    eps
+}
+
+fn find<'a>(eps: &'a [Endpoint], name: &str, kind: RecordType) -> Option<&'a Endpoint> {
+    eps.iter().find(|e| e.dns_name == name && e.record_type == kind)
+}
+
+#[tokio::test]
+async fn zones_are_selected_by_domain_type_and_tags() {
+    let moto = Moto::start();
+    moto.zone("example.com", false, &[("team", "a")]).await;
+    moto.zone("example.org", false, &[]).await;
+    moto.zone("private.example.com", true, &[]).await;
+    moto.zone("other.net", false, &[("team", "a"), ("env", "prod")]).await;
+
+    let all = provider(config(&moto.url));
+    assert_eq!(
+        zone_names(&all).await,
+        [
+            "example.com",
+            "example.org",
+            "other.net",
+            "private.example.com (private)"
+        ]
+    );
+
+    let mut c = config(&moto.url);
+    c.domain_filter = DomainFilter::new(&["example.com"], &[]);
+    assert_eq!(
+        zone_names(&provider(c)).await,
+        ["example.com", "private.example.com (private)"]
+    );
+
+    let mut c = config(&moto.url);
+    c.zone_type = Some(ZoneType::Private);
+    assert_eq!(zone_names(&provider(c)).await, ["private.example.com (private)"]);
+    let mut c = config(&moto.url);
+    c.zone_type = Some(ZoneType::Public);
+    assert_eq!(zone_names(&provider(c)).await.len(), 3);
+
+    let mut c = config(&moto.url);
+    c.zone_tags = vec![("team".into(), "a".into())];
+    assert_eq!(zone_names(&provider(c)).await, ["example.com", "other.net"]);
+    let mut c = config(&moto.url);
+    c.zone_tags = vec![("team".into(), "a".into()), ("env".into(), "prod".into())];
+    assert_eq!(zone_names(&provider(c)).await, ["other.net"]);
+
+    // A filter below a zone selects the zone only when parents may match.
+    let mut c = config(&moto.url);
+    c.domain_filter = DomainFilter::new(&["app.example.org"], &[]);
+    assert!(zone_names(&provider(c.clone())).await.is_empty());
+    c.zone_match_parent = true;
+    assert_eq!(zone_names(&provider(c)).await, ["example.org"]);
+}
+
+#[tokio::test]
+async fn hundreds_of_records_are_written_and_read_back_across_pages() {
+    let moto = Moto::start();
+    moto.zone("example.com", false, &[]).await;
+    let p = provider(config(&moto.url));
+    let changes: Vec<Change> = (0..650)
+        .map(|i| {
+            Change::Create(
+                Endpoint::new(
+                    &format!("r{i:03}.example.com"),
+                    RecordType::A,
+                    [format!("10.0.{}.{}", i / 250, i % 250)],
+                )
+                .with_ttl(Ttl(60)),
+            )
+        })
+        .collect();
+    apply_changes(&p, &changes).await.expect("the creates land");
+    let eps = records(&p).await;
+    assert_eq!(eps.iter().filter(|e| e.record_type == RecordType::A).count(), 650);
+    let last = find(&eps, "r649.example.com", RecordType::A).expect("the last record");
+    assert_eq!(last.targets[0].as_str(), "10.0.2.149");
+    assert_eq!(last.record_ttl, Ttl(60));
+}
+
+#[tokio::test]
+async fn records_of_every_kind_are_created_updated_and_deleted() {
+    let moto = Moto::start();
+    moto.zone("example.com", false, &[]).await;
+    let p = provider(config(&moto.url));
+
+    let a = Endpoint::new("a.example.com", RecordType::A, ["1.2.3.4", "1.2.3.5"]).with_ttl(Ttl(60));
+    let aaaa = Endpoint::new("a.example.com", RecordType::Aaaa, ["2001:db8::1"]);
+    let cname = p
+        .adjust_endpoints(vec![Endpoint::new(
+            "c.example.com",
+            RecordType::Cname,
+            ["target.example.org"],
+        )])
+        .await
+        .expect("adjusted")
+        .remove(0);
+    let txt = Endpoint::new(
+        "a-a.example.com",
+        RecordType::Txt,
+        ["\"heritage=external-dns,external-dns/owner=x\""],
+    );
+    let srv = Endpoint::new("_sip._tcp.example.com", RecordType::Srv, ["0 50 5060 sip.example.com."]);
+    let mx = Endpoint::new("example.com", RecordType::Mx, ["10 mail.example.com"]);
+    let weighted: Vec<Endpoint> = [("blue", "10", "1.1.1.1"), ("green", "90", "2.2.2.2")]
+        .iter()
+        .map(|(id, w, ip)| {
+            Endpoint::new("w.example.com", RecordType::A, [*ip])
+                .with_set_identifier(*id)
+                .with_provider_specific(ps(&[("aws/weight", w)]))
+        })
+        .collect();
+    let aliases = p
+        .adjust_endpoints(vec![Endpoint::new(
+            "lb.example.com",
+            RecordType::Cname,
+            ["my-lb-1.us-east-1.elb.amazonaws.com"],
+        )])
+        .await
+        .expect("adjusted");
+    assert_eq!(
+        aliases.len(),
+        2,
+        "a CNAME to a load balancer becomes A and AAAA aliases"
+    );
+
+    let mut creates: Vec<Change> = [a.clone(), aaaa, cname, txt.clone(), srv, mx]
+        .into_iter()
+        .chain(weighted.clone())
+        .chain(aliases.clone())
+        .map(Change::Create)
+        .collect();
+    creates.reverse();
+    apply_changes(&p, &creates).await.expect("creates");
+    let eps = records(&p).await;
+    let got_a = find(&eps, "a.example.com", RecordType::A).expect("A");
+    assert!(got_a.targets.same(&a.targets) && got_a.record_ttl == Ttl(60));
+    assert_eq!(
+        find(&eps, "a.example.com", RecordType::Aaaa).expect("AAAA").record_ttl,
+        Ttl(300)
+    );
+    let got_cname = find(&eps, "c.example.com", RecordType::Cname).expect("CNAME");
+    assert_eq!(got_cname.targets[0].as_str(), "target.example.org");
+    assert_eq!(got_cname.provider_specific.get("alias"), Some("false"));
+    assert_eq!(
+        find(&eps, "a-a.example.com", RecordType::Txt).expect("TXT").targets[0].as_str(),
+        "\"heritage=external-dns,external-dns/owner=x\""
+    );
+    assert_eq!(
+        find(&eps, "_sip._tcp.example.com", RecordType::Srv)
+            .expect("SRV")
+            .targets[0]
+            .as_str(),
+        "0 50 5060 sip.example.com."
+    );
+    assert_eq!(
+        find(&eps, "example.com", RecordType::Mx).expect("MX").targets[0].as_str(),
+        "10 mail.example.com"
+    );
+    for kind in [RecordType::A, RecordType::Aaaa] {
+        let alias = find(&eps, "lb.example.com", kind.clone()).expect("alias");
+        assert_eq!(alias.targets[0].as_str(), "my-lb-1.us-east-1.elb.amazonaws.com");
+        assert_eq!(alias.provider_specific.get("alias"), Some("true"));
+        assert_eq!(alias.provider_specific.get("aws/evaluate-target-health"), Some("true"));
+        assert_eq!(alias.record_ttl, Ttl(300));
+    }
+    let ws: Vec<_> = eps.iter().filter(|e| e.dns_name == "w.example.com").collect();
+    assert_eq!(ws.len(), 2);
+    assert_eq!(
+        ws.iter()
+            .map(|e| (e.set_identifier.as_str(), e.provider_specific.get("aws/weight")))
+            .collect::<Vec<_>>(),
+        [("blue", Some("10")), ("green", Some("90"))]
+    );
+
+    // What was read is what a second plan would compare with: the desired endpoints match it.
+    let mut new_a = got_a.clone();
+    new_a.targets = extdns_endpoint::Targets::new(["9.9.9.9"]);
+    let mut new_green = ws[1].clone().clone();
+    new_green.provider_specific.set("aws/weight", "50");
+    let updates = vec![
+        Change::Update {
+            old: got_a.clone(),
+            new: new_a,
+        },
+        Change::Update {
+            old: ws[1].clone(),
+            new: new_green,
+        },
+        Change::Delete(find(&eps, "a-a.example.com", RecordType::Txt).expect("TXT").clone()),
+        Change::Delete(find(&eps, "lb.example.com", RecordType::Aaaa).expect("alias").clone()),
+        Change::Delete(
+            find(&eps, "_sip._tcp.example.com", RecordType::Srv)
+                .expect("SRV")
+                .clone(),
+        ),
+    ];
+    apply_changes(&p, &updates).await.expect("updates and deletes");
+    let eps = records(&p).await;
+    assert_eq!(
+        find(&eps, "a.example.com", RecordType::A).expect("A").targets[0].as_str(),
+        "9.9.9.9"
+    );
+    let green = eps.iter().find(|e| e.set_identifier == "green").expect("green");
+    assert_eq!(green.provider_specific.get("aws/weight"), Some("50"));
+    assert!(find(&eps, "a-a.example.com", RecordType::Txt).is_none());
+    assert!(find(&eps, "lb.example.com", RecordType::Aaaa).is_none());
+    assert!(find(&eps, "lb.example.com", RecordType::A).is_some());
+    assert!(find(&eps, "_sip._tcp.example.com", RecordType::Srv).is_none());
+}
+
+#[tokio::test]
+async fn every_routing_policy_round_trips_through_moto() {
+    let moto = Moto::start();
+    moto.zone("example.com", false, &[]).await;
+    let p = provider(config(&moto.url));
+    let cases: Vec<(&str, Vec<(&str, &str)>)> = vec![
+        ("weighted", vec![("aws/weight", "10")]),
+        ("latency", vec![("aws/region", "eu-west-1")]),
+        (
+            "failover",
+            vec![("aws/failover", "PRIMARY"), ("aws/health-check-id", "hc-1")],
+        ),
+        ("continent", vec![("aws/geolocation-continent-code", "EU")]),
+        (
+            "country",
+            vec![
+                ("aws/geolocation-country-code", "US"),
+                ("aws/geolocation-subdivision-code", "CA"),
+            ],
+        ),
+        ("multi", vec![("aws/multi-value-answer", "")]),
+    ];
+    let changes: Vec<Change> = cases
+        .iter()
+        .enumerate()
+        .map(|(i, (id, props))| {
+            Change::Create(
+                Endpoint::new(
+                    &format!("{id}.example.com"),
+                    RecordType::A,
+                    [format!("192.0.2.{}", i + 1)],
+                )
+                .with_ttl(Ttl(60))
+                .with_set_identifier(*id)
+                .with_provider_specific(ps(props)),
+            )
+        })
+        .collect();
+    apply_changes(&p, &changes).await.expect("creates");
+    let eps = records(&p).await;
+    for (id, props) in &cases {
+        let ep = eps
+            .iter()
+            .find(|e| e.set_identifier == *id)
+            .unwrap_or_else(|| panic!("{id} read back: {eps:?}"));
+        assert!(
+            ep.provider_specific.same_set(&ps(props)),
+            "{id}: {:?}",
+            ep.provider_specific
+        );
+    }
+}

@@ -1,0 +1,370 @@
+//! The provider against our strict Route53 fake, for what moto does not enforce: refused changes do not
+//! block the others, deletes match exactly, NextRecordIdentifier paging, batch limits, throttling and pacing.
+
+mod support;
+
+use std::time::Duration;
+
+use extdns_endpoint::{Change, Endpoint, ProviderSpecific, RecordType, Ttl, label};
+use extdns_provider::{Provider, ProviderError, ReadState, Unit, apply_changes};
+use extdns_provider_aws::{AwsConfig, AwsProvider, Credentials};
+use support::fake::{Fake, Set, Value, Values};
+
+fn config(url: &str) -> AwsConfig {
+    let mut c = AwsConfig::new(url.parse().expect("the fake's URL"), Credentials::new("AKID", "secret"));
+    c.batch_change_interval = Duration::ZERO;
+    c.requests_per_second = 1000.0;
+    c.backoff.initial = Duration::from_millis(10);
+    c.backoff.max = Duration::from_millis(50);
+    c
+}
+
+fn provider(c: AwsConfig) -> AwsProvider {
+    AwsProvider::new(c).expect("a valid configuration")
+}
+
+fn a(name: &str, ip: &str) -> Endpoint {
+    Endpoint::new(name, RecordType::A, [ip]).with_ttl(Ttl(60))
+}
+
+fn set(name: &str, kind: &str, ttl: i64, values: &[&str]) -> Set {
+    Set {
+        name: format!("{name}."),
+        kind: kind.into(),
+        ttl: Some(ttl),
+        resource_records: Some(Values {
+            items: values.iter().map(|v| Value { value: v.to_string() }).collect(),
+        }),
+        ..Set::default()
+    }
+}
+
+fn failures(r: Result<(), ProviderError>) -> Vec<String> {
+    match r {
+        Err(ProviderError::Partial { failures }) => failures.iter().map(ToString::to_string).collect(),
+        other => panic!("expected a partial failure, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn refused_changes_are_named_and_do_not_block_the_others() {
+    let fake = Fake::start().await;
+    let zone = fake.zone("example.com", false, &[]);
+    fake.put(&zone, set("taken.example.com", "A", 300, &["192.0.2.1"]));
+    fake.put(&zone, set("web.example.com", "A", 300, &["192.0.2.2"]));
+    let p = provider(config(&fake.url));
+    let changes = vec![
+        Change::Create(a("ok1.example.com", "10.0.0.1")),
+        Change::Create(a("taken.example.com", "10.0.0.2")),
+        Change::Create(a("ok2.example.com", "10.0.0.3")),
+        // A CNAME cannot share its name with other records.
+        Change::Create(Endpoint::new("web.example.com", RecordType::Cname, ["x.example.org"])),
+        Change::Create(a("ok3.example.com", "10.0.0.4")),
+    ];
+    let named = failures(apply_changes(&p, &changes).await);
+    assert_eq!(named.len(), 2, "{named:?}");
+    assert!(
+        named[0].starts_with("taken.example.com A: create") && named[0].contains("already exists"),
+        "{named:?}"
+    );
+    assert!(
+        named[1].starts_with("web.example.com CNAME") && named[1].contains("conflicts"),
+        "{named:?}"
+    );
+    for ok in ["ok1.example.com", "ok2.example.com", "ok3.example.com"] {
+        assert!(fake.find(&zone, ok, "A").is_some(), "{ok} landed");
+    }
+    // The foreign record is untouched, and batches were atomic: nothing half-applied.
+    assert_eq!(
+        fake.find(&zone, "taken.example.com", "A"),
+        Some(set("taken.example.com", "A", 300, &["192.0.2.1"]))
+    );
+    assert!(fake.find(&zone, "web.example.com", "CNAME").is_none());
+    assert!(fake.lock().refused_batches >= 2);
+}
+
+#[tokio::test]
+async fn a_record_and_its_ownership_record_land_together_or_not_at_all() {
+    let fake = Fake::start().await;
+    let zone = fake.zone("example.com", false, &[]);
+    fake.put(&zone, set("a-taken.example.com", "TXT", 300, &["\"someone else\""]));
+    let p = provider(config(&fake.url));
+    let owned = |name: &str| {
+        Endpoint::new(
+            &format!("a-{name}"),
+            RecordType::Txt,
+            ["\"heritage=external-dns,external-dns/owner=me\""],
+        )
+        .with_label(label::OWNED_RECORD, name)
+    };
+    let changes = [
+        Change::Create(a("free.example.com", "10.0.0.1")),
+        Change::Create(owned("free.example.com")),
+        Change::Create(a("taken.example.com", "10.0.0.2")),
+        Change::Create(owned("taken.example.com")),
+    ];
+    let units = [
+        Unit {
+            change: &changes[0],
+            ownership: Some(&changes[1]),
+        },
+        Unit {
+            change: &changes[2],
+            ownership: Some(&changes[3]),
+        },
+    ];
+    let named = failures(p.apply(&ReadState::default(), &units).await);
+    assert_eq!(named.len(), 1);
+    assert!(named[0].starts_with("taken.example.com A"), "{named:?}");
+    assert!(fake.find(&zone, "free.example.com", "A").is_some());
+    assert!(fake.find(&zone, "a-free.example.com", "TXT").is_some());
+    assert!(
+        fake.find(&zone, "taken.example.com", "A").is_none(),
+        "the record did not land without its TXT"
+    );
+}
+
+#[tokio::test]
+async fn deletes_send_the_record_set_exactly_as_it_was_read() {
+    let fake = Fake::start().await;
+    let zone = fake.zone("example.com", false, &[]);
+    // Values as someone else wrote them: an odd TTL, a CNAME target with its final dot, TXT strings split.
+    fake.put(&zone, set("old.example.com", "CNAME", 1234, &["target.example.org."]));
+    fake.put(&zone, set("t.example.com", "TXT", 77, &["\"a\" \"b\""]));
+    let p = provider(config(&fake.url));
+    let read = p.records().await.expect("records");
+    let deletes: Vec<Change> = read
+        .endpoints
+        .iter()
+        .filter(|e| e.dns_name != "example.com")
+        .cloned()
+        .map(Change::Delete)
+        .collect();
+    assert_eq!(deletes.len(), 2);
+
+    // Without what the read learnt, Route53 refuses a delete whose TTL or values differ.
+    let wrong = Change::Delete(Endpoint::new(
+        "old.example.com",
+        RecordType::Cname,
+        ["target.example.org"],
+    ));
+    let named = failures(apply_changes(&p, std::slice::from_ref(&wrong)).await);
+    assert!(named[0].contains("do not match"), "{named:?}");
+
+    let units: Vec<Unit<'_>> = deletes.iter().map(Unit::new).collect();
+    p.apply(&read.state, &units).await.expect("the deletes match");
+    assert!(fake.sets(&zone).is_empty(), "{:?}", fake.sets(&zone));
+}
+
+#[tokio::test]
+async fn record_pages_continue_at_the_next_set_identifier() {
+    let fake = Fake::start().await;
+    let zone = fake.zone("example.com", false, &[]);
+    fake.lock().record_page = 2;
+    for i in 0..7 {
+        let mut s = set("w.example.com", "A", 60, &[&format!("10.0.0.{i}")]);
+        s.set_identifier = Some(format!("id-{i}"));
+        s.weight = Some(i);
+        fake.put(&zone, s);
+    }
+    fake.put(&zone, set("x.example.com", "A", 60, &["10.1.0.1"]));
+    let p = provider(config(&fake.url));
+    let eps = p.records().await.expect("records").endpoints;
+    let mut ids: Vec<&str> = eps
+        .iter()
+        .filter(|e| e.dns_name == "w.example.com")
+        .map(|e| e.set_identifier.as_str())
+        .collect();
+    ids.sort();
+    assert_eq!(ids, ["id-0", "id-1", "id-2", "id-3", "id-4", "id-5", "id-6"]);
+    assert!(eps.iter().any(|e| e.dns_name == "x.example.com"));
+    let w3 = eps.iter().find(|e| e.set_identifier == "id-3").expect("id-3");
+    assert_eq!(w3.provider_specific.get("aws/weight"), Some("3"));
+    let pages = fake
+        .lock()
+        .requests
+        .iter()
+        .filter(|(_, r)| r.ends_with("/rrset"))
+        .count();
+    assert_eq!(pages, 5, "10 record sets (SOA and NS included) in pages of 2");
+}
+
+#[tokio::test]
+async fn hosted_zones_are_read_across_pages_and_tags_ten_at_a_time() {
+    let fake = Fake::start().await;
+    fake.lock().zone_page = 2;
+    for i in 0..12 {
+        fake.zone(
+            &format!("z{i:02}.example.com"),
+            false,
+            if i % 3 == 0 { &[("team", "a")] } else { &[] },
+        );
+    }
+    let mut c = config(&fake.url);
+    c.zone_tags = vec![("team".into(), "a".into())];
+    let zones = provider(c).zones().await.expect("zones");
+    let names: Vec<&str> = zones.iter().map(|z| z.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "z00.example.com",
+            "z03.example.com",
+            "z06.example.com",
+            "z09.example.com"
+        ]
+    );
+    let s = fake.lock();
+    assert_eq!(
+        s.requests
+            .iter()
+            .filter(|(_, r)| r == "GET /2013-04-01/hostedzone")
+            .count(),
+        6
+    );
+    assert_eq!(s.requests.iter().filter(|(_, r)| r.contains("/tags/")).count(), 2);
+}
+
+#[tokio::test]
+async fn batches_respect_the_change_byte_and_value_limits() {
+    let fake = Fake::start().await;
+    fake.zone("example.com", false, &[]);
+    let changes: Vec<Change> = (0..25)
+        .map(|i| Change::Create(a(&format!("r{i:02}.example.com"), "10.0.0.1")))
+        .collect();
+
+    let mut c = config(&fake.url);
+    c.batch_change_size = 10;
+    apply_changes(&provider(c), &changes).await.expect("applied");
+    assert_eq!(std::mem::take(&mut fake.lock().applied_batches), [10, 10, 5]);
+
+    // "10.0.0.1" is 8 characters: 40 bytes hold 5 records.
+    let deletes: Vec<Change> = changes.iter().map(|c| Change::Delete(c.endpoint().clone())).collect();
+    let mut c = config(&fake.url);
+    c.batch_change_size_bytes = 40;
+    apply_changes(&provider(c), &deletes).await.expect("applied");
+    assert_eq!(std::mem::take(&mut fake.lock().applied_batches), [5; 5]);
+
+    let mut c = config(&fake.url);
+    c.batch_change_size_values = 7;
+    apply_changes(&provider(c), &changes).await.expect("applied");
+    assert_eq!(std::mem::take(&mut fake.lock().applied_batches), [7, 7, 7, 4]);
+}
+
+#[tokio::test]
+async fn throttling_is_retried_with_backoff_then_reported_as_transient() {
+    let fake = Fake::start().await;
+    fake.zone("example.com", false, &[]);
+    let p = provider(config(&fake.url));
+    fake.lock().throttle_next = 3;
+    let eps = p.records().await.expect("records after three throttled calls");
+    assert!(eps.endpoints.iter().any(|e| e.record_type == RecordType::Ns));
+
+    fake.lock().throttle_next = 100;
+    let err = p.records().await.expect_err("still throttled after the retries");
+    assert!(err.is_transient(), "{err}");
+    assert!(err.to_string().contains("Throttling"), "{err}");
+    // One call and three retries.
+    assert_eq!(100 - fake.lock().throttle_next, 4);
+}
+
+#[tokio::test]
+async fn requests_are_paced_under_the_rate_limit() {
+    let fake = Fake::start().await;
+    let zone = fake.zone("example.com", false, &[]);
+    fake.lock().record_page = 1;
+    for i in 0..4 {
+        fake.put(&zone, set(&format!("r{i}.example.com"), "A", 60, &["10.0.0.1"]));
+    }
+    let mut c = config(&fake.url);
+    c.requests_per_second = 5.0;
+    provider(c).records().await.expect("records");
+    let s = fake.lock();
+    assert_eq!(s.requests.len(), 7, "1 zone page and 6 record pages");
+    // Requests leave on slots 200 ms apart; arrivals jitter a little around them, never ahead of the pace.
+    let first = s.requests[0].0;
+    for (i, (at, _)) in s.requests.iter().enumerate() {
+        let earliest = Duration::from_millis(200 * i as u64).saturating_sub(Duration::from_millis(50));
+        assert!(
+            at.duration_since(first) >= earliest,
+            "request {i} came {:?} after the first",
+            at.duration_since(first)
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_change_outside_every_zone_is_skipped_and_a_split_horizon_name_goes_to_both_sides() {
+    let fake = Fake::start().await;
+    let public = fake.zone("example.com", false, &[]);
+    let private = fake.zone("example.com", true, &[]);
+    let p = provider(config(&fake.url));
+    let mut ps = ProviderSpecific::default();
+    ps.set("aws/health-check-id", "hc-1");
+    let changes = [
+        Change::Create(a("both.example.com", "10.0.0.1").with_provider_specific(ps)),
+        Change::Create(a("x.example.net", "10.0.0.2")),
+    ];
+    apply_changes(&p, &changes).await.expect("applied");
+    for zone in [&public, &private] {
+        let s = fake.find(zone, "both.example.com", "A").expect("in both zones");
+        assert_eq!(s.health_check_id.as_deref(), Some("hc-1"));
+        assert!(fake.find(zone, "x.example.net", "A").is_none());
+    }
+}
+
+#[tokio::test]
+async fn the_zone_list_is_cached_for_its_duration_and_becomes_the_domain_filter() {
+    let fake = Fake::start().await;
+    fake.zone("example.com", false, &[]);
+    let mut c = config(&fake.url);
+    c.zones_cache_duration = Duration::from_secs(3600);
+    let p = provider(c);
+    assert!(
+        !p.domain_filter().is_configured(),
+        "before any read: the configured filter (none)"
+    );
+    p.records().await.expect("records");
+    fake.zone("example.net", false, &[]);
+    p.records().await.expect("records");
+    let zone_lists = fake
+        .lock()
+        .requests
+        .iter()
+        .filter(|(_, r)| r == "GET /2013-04-01/hostedzone")
+        .count();
+    assert_eq!(zone_lists, 1, "the second sync used the cached zone list");
+    let f = p.domain_filter();
+    assert!(f.matches("www.example.com") && !f.matches("www.example.net"));
+
+    // Without a cache every sync lists the zones again.
+    let p = provider(config(&fake.url));
+    p.records().await.expect("records");
+    assert!(p.domain_filter().matches("www.example.net"));
+}
+
+#[tokio::test]
+async fn requests_are_signed_for_route53_with_the_session_token() {
+    let fake = Fake::start().await;
+    fake.zone("example.com", false, &[]);
+    let mut c = config(&fake.url);
+    c.credentials = Credentials::new("AKIDSIGNED", "secret");
+    c.credentials.session_token = Some("token-1".into());
+    provider(c).records().await.expect("records");
+    let signature = fake.lock().last_signature.clone();
+    let get = |h: &str| {
+        signature
+            .iter()
+            .find(|(k, _)| k == h)
+            .map(|(_, v)| v.as_str())
+            .unwrap_or("")
+    };
+    let auth = get("authorization");
+    assert!(auth.starts_with("AWS4-HMAC-SHA256 Credential=AKIDSIGNED/"), "{auth}");
+    assert!(auth.contains("/us-east-1/route53/aws4_request"), "{auth}");
+    assert!(
+        auth.contains("SignedHeaders=host;x-amz-date;x-amz-security-token") && auth.contains("Signature="),
+        "{auth}"
+    );
+    assert_eq!(get("x-amz-date").len(), "20260101T000000Z".len());
+    assert_eq!(get("x-amz-security-token"), "token-1");
+}

@@ -1,0 +1,2 @@
+pub mod fake;
+pub mod moto;
