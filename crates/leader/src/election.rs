@@ -88,10 +88,7 @@ impl LeaderElection {
         let now = Instant::now();
         match self.try_attempt(now).await {
             Ok(()) => {}
-            Err(LeaderError::Kube {
-                source: kube::Error::Api(status),
-                ..
-            }) if status.code == 409 => {
+            Err(LeaderError::Kube { source, .. }) if matches!(&*source, kube::Error::Api(s) if s.code == 409) => {
                 debug!(lease = %self.name, "another replica wrote the lease first");
                 self.elector.conflicted();
             }
@@ -194,7 +191,7 @@ impl LeaderElection {
             Ok(Ok(v)) => Ok(v),
             Ok(Err(source)) => Err(LeaderError::Kube {
                 lease: self.name.clone(),
-                source,
+                source: Box::new(source),
             }),
             Err(_) => Err(LeaderError::Timeout {
                 lease: self.name.clone(),

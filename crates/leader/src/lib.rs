@@ -41,8 +41,9 @@ pub enum LeaderError {
     #[error("lease {lease}: {source}")]
     Kube {
         lease: String,
+        /// Boxed: a `kube::Error` is large and this error travels in every `Result` of the election.
         #[source]
-        source: kube::Error,
+        source: Box<kube::Error>,
     },
     #[error("lease {lease}: no answer from the API server within {timeout:?}")]
     Timeout { lease: String, timeout: Duration },
