@@ -62,8 +62,14 @@ impl Leadership {
         Leadership { until: None }
     }
 
-    fn elected(rx: watch::Receiver<Option<Instant>>) -> Leadership {
+    /// Leadership decided elsewhere: the channel carries until when this replica leads (tests hand one to
+    /// a controller to play the election).
+    pub fn from_watch(rx: watch::Receiver<Option<Instant>>) -> Leadership {
         Leadership { until: Some(rx) }
+    }
+
+    fn elected(rx: watch::Receiver<Option<Instant>>) -> Leadership {
+        Self::from_watch(rx)
     }
 
     /// Whether this replica leads at this instant (its last renewal is younger than the renew deadline).
