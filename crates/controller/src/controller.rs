@@ -330,7 +330,9 @@ impl Controller {
                         self.metrics.consecutive_soft_errors.set(0);
                     }
                     Err(SyncError::NotLeader) => {
-                        // Noticed at the top of the loop.
+                        // The top of the loop waits while another replica leads; if this one leads again
+                        // by then (a renewal that was only late), the dropped plan is computed again soon.
+                        schedule.retry_after(Instant::now(), UNSYNCED_RETRY);
                     }
                     Err(SyncError::NotSynced) => {
                         let now = Instant::now();
