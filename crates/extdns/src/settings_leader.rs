@@ -117,4 +117,25 @@ mod tests {
         // Without --leader-elect the timing flags are not checked (as kube-scheduler).
         assert_eq!(parse(&["--leader-elect-renew-deadline=15s"]), Ok(None));
     }
+
+    #[test]
+    fn leader_election_needs_a_long_running_controller_on_the_api_server() {
+        let controller = |args: &[&str]| {
+            let all: Vec<&str> = ["extdns", "--source=service", "--provider=inmemory", "--leader-elect"]
+                .iter()
+                .chain(args)
+                .copied()
+                .collect();
+            crate::settings::controller(&flags::try_parse_from(all).expect("the flags parse").flags)
+        };
+        let err = controller(&["--once"]).expect_err("with --once");
+        assert!(err.0.contains("--leader-elect") && err.0.contains("--once"), "{err}");
+        let err = controller(&["--manifests=objects.yaml"]).expect_err("with --manifests");
+        assert!(
+            err.0.contains("--leader-elect") && err.0.contains("--manifests"),
+            "{err}"
+        );
+        let settings = controller(&[]).expect("valid");
+        assert_eq!(settings.leader.map(|l| l.name), Some("extdns".to_string()));
+    }
 }
