@@ -7,6 +7,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use extdns_endpoint::{Change, Endpoint};
 use extdns_informer::{Cluster, ClusterStore};
+use extdns_leader::Leadership;
 use extdns_plan::PlanConfig;
 use extdns_registry::{Registry, RegistryError};
 use extdns_source::{Pipeline, PipelineOutput, SourceError};
@@ -79,6 +80,10 @@ pub enum SyncError {
     SyncTimeout(Duration),
     #[error("stopped before the informers synced")]
     Cancelled,
+    /// Another replica holds the leader lease (or this one could not renew it in time): only the leader
+    /// writes, and a follower does not even read the provider.
+    #[error("this replica is not the leader; nothing was sent to the provider")]
+    NotLeader,
 }
 
 /// What one completed sync did.
@@ -99,6 +104,7 @@ pub struct Controller {
     registry: Arc<dyn Registry>,
     config: ControllerConfig,
     metrics: Arc<Metrics>,
+    leadership: Leadership,
 }
 
 impl Controller {
@@ -115,7 +121,14 @@ impl Controller {
             registry,
             config,
             metrics,
+            leadership: Leadership::always(),
         }
+    }
+
+    /// Syncs only while `leadership` says this replica leads (`--leader-elect`); without it, always.
+    pub fn with_leadership(mut self, leadership: Leadership) -> Self {
+        self.leadership = leadership;
+        self
     }
 
     pub fn metrics(&self) -> &Arc<Metrics> {
@@ -126,6 +139,9 @@ impl Controller {
     /// informer has synced and every source succeeded, because records missing from an incomplete view would
     /// otherwise be deleted.
     pub async fn run_once(&self) -> Result<SyncReport, SyncError> {
+        if !self.leadership.is_leader() {
+            return Err(SyncError::NotLeader);
+        }
         self.metrics.mark_reconcile();
         if !self.cluster.synced() {
             return Err(SyncError::NotSynced);
@@ -191,6 +207,15 @@ impl Controller {
             });
         }
 
+        // The fence: the plan took time, and the lease may have run out meanwhile. Past this check the write
+        // starts within the renew deadline, which is shorter than any other replica's wait for the lease.
+        if !self.leadership.is_leader() {
+            warn!(
+                changes = changes.len(),
+                "lost the leader lease while planning; nothing was sent to the provider"
+            );
+            return Err(SyncError::NotLeader);
+        }
         match self.registry.apply(snapshot, &changes).await {
             Ok(()) => {
                 log_changes(&changes, Verb::Applied, &HashSet::new());
@@ -274,9 +299,26 @@ impl Controller {
         let mut failures: u32 = 0;
         // Since when, and since when last reported, the loop has been waiting for the informers.
         let mut waiting: Option<(Instant, Instant)> = None;
+        let mut leadership = self.leadership.clone();
+        let mut leading = true;
         loop {
             if shutdown.is_cancelled() {
                 break;
+            }
+            if !self
+                .follow_until_leading(&mut leadership, &mut leading, &shutdown)
+                .await
+            {
+                break;
+            }
+            if !std::mem::replace(&mut leading, true) {
+                // A new leader syncs at once: its view is warm, and the old leader's last changes may be
+                // unfinished.
+                schedule = Schedule::new(
+                    Instant::now(),
+                    self.config.interval,
+                    self.config.min_event_sync_interval,
+                );
             }
             let now = Instant::now();
             if schedule.is_due(now) {
@@ -286,6 +328,11 @@ impl Controller {
                         failures = 0;
                         waiting = None;
                         self.metrics.consecutive_soft_errors.set(0);
+                    }
+                    Err(SyncError::NotLeader) => {
+                        // The top of the loop waits while another replica leads; if this one leads again
+                        // by then (a renewal that was only late), the dropped plan is computed again soon.
+                        schedule.retry_after(Instant::now(), UNSYNCED_RETRY);
                     }
                     Err(SyncError::NotSynced) => {
                         let now = Instant::now();
@@ -320,6 +367,7 @@ impl Controller {
                 biased;
                 _ = shutdown.cancelled() => break,
                 _ = tokio::time::sleep_until(schedule.next_run_at()) => {}
+                _ = leadership.changed() => {}
                 changed = next_change(&mut changes) => {
                     if changed {
                         schedule.on_event(Instant::now());
@@ -331,6 +379,33 @@ impl Controller {
             }
         }
         info!("Terminating main controller loop");
+    }
+
+    /// Sets the leader metric and, while another replica leads, waits (the informers stay warm meanwhile,
+    /// so a takeover syncs at once). `leading` is whether this replica led the last time it looked; it is
+    /// false on return after a wait. Returns false when `shutdown` fired.
+    async fn follow_until_leading(
+        &self,
+        leadership: &mut Leadership,
+        leading: &mut bool,
+        shutdown: &CancellationToken,
+    ) -> bool {
+        loop {
+            let now_leading = self.leadership.is_leader();
+            self.metrics.set_leader(now_leading);
+            if now_leading {
+                return true;
+            }
+            if *leading {
+                info!("not the leader: watching the cluster, not syncing until this replica holds the lease");
+                *leading = false;
+            }
+            tokio::select! {
+                biased;
+                _ = shutdown.cancelled() => return false,
+                _ = leadership.changed() => {}
+            }
+        }
     }
 }
 

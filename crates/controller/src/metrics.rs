@@ -75,6 +75,7 @@ pub struct Metrics {
     source_invalid: Family<SourceLabels, Gauge>,
     source_deduplicated: Family<SourceLabels, Gauge>,
     deletion_guard_blocked: Family<ZoneLabel, Gauge>,
+    leader: Gauge,
 }
 
 impl Metrics {
@@ -97,6 +98,7 @@ impl Metrics {
             source_invalid: Family::default(),
             source_deduplicated: Family::default(),
             deletion_guard_blocked: Family::default(),
+            leader: Gauge::default(),
             registry: Registry::default(),
         };
         let build_info = Family::<BuildInfoLabels, Gauge>::default();
@@ -112,6 +114,13 @@ impl Metrics {
             "deletion_guard_blocked",
             "1 while the deletion guard holds back the deletes of a zone, 0 once a sync passes it",
             m.deletion_guard_blocked.clone(),
+        );
+        // 1 until told otherwise: without leader election the one replica always leads.
+        m.leader.set(1);
+        root.sub_registry_with_prefix(EXTDNS_PREFIX).register(
+            "leader",
+            "1 while this replica holds the leader lease (always 1 without leader election), else 0",
+            m.leader.clone(),
         );
         let registry = root.sub_registry_with_prefix(PREFIX);
         registry.register(
@@ -197,6 +206,11 @@ impl Metrics {
             out.clear();
         }
         out
+    }
+
+    /// Whether this replica leads, for `extdns_leader`.
+    pub fn set_leader(&self, leading: bool) {
+        self.leader.set(i64::from(leading));
     }
 
     pub(crate) fn mark_reconcile(&self) {

@@ -15,6 +15,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::{Controller, ControllerConfig, DesiredEndpoints, Metrics, SyncError};
+use extdns_leader::Leadership;
 
 const OWNER: &str = "default";
 
@@ -644,4 +645,113 @@ fn retry_delay_doubles_from_one_second_up_to_the_interval() {
 /// A sync's changes in external-dns's four-list shape, which these assertions read best in.
 fn four(changes: &[Change]) -> Changes {
     changes.iter().cloned().collect()
+}
+
+/// A source that takes `delay` to answer, so leadership can run out while a sync plans.
+struct SlowSource {
+    delay: Duration,
+    endpoints: Vec<Endpoint>,
+}
+
+#[async_trait]
+impl DesiredEndpoints for SlowSource {
+    async fn desired(&self, _cluster: &ClusterStore) -> Result<PipelineOutput, SourceError> {
+        tokio::time::sleep(self.delay).await;
+        Ok(PipelineOutput {
+            endpoints: self.endpoints.clone(),
+            ..PipelineOutput::default()
+        })
+    }
+}
+
+fn leading_for(d: Duration) -> (watch::Sender<Option<tokio::time::Instant>>, Leadership) {
+    let (tx, rx) = watch::channel(Some(tokio::time::Instant::now() + d));
+    (tx, Leadership::from_watch(rx))
+}
+
+#[tokio::test]
+async fn a_follower_neither_reads_nor_writes() {
+    let cluster = FakeCluster::new(true);
+    let source = FakeSource::with(vec![a("web.example.com", "10.0.0.1")]);
+    let registry = FakeRegistry::new(vec![]);
+    let (_tx, leadership) = leading_for(Duration::ZERO);
+    let c = controller(&cluster, &source, &registry, ControllerConfig::default()).with_leadership(leadership);
+    let result = c.run_once().await;
+    assert!(matches!(result, Err(SyncError::NotLeader)), "{result:?}");
+    assert_eq!(registry.reads.load(Ordering::SeqCst), 0);
+    assert_eq!(registry.applies.load(Ordering::SeqCst), 0);
+    assert_eq!(source.calls.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn leadership_lost_while_planning_sends_nothing() {
+    let cluster: Arc<dyn Cluster> = FakeCluster::new(true);
+    let registry = FakeRegistry::new(vec![]);
+    let source: Arc<dyn DesiredEndpoints> = Arc::new(SlowSource {
+        delay: Duration::from_secs(5),
+        endpoints: vec![a("web.example.com", "10.0.0.1")],
+    });
+    let (_tx, leadership) = leading_for(Duration::from_secs(2));
+    let mut config = ControllerConfig::default();
+    config.plan.owner_id = OWNER.to_string();
+    let registry_dyn: Arc<dyn Registry> = registry.clone();
+    let c = Controller::new(
+        cluster,
+        source,
+        registry_dyn,
+        config,
+        Arc::new(Metrics::new("test", "test")),
+    )
+    .with_leadership(leadership);
+    let result = c.run_once().await;
+    assert!(matches!(result, Err(SyncError::NotLeader)), "{result:?}");
+    assert_eq!(registry.reads.load(Ordering::SeqCst), 1, "it led when the sync started");
+    assert_eq!(
+        registry.applies.load(Ordering::SeqCst),
+        0,
+        "but not when the write was due"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_loop_syncs_only_while_leading_and_at_once_on_takeover() -> Result<(), tokio::task::JoinError> {
+    let cluster = FakeCluster::new(true);
+    let source = FakeSource::with(vec![]);
+    let registry = FakeRegistry::new(vec![]);
+    let (tx, rx) = watch::channel(None);
+    let config = ControllerConfig {
+        interval: Duration::from_secs(60),
+        ..ControllerConfig::default()
+    };
+    let c = controller(&cluster, &source, &registry, config).with_leadership(Leadership::from_watch(rx));
+    let metrics = c.metrics().clone();
+    let (stop, handle) = spawn_loop(c);
+
+    advance(Duration::from_secs(120)).await;
+    assert_eq!(registry.reads.load(Ordering::SeqCst), 0, "a follower does not sync");
+    assert_eq!(sample(&metrics, "extdns_leader "), Some(0.0));
+
+    // Takeover: a sync at once, not an interval later.
+    tx.send_replace(Some(tokio::time::Instant::now() + Duration::from_secs(10)));
+    advance(Duration::from_millis(10)).await;
+    assert_eq!(registry.reads.load(Ordering::SeqCst), 1);
+    assert_eq!(sample(&metrics, "extdns_leader "), Some(1.0));
+
+    // Never renewed: at the deadline the loop stops syncing, without any news from the election.
+    advance(Duration::from_secs(10)).await;
+    assert_eq!(sample(&metrics, "extdns_leader "), Some(0.0));
+    advance(Duration::from_secs(120)).await;
+    assert_eq!(registry.reads.load(Ordering::SeqCst), 1);
+
+    stop.cancel();
+    handle.await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn without_an_election_the_leader_metric_is_one() {
+    let metrics = Metrics::new("test", "test");
+    assert_eq!(sample(&metrics, "extdns_leader "), Some(1.0));
+    metrics.set_leader(false);
+    assert_eq!(sample(&metrics, "extdns_leader "), Some(0.0));
 }

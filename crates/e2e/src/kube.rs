@@ -65,6 +65,11 @@ impl Kube {
         Ok(Kube { rt, client })
     }
 
+    /// The admin client, for tests that drive a library crate against the API server directly.
+    pub fn client(&self) -> Client {
+        self.client.clone()
+    }
+
     pub fn block_on<F: Future>(&self, f: F) -> F::Output {
         self.rt.block_on(f)
     }

@@ -128,6 +128,8 @@ pub struct Flags {
     #[command(flatten)]
     pub control: ControlFlags,
     #[command(flatten)]
+    pub leader: LeaderFlags,
+    #[command(flatten)]
     pub webhook: WebhookFlags,
     #[command(flatten)]
     pub inmemory: InMemoryFlags,
@@ -541,6 +543,33 @@ pub struct ControlFlags {
     /// Address of the /metrics and /healthz HTTP listener.
     #[arg(long, value_name = "ADDR", default_value = ":7979")]
     pub metrics_address: String,
+}
+
+// ----------------------------------------------------------------------------------- Leader election
+
+/// kube-scheduler's flag names and defaults (external-dns has no leader election). extdns only.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Leader election")]
+pub struct LeaderFlags {
+    /// Run several replicas: only the one holding a coordination.k8s.io Lease writes DNS.
+    #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    pub leader_elect: bool,
+    /// How long followers wait after the lease last changed before taking it over.
+    #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = duration::parse)]
+    pub leader_elect_lease_duration: Duration,
+    /// How long the leader keeps writing without a successful renewal; shorter than the lease duration.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration::parse)]
+    pub leader_elect_renew_deadline: Duration,
+    /// Time between two attempts to acquire or renew the lease.
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = duration::parse)]
+    pub leader_elect_retry_period: Duration,
+    /// Name of the Lease.
+    #[arg(long, value_name = "NAME", default_value = "extdns")]
+    pub leader_elect_resource_name: String,
+    /// Namespace of the Lease (the pod's own when empty: its service-account namespace, else POD_NAMESPACE,
+    /// else default).
+    #[arg(long, value_name = "NAMESPACE", default_value = "")]
+    pub leader_elect_resource_namespace: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

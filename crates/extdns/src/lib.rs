@@ -26,6 +26,7 @@ pub mod providers;
 pub mod run;
 pub mod settings;
 pub mod settings_aws;
+pub mod settings_leader;
 pub mod wiring;
 
 use std::ffi::OsString;

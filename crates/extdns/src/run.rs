@@ -7,6 +7,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use extdns_controller::{CancellationToken, Controller, Metrics, SyncReport, start_metrics_server};
 use extdns_informer::{Cluster, LiveCluster, ResourceKind};
+use extdns_leader::{ElectionConfig, LeaderElection};
 use extdns_provider::Provider;
 use extdns_registry::{NoopRegistry, Registry, TxtRegistry};
 use extdns_source::Pipeline;
@@ -14,6 +15,7 @@ use tracing::info;
 
 use crate::providers::build_provider;
 use crate::settings::{ClusterSettings, KubeSettings, RegistrySettings, Settings, ValidationError};
+use crate::settings_leader::LeaderSettings;
 use crate::wiring;
 
 /// How long `--once` waits for the informers' first list (external-dns's cache-sync timeout).
@@ -34,7 +36,16 @@ pub async fn run(settings: &Settings) -> anyhow::Result<()> {
     spawn_signal_handler(shutdown.clone());
     let provider = build_provider(&settings.provider)?;
     let metrics = Arc::new(Metrics::new(VERSION, REVISION));
-    let controller = build_controller(settings, provider, metrics.clone()).await?;
+    let mut controller = build_controller(settings, provider, metrics.clone()).await?;
+    // The election stops only after the loop: a lease released while a sync still writes would let the
+    // next leader start too early.
+    let election_stop = CancellationToken::new();
+    let mut election_task = None;
+    if let (Some(leader), ClusterSettings::ApiServer(kube)) = (&settings.leader, &settings.cluster) {
+        let (election, leadership) = start_election(leader, kube).await?;
+        controller = controller.with_leadership(leadership);
+        election_task = Some(tokio::spawn(election.run(election_stop.clone())));
+    }
     let c = &settings.controller;
     info!(
         version = VERSION,
@@ -49,6 +60,7 @@ pub async fn run(settings: &Settings) -> anyhow::Result<()> {
         events = c.events,
         dry_run = c.dry_run,
         once = settings.once,
+        leader_elect = settings.leader.is_some(),
         "extdns starting"
     );
 
@@ -67,8 +79,51 @@ pub async fn run(settings: &Settings) -> anyhow::Result<()> {
     let server = start_metrics_server(&settings.metrics_address, metrics, shutdown.clone()).await?;
     controller.run(shutdown.clone()).await;
     shutdown.cancel();
+    election_stop.cancel();
+    if let Some(task) = election_task {
+        let _ = task.await;
+    }
     let _ = server.handle.await;
     Ok(())
+}
+
+/// The election for `--leader-elect`, not started yet: the Lease in the configured namespace (else the
+/// pod's), held under this pod's name and a random suffix.
+async fn start_election(
+    leader: &LeaderSettings,
+    kube: &KubeSettings,
+) -> anyhow::Result<(LeaderElection, extdns_leader::Leadership)> {
+    let client = kube_client(kube).await?;
+    let namespace = match &leader.namespace {
+        Some(ns) => ns.clone(),
+        None => extdns_leader::pod_namespace(
+            std::fs::read_to_string(extdns_leader::NAMESPACE_FILE).ok().as_deref(),
+            std::env::var("POD_NAMESPACE").ok().as_deref(),
+        ),
+    };
+    let hostname = std::env::var("POD_NAME")
+        .or_else(|_| std::env::var("HOSTNAME"))
+        .ok()
+        .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "extdns".to_string());
+    let identity = extdns_leader::identity(&hostname, random_u64());
+    info!(lease = %leader.name, %namespace, %identity, "leader election: competing for the lease");
+    let config = ElectionConfig::new(namespace, leader.name.clone(), identity, leader.timing);
+    Ok(LeaderElection::new(client, config))
+}
+
+/// A random number for the lease identity, from the standard library's randomly seeded hasher (no
+/// cryptographic strength is needed: it only has to differ between two pods of the same name).
+fn random_u64() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(std::process::id());
+    if let Ok(t) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        h.write_u128(t.as_nanos());
+    }
+    h.finish()
 }
 
 /// One sync with a given provider, as `--once` does it (tests use an in-memory provider they can inspect).

@@ -107,6 +107,8 @@ pub struct Settings {
     pub cluster: ClusterSettings,
     pub once: bool,
     pub metrics_address: String,
+    /// `--leader-elect`: the Lease the replicas share; `None` for a single replica.
+    pub leader: Option<crate::settings_leader::LeaderSettings>,
 }
 
 /// The provider and its configuration. Providers extdns does not implement are refused when the provider
@@ -401,6 +403,13 @@ pub fn controller(flags: &Flags) -> Result<Settings, ValidationError> {
         plan,
         deletion_guard: DeletionGuard::new(c.deletion_guard_percent, c.deletion_guard_min),
     };
+    let leader = crate::settings_leader::leader(&flags.leader)?;
+    if leader.is_some() && c.once {
+        return fail("--leader-elect and --once exclude each other: a single sync has nothing to share");
+    }
+    if leader.is_some() && !flags.offline.manifests.is_empty() {
+        return fail("--leader-elect needs the API server for its Lease; it cannot be used with --manifests");
+    }
     let cluster = if flags.offline.manifests.is_empty() {
         ClusterSettings::ApiServer(kube(flags, &sources))
     } else {
@@ -414,6 +423,7 @@ pub fn controller(flags: &Flags) -> Result<Settings, ValidationError> {
         cluster,
         once: c.once,
         metrics_address: c.metrics_address.clone(),
+        leader,
     })
 }
 

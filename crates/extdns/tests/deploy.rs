@@ -85,10 +85,24 @@ fn cluster_role_grants_read_on_exactly_the_kinds_extdns_watches() -> Result<(), 
 }
 
 #[test]
-fn deployment_is_one_non_root_replica_with_health_probes() -> Result<(), Error> {
+fn deployment_is_two_leader_elected_non_root_replicas_with_health_probes() -> Result<(), Error> {
     let d = yaml("deployment.yaml")?;
-    assert_eq!(d["spec"]["replicas"], 1);
-    assert_eq!(d["spec"]["strategy"]["type"], "Recreate");
+    assert_eq!(d["spec"]["replicas"], 2);
+    assert_eq!(d["spec"]["strategy"]["type"], "RollingUpdate");
+    assert_eq!(d["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"], 0);
+    let args = strings(&d["spec"]["template"]["spec"]["containers"][0]["args"]);
+    let cli = extdns::flags::try_parse_from(std::iter::once("extdns".to_string()).chain(args))?;
+    let settings = extdns::settings::controller(&cli.flags)?;
+    let leader = settings.leader.ok_or("two replicas need --leader-elect")?;
+    // The Lease the Role grants is the one the replicas use (in the pod's namespace: the Role's).
+    let role = yaml("role.yaml")?;
+    assert_eq!(leader.name, "extdns");
+    assert_eq!(leader.namespace, None, "the pod's own namespace, where the Role is");
+    assert_eq!(
+        role["metadata"].get("namespace"),
+        None,
+        "kustomize puts the Role in extdns's namespace"
+    );
     let pod = &d["spec"]["template"]["spec"];
     assert_eq!(pod["securityContext"]["runAsNonRoot"], true);
     let c = &pod["containers"][0];
@@ -121,5 +135,36 @@ fn kustomization_lists_every_manifest() -> Result<(), Error> {
         .filter(|n| n.ends_with(".yaml") && n != "kustomization.yaml")
         .collect();
     assert_eq!(listed, present);
+    Ok(())
+}
+
+#[test]
+fn the_lease_role_grants_get_create_update_on_leases_only() -> Result<(), Error> {
+    let role = yaml("role.yaml")?;
+    assert_eq!(role["kind"], "Role", "namespaced, not cluster-wide");
+    let rules = role["rules"].as_array().ok_or("no rules")?;
+    assert_eq!(rules.len(), 1);
+    assert_eq!(strings(&rules[0]["apiGroups"]), ["coordination.k8s.io"]);
+    assert_eq!(strings(&rules[0]["resources"]), ["leases"]);
+    let verbs: BTreeSet<String> = strings(&rules[0]["verbs"]).into_iter().collect();
+    assert_eq!(verbs, BTreeSet::from(["get".into(), "create".into(), "update".into()]));
+    let binding = yaml("rolebinding.yaml")?;
+    assert_eq!(binding["roleRef"]["kind"], "Role");
+    assert_eq!(binding["roleRef"]["name"], role["metadata"]["name"]);
+    assert_eq!(binding["subjects"][0]["name"], "extdns");
+    assert_eq!(binding["subjects"][0]["namespace"], "extdns");
+    Ok(())
+}
+
+#[test]
+fn the_disruption_budget_keeps_one_replica_of_the_deployment() -> Result<(), Error> {
+    let pdb = yaml("poddisruptionbudget.yaml")?;
+    let d = yaml("deployment.yaml")?;
+    assert_eq!(pdb["apiVersion"], "policy/v1");
+    assert_eq!(pdb["spec"]["minAvailable"], 1);
+    assert_eq!(
+        pdb["spec"]["selector"]["matchLabels"],
+        d["spec"]["selector"]["matchLabels"]
+    );
     Ok(())
 }

@@ -10,6 +10,7 @@ use crate::control_plane::ControlPlane;
 pub mod crash;
 pub mod differential;
 pub mod latency;
+pub mod leader;
 pub mod lifecycle;
 pub mod outage;
 pub mod sources;
@@ -94,5 +95,17 @@ pub const ALL: &[Scenario] = &[
         about: "external-dns v0.22.0 and extdns on the same objects publish identical zones and take over each other's",
         default: true,
         run: differential::run,
+    },
+    Scenario {
+        name: "lease",
+        about: "the leader election crate on the API server: acquire, renew, an expired lease raced by two, release",
+        default: true,
+        run: leader::lease,
+    },
+    Scenario {
+        name: "leader",
+        about: "two replicas with --leader-elect: only the leader writes; kill -9 it and the other takes over within 15 s",
+        default: true,
+        run: leader::run,
     },
 ];
