@@ -7,12 +7,15 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 
 /// Program → the Debian package that provides it.
-const PROGRAMS: [(&str, &str); 5] = [
+const PROGRAMS: [(&str, &str); 7] = [
     ("named", "bind9"),
     ("knotd", "knot"),
     ("dig", "bind9-dnsutils"),
     ("openssl", "openssl"),
     ("kill", "procps"),
+    // The webhook conformance test runs external-dns (fixed port 8888) in its own network namespace.
+    ("unshare", "util-linux"),
+    ("ip", "iproute2"),
 ];
 
 /// The packages whose programs are missing, each once, in table order.

@@ -2,7 +2,8 @@
 //! objects from those settings. The binary (`main.rs`) only calls [`main`]; tests call the same code.
 //!
 //! Two commands share every flag: the controller (no subcommand, [`run`]) and `extdns endpoints`, the
-//! preview that runs the sources over manifest files.
+//! preview that runs the sources over manifest files. `extdns webhook-conformance` takes no controller
+//! flag: it checks a webhook provider server ([`webhook_conformance`]).
 
 pub mod duration;
 pub mod endpoints;
@@ -11,6 +12,7 @@ pub mod logging;
 pub mod providers;
 pub mod run;
 pub mod settings;
+pub mod webhook_conformance;
 pub mod wiring;
 
 use std::ffi::OsString;
@@ -81,6 +83,10 @@ where
                     ExitCode::from(endpoints_exit_code(&e))
                 }
             }
+        }
+        Some(Command::WebhookConformance(args)) => {
+            let mut stdout = std::io::stdout().lock();
+            ExitCode::from(runtime.block_on(webhook_conformance::run(&args, &mut stdout)))
         }
     }
 }
