@@ -22,6 +22,8 @@ enum Defect {
     ApplyAnswers200,
     /// `providerSpecific` returned as a `{name: value}` map.
     ProviderSpecificMap,
+    /// No NAPTR support: a batch holding one fails as a whole with 500.
+    NoNaptr,
 }
 
 struct Fake {
@@ -112,6 +114,9 @@ async fn apply(State(fake): State<Shared>, body: Bytes) -> Response {
     ) else {
         return StatusCode::BAD_REQUEST.into_response();
     };
+    if fake.defect == Defect::NoNaptr && create.iter().chain(&new).any(|e| key(e).1 == "NAPTR") {
+        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    }
     let Ok(mut records) = fake.records.lock() else {
         return StatusCode::INTERNAL_SERVER_ERROR.into_response();
     };
@@ -233,6 +238,16 @@ async fn provider_specific_as_a_map_fails_roundtrip_provider_specific() {
         0,
         "the undecodable record is deleted as it was written"
     );
+}
+
+#[tokio::test]
+async fn a_missing_record_type_fails_only_its_round_trip() {
+    let (report, fake) = run(Defect::NoNaptr).await;
+    failure(&report, "apply.status-204");
+    let why = failure(&report, "roundtrip.naptr");
+    assert!(why.contains("does not return NAPTR"), "{why}");
+    assert_eq!(report.failures().count(), 2, "{report}");
+    assert_eq!(leftovers(&fake), 0);
 }
 
 #[tokio::test]
