@@ -39,9 +39,8 @@ exit $rc
 
 /// Runs `extdns webhook-conformance <args>` against external-dns in a fresh network namespace.
 fn against_external_dns(args: &[&str]) -> Result<(Output, String), Error> {
-    let dir = std::env::temp_dir().join(format!("extdns-conformance-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
-    let log = dir.join(format!("external-dns-{}.log", args.len()));
+    let dir = tempfile::tempdir()?;
+    let log = dir.path().join("external-dns.log");
     let mut cmd = Command::new("unshare");
     cmd.args(["--net", "--map-root-user", "--", "sh", "-c", SCRIPT, "sh"])
         .args(args)
