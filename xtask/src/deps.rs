@@ -7,7 +7,7 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 
 /// Program → the Debian package that provides it.
-const PROGRAMS: [(&str, &str); 6] = [
+const PROGRAMS: &[(&str, &str)] = &[
     ("named", "bind9"),
     ("knotd", "knot"),
     ("dig", "bind9-dnsutils"),
@@ -15,12 +15,15 @@ const PROGRAMS: [(&str, &str); 6] = [
     ("kill", "procps"),
     // The Route53 tests' moto server is installed into a venv (`ensure_moto`), which Debian's python3 lacks.
     ("python3", "python3-venv"),
+    // The webhook conformance test runs external-dns (fixed port 8888) in its own network namespace.
+    ("unshare", "util-linux"),
+    ("ip", "iproute2"),
 ];
 
 /// The packages whose programs are missing, each once, in table order.
 fn missing_packages() -> Vec<&'static str> {
     let mut missing: Vec<&str> = Vec::new();
-    for (program, package) in PROGRAMS {
+    for &(program, package) in PROGRAMS {
         if crate::find_program(program).is_none() && !missing.contains(&package) {
             missing.push(package);
         }

@@ -69,7 +69,8 @@ macro_rules! names {
     about = "Keeps DNS records in step with a Kubernetes cluster; a drop-in replacement for external-dns.",
     long_about = "Keeps DNS records in step with a Kubernetes cluster; a drop-in replacement for external-dns.\n\n\
         Without a subcommand extdns runs the controller: it watches the cluster and syncs the DNS provider. \
-        `extdns endpoints` prints what the sources would publish from manifest files, without touching DNS.",
+        `extdns endpoints` prints what the sources would publish from manifest files, without touching DNS. \
+        `extdns webhook-conformance` checks a webhook provider server against the protocol.",
     after_help = "Boolean flags: --flag sets, --no-flag clears. Every flag can also be set from the environment \
         variable EXTERNAL_DNS_<FLAG> (upper case, '-' as '_').",
     args_conflicts_with_subcommands = true,
@@ -82,6 +83,8 @@ pub struct Cli {
     pub flags: Flags,
 }
 
+// One value per process, parsed once: boxing the large variant would buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, Subcommand)]
 pub enum Command {
     /// Print the endpoints the sources produce from manifest files (a dry preview; no cluster, no DNS).
@@ -93,6 +96,26 @@ pub enum Command {
         after_help = "Example: extdns endpoints --manifests examples/ --source=service --source=gateway-httproute"
     )]
     Endpoints(EndpointsArgs),
+    /// Check a webhook provider server against the webhook protocol (writes and then removes test records).
+    #[command(
+        long_about = "Drives a running webhook provider server through external-dns's webhook protocol: \
+            negotiation, reading, adjusting, creating, updating and deleting records of every type extdns \
+            manages under one zone, then removes what it wrote. Prints one line per named check (PASS or FAIL \
+            with the reason) and exits 0 when every check passes, 1 when one fails.",
+        after_help = "Example: extdns webhook-conformance --url http://127.0.0.1:8888 --zone example.org"
+    )]
+    WebhookConformance(WebhookConformanceArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct WebhookConformanceArgs {
+    /// Base URL of the webhook server to check.
+    #[arg(long, value_name = "URL", required = true)]
+    pub url: String,
+    /// Zone to write the test records under (default: the first domain of the server's domain filter, else
+    /// example.org).
+    #[arg(long, value_name = "ZONE")]
+    pub zone: Option<String>,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -17,6 +17,8 @@
 //! assert!(refused.is_some_and(|e| e.contains("--provider is required")));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//! preview that runs the sources over manifest files. `extdns webhook-conformance` takes no controller
+//! flag: it checks a webhook provider server ([`webhook_conformance`]).
 
 pub mod duration;
 pub mod endpoints;
@@ -27,6 +29,7 @@ pub mod run;
 pub mod settings;
 pub mod settings_aws;
 pub mod settings_leader;
+pub mod webhook_conformance;
 pub mod wiring;
 
 use std::ffi::OsString;
@@ -97,6 +100,10 @@ where
                     ExitCode::from(endpoints_exit_code(&e))
                 }
             }
+        }
+        Some(Command::WebhookConformance(args)) => {
+            let mut stdout = std::io::stdout().lock();
+            ExitCode::from(runtime.block_on(webhook_conformance::run(&args, &mut stdout)))
         }
     }
 }
