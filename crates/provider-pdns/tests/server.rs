@@ -51,7 +51,7 @@ async fn read(p: &PdnsProvider) -> Vec<Endpoint> {
     match p.records().await {
         Ok(r) => {
             let mut eps = r.endpoints;
-            eps.sort_by(|a, b| a.key().cmp(&b.key()));
+            eps.sort_by_key(Endpoint::key);
             eps
         }
         Err(e) => panic!("read failed: {e}"),
