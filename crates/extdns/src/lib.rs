@@ -11,6 +11,7 @@ pub mod logging;
 pub mod providers;
 pub mod run;
 pub mod settings;
+mod settings_pdns;
 pub mod wiring;
 
 use std::ffi::OsString;

@@ -122,6 +122,9 @@ pub enum ProviderSettings {
         /// The deprecated spelling was used; warned about once logging is up.
         deprecated_tsig_axfr: bool,
     },
+    Pdns {
+        config: Box<extdns_provider_pdns::PdnsConfig>,
+    },
     Unsupported(ProviderName),
 }
 
@@ -131,6 +134,7 @@ impl ProviderSettings {
         match self {
             ProviderSettings::InMemory { .. } => ProviderName::Inmemory.as_str(),
             ProviderSettings::Rfc2136 { .. } => ProviderName::Rfc2136.as_str(),
+            ProviderSettings::Pdns { .. } => ProviderName::Pdns.as_str(),
             ProviderSettings::Unsupported(name) => name.as_str(),
         }
     }
@@ -358,6 +362,7 @@ pub fn controller(flags: &Flags) -> Result<Settings, ValidationError> {
             zones: flags.inmemory.inmemory_zone.clone(),
         },
         ProviderName::Rfc2136 => rfc2136(flags)?,
+        ProviderName::Pdns => crate::settings_pdns::pdns(flags, &domain_filter)?,
         other => ProviderSettings::Unsupported(other),
     };
     let managed_types = record_types(&p.managed_record_types);
