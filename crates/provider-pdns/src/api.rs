@@ -140,7 +140,6 @@ impl Api {
     pub async fn zone(&self, id: &str) -> Result<ZoneData, ApiError> {
         let what = || format!("reading zone {id}");
         let url = self.zone_url(id);
-        // rrsets only: PowerDNS skips the comments and other metadata of each rrset when asked.
         let response = self.send(&what(), || self.http.get(url.clone())).await?;
         decode(&what(), response).await
     }

@@ -64,7 +64,17 @@ impl PdnsProvider {
     /// The zones of the server the domain filter selects (a zone whose name or one of whose sub-domains it
     /// matches, as external-dns picks them), longest name first so a record goes to its closest zone.
     async fn zones(&self) -> Result<Vec<Zone>, ProviderError> {
-        let listed = self.api.list_zones().await.map_err(provider_error)?;
+        let listed = self.api.list_zones().await.map_err(|e| match e {
+            // The zones of an unknown server id: a setting to fix, not something a retry cures.
+            ApiError::Status {
+                status: StatusCode::NOT_FOUND,
+                ..
+            } => ProviderError::Other {
+                message: format!("{e}; check the PowerDNS server id"),
+                source: Some(Box::new(e)),
+            },
+            e => provider_error(e),
+        })?;
         Ok(select_zones(&self.domain_filter, listed))
     }
 

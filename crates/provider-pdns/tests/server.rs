@@ -366,3 +366,19 @@ async fn rate_limits_and_server_errors_are_retried_then_reported_as_transient() 
     assert!(matches!(p.records().await, Err(ProviderError::Other { .. })));
     assert_eq!(calls.load(Ordering::SeqCst), 1);
 }
+
+#[tokio::test]
+async fn an_unknown_server_id_is_a_configuration_error_not_a_transient_one() {
+    let pdns = PowerDns::start(&[Zone::new("example.org")]);
+    let mut config = PdnsConfig::new(pdns.url(), API_KEY);
+    config.server_id = "no-such-server".into();
+    let p = match PdnsProvider::new(&config) {
+        Ok(p) => p,
+        Err(e) => panic!("{e}"),
+    };
+    let r = p.records().await;
+    assert!(
+        matches!(&r, Err(ProviderError::Other { message, .. }) if message.contains("404") && message.contains("server id")),
+        "{r:?}"
+    );
+}
