@@ -21,8 +21,9 @@ pub struct TlsOptions {
     pub client_key: Option<PathBuf>,
 }
 
-/// The provider's configuration. Built with [`PdnsConfig::new`], then adjusted field by field.
-#[derive(Debug, Clone)]
+/// The provider's configuration. Built with [`PdnsConfig::new`], then adjusted field by field. Its `Debug`
+/// form hides the API key, so settings can be logged.
+#[derive(Clone)]
 #[non_exhaustive]
 pub struct PdnsConfig {
     /// Base URL of the API (`--pdns-server`), without `/api/v1`.
@@ -42,6 +43,21 @@ pub struct PdnsConfig {
     /// Retries of one request that met a rate limit, a 5xx or a network error, before the sync gives up
     /// with a transient error (which the controller backs off from).
     pub retry: Backoff,
+}
+
+impl std::fmt::Debug for PdnsConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PdnsConfig")
+            .field("server", &self.server)
+            .field("server_id", &self.server_id)
+            .field("api_key", &"<redacted>")
+            .field("domain_filter", &self.domain_filter)
+            .field("tls", &self.tls)
+            .field("timeout", &self.timeout)
+            .field("batch_change_size", &self.batch_change_size)
+            .field("retry", &self.retry)
+            .finish()
+    }
 }
 
 impl PdnsConfig {
@@ -133,5 +149,18 @@ impl ConfigError {
             ConfigError::ReadFile { setting, .. } | ConfigError::Pem { setting, .. } => *setting,
             ConfigError::Client(_) => Setting::Client,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_api_key_never_shows_in_debug_output() {
+        let c = super::PdnsConfig::new("http://127.0.0.1:8081", "very-secret-key");
+        let text = format!("{c:?}");
+        assert!(
+            !text.contains("very-secret-key") && text.contains("<redacted>"),
+            "{text}"
+        );
     }
 }
