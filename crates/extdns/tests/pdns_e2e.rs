@@ -228,22 +228,27 @@ fn pdns_full_controller_create_update_delete_idempotent_wrong_key() {
 fn pdns_a_refused_record_fails_alone_and_the_others_land() {
     let pdns = PowerDns::start(&[Zone::new("example.org")]);
     let dir = tempdir();
-    // A CNAME at the zone apex: PowerDNS refuses it (it conflicts with the SOA and NS there).
-    let apex = lb_service("apex", "example.org", &["hostname: lb.example.net"], None);
-    write_manifests(dir.path(), &format!("{}---\n{apex}", services("192.0.2.10", true)));
+    // A load balancer name with a 70-byte label is no DNS name: PowerDNS refuses the CNAME (422).
+    let bad = lb_service(
+        "bad",
+        "bad.example.org",
+        &[&format!("hostname: {}.example.net", "x".repeat(70))],
+        None,
+    );
+    write_manifests(dir.path(), &format!("{}---\n{bad}", services("192.0.2.10", true)));
     let out = extdns(&pdns, dir.path(), API_KEY, &[]);
     let all = text(&out);
     assert!(
-        all.contains("example.org CNAME") && all.contains("Conflicts with pre-existing RRset"),
+        all.contains("bad.example.org CNAME") && all.contains("422"),
         "the failure is named with PowerDNS's reason: {all}"
     );
     assert_eq!(pdns.dig("web.example.org", "A"), ["192.0.2.10"]);
     assert_eq!(pdns.dig("alias.example.org", "CNAME"), ["lb.example.net."]);
     assert_eq!(pdns.dig("np.example.org", "A"), ["198.51.100.1"]);
-    assert!(pdns.dig("example.org", "CNAME").is_empty());
+    assert!(pdns.dig("bad.example.org", "CNAME").is_empty());
     // A record and its ownership record land together or not at all.
     assert!(
-        !ownership_records(&pdns).contains(&"cname-example.org".to_string()),
+        !ownership_records(&pdns).contains(&"cname-bad.example.org".to_string()),
         "no ownership record without its record: {:?}",
         ownership_records(&pdns)
     );

@@ -87,7 +87,7 @@ impl PdnsProvider {
         for unit in batch {
             // A unit is encoded whole or not at all, so a record never goes out without its ownership record.
             let encoded = unit.changes().try_fold(Vec::new(), |mut acc, change| {
-                acc.extend(wire::rrset_changes(change)?);
+                acc.extend(wire::rrset_changes(change, &zone.name)?);
                 Ok::<_, wire::EncodeError>(acc)
             });
             match encoded {
@@ -233,9 +233,22 @@ impl Provider for PdnsProvider {
     }
 
     /// Desired endpoints as they will read back: names in lower case and TXT data quoted (PowerDNS stores
-    /// both so), so the plan does not update records forever over a difference of spelling.
+    /// both so), no alias property on a CNAME at a zone's apex (it is an ALIAS there either way), so the plan
+    /// does not update records forever over a difference of spelling.
     async fn adjust_endpoints(&self, mut endpoints: Vec<Endpoint>) -> Result<Vec<Endpoint>, ProviderError> {
+        let has_alias_at = |ep: &Endpoint| {
+            ep.record_type == RecordType::Cname && ep.provider_specific.get(wire::ALIAS_PROPERTY).is_some()
+        };
+        // The zones are listed only when a marked CNAME could be at an apex.
+        let apexes: Vec<Zone> = if endpoints.iter().any(has_alias_at) {
+            self.zones().await?
+        } else {
+            Vec::new()
+        };
         for ep in &mut endpoints {
+            if has_alias_at(ep) && apexes.iter().any(|z| wire::is_apex(&ep.dns_name, &z.name)) {
+                ep.provider_specific.remove(wire::ALIAS_PROPERTY);
+            }
             ep.dns_name.make_ascii_lowercase();
             if ep.record_type == RecordType::Txt {
                 for t in ep.targets.iter_mut() {

@@ -104,13 +104,22 @@ pub fn in_zone(name: &str, zone: &str) -> bool {
         || zone == "."
 }
 
-/// The rrset type an endpoint is written as: a CNAME marked as alias is an ALIAS.
-pub fn wire_type(ep: &Endpoint) -> &str {
-    if ep.record_type == RecordType::Cname && ep.provider_specific.get(ALIAS_PROPERTY) == Some("true") {
+/// The rrset type an endpoint of `zone` (canonical) is written as: a CNAME marked as alias is an ALIAS, and
+/// so is a CNAME at the zone's apex, where PowerDNS allows no CNAME (external-dns converts it the same way).
+pub fn wire_type<'e>(ep: &'e Endpoint, zone: &str) -> &'e str {
+    if ep.record_type == RecordType::Cname
+        && (ep.provider_specific.get(ALIAS_PROPERTY) == Some("true") || is_apex(&ep.dns_name, zone))
+    {
         "ALIAS"
     } else {
         ep.record_type.as_str()
     }
+}
+
+/// Whether `name` is the apex of `zone` (canonical).
+pub fn is_apex(name: &str, zone: &str) -> bool {
+    name.trim_end_matches('.')
+        .eq_ignore_ascii_case(zone.trim_end_matches('.'))
 }
 
 /// The TTL written for an endpoint: its own, or external-dns's default when it has none.
@@ -215,7 +224,9 @@ pub fn endpoint_of(rrset: &RrSet, zone: &str) -> Option<Endpoint> {
     if ep.targets.is_empty() {
         return None;
     }
-    if alias {
+    // At the apex every CNAME is written as an ALIAS, so an apex ALIAS reads as a plain CNAME (the desired
+    // side's alias property is dropped there too): with or without `--prefer-alias` the two agree.
+    if alias && !is_apex(&rrset.name, zone) {
         let mut ps = ProviderSpecific::default();
         ps.set(ALIAS_PROPERTY, "true");
         ep = ep.with_provider_specific(ps);
@@ -223,7 +234,7 @@ pub fn endpoint_of(rrset: &RrSet, zone: &str) -> Option<Endpoint> {
     Some(ep)
 }
 
-fn replace(ep: &Endpoint) -> Result<RrSetChange<'_>, EncodeError> {
+fn replace<'e>(ep: &'e Endpoint, zone: &str) -> Result<RrSetChange<'e>, EncodeError> {
     if ep.targets.is_empty() {
         return Err(EncodeError::NoTargets {
             name: ep.dns_name.clone(),
@@ -232,7 +243,7 @@ fn replace(ep: &Endpoint) -> Result<RrSetChange<'_>, EncodeError> {
     }
     Ok(RrSetChange {
         name: fqdn(&ep.dns_name),
-        rtype: wire_type(ep),
+        rtype: wire_type(ep, zone),
         ttl: Some(write_ttl(ep.record_ttl)),
         changetype: ChangeType::Replace,
         records: ep
@@ -246,10 +257,10 @@ fn replace(ep: &Endpoint) -> Result<RrSetChange<'_>, EncodeError> {
     })
 }
 
-fn delete(ep: &Endpoint) -> RrSetChange<'_> {
+fn delete<'e>(ep: &'e Endpoint, zone: &str) -> RrSetChange<'e> {
     RrSetChange {
         name: fqdn(&ep.dns_name),
-        rtype: wire_type(ep),
+        rtype: wire_type(ep, zone),
         ttl: None,
         changetype: ChangeType::Delete,
         records: Vec::new(),
@@ -258,15 +269,16 @@ fn delete(ep: &Endpoint) -> RrSetChange<'_> {
 
 /// The rrset operations of one change. PowerDNS replaces whole rrsets, so an update needs only its new
 /// side, unless the rrset type changes (a CNAME becoming an ALIAS or back): then the old one is deleted.
-pub fn rrset_changes(change: &Change) -> Result<Vec<RrSetChange<'_>>, EncodeError> {
+/// `zone` is the canonical name of the zone the change is written to.
+pub fn rrset_changes<'c>(change: &'c Change, zone: &str) -> Result<Vec<RrSetChange<'c>>, EncodeError> {
     Ok(match change {
-        Change::Create(ep) => vec![replace(ep)?],
-        Change::Delete(ep) => vec![delete(ep)],
+        Change::Create(ep) => vec![replace(ep, zone)?],
+        Change::Delete(ep) => vec![delete(ep, zone)],
         Change::Update { old, new } => {
-            if wire_type(old) == wire_type(new) && old.dns_name.eq_ignore_ascii_case(&new.dns_name) {
-                vec![replace(new)?]
+            if wire_type(old, zone) == wire_type(new, zone) && old.dns_name.eq_ignore_ascii_case(&new.dns_name) {
+                vec![replace(new, zone)?]
             } else {
-                vec![delete(old), replace(new)?]
+                vec![delete(old, zone), replace(new, zone)?]
             }
         }
     })
@@ -298,7 +310,7 @@ mod tests {
     }
 
     fn json(change: &Change) -> String {
-        match rrset_changes(change) {
+        match rrset_changes(change, "example.org.") {
             Ok(r) => serde_json::to_string(&r).unwrap_or_default(),
             Err(e) => format!("error: {e}"),
         }
@@ -371,7 +383,12 @@ mod tests {
         assert!(json(&c).contains(r#""content":"lb.example.net.""#), "{}", json(&c));
         // The property means nothing on other types.
         let a = alias(Endpoint::new("example.org", RecordType::A, ["192.0.2.1"]));
-        assert_eq!(wire_type(&a), "A");
+        assert_eq!(wire_type(&a, "example.org."), "A");
+        // At the apex a CNAME can only be an ALIAS, marked or not.
+        let apex = Change::Create(Endpoint::new("Example.org", RecordType::Cname, ["lb.example.net"]));
+        assert!(json(&apex).contains(r#""type":"ALIAS""#), "{}", json(&apex));
+        let plain = Change::Create(Endpoint::new("www.example.org", RecordType::Cname, ["lb.example.net"]));
+        assert!(json(&plain).contains(r#""type":"CNAME""#), "{}", json(&plain));
     }
 
     #[test]
@@ -379,7 +396,7 @@ mod tests {
         let old = Endpoint::new("w.example.org", RecordType::Cname, ["lb.example.net"]);
         let new = alias(old.clone());
         let c = Change::Update { old, new };
-        let ops = rrset_changes(&c).unwrap_or_default();
+        let ops = rrset_changes(&c, "example.org.").unwrap_or_default();
         assert_eq!(
             ops.iter().map(|o| (o.rtype, o.changetype)).collect::<Vec<_>>(),
             [("CNAME", ChangeType::Delete), ("ALIAS", ChangeType::Replace)]
@@ -388,7 +405,12 @@ mod tests {
             old: Endpoint::new("w.example.org", RecordType::A, ["192.0.2.1"]),
             new: Endpoint::new("w.example.org", RecordType::A, ["192.0.2.2"]),
         };
-        assert_eq!(rrset_changes(&same).map(|o| o.len()).unwrap_or_default(), 1);
+        assert_eq!(
+            rrset_changes(&same, "example.org.")
+                .map(|o| o.len())
+                .unwrap_or_default(),
+            1
+        );
     }
 
     #[test]
@@ -413,11 +435,19 @@ mod tests {
         assert_eq!(cname.record_ttl, Ttl(60));
         assert!(cname.provider_specific.is_empty());
 
-        let Some(al) = endpoint_of(&rrset("example.org.", "ALIAS", &["lb.example.net."]), zone) else {
+        let Some(al) = endpoint_of(&rrset("w.example.org.", "ALIAS", &["lb.example.net."]), zone) else {
             panic!("no endpoint")
         };
         assert_eq!(al.record_type, RecordType::Cname);
         assert_eq!(al.provider_specific.get(ALIAS_PROPERTY), Some("true"));
+        let Some(apex) = endpoint_of(&rrset("example.org.", "ALIAS", &["lb.example.net."]), zone) else {
+            panic!("no endpoint")
+        };
+        assert_eq!(apex.record_type, RecordType::Cname);
+        assert!(
+            apex.provider_specific.is_empty(),
+            "an apex ALIAS is how an apex CNAME is written"
+        );
 
         let txt = endpoint_of(&rrset("t.example.org.", "TXT", &["\"a b\""]), zone);
         assert_eq!(txt.map(|e| e.targets.0), Some(vec!["\"a b\"".into()]));

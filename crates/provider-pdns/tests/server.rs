@@ -189,18 +189,19 @@ async fn a_refused_change_fails_alone_with_its_ownership_record_and_the_others_l
             &["\"heritage=external-dns,external-dns/owner=test\""],
         ))
     };
-    // A CNAME at the apex conflicts with the SOA and NS there: PowerDNS refuses the whole PATCH (422).
+    // A target with a label longer than 63 bytes is no DNS name: PowerDNS refuses the whole PATCH (422).
+    let bad_target = format!("{}.example.net", "x".repeat(70));
     let records = [
         Change::Create(ep("a.example.org", RecordType::A, &["192.0.2.1"])),
         Change::Create(ep("b.example.org", RecordType::A, &["192.0.2.2"])),
-        Change::Create(ep("example.org", RecordType::Cname, &["lb.example.net"])),
+        Change::Create(ep("bad.example.org", RecordType::Cname, &[&bad_target])),
         Change::Create(ep("c.example.org", RecordType::A, &["192.0.2.3"])),
         Change::Create(ep("d.example.org", RecordType::A, &["192.0.2.4"])),
     ];
     let owners = [
         owner("a-a.example.org"),
         owner("a-b.example.org"),
-        owner("cname-example.org"),
+        owner("cname-bad.example.org"),
         owner("a-c.example.org"),
         owner("a-d.example.org"),
     ];
@@ -218,9 +219,9 @@ async fn a_refused_change_fails_alone_with_its_ownership_record_and_the_others_l
         panic!("expected a partial failure, got {result:?}")
     };
     assert_eq!(failures.len(), 1, "{failures:?}");
-    assert_eq!(failures[0].record, "example.org CNAME");
+    assert_eq!(failures[0].record, "bad.example.org CNAME");
     assert!(
-        failures[0].reason.contains("422") && failures[0].reason.contains("Conflicts"),
+        failures[0].reason.contains("422") && failures[0].reason.contains("bad.example.org"),
         "PowerDNS's reason is kept: {}",
         failures[0].reason
     );
@@ -234,7 +235,7 @@ async fn a_refused_change_fails_alone_with_its_ownership_record_and_the_others_l
         assert_eq!(pdns.dig(&format!("a-{name}.example.org"), "TXT").len(), 1);
     }
     assert!(
-        pdns.dig("cname-example.org", "TXT").is_empty(),
+        pdns.dig("cname-bad.example.org", "TXT").is_empty(),
         "no ownership record without its record"
     );
     assert!(pdns.serial("example.org") > serial);
@@ -381,4 +382,34 @@ async fn an_unknown_server_id_is_a_configuration_error_not_a_transient_one() {
         matches!(&r, Err(ProviderError::Other { message, .. }) if message.contains("404") && message.contains("server id")),
         "{r:?}"
     );
+}
+
+#[tokio::test]
+async fn a_cname_at_the_apex_is_an_alias_and_reads_back_as_desired() {
+    let pdns = PowerDns::start(&[Zone::new("example.org")]);
+    let p = provider(&pdns);
+    let desired = ep("example.org", RecordType::Cname, &["lb.example.net"]);
+    must(&p, &[Change::Create(desired.clone())]).await;
+    let axfr = pdns.axfr("example.org");
+    assert!(
+        axfr.iter()
+            .any(|l| l == "example.org. ALIAS lb.example.net." || l.starts_with("example.org. TYPE65401")),
+        "{axfr:?}"
+    );
+    let eps = read(&p).await;
+    let Some(got) = find(&eps, "example.org", &RecordType::Cname) else {
+        panic!("not read back: {eps:?}")
+    };
+    // The same with or without the alias property on the desired side (`--prefer-alias`).
+    for d in [desired.clone(), alias(desired)] {
+        let adjusted = p.adjust_endpoints(vec![d]).await.unwrap_or_default();
+        let Some(a) = adjusted.first() else {
+            panic!("adjust dropped the endpoint")
+        };
+        assert_eq!(
+            (&a.dns_name, &a.record_type, &a.targets, &a.provider_specific),
+            (&got.dns_name, &got.record_type, &got.targets, &got.provider_specific),
+            "desired and read back agree"
+        );
+    }
 }
