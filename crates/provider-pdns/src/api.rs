@@ -17,10 +17,12 @@ const BODY_IN_MESSAGE: usize = 300;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ApiError {
-    /// No answer, after the retries.
-    #[error("{what}: {source}")]
+    /// No answer, after the retries. `detail` is the error with its causes (reqwest's own text leaves out
+    /// the cause, e.g. which certificate check failed).
+    #[error("{what}: {detail}")]
     Network {
         what: String,
+        detail: String,
         #[source]
         source: reqwest::Error,
     },
@@ -186,13 +188,7 @@ impl Api {
                     }
                     (retry_after, error)
                 }
-                Err(source) => (
-                    None,
-                    ApiError::Network {
-                        what: what.to_string(),
-                        source,
-                    },
-                ),
+                Err(source) => (None, network(what, source)),
             };
             if last {
                 return Err(error);
@@ -239,12 +235,27 @@ async fn message(response: Response) -> String {
 }
 
 async fn decode<T: serde::de::DeserializeOwned>(what: &str, response: Response) -> Result<T, ApiError> {
-    let body = response.bytes().await.map_err(|source| ApiError::Network {
-        what: what.to_string(),
-        source,
-    })?;
+    let body = response.bytes().await.map_err(|source| network(what, source))?;
     serde_json::from_slice(&body).map_err(|source| ApiError::Decode {
         what: what.to_string(),
         source,
     })
+}
+
+fn network(what: &str, source: reqwest::Error) -> ApiError {
+    let mut detail = source.to_string();
+    let mut cause = std::error::Error::source(&source);
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !detail.contains(&text) {
+            detail.push_str(": ");
+            detail.push_str(&text);
+        }
+        cause = c.source();
+    }
+    ApiError::Network {
+        what: what.to_string(),
+        detail,
+        source,
+    }
 }
