@@ -413,3 +413,42 @@ async fn a_cname_at_the_apex_is_an_alias_and_reads_back_as_desired() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_zone_that_cannot_be_read_fails_the_whole_read() {
+    use axum::http::StatusCode;
+    use axum::routing::get;
+    // Two zones listed; one reads fine, the other keeps failing: no partial view may reach the plan.
+    let app = axum::Router::new()
+        .route(
+            "/api/v1/servers/localhost/zones",
+            get(|| async {
+                r#"[{"id":"a.example.","name":"a.example."},{"id":"b.example.","name":"b.example."}]"#
+            }),
+        )
+        .route(
+            "/api/v1/servers/localhost/zones/a.example.",
+            get(|| async { r#"{"rrsets":[{"name":"x.a.example.","type":"A","ttl":60,"records":[{"content":"192.0.2.1","disabled":false}]}]}"# }),
+        )
+        .route(
+            "/api/v1/servers/localhost/zones/b.example.",
+            get(|| async { (StatusCode::INTERNAL_SERVER_ERROR, r#"{"error": "backend down"}"#) }),
+        );
+    let listener = match tokio::net::TcpListener::bind("127.0.0.1:0").await {
+        Ok(l) => l,
+        Err(e) => panic!("{e}"),
+    };
+    let url = match listener.local_addr() {
+        Ok(a) => format!("http://{a}"),
+        Err(e) => panic!("{e}"),
+    };
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    let p = provider_with(&url, "k", &[]);
+    let r = p.records().await;
+    assert!(
+        matches!(&r, Err(e) if e.is_transient() && e.to_string().contains("b.example.") && e.to_string().contains("backend down")),
+        "{r:?}"
+    );
+}
