@@ -18,7 +18,17 @@ const PROGRAMS: &[(&str, &str)] = &[
     // The webhook conformance test runs external-dns (fixed port 8888) in its own network namespace.
     ("unshare", "util-linux"),
     ("ip", "iproute2"),
+    ("pdns_server", "pdns-server"),
+    ("pdnsutil", "pdns-server"),
+    ("sqlite3", "sqlite3"),
 ];
+
+/// File → the Debian package that provides it, for packages without a program of their own (PowerDNS's
+/// sqlite3 backend is a module `pdns_server` loads; its schema is the arch-independent file to look for).
+const FILES: [(&str, &str); 1] = [(
+    "/usr/share/pdns-backend-sqlite3/schema/schema.sqlite3.sql",
+    "pdns-backend-sqlite3",
+)];
 
 /// The packages whose programs are missing, each once, in table order.
 fn missing_packages() -> Vec<&'static str> {
@@ -28,10 +38,15 @@ fn missing_packages() -> Vec<&'static str> {
             missing.push(package);
         }
     }
+    for (file, package) in FILES {
+        if !Path::new(file).is_file() && !missing.contains(&package) {
+            missing.push(package);
+        }
+    }
     missing
 }
 
-/// Makes sure every program of [`PROGRAMS`] is there.
+/// Makes sure every program of [`PROGRAMS`] and file of [`FILES`] is there.
 pub fn ensure_system_packages() -> Result<()> {
     let missing = missing_packages();
     if missing.is_empty() {

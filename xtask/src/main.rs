@@ -113,7 +113,7 @@ fn test() -> Result<()> {
     kube_e2e(&go, Profile::Dev, &["run".to_string()])
 }
 
-/// The real-server suites: RFC2136 against BIND and Knot, then the Kubernetes scenarios. Scenario names
+/// The real-server suites: RFC2136 against BIND and Knot, PowerDNS, then the Kubernetes scenarios. Scenario names
 /// run only those scenarios.
 fn e2e(scenarios: &[String]) -> Result<()> {
     deps::ensure_system_packages()?;
@@ -126,6 +126,8 @@ fn e2e(scenarios: &[String]) -> Result<()> {
             "extdns-provider-rfc2136",
             "-p",
             "extdns-provider-aws",
+            "-p",
+            "extdns-provider-pdns",
             "-p",
             "extdns",
             "--",

@@ -30,6 +30,7 @@ pub mod settings;
 pub mod settings_aws;
 pub mod settings_leader;
 pub mod webhook_conformance;
+mod settings_pdns;
 pub mod wiring;
 
 use std::ffi::OsString;

@@ -28,6 +28,11 @@ pub fn build_provider(settings: &ProviderSettings) -> Result<Arc<dyn Provider>, 
                 .map_err(|e| ValidationError(format!("--provider=aws: {}", aws_error(&e))))?;
             Ok(Arc::new(provider))
         }
+        ProviderSettings::Pdns { config } => {
+            let provider = extdns_provider_pdns::PdnsProvider::new(config)
+                .map_err(|e| ValidationError(format!("{}: {e}", crate::settings_pdns::pdns_flag(&e))))?;
+            Ok(Arc::new(provider))
+        }
         ProviderSettings::Unsupported(name) => Err(ValidationError(format!(
             "provider {} is not supported by extdns yet",
             name.as_str()

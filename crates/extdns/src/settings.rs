@@ -125,6 +125,9 @@ pub enum ProviderSettings {
         deprecated_tsig_axfr: bool,
     },
     Aws(Box<extdns_provider_aws::AwsConfig>),
+    Pdns {
+        config: Box<extdns_provider_pdns::PdnsConfig>,
+    },
     Unsupported(ProviderName),
 }
 
@@ -135,6 +138,7 @@ impl ProviderSettings {
             ProviderSettings::InMemory { .. } => ProviderName::Inmemory.as_str(),
             ProviderSettings::Rfc2136 { .. } => ProviderName::Rfc2136.as_str(),
             ProviderSettings::Aws(_) => ProviderName::Aws.as_str(),
+            ProviderSettings::Pdns { .. } => ProviderName::Pdns.as_str(),
             ProviderSettings::Unsupported(name) => name.as_str(),
         }
     }
@@ -363,6 +367,7 @@ pub fn controller(flags: &Flags) -> Result<Settings, ValidationError> {
         },
         ProviderName::Rfc2136 => rfc2136(flags)?,
         ProviderName::Aws => crate::settings_aws::aws(flags, &domain_filter, &|k| std::env::var(k).ok())?,
+        ProviderName::Pdns => crate::settings_pdns::pdns(flags, &domain_filter)?,
         other => ProviderSettings::Unsupported(other),
     };
     let managed_types = record_types(&p.managed_record_types);

@@ -1,0 +1,300 @@
+//! The whole controller against a real PowerDNS: `extdns --once --provider=pdns` over manifests
+//! (manifests → sources → plan → TXT registry → PowerDNS HTTP API), with every answer read back with DNS
+//! queries (`dig`, AXFR) against PowerDNS's DNS port, never from its database.
+
+#[path = "../../provider-pdns/tests/support/mod.rs"]
+mod support;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use support::{API_KEY, PowerDns, Zone};
+
+const OWNER: &str = "e2e";
+
+/// A LoadBalancer Service `name` publishing `host` with one ingress entry (an `ip:` or a `hostname:` line).
+fn lb_service(name: &str, host: &str, ingress: &[&str], ttl: Option<u32>) -> String {
+    let ttl = ttl
+        .map(|t| format!("\n    external-dns.kubernetes.io/ttl: \"{t}\""))
+        .unwrap_or_default();
+    let ingress: String = ingress.iter().map(|i| format!("      - {i}\n")).collect();
+    format!(
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: {name}\n  namespace: default\n  annotations:\n    \
+         external-dns.kubernetes.io/hostname: \"{host}\"{ttl}\nspec:\n  type: LoadBalancer\n  clusterIP: 10.96.0.20\n  \
+         ports:\n    - name: http\n      port: 80\nstatus:\n  loadBalancer:\n    ingress:\n{ingress}"
+    )
+}
+
+/// web (A+AAAA, TTL 120), optionally alias (CNAME to a load balancer's name), and a NodePort Service (A from
+/// the nodes, plus SRV).
+fn services(web_ip: &str, with_alias: bool) -> String {
+    let mut docs = vec![lb_service(
+        "web",
+        "web.example.org",
+        &[&format!("ip: {web_ip}"), "ip: 2001:db8::10"],
+        Some(120),
+    )];
+    if with_alias {
+        docs.push(lb_service(
+            "alias",
+            "alias.example.org",
+            &["hostname: lb.example.net"],
+            None,
+        ));
+    }
+    docs.push(
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: np\n  namespace: default\n  annotations:\n    \
+         external-dns.kubernetes.io/hostname: np.example.org\nspec:\n  type: NodePort\n  clusterIP: 10.96.0.12\n  \
+         ports:\n    - name: http\n      port: 80\n      nodePort: 30080\n      protocol: TCP\n"
+            .to_string(),
+    );
+    docs.push(
+        "apiVersion: v1\nkind: Node\nmetadata:\n  name: node-1\nstatus:\n  addresses:\n    - type: InternalIP\n      \
+         address: 10.0.0.1\n    - type: ExternalIP\n      address: 198.51.100.1\n"
+            .to_string(),
+    );
+    docs.join("---\n")
+}
+
+fn write_manifests(dir: &Path, content: &str) {
+    if let Err(e) = std::fs::write(dir.join("objects.yaml"), content) {
+        panic!("cannot write manifests: {e}");
+    }
+}
+
+fn tempdir() -> tempfile::TempDir {
+    match tempfile::tempdir() {
+        Ok(d) => d,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+fn extdns(pdns: &PowerDns, manifests: &Path, key: &str, extra: &[&str]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_extdns"));
+    for (k, _) in std::env::vars_os() {
+        if k.to_string_lossy().starts_with("EXTERNAL_DNS_") || k == "RUST_LOG" {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.args([
+        "--once",
+        "--source=service",
+        "--provider=pdns",
+        "--registry=txt",
+        "--txt-owner-id",
+        OWNER,
+    ])
+    .args(["--manifests", &manifests.display().to_string()])
+    .args(["--pdns-server", &pdns.url(), "--pdns-api-key", key])
+    .arg("--domain-filter=example.org")
+    .args([
+        "--managed-record-types=A",
+        "--managed-record-types=AAAA",
+        "--managed-record-types=CNAME",
+        "--managed-record-types=SRV",
+        "--managed-record-types=TXT",
+    ])
+    .args(extra);
+    match cmd.output() {
+        Ok(o) => o,
+        Err(e) => panic!("cannot run extdns: {e}"),
+    }
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn ok(out: &Output, what: &str) {
+    assert_eq!(out.status.code(), Some(0), "{what} failed\n{}", text(out));
+}
+
+/// The names of the zone's TXT ownership records that name our owner id, read with AXFR.
+fn ownership_records(pdns: &PowerDns) -> Vec<String> {
+    let mut owned: Vec<String> = pdns
+        .axfr("example.org")
+        .into_iter()
+        .filter(|l| l.contains(" TXT ") && l.contains(&format!("external-dns/owner={OWNER}")))
+        .filter_map(|l| l.split_whitespace().next().map(|n| n.trim_end_matches('.').to_string()))
+        .collect();
+    owned.dedup();
+    owned
+}
+
+#[test]
+fn pdns_full_controller_create_update_delete_idempotent_wrong_key() {
+    let pdns = PowerDns::start(&[Zone::new("example.org").with_record("legacy", "A", "192.0.2.99")]);
+    let dir = tempdir();
+
+    // 1. Create.
+    write_manifests(dir.path(), &services("192.0.2.10", true));
+    ok(&extdns(&pdns, dir.path(), API_KEY, &[]), "first sync");
+    assert_eq!(pdns.dig("web.example.org", "A"), ["192.0.2.10"]);
+    assert_eq!(pdns.ttl("web.example.org", "A"), Some(120));
+    assert_eq!(pdns.dig("web.example.org", "AAAA"), ["2001:db8::10"]);
+    assert_eq!(pdns.dig("alias.example.org", "CNAME"), ["lb.example.net."]);
+    assert_eq!(pdns.dig("np.example.org", "A"), ["198.51.100.1"]);
+    assert_eq!(
+        pdns.dig("_np._tcp.np.example.org", "SRV"),
+        ["0 50 30080 np.example.org."]
+    );
+    assert_eq!(
+        ownership_records(&pdns),
+        [
+            "a-np.example.org",
+            "a-web.example.org",
+            "aaaa-web.example.org",
+            "cname-alias.example.org",
+            "srv-_np._tcp.np.example.org"
+        ]
+    );
+    // PowerDNS stores TXT data quoted; the ownership value is external-dns's.
+    assert_eq!(
+        pdns.dig("a-web.example.org", "TXT"),
+        [format!(
+            "\"heritage=external-dns,external-dns/owner={OWNER},external-dns/resource=service/default/web\""
+        )]
+    );
+
+    // 2. The same objects again: nothing to do, the SOA serial (bumped by every PATCH) stays.
+    let serial = pdns.serial("example.org");
+    ok(&extdns(&pdns, dir.path(), API_KEY, &[]), "second sync");
+    assert_eq!(pdns.serial("example.org"), serial, "a second run changes nothing");
+
+    // 3. Update web's address, remove the alias Service.
+    write_manifests(dir.path(), &services("192.0.2.20", false));
+    ok(&extdns(&pdns, dir.path(), API_KEY, &[]), "update sync");
+    assert_eq!(pdns.dig("web.example.org", "A"), ["192.0.2.20"]);
+    assert_eq!(pdns.dig("web.example.org", "AAAA"), ["2001:db8::10"]);
+    assert!(pdns.dig("alias.example.org", "CNAME").is_empty());
+    assert_eq!(
+        ownership_records(&pdns),
+        [
+            "a-np.example.org",
+            "a-web.example.org",
+            "aaaa-web.example.org",
+            "srv-_np._tcp.np.example.org"
+        ],
+        "the alias's ownership TXT went with it"
+    );
+    assert_eq!(
+        pdns.dig("legacy.example.org", "A"),
+        ["192.0.2.99"],
+        "a foreign record survives"
+    );
+
+    // 4. A wrong API key changes nothing and says why.
+    let serial = pdns.serial("example.org");
+    write_manifests(dir.path(), &services("192.0.2.30", false));
+    let out = extdns(&pdns, dir.path(), "wrong-key", &[]);
+    assert_ne!(
+        out.status.code(),
+        Some(0),
+        "a rejected key fails the run: {}",
+        text(&out)
+    );
+    assert!(
+        text(&out).contains("authentication failed") && text(&out).contains("401"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(pdns.serial("example.org"), serial, "the wrong key changed nothing");
+    assert_eq!(pdns.dig("web.example.org", "A"), ["192.0.2.20"]);
+
+    // 5. Everything removed: extdns deletes what it owns (records and their TXT), and only that.
+    write_manifests(dir.path(), "");
+    ok(&extdns(&pdns, dir.path(), API_KEY, &[]), "delete sync");
+    for (name, t) in [
+        ("web.example.org", "A"),
+        ("web.example.org", "AAAA"),
+        ("np.example.org", "A"),
+        ("_np._tcp.np.example.org", "SRV"),
+    ] {
+        assert!(pdns.dig(name, t).is_empty(), "{name} {t} deleted");
+    }
+    assert!(ownership_records(&pdns).is_empty(), "no ownership records left");
+    assert_eq!(
+        pdns.dig("legacy.example.org", "A"),
+        ["192.0.2.99"],
+        "a foreign record survives"
+    );
+}
+
+#[test]
+fn pdns_a_refused_record_fails_alone_and_the_others_land() {
+    let pdns = PowerDns::start(&[Zone::new("example.org")]);
+    let dir = tempdir();
+    // A load balancer name with a 70-byte label is no DNS name: PowerDNS refuses the CNAME (422).
+    let bad = lb_service(
+        "bad",
+        "bad.example.org",
+        &[&format!("hostname: {}.example.net", "x".repeat(70))],
+        None,
+    );
+    write_manifests(dir.path(), &format!("{}---\n{bad}", services("192.0.2.10", true)));
+    let out = extdns(&pdns, dir.path(), API_KEY, &[]);
+    let all = text(&out);
+    assert!(
+        all.contains("bad.example.org CNAME") && all.contains("422"),
+        "the failure is named with PowerDNS's reason: {all}"
+    );
+    assert_eq!(pdns.dig("web.example.org", "A"), ["192.0.2.10"]);
+    assert_eq!(pdns.dig("alias.example.org", "CNAME"), ["lb.example.net."]);
+    assert_eq!(pdns.dig("np.example.org", "A"), ["198.51.100.1"]);
+    assert!(pdns.dig("bad.example.org", "CNAME").is_empty());
+    // A record and its ownership record land together or not at all.
+    assert!(
+        !ownership_records(&pdns).contains(&"cname-bad.example.org".to_string()),
+        "no ownership record without its record: {:?}",
+        ownership_records(&pdns)
+    );
+    assert_eq!(ownership_records(&pdns).len(), 5, "{:?}", ownership_records(&pdns));
+}
+
+#[test]
+fn pdns_dry_run_writes_nothing() {
+    let pdns = PowerDns::start(&[Zone::new("example.org")]);
+    let dir = tempdir();
+    write_manifests(dir.path(), &services("192.0.2.10", true));
+    let serial = pdns.serial("example.org");
+    let out = extdns(&pdns, dir.path(), API_KEY, &["--dry-run"]);
+    ok(&out, "dry run");
+    assert!(
+        text(&out).contains("web.example.org"),
+        "the dry run shows its plan: {}",
+        text(&out)
+    );
+    assert_eq!(pdns.serial("example.org"), serial, "a dry run writes nothing");
+    assert!(pdns.dig("web.example.org", "A").is_empty());
+    assert!(ownership_records(&pdns).is_empty());
+}
+
+#[test]
+fn pdns_prefer_alias_writes_alias_rrsets_and_stays_idempotent() {
+    let pdns = PowerDns::start(&[Zone::new("example.org")]);
+    let dir = tempdir();
+    write_manifests(dir.path(), &services("192.0.2.10", true));
+    ok(&extdns(&pdns, dir.path(), API_KEY, &["--prefer-alias"]), "first sync");
+    let axfr = pdns.axfr("example.org");
+    assert!(
+        axfr.iter()
+            .any(|l| l == "alias.example.org. ALIAS lb.example.net." || l.starts_with("alias.example.org. TYPE65401")),
+        "an ALIAS rrset: {axfr:?}"
+    );
+    assert!(pdns.dig("alias.example.org", "CNAME").is_empty(), "no CNAME: {axfr:?}");
+    assert!(ownership_records(&pdns).contains(&"cname-alias.example.org".to_string()));
+    let serial = pdns.serial("example.org");
+    ok(&extdns(&pdns, dir.path(), API_KEY, &["--prefer-alias"]), "second sync");
+    assert_eq!(
+        pdns.serial("example.org"),
+        serial,
+        "the ALIAS reads back as what was desired"
+    );
+    // Without the flag the record goes back to a CNAME.
+    ok(&extdns(&pdns, dir.path(), API_KEY, &[]), "sync without --prefer-alias");
+    assert_eq!(pdns.dig("alias.example.org", "CNAME"), ["lb.example.net."]);
+}

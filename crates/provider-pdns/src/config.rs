@@ -1,0 +1,166 @@
+//! Typed configuration of the provider, filled by the binary from external-dns's `--pdns-*` flags (and the
+//! shared `--tls-*` and `--domain-filter` ones), and its startup validation. Every rejection is a
+//! [`ConfigError`] naming the setting at fault ([`ConfigError::setting`]), which the binary turns into a flag.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use extdns_endpoint::DomainFilter;
+use extdns_provider::Backoff;
+
+/// TLS settings for an `https://` API URL: `--pdns-skip-tls-verify` and the shared `--tls-ca`,
+/// `--tls-client-cert`, `--tls-client-cert-key`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TlsOptions {
+    pub skip_verify: bool,
+    /// PEM file of the CA that signed the API's certificate; the system roots are trusted as well.
+    pub ca_file: Option<PathBuf>,
+    /// PEM files of a client certificate and its key, for an API behind mutual TLS.
+    pub client_cert: Option<PathBuf>,
+    pub client_key: Option<PathBuf>,
+}
+
+/// The provider's configuration. Built with [`PdnsConfig::new`], then adjusted field by field. Its `Debug`
+/// form hides the API key, so settings can be logged.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct PdnsConfig {
+    /// Base URL of the API (`--pdns-server`), without `/api/v1`.
+    pub server: String,
+    /// `--pdns-server-id`: which server of the API (always `localhost` unless behind a proxy of several).
+    pub server_id: String,
+    /// `--pdns-api-key`, sent as `X-API-Key`.
+    pub api_key: String,
+    /// Which zones to manage: a zone is used when the filter matches its name or one of its sub-domains.
+    pub domain_filter: DomainFilter,
+    pub tls: TlsOptions,
+    /// Per-request timeout (connect, send, answer).
+    pub timeout: Duration,
+    /// Most record changes (a record and its ownership record count two) in one PATCH. A PATCH is one
+    /// database transaction in PowerDNS; large ones are fast, but a refused one is split and sent again.
+    pub batch_change_size: usize,
+    /// Retries of one request that met a rate limit, a 5xx or a network error, before the sync gives up
+    /// with a transient error (which the controller backs off from).
+    pub retry: Backoff,
+}
+
+impl std::fmt::Debug for PdnsConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PdnsConfig")
+            .field("server", &self.server)
+            .field("server_id", &self.server_id)
+            .field("api_key", &"<redacted>")
+            .field("domain_filter", &self.domain_filter)
+            .field("tls", &self.tls)
+            .field("timeout", &self.timeout)
+            .field("batch_change_size", &self.batch_change_size)
+            .field("retry", &self.retry)
+            .finish()
+    }
+}
+
+impl PdnsConfig {
+    /// external-dns's defaults for everything but the URL and key.
+    pub fn new(server: impl Into<String>, api_key: impl Into<String>) -> Self {
+        PdnsConfig {
+            server: server.into(),
+            server_id: "localhost".into(),
+            api_key: api_key.into(),
+            domain_filter: DomainFilter::default(),
+            tls: TlsOptions::default(),
+            timeout: Duration::from_secs(30),
+            batch_change_size: 1000,
+            retry: Backoff {
+                initial: Duration::from_millis(250),
+                max: Duration::from_secs(5),
+                multiplier: 2.0,
+                jitter: 0.5,
+                max_attempts: 3,
+            },
+        }
+    }
+}
+
+/// A configuration the provider refuses to start with.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    #[error("the PowerDNS API key is empty: the API refuses requests without one")]
+    NoApiKey,
+    #[error("the PowerDNS server URL {url:?} is not a URL: {source}")]
+    Url {
+        url: String,
+        #[source]
+        source: url::ParseError,
+    },
+    #[error("the PowerDNS server URL {0:?} is neither http:// nor https://")]
+    Scheme(String),
+    #[error("the PowerDNS API key holds characters an HTTP header cannot carry")]
+    ApiKeyChars,
+    #[error("the PowerDNS server id is empty")]
+    NoServerId,
+    #[error("the batch change size must be at least 1")]
+    BatchSize,
+    #[error("a TLS client certificate and its key must be given together")]
+    ClientCertWithoutKey,
+    #[error("cannot read {path}: {source}")]
+    ReadFile {
+        setting: Setting,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{what} in {path} is not usable: {source}")]
+    Pem {
+        setting: Setting,
+        what: &'static str,
+        path: PathBuf,
+        #[source]
+        source: reqwest::Error,
+    },
+    #[error("cannot build the HTTP client: {0}")]
+    Client(#[source] reqwest::Error),
+}
+
+/// The settings of [`PdnsConfig`] a [`ConfigError`] is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Setting {
+    ApiKey,
+    Server,
+    ServerId,
+    BatchChangeSize,
+    TlsCa,
+    TlsClientCert,
+    /// Not one setting: the HTTP client could not be built.
+    Client,
+}
+
+impl ConfigError {
+    /// The setting to change.
+    pub fn setting(&self) -> Setting {
+        match self {
+            ConfigError::NoApiKey | ConfigError::ApiKeyChars => Setting::ApiKey,
+            ConfigError::Url { .. } | ConfigError::Scheme(_) => Setting::Server,
+            ConfigError::NoServerId => Setting::ServerId,
+            ConfigError::BatchSize => Setting::BatchChangeSize,
+            ConfigError::ClientCertWithoutKey => Setting::TlsClientCert,
+            ConfigError::ReadFile { setting, .. } | ConfigError::Pem { setting, .. } => *setting,
+            ConfigError::Client(_) => Setting::Client,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_api_key_never_shows_in_debug_output() {
+        let c = super::PdnsConfig::new("http://127.0.0.1:8081", "very-secret-key");
+        let text = format!("{c:?}");
+        assert!(
+            !text.contains("very-secret-key") && text.contains("<redacted>"),
+            "{text}"
+        );
+    }
+}

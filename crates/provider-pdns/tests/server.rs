@@ -1,0 +1,454 @@
+//! The provider against a real PowerDNS (Debian's `pdns-server` with the sqlite3 backend), every answer
+//! read back with `dig`; and against a small fake API for the rate-limit and 5xx paths a real server does
+//! not produce on demand.
+
+mod support;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use extdns_endpoint::{Change, DomainFilter, Endpoint, ProviderSpecific, RecordType, Ttl};
+use extdns_provider::{Provider, ProviderError, Unit, apply_changes};
+use extdns_provider_pdns::{PdnsConfig, PdnsProvider};
+use support::{API_KEY, PowerDns, Zone};
+
+fn provider_with(url: &str, key: &str, filter: &[&str]) -> PdnsProvider {
+    let mut config = PdnsConfig::new(url, key);
+    config.domain_filter = DomainFilter::new(filter, &[] as &[&str]);
+    config.retry.initial = Duration::from_millis(20);
+    match PdnsProvider::new(&config) {
+        Ok(p) => p,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+fn provider(pdns: &PowerDns) -> PdnsProvider {
+    provider_with(&pdns.url(), API_KEY, &[])
+}
+
+fn ep(name: &str, rtype: RecordType, targets: &[&str]) -> Endpoint {
+    Endpoint::new(name, rtype, targets.iter().copied())
+}
+
+fn alias(e: Endpoint) -> Endpoint {
+    let mut ps = ProviderSpecific::default();
+    ps.set("alias", "true");
+    e.with_provider_specific(ps)
+}
+
+async fn apply(p: &PdnsProvider, changes: &[Change]) -> Result<(), ProviderError> {
+    apply_changes(p, changes).await
+}
+
+async fn must(p: &PdnsProvider, changes: &[Change]) {
+    if let Err(e) = apply(p, changes).await {
+        panic!("apply failed: {e}");
+    }
+}
+
+async fn read(p: &PdnsProvider) -> Vec<Endpoint> {
+    match p.records().await {
+        Ok(r) => {
+            let mut eps = r.endpoints;
+            eps.sort_by_key(Endpoint::key);
+            eps
+        }
+        Err(e) => panic!("read failed: {e}"),
+    }
+}
+
+fn find<'a>(eps: &'a [Endpoint], name: &str, rtype: &RecordType) -> Option<&'a Endpoint> {
+    eps.iter().find(|e| e.dns_name == name && &e.record_type == rtype)
+}
+
+#[tokio::test]
+async fn every_record_type_is_created_read_updated_and_deleted() {
+    let pdns = PowerDns::start(&[Zone::new("example.org").with_record("legacy", "A", "192.0.2.99")]);
+    let p = provider(&pdns);
+    let created = vec![
+        ep("web.example.org", RecordType::A, &["192.0.2.10", "192.0.2.11"]).with_ttl(Ttl(120)),
+        ep("web.example.org", RecordType::Aaaa, &["2001:db8::10"]),
+        ep("www.example.org", RecordType::Cname, &["web.example.org"]),
+        ep(
+            "txt.example.org",
+            RecordType::Txt,
+            &["hello world", "\"already quoted\""],
+        ),
+        ep("example.org", RecordType::Mx, &["10 mail.example.org"]),
+        ep(
+            "_sip._udp.example.org",
+            RecordType::Srv,
+            &["0 50 5060 sip.example.org."],
+        ),
+        alias(ep("apex.example.org", RecordType::Cname, &["lb.example.net"])),
+    ];
+    must(&p, &created.iter().cloned().map(Change::Create).collect::<Vec<_>>()).await;
+
+    assert_eq!(pdns.dig("web.example.org", "A"), ["192.0.2.10", "192.0.2.11"]);
+    assert_eq!(pdns.ttl("web.example.org", "A"), Some(120));
+    assert_eq!(
+        pdns.ttl("web.example.org", "AAAA"),
+        Some(300),
+        "external-dns's default TTL"
+    );
+    assert_eq!(pdns.dig("web.example.org", "AAAA"), ["2001:db8::10"]);
+    assert_eq!(pdns.dig("www.example.org", "CNAME"), ["web.example.org."]);
+    assert_eq!(
+        pdns.dig("txt.example.org", "TXT"),
+        ["\"already quoted\"", "\"hello world\""]
+    );
+    assert_eq!(pdns.dig("example.org", "MX"), ["10 mail.example.org."]);
+    assert_eq!(pdns.dig("_sip._udp.example.org", "SRV"), ["0 50 5060 sip.example.org."]);
+    assert!(
+        pdns.axfr("example.org")
+            .contains(&"apex.example.org. ALIAS lb.example.net.".to_string())
+            || pdns
+                .axfr("example.org")
+                .iter()
+                .any(|l| l.starts_with("apex.example.org. TYPE65401")),
+        "the alias is an ALIAS rrset: {:?}",
+        pdns.axfr("example.org")
+    );
+
+    // Read back: what was written, in the form the desired endpoints are adjusted to.
+    let eps = read(&p).await;
+    let desired = p.adjust_endpoints(created.clone()).await.unwrap_or_default();
+    for d in &desired {
+        let Some(got) = find(&eps, &d.dns_name, &d.record_type) else {
+            panic!("{} {} not read back: {eps:?}", d.dns_name, d.record_type)
+        };
+        assert!(got.targets.same(&d.targets), "{d} read back as {got}");
+        assert_eq!(got.provider_specific, d.provider_specific, "{d}");
+    }
+    assert!(find(&eps, "legacy.example.org", &RecordType::A).is_some());
+    assert!(
+        !eps.iter().any(|e| e.record_type == RecordType::Other("SOA".into())),
+        "the SOA is not a record extdns manages"
+    );
+    assert!(
+        !eps.iter()
+            .any(|e| e.record_type == RecordType::Ns && e.dns_name == "example.org"),
+        "nor the apex NS"
+    );
+
+    // Update: new addresses, new text, new mail host, the alias back to a plain CNAME.
+    let updated = [
+        ep("web.example.org", RecordType::A, &["192.0.2.20"]).with_ttl(Ttl(60)),
+        ep("txt.example.org", RecordType::Txt, &["bye"]),
+        ep("example.org", RecordType::Mx, &["20 mx2.example.org"]),
+        ep("apex.example.org", RecordType::Cname, &["lb2.example.net"]),
+    ];
+    let updates: Vec<Change> = updated
+        .iter()
+        .map(|new| {
+            let old = find(&eps, &new.dns_name, &new.record_type).cloned().unwrap_or_default();
+            Change::Update { old, new: new.clone() }
+        })
+        .collect();
+    must(&p, &updates).await;
+    assert_eq!(pdns.dig("web.example.org", "A"), ["192.0.2.20"]);
+    assert_eq!(pdns.ttl("web.example.org", "A"), Some(60));
+    assert_eq!(pdns.dig("txt.example.org", "TXT"), ["\"bye\""]);
+    assert_eq!(pdns.dig("example.org", "MX"), ["20 mx2.example.org."]);
+    assert_eq!(pdns.dig("apex.example.org", "CNAME"), ["lb2.example.net."]);
+    assert!(
+        !pdns
+            .axfr("example.org")
+            .iter()
+            .any(|l| l.starts_with("apex.example.org. ALIAS") || l.starts_with("apex.example.org. TYPE65401")),
+        "the ALIAS rrset was replaced: {:?}",
+        pdns.axfr("example.org")
+    );
+
+    // Delete everything extdns wrote; the record it did not write stays.
+    let eps = read(&p).await;
+    let deletes: Vec<Change> = eps
+        .iter()
+        .filter(|e| e.dns_name != "legacy.example.org")
+        .cloned()
+        .map(Change::Delete)
+        .collect();
+    must(&p, &deletes).await;
+    assert_eq!(
+        read(&p).await.iter().map(|e| e.dns_name.as_str()).collect::<Vec<_>>(),
+        ["legacy.example.org"]
+    );
+    assert_eq!(pdns.dig("legacy.example.org", "A"), ["192.0.2.99"]);
+    assert!(pdns.dig("web.example.org", "A").is_empty());
+}
+
+#[tokio::test]
+async fn a_refused_change_fails_alone_with_its_ownership_record_and_the_others_land() {
+    let pdns = PowerDns::start(&[Zone::new("example.org")]);
+    let p = provider(&pdns);
+    let owner = |name: &str| {
+        Change::Create(ep(
+            name,
+            RecordType::Txt,
+            &["\"heritage=external-dns,external-dns/owner=test\""],
+        ))
+    };
+    // A target with a label longer than 63 bytes is no DNS name: PowerDNS refuses the whole PATCH (422).
+    let bad_target = format!("{}.example.net", "x".repeat(70));
+    let records = [
+        Change::Create(ep("a.example.org", RecordType::A, &["192.0.2.1"])),
+        Change::Create(ep("b.example.org", RecordType::A, &["192.0.2.2"])),
+        Change::Create(ep("bad.example.org", RecordType::Cname, &[&bad_target])),
+        Change::Create(ep("c.example.org", RecordType::A, &["192.0.2.3"])),
+        Change::Create(ep("d.example.org", RecordType::A, &["192.0.2.4"])),
+    ];
+    let owners = [
+        owner("a-a.example.org"),
+        owner("a-b.example.org"),
+        owner("cname-bad.example.org"),
+        owner("a-c.example.org"),
+        owner("a-d.example.org"),
+    ];
+    let units: Vec<Unit<'_>> = records
+        .iter()
+        .zip(&owners)
+        .map(|(change, o)| Unit {
+            change,
+            ownership: Some(o),
+        })
+        .collect();
+    let serial = pdns.serial("example.org");
+    let result = p.apply(&Default::default(), &units).await;
+    let Err(ProviderError::Partial { failures }) = result else {
+        panic!("expected a partial failure, got {result:?}")
+    };
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    assert_eq!(failures[0].record, "bad.example.org CNAME");
+    assert!(
+        failures[0].reason.contains("422") && failures[0].reason.contains("bad.example.org"),
+        "PowerDNS's reason is kept: {}",
+        failures[0].reason
+    );
+    for (name, ip) in [
+        ("a", "192.0.2.1"),
+        ("b", "192.0.2.2"),
+        ("c", "192.0.2.3"),
+        ("d", "192.0.2.4"),
+    ] {
+        assert_eq!(pdns.dig(&format!("{name}.example.org"), "A"), [ip]);
+        assert_eq!(pdns.dig(&format!("a-{name}.example.org"), "TXT").len(), 1);
+    }
+    assert!(
+        pdns.dig("cname-bad.example.org", "TXT").is_empty(),
+        "no ownership record without its record"
+    );
+    assert!(pdns.serial("example.org") > serial);
+}
+
+#[tokio::test]
+async fn a_wrong_api_key_is_an_authentication_failure_and_writes_nothing() {
+    let pdns = PowerDns::start(&[Zone::new("example.org")]);
+    let p = provider_with(&pdns.url(), "not-the-key", &[]);
+    let read = p.records().await;
+    assert!(
+        matches!(&read, Err(ProviderError::Auth(m)) if m.contains("401")),
+        "{read:?}"
+    );
+    let write = apply(
+        &p,
+        &[Change::Create(ep("a.example.org", RecordType::A, &["192.0.2.1"]))],
+    )
+    .await;
+    assert!(matches!(&write, Err(ProviderError::Auth(_))), "{write:?}");
+    assert!(pdns.dig("a.example.org", "A").is_empty());
+}
+
+#[tokio::test]
+async fn zones_are_picked_by_the_domain_filter_and_changes_outside_them_fail_by_name() {
+    let pdns = PowerDns::start(&[
+        Zone::new("example.org").with_record("x", "A", "192.0.2.1"),
+        Zone::new("k8s.example.org").with_record("y", "A", "192.0.2.2"),
+        Zone::new("example.com").with_record("z", "A", "192.0.2.3"),
+    ]);
+    let p = provider_with(&pdns.url(), API_KEY, &["k8s.example.org"]);
+    let names: Vec<String> = read(&p).await.into_iter().map(|e| e.dns_name).collect();
+    assert!(names.contains(&"y.k8s.example.org".to_string()), "{names:?}");
+    // example.org holds k8s.example.org's parent names, so external-dns picks it too (MatchParent).
+    assert!(names.contains(&"x.example.org".to_string()), "{names:?}");
+    assert!(!names.contains(&"z.example.com".to_string()), "{names:?}");
+
+    let result = apply(
+        &p,
+        &[
+            Change::Create(ep("new.k8s.example.org", RecordType::A, &["192.0.2.7"])),
+            Change::Create(ep("new.example.com", RecordType::A, &["192.0.2.8"])),
+        ],
+    )
+    .await;
+    let Err(ProviderError::Partial { failures }) = result else {
+        panic!("expected a partial failure, got {result:?}")
+    };
+    assert_eq!(
+        failures.iter().map(|f| f.record.as_str()).collect::<Vec<_>>(),
+        ["new.example.com A"]
+    );
+    // The record went to the closest zone.
+    assert_eq!(pdns.dig("new.k8s.example.org", "A"), ["192.0.2.7"]);
+    assert!(pdns.dig("new.example.com", "A").is_empty());
+    let body = pdns.api_get("/api/v1/servers/localhost/zones/k8s.example.org.");
+    assert!(body.contains("new.k8s.example.org."), "{body}");
+}
+
+#[tokio::test]
+async fn an_unreachable_server_is_transient() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap_or(1);
+    let p = provider_with(&format!("http://127.0.0.1:{port}"), "k", &[]);
+    let r = p.records().await;
+    assert!(matches!(&r, Err(e) if e.is_transient()), "{r:?}");
+}
+
+/// A fake API answering each request with the next status of `statuses` (then 200 with an empty zone list).
+async fn fake(statuses: Vec<u16>) -> (String, Arc<AtomicUsize>) {
+    use axum::http::{HeaderValue, StatusCode};
+    use axum::response::IntoResponse;
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counter = calls.clone();
+    let app = axum::Router::new().fallback(move || {
+        let n = counter.fetch_add(1, Ordering::SeqCst);
+        let status = statuses.get(n).copied().unwrap_or(200);
+        async move {
+            let code = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
+            let mut response = if code.is_success() {
+                (code, "[]").into_response()
+            } else {
+                (code, r#"{"error": "slow down"}"#).into_response()
+            };
+            response
+                .headers_mut()
+                .insert("Retry-After", HeaderValue::from_static("0"));
+            response
+        }
+    });
+    let listener = match tokio::net::TcpListener::bind("127.0.0.1:0").await {
+        Ok(l) => l,
+        Err(e) => panic!("{e}"),
+    };
+    let url = match listener.local_addr() {
+        Ok(a) => format!("http://{a}"),
+        Err(e) => panic!("{e}"),
+    };
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (url, calls)
+}
+
+#[tokio::test]
+async fn rate_limits_and_server_errors_are_retried_then_reported_as_transient() {
+    // A 429 then a 503, then success: the read succeeds on the third request.
+    let (url, calls) = fake(vec![429, 503]).await;
+    let p = provider_with(&url, "k", &[]);
+    let r = p.records().await;
+    assert!(r.is_ok(), "{r:?}");
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+
+    // Rate limited every time: three attempts, then a transient error naming the status and PowerDNS's text.
+    let (url, calls) = fake(vec![429; 10]).await;
+    let p = provider_with(&url, "k", &[]);
+    let r = p.records().await;
+    assert!(
+        matches!(&r, Err(e) if e.is_transient() && e.to_string().contains("429") && e.to_string().contains("slow down")),
+        "{r:?}"
+    );
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+
+    // A 400 is not retried.
+    let (url, calls) = fake(vec![400; 10]).await;
+    let p = provider_with(&url, "k", &[]);
+    assert!(matches!(p.records().await, Err(ProviderError::Other { .. })));
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn an_unknown_server_id_is_a_configuration_error_not_a_transient_one() {
+    let pdns = PowerDns::start(&[Zone::new("example.org")]);
+    let mut config = PdnsConfig::new(pdns.url(), API_KEY);
+    config.server_id = "no-such-server".into();
+    let p = match PdnsProvider::new(&config) {
+        Ok(p) => p,
+        Err(e) => panic!("{e}"),
+    };
+    let r = p.records().await;
+    assert!(
+        matches!(&r, Err(ProviderError::Other { message, .. }) if message.contains("404") && message.contains("server id")),
+        "{r:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_cname_at_the_apex_is_an_alias_and_reads_back_as_desired() {
+    let pdns = PowerDns::start(&[Zone::new("example.org")]);
+    let p = provider(&pdns);
+    let desired = ep("example.org", RecordType::Cname, &["lb.example.net"]);
+    must(&p, &[Change::Create(desired.clone())]).await;
+    let axfr = pdns.axfr("example.org");
+    assert!(
+        axfr.iter()
+            .any(|l| l == "example.org. ALIAS lb.example.net." || l.starts_with("example.org. TYPE65401")),
+        "{axfr:?}"
+    );
+    let eps = read(&p).await;
+    let Some(got) = find(&eps, "example.org", &RecordType::Cname) else {
+        panic!("not read back: {eps:?}")
+    };
+    // The same with or without the alias property on the desired side (`--prefer-alias`).
+    for d in [desired.clone(), alias(desired)] {
+        let adjusted = p.adjust_endpoints(vec![d]).await.unwrap_or_default();
+        let Some(a) = adjusted.first() else {
+            panic!("adjust dropped the endpoint")
+        };
+        assert_eq!(
+            (&a.dns_name, &a.record_type, &a.targets, &a.provider_specific),
+            (&got.dns_name, &got.record_type, &got.targets, &got.provider_specific),
+            "desired and read back agree"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_zone_that_cannot_be_read_fails_the_whole_read() {
+    use axum::http::StatusCode;
+    use axum::routing::get;
+    // Two zones listed; one reads fine, the other keeps failing: no partial view may reach the plan.
+    let app = axum::Router::new()
+        .route(
+            "/api/v1/servers/localhost/zones",
+            get(|| async {
+                r#"[{"id":"a.example.","name":"a.example."},{"id":"b.example.","name":"b.example."}]"#
+            }),
+        )
+        .route(
+            "/api/v1/servers/localhost/zones/a.example.",
+            get(|| async { r#"{"rrsets":[{"name":"x.a.example.","type":"A","ttl":60,"records":[{"content":"192.0.2.1","disabled":false}]}]}"# }),
+        )
+        .route(
+            "/api/v1/servers/localhost/zones/b.example.",
+            get(|| async { (StatusCode::INTERNAL_SERVER_ERROR, r#"{"error": "backend down"}"#) }),
+        );
+    let listener = match tokio::net::TcpListener::bind("127.0.0.1:0").await {
+        Ok(l) => l,
+        Err(e) => panic!("{e}"),
+    };
+    let url = match listener.local_addr() {
+        Ok(a) => format!("http://{a}"),
+        Err(e) => panic!("{e}"),
+    };
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    let p = provider_with(&url, "k", &[]);
+    let r = p.records().await;
+    assert!(
+        matches!(&r, Err(e) if e.is_transient() && e.to_string().contains("b.example.") && e.to_string().contains("backend down")),
+        "{r:?}"
+    );
+}

@@ -1,0 +1,164 @@
+//! The API over HTTPS: a TLS server on 127.0.0.1 (tokio-rustls, a certificate for 127.0.0.1 signed by a CA
+//! made with openssl for the test) answering every request with an empty zone list, the way PowerDNS
+//! behind a TLS proxy would. Checks `--tls-ca`, `--pdns-skip-tls-verify` and that an unknown CA is refused.
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+
+use extdns_provider::Provider;
+use extdns_provider_pdns::{PdnsConfig, PdnsProvider};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+fn openssl(dir: &Path, args: &[&str]) {
+    let out = Command::new("openssl").args(args).current_dir(dir).output();
+    match out {
+        Ok(o) if o.status.success() => {}
+        Ok(o) => panic!("openssl {args:?}: {}", String::from_utf8_lossy(&o.stderr)),
+        Err(e) => panic!("openssl not found ({e}): install it with `apt-get install -y openssl`"),
+    }
+}
+
+/// A CA (`ca.pem`) and a certificate for 127.0.0.1 it signed (`server.pem`, `key.pem`) in `dir`.
+fn certificates(dir: &Path) {
+    let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
+    let ca = [
+        &["req", "-x509"][..],
+        &ec,
+        &["-days", "2", "-subj", "/CN=extdns pdns test CA"],
+    ]
+    .concat();
+    openssl(dir, &[&ca[..], &["-keyout", "ca.key", "-out", "ca.pem"]].concat());
+    let csr = [&["req", "-new"][..], &ec, &["-subj", "/CN=127.0.0.1"]].concat();
+    openssl(dir, &[&csr[..], &["-keyout", "key.pem", "-out", "server.csr"]].concat());
+    if let Err(e) = std::fs::write(
+        dir.join("ext.cnf"),
+        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n",
+    ) {
+        panic!("{e}");
+    }
+    openssl(
+        dir,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-days",
+            "2",
+            "-extfile",
+            "ext.cnf",
+            "-out",
+            "server.pem",
+        ],
+    );
+}
+
+/// Serves every connection with one HTTP answer `[]`; returns the base URL.
+async fn https_server(dir: &Path) -> String {
+    let certs: Vec<CertificateDer<'static>> = match CertificateDer::pem_file_iter(dir.join("server.pem")) {
+        Ok(it) => it.filter_map(Result::ok).collect(),
+        Err(e) => panic!("{e}"),
+    };
+    let key = match PrivateKeyDer::from_pem_file(dir.join("key.pem")) {
+        Ok(k) => k,
+        Err(e) => panic!("{e}"),
+    };
+    let config = match rustls::ServerConfig::builder()
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+    {
+        Ok(c) => c,
+        Err(e) => panic!("{e}"),
+    };
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let listener = match tokio::net::TcpListener::bind("127.0.0.1:0").await {
+        Ok(l) => l,
+        Err(e) => panic!("{e}"),
+    };
+    let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            let acceptor = acceptor.clone();
+            tokio::spawn(async move {
+                let Ok(mut tls) = acceptor.accept(tcp).await else {
+                    return;
+                };
+                let mut buf = vec![0u8; 8192];
+                let _ = tls.read(&mut buf).await;
+                let _ = tls
+                    .write_all(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n[]")
+                    .await;
+                let _ = tls.shutdown().await;
+            });
+        }
+    });
+    format!("https://127.0.0.1:{port}")
+}
+
+fn provider(config: &PdnsConfig) -> PdnsProvider {
+    match PdnsProvider::new(config) {
+        Ok(p) => p,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+#[tokio::test]
+async fn https_with_the_tls_ca_with_skip_verify_and_refused_without_either() {
+    let dir = match tempfile::tempdir() {
+        Ok(d) => d,
+        Err(e) => panic!("{e}"),
+    };
+    certificates(dir.path());
+    let url = https_server(dir.path()).await;
+
+    let mut with_ca = PdnsConfig::new(&url, "k");
+    with_ca.tls.ca_file = Some(dir.path().join("ca.pem"));
+    let r = provider(&with_ca).records().await;
+    assert!(r.is_ok(), "the CA of --tls-ca is trusted: {r:?}");
+
+    let mut skip = PdnsConfig::new(&url, "k");
+    skip.tls.skip_verify = true;
+    let r = provider(&skip).records().await;
+    assert!(r.is_ok(), "--pdns-skip-tls-verify accepts any certificate: {r:?}");
+
+    let mut plain = PdnsConfig::new(&url, "k");
+    plain.retry.max_attempts = 1;
+    let r = provider(&plain).records().await;
+    let Err(e) = r else {
+        panic!("an unknown CA must be refused")
+    };
+    assert!(
+        e.to_string().to_lowercase().contains("certificate"),
+        "the message says why: {e}"
+    );
+}
+
+#[test]
+fn unusable_tls_files_are_configuration_errors_naming_the_file() {
+    let dir = match tempfile::tempdir() {
+        Ok(d) => d,
+        Err(e) => panic!("{e}"),
+    };
+    certificates(dir.path());
+    // A valid client certificate and key load.
+    let mut c = PdnsConfig::new("https://127.0.0.1:1", "k");
+    c.tls.client_cert = Some(dir.path().join("server.pem"));
+    c.tls.client_key = Some(dir.path().join("key.pem"));
+    assert!(PdnsProvider::new(&c).is_ok());
+    // A key file that holds no key does not.
+    let garbage = dir.path().join("garbage.pem");
+    if let Err(e) = std::fs::write(&garbage, "not a pem file\n") {
+        panic!("{e}");
+    }
+    c.tls.client_key = Some(garbage.clone());
+    let e = PdnsProvider::new(&c).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(e.contains("server.pem") && e.contains("client certificate"), "{e}");
+}
