@@ -11,6 +11,8 @@ pub mod logging;
 pub mod providers;
 pub mod run;
 pub mod settings;
+pub mod settings_cloudflare;
+pub mod settings_coredns;
 pub mod wiring;
 
 use std::ffi::OsString;

@@ -4,6 +4,8 @@
 use std::sync::Arc;
 
 use extdns_provider::{InMemoryProvider, Provider};
+use extdns_provider_cloudflare::CloudflareProvider;
+use extdns_provider_coredns::CorednsProvider;
 use extdns_provider_rfc2136::Rfc2136Provider;
 
 use crate::settings::{ProviderSettings, ValidationError};
@@ -21,6 +23,16 @@ pub fn build_provider(settings: &ProviderSettings) -> Result<Arc<dyn Provider>, 
             }
             let provider =
                 Rfc2136Provider::new(config).map_err(|e| ValidationError(format!("{}: {e}", rfc2136_flag(&e))))?;
+            Ok(Arc::new(provider))
+        }
+        ProviderSettings::Coredns(config) => {
+            let provider = CorednsProvider::new((**config).clone())
+                .map_err(|e| ValidationError(format!("--provider=coredns: {e}")))?;
+            Ok(Arc::new(provider))
+        }
+        ProviderSettings::Cloudflare(config) => {
+            let provider = CloudflareProvider::new((**config).clone())
+                .map_err(|e| ValidationError(format!("--provider=cloudflare: {e}")))?;
             Ok(Arc::new(provider))
         }
         ProviderSettings::Unsupported(name) => Err(ValidationError(format!(

@@ -122,6 +122,8 @@ pub enum ProviderSettings {
         /// The deprecated spelling was used; warned about once logging is up.
         deprecated_tsig_axfr: bool,
     },
+    Coredns(Box<extdns_provider_coredns::CorednsConfig>),
+    Cloudflare(Box<extdns_provider_cloudflare::CloudflareConfig>),
     Unsupported(ProviderName),
 }
 
@@ -131,6 +133,8 @@ impl ProviderSettings {
         match self {
             ProviderSettings::InMemory { .. } => ProviderName::Inmemory.as_str(),
             ProviderSettings::Rfc2136 { .. } => ProviderName::Rfc2136.as_str(),
+            ProviderSettings::Coredns(_) => ProviderName::Coredns.as_str(),
+            ProviderSettings::Cloudflare(_) => ProviderName::Cloudflare.as_str(),
             ProviderSettings::Unsupported(name) => name.as_str(),
         }
     }
@@ -358,6 +362,8 @@ pub fn controller(flags: &Flags) -> Result<Settings, ValidationError> {
             zones: flags.inmemory.inmemory_zone.clone(),
         },
         ProviderName::Rfc2136 => rfc2136(flags)?,
+        ProviderName::Coredns | ProviderName::Skydns => crate::settings_coredns::coredns(flags, &domain_filter)?,
+        ProviderName::Cloudflare => crate::settings_cloudflare::cloudflare(flags, &domain_filter)?,
         other => ProviderSettings::Unsupported(other),
     };
     let managed_types = record_types(&p.managed_record_types);
