@@ -57,10 +57,24 @@ impl EtcdError {
 
     /// Credentials missing, wrong, or not allowed to touch the prefix.
     pub fn is_auth(&self) -> bool {
-        matches!(
-            self,
-            EtcdError::Status { code: 7 | 16, .. } | EtcdError::Status { status: 401 | 403, .. }
-        )
+        match self {
+            // etcd answers a wrong password and a missing user with INVALID_ARGUMENT: the text tells.
+            EtcdError::Status {
+                status, code, message, ..
+            } => {
+                matches!(code, 7 | 16)
+                    || matches!(status, 401 | 403)
+                    || [
+                        "authentication failed",
+                        "user name is empty",
+                        "permission denied",
+                        "invalid auth token",
+                    ]
+                    .iter()
+                    .any(|m| message.contains(m))
+            }
+            _ => false,
+        }
     }
 }
 
@@ -106,8 +120,21 @@ struct RawKv {
 struct ErrorAnswer {
     #[serde(default)]
     code: i64,
-    #[serde(default, alias = "error")]
+    #[serde(default)]
     message: String,
+    /// Older gateways put the text here instead (newer ones send both).
+    #[serde(default)]
+    error: String,
+}
+
+impl ErrorAnswer {
+    fn text(self) -> String {
+        if self.message.is_empty() {
+            self.error
+        } else {
+            self.message
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -331,6 +358,7 @@ impl EtcdClient {
             let err: ErrorAnswer = serde_json::from_slice(&bytes).unwrap_or(ErrorAnswer {
                 code: 0,
                 message: String::from_utf8_lossy(&bytes).into_owned(),
+                error: String::new(),
             });
             // An expired or revoked token: authenticate again, once.
             if err.code == 16 && attempt == 0 && self.credentials.is_some() {
@@ -340,7 +368,7 @@ impl EtcdClient {
                 url,
                 status,
                 code: err.code,
-                message: err.message,
+                message: err.text(),
             });
         }
         Err(EtcdError::BadAnswer {
@@ -375,12 +403,14 @@ impl EtcdClient {
             let err: ErrorAnswer = serde_json::from_slice(&bytes).unwrap_or(ErrorAnswer {
                 code: 0,
                 message: String::from_utf8_lossy(&bytes).into_owned(),
+                error: String::new(),
             });
+            let code = if err.code == 0 { 16 } else { err.code };
             return Err(EtcdError::Status {
                 url,
                 status,
-                code: if err.code == 0 { 16 } else { err.code },
-                message: format!("authenticating user {user}: {}", err.message),
+                code,
+                message: format!("authenticating user {user}: {}", err.text()),
             });
         }
         let t: Token = serde_json::from_slice(&bytes).map_err(|e| EtcdError::BadAnswer {

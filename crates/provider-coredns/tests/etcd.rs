@@ -340,3 +340,43 @@ async fn an_unreachable_etcd_is_a_transient_error() {
     let err = p.records().await;
     assert!(matches!(err, Err(ProviderError::Transient { .. })), "{err:?}");
 }
+
+#[tokio::test]
+async fn etcd_authentication_is_used_and_a_wrong_password_is_an_auth_error() {
+    let etcd = Etcd::start();
+    for (path, body) in [
+        ("/v3/auth/role/add", r#"{"name":"root"}"#),
+        ("/v3/auth/user/add", r#"{"name":"root","password":"s3cret"}"#),
+        ("/v3/auth/user/grant", r#"{"user":"root","role":"root"}"#),
+        ("/v3/auth/enable", "{}"),
+    ] {
+        assert!(etcd.post(path, body).is_some(), "{path} failed");
+    }
+    let p = provider_with(&etcd, |c| {
+        c.username = Some("root".into());
+        c.password = Some("s3cret".into());
+    });
+    if let Err(e) = apply_changes(
+        &p,
+        &[Change::Create(ep("web.example.org", RecordType::A, &["192.0.2.1"]))],
+    )
+    .await
+    {
+        panic!("{e}");
+    }
+    assert_eq!(read(&p).await, vec!["web.example.org A 0 192.0.2.1"]);
+    let anonymous = provider(&etcd);
+    assert!(
+        matches!(anonymous.records().await, Err(ProviderError::Auth(_))),
+        "no credentials"
+    );
+    let wrong = provider_with(&etcd, |c| {
+        c.username = Some("root".into());
+        c.password = Some("wrong".into());
+    });
+    let err = wrong.records().await;
+    assert!(
+        matches!(&err, Err(ProviderError::Auth(m)) if m.contains("root")),
+        "{err:?}"
+    );
+}

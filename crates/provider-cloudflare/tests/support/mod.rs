@@ -64,6 +64,8 @@ impl Rec {
 pub struct FakeState {
     pub zones: Vec<(String, String)>,
     pub records: BTreeMap<String, Rec>,
+    /// Ids by (zone id, name), so conflict checks do not scan the zone.
+    names: std::collections::HashMap<(String, String), std::collections::BTreeSet<String>>,
     next_id: u64,
     /// Answer the next this many requests with 429.
     pub rate_limit_next: usize,
@@ -75,6 +77,23 @@ pub struct FakeState {
 }
 
 impl FakeState {
+    fn put(&mut self, r: Rec) {
+        self.take(&r.id);
+        self.names
+            .entry((r.zone_id.clone(), r.name.clone()))
+            .or_default()
+            .insert(r.id.clone());
+        self.records.insert(r.id.clone(), r);
+    }
+
+    fn take(&mut self, id: &str) -> Option<Rec> {
+        let old = self.records.remove(id)?;
+        if let Some(ids) = self.names.get_mut(&(old.zone_id.clone(), old.name.clone())) {
+            ids.remove(id);
+        }
+        Some(old)
+    }
+
     fn zone_name(&self, id: &str) -> Option<String> {
         self.zones.iter().find(|(z, _)| z == id).map(|(_, n)| n.clone())
     }
@@ -141,20 +160,17 @@ impl FakeCloudflare {
         let mut s = self.state();
         s.next_id += 1;
         let id = format!("{:032x}", s.next_id);
-        s.records.insert(
-            id.clone(),
-            Rec {
-                id: id.clone(),
-                zone_id: zone_id.into(),
-                name: name.into(),
-                rtype: rtype.into(),
-                content: content.into(),
-                ttl: 1,
-                proxied: false,
-                comment: None,
-                priority: None,
-            },
-        );
+        s.put(Rec {
+            id: id.clone(),
+            zone_id: zone_id.into(),
+            name: name.into(),
+            rtype: rtype.into(),
+            content: content.into(),
+            ttl: 1,
+            proxied: false,
+            comment: None,
+            priority: None,
+        });
         id
     }
 
@@ -450,10 +466,13 @@ fn validate(body: &Value, zone_id: &str, zone_name: &str, base: Option<&Rec>, al
 }
 
 /// Name conflicts against the other records of the zone.
-fn conflicts(records: &BTreeMap<String, Rec>, r: &Rec) -> Result<(), Err> {
-    for other in records
-        .values()
-        .filter(|o| o.zone_id == r.zone_id && o.id != r.id && o.name == r.name)
+fn conflicts(s: &FakeState, r: &Rec) -> Result<(), Err> {
+    let ids = s.names.get(&(r.zone_id.clone(), r.name.clone()));
+    for other in ids
+        .into_iter()
+        .flatten()
+        .filter_map(|id| s.records.get(id))
+        .filter(|o| o.id != r.id)
     {
         if other.rtype == r.rtype && other.content == r.content && other.priority == r.priority {
             return Err(fail(
@@ -476,16 +495,16 @@ fn conflicts(records: &BTreeMap<String, Rec>, r: &Rec) -> Result<(), Err> {
 }
 
 fn insert_new(s: &mut FakeState, mut r: Rec) -> Result<Rec, Err> {
-    conflicts(&s.records, &r)?;
+    conflicts(s, &r)?;
     s.next_id += 1;
     r.id = format!("{:032x}", s.next_id);
-    s.records.insert(r.id.clone(), r.clone());
+    s.put(r.clone());
     Ok(r)
 }
 
 fn replace(s: &mut FakeState, r: Rec) -> Result<Rec, Err> {
-    conflicts(&s.records, &r)?;
-    s.records.insert(r.id.clone(), r.clone());
+    conflicts(s, &r)?;
+    s.put(r.clone());
     Ok(r)
 }
 
@@ -590,7 +609,7 @@ async fn delete_record(
     let result = (|| {
         zone_of(&s, &zone)?;
         existing(&s, &zone, &id)?;
-        s.records.remove(&id);
+        s.take(&id);
         Ok::<_, Err>(json!({"id": id}))
     })();
     result.map(|v| ok(v, None)).unwrap_or_else(error_response)
@@ -638,6 +657,7 @@ async fn batch(State(state): State<Shared>, headers: HeaderMap, Path(zone): Path
         let mut work = FakeState {
             zones: guard.zones.clone(),
             records: guard.records.clone(),
+            names: guard.names.clone(),
             next_id: guard.next_id,
             ..FakeState::default()
         };
@@ -662,7 +682,7 @@ async fn batch(State(state): State<Shared>, headers: HeaderMap, Path(zone): Path
             }
             let id = id_of(d)?;
             existing(&work, &zone, &id)?;
-            work.records.remove(&id);
+            work.take(&id);
             done.push(json!({"id": id}));
         }
         out.insert("deletes".into(), Value::Array(std::mem::take(&mut done)));
@@ -685,6 +705,7 @@ async fn batch(State(state): State<Shared>, headers: HeaderMap, Path(zone): Path
         }
         out.insert("posts".into(), Value::Array(done));
         guard.records = work.records;
+        guard.names = work.names;
         guard.next_id = work.next_id;
         guard.writes += 1;
         Ok(Value::Object(out))
