@@ -8,7 +8,7 @@ use std::time::Duration;
 use extdns_endpoint::{Change, Endpoint, RecordType, Ttl};
 use extdns_provider::{Backoff, Provider, ProviderError, Unit, apply_changes};
 use extdns_provider_cloudflare::{Auth, CloudflareConfig, CloudflareProvider, PROXIED_PROPERTY};
-use support::{FakeCloudflare, TOKEN};
+use support::{API_EMAIL, API_KEY, FakeCloudflare, TOKEN};
 
 const ZONE: &str = "023e105f4ecef8ad9ca31a8372d0c353";
 
@@ -290,4 +290,58 @@ async fn desired_endpoints_are_adjusted_to_what_cloudflare_stores() {
         adjusted[1].provider_specific.iter().count() == 1,
         "the alpha spelling is replaced"
     );
+}
+
+#[tokio::test]
+async fn the_global_api_key_and_email_authenticate_too() {
+    let cf = fake();
+    let p = provider_with(&cf, |c| {
+        c.auth = Auth::Key {
+            key: API_KEY.into(),
+            email: API_EMAIL.into(),
+        }
+    });
+    apply(
+        &p,
+        &[Change::Create(ep("web.example.org", RecordType::A, &["192.0.2.1"]))],
+    )
+    .await;
+    assert_eq!(cf.lines(), vec!["web.example.org A 192.0.2.1 proxied=false ttl=1"]);
+    let wrong = provider_with(&cf, |c| {
+        c.auth = Auth::Key {
+            key: "nope".into(),
+            email: API_EMAIL.into(),
+        }
+    });
+    assert!(matches!(wrong.records().await, Err(ProviderError::Auth(_))));
+}
+
+#[tokio::test]
+async fn zone_filters_limit_the_zones_managed() {
+    let cf = fake();
+    cf.seed(ZONE, "a.example.org", "A", "192.0.2.1");
+    cf.seed("9a7806061c88ada191ed06f989cc3dac", "b.example.net", "A", "192.0.2.2");
+    let names = |p: CloudflareProvider| async move {
+        let mut v: Vec<String> = match p.records().await {
+            Ok(r) => r.endpoints.into_iter().map(|e| e.dns_name).collect(),
+            Err(e) => panic!("{e}"),
+        };
+        v.sort();
+        v
+    };
+    assert_eq!(names(provider(&cf)).await, ["a.example.org", "b.example.net"]);
+    let by_id = provider_with(&cf, |c| c.zone_ids = vec![ZONE.into()]);
+    assert_eq!(names(by_id).await, ["a.example.org"]);
+    let by_name = provider_with(&cf, |c| {
+        c.domain_filter = extdns_endpoint::DomainFilter::new(&["example.net"], &[])
+    });
+    assert_eq!(names(by_name).await, ["b.example.net"]);
+    // A name under a zone that is not managed has no zone to go to.
+    let p = provider_with(&cf, |c| c.zone_ids = vec![ZONE.into()]);
+    let err = apply_changes(
+        &p,
+        &[Change::Create(ep("c.example.net", RecordType::A, &["192.0.2.3"]))],
+    )
+    .await;
+    assert!(matches!(err, Err(ProviderError::Partial { .. })), "{err:?}");
 }

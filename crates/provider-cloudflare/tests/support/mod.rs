@@ -17,6 +17,9 @@ use axum::routing::{get, post};
 use serde_json::{Map, Value, json};
 
 pub const TOKEN: &str = "test-token";
+/// The global API key and its account's email (the older scheme).
+pub const API_KEY: &str = "144c9defac04969c7bfad8efaa8ea194";
+pub const API_EMAIL: &str = "user@example.com";
 /// Operations one batch call accepts (Cloudflare's free plan).
 pub const MAX_BATCH: usize = 200;
 
@@ -252,6 +255,11 @@ fn gate(state: &Shared, headers: &HeaderMap) -> Option<Response> {
         r.headers_mut()
             .insert("retry-after", axum::http::HeaderValue::from_static("0"));
         return Some(r);
+    }
+    let header = |k: &str| headers.get(k).and_then(|v| v.to_str().ok());
+    if let (Some(key), Some(email)) = (header("x-auth-key"), header("x-auth-email")) {
+        return (key != API_KEY || email != API_EMAIL)
+            .then(|| error_response(fail(StatusCode::FORBIDDEN, 9103, "Unknown X-Auth-Key or X-Auth-Email")));
     }
     match headers.get("authorization").and_then(|v| v.to_str().ok()) {
         Some(v) if v == format!("Bearer {TOKEN}") => None,
