@@ -380,3 +380,38 @@ async fn etcd_authentication_is_used_and_a_wrong_password_is_an_auth_error() {
         "{err:?}"
     );
 }
+
+#[tokio::test]
+async fn etcd_over_tls_with_a_client_certificate_and_a_server_name() {
+    let pki = support::Pki::create();
+    let etcd = Etcd::start_tls(&pki);
+    let tls = |c: &mut CorednsConfig, server_name: Option<&str>| {
+        c.tls.ca_file = Some(pki.path("ca.crt"));
+        c.tls.cert_file = Some(pki.path("client.crt"));
+        c.tls.key_file = Some(pki.path("client.key"));
+        c.tls.server_name = server_name.map(str::to_string);
+    };
+    // The certificate names etcd.test, not 127.0.0.1: with ETCD_TLS_SERVER_NAME it verifies.
+    let p = provider_with(&etcd, |c| tls(c, Some("etcd.test")));
+    if let Err(e) = apply_changes(
+        &p,
+        &[Change::Create(ep("web.example.org", RecordType::A, &["192.0.2.1"]))],
+    )
+    .await
+    {
+        panic!("{e}");
+    }
+    assert_eq!(read(&p).await, vec!["web.example.org A 0 192.0.2.1"]);
+    // Without it the name does not match: refused, and retried later as transient.
+    let mismatch = provider_with(&etcd, |c| tls(c, None));
+    assert!(matches!(mismatch.records().await, Err(ProviderError::Transient { .. })));
+    // ETCD_TLS_INSECURE skips the check of the server, but etcd still wants the client certificate.
+    let insecure = provider_with(&etcd, |c| {
+        tls(c, None);
+        c.tls.ca_file = None;
+        c.tls.insecure = true;
+    });
+    assert_eq!(read(&insecure).await, vec!["web.example.org A 0 192.0.2.1"]);
+    let anonymous = provider_with(&etcd, |c| c.tls.insecure = true);
+    assert!(anonymous.records().await.is_err(), "no client certificate, no access");
+}

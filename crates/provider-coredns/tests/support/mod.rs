@@ -23,8 +23,112 @@ fn free_port() -> u16 {
     }
 }
 
+/// Certificates for a TLS etcd, made with `openssl`: a CA, a server certificate for the name `etcd.test` only
+/// (not 127.0.0.1, so a client must be told the name), and a client certificate. The server certificate also
+/// allows client use: etcd's JSON gateway presents it when it calls etcd's own gRPC port.
+pub struct Pki {
+    pub dir: tempfile::TempDir,
+}
+
+impl Pki {
+    pub fn create() -> Pki {
+        let dir = match tempfile::tempdir() {
+            Ok(d) => d,
+            Err(e) => panic!("{e}"),
+        };
+        let run = |args: &[&str]| {
+            let out = Command::new("openssl").args(args).current_dir(dir.path()).output();
+            match out {
+                Ok(o) if o.status.success() => {}
+                Ok(o) => panic!("openssl {args:?}: {}", String::from_utf8_lossy(&o.stderr)),
+                Err(e) => panic!("cannot run openssl (apt-get install -y openssl): {e}"),
+            }
+        };
+        let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
+        run(&[
+            &["req", "-x509"][..],
+            &ec,
+            &[
+                "-days",
+                "2",
+                "-subj",
+                "/CN=test-ca",
+                "-keyout",
+                "ca.key",
+                "-out",
+                "ca.crt",
+            ],
+            &[
+                "-addext",
+                "basicConstraints=critical,CA:TRUE",
+                "-addext",
+                "keyUsage=critical,keyCertSign,cRLSign,digitalSignature",
+            ],
+        ]
+        .concat());
+        for (name, ext) in [
+            (
+                "server",
+                "subjectAltName=DNS:etcd.test\nextendedKeyUsage=serverAuth,clientAuth\n",
+            ),
+            ("client", "extendedKeyUsage=clientAuth\n"),
+        ] {
+            let (key, csr, crt, extfile) = (
+                format!("{name}.key"),
+                format!("{name}.csr"),
+                format!("{name}.crt"),
+                format!("{name}.ext"),
+            );
+            run(&[
+                &["req", "-new"][..],
+                &ec,
+                &["-subj", &format!("/CN={name}"), "-keyout", &key, "-out", &csr],
+            ]
+            .concat());
+            if let Err(e) = std::fs::write(
+                dir.path().join(&extfile),
+                format!("basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n{ext}"),
+            ) {
+                panic!("{e}");
+            }
+            run(&[
+                "x509",
+                "-req",
+                "-in",
+                &csr,
+                "-CA",
+                "ca.crt",
+                "-CAkey",
+                "ca.key",
+                "-CAcreateserial",
+                "-days",
+                "2",
+                "-extfile",
+                &extfile,
+                "-out",
+                &crt,
+            ]);
+        }
+        Pki { dir }
+    }
+
+    pub fn path(&self, file: &str) -> std::path::PathBuf {
+        self.dir.path().join(file)
+    }
+}
+
 impl Etcd {
+    /// etcd serving clients over TLS only, requiring a client certificate signed by the CA. Readiness is
+    /// its log line, since the plain-HTTP checks of [`Etcd::post`] cannot speak TLS.
+    pub fn start_tls(pki: &Pki) -> Etcd {
+        Self::spawn(Some(pki))
+    }
+
     pub fn start() -> Etcd {
+        Self::spawn(None)
+    }
+
+    fn spawn(pki: Option<&Pki>) -> Etcd {
         let Some(bin) = std::env::var_os("EXTDNS_TEST_ETCD") else {
             panic!(
                 "EXTDNS_TEST_ETCD is not set: run the tests with `cargo xtask test` (it builds etcd and exports \
@@ -36,13 +140,25 @@ impl Etcd {
             Err(e) => panic!("{e}"),
         };
         let (client, peer) = (free_port(), free_port());
-        let url = format!("http://127.0.0.1:{client}");
+        let scheme = if pki.is_some() { "https" } else { "http" };
+        let url = format!("{scheme}://127.0.0.1:{client}");
         let peer_url = format!("http://127.0.0.1:{peer}");
         let log = match std::fs::File::create(dir.path().join("etcd.log")) {
             Ok(f) => f,
             Err(e) => panic!("{e}"),
         };
-        let child = Command::new(&bin)
+        let mut cmd = Command::new(&bin);
+        if let Some(pki) = pki {
+            cmd.arg("--cert-file")
+                .arg(pki.path("server.crt"))
+                .arg("--key-file")
+                .arg(pki.path("server.key"))
+                .arg("--trusted-ca-file")
+                .arg(pki.path("ca.crt"))
+                .arg("--client-cert-auth");
+        }
+        let log_path = dir.path().join("etcd.log");
+        let child = cmd
             .args(["--name", "t", "--data-dir"])
             .arg(dir.path().join("data"))
             .args(["--listen-client-urls", &url, "--advertise-client-urls", &url])
@@ -69,10 +185,13 @@ impl Etcd {
         let etcd = Etcd { url, child, _dir: dir };
         let deadline = Instant::now() + Duration::from_secs(20);
         while Instant::now() < deadline {
-            if etcd
-                .post("/health", "")
-                .is_some_and(|b| b.contains("\"health\":\"true\""))
-            {
+            let ready = if pki.is_some() {
+                std::fs::read_to_string(&log_path).is_ok_and(|l| l.contains("serving client traffic securely"))
+            } else {
+                etcd.post("/health", "")
+                    .is_some_and(|b| b.contains("\"health\":\"true\""))
+            };
+            if ready {
                 return etcd;
             }
             std::thread::sleep(Duration::from_millis(50));
