@@ -7,7 +7,7 @@ use std::time::Duration;
 use extdns_endpoint::DomainFilter;
 
 /// Where etcd is and how to reach it.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 #[non_exhaustive]
 pub struct CorednsConfig {
     /// etcd endpoints (`ETCD_URLS`, comma-separated there), tried in order.
@@ -25,6 +25,23 @@ pub struct CorednsConfig {
     pub timeout: Duration,
     /// Writes per etcd transaction; etcd refuses more than its `--max-txn-ops` (128 by default).
     pub max_txn_ops: usize,
+}
+
+/// The password never reaches a log.
+impl std::fmt::Debug for CorednsConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CorednsConfig")
+            .field("urls", &self.urls)
+            .field("prefix", &self.prefix)
+            .field("tls", &self.tls)
+            .field("username", &self.username)
+            .field("password", &self.password.as_ref().map(|_| "<redacted>"))
+            .field("owned_by", &self.owned_by)
+            .field("domain_filter", &self.domain_filter)
+            .field("timeout", &self.timeout)
+            .field("max_txn_ops", &self.max_txn_ops)
+            .finish()
+    }
 }
 
 impl CorednsConfig {

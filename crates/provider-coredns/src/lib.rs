@@ -159,6 +159,7 @@ impl CorednsProvider {
             .into_iter()
             .map(|(key, value)| match value {
                 Some(s) => Op::Put {
+                    // A struct of strings, integers and booleans always serialises.
                     value: serde_json::to_string(&s).unwrap_or_default(),
                     key,
                 },
