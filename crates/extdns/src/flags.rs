@@ -165,6 +165,8 @@ pub struct Flags {
     #[command(flatten)]
     pub coredns: CorednsFlags,
     #[command(flatten)]
+    pub cloudflare: CloudflareFlags,
+    #[command(flatten)]
     pub offline: OfflineFlags,
 }
 
@@ -899,6 +901,63 @@ pub struct CorednsFlags {
     /// Only touch etcd entries that carry this instance's owner id.
     #[arg(long = "coredns-strictly-owned", id = "coredns-strictly-owned", value_name = BOOL, action = ArgAction::Set, default_value = "false")]
     pub strictly_owned: bool,
+}
+
+// ----------------------------------------------------------------------------------------- Cloudflare
+
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Cloudflare provider")]
+pub struct CloudflareFlags {
+    /// Proxy records through Cloudflare unless their cloudflare-proxied property says otherwise.
+    #[arg(long = "cloudflare-proxied", id = "cloudflare-proxied", value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    pub proxied: bool,
+    /// Manage Cloudflare custom hostnames (not supported by extdns).
+    #[arg(long = "cloudflare-custom-hostnames", id = "cloudflare-custom-hostnames", value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    pub custom_hostnames: bool,
+    /// Minimum TLS version of custom hostnames.
+    #[arg(
+        long = "cloudflare-custom-hostnames-min-tls-version",
+        id = "cloudflare-custom-hostnames-min-tls-version",
+        value_name = "VERSION",
+        default_value = "1.0"
+    )]
+    pub custom_hostnames_min_tls_version: String,
+    /// Certificate authority of custom hostnames.
+    #[arg(
+        long = "cloudflare-custom-hostnames-certificate-authority",
+        id = "cloudflare-custom-hostnames-certificate-authority",
+        value_name = "CA",
+        default_value = "none"
+    )]
+    pub custom_hostnames_certificate_authority: String,
+    /// Records per page when listing a zone's records (1..5000).
+    #[arg(
+        long = "cloudflare-dns-records-per-page",
+        id = "cloudflare-dns-records-per-page",
+        value_name = "N",
+        default_value_t = 100,
+        allow_negative_numbers = true
+    )]
+    pub dns_records_per_page: i32,
+    /// Use Cloudflare's regional services (not supported by extdns).
+    #[arg(long = "cloudflare-regional-services", id = "cloudflare-regional-services", value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    pub regional_services: bool,
+    /// Default region key of regional hostnames.
+    #[arg(
+        long = "cloudflare-region-key",
+        id = "cloudflare-region-key",
+        value_name = "KEY",
+        default_value = ""
+    )]
+    pub region_key: String,
+    /// Comment written on records that have none of their own.
+    #[arg(
+        long = "cloudflare-record-comment",
+        id = "cloudflare-record-comment",
+        value_name = "TEXT",
+        default_value = ""
+    )]
+    pub record_comment: String,
 }
 
 // ------------------------------------------------------------------------------------ extdns's own flags

@@ -31,6 +31,8 @@ pub mod settings_aws;
 pub mod settings_leader;
 pub mod webhook_conformance;
 mod settings_pdns;
+pub mod settings_cloudflare;
+pub mod settings_coredns;
 pub mod wiring;
 
 use std::ffi::OsString;

@@ -4,6 +4,8 @@
 use std::sync::Arc;
 
 use extdns_provider::{InMemoryProvider, Provider};
+use extdns_provider_cloudflare::CloudflareProvider;
+use extdns_provider_coredns::CorednsProvider;
 use extdns_provider_rfc2136::Rfc2136Provider;
 
 use crate::settings::{ProviderSettings, ValidationError};
@@ -31,6 +33,16 @@ pub fn build_provider(settings: &ProviderSettings) -> Result<Arc<dyn Provider>, 
         ProviderSettings::Pdns { config } => {
             let provider = extdns_provider_pdns::PdnsProvider::new(config)
                 .map_err(|e| ValidationError(format!("{}: {e}", crate::settings_pdns::pdns_flag(&e))))?;
+            Ok(Arc::new(provider))
+        }
+        ProviderSettings::Coredns(config) => {
+            let provider = CorednsProvider::new((**config).clone())
+                .map_err(|e| ValidationError(format!("--provider=coredns: {e}")))?;
+            Ok(Arc::new(provider))
+        }
+        ProviderSettings::Cloudflare(config) => {
+            let provider = CloudflareProvider::new((**config).clone())
+                .map_err(|e| ValidationError(format!("--provider=cloudflare: {e}")))?;
             Ok(Arc::new(provider))
         }
         ProviderSettings::Unsupported(name) => Err(ValidationError(format!(

@@ -128,6 +128,8 @@ pub enum ProviderSettings {
     Pdns {
         config: Box<extdns_provider_pdns::PdnsConfig>,
     },
+    Coredns(Box<extdns_provider_coredns::CorednsConfig>),
+    Cloudflare(Box<extdns_provider_cloudflare::CloudflareConfig>),
     Unsupported(ProviderName),
 }
 
@@ -139,6 +141,8 @@ impl ProviderSettings {
             ProviderSettings::Rfc2136 { .. } => ProviderName::Rfc2136.as_str(),
             ProviderSettings::Aws(_) => ProviderName::Aws.as_str(),
             ProviderSettings::Pdns { .. } => ProviderName::Pdns.as_str(),
+            ProviderSettings::Coredns(_) => ProviderName::Coredns.as_str(),
+            ProviderSettings::Cloudflare(_) => ProviderName::Cloudflare.as_str(),
             ProviderSettings::Unsupported(name) => name.as_str(),
         }
     }
@@ -368,6 +372,8 @@ pub fn controller(flags: &Flags) -> Result<Settings, ValidationError> {
         ProviderName::Rfc2136 => rfc2136(flags)?,
         ProviderName::Aws => crate::settings_aws::aws(flags, &domain_filter, &|k| std::env::var(k).ok())?,
         ProviderName::Pdns => crate::settings_pdns::pdns(flags, &domain_filter)?,
+        ProviderName::Coredns | ProviderName::Skydns => crate::settings_coredns::coredns(flags, &domain_filter)?,
+        ProviderName::Cloudflare => crate::settings_cloudflare::cloudflare(flags, &domain_filter)?,
         other => ProviderSettings::Unsupported(other),
     };
     let managed_types = record_types(&p.managed_record_types);

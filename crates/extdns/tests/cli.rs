@@ -193,6 +193,7 @@ fn help_lists_the_flag_groups() -> Result<(), Error> {
         "PowerDNS provider:",
         "AWS provider:",
         "CoreDNS provider:",
+        "Cloudflare provider:",
     ] {
         assert!(help.lines().any(|l| l == group), "--help lacks the group {group:?}");
     }

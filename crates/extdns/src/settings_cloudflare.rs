@@ -1,0 +1,141 @@
+//! `--provider=cloudflare`: the `--cloudflare-*` flags, the shared batch flags and external-dns's `CF_*`
+//! credentials into the provider's configuration.
+
+use extdns_endpoint::DomainFilter;
+use extdns_provider_cloudflare::{Auth, CloudflareConfig};
+
+use crate::flags::Flags;
+use crate::settings::{ProviderSettings, ValidationError};
+
+/// extdns's own variable pointing the provider at another API endpoint (a proxy, a test fake).
+pub const BASE_URL_ENV: &str = "EXTDNS_CLOUDFLARE_API_URL";
+
+pub fn cloudflare(flags: &Flags, domain_filter: &DomainFilter) -> Result<ProviderSettings, ValidationError> {
+    cloudflare_with_env(flags, domain_filter, |k| std::env::var(k).ok())
+}
+
+/// The same with the environment as a function, for tests.
+pub fn cloudflare_with_env(
+    flags: &Flags,
+    domain_filter: &DomainFilter,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<ProviderSettings, ValidationError> {
+    let f = &flags.cloudflare;
+    let invalid = |m: String| Err(ValidationError(m));
+    if f.custom_hostnames {
+        return invalid("--cloudflare-custom-hostnames is not supported by extdns yet".into());
+    }
+    if f.regional_services {
+        return invalid("--cloudflare-regional-services is not supported by extdns yet".into());
+    }
+    let Ok(per_page @ 1..=5000) = u32::try_from(f.dns_records_per_page) else {
+        return invalid(format!(
+            "--cloudflare-dns-records-per-page must be between 1 and 5000 (got {})",
+            f.dns_records_per_page
+        ));
+    };
+    let Ok(batch_size @ 1..) = usize::try_from(flags.provider.batch_change_size) else {
+        return invalid(format!(
+            "--batch-change-size must be at least 1 (got {})",
+            flags.provider.batch_change_size
+        ));
+    };
+    let non_empty = |k: &str| env(k).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+    let auth = match (
+        non_empty("CF_API_TOKEN"),
+        non_empty("CF_API_KEY"),
+        non_empty("CF_API_EMAIL"),
+    ) {
+        (Some(token), _, _) => match token.strip_prefix("file:") {
+            Some(path) => match std::fs::read_to_string(path) {
+                Ok(t) if !t.trim().is_empty() => Auth::Token(t.trim().to_string()),
+                Ok(_) => return invalid(format!("CF_API_TOKEN: the file {path} is empty")),
+                Err(e) => return invalid(format!("CF_API_TOKEN: cannot read {path}: {e}")),
+            },
+            None => Auth::Token(token),
+        },
+        (None, Some(key), Some(email)) => Auth::Key { key, email },
+        _ => {
+            return invalid(
+                "Cloudflare credentials are missing: set CF_API_TOKEN (or file:/path), or CF_API_KEY and CF_API_EMAIL"
+                    .into(),
+            );
+        }
+    };
+    let mut config = CloudflareConfig::new(auth);
+    if let Some(url) = non_empty(BASE_URL_ENV) {
+        config.base_url = url;
+    }
+    config.proxied_by_default = f.proxied;
+    config.records_per_page = per_page;
+    config.record_comment = Some(f.record_comment.clone()).filter(|c| !c.is_empty());
+    config.batch_size = batch_size;
+    config.batch_interval = flags.provider.batch_change_interval;
+    config.domain_filter = domain_filter.clone();
+    config.zone_ids = flags
+        .provider
+        .zone_id_filter
+        .iter()
+        .filter(|z| !z.is_empty())
+        .cloned()
+        .collect();
+    Ok(ProviderSettings::Cloudflare(Box::new(config)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn config(args: &[&str], env: &[(&str, &str)]) -> Result<CloudflareConfig, ValidationError> {
+        let mut argv = vec!["extdns", "--source=service", "--provider=cloudflare"];
+        argv.extend_from_slice(args);
+        let flags = match crate::flags::try_parse_from(argv) {
+            Ok(cli) => cli.flags,
+            Err(e) => panic!("{e}"),
+        };
+        let env: HashMap<String, String> = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        match cloudflare_with_env(&flags, &DomainFilter::default(), |k| env.get(k).cloned())? {
+            ProviderSettings::Cloudflare(c) => Ok(*c),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn flags_and_token_are_read() {
+        let c = config(
+            &[
+                "--cloudflare-proxied",
+                "--cloudflare-dns-records-per-page=500",
+                "--batch-change-size=50",
+            ],
+            &[("CF_API_TOKEN", "tok")],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert!(c.proxied_by_default);
+        assert_eq!((c.records_per_page, c.batch_size), (500, 50));
+        assert!(matches!(c.auth, Auth::Token(ref t) if t == "tok"));
+        assert_eq!(c.base_url, extdns_provider_cloudflare::DEFAULT_BASE_URL);
+    }
+
+    #[test]
+    fn key_and_email_or_a_token_file_work_too() {
+        let c = config(&[], &[("CF_API_KEY", "k"), ("CF_API_EMAIL", "a@b.c")]).unwrap_or_else(|e| panic!("{e}"));
+        assert!(matches!(c.auth, Auth::Key { ref key, ref email } if key == "k" && email == "a@b.c"));
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("token");
+        std::fs::write(&path, "from-file\n").unwrap_or_else(|e| panic!("{e}"));
+        let c = config(&[], &[("CF_API_TOKEN", &format!("file:{}", path.display()))]).unwrap_or_else(|e| panic!("{e}"));
+        assert!(matches!(c.auth, Auth::Token(ref t) if t == "from-file"));
+    }
+
+    #[test]
+    fn bad_settings_are_named() {
+        let e = config(&[], &[]).err();
+        assert!(e.is_some_and(|e| e.0.contains("CF_API_TOKEN")));
+        let e = config(&["--cloudflare-dns-records-per-page=5001"], &[("CF_API_TOKEN", "t")]).err();
+        assert!(e.is_some_and(|e| e.0.contains("--cloudflare-dns-records-per-page")));
+        let e = config(&["--cloudflare-custom-hostnames"], &[("CF_API_TOKEN", "t")]).err();
+        assert!(e.is_some_and(|e| e.0.contains("--cloudflare-custom-hostnames")));
+    }
+}

@@ -1,0 +1,156 @@
+//! `--provider=coredns` (and its older name `skydns`): `--coredns-*` flags and external-dns's `ETCD_*`
+//! environment into the provider's configuration.
+
+use std::path::PathBuf;
+
+use extdns_endpoint::DomainFilter;
+use extdns_provider_coredns::{CorednsConfig, EtcdTls};
+
+use crate::flags::Flags;
+use crate::settings::{ProviderSettings, ValidationError};
+
+/// external-dns's default when `ETCD_URLS` is unset.
+const DEFAULT_ETCD_URL: &str = "http://localhost:2379";
+
+/// The settings from the flags and the process environment.
+pub fn coredns(flags: &Flags, domain_filter: &DomainFilter) -> Result<ProviderSettings, ValidationError> {
+    coredns_with_env(flags, domain_filter, |k| std::env::var(k).ok())
+}
+
+/// The same with the environment as a function, for tests.
+pub fn coredns_with_env(
+    flags: &Flags,
+    domain_filter: &DomainFilter,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<ProviderSettings, ValidationError> {
+    let f = &flags.coredns;
+    if f.prefix.is_empty() {
+        return Err(ValidationError("--coredns-prefix must not be empty".into()));
+    }
+    let non_empty = |k: &str| env(k).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+    let urls: Vec<String> = non_empty("ETCD_URLS")
+        .map(|v| {
+            v.split(',')
+                .map(|u| u.trim().to_string())
+                .filter(|u| !u.is_empty())
+                .collect()
+        })
+        .unwrap_or_else(|| vec![DEFAULT_ETCD_URL.to_string()]);
+    if let Some(bad) = urls
+        .iter()
+        .find(|u| !(u.starts_with("http://") || u.starts_with("https://")))
+    {
+        return Err(ValidationError(format!(
+            "ETCD_URLS: {bad} is not an http:// or https:// URL"
+        )));
+    }
+    let insecure = match non_empty("ETCD_TLS_INSECURE").as_deref() {
+        None => false,
+        // Go's strconv.ParseBool spellings, as external-dns reads the variable.
+        Some("1" | "t" | "T" | "true" | "TRUE" | "True") => true,
+        Some("0" | "f" | "F" | "false" | "FALSE" | "False") => false,
+        Some(other) => {
+            return Err(ValidationError(format!(
+                "ETCD_TLS_INSECURE must be true or false (got {other:?})"
+            )));
+        }
+    };
+    let mut tls = EtcdTls::default();
+    tls.ca_file = non_empty("ETCD_CA_FILE").map(PathBuf::from);
+    tls.cert_file = non_empty("ETCD_CERT_FILE").map(PathBuf::from);
+    tls.key_file = non_empty("ETCD_KEY_FILE").map(PathBuf::from);
+    tls.server_name = non_empty("ETCD_TLS_SERVER_NAME");
+    tls.insecure = insecure;
+    if tls.cert_file.is_some() != tls.key_file.is_some() {
+        return Err(ValidationError(
+            "ETCD_CERT_FILE and ETCD_KEY_FILE go together: set both or neither".into(),
+        ));
+    }
+    let mut config = CorednsConfig::new(urls, f.prefix.clone());
+    config.tls = tls;
+    config.username = non_empty("ETCD_USERNAME");
+    config.password = env("ETCD_PASSWORD");
+    config.domain_filter = domain_filter.clone();
+    if f.strictly_owned {
+        let owner = &flags.registry.txt_owner_id;
+        if owner.is_empty() {
+            return Err(ValidationError(
+                "--coredns-strictly-owned needs --txt-owner-id: it is the owner written into each record".into(),
+            ));
+        }
+        config.owned_by = Some(owner.clone());
+    }
+    Ok(ProviderSettings::Coredns(Box::new(config)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn flags(args: &[&str]) -> Flags {
+        let mut argv = vec!["extdns", "--source=service", "--provider=coredns"];
+        argv.extend_from_slice(args);
+        match crate::flags::try_parse_from(argv) {
+            Ok(cli) => cli.flags,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    fn config(args: &[&str], env: &[(&str, &str)]) -> Result<CorednsConfig, ValidationError> {
+        let env: HashMap<String, String> = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        match coredns_with_env(&flags(args), &DomainFilter::default(), |k| env.get(k).cloned())? {
+            ProviderSettings::Coredns(c) => Ok(*c),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn defaults_are_external_dns_defaults() {
+        let c = config(&[], &[]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.urls, ["http://localhost:2379"]);
+        assert_eq!(c.prefix, "/skydns/");
+        assert!(c.owned_by.is_none() && !c.tls.insecure && c.username.is_none());
+    }
+
+    #[test]
+    fn the_etcd_environment_is_read() {
+        let c = config(
+            &["--coredns-prefix=/dns/"],
+            &[
+                ("ETCD_URLS", "https://a:2379, https://b:2379"),
+                ("ETCD_CA_FILE", "/ca.pem"),
+                ("ETCD_TLS_INSECURE", "true"),
+                ("ETCD_TLS_SERVER_NAME", "etcd.local"),
+                ("ETCD_USERNAME", "root"),
+                ("ETCD_PASSWORD", "pw"),
+            ],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.urls, ["https://a:2379", "https://b:2379"]);
+        assert_eq!(c.prefix, "/dns/");
+        assert_eq!(c.tls.ca_file, Some(PathBuf::from("/ca.pem")));
+        assert!(c.tls.insecure);
+        assert_eq!(c.tls.server_name.as_deref(), Some("etcd.local"));
+        assert_eq!(
+            (c.username.as_deref(), c.password.as_deref()),
+            (Some("root"), Some("pw"))
+        );
+    }
+
+    #[test]
+    fn bad_environment_values_are_named() {
+        let e = config(&[], &[("ETCD_URLS", "localhost:2379")]).err();
+        assert!(e.is_some_and(|e| e.0.contains("ETCD_URLS")));
+        let e = config(&[], &[("ETCD_TLS_INSECURE", "yes")]).err();
+        assert!(e.is_some_and(|e| e.0.contains("ETCD_TLS_INSECURE")));
+        let e = config(&[], &[("ETCD_CERT_FILE", "/c.pem")]).err();
+        assert!(e.is_some_and(|e| e.0.contains("ETCD_KEY_FILE")));
+    }
+
+    #[test]
+    fn strictly_owned_takes_the_owner_id() {
+        let c = config(&["--coredns-strictly-owned=true", "--txt-owner-id=me"], &[]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.owned_by.as_deref(), Some("me"));
+    }
+}

@@ -1,0 +1,203 @@
+//! The whole controller against the stateful Cloudflare fake: `extdns --once --provider=cloudflare` over
+//! manifests (manifests → sources → plan → TXT registry → Cloudflare batch API), every result read from the
+//! fake's state.
+
+#[path = "../../provider-cloudflare/tests/support/mod.rs"]
+mod support;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use support::{FakeCloudflare, TOKEN};
+
+const OWNER: &str = "e2e";
+const ZONE: &str = "023e105f4ecef8ad9ca31a8372d0c353";
+
+fn lb_service(name: &str, host: &str, ingress: &[&str], annotations: &[(&str, &str)]) -> String {
+    let ingress: String = ingress
+        .iter()
+        .map(|i| {
+            if i.parse::<std::net::IpAddr>().is_ok() {
+                format!("      - ip: {i}\n")
+            } else {
+                format!("      - hostname: {i}\n")
+            }
+        })
+        .collect();
+    let extra: String = annotations.iter().map(|(k, v)| format!("    {k}: \"{v}\"\n")).collect();
+    format!(
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: {name}\n  namespace: default\n  annotations:\n    \
+         external-dns.kubernetes.io/hostname: {host}\n{extra}spec:\n  type: LoadBalancer\n  clusterIP: 10.96.0.10\n  \
+         ports:\n    - name: http\n      port: 80\nstatus:\n  loadBalancer:\n    ingress:\n{ingress}"
+    )
+}
+
+fn write_manifests(dir: &Path, docs: &[String]) {
+    if let Err(e) = std::fs::write(dir.join("objects.yaml"), docs.join("---\n")) {
+        panic!("cannot write manifests: {e}");
+    }
+}
+
+fn extdns(cf: &FakeCloudflare, manifests: &Path, extra: &[&str]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_extdns"));
+    for (key, _) in std::env::vars_os() {
+        let k = key.to_string_lossy();
+        if k.starts_with("EXTERNAL_DNS_") || k.starts_with("CF_") || k == "RUST_LOG" {
+            cmd.env_remove(key);
+        }
+    }
+    cmd.env("CF_API_TOKEN", TOKEN)
+        .env("EXTDNS_CLOUDFLARE_API_URL", &cf.url)
+        .args(["--once", "--source=service", "--provider=cloudflare", "--registry=txt"])
+        .args([
+            "--txt-owner-id",
+            OWNER,
+            "--domain-filter=example.org",
+            "--batch-change-interval=0s",
+        ])
+        .args(["--manifests", &manifests.display().to_string()])
+        .args(["--managed-record-types=A", "--managed-record-types=AAAA"])
+        .args(["--managed-record-types=CNAME", "--managed-record-types=TXT"])
+        .args(extra);
+    match cmd.output() {
+        Ok(o) => o,
+        Err(e) => panic!("cannot run extdns: {e}"),
+    }
+}
+
+fn log(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn ok(out: &Output, what: &str) {
+    assert_eq!(out.status.code(), Some(0), "{what} failed\n{}", log(out));
+}
+
+/// The records that are not ownership TXT records.
+fn records(cf: &FakeCloudflare) -> Vec<String> {
+    cf.lines()
+        .into_iter()
+        .filter(|l| !l.contains(" TXT \"heritage="))
+        .collect()
+}
+
+fn owned_txt(cf: &FakeCloudflare) -> Vec<String> {
+    cf.lines()
+        .into_iter()
+        .filter(|l| l.contains(" TXT ") && l.contains(&format!("external-dns/owner={OWNER}")))
+        .filter_map(|l| l.split(' ').next().map(str::to_string))
+        .collect()
+}
+
+fn tempdir() -> tempfile::TempDir {
+    match tempfile::tempdir() {
+        Ok(d) => d,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+#[test]
+fn cloudflare_full_controller_create_update_delete_idempotent() {
+    let cf = FakeCloudflare::start(&[(ZONE, "example.org")]);
+    cf.seed(ZONE, "legacy.example.org", "A", "192.0.2.99");
+    let dir = tempdir();
+    let alpha_proxied = [("external-dns.alpha.kubernetes.io/cloudflare-proxied", "true")];
+    write_manifests(
+        dir.path(),
+        &[
+            lb_service(
+                "web",
+                "web.example.org",
+                &["192.0.2.10", "2001:db8::10"],
+                &[("external-dns.kubernetes.io/ttl", "120")],
+            ),
+            lb_service("alias", "alias.example.org", &["lb.example.net"], &alpha_proxied),
+        ],
+    );
+    // A dry run writes nothing.
+    ok(&extdns(&cf, dir.path(), &["--dry-run"]), "dry run");
+    assert_eq!(cf.state().batch_calls, 0, "a dry run sends no batch");
+    assert_eq!(cf.lines(), ["legacy.example.org A 192.0.2.99 proxied=false ttl=1"]);
+
+    // 1. Create.
+    ok(&extdns(&cf, dir.path(), &[]), "first sync");
+    assert_eq!(
+        records(&cf),
+        [
+            "alias.example.org CNAME lb.example.net proxied=true ttl=1",
+            "legacy.example.org A 192.0.2.99 proxied=false ttl=1",
+            "web.example.org A 192.0.2.10 proxied=false ttl=120",
+            "web.example.org AAAA 2001:db8::10 proxied=false ttl=120",
+        ]
+    );
+    assert_eq!(
+        owned_txt(&cf),
+        ["a-web.example.org", "aaaa-web.example.org", "cname-alias.example.org"]
+    );
+
+    // 2. The same objects again: nothing is written (proxied and TTL 1 are not seen as differences).
+    let writes = cf.state().writes;
+    ok(&extdns(&cf, dir.path(), &[]), "second sync");
+    assert_eq!(cf.state().writes, writes, "a second run changes nothing");
+
+    // 3. Update web's address, un-proxy nothing, remove the alias.
+    write_manifests(
+        dir.path(),
+        &[lb_service(
+            "web",
+            "web.example.org",
+            &["192.0.2.20", "2001:db8::10"],
+            &[("external-dns.kubernetes.io/ttl", "120")],
+        )],
+    );
+    ok(&extdns(&cf, dir.path(), &[]), "update sync");
+    assert_eq!(
+        records(&cf),
+        [
+            "legacy.example.org A 192.0.2.99 proxied=false ttl=1",
+            "web.example.org A 192.0.2.20 proxied=false ttl=120",
+            "web.example.org AAAA 2001:db8::10 proxied=false ttl=120",
+        ]
+    );
+    assert_eq!(owned_txt(&cf), ["a-web.example.org", "aaaa-web.example.org"]);
+
+    // 4. Everything removed: only the foreign record stays.
+    write_manifests(dir.path(), &[]);
+    ok(&extdns(&cf, dir.path(), &[]), "delete sync");
+    assert_eq!(cf.lines(), ["legacy.example.org A 192.0.2.99 proxied=false ttl=1"]);
+}
+
+#[test]
+fn cloudflare_a_refused_record_fails_alone_and_the_others_land() {
+    let cf = FakeCloudflare::start(&[(ZONE, "example.org")]);
+    let dir = tempdir();
+    // Cloudflare refuses a TTL under 60 seconds (9021); the other Service still lands, and the refused
+    // record's ownership record does not land without it.
+    write_manifests(
+        dir.path(),
+        &[
+            lb_service("web", "web.example.org", &["192.0.2.10"], &[]),
+            lb_service(
+                "short",
+                "short.example.org",
+                &["192.0.2.11"],
+                &[("external-dns.kubernetes.io/ttl", "30")],
+            ),
+        ],
+    );
+    // 429s on the way are waited out.
+    cf.state().rate_limit_next = 2;
+    let out = extdns(&cf, dir.path(), &[]);
+    let text = log(&out);
+    assert!(
+        text.contains("short.example.org A") && text.contains("9021"),
+        "the failure is named: {text}"
+    );
+    assert_eq!(records(&cf), ["web.example.org A 192.0.2.10 proxied=false ttl=1"]);
+    assert_eq!(owned_txt(&cf), ["a-web.example.org"]);
+    assert_eq!(cf.state().rate_limited, 2);
+}

@@ -1,0 +1,328 @@
+//! The part of Cloudflare's v4 API the provider calls: zones and DNS records (list, batch, and the single
+//! calls a failed batch falls back to), every answer in Cloudflare's `{success, errors, result, result_info}`
+//! envelope, 429s retried with backoff.
+
+use std::time::Duration;
+
+use extdns_provider::Backoff;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::config::{Auth, CloudflareConfig, ConfigError};
+
+/// One entry of an answer's `errors`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct ApiMessage {
+    pub code: i64,
+    pub message: String,
+}
+
+impl std::fmt::Display for ApiMessage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({})", self.message, self.code)
+    }
+}
+
+/// Why a call failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ApiError {
+    #[error("Cloudflare API at {url} is unreachable: {source}")]
+    Unreachable {
+        url: String,
+        #[source]
+        source: reqwest::Error,
+    },
+    #[error("Cloudflare API rate limit still exceeded after {attempts} attempts ({url})")]
+    RateLimited { url: String, attempts: u32 },
+    #[error("Cloudflare API answered HTTP {status} to {method} {url}: {}", join(errors))]
+    Api {
+        method: &'static str,
+        url: String,
+        status: u16,
+        errors: Vec<ApiMessage>,
+    },
+    #[error("Cloudflare API answered {url} with something that cannot be read: {detail}")]
+    BadAnswer { url: String, detail: String },
+}
+
+fn join(errors: &[ApiMessage]) -> String {
+    if errors.is_empty() {
+        return "no error detail".into();
+    }
+    errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+}
+
+/// Cloudflare's codes for a missing, malformed or refused credential.
+const AUTH_CODES: [i64; 6] = [10000, 9103, 9106, 9107, 9109, 6003];
+
+impl ApiError {
+    pub fn is_transient(&self) -> bool {
+        match self {
+            ApiError::Unreachable { .. } | ApiError::RateLimited { .. } => true,
+            ApiError::Api { status, .. } => *status >= 500,
+            ApiError::BadAnswer { .. } => false,
+        }
+    }
+
+    pub fn is_auth(&self) -> bool {
+        match self {
+            ApiError::Api { status, errors, .. } => {
+                *status == 401 || *status == 403 || errors.iter().any(|e| AUTH_CODES.contains(&e.code))
+            }
+            _ => false,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct Envelope<T> {
+    #[serde(default)]
+    success: bool,
+    #[serde(default)]
+    errors: Vec<ApiMessage>,
+    result: Option<T>,
+    result_info: Option<ResultInfo>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+struct ResultInfo {
+    #[serde(default)]
+    page: u32,
+    #[serde(default)]
+    total_pages: u32,
+}
+
+/// A zone.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Zone {
+    pub id: String,
+    pub name: String,
+}
+
+/// A DNS record as Cloudflare returns it (the fields extdns reads).
+#[derive(Debug, Clone, Deserialize)]
+pub struct DnsRecord {
+    pub id: String,
+    pub name: String,
+    #[serde(rename = "type")]
+    pub record_type: String,
+    #[serde(default)]
+    pub content: String,
+    #[serde(default)]
+    pub ttl: u32,
+    #[serde(default)]
+    pub proxied: bool,
+    #[serde(default)]
+    pub comment: Option<String>,
+    #[serde(default)]
+    pub priority: Option<u16>,
+}
+
+/// The fields of a record extdns writes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RecordBody {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub record_type: String,
+    pub content: String,
+    pub ttl: u32,
+    pub proxied: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comment: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub priority: Option<u16>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Patch {
+    pub id: String,
+    #[serde(flatten)]
+    pub body: RecordBody,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct IdOnly {
+    pub id: String,
+}
+
+/// One `POST /zones/{id}/dns_records/batch`. Cloudflare runs it in one database transaction, in the order
+/// deletes, patches, puts, posts.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Batch {
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub deletes: Vec<IdOnly>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub patches: Vec<Patch>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub posts: Vec<RecordBody>,
+}
+
+impl Batch {
+    pub fn is_empty(&self) -> bool {
+        self.deletes.is_empty() && self.patches.is_empty() && self.posts.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.deletes.len() + self.patches.len() + self.posts.len()
+    }
+}
+
+/// The client.
+pub struct Api {
+    http: reqwest::Client,
+    base: String,
+    auth: Auth,
+    backoff: Backoff,
+}
+
+impl std::fmt::Debug for Api {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Api").field("base", &self.base).finish_non_exhaustive()
+    }
+}
+
+impl Api {
+    pub fn new(config: &CloudflareConfig) -> Result<Api, ConfigError> {
+        let http = reqwest::Client::builder()
+            .timeout(config.timeout)
+            .connect_timeout(Duration::from_secs(10))
+            .user_agent(concat!("extdns/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(ConfigError::Client)?;
+        Ok(Api {
+            http,
+            base: config.base_url.trim_end_matches('/').to_string(),
+            auth: config.auth.clone(),
+            backoff: config.backoff.clone(),
+        })
+    }
+
+    /// Every zone the credentials can see.
+    pub async fn zones(&self) -> Result<Vec<Zone>, ApiError> {
+        self.all_pages("/zones", 50).await
+    }
+
+    /// Every DNS record of a zone, `per_page` at a time.
+    pub async fn records(&self, zone_id: &str, per_page: u32) -> Result<Vec<DnsRecord>, ApiError> {
+        self.all_pages(&format!("/zones/{zone_id}/dns_records"), per_page).await
+    }
+
+    pub async fn batch(&self, zone_id: &str, batch: &Batch) -> Result<(), ApiError> {
+        let path = format!("/zones/{zone_id}/dns_records/batch");
+        self.send::<serde_json::Value>(reqwest::Method::POST, &path, &[], Some(batch))
+            .await
+            .map(|_| ())
+    }
+
+    async fn all_pages<T: DeserializeOwned>(&self, path: &str, per_page: u32) -> Result<Vec<T>, ApiError> {
+        let mut out = Vec::new();
+        let mut page = 1u32;
+        loop {
+            let query = [("page", page.to_string()), ("per_page", per_page.to_string())];
+            let (items, info) = self
+                .send::<Vec<T>>(reqwest::Method::GET, path, &query, None::<&()>)
+                .await?;
+            let got = items.len();
+            out.extend(items);
+            match info {
+                Some(i) if i.page < i.total_pages && got > 0 => page = i.page + 1,
+                _ => return Ok(out),
+            }
+        }
+    }
+
+    /// One call, retried while Cloudflare answers 429 (after its `Retry-After` when it sends one).
+    async fn send<T: DeserializeOwned>(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        query: &[(&str, String)],
+        body: Option<&impl Serialize>,
+    ) -> Result<(T, Option<ResultInfo>), ApiError> {
+        let url = format!("{}{path}", self.base);
+        let method_name = method_name(&method);
+        let attempts = self.backoff.max_attempts.max(1);
+        for attempt in 0..attempts {
+            let mut req = self.http.request(method.clone(), &url).query(query);
+            req = match &self.auth {
+                Auth::Token(t) => req.bearer_auth(t),
+                Auth::Key { key, email } => req.header("X-Auth-Key", key).header("X-Auth-Email", email),
+            };
+            if let Some(b) = body {
+                req = req.json(b);
+            }
+            let resp = req.send().await.map_err(|source| ApiError::Unreachable {
+                url: url.clone(),
+                source,
+            })?;
+            let status = resp.status().as_u16();
+            if status == 429 {
+                let wait = resp
+                    .headers()
+                    .get(reqwest::header::RETRY_AFTER)
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(|v| v.trim().parse::<u64>().ok())
+                    .map(Duration::from_secs)
+                    .unwrap_or_else(|| self.backoff.delay(attempt))
+                    .min(self.backoff.max);
+                tracing::info!(%url, attempt, wait_ms = wait.as_millis() as u64, "Cloudflare rate limit; waiting");
+                if attempt + 1 < attempts {
+                    tokio::time::sleep(wait).await;
+                }
+                continue;
+            }
+            let bytes = resp.bytes().await.map_err(|source| ApiError::Unreachable {
+                url: url.clone(),
+                source,
+            })?;
+            let envelope: Envelope<T> = match serde_json::from_slice(&bytes) {
+                Ok(e) => e,
+                Err(e) if (200..300).contains(&status) => {
+                    return Err(ApiError::BadAnswer {
+                        url,
+                        detail: e.to_string(),
+                    });
+                }
+                Err(_) => {
+                    return Err(ApiError::Api {
+                        method: method_name,
+                        url,
+                        status,
+                        errors: vec![ApiMessage {
+                            code: 0,
+                            message: String::from_utf8_lossy(&bytes).chars().take(200).collect(),
+                        }],
+                    });
+                }
+            };
+            if !(200..300).contains(&status) || !envelope.success {
+                return Err(ApiError::Api {
+                    method: method_name,
+                    url,
+                    status,
+                    errors: envelope.errors,
+                });
+            }
+            let Some(result) = envelope.result else {
+                return Err(ApiError::BadAnswer {
+                    url,
+                    detail: "no result".into(),
+                });
+            };
+            return Ok((result, envelope.result_info));
+        }
+        Err(ApiError::RateLimited { url, attempts })
+    }
+}
+
+fn method_name(m: &reqwest::Method) -> &'static str {
+    match *m {
+        reqwest::Method::GET => "GET",
+        reqwest::Method::POST => "POST",
+        reqwest::Method::PATCH => "PATCH",
+        reqwest::Method::PUT => "PUT",
+        reqwest::Method::DELETE => "DELETE",
+        _ => "request",
+    }
+}

@@ -1,0 +1,81 @@
+//! The provider's configuration: external-dns's `--cloudflare-*` flags and `CF_*` credentials, typed.
+
+use std::time::Duration;
+
+use extdns_endpoint::DomainFilter;
+use extdns_provider::Backoff;
+
+/// Cloudflare's API.
+pub const DEFAULT_BASE_URL: &str = "https://api.cloudflare.com/client/v4";
+
+/// How requests authenticate.
+#[derive(Clone)]
+#[non_exhaustive]
+pub enum Auth {
+    /// An API token (`CF_API_TOKEN`): `Authorization: Bearer`.
+    Token(String),
+    /// The global API key and the account's email (`CF_API_KEY`, `CF_API_EMAIL`).
+    Key { key: String, email: String },
+}
+
+impl std::fmt::Debug for Auth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Auth::Token(_) => f.write_str("Token(..)"),
+            Auth::Key { email, .. } => write!(f, "Key {{ email: {email:?}, .. }}"),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct CloudflareConfig {
+    pub auth: Auth,
+    /// Where the API is; a test points it at a fake.
+    pub base_url: String,
+    /// Proxy records by default (`--cloudflare-proxied`); a record's `cloudflare-proxied` property wins.
+    pub proxied_by_default: bool,
+    /// Page size of record lists (`--cloudflare-dns-records-per-page`, 1..=5000).
+    pub records_per_page: u32,
+    /// Comment written on records without their own (`--cloudflare-record-comment`).
+    pub record_comment: Option<String>,
+    /// Records written per batch call (`--batch-change-size`); Cloudflare's free plan takes 200.
+    pub batch_size: usize,
+    /// Pause between batch calls (`--batch-change-interval`), to stay under 1,200 requests per 5 minutes.
+    pub batch_interval: Duration,
+    /// Zones to manage: those the filter names or that contain a name it names (`--domain-filter`).
+    pub domain_filter: DomainFilter,
+    /// Zone ids to manage (`--zone-id-filter`); empty for all.
+    pub zone_ids: Vec<String>,
+    pub timeout: Duration,
+    /// Retries of 429 answers.
+    pub backoff: Backoff,
+}
+
+impl CloudflareConfig {
+    /// external-dns's defaults with these credentials.
+    pub fn new(auth: Auth) -> CloudflareConfig {
+        CloudflareConfig {
+            auth,
+            base_url: DEFAULT_BASE_URL.to_string(),
+            proxied_by_default: false,
+            records_per_page: 100,
+            record_comment: None,
+            batch_size: 200,
+            batch_interval: Duration::from_secs(1),
+            domain_filter: DomainFilter::default(),
+            zone_ids: Vec::new(),
+            timeout: Duration::from_secs(30),
+            backoff: Backoff::default(),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    #[error("records per page must be between 1 and 5000 (got {0})")]
+    RecordsPerPage(u32),
+    #[error("cannot build the HTTP client: {0}")]
+    Client(#[source] reqwest::Error),
+}

@@ -1,0 +1,490 @@
+//! The Cloudflare provider: zones and records through Cloudflare's v4 API, changes written with the batch
+//! endpoint (`POST /zones/{id}/dns_records/batch`, one database transaction per call), as external-dns's
+//! `cloudflare` provider does.
+//!
+//! Differences from external-dns: a batch Cloudflare refuses is split in halves down to single units (a
+//! record with its ownership record) instead of replaying every change alone, so a refused record is named
+//! with Cloudflare's error code while the others land and a record never lands without its ownership record;
+//! the `cloudflare-proxied` and `cloudflare-record-comment` properties are read under any annotation prefix
+//! (external-dns v0.22 only reads the one its `--annotation-prefix` names, which silently un-proxied records
+//! annotated with the alpha prefix).
+
+mod api;
+mod config;
+
+use std::collections::{BTreeMap, HashMap};
+use std::str::FromStr;
+
+use async_trait::async_trait;
+use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, Ttl};
+use extdns_provider::batch::{self, Failures, Unit};
+use extdns_provider::{Provider, ProviderError, ReadState, Records};
+
+pub use api::{ApiError, ApiMessage};
+pub use config::{Auth, CloudflareConfig, ConfigError, DEFAULT_BASE_URL};
+
+use api::{Api, Batch, IdOnly, Patch, RecordBody, Zone};
+
+/// The name extdns gives the proxied property of the records it reads and of the endpoints it adjusts.
+pub const PROXIED_PROPERTY: &str = "external-dns.kubernetes.io/cloudflare-proxied";
+/// The name of the comment property, likewise.
+pub const COMMENT_PROPERTY: &str = "external-dns.kubernetes.io/cloudflare-record-comment";
+const PROXIED_KEY: &str = "cloudflare-proxied";
+const COMMENT_KEY: &str = "cloudflare-record-comment";
+
+/// What a read learnt about one Cloudflare record.
+#[derive(Debug, Clone)]
+struct RecordInfo {
+    id: String,
+    ttl: u32,
+    proxied: bool,
+    comment: Option<String>,
+}
+
+type RecordId = (String, RecordType, String);
+
+#[derive(Debug, Default)]
+struct Index {
+    zones: Vec<Zone>,
+    records: HashMap<RecordId, Vec<RecordInfo>>,
+}
+
+impl Index {
+    /// The zone of a name: the longest zone name it ends with, on a label boundary.
+    fn zone_for(&self, name: &str) -> Option<usize> {
+        let n = name.trim_end_matches('.').to_ascii_lowercase();
+        self.zones
+            .iter()
+            .enumerate()
+            .filter(|(_, z)| {
+                let z = z.name.to_ascii_lowercase();
+                n == z || (n.len() > z.len() && n.ends_with(&z) && n.as_bytes()[n.len() - z.len() - 1] == b'.')
+            })
+            .max_by_key(|(_, z)| z.name.len())
+            .map(|(i, _)| i)
+    }
+
+    fn find(&self, ep: &Endpoint, target: &str) -> &[RecordInfo] {
+        self.records
+            .get(&(
+                ep.dns_name.to_ascii_lowercase(),
+                ep.record_type.clone(),
+                target.to_string(),
+            ))
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+    }
+}
+
+/// The provider. Cheap to share: `Arc<CloudflareProvider>` as `Arc<dyn Provider>`.
+#[derive(Debug)]
+pub struct CloudflareProvider {
+    api: Api,
+    config: CloudflareConfig,
+}
+
+impl CloudflareProvider {
+    pub fn new(config: CloudflareConfig) -> Result<CloudflareProvider, ConfigError> {
+        if !(1..=5000).contains(&config.records_per_page) {
+            return Err(ConfigError::RecordsPerPage(config.records_per_page));
+        }
+        Ok(CloudflareProvider {
+            api: Api::new(&config)?,
+            config,
+        })
+    }
+
+    fn wanted_zone(&self, zone: &Zone) -> bool {
+        let ids_ok = self.config.zone_ids.is_empty() || self.config.zone_ids.contains(&zone.id);
+        let f = &self.config.domain_filter;
+        ids_ok && (!f.is_configured() || f.matches(&zone.name) || f.match_parent(&zone.name))
+    }
+
+    async fn read(&self) -> Result<(Vec<Endpoint>, Index), ProviderError> {
+        let zones: Vec<Zone> = self
+            .api
+            .zones()
+            .await
+            .map_err(|e| api_error("listing zones", e))?
+            .into_iter()
+            .filter(|z| self.wanted_zone(z))
+            .collect();
+        let mut index = Index::default();
+        let mut endpoints: Vec<Endpoint> = Vec::new();
+        let mut by_record: HashMap<(String, RecordType), usize> = HashMap::new();
+        for zone in &zones {
+            let records = self
+                .api
+                .records(&zone.id, self.config.records_per_page)
+                .await
+                .map_err(|e| api_error(format!("listing the records of zone {}", zone.name), e))?;
+            for r in records {
+                let Ok(rtype) = RecordType::from_str(&r.record_type);
+                let target = match (&rtype, r.priority) {
+                    (RecordType::Mx, Some(p)) => format!("{p} {}", r.content),
+                    _ => r.content.clone(),
+                };
+                let lower = r.name.to_ascii_lowercase();
+                index
+                    .records
+                    .entry((lower.clone(), rtype.clone(), target.clone()))
+                    .or_default()
+                    .push(RecordInfo {
+                        id: r.id.clone(),
+                        ttl: r.ttl,
+                        proxied: r.proxied,
+                        comment: r.comment.clone().filter(|c| !c.is_empty()),
+                    });
+                match by_record.get(&(lower.clone(), rtype.clone())) {
+                    Some(&i) => {
+                        if !endpoints[i].targets.iter().any(|t| t.as_str() == target) {
+                            endpoints[i].targets.push(target.as_str().into());
+                        }
+                    }
+                    None => {
+                        by_record.insert((lower, rtype.clone()), endpoints.len());
+                        let mut ep = Endpoint::new(&r.name, rtype, [target.as_str()]).with_ttl(Ttl(i64::from(r.ttl)));
+                        ep.provider_specific.set(PROXIED_PROPERTY, r.proxied.to_string());
+                        if let Some(c) = r.comment.as_deref().filter(|c| !c.is_empty()) {
+                            ep.provider_specific.set(COMMENT_PROPERTY, c);
+                        }
+                        ep.provider_specific.sort_by_name();
+                        endpoints.push(ep);
+                    }
+                }
+            }
+        }
+        for ep in &mut endpoints {
+            ep.targets.normalize();
+        }
+        index.zones = zones;
+        Ok((endpoints, index))
+    }
+
+    /// Whether a record of `ep` is proxied: never for a type Cloudflare cannot proxy or a wildcard name,
+    /// else its property (under any annotation prefix), else `--cloudflare-proxied`.
+    fn proxied(&self, ep: &Endpoint) -> bool {
+        if !proxiable(&ep.record_type) || ep.dns_name.contains('*') {
+            return false;
+        }
+        match property(ep, PROXIED_PROPERTY, PROXIED_KEY) {
+            Some(v) => match v.trim() {
+                "true" | "TRUE" | "True" | "1" | "t" | "T" => true,
+                "false" | "FALSE" | "False" | "0" | "f" | "F" => false,
+                other => {
+                    tracing::warn!(record = %ep.dns_name, value = other, "cloudflare-proxied is not a boolean; using the default");
+                    self.config.proxied_by_default
+                }
+            },
+            None => self.config.proxied_by_default,
+        }
+    }
+
+    fn comment(&self, ep: &Endpoint) -> Option<String> {
+        property(ep, COMMENT_PROPERTY, COMMENT_KEY)
+            .map(str::to_string)
+            .or_else(|| self.config.record_comment.clone())
+            .filter(|c| !c.is_empty())
+    }
+
+    fn body(&self, ep: &Endpoint, target: &str) -> RecordBody {
+        let proxied = self.proxied(ep);
+        let ttl = if proxied || !ep.record_ttl.is_configured() {
+            1
+        } else {
+            u32::try_from(ep.record_ttl.0).unwrap_or(u32::MAX)
+        };
+        let (content, priority) = match (&ep.record_type, parse_mx(target)) {
+            (RecordType::Mx, Some((p, host))) => (host.to_string(), Some(p)),
+            _ => (target.to_string(), None),
+        };
+        RecordBody {
+            name: ep.dns_name.trim_end_matches('.').to_string(),
+            record_type: ep.record_type.as_str().to_string(),
+            content,
+            ttl,
+            proxied,
+            comment: self.comment(ep),
+            priority,
+        }
+    }
+
+    /// The writes of a batch of units (all in one zone).
+    fn encode(&self, index: &Index, units: &[Unit<'_>]) -> Batch {
+        let mut b = Batch::default();
+        for unit in units {
+            for change in unit.changes() {
+                match change {
+                    Change::Create(ep) => {
+                        b.posts.extend(ep.targets.iter().map(|t| self.body(ep, t.as_str())));
+                    }
+                    Change::Delete(ep) => {
+                        for t in ep.targets.iter() {
+                            b.deletes
+                                .extend(index.find(ep, t.as_str()).iter().map(|r| IdOnly { id: r.id.clone() }));
+                        }
+                    }
+                    Change::Update { old, new } => self.encode_update(index, old, new, &mut b),
+                }
+            }
+        }
+        b
+    }
+
+    fn encode_update(&self, index: &Index, old: &Endpoint, new: &Endpoint, b: &mut Batch) {
+        let has = |ep: &Endpoint, t: &str| ep.targets.iter().any(|x| x.as_str() == t);
+        let mut freed: Vec<&RecordInfo> = Vec::new();
+        for t in old.targets.iter().filter(|t| !has(new, t.as_str())) {
+            freed.extend(index.find(old, t.as_str()));
+        }
+        let mut freed = freed.into_iter();
+        for t in new.targets.iter() {
+            let body = self.body(new, t.as_str());
+            if has(old, t.as_str()) {
+                // A kept target: patched in place when its settings changed.
+                for r in index.find(old, t.as_str()) {
+                    if r.ttl != body.ttl || r.proxied != body.proxied || r.comment != body.comment {
+                        b.patches.push(Patch {
+                            id: r.id.clone(),
+                            body: body.clone(),
+                        });
+                    }
+                }
+            } else if let Some(r) = freed.next() {
+                // A replaced target reuses the id of one that goes, as external-dns does.
+                b.patches.push(Patch { id: r.id.clone(), body });
+            } else {
+                b.posts.push(body);
+            }
+        }
+        b.deletes.extend(freed.map(|r| IdOnly { id: r.id.clone() }));
+    }
+
+    async fn send(&self, zone: &Zone, index: &Index, units: &[Unit<'_>]) -> Result<(), ProviderError> {
+        let b = self.encode(index, units);
+        if b.is_empty() {
+            return Ok(());
+        }
+        match self.api.batch(&zone.id, &b).await {
+            Ok(()) => {
+                tracing::debug!(zone = %zone.name, units = units.len(), records = b.len(), "batch applied");
+                Ok(())
+            }
+            Err(e) if e.is_transient() || e.is_auth() => Err(api_error(format!("batch on zone {}", zone.name), e)),
+            Err(e) => {
+                if units.len() > 1 {
+                    tracing::info!(zone = %zone.name, units = units.len(), error = %e, "batch refused; splitting it");
+                }
+                Err(ProviderError::Invalid(e.to_string()))
+            }
+        }
+    }
+}
+
+fn proxiable(t: &RecordType) -> bool {
+    matches!(t, RecordType::A | RecordType::Aaaa | RecordType::Cname)
+}
+
+/// A Cloudflare property of `ep` under its canonical name, else under any annotation prefix.
+fn property<'a>(ep: &'a Endpoint, canonical: &str, key: &str) -> Option<&'a str> {
+    ep.provider_specific.get(canonical).or_else(|| {
+        ep.provider_specific
+            .iter()
+            .find(|p| p.name.rsplit_once('/').is_some_and(|(_, k)| k == key))
+            .map(|p| p.value.as_str())
+    })
+}
+
+fn is_property(name: &str, key: &str) -> bool {
+    name == key || name.rsplit_once('/').is_some_and(|(_, k)| k == key)
+}
+
+fn parse_mx(target: &str) -> Option<(u16, &str)> {
+    let (p, host) = target.trim().split_once(' ')?;
+    Some((p.parse().ok()?, host.trim().trim_end_matches('.')))
+}
+
+fn supported(t: &RecordType) -> bool {
+    matches!(
+        t,
+        RecordType::A | RecordType::Aaaa | RecordType::Cname | RecordType::Txt | RecordType::Mx | RecordType::Ns
+    )
+}
+
+fn api_error(context: impl std::fmt::Display, e: ApiError) -> ProviderError {
+    if e.is_transient() {
+        ProviderError::transient_from(context, e)
+    } else if e.is_auth() {
+        ProviderError::Auth(format!("{context}: {e}"))
+    } else {
+        ProviderError::Other {
+            message: format!("{context}: {e}"),
+            source: Some(Box::new(e)),
+        }
+    }
+}
+
+#[async_trait]
+impl Provider for CloudflareProvider {
+    async fn records(&self) -> Result<Records, ProviderError> {
+        let (endpoints, index) = self.read().await?;
+        Ok(Records {
+            endpoints,
+            state: ReadState::new(index),
+        })
+    }
+
+    async fn apply(&self, read: &ReadState, units: &[Unit<'_>]) -> Result<(), ProviderError> {
+        let fresh;
+        let index = match read.get::<Index>() {
+            Some(i) => i,
+            None => {
+                fresh = self.read().await?.1;
+                &fresh
+            }
+        };
+        let mut failures = Failures::default();
+        let mut by_zone: BTreeMap<usize, Vec<Unit<'_>>> = BTreeMap::new();
+        for unit in units {
+            let mut zone = None;
+            let mut refusal = None;
+            for c in unit.changes() {
+                let ep = c.endpoint();
+                if !supported(&ep.record_type) {
+                    refusal = Some(format!(
+                        "{} records are not supported on Cloudflare by extdns",
+                        ep.record_type
+                    ));
+                    break;
+                }
+                match (index.zone_for(&ep.dns_name), zone) {
+                    (None, _) => {
+                        refusal = Some(format!("no Cloudflare zone contains {}", ep.dns_name));
+                        break;
+                    }
+                    (Some(z), None) => zone = Some(z),
+                    (Some(z), Some(prev)) if z != prev => {
+                        refusal = Some("the record and its ownership record are in different zones".into());
+                        break;
+                    }
+                    _ => {}
+                }
+            }
+            match (refusal, zone) {
+                (None, Some(z)) => by_zone.entry(z).or_default().push(*unit),
+                (reason, _) => {
+                    let reason = reason.unwrap_or_else(|| "no change in the unit".into());
+                    tracing::warn!(record = %unit.record_name(), %reason, "change refused");
+                    failures.push(unit.failure(reason));
+                }
+            }
+        }
+        let mut first = true;
+        for (z, mut zone_units) in by_zone {
+            let zone = &index.zones[z];
+            batch::sort_for_apply(&mut zone_units);
+            // Batches of at most `batch_size` records; a unit that alone needs more travels alone.
+            let limit = self.config.batch_size.max(1);
+            let mut chunks = Vec::new();
+            let (mut start, mut n) = (0, 0);
+            for (i, u) in zone_units.iter().enumerate() {
+                let len = self.encode(index, std::slice::from_ref(u)).len();
+                if i > start && n + len > limit {
+                    chunks.push(&zone_units[start..i]);
+                    (start, n) = (i, 0);
+                }
+                n += len;
+            }
+            if start < zone_units.len() {
+                chunks.push(&zone_units[start..]);
+            }
+            for chunk in chunks {
+                if !first && !self.config.batch_interval.is_zero() {
+                    tokio::time::sleep(self.config.batch_interval).await;
+                }
+                first = false;
+                failures.absorb(batch::apply_split(chunk, |b| self.send(zone, index, b)).await)?;
+            }
+        }
+        failures.into_result()
+    }
+
+    async fn adjust_endpoints(&self, endpoints: Vec<Endpoint>) -> Result<Vec<Endpoint>, ProviderError> {
+        Ok(endpoints
+            .into_iter()
+            .map(|mut ep| {
+                let proxied = self.proxied(&ep);
+                let comment = self.comment(&ep);
+                ep.provider_specific
+                    .0
+                    .retain(|p| !is_property(&p.name, PROXIED_KEY) && !is_property(&p.name, COMMENT_KEY));
+                ep.provider_specific.set(PROXIED_PROPERTY, proxied.to_string());
+                if let Some(c) = comment {
+                    ep.provider_specific.set(COMMENT_PROPERTY, c);
+                }
+                ep.provider_specific.sort_by_name();
+                // Cloudflare keeps proxied records at TTL 1 (automatic) whatever is asked.
+                if proxied {
+                    ep.record_ttl = Ttl(0);
+                }
+                ep
+            })
+            .collect())
+    }
+
+    fn domain_filter(&self) -> DomainFilter {
+        self.config.domain_filter.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_go_to_the_longest_zone_on_a_label_boundary() {
+        let index = Index {
+            zones: vec![
+                Zone {
+                    id: "1".into(),
+                    name: "example.org".into(),
+                },
+                Zone {
+                    id: "2".into(),
+                    name: "sub.example.org".into(),
+                },
+            ],
+            records: HashMap::new(),
+        };
+        assert_eq!(index.zone_for("a.sub.example.org"), Some(1));
+        assert_eq!(index.zone_for("a.example.org."), Some(0));
+        assert_eq!(index.zone_for("example.org"), Some(0));
+        assert_eq!(index.zone_for("badexample.org"), None);
+    }
+
+    #[test]
+    fn properties_are_found_under_any_prefix() {
+        let mut ep = Endpoint::new("a.example.org", RecordType::A, ["192.0.2.1"]);
+        assert_eq!(property(&ep, PROXIED_PROPERTY, PROXIED_KEY), None);
+        ep.provider_specific.set("dns.example.com/cloudflare-proxied", "true");
+        assert_eq!(property(&ep, PROXIED_PROPERTY, PROXIED_KEY), Some("true"));
+        ep.provider_specific.set(PROXIED_PROPERTY, "false");
+        assert_eq!(
+            property(&ep, PROXIED_PROPERTY, PROXIED_KEY),
+            Some("false"),
+            "the canonical name wins"
+        );
+        assert!(!is_property(
+            "external-dns.kubernetes.io/cloudflare-proxied-x",
+            PROXIED_KEY
+        ));
+    }
+
+    #[test]
+    fn only_a_aaaa_and_cname_are_proxiable() {
+        assert!(proxiable(&RecordType::A) && proxiable(&RecordType::Aaaa) && proxiable(&RecordType::Cname));
+        assert!(!proxiable(&RecordType::Txt) && !proxiable(&RecordType::Mx) && !proxiable(&RecordType::Ns));
+        assert_eq!(parse_mx("10 mail.example.org."), Some((10, "mail.example.org")));
+        assert_eq!(parse_mx("mail.example.org"), None);
+    }
+}

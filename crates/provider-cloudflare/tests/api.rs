@@ -1,0 +1,347 @@
+//! The provider against the stateful Cloudflare fake: what lands is read from the fake's state, not through
+//! the provider.
+
+mod support;
+
+use std::time::Duration;
+
+use extdns_endpoint::{Change, Endpoint, RecordType, Ttl};
+use extdns_provider::{Backoff, Provider, ProviderError, Unit, apply_changes};
+use extdns_provider_cloudflare::{Auth, CloudflareConfig, CloudflareProvider, PROXIED_PROPERTY};
+use support::{API_EMAIL, API_KEY, FakeCloudflare, TOKEN};
+
+const ZONE: &str = "023e105f4ecef8ad9ca31a8372d0c353";
+
+fn fake() -> FakeCloudflare {
+    FakeCloudflare::start(&[
+        (ZONE, "example.org"),
+        ("9a7806061c88ada191ed06f989cc3dac", "example.net"),
+    ])
+}
+
+fn provider_with(fake: &FakeCloudflare, f: impl FnOnce(&mut CloudflareConfig)) -> CloudflareProvider {
+    let mut c = CloudflareConfig::new(Auth::Token(TOKEN.into()));
+    c.base_url = fake.url.clone();
+    c.batch_interval = Duration::ZERO;
+    c.backoff = Backoff {
+        initial: Duration::from_millis(1),
+        max: Duration::from_millis(5),
+        ..Backoff::default()
+    };
+    f(&mut c);
+    match CloudflareProvider::new(c) {
+        Ok(p) => p,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+fn provider(fake: &FakeCloudflare) -> CloudflareProvider {
+    provider_with(fake, |_| {})
+}
+
+fn ep(name: &str, t: RecordType, targets: &[&str]) -> Endpoint {
+    Endpoint::new(name, t, targets.iter().copied())
+}
+
+async fn apply(p: &CloudflareProvider, changes: &[Change]) {
+    if let Err(e) = apply_changes(p, changes).await {
+        panic!("apply failed: {e}");
+    }
+}
+
+#[tokio::test]
+async fn records_are_created_read_back_and_proxied_only_where_cloudflare_can() {
+    let cf = fake();
+    let p = provider(&cf);
+    let mut web = ep("web.example.org", RecordType::A, &["192.0.2.1", "192.0.2.2"]);
+    // The alpha prefix still proxies (external-dns v0.22 silently ignores it).
+    web.provider_specific
+        .set("external-dns.alpha.kubernetes.io/cloudflare-proxied", "true");
+    let mut txt = ep("a-web.example.org", RecordType::Txt, &["\"heritage=external-dns\""]);
+    txt.provider_specific.set(PROXIED_PROPERTY, "true");
+    let mut wild = ep("*.example.org", RecordType::A, &["192.0.2.9"]);
+    wild.provider_specific.set(PROXIED_PROPERTY, "true");
+    apply(
+        &p,
+        &[
+            Change::Create(web),
+            Change::Create(ep("web.example.org", RecordType::Aaaa, &["2001:db8::1"]).with_ttl(Ttl(120))),
+            Change::Create(ep("alias.example.net", RecordType::Cname, &["lb.example.com"])),
+            Change::Create(txt),
+            Change::Create(wild),
+            Change::Create(ep("example.org", RecordType::Mx, &["10 mail.example.org"])),
+        ],
+    )
+    .await;
+    assert_eq!(
+        cf.lines(),
+        vec![
+            "*.example.org A 192.0.2.9 proxied=false ttl=1",
+            "a-web.example.org TXT \"heritage=external-dns\" proxied=false ttl=1",
+            "alias.example.net CNAME lb.example.com proxied=false ttl=1",
+            "example.org MX 10 mail.example.org proxied=false ttl=1",
+            "web.example.org A 192.0.2.1 proxied=true ttl=1",
+            "web.example.org A 192.0.2.2 proxied=true ttl=1",
+            "web.example.org AAAA 2001:db8::1 proxied=false ttl=120",
+        ]
+    );
+    assert_eq!(cf.state().batch_calls, 2, "one batch per zone");
+    let records = match p.records().await {
+        Ok(r) => r,
+        Err(e) => panic!("{e}"),
+    };
+    let mut got: Vec<String> = records
+        .endpoints
+        .iter()
+        .map(|e| {
+            let t: Vec<&str> = e.targets.iter().map(|t| t.as_str()).collect();
+            format!(
+                "{} {} {} {} proxied={}",
+                e.dns_name,
+                e.record_type,
+                e.record_ttl.0,
+                t.join(","),
+                e.provider_specific.get(PROXIED_PROPERTY).unwrap_or("-")
+            )
+        })
+        .collect();
+    got.sort();
+    assert_eq!(
+        got,
+        vec![
+            "*.example.org A 1 192.0.2.9 proxied=false",
+            "a-web.example.org TXT 1 \"heritage=external-dns\" proxied=false",
+            "alias.example.net CNAME 1 lb.example.com proxied=false",
+            "example.org MX 1 10 mail.example.org proxied=false",
+            "web.example.org A 1 192.0.2.1,192.0.2.2 proxied=true",
+            "web.example.org AAAA 120 2001:db8::1 proxied=false",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn updates_patch_in_place_and_deletes_leave_foreign_records() {
+    let cf = fake();
+    let foreign = cf.seed(ZONE, "web.example.org", "TXT", "someone else's");
+    let p = provider(&cf);
+    let old = ep("web.example.org", RecordType::A, &["192.0.2.1", "192.0.2.2"]).with_ttl(Ttl(300));
+    apply(&p, &[Change::Create(old.clone())]).await;
+    let ids_before: Vec<String> = cf.state().records.keys().cloned().collect();
+    let records = match p.records().await {
+        Ok(r) => r,
+        Err(e) => panic!("{e}"),
+    };
+    let new = ep("web.example.org", RecordType::A, &["192.0.2.1", "192.0.2.3"]).with_ttl(Ttl(600));
+    let update = Change::Update { old, new: new.clone() };
+    if let Err(e) = p.apply(&records.state, &[Unit::new(&update)]).await {
+        panic!("{e}");
+    }
+    assert_eq!(
+        cf.lines(),
+        vec![
+            "web.example.org A 192.0.2.1 proxied=false ttl=600",
+            "web.example.org A 192.0.2.3 proxied=false ttl=600",
+            "web.example.org TXT someone else's proxied=false ttl=1",
+        ]
+    );
+    let ids_after: Vec<String> = cf.state().records.keys().cloned().collect();
+    assert_eq!(
+        ids_before, ids_after,
+        "the replaced target reused the freed record's id"
+    );
+
+    let records = match p.records().await {
+        Ok(r) => r,
+        Err(e) => panic!("{e}"),
+    };
+    let delete = Change::Delete(new);
+    if let Err(e) = p.apply(&records.state, &[Unit::new(&delete)]).await {
+        panic!("{e}");
+    }
+    assert_eq!(
+        cf.lines(),
+        vec!["web.example.org TXT someone else's proxied=false ttl=1"]
+    );
+    assert!(cf.state().records.contains_key(&foreign));
+}
+
+#[tokio::test]
+async fn a_refused_record_is_named_with_cloudflares_code_and_the_others_land() {
+    let cf = fake();
+    let p = provider(&cf);
+    let changes: Vec<Change> = vec![
+        Change::Create(ep("ok1.example.org", RecordType::A, &["192.0.2.1"])),
+        Change::Create(ep("short.example.org", RecordType::A, &["192.0.2.2"]).with_ttl(Ttl(30))),
+        Change::Create(ep("ok2.example.org", RecordType::A, &["192.0.2.3"])),
+        Change::Create(ep("outside.example.com", RecordType::A, &["192.0.2.4"])),
+        Change::Create(ep("ok3.example.org", RecordType::Txt, &["x"])),
+    ];
+    let err = apply_changes(&p, &changes).await;
+    let Err(ProviderError::Partial { failures }) = err else {
+        panic!("expected a partial failure, got {err:?}")
+    };
+    let mut named: Vec<String> = failures.iter().map(|f| f.to_string()).collect();
+    named.sort();
+    assert_eq!(named.len(), 2, "{named:?}");
+    assert!(
+        named[0].starts_with("outside.example.com A: no Cloudflare zone"),
+        "{named:?}"
+    );
+    assert!(
+        named[1].starts_with("short.example.org A") && named[1].contains("9021"),
+        "{named:?}"
+    );
+    assert_eq!(
+        cf.lines(),
+        vec![
+            "ok1.example.org A 192.0.2.1 proxied=false ttl=1",
+            "ok2.example.org A 192.0.2.3 proxied=false ttl=1",
+            "ok3.example.org TXT x proxied=false ttl=1",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn large_change_sets_are_cut_into_batches_and_lists_are_paged() {
+    let cf = fake();
+    let p = provider_with(&cf, |c| c.records_per_page = 7);
+    let changes: Vec<Change> = (0..450)
+        .map(|i| Change::Create(ep(&format!("h{i}.example.org"), RecordType::A, &["192.0.2.1"])))
+        .collect();
+    apply(&p, &changes).await;
+    assert_eq!(cf.state().records.len(), 450);
+    assert_eq!(cf.state().batch_calls, 3, "batches of at most 200 records");
+    let before = cf.state().requests;
+    let records = match p.records().await {
+        Ok(r) => r,
+        Err(e) => panic!("{e}"),
+    };
+    assert_eq!(records.endpoints.len(), 450);
+    // One zones list, then 65 pages of example.org's records and one of example.net's.
+    assert_eq!(cf.state().requests - before, 1 + 65 + 1);
+}
+
+#[tokio::test]
+async fn rate_limits_are_waited_out() {
+    let cf = fake();
+    let p = provider(&cf);
+    cf.state().rate_limit_next = 3;
+    apply(
+        &p,
+        &[Change::Create(ep("web.example.org", RecordType::A, &["192.0.2.1"]))],
+    )
+    .await;
+    assert_eq!(cf.state().rate_limited, 3);
+    assert_eq!(cf.lines(), vec!["web.example.org A 192.0.2.1 proxied=false ttl=1"]);
+    // More 429s than attempts: a transient error, so the next sync retries.
+    cf.state().rate_limit_next = 100;
+    let err = p.records().await;
+    assert!(matches!(err, Err(ProviderError::Transient { .. })), "{err:?}");
+}
+
+#[tokio::test]
+async fn a_wrong_token_is_an_authentication_error() {
+    let cf = fake();
+    let p = provider_with(&cf, |c| c.auth = Auth::Token("wrong".into()));
+    let err = p.records().await;
+    assert!(
+        matches!(&err, Err(ProviderError::Auth(m)) if m.contains("9109")),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn desired_endpoints_are_adjusted_to_what_cloudflare_stores() {
+    let cf = fake();
+    let p = provider_with(&cf, |c| c.proxied_by_default = true);
+    let mut off = ep("off.example.org", RecordType::A, &["192.0.2.1"]);
+    off.provider_specific
+        .set("external-dns.alpha.kubernetes.io/cloudflare-proxied", "false");
+    let adjusted = match p
+        .adjust_endpoints(vec![
+            ep("on.example.org", RecordType::A, &["192.0.2.1"]).with_ttl(Ttl(300)),
+            off,
+            ep("t.example.org", RecordType::Txt, &["x"]),
+        ])
+        .await
+    {
+        Ok(a) => a,
+        Err(e) => panic!("{e}"),
+    };
+    let props: Vec<(String, Option<&str>, i64)> = adjusted
+        .iter()
+        .map(|e| {
+            (
+                e.dns_name.clone(),
+                e.provider_specific.get(PROXIED_PROPERTY),
+                e.record_ttl.0,
+            )
+        })
+        .collect();
+    assert_eq!(
+        props,
+        vec![
+            ("on.example.org".into(), Some("true"), 0),
+            ("off.example.org".into(), Some("false"), 0),
+            ("t.example.org".into(), Some("false"), 0),
+        ]
+    );
+    assert!(
+        adjusted[1].provider_specific.iter().count() == 1,
+        "the alpha spelling is replaced"
+    );
+}
+
+#[tokio::test]
+async fn the_global_api_key_and_email_authenticate_too() {
+    let cf = fake();
+    let p = provider_with(&cf, |c| {
+        c.auth = Auth::Key {
+            key: API_KEY.into(),
+            email: API_EMAIL.into(),
+        }
+    });
+    apply(
+        &p,
+        &[Change::Create(ep("web.example.org", RecordType::A, &["192.0.2.1"]))],
+    )
+    .await;
+    assert_eq!(cf.lines(), vec!["web.example.org A 192.0.2.1 proxied=false ttl=1"]);
+    let wrong = provider_with(&cf, |c| {
+        c.auth = Auth::Key {
+            key: "nope".into(),
+            email: API_EMAIL.into(),
+        }
+    });
+    assert!(matches!(wrong.records().await, Err(ProviderError::Auth(_))));
+}
+
+#[tokio::test]
+async fn zone_filters_limit_the_zones_managed() {
+    let cf = fake();
+    cf.seed(ZONE, "a.example.org", "A", "192.0.2.1");
+    cf.seed("9a7806061c88ada191ed06f989cc3dac", "b.example.net", "A", "192.0.2.2");
+    let names = |p: CloudflareProvider| async move {
+        let mut v: Vec<String> = match p.records().await {
+            Ok(r) => r.endpoints.into_iter().map(|e| e.dns_name).collect(),
+            Err(e) => panic!("{e}"),
+        };
+        v.sort();
+        v
+    };
+    assert_eq!(names(provider(&cf)).await, ["a.example.org", "b.example.net"]);
+    let by_id = provider_with(&cf, |c| c.zone_ids = vec![ZONE.into()]);
+    assert_eq!(names(by_id).await, ["a.example.org"]);
+    let by_name = provider_with(&cf, |c| {
+        c.domain_filter = extdns_endpoint::DomainFilter::new(&["example.net"], &[])
+    });
+    assert_eq!(names(by_name).await, ["b.example.net"]);
+    // A name under a zone that is not managed has no zone to go to.
+    let p = provider_with(&cf, |c| c.zone_ids = vec![ZONE.into()]);
+    let err = apply_changes(
+        &p,
+        &[Change::Create(ep("c.example.net", RecordType::A, &["192.0.2.3"]))],
+    )
+    .await;
+    assert!(matches!(err, Err(ProviderError::Partial { .. })), "{err:?}");
+}

@@ -1,0 +1,109 @@
+//! The provider's configuration: what external-dns reads from `--coredns-*` and the `ETCD_*` environment,
+//! already split and typed by the binary.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use extdns_endpoint::DomainFilter;
+
+/// Where etcd is and how to reach it.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct CorednsConfig {
+    /// etcd endpoints (`ETCD_URLS`, comma-separated there), tried in order.
+    pub urls: Vec<String>,
+    /// Key prefix of the records (`--coredns-prefix`), used verbatim as external-dns does.
+    pub prefix: String,
+    pub tls: EtcdTls,
+    pub username: Option<String>,
+    pub password: Option<String>,
+    /// With `--coredns-strictly-owned`: the owner id written into every record, and the only records read.
+    pub owned_by: Option<String>,
+    /// The names this provider manages (`--domain-filter`); records outside it are neither read nor written.
+    pub domain_filter: DomainFilter,
+    /// Time limit of one request to etcd.
+    pub timeout: Duration,
+    /// Writes per etcd transaction; etcd refuses more than its `--max-txn-ops` (128 by default).
+    pub max_txn_ops: usize,
+}
+
+/// The password never reaches a log.
+impl std::fmt::Debug for CorednsConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CorednsConfig")
+            .field("urls", &self.urls)
+            .field("prefix", &self.prefix)
+            .field("tls", &self.tls)
+            .field("username", &self.username)
+            .field("password", &self.password.as_ref().map(|_| "<redacted>"))
+            .field("owned_by", &self.owned_by)
+            .field("domain_filter", &self.domain_filter)
+            .field("timeout", &self.timeout)
+            .field("max_txn_ops", &self.max_txn_ops)
+            .finish()
+    }
+}
+
+impl CorednsConfig {
+    /// The defaults external-dns uses: `http://localhost:2379`, prefix `/skydns/`.
+    pub fn new(urls: Vec<String>, prefix: impl Into<String>) -> CorednsConfig {
+        CorednsConfig {
+            urls,
+            prefix: prefix.into(),
+            tls: EtcdTls::default(),
+            username: None,
+            password: None,
+            owned_by: None,
+            domain_filter: DomainFilter::default(),
+            timeout: Duration::from_secs(30),
+            max_txn_ops: 128,
+        }
+    }
+}
+
+/// TLS towards etcd (`ETCD_CA_FILE`, `ETCD_CERT_FILE`, `ETCD_KEY_FILE`, `ETCD_TLS_SERVER_NAME`,
+/// `ETCD_TLS_INSECURE`).
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct EtcdTls {
+    pub ca_file: Option<PathBuf>,
+    pub cert_file: Option<PathBuf>,
+    pub key_file: Option<PathBuf>,
+    pub server_name: Option<String>,
+    pub insecure: bool,
+}
+
+/// A configuration the provider cannot start with.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    #[error("no etcd endpoint is configured")]
+    NoEndpoint,
+    #[error("etcd endpoint {url} is not an http:// or https:// URL")]
+    BadUrl { url: String },
+    #[error("cannot resolve etcd endpoint {url}: {source}")]
+    Resolve {
+        url: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot read the etcd {what} {}: {source}", path.display())]
+    Read {
+        what: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{} holds no usable PEM: {source}", path.display())]
+    Pem {
+        path: PathBuf,
+        #[source]
+        source: reqwest::Error,
+    },
+    #[error("the etcd client certificate and key go together: set both or neither")]
+    HalfIdentity,
+    #[error("the etcd key prefix must not be empty")]
+    EmptyPrefix,
+    #[error("cannot build the HTTP client: {0}")]
+    Client(#[source] reqwest::Error),
+}
