@@ -11,6 +11,8 @@ pub mod logging;
 pub mod providers;
 pub mod run;
 pub mod settings;
+pub mod settings_webhook;
+pub mod webhook_server;
 pub mod wiring;
 
 use std::ffi::OsString;
@@ -46,6 +48,24 @@ where
         }
     };
     match cli.command {
+        None if cli.flags.webhook.webhook_server => {
+            let flags = cli.flags;
+            let settings = match settings_webhook::server(&flags) {
+                Ok(settings) => settings,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(EXIT_USAGE);
+                }
+            };
+            logging::init(flags.control.log_format, flags.control.log_level);
+            match runtime.block_on(webhook_server::run(&settings)) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("error: {e:#}");
+                    ExitCode::from(EXIT_FAILURE)
+                }
+            }
+        }
         None => {
             let flags = cli.flags;
             let settings = match settings::controller(&flags) {

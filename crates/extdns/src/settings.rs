@@ -122,6 +122,8 @@ pub enum ProviderSettings {
         /// The deprecated spelling was used; warned about once logging is up.
         deprecated_tsig_axfr: bool,
     },
+    /// `--provider=webhook`: the records live behind a webhook server.
+    Webhook(Box<extdns_provider_webhook::WebhookConfig>),
     Unsupported(ProviderName),
 }
 
@@ -131,6 +133,7 @@ impl ProviderSettings {
         match self {
             ProviderSettings::InMemory { .. } => ProviderName::Inmemory.as_str(),
             ProviderSettings::Rfc2136 { .. } => ProviderName::Rfc2136.as_str(),
+            ProviderSettings::Webhook(_) => ProviderName::Webhook.as_str(),
             ProviderSettings::Unsupported(name) => name.as_str(),
         }
     }
@@ -358,6 +361,7 @@ pub fn controller(flags: &Flags) -> Result<Settings, ValidationError> {
             zones: flags.inmemory.inmemory_zone.clone(),
         },
         ProviderName::Rfc2136 => rfc2136(flags)?,
+        ProviderName::Webhook => crate::settings_webhook::client(flags)?,
         other => ProviderSettings::Unsupported(other),
     };
     let managed_types = record_types(&p.managed_record_types);
