@@ -90,13 +90,29 @@ impl fmt::Display for RecordName<'_> {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Changes {
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "crate::null::or_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub create: Vec<Endpoint>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "crate::null::or_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub update_old: Vec<Endpoint>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "crate::null::or_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub update_new: Vec<Endpoint>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "crate::null::or_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub delete: Vec<Endpoint>,
 }
 

@@ -157,13 +157,29 @@ fn normalize(s: &str) -> String {
 #[derive(Serialize, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 struct DomainFilterJson {
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "crate::null::or_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     include: Vec<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "crate::null::or_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     exclude: Vec<String>,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "crate::null::or_default",
+        skip_serializing_if = "String::is_empty"
+    )]
     regex_include: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "crate::null::or_default",
+        skip_serializing_if = "String::is_empty"
+    )]
     regex_exclude: String,
 }
 

@@ -23,9 +23,17 @@ impl Ttl {
 /// One provider-specific property (`alias`, `aws/weight`, `webhook/...`): hints for one provider, not persisted.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct ProviderSpecificProperty {
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "crate::null::or_default",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub name: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "crate::null::or_default",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub value: String,
 }
 
@@ -94,19 +102,48 @@ impl fmt::Display for ObjectRef {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Endpoint {
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "crate::null::or_default",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub dns_name: String,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "crate::null::or_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub targets: Targets,
-    #[serde(default = "empty_record_type", skip_serializing_if = "is_empty_record_type")]
+    #[serde(
+        default = "empty_record_type",
+        deserialize_with = "crate::null::or_default",
+        skip_serializing_if = "is_empty_record_type"
+    )]
     pub record_type: RecordType,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "crate::null::or_default",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub set_identifier: String,
-    #[serde(default, rename = "recordTTL", skip_serializing_if = "Ttl::is_unset")]
+    #[serde(
+        default,
+        deserialize_with = "crate::null::or_default",
+        rename = "recordTTL",
+        skip_serializing_if = "Ttl::is_unset"
+    )]
     pub record_ttl: Ttl,
-    #[serde(default, skip_serializing_if = "Labels::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "crate::null::or_default",
+        skip_serializing_if = "Labels::is_empty"
+    )]
     pub labels: Labels,
-    #[serde(default, skip_serializing_if = "ProviderSpecific::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "crate::null::or_default",
+        skip_serializing_if = "ProviderSpecific::is_empty"
+    )]
     pub provider_specific: ProviderSpecific,
     /// The objects this endpoint was built from; in memory only.
     #[serde(skip)]
@@ -327,6 +364,39 @@ pub fn merge_endpoints(endpoints: Vec<Endpoint>) -> Vec<Endpoint> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn null_fields_read_as_empty_as_go_encodes_nil_slices_and_maps() {
+        let json = r#"{"dnsName":"a.example.org","targets":null,"recordType":null,"setIdentifier":null,
+            "recordTTL":null,"labels":null,"providerSpecific":null}"#;
+        let e: Endpoint = match serde_json::from_str(json) {
+            Ok(e) => e,
+            Err(e) => panic!("null fields refused: {e}"),
+        };
+        assert_eq!(e.dns_name, "a.example.org");
+        assert!(e.targets.is_empty() && e.labels.is_empty() && e.provider_specific.is_empty());
+        assert_eq!(e.record_type.as_str(), "");
+        assert!(!e.record_ttl.is_configured());
+        assert_eq!(
+            serde_json::to_string(&e).ok().as_deref(),
+            Some(r#"{"dnsName":"a.example.org"}"#)
+        );
+        let c: Option<crate::Changes> = serde_json::from_str(r#"{"create":null,"updateOld":null,"delete":null}"#).ok();
+        assert_eq!(c, Some(crate::Changes::default()));
+    }
+
+    #[test]
+    fn provider_specific_is_a_list_of_name_value_pairs_in_order() {
+        let json = r#"{"dnsName":"a.example.org","setIdentifier":"blue","providerSpecific":[{"name":"z","value":"1"},{"name":"a","value":"2"}]}"#;
+        let e: Option<Endpoint> = serde_json::from_str(json).ok();
+        let names: Vec<String> = e
+            .iter()
+            .flat_map(|e| e.provider_specific.iter().map(|p| p.name.clone()))
+            .collect();
+        assert_eq!(names, ["z", "a"]);
+        assert_eq!(e.as_ref().map(|e| e.set_identifier.as_str()), Some("blue"));
+        assert_eq!(e.and_then(|e| serde_json::to_string(&e).ok()).as_deref(), Some(json));
+    }
 
     fn strings(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()

@@ -646,6 +646,9 @@ pub struct WebhookFlags {
     /// Serve the selected provider over the webhook protocol instead of running the controller.
     #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
     pub webhook_server: bool,
+    /// Address the webhook server listens on (external-dns always uses 127.0.0.1:8888).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8888")]
+    pub webhook_server_address: String,
 }
 
 // ------------------------------------------------------------------------------------------- InMemory

@@ -33,6 +33,8 @@ pub mod webhook_conformance;
 mod settings_pdns;
 pub mod settings_cloudflare;
 pub mod settings_coredns;
+pub mod settings_webhook;
+pub mod webhook_server;
 pub mod wiring;
 
 use std::ffi::OsString;
@@ -68,6 +70,24 @@ where
         }
     };
     match cli.command {
+        None if cli.flags.webhook.webhook_server => {
+            let flags = cli.flags;
+            let settings = match settings_webhook::server(&flags) {
+                Ok(settings) => settings,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(EXIT_USAGE);
+                }
+            };
+            logging::init(flags.control.log_format, flags.control.log_level);
+            match runtime.block_on(webhook_server::run(&settings)) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("error: {e:#}");
+                    ExitCode::from(EXIT_FAILURE)
+                }
+            }
+        }
         None => {
             let flags = cli.flags;
             let settings = match settings::controller(&flags) {

@@ -7,12 +7,20 @@ use extdns_provider::{InMemoryProvider, Provider};
 use extdns_provider_cloudflare::CloudflareProvider;
 use extdns_provider_coredns::CorednsProvider;
 use extdns_provider_rfc2136::Rfc2136Provider;
+use extdns_provider_webhook::WebhookProvider;
 
 use crate::settings::{ProviderSettings, ValidationError};
 
-/// The provider the settings name.
-pub fn build_provider(settings: &ProviderSettings) -> Result<Arc<dyn Provider>, ValidationError> {
+/// The provider the settings name. Async because some providers must talk to their backend before the first
+/// sync (the webhook negotiates its domain filter).
+pub async fn build_provider(settings: &ProviderSettings) -> Result<Arc<dyn Provider>, ValidationError> {
     match settings {
+        ProviderSettings::Webhook(config) => {
+            let provider = WebhookProvider::connect(config)
+                .await
+                .map_err(|e| ValidationError(format!("--provider=webhook: {e}")))?;
+            Ok(Arc::new(provider))
+        }
         ProviderSettings::InMemory { zones } => Ok(Arc::new(InMemoryProvider::new(zones.clone()))),
         ProviderSettings::Rfc2136 {
             config,

@@ -34,7 +34,7 @@ pub const REVISION: &str = match option_env!("EXTDNS_REVISION") {
 pub async fn run(settings: &Settings) -> anyhow::Result<()> {
     let shutdown = CancellationToken::new();
     spawn_signal_handler(shutdown.clone());
-    let provider = build_provider(&settings.provider)?;
+    let provider = build_provider(&settings.provider).await?;
     let metrics = Arc::new(Metrics::new(VERSION, REVISION));
     let mut controller = build_controller(settings, provider, metrics.clone()).await?;
     // The election stops only after the loop: a lease released while a sync still writes would let the
@@ -257,7 +257,7 @@ where
 }
 
 /// SIGTERM (the kubelet stopping the pod) and SIGINT (Ctrl-C) stop the loop after the sync in progress.
-fn spawn_signal_handler(shutdown: CancellationToken) {
+pub(crate) fn spawn_signal_handler(shutdown: CancellationToken) {
     tokio::spawn(async move {
         wait_for_signal().await;
         info!("received a termination signal; stopping after the sync in progress");

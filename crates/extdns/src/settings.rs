@@ -130,6 +130,8 @@ pub enum ProviderSettings {
     },
     Coredns(Box<extdns_provider_coredns::CorednsConfig>),
     Cloudflare(Box<extdns_provider_cloudflare::CloudflareConfig>),
+    /// `--provider=webhook`: the records live behind a webhook server.
+    Webhook(Box<extdns_provider_webhook::WebhookConfig>),
     Unsupported(ProviderName),
 }
 
@@ -143,6 +145,7 @@ impl ProviderSettings {
             ProviderSettings::Pdns { .. } => ProviderName::Pdns.as_str(),
             ProviderSettings::Coredns(_) => ProviderName::Coredns.as_str(),
             ProviderSettings::Cloudflare(_) => ProviderName::Cloudflare.as_str(),
+            ProviderSettings::Webhook(_) => ProviderName::Webhook.as_str(),
             ProviderSettings::Unsupported(name) => name.as_str(),
         }
     }
@@ -374,6 +377,7 @@ pub fn controller(flags: &Flags) -> Result<Settings, ValidationError> {
         ProviderName::Pdns => crate::settings_pdns::pdns(flags, &domain_filter)?,
         ProviderName::Coredns | ProviderName::Skydns => crate::settings_coredns::coredns(flags, &domain_filter)?,
         ProviderName::Cloudflare => crate::settings_cloudflare::cloudflare(flags, &domain_filter)?,
+        ProviderName::Webhook => crate::settings_webhook::client(flags)?,
         other => ProviderSettings::Unsupported(other),
     };
     let managed_types = record_types(&p.managed_record_types);

@@ -316,16 +316,16 @@ async fn inmemory_zones_limit_what_is_managed() -> Result<(), Error> {
         ],
     )?;
     let f = settings_over(dir.path(), &["--inmemory-zone=example.com"])?;
-    let report = run_once_with(&f, build_provider(&f.provider)?).await?;
+    let report = run_once_with(&f, build_provider(&f.provider).await?).await?;
     let created: Vec<String> = four(&report.changes).create.iter().map(describe).collect();
     assert_eq!(created, ["in.example.com A 203.0.113.10"]);
     Ok(())
 }
 
-#[test]
-fn providers_extdns_does_not_implement_are_a_clear_error() -> Result<(), Error> {
+#[tokio::test]
+async fn providers_extdns_does_not_implement_are_a_clear_error() -> Result<(), Error> {
     let f = controller_settings(&["--source=service", "--provider=linode"])?;
-    let err = build_provider(&f.provider).err().map(|e| e.to_string());
+    let err = build_provider(&f.provider).await.err().map(|e| e.to_string());
     assert_eq!(err.as_deref(), Some("provider linode is not supported by extdns yet"));
     Ok(())
 }

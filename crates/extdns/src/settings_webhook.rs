@@ -1,0 +1,116 @@
+//! `--provider=webhook` and `--webhook-server`: the `--webhook-*` flags, checked once.
+
+use extdns_provider_webhook::WebhookConfig;
+
+use crate::flags::Flags;
+use crate::settings::{ProviderSettings, ValidationError, controller};
+
+/// The client of `--provider=webhook`.
+pub(crate) fn client(flags: &Flags) -> Result<ProviderSettings, ValidationError> {
+    let w = &flags.webhook;
+    let url = WebhookConfig::parse_url(&w.webhook_provider_url)
+        .map_err(|e| ValidationError(format!("--webhook-provider-url: {e}")))?;
+    let mut config = WebhookConfig::new(url);
+    config.read_timeout = w.webhook_provider_read_timeout;
+    config.write_timeout = w.webhook_provider_write_timeout;
+    config.max_body_size = max_body_size(w.webhook_provider_max_body_size)?;
+    Ok(ProviderSettings::Webhook(Box::new(config)))
+}
+
+/// `--webhook-provider-max-body-size`: 0 is no limit, as in external-dns.
+fn max_body_size(bytes: i64) -> Result<Option<u64>, ValidationError> {
+    match u64::try_from(bytes) {
+        Ok(0) => Ok(None),
+        Ok(n) => Ok(Some(n)),
+        Err(_) => Err(ValidationError(format!(
+            "--webhook-provider-max-body-size must not be negative (got {bytes})"
+        ))),
+    }
+}
+
+/// `extdns --webhook-server`: the provider the flags select, served over the webhook protocol.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct WebhookServerSettings {
+    pub provider: ProviderSettings,
+    /// Where the protocol is served (`--webhook-server-address`).
+    pub address: String,
+    /// Where `/healthz` and `/metrics` are served (`--metrics-address`).
+    pub metrics_address: String,
+    /// The largest request body accepted; `None` accepts any size.
+    pub max_body_size: Option<u64>,
+}
+
+/// The same checks as the controller's, as external-dns makes them (it needs `--source` even as a
+/// server), so a Deployment's arguments are valid for both with `--webhook-server` added.
+pub fn server(flags: &Flags) -> Result<WebhookServerSettings, ValidationError> {
+    let settings = controller(flags)?;
+    Ok(WebhookServerSettings {
+        provider: settings.provider,
+        address: flags.webhook.webhook_server_address.clone(),
+        metrics_address: settings.metrics_address,
+        max_body_size: max_body_size(flags.webhook.webhook_provider_max_body_size)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::flags::try_parse_from;
+
+    fn flags(args: &[&str]) -> Flags {
+        let argv = ["extdns"].iter().chain(args).copied();
+        match try_parse_from(argv) {
+            Ok(cli) => cli.flags,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    #[test]
+    fn webhook_flags_become_the_client_configuration() {
+        let f = flags(&[
+            "--source=service",
+            "--provider=webhook",
+            "--webhook-provider-url=http://127.0.0.1:9999/base",
+            "--webhook-provider-read-timeout=2s",
+            "--webhook-provider-write-timeout=3s",
+            "--webhook-provider-max-body-size=0",
+        ]);
+        let settings = controller(&f).map(|s| s.provider);
+        let Ok(ProviderSettings::Webhook(config)) = settings else {
+            panic!("{settings:?}");
+        };
+        assert_eq!(config.url.as_str(), "http://127.0.0.1:9999/base");
+        assert_eq!(
+            config.read_timeout + config.write_timeout,
+            std::time::Duration::from_secs(5)
+        );
+        assert_eq!(config.max_body_size, None);
+    }
+
+    #[test]
+    fn a_bad_url_or_a_negative_limit_names_the_flag() {
+        let f = flags(&[
+            "--source=service",
+            "--provider=webhook",
+            "--webhook-provider-url=localhost:8888",
+        ]);
+        let err = controller(&f).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(err.starts_with("--webhook-provider-url:"), "{err}");
+        let f = flags(&[
+            "--source=service",
+            "--provider=webhook",
+            "--webhook-provider-max-body-size=-1",
+        ]);
+        let err = controller(&f).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(err.contains("--webhook-provider-max-body-size"), "{err}");
+    }
+
+    #[test]
+    fn the_server_serves_the_selected_provider_on_127_0_0_1_8888_by_default() {
+        let f = flags(&["--webhook-server", "--source=service", "--provider=inmemory"]);
+        let s = server(&f);
+        assert!(matches!(&s, Ok(s) if s.address == "127.0.0.1:8888" && s.max_body_size == Some(33_554_432)));
+        assert!(matches!(s.map(|s| s.provider), Ok(ProviderSettings::InMemory { .. })));
+    }
+}

@@ -1,0 +1,37 @@
+//! `extdns --webhook-server`: the selected provider served over the webhook protocol, so an external-dns
+//! controller (or any webhook client) can use an extdns provider. No sources, no registry, no loop: the
+//! client owns all of that.
+
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use extdns_controller::{CancellationToken, Metrics, start_metrics_server};
+use extdns_provider_webhook::start_server;
+use tracing::info;
+
+use crate::providers::build_provider;
+use crate::run::{REVISION, VERSION, spawn_signal_handler};
+use crate::settings_webhook::WebhookServerSettings;
+
+/// Serves until SIGTERM/SIGINT. `/healthz` and `/metrics` are on the metrics address, as for the
+/// controller (external-dns's server has none; a kubelet probe needs one).
+pub async fn run(settings: &WebhookServerSettings) -> anyhow::Result<()> {
+    let shutdown = CancellationToken::new();
+    spawn_signal_handler(shutdown.clone());
+    let provider = build_provider(&settings.provider).await?;
+    let metrics = Arc::new(Metrics::new(VERSION, REVISION));
+    let health = start_metrics_server(&settings.metrics_address, metrics, shutdown.clone()).await?;
+    let server = start_server(&settings.address, provider, settings.max_body_size, shutdown.clone())
+        .await
+        .context("--webhook-server-address")?;
+    info!(
+        version = VERSION,
+        provider = settings.provider.name(),
+        address = %server.local_addr,
+        "extdns webhook server started"
+    );
+    let _ = server.handle.await;
+    shutdown.cancel();
+    let _ = health.handle.await;
+    Ok(())
+}

@@ -1,0 +1,561 @@
+//! The webhook protocol against the real external-dns v0.22.0 binary, both ways, with real BIND behind the
+//! server and every answer read back with `dig`:
+//!
+//! a. `extdns --provider=webhook` → `external-dns --webhook-server --provider=rfc2136` → BIND;
+//! b. `external-dns --provider=webhook` → `extdns --webhook-server --provider=rfc2136` → BIND.
+//!
+//! external-dns needs a source in (b). It runs `--source=connector`: each sync it connects to a TCP server
+//! and reads a gob-encoded endpoint list, which this test serves. That needs no Kubernetes API server and
+//! yields exactly the records the test chooses, sync after sync (`--source=fake` invents new random names
+//! every sync, so a second sync would never be a no-op; `service` or `crd` need a whole control plane).
+//!
+//! external-dns's webhook server always listens on 127.0.0.1:8888, so chain (a) takes a file lock and
+//! waits for that port to be free before starting it.
+
+#[path = "../../provider-rfc2136/tests/support/mod.rs"]
+mod support;
+
+use std::io::Write;
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use support::{DnsServer, KEY_NAME, Kind, SECRET, Zone};
+
+const OWNER: &str = "interop";
+const MEDIA_TYPE: &str = "application/external.dns.webhook+json;version=1";
+
+fn external_dns() -> PathBuf {
+    match std::env::var_os("EXTDNS_TEST_EXTERNAL_DNS") {
+        Some(p) => PathBuf::from(p),
+        None => panic!(
+            "EXTDNS_TEST_EXTERNAL_DNS is not set: run `cargo xtask test`, which builds external-dns v0.22.0 and \
+             sets it, or set it to the path of an external-dns v0.22.0 binary"
+        ),
+    }
+}
+
+fn free_port() -> u16 {
+    match TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()) {
+        Ok(a) => a.port(),
+        Err(e) => panic!("no free port: {e}"),
+    }
+}
+
+/// A command with no EXTERNAL_DNS_* or RUST_LOG variables inherited (they would change flags).
+fn clean(program: &Path) -> Command {
+    let mut cmd = Command::new(program);
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("EXTERNAL_DNS_") || key == "RUST_LOG" {
+            cmd.env_remove(key);
+        }
+    }
+    cmd
+}
+
+fn rfc2136_flags(server: &DnsServer) -> Vec<String> {
+    [
+        "--rfc2136-host=127.0.0.1".to_string(),
+        format!("--rfc2136-port={}", server.port),
+        "--rfc2136-zone=example.org".to_string(),
+        format!("--rfc2136-tsig-keyname={KEY_NAME}"),
+        format!("--rfc2136-tsig-secret={SECRET}"),
+        "--rfc2136-tsig-secret-alg=hmac-sha256".to_string(),
+        "--rfc2136-tsig-axfr".to_string(),
+    ]
+    .into()
+}
+
+/// A long-running server process, killed when dropped; its output goes to a log file read on failure.
+struct Server {
+    child: Child,
+    log: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Server {
+    fn spawn(mut cmd: Command) -> Server {
+        let dir = match tempfile::tempdir() {
+            Ok(d) => d,
+            Err(e) => panic!("{e}"),
+        };
+        let log = dir.path().join("server.log");
+        let file = match std::fs::File::create(&log) {
+            Ok(f) => f,
+            Err(e) => panic!("{e}"),
+        };
+        let err = file.try_clone().ok();
+        cmd.stdout(Stdio::from(file));
+        if let Some(err) = err {
+            cmd.stderr(Stdio::from(err));
+        }
+        match cmd.spawn() {
+            Ok(child) => Server { child, log, _dir: dir },
+            Err(e) => panic!("cannot start {cmd:?}: {e}"),
+        }
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    fn running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// Wait until `GET http://addr/` negotiates, failing with the server's log if it does not.
+    fn wait_negotiating(&mut self, addr: &str) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            if !self.running() {
+                panic!("the webhook server exited:\n{}", self.log());
+            }
+            if negotiates(addr) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("the webhook server on {addr} never negotiated:\n{}", self.log());
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One raw negotiation request; true when the answer is 200 with the exact media type.
+fn negotiates(addr: &str) -> bool {
+    use std::io::Read;
+    let Ok(mut s) = TcpStream::connect(addr) else {
+        return false;
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+    let req = format!("GET / HTTP/1.1\r\nHost: {addr}\r\nAccept: {MEDIA_TYPE}\r\nConnection: close\r\n\r\n");
+    let mut out = String::new();
+    if s.write_all(req.as_bytes()).is_err() || s.read_to_string(&mut out).is_err() {
+        return false;
+    }
+    out.starts_with("HTTP/1.1 200")
+        && out
+            .to_ascii_lowercase()
+            .contains(&format!("content-type: {MEDIA_TYPE}\r\n"))
+}
+
+fn ok(out: &Output, what: &str) {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{what} failed\nstdout: {}\nstderr: {}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn run(mut cmd: Command) -> Output {
+    match cmd.output() {
+        Ok(o) => o,
+        Err(e) => panic!("cannot run {cmd:?}: {e}"),
+    }
+}
+
+/// The names of the TXT ownership records of our owner in the zone, read with AXFR.
+fn ownership_records(server: &DnsServer) -> Vec<String> {
+    let out = Command::new(support::need("dig"))
+        .args([
+            "@127.0.0.1",
+            "-p",
+            &server.port.to_string(),
+            "+tcp",
+            "+noall",
+            "+answer",
+        ])
+        .args(["-y", &format!("hmac-sha256:{KEY_NAME}:{SECRET}"), "example.org", "AXFR"])
+        .output();
+    let text = match out {
+        Ok(o) => String::from_utf8_lossy(&o.stdout).into_owned(),
+        Err(e) => panic!("dig: {e}"),
+    };
+    let mut owned: Vec<String> = text
+        .lines()
+        .filter(|l| l.contains("\tTXT\t") && l.contains(&format!("external-dns/owner={OWNER}")))
+        .filter_map(|l| l.split_whitespace().next().map(|n| n.trim_end_matches('.').to_string()))
+        .collect();
+    owned.sort();
+    owned.dedup();
+    owned
+}
+
+fn bind() -> DnsServer {
+    DnsServer::start(
+        Kind::Bind,
+        &[Zone::new("example.org").with_record("legacy IN A 192.0.2.99")],
+    )
+}
+
+/// The checks both chains share, given a way to run one sync with `web`'s address (or none: everything
+/// removed) and whether the alias exists.
+fn lifecycle(server: &DnsServer, sync: &mut dyn FnMut(Option<&str>, bool)) {
+    // 1. Create.
+    sync(Some("192.0.2.10"), true);
+    assert_eq!(server.dig("web.example.org", "A"), vec!["192.0.2.10"]);
+    assert_eq!(server.ttl("web.example.org", "A"), Some(120));
+    assert_eq!(server.dig("alias.example.org", "CNAME"), vec!["lb.example.net."]);
+    assert_eq!(
+        ownership_records(server),
+        vec!["a-web.example.org", "cname-alias.example.org"]
+    );
+
+    // 2. The same records again: nothing changes, not even the SOA serial.
+    let serial = server.serial("example.org");
+    sync(Some("192.0.2.10"), true);
+    assert_eq!(server.serial("example.org"), serial, "a second sync changes nothing");
+
+    // 3. Update web's address, remove the alias.
+    sync(Some("192.0.2.20"), false);
+    assert_eq!(server.dig("web.example.org", "A"), vec!["192.0.2.20"]);
+    assert_eq!(server.dig("alias.example.org", "CNAME"), Vec::<String>::new());
+    assert_eq!(
+        ownership_records(server),
+        vec!["a-web.example.org"],
+        "the alias's TXT went with it"
+    );
+    assert_eq!(
+        server.dig("legacy.example.org", "A"),
+        vec!["192.0.2.99"],
+        "a foreign record survives"
+    );
+
+    // 4. Everything removed: what we own goes, the foreign record stays.
+    sync(None, false);
+    assert_eq!(server.dig("web.example.org", "A"), Vec::<String>::new());
+    assert_eq!(ownership_records(server), Vec::<String>::new());
+    assert_eq!(
+        server.dig("legacy.example.org", "A"),
+        vec!["192.0.2.99"],
+        "a foreign record survives"
+    );
+}
+
+// ------------------------------------------------------------------------------------------------ chain a
+
+/// Services as manifests: `web` (A, TTL 120) and optionally `alias` (CNAME).
+fn services(web_ip: Option<&str>, alias: bool) -> String {
+    let mut docs = Vec::new();
+    if let Some(ip) = web_ip {
+        docs.push(format!(
+            "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n  namespace: default\n  annotations:\n    \
+             external-dns.kubernetes.io/hostname: web.example.org\n    external-dns.kubernetes.io/ttl: \"120\"\n\
+             spec:\n  type: LoadBalancer\n  clusterIP: 10.96.0.10\n  ports:\n    - name: http\n      port: 80\n\
+             status:\n  loadBalancer:\n    ingress:\n      - ip: {ip}\n"
+        ));
+    }
+    if alias {
+        docs.push(
+            "apiVersion: v1\nkind: Service\nmetadata:\n  name: alias\n  namespace: default\n  annotations:\n    \
+             external-dns.kubernetes.io/hostname: alias.example.org\nspec:\n  type: LoadBalancer\n  clusterIP: 10.96.0.11\n  \
+             ports:\n    - name: http\n      port: 80\nstatus:\n  loadBalancer:\n    ingress:\n      - hostname: lb.example.net\n"
+                .to_string(),
+        );
+    }
+    docs.join("---\n")
+}
+
+/// external-dns's server port is fixed; this lock keeps our own tests from racing for it, and the wait
+/// covers anyone else's process that holds it for a while.
+fn lock_port_8888() -> std::fs::File {
+    let path = std::env::temp_dir().join("extdns-webhook-127.0.0.1-8888.lock");
+    let file = match std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+    {
+        Ok(f) => f,
+        Err(e) => panic!("cannot open {}: {e}", path.display()),
+    };
+    if let Err(e) = file.lock() {
+        panic!("cannot lock {}: {e}", path.display());
+    }
+    file
+}
+
+/// `external-dns --webhook-server` in front of BIND, on its fixed 127.0.0.1:8888. Another process may take
+/// the port between our check and external-dns's bind (ours then exits at once): wait and start it again.
+fn start_external_dns_server(dns: &DnsServer) -> Server {
+    let deadline = Instant::now() + Duration::from_secs(300);
+    loop {
+        while TcpListener::bind("127.0.0.1:8888").is_err() {
+            assert!(Instant::now() < deadline, "127.0.0.1:8888 stayed busy for 5 minutes");
+            std::thread::sleep(Duration::from_millis(250));
+        }
+        let mut cmd = clean(&external_dns());
+        cmd.args([
+            "--webhook-server",
+            "--provider=rfc2136",
+            "--source=empty",
+            "--policy=sync",
+        ])
+        .arg(format!("--metrics-address=127.0.0.1:{}", free_port()))
+        .args(rfc2136_flags(dns));
+        let mut server = Server::spawn(cmd);
+        let started = Instant::now();
+        while server.running() && !negotiates("127.0.0.1:8888") && started.elapsed() < Duration::from_secs(30) {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        // Negotiating is not enough, it could be someone else's server: ours must still be alive.
+        std::thread::sleep(Duration::from_millis(300));
+        if server.running() && negotiates("127.0.0.1:8888") {
+            return server;
+        }
+        let log = server.log();
+        assert!(
+            Instant::now() < deadline && log.contains("address already in use"),
+            "external-dns's webhook server did not start:\n{log}"
+        );
+    }
+}
+
+#[test]
+fn extdns_client_with_external_dns_webhook_server_and_bind() {
+    let dns = bind();
+    let _lock = lock_port_8888();
+    let mut server = start_external_dns_server(&dns);
+
+    let dir = match tempfile::tempdir() {
+        Ok(d) => d,
+        Err(e) => panic!("{e}"),
+    };
+    let manifests = dir.path().join("objects.yaml");
+    let mut sync = |web: Option<&str>, alias: bool| {
+        if let Err(e) = std::fs::write(&manifests, services(web, alias)) {
+            panic!("{e}");
+        }
+        let mut cmd = clean(Path::new(env!("CARGO_BIN_EXE_extdns")));
+        cmd.args(["--once", "--source=service", "--provider=webhook", "--registry=txt"])
+            .args(["--txt-owner-id", OWNER, "--policy=sync"])
+            .args(["--webhook-provider-url=http://127.0.0.1:8888"])
+            .args(["--manifests", &dir.path().display().to_string()]);
+        let out = run(cmd);
+        assert!(server.running(), "external-dns's server died:\n{}", server.log());
+        ok(&out, "extdns --provider=webhook");
+    };
+    lifecycle(&dns, &mut sync);
+    let log = server.log();
+    assert!(
+        log.contains("Adding RR: web.example.org"),
+        "the changes went through external-dns:\n{log}"
+    );
+}
+
+// ------------------------------------------------------------------------------------------------ chain b
+
+/// An endpoint as the connector source receives it.
+#[derive(Clone)]
+struct GobEndpoint {
+    dns_name: &'static str,
+    targets: Vec<String>,
+    record_type: &'static str,
+    ttl: i64,
+}
+
+/// Go's gob encoding of `[]*endpoint.Endpoint`, the connector source's wire format, for the fields these
+/// tests use. Gob matches struct fields by name, so a struct of four fields decodes into external-dns's
+/// `Endpoint`.
+mod gob {
+    use super::GobEndpoint;
+
+    fn uint(out: &mut Vec<u8>, v: u64) {
+        if v < 128 {
+            out.push(v as u8);
+            return;
+        }
+        let bytes = v.to_be_bytes();
+        let skip = bytes.iter().take_while(|b| **b == 0).count();
+        out.push((256 - (8 - skip)) as u8);
+        out.extend_from_slice(&bytes[skip..]);
+    }
+
+    fn int(out: &mut Vec<u8>, v: i64) {
+        let u = if v < 0 { ((!v as u64) << 1) | 1 } else { (v as u64) << 1 };
+        uint(out, u);
+    }
+
+    fn string(out: &mut Vec<u8>, s: &str) {
+        uint(out, s.len() as u64);
+        out.extend_from_slice(s.as_bytes());
+    }
+
+    /// One message: its length, then the (negative for a type definition) type id and the body.
+    fn message(out: &mut Vec<u8>, id: i64, body: &[u8]) {
+        let mut m = Vec::new();
+        int(&mut m, id);
+        m.extend_from_slice(body);
+        uint(out, m.len() as u64);
+        out.extend_from_slice(&m);
+    }
+
+    const STRING: i64 = 6;
+    const INT: i64 = 2;
+    const STRINGS: i64 = 65;
+    const ENDPOINT: i64 = 66;
+    const ENDPOINTS: i64 = 67;
+
+    /// wireType{SliceT: &sliceType{CommonType{name, id}, elem}}.
+    fn slice_type(name: &str, id: i64, elem: i64) -> Vec<u8> {
+        let mut b = vec![2, 1, 1];
+        string(&mut b, name);
+        b.push(1);
+        int(&mut b, id);
+        b.push(0); // end CommonType
+        b.push(1);
+        int(&mut b, elem);
+        b.extend_from_slice(&[0, 0]); // end sliceType, end wireType
+        b
+    }
+
+    /// wireType{StructT: &structType{CommonType{"Endpoint", id}, fields}}.
+    fn endpoint_type() -> Vec<u8> {
+        let mut b = vec![3, 1, 1];
+        string(&mut b, "Endpoint");
+        b.push(1);
+        int(&mut b, ENDPOINT);
+        b.push(0);
+        let fields = [
+            ("DNSName", STRING),
+            ("Targets", STRINGS),
+            ("RecordType", STRING),
+            ("RecordTTL", INT),
+        ];
+        b.push(1);
+        uint(&mut b, fields.len() as u64);
+        for (name, id) in fields {
+            b.push(1);
+            string(&mut b, name);
+            b.push(1);
+            int(&mut b, id);
+            b.push(0);
+        }
+        b.extend_from_slice(&[0, 0]);
+        b
+    }
+
+    pub fn encode(endpoints: &[GobEndpoint]) -> Vec<u8> {
+        let mut out = Vec::new();
+        message(&mut out, -STRINGS, &slice_type("[]string", STRINGS, STRING));
+        message(&mut out, -ENDPOINT, &endpoint_type());
+        message(
+            &mut out,
+            -ENDPOINTS,
+            &slice_type("[]*endpoint.Endpoint", ENDPOINTS, ENDPOINT),
+        );
+        // A top-level value that is not a struct is sent as field 0 of a struct: a zero delta first.
+        let mut v = vec![0];
+        uint(&mut v, endpoints.len() as u64);
+        for e in endpoints {
+            v.push(1);
+            string(&mut v, e.dns_name);
+            v.push(1);
+            uint(&mut v, e.targets.len() as u64);
+            for t in &e.targets {
+                string(&mut v, t);
+            }
+            v.push(1);
+            string(&mut v, e.record_type);
+            if e.ttl != 0 {
+                v.push(1);
+                int(&mut v, e.ttl);
+            }
+            v.push(0);
+        }
+        message(&mut out, ENDPOINTS, &v);
+        out
+    }
+
+    #[test]
+    fn gob_encodes_go_s_documented_example_shapes() {
+        // From the encoding/gob documentation: 22 and 33 as signed ints, -65 as a type id.
+        let mut b = Vec::new();
+        int(&mut b, 22);
+        int(&mut b, 33);
+        int(&mut b, -65);
+        uint(&mut b, 256);
+        assert_eq!(b, [0x2c, 0x42, 0xff, 0x81, 0xfe, 0x01, 0x00]);
+    }
+}
+
+/// A connector-source server: every connection gets the current endpoints, gob-encoded, then is closed.
+fn connector(endpoints: Arc<Mutex<Vec<GobEndpoint>>>) -> u16 {
+    let listener = match TcpListener::bind("127.0.0.1:0") {
+        Ok(l) => l,
+        Err(e) => panic!("{e}"),
+    };
+    let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { continue };
+            let bytes = endpoints.lock().map(|e| gob::encode(&e)).unwrap_or_default();
+            let _ = conn.write_all(&bytes);
+        }
+    });
+    port
+}
+
+#[test]
+fn external_dns_client_with_extdns_webhook_server_and_bind() {
+    let dns = bind();
+    let address = format!("127.0.0.1:{}", free_port());
+    let mut server = clean(Path::new(env!("CARGO_BIN_EXE_extdns")));
+    server
+        .args(["--webhook-server", "--provider=rfc2136", "--source=service"])
+        .arg(format!("--webhook-server-address={address}"))
+        .arg(format!("--metrics-address=127.0.0.1:{}", free_port()))
+        .args(rfc2136_flags(&dns));
+    let mut server = Server::spawn(server);
+    server.wait_negotiating(&address);
+
+    let endpoints = Arc::new(Mutex::new(Vec::new()));
+    let source = connector(endpoints.clone());
+    let mut sync = |web: Option<&str>, alias: bool| {
+        let mut set = Vec::new();
+        if let Some(ip) = web {
+            set.push(GobEndpoint {
+                dns_name: "web.example.org",
+                targets: vec![ip.to_string()],
+                record_type: "A",
+                ttl: 120,
+            });
+        }
+        if alias {
+            set.push(GobEndpoint {
+                dns_name: "alias.example.org",
+                targets: vec!["lb.example.net".to_string()],
+                record_type: "CNAME",
+                ttl: 0,
+            });
+        }
+        if let Ok(mut e) = endpoints.lock() {
+            *e = set;
+        }
+        let mut cmd = clean(&external_dns());
+        cmd.args([
+            "--once",
+            "--source=connector",
+            "--provider=webhook",
+            "--registry=txt",
+            "--policy=sync",
+        ])
+        .args(["--txt-owner-id", OWNER])
+        .arg(format!("--connector-source-server=127.0.0.1:{source}"))
+        .arg(format!("--webhook-provider-url=http://{address}"))
+        .arg(format!("--metrics-address=127.0.0.1:{}", free_port()));
+        let out = run(cmd);
+        assert!(server.running(), "extdns's server died:\n{}", server.log());
+        ok(&out, "external-dns --provider=webhook");
+    };
+    lifecycle(&dns, &mut sync);
+}

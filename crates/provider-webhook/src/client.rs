@@ -1,0 +1,301 @@
+//! `--provider=webhook`: the records live behind a webhook server; this is the [`Provider`] that asks it.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use extdns_endpoint::{Change, DomainFilter, Endpoint};
+use extdns_provider::{Backoff, Provider, ProviderError, ReadState, Records, Unit};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
+use reqwest::{Client, Response, StatusCode, Url};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use tracing::{debug, warn};
+
+use crate::{MEDIA_TYPE, WebhookError};
+
+/// How to reach a webhook server, with external-dns's defaults.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct WebhookConfig {
+    /// The server's base URL; negotiation asks it, the other calls add `/records` and `/adjustendpoints`.
+    pub url: Url,
+    /// The client's whole-request timeout is read + write, as external-dns's is.
+    pub read_timeout: Duration,
+    pub write_timeout: Duration,
+    /// The largest response body accepted; `None` accepts any size.
+    pub max_body_size: Option<u64>,
+    /// Negotiation is the one call retried in place: a sidecar often starts after the controller.
+    pub negotiate_backoff: Backoff,
+}
+
+impl WebhookConfig {
+    /// external-dns's defaults: 5 s read, 10 s write, 32 MiB bodies, negotiation tried 5 times.
+    pub fn new(url: Url) -> Self {
+        WebhookConfig {
+            url,
+            read_timeout: Duration::from_secs(5),
+            write_timeout: Duration::from_secs(10),
+            max_body_size: Some(32 * 1024 * 1024),
+            negotiate_backoff: Backoff::default(),
+        }
+    }
+
+    /// Parse a base URL the way the protocol needs it: http or https, with a host.
+    pub fn parse_url(url: &str) -> Result<Url, WebhookError> {
+        let invalid = || WebhookError::InvalidUrl { url: url.to_string() };
+        let parsed = Url::parse(url).map_err(|_| invalid())?;
+        if !matches!(parsed.scheme(), "http" | "https") || parsed.host().is_none() || parsed.cannot_be_a_base() {
+            return Err(invalid());
+        }
+        Ok(parsed)
+    }
+}
+
+/// A provider behind a webhook server. Built by [`WebhookProvider::connect`], which negotiates first: the
+/// server's domain filter is known before the first sync, as the plan needs it.
+#[derive(Debug)]
+pub struct WebhookProvider {
+    client: Client,
+    base: Url,
+    records_url: Url,
+    adjust_url: Url,
+    max_body_size: Option<u64>,
+    domain_filter: DomainFilter,
+}
+
+impl WebhookProvider {
+    /// Negotiate with the server (`GET` the base URL), retrying with backoff while it is not up yet.
+    pub async fn connect(config: &WebhookConfig) -> Result<Self, WebhookError> {
+        let client = Client::builder()
+            .timeout(config.read_timeout + config.write_timeout)
+            .build()
+            .map_err(|source| WebhookError::Client {
+                url: config.url.to_string(),
+                source,
+            })?;
+        let mut provider = WebhookProvider {
+            client,
+            base: config.url.clone(),
+            records_url: join(&config.url, "records")?,
+            adjust_url: join(&config.url, "adjustendpoints")?,
+            max_body_size: config.max_body_size,
+            domain_filter: DomainFilter::default(),
+        };
+        let attempts = config.negotiate_backoff.max_attempts.max(1);
+        let mut attempt = 0;
+        provider.domain_filter = loop {
+            match provider.negotiate().await {
+                Ok(filter) => break filter,
+                Err(e) if attempt + 1 < attempts => {
+                    let delay = config.negotiate_backoff.delay(attempt);
+                    warn!(url = %provider.base, error = %e, retry_in = ?delay, "webhook negotiation failed");
+                    tokio::time::sleep(delay).await;
+                    attempt += 1;
+                }
+                Err(e) => return Err(e),
+            }
+        };
+        debug!(url = %provider.base, "webhook negotiated");
+        Ok(provider)
+    }
+
+    async fn negotiate(&self) -> Result<DomainFilter, WebhookError> {
+        const METHOD: &str = "GET";
+        let response = self
+            .client
+            .get(self.base.clone())
+            .header(ACCEPT, HeaderValue::from_static(MEDIA_TYPE))
+            .send()
+            .await
+            .map_err(|source| request_error(METHOD, &self.base, source))?;
+        expect_status(METHOD, &self.base, &response, StatusCode::OK)?;
+        let content_type = response.headers().get(CONTENT_TYPE).map(HeaderValue::as_bytes);
+        if content_type != Some(MEDIA_TYPE.as_bytes()) {
+            return Err(WebhookError::MediaType {
+                url: self.base.to_string(),
+                content_type: content_type
+                    .map(|c| String::from_utf8_lossy(c).into_owned())
+                    .unwrap_or_default(),
+            });
+        }
+        self.decode(METHOD, &self.base, response).await
+    }
+
+    /// Read a response body up to the size limit, refusing it as soon as it is known to be larger (from
+    /// `Content-Length`, else while the chunks arrive), then decode it.
+    async fn decode<T: DeserializeOwned>(
+        &self,
+        method: &'static str,
+        url: &Url,
+        mut response: Response,
+    ) -> Result<T, WebhookError> {
+        let too_large = || WebhookError::BodyTooLarge {
+            method,
+            url: url.to_string(),
+            limit: self.max_body_size.unwrap_or(u64::MAX),
+        };
+        let limit = self.max_body_size.unwrap_or(u64::MAX);
+        if response.content_length().is_some_and(|len| len > limit) {
+            return Err(too_large());
+        }
+        let capacity = response.content_length().unwrap_or(0).min(limit).min(1 << 20);
+        let mut body = Vec::with_capacity(usize::try_from(capacity).unwrap_or(0));
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|source| request_error(method, url, source))?
+        {
+            if (body.len() + chunk.len()) as u64 > limit {
+                return Err(too_large());
+            }
+            body.extend_from_slice(&chunk);
+        }
+        serde_json::from_slice(&body).map_err(|source| WebhookError::Decode {
+            method,
+            url: url.to_string(),
+            source,
+        })
+    }
+
+    async fn post<B: Serialize>(&self, url: &Url, body: &B, accept: bool) -> Result<Response, WebhookError> {
+        const METHOD: &str = "POST";
+        let body = serde_json::to_vec(body).map_err(|source| WebhookError::Encode {
+            method: METHOD,
+            url: url.to_string(),
+            source,
+        })?;
+        let mut request = self
+            .client
+            .post(url.clone())
+            .header(CONTENT_TYPE, HeaderValue::from_static(MEDIA_TYPE));
+        if accept {
+            request = request.header(ACCEPT, HeaderValue::from_static(MEDIA_TYPE));
+        }
+        request
+            .body(body)
+            .send()
+            .await
+            .map_err(|source| request_error(METHOD, url, source))
+    }
+
+    async fn read_records(&self) -> Result<Vec<Endpoint>, WebhookError> {
+        const METHOD: &str = "GET";
+        let url = &self.records_url;
+        let response = self
+            .client
+            .get(url.clone())
+            .header(ACCEPT, HeaderValue::from_static(MEDIA_TYPE))
+            .send()
+            .await
+            .map_err(|source| request_error(METHOD, url, source))?;
+        expect_status(METHOD, url, &response, StatusCode::OK)?;
+        // A Go server with no records encodes its nil slice as `null`.
+        Ok(self
+            .decode::<Option<Vec<Endpoint>>>(METHOD, url, response)
+            .await?
+            .unwrap_or_default())
+    }
+
+    async fn write(&self, units: &[Unit<'_>]) -> Result<(), WebhookError> {
+        let changes = ChangesRef::from_units(units);
+        let url = &self.records_url;
+        let response = self.post(url, &changes, false).await?;
+        expect_status("POST", url, &response, StatusCode::NO_CONTENT)
+    }
+
+    async fn adjust(&self, endpoints: &[Endpoint]) -> Result<Vec<Endpoint>, WebhookError> {
+        let url = &self.adjust_url;
+        let response = self.post(url, &endpoints, true).await?;
+        expect_status("POST", url, &response, StatusCode::OK)?;
+        Ok(self
+            .decode::<Option<Vec<Endpoint>>>("POST", url, response)
+            .await?
+            .unwrap_or_default())
+    }
+}
+
+#[async_trait]
+impl Provider for WebhookProvider {
+    async fn records(&self) -> Result<Records, ProviderError> {
+        Ok(Records::from(self.read_records().await?))
+    }
+
+    /// The whole change set in one request, as external-dns sends it. A failed request is not split and
+    /// sent again in halves: nothing says a server applies a request all or nothing, and halves of a
+    /// half-applied request would apply changes twice.
+    async fn apply(&self, _read: &ReadState, units: &[Unit<'_>]) -> Result<(), ProviderError> {
+        if units.is_empty() {
+            return Ok(());
+        }
+        Ok(self.write(units).await?)
+    }
+
+    async fn adjust_endpoints(&self, endpoints: Vec<Endpoint>) -> Result<Vec<Endpoint>, ProviderError> {
+        Ok(self.adjust(&endpoints).await?)
+    }
+
+    fn domain_filter(&self) -> DomainFilter {
+        self.domain_filter.clone()
+    }
+}
+
+/// external-dns's change-set JSON over borrowed records, so a large plan is encoded without copying it.
+#[derive(Serialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct ChangesRef<'a> {
+    create: Vec<&'a Endpoint>,
+    update_old: Vec<&'a Endpoint>,
+    update_new: Vec<&'a Endpoint>,
+    delete: Vec<&'a Endpoint>,
+}
+
+impl<'a> ChangesRef<'a> {
+    fn from_units(units: &[Unit<'a>]) -> Self {
+        let mut c = ChangesRef::default();
+        for change in units.iter().flat_map(Unit::changes) {
+            match change {
+                Change::Create(e) => c.create.push(e),
+                Change::Update { old, new } => {
+                    c.update_old.push(old);
+                    c.update_new.push(new);
+                }
+                Change::Delete(e) => c.delete.push(e),
+            }
+        }
+        c
+    }
+}
+
+fn join(base: &Url, path: &str) -> Result<Url, WebhookError> {
+    let mut url = base.clone();
+    url.path_segments_mut()
+        .map_err(|()| WebhookError::InvalidUrl { url: base.to_string() })?
+        .pop_if_empty()
+        .push(path);
+    Ok(url)
+}
+
+fn request_error(method: &'static str, url: &Url, source: reqwest::Error) -> WebhookError {
+    WebhookError::Request {
+        method,
+        url: url.to_string(),
+        source,
+    }
+}
+
+fn expect_status(
+    method: &'static str,
+    url: &Url,
+    response: &Response,
+    expected: StatusCode,
+) -> Result<(), WebhookError> {
+    if response.status() == expected {
+        return Ok(());
+    }
+    Err(WebhookError::Status {
+        method,
+        url: url.to_string(),
+        status: response.status().as_u16(),
+        expected: expected.as_u16(),
+    })
+}

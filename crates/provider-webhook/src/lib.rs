@@ -1,0 +1,114 @@
+//! external-dns's webhook provider protocol, both ways.
+//!
+//! - [`WebhookProvider`] is the client: `--provider=webhook` talks to any webhook server (a sidecar, or
+//!   external-dns itself run with `--webhook-server`) through the [`Provider`](extdns_provider::Provider)
+//!   trait, so the registry and the controller do not know the records live behind HTTP.
+//! - [`server`] serves any `Arc<dyn Provider>` over the protocol, answering exactly as external-dns's own
+//!   server does (routes, media type, status codes, empty error bodies), so an external-dns controller can
+//!   use an extdns provider.
+//!
+//! The wire format is the endpoint crate's serde of [`Endpoint`](extdns_endpoint::Endpoint) and
+//! [`Changes`](extdns_endpoint::Changes); this crate adds only HTTP.
+
+mod client;
+pub mod server;
+
+pub use client::{WebhookConfig, WebhookProvider};
+pub use server::{WebhookServer, serve, start_server};
+
+/// The media type both sides exchange, compared byte for byte: external-dns's client refuses a server
+/// whose `Content-Type` differs in any way, even by a space after the `;`.
+pub const MEDIA_TYPE: &str = "application/external.dns.webhook+json;version=1";
+
+/// Why talking to, or serving, a webhook failed. Every message names the URL (or address) involved.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WebhookError {
+    /// The configured URL cannot be used as a base for the protocol's paths.
+    #[error("webhook provider URL {url:?} is not an http(s) URL with a host")]
+    InvalidUrl { url: String },
+    /// The HTTP client could not be built (TLS roots, ...).
+    #[error("cannot build the HTTP client for webhook provider {url}: {source}")]
+    Client {
+        url: String,
+        #[source]
+        source: reqwest::Error,
+    },
+    /// The request did not complete: refused, reset, timed out.
+    #[error("{method} {url} failed: {source}")]
+    Request {
+        method: &'static str,
+        url: String,
+        #[source]
+        source: reqwest::Error,
+    },
+    /// The server answered a status the protocol does not allow for this call.
+    #[error("{method} {url} answered status {status}, expected {expected}")]
+    Status {
+        method: &'static str,
+        url: String,
+        status: u16,
+        expected: u16,
+    },
+    /// Negotiation answered another media type: the server speaks another version of the protocol.
+    #[error("GET {url} answered Content-Type {content_type:?}, expected {MEDIA_TYPE:?}")]
+    MediaType { url: String, content_type: String },
+    /// The answer is larger than the configured limit; it was refused while streaming.
+    #[error("{method} {url}: response body exceeds the limit of {limit} bytes")]
+    BodyTooLarge {
+        method: &'static str,
+        url: String,
+        limit: u64,
+    },
+    /// The answer is not the JSON the protocol defines for this call.
+    #[error("{method} {url}: cannot decode the response body: {source}")]
+    Decode {
+        method: &'static str,
+        url: String,
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The change set cannot be encoded (never expected; kept rather than unwrapped).
+    #[error("{method} {url}: cannot encode the request body: {source}")]
+    Encode {
+        method: &'static str,
+        url: String,
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The server could not listen on its address.
+    #[error("cannot listen on webhook server address {address:?}: {source}")]
+    Bind {
+        address: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl WebhookError {
+    /// external-dns's soft errors: only 500–510 (and a request that did not complete) are worth the next
+    /// loop's retry; any other status, including 408, 413 and 429, means the call itself is wrong.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            WebhookError::Status { status, .. } => (500..=510).contains(status),
+            WebhookError::Request { .. } => true,
+            _ => false,
+        }
+    }
+}
+
+impl From<WebhookError> for extdns_provider::ProviderError {
+    fn from(e: WebhookError) -> Self {
+        if e.is_transient() {
+            extdns_provider::ProviderError::Transient {
+                message: e.to_string(),
+                source: Some(Box::new(e)),
+            }
+        } else {
+            extdns_provider::ProviderError::Other {
+                message: e.to_string(),
+                source: Some(Box::new(e)),
+            }
+        }
+    }
+}

@@ -1,0 +1,229 @@
+//! extdns's client against extdns's server with the in-memory provider behind it, and the server's answers
+//! checked byte for byte against what external-dns's server answers.
+
+use std::sync::Arc;
+
+use extdns_endpoint::{Change, Endpoint, ProviderSpecific, RecordType, Ttl};
+use extdns_provider::{InMemoryProvider, Provider, ReadState, Unit};
+use extdns_provider_webhook::{MEDIA_TYPE, WebhookConfig, WebhookProvider, start_server};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio_util::sync::CancellationToken;
+
+struct Pair {
+    backend: Arc<InMemoryProvider>,
+    client: WebhookProvider,
+    addr: std::net::SocketAddr,
+    _shutdown: tokio_util::sync::DropGuard,
+}
+
+async fn pair(zones: &[&str]) -> Pair {
+    let backend = Arc::new(InMemoryProvider::new(zones.iter().map(|z| z.to_string()).collect()));
+    let shutdown = CancellationToken::new();
+    let server = match start_server("127.0.0.1:0", backend.clone(), Some(1 << 20), shutdown.clone()).await {
+        Ok(s) => s,
+        Err(e) => panic!("{e}"),
+    };
+    let url = WebhookConfig::parse_url(&format!("http://{}", server.local_addr));
+    let client = match url {
+        Ok(url) => WebhookProvider::connect(&WebhookConfig::new(url)).await,
+        Err(e) => panic!("{e}"),
+    };
+    let client = match client {
+        Ok(c) => c,
+        Err(e) => panic!("{e}"),
+    };
+    Pair {
+        backend,
+        client,
+        addr: server.local_addr,
+        _shutdown: shutdown.drop_guard(),
+    }
+}
+
+fn weighted(name: &str, ip: &str, id: &str) -> Endpoint {
+    let mut ps = ProviderSpecific::default();
+    ps.set("webhook/weight", "10");
+    ps.set("alias", "false");
+    Endpoint::new(name, RecordType::A, [ip])
+        .with_set_identifier(id)
+        .with_ttl(Ttl(300))
+        .with_provider_specific(ps)
+}
+
+async fn apply(p: &dyn Provider, changes: &[Change]) {
+    let units: Vec<Unit<'_>> = changes.iter().map(Unit::new).collect();
+    if let Err(e) = p.apply(&ReadState::default(), &units).await {
+        panic!("apply failed: {e}");
+    }
+}
+
+async fn read(p: &dyn Provider) -> Vec<Endpoint> {
+    match p.records().await {
+        Ok(r) => r.endpoints,
+        Err(e) => panic!("records failed: {e}"),
+    }
+}
+
+#[tokio::test]
+async fn create_update_delete_round_trip_keeps_set_identifier_and_provider_specific() {
+    let p = pair(&["example.org"]).await;
+    let blue = weighted("www.example.org", "192.0.2.1", "blue");
+    let green = weighted("www.example.org", "192.0.2.2", "green");
+    let cname = Endpoint::new("alias.example.org", RecordType::Cname, ["www.example.org"]);
+    apply(
+        &p.client,
+        &[
+            Change::Create(blue.clone()),
+            Change::Create(green.clone()),
+            Change::Create(cname.clone()),
+        ],
+    )
+    .await;
+
+    let through_webhook = read(&p.client).await;
+    let direct = p.backend.snapshot();
+    assert_eq!(through_webhook.len(), 3);
+    assert_eq!(through_webhook, direct, "the client reads what the backend holds");
+    let got_blue = through_webhook.iter().find(|e| e.set_identifier == "blue");
+    assert_eq!(
+        got_blue,
+        Some(&blue),
+        "set identifier, TTL and provider-specific survive both hops"
+    );
+    assert_eq!(
+        got_blue.map(|e| e.provider_specific.iter().map(|p| p.name.as_str()).collect::<Vec<_>>()),
+        Some(vec!["webhook/weight", "alias"])
+    );
+
+    let green2 = weighted("www.example.org", "192.0.2.22", "green");
+    apply(
+        &p.client,
+        &[Change::Update {
+            old: green.clone(),
+            new: green2.clone(),
+        }],
+    )
+    .await;
+    let after_update = read(&p.client).await;
+    assert!(after_update.contains(&green2) && !after_update.contains(&green));
+    assert!(after_update.contains(&blue), "the other set identifier is untouched");
+
+    apply(&p.client, &[Change::Delete(blue.clone()), Change::Delete(cname)]).await;
+    assert_eq!(read(&p.client).await, vec![green2]);
+}
+
+#[tokio::test]
+async fn the_servers_domain_filter_is_the_backends_zones() {
+    let p = pair(&["example.org"]).await;
+    let f = p.client.domain_filter();
+    assert!(f.matches("a.example.org") && !f.matches("a.example.com"));
+    assert_eq!(
+        f.matches("a.example.com"),
+        p.backend.domain_filter().matches("a.example.com")
+    );
+}
+
+#[tokio::test]
+async fn a_backend_failure_is_a_soft_error_for_the_client() {
+    let p = pair(&["example.org"]).await;
+    p.backend.set_unavailable(true);
+    let err = p.client.records().await.err();
+    assert_eq!(err.as_ref().map(|e| e.is_transient()), Some(true), "{err:?}");
+    p.backend.set_unavailable(false);
+    // A delete of a record that does not exist fails in the backend: 500, retried next loop.
+    let change = Change::Delete(Endpoint::new("none.example.org", RecordType::A, ["192.0.2.9"]));
+    let err = p.client.apply(&ReadState::default(), &[Unit::new(&change)]).await.err();
+    assert_eq!(err.as_ref().map(|e| e.is_transient()), Some(true), "{err:?}");
+}
+
+#[tokio::test]
+async fn adjust_endpoints_goes_through_the_backend() {
+    let p = pair(&["example.org"]).await;
+    let e = weighted("a.example.org", "192.0.2.1", "x");
+    let adjusted = p.client.adjust_endpoints(vec![e.clone()]).await.ok();
+    let direct = p.backend.adjust_endpoints(vec![e]).await.ok();
+    assert_eq!(adjusted, direct);
+}
+
+/// One raw HTTP/1.1 exchange, so the test sees exactly the bytes on the wire.
+async fn raw(addr: std::net::SocketAddr, method: &str, path: &str, body: &str) -> (u16, String, String) {
+    let mut s = match tokio::net::TcpStream::connect(addr).await {
+        Ok(s) => s,
+        Err(e) => panic!("connect: {e}"),
+    };
+    let req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let mut out = String::new();
+    if s.write_all(req.as_bytes()).await.is_err() || s.read_to_string(&mut out).await.is_err() {
+        panic!("exchange failed");
+    }
+    let (head, body) = out.split_once("\r\n\r\n").unwrap_or((&out, ""));
+    let status = head.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    let content_type = head
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .starts_with("content-type:")
+                .then(|| l[13..].trim().to_string())
+        })
+        .unwrap_or_default();
+    (status, content_type, body.to_string())
+}
+
+#[tokio::test]
+async fn the_server_answers_as_external_dns_does() {
+    let p = pair(&["example.org"]).await;
+    // Every unmatched path and method is negotiation, with the media type and a newline after the JSON.
+    for (method, path) in [("GET", "/"), ("GET", "/healthz"), ("POST", "/"), ("GET", "/anything")] {
+        let (status, ct, body) = raw(p.addr, method, path, "").await;
+        assert_eq!(
+            (status, ct.as_str(), body.as_str()),
+            (200, MEDIA_TYPE, "{\"include\":[\"example.org\"]}\n"),
+            "{method} {path}"
+        );
+    }
+    let (status, ct, body) = raw(p.addr, "GET", "/records", "").await;
+    assert_eq!((status, ct.as_str(), body.as_str()), (200, MEDIA_TYPE, "[]\n"));
+
+    let create = r#"{"create":[{"dnsName":"a.example.org","targets":["1.2.3.4"],"recordType":"A","setIdentifier":"s","providerSpecific":[{"name":"x","value":"y"}]}],"updateOld":null}"#;
+    let (status, ct, body) = raw(p.addr, "POST", "/records", create).await;
+    assert_eq!((status, ct.as_str(), body.as_str()), (204, "", ""));
+    let (_, _, body) = raw(p.addr, "GET", "/records", "").await;
+    assert_eq!(
+        body,
+        "[{\"dnsName\":\"a.example.org\",\"targets\":[\"1.2.3.4\"],\"recordType\":\"A\",\"setIdentifier\":\"s\",\"providerSpecific\":[{\"name\":\"x\",\"value\":\"y\"}]}]\n"
+    );
+
+    let (status, _, body) = raw(
+        p.addr,
+        "POST",
+        "/adjustendpoints",
+        r#"[{"dnsName":"b.example.org","targets":null,"labels":null}]"#,
+    )
+    .await;
+    assert_eq!((status, body.as_str()), (200, "[{\"dnsName\":\"b.example.org\"}]\n"));
+
+    // Errors have no body: 400 for a bad body or method, 500 for a backend failure.
+    for (method, path, body, code) in [
+        ("POST", "/records", "xx", 400),
+        ("PUT", "/records", "", 400),
+        ("DELETE", "/records", "", 400),
+        ("GET", "/adjustendpoints", "", 400),
+        ("POST", "/adjustendpoints", "zz", 400),
+        (
+            "POST",
+            "/records",
+            r#"{"delete":[{"dnsName":"zz.example.org","targets":["1.2.3.4"],"recordType":"A"}]}"#,
+            500,
+        ),
+    ] {
+        let (status, ct, text) = raw(p.addr, method, path, body).await;
+        assert_eq!(
+            (status, ct.as_str(), text.as_str()),
+            (code, "", ""),
+            "{method} {path} {body}"
+        );
+    }
+}
