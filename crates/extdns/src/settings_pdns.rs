@@ -92,16 +92,18 @@ mod tests {
         assert!(e.starts_with("--pdns-api-key is required with --provider=pdns"), "{e}");
     }
 
-    #[test]
-    fn pdns_configuration_errors_name_the_flag() {
-        let build = |extra: &[&str]| match settings(extra) {
-            Ok(s) => build_provider(&s).err().map(|e| e.0).unwrap_or_default(),
-            Err(e) => panic!("{e}"),
-        };
-        let e = build(&["--pdns-api-key=k", "--pdns-server=ftp://pdns"]);
+    #[tokio::test]
+    async fn pdns_configuration_errors_name_the_flag() {
+        async fn build(extra: &[&str]) -> String {
+            match settings(extra) {
+                Ok(s) => build_provider(&s).await.err().map(|e| e.0).unwrap_or_default(),
+                Err(e) => panic!("{e}"),
+            }
+        }
+        let e = build(&["--pdns-api-key=k", "--pdns-server=ftp://pdns"]).await;
         assert!(e.starts_with("--pdns-server: ") && e.contains("ftp://pdns"), "{e}");
-        let e = build(&["--pdns-api-key=k", "--tls-ca=/nonexistent/ca.pem"]);
+        let e = build(&["--pdns-api-key=k", "--tls-ca=/nonexistent/ca.pem"]).await;
         assert!(e.starts_with("--tls-ca: ") && e.contains("/nonexistent/ca.pem"), "{e}");
-        assert_eq!(build(&["--pdns-api-key=k"]), "", "the defaults build");
+        assert_eq!(build(&["--pdns-api-key=k"]).await, "", "the defaults build");
     }
 }

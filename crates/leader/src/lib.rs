@@ -20,6 +20,19 @@
 //! if leadership.is_leader() { /* write */ }
 //! # }
 //! ```
+//!
+//! The timings are checked when they are built, because the fencing depends on their order:
+//!
+//! ```
+//! use std::time::Duration;
+//!
+//! use extdns_leader::LeaseTiming;
+//!
+//! let s = Duration::from_secs;
+//! assert!(LeaseTiming::new(s(15), s(10), s(2)).is_ok());
+//! // A renew deadline as long as the lease would let a cut-off leader write after another took over.
+//! assert!(LeaseTiming::new(s(15), s(15), s(2)).is_err());
+//! ```
 
 mod election;
 pub mod state;

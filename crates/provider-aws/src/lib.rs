@@ -4,6 +4,23 @@
 //! What it adds over external-dns: a refused batch is split in halves until every good change has landed
 //! and every bad one is named with Route53's message (fewer calls than one change at a time under Route53's
 //! 5 requests a second); a delete sends the record set exactly as it was read, so it matches.
+//!
+//! ```
+//! use extdns_provider_aws::{AwsConfig, AwsProvider};
+//!
+//! // Settings come from the standard AWS variables; `from_env` takes a lookup so nothing global is read here.
+//! let vars = |name: &str| match name {
+//!     "AWS_ACCESS_KEY_ID" => Some("AKIDEXAMPLE".to_string()),
+//!     "AWS_SECRET_ACCESS_KEY" => Some("wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY".to_string()),
+//!     _ => None,
+//! };
+//! let provider = AwsProvider::new(AwsConfig::from_env(vars)?)?;
+//! # drop(provider);
+//! // Without credentials there is no provider, and the error names the variable.
+//! let missing = AwsConfig::from_env(|_| None).err().map(|e| e.to_string());
+//! assert!(missing.is_some_and(|e| e.contains("AWS_ACCESS_KEY_ID")));
+//! # Ok::<(), extdns_provider_aws::ConfigError>(())
+//! ```
 
 mod client;
 mod config;

@@ -8,6 +8,16 @@
 //! the `cloudflare-proxied` and `cloudflare-record-comment` properties are read under any annotation prefix
 //! (external-dns v0.22 only reads the one its `--annotation-prefix` names, which silently un-proxied records
 //! annotated with the alpha prefix).
+//!
+//! ```
+//! use extdns_provider_cloudflare::{Auth, CloudflareConfig, CloudflareProvider};
+//!
+//! // Building the provider checks its settings; the API is first called by the first sync.
+//! let config = CloudflareConfig::new(Auth::Token("api-token".to_string()));
+//! let provider = CloudflareProvider::new(config)?;
+//! # drop(provider);
+//! # Ok::<(), extdns_provider_cloudflare::ConfigError>(())
+//! ```
 
 mod api;
 mod config;

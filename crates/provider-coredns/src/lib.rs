@@ -6,6 +6,15 @@
 //! record and its ownership record land together; a record CoreDNS cannot serve (an SRV, an A record whose
 //! target is not an IPv4 address) is refused by name without blocking the others; a value that is not
 //! SkyDNS JSON is skipped with a warning instead of failing the whole read.
+//!
+//! ```
+//! use extdns_provider_coredns::{key_for, name_of};
+//!
+//! // SkyDNS keys are the name's labels reversed under the prefix, plus an id per record.
+//! let key = key_for("/skydns/", "web.example.org", "1a2b3c4d");
+//! assert_eq!(key, "/skydns/org/example/web/1a2b3c4d");
+//! assert_eq!(name_of("/skydns/", &key, 1).as_deref(), Some("web.example.org"));
+//! ```
 
 mod config;
 mod etcd;

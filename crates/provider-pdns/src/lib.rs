@@ -8,6 +8,16 @@
 //! nothing) is split until every good change has landed and every bad one is named with PowerDNS's reason;
 //! rate limits and 5xx answers are retried, then reported as transient; the zones of a read are the zones
 //! the changes planned from it are written to.
+//!
+//! ```
+//! use extdns_provider_pdns::{PdnsConfig, PdnsProvider};
+//!
+//! // Building the provider checks its settings; the server is first contacted by the first sync.
+//! let provider = PdnsProvider::new(&PdnsConfig::new("http://127.0.0.1:8081", "api-key"))?;
+//! # drop(provider);
+//! assert!(PdnsProvider::new(&PdnsConfig::new("not a url", "api-key")).is_err());
+//! # Ok::<(), extdns_provider_pdns::ConfigError>(())
+//! ```
 
 mod api;
 mod config;

@@ -9,6 +9,33 @@
 //!
 //! The wire format is the endpoint crate's serde of [`Endpoint`](extdns_endpoint::Endpoint) and
 //! [`Changes`](extdns_endpoint::Changes); this crate adds only HTTP.
+//!
+//! Serving the in-memory provider and driving it through the client, as extdns and a webhook server would:
+//!
+//! ```
+//! use std::sync::Arc;
+//!
+//! use extdns_endpoint::{Change, Endpoint, RecordType};
+//! use extdns_provider::{InMemoryProvider, Provider, apply_changes};
+//! use extdns_provider_webhook::{WebhookConfig, WebhookProvider, start_server};
+//! use tokio_util::sync::CancellationToken;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let backend = Arc::new(InMemoryProvider::new(vec!["example.org".to_string()]));
+//! let shutdown = CancellationToken::new();
+//! let server = start_server("127.0.0.1:0", backend.clone(), None, shutdown.clone()).await?;
+//!
+//! let client = WebhookProvider::connect(&WebhookConfig::new(format!("http://{}", server.local_addr).parse()?)).await?;
+//! let web = Endpoint::new("web.example.org", RecordType::A, ["192.0.2.10"]);
+//! apply_changes(&client, &[Change::Create(web)]).await?;
+//!
+//! assert_eq!(backend.records().await?.endpoints.len(), 1);
+//! assert_eq!(client.records().await?.endpoints[0].dns_name, "web.example.org");
+//! shutdown.cancel();
+//! # Ok(())
+//! # }
+//! ```
 
 mod client;
 pub mod server;

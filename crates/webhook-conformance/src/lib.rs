@@ -14,6 +14,12 @@
 //! assert!(report.passed(), "{report}");
 //! # Ok(()) }
 //! ```
+//!
+//! ```
+//! // Every check has a stable name, printed with PASS or FAIL.
+//! assert!(extdns_webhook_conformance::CHECKS.contains(&"negotiate.content-type"));
+//! assert!(extdns_webhook_conformance::CHECKS.contains(&"apply.status-204"));
+//! ```
 
 mod http;
 mod suite;
