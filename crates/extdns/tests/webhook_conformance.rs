@@ -149,3 +149,43 @@ fn an_unreachable_server_exits_1_naming_the_check() -> Result<(), Error> {
     );
     Ok(())
 }
+
+/// A port free at the time of asking on 127.0.0.1 (the listener is dropped before the server binds it).
+fn free_port() -> Result<u16, Error> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+/// Kills the server when the test ends, however it ends.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn extdns_webhook_server_passes_every_check() -> Result<(), Error> {
+    let (port, metrics) = (free_port()?, free_port()?);
+    let mut server = Command::new(env!("CARGO_BIN_EXE_extdns"));
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("EXTERNAL_DNS_") {
+            server.env_remove(key);
+        }
+    }
+    server
+        .args(["--webhook-server", "--provider=inmemory", "--inmemory-zone=example.org", "--source=service"])
+        .arg(format!("--webhook-server-address=127.0.0.1:{port}"))
+        .arg(format!("--metrics-address=127.0.0.1:{metrics}"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let _server = KillOnDrop(server.spawn()?);
+    // The kit retries negotiation while the server starts.
+    let out = extdns(&["--url", &format!("http://127.0.0.1:{port}")])?;
+    assert_all_pass(&out, "");
+    // extdns negotiates its provider's zones, so the kit writes under the in-memory zone.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("checks passed (zone example.org)"), "{stdout}");
+    Ok(())
+}
