@@ -8,6 +8,7 @@
 //! name, type and set identifier), so two runs over the same input send the same requests.
 
 mod conflict;
+mod failed;
 mod name;
 mod policy;
 #[cfg(test)]
@@ -20,6 +21,7 @@ use std::hash::{BuildHasher, BuildHasherDefault, RandomState};
 use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, Targets, label};
 
 pub use conflict::{cname_conflicts, resolve_create, resolve_update};
+pub use failed::hold_records_of_failed_objects;
 pub use name::normalize_dns_name;
 pub use policy::{Policy, UnknownPolicy};
 
