@@ -323,3 +323,48 @@ fn the_preview_ignores_provider_settings() -> Result<(), Error> {
     assert!(find(&eps, "web.example.com", "A").is_some());
     Ok(())
 }
+
+/// A Helm block scalar gives a multi-line `--fqdn-template`: on the command line it is one template. (Split
+/// at its newline, the action spanning two lines would be cut in two; the pieces, joined with ',' as
+/// several templates are, no longer parse.)
+#[test]
+fn a_multi_line_fqdn_template_on_the_command_line_is_one_template() -> Result<(), Error> {
+    let ex = examples();
+    let template = "{{printf \"%s.tmpl.example.com\"\n    .Name}}";
+    let eps = json_endpoints(
+        &[
+            "--manifests",
+            ex.to_str().ok_or("path")?,
+            "--source=service",
+            "--ignore-hostname-annotation",
+            "--fqdn-template",
+            template,
+        ],
+        &[],
+    )?;
+    assert!(find(&eps, "web.tmpl.example.com", "A").is_some(), "{eps:?}");
+    Ok(())
+}
+
+/// The newline delimiter is kingpin's for environment values only: there, each line is one value.
+#[test]
+fn a_repeatable_flag_from_the_environment_is_split_at_newlines() -> Result<(), Error> {
+    let ex = examples();
+    let eps = json_endpoints(
+        &[
+            "--manifests",
+            ex.to_str().ok_or("path")?,
+            "--ignore-hostname-annotation",
+        ],
+        &[
+            ("EXTERNAL_DNS_SOURCE", "service"),
+            (
+                "EXTERNAL_DNS_FQDN_TEMPLATE",
+                "{{.Name}}.one.example.com\n{{.Name}}.two.example.com",
+            ),
+        ],
+    )?;
+    assert!(find(&eps, "web.one.example.com", "A").is_some(), "{eps:?}");
+    assert!(find(&eps, "web.two.example.com", "A").is_some(), "{eps:?}");
+    Ok(())
+}
