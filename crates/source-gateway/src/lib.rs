@@ -133,8 +133,9 @@ impl GatewayRouteSource {
                 return Ok(false);
             }
         };
+        let evaluated = !names.invalid;
         if names.names.is_empty() && !names.listener_fallback {
-            return Ok(true);
+            return Ok(evaluated);
         }
 
         // Name → the target lists (one per parent) of every parent and listener the route is attached to.
@@ -180,7 +181,7 @@ impl GatewayRouteSource {
             }
         }
         if hosts.is_empty() {
-            return Ok(true);
+            return Ok(evaluated);
         }
 
         let annotations = &self.config.common.annotations;
@@ -218,7 +219,7 @@ impl GatewayRouteSource {
                 out.push(e.with_ref_object(reference.clone()));
             }
         }
-        Ok(true)
+        Ok(evaluated)
     }
 }
 
