@@ -95,6 +95,8 @@ pub struct SyncReport {
     pub applied: bool,
     /// Deletes the deletion guard held back (not in `changes`).
     pub held_back: Vec<Change>,
+    /// Changes to records of objects the sources could not evaluate, kept as they are (not in `changes`).
+    pub kept: Vec<Change>,
 }
 
 /// Keeps DNS in step with the cluster: decides when to sync and whether it is safe to, and applies plans.
@@ -171,6 +173,7 @@ impl Controller {
             .inspect_err(|_| self.metrics.count_registry_error())?;
         self.metrics
             .observe_source(&desired, &snapshot.records, &output.invalid, &output.deduplicated);
+        self.metrics.observe_failed_objects(&output.failed_by_source);
 
         let provider_filter = self.registry.domain_filter();
         let outcome = extdns_plan::calculate(&self.config.plan, &snapshot.records, &desired, &provider_filter);
@@ -183,6 +186,15 @@ impl Controller {
         }
         let mut changes = outcome.changes;
         changes.retain(Change::is_effective);
+        let kept = extdns_plan::hold_records_of_failed_objects(&output.failed, &mut changes);
+        for c in &kept {
+            let e = c.endpoint();
+            warn!(
+                name = %e.dns_name, record_type = %e.record_type, action = c.action(),
+                object = c.previous().and_then(Endpoint::resource).unwrap_or_default(),
+                "keeping the record as it is: the object it belongs to could not be evaluated this sync"
+            );
+        }
         let held_back = self.guard_deletes(provider_filter.includes(), &snapshot.records, &mut changes);
 
         if changes.is_empty() {
@@ -193,6 +205,7 @@ impl Controller {
                 changes,
                 applied: false,
                 held_back,
+                kept,
             });
         }
 
@@ -204,6 +217,7 @@ impl Controller {
                 changes,
                 applied: false,
                 held_back,
+                kept,
             });
         }
 
@@ -224,6 +238,7 @@ impl Controller {
                     changes,
                     applied: true,
                     held_back,
+                    kept,
                 })
             }
             Err(e) => {

@@ -28,6 +28,11 @@ struct ZoneLabel {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct SourceNameLabel {
+    source: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RecordTypeLabel {
     record_type: String,
 }
@@ -76,6 +81,7 @@ pub struct Metrics {
     source_deduplicated: Family<SourceLabels, Gauge>,
     deletion_guard_blocked: Family<ZoneLabel, Gauge>,
     leader: Gauge,
+    source_objects_failed: Family<SourceNameLabel, Gauge>,
 }
 
 impl Metrics {
@@ -99,6 +105,7 @@ impl Metrics {
             source_deduplicated: Family::default(),
             deletion_guard_blocked: Family::default(),
             leader: Gauge::default(),
+            source_objects_failed: Family::default(),
             registry: Registry::default(),
         };
         let build_info = Family::<BuildInfoLabels, Gauge>::default();
@@ -110,17 +117,23 @@ impl Metrics {
                 arch: std::env::consts::ARCH.to_string(),
             })
             .set(1);
-        root.sub_registry_with_prefix(EXTDNS_PREFIX).register(
+        let extdns = root.sub_registry_with_prefix(EXTDNS_PREFIX);
+        extdns.register(
             "deletion_guard_blocked",
             "1 while the deletion guard holds back the deletes of a zone, 0 once a sync passes it",
             m.deletion_guard_blocked.clone(),
         );
         // 1 until told otherwise: without leader election the one replica always leads.
         m.leader.set(1);
-        root.sub_registry_with_prefix(EXTDNS_PREFIX).register(
+        extdns.register(
             "leader",
             "1 while this replica holds the leader lease (always 1 without leader election), else 0",
             m.leader.clone(),
+        );
+        extdns.register(
+            "source_objects_failed",
+            "Objects a source could not evaluate in the last sync; their records are kept as they are",
+            m.source_objects_failed.clone(),
         );
         let registry = root.sub_registry_with_prefix(PREFIX);
         registry.register(
@@ -265,6 +278,16 @@ impl Metrics {
 
         set_by_source(&self.source_invalid, invalid);
         set_by_source(&self.source_deduplicated, deduplicated);
+    }
+
+    /// How many objects each source could not evaluate this sync (every source named, 0 included).
+    pub(crate) fn observe_failed_objects(&self, by_source: &BTreeMap<String, usize>) {
+        self.source_objects_failed.clear();
+        for (source, n) in by_source {
+            self.source_objects_failed
+                .get_or_create(&SourceNameLabel { source: source.clone() })
+                .set(count_i64(*n));
+        }
     }
 
     pub(crate) fn observe_owner_mismatches(&self, mismatches: &[OwnerMismatch]) {

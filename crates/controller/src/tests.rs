@@ -57,6 +57,8 @@ impl Cluster for FakeCluster {
 #[derive(Default)]
 struct FakeSource {
     endpoints: Mutex<Vec<Endpoint>>,
+    /// The `resource` keys reported as not evaluated.
+    failed: Mutex<std::collections::BTreeSet<String>>,
     fail: AtomicBool,
     calls: AtomicUsize,
 }
@@ -87,8 +89,12 @@ impl DesiredEndpoints for FakeSource {
             });
         }
         let endpoints = self.endpoints.lock().map(|e| e.clone()).unwrap_or_default();
+        let failed = self.failed.lock().map(|f| f.clone()).unwrap_or_default();
+        let failed_by_source = [("fake".to_string(), failed.len())].into_iter().collect();
         Ok(PipelineOutput {
             endpoints,
+            failed,
+            failed_by_source,
             ..PipelineOutput::default()
         })
     }
@@ -645,6 +651,92 @@ fn retry_delay_doubles_from_one_second_up_to_the_interval() {
 /// A sync's changes in external-dns's four-list shape, which these assertions read best in.
 fn four(changes: &[Change]) -> Changes {
     changes.iter().cloned().collect()
+}
+
+// ---- records of objects the sources could not evaluate ----
+
+fn of(e: Endpoint, resource: &str) -> Endpoint {
+    e.with_label(label::RESOURCE, resource)
+}
+
+#[tokio::test]
+async fn records_of_an_object_that_failed_are_kept_while_other_changes_land() -> Result<(), SyncError> {
+    let cluster = FakeCluster::new(true);
+    let registry = FakeRegistry::new(vec![
+        owned(of(a("web.example.com", "10.0.0.1"), "service/default/web"), OWNER),
+        owned(of(a("api.example.com", "10.0.0.2"), "service/default/api"), OWNER),
+    ]);
+    // `web` fails this sync (it asks for nothing); `api` moves to a new address; `new` appears.
+    let source = FakeSource::with(vec![
+        of(a("api.example.com", "10.0.0.3"), "service/default/api"),
+        of(a("new.example.com", "10.0.0.4"), "service/default/new"),
+    ]);
+    if let Ok(mut f) = source.failed.lock() {
+        f.insert("service/default/web".to_string());
+    }
+    let c = controller(&cluster, &source, &registry, ControllerConfig::default());
+
+    let report = c.run_once().await?;
+    assert!(report.applied);
+    assert_eq!(report.kept.len(), 1, "{report:?}");
+    assert!(matches!(&report.kept[0], Change::Delete(e) if e.dns_name == "web.example.com"));
+    assert_eq!(
+        names(&registry.snapshot()),
+        [
+            "api.example.com A 10.0.0.3",
+            "new.example.com A 10.0.0.4",
+            "web.example.com A 10.0.0.1"
+        ]
+    );
+    assert_eq!(
+        sample(c.metrics(), "extdns_source_objects_failed{source=\"fake\"} "),
+        Some(1.0)
+    );
+
+    // Once it evaluates again (here: it is gone from the cluster and no longer failed), its record goes.
+    if let Ok(mut f) = source.failed.lock() {
+        f.clear();
+    }
+    let report = c.run_once().await?;
+    assert!(report.kept.is_empty());
+    assert_eq!(
+        names(&registry.snapshot()),
+        ["api.example.com A 10.0.0.3", "new.example.com A 10.0.0.4"]
+    );
+    assert_eq!(
+        sample(c.metrics(), "extdns_source_objects_failed{source=\"fake\"} "),
+        Some(0.0)
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn kept_records_do_not_count_towards_the_deletion_guard() -> Result<(), SyncError> {
+    let cluster = FakeCluster::new(true);
+    let records: Vec<Endpoint> = (0..20)
+        .map(|i| {
+            owned(
+                of(
+                    a(&format!("s{i}.example.com"), "10.0.0.1"),
+                    &format!("service/default/s{i}"),
+                ),
+                OWNER,
+            )
+        })
+        .collect();
+    let registry = FakeRegistry::new(records);
+    // Every object fails (a template broken for all of them): nothing is deleted and the guard is not needed.
+    let source = FakeSource::with(vec![]);
+    if let Ok(mut f) = source.failed.lock() {
+        f.extend((0..20).map(|i| format!("service/default/s{i}")));
+    }
+    let c = controller(&cluster, &source, &registry, ControllerConfig::default());
+    let report = c.run_once().await?;
+    assert_eq!(report.kept.len(), 20);
+    assert!(report.held_back.is_empty());
+    assert!(!report.applied);
+    assert_eq!(registry.snapshot().len(), 20);
+    Ok(())
 }
 
 /// A source that takes `delay` to answer, so leadership can run out while a sync plans.

@@ -3,7 +3,9 @@
 //!
 //! Conventions shared by every flag (applied in [`command`], so no flag can forget them):
 //! - every flag can also come from `EXTERNAL_DNS_<NAME>` (upper case, `-` → `_`); a repeatable flag's
-//!   environment value is split on newlines, as kingpin does; an empty variable counts as unset;
+//!   environment value is split on newlines, as kingpin does (only the environment's: a value given on the
+//!   command line, such as a multi-line `--fqdn-template` from a Helm block scalar, is one value); an empty
+//!   variable counts as unset;
 //! - booleans are `--flag` / `--no-flag` (and `--flag=true|false`); the last occurrence wins;
 //! - repeatable flags accumulate; giving one replaces its default;
 //! - durations use Go syntax (`1m`, `30s`, `1h30m`, `500ms`);
@@ -998,20 +1000,64 @@ fn apply_conventions(cmd: clap::Command) -> clap::Command {
                     .hide_possible_values(true)
                     .value_parser(BoolishValueParser::new());
             }
-            if repeatable {
-                arg = arg.value_delimiter('\n');
-            }
             if arg.get_default_values().iter().all(|v| v.is_empty()) {
                 arg = arg.hide_default_value(true);
             }
             let env = env_name(&long);
+            let value = std::env::var_os(&env);
             // kingpin treats an empty variable as unset; clap would hand the empty string to the parser.
-            if !std::env::var_os(&env).is_some_and(|v| v.is_empty()) {
+            // A repeatable flag's multi-line value is handed over line by line (`split_environment_lists`);
+            // clap must not also read it whole, at any level of the command tree.
+            let multi_line = repeatable && value.as_ref().is_some_and(|v| v.to_string_lossy().contains('\n'));
+            if !value.is_some_and(|v| v.is_empty()) && !multi_line {
                 arg = arg.env(env).hide_env_values(true);
             }
             arg
         })
         .mut_subcommands(apply_conventions)
+}
+
+/// The long names of every repeatable flag anywhere in the command tree, each once.
+fn repeatable_flags(cmd: &clap::Command, out: &mut Vec<String>) {
+    for arg in cmd.get_arguments() {
+        if matches!(arg.get_action(), ArgAction::Append)
+            && let Some(long) = arg.get_long()
+            && !out.iter().any(|l| l == long)
+        {
+            out.push(long.to_string());
+        }
+    }
+    for sub in cmd.get_subcommands() {
+        repeatable_flags(sub, out);
+    }
+}
+
+/// kingpin's list values from the environment: a repeatable flag's `EXTERNAL_DNS_<FLAG>` holding several
+/// lines is one value per line. clap's own value delimiter would split command-line values too (a
+/// multi-line `--fqdn-template` would become several templates), so the lines are handed over as
+/// `--flag=line` arguments instead, appended where the parser ends (inside the subcommand when there is
+/// one) and only when the command line does not give the flag, which wins over the environment. A value
+/// without a newline is left to clap's own environment handling.
+fn split_environment_lists(cmd: &clap::Command, args: &mut Vec<OsString>, env: impl Fn(&str) -> Option<OsString>) {
+    let mut repeatable = Vec::new();
+    repeatable_flags(cmd, &mut repeatable);
+    let end = args.iter().position(|a| a == "--").unwrap_or(args.len());
+    let mut extra: Vec<OsString> = Vec::new();
+    for long in repeatable {
+        let Some(value) = env(&env_name(&long)) else { continue };
+        let Some(value) = value.to_str().filter(|v| v.contains('\n')) else {
+            continue;
+        };
+        let flag = format!("--{long}");
+        let given = args.iter().take(end).skip(1).any(|a| {
+            a.to_str()
+                .is_some_and(|a| a == flag || a.strip_prefix(flag.as_str()).is_some_and(|r| r.starts_with('=')))
+        });
+        if !given {
+            extra.extend(value.split('\n').map(|line| OsString::from(format!("{flag}={line}"))));
+        }
+    }
+    args.splice(end..end, extra);
 }
 
 /// `EXTERNAL_DNS_<FLAG>` for a flag's long name.
@@ -1062,7 +1108,8 @@ where
     T: Into<OsString>,
 {
     let mut cmd = command();
-    let args = rewrite_negations(&cmd, args.into_iter().map(Into::into).collect());
+    let mut args = rewrite_negations(&cmd, args.into_iter().map(Into::into).collect());
+    split_environment_lists(&cmd, &mut args, |name| std::env::var_os(name));
     let matches = cmd.try_get_matches_from_mut(args)?;
     Cli::from_arg_matches(&matches).map_err(|e| e.with_cmd(&cmd))
 }
@@ -1070,6 +1117,47 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn split_with(args: &[&str], env: &[(&str, &str)]) -> Vec<String> {
+        let mut args: Vec<OsString> = args.iter().map(OsString::from).collect();
+        split_environment_lists(&command(), &mut args, |name| {
+            env.iter().find(|(k, _)| *k == name).map(|(_, v)| OsString::from(v))
+        });
+        args.iter().map(|a| a.to_string_lossy().into_owned()).collect()
+    }
+
+    #[test]
+    fn environment_lists_become_one_argument_per_line_unless_the_command_line_gives_the_flag() {
+        let env = [
+            ("EXTERNAL_DNS_SERVICE_TYPE_FILTER", "NodePort\nExternalName"),
+            ("EXTERNAL_DNS_SOURCE", "service"),
+        ];
+        assert_eq!(
+            split_with(&["extdns", "endpoints", "--output", "json"], &env),
+            [
+                "extdns",
+                "endpoints",
+                "--output",
+                "json",
+                "--service-type-filter=NodePort",
+                "--service-type-filter=ExternalName"
+            ]
+        );
+        assert_eq!(
+            split_with(&["extdns", "--service-type-filter=LoadBalancer"], &env),
+            ["extdns", "--service-type-filter=LoadBalancer"]
+        );
+    }
+
+    #[test]
+    fn a_multi_line_value_on_the_command_line_is_one_value() {
+        let f = flags(&[
+            "--source=service",
+            "--fqdn-template",
+            "{{if .Name}}\n{{.Name}}.example.com\n{{end}}",
+        ]);
+        assert_eq!(f.sources.fqdn_template.len(), 1);
+    }
 
     fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
         try_parse_from(std::iter::once("extdns").chain(args.iter().copied()))

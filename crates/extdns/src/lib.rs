@@ -28,12 +28,12 @@ pub mod providers;
 pub mod run;
 pub mod settings;
 pub mod settings_aws;
-pub mod settings_leader;
-pub mod webhook_conformance;
-mod settings_pdns;
 pub mod settings_cloudflare;
 pub mod settings_coredns;
+pub mod settings_leader;
+mod settings_pdns;
 pub mod settings_webhook;
+pub mod webhook_conformance;
 pub mod webhook_server;
 pub mod wiring;
 
@@ -101,8 +101,14 @@ where
             match runtime.block_on(run::run(&settings)) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
-                    eprintln!("error: {e:#}");
-                    ExitCode::from(EXIT_FAILURE)
+                    eprintln!("error: {}", error_text(&e));
+                    // A provider or registry that cannot be built from the flags is bad configuration,
+                    // whether it is found while checking the flags or while wiring them.
+                    if e.chain().any(|c| c.is::<ValidationError>()) {
+                        ExitCode::from(EXIT_USAGE)
+                    } else {
+                        ExitCode::from(EXIT_FAILURE)
+                    }
                 }
             }
         }
@@ -129,6 +135,21 @@ where
             ExitCode::from(runtime.block_on(webhook_conformance::run(&args, &mut stdout)))
         }
     }
+}
+
+/// An error and its causes on one line. Our errors' messages already include their cause's text (see
+/// DESIGN.md), contexts added on the way up do not: a cause is appended only when the message so far does
+/// not already say it, so nothing is printed twice.
+pub fn error_text(e: &anyhow::Error) -> String {
+    let mut text = e.to_string();
+    for cause in e.chain().skip(1) {
+        let cause = cause.to_string();
+        if !text.contains(&cause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+    }
+    text
 }
 
 /// A bad configuration exits 2; bad input or a failure exits 1.

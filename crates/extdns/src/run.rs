@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use extdns_controller::{CancellationToken, Controller, Metrics, SyncReport, start_metrics_server};
-use extdns_informer::{Cluster, LiveCluster, ResourceKind};
+use extdns_informer::{Cluster, LiveCluster, ManifestCluster, ResourceKind};
 use extdns_leader::{ElectionConfig, LeaderElection};
 use extdns_provider::Provider;
 use extdns_registry::{NoopRegistry, Registry, TxtRegistry};
@@ -202,8 +202,9 @@ pub fn build_registry(
 pub async fn build_cluster(settings: &Settings, kinds: &[ResourceKind]) -> anyhow::Result<Arc<dyn Cluster>> {
     match &settings.cluster {
         ClusterSettings::Manifests(paths) => {
-            let store = extdns_informer::load(paths, &settings.sources.load_options)?;
-            Ok(Arc::new(LiveCluster::from_store(store)))
+            // Lenient and read again each sync: the files act as a source of objects (the preview stays strict).
+            let cluster = ManifestCluster::load(paths.clone(), settings.sources.load_options.clone())?;
+            Ok(Arc::new(cluster))
         }
         ClusterSettings::ApiServer(kube) => {
             let client = kube_client(kube).await?;

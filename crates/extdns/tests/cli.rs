@@ -324,3 +324,194 @@ fn the_preview_ignores_provider_settings() -> Result<(), Error> {
     assert!(find(&eps, "web.example.com", "A").is_some());
     Ok(())
 }
+
+/// A Helm block scalar gives a multi-line `--fqdn-template`: on the command line it is one template. (Split
+/// at its newline, the action spanning two lines would be cut in two; the pieces, joined with ',' as
+/// several templates are, no longer parse.)
+#[test]
+fn a_multi_line_fqdn_template_on_the_command_line_is_one_template() -> Result<(), Error> {
+    let ex = examples();
+    let template = "{{printf \"%s.tmpl.example.com\"\n    .Name}}";
+    let eps = json_endpoints(
+        &[
+            "--manifests",
+            ex.to_str().ok_or("path")?,
+            "--source=service",
+            "--ignore-hostname-annotation",
+            "--fqdn-template",
+            template,
+        ],
+        &[],
+    )?;
+    assert!(find(&eps, "web.tmpl.example.com", "A").is_some(), "{eps:?}");
+    Ok(())
+}
+
+/// The newline delimiter is kingpin's for environment values only: there, each line is one value.
+#[test]
+fn a_repeatable_flag_from_the_environment_is_split_at_newlines() -> Result<(), Error> {
+    let ex = examples();
+    let eps = json_endpoints(
+        &[
+            "--manifests",
+            ex.to_str().ok_or("path")?,
+            "--ignore-hostname-annotation",
+        ],
+        &[
+            ("EXTERNAL_DNS_SOURCE", "service"),
+            (
+                "EXTERNAL_DNS_FQDN_TEMPLATE",
+                "{{.Name}}.one.example.com\n{{.Name}}.two.example.com",
+            ),
+        ],
+    )?;
+    assert!(find(&eps, "web.one.example.com", "A").is_some(), "{eps:?}");
+    assert!(find(&eps, "web.two.example.com", "A").is_some(), "{eps:?}");
+    Ok(())
+}
+
+/// Bad configuration exits 2 wherever it is found: an unsupported provider or registry is only found while
+/// wiring, an invalid encryption key while checking the flags.
+#[test]
+fn bad_configuration_exits_2_everywhere() -> Result<(), Error> {
+    let ex = examples();
+    let ex = ex.to_str().ok_or("path")?;
+    for (args, message) in [
+        (
+            vec!["--once", "--source=service", "--provider=aws", "--manifests", ex],
+            "provider aws is not supported",
+        ),
+        (
+            vec![
+                "--once",
+                "--source=service",
+                "--provider=inmemory",
+                "--registry=dynamodb",
+                "--manifests",
+                ex,
+            ],
+            "registry dynamodb is not supported",
+        ),
+        (
+            vec![
+                "--once",
+                "--source=service",
+                "--provider=inmemory",
+                "--txt-encrypt-enabled",
+                "--txt-encrypt-aes-key=short",
+                "--manifests",
+                ex,
+            ],
+            "32 bytes",
+        ),
+    ] {
+        let out = extdns(&args, &[])?;
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(message), "{args:?}: {}", stderr(&out));
+    }
+    Ok(())
+}
+
+/// An error says its cause once ("cannot read X: No such file ..." and not that text twice).
+#[test]
+fn an_error_names_its_cause_once() -> Result<(), Error> {
+    let out = extdns(
+        &[
+            "--once",
+            "--source=service",
+            "--provider=inmemory",
+            "--manifests",
+            "/nonexistent/extdns",
+        ],
+        &[],
+    )?;
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("/nonexistent/extdns"), "{err}");
+    assert_eq!(err.matches("No such file").count(), 1, "{err}");
+    Ok(())
+}
+
+/// The YAML parser's hints to programmers ("set DuplicateKeyPolicy in Options") and its source snippet never
+/// reach users; the message names the file, the document, the line and the key.
+#[test]
+fn parser_hints_for_programmers_never_reach_users() -> Result<(), Error> {
+    let dir = tempfile::tempdir()?;
+    let file = dir.path().join("dup.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: a\n  name: b\n",
+    )?;
+    let out = extdns(
+        &[
+            "endpoints",
+            "--manifests",
+            file.to_str().ok_or("path")?,
+            "--source=service",
+        ],
+        &[],
+    )?;
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(!err.contains("DuplicateKeyPolicy") && !err.contains("Options"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("dup.yaml") && err.contains("duplicate mapping key: name"),
+        "{err}"
+    );
+    Ok(())
+}
+
+/// A type error names the object and the field path.
+#[test]
+fn type_errors_name_the_field_path() -> Result<(), Error> {
+    let dir = tempfile::tempdir()?;
+    let file = dir.path().join("type.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: a\n  namespace: default\nspec:\n  ports: 5\n",
+    )?;
+    let out = extdns(
+        &[
+            "endpoints",
+            "--manifests",
+            file.to_str().ok_or("path")?,
+            "--source=service",
+        ],
+        &[],
+    )?;
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("Service default/a") && err.contains("spec.ports"), "{err}");
+    Ok(())
+}
+
+/// Warnings repeat a value up to 200 characters, then cut it with an ellipsis: a megabyte annotation does
+/// not become a megabyte log line.
+#[test]
+fn warnings_cut_long_values() -> Result<(), Error> {
+    let dir = tempfile::tempdir()?;
+    let long = format!("{}.example.com", "x".repeat(5000));
+    std::fs::write(
+        dir.path().join("svc.yaml"),
+        format!(
+            "apiVersion: v1\nkind: Service\nmetadata:\n  name: a\n  namespace: default\n  annotations:\n    \
+             external-dns.kubernetes.io/hostname: web.example.com\n    external-dns.kubernetes.io/target: \"{long}/x\"\n\
+             spec:\n  type: LoadBalancer\nstatus:\n  loadBalancer:\n    ingress:\n      - ip: 192.0.2.1\n"
+        ),
+    )?;
+    let out = extdns(
+        &[
+            "endpoints",
+            "--manifests",
+            dir.path().to_str().ok_or("path")?,
+            "--source=service",
+        ],
+        &[],
+    )?;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("target annotation") && err.contains('…'), "{err}");
+    assert!(!err.contains(&"x".repeat(201)), "the value is cut: {} bytes", err.len());
+    Ok(())
+}

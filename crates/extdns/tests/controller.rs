@@ -334,3 +334,34 @@ async fn providers_extdns_does_not_implement_are_a_clear_error() -> Result<(), E
 fn four(changes: &[Change]) -> Changes {
     changes.iter().cloned().collect()
 }
+
+/// `--manifests` in the controller is a file-based source: one running controller reads the files again at
+/// every sync, and a bad document is skipped (the others still sync) instead of stopping it.
+#[tokio::test]
+async fn manifests_are_read_again_each_sync_and_a_bad_document_is_skipped() -> Result<(), Error> {
+    let dir = tempfile::tempdir()?;
+    let provider = Arc::new(InMemoryProvider::new(vec![]));
+    let f = settings_over(dir.path(), &[])?;
+    write_manifests(
+        dir.path(),
+        &[
+            service("web", "web.example.com", "203.0.113.10"),
+            "apiVersion: v1\nkind: Service\nmetadata: [not, a, mapping]\n".to_string(),
+            service("api", "api.example.com", "203.0.113.11"),
+        ],
+    )?;
+    let metrics = Arc::new(Metrics::new("test", "test"));
+    let controller = extdns::run::build_controller(&f, as_provider(&provider), metrics).await?;
+    controller.run_once().await?;
+    let first = records(&provider);
+    assert!(first.contains("web.example.com A 203.0.113.10"), "{first:?}");
+    assert!(first.contains("api.example.com A 203.0.113.11"), "{first:?}");
+
+    // The same controller, the file edited: the next sync follows it.
+    write_manifests(dir.path(), &[service("web", "web.example.com", "203.0.113.20")])?;
+    controller.run_once().await?;
+    let second = records(&provider);
+    assert!(second.contains("web.example.com A 203.0.113.20"), "{second:?}");
+    assert!(!second.iter().any(|r| r.starts_with("api.example.com")), "{second:?}");
+    Ok(())
+}

@@ -507,3 +507,141 @@ fn bind_the_deletion_guard_holds_back_a_mass_deletion_but_not_a_small_one() {
     );
     assert_eq!(ownership_records(&server), Vec::<String>::new());
 }
+
+/// A LoadBalancer Service `name` with the given cluster IPs, extra annotation lines and ingress address,
+/// for the FQDN template `{{if index .Spec.ClusterIPs 1}}{{.Name}}.example.org{{end}}`, which fails on a
+/// Service with a single cluster IP (index out of range), as a template does on an object it does not fit.
+fn templated_service(name: &str, cluster_ips: &[&str], annotations: &str, ingress_ip: &str) -> String {
+    let ips: String = cluster_ips.iter().map(|ip| format!("    - {ip}\n")).collect();
+    let annotations = if annotations.is_empty() {
+        String::new()
+    } else {
+        format!("  annotations:\n{annotations}")
+    };
+    format!(
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: {name}\n  namespace: default\n{annotations}\
+         spec:\n  type: LoadBalancer\n  clusterIP: {first}\n  clusterIPs:\n{ips}  ports:\n    - name: http\n      \
+         port: 80\nstatus:\n  loadBalancer:\n    ingress:\n      - ip: {ingress_ip}\n",
+        first = cluster_ips.first().copied().unwrap_or("10.96.0.1"),
+    )
+}
+
+const FAILING_TEMPLATE: &str = "--fqdn-template={{if index .Spec.ClusterIPs 1}}{{.Name}}.example.org{{end}}";
+
+fn log_of(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+#[test]
+fn bind_a_service_whose_template_starts_failing_keeps_its_record_while_others_change() {
+    let server = DnsServer::start(Kind::Bind, &[Zone::new("example.org")]);
+    let dir = tempdir();
+    let dual = ["10.96.0.10", "fd00::10"];
+    write_manifests(
+        dir.path(),
+        &[
+            templated_service("web", &dual, "", "192.0.2.10"),
+            templated_service("api", &["10.96.0.11", "fd00::11"], "", "192.0.2.20"),
+        ]
+        .join("---\n"),
+    );
+    ok(&extdns_with(&server, dir.path(), SECRET, &[FAILING_TEMPLATE]), "create");
+    assert_eq!(server.dig("web.example.org", "A"), vec!["192.0.2.10"]);
+    assert_eq!(server.dig("api.example.org", "A"), vec!["192.0.2.20"]);
+
+    // `web` loses its second cluster IP: the template fails on it. `api` moves in the same sync.
+    write_manifests(
+        dir.path(),
+        &[
+            templated_service("web", &["10.96.0.10"], "", "192.0.2.10"),
+            templated_service("api", &["10.96.0.11", "fd00::11"], "", "192.0.2.21"),
+        ]
+        .join("---\n"),
+    );
+    let out = extdns_with(&server, dir.path(), SECRET, &[FAILING_TEMPLATE]);
+    ok(&out, "web fails, api moves");
+    let log = log_of(&out);
+    assert!(
+        log.contains("default/web") && log.contains("FQDN template") && log.contains("kept"),
+        "the warning names the object and the field: {log}"
+    );
+    assert_eq!(
+        server.dig("web.example.org", "A"),
+        vec!["192.0.2.10"],
+        "web's record is kept"
+    );
+    assert_eq!(
+        server.dig("api.example.org", "A"),
+        vec!["192.0.2.21"],
+        "api's change landed"
+    );
+    assert_eq!(
+        ownership_records(&server),
+        vec!["a-api.example.org", "a-web.example.org"]
+    );
+
+    // Deleting the object still deletes its records, failing or not.
+    write_manifests(
+        dir.path(),
+        &templated_service("api", &["10.96.0.11", "fd00::11"], "", "192.0.2.21"),
+    );
+    ok(
+        &extdns_with(&server, dir.path(), SECRET, &[FAILING_TEMPLATE]),
+        "web deleted",
+    );
+    assert_eq!(server.dig("web.example.org", "A"), Vec::<String>::new());
+    assert_eq!(server.dig("api.example.org", "A"), vec!["192.0.2.21"]);
+    assert_eq!(ownership_records(&server), vec!["a-api.example.org"]);
+}
+
+#[test]
+fn bind_an_invalid_target_annotation_keeps_the_services_records() {
+    let server = DnsServer::start(Kind::Bind, &[Zone::new("example.org")]);
+    let dir = tempdir();
+    let cdn = |target: &str| {
+        templated_service(
+            "cdn",
+            &["10.96.0.30"],
+            &format!(
+                "    external-dns.kubernetes.io/hostname: cdn.example.org\n    \
+                 external-dns.kubernetes.io/target: \"{target}\"\n"
+            ),
+            "192.0.2.30",
+        )
+    };
+    let other = |ip: &str| lb_service("other", "other.example.org", &format!("ip: {ip}"));
+    write_manifests(
+        dir.path(),
+        &[cdn("edge.example.net"), other("192.0.2.40")].join("---\n"),
+    );
+    ok(&extdns(&server, dir.path(), SECRET), "create");
+    assert_eq!(server.dig("cdn.example.org", "CNAME"), vec!["edge.example.net."]);
+
+    // The target becomes something no provider can write; the other Service moves in the same sync.
+    write_manifests(dir.path(), &[cdn("1.2.3.4/24"), other("192.0.2.41")].join("---\n"));
+    let out = extdns(&server, dir.path(), SECRET);
+    ok(&out, "bad target");
+    let log = log_of(&out);
+    assert!(
+        log.contains("default/cdn") && log.contains("target annotation") && log.contains("1.2.3.4/24"),
+        "the warning names the object, the field and the value: {log}"
+    );
+    assert_eq!(server.dig("cdn.example.org", "CNAME"), vec!["edge.example.net."]);
+    assert_eq!(server.dig("other.example.org", "A"), vec!["192.0.2.41"]);
+    assert_eq!(
+        ownership_records(&server),
+        vec!["a-other.example.org", "cname-cdn.example.org"]
+    );
+
+    // Fixed: the Service evaluates again and its record follows.
+    write_manifests(
+        dir.path(),
+        &[cdn("edge2.example.net"), other("192.0.2.41")].join("---\n"),
+    );
+    ok(&extdns(&server, dir.path(), SECRET), "fixed");
+    assert_eq!(server.dig("cdn.example.org", "CNAME"), vec!["edge2.example.net."]);
+}

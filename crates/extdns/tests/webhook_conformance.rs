@@ -175,7 +175,12 @@ fn extdns_webhook_server_passes_every_check() -> Result<(), Error> {
         }
     }
     server
-        .args(["--webhook-server", "--provider=inmemory", "--inmemory-zone=example.org", "--source=service"])
+        .args([
+            "--webhook-server",
+            "--provider=inmemory",
+            "--inmemory-zone=example.org",
+            "--source=service",
+        ])
         .arg(format!("--webhook-server-address=127.0.0.1:{port}"))
         .arg(format!("--metrics-address=127.0.0.1:{metrics}"))
         .stdout(std::process::Stdio::null())

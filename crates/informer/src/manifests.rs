@@ -73,7 +73,7 @@ pub enum ManifestError {
         #[source]
         source: std::io::Error,
     },
-    #[error("{at}: cannot parse: {source}")]
+    #[error("{at}: cannot parse: {}", yaml_message(source))]
     Yaml {
         at: Location,
         #[source]
@@ -144,6 +144,21 @@ impl ManifestError {
             | ManifestError::Decode { at, .. } => Some(at),
         }
     }
+}
+
+/// The YAML parser's message as one line for users: its first line without the `error: ` tag, and without
+/// the hints addressed to programmers using the parser ("set DuplicateKeyPolicy in Options if acceptable"),
+/// which name settings users cannot reach. The source snippet that follows is left out too: the location
+/// (file, document, line and column) is already in the message.
+fn yaml_message(e: &serde_saphyr::Error) -> String {
+    let text = e.to_string();
+    let first = text.lines().next().unwrap_or_default();
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    let first = match first.find(", set ") {
+        Some(i) if first[i..].contains(" in Options") => &first[..i],
+        _ => first,
+    };
+    first.trim_end().to_string()
 }
 
 /// Something worth telling the user that did not stop the load.

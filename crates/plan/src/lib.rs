@@ -32,6 +32,7 @@
 //! ```
 
 mod conflict;
+mod failed;
 mod name;
 mod policy;
 #[cfg(test)]
@@ -44,6 +45,7 @@ use std::hash::{BuildHasher, BuildHasherDefault, RandomState};
 use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, Targets, label};
 
 pub use conflict::{cname_conflicts, resolve_create, resolve_update};
+pub use failed::hold_records_of_failed_objects;
 pub use name::normalize_dns_name;
 pub use policy::{Policy, UnknownPolicy};
 

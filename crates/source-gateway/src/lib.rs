@@ -59,14 +59,14 @@ mod listener;
 mod parents;
 mod route;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use async_trait::async_trait;
 use extdns_endpoint::{Endpoint, ObjectRef, Target, Ttl, merge_endpoints};
 use extdns_informer::view::{Route, RouteKind};
 use extdns_informer::{ClusterStore, ResourceKind};
 use extdns_source::annotations::key;
-use extdns_source::{Selector, Source, SourceConfig, SourceError};
+use extdns_source::{Selector, Source, SourceConfig, SourceError, SourceOutput};
 
 pub use hostname::{Hostname, HostnameError};
 pub use listener::protocol_matches;
@@ -111,6 +111,11 @@ impl GatewayRouteSource {
 
     /// What [`Source::endpoints`] returns, without the async wrapper: nothing here waits.
     pub fn collect(&self, cluster: &ClusterStore) -> Result<Vec<Endpoint>, SourceError> {
+        Ok(self.collect_output(cluster)?.endpoints)
+    }
+
+    /// What [`Source::evaluate`] returns, without the async wrapper.
+    pub fn collect_output(&self, cluster: &ClusterStore) -> Result<SourceOutput, SourceError> {
         let gateways = cluster.gateways();
         let listener_sets = if self.config.listener_sets {
             cluster.listener_sets()
@@ -123,22 +128,31 @@ impl GatewayRouteSource {
         let routes = cluster.routes(self.kind);
         // Most routes publish a name or two: sizing once saves copying every endpoint on growth.
         let mut out = Vec::with_capacity(routes.len() * 2);
+        let mut failed: BTreeSet<String> =
+            extdns_source::undecodable_of(cluster, ResourceKind::Route(self.kind)).collect();
         for route in routes {
             if route.kind != self.kind || !self.config.common.admits(&route.meta) {
                 continue;
             }
-            self.route_endpoints(&route, &parents, &mut namespaces, &mut out)?;
+            if !self.route_endpoints(&route, &parents, &mut namespaces, &mut out)? {
+                failed.insert(extdns_source::resource_key(
+                    ResourceKind::Route(self.kind),
+                    &route.meta.namespace,
+                    &route.meta.name,
+                ));
+            }
         }
-        Ok(configured_ttl_first(merge_endpoints(out)))
+        Ok(SourceOutput::new(configured_ttl_first(merge_endpoints(out)), failed))
     }
 
+    /// The route's endpoints, appended to `out`; `false` when the route could not be evaluated.
     fn route_endpoints(
         &self,
         route: &Route,
         parents: &Parents<'_>,
         namespaces: &mut NamespaceCache<'_>,
         out: &mut Vec<Endpoint>,
-    ) -> Result<(), SourceError> {
+    ) -> Result<bool, SourceError> {
         let source_name = self.kind.source_name();
         let route_ns = route.meta.namespace.as_str();
         let object = ObjectName {
@@ -148,19 +162,24 @@ impl GatewayRouteSource {
         };
         if route.parent_refs.is_empty() {
             tracing::debug!(object = %object, "no parentRefs: nothing to publish");
-            return Ok(());
+            return Ok(true);
         }
         // A template that cannot run on this route skips the route, like any other bad input on one object:
-        // the rest of the cluster still syncs.
+        // the rest of the cluster still syncs, and the route's records stay as they are.
         let names = match route_names(&self.config, route, object, source_name) {
             Ok(names) => names,
             Err(e) => {
-                tracing::warn!(object = %object, field = "FQDN template", "template failed, route skipped: {e}");
-                return Ok(());
+                tracing::warn!(
+                    object = %object,
+                    field = "FQDN template",
+                    "template failed, route skipped; its records are kept as they are: {e}"
+                );
+                return Ok(false);
             }
         };
+        let evaluated = !names.invalid;
         if names.names.is_empty() && !names.listener_fallback {
-            return Ok(());
+            return Ok(evaluated);
         }
 
         // Name → the target lists (one per parent) of every parent and listener the route is attached to.
@@ -206,7 +225,7 @@ impl GatewayRouteSource {
             }
         }
         if hosts.is_empty() {
-            return Ok(());
+            return Ok(evaluated);
         }
 
         let annotations = &self.config.common.annotations;
@@ -244,7 +263,7 @@ impl GatewayRouteSource {
                 out.push(e.with_ref_object(reference.clone()));
             }
         }
-        Ok(())
+        Ok(evaluated)
     }
 }
 
@@ -314,6 +333,10 @@ impl Source for GatewayRouteSource {
 
     async fn endpoints(&self, cluster: &ClusterStore) -> Result<Vec<Endpoint>, SourceError> {
         self.collect(cluster)
+    }
+
+    async fn evaluate(&self, cluster: &ClusterStore) -> Result<SourceOutput, SourceError> {
+        self.collect_output(cluster)
     }
 }
 

@@ -50,6 +50,8 @@ pub struct RouteNames {
     pub names: Vec<Hostname>,
     /// Nothing gave a name: each matching listener's own hostname is used instead.
     pub listener_fallback: bool,
+    /// A name the route asks for is malformed: the route is not fully evaluated, so its records are kept.
+    pub invalid: bool,
 }
 
 /// Collect the route's names: `spec.hostnames` (HTTP, GRPC, TLS routes), the hostname annotation (unless
@@ -107,6 +109,7 @@ pub fn route_names(
 
     let listener_fallback = raw.is_empty() && mode == HostnameSource::All;
     let mut names: Vec<Hostname> = Vec::with_capacity(raw.len());
+    let mut invalid = false;
     for (h, field) in raw {
         match Hostname::parse(h) {
             Ok(h) => {
@@ -114,11 +117,20 @@ pub fn route_names(
                     names.push(h);
                 }
             }
-            Err(e) => tracing::warn!(object = %object, field, value = h, "ignoring hostname: it {e}"),
+            Err(e) => {
+                invalid = true;
+                tracing::warn!(
+                    object = %object,
+                    field,
+                    value = %extdns_source::shorten(h),
+                    "ignoring hostname: it {e}; the route's records are kept as they are"
+                )
+            }
         }
     }
     Ok(RouteNames {
         names,
         listener_fallback,
+        invalid,
     })
 }

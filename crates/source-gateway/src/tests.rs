@@ -2059,3 +2059,42 @@ fn endpoints_differing_only_in_ttl_keep_their_order_when_the_first_has_a_ttl() {
     assert_eq!(eps[0].record_ttl, Ttl(120));
     assert_eq!(eps[0].resource(), Some("httproute/infra/a"));
 }
+
+#[test]
+fn routes_that_cannot_be_evaluated_are_reported_by_their_resource_key() {
+    let mut c = world();
+    c.add_route(httproute("apps", "web", &[], &[gw_ref("infra", "gw")]));
+    c.add_route(httproute(
+        "apps",
+        "shop",
+        &["shop.example.com"],
+        &[gw_ref("infra", "gw")],
+    ));
+    c.add_undecodable(ResourceKind::Route(RouteKind::Http), "apps", "broken");
+    let cfg = templated("{{.Spec.NoSuchField}}.example.com", false);
+    let out = GatewayRouteSource::new(RouteKind::Http, cfg)
+        .collect_output(&c)
+        .expect("a failing template is not a sync error");
+    assert_eq!(names(&out.endpoints), vec!["shop.example.com"]);
+    let failed: Vec<&str> = out.failed.iter().map(String::as_str).collect();
+    assert_eq!(failed, vec!["httproute/apps/broken", "httproute/apps/web"]);
+    // The resource key is the one the route's records carry.
+    assert_eq!(out.endpoints[0].resource(), Some("httproute/apps/shop"));
+}
+
+#[test]
+fn a_route_with_a_malformed_hostname_is_reported_failed_and_its_valid_names_still_published() {
+    let mut c = world();
+    c.add_route(httproute(
+        "apps",
+        "web",
+        &["web.example.com", "bad_name..example.com"],
+        &[gw_ref("infra", "gw")],
+    ));
+    let out = GatewayRouteSource::new(RouteKind::Http, GatewaySourceConfig::default())
+        .collect_output(&c)
+        .expect("a malformed hostname is not a sync error");
+    assert_eq!(names(&out.endpoints), vec!["web.example.com"]);
+    let failed: Vec<&str> = out.failed.iter().map(String::as_str).collect();
+    assert_eq!(failed, vec!["httproute/apps/web"]);
+}

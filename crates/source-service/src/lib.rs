@@ -50,7 +50,7 @@ mod service;
 #[cfg(test)]
 mod testutil;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -58,7 +58,7 @@ use extdns_endpoint::{Endpoint, Target};
 use extdns_informer::view::Service;
 use extdns_informer::{ClusterStore, ResourceKind};
 use extdns_source::resolver::Resolver;
-use extdns_source::{Source, SourceError};
+use extdns_source::{Source, SourceError, SourceOutput};
 
 pub use config::{Compatibility, ConfigError, SERVICE_TYPES, ServiceSourceConfig};
 
@@ -126,8 +126,9 @@ impl ServiceSource {
     /// Services are visited in the order of their `resource` label, and records without that label (from
     /// the compatibility modes and `--fqdn-target-template`) are put first, which is the order the merge
     /// across Services needs (see [`merge`]).
-    fn build(&self, cluster: &ClusterStore, services: &[Arc<Service>], resolved: Resolved) -> Vec<Endpoint> {
+    fn build(&self, cluster: &ClusterStore, services: &[Arc<Service>], resolved: Resolved) -> SourceOutput {
         let ctx = Ctx::new(&self.config, cluster, resolved);
+        let mut failed: BTreeSet<String> = extdns_source::undecodable_of(cluster, ResourceKind::Service).collect();
         let mut ordered: Vec<(String, &Service)> = services
             .iter()
             .map(|s| {
@@ -142,7 +143,9 @@ impl ServiceSource {
         let mut labelled = Vec::with_capacity(services.len() * 2);
         for (resource, svc) in ordered {
             let start = labelled.len();
-            service::endpoints(&ctx, svc, resource, &mut labelled);
+            if let Some(resource) = service::endpoints(&ctx, svc, resource, &mut labelled) {
+                failed.insert(resource);
+            }
             // Records without the label (rare) go first; see `merge`.
             if labelled[start..].iter().any(|e| e.labels.is_empty()) {
                 let tail: Vec<Endpoint> = labelled.drain(start..).collect();
@@ -156,10 +159,10 @@ impl ServiceSource {
             }
         }
         if unlabelled.is_empty() {
-            return merge::merge_services(labelled);
+            return SourceOutput::new(merge::merge_services(labelled), failed);
         }
         unlabelled.append(&mut labelled);
-        merge::merge_services(unlabelled)
+        SourceOutput::new(merge::merge_services(unlabelled), failed)
     }
 }
 
@@ -183,6 +186,10 @@ impl Source for ServiceSource {
     }
 
     async fn endpoints(&self, cluster: &ClusterStore) -> Result<Vec<Endpoint>, SourceError> {
+        Ok(self.evaluate(cluster).await?.endpoints)
+    }
+
+    async fn evaluate(&self, cluster: &ClusterStore) -> Result<SourceOutput, SourceError> {
         let services: Vec<Arc<Service>> = cluster.services().into_iter().filter(|s| self.admits(s)).collect();
         let resolved = if self.config.resolve_load_balancer_hostname {
             self.resolve_load_balancer_hostnames(&services).await

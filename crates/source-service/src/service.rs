@@ -3,10 +3,10 @@
 //! `target` annotation, else from what the Service's type exposes.
 
 use std::borrow::Cow;
-use std::cell::OnceCell;
+use std::cell::{Cell, OnceCell};
 
 use extdns_endpoint::{
-    Endpoint, ObjectRef, ProviderSpecific, RecordType, Target, Ttl, merge_endpoints, validate_dns_name,
+    Endpoint, ObjectRef, ProviderSpecific, RecordType, Target, TargetKind, Ttl, merge_endpoints, validate_dns_name,
 };
 use extdns_informer::view::Service;
 use extdns_source::annotations::key;
@@ -33,6 +33,11 @@ pub(crate) struct Svc<'c> {
     load_balancer: OnceCell<Vec<Target>>,
     node_port: OnceCell<Cow<'c, SplitTargets>>,
     headless: OnceCell<Vec<Member>>,
+    /// The `target` annotation has a target no provider can write: no name of the Service is published.
+    unwritable_target: bool,
+    /// Something this Service asks for could not be evaluated (a template, a name, a target): its records
+    /// are then kept as they are rather than planned from a partial result.
+    failed: Cell<bool>,
 }
 
 impl<'c> Svc<'c> {
@@ -51,6 +56,18 @@ impl<'c> Svc<'c> {
             );
             target_override.retain(|t| !t.is_empty());
         }
+        // A target that is neither an address nor a host name cannot be written by any provider: publishing
+        // it would fail at the provider, so the Service is not evaluated and its records are kept.
+        let unwritable = target_override.iter().find(|t| t.kind() == TargetKind::Other);
+        if let Some(t) = unwritable {
+            tracing::warn!(
+                service = id,
+                field = "target annotation",
+                value = %extdns_source::shorten(t.as_str()),
+                "the target is neither an IP address nor a host name; the Service's records are kept as they are"
+            );
+        }
+        let unwritable_target = unwritable.is_some();
         Svc {
             svc,
             resource,
@@ -62,7 +79,14 @@ impl<'c> Svc<'c> {
             load_balancer: OnceCell::new(),
             node_port: OnceCell::new(),
             headless: OnceCell::new(),
+            unwritable_target,
+            failed: Cell::new(unwritable_target),
         }
+    }
+
+    /// Mark the Service as not evaluated this sync (the warning that says why is the caller's).
+    pub fn fail(&self) {
+        self.failed.set(true);
     }
 
     /// `namespace/name`, naming the Service in warnings.
@@ -165,13 +189,16 @@ impl<'c> Svc<'c> {
                 }
                 match ctx.resolved.get(host) {
                     Some(Ok(ips)) => targets.extend(ips.iter().cloned()),
-                    Some(Err(e)) => tracing::warn!(
-                        service = self.id(),
-                        field = %format_args!("status.loadBalancer.ingress[{i}].hostname"),
-                        value = host,
-                        error = %e,
-                        "could not resolve the load balancer hostname; it contributes no targets"
-                    ),
+                    Some(Err(e)) => {
+                        self.fail();
+                        tracing::warn!(
+                            service = self.id(),
+                            field = %format_args!("status.loadBalancer.ingress[{i}].hostname"),
+                            value = host,
+                            error = %e,
+                            "could not resolve the load balancer hostname; the Service's records are kept as they are"
+                        )
+                    }
                     None => {}
                 }
             }
@@ -193,6 +220,9 @@ impl<'c> Svc<'c> {
         let Some(hostname) = self.valid_name(hostname, field) else {
             return Vec::new();
         };
+        if self.unwritable_target {
+            return Vec::new();
+        }
         if !self.target_override.is_empty() {
             return self.emit(hostname, &self.target_override);
         }
@@ -225,7 +255,13 @@ impl<'c> Svc<'c> {
             return None;
         }
         if let Err(e) = validate_dns_name(name) {
-            tracing::warn!(service = self.id(), field, value = name, "skipping hostname: {e}");
+            self.fail();
+            tracing::warn!(
+                service = self.id(),
+                field,
+                value = %extdns_source::shorten(name),
+                "skipping hostname: {e}; the Service's records are kept as they are"
+            );
             return None;
         }
         Some(name)
@@ -233,8 +269,9 @@ impl<'c> Svc<'c> {
 }
 
 /// Every endpoint one Service asks for (before the merge across Services), appended to `out`.
-/// `resource` is the Service's `resource` label, `service/<namespace>/<name>`.
-pub(crate) fn endpoints(ctx: &Ctx<'_>, svc: &Service, resource: String, out: &mut Vec<Endpoint>) {
+/// `resource` is the Service's `resource` label, `service/<namespace>/<name>`; it is handed back when the
+/// Service could not be evaluated.
+pub(crate) fn endpoints(ctx: &Ctx<'_>, svc: &Service, resource: String, out: &mut Vec<Endpoint>) -> Option<String> {
     let cfg = ctx.cfg;
     let common = &cfg.common;
     let s = Svc::new(ctx, svc, resource);
@@ -270,14 +307,22 @@ pub(crate) fn endpoints(ctx: &Ctx<'_>, svc: &Service, resource: String, out: &mu
                         out.extend(s.generate(ctx, &h, false, "FQDN template"));
                     }
                 }
-                Err(e) => tracing::warn!(service = s.id(), field = "FQDN template", "template failed: {e}"),
+                Err(e) => {
+                    s.fail();
+                    tracing::warn!(
+                        service = s.id(),
+                        field = "FQDN template",
+                        "template failed: {e}; the Service's records are kept as they are"
+                    )
+                }
             }
         }
     }
 
+    let failed = s.failed.get().then(|| s.resource.clone());
     if none_yet(out) {
         tracing::debug!(service = s.id(), "no endpoints could be generated");
-        return;
+        return failed;
     }
     let object = ObjectRef {
         source: SOURCE_NAME.to_string(),
@@ -290,6 +335,7 @@ pub(crate) fn endpoints(ctx: &Ctx<'_>, svc: &Service, resource: String, out: &mu
         }
         last.ref_objects.insert(object);
     }
+    failed
 }
 
 /// `--fqdn-target-template`: `host:target` pairs. Like external-dns these records carry no TTL, labels or
@@ -299,7 +345,12 @@ fn target_template_endpoints(s: &Svc<'_>, template: &extdns_source::template::Fq
     let raw = match template.execute_raw(s.svc, SOURCE_NAME) {
         Ok(raw) => raw,
         Err(e) => {
-            tracing::warn!(service = s.id(), field = FIELD, "template failed: {e}");
+            s.fail();
+            tracing::warn!(
+                service = s.id(),
+                field = FIELD,
+                "template failed: {e}; the Service's records are kept as they are"
+            );
             return Vec::new();
         }
     };
@@ -820,6 +871,61 @@ mod tests {
         let c = cluster_of(vec![plain.build(), named.build()]);
         let eps = run(with_template("{{.Spec.Missing.Deeper}}.example.com", false, false), &c);
         assert_eq!(show(&eps), lines(&["api.example.com A 1.2.3.5"]));
+    }
+
+    #[test]
+    fn a_service_the_template_fails_on_is_reported_failed_and_the_others_are_not() {
+        let two = Sv::lb("shop", "two")
+            .cluster_ips(&["10.0.0.1", "fd00::1"])
+            .ingress_ip("1.2.3.4");
+        let one = Sv::lb("shop", "one").cluster_ips(&["10.0.0.2"]).ingress_ip("1.2.3.5");
+        let c = cluster_of(vec![two.build(), one.build()]);
+        let (eps, failed) = evaluate(
+            with_template(
+                "{{if index .Spec.ClusterIPs 1}}{{.Name}}.example.com{{end}}",
+                false,
+                false,
+            ),
+            &c,
+        );
+        assert_eq!(show(&eps), lines(&["two.example.com A 1.2.3.4"]));
+        assert_eq!(failed, vec!["service/shop/one"]);
+    }
+
+    #[test]
+    fn an_unwritable_target_annotation_fails_the_service_and_publishes_none_of_its_names() {
+        let bad = Sv::lb("shop", "bad")
+            .a("hostname", "bad.example.com,also.example.com")
+            .a("target", "1.2.3.4/24")
+            .ingress_ip("1.2.3.4");
+        let good = Sv::lb("shop", "good")
+            .a("hostname", "good.example.com")
+            .a("target", "lb.example.net")
+            .ingress_ip("1.2.3.5");
+        let (eps, failed) = evaluate(cfg(), &cluster_of(vec![bad.build(), good.build()]));
+        assert_eq!(show(&eps), lines(&["good.example.com CNAME lb.example.net"]));
+        assert_eq!(failed, vec!["service/shop/bad"]);
+    }
+
+    #[test]
+    fn an_invalid_hostname_annotation_fails_the_service_but_its_valid_names_are_published() {
+        let s = Sv::lb("shop", "web")
+            .a("hostname", &format!("web.example.com,{}.example.com", "x".repeat(64)))
+            .ingress_ip("1.2.3.4");
+        let (eps, failed) = evaluate(cfg(), &one(s));
+        assert_eq!(show(&eps), lines(&["web.example.com A 1.2.3.4"]));
+        assert_eq!(failed, vec!["service/shop/web"]);
+    }
+
+    #[test]
+    fn an_undecodable_service_is_reported_failed() {
+        let mut c = one(Sv::lb("shop", "web")
+            .a("hostname", "web.example.com")
+            .ingress_ip("1.2.3.4"));
+        c.add_undecodable(extdns_informer::ResourceKind::Service, "shop", "broken");
+        let (eps, failed) = evaluate(cfg(), &c);
+        assert_eq!(show(&eps), lines(&["web.example.com A 1.2.3.4"]));
+        assert_eq!(failed, vec!["service/shop/broken"]);
     }
 
     #[test]

@@ -25,6 +25,14 @@ pub fn source(cfg: ServiceSourceConfig) -> ServiceSource {
     ServiceSource::new(cfg, Arc::new(StaticResolver::new()))
 }
 
+/// The endpoints and the `resource` keys of the Services that could not be evaluated.
+pub fn evaluate(cfg: ServiceSourceConfig, cluster: &ClusterStore) -> (Vec<Endpoint>, Vec<String>) {
+    match futures::executor::block_on(source(cfg).evaluate(cluster)) {
+        Ok(out) => (out.endpoints, out.failed.into_iter().collect()),
+        Err(e) => panic!("the service source failed: {e}"),
+    }
+}
+
 pub fn run_with(src: &ServiceSource, cluster: &ClusterStore) -> Vec<Endpoint> {
     match futures::executor::block_on(src.endpoints(cluster)) {
         Ok(eps) => eps,
@@ -105,6 +113,10 @@ impl Sv {
     }
     pub fn cluster_ip(mut self, ip: &str) -> Sv {
         self.0.cluster_ip = Some(ip.into());
+        self
+    }
+    pub fn cluster_ips(mut self, ips: &[&str]) -> Sv {
+        self.0.cluster_ips = ips.iter().map(|s| s.to_string()).collect();
         self
     }
     pub fn headless(self) -> Sv {

@@ -58,6 +58,12 @@ pub struct PipelineOutput {
     pub endpoints: Vec<Endpoint>,
     pub invalid: BTreeMap<(String, String), usize>,
     pub deduplicated: BTreeMap<(String, String), usize>,
+    /// The `resource` keys of the objects that could not be evaluated (a source said so, or one of their
+    /// endpoints was invalid): the controller keeps their records as they are.
+    pub failed: BTreeSet<String>,
+    /// How many objects each source could not evaluate, every source named (0 included), for the
+    /// `extdns_source_objects_failed` gauge.
+    pub failed_by_source: BTreeMap<String, usize>,
 }
 
 /// All configured sources and the wrappers around them.
@@ -102,12 +108,19 @@ impl Pipeline {
     /// then plans nothing this round.
     pub async fn endpoints(&self, cluster: &ClusterStore) -> Result<PipelineOutput, SourceError> {
         let mut tagged: Vec<(usize, Endpoint)> = Vec::new();
+        let mut failed: Vec<BTreeSet<String>> = Vec::with_capacity(self.sources.len());
         for (i, source) in self.sources.iter().enumerate() {
-            let eps = source.endpoints(cluster).await?;
-            tagged.extend(eps.into_iter().map(|e| (i, e)));
+            let out = source.evaluate(cluster).await?;
+            tagged.extend(out.endpoints.into_iter().map(|e| (i, e)));
+            failed.push(out.failed);
         }
         let names: Vec<&str> = self.sources.iter().map(|s| s.name()).collect();
-        Ok(self.process(tagged, &names))
+        let mut out = self.process(tagged, &names);
+        for (name, set) in names.iter().zip(failed) {
+            *out.failed_by_source.entry((*name).to_string()).or_default() += set.len();
+            out.failed.extend(set);
+        }
+        Ok(out)
     }
 
     /// Steps 1 (default targets) to 6 on endpoints already collected, each tagged with the index of its
@@ -186,6 +199,12 @@ fn dedup(mut tagged: Vec<(usize, Endpoint)>, names: &[&str], out: &mut PipelineO
             *out.invalid
                 .entry((e.record_type.to_string(), source_name(*src)))
                 .or_default() += 1;
+            // The object asked for a record that cannot be written: what it published before stays.
+            if let Some(resource) = e.resource()
+                && out.failed.insert(resource.to_string())
+            {
+                *out.failed_by_source.entry(source_name(*src)).or_default() += 1;
+            }
             keep[i] = false;
             continue;
         }
@@ -416,6 +435,77 @@ mod tests {
 
     fn key(t: &str, s: &str) -> (String, String) {
         (t.to_string(), s.to_string())
+    }
+
+    /// A source that reports objects it could not evaluate next to its endpoints.
+    struct Failing {
+        failed: &'static [&'static str],
+        endpoints: Vec<Endpoint>,
+    }
+
+    #[async_trait]
+    impl Source for Failing {
+        fn name(&self) -> &str {
+            "failing"
+        }
+        fn watched_kinds(&self) -> Vec<ResourceKind> {
+            Vec::new()
+        }
+        async fn endpoints(&self, cluster: &ClusterStore) -> Result<Vec<Endpoint>, SourceError> {
+            Ok(self.evaluate(cluster).await?.endpoints)
+        }
+        async fn evaluate(&self, _cluster: &ClusterStore) -> Result<crate::SourceOutput, SourceError> {
+            Ok(crate::SourceOutput::new(
+                self.endpoints.clone(),
+                self.failed.iter().map(|f| f.to_string()).collect(),
+            ))
+        }
+    }
+
+    #[tokio::test]
+    async fn failed_objects_of_every_source_and_of_invalid_endpoints_are_reported() -> Result<(), SourceError> {
+        let bad =
+            a("bad.example.com", &["lb.example.net"]).with_label(extdns_endpoint::label::RESOURCE, "service/ns/bad");
+        let out = run(
+            vec![
+                src("plain", vec![a("ok.example.com", &["10.0.0.1"]), bad]),
+                Box::new(Failing {
+                    failed: &["service/ns/web", "httproute/ns/shop"],
+                    endpoints: vec![a("x.example.com", &["10.0.0.2"])],
+                }),
+            ],
+            PipelineConfig::default(),
+        )
+        .await?;
+        assert_eq!(
+            summary(&out),
+            vec!["ok.example.com A 10.0.0.1", "x.example.com A 10.0.0.2"]
+        );
+        let failed: Vec<&str> = out.failed.iter().map(String::as_str).collect();
+        assert_eq!(failed, vec!["httproute/ns/shop", "service/ns/bad", "service/ns/web"]);
+        assert_eq!(out.failed_by_source.get("plain"), Some(&1));
+        assert_eq!(out.failed_by_source.get("failing"), Some(&2));
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn every_source_is_named_in_the_failed_counts_even_with_none() -> Result<(), SourceError> {
+        let out = run(vec![src("plain", vec![])], PipelineConfig::default()).await?;
+        assert!(out.failed.is_empty());
+        assert_eq!(out.failed_by_source.get("plain"), Some(&0));
+        Ok(())
+    }
+
+    #[test]
+    fn long_warning_values_are_cut_with_an_ellipsis() {
+        let long = "x".repeat(5000);
+        let short = crate::shorten(&long);
+        assert_eq!(short.chars().count(), crate::WARN_VALUE_MAX + 1);
+        assert!(short.ends_with('…'));
+        assert_eq!(crate::shorten("web.example.org"), "web.example.org");
+        // Cut on a character boundary, never inside a multi-byte character.
+        let wide = "ü".repeat(300);
+        assert_eq!(crate::shorten(&wide).chars().count(), crate::WARN_VALUE_MAX + 1);
     }
 
     // ---------------------------------------------------------------------------------- multi-source

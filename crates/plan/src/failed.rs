@@ -1,0 +1,109 @@
+//! Records of objects the sources could not evaluate are kept as they are.
+//!
+//! When a template, an annotation or a target of one object is broken, the source publishes nothing for it
+//! this sync. Planning from that would delete the object's records, taking its names offline because of a
+//! typo. Instead every change that would touch a record whose `resource` label names such an object is held
+//! back, until the object evaluates again (or is deleted: a deleted object is not "failed", so its records go).
+
+use std::collections::{BTreeSet, HashSet};
+
+use extdns_endpoint::{Change, Endpoint};
+
+/// Takes out of `changes` the deletes and updates of records owned by an object in `failed` (by the
+/// `resource` label of the current record), and the creates at the names of those records (a create there
+/// would collide with the record that stays). Returns what was held back, in plan order.
+pub fn hold_records_of_failed_objects(failed: &BTreeSet<String>, changes: &mut Vec<Change>) -> Vec<Change> {
+    if failed.is_empty() {
+        return Vec::new();
+    }
+    let of_failed = |c: &Change| {
+        c.previous()
+            .and_then(Endpoint::resource)
+            .is_some_and(|r| failed.contains(r))
+    };
+    let held_names: HashSet<String> = changes
+        .iter()
+        .filter(|c| of_failed(c))
+        .filter_map(Change::previous)
+        .map(|e| e.dns_name.to_ascii_lowercase())
+        .collect();
+    if held_names.is_empty() {
+        return Vec::new();
+    }
+    let (held, kept): (Vec<Change>, Vec<Change>) = std::mem::take(changes).into_iter().partition(|c| {
+        of_failed(c) || matches!(c, Change::Create(e) if held_names.contains(&e.dns_name.to_ascii_lowercase()))
+    });
+    *changes = kept;
+    held
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use extdns_endpoint::{RecordType, label};
+
+    fn a(name: &str, ip: &str, resource: &str) -> Endpoint {
+        let e = Endpoint::new(name, RecordType::A, [ip]).with_label(label::OWNER, "me");
+        if resource.is_empty() {
+            e
+        } else {
+            e.with_label(label::RESOURCE, resource)
+        }
+    }
+
+    fn failed(keys: &[&str]) -> BTreeSet<String> {
+        keys.iter().map(|k| k.to_string()).collect()
+    }
+
+    #[test]
+    fn deletes_and_updates_of_a_failed_objects_records_are_held_and_the_rest_kept() {
+        let mut changes = vec![
+            Change::Create(a("new.example.org", "192.0.2.1", "service/default/new")),
+            Change::Delete(a("web.example.org", "192.0.2.2", "service/default/web")),
+            Change::Update {
+                old: a("api.example.org", "192.0.2.3", "service/default/web"),
+                new: a("api.example.org", "192.0.2.4", "service/default/web"),
+            },
+            Change::Update {
+                old: a("db.example.org", "192.0.2.5", "service/default/db"),
+                new: a("db.example.org", "192.0.2.6", "service/default/db"),
+            },
+            Change::Delete(a("old.example.org", "192.0.2.7", "service/default/old")),
+        ];
+        let held = hold_records_of_failed_objects(&failed(&["service/default/web"]), &mut changes);
+        let names = |cs: &[Change]| -> Vec<String> { cs.iter().map(|c| c.endpoint().dns_name.clone()).collect() };
+        assert_eq!(names(&held), vec!["web.example.org", "api.example.org"]);
+        assert_eq!(
+            names(&changes),
+            vec!["new.example.org", "db.example.org", "old.example.org"]
+        );
+    }
+
+    #[test]
+    fn a_create_at_the_name_of_a_held_record_is_held_too() {
+        let cname = Endpoint::new("web.example.org", RecordType::Cname, ["lb.example.net"])
+            .with_label(label::RESOURCE, "service/default/web");
+        let mut changes = vec![
+            Change::Delete(a("Web.example.org", "192.0.2.2", "service/default/web")),
+            Change::Create(cname),
+            Change::Create(a("other.example.org", "192.0.2.9", "service/default/other")),
+        ];
+        let held = hold_records_of_failed_objects(&failed(&["service/default/web"]), &mut changes);
+        assert_eq!(held.len(), 2);
+        assert_eq!(changes.len(), 1);
+        assert_eq!(changes[0].endpoint().dns_name, "other.example.org");
+    }
+
+    #[test]
+    fn records_without_a_resource_label_and_no_failed_objects_change_nothing() {
+        let original = vec![
+            Change::Delete(a("bare.example.org", "192.0.2.2", "")),
+            Change::Delete(a("web.example.org", "192.0.2.3", "service/default/web")),
+        ];
+        let mut changes = original.clone();
+        assert!(hold_records_of_failed_objects(&failed(&["service/default/bare"]), &mut changes).is_empty());
+        assert_eq!(changes, original);
+        assert!(hold_records_of_failed_objects(&BTreeSet::new(), &mut changes).is_empty());
+        assert_eq!(changes, original);
+    }
+}
