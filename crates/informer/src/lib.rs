@@ -8,6 +8,7 @@
 
 pub mod convert;
 mod decode;
+mod fields;
 mod intern;
 pub mod live;
 pub mod manifests;
@@ -17,6 +18,7 @@ pub mod view;
 
 pub use convert::PodAnnotationPrefixes;
 pub use decode::DecodeError;
+pub use fields::{FieldTree, PathStep, TemplateFields};
 pub use intern::Interner;
 pub use live::{InformerError, LiveCluster, LiveOptions, Watched};
 pub use manifests::{LoadOptions, Loaded, ManifestError, ManifestWarning, load, load_lenient};

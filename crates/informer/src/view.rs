@@ -32,6 +32,8 @@ pub struct Service {
     pub ports: Vec<ServicePort>,
     /// `status.loadBalancer.ingress`.
     pub load_balancer_ingress: Vec<LoadBalancerIngress>,
+    /// The fields templates read beyond the above, as JSON trimmed to their paths ([`crate::TemplateFields`]).
+    pub template_fields: Option<Box<serde_json::Value>>,
 }
 
 impl Service {
@@ -294,6 +296,8 @@ pub struct Route {
     pub parent_refs: Vec<ParentReference>,
     /// `status.parents`.
     pub parents: Vec<RouteParentStatus>,
+    /// The fields templates read beyond the above, as JSON trimmed to their paths ([`crate::TemplateFields`]).
+    pub template_fields: Option<Box<serde_json::Value>>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
