@@ -148,7 +148,10 @@ mod tests {
     fn a_tree_keeps_only_the_named_paths() {
         let mut t = FieldTree::default();
         t.insert(&[member("spec"), member("ipFamilies")], true);
-        t.insert(&[member("spec"), member("ports"), PathStep::Elements, member("port")], true);
+        t.insert(
+            &[member("spec"), member("ports"), PathStep::Elements, member("port")],
+            true,
+        );
         let obj = json!({
             "metadata": {"name": "web", "annotations": {"big": "x".repeat(100)}},
             "spec": {"ipFamilies": ["IPv4"], "ports": [{"port": 80, "name": "http"}, {"port": 443}], "type": "LoadBalancer"},
@@ -181,7 +184,10 @@ mod tests {
         let mut t = FieldTree::default();
         t.insert(&[member("metadata"), member("labels"), PathStep::Elements], true);
         let obj = json!({"metadata": {"labels": {"a": "1", "b": "2"}, "name": "x"}});
-        assert_eq!(t.prune(&obj), Some(json!({"metadata": {"labels": {"a": "1", "b": "2"}}})));
+        assert_eq!(
+            t.prune(&obj),
+            Some(json!({"metadata": {"labels": {"a": "1", "b": "2"}}}))
+        );
     }
 
     #[test]
