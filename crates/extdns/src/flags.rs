@@ -884,7 +884,7 @@ fn apply_conventions(cmd: clap::Command) -> clap::Command {
                     .hide_possible_values(true)
                     .value_parser(BoolishValueParser::new());
             }
-            if repeatable {
+            if repeatable && !TEMPLATE_LISTS.contains(&long.as_str()) {
                 arg = arg.value_delimiter('\n');
             }
             if arg.get_default_values().iter().all(|v| v.is_empty()) {
@@ -898,6 +898,24 @@ fn apply_conventions(cmd: clap::Command) -> clap::Command {
             arg
         })
         .mut_subcommands(apply_conventions)
+}
+
+/// Repeatable flags whose values are Go templates. On the command line a newline is part of the template
+/// (Helm block scalars put them there), so only their environment values are split into lines, as
+/// kingpin splits every repeatable flag's environment value.
+const TEMPLATE_LISTS: &[&str] = &["fqdn-template"];
+
+/// Splits the environment values of [`TEMPLATE_LISTS`] into lines (clap's delimiter would split the
+/// command line too).
+fn split_template_env_values(matches: &clap::ArgMatches, cli: &mut Cli) {
+    let (flag_matches, flags) = match (matches.subcommand(), &mut cli.command) {
+        (Some((_, sub)), Some(Command::Endpoints(args))) => (sub, &mut args.flags),
+        _ => (matches, &mut cli.flags),
+    };
+    if flag_matches.value_source("fqdn_template") == Some(clap::parser::ValueSource::EnvVariable) {
+        let values = std::mem::take(&mut flags.sources.fqdn_template);
+        flags.sources.fqdn_template = values.iter().flat_map(|v| v.split('\n')).map(str::to_string).collect();
+    }
 }
 
 /// `EXTERNAL_DNS_<FLAG>` for a flag's long name.
@@ -950,7 +968,9 @@ where
     let mut cmd = command();
     let args = rewrite_negations(&cmd, args.into_iter().map(Into::into).collect());
     let matches = cmd.try_get_matches_from_mut(args)?;
-    Cli::from_arg_matches(&matches).map_err(|e| e.with_cmd(&cmd))
+    let mut cli = Cli::from_arg_matches(&matches).map_err(|e| e.with_cmd(&cmd))?;
+    split_template_env_values(&matches, &mut cli);
+    Ok(cli)
 }
 
 #[cfg(test)]
@@ -1028,6 +1048,18 @@ mod tests {
             "--managed-record-types=SRV",
         ]);
         assert_eq!(f.provider.managed_record_types, vec!["A", "SRV"]);
+    }
+
+    #[test]
+    fn fqdn_template_values_keep_their_newlines_on_the_command_line() {
+        let f = flags(&[
+            "--source=service",
+            "--fqdn-template={{range .Spec.Ports}}\n{{.Port}}.a.com,\n{{end}}",
+        ]);
+        assert_eq!(
+            f.sources.fqdn_template,
+            vec!["{{range .Spec.Ports}}\n{{.Port}}.a.com,\n{{end}}"]
+        );
     }
 
     #[test]

@@ -244,11 +244,18 @@ impl FqdnTemplate {
 
 /// One configured template and the kinds of object it runs on.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct TemplateUse<'a> {
     /// Names the template in errors: `fqdn-template`.
     pub name: &'static str,
     pub template: &'a FqdnTemplate,
     pub kinds: &'a [TemplateKind],
+}
+
+impl<'a> TemplateUse<'a> {
+    pub fn new(name: &'static str, template: &'a FqdnTemplate, kinds: &'a [TemplateKind]) -> Self {
+        TemplateUse { name, template, kinds }
+    }
 }
 
 /// The fields the informer must keep so the templates can read them: for each kind, the JSON paths of
