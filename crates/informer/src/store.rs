@@ -244,7 +244,7 @@ pub trait Item: PartialEq + Send + Sync + 'static {
         None
     }
     /// Where the fields templates read are kept, for the kinds templates run on.
-    fn template_fields_slot(&mut self) -> Option<&mut Option<Box<serde_json::Value>>> {
+    fn template_fields_slot(&mut self) -> Option<&mut Option<Box<str>>> {
         None
     }
 }
@@ -253,7 +253,7 @@ impl Item for Service {
     fn name(&self) -> &str {
         &self.meta.name
     }
-    fn template_fields_slot(&mut self) -> Option<&mut Option<Box<serde_json::Value>>> {
+    fn template_fields_slot(&mut self) -> Option<&mut Option<Box<str>>> {
         Some(&mut self.template_fields)
     }
 }
@@ -294,7 +294,7 @@ impl Item for Route {
     fn name(&self) -> &str {
         &self.meta.name
     }
-    fn template_fields_slot(&mut self) -> Option<&mut Option<Box<serde_json::Value>>> {
+    fn template_fields_slot(&mut self) -> Option<&mut Option<Box<str>>> {
         Some(&mut self.template_fields)
     }
 }

@@ -85,20 +85,26 @@ pub trait TemplateObject {
     fn unstructured(&self) -> Value;
     /// The Go type the object is, for the fields beyond the view.
     fn kind(&self) -> TemplateKind;
-    /// The fields templates read beyond the view, kept by the informer ([`template_fields`]).
-    fn kept_fields(&self) -> Option<&serde_json::Value>;
+    /// The fields templates read beyond the view, kept by the informer as JSON text ([`template_fields`]).
+    fn kept_fields(&self) -> Option<&str>;
+}
+
+/// The kept fields, decoded. The informer wrote the text, so it always decodes; should it not, the
+/// template sees Go's zero values.
+fn kept_json(obj: &dyn TemplateObject) -> Option<serde_json::Value> {
+    serde_json::from_str(obj.kept_fields()?).ok()
 }
 
 /// The typed view with every field of the Go type: the kept fields rendered by the schema (Go's zero
 /// values for the rest), the compact view's own fields on top.
-fn full_typed(obj: &dyn TemplateObject) -> Value {
-    let base = schema::render(schema::Ty::Struct(obj.kind().schema()), obj.kept_fields());
+fn full_typed(obj: &dyn TemplateObject, kept: Option<&serde_json::Value>) -> Value {
+    let base = schema::render(schema::Ty::Struct(obj.kind().schema()), kept);
     schema::overlay(base, obj.typed())
 }
 
 /// The unstructured view with the kept fields added.
-fn full_unstructured(obj: &dyn TemplateObject) -> Value {
-    let Some(kept) = obj.kept_fields() else {
+fn full_unstructured(obj: &dyn TemplateObject, kept: Option<&serde_json::Value>) -> Value {
+    let Some(kept) = kept else {
         return obj.unstructured();
     };
     let part = |key: &str| {
@@ -227,13 +233,14 @@ impl FqdnTemplate {
     pub fn execute_raw(&self, obj: &dyn TemplateObject, source_name: &str) -> Result<String, TemplateError> {
         let funcs = SourceFuncs { source_name };
         let typed_options = ExecOptions::with_funcs(&funcs);
-        let typed = match self.template.execute(&full_typed(obj), &typed_options) {
+        let kept = kept_json(obj);
+        let typed = match self.template.execute(&full_typed(obj, kept.as_ref()), &typed_options) {
             Ok(out) => return Ok(out),
             Err(e) => e,
         };
         let json_options = typed_options.missing_key(MissingKey::Error).map_values(MapValues::Any);
         self.template
-            .execute(&full_unstructured(obj), &json_options)
+            .execute(&full_unstructured(obj, kept.as_ref()), &json_options)
             .map_err(|json| TemplateError::Execute {
                 object: obj.describe(),
                 typed: Box::new(typed),

@@ -132,7 +132,7 @@ impl TemplateObject for Service {
         TemplateKind::Service
     }
 
-    fn kept_fields(&self) -> Option<&serde_json::Value> {
+    fn kept_fields(&self) -> Option<&str> {
         self.template_fields.as_deref()
     }
 
@@ -288,7 +288,7 @@ impl TemplateObject for Route {
         TemplateKind::Route(self.kind)
     }
 
-    fn kept_fields(&self) -> Option<&serde_json::Value> {
+    fn kept_fields(&self) -> Option<&str> {
         self.template_fields.as_deref()
     }
 
