@@ -99,7 +99,32 @@ fn kept_json(obj: &dyn TemplateObject) -> Option<serde_json::Value> {
 /// values for the rest), the compact view's own fields on top.
 fn full_typed(obj: &dyn TemplateObject, kept: Option<&serde_json::Value>) -> Value {
     let base = schema::render(schema::Ty::Struct(obj.kind().schema()), kept);
-    schema::overlay(base, obj.typed())
+    let mut typed = schema::overlay(base, obj.typed());
+    fill_getters(&mut typed);
+    if let Value::Struct(_, fields) = &mut typed
+        && let Some((_, meta)) = fields.iter_mut().find(|(n, _)| *n == "ObjectMeta")
+    {
+        fill_getters(meta);
+    }
+    typed
+}
+
+/// The metadata getters (`GetName`, ...) answer what the fields they stand for hold, which for name,
+/// namespace, labels and annotations comes from the view rather than the kept JSON.
+fn fill_getters(value: &mut Value) {
+    let Value::Struct(_, fields) = value else { return };
+    let copies: Vec<(usize, Value)> = fields
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (name, _))| {
+            let field = name.strip_prefix("Get")?;
+            let (_, v) = fields.iter().find(|(n, _)| *n == field)?;
+            Some((i, v.clone()))
+        })
+        .collect();
+    for (i, v) in copies {
+        fields[i].1 = v;
+    }
 }
 
 /// The unstructured view with the kept fields added.

@@ -107,6 +107,15 @@ static OBJECT_META: StructTy = StructTy {
         ),
         f("Finalizers", "finalizers", STRS),
         f("ManagedFields", "managedFields", Ty::List(&Ty::Any)),
+        // Go templates call methods without arguments like fields; these getters are how generic code
+        // (and so some templates) read metadata.
+        f("GetName", "name", STR),
+        f("GetNamespace", "namespace", STR),
+        f("GetLabels", "labels", STR_MAP),
+        f("GetAnnotations", "annotations", STR_MAP),
+        f("GetUID", "uid", STR),
+        f("GetGeneration", "generation", INT),
+        f("GetResourceVersion", "resourceVersion", STR),
     ],
 };
 

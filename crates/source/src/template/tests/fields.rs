@@ -68,6 +68,9 @@ fn go_names_map_to_json_paths() -> R {
     assert_eq!(resolved(svc, ".Name")?, None);
     assert_eq!(resolved(svc, ".ObjectMeta.Labels.app")?, None);
     assert_eq!(resolved(svc, ".Kind")?, None);
+    // Metadata getters are methods in Go, called like fields.
+    assert_eq!(resolved(svc, ".GetName")?, None);
+    assert_eq!(resolved(svc, ".GetUID")?, Some(json_path("metadata.uid")));
     Ok(())
 }
 
@@ -270,6 +273,15 @@ fn range_over_labels_with_commas_and_newlines_in_the_output() -> R {
             "zone-eu.example.org",
             "zone.web.example.org",
         ]
+    );
+    Ok(())
+}
+
+#[test]
+fn metadata_getters_read_like_fields() -> R {
+    assert_eq!(
+        hosts("{{.GetName}}.{{.GetNamespace}}.{{.GetUID}}.{{index .GetLabels \"app\"}}.example.org")?,
+        vec!["web.prod.u-1.shop.example.org"]
     );
     Ok(())
 }
