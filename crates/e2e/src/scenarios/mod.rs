@@ -13,6 +13,7 @@ pub mod latency;
 pub mod lifecycle;
 pub mod outage;
 pub mod sources;
+pub mod templates;
 pub mod undecodable;
 pub mod wait;
 
@@ -94,5 +95,11 @@ pub const ALL: &[Scenario] = &[
         about: "external-dns v0.22.0 and extdns on the same objects publish identical zones and take over each other's",
         default: true,
         run: differential::run,
+    },
+    Scenario {
+        name: "templates",
+        about: "a multi-line --fqdn-template reading fields no source reads publishes what external-dns v0.22.0 publishes",
+        default: true,
+        run: templates::run,
     },
 ];
