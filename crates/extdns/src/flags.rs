@@ -1233,6 +1233,18 @@ mod tests {
     }
 
     #[test]
+    fn fqdn_template_values_keep_their_newlines_on_the_command_line() {
+        let f = flags(&[
+            "--source=service",
+            "--fqdn-template={{range .Spec.Ports}}\n{{.Port}}.a.com,\n{{end}}",
+        ]);
+        assert_eq!(
+            f.sources.fqdn_template,
+            vec!["{{range .Spec.Ports}}\n{{.Port}}.a.com,\n{{end}}"]
+        );
+    }
+
+    #[test]
     fn fqdn_template_values_keep_their_commas() {
         let f = flags(&["--source=service", "--fqdn-template={{.Name}}.a.com,{{.Name}}.b.com"]);
         assert_eq!(f.sources.fqdn_template, vec!["{{.Name}}.a.com,{{.Name}}.b.com"]);

@@ -20,6 +20,7 @@ use extdns_informer::{LiveOptions, PodAnnotationPrefixes, ResourceKind};
 use extdns_plan::{PlanConfig, Policy};
 use extdns_provider_rfc2136::{LoadBalancing, Rfc2136Config, TlsOptions};
 use extdns_registry::{Ownership, OwnershipConfig, RegistryError, TxtRegistryConfig};
+use extdns_source::template::{TemplateKind, TemplateUse, template_fields};
 use extdns_source::wrappers::PipelineConfig;
 use extdns_source::{Annotations, FqdnTemplate, Selector, SourceConfig};
 use extdns_source_gateway::GatewaySourceConfig;
@@ -244,6 +245,7 @@ pub fn sources(flags: &Flags) -> Result<SourceSettings, ValidationError> {
     common.combine_fqdn_annotation = s.combine_fqdn_annotation;
     common.ignore_hostname_annotation = s.ignore_hostname_annotation;
     let service = service_config(flags, common.clone())?;
+    load_options.template_fields = kept_template_fields(&enabled, &common, &service)?;
     let g = &flags.gateway;
     let mut gateway = GatewaySourceConfig::default();
     gateway.common = common;
@@ -285,6 +287,35 @@ pub fn sources(flags: &Flags) -> Result<SourceSettings, ValidationError> {
         resolve_load_balancer_hostname: flags.service.resolve_service_load_balancer_hostname,
         load_options,
     })
+}
+
+/// What the informer keeps for the templates: the fields they read, checked against the kinds they run
+/// on (external-dns runs `--fqdn-template` on Services and routes, `--fqdn-target-template` on Services).
+fn kept_template_fields(
+    enabled: &[EnabledSource],
+    common: &SourceConfig,
+    service: &ServiceSourceConfig,
+) -> Result<extdns_informer::TemplateFields, ValidationError> {
+    let kinds: Vec<TemplateKind> = enabled
+        .iter()
+        .map(|e| match e {
+            EnabledSource::Service => TemplateKind::Service,
+            EnabledSource::Route(r) => TemplateKind::Route(*r),
+        })
+        .collect();
+    let service_only: &[TemplateKind] = if enabled.contains(&EnabledSource::Service) {
+        &[TemplateKind::Service]
+    } else {
+        &[]
+    };
+    let mut uses = Vec::new();
+    if let Some(t) = &common.fqdn_template {
+        uses.push(TemplateUse::new("--fqdn-template", t, &kinds));
+    }
+    if let Some(t) = &service.fqdn_target_template {
+        uses.push(TemplateUse::new("--fqdn-target-template", t, service_only));
+    }
+    template_fields(&uses).map_err(|e| invalid(e.to_string()))
 }
 
 /// The service source's configuration on top of `common`.
@@ -548,6 +579,7 @@ fn kube(flags: &Flags, sources: &SourceSettings) -> KubeSettings {
     live.gateway_namespace = gateway.gateway_namespace.clone();
     live.label_selectors = label_selectors;
     live.pod_annotation_prefixes = sources.load_options.pod_annotation_prefixes.clone();
+    live.template_fields = sources.load_options.template_fields.clone();
     KubeSettings {
         kubeconfig: (!k.kubeconfig.is_empty()).then(|| PathBuf::from(&k.kubeconfig)),
         server: non_empty(&k.server),

@@ -515,3 +515,76 @@ fn warnings_cut_long_values() -> Result<(), Error> {
     assert!(!err.contains(&"x".repeat(201)), "the value is cut: {} bytes", err.len());
     Ok(())
 }
+
+#[test]
+fn a_template_reading_a_field_the_kind_lacks_exits_2_naming_it() -> Result<(), Error> {
+    let err = one_line_error(&[
+        "--source=service",
+        "--provider=inmemory",
+        "--fqdn-template={{.Name}}.{{.Spec.TrafficDistributon}}.example.org",
+    ])?;
+    assert_eq!(
+        err,
+        "error: template --fqdn-template reads .Spec.TrafficDistributon, which no Service has: \
+         Service has no field TrafficDistributon in v1.ServiceSpec"
+    );
+    // Checked against every kind the template runs on: a route field is fine when a route source is on.
+    let routes_only = one_line_error(&[
+        "endpoints",
+        "--manifests=x",
+        "--source=service",
+        "--source=gateway-httproute",
+        "--fqdn-template={{range .Spec.Rules}}{{.}}{{end}}",
+    ])?;
+    assert!(
+        routes_only.contains(".Spec.Rules") && routes_only.contains("Service or HTTPRoute"),
+        "{routes_only}"
+    );
+    Ok(())
+}
+
+#[test]
+fn a_multi_line_template_reads_fields_beyond_the_view() -> Result<(), Error> {
+    let dir = tempfile::tempdir()?;
+    std::fs::write(
+        dir.path().join("svc.yaml"),
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n  namespace: prod\n  labels: {app: shop, tier: front}\n\
+         spec:\n  type: LoadBalancer\n  ipFamilies: [IPv4, IPv6]\n  trafficDistribution: PreferClose\n  ports:\n  - {port: 80}\n\
+         status:\n  loadBalancer:\n    ingress:\n    - ip: 34.1.2.3\n",
+    )?;
+    let manifests = format!("--manifests={}", dir.path().display());
+    // What a Helm block scalar passes: newlines and commas in the template's text, only its output split.
+    let template = "{{- range $k, $v := .ObjectMeta.Labels }}\n{{ $k }}-{{ $v }}.example.org,\n{{- end }}\n\
+                    {{- range .Spec.IPFamilies }}{{ . | toLower }}.{{ $.Spec.TrafficDistribution | toLower }}.example.org,{{ end }}";
+    let eps = json_endpoints(
+        &[&manifests, "--source=service", &format!("--fqdn-template={template}")],
+        &[],
+    )?;
+    let mut names: Vec<&str> = eps.iter().filter_map(|e| e["dnsName"].as_str()).collect();
+    names.dedup();
+    assert_eq!(
+        names,
+        vec![
+            "app-shop.example.org",
+            "ipv4.preferclose.example.org",
+            "ipv6.preferclose.example.org",
+            "tier-front.example.org"
+        ]
+    );
+    assert_eq!(
+        targets(find(&eps, "ipv6.preferclose.example.org", "A")),
+        vec!["34.1.2.3"]
+    );
+    // An environment value is a list of lines, as kingpin reads it: two templates, joined with a comma.
+    let eps = json_endpoints(
+        &[&manifests, "--source=service"],
+        &[(
+            "EXTERNAL_DNS_FQDN_TEMPLATE",
+            "{{.Name}}.a.example.org\n{{.Name}}.b.example.org",
+        )],
+    )?;
+    let mut names: Vec<&str> = eps.iter().filter_map(|e| e["dnsName"].as_str()).collect();
+    names.dedup();
+    assert_eq!(names, vec!["web.a.example.org", "web.b.example.org"]);
+    Ok(())
+}

@@ -146,6 +146,7 @@ impl From<&core::Service> for Service {
                     hostname: i.hostname.clone(),
                 })
                 .collect(),
+            template_fields: None,
         }
     }
 }
@@ -444,6 +445,7 @@ macro_rules! route_from {
                             accepted: first_condition_status(&s.conditions, "Accepted"),
                         })
                         .collect(),
+                    template_fields: None,
                 }
             }
         }

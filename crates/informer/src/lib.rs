@@ -29,6 +29,7 @@
 
 pub mod convert;
 mod decode;
+mod fields;
 mod intern;
 pub mod live;
 mod manifest_cluster;
@@ -39,6 +40,7 @@ pub mod view;
 
 pub use convert::PodAnnotationPrefixes;
 pub use decode::DecodeError;
+pub use fields::{FieldTree, PathStep, TemplateFields};
 pub use intern::Interner;
 pub use live::{InformerError, LiveCluster, LiveOptions, Watched};
 pub use manifest_cluster::ManifestCluster;

@@ -31,7 +31,7 @@ use crate::decode::{self, DecodeError};
 use crate::intern::Interner;
 use crate::store::{Index, Item};
 use crate::view::{EndpointSlice, Gateway, ListenerSet, Namespace, Node, Pod, Route, RouteKind, Service};
-use crate::{Cluster, ClusterStore, ObjectKey, ResourceKind};
+use crate::{Cluster, ClusterStore, ObjectKey, ResourceKind, TemplateFields};
 
 /// What to watch, beyond the kinds.
 #[derive(Debug, Clone, Default)]
@@ -47,6 +47,8 @@ pub struct LiveOptions {
     pub label_selectors: BTreeMap<ResourceKind, String>,
     /// The annotations Pods keep.
     pub pod_annotation_prefixes: PodAnnotationPrefixes,
+    /// The fields templates read, kept beyond the views.
+    pub template_fields: TemplateFields,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -326,8 +328,12 @@ macro_rules! watched {
             fn index($store: &ClusterStore) -> &Index<$view> {
                 $index
             }
-            fn convert(&self, _: &ClusterStore, _: &LiveOptions) -> $view {
-                <$view>::from(self)
+            fn convert(&self, _: &ClusterStore, opts: &LiveOptions) -> $view {
+                let mut view = <$view>::from(self);
+                if let Some(slot) = view.template_fields_slot() {
+                    *slot = opts.template_fields.keep($kind, self);
+                }
+                view
             }
         }
         impl Watched for $ty {

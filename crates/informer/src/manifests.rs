@@ -24,7 +24,7 @@ use serde_json::{Map, Value};
 use crate::convert::{self, PodAnnotationPrefixes};
 use crate::decode::{self, DecodeError};
 use crate::view::{self, RouteKind};
-use crate::{ClusterStore, ObjectKey, ResourceKind};
+use crate::{ClusterStore, ObjectKey, ResourceKind, TemplateFields};
 
 /// How objects are loaded.
 #[derive(Debug, Clone, Default)]
@@ -36,6 +36,8 @@ pub struct LoadOptions {
     /// failing. Off by default: an unknown kind is more often a typo than an unrelated object. Lenient
     /// loading always skips them.
     pub skip_unknown_kinds: bool,
+    /// The fields templates read, kept beyond the views (the live informer keeps the same ones).
+    pub template_fields: TemplateFields,
 }
 
 /// Where in the input an object came from.
@@ -456,7 +458,12 @@ impl Loader {
         };
         let store = &mut self.store;
         match rk {
-            ResourceKind::Service => store.add_service(view::Service::from(&decoded.typed::<k8s::Service>()?)),
+            ResourceKind::Service => {
+                let typed = decoded.typed::<k8s::Service>()?;
+                let mut s = view::Service::from(&typed);
+                s.template_fields = self.opts.template_fields.keep(rk, &typed);
+                store.add_service(s)
+            }
             ResourceKind::EndpointSlice => {
                 let s = view::EndpointSlice::from(&decoded.typed::<k8s::EndpointSlice>()?);
                 if s.service_name.is_none() {
@@ -482,19 +489,34 @@ impl Loader {
                 store.add_listener_set(view::ListenerSet::from(&decoded.typed::<gw::ListenerSet>()?))
             }
             ResourceKind::Route(RouteKind::Http) => {
-                store.add_route(view::Route::from(&decoded.typed::<gw::HttpRoute>()?))
+                let typed = decoded.typed::<gw::HttpRoute>()?;
+                let mut r = view::Route::from(&typed);
+                r.template_fields = self.opts.template_fields.keep(rk, &typed);
+                store.add_route(r)
             }
             ResourceKind::Route(RouteKind::Grpc) => {
-                store.add_route(view::Route::from(&decoded.typed::<gw::GrpcRoute>()?))
+                let typed = decoded.typed::<gw::GrpcRoute>()?;
+                let mut r = view::Route::from(&typed);
+                r.template_fields = self.opts.template_fields.keep(rk, &typed);
+                store.add_route(r)
             }
             ResourceKind::Route(RouteKind::Tls) => {
-                store.add_route(view::Route::from(&decoded.typed::<gw::TlsRoute>()?))
+                let typed = decoded.typed::<gw::TlsRoute>()?;
+                let mut r = view::Route::from(&typed);
+                r.template_fields = self.opts.template_fields.keep(rk, &typed);
+                store.add_route(r)
             }
             ResourceKind::Route(RouteKind::Tcp) => {
-                store.add_route(view::Route::from(&decoded.typed::<gw::TcpRoute>()?))
+                let typed = decoded.typed::<gw::TcpRoute>()?;
+                let mut r = view::Route::from(&typed);
+                r.template_fields = self.opts.template_fields.keep(rk, &typed);
+                store.add_route(r)
             }
             ResourceKind::Route(RouteKind::Udp) => {
-                store.add_route(view::Route::from(&decoded.typed::<gw::UdpRoute>()?))
+                let typed = decoded.typed::<gw::UdpRoute>()?;
+                let mut r = view::Route::from(&typed);
+                r.template_fields = self.opts.template_fields.keep(rk, &typed);
+                store.add_route(r)
             }
         };
         let object = ObjectKey {

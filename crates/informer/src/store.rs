@@ -243,11 +243,18 @@ pub trait Item: PartialEq + Send + Sync + 'static {
     fn group(&self) -> Option<&str> {
         None
     }
+    /// Where the fields templates read are kept, for the kinds templates run on.
+    fn template_fields_slot(&mut self) -> Option<&mut Option<Box<str>>> {
+        None
+    }
 }
 
 impl Item for Service {
     fn name(&self) -> &str {
         &self.meta.name
+    }
+    fn template_fields_slot(&mut self) -> Option<&mut Option<Box<str>>> {
+        Some(&mut self.template_fields)
     }
 }
 impl Item for EndpointSlice {
@@ -286,6 +293,9 @@ impl Item for ListenerSet {
 impl Item for Route {
     fn name(&self) -> &str {
         &self.meta.name
+    }
+    fn template_fields_slot(&mut self) -> Option<&mut Option<Box<str>>> {
+        Some(&mut self.template_fields)
     }
 }
 

@@ -32,6 +32,9 @@ pub struct Service {
     pub ports: Vec<ServicePort>,
     /// `status.loadBalancer.ingress`.
     pub load_balancer_ingress: Vec<LoadBalancerIngress>,
+    /// The fields templates read beyond the above: JSON text trimmed to their paths
+    /// ([`crate::TemplateFields`]); text, as a decoded JSON tree costs ten times the bytes.
+    pub template_fields: Option<Box<str>>,
 }
 
 impl Service {
@@ -294,6 +297,9 @@ pub struct Route {
     pub parent_refs: Vec<ParentReference>,
     /// `status.parents`.
     pub parents: Vec<RouteParentStatus>,
+    /// The fields templates read beyond the above: JSON text trimmed to their paths
+    /// ([`crate::TemplateFields`]); text, as a decoded JSON tree costs ten times the bytes.
+    pub template_fields: Option<Box<str>>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

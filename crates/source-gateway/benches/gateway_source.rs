@@ -129,6 +129,7 @@ fn cluster() -> ClusterStore {
                 })
                 .collect(),
             parent_refs: refs,
+            template_fields: None,
         });
     }
     c

@@ -100,6 +100,7 @@ fn route(kind: RouteKind, ns: &str, name: &str, hostnames: &[&str], parents: &[P
         hostnames: hostnames.iter().map(|s| s.to_string()).collect(),
         parent_refs: parents.to_vec(),
         parents: parents.iter().cloned().map(accepted).collect(),
+        template_fields: None,
     }
 }
 

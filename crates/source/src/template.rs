@@ -9,10 +9,16 @@
 //! and `isSource`, which must know the source running the template.
 
 mod objects;
+pub mod schema;
 
 use std::fmt;
 
-use extdns_template::{ExecError, ExecOptions, FuncError, Funcs, MapValues, MissingKey, ParseError, Template, Value};
+use extdns_informer::{FieldTree, ResourceKind, TemplateFields};
+use extdns_template::{
+    ExecError, ExecOptions, FieldPath, FuncError, Funcs, MapValues, MissingKey, ParseError, Template, Value,
+};
+
+pub use schema::TemplateKind;
 
 use crate::SourceError;
 
@@ -77,6 +83,69 @@ pub trait TemplateObject {
     fn typed(&self) -> Value;
     /// The unstructured view with JSON keys (`.Spec.clusterIP`), tried when the typed one fails.
     fn unstructured(&self) -> Value;
+    /// The Go type the object is, for the fields beyond the view.
+    fn kind(&self) -> TemplateKind;
+    /// The fields templates read beyond the view, kept by the informer as JSON text ([`template_fields`]).
+    fn kept_fields(&self) -> Option<&str>;
+}
+
+/// The kept fields, decoded. The informer wrote the text, so it always decodes; should it not, the
+/// template sees Go's zero values.
+fn kept_json(obj: &dyn TemplateObject) -> Option<serde_json::Value> {
+    serde_json::from_str(obj.kept_fields()?).ok()
+}
+
+/// The typed view with every field of the Go type: the kept fields rendered by the schema (Go's zero
+/// values for the rest), the compact view's own fields on top.
+fn full_typed(obj: &dyn TemplateObject, kept: Option<&serde_json::Value>) -> Value {
+    let base = schema::render(schema::Ty::Struct(obj.kind().schema()), kept);
+    let mut typed = schema::overlay(base, obj.typed());
+    fill_getters(&mut typed);
+    if let Value::Struct(_, fields) = &mut typed
+        && let Some((_, meta)) = fields.iter_mut().find(|(n, _)| *n == "ObjectMeta")
+    {
+        fill_getters(meta);
+    }
+    typed
+}
+
+/// The metadata getters (`GetName`, ...) answer what the fields they stand for hold, which for name,
+/// namespace, labels and annotations comes from the view rather than the kept JSON.
+fn fill_getters(value: &mut Value) {
+    let Value::Struct(_, fields) = value else { return };
+    let copies: Vec<(usize, Value)> = fields
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (name, _))| {
+            let field = name.strip_prefix("Get")?;
+            let (_, v) = fields.iter().find(|(n, _)| *n == field)?;
+            Some((i, v.clone()))
+        })
+        .collect();
+    for (i, v) in copies {
+        fields[i].1 = v;
+    }
+}
+
+/// The unstructured view with the kept fields added.
+fn full_unstructured(obj: &dyn TemplateObject, kept: Option<&serde_json::Value>) -> Value {
+    let Some(kept) = kept else {
+        return obj.unstructured();
+    };
+    let part = |key: &str| {
+        kept.get(key)
+            .map_or_else(|| Value::Map(Default::default()), schema::plain)
+    };
+    let base = Value::Struct(
+        "unstructured",
+        vec![
+            ("Metadata", part("metadata")),
+            ("Spec", part("spec")),
+            ("Status", part("status")),
+            ("Object", schema::plain(kept)),
+        ],
+    );
+    schema::overlay(base, obj.unstructured())
 }
 
 /// A template that cannot be parsed or run.
@@ -89,6 +158,14 @@ pub enum TemplateError {
         value: String,
         #[source]
         source: ParseError,
+    },
+    /// The template reads a field that none of the kinds it runs on has.
+    #[error("template {template} reads {path}, which no {kinds} has: {problem}")]
+    NoSuchField {
+        template: &'static str,
+        path: String,
+        kinds: String,
+        problem: String,
     },
     /// The template failed on both views of `object` (boxed: two errors would make every result large).
     #[error("template failed on {object}: {typed} (and with JSON field names: {json})")]
@@ -156,6 +233,11 @@ impl FqdnTemplate {
         &self.text
     }
 
+    /// The field paths the template reads from the object it runs on.
+    pub fn field_paths(&self) -> Vec<FieldPath> {
+        self.template.field_paths()
+    }
+
     /// Run on `obj` and return the hostnames: output split on ',', each trimmed, one trailing '.' dropped,
     /// empties dropped, deduplicated and sorted.
     pub fn execute(&self, obj: &dyn TemplateObject, source_name: &str) -> Result<Vec<String>, TemplateError> {
@@ -176,19 +258,87 @@ impl FqdnTemplate {
     pub fn execute_raw(&self, obj: &dyn TemplateObject, source_name: &str) -> Result<String, TemplateError> {
         let funcs = SourceFuncs { source_name };
         let typed_options = ExecOptions::with_funcs(&funcs);
-        let typed = match self.template.execute(&obj.typed(), &typed_options) {
+        let kept = kept_json(obj);
+        let typed = match self.template.execute(&full_typed(obj, kept.as_ref()), &typed_options) {
             Ok(out) => return Ok(out),
             Err(e) => e,
         };
         let json_options = typed_options.missing_key(MissingKey::Error).map_values(MapValues::Any);
         self.template
-            .execute(&obj.unstructured(), &json_options)
+            .execute(&full_unstructured(obj, kept.as_ref()), &json_options)
             .map_err(|json| TemplateError::Execute {
                 object: obj.describe(),
                 typed: Box::new(typed),
                 json: Box::new(json),
             })
     }
+}
+
+/// One configured template and the kinds of object it runs on.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct TemplateUse<'a> {
+    /// Names the template in errors: `fqdn-template`.
+    pub name: &'static str,
+    pub template: &'a FqdnTemplate,
+    pub kinds: &'a [TemplateKind],
+}
+
+impl<'a> TemplateUse<'a> {
+    pub fn new(name: &'static str, template: &'a FqdnTemplate, kinds: &'a [TemplateKind]) -> Self {
+        TemplateUse { name, template, kinds }
+    }
+}
+
+/// The fields the informer must keep so the templates can read them: for each kind, the JSON paths of
+/// the fields its templates read beyond the views. A field that none of a template's kinds has is an
+/// error naming it (a template with `isSource` branches may read a field of one kind only, so a field is
+/// checked against every kind the template runs on, and kept for those that have it).
+pub fn template_fields(uses: &[TemplateUse<'_>]) -> Result<TemplateFields, TemplateError> {
+    let mut trees: Vec<(TemplateKind, FieldTree)> = Vec::new();
+    for u in uses {
+        let paths = u.template.field_paths();
+        let mut missing_everywhere: Option<Vec<schema::NoSuchField>> = None;
+        for &kind in u.kinds {
+            let (tree_paths, missing) = schema::field_tree_paths(kind, &paths);
+            let slot = match trees.iter_mut().find(|(k, _)| *k == kind) {
+                Some(slot) => &mut slot.1,
+                None => {
+                    trees.push((kind, FieldTree::default()));
+                    let last = trees.len() - 1;
+                    &mut trees[last].1
+                }
+            };
+            for (json, whole) in tree_paths {
+                slot.insert(&json, whole);
+            }
+            missing_everywhere = Some(match missing_everywhere {
+                None => missing,
+                Some(before) => before
+                    .into_iter()
+                    .filter(|m| missing.iter().any(|n| n.path == m.path))
+                    .collect(),
+            });
+        }
+        if let Some(first) = missing_everywhere.and_then(|m| m.into_iter().next()) {
+            let kinds: Vec<&str> = u.kinds.iter().map(|k| k.kind()).collect();
+            return Err(TemplateError::NoSuchField {
+                template: u.name,
+                path: first.path,
+                kinds: kinds.join(" or "),
+                problem: first.problem,
+            });
+        }
+    }
+    let mut fields = TemplateFields::default();
+    for (kind, tree) in trees {
+        let resource = match kind {
+            TemplateKind::Service => ResourceKind::Service,
+            TemplateKind::Route(r) => ResourceKind::Route(r),
+        };
+        fields.set(resource, tree);
+    }
+    Ok(fields)
 }
 
 #[cfg(test)]

@@ -51,12 +51,14 @@ mod format;
 mod funcs;
 mod lex;
 mod parse;
+mod paths;
 mod value;
 
 use std::fmt;
 
 pub use error::{Error, ExecError, ExecErrorKind, FuncError, ParseError};
 pub use funcs::fixed_args;
+pub use paths::{FieldPath, Step};
 pub use value::Value;
 
 /// Functions a host adds to the built-in ones. They take precedence over built-ins of the same name, as
@@ -178,6 +180,12 @@ impl Template {
     /// Run on `data` and return what the template wrote.
     pub fn execute(&self, data: &Value, options: &ExecOptions<'_>) -> Result<String, ExecError> {
         exec::Exec::new(&self.tree, options).run(data)
+    }
+
+    /// The paths of the data the template reads, found without running it (see [`FieldPath`]), sorted.
+    /// A host checks them against the type of its data and keeps only those fields.
+    pub fn field_paths(&self) -> Vec<FieldPath> {
+        paths::field_paths(&self.tree)
     }
 }
 

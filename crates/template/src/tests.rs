@@ -507,3 +507,69 @@ fn non_function_arguments_are_rejected() {
     assert!(exec_err("{{range .Name}}{{end}}").contains("range can't iterate over web"));
     assert!(exec_err("{{.Name.Foo}}").contains("can't evaluate field Foo in type string"));
 }
+
+// ------------------------------------------------------------------------------------------ field paths
+
+/// The paths a template reads, in their display form, `*` marking the ones read whole.
+fn paths(text: &str) -> Result<Vec<String>, ParseError> {
+    let t = Template::parse(text)?;
+    Ok(t.field_paths()
+        .into_iter()
+        .map(|p| format!("{}{}", p.display(), if p.whole { "" } else { " (walked)" }))
+        .collect())
+}
+
+#[test]
+fn field_paths_of_plain_fields() -> Result<(), ParseError> {
+    assert_eq!(
+        paths("{{.Name}}.{{.ObjectMeta.Namespace | toLower}}.{{index .Labels \"app\"}}")?,
+        vec![".Labels", ".Name", ".ObjectMeta.Namespace"]
+    );
+    Ok(())
+}
+
+#[test]
+fn field_paths_follow_range_with_and_variables() -> Result<(), ParseError> {
+    assert_eq!(
+        paths("{{range .Spec.Ports}}{{.Port}},{{end}}{{with $s := .Status}}{{$s.LoadBalancer.Ingress}}{{end}}")?,
+        vec![
+            ".Spec.Ports (walked)",
+            ".Spec.Ports[] (walked)",
+            ".Spec.Ports[].Port",
+            ".Status (walked)",
+            ".Status.LoadBalancer.Ingress",
+        ]
+    );
+    assert_eq!(
+        paths("{{range $k, $v := .ObjectMeta.Labels}}{{$k}}={{$v}},{{end}}{{$.Name}}")?,
+        vec![
+            ".Name",
+            ".ObjectMeta.Labels (walked)",
+            ".ObjectMeta.Labels[] (walked)",
+            ".ObjectMeta.Labels[]"
+        ]
+    );
+    Ok(())
+}
+
+#[test]
+fn field_paths_follow_defines_and_stop_at_recursion() -> Result<(), ParseError> {
+    assert_eq!(
+        paths("{{define \"p\"}}{{.Port}}{{template \"p\" .}}{{end}}{{range .Spec.Ports}}{{template \"p\" .}}{{end}}")?,
+        vec![".Spec.Ports (walked)", ".Spec.Ports[] (walked)", ".Spec.Ports[].Port"]
+    );
+    Ok(())
+}
+
+#[test]
+fn field_paths_through_functions_keep_the_argument_whole() -> Result<(), ParseError> {
+    // The element is read from what `index` returns, so the list is needed whole.
+    assert_eq!(
+        paths("{{(index .Spec.Ports 0).Port}}{{(.Spec).Type}}{{if .Spec.IPFamilies}}x{{end}}")?,
+        vec![".Spec.IPFamilies", ".Spec.Ports", ".Spec.Type"]
+    );
+    // A literal dot has no path: nothing below it is recorded.
+    assert_eq!(paths("{{with fromJson \"{}\"}}{{.A}}{{end}}")?, Vec::<String>::new());
+    assert_eq!(paths("{{.}}")?, vec!["."]);
+    Ok(())
+}

@@ -102,7 +102,7 @@ fn settle_external_dns(ctx: &Ctx, run: &Run<'_>, server: &DnsServer) -> Result<(
     bail!("external-dns's zone did not settle in {EXTERNAL_DNS_RUNS} runs")
 }
 
-fn differences(theirs: &[Record], ours: &[Record]) -> Vec<String> {
+pub(super) fn differences(theirs: &[Record], ours: &[Record]) -> Vec<String> {
     let a: BTreeSet<&Record> = theirs.iter().collect();
     let b: BTreeSet<&Record> = ours.iter().collect();
     let documented = |r: &Record| DOCUMENTED.iter().find(|d| (d.covers)(r));

@@ -14,6 +14,7 @@ pub mod leader;
 pub mod lifecycle;
 pub mod outage;
 pub mod sources;
+pub mod templates;
 pub mod undecodable;
 pub mod wait;
 
@@ -107,5 +108,11 @@ pub const ALL: &[Scenario] = &[
         about: "two replicas with --leader-elect: only the leader writes; kill -9 it and the other takes over within 15 s",
         default: true,
         run: leader::run,
+    },
+    Scenario {
+        name: "templates",
+        about: "a multi-line --fqdn-template reading fields no source reads publishes what external-dns v0.22.0 publishes",
+        default: true,
+        run: templates::run,
     },
 ];

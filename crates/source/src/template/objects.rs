@@ -7,7 +7,7 @@ use extdns_informer::StrMap;
 use extdns_informer::view::{Meta, ParentReference, Route, RouteKind, Service};
 use extdns_template::Value;
 
-use super::TemplateObject;
+use super::{TemplateKind, TemplateObject};
 
 fn map_of(m: &StrMap) -> Value {
     Value::string_map(m.iter())
@@ -126,6 +126,14 @@ fn describe(kind: &str, meta: &Meta) -> String {
 impl TemplateObject for Service {
     fn describe(&self) -> String {
         describe("service", &self.meta)
+    }
+
+    fn kind(&self) -> TemplateKind {
+        TemplateKind::Service
+    }
+
+    fn kept_fields(&self) -> Option<&str> {
+        self.template_fields.as_deref()
     }
 
     fn typed(&self) -> Value {
@@ -274,6 +282,14 @@ fn has_hostnames(kind: RouteKind) -> bool {
 impl TemplateObject for Route {
     fn describe(&self) -> String {
         describe(self.kind.kind(), &self.meta)
+    }
+
+    fn kind(&self) -> TemplateKind {
+        TemplateKind::Route(self.kind)
+    }
+
+    fn kept_fields(&self) -> Option<&str> {
+        self.template_fields.as_deref()
     }
 
     fn typed(&self) -> Value {

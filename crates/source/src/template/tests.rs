@@ -44,6 +44,7 @@ fn service() -> Service {
             ip: Some("34.1.2.3".into()),
             hostname: None,
         }],
+        template_fields: None,
     }
 }
 
@@ -68,6 +69,7 @@ fn route(kind: RouteKind) -> Route {
             },
             accepted: Some("True".into()),
         }],
+        template_fields: None,
     }
 }
 
@@ -331,3 +333,5 @@ fn is_source_needs_one_string() {
     );
     assert!(exec_err("{{ isSource 1 }}").contains("wrong type for value; expected string; got int"));
 }
+
+mod fields;
