@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use extdns_source::template::{FqdnTemplate, TemplateObject};
+use extdns_source::template::{FqdnTemplate, TemplateKind, TemplateObject};
 use extdns_template::{ExecOptions, MapValues, MissingKey, Template, Value};
 use libfuzzer_sys::fuzz_target;
 
@@ -129,6 +129,14 @@ impl TemplateObject for Service {
                 ("Spec", spec),
             ],
         )
+    }
+
+    fn kind(&self) -> TemplateKind {
+        TemplateKind::Service
+    }
+
+    fn kept_fields(&self) -> Option<&str> {
+        Some(r#"{"spec":{"ipFamilies":["IPv4"],"trafficDistribution":"PreferClose"}}"#)
     }
 
     fn unstructured(&self) -> Value {
