@@ -378,8 +378,8 @@ fn bad_configuration_exits_2_everywhere() -> Result<(), Error> {
     let ex = ex.to_str().ok_or("path")?;
     for (args, message) in [
         (
-            vec!["--once", "--source=service", "--provider=aws", "--manifests", ex],
-            "provider aws is not supported",
+            vec!["--once", "--source=service", "--provider=linode", "--manifests", ex],
+            "provider linode is not supported",
         ),
         (
             vec![
