@@ -14,7 +14,8 @@
 //! - `image`: checks the Dockerfile against `dist` and writes the container build context to `target/image/`
 //!   (and builds the image where a container engine runs).
 //! - `check-crates`: every library crate has complete metadata and a runnable crate doc, tests alone and packages.
-//! - `fuzz [--seconds N] [TARGET...]`: the cargo-fuzz targets in `fuzz/`, each for a bounded time (nightly).
+//! - `fuzz [--seconds N] [--no-sanitizer] [TARGET...]`: the cargo-fuzz targets in `fuzz/`, each for a bounded
+//!   time (nightly).
 
 mod crates;
 mod deps;
@@ -42,7 +43,7 @@ fn main() -> Result<()> {
         "fuzz" => fuzz::fuzz(&rest),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test | e2e [SCENARIO...] | bench [FILTER] | bench e2e-latency [--count N] | dist | image | check-crates | fuzz [--seconds N] [TARGET...]>"
+                "usage: cargo xtask <test | e2e [SCENARIO...] | bench [FILTER] | bench e2e-latency [--count N] | dist | image | check-crates | fuzz [--seconds N] [--no-sanitizer] [TARGET...]>"
             );
             std::process::exit(2);
         }
