@@ -419,7 +419,7 @@ mod tests {
     use extdns_endpoint::label;
     use extdns_informer::ClusterStore;
     use extdns_source::resolver::StaticResolver;
-    use extdns_source::{FqdnTemplate, SourceConfig};
+    use extdns_source::{FqdnTemplate, Source, SourceConfig, SourceError};
 
     use crate::testutil::*;
     use crate::{ServiceSource, ServiceSourceConfig};
@@ -923,6 +923,20 @@ mod tests {
         let (eps, failed) = evaluate(cfg(), &cluster_of(vec![bad.build(), good.build()]));
         assert_eq!(show(&eps), lines(&["good.example.com CNAME lb.example.net"]));
         assert_eq!(failed, vec!["service/shop/bad"]);
+    }
+
+    #[test]
+    fn an_unwritable_target_annotation_is_named_as_why_the_service_failed() -> Result<(), SourceError> {
+        let bad = Sv::lb("shop", "bad")
+            .a("hostname", "bad.example.com")
+            .a("target", "1.2.3.4/24")
+            .ingress_ip("1.2.3.4");
+        let out = futures::executor::block_on(source(cfg()).evaluate(&one(bad)))?;
+        assert_eq!(
+            out.why.get("service/shop/bad").map(String::as_str),
+            Some("target annotation: \"1.2.3.4/24\" is neither an IP address nor a host name")
+        );
+        Ok(())
     }
 
     #[test]

@@ -496,6 +496,14 @@ mod tests {
         assert_eq!(failed, vec!["httproute/ns/shop", "service/ns/bad", "service/ns/web"]);
         assert_eq!(out.failed_by_source.get("plain"), Some(&1));
         assert_eq!(out.failed_by_source.get("failing"), Some(&2));
+        // Why the invalid endpoint's object failed is known (for its Warning event); the others' is not.
+        let why = out
+            .failed_why
+            .get("service/ns/bad")
+            .map(String::as_str)
+            .unwrap_or_default();
+        assert!(why.starts_with("the A record bad.example.com is invalid: "), "{why}");
+        assert_eq!(out.failed_why.len(), 1);
         Ok(())
     }
 
