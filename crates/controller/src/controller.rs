@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, error, info, warn};
 
 use crate::Metrics;
+use crate::events::{EventSink, EventsConfig, Outcome, events_for};
 use crate::guard::DeletionGuard;
 use crate::schedule::Schedule;
 
@@ -107,6 +108,8 @@ pub struct Controller {
     config: ControllerConfig,
     metrics: Arc<Metrics>,
     leadership: Leadership,
+    /// `--events-emit`: which events, and where they go; `None` emits nothing.
+    events: Option<(EventsConfig, Arc<dyn EventSink>)>,
 }
 
 impl Controller {
@@ -124,6 +127,25 @@ impl Controller {
             config,
             metrics,
             leadership: Leadership::always(),
+            events: None,
+        }
+    }
+
+    /// Emit Kubernetes Events for what each sync does (`--events-emit`). A config that asks for nothing
+    /// keeps the controller silent.
+    pub fn with_events(mut self, config: EventsConfig, sink: Arc<dyn EventSink>) -> Self {
+        self.events = config.any().then_some((config, sink));
+        self
+    }
+
+    /// Hands the events for one sync's outcome to the sink, if events are on.
+    async fn emit(&self, outcome: Outcome<'_>) {
+        let Some((config, sink)) = &self.events else {
+            return;
+        };
+        let events = events_for(config, &self.config.plan.owner_id, &outcome);
+        if !events.is_empty() {
+            sink.emit(events).await;
         }
     }
 
@@ -196,11 +218,22 @@ impl Controller {
             );
         }
         let held_back = self.guard_deletes(provider_filter.includes(), &snapshot.records, &mut changes);
+        let failed: Vec<(&str, Option<&str>)> = output
+            .failed
+            .iter()
+            .map(|r| (r.as_str(), output.failed_why.get(r).map(String::as_str)))
+            .collect();
 
         if changes.is_empty() {
             self.metrics.no_op_runs.inc();
             info!("All records are already up to date");
             self.metrics.mark_sync();
+            self.emit(Outcome {
+                held_back: &held_back,
+                failed,
+                ..Outcome::default()
+            })
+            .await;
             return Ok(SyncReport {
                 changes,
                 applied: false,
@@ -234,6 +267,13 @@ impl Controller {
             Ok(()) => {
                 log_changes(&changes, Verb::Applied, &HashSet::new());
                 self.metrics.mark_sync();
+                self.emit(Outcome {
+                    applied: changes.iter().collect(),
+                    held_back: &held_back,
+                    failed,
+                    ..Outcome::default()
+                })
+                .await;
                 Ok(SyncReport {
                     changes,
                     applied: true,
@@ -244,10 +284,23 @@ impl Controller {
             Err(e) => {
                 self.metrics.count_registry_error();
                 // A partial failure still wrote the other changes: say which ones did land.
+                let mut outcome = Outcome {
+                    held_back: &held_back,
+                    failed,
+                    ..Outcome::default()
+                };
                 if let RegistryError::Provider(extdns_provider::ProviderError::Partial { failures }) = &e {
                     let failed: HashSet<&str> = failures.iter().map(|f| f.record.as_str()).collect();
                     log_changes(&changes, Verb::Applied, &failed);
+                    let (errored, applied): (Vec<&Change>, Vec<&Change>) = changes
+                        .iter()
+                        .partition(|c| failed.contains(c.record_name().to_string().as_str()));
+                    outcome.applied = applied;
+                    outcome.errored = errored;
+                } else {
+                    outcome.errored = changes.iter().collect();
                 }
+                self.emit(outcome).await;
                 Err(e.into())
             }
         }

@@ -54,12 +54,14 @@
 //! ```
 
 mod controller;
+mod events;
 mod guard;
 mod metrics;
 mod schedule;
 mod server;
 
 pub use controller::{Controller, ControllerConfig, DesiredEndpoints, SyncError, SyncReport};
+pub use events::{EventKind, EventReason, EventSink, EventsConfig, NOTE_MAX, RecordEvent};
 pub use guard::{DeletionGuard, Verdict, ZoneVerdict};
 pub use metrics::{Metrics, PREFIX as METRICS_PREFIX};
 pub use schedule::EVENT_DEBOUNCE;

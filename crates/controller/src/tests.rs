@@ -59,6 +59,8 @@ struct FakeSource {
     endpoints: Mutex<Vec<Endpoint>>,
     /// The `resource` keys reported as not evaluated.
     failed: Mutex<std::collections::BTreeSet<String>>,
+    /// Why some of `failed` failed.
+    why: Mutex<std::collections::BTreeMap<String, String>>,
     fail: AtomicBool,
     calls: AtomicUsize,
 }
@@ -91,10 +93,12 @@ impl DesiredEndpoints for FakeSource {
         let endpoints = self.endpoints.lock().map(|e| e.clone()).unwrap_or_default();
         let failed = self.failed.lock().map(|f| f.clone()).unwrap_or_default();
         let failed_by_source = [("fake".to_string(), failed.len())].into_iter().collect();
+        let failed_why = self.why.lock().map(|w| w.clone()).unwrap_or_default();
         Ok(PipelineOutput {
             endpoints,
             failed,
             failed_by_source,
+            failed_why,
             ..PipelineOutput::default()
         })
     }
@@ -847,3 +851,5 @@ async fn without_an_election_the_leader_metric_is_one() {
     metrics.set_leader(false);
     assert_eq!(sample(&metrics, "extdns_leader "), Some(0.0));
 }
+
+mod events;

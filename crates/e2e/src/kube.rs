@@ -113,6 +113,15 @@ impl Kube {
         Ok(serde_json::to_value(stored)?)
     }
 
+    /// The events.k8s.io/v1 Events of a namespace, as JSON.
+    pub fn events(&self, namespace: &str) -> Result<Vec<Value>> {
+        let api: Api<k8s_openapi::api::events::v1::Event> = Api::namespaced(self.client.clone(), namespace);
+        let list = self
+            .block_on(api.list(&Default::default()))
+            .with_context(|| format!("listing the events of {namespace}"))?;
+        list.items.into_iter().map(|e| Ok(serde_json::to_value(e)?)).collect()
+    }
+
     pub fn delete(&self, api_version: &str, kind: &str, namespace: Option<&str>, name: &str) -> Result<()> {
         let api = self.api(api_version, kind, namespace)?;
         self.block_on(api.delete(name, &DeleteParams::default()))

@@ -22,6 +22,7 @@
 
 pub mod duration;
 pub mod endpoints;
+pub mod events;
 pub mod flags;
 pub mod logging;
 pub mod providers;

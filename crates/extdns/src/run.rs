@@ -13,6 +13,7 @@ use extdns_registry::{NoopRegistry, Registry, TxtRegistry};
 use extdns_source::Pipeline;
 use tracing::info;
 
+use crate::events::KubeEvents;
 use crate::providers::build_provider;
 use crate::settings::{ClusterSettings, KubeSettings, RegistrySettings, Settings, ValidationError};
 use crate::settings_leader::LeaderSettings;
@@ -45,6 +46,11 @@ pub async fn run(settings: &Settings) -> anyhow::Result<()> {
         let (election, leadership) = start_election(leader, kube).await?;
         controller = controller.with_leadership(leadership);
         election_task = Some(tokio::spawn(election.run(election_stop.clone())));
+    }
+    if let (true, ClusterSettings::ApiServer(kube)) = (settings.events.any(), &settings.cluster) {
+        let client = kube_client(kube).await?;
+        let instance = std::env::var("POD_NAME").ok().filter(|n| !n.is_empty());
+        controller = controller.with_events(settings.events, Arc::new(KubeEvents::new(client, instance)));
     }
     let c = &settings.controller;
     info!(

@@ -110,6 +110,8 @@ pub struct Settings {
     pub metrics_address: String,
     /// `--leader-elect`: the Lease the replicas share; `None` for a single replica.
     pub leader: Option<crate::settings_leader::LeaderSettings>,
+    /// `--events-emit`: which Kubernetes Events to emit; nothing by default.
+    pub events: extdns_controller::EventsConfig,
 }
 
 /// The provider and its configuration. Providers extdns does not implement are refused when the provider
@@ -456,6 +458,12 @@ pub fn controller(flags: &Flags) -> Result<Settings, ValidationError> {
     if leader.is_some() && !flags.offline.manifests.is_empty() {
         return fail("--leader-elect needs the API server for its Lease; it cannot be used with --manifests");
     }
+    let wants = |kind: &str| c.events_emit.iter().any(|k| k == kind);
+    let events =
+        extdns_controller::EventsConfig::new(wants("RecordReady"), wants("RecordDeleted"), wants("RecordError"));
+    if events.any() && !flags.offline.manifests.is_empty() {
+        return fail("--events-emit needs the API server to send the events to; it cannot be used with --manifests");
+    }
     let cluster = if flags.offline.manifests.is_empty() {
         ClusterSettings::ApiServer(kube(flags, &sources))
     } else {
@@ -470,6 +478,7 @@ pub fn controller(flags: &Flags) -> Result<Settings, ValidationError> {
         once: c.once,
         metrics_address: c.metrics_address.clone(),
         leader,
+        events,
     })
 }
 
@@ -640,6 +649,27 @@ mod tests {
 
     fn rfc2136_with(extra: &[&str]) -> Vec<String> {
         RFC2136.iter().chain(extra).map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn events_are_off_unless_asked_for_and_need_the_api_server() -> Result<(), ValidationError> {
+        let none = controller(&flags(&["--source=service", "--provider=inmemory"]))?;
+        assert!(!none.events.any());
+        let some = controller(&flags(&[
+            "--source=service",
+            "--provider=inmemory",
+            "--events-emit=RecordReady",
+            "--events-emit=RecordError",
+        ]))?;
+        assert_eq!(some.events, extdns_controller::EventsConfig::new(true, false, true));
+        let e = controller_err(&[
+            "--source=service",
+            "--provider=inmemory",
+            "--manifests=x.yaml",
+            "--events-emit=RecordError",
+        ]);
+        assert!(e.starts_with("--events-emit needs the API server"), "{e}");
+        Ok(())
     }
 
     #[test]

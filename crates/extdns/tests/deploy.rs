@@ -59,10 +59,20 @@ fn strings(v: &Value) -> Vec<String> {
 }
 
 #[test]
-fn cluster_role_grants_read_on_exactly_the_kinds_extdns_watches() -> Result<(), Error> {
+fn cluster_role_grants_read_on_exactly_the_kinds_extdns_watches_and_events_only_to_write() -> Result<(), Error> {
     let role = yaml("clusterrole.yaml")?;
     let mut granted = BTreeSet::new();
+    let mut event_rules = 0;
     for rule in role["rules"].as_array().ok_or("no rules")? {
+        if strings(&rule["apiGroups"]).contains(&"events.k8s.io".to_string()) {
+            // `--events-emit`: new events and a repeat's series count, nothing else.
+            assert_eq!(strings(&rule["apiGroups"]), ["events.k8s.io"], "{rule}");
+            assert_eq!(strings(&rule["resources"]), ["events"], "{rule}");
+            let verbs: BTreeSet<String> = strings(&rule["verbs"]).into_iter().collect();
+            assert_eq!(verbs, BTreeSet::from(["create".into(), "patch".into()]), "{rule}");
+            event_rules += 1;
+            continue;
+        }
         let verbs: BTreeSet<String> = strings(&rule["verbs"]).into_iter().collect();
         assert_eq!(
             verbs,
@@ -81,6 +91,7 @@ fn cluster_role_grants_read_on_exactly_the_kinds_extdns_watches() -> Result<(), 
         .map(|(g, r)| (g.to_string(), r.to_string()))
         .collect();
     assert_eq!(granted, needed);
+    assert_eq!(event_rules, 1);
     Ok(())
 }
 

@@ -50,7 +50,7 @@ mod service;
 #[cfg(test)]
 mod testutil;
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -141,10 +141,14 @@ impl ServiceSource {
         ordered.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         let mut unlabelled = Vec::new();
         let mut labelled = Vec::with_capacity(services.len() * 2);
+        let mut why = BTreeMap::new();
         for (resource, svc) in ordered {
             let start = labelled.len();
-            if let Some(resource) = service::endpoints(&ctx, svc, resource, &mut labelled) {
-                failed.insert(resource);
+            if let Some(f) = service::endpoints(&ctx, svc, resource, &mut labelled) {
+                if let Some(w) = f.why {
+                    why.insert(f.resource.clone(), w);
+                }
+                failed.insert(f.resource);
             }
             // Records without the label (rare) go first; see `merge`.
             if labelled[start..].iter().any(|e| e.labels.is_empty()) {
@@ -159,10 +163,10 @@ impl ServiceSource {
             }
         }
         if unlabelled.is_empty() {
-            return SourceOutput::new(merge::merge_services(labelled), failed);
+            return SourceOutput::new(merge::merge_services(labelled), failed).with_why(why);
         }
         unlabelled.append(&mut labelled);
-        SourceOutput::new(merge::merge_services(unlabelled), failed)
+        SourceOutput::new(merge::merge_services(unlabelled), failed).with_why(why)
     }
 }
 

@@ -38,6 +38,14 @@ pub(crate) struct Svc<'c> {
     /// Something this Service asks for could not be evaluated (a template, a name, a target): its records
     /// are then kept as they are rather than planned from a partial result.
     failed: Cell<bool>,
+    /// Why the Service failed, for its Warning event, when one field says it all.
+    why: Option<String>,
+}
+
+/// A Service that could not be evaluated: its `resource` key and, when known, why.
+pub struct Failed {
+    pub resource: String,
+    pub why: Option<String>,
 }
 
 impl<'c> Svc<'c> {
@@ -68,6 +76,12 @@ impl<'c> Svc<'c> {
             );
         }
         let unwritable_target = unwritable.is_some();
+        let why = unwritable.map(|t| {
+            format!(
+                "target annotation: {:?} is neither an IP address nor a host name",
+                extdns_source::shorten(t.as_str())
+            )
+        });
         Svc {
             svc,
             resource,
@@ -81,6 +95,7 @@ impl<'c> Svc<'c> {
             headless: OnceCell::new(),
             unwritable_target,
             failed: Cell::new(unwritable_target),
+            why,
         }
     }
 
@@ -271,7 +286,7 @@ impl<'c> Svc<'c> {
 /// Every endpoint one Service asks for (before the merge across Services), appended to `out`.
 /// `resource` is the Service's `resource` label, `service/<namespace>/<name>`; it is handed back when the
 /// Service could not be evaluated.
-pub(crate) fn endpoints(ctx: &Ctx<'_>, svc: &Service, resource: String, out: &mut Vec<Endpoint>) -> Option<String> {
+pub(crate) fn endpoints(ctx: &Ctx<'_>, svc: &Service, resource: String, out: &mut Vec<Endpoint>) -> Option<Failed> {
     let cfg = ctx.cfg;
     let common = &cfg.common;
     let s = Svc::new(ctx, svc, resource);
@@ -319,7 +334,10 @@ pub(crate) fn endpoints(ctx: &Ctx<'_>, svc: &Service, resource: String, out: &mu
         }
     }
 
-    let failed = s.failed.get().then(|| s.resource.clone());
+    let failed = s.failed.get().then(|| Failed {
+        resource: s.resource.clone(),
+        why: s.why.clone(),
+    });
     if none_yet(out) {
         tracing::debug!(service = s.id(), "no endpoints could be generated");
         return failed;
@@ -401,7 +419,7 @@ mod tests {
     use extdns_endpoint::label;
     use extdns_informer::ClusterStore;
     use extdns_source::resolver::StaticResolver;
-    use extdns_source::{FqdnTemplate, SourceConfig};
+    use extdns_source::{FqdnTemplate, Source, SourceConfig, SourceError};
 
     use crate::testutil::*;
     use crate::{ServiceSource, ServiceSourceConfig};
@@ -905,6 +923,20 @@ mod tests {
         let (eps, failed) = evaluate(cfg(), &cluster_of(vec![bad.build(), good.build()]));
         assert_eq!(show(&eps), lines(&["good.example.com CNAME lb.example.net"]));
         assert_eq!(failed, vec!["service/shop/bad"]);
+    }
+
+    #[test]
+    fn an_unwritable_target_annotation_is_named_as_why_the_service_failed() -> Result<(), SourceError> {
+        let bad = Sv::lb("shop", "bad")
+            .a("hostname", "bad.example.com")
+            .a("target", "1.2.3.4/24")
+            .ingress_ip("1.2.3.4");
+        let out = futures::executor::block_on(source(cfg()).evaluate(&one(bad)))?;
+        assert_eq!(
+            out.why.get("service/shop/bad").map(String::as_str),
+            Some("target annotation: \"1.2.3.4/24\" is neither an IP address nor a host name")
+        );
+        Ok(())
     }
 
     #[test]

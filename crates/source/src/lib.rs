@@ -31,7 +31,7 @@ pub use selector::{Selector, SelectorError};
 pub use template::{FqdnTemplate, TemplateError, TemplateObject};
 pub use wrappers::{Pipeline, PipelineConfig, PipelineOutput};
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use async_trait::async_trait;
 use extdns_endpoint::Endpoint;
@@ -59,6 +59,7 @@ pub trait Source: Send + Sync {
         Ok(SourceOutput {
             endpoints: self.endpoints(cluster).await?,
             failed: BTreeSet::new(),
+            why: BTreeMap::new(),
         })
     }
 }
@@ -71,11 +72,24 @@ pub struct SourceOutput {
     /// The `resource` keys (`service/default/web`, `httproute/shop/cart`) of the objects this source could
     /// not evaluate: their published records stay as they are until they evaluate again.
     pub failed: BTreeSet<String>,
+    /// Why some of the `failed` objects failed (`resource` key → the field and the problem), for the
+    /// Warning events `--events-emit` sends; objects without an entry are reported without a reason.
+    pub why: BTreeMap<String, String>,
 }
 
 impl SourceOutput {
     pub fn new(endpoints: Vec<Endpoint>, failed: BTreeSet<String>) -> Self {
-        SourceOutput { endpoints, failed }
+        SourceOutput {
+            endpoints,
+            failed,
+            why: BTreeMap::new(),
+        }
+    }
+
+    /// Says why failed objects failed (see [`SourceOutput::why`]).
+    pub fn with_why(mut self, why: BTreeMap<String, String>) -> Self {
+        self.why = why;
+        self
     }
 }
 

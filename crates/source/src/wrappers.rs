@@ -64,6 +64,8 @@ pub struct PipelineOutput {
     /// How many objects each source could not evaluate, every source named (0 included), for the
     /// `extdns_source_objects_failed` gauge.
     pub failed_by_source: BTreeMap<String, usize>,
+    /// Why some of the `failed` objects failed (`resource` key → the field and the problem), when known.
+    pub failed_why: BTreeMap<String, String>,
 }
 
 /// All configured sources and the wrappers around them.
@@ -109,16 +111,21 @@ impl Pipeline {
     pub async fn endpoints(&self, cluster: &ClusterStore) -> Result<PipelineOutput, SourceError> {
         let mut tagged: Vec<(usize, Endpoint)> = Vec::new();
         let mut failed: Vec<BTreeSet<String>> = Vec::with_capacity(self.sources.len());
+        let mut why = BTreeMap::new();
         for (i, source) in self.sources.iter().enumerate() {
             let out = source.evaluate(cluster).await?;
             tagged.extend(out.endpoints.into_iter().map(|e| (i, e)));
             failed.push(out.failed);
+            why.extend(out.why);
         }
         let names: Vec<&str> = self.sources.iter().map(|s| s.name()).collect();
         let mut out = self.process(tagged, &names);
         for (name, set) in names.iter().zip(failed) {
             *out.failed_by_source.entry((*name).to_string()).or_default() += set.len();
             out.failed.extend(set);
+        }
+        for (resource, reason) in why {
+            out.failed_why.entry(resource).or_insert(reason);
         }
         Ok(out)
     }
@@ -204,6 +211,10 @@ fn dedup(mut tagged: Vec<(usize, Endpoint)>, names: &[&str], out: &mut PipelineO
                 && out.failed.insert(resource.to_string())
             {
                 *out.failed_by_source.entry(source_name(*src)).or_default() += 1;
+                out.failed_why.insert(
+                    resource.to_string(),
+                    format!("the {} record {} is invalid: {reason}", e.record_type, e.dns_name),
+                );
             }
             keep[i] = false;
             continue;
@@ -485,6 +496,14 @@ mod tests {
         assert_eq!(failed, vec!["httproute/ns/shop", "service/ns/bad", "service/ns/web"]);
         assert_eq!(out.failed_by_source.get("plain"), Some(&1));
         assert_eq!(out.failed_by_source.get("failing"), Some(&2));
+        // Why the invalid endpoint's object failed is known (for its Warning event); the others' is not.
+        let why = out
+            .failed_why
+            .get("service/ns/bad")
+            .map(String::as_str)
+            .unwrap_or_default();
+        assert!(why.starts_with("the A record bad.example.com is invalid: "), "{why}");
+        assert_eq!(out.failed_why.len(), 1);
         Ok(())
     }
 

@@ -9,6 +9,7 @@ use crate::control_plane::ControlPlane;
 
 pub mod crash;
 pub mod differential;
+pub mod events;
 pub mod latency;
 pub mod leader;
 pub mod lifecycle;
@@ -114,5 +115,11 @@ pub const ALL: &[Scenario] = &[
         about: "a multi-line --fqdn-template reading fields no source reads publishes what external-dns v0.22.0 publishes",
         default: true,
         run: templates::run,
+    },
+    Scenario {
+        name: "events",
+        about: "--events-emit: RecordReady on a published Service, a Warning naming the bad annotation on another",
+        default: true,
+        run: events::run,
     },
 ];

@@ -1,0 +1,246 @@
+//! What a sync tells the cluster (`--events-emit`): Kubernetes Events on the objects whose records it
+//! wrote, could not write, or would not plan.
+//!
+//! The controller only decides *what* to say; an [`EventSink`] (the binary's, over kube's event recorder)
+//! says it. That keeps the API client out of the controller and the sources, and lets tests read the
+//! events as plain values.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use async_trait::async_trait;
+use extdns_endpoint::{Change, Endpoint, ObjectRef};
+
+/// The longest note an event carries: the API server rejects notes over 1 kB.
+pub const NOTE_MAX: usize = 1024;
+
+/// Normal for what went as asked, Warning for what did not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum EventKind {
+    Normal,
+    Warning,
+}
+
+/// Why an event was emitted. The first three are external-dns's reasons; the others are ours (external-dns
+/// has no event for them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum EventReason {
+    RecordReady,
+    RecordDeleted,
+    RecordError,
+    /// The object asks for something that cannot be published (a bad annotation, a failing template); its
+    /// records are kept as they are.
+    InvalidInput,
+    /// The deletion guard held back this delete.
+    DeletionHeldBack,
+}
+
+impl EventReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventReason::RecordReady => "RecordReady",
+            EventReason::RecordDeleted => "RecordDeleted",
+            EventReason::RecordError => "RecordError",
+            EventReason::InvalidInput => "InvalidInput",
+            EventReason::DeletionHeldBack => "DeletionHeldBack",
+        }
+    }
+
+    fn kind(self) -> EventKind {
+        match self {
+            EventReason::RecordReady | EventReason::RecordDeleted => EventKind::Normal,
+            _ => EventKind::Warning,
+        }
+    }
+}
+
+/// Which events `--events-emit` asked for. Nothing by default: no flag, no events, no API calls.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct EventsConfig {
+    pub record_ready: bool,
+    pub record_deleted: bool,
+    /// Also turns on the other Warning events (`InvalidInput`, `DeletionHeldBack`): they, too, say a
+    /// record is not what the object asks for.
+    pub record_error: bool,
+}
+
+impl EventsConfig {
+    pub fn new(record_ready: bool, record_deleted: bool, record_error: bool) -> Self {
+        EventsConfig {
+            record_ready,
+            record_deleted,
+            record_error,
+        }
+    }
+
+    pub fn any(&self) -> bool {
+        self.record_ready || self.record_deleted || self.record_error
+    }
+
+    fn wants(&self, reason: EventReason) -> bool {
+        match reason {
+            EventReason::RecordReady => self.record_ready,
+            EventReason::RecordDeleted => self.record_deleted,
+            _ => self.record_error,
+        }
+    }
+}
+
+/// One event on one object. Everything one sync says about one object for one reason is one event (its
+/// note lists the records), so the recorder's series de-duplication counts syncs, not records.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordEvent {
+    pub object: ObjectRef,
+    pub kind: EventKind,
+    pub reason: EventReason,
+    /// What extdns did or tried (`CreateRecord`, `UpdateRecord`, `DeleteRecord`, `Evaluate`).
+    pub action: &'static str,
+    pub note: String,
+}
+
+/// Where events go: kube's recorder in the binary, a vector in tests. Failing to emit an event never fails
+/// a sync, so the sink reports its own errors.
+#[async_trait]
+pub trait EventSink: Send + Sync {
+    async fn emit(&self, events: Vec<RecordEvent>);
+}
+
+/// What one sync did to records, as the events need it.
+#[derive(Debug, Default)]
+pub(crate) struct Outcome<'a> {
+    /// Changes the provider took.
+    pub applied: Vec<&'a Change>,
+    /// Changes the provider refused.
+    pub errored: Vec<&'a Change>,
+    pub held_back: &'a [Change],
+    /// The objects the sources could not evaluate (`resource` keys), with why when known.
+    pub failed: Vec<(&'a str, Option<&'a str>)>,
+}
+
+/// The events for one sync's outcome, one per (object, reason), in a stable order.
+pub(crate) fn events_for(config: &EventsConfig, owner: &str, outcome: &Outcome<'_>) -> Vec<RecordEvent> {
+    let mut grouped: BTreeMap<(ObjectRef, EventReason, &'static str), Vec<String>> = BTreeMap::new();
+    let mut add = |reason: EventReason, change: &Change| {
+        if !config.wants(reason) {
+            return;
+        }
+        for object in objects_of(change) {
+            grouped
+                .entry((object, reason, action_of(change)))
+                .or_default()
+                .push(describe(change.endpoint(), owner));
+        }
+    };
+    for c in &outcome.applied {
+        let reason = match c {
+            Change::Delete(_) => EventReason::RecordDeleted,
+            _ => EventReason::RecordReady,
+        };
+        add(reason, c);
+    }
+    for c in &outcome.errored {
+        add(EventReason::RecordError, c);
+    }
+    for c in outcome.held_back {
+        add(EventReason::DeletionHeldBack, c);
+    }
+    let mut events: Vec<RecordEvent> = grouped
+        .into_iter()
+        .map(|((object, reason, action), records)| {
+            let prefix = match reason {
+                EventReason::DeletionHeldBack => {
+                    "the deletion guard holds back these deletes (too many of the zone's records would go): "
+                }
+                _ => "",
+            };
+            RecordEvent {
+                object,
+                kind: reason.kind(),
+                reason,
+                action,
+                note: truncate(format!("{prefix}{}", records.join("; "))),
+            }
+        })
+        .collect();
+    if config.wants(EventReason::InvalidInput) {
+        for (resource, why) in &outcome.failed {
+            let Some(object) = parse_resource(resource) else {
+                continue;
+            };
+            let why = why.unwrap_or("it could not be evaluated (see the extdns log)");
+            events.push(RecordEvent {
+                object,
+                kind: EventKind::Warning,
+                reason: EventReason::InvalidInput,
+                action: "Evaluate",
+                note: truncate(format!(
+                    "(external-dns) {why}; the object's records are kept as they are"
+                )),
+            });
+        }
+    }
+    events
+}
+
+/// The objects a change belongs to: the ones the sources named, or, for records read back from the
+/// provider (deletes, held-back deletes), the object their `resource` label names.
+fn objects_of(change: &Change) -> BTreeSet<ObjectRef> {
+    let e = change.endpoint();
+    if !e.ref_objects.is_empty() {
+        return e.ref_objects.clone();
+    }
+    change
+        .previous()
+        .and_then(Endpoint::resource)
+        .or_else(|| e.resource())
+        .and_then(parse_resource)
+        .into_iter()
+        .collect()
+}
+
+fn action_of(change: &Change) -> &'static str {
+    match change {
+        Change::Create(_) => "CreateRecord",
+        Change::Update { .. } => "UpdateRecord",
+        Change::Delete(_) => "DeleteRecord",
+    }
+}
+
+/// external-dns's note format, so what reads its events reads ours.
+fn describe(e: &Endpoint, owner: &str) -> String {
+    format!(
+        "(external-dns) record:{},owner:{},type:{},ttl:{},targets:{}",
+        e.dns_name,
+        owner,
+        e.record_type,
+        e.record_ttl.0,
+        e.targets.join(",")
+    )
+}
+
+/// `service/default/web` → the object; `None` for anything else.
+pub(crate) fn parse_resource(resource: &str) -> Option<ObjectRef> {
+    let mut parts = resource.splitn(3, '/');
+    let (source, namespace, name) = (parts.next()?, parts.next()?, parts.next()?);
+    if source.is_empty() || name.is_empty() {
+        return None;
+    }
+    Some(ObjectRef {
+        source: source.to_string(),
+        namespace: namespace.to_string(),
+        name: name.to_string(),
+    })
+}
+
+fn truncate(mut note: String) -> String {
+    if note.len() > NOTE_MAX {
+        let mut cut = NOTE_MAX - 3;
+        while !note.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        note.truncate(cut);
+        note.push_str("...");
+    }
+    note
+}

@@ -1,0 +1,262 @@
+//! What `--events-emit` says about a sync, read from a sink that keeps the events.
+
+use super::*;
+use crate::{DeletionGuard, EventKind, EventReason, EventSink, EventsConfig, RecordEvent};
+use extdns_endpoint::ObjectRef;
+
+#[derive(Default)]
+struct KeptEvents(Mutex<Vec<RecordEvent>>);
+
+#[async_trait]
+impl EventSink for KeptEvents {
+    async fn emit(&self, events: Vec<RecordEvent>) {
+        if let Ok(mut kept) = self.0.lock() {
+            kept.extend(events);
+        }
+    }
+}
+
+impl KeptEvents {
+    fn take(&self) -> Vec<RecordEvent> {
+        self.0.lock().map(|mut e| std::mem::take(&mut *e)).unwrap_or_default()
+    }
+}
+
+fn web() -> ObjectRef {
+    ObjectRef {
+        source: "service".into(),
+        namespace: "shop".into(),
+        name: "web".into(),
+    }
+}
+
+/// A record the service source would produce for `shop/web`.
+fn of_web(e: Endpoint) -> Endpoint {
+    e.with_ref_object(web()).with_label(label::RESOURCE, "service/shop/web")
+}
+
+fn all() -> EventsConfig {
+    EventsConfig::new(true, true, true)
+}
+
+fn with_events(c: Controller, config: EventsConfig) -> (Controller, Arc<KeptEvents>) {
+    let sink = Arc::new(KeptEvents::default());
+    let dyn_sink: Arc<dyn EventSink> = sink.clone();
+    (c.with_events(config, dyn_sink), sink)
+}
+
+#[tokio::test]
+async fn a_created_record_is_ready_on_its_object_and_a_no_op_sync_says_nothing() -> Result<(), SyncError> {
+    let cluster = FakeCluster::new(true);
+    let source = FakeSource::with(vec![of_web(a("web.example.com", "10.0.0.1"))]);
+    let registry = FakeRegistry::new(vec![]);
+    let (c, sink) = with_events(
+        controller(&cluster, &source, &registry, ControllerConfig::default()),
+        all(),
+    );
+
+    c.run_once().await?;
+    let events = sink.take();
+    assert_eq!(
+        events,
+        vec![RecordEvent {
+            object: web(),
+            kind: EventKind::Normal,
+            reason: EventReason::RecordReady,
+            action: "CreateRecord",
+            note: "(external-dns) record:web.example.com,owner:default,type:A,ttl:0,targets:10.0.0.1".into(),
+        }]
+    );
+
+    c.run_once().await?;
+    assert_eq!(sink.take(), vec![]);
+    Ok(())
+}
+
+#[tokio::test]
+async fn records_of_one_object_make_one_event_listing_them_all() -> Result<(), SyncError> {
+    let cluster = FakeCluster::new(true);
+    let source = FakeSource::with(vec![
+        of_web(a("web.example.com", "10.0.0.1")),
+        of_web(a("www.example.com", "10.0.0.1")),
+    ]);
+    let registry = FakeRegistry::new(vec![]);
+    let (c, sink) = with_events(
+        controller(&cluster, &source, &registry, ControllerConfig::default()),
+        all(),
+    );
+
+    c.run_once().await?;
+    let events = sink.take();
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert!(events[0].note.contains("record:web.example.com,"), "{}", events[0].note);
+    assert!(events[0].note.contains("record:www.example.com,"), "{}", events[0].note);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_failed_apply_is_a_warning_on_every_object_it_touched() {
+    let cluster = FakeCluster::new(true);
+    let source = FakeSource::with(vec![of_web(a("web.example.com", "10.0.0.1"))]);
+    let registry = FakeRegistry::failing(vec![], 1, |_| ProviderError::transient("timeout"));
+    let (c, sink) = with_events(
+        controller(&cluster, &source, &registry, ControllerConfig::default()),
+        all(),
+    );
+
+    assert!(c.run_once().await.is_err());
+    let events = sink.take();
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0].reason, EventReason::RecordError);
+    assert_eq!(events[0].kind, EventKind::Warning);
+    assert_eq!(events[0].object, web());
+}
+
+#[tokio::test]
+async fn a_partial_failure_is_ready_for_what_landed_and_an_error_for_the_rest() {
+    let cluster = FakeCluster::new(true);
+    let shop = ObjectRef {
+        name: "shop".into(),
+        ..web()
+    };
+    let source = FakeSource::with(vec![
+        of_web(a("web.example.com", "10.0.0.1")),
+        a("shop.example.com", "10.0.0.2").with_ref_object(shop.clone()),
+    ]);
+    let registry = FakeRegistry::failing(vec![], 1, |_| ProviderError::Partial {
+        failures: vec![ChangeFailure {
+            record: "shop.example.com A".into(),
+            reason: "REFUSED".into(),
+        }],
+    });
+    let (c, sink) = with_events(
+        controller(&cluster, &source, &registry, ControllerConfig::default()),
+        all(),
+    );
+
+    assert!(c.run_once().await.is_err());
+    let got: Vec<(String, EventReason)> = sink.take().into_iter().map(|e| (e.object.name, e.reason)).collect();
+    assert_eq!(
+        got,
+        vec![
+            // Ordered by object.
+            ("shop".to_string(), EventReason::RecordError),
+            ("web".to_string(), EventReason::RecordReady),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn an_object_that_could_not_be_evaluated_gets_a_warning_naming_why() -> Result<(), SyncError> {
+    let cluster = FakeCluster::new(true);
+    let source = FakeSource::with(vec![]);
+    if let Ok(mut f) = source.failed.lock() {
+        f.insert("service/shop/web".into());
+    }
+    if let Ok(mut w) = source.why.lock() {
+        w.insert(
+            "service/shop/web".into(),
+            "target annotation: \"a b\" is not a target".into(),
+        );
+    }
+    let registry = FakeRegistry::new(vec![]);
+    let (c, sink) = with_events(
+        controller(&cluster, &source, &registry, ControllerConfig::default()),
+        all(),
+    );
+
+    c.run_once().await?;
+    let events = sink.take();
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0].object, web());
+    assert_eq!(events[0].kind, EventKind::Warning);
+    assert_eq!(events[0].reason, EventReason::InvalidInput);
+    assert!(events[0].note.contains("target annotation"), "{}", events[0].note);
+    Ok(())
+}
+
+#[tokio::test]
+async fn deletes_are_reported_on_the_object_the_record_label_names_only_when_asked() -> Result<(), SyncError> {
+    let record = || {
+        owned(
+            a("web.example.com", "10.0.0.1").with_label(label::RESOURCE, "service/shop/web"),
+            OWNER,
+        )
+    };
+    for (config, want) in [
+        (EventsConfig::new(true, true, false), vec![EventReason::RecordDeleted]),
+        (EventsConfig::new(true, false, true), vec![]),
+    ] {
+        let cluster = FakeCluster::new(true);
+        let source = FakeSource::with(vec![]);
+        let registry = FakeRegistry::new(vec![record()]);
+        let (c, sink) = with_events(
+            controller(&cluster, &source, &registry, ControllerConfig::default()),
+            config,
+        );
+        c.run_once().await?;
+        let events = sink.take();
+        assert_eq!(events.iter().map(|e| e.reason).collect::<Vec<_>>(), want, "{config:?}");
+        assert!(events.iter().all(|e| e.object == web() && e.action == "DeleteRecord"));
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn held_back_deletes_are_warnings_on_their_objects() -> Result<(), SyncError> {
+    let cluster = FakeCluster::new(true);
+    let source = FakeSource::with(vec![]);
+    let records: Vec<Endpoint> = (0..4)
+        .map(|i| {
+            owned(
+                a(&format!("r{i}.example.com"), "10.0.0.1").with_label(label::RESOURCE, "service/shop/web"),
+                OWNER,
+            )
+        })
+        .collect();
+    let registry = FakeRegistry::new(records);
+    let config = ControllerConfig {
+        deletion_guard: DeletionGuard::new(50, 1),
+        ..ControllerConfig::default()
+    };
+    let (c, sink) = with_events(controller(&cluster, &source, &registry, config), all());
+
+    let report = c.run_once().await?;
+    assert_eq!(report.held_back.len(), 4);
+    let events = sink.take();
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0].reason, EventReason::DeletionHeldBack);
+    assert_eq!(events[0].kind, EventKind::Warning);
+    assert!(events[0].note.contains("record:r3.example.com"), "{}", events[0].note);
+    Ok(())
+}
+
+#[tokio::test]
+async fn without_any_event_asked_for_the_sink_is_never_called() -> Result<(), SyncError> {
+    let cluster = FakeCluster::new(true);
+    let source = FakeSource::with(vec![of_web(a("web.example.com", "10.0.0.1"))]);
+    let registry = FakeRegistry::failing(vec![], 1, |_| ProviderError::transient("timeout"));
+    let (c, sink) = with_events(
+        controller(&cluster, &source, &registry, ControllerConfig::default()),
+        EventsConfig::default(),
+    );
+    assert!(c.run_once().await.is_err());
+    c.run_once().await?;
+    assert_eq!(sink.take(), vec![]);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_dry_run_emits_nothing() -> Result<(), SyncError> {
+    let cluster = FakeCluster::new(true);
+    let source = FakeSource::with(vec![of_web(a("web.example.com", "10.0.0.1"))]);
+    let registry = FakeRegistry::new(vec![]);
+    let config = ControllerConfig {
+        dry_run: true,
+        ..ControllerConfig::default()
+    };
+    let (c, sink) = with_events(controller(&cluster, &source, &registry, config), all());
+    c.run_once().await?;
+    assert_eq!(sink.take(), vec![]);
+    Ok(())
+}

@@ -1,0 +1,153 @@
+//! `--events-emit`: the controller's events, published as events.k8s.io/v1 Events with kube's recorder.
+//!
+//! The recorder turns a repeat of the same event (same object, reason and action) within its cache window
+//! into a PATCH of the event's series count instead of a new object, so an object that fails every sync
+//! costs one small write per sync, not a growing pile of events. A cap per sync bounds the rest: a sync
+//! that touches thousands of objects (the first one of a large cluster) emits the first
+//! [`MAX_EVENTS_PER_SYNC`] and logs how many it left out.
+
+use async_trait::async_trait;
+use extdns_controller::{EventKind, EventSink, RecordEvent};
+use extdns_endpoint::ObjectRef;
+use extdns_informer::view::RouteKind;
+use k8s_openapi::api::core::v1::ObjectReference;
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use tracing::{debug, warn};
+
+/// At most this many events per sync; the rest are logged at debug level only.
+pub const MAX_EVENTS_PER_SYNC: usize = 100;
+
+/// The `reportingController` of our events: external-dns's, so tools that filter on it keep working.
+pub const REPORTING_CONTROLLER: &str = "external-dns";
+
+/// Publishes the controller's events through kube's recorder.
+pub struct KubeEvents {
+    client: kube::Client,
+    recorder: Recorder,
+}
+
+impl KubeEvents {
+    /// `instance` is this replica's name (the pod's), so events of two replicas are told apart.
+    pub fn new(client: kube::Client, instance: Option<String>) -> Self {
+        let reporter = Reporter {
+            controller: REPORTING_CONTROLLER.to_string(),
+            instance,
+        };
+        KubeEvents {
+            recorder: Recorder::new(client.clone(), reporter),
+            client,
+        }
+    }
+
+    /// The reference to the object, with its uid when it still exists: `kubectl describe` matches events
+    /// by uid, and an object that is gone (its records were deleted) gets its event without one.
+    async fn reference(&self, object: &ObjectRef) -> Option<ObjectReference> {
+        let (api_version, kind, plural) = kind_of(&object.source)?;
+        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+        let resource = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural);
+        let namespace = (!object.namespace.is_empty()).then(|| object.namespace.clone());
+        let api: Api<DynamicObject> = match &namespace {
+            Some(ns) => Api::namespaced_with(self.client.clone(), ns, &resource),
+            None => Api::all_with(self.client.clone(), &resource),
+        };
+        let meta = match api.get_opt(&object.name).await {
+            Ok(found) => found.map(|o| o.metadata),
+            Err(e) => {
+                debug!(object = %object, error = %e, "cannot read the object for its event's uid");
+                None
+            }
+        };
+        Some(ObjectReference {
+            api_version: Some(api_version.to_string()),
+            kind: Some(kind.to_string()),
+            namespace,
+            name: Some(object.name.clone()),
+            uid: meta.as_ref().and_then(|m| m.uid.clone()),
+            resource_version: meta.and_then(|m| m.resource_version),
+            field_path: None,
+        })
+    }
+}
+
+#[async_trait]
+impl EventSink for KubeEvents {
+    async fn emit(&self, events: Vec<RecordEvent>) {
+        let total = events.len();
+        for e in events.into_iter().take(MAX_EVENTS_PER_SYNC) {
+            let Some(reference) = self.reference(&e.object).await else {
+                debug!(object = %e.object, reason = e.reason.as_str(), "no event: extdns does not know the object's kind");
+                continue;
+            };
+            let event = Event {
+                type_: match e.kind {
+                    EventKind::Normal => EventType::Normal,
+                    EventKind::Warning => EventType::Warning,
+                },
+                reason: e.reason.as_str().to_string(),
+                note: Some(e.note),
+                action: e.action.to_string(),
+                secondary: None,
+            };
+            if let Err(err) = self.recorder.publish(&event, &reference).await {
+                warn!(object = %e.object, reason = e.reason.as_str(), error = %err, "cannot publish the event");
+            }
+        }
+        if total > MAX_EVENTS_PER_SYNC {
+            debug!(
+                emitted = MAX_EVENTS_PER_SYNC,
+                left_out = total - MAX_EVENTS_PER_SYNC,
+                "too many events for one sync; the rest were left out"
+            );
+        }
+    }
+}
+
+/// The API version, kind and plural of the object a source names (the `source` of an endpoint's object,
+/// or the first part of its `resource` label); `None` for what no source produces.
+pub fn kind_of(source: &str) -> Option<(&'static str, &'static str, &'static str)> {
+    let route = RouteKind::from_source_name(source).or_else(|| {
+        RouteKind::ALL
+            .into_iter()
+            .find(|k| k.kind().eq_ignore_ascii_case(source))
+    });
+    if let Some(r) = route {
+        let plural = match r {
+            RouteKind::Http => "httproutes",
+            RouteKind::Grpc => "grpcroutes",
+            RouteKind::Tls => "tlsroutes",
+            RouteKind::Tcp => "tcproutes",
+            RouteKind::Udp => "udproutes",
+        };
+        return Some((r.api_version(), r.kind(), plural));
+    }
+    Some(match source {
+        "service" => ("v1", "Service", "services"),
+        "node" => ("v1", "Node", "nodes"),
+        "pod" => ("v1", "Pod", "pods"),
+        "ingress" => ("networking.k8s.io/v1", "Ingress", "ingresses"),
+        "gateway" => ("gateway.networking.k8s.io/v1", "Gateway", "gateways"),
+        "crd" | "dnsendpoint" => ("externaldns.k8s.io/v1alpha1", "DNSEndpoint", "dnsendpoints"),
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_source_of_records_names_a_kind() {
+        assert_eq!(kind_of("service"), Some(("v1", "Service", "services")));
+        assert_eq!(
+            kind_of("gateway-httproute"),
+            Some(("gateway.networking.k8s.io/v1", "HTTPRoute", "httproutes"))
+        );
+        // The `resource` label's spelling of a route.
+        assert_eq!(
+            kind_of("tcproute"),
+            Some(("gateway.networking.k8s.io/v1alpha2", "TCPRoute", "tcproutes"))
+        );
+        assert_eq!(kind_of("fake"), None);
+    }
+}
