@@ -103,15 +103,33 @@ fn bench(filter: &[String]) -> Result<()> {
 /// Everything, as CI runs it: prerequisites, unit tests and real-DNS-server suites (`cargo test
 /// --workspace`), then the Kubernetes end-to-end suite.
 fn test() -> Result<()> {
-    deps::ensure_system_packages()?;
-    let go = gobuild::ensure(&target_dir())?;
-    let moto = deps::ensure_moto(&target_dir())?;
+    let servers = TestServers::ensure()?;
     let mut tests = cargo();
     tests.args(["test", "--workspace", "--", "--test-threads=2"]);
-    go.export_to(&mut tests);
-    tests.env("EXTDNS_TEST_MOTO_SERVER", &moto);
+    servers.export_to(&mut tests);
     run(tests)?;
-    kube_e2e(&go, Profile::Dev, &["run".to_string()])
+    kube_e2e(&servers.go, Profile::Dev, &["run".to_string()])
+}
+
+/// What the real-server tests run, installed or built when missing.
+pub(crate) struct TestServers {
+    go: gobuild::GoBinaries,
+    moto: PathBuf,
+}
+
+impl TestServers {
+    pub(crate) fn ensure() -> Result<TestServers> {
+        deps::ensure_system_packages()?;
+        let go = gobuild::ensure(&target_dir())?;
+        let moto = deps::ensure_moto(&target_dir())?;
+        Ok(TestServers { go, moto })
+    }
+
+    /// Tells a `cargo test` run where the Go programs and moto are (`EXTDNS_TEST_*`).
+    pub(crate) fn export_to(&self, cmd: &mut Command) {
+        self.go.export_to(cmd);
+        cmd.env("EXTDNS_TEST_MOTO_SERVER", &self.moto);
+    }
 }
 
 /// The real-server suites: RFC2136 against BIND and Knot, PowerDNS, then the Kubernetes scenarios. Scenario names
