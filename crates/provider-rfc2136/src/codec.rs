@@ -9,7 +9,6 @@ use std::str::FromStr;
 
 use extdns_endpoint::{RecordType, Target, TargetKind};
 use hickory_proto::ProtoError;
-use hickory_proto::rr::domain::Label;
 use hickory_proto::rr::rdata::{A, AAAA, CNAME, MX, NS, NULL, PTR, SRV, TXT};
 use hickory_proto::rr::{Name, RData, RecordType as WireType};
 use hickory_proto::serialize::binary::{BinDecodable, BinDecoder, BinEncodable, BinEncoder};
@@ -43,7 +42,11 @@ pub fn name(s: &str) -> Result<Name, CodecError> {
     if trimmed.is_empty() || trimmed == "." {
         return Err(CodecError::EmptyName);
     }
-    let mut n = Name::from_ascii(trimmed)
+    // Escaped text is what `name_text` writes for bytes outside printable ASCII: decode it exactly, as
+    // hickory's parsers would read `\DDD` differently from how its formatter writes it.
+    let escaped = trimmed.contains('\\').then(|| escaped_labels(trimmed)).flatten();
+    let mut n = escaped
+        .map_or_else(|| Name::from_ascii(trimmed), Ok)
         .or_else(|_| Name::from_utf8(trimmed))
         .or_else(|e| raw_labels(trimmed).ok_or(e))
         .map_err(|source| CodecError::Name {
@@ -52,6 +55,44 @@ pub fn name(s: &str) -> Result<Name, CodecError> {
         })?;
     n.set_fqdn(true);
     Ok(n)
+}
+
+/// A name in presentation format (RFC 1035 §5.1): `\DDD` is the byte with that decimal value, `\X` is `X`
+/// (an escaped dot stays in its label). `None` for text that is not a valid escaped name.
+fn escaped_labels(name: &str) -> Option<Name> {
+    let bytes = name.as_bytes();
+    let mut labels: Vec<Vec<u8>> = vec![Vec::new()];
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => {
+                let digits = bytes.get(i + 1..i + 4).filter(|d| d.iter().all(u8::is_ascii_digit));
+                if let Some(d) = digits {
+                    let value = d.iter().fold(0u16, |v, b| v * 10 + u16::from(b - b'0'));
+                    labels.last_mut()?.push(u8::try_from(value).ok()?);
+                    i += 4;
+                } else {
+                    labels.last_mut()?.push(*bytes.get(i + 1)?);
+                    i += 2;
+                }
+            }
+            b'.' => {
+                labels.push(Vec::new());
+                i += 1;
+            }
+            b => {
+                labels.last_mut()?.push(b);
+                i += 1;
+            }
+        }
+    }
+    if labels.len() > 1 && labels.last().is_some_and(Vec::is_empty) {
+        labels.pop();
+    }
+    if labels.iter().any(Vec::is_empty) {
+        return None;
+    }
+    Name::from_labels(labels.iter().map(Vec::as_slice)).ok()
 }
 
 /// An ASCII name whose labels hickory's parser refuses but DNS carries as plain bytes: `*` inside a label, as
@@ -70,9 +111,10 @@ fn raw_labels(name: &str) -> Option<Name> {
     Name::from_labels(labels).ok()
 }
 
-/// A name as endpoints spell it: ASCII (punycode), lower-case, without the trailing dot. Labels of plain
-/// printable ASCII are taken as they are (`a-*.apps.example.org`, not hickory's escaped `a-\\*`), so an
-/// ownership name reads back exactly as it was written; anything else uses hickory's escaping.
+/// A name as endpoints spell it: lower-case, without the trailing dot. Printable ASCII is taken as it is
+/// (`a-*.apps.example.org`, not hickory's escaped `a-\\*`), so an ownership name reads back exactly as it
+/// was written; any other byte is written `\DDD` (decimal, RFC 1035), which [`name`] reads back to the same
+/// byte, so a record read from a zone can always be written to again.
 pub fn name_text(n: &Name) -> String {
     let lower = n.to_lowercase();
     let mut s = String::with_capacity(n.len());
@@ -80,12 +122,14 @@ pub fn name_text(n: &Name) -> String {
         if !s.is_empty() {
             s.push('.');
         }
-        match std::str::from_utf8(label) {
-            Ok(text) if text.bytes().all(|b| b.is_ascii_graphic() && b != b'.' && b != b'\\') => s.push_str(text),
-            _ => match Label::from_raw_bytes(label) {
-                Ok(l) => s.push_str(&l.to_ascii()),
-                Err(_) => s.push_str(&String::from_utf8_lossy(label)),
-            },
+        for &b in label {
+            // Presentation format: printable ASCII as is, anything else (and the dot and backslash, which
+            // would change the name's structure) as `\DDD`, which `name` reads back to the same byte.
+            if b.is_ascii_graphic() && b != b'.' && b != b'\\' {
+                s.push(char::from(b));
+            } else {
+                s.push_str(&format!("\\{b:03}"));
+            }
         }
     }
     if s.is_empty() {
@@ -413,5 +457,29 @@ mod tests {
     fn unmanaged_types_are_not_read() {
         let soa = RData::try_from_str(WireType::SOA, "ns1.example.org. h.example.org. 1 2 3 4 5");
         assert!(soa.is_ok_and(|d| target(&d).is_none()));
+    }
+}
+
+#[cfg(test)]
+mod presentation_tests {
+    use super::*;
+
+    /// Found by the `dns_names` fuzz target: a zone transfer named a node with the byte 0xfa in a label;
+    /// its text must lead back to that node, not to the UTF-8 spelling of "ú".
+    #[test]
+    fn a_label_byte_outside_ascii_reads_back_as_the_same_name() {
+        let read = Name::from_labels([&b"exam\xfale"[..], b"org"]).expect("name");
+        let text = name_text(&read);
+        assert_eq!(text, "exam\\250le.org");
+        assert_eq!(name(&text).expect("parses"), read);
+    }
+
+    #[test]
+    fn escaped_dots_and_backslashes_stay_inside_their_label() {
+        let read = Name::from_labels([&b"a.b\\c"[..], b"example", b"org"]).expect("name");
+        let text = name_text(&read);
+        assert_eq!(text, "a\\046b\\092c.example.org");
+        assert_eq!(name(&text).expect("parses"), read);
+        assert_eq!(name("a\\.b.example.org").expect("parses").num_labels(), 3);
     }
 }
