@@ -56,6 +56,7 @@ pub fn check_crates() -> Result<()> {
 
     // All at once: cargo packages sibling crates into a local registry so each verifies against the others'
     // packaged sources, as crates.io would serve them.
+    forget_packaged_sources(&libraries)?;
     let mut package = cargo();
     package.args(["package", "--locked", "--allow-dirty"]);
     for lib in &libraries {
@@ -66,6 +67,38 @@ pub fn check_crates() -> Result<()> {
         "check-crates: {} library crates package, document and test on their own",
         libraries.len()
     );
+    Ok(())
+}
+
+/// cargo unpacks the local registry's crates under `$CARGO_HOME/registry/src/` and never unpacks the same
+/// name and version again, so a second run would verify against the sources of the first. Our crates are not
+/// on crates.io: every unpacked copy of them is such a leftover.
+fn forget_packaged_sources(libraries: &[Library]) -> Result<()> {
+    let cargo_home = std::env::var_os("CARGO_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cargo")))
+        .context("neither CARGO_HOME nor HOME is set")?;
+    let Ok(registries) = std::fs::read_dir(cargo_home.join("registry").join("src")) else {
+        return Ok(());
+    };
+    for registry in registries.flatten() {
+        let Ok(crates) = std::fs::read_dir(registry.path()) else {
+            continue;
+        };
+        for unpacked in crates.flatten() {
+            let name = unpacked.file_name().to_string_lossy().into_owned();
+            // `<name>-<version>`: what follows the name is a dash and a digit.
+            let ours = libraries.iter().any(|l| {
+                name.strip_prefix(l.name.as_str())
+                    .and_then(|rest| rest.strip_prefix('-'))
+                    .is_some_and(|version| version.starts_with(|c: char| c.is_ascii_digit()))
+            });
+            if ours && unpacked.path().is_dir() {
+                std::fs::remove_dir_all(unpacked.path())
+                    .with_context(|| format!("removing the stale unpacked crate {}", unpacked.path().display()))?;
+            }
+        }
+    }
     Ok(())
 }
 
