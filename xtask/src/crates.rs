@@ -71,9 +71,20 @@ pub fn check_crates() -> Result<()> {
 }
 
 /// cargo unpacks the local registry's crates under `$CARGO_HOME/registry/src/` and never unpacks the same
-/// name and version again, so a second run would verify against the sources of the first. Our crates are not
-/// on crates.io: every unpacked copy of them is such a leftover.
+/// name and version again, and it never rebuilds a registry crate it has built, so a second run would verify
+/// against the sources of the first. Our crates are not on crates.io: every unpacked copy of them is such a
+/// leftover, and their fingerprints go too (the workspace's own builds of them are simply redone).
 fn forget_packaged_sources(libraries: &[Library]) -> Result<()> {
+    let fingerprints = crate::target_dir().join("debug").join(".fingerprint");
+    if let Ok(entries) = std::fs::read_dir(&fingerprints) {
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if libraries.iter().any(|l| is_versioned_dir_of(&name, &l.name, true)) {
+                std::fs::remove_dir_all(entry.path())
+                    .with_context(|| format!("removing the fingerprint {}", entry.path().display()))?;
+            }
+        }
+    }
     let cargo_home = std::env::var_os("CARGO_HOME")
         .map(std::path::PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cargo")))
@@ -87,12 +98,7 @@ fn forget_packaged_sources(libraries: &[Library]) -> Result<()> {
         };
         for unpacked in crates.flatten() {
             let name = unpacked.file_name().to_string_lossy().into_owned();
-            // `<name>-<version>`: what follows the name is a dash and a digit.
-            let ours = libraries.iter().any(|l| {
-                name.strip_prefix(l.name.as_str())
-                    .and_then(|rest| rest.strip_prefix('-'))
-                    .is_some_and(|version| version.starts_with(|c: char| c.is_ascii_digit()))
-            });
+            let ours = libraries.iter().any(|l| is_versioned_dir_of(&name, &l.name, false));
             if ours && unpacked.path().is_dir() {
                 std::fs::remove_dir_all(unpacked.path())
                     .with_context(|| format!("removing the stale unpacked crate {}", unpacked.path().display()))?;
@@ -100,6 +106,19 @@ fn forget_packaged_sources(libraries: &[Library]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// `<crate>-<version>` (an unpacked crate) or, with `hashed`, `<crate>-<hex hash>` (a fingerprint).
+fn is_versioned_dir_of(dir: &str, crate_name: &str, hashed: bool) -> bool {
+    dir.strip_prefix(crate_name)
+        .and_then(|rest| rest.strip_prefix('-'))
+        .is_some_and(|rest| {
+            if hashed {
+                !rest.is_empty() && rest.chars().all(|c| c.is_ascii_hexdigit())
+            } else {
+                rest.starts_with(|c: char| c.is_ascii_digit())
+            }
+        })
 }
 
 /// The workspace's publishable packages that have a library target.
