@@ -57,6 +57,12 @@ pub fn name(s: &str) -> Result<Name, CodecError> {
     Ok(n)
 }
 
+/// Bytes a label is written with as they are: host-name characters, `_` (service labels) and `*` (wildcards
+/// and their ownership records).
+fn is_host_name_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'*')
+}
+
 /// A name in presentation format (RFC 1035 §5.1): `\DDD` is the byte with that decimal value, `\X` is `X`
 /// (an escaped dot stays in its label). `None` for text that is not a valid escaped name.
 fn escaped_labels(name: &str) -> Option<Name> {
@@ -100,8 +106,7 @@ fn escaped_labels(name: &str) -> Option<Name> {
 /// accepts it). Only host-name characters plus `*` are taken this way; label and name lengths are still checked.
 fn raw_labels(name: &str) -> Option<Name> {
     let name = name.strip_suffix('.').unwrap_or(name);
-    let allowed = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'*' | b'.');
-    if name.is_empty() || !name.bytes().all(allowed) {
+    if name.is_empty() || !name.bytes().all(|b| b == b'.' || is_host_name_byte(b)) {
         return None;
     }
     let labels: Vec<&[u8]> = name.split('.').map(str::as_bytes).collect();
@@ -125,7 +130,7 @@ pub fn name_text(n: &Name) -> String {
         for &b in label {
             // Presentation format: printable ASCII as is, anything else (and the dot and backslash, which
             // would change the name's structure) as `\DDD`, which `name` reads back to the same byte.
-            if b.is_ascii_graphic() && b != b'.' && b != b'\\' {
+            if is_host_name_byte(b) {
                 s.push(char::from(b));
             } else {
                 s.push_str(&format!("\\{b:03}"));
@@ -471,6 +476,15 @@ mod presentation_tests {
         let read = Name::from_labels([&b"exam\xfale"[..], b"org"]).expect("name");
         let text = name_text(&read);
         assert_eq!(text, "exam\\250le.org");
+        assert_eq!(name(&text).expect("parses"), read);
+    }
+
+    /// Also found by `dns_names`: punctuation hickory's parser refuses (`ex?mple`) is escaped, not lost.
+    #[test]
+    fn punctuation_in_a_label_reads_back_as_the_same_name() {
+        let read = Name::from_labels([&b"a-*"[..], b"apps", b"ex?mple", b"org"]).expect("name");
+        let text = name_text(&read);
+        assert_eq!(text, "a-*.apps.ex\\063mple.org");
         assert_eq!(name(&text).expect("parses"), read);
     }
 
