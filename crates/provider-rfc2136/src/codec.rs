@@ -231,11 +231,19 @@ pub fn target(data: &RData) -> Option<(RecordType, Target)> {
         RData::NS(n) => (RecordType::Ns, name_text(&n.0).into()),
         RData::PTR(n) => (RecordType::Ptr, name_text(&n.0).into()),
         RData::TXT(t) => (RecordType::Txt, txt_value(&t.txt_data).into()),
-        // SRV keeps its target's dot, as external-dns does for SRV.
-        RData::SRV(s) => (
-            RecordType::Srv,
-            format!("{} {} {} {}", s.priority, s.weight, s.port, s.target.to_ascii()).into(),
-        ),
+        // SRV keeps its target's dot, as external-dns does for SRV; the name is spelled as `name_text` spells
+        // names, so it reads back to the same bytes.
+        RData::SRV(s) => {
+            let host = if s.target.is_root() {
+                ".".to_string()
+            } else {
+                format!("{}.", name_text(&s.target))
+            };
+            (
+                RecordType::Srv,
+                format!("{} {} {} {host}", s.priority, s.weight, s.port).into(),
+            )
+        }
         RData::MX(m) => (
             RecordType::Mx,
             format!("{} {}", m.preference, name_text(&m.exchange)).into(),
