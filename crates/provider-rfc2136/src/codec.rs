@@ -44,15 +44,18 @@ pub fn name(s: &str) -> Result<Name, CodecError> {
     }
     // Escaped text is what `name_text` writes for bytes outside printable ASCII: decode it exactly, as
     // hickory's parsers would read `\DDD` differently from how its formatter writes it.
-    let escaped = trimmed.contains('\\').then(|| escaped_labels(trimmed)).flatten();
-    let mut n = escaped
-        .map_or_else(|| Name::from_ascii(trimmed), Ok)
-        .or_else(|_| Name::from_utf8(trimmed))
-        .or_else(|e| raw_labels(trimmed).ok_or(e))
-        .map_err(|source| CodecError::Name {
-            name: s.to_string(),
-            source,
-        })?;
+    // Text with a backslash is only ever read this way: a bad escape is an error, not a name hickory guesses.
+    let parsed = if trimmed.contains('\\') {
+        escaped_labels(trimmed).ok_or_else(|| ProtoError::from("invalid escape in a name"))
+    } else {
+        Name::from_ascii(trimmed)
+            .or_else(|_| Name::from_utf8(trimmed))
+            .or_else(|e| raw_labels(trimmed).ok_or(e))
+    };
+    let mut n = parsed.map_err(|source| CodecError::Name {
+        name: s.to_string(),
+        source,
+    })?;
     n.set_fqdn(true);
     Ok(n)
 }
