@@ -6,47 +6,63 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
-/// Program → the Debian package that provides it.
-const PROGRAMS: &[(&str, &str)] = &[
-    ("named", "bind9"),
-    ("knotd", "knot"),
-    ("dig", "bind9-dnsutils"),
-    ("openssl", "openssl"),
-    ("kill", "procps"),
-    // The Route53 tests' moto server is installed into a venv (`ensure_moto`), which Debian's python3 lacks.
-    ("python3", "python3-venv"),
-    // The webhook conformance test runs external-dns (fixed port 8888) in its own network namespace.
-    ("unshare", "util-linux"),
-    ("ip", "iproute2"),
-    ("pdns_server", "pdns-server"),
-    ("pdnsutil", "pdns-server"),
-    ("sqlite3", "sqlite3"),
-];
+/// What xtask looks for to tell whether a Debian package is installed.
+enum Provides {
+    /// A program on PATH (or in /usr/sbin, /sbin).
+    Program(&'static str),
+    /// A file, for packages without a program of their own (PowerDNS's sqlite3 backend is a module
+    /// `pdns_server` loads; its schema is the arch-independent file to look for).
+    File(&'static str),
+    /// A module `python3` can import: Debian's python3 lacks `ensurepip`, so `python3 -m venv` fails
+    /// until python3-venv is installed (the Route53 tests install moto into a venv, `ensure_moto`).
+    PythonModule(&'static str),
+}
 
-/// File → the Debian package that provides it, for packages without a program of their own (PowerDNS's
-/// sqlite3 backend is a module `pdns_server` loads; its schema is the arch-independent file to look for).
-const FILES: [(&str, &str); 1] = [(
-    "/usr/share/pdns-backend-sqlite3/schema/schema.sqlite3.sql",
-    "pdns-backend-sqlite3",
-)];
-
-/// The packages whose programs are missing, each once, in table order.
-fn missing_packages() -> Vec<&'static str> {
-    let mut missing: Vec<&str> = Vec::new();
-    for &(program, package) in PROGRAMS {
-        if crate::find_program(program).is_none() && !missing.contains(&package) {
-            missing.push(package);
+impl Provides {
+    fn present(&self) -> bool {
+        match self {
+            Provides::Program(name) => crate::find_program(name).is_some(),
+            Provides::File(path) => Path::new(path).is_file(),
+            Provides::PythonModule(module) => Command::new("python3")
+                .args(["-c", &format!("import {module}")])
+                .output()
+                .is_ok_and(|o| o.status.success()),
         }
     }
-    for (file, package) in FILES {
-        if !Path::new(file).is_file() && !missing.contains(&package) {
+}
+
+/// What the real-server tests need → the Debian package that provides it.
+const REQUIRED: &[(Provides, &str)] = &[
+    (Provides::Program("named"), "bind9"),
+    (Provides::Program("knotd"), "knot"),
+    (Provides::Program("dig"), "bind9-dnsutils"),
+    (Provides::Program("openssl"), "openssl"),
+    (Provides::Program("kill"), "procps"),
+    (Provides::PythonModule("ensurepip"), "python3-venv"),
+    // The webhook conformance test runs external-dns (fixed port 8888) in its own network namespace.
+    (Provides::Program("unshare"), "util-linux"),
+    (Provides::Program("ip"), "iproute2"),
+    (Provides::Program("pdns_server"), "pdns-server"),
+    (Provides::Program("pdnsutil"), "pdns-server"),
+    (Provides::Program("sqlite3"), "sqlite3"),
+    (
+        Provides::File("/usr/share/pdns-backend-sqlite3/schema/schema.sqlite3.sql"),
+        "pdns-backend-sqlite3",
+    ),
+];
+
+/// The packages whose programs or files are missing, each once, in table order.
+fn missing_packages() -> Vec<&'static str> {
+    let mut missing: Vec<&str> = Vec::new();
+    for (provides, package) in REQUIRED {
+        if !missing.contains(package) && !provides.present() {
             missing.push(package);
         }
     }
     missing
 }
 
-/// Makes sure every program of [`PROGRAMS`] and file of [`FILES`] is there.
+/// Makes sure everything [`REQUIRED`] lists is there.
 pub fn ensure_system_packages() -> Result<()> {
     let missing = missing_packages();
     if missing.is_empty() {
