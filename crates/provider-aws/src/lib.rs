@@ -358,10 +358,7 @@ fn api_error(e: ApiError) -> ProviderError {
     } else if e.is_retryable() {
         ProviderError::transient_from("Route53", e)
     } else {
-        ProviderError::Other {
-            message: format!("Route53: {e}"),
-            source: Some(Box::new(e)),
-        }
+        ProviderError::other_from("Route53", e)
     }
 }
 

@@ -327,10 +327,7 @@ fn api_error(context: impl std::fmt::Display, e: ApiError) -> ProviderError {
     } else if e.is_auth() {
         ProviderError::Auth(format!("{context}: {e}"))
     } else {
-        ProviderError::Other {
-            message: format!("{context}: {e}"),
-            source: Some(Box::new(e)),
-        }
+        ProviderError::other_from(context, e)
     }
 }
 

@@ -322,10 +322,7 @@ fn etcd_error(context: impl std::fmt::Display, e: EtcdError) -> ProviderError {
     } else if e.is_auth() {
         ProviderError::Auth(format!("{context}: {e}"))
     } else {
-        ProviderError::Other {
-            message: format!("{context}: {e}"),
-            source: Some(Box::new(e)),
-        }
+        ProviderError::other_from(context, e)
     }
 }
 

@@ -183,6 +183,16 @@ impl ProviderError {
         }
     }
 
+    /// A failure caused by `source` that retrying will not mend; `context` says what was being done, the
+    /// message ends with the cause's own text.
+    pub fn other_from(context: impl std::fmt::Display, source: impl Into<BoxError>) -> Self {
+        let source = source.into();
+        ProviderError::Other {
+            message: format!("{context}: {source}"),
+            source: Some(source),
+        }
+    }
+
     /// An unusable answer described by `message`.
     pub fn other(message: impl Into<String>) -> Self {
         ProviderError::Other {
