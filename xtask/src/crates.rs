@@ -19,13 +19,19 @@ struct Library {
     name: String,
     manifest: String,
     lib_root: String,
+    /// Required crates.io fields the manifest leaves empty.
+    missing_fields: Vec<&'static str>,
 }
 
 pub fn check_crates() -> Result<()> {
     let libraries = libraries()?;
     let mut problems = Vec::new();
     for lib in &libraries {
-        problems.extend(metadata_problems(lib)?);
+        problems.extend(
+            lib.missing_fields
+                .iter()
+                .map(|field| format!("{}: no `{field}` in {}", lib.name, lib.manifest)),
+        );
         if let Some(p) = doc_problem(lib)? {
             problems.push(p);
         }
@@ -137,6 +143,7 @@ fn libraries() -> Result<Vec<Library>> {
                 name: p["name"].as_str().unwrap_or_default().to_string(),
                 manifest: p["manifest_path"].as_str().unwrap_or_default().to_string(),
                 lib_root,
+                missing_fields: missing_fields(p),
             });
         }
     }
@@ -147,21 +154,16 @@ fn libraries() -> Result<Vec<Library>> {
     Ok(libs)
 }
 
-fn metadata_problems(lib: &Library) -> Result<Vec<String>> {
-    let meta = metadata(true)?;
-    let package = meta["packages"]
-        .as_array()
-        .and_then(|p| p.iter().find(|p| p["name"] == lib.name.as_str()))
-        .with_context(|| format!("{} vanished from cargo metadata", lib.name))?;
-    Ok(REQUIRED_FIELDS
-        .iter()
-        .filter(|field| match &package[**field] {
+/// The [`REQUIRED_FIELDS`] a package's metadata leaves empty.
+fn missing_fields(package: &Value) -> Vec<&'static str> {
+    REQUIRED_FIELDS
+        .into_iter()
+        .filter(|field| match &package[*field] {
             Value::String(s) => s.trim().is_empty(),
             Value::Array(a) => a.is_empty(),
             _ => true,
         })
-        .map(|field| format!("{}: no `{field}` in {}", lib.name, lib.manifest))
-        .collect())
+        .collect()
 }
 
 /// A crate-level doc comment with at least one example that runs as a doctest (not `ignore`, `no_run` or
