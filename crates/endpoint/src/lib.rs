@@ -24,6 +24,7 @@ mod changes;
 mod domain_filter;
 mod endpoint;
 mod labels;
+pub mod name;
 mod null;
 mod record_type;
 mod target;

@@ -27,6 +27,7 @@
 //! # Ok::<(), extdns_informer::ManifestError>(())
 //! ```
 
+mod changes;
 pub mod convert;
 mod decode;
 mod fields;
@@ -38,6 +39,7 @@ mod store;
 mod strmap;
 pub mod view;
 
+pub use changes::ChangeSet;
 pub use convert::PodAnnotationPrefixes;
 pub use decode::DecodeError;
 pub use fields::{FieldTree, PathStep, TemplateFields};
@@ -110,4 +112,11 @@ pub trait Cluster: Send + Sync {
     /// A counter that increases whenever a watched object changes; the controller waits on it to run
     /// event-driven syncs.
     fn changes(&self) -> watch::Receiver<u64>;
+
+    /// The objects that changed since the last call, and forgets them: what an incremental sync must look
+    /// at. Take them *before* reading the store, so a change that lands meanwhile is seen again next time.
+    /// A view that does not track single objects says everything changed.
+    fn take_changes(&self) -> ChangeSet {
+        ChangeSet::everything()
+    }
 }

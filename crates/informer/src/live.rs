@@ -11,7 +11,7 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Debug;
 use std::pin::pin;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -31,7 +31,7 @@ use crate::decode::{self, DecodeError};
 use crate::intern::Interner;
 use crate::store::{Index, Item};
 use crate::view::{EndpointSlice, Gateway, ListenerSet, Namespace, Node, Pod, Route, RouteKind, Service};
-use crate::{Cluster, ClusterStore, ObjectKey, ResourceKind, TemplateFields};
+use crate::{ChangeSet, Cluster, ClusterStore, ObjectKey, ResourceKind, Sym, TemplateFields};
 
 /// What to watch, beyond the kinds.
 #[derive(Debug, Clone, Default)]
@@ -227,6 +227,10 @@ impl Cluster for LiveCluster {
 
     fn changes(&self) -> watch::Receiver<u64> {
         self.inner.changes.subscribe()
+    }
+
+    fn take_changes(&self) -> ChangeSet {
+        std::mem::take(&mut *self.inner.pending_changes())
     }
 }
 
@@ -425,6 +429,8 @@ struct Inner {
     store: Arc<ClusterStore>,
     changes: watch::Sender<u64>,
     unsynced: Mutex<BTreeSet<ResourceKind>>,
+    /// What changed since the controller last took the changes.
+    pending: Mutex<ChangeSet>,
 }
 
 impl Inner {
@@ -434,6 +440,7 @@ impl Inner {
             store: Arc::new(store),
             changes: watch::Sender::new(0),
             unsynced: Mutex::new(kinds.iter().copied().collect()),
+            pending: Mutex::new(ChangeSet::new()),
         }
     }
 
@@ -469,15 +476,28 @@ impl Inner {
         let index = K::index(store);
         let ns = |m: &ObjectMeta| store.interner().intern(m.namespace.as_deref().unwrap_or_default());
         let name = |m: &ObjectMeta| -> Box<str> { m.name.as_deref().unwrap_or_default().into() };
+        // The object an incremental sync must look at: its namespace, its name and, for kinds stored in
+        // groups (EndpointSlices by Service), the groups it left and joined.
+        let mut touched: Option<(Sym, Box<str>, [Option<Box<str>>; 2])> = None;
         let changed = match event {
-            Event::Apply(Decoded::Object(o)) => index.upsert(ns(o.meta()), o.convert(store, &self.opts)),
+            Event::Apply(Decoded::Object(o)) => {
+                let (ns, name) = (ns(o.meta()), name(o.meta()));
+                let view = o.convert(store, &self.opts);
+                let groups = [index.group_of(&ns, &name), view.group().map(Box::from)];
+                touched = Some((ns.clone(), name, groups));
+                index.upsert(ns, view)
+            }
             Event::Apply(Decoded::Undecodable { meta, error }) => {
                 warn_undecodable(kind, &meta, &error);
-                index.mark_undecodable(ns(&meta), &name(&meta))
+                let (ns, name) = (ns(&meta), name(&meta));
+                touched = Some((ns.clone(), name.clone(), [index.group_of(&ns, &name), None]));
+                index.mark_undecodable(ns, &name)
             }
             Event::Delete(o) => {
                 let m = o.meta();
-                index.remove(m.namespace.as_deref().unwrap_or_default(), &name(m))
+                let (ns, name) = (ns(m), name(m));
+                touched = Some((ns.clone(), name.clone(), [index.group_of(&ns, &name), None]));
+                index.remove(&ns, &name)
             }
             Event::Init => {
                 index.begin_relist();
@@ -497,13 +517,30 @@ impl Inner {
                 let was_synced = self.is_synced(kind);
                 let now_all_synced = self.mark_synced(kind);
                 tracing::debug!(%kind, objects = index.len(), "list complete");
-                // A re-list after a watch desync may have changed anything.
+                if was_synced {
+                    // A re-list after a watch desync may have changed anything, and says nothing of what.
+                    self.pending_changes().mark_everything();
+                }
                 was_synced || now_all_synced
             }
         };
         if changed && self.is_synced(kind) {
+            if let Some((ns, name, groups)) = touched {
+                let mut pending = self.pending_changes();
+                if kind == ResourceKind::EndpointSlice {
+                    for group in groups.iter().flatten() {
+                        pending.insert(kind, &ns, group);
+                    }
+                } else {
+                    pending.insert(kind, &ns, &name);
+                }
+            }
             self.bump();
         }
+    }
+
+    fn pending_changes(&self) -> MutexGuard<'_, ChangeSet> {
+        self.pending.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -589,6 +626,45 @@ mod tests {
         assert!(c.store().pod("a", "p2").is_some());
         assert_eq!(c.store().pods("b").len(), 1);
         assert!(*c.changes().borrow() > before);
+    }
+
+    fn taken(c: &LiveCluster) -> Vec<String> {
+        c.take_changes().objects().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn changes_name_each_object_once_and_slices_by_their_service() {
+        let c = LiveCluster::detached(&[ResourceKind::EndpointSlice, ResourceKind::Pod], LiveOptions::default());
+        // The first list is not a change: the first sync reads everything anyway.
+        listed(&c, vec![slice("web-1", "a", "web")]);
+        listed(&c, vec![pod("p1", "a")]);
+        assert!(c.take_changes().is_empty());
+
+        c.apply_event(Event::Apply(pod("p2", "a")));
+        c.apply_event(Event::Apply(pod("p2", "a")));
+        c.apply_event(Event::Apply(slice("web-1", "a", "api")));
+        assert_eq!(
+            taken(&c),
+            vec!["EndpointSlice a/api", "EndpointSlice a/web", "Pod a/p2"],
+            "a relabelled slice touches the Service it left and the one it joined"
+        );
+        assert!(c.take_changes().is_empty(), "taking forgets");
+
+        // An update no source can see (the view is equal) is not a change.
+        c.apply_event(Event::Apply(pod("p2", "a")));
+        assert!(c.take_changes().is_empty());
+
+        c.apply_event(Event::Delete(slice("web-1", "a", "api")));
+        assert_eq!(taken(&c), vec!["EndpointSlice a/api"]);
+    }
+
+    #[test]
+    fn a_relist_after_the_first_changes_everything() {
+        let c = LiveCluster::detached(&[ResourceKind::Pod], LiveOptions::default());
+        listed(&c, vec![pod("p1", "a")]);
+        c.apply_event(Event::Apply(pod("p2", "a")));
+        listed(&c, vec![pod("p2", "a")]);
+        assert!(c.take_changes().is_everything());
     }
 
     #[test]

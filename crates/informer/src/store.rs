@@ -436,6 +436,11 @@ impl<V: Item> Index<V> {
         }
     }
 
+    /// The group (the Service of an EndpointSlice) the stored object is in, if any.
+    pub(crate) fn group_of(&self, ns: &str, name: &str) -> Option<Box<str>> {
+        self.get(ns, name).and_then(|v| v.group().map(Box::from))
+    }
+
     fn get(&self, ns: &str, name: &str) -> Option<Arc<V>> {
         self.read().by_ns.get(ns)?.get(name).map(|b| Arc::clone(&b.0))
     }

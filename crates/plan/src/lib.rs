@@ -33,12 +33,10 @@
 
 mod conflict;
 mod failed;
-mod name;
 mod policy;
 #[cfg(test)]
 mod tests;
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::{BuildHasher, BuildHasherDefault, RandomState};
 
@@ -46,7 +44,7 @@ use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, Targets, label
 
 pub use conflict::{cname_conflicts, resolve_create, resolve_update};
 pub use failed::hold_records_of_failed_objects;
-pub use name::normalize_dns_name;
+pub use extdns_endpoint::name::{name_key, normalize_dns_name};
 pub use policy::{Policy, UnknownPolicy};
 
 /// How to plan: the policy, the record types extdns manages, the user's domain filter and the owner id.
@@ -137,7 +135,7 @@ pub fn calculate(
     let mut placed: Vec<(u32, bool, &Endpoint)> = Vec::with_capacity(current.len() + desired.len());
     for (is_current, list) in [(true, current), (false, desired)] {
         for e in list.iter().filter(|e| admitted(e)) {
-            let row = rows_index.row(&row_name(&e.dns_name), &e.set_identifier);
+            let row = rows_index.row(&name_key(&e.dns_name), &e.set_identifier);
             placed.push((row, is_current, e));
         }
     }
@@ -292,9 +290,9 @@ mod row_index_tests {
 
     #[test]
     fn row_names_borrow_normal_names_and_normalise_the_others() {
-        assert!(matches!(row_name("a.example.com."), Cow::Borrowed("a.example.com")));
-        assert_eq!(row_name(" A.Example.com "), "a.example.com");
-        assert_eq!(row_name("bücher.example"), "xn--bcher-kva.example");
+        assert!(matches!(name_key("a.example.com."), std::borrow::Cow::Borrowed("a.example.com")));
+        assert_eq!(name_key(" A.Example.com "), "a.example.com");
+        assert_eq!(name_key("bücher.example"), "xn--bcher-kva.example");
     }
 }
 
@@ -324,21 +322,6 @@ static EMPTY: Endpoint = Endpoint {
     ref_objects: std::collections::BTreeSet::new(),
 };
 
-/// The row key of a name without the trailing dot [`normalize_dns_name`] adds, borrowed when the name is
-/// already in normal form (the common case), so building the table allocates nothing per record.
-fn row_name(name: &str) -> Cow<'_, str> {
-    let bare = name.strip_suffix('.').unwrap_or(name);
-    let canonical = !bare.is_empty()
-        && bare.bytes().all(|b| b.is_ascii() && !b.is_ascii_uppercase())
-        && !bare.starts_with(|c: char| c.is_ascii_whitespace())
-        && !bare.ends_with(|c: char| c.is_ascii_whitespace());
-    if canonical {
-        return Cow::Borrowed(bare);
-    }
-    let mut n = normalize_dns_name(name);
-    n.pop();
-    Cow::Owned(n)
-}
 
 /// Buffers reused from row to row.
 #[derive(Default)]

@@ -1,0 +1,119 @@
+//! Which objects changed since the controller last looked, for incremental reconcile.
+
+use std::collections::BTreeSet;
+
+use crate::ResourceKind;
+use crate::store::ObjectKey;
+
+/// The objects that changed in a view since it was last asked ([`crate::Cluster::take_changes`]).
+///
+/// An EndpointSlice is recorded under the Service it belongs to (its `kubernetes.io/service-name`
+/// label, both the old and the new one when the label changed), because that is all a source can do with
+/// it. `everything` stands for changes that cannot be listed: a re-list after a watch desync, files read
+/// again, or a view that does not track its changes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChangeSet {
+    everything: bool,
+    objects: BTreeSet<ObjectKey>,
+}
+
+impl ChangeSet {
+    /// Nothing changed.
+    pub fn new() -> Self {
+        ChangeSet::default()
+    }
+
+    /// Anything may have changed.
+    pub fn everything() -> Self {
+        ChangeSet {
+            everything: true,
+            objects: BTreeSet::new(),
+        }
+    }
+
+    pub fn is_everything(&self) -> bool {
+        self.everything
+    }
+
+    /// Nothing changed (and not everything).
+    pub fn is_empty(&self) -> bool {
+        !self.everything && self.objects.is_empty()
+    }
+
+    /// Records one changed object. Once everything changed, single objects add nothing.
+    pub fn insert(&mut self, kind: ResourceKind, namespace: &str, name: &str) {
+        if self.everything {
+            return;
+        }
+        self.objects.insert(ObjectKey {
+            kind,
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+        });
+    }
+
+    /// Everything changed: the object list is dropped, it no longer says anything.
+    pub fn mark_everything(&mut self) {
+        self.everything = true;
+        self.objects.clear();
+    }
+
+    /// The changed objects (none when everything changed: ask [`is_everything`](Self::is_everything) first).
+    pub fn objects(&self) -> impl Iterator<Item = &ObjectKey> {
+        self.objects.iter()
+    }
+
+    /// The changed objects of one kind.
+    pub fn of_kind(&self, kind: ResourceKind) -> impl Iterator<Item = &ObjectKey> {
+        self.objects.iter().filter(move |k| k.kind == kind)
+    }
+
+    /// Whether an object of `kind` changed (true for any kind when everything changed).
+    pub fn touches(&self, kind: ResourceKind) -> bool {
+        self.everything || self.of_kind(kind).next().is_some()
+    }
+
+    /// Adds what `other` recorded.
+    pub fn merge(&mut self, other: ChangeSet) {
+        if other.everything {
+            self.mark_everything();
+        } else if !self.everything {
+            self.objects.extend(other.objects);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn everything_absorbs_single_objects_both_ways() {
+        let mut c = ChangeSet::new();
+        assert!(c.is_empty());
+        c.insert(ResourceKind::Service, "default", "web");
+        assert!(c.touches(ResourceKind::Service));
+        assert!(!c.touches(ResourceKind::Pod));
+        c.mark_everything();
+        assert!(c.is_everything() && c.objects().next().is_none());
+        c.insert(ResourceKind::Pod, "default", "p");
+        assert!(c.objects().next().is_none());
+        assert!(c.touches(ResourceKind::Pod));
+
+        let mut d = ChangeSet::new();
+        d.insert(ResourceKind::Node, "", "n1");
+        d.merge(ChangeSet::everything());
+        assert!(d.is_everything());
+    }
+
+    #[test]
+    fn merging_keeps_each_object_once() {
+        let mut a = ChangeSet::new();
+        a.insert(ResourceKind::Service, "default", "web");
+        let mut b = ChangeSet::new();
+        b.insert(ResourceKind::Service, "default", "web");
+        b.insert(ResourceKind::Service, "default", "api");
+        a.merge(b);
+        assert_eq!(a.of_kind(ResourceKind::Service).count(), 2);
+    }
+}
