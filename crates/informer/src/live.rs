@@ -634,7 +634,10 @@ mod tests {
 
     #[test]
     fn changes_name_each_object_once_and_slices_by_their_service() {
-        let c = LiveCluster::detached(&[ResourceKind::EndpointSlice, ResourceKind::Pod], LiveOptions::default());
+        let c = LiveCluster::detached(
+            &[ResourceKind::EndpointSlice, ResourceKind::Pod],
+            LiveOptions::default(),
+        );
         // The first list is not a change: the first sync reads everything anyway.
         listed(&c, vec![slice("web-1", "a", "web")]);
         listed(&c, vec![pod("p1", "a")]);

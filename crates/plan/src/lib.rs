@@ -43,8 +43,8 @@ use std::hash::{BuildHasher, BuildHasherDefault, RandomState};
 use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, Targets, label};
 
 pub use conflict::{cname_conflicts, resolve_create, resolve_update};
-pub use failed::hold_records_of_failed_objects;
 pub use extdns_endpoint::name::{name_key, normalize_dns_name};
+pub use failed::hold_records_of_failed_objects;
 pub use policy::{Policy, UnknownPolicy};
 
 /// How to plan: the policy, the record types extdns manages, the user's domain filter and the owner id.
@@ -290,7 +290,10 @@ mod row_index_tests {
 
     #[test]
     fn row_names_borrow_normal_names_and_normalise_the_others() {
-        assert!(matches!(name_key("a.example.com."), std::borrow::Cow::Borrowed("a.example.com")));
+        assert!(matches!(
+            name_key("a.example.com."),
+            std::borrow::Cow::Borrowed("a.example.com")
+        ));
         assert_eq!(name_key(" A.Example.com "), "a.example.com");
         assert_eq!(name_key("bücher.example"), "xn--bcher-kva.example");
     }
@@ -321,7 +324,6 @@ static EMPTY: Endpoint = Endpoint {
     provider_specific: extdns_endpoint::ProviderSpecific(Vec::new()),
     ref_objects: std::collections::BTreeSet::new(),
 };
-
 
 /// Buffers reused from row to row.
 #[derive(Default)]

@@ -19,6 +19,7 @@
 
 pub mod annotations;
 pub mod config;
+pub mod index;
 pub mod resolver;
 pub mod selector;
 pub mod template;
@@ -26,6 +27,7 @@ pub mod wrappers;
 
 pub use annotations::{AnnotationError, Annotations, DurationError, PREFIX_ALPHA, PREFIX_GA, TtlError};
 pub use config::SourceConfig;
+pub use index::{ChangedOutput, DesiredIndex};
 pub use resolver::{ResolveError, Resolver, StaticResolver, SystemResolver};
 pub use selector::{Selector, SelectorError};
 pub use template::{FqdnTemplate, TemplateError, TemplateObject};
@@ -35,7 +37,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use async_trait::async_trait;
 use extdns_endpoint::Endpoint;
-use extdns_informer::{ClusterStore, ObjectKey, ResourceKind};
+use extdns_informer::{ChangeSet, ClusterStore, ObjectKey, ResourceKind};
 
 /// A producer of desired endpoints.
 #[async_trait]
@@ -61,6 +63,67 @@ pub trait Source: Send + Sync {
             failed: BTreeSet::new(),
             why: BTreeMap::new(),
         })
+    }
+
+    /// The `resource` keys of this source's objects whose endpoints `changes` may have changed, or `None`
+    /// when the source cannot tell (it is then evaluated whole). Over-approximating is safe (an object
+    /// evaluated again for nothing plans nothing); missing one is not. The default only knows that changes
+    /// to kinds the source does not read affect none of its objects.
+    fn affected(&self, _cluster: &ClusterStore, changes: &ChangeSet) -> Option<BTreeSet<String>> {
+        if self.watched_kinds().into_iter().any(|k| changes.touches(k)) {
+            None
+        } else {
+            Some(BTreeSet::new())
+        }
+    }
+
+    /// The endpoints of the objects whose `resource` keys are in `only` (every object for `None`), object by
+    /// object and before [`merge`](Source::merge): what incremental reconcile keeps per object. Objects in
+    /// `only` that are gone, or no longer admitted by the filters, are simply absent. `None` from a source
+    /// that cannot split its result by object; every change to its kinds then re-evaluates everything.
+    ///
+    /// `merge` over the objects' endpoints, concatenated in order, must equal [`evaluate`](Source::evaluate).
+    async fn evaluate_objects(
+        &self,
+        _cluster: &ClusterStore,
+        _only: Option<&BTreeSet<String>>,
+    ) -> Result<Option<PerObject>, SourceError> {
+        Ok(None)
+    }
+
+    /// What this source does to the endpoints of several objects that share a name (in object order), as
+    /// [`evaluate`](Source::evaluate) does it. It must treat each name on its own: an incremental sync
+    /// merges only the names a change touched.
+    fn merge(&self, endpoints: Vec<Endpoint>) -> Vec<Endpoint> {
+        endpoints
+    }
+}
+
+/// The endpoints one object asks for, before its source merges names several objects share.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ObjectEndpoints {
+    /// Where the object comes in its source's order (merging depends on which object comes first).
+    pub order: String,
+    /// The object's `resource` key (`service/default/web`).
+    pub resource: String,
+    pub endpoints: Vec<Endpoint>,
+}
+
+/// What a source made of (some of) its objects, object by object; see [`Source::evaluate_objects`].
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct PerObject {
+    /// Sorted by [`ObjectEndpoints::order`].
+    pub objects: Vec<ObjectEndpoints>,
+    /// As [`SourceOutput::failed`], for the objects evaluated.
+    pub failed: BTreeSet<String>,
+    /// As [`SourceOutput::why`].
+    pub why: BTreeMap<String, String>,
+}
+
+impl PerObject {
+    pub fn new(objects: Vec<ObjectEndpoints>, failed: BTreeSet<String>, why: BTreeMap<String, String>) -> Self {
+        PerObject { objects, failed, why }
     }
 }
 

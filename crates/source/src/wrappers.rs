@@ -70,7 +70,7 @@ pub struct PipelineOutput {
 
 /// All configured sources and the wrappers around them.
 pub struct Pipeline {
-    sources: Vec<Box<dyn Source>>,
+    pub(crate) sources: Vec<Box<dyn Source>>,
     config: PipelineConfig,
 }
 
@@ -118,6 +118,17 @@ impl Pipeline {
             failed.push(out.failed);
             why.extend(out.why);
         }
+        Ok(self.finish(tagged, failed, why))
+    }
+
+    /// The wrappers over every source's endpoints (tagged with the source's index), and the objects each
+    /// source could not evaluate (one set per source, in order) with the reasons known.
+    pub(crate) fn finish(
+        &self,
+        tagged: Vec<(usize, Endpoint)>,
+        failed: Vec<BTreeSet<String>>,
+        why: BTreeMap<String, String>,
+    ) -> PipelineOutput {
         let names: Vec<&str> = self.sources.iter().map(|s| s.name()).collect();
         let mut out = self.process(tagged, &names);
         for (name, set) in names.iter().zip(failed) {
@@ -127,7 +138,7 @@ impl Pipeline {
         for (resource, reason) in why {
             out.failed_why.entry(resource).or_insert(reason);
         }
-        Ok(out)
+        out
     }
 
     /// Steps 1 (default targets) to 6 on endpoints already collected, each tagged with the index of its

@@ -1,0 +1,396 @@
+//! The desired endpoints kept per object between syncs, so a change re-evaluates only the objects it
+//! affects and plans only the names they publish (incremental reconcile).
+//!
+//! A full evaluation builds the [`DesiredIndex`]: every source's endpoints object by object, before the
+//! source's merge, and which objects publish which name. A change then goes through
+//! [`Pipeline::evaluate_changes`]: each source names the objects the changed ones affect
+//! ([`Source::affected`]), only those are evaluated again, and the names they published before or publish
+//! now are the affected names. Every object that publishes one of those names is gathered, merged and run
+//! through the wrappers exactly as a full evaluation would; merges and wrappers treat each name on its own,
+//! so the endpoints of the affected names come out as a full evaluation would make them.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use extdns_endpoint::Endpoint;
+use extdns_endpoint::name::name_key;
+use extdns_informer::{ChangeSet, ClusterStore};
+
+use crate::wrappers::{Pipeline, PipelineOutput};
+use crate::{ObjectEndpoints, SourceError};
+
+/// Every source's endpoints by object, as the last evaluation left them.
+#[derive(Debug, Default)]
+pub struct DesiredIndex {
+    /// One per source, in the pipeline's order; `None` for a source that cannot split its result by object.
+    sources: Vec<Option<ObjectIndex>>,
+}
+
+#[derive(Debug, Default)]
+struct ObjectIndex {
+    /// By [`ObjectEndpoints::order`].
+    objects: BTreeMap<String, ObjectEndpoints>,
+    /// `resource` key → order key.
+    order_of: HashMap<String, String>,
+    /// Name key ([`name_key`]) → the order keys of the objects that publish it.
+    by_name: HashMap<String, BTreeSet<String>>,
+    failed: BTreeSet<String>,
+    why: BTreeMap<String, String>,
+}
+
+impl ObjectIndex {
+    fn insert(&mut self, object: ObjectEndpoints, names: &mut BTreeSet<String>) {
+        for e in &object.endpoints {
+            let key = name_key(&e.dns_name).into_owned();
+            self.by_name
+                .entry(key.clone())
+                .or_default()
+                .insert(object.order.clone());
+            names.insert(key);
+        }
+        self.order_of.insert(object.resource.clone(), object.order.clone());
+        self.objects.insert(object.order.clone(), object);
+    }
+
+    fn remove(&mut self, resource: &str, names: &mut BTreeSet<String>) {
+        let Some(order) = self.order_of.remove(resource) else {
+            return;
+        };
+        let Some(object) = self.objects.remove(&order) else {
+            return;
+        };
+        for e in &object.endpoints {
+            let key = name_key(&e.dns_name);
+            if let Some(orders) = self.by_name.get_mut(key.as_ref()) {
+                orders.remove(&order);
+                if orders.is_empty() {
+                    self.by_name.remove(key.as_ref());
+                }
+            }
+            names.insert(key.into_owned());
+        }
+    }
+
+    /// The endpoints of every object that publishes one of `names`, in object order: whole objects, so the
+    /// wrappers' validation sees everything an object asks for (and can hold all its records back).
+    fn gather(&self, names: &BTreeSet<String>) -> Vec<Endpoint> {
+        let orders: BTreeSet<&String> = names.iter().filter_map(|n| self.by_name.get(n)).flatten().collect();
+        orders
+            .into_iter()
+            .filter_map(|o| self.objects.get(o))
+            .flat_map(|o| o.endpoints.iter().cloned())
+            .collect()
+    }
+}
+
+/// The desired endpoints of the names a change affected, and those names.
+#[derive(Debug, Default)]
+pub struct ChangedOutput {
+    /// The name keys ([`name_key`]) to plan: names the affected objects published before or publish now.
+    pub names: BTreeSet<String>,
+    /// The desired endpoints of exactly those names, after the wrappers. `failed` holds every object that
+    /// could not be evaluated (also the ones this change did not touch), `failed_by_source` the counts.
+    pub output: PipelineOutput,
+}
+
+impl Pipeline {
+    /// Evaluates every source, as [`Pipeline::endpoints`] does, and keeps the index incremental syncs update.
+    pub async fn evaluate_indexed(
+        &self,
+        cluster: &ClusterStore,
+    ) -> Result<(PipelineOutput, DesiredIndex), SourceError> {
+        let mut index = DesiredIndex::default();
+        let mut tagged: Vec<(usize, Endpoint)> = Vec::new();
+        let mut failed: Vec<BTreeSet<String>> = Vec::with_capacity(self.sources.len());
+        let mut why = BTreeMap::new();
+        for (i, source) in self.sources.iter().enumerate() {
+            match source.evaluate_objects(cluster, None).await? {
+                Some(per) => {
+                    let mut objects = ObjectIndex::default();
+                    let mut all = Vec::new();
+                    let mut names = BTreeSet::new();
+                    for object in per.objects {
+                        all.extend(object.endpoints.iter().cloned());
+                        objects.insert(object, &mut names);
+                    }
+                    tagged.extend(source.merge(all).into_iter().map(|e| (i, e)));
+                    objects.failed.clone_from(&per.failed);
+                    objects.why.clone_from(&per.why);
+                    failed.push(per.failed);
+                    why.extend(per.why);
+                    index.sources.push(Some(objects));
+                }
+                None => {
+                    let out = source.evaluate(cluster).await?;
+                    tagged.extend(out.endpoints.into_iter().map(|e| (i, e)));
+                    failed.push(out.failed);
+                    why.extend(out.why);
+                    index.sources.push(None);
+                }
+            }
+        }
+        Ok((self.finish(tagged, failed, why), index))
+    }
+
+    /// Brings `index` up to date with `changes` and returns the desired endpoints of the names they
+    /// affect, or `None` when only a full evaluation can tell ([`Pipeline::evaluate_indexed`]): everything
+    /// changed, a source cannot name the affected objects or cannot split by object, or PTR records are
+    /// managed (a PTR name gathers the addresses of many objects). `index` must come from this pipeline.
+    pub async fn evaluate_changes(
+        &self,
+        cluster: &ClusterStore,
+        index: &mut DesiredIndex,
+        changes: &ChangeSet,
+    ) -> Result<Option<ChangedOutput>, SourceError> {
+        if changes.is_everything() || self.config().manage_ptr || index.sources.len() != self.sources.len() {
+            return Ok(None);
+        }
+        let mut names = BTreeSet::new();
+        for (source, slot) in self.sources.iter().zip(index.sources.iter_mut()) {
+            let Some(affected) = source.affected(cluster, changes) else {
+                return Ok(None);
+            };
+            if affected.is_empty() {
+                continue;
+            }
+            let Some(objects) = slot.as_mut() else {
+                return Ok(None);
+            };
+            let Some(per) = source.evaluate_objects(cluster, Some(&affected)).await? else {
+                return Ok(None);
+            };
+            for resource in &affected {
+                objects.remove(resource, &mut names);
+                objects.failed.remove(resource);
+                objects.why.remove(resource);
+            }
+            for object in per.objects {
+                objects.insert(object, &mut names);
+            }
+            objects
+                .failed
+                .extend(per.failed.into_iter().filter(|r| affected.contains(r)));
+            objects
+                .why
+                .extend(per.why.into_iter().filter(|(r, _)| affected.contains(r)));
+        }
+
+        let mut tagged: Vec<(usize, Endpoint)> = Vec::new();
+        let mut failed = Vec::with_capacity(self.sources.len());
+        let mut why = BTreeMap::new();
+        for (i, (source, slot)) in self.sources.iter().zip(&index.sources).enumerate() {
+            let Some(objects) = slot else {
+                failed.push(BTreeSet::new());
+                continue;
+            };
+            if !names.is_empty() {
+                tagged.extend(source.merge(objects.gather(&names)).into_iter().map(|e| (i, e)));
+            }
+            failed.push(objects.failed.clone());
+            why.extend(objects.why.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+        let mut output = self.finish(tagged, failed, why);
+        output
+            .endpoints
+            .retain(|e| names.contains(name_key(&e.dns_name).as_ref()));
+        Ok(Some(ChangedOutput { names, output }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use async_trait::async_trait;
+    use extdns_endpoint::{RecordType, label};
+    use extdns_informer::ResourceKind;
+
+    use super::*;
+    use crate::wrappers::PipelineConfig;
+    use crate::{PerObject, Source};
+
+    /// Objects named `service/default/<name>`, each asking for the given (name, address) records; the
+    /// merge joins the targets of one name, first object's labels winning, as the real sources do.
+    #[derive(Default)]
+    struct Objects(Mutex<BTreeMap<String, Vec<(String, String)>>>);
+
+    impl Objects {
+        fn set(&self, object: &str, records: &[(&str, &str)]) -> ChangeSet {
+            let records = records.iter().map(|(n, t)| (n.to_string(), t.to_string())).collect();
+            let mut m = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            if records == Vec::<(String, String)>::new() {
+                m.remove(object);
+            } else {
+                m.insert(object.to_string(), records);
+            }
+            let mut c = ChangeSet::new();
+            c.insert(ResourceKind::Service, "default", object);
+            c
+        }
+
+        fn per_object(&self, only: Option<&BTreeSet<String>>) -> PerObject {
+            let m = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            let objects = m
+                .iter()
+                .map(|(name, records)| (format!("service/default/{name}"), records))
+                .filter(|(r, _)| only.is_none_or(|o| o.contains(r)))
+                .map(|(resource, records)| ObjectEndpoints {
+                    order: resource.clone(),
+                    endpoints: records
+                        .iter()
+                        .map(|(n, t)| {
+                            Endpoint::new(n, RecordType::A, [t.as_str()]).with_label(label::RESOURCE, &resource)
+                        })
+                        .collect(),
+                    resource,
+                })
+                .collect();
+            PerObject::new(objects, BTreeSet::new(), BTreeMap::new())
+        }
+    }
+
+    #[async_trait]
+    impl Source for Objects {
+        fn name(&self) -> &str {
+            "service"
+        }
+        fn watched_kinds(&self) -> Vec<ResourceKind> {
+            vec![ResourceKind::Service]
+        }
+        async fn endpoints(&self, _: &ClusterStore) -> Result<Vec<Endpoint>, SourceError> {
+            let all = self
+                .per_object(None)
+                .objects
+                .into_iter()
+                .flat_map(|o| o.endpoints)
+                .collect();
+            Ok(self.merge(all))
+        }
+        fn affected(&self, _: &ClusterStore, changes: &ChangeSet) -> Option<BTreeSet<String>> {
+            Some(
+                changes
+                    .of_kind(ResourceKind::Service)
+                    .map(|k| format!("service/default/{}", k.name))
+                    .collect(),
+            )
+        }
+        async fn evaluate_objects(
+            &self,
+            _: &ClusterStore,
+            only: Option<&BTreeSet<String>>,
+        ) -> Result<Option<PerObject>, SourceError> {
+            Ok(Some(self.per_object(only)))
+        }
+        fn merge(&self, endpoints: Vec<Endpoint>) -> Vec<Endpoint> {
+            let mut out: Vec<Endpoint> = Vec::new();
+            for e in endpoints {
+                match out.iter_mut().find(|o| o.dns_name == e.dns_name) {
+                    Some(first) => first.targets.0.extend(e.targets.0),
+                    None => out.push(e),
+                }
+            }
+            out
+        }
+    }
+
+    struct Shared(std::sync::Arc<Objects>);
+
+    #[async_trait]
+    impl Source for Shared {
+        fn name(&self) -> &str {
+            self.0.name()
+        }
+        fn watched_kinds(&self) -> Vec<ResourceKind> {
+            self.0.watched_kinds()
+        }
+        async fn endpoints(&self, c: &ClusterStore) -> Result<Vec<Endpoint>, SourceError> {
+            self.0.endpoints(c).await
+        }
+        fn affected(&self, c: &ClusterStore, changes: &ChangeSet) -> Option<BTreeSet<String>> {
+            self.0.affected(c, changes)
+        }
+        async fn evaluate_objects(
+            &self,
+            c: &ClusterStore,
+            only: Option<&BTreeSet<String>>,
+        ) -> Result<Option<PerObject>, SourceError> {
+            self.0.evaluate_objects(c, only).await
+        }
+        fn merge(&self, endpoints: Vec<Endpoint>) -> Vec<Endpoint> {
+            self.0.merge(endpoints)
+        }
+    }
+
+    fn texts(eps: &[Endpoint]) -> Vec<String> {
+        let mut v: Vec<String> = eps
+            .iter()
+            .map(|e| format!("{} {} {}", e.dns_name, e.targets.join(","), e.resource().unwrap_or("")))
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[tokio::test]
+    async fn a_change_yields_the_names_it_touched_as_a_full_evaluation_would() -> Result<(), SourceError> {
+        let objects = std::sync::Arc::new(Objects::default());
+        objects.set(
+            "a",
+            &[("a.example.org", "192.0.2.1"), ("shared.example.org", "192.0.2.1")],
+        );
+        objects.set(
+            "b",
+            &[("b.example.org", "192.0.2.2"), ("shared.example.org", "192.0.2.2")],
+        );
+        objects.set("c", &[("c.example.org", "192.0.2.3")]);
+        let pipeline = Pipeline::new(vec![Box::new(Shared(objects.clone()))], PipelineConfig::default());
+        let cluster = ClusterStore::new();
+        let (full, mut index) = pipeline.evaluate_indexed(&cluster).await?;
+        assert_eq!(
+            texts(&full.endpoints),
+            texts(&pipeline.endpoints(&cluster).await?.endpoints)
+        );
+
+        // b moves from b.example.org to b2.example.org and changes its address.
+        let changes = objects.set(
+            "b",
+            &[("b2.example.org", "192.0.2.20"), ("shared.example.org", "192.0.2.20")],
+        );
+        let Some(changed) = pipeline.evaluate_changes(&cluster, &mut index, &changes).await? else {
+            panic!("a change to one object must not need a full evaluation");
+        };
+        let names: Vec<&str> = changed.names.iter().map(String::as_str).collect();
+        assert_eq!(names, ["b.example.org", "b2.example.org", "shared.example.org"]);
+        let full = pipeline.endpoints(&cluster).await?;
+        let expected: Vec<Endpoint> = full
+            .endpoints
+            .into_iter()
+            .filter(|e| changed.names.contains(e.dns_name.as_str()))
+            .collect();
+        assert_eq!(texts(&changed.output.endpoints), texts(&expected));
+        assert!(
+            texts(&changed.output.endpoints)
+                .contains(&"shared.example.org 192.0.2.1,192.0.2.20 service/default/a".to_string()),
+            "the shared name gathers the untouched object too, which stays first: {:?}",
+            texts(&changed.output.endpoints)
+        );
+
+        // Deleting c: its name is affected and nobody asks for it any more.
+        let changes = objects.set("c", &[]);
+        let changed = pipeline.evaluate_changes(&cluster, &mut index, &changes).await?;
+        let changed = changed.map(|c| (c.names.into_iter().collect::<Vec<_>>(), c.output.endpoints.len()));
+        assert_eq!(changed, Some((vec!["c.example.org".to_string()], 0)));
+
+        // Nothing of ours changed: nothing to plan.
+        let mut other = ChangeSet::new();
+        other.insert(ResourceKind::Node, "", "n1");
+        let changed = pipeline.evaluate_changes(&cluster, &mut index, &other).await?;
+        assert!(changed.is_some_and(|c| c.names.is_empty() && c.output.endpoints.is_empty()));
+
+        assert!(
+            pipeline
+                .evaluate_changes(&cluster, &mut index, &ChangeSet::everything())
+                .await?
+                .is_none()
+        );
+        Ok(())
+    }
+}
