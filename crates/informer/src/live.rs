@@ -478,7 +478,8 @@ impl Inner {
         let name = |m: &ObjectMeta| -> Box<str> { m.name.as_deref().unwrap_or_default().into() };
         // The object an incremental sync must look at: its namespace, its name and, for kinds stored in
         // groups (EndpointSlices by Service), the groups it left and joined.
-        let mut touched: Option<(Sym, Box<str>, [Option<Box<str>>; 2])> = None;
+        type Touched = (Sym, Box<str>, [Option<Box<str>>; 2]);
+        let mut touched: Option<Touched> = None;
         let changed = match event {
             Event::Apply(Decoded::Object(o)) => {
                 let (ns, name) = (ns(o.meta()), name(o.meta()));
