@@ -274,6 +274,11 @@ impl Provider for PdnsProvider {
     fn domain_filter(&self) -> DomainFilter {
         self.domain_filter.clone()
     }
+
+    /// Its read state is the zone list, which writes do not change.
+    fn read_state_outlives_writes(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

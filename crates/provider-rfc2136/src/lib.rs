@@ -406,6 +406,11 @@ impl Provider for Rfc2136Provider {
     fn domain_filter(&self) -> DomainFilter {
         DomainFilter::new(&self.settings.zones, &[] as &[String])
     }
+
+    /// Its read state is how TXT records read were split into strings; records it writes are split the canonical way, which is what an absent entry means.
+    fn read_state_outlives_writes(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

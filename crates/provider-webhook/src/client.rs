@@ -237,6 +237,11 @@ impl Provider for WebhookProvider {
     fn domain_filter(&self) -> DomainFilter {
         self.domain_filter.clone()
     }
+
+    /// The protocol has no read state.
+    fn read_state_outlives_writes(&self) -> bool {
+        true
+    }
 }
 
 /// external-dns's change-set JSON over borrowed records, so a large plan is encoded without copying it.

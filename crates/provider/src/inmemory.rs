@@ -253,6 +253,11 @@ impl Provider for InMemoryProvider {
     fn domain_filter(&self) -> DomainFilter {
         self.filter.clone()
     }
+
+    /// Its read state is empty.
+    fn read_state_outlives_writes(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

@@ -58,6 +58,14 @@ pub trait Provider: Send + Sync {
     fn domain_filter(&self) -> DomainFilter {
         DomainFilter::default()
     }
+
+    /// Whether the [`ReadState`] of a read still serves [`apply`](Provider::apply) after changes were
+    /// applied on top of that read, so a caller may keep a read current by folding in what it applied
+    /// instead of reading the zones again (incremental reconcile). False, the safe default, for providers
+    /// whose read state describes single records (ids, keys, record sets): a record created since has none.
+    fn read_state_outlives_writes(&self) -> bool {
+        false
+    }
 }
 
 /// What [`Provider::records`] read.

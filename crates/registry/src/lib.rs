@@ -18,7 +18,7 @@
 //!
 //! let web = Endpoint::new("web.example.org", RecordType::A, ["192.0.2.10"]);
 //! let snapshot = registry.records().await?;
-//! registry.apply(snapshot, &[Change::Create(web)]).await?;
+//! registry.apply(&snapshot, &[Change::Create(web)]).await?;
 //!
 //! // The record comes back owned; its ownership TXT record is written beside it but hidden here.
 //! let snapshot = registry.records().await?;
@@ -38,7 +38,9 @@ mod txt;
 mod txt_tests;
 
 use async_trait::async_trait;
-use extdns_endpoint::{Change, DomainFilter, Endpoint};
+use std::collections::HashMap;
+
+use extdns_endpoint::{Change, DomainFilter, Endpoint, Labels, RecordType};
 use extdns_provider::{ProviderError, ReadState};
 
 pub use crypto::{AesKey, CryptoError};
@@ -58,7 +60,13 @@ pub trait Registry: Send + Sync {
 
     /// Apply the plan's changes to what `snapshot` read, adding or removing the registry's bookkeeping
     /// records alongside (each with its record, all or nothing).
-    async fn apply(&self, snapshot: Snapshot, changes: &[Change]) -> Result<(), RegistryError>;
+    async fn apply(&self, snapshot: &Snapshot, changes: &[Change]) -> Result<(), RegistryError>;
+
+    /// Folds changes [`apply`](Registry::apply) wrote in full into `snapshot`, so that it reads as the
+    /// provider now would, records, labels and bookkeeping alike (incremental reconcile plans against it
+    /// instead of reading every zone again). False when that cannot be known because the provider's read
+    /// state does not outlive writes; the caller must then read again.
+    fn fold_applied(&self, snapshot: &mut Snapshot, changes: &[Change]) -> bool;
 
     /// The provider's canonicalisation of desired endpoints.
     async fn adjust_endpoints(&self, endpoints: Vec<Endpoint>) -> Result<Vec<Endpoint>, RegistryError>;
@@ -77,6 +85,35 @@ pub struct Snapshot {
     /// The ownership records present; `None` when the records came from a cache, so the absence of one
     /// proves nothing.
     ownership_records: Option<txt::OwnershipRecords>,
+}
+
+/// Folds applied changes into records read earlier: the records a change replaced or deleted go (matched
+/// by name, type, set identifier and targets), the ones it created or updated to come in, with the labels
+/// given (`None`: as planned). One pass over `records` however many changes there are.
+pub(crate) fn fold_records<'a>(records: &mut Vec<Endpoint>, applied: impl Iterator<Item = (&'a Change, Option<Labels>)>) {
+    let mut gone: HashMap<(&str, &RecordType, &str), Vec<&Endpoint>> = HashMap::new();
+    let mut added = Vec::new();
+    for (change, labels) in applied {
+        if let Some(old) = change.previous() {
+            gone.entry((&old.dns_name, &old.record_type, &old.set_identifier))
+                .or_default()
+                .push(old);
+        }
+        if !matches!(change, Change::Delete(_)) {
+            let mut now = change.endpoint().clone();
+            if let Some(labels) = labels {
+                now.labels = labels;
+            }
+            added.push(now);
+        }
+    }
+    if !gone.is_empty() {
+        records.retain(|x| {
+            gone.get(&(x.dns_name.as_str(), &x.record_type, x.set_identifier.as_str()))
+                .is_none_or(|olds| !olds.iter().any(|o| o.targets.same(&x.targets)))
+        });
+    }
+    records.extend(added);
 }
 
 impl Snapshot {

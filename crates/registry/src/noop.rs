@@ -33,9 +33,14 @@ impl Registry for NoopRegistry {
         Ok(Snapshot::new(read.endpoints, read.state))
     }
 
-    async fn apply(&self, snapshot: Snapshot, changes: &[Change]) -> Result<(), RegistryError> {
+    async fn apply(&self, snapshot: &Snapshot, changes: &[Change]) -> Result<(), RegistryError> {
         let units: Vec<Unit<'_>> = changes.iter().map(Unit::new).collect();
         Ok(self.provider.apply(&snapshot.provider, &units).await?)
+    }
+
+    fn fold_applied(&self, snapshot: &mut Snapshot, changes: &[Change]) -> bool {
+        crate::fold_records(&mut snapshot.records, changes.iter().map(|c| (c, None)));
+        self.provider.read_state_outlives_writes()
     }
 
     async fn adjust_endpoints(&self, endpoints: Vec<Endpoint>) -> Result<Vec<Endpoint>, RegistryError> {
@@ -59,7 +64,7 @@ mod tests {
         let registry = NoopRegistry::new(provider.clone());
         let e = Endpoint::new("x.example.com", RecordType::A, ["1.2.3.4"]);
         let read = registry.records().await?;
-        registry.apply(read, &[Change::Create(e.clone())]).await?;
+        registry.apply(&read, &[Change::Create(e.clone())]).await?;
         // No ownership TXT record is written and none is expected.
         assert_eq!(provider.snapshot(), vec![e.clone()]);
         assert_eq!(registry.records().await?.records, vec![e]);

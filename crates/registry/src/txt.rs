@@ -333,6 +333,21 @@ impl OwnershipRecords {
         }
     }
 
+    /// Forgets the ownership record `txt` (it was deleted).
+    fn remove(&mut self, txt: &Endpoint) {
+        let Some(ids) = self.0.get_mut(&txt.dns_name) else {
+            return;
+        };
+        if txt.set_identifier.is_empty() {
+            ids.unset = false;
+        } else {
+            ids.named.retain(|id| *id != txt.set_identifier);
+        }
+        if !ids.unset && ids.named.is_empty() {
+            self.0.remove(&txt.dns_name);
+        }
+    }
+
     /// Whether the ownership record `txt` was read.
     fn holds(&self, txt: &Endpoint) -> bool {
         self.0.get(&txt.dns_name).is_some_and(|ids| {
@@ -345,42 +360,22 @@ impl OwnershipRecords {
     }
 }
 
-#[async_trait]
-impl Registry for TxtRegistry {
-    async fn records(&self) -> Result<Snapshot, RegistryError> {
-        let interval = self.config.cache_interval;
-        if !interval.is_zero()
-            && let Some(cache) = &self.lock().cache
-            && cache.at.elapsed() < interval
-        {
-            tracing::debug!("using cached records");
-            return Ok(Snapshot::new(cache.records.clone(), cache.provider.clone()));
-        }
-        let read = self.provider.records().await?;
-        let (records, present) = self.read(read.endpoints);
-        if !interval.is_zero() {
-            self.lock().cache = Some(Cache {
-                at: Instant::now(),
-                records: records.clone(),
-                provider: read.state.clone(),
-            });
-        }
-        Ok(Snapshot {
-            records,
-            provider: read.state,
-            ownership_records: Some(present),
-        })
-    }
-
-    async fn apply(&self, snapshot: Snapshot, changes: &[Change]) -> Result<(), RegistryError> {
+impl TxtRegistry {
+    /// Each change that goes out, with the ownership change that must land with it and the labels the
+    /// record carries once written. Updates and deletes of records that are not ours are dropped here,
+    /// whatever the plan said.
+    #[allow(clippy::type_complexity)]
+    fn with_ownership<'c>(
+        &self,
+        snapshot: &Snapshot,
+        changes: &'c [Change],
+    ) -> Result<Vec<(&'c Change, Option<Change>, Labels)>, RegistryError> {
         let own = &self.config.ownership;
         let is_ours = |e: &Endpoint| e.owner() == Some(own.owner_id.as_str());
         let present = snapshot.ownership_records.as_ref();
         let txt_exists = |t: &Endpoint| present.is_some_and(|p| p.holds(t));
         let txt_absent = |t: &Endpoint| present.is_some_and(|p| !p.holds(t));
 
-        // Each change that goes out, with the ownership change that must land with it. Updates and deletes
-        // of records that are not ours are dropped here too, whatever the plan said.
         let mut planned: Vec<(&Change, Option<Change>, Labels)> = Vec::with_capacity(changes.len());
         for change in changes {
             let (ownership, labels) = match change {
@@ -417,6 +412,39 @@ impl Registry for TxtRegistry {
             };
             planned.push((change, ownership, labels));
         }
+        Ok(planned)
+    }
+}
+
+#[async_trait]
+impl Registry for TxtRegistry {
+    async fn records(&self) -> Result<Snapshot, RegistryError> {
+        let interval = self.config.cache_interval;
+        if !interval.is_zero()
+            && let Some(cache) = &self.lock().cache
+            && cache.at.elapsed() < interval
+        {
+            tracing::debug!("using cached records");
+            return Ok(Snapshot::new(cache.records.clone(), cache.provider.clone()));
+        }
+        let read = self.provider.records().await?;
+        let (records, present) = self.read(read.endpoints);
+        if !interval.is_zero() {
+            self.lock().cache = Some(Cache {
+                at: Instant::now(),
+                records: records.clone(),
+                provider: read.state.clone(),
+            });
+        }
+        Ok(Snapshot {
+            records,
+            provider: read.state,
+            ownership_records: Some(present),
+        })
+    }
+
+    async fn apply(&self, snapshot: &Snapshot, changes: &[Change]) -> Result<(), RegistryError> {
+        let planned = self.with_ownership(snapshot, changes)?;
         let units: Vec<Unit<'_>> = planned
             .iter()
             .map(|(change, ownership, _)| Unit {
@@ -430,27 +458,41 @@ impl Registry for TxtRegistry {
             let mut state = self.lock();
             match (&result, state.cache.as_mut()) {
                 (Ok(()), Some(cache)) => {
-                    for (change, _, labels) in planned {
-                        if let Some(gone) = change.previous() {
-                            cache.records.retain(|x| {
-                                !(x.dns_name == gone.dns_name
-                                    && x.record_type == gone.record_type
-                                    && x.set_identifier == gone.set_identifier
-                                    && x.targets.same(&gone.targets))
-                            });
-                        }
-                        if !matches!(change, Change::Delete(_)) {
-                            let mut now = change.endpoint().clone();
-                            now.labels = labels;
-                            cache.records.push(now);
-                        }
-                    }
+                    crate::fold_records(
+                        &mut cache.records,
+                        planned.into_iter().map(|(change, _, labels)| (change, Some(labels))),
+                    );
                 }
                 // After a failure the cache no longer knows what the zone holds; read it again next time.
                 _ => state.cache = None,
             }
         }
         result.map_err(RegistryError::from)
+    }
+
+    fn fold_applied(&self, snapshot: &mut Snapshot, changes: &[Change]) -> bool {
+        let Ok(planned) = self.with_ownership(snapshot, changes) else {
+            // `apply` could not have written these changes either.
+            return false;
+        };
+        if let Some(present) = snapshot.ownership_records.as_mut() {
+            for (_, ownership, _) in &planned {
+                match ownership {
+                    Some(Change::Create(txt)) => present.insert(txt.dns_name.clone(), txt.set_identifier.clone()),
+                    Some(Change::Delete(txt)) => present.remove(txt),
+                    Some(Change::Update { old, new }) => {
+                        present.remove(old);
+                        present.insert(new.dns_name.clone(), new.set_identifier.clone());
+                    }
+                    None => {}
+                }
+            }
+        }
+        crate::fold_records(
+            &mut snapshot.records,
+            planned.into_iter().map(|(change, _, labels)| (change, Some(labels))),
+        );
+        self.provider.read_state_outlives_writes()
     }
 
     async fn adjust_endpoints(&self, endpoints: Vec<Endpoint>) -> Result<Vec<Endpoint>, RegistryError> {

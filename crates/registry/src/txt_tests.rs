@@ -71,7 +71,7 @@ async fn apply(registry: &TxtRegistry, changes: Changes) -> Result<(), RegistryE
     let changes = changes
         .into_changes()
         .map_err(|e| RegistryError::Provider(ProviderError::Invalid(e.to_string())))?;
-    registry.apply(snapshot, &changes).await
+    registry.apply(&snapshot, &changes).await
 }
 
 const NGINX_VALUE: &str =
@@ -832,5 +832,50 @@ fn the_registry_reports_its_owner_and_the_providers_filter() -> Result<(), Regis
     .registry(provider)?;
     assert_eq!(registry.ownership().owner_id(), "team-a");
     assert!(registry.domain_filter().matches("x.example.com") && !registry.domain_filter().matches("x.example.org"));
+    Ok(())
+}
+
+/// Records, labels and bookkeeping as text, in a fixed order, to compare two snapshots.
+fn snapshot_text(s: &crate::Snapshot) -> Vec<String> {
+    let mut v: Vec<String> = s
+        .records
+        .iter()
+        .map(|e| format!("{} {} {} {:?} {:?}", e.dns_name, e.record_type, e.targets.join(","), e.labels, e.provider_specific))
+        .collect();
+    v.sort();
+    v
+}
+
+#[tokio::test]
+async fn a_snapshot_with_the_applied_changes_folded_in_reads_as_the_provider_then_does() -> Result<(), RegistryError> {
+    use extdns_endpoint::Change;
+    let provider = Arc::new(InMemoryProvider::new(vec!["example.org".into()]));
+    let registry = TestConfig {
+        owner_id: "me".into(),
+        ..TestConfig::default()
+    }
+    .registry(provider.clone())?;
+    let web = Endpoint::new("web.example.org", RecordType::A, ["192.0.2.1"]).with_label(label::RESOURCE, "service/a/web");
+    let api = Endpoint::new("api.example.org", RecordType::A, ["192.0.2.2"]).with_label(label::RESOURCE, "service/a/api");
+    let mut snapshot = registry.records().await?;
+    let first = [Change::Create(web.clone()), Change::Create(api.clone())];
+    registry.apply(&snapshot, &first).await?;
+    assert!(registry.fold_applied(&mut snapshot, &first), "the in-memory provider's read state outlives writes");
+    assert_eq!(snapshot_text(&snapshot), snapshot_text(&registry.records().await?));
+
+    // Update one, delete the other, against the folded snapshot: the ownership records it holds now must
+    // be the ones written, or the TXT records would be created twice or left behind.
+    let owned = |name: &str| snapshot.records.iter().find(|e| e.dns_name == name).cloned();
+    let (Some(web_now), Some(api_now)) = (owned("web.example.org"), owned("api.example.org")) else {
+        panic!("both records are in the folded snapshot");
+    };
+    let mut web_new = web_now.clone();
+    web_new.targets = ["192.0.2.10"].into_iter().collect();
+    let second = [Change::Update { old: web_now, new: web_new }, Change::Delete(api_now)];
+    registry.apply(&snapshot, &second).await?;
+    assert!(registry.fold_applied(&mut snapshot, &second));
+    assert_eq!(snapshot_text(&snapshot), snapshot_text(&registry.records().await?));
+    let everything: Vec<String> = provider.records().await?.endpoints.iter().map(|e| e.dns_name.clone()).collect();
+    assert_eq!(everything.len(), 2, "web and its TXT record, nothing of api: {everything:?}");
     Ok(())
 }

@@ -27,7 +27,7 @@ async fn sync(registry: &TxtRegistry, desired: &[Endpoint]) -> Result<Changes, R
     let mut changes = calculate(&config, &snapshot.records, &desired, &registry.domain_filter()).changes;
     changes.retain(Change::is_effective);
     if !changes.is_empty() {
-        registry.apply(snapshot, &changes).await?;
+        registry.apply(&snapshot, &changes).await?;
     }
     Ok(changes.into_iter().collect())
 }
