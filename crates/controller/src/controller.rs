@@ -1,16 +1,17 @@
 //! The reconcile loop.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use extdns_endpoint::name::name_key;
 use extdns_endpoint::{Change, Endpoint};
-use extdns_informer::{Cluster, ClusterStore};
+use extdns_informer::{ChangeSet, Cluster, ClusterStore};
 use extdns_leader::Leadership;
 use extdns_plan::PlanConfig;
-use extdns_registry::{Registry, RegistryError};
-use extdns_source::{Pipeline, PipelineOutput, SourceError};
+use extdns_registry::{Registry, RegistryError, Snapshot};
+use extdns_source::{ChangedOutput, DesiredIndex, Pipeline, PipelineOutput, SourceError};
 use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -30,6 +31,26 @@ const UNSYNCED_WARN_EVERY: Duration = Duration::from_secs(60);
 #[async_trait]
 pub trait DesiredEndpoints: Send + Sync {
     async fn desired(&self, cluster: &ClusterStore) -> Result<PipelineOutput, SourceError>;
+
+    /// As [`desired`](DesiredEndpoints::desired), plus the index incremental syncs update; `None` when these
+    /// endpoints cannot be updated object by object (every sync is then a full one).
+    async fn desired_indexed(
+        &self,
+        cluster: &ClusterStore,
+    ) -> Result<(PipelineOutput, Option<DesiredIndex>), SourceError> {
+        Ok((self.desired(cluster).await?, None))
+    }
+
+    /// Brings `index` up to date with `changes` and returns the endpoints of the names they affect, or
+    /// `None` when only a full sync can tell.
+    async fn desired_changed(
+        &self,
+        _cluster: &ClusterStore,
+        _index: &mut DesiredIndex,
+        _changes: &ChangeSet,
+    ) -> Result<Option<ChangedOutput>, SourceError> {
+        Ok(None)
+    }
 }
 
 #[async_trait]
@@ -37,6 +58,47 @@ impl DesiredEndpoints for Pipeline {
     async fn desired(&self, cluster: &ClusterStore) -> Result<PipelineOutput, SourceError> {
         self.endpoints(cluster).await
     }
+
+    async fn desired_indexed(
+        &self,
+        cluster: &ClusterStore,
+    ) -> Result<(PipelineOutput, Option<DesiredIndex>), SourceError> {
+        let (output, index) = self.evaluate_indexed(cluster).await?;
+        Ok((output, Some(index)))
+    }
+
+    async fn desired_changed(
+        &self,
+        cluster: &ClusterStore,
+        index: &mut DesiredIndex,
+        changes: &ChangeSet,
+    ) -> Result<Option<ChangedOutput>, SourceError> {
+        self.evaluate_changes(cluster, index, changes).await
+    }
+}
+
+/// What the loop keeps between syncs so that a change costs what it touches (incremental reconcile): the
+/// provider's records as the last full sync read them, with every change applied since folded in, and the
+/// desired endpoints by object.
+struct Cache {
+    snapshot: Snapshot,
+    /// The provider's read state does not outlive writes: read the records again before the next plan.
+    stale: bool,
+    index: DesiredIndex,
+}
+
+/// The records and desired endpoints one plan works from.
+struct PlanInput<'a> {
+    snapshot: &'a Snapshot,
+    /// The records the plan compares with: all of them in a full sync, those of the affected names in an
+    /// incremental one.
+    current: &'a [Endpoint],
+    /// Every record, for the deletion guard's count of what extdns owns per zone.
+    all_current: &'a [Endpoint],
+    desired: Vec<Endpoint>,
+    failed: &'a BTreeSet<String>,
+    failed_why: &'a BTreeMap<String, String>,
+    full: bool,
 }
 
 /// The loop's knobs (`--interval`, `--min-event-sync-interval`, `--events`, `--dry-run`) and the plan's.
@@ -159,10 +221,16 @@ impl Controller {
         &self.metrics
     }
 
-    /// One reconcile: read the registry, ask the sources, plan, apply. Nothing is planned unless every
+    /// One full reconcile: read the registry, ask the sources, plan, apply. Nothing is planned unless every
     /// informer has synced and every source succeeded, because records missing from an incomplete view would
     /// otherwise be deleted.
     pub async fn run_once(&self) -> Result<SyncReport, SyncError> {
+        Ok(self.full_sync(false).await?.0)
+    }
+
+    /// A full sync; with `keep`, also what the next incremental sync starts from (`None` when the provider
+    /// or the sources cannot be followed incrementally, or the write failed).
+    async fn full_sync(&self, keep: bool) -> Result<(SyncReport, Option<Cache>), SyncError> {
         if !self.leadership.is_leader() {
             return Err(SyncError::NotLeader);
         }
@@ -170,19 +238,23 @@ impl Controller {
         if !self.cluster.synced() {
             return Err(SyncError::NotSynced);
         }
+        // Taken before the store is read: whatever changes from here on is looked at again next time.
+        let _ = self.cluster.take_changes();
 
-        let snapshot = self
+        let mut snapshot = self
             .registry
             .records()
             .await
             .inspect_err(|_| self.metrics.count_registry_error())?;
         self.metrics.observe_registry(&snapshot.records);
 
-        let output = self
-            .source
-            .desired(&self.cluster.store())
-            .await
-            .inspect_err(|_| self.metrics.count_source_error())?;
+        let store = self.cluster.store();
+        let (output, index) = if keep {
+            self.source.desired_indexed(&store).await
+        } else {
+            self.source.desired(&store).await.map(|o| (o, None))
+        }
+        .inspect_err(|_| self.metrics.count_source_error())?;
         // The view can only have been incomplete if an informer restarted its list meanwhile; check again
         // rather than trust a result computed from it.
         if !self.cluster.synced() {
@@ -197,9 +269,118 @@ impl Controller {
             .observe_source(&desired, &snapshot.records, &output.invalid, &output.deduplicated);
         self.metrics.observe_failed_objects(&output.failed_by_source);
 
+        let report = self
+            .plan_and_apply(PlanInput {
+                snapshot: &snapshot,
+                current: &snapshot.records,
+                all_current: &snapshot.records,
+                desired,
+                failed: &output.failed,
+                failed_why: &output.failed_why,
+                full: true,
+            })
+            .await?;
+        let cache = index.map(|index| {
+            let stale = report.applied && !self.registry.fold_applied(&mut snapshot, &report.changes);
+            Cache { snapshot, stale, index }
+        });
+        Ok((report, cache))
+    }
+
+    /// An incremental sync: the objects changed since the last sync are evaluated again, and only the names
+    /// they publish (or published) are planned, against the cached records. `Ok(None)` when the change
+    /// needs a full sync (everything changed, or a source cannot say what a change affects). Every
+    /// guarantee of a full sync holds: nothing is planned from an unsynced view, ownership is checked per
+    /// record, the deletion guard counts every record, and records of failing objects are kept.
+    async fn incremental_sync(&self, cache: &mut Cache) -> Result<Option<SyncReport>, SyncError> {
+        if !self.leadership.is_leader() {
+            return Err(SyncError::NotLeader);
+        }
+        if !self.cluster.synced() {
+            return Err(SyncError::NotSynced);
+        }
+        let changes = self.cluster.take_changes();
+        if changes.is_empty() {
+            return Ok(Some(SyncReport::default()));
+        }
+        self.metrics.mark_reconcile();
+        let store = self.cluster.store();
+        let Some(changed) = self
+            .source
+            .desired_changed(&store, &mut cache.index, &changes)
+            .await
+            .inspect_err(|_| self.metrics.count_source_error())?
+        else {
+            return Ok(None);
+        };
+        if !self.cluster.synced() {
+            return Err(SyncError::NotSynced);
+        }
+        if changed.names.is_empty() {
+            debug!(
+                objects = changes.objects().count(),
+                "the changed objects publish no names; nothing to plan"
+            );
+            self.metrics.mark_sync();
+            return Ok(Some(SyncReport::default()));
+        }
+        if cache.stale {
+            cache.snapshot = self
+                .registry
+                .records()
+                .await
+                .inspect_err(|_| self.metrics.count_registry_error())?;
+            cache.stale = false;
+        }
+        let desired = self
+            .registry
+            .adjust_endpoints(changed.output.endpoints)
+            .await
+            .inspect_err(|_| self.metrics.count_registry_error())?;
+        self.metrics.observe_failed_objects(&changed.output.failed_by_source);
+        let current: Vec<Endpoint> = cache
+            .snapshot
+            .records
+            .iter()
+            .filter(|e| changed.names.contains(name_key(&e.dns_name).as_ref()))
+            .cloned()
+            .collect();
+        debug!(names = changed.names.len(), records = current.len(), "incremental sync");
+        let report = self
+            .plan_and_apply(PlanInput {
+                snapshot: &cache.snapshot,
+                current: &current,
+                all_current: &cache.snapshot.records,
+                desired,
+                failed: &changed.output.failed,
+                failed_why: &changed.output.failed_why,
+                full: false,
+            })
+            .await?;
+        if report.applied && !self.registry.fold_applied(&mut cache.snapshot, &report.changes) {
+            cache.stale = true;
+        }
+        Ok(Some(report))
+    }
+
+    /// Plans `input.desired` against `input.current`, holds back what must not change (records of objects
+    /// that could not be evaluated, deletes past the deletion guard), applies the rest unless this is a dry
+    /// run or another replica leads by now, and reports it (logs, metrics, events).
+    async fn plan_and_apply(&self, input: PlanInput<'_>) -> Result<SyncReport, SyncError> {
+        let PlanInput {
+            snapshot,
+            current,
+            all_current,
+            desired,
+            failed,
+            failed_why,
+            full,
+        } = input;
         let provider_filter = self.registry.domain_filter();
-        let outcome = extdns_plan::calculate(&self.config.plan, &snapshot.records, &desired, &provider_filter);
-        self.metrics.observe_owner_mismatches(&outcome.owner_mismatches);
+        let outcome = extdns_plan::calculate(&self.config.plan, current, &desired, &provider_filter);
+        if full {
+            self.metrics.observe_owner_mismatches(&outcome.owner_mismatches);
+        }
         for m in &outcome.owner_mismatches {
             debug!(
                 record_type = %m.record_type, foreign_owner = %m.foreign_owner, domain = %m.domain,
@@ -208,7 +389,7 @@ impl Controller {
         }
         let mut changes = outcome.changes;
         changes.retain(Change::is_effective);
-        let kept = extdns_plan::hold_records_of_failed_objects(&output.failed, &mut changes);
+        let kept = extdns_plan::hold_records_of_failed_objects(failed, &mut changes);
         for c in &kept {
             let e = c.endpoint();
             warn!(
@@ -217,16 +398,19 @@ impl Controller {
                 "keeping the record as it is: the object it belongs to could not be evaluated this sync"
             );
         }
-        let held_back = self.guard_deletes(provider_filter.includes(), &snapshot.records, &mut changes);
-        let failed: Vec<(&str, Option<&str>)> = output
-            .failed
+        let held_back = self.guard_deletes(provider_filter.includes(), all_current, &mut changes);
+        let failed: Vec<(&str, Option<&str>)> = failed
             .iter()
-            .map(|r| (r.as_str(), output.failed_why.get(r).map(String::as_str)))
+            .map(|r| (r.as_str(), failed_why.get(r).map(String::as_str)))
             .collect();
 
         if changes.is_empty() {
             self.metrics.no_op_runs.inc();
-            info!("All records are already up to date");
+            if full {
+                info!("All records are already up to date");
+            } else {
+                debug!("All records are already up to date");
+            }
             self.metrics.mark_sync();
             self.emit(Outcome {
                 held_back: &held_back,
@@ -342,12 +526,15 @@ impl Controller {
         shutdown: &CancellationToken,
     ) -> Result<SyncReport, SyncError> {
         let deadline = Instant::now() + timeout;
+        let mut wake = self.cluster.changes();
         while !self.cluster.synced() {
             if Instant::now() >= deadline {
                 return Err(SyncError::SyncTimeout(timeout));
             }
+            // The view announces the moment it becomes synced; the timer only bounds a silent one.
             tokio::select! {
                 _ = shutdown.cancelled() => return Err(SyncError::Cancelled),
+                _ = wake.changed() => {}
                 _ = tokio::time::sleep(Duration::from_millis(100)) => {}
             }
         }
@@ -364,6 +551,11 @@ impl Controller {
             self.config.min_event_sync_interval,
         );
         let mut changes = self.config.events.then(|| self.cluster.changes());
+        // Wakes the wait for the first list: the view announces the moment it becomes synced.
+        let mut synced_wake = self.cluster.changes();
+        // Incremental reconcile needs events; without them every sync is a full one and nothing is kept.
+        let keep = self.config.events;
+        let mut cache: Option<Cache> = None;
         let mut failures: u32 = 0;
         // Since when, and since when last reported, the loop has been waiting for the informers.
         let mut waiting: Option<(Instant, Instant)> = None;
@@ -380,8 +572,9 @@ impl Controller {
                 break;
             }
             if !std::mem::replace(&mut leading, true) {
-                // A new leader syncs at once: its view is warm, and the old leader's last changes may be
-                // unfinished.
+                // A new leader syncs at once, in full: its view is warm, but the old leader wrote meanwhile
+                // and its last changes may be unfinished.
+                cache = None;
                 schedule = Schedule::new(
                     Instant::now(),
                     self.config.interval,
@@ -389,10 +582,42 @@ impl Controller {
                 );
             }
             let now = Instant::now();
+            if schedule.is_due(now) && !self.cluster.synced() {
+                // Not a sync: the first one runs the moment the last informer has listed (its change wakes
+                // this wait), and no event can be held back by a sync that never ran.
+                waiting = Some(report_waiting(waiting, now));
+                tokio::select! {
+                    biased;
+                    _ = shutdown.cancelled() => break,
+                    _ = synced_wake.changed() => {}
+                    _ = tokio::time::sleep(UNSYNCED_RETRY) => {}
+                }
+                continue;
+            }
             if schedule.is_due(now) {
-                schedule.start_run(now);
-                match self.run_once().await {
-                    Ok(_) => {
+                let result = match cache.as_mut() {
+                    Some(c) if !schedule.is_full_due(now) => {
+                        schedule.start_incremental_run(now);
+                        let result = self.incremental_sync(c).await;
+                        if matches!(result, Ok(None)) {
+                            // The change needs a full sync: run it now rather than after the debounce again.
+                            schedule.start_run(Instant::now());
+                            self.full_sync(keep).await.map(|(_, c)| cache = c)
+                        } else {
+                            result.map(|_| ())
+                        }
+                    }
+                    _ => {
+                        schedule.start_run(now);
+                        self.full_sync(keep).await.map(|(_, c)| cache = c)
+                    }
+                };
+                if result.is_err() {
+                    // What is cached may no longer be what the provider holds.
+                    cache = None;
+                }
+                match result {
+                    Ok(()) => {
                         failures = 0;
                         waiting = None;
                         self.metrics.consecutive_soft_errors.set(0);
@@ -403,22 +628,8 @@ impl Controller {
                         schedule.retry_after(Instant::now(), UNSYNCED_RETRY);
                     }
                     Err(SyncError::NotSynced) => {
-                        let now = Instant::now();
-                        match waiting {
-                            None => {
-                                info!("waiting for the informers to list every watched kind before syncing");
-                                waiting = Some((now, now));
-                            }
-                            Some((since, reported)) if now.duration_since(reported) >= UNSYNCED_WARN_EVERY => {
-                                warn!(
-                                    waited = ?now.duration_since(since),
-                                    "the informers have still not listed every watched kind; nothing is planned \
-                                     until they do (check the API server address, RBAC and installed CRDs)"
-                                );
-                                waiting = Some((since, now));
-                            }
-                            Some(_) => {}
-                        }
+                        // An informer started listing again during the sync.
+                        waiting = Some(report_waiting(waiting, Instant::now()));
                         schedule.retry_after(Instant::now(), UNSYNCED_RETRY);
                     }
                     Err(e) => {
@@ -474,6 +685,26 @@ impl Controller {
                 _ = leadership.changed() => {}
             }
         }
+    }
+}
+
+/// Says that the loop waits for the informers' first list: once at first, then every
+/// [`UNSYNCED_WARN_EVERY`] as a warning. Takes and returns since when, and since when last reported.
+fn report_waiting(waiting: Option<(Instant, Instant)>, now: Instant) -> (Instant, Instant) {
+    match waiting {
+        None => {
+            info!("waiting for the informers to list every watched kind before syncing");
+            (now, now)
+        }
+        Some((since, reported)) if now.duration_since(reported) >= UNSYNCED_WARN_EVERY => {
+            warn!(
+                waited = ?now.duration_since(since),
+                "the informers have still not listed every watched kind; nothing is planned until they do \
+                 (check the API server address, RBAC and installed CRDs)"
+            );
+            (since, now)
+        }
+        Some(w) => w,
     }
 }
 

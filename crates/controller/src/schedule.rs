@@ -25,6 +25,8 @@ pub(crate) struct Schedule {
     min_event_sync_interval: Duration,
     next_run_at: Instant,
     last_run_at: Option<Instant>,
+    /// When the next full sync is due (an event-driven sync in between is incremental).
+    next_full_at: Instant,
 }
 
 impl Schedule {
@@ -35,6 +37,7 @@ impl Schedule {
             min_event_sync_interval,
             next_run_at: now,
             last_run_at: None,
+            next_full_at: now,
         }
     }
 
@@ -46,10 +49,23 @@ impl Schedule {
         now >= self.next_run_at
     }
 
-    /// A sync starts now; the next regular one is an interval later.
+    /// A full sync starts now; the next regular one is an interval later.
     pub(crate) fn start_run(&mut self, now: Instant) {
         self.last_run_at = Some(now);
-        self.next_run_at = now + self.interval.max(MIN_SYNC_GAP);
+        self.next_full_at = now + self.interval.max(MIN_SYNC_GAP);
+        self.next_run_at = self.next_full_at;
+    }
+
+    /// An incremental sync starts now: it counts for `--min-event-sync-interval` (the time between two
+    /// writes) but does not move the next full sync, the safety net that repairs drift.
+    pub(crate) fn start_incremental_run(&mut self, now: Instant) {
+        self.last_run_at = Some(now);
+        self.next_run_at = self.next_full_at;
+    }
+
+    /// Whether the sync due now must be a full one.
+    pub(crate) fn is_full_due(&self, now: Instant) -> bool {
+        now >= self.next_full_at
     }
 
     /// `nextRunAt = max(lastRunAt + min-event-sync-interval, min(now + debounce, nextRunAt))`.
@@ -159,6 +175,22 @@ mod tests {
         s.start_run(t0);
         s.on_event(t0 + S);
         assert_eq!(s.next_run_at(), t0 + 20 * S);
+    }
+
+    #[test]
+    fn incremental_syncs_do_not_postpone_the_full_sync() {
+        let t0 = Instant::now();
+        let mut s = Schedule::new(t0, MINUTE, 5 * S);
+        assert!(s.is_full_due(t0), "the first sync is a full one");
+        s.start_run(t0);
+        s.on_event(t0 + 30 * S);
+        assert!(!s.is_full_due(s.next_run_at()));
+        s.start_incremental_run(t0 + 30 * S);
+        assert_eq!(s.next_run_at(), t0 + MINUTE);
+        assert!(s.is_full_due(t0 + MINUTE));
+        // An event right after an incremental sync still waits --min-event-sync-interval.
+        s.on_event(t0 + 31 * S);
+        assert_eq!(s.next_run_at(), t0 + 35 * S);
     }
 
     #[test]

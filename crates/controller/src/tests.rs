@@ -154,7 +154,7 @@ impl Registry for FakeRegistry {
         Ok(Snapshot::new(self.snapshot(), Default::default()))
     }
 
-    async fn apply(&self, _: Snapshot, changes: &[Change]) -> Result<(), RegistryError> {
+    async fn apply(&self, _: &Snapshot, changes: &[Change]) -> Result<(), RegistryError> {
         self.applies.fetch_add(1, Ordering::SeqCst);
         let failing = self
             .fail_applies
@@ -170,6 +170,11 @@ impl Registry for FakeRegistry {
         }
         self.write(changes, &[]);
         Ok(())
+    }
+
+    /// Reads every time: the fake's records are its truth.
+    fn fold_applied(&self, _: &mut Snapshot, _: &[Change]) -> bool {
+        false
     }
 
     async fn adjust_endpoints(&self, endpoints: Vec<Endpoint>) -> Result<Vec<Endpoint>, RegistryError> {

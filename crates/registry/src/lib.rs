@@ -90,7 +90,10 @@ pub struct Snapshot {
 /// Folds applied changes into records read earlier: the records a change replaced or deleted go (matched
 /// by name, type, set identifier and targets), the ones it created or updated to come in, with the labels
 /// given (`None`: as planned). One pass over `records` however many changes there are.
-pub(crate) fn fold_records<'a>(records: &mut Vec<Endpoint>, applied: impl Iterator<Item = (&'a Change, Option<Labels>)>) {
+pub(crate) fn fold_records<'a>(
+    records: &mut Vec<Endpoint>,
+    applied: impl Iterator<Item = (&'a Change, Option<Labels>)>,
+) {
     let mut gone: HashMap<(&str, &RecordType, &str), Vec<&Endpoint>> = HashMap::new();
     let mut added = Vec::new();
     for (change, labels) in applied {

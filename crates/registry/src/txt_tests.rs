@@ -840,7 +840,16 @@ fn snapshot_text(s: &crate::Snapshot) -> Vec<String> {
     let mut v: Vec<String> = s
         .records
         .iter()
-        .map(|e| format!("{} {} {} {:?} {:?}", e.dns_name, e.record_type, e.targets.join(","), e.labels, e.provider_specific))
+        .map(|e| {
+            format!(
+                "{} {} {} {:?} {:?}",
+                e.dns_name,
+                e.record_type,
+                e.targets.join(","),
+                e.labels,
+                e.provider_specific
+            )
+        })
         .collect();
     v.sort();
     v
@@ -855,12 +864,17 @@ async fn a_snapshot_with_the_applied_changes_folded_in_reads_as_the_provider_the
         ..TestConfig::default()
     }
     .registry(provider.clone())?;
-    let web = Endpoint::new("web.example.org", RecordType::A, ["192.0.2.1"]).with_label(label::RESOURCE, "service/a/web");
-    let api = Endpoint::new("api.example.org", RecordType::A, ["192.0.2.2"]).with_label(label::RESOURCE, "service/a/api");
+    let web =
+        Endpoint::new("web.example.org", RecordType::A, ["192.0.2.1"]).with_label(label::RESOURCE, "service/a/web");
+    let api =
+        Endpoint::new("api.example.org", RecordType::A, ["192.0.2.2"]).with_label(label::RESOURCE, "service/a/api");
     let mut snapshot = registry.records().await?;
     let first = [Change::Create(web.clone()), Change::Create(api.clone())];
     registry.apply(&snapshot, &first).await?;
-    assert!(registry.fold_applied(&mut snapshot, &first), "the in-memory provider's read state outlives writes");
+    assert!(
+        registry.fold_applied(&mut snapshot, &first),
+        "the in-memory provider's read state outlives writes"
+    );
     assert_eq!(snapshot_text(&snapshot), snapshot_text(&registry.records().await?));
 
     // Update one, delete the other, against the folded snapshot: the ownership records it holds now must
@@ -871,11 +885,27 @@ async fn a_snapshot_with_the_applied_changes_folded_in_reads_as_the_provider_the
     };
     let mut web_new = web_now.clone();
     web_new.targets = ["192.0.2.10"].into_iter().collect();
-    let second = [Change::Update { old: web_now, new: web_new }, Change::Delete(api_now)];
+    let second = [
+        Change::Update {
+            old: web_now,
+            new: web_new,
+        },
+        Change::Delete(api_now),
+    ];
     registry.apply(&snapshot, &second).await?;
     assert!(registry.fold_applied(&mut snapshot, &second));
     assert_eq!(snapshot_text(&snapshot), snapshot_text(&registry.records().await?));
-    let everything: Vec<String> = provider.records().await?.endpoints.iter().map(|e| e.dns_name.clone()).collect();
-    assert_eq!(everything.len(), 2, "web and its TXT record, nothing of api: {everything:?}");
+    let everything: Vec<String> = provider
+        .records()
+        .await?
+        .endpoints
+        .iter()
+        .map(|e| e.dns_name.clone())
+        .collect();
+    assert_eq!(
+        everything.len(),
+        2,
+        "web and its TXT record, nothing of api: {everything:?}"
+    );
     Ok(())
 }
