@@ -160,6 +160,30 @@ pub struct SyncReport {
     pub held_back: Vec<Change>,
     /// Changes to records of objects the sources could not evaluate, kept as they are (not in `changes`).
     pub kept: Vec<Change>,
+    /// A full sync (every record read, every object evaluated) rather than an incremental one.
+    pub full: bool,
+}
+
+/// What the loop carries from one sync to the next, so that a change costs what it touches; see
+/// [`Controller::sync`]. Starts empty: the first sync is a full one.
+#[derive(Default)]
+pub struct SyncState {
+    cache: Option<Cache>,
+}
+
+impl SyncState {
+    /// Whether the next sync must be a full one (nothing cached, or the last sync failed).
+    pub fn needs_full(&self) -> bool {
+        self.cache.is_none()
+    }
+}
+
+impl std::fmt::Debug for SyncState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SyncState")
+            .field("cached", &self.cache.is_some())
+            .finish()
+    }
 }
 
 /// Keeps DNS in step with the cluster: decides when to sync and whether it is safe to, and applies plans.
@@ -226,6 +250,32 @@ impl Controller {
     /// otherwise be deleted.
     pub async fn run_once(&self) -> Result<SyncReport, SyncError> {
         Ok(self.full_sync(false).await?.0)
+    }
+
+    /// One sync as the loop runs it: incremental when `state` holds what one needs and `full` is false,
+    /// full otherwise (and when the change needs it). With `--events`, `state` then holds what the next
+    /// sync starts from; after a failure it is emptied, so the next sync is a full one.
+    pub async fn sync(&self, state: &mut SyncState, full: bool) -> Result<SyncReport, SyncError> {
+        let keep = self.config.events;
+        let result = match state.cache.as_mut() {
+            Some(cache) if !full => match self.incremental_sync(cache).await {
+                Ok(Some(report)) => Ok(report),
+                Ok(None) => self.full_sync(keep).await.map(|(report, c)| {
+                    state.cache = c;
+                    report
+                }),
+                Err(e) => Err(e),
+            },
+            _ => self.full_sync(keep).await.map(|(report, c)| {
+                state.cache = c;
+                report
+            }),
+        };
+        if result.is_err() {
+            // What is cached may no longer be what the provider holds.
+            state.cache = None;
+        }
+        result
     }
 
     /// A full sync; with `keep`, also what the next incremental sync starts from (`None` when the provider
@@ -423,6 +473,7 @@ impl Controller {
                 applied: false,
                 held_back,
                 kept,
+                full,
             });
         }
 
@@ -435,6 +486,7 @@ impl Controller {
                 applied: false,
                 held_back,
                 kept,
+                full,
             });
         }
 
@@ -463,6 +515,7 @@ impl Controller {
                     applied: true,
                     held_back,
                     kept,
+                    full,
                 })
             }
             Err(e) => {
@@ -553,9 +606,7 @@ impl Controller {
         let mut changes = self.config.events.then(|| self.cluster.changes());
         // Wakes the wait for the first list: the view announces the moment it becomes synced.
         let mut synced_wake = self.cluster.changes();
-        // Incremental reconcile needs events; without them every sync is a full one and nothing is kept.
-        let keep = self.config.events;
-        let mut cache: Option<Cache> = None;
+        let mut state = SyncState::default();
         let mut failures: u32 = 0;
         // Since when, and since when last reported, the loop has been waiting for the informers.
         let mut waiting: Option<(Instant, Instant)> = None;
@@ -574,7 +625,7 @@ impl Controller {
             if !std::mem::replace(&mut leading, true) {
                 // A new leader syncs at once, in full: its view is warm, but the old leader wrote meanwhile
                 // and its last changes may be unfinished.
-                cache = None;
+                state = SyncState::default();
                 schedule = Schedule::new(
                     Instant::now(),
                     self.config.interval,
@@ -595,29 +646,19 @@ impl Controller {
                 continue;
             }
             if schedule.is_due(now) {
-                let result = match cache.as_mut() {
-                    Some(c) if !schedule.is_full_due(now) => {
-                        schedule.start_incremental_run(now);
-                        let result = self.incremental_sync(c).await;
-                        if matches!(result, Ok(None)) {
-                            // The change needs a full sync: run it now rather than after the debounce again.
-                            schedule.start_run(Instant::now());
-                            self.full_sync(keep).await.map(|(_, c)| cache = c)
-                        } else {
-                            result.map(|_| ())
-                        }
-                    }
-                    _ => {
-                        schedule.start_run(now);
-                        self.full_sync(keep).await.map(|(_, c)| cache = c)
-                    }
-                };
-                if result.is_err() {
-                    // What is cached may no longer be what the provider holds.
-                    cache = None;
+                let full = state.needs_full() || schedule.is_full_due(now);
+                if full {
+                    schedule.start_run(now);
+                } else {
+                    schedule.start_incremental_run(now);
+                }
+                let result = self.sync(&mut state, full).await;
+                if result.as_ref().is_ok_and(|r| r.full && !full) {
+                    // The change needed a full sync: the next regular one is an interval from this one.
+                    schedule.start_run(now);
                 }
                 match result {
-                    Ok(()) => {
+                    Ok(_) => {
                         failures = 0;
                         waiting = None;
                         self.metrics.consecutive_soft_errors.set(0);

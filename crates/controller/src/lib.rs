@@ -60,7 +60,7 @@ mod metrics;
 mod schedule;
 mod server;
 
-pub use controller::{Controller, ControllerConfig, DesiredEndpoints, SyncError, SyncReport};
+pub use controller::{Controller, ControllerConfig, DesiredEndpoints, SyncError, SyncReport, SyncState};
 pub use events::{EventKind, EventReason, EventSink, EventsConfig, NOTE_MAX, RecordEvent};
 pub use guard::{DeletionGuard, Verdict, ZoneVerdict};
 pub use metrics::{Metrics, PREFIX as METRICS_PREFIX};

@@ -1,0 +1,345 @@
+//! Incremental reconcile with the real parts short of servers: the live cluster fed watch events, the
+//! service source, the TXT registry and the in-memory provider behind a counter. A change to one object
+//! writes exactly the records that object (or the object it feeds) publishes, reads no zone, and a full
+//! sync still repairs what was changed behind extdns's back.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use extdns_controller::{Controller, ControllerConfig, Metrics, SyncReport, SyncState};
+use extdns_endpoint::{Change, DomainFilter, RecordType};
+use extdns_informer::{LiveCluster, LiveOptions};
+use extdns_provider::{InMemoryProvider, Provider, ProviderError, ReadState, Records, Unit};
+use extdns_registry::{Ownership, OwnershipConfig, TxtRegistry, TxtRegistryConfig};
+use extdns_source::resolver::StaticResolver;
+use extdns_source::{Pipeline, PipelineConfig, Source};
+use extdns_source_service::{ServiceSource, ServiceSourceConfig};
+use k8s_openapi::api::core::v1 as core;
+use k8s_openapi::api::discovery::v1 as discovery;
+use kube::runtime::watcher::Event;
+use serde_json::json;
+
+const ZONE: &str = "example.org";
+
+/// The in-memory provider, counting reads and recording each written record as `action name type`.
+struct Counting {
+    inner: InMemoryProvider,
+    reads: AtomicUsize,
+    writes: Mutex<Vec<String>>,
+}
+
+impl Counting {
+    fn take_writes(&self) -> Vec<String> {
+        let mut w = std::mem::take(&mut *self.writes.lock().unwrap_or_else(|e| e.into_inner()));
+        w.sort();
+        w
+    }
+}
+
+#[async_trait]
+impl Provider for Counting {
+    async fn records(&self) -> Result<Records, ProviderError> {
+        self.reads.fetch_add(1, Ordering::SeqCst);
+        self.inner.records().await
+    }
+    async fn apply(&self, read: &ReadState, units: &[Unit<'_>]) -> Result<(), ProviderError> {
+        {
+            let mut w = self.writes.lock().unwrap_or_else(|e| e.into_inner());
+            for u in units {
+                let e = u.change.endpoint();
+                w.push(format!("{} {} {}", u.change.action(), e.dns_name, e.record_type));
+            }
+        }
+        self.inner.apply(read, units).await
+    }
+    fn domain_filter(&self) -> DomainFilter {
+        self.inner.domain_filter()
+    }
+    fn read_state_outlives_writes(&self) -> bool {
+        self.inner.read_state_outlives_writes()
+    }
+}
+
+fn object<K: serde::de::DeserializeOwned>(value: serde_json::Value) -> K {
+    match serde_json::from_value(value) {
+        Ok(o) => o,
+        Err(e) => panic!("test object: {e}"),
+    }
+}
+
+fn lb_service(name: &str, ip: &str) -> core::Service {
+    object(json!({
+        "metadata": {"name": name, "namespace": "default",
+            "annotations": {"external-dns.alpha.kubernetes.io/hostname": format!("{name}.{ZONE}")}},
+        "spec": {"type": "LoadBalancer", "clusterIP": "10.96.0.10"},
+        "status": {"loadBalancer": {"ingress": [{"ip": ip}]}}
+    }))
+}
+
+fn headless_service(name: &str) -> core::Service {
+    object(json!({
+        "metadata": {"name": name, "namespace": "default",
+            "annotations": {"external-dns.alpha.kubernetes.io/hostname": format!("{name}.{ZONE}")}},
+        "spec": {"type": "ClusterIP", "clusterIP": "None", "selector": {"app": name}}
+    }))
+}
+
+fn node_port_service(name: &str) -> core::Service {
+    object(json!({
+        "metadata": {"name": name, "namespace": "default",
+            "annotations": {"external-dns.alpha.kubernetes.io/hostname": format!("{name}.{ZONE}")}},
+        "spec": {"type": "NodePort", "clusterIP": "10.96.0.11", "externalTrafficPolicy": "Cluster",
+            "ports": [{"name": "http", "port": 80, "nodePort": 30080, "protocol": "TCP"}]}
+    }))
+}
+
+fn slice(service: &str, ips: &[&str]) -> discovery::EndpointSlice {
+    let endpoints: Vec<serde_json::Value> = ips
+        .iter()
+        .enumerate()
+        .map(|(i, ip)| {
+            json!({"addresses": [ip], "conditions": {"ready": true},
+            "targetRef": {"kind": "Pod", "namespace": "default", "name": format!("{service}-{i}")}})
+        })
+        .collect();
+    object(json!({
+        "metadata": {"name": format!("{service}-abc"), "namespace": "default",
+            "labels": {"kubernetes.io/service-name": service}},
+        "addressType": "IPv4", "endpoints": endpoints
+    }))
+}
+
+fn pod(name: &str, ip: &str) -> core::Pod {
+    object(json!({
+        "metadata": {"name": name, "namespace": "default", "labels": {"app": "headless"}},
+        "spec": {"nodeName": "n1", "containers": []},
+        "status": {"phase": "Running", "podIP": ip, "hostIP": "192.0.2.200"}
+    }))
+}
+
+fn node(name: &str, external: &str) -> core::Node {
+    object(json!({
+        "metadata": {"name": name},
+        "status": {"addresses": [{"type": "ExternalIP", "address": external}, {"type": "InternalIP", "address": "10.0.0.5"}]}
+    }))
+}
+
+fn listed<K: extdns_informer::Watched>(cluster: &LiveCluster, objects: Vec<K>) {
+    cluster.apply_event(Event::<K>::Init);
+    for o in objects {
+        cluster.apply_event(Event::InitApply(o));
+    }
+    cluster.apply_event(Event::<K>::InitDone);
+}
+
+struct Setup {
+    cluster: Arc<LiveCluster>,
+    provider: Arc<Counting>,
+    controller: Controller,
+    state: SyncState,
+}
+
+impl Setup {
+    fn new() -> Result<Setup, Box<dyn std::error::Error>> {
+        let source = ServiceSource::new(ServiceSourceConfig::default(), Arc::new(StaticResolver::new()));
+        let kinds = source.watched_kinds();
+        let cluster = Arc::new(LiveCluster::detached(&kinds, LiveOptions::default()));
+        listed(
+            &cluster,
+            vec![
+                lb_service("a", "192.0.2.1"),
+                lb_service("b", "192.0.2.2"),
+                headless_service("headless"),
+                node_port_service("np"),
+            ],
+        );
+        listed(&cluster, vec![slice("headless", &["10.1.0.1", "10.1.0.2"])]);
+        listed(
+            &cluster,
+            vec![pod("headless-0", "10.1.0.1"), pod("headless-1", "10.1.0.2")],
+        );
+        listed(&cluster, vec![node("n1", "198.51.100.1")]);
+        for k in kinds {
+            assert!(!cluster.unsynced_kinds().contains(&k));
+        }
+
+        let provider = Arc::new(Counting {
+            inner: InMemoryProvider::new(vec![ZONE.to_string()]),
+            reads: AtomicUsize::new(0),
+            writes: Mutex::new(Vec::new()),
+        });
+        let mut owner = OwnershipConfig::default();
+        owner.owner_id = "me".to_string();
+        let ownership = Ownership::new(owner)?;
+        let mut config = ControllerConfig {
+            events: true,
+            ..ControllerConfig::default()
+        };
+        config.plan.owner_id = ownership.owner_id().to_string();
+        let registry = Arc::new(TxtRegistry::new(provider.clone(), TxtRegistryConfig::new(ownership)));
+        let pipeline = Pipeline::new(vec![Box::new(source)], PipelineConfig::default());
+        let controller = Controller::new(
+            cluster.clone(),
+            Arc::new(pipeline),
+            registry,
+            config,
+            Arc::new(Metrics::new("test", "test")),
+        );
+        Ok(Setup {
+            cluster,
+            provider,
+            controller,
+            state: SyncState::default(),
+        })
+    }
+
+    async fn sync(&mut self, full: bool) -> SyncReport {
+        match self.controller.sync(&mut self.state, full).await {
+            Ok(r) => r,
+            Err(e) => panic!("sync failed: {e}"),
+        }
+    }
+
+    /// An incremental sync: the records it wrote, having read no zone.
+    async fn incremental(&mut self) -> Vec<String> {
+        let reads = self.provider.reads.load(Ordering::SeqCst);
+        let report = self.sync(false).await;
+        assert!(!report.full, "a change to single objects is handled incrementally");
+        assert_eq!(
+            self.provider.reads.load(Ordering::SeqCst),
+            reads,
+            "an incremental sync reads no zone"
+        );
+        self.provider.take_writes()
+    }
+
+    async fn answer(&self, name: &str, record_type: RecordType) -> Vec<String> {
+        let records = match self.provider.inner.records().await {
+            Ok(r) => r.endpoints,
+            Err(e) => panic!("read: {e}"),
+        };
+        let mut t: Vec<String> = records
+            .iter()
+            .filter(|e| e.dns_name == name && e.record_type == record_type)
+            .flat_map(|e| e.targets.iter().map(|t| t.to_string()))
+            .collect();
+        t.sort();
+        t
+    }
+}
+
+#[tokio::test]
+async fn each_change_writes_exactly_the_records_of_the_objects_it_affects() -> Result<(), Box<dyn std::error::Error>> {
+    let mut s = Setup::new()?;
+    let first = s.sync(true).await;
+    assert!(first.full && first.applied);
+    let created = s.provider.take_writes();
+    for name in ["a", "b", "headless", "np"] {
+        assert!(
+            created.contains(&format!("create {name}.{ZONE} A")),
+            "{name} is created by the first sync: {created:?}"
+        );
+    }
+    assert_eq!(s.answer(&format!("np.{ZONE}"), RecordType::A).await, ["198.51.100.1"]);
+
+    // A Service: only its own record.
+    s.cluster.apply_event(Event::Apply(lb_service("a", "192.0.2.11")));
+    assert_eq!(s.incremental().await, [format!("update a.{ZONE} A")]);
+    assert_eq!(s.answer(&format!("a.{ZONE}"), RecordType::A).await, ["192.0.2.11"]);
+
+    // An EndpointSlice: the headless Service it belongs to.
+    s.cluster
+        .apply_event(Event::Apply(slice("headless", &["10.1.0.1", "10.1.0.3"])));
+    assert_eq!(s.incremental().await, [format!("update headless.{ZONE} A")]);
+    assert_eq!(
+        s.answer(&format!("headless.{ZONE}"), RecordType::A).await,
+        ["10.1.0.1", "10.1.0.3"]
+    );
+
+    // A Node: the NodePort Service it serves.
+    s.cluster.apply_event(Event::Apply(node("n1", "198.51.100.9")));
+    let written = s.incremental().await;
+    assert!(written.contains(&format!("update np.{ZONE} A")), "{written:?}");
+    assert!(
+        written.iter().all(|w| w.contains(&format!(" np.{ZONE} "))
+            || w.contains(&format!("_np._tcp.{ZONE}"))
+            || w.contains("._tcp.np.")),
+        "only np's records: {written:?}"
+    );
+    assert_eq!(s.answer(&format!("np.{ZONE}"), RecordType::A).await, ["198.51.100.9"]);
+
+    // A Pod whose address no record shows: nothing to write.
+    s.cluster.apply_event(Event::Apply(pod("unrelated", "10.9.9.9")));
+    assert_eq!(s.incremental().await, Vec::<String>::new());
+
+    // A deleted Service: its record, nothing else.
+    s.cluster.apply_event(Event::Delete(lb_service("b", "192.0.2.2")));
+    assert_eq!(s.incremental().await, [format!("delete b.{ZONE} A")]);
+    assert!(s.answer(&format!("b.{ZONE}"), RecordType::A).await.is_empty());
+
+    // Nothing changed: an incremental sync is free.
+    assert_eq!(s.incremental().await, Vec::<String>::new());
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_record_changed_by_hand_is_repaired_by_the_next_full_sync_only() -> Result<(), Box<dyn std::error::Error>> {
+    let mut s = Setup::new()?;
+    s.sync(true).await;
+    s.provider.take_writes();
+
+    // Someone edits a's record in the zone directly.
+    let name = format!("a.{ZONE}");
+    let records = s.provider.inner.records().await?.endpoints;
+    let Some(current) = records
+        .iter()
+        .find(|e| e.dns_name == name && e.record_type == RecordType::A)
+        .cloned()
+    else {
+        panic!("a's record exists");
+    };
+    let mut edited = current.clone();
+    edited.targets = ["203.0.113.66"].into_iter().collect();
+    let edit = Change::Update {
+        old: current,
+        new: edited,
+    };
+    s.provider
+        .inner
+        .apply(&ReadState::default(), &[Unit::new(&edit)])
+        .await?;
+
+    // An unrelated change is planned against the cache, which does not know of the edit.
+    s.cluster.apply_event(Event::Apply(lb_service("b", "192.0.2.22")));
+    assert_eq!(s.incremental().await, [format!("update b.{ZONE} A")]);
+    assert_eq!(s.answer(&name, RecordType::A).await, ["203.0.113.66"]);
+
+    // The periodic full sync reads the zone and puts the record back.
+    let report = s.sync(true).await;
+    assert!(report.full);
+    assert_eq!(s.provider.take_writes(), [format!("update {name} A")]);
+    assert_eq!(s.answer(&name, RecordType::A).await, ["192.0.2.1"]);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_burst_of_changes_is_one_write() -> Result<(), Box<dyn std::error::Error>> {
+    let mut s = Setup::new()?;
+    s.sync(true).await;
+    s.provider.take_writes();
+    for i in 0..50 {
+        s.cluster.apply_event(Event::Apply(lb_service(
+            &format!("burst{i}"),
+            &format!("192.0.2.{}", 100 + i),
+        )));
+    }
+    s.cluster.apply_event(Event::Apply(lb_service("a", "192.0.2.99")));
+    let written = s.incremental().await;
+    assert_eq!(written.len(), 51, "{written:?}");
+    assert_eq!(
+        s.answer(&format!("burst49.{ZONE}"), RecordType::A).await,
+        ["192.0.2.149"]
+    );
+    Ok(())
+}
