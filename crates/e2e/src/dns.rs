@@ -10,7 +10,7 @@ use anyhow::{Context, Result, bail};
 #[path = "../../provider-rfc2136/tests/support/mod.rs"]
 mod support;
 
-pub use support::{DnsServer, KEY_NAME, Kind, SECRET, Zone};
+pub use support::{DnsServer, KEY_NAME, Kind, SECRET, Zone, need};
 
 pub const ZONE: &str = "example.org";
 

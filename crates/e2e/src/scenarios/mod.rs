@@ -9,6 +9,7 @@ use crate::control_plane::ControlPlane;
 
 pub mod crash;
 pub mod differential;
+pub mod drift;
 pub mod events;
 pub mod latency;
 pub mod leader;
@@ -73,6 +74,12 @@ pub const ALL: &[Scenario] = &[
         about: "--events: create, update (annotation, status, EndpointSlice churn, Node address), delete",
         default: true,
         run: lifecycle::run,
+    },
+    Scenario {
+        name: "drift",
+        about: "--events: a change writes only its Service's record, against the cache; the next full sync repairs a hand edit in BIND",
+        default: true,
+        run: drift::run,
     },
     Scenario {
         name: "crash",

@@ -70,3 +70,10 @@ pub fn alive(controller: &mut Proc) -> Result<()> {
         Some(status) => bail!("{} exited with {status}:\n{}", controller.name, controller.log_tail(30)),
     }
 }
+
+/// The record writes a controller logged: one line per record it created, updated or deleted.
+pub fn record_writes(log: &str) -> Vec<&str> {
+    log.lines()
+        .filter(|l| l.contains("create record") || l.contains("update record") || l.contains("delete record"))
+        .collect()
+}
