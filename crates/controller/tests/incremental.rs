@@ -15,12 +15,12 @@ use extdns_registry::{Ownership, OwnershipConfig, TxtRegistry, TxtRegistryConfig
 use extdns_source::resolver::StaticResolver;
 use extdns_source::{Pipeline, PipelineConfig, Source};
 use extdns_source_service::{ServiceSource, ServiceSourceConfig};
-use k8s_openapi::api::core::v1 as core;
-use k8s_openapi::api::discovery::v1 as discovery;
 use kube::runtime::watcher::Event;
-use serde_json::json;
 
-const ZONE: &str = "example.org";
+mod support;
+use support::objects::{headless_service, lb_service, listed, node, node_port_service, pod, slice};
+
+use support::objects::ZONE;
 
 /// The in-memory provider, counting reads and recording each written record as `action name type`.
 struct Counting {
@@ -59,78 +59,6 @@ impl Provider for Counting {
     fn read_state_outlives_writes(&self) -> bool {
         self.inner.read_state_outlives_writes()
     }
-}
-
-fn object<K: serde::de::DeserializeOwned>(value: serde_json::Value) -> K {
-    match serde_json::from_value(value) {
-        Ok(o) => o,
-        Err(e) => panic!("test object: {e}"),
-    }
-}
-
-fn lb_service(name: &str, ip: &str) -> core::Service {
-    object(json!({
-        "metadata": {"name": name, "namespace": "default",
-            "annotations": {"external-dns.alpha.kubernetes.io/hostname": format!("{name}.{ZONE}")}},
-        "spec": {"type": "LoadBalancer", "clusterIP": "10.96.0.10"},
-        "status": {"loadBalancer": {"ingress": [{"ip": ip}]}}
-    }))
-}
-
-fn headless_service(name: &str) -> core::Service {
-    object(json!({
-        "metadata": {"name": name, "namespace": "default",
-            "annotations": {"external-dns.alpha.kubernetes.io/hostname": format!("{name}.{ZONE}")}},
-        "spec": {"type": "ClusterIP", "clusterIP": "None", "selector": {"app": name}}
-    }))
-}
-
-fn node_port_service(name: &str) -> core::Service {
-    object(json!({
-        "metadata": {"name": name, "namespace": "default",
-            "annotations": {"external-dns.alpha.kubernetes.io/hostname": format!("{name}.{ZONE}")}},
-        "spec": {"type": "NodePort", "clusterIP": "10.96.0.11", "externalTrafficPolicy": "Cluster",
-            "ports": [{"name": "http", "port": 80, "nodePort": 30080, "protocol": "TCP"}]}
-    }))
-}
-
-fn slice(service: &str, ips: &[&str]) -> discovery::EndpointSlice {
-    let endpoints: Vec<serde_json::Value> = ips
-        .iter()
-        .enumerate()
-        .map(|(i, ip)| {
-            json!({"addresses": [ip], "conditions": {"ready": true},
-            "targetRef": {"kind": "Pod", "namespace": "default", "name": format!("{service}-{i}")}})
-        })
-        .collect();
-    object(json!({
-        "metadata": {"name": format!("{service}-abc"), "namespace": "default",
-            "labels": {"kubernetes.io/service-name": service}},
-        "addressType": "IPv4", "endpoints": endpoints
-    }))
-}
-
-fn pod(name: &str, ip: &str) -> core::Pod {
-    object(json!({
-        "metadata": {"name": name, "namespace": "default", "labels": {"app": "headless"}},
-        "spec": {"nodeName": "n1", "containers": []},
-        "status": {"phase": "Running", "podIP": ip, "hostIP": "192.0.2.200"}
-    }))
-}
-
-fn node(name: &str, external: &str) -> core::Node {
-    object(json!({
-        "metadata": {"name": name},
-        "status": {"addresses": [{"type": "ExternalIP", "address": external}, {"type": "InternalIP", "address": "10.0.0.5"}]}
-    }))
-}
-
-fn listed<K: extdns_informer::Watched>(cluster: &LiveCluster, objects: Vec<K>) {
-    cluster.apply_event(Event::<K>::Init);
-    for o in objects {
-        cluster.apply_event(Event::InitApply(o));
-    }
-    cluster.apply_event(Event::<K>::InitDone);
 }
 
 struct Setup {

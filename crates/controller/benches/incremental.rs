@@ -1,0 +1,98 @@
+//! A change at cluster scale: 10,000 LoadBalancer Services and 50,000 Pods in a live view, the service
+//! source, the TXT registry and the in-memory provider (so what is measured is extdns, not a DNS server).
+//!
+//! `full`: a full sync that finds nothing to do (the zone read, every object evaluated, every name planned);
+//! what every change costs without incremental reconcile.
+//! `one_change`: one Service's load balancer address changes and an incremental sync writes its record.
+
+use std::sync::Arc;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use extdns_controller::{Controller, ControllerConfig, Metrics, SyncState};
+use extdns_informer::{LiveCluster, LiveOptions};
+use extdns_provider::InMemoryProvider;
+use extdns_registry::{Ownership, OwnershipConfig, TxtRegistry, TxtRegistryConfig};
+use extdns_source::resolver::StaticResolver;
+use extdns_source::{Pipeline, PipelineConfig, Source};
+use extdns_source_service::{ServiceSource, ServiceSourceConfig};
+use kube::runtime::watcher::Event;
+
+// The benchmark uses only some of the builders the tests share.
+#[allow(dead_code)]
+#[path = "../tests/support/objects.rs"]
+mod objects;
+use objects::{ZONE, lb_service_in, listed, pod_in};
+
+const SERVICES: usize = 10_000;
+const PODS: usize = 50_000;
+const NAMESPACES: usize = 10;
+
+fn ip(i: usize) -> String {
+    format!("10.{}.{}.{}", (i >> 16) & 255, (i >> 8) & 255, i & 255)
+}
+
+fn setup() -> Option<(Arc<LiveCluster>, Controller)> {
+    let source = ServiceSource::new(ServiceSourceConfig::default(), Arc::new(StaticResolver::new()));
+    let cluster = Arc::new(LiveCluster::detached(&source.watched_kinds(), LiveOptions::default()));
+    listed(
+        &cluster,
+        (0..SERVICES)
+            .map(|i| lb_service_in(&format!("ns-{}", i % NAMESPACES), &format!("svc-{i}"), &ip(i)))
+            .collect(),
+    );
+    listed(
+        &cluster,
+        (0..PODS)
+            .map(|i| pod_in(&format!("ns-{}", i % NAMESPACES), &format!("pod-{i}"), &ip(i)))
+            .collect(),
+    );
+    listed::<k8s_openapi::api::discovery::v1::EndpointSlice>(&cluster, Vec::new());
+    listed::<k8s_openapi::api::core::v1::Node>(&cluster, Vec::new());
+
+    let ownership = Ownership::new(OwnershipConfig::default()).ok()?;
+    let mut config = ControllerConfig {
+        events: true,
+        ..ControllerConfig::default()
+    };
+    config.plan.owner_id = ownership.owner_id().to_string();
+    let provider = Arc::new(InMemoryProvider::new(vec![ZONE.to_string()]));
+    let registry = Arc::new(TxtRegistry::new(provider, TxtRegistryConfig::new(ownership)));
+    let pipeline = Pipeline::new(vec![Box::new(source)], PipelineConfig::default());
+    let metrics = Arc::new(Metrics::new("bench", "bench"));
+    let controller = Controller::new(cluster.clone(), Arc::new(pipeline), registry, config, metrics);
+    Some((cluster, controller))
+}
+
+fn bench(c: &mut Criterion) {
+    let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+        return;
+    };
+    let Some((cluster, controller)) = setup() else {
+        return;
+    };
+    let mut state = SyncState::default();
+    match rt.block_on(controller.sync(&mut state, true)) {
+        Ok(r) if r.changes.len() == SERVICES => {}
+        other => panic!("the first sync must create every record: {other:?}"),
+    }
+    let mut group = c.benchmark_group("incremental_10k_services_50k_pods");
+    group.sample_size(10);
+    group.bench_function("full", |b| {
+        b.iter(|| rt.block_on(controller.sync(&mut state, true)).map(|r| r.changes.len()))
+    });
+    let mut flip = 0usize;
+    group.bench_function("one_change", |b| {
+        b.iter(|| {
+            flip += 1;
+            cluster.apply_event(Event::Apply(lb_service_in("ns-0", "svc-0", &ip(SERVICES + flip))));
+            match rt.block_on(controller.sync(&mut state, false)) {
+                Ok(r) if r.changes.len() == 1 => r.full,
+                other => panic!("one change, one record: {other:?}"),
+            }
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,90 @@
+//! Kubernetes objects for the incremental reconcile tests and benchmarks, as the API server would send
+//! them, and feeding them to a live view as its watchers would.
+
+use extdns_informer::LiveCluster;
+use k8s_openapi::api::core::v1 as core;
+use k8s_openapi::api::discovery::v1 as discovery;
+use kube::runtime::watcher::Event;
+use serde_json::json;
+
+pub const ZONE: &str = "example.org";
+
+pub fn object<K: serde::de::DeserializeOwned>(value: serde_json::Value) -> K {
+    match serde_json::from_value(value) {
+        Ok(o) => o,
+        Err(e) => panic!("test object: {e}"),
+    }
+}
+
+pub fn lb_service(name: &str, ip: &str) -> core::Service {
+    lb_service_in("default", name, ip)
+}
+
+pub fn lb_service_in(namespace: &str, name: &str, ip: &str) -> core::Service {
+    object(json!({
+        "metadata": {"name": name, "namespace": namespace,
+            "annotations": {"external-dns.alpha.kubernetes.io/hostname": format!("{name}.{ZONE}")}},
+        "spec": {"type": "LoadBalancer", "clusterIP": "10.96.0.10"},
+        "status": {"loadBalancer": {"ingress": [{"ip": ip}]}}
+    }))
+}
+
+pub fn headless_service(name: &str) -> core::Service {
+    object(json!({
+        "metadata": {"name": name, "namespace": "default",
+            "annotations": {"external-dns.alpha.kubernetes.io/hostname": format!("{name}.{ZONE}")}},
+        "spec": {"type": "ClusterIP", "clusterIP": "None", "selector": {"app": name}}
+    }))
+}
+
+pub fn node_port_service(name: &str) -> core::Service {
+    object(json!({
+        "metadata": {"name": name, "namespace": "default",
+            "annotations": {"external-dns.alpha.kubernetes.io/hostname": format!("{name}.{ZONE}")}},
+        "spec": {"type": "NodePort", "clusterIP": "10.96.0.11", "externalTrafficPolicy": "Cluster",
+            "ports": [{"name": "http", "port": 80, "nodePort": 30080, "protocol": "TCP"}]}
+    }))
+}
+
+pub fn slice(service: &str, ips: &[&str]) -> discovery::EndpointSlice {
+    let endpoints: Vec<serde_json::Value> = ips
+        .iter()
+        .enumerate()
+        .map(|(i, ip)| {
+            json!({"addresses": [ip], "conditions": {"ready": true},
+            "targetRef": {"kind": "Pod", "namespace": "default", "name": format!("{service}-{i}")}})
+        })
+        .collect();
+    object(json!({
+        "metadata": {"name": format!("{service}-abc"), "namespace": "default",
+            "labels": {"kubernetes.io/service-name": service}},
+        "addressType": "IPv4", "endpoints": endpoints
+    }))
+}
+
+pub fn pod(name: &str, ip: &str) -> core::Pod {
+    pod_in("default", name, ip)
+}
+
+pub fn pod_in(namespace: &str, name: &str, ip: &str) -> core::Pod {
+    object(json!({
+        "metadata": {"name": name, "namespace": namespace, "labels": {"app": "headless"}},
+        "spec": {"nodeName": "n1", "containers": []},
+        "status": {"phase": "Running", "podIP": ip, "hostIP": "192.0.2.200"}
+    }))
+}
+
+pub fn node(name: &str, external: &str) -> core::Node {
+    object(json!({
+        "metadata": {"name": name},
+        "status": {"addresses": [{"type": "ExternalIP", "address": external}, {"type": "InternalIP", "address": "10.0.0.5"}]}
+    }))
+}
+
+pub fn listed<K: extdns_informer::Watched>(cluster: &LiveCluster, objects: Vec<K>) {
+    cluster.apply_event(Event::<K>::Init);
+    for o in objects {
+        cluster.apply_event(Event::InitApply(o));
+    }
+    cluster.apply_event(Event::<K>::InitDone);
+}
