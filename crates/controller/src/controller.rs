@@ -249,7 +249,9 @@ impl Controller {
     /// informer has synced and every source succeeded, because records missing from an incomplete view would
     /// otherwise be deleted.
     pub async fn run_once(&self) -> Result<SyncReport, SyncError> {
-        Ok(self.full_sync(false).await?.0)
+        let report = self.full_sync(false).await?.0;
+        self.metrics.count_sync(true);
+        Ok(report)
     }
 
     /// One sync as the loop runs it: incremental when `state` holds what one needs and `full` is false,
@@ -271,9 +273,10 @@ impl Controller {
                 report
             }),
         };
-        if result.is_err() {
+        match &result {
+            Ok(report) => self.metrics.count_sync(report.full),
             // What is cached may no longer be what the provider holds.
-            state.cache = None;
+            Err(_) => state.cache = None,
         }
         result
     }

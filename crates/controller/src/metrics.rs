@@ -28,6 +28,11 @@ struct ZoneLabel {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct SyncKindLabel {
+    kind: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct SourceNameLabel {
     source: String,
 }
@@ -82,6 +87,7 @@ pub struct Metrics {
     deletion_guard_blocked: Family<ZoneLabel, Gauge>,
     leader: Gauge,
     source_objects_failed: Family<SourceNameLabel, Gauge>,
+    syncs: Family<SyncKindLabel, Counter>,
 }
 
 impl Metrics {
@@ -106,6 +112,7 @@ impl Metrics {
             deletion_guard_blocked: Family::default(),
             leader: Gauge::default(),
             source_objects_failed: Family::default(),
+            syncs: Family::default(),
             registry: Registry::default(),
         };
         let build_info = Family::<BuildInfoLabels, Gauge>::default();
@@ -134,6 +141,12 @@ impl Metrics {
             "source_objects_failed",
             "Objects a source could not evaluate in the last sync; their records are kept as they are",
             m.source_objects_failed.clone(),
+        );
+        extdns.register(
+            "syncs",
+            "Completed syncs by kind: full (every zone read, every object evaluated) or incremental (the objects \
+             a change affected, their names only)",
+            m.syncs.clone(),
         );
         let registry = root.sub_registry_with_prefix(PREFIX);
         registry.register(
@@ -240,6 +253,12 @@ impl Metrics {
 
     pub(crate) fn mark_sync(&self) {
         self.last_sync_timestamp.set(unix_now());
+    }
+
+    /// A sync completed; `full` or incremental.
+    pub(crate) fn count_sync(&self, full: bool) {
+        let kind = if full { "full" } else { "incremental" };
+        self.syncs.get_or_create(&SyncKindLabel { kind }).inc();
     }
 
     /// The deletion guard's verdict on each zone this sync.
