@@ -590,7 +590,7 @@ impl Controller {
             // The view announces the moment it becomes synced; the timer only bounds a silent one.
             tokio::select! {
                 _ = shutdown.cancelled() => return Err(SyncError::Cancelled),
-                _ = wake.changed() => {}
+                _ = changed_or_never(&mut wake) => {}
                 _ = tokio::time::sleep(Duration::from_millis(100)) => {}
             }
         }
@@ -643,7 +643,7 @@ impl Controller {
                 tokio::select! {
                     biased;
                     _ = shutdown.cancelled() => break,
-                    _ = synced_wake.changed() => {}
+                    _ = changed_or_never(&mut synced_wake) => {}
                     _ = tokio::time::sleep(UNSYNCED_RETRY) => {}
                 }
                 continue;
@@ -774,6 +774,13 @@ pub(crate) fn retry_delay(failures: u32, interval: Duration) -> Duration {
         max_attempts: u32::MAX,
     };
     backoff.delay(failures.saturating_sub(1))
+}
+
+/// Waits for the next change, forever once the stream ended (the caller's timer takes over).
+async fn changed_or_never(changes: &mut watch::Receiver<u64>) {
+    if changes.changed().await.is_err() {
+        std::future::pending::<()>().await;
+    }
 }
 
 /// Waits for the next change; `false` when the stream ended. Without `--events` it never returns.
