@@ -601,6 +601,43 @@ async fn loop_waits_for_informers_and_then_syncs() -> Result<(), tokio::task::Jo
     Ok(())
 }
 
+/// The first sync runs the moment the view is complete, even with `--events` and changes during the list:
+/// no debounce and no `--min-event-sync-interval` for a sync that never ran.
+#[tokio::test(start_paused = true)]
+async fn the_first_sync_runs_when_the_informers_are_ready() -> Result<(), tokio::task::JoinError> {
+    let cluster = FakeCluster::new(false);
+    let source = FakeSource::with(vec![a("web.example.com", "10.0.0.1")]);
+    let registry = FakeRegistry::new(vec![]);
+    let config = ControllerConfig {
+        events: true,
+        interval: Duration::from_secs(60),
+        min_event_sync_interval: Duration::from_secs(5),
+        ..ControllerConfig::default()
+    };
+    let (stop, handle) = spawn_loop(controller(&cluster, &source, &registry, config));
+
+    advance(Duration::from_millis(2500)).await;
+    cluster.touch();
+    advance(Duration::from_millis(10)).await;
+    assert_eq!(
+        registry.reads.load(Ordering::SeqCst),
+        0,
+        "nothing is read before the view is complete"
+    );
+    cluster.synced.store(true, Ordering::SeqCst);
+    cluster.touch();
+    advance(Duration::from_millis(5)).await;
+    assert_eq!(
+        registry.applies.load(Ordering::SeqCst),
+        1,
+        "the first sync follows the list at once"
+    );
+
+    stop.cancel();
+    handle.await?;
+    Ok(())
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_source_failure_in_the_loop_deletes_nothing() -> Result<(), tokio::task::JoinError> {
     let cluster = FakeCluster::new(true);
