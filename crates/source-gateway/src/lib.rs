@@ -59,14 +59,14 @@ mod listener;
 mod parents;
 mod route;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use async_trait::async_trait;
 use extdns_endpoint::{Endpoint, ObjectRef, Target, Ttl, merge_endpoints};
 use extdns_informer::view::{Route, RouteKind};
-use extdns_informer::{ClusterStore, ResourceKind};
+use extdns_informer::{ChangeSet, ClusterStore, ResourceKind};
 use extdns_source::annotations::key;
-use extdns_source::{Selector, Source, SourceConfig, SourceError, SourceOutput};
+use extdns_source::{ObjectEndpoints, PerObject, Selector, Source, SourceConfig, SourceError, SourceOutput};
 
 pub use hostname::{Hostname, HostnameError};
 pub use listener::protocol_matches;
@@ -114,8 +114,25 @@ impl GatewayRouteSource {
         Ok(self.collect_output(cluster)?.endpoints)
     }
 
-    /// What [`Source::evaluate`] returns, without the async wrapper.
+    /// What [`Source::evaluate`] returns, without the async wrapper: the merge over the routes' own
+    /// endpoints, so the per-object path and this one can never disagree.
     pub fn collect_output(&self, cluster: &ClusterStore) -> Result<SourceOutput, SourceError> {
+        let per = self.collect_objects(cluster, None)?;
+        let mut endpoints = Vec::with_capacity(per.objects.iter().map(|o| o.endpoints.len()).sum());
+        for o in per.objects {
+            endpoints.extend(o.endpoints);
+        }
+        Ok(SourceOutput::new(merge_routes(endpoints), per.failed).with_why(per.why))
+    }
+
+    /// What [`Source::evaluate_objects`] returns, without the async wrapper: the endpoints of each admitted
+    /// route (only those whose `resource` key is in `only`, when given) in the store's order (namespace,
+    /// then name), before the merge across routes. Undecodable routes (in `only`) are failed.
+    pub fn collect_objects(
+        &self,
+        cluster: &ClusterStore,
+        only: Option<&BTreeSet<String>>,
+    ) -> Result<PerObject, SourceError> {
         let gateways = cluster.gateways();
         let listener_sets = if self.config.listener_sets {
             cluster.listener_sets()
@@ -125,24 +142,103 @@ impl GatewayRouteSource {
         let mut namespaces = NamespaceCache::new(cluster);
         let parents = Parents::build(&self.config, self.kind, &gateways, &listener_sets, &mut namespaces);
 
+        let kind = ResourceKind::Route(self.kind);
+        // (namespace, name) pairs, so routes are picked without spelling out every key.
+        let prefix = format!("{}/", self.kind.kind().to_ascii_lowercase());
+        let wanted: Option<HashSet<(&str, &str)>> = only.map(|o| {
+            o.iter()
+                .filter_map(|r| r.strip_prefix(prefix.as_str())?.split_once('/'))
+                .collect()
+        });
         let routes = cluster.routes(self.kind);
-        // Most routes publish a name or two: sizing once saves copying every endpoint on growth.
-        let mut out = Vec::with_capacity(routes.len() * 2);
-        let mut failed: BTreeSet<String> =
-            extdns_source::undecodable_of(cluster, ResourceKind::Route(self.kind)).collect();
+        let mut objects = Vec::with_capacity(wanted.as_ref().map_or(routes.len(), HashSet::len));
+        let mut failed: BTreeSet<String> = extdns_source::undecodable_of(cluster, kind)
+            .filter(|r| only.is_none_or(|o| o.contains(r)))
+            .collect();
         for route in routes {
-            if route.kind != self.kind || !self.config.common.admits(&route.meta) {
+            let (ns, name) = (route.meta.namespace.as_str(), route.meta.name.as_str());
+            if route.kind != self.kind
+                || wanted.as_ref().is_some_and(|w| !w.contains(&(ns, name)))
+                || !self.config.common.admits(&route.meta)
+            {
                 continue;
             }
-            if !self.route_endpoints(&route, &parents, &mut namespaces, &mut out)? {
-                failed.insert(extdns_source::resource_key(
-                    ResourceKind::Route(self.kind),
-                    &route.meta.namespace,
-                    &route.meta.name,
-                ));
+            let mut endpoints = Vec::new();
+            let resource = extdns_source::resource_key(kind, ns, name);
+            if !self.route_endpoints(&route, &parents, &mut namespaces, &mut endpoints)? {
+                failed.insert(resource.clone());
+            }
+            if !endpoints.is_empty() {
+                objects.push(ObjectEndpoints {
+                    order: format!("{ns}\u{0}{name}"),
+                    resource,
+                    endpoints,
+                });
             }
         }
-        Ok(SourceOutput::new(configured_ttl_first(merge_endpoints(out)), failed))
+        Ok(PerObject::new(objects, failed, BTreeMap::new()))
+    }
+
+    /// The `resource` keys of the admitted routes a change of `changes` may alter: the changed routes;
+    /// routes with a parent reference to a changed Gateway or ListenerSet, or to a ListenerSet attached to
+    /// a changed Gateway or living in a changed Namespace (`allowedListeners` selectors read its labels);
+    /// and every route of a changed Namespace (`allowedRoutes` selectors read its labels).
+    fn affected_routes<'c>(&self, cluster: &ClusterStore, changes: &'c ChangeSet) -> BTreeSet<String> {
+        let kind = ResourceKind::Route(self.kind);
+        let mut out: BTreeSet<String> = changes
+            .of_kind(kind)
+            .map(|k| extdns_source::resource_key(kind, &k.namespace, &k.name))
+            .collect();
+        let pair = |k: &'c extdns_informer::ObjectKey| (k.namespace.as_str(), k.name.as_str());
+        let gateways: HashSet<(&str, &str)> = changes.of_kind(ResourceKind::Gateway).map(pair).collect();
+        let namespaces: HashSet<&str> = changes
+            .of_kind(ResourceKind::Namespace)
+            .map(|k| k.name.as_str())
+            .collect();
+        let mut listener_sets: HashSet<(&str, &str)> = HashSet::new();
+        let all_listener_sets = if self.config.listener_sets && (!gateways.is_empty() || !namespaces.is_empty()) {
+            cluster.listener_sets()
+        } else {
+            Vec::new()
+        };
+        if self.config.listener_sets {
+            listener_sets.extend(changes.of_kind(ResourceKind::ListenerSet).map(pair));
+            for ls in &all_listener_sets {
+                let ns = ls.meta.namespace.as_str();
+                let gw_ns = ls
+                    .parent_ref
+                    .namespace
+                    .as_deref()
+                    .filter(|s| !s.is_empty())
+                    .unwrap_or(ns);
+                if namespaces.contains(ns) || gateways.contains(&(gw_ns, ls.parent_ref.name.as_str())) {
+                    listener_sets.insert((ns, ls.meta.name.as_str()));
+                }
+            }
+        }
+        if gateways.is_empty() && listener_sets.is_empty() && namespaces.is_empty() {
+            return out;
+        }
+        for route in cluster.routes(self.kind) {
+            let ns = route.meta.namespace.as_str();
+            if !self.config.common.admits(&route.meta) {
+                continue;
+            }
+            let attached = namespaces.contains(ns)
+                || route.parent_refs.iter().any(|r| {
+                    let key = ParentKey::of(r, ns);
+                    let parent = (key.namespace, key.name);
+                    match key.kind {
+                        parents::GATEWAY_KIND => gateways.contains(&parent),
+                        parents::LISTENER_SET_KIND => listener_sets.contains(&parent),
+                        _ => false,
+                    }
+                });
+            if attached {
+                out.insert(extdns_source::resource_key(kind, ns, &route.meta.name));
+            }
+        }
+        out
     }
 
     /// The route's endpoints, appended to `out`; `false` when the route could not be evaluated.
@@ -267,6 +363,12 @@ impl GatewayRouteSource {
     }
 }
 
+/// The merge across routes: targets of one name joined, then the endpoint with a configured TTL first.
+/// Both treat each name on its own.
+fn merge_routes(endpoints: Vec<Endpoint>) -> Vec<Endpoint> {
+    configured_ttl_first(merge_endpoints(endpoints))
+}
+
 /// Puts the endpoint with a configured TTL first among endpoints that differ only in TTL, so it is the one
 /// the pipeline's deduplication keeps (with its TTL and its route's resource label). That happens when two
 /// routes publish the same name, type and targets and only one has a `ttl` annotation, e.g. a route naming
@@ -337,6 +439,25 @@ impl Source for GatewayRouteSource {
 
     async fn evaluate(&self, cluster: &ClusterStore) -> Result<SourceOutput, SourceError> {
         self.collect_output(cluster)
+    }
+
+    fn affected(&self, cluster: &ClusterStore, changes: &ChangeSet) -> Option<BTreeSet<String>> {
+        if changes.is_everything() {
+            return None;
+        }
+        Some(self.affected_routes(cluster, changes))
+    }
+
+    async fn evaluate_objects(
+        &self,
+        cluster: &ClusterStore,
+        only: Option<&BTreeSet<String>>,
+    ) -> Result<Option<PerObject>, SourceError> {
+        self.collect_objects(cluster, only).map(Some)
+    }
+
+    fn merge(&self, endpoints: Vec<Endpoint>) -> Vec<Endpoint> {
+        merge_routes(endpoints)
     }
 }
 

@@ -44,6 +44,8 @@ mod compat;
 pub mod config;
 mod context;
 mod headless;
+#[cfg(test)]
+mod incremental_tests;
 mod merge;
 mod nodeport;
 mod service;
@@ -56,9 +58,10 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use extdns_endpoint::{Endpoint, Target};
 use extdns_informer::view::Service;
-use extdns_informer::{ClusterStore, ResourceKind};
+use extdns_informer::{ChangeSet, ClusterStore, ResourceKind};
+use extdns_source::annotations::key;
 use extdns_source::resolver::Resolver;
-use extdns_source::{Source, SourceError, SourceOutput};
+use extdns_source::{ObjectEndpoints, PerObject, Source, SourceError, SourceOutput};
 
 pub use config::{Compatibility, ConfigError, SERVICE_TYPES, ServiceSourceConfig};
 
@@ -121,14 +124,51 @@ impl ServiceSource {
             .collect::<HashMap<_, _>>()
     }
 
-    /// The endpoints of `services` (already admitted), given the resolved load balancer hostnames.
-    ///
-    /// Services are visited in the order of their `resource` label, and records without that label (from
-    /// the compatibility modes and `--fqdn-target-template`) are put first, which is the order the merge
-    /// across Services needs (see [`merge`]).
-    fn build(&self, cluster: &ClusterStore, services: &[Arc<Service>], resolved: Resolved) -> SourceOutput {
+    /// The admitted Services, all of them or only those whose `resource` key is in `only`.
+    fn selected(&self, cluster: &ClusterStore, only: Option<&BTreeSet<String>>) -> Vec<Arc<Service>> {
+        let mut services = cluster.services();
+        match only {
+            None => services.retain(|s| self.admits(s)),
+            Some(only) => {
+                // (namespace, name) pairs, so the Services are picked without spelling out every key.
+                let prefix = format!("{SOURCE_NAME}/");
+                let wanted: HashSet<(&str, &str)> = only
+                    .iter()
+                    .filter_map(|r| r.strip_prefix(prefix.as_str())?.split_once('/'))
+                    .collect();
+                services
+                    .retain(|s| wanted.contains(&(s.meta.namespace.as_str(), s.meta.name.as_str())) && self.admits(s));
+            }
+        }
+        services
+    }
+
+    /// The endpoints of the admitted Services (only those in `only`, when given), Service by Service;
+    /// load balancer hostnames are resolved for those Services only.
+    async fn per_object(&self, cluster: &ClusterStore, only: Option<&BTreeSet<String>>) -> PerObject {
+        let services = self.selected(cluster, only);
+        let resolved = if self.config.resolve_load_balancer_hostname {
+            self.resolve_load_balancer_hostnames(&services).await
+        } else {
+            Resolved::new()
+        };
+        self.build(cluster, &services, resolved, only)
+    }
+
+    /// The endpoints of `services` (already admitted), given the resolved load balancer hostnames, one
+    /// entry per Service that asks for any, in the order of their `resource` label (the order the merge
+    /// across Services needs, see [`merge`]). Undecodable Services (those in `only`, when given) are failed.
+    fn build(
+        &self,
+        cluster: &ClusterStore,
+        services: &[Arc<Service>],
+        resolved: Resolved,
+        only: Option<&BTreeSet<String>>,
+    ) -> PerObject {
         let ctx = Ctx::new(&self.config, cluster, resolved);
-        let mut failed: BTreeSet<String> = extdns_source::undecodable_of(cluster, ResourceKind::Service).collect();
+        let mut failed: BTreeSet<String> = extdns_source::undecodable_of(cluster, ResourceKind::Service)
+            .filter(|r| only.is_none_or(|o| o.contains(r)))
+            .collect();
         let mut ordered: Vec<(String, &Service)> = services
             .iter()
             .map(|s| {
@@ -139,35 +179,61 @@ impl ServiceSource {
             })
             .collect();
         ordered.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        let mut unlabelled = Vec::new();
-        let mut labelled = Vec::with_capacity(services.len() * 2);
+        let mut objects = Vec::with_capacity(ordered.len());
         let mut why = BTreeMap::new();
         for (resource, svc) in ordered {
-            let start = labelled.len();
-            if let Some(f) = service::endpoints(&ctx, svc, resource, &mut labelled) {
+            let mut endpoints = Vec::new();
+            if let Some(f) = service::endpoints(&ctx, svc, resource.clone(), &mut endpoints) {
                 if let Some(w) = f.why {
                     why.insert(f.resource.clone(), w);
                 }
                 failed.insert(f.resource);
             }
-            // Records without the label (rare) go first; see `merge`.
-            if labelled[start..].iter().any(|e| e.labels.is_empty()) {
-                let tail: Vec<Endpoint> = labelled.drain(start..).collect();
-                for e in tail {
-                    if e.labels.is_empty() {
-                        unlabelled.push(e)
-                    } else {
-                        labelled.push(e)
-                    }
-                }
+            if !endpoints.is_empty() {
+                objects.push(ObjectEndpoints {
+                    order: resource.clone(),
+                    resource,
+                    endpoints,
+                });
             }
         }
-        if unlabelled.is_empty() {
-            return SourceOutput::new(merge::merge_services(labelled), failed).with_why(why);
-        }
-        unlabelled.append(&mut labelled);
-        SourceOutput::new(merge::merge_services(unlabelled), failed).with_why(why)
+        PerObject::new(objects, failed, why)
     }
+
+    /// Whether a Service's endpoints depend on Nodes: NodePort Services (node addresses, also in the kOps
+    /// compatibility mode) and headless ones publishing their Pods' node addresses (`NodeExternalIP`).
+    /// `HostIP` reads the Pod's `status.hostIP`, not the Node.
+    fn reads_nodes(&self, svc: &Service) -> bool {
+        svc.service_type == "NodePort"
+            || (headless(svc)
+                && self
+                    .config
+                    .common
+                    .annotations
+                    .get(&svc.meta.annotations, key::ENDPOINTS_TYPE)
+                    == Some("NodeExternalIP"))
+    }
+}
+
+/// A headless ClusterIP Service: its targets are its Pods.
+fn headless(svc: &Service) -> bool {
+    svc.service_type == "ClusterIP" && svc.is_headless()
+}
+
+/// A NodePort Service with the Local traffic policy: published on the nodes running its Pods.
+fn local_node_port(svc: &Service) -> bool {
+    svc.service_type == "NodePort" && svc.external_traffic_policy.as_deref() == Some("Local")
+}
+
+/// Whether an EndpointSlice of a Service has an endpoint naming one of `pods` (of the Service's namespace,
+/// the only one [`headless::members`] looks Pods up in).
+fn slices_name_a_pod(cluster: &ClusterStore, svc: &Service, pods: &BTreeSet<&str>) -> bool {
+    cluster
+        .endpoint_slices(&svc.meta.namespace, &svc.meta.name)
+        .iter()
+        .flat_map(|slice| slice.endpoints.iter())
+        .filter_map(|ep| ep.target_ref.as_ref()?.name.as_deref())
+        .any(|name| pods.contains(name))
 }
 
 #[async_trait]
@@ -194,13 +260,73 @@ impl Source for ServiceSource {
     }
 
     async fn evaluate(&self, cluster: &ClusterStore) -> Result<SourceOutput, SourceError> {
-        let services: Vec<Arc<Service>> = cluster.services().into_iter().filter(|s| self.admits(s)).collect();
-        let resolved = if self.config.resolve_load_balancer_hostname {
-            self.resolve_load_balancer_hostnames(&services).await
-        } else {
-            Resolved::new()
-        };
-        Ok(self.build(cluster, &services, resolved))
+        // The per-object path, merged: the two can never disagree.
+        let per = self.per_object(cluster, None).await;
+        let endpoints = per.objects.into_iter().flat_map(|o| o.endpoints).collect();
+        Ok(SourceOutput::new(self.merge(endpoints), per.failed).with_why(per.why))
+    }
+
+    /// A Service depends on itself, its EndpointSlices, the Pods of its namespace (headless, and NodePort
+    /// with the Local traffic policy) and the Nodes (NodePort, headless `NodeExternalIP`); nothing else the
+    /// source reads crosses objects. Load balancer hostnames are resolved again by the full syncs only.
+    fn affected(&self, cluster: &ClusterStore, changes: &ChangeSet) -> Option<BTreeSet<String>> {
+        if changes.is_everything() {
+            return None;
+        }
+        let key = |ns: &str, name: &str| extdns_source::resource_key(ResourceKind::Service, ns, name);
+        let mut out: BTreeSet<String> = changes
+            .of_kind(ResourceKind::Service)
+            .chain(changes.of_kind(ResourceKind::EndpointSlice))
+            .map(|k| key(&k.namespace, &k.name))
+            .collect();
+        let mut pods: HashMap<&str, BTreeSet<&str>> = HashMap::new();
+        for k in changes.of_kind(ResourceKind::Pod) {
+            pods.entry(k.namespace.as_str()).or_default().insert(k.name.as_str());
+        }
+        let nodes = changes.touches(ResourceKind::Node);
+        if pods.is_empty() && !nodes {
+            return Some(out);
+        }
+        for svc in cluster.services() {
+            if !self.admits(&svc) {
+                continue;
+            }
+            let by_node = nodes && self.reads_nodes(&svc);
+            // A Pod counts for a headless Service when one of its EndpointSlices names it (a Pod its
+            // slices do not name is not looked at; a slice that starts or stops naming it is a change of
+            // its own), and for any Local NodePort Service of its namespace (its labels may have matched
+            // before the change).
+            let by_pod = || match pods.get(svc.meta.namespace.as_str()) {
+                None => false,
+                Some(names) if headless(&svc) => slices_name_a_pod(cluster, &svc, names),
+                Some(_) => local_node_port(&svc),
+            };
+            if by_node || by_pod() {
+                out.insert(key(&svc.meta.namespace, &svc.meta.name));
+            }
+        }
+        Some(out)
+    }
+
+    async fn evaluate_objects(
+        &self,
+        cluster: &ClusterStore,
+        only: Option<&BTreeSet<String>>,
+    ) -> Result<Option<PerObject>, SourceError> {
+        Ok(Some(self.per_object(cluster, only).await))
+    }
+
+    /// Records without a `resource` label (compatibility modes, `--fqdn-target-template`) go first, as an
+    /// empty label sorts first, then the Services' in order; see [`merge`]. Both steps keep each name's
+    /// records in their relative order, so the merge treats every name on its own.
+    fn merge(&self, mut endpoints: Vec<Endpoint>) -> Vec<Endpoint> {
+        if endpoints.iter().any(|e| e.labels.is_empty()) {
+            let (mut unlabelled, mut labelled): (Vec<Endpoint>, Vec<Endpoint>) =
+                endpoints.into_iter().partition(|e| e.labels.is_empty());
+            unlabelled.append(&mut labelled);
+            endpoints = unlabelled;
+        }
+        merge::merge_services(endpoints)
     }
 }
 

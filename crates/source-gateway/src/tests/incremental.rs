@@ -1,0 +1,377 @@
+//! Incremental reconcile, for every route kind: a change to a route, a Gateway, a ListenerSet or a
+//! Namespace names every route whose endpoints it changed (and not the unrelated ones), and the pipeline's
+//! incremental path then yields exactly what a full evaluation yields for the affected names.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use extdns_endpoint::name::name_key;
+use extdns_source::{Pipeline, PipelineConfig};
+
+use super::*;
+
+/// A cluster as plain lists, so a test can change one object and build the store again.
+#[derive(Clone)]
+struct Fixture {
+    gateways: Vec<Gateway>,
+    listener_sets: Vec<ListenerSet>,
+    namespaces: Vec<Namespace>,
+    routes: Vec<Route>,
+}
+
+impl Fixture {
+    fn store(&self) -> ClusterStore {
+        let mut c = ClusterStore::new();
+        for g in &self.gateways {
+            c.add_gateway(g.clone());
+        }
+        for l in &self.listener_sets {
+            c.add_listener_set(l.clone());
+        }
+        for n in &self.namespaces {
+            c.add_namespace(n.clone());
+        }
+        for r in &self.routes {
+            c.add_route(r.clone());
+        }
+        c
+    }
+
+    fn gateway(&mut self, name: &str) -> &mut Gateway {
+        match self.gateways.iter_mut().find(|g| g.meta.name == name) {
+            Some(g) => g,
+            None => panic!("no Gateway {name} in the fixture"),
+        }
+    }
+
+    fn namespace(&mut self, name: &str) -> &mut Namespace {
+        match self.namespaces.iter_mut().find(|n| n.name == name) {
+            Some(n) => n,
+            None => panic!("no Namespace {name} in the fixture"),
+        }
+    }
+
+    fn route(&mut self, ns: &str, name: &str) -> &mut Route {
+        match self
+            .routes
+            .iter_mut()
+            .find(|r| r.meta.namespace == ns && r.meta.name == name)
+        {
+            Some(r) => r,
+            None => panic!("no route {ns}/{name} in the fixture"),
+        }
+    }
+}
+
+/// One listener per protocol, so every route kind finds one.
+fn listeners(allowed: impl Fn(Listener) -> Listener) -> Vec<Listener> {
+    [
+        ("http", "HTTP", 80),
+        ("tls", "TLS", 443),
+        ("tcp", "TCP", 9000),
+        ("udp", "UDP", 5353),
+    ]
+    .into_iter()
+    .map(|(name, protocol, port)| allowed(listener(name, protocol, port, None)))
+    .collect()
+}
+
+fn named(kind: RouteKind, ns: &str, name: &str, hostnames: &str, parent: ParentReference) -> Route {
+    let mut r = route(kind, ns, name, &[], &[parent]);
+    r.meta = with_annotations(r.meta, &[(&format!("{ALPHA}hostname"), hostnames)]);
+    r
+}
+
+/// Gateways `infra/gw` (ListenerSets from `team=a` namespaces), `infra/sel` (routes from `team=a`
+/// namespaces only) and `infra/gw2`; ListenerSet `lsns/ls` on `gw`; routes of `kind` on each, two of
+/// them sharing a name.
+fn base(kind: RouteKind) -> Fixture {
+    let team_a = || Some(selector(&[("team", "a")]));
+    let mut gw = gateway("infra", "gw", listeners(|l| l), &["192.0.2.1"]);
+    gw.allowed_listeners = Some(AllowedListeners {
+        namespaces_from: Some("Selector".into()),
+        namespaces_selector: team_a(),
+    });
+    let sel = gateway(
+        "infra",
+        "sel",
+        listeners(|l| allowing(l, Some("Selector"), team_a(), &[])),
+        &["192.0.2.2"],
+    );
+    let gw2 = gateway("infra", "gw2", listeners(|l| l), &["192.0.2.3"]);
+    let ls = ListenerSet {
+        meta: meta("lsns", "ls"),
+        parent_ref: gw_ref("infra", "gw"),
+        listeners: listeners(|l| l),
+        accepted: true,
+        accepted_listeners: ["http", "tls", "tcp", "udp"].map(String::from).to_vec(),
+    };
+    let routes = vec![
+        named(
+            kind,
+            "apps",
+            "r-gw",
+            "gw.example.org,shared.example.org",
+            gw_ref("infra", "gw"),
+        ),
+        named(
+            kind,
+            "apps",
+            "r-gw2",
+            "gw2.example.org,shared.example.org",
+            gw_ref("infra", "gw2"),
+        ),
+        named(kind, "apps", "r-sel", "sel.example.org", gw_ref("infra", "sel")),
+        named(kind, "other", "r-sel2", "sel2.example.org", gw_ref("infra", "sel")),
+        named(kind, "apps", "r-ls", "ls.example.org", ls_ref("lsns", "ls")),
+        named(kind, "other", "r-other", "other.example.org", gw_ref("infra", "gw2")),
+    ];
+    Fixture {
+        gateways: vec![gw, sel, gw2],
+        listener_sets: vec![ls],
+        namespaces: vec![
+            namespace("apps", &[("team", "a")]),
+            namespace("other", &[("team", "b")]),
+            namespace("lsns", &[("team", "a")]),
+            namespace("infra", &[]),
+        ],
+        routes,
+    }
+}
+
+fn changed(kind: extdns_informer::ResourceKind, ns: &str, name: &str) -> ChangeSet {
+    let mut c = ChangeSet::new();
+    c.insert(kind, ns, name);
+    c
+}
+
+fn source(kind: RouteKind) -> GatewayRouteSource {
+    GatewayRouteSource::new(kind, with_listener_sets())
+}
+
+/// Each route's endpoints (object references included) and whether it failed, by `resource` key.
+fn by_object(kind: RouteKind, c: &ClusterStore) -> BTreeMap<String, String> {
+    let per = match source(kind).collect_objects(c, None) {
+        Ok(per) => per,
+        Err(e) => panic!("source failed: {e}"),
+    };
+    let mut out: BTreeMap<String, String> = per
+        .objects
+        .into_iter()
+        .map(|o| (o.resource, format!("{:?}", o.endpoints)))
+        .collect();
+    for f in per.failed {
+        out.entry(f).or_default().push_str(" failed");
+    }
+    out
+}
+
+/// Each name's records.
+fn by_name(endpoints: &[Endpoint]) -> BTreeMap<String, BTreeSet<String>> {
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for e in endpoints {
+        out.entry(name_key(&e.dns_name).into_owned())
+            .or_default()
+            .insert(format!("{e:?}"));
+    }
+    out
+}
+
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    match tokio::runtime::Builder::new_current_thread().build() {
+        Ok(rt) => rt.block_on(f),
+        Err(e) => panic!("no runtime: {e}"),
+    }
+}
+
+/// The `resource` key of route `ns/name` of `kind`.
+fn key(kind: RouteKind, ns_name: &str) -> String {
+    format!("{}/{ns_name}", kind.kind().to_ascii_lowercase())
+}
+
+/// Applies a change to the fixture of every route kind and checks it from every side; `must_change` are
+/// the routes (`ns/name`) the change is known to alter, so the test cannot pass by changing nothing;
+/// `unrelated` routes must not be named.
+fn check(
+    change: impl Fn(&mut Fixture),
+    changes: impl Fn(RouteKind) -> ChangeSet,
+    must_change: &[&str],
+    unrelated: &[&str],
+) {
+    for kind in RouteKind::ALL {
+        let before = base(kind);
+        let mut after = base(kind);
+        change(&mut after);
+        let changes = changes(kind);
+        let (before, after) = (before.store(), after.store());
+
+        let (old, new) = (by_object(kind, &before), by_object(kind, &after));
+        let moved: BTreeSet<&String> = old
+            .keys()
+            .chain(new.keys())
+            .filter(|r| old.get(*r) != new.get(*r))
+            .collect();
+        for r in must_change {
+            assert!(
+                moved.contains(&key(kind, r)),
+                "{kind:?}: {r} should have changed: {moved:?}"
+            );
+        }
+        let Some(affected) = source(kind).affected(&after, &changes) else {
+            panic!("{kind:?}: the route source must name the affected routes");
+        };
+        for r in &moved {
+            assert!(
+                affected.contains(*r),
+                "{kind:?}: {r} changed but is not affected: {affected:?}"
+            );
+        }
+        for r in unrelated {
+            assert!(
+                !affected.contains(&key(kind, r)),
+                "{kind:?}: {r} is unrelated but affected: {affected:?}"
+            );
+        }
+
+        let p = Pipeline::new(vec![Box::new(source(kind))], PipelineConfig::default());
+        let (full_before, mut index) = match block_on(p.evaluate_indexed(&before)) {
+            Ok(x) => x,
+            Err(e) => panic!("{e}"),
+        };
+        let incremental = match block_on(p.evaluate_changes(&after, &mut index, &changes)) {
+            Ok(Some(c)) => c,
+            Ok(None) => panic!("{kind:?}: a single change must not need a full evaluation"),
+            Err(e) => panic!("{e}"),
+        };
+        let full_after = match block_on(p.endpoints(&after)) {
+            Ok(x) => x,
+            Err(e) => panic!("{e}"),
+        };
+        let (old_names, new_names) = (by_name(&full_before.endpoints), by_name(&full_after.endpoints));
+        assert_ne!(old_names, new_names, "{kind:?}: the change changed nothing");
+        for name in old_names.keys().chain(new_names.keys()) {
+            if old_names.get(name) != new_names.get(name) {
+                assert!(
+                    incremental.names.contains(name),
+                    "{kind:?}: {name} changed but is not planned: {:?}",
+                    incremental.names
+                );
+            }
+        }
+        let expected: Vec<Endpoint> = full_after
+            .endpoints
+            .iter()
+            .filter(|e| incremental.names.contains(name_key(&e.dns_name).as_ref()))
+            .cloned()
+            .collect();
+        assert_eq!(
+            by_name(&incremental.output.endpoints),
+            by_name(&expected),
+            "{kind:?}: the affected names' endpoints"
+        );
+        assert_eq!(incremental.output.failed, full_after.failed);
+    }
+}
+
+fn route_kind(kind: RouteKind) -> extdns_informer::ResourceKind {
+    extdns_informer::ResourceKind::Route(kind)
+}
+
+#[test]
+fn a_route_change_affects_that_route_only() {
+    check(
+        |f| {
+            let r = f.route("apps", "r-gw2");
+            r.meta = with_annotations(
+                r.meta.clone(),
+                &[(&format!("{ALPHA}hostname"), "gw2b.example.org,shared.example.org")],
+            );
+        },
+        |k| changed(route_kind(k), "apps", "r-gw2"),
+        &["apps/r-gw2"],
+        &["apps/r-gw", "apps/r-sel", "other/r-sel2", "apps/r-ls", "other/r-other"],
+    );
+}
+
+#[test]
+fn a_deleted_route_leaves_the_shared_name_to_the_other() {
+    check(
+        |f| f.routes.retain(|r| r.meta.name != "r-gw"),
+        |k| changed(route_kind(k), "apps", "r-gw"),
+        &["apps/r-gw"],
+        &["apps/r-gw2", "apps/r-sel", "apps/r-ls", "other/r-other"],
+    );
+}
+
+#[test]
+fn a_route_change_of_another_kind_affects_nothing() {
+    let c = base(RouteKind::Http).store();
+    let changes = changed(route_kind(RouteKind::Grpc), "apps", "r-gw");
+    assert_eq!(source(RouteKind::Http).affected(&c, &changes), Some(BTreeSet::new()));
+    assert_eq!(source(RouteKind::Http).affected(&c, &ChangeSet::everything()), None);
+}
+
+#[test]
+fn a_gateway_change_affects_its_routes_and_those_of_its_listener_sets() {
+    check(
+        |f| f.gateway("gw").addresses = vec!["192.0.2.9".into()],
+        |_| changed(extdns_informer::ResourceKind::Gateway, "infra", "gw"),
+        &["apps/r-gw", "apps/r-ls"],
+        &["apps/r-gw2", "apps/r-sel", "other/r-sel2", "other/r-other"],
+    );
+}
+
+#[test]
+fn a_deleted_gateway_affects_its_routes() {
+    check(
+        |f| f.gateways.retain(|g| g.meta.name != "gw2"),
+        |_| changed(extdns_informer::ResourceKind::Gateway, "infra", "gw2"),
+        &["apps/r-gw2", "other/r-other"],
+        &["apps/r-gw", "apps/r-sel", "other/r-sel2", "apps/r-ls"],
+    );
+}
+
+#[test]
+fn a_listener_set_change_affects_its_routes() {
+    check(
+        |f| {
+            let ls = &mut f.listener_sets[0];
+            ls.meta = with_annotations(ls.meta.clone(), &[(&format!("{ALPHA}target"), "198.51.100.7")]);
+        },
+        |_| changed(extdns_informer::ResourceKind::ListenerSet, "lsns", "ls"),
+        &["apps/r-ls"],
+        &["apps/r-gw", "apps/r-gw2", "apps/r-sel", "other/r-sel2", "other/r-other"],
+    );
+}
+
+#[test]
+fn a_namespace_change_affects_the_routes_it_holds() {
+    check(
+        |f| f.namespace("other").labels = [("team", "a")].into_iter().collect(),
+        |_| changed(extdns_informer::ResourceKind::Namespace, "", "other"),
+        &["other/r-sel2"],
+        &["apps/r-gw", "apps/r-gw2", "apps/r-sel", "apps/r-ls"],
+    );
+}
+
+#[test]
+fn a_namespace_change_affects_the_routes_of_the_listener_sets_it_holds() {
+    check(
+        |f| f.namespace("lsns").labels = [("team", "b")].into_iter().collect(),
+        |_| changed(extdns_informer::ResourceKind::Namespace, "", "lsns"),
+        &["apps/r-ls"],
+        &["apps/r-gw", "apps/r-gw2", "apps/r-sel", "other/r-sel2", "other/r-other"],
+    );
+}
+
+#[test]
+fn the_fixture_publishes_through_every_parent() {
+    for kind in RouteKind::ALL {
+        let objects = by_object(kind, &base(kind).store());
+        let published: Vec<String> = objects.keys().cloned().collect();
+        let expected: Vec<String> = ["apps/r-gw", "apps/r-gw2", "apps/r-ls", "apps/r-sel", "other/r-other"]
+            .iter()
+            .map(|r| key(kind, r))
+            .collect();
+        assert_eq!(published, expected, "{kind:?}");
+    }
+}

@@ -1,0 +1,395 @@
+//! Incremental reconcile: a change to one object names every Service whose endpoints it changed (and not
+//! the unrelated ones), and the pipeline's incremental path then yields exactly what a full evaluation
+//! yields for the affected names.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use extdns_endpoint::Endpoint;
+use extdns_endpoint::name::name_key;
+use extdns_informer::view::{EndpointSlice, Node, Pod, Service};
+use extdns_informer::{ChangeSet, ClusterStore, ResourceKind};
+use extdns_source::{Pipeline, PipelineConfig, Source};
+use futures::executor::block_on;
+
+use crate::ServiceSourceConfig;
+use crate::testutil::*;
+
+/// A cluster as plain lists, so a test can change one object and build the store again.
+#[derive(Clone)]
+struct Fixture {
+    services: Vec<Service>,
+    slices: Vec<EndpointSlice>,
+    pods: Vec<Pod>,
+    nodes: Vec<Node>,
+}
+
+impl Fixture {
+    fn store(&self) -> ClusterStore {
+        let mut c = cluster_of(self.services.clone());
+        for s in &self.slices {
+            c.add_endpoint_slice(s.clone());
+        }
+        for p in &self.pods {
+            c.add_pod(p.clone());
+        }
+        for n in &self.nodes {
+            c.add_node(n.clone());
+        }
+        c
+    }
+
+    fn service(&mut self, ns: &str, name: &str) -> &mut Service {
+        match self
+            .services
+            .iter_mut()
+            .find(|s| s.meta.namespace == ns && s.meta.name == name)
+        {
+            Some(s) => s,
+            None => panic!("no Service {ns}/{name} in the fixture"),
+        }
+    }
+
+    fn pod(&mut self, ns: &str, name: &str) -> &mut Pod {
+        match self.pods.iter_mut().find(|p| &*p.namespace == ns && &*p.name == name) {
+            Some(p) => p,
+            None => panic!("no Pod {ns}/{name} in the fixture"),
+        }
+    }
+}
+
+fn on_node(node: &'static str) -> impl FnOnce(&mut Pod) {
+    move |p: &mut Pod| p.node_name = Some(node.into())
+}
+
+/// Two namespaces with a Service of every kind that reads other objects, and some that read none.
+fn base() -> Fixture {
+    let services = vec![
+        // Headless, publishing Pod addresses.
+        Sv::new("a", "db", "ClusterIP")
+            .headless()
+            .selector("app", "db")
+            .a("hostname", "db.example.com")
+            .build(),
+        // Headless, publishing the addresses of its Pods' nodes.
+        Sv::new("a", "cache", "ClusterIP")
+            .headless()
+            .selector("app", "cache")
+            .a("hostname", "cache.example.com")
+            .a("endpoints-type", "NodeExternalIP")
+            .build(),
+        // NodePort with the Local traffic policy: the nodes running its Pods.
+        Sv::new("a", "web", "NodePort")
+            .cluster_ip("10.96.0.5")
+            .selector("app", "web")
+            .local()
+            .a("hostname", "web.example.com")
+            .build(),
+        // NodePort on every node.
+        Sv::new("a", "np", "NodePort")
+            .cluster_ip("10.96.0.6")
+            .a("hostname", "np.example.com")
+            .port(Some("TCP"), Some(30080))
+            .build(),
+        Sv::lb("a", "lb")
+            .a("hostname", "lb.example.com")
+            .ingress_ip("192.0.2.1")
+            .build(),
+        // Two Services sharing a name: the merge joins their targets, owned by the first.
+        Sv::lb("a", "shared1")
+            .a("hostname", "shared.example.com")
+            .ingress_ip("192.0.2.11")
+            .build(),
+        Sv::lb("a", "shared2")
+            .a("hostname", "shared.example.com")
+            .ingress_ip("192.0.2.12")
+            .build(),
+        Sv::new("a", "internal", "ClusterIP")
+            .cluster_ip("10.96.0.7")
+            .a("internal-hostname", "internal.example.com")
+            .build(),
+        // The same headless Service in another namespace, with a Pod of the same name.
+        Sv::new("b", "db", "ClusterIP")
+            .headless()
+            .selector("app", "db")
+            .a("hostname", "db.b.example.com")
+            .build(),
+    ];
+    let slices = vec![
+        slice(
+            "a",
+            "db",
+            "IPv4",
+            vec![
+                endpoint(&["10.0.0.1"], "db-0", Some(true)),
+                endpoint(&["10.0.0.2"], "db-1", Some(true)),
+            ],
+        ),
+        slice(
+            "a",
+            "cache",
+            "IPv4",
+            vec![endpoint(&["10.0.1.1"], "cache-0", Some(true))],
+        ),
+        slice("b", "db", "IPv4", vec![endpoint(&["10.1.0.1"], "db-0", Some(true))]),
+    ];
+    let pods = vec![
+        pod_with("db-0", "a", &[("app", "db")], on_node("n1")),
+        pod_with("db-1", "a", &[("app", "db")], on_node("n2")),
+        pod_with("cache-0", "a", &[("app", "cache")], on_node("n1")),
+        pod_with("web-0", "a", &[("app", "web")], on_node("n1")),
+        pod_with("other", "a", &[("app", "other")], on_node("n2")),
+        pod_with("db-0", "b", &[("app", "db")], on_node("n2")),
+    ];
+    let nodes = vec![
+        node("n1", &[("InternalIP", "10.9.0.1"), ("ExternalIP", "203.0.113.1")]),
+        node("n2", &[("InternalIP", "10.9.0.2"), ("ExternalIP", "203.0.113.2")]),
+    ];
+    Fixture {
+        services,
+        slices,
+        pods,
+        nodes,
+    }
+}
+
+fn changed(kind: ResourceKind, ns: &str, name: &str) -> ChangeSet {
+    let mut c = ChangeSet::new();
+    c.insert(kind, ns, name);
+    c
+}
+
+/// Each Service's endpoints (object references included) and whether it failed, by `resource` key.
+fn by_object(cluster: &ClusterStore) -> BTreeMap<String, String> {
+    let per = match block_on(source(ServiceSourceConfig::default()).evaluate_objects(cluster, None)) {
+        Ok(Some(per)) => per,
+        other => panic!("no per-object result: {other:?}"),
+    };
+    let mut out: BTreeMap<String, String> = per
+        .objects
+        .into_iter()
+        .map(|o| (o.resource, format!("{:?}", o.endpoints)))
+        .collect();
+    for f in per.failed {
+        out.entry(f).or_default().push_str(" failed");
+    }
+    out
+}
+
+/// Each name's records, as a full evaluation through the pipeline makes them.
+fn by_name(endpoints: &[Endpoint]) -> BTreeMap<String, BTreeSet<String>> {
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for e in endpoints {
+        out.entry(name_key(&e.dns_name).into_owned())
+            .or_default()
+            .insert(format!("{e:?}"));
+    }
+    out
+}
+
+fn pipeline() -> Pipeline {
+    Pipeline::new(
+        vec![Box::new(source(ServiceSourceConfig::default()))],
+        PipelineConfig::default(),
+    )
+}
+
+/// Applies a change and checks it from every side; `must_change` are the Services the change is known to
+/// alter (so the test cannot pass by changing nothing), `unrelated` Services must not be named.
+fn check(change: impl FnOnce(&mut Fixture), changes: ChangeSet, must_change: &[&str], unrelated: &[&str]) {
+    let before = base();
+    let mut after = base();
+    change(&mut after);
+    let (before, after) = (before.store(), after.store());
+
+    let (old, new) = (by_object(&before), by_object(&after));
+    let moved: BTreeSet<&String> = old
+        .keys()
+        .chain(new.keys())
+        .filter(|r| old.get(*r) != new.get(*r))
+        .collect();
+    for r in must_change {
+        assert!(moved.contains(&r.to_string()), "{r} should have changed: {moved:?}");
+    }
+    let src = source(ServiceSourceConfig::default());
+    let Some(affected) = src.affected(&after, &changes) else {
+        panic!("the service source must name the affected Services");
+    };
+    for r in &moved {
+        assert!(affected.contains(*r), "{r} changed but is not affected: {affected:?}");
+    }
+    for r in unrelated {
+        assert!(!affected.contains(*r), "{r} is unrelated but affected: {affected:?}");
+    }
+
+    let p = pipeline();
+    let (full_before, mut index) = match block_on(p.evaluate_indexed(&before)) {
+        Ok(x) => x,
+        Err(e) => panic!("{e}"),
+    };
+    let incremental = match block_on(p.evaluate_changes(&after, &mut index, &changes)) {
+        Ok(Some(c)) => c,
+        Ok(None) => panic!("a single change must not need a full evaluation"),
+        Err(e) => panic!("{e}"),
+    };
+    let full_after = match block_on(p.endpoints(&after)) {
+        Ok(x) => x,
+        Err(e) => panic!("{e}"),
+    };
+    let (old_names, new_names) = (by_name(&full_before.endpoints), by_name(&full_after.endpoints));
+    for name in old_names.keys().chain(new_names.keys()) {
+        if old_names.get(name) != new_names.get(name) {
+            assert!(
+                incremental.names.contains(name),
+                "{name} changed but is not planned: {:?}",
+                incremental.names
+            );
+        }
+    }
+    let expected: Vec<Endpoint> = full_after
+        .endpoints
+        .iter()
+        .filter(|e| incremental.names.contains(name_key(&e.dns_name).as_ref()))
+        .cloned()
+        .collect();
+    assert_eq!(
+        by_name(&incremental.output.endpoints),
+        by_name(&expected),
+        "the affected names' endpoints"
+    );
+    assert_eq!(incremental.output.failed, full_after.failed);
+}
+
+const LB: &str = "service/a/lb";
+const DB: &str = "service/a/db";
+const CACHE: &str = "service/a/cache";
+const WEB: &str = "service/a/web";
+const NP: &str = "service/a/np";
+const SHARED1: &str = "service/a/shared1";
+const SHARED2: &str = "service/a/shared2";
+const INTERNAL: &str = "service/a/internal";
+const B_DB: &str = "service/b/db";
+
+#[test]
+fn a_service_change_affects_that_service_only() {
+    check(
+        |f| f.service("a", "lb").load_balancer_ingress[0].ip = Some("192.0.2.99".into()),
+        changed(ResourceKind::Service, "a", "lb"),
+        &[LB],
+        &[DB, CACHE, WEB, NP, SHARED1, SHARED2, INTERNAL, B_DB],
+    );
+}
+
+#[test]
+fn a_service_sharing_a_name_is_merged_again_with_the_others() {
+    check(
+        |f| f.service("a", "shared2").load_balancer_ingress[0].ip = Some("192.0.2.99".into()),
+        changed(ResourceKind::Service, "a", "shared2"),
+        &[SHARED2],
+        &[LB, DB, SHARED1, B_DB],
+    );
+}
+
+#[test]
+fn a_deleted_service_takes_its_names_along() {
+    check(
+        |f| f.services.retain(|s| s.meta.name != "shared1"),
+        changed(ResourceKind::Service, "a", "shared1"),
+        &[SHARED1],
+        &[LB, SHARED2, B_DB],
+    );
+}
+
+#[test]
+fn a_service_that_becomes_undecodable_is_failed() {
+    let before = base();
+    let mut after = before.clone();
+    after.services.retain(|s| s.meta.name != "lb");
+    let mut store = after.store();
+    store.add_undecodable(ResourceKind::Service, "a", "lb");
+    let src = source(ServiceSourceConfig::default());
+    let changes = changed(ResourceKind::Service, "a", "lb");
+    let affected = src.affected(&store, &changes);
+    assert_eq!(affected, Some([LB.to_string()].into()));
+    let only = affected.unwrap_or_default();
+    let per = match block_on(src.evaluate_objects(&store, Some(&only))) {
+        Ok(Some(per)) => per,
+        other => panic!("no per-object result: {other:?}"),
+    };
+    assert!(per.objects.is_empty());
+    assert_eq!(per.failed, only);
+}
+
+#[test]
+fn an_endpoint_slice_change_affects_its_service() {
+    check(
+        |f| f.slices[0].endpoints.truncate(1),
+        changed(ResourceKind::EndpointSlice, "a", "db"),
+        &[DB],
+        &[CACHE, WEB, NP, LB, B_DB],
+    );
+}
+
+#[test]
+fn a_pod_change_affects_the_headless_services_whose_slices_name_it() {
+    check(
+        |f| f.pod("a", "db-0").hostname = Some("db-0".into()),
+        changed(ResourceKind::Pod, "a", "db-0"),
+        &[DB],
+        &[CACHE, NP, LB, INTERNAL, B_DB],
+    );
+}
+
+#[test]
+fn a_deleted_pod_affects_the_headless_services_whose_slices_still_name_it() {
+    check(
+        |f| f.pods.retain(|p| !(&*p.namespace == "a" && &*p.name == "db-1")),
+        changed(ResourceKind::Pod, "a", "db-1"),
+        &[DB],
+        &[CACHE, NP, LB, B_DB],
+    );
+}
+
+#[test]
+fn a_pod_moving_node_affects_local_node_port_and_node_external_ip_services() {
+    check(
+        |f| {
+            f.pod("a", "web-0").node_name = Some("n2".into());
+            f.pod("a", "cache-0").node_name = Some("n2".into());
+        },
+        {
+            let mut c = changed(ResourceKind::Pod, "a", "web-0");
+            c.insert(ResourceKind::Pod, "a", "cache-0");
+            c
+        },
+        &[WEB, CACHE],
+        &[DB, NP, LB, B_DB],
+    );
+}
+
+#[test]
+fn a_pod_no_slice_names_affects_no_headless_service() {
+    check(
+        |f| f.pod("a", "other").hostname = Some("other".into()),
+        changed(ResourceKind::Pod, "a", "other"),
+        &[],
+        &[DB, CACHE, NP, LB, B_DB],
+    );
+}
+
+#[test]
+fn a_node_change_affects_node_port_and_node_external_ip_services() {
+    check(
+        |f| f.nodes[0].addresses[1].address = "203.0.113.9".into(),
+        changed(ResourceKind::Node, "", "n1"),
+        &[WEB, NP, CACHE],
+        &[DB, LB, SHARED1, INTERNAL, B_DB],
+    );
+}
+
+#[test]
+fn changes_to_kinds_the_source_does_not_read_affect_nothing() {
+    let src = source(ServiceSourceConfig::default());
+    let changes = changed(ResourceKind::Namespace, "", "a");
+    assert_eq!(src.affected(&base().store(), &changes), Some(BTreeSet::new()));
+    assert_eq!(src.affected(&base().store(), &ChangeSet::everything()), None);
+}
