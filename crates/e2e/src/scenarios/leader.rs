@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 use crate::controllers::{OWNER, Run, Which, wait_for_log};
 use crate::dns;
 use crate::objects::{self as o, annotations};
+use crate::proc;
 
 use super::Ctx;
 use super::wait::{self, CONVERGE};
@@ -226,6 +227,10 @@ fn takeovers(ctx: &mut Ctx, prefix: &str, timing: &Timing, offsets: &[Duration])
     }
     killed_logs.push(leader.log_text());
     drop(leader);
+    // deploy/'s Role lets every replica watch the lease; without it they would fall back to polling.
+    if let Some(log) = killed_logs.iter().find(|log| log.contains("cannot watch the lease")) {
+        bail!("a replica could not watch the lease:\n{}", proc::tail(log, 20));
+    }
 
     // Nothing written twice, nothing lost: every name has its one answer and its one ownership record,
     // written by exactly one replica, once.
