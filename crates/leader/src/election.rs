@@ -305,6 +305,9 @@ async fn watch_lease(api: Api<Lease>, name: String, retry: Duration, tx: mpsc::S
             return;
         }
         let mut stream = std::pin::pin!(stream);
+        // Whether the stream broke on an error other than an expired version: then wait before watching
+        // again, so a persistent error is not a busy loop.
+        let mut broke = false;
         while let Some(event) = stream.next().await {
             let at = Instant::now();
             let event = match event {
@@ -331,10 +334,12 @@ async fn watch_lease(api: Api<Lease>, name: String, retry: Duration, tx: mpsc::S
                     // 410 Gone: the version is too old to resume from; start again from the current state.
                     debug!(lease = %name, code = status.code, message = %status.message, "the lease watch ended");
                     version = "0".to_string();
+                    broke = status.code != 410;
                     break;
                 }
                 Err(e) => {
                     debug!(lease = %name, error = %e, "the lease watch broke");
+                    broke = true;
                     break;
                 }
             };
@@ -345,6 +350,9 @@ async fn watch_lease(api: Api<Lease>, name: String, retry: Duration, tx: mpsc::S
         // The stream ended (its timeout, or an error above): say so until it is back, so followers poll.
         if tx.send(LeaseEvent::Watching(false)).await.is_err() {
             return;
+        }
+        if broke {
+            tokio::time::sleep(retry).await;
         }
     }
 }
