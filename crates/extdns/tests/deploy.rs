@@ -150,7 +150,7 @@ fn kustomization_lists_every_manifest() -> Result<(), Error> {
 }
 
 #[test]
-fn the_lease_role_grants_get_create_update_on_leases_only() -> Result<(), Error> {
+fn the_lease_role_grants_get_watch_create_update_on_leases_only() -> Result<(), Error> {
     let role = yaml("role.yaml")?;
     assert_eq!(role["kind"], "Role", "namespaced, not cluster-wide");
     let rules = role["rules"].as_array().ok_or("no rules")?;
@@ -158,7 +158,10 @@ fn the_lease_role_grants_get_create_update_on_leases_only() -> Result<(), Error>
     assert_eq!(strings(&rules[0]["apiGroups"]), ["coordination.k8s.io"]);
     assert_eq!(strings(&rules[0]["resources"]), ["leases"]);
     let verbs: BTreeSet<String> = strings(&rules[0]["verbs"]).into_iter().collect();
-    assert_eq!(verbs, BTreeSet::from(["get".into(), "create".into(), "update".into()]));
+    assert_eq!(
+        verbs,
+        BTreeSet::from(["get".into(), "watch".into(), "create".into(), "update".into()])
+    );
     let binding = yaml("rolebinding.yaml")?;
     assert_eq!(binding["roleRef"]["kind"], "Role");
     assert_eq!(binding["roleRef"]["name"], role["metadata"]["name"]);

@@ -4,17 +4,23 @@
 
 use std::time::Duration;
 
+use futures::StreamExt;
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use kube::Api;
 use kube::api::PostParams;
-use tokio::sync::watch;
+use kube::api::{WatchEvent, WatchParams};
+use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
 use crate::state::{Decision, Elector, LeaseTiming};
 use crate::{LeaderError, Leadership};
+
+/// How long one lease watch lasts before the API server ends it and it is started again (below the API
+/// server's own limit, as client-go's reflectors do).
+const WATCH_TIMEOUT_SECS: u32 = 290;
 
 /// Which Lease, and who this replica is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,19 +73,59 @@ impl LeaderElection {
         (election, Leadership::elected(rx))
     }
 
-    /// Tries to acquire or renew every retry period until `shutdown`, then releases the lease if this
-    /// replica holds it. Call it only once the writers have stopped (or give it a token cancelled after
-    /// them), or the next leader could start while this one still writes.
+    /// Tries to acquire or renew until `shutdown`, then releases the lease if this replica holds it. Call
+    /// it only once the writers have stopped (or give it a token cancelled after them), or the next leader
+    /// could start while this one still writes.
+    ///
+    /// The lease is watched meanwhile, so a follower sees each renewal within milliseconds of it and tries
+    /// to take over exactly when the lease runs out by its own clock, not at its next poll; a leader renews
+    /// every retry period. While the watch is down (an API server restart, no `watch` permission) followers
+    /// read the lease every retry period instead.
     pub async fn run(mut self, shutdown: CancellationToken) {
-        let retry = self.elector.timing().retry_period;
-        loop {
-            self.attempt().await;
-            tokio::select! {
-                _ = shutdown.cancelled() => break,
-                _ = tokio::time::sleep(retry) => {}
-            }
+        let (tx, mut events) = mpsc::channel(16);
+        let watching = watch_lease(
+            self.api.clone(),
+            self.name.clone(),
+            self.elector.timing().retry_period,
+            tx,
+        );
+        tokio::select! {
+            () = watching => {}
+            () = self.elect(&mut events, &shutdown) => {}
         }
         self.release().await;
+    }
+
+    async fn elect(&mut self, events: &mut mpsc::Receiver<LeaseEvent>, shutdown: &CancellationToken) {
+        let mut watching = false;
+        loop {
+            self.attempt().await;
+            let mut next = self.elector.next_attempt(Instant::now(), watching);
+            loop {
+                tokio::select! {
+                    () = shutdown.cancelled() => return,
+                    () = tokio::time::sleep_until(next) => break,
+                    event = events.recv() => {
+                        match event {
+                            Some(LeaseEvent::Seen { at, lease }) => {
+                                let spec = lease.spec.unwrap_or_default();
+                                let rv = lease.metadata.resource_version.unwrap_or_default();
+                                self.elector.observe(at, Some((&rv, &spec)));
+                                self.publish();
+                            }
+                            Some(LeaseEvent::Deleted { at }) => {
+                                self.elector.observe(at, None);
+                                self.publish();
+                            }
+                            Some(LeaseEvent::Watching(up)) => watching = up,
+                            // The watch never ends on its own; if it did, polling carries on.
+                            None => watching = false,
+                        }
+                        next = self.elector.next_attempt(Instant::now(), watching);
+                    }
+                }
+            }
+        }
     }
 
     /// One read and, if the decision says so, one write. Errors are logged and end leadership only at its
@@ -208,6 +254,105 @@ impl LeaderElection {
                 ..ObjectMeta::default()
             },
             spec: Some(spec),
+        }
+    }
+}
+
+/// What the watch saw of the lease, and when (the instant it arrived, never before the write it shows).
+#[derive(Debug)]
+enum LeaseEvent {
+    Seen {
+        at: Instant,
+        lease: Box<Lease>,
+    },
+    Deleted {
+        at: Instant,
+    },
+    /// The watch is established (`true`) or broken (`false`, followers poll until it is back).
+    Watching(bool),
+}
+
+/// Watches the one lease by name for ever, starting again after every error or timeout; while it cannot,
+/// it says so and retries every `retry` (errors are logged once per outage).
+async fn watch_lease(api: Api<Lease>, name: String, retry: Duration, tx: mpsc::Sender<LeaseEvent>) {
+    let params = WatchParams::default()
+        .fields(&format!("metadata.name={name}"))
+        .timeout(WATCH_TIMEOUT_SECS);
+    // "0": start from whatever the API server has (its current object comes first as an ADDED event).
+    let mut version = "0".to_string();
+    let mut failing = false;
+    loop {
+        let stream = match api.watch(&params, &version).await {
+            Ok(stream) => stream,
+            Err(e) => {
+                if !failing {
+                    warn!(lease = %name, error = %e, "cannot watch the lease; followers read it every retry period");
+                    failing = true;
+                }
+                if tx.send(LeaseEvent::Watching(false)).await.is_err() {
+                    return;
+                }
+                version = "0".to_string();
+                tokio::time::sleep(retry).await;
+                continue;
+            }
+        };
+        if failing {
+            info!(lease = %name, "watching the lease again");
+            failing = false;
+        }
+        if tx.send(LeaseEvent::Watching(true)).await.is_err() {
+            return;
+        }
+        let mut stream = std::pin::pin!(stream);
+        // Whether the stream broke on an error other than an expired version: then wait before watching
+        // again, so a persistent error is not a busy loop.
+        let mut broke = false;
+        while let Some(event) = stream.next().await {
+            let at = Instant::now();
+            let event = match event {
+                Ok(WatchEvent::Added(lease) | WatchEvent::Modified(lease)) => {
+                    if let Some(rv) = &lease.metadata.resource_version {
+                        version.clone_from(rv);
+                    }
+                    LeaseEvent::Seen {
+                        at,
+                        lease: Box::new(lease),
+                    }
+                }
+                Ok(WatchEvent::Deleted(lease)) => {
+                    if let Some(rv) = &lease.metadata.resource_version {
+                        version.clone_from(rv);
+                    }
+                    LeaseEvent::Deleted { at }
+                }
+                Ok(WatchEvent::Bookmark(bookmark)) => {
+                    version = bookmark.metadata.resource_version;
+                    continue;
+                }
+                Ok(WatchEvent::Error(status)) => {
+                    // 410 Gone: the version is too old to resume from; start again from the current state.
+                    debug!(lease = %name, code = status.code, message = %status.message, "the lease watch ended");
+                    version = "0".to_string();
+                    broke = status.code != 410;
+                    break;
+                }
+                Err(e) => {
+                    debug!(lease = %name, error = %e, "the lease watch broke");
+                    broke = true;
+                    break;
+                }
+            };
+            if tx.send(event).await.is_err() {
+                return;
+            }
+        }
+        // The stream ended (its timeout, or an error above): say so until it is back, so followers poll.
+        if tx.send(LeaseEvent::Watching(false)).await.is_err() {
+            return;
+        }
+        if broke {
+            tokio::time::sleep(retry).await;
         }
     }
 }

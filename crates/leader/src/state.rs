@@ -92,16 +92,38 @@ pub enum Decision {
     Follow { holder: String, expires_in: Duration },
 }
 
+/// What this replica last saw of the lease, and what that means for it.
+#[derive(Debug, Clone, PartialEq)]
+struct Observed {
+    resource_version: String,
+    claim: Claim,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Claim {
+    /// This replica holds it.
+    Ours,
+    /// Nobody holds it (released on shutdown): anyone may take it at once.
+    Released,
+    /// Another replica holds it until this instant of *our* clock: the moment we first saw this version
+    /// plus its lease duration. We see a write only after it happened, so this is never earlier than
+    /// the holder's own expiry.
+    Held { expires_at: Instant },
+}
+
 /// The election's memory between two attempts.
 #[derive(Debug, Clone)]
 pub struct Elector {
     identity: String,
     timing: LeaseTiming,
-    /// The lease's last `resourceVersion` and when it was first seen.
-    observed: Option<(String, Instant)>,
+    /// The lease's last `resourceVersion`, from a read or the watch, as first seen.
+    observed: Option<Observed>,
     /// While leading: until when this replica may act (the start of its last successful write plus the
     /// renew deadline).
     leading_until: Option<Instant>,
+    /// After a failed attempt, no new one before this: an expired or released lease must not turn an
+    /// unreachable API server into a busy loop.
+    backoff_until: Option<Instant>,
 }
 
 impl Elector {
@@ -111,6 +133,7 @@ impl Elector {
             timing,
             observed: None,
             leading_until: None,
+            backoff_until: None,
         }
     }
 
@@ -132,47 +155,94 @@ impl Elector {
         self.leading_until
     }
 
-    /// Reads the lease (`None` when it does not exist) at `now` (`wall` is the same moment on the wall
-    /// clock, only written into the lease for people reading it) and decides what to write.
-    pub fn decide(&mut self, now: Instant, wall: MicroTime, current: Option<(&str, &LeaseSpec)>) -> Decision {
+    /// Notes the lease as seen at `now` (`None`: it does not exist), from a read or a watch event. A new
+    /// `resourceVersion` starts a follower's wait again; seeing another holder ends our leadership at once.
+    /// Nothing is written: the decision to take over is made by [`Elector::decide`] on a fresh read.
+    pub fn observe(&mut self, now: Instant, current: Option<(&str, &LeaseSpec)>) {
         let Some((resource_version, spec)) = current else {
             self.observed = None;
             self.step_down_if(now, true);
-            return Decision::Create(self.spec(wall.clone(), wall, 0));
-        };
-        let observed_at = match &self.observed {
-            Some((rv, at)) if rv == resource_version => *at,
-            _ => {
-                self.observed = Some((resource_version.to_string(), now));
-                now
-            }
+            return;
         };
         let holder = spec.holder_identity.as_deref().unwrap_or_default();
+        if holder != self.identity {
+            // Someone else holds it, or it was released: whatever this replica believed, it does not lead.
+            self.leading_until = None;
+        }
+        if self
+            .observed
+            .as_ref()
+            .is_some_and(|o| o.resource_version == resource_version)
+        {
+            return;
+        }
+        let claim = if holder == self.identity {
+            Claim::Ours
+        } else if holder.is_empty() {
+            Claim::Released
+        } else {
+            let duration = spec
+                .lease_duration_seconds
+                .and_then(|s| u64::try_from(s).ok())
+                .filter(|&s| s > 0)
+                .map_or(self.timing.lease_duration, Duration::from_secs);
+            Claim::Held {
+                expires_at: now + duration,
+            }
+        };
+        self.observed = Some(Observed {
+            resource_version: resource_version.to_string(),
+            claim,
+        });
+    }
+
+    /// Reads the lease (`None` when it does not exist) at `now` (`wall` is the same moment on the wall
+    /// clock, only written into the lease for people reading it) and decides what to write.
+    pub fn decide(&mut self, now: Instant, wall: MicroTime, current: Option<(&str, &LeaseSpec)>) -> Decision {
+        self.backoff_until = None;
+        self.observe(now, current);
+        let Some((_, spec)) = current else {
+            return Decision::Create(self.spec(wall.clone(), wall, 0));
+        };
         let transitions = spec.lease_transitions.unwrap_or(0);
-        if holder == self.identity {
+        if spec.holder_identity.as_deref() == Some(self.identity.as_str()) {
             let acquired = spec.acquire_time.clone().unwrap_or_else(|| wall.clone());
             return Decision::Replace(self.spec(acquired, wall, transitions));
         }
-        // Someone else holds it, or it was released: whatever this replica believed, it does not lead.
-        self.leading_until = None;
-        let duration = spec
-            .lease_duration_seconds
-            .and_then(|s| u64::try_from(s).ok())
-            .filter(|&s| s > 0)
-            .map_or(self.timing.lease_duration, Duration::from_secs);
-        let expires_at = observed_at + duration;
-        if holder.is_empty() || now >= expires_at {
-            return Decision::Replace(self.spec(wall.clone(), wall, transitions.saturating_add(1)));
+        match self.observed.as_ref().map(|o| o.claim) {
+            Some(Claim::Held { expires_at }) if now < expires_at => Decision::Follow {
+                holder: spec.holder_identity.clone().unwrap_or_default(),
+                expires_in: expires_at.saturating_duration_since(now),
+            },
+            _ => Decision::Replace(self.spec(wall.clone(), wall, transitions.saturating_add(1))),
         }
-        Decision::Follow {
-            holder: holder.to_string(),
-            expires_in: expires_at.saturating_duration_since(now),
-        }
+    }
+
+    /// When to read the lease next, at `now` after an attempt or an observation. A leader renews every
+    /// retry period. A follower tries exactly when the lease it saw runs out by its own clock; when it
+    /// does not `watch` the lease (the watch failed), it also reads it every retry period, because only
+    /// a read tells it of a renewal. A released lease is tried at once.
+    pub fn next_attempt(&self, now: Instant, watching: bool) -> Instant {
+        let poll = now + self.timing.retry_period;
+        let at = if self.leading_until.is_some() {
+            poll
+        } else {
+            match self.observed.as_ref().map(|o| o.claim) {
+                Some(Claim::Held { expires_at }) if watching => expires_at,
+                Some(Claim::Held { expires_at }) => poll.min(expires_at),
+                Some(Claim::Released) => now,
+                Some(Claim::Ours) | None => poll,
+            }
+        };
+        self.backoff_until.map_or(at, |b| at.max(b))
     }
 
     /// The write decided on, sent at `sent_at`, succeeded and the lease now has `resource_version`.
     pub fn written(&mut self, sent_at: Instant, resource_version: &str) {
-        self.observed = Some((resource_version.to_string(), sent_at));
+        self.observed = Some(Observed {
+            resource_version: resource_version.to_string(),
+            claim: Claim::Ours,
+        });
         self.leading_until = Some(sent_at + self.timing.renew_deadline);
     }
 
@@ -187,6 +257,7 @@ impl Elector {
     /// longer; nothing else changes.
     pub fn failed(&mut self, now: Instant) {
         self.step_down_if(now, false);
+        self.backoff_until = Some(now + self.timing.retry_period);
     }
 
     /// Gives up leadership at once (shutting down). Returns the spec that releases the lease if this
@@ -463,5 +534,170 @@ mod tests {
         assert_eq!(released.lease_duration_seconds, Some(1));
         assert_eq!(released.lease_transitions, Some(2));
         assert_eq!(a.release(wall(), &held_by("b", 15, 2)), None);
+    }
+
+    #[test]
+    fn a_watching_follower_tries_exactly_when_the_lease_it_saw_runs_out() {
+        let t0 = Instant::now();
+        let mut b = elector("b");
+        let lease = held_by("a", 15, 0);
+        b.decide(t0, wall(), Some(("1", &lease)));
+        assert_eq!(b.next_attempt(t0, true), t0 + 15 * S, "not at the next poll");
+        // Renewals seen on the watch, each at another point of the retry period, move the attempt with them.
+        for (i, seen) in [2100, 4000, 5950, 8010].into_iter().enumerate() {
+            let at = t0 + Duration::from_millis(seen);
+            b.observe(at, Some((&(i + 2).to_string(), &lease)));
+            assert_eq!(b.next_attempt(at, true), at + 15 * S);
+        }
+        let last = t0 + Duration::from_millis(8010);
+        // The same version seen again (a read, a relisted watch) does not restart the wait.
+        b.observe(last + 3 * S, Some(("5", &lease)));
+        assert_eq!(b.next_attempt(last + 3 * S, true), last + 15 * S);
+        // One nanosecond before the expiry the fresh read still follows; at the expiry it takes over.
+        let just_before = last + 15 * S - Duration::from_nanos(1);
+        assert_eq!(
+            b.decide(just_before, wall(), Some(("5", &lease))),
+            Decision::Follow {
+                holder: "a".into(),
+                expires_in: Duration::from_nanos(1)
+            }
+        );
+        assert!(matches!(
+            b.decide(last + 15 * S, wall(), Some(("5", &lease))),
+            Decision::Replace(_)
+        ));
+    }
+
+    #[test]
+    fn without_the_watch_a_follower_also_reads_every_retry_period() {
+        let t0 = Instant::now();
+        let mut b = elector("b");
+        b.decide(t0, wall(), Some(("1", &held_by("a", 15, 0))));
+        assert_eq!(b.next_attempt(t0, false), t0 + 2 * S);
+        // Near the expiry the expiry comes first.
+        assert_eq!(b.next_attempt(t0 + 14 * S, false), t0 + 15 * S);
+    }
+
+    #[test]
+    fn a_renewal_read_just_before_the_expiry_starts_the_wait_again() {
+        // The watch missed the renewal (or it was in flight): the read at the expiry finds a new version.
+        let t0 = Instant::now();
+        let mut b = elector("b");
+        let lease = held_by("a", 15, 0);
+        b.decide(t0, wall(), Some(("1", &lease)));
+        let at = b.next_attempt(t0, true);
+        assert!(matches!(
+            b.decide(at, wall(), Some(("2", &lease))),
+            Decision::Follow { .. }
+        ));
+        assert_eq!(b.next_attempt(at, true), at + 15 * S);
+    }
+
+    #[test]
+    fn a_stale_version_from_the_watch_only_delays_the_takeover() {
+        // A watch started from the API server's cache may deliver an older version after a read: it is
+        // taken as a change, which can only make the follower wait longer, never shorter.
+        let t0 = Instant::now();
+        let mut b = elector("b");
+        let lease = held_by("a", 15, 0);
+        b.decide(t0, wall(), Some(("7", &lease)));
+        b.observe(t0 + S, Some(("6", &lease)));
+        assert_eq!(b.next_attempt(t0 + S, true), t0 + 16 * S);
+        assert!(matches!(
+            b.decide(t0 + 15 * S, wall(), Some(("7", &lease))),
+            Decision::Follow { .. }
+        ));
+    }
+
+    #[test]
+    fn a_released_lease_is_tried_at_once_but_failures_wait_a_retry_period() {
+        let t0 = Instant::now();
+        let mut b = elector("b");
+        b.decide(t0, wall(), Some(("1", &held_by("a", 15, 0))));
+        let mut released = held_by("a", 1, 0);
+        released.holder_identity = None;
+        b.observe(t0 + S, Some(("2", &released)));
+        assert_eq!(b.next_attempt(t0 + S, true), t0 + S);
+        // The takeover's read or write fails: the next try waits a retry period, released lease or not.
+        b.decide(t0 + S, wall(), Some(("2", &released)));
+        b.failed(t0 + S);
+        assert_eq!(b.next_attempt(t0 + S, true), t0 + 3 * S);
+        // An expired lease behaves the same: no busy loop against a failing API server.
+        let mut c = elector("c");
+        c.decide(t0, wall(), Some(("1", &held_by("a", 15, 0))));
+        c.failed(t0 + 20 * S);
+        assert_eq!(c.next_attempt(t0 + 20 * S, true), t0 + 22 * S);
+    }
+
+    #[test]
+    fn a_leader_renews_every_retry_period_whatever_it_sees() {
+        let t0 = Instant::now();
+        let mut a = elector("a");
+        a.decide(t0, wall(), None);
+        a.written(t0, "1");
+        assert_eq!(a.next_attempt(t0, true), t0 + 2 * S);
+        assert_eq!(a.next_attempt(t0, false), t0 + 2 * S);
+        // Its own write coming back on the watch changes nothing.
+        a.observe(t0 + Duration::from_millis(5), Some(("1", &held_by("a", 15, 0))));
+        assert!(a.is_leader(t0 + S));
+        assert_eq!(a.leading_until(), Some(t0 + 10 * S));
+    }
+
+    #[test]
+    fn another_holder_seen_on_the_watch_ends_leadership_at_once() {
+        let t0 = Instant::now();
+        let mut a = elector("a");
+        a.decide(t0, wall(), None);
+        a.written(t0, "1");
+        a.observe(t0 + S, Some(("2", &held_by("b", 15, 1))));
+        assert!(!a.is_leader(t0 + S));
+        assert_eq!(a.next_attempt(t0 + S, true), t0 + 16 * S);
+        // A deleted lease too; the next attempt creates it again.
+        let mut a = elector("a");
+        a.decide(t0, wall(), None);
+        a.written(t0, "1");
+        a.observe(t0 + S, None);
+        assert!(!a.is_leader(t0 + S));
+        assert_eq!(a.next_attempt(t0 + S, true), t0 + 3 * S);
+        assert!(matches!(a.decide(t0 + 3 * S, wall(), None), Decision::Create(_)));
+    }
+
+    #[test]
+    fn the_fencing_holds_when_the_follower_watches() {
+        // The leader renews every retry period and the follower sees each renewal 3 ms after it was sent;
+        // then the leader is cut off right after a renewal. Before the follower's scheduled attempt the old
+        // leader has stopped, and at no instant do both lead.
+        let t0 = Instant::now();
+        let mut a = elector("a");
+        let mut b = elector("b");
+        let lease = held_by("a", 15, 0);
+        let seen = Duration::from_millis(3);
+        let mut rv = 0;
+        let mut t = t0;
+        while t < t0 + 10 * S {
+            rv += 1;
+            a.decide(t, wall(), (rv > 1).then_some(("x", &lease)));
+            a.written(t, &rv.to_string());
+            b.observe(t + seen, Some((&rv.to_string(), &lease)));
+            t = a.next_attempt(t, true);
+        }
+        let last = t - 2 * S;
+        let takeover = b.next_attempt(last + seen, true);
+        assert_eq!(takeover, last + seen + 15 * S);
+        assert!(
+            !a.is_leader(last + 10 * S),
+            "the old leader stops at its renew deadline"
+        );
+        let mut t = last;
+        while t <= takeover + S {
+            a.failed(t);
+            let b_takes = matches!(
+                b.decide(t, wall(), Some((&rv.to_string(), &lease))),
+                Decision::Replace(_)
+            );
+            assert_eq!(b_takes, t >= takeover, "at {:?}", t - last);
+            assert!(!(a.is_leader(t) && b_takes), "both lead at {:?}", t - last);
+            t += Duration::from_millis(1);
+        }
     }
 }

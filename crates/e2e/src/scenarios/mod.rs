@@ -113,9 +113,16 @@ pub const ALL: &[Scenario] = &[
     },
     Scenario {
         name: "leader",
-        about: "two replicas with --leader-elect: only the leader writes; kill -9 it and the other takes over within 15 s",
+        about: "two replicas with --leader-elect (6 s lease): only the leader writes; kill -9 it and the other takes over within 15 s",
         default: true,
         run: leader::run,
+    },
+    Scenario {
+        name: "leader-defaults",
+        about: "`leader` at kube-scheduler's default timings, five kills across the renew cycle, each figure printed \
+                (not default: about two minutes)",
+        default: false,
+        run: leader::run_defaults,
     },
     Scenario {
         name: "templates",
