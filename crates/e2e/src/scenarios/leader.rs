@@ -25,7 +25,7 @@ use crate::objects::{self as o, annotations};
 use crate::proc;
 
 use super::Ctx;
-use super::wait::{self, CONVERGE};
+use super::wait::{self, CONVERGE, record_writes};
 
 /// The namespace of deploy/'s Role, so the ServiceAccount may use the Lease.
 const LEASE_NAMESPACE: &str = "extdns";
@@ -34,13 +34,6 @@ const TAKEOVER: Duration = Duration::from_secs(15);
 
 fn host(name: &str) -> String {
     format!("{name}.leader.example.org")
-}
-
-/// The log lines of a change sent to the provider (any verb).
-fn writes(log: &str) -> Vec<&str> {
-    log.lines()
-        .filter(|l| l.contains("create record") || l.contains("update record") || l.contains("delete record"))
-        .collect()
 }
 
 /// The election's timing as flags, and the same values for the checks.
@@ -155,13 +148,13 @@ fn takeovers(ctx: &mut Ctx, prefix: &str, timing: &Timing, offsets: &[Duration])
     wait::answers(&server, &mut leader, &host("d"), "A", &["198.51.100.4"])?;
     std::thread::sleep(Duration::from_secs(1));
     let follower_log = follower.log_text();
-    if !writes(&follower_log).is_empty() {
+    if !record_writes(&follower_log).is_empty() {
         bail!(
             "the follower wrote while another replica led:\n{}",
-            writes(&follower_log).join("\n")
+            record_writes(&follower_log).join("\n")
         );
     }
-    if writes(&leader.log_text()).is_empty() {
+    if record_writes(&leader.log_text()).is_empty() {
         bail!("the leader logged no write:\n{}", leader.log_tail(30));
     }
 
@@ -247,7 +240,7 @@ fn takeovers(ctx: &mut Ctx, prefix: &str, timing: &Timing, offsets: &[Duration])
         }
         let by: Vec<usize> = killed_logs
             .iter()
-            .map(|log| writes(log).iter().filter(|l| l.contains(&fqdn)).count())
+            .map(|log| record_writes(log).iter().filter(|l| l.contains(&fqdn)).count())
             .collect();
         if by.iter().sum::<usize>() != 1 {
             bail!("{fqdn} was not written exactly once (writes per replica, in order: {by:?})");
