@@ -159,8 +159,8 @@ fn changed(kind: ResourceKind, ns: &str, name: &str) -> ChangeSet {
 }
 
 /// Each Service's endpoints (object references included) and whether it failed, by `resource` key.
-fn by_object(cluster: &ClusterStore) -> BTreeMap<String, String> {
-    let per = match block_on(source(ServiceSourceConfig::default()).evaluate_objects(cluster, None)) {
+fn by_object(cfg: &ServiceSourceConfig, cluster: &ClusterStore) -> BTreeMap<String, String> {
+    let per = match block_on(source(cfg.clone()).evaluate_objects(cluster, None)) {
         Ok(Some(per)) => per,
         other => panic!("no per-object result: {other:?}"),
     };
@@ -186,22 +186,37 @@ fn by_name(endpoints: &[Endpoint]) -> BTreeMap<String, BTreeSet<String>> {
     out
 }
 
-fn pipeline() -> Pipeline {
-    Pipeline::new(
-        vec![Box::new(source(ServiceSourceConfig::default()))],
-        PipelineConfig::default(),
-    )
+fn pipeline(cfg: &ServiceSourceConfig) -> Pipeline {
+    Pipeline::new(vec![Box::new(source(cfg.clone()))], PipelineConfig::default())
 }
 
 /// Applies a change and checks it from every side; `must_change` are the Services the change is known to
 /// alter (so the test cannot pass by changing nothing), `unrelated` Services must not be named.
 fn check(change: impl FnOnce(&mut Fixture), changes: ChangeSet, must_change: &[&str], unrelated: &[&str]) {
-    let before = base();
-    let mut after = base();
+    check_on(
+        &ServiceSourceConfig::default(),
+        base(),
+        change,
+        changes,
+        must_change,
+        unrelated,
+    );
+}
+
+/// [`check`] with a configuration and a fixture of the test's own.
+fn check_on(
+    cfg: &ServiceSourceConfig,
+    before: Fixture,
+    change: impl FnOnce(&mut Fixture),
+    changes: ChangeSet,
+    must_change: &[&str],
+    unrelated: &[&str],
+) {
+    let mut after = before.clone();
     change(&mut after);
     let (before, after) = (before.store(), after.store());
 
-    let (old, new) = (by_object(&before), by_object(&after));
+    let (old, new) = (by_object(cfg, &before), by_object(cfg, &after));
     let moved: BTreeSet<&String> = old
         .keys()
         .chain(new.keys())
@@ -210,7 +225,7 @@ fn check(change: impl FnOnce(&mut Fixture), changes: ChangeSet, must_change: &[&
     for r in must_change {
         assert!(moved.contains(&r.to_string()), "{r} should have changed: {moved:?}");
     }
-    let src = source(ServiceSourceConfig::default());
+    let src = source(cfg.clone());
     let Some(affected) = src.affected(&after, &changes) else {
         panic!("the service source must name the affected Services");
     };
@@ -221,7 +236,7 @@ fn check(change: impl FnOnce(&mut Fixture), changes: ChangeSet, must_change: &[&
         assert!(!affected.contains(*r), "{r} is unrelated but affected: {affected:?}");
     }
 
-    let p = pipeline();
+    let p = pipeline(cfg);
     let (full_before, mut index) = match block_on(p.evaluate_indexed(&before)) {
         Ok(x) => x,
         Err(e) => panic!("{e}"),
@@ -392,4 +407,28 @@ fn changes_to_kinds_the_source_does_not_read_affect_nothing() {
     let changes = changed(ResourceKind::Namespace, "", "a");
     assert_eq!(src.affected(&base().store(), &changes), Some(BTreeSet::new()));
     assert_eq!(src.affected(&base().store(), &ChangeSet::everything()), None);
+}
+
+#[test]
+fn a_name_shared_with_records_without_a_resource_label_is_merged_again_with_them() {
+    // Mate's annotation makes records without labels; they own a name they share with a labelled one.
+    let cfg = ServiceSourceConfig {
+        compatibility: Some(crate::Compatibility::Mate),
+        ..ServiceSourceConfig::default()
+    };
+    let mut fixture = base();
+    fixture.services.push(
+        Sv::lb("a", "zz-mate")
+            .ann(crate::compat::MATE_HOSTNAME, "shared.example.com")
+            .ingress_ip("192.0.2.50")
+            .build(),
+    );
+    check_on(
+        &cfg,
+        fixture,
+        |f| f.service("a", "shared1").load_balancer_ingress[0].ip = Some("192.0.2.99".into()),
+        changed(ResourceKind::Service, "a", "shared1"),
+        &[SHARED1],
+        &[LB, SHARED2, "service/a/zz-mate", B_DB],
+    );
 }

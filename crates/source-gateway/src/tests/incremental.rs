@@ -110,9 +110,21 @@ fn base(kind: RouteKind) -> Fixture {
             kind,
             "apps",
             "r-gw",
-            "gw.example.org,shared.example.org",
+            "gw.example.org,shared.example.org,ttl.example.org",
             gw_ref("infra", "gw"),
         ),
+        // Same name and targets as r-gw, with a TTL: its record is put first.
+        {
+            let mut r = named(kind, "apps", "r-ttl", "ttl.example.org", gw_ref("infra", "gw"));
+            r.meta = with_annotations(
+                r.meta,
+                &[
+                    (&format!("{ALPHA}hostname"), "ttl.example.org"),
+                    (&format!("{ALPHA}ttl"), "60"),
+                ],
+            );
+            r
+        },
         named(
             kind,
             "apps",
@@ -293,6 +305,25 @@ fn a_route_change_affects_that_route_only() {
 }
 
 #[test]
+fn a_route_sharing_a_name_and_targets_keeps_its_configured_ttl_first() {
+    check(
+        |f| {
+            let r = f.route("apps", "r-ttl");
+            r.meta = with_annotations(
+                r.meta.clone(),
+                &[
+                    (&format!("{ALPHA}hostname"), "ttl.example.org"),
+                    (&format!("{ALPHA}ttl"), "120"),
+                ],
+            );
+        },
+        |k| changed(route_kind(k), "apps", "r-ttl"),
+        &["apps/r-ttl"],
+        &["apps/r-gw", "apps/r-gw2", "apps/r-sel", "apps/r-ls", "other/r-other"],
+    );
+}
+
+#[test]
 fn a_deleted_route_leaves_the_shared_name_to_the_other() {
     check(
         |f| f.routes.retain(|r| r.meta.name != "r-gw"),
@@ -368,10 +399,17 @@ fn the_fixture_publishes_through_every_parent() {
     for kind in RouteKind::ALL {
         let objects = by_object(kind, &base(kind).store());
         let published: Vec<String> = objects.keys().cloned().collect();
-        let expected: Vec<String> = ["apps/r-gw", "apps/r-gw2", "apps/r-ls", "apps/r-sel", "other/r-other"]
-            .iter()
-            .map(|r| key(kind, r))
-            .collect();
+        let expected: Vec<String> = [
+            "apps/r-gw",
+            "apps/r-gw2",
+            "apps/r-ls",
+            "apps/r-sel",
+            "apps/r-ttl",
+            "other/r-other",
+        ]
+        .iter()
+        .map(|r| key(kind, r))
+        .collect();
         assert_eq!(published, expected, "{kind:?}");
     }
 }
