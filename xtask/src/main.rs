@@ -115,9 +115,19 @@ fn test() -> Result<()> {
     kube_e2e(&servers.go, Profile::Dev, &["run".to_string()])?;
     // Logs of its own, so the suite's stay for reading.
     let logs = target_dir().join("e2e-logs-scale");
-    let mut small: Vec<String> = ["scale", "--services", "300", "--pods", "600", "--changes", "6", "--idle", "5"]
-        .map(String::from)
-        .to_vec();
+    let mut small: Vec<String> = [
+        "scale",
+        "--services",
+        "300",
+        "--pods",
+        "600",
+        "--changes",
+        "6",
+        "--idle",
+        "5",
+    ]
+    .map(String::from)
+    .to_vec();
     small.extend([
         format!("--logs={}", logs.display()),
         "--report".to_string(),

@@ -119,8 +119,11 @@ impl ControlPlane {
             .arg(format!("--cert-dir={}", self.dir.join("apiserver-certs").display()))
             .arg("--v=1");
         if let Some(log) = &self.audit_log {
-            cmd.arg(format!("--audit-policy-file={}", self.dir.join("audit-policy.json").display()))
-                .arg(format!("--audit-log-path={}", log.display()));
+            cmd.arg(format!(
+                "--audit-policy-file={}",
+                self.dir.join("audit-policy.json").display()
+            ))
+            .arg(format!("--audit-log-path={}", log.display()));
         }
         cmd
     }

@@ -42,14 +42,7 @@ pub fn zone(server: &DnsServer) -> Result<Vec<Record>> {
 /// [`zone`] of the BIND server on `port` (for threads, which get the port rather than the server).
 pub fn zone_on(port: u16) -> Result<Vec<Record>> {
     let out = Command::new(support::need("dig"))
-        .args([
-            "@127.0.0.1",
-            "-p",
-            &port.to_string(),
-            "+tcp",
-            "+noall",
-            "+answer",
-        ])
+        .args(["@127.0.0.1", "-p", &port.to_string(), "+tcp", "+noall", "+answer"])
         .args(["-y", &format!("hmac-sha256:{KEY_NAME}:{SECRET}"), ZONE, "AXFR"])
         .output()
         .context("running dig")?;
@@ -116,7 +109,9 @@ pub fn query_a_count(port: u16, name: &str, timeout: Duration) -> Result<Option<
 /// answer within `timeout`.
 pub fn query_a(port: u16, name: &str, timeout: Duration) -> Result<Option<Vec<Ipv4Addr>>> {
     match query_a_raw(port, name, timeout)? {
-        Some(r) => Ok(Some(a_records(&r).with_context(|| format!("a malformed answer for {name} A"))?)),
+        Some(r) => Ok(Some(
+            a_records(&r).with_context(|| format!("a malformed answer for {name} A"))?,
+        )),
         None => Ok(None),
     }
 }
@@ -214,13 +209,17 @@ mod tests {
         r.extend_from_slice(&[1, b'a', 3, b'o', b'r', b'g', 0, 0, 1, 0, 1]);
         r.extend_from_slice(&[0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 192, 0, 2, 7]);
         r.extend_from_slice(&[0xc0, 12, 0, 5, 0, 1, 0, 0, 0, 60, 0, 2, 0xc0, 12]);
-        r.extend_from_slice(&[1, b'a', 3, b'o', b'r', b'g', 0, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 10, 0, 0, 1]);
+        r.extend_from_slice(&[
+            1, b'a', 3, b'o', b'r', b'g', 0, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 10, 0, 0, 1,
+        ]);
         assert_eq!(
             a_records(&r),
             Some(vec![Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(192, 0, 2, 7)])
         );
         // NXDOMAIN: no answers.
-        let nx = [0, 1, 0x84, 3, 0, 1, 0, 0, 0, 0, 0, 0, 1, b'a', 3, b'o', b'r', b'g', 0, 0, 1, 0, 1];
+        let nx = [
+            0, 1, 0x84, 3, 0, 1, 0, 0, 0, 0, 0, 0, 1, b'a', 3, b'o', b'r', b'g', 0, 0, 1, 0, 1,
+        ];
         assert_eq!(a_records(&nx), Some(vec![]));
         // Cut short inside an answer.
         assert_eq!(a_records(&r[..r.len() - 2]), None);

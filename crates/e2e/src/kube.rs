@@ -73,7 +73,11 @@ async fn apply(client: Client, obj: &Value) -> Result<Value> {
         .with_context(|| format!("applying {kind} {name}"))?;
     let stored = match status {
         Some(status) => api
-            .patch_status(name, &PatchParams::default(), &Patch::Merge(json!({ "status": status })))
+            .patch_status(
+                name,
+                &PatchParams::default(),
+                &Patch::Merge(json!({ "status": status })),
+            )
             .await
             .with_context(|| format!("setting the status of {kind} {name}"))?,
         None => stored,

@@ -68,7 +68,11 @@ impl Options {
         let mut it = args.iter();
         while let Some(flag) = it.next() {
             let value = it.next().with_context(|| format!("{flag} needs a value"))?;
-            let number = || value.parse::<usize>().with_context(|| format!("{flag} {value}: not a number"));
+            let number = || {
+                value
+                    .parse::<usize>()
+                    .with_context(|| format!("{flag} {value}: not a number"))
+            };
             match flag.as_str() {
                 "--services" => o.services = number()?,
                 "--pods" => o.pods = number()?,
@@ -90,7 +94,7 @@ fn namespace(i: usize) -> String {
     format!("scale-{}", i % NAMESPACES)
 }
 fn headless(i: usize) -> bool {
-    (i / NAMESPACES) % HEADLESS_EVERY == 0
+    (i / NAMESPACES).is_multiple_of(HEADLESS_EVERY)
 }
 fn host(name: &str) -> String {
     format!("{name}.{ZONE}")
@@ -130,12 +134,20 @@ fn objects(opts: &Options) -> Vec<Value> {
             objs.push(lb_service(&ns, &name, lb_ip(0, i)));
             continue;
         }
-        objs.push(o::headless_service(&ns, &name, &name, annotations(&[("hostname", &host(&name))])));
+        objs.push(o::headless_service(
+            &ns,
+            &name,
+            &name,
+            annotations(&[("hostname", &host(&name))]),
+        ));
         let mut endpoints = Vec::new();
         for p in 0..per {
             let pod_name = format!("{name}-{p}");
             objs.push(pod(&ns, &pod_name, &name));
-            endpoints.push((Ipv4Addr::from(u32::from(Ipv4Addr::new(10, 128, 0, 0)) + pods).to_string(), pod_name));
+            endpoints.push((
+                Ipv4Addr::from(u32::from(Ipv4Addr::new(10, 128, 0, 0)) + pods).to_string(),
+                pod_name,
+            ));
             pods += 1;
         }
         let endpoints: Vec<(&str, &str)> = endpoints.iter().map(|(ip, p)| (ip.as_str(), p.as_str())).collect();
@@ -173,7 +185,12 @@ fn usage(proc: &Proc, ticks: f64) -> Result<Usage> {
     };
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
     // Fields after the command (which may hold spaces) start at field 3; utime and stime are 14 and 15.
-    let fields: Vec<&str> = stat.rsplit_once(')').map(|(_, f)| f).unwrap_or("").split_whitespace().collect();
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, f)| f)
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
     let tick = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok());
     let (Some(rss), Some(hwm), Some(utime), Some(stime)) = (kb("VmRSS:"), kb("VmHWM:"), tick(11), tick(12)) else {
         bail!("unreadable /proc/{pid}/status or stat of {}", proc.name);
@@ -204,10 +221,13 @@ fn requests(audit: &Path) -> Result<([usize; 2], BTreeSet<String>)> {
         let Ok(event) = serde_json::from_str::<Value>(line) else {
             continue; // a line being written
         };
-        let (Some(id), Some(agent)) = (event["auditID"].as_str(), event["userAgent"].as_str()) else {
+        let Some(id) = event["auditID"].as_str() else {
             continue;
         };
-        ids[usize::from(agent.starts_with("external-dns"))].insert(id.to_string());
+        // external-dns (client-go) says `ExternalDNS/v0.22.0`; extdns sends no User-Agent.
+        let agent = event["userAgent"].as_str().unwrap_or("(none)");
+        let external = agent.to_ascii_lowercase().starts_with("externaldns");
+        ids[usize::from(external)].insert(id.to_string());
         if !agents.contains(agent) {
             agents.insert(agent.to_string());
         }
@@ -240,7 +260,11 @@ struct Figures {
 }
 
 pub fn run(ctx: Ctx, opts: &Options) -> Result<bool> {
-    let audit = ctx.cp.audit_log.clone().context("the scale benchmark needs an audited control plane")?;
+    let audit = ctx
+        .cp
+        .audit_log
+        .clone()
+        .context("the scale benchmark needs an audited control plane")?;
     let kube = &ctx.cp.kube;
     for n in 0..NAMESPACES {
         kube.namespace(&format!("scale-{n}"), json!({ "extdns-e2e": "scale" }))?;
@@ -249,11 +273,7 @@ pub fn run(ctx: Ctx, opts: &Options) -> Result<bool> {
     let loading = Instant::now();
     kube.apply_all(&objs, CONCURRENCY)?;
     let load = loading.elapsed();
-    eprintln!(
-        "scale: {} objects loaded in {:.1} s",
-        objs.len(),
-        load.as_secs_f64()
-    );
+    eprintln!("scale: {} objects loaded in {:.1} s", objs.len(), load.as_secs_f64());
 
     let servers = [dns::bind(), dns::bind()];
     let mut procs = Vec::new();
@@ -372,7 +392,11 @@ pub fn run(ctx: Ctx, opts: &Options) -> Result<bool> {
     let writing = Instant::now();
     kube.apply_all(&updates, CONCURRENCY)?;
     let written = Instant::now();
-    eprintln!("scale: burst of {} updates written in {:.1} s", burst.len(), (written - writing).as_secs_f64());
+    eprintln!(
+        "scale: burst of {} updates written in {:.1} s",
+        burst.len(),
+        (written - writing).as_secs_f64()
+    );
     let expected: HashMap<String, String> = burst
         .iter()
         .map(|&i| (format!("svc-{i}.{ZONE}."), lb_ip(1, i).to_string()))
@@ -402,6 +426,8 @@ pub fn run(ctx: Ctx, opts: &Options) -> Result<bool> {
     for p in &mut procs {
         p.terminate(Duration::from_secs(5));
     }
+    // Kept beside the controller logs: which request was whose.
+    std::fs::copy(&audit, ctx.log("scale-audit"))?;
 
     let pods = objs.iter().filter(|o| o["kind"] == "Pod").count();
     let report = report(opts, objs.len(), pods, load, burst.len(), &figures);
@@ -415,7 +441,10 @@ pub fn run(ctx: Ctx, opts: &Options) -> Result<bool> {
     let extdns = &figures[0];
     let mut ok = true;
     if extdns.timeouts > 0 {
-        eprintln!("scale: FAILED: extdns missed {} of {} changes", extdns.timeouts, opts.changes);
+        eprintln!(
+            "scale: FAILED: extdns missed {} of {} changes",
+            extdns.timeouts, opts.changes
+        );
         ok = false;
     }
     if extdns.burst.is_none() {
@@ -439,24 +468,114 @@ fn report(opts: &Options, objects: usize, pods: usize, load: Duration, burst: us
     let idle = opts.idle.as_secs();
     let k = opts.changes;
     let rows: Vec<(String, [Option<f64>; 2], &str, usize)> = vec![
-        ("first full sync (start → every name answers)".into(), each(&|f| secs(f.first_sync)), "s", 1),
-        (format!("change → answer, median ({k} changes)"), [0, 1].map(|i| ms(latency(i).median()).filter(|_| !f[i].samples.is_empty())), "ms", 0),
-        (format!("change → answer, p99 ({k} changes)"), [0, 1].map(|i| ms(latency(i).p99()).filter(|_| !f[i].samples.is_empty())), "ms", 0),
-        ("changes not answered within 30 s".into(), each(&|f| Some(f.timeouts as f64)), "", 0),
-        (format!("burst of {burst} target updates → all answer (from the last write)"), each(&|f| secs(f.burst)), "s", 1),
-        ("RSS after the first sync".into(), each(&|f| mb(f.usage[0].rss)), "MB", 0),
-        ("peak RSS up to the first sync (VmHWM)".into(), each(&|f| mb(f.usage[0].hwm)), "MB", 0),
-        (format!("RSS after {idle} s idle"), each(&|f| mb(f.usage[1].rss)), "MB", 0),
-        ("RSS after the changes and the burst".into(), each(&|f| mb(f.usage[3].rss)), "MB", 0),
-        ("peak RSS over the run (VmHWM)".into(), each(&|f| mb(f.usage[3].hwm)), "MB", 0),
-        ("CPU, start → first sync".into(), each(&|f| Some(f.usage[0].cpu)), "s", 2),
-        (format!("CPU, {idle} s idle"), each(&|f| Some(f.usage[1].cpu - f.usage[0].cpu)), "s", 2),
-        (format!("CPU, {k} changes"), each(&|f| Some(f.usage[2].cpu - f.usage[1].cpu)), "s", 2),
-        ("CPU, the burst".into(), each(&|f| Some(f.usage[3].cpu - f.usage[2].cpu)), "s", 2),
-        ("API requests, start → first sync".into(), each(&|f| Some(f.requests[0] as f64)), "", 0),
-        (format!("API requests, {idle} s idle"), each(&|f| Some((f.requests[1] - f.requests[0]) as f64)), "", 0),
-        (format!("API requests, {k} changes"), each(&|f| Some((f.requests[2] - f.requests[1]) as f64)), "", 0),
-        ("API requests, the burst".into(), each(&|f| Some((f.requests[3] - f.requests[2]) as f64)), "", 0),
+        (
+            "first full sync (start → every name answers)".into(),
+            each(&|f| secs(f.first_sync)),
+            "s",
+            1,
+        ),
+        (
+            format!("change → answer, median ({k} changes)"),
+            [0, 1].map(|i| ms(latency(i).median()).filter(|_| !f[i].samples.is_empty())),
+            "ms",
+            0,
+        ),
+        (
+            format!("change → answer, p99 ({k} changes)"),
+            [0, 1].map(|i| ms(latency(i).p99()).filter(|_| !f[i].samples.is_empty())),
+            "ms",
+            0,
+        ),
+        (
+            "changes not answered within 30 s".into(),
+            each(&|f| Some(f.timeouts as f64)),
+            "",
+            0,
+        ),
+        (
+            format!("burst of {burst} target updates → all answer (from the last write)"),
+            each(&|f| secs(f.burst)),
+            "s",
+            1,
+        ),
+        (
+            "RSS after the first sync".into(),
+            each(&|f| mb(f.usage[0].rss)),
+            "MB",
+            0,
+        ),
+        (
+            "peak RSS up to the first sync (VmHWM)".into(),
+            each(&|f| mb(f.usage[0].hwm)),
+            "MB",
+            0,
+        ),
+        (
+            format!("RSS after {idle} s idle"),
+            each(&|f| mb(f.usage[1].rss)),
+            "MB",
+            0,
+        ),
+        (
+            "RSS after the changes and the burst".into(),
+            each(&|f| mb(f.usage[3].rss)),
+            "MB",
+            0,
+        ),
+        (
+            "peak RSS over the run (VmHWM)".into(),
+            each(&|f| mb(f.usage[3].hwm)),
+            "MB",
+            0,
+        ),
+        (
+            "CPU, start → first sync".into(),
+            each(&|f| Some(f.usage[0].cpu)),
+            "s",
+            2,
+        ),
+        (
+            format!("CPU, {idle} s idle"),
+            each(&|f| Some(f.usage[1].cpu - f.usage[0].cpu)),
+            "s",
+            2,
+        ),
+        (
+            format!("CPU, {k} changes"),
+            each(&|f| Some(f.usage[2].cpu - f.usage[1].cpu)),
+            "s",
+            2,
+        ),
+        (
+            "CPU, the burst".into(),
+            each(&|f| Some(f.usage[3].cpu - f.usage[2].cpu)),
+            "s",
+            2,
+        ),
+        (
+            "API requests, start → first sync".into(),
+            each(&|f| Some(f.requests[0] as f64)),
+            "",
+            0,
+        ),
+        (
+            format!("API requests, {idle} s idle"),
+            each(&|f| Some((f.requests[1] - f.requests[0]) as f64)),
+            "",
+            0,
+        ),
+        (
+            format!("API requests, {k} changes"),
+            each(&|f| Some((f.requests[2] - f.requests[1]) as f64)),
+            "",
+            0,
+        ),
+        (
+            "API requests, the burst".into(),
+            each(&|f| Some((f.requests[3] - f.requests[2]) as f64)),
+            "",
+            0,
+        ),
     ];
     let mut out = String::new();
     let _ = writeln!(
@@ -472,7 +591,10 @@ fn report(opts: &Options, objects: usize, pods: usize, load: Duration, burst: us
         objects as f64 / load.as_secs_f64().max(0.001),
         FLAGS.join(" "),
     );
-    let _ = writeln!(out, "| | extdns | external-dns v0.22.0 | extdns / external-dns |\n|---|---|---|---|");
+    let _ = writeln!(
+        out,
+        "| | extdns | external-dns v0.22.0 | extdns / external-dns |\n|---|---|---|---|"
+    );
     for (label, [a, b], unit, prec) in rows {
         let show = |v: Option<f64>| match v {
             Some(v) => format!("{v:.prec$} {unit}").trim_end().to_string(),
@@ -503,7 +625,10 @@ mod tests {
         assert_eq!(count("Service"), 300);
         assert_eq!(count("EndpointSlice"), 30);
         assert_eq!(count("Pod"), 600);
-        let namespaces: HashSet<&str> = objs.iter().filter_map(|o| o["metadata"]["namespace"].as_str()).collect();
+        let namespaces: HashSet<&str> = objs
+            .iter()
+            .filter_map(|o| o["metadata"]["namespace"].as_str())
+            .collect();
         assert_eq!(namespaces.len(), NAMESPACES);
         // Every endpoint names a Pod of its namespace, without a per-Pod hostname.
         for slice in objs.iter().filter(|o| o["kind"] == "EndpointSlice") {
