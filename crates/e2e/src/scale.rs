@@ -235,16 +235,46 @@ fn requests(audit: &Path) -> Result<([usize; 2], BTreeSet<String>)> {
     Ok(([ids[0].len(), ids[1].len()], agents))
 }
 
-/// Every Service name of the zone answers A (AXFR of the server on `port`), polled until `timeout`:
-/// the time from `since`.
-fn wait_zone(port: u16, since: Instant, timeout: Duration, done: impl Fn(&[dns::Record]) -> bool) -> Option<Duration> {
+/// A name to probe and the A answer it must give (`None`: any address).
+type Probe = (String, Option<Ipv4Addr>);
+
+/// Polls the BIND server on `port` until every probe answers (UDP queries, cheap) and then an AXFR of the
+/// whole zone satisfies `done`; the time from `since` to the start of that transfer, or `None` after
+/// `timeout`. Probing first keeps the harness from spending the CPU the controllers are measured on.
+fn wait_zone(
+    port: u16,
+    since: Instant,
+    timeout: Duration,
+    probes: &[Probe],
+    done: impl Fn(&[dns::Record]) -> bool,
+) -> Option<Duration> {
     while since.elapsed() < timeout {
-        if dns::zone_on(port).is_ok_and(|z| done(&z)) {
-            return Some(since.elapsed());
+        let answered = probes.iter().all(|(name, want)| {
+            dns::query_a(port, name, Duration::from_secs(1)).is_ok_and(|a| match (a, want) {
+                (Some(a), Some(ip)) => a == [*ip],
+                (Some(a), None) => !a.is_empty(),
+                (None, _) => false,
+            })
+        });
+        if answered {
+            let at = since.elapsed();
+            if dns::zone_on(port).is_ok_and(|z| done(&z)) {
+                return Some(at);
+            }
         }
-        std::thread::sleep(Duration::from_millis(200));
+        std::thread::sleep(Duration::from_millis(50));
     }
     None
+}
+
+/// About 20 of `names`, evenly spread, the last one included.
+fn spread<T: Clone>(names: &[T]) -> Vec<T> {
+    let step = names.len().div_ceil(20).max(1);
+    let mut picked: Vec<T> = names.iter().step_by(step).cloned().collect();
+    if let Some(last) = names.last() {
+        picked.push(last.clone());
+    }
+    picked
 }
 
 /// What one controller did, phase by phase.
@@ -293,15 +323,17 @@ pub fn run(ctx: Ctx, opts: &Options) -> Result<bool> {
 
     // (1) First full sync: every Service name answers.
     let services = opts.services;
+    let all: Vec<Probe> = (0..services).map(|i| (host(&format!("svc-{i}")), None)).collect();
+    let probes = spread(&all);
     let sync_timeout = Duration::from_secs(120) + Duration::from_millis(30) * services as u32;
     let synced: Vec<Option<Duration>> = std::thread::scope(|s| {
         let handles: Vec<_> = servers
             .iter()
             .zip(&started)
             .map(|(server, since)| {
-                let port = server.port;
+                let (port, probes) = (server.port, &probes);
                 s.spawn(move || {
-                    wait_zone(port, *since, sync_timeout, |z| {
+                    wait_zone(port, *since, sync_timeout, probes, |z| {
                         z.iter()
                             .filter(|r| r.rtype == "A" && r.name.starts_with("svc-"))
                             .map(|r| &r.name)
@@ -401,13 +433,19 @@ pub fn run(ctx: Ctx, opts: &Options) -> Result<bool> {
         .iter()
         .map(|&i| (format!("svc-{i}.{ZONE}."), lb_ip(1, i).to_string()))
         .collect();
+    let probes = spread(
+        &burst
+            .iter()
+            .map(|&i| (host(&format!("svc-{i}")), Some(lb_ip(1, i))))
+            .collect::<Vec<Probe>>(),
+    );
     let converged: Vec<Option<Duration>> = std::thread::scope(|s| {
         let handles: Vec<_> = servers
             .iter()
             .map(|server| {
-                let (port, expected) = (server.port, &expected);
+                let (port, expected, probes) = (server.port, &expected, &probes);
                 s.spawn(move || {
-                    wait_zone(port, written, Duration::from_secs(180), |z| {
+                    wait_zone(port, written, Duration::from_secs(180), probes, |z| {
                         let new = z
                             .iter()
                             .filter(|r| r.rtype == "A" && expected.get(&r.name) == Some(&r.rdata))
@@ -640,6 +678,16 @@ mod tests {
                     && o["metadata"]["namespace"] == slice["metadata"]["namespace"]));
             }
         }
+    }
+
+    #[test]
+    fn spread_picks_evenly_and_ends_with_the_last() {
+        let names: Vec<usize> = (0..1000).collect();
+        let picked = spread(&names);
+        assert_eq!(picked.first(), Some(&0));
+        assert_eq!(picked.last(), Some(&999));
+        assert!((20..=22).contains(&picked.len()), "{}", picked.len());
+        assert_eq!(spread(&[7]), vec![7, 7]);
     }
 
     #[test]
