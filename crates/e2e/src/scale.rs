@@ -104,13 +104,17 @@ fn lb_ip(generation: u32, i: usize) -> Ipv4Addr {
     Ipv4Addr::from(u32::from(Ipv4Addr::new(100, 64, 0, 0)) + (generation << 21) + i as u32)
 }
 
+/// A LoadBalancer Service without node ports: the node port range (2,768 ports) would run out long before
+/// the Services do, and nothing here routes through nodes.
 fn lb_service(ns: &str, name: &str, ip: Ipv4Addr) -> Value {
-    o::lb_service(
+    let mut svc = o::lb_service(
         ns,
         name,
         annotations(&[("hostname", &host(name))]),
         json!([{ "ip": ip.to_string() }]),
-    )
+    );
+    svc["spec"]["allocateLoadBalancerNodePorts"] = json!(false);
+    svc
 }
 
 /// A Pod as it is before anything schedules it: no node, no status.
@@ -300,6 +304,7 @@ pub fn run(ctx: Ctx, opts: &Options) -> Result<bool> {
         kube.namespace(&format!("scale-{n}"), json!({ "extdns-e2e": "scale" }))?;
     }
     let objs = objects(opts);
+    eprintln!("scale: loading {} objects", objs.len());
     let loading = Instant::now();
     kube.apply_all(&objs, CONCURRENCY)?;
     let load = loading.elapsed();
