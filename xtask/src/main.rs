@@ -8,7 +8,9 @@
 //! - `e2e [SCENARIO...]`: the real-server suites only (RFC2136 against BIND and Knot, then the Kubernetes
 //!   scenarios; with names, only those scenarios).
 //! - `bench [FILTER]`: every criterion benchmark (or those matching FILTER); `bench e2e-latency [--count N]`:
-//!   the `--events` latency of extdns and external-dns on a real API server and BIND.
+//!   the `--events` latency of extdns and external-dns on a real API server and BIND; `bench scale [--services N]
+//!   [--pods M] [--changes K] [--idle SECONDS]`: both side by side on a loaded API server, the table into
+//!   `target/bench-scale.md`.
 //! - `dist`: the release binary (static, LTO, stripped, version and commit stamped) into `dist/` with its
 //!   SHA-256 checksum and a CycloneDX SBOM; refuses a version CHANGELOG.md does not name.
 //! - `image`: checks the Dockerfile against `dist` and writes the container build context to `target/image/`
@@ -38,12 +40,13 @@ fn main() -> Result<()> {
         "image" => release::image(),
         "check-crates" => crates::check_crates(),
         "bench" if rest.first().map(String::as_str) == Some("e2e-latency") => latency(&rest[1..]),
+        "bench" if rest.first().map(String::as_str) == Some("scale") => scale(&rest[1..]),
         "bench" => bench(&rest),
         "e2e" => e2e(&rest),
         "fuzz" => fuzz::fuzz(&rest),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test | e2e [SCENARIO...] | bench [FILTER] | bench e2e-latency [--count N] | dist | image | check-crates | fuzz [--seconds N] [--no-sanitizer] [TARGET...]>"
+                "usage: cargo xtask <test | e2e [SCENARIO...] | bench [FILTER] | bench e2e-latency [--count N] | bench scale [--services N] [--pods M] [--changes K] [--idle SECONDS] | dist | image | check-crates | fuzz [--seconds N] [--no-sanitizer] [TARGET...]>"
             );
             std::process::exit(2);
         }
@@ -101,14 +104,36 @@ fn bench(filter: &[String]) -> Result<()> {
 }
 
 /// Everything, as CI runs it: prerequisites, unit tests and real-DNS-server suites (`cargo test
-/// --workspace`), then the Kubernetes end-to-end suite.
+/// --workspace`), then the Kubernetes end-to-end suite, then the scale benchmark at a small scale so it
+/// cannot rot (it fails when a controller never completes its first sync or extdns misses a change).
 fn test() -> Result<()> {
     let servers = TestServers::ensure()?;
     let mut tests = cargo();
     tests.args(["test", "--workspace", "--", "--test-threads=2"]);
     servers.export_to(&mut tests);
     run(tests)?;
-    kube_e2e(&servers.go, Profile::Dev, &["run".to_string()])
+    kube_e2e(&servers.go, Profile::Dev, &["run".to_string()])?;
+    // Logs of its own, so the suite's stay for reading.
+    let logs = target_dir().join("e2e-logs-scale");
+    let mut small: Vec<String> = [
+        "scale",
+        "--services",
+        "300",
+        "--pods",
+        "600",
+        "--changes",
+        "6",
+        "--idle",
+        "5",
+    ]
+    .map(String::from)
+    .to_vec();
+    small.extend([
+        format!("--logs={}", logs.display()),
+        "--report".to_string(),
+        logs.join("bench-scale.md").display().to_string(),
+    ]);
+    kube_e2e(&servers.go, Profile::Dev, &small)
 }
 
 /// What the real-server tests run, installed or built when missing.
@@ -166,6 +191,19 @@ fn latency(args: &[String]) -> Result<()> {
     let go = gobuild::ensure(&target_dir())?;
     let mut e2e_args = vec!["latency".to_string()];
     e2e_args.extend(args.iter().cloned());
+    kube_e2e(&go, Profile::Release, &e2e_args)
+}
+
+/// The scale benchmark on a release build; the report goes to `target/bench-scale.md`.
+fn scale(args: &[String]) -> Result<()> {
+    deps::ensure_system_packages()?;
+    let go = gobuild::ensure(&target_dir())?;
+    let mut e2e_args = vec!["scale".to_string()];
+    e2e_args.extend(args.iter().cloned());
+    e2e_args.extend([
+        "--report".to_string(),
+        target_dir().join("bench-scale.md").display().to_string(),
+    ]);
     kube_e2e(&go, Profile::Release, &e2e_args)
 }
 

@@ -41,6 +41,9 @@ pub struct ControlPlane {
     /// A kubeconfig with a token of the `extdns` ServiceAccount from deploy/.
     pub sa_kubeconfig: PathBuf,
     pub kube: Kube,
+    /// The audit log (JSON lines, Metadata level) of the controllers' ServiceAccount, when started with
+    /// [`ControlPlane::start_audited`].
+    pub audit_log: Option<PathBuf>,
     /// Kept last: the directory goes after the processes that write into it.
     _tmp: tempfile::TempDir,
 }
@@ -48,6 +51,16 @@ pub struct ControlPlane {
 impl ControlPlane {
     /// Starts etcd and kube-apiserver, installs the CRDs, applies deploy/ and mints the ServiceAccount token.
     pub fn start(bins: &Binaries) -> Result<ControlPlane> {
+        Self::start_with(bins, false)
+    }
+
+    /// [`ControlPlane::start`], with every request of the controllers' ServiceAccount in an audit log, so a
+    /// benchmark can count them (by user agent: both controllers use the same token).
+    pub fn start_audited(bins: &Binaries) -> Result<ControlPlane> {
+        Self::start_with(bins, true)
+    }
+
+    fn start_with(bins: &Binaries, audit: bool) -> Result<ControlPlane> {
         let tmp = tempfile::Builder::new().prefix("extdns-e2e-").tempdir()?;
         let dir = tmp.path().to_path_buf();
         let pki = Pki::create(&dir.join("pki"))?;
@@ -72,6 +85,7 @@ impl ControlPlane {
             admin_kubeconfig,
             sa_kubeconfig: dir.join("extdns.kubeconfig"),
             kube,
+            audit_log: audit.then(|| dir.join("audit.log")),
             _tmp: tmp,
         };
         cp.start_apiserver()?;
@@ -104,10 +118,30 @@ impl ControlPlane {
             .arg("--profiling=false")
             .arg(format!("--cert-dir={}", self.dir.join("apiserver-certs").display()))
             .arg("--v=1");
+        if let Some(log) = &self.audit_log {
+            cmd.arg(format!(
+                "--audit-policy-file={}",
+                self.dir.join("audit-policy.json").display()
+            ))
+            .arg(format!("--audit-log-path={}", log.display()));
+        }
         cmd
     }
 
     fn start_apiserver(&mut self) -> Result<()> {
+        if self.audit_log.is_some() {
+            // The ServiceAccount's requests only (the harness's own would swamp them), one event per stage
+            // after the request was received.
+            let policy = json!({
+                "apiVersion": "audit.k8s.io/v1", "kind": "Policy",
+                "omitStages": ["RequestReceived"],
+                "rules": [
+                    { "level": "Metadata", "users": ["system:serviceaccount:extdns:extdns"] },
+                    { "level": "None" },
+                ],
+            });
+            std::fs::write(self.dir.join("audit-policy.json"), policy.to_string())?;
+        }
         let log = self.dir.join("kube-apiserver.log");
         let mut proc = Proc::spawn("kube-apiserver", self.apiserver_command(), &log)?;
         let started = Instant::now();

@@ -38,6 +38,9 @@ pub struct Run<'a> {
     pub owner: &'a str,
     /// Flags beyond the common set (e.g. `--events`, `--interval=2s`).
     pub extra: Vec<String>,
+    /// Every namespace and the service source only ([`cluster_flags`]) instead of [`common_flags`]: the
+    /// scale benchmark, whose objects fill many namespaces.
+    pub cluster_wide: bool,
 }
 
 impl<'a> Run<'a> {
@@ -47,6 +50,7 @@ impl<'a> Run<'a> {
             namespace,
             owner: OWNER,
             extra: Vec::new(),
+            cluster_wide: false,
         }
     }
 
@@ -68,7 +72,12 @@ impl<'a> Run<'a> {
                 cmd.env_remove(key);
             }
         }
-        cmd.args(common_flags(&cp.sa_kubeconfig, self.namespace, self.owner, dns.port))
+        let flags = if self.cluster_wide {
+            cluster_flags(&cp.sa_kubeconfig, self.owner, dns.port)
+        } else {
+            common_flags(&cp.sa_kubeconfig, self.namespace, self.owner, dns.port)
+        };
+        cmd.args(flags)
             .arg(format!("--metrics-address=127.0.0.1:{}", free_port()?))
             .args(&self.extra);
         Ok(cmd)
@@ -122,21 +131,10 @@ pub fn common_flags(kubeconfig: &Path, namespace: &str, owner: &str, dns_port: u
     ] {
         flags.push(format!("--source={source}"));
     }
+    flags.push("--gateway-listener-sets".to_string());
+    flags.extend(provider_flags(owner, dns_port));
     flags.extend(
         [
-            "--gateway-listener-sets",
-            "--provider=rfc2136",
-            "--rfc2136-host=127.0.0.1",
-            &format!("--rfc2136-port={dns_port}"),
-            &format!("--rfc2136-zone={ZONE}"),
-            &format!("--rfc2136-tsig-keyname={KEY_NAME}"),
-            &format!("--rfc2136-tsig-secret={SECRET}"),
-            "--rfc2136-tsig-secret-alg=hmac-sha256",
-            "--rfc2136-axfr",
-            &format!("--domain-filter={ZONE}"),
-            "--registry=txt",
-            &format!("--txt-owner-id={owner}"),
-            "--policy=sync",
             "--managed-record-types=A",
             "--managed-record-types=AAAA",
             "--managed-record-types=CNAME",
@@ -145,6 +143,37 @@ pub fn common_flags(kubeconfig: &Path, namespace: &str, owner: &str, dns_port: u
         .map(String::from),
     );
     flags
+}
+
+/// Every namespace, the service source only, defaults otherwise: what a cluster-wide deployment runs.
+pub fn cluster_flags(kubeconfig: &Path, owner: &str, dns_port: u16) -> Vec<String> {
+    let mut flags = vec![
+        format!("--kubeconfig={}", kubeconfig.display()),
+        "--source=service".to_string(),
+    ];
+    flags.extend(provider_flags(owner, dns_port));
+    flags
+}
+
+/// RFC2136 with TSIG to BIND on `dns_port`, the TXT registry as `owner`, `sync` policy (so deletions are
+/// published too).
+fn provider_flags(owner: &str, dns_port: u16) -> Vec<String> {
+    [
+        "--provider=rfc2136",
+        "--rfc2136-host=127.0.0.1",
+        &format!("--rfc2136-port={dns_port}"),
+        &format!("--rfc2136-zone={ZONE}"),
+        &format!("--rfc2136-tsig-keyname={KEY_NAME}"),
+        &format!("--rfc2136-tsig-secret={SECRET}"),
+        "--rfc2136-tsig-secret-alg=hmac-sha256",
+        "--rfc2136-axfr",
+        &format!("--domain-filter={ZONE}"),
+        "--registry=txt",
+        &format!("--txt-owner-id={owner}"),
+        "--policy=sync",
+    ]
+    .map(String::from)
+    .to_vec()
 }
 
 /// Waits until the controller's log shows `needle` (e.g. its first sync), failing early if it exits.

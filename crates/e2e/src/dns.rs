@@ -1,7 +1,7 @@
 //! Real BIND, started by the same harness as the RFC2136 integration tests, and what the tests read from it:
 //! answers to queries, and whole zones by AXFR (TTLs included).
 
-use std::net::UdpSocket;
+use std::net::{Ipv4Addr, UdpSocket};
 use std::process::Command;
 use std::time::Duration;
 
@@ -36,15 +36,13 @@ impl std::fmt::Display for Record {
 
 /// The zone by AXFR, sorted, without the SOA (its serial counts changes, not content).
 pub fn zone(server: &DnsServer) -> Result<Vec<Record>> {
+    zone_on(server.port)
+}
+
+/// [`zone`] of the BIND server on `port` (for threads, which get the port rather than the server).
+pub fn zone_on(port: u16) -> Result<Vec<Record>> {
     let out = Command::new(support::need("dig"))
-        .args([
-            "@127.0.0.1",
-            "-p",
-            &server.port.to_string(),
-            "+tcp",
-            "+noall",
-            "+answer",
-        ])
+        .args(["@127.0.0.1", "-p", &port.to_string(), "+tcp", "+noall", "+answer"])
         .args(["-y", &format!("hmac-sha256:{KEY_NAME}:{SECRET}"), ZONE, "AXFR"])
         .output()
         .context("running dig")?;
@@ -104,6 +102,22 @@ pub fn answers(server: &DnsServer, name: &str, rtype: &str) -> Vec<String> {
 /// A DNS query sent straight over UDP (no process per query), for latency measurements: the number of
 /// answer records for `name A`, or `None` when the server did not answer within `timeout`.
 pub fn query_a_count(port: u16, name: &str, timeout: Duration) -> Result<Option<u16>> {
+    Ok(query_a_raw(port, name, timeout)?.map(|r| u16::from_be_bytes([r[6], r[7]])))
+}
+
+/// The addresses of `name A` (none for NXDOMAIN or no data), sorted, or `None` when the server did not
+/// answer within `timeout`.
+pub fn query_a(port: u16, name: &str, timeout: Duration) -> Result<Option<Vec<Ipv4Addr>>> {
+    match query_a_raw(port, name, timeout)? {
+        Some(r) => Ok(Some(
+            a_records(&r).with_context(|| format!("a malformed answer for {name} A"))?,
+        )),
+        None => Ok(None),
+    }
+}
+
+/// Sends `name A IN` and returns the response (at least a header, with our id).
+fn query_a_raw(port: u16, name: &str, timeout: Duration) -> Result<Option<Vec<u8>>> {
     let socket = UdpSocket::bind("127.0.0.1:0")?;
     socket.set_read_timeout(Some(timeout))?;
     let id: u16 = (std::process::id() as u16) ^ 0x5a5a;
@@ -117,7 +131,7 @@ pub fn query_a_count(port: u16, name: &str, timeout: Duration) -> Result<Option<
     }
     q.extend_from_slice(&[0, 0, 1, 0, 1]); // root, type A, class IN
     socket.send_to(&q, ("127.0.0.1", port))?;
-    let mut buf = [0u8; 1500];
+    let mut buf = [0u8; 4096];
     loop {
         let n = match socket.recv(&mut buf) {
             Ok(n) => n,
@@ -129,8 +143,42 @@ pub fn query_a_count(port: u16, name: &str, timeout: Duration) -> Result<Option<
         if n < 12 || buf[0..2] != id.to_be_bytes() {
             continue;
         }
-        return Ok(Some(u16::from_be_bytes([buf[6], buf[7]])));
+        return Ok(Some(buf[..n].to_vec()));
     }
+}
+
+/// The A records in the answer section of a response, sorted.
+fn a_records(r: &[u8]) -> Option<Vec<Ipv4Addr>> {
+    /// The offset after the (possibly compressed) name starting at `at`.
+    fn skip_name(r: &[u8], mut at: usize) -> Option<usize> {
+        loop {
+            let len = *r.get(at)?;
+            match len {
+                0 => return Some(at + 1),
+                l if l & 0xc0 == 0xc0 => return Some(at + 2),
+                l => at += 1 + usize::from(l),
+            }
+        }
+    }
+    let u16_at = |at: usize| Some(u16::from_be_bytes([*r.get(at)?, *r.get(at + 1)?]));
+    let questions = u16_at(4)?;
+    let answers = u16_at(6)?;
+    let mut at = 12;
+    for _ in 0..questions {
+        at = skip_name(r, at)? + 4;
+    }
+    let mut found = Vec::new();
+    for _ in 0..answers {
+        at = skip_name(r, at)?;
+        let (rtype, len) = (u16_at(at)?, usize::from(u16_at(at + 8)?));
+        let rdata = r.get(at + 10..at + 10 + len)?;
+        if rtype == 1 {
+            found.push(Ipv4Addr::from(<[u8; 4]>::try_from(rdata).ok()?));
+        }
+        at += 10 + len;
+    }
+    found.sort();
+    Some(found)
 }
 
 #[cfg(test)]
@@ -151,6 +199,30 @@ mod tests {
         );
         assert_eq!(parse_record(";; XFR size: 6 records"), None);
         Ok(())
+    }
+
+    #[test]
+    fn a_records_are_read_from_the_answer_section() {
+        // Header (id 1, 1 question, 3 answers), question `a.org A IN`, then an A answer by compression
+        // pointer, a CNAME (skipped) and an A answer with a full name.
+        let mut r = vec![0, 1, 0x84, 0, 0, 1, 0, 3, 0, 0, 0, 0];
+        r.extend_from_slice(&[1, b'a', 3, b'o', b'r', b'g', 0, 0, 1, 0, 1]);
+        r.extend_from_slice(&[0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 192, 0, 2, 7]);
+        r.extend_from_slice(&[0xc0, 12, 0, 5, 0, 1, 0, 0, 0, 60, 0, 2, 0xc0, 12]);
+        r.extend_from_slice(&[
+            1, b'a', 3, b'o', b'r', b'g', 0, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 10, 0, 0, 1,
+        ]);
+        assert_eq!(
+            a_records(&r),
+            Some(vec![Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(192, 0, 2, 7)])
+        );
+        // NXDOMAIN: no answers.
+        let nx = [
+            0, 1, 0x84, 3, 0, 1, 0, 0, 0, 0, 0, 0, 1, b'a', 3, b'o', b'r', b'g', 0, 0, 1, 0, 1,
+        ];
+        assert_eq!(a_records(&nx), Some(vec![]));
+        // Cut short inside an answer.
+        assert_eq!(a_records(&r[..r.len() - 2]), None);
     }
 
     #[test]

@@ -50,6 +50,41 @@ fn str_at<'a>(obj: &'a Value, path: &[&str]) -> Option<&'a str> {
     path.iter().try_fold(obj, |v, k| v.get(k)).and_then(Value::as_str)
 }
 
+fn api(client: &Client, api_version: &str, kind: &str, namespace: Option<&str>) -> Result<Api<DynamicObject>> {
+    let (ar, namespaced) = resource(api_version, kind)?;
+    Ok(match (namespaced, namespace) {
+        (true, Some(ns)) => Api::namespaced_with(client.clone(), ns, &ar),
+        (true, None) => bail!("{kind} is namespaced: the object needs metadata.namespace"),
+        (false, _) => Api::all_with(client.clone(), &ar),
+    })
+}
+
+/// See [`Kube::apply`].
+async fn apply(client: Client, obj: &Value) -> Result<Value> {
+    let api_version = str_at(obj, &["apiVersion"]).context("object without apiVersion")?;
+    let kind = str_at(obj, &["kind"]).context("object without kind")?;
+    let name = str_at(obj, &["metadata", "name"]).context("object without metadata.name")?;
+    let api = api(&client, api_version, kind, str_at(obj, &["metadata", "namespace"]))?;
+    let mut spec = obj.clone();
+    let status = spec.as_object_mut().and_then(|o| o.remove("status"));
+    let stored = api
+        .patch(name, &PatchParams::apply(MANAGER).force(), &Patch::Apply(&spec))
+        .await
+        .with_context(|| format!("applying {kind} {name}"))?;
+    let stored = match status {
+        Some(status) => api
+            .patch_status(
+                name,
+                &PatchParams::default(),
+                &Patch::Merge(json!({ "status": status })),
+            )
+            .await
+            .with_context(|| format!("setting the status of {kind} {name}"))?,
+        None => stored,
+    };
+    Ok(serde_json::to_value(stored)?)
+}
+
 impl Kube {
     pub fn from_kubeconfig(path: &Path) -> Result<Kube> {
         let rt = tokio::runtime::Builder::new_multi_thread()
@@ -75,42 +110,25 @@ impl Kube {
     }
 
     fn api(&self, obj_api_version: &str, kind: &str, namespace: Option<&str>) -> Result<Api<DynamicObject>> {
-        let (ar, namespaced) = resource(obj_api_version, kind)?;
-        Ok(match (namespaced, namespace) {
-            (true, Some(ns)) => Api::namespaced_with(self.client.clone(), ns, &ar),
-            (true, None) => bail!("{kind} is namespaced: the object needs metadata.namespace"),
-            (false, _) => Api::all_with(self.client.clone(), &ar),
-        })
-    }
-
-    fn api_for(&self, obj: &Value) -> Result<(Api<DynamicObject>, String)> {
-        let api_version = str_at(obj, &["apiVersion"]).context("object without apiVersion")?;
-        let kind = str_at(obj, &["kind"]).context("object without kind")?;
-        let name = str_at(obj, &["metadata", "name"]).context("object without metadata.name")?;
-        let ns = str_at(obj, &["metadata", "namespace"]);
-        Ok((self.api(api_version, kind, ns)?, name.to_string()))
+        api(&self.client, obj_api_version, kind, namespace)
     }
 
     /// Creates or updates `obj` (server-side apply) and sets its `status`, if it has one, through the
     /// status subresource. Returns the object as stored (e.g. with the ClusterIP the API server allocated).
     pub fn apply(&self, obj: &Value) -> Result<Value> {
-        let (api, name) = self.api_for(obj)?;
-        let mut spec = obj.clone();
-        let status = spec.as_object_mut().and_then(|o| o.remove("status"));
-        let stored = self
-            .block_on(api.patch(&name, &PatchParams::apply(MANAGER).force(), &Patch::Apply(&spec)))
-            .with_context(|| format!("applying {} {name}", obj["kind"]))?;
-        let stored = match status {
-            Some(status) => self
-                .block_on(api.patch_status(
-                    &name,
-                    &PatchParams::default(),
-                    &Patch::Merge(json!({ "status": status })),
-                ))
-                .with_context(|| format!("setting the status of {} {name}", obj["kind"]))?,
-            None => stored,
-        };
-        Ok(serde_json::to_value(stored)?)
+        self.block_on(apply(self.client.clone(), obj))
+    }
+
+    /// [`Kube::apply`] for every object, `concurrency` at a time (as fast as the API server takes them);
+    /// the first failure ends it.
+    pub fn apply_all(&self, objs: &[Value], concurrency: usize) -> Result<()> {
+        use futures::{StreamExt, TryStreamExt};
+        self.block_on(
+            futures::stream::iter(objs)
+                .map(|obj| apply(self.client.clone(), obj))
+                .buffer_unordered(concurrency.max(1))
+                .try_for_each(|_| async { Ok(()) }),
+        )
     }
 
     /// The events.k8s.io/v1 Events of a namespace, as JSON.

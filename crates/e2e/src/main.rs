@@ -5,6 +5,7 @@
 //! ```text
 //! extdns-e2e --etcd P --kube-apiserver P --kubectl P --external-dns P --extdns P [--logs DIR] run [SCENARIO...]
 //! extdns-e2e ... latency [--count N]
+//! extdns-e2e ... scale [--services N] [--pods M] [--changes K] [--idle SECONDS] [--report FILE]
 //! extdns-e2e list
 //! ```
 //!
@@ -19,6 +20,7 @@ mod kube;
 mod objects;
 mod pki;
 mod proc;
+mod scale;
 mod scenarios;
 
 use std::panic::AssertUnwindSafe;
@@ -40,7 +42,8 @@ struct Args {
 
 fn usage() -> &'static str {
     "usage: extdns-e2e --etcd P --kube-apiserver P --kubectl P --external-dns P --extdns P [--logs DIR] \
-     (run [SCENARIO...] | latency [--count N] | list)"
+     (run [SCENARIO...] | latency [--count N] | scale [--services N] [--pods M] [--changes K] [--idle SECONDS] \
+     [--report FILE] | list)"
 }
 
 fn parse_args() -> Result<Args> {
@@ -154,18 +157,27 @@ fn real_main() -> Result<bool> {
                     other => bail!("latency: unknown argument {other}"),
                 }
             }
-            let ctx = start(&args)?;
+            let ctx = start(&args, false)?;
             scenarios::latency::run(ctx, count)?;
             Ok(true)
+        }
+        "scale" => {
+            let opts = scale::Options::parse(&args.rest)?;
+            scale::run(start(&args, true)?, &opts)
         }
         other => bail!("unknown command {other}\n{}", usage()),
     }
 }
 
-fn start(args: &Args) -> Result<Ctx> {
+/// The control plane and scenario context; `audited` logs the controllers' requests (for `scale`).
+fn start(args: &Args, audited: bool) -> Result<Ctx> {
     let started = Instant::now();
     eprintln!("extdns-e2e: starting etcd and kube-apiserver, installing CRDs and deploy/");
-    let cp = ControlPlane::start(&args.bins)?;
+    let cp = if audited {
+        ControlPlane::start_audited(&args.bins)?
+    } else {
+        ControlPlane::start(&args.bins)?
+    };
     eprintln!(
         "extdns-e2e: control plane ready in {:.1} s",
         started.elapsed().as_secs_f64()
@@ -190,7 +202,7 @@ fn run(args: Args) -> Result<bool> {
         }
         v
     };
-    let mut ctx = start(&args)?;
+    let mut ctx = start(&args, false)?;
     let started = Instant::now();
     let mut failed = Vec::new();
     for s in &selected {

@@ -38,8 +38,8 @@ impl Proc {
         })
     }
 
-    #[cfg(test)]
-    fn pid(&self) -> Option<u32> {
+    /// The process id while it runs (for /proc figures).
+    pub fn pid(&self) -> Option<u32> {
         self.child.as_ref().map(Child::id)
     }
 

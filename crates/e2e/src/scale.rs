@@ -1,0 +1,714 @@
+//! The scale benchmark: extdns and external-dns v0.22.0 side by side on one API server loaded with many
+//! LoadBalancer Services and Pods, each controller syncing its own BIND with the same flags. Measures the
+//! first full sync, change → answer for single changes, a burst of target updates, memory and CPU from
+//! /proc, and the API requests each made (from the API server's audit log), and writes a markdown table of
+//! both with their ratio.
+//!
+//! Nothing schedules Pods here: they are plain objects, a share of them behind headless Services through
+//! EndpointSlices the harness writes, so the service source has to read Pods too.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::fmt::Write as _;
+use std::net::Ipv4Addr;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use serde_json::{Value, json};
+
+use crate::controllers::{Run, Which};
+use crate::dns::{self, ZONE};
+use crate::objects::{self as o, annotations};
+use crate::proc::Proc;
+use crate::scenarios::Ctx;
+use crate::scenarios::latency::Figures as Latency;
+
+const NAMESPACES: usize = 10;
+/// Creates in flight at once while loading.
+const CONCURRENCY: usize = 32;
+/// One Service in this many is headless.
+const HEADLESS_EVERY: usize = 10;
+const PODS_PER_HEADLESS: usize = 3;
+/// `--min-event-sync-interval`'s default (both controllers run with defaults), plus a margin: each change
+/// is made at least this long after the previous answer, so it lands in a quiet cluster.
+const SPACING: Duration = Duration::from_millis(5500);
+const CHANGE_TIMEOUT: Duration = Duration::from_secs(30);
+const POLL: Duration = Duration::from_millis(10);
+const BURST: usize = 1000;
+const WHICH: [Which; 2] = [Which::Extdns, Which::ExternalDns];
+
+/// The flags both controllers get beyond [`crate::controllers::cluster_flags`].
+const FLAGS: [&str; 1] = ["--events"];
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub services: usize,
+    pub pods: usize,
+    pub changes: usize,
+    pub idle: Duration,
+    pub report: PathBuf,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            services: 10_000,
+            pods: 50_000,
+            changes: 100,
+            idle: Duration::from_secs(300),
+            report: PathBuf::from("target/bench-scale.md"),
+        }
+    }
+}
+
+impl Options {
+    /// `--services N --pods M --changes K --idle SECONDS --report FILE`, each optional.
+    pub fn parse(args: &[String]) -> Result<Options> {
+        let mut o = Options::default();
+        let mut it = args.iter();
+        while let Some(flag) = it.next() {
+            let value = it.next().with_context(|| format!("{flag} needs a value"))?;
+            let number = || {
+                value
+                    .parse::<usize>()
+                    .with_context(|| format!("{flag} {value}: not a number"))
+            };
+            match flag.as_str() {
+                "--services" => o.services = number()?,
+                "--pods" => o.pods = number()?,
+                "--changes" => o.changes = number()?,
+                "--idle" => o.idle = Duration::from_secs(number()? as u64),
+                "--report" => o.report = PathBuf::from(value),
+                other => bail!("scale: unknown argument {other}"),
+            }
+        }
+        if o.services < HEADLESS_EVERY {
+            bail!("scale: --services must be at least {HEADLESS_EVERY}");
+        }
+        Ok(o)
+    }
+}
+
+/// Service `i`: headless one time in [`HEADLESS_EVERY`], spread over the namespaces.
+fn namespace(i: usize) -> String {
+    format!("scale-{}", i % NAMESPACES)
+}
+fn headless(i: usize) -> bool {
+    (i / NAMESPACES).is_multiple_of(HEADLESS_EVERY)
+}
+fn host(name: &str) -> String {
+    format!("{name}.{ZONE}")
+}
+/// Address `i` of a generation of load balancer IPs (generation 1: after an update).
+fn lb_ip(generation: u32, i: usize) -> Ipv4Addr {
+    Ipv4Addr::from(u32::from(Ipv4Addr::new(100, 64, 0, 0)) + (generation << 21) + i as u32)
+}
+
+/// A LoadBalancer Service without node ports: the node port range (2,768 ports) would run out long before
+/// the Services do, and nothing here routes through nodes.
+fn lb_service(ns: &str, name: &str, ip: Ipv4Addr) -> Value {
+    let mut svc = o::lb_service(
+        ns,
+        name,
+        annotations(&[("hostname", &host(name))]),
+        json!([{ "ip": ip.to_string() }]),
+    );
+    svc["spec"]["allocateLoadBalancerNodePorts"] = json!(false);
+    svc
+}
+
+/// A Pod as it is before anything schedules it: no node, no status.
+fn pod(ns: &str, name: &str, app: &str) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": { "name": name, "namespace": ns, "labels": { "app": app } },
+        "spec": { "containers": [{ "name": "app", "image": "example.invalid/app:1" }] },
+    })
+}
+
+/// Every object of the cluster: Services, Pods (those behind headless Services first), EndpointSlices.
+fn objects(opts: &Options) -> Vec<Value> {
+    let headless_count = (0..opts.services).filter(|&i| headless(i)).count();
+    let per = (opts.pods / headless_count.max(1)).clamp(1, PODS_PER_HEADLESS);
+    let mut objs = Vec::with_capacity(opts.services + opts.pods + headless_count);
+    let mut pods = 0;
+    for i in 0..opts.services {
+        let (ns, name) = (namespace(i), format!("svc-{i}"));
+        if !headless(i) {
+            objs.push(lb_service(&ns, &name, lb_ip(0, i)));
+            continue;
+        }
+        objs.push(o::headless_service(
+            &ns,
+            &name,
+            &name,
+            annotations(&[("hostname", &host(&name))]),
+        ));
+        let mut endpoints = Vec::new();
+        for p in 0..per {
+            let pod_name = format!("{name}-{p}");
+            objs.push(pod(&ns, &pod_name, &name));
+            endpoints.push((
+                Ipv4Addr::from(u32::from(Ipv4Addr::new(10, 128, 0, 0)) + pods).to_string(),
+                pod_name,
+            ));
+            pods += 1;
+        }
+        let endpoints: Vec<(&str, &str)> = endpoints.iter().map(|(ip, p)| (ip.as_str(), p.as_str())).collect();
+        let mut slice = o::endpoint_slice(&ns, &format!("{name}-1"), &name, &endpoints);
+        // No per-Pod names: one name per Service, so the expected zone is one A name per Service.
+        if let Some(eps) = slice["endpoints"].as_array_mut() {
+            for ep in eps {
+                if let Some(ep) = ep.as_object_mut() {
+                    ep.remove("hostname");
+                }
+            }
+        }
+        objs.push(slice);
+    }
+    for k in pods as usize..opts.pods {
+        objs.push(pod(&namespace(k), &format!("pod-{k}"), "filler"));
+    }
+    objs
+}
+
+/// VmRSS, VmHWM (bytes) and utime+stime (seconds) of a running process.
+#[derive(Debug, Clone, Copy, Default)]
+struct Usage {
+    rss: f64,
+    hwm: f64,
+    cpu: f64,
+}
+
+fn usage(proc: &Proc, ticks: f64) -> Result<Usage> {
+    let pid = proc.pid().with_context(|| format!("{} is not running", proc.name))?;
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    let kb = |key: &str| -> Option<f64> {
+        let line = status.lines().find(|l| l.starts_with(key))?;
+        Some(line.split_whitespace().nth(1)?.parse::<f64>().ok()? * 1024.0)
+    };
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    // Fields after the command (which may hold spaces) start at field 3; utime and stime are 14 and 15.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, f)| f)
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    let tick = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok());
+    let (Some(rss), Some(hwm), Some(utime), Some(stime)) = (kb("VmRSS:"), kb("VmHWM:"), tick(11), tick(12)) else {
+        bail!("unreadable /proc/{pid}/status or stat of {}", proc.name);
+    };
+    Ok(Usage {
+        rss,
+        hwm,
+        cpu: (utime + stime) / ticks,
+    })
+}
+
+fn clock_ticks() -> f64 {
+    std::process::Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok())
+        .unwrap_or(100.0)
+}
+
+/// Requests per controller in the audit log so far (distinct audit ids, told apart by user agent), and the
+/// user agents seen.
+fn requests(audit: &Path) -> Result<([usize; 2], BTreeSet<String>)> {
+    let text = std::fs::read_to_string(audit).with_context(|| format!("reading {}", audit.display()))?;
+    let mut ids: [HashSet<String>; 2] = Default::default();
+    let mut agents = BTreeSet::new();
+    for line in text.lines() {
+        let Ok(event) = serde_json::from_str::<Value>(line) else {
+            continue; // a line being written
+        };
+        let Some(id) = event["auditID"].as_str() else {
+            continue;
+        };
+        // external-dns (client-go) says `ExternalDNS/v0.22.0`; extdns sends no User-Agent.
+        let agent = event["userAgent"].as_str().unwrap_or("(none)");
+        let external = agent.to_ascii_lowercase().starts_with("externaldns");
+        ids[usize::from(external)].insert(id.to_string());
+        if !agents.contains(agent) {
+            agents.insert(agent.to_string());
+        }
+    }
+    Ok(([ids[0].len(), ids[1].len()], agents))
+}
+
+/// A name to probe and the A answer it must give (`None`: any address).
+type Probe = (String, Option<Ipv4Addr>);
+
+/// Polls the BIND server on `port` until every probe answers (UDP queries, cheap) and then an AXFR of the
+/// whole zone satisfies `done`; the time from `since` to the start of that transfer, or `None` after
+/// `timeout`. Probing first keeps the harness from spending the CPU the controllers are measured on.
+fn wait_zone(
+    port: u16,
+    since: Instant,
+    timeout: Duration,
+    probes: &[Probe],
+    done: impl Fn(&[dns::Record]) -> bool,
+) -> Option<Duration> {
+    while since.elapsed() < timeout {
+        let answered = probes.iter().all(|(name, want)| {
+            dns::query_a(port, name, Duration::from_secs(1)).is_ok_and(|a| match (a, want) {
+                (Some(a), Some(ip)) => a == [*ip],
+                (Some(a), None) => !a.is_empty(),
+                (None, _) => false,
+            })
+        });
+        if answered {
+            let at = since.elapsed();
+            if dns::zone_on(port).is_ok_and(|z| done(&z)) {
+                return Some(at);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    None
+}
+
+/// About 20 of `names`, evenly spread, the last one included.
+fn spread<T: Clone>(names: &[T]) -> Vec<T> {
+    let step = names.len().div_ceil(20).max(1);
+    let mut picked: Vec<T> = names.iter().step_by(step).cloned().collect();
+    if let Some(last) = names.last() {
+        picked.push(last.clone());
+    }
+    picked
+}
+
+/// What one controller did, phase by phase.
+#[derive(Debug, Default)]
+struct Figures {
+    first_sync: Option<Duration>,
+    samples: Vec<Duration>,
+    timeouts: usize,
+    burst: Option<Duration>,
+    /// After the first sync, after idling, after the changes, after the burst.
+    usage: [Usage; 4],
+    requests: [usize; 4],
+}
+
+pub fn run(ctx: Ctx, opts: &Options) -> Result<bool> {
+    let audit = ctx
+        .cp
+        .audit_log
+        .clone()
+        .context("the scale benchmark needs an audited control plane")?;
+    let kube = &ctx.cp.kube;
+    for n in 0..NAMESPACES {
+        kube.namespace(&format!("scale-{n}"), json!({ "extdns-e2e": "scale" }))?;
+    }
+    let objs = objects(opts);
+    eprintln!("scale: loading {} objects", objs.len());
+    let loading = Instant::now();
+    kube.apply_all(&objs, CONCURRENCY)?;
+    let load = loading.elapsed();
+    eprintln!("scale: {} objects loaded in {:.1} s", objs.len(), load.as_secs_f64());
+
+    let servers = [dns::bind(), dns::bind()];
+    let mut procs = Vec::new();
+    let mut started = Vec::new();
+    for (which, server) in WHICH.iter().zip(&servers) {
+        let mut run = Run::new(*which, "");
+        run.cluster_wide = true;
+        run.owner = "scale";
+        for f in FLAGS {
+            run = run.flag(f);
+        }
+        started.push(Instant::now());
+        procs.push(run.start(&ctx.cp, server, &ctx.log(&format!("scale-{}", which.name())))?);
+    }
+    let mut figures: [Figures; 2] = Default::default();
+    let ticks = clock_ticks();
+
+    // (1) First full sync: every Service name answers.
+    let services = opts.services;
+    let all: Vec<Probe> = (0..services).map(|i| (host(&format!("svc-{i}")), None)).collect();
+    let probes = spread(&all);
+    let sync_timeout = Duration::from_secs(120) + Duration::from_millis(30) * services as u32;
+    let synced: Vec<Option<Duration>> = std::thread::scope(|s| {
+        let handles: Vec<_> = servers
+            .iter()
+            .zip(&started)
+            .map(|(server, since)| {
+                let (port, probes) = (server.port, &probes);
+                s.spawn(move || {
+                    wait_zone(port, *since, sync_timeout, probes, |z| {
+                        z.iter()
+                            .filter(|r| r.rtype == "A" && r.name.starts_with("svc-"))
+                            .map(|r| &r.name)
+                            .collect::<HashSet<_>>()
+                            .len()
+                            == services
+                    })
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().ok().flatten()).collect()
+    });
+    for (i, f) in figures.iter_mut().enumerate() {
+        f.first_sync = synced[i];
+        eprintln!("scale: {} first sync: {:?}", WHICH[i].name(), synced[i]);
+    }
+    let sample = |figures: &mut [Figures; 2], procs: &[Proc], phase: usize| -> Result<()> {
+        let (reqs, agents) = requests(&audit)?;
+        if phase == 0 {
+            eprintln!("scale: user agents in the audit log: {agents:?}");
+        }
+        for (i, f) in figures.iter_mut().enumerate() {
+            f.usage[phase] = usage(&procs[i], ticks)?;
+            f.requests[phase] = reqs[i];
+        }
+        Ok(())
+    };
+    if figures.iter().any(|f| f.first_sync.is_none()) {
+        for p in &mut procs {
+            eprintln!("{} log:\n{}", p.name, p.log_tail(20));
+        }
+        bail!("a controller did not complete its first sync within {sync_timeout:?}");
+    }
+    sample(&mut figures, &procs, 0)?;
+
+    // (3) Idle.
+    eprintln!("scale: idle for {} s", opts.idle.as_secs());
+    std::thread::sleep(opts.idle);
+    sample(&mut figures, &procs, 1)?;
+
+    // (2) Single changes: create a Service, update its target, delete it.
+    for c in 0..opts.changes {
+        let (j, step) = (c / 3, c % 3);
+        let (ns, name) = (namespace(j), format!("chg-{j}"));
+        let expect = match step {
+            0 | 1 => {
+                let ip = lb_ip(2 + step as u32, j);
+                kube.apply(&lb_service(&ns, &name, ip))?;
+                vec![ip]
+            }
+            _ => {
+                kube.delete("v1", "Service", Some(&ns), &name)?;
+                vec![]
+            }
+        };
+        let t0 = Instant::now();
+        let mut took: [Option<Duration>; 2] = [None, None];
+        while took.iter().any(Option::is_none) && t0.elapsed() < CHANGE_TIMEOUT {
+            for (i, server) in servers.iter().enumerate() {
+                if took[i].is_none() && dns::query_a(server.port, &host(&name), POLL)?.is_some_and(|a| a == expect) {
+                    took[i] = Some(t0.elapsed());
+                }
+            }
+            std::thread::sleep(POLL);
+        }
+        for (i, f) in figures.iter_mut().enumerate() {
+            match took[i] {
+                Some(d) => f.samples.push(d),
+                None => f.timeouts += 1,
+            }
+        }
+        eprintln!(
+            "scale: change {c} ({}): extdns {:?}, external-dns {:?}",
+            ["create", "update", "delete"][step],
+            took[0],
+            took[1]
+        );
+        std::thread::sleep(SPACING);
+    }
+    sample(&mut figures, &procs, 2)?;
+
+    // The burst: target updates of up to BURST LoadBalancer Services, as fast as the API server takes them.
+    let burst: Vec<usize> = (0..services).filter(|&i| !headless(i)).take(BURST).collect();
+    let updates: Vec<Value> = burst
+        .iter()
+        .map(|&i| lb_service(&namespace(i), &format!("svc-{i}"), lb_ip(1, i)))
+        .collect();
+    let writing = Instant::now();
+    kube.apply_all(&updates, CONCURRENCY)?;
+    let written = Instant::now();
+    eprintln!(
+        "scale: burst of {} updates written in {:.1} s",
+        burst.len(),
+        (written - writing).as_secs_f64()
+    );
+    let expected: HashMap<String, String> = burst
+        .iter()
+        .map(|&i| (format!("svc-{i}.{ZONE}."), lb_ip(1, i).to_string()))
+        .collect();
+    let probes = spread(
+        &burst
+            .iter()
+            .map(|&i| (host(&format!("svc-{i}")), Some(lb_ip(1, i))))
+            .collect::<Vec<Probe>>(),
+    );
+    let converged: Vec<Option<Duration>> = std::thread::scope(|s| {
+        let handles: Vec<_> = servers
+            .iter()
+            .map(|server| {
+                let (port, expected, probes) = (server.port, &expected, &probes);
+                s.spawn(move || {
+                    wait_zone(port, written, Duration::from_secs(180), probes, |z| {
+                        let new = z
+                            .iter()
+                            .filter(|r| r.rtype == "A" && expected.get(&r.name) == Some(&r.rdata))
+                            .count();
+                        new == expected.len()
+                    })
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().ok().flatten()).collect()
+    });
+    for (i, f) in figures.iter_mut().enumerate() {
+        f.burst = converged[i];
+    }
+    sample(&mut figures, &procs, 3)?;
+    for p in &mut procs {
+        p.terminate(Duration::from_secs(5));
+    }
+    // Kept beside the controller logs: which request was whose.
+    std::fs::copy(&audit, ctx.log("scale-audit"))?;
+
+    let pods = objs.iter().filter(|o| o["kind"] == "Pod").count();
+    let report = report(opts, objs.len(), pods, load, burst.len(), &figures);
+    println!("{report}");
+    if let Some(dir) = opts.report.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(&opts.report, &report).with_context(|| format!("writing {}", opts.report.display()))?;
+    eprintln!("scale: report written to {}", opts.report.display());
+
+    let extdns = &figures[0];
+    let mut ok = true;
+    if extdns.timeouts > 0 {
+        eprintln!(
+            "scale: FAILED: extdns missed {} of {} changes",
+            extdns.timeouts, opts.changes
+        );
+        ok = false;
+    }
+    if extdns.burst.is_none() {
+        eprintln!("scale: FAILED: extdns did not converge after the burst");
+        ok = false;
+    }
+    Ok(ok)
+}
+
+/// The markdown report: how the run was made, then one row per figure with the extdns/external-dns ratio.
+fn report(opts: &Options, objects: usize, pods: usize, load: Duration, burst: usize, f: &[Figures; 2]) -> String {
+    let secs = |d: Option<Duration>| d.map(|d| d.as_secs_f64());
+    let ms = |d: Duration| Some(d.as_secs_f64() * 1000.0);
+    let latency = |i: usize| Latency {
+        which: WHICH[i],
+        samples: f[i].samples.clone(),
+    };
+    let mb = |b: f64| Some(b / 1_048_576.0);
+    let each = |g: &dyn Fn(&Figures) -> Option<f64>| [g(&f[0]), g(&f[1])];
+    let headless = (0..opts.services).filter(|&i| headless(i)).count();
+    let idle = opts.idle.as_secs();
+    let k = opts.changes;
+    let rows: Vec<(String, [Option<f64>; 2], &str, usize)> = vec![
+        (
+            "first full sync (start → every name answers)".into(),
+            each(&|f| secs(f.first_sync)),
+            "s",
+            1,
+        ),
+        (
+            format!("change → answer, median ({k} changes)"),
+            [0, 1].map(|i| ms(latency(i).median()).filter(|_| !f[i].samples.is_empty())),
+            "ms",
+            0,
+        ),
+        (
+            format!("change → answer, p99 ({k} changes)"),
+            [0, 1].map(|i| ms(latency(i).p99()).filter(|_| !f[i].samples.is_empty())),
+            "ms",
+            0,
+        ),
+        (
+            "changes not answered within 30 s".into(),
+            each(&|f| Some(f.timeouts as f64)),
+            "",
+            0,
+        ),
+        (
+            format!("burst of {burst} target updates → all answer (from the last write)"),
+            each(&|f| secs(f.burst)),
+            "s",
+            1,
+        ),
+        (
+            "RSS after the first sync".into(),
+            each(&|f| mb(f.usage[0].rss)),
+            "MB",
+            0,
+        ),
+        (
+            "peak RSS up to the first sync (VmHWM)".into(),
+            each(&|f| mb(f.usage[0].hwm)),
+            "MB",
+            0,
+        ),
+        (
+            format!("RSS after {idle} s idle"),
+            each(&|f| mb(f.usage[1].rss)),
+            "MB",
+            0,
+        ),
+        (
+            "RSS after the changes and the burst".into(),
+            each(&|f| mb(f.usage[3].rss)),
+            "MB",
+            0,
+        ),
+        (
+            "peak RSS over the run (VmHWM)".into(),
+            each(&|f| mb(f.usage[3].hwm)),
+            "MB",
+            0,
+        ),
+        (
+            "CPU, start → first sync".into(),
+            each(&|f| Some(f.usage[0].cpu)),
+            "s",
+            2,
+        ),
+        (
+            format!("CPU, {idle} s idle"),
+            each(&|f| Some(f.usage[1].cpu - f.usage[0].cpu)),
+            "s",
+            2,
+        ),
+        (
+            format!("CPU, {k} changes"),
+            each(&|f| Some(f.usage[2].cpu - f.usage[1].cpu)),
+            "s",
+            2,
+        ),
+        (
+            "CPU, the burst".into(),
+            each(&|f| Some(f.usage[3].cpu - f.usage[2].cpu)),
+            "s",
+            2,
+        ),
+        (
+            "API requests, start → first sync".into(),
+            each(&|f| Some(f.requests[0] as f64)),
+            "",
+            0,
+        ),
+        (
+            format!("API requests, {idle} s idle"),
+            each(&|f| Some((f.requests[1] - f.requests[0]) as f64)),
+            "",
+            0,
+        ),
+        (
+            format!("API requests, {k} changes"),
+            each(&|f| Some((f.requests[2] - f.requests[1]) as f64)),
+            "",
+            0,
+        ),
+        (
+            "API requests, the burst".into(),
+            each(&|f| Some((f.requests[3] - f.requests[2]) as f64)),
+            "",
+            0,
+        ),
+    ];
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} Services ({} LoadBalancer, {headless} headless behind EndpointSlices) and {} Pods in {NAMESPACES} \
+         namespaces: {objects} objects loaded in {:.1} s ({:.0} objects/s, {CONCURRENCY} in flight).\n\
+         Both controllers: `--source=service {}`, RFC2136 to a BIND server each, TXT registry, `--policy=sync`, \
+         defaults otherwise; started together.\n",
+        opts.services,
+        opts.services - headless,
+        pods,
+        load.as_secs_f64(),
+        objects as f64 / load.as_secs_f64().max(0.001),
+        FLAGS.join(" "),
+    );
+    let _ = writeln!(
+        out,
+        "| | extdns | external-dns v0.22.0 | extdns / external-dns |\n|---|---|---|---|"
+    );
+    for (label, [a, b], unit, prec) in rows {
+        let show = |v: Option<f64>| match v {
+            Some(v) => format!("{v:.prec$} {unit}").trim_end().to_string(),
+            None => "–".to_string(),
+        };
+        let ratio = match (a, b) {
+            (Some(a), Some(b)) if b > 0.0 => format!("{:.2}", a / b),
+            _ => "–".to_string(),
+        };
+        let _ = writeln!(out, "| {label} | {} | {} | {ratio} |", show(a), show(b));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tenth_of_the_services_are_headless_with_pods_and_every_pod_is_created() {
+        let opts = Options {
+            services: 300,
+            pods: 600,
+            ..Options::default()
+        };
+        let objs = objects(&opts);
+        let count = |kind: &str| objs.iter().filter(|o| o["kind"] == kind).count();
+        assert_eq!(count("Service"), 300);
+        assert_eq!(count("EndpointSlice"), 30);
+        assert_eq!(count("Pod"), 600);
+        let namespaces: HashSet<&str> = objs
+            .iter()
+            .filter_map(|o| o["metadata"]["namespace"].as_str())
+            .collect();
+        assert_eq!(namespaces.len(), NAMESPACES);
+        // Every endpoint names a Pod of its namespace, without a per-Pod hostname.
+        for slice in objs.iter().filter(|o| o["kind"] == "EndpointSlice") {
+            for ep in slice["endpoints"].as_array().into_iter().flatten() {
+                assert!(ep.get("hostname").is_none());
+                let pod = &ep["targetRef"]["name"];
+                assert!(objs.iter().any(|o| o["kind"] == "Pod"
+                    && o["metadata"]["name"] == *pod
+                    && o["metadata"]["namespace"] == slice["metadata"]["namespace"]));
+            }
+        }
+    }
+
+    #[test]
+    fn spread_picks_evenly_and_ends_with_the_last() {
+        let names: Vec<usize> = (0..1000).collect();
+        let picked = spread(&names);
+        assert_eq!(picked.first(), Some(&0));
+        assert_eq!(picked.last(), Some(&999));
+        assert!((20..=22).contains(&picked.len()), "{}", picked.len());
+        assert_eq!(spread(&[7]), vec![7, 7]);
+    }
+
+    #[test]
+    fn load_balancer_generations_do_not_overlap() {
+        assert_eq!(lb_ip(0, 0), Ipv4Addr::new(100, 64, 0, 0));
+        assert_ne!(lb_ip(0, 9_999), lb_ip(1, 9_999));
+        assert!(lb_ip(0, 100_000) < lb_ip(1, 0));
+    }
+
+    #[test]
+    fn options_parse_and_reject_unknown_flags() -> Result<()> {
+        let args: Vec<String> = ["--services", "300", "--idle", "5"].map(String::from).to_vec();
+        let o = Options::parse(&args)?;
+        assert_eq!((o.services, o.pods, o.idle), (300, 50_000, Duration::from_secs(5)));
+        assert!(Options::parse(&["--nodes".to_string(), "1".to_string()]).is_err());
+        assert!(Options::parse(&["--pods".to_string()]).is_err());
+        Ok(())
+    }
+}
