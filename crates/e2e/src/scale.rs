@@ -228,7 +228,7 @@ fn requests(audit: &Path) -> Result<([usize; 2], BTreeSet<String>)> {
         let Some(id) = event["auditID"].as_str() else {
             continue;
         };
-        // external-dns (client-go) says `ExternalDNS/v0.22.0`; extdns sends no User-Agent.
+        // external-dns (client-go) says `ExternalDNS/v0.22.0`, extdns `extdns/<version>`.
         let agent = event["userAgent"].as_str().unwrap_or("(none)");
         let external = agent.to_ascii_lowercase().starts_with("externaldns");
         ids[usize::from(external)].insert(id.to_string());

@@ -250,6 +250,11 @@ pub async fn kube_client(settings: &KubeSettings) -> anyhow::Result<kube::Client
     }
     config.connect_timeout = settings.request_timeout;
     config.write_timeout = settings.request_timeout;
+    // Named in API server audit logs and request metrics, as client-go names external-dns.
+    config.headers.push((
+        http::header::USER_AGENT,
+        http::HeaderValue::from_static(concat!("extdns/", env!("CARGO_PKG_VERSION"))),
+    ));
     kube::Client::try_from(config).context("cannot build the Kubernetes client")
 }
 
