@@ -16,7 +16,7 @@ use super::Ctx;
 use super::wait::{answers, record_writes};
 
 /// Long enough that the steps before the repair run between two full syncs even on a loaded machine.
-const INTERVAL: Duration = Duration::from_secs(40);
+const INTERVAL: Duration = Duration::from_secs(20);
 
 fn host(name: &str) -> String {
     format!("{name}.{}", dns::ZONE)
