@@ -537,3 +537,25 @@ fn starting_outside_a_runtime_is_an_error() {
     drop(rt);
     assert!(LiveCluster::start(client, &[ResourceKind::Pod], LiveOptions::default()).is_err());
 }
+
+/// An API server answers a list at `resourceVersion=0` from its watch cache whole, ignoring `limit`: 66 MB of
+/// JSON for 10,000 Pods held at once, with every object decoded from it (docs/performance.md, "Resident
+/// memory"). The watcher's first list must be a paged one, whatever kube's defaults become.
+#[tokio::test]
+async fn initial_lists_are_paged_and_never_ask_for_the_cache_whole() -> TestResult {
+    let fake = FakeApi::default();
+    let pods = fake.serve("/api/v1/pods", "PodList", "v1", vec![]);
+    pods.release();
+    let cluster = LiveCluster::start(fake.client(), &[ResourceKind::Pod], LiveOptions::default())?;
+    cluster.wait_until_synced(Duration::from_secs(5)).await?;
+    let requests = fake.requests();
+    let list = requests
+        .iter()
+        .find(|u| u.path() == "/api/v1/pods")
+        .and_then(|u| u.query())
+        .ok_or("Pods listed")?;
+    let params: Vec<&str> = list.split('&').collect();
+    assert!(params.contains(&"limit=500"), "{list}");
+    assert!(!params.contains(&"resourceVersion=0"), "{list}");
+    Ok(())
+}
