@@ -660,6 +660,13 @@ impl Controller {
                     // The change needed a full sync: the next regular one is an interval from this one.
                     schedule.start_run(now);
                 }
+                // Only a write starts --min-event-sync-interval; a failed apply may have written too.
+                if match &result {
+                    Ok(report) => report.applied,
+                    Err(e) => matches!(e, SyncError::Registry(_)),
+                } {
+                    schedule.wrote(now);
+                }
                 match result {
                     Ok(_) => {
                         failures = 0;

@@ -3,10 +3,11 @@
 //! The rules are external-dns's, so a Deployment tuned for it behaves the same: a sync every `--interval`;
 //! with `--events`, a change pulls the next sync forward to [`EVENT_DEBOUNCE`] from now (changes arriving
 //! together collapse into one sync), but never earlier than `--min-event-sync-interval` after the last sync
-//! started (a busy cluster cannot make extdns hammer the provider) and never later than the sync already
-//! planned. The one difference is the debounce: external-dns waits a fixed 5 s after a change, extdns 50 ms,
-//! so a record follows its object in well under a second; `--min-event-sync-interval` still spaces the
-//! syncs of a busy cluster.
+//! that wrote to the provider started (a busy cluster cannot make extdns hammer the provider) and never later
+//! than the sync already planned. Two differences: the debounce (external-dns waits a fixed 5 s after a
+//! change, extdns 50 ms, so a record follows its object in well under a second), and a sync that wrote
+//! nothing (the periodic full sync of a quiet cluster, an incremental sync for a Pod no record shows) does
+//! not hold the next change back: `--min-event-sync-interval` is the least time between two writes.
 
 use std::time::Duration;
 
@@ -25,6 +26,8 @@ pub(crate) struct Schedule {
     min_event_sync_interval: Duration,
     next_run_at: Instant,
     last_run_at: Option<Instant>,
+    /// When the last sync that wrote to the provider started.
+    last_write_at: Option<Instant>,
     /// When the next full sync is due (an event-driven sync in between is incremental).
     next_full_at: Instant,
 }
@@ -37,6 +40,7 @@ impl Schedule {
             min_event_sync_interval,
             next_run_at: now,
             last_run_at: None,
+            last_write_at: None,
             next_full_at: now,
         }
     }
@@ -68,10 +72,15 @@ impl Schedule {
         now >= self.next_full_at
     }
 
-    /// `nextRunAt = max(lastRunAt + min-event-sync-interval, min(now + debounce, nextRunAt))`.
+    /// The sync that started at `started` wrote to the provider.
+    pub(crate) fn wrote(&mut self, started: Instant) {
+        self.last_write_at = Some(started);
+    }
+
+    /// `nextRunAt = max(lastWriteAt + min-event-sync-interval, min(now + debounce, nextRunAt))`.
     pub(crate) fn on_event(&mut self, now: Instant) {
         let soon = (now + EVENT_DEBOUNCE).min(self.next_run_at);
-        self.next_run_at = match self.last_run_at {
+        self.next_run_at = match self.last_write_at {
             Some(last) => soon.max(last + self.min_event_sync_interval.max(MIN_SYNC_GAP)),
             None => soon,
         };
@@ -97,6 +106,7 @@ mod tests {
         let t0 = Instant::now();
         let mut s = Schedule::new(t0, Duration::ZERO, Duration::ZERO);
         s.start_run(t0);
+        s.wrote(t0);
         assert!(!s.is_due(t0), "--interval=0s must not sync again at once");
         assert!(s.is_due(t0 + S));
         s.on_event(t0);
@@ -153,8 +163,21 @@ mod tests {
         let t0 = Instant::now();
         let mut s = Schedule::new(t0, MINUTE, 30 * S);
         s.start_run(t0);
+        s.wrote(t0);
         s.on_event(t0 + S);
         assert_eq!(s.next_run_at(), t0 + 30 * S);
+    }
+
+    #[test]
+    fn a_sync_that_wrote_nothing_holds_no_change_back() {
+        let t0 = Instant::now();
+        let mut s = Schedule::new(t0, MINUTE, 30 * S);
+        s.start_run(t0);
+        s.wrote(t0);
+        // The periodic full sync a minute later finds nothing to do.
+        s.start_run(t0 + MINUTE);
+        s.on_event(t0 + MINUTE + S);
+        assert_eq!(s.next_run_at(), t0 + MINUTE + S + EVENT_DEBOUNCE);
     }
 
     #[test]
@@ -173,6 +196,7 @@ mod tests {
         let t0 = Instant::now();
         let mut s = Schedule::new(t0, 10 * S, 20 * S);
         s.start_run(t0);
+        s.wrote(t0);
         s.on_event(t0 + S);
         assert_eq!(s.next_run_at(), t0 + 20 * S);
     }
@@ -186,6 +210,7 @@ mod tests {
         s.on_event(t0 + 30 * S);
         assert!(!s.is_full_due(s.next_run_at()));
         s.start_incremental_run(t0 + 30 * S);
+        s.wrote(t0 + 30 * S);
         assert_eq!(s.next_run_at(), t0 + MINUTE);
         assert!(s.is_full_due(t0 + MINUTE));
         // An event right after an incremental sync still waits --min-event-sync-interval.

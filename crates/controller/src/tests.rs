@@ -488,9 +488,10 @@ async fn events_trigger_a_debounced_sync() -> Result<(), tokio::task::JoinError>
 }
 
 #[tokio::test(start_paused = true)]
+/// The first sync writes; a change a second later waits until `--min-event-sync-interval` after that write.
 async fn events_never_sync_sooner_than_min_event_sync_interval() -> Result<(), tokio::task::JoinError> {
     let cluster = FakeCluster::new(true);
-    let source = FakeSource::with(vec![]);
+    let source = FakeSource::with(vec![a("web.example.com", "10.0.0.1")]);
     let registry = FakeRegistry::new(vec![]);
     let config = ControllerConfig {
         events: true,
