@@ -4,10 +4,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use extdns_endpoint::Endpoint;
-use extdns_endpoint::name::name_key;
 use extdns_informer::view::{EndpointSlice, Node, Pod, Service};
 use extdns_informer::{ChangeSet, ClusterStore, ResourceKind};
+use extdns_source::index::check_against_full;
 use extdns_source::{Pipeline, PipelineConfig, Source};
 use futures::executor::block_on;
 
@@ -176,16 +175,6 @@ fn by_object(cfg: &ServiceSourceConfig, cluster: &ClusterStore) -> BTreeMap<Stri
 }
 
 /// Each name's records, as a full evaluation through the pipeline makes them.
-fn by_name(endpoints: &[Endpoint]) -> BTreeMap<String, BTreeSet<String>> {
-    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for e in endpoints {
-        out.entry(name_key(&e.dns_name).into_owned())
-            .or_default()
-            .insert(format!("{e:?}"));
-    }
-    out
-}
-
 fn pipeline(cfg: &ServiceSourceConfig) -> Pipeline {
     Pipeline::new(vec![Box::new(source(cfg.clone()))], PipelineConfig::default())
 }
@@ -236,42 +225,13 @@ fn check_on(
         assert!(!affected.contains(*r), "{r} is unrelated but affected: {affected:?}");
     }
 
-    let p = pipeline(cfg);
-    let (full_before, mut index) = match block_on(p.evaluate_indexed(&before)) {
-        Ok(x) => x,
-        Err(e) => panic!("{e}"),
-    };
-    let incremental = match block_on(p.evaluate_changes(&after, &mut index, &changes)) {
-        Ok(Some(c)) => c,
-        Ok(None) => panic!("a single change must not need a full evaluation"),
-        Err(e) => panic!("{e}"),
-    };
-    let full_after = match block_on(p.endpoints(&after)) {
-        Ok(x) => x,
-        Err(e) => panic!("{e}"),
-    };
-    let (old_names, new_names) = (by_name(&full_before.endpoints), by_name(&full_after.endpoints));
-    for name in old_names.keys().chain(new_names.keys()) {
-        if old_names.get(name) != new_names.get(name) {
-            assert!(
-                incremental.names.contains(name),
-                "{name} changed but is not planned: {:?}",
-                incremental.names
-            );
-        }
-    }
-    let expected: Vec<Endpoint> = full_after
-        .endpoints
-        .iter()
-        .filter(|e| incremental.names.contains(name_key(&e.dns_name).as_ref()))
-        .cloned()
-        .collect();
-    assert_eq!(
-        by_name(&incremental.output.endpoints),
-        by_name(&expected),
-        "the affected names' endpoints"
-    );
-    assert_eq!(incremental.output.failed, full_after.failed);
+    block_on(check_against_full(
+        &pipeline(cfg),
+        &before,
+        &after,
+        &changes,
+        "service source",
+    ));
 }
 
 const LB: &str = "service/a/lb";

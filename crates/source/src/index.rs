@@ -196,6 +196,68 @@ impl Pipeline {
     }
 }
 
+/// For sources' tests (feature `test-support`): takes `changes` from `before` to `after` through `pipeline`'s
+/// incremental path and checks it against full evaluations: every name whose endpoints changed is planned, and
+/// the planned names' endpoints and the objects that failed are exactly what a full evaluation makes. Panics
+/// with `context` in the message; returns what the incremental path produced.
+#[cfg(feature = "test-support")]
+pub async fn check_against_full(
+    pipeline: &Pipeline,
+    before: &ClusterStore,
+    after: &ClusterStore,
+    changes: &ChangeSet,
+    context: &str,
+) -> ChangedOutput {
+    fn by_name(endpoints: &[Endpoint]) -> BTreeMap<String, BTreeSet<String>> {
+        let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for e in endpoints {
+            out.entry(name_key(&e.dns_name).into_owned())
+                .or_default()
+                .insert(format!("{e:?}"));
+        }
+        out
+    }
+    let (full_before, mut index) = match pipeline.evaluate_indexed(before).await {
+        Ok(x) => x,
+        Err(e) => panic!("{context}: {e}"),
+    };
+    let incremental = match pipeline.evaluate_changes(after, &mut index, changes).await {
+        Ok(Some(c)) => c,
+        Ok(None) => panic!("{context}: a single change must not need a full evaluation"),
+        Err(e) => panic!("{context}: {e}"),
+    };
+    let full_after = match pipeline.endpoints(after).await {
+        Ok(x) => x,
+        Err(e) => panic!("{context}: {e}"),
+    };
+    let (old_names, new_names) = (by_name(&full_before.endpoints), by_name(&full_after.endpoints));
+    for name in old_names.keys().chain(new_names.keys()) {
+        if old_names.get(name) != new_names.get(name) {
+            assert!(
+                incremental.names.contains(name),
+                "{context}: {name} changed but is not planned: {:?}",
+                incremental.names
+            );
+        }
+    }
+    let expected: Vec<Endpoint> = full_after
+        .endpoints
+        .iter()
+        .filter(|e| incremental.names.contains(name_key(&e.dns_name).as_ref()))
+        .cloned()
+        .collect();
+    assert_eq!(
+        by_name(&incremental.output.endpoints),
+        by_name(&expected),
+        "{context}: the affected names' endpoints"
+    );
+    assert_eq!(
+        incremental.output.failed, full_after.failed,
+        "{context}: the objects that failed"
+    );
+    incremental
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Mutex;

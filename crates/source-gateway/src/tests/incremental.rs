@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use extdns_endpoint::name::name_key;
+use extdns_source::index::check_against_full;
 use extdns_source::{Pipeline, PipelineConfig};
 
 use super::*;
@@ -178,16 +178,6 @@ fn by_object(kind: RouteKind, c: &ClusterStore) -> BTreeMap<String, String> {
 }
 
 /// Each name's records.
-fn by_name(endpoints: &[Endpoint]) -> BTreeMap<String, BTreeSet<String>> {
-    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for e in endpoints {
-        out.entry(name_key(&e.dns_name).into_owned())
-            .or_default()
-            .insert(format!("{e:?}"));
-    }
-    out
-}
-
 fn block_on<F: std::future::Future>(f: F) -> F::Output {
     match tokio::runtime::Builder::new_current_thread().build() {
         Ok(rt) => rt.block_on(f),
@@ -245,42 +235,7 @@ fn check(
         }
 
         let p = Pipeline::new(vec![Box::new(source(kind))], PipelineConfig::default());
-        let (full_before, mut index) = match block_on(p.evaluate_indexed(&before)) {
-            Ok(x) => x,
-            Err(e) => panic!("{e}"),
-        };
-        let incremental = match block_on(p.evaluate_changes(&after, &mut index, &changes)) {
-            Ok(Some(c)) => c,
-            Ok(None) => panic!("{kind:?}: a single change must not need a full evaluation"),
-            Err(e) => panic!("{e}"),
-        };
-        let full_after = match block_on(p.endpoints(&after)) {
-            Ok(x) => x,
-            Err(e) => panic!("{e}"),
-        };
-        let (old_names, new_names) = (by_name(&full_before.endpoints), by_name(&full_after.endpoints));
-        assert_ne!(old_names, new_names, "{kind:?}: the change changed nothing");
-        for name in old_names.keys().chain(new_names.keys()) {
-            if old_names.get(name) != new_names.get(name) {
-                assert!(
-                    incremental.names.contains(name),
-                    "{kind:?}: {name} changed but is not planned: {:?}",
-                    incremental.names
-                );
-            }
-        }
-        let expected: Vec<Endpoint> = full_after
-            .endpoints
-            .iter()
-            .filter(|e| incremental.names.contains(name_key(&e.dns_name).as_ref()))
-            .cloned()
-            .collect();
-        assert_eq!(
-            by_name(&incremental.output.endpoints),
-            by_name(&expected),
-            "{kind:?}: the affected names' endpoints"
-        );
-        assert_eq!(incremental.output.failed, full_after.failed);
+        block_on(check_against_full(&p, &before, &after, &changes, &format!("{kind:?}")));
     }
 }
 
