@@ -360,23 +360,26 @@ impl OwnershipRecords {
     }
 }
 
+/// A change as it goes out: the change, the ownership change that must land with it, and the labels the
+/// record carries once written.
+type Planned<'c> = (&'c Change, Option<Change>, Labels);
+
 impl TxtRegistry {
     /// Each change that goes out, with the ownership change that must land with it and the labels the
     /// record carries once written. Updates and deletes of records that are not ours are dropped here,
     /// whatever the plan said.
-    #[allow(clippy::type_complexity)]
     fn with_ownership<'c>(
         &self,
         snapshot: &Snapshot,
         changes: &'c [Change],
-    ) -> Result<Vec<(&'c Change, Option<Change>, Labels)>, RegistryError> {
+    ) -> Result<Vec<Planned<'c>>, RegistryError> {
         let own = &self.config.ownership;
         let is_ours = |e: &Endpoint| e.owner() == Some(own.owner_id.as_str());
         let present = snapshot.ownership_records.as_ref();
         let txt_exists = |t: &Endpoint| present.is_some_and(|p| p.holds(t));
         let txt_absent = |t: &Endpoint| present.is_some_and(|p| !p.holds(t));
 
-        let mut planned: Vec<(&Change, Option<Change>, Labels)> = Vec::with_capacity(changes.len());
+        let mut planned: Vec<Planned<'_>> = Vec::with_capacity(changes.len());
         for change in changes {
             let (ownership, labels) = match change {
                 Change::Create(r) => {
