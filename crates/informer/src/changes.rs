@@ -23,6 +23,13 @@ impl ChangeSet {
         ChangeSet::default()
     }
 
+    /// One object changed.
+    pub fn of(kind: ResourceKind, namespace: &str, name: &str) -> Self {
+        let mut changes = ChangeSet::new();
+        changes.insert(kind, namespace, name);
+        changes
+    }
+
     /// Anything may have changed.
     pub fn everything() -> Self {
         ChangeSet {

@@ -148,46 +148,9 @@ fn run_kind(kind: RouteKind, cfg: GatewaySourceConfig, c: &ClusterStore) -> Vec<
     }
 }
 
-fn per_object(source: &GatewayRouteSource, c: &ClusterStore, only: Option<&BTreeSet<String>>) -> PerObject {
-    match source.collect_objects(c, only) {
-        Ok(per) => per,
-        Err(e) => panic!("source failed: {e}"),
-    }
-}
-
-/// The per-object contract, checked on every fixture the tests run: the routes come in the store's order,
-/// merging their endpoints gives what `evaluate` gives (object references included), and each route
-/// evaluated alone gives what it gave among all of them, failure included.
+/// The per-object contract, checked on every fixture the tests run.
 pub(crate) fn check_per_object(source: &GatewayRouteSource, c: &ClusterStore) {
-    let full = match source.collect_output(c) {
-        Ok(out) => out,
-        Err(e) => panic!("source failed: {e}"),
-    };
-    let per = per_object(source, c, None);
-    assert!(
-        per.objects.windows(2).all(|w| w[0].order < w[1].order),
-        "routes out of order"
-    );
-    let all: Vec<Endpoint> = per.objects.iter().flat_map(|o| o.endpoints.iter().cloned()).collect();
-    assert_eq!(
-        format!("{:?}", Source::merge(source, all)),
-        format!("{:?}", full.endpoints),
-        "merge over the routes differs from evaluate"
-    );
-    assert_eq!(per.failed, full.failed);
-    let resources: BTreeSet<&String> = per.objects.iter().map(|o| &o.resource).chain(&per.failed).collect();
-    for r in resources {
-        let only: BTreeSet<String> = [r.clone()].into();
-        let alone = per_object(source, c, Some(&only));
-        let among: Vec<&ObjectEndpoints> = per.objects.iter().filter(|o| &o.resource == r).collect();
-        assert_eq!(
-            format!("{:?}", alone.objects.iter().collect::<Vec<_>>()),
-            format!("{among:?}"),
-            "{r} evaluated alone"
-        );
-        let failed: BTreeSet<String> = per.failed.iter().filter(|f| *f == r).cloned().collect();
-        assert_eq!(alone.failed, failed, "{r} evaluated alone");
-    }
+    incremental::block_on(extdns_source::index::check_per_object_contract(source, c));
 }
 
 fn run(cfg: GatewaySourceConfig, c: &ClusterStore) -> Vec<Endpoint> {

@@ -2,11 +2,11 @@
 //! the unrelated ones), and the pipeline's incremental path then yields exactly what a full evaluation
 //! yields for the affected names.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use extdns_informer::view::{EndpointSlice, Node, Pod, Service};
 use extdns_informer::{ChangeSet, ClusterStore, ResourceKind};
-use extdns_source::index::check_against_full;
+use extdns_source::index::{check_against_full, endpoints_by_object};
 use extdns_source::{Pipeline, PipelineConfig, Source};
 use futures::executor::block_on;
 
@@ -151,29 +151,6 @@ fn base() -> Fixture {
     }
 }
 
-fn changed(kind: ResourceKind, ns: &str, name: &str) -> ChangeSet {
-    let mut c = ChangeSet::new();
-    c.insert(kind, ns, name);
-    c
-}
-
-/// Each Service's endpoints (object references included) and whether it failed, by `resource` key.
-fn by_object(cfg: &ServiceSourceConfig, cluster: &ClusterStore) -> BTreeMap<String, String> {
-    let per = match block_on(source(cfg.clone()).evaluate_objects(cluster, None)) {
-        Ok(Some(per)) => per,
-        other => panic!("no per-object result: {other:?}"),
-    };
-    let mut out: BTreeMap<String, String> = per
-        .objects
-        .into_iter()
-        .map(|o| (o.resource, format!("{:?}", o.endpoints)))
-        .collect();
-    for f in per.failed {
-        out.entry(f).or_default().push_str(" failed");
-    }
-    out
-}
-
 /// Each name's records, as a full evaluation through the pipeline makes them.
 fn pipeline(cfg: &ServiceSourceConfig) -> Pipeline {
     Pipeline::new(vec![Box::new(source(cfg.clone()))], PipelineConfig::default())
@@ -205,7 +182,10 @@ fn check_on(
     change(&mut after);
     let (before, after) = (before.store(), after.store());
 
-    let (old, new) = (by_object(cfg, &before), by_object(cfg, &after));
+    let (old, new) = (
+        block_on(endpoints_by_object(&source(cfg.clone()), &before)),
+        block_on(endpoints_by_object(&source(cfg.clone()), &after)),
+    );
     let moved: BTreeSet<&String> = old
         .keys()
         .chain(new.keys())
@@ -248,7 +228,7 @@ const B_DB: &str = "service/b/db";
 fn a_service_change_affects_that_service_only() {
     check(
         |f| f.service("a", "lb").load_balancer_ingress[0].ip = Some("192.0.2.99".into()),
-        changed(ResourceKind::Service, "a", "lb"),
+        ChangeSet::of(ResourceKind::Service, "a", "lb"),
         &[LB],
         &[DB, CACHE, WEB, NP, SHARED1, SHARED2, INTERNAL, B_DB],
     );
@@ -258,7 +238,7 @@ fn a_service_change_affects_that_service_only() {
 fn a_service_sharing_a_name_is_merged_again_with_the_others() {
     check(
         |f| f.service("a", "shared2").load_balancer_ingress[0].ip = Some("192.0.2.99".into()),
-        changed(ResourceKind::Service, "a", "shared2"),
+        ChangeSet::of(ResourceKind::Service, "a", "shared2"),
         &[SHARED2],
         &[LB, DB, SHARED1, B_DB],
     );
@@ -268,7 +248,7 @@ fn a_service_sharing_a_name_is_merged_again_with_the_others() {
 fn a_deleted_service_takes_its_names_along() {
     check(
         |f| f.services.retain(|s| s.meta.name != "shared1"),
-        changed(ResourceKind::Service, "a", "shared1"),
+        ChangeSet::of(ResourceKind::Service, "a", "shared1"),
         &[SHARED1],
         &[LB, SHARED2, B_DB],
     );
@@ -282,7 +262,7 @@ fn a_service_that_becomes_undecodable_is_failed() {
     let mut store = after.store();
     store.add_undecodable(ResourceKind::Service, "a", "lb");
     let src = source(ServiceSourceConfig::default());
-    let changes = changed(ResourceKind::Service, "a", "lb");
+    let changes = ChangeSet::of(ResourceKind::Service, "a", "lb");
     let affected = src.affected(&store, &changes);
     assert_eq!(affected, Some([LB.to_string()].into()));
     let only = affected.unwrap_or_default();
@@ -298,7 +278,7 @@ fn a_service_that_becomes_undecodable_is_failed() {
 fn an_endpoint_slice_change_affects_its_service() {
     check(
         |f| f.slices[0].endpoints.truncate(1),
-        changed(ResourceKind::EndpointSlice, "a", "db"),
+        ChangeSet::of(ResourceKind::EndpointSlice, "a", "db"),
         &[DB],
         &[CACHE, WEB, NP, LB, B_DB],
     );
@@ -308,7 +288,7 @@ fn an_endpoint_slice_change_affects_its_service() {
 fn a_pod_change_affects_the_headless_services_whose_slices_name_it() {
     check(
         |f| f.pod("a", "db-0").hostname = Some("db-0".into()),
-        changed(ResourceKind::Pod, "a", "db-0"),
+        ChangeSet::of(ResourceKind::Pod, "a", "db-0"),
         &[DB],
         &[CACHE, NP, LB, INTERNAL, B_DB],
     );
@@ -318,7 +298,7 @@ fn a_pod_change_affects_the_headless_services_whose_slices_name_it() {
 fn a_deleted_pod_affects_the_headless_services_whose_slices_still_name_it() {
     check(
         |f| f.pods.retain(|p| !(&*p.namespace == "a" && &*p.name == "db-1")),
-        changed(ResourceKind::Pod, "a", "db-1"),
+        ChangeSet::of(ResourceKind::Pod, "a", "db-1"),
         &[DB],
         &[CACHE, NP, LB, B_DB],
     );
@@ -332,7 +312,7 @@ fn a_pod_moving_node_affects_local_node_port_and_node_external_ip_services() {
             f.pod("a", "cache-0").node_name = Some("n2".into());
         },
         {
-            let mut c = changed(ResourceKind::Pod, "a", "web-0");
+            let mut c = ChangeSet::of(ResourceKind::Pod, "a", "web-0");
             c.insert(ResourceKind::Pod, "a", "cache-0");
             c
         },
@@ -345,7 +325,7 @@ fn a_pod_moving_node_affects_local_node_port_and_node_external_ip_services() {
 fn a_pod_no_slice_names_affects_no_headless_service() {
     check(
         |f| f.pod("a", "other").hostname = Some("other".into()),
-        changed(ResourceKind::Pod, "a", "other"),
+        ChangeSet::of(ResourceKind::Pod, "a", "other"),
         &[],
         &[DB, CACHE, NP, LB, B_DB],
     );
@@ -355,7 +335,7 @@ fn a_pod_no_slice_names_affects_no_headless_service() {
 fn a_node_change_affects_node_port_and_node_external_ip_services() {
     check(
         |f| f.nodes[0].addresses[1].address = "203.0.113.9".into(),
-        changed(ResourceKind::Node, "", "n1"),
+        ChangeSet::of(ResourceKind::Node, "", "n1"),
         &[WEB, NP, CACHE],
         &[DB, LB, SHARED1, INTERNAL, B_DB],
     );
@@ -364,7 +344,7 @@ fn a_node_change_affects_node_port_and_node_external_ip_services() {
 #[test]
 fn changes_to_kinds_the_source_does_not_read_affect_nothing() {
     let src = source(ServiceSourceConfig::default());
-    let changes = changed(ResourceKind::Namespace, "", "a");
+    let changes = ChangeSet::of(ResourceKind::Namespace, "", "a");
     assert_eq!(src.affected(&base().store(), &changes), Some(BTreeSet::new()));
     assert_eq!(src.affected(&base().store(), &ChangeSet::everything()), None);
 }
@@ -387,7 +367,7 @@ fn a_name_shared_with_records_without_a_resource_label_is_merged_again_with_them
         &cfg,
         fixture,
         |f| f.service("a", "shared1").load_balancer_ingress[0].ip = Some("192.0.2.99".into()),
-        changed(ResourceKind::Service, "a", "shared1"),
+        ChangeSet::of(ResourceKind::Service, "a", "shared1"),
         &[SHARED1],
         &[LB, SHARED2, "service/a/zz-mate", B_DB],
     );

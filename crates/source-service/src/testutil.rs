@@ -1,7 +1,6 @@
 //! Builders for the tests: compact views of Services, Pods, Nodes and EndpointSlices, and a way to run
 //! the source over a [`ClusterStore`] and read its output as one line per record.
 
-use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use extdns_endpoint::Endpoint;
@@ -10,8 +9,8 @@ use extdns_informer::view::{
     SliceEndpoint,
 };
 use extdns_informer::{ClusterStore, StrMap};
+use extdns_source::Source;
 use extdns_source::resolver::StaticResolver;
-use extdns_source::{ObjectEndpoints, PerObject, Source};
 
 use crate::{ServiceSource, ServiceSourceConfig};
 
@@ -44,48 +43,9 @@ pub fn run_with(src: &ServiceSource, cluster: &ClusterStore) -> Vec<Endpoint> {
     }
 }
 
-fn per_object(src: &ServiceSource, cluster: &ClusterStore, only: Option<&BTreeSet<String>>) -> PerObject {
-    match futures::executor::block_on(src.evaluate_objects(cluster, only)) {
-        Ok(Some(per)) => per,
-        Ok(None) => panic!("the service source must split its result by Service"),
-        Err(e) => panic!("the service source failed: {e}"),
-    }
-}
-
-/// The per-object contract, checked on every fixture the tests run: the objects come in order, merging
-/// their endpoints gives what `evaluate` gives (object references included), and each Service evaluated
-/// alone gives what it gave among all of them, failure included.
+/// The per-object contract, checked on every fixture the tests run.
 pub fn check_per_object(src: &ServiceSource, cluster: &ClusterStore) {
-    let full = match futures::executor::block_on(src.evaluate(cluster)) {
-        Ok(out) => out,
-        Err(e) => panic!("the service source failed: {e}"),
-    };
-    let per = per_object(src, cluster, None);
-    assert!(
-        per.objects.windows(2).all(|w| w[0].order < w[1].order),
-        "objects out of order"
-    );
-    let all: Vec<Endpoint> = per.objects.iter().flat_map(|o| o.endpoints.iter().cloned()).collect();
-    assert_eq!(
-        format!("{:?}", src.merge(all)),
-        format!("{:?}", full.endpoints),
-        "merge over the objects differs from evaluate"
-    );
-    assert_eq!(per.failed, full.failed);
-    assert_eq!(per.why, full.why);
-    let resources: BTreeSet<&String> = per.objects.iter().map(|o| &o.resource).chain(&per.failed).collect();
-    for r in resources {
-        let only: BTreeSet<String> = [r.clone()].into();
-        let alone = per_object(src, cluster, Some(&only));
-        let among: Vec<&ObjectEndpoints> = per.objects.iter().filter(|o| &o.resource == r).collect();
-        assert_eq!(
-            format!("{:?}", alone.objects.iter().collect::<Vec<_>>()),
-            format!("{among:?}"),
-            "{r} evaluated alone"
-        );
-        let failed: BTreeSet<String> = per.failed.iter().filter(|f| *f == r).cloned().collect();
-        assert_eq!(alone.failed, failed, "{r} evaluated alone");
-    }
+    futures::executor::block_on(extdns_source::index::check_per_object_contract(src, cluster));
 }
 
 pub fn run(cfg: ServiceSourceConfig, cluster: &ClusterStore) -> Vec<Endpoint> {

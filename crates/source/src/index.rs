@@ -258,6 +258,69 @@ pub async fn check_against_full(
     incremental
 }
 
+/// For sources' tests (feature `test-support`): the contract of [`Source::evaluate_objects`], checked on one
+/// cluster. Objects come in strictly increasing order, merging their endpoints gives what
+/// [`Source::evaluate`] gives (object references, failures and reasons included), and each object evaluated
+/// alone gives what it gave among all of them.
+#[cfg(feature = "test-support")]
+pub async fn check_per_object_contract(source: &dyn crate::Source, cluster: &ClusterStore) {
+    let per = |only: Option<BTreeSet<String>>| async move {
+        match source.evaluate_objects(cluster, only.as_ref()).await {
+            Ok(Some(per)) => per,
+            Ok(None) => panic!("{}: no per-object evaluation", source.name()),
+            Err(e) => panic!("{}: {e}", source.name()),
+        }
+    };
+    let full = match source.evaluate(cluster).await {
+        Ok(out) => out,
+        Err(e) => panic!("{}: {e}", source.name()),
+    };
+    let all = per(None).await;
+    assert!(
+        all.objects.windows(2).all(|w| w[0].order < w[1].order),
+        "objects out of order"
+    );
+    let endpoints: Vec<Endpoint> = all.objects.iter().flat_map(|o| o.endpoints.iter().cloned()).collect();
+    assert_eq!(
+        format!("{:?}", source.merge(endpoints)),
+        format!("{:?}", full.endpoints),
+        "merge over the objects differs from evaluate"
+    );
+    assert_eq!(all.failed, full.failed);
+    assert_eq!(all.why, full.why);
+    let resources: BTreeSet<&String> = all.objects.iter().map(|o| &o.resource).chain(&all.failed).collect();
+    for r in resources {
+        let alone = per(Some([r.clone()].into())).await;
+        let among: Vec<&ObjectEndpoints> = all.objects.iter().filter(|o| &o.resource == r).collect();
+        assert_eq!(
+            format!("{:?}", alone.objects.iter().collect::<Vec<_>>()),
+            format!("{among:?}"),
+            "{r} evaluated alone"
+        );
+        let failed: BTreeSet<String> = all.failed.iter().filter(|f| *f == r).cloned().collect();
+        assert_eq!(alone.failed, failed, "{r} evaluated alone");
+    }
+}
+
+/// For sources' tests (feature `test-support`): each object's endpoints (object references included), and
+/// " failed" for the objects that failed, by `resource` key: what to compare before and after a change.
+#[cfg(feature = "test-support")]
+pub async fn endpoints_by_object(source: &dyn crate::Source, cluster: &ClusterStore) -> BTreeMap<String, String> {
+    let per = match source.evaluate_objects(cluster, None).await {
+        Ok(Some(per)) => per,
+        other => panic!("{}: no per-object result: {other:?}", source.name()),
+    };
+    let mut out: BTreeMap<String, String> = per
+        .objects
+        .into_iter()
+        .map(|o| (o.resource, format!("{:?}", o.endpoints)))
+        .collect();
+    for f in per.failed {
+        out.entry(f).or_default().push_str(" failed");
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Mutex;

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use extdns_source::index::check_against_full;
+use extdns_source::index::{check_against_full, endpoints_by_object};
 use extdns_source::{Pipeline, PipelineConfig};
 
 use super::*;
@@ -150,35 +150,17 @@ fn base(kind: RouteKind) -> Fixture {
     }
 }
 
-fn changed(kind: extdns_informer::ResourceKind, ns: &str, name: &str) -> ChangeSet {
-    let mut c = ChangeSet::new();
-    c.insert(kind, ns, name);
-    c
-}
-
 fn source(kind: RouteKind) -> GatewayRouteSource {
     GatewayRouteSource::new(kind, with_listener_sets())
 }
 
-/// Each route's endpoints (object references included) and whether it failed, by `resource` key.
+/// Each name's records.
+/// Each route's endpoints and failure, by `resource` key.
 fn by_object(kind: RouteKind, c: &ClusterStore) -> BTreeMap<String, String> {
-    let per = match source(kind).collect_objects(c, None) {
-        Ok(per) => per,
-        Err(e) => panic!("source failed: {e}"),
-    };
-    let mut out: BTreeMap<String, String> = per
-        .objects
-        .into_iter()
-        .map(|o| (o.resource, format!("{:?}", o.endpoints)))
-        .collect();
-    for f in per.failed {
-        out.entry(f).or_default().push_str(" failed");
-    }
-    out
+    block_on(endpoints_by_object(&source(kind), c))
 }
 
-/// Each name's records.
-fn block_on<F: std::future::Future>(f: F) -> F::Output {
+pub(super) fn block_on<F: std::future::Future>(f: F) -> F::Output {
     match tokio::runtime::Builder::new_current_thread().build() {
         Ok(rt) => rt.block_on(f),
         Err(e) => panic!("no runtime: {e}"),
@@ -253,7 +235,7 @@ fn a_route_change_affects_that_route_only() {
                 &[(&format!("{ALPHA}hostname"), "gw2b.example.org,shared.example.org")],
             );
         },
-        |k| changed(route_kind(k), "apps", "r-gw2"),
+        |k| ChangeSet::of(route_kind(k), "apps", "r-gw2"),
         &["apps/r-gw2"],
         &["apps/r-gw", "apps/r-sel", "other/r-sel2", "apps/r-ls", "other/r-other"],
     );
@@ -272,7 +254,7 @@ fn a_route_sharing_a_name_and_targets_keeps_its_configured_ttl_first() {
                 ],
             );
         },
-        |k| changed(route_kind(k), "apps", "r-ttl"),
+        |k| ChangeSet::of(route_kind(k), "apps", "r-ttl"),
         &["apps/r-ttl"],
         &["apps/r-gw", "apps/r-gw2", "apps/r-sel", "apps/r-ls", "other/r-other"],
     );
@@ -282,7 +264,7 @@ fn a_route_sharing_a_name_and_targets_keeps_its_configured_ttl_first() {
 fn a_deleted_route_leaves_the_shared_name_to_the_other() {
     check(
         |f| f.routes.retain(|r| r.meta.name != "r-gw"),
-        |k| changed(route_kind(k), "apps", "r-gw"),
+        |k| ChangeSet::of(route_kind(k), "apps", "r-gw"),
         &["apps/r-gw"],
         &["apps/r-gw2", "apps/r-sel", "apps/r-ls", "other/r-other"],
     );
@@ -291,7 +273,7 @@ fn a_deleted_route_leaves_the_shared_name_to_the_other() {
 #[test]
 fn a_route_change_of_another_kind_affects_nothing() {
     let c = base(RouteKind::Http).store();
-    let changes = changed(route_kind(RouteKind::Grpc), "apps", "r-gw");
+    let changes = ChangeSet::of(route_kind(RouteKind::Grpc), "apps", "r-gw");
     assert_eq!(source(RouteKind::Http).affected(&c, &changes), Some(BTreeSet::new()));
     assert_eq!(source(RouteKind::Http).affected(&c, &ChangeSet::everything()), None);
 }
@@ -300,7 +282,7 @@ fn a_route_change_of_another_kind_affects_nothing() {
 fn a_gateway_change_affects_its_routes_and_those_of_its_listener_sets() {
     check(
         |f| f.gateway("gw").addresses = vec!["192.0.2.9".into()],
-        |_| changed(extdns_informer::ResourceKind::Gateway, "infra", "gw"),
+        |_| ChangeSet::of(extdns_informer::ResourceKind::Gateway, "infra", "gw"),
         &["apps/r-gw", "apps/r-ls"],
         &["apps/r-gw2", "apps/r-sel", "other/r-sel2", "other/r-other"],
     );
@@ -310,7 +292,7 @@ fn a_gateway_change_affects_its_routes_and_those_of_its_listener_sets() {
 fn a_deleted_gateway_affects_its_routes() {
     check(
         |f| f.gateways.retain(|g| g.meta.name != "gw2"),
-        |_| changed(extdns_informer::ResourceKind::Gateway, "infra", "gw2"),
+        |_| ChangeSet::of(extdns_informer::ResourceKind::Gateway, "infra", "gw2"),
         &["apps/r-gw2", "other/r-other"],
         &["apps/r-gw", "apps/r-sel", "other/r-sel2", "apps/r-ls"],
     );
@@ -323,7 +305,7 @@ fn a_listener_set_change_affects_its_routes() {
             let ls = &mut f.listener_sets[0];
             ls.meta = with_annotations(ls.meta.clone(), &[(&format!("{ALPHA}target"), "198.51.100.7")]);
         },
-        |_| changed(extdns_informer::ResourceKind::ListenerSet, "lsns", "ls"),
+        |_| ChangeSet::of(extdns_informer::ResourceKind::ListenerSet, "lsns", "ls"),
         &["apps/r-ls"],
         &["apps/r-gw", "apps/r-gw2", "apps/r-sel", "other/r-sel2", "other/r-other"],
     );
@@ -333,7 +315,7 @@ fn a_listener_set_change_affects_its_routes() {
 fn a_namespace_change_affects_the_routes_it_holds() {
     check(
         |f| f.namespace("other").labels = [("team", "a")].into_iter().collect(),
-        |_| changed(extdns_informer::ResourceKind::Namespace, "", "other"),
+        |_| ChangeSet::of(extdns_informer::ResourceKind::Namespace, "", "other"),
         &["other/r-sel2"],
         &["apps/r-gw", "apps/r-gw2", "apps/r-sel", "apps/r-ls"],
     );
@@ -343,7 +325,7 @@ fn a_namespace_change_affects_the_routes_it_holds() {
 fn a_namespace_change_affects_the_routes_of_the_listener_sets_it_holds() {
     check(
         |f| f.namespace("lsns").labels = [("team", "b")].into_iter().collect(),
-        |_| changed(extdns_informer::ResourceKind::Namespace, "", "lsns"),
+        |_| ChangeSet::of(extdns_informer::ResourceKind::Namespace, "", "lsns"),
         &["apps/r-ls"],
         &["apps/r-gw", "apps/r-gw2", "apps/r-sel", "other/r-sel2", "other/r-other"],
     );
