@@ -31,8 +31,11 @@ impl Provides {
     }
 }
 
-/// What the real-server tests need → the Debian package that provides it.
+/// What the tests need beyond the toolchains (the real servers, and make for jemalloc) → the Debian package
+/// that provides it.
 const REQUIRED: &[(Provides, &str)] = &[
+    // The binary's allocator (tikv-jemalloc-sys) builds jemalloc from source with make.
+    (Provides::Program("make"), "make"),
     (Provides::Program("named"), "bind9"),
     (Provides::Program("knotd"), "knot"),
     (Provides::Program("dig"), "bind9-dnsutils"),
