@@ -79,15 +79,6 @@ impl ChangeSet {
     pub fn touches(&self, kind: ResourceKind) -> bool {
         self.everything || self.of_kind(kind).next().is_some()
     }
-
-    /// Adds what `other` recorded.
-    pub fn merge(&mut self, other: ChangeSet) {
-        if other.everything {
-            self.mark_everything();
-        } else if !self.everything {
-            self.objects.extend(other.objects);
-        }
-    }
 }
 
 #[cfg(test)]
@@ -95,10 +86,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn everything_absorbs_single_objects_both_ways() {
+    fn each_object_is_recorded_once_and_everything_absorbs_them() {
         let mut c = ChangeSet::new();
         assert!(c.is_empty());
         c.insert(ResourceKind::Service, "default", "web");
+        c.insert(ResourceKind::Service, "default", "web");
+        assert_eq!(c.of_kind(ResourceKind::Service).count(), 1, "each object once");
         assert!(c.touches(ResourceKind::Service));
         assert!(!c.touches(ResourceKind::Pod));
         c.mark_everything();
@@ -106,21 +99,5 @@ mod tests {
         c.insert(ResourceKind::Pod, "default", "p");
         assert!(c.objects().next().is_none());
         assert!(c.touches(ResourceKind::Pod));
-
-        let mut d = ChangeSet::new();
-        d.insert(ResourceKind::Node, "", "n1");
-        d.merge(ChangeSet::everything());
-        assert!(d.is_everything());
-    }
-
-    #[test]
-    fn merging_keeps_each_object_once() {
-        let mut a = ChangeSet::new();
-        a.insert(ResourceKind::Service, "default", "web");
-        let mut b = ChangeSet::new();
-        b.insert(ResourceKind::Service, "default", "web");
-        b.insert(ResourceKind::Service, "default", "api");
-        a.merge(b);
-        assert_eq!(a.of_kind(ResourceKind::Service).count(), 2);
     }
 }

@@ -347,9 +347,7 @@ mod tests {
             } else {
                 m.insert(object.to_string(), records);
             }
-            let mut c = ChangeSet::new();
-            c.insert(ResourceKind::Service, "default", object);
-            c
+            ChangeSet::of(ResourceKind::Service, "default", object)
         }
 
         fn per_object(&self, only: Option<&BTreeSet<String>>) -> PerObject {
@@ -505,8 +503,7 @@ mod tests {
         assert_eq!(changed, Some((vec!["c.example.org".to_string()], 0)));
 
         // Nothing of ours changed: nothing to plan.
-        let mut other = ChangeSet::new();
-        other.insert(ResourceKind::Node, "", "n1");
+        let other = ChangeSet::of(ResourceKind::Node, "", "n1");
         let changed = pipeline.evaluate_changes(&cluster, &mut index, &other).await?;
         assert!(changed.is_some_and(|c| c.names.is_empty() && c.output.endpoints.is_empty()));
 
