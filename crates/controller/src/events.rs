@@ -5,10 +5,10 @@
 //! says it. That keeps the API client out of the controller and the sources, and lets tests read the
 //! events as plain values.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use async_trait::async_trait;
-use extdns_endpoint::{Change, Endpoint, ObjectRef};
+use extdns_endpoint::{Change, Endpoint, ObjectRef, ObjectRefs};
 
 /// The longest note an event carries: the API server rejects notes over 1 kB.
 pub const NOTE_MAX: usize = 1024;
@@ -185,7 +185,7 @@ pub(crate) fn events_for(config: &EventsConfig, owner: &str, outcome: &Outcome<'
 
 /// The objects a change belongs to: the ones the sources named, or, for records read back from the
 /// provider (deletes, held-back deletes), the object their `resource` label names.
-fn objects_of(change: &Change) -> BTreeSet<ObjectRef> {
+fn objects_of(change: &Change) -> ObjectRefs {
     let e = change.endpoint();
     if !e.ref_objects.is_empty() {
         return e.ref_objects.clone();

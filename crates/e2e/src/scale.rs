@@ -172,10 +172,12 @@ fn objects(opts: &Options) -> Vec<Value> {
     objs
 }
 
-/// VmRSS, VmHWM (bytes) and utime+stime (seconds) of a running process.
+/// VmRSS, its anonymous share RssAnon, VmHWM (bytes) and utime+stime (seconds) of a running process.
 #[derive(Debug, Clone, Copy, Default)]
 struct Usage {
     rss: f64,
+    /// What the process allocated; the rest of `rss` is file-backed, mostly the binary's code pages.
+    anon: f64,
     hwm: f64,
     cpu: f64,
 }
@@ -196,11 +198,14 @@ fn usage(proc: &Proc, ticks: f64) -> Result<Usage> {
         .split_whitespace()
         .collect();
     let tick = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok());
-    let (Some(rss), Some(hwm), Some(utime), Some(stime)) = (kb("VmRSS:"), kb("VmHWM:"), tick(11), tick(12)) else {
+    let (Some(rss), Some(anon), Some(hwm), Some(utime), Some(stime)) =
+        (kb("VmRSS:"), kb("RssAnon:"), kb("VmHWM:"), tick(11), tick(12))
+    else {
         bail!("unreadable /proc/{pid}/status or stat of {}", proc.name);
     };
     Ok(Usage {
         rss,
+        anon,
         hwm,
         cpu: (utime + stime) / ticks,
     })
@@ -556,6 +561,12 @@ fn report(opts: &Options, objects: usize, pods: usize, load: Duration, burst: us
         (
             format!("RSS after {idle} s idle"),
             each(&|f| mb(f.usage[1].rss)),
+            "MB",
+            0,
+        ),
+        (
+            format!("anonymous memory (RssAnon) after {idle} s idle"),
+            each(&|f| mb(f.usage[1].anon)),
             "MB",
             0,
         ),

@@ -35,7 +35,8 @@ mod validation;
 pub use changes::{Change, Changes, RecordName, UnpairedUpdates};
 pub use domain_filter::{DomainFilter, DomainFilterError};
 pub use endpoint::{
-    Endpoint, EndpointKey, ObjectRef, ProviderSpecific, ProviderSpecificProperty, Ttl, merge_endpoints, suitable_type,
+    Endpoint, EndpointKey, ObjectRef, ObjectRefs, ProviderSpecific, ProviderSpecificProperty, Ttl, merge_endpoints,
+    suitable_type,
 };
 pub use labels::{Labels, label};
 pub use record_type::RecordType;

@@ -322,7 +322,7 @@ static EMPTY: Endpoint = Endpoint {
     record_ttl: extdns_endpoint::Ttl(0),
     labels: extdns_endpoint::Labels::new(),
     provider_specific: extdns_endpoint::ProviderSpecific(Vec::new()),
-    ref_objects: std::collections::BTreeSet::new(),
+    ref_objects: extdns_endpoint::ObjectRefs::new(),
 };
 
 /// Buffers reused from row to row.

@@ -10,6 +10,7 @@
 //! so the endpoints of the affected names come out as a full evaluation would make them.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 use extdns_endpoint::Endpoint;
 use extdns_endpoint::name::name_key;
@@ -25,43 +26,51 @@ pub struct DesiredIndex {
     sources: Vec<Option<ObjectIndex>>,
 }
 
+/// One source's objects. Every object is stored once and its order key shared (`Arc`) between the maps
+/// that find it, as the index lives between syncs and holds every object of the cluster
+/// that publishes something (docs/performance.md, "Where the heap goes at scale").
 #[derive(Debug, Default)]
 struct ObjectIndex {
-    /// By [`ObjectEndpoints::order`].
-    objects: BTreeMap<String, ObjectEndpoints>,
+    /// An object's endpoints by its [`ObjectEndpoints::order`].
+    objects: BTreeMap<Arc<str>, Box<[Endpoint]>>,
     /// `resource` key → order key.
-    order_of: HashMap<String, String>,
-    /// Name key ([`name_key`]) → the order keys of the objects that publish it.
-    by_name: HashMap<String, BTreeSet<String>>,
+    order_of: HashMap<Box<str>, Arc<str>>,
+    /// Name key ([`name_key`]) → the order keys of the objects that publish it, sorted; nearly always one.
+    by_name: HashMap<Box<str>, Vec<Arc<str>>>,
     failed: BTreeSet<String>,
     why: BTreeMap<String, String>,
 }
 
 impl ObjectIndex {
     fn insert(&mut self, object: ObjectEndpoints, names: &mut BTreeSet<String>) {
+        let order: Arc<str> = object.order.into();
         for e in &object.endpoints {
-            let key = name_key(&e.dns_name).into_owned();
-            self.by_name
-                .entry(key.clone())
-                .or_default()
-                .insert(object.order.clone());
-            names.insert(key);
+            let key = name_key(&e.dns_name);
+            let orders = match self.by_name.get_mut(key.as_ref()) {
+                Some(orders) => orders,
+                None => self.by_name.entry(key.as_ref().into()).or_default(),
+            };
+            if let Err(at) = orders.binary_search(&order) {
+                orders.reserve_exact(1);
+                orders.insert(at, order.clone());
+            }
+            names.insert(key.into_owned());
         }
-        self.order_of.insert(object.resource.clone(), object.order.clone());
-        self.objects.insert(object.order.clone(), object);
+        self.order_of.insert(object.resource.into(), order.clone());
+        self.objects.insert(order, object.endpoints.into_boxed_slice());
     }
 
     fn remove(&mut self, resource: &str, names: &mut BTreeSet<String>) {
         let Some(order) = self.order_of.remove(resource) else {
             return;
         };
-        let Some(object) = self.objects.remove(&order) else {
+        let Some(endpoints) = self.objects.remove(&order) else {
             return;
         };
-        for e in &object.endpoints {
+        for e in &endpoints {
             let key = name_key(&e.dns_name);
             if let Some(orders) = self.by_name.get_mut(key.as_ref()) {
-                orders.remove(&order);
+                orders.retain(|o| *o != order);
                 if orders.is_empty() {
                     self.by_name.remove(key.as_ref());
                 }
@@ -73,11 +82,15 @@ impl ObjectIndex {
     /// The endpoints of every object that publishes one of `names`, in object order: whole objects, so the
     /// wrappers' validation sees everything an object asks for (and can hold all its records back).
     fn gather(&self, names: &BTreeSet<String>) -> Vec<Endpoint> {
-        let orders: BTreeSet<&String> = names.iter().filter_map(|n| self.by_name.get(n)).flatten().collect();
+        let orders: BTreeSet<&Arc<str>> = names
+            .iter()
+            .filter_map(|n| self.by_name.get(n.as_str()))
+            .flatten()
+            .collect();
         orders
             .into_iter()
             .filter_map(|o| self.objects.get(o))
-            .flat_map(|o| o.endpoints.iter().cloned())
+            .flat_map(|endpoints| endpoints.iter().cloned())
             .collect()
     }
 }
