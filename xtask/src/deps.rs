@@ -31,10 +31,10 @@ impl Provides {
     }
 }
 
-/// What the tests need beyond the toolchains (the real servers, and make for jemalloc) → the Debian package
-/// that provides it.
+/// What the tests and release builds need beyond the toolchains (the real servers, and make for jemalloc) →
+/// the Debian package that provides it.
 const REQUIRED: &[(Provides, &str)] = &[
-    // The binary's allocator (tikv-jemalloc-sys) builds jemalloc from source with make.
+    // Release builds (feature `jemalloc`: `dist`, `bench scale`, `latency`) build jemalloc from source with make.
     (Provides::Program("make"), "make"),
     (Provides::Program("named"), "bind9"),
     (Provides::Program("knotd"), "knot"),

@@ -220,7 +220,17 @@ fn kube_e2e(go: &gobuild::GoBinaries, profile: Profile, args: &[String]) -> Resu
         // The same targets as `cargo test --workspace` (dev-dependencies, hence features, unified the same
         // way), so the tests and the end-to-end run share one build instead of compiling twice.
         Profile::Dev => build.args(["build", "--workspace", "--bins", "--tests"]),
-        Profile::Release => build.args(["build", "--release", "-p", "extdns", "-p", "extdns-e2e"]),
+        // The allocator the shipped binary has, so that memory figures are the shipped binary's.
+        Profile::Release => build.args([
+            "build",
+            "--release",
+            "-p",
+            "extdns",
+            "-p",
+            "extdns-e2e",
+            "--features",
+            "extdns/jemalloc",
+        ]),
     };
     run(build)?;
     let bin = target_dir().join(if profile == Profile::Release {

@@ -32,6 +32,8 @@ pub fn dist() -> Result<()> {
             "--locked",
             "-p",
             "extdns",
+            "--features",
+            "jemalloc",
             "--profile",
             DIST_PROFILE,
             "--target",

@@ -259,19 +259,22 @@ impl Controller {
     /// sync starts from; after a failure it is emptied, so the next sync is a full one.
     pub async fn sync(&self, state: &mut SyncState, full: bool) -> Result<SyncReport, SyncError> {
         let keep = self.config.events;
-        let result = match state.cache.as_mut() {
-            Some(cache) if !full => match self.incremental_sync(cache).await {
-                Ok(Some(report)) => Ok(report),
-                Ok(None) => self.full_sync(keep).await.map(|(report, c)| {
+        let incremental = match state.cache.as_mut() {
+            Some(cache) if !full => self.incremental_sync(cache).await,
+            _ => Ok(None),
+        };
+        let result = match incremental {
+            Ok(Some(report)) => Ok(report),
+            Ok(None) => {
+                // A full sync rebuilds the cache from scratch: free the old one first, so that its peak
+                // does not hold both.
+                state.cache = None;
+                self.full_sync(keep).await.map(|(report, c)| {
                     state.cache = c;
                     report
-                }),
-                Err(e) => Err(e),
-            },
-            _ => self.full_sync(keep).await.map(|(report, c)| {
-                state.cache = c;
-                report
-            }),
+                })
+            }
+            Err(e) => Err(e),
         };
         match &result {
             Ok(report) => self.metrics.count_sync(report.full),
@@ -335,6 +338,8 @@ impl Controller {
             .await?;
         let cache = index.map(|index| {
             let stale = report.applied && !self.registry.fold_applied(&mut snapshot, &report.changes);
+            // Kept until the next full sync: give back what the read over-reserved.
+            snapshot.records.shrink_to_fit();
             Cache { snapshot, stale, index }
         });
         Ok((report, cache))

@@ -5,8 +5,8 @@ use std::process::ExitCode;
 /// jemalloc with its background purging thread instead of glibc malloc: glibc kept the peak of the initial
 /// list resident for good (a heap per worker thread, freed pages never returned), jemalloc hands freed
 /// pages back within seconds, so the process stays near the size of what it actually holds
-/// (docs/performance.md, "Resident memory").
-#[cfg(not(target_env = "msvc"))]
+/// (docs/performance.md, "Resident memory"). Feature `jemalloc`, on in shipped builds.
+#[cfg(all(feature = "jemalloc", not(target_env = "msvc")))]
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
