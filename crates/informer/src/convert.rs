@@ -67,6 +67,19 @@ impl Default for PodAnnotationPrefixes {
 
 // ----------------------------------------------------------------------------------------------- meta
 
+/// Views live as long as their objects, so their vectors hold exactly their items: collecting from an
+/// iterator that cannot tell its length (an optional list flattened) reserves room for four, which made a
+/// LoadBalancer Service's view 40% larger than its content (docs/performance.md).
+trait CollectExact: Iterator + Sized {
+    fn collect_exact(self) -> Vec<Self::Item> {
+        let mut items: Vec<Self::Item> = self.collect();
+        items.shrink_to_fit();
+        items
+    }
+}
+
+impl<I: Iterator> CollectExact for I {}
+
 fn opt_map(m: &Option<BTreeMap<String, String>>) -> impl Iterator<Item = (&String, &String)> {
     m.iter().flatten()
 }
@@ -137,7 +150,7 @@ impl From<&core::Service> for Service {
                         IntOrString::String(s) => s.clone(),
                     }),
                 })
-                .collect(),
+                .collect_exact(),
             load_balancer_ingress: ingress
                 .into_iter()
                 .flatten()
@@ -145,7 +158,7 @@ impl From<&core::Service> for Service {
                     ip: i.ip.clone(),
                     hostname: i.hostname.clone(),
                 })
-                .collect(),
+                .collect_exact(),
             template_fields: None,
         }
     }
@@ -227,7 +240,7 @@ impl From<&core::Node> for Node {
                     address_type: a.type_.clone(),
                     address: a.address.clone(),
                 })
-                .collect(),
+                .collect_exact(),
             unschedulable: n.spec.as_ref().and_then(|s| s.unschedulable).unwrap_or(false),
         }
     }
@@ -265,7 +278,7 @@ impl From<&discovery::EndpointSlice> for EndpointSlice {
                     }),
                     node_name: e.node_name.clone(),
                 })
-                .collect(),
+                .collect_exact(),
         }
     }
 }
@@ -292,7 +305,7 @@ macro_rules! label_selector {
                     operator: e.operator.clone(),
                     values: e.values.clone().unwrap_or_default(),
                 })
-                .collect(),
+                .collect_exact(),
         }
     }};
 }
@@ -326,7 +339,7 @@ macro_rules! listener {
                             group: k.group.clone(),
                             kind: k.kind.clone(),
                         })
-                        .collect(),
+                        .collect_exact(),
                 }
             }),
         }
@@ -349,7 +362,7 @@ impl From<&GwGateway> for Gateway {
                 .listeners
                 .iter()
                 .map(|l| listener!(l, GatewayListenersAllowedRoutesNamespacesFrom))
-                .collect(),
+                .collect_exact(),
             allowed_listeners: g.spec.allowed_listeners.as_ref().map(|a| {
                 let ns = a.namespaces.as_ref();
                 AllowedListeners {
@@ -365,7 +378,7 @@ impl From<&GwGateway> for Gateway {
                     namespaces_selector: ns.and_then(|n| n.selector.as_ref()).map(|s| label_selector!(s)),
                 }
             }),
-            addresses: addresses.map(|a| a.value.clone()).collect(),
+            addresses: addresses.map(|a| a.value.clone()).collect_exact(),
         }
     }
 }
@@ -389,7 +402,7 @@ impl From<&GwListenerSet> for ListenerSet {
                 .listeners
                 .iter()
                 .map(|x| listener!(x, ListenerSetListenersAllowedRoutesNamespacesFrom))
-                .collect(),
+                .collect_exact(),
             accepted: condition_is_true(
                 status.and_then(|s| s.conditions.as_ref()).into_iter().flatten(),
                 "Accepted",
@@ -400,7 +413,7 @@ impl From<&GwListenerSet> for ListenerSet {
                 .flatten()
                 .filter(|x| condition_is_true(&x.conditions, "Accepted"))
                 .map(|x| x.name.clone())
-                .collect(),
+                .collect_exact(),
         }
     }
 }
@@ -435,7 +448,7 @@ macro_rules! route_from {
                         .iter()
                         .flatten()
                         .map(|p| parent_ref!(p))
-                        .collect(),
+                        .collect_exact(),
                     parents: r
                         .status
                         .iter()
@@ -444,7 +457,7 @@ macro_rules! route_from {
                             parent_ref: parent_ref!(&s.parent_ref),
                             accepted: first_condition_status(&s.conditions, "Accepted"),
                         })
-                        .collect(),
+                        .collect_exact(),
                     template_fields: None,
                 }
             }
@@ -480,6 +493,19 @@ mod tests {
         assert_eq!(v.service_type, "ClusterIP");
         assert_eq!(v.meta.name, "web");
         assert!(v.ports.is_empty());
+    }
+
+    #[test]
+    fn views_hold_exactly_their_items() {
+        let s: core::Service = parse(json!({
+            "metadata": {"name": "web", "namespace": "prod"},
+            "spec": {"type": "LoadBalancer", "ports": [{"name": "http", "port": 80}]},
+            "status": {"loadBalancer": {"ingress": [{"ip": "5.6.7.8"}]}}
+        }));
+        let v = Service::from(&s);
+        assert_eq!((v.ports.len(), v.ports.capacity()), (1, 1));
+        let ingress = &v.load_balancer_ingress;
+        assert_eq!((ingress.len(), ingress.capacity()), (1, 1));
     }
 
     #[test]
