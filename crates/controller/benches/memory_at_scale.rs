@@ -138,7 +138,10 @@ fn main() {
         panic!("a Tokio runtime");
     };
     let source = ServiceSource::new(ServiceSourceConfig::default(), Arc::new(StaticResolver::new()));
-    let cluster = Arc::new(LiveCluster::detached(&source.watched_kinds(), LiveOptions::default()));
+    // As the binary watches: only the Pods a headless or `Local` NodePort Service selects are kept.
+    let mut live = LiveOptions::default();
+    live.pods_on_demand = true;
+    let cluster = Arc::new(LiveCluster::detached(&source.watched_kinds(), live));
     let Objects {
         services: svc_objects,
         pods: pod_objects,

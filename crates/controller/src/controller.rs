@@ -258,6 +258,11 @@ impl Controller {
     /// full otherwise (and when the change needs it). With `--events`, `state` then holds what the next
     /// sync starts from; after a failure it is emptied, so the next sync is a full one.
     pub async fn sync(&self, state: &mut SyncState, full: bool) -> Result<SyncReport, SyncError> {
+        if !self.cluster.synced() {
+            // Nothing read, nothing changed: what is cached still holds for the next sync (the view is
+            // unsynced for a moment whenever a Service's new selector has its Pods listed).
+            return Err(SyncError::NotSynced);
+        }
         let keep = self.config.events;
         let incremental = match state.cache.as_mut() {
             Some(cache) if !full => self.incremental_sync(cache).await,

@@ -3,13 +3,13 @@
 //! writes exactly the records that object (or the object it feeds) publishes, reads no zone, and a full
 //! sync still repairs what was changed behind extdns's back.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use extdns_controller::{Controller, ControllerConfig, Metrics, SyncReport, SyncState};
 use extdns_endpoint::{Change, DomainFilter, RecordType};
-use extdns_informer::{LiveCluster, LiveOptions};
+use extdns_informer::{ChangeSet, Cluster, ClusterStore, LiveCluster, LiveOptions};
 use extdns_provider::{InMemoryProvider, Provider, ProviderError, ReadState, Records, Unit};
 use extdns_registry::{Ownership, OwnershipConfig, TxtRegistry, TxtRegistryConfig};
 use extdns_source::resolver::StaticResolver;
@@ -61,8 +61,30 @@ impl Provider for Counting {
     }
 }
 
+/// The live cluster, which the test can make look unsynced (as it is while a new selector's Pods are listed).
+struct Holdable {
+    live: Arc<LiveCluster>,
+    unsynced: AtomicBool,
+}
+
+impl Cluster for Holdable {
+    fn store(&self) -> Arc<ClusterStore> {
+        self.live.store()
+    }
+    fn synced(&self) -> bool {
+        !self.unsynced.load(Ordering::SeqCst) && self.live.synced()
+    }
+    fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.live.changes()
+    }
+    fn take_changes(&self) -> ChangeSet {
+        self.live.take_changes()
+    }
+}
+
 struct Setup {
     cluster: Arc<LiveCluster>,
+    view: Arc<Holdable>,
     provider: Arc<Counting>,
     controller: Controller,
     state: SyncState,
@@ -72,7 +94,10 @@ impl Setup {
     fn new() -> Result<Setup, Box<dyn std::error::Error>> {
         let source = ServiceSource::new(ServiceSourceConfig::default(), Arc::new(StaticResolver::new()));
         let kinds = source.watched_kinds();
-        let cluster = Arc::new(LiveCluster::detached(&kinds, LiveOptions::default()));
+        // As the binary watches: only the Pods a headless or `Local` NodePort Service selects are kept.
+        let mut live = LiveOptions::default();
+        live.pods_on_demand = true;
+        let cluster = Arc::new(LiveCluster::detached(&kinds, live));
         listed(
             &cluster,
             vec![
@@ -107,8 +132,12 @@ impl Setup {
         config.plan.owner_id = ownership.owner_id().to_string();
         let registry = Arc::new(TxtRegistry::new(provider.clone(), TxtRegistryConfig::new(ownership)));
         let pipeline = Pipeline::new(vec![Box::new(source)], PipelineConfig::default());
+        let view = Arc::new(Holdable {
+            live: cluster.clone(),
+            unsynced: AtomicBool::new(false),
+        });
         let controller = Controller::new(
-            cluster.clone(),
+            view.clone(),
             Arc::new(pipeline),
             registry,
             config,
@@ -116,6 +145,7 @@ impl Setup {
         );
         Ok(Setup {
             cluster,
+            view,
             provider,
             controller,
             state: SyncState::default(),
@@ -269,5 +299,20 @@ async fn a_burst_of_changes_is_one_write() -> Result<(), Box<dyn std::error::Err
         s.answer(&format!("burst49.{ZONE}"), RecordType::A).await,
         ["192.0.2.149"]
     );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_moment_unsynced_keeps_the_cache_and_the_changes() -> Result<(), Box<dyn std::error::Error>> {
+    let mut s = Setup::new()?;
+    assert!(s.sync(true).await.full);
+    s.provider.take_writes();
+    s.cluster.apply_event(Event::Apply(lb_service("a", "192.0.2.21")));
+    s.view.unsynced.store(true, Ordering::SeqCst);
+    let held = s.controller.sync(&mut s.state, false).await;
+    assert!(held.is_err(), "nothing is planned from an unsynced view: {held:?}");
+    assert!(!s.state.needs_full(), "nothing was read or changed, so the cache holds");
+    s.view.unsynced.store(false, Ordering::SeqCst);
+    assert_eq!(s.incremental().await, [format!("update a.{ZONE} A")]);
     Ok(())
 }

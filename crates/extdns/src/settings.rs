@@ -589,6 +589,7 @@ fn kube(flags: &Flags, sources: &SourceSettings) -> KubeSettings {
     live.label_selectors = label_selectors;
     live.pod_annotation_prefixes = sources.load_options.pod_annotation_prefixes.clone();
     live.template_fields = sources.load_options.template_fields.clone();
+    live.pods_on_demand = true;
     KubeSettings {
         kubeconfig: (!k.kubeconfig.is_empty()).then(|| PathBuf::from(&k.kubeconfig)),
         server: non_empty(&k.server),

@@ -35,6 +35,7 @@ mod intern;
 pub mod live;
 mod manifest_cluster;
 pub mod manifests;
+mod pod_demand;
 mod store;
 mod strmap;
 pub mod view;

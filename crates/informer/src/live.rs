@@ -7,8 +7,9 @@
 //! to their compact view as they arrive and only the view is kept, never the API object, so memory grows
 //! with the fields extdns reads (docs/performance.md has the figures).
 
+use std::any::Any;
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt::Debug;
 use std::pin::pin;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -17,21 +18,24 @@ use std::time::Duration;
 use futures::StreamExt;
 use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::api::ListParams;
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
 use kube::{Api, Client, Resource};
 use serde::Deserialize;
 use serde::de::{DeserializeOwned, Deserializer};
 use serde_json::Value;
+use tokio::runtime::Handle;
 use tokio::sync::watch;
-use tokio::task::JoinHandle;
+use tokio::task::{AbortHandle, JoinHandle};
 
 use crate::convert::{self, PodAnnotationPrefixes};
 use crate::decode::{self, DecodeError};
 use crate::intern::Interner;
+use crate::pod_demand::{self, PodDemand};
 use crate::store::{Index, Item};
 use crate::view::{EndpointSlice, Gateway, ListenerSet, Namespace, Node, Pod, Route, RouteKind, Service};
-use crate::{ChangeSet, Cluster, ClusterStore, ObjectKey, ResourceKind, Sym, TemplateFields};
+use crate::{ChangeSet, Cluster, ClusterStore, ObjectKey, ResourceKind, StrMap, Sym, TemplateFields};
 
 /// What to watch, beyond the kinds.
 #[derive(Debug, Clone, Default)]
@@ -49,6 +53,10 @@ pub struct LiveOptions {
     pub pod_annotation_prefixes: PodAnnotationPrefixes,
     /// The fields templates read, kept beyond the views.
     pub template_fields: TemplateFields,
+    /// Keep only the Pods a headless or `Local` NodePort Service selects, listing a selector's Pods when such
+    /// a Service appears ([`crate::pod_demand`]); otherwise every watched Pod is kept. The binary turns it
+    /// on. A detached view cannot list: it keeps what it is fed and the demand allows.
+    pub pods_on_demand: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -79,6 +87,9 @@ impl Drop for LiveCluster {
         for t in &self.tasks {
             t.abort();
         }
+        for t in self.inner.fetches().tasks.drain(..) {
+            t.abort();
+        }
     }
 }
 
@@ -90,7 +101,12 @@ impl LiveCluster {
     pub fn start(client: Client, kinds: &[ResourceKind], opts: LiveOptions) -> Result<LiveCluster, InformerError> {
         let runtime = tokio::runtime::Handle::try_current().map_err(InformerError::NoRuntime)?;
         let kinds: BTreeSet<ResourceKind> = kinds.iter().copied().collect();
-        let mut cluster = LiveCluster::detached(&kinds.iter().copied().collect::<Vec<_>>(), opts);
+        let kinds_list: Vec<ResourceKind> = kinds.iter().copied().collect();
+        let inner = Inner::new(ClusterStore::new(), &kinds_list, opts).with_api(client.clone(), runtime.clone());
+        let mut cluster = LiveCluster {
+            inner: Arc::new(inner),
+            tasks: Vec::new(),
+        };
         for kind in kinds {
             let task = cluster.spawn(&runtime, client.clone(), kind);
             cluster.tasks.push(task);
@@ -175,7 +191,19 @@ impl LiveCluster {
             ResourceKind::EndpointSlice => {
                 runtime.spawn(run::<discovery::EndpointSlice>(scoped(client, ns), cfg, inner))
             }
-            ResourceKind::Pod => runtime.spawn(run::<core::Pod>(scoped(client, ns), cfg, inner)),
+            ResourceKind::Pod => {
+                // On demand, the first list of Pods keeps those the Services select: it starts once the
+                // Services are listed.
+                let mut services_listed = (opts.pods_on_demand && !inner.is_synced(ResourceKind::Service))
+                    .then(|| inner.services_listed.subscribe());
+                let api = scoped(client, ns);
+                runtime.spawn(async move {
+                    if let Some(listed) = services_listed.as_mut() {
+                        let _ = listed.wait_for(|done| *done).await;
+                    }
+                    run::<core::Pod>(api, cfg, inner).await;
+                })
+            }
             ResourceKind::Node => runtime.spawn(run::<core::Node>(Api::all(client), cfg, inner)),
             ResourceKind::Namespace => runtime.spawn(run::<core::Namespace>(Api::all(client), cfg, inner)),
             ResourceKind::Gateway => {
@@ -431,6 +459,38 @@ struct Inner {
     unsynced: Mutex<BTreeSet<ResourceKind>>,
     /// What changed since the controller last took the changes.
     pending: Mutex<ChangeSet>,
+    /// For listing the Pods a new demand selects; `None` for a detached view.
+    api: Option<ApiAccess>,
+    /// Which Pods are kept ([`LiveOptions::pods_on_demand`]).
+    demand: Mutex<PodDemand>,
+    fetches: Mutex<Fetches>,
+    /// True once the first list of Services completed; the Pod watcher waits for it when on demand.
+    services_listed: watch::Sender<bool>,
+}
+
+#[derive(Clone)]
+struct ApiAccess {
+    client: Client,
+    runtime: Handle,
+}
+
+impl Debug for ApiAccess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ApiAccess")
+    }
+}
+
+/// The Pod lists of new demand ([`crate::pod_demand`]).
+#[derive(Debug, Default)]
+struct Fetches {
+    next: u64,
+    /// The lists in flight, each with the Pods (namespace, name) a watch event touched since it began: the
+    /// event's state is at least as new as the list's, so the list leaves those alone.
+    active: HashMap<u64, HashSet<(Sym, Box<str>)>>,
+    /// Asked for while the Pods were (re-)listing; started once that list completes, since a Pod the list
+    /// carried before the demand grew was dropped.
+    deferred: Vec<(Sym, StrMap)>,
+    tasks: Vec<AbortHandle>,
 }
 
 impl Inner {
@@ -441,16 +501,25 @@ impl Inner {
             changes: watch::Sender::new(0),
             unsynced: Mutex::new(kinds.iter().copied().collect()),
             pending: Mutex::new(ChangeSet::new()),
+            api: None,
+            demand: Mutex::new(PodDemand::default()),
+            fetches: Mutex::new(Fetches::default()),
+            services_listed: watch::Sender::new(false),
         }
     }
 
+    fn with_api(mut self, client: Client, runtime: Handle) -> Self {
+        self.api = Some(ApiAccess { client, runtime });
+        self
+    }
+
+    /// The kinds whose first list has not completed, and Pods while a list of new demand is in flight.
     fn unsynced_kinds(&self) -> Vec<ResourceKind> {
-        self.unsynced
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .copied()
-            .collect()
+        let mut kinds = self.unsynced.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        if !self.fetches().active.is_empty() {
+            kinds.insert(ResourceKind::Pod);
+        }
+        kinds.into_iter().collect()
     }
 
     fn is_synced(&self, kind: ResourceKind) -> bool {
@@ -463,6 +532,124 @@ impl Inner {
         unsynced.remove(&kind) && unsynced.is_empty()
     }
 
+    fn fetches(&self) -> MutexGuard<'_, Fetches> {
+        self.fetches.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn demand(&self) -> MutexGuard<'_, PodDemand> {
+        self.demand.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether the store keeps this view: every one, except Pods no Service reads when on demand.
+    fn keeps(&self, view: &dyn Any, ns: &str) -> bool {
+        match view.downcast_ref::<Pod>() {
+            Some(pod) if self.opts.pods_on_demand => self.demand().wants(ns, &pod.labels),
+            _ => true,
+        }
+    }
+
+    /// After a Service event: brings the demand up to date and lists the Pods it newly selects.
+    fn service_changed(self: &Arc<Self>, ns: &Sym, name: &str) {
+        let svc = self.store.services.get(ns, name);
+        let fetch = match svc {
+            Some(svc) => self.demand().upsert(ns, &svc),
+            None => {
+                self.demand().remove(ns, name);
+                None
+            }
+        };
+        if let Some(selector) = fetch {
+            self.fetch_pods(ns.clone(), selector);
+        }
+    }
+
+    /// After a list of Services: the demand from scratch, and the Pods it newly selects.
+    fn services_relisted(self: &Arc<Self>) {
+        let services = self.store.services.all();
+        let interner = self.store.interner();
+        let entries: Vec<(Sym, &Service)> = services
+            .iter()
+            .map(|s| (interner.intern(&s.meta.namespace), &**s))
+            .collect();
+        let fetch = self.demand().rebuild(entries.iter().map(|(ns, s)| (ns, *s)));
+        for (ns, selector) in fetch {
+            self.fetch_pods(ns, selector);
+        }
+    }
+
+    /// Lists the Pods of `namespace` that `selector` selects into the store, holding the view unsynced until
+    /// they are in; deferred while the Pods are (re-)listing.
+    fn fetch_pods(self: &Arc<Self>, namespace: Sym, selector: StrMap) {
+        let Some(ApiAccess { client, runtime }) = self.api.clone() else {
+            // Detached: events are fed by hand, there is nothing to list from.
+            return;
+        };
+        if !self.is_synced(ResourceKind::Pod) || self.store.pods.is_relisting() {
+            self.fetches().deferred.push((namespace, selector));
+            return;
+        }
+        let id = {
+            let mut fetches = self.fetches();
+            fetches.next += 1;
+            let id = fetches.next;
+            fetches.active.insert(id, HashSet::new());
+            id
+        };
+        let mut labels = pod_demand::selector_string(&selector);
+        if let Some(configured) = self
+            .opts
+            .label_selectors
+            .get(&ResourceKind::Pod)
+            .filter(|s| !s.is_empty())
+        {
+            labels = if labels.is_empty() {
+                configured.clone()
+            } else {
+                format!("{labels},{configured}")
+            };
+        }
+        let inner = Arc::clone(self);
+        let task = runtime.spawn(async move {
+            let api: Api<Decoded<k8s_openapi::api::core::v1::Pod>> = Api::namespaced(client, &namespace);
+            let pods = list_all(&api, &labels).await;
+            inner.apply_fetched(id, pods);
+        });
+        let mut fetches = self.fetches();
+        fetches.tasks.retain(|t| !t.is_finished());
+        fetches.tasks.push(task.abort_handle());
+    }
+
+    /// Stores the Pods a fetch listed, except those a watch event touched meanwhile, and lets the view sync.
+    fn apply_fetched(&self, id: u64, pods: Vec<Decoded<k8s_openapi::api::core::v1::Pod>>) {
+        let touched = self.fetches().active.remove(&id).unwrap_or_default();
+        let store = &*self.store;
+        let mut stored = 0usize;
+        for pod in pods {
+            let meta = pod.meta();
+            let ns = store.interner().intern(meta.namespace.as_deref().unwrap_or_default());
+            let name: Box<str> = meta.name.as_deref().unwrap_or_default().into();
+            if touched.contains(&(ns.clone(), name.clone())) {
+                continue;
+            }
+            let changed = match pod {
+                Decoded::Object(o) => {
+                    let view = convert::pod(&o, &self.opts.pod_annotation_prefixes, store.interner());
+                    self.keeps(&view, &ns) && store.pods.upsert(ns.clone(), view)
+                }
+                Decoded::Undecodable { meta, error } => {
+                    warn_undecodable(ResourceKind::Pod, &meta, &error);
+                    store.pods.mark_undecodable(ns.clone(), &name)
+                }
+            };
+            if changed {
+                stored += 1;
+                self.pending_changes().insert(ResourceKind::Pod, &ns, &name);
+            }
+        }
+        tracing::debug!(stored, "listed the Pods of a new selector");
+        self.bump();
+    }
+
     fn bump(&self) {
         self.changes.send_modify(|c| *c = c.wrapping_add(1));
     }
@@ -470,7 +657,7 @@ impl Inner {
     /// Applies one watcher event to the store. Changes bump the counter once the kind has been listed;
     /// the first list bumps it once, when the last kind completes, so a waiter sees the view become
     /// synced.
-    fn ingest<K: Watched>(&self, event: Event<Decoded<K>>) {
+    fn ingest<K: Watched>(self: &Arc<Self>, event: Event<Decoded<K>>) {
         let kind = K::resource_kind();
         let store = &*self.store;
         let index = K::index(store);
@@ -485,8 +672,12 @@ impl Inner {
                 let (ns, name) = (ns(o.meta()), name(o.meta()));
                 let view = o.convert(store, &self.opts);
                 let groups = [index.group_of(&ns, &name), view.group().map(Box::from)];
-                touched = Some((ns.clone(), name, groups));
-                index.upsert(ns, view)
+                touched = Some((ns.clone(), name.clone(), groups));
+                if self.keeps(&view, &ns) {
+                    index.upsert(ns, view)
+                } else {
+                    index.remove(&ns, &name)
+                }
             }
             Event::Apply(Decoded::Undecodable { meta, error }) => {
                 warn_undecodable(kind, &meta, &error);
@@ -501,11 +692,19 @@ impl Inner {
                 index.remove(&ns, &name)
             }
             Event::Init => {
+                if kind == ResourceKind::Pod {
+                    // This list keeps the Pods of the demand so far.
+                    self.fetches().deferred.clear();
+                }
                 index.begin_relist();
                 false
             }
             Event::InitApply(Decoded::Object(o)) => {
-                index.relist_add(ns(o.meta()), Ok(o.convert(store, &self.opts)));
+                let ns = ns(o.meta());
+                let view = o.convert(store, &self.opts);
+                if self.keeps(&view, &ns) {
+                    index.relist_add(ns, Ok(view));
+                }
                 false
             }
             Event::InitApply(Decoded::Undecodable { meta, error }) => {
@@ -518,6 +717,7 @@ impl Inner {
                 let was_synced = self.is_synced(kind);
                 let now_all_synced = self.mark_synced(kind);
                 tracing::debug!(%kind, objects = index.len(), "list complete");
+                self.listed(kind);
                 if was_synced {
                     // A re-list after a watch desync may have changed anything, and says nothing of what.
                     self.pending_changes().mark_everything();
@@ -525,6 +725,17 @@ impl Inner {
                 was_synced || now_all_synced
             }
         };
+        if let Some((ns, name, _)) = &touched {
+            if kind == ResourceKind::Pod {
+                let mut fetches = self.fetches();
+                for seen in fetches.active.values_mut() {
+                    seen.insert((ns.clone(), name.clone()));
+                }
+            }
+            if changed && kind == ResourceKind::Service && self.opts.pods_on_demand {
+                self.service_changed(ns, name);
+            }
+        }
         if changed && self.is_synced(kind) {
             if let Some((ns, name, groups)) = touched {
                 let mut pending = self.pending_changes();
@@ -540,8 +751,67 @@ impl Inner {
         }
     }
 
+    /// After a complete list of `kind`: the demand follows a list of Services; a list of Pods starts what was
+    /// deferred during it.
+    fn listed(self: &Arc<Self>, kind: ResourceKind) {
+        match kind {
+            ResourceKind::Service => {
+                self.services_listed.send_replace(true);
+                if self.opts.pods_on_demand {
+                    self.services_relisted();
+                }
+            }
+            ResourceKind::Pod => {
+                let deferred = std::mem::take(&mut self.fetches().deferred);
+                for (ns, selector) in deferred {
+                    self.fetch_pods(ns, selector);
+                }
+            }
+            _ => {}
+        }
+    }
+
     fn pending_changes(&self) -> MutexGuard<'_, ChangeSet> {
         self.pending.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Every Pod `labels` selects (pages of 500, as the watchers list), retried with backoff until the list
+/// succeeds: the view stays unsynced meanwhile, which is the safe side.
+async fn list_all(
+    api: &Api<Decoded<k8s_openapi::api::core::v1::Pod>>,
+    labels: &str,
+) -> Vec<Decoded<k8s_openapi::api::core::v1::Pod>> {
+    let mut delay = Duration::from_secs(1);
+    loop {
+        match list_pages(api, labels).await {
+            Ok(items) => return items,
+            Err(e) => {
+                tracing::warn!(error = %e, selector = labels, retry_in = ?delay,
+                    "listing the Pods a Service newly selects failed");
+                tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(Duration::from_secs(30));
+            }
+        }
+    }
+}
+
+async fn list_pages(
+    api: &Api<Decoded<k8s_openapi::api::core::v1::Pod>>,
+    labels: &str,
+) -> Result<Vec<Decoded<k8s_openapi::api::core::v1::Pod>>, kube::Error> {
+    let mut params = ListParams::default().limit(500);
+    if !labels.is_empty() {
+        params = params.labels(labels);
+    }
+    let mut items = Vec::new();
+    loop {
+        let page = api.list(&params).await?;
+        items.extend(page.items);
+        match page.metadata.continue_.filter(|c| !c.is_empty()) {
+            Some(token) => params = params.continue_token(&token),
+            None => return Ok(items),
+        }
     }
 }
 

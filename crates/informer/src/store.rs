@@ -422,6 +422,11 @@ impl<V: Item> Index<V> {
         }
     }
 
+    /// A list that will replace the index is in progress.
+    pub(crate) fn is_relisting(&self) -> bool {
+        self.read().relist.is_some()
+    }
+
     pub(crate) fn finish_relist(&self) {
         let mut st = self.write();
         let Some(buf) = st.relist.take() else { return };
@@ -441,7 +446,7 @@ impl<V: Item> Index<V> {
         self.get(ns, name).and_then(|v| v.group().map(Box::from))
     }
 
-    fn get(&self, ns: &str, name: &str) -> Option<Arc<V>> {
+    pub(crate) fn get(&self, ns: &str, name: &str) -> Option<Arc<V>> {
         self.read().by_ns.get(ns)?.get(name).map(|b| Arc::clone(&b.0))
     }
 
@@ -454,7 +459,7 @@ impl<V: Item> Index<V> {
     }
 
     /// Every object, sorted by namespace and name.
-    fn all(&self) -> Vec<Arc<V>> {
+    pub(crate) fn all(&self) -> Vec<Arc<V>> {
         let st = self.read();
         let mut out = Vec::with_capacity(st.by_ns.values().map(BTreeSet::len).sum());
         out.extend(st.by_ns.values().flatten().map(|b| Arc::clone(&b.0)));

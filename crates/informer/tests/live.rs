@@ -559,3 +559,98 @@ async fn initial_lists_are_paged_and_never_ask_for_the_cache_whole() -> TestResu
     assert!(!params.contains(&"resourceVersion=0"), "{list}");
     Ok(())
 }
+
+fn headless(name: &str, app: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "namespace": "default", "resourceVersion": "2"},
+        "spec": {"type": "ClusterIP", "clusterIP": "None", "selector": {"app": app}}})
+}
+
+async fn wait_for(what: &str, mut done: impl FnMut() -> bool) -> TestResult {
+    tokio::time::timeout(Duration::from_secs(5), async {
+        while !done() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .map_err(|_| format!("timed out waiting for {what}"))?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn on_demand_only_pods_a_reading_service_selects_are_kept_and_new_demand_lists_its_pods() -> TestResult {
+    let fake = FakeApi::default();
+    let pods = fake.serve(
+        "/api/v1/pods",
+        "PodList",
+        "v1",
+        vec![
+            pod("db-0", "1", json!({"app": "db"}), "img:1"),
+            pod("web-0", "1", json!({"app": "web"}), "img:1"),
+        ],
+    );
+    let services = fake.serve("/api/v1/services", "ServiceList", "v1", vec![headless("db", "db")]);
+    // What the list for the new demand below returns (the fake ignores the selector; the request is checked).
+    let web_pods = fake.serve(
+        "/api/v1/namespaces/default/pods",
+        "PodList",
+        "v1",
+        vec![pod("web-0", "3", json!({"app": "web"}), "img:2")],
+    );
+    let mut opts = LiveOptions::default();
+    opts.pods_on_demand = true;
+    let cluster = LiveCluster::start(fake.client(), &[ResourceKind::Pod, ResourceKind::Service], opts)?;
+
+    pods.release();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(
+        !fake.requests().iter().any(|u| u.path() == "/api/v1/pods"),
+        "Pods are listed once the Services are"
+    );
+    services.release();
+    cluster.wait_until_synced(Duration::from_secs(5)).await?;
+    let store = cluster.store();
+    assert!(
+        store.pod("default", "db-0").is_some(),
+        "the headless Service selects it"
+    );
+    assert!(store.pod("default", "web-0").is_none(), "nothing reads it");
+
+    // A watch event for a Pod nothing selects is dropped.
+    pods.send("ADDED", pod("batch-0", "2", json!({"app": "batch"}), "img:1"));
+    // A new headless Service selects Pods dropped before: they are listed, and the view waits for them.
+    services.send("ADDED", headless("web", "web"));
+    wait_for("the list of the new selector", || {
+        fake.requests()
+            .iter()
+            .any(|u| u.path() == "/api/v1/namespaces/default/pods")
+    })
+    .await?;
+    let selector = fake
+        .requests()
+        .iter()
+        .find(|u| u.path() == "/api/v1/namespaces/default/pods")
+        .and_then(|u| u.query().map(str::to_string))
+        .unwrap_or_default();
+    assert!(selector.contains("labelSelector=app%3Dweb"), "{selector}");
+    assert!(!cluster.synced(), "unsynced until the Pods are in");
+    assert_eq!(cluster.unsynced_kinds(), vec![ResourceKind::Pod]);
+    web_pods.release();
+    cluster.wait_until_synced(Duration::from_secs(5)).await?;
+    let web = store.pod("default", "web-0").ok_or("the listed Pod is stored")?;
+    assert_eq!(web.labels.get("app"), Some("web"));
+    assert!(store.pod("default", "batch-0").is_none());
+    let changes = cluster.take_changes();
+    assert!(
+        changes.of_kind(ResourceKind::Pod).any(|k| k.name == "web-0"),
+        "{changes:?}"
+    );
+
+    // A Pod that leaves every selector is dropped; one that joins is kept.
+    pods.send("MODIFIED", pod("db-0", "4", json!({"app": "gone"}), "img:1"));
+    pods.send("MODIFIED", pod("batch-0", "5", json!({"app": "db"}), "img:1"));
+    wait_for("the relabelled Pods", || {
+        store.pod("default", "db-0").is_none() && store.pod("default", "batch-0").is_some()
+    })
+    .await?;
+    Ok(())
+}
