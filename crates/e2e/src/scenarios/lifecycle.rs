@@ -112,6 +112,20 @@ fn steps(ctx: &mut Ctx, ns: &str, server: &DnsServer) -> Result<()> {
     answers(server, &mut extdns, "db.example.org", "A", &["10.1.0.11"])?;
     answers(server, &mut extdns, "db-2.db.example.org", "A", &[])?;
 
+    // --- create: a headless Service after its Pod. Nothing selected the Pod when it came, so extdns did not
+    // keep it (Pods on demand); the new selector has its Pods listed. The pause lets the Pod's watch event
+    // arrive first, which is what this step is about.
+    kube.apply(&o::pod(ns, "cache-0", "cache", "10.1.0.20", &node))?;
+    kube.apply(&o::endpoint_slice(ns, "cache-a", "cache", &[("10.1.0.20", "cache-0")]))?;
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    kube.apply(&o::headless_service(
+        ns,
+        "cache",
+        "cache",
+        annotations(&[("hostname", "cache.example.org")]),
+    ))?;
+    answers(server, &mut extdns, "cache.example.org", "A", &["10.1.0.20"])?;
+
     // --- update: a Node's address
     kube.apply(&o::node(
         &node,
@@ -130,12 +144,14 @@ fn steps(ctx: &mut Ctx, ns: &str, server: &DnsServer) -> Result<()> {
     // --- delete: records and their ownership records go, nothing else stays behind
     kube.delete("v1", "Service", Some(ns), "web")?;
     kube.delete("v1", "Service", Some(ns), "db")?;
+    kube.delete("v1", "Service", Some(ns), "cache")?;
     kube.delete("v1", "Service", Some(ns), "np")?;
     kube.delete("gateway.networking.k8s.io/v1", "HTTPRoute", Some(ns), "app")?;
     for (name, t) in [
         ("web2.example.org", "A"),
         ("db.example.org", "A"),
         ("db-1.db.example.org", "A"),
+        ("cache.example.org", "A"),
         ("np.example.org", "A"),
         ("app.apps.example.org", "A"),
     ] {
