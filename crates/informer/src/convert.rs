@@ -133,8 +133,8 @@ impl From<&core::Service> for Service {
                 .and_then(|s| s.type_.clone())
                 .unwrap_or_else(|| "ClusterIP".to_string()),
             cluster_ip: spec.and_then(|s| s.cluster_ip.clone()),
-            cluster_ips: spec.and_then(|s| s.cluster_ips.clone()).unwrap_or_default(),
-            external_ips: spec.and_then(|s| s.external_ips.clone()).unwrap_or_default(),
+            cluster_ips: spec.and_then(|s| s.cluster_ips.clone()).unwrap_or_default().into(),
+            external_ips: spec.and_then(|s| s.external_ips.clone()).unwrap_or_default().into(),
             external_name: spec.and_then(|s| s.external_name.clone()),
             external_traffic_policy: spec.and_then(|s| s.external_traffic_policy.clone()),
             publish_not_ready_addresses: spec.and_then(|s| s.publish_not_ready_addresses).unwrap_or(false),
@@ -530,8 +530,8 @@ mod tests {
             Some("web.example.com")
         );
         assert_eq!(v.cluster_ip.as_deref(), Some("10.0.0.1"));
-        assert_eq!(v.cluster_ips, vec!["10.0.0.1", "fd00::1"]);
-        assert_eq!(v.external_ips, vec!["1.2.3.4"]);
+        assert_eq!(*v.cluster_ips, ["10.0.0.1", "fd00::1"]);
+        assert_eq!(*v.external_ips, ["1.2.3.4"]);
         assert_eq!(v.external_traffic_policy.as_deref(), Some("Local"));
         assert!(v.publish_not_ready_addresses);
         assert_eq!(v.selector.get("app"), Some("web"));
