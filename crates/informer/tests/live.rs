@@ -146,6 +146,18 @@ fn service(name: &str, namespace: &str) -> Value {
         "spec": {"type": "ClusterIP", "clusterIP": "None"}})
 }
 
+/// Polls `done` every 10 ms for up to 5 s.
+async fn wait_for(what: &str, mut done: impl FnMut() -> bool) -> TestResult {
+    tokio::time::timeout(Duration::from_secs(5), async {
+        while !done() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .map_err(|_| format!("timed out waiting for {what}"))?;
+    Ok(())
+}
+
 /// Waits for the change counter to move past `seen`, returning the new value.
 async fn next_change(rx: &mut watch::Receiver<u64>, seen: u64) -> Result<u64, Box<dyn std::error::Error>> {
     tokio::time::timeout(Duration::from_secs(5), rx.wait_for(|c| *c > seen)).await??;
@@ -173,12 +185,7 @@ async fn synced_only_after_every_initial_list_completes() -> TestResult {
     assert!(cluster.store().pods("default").is_empty());
 
     pods.release();
-    tokio::time::timeout(Duration::from_secs(5), async {
-        while cluster.store().pod("default", "a").is_none() {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    })
-    .await?;
+    wait_for("pod a", || cluster.store().pod("default", "a").is_some()).await?;
     assert!(!cluster.synced(), "Services are still listing");
     assert_eq!(cluster.unsynced_kinds(), vec![ResourceKind::Service]);
     assert_eq!(
@@ -563,17 +570,6 @@ async fn initial_lists_are_paged_and_never_ask_for_the_cache_whole() -> TestResu
 fn headless(name: &str, app: &str) -> Value {
     json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "namespace": "default", "resourceVersion": "2"},
         "spec": {"type": "ClusterIP", "clusterIP": "None", "selector": {"app": app}}})
-}
-
-async fn wait_for(what: &str, mut done: impl FnMut() -> bool) -> TestResult {
-    tokio::time::timeout(Duration::from_secs(5), async {
-        while !done() {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    })
-    .await
-    .map_err(|_| format!("timed out waiting for {what}"))?;
-    Ok(())
 }
 
 #[tokio::test]
