@@ -194,7 +194,7 @@ fn latency(args: &[String]) -> Result<()> {
     kube_e2e(&go, Profile::Release, &e2e_args)
 }
 
-/// The scale benchmark on a release build; the report goes to `target/bench-scale.md`.
+/// The scale benchmark on the shipped build of extdns; the report goes to `target/bench-scale.md`.
 fn scale(args: &[String]) -> Result<()> {
     deps::ensure_system_packages()?;
     let go = gobuild::ensure(&target_dir())?;
@@ -204,13 +204,15 @@ fn scale(args: &[String]) -> Result<()> {
         "--report".to_string(),
         target_dir().join("bench-scale.md").display().to_string(),
     ]);
-    kube_e2e(&go, Profile::Release, &e2e_args)
+    kube_e2e(&go, Profile::Dist, &e2e_args)
 }
 
 #[derive(Clone, Copy, PartialEq)]
 enum Profile {
     Dev,
     Release,
+    /// Release for the harness, the `dist` profile for extdns.
+    Dist,
 }
 
 /// Builds extdns and the e2e runner, then runs `extdns-e2e <args>` with the paths of every program.
@@ -221,7 +223,7 @@ fn kube_e2e(go: &gobuild::GoBinaries, profile: Profile, args: &[String]) -> Resu
         // way), so the tests and the end-to-end run share one build instead of compiling twice.
         Profile::Dev => build.args(["build", "--workspace", "--bins", "--tests"]),
         // The allocator the shipped binary has, so that memory figures are the shipped binary's.
-        Profile::Release => build.args([
+        Profile::Release | Profile::Dist => build.args([
             "build",
             "--release",
             "-p",
@@ -233,18 +235,33 @@ fn kube_e2e(go: &gobuild::GoBinaries, profile: Profile, args: &[String]) -> Resu
         ]),
     };
     run(build)?;
-    let bin = target_dir().join(if profile == Profile::Release {
-        "release"
-    } else {
-        "debug"
+    let bin = target_dir().join(match profile {
+        Profile::Dev => "debug",
+        Profile::Release | Profile::Dist => "release",
     });
+    let mut extdns = bin.join("extdns");
+    if profile == Profile::Dist {
+        // The shipped build (LTO, one codegen unit): its code pages are part of the resident memory measured.
+        let mut dist = cargo();
+        dist.args([
+            "build",
+            "-p",
+            "extdns",
+            "--profile",
+            release::DIST_PROFILE,
+            "--features",
+            "jemalloc",
+        ]);
+        run(dist)?;
+        extdns = target_dir().join(release::DIST_PROFILE).join("extdns");
+    }
     let mut cmd = Command::new(bin.join("extdns-e2e"));
     cmd.current_dir(root())
         .arg(format!("--etcd={}", go.etcd.display()))
         .arg(format!("--kube-apiserver={}", go.kube_apiserver.display()))
         .arg(format!("--kubectl={}", go.kubectl.display()))
         .arg(format!("--external-dns={}", go.external_dns.display()))
-        .arg(format!("--extdns={}", bin.join("extdns").display()))
+        .arg(format!("--extdns={}", extdns.display()))
         .arg(format!("--logs={}", target_dir().join("e2e-logs").display()))
         .args(args);
     run(cmd)

@@ -15,7 +15,7 @@ use crate::{cargo, root, run, target_dir};
 /// glibc's NSS, which static glibc cannot load, is never called.
 pub const DIST_TARGET: &str = "x86_64-unknown-linux-gnu";
 /// Cargo profile of release binaries: `release` plus fat LTO, one codegen unit and stripped symbols.
-const DIST_PROFILE: &str = "dist";
+pub(crate) const DIST_PROFILE: &str = "dist";
 /// Where the image runs the binary, and as whom (distroless's `nonroot`).
 const IMAGE_BINARY: &str = "/extdns";
 const IMAGE_USER: &str = "65532:65532";

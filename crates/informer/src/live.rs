@@ -191,19 +191,7 @@ impl LiveCluster {
             ResourceKind::EndpointSlice => {
                 runtime.spawn(run::<discovery::EndpointSlice>(scoped(client, ns), cfg, inner))
             }
-            ResourceKind::Pod => {
-                // On demand, the first list of Pods keeps those the Services select: it starts once the
-                // Services are listed.
-                let mut services_listed = (opts.pods_on_demand && !inner.is_synced(ResourceKind::Service))
-                    .then(|| inner.services_listed.subscribe());
-                let api = scoped(client, ns);
-                runtime.spawn(async move {
-                    if let Some(listed) = services_listed.as_mut() {
-                        let _ = listed.wait_for(|done| *done).await;
-                    }
-                    run::<core::Pod>(api, cfg, inner).await;
-                })
-            }
+            ResourceKind::Pod => runtime.spawn(run::<core::Pod>(scoped(client, ns), cfg, inner)),
             ResourceKind::Node => runtime.spawn(run::<core::Node>(Api::all(client), cfg, inner)),
             ResourceKind::Namespace => runtime.spawn(run::<core::Namespace>(Api::all(client), cfg, inner)),
             ResourceKind::Gateway => {
@@ -464,8 +452,6 @@ struct Inner {
     /// Which Pods are kept ([`LiveOptions::pods_on_demand`]).
     demand: Mutex<PodDemand>,
     fetches: Mutex<Fetches>,
-    /// True once the first list of Services completed; the Pod watcher waits for it when on demand.
-    services_listed: watch::Sender<bool>,
 }
 
 #[derive(Clone)]
@@ -504,7 +490,6 @@ impl Inner {
             api: None,
             demand: Mutex::new(PodDemand::default()),
             fetches: Mutex::new(Fetches::default()),
-            services_listed: watch::Sender::new(false),
         }
     }
 
@@ -540,12 +525,23 @@ impl Inner {
         self.demand.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Whether the store keeps this view: every one, except Pods no Service reads when on demand.
+    /// Whether the store keeps this view: every one, except Pods no Service reads when on demand. Until the
+    /// Services are listed the demand is unknown and every Pod is kept, so that both lists run at once; the
+    /// Pods nothing selects are dropped when the Services are in ([`Inner::listed`]).
     fn keeps(&self, view: &dyn Any, ns: &str) -> bool {
         match view.downcast_ref::<Pod>() {
-            Some(pod) if self.opts.pods_on_demand => self.demand().wants(ns, &pod.labels),
+            Some(pod) if self.opts.pods_on_demand && self.is_synced(ResourceKind::Service) => {
+                self.demand().wants(ns, &pod.labels)
+            }
             _ => true,
         }
+    }
+
+    /// Drops the stored Pods the demand does not select.
+    fn prune_pods(&self) {
+        let demand = self.demand();
+        let dropped = self.store.pods.retain(|ns, pod| demand.wants(ns, &pod.labels));
+        tracing::debug!(dropped, "dropped the Pods no Service reads");
     }
 
     /// After a Service event: brings the demand up to date and lists the Pods it newly selects.
@@ -563,8 +559,9 @@ impl Inner {
         }
     }
 
-    /// After a list of Services: the demand from scratch, and the Pods it newly selects.
-    fn services_relisted(self: &Arc<Self>) {
+    /// After a list of Services: the demand from scratch, and the Pods it newly selects. The first list
+    /// fetches nothing: every Pod was kept until then, so the store drops the ones not selected instead.
+    fn services_relisted(self: &Arc<Self>, first: bool) {
         let services = self.store.services.all();
         let interner = self.store.interner();
         let entries: Vec<(Sym, &Service)> = services
@@ -572,6 +569,10 @@ impl Inner {
             .map(|s| (interner.intern(&s.meta.namespace), &**s))
             .collect();
         let fetch = self.demand().rebuild(entries.iter().map(|(ns, s)| (ns, *s)));
+        if first {
+            self.prune_pods();
+            return;
+        }
         for (ns, selector) in fetch {
             self.fetch_pods(ns, selector);
         }
@@ -717,7 +718,7 @@ impl Inner {
                 let was_synced = self.is_synced(kind);
                 let now_all_synced = self.mark_synced(kind);
                 tracing::debug!(%kind, objects = index.len(), "list complete");
-                self.listed(kind);
+                self.listed(kind, !was_synced);
                 if was_synced {
                     // A re-list after a watch desync may have changed anything, and says nothing of what.
                     self.pending_changes().mark_everything();
@@ -751,17 +752,19 @@ impl Inner {
         }
     }
 
-    /// After a complete list of `kind`: the demand follows a list of Services; a list of Pods starts what was
-    /// deferred during it.
-    fn listed(self: &Arc<Self>, kind: ResourceKind) {
+    /// After a complete list of `kind` (`first`: its first one): the demand follows a list of Services; a list
+    /// of Pods drops what the demand does not select (Pods listed before the Services were all kept) and
+    /// starts the fetches deferred during it.
+    fn listed(self: &Arc<Self>, kind: ResourceKind, first: bool) {
+        if !self.opts.pods_on_demand {
+            return;
+        }
         match kind {
-            ResourceKind::Service => {
-                self.services_listed.send_replace(true);
-                if self.opts.pods_on_demand {
-                    self.services_relisted();
-                }
-            }
+            ResourceKind::Service => self.services_relisted(first),
             ResourceKind::Pod => {
+                if self.is_synced(ResourceKind::Service) {
+                    self.prune_pods();
+                }
                 let deferred = std::mem::take(&mut self.fetches().deferred);
                 for (ns, selector) in deferred {
                     self.fetch_pods(ns, selector);

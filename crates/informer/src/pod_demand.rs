@@ -7,9 +7,11 @@
 //! keeps a Pod only while one of those Services in its namespace selects it (an empty selector selects the
 //! whole namespace, as Kubernetes reads it), and drops the others as they arrive.
 //!
-//! The cost is that a Pod dropped earlier may be needed later, when such a Service appears or changes its
-//! selector. [`PodDemand::upsert`] says when: then the live view lists the Pods of that selector once
-//! (`crate::live`), and holds the view unsynced until it has them, so nothing is planned without them.
+//! The demand is known once the Services are listed; until then the live view keeps every Pod, so that both
+//! lists run at once, and drops the unselected ones when the Services are in. The cost is that a Pod dropped
+//! earlier may be needed later, when such a Service appears or changes its selector. [`PodDemand::upsert`]
+//! says when: then the live view lists the Pods of that selector once (`crate::live`), and holds the view
+//! unsynced until it has them, so nothing is planned without them.
 
 use std::collections::{BTreeMap, HashMap};
 

@@ -422,6 +422,23 @@ impl<V: Item> Index<V> {
         }
     }
 
+    /// Forgets every stored object `keep` rejects (given its namespace); returns how many went. Objects of a
+    /// list in progress are not looked at.
+    pub(crate) fn retain(&self, keep: impl Fn(&str, &V) -> bool) -> usize {
+        let mut st = self.write();
+        let gone: Vec<(Sym, Box<str>)> = st
+            .by_ns
+            .iter()
+            .flat_map(|(ns, set)| set.iter().map(move |o| (ns, &o.0)))
+            .filter(|(ns, v)| !keep(ns, v))
+            .map(|(ns, v)| (ns.clone(), Box::from(v.name())))
+            .collect();
+        for (ns, name) in &gone {
+            st.remove(ns, name);
+        }
+        gone.len()
+    }
+
     /// A list that will replace the index is in progress.
     pub(crate) fn is_relisting(&self) -> bool {
         self.read().relist.is_some()
