@@ -40,7 +40,7 @@ mod txt_tests;
 use async_trait::async_trait;
 use std::collections::HashMap;
 
-use extdns_endpoint::{Change, DomainFilter, Endpoint, Labels, RecordType};
+use extdns_endpoint::{Change, DomainFilter, Endpoint, Labels, ObjectRefs, RecordType};
 use extdns_provider::{ProviderError, ReadState};
 
 pub use crypto::{AesKey, CryptoError};
@@ -107,6 +107,9 @@ pub(crate) fn fold_records<'a>(
             if let Some(labels) = labels {
                 now.labels = labels;
             }
+            // As a read gives it back: the objects it came from belong to the desired side (and would stay
+            // in the cache until the next full sync).
+            now.ref_objects = ObjectRefs::new();
             added.push(now);
         }
     }
@@ -116,6 +119,8 @@ pub(crate) fn fold_records<'a>(
                 .is_none_or(|olds| !olds.iter().any(|o| o.targets.same(&x.targets)))
         });
     }
+    // The records live until the next full sync: grow by what comes in, not by doubling.
+    records.reserve_exact(added.len());
     records.extend(added);
 }
 

@@ -864,8 +864,13 @@ async fn a_snapshot_with_the_applied_changes_folded_in_reads_as_the_provider_the
         ..TestConfig::default()
     }
     .registry(provider.clone())?;
-    let web =
-        Endpoint::new("web.example.org", RecordType::A, ["192.0.2.1"]).with_label(label::RESOURCE, "service/a/web");
+    let web = Endpoint::new("web.example.org", RecordType::A, ["192.0.2.1"])
+        .with_label(label::RESOURCE, "service/a/web")
+        .with_ref_object(extdns_endpoint::ObjectRef {
+            source: "service".into(),
+            namespace: "a".into(),
+            name: "web".into(),
+        });
     let api =
         Endpoint::new("api.example.org", RecordType::A, ["192.0.2.2"]).with_label(label::RESOURCE, "service/a/api");
     let mut snapshot = registry.records().await?;
@@ -876,6 +881,9 @@ async fn a_snapshot_with_the_applied_changes_folded_in_reads_as_the_provider_the
         "the in-memory provider's read state outlives writes"
     );
     assert_eq!(snapshot_text(&snapshot), snapshot_text(&registry.records().await?));
+    // Kept until the next full sync, so as lean as a read: no object references, no room to spare.
+    assert!(snapshot.records.iter().all(|e| e.ref_objects.is_empty()));
+    assert_eq!(snapshot.records.capacity(), snapshot.records.len());
 
     // Update one, delete the other, against the folded snapshot: the ownership records it holds now must
     // be the ones written, or the TXT records would be created twice or left behind.
