@@ -95,11 +95,11 @@ pub struct ObjectRef {
 /// A vector rather than a `BTreeSet`: a `BTreeSet` of these allocates a node for eleven (about 800 bytes) for
 /// the one object nearly every endpoint has, and the desired index keeps every endpoint between syncs.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-pub struct ObjectRefs(Vec<ObjectRef>);
+pub struct ObjectRefs(Box<[ObjectRef]>);
 
 impl ObjectRefs {
-    pub const fn new() -> Self {
-        ObjectRefs(Vec::new())
+    pub fn new() -> Self {
+        ObjectRefs(Box::default())
     }
 
     /// Adds an object unless it is there already; says whether it was added.
@@ -107,9 +107,10 @@ impl ObjectRefs {
         match self.0.binary_search(&r) {
             Ok(_) => false,
             Err(i) => {
-                // One slot at a time: a vector's first growth makes room for four.
-                self.0.reserve_exact(1);
-                self.0.insert(i, r);
+                let mut refs = std::mem::take(&mut self.0).into_vec();
+                refs.reserve_exact(1);
+                refs.insert(i, r);
+                self.0 = refs.into_boxed_slice();
                 true
             }
         }
@@ -117,7 +118,7 @@ impl ObjectRefs {
 
     /// Moves every object of `other` in, leaving it empty.
     pub fn append(&mut self, other: &mut ObjectRefs) {
-        self.extend(other.0.drain(..));
+        self.extend(std::mem::take(other));
     }
 
     pub fn iter(&self) -> std::slice::Iter<'_, ObjectRef> {
@@ -133,7 +134,7 @@ impl ObjectRefs {
     }
 
     pub fn clear(&mut self) {
-        self.0.clear();
+        self.0 = Box::default();
     }
 }
 
@@ -158,7 +159,7 @@ impl IntoIterator for ObjectRefs {
     type IntoIter = std::vec::IntoIter<ObjectRef>;
 
     fn into_iter(self) -> Self::IntoIter {
-        self.0.into_iter()
+        self.0.into_vec().into_iter()
     }
 }
 

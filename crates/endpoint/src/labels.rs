@@ -6,16 +6,17 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// Labels of an endpoint: ownership information the registry persists (`owner`, `resource`, ...), sorted by
 /// key, which is the order external-dns serialises them in TXT records.
 ///
-/// A sorted vector rather than a `BTreeMap`: an endpoint has two or three labels, and a `BTreeMap` allocates
-/// a node for eleven entries on its first insert (about 550 bytes), which at 10,000 names held in the
-/// incremental cache, the records read and the plan was the largest single share of extdns's heap
-/// (docs/performance.md, "Where the heap goes at scale"). Lookups on three entries are as fast either way.
+/// A sorted boxed slice rather than a `BTreeMap`: an endpoint has two or three labels, and a `BTreeMap`
+/// allocates a node for eleven entries on its first insert (about 550 bytes), which at 10,000 names held in
+/// the incremental cache, the records read and the plan was the largest single share of extdns's heap
+/// (docs/performance.md, "Where the heap goes at scale"). Lookups on three entries are as fast either way;
+/// labels are set a few times and read many, so an insert may copy.
 #[derive(Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Labels(Vec<(String, String)>);
+pub struct Labels(Box<[(String, String)]>);
 
 impl Labels {
-    pub const fn new() -> Self {
-        Labels(Vec::new())
+    pub fn new() -> Self {
+        Labels(Box::default())
     }
 
     fn position(&self, key: &str) -> Result<usize, usize> {
@@ -36,16 +37,21 @@ impl Labels {
         match self.position(&key) {
             Ok(i) => Some(std::mem::replace(&mut self.0[i].1, value.into())),
             Err(i) => {
-                // One slot at a time: a vector's first growth makes room for four.
-                self.0.reserve_exact(1);
-                self.0.insert(i, (key, value.into()));
+                let mut entries = std::mem::take(&mut self.0).into_vec();
+                entries.reserve_exact(1);
+                entries.insert(i, (key, value.into()));
+                self.0 = entries.into_boxed_slice();
                 None
             }
         }
     }
 
     pub fn remove(&mut self, key: &str) -> Option<String> {
-        self.position(key).ok().map(|i| self.0.remove(i).1)
+        let i = self.position(key).ok()?;
+        let mut entries = std::mem::take(&mut self.0).into_vec();
+        let (_, value) = entries.remove(i);
+        self.0 = entries.into_boxed_slice();
+        Some(value)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -93,7 +99,7 @@ impl IntoIterator for Labels {
     type IntoIter = std::vec::IntoIter<(String, String)>;
 
     fn into_iter(self) -> Self::IntoIter {
-        self.0.into_iter()
+        self.0.into_vec().into_iter()
     }
 }
 

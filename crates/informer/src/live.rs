@@ -348,10 +348,14 @@ macro_rules! watched {
             fn index($store: &ClusterStore) -> &Index<$view> {
                 $index
             }
-            fn convert(&self, _: &ClusterStore, opts: &LiveOptions) -> $view {
+            fn convert(&self, store: &ClusterStore, opts: &LiveOptions) -> $view {
                 let mut view = <$view>::from(self);
                 if let Some(slot) = view.template_fields_slot() {
                     *slot = opts.template_fields.keep($kind, self);
+                }
+                if let Some(meta) = view.meta_mut() {
+                    meta.labels = meta.labels.with_interned_keys(store.interner());
+                    meta.annotations = meta.annotations.with_interned_keys(store.interner());
                 }
                 view
             }
@@ -848,6 +852,30 @@ mod tests {
 
     fn pod(name: &str, ns: &str) -> core::Pod {
         serde_json::from_value(json!({"metadata": {"name": name, "namespace": ns}})).expect("pod")
+    }
+
+    #[test]
+    fn objects_share_their_label_and_annotation_keys() {
+        let svc = |name: &str| -> core::Service {
+            serde_json::from_value(
+                json!({"metadata": {"name": name, "namespace": "a", "labels": {"app": name},
+                "annotations": {"external-dns.alpha.kubernetes.io/hostname": format!("{name}.example.org")}}}),
+            )
+            .expect("service")
+        };
+        let c = LiveCluster::detached(&[ResourceKind::Service], LiveOptions::default());
+        listed(&c, vec![svc("web"), svc("api")]);
+        let store = c.store();
+        let services = store.services();
+        let key = |i: usize, map: fn(&Service) -> &StrMap| map(&services[i]).iter().next().map(|(k, _)| k.as_ptr());
+        assert_eq!(services.len(), 2);
+        assert_eq!(key(0, |s| &s.meta.annotations), key(1, |s| &s.meta.annotations));
+        assert_eq!(key(0, |s| &s.meta.labels), key(1, |s| &s.meta.labels));
+        assert_eq!(
+            services[0].meta.labels.get("app"),
+            Some("api"),
+            "values stay each object's own"
+        );
     }
 
     fn listed<K: Watched>(c: &LiveCluster, objects: Vec<K>) {

@@ -14,7 +14,7 @@ use std::fmt;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use crate::intern::Interner;
-use crate::view::{EndpointSlice, Gateway, ListenerSet, Namespace, Node, Pod, Route, RouteKind, Service};
+use crate::view::{EndpointSlice, Gateway, ListenerSet, Meta, Namespace, Node, Pod, Route, RouteKind, Service};
 use crate::{ResourceKind, Sym};
 
 /// An object extdns watches but could not read (a field of a shape the typed model does not accept).
@@ -247,11 +247,18 @@ pub trait Item: PartialEq + Send + Sync + 'static {
     fn template_fields_slot(&mut self) -> Option<&mut Option<Box<str>>> {
         None
     }
+    /// The metadata, for the kinds that keep it whole.
+    fn meta_mut(&mut self) -> Option<&mut Meta> {
+        None
+    }
 }
 
 impl Item for Service {
     fn name(&self) -> &str {
         &self.meta.name
+    }
+    fn meta_mut(&mut self) -> Option<&mut Meta> {
+        Some(&mut self.meta)
     }
     fn template_fields_slot(&mut self) -> Option<&mut Option<Box<str>>> {
         Some(&mut self.template_fields)
@@ -260,6 +267,9 @@ impl Item for Service {
 impl Item for EndpointSlice {
     fn name(&self) -> &str {
         &self.meta.name
+    }
+    fn meta_mut(&mut self) -> Option<&mut Meta> {
+        Some(&mut self.meta)
     }
     fn group(&self) -> Option<&str> {
         self.service_name.as_deref()
@@ -284,15 +294,24 @@ impl Item for Gateway {
     fn name(&self) -> &str {
         &self.meta.name
     }
+    fn meta_mut(&mut self) -> Option<&mut Meta> {
+        Some(&mut self.meta)
+    }
 }
 impl Item for ListenerSet {
     fn name(&self) -> &str {
         &self.meta.name
     }
+    fn meta_mut(&mut self) -> Option<&mut Meta> {
+        Some(&mut self.meta)
+    }
 }
 impl Item for Route {
     fn name(&self) -> &str {
         &self.meta.name
+    }
+    fn meta_mut(&mut self) -> Option<&mut Meta> {
+        Some(&mut self.meta)
     }
     fn template_fields_slot(&mut self) -> Option<&mut Option<Box<str>>> {
         Some(&mut self.template_fields)

@@ -111,6 +111,12 @@ impl StrMap {
         StrMap(entries.into_boxed_slice())
     }
 
+    /// The same map with its keys shared through `interner`: every object repeats the same few label and
+    /// annotation keys (`external-dns.alpha.kubernetes.io/hostname` is 57 bytes a Service otherwise).
+    pub fn with_interned_keys(&self, interner: &crate::Interner) -> StrMap {
+        StrMap(self.0.iter().map(|(k, v)| (interner.intern(k), v.clone())).collect())
+    }
+
     /// The heap bytes this map owns, not counting shared symbol contents.
     pub fn heap_bytes(&self) -> usize {
         std::mem::size_of_val(&*self.0)

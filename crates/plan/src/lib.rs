@@ -150,7 +150,7 @@ pub fn calculate(
     }
     let mut current_counts = vec![0u32; rows];
     let mut fill = starts.clone();
-    let mut table: Vec<&Endpoint> = vec![&EMPTY; placed.len()];
+    let mut table: Vec<&Endpoint> = vec![&*EMPTY; placed.len()];
     for &(row, is_current, e) in &placed {
         let slot = &mut fill[row as usize];
         table[*slot as usize] = e;
@@ -314,16 +314,7 @@ impl std::hash::Hasher for PrehashedHasher {
 }
 
 /// A placeholder for the table's initial fill; every slot is overwritten.
-static EMPTY: Endpoint = Endpoint {
-    dns_name: String::new(),
-    targets: extdns_endpoint::Targets(Vec::new()),
-    record_type: RecordType::A,
-    set_identifier: String::new(),
-    record_ttl: extdns_endpoint::Ttl(0),
-    labels: extdns_endpoint::Labels::new(),
-    provider_specific: extdns_endpoint::ProviderSpecific(Vec::new()),
-    ref_objects: extdns_endpoint::ObjectRefs::new(),
-};
+static EMPTY: std::sync::LazyLock<Endpoint> = std::sync::LazyLock::new(Endpoint::default);
 
 /// Buffers reused from row to row.
 #[derive(Default)]
