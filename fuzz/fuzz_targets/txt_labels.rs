@@ -47,9 +47,12 @@ fuzz_target!(|data: &[u8]| {
 /// the whole value as external-dns does.
 fn expected_after_write(labels: &Labels) -> Labels {
     let mut expected = without_nonce(labels);
-    if let Some(mut last) = expected.last_entry() {
-        let trimmed = last.get().trim_end_matches('"').to_string();
-        last.insert(trimmed);
+    let last = expected
+        .iter()
+        .next_back()
+        .map(|(k, v)| (k.clone(), v.trim_end_matches('"').to_string()));
+    if let Some((key, trimmed)) = last {
+        expected.insert(key, trimmed);
     }
     expected
 }
