@@ -111,9 +111,15 @@ fn pod_object(ns: &str, name: &str, app: &str) -> core::Pod {
     )
 }
 
-/// Raises the live bytes to the maximum so far without touching memory, so the next peak is measurable.
-fn reset_peak() -> Vec<u8> {
-    Vec::with_capacity(ALLOC.max_allocated().saturating_sub(ALLOC.allocated()).max(1))
+/// Runs `f` and returns its result with the most bytes live at once during it, above what was live before
+/// (the reserved block: see the module documentation).
+fn with_peak<T>(f: impl FnOnce() -> T) -> (T, usize) {
+    let guard: Vec<u8> = Vec::with_capacity(ALLOC.max_allocated().saturating_sub(ALLOC.allocated()).max(1));
+    let base = ALLOC.max_allocated();
+    let out = f();
+    let peak = ALLOC.max_allocated() - base;
+    drop(guard);
+    (out, peak)
 }
 
 /// The heap bytes a value holds (measured by dropping a copy of it).
@@ -180,11 +186,7 @@ fn main() {
 
     let mut state = SyncState::default();
     let live_before_first = ALLOC.allocated();
-    let guard = reset_peak();
-    let peak_base = ALLOC.max_allocated();
-    let first = rt.block_on(controller.sync(&mut state, true));
-    let first_peak = ALLOC.max_allocated() - peak_base;
-    drop(guard);
+    let (first, first_peak) = with_peak(|| rt.block_on(controller.sync(&mut state, true)));
     let created = match first {
         Ok(r) => r.changes.len(),
         Err(e) => panic!("first sync: {e}"),
@@ -192,11 +194,7 @@ fn main() {
     assert_eq!(created, services, "the first sync creates one name per Service");
     let after_first = ALLOC.allocated();
 
-    let guard = reset_peak();
-    let peak_base = ALLOC.max_allocated();
-    let second = rt.block_on(controller.sync(&mut state, true));
-    let second_peak = ALLOC.max_allocated() - peak_base;
-    drop(guard);
+    let (second, second_peak) = with_peak(|| rt.block_on(controller.sync(&mut state, true)));
     assert!(
         matches!(second, Ok(ref r) if r.changes.is_empty()),
         "a second full sync has nothing to do"

@@ -568,11 +568,9 @@ impl Inner {
     fn services_relisted(self: &Arc<Self>, first: bool) {
         let services = self.store.services.all();
         let interner = self.store.interner();
-        let entries: Vec<(Sym, &Service)> = services
-            .iter()
-            .map(|s| (interner.intern(&s.meta.namespace), &**s))
-            .collect();
-        let fetch = self.demand().rebuild(entries.iter().map(|(ns, s)| (ns, *s)));
+        let fetch = self
+            .demand()
+            .rebuild(services.iter().map(|s| (interner.intern(&s.meta.namespace), &**s)));
         if first {
             self.prune_pods();
             return;
@@ -638,7 +636,7 @@ impl Inner {
             }
             let changed = match pod {
                 Decoded::Object(o) => {
-                    let view = convert::pod(&o, &self.opts.pod_annotation_prefixes, store.interner());
+                    let view = sealed::Sealed::convert(&o, store, &self.opts);
                     self.keeps(&view, &ns) && store.pods.upsert(ns.clone(), view)
                 }
                 Decoded::Undecodable { meta, error } => {

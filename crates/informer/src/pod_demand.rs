@@ -79,11 +79,11 @@ impl PodDemand {
 
     /// Rebuilds from every stored Service (after a re-list of Services). Returns the selectors to fetch:
     /// those the demand before did not cover.
-    pub(crate) fn rebuild<'a>(&mut self, services: impl Iterator<Item = (&'a Sym, &'a Service)>) -> Vec<(Sym, StrMap)> {
+    pub(crate) fn rebuild<'a>(&mut self, services: impl Iterator<Item = (Sym, &'a Service)>) -> Vec<(Sym, StrMap)> {
         let before = std::mem::take(&mut self.by_ns);
         for (ns, svc) in services.filter(|(_, s)| reads_pods(s)) {
             self.by_ns
-                .entry(ns.clone())
+                .entry(ns)
                 .or_default()
                 .insert(svc.meta.name.as_str().into(), svc.selector.clone());
         }
@@ -215,7 +215,7 @@ mod tests {
             svc("db", "ClusterIP", true, &[("app", "db")]),
             local_node_port("web", &[("app", "web")]),
         );
-        let fetch = d.rebuild([(&ns, &db), (&ns, &web)].into_iter());
+        let fetch = d.rebuild([(ns.clone(), &db), (ns.clone(), &web)].into_iter());
         assert_eq!(fetch, vec![(ns.clone(), map(&[("app", "web")]))]);
         assert!(d.wants("ns", &map(&[("app", "web")])) && d.wants("ns", &map(&[("app", "db")])));
         assert!(d.rebuild(std::iter::empty()).is_empty());
