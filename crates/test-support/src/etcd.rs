@@ -1,26 +1,20 @@
 //! A real etcd for the tests: the cached Go build (`EXTDNS_TEST_ETCD`, exported by `cargo xtask test`) started
 //! on 127.0.0.1 free ports with its data in a temporary directory, stopped by PID when the handle drops.
 //! Contents are checked by reading etcd back over its JSON gateway, never through the provider under test.
-#![allow(dead_code)]
+//! Tests check [`crate::Server::Etcd`] first.
 
-use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as B64;
 
+use crate::{env_program, free_port};
+
 pub struct Etcd {
     pub url: String,
     child: Child,
     _dir: tempfile::TempDir,
-}
-
-fn free_port() -> u16 {
-    match TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()) {
-        Ok(a) => a.port(),
-        Err(e) => panic!("no free port: {e}"),
-    }
 }
 
 /// Certificates for a TLS etcd, made with `openssl`: a CA, a server certificate for the name `etcd.test` only
@@ -129,12 +123,9 @@ impl Etcd {
     }
 
     fn spawn(pki: Option<&Pki>) -> Etcd {
-        let Some(bin) = std::env::var_os("EXTDNS_TEST_ETCD") else {
-            panic!(
-                "EXTDNS_TEST_ETCD is not set: run the tests with `cargo xtask test` (it builds etcd and exports \
-                 the path), or set it to an etcd binary (target/e2e-bin/etcd-v3.6.8)"
-            );
-        };
+        let bin = env_program("EXTDNS_TEST_ETCD").unwrap_or_else(|e| {
+            panic!("{e}: run the tests with `cargo xtask test` (it builds etcd and exports the path)")
+        });
         let dir = match tempfile::tempdir() {
             Ok(d) => d,
             Err(e) => panic!("{e}"),
@@ -180,7 +171,7 @@ impl Etcd {
             .spawn();
         let child = match child {
             Ok(c) => c,
-            Err(e) => panic!("cannot start {}: {e}", bin.to_string_lossy()),
+            Err(e) => panic!("cannot start {}: {e}", bin.display()),
         };
         let etcd = Etcd { url, child, _dir: dir };
         let deadline = Instant::now() + Duration::from_secs(20);
