@@ -17,7 +17,8 @@ use serde_json::{Value, json};
 
 use crate::kube::Kube;
 use crate::pki::Pki;
-use crate::proc::{Proc, eventually, free_port, output};
+use crate::proc::{Proc, eventually, output};
+use extdns_test_support::try_free_port;
 
 /// The programs the tests run.
 #[derive(Debug, Clone)]
@@ -65,7 +66,7 @@ impl ControlPlane {
         let dir = tmp.path().to_path_buf();
         let pki = Pki::create(&dir.join("pki"))?;
         let (etcd, etcd_port) = start_etcd(&bins.etcd, &dir)?;
-        let port = free_port()?;
+        let port = try_free_port()?;
         let admin_kubeconfig = dir.join("admin.kubeconfig");
         write_kubeconfig(
             &admin_kubeconfig,
@@ -257,7 +258,7 @@ fn start_etcd(etcd: &Path, dir: &Path) -> Result<(Proc, u16)> {
     let mut last = String::new();
     // A port can be taken between choosing and binding it: try a few.
     for attempt in 0..3 {
-        let (client, peer) = (free_port()?, free_port()?);
+        let (client, peer) = (try_free_port()?, try_free_port()?);
         let name = format!("extdns-e2e-{}-{attempt}", std::process::id());
         let mut cmd = Command::new(etcd);
         cmd.arg(format!("--name={name}"))

@@ -19,7 +19,6 @@ mod dns;
 mod kube;
 mod objects;
 mod pki;
-mod proc;
 mod scale;
 mod scenarios;
 
@@ -29,6 +28,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
+use extdns_test_support::proc;
 
 use control_plane::{Binaries, ControlPlane};
 use scenarios::{ALL, Ctx};

@@ -2,15 +2,11 @@
 //! sources → plan → TXT registry → Route53), against our strict Route53 fake (real Route53 semantics:
 //! refused duplicates, atomic batches, exact deletes) and against moto's Route53.
 
-#[path = "../../provider-aws/tests/support/fake.rs"]
-mod fake;
-#[path = "../../provider-aws/tests/support/moto.rs"]
-mod moto;
-
 use std::path::Path;
 use std::process::{Command, Output};
 
-use fake::{Fake, Set, Value, Values};
+use extdns_test_support::route53_fake::{self as fake, Fake, Set, Value, Values};
+use extdns_test_support::{moto, require};
 
 const OWNER: &str = "e2e";
 
@@ -300,6 +296,7 @@ fn strict_route53_dry_run_writes_nothing() {
 
 #[test]
 fn moto_full_controller_create_then_nothing_then_delete() {
+    require!(Moto);
     let moto = moto::Moto::start();
     let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,

@@ -2,13 +2,10 @@
 //! manifests (manifests → sources → plan → TXT registry → Cloudflare batch API), every result read from the
 //! fake's state.
 
-#[path = "../../provider-cloudflare/tests/support/mod.rs"]
-mod support;
-
 use std::path::Path;
 use std::process::{Command, Output};
 
-use support::{FakeCloudflare, TOKEN};
+use extdns_test_support::cloudflare_fake::{FakeCloudflare, TOKEN};
 
 const OWNER: &str = "e2e";
 const ZONE: &str = "023e105f4ecef8ad9ca31a8372d0c353";

@@ -2,13 +2,11 @@
 //! sources → plan → TXT registry → SkyDNS records in etcd), every result read back from etcd by the test's
 //! own HTTP calls.
 
-#[path = "../../provider-coredns/tests/support/mod.rs"]
-mod support;
-
 use std::path::Path;
 use std::process::{Command, Output};
 
-use support::Etcd;
+use extdns_test_support::etcd::Etcd;
+use extdns_test_support::require;
 
 const OWNER: &str = "e2e";
 const PREFIX: &str = "/skydns/";
@@ -112,6 +110,7 @@ fn tempdir() -> tempfile::TempDir {
 
 #[test]
 fn coredns_full_controller_create_update_delete_idempotent() {
+    require!(Etcd);
     let etcd = Etcd::start();
     etcd.put(
         "/skydns/org/example/legacy/x1",
@@ -181,6 +180,7 @@ fn coredns_full_controller_create_update_delete_idempotent() {
 
 #[test]
 fn coredns_a_refused_record_fails_alone_and_the_others_land() {
+    require!(Etcd);
     let etcd = Etcd::start();
     let dir = tempdir();
     // A NodePort Service asks for an SRV record, which CoreDNS does not serve from etcd; its A record and

@@ -2,13 +2,11 @@
 //! (manifests → sources → plan → TXT registry → PowerDNS HTTP API), with every answer read back with DNS
 //! queries (`dig`, AXFR) against PowerDNS's DNS port, never from its database.
 
-#[path = "../../provider-pdns/tests/support/mod.rs"]
-mod support;
-
 use std::path::Path;
 use std::process::{Command, Output};
 
-use support::{API_KEY, PowerDns, Zone};
+use extdns_test_support::pdns::{API_KEY, PowerDns, Zone};
+use extdns_test_support::require;
 
 const OWNER: &str = "e2e";
 
@@ -127,6 +125,7 @@ fn ownership_records(pdns: &PowerDns) -> Vec<String> {
 
 #[test]
 fn pdns_full_controller_create_update_delete_idempotent_wrong_key() {
+    require!(PowerDns);
     let pdns = PowerDns::start(&[Zone::new("example.org").with_record("legacy", "A", "192.0.2.99")]);
     let dir = tempdir();
 
@@ -226,6 +225,7 @@ fn pdns_full_controller_create_update_delete_idempotent_wrong_key() {
 
 #[test]
 fn pdns_a_refused_record_fails_alone_and_the_others_land() {
+    require!(PowerDns);
     let pdns = PowerDns::start(&[Zone::new("example.org")]);
     let dir = tempdir();
     // A load balancer name with a 70-byte label is no DNS name: PowerDNS refuses the CNAME (422).
@@ -257,6 +257,7 @@ fn pdns_a_refused_record_fails_alone_and_the_others_land() {
 
 #[test]
 fn pdns_dry_run_writes_nothing() {
+    require!(PowerDns);
     let pdns = PowerDns::start(&[Zone::new("example.org")]);
     let dir = tempdir();
     write_manifests(dir.path(), &services("192.0.2.10", true));
@@ -275,6 +276,7 @@ fn pdns_dry_run_writes_nothing() {
 
 #[test]
 fn pdns_prefer_alias_writes_alias_rrsets_and_stays_idempotent() {
+    require!(PowerDns);
     let pdns = PowerDns::start(&[Zone::new("example.org")]);
     let dir = tempdir();
     write_manifests(dir.path(), &services("192.0.2.10", true));

@@ -12,9 +12,6 @@
 //! external-dns's webhook server always listens on 127.0.0.1:8888, so chain (a) takes a file lock and
 //! waits for that port to be free before starting it.
 
-#[path = "../../provider-rfc2136/tests/support/mod.rs"]
-mod support;
-
 use std::io::Write;
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -22,26 +19,15 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use support::{DnsServer, KEY_NAME, Kind, SECRET, Zone};
+use extdns_test_support::dns_server::{DnsServer, KEY_NAME, Kind, SECRET, Zone};
+use extdns_test_support::{dig, free_port, require};
 
 const OWNER: &str = "interop";
 const MEDIA_TYPE: &str = "application/external.dns.webhook+json;version=1";
 
 fn external_dns() -> PathBuf {
-    match std::env::var_os("EXTDNS_TEST_EXTERNAL_DNS") {
-        Some(p) => PathBuf::from(p),
-        None => panic!(
-            "EXTDNS_TEST_EXTERNAL_DNS is not set: run `cargo xtask test`, which builds external-dns v0.22.0 and \
-             sets it, or set it to the path of an external-dns v0.22.0 binary"
-        ),
-    }
-}
-
-fn free_port() -> u16 {
-    match TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()) {
-        Ok(a) => a.port(),
-        Err(e) => panic!("no free port: {e}"),
-    }
+    extdns_test_support::env_program("EXTDNS_TEST_EXTERNAL_DNS")
+        .unwrap_or_else(|e| panic!("{e}: run `cargo xtask test`"))
 }
 
 /// A command with no EXTERNAL_DNS_* or RUST_LOG variables inherited (they would change flags).
@@ -165,29 +151,10 @@ fn run(mut cmd: Command) -> Output {
 
 /// The names of the TXT ownership records of our owner in the zone, read with AXFR.
 fn ownership_records(server: &DnsServer) -> Vec<String> {
-    let out = Command::new(support::need("dig"))
-        .args([
-            "@127.0.0.1",
-            "-p",
-            &server.port.to_string(),
-            "+tcp",
-            "+noall",
-            "+answer",
-        ])
-        .args(["-y", &format!("hmac-sha256:{KEY_NAME}:{SECRET}"), "example.org", "AXFR"])
-        .output();
-    let text = match out {
-        Ok(o) => String::from_utf8_lossy(&o.stdout).into_owned(),
-        Err(e) => panic!("dig: {e}"),
-    };
-    let mut owned: Vec<String> = text
-        .lines()
-        .filter(|l| l.contains("\tTXT\t") && l.contains(&format!("external-dns/owner={OWNER}")))
-        .filter_map(|l| l.split_whitespace().next().map(|n| n.trim_end_matches('.').to_string()))
-        .collect();
-    owned.sort();
-    owned.dedup();
-    owned
+    match server.axfr("example.org") {
+        Ok(zone) => dig::owned_names(&zone, OWNER),
+        Err(e) => panic!("{e:#}"),
+    }
 }
 
 fn bind() -> DnsServer {
@@ -322,6 +289,7 @@ fn start_external_dns_server(dns: &DnsServer) -> Server {
 
 #[test]
 fn extdns_client_with_external_dns_webhook_server_and_bind() {
+    require!(ExternalDns, Bind);
     let dns = bind();
     let _lock = lock_port_8888();
     let mut server = start_external_dns_server(&dns);
@@ -507,6 +475,7 @@ fn connector(endpoints: Arc<Mutex<Vec<GobEndpoint>>>) -> u16 {
 
 #[test]
 fn external_dns_client_with_extdns_webhook_server_and_bind() {
+    require!(ExternalDns, Bind);
     let dns = bind();
     let address = format!("127.0.0.1:{}", free_port());
     let mut server = clean(Path::new(env!("CARGO_BIN_EXE_extdns")));

@@ -4,14 +4,12 @@
 //!
 //! Run: `cargo bench -p extdns-provider-aws --bench apply`. Set `AWS_BENCH_RECORDS` to change the number.
 
-#[path = "../tests/support/fake.rs"]
-mod fake;
-
 use std::time::{Duration, Instant};
 
 use extdns_endpoint::{Change, Endpoint, RecordType, Ttl};
 use extdns_provider::{Provider, Unit};
 use extdns_provider_aws::{AwsConfig, AwsProvider, Credentials};
+use extdns_test_support::route53_fake as fake;
 
 fn main() {
     let n: usize = std::env::var("AWS_BENCH_RECORDS")

@@ -7,15 +7,12 @@
 //! Run: `cargo bench -p extdns-provider-cloudflare --bench apply`. Set `CLOUDFLARE_BENCH_RECORDS` to change
 //! the number of records.
 
-#[path = "../tests/support/mod.rs"]
-mod support;
-
 use std::time::{Duration, Instant};
 
 use extdns_endpoint::{Change, Endpoint, RecordType, Ttl};
 use extdns_provider::{Provider, Unit};
 use extdns_provider_cloudflare::{Auth, CloudflareConfig, CloudflareProvider};
-use support::{FakeCloudflare, TOKEN};
+use extdns_test_support::cloudflare_fake::{FakeCloudflare, TOKEN};
 
 fn main() {
     let n: usize = std::env::var("CLOUDFLARE_BENCH_RECORDS")

@@ -5,15 +5,12 @@
 //! Run: `EXTDNS_TEST_ETCD=target/e2e-bin/etcd-v3.6.8 cargo bench -p extdns-provider-coredns --bench apply`
 //! (`cargo xtask test` builds that etcd). Set `COREDNS_BENCH_RECORDS` to change the number of records.
 
-#[path = "../tests/support/mod.rs"]
-mod support;
-
 use std::time::Instant;
 
 use extdns_endpoint::{Change, Endpoint, RecordType, Ttl};
 use extdns_provider::{Provider, Unit};
 use extdns_provider_coredns::{CorednsConfig, CorednsProvider};
-use support::Etcd;
+use extdns_test_support::etcd::Etcd;
 
 fn main() {
     let n: usize = std::env::var("COREDNS_BENCH_RECORDS")

@@ -6,15 +6,12 @@
 //! Run: `cargo bench -p extdns-provider-pdns --bench apply` (needs `apt-get install -y pdns-server
 //! pdns-backend-sqlite3 sqlite3`). Set `PDNS_BENCH_RECORDS` to change the number of records.
 
-#[path = "../tests/support/mod.rs"]
-mod support;
-
 use std::time::{Duration, Instant};
 
 use extdns_endpoint::{Change, Endpoint, RecordType, Ttl};
 use extdns_provider::{Provider, ReadState, Unit};
 use extdns_provider_pdns::{PdnsConfig, PdnsProvider};
-use support::{API_KEY, PowerDns, Zone};
+use extdns_test_support::pdns::{API_KEY, PowerDns, Zone};
 
 fn main() {
     let n: usize = std::env::var("PDNS_BENCH_RECORDS")

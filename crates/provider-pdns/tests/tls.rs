@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use extdns_provider::Provider;
 use extdns_provider_pdns::{PdnsConfig, PdnsProvider};
+use extdns_test_support::require;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -112,6 +113,7 @@ fn provider(config: &PdnsConfig) -> PdnsProvider {
 
 #[tokio::test]
 async fn https_with_the_tls_ca_with_skip_verify_and_refused_without_either() {
+    require!(OpenSsl);
     let dir = match tempfile::tempdir() {
         Ok(d) => d,
         Err(e) => panic!("{e}"),
@@ -143,6 +145,7 @@ async fn https_with_the_tls_ca_with_skip_verify_and_refused_without_either() {
 
 #[test]
 fn unusable_tls_files_are_configuration_errors_naming_the_file() {
+    require!(OpenSsl);
     let dir = match tempfile::tempdir() {
         Ok(d) => d,
         Err(e) => panic!("{e}"),

@@ -5,15 +5,12 @@
 //! Run: `cargo bench -p extdns-provider-rfc2136 --bench apply` (needs `named`: `apt-get install -y bind9`).
 //! Set `RFC2136_BENCH_RECORDS` to change the number of records.
 
-#[path = "../tests/support/mod.rs"]
-mod support;
-
 use std::time::{Duration, Instant};
 
 use extdns_endpoint::{Change, Endpoint, RecordType, Ttl};
 use extdns_provider::{Provider, ReadState, Unit};
 use extdns_provider_rfc2136::{Rfc2136Config, Rfc2136Provider};
-use support::{DnsServer, KEY_NAME, Kind, SECRET, Zone};
+use extdns_test_support::dns_server::{DnsServer, KEY_NAME, Kind, SECRET, Zone};
 
 fn main() {
     let n: usize = std::env::var("RFC2136_BENCH_RECORDS")

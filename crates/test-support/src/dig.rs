@@ -67,7 +67,11 @@ impl std::fmt::Display for Record {
 /// `zone` from the server on `port` by AXFR signed with the test key ([`crate::dns_server::KEY_NAME`]),
 /// sorted, without the SOA (its serial counts changes, not content).
 pub fn axfr(port: u16, zone: &str) -> Result<Vec<Record>> {
-    let key = format!("hmac-sha256:{}:{}", crate::dns_server::KEY_NAME, crate::dns_server::SECRET);
+    let key = format!(
+        "hmac-sha256:{}:{}",
+        crate::dns_server::KEY_NAME,
+        crate::dns_server::SECRET
+    );
     let out = Command::new(need("dig"))
         .args(["@127.0.0.1", "-p", &port.to_string(), "+tcp", "+noall", "+answer"])
         .args(["-y", &key, zone, "AXFR"])
@@ -119,6 +123,18 @@ pub fn owned_txt<'a>(zone: &'a [Record], owner: &str) -> Vec<&'a Record> {
             r.rtype == "TXT" && (r.rdata.contains(&format!("{label},")) || r.rdata.contains(&format!("{label}\"")))
         })
         .collect()
+}
+
+/// The names (without the trailing dot) of the TXT records carrying `owner`'s ownership label, sorted, each
+/// once.
+pub fn owned_names(zone: &[Record], owner: &str) -> Vec<String> {
+    let mut names: Vec<String> = owned_txt(zone, owner)
+        .into_iter()
+        .map(|r| r.name.trim_end_matches('.').to_string())
+        .collect();
+    names.sort();
+    names.dedup();
+    names
 }
 
 /// A DNS query sent straight over UDP (no process per query), for latency measurements: the number of
