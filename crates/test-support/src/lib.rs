@@ -76,19 +76,21 @@ impl Server {
         }
     }
 
-    /// The command that provides it.
+    /// How to get it, as a sentence's end: the command that installs it.
     pub fn install(self) -> &'static str {
         match self {
-            Server::Bind => "apt-get install -y bind9 bind9-dnsutils",
-            Server::Knot => "apt-get install -y knot bind9-dnsutils",
-            Server::PowerDns => "apt-get install -y pdns-server pdns-backend-sqlite3 sqlite3 bind9-dnsutils",
-            Server::Etcd => "cargo xtask test (it builds etcd and sets EXTDNS_TEST_ETCD)",
+            Server::Bind => "install it with `apt-get install -y bind9 bind9-dnsutils`",
+            Server::Knot => "install it with `apt-get install -y knot bind9-dnsutils`",
+            Server::PowerDns => {
+                "install it with `apt-get install -y pdns-server pdns-backend-sqlite3 sqlite3 bind9-dnsutils`"
+            }
+            Server::Etcd => "run `cargo xtask test`, which builds etcd and sets EXTDNS_TEST_ETCD",
             Server::Moto => moto::INSTALL,
             Server::ExternalDns => {
-                "cargo xtask test (it builds external-dns v0.22.0 and sets EXTDNS_TEST_EXTERNAL_DNS)"
+                "run `cargo xtask test`, which builds external-dns v0.22.0 and sets EXTDNS_TEST_EXTERNAL_DNS"
             }
-            Server::OpenSsl => "apt-get install -y openssl",
-            Server::NetNamespace => "apt-get install -y util-linux iproute2",
+            Server::OpenSsl => "install it with `apt-get install -y openssl`",
+            Server::NetNamespace => "install them with `apt-get install -y util-linux iproute2`",
         }
     }
 
@@ -133,7 +135,7 @@ pub fn available(servers: &[Server]) -> bool {
     if servers_required() {
         let lines: Vec<String> = missing
             .iter()
-            .map(|(s, what)| format!("{} is missing ({what}): install it with `{}`", s.label(), s.install()))
+            .map(|(s, what)| format!("{} is missing ({what}): {}", s.label(), s.install()))
             .collect();
         panic!("{} ({REQUIRE_SERVERS} is set: never skipped)", lines.join("; "));
     }

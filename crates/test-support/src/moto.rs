@@ -11,7 +11,7 @@ const AUTH: &str =
 
 /// The command that installs moto, named when it is missing.
 pub const INSTALL: &str =
-    "pip install 'moto[server]'  (or run `cargo xtask test`, which installs it into target/moto-venv)";
+    "install it with `pip install 'moto[server]'` (or run `cargo xtask test`, which installs it into target/moto-venv)";
 
 /// Where moto_server is: `EXTDNS_TEST_MOTO_SERVER`, the venv `cargo xtask test` makes, or PATH.
 pub fn moto_server() -> Option<PathBuf> {
