@@ -1,13 +1,11 @@
-//! The control plane's certificates, made with the `openssl` command: one CA, a serving certificate for
+//! The control plane's certificates ([`extdns_test_support::tls`]): one CA, a serving certificate for
 //! 127.0.0.1, an admin client certificate (group system:masters) and the service-account signing key.
 //! kube-apiserver, kubectl, rustls (extdns) and Go's TLS (external-dns) all accept them.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use anyhow::Result;
-
-use crate::proc::output;
+use extdns_test_support::tls::{Ca, openssl};
 
 #[derive(Debug, Clone)]
 pub struct Pki {
@@ -20,102 +18,25 @@ pub struct Pki {
     pub sa_pub: PathBuf,
 }
 
-fn openssl(dir: &Path, args: &[&str]) -> Result<()> {
-    let mut cmd = Command::new("openssl");
-    cmd.args(args).current_dir(dir);
-    output(cmd).map(|_| ())
-}
-
-const EC: [&str; 5] = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
-
 impl Pki {
     pub fn create(dir: &Path) -> Result<Pki> {
-        std::fs::create_dir_all(dir)?;
-        openssl(
-            dir,
-            &[
-                &["req", "-x509"][..],
-                &EC,
-                &[
-                    "-days",
-                    "3",
-                    "-subj",
-                    "/CN=extdns-e2e-ca",
-                    "-keyout",
-                    "ca.key",
-                    "-out",
-                    "ca.crt",
-                ],
-                &["-addext", "basicConstraints=critical,CA:TRUE"],
-                &["-addext", "keyUsage=critical,keyCertSign,cRLSign,digitalSignature"],
-            ]
-            .concat(),
-        )?;
-        Self::leaf(
-            dir,
+        let ca = Ca::create(dir, "/CN=extdns-e2e-ca")?;
+        ca.leaf(
             "server",
             "/CN=kube-apiserver",
-            "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n",
+            "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth",
         )?;
-        Self::leaf(
-            dir,
-            "admin",
-            "/O=system:masters/CN=admin",
-            "extendedKeyUsage=clientAuth\n",
-        )?;
+        ca.leaf("admin", "/O=system:masters/CN=admin", "extendedKeyUsage=clientAuth")?;
         openssl(dir, &["genrsa", "-out", "sa.key", "2048"])?;
         openssl(dir, &["rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub"])?;
         Ok(Pki {
-            ca_cert: dir.join("ca.crt"),
-            server_cert: dir.join("server.crt"),
-            server_key: dir.join("server.key"),
-            admin_cert: dir.join("admin.crt"),
-            admin_key: dir.join("admin.key"),
-            sa_key: dir.join("sa.key"),
-            sa_pub: dir.join("sa.pub"),
+            ca_cert: ca.path("ca.crt"),
+            server_cert: ca.path("server.crt"),
+            server_key: ca.path("server.key"),
+            admin_cert: ca.path("admin.crt"),
+            admin_key: ca.path("admin.key"),
+            sa_key: ca.path("sa.key"),
+            sa_pub: ca.path("sa.pub"),
         })
-    }
-
-    /// A key and a certificate signed by the CA (`<name>.key`, `<name>.crt`).
-    fn leaf(dir: &Path, name: &str, subject: &str, extensions: &str) -> Result<()> {
-        let (key, csr, crt, ext) = (
-            format!("{name}.key"),
-            format!("{name}.csr"),
-            format!("{name}.crt"),
-            format!("{name}.ext"),
-        );
-        openssl(
-            dir,
-            &[
-                &["req", "-new"][..],
-                &EC,
-                &["-subj", subject, "-keyout", &key, "-out", &csr],
-            ]
-            .concat(),
-        )?;
-        std::fs::write(
-            dir.join(&ext),
-            format!("basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n{extensions}"),
-        )?;
-        openssl(
-            dir,
-            &[
-                "x509",
-                "-req",
-                "-in",
-                &csr,
-                "-CA",
-                "ca.crt",
-                "-CAkey",
-                "ca.key",
-                "-CAcreateserial",
-                "-days",
-                "3",
-                "-extfile",
-                &ext,
-                "-out",
-                &crt,
-            ],
-        )
     }
 }

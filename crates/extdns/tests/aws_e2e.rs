@@ -3,8 +3,9 @@
 //! refused duplicates, atomic batches, exact deletes) and against moto's Route53.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
+use extdns_test_support::cli::{self, ok, tempdir, text, write_manifests};
 use extdns_test_support::route53_fake::{self as fake, Fake, Set, Value, Values};
 use extdns_test_support::{moto, require};
 
@@ -52,20 +53,8 @@ fn objects(web_ip: &str, with_alias: bool, more: &[String]) -> String {
     docs.join("---\n")
 }
 
-fn write_manifests(dir: &Path, content: &str) {
-    if let Err(e) = std::fs::write(dir.join("objects.yaml"), content) {
-        panic!("cannot write manifests: {e}");
-    }
-}
-
 fn extdns(endpoint: &str, manifests: &Path, extra: &[&str]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_extdns"));
-    for (key, _) in std::env::vars_os() {
-        let k = key.to_string_lossy();
-        if k.starts_with("EXTERNAL_DNS_") || k.starts_with("AWS_") || k == "RUST_LOG" {
-            cmd.env_remove(key);
-        }
-    }
+    let mut cmd = cli::command(env!("CARGO_BIN_EXE_extdns"), &["AWS_"]);
     cmd.env("AWS_ACCESS_KEY_ID", "AKIDE2E")
         .env("AWS_SECRET_ACCESS_KEY", "secret")
         .env("AWS_ENDPOINT_URL_ROUTE_53", endpoint)
@@ -80,29 +69,7 @@ fn extdns(endpoint: &str, manifests: &Path, extra: &[&str]) -> Output {
             "--managed-record-types=SRV",
         ])
         .args(extra);
-    match cmd.output() {
-        Ok(o) => o,
-        Err(e) => panic!("cannot run extdns: {e}"),
-    }
-}
-
-fn output(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
-fn ok(out: &Output, what: &str) {
-    assert_eq!(out.status.code(), Some(0), "{what} failed\n{}", output(out));
-}
-
-fn tempdir() -> tempfile::TempDir {
-    match tempfile::tempdir() {
-        Ok(d) => d,
-        Err(e) => panic!("{e}"),
-    }
+    cli::run(&mut cmd)
 }
 
 fn values(set: &Option<Set>) -> Vec<String> {
@@ -201,7 +168,7 @@ fn strict_route53_full_controller_create_update_delete_idempotent() {
         fake.lock().applied_batches.len(),
         batches,
         "a second run changes nothing: {}",
-        output(&out)
+        text(&out)
     );
 
     // 3. Update web's address, remove the alias and elb Services: an UPSERT and exact deletes.
@@ -261,7 +228,7 @@ fn strict_route53_a_refused_record_fails_alone_and_the_others_land() {
     let taken = service("taken", "taken.example.org", &["ip: 192.0.2.66"], "");
     write_manifests(dir.path(), &objects("192.0.2.10", true, &[taken]));
     let out = extdns(&fake.url, dir.path(), &[]);
-    let all = output(&out);
+    let all = text(&out);
     assert!(
         all.contains("taken.example.org A") && all.contains("already exists"),
         "the failure is named: {all}"
@@ -309,18 +276,18 @@ fn moto_full_controller_create_then_nothing_then_delete() {
     let out = extdns(&moto.url, dir.path(), &[]);
     ok(&out, "second sync");
     assert!(
-        output(&out).contains("All records are already up to date"),
+        text(&out).contains("All records are already up to date"),
         "a second run changes nothing: {}",
-        output(&out)
+        text(&out)
     );
     write_manifests(dir.path(), "");
     ok(&extdns(&moto.url, dir.path(), &[]), "delete sync");
     let out = extdns(&moto.url, dir.path(), &[]);
     ok(&out, "after the delete");
     assert!(
-        output(&out).contains("All records are already up to date"),
+        text(&out).contains("All records are already up to date"),
         "{}",
-        output(&out)
+        text(&out)
     );
 }
 
@@ -369,7 +336,7 @@ fn strict_route53_an_alias_owned_through_an_old_cname_txt_gets_its_a_and_aaaa_ow
     );
     let out = extdns(&fake.url, dir.path(), &[]);
     ok(&out, "sync");
-    assert_eq!(fake.lock().refused_batches, 0, "{}", output(&out));
+    assert_eq!(fake.lock().refused_batches, 0, "{}", text(&out));
     assert!(
         fake.find(&zone, "old.example.org", "A")
             .and_then(|s| s.alias_target)

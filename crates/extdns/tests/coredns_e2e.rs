@@ -3,8 +3,9 @@
 //! own HTTP calls.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
+use extdns_test_support::cli::{self, ok, tempdir, text};
 use extdns_test_support::etcd::Etcd;
 use extdns_test_support::require;
 
@@ -31,19 +32,11 @@ fn lb_service(name: &str, host: &str, ingress: &[&str]) -> String {
 }
 
 fn write_manifests(dir: &Path, docs: &[String]) {
-    if let Err(e) = std::fs::write(dir.join("objects.yaml"), docs.join("---\n")) {
-        panic!("cannot write manifests: {e}");
-    }
+    cli::write_manifests(dir, &docs.join("---\n"));
 }
 
 fn extdns(etcd: &Etcd, manifests: &Path, extra: &[&str]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_extdns"));
-    for (key, _) in std::env::vars_os() {
-        let k = key.to_string_lossy();
-        if k.starts_with("EXTERNAL_DNS_") || k.starts_with("ETCD_") || k == "RUST_LOG" {
-            cmd.env_remove(key);
-        }
-    }
+    let mut cmd = cli::command(env!("CARGO_BIN_EXE_extdns"), &["ETCD_"]);
     cmd.env("ETCD_URLS", &etcd.url)
         .args(["--once", "--source=service", "--provider=coredns", "--registry=txt"])
         .args(["--txt-owner-id", OWNER, "--domain-filter=example.org"])
@@ -51,22 +44,7 @@ fn extdns(etcd: &Etcd, manifests: &Path, extra: &[&str]) -> Output {
         .args(["--managed-record-types=A", "--managed-record-types=AAAA"])
         .args(["--managed-record-types=CNAME", "--managed-record-types=TXT"])
         .args(extra);
-    match cmd.output() {
-        Ok(o) => o,
-        Err(e) => panic!("cannot run extdns: {e}"),
-    }
-}
-
-fn log(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
-fn ok(out: &Output, what: &str) {
-    assert_eq!(out.status.code(), Some(0), "{what} failed\n{}", log(out));
+    cli::run(&mut cmd)
 }
 
 /// `name type target` of every record under the prefix, from the keys and values in etcd.
@@ -99,13 +77,6 @@ fn owned_txt(etcd: &Etcd) -> Vec<String> {
         .filter(|r| r.contains(" TXT ") && r.contains(&format!("external-dns/owner={OWNER}")))
         .filter_map(|r| r.split(' ').next().map(str::to_string))
         .collect()
-}
-
-fn tempdir() -> tempfile::TempDir {
-    match tempfile::tempdir() {
-        Ok(d) => d,
-        Err(e) => panic!("{e}"),
-    }
 }
 
 #[test]
@@ -195,7 +166,7 @@ fn coredns_a_refused_record_fails_alone_and_the_others_land() {
         &[lb_service("web", "web.example.org", &["192.0.2.10"]), np.to_string()],
     );
     let out = extdns(&etcd, dir.path(), &["--managed-record-types=SRV"]);
-    let text = log(&out);
+    let text = text(&out);
     assert!(
         text.contains("_np._tcp.np.example.org SRV"),
         "the failure is named: {text}"

@@ -3,8 +3,9 @@
 //! queries (`dig`, AXFR) against PowerDNS's DNS port, never from its database.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
+use extdns_test_support::cli::{self, ok, tempdir, text, write_manifests};
 use extdns_test_support::pdns::{API_KEY, PowerDns, Zone};
 use extdns_test_support::require;
 
@@ -54,26 +55,8 @@ fn services(web_ip: &str, with_alias: bool) -> String {
     docs.join("---\n")
 }
 
-fn write_manifests(dir: &Path, content: &str) {
-    if let Err(e) = std::fs::write(dir.join("objects.yaml"), content) {
-        panic!("cannot write manifests: {e}");
-    }
-}
-
-fn tempdir() -> tempfile::TempDir {
-    match tempfile::tempdir() {
-        Ok(d) => d,
-        Err(e) => panic!("{e}"),
-    }
-}
-
 fn extdns(pdns: &PowerDns, manifests: &Path, key: &str, extra: &[&str]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_extdns"));
-    for (k, _) in std::env::vars_os() {
-        if k.to_string_lossy().starts_with("EXTERNAL_DNS_") || k == "RUST_LOG" {
-            cmd.env_remove(k);
-        }
-    }
+    let mut cmd = cli::command(env!("CARGO_BIN_EXE_extdns"), &[]);
     cmd.args([
         "--once",
         "--source=service",
@@ -93,22 +76,7 @@ fn extdns(pdns: &PowerDns, manifests: &Path, key: &str, extra: &[&str]) -> Outpu
         "--managed-record-types=TXT",
     ])
     .args(extra);
-    match cmd.output() {
-        Ok(o) => o,
-        Err(e) => panic!("cannot run extdns: {e}"),
-    }
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
-fn ok(out: &Output, what: &str) {
-    assert_eq!(out.status.code(), Some(0), "{what} failed\n{}", text(out));
+    cli::run(&mut cmd)
 }
 
 /// The names of the zone's TXT ownership records that name our owner id, read with AXFR.

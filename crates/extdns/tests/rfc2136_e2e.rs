@@ -5,6 +5,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+use extdns_test_support::cli::{self, ok, tempdir, write_manifests};
 use extdns_test_support::dns_server::{DnsServer, KEY_NAME, Kind, SECRET, WRONG_SECRET, Zone};
 use extdns_test_support::{dig, require};
 
@@ -42,23 +43,12 @@ fn services(web_ip: &str, with_alias: bool, with_nodeport: bool) -> String {
     docs.join("---\n")
 }
 
-fn write_manifests(dir: &Path, content: &str) {
-    if let Err(e) = std::fs::write(dir.join("objects.yaml"), content) {
-        panic!("cannot write manifests: {e}");
-    }
-}
-
 fn extdns(server: &DnsServer, manifests: &Path, secret: &str) -> Output {
     extdns_with(server, manifests, secret, &[])
 }
 
 fn extdns_with(server: &DnsServer, manifests: &Path, secret: &str, extra: &[&str]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_extdns"));
-    for (key, _) in std::env::vars_os() {
-        if key.to_string_lossy().starts_with("EXTERNAL_DNS_") || key == "RUST_LOG" {
-            cmd.env_remove(key);
-        }
-    }
+    let mut cmd = cli::command(env!("CARGO_BIN_EXE_extdns"), &[]);
     let port = server.port.to_string();
     cmd.args([
         "--once",
@@ -84,20 +74,7 @@ fn extdns_with(server: &DnsServer, manifests: &Path, secret: &str, extra: &[&str
     ])
     .args(["--managed-record-types=SRV", "--managed-record-types=TXT"])
     .args(extra);
-    match cmd.output() {
-        Ok(o) => o,
-        Err(e) => panic!("cannot run extdns: {e}"),
-    }
-}
-
-fn ok(out: &Output, what: &str) {
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{what} failed\nstdout: {}\nstderr: {}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    cli::run(&mut cmd)
 }
 
 /// The TXT ownership records of the zone that name our owner id, as `name` → value, read with AXFR.
@@ -110,10 +87,7 @@ fn ownership_records(server: &DnsServer) -> Vec<String> {
 
 fn full_controller(kind: Kind) {
     let server = DnsServer::start(kind, &[Zone::new("example.org").with_record("legacy IN A 192.0.2.99")]);
-    let dir = match tempfile::tempdir() {
-        Ok(d) => d,
-        Err(e) => panic!("{e}"),
-    };
+    let dir = tempdir();
 
     // 1. Create.
     write_manifests(dir.path(), &services("192.0.2.10", true, true));
@@ -218,10 +192,7 @@ fn knot_full_controller_create_update_delete_idempotent_wrong_key() {
 fn bind_a_refused_record_fails_alone_and_the_others_land() {
     require!(Bind);
     let server = DnsServer::start(Kind::Bind, &[Zone::new("example.org").refusing("refused.example.org")]);
-    let dir = match tempfile::tempdir() {
-        Ok(d) => d,
-        Err(e) => panic!("{e}"),
-    };
+    let dir = tempdir();
     let refused = "apiVersion: v1\nkind: Service\nmetadata:\n  name: refused\n  namespace: default\n  annotations:\n    \
                    external-dns.kubernetes.io/hostname: refused.example.org\nspec:\n  type: LoadBalancer\n  \
                    clusterIP: 10.96.0.13\n  ports:\n    - name: http\n      port: 80\nstatus:\n  loadBalancer:\n    \
@@ -259,13 +230,6 @@ fn lb_service(name: &str, host: &str, ingress: &str) -> String {
          external-dns.kubernetes.io/hostname: \"{host}\"\nspec:\n  type: LoadBalancer\n  clusterIP: 10.96.0.20\n  \
          ports:\n    - name: http\n      port: 80\nstatus:\n  loadBalancer:\n    ingress:\n      - {ingress}\n"
     )
-}
-
-fn tempdir() -> tempfile::TempDir {
-    match tempfile::tempdir() {
-        Ok(d) => d,
-        Err(e) => panic!("{e}"),
-    }
 }
 
 #[test]
@@ -399,10 +363,7 @@ fn bind_ptr_records_are_created_and_removed_in_the_reverse_zone() {
     require!(Bind);
     let zones = [Zone::new("example.org"), Zone::new("2.0.192.in-addr.arpa")];
     let server = DnsServer::start(Kind::Bind, &zones);
-    let dir = match tempfile::tempdir() {
-        Ok(d) => d,
-        Err(e) => panic!("{e}"),
-    };
+    let dir = tempdir();
     let ptr = [
         "--rfc2136-zone=2.0.192.in-addr.arpa",
         "--managed-record-types=PTR",

@@ -14,11 +14,12 @@
 
 use std::io::Write;
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use extdns_test_support::cli::{self, ok, tempdir};
 use extdns_test_support::dns_server::{DnsServer, KEY_NAME, Kind, SECRET, Zone};
 use extdns_test_support::{dig, free_port, require};
 
@@ -28,17 +29,6 @@ const MEDIA_TYPE: &str = "application/external.dns.webhook+json;version=1";
 fn external_dns() -> PathBuf {
     extdns_test_support::env_program("EXTDNS_TEST_EXTERNAL_DNS")
         .unwrap_or_else(|e| panic!("{e}: run `cargo xtask test`"))
-}
-
-/// A command with no EXTERNAL_DNS_* or RUST_LOG variables inherited (they would change flags).
-fn clean(program: &Path) -> Command {
-    let mut cmd = Command::new(program);
-    for (key, _) in std::env::vars_os() {
-        if key.to_string_lossy().starts_with("EXTERNAL_DNS_") || key == "RUST_LOG" {
-            cmd.env_remove(key);
-        }
-    }
-    cmd
 }
 
 fn rfc2136_flags(server: &DnsServer) -> Vec<String> {
@@ -63,10 +53,7 @@ struct Server {
 
 impl Server {
     fn spawn(mut cmd: Command) -> Server {
-        let dir = match tempfile::tempdir() {
-            Ok(d) => d,
-            Err(e) => panic!("{e}"),
-        };
+        let dir = tempdir();
         let log = dir.path().join("server.log");
         let file = match std::fs::File::create(&log) {
             Ok(f) => f,
@@ -130,23 +117,6 @@ fn negotiates(addr: &str) -> bool {
         && out
             .to_ascii_lowercase()
             .contains(&format!("content-type: {MEDIA_TYPE}\r\n"))
-}
-
-fn ok(out: &Output, what: &str) {
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{what} failed\nstdout: {}\nstderr: {}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-fn run(mut cmd: Command) -> Output {
-    match cmd.output() {
-        Ok(o) => o,
-        Err(e) => panic!("cannot run {cmd:?}: {e}"),
-    }
 }
 
 /// The names of the TXT ownership records of our owner in the zone, read with AXFR.
@@ -260,7 +230,7 @@ fn start_external_dns_server(dns: &DnsServer) -> Server {
             assert!(Instant::now() < deadline, "127.0.0.1:8888 stayed busy for 5 minutes");
             std::thread::sleep(Duration::from_millis(250));
         }
-        let mut cmd = clean(&external_dns());
+        let mut cmd = cli::command(external_dns(), &[]);
         cmd.args([
             "--webhook-server",
             "--provider=rfc2136",
@@ -294,21 +264,18 @@ fn extdns_client_with_external_dns_webhook_server_and_bind() {
     let _lock = lock_port_8888();
     let mut server = start_external_dns_server(&dns);
 
-    let dir = match tempfile::tempdir() {
-        Ok(d) => d,
-        Err(e) => panic!("{e}"),
-    };
+    let dir = tempdir();
     let manifests = dir.path().join("objects.yaml");
     let mut sync = |web: Option<&str>, alias: bool| {
         if let Err(e) = std::fs::write(&manifests, services(web, alias)) {
             panic!("{e}");
         }
-        let mut cmd = clean(Path::new(env!("CARGO_BIN_EXE_extdns")));
+        let mut cmd = cli::command(env!("CARGO_BIN_EXE_extdns"), &[]);
         cmd.args(["--once", "--source=service", "--provider=webhook", "--registry=txt"])
             .args(["--txt-owner-id", OWNER, "--policy=sync"])
             .args(["--webhook-provider-url=http://127.0.0.1:8888"])
             .args(["--manifests", &dir.path().display().to_string()]);
-        let out = run(cmd);
+        let out = cli::run(&mut cmd);
         assert!(server.running(), "external-dns's server died:\n{}", server.log());
         ok(&out, "extdns --provider=webhook");
     };
@@ -478,7 +445,7 @@ fn external_dns_client_with_extdns_webhook_server_and_bind() {
     require!(ExternalDns, Bind);
     let dns = bind();
     let address = format!("127.0.0.1:{}", free_port());
-    let mut server = clean(Path::new(env!("CARGO_BIN_EXE_extdns")));
+    let mut server = cli::command(env!("CARGO_BIN_EXE_extdns"), &[]);
     server
         .args(["--webhook-server", "--provider=rfc2136", "--source=service"])
         .arg(format!("--webhook-server-address={address}"))
@@ -510,7 +477,7 @@ fn external_dns_client_with_extdns_webhook_server_and_bind() {
         if let Ok(mut e) = endpoints.lock() {
             *e = set;
         }
-        let mut cmd = clean(&external_dns());
+        let mut cmd = cli::command(external_dns(), &[]);
         cmd.args([
             "--once",
             "--source=connector",
@@ -522,7 +489,7 @@ fn external_dns_client_with_extdns_webhook_server_and_bind() {
         .arg(format!("--connector-source-server=127.0.0.1:{source}"))
         .arg(format!("--webhook-provider-url=http://{address}"))
         .arg(format!("--metrics-address=127.0.0.1:{}", free_port()));
-        let out = run(cmd);
+        let out = cli::run(&mut cmd);
         assert!(server.running(), "extdns's server died:\n{}", server.log());
         ok(&out, "external-dns --provider=webhook");
     };

@@ -492,7 +492,7 @@ async fn bind_over_tls_with_the_servers_ca_writes_and_transfers() {
     require!(Bind, OpenSsl);
     let server = DnsServer::start_bind_tls(&[Zone::new("example.org")]);
     let tls = extdns_provider_rfc2136::TlsOptions {
-        ca_file: Some(server.dir().join("ca.pem")),
+        ca_file: Some(server.dir().join("ca.crt")),
         ..Default::default()
     };
     let p = provider(&tls_config(&server, tls));

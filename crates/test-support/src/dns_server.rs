@@ -75,7 +75,7 @@ pub struct DnsServer {
     pub kind: Kind,
     pub port: u16,
     /// BIND's DNS-over-TLS port, when started with [`DnsServer::start_bind_tls`]; the CA that signed its
-    /// certificate (for 127.0.0.1) is `ca.pem` in [`DnsServer::dir`].
+    /// certificate (for 127.0.0.1) is `ca.crt` in [`DnsServer::dir`].
     pub tls_port: Option<u16>,
     child: Child,
     dir: tempfile::TempDir,
@@ -231,68 +231,9 @@ fn start_bind(
     if let Some(tls_port) = tls_port {
         // A CA and a server certificate for 127.0.0.1 signed by it (a self-signed CA certificate cannot be
         // the server's own certificate for rustls).
-        let openssl = |args: &[&str]| -> Result<(), String> {
-            let out = Command::new("openssl")
-                .args(args)
-                .current_dir(d)
-                .output()
-                .map_err(|e| format!("openssl not found ({e}): install it with `apt-get install -y openssl`"))?;
-            if out.status.success() {
-                Ok(())
-            } else {
-                Err(format!("openssl {args:?}: {}", String::from_utf8_lossy(&out.stderr)))
-            }
-        };
-        let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
-        openssl(
-            &[
-                &["req", "-x509"][..],
-                &ec,
-                &[
-                    "-days",
-                    "2",
-                    "-subj",
-                    "/CN=extdns test CA",
-                    "-keyout",
-                    "ca.key",
-                    "-out",
-                    "ca.pem",
-                ],
-            ]
-            .concat(),
-        )?;
-        openssl(
-            &[
-                &["req", "-new"][..],
-                &ec,
-                &["-subj", "/CN=127.0.0.1", "-keyout", "key.pem", "-out", "server.csr"],
-            ]
-            .concat(),
-        )?;
-        std::fs::write(
-            d.join("ext.cnf"),
-            "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n",
-        )
-        .map_err(|e| e.to_string())?;
-        openssl(&[
-            "x509",
-            "-req",
-            "-in",
-            "server.csr",
-            "-CA",
-            "ca.pem",
-            "-CAkey",
-            "ca.key",
-            "-CAcreateserial",
-            "-days",
-            "2",
-            "-extfile",
-            "ext.cnf",
-            "-out",
-            "cert.pem",
-        ])?;
+        crate::tls::Ca::for_localhost(d).map_err(|e| format!("{e:#}"))?;
         conf.push_str(&format!(
-            "tls local-tls {{ key-file \"{0}/key.pem\"; cert-file \"{0}/cert.pem\"; }};\n",
+            "tls local-tls {{ key-file \"{0}/server.key\"; cert-file \"{0}/server.crt\"; }};\n",
             d.display()
         ));
         tls_listen = format!(" listen-on port {tls_port} tls local-tls {{ 127.0.0.1; }};\n");

@@ -17,97 +17,34 @@ pub struct Etcd {
     _dir: tempfile::TempDir,
 }
 
-/// Certificates for a TLS etcd, made with `openssl`: a CA, a server certificate for the name `etcd.test` only
+/// Certificates for a TLS etcd ([`crate::tls`]): a CA, a server certificate for the name `etcd.test` only
 /// (not 127.0.0.1, so a client must be told the name), and a client certificate. The server certificate also
 /// allows client use: etcd's JSON gateway presents it when it calls etcd's own gRPC port.
 pub struct Pki {
-    pub dir: tempfile::TempDir,
+    ca: crate::tls::Ca,
+    _dir: tempfile::TempDir,
 }
 
 impl Pki {
     pub fn create() -> Pki {
-        let dir = match tempfile::tempdir() {
-            Ok(d) => d,
-            Err(e) => panic!("{e}"),
-        };
-        let run = |args: &[&str]| {
-            let out = Command::new("openssl").args(args).current_dir(dir.path()).output();
-            match out {
-                Ok(o) if o.status.success() => {}
-                Ok(o) => panic!("openssl {args:?}: {}", String::from_utf8_lossy(&o.stderr)),
-                Err(e) => panic!("cannot run openssl (apt-get install -y openssl): {e}"),
-            }
-        };
-        let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
-        run(&[
-            &["req", "-x509"][..],
-            &ec,
-            &[
-                "-days",
-                "2",
-                "-subj",
-                "/CN=test-ca",
-                "-keyout",
-                "ca.key",
-                "-out",
-                "ca.crt",
-            ],
-            &[
-                "-addext",
-                "basicConstraints=critical,CA:TRUE",
-                "-addext",
-                "keyUsage=critical,keyCertSign,cRLSign,digitalSignature",
-            ],
-        ]
-        .concat());
-        for (name, ext) in [
-            (
+        let dir = crate::cli::tempdir();
+        let made = crate::tls::Ca::create(dir.path(), "/CN=test-ca").and_then(|ca| {
+            ca.leaf(
                 "server",
-                "subjectAltName=DNS:etcd.test\nextendedKeyUsage=serverAuth,clientAuth\n",
-            ),
-            ("client", "extendedKeyUsage=clientAuth\n"),
-        ] {
-            let (key, csr, crt, extfile) = (
-                format!("{name}.key"),
-                format!("{name}.csr"),
-                format!("{name}.crt"),
-                format!("{name}.ext"),
-            );
-            run(&[
-                &["req", "-new"][..],
-                &ec,
-                &["-subj", &format!("/CN={name}"), "-keyout", &key, "-out", &csr],
-            ]
-            .concat());
-            if let Err(e) = std::fs::write(
-                dir.path().join(&extfile),
-                format!("basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n{ext}"),
-            ) {
-                panic!("{e}");
-            }
-            run(&[
-                "x509",
-                "-req",
-                "-in",
-                &csr,
-                "-CA",
-                "ca.crt",
-                "-CAkey",
-                "ca.key",
-                "-CAcreateserial",
-                "-days",
-                "2",
-                "-extfile",
-                &extfile,
-                "-out",
-                &crt,
-            ]);
+                "/CN=server",
+                "subjectAltName=DNS:etcd.test\nextendedKeyUsage=serverAuth,clientAuth",
+            )?;
+            ca.leaf("client", "/CN=client", "extendedKeyUsage=clientAuth")?;
+            Ok(ca)
+        });
+        match made {
+            Ok(ca) => Pki { ca, _dir: dir },
+            Err(e) => panic!("etcd certificates: {e:#}"),
         }
-        Pki { dir }
     }
 
     pub fn path(&self, file: &str) -> std::path::PathBuf {
-        self.dir.path().join(file)
+        self.ca.path(file)
     }
 }
 

@@ -1,7 +1,8 @@
 //! What extdns's test suites share: real servers started on 127.0.0.1 free ports ([`dns_server`] for BIND
 //! and Knot, [`pdns`], [`etcd`], [`moto`]), strict stateful fakes of the APIs that have no runnable server
-//! ([`route53_fake`], [`cloudflare_fake`]), [`dig`] helpers, child processes owned by PID ([`proc`]), and
-//! the one rule for a server that is not installed ([`available`]).
+//! ([`route53_fake`], [`cloudflare_fake`]), [`dig`] helpers, certificates ([`tls`]), child processes owned
+//! by PID ([`proc`]), runs of the binary under test ([`cli`]), and the one rule for a server that is not
+//! installed ([`available`]).
 //!
 //! That rule: plain `cargo test` on a machine with only the Rust toolchain passes, so a test that needs a
 //! real server skips with one line naming `cargo xtask test`. `cargo xtask test` (and so CI) sets
@@ -20,6 +21,7 @@
 //!
 //! A dev-dependency only (`publish = false`).
 
+pub mod cli;
 pub mod cloudflare_fake;
 pub mod dig;
 pub mod dns_server;
@@ -28,6 +30,7 @@ pub mod moto;
 pub mod pdns;
 pub mod proc;
 pub mod route53_fake;
+pub mod tls;
 
 use std::io::Write;
 use std::net::{TcpListener, UdpSocket};
