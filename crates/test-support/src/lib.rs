@@ -1,6 +1,7 @@
 //! What extdns's test suites share: real servers started on 127.0.0.1 free ports ([`dns_server`] for BIND
 //! and Knot, [`pdns`], [`etcd`], [`moto`]), strict stateful fakes of the APIs that have no runnable server
-//! ([`route53_fake`], [`cloudflare_fake`]), [`dig`] helpers, certificates ([`tls`]), child processes owned
+//! ([`route53_fake`], [`cloudflare_fake`]), a Kubernetes control plane (`control_plane`, feature
+//! `control-plane`: etcd and kube-apiserver with deploy/ applied), [`dig`] helpers, certificates ([`tls`]), child processes owned
 //! by PID ([`proc`]), runs of the binary under test ([`cli`]), the providers' benchmark round ([`bench`]),
 //! and the one rule for a server that is not installed ([`available`]).
 //!
@@ -24,6 +25,8 @@
 pub mod bench;
 pub mod cli;
 pub mod cloudflare_fake;
+#[cfg(feature = "control-plane")]
+pub mod control_plane;
 pub mod dig;
 pub mod dns_server;
 pub mod etcd;

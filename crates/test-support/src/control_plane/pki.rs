@@ -1,11 +1,11 @@
-//! The control plane's certificates ([`extdns_test_support::tls`]): one CA, a serving certificate for
+//! The control plane's certificates ([`crate::tls`]): one CA, a serving certificate for
 //! 127.0.0.1, an admin client certificate (group system:masters) and the service-account signing key.
 //! kube-apiserver, kubectl, rustls (extdns) and Go's TLS (external-dns) all accept them.
 
 use std::path::{Path, PathBuf};
 
+use crate::tls::{Ca, openssl};
 use anyhow::Result;
-use extdns_test_support::tls::{Ca, openssl};
 
 #[derive(Debug, Clone)]
 pub struct Pki {

@@ -15,10 +15,15 @@ use anyhow::{Context, Result, bail};
 use base64::Engine;
 use serde_json::{Value, json};
 
-use crate::kube::Kube;
-use crate::pki::Pki;
 use crate::proc::{Proc, eventually, output};
-use extdns_test_support::try_free_port;
+use crate::try_free_port;
+
+pub mod crds;
+pub mod kube;
+pub mod pki;
+
+use self::kube::Kube;
+use self::pki::Pki;
 
 /// The programs the tests run.
 #[derive(Debug, Clone)]
@@ -90,7 +95,7 @@ impl ControlPlane {
             _tmp: tmp,
         };
         cp.start_apiserver()?;
-        cp.kube.install_crds(&crate::crds::gateway_api())?;
+        cp.kube.install_crds(&crds::gateway_api())?;
         cp.deploy()?;
         Ok(cp)
     }
