@@ -6,49 +6,32 @@ use std::path::Path;
 use std::process::Output;
 
 use extdns_test_support::cli::{self, ok, tempdir, text, write_manifests};
+use extdns_test_support::manifests::{lb_service, node, node_port_service};
 use extdns_test_support::route53_fake::{self as fake, Fake, Set, Value, Values};
 use extdns_test_support::{moto, require};
 
 const OWNER: &str = "e2e";
 
-fn service(name: &str, host: &str, ingress: &[&str], extra_annotations: &str) -> String {
-    let ingress: String = ingress.iter().map(|i| format!("      - {i}\n")).collect();
-    format!(
-        "apiVersion: v1\nkind: Service\nmetadata:\n  name: {name}\n  namespace: default\n  annotations:\n    \
-         external-dns.kubernetes.io/hostname: {host}\n{extra_annotations}spec:\n  type: LoadBalancer\n  \
-         clusterIP: 10.96.0.10\n  ports:\n    - name: http\n      port: 80\nstatus:\n  loadBalancer:\n    ingress:\n{ingress}"
-    )
-}
-
 /// web (A + AAAA, TTL 120), alias (a CNAME to a load balancer outside AWS), elb (a CNAME to an AWS load
 /// balancer: A and AAAA alias records), a NodePort Service (A from the node, SRV) and optionally `more`.
 fn objects(web_ip: &str, with_alias: bool, more: &[String]) -> String {
-    let mut docs = vec![service(
+    let mut docs = vec![lb_service(
         "web",
         "web.example.org",
-        &[&format!("ip: {web_ip}"), "ip: 2001:db8::10"],
-        "    external-dns.kubernetes.io/ttl: \"120\"\n",
+        &[web_ip, "2001:db8::10"],
+        &[("external-dns.kubernetes.io/ttl", "120")],
     )];
     if with_alias {
-        docs.push(service("alias", "alias.example.org", &["hostname: lb.example.net"], ""));
-        docs.push(service(
+        docs.push(lb_service("alias", "alias.example.org", &["lb.example.net"], &[]));
+        docs.push(lb_service(
             "elb",
             "elb.example.org",
-            &["hostname: my-lb-1.us-east-1.elb.amazonaws.com"],
-            "",
+            &["my-lb-1.us-east-1.elb.amazonaws.com"],
+            &[],
         ));
     }
-    docs.push(
-        "apiVersion: v1\nkind: Service\nmetadata:\n  name: np\n  namespace: default\n  annotations:\n    \
-         external-dns.kubernetes.io/hostname: np.example.org\nspec:\n  type: NodePort\n  clusterIP: 10.96.0.12\n  \
-         ports:\n    - name: http\n      port: 80\n      nodePort: 30080\n      protocol: TCP\n"
-            .to_string(),
-    );
-    docs.push(
-        "apiVersion: v1\nkind: Node\nmetadata:\n  name: node-1\nstatus:\n  addresses:\n    - type: ExternalIP\n      \
-         address: 198.51.100.1\n"
-            .to_string(),
-    );
+    docs.push(node_port_service("np", "np.example.org"));
+    docs.push(node("node-1", &[("ExternalIP", "198.51.100.1")]));
     docs.extend(more.iter().cloned());
     docs.join("---\n")
 }
@@ -225,7 +208,7 @@ fn strict_route53_a_refused_record_fails_alone_and_the_others_land() {
         },
     );
     let dir = tempdir();
-    let taken = service("taken", "taken.example.org", &["ip: 192.0.2.66"], "");
+    let taken = lb_service("taken", "taken.example.org", &["192.0.2.66"], &[]);
     write_manifests(dir.path(), &objects("192.0.2.10", true, &[taken]));
     let out = extdns(&fake.url, dir.path(), &[]);
     let all = text(&out);
@@ -327,12 +310,7 @@ fn strict_route53_an_alias_owned_through_an_old_cname_txt_gets_its_a_and_aaaa_ow
     let dir = tempdir();
     write_manifests(
         dir.path(),
-        &service(
-            "old",
-            "old.example.org",
-            &["hostname: my-lb-1.us-east-1.elb.amazonaws.com"],
-            "",
-        ),
+        &lb_service("old", "old.example.org", &["my-lb-1.us-east-1.elb.amazonaws.com"], &[]),
     );
     let out = extdns(&fake.url, dir.path(), &[]);
     ok(&out, "sync");

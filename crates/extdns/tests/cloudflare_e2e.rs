@@ -7,28 +7,10 @@ use std::process::Output;
 
 use extdns_test_support::cli::{self, ok, tempdir, text};
 use extdns_test_support::cloudflare_fake::{FakeCloudflare, TOKEN};
+use extdns_test_support::manifests::lb_service;
 
 const OWNER: &str = "e2e";
 const ZONE: &str = "023e105f4ecef8ad9ca31a8372d0c353";
-
-fn lb_service(name: &str, host: &str, ingress: &[&str], annotations: &[(&str, &str)]) -> String {
-    let ingress: String = ingress
-        .iter()
-        .map(|i| {
-            if i.parse::<std::net::IpAddr>().is_ok() {
-                format!("      - ip: {i}\n")
-            } else {
-                format!("      - hostname: {i}\n")
-            }
-        })
-        .collect();
-    let extra: String = annotations.iter().map(|(k, v)| format!("    {k}: \"{v}\"\n")).collect();
-    format!(
-        "apiVersion: v1\nkind: Service\nmetadata:\n  name: {name}\n  namespace: default\n  annotations:\n    \
-         external-dns.kubernetes.io/hostname: {host}\n{extra}spec:\n  type: LoadBalancer\n  clusterIP: 10.96.0.10\n  \
-         ports:\n    - name: http\n      port: 80\nstatus:\n  loadBalancer:\n    ingress:\n{ingress}"
-    )
-}
 
 fn write_manifests(dir: &Path, docs: &[String]) {
     cli::write_manifests(dir, &docs.join("---\n"));

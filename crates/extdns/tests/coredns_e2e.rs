@@ -7,28 +7,13 @@ use std::process::Output;
 
 use extdns_test_support::cli::{self, ok, tempdir, text};
 use extdns_test_support::etcd::Etcd;
-use extdns_test_support::require;
+use extdns_test_support::{manifests, require};
 
 const OWNER: &str = "e2e";
 const PREFIX: &str = "/skydns/";
 
 fn lb_service(name: &str, host: &str, ingress: &[&str]) -> String {
-    let ingress: String = ingress
-        .iter()
-        .map(|i| {
-            if i.parse::<std::net::IpAddr>().is_ok() {
-                format!("      - ip: {i}\n")
-            } else {
-                format!("      - hostname: {i}\n")
-            }
-        })
-        .collect();
-    format!(
-        "apiVersion: v1\nkind: Service\nmetadata:\n  name: {name}\n  namespace: default\n  annotations:\n    \
-         external-dns.kubernetes.io/hostname: {host}\n    external-dns.kubernetes.io/ttl: \"120\"\nspec:\n  \
-         type: LoadBalancer\n  clusterIP: 10.96.0.10\n  ports:\n    - name: http\n      port: 80\nstatus:\n  \
-         loadBalancer:\n    ingress:\n{ingress}"
-    )
+    manifests::lb_service(name, host, ingress, &[("external-dns.kubernetes.io/ttl", "120")])
 }
 
 fn write_manifests(dir: &Path, docs: &[String]) {

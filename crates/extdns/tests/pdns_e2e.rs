@@ -6,23 +6,11 @@ use std::path::Path;
 use std::process::Output;
 
 use extdns_test_support::cli::{self, ok, tempdir, text, write_manifests};
+use extdns_test_support::manifests::{lb_service, node, node_port_service};
 use extdns_test_support::pdns::{API_KEY, PowerDns, Zone};
 use extdns_test_support::require;
 
 const OWNER: &str = "e2e";
-
-/// A LoadBalancer Service `name` publishing `host` with one ingress entry (an `ip:` or a `hostname:` line).
-fn lb_service(name: &str, host: &str, ingress: &[&str], ttl: Option<u32>) -> String {
-    let ttl = ttl
-        .map(|t| format!("\n    external-dns.kubernetes.io/ttl: \"{t}\""))
-        .unwrap_or_default();
-    let ingress: String = ingress.iter().map(|i| format!("      - {i}\n")).collect();
-    format!(
-        "apiVersion: v1\nkind: Service\nmetadata:\n  name: {name}\n  namespace: default\n  annotations:\n    \
-         external-dns.kubernetes.io/hostname: \"{host}\"{ttl}\nspec:\n  type: LoadBalancer\n  clusterIP: 10.96.0.20\n  \
-         ports:\n    - name: http\n      port: 80\nstatus:\n  loadBalancer:\n    ingress:\n{ingress}"
-    )
-}
 
 /// web (A+AAAA, TTL 120), optionally alias (CNAME to a load balancer's name), and a NodePort Service (A from
 /// the nodes, plus SRV).
@@ -30,28 +18,17 @@ fn services(web_ip: &str, with_alias: bool) -> String {
     let mut docs = vec![lb_service(
         "web",
         "web.example.org",
-        &[&format!("ip: {web_ip}"), "ip: 2001:db8::10"],
-        Some(120),
+        &[web_ip, "2001:db8::10"],
+        &[("external-dns.kubernetes.io/ttl", "120")],
     )];
     if with_alias {
-        docs.push(lb_service(
-            "alias",
-            "alias.example.org",
-            &["hostname: lb.example.net"],
-            None,
-        ));
+        docs.push(lb_service("alias", "alias.example.org", &["lb.example.net"], &[]));
     }
-    docs.push(
-        "apiVersion: v1\nkind: Service\nmetadata:\n  name: np\n  namespace: default\n  annotations:\n    \
-         external-dns.kubernetes.io/hostname: np.example.org\nspec:\n  type: NodePort\n  clusterIP: 10.96.0.12\n  \
-         ports:\n    - name: http\n      port: 80\n      nodePort: 30080\n      protocol: TCP\n"
-            .to_string(),
-    );
-    docs.push(
-        "apiVersion: v1\nkind: Node\nmetadata:\n  name: node-1\nstatus:\n  addresses:\n    - type: InternalIP\n      \
-         address: 10.0.0.1\n    - type: ExternalIP\n      address: 198.51.100.1\n"
-            .to_string(),
-    );
+    docs.push(node_port_service("np", "np.example.org"));
+    docs.push(node(
+        "node-1",
+        &[("InternalIP", "10.0.0.1"), ("ExternalIP", "198.51.100.1")],
+    ));
     docs.join("---\n")
 }
 
@@ -200,8 +177,8 @@ fn pdns_a_refused_record_fails_alone_and_the_others_land() {
     let bad = lb_service(
         "bad",
         "bad.example.org",
-        &[&format!("hostname: {}.example.net", "x".repeat(70))],
-        None,
+        &[&format!("{}.example.net", "x".repeat(70))],
+        &[],
     );
     write_manifests(dir.path(), &format!("{}---\n{bad}", services("192.0.2.10", true)));
     let out = extdns(&pdns, dir.path(), API_KEY, &[]);

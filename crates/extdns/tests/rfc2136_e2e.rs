@@ -7,38 +7,28 @@ use std::process::{Command, Output};
 
 use extdns_test_support::cli::{self, ok, tempdir, write_manifests};
 use extdns_test_support::dns_server::{DnsServer, KEY_NAME, Kind, SECRET, WRONG_SECRET, Zone};
+use extdns_test_support::manifests::{lb_service, node, node_port_service};
 use extdns_test_support::{dig, require};
 
 const OWNER: &str = "e2e";
 
 /// Two LoadBalancer Services (A+AAAA, CNAME) and a NodePort Service (A from the nodes, plus SRV).
 fn services(web_ip: &str, with_alias: bool, with_nodeport: bool) -> String {
-    let mut docs = vec![format!(
-        "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n  namespace: default\n  annotations:\n    \
-         external-dns.kubernetes.io/hostname: web.example.org\n    external-dns.kubernetes.io/ttl: \"120\"\n\
-         spec:\n  type: LoadBalancer\n  clusterIP: 10.96.0.10\n  ports:\n    - name: http\n      port: 80\n\
-         status:\n  loadBalancer:\n    ingress:\n      - ip: {web_ip}\n      - ip: 2001:db8::10\n"
+    let mut docs = vec![lb_service(
+        "web",
+        "web.example.org",
+        &[web_ip, "2001:db8::10"],
+        &[("external-dns.kubernetes.io/ttl", "120")],
     )];
     if with_alias {
-        docs.push(
-            "apiVersion: v1\nkind: Service\nmetadata:\n  name: alias\n  namespace: default\n  annotations:\n    \
-             external-dns.kubernetes.io/hostname: alias.example.org\nspec:\n  type: LoadBalancer\n  clusterIP: 10.96.0.11\n  \
-             ports:\n    - name: http\n      port: 80\nstatus:\n  loadBalancer:\n    ingress:\n      - hostname: lb.example.net\n"
-                .to_string(),
-        );
+        docs.push(lb_service("alias", "alias.example.org", &["lb.example.net"], &[]));
     }
     if with_nodeport {
-        docs.push(
-            "apiVersion: v1\nkind: Service\nmetadata:\n  name: np\n  namespace: default\n  annotations:\n    \
-             external-dns.kubernetes.io/hostname: np.example.org\nspec:\n  type: NodePort\n  clusterIP: 10.96.0.12\n  \
-             ports:\n    - name: http\n      port: 80\n      nodePort: 30080\n      protocol: TCP\n"
-                .to_string(),
-        );
-        docs.push(
-            "apiVersion: v1\nkind: Node\nmetadata:\n  name: node-1\nstatus:\n  addresses:\n    - type: InternalIP\n      \
-             address: 10.0.0.1\n    - type: ExternalIP\n      address: 198.51.100.1\n"
-                .to_string(),
-        );
+        docs.push(node_port_service("np", "np.example.org"));
+        docs.push(node(
+            "node-1",
+            &[("InternalIP", "10.0.0.1"), ("ExternalIP", "198.51.100.1")],
+        ));
     }
     docs.join("---\n")
 }
@@ -223,15 +213,6 @@ fn bind_a_refused_record_fails_alone_and_the_others_land() {
     );
 }
 
-/// A LoadBalancer Service `name` publishing `host` with one ingress entry (an `ip:` or a `hostname:` line).
-fn lb_service(name: &str, host: &str, ingress: &str) -> String {
-    format!(
-        "apiVersion: v1\nkind: Service\nmetadata:\n  name: {name}\n  namespace: default\n  annotations:\n    \
-         external-dns.kubernetes.io/hostname: \"{host}\"\nspec:\n  type: LoadBalancer\n  clusterIP: 10.96.0.20\n  \
-         ports:\n    - name: http\n      port: 80\nstatus:\n  loadBalancer:\n    ingress:\n      - {ingress}\n"
-    )
-}
-
 #[test]
 fn bind_an_update_to_an_unwritable_target_keeps_the_old_record() {
     require!(Bind);
@@ -239,17 +220,14 @@ fn bind_an_update_to_an_unwritable_target_keeps_the_old_record() {
     let dir = tempdir();
     write_manifests(
         dir.path(),
-        &lb_service("cdn", "cdn.example.org", "hostname: lb.example.net"),
+        &lb_service("cdn", "cdn.example.org", &["lb.example.net"], &[]),
     );
     ok(&extdns(&server, dir.path(), SECRET), "create");
     assert_eq!(server.dig("cdn.example.org", "CNAME"), vec!["lb.example.net."]);
 
     // The new target cannot be written as a DNS name: the update is one change, old and new together, so
     // the old record stays rather than the name going offline.
-    write_manifests(
-        dir.path(),
-        &lb_service("cdn", "cdn.example.org", "hostname: 1.2.3.4/24"),
-    );
+    write_manifests(dir.path(), &lb_service("cdn", "cdn.example.org", &["1.2.3.4/24"], &[]));
     let _ = extdns(&server, dir.path(), SECRET);
     assert_eq!(server.dig("cdn.example.org", "CNAME"), vec!["lb.example.net."]);
     assert_eq!(ownership_records(&server), vec!["cname-cdn.example.org"]);
@@ -260,7 +238,10 @@ fn bind_wildcard_records_get_ownership_records_and_are_deleted_with_them() {
     require!(Bind);
     let server = DnsServer::start(Kind::Bind, &[Zone::new("example.org")]);
     let dir = tempdir();
-    write_manifests(dir.path(), &lb_service("apps", "*.apps.example.org", "ip: 192.0.2.50"));
+    write_manifests(
+        dir.path(),
+        &lb_service("apps", "*.apps.example.org", &["192.0.2.50"], &[]),
+    );
     ok(&extdns(&server, dir.path(), SECRET), "create");
     assert_eq!(server.dig("x.apps.example.org", "A"), vec!["192.0.2.50"]);
     assert_eq!(ownership_records(&server), vec!["a-*.apps.example.org"]);
@@ -284,7 +265,10 @@ fn bind_unicode_names_are_owned_through_their_ascii_form() {
     require!(Bind);
     let server = DnsServer::start(Kind::Bind, &[Zone::new("example.org")]);
     let dir = tempdir();
-    write_manifests(dir.path(), &lb_service("books", "bücher.example.org", "ip: 192.0.2.51"));
+    write_manifests(
+        dir.path(),
+        &lb_service("books", "bücher.example.org", &["192.0.2.51"], &[]),
+    );
     ok(&extdns(&server, dir.path(), SECRET), "create");
     assert_eq!(server.dig("xn--bcher-kva.example.org", "A"), vec!["192.0.2.51"]);
     assert_eq!(ownership_records(&server), vec!["a-xn--bcher-kva.example.org"]);
@@ -308,7 +292,7 @@ fn bind_a_zero_interval_syncs_at_most_once_a_second() {
     require!(Bind);
     let server = DnsServer::start(Kind::Bind, &[Zone::new("example.org")]);
     let dir = tempdir();
-    write_manifests(dir.path(), &lb_service("web", "web.example.org", "ip: 192.0.2.52"));
+    write_manifests(dir.path(), &lb_service("web", "web.example.org", &["192.0.2.52"], &[]));
     let port = server.port.to_string();
     let mut child = match Command::new(env!("CARGO_BIN_EXE_extdns"))
         .env_remove("RUST_LOG")
@@ -395,7 +379,8 @@ fn many_services(range: std::ops::Range<usize>) -> String {
             lb_service(
                 &format!("svc-{i}"),
                 &format!("svc-{i}.example.org"),
-                &format!("ip: 192.0.2.{}", 100 + i),
+                &[&format!("192.0.2.{}", 100 + i)],
+                &[],
             )
         })
         .collect::<Vec<_>>()
@@ -564,7 +549,7 @@ fn bind_an_invalid_target_annotation_keeps_the_services_records() {
             "192.0.2.30",
         )
     };
-    let other = |ip: &str| lb_service("other", "other.example.org", &format!("ip: {ip}"));
+    let other = |ip: &str| lb_service("other", "other.example.org", &[ip], &[]);
     write_manifests(
         dir.path(),
         &[cdn("edge.example.net"), other("192.0.2.40")].join("---\n"),

@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 
 use extdns_test_support::cli::{self, ok, tempdir};
 use extdns_test_support::dns_server::{DnsServer, KEY_NAME, Kind, SECRET, Zone};
+use extdns_test_support::manifests::lb_service;
 use extdns_test_support::{dig, free_port, require};
 
 const OWNER: &str = "interop";
@@ -184,20 +185,15 @@ fn lifecycle(server: &DnsServer, sync: &mut dyn FnMut(Option<&str>, bool)) {
 fn services(web_ip: Option<&str>, alias: bool) -> String {
     let mut docs = Vec::new();
     if let Some(ip) = web_ip {
-        docs.push(format!(
-            "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n  namespace: default\n  annotations:\n    \
-             external-dns.kubernetes.io/hostname: web.example.org\n    external-dns.kubernetes.io/ttl: \"120\"\n\
-             spec:\n  type: LoadBalancer\n  clusterIP: 10.96.0.10\n  ports:\n    - name: http\n      port: 80\n\
-             status:\n  loadBalancer:\n    ingress:\n      - ip: {ip}\n"
+        docs.push(lb_service(
+            "web",
+            "web.example.org",
+            &[ip],
+            &[("external-dns.kubernetes.io/ttl", "120")],
         ));
     }
     if alias {
-        docs.push(
-            "apiVersion: v1\nkind: Service\nmetadata:\n  name: alias\n  namespace: default\n  annotations:\n    \
-             external-dns.kubernetes.io/hostname: alias.example.org\nspec:\n  type: LoadBalancer\n  clusterIP: 10.96.0.11\n  \
-             ports:\n    - name: http\n      port: 80\nstatus:\n  loadBalancer:\n    ingress:\n      - hostname: lb.example.net\n"
-                .to_string(),
-        );
+        docs.push(lb_service("alias", "alias.example.org", &["lb.example.net"], &[]));
     }
     docs.join("---\n")
 }

@@ -2,7 +2,7 @@
 //! and Knot, [`pdns`], [`etcd`], [`moto`]), strict stateful fakes of the APIs that have no runnable server
 //! ([`route53_fake`], [`cloudflare_fake`]), a Kubernetes control plane (`control_plane`, feature
 //! `control-plane`: etcd and kube-apiserver with deploy/ applied), [`dig`] helpers, certificates ([`tls`]), child processes owned
-//! by PID ([`proc`]), runs of the binary under test ([`cli`]), the providers' benchmark round ([`bench`]),
+//! by PID ([`proc`]), runs of the binary under test ([`cli`]) over [`manifests`], the providers' benchmark round ([`bench`]),
 //! and the one rule for a server that is not installed ([`available`]).
 //!
 //! That rule: plain `cargo test` on a machine with only the Rust toolchain passes, so a test that needs a
@@ -30,6 +30,7 @@ pub mod control_plane;
 pub mod dig;
 pub mod dns_server;
 pub mod etcd;
+pub mod manifests;
 pub mod moto;
 pub mod pdns;
 pub mod proc;
