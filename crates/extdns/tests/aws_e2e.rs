@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::Output;
 
 use extdns_test_support::cli::{self, ok, tempdir, text, write_manifests};
-use extdns_test_support::manifests::{lb_service, node, node_port_service};
+use extdns_test_support::manifests::{alias, lb_service, node, node_port_service, web};
 use extdns_test_support::route53_fake::{self as fake, Fake, Set, Value, Values};
 use extdns_test_support::{moto, require};
 
@@ -15,14 +15,9 @@ const OWNER: &str = "e2e";
 /// web (A + AAAA, TTL 120), alias (a CNAME to a load balancer outside AWS), elb (a CNAME to an AWS load
 /// balancer: A and AAAA alias records), a NodePort Service (A from the node, SRV) and optionally `more`.
 fn objects(web_ip: &str, with_alias: bool, more: &[String]) -> String {
-    let mut docs = vec![lb_service(
-        "web",
-        "web.example.org",
-        &[web_ip, "2001:db8::10"],
-        &[("external-dns.kubernetes.io/ttl", "120")],
-    )];
+    let mut docs = vec![web(&[web_ip, "2001:db8::10"])];
     if with_alias {
-        docs.push(lb_service("alias", "alias.example.org", &["lb.example.net"], &[]));
+        docs.push(alias());
         docs.push(lb_service(
             "elb",
             "elb.example.org",

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::Output;
 
 use extdns_test_support::cli::{self, ok, tempdir, text, write_manifests};
-use extdns_test_support::manifests::{lb_service, node, node_port_service};
+use extdns_test_support::manifests::{alias, lb_service, node, node_port_service, web};
 use extdns_test_support::pdns::{API_KEY, PowerDns, Zone};
 use extdns_test_support::require;
 
@@ -15,14 +15,9 @@ const OWNER: &str = "e2e";
 /// web (A+AAAA, TTL 120), optionally alias (CNAME to a load balancer's name), and a NodePort Service (A from
 /// the nodes, plus SRV).
 fn services(web_ip: &str, with_alias: bool) -> String {
-    let mut docs = vec![lb_service(
-        "web",
-        "web.example.org",
-        &[web_ip, "2001:db8::10"],
-        &[("external-dns.kubernetes.io/ttl", "120")],
-    )];
+    let mut docs = vec![web(&[web_ip, "2001:db8::10"])];
     if with_alias {
-        docs.push(lb_service("alias", "alias.example.org", &["lb.example.net"], &[]));
+        docs.push(alias());
     }
     docs.push(node_port_service("np", "np.example.org"));
     docs.push(node(

@@ -7,21 +7,16 @@ use std::process::{Command, Output};
 
 use extdns_test_support::cli::{self, ok, tempdir, write_manifests};
 use extdns_test_support::dns_server::{DnsServer, KEY_NAME, Kind, SECRET, WRONG_SECRET, Zone};
-use extdns_test_support::manifests::{lb_service, node, node_port_service};
+use extdns_test_support::manifests::{alias, lb_service, node, node_port_service, web};
 use extdns_test_support::{dig, require};
 
 const OWNER: &str = "e2e";
 
 /// Two LoadBalancer Services (A+AAAA, CNAME) and a NodePort Service (A from the nodes, plus SRV).
 fn services(web_ip: &str, with_alias: bool, with_nodeport: bool) -> String {
-    let mut docs = vec![lb_service(
-        "web",
-        "web.example.org",
-        &[web_ip, "2001:db8::10"],
-        &[("external-dns.kubernetes.io/ttl", "120")],
-    )];
+    let mut docs = vec![web(&[web_ip, "2001:db8::10"])];
     if with_alias {
-        docs.push(lb_service("alias", "alias.example.org", &["lb.example.net"], &[]));
+        docs.push(alias());
     }
     if with_nodeport {
         docs.push(node_port_service("np", "np.example.org"));

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use extdns_test_support::cli::{self, ok, tempdir};
 use extdns_test_support::dns_server::{DnsServer, KEY_NAME, Kind, SECRET, Zone};
-use extdns_test_support::manifests::lb_service;
+use extdns_test_support::manifests::{self, web};
 use extdns_test_support::{dig, free_port, require};
 
 const OWNER: &str = "interop";
@@ -185,15 +185,10 @@ fn lifecycle(server: &DnsServer, sync: &mut dyn FnMut(Option<&str>, bool)) {
 fn services(web_ip: Option<&str>, alias: bool) -> String {
     let mut docs = Vec::new();
     if let Some(ip) = web_ip {
-        docs.push(lb_service(
-            "web",
-            "web.example.org",
-            &[ip],
-            &[("external-dns.kubernetes.io/ttl", "120")],
-        ));
+        docs.push(web(&[ip]));
     }
     if alias {
-        docs.push(lb_service("alias", "alias.example.org", &["lb.example.net"], &[]));
+        docs.push(manifests::alias());
     }
     docs.join("---\n")
 }

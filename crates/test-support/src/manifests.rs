@@ -22,6 +22,21 @@ pub fn lb_service(name: &str, host: &str, ingress: &[&str], annotations: &[(&str
     )
 }
 
+/// `web` publishing `web.example.org` at `addresses` with TTL 120 (A and AAAA records).
+pub fn web(addresses: &[&str]) -> String {
+    lb_service(
+        "web",
+        "web.example.org",
+        addresses,
+        &[("external-dns.kubernetes.io/ttl", "120")],
+    )
+}
+
+/// `alias` publishing `alias.example.org` at the load balancer name `lb.example.net` (a CNAME).
+pub fn alias() -> String {
+    lb_service("alias", "alias.example.org", &["lb.example.net"], &[])
+}
+
 /// A NodePort Service `name` in `default` publishing `host` (A records of the nodes, and an SRV record for
 /// its port `http`, 80 → 30080).
 pub fn node_port_service(name: &str, host: &str) -> String {
