@@ -1,5 +1,10 @@
-//! The provider side of extdns: the [`Provider`] trait every DNS backend implements, helpers they share,
-//! and the in-memory provider.
+//! The provider side of extdns: the [`Provider`] trait every DNS backend implements, the toolkit they
+//! share, and the in-memory provider.
+//!
+//! The toolkit: [`zone`] (is a name in a zone, the closest zone, zones a domain filter selects), [`batch`]
+//! (batches by changes, bytes and values; a refused batch split until the bad change is named),
+//! [`backoff`] (retries with backoff and jitter, honouring `Retry-After`), [`http`] (the one HTTP client
+//! builder and send path) and [`tls`] (TLS files read once, errors naming the file).
 //!
 //! ```
 //! use extdns_endpoint::{Change, Endpoint, RecordType};
@@ -20,7 +25,10 @@
 
 pub mod backoff;
 pub mod batch;
+pub mod http;
 pub mod inmemory;
+pub mod tls;
+pub mod zone;
 
 use std::any::Any;
 use std::sync::Arc;
@@ -28,9 +36,11 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint};
 
-pub use backoff::Backoff;
+pub use backoff::{Backoff, Retry};
 pub use batch::{Failures, Unit, apply_split, split};
+pub use http::HttpClient;
 pub use inmemory::InMemoryProvider;
+pub use tls::TlsOptions;
 
 /// A DNS backend. Providers know nothing about ownership (the registry adds and hides TXT records) nor about
 /// dry runs (the controller never calls [`Provider::apply`] in one).
@@ -158,6 +168,15 @@ pub enum ProviderError {
     /// A change this provider cannot express (a record outside its zones, an unsupported type).
     #[error("invalid change: {0}")]
     Invalid(String),
+    /// The backend refused a batch as a whole without naming the change at fault (an RFC 2136 rcode, an
+    /// HTTP 400 to a batch): one of its changes may be the cause, so [`batch::apply_split`] splits the
+    /// batch to find it. Nothing else is split on.
+    #[error("refused: {message}")]
+    Refused {
+        message: String,
+        #[source]
+        source: Option<BoxError>,
+    },
     /// The backend answered something we cannot use.
     #[error("provider error: {message}")]
     Other {
@@ -196,6 +215,23 @@ impl ProviderError {
     pub fn other_from(context: impl std::fmt::Display, source: impl Into<BoxError>) -> Self {
         let source = source.into();
         ProviderError::Other {
+            message: format!("{context}: {source}"),
+            source: Some(source),
+        }
+    }
+
+    /// A refusal of a whole batch described by `message`: split it ([`ProviderError::Refused`]).
+    pub fn refused(message: impl Into<String>) -> Self {
+        ProviderError::Refused {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// A refusal of a whole batch caused by `source`; `context` says what was being done.
+    pub fn refused_from(context: impl std::fmt::Display, source: impl Into<BoxError>) -> Self {
+        let source = source.into();
+        ProviderError::Refused {
             message: format!("{context}: {source}"),
             source: Some(source),
         }
