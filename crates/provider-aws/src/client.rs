@@ -6,6 +6,7 @@ use std::time::{Duration, Instant, SystemTime};
 use aws_sigv4::http_request::{SignableBody, SignableRequest, SigningSettings, sign};
 use aws_sigv4::sign::v4;
 use aws_smithy_runtime_api::client::identity::Identity;
+use extdns_provider::{Backoff, HttpClient, Retry};
 use reqwest::{Method, StatusCode};
 use serde::de::DeserializeOwned;
 use tokio::sync::Mutex;
@@ -98,12 +99,12 @@ pub struct RecordPage {
 
 /// A Route53 client bound to one endpoint and one set of credentials.
 pub struct Client {
-    http: reqwest::Client,
+    http: HttpClient,
     base: String,
     identity: Identity,
     signing_region: String,
-    retries: u32,
-    backoff: extdns_provider::Backoff,
+    /// Its attempts are the configured retries plus the first call.
+    backoff: Backoff,
     /// The earliest instant the next request may leave, shared by every call of this client.
     next_slot: Mutex<Instant>,
     spacing: Duration,
@@ -111,7 +112,7 @@ pub struct Client {
 
 impl Client {
     pub fn new(config: &AwsConfig) -> Result<Client, ConfigError> {
-        let http = reqwest::Client::builder()
+        let http = HttpClient::builder()
             .timeout(config.request_timeout)
             .build()
             .map_err(ConfigError::Client)?;
@@ -129,8 +130,10 @@ impl Client {
             base: config.endpoint.as_str().trim_end_matches('/').to_string(),
             identity,
             signing_region: config.signing_region.clone(),
-            retries: config.api_retries,
-            backoff: config.backoff.clone(),
+            backoff: Backoff {
+                max_attempts: config.api_retries.saturating_add(1),
+                ..config.backoff.clone()
+            },
             next_slot: Mutex::new(Instant::now()),
             spacing: Duration::from_secs_f64(1.0 / config.requests_per_second),
         })
@@ -253,18 +256,13 @@ impl Client {
         query: &[(&str, String)],
         body: Option<String>,
     ) -> Result<T, ApiError> {
-        let mut attempt = 0;
-        loop {
-            match self.once(name, method.clone(), path, query, body.as_deref()).await {
-                Err(e) if e.is_retryable() && attempt < self.retries => {
-                    let delay = self.backoff.delay(attempt);
-                    tracing::warn!(call = name, error = %e, attempt = attempt + 1, ?delay, "Route53 call failed; retrying");
-                    tokio::time::sleep(delay).await;
-                    attempt += 1;
-                }
-                other => return other,
-            }
-        }
+        self.backoff
+            .retry(
+                name,
+                || self.once(name, method.clone(), path, query, body.as_deref()),
+                |e: &ApiError| if e.is_retryable() { Retry::Backoff } else { Retry::No },
+            )
+            .await
     }
 
     /// Wait for this client's next request slot (Route53 allows 5 requests a second per account).

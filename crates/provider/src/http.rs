@@ -160,8 +160,10 @@ pub struct Request<'c> {
 }
 
 impl Request<'_> {
-    pub fn header<V>(mut self, name: HeaderName, value: V) -> Self
+    pub fn header<K, V>(mut self, name: K, value: V) -> Self
     where
+        HeaderName: TryFrom<K>,
+        <HeaderName as TryFrom<K>>::Error: Into<http::Error>,
         HeaderValue: TryFrom<V>,
         <HeaderValue as TryFrom<V>>::Error: Into<http::Error>,
     {
