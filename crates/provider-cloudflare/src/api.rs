@@ -4,7 +4,8 @@
 
 use std::time::Duration;
 
-use extdns_provider::Backoff;
+use extdns_provider::http::retry_after;
+use extdns_provider::{Backoff, HttpClient, Retry};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
@@ -170,7 +171,7 @@ impl Batch {
 
 /// The client.
 pub struct Api {
-    http: reqwest::Client,
+    http: HttpClient,
     base: String,
     auth: Auth,
     backoff: Backoff,
@@ -184,10 +185,9 @@ impl std::fmt::Debug for Api {
 
 impl Api {
     pub fn new(config: &CloudflareConfig) -> Result<Api, ConfigError> {
-        let http = reqwest::Client::builder()
+        let http = HttpClient::builder()
             .timeout(config.timeout)
             .connect_timeout(Duration::from_secs(10))
-            .user_agent(concat!("extdns/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(ConfigError::Client)?;
         Ok(Api {
@@ -241,78 +241,115 @@ impl Api {
         body: Option<&impl Serialize>,
     ) -> Result<(T, Option<ResultInfo>), ApiError> {
         let url = format!("{}{path}", self.base);
+        let result = self
+            .backoff
+            .retry(
+                &url,
+                || self.send_once(method.clone(), &url, query, body),
+                |e: &Attempt| match e {
+                    Attempt::RateLimited(Some(asked)) => Retry::After(*asked),
+                    Attempt::RateLimited(None) => Retry::Backoff,
+                    Attempt::Failed(_) => Retry::No,
+                },
+            )
+            .await;
+        result.map_err(|e| match e {
+            Attempt::RateLimited(_) => ApiError::RateLimited {
+                url,
+                attempts: self.backoff.max_attempts.max(1),
+            },
+            Attempt::Failed(e) => e,
+        })
+    }
+
+    async fn send_once<T: DeserializeOwned>(
+        &self,
+        method: reqwest::Method,
+        url: &str,
+        query: &[(&str, String)],
+        body: Option<&impl Serialize>,
+    ) -> Result<(T, Option<ResultInfo>), Attempt> {
         let method_name = method_name(&method);
-        let attempts = self.backoff.max_attempts.max(1);
-        for attempt in 0..attempts {
-            let mut req = self.http.request(method.clone(), &url).query(query);
-            req = match &self.auth {
-                Auth::Token(t) => req.bearer_auth(t),
-                Auth::Key { key, email } => req.header("X-Auth-Key", key).header("X-Auth-Email", email),
-            };
-            if let Some(b) = body {
-                req = req.json(b);
+        let mut req = self.http.request(method, url).query(query);
+        req = match &self.auth {
+            Auth::Token(t) => req.bearer_auth(t),
+            Auth::Key { key, email } => req.header("X-Auth-Key", key).header("X-Auth-Email", email),
+        };
+        if let Some(b) = body {
+            req = req.json(b);
+        }
+        let unreachable = |source| ApiError::Unreachable {
+            url: url.to_string(),
+            source,
+        };
+        let resp = req.send().await.map_err(unreachable)?;
+        let status = resp.status().as_u16();
+        if status == 429 {
+            return Err(Attempt::RateLimited(retry_after(&resp)));
+        }
+        let bytes = resp.bytes().await.map_err(unreachable)?;
+        let envelope: Envelope<T> = match serde_json::from_slice(&bytes) {
+            Ok(e) => e,
+            Err(e) if (200..300).contains(&status) => {
+                return Err(ApiError::BadAnswer {
+                    url: url.to_string(),
+                    detail: e.to_string(),
+                }
+                .into());
             }
-            let resp = req.send().await.map_err(|source| ApiError::Unreachable {
-                url: url.clone(),
-                source,
-            })?;
-            let status = resp.status().as_u16();
-            if status == 429 {
-                let wait = resp
-                    .headers()
-                    .get(reqwest::header::RETRY_AFTER)
-                    .and_then(|v| v.to_str().ok())
-                    .and_then(|v| v.trim().parse::<u64>().ok())
-                    .map(Duration::from_secs)
-                    .unwrap_or_else(|| self.backoff.delay(attempt))
-                    .min(self.backoff.max);
-                tracing::info!(%url, attempt, wait_ms = wait.as_millis() as u64, "Cloudflare rate limit; waiting");
-                if attempt + 1 < attempts {
-                    tokio::time::sleep(wait).await;
-                }
-                continue;
-            }
-            let bytes = resp.bytes().await.map_err(|source| ApiError::Unreachable {
-                url: url.clone(),
-                source,
-            })?;
-            let envelope: Envelope<T> = match serde_json::from_slice(&bytes) {
-                Ok(e) => e,
-                Err(e) if (200..300).contains(&status) => {
-                    return Err(ApiError::BadAnswer {
-                        url,
-                        detail: e.to_string(),
-                    });
-                }
-                Err(_) => {
-                    return Err(ApiError::Api {
-                        method: method_name,
-                        url,
-                        status,
-                        errors: vec![ApiMessage {
-                            code: 0,
-                            message: String::from_utf8_lossy(&bytes).chars().take(200).collect(),
-                        }],
-                    });
-                }
-            };
-            if !(200..300).contains(&status) || !envelope.success {
+            Err(_) => {
                 return Err(ApiError::Api {
                     method: method_name,
-                    url,
+                    url: url.to_string(),
                     status,
-                    errors: envelope.errors,
-                });
+                    errors: vec![ApiMessage {
+                        code: 0,
+                        message: String::from_utf8_lossy(&bytes).chars().take(200).collect(),
+                    }],
+                }
+                .into());
             }
-            let Some(result) = envelope.result else {
-                return Err(ApiError::BadAnswer {
-                    url,
-                    detail: "no result".into(),
-                });
-            };
-            return Ok((result, envelope.result_info));
+        };
+        if !(200..300).contains(&status) || !envelope.success {
+            return Err(ApiError::Api {
+                method: method_name,
+                url: url.to_string(),
+                status,
+                errors: envelope.errors,
+            }
+            .into());
         }
-        Err(ApiError::RateLimited { url, attempts })
+        let Some(result) = envelope.result else {
+            return Err(ApiError::BadAnswer {
+                url: url.to_string(),
+                detail: "no result".into(),
+            }
+            .into());
+        };
+        Ok((result, envelope.result_info))
+    }
+}
+
+/// How one attempt of a call failed: a rate limit (with the wait Cloudflare asked for) is retried,
+/// anything else is final.
+#[derive(Debug)]
+enum Attempt {
+    RateLimited(Option<Duration>),
+    Failed(ApiError),
+}
+
+impl From<ApiError> for Attempt {
+    fn from(e: ApiError) -> Self {
+        Attempt::Failed(e)
+    }
+}
+
+impl std::fmt::Display for Attempt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Attempt::RateLimited(_) => f.write_str("Cloudflare API rate limit exceeded (HTTP 429)"),
+            Attempt::Failed(e) => e.fmt(f),
+        }
     }
 }
 

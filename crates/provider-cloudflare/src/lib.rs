@@ -27,8 +27,8 @@ use std::str::FromStr;
 
 use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, Ttl};
-use extdns_provider::batch::{self, Failures, Unit};
-use extdns_provider::{Provider, ProviderError, ReadState, Records};
+use extdns_provider::batch::{self, Failures, Limits, Size, Unit};
+use extdns_provider::{Provider, ProviderError, ReadState, Records, zone};
 
 pub use api::{ApiError, ApiMessage};
 pub use config::{Auth, CloudflareConfig, ConfigError, DEFAULT_BASE_URL};
@@ -62,16 +62,7 @@ struct Index {
 impl Index {
     /// The zone of a name: the longest zone name it ends with, on a label boundary.
     fn zone_for(&self, name: &str) -> Option<usize> {
-        let n = name.trim_end_matches('.').to_ascii_lowercase();
-        self.zones
-            .iter()
-            .enumerate()
-            .filter(|(_, z)| {
-                let z = z.name.to_ascii_lowercase();
-                n == z || (n.len() > z.len() && n.ends_with(&z) && n.as_bytes()[n.len() - z.len() - 1] == b'.')
-            })
-            .max_by_key(|(_, z)| z.name.len())
-            .map(|(i, _)| i)
+        zone::closest(&self.zones, name, |z| &z.name)
     }
 
     fn find(&self, ep: &Endpoint, target: &str) -> &[RecordInfo] {
@@ -106,8 +97,7 @@ impl CloudflareProvider {
 
     fn wanted_zone(&self, zone: &Zone) -> bool {
         let ids_ok = self.config.zone_ids.is_empty() || self.config.zone_ids.contains(&zone.id);
-        let f = &self.config.domain_filter;
-        ids_ok && (!f.is_configured() || f.matches(&zone.name) || f.match_parent(&zone.name))
+        ids_ok && zone::selected(&self.config.domain_filter, &zone.name, true)
     }
 
     async fn read(&self) -> Result<(Vec<Endpoint>, Index), ProviderError> {
@@ -285,7 +275,10 @@ impl CloudflareProvider {
                 if units.len() > 1 {
                     tracing::info!(zone = %zone.name, units = units.len(), error = %e, "batch refused; splitting it");
                 }
-                Err(ProviderError::Invalid(e.to_string()))
+                Err(ProviderError::Refused {
+                    message: e.to_string(),
+                    source: Some(Box::new(e)),
+                })
             }
         }
     }
@@ -391,21 +384,8 @@ impl Provider for CloudflareProvider {
             let zone = &index.zones[z];
             batch::sort_for_apply(&mut zone_units);
             // Batches of at most `batch_size` records; a unit that alone needs more travels alone.
-            let limit = self.config.batch_size.max(1);
-            let mut chunks = Vec::new();
-            let (mut start, mut n) = (0, 0);
-            for (i, u) in zone_units.iter().enumerate() {
-                let len = self.encode(index, std::slice::from_ref(u)).len();
-                if i > start && n + len > limit {
-                    chunks.push(&zone_units[start..i]);
-                    (start, n) = (i, 0);
-                }
-                n += len;
-            }
-            if start < zone_units.len() {
-                chunks.push(&zone_units[start..]);
-            }
-            for chunk in chunks {
+            let records = |u: &Unit<'_>| Size::changes(self.encode(index, std::slice::from_ref(u)).len());
+            for chunk in batch::split_by(&zone_units, Limits::changes(self.config.batch_size), records) {
                 if !first && !self.config.batch_interval.is_zero() {
                     tokio::time::sleep(self.config.batch_interval).await;
                 }
