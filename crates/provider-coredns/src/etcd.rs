@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as B64;
+use extdns_provider::HttpClient;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use tokio::sync::Mutex;
@@ -150,7 +151,7 @@ struct Token {
 
 /// The client: the endpoints in order (the first that answers is used), and the auth token once there is one.
 pub struct EtcdClient {
-    http: reqwest::Client,
+    http: HttpClient,
     urls: Vec<String>,
     credentials: Option<(String, String)>,
     token: Mutex<Option<String>>,
@@ -167,10 +168,6 @@ impl std::fmt::Debug for EtcdClient {
 
 impl EtcdClient {
     pub fn new(config: &CorednsConfig) -> Result<EtcdClient, ConfigError> {
-        let mut builder = reqwest::Client::builder()
-            .timeout(config.timeout)
-            .connect_timeout(Duration::from_secs(5))
-            .pool_max_idle_per_host(4);
         let mut urls: Vec<String> = config
             .urls
             .iter()
@@ -186,44 +183,11 @@ impl EtcdClient {
             }
         }
         let tls = &config.tls;
-        if let Some(ca) = &tls.ca_file {
-            let pem = std::fs::read(ca).map_err(|source| ConfigError::Read {
-                what: "CA file",
-                path: ca.clone(),
-                source,
-            })?;
-            for cert in reqwest::Certificate::from_pem_bundle(&pem).map_err(|source| ConfigError::Pem {
-                path: ca.clone(),
-                source,
-            })? {
-                builder = builder.add_root_certificate(cert);
-            }
-        }
-        match (&tls.cert_file, &tls.key_file) {
-            (Some(cert), Some(key)) => {
-                let mut pem = std::fs::read(cert).map_err(|source| ConfigError::Read {
-                    what: "client certificate",
-                    path: cert.clone(),
-                    source,
-                })?;
-                pem.push(b'\n');
-                pem.extend(std::fs::read(key).map_err(|source| ConfigError::Read {
-                    what: "client key",
-                    path: key.clone(),
-                    source,
-                })?);
-                let identity = reqwest::Identity::from_pem(&pem).map_err(|source| ConfigError::Pem {
-                    path: cert.clone(),
-                    source,
-                })?;
-                builder = builder.identity(identity);
-            }
-            (None, None) => {}
-            _ => return Err(ConfigError::HalfIdentity),
-        }
-        if tls.insecure {
-            builder = builder.danger_accept_invalid_certs(true);
-        }
+        let mut builder = HttpClient::builder()
+            .timeout(config.timeout)
+            .connect_timeout(Duration::from_secs(5))
+            .pool_max_idle_per_host(4)
+            .tls(&tls.options());
         if let Some(server_name) = tls.server_name.as_deref().filter(|s| !s.is_empty()) {
             // The certificate names `server_name`, not the address we dial: ask for that name and pin it to
             // the address, so the TLS handshake checks the name the certificate carries.

@@ -24,7 +24,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, TargetKind, Ttl};
-use extdns_provider::batch::{self, Failures, Unit};
+use extdns_provider::batch::{self, Failures, Limits, Size, Unit};
 use extdns_provider::{Provider, ProviderError, ReadState, Records};
 
 pub use config::{ConfigError, CorednsConfig, EtcdTls};
@@ -259,7 +259,10 @@ impl CorednsProvider {
                 tracing::debug!(units = batch.len(), writes = ops.len(), "etcd transaction applied");
                 Ok(())
             }
-            Err(e) if e.is_transient() || e.is_auth() || batch.len() > 1 => Err(etcd_error("writing records", e)),
+            Err(e) if e.is_transient() || e.is_auth() => Err(etcd_error("writing records", e)),
+            // etcd refused the transaction (too many operations, a request too large): one unit may be
+            // the cause, so the batch helper splits it.
+            Err(e) if batch.len() > 1 => Err(ProviderError::refused_from("writing records", e)),
             Err(e) => Err(ProviderError::Partial {
                 failures: vec![batch[0].failure(format!("{}: {e}", batch[0].change.action()))],
             }),
@@ -359,22 +362,8 @@ impl Provider for CorednsProvider {
         }
         batch::sort_for_apply(&mut valid);
         // Transactions of at most `max_txn_ops` writes; a unit that alone needs more travels alone.
-        let limit = self.config.max_txn_ops.max(1);
-        let mut start = 0;
-        let mut ops = 0;
-        let mut chunks = Vec::new();
-        for (i, unit) in valid.iter().enumerate() {
-            let n = self.encode(index, std::slice::from_ref(unit)).len();
-            if i > start && ops + n > limit {
-                chunks.push(&valid[start..i]);
-                (start, ops) = (i, 0);
-            }
-            ops += n;
-        }
-        if start < valid.len() {
-            chunks.push(&valid[start..]);
-        }
-        for chunk in chunks {
+        let writes = |u: &Unit<'_>| Size::changes(self.encode(index, std::slice::from_ref(u)).len());
+        for chunk in batch::split_by(&valid, Limits::changes(self.config.max_txn_ops), writes) {
             failures.absorb(batch::apply_split(chunk, |b| self.send(index, b)).await)?;
         }
         failures.into_result()
