@@ -66,6 +66,20 @@ impl Backoff {
     }
 }
 
+/// An error with what it calls for, for calls whose retry depends on more than the error (a `Retry-After`
+/// header of the answer): `backoff.retry(what, attempt, |v| v.retry)`, then `map_err(|v| v.error)`.
+#[derive(Debug)]
+pub struct Verdict<E> {
+    pub error: E,
+    pub retry: Retry,
+}
+
+impl<E: Display> Display for Verdict<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.error.fmt(f)
+    }
+}
+
 impl Backoff {
     /// Call `attempt` until it succeeds, `classify` calls its error final ([`Retry::No`]), or
     /// `max_attempts` calls have been made; the last error is returned as it is. `what` names the call in
