@@ -76,12 +76,12 @@ pub struct EtcdTls {
 impl EtcdTls {
     /// The toolkit's view of these settings: the files to read and whether to verify.
     pub(crate) fn options(&self) -> extdns_provider::TlsOptions {
-        let mut options = extdns_provider::TlsOptions::default();
-        options.skip_verify = self.insecure;
-        options.ca_file.clone_from(&self.ca_file);
-        options.client_cert.clone_from(&self.cert_file);
-        options.client_key.clone_from(&self.key_file);
-        options
+        extdns_provider::TlsOptions {
+            skip_verify: self.insecure,
+            ca_file: self.ca_file.clone(),
+            client_cert: self.cert_file.clone(),
+            client_key: self.key_file.clone(),
+        }
     }
 }
 

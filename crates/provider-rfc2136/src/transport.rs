@@ -2,20 +2,20 @@
 //! external-dns sends them: batches of fifty changes do not fit in a UDP datagram, and zone transfers need
 //! TCP anyway. One connection carries every message of a sync, which is what makes small batches fast.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use rustls::pki_types::ServerName;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::timeout;
 
-use crate::config::{LoadBalancing, TlsOptions};
+use crate::config::LoadBalancing;
+use crate::tls::TlsConnector;
 
 /// Failures below the DNS level: worth trying another server or a later sync.
 #[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum TransportError {
     #[error("cannot connect to {server}: {detail}")]
     Connect { server: String, detail: String },
@@ -23,8 +23,8 @@ pub enum TransportError {
     Timeout { server: String, secs: u64 },
     #[error("connection to {server} failed: {detail}")]
     Io { server: String, detail: String },
-    #[error("TLS setup: {0}")]
-    Tls(String),
+    #[error("{server}: {detail}")]
+    Tls { server: String, detail: String },
 }
 
 trait Stream: AsyncRead + AsyncWrite + Unpin + Send {}
@@ -67,9 +67,11 @@ impl Connection {
             Some(tls) => {
                 let host = server.rsplit_once(':').map(|(h, _)| h).unwrap_or(server);
                 let host = host.trim_start_matches('[').trim_end_matches(']');
-                let name = ServerName::try_from(host.to_string())
-                    .map_err(|e| TransportError::Tls(format!("{host} is not a valid TLS server name: {e}")))?;
-                Box::new(connect_step(server, limit, "TLS: ", tls.0.connect(name, tcp)).await?)
+                let name = ServerName::try_from(host.to_string()).map_err(|e| TransportError::Tls {
+                    server: server.into(),
+                    detail: format!("{host} is not a valid TLS server name: {e}"),
+                })?;
+                Box::new(connect_step(server, limit, "TLS: ", tls.connector().connect(name, tcp)).await?)
             }
         };
         Ok(Connection {
@@ -123,97 +125,6 @@ impl Connection {
             }),
             Ok(Ok(b)) => Ok(b),
         }
-    }
-}
-
-/// A prepared TLS client configuration (built once at startup, so certificate errors show at startup).
-#[derive(Clone)]
-pub struct TlsConnector(tokio_rustls::TlsConnector);
-
-impl TlsConnector {
-    pub fn new(opts: &TlsOptions) -> Result<TlsConnector, TransportError> {
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
-            .with_protocol_versions(&[&rustls::version::TLS13])
-            .map_err(|e| TransportError::Tls(e.to_string()))?;
-        let builder = if opts.skip_verify {
-            builder
-                .dangerous()
-                .with_custom_certificate_verifier(Arc::new(NoVerify(provider)))
-        } else {
-            let mut roots = rustls::RootCertStore::empty();
-            match &opts.ca_file {
-                Some(path) => {
-                    for cert in CertificateDer::pem_file_iter(path)
-                        .map_err(|e| TransportError::Tls(format!("--tls-ca {}: {e}", path.display())))?
-                    {
-                        let cert =
-                            cert.map_err(|e| TransportError::Tls(format!("--tls-ca {}: {e}", path.display())))?;
-                        roots
-                            .add(cert)
-                            .map_err(|e| TransportError::Tls(format!("--tls-ca {}: {e}", path.display())))?;
-                    }
-                }
-                None => {
-                    for cert in rustls_native_certs::load_native_certs().certs {
-                        let _ = roots.add(cert);
-                    }
-                }
-            }
-            builder.with_root_certificates(roots)
-        };
-        let mut config = match (&opts.client_cert, &opts.client_key) {
-            (Some(cert), Some(key)) => {
-                let chain = CertificateDer::pem_file_iter(cert)
-                    .and_then(|it| it.collect::<Result<Vec<_>, _>>())
-                    .map_err(|e| TransportError::Tls(format!("--tls-client-cert {}: {e}", cert.display())))?;
-                let key = PrivateKeyDer::from_pem_file(key)
-                    .map_err(|e| TransportError::Tls(format!("--tls-client-cert-key {}: {e}", key.display())))?;
-                builder
-                    .with_client_auth_cert(chain, key)
-                    .map_err(|e| TransportError::Tls(e.to_string()))?
-            }
-            _ => builder.with_no_client_auth(),
-        };
-        // RFC 9103: zone transfers over TLS negotiate the "dot" protocol.
-        config.alpn_protocols = vec![b"dot".to_vec()];
-        Ok(TlsConnector(tokio_rustls::TlsConnector::from(Arc::new(config))))
-    }
-}
-
-/// `--rfc2136-skip-tls-verify`: accept any certificate (signatures are still checked for well-formedness).
-#[derive(Debug)]
-struct NoVerify(Arc<rustls::crypto::CryptoProvider>);
-
-impl rustls::client::danger::ServerCertVerifier for NoVerify {
-    fn verify_server_cert(
-        &self,
-        _: &CertificateDer<'_>,
-        _: &[CertificateDer<'_>],
-        _: &ServerName<'_>,
-        _: &[u8],
-        _: rustls::pki_types::UnixTime,
-    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
-        Ok(rustls::client::danger::ServerCertVerified::assertion())
-    }
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &rustls::DigitallySignedStruct,
-    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
-    }
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &rustls::DigitallySignedStruct,
-    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
-    }
-    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
     }
 }
 

@@ -12,9 +12,9 @@ use std::path::{Path, PathBuf};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
-/// TLS settings of a provider's connections.
+/// TLS settings of a provider's connections. Exhaustive on purpose: the binary fills every field from its
+/// flags, and a new field should break that code rather than default silently.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct TlsOptions {
     /// Accept any server certificate.
     pub skip_verify: bool,
