@@ -10,6 +10,7 @@ use crate::tsig::{Key, TsigFailure, Verifier, unix_now};
 
 /// How one exchange with the servers ended, when it did not end well.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum ExchangeError {
     /// No server could be reached (the last server's error).
     Transport(TransportError),

@@ -48,6 +48,7 @@ impl fmt::Debug for InMemoryProvider {
 
 /// Why the in-memory backend refused a batch (external-dns's in-memory errors).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum InMemoryError {
     #[error("record already exists")]
     AlreadyExists,
