@@ -288,43 +288,29 @@ impl Api {
             return Err(Attempt::RateLimited(retry_after(&resp)));
         }
         let bytes = resp.bytes().await.map_err(unreachable)?;
+        let bad_answer = |detail: String| ApiError::BadAnswer {
+            url: url.to_string(),
+            detail,
+        };
+        let refused = |errors| ApiError::Api {
+            method: method_name,
+            url: url.to_string(),
+            status,
+            errors,
+        };
         let envelope: Envelope<T> = match serde_json::from_slice(&bytes) {
             Ok(e) => e,
-            Err(e) if (200..300).contains(&status) => {
-                return Err(ApiError::BadAnswer {
-                    url: url.to_string(),
-                    detail: e.to_string(),
-                }
-                .into());
-            }
+            Err(e) if (200..300).contains(&status) => return Err(bad_answer(e.to_string()).into()),
             Err(_) => {
-                return Err(ApiError::Api {
-                    method: method_name,
-                    url: url.to_string(),
-                    status,
-                    errors: vec![ApiMessage {
-                        code: 0,
-                        message: String::from_utf8_lossy(&bytes).chars().take(200).collect(),
-                    }],
-                }
-                .into());
+                let message = String::from_utf8_lossy(&bytes).chars().take(200).collect();
+                return Err(refused(vec![ApiMessage { code: 0, message }]).into());
             }
         };
         if !(200..300).contains(&status) || !envelope.success {
-            return Err(ApiError::Api {
-                method: method_name,
-                url: url.to_string(),
-                status,
-                errors: envelope.errors,
-            }
-            .into());
+            return Err(refused(envelope.errors).into());
         }
         let Some(result) = envelope.result else {
-            return Err(ApiError::BadAnswer {
-                url: url.to_string(),
-                detail: "no result".into(),
-            }
-            .into());
+            return Err(bad_answer("no result".into()).into());
         };
         Ok((result, envelope.result_info))
     }

@@ -28,6 +28,7 @@ use std::str::FromStr;
 use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, Ttl};
 use extdns_provider::batch::{self, Failures, Limits, Size, Unit};
+use extdns_provider::gather::Gather;
 use extdns_provider::{Provider, ProviderError, ReadState, Records, zone};
 
 pub use api::{ApiError, ApiMessage};
@@ -110,8 +111,7 @@ impl CloudflareProvider {
             .filter(|z| self.wanted_zone(z))
             .collect();
         let mut index = Index::default();
-        let mut endpoints: Vec<Endpoint> = Vec::new();
-        let mut by_record: HashMap<(String, RecordType), usize> = HashMap::new();
+        let mut gathered = Gather::default();
         for zone in &zones {
             let records = self
                 .api
@@ -124,39 +124,30 @@ impl CloudflareProvider {
                     (RecordType::Mx, Some(p)) => format!("{p} {}", r.content),
                     _ => r.content.clone(),
                 };
-                let lower = r.name.to_ascii_lowercase();
+                let comment = r.comment.filter(|c| !c.is_empty());
+                gathered.add(&r.name, &rtype, &target, || {
+                    let mut ep =
+                        Endpoint::new(&r.name, rtype.clone(), [target.as_str()]).with_ttl(Ttl(i64::from(r.ttl)));
+                    ep.provider_specific.set(PROXIED_PROPERTY, r.proxied.to_string());
+                    if let Some(c) = &comment {
+                        ep.provider_specific.set(COMMENT_PROPERTY, c.clone());
+                    }
+                    ep.provider_specific.sort_by_name();
+                    ep
+                });
                 index
                     .records
-                    .entry((lower.clone(), rtype.clone(), target.clone()))
+                    .entry((r.name.to_ascii_lowercase(), rtype, target))
                     .or_default()
                     .push(RecordInfo {
-                        id: r.id.clone(),
+                        id: r.id,
                         ttl: r.ttl,
                         proxied: r.proxied,
-                        comment: r.comment.clone().filter(|c| !c.is_empty()),
+                        comment,
                     });
-                match by_record.get(&(lower.clone(), rtype.clone())) {
-                    Some(&i) => {
-                        if !endpoints[i].targets.iter().any(|t| t.as_str() == target) {
-                            endpoints[i].targets.push(target.as_str().into());
-                        }
-                    }
-                    None => {
-                        by_record.insert((lower, rtype.clone()), endpoints.len());
-                        let mut ep = Endpoint::new(&r.name, rtype, [target.as_str()]).with_ttl(Ttl(i64::from(r.ttl)));
-                        ep.provider_specific.set(PROXIED_PROPERTY, r.proxied.to_string());
-                        if let Some(c) = r.comment.as_deref().filter(|c| !c.is_empty()) {
-                            ep.provider_specific.set(COMMENT_PROPERTY, c);
-                        }
-                        ep.provider_specific.sort_by_name();
-                        endpoints.push(ep);
-                    }
-                }
             }
         }
-        for ep in &mut endpoints {
-            ep.targets.normalize();
-        }
+        let endpoints = gathered.into_endpoints();
         index.zones = zones;
         Ok((endpoints, index))
     }

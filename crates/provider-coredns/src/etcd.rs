@@ -7,6 +7,7 @@ use std::time::Duration;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as B64;
 use extdns_provider::HttpClient;
+use extdns_provider::http::Request;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use tokio::sync::Mutex;
@@ -129,6 +130,15 @@ struct ErrorAnswer {
 }
 
 impl ErrorAnswer {
+    /// The error etcd sent, or the body as the message when it is not etcd's JSON.
+    fn parse(bytes: &[u8]) -> ErrorAnswer {
+        serde_json::from_slice(bytes).unwrap_or_else(|_| ErrorAnswer {
+            code: 0,
+            message: String::from_utf8_lossy(bytes).into_owned(),
+            error: String::new(),
+        })
+    }
+
     fn text(self) -> String {
         if self.message.is_empty() {
             self.error
@@ -307,23 +317,11 @@ impl EtcdClient {
             if let Some(t) = token {
                 req = req.header(reqwest::header::AUTHORIZATION, t);
             }
-            let resp = req.send().await.map_err(|source| EtcdError::Unreachable {
-                url: url.clone(),
-                source,
-            })?;
-            let status = resp.status().as_u16();
-            let bytes = resp.bytes().await.map_err(|source| EtcdError::Unreachable {
-                url: url.clone(),
-                source,
-            })?;
+            let (status, bytes) = exchange(&url, req).await?;
             if (200..300).contains(&status) {
-                return Ok((url, bytes.to_vec()));
+                return Ok((url, bytes));
             }
-            let err: ErrorAnswer = serde_json::from_slice(&bytes).unwrap_or(ErrorAnswer {
-                code: 0,
-                message: String::from_utf8_lossy(&bytes).into_owned(),
-                error: String::new(),
-            });
+            let err = ErrorAnswer::parse(&bytes);
             // An expired or revoked token: authenticate again, once.
             if err.code == 16 && attempt == 0 && self.credentials.is_some() {
                 continue;
@@ -348,27 +346,10 @@ impl EtcdClient {
             return Ok(t.clone());
         }
         let url = format!("{base}/v3/auth/authenticate");
-        let resp = self
-            .http
-            .post(&url)
-            .json(&Credentials { name: user, password })
-            .send()
-            .await
-            .map_err(|source| EtcdError::Unreachable {
-                url: url.clone(),
-                source,
-            })?;
-        let status = resp.status().as_u16();
-        let bytes = resp.bytes().await.map_err(|source| EtcdError::Unreachable {
-            url: url.clone(),
-            source,
-        })?;
+        let request = self.http.post(&url).json(&Credentials { name: user, password });
+        let (status, bytes) = exchange(&url, request).await?;
         if !(200..300).contains(&status) {
-            let err: ErrorAnswer = serde_json::from_slice(&bytes).unwrap_or(ErrorAnswer {
-                code: 0,
-                message: String::from_utf8_lossy(&bytes).into_owned(),
-                error: String::new(),
-            });
+            let err = ErrorAnswer::parse(&bytes);
             let code = if err.code == 0 { 16 } else { err.code };
             return Err(EtcdError::Status {
                 url,
@@ -385,6 +366,18 @@ impl EtcdClient {
         *token = Some(t.token.clone());
         Ok(t.token)
     }
+}
+
+/// Send a request and read its whole answer: the status and the body. No answer is `Unreachable`.
+async fn exchange(url: &str, request: Request<'_>) -> Result<(u16, Vec<u8>), EtcdError> {
+    let unreachable = |source| EtcdError::Unreachable {
+        url: url.to_string(),
+        source,
+    };
+    let response = request.send().await.map_err(unreachable)?;
+    let status = response.status().as_u16();
+    let body = response.bytes().await.map_err(unreachable)?;
+    Ok((status, body.to_vec()))
 }
 
 /// The end of the key range of a prefix: the prefix with its last byte that is not 0xff increased by one.

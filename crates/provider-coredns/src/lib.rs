@@ -25,6 +25,7 @@ use std::collections::{BTreeMap, HashMap};
 use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, TargetKind, Ttl};
 use extdns_provider::batch::{self, Failures, Limits, Size, Unit};
+use extdns_provider::gather::Gather;
 use extdns_provider::{Provider, ProviderError, ReadState, Records};
 
 pub use config::{ConfigError, CorednsConfig, EtcdTls};
@@ -74,8 +75,7 @@ impl CorednsProvider {
             .await
             .map_err(|e| etcd_error(format!("reading {}", self.config.prefix), e))?;
         let mut index = Index::default();
-        let mut endpoints: Vec<Endpoint> = Vec::new();
-        let mut by_record: HashMap<(String, RecordType), usize> = HashMap::new();
+        let mut gathered = Gather::default();
         for kv in kvs {
             let service: Service = match serde_json::from_slice(&kv.value) {
                 Ok(s) => s,
@@ -102,34 +102,22 @@ impl CorednsProvider {
                 (!service.text.is_empty()).then(|| (RecordType::Txt, service.text.clone())),
             ];
             for (rtype, target) in parts.into_iter().flatten() {
-                let lower = name.to_ascii_lowercase();
+                gathered.add(&name, &rtype, &target, || {
+                    let mut ep = Endpoint::new(&name, rtype.clone(), [target.as_str()]).with_ttl(ttl);
+                    if !service.group.is_empty() {
+                        ep.provider_specific.set(GROUP_PROPERTY, service.group.clone());
+                    }
+                    ep
+                });
                 index
                     .keys
-                    .entry((lower.clone(), rtype.clone(), target.clone()))
+                    .entry((name.to_ascii_lowercase(), rtype, target))
                     .or_default()
                     .push(kv.key.clone());
-                match by_record.get(&(lower.clone(), rtype.clone())) {
-                    Some(&i) => {
-                        if !endpoints[i].targets.iter().any(|t| t.as_str() == target) {
-                            endpoints[i].targets.push(target.as_str().into());
-                        }
-                    }
-                    None => {
-                        by_record.insert((lower, rtype.clone()), endpoints.len());
-                        let mut ep = Endpoint::new(&name, rtype, [target.as_str()]).with_ttl(ttl);
-                        if !service.group.is_empty() {
-                            ep.provider_specific.set(GROUP_PROPERTY, service.group.clone());
-                        }
-                        endpoints.push(ep);
-                    }
-                }
             }
             index.services.insert(kv.key, service);
         }
-        for ep in &mut endpoints {
-            ep.targets.normalize();
-        }
-        Ok((endpoints, index))
+        Ok((gathered.into_endpoints(), index))
     }
 
     /// The value written for one target of `ep`.

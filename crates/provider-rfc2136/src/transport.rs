@@ -89,42 +89,43 @@ impl Connection {
         let mut framed = Vec::with_capacity(wire.len() + 2);
         framed.extend_from_slice(&len.to_be_bytes());
         framed.extend_from_slice(wire);
+        let stream = &mut self.stream;
         let write = async {
-            self.stream.write_all(&framed).await?;
-            self.stream.flush().await
+            stream.write_all(&framed).await?;
+            stream.flush().await
         };
-        match timeout(self.timeout, write).await {
-            Err(_) => Err(TransportError::Timeout {
-                server: self.server.clone(),
-                secs: self.timeout.as_secs(),
-            }),
-            Ok(Err(e)) => Err(TransportError::Io {
-                server: self.server.clone(),
-                detail: e.to_string(),
-            }),
-            Ok(Ok(())) => Ok(()),
-        }
+        bounded(&self.server, self.timeout, write).await
     }
 
     pub async fn receive(&mut self) -> Result<Vec<u8>, TransportError> {
+        let stream = &mut self.stream;
         let read = async {
             let mut len = [0u8; 2];
-            self.stream.read_exact(&mut len).await?;
+            stream.read_exact(&mut len).await?;
             let mut buf = vec![0u8; usize::from(u16::from_be_bytes(len))];
-            self.stream.read_exact(&mut buf).await?;
-            Ok::<_, std::io::Error>(buf)
+            stream.read_exact(&mut buf).await?;
+            Ok(buf)
         };
-        match timeout(self.timeout, read).await {
-            Err(_) => Err(TransportError::Timeout {
-                server: self.server.clone(),
-                secs: self.timeout.as_secs(),
-            }),
-            Ok(Err(e)) => Err(TransportError::Io {
-                server: self.server.clone(),
-                detail: e.to_string(),
-            }),
-            Ok(Ok(b)) => Ok(b),
-        }
+        bounded(&self.server, self.timeout, read).await
+    }
+}
+
+/// One read or write on a connection to `server`, bounded by the request timeout.
+async fn bounded<T>(
+    server: &str,
+    limit: Duration,
+    io: impl std::future::Future<Output = std::io::Result<T>>,
+) -> Result<T, TransportError> {
+    match timeout(limit, io).await {
+        Err(_) => Err(TransportError::Timeout {
+            server: server.into(),
+            secs: limit.as_secs(),
+        }),
+        Ok(Err(e)) => Err(TransportError::Io {
+            server: server.into(),
+            detail: e.to_string(),
+        }),
+        Ok(Ok(v)) => Ok(v),
     }
 }
 

@@ -465,37 +465,22 @@ mod tests {
         // (changes, bytes, values) of each item.
         let items = [(1, 10, 1), (1, 10, 1), (1, 25, 3), (1, 5, 1), (2, 1, 1)];
         let size = |&(changes, bytes, values): &(usize, usize, usize)| Size { changes, bytes, values };
-        let lens = |limits| {
+        let lens = |changes, bytes, values| {
+            let limits = Limits { changes, bytes, values };
             split_by(&items, limits, size)
                 .iter()
                 .map(|b| b.len())
                 .collect::<Vec<_>>()
         };
-        assert_eq!(lens(Limits::changes(2)), [2, 2, 1]);
-        assert_eq!(
-            lens(Limits {
-                bytes: 30,
-                ..Limits::changes(100)
-            }),
-            [2, 2, 1],
-            "10+10 bytes fit, 25 more do not; 25+5 do"
-        );
-        assert_eq!(
-            lens(Limits {
-                values: 3,
-                ..Limits::changes(100)
-            }),
-            [2, 1, 2],
-            "the three-value item goes alone"
-        );
-        assert_eq!(
-            lens(Limits {
-                bytes: 20,
-                ..Limits::changes(100)
-            }),
-            [2, 1, 2],
-            "an item over the byte limit on its own travels alone"
-        );
+        let max = usize::MAX;
+        // Two changes fit, a third does not.
+        assert_eq!(lens(2, max, max), [2, 2, 1]);
+        // 10+10 bytes fit, 25 more do not; 25+5 do.
+        assert_eq!(lens(100, 30, max), [2, 2, 1]);
+        // The three-value item goes alone.
+        assert_eq!(lens(100, max, 3), [2, 1, 2]);
+        // An item over the byte limit on its own travels alone.
+        assert_eq!(lens(100, 20, max), [2, 1, 2]);
         assert!(split_by(&items[..0], Limits::changes(1), size).is_empty());
     }
 

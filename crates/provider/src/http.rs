@@ -89,37 +89,38 @@ pub struct HttpClientBuilder {
 
 impl HttpClientBuilder {
     /// The time limit of a whole request: connecting, sending and reading the answer.
-    pub fn timeout(mut self, limit: Duration) -> Self {
-        self.inner = self.inner.timeout(limit);
-        self
+    pub fn timeout(self, limit: Duration) -> Self {
+        self.with(|b| b.timeout(limit))
     }
 
     /// The time limit of opening a connection.
-    pub fn connect_timeout(mut self, limit: Duration) -> Self {
-        self.inner = self.inner.connect_timeout(limit);
-        self
+    pub fn connect_timeout(self, limit: Duration) -> Self {
+        self.with(|b| b.connect_timeout(limit))
     }
 
-    /// Trust the CA file, present the client certificate, or skip verification, as `tls` says.
+    /// Trust the CA file (beside the system's roots), present the client certificate, or skip
+    /// verification, as `tls` says.
     pub fn tls(mut self, tls: &TlsOptions) -> Self {
         self.tls = tls.clone();
         self
     }
 
     /// Headers every request carries (credentials, say).
-    pub fn default_headers(mut self, headers: HeaderMap) -> Self {
-        self.inner = self.inner.default_headers(headers);
-        self
+    pub fn default_headers(self, headers: HeaderMap) -> Self {
+        self.with(|b| b.default_headers(headers))
     }
 
-    pub fn pool_max_idle_per_host(mut self, connections: usize) -> Self {
-        self.inner = self.inner.pool_max_idle_per_host(connections);
-        self
+    pub fn pool_max_idle_per_host(self, connections: usize) -> Self {
+        self.with(|b| b.pool_max_idle_per_host(connections))
     }
 
     /// Connect to `addrs` for requests to host `name` (a certificate's name that does not resolve).
-    pub fn resolve_to_addrs(mut self, name: &str, addrs: &[SocketAddr]) -> Self {
-        self.inner = self.inner.resolve_to_addrs(name, addrs);
+    pub fn resolve_to_addrs(self, name: &str, addrs: &[SocketAddr]) -> Self {
+        self.with(|b| b.resolve_to_addrs(name, addrs))
+    }
+
+    fn with(mut self, set: impl FnOnce(reqwest::ClientBuilder) -> reqwest::ClientBuilder) -> Self {
+        self.inner = set(self.inner);
         self
     }
 
@@ -160,34 +161,34 @@ pub struct Request<'c> {
 }
 
 impl Request<'_> {
-    pub fn header<K, V>(mut self, name: K, value: V) -> Self
+    pub fn header<K, V>(self, name: K, value: V) -> Self
     where
         HeaderName: TryFrom<K>,
         <HeaderName as TryFrom<K>>::Error: Into<http::Error>,
         HeaderValue: TryFrom<V>,
         <HeaderValue as TryFrom<V>>::Error: Into<http::Error>,
     {
-        self.inner = self.inner.header(name, value);
-        self
+        self.with(|r| r.header(name, value))
     }
 
-    pub fn query<T: serde::Serialize + ?Sized>(mut self, query: &T) -> Self {
-        self.inner = self.inner.query(query);
-        self
+    pub fn query<T: serde::Serialize + ?Sized>(self, query: &T) -> Self {
+        self.with(|r| r.query(query))
     }
 
-    pub fn json<T: serde::Serialize + ?Sized>(mut self, body: &T) -> Self {
-        self.inner = self.inner.json(body);
-        self
+    pub fn json<T: serde::Serialize + ?Sized>(self, body: &T) -> Self {
+        self.with(|r| r.json(body))
     }
 
-    pub fn body(mut self, body: impl Into<reqwest::Body>) -> Self {
-        self.inner = self.inner.body(body);
-        self
+    pub fn body(self, body: impl Into<reqwest::Body>) -> Self {
+        self.with(|r| r.body(body))
     }
 
-    pub fn bearer_auth(mut self, token: impl std::fmt::Display) -> Self {
-        self.inner = self.inner.bearer_auth(token);
+    pub fn bearer_auth(self, token: impl std::fmt::Display) -> Self {
+        self.with(|r| r.bearer_auth(token))
+    }
+
+    fn with(mut self, set: impl FnOnce(reqwest::RequestBuilder) -> reqwest::RequestBuilder) -> Self {
+        self.inner = set(self.inner);
         self
     }
 

@@ -2,7 +2,8 @@
 //! share, and the in-memory provider.
 //!
 //! The toolkit: [`zone`] (is a name in a zone, the closest zone, zones a domain filter selects), [`batch`]
-//! (batches by changes, bytes and values; a refused batch split until the bad change is named),
+//! (batches by changes, bytes and values; a refused batch split until the bad change is named), [`gather`]
+//! (endpoints from backends that store one record per target),
 //! [`backoff`] (retries with backoff and jitter, honouring `Retry-After`), [`http`] (the one HTTP client
 //! builder and send path) and [`tls`] (TLS files read once, errors naming the file).
 //!
@@ -25,6 +26,7 @@
 
 pub mod backoff;
 pub mod batch;
+pub mod gather;
 pub mod http;
 pub mod inmemory;
 pub mod tls;
@@ -194,54 +196,45 @@ impl ProviderError {
 
     /// A transient failure described by `message`.
     pub fn transient(message: impl Into<String>) -> Self {
-        ProviderError::Transient {
-            message: message.into(),
-            source: None,
-        }
+        let (message, source) = (message.into(), None);
+        ProviderError::Transient { message, source }
     }
 
     /// A transient failure caused by `source`; `context` says what was being done, the message ends with
     /// the cause's own text.
     pub fn transient_from(context: impl std::fmt::Display, source: impl Into<BoxError>) -> Self {
-        let source = source.into();
-        ProviderError::Transient {
-            message: format!("{context}: {source}"),
-            source: Some(source),
-        }
+        let (message, source) = caused(context, source);
+        ProviderError::Transient { message, source }
+    }
+
+    /// A refusal of a whole batch described by `message`: split it ([`ProviderError::Refused`]).
+    pub fn refused(message: impl Into<String>) -> Self {
+        let (message, source) = (message.into(), None);
+        ProviderError::Refused { message, source }
+    }
+
+    /// A refusal of a whole batch caused by `source`; `context` says what was being done.
+    pub fn refused_from(context: impl std::fmt::Display, source: impl Into<BoxError>) -> Self {
+        let (message, source) = caused(context, source);
+        ProviderError::Refused { message, source }
+    }
+
+    /// An unusable answer described by `message`.
+    pub fn other(message: impl Into<String>) -> Self {
+        let (message, source) = (message.into(), None);
+        ProviderError::Other { message, source }
     }
 
     /// A failure caused by `source` that retrying will not mend; `context` says what was being done, the
     /// message ends with the cause's own text.
     pub fn other_from(context: impl std::fmt::Display, source: impl Into<BoxError>) -> Self {
-        let source = source.into();
-        ProviderError::Other {
-            message: format!("{context}: {source}"),
-            source: Some(source),
-        }
+        let (message, source) = caused(context, source);
+        ProviderError::Other { message, source }
     }
+}
 
-    /// A refusal of a whole batch described by `message`: split it ([`ProviderError::Refused`]).
-    pub fn refused(message: impl Into<String>) -> Self {
-        ProviderError::Refused {
-            message: message.into(),
-            source: None,
-        }
-    }
-
-    /// A refusal of a whole batch caused by `source`; `context` says what was being done.
-    pub fn refused_from(context: impl std::fmt::Display, source: impl Into<BoxError>) -> Self {
-        let source = source.into();
-        ProviderError::Refused {
-            message: format!("{context}: {source}"),
-            source: Some(source),
-        }
-    }
-
-    /// An unusable answer described by `message`.
-    pub fn other(message: impl Into<String>) -> Self {
-        ProviderError::Other {
-            message: message.into(),
-            source: None,
-        }
-    }
+/// A message that ends with its cause's text, and the cause kept.
+fn caused(context: impl std::fmt::Display, source: impl Into<BoxError>) -> (String, Option<BoxError>) {
+    let source = source.into();
+    (format!("{context}: {source}"), Some(source))
 }
