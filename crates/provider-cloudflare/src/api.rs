@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use extdns_provider::backoff::Verdict;
 use extdns_provider::http::retry_after;
 use extdns_provider::{Backoff, HttpClient, Retry};
 use serde::de::DeserializeOwned;
@@ -34,7 +35,7 @@ pub enum ApiError {
         #[source]
         source: reqwest::Error,
     },
-    #[error("Cloudflare API rate limit still exceeded after {attempts} attempts ({url})")]
+    #[error("Cloudflare API rate limit exceeded ({url}; {attempts} attempts at most)")]
     RateLimited { url: String, attempts: u32 },
     #[error("Cloudflare API answered HTTP {status} to {method} {url}: {}", join(errors))]
     Api {
@@ -241,25 +242,11 @@ impl Api {
         body: Option<&impl Serialize>,
     ) -> Result<(T, Option<ResultInfo>), ApiError> {
         let url = format!("{}{path}", self.base);
-        let result = self
-            .backoff
-            .retry(
-                &url,
-                || self.send_once(method.clone(), &url, query, body),
-                |e: &Attempt| match e {
-                    Attempt::RateLimited(Some(asked)) => Retry::After(*asked),
-                    Attempt::RateLimited(None) => Retry::Backoff,
-                    Attempt::Failed(_) => Retry::No,
-                },
-            )
-            .await;
-        result.map_err(|e| match e {
-            Attempt::RateLimited(_) => ApiError::RateLimited {
-                url,
-                attempts: self.backoff.max_attempts.max(1),
-            },
-            Attempt::Failed(e) => e,
-        })
+        let attempt = || self.send_once(method.clone(), &url, query, body);
+        self.backoff
+            .retry(&url, attempt, |v| v.retry)
+            .await
+            .map_err(|v| v.error)
     }
 
     async fn send_once<T: DeserializeOwned>(
@@ -268,7 +255,7 @@ impl Api {
         url: &str,
         query: &[(&str, String)],
         body: Option<&impl Serialize>,
-    ) -> Result<(T, Option<ResultInfo>), Attempt> {
+    ) -> Result<(T, Option<ResultInfo>), Verdict<ApiError>> {
         let method_name = method_name(&method);
         let mut req = self.http.request(method, url).query(query);
         req = match &self.auth {
@@ -285,7 +272,12 @@ impl Api {
         let resp = req.send().await.map_err(unreachable)?;
         let status = resp.status().as_u16();
         if status == 429 {
-            return Err(Attempt::RateLimited(retry_after(&resp)));
+            let error = ApiError::RateLimited {
+                url: url.to_string(),
+                attempts: self.backoff.max_attempts.max(1),
+            };
+            let retry = retry_after(&resp).map_or(Retry::Backoff, Retry::After);
+            return Err(Verdict { error, retry });
         }
         let bytes = resp.bytes().await.map_err(unreachable)?;
         let bad_answer = |detail: String| ApiError::BadAnswer {
@@ -313,29 +305,6 @@ impl Api {
             return Err(bad_answer("no result".into()).into());
         };
         Ok((result, envelope.result_info))
-    }
-}
-
-/// How one attempt of a call failed: a rate limit (with the wait Cloudflare asked for) is retried,
-/// anything else is final.
-#[derive(Debug)]
-enum Attempt {
-    RateLimited(Option<Duration>),
-    Failed(ApiError),
-}
-
-impl From<ApiError> for Attempt {
-    fn from(e: ApiError) -> Self {
-        Attempt::Failed(e)
-    }
-}
-
-impl std::fmt::Display for Attempt {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Attempt::RateLimited(_) => f.write_str("Cloudflare API rate limit exceeded (HTTP 429)"),
-            Attempt::Failed(e) => e.fmt(f),
-        }
     }
 }
 

@@ -74,6 +74,16 @@ pub struct Verdict<E> {
     pub retry: Retry,
 }
 
+/// An error without a verdict is final.
+impl<E> From<E> for Verdict<E> {
+    fn from(error: E) -> Self {
+        Verdict {
+            error,
+            retry: Retry::No,
+        }
+    }
+}
+
 impl<E: Display> Display for Verdict<E> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         self.error.fmt(f)
