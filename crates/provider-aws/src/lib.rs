@@ -336,10 +336,7 @@ impl Provider for AwsProvider {
             }
         }
         tracing::debug!(zones = zones.len(), records = endpoints.len(), "Route53 records read");
-        Ok(Records {
-            endpoints,
-            state: ReadState::new(ReadZones { zones, sets }),
-        })
+        Ok(Records::with_state(endpoints, ReadZones { zones, sets }))
     }
 
     async fn apply(&self, read: &ReadState, units: &[Unit<'_>]) -> Result<(), ProviderError> {

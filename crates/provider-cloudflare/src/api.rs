@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use extdns_provider::backoff::Verdict;
 use extdns_provider::http::retry_after;
-use extdns_provider::{Backoff, HttpClient, Retry};
+use extdns_provider::{Backoff, CallError, HttpClient, Retry};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
@@ -58,8 +58,8 @@ fn join(errors: &[ApiMessage]) -> String {
 /// Cloudflare's codes for a missing, malformed or refused credential.
 const AUTH_CODES: [i64; 6] = [10000, 9103, 9106, 9107, 9109, 6003];
 
-impl ApiError {
-    pub fn is_transient(&self) -> bool {
+impl CallError for ApiError {
+    fn is_transient(&self) -> bool {
         match self {
             ApiError::Unreachable { .. } | ApiError::RateLimited { .. } => true,
             ApiError::Api { status, .. } => *status >= 500,
@@ -67,7 +67,7 @@ impl ApiError {
         }
     }
 
-    pub fn is_auth(&self) -> bool {
+    fn is_auth(&self) -> bool {
         match self {
             ApiError::Api { status, errors, .. } => {
                 *status == 401 || *status == 403 || errors.iter().any(|e| AUTH_CODES.contains(&e.code))

@@ -29,7 +29,7 @@ use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, Ttl};
 use extdns_provider::batch::{self, Failures, Limits, Size, Unit};
 use extdns_provider::gather::Gather;
-use extdns_provider::{Provider, ProviderError, ReadState, Records, zone};
+use extdns_provider::{CallError, Provider, ProviderError, ReadState, Records, zone};
 
 pub use api::{ApiError, ApiMessage};
 pub use config::{Auth, CloudflareConfig, ConfigError, DEFAULT_BASE_URL};
@@ -106,7 +106,7 @@ impl CloudflareProvider {
             .api
             .zones()
             .await
-            .map_err(|e| api_error("listing zones", e))?
+            .map_err(|e| ProviderError::from_call("listing zones", e))?
             .into_iter()
             .filter(|z| self.wanted_zone(z))
             .collect();
@@ -117,7 +117,7 @@ impl CloudflareProvider {
                 .api
                 .records(&zone.id, self.config.records_per_page)
                 .await
-                .map_err(|e| api_error(format!("listing the records of zone {}", zone.name), e))?;
+                .map_err(|e| ProviderError::from_call(format!("listing the records of zone {}", zone.name), e))?;
             for r in records {
                 let Ok(rtype) = RecordType::from_str(&r.record_type);
                 let target = match (&rtype, r.priority) {
@@ -261,7 +261,9 @@ impl CloudflareProvider {
                 tracing::debug!(zone = %zone.name, units = units.len(), records = b.len(), "batch applied");
                 Ok(())
             }
-            Err(e) if e.is_transient() || e.is_auth() => Err(api_error(format!("batch on zone {}", zone.name), e)),
+            Err(e) if e.is_transient() || e.is_auth() => {
+                Err(ProviderError::from_call(format!("batch on zone {}", zone.name), e))
+            }
             Err(e) => {
                 if units.len() > 1 {
                     tracing::info!(zone = %zone.name, units = units.len(), error = %e, "batch refused; splitting it");
@@ -305,35 +307,16 @@ fn supported(t: &RecordType) -> bool {
     )
 }
 
-fn api_error(context: impl std::fmt::Display, e: ApiError) -> ProviderError {
-    if e.is_transient() {
-        ProviderError::transient_from(context, e)
-    } else if e.is_auth() {
-        ProviderError::Auth(format!("{context}: {e}"))
-    } else {
-        ProviderError::other_from(context, e)
-    }
-}
-
 #[async_trait]
 impl Provider for CloudflareProvider {
     async fn records(&self) -> Result<Records, ProviderError> {
         let (endpoints, index) = self.read().await?;
-        Ok(Records {
-            endpoints,
-            state: ReadState::new(index),
-        })
+        Ok(Records::with_state(endpoints, index))
     }
 
     async fn apply(&self, read: &ReadState, units: &[Unit<'_>]) -> Result<(), ProviderError> {
-        let fresh;
-        let index = match read.get::<Index>() {
-            Some(i) => i,
-            None => {
-                fresh = self.read().await?.1;
-                &fresh
-            }
-        };
+        let held = read.get_or_read(|| async { Ok(self.read().await?.1) }).await?;
+        let index: &Index = &held;
         let mut failures = Failures::default();
         let mut by_zone: BTreeMap<usize, Vec<Unit<'_>>> = BTreeMap::new();
         for unit in units {

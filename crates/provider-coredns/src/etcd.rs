@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as B64;
-use extdns_provider::HttpClient;
 use extdns_provider::http::Request;
+use extdns_provider::{CallError, HttpClient};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use tokio::sync::Mutex;
@@ -46,9 +46,9 @@ pub enum EtcdError {
     },
 }
 
-impl EtcdError {
+impl CallError for EtcdError {
     /// Worth retrying later: nothing answered, or etcd itself is unavailable or overloaded.
-    pub fn is_transient(&self) -> bool {
+    fn is_transient(&self) -> bool {
         match self {
             EtcdError::Unreachable { .. } => true,
             // UNAVAILABLE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, ABORTED; or a 5xx with no code.
@@ -58,7 +58,7 @@ impl EtcdError {
     }
 
     /// Credentials missing, wrong, or not allowed to touch the prefix.
-    pub fn is_auth(&self) -> bool {
+    fn is_auth(&self) -> bool {
         match self {
             // etcd answers a wrong password and a missing user with INVALID_ARGUMENT: the text tells.
             EtcdError::Status {

@@ -26,7 +26,7 @@ use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, TargetKind, Ttl};
 use extdns_provider::batch::{self, Failures, Limits, Size, Unit};
 use extdns_provider::gather::Gather;
-use extdns_provider::{Provider, ProviderError, ReadState, Records};
+use extdns_provider::{CallError, Provider, ProviderError, ReadState, Records};
 
 pub use config::{ConfigError, CorednsConfig, EtcdTls};
 pub use etcd::EtcdError;
@@ -73,7 +73,7 @@ impl CorednsProvider {
             .client
             .get_prefix(&self.config.prefix)
             .await
-            .map_err(|e| etcd_error(format!("reading {}", self.config.prefix), e))?;
+            .map_err(|e| ProviderError::from_call(format!("reading {}", self.config.prefix), e))?;
         let mut index = Index::default();
         let mut gathered = Gather::default();
         for kv in kvs {
@@ -247,7 +247,7 @@ impl CorednsProvider {
                 tracing::debug!(units = batch.len(), writes = ops.len(), "etcd transaction applied");
                 Ok(())
             }
-            Err(e) if e.is_transient() || e.is_auth() => Err(etcd_error("writing records", e)),
+            Err(e) if e.is_transient() || e.is_auth() => Err(ProviderError::from_call("writing records", e)),
             // etcd refused the transaction (too many operations, a request too large): one unit may be
             // the cause, so the batch helper splits it.
             Err(e) if batch.len() > 1 => Err(ProviderError::refused_from("writing records", e)),
@@ -307,36 +307,17 @@ fn write_ttl(ttl: Ttl) -> u32 {
     }
 }
 
-fn etcd_error(context: impl std::fmt::Display, e: EtcdError) -> ProviderError {
-    if e.is_transient() {
-        ProviderError::transient_from(context, e)
-    } else if e.is_auth() {
-        ProviderError::Auth(format!("{context}: {e}"))
-    } else {
-        ProviderError::other_from(context, e)
-    }
-}
-
 #[async_trait]
 impl Provider for CorednsProvider {
     async fn records(&self) -> Result<Records, ProviderError> {
         let (endpoints, index) = self.read().await?;
-        Ok(Records {
-            endpoints,
-            state: ReadState::new(index),
-        })
+        Ok(Records::with_state(endpoints, index))
     }
 
     async fn apply(&self, read: &ReadState, units: &[Unit<'_>]) -> Result<(), ProviderError> {
         // Without a read (a webhook call) the keys of existing records are unknown: read them now.
-        let fresh;
-        let index = match read.get::<Index>() {
-            Some(i) => i,
-            None => {
-                fresh = self.read().await?.1;
-                &fresh
-            }
-        };
+        let held = read.get_or_read(|| async { Ok(self.read().await?.1) }).await?;
+        let index: &Index = &held;
         let mut failures = Failures::default();
         let mut valid: Vec<Unit<'_>> = Vec::with_capacity(units.len());
         for unit in units {

@@ -213,21 +213,14 @@ impl Provider for PdnsProvider {
                     .filter_map(|rrset| wire::endpoint_of(rrset, &zone.name)),
             );
         }
-        Ok(Records {
-            endpoints,
-            state: ReadState::new(ReadZones(zones)),
-        })
+        Ok(Records::with_state(endpoints, ReadZones(zones)))
     }
 
     async fn apply(&self, read: &ReadState, units: &[Unit<'_>]) -> Result<(), ProviderError> {
-        let listed;
-        let zones = match read.get::<ReadZones>() {
-            Some(ReadZones(zones)) => zones.as_slice(),
-            None => {
-                listed = self.zones().await?;
-                listed.as_slice()
-            }
-        };
+        let held = read
+            .get_or_read(|| async { Ok(ReadZones(self.zones().await?)) })
+            .await?;
+        let zones = held.0.as_slice();
         let mut failures = batch::Failures::default();
         let mut by_zone: Vec<Vec<Unit<'_>>> = vec![Vec::new(); zones.len()];
         for unit in units {

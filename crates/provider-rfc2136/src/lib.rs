@@ -352,10 +352,7 @@ impl Provider for Rfc2136Provider {
                 }
             }
         }
-        Ok(Records {
-            endpoints,
-            state: ReadState::new(wire),
-        })
+        Ok(Records::with_state(endpoints, wire))
     }
 
     async fn apply(&self, read: &ReadState, units: &[Unit<'_>]) -> Result<(), ProviderError> {

@@ -33,6 +33,7 @@ pub mod tls;
 pub mod zone;
 
 use std::any::Any;
+use std::future::Future;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -88,6 +89,16 @@ pub struct Records {
     pub state: ReadState,
 }
 
+impl Records {
+    /// Endpoints and what the read learnt about them, for the same provider's [`Provider::apply`].
+    pub fn with_state<T: Any + Send + Sync>(endpoints: Vec<Endpoint>, state: T) -> Self {
+        Records {
+            endpoints,
+            state: ReadState::new(state),
+        }
+    }
+}
+
 impl From<Vec<Endpoint>> for Records {
     fn from(endpoints: Vec<Endpoint>) -> Self {
         Records {
@@ -110,6 +121,38 @@ impl ReadState {
     /// The state, if this provider stored one of type `T`.
     pub fn get<T: Any>(&self) -> Option<&T> {
         self.0.as_deref().and_then(|s| s.downcast_ref())
+    }
+}
+
+impl ReadState {
+    /// The state of type `T` this holds or, when it holds none (a caller that wrote without reading first,
+    /// such as the webhook server), the state `read` reads now.
+    pub async fn get_or_read<T, Fut>(&self, read: impl FnOnce() -> Fut) -> Result<Held<'_, T>, ProviderError>
+    where
+        T: Any,
+        Fut: Future<Output = Result<T, ProviderError>>,
+    {
+        match self.get::<T>() {
+            Some(state) => Ok(Held::Handed(state)),
+            None => read().await.map(Held::Read),
+        }
+    }
+}
+
+/// A provider's read state for one write: handed back by the caller, or read for this write.
+#[derive(Debug)]
+pub enum Held<'a, T> {
+    Handed(&'a T),
+    Read(T),
+}
+
+impl<T> std::ops::Deref for Held<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        match self {
+            Held::Handed(state) => state,
+            Held::Read(state) => state,
+        }
     }
 }
 
@@ -143,6 +186,15 @@ impl std::fmt::Display for ChangeFailure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}: {}", self.record, self.reason)
     }
+}
+
+/// What a provider's own call error says about itself, so every provider turns it into a [`ProviderError`]
+/// the same way ([`ProviderError::from_call`]).
+pub trait CallError: std::error::Error + Send + Sync + 'static {
+    /// The same call may succeed later (no answer, a rate limit, a 5xx).
+    fn is_transient(&self) -> bool;
+    /// The backend refused the credentials.
+    fn is_auth(&self) -> bool;
 }
 
 /// A boxed cause, kept as an error's source.
@@ -194,6 +246,17 @@ impl ProviderError {
         matches!(self, ProviderError::Transient { .. })
     }
 
+    /// A failed call: transient, refused credentials, or else final; `context` says what was being done.
+    pub fn from_call(context: impl std::fmt::Display, error: impl CallError) -> Self {
+        if error.is_transient() {
+            ProviderError::transient_from(context, error)
+        } else if error.is_auth() {
+            ProviderError::Auth(format!("{context}: {error}"))
+        } else {
+            ProviderError::other_from(context, error)
+        }
+    }
+
     /// A transient failure described by `message`.
     pub fn transient(message: impl Into<String>) -> Self {
         let (message, source) = (message.into(), None);
@@ -237,4 +300,61 @@ impl ProviderError {
 fn caused(context: impl std::fmt::Display, source: impl Into<BoxError>) -> (String, Option<BoxError>) {
     let source = source.into();
     (format!("{context}: {source}"), Some(source))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_write_uses_the_read_state_it_is_handed_or_reads_one() {
+        let handed = ReadState::new(7u32);
+        let mut reads = 0;
+        let held = handed
+            .get_or_read(|| {
+                reads += 1;
+                std::future::ready(Ok(1u32))
+            })
+            .await;
+        assert!(matches!(held, Ok(Held::Handed(7))), "{held:?}");
+        let none = ReadState::default();
+        let held = none
+            .get_or_read(|| {
+                reads += 1;
+                std::future::ready(Ok(1u32))
+            })
+            .await;
+        assert_eq!(held.map(|h| *h).ok(), Some(1));
+        assert_eq!(reads, 1, "only the empty state reads");
+    }
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("backend said {0}")]
+    struct Call(&'static str);
+
+    impl CallError for Call {
+        fn is_transient(&self) -> bool {
+            self.0 == "503"
+        }
+        fn is_auth(&self) -> bool {
+            self.0 == "401"
+        }
+    }
+
+    #[test]
+    fn call_errors_map_by_what_they_say() {
+        let e = ProviderError::from_call("listing zones", Call("503"));
+        assert!(
+            e.is_transient() && e.to_string().contains("listing zones: backend said 503"),
+            "{e}"
+        );
+        assert!(std::error::Error::source(&e).is_some(), "the cause is kept");
+        assert!(
+            matches!(ProviderError::from_call("x", Call("401")), ProviderError::Auth(m) if m == "x: backend said 401")
+        );
+        assert!(matches!(
+            ProviderError::from_call("x", Call("400")),
+            ProviderError::Other { .. }
+        ));
+    }
 }
