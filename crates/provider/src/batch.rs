@@ -414,20 +414,6 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn transient_errors_are_not_split() {
-        let mut calls = 0;
-        let changes = creates(&["a.example.com", "b.example.com"]);
-        let units = units(&changes);
-        let r = apply_split(&units, |_| {
-            calls += 1;
-            std::future::ready(Err(ProviderError::transient("timeout")))
-        })
-        .await;
-        assert!(matches!(r, Err(ProviderError::Transient { .. })));
-        assert_eq!(calls, 1);
-    }
-
-    #[tokio::test]
     async fn a_clean_batch_is_applied_in_one_call() {
         let mut calls = 0;
         let changes = creates(&["a.example.com", "b.example.com"]);
@@ -489,6 +475,7 @@ mod tests {
         let changes = creates(&["a.example.com", "b.example.com", "c.example.com"]);
         let units = units(&changes);
         for error in [
+            || ProviderError::transient("timeout"),
             || ProviderError::Invalid("bad".into()),
             || ProviderError::other("unreadable answer"),
             || ProviderError::Auth("wrong key".into()),
