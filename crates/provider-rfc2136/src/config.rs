@@ -49,8 +49,9 @@ impl fmt::Display for LoadBalancing {
 /// are trusted.
 pub use extdns_provider::TlsOptions;
 
-/// The flags as given. [`Rfc2136Config::validate`] turns them into a [`Settings`] or an error naming the
-/// flag; external-dns's defaults are the `Default` values except `batch_change_size` (50).
+/// The flags as given. Building the provider validates them into the settings it runs with, or a
+/// [`ConfigError`] naming the setting at fault; external-dns's defaults are the `Default` values except
+/// `batch_change_size` (50).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rfc2136Config {
     /// `--rfc2136-host` (repeatable).
