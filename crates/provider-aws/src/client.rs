@@ -1,15 +1,15 @@
 //! The four Route53 calls extdns makes, SigV4-signed, paced under Route53's request rate and retried with
 //! backoff when Route53 throttles or fails.
 
-use std::time::{Duration, Instant, SystemTime};
+use std::time::SystemTime;
 
 use aws_sigv4::http_request::{SignableBody, SignableRequest, SigningSettings, sign};
 use aws_sigv4::sign::v4;
 use aws_smithy_runtime_api::client::identity::Identity;
+use extdns_provider::pace::Pacer;
 use extdns_provider::{Backoff, HttpClient, Retry};
 use reqwest::{Method, StatusCode};
 use serde::de::DeserializeOwned;
-use tokio::sync::Mutex;
 
 use crate::config::{AwsConfig, ConfigError};
 use crate::xml;
@@ -105,9 +105,8 @@ pub struct Client {
     signing_region: String,
     /// Its attempts are the configured retries plus the first call.
     backoff: Backoff,
-    /// The earliest instant the next request may leave, shared by every call of this client.
-    next_slot: Mutex<Instant>,
-    spacing: Duration,
+    /// Route53 allows 5 requests a second per account; shared by every call of this client.
+    pacer: Pacer,
 }
 
 impl Client {
@@ -134,8 +133,7 @@ impl Client {
                 max_attempts: config.api_retries.saturating_add(1),
                 ..config.backoff.clone()
             },
-            next_slot: Mutex::new(Instant::now()),
-            spacing: Duration::from_secs_f64(1.0 / config.requests_per_second),
+            pacer: Pacer::new(config.requests_per_second),
         })
     }
 
@@ -265,20 +263,6 @@ impl Client {
             .await
     }
 
-    /// Wait for this client's next request slot (Route53 allows 5 requests a second per account).
-    async fn pace(&self) {
-        let wait = {
-            let mut slot = self.next_slot.lock().await;
-            let now = Instant::now();
-            let at = (*slot).max(now);
-            *slot = at + self.spacing;
-            at - now
-        };
-        if !wait.is_zero() {
-            tokio::time::sleep(wait).await;
-        }
-    }
-
     async fn once<T: DeserializeOwned>(
         &self,
         name: &str,
@@ -331,7 +315,7 @@ impl Client {
         if let Some(b) = body {
             request = request.body(b.to_string());
         }
-        self.pace().await;
+        self.pacer.wait().await;
         let transport = |source| ApiError::Transport {
             call: name.to_string(),
             source,

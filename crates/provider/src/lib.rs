@@ -3,7 +3,7 @@
 //!
 //! The toolkit: [`zone`] (is a name in a zone, the closest zone, zones a domain filter selects), [`batch`]
 //! (batches by changes, bytes and values; a refused batch split until the bad change is named), [`gather`]
-//! (endpoints from backends that store one record per target),
+//! (endpoints from backends that store one record per target), [`pace`] (requests kept under a rate),
 //! [`backoff`] (retries with backoff and jitter, honouring `Retry-After`), [`http`] (the one HTTP client
 //! builder and send path) and [`tls`] (TLS files read once, errors naming the file).
 //!
@@ -29,6 +29,7 @@ pub mod batch;
 pub mod gather;
 pub mod http;
 pub mod inmemory;
+pub mod pace;
 pub mod tls;
 pub mod zone;
 
