@@ -37,30 +37,15 @@ pub struct Connection {
     timeout: Duration,
 }
 
-/// One step of opening a connection (TCP connect, TLS handshake) bounded by the request timeout, its errors
-/// named after the server.
-async fn connect_step<T, E: std::fmt::Display>(
-    server: &str,
-    limit: Duration,
-    what: &str,
-    step: impl std::future::Future<Output = Result<T, E>>,
-) -> Result<T, TransportError> {
-    match timeout(limit, step).await {
-        Err(_) => Err(TransportError::Timeout {
-            server: server.into(),
-            secs: limit.as_secs(),
-        }),
-        Ok(Err(e)) => Err(TransportError::Connect {
-            server: server.into(),
-            detail: format!("{what}{e}"),
-        }),
-        Ok(Ok(v)) => Ok(v),
-    }
-}
-
 impl Connection {
     pub async fn open(server: &str, tls: Option<&TlsConnector>, limit: Duration) -> Result<Connection, TransportError> {
-        let tcp = connect_step(server, limit, "", TcpStream::connect(server)).await?;
+        let connect = |what: &'static str| {
+            move |e: String| TransportError::Connect {
+                server: server.into(),
+                detail: format!("{what}{e}"),
+            }
+        };
+        let tcp = bounded(server, limit, TcpStream::connect(server), connect("")).await?;
         let _ = tcp.set_nodelay(true);
         let stream: Box<dyn Stream> = match tls {
             None => Box::new(tcp),
@@ -71,7 +56,7 @@ impl Connection {
                     server: server.into(),
                     detail: format!("{host} is not a valid TLS server name: {e}"),
                 })?;
-                Box::new(connect_step(server, limit, "TLS: ", tls.connector().connect(name, tcp)).await?)
+                Box::new(bounded(server, limit, tls.connector().connect(name, tcp), connect("TLS: ")).await?)
             }
         };
         Ok(Connection {
@@ -94,7 +79,7 @@ impl Connection {
             stream.write_all(&framed).await?;
             stream.flush().await
         };
-        bounded(&self.server, self.timeout, write).await
+        bounded(&self.server, self.timeout, write, io_error(&self.server)).await
     }
 
     pub async fn receive(&mut self) -> Result<Vec<u8>, TransportError> {
@@ -104,28 +89,34 @@ impl Connection {
             stream.read_exact(&mut len).await?;
             let mut buf = vec![0u8; usize::from(u16::from_be_bytes(len))];
             stream.read_exact(&mut buf).await?;
-            Ok(buf)
+            Ok::<_, std::io::Error>(buf)
         };
-        bounded(&self.server, self.timeout, read).await
+        bounded(&self.server, self.timeout, read, io_error(&self.server)).await
     }
 }
 
-/// One read or write on a connection to `server`, bounded by the request timeout.
-async fn bounded<T>(
+/// One step on a connection to `server` (connecting, the TLS handshake, a read or a write), bounded by
+/// the request timeout; `failed` names a failure of the step itself.
+async fn bounded<T, E: std::fmt::Display>(
     server: &str,
     limit: Duration,
-    io: impl std::future::Future<Output = std::io::Result<T>>,
+    step: impl std::future::Future<Output = Result<T, E>>,
+    failed: impl FnOnce(String) -> TransportError,
 ) -> Result<T, TransportError> {
-    match timeout(limit, io).await {
+    match timeout(limit, step).await {
         Err(_) => Err(TransportError::Timeout {
             server: server.into(),
             secs: limit.as_secs(),
         }),
-        Ok(Err(e)) => Err(TransportError::Io {
-            server: server.into(),
-            detail: e.to_string(),
-        }),
+        Ok(Err(e)) => Err(failed(e.to_string())),
         Ok(Ok(v)) => Ok(v),
+    }
+}
+
+fn io_error(server: &str) -> impl FnOnce(String) -> TransportError + '_ {
+    move |detail| TransportError::Io {
+        server: server.into(),
+        detail,
     }
 }
 
