@@ -76,6 +76,6 @@ impl CloudflareConfig {
 pub enum ConfigError {
     #[error("records per page must be between 1 and 5000 (got {0})")]
     RecordsPerPage(u32),
-    #[error("cannot build the HTTP client: {0}")]
-    Client(#[source] reqwest::Error),
+    #[error("{0}")]
+    Client(#[source] extdns_provider::http::HttpError),
 }

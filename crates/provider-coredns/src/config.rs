@@ -73,6 +73,18 @@ pub struct EtcdTls {
     pub insecure: bool,
 }
 
+impl EtcdTls {
+    /// The toolkit's view of these settings: the files to read and whether to verify.
+    pub(crate) fn options(&self) -> extdns_provider::TlsOptions {
+        extdns_provider::TlsOptions {
+            skip_verify: self.insecure,
+            ca_file: self.ca_file.clone(),
+            client_cert: self.cert_file.clone(),
+            client_key: self.key_file.clone(),
+        }
+    }
+}
+
 /// A configuration the provider cannot start with.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -87,23 +99,10 @@ pub enum ConfigError {
         #[source]
         source: std::io::Error,
     },
-    #[error("cannot read the etcd {what} {}: {source}", path.display())]
-    Read {
-        what: &'static str,
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("{} holds no usable PEM: {source}", path.display())]
-    Pem {
-        path: PathBuf,
-        #[source]
-        source: reqwest::Error,
-    },
-    #[error("the etcd client certificate and key go together: set both or neither")]
-    HalfIdentity,
     #[error("the etcd key prefix must not be empty")]
     EmptyPrefix,
-    #[error("cannot build the HTTP client: {0}")]
-    Client(#[source] reqwest::Error),
+    /// The HTTP client cannot be built: a TLS file (`ETCD_CA_FILE`, `ETCD_CERT_FILE`, `ETCD_KEY_FILE`) is
+    /// missing or not PEM, or only one of the certificate and key is set.
+    #[error("etcd client: {0}")]
+    Client(#[source] extdns_provider::http::HttpError),
 }

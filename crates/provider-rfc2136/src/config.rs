@@ -3,13 +3,11 @@
 //! ([`ConfigError::setting`]), which the binary turns into the flag to change.
 
 use std::fmt;
-use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
 use base64::Engine as _;
 
-use crate::transport::TransportError;
 use crate::tsig::{Algorithm, Key, TsigError};
 
 /// How updates and transfers pick one of several `--rfc2136-host`s (`--rfc2136-load-balancing-strategy`).
@@ -47,19 +45,13 @@ impl fmt::Display for LoadBalancing {
 }
 
 /// DNS over TLS (RFC 7858 / RFC 9103) settings: `--rfc2136-use-tls`, `--rfc2136-skip-tls-verify` and the
-/// shared `--tls-ca`, `--tls-client-cert`, `--tls-client-cert-key`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TlsOptions {
-    pub skip_verify: bool,
-    /// PEM file of the CA that signed the server certificate; the system roots when absent.
-    pub ca_file: Option<PathBuf>,
-    /// PEM files of a client certificate and its key, for servers that require mutual TLS.
-    pub client_cert: Option<PathBuf>,
-    pub client_key: Option<PathBuf>,
-}
+/// shared `--tls-ca`, `--tls-client-cert`, `--tls-client-cert-key`. Without a CA file the system roots
+/// are trusted.
+pub use extdns_provider::TlsOptions;
 
-/// The flags as given. [`Rfc2136Config::validate`] turns them into a [`Settings`] or an error naming the
-/// flag; external-dns's defaults are the `Default` values except `batch_change_size` (50).
+/// The flags as given. Building the provider validates them into the settings it runs with, or a
+/// [`ConfigError`] naming the setting at fault; external-dns's defaults are the `Default` values except
+/// `batch_change_size` (50).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rfc2136Config {
     /// `--rfc2136-host` (repeatable).
@@ -142,8 +134,38 @@ pub enum ConfigError {
     ClientCertWithoutKey,
     #[error("{0:?} is not a load balancing strategy (one of random, round-robin, disabled)")]
     LoadBalancing(String),
-    #[error("TLS: {0}")]
-    Tls(#[source] TransportError),
+    #[error("{0}")]
+    Tls(#[source] TlsSetupError),
+}
+
+/// Why the TLS configuration cannot be built.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TlsSetupError {
+    /// A TLS file is missing, not PEM, or only one of the client certificate and key is given.
+    #[error(transparent)]
+    Files(#[from] extdns_provider::tls::TlsError),
+    /// A certificate of the CA file cannot be a trust anchor.
+    #[error("the TLS CA file {} holds a certificate that cannot be trusted: {source}", path.display())]
+    Root {
+        path: std::path::PathBuf,
+        #[source]
+        source: rustls::Error,
+    },
+    /// rustls refused the configuration (TLS 1.3 with ring is always available; kept rather than unwrapped).
+    #[error("TLS configuration: {0}")]
+    Rustls(#[source] rustls::Error),
+}
+
+impl TlsSetupError {
+    /// The TLS file at fault, when it is one file.
+    pub fn file(&self) -> Option<extdns_provider::tls::TlsFile> {
+        match self {
+            TlsSetupError::Files(e) => e.file(),
+            TlsSetupError::Root { .. } => Some(extdns_provider::tls::TlsFile::Ca),
+            TlsSetupError::Rustls(_) => None,
+        }
+    }
 }
 
 /// The settings of [`Rfc2136Config`] a [`ConfigError`] is about.
@@ -158,7 +180,12 @@ pub enum Setting {
     TsigKeyname,
     TsigSecret,
     MinTtl,
+    /// TLS as a whole (the protocol setup).
     Tls,
+    /// The CA file.
+    TlsCa,
+    /// The client certificate or its key.
+    TlsClientCert,
     LoadBalancing,
 }
 
@@ -174,7 +201,12 @@ impl ConfigError {
             ConfigError::NoKeyName | ConfigError::Key(_) => Setting::TsigKeyname,
             ConfigError::SecretBase64(_) | ConfigError::NoSecret => Setting::TsigSecret,
             ConfigError::MinTtl => Setting::MinTtl,
-            ConfigError::ClientCertWithoutKey | ConfigError::Tls(_) => Setting::Tls,
+            ConfigError::ClientCertWithoutKey => Setting::TlsClientCert,
+            ConfigError::Tls(e) => match e.file() {
+                Some(extdns_provider::tls::TlsFile::Ca) => Setting::TlsCa,
+                Some(_) => Setting::TlsClientCert,
+                None => Setting::Tls,
+            },
             ConfigError::LoadBalancing(_) => Setting::LoadBalancing,
         }
     }

@@ -269,6 +269,7 @@ impl Key {
 
 /// Why a signed exchange failed on the TSIG level.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TsigFailure {
     /// The server refused our signature (BADSIG, BADKEY, BADTIME...): the key, its name, its algorithm or the
     /// clock is wrong.
