@@ -21,6 +21,7 @@
 //! ```
 //!
 //! A dev-dependency only (`publish = false`).
+#![warn(missing_docs)]
 
 pub mod bench;
 pub mod cli;
