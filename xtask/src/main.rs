@@ -264,5 +264,7 @@ fn kube_e2e(go: &gobuild::GoBinaries, profile: Profile, args: &[String]) -> Resu
         .arg(format!("--extdns={}", extdns.display()))
         .arg(format!("--logs={}", target_dir().join("e2e-logs").display()))
         .args(args);
+    // helm and external-dns's chart, for the chart scenarios (`EXTDNS_TEST_HELM`, `EXTDNS_TEST_EXTERNAL_DNS_CHART`).
+    go.export_to(&mut cmd);
     run(cmd)
 }
