@@ -11,8 +11,8 @@
 //! API server, mints a token of the rendered ServiceAccount (so only the rendered RBAC applies), resolves the
 //! container's environment as a kubelet would (values, the pod's name and namespace, Secret keys read from the
 //! API server), and starts extdns with the container's arguments. The only arguments it adds are where to
-//! reach the API server and a free metrics port; it overrides only the DNS server's address (BIND on
-//! 127.0.0.1) where the manifests name an example host.
+//! reach the API server and a free metrics port (and, for the kustomize overlay, `--namespace` to keep to the
+//! scenario's objects); where an overlay names an example DNS server, zone and key, BIND's replace them.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -61,7 +61,9 @@ fn helm_template(chart: &Path, release: &str, namespace: &str, values: &Value, d
 /// `kubectl apply --server-side -f FILE` as the cluster admin.
 fn apply_file(ctx: &Ctx, file: &Path) -> Result<()> {
     let mut apply = ctx.cp.kubectl();
-    apply.args(["apply", "--server-side", "--force-conflicts", "-f"]).arg(file);
+    apply
+        .args(["apply", "--server-side", "--force-conflicts", "-f"])
+        .arg(file);
     output(apply).with_context(|| format!("applying {}", file.display()))?;
     Ok(())
 }
@@ -85,7 +87,14 @@ fn get(ctx: &Ctx, kind: &str, namespace: &str, name: &str) -> Result<Value> {
 /// with its credentials replaced.
 fn service_account_kubeconfig(ctx: &Ctx, namespace: &str, service_account: &str, dir: &Path) -> Result<PathBuf> {
     let mut token = ctx.cp.kubectl();
-    token.args(["create", "token", service_account, "--namespace", namespace, "--duration=1h"]);
+    token.args([
+        "create",
+        "token",
+        service_account,
+        "--namespace",
+        namespace,
+        "--duration=1h",
+    ]);
     let token = output(token)?.trim().to_string();
     if token.is_empty() {
         bail!("kubectl create token {namespace}/{service_account} printed nothing");
@@ -245,7 +254,10 @@ pub fn chart(ctx: &mut Ctx) -> Result<()> {
     answers(&server, &mut extdns, &format!("web.{ZONE}"), "A", &["203.0.113.70"])?;
     // The Lease the rendered Role allows, held by this "pod".
     let lease = get(ctx, "lease", &ns, &release)?;
-    if lease["spec"]["holderIdentity"].as_str().is_none_or(|h| !h.starts_with(&format!("{release}-0"))) {
+    if lease["spec"]["holderIdentity"]
+        .as_str()
+        .is_none_or(|h| !h.starts_with(&format!("{release}-0")))
+    {
         bail!("the Lease {ns}/{release} is not held by the replica: {lease}");
     }
     // The Event the rendered RBAC lets it write.
@@ -298,7 +310,9 @@ pub fn upstream_chart(ctx: &mut Ctx) -> Result<()> {
         .apply(&labelled_service(&ns, "shop", "upstream", "203.0.113.80"))?;
     let mut extdns = start_extdns(ctx, &c, &kubeconfig, &[], "upstream-chart-extdns")?;
     answers(&server, &mut extdns, &format!("shop.{ZONE}"), "A", &["203.0.113.80"])?;
-    ctx.cp.kube.apply(&labelled_service(&ns, "cart", "upstream", "203.0.113.81"))?;
+    ctx.cp
+        .kube
+        .apply(&labelled_service(&ns, "cart", "upstream", "203.0.113.81"))?;
     answers(&server, &mut extdns, &format!("cart.{ZONE}"), "A", &["203.0.113.81"])?;
     ctx.cp.kube.delete("v1", "Service", Some(&ns), "shop")?;
     answers(&server, &mut extdns, &format!("shop.{ZONE}"), "A", &[])?;
@@ -384,7 +398,25 @@ pub fn kustomize(ctx: &mut Ctx) -> Result<()> {
 /// The rfc2136 overlay's pod, run: its Secret set to BIND's key, its example host and zone replaced by BIND's.
 fn run_rfc2136_overlay(ctx: &Ctx, server: &DnsServer, ns: &str, deployment: &str, dir: &Path) -> Result<()> {
     apply_json(ctx, &tsig_secret(ns, "extdns-rfc2136-rfc2136", "tsig-secret"))?;
-    let c = container(ctx, ns, deployment, "extdns")?;
+    let mut c = container(ctx, ns, deployment, "extdns")?;
+    // The example's DNS server, zone and key name become BIND's (repeatable flags such as the zone cannot be
+    // overridden by appending, so the values are replaced where they stand).
+    let mut replaced = 0;
+    for arg in &mut c.args {
+        let new = match arg.split_once('=') {
+            Some(("--rfc2136-host", _)) => "--rfc2136-host=127.0.0.1".to_string(),
+            Some(("--rfc2136-port", _)) => format!("--rfc2136-port={}", server.port),
+            Some(("--rfc2136-zone", _)) => format!("--rfc2136-zone={ZONE}"),
+            Some(("--domain-filter", _)) => format!("--domain-filter={ZONE}"),
+            Some(("--rfc2136-tsig-keyname", _)) => format!("--rfc2136-tsig-keyname={KEY_NAME}"),
+            _ => continue,
+        };
+        *arg = new;
+        replaced += 1;
+    }
+    if replaced != 5 {
+        bail!("the rfc2136 overlay's arguments changed shape: {:?}", c.args);
+    }
     let kubeconfig = service_account_kubeconfig(ctx, ns, &c.service_account, dir)?;
     ctx.cp.kube.apply(&o::lb_service(
         ns,
@@ -392,15 +424,14 @@ fn run_rfc2136_overlay(ctx: &Ctx, server: &DnsServer, ns: &str, deployment: &str
         o::annotations(&[("hostname", &format!("kustomized.{ZONE}"))]),
         json!([{ "ip": "203.0.113.90" }]),
     ))?;
-    let extra = [
-        "--rfc2136-host=127.0.0.1".to_string(),
-        format!("--rfc2136-port={}", server.port),
-        format!("--rfc2136-zone={ZONE}"),
-        format!("--domain-filter={ZONE}"),
-        format!("--rfc2136-tsig-keyname={KEY_NAME}"),
-        format!("--namespace={ns}"),
-    ];
+    let extra = [format!("--namespace={ns}")];
     let mut extdns = start_extdns(ctx, &c, &kubeconfig, &extra, "kustomize-rfc2136-extdns")?;
-    answers(server, &mut extdns, &format!("kustomized.{ZONE}"), "A", &["203.0.113.90"])?;
+    answers(
+        server,
+        &mut extdns,
+        &format!("kustomized.{ZONE}"),
+        "A",
+        &["203.0.113.90"],
+    )?;
     alive(&mut extdns)
 }
