@@ -18,9 +18,11 @@ pub struct Arch {
     /// The name container platforms use (`TARGETARCH`), and the `dist/linux-<name>/` directory.
     pub name: &'static str,
     pub target: &'static str,
-    /// Debian's cross compiler, which also links, for builds on another architecture, and its package.
+    /// Debian's cross compiler, which also links, for builds on another architecture, and the packages of it
+    /// and of the target's C library (headers and the static libc; apt's `--no-install-recommends` leaves that
+    /// one out).
     cross_gcc: &'static str,
-    cross_package: &'static str,
+    cross_packages: &'static [&'static str],
     /// ELF `e_machine`, to check a binary that cannot run here.
     elf_machine: u16,
 }
@@ -30,14 +32,14 @@ pub const ARCHES: [Arch; 2] = [
         name: "amd64",
         target: "x86_64-unknown-linux-gnu",
         cross_gcc: "x86_64-linux-gnu-gcc",
-        cross_package: "gcc-x86-64-linux-gnu",
+        cross_packages: &["gcc-x86-64-linux-gnu", "libc6-dev-amd64-cross"],
         elf_machine: 62,
     },
     Arch {
         name: "arm64",
         target: "aarch64-unknown-linux-gnu",
         cross_gcc: "aarch64-linux-gnu-gcc",
-        cross_package: "gcc-aarch64-linux-gnu",
+        cross_packages: &["gcc-aarch64-linux-gnu", "libc6-dev-arm64-cross"],
         elf_machine: 183,
     },
 ];
@@ -106,8 +108,9 @@ fn ensure_cross(arch: Arch) -> Result<()> {
         add.args(["target", "add", arch.target]);
         run(add).with_context(|| format!("the {} standard library is needed for linux/{}", arch.target, arch.name))?;
     }
-    if crate::find_program(arch.cross_gcc).is_none() {
-        crate::deps::apt_install(&[arch.cross_package])
+    let libc = format!("/usr/{}/lib/libc.a", arch.cross_gcc.trim_end_matches("-gcc"));
+    if crate::find_program(arch.cross_gcc).is_none() || !Path::new(&libc).is_file() {
+        crate::deps::apt_install(arch.cross_packages)
             .with_context(|| format!("{} is needed to build linux/{}", arch.cross_gcc, arch.name))?;
     }
     Ok(())
