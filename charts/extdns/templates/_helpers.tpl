@@ -99,6 +99,24 @@ existing one (`default` unless named). */}}
 {{- .Values.sourceNamespace | default (include "extdns.namespace" .) }}
 {{- end }}
 
+{{/* One ServiceMonitor endpoint: `port`, and the scrape settings of `config` that are set. */}}
+{{- define "extdns.scrapeEndpoint" -}}
+{{- $c := .config | default dict -}}
+- port: {{ .port }}
+  path: /metrics
+  {{- range $key := list "interval" "scheme" "bearerTokenFile" "scrapeTimeout" }}
+  {{- with get $c $key }}
+  {{ $key }}: {{ . }}
+  {{- end }}
+  {{- end }}
+  {{- range $key := list "tlsConfig" "metricRelabelings" "relabelings" }}
+  {{- with get $c $key }}
+  {{ $key }}:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- end }}
+{{- end }}
+
 {{/* external-dns's helper names, so values written for its chart (e.g. a ServiceAccount annotation
 `{{ include "external-dns.fullname" . }}`) render here too. */}}
 {{- define "external-dns.name" -}}{{ include "extdns.name" . }}{{- end }}
