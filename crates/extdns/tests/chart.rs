@@ -396,3 +396,50 @@ fn external_dns_chart_namespaced_lacks_only_the_nodes_extdns_reads() -> Result<(
     let args = controller_args(&ours).ok_or("no extdns container")?;
     check_rbac_against_extdns("our chart, namespaced", &args, &ours, "dns", true)
 }
+
+/// external-dns's chart and ours, given the same values file, render the same arguments and, cluster-wide, the
+/// same ClusterRole rules: a values file moves between them unchanged.
+#[test]
+fn the_same_values_render_the_same_arguments_and_rules_in_both_charts() -> Result<(), Error> {
+    let upstream = program("EXTDNS_TEST_EXTERNAL_DNS_CHART", "external-dns's chart");
+    let cases = [
+        json!({ "policy": "upsert-only" }),
+        upstream_values(false),
+        upstream_values(true),
+        json!({
+            "policy": "sync", "triggerLoopOnEvent": true, "logLevel": "debug", "logFormat": "json", "interval": "30s",
+            "sources": ["service", "gateway-httproute", "gateway-grpcroute", "gateway-tlsroute", "gateway-tcproute",
+                        "gateway-udproute", "crd", "ingress"],
+            "enableGatewayListenerSets": true, "gatewayNamespace": "gateways",
+            "txtOwnerId": "a", "txtSuffix": "-%{record_type}", "domainFilters": ["example.org"],
+            "excludeDomains": ["x.example.org"], "labelFilter": "a=b", "annotationFilter": "c=d",
+            "annotationPrefix": "custom.io/", "managedRecordTypes": ["A", "TXT"],
+            "provider": "cloudflare",
+            "extraArgs": { "cloudflare-proxied": false, "zone-id-filter": ["z1", "z2"], "dry-run": null },
+        }),
+        json!({
+            "policy": "sync",
+            "provider": { "name": "webhook", "webhook": { "image": { "repository": "ghcr.io/x/webhook", "tag": "v1" } } },
+            "extraArgs": ["--webhook-provider-url=http://localhost:8888", "--txt-cache-interval=1m"],
+        }),
+    ];
+    for values in cases {
+        let theirs = render(&upstream, "dns", "dns", &values)?.map_err(|e| format!("external-dns's chart: {e}"))?;
+        let ours = render(&chart(), "dns", "dns", &values)?.map_err(|e| format!("our chart: {e}"))?;
+        let (theirs, ours) = (documents(&theirs)?, documents(&ours)?);
+        assert_eq!(
+            controller_args(&ours),
+            controller_args(&theirs),
+            "arguments for {values}"
+        );
+        if values["namespaced"] != true {
+            let rules = |docs: &[Value]| {
+                docs.iter()
+                    .find(|d| d["kind"] == "ClusterRole")
+                    .map(|d| d["rules"].clone())
+            };
+            assert_eq!(rules(&ours), rules(&theirs), "ClusterRole rules for {values}");
+        }
+    }
+    Ok(())
+}
