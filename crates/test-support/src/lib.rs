@@ -65,6 +65,13 @@ pub enum Server {
     Moto,
     /// external-dns v0.22.0, the Go build `cargo xtask test` makes (`EXTDNS_TEST_EXTERNAL_DNS`).
     ExternalDns,
+    /// helm v3.22.0, the Go build `cargo xtask test` makes (`EXTDNS_TEST_HELM`).
+    Helm,
+    /// kubectl, the Go build `cargo xtask test` makes (`EXTDNS_TEST_KUBECTL`).
+    Kubectl,
+    /// external-dns v0.22.0's Helm chart, copied from its Go module by `cargo xtask test`
+    /// (`EXTDNS_TEST_EXTERNAL_DNS_CHART`).
+    ExternalDnsChart,
     /// The `openssl` command, which makes the certificates of the TLS tests.
     OpenSsl,
     /// `unshare` and `ip`, which give a test a network namespace of its own.
@@ -81,6 +88,9 @@ impl Server {
             Server::Etcd => "etcd (EXTDNS_TEST_ETCD)",
             Server::Moto => "moto (moto_server)",
             Server::ExternalDns => "the external-dns build (EXTDNS_TEST_EXTERNAL_DNS)",
+            Server::Helm => "helm (EXTDNS_TEST_HELM)",
+            Server::Kubectl => "kubectl (EXTDNS_TEST_KUBECTL)",
+            Server::ExternalDnsChart => "external-dns's Helm chart (EXTDNS_TEST_EXTERNAL_DNS_CHART)",
             Server::OpenSsl => "openssl",
             Server::NetNamespace => "unshare and ip",
         }
@@ -98,6 +108,11 @@ impl Server {
             Server::Moto => moto::INSTALL,
             Server::ExternalDns => {
                 "run `cargo xtask test`, which builds external-dns v0.22.0 and sets EXTDNS_TEST_EXTERNAL_DNS"
+            }
+            Server::Helm => "run `cargo xtask test`, which builds helm v3.22.0 and sets EXTDNS_TEST_HELM",
+            Server::Kubectl => "run `cargo xtask test`, which builds kubectl and sets EXTDNS_TEST_KUBECTL",
+            Server::ExternalDnsChart => {
+                "run `cargo xtask test`, which copies external-dns's chart and sets EXTDNS_TEST_EXTERNAL_DNS_CHART"
             }
             Server::OpenSsl => "install it with `apt-get install -y openssl`",
             Server::NetNamespace => "install them with `apt-get install -y util-linux iproute2`",
@@ -118,6 +133,15 @@ impl Server {
             Server::Etcd => return env_program("EXTDNS_TEST_ETCD").err(),
             Server::ExternalDns => return env_program("EXTDNS_TEST_EXTERNAL_DNS").err(),
             Server::Moto => return moto::moto_server().is_none().then(|| "moto_server".to_string()),
+            Server::Helm => return env_program("EXTDNS_TEST_HELM").err(),
+            Server::Kubectl => return env_program("EXTDNS_TEST_KUBECTL").err(),
+            Server::ExternalDnsChart => {
+                return match std::env::var_os("EXTDNS_TEST_EXTERNAL_DNS_CHART").filter(|v| !v.is_empty()) {
+                    Some(dir) if Path::new(&dir).join("Chart.yaml").is_file() => None,
+                    Some(dir) => Some(format!("{} has no Chart.yaml", dir.to_string_lossy())),
+                    None => Some("EXTDNS_TEST_EXTERNAL_DNS_CHART is not set".to_string()),
+                };
+            }
             Server::OpenSsl => &["openssl"],
             Server::NetNamespace => &["unshare", "ip"],
         };
