@@ -112,6 +112,7 @@ pub struct Client {
 impl Client {
     pub fn new(config: &AwsConfig) -> Result<Client, ConfigError> {
         let http = HttpClient::builder()
+            .observed_by(&config.observer)
             .timeout(config.request_timeout)
             .build()
             .map_err(ConfigError::Client)?;

@@ -85,12 +85,15 @@ pub struct AwsConfig {
     pub zones_cache_duration: Duration,
     /// Timeout of one HTTP request.
     pub request_timeout: Duration,
+    /// Told about every HTTP request (the binary's request-duration metric).
+    pub observer: extdns_provider::http::Observer,
 }
 
 impl AwsConfig {
     /// external-dns's defaults around these credentials and endpoint.
     pub fn new(endpoint: Url, credentials: Credentials) -> Self {
         AwsConfig {
+            observer: Default::default(),
             endpoint,
             credentials,
             signing_region: "us-east-1".to_string(),
