@@ -816,10 +816,10 @@ pub struct AwsFlags {
     /// Only hosted zones with these tags (repeatable `key=value`).
     #[arg(long = "aws-zone-tags", id = "aws-zone-tags", value_name = "TAG")]
     pub zone_tags: Vec<String>,
-    /// AWS profiles to use (repeatable).
+    /// AWS profile to take credentials from (one; given twice, refused).
     #[arg(long = "aws-profile", id = "aws-profile", value_name = "PROFILE")]
     pub profile: Vec<String>,
-    /// IAM role to assume.
+    /// IAM role to assume with the credentials found.
     #[arg(
         long = "aws-assume-role",
         id = "aws-assume-role",
@@ -827,7 +827,7 @@ pub struct AwsFlags {
         default_value = ""
     )]
     pub assume_role: String,
-    /// External id when assuming the role.
+    /// External id when assuming the role (needs --aws-assume-role).
     #[arg(
         long = "aws-assume-role-external-id",
         id = "aws-assume-role-external-id",
