@@ -39,8 +39,8 @@ pub struct GoBinaries {
 
 impl GoBinaries {
     /// Tells a `cargo test` run where the binaries are: tests that drive etcd or external-dns directly
-    /// (outside the Kubernetes scenarios) read `EXTDNS_TEST_ETCD` and `EXTDNS_TEST_EXTERNAL_DNS`, and fail
-    /// naming `cargo xtask test` when they are unset.
+    /// (outside the Kubernetes scenarios) read `EXTDNS_TEST_ETCD` and `EXTDNS_TEST_EXTERNAL_DNS`; unset, they
+    /// skip under plain `cargo test` and fail under xtask.
     pub fn export_to(&self, cmd: &mut std::process::Command) {
         cmd.env("EXTDNS_TEST_ETCD", &self.etcd)
             .env("EXTDNS_TEST_KUBE_APISERVER", &self.kube_apiserver)

@@ -2,8 +2,6 @@
 //! and strict fakes of the two documented metadata protocols (ECS/EKS container credentials, IMDSv2) in
 //! front of the strict Route53 fake, which shows which access key signed each request.
 
-mod support;
-
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -16,9 +14,10 @@ use axum::routing::{get, put};
 use extdns_provider::Provider;
 use extdns_provider::http::{Observe, Observer};
 use extdns_provider_aws::{AssumeRole, AwsConfig, AwsProvider, CredentialSource};
+use extdns_test_support::moto::Moto;
+use extdns_test_support::require;
+use extdns_test_support::route53_fake::Fake;
 use reqwest::{Method, StatusCode as ReqwestStatus, Url};
-use support::fake::Fake;
-use support::moto::Moto;
 
 /// Every request the provider's clients sent: method, host:port and path.
 #[derive(Default)]
@@ -77,6 +76,7 @@ fn tempdir() -> tempfile::TempDir {
 
 #[tokio::test]
 async fn route53_on_moto_through_web_identity_without_static_keys() {
+    require!(Moto);
     let moto = Moto::start();
     moto.zone("example.org", false, &[]).await;
     let home = tempdir();
@@ -102,6 +102,7 @@ async fn route53_on_moto_through_web_identity_without_static_keys() {
 
 #[tokio::test]
 async fn route53_on_moto_through_an_assumed_role_refreshed_before_expiry() {
+    require!(Moto);
     let moto = Moto::start();
     moto.zone("example.org", false, &[]).await;
     let home = tempdir();
@@ -162,6 +163,7 @@ async fn an_unknown_profile_and_an_empty_chain_name_what_was_tried() {
 
 #[tokio::test]
 async fn a_profile_assumes_its_role_with_its_source_profiles_keys_on_moto() {
+    require!(Moto);
     let moto = Moto::start();
     moto.zone("example.org", false, &[]).await;
     let home = tempdir();

@@ -1,14 +1,14 @@
 //! Real DNS servers for the integration tests: BIND 9 (`named`) and Knot (`knotd`) started as child
 //! processes on 127.0.0.1 with a free port, their configuration in a temporary directory, and stopped by
-//! PID when the handle drops. A missing server binary is a test failure that says what to install.
+//! PID when the handle drops. Tests check [`crate::Server::Bind`] or [`crate::Server::Knot`] first.
 //!
-//! Answers are checked with `dig` queries, never by reading zone files.
-#![allow(dead_code)]
+//! Answers are checked with `dig` queries ([`crate::dig`]), never by reading zone files.
 
-use std::net::{TcpListener, UdpSocket};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+use crate::{dig, free_port, need};
 
 pub const KEY_NAME: &str = "externaldns-key";
 pub const SECRET: &str = "c2VjcmV0LXRzaWcta2V5LWZvci1pbnRlZ3JhdGlvbi10ZXN0cw==";
@@ -75,45 +75,10 @@ pub struct DnsServer {
     pub kind: Kind,
     pub port: u16,
     /// BIND's DNS-over-TLS port, when started with [`DnsServer::start_bind_tls`]; the CA that signed its
-    /// certificate (for 127.0.0.1) is `ca.pem` in [`DnsServer::dir`].
+    /// certificate (for 127.0.0.1) is `ca.crt` in [`DnsServer::dir`].
     pub tls_port: Option<u16>,
     child: Child,
     dir: tempfile::TempDir,
-}
-
-fn find_binary(name: &str) -> Option<PathBuf> {
-    let path = std::env::var("PATH").unwrap_or_default();
-    path.split(':')
-        .map(PathBuf::from)
-        .chain(["/usr/sbin", "/usr/bin", "/sbin", "/usr/local/sbin"].map(PathBuf::from))
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
-}
-
-/// The path of a binary the tests need, or a panic naming the package that provides it.
-pub fn need(binary: &str) -> PathBuf {
-    let package = match binary {
-        "named" => "bind9",
-        "knotd" | "knotc" => "knot",
-        "dig" | "nsupdate" => "bind9-dnsutils",
-        _ => "?",
-    };
-    find_binary(binary)
-        .unwrap_or_else(|| panic!("{binary} not found: install it with `apt-get install -y {package}` (never skipped)"))
-}
-
-/// A port free on 127.0.0.1 for both UDP and TCP right now.
-fn free_port() -> u16 {
-    for _ in 0..50 {
-        let Ok(tcp) = TcpListener::bind("127.0.0.1:0") else {
-            continue;
-        };
-        let Ok(addr) = tcp.local_addr() else { continue };
-        if UdpSocket::bind(addr).is_ok() {
-            return addr.port();
-        }
-    }
-    panic!("no free port on 127.0.0.1");
 }
 
 fn zone_file(zone: &Zone) -> String {
@@ -210,50 +175,27 @@ impl DnsServer {
     }
 
     fn dig_raw(&self, args: &[&str]) -> String {
-        let out = Command::new(need("dig"))
-            .args([
-                "@127.0.0.1",
-                "-p",
-                &self.port.to_string(),
-                "+time=2",
-                "+tries=1",
-                "+norec",
-            ])
-            .args(args)
-            .output();
-        match out {
-            Ok(o) => String::from_utf8_lossy(&o.stdout).into_owned(),
-            Err(e) => panic!("cannot run dig: {e}"),
-        }
+        dig::dig(self.port, args)
     }
 
     /// The answers to `name TYPE` over TCP, sorted (`dig +short` form: TXT values quoted).
     pub fn dig(&self, name: &str, rtype: &str) -> Vec<String> {
-        let mut v: Vec<String> = self
-            .dig_raw(&["+tcp", "+short", name, rtype])
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty() && !l.starts_with(';'))
-            .map(String::from)
-            .collect();
-        v.sort();
-        v
+        dig::short(self.port, name, rtype)
     }
 
     /// The TTL of the `name TYPE` answer.
     pub fn ttl(&self, name: &str, rtype: &str) -> Option<u32> {
-        self.dig_raw(&["+tcp", "+noall", "+answer", name, rtype])
-            .lines()
-            .find_map(|l| l.split_whitespace().nth(1).and_then(|t| t.parse().ok()))
+        dig::ttl(self.port, name, rtype)
     }
 
     /// The zone's SOA serial, read with a query.
     pub fn serial(&self, zone: &str) -> u32 {
-        let soa = self.dig(zone, "SOA");
-        soa.first()
-            .and_then(|s| s.split_whitespace().nth(2))
-            .and_then(|s| s.parse().ok())
-            .unwrap_or_else(|| panic!("no SOA for {zone} on {}: {soa:?}", self.kind.name()))
+        dig::serial(self.port, zone)
+    }
+
+    /// The zone by AXFR with the test key, sorted, without the SOA.
+    pub fn axfr(&self, zone: &str) -> anyhow::Result<Vec<dig::Record>> {
+        dig::axfr(self.port, zone)
     }
 }
 
@@ -289,68 +231,9 @@ fn start_bind(
     if let Some(tls_port) = tls_port {
         // A CA and a server certificate for 127.0.0.1 signed by it (a self-signed CA certificate cannot be
         // the server's own certificate for rustls).
-        let openssl = |args: &[&str]| -> Result<(), String> {
-            let out = Command::new("openssl")
-                .args(args)
-                .current_dir(d)
-                .output()
-                .map_err(|e| format!("openssl not found ({e}): install it with `apt-get install -y openssl`"))?;
-            if out.status.success() {
-                Ok(())
-            } else {
-                Err(format!("openssl {args:?}: {}", String::from_utf8_lossy(&out.stderr)))
-            }
-        };
-        let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
-        openssl(
-            &[
-                &["req", "-x509"][..],
-                &ec,
-                &[
-                    "-days",
-                    "2",
-                    "-subj",
-                    "/CN=extdns test CA",
-                    "-keyout",
-                    "ca.key",
-                    "-out",
-                    "ca.pem",
-                ],
-            ]
-            .concat(),
-        )?;
-        openssl(
-            &[
-                &["req", "-new"][..],
-                &ec,
-                &["-subj", "/CN=127.0.0.1", "-keyout", "key.pem", "-out", "server.csr"],
-            ]
-            .concat(),
-        )?;
-        std::fs::write(
-            d.join("ext.cnf"),
-            "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n",
-        )
-        .map_err(|e| e.to_string())?;
-        openssl(&[
-            "x509",
-            "-req",
-            "-in",
-            "server.csr",
-            "-CA",
-            "ca.pem",
-            "-CAkey",
-            "ca.key",
-            "-CAcreateserial",
-            "-days",
-            "2",
-            "-extfile",
-            "ext.cnf",
-            "-out",
-            "cert.pem",
-        ])?;
+        crate::tls::Ca::for_localhost(d).map_err(|e| format!("{e:#}"))?;
         conf.push_str(&format!(
-            "tls local-tls {{ key-file \"{0}/key.pem\"; cert-file \"{0}/cert.pem\"; }};\n",
+            "tls local-tls {{ key-file \"{0}/server.key\"; cert-file \"{0}/server.crt\"; }};\n",
             d.display()
         ));
         tls_listen = format!(" listen-on port {tls_port} tls local-tls {{ 127.0.0.1; }};\n");

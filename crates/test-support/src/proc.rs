@@ -2,7 +2,6 @@
 //! log file, stopped by PID (never by name), and killed when the handle drops so a failing test leaves
 //! nothing running.
 
-use std::net::{TcpListener, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -102,20 +101,6 @@ pub fn tail(text: &str, lines: usize) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-/// A port free on 127.0.0.1 for TCP (and UDP) right now.
-pub fn free_port() -> Result<u16> {
-    for _ in 0..50 {
-        let Ok(tcp) = TcpListener::bind("127.0.0.1:0") else {
-            continue;
-        };
-        let Ok(addr) = tcp.local_addr() else { continue };
-        if UdpSocket::bind(addr).is_ok() {
-            return Ok(addr.port());
-        }
-    }
-    bail!("no free port on 127.0.0.1")
 }
 
 /// Polls `check` every `every` until it returns `Ok(Some(v))` or `timeout` passes; the last error or

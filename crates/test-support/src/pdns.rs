@@ -1,55 +1,18 @@
 //! A real PowerDNS Authoritative server for the integration tests: `pdns_server` from Debian started as a
 //! child process on 127.0.0.1 free ports (DNS and HTTP API), with the gsqlite3 backend in a temporary
-//! directory, and stopped by PID when the handle drops. A missing program is a test failure that says
-//! what to install (never a skip).
+//! directory, and stopped by PID when the handle drops. Tests check [`crate::Server::PowerDns`] first.
 //!
 //! Answers are checked with `dig` against the server's DNS port, never by reading the database.
-#![allow(dead_code)]
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream, UdpSocket};
-use std::path::{Path, PathBuf};
+use std::net::TcpStream;
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::{PDNS_SQLITE_SCHEMA as SCHEMA, dig, free_port, need};
+
 pub const API_KEY: &str = "extdns-test-api-key";
-const SCHEMA: &str = "/usr/share/pdns-backend-sqlite3/schema/schema.sqlite3.sql";
-
-fn find_binary(name: &str) -> Option<PathBuf> {
-    let path = std::env::var("PATH").unwrap_or_default();
-    path.split(':')
-        .map(PathBuf::from)
-        .chain(["/usr/sbin", "/usr/bin", "/sbin", "/usr/local/sbin"].map(PathBuf::from))
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
-}
-
-/// The path of a program the tests need, or a panic naming the package that provides it.
-pub fn need(binary: &str) -> PathBuf {
-    let package = match binary {
-        "pdns_server" | "pdnsutil" => "pdns-server pdns-backend-sqlite3",
-        "sqlite3" => "sqlite3",
-        "dig" => "bind9-dnsutils",
-        _ => "?",
-    };
-    find_binary(binary).unwrap_or_else(|| {
-        panic!("{binary} not found: install it with `apt-get install -y {package}` (or run `cargo xtask test`)")
-    })
-}
-
-/// A port free on 127.0.0.1 for both UDP and TCP right now.
-fn free_port() -> u16 {
-    for _ in 0..50 {
-        let Ok(tcp) = TcpListener::bind("127.0.0.1:0") else {
-            continue;
-        };
-        let Ok(addr) = tcp.local_addr() else { continue };
-        if UdpSocket::bind(addr).is_ok() {
-            return addr.port();
-        }
-    }
-    panic!("no free port on 127.0.0.1");
-}
 
 /// One zone the server serves, with records extdns does not own (`name TYPE content`, names relative to
 /// the zone or `@`).
@@ -219,50 +182,22 @@ impl PowerDns {
     }
 
     fn dig_raw(&self, args: &[&str]) -> String {
-        let out = Command::new(need("dig"))
-            .args([
-                "@127.0.0.1",
-                "-p",
-                &self.port.to_string(),
-                "+time=2",
-                "+tries=1",
-                "+norec",
-            ])
-            .args(args)
-            .output();
-        match out {
-            Ok(o) => String::from_utf8_lossy(&o.stdout).into_owned(),
-            Err(e) => panic!("cannot run dig: {e}"),
-        }
+        dig::dig(self.port, args)
     }
 
     /// The answers to `name TYPE` over TCP, sorted (`dig +short` form: TXT values quoted).
     pub fn dig(&self, name: &str, rtype: &str) -> Vec<String> {
-        let mut v: Vec<String> = self
-            .dig_raw(&["+tcp", "+short", name, rtype])
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty() && !l.starts_with(';'))
-            .map(String::from)
-            .collect();
-        v.sort();
-        v
+        dig::short(self.port, name, rtype)
     }
 
     /// The TTL of the `name TYPE` answer.
     pub fn ttl(&self, name: &str, rtype: &str) -> Option<u32> {
-        self.dig_raw(&["+tcp", "+noall", "+answer", name, rtype])
-            .lines()
-            .find_map(|l| l.split_whitespace().nth(1).and_then(|t| t.parse().ok()))
+        dig::ttl(self.port, name, rtype)
     }
 
     /// The zone's SOA serial, read with a query. PowerDNS bumps it on every PATCH.
     pub fn serial(&self, zone: &str) -> u32 {
-        let soa = self.dig(zone, "SOA");
-        soa.first()
-            .and_then(|s| s.split_whitespace().nth(2))
-            .and_then(|s| s.parse().ok())
-            .unwrap_or_else(|| panic!("no SOA for {zone}: {soa:?}"))
+        dig::serial(self.port, zone)
     }
 
     /// Every record of the zone by AXFR (allowed from 127.0.0.0/8 by default), as `name TYPE content` lines

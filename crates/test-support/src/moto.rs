@@ -1,7 +1,5 @@
 //! moto's Route53 (`moto_server`) on 127.0.0.1, one per test: the happy paths against a second
-//! implementation of the API. Shared with crates/extdns/tests/aws_e2e.rs through `#[path]`.
-
-#![allow(dead_code)]
+//! implementation of the API. Tests check [`crate::Server::Moto`] first.
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -13,25 +11,21 @@ const AUTH: &str =
 
 /// The command that installs moto, named when it is missing.
 pub const INSTALL: &str =
-    "pip install 'moto[server]'  (or run `cargo xtask test`, which installs it into target/moto-venv)";
+    "install it with `pip install 'moto[server]'` (or run `cargo xtask test`, which installs it into target/moto-venv)";
 
 /// Where moto_server is: `EXTDNS_TEST_MOTO_SERVER`, the venv `cargo xtask test` makes, or PATH.
-pub fn moto_server() -> PathBuf {
+pub fn moto_server() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("EXTDNS_TEST_MOTO_SERVER").filter(|p| !p.is_empty()) {
-        return PathBuf::from(p);
+        return Some(PathBuf::from(p));
     }
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     for ancestor in root.ancestors() {
         let venv = ancestor.join("target/moto-venv/bin/moto_server");
         if venv.is_file() {
-            return venv;
+            return Some(venv);
         }
     }
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .map(|d| d.join("moto_server"))
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| panic!("the Route53 tests need moto's server: {INSTALL}"))
+    crate::program("moto_server")
 }
 
 pub struct Moto {
@@ -49,11 +43,8 @@ impl Drop for Moto {
 impl Moto {
     /// Start moto_server on a free port and wait until it answers.
     pub fn start() -> Moto {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map(|a| a.port())
-            .expect("a free port");
-        let program = moto_server();
+        let port = crate::free_port();
+        let program = moto_server().unwrap_or_else(|| panic!("the Route53 tests need moto's server: {INSTALL}"));
         let child = Command::new(&program)
             .args(["-H", "127.0.0.1", "-p", &port.to_string()])
             .stdout(Stdio::null())

@@ -2,7 +2,6 @@
 //! reference: zones list/get, DNS records list (paged with `page`/`per_page`/`result_info`), create, patch,
 //! put, delete and the transactional batch; strict validation answering Cloudflare's error codes; injected
 //! 429s. It runs on its own thread and runtime so both async tests and tests that run the binary can use it.
-#![allow(dead_code)]
 
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};

@@ -1,14 +1,15 @@
 //! A real etcd for the tests: the cached Go build (`EXTDNS_TEST_ETCD`, exported by `cargo xtask test`) started
 //! on 127.0.0.1 free ports with its data in a temporary directory, stopped by PID when the handle drops.
 //! Contents are checked by reading etcd back over its JSON gateway, never through the provider under test.
-#![allow(dead_code)]
+//! Tests check [`crate::Server::Etcd`] first.
 
-use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as B64;
+
+use crate::{env_program, free_port};
 
 pub struct Etcd {
     pub url: String,
@@ -16,104 +17,34 @@ pub struct Etcd {
     _dir: tempfile::TempDir,
 }
 
-fn free_port() -> u16 {
-    match TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()) {
-        Ok(a) => a.port(),
-        Err(e) => panic!("no free port: {e}"),
-    }
-}
-
-/// Certificates for a TLS etcd, made with `openssl`: a CA, a server certificate for the name `etcd.test` only
+/// Certificates for a TLS etcd ([`crate::tls`]): a CA, a server certificate for the name `etcd.test` only
 /// (not 127.0.0.1, so a client must be told the name), and a client certificate. The server certificate also
 /// allows client use: etcd's JSON gateway presents it when it calls etcd's own gRPC port.
 pub struct Pki {
-    pub dir: tempfile::TempDir,
+    ca: crate::tls::Ca,
+    _dir: tempfile::TempDir,
 }
 
 impl Pki {
     pub fn create() -> Pki {
-        let dir = match tempfile::tempdir() {
-            Ok(d) => d,
-            Err(e) => panic!("{e}"),
-        };
-        let run = |args: &[&str]| {
-            let out = Command::new("openssl").args(args).current_dir(dir.path()).output();
-            match out {
-                Ok(o) if o.status.success() => {}
-                Ok(o) => panic!("openssl {args:?}: {}", String::from_utf8_lossy(&o.stderr)),
-                Err(e) => panic!("cannot run openssl (apt-get install -y openssl): {e}"),
-            }
-        };
-        let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
-        run(&[
-            &["req", "-x509"][..],
-            &ec,
-            &[
-                "-days",
-                "2",
-                "-subj",
-                "/CN=test-ca",
-                "-keyout",
-                "ca.key",
-                "-out",
-                "ca.crt",
-            ],
-            &[
-                "-addext",
-                "basicConstraints=critical,CA:TRUE",
-                "-addext",
-                "keyUsage=critical,keyCertSign,cRLSign,digitalSignature",
-            ],
-        ]
-        .concat());
-        for (name, ext) in [
-            (
+        let dir = crate::cli::tempdir();
+        let made = crate::tls::Ca::create(dir.path(), "/CN=test-ca").and_then(|ca| {
+            ca.leaf(
                 "server",
-                "subjectAltName=DNS:etcd.test\nextendedKeyUsage=serverAuth,clientAuth\n",
-            ),
-            ("client", "extendedKeyUsage=clientAuth\n"),
-        ] {
-            let (key, csr, crt, extfile) = (
-                format!("{name}.key"),
-                format!("{name}.csr"),
-                format!("{name}.crt"),
-                format!("{name}.ext"),
-            );
-            run(&[
-                &["req", "-new"][..],
-                &ec,
-                &["-subj", &format!("/CN={name}"), "-keyout", &key, "-out", &csr],
-            ]
-            .concat());
-            if let Err(e) = std::fs::write(
-                dir.path().join(&extfile),
-                format!("basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n{ext}"),
-            ) {
-                panic!("{e}");
-            }
-            run(&[
-                "x509",
-                "-req",
-                "-in",
-                &csr,
-                "-CA",
-                "ca.crt",
-                "-CAkey",
-                "ca.key",
-                "-CAcreateserial",
-                "-days",
-                "2",
-                "-extfile",
-                &extfile,
-                "-out",
-                &crt,
-            ]);
+                "/CN=server",
+                "subjectAltName=DNS:etcd.test\nextendedKeyUsage=serverAuth,clientAuth",
+            )?;
+            ca.leaf("client", "/CN=client", "extendedKeyUsage=clientAuth")?;
+            Ok(ca)
+        });
+        match made {
+            Ok(ca) => Pki { ca, _dir: dir },
+            Err(e) => panic!("etcd certificates: {e:#}"),
         }
-        Pki { dir }
     }
 
     pub fn path(&self, file: &str) -> std::path::PathBuf {
-        self.dir.path().join(file)
+        self.ca.path(file)
     }
 }
 
@@ -129,12 +60,9 @@ impl Etcd {
     }
 
     fn spawn(pki: Option<&Pki>) -> Etcd {
-        let Some(bin) = std::env::var_os("EXTDNS_TEST_ETCD") else {
-            panic!(
-                "EXTDNS_TEST_ETCD is not set: run the tests with `cargo xtask test` (it builds etcd and exports \
-                 the path), or set it to an etcd binary (target/e2e-bin/etcd-v3.6.8)"
-            );
-        };
+        let bin = env_program("EXTDNS_TEST_ETCD").unwrap_or_else(|e| {
+            panic!("{e}: run the tests with `cargo xtask test` (it builds etcd and exports the path)")
+        });
         let dir = match tempfile::tempdir() {
             Ok(d) => d,
             Err(e) => panic!("{e}"),
@@ -180,7 +108,7 @@ impl Etcd {
             .spawn();
         let child = match child {
             Ok(c) => c,
-            Err(e) => panic!("cannot start {}: {e}", bin.to_string_lossy()),
+            Err(e) => panic!("cannot start {}: {e}", bin.display()),
         };
         let etcd = Etcd { url, child, _dir: dir };
         let deadline = Instant::now() + Duration::from_secs(20);

@@ -15,9 +15,15 @@ use anyhow::{Context, Result, bail};
 use base64::Engine;
 use serde_json::{Value, json};
 
-use crate::kube::Kube;
-use crate::pki::Pki;
-use crate::proc::{Proc, eventually, free_port, output};
+use crate::proc::{Proc, eventually, output};
+use crate::try_free_port;
+
+pub mod crds;
+pub mod kube;
+pub mod pki;
+
+use self::kube::Kube;
+use self::pki::Pki;
 
 /// The programs the tests run.
 #[derive(Debug, Clone)]
@@ -65,7 +71,7 @@ impl ControlPlane {
         let dir = tmp.path().to_path_buf();
         let pki = Pki::create(&dir.join("pki"))?;
         let (etcd, etcd_port) = start_etcd(&bins.etcd, &dir)?;
-        let port = free_port()?;
+        let port = try_free_port()?;
         let admin_kubeconfig = dir.join("admin.kubeconfig");
         write_kubeconfig(
             &admin_kubeconfig,
@@ -89,7 +95,7 @@ impl ControlPlane {
             _tmp: tmp,
         };
         cp.start_apiserver()?;
-        cp.kube.install_crds(&crate::crds::gateway_api())?;
+        cp.kube.install_crds(&crds::gateway_api())?;
         cp.deploy()?;
         Ok(cp)
     }
@@ -257,7 +263,7 @@ fn start_etcd(etcd: &Path, dir: &Path) -> Result<(Proc, u16)> {
     let mut last = String::new();
     // A port can be taken between choosing and binding it: try a few.
     for attempt in 0..3 {
-        let (client, peer) = (free_port()?, free_port()?);
+        let (client, peer) = (try_free_port()?, try_free_port()?);
         let name = format!("extdns-e2e-{}-{attempt}", std::process::id());
         let mut cmd = Command::new(etcd);
         cmd.arg(format!("--name={name}"))

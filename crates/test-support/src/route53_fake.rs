@@ -2,10 +2,6 @@
 //! DELETE must match the record set exactly, a CNAME cannot share its name, a change batch is atomic, record
 //! pages carry NextRecordIdentifier, and it can throttle. Its XML types are its own, written from Route53's
 //! API reference, so it does not share the provider's (possibly wrong) idea of the wire format.
-//!
-//! Shared with crates/extdns/tests/aws_e2e.rs through `#[path]`.
-
-#![allow(dead_code)]
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
