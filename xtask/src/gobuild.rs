@@ -8,6 +8,8 @@
 //!   go.mod maps its staging modules to `./staging/...`; a wrapper module replaces each with its published
 //!   version and builds the command as a tool of the wrapper.
 //! - etcd: a wrapper `main` calling `etcdmain.Main`, at the version k8s.io/kubernetes pins.
+//! - amazon-ec2-metadata-mock: `go install` of its command at the version (a plain module, no replaces);
+//!   the AWS provider's instance-profile credentials are tested against it.
 //! - external-dns: the unmodified module in the wrapper of `xtask/go/external-dns`, which stubs out three
 //!   modules the module proxy does not serve (only `--provider=exoscale` and `--source=openshift-route` are
 //!   lost).
@@ -24,6 +26,8 @@ pub const KUBERNETES: &str = "v1.36.4";
 pub const ETCD: &str = "v3.6.8";
 /// sigs.k8s.io/external-dns: the release extdns is a drop-in for (also in `xtask/go/external-dns/go.mod`).
 pub const EXTERNAL_DNS: &str = "v0.22.0";
+/// github.com/aws/amazon-ec2-metadata-mock: IMDSv2 for the AWS credential chain's instance-profile test.
+pub const EC2_METADATA_MOCK: &str = "v1.13.0";
 /// The oldest Go these builds accept: the highest `go` line among the wrapper modules (external-dns's says
 /// 1.26.6; k8s.io/kubernetes's 1.26.0). The tool chain is never downloaded behind the user's back.
 pub const GO_MIN: (u32, u32, u32) = (1, 26, 6);
@@ -35,6 +39,7 @@ pub struct GoBinaries {
     pub kube_apiserver: PathBuf,
     pub kubectl: PathBuf,
     pub external_dns: PathBuf,
+    pub ec2_metadata_mock: PathBuf,
 }
 
 impl GoBinaries {
@@ -44,7 +49,8 @@ impl GoBinaries {
     pub fn export_to(&self, cmd: &mut std::process::Command) {
         cmd.env("EXTDNS_TEST_ETCD", &self.etcd)
             .env("EXTDNS_TEST_KUBE_APISERVER", &self.kube_apiserver)
-            .env("EXTDNS_TEST_EXTERNAL_DNS", &self.external_dns);
+            .env("EXTDNS_TEST_EXTERNAL_DNS", &self.external_dns)
+            .env("EXTDNS_TEST_EC2_METADATA_MOCK", &self.ec2_metadata_mock);
     }
 }
 
@@ -123,8 +129,15 @@ pub fn ensure(target: &Path) -> Result<GoBinaries> {
         kube_apiserver: bin.join(format!("kube-apiserver-{KUBERNETES}")),
         kubectl: bin.join(format!("kubectl-{KUBERNETES}")),
         external_dns: bin.join(format!("external-dns-{EXTERNAL_DNS}")),
+        ec2_metadata_mock: bin.join(format!("ec2-metadata-mock-{EC2_METADATA_MOCK}")),
     };
-    let all = [&bins.etcd, &bins.kube_apiserver, &bins.kubectl, &bins.external_dns];
+    let all = [
+        &bins.etcd,
+        &bins.kube_apiserver,
+        &bins.kubectl,
+        &bins.external_dns,
+        &bins.ec2_metadata_mock,
+    ];
     if all.iter().all(|p| p.is_file()) {
         return Ok(bins);
     }
@@ -141,6 +154,9 @@ pub fn ensure(target: &Path) -> Result<GoBinaries> {
     }
     if !bins.etcd.is_file() {
         build_etcd(&go, &work.join(format!("etcd-{ETCD}")), &bins.etcd)?;
+    }
+    if !bins.ec2_metadata_mock.is_file() {
+        build_ec2_metadata_mock(&go, &work, &bins.ec2_metadata_mock)?;
     }
     if !bins.external_dns.is_file() {
         build_external_dns(
@@ -275,6 +291,27 @@ fn build_external_dns(go: &Go, dir: &Path, out: &Path) -> Result<()> {
     copy_dir(&source, dir)?;
     let ldflags = format!("-s -w -X sigs.k8s.io/external-dns/pkg/apis/externaldns.Version={EXTERNAL_DNS}");
     build_into(go, dir, out, &ldflags, "sigs.k8s.io/external-dns")
+}
+
+/// `go install` of the mock's command into a scratch GOBIN, then moved into place.
+fn build_ec2_metadata_mock(go: &Go, work: &Path, out: &Path) -> Result<()> {
+    say(&format!("building amazon-ec2-metadata-mock {EC2_METADATA_MOCK}"));
+    let gobin = work.join(format!("ec2-metadata-mock-{EC2_METADATA_MOCK}"));
+    std::fs::create_dir_all(&gobin).with_context(|| format!("creating {}", gobin.display()))?;
+    let package = format!("github.com/aws/amazon-ec2-metadata-mock/cmd/ec2-metadata-mock@{EC2_METADATA_MOCK}");
+    let status = go
+        .cmd(&gobin)
+        .env("GOBIN", &gobin)
+        .args(["install", "-trimpath", "-ldflags", "-s -w", &package])
+        .status()
+        .with_context(|| format!("running {} install", go.path.display()))?;
+    if !status.success() {
+        bail!("go install {package} failed");
+    }
+    std::fs::rename(gobin.join("ec2-metadata-mock"), out)
+        .with_context(|| format!("moving the mock to {}", out.display()))?;
+    say(&format!("built {}", out.display()));
+    Ok(())
 }
 
 fn copy_dir(from: &Path, to: &Path) -> Result<()> {

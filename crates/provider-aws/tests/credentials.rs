@@ -411,3 +411,50 @@ async fn a_metadata_service_that_refuses_is_named_with_the_other_sources() {
     );
     assert!(e.contains("environment") && e.contains("container"), "{e}");
 }
+
+/// The instance profile from amazon-ec2-metadata-mock, AWS's own IMDS mock, in IMDSv2-only mode (requests
+/// without a session token are refused): the credentials it hands out sign the Route53 requests.
+#[tokio::test]
+async fn the_instance_profile_from_amazon_ec2_metadata_mock() {
+    require!(Ec2MetadataMock);
+    let program = extdns_test_support::env_program("EXTDNS_TEST_EC2_METADATA_MOCK").expect("the mock");
+    let home = tempdir();
+    let port = extdns_test_support::free_port();
+    let mut cmd = std::process::Command::new(program);
+    cmd.args(["--hostname", "127.0.0.1", "--port", &port.to_string(), "--imdsv2"])
+        .env("HOME", home.path())
+        .current_dir(home.path());
+    let log = home.path().join("aemm.log");
+    let _mock = extdns_test_support::proc::Proc::spawn("ec2-metadata-mock", cmd, &log).expect("the mock starts");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(std::time::Instant::now() < deadline, "the mock did not listen");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let fake = Fake::start().await;
+    fake.zone("example.com", false, &[]);
+    let seen = Arc::new(Seen::default());
+    let mut source = chain(
+        &[("AWS_EC2_METADATA_SERVICE_ENDPOINT", format!("http://127.0.0.1:{port}"))],
+        home.path(),
+    );
+    if let CredentialSource::Chain { env, .. } = &mut source {
+        env.remove("AWS_EC2_METADATA_DISABLED");
+    }
+    let p = AwsProvider::new(config(&fake.url, source, &seen)).expect("a provider");
+    p.records().await.expect("Route53 with the mock's instance profile");
+    let auth = fake.lock().last_signature.clone();
+    // The mock's documented defaults: role baskinc-role, access key 12345678901.
+    assert!(
+        auth.iter()
+            .any(|(k, v)| k == "authorization" && v.contains("Credential=12345678901/")),
+        "{auth:?}"
+    );
+    assert!(
+        auth.iter()
+            .any(|(k, v)| k == "x-amz-security-token" && v.starts_with("TEST92test48TEST")),
+        "{auth:?}"
+    );
+    assert!(seen.count("PUT /latest/api/token") >= 1);
+    assert!(seen.count("GET /latest/meta-data/iam/security-credentials/baskinc-role") >= 1);
+}

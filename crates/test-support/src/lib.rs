@@ -63,6 +63,9 @@ pub enum Server {
     Moto,
     /// external-dns v0.22.0, the Go build `cargo xtask test` makes (`EXTDNS_TEST_EXTERNAL_DNS`).
     ExternalDns,
+    /// amazon-ec2-metadata-mock v1.13.0 (IMDS), the Go build `cargo xtask test` makes
+    /// (`EXTDNS_TEST_EC2_METADATA_MOCK`).
+    Ec2MetadataMock,
     /// The `openssl` command, which makes the certificates of the TLS tests.
     OpenSsl,
     /// `unshare` and `ip`, which give a test a network namespace of its own.
@@ -79,6 +82,7 @@ impl Server {
             Server::Etcd => "etcd (EXTDNS_TEST_ETCD)",
             Server::Moto => "moto (moto_server)",
             Server::ExternalDns => "the external-dns build (EXTDNS_TEST_EXTERNAL_DNS)",
+            Server::Ec2MetadataMock => "the amazon-ec2-metadata-mock build (EXTDNS_TEST_EC2_METADATA_MOCK)",
             Server::OpenSsl => "openssl",
             Server::NetNamespace => "unshare and ip",
         }
@@ -96,6 +100,10 @@ impl Server {
             Server::Moto => moto::INSTALL,
             Server::ExternalDns => {
                 "run `cargo xtask test`, which builds external-dns v0.22.0 and sets EXTDNS_TEST_EXTERNAL_DNS"
+            }
+            Server::Ec2MetadataMock => {
+                "run `cargo xtask test`, which builds amazon-ec2-metadata-mock v1.13.0 and sets \
+                 EXTDNS_TEST_EC2_METADATA_MOCK"
             }
             Server::OpenSsl => "install it with `apt-get install -y openssl`",
             Server::NetNamespace => "install them with `apt-get install -y util-linux iproute2`",
@@ -115,6 +123,7 @@ impl Server {
             }
             Server::Etcd => return env_program("EXTDNS_TEST_ETCD").err(),
             Server::ExternalDns => return env_program("EXTDNS_TEST_EXTERNAL_DNS").err(),
+            Server::Ec2MetadataMock => return env_program("EXTDNS_TEST_EC2_METADATA_MOCK").err(),
             Server::Moto => return moto::moto_server().is_none().then(|| "moto_server".to_string()),
             Server::OpenSsl => &["openssl"],
             Server::NetNamespace => &["unshare", "ip"],
