@@ -244,18 +244,24 @@ fn strict_route53_dry_run_writes_nothing() {
     );
 }
 
-/// The credential chain from the binary: web identity with no static keys, then static keys and
-/// `--aws-assume-role`; both against moto's STS and Route53. A second run finding nothing to do shows the first
-/// one wrote.
-#[test]
-fn moto_through_web_identity_and_through_an_assumed_role() {
-    require!(Moto);
+/// moto with the public zone example.org.
+fn moto_with_zone() -> moto::Moto {
     let moto = moto::Moto::start();
     let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => panic!("{e}"),
     };
     rt.block_on(moto.zone("example.org", false, &[]));
+    moto
+}
+
+/// The credential chain from the binary: web identity with no static keys, then static keys and
+/// `--aws-assume-role`; both against moto's STS and Route53. A second run finding nothing to do shows the first
+/// one wrote.
+#[test]
+fn moto_through_web_identity_and_through_an_assumed_role() {
+    require!(Moto);
+    let moto = moto_with_zone();
     let dir = tempdir();
     write_manifests(dir.path(), &objects("192.0.2.10", false, &[]));
     let token = dir.path().join("token");
@@ -322,12 +328,7 @@ fn moto_through_web_identity_and_through_an_assumed_role() {
 #[test]
 fn moto_full_controller_create_then_nothing_then_delete() {
     require!(Moto);
-    let moto = moto::Moto::start();
-    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-        Ok(rt) => rt,
-        Err(e) => panic!("{e}"),
-    };
-    rt.block_on(moto.zone("example.org", false, &[]));
+    let moto = moto_with_zone();
     let dir = tempdir();
     write_manifests(dir.path(), &objects("192.0.2.10", true, &[]));
     ok(&extdns(&moto.url, dir.path(), &[]), "first sync");
