@@ -12,7 +12,10 @@
 //!   the AWS provider's instance-profile credentials are tested against it.
 //! - external-dns: the unmodified module in the wrapper of `xtask/go/external-dns`, which stubs out three
 //!   modules the module proxy does not serve (only `--provider=exoscale` and `--source=openshift-route` are
-//!   lost).
+//!   lost). Its Helm chart (`charts/external-dns` of the same module) is copied out of the module cache to
+//!   `target/e2e-bin/external-dns-chart-<version>`: the tests render it with the extdns image.
+//! - helm: `helm.sh/helm/v3/cmd/helm`, built with `go install` from its own module (no replaces), for the
+//!   chart tests (`helm lint`, `helm template`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -22,6 +25,8 @@ use anyhow::{Context, Result, bail};
 /// k8s.io/kubernetes: the newest 1.36 patch whose go.mod the checksum database verifies (k8s-openapi 0.28
 /// tops out at 1.36).
 pub const KUBERNETES: &str = "v1.36.4";
+/// helm.sh/helm/v3: the Helm the chart tests lint and render with.
+pub const HELM: &str = "v3.22.0";
 /// go.etcd.io/etcd/server/v3: the version KUBERNETES pins (checked against its go.mod when building).
 pub const ETCD: &str = "v3.6.8";
 /// sigs.k8s.io/external-dns: the release extdns is a drop-in for (also in `xtask/go/external-dns/go.mod`).
@@ -40,6 +45,9 @@ pub struct GoBinaries {
     pub kubectl: PathBuf,
     pub external_dns: PathBuf,
     pub ec2_metadata_mock: PathBuf,
+    pub helm: PathBuf,
+    /// external-dns's Helm chart directory (not a program; it comes from the same Go module).
+    pub external_dns_chart: PathBuf,
 }
 
 impl GoBinaries {
@@ -50,7 +58,10 @@ impl GoBinaries {
         cmd.env("EXTDNS_TEST_ETCD", &self.etcd)
             .env("EXTDNS_TEST_KUBE_APISERVER", &self.kube_apiserver)
             .env("EXTDNS_TEST_EXTERNAL_DNS", &self.external_dns)
-            .env("EXTDNS_TEST_EC2_METADATA_MOCK", &self.ec2_metadata_mock);
+            .env("EXTDNS_TEST_EC2_METADATA_MOCK", &self.ec2_metadata_mock)
+            .env("EXTDNS_TEST_KUBECTL", &self.kubectl)
+            .env("EXTDNS_TEST_HELM", &self.helm)
+            .env("EXTDNS_TEST_EXTERNAL_DNS_CHART", &self.external_dns_chart);
     }
 }
 
@@ -120,7 +131,7 @@ impl Go {
     }
 }
 
-/// Builds what is not cached yet and returns the paths of all four programs. `go` is only looked for when
+/// Builds what is not cached yet and returns the paths of all the programs (and external-dns's chart). `go` is only looked for when
 /// something must be built.
 pub fn ensure(target: &Path) -> Result<GoBinaries> {
     let bin = target.join("e2e-bin");
@@ -130,6 +141,8 @@ pub fn ensure(target: &Path) -> Result<GoBinaries> {
         kubectl: bin.join(format!("kubectl-{KUBERNETES}")),
         external_dns: bin.join(format!("external-dns-{EXTERNAL_DNS}")),
         ec2_metadata_mock: bin.join(format!("ec2-metadata-mock-{EC2_METADATA_MOCK}")),
+        helm: bin.join(format!("helm-{HELM}")),
+        external_dns_chart: bin.join(format!("external-dns-chart-{EXTERNAL_DNS}")),
     };
     let all = [
         &bins.etcd,
@@ -137,8 +150,9 @@ pub fn ensure(target: &Path) -> Result<GoBinaries> {
         &bins.kubectl,
         &bins.external_dns,
         &bins.ec2_metadata_mock,
+        &bins.helm,
     ];
-    if all.iter().all(|p| p.is_file()) {
+    if all.iter().all(|p| p.is_file()) && bins.external_dns_chart.join("Chart.yaml").is_file() {
         return Ok(bins);
     }
     let go = Go::find()?;
@@ -156,7 +170,11 @@ pub fn ensure(target: &Path) -> Result<GoBinaries> {
         build_etcd(&go, &work.join(format!("etcd-{ETCD}")), &bins.etcd)?;
     }
     if !bins.ec2_metadata_mock.is_file() {
-        build_ec2_metadata_mock(&go, &work, &bins.ec2_metadata_mock)?;
+        build_ec2_metadata_mock(
+            &go,
+            &work.join(format!("ec2-metadata-mock-{EC2_METADATA_MOCK}")),
+            &bins.ec2_metadata_mock,
+        )?;
     }
     if !bins.external_dns.is_file() {
         build_external_dns(
@@ -164,6 +182,12 @@ pub fn ensure(target: &Path) -> Result<GoBinaries> {
             &work.join(format!("external-dns-{EXTERNAL_DNS}")),
             &bins.external_dns,
         )?;
+    }
+    if !bins.helm.is_file() {
+        build_helm(&go, &work.join(format!("helm-{HELM}")), &bins.helm)?;
+    }
+    if !bins.external_dns_chart.join("Chart.yaml").is_file() {
+        copy_external_dns_chart(&go, &work, &bins.external_dns_chart)?;
     }
     Ok(bins)
 }
@@ -293,24 +317,66 @@ fn build_external_dns(go: &Go, dir: &Path, out: &Path) -> Result<()> {
     build_into(go, dir, out, &ldflags, "sigs.k8s.io/external-dns")
 }
 
-/// `go install` of the mock's command into a scratch GOBIN, then moved into place.
-fn build_ec2_metadata_mock(go: &Go, work: &Path, out: &Path) -> Result<()> {
+/// amazon-ec2-metadata-mock from its own module (no replaces), the same way as helm.
+fn build_ec2_metadata_mock(go: &Go, gobin: &Path, out: &Path) -> Result<()> {
     say(&format!("building amazon-ec2-metadata-mock {EC2_METADATA_MOCK}"));
-    let gobin = work.join(format!("ec2-metadata-mock-{EC2_METADATA_MOCK}"));
-    std::fs::create_dir_all(&gobin).with_context(|| format!("creating {}", gobin.display()))?;
+    std::fs::create_dir_all(gobin).with_context(|| format!("creating {}", gobin.display()))?;
     let package = format!("github.com/aws/amazon-ec2-metadata-mock/cmd/ec2-metadata-mock@{EC2_METADATA_MOCK}");
-    let status = go
-        .cmd(&gobin)
-        .env("GOBIN", &gobin)
-        .args(["install", "-trimpath", "-ldflags", "-s -w", &package])
-        .status()
-        .with_context(|| format!("running {} install", go.path.display()))?;
-    if !status.success() {
-        bail!("go install {package} failed");
-    }
+    let mut cmd = go.cmd(gobin);
+    cmd.env("GOBIN", gobin)
+        .args(["install", "-p", "2", "-trimpath", "-ldflags", "-s -w", &package]);
+    crate::run(cmd)?;
     std::fs::rename(gobin.join("ec2-metadata-mock"), out)
         .with_context(|| format!("moving the mock to {}", out.display()))?;
     say(&format!("built {}", out.display()));
+    Ok(())
+}
+
+/// helm from its own module: `go install` (GOBIN a scratch directory) builds exactly the versions helm's go.mod
+/// names, then the binary moves into place.
+fn build_helm(go: &Go, gobin: &Path, out: &Path) -> Result<()> {
+    say(&format!("building helm {HELM} (a cold build takes a few minutes)"));
+    std::fs::create_dir_all(gobin).with_context(|| format!("creating {}", gobin.display()))?;
+    let ldflags = format!(
+        "-s -w -X helm.sh/helm/v3/internal/version.version={HELM} -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
+    );
+    let mut cmd = go.cmd(gobin);
+    cmd.env("GOBIN", gobin).args([
+        "install",
+        "-p",
+        "2",
+        "-trimpath",
+        "-ldflags",
+        &ldflags,
+        &format!("helm.sh/helm/v3/cmd/helm@{HELM}"),
+    ]);
+    crate::run(cmd)?;
+    std::fs::rename(gobin.join("helm"), out).with_context(|| format!("moving helm to {}", out.display()))?;
+    say(&format!("built {}", out.display()));
+    Ok(())
+}
+
+/// external-dns's chart, from the module cache (`go mod download`), into `to`, by way of a temporary directory
+/// so an interrupted copy is never taken for a complete one.
+fn copy_external_dns_chart(go: &Go, work: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir_all(work).with_context(|| format!("creating {}", work.display()))?;
+    let info = go.output(
+        work,
+        &[
+            "mod",
+            "download",
+            "-json",
+            &format!("sigs.k8s.io/external-dns@{EXTERNAL_DNS}"),
+        ],
+    )?;
+    let dir = json_string_field(&info, "Dir")
+        .with_context(|| format!("`go mod download` gave no Dir for sigs.k8s.io/external-dns@{EXTERNAL_DNS}"))?;
+    let chart = Path::new(&dir).join("charts/external-dns");
+    let tmp = to.with_extension("tmp");
+    let _ = std::fs::remove_dir_all(&tmp);
+    copy_dir(&chart, &tmp)?;
+    std::fs::rename(&tmp, to).with_context(|| format!("moving the chart to {}", to.display()))?;
+    say(&format!("copied external-dns's chart to {}", to.display()));
     Ok(())
 }
 

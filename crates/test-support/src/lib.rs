@@ -66,6 +66,13 @@ pub enum Server {
     /// amazon-ec2-metadata-mock v1.13.0 (IMDS), the Go build `cargo xtask test` makes
     /// (`EXTDNS_TEST_EC2_METADATA_MOCK`).
     Ec2MetadataMock,
+    /// helm v3.22.0, the Go build `cargo xtask test` makes (`EXTDNS_TEST_HELM`).
+    Helm,
+    /// kubectl, the Go build `cargo xtask test` makes (`EXTDNS_TEST_KUBECTL`).
+    Kubectl,
+    /// external-dns v0.22.0's Helm chart, copied from its Go module by `cargo xtask test`
+    /// (`EXTDNS_TEST_EXTERNAL_DNS_CHART`).
+    ExternalDnsChart,
     /// The `openssl` command, which makes the certificates of the TLS tests.
     OpenSsl,
     /// `unshare` and `ip`, which give a test a network namespace of its own.
@@ -83,6 +90,9 @@ impl Server {
             Server::Moto => "moto (moto_server)",
             Server::ExternalDns => "the external-dns build (EXTDNS_TEST_EXTERNAL_DNS)",
             Server::Ec2MetadataMock => "the amazon-ec2-metadata-mock build (EXTDNS_TEST_EC2_METADATA_MOCK)",
+            Server::Helm => "helm (EXTDNS_TEST_HELM)",
+            Server::Kubectl => "kubectl (EXTDNS_TEST_KUBECTL)",
+            Server::ExternalDnsChart => "external-dns's Helm chart (EXTDNS_TEST_EXTERNAL_DNS_CHART)",
             Server::OpenSsl => "openssl",
             Server::NetNamespace => "unshare and ip",
         }
@@ -105,6 +115,11 @@ impl Server {
                 "run `cargo xtask test`, which builds amazon-ec2-metadata-mock v1.13.0 and sets \
                  EXTDNS_TEST_EC2_METADATA_MOCK"
             }
+            Server::Helm => "run `cargo xtask test`, which builds helm v3.22.0 and sets EXTDNS_TEST_HELM",
+            Server::Kubectl => "run `cargo xtask test`, which builds kubectl and sets EXTDNS_TEST_KUBECTL",
+            Server::ExternalDnsChart => {
+                "run `cargo xtask test`, which copies external-dns's chart and sets EXTDNS_TEST_EXTERNAL_DNS_CHART"
+            }
             Server::OpenSsl => "install it with `apt-get install -y openssl`",
             Server::NetNamespace => "install them with `apt-get install -y util-linux iproute2`",
         }
@@ -125,6 +140,15 @@ impl Server {
             Server::ExternalDns => return env_program("EXTDNS_TEST_EXTERNAL_DNS").err(),
             Server::Ec2MetadataMock => return env_program("EXTDNS_TEST_EC2_METADATA_MOCK").err(),
             Server::Moto => return moto::moto_server().is_none().then(|| "moto_server".to_string()),
+            Server::Helm => return env_program("EXTDNS_TEST_HELM").err(),
+            Server::Kubectl => return env_program("EXTDNS_TEST_KUBECTL").err(),
+            Server::ExternalDnsChart => {
+                return match std::env::var_os("EXTDNS_TEST_EXTERNAL_DNS_CHART").filter(|v| !v.is_empty()) {
+                    Some(dir) if Path::new(&dir).join("Chart.yaml").is_file() => None,
+                    Some(dir) => Some(format!("{} has no Chart.yaml", dir.to_string_lossy())),
+                    None => Some("EXTDNS_TEST_EXTERNAL_DNS_CHART is not set".to_string()),
+                };
+            }
             Server::OpenSsl => &["openssl"],
             Server::NetNamespace => &["unshare", "ip"],
         };

@@ -199,9 +199,10 @@ impl ControlPlane {
         cmd
     }
 
-    /// `kubectl kustomize deploy/ | kubectl apply -f -`, then a token of the extdns ServiceAccount.
+    /// `kubectl kustomize crates/e2e/deploy` (deploy/base with the leader-election component) applied, then a
+    /// token of the extdns ServiceAccount.
     fn deploy(&mut self) -> Result<()> {
-        let deploy = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy");
+        let deploy = Path::new(env!("CARGO_MANIFEST_DIR")).join("../e2e/deploy");
         let mut kustomize = Command::new(&self.bins.kubectl);
         kustomize.arg("kustomize").arg(&deploy);
         let manifests = output(kustomize)?;
