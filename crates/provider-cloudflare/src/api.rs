@@ -15,7 +15,9 @@ use crate::config::{Auth, CloudflareConfig, ConfigError};
 /// One entry of an answer's `errors`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct ApiMessage {
+    /// Cloudflare's numeric error code (`81057`: the record exists).
     pub code: i64,
+    /// Cloudflare's text for it.
     pub message: String,
 }
 
@@ -29,23 +31,43 @@ impl std::fmt::Display for ApiMessage {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ApiError {
+    /// No answer: connection refused, timeout, TLS failure.
     #[error("Cloudflare API at {url} is unreachable: {source}")]
     Unreachable {
+        /// The URL called.
         url: String,
+        /// The HTTP client's error.
         #[source]
         source: reqwest::Error,
     },
+    /// Answered 429 on every attempt the backoff allows.
     #[error("Cloudflare API rate limit exceeded ({url}; {attempts} attempts at most)")]
-    RateLimited { url: String, attempts: u32 },
+    RateLimited {
+        /// The URL called.
+        url: String,
+        /// How many times it was tried.
+        attempts: u32,
+    },
+    /// Any other unsuccessful answer (`success: false` or a non-2xx status).
     #[error("Cloudflare API answered HTTP {status} to {method} {url}: {}", join(errors))]
     Api {
+        /// The request's method.
         method: &'static str,
+        /// The URL called.
         url: String,
+        /// The HTTP status.
         status: u16,
+        /// The answer's `errors`, possibly empty.
         errors: Vec<ApiMessage>,
     },
+    /// A success whose body is not the JSON Cloudflare documents.
     #[error("Cloudflare API answered {url} with something that cannot be read: {detail}")]
-    BadAnswer { url: String, detail: String },
+    BadAnswer {
+        /// The URL called.
+        url: String,
+        /// The decoder's reason.
+        detail: String,
+    },
 }
 
 fn join(errors: &[ApiMessage]) -> String {

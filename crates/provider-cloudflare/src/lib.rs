@@ -18,6 +18,7 @@
 //! # drop(provider);
 //! # Ok::<(), extdns_provider_cloudflare::ConfigError>(())
 //! ```
+#![warn(missing_docs)]
 
 mod api;
 mod config;
@@ -86,6 +87,8 @@ pub struct CloudflareProvider {
 }
 
 impl CloudflareProvider {
+    /// Checks the settings and builds the HTTP client; makes no request, so a wrong token shows on the first
+    /// sync as an authentication error.
     pub fn new(config: CloudflareConfig) -> Result<CloudflareProvider, ConfigError> {
         if !(1..=5000).contains(&config.records_per_page) {
             return Err(ConfigError::RecordsPerPage(config.records_per_page));

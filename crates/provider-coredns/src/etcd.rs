@@ -25,23 +25,32 @@ pub enum EtcdError {
     /// No endpoint answered (connection refused, timeout, TLS failure).
     #[error("etcd at {url} is unreachable: {source}")]
     Unreachable {
+        /// The endpoint called.
         url: String,
+        /// The HTTP client's error.
         #[source]
         source: reqwest::Error,
     },
     /// etcd answered with an error; `code` is the gRPC status code it carries.
     #[error("etcd at {url} answered HTTP {status}: {message} (grpc code {code})")]
     Status {
+        /// The endpoint called.
         url: String,
+        /// The HTTP status.
         status: u16,
+        /// The gRPC status code in the body.
         code: i64,
+        /// etcd's message.
         message: String,
     },
     /// etcd answered something that is not the JSON it documents.
     #[error("etcd at {url} answered {what} that cannot be read: {detail}")]
     BadAnswer {
+        /// The endpoint called.
         url: String,
+        /// Which part of the answer (`a key`, `a value`, ...).
         what: &'static str,
+        /// The decoder's reason.
         detail: String,
     },
 }

@@ -23,22 +23,30 @@ pub enum ApiError {
     /// the cause, e.g. which certificate check failed).
     #[error("{what}: {detail}")]
     Network {
+        /// The call, as `METHOD path` of the API.
         what: String,
+        /// The error and its causes, as one line.
         detail: String,
+        /// The HTTP client's error.
         #[source]
         source: reqwest::Error,
     },
     /// An answer other than success (after the retries, for 429 and 5xx).
     #[error("{what}: PowerDNS answered {status}: {message}")]
     Status {
+        /// The call, as `METHOD path` of the API.
         what: String,
+        /// The HTTP status.
         status: StatusCode,
+        /// PowerDNS's `error` text, or the start of the body when it sent none.
         message: String,
     },
     /// A success whose body is not the JSON PowerDNS sends.
     #[error("{what}: the answer is not PowerDNS's JSON: {source}")]
     Decode {
+        /// The call, as `METHOD path` of the API.
         what: String,
+        /// The JSON decoder's reason.
         #[source]
         source: serde_json::Error,
     },

@@ -26,6 +26,7 @@ pub struct PdnsConfig {
     pub api_key: String,
     /// Which zones to manage: a zone is used when the filter matches its name or one of its sub-domains.
     pub domain_filter: DomainFilter,
+    /// TLS towards an `https://` server (see [`TlsOptions`]); ignored for `http://`.
     pub tls: TlsOptions,
     /// Per-request timeout (connect, send, answer).
     pub timeout: Duration,
@@ -81,20 +82,28 @@ impl PdnsConfig {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ConfigError {
+    /// `--pdns-api-key` is empty.
     #[error("the PowerDNS API key is empty: the API refuses requests without one")]
     NoApiKey,
+    /// `--pdns-server` does not parse as a URL.
     #[error("the PowerDNS server URL {url:?} is not a URL: {source}")]
     Url {
+        /// The URL as given.
         url: String,
+        /// The URL parser's reason.
         #[source]
         source: url::ParseError,
     },
+    /// `--pdns-server` has a scheme other than `http` or `https`, or cannot be a base URL.
     #[error("the PowerDNS server URL {0:?} is neither http:// nor https://")]
     Scheme(String),
+    /// `--pdns-api-key` holds control or non-ASCII characters.
     #[error("the PowerDNS API key holds characters an HTTP header cannot carry")]
     ApiKeyChars,
+    /// `--pdns-server-id` is empty.
     #[error("the PowerDNS server id is empty")]
     NoServerId,
+    /// [`PdnsConfig::batch_change_size`] is 0.
     #[error("the batch change size must be at least 1")]
     BatchSize,
     /// A TLS file cannot be used, or the HTTP client cannot be built.
@@ -106,11 +115,17 @@ pub enum ConfigError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Setting {
+    /// [`PdnsConfig::api_key`] (`--pdns-api-key`).
     ApiKey,
+    /// [`PdnsConfig::server`] (`--pdns-server`).
     Server,
+    /// [`PdnsConfig::server_id`] (`--pdns-server-id`).
     ServerId,
+    /// [`PdnsConfig::batch_change_size`].
     BatchChangeSize,
+    /// The CA file (`--tls-ca`).
     TlsCa,
+    /// The client certificate or its key (`--tls-client-cert`, `--tls-client-cert-key`).
     TlsClientCert,
     /// Not one setting: the HTTP client could not be built.
     Client,

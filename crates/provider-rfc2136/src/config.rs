@@ -60,16 +60,25 @@ pub struct Rfc2136Config {
     pub port: u16,
     /// `--rfc2136-zone` (repeatable).
     pub zones: Vec<String>,
+    /// `--rfc2136-insecure`: send unsigned updates and transfers; the TSIG settings are then ignored.
     pub insecure: bool,
+    /// `--rfc2136-tsig-keyname`: the TSIG key's name, as the server's key statement spells it.
     pub tsig_keyname: String,
+    /// `--rfc2136-tsig-secret`: the TSIG key, base64 as `tsig-keygen` prints it.
     pub tsig_secret: String,
+    /// `--rfc2136-tsig-secret-alg`: `hmac-sha1` to `hmac-sha512` (a trailing dot and case are ignored);
+    /// `hmac-md5` is refused as insecure.
     pub tsig_secret_alg: String,
     /// `--rfc2136-axfr`, OR-ed with the deprecated `--rfc2136-tsig-axfr` by the binary.
     pub axfr: bool,
     /// `--rfc2136-min-ttl`: written TTLs are raised to at least this.
     pub min_ttl: Duration,
+    /// `--rfc2136-batch-change-size`: most changes (record and ownership changes each count) in one
+    /// UPDATE message; at least 1.
     pub batch_change_size: usize,
+    /// `--rfc2136-gss-tsig`: Kerberos-signed updates, which extdns refuses at startup.
     pub gss_tsig: bool,
+    /// `--rfc2136-load-balancing-strategy`.
     pub load_balancing: LoadBalancing,
     /// `Some` when `--rfc2136-use-tls` is set.
     pub tls: Option<TlsOptions>,
@@ -102,38 +111,55 @@ impl Default for Rfc2136Config {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ConfigError {
+    /// `--rfc2136-gss-tsig` is set; Kerberos signing is not implemented.
     #[error("GSS-TSIG (Kerberos, RFC 3645) is not supported by extdns; use a TSIG key or insecure updates")]
     GssTsig,
+    /// `--rfc2136-batch-change-size` is 0.
     #[error("the batch change size must be at least 1")]
     BatchSize,
+    /// No `--rfc2136-host`, or only empty ones.
     #[error("no server host is configured")]
     NoHost,
+    /// A `--rfc2136-zone` is empty (or only a dot).
     #[error("a zone name is empty")]
     EmptyZone,
+    /// No `--rfc2136-zone`: extdns never guesses which zones it may update.
     #[error("no zone is configured: name every zone extdns may update")]
     NoZone,
+    /// A `--rfc2136-zone` is not a valid DNS name (a label too long, say).
     #[error("zone {zone:?} is not a DNS name: {source}")]
     InvalidZone {
+        /// The zone as given.
         zone: String,
+        /// Why it cannot be encoded.
         #[source]
         source: crate::codec::CodecError,
     },
+    /// `--rfc2136-tsig-secret-alg` names no supported algorithm (or the insecure `hmac-md5`).
     #[error("{0}, or use insecure updates")]
     Algorithm(#[source] TsigError),
+    /// Signed updates without `--rfc2136-tsig-keyname`.
     #[error("a TSIG key name is required unless updates are insecure")]
     NoKeyName,
+    /// `--rfc2136-tsig-secret` does not decode as standard base64.
     #[error("the TSIG secret is not valid base64: {0}")]
     SecretBase64(#[source] base64::DecodeError),
+    /// Signed updates without `--rfc2136-tsig-secret`.
     #[error("a TSIG secret is required unless updates are insecure")]
     NoSecret,
+    /// The key name is not a DNS name, or the key cannot be built from the secret.
     #[error("{0}")]
     Key(#[source] TsigError),
+    /// `--rfc2136-min-ttl` does not fit a DNS TTL (31 bits of seconds).
     #[error("the minimum TTL is larger than the largest DNS TTL (2147483647s)")]
     MinTtl,
+    /// Only one of `--tls-client-cert` and `--tls-client-cert-key` is given.
     #[error("a TLS client certificate and its key must be given together")]
     ClientCertWithoutKey,
+    /// `--rfc2136-load-balancing-strategy` is not `disabled`, `round-robin` or `random`.
     #[error("{0:?} is not a load balancing strategy (one of random, round-robin, disabled)")]
     LoadBalancing(String),
+    /// With `--rfc2136-use-tls`: the TLS files or settings cannot be used.
     #[error("{0}")]
     Tls(#[source] TlsSetupError),
 }
@@ -148,7 +174,9 @@ pub enum TlsSetupError {
     /// A certificate of the CA file cannot be a trust anchor.
     #[error("the TLS CA file {} holds a certificate that cannot be trusted: {source}", path.display())]
     Root {
+        /// The CA file's path.
         path: std::path::PathBuf,
+        /// rustls's reason.
         #[source]
         source: rustls::Error,
     },
@@ -172,13 +200,21 @@ impl TlsSetupError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Setting {
+    /// [`Rfc2136Config::gss_tsig`] (`--rfc2136-gss-tsig`).
     GssTsig,
+    /// [`Rfc2136Config::batch_change_size`] (`--rfc2136-batch-change-size`).
     BatchChangeSize,
+    /// [`Rfc2136Config::hosts`] (`--rfc2136-host`).
     Hosts,
+    /// [`Rfc2136Config::zones`] (`--rfc2136-zone`).
     Zones,
+    /// [`Rfc2136Config::tsig_secret_alg`] (`--rfc2136-tsig-secret-alg`).
     TsigSecretAlg,
+    /// [`Rfc2136Config::tsig_keyname`] (`--rfc2136-tsig-keyname`).
     TsigKeyname,
+    /// [`Rfc2136Config::tsig_secret`] (`--rfc2136-tsig-secret`).
     TsigSecret,
+    /// [`Rfc2136Config::min_ttl`] (`--rfc2136-min-ttl`).
     MinTtl,
     /// TLS as a whole (the protocol setup).
     Tls,
@@ -186,6 +222,7 @@ pub enum Setting {
     TlsCa,
     /// The client certificate or its key.
     TlsClientCert,
+    /// [`Rfc2136Config::load_balancing`] (`--rfc2136-load-balancing-strategy`).
     LoadBalancing,
 }
 

@@ -17,14 +17,38 @@ use crate::tls::TlsConnector;
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum TransportError {
+    /// The TCP connection could not be opened (refused, unreachable, unresolvable host).
     #[error("cannot connect to {server}: {detail}")]
-    Connect { server: String, detail: String },
+    Connect {
+        /// The server as `host:port`.
+        server: String,
+        /// The system's or the TLS library's reason.
+        detail: String,
+    },
+    /// Connecting, sending or reading the answer took longer than the per-request timeout.
     #[error("{server} did not answer within {secs}s")]
-    Timeout { server: String, secs: u64 },
+    Timeout {
+        /// The server as `host:port`.
+        server: String,
+        /// The timeout, in whole seconds.
+        secs: u64,
+    },
+    /// The connection broke while sending or reading (reset, closed mid-message).
     #[error("connection to {server} failed: {detail}")]
-    Io { server: String, detail: String },
+    Io {
+        /// The server as `host:port`.
+        server: String,
+        /// The system's or the TLS library's reason.
+        detail: String,
+    },
+    /// The TLS handshake failed (an untrusted certificate, a name mismatch, a bad client identity).
     #[error("{server}: {detail}")]
-    Tls { server: String, detail: String },
+    Tls {
+        /// The server as `host:port`.
+        server: String,
+        /// The system's or the TLS library's reason.
+        detail: String,
+    },
 }
 
 trait Stream: AsyncRead + AsyncWrite + Unpin + Send {}

@@ -26,8 +26,11 @@ pub enum Retry {
 /// `[(1 - jitter) * d, d]` ("equal jitter" when `jitter` is 0.5, "full jitter" at 1.0).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Backoff {
+    /// The delay before the first retry.
     pub initial: Duration,
+    /// Upper bound of any one delay, before jitter.
     pub max: Duration,
+    /// Growth factor per attempt; values below 1.0 count as 1.0 (a constant delay).
     pub multiplier: f64,
     /// Fraction of each delay that is random, 0.0..=1.0.
     pub jitter: f64,
@@ -70,7 +73,9 @@ impl Backoff {
 /// header of the answer): `backoff.retry(what, attempt, |v| v.retry)`, then `map_err(|v| v.error)`.
 #[derive(Debug)]
 pub struct Verdict<E> {
+    /// The error, returned as is when no retry is left.
     pub error: E,
+    /// Whether to retry, and after how long.
     pub retry: Retry,
 }
 

@@ -20,7 +20,9 @@ use crate::{ChangeFailure, ProviderError};
 /// A record's change and the ownership change the registry adds for it: applied whole or not at all.
 #[derive(Debug, Clone, Copy)]
 pub struct Unit<'a> {
+    /// The record's own change.
     pub change: &'a Change,
+    /// The registry's TXT (or other) ownership change for the same record; `None` without one.
     pub ownership: Option<&'a Change>,
 }
 
@@ -72,8 +74,11 @@ pub fn sort_for_apply(units: &mut [Unit<'_>]) {
 /// record values (Route53 limits all three; most backends only the first).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Size {
+    /// Changes counted (a unit with an ownership change counts two).
     pub changes: usize,
+    /// Characters of record values, as the provider counts them.
     pub bytes: usize,
+    /// Record values (targets).
     pub values: usize,
 }
 
@@ -101,8 +106,11 @@ impl std::ops::Add for Size {
 /// The most one batch may hold. `usize::MAX` is no limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
+    /// Most changes a batch may hold.
     pub changes: usize,
+    /// Most characters of record values a batch may hold.
     pub bytes: usize,
+    /// Most record values a batch may hold.
     pub values: usize,
 }
 
@@ -149,6 +157,7 @@ pub fn split<'u, 'a>(units: &'u [Unit<'a>], size: usize) -> Vec<&'u [Unit<'a>]> 
 
 /// An item a batch is made of: a [`Unit`], or a provider's encoding of one (which fails by the unit's name).
 pub trait AsUnit<'a> {
+    /// The unit this item encodes.
     fn unit(&self) -> Unit<'a>;
 }
 

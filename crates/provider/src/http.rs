@@ -43,8 +43,10 @@ impl std::fmt::Debug for Observer {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum HttpError {
+    /// The TLS files of [`HttpClientBuilder::tls`] cannot be used.
     #[error(transparent)]
     Tls(#[from] TlsError),
+    /// The HTTP library refused the configuration (its TLS backend could not start, say).
     #[error("cannot build the HTTP client: {0}")]
     Client(#[source] reqwest::Error),
 }
@@ -74,6 +76,7 @@ impl HttpClient {
         }
     }
 
+    /// A request with any method; sent by [`Request::send`].
     pub fn request(&self, method: Method, url: impl IntoUrl) -> Request<'_> {
         Request {
             client: self,
@@ -81,14 +84,17 @@ impl HttpClient {
         }
     }
 
+    /// A GET request.
     pub fn get(&self, url: impl IntoUrl) -> Request<'_> {
         self.request(Method::GET, url)
     }
 
+    /// A POST request.
     pub fn post(&self, url: impl IntoUrl) -> Request<'_> {
         self.request(Method::POST, url)
     }
 
+    /// A PATCH request.
     pub fn patch(&self, url: impl IntoUrl) -> Request<'_> {
         self.request(Method::PATCH, url)
     }
@@ -125,6 +131,7 @@ impl HttpClientBuilder {
         self.with(|b| b.default_headers(headers))
     }
 
+    /// How many idle connections to keep per host; 0 opens a new connection for every request.
     pub fn pool_max_idle_per_host(self, connections: usize) -> Self {
         self.with(|b| b.pool_max_idle_per_host(connections))
     }
@@ -184,6 +191,7 @@ pub struct Request<'c> {
 }
 
 impl Request<'_> {
+    /// Adds a header; an invalid name or value fails the request when it is sent.
     pub fn header<K, V>(self, name: K, value: V) -> Self
     where
         HeaderName: TryFrom<K>,
@@ -194,18 +202,22 @@ impl Request<'_> {
         self.with(|r| r.header(name, value))
     }
 
+    /// Appends URL query parameters, serialised form-style.
     pub fn query<T: serde::Serialize + ?Sized>(self, query: &T) -> Self {
         self.with(|r| r.query(query))
     }
 
+    /// A JSON body, with `Content-Type: application/json`.
     pub fn json<T: serde::Serialize + ?Sized>(self, body: &T) -> Self {
         self.with(|r| r.json(body))
     }
 
+    /// A raw body; set any content type with [`Request::header`].
     pub fn body(self, body: impl Into<reqwest::Body>) -> Self {
         self.with(|r| r.body(body))
     }
 
+    /// An `Authorization: Bearer` header.
     pub fn bearer_auth(self, token: impl std::fmt::Display) -> Self {
         self.with(|r| r.bearer_auth(token))
     }

@@ -50,12 +50,16 @@ impl fmt::Debug for InMemoryProvider {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum InMemoryError {
+    /// A create of a record that exists.
     #[error("record already exists")]
     AlreadyExists,
+    /// An update or delete of a record that does not exist.
     #[error("record not found")]
     NotFound,
+    /// The same record is changed twice in one batch.
     #[error("invalid batch request: the record appears twice")]
     Duplicate,
+    /// A failure a test injected with [`InMemoryProvider::set_fail_on`], in the test's words.
     #[error("{0}")]
     Injected(String),
 }

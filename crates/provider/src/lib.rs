@@ -23,6 +23,7 @@
 //! # Ok(())
 //! # }
 //! ```
+#![warn(missing_docs)]
 
 pub mod backoff;
 pub mod batch;
@@ -85,6 +86,7 @@ pub trait Provider: Send + Sync {
 /// What [`Provider::records`] read.
 #[derive(Debug, Default)]
 pub struct Records {
+    /// Every record the provider manages in its zones, ownership records included.
     pub endpoints: Vec<Endpoint>,
     /// Opaque to every other layer; handed back to the same provider's [`Provider::apply`].
     pub state: ReadState,
@@ -115,6 +117,7 @@ impl From<Vec<Endpoint>> for Records {
 pub struct ReadState(Option<Arc<dyn Any + Send + Sync>>);
 
 impl ReadState {
+    /// Wraps a provider's own state type; only the same type can get it back.
     pub fn new<T: Any + Send + Sync>(state: T) -> Self {
         ReadState(Some(Arc::new(state)))
     }
@@ -143,7 +146,9 @@ impl ReadState {
 /// A provider's read state for one write: handed back by the caller, or read for this write.
 #[derive(Debug)]
 pub enum Held<'a, T> {
+    /// The caller handed back the state of its last read.
     Handed(&'a T),
+    /// Nothing was handed back, so the provider read it for this write.
     Read(T),
 }
 
@@ -209,7 +214,9 @@ pub enum ProviderError {
     /// Worth retrying later: a timeout, a refused connection, a rate limit, a 5xx.
     #[error("transient provider error: {message}")]
     Transient {
+        /// The whole message, cause included.
         message: String,
+        /// The underlying error, when there is one.
         #[source]
         source: Option<BoxError>,
     },
@@ -219,7 +226,10 @@ pub enum ProviderError {
     Auth(String),
     /// Some changes were applied, these were not.
     #[error("{} change(s) failed: {}", failures.len(), failures.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
-    Partial { failures: Vec<ChangeFailure> },
+    Partial {
+        /// One entry per change that was not applied, naming the record and why.
+        failures: Vec<ChangeFailure>,
+    },
     /// A change this provider cannot express (a record outside its zones, an unsupported type).
     #[error("invalid change: {0}")]
     Invalid(String),
@@ -228,14 +238,18 @@ pub enum ProviderError {
     /// batch to find it. Nothing else is split on.
     #[error("refused: {message}")]
     Refused {
+        /// The whole message, cause included.
         message: String,
+        /// The underlying error, when there is one.
         #[source]
         source: Option<BoxError>,
     },
     /// The backend answered something we cannot use.
     #[error("provider error: {message}")]
     Other {
+        /// The whole message, cause included.
         message: String,
+        /// The underlying error, when there is one.
         #[source]
         source: Option<BoxError>,
     },

@@ -22,6 +22,7 @@ pub struct TlsOptions {
     pub ca_file: Option<PathBuf>,
     /// PEM files of a client certificate (chain) and its key, for servers that require mutual TLS.
     pub client_cert: Option<PathBuf>,
+    /// The key of [`TlsOptions::client_cert`]; both or neither.
     pub client_key: Option<PathBuf>,
 }
 
@@ -29,8 +30,11 @@ pub struct TlsOptions {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum TlsFile {
+    /// [`TlsOptions::ca_file`].
     Ca,
+    /// [`TlsOptions::client_cert`].
     ClientCert,
+    /// [`TlsOptions::client_key`].
     ClientKey,
 }
 
@@ -48,28 +52,47 @@ impl fmt::Display for TlsFile {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum TlsError {
+    /// The file cannot be opened or read (missing, no permission).
     #[error("cannot read the TLS {file} {}: {source}", path.display())]
     Read {
+        /// Which setting named the file.
         file: TlsFile,
+        /// The path as given.
         path: PathBuf,
+        /// The I/O error.
         #[source]
         source: std::io::Error,
     },
+    /// The file is not PEM, or a PEM block in it is corrupt.
     #[error("the TLS {file} {} is not valid PEM: {source}", path.display())]
     Pem {
+        /// Which setting named the file.
         file: TlsFile,
+        /// The path as given.
         path: PathBuf,
+        /// The PEM parser's reason.
         #[source]
         source: rustls::pki_types::pem::Error,
     },
+    /// The file is valid PEM but holds no certificate (or, for the key file, no private key).
     #[error("the TLS {file} {} holds no {}", path.display(), if *file == TlsFile::ClientKey { "private key" } else { "certificate" })]
-    Empty { file: TlsFile, path: PathBuf },
+    Empty {
+        /// Which setting named the file.
+        file: TlsFile,
+        /// The path as given.
+        path: PathBuf,
+    },
+    /// Only one of the client certificate and key was given.
     #[error("a TLS client certificate and its key must be given together")]
     HalfIdentity,
+    /// The HTTP client's TLS library refused the certificate and key as a pair.
     #[error("the TLS client certificate {} and key {} do not make a client identity: {source}", cert.display(), key.display())]
     Identity {
+        /// The client certificate's path.
         cert: PathBuf,
+        /// The client key's path.
         key: PathBuf,
+        /// The TLS library's reason (a key that does not match the certificate, say).
         #[source]
         source: crate::BoxError,
     },
@@ -91,6 +114,7 @@ impl TlsError {
 pub struct TlsFiles {
     /// The certificates of the CA file; empty without one.
     pub roots: Vec<CertificateDer<'static>>,
+    /// The client certificate and key, when both were given.
     pub identity: Option<Identity>,
 }
 
@@ -98,9 +122,13 @@ pub struct TlsFiles {
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct Identity {
+    /// The client certificate first, then any intermediates, as the file lists them.
     pub chain: Vec<CertificateDer<'static>>,
+    /// The first private key of the key file (PKCS#1, PKCS#8 or SEC1).
     pub key: PrivateKeyDer<'static>,
+    /// Where the certificate came from, for errors.
     pub cert_path: PathBuf,
+    /// Where the key came from, for errors.
     pub key_path: PathBuf,
     /// Both files as read, the chain first: what HTTP clients take.
     pub pem: Vec<u8>,

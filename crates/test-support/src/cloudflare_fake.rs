@@ -15,23 +15,35 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::{Map, Value, json};
 
+/// The API token the fake accepts as `Authorization: Bearer`.
 pub const TOKEN: &str = "test-token";
 /// The global API key and its account's email (the older scheme).
 pub const API_KEY: &str = "144c9defac04969c7bfad8efaa8ea194";
+/// The email that goes with [`API_KEY`] (`X-Auth-Email`).
 pub const API_EMAIL: &str = "user@example.com";
 /// Operations one batch call accepts (Cloudflare's free plan).
 pub const MAX_BATCH: usize = 200;
 
+/// One DNS record as the fake stores it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rec {
+    /// The record id the fake assigned.
     pub id: String,
+    /// The id of the zone it belongs to.
     pub zone_id: String,
+    /// Fully qualified name, no trailing dot.
     pub name: String,
+    /// Record type (`A`, `TXT`, ...).
     pub rtype: String,
+    /// The record's `content` (for MX/SRV without the priority).
     pub content: String,
+    /// TTL in seconds; 1 is Cloudflare's "automatic".
     pub ttl: u64,
+    /// Whether traffic goes through Cloudflare's proxy.
     pub proxied: bool,
+    /// The record's comment, when set.
     pub comment: Option<String>,
+    /// MX/SRV priority, when the type has one.
     pub priority: Option<u64>,
 }
 
@@ -62,17 +74,23 @@ impl Rec {
     }
 }
 
+/// Everything the fake holds and counts; inspect it through [`FakeCloudflare::state`].
 #[derive(Debug, Default)]
 pub struct FakeState {
+    /// Zones as (id, name).
     pub zones: Vec<(String, String)>,
+    /// Records by id.
     pub records: BTreeMap<String, Rec>,
     /// Ids by (zone id, name), so conflict checks do not scan the zone.
     names: std::collections::HashMap<(String, String), std::collections::BTreeSet<String>>,
     next_id: u64,
     /// Answer the next this many requests with 429.
     pub rate_limit_next: usize,
+    /// Requests received, any endpoint.
     pub requests: usize,
+    /// Requests answered with 429.
     pub rate_limited: usize,
+    /// Calls to the batch endpoint, changing anything or not.
     pub batch_calls: usize,
     /// Batch calls that changed something.
     pub writes: usize,
@@ -103,6 +121,7 @@ impl FakeState {
 
 type Shared = Arc<Mutex<FakeState>>;
 
+/// A running fake of Cloudflare's v4 API on 127.0.0.1; stops when dropped.
 pub struct FakeCloudflare {
     /// The base URL, `http://127.0.0.1:<port>/client/v4`.
     pub url: String,
@@ -153,6 +172,7 @@ impl FakeCloudflare {
         }
     }
 
+    /// The fake's state, locked (a poisoned lock is taken anyway).
     pub fn state(&self) -> MutexGuard<'_, FakeState> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }

@@ -52,9 +52,13 @@ pub fn serial(port: u16, zone: &str) -> u32 {
 /// One resource record of an AXFR, as `name ttl type rdata` (class IN dropped, names lower-case).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Record {
+    /// Owner name, lower-case, no trailing dot.
     pub name: String,
+    /// TTL in seconds.
     pub ttl: u32,
+    /// Record type (`A`, `TXT`, ...).
     pub rtype: String,
+    /// Record data as dig prints it.
     pub rdata: String,
 }
 

@@ -10,18 +10,24 @@ use std::time::{Duration, Instant};
 
 use crate::{dig, free_port, need};
 
+/// The TSIG key name every test zone accepts (hmac-sha256).
 pub const KEY_NAME: &str = "externaldns-key";
+/// The base64 secret of [`KEY_NAME`].
 pub const SECRET: &str = "c2VjcmV0LXRzaWcta2V5LWZvci1pbnRlZ3JhdGlvbi10ZXN0cw==";
 /// A secret the servers do not know, for the wrong-key tests.
 pub const WRONG_SECRET: &str = "d3Jvbmctc2VjcmV0LWZvci1pbnRlZ3JhdGlvbi10ZXN0cw==";
 
+/// Which authoritative server to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
+    /// ISC BIND 9 (`named`).
     Bind,
+    /// Knot DNS (`knotd`).
     Knot,
 }
 
 impl Kind {
+    /// Lower-case name, for test names and messages.
     pub fn name(self) -> &'static str {
         match self {
             Kind::Bind => "bind",
@@ -33,6 +39,7 @@ impl Kind {
 /// One zone the server is primary for.
 #[derive(Debug, Clone, Default)]
 pub struct Zone {
+    /// The zone's name, no trailing dot.
     pub name: String,
     /// Extra zone-file lines (relative names are under the zone).
     pub records: Vec<String>,
@@ -43,20 +50,24 @@ pub struct Zone {
 }
 
 impl Zone {
+    /// A zone with only its SOA and NS records, updatable with [`KEY_NAME`].
     pub fn new(name: &str) -> Zone {
         Zone {
             name: name.into(),
             ..Zone::default()
         }
     }
+    /// Adds a zone-file line.
     pub fn with_record(mut self, line: &str) -> Zone {
         self.records.push(line.into());
         self
     }
+    /// Refuses updates to `owner`.
     pub fn refusing(mut self, owner: &str) -> Zone {
         self.refused.push(owner.into());
         self
     }
+    /// Allows unsigned updates and transfers.
     pub fn open(mut self) -> Zone {
         self.open = true;
         self
@@ -66,13 +77,19 @@ impl Zone {
 /// An extra TSIG key the server knows (besides `externaldns-key`/hmac-sha256), e.g. for other algorithms.
 #[derive(Debug, Clone)]
 pub struct ExtraKey {
+    /// Key name.
     pub name: String,
+    /// Algorithm as the server spells it (`hmac-sha512`).
     pub algorithm: String,
+    /// Base64 secret.
     pub secret: String,
 }
 
+/// A running BIND or Knot, primary for the given zones; killed when dropped.
 pub struct DnsServer {
+    /// Which server it is.
     pub kind: Kind,
+    /// The DNS port on 127.0.0.1 (UDP and TCP).
     pub port: u16,
     /// BIND's DNS-over-TLS port, when started with [`DnsServer::start_bind_tls`]; the CA that signed its
     /// certificate (for 127.0.0.1) is `ca.crt` in [`DnsServer::dir`].
@@ -94,10 +111,12 @@ fn zone_file(zone: &Zone) -> String {
 }
 
 impl DnsServer {
+    /// Starts a server for `zones`; panics with the server's log if it does not come up.
     pub fn start(kind: Kind, zones: &[Zone]) -> DnsServer {
         Self::start_with_keys(kind, zones, &[])
     }
 
+    /// [`DnsServer::start`], with more TSIG keys.
     pub fn start_with_keys(kind: Kind, zones: &[Zone], keys: &[ExtraKey]) -> DnsServer {
         Self::start_full(kind, zones, keys, false)
     }
@@ -166,10 +185,12 @@ impl DnsServer {
         }
     }
 
+    /// The server's log so far, for failure messages.
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("server.log")).unwrap_or_default()
     }
 
+    /// The server's working directory (config, zone files, certificates).
     pub fn dir(&self) -> &Path {
         self.dir.path()
     }

@@ -11,7 +11,9 @@ use base64::engine::general_purpose::STANDARD as B64;
 
 use crate::{env_program, free_port};
 
+/// A running etcd on 127.0.0.1; killed when dropped.
 pub struct Etcd {
+    /// The client URL (`http://127.0.0.1:<port>`, `https://` with TLS).
     pub url: String,
     child: Child,
     _dir: tempfile::TempDir,
@@ -26,6 +28,7 @@ pub struct Pki {
 }
 
 impl Pki {
+    /// Makes the CA and both certificates in a temporary directory; panics if `openssl` fails.
     pub fn create() -> Pki {
         let dir = crate::cli::tempdir();
         let made = crate::tls::Ca::create(dir.path(), "/CN=test-ca").and_then(|ca| {
@@ -43,6 +46,7 @@ impl Pki {
         }
     }
 
+    /// Path of a file of the set: `ca.crt`, `server.crt`/`.key`, `client.crt`/`.key`.
     pub fn path(&self, file: &str) -> std::path::PathBuf {
         self.ca.path(file)
     }
@@ -55,6 +59,7 @@ impl Etcd {
         Self::spawn(Some(pki))
     }
 
+    /// etcd over plain HTTP.
     pub fn start() -> Etcd {
         Self::spawn(None)
     }
@@ -151,6 +156,7 @@ impl Etcd {
             .or_else(|| head.starts_with("HTTP/1.1 200").then(|| body.to_string()))
     }
 
+    /// Writes a key through etcd's JSON gateway; panics on failure.
     pub fn put(&self, key: &str, value: &str) {
         let body = format!(r#"{{"key":"{}","value":"{}"}}"#, B64.encode(key), B64.encode(value));
         if self.post("/v3/kv/put", &body).is_none() {

@@ -1,9 +1,10 @@
 //! What extdns's test suites share: real servers started on 127.0.0.1 free ports ([`dns_server`] for BIND
 //! and Knot, [`pdns`], [`etcd`], [`moto`]), strict stateful fakes of the APIs that have no runnable server
 //! ([`route53_fake`], [`cloudflare_fake`]), a Kubernetes control plane (`control_plane`, feature
-//! `control-plane`: etcd and kube-apiserver with deploy/ applied), [`dig`] helpers, certificates ([`tls`]), child processes owned
-//! by PID ([`proc`]), runs of the binary under test ([`cli`]) over [`manifests`], the providers' benchmark round ([`bench`]),
-//! and the one rule for a server that is not installed ([`available`]).
+//! `control-plane`: etcd and kube-apiserver with deploy/ applied), [`dig`] helpers, certificates ([`tls`]),
+//! child processes owned by PID ([`proc`]), runs of the binary under test ([`cli`]) over [`manifests`], the
+//! providers' benchmark round ([`bench`](mod@bench)), and the one rule for a server that is not installed
+//! ([`available`]).
 //!
 //! That rule: plain `cargo test` on a machine with only the Rust toolchain passes, so a test that needs a
 //! real server skips with one line naming `cargo xtask test`. `cargo xtask test` (and so CI) sets
@@ -21,6 +22,7 @@
 //! ```
 //!
 //! A dev-dependency only (`publish = false`).
+#![warn(missing_docs)]
 
 pub mod bench;
 pub mod cli;

@@ -28,8 +28,10 @@ pub fn moto_server() -> Option<PathBuf> {
     crate::program("moto_server")
 }
 
+/// A running moto server (the AWS API fake); killed when dropped.
 pub struct Moto {
     child: Child,
+    /// Its endpoint URL, `http://127.0.0.1:<port>`.
     pub url: String,
 }
 

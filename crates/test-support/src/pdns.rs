@@ -12,17 +12,21 @@ use std::time::{Duration, Instant};
 
 use crate::{PDNS_SQLITE_SCHEMA as SCHEMA, dig, free_port, need};
 
+/// The API key the server is started with (`X-API-Key`).
 pub const API_KEY: &str = "extdns-test-api-key";
 
 /// One zone the server serves, with records extdns does not own (`name TYPE content`, names relative to
 /// the zone or `@`).
 #[derive(Debug, Clone, Default)]
 pub struct Zone {
+    /// The zone's name, no trailing dot.
     pub name: String,
+    /// Records as (name, type, content).
     pub records: Vec<(String, String, String)>,
 }
 
 impl Zone {
+    /// A zone with only its SOA and NS records.
     pub fn new(name: &str) -> Zone {
         Zone {
             name: name.into(),
@@ -30,21 +34,25 @@ impl Zone {
         }
     }
 
+    /// Adds a record.
     pub fn with_record(mut self, name: &str, rtype: &str, content: &str) -> Zone {
         self.records.push((name.into(), rtype.into(), content.into()));
         self
     }
 }
 
+/// A running PowerDNS authoritative server with its HTTP API; killed when dropped.
 pub struct PowerDns {
     /// The DNS port (UDP and TCP).
     pub port: u16,
+    /// The HTTP API port on 127.0.0.1.
     pub api_port: u16,
     child: Child,
     dir: tempfile::TempDir,
 }
 
 impl PowerDns {
+    /// Starts a server for `zones` on a SQLite backend; panics with the log if it does not come up.
     pub fn start(zones: &[Zone]) -> PowerDns {
         let mut last = String::new();
         // A port can be taken between choosing and binding it; try a few.
@@ -163,10 +171,12 @@ impl PowerDns {
         format!("http://127.0.0.1:{}", self.api_port)
     }
 
+    /// The server's log so far, for failure messages.
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("server.log")).unwrap_or_default()
     }
 
+    /// The server's working directory.
     pub fn dir(&self) -> &Path {
         self.dir.path()
     }

@@ -10,8 +10,10 @@ use anyhow::{Context, Result, bail};
 
 /// A running child process and its log.
 pub struct Proc {
+    /// A name for messages.
     pub name: String,
     child: Option<Child>,
+    /// The file its stdout and stderr go to.
     pub log: PathBuf,
 }
 

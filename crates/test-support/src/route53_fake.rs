@@ -14,50 +14,69 @@ use axum::http::{Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 
+/// A resource record set in Route53's XML shape.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase", default)]
 pub struct Set {
+    /// Absolute name, lower-case, `*` escaped as `\052`.
     pub name: String,
+    /// Record type.
     #[serde(rename = "Type")]
     pub kind: String,
+    /// Routing-policy identifier.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub set_identifier: Option<String>,
+    /// Weighted routing weight.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub weight: Option<i64>,
+    /// Latency routing region.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub region: Option<String>,
+    /// Failover role (`PRIMARY`/`SECONDARY`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failover: Option<String>,
+    /// TTL in seconds; absent on alias sets.
     #[serde(rename = "TTL", skip_serializing_if = "Option::is_none")]
     pub ttl: Option<i64>,
+    /// The values; absent on alias sets.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resource_records: Option<Values>,
+    /// Alias target, for alias sets.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub alias_target: Option<Alias>,
+    /// Attached health check id.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub health_check_id: Option<String>,
 }
 
+/// `ResourceRecords`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Values {
+    /// One entry per value.
     #[serde(rename = "ResourceRecord")]
     pub items: Vec<Value>,
 }
 
+/// One `ResourceRecord`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase", default)]
 pub struct Value {
+    /// The value as Route53 spells it (TXT quoted).
     pub value: String,
 }
 
+/// An `AliasTarget`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Alias {
+    /// Hosted zone of the target (an ELB's, or our own).
     #[serde(rename = "HostedZoneId")]
     pub hosted_zone_id: String,
+    /// The target's DNS name.
     #[serde(rename = "DNSName")]
     pub dns_name: String,
+    /// Whether Route53 checks the target's health.
     #[serde(rename = "EvaluateTargetHealth")]
     pub evaluate_target_health: bool,
 }
@@ -102,18 +121,25 @@ struct TagIds {
 /// (name, type, set identifier): how Route53 identifies a record set.
 pub type Key = (String, String, String);
 
+/// One hosted zone.
 #[derive(Debug, Clone, Default)]
 pub struct Zone {
+    /// Id without the `/hostedzone/` prefix.
     pub id: String,
     /// Absolute, lower-case.
     pub name: String,
+    /// A private (VPC) zone.
     pub private: bool,
+    /// Tags as (key, value).
     pub tags: Vec<(String, String)>,
+    /// Record sets by [`Key`].
     pub sets: BTreeMap<Key, Set>,
 }
 
+/// Everything the fake holds and counts; inspect it through [`Fake::lock`].
 #[derive(Debug, Default)]
 pub struct Inner {
+    /// Hosted zones, in creation order.
     pub zones: Vec<Zone>,
     /// Answer the next this many requests with a throttling error.
     pub throttle_next: usize,
@@ -127,17 +153,21 @@ pub struct Inner {
     pub refused_batches: usize,
     /// Page sizes.
     pub zone_page: usize,
+    /// Most record sets per `ListResourceRecordSets` page.
     pub record_page: usize,
 }
 
 /// A running fake. Dropping it stops nothing; the test runtime ends the task.
 #[derive(Clone)]
 pub struct Fake {
+    /// The fake's state.
     pub state: Arc<Mutex<Inner>>,
+    /// Endpoint URL, `http://127.0.0.1:<port>`.
     pub url: String,
 }
 
 impl Fake {
+    /// Starts the fake on the current runtime.
     pub async fn start() -> Fake {
         let state = Arc::new(Mutex::new(Inner {
             zone_page: 100,
@@ -170,6 +200,7 @@ impl Fake {
         rx.recv().expect("the fake started")
     }
 
+    /// The fake's state, locked (a poisoned lock is taken anyway).
     pub fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -229,6 +260,7 @@ impl Fake {
             .unwrap_or_default()
     }
 
+    /// The first set of `name` (relative or absolute) and type in a zone.
     pub fn find(&self, zone_id: &str, name: &str, kind: &str) -> Option<Set> {
         self.sets(zone_id)
             .into_iter()
@@ -236,6 +268,7 @@ impl Fake {
     }
 }
 
+/// A name as Route53 stores it: lower-case, `*` as `\052`, trailing dot.
 pub fn absolute(name: &str) -> String {
     let mut n = name.to_ascii_lowercase().replace('*', "\\052");
     if !n.ends_with('.') {

@@ -18,6 +18,7 @@ use crate::proc::eventually;
 
 const MANAGER: &str = "extdns-e2e";
 
+/// A blocking Kubernetes client for tests: its own one-thread runtime, untyped objects as JSON.
 pub struct Kube {
     rt: tokio::runtime::Runtime,
     client: Client,
@@ -86,6 +87,7 @@ async fn apply(client: Client, obj: &Value) -> Result<Value> {
 }
 
 impl Kube {
+    /// A client for the cluster of a kubeconfig file.
     pub fn from_kubeconfig(path: &Path) -> Result<Kube> {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
@@ -105,6 +107,7 @@ impl Kube {
         self.client.clone()
     }
 
+    /// Runs a future on the client's runtime.
     pub fn block_on<F: Future>(&self, f: F) -> F::Output {
         self.rt.block_on(f)
     }
@@ -140,6 +143,7 @@ impl Kube {
         list.items.into_iter().map(|e| Ok(serde_json::to_value(e)?)).collect()
     }
 
+    /// Deletes one object (namespaced when `namespace` is given).
     pub fn delete(&self, api_version: &str, kind: &str, namespace: Option<&str>, name: &str) -> Result<()> {
         let api = self.api(api_version, kind, namespace)?;
         self.block_on(api.delete(name, &DeleteParams::default()))

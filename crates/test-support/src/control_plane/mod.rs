@@ -28,24 +28,35 @@ use self::pki::Pki;
 /// The programs the tests run.
 #[derive(Debug, Clone)]
 pub struct Binaries {
+    /// etcd.
     pub etcd: PathBuf,
+    /// kube-apiserver.
     pub kube_apiserver: PathBuf,
+    /// kubectl.
     pub kubectl: PathBuf,
+    /// external-dns v0.22.0, for the differential tests.
     pub external_dns: PathBuf,
+    /// The extdns binary under test.
     pub extdns: PathBuf,
 }
 
+/// A running etcd and kube-apiserver on 127.0.0.1 with deploy/ applied; stopped when dropped.
 pub struct ControlPlane {
+    /// Working directory: certificates, kubeconfigs, logs.
     pub dir: PathBuf,
     pki: Pki,
     bins: Binaries,
     etcd: Proc,
+    /// etcd's client port.
     pub etcd_port: u16,
     apiserver: Option<Proc>,
+    /// kube-apiserver's secure port.
     pub port: u16,
+    /// A kubeconfig with the admin (system:masters) client certificate.
     pub admin_kubeconfig: PathBuf,
     /// A kubeconfig with a token of the `extdns` ServiceAccount from deploy/.
     pub sa_kubeconfig: PathBuf,
+    /// A client with the admin credentials.
     pub kube: Kube,
     /// The audit log (JSON lines, Metadata level) of the controllers' ServiceAccount, when started with
     /// [`ControlPlane::start_audited`].
@@ -189,10 +200,12 @@ impl ControlPlane {
         self.start_apiserver()
     }
 
+    /// The programs this control plane runs.
     pub fn binaries(&self) -> &Binaries {
         &self.bins
     }
 
+    /// kubectl with the admin kubeconfig.
     pub fn kubectl(&self) -> Command {
         let mut cmd = Command::new(&self.bins.kubectl);
         cmd.arg(format!("--kubeconfig={}", self.admin_kubeconfig.display()));

@@ -7,18 +7,27 @@ use std::path::{Path, PathBuf};
 use crate::tls::{Ca, openssl};
 use anyhow::Result;
 
+/// Paths of the PEM files [`Pki::create`] wrote.
 #[derive(Debug, Clone)]
 pub struct Pki {
+    /// The CA certificate every party trusts.
     pub ca_cert: PathBuf,
+    /// kube-apiserver's serving certificate (for 127.0.0.1).
     pub server_cert: PathBuf,
+    /// Its key.
     pub server_key: PathBuf,
+    /// The admin client certificate (group system:masters).
     pub admin_cert: PathBuf,
+    /// Its key.
     pub admin_key: PathBuf,
+    /// The service-account token signing key.
     pub sa_key: PathBuf,
+    /// Its public half, for verifying tokens.
     pub sa_pub: PathBuf,
 }
 
 impl Pki {
+    /// Creates the CA and every certificate in `dir` with openssl.
     pub fn create(dir: &Path) -> Result<Pki> {
         let ca = Ca::create(dir, "/CN=extdns-e2e-ca")?;
         ca.leaf(
