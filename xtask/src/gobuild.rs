@@ -3,7 +3,7 @@
 //! tool and cached under `target/e2e-bin/<name>-<version>`, so a machine builds a version once; the Go module
 //! and build caches (`~/go`, `~/.cache/go-build`) make a rebuild of another version cheap too.
 //!
-//! Recipes (verified on the project's build machines): `../shared/reference/kube-apiserver.md`.
+//! The recipes below were verified on the project's build machines.
 //! - kube-apiserver and kubectl: `go install k8s.io/kubernetes/cmd/...@v` fails because k8s.io/kubernetes's
 //!   go.mod maps its staging modules to `./staging/...`; a wrapper module replaces each with its published
 //!   version and builds the command as a tool of the wrapper.
