@@ -16,25 +16,26 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use futures::StreamExt;
-use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::ListParams;
+use kube::core::{ApiResource, DynamicResourceScope};
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
 use kube::{Api, Client, Resource};
 use serde::Deserialize;
-use serde::de::{DeserializeOwned, Deserializer};
+use serde::de::Deserializer;
 use serde_json::Value;
 use tokio::runtime::Handle;
 use tokio::sync::watch;
 use tokio::task::{AbortHandle, JoinHandle};
 
-use crate::convert::{self, PodAnnotationPrefixes};
-use crate::decode::{self, DecodeError};
+use crate::convert::PodAnnotationPrefixes;
+use crate::decode::DecodeError;
 use crate::intern::Interner;
+use crate::kinds::{self, ChangeKey, Convert, KindSpec, Scope, WatchIn, Watched};
 use crate::pod_demand::{self, PodDemand};
-use crate::store::{Index, Item};
-use crate::view::{EndpointSlice, Gateway, ListenerSet, Namespace, Node, Pod, Route, RouteKind, Service};
+use crate::store::Item;
+use crate::view::Pod;
 use crate::{ChangeSet, Cluster, ClusterStore, ObjectKey, ResourceKind, StrMap, Sym, TemplateFields};
 
 /// What to watch, beyond the kinds.
@@ -102,16 +103,17 @@ impl LiveCluster {
         let runtime = tokio::runtime::Handle::try_current().map_err(InformerError::NoRuntime)?;
         let kinds: BTreeSet<ResourceKind> = kinds.iter().copied().collect();
         let kinds_list: Vec<ResourceKind> = kinds.iter().copied().collect();
-        let inner = Inner::new(ClusterStore::new(), &kinds_list, opts).with_api(client.clone(), runtime.clone());
-        let mut cluster = LiveCluster {
-            inner: Arc::new(inner),
-            tasks: Vec::new(),
-        };
+        let inner = Arc::new(Inner::new(ClusterStore::new(), &kinds_list, opts).with_api(client, runtime));
+        let mut tasks = Vec::new();
         for kind in kinds {
-            let task = cluster.spawn(&runtime, client.clone(), kind);
-            cluster.tasks.push(task);
+            let spec = kind.spec();
+            let namespace = inner.namespace_of(spec);
+            tasks.extend(
+                spec.ops
+                    .watch(spec, spec.preferred_version(), namespace, Arc::clone(&inner)),
+            );
         }
-        Ok(cluster)
+        Ok(LiveCluster { inner, tasks })
     }
 
     /// A cluster with the same store and conversions but no watchers: events are fed with
@@ -173,56 +175,31 @@ impl LiveCluster {
     pub fn interner(&self) -> &Interner {
         self.inner.store.interner()
     }
-
-    fn spawn(&self, runtime: &tokio::runtime::Handle, client: Client, kind: ResourceKind) -> JoinHandle<()> {
-        let inner = Arc::clone(&self.inner);
-        let opts = &self.inner.opts;
-        let ns = opts.namespace.as_deref().filter(|n| !n.is_empty());
-        let gw_ns = opts.gateway_namespace.as_deref().filter(|n| !n.is_empty());
-        let mut cfg = watcher::Config::default().any_semantic();
-        if let Some(sel) = opts.label_selectors.get(&kind).filter(|s| !s.is_empty()) {
-            cfg = cfg.labels(sel);
-        }
-        use gateway_api::experimental::{tcproutes::TcpRoute, udproutes::UdpRoute};
-        use gateway_api::{grpcroutes::GrpcRoute, httproutes::HttpRoute, tlsroutes::TlsRoute};
-        use k8s_openapi::api::{core::v1 as core, discovery::v1 as discovery};
-        match kind {
-            ResourceKind::Service => runtime.spawn(run::<core::Service>(scoped(client, ns), cfg, inner)),
-            ResourceKind::EndpointSlice => {
-                runtime.spawn(run::<discovery::EndpointSlice>(scoped(client, ns), cfg, inner))
-            }
-            ResourceKind::Pod => runtime.spawn(run::<core::Pod>(scoped(client, ns), cfg, inner)),
-            ResourceKind::Node => runtime.spawn(run::<core::Node>(Api::all(client), cfg, inner)),
-            ResourceKind::Namespace => runtime.spawn(run::<core::Namespace>(Api::all(client), cfg, inner)),
-            ResourceKind::Gateway => {
-                runtime.spawn(run::<gateway_api::gateways::Gateway>(scoped(client, gw_ns), cfg, inner))
-            }
-            ResourceKind::ListenerSet => runtime.spawn(run::<gateway_api::listenersets::ListenerSet>(
-                Api::all(client),
-                cfg,
-                inner,
-            )),
-            ResourceKind::Route(RouteKind::Http) => runtime.spawn(run::<HttpRoute>(scoped(client, ns), cfg, inner)),
-            ResourceKind::Route(RouteKind::Grpc) => runtime.spawn(run::<GrpcRoute>(scoped(client, ns), cfg, inner)),
-            ResourceKind::Route(RouteKind::Tls) => runtime.spawn(run::<TlsRoute>(scoped(client, ns), cfg, inner)),
-            ResourceKind::Route(RouteKind::Tcp) => runtime.spawn(run::<TcpRoute>(scoped(client, ns), cfg, inner)),
-            ResourceKind::Route(RouteKind::Udp) => runtime.spawn(run::<UdpRoute>(scoped(client, ns), cfg, inner)),
-        }
-    }
 }
 
-fn scoped<K>(client: Client, namespace: Option<&str>) -> Api<Decoded<K>>
-where
-    K: Watched + Resource<Scope = NamespaceResourceScope>,
-{
-    match namespace {
-        Some(ns) => Api::namespaced(client, ns),
-        None => Api::all(client),
+/// Starts the watcher of `spec` (whose API type is `K`) in `version`, in `namespace` (all for `None`);
+/// `None` for a view without API access.
+pub(crate) fn spawn_watch<K: Watched>(
+    spec: &'static KindSpec,
+    version: &str,
+    namespace: Option<&str>,
+    inner: Arc<Inner>,
+) -> Option<JoinHandle<()>> {
+    let ApiAccess { client, runtime } = inner.api.clone()?;
+    let resource = spec.api_resource(version);
+    let api: Api<Decoded<K>> = match namespace {
+        Some(ns) => Api::namespaced_with(client, ns, &resource),
+        None => Api::all_with(client, &resource),
+    };
+    let mut cfg = watcher::Config::default().any_semantic();
+    if let Some(sel) = inner.opts.label_selectors.get(&spec.kind).filter(|s| !s.is_empty()) {
+        cfg = cfg.labels(sel);
     }
+    Some(runtime.spawn(run::<K>(api, cfg, inner)))
 }
 
 async fn run<K: Watched>(api: Api<Decoded<K>>, cfg: watcher::Config, inner: Arc<Inner>) {
-    let kind = K::resource_kind();
+    let kind = K::KIND;
     let mut events = pin!(watcher::watcher(api, cfg).default_backoff());
     while let Some(event) = events.next().await {
         match event {
@@ -262,21 +239,26 @@ enum Decoded<K> {
     },
 }
 
+/// The API resource (group, version, plural) travels as the dynamic type, so the version watched is the
+/// one the table or discovery chooses, not the one the typed model was generated from.
 impl<K: Watched> Resource for Decoded<K> {
-    type DynamicType = ();
-    type Scope = K::Scope;
+    type DynamicType = ApiResource;
+    type Scope = DynamicResourceScope;
 
-    fn kind(dt: &()) -> Cow<'_, str> {
-        K::kind(dt)
+    fn kind(dt: &ApiResource) -> Cow<'_, str> {
+        Cow::Borrowed(&dt.kind)
     }
-    fn group(dt: &()) -> Cow<'_, str> {
-        K::group(dt)
+    fn group(dt: &ApiResource) -> Cow<'_, str> {
+        Cow::Borrowed(&dt.group)
     }
-    fn version(dt: &()) -> Cow<'_, str> {
-        K::version(dt)
+    fn version(dt: &ApiResource) -> Cow<'_, str> {
+        Cow::Borrowed(&dt.version)
     }
-    fn plural(dt: &()) -> Cow<'_, str> {
-        K::plural(dt)
+    fn api_version(dt: &ApiResource) -> Cow<'_, str> {
+        Cow::Borrowed(&dt.api_version)
+    }
+    fn plural(dt: &ApiResource) -> Cow<'_, str> {
+        Cow::Borrowed(&dt.plural)
     }
     fn meta(&self) -> &ObjectMeta {
         match self {
@@ -295,7 +277,7 @@ impl<K: Watched> Resource for Decoded<K> {
 impl<'de, K: Watched> Deserialize<'de> for Decoded<K> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let mut value = Value::deserialize(deserializer)?;
-        Ok(match decode::decode::<K>(K::resource_kind(), &mut value) {
+        Ok(match kinds::decode::<K>(&mut value) {
             Ok(o) => Decoded::Object(o),
             Err(error) => Decoded::Undecodable {
                 meta: Box::new(identity(&value)),
@@ -320,131 +302,9 @@ fn identity(value: &Value) -> ObjectMeta {
     })
 }
 
-/// The API types extdns watches, each tied to its view and its index in the store.
-pub trait Watched:
-    sealed::Sealed + Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static
-{
-    fn resource_kind() -> ResourceKind;
-}
-
-mod sealed {
-    use super::*;
-
-    /// Sealed: only the kinds below can be watched.
-    pub trait Sealed {
-        #[doc(hidden)]
-        type View: Item;
-        #[doc(hidden)]
-        fn index(store: &ClusterStore) -> &Index<Self::View>;
-        #[doc(hidden)]
-        fn convert(&self, store: &ClusterStore, opts: &LiveOptions) -> Self::View;
-    }
-}
-
-macro_rules! watched {
-    ($ty:ty, $kind:expr, $view:ty, |$store:ident| $index:expr) => {
-        impl sealed::Sealed for $ty {
-            type View = $view;
-            fn index($store: &ClusterStore) -> &Index<$view> {
-                $index
-            }
-            fn convert(&self, store: &ClusterStore, opts: &LiveOptions) -> $view {
-                let mut view = <$view>::from(self);
-                if let Some(slot) = view.template_fields_slot() {
-                    *slot = opts.template_fields.keep($kind, self);
-                }
-                if let Some(meta) = view.meta_mut() {
-                    meta.labels = meta.labels.with_interned_keys(store.interner());
-                    meta.annotations = meta.annotations.with_interned_keys(store.interner());
-                }
-                view
-            }
-        }
-        impl Watched for $ty {
-            fn resource_kind() -> ResourceKind {
-                $kind
-            }
-        }
-    };
-}
-
-watched!(
-    k8s_openapi::api::core::v1::Service,
-    ResourceKind::Service,
-    Service,
-    |s| &s.services
-);
-watched!(
-    k8s_openapi::api::discovery::v1::EndpointSlice,
-    ResourceKind::EndpointSlice,
-    EndpointSlice,
-    |s| &s.slices
-);
-watched!(k8s_openapi::api::core::v1::Node, ResourceKind::Node, Node, |s| &s.nodes);
-watched!(
-    k8s_openapi::api::core::v1::Namespace,
-    ResourceKind::Namespace,
-    Namespace,
-    |s| &s.namespaces
-);
-watched!(gateway_api::gateways::Gateway, ResourceKind::Gateway, Gateway, |s| &s
-    .gateways);
-watched!(
-    gateway_api::listenersets::ListenerSet,
-    ResourceKind::ListenerSet,
-    ListenerSet,
-    |s| &s.listener_sets
-);
-watched!(
-    gateway_api::httproutes::HttpRoute,
-    ResourceKind::Route(RouteKind::Http),
-    Route,
-    |s| s.route_index(RouteKind::Http)
-);
-watched!(
-    gateway_api::grpcroutes::GrpcRoute,
-    ResourceKind::Route(RouteKind::Grpc),
-    Route,
-    |s| s.route_index(RouteKind::Grpc)
-);
-watched!(
-    gateway_api::tlsroutes::TlsRoute,
-    ResourceKind::Route(RouteKind::Tls),
-    Route,
-    |s| s.route_index(RouteKind::Tls)
-);
-watched!(
-    gateway_api::experimental::tcproutes::TcpRoute,
-    ResourceKind::Route(RouteKind::Tcp),
-    Route,
-    |s| s.route_index(RouteKind::Tcp)
-);
-watched!(
-    gateway_api::experimental::udproutes::UdpRoute,
-    ResourceKind::Route(RouteKind::Udp),
-    Route,
-    |s| s.route_index(RouteKind::Udp)
-);
-
-/// Pods keep only the configured annotations and share their repeated strings through the store's interner.
-impl sealed::Sealed for k8s_openapi::api::core::v1::Pod {
-    type View = Pod;
-    fn index(store: &ClusterStore) -> &Index<Pod> {
-        &store.pods
-    }
-    fn convert(&self, store: &ClusterStore, opts: &LiveOptions) -> Pod {
-        convert::pod(self, &opts.pod_annotation_prefixes, store.interner())
-    }
-}
-impl Watched for k8s_openapi::api::core::v1::Pod {
-    fn resource_kind() -> ResourceKind {
-        ResourceKind::Pod
-    }
-}
-
 /// Everything the watcher tasks and the view share.
 #[derive(Debug)]
-struct Inner {
+pub(crate) struct Inner {
     opts: LiveOptions,
     store: Arc<ClusterStore>,
     changes: watch::Sender<u64>,
@@ -502,6 +362,25 @@ impl Inner {
         self
     }
 
+    /// The namespace a kind is watched in; `None` for all.
+    fn namespace_of(&self, spec: &KindSpec) -> Option<&str> {
+        let configured = match spec.scope {
+            Scope::Cluster | Scope::Namespaced(WatchIn::All) => None,
+            Scope::Namespaced(WatchIn::Sources) => self.opts.namespace.as_deref(),
+            Scope::Namespaced(WatchIn::Gateways) => self.opts.gateway_namespace.as_deref(),
+        };
+        configured.filter(|n| !n.is_empty())
+    }
+
+    /// What every conversion of this view shares.
+    fn convert(&self) -> Convert<'_> {
+        Convert {
+            interner: self.store.interner(),
+            pod_annotation_prefixes: &self.opts.pod_annotation_prefixes,
+            template_fields: &self.opts.template_fields,
+        }
+    }
+
     /// The kinds whose first list has not completed, and Pods while a list of new demand is in flight.
     fn unsynced_kinds(&self) -> Vec<ResourceKind> {
         let mut kinds = self.unsynced.lock().unwrap_or_else(|e| e.into_inner()).clone();
@@ -543,14 +422,17 @@ impl Inner {
 
     /// Drops the stored Pods the demand does not select.
     fn prune_pods(&self) {
+        let Some(pods) = self.store.index::<Pod>(ResourceKind::Pod) else {
+            return;
+        };
         let demand = self.demand();
-        let dropped = self.store.pods.retain(|ns, pod| demand.wants(ns, &pod.labels));
+        let dropped = pods.retain(|ns, pod| demand.wants(ns, &pod.labels));
         tracing::debug!(dropped, "dropped the Pods no Service reads");
     }
 
     /// After a Service event: brings the demand up to date and lists the Pods it newly selects.
     fn service_changed(self: &Arc<Self>, ns: &Sym, name: &str) {
-        let svc = self.store.services.get(ns, name);
+        let svc = self.store.service(ns, name);
         let fetch = match svc {
             Some(svc) => self.demand().upsert(ns, &svc),
             None => {
@@ -566,7 +448,7 @@ impl Inner {
     /// After a list of Services: the demand from scratch, and the Pods it newly selects. The first list
     /// fetches nothing: every Pod was kept until then, so the store drops the ones not selected instead.
     fn services_relisted(self: &Arc<Self>, first: bool) {
-        let services = self.store.services.all();
+        let services = self.store.services();
         let interner = self.store.interner();
         let fetch = self
             .demand()
@@ -587,7 +469,11 @@ impl Inner {
             // Detached: events are fed by hand, there is nothing to list from.
             return;
         };
-        if !self.is_synced(ResourceKind::Pod) || self.store.pods.is_relisting() {
+        let relisting = self
+            .store
+            .index::<Pod>(ResourceKind::Pod)
+            .is_some_and(|pods| pods.is_relisting());
+        if !self.is_synced(ResourceKind::Pod) || relisting {
             self.fetches().deferred.push((namespace, selector));
             return;
         }
@@ -613,7 +499,9 @@ impl Inner {
         }
         let inner = Arc::clone(self);
         let task = runtime.spawn(async move {
-            let api: Api<Decoded<k8s_openapi::api::core::v1::Pod>> = Api::namespaced(client, &namespace);
+            let spec = ResourceKind::Pod.spec();
+            let api: Api<Decoded<k8s_openapi::api::core::v1::Pod>> =
+                Api::namespaced_with(client, &namespace, &spec.api_resource(spec.preferred_version()));
             let pods = list_all(&api, &labels).await;
             inner.apply_fetched(id, pods);
         });
@@ -626,6 +514,9 @@ impl Inner {
     fn apply_fetched(&self, id: u64, pods: Vec<Decoded<k8s_openapi::api::core::v1::Pod>>) {
         let touched = self.fetches().active.remove(&id).unwrap_or_default();
         let store = &*self.store;
+        let Some(index) = store.index::<Pod>(ResourceKind::Pod) else {
+            return;
+        };
         let mut stored = 0usize;
         for pod in pods {
             let meta = pod.meta();
@@ -636,17 +527,18 @@ impl Inner {
             }
             let changed = match pod {
                 Decoded::Object(o) => {
-                    let view = sealed::Sealed::convert(&o, store, &self.opts);
-                    self.keeps(&view, &ns) && store.pods.upsert(ns.clone(), view)
+                    let view = kinds::convert(&o, &self.convert());
+                    self.keeps(&view, &ns) && index.upsert(ns.clone(), view)
                 }
                 Decoded::Undecodable { meta, error } => {
                     warn_undecodable(ResourceKind::Pod, &meta, &error);
-                    store.pods.mark_undecodable(ns.clone(), &name)
+                    index.mark_undecodable(ns.clone(), &name)
                 }
             };
             if changed {
                 stored += 1;
-                self.pending_changes().insert(ResourceKind::Pod, &ns, &name);
+                self.pending_changes()
+                    .insert(ObjectKey::new(ResourceKind::Pod, &ns, &name));
             }
         }
         tracing::debug!(stored, "listed the Pods of a new selector");
@@ -661,9 +553,13 @@ impl Inner {
     /// the first list bumps it once, when the last kind completes, so a waiter sees the view become
     /// synced.
     fn ingest<K: Watched>(self: &Arc<Self>, event: Event<Decoded<K>>) {
-        let kind = K::resource_kind();
+        let kind = K::KIND;
         let store = &*self.store;
-        let index = K::index(store);
+        let Some(index) = store.index::<K::View>(kind) else {
+            tracing::error!(%kind, "no index for this kind; its events are ignored");
+            return;
+        };
+        let convert = self.convert();
         let ns = |m: &ObjectMeta| store.interner().intern(m.namespace.as_deref().unwrap_or_default());
         let name = |m: &ObjectMeta| -> Box<str> { m.name.as_deref().unwrap_or_default().into() };
         // The object an incremental sync must look at: its namespace, its name and, for kinds stored in
@@ -673,7 +569,7 @@ impl Inner {
         let changed = match event {
             Event::Apply(Decoded::Object(o)) => {
                 let (ns, name) = (ns(o.meta()), name(o.meta()));
-                let view = o.convert(store, &self.opts);
+                let view = kinds::convert(&o, &convert);
                 let groups = [index.group_of(&ns, &name), view.group().map(Box::from)];
                 touched = Some((ns.clone(), name.clone(), groups));
                 if self.keeps(&view, &ns) {
@@ -704,7 +600,7 @@ impl Inner {
             }
             Event::InitApply(Decoded::Object(o)) => {
                 let ns = ns(o.meta());
-                let view = o.convert(store, &self.opts);
+                let view = kinds::convert(&o, &convert);
                 if self.keeps(&view, &ns) {
                     index.relist_add(ns, Ok(view));
                 }
@@ -742,12 +638,13 @@ impl Inner {
         if changed && self.is_synced(kind) {
             if let Some((ns, name, groups)) = touched {
                 let mut pending = self.pending_changes();
-                if kind == ResourceKind::EndpointSlice {
-                    for group in groups.iter().flatten() {
-                        pending.insert(kind, &ns, group);
+                match kind.spec().changes {
+                    ChangeKey::Group => {
+                        for group in groups.iter().flatten() {
+                            pending.insert(ObjectKey::new(kind, &ns, group));
+                        }
                     }
-                } else {
-                    pending.insert(kind, &ns, &name);
+                    ChangeKey::Own => pending.insert(ObjectKey::new(kind, &ns, &name)),
                 }
             }
             self.bump();
@@ -822,11 +719,11 @@ async fn list_pages(
 
 /// Names the object and the field, never the object's content beyond the (cut) offending value.
 fn warn_undecodable(kind: ResourceKind, meta: &ObjectMeta, error: &DecodeError) {
-    let object = ObjectKey {
+    let object = ObjectKey::new(
         kind,
-        namespace: meta.namespace.clone().unwrap_or_default(),
-        name: meta.name.clone().unwrap_or_default(),
-    };
+        meta.namespace.as_deref().unwrap_or_default(),
+        meta.name.as_deref().unwrap_or_default(),
+    );
     tracing::warn!(
         %object, field = %error.path, problem = %error.problem,
         "skipping an object that cannot be decoded; the other objects are read as usual"
@@ -836,6 +733,7 @@ fn warn_undecodable(kind: ResourceKind, meta: &ObjectMeta, error: &DecodeError) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::view::{RouteKind, Service};
     use k8s_openapi::api::core::v1 as core;
     use k8s_openapi::api::discovery::v1 as discovery;
     use serde_json::json;
@@ -993,7 +891,9 @@ mod tests {
         assert_eq!(c.store().pods("a").len(), 1);
         c.apply_event(Event::Delete(pod("p1", "a")));
         assert!(c.store().pods("a").is_empty());
-        assert_eq!(c.store().pods.namespace_count(), 1, "namespace a is gone");
+        let store = c.store();
+        let pods = store.index::<Pod>(ResourceKind::Pod).expect("pods");
+        assert_eq!(pods.namespace_count(), 1, "namespace a is gone");
     }
 
     #[test]
