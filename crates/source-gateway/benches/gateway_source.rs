@@ -72,7 +72,7 @@ fn listeners(g: usize) -> Vec<Listener> {
 fn cluster() -> ClusterStore {
     let mut c = ClusterStore::new();
     for n in 0..NAMESPACES {
-        c.add_namespace(Namespace {
+        c.add(Namespace {
             name: format!("ns-{n}"),
             labels: [
                 ("team", format!("team-{}", n % 10)),
@@ -83,7 +83,7 @@ fn cluster() -> ClusterStore {
         });
     }
     for g in 0..GATEWAYS {
-        c.add_gateway(Gateway {
+        c.add(Gateway {
             meta: meta(&format!("ns-{}", g * 4), &format!("gw-{g}")),
             gateway_class_name: "example".into(),
             listeners: listeners(g),
@@ -117,7 +117,7 @@ fn cluster() -> ClusterStore {
                 format!("www{r}.example.org")
             },
         ];
-        c.add_route(Route {
+        c.add(Route {
             kind: RouteKind::Http,
             meta: meta(&ns, &format!("route-{r}")),
             hostnames,

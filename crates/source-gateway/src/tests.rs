@@ -128,7 +128,7 @@ fn selector(labels: &[(&str, &str)]) -> LabelSelector {
 /// at 1.2.3.4.
 fn world() -> ClusterStore {
     let mut c = ClusterStore::new();
-    c.add_gateway(gateway("infra", "gw", vec![http("http", None)], &["1.2.3.4"]));
+    c.add(gateway("infra", "gw", vec![http("http", None)], &["1.2.3.4"]));
     c
 }
 
@@ -239,7 +239,7 @@ fn watched_kinds_are_route_gateway_namespace_and_listener_sets_with_the_flag() {
 #[test]
 fn endpoints_is_the_same_as_collect() {
     let mut c = world();
-    c.add_route(httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]));
+    c.add(httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]));
     let s = GatewayRouteSource::new(RouteKind::Http, config());
     let rt = tokio::runtime::Builder::new_current_thread().build();
     let eps = match rt {
@@ -252,14 +252,14 @@ fn endpoints_is_the_same_as_collect() {
 #[test]
 fn attached_route_publishes_its_hostname_at_the_gateway_addresses() {
     let mut c = world();
-    c.add_route(httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]));
+    c.add(httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]));
     assert_eq!(lines(&run(config(), &c)), vec!["web.example.com A 1.2.3.4"]);
 }
 
 #[test]
 fn each_source_reads_only_its_own_route_kind() {
     let mut c = ClusterStore::new();
-    c.add_gateway(gateway(
+    c.add(gateway(
         "infra",
         "gw",
         vec![
@@ -271,19 +271,19 @@ fn each_source_reads_only_its_own_route_kind() {
         &["1.2.3.4"],
     ));
     let p = [gw_ref("infra", "gw")];
-    c.add_route(route(RouteKind::Http, "apps", "h", &["h.example.com"], &p));
-    c.add_route(route(RouteKind::Grpc, "apps", "g", &["g.example.com"], &p));
-    c.add_route(route(RouteKind::Tls, "apps", "t", &["t.example.com"], &p));
+    c.add(route(RouteKind::Http, "apps", "h", &["h.example.com"], &p));
+    c.add(route(RouteKind::Grpc, "apps", "g", &["g.example.com"], &p));
+    c.add(route(RouteKind::Tls, "apps", "t", &["t.example.com"], &p));
     let mut tcp = route(RouteKind::Tcp, "apps", "tcp", &[], &p);
     tcp.meta.annotations = [(format!("{GA}hostname"), "tcp.example.com".to_string())]
         .into_iter()
         .collect();
-    c.add_route(tcp);
+    c.add(tcp);
     let mut udp = route(RouteKind::Udp, "apps", "udp", &[], &p);
     udp.meta.annotations = [(format!("{GA}hostname"), "udp.example.com".to_string())]
         .into_iter()
         .collect();
-    c.add_route(udp);
+    c.add(udp);
     assert_eq!(names(&run_kind(RouteKind::Http, config(), &c)), vec!["h.example.com"]);
     assert_eq!(names(&run_kind(RouteKind::Grpc, config(), &c)), vec!["g.example.com"]);
     assert_eq!(names(&run_kind(RouteKind::Tls, config(), &c)), vec!["t.example.com"]);
@@ -298,8 +298,8 @@ fn label_filter_selects_routes() -> Result<(), extdns_source::SelectorError> {
     let mut c = world();
     let mut public = httproute("apps", "public", &["public.example.com"], &[gw_ref("infra", "gw")]);
     public.meta = with_labels(public.meta, &[("dns", "public")]);
-    c.add_route(public);
-    c.add_route(httproute(
+    c.add(public);
+    c.add(httproute(
         "apps",
         "private",
         &["private.example.com"],
@@ -322,7 +322,7 @@ fn label_filter_does_not_apply_to_gateways() -> Result<(), extdns_source::Select
     let mut c = world();
     let mut r = httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]);
     r.meta = with_labels(r.meta, &[("dns", "public")]);
-    c.add_route(r);
+    c.add(r);
     let cfg = GatewaySourceConfig {
         common: {
             let mut common = SourceConfig::default();
@@ -341,8 +341,8 @@ fn annotation_filter_selects_routes() -> Result<(), extdns_source::SelectorError
     let mut c = world();
     let mut r = httproute("apps", "yes", &["yes.example.com"], &[gw_ref("infra", "gw")]);
     r.meta = with_annotations(r.meta, &[("team", "a")]);
-    c.add_route(r);
-    c.add_route(httproute("apps", "no", &["no.example.com"], &[gw_ref("infra", "gw")]));
+    c.add(r);
+    c.add(httproute("apps", "no", &["no.example.com"], &[gw_ref("infra", "gw")]));
     let cfg = GatewaySourceConfig {
         common: {
             let mut common = SourceConfig::default();
@@ -358,8 +358,8 @@ fn annotation_filter_selects_routes() -> Result<(), extdns_source::SelectorError
 #[test]
 fn namespace_flag_limits_routes_but_not_gateways() {
     let mut c = world();
-    c.add_route(httproute("apps", "in", &["in.example.com"], &[gw_ref("infra", "gw")]));
-    c.add_route(httproute(
+    c.add(httproute("apps", "in", &["in.example.com"], &[gw_ref("infra", "gw")]));
+    c.add(httproute(
         "other",
         "out",
         &["out.example.com"],
@@ -382,10 +382,10 @@ fn controller_annotation_excludes_routes_of_other_controllers() {
     let mut c = world();
     let mut foreign = httproute("apps", "foreign", &["foreign.example.com"], &[gw_ref("infra", "gw")]);
     foreign.meta = with_annotations(foreign.meta, &[(&format!("{ALPHA}controller"), "someone-else")]);
-    c.add_route(foreign);
+    c.add(foreign);
     let mut ours = httproute("apps", "ours", &["ours.example.com"], &[gw_ref("infra", "gw")]);
     ours.meta = with_annotations(ours.meta, &[(&format!("{GA}controller"), "dns-controller")]);
-    c.add_route(ours);
+    c.add(ours);
     assert_eq!(names(&run(config(), &c)), vec!["ours.example.com"]);
 }
 
@@ -399,13 +399,13 @@ fn spec_hostnames_of_http_grpc_and_tls_routes_are_published() {
         (RouteKind::Tls, "TLS"),
     ] {
         let mut c = ClusterStore::new();
-        c.add_gateway(gateway(
+        c.add(gateway(
             "infra",
             "gw",
             vec![listener("l", protocol, 443, None)],
             &["1.2.3.4"],
         ));
-        c.add_route(route(
+        c.add(route(
             kind,
             "apps",
             "r",
@@ -424,14 +424,14 @@ fn spec_hostnames_of_http_grpc_and_tls_routes_are_published() {
 fn tcp_and_udp_routes_have_no_spec_hostnames() {
     for (kind, protocol) in [(RouteKind::Tcp, "TCP"), (RouteKind::Udp, "UDP")] {
         let mut c = ClusterStore::new();
-        c.add_gateway(gateway(
+        c.add(gateway(
             "infra",
             "gw",
             vec![listener("l", protocol, 53, Some("l.example.com"))],
             &["1.2.3.4"],
         ));
         // Even if a view carried hostnames for these kinds, they are not read: the listener hostname is used.
-        c.add_route(route(
+        c.add(route(
             kind,
             "apps",
             "r",
@@ -447,10 +447,10 @@ fn hostname_annotation_adds_names_under_either_prefix() {
     let mut c = world();
     let mut r = httproute("apps", "web", &["spec.example.com"], &[gw_ref("infra", "gw")]);
     r.meta = with_annotations(r.meta, &[(&format!("{ALPHA}hostname"), "a.example.com, b.example.com")]);
-    c.add_route(r);
+    c.add(r);
     let mut r2 = httproute("apps", "web2", &[], &[gw_ref("infra", "gw")]);
     r2.meta = with_annotations(r2.meta, &[(&format!("{GA}hostname"), "c.example.com")]);
-    c.add_route(r2);
+    c.add(r2);
     assert_eq!(
         names(&run(config(), &c)),
         vec!["a.example.com", "b.example.com", "c.example.com", "spec.example.com"]
@@ -468,7 +468,7 @@ fn hostname_annotation_under_ga_prefix_wins_over_alpha() {
             (&format!("{GA}hostname"), "ga.example.com"),
         ],
     );
-    c.add_route(r);
+    c.add(r);
     assert_eq!(names(&run(config(), &c)), vec!["ga.example.com"]);
 }
 
@@ -483,7 +483,7 @@ fn annotation_prefix_flag_reads_only_that_prefix() -> Result<(), extdns_source::
             (&format!("{GA}hostname"), "ga.example.com"),
         ],
     );
-    c.add_route(r);
+    c.add(r);
     let cfg = GatewaySourceConfig {
         common: {
             let mut common = SourceConfig::default();
@@ -501,7 +501,7 @@ fn ignore_hostname_annotation_drops_annotation_names() {
     let mut c = world();
     let mut r = httproute("apps", "web", &["spec.example.com"], &[gw_ref("infra", "gw")]);
     r.meta = with_annotations(r.meta, &[(&format!("{GA}hostname"), "ann.example.com")]);
-    c.add_route(r);
+    c.add(r);
     let cfg = GatewaySourceConfig {
         common: {
             let mut common = SourceConfig::default();
@@ -521,14 +521,14 @@ fn hostnames_are_lower_cased_and_deduplicated() {
         r.meta,
         &[(&format!("{GA}hostname"), "web.example.com.,WEB.example.com")],
     );
-    c.add_route(r);
+    c.add(r);
     assert_eq!(lines(&run(config(), &c)), vec!["web.example.com A 1.2.3.4"]);
 }
 
 #[test]
 fn listener_hostname_used_when_nothing_else_gave_a_name() {
     let mut c = ClusterStore::new();
-    c.add_gateway(gateway(
+    c.add(gateway(
         "infra",
         "gw",
         vec![
@@ -538,7 +538,7 @@ fn listener_hostname_used_when_nothing_else_gave_a_name() {
         ],
         &["1.2.3.4"],
     ));
-    c.add_route(httproute("apps", "web", &[], &[gw_ref("infra", "gw")]));
+    c.add(httproute("apps", "web", &[], &[gw_ref("infra", "gw")]));
     // A listener without hostname gives nothing; a wildcard listener gives a wildcard record.
     assert_eq!(names(&run(config(), &c)), vec!["*.example.org", "a.example.com"]);
 }
@@ -546,7 +546,7 @@ fn listener_hostname_used_when_nothing_else_gave_a_name() {
 #[test]
 fn listener_hostname_not_used_when_the_annotation_gave_a_name() {
     let mut c = ClusterStore::new();
-    c.add_gateway(gateway(
+    c.add(gateway(
         "infra",
         "gw",
         vec![http("a", Some("a.example.com"))],
@@ -554,7 +554,7 @@ fn listener_hostname_not_used_when_the_annotation_gave_a_name() {
     ));
     let mut r = httproute("apps", "web", &[], &[gw_ref("infra", "gw")]);
     r.meta = with_annotations(r.meta, &[(&format!("{GA}hostname"), "other.example.net")]);
-    c.add_route(r);
+    c.add(r);
     // The annotation name does not fit the listener, and the listener name is not used instead.
     assert!(run(config(), &c).is_empty());
 }
@@ -562,7 +562,7 @@ fn listener_hostname_not_used_when_the_annotation_gave_a_name() {
 #[test]
 fn listener_hostname_fallback_ignores_empty_annotation_items() {
     let mut c = ClusterStore::new();
-    c.add_gateway(gateway(
+    c.add(gateway(
         "infra",
         "gw",
         vec![http("a", Some("a.example.com"))],
@@ -570,14 +570,14 @@ fn listener_hostname_fallback_ignores_empty_annotation_items() {
     ));
     let mut r = httproute("apps", "web", &[], &[gw_ref("infra", "gw")]);
     r.meta = with_annotations(r.meta, &[(&format!("{GA}hostname"), " , ")]);
-    c.add_route(r);
+    c.add(r);
     assert_eq!(names(&run(config(), &c)), vec!["a.example.com"]);
 }
 
 #[test]
 fn gateway_hostname_source_annotation_only_uses_only_the_annotation() {
     let mut c = ClusterStore::new();
-    c.add_gateway(gateway("infra", "gw", vec![http("l", None)], &["1.2.3.4"]));
+    c.add(gateway("infra", "gw", vec![http("l", None)], &["1.2.3.4"]));
     let mut r = httproute("apps", "web", &["spec.example.com"], &[gw_ref("infra", "gw")]);
     r.meta = with_annotations(
         r.meta,
@@ -586,14 +586,14 @@ fn gateway_hostname_source_annotation_only_uses_only_the_annotation() {
             (&format!("{GA}hostname"), "ann.example.com"),
         ],
     );
-    c.add_route(r);
+    c.add(r);
     assert_eq!(names(&run(config(), &c)), vec!["ann.example.com"]);
 }
 
 #[test]
 fn gateway_hostname_source_annotation_only_with_ignore_flag_publishes_nothing() {
     let mut c = ClusterStore::new();
-    c.add_gateway(gateway(
+    c.add(gateway(
         "infra",
         "gw",
         vec![http("l", Some("l.example.com"))],
@@ -607,7 +607,7 @@ fn gateway_hostname_source_annotation_only_with_ignore_flag_publishes_nothing() 
             (&format!("{GA}hostname"), "l.example.com"),
         ],
     );
-    c.add_route(r);
+    c.add(r);
     let cfg = GatewaySourceConfig {
         common: {
             let mut common = SourceConfig::default();
@@ -622,7 +622,7 @@ fn gateway_hostname_source_annotation_only_with_ignore_flag_publishes_nothing() 
 #[test]
 fn gateway_hostname_source_defined_hosts_only_ignores_annotation_and_listener_names() {
     let mut c = ClusterStore::new();
-    c.add_gateway(gateway(
+    c.add(gateway(
         "infra",
         "gw",
         vec![http("l", Some("*.example.com"))],
@@ -636,13 +636,13 @@ fn gateway_hostname_source_defined_hosts_only_ignores_annotation_and_listener_na
             (&format!("{GA}hostname"), "ann.example.com"),
         ],
     );
-    c.add_route(r);
+    c.add(r);
     let mut bare = httproute("apps", "bare", &[], &[gw_ref("infra", "gw")]);
     bare.meta = with_annotations(
         bare.meta,
         &[(&format!("{GA}gateway-hostname-source"), "defined-hosts-only")],
     );
-    c.add_route(bare);
+    c.add(bare);
     assert_eq!(names(&run(config(), &c)), vec!["spec.example.com"]);
 }
 
@@ -657,7 +657,7 @@ fn gateway_hostname_source_unknown_value_warns_and_uses_every_source() {
             (&format!("{GA}hostname"), "ann.example.com"),
         ],
     );
-    c.add_route(r);
+    c.add(r);
     let (eps, logs) = warnings(|| run(config(), &c));
     assert_eq!(names(&eps), vec!["ann.example.com", "spec.example.com"]);
     assert!(
@@ -679,7 +679,7 @@ fn invalid_route_hostname_is_skipped_with_a_warning_and_the_rest_published() {
         r.meta,
         &[(&format!("{GA}hostname"), "-bad.example.com,ann.example.com")],
     );
-    c.add_route(r);
+    c.add(r);
     let (eps, logs) = warnings(|| run(config(), &c));
     assert_eq!(names(&eps), vec!["ann.example.com", "good.example.com"]);
     assert!(logs.contains("HTTPRoute apps/web"), "{logs}");
@@ -697,13 +697,13 @@ fn invalid_route_hostname_is_skipped_with_a_warning_and_the_rest_published() {
 #[test]
 fn invalid_only_hostname_does_not_fall_back_to_listener_hostname() {
     let mut c = ClusterStore::new();
-    c.add_gateway(gateway(
+    c.add(gateway(
         "infra",
         "gw",
         vec![http("l", Some("*.example.com"))],
         &["1.2.3.4"],
     ));
-    c.add_route(httproute(
+    c.add(httproute(
         "apps",
         "web",
         &["bad_name.example.com"],
@@ -719,7 +719,7 @@ fn parent_with_another_group_is_ignored() {
     let mut c = world();
     let mut p = gw_ref("infra", "gw");
     p.group = Some("networking.k8s.io".into());
-    c.add_route(httproute("apps", "web", &["web.example.com"], &[p]));
+    c.add(httproute("apps", "web", &["web.example.com"], &[p]));
     assert!(run(config(), &c).is_empty());
 }
 
@@ -728,7 +728,7 @@ fn parent_with_another_kind_is_ignored() {
     let mut c = world();
     let mut p = gw_ref("infra", "gw");
     p.kind = Some("Service".into());
-    c.add_route(httproute("apps", "web", &["web.example.com"], &[p]));
+    c.add(httproute("apps", "web", &["web.example.com"], &[p]));
     assert!(run(config(), &c).is_empty());
 }
 
@@ -738,23 +738,23 @@ fn parent_group_and_kind_may_be_explicit_or_defaulted() {
     let mut explicit = gw_ref("infra", "gw");
     explicit.group = Some("gateway.networking.k8s.io".into());
     explicit.kind = Some("Gateway".into());
-    c.add_route(httproute("apps", "a", &["a.example.com"], &[explicit.clone()]));
+    c.add(httproute("apps", "a", &["a.example.com"], &[explicit.clone()]));
     // Spec with the defaults written out, status without them (and the other way round): the same parent.
     let mut r = httproute("apps", "b", &["b.example.com"], &[explicit]);
     r.parents = vec![accepted(gw_ref("infra", "gw"))];
-    c.add_route(r);
+    c.add(r);
     assert_eq!(names(&run(config(), &c)), vec!["a.example.com", "b.example.com"]);
 }
 
 #[test]
 fn parent_namespace_defaults_to_the_route_namespace() {
     let mut c = world();
-    c.add_gateway(gateway("apps", "local", vec![http("http", None)], &["5.6.7.8"]));
+    c.add(gateway("apps", "local", vec![http("http", None)], &["5.6.7.8"]));
     let p = ParentReference {
         name: "local".into(),
         ..ParentReference::default()
     };
-    c.add_route(httproute("apps", "web", &["web.example.com"], &[p]));
+    c.add(httproute("apps", "web", &["web.example.com"], &[p]));
     assert_eq!(lines(&run(config(), &c)), vec!["web.example.com A 5.6.7.8"]);
 }
 
@@ -763,7 +763,7 @@ fn status_parent_not_in_spec_parent_refs_is_ignored() {
     let mut c = world();
     let mut r = httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "other")]);
     r.parents = vec![accepted(gw_ref("infra", "gw"))];
-    c.add_route(r);
+    c.add(r);
     assert!(run(config(), &c).is_empty());
 }
 
@@ -772,7 +772,7 @@ fn route_without_parent_refs_publishes_nothing() {
     let mut c = world();
     let mut r = httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]);
     r.parent_refs.clear();
-    c.add_route(r);
+    c.add(r);
     assert!(run(config(), &c).is_empty());
 }
 
@@ -781,21 +781,21 @@ fn spec_parent_without_status_publishes_nothing() {
     let mut c = world();
     let mut r = httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]);
     r.parents.clear();
-    c.add_route(r);
+    c.add(r);
     assert!(run(config(), &c).is_empty());
 }
 
 #[test]
 fn gateway_name_flag_keeps_only_that_gateway() {
     let mut c = world();
-    c.add_gateway(gateway("infra", "external", vec![http("http", None)], &["2.3.4.5"]));
-    c.add_route(httproute(
+    c.add(gateway("infra", "external", vec![http("http", None)], &["2.3.4.5"]));
+    c.add(httproute(
         "apps",
         "echo",
         &["echo.example.org"],
         &[gw_ref("infra", "gw")],
     ));
-    c.add_route(httproute(
+    c.add(httproute(
         "apps",
         "echo2",
         &["echo2.example.org"],
@@ -811,8 +811,8 @@ fn gateway_name_flag_keeps_only_that_gateway() {
 #[test]
 fn gateway_name_flag_with_route_on_two_gateways_uses_only_the_named_one() {
     let mut c = world();
-    c.add_gateway(gateway("infra", "other", vec![http("http", None)], &["2.3.4.5"]));
-    c.add_route(httproute(
+    c.add(gateway("infra", "other", vec![http("http", None)], &["2.3.4.5"]));
+    c.add(httproute(
         "apps",
         "web",
         &["web.example.com"],
@@ -828,9 +828,9 @@ fn gateway_name_flag_with_route_on_two_gateways_uses_only_the_named_one() {
 #[test]
 fn gateway_namespace_flag_keeps_only_gateways_in_that_namespace() {
     let mut c = world();
-    c.add_gateway(gateway("edge", "gw", vec![http("http", None)], &["9.9.9.9"]));
-    c.add_route(httproute("apps", "a", &["a.example.com"], &[gw_ref("infra", "gw")]));
-    c.add_route(httproute("apps", "b", &["b.example.com"], &[gw_ref("edge", "gw")]));
+    c.add(gateway("edge", "gw", vec![http("http", None)], &["9.9.9.9"]));
+    c.add(httproute("apps", "a", &["a.example.com"], &[gw_ref("infra", "gw")]));
+    c.add(httproute("apps", "b", &["b.example.com"], &[gw_ref("edge", "gw")]));
     let cfg = GatewaySourceConfig {
         gateway_namespace: Some("edge".into()),
         ..config()
@@ -843,9 +843,9 @@ fn gateway_label_filter_keeps_only_matching_gateways() -> Result<(), extdns_sour
     let mut c = ClusterStore::new();
     let mut public = gateway("infra", "public", vec![http("http", None)], &["1.1.1.1"]);
     public.meta = with_labels(public.meta, &[("exposure", "public")]);
-    c.add_gateway(public);
-    c.add_gateway(gateway("infra", "private", vec![http("http", None)], &["10.0.0.1"]));
-    c.add_route(httproute(
+    c.add(public);
+    c.add(gateway("infra", "private", vec![http("http", None)], &["10.0.0.1"]));
+    c.add(httproute(
         "apps",
         "web",
         &["web.example.com"],
@@ -862,7 +862,7 @@ fn gateway_label_filter_keeps_only_matching_gateways() -> Result<(), extdns_sour
 #[test]
 fn missing_gateway_publishes_nothing() {
     let mut c = world();
-    c.add_route(httproute(
+    c.add(httproute(
         "apps",
         "web",
         &["web.example.com"],
@@ -877,7 +877,7 @@ fn parent_must_have_accepted_the_route() {
         let mut c = world();
         let mut r = httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]);
         r.parents[0].accepted = status.map(str::to_string);
-        c.add_route(r);
+        c.add(r);
         assert!(run(config(), &c).is_empty(), "{status:?}");
     }
 }
@@ -887,8 +887,8 @@ fn gateway_with_a_foreign_controller_annotation_is_not_a_parent() {
     let mut c = ClusterStore::new();
     let mut gw = gateway("infra", "gw", vec![http("http", None)], &["1.2.3.4"]);
     gw.meta = with_annotations(gw.meta, &[(&format!("{GA}controller"), "other")]);
-    c.add_gateway(gw);
-    c.add_route(httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]));
+    c.add(gw);
+    c.add(httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]));
     assert!(run(config(), &c).is_empty());
 }
 
@@ -897,7 +897,7 @@ fn annotation_filter_does_not_apply_to_gateways() -> Result<(), extdns_source::S
     let mut c = world();
     let mut r = httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]);
     r.meta = with_annotations(r.meta, &[("team", "a")]);
-    c.add_route(r);
+    c.add(r);
     let cfg = GatewaySourceConfig {
         common: {
             let mut common = SourceConfig::default();
@@ -914,7 +914,7 @@ fn annotation_filter_does_not_apply_to_gateways() -> Result<(), extdns_source::S
 
 fn two_listener_world() -> ClusterStore {
     let mut c = ClusterStore::new();
-    c.add_gateway(gateway(
+    c.add(gateway(
         "infra",
         "gw",
         vec![
@@ -931,7 +931,7 @@ fn section_name_selects_one_listener() {
     let mut c = two_listener_world();
     let mut p = gw_ref("infra", "gw");
     p.section_name = Some("foo".into());
-    c.add_route(httproute("apps", "web", &["*.example.internal"], &[p]));
+    c.add(httproute("apps", "web", &["*.example.internal"], &[p]));
     assert_eq!(names(&run(config(), &c)), vec!["foo.example.internal"]);
 }
 
@@ -940,7 +940,7 @@ fn section_name_is_read_from_the_status_parent() {
     let mut c = two_listener_world();
     let mut r = httproute("apps", "web", &["*.example.internal"], &[gw_ref("infra", "gw")]);
     r.parents[0].parent_ref.section_name = Some("bar".into());
-    c.add_route(r);
+    c.add(r);
     assert_eq!(names(&run(config(), &c)), vec!["bar.example.internal"]);
 }
 
@@ -949,14 +949,14 @@ fn unknown_section_name_matches_no_listener() {
     let mut c = two_listener_world();
     let mut p = gw_ref("infra", "gw");
     p.section_name = Some("nope".into());
-    c.add_route(httproute("apps", "web", &["*.example.internal"], &[p]));
+    c.add(httproute("apps", "web", &["*.example.internal"], &[p]));
     assert!(run(config(), &c).is_empty());
 }
 
 #[test]
 fn without_section_name_every_listener_is_considered() {
     let mut c = two_listener_world();
-    c.add_route(httproute(
+    c.add(httproute(
         "apps",
         "web",
         &["*.example.internal"],
@@ -973,19 +973,19 @@ fn port_selects_listeners() {
     let mut c = two_listener_world();
     let mut p = gw_ref("infra", "gw");
     p.port = Some(8080);
-    c.add_route(httproute("apps", "web", &["*.example.internal"], &[p]));
+    c.add(httproute("apps", "web", &["*.example.internal"], &[p]));
     assert_eq!(names(&run(config(), &c)), vec!["bar.example.internal"]);
     let mut c = two_listener_world();
     let mut p = gw_ref("infra", "gw");
     p.port = Some(9999);
-    c.add_route(httproute("apps", "web", &["*.example.internal"], &[p]));
+    c.add(httproute("apps", "web", &["*.example.internal"], &[p]));
     assert!(run(config(), &c).is_empty());
 }
 
 #[test]
 fn port_applies_to_every_listener_with_that_port() {
     let mut c = ClusterStore::new();
-    c.add_gateway(gateway(
+    c.add(gateway(
         "infra",
         "gw",
         vec![
@@ -996,7 +996,7 @@ fn port_applies_to_every_listener_with_that_port() {
     ));
     let mut p = gw_ref("infra", "gw");
     p.port = Some(80);
-    c.add_route(httproute("apps", "web", &["*.example.internal"], &[p]));
+    c.add(httproute("apps", "web", &["*.example.internal"], &[p]));
     assert_eq!(
         names(&run(config(), &c)),
         vec!["bar.example.internal", "foo.example.internal"]
@@ -1006,33 +1006,33 @@ fn port_applies_to_every_listener_with_that_port() {
 #[test]
 fn protocol_mismatch_listener_is_not_used() {
     let mut c = ClusterStore::new();
-    c.add_gateway(gateway(
+    c.add(gateway(
         "infra",
         "gw",
         vec![listener("tcp", "TCP", 80, None)],
         &["1.2.3.4"],
     ));
-    c.add_route(httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]));
+    c.add(httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]));
     assert!(run(config(), &c).is_empty());
 }
 
 #[test]
 fn protocol_https_listener_serves_http_and_grpc_routes() {
     let mut c = ClusterStore::new();
-    c.add_gateway(gateway(
+    c.add(gateway(
         "infra",
         "gw",
         vec![listener("https", "HTTPS", 443, None)],
         &["1.2.3.4"],
     ));
-    c.add_route(route(
+    c.add(route(
         RouteKind::Http,
         "apps",
         "h",
         &["h.example.com"],
         &[gw_ref("infra", "gw")],
     ));
-    c.add_route(route(
+    c.add(route(
         RouteKind::Grpc,
         "apps",
         "g",
@@ -1046,13 +1046,13 @@ fn protocol_https_listener_serves_http_and_grpc_routes() {
 #[test]
 fn protocol_tcp_route_on_tls_listener_is_published() {
     let mut c = ClusterStore::new();
-    c.add_gateway(gateway(
+    c.add(gateway(
         "infra",
         "gw",
         vec![listener("tls", "TLS", 443, Some("db.example.com"))],
         &["1.2.3.4"],
     ));
-    c.add_route(route(RouteKind::Tcp, "apps", "db", &[], &[gw_ref("infra", "gw")]));
+    c.add(route(RouteKind::Tcp, "apps", "db", &[], &[gw_ref("infra", "gw")]));
     assert_eq!(
         lines(&run_kind(RouteKind::Tcp, config(), &c)),
         vec!["db.example.com A 1.2.3.4"]
@@ -1062,13 +1062,13 @@ fn protocol_tcp_route_on_tls_listener_is_published() {
 #[test]
 fn protocol_tls_route_not_on_tcp_listener() {
     let mut c = ClusterStore::new();
-    c.add_gateway(gateway(
+    c.add(gateway(
         "infra",
         "gw",
         vec![listener("tcp", "TCP", 443, None)],
         &["1.2.3.4"],
     ));
-    c.add_route(route(
+    c.add(route(
         RouteKind::Tls,
         "apps",
         "t",
@@ -1083,14 +1083,14 @@ fn allowed_routes_default_same_namespace_only() {
     let mut c = ClusterStore::new();
     let mut l = http("http", None);
     l.allowed_routes = None;
-    c.add_gateway(gateway("infra", "gw", vec![l], &["1.2.3.4"]));
-    c.add_route(httproute(
+    c.add(gateway("infra", "gw", vec![l], &["1.2.3.4"]));
+    c.add(httproute(
         "infra",
         "same",
         &["same.example.com"],
         &[gw_ref("infra", "gw")],
     ));
-    c.add_route(httproute(
+    c.add(httproute(
         "apps",
         "other",
         &["other.example.com"],
@@ -1102,19 +1102,19 @@ fn allowed_routes_default_same_namespace_only() {
 #[test]
 fn allowed_routes_from_same_uses_the_gateway_namespace() {
     let mut c = ClusterStore::new();
-    c.add_gateway(gateway(
+    c.add(gateway(
         "infra",
         "gw",
         vec![allowing(http("http", None), Some("Same"), None, &[])],
         &["1.2.3.4"],
     ));
-    c.add_route(httproute(
+    c.add(httproute(
         "infra",
         "same",
         &["same.example.com"],
         &[gw_ref("infra", "gw")],
     ));
-    c.add_route(httproute(
+    c.add(httproute(
         "apps",
         "other",
         &["other.example.com"],
@@ -1126,7 +1126,7 @@ fn allowed_routes_from_same_uses_the_gateway_namespace() {
 #[test]
 fn allowed_routes_from_all_admits_any_namespace() {
     let mut c = world();
-    c.add_route(httproute(
+    c.add(httproute(
         "anywhere",
         "web",
         &["web.example.com"],
@@ -1138,7 +1138,7 @@ fn allowed_routes_from_all_admits_any_namespace() {
 #[test]
 fn allowed_routes_selector_uses_the_route_namespace_labels() {
     let mut c = ClusterStore::new();
-    c.add_gateway(gateway(
+    c.add(gateway(
         "infra",
         "gw",
         vec![allowing(
@@ -1149,11 +1149,11 @@ fn allowed_routes_selector_uses_the_route_namespace_labels() {
         )],
         &["1.2.3.4"],
     ));
-    c.add_namespace(namespace("foo-apps", &[("team", "foo")]));
-    c.add_namespace(namespace("bar-apps", &[("team", "bar")]));
-    c.add_route(httproute("foo-apps", "a", &["a.example.com"], &[gw_ref("infra", "gw")]));
-    c.add_route(httproute("bar-apps", "b", &["b.example.com"], &[gw_ref("infra", "gw")]));
-    c.add_route(httproute("ghost", "c", &["c.example.com"], &[gw_ref("infra", "gw")]));
+    c.add(namespace("foo-apps", &[("team", "foo")]));
+    c.add(namespace("bar-apps", &[("team", "bar")]));
+    c.add(httproute("foo-apps", "a", &["a.example.com"], &[gw_ref("infra", "gw")]));
+    c.add(httproute("bar-apps", "b", &["b.example.com"], &[gw_ref("infra", "gw")]));
+    c.add(httproute("ghost", "c", &["c.example.com"], &[gw_ref("infra", "gw")]));
     assert_eq!(names(&run(config(), &c)), vec!["a.example.com"]);
 }
 
@@ -1168,7 +1168,7 @@ fn allowed_routes_malformed_selector_skips_that_listener_only() {
             values: vec![],
         }],
     };
-    c.add_gateway(gateway(
+    c.add(gateway(
         "infra",
         "gw",
         vec![
@@ -1177,8 +1177,8 @@ fn allowed_routes_malformed_selector_skips_that_listener_only() {
         ],
         &["1.2.3.4"],
     ));
-    c.add_namespace(namespace("apps", &[("team", "foo")]));
-    c.add_route(httproute("apps", "web", &["*.example.com"], &[gw_ref("infra", "gw")]));
+    c.add(namespace("apps", &[("team", "foo")]));
+    c.add(httproute("apps", "web", &["*.example.com"], &[gw_ref("infra", "gw")]));
     let (eps, logs) = warnings(|| run(config(), &c));
     assert_eq!(names(&eps), vec!["good.example.com"]);
     assert!(logs.contains("Gateway infra/gw"), "{logs}");
@@ -1191,7 +1191,7 @@ fn allowed_routes_malformed_selector_skips_that_listener_only() {
 #[test]
 fn allowed_routes_kinds_restrict_route_kinds() {
     let mut c = ClusterStore::new();
-    c.add_gateway(gateway(
+    c.add(gateway(
         "infra",
         "gw",
         vec![
@@ -1210,14 +1210,14 @@ fn allowed_routes_kinds_restrict_route_kinds() {
         ],
         &["1.2.3.4"],
     ));
-    c.add_route(route(
+    c.add(route(
         RouteKind::Http,
         "apps",
         "h",
         &["*.example.com"],
         &[gw_ref("infra", "gw")],
     ));
-    c.add_route(route(
+    c.add(route(
         RouteKind::Grpc,
         "apps",
         "g",
@@ -1238,8 +1238,8 @@ fn allowed_routes_kinds_restrict_route_kinds() {
 
 fn narrowing(listener_host: Option<&str>, route_hosts: &[&str]) -> Vec<String> {
     let mut c = ClusterStore::new();
-    c.add_gateway(gateway("infra", "gw", vec![http("l", listener_host)], &["1.2.3.4"]));
-    c.add_route(httproute("apps", "web", route_hosts, &[gw_ref("infra", "gw")]));
+    c.add(gateway("infra", "gw", vec![http("l", listener_host)], &["1.2.3.4"]));
+    c.add(httproute("apps", "web", route_hosts, &[gw_ref("infra", "gw")]));
     names(&run(config(), &c))
 }
 
@@ -1298,7 +1298,7 @@ fn narrowing_exact_names_must_be_equal() {
 #[test]
 fn narrowing_applies_to_annotation_names() {
     let mut c = ClusterStore::new();
-    c.add_gateway(gateway(
+    c.add(gateway(
         "infra",
         "gw",
         vec![http("l", Some("*.example.com"))],
@@ -1306,14 +1306,14 @@ fn narrowing_applies_to_annotation_names() {
     ));
     let mut r = httproute("apps", "web", &[], &[gw_ref("infra", "gw")]);
     r.meta = with_annotations(r.meta, &[(&format!("{GA}hostname"), "in.example.com,out.example.net")]);
-    c.add_route(r);
+    c.add(r);
     assert_eq!(names(&run(config(), &c)), vec!["in.example.com"]);
 }
 
 #[test]
 fn invalid_listener_hostname_skips_that_listener_with_a_warning() {
     let mut c = ClusterStore::new();
-    c.add_gateway(gateway(
+    c.add(gateway(
         "infra",
         "gw",
         vec![
@@ -1322,7 +1322,7 @@ fn invalid_listener_hostname_skips_that_listener_with_a_warning() {
         ],
         &["1.2.3.4"],
     ));
-    c.add_route(httproute(
+    c.add(httproute(
         "apps",
         "web",
         &["a.example.com", "bad-host.example.com"],
@@ -1339,19 +1339,19 @@ fn invalid_listener_hostname_skips_that_listener_with_a_warning() {
 #[test]
 fn narrowing_combines_several_listeners_and_parents() {
     let mut c = ClusterStore::new();
-    c.add_gateway(gateway(
+    c.add(gateway(
         "infra",
         "a",
         vec![http("l", Some("*.a.example.com"))],
         &["1.1.1.1"],
     ));
-    c.add_gateway(gateway(
+    c.add(gateway(
         "infra",
         "b",
         vec![http("l", Some("*.b.example.com"))],
         &["2.2.2.2"],
     ));
-    c.add_route(httproute(
+    c.add(httproute(
         "apps",
         "web",
         &["x.a.example.com", "x.b.example.com"],
@@ -1368,21 +1368,21 @@ fn narrowing_combines_several_listeners_and_parents() {
 #[test]
 fn gateway_status_addresses_are_the_targets() {
     let mut c = ClusterStore::new();
-    c.add_gateway(gateway("infra", "gw", vec![http("l", None)], &["1.2.3.4", "5.6.7.8"]));
-    c.add_route(httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]));
+    c.add(gateway("infra", "gw", vec![http("l", None)], &["1.2.3.4", "5.6.7.8"]));
+    c.add(httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]));
     assert_eq!(lines(&run(config(), &c)), vec!["web.example.com A 1.2.3.4,5.6.7.8"]);
 }
 
 #[test]
 fn targets_of_one_gateway_are_sorted_and_deduplicated() {
     let mut c = ClusterStore::new();
-    c.add_gateway(gateway(
+    c.add(gateway(
         "infra",
         "gw",
         vec![http("l", None)],
         &["5.6.7.8", "1.2.3.4", "5.6.7.8"],
     ));
-    c.add_route(httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]));
+    c.add(httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]));
     assert_eq!(
         run(config(), &c)[0].targets.0,
         vec!["1.2.3.4".to_string(), "5.6.7.8".to_string()]
@@ -1394,8 +1394,8 @@ fn gateway_target_annotation_overrides_status_addresses() {
     let mut c = ClusterStore::new();
     let mut gw = gateway("infra", "gw", vec![http("l", None)], &["1.2.3.4"]);
     gw.meta = with_annotations(gw.meta, &[(&format!("{ALPHA}target"), "lb.example.net.")]);
-    c.add_gateway(gw);
-    c.add_route(httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]));
+    c.add(gw);
+    c.add(httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]));
     assert_eq!(lines(&run(config(), &c)), vec!["web.example.com CNAME lb.example.net"]);
 }
 
@@ -1404,7 +1404,7 @@ fn route_target_annotation_is_ignored() {
     let mut c = world();
     let mut r = httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]);
     r.meta = with_annotations(r.meta, &[(&format!("{GA}target"), "9.9.9.9")]);
-    c.add_route(r);
+    c.add(r);
     assert_eq!(lines(&run(config(), &c)), vec!["web.example.com A 1.2.3.4"]);
 }
 
@@ -1413,14 +1413,14 @@ fn targets_are_combined_and_deduplicated_across_parents() {
     let mut c = ClusterStore::new();
     let mut annotated = gateway("infra", "annotated", vec![http("l", None)], &["7.7.7.7"]);
     annotated.meta = with_annotations(annotated.meta, &[(&format!("{GA}target"), "4.3.2.1")]);
-    c.add_gateway(annotated);
-    c.add_gateway(gateway(
+    c.add(annotated);
+    c.add(gateway(
         "infra",
         "plain",
         vec![http("l", None)],
         &["2.3.4.5", "4.3.2.1"],
     ));
-    c.add_route(httproute(
+    c.add(httproute(
         "apps",
         "web",
         &["web.example.com"],
@@ -1432,13 +1432,13 @@ fn targets_are_combined_and_deduplicated_across_parents() {
 #[test]
 fn record_type_follows_the_targets() {
     let mut c = ClusterStore::new();
-    c.add_gateway(gateway(
+    c.add(gateway(
         "infra",
         "gw",
         vec![http("l", None)],
         &["2001:db8::1", "1.2.3.4", "lb.example.net"],
     ));
-    c.add_route(httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]));
+    c.add(httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]));
     assert_eq!(
         lines(&run(config(), &c)),
         vec![
@@ -1452,15 +1452,15 @@ fn record_type_follows_the_targets() {
 #[test]
 fn gateway_without_addresses_publishes_nothing() {
     let mut c = ClusterStore::new();
-    c.add_gateway(gateway("infra", "gw", vec![http("l", None)], &[]));
-    c.add_route(httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]));
+    c.add(gateway("infra", "gw", vec![http("l", None)], &[]));
+    c.add(httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]));
     assert!(run(config(), &c).is_empty());
 }
 
 #[test]
 fn invalid_address_is_skipped_with_a_warning_and_the_rest_published() {
     let mut c = ClusterStore::new();
-    c.add_gateway(gateway(
+    c.add(gateway(
         "infra",
         "gw",
         vec![http("l", None)],
@@ -1468,8 +1468,8 @@ fn invalid_address_is_skipped_with_a_warning_and_the_rest_published() {
     ));
     let mut annotated = gateway("infra", "annotated", vec![http("l", None)], &[]);
     annotated.meta = with_annotations(annotated.meta, &[(&format!("{GA}target"), "5.6.7.8,bad..name")]);
-    c.add_gateway(annotated);
-    c.add_route(httproute(
+    c.add(annotated);
+    c.add(httproute(
         "apps",
         "web",
         &["web.example.com"],
@@ -1492,19 +1492,19 @@ fn invalid_address_is_skipped_with_a_warning_and_the_rest_published() {
 #[test]
 fn resource_label_is_kind_namespace_name() {
     let mut c = ClusterStore::new();
-    c.add_gateway(gateway(
+    c.add(gateway(
         "infra",
         "gw",
         vec![http("l", None), listener("tcp", "TCP", 5432, Some("db.example.com"))],
         &["1.2.3.4"],
     ));
-    c.add_route(httproute(
+    c.add(httproute(
         "apps",
         "echo",
         &["echo.example.com"],
         &[gw_ref("infra", "gw")],
     ));
-    c.add_route(route(RouteKind::Tcp, "data", "db", &[], &[gw_ref("infra", "gw")]));
+    c.add(route(RouteKind::Tcp, "data", "db", &[], &[gw_ref("infra", "gw")]));
     let eps = run(config(), &c);
     assert_eq!(eps.len(), 1);
     assert_eq!(eps[0].resource(), Some("httproute/apps/echo"));
@@ -1524,7 +1524,7 @@ fn ttl_set_identifier_and_provider_specific_come_from_the_route() {
         gw.meta,
         &[(&format!("{GA}ttl"), "999"), (&format!("{GA}set-identifier"), "gw")],
     );
-    c.add_gateway(gw);
+    c.add(gw);
     let mut r = httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]);
     r.meta = with_annotations(
         r.meta,
@@ -1535,7 +1535,7 @@ fn ttl_set_identifier_and_provider_specific_come_from_the_route() {
             (&format!("{GA}alias"), "true"),
         ],
     );
-    c.add_route(r);
+    c.add(r);
     let eps = run(config(), &c);
     assert_eq!(eps.len(), 1);
     assert_eq!(eps[0].record_ttl, Ttl(600));
@@ -1549,7 +1549,7 @@ fn invalid_ttl_annotation_leaves_ttl_unset() {
     let mut c = world();
     let mut r = httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]);
     r.meta = with_annotations(r.meta, &[(&format!("{GA}ttl"), "forever")]);
-    c.add_route(r);
+    c.add(r);
     let (eps, logs) = warnings(|| run(config(), &c));
     assert_eq!(eps.len(), 1);
     assert_eq!(eps[0].record_ttl, Ttl(0));
@@ -1559,10 +1559,10 @@ fn invalid_ttl_annotation_leaves_ttl_unset() {
 #[test]
 fn endpoints_of_routes_with_the_same_name_are_merged() {
     let mut c = ClusterStore::new();
-    c.add_gateway(gateway("infra", "a", vec![http("l", None)], &["1.1.1.1"]));
-    c.add_gateway(gateway("infra", "b", vec![http("l", None)], &["2.2.2.2"]));
-    c.add_route(httproute("apps", "one", &["web.example.com"], &[gw_ref("infra", "a")]));
-    c.add_route(httproute("apps", "two", &["web.example.com"], &[gw_ref("infra", "b")]));
+    c.add(gateway("infra", "a", vec![http("l", None)], &["1.1.1.1"]));
+    c.add(gateway("infra", "b", vec![http("l", None)], &["2.2.2.2"]));
+    c.add(httproute("apps", "one", &["web.example.com"], &[gw_ref("infra", "a")]));
+    c.add(httproute("apps", "two", &["web.example.com"], &[gw_ref("infra", "b")]));
     let eps = run(config(), &c);
     assert_eq!(lines(&eps), vec!["web.example.com A 1.1.1.1,2.2.2.2"]);
     assert_eq!(eps[0].ref_objects.len(), 2);
@@ -1571,8 +1571,8 @@ fn endpoints_of_routes_with_the_same_name_are_merged() {
 #[test]
 fn endpoint_record_types_are_a_aaaa_cname() {
     let mut c = ClusterStore::new();
-    c.add_gateway(gateway("infra", "gw", vec![http("l", None)], &["lb.example.net"]));
-    c.add_route(httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]));
+    c.add(gateway("infra", "gw", vec![http("l", None)], &["lb.example.net"]));
+    c.add(httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]));
     let eps = run(config(), &c);
     assert_eq!(eps[0].record_type, RecordType::Cname);
 }
@@ -1591,8 +1591,8 @@ fn listener_set_world(allowed_from: Option<&str>) -> ClusterStore {
         namespaces_from: Some(f.into()),
         namespaces_selector: None,
     });
-    c.add_gateway(gw);
-    c.add_listener_set(ListenerSet {
+    c.add(gw);
+    c.add(ListenerSet {
         meta: meta("default", "my-listenerset"),
         parent_ref: ParentReference {
             name: "my-gateway".into(),
@@ -1622,7 +1622,7 @@ fn with_listener_sets() -> GatewaySourceConfig {
 #[test]
 fn listener_set_parent_publishes_at_its_gateway_addresses() {
     let mut c = listener_set_world(Some("All"));
-    c.add_route(httproute(
+    c.add(httproute(
         "default",
         "app",
         &["app.example.com"],
@@ -1637,7 +1637,7 @@ fn listener_set_parent_publishes_at_its_gateway_addresses() {
 #[test]
 fn listener_set_parent_is_ignored_without_the_flag() {
     let mut c = listener_set_world(Some("All"));
-    c.add_route(httproute(
+    c.add(httproute(
         "default",
         "app",
         &["app.example.com"],
@@ -1650,7 +1650,7 @@ fn listener_set_parent_is_ignored_without_the_flag() {
 fn listener_set_uses_only_its_own_listeners() {
     let mut c = listener_set_world(Some("All"));
     // own.example.org is served by a listener of the Gateway itself, not of the ListenerSet.
-    c.add_route(httproute(
+    c.add(httproute(
         "default",
         "app",
         &["own.example.org"],
@@ -1663,7 +1663,7 @@ fn listener_set_uses_only_its_own_listeners() {
 fn listener_set_needs_the_gateway_to_allow_it() {
     for from in [None, Some("None"), Some("Elsewhere")] {
         let mut c = listener_set_world(from);
-        c.add_route(httproute(
+        c.add(httproute(
             "default",
             "app",
             &["app.example.com"],
@@ -1672,7 +1672,7 @@ fn listener_set_needs_the_gateway_to_allow_it() {
         assert!(run(with_listener_sets(), &c).is_empty(), "{from:?}");
     }
     let mut c = listener_set_world(Some("Same"));
-    c.add_route(httproute(
+    c.add(httproute(
         "default",
         "app",
         &["app.example.com"],
@@ -1689,11 +1689,11 @@ fn listener_set_allowed_by_selector_on_its_namespace() {
         namespaces_from: Some("Selector".into()),
         namespaces_selector: Some(selector(&[("listeners", "ok")])),
     });
-    c.add_gateway(gw);
-    c.add_namespace(namespace("team-a", &[("listeners", "ok")]));
-    c.add_namespace(namespace("team-b", &[]));
+    c.add(gw);
+    c.add(namespace("team-a", &[("listeners", "ok")]));
+    c.add(namespace("team-b", &[]));
     for ns in ["team-a", "team-b"] {
-        c.add_listener_set(ListenerSet {
+        c.add(ListenerSet {
             meta: meta(ns, "ls"),
             parent_ref: ParentReference {
                 name: "gw".into(),
@@ -1709,7 +1709,7 @@ fn listener_set_allowed_by_selector_on_its_namespace() {
             accepted: true,
             accepted_listeners: vec!["l".into()],
         });
-        c.add_route(httproute(
+        c.add(httproute(
             ns,
             "web",
             &[&format!("{ns}.example.com")],
@@ -1723,7 +1723,7 @@ fn listener_set_allowed_by_selector_on_its_namespace() {
 #[test]
 fn listener_set_must_be_accepted_and_so_must_its_listener() {
     let mut c = listener_set_world(Some("All"));
-    c.add_listener_set(ListenerSet {
+    c.add(ListenerSet {
         meta: meta("default", "not-accepted"),
         parent_ref: ParentReference {
             name: "my-gateway".into(),
@@ -1733,7 +1733,7 @@ fn listener_set_must_be_accepted_and_so_must_its_listener() {
         accepted: false,
         accepted_listeners: vec!["app".into()],
     });
-    c.add_listener_set(ListenerSet {
+    c.add(ListenerSet {
         meta: meta("default", "listener-not-accepted"),
         parent_ref: ParentReference {
             name: "my-gateway".into(),
@@ -1743,13 +1743,13 @@ fn listener_set_must_be_accepted_and_so_must_its_listener() {
         accepted: true,
         accepted_listeners: vec![],
     });
-    c.add_route(httproute(
+    c.add(httproute(
         "default",
         "a",
         &["a.example.org"],
         &[ls_ref("default", "not-accepted")],
     ));
-    c.add_route(httproute(
+    c.add(httproute(
         "default",
         "b",
         &["b.example.org"],
@@ -1772,8 +1772,8 @@ fn listener_set_target_annotation_overrides_the_gateway() {
         accepted_listeners: vec!["app".into()],
     };
     ls.meta = with_annotations(ls.meta, &[(&format!("{GA}target"), "ls.example.net")]);
-    c.add_listener_set(ls);
-    c.add_route(httproute(
+    c.add(ls);
+    c.add(httproute(
         "default",
         "a",
         &["a.example.org"],
@@ -1794,8 +1794,8 @@ fn listener_set_falls_back_to_the_gateway_target_annotation() {
         namespaces_selector: None,
     });
     gw.meta = with_annotations(gw.meta, &[(&format!("{GA}target"), "gw.example.net")]);
-    c.add_gateway(gw);
-    c.add_listener_set(ListenerSet {
+    c.add(gw);
+    c.add(ListenerSet {
         meta: meta("default", "ls"),
         parent_ref: ParentReference {
             name: "gw".into(),
@@ -1805,7 +1805,7 @@ fn listener_set_falls_back_to_the_gateway_target_annotation() {
         accepted: true,
         accepted_listeners: vec!["app".into()],
     });
-    c.add_route(httproute(
+    c.add(httproute(
         "default",
         "a",
         &["a.example.org"],
@@ -1820,7 +1820,7 @@ fn listener_set_falls_back_to_the_gateway_target_annotation() {
 #[test]
 fn listener_set_gateway_name_flag_compares_the_parent_gateway() {
     let mut c = listener_set_world(Some("All"));
-    c.add_route(httproute(
+    c.add(httproute(
         "default",
         "app",
         &["app.example.com"],
@@ -1853,8 +1853,8 @@ fn listener_set_with_foreign_controller_or_filtered_annotation_is_not_a_parent()
         accepted_listeners: vec!["app".into()],
     };
     ls.meta = with_annotations(ls.meta, &[(&format!("{GA}controller"), "other")]);
-    c.add_listener_set(ls);
-    c.add_route(httproute(
+    c.add(ls);
+    c.add(httproute(
         "default",
         "a",
         &["a.example.org"],
@@ -1871,7 +1871,7 @@ fn listener_set_with_foreign_controller_or_filtered_annotation_is_not_a_parent()
         &[ls_ref("default", "my-listenerset")],
     );
     r.meta = with_annotations(r.meta, &[("dns", "yes")]);
-    c.add_route(r);
+    c.add(r);
     let cfg = GatewaySourceConfig {
         common: {
             let mut common = SourceConfig::default();
@@ -1887,7 +1887,7 @@ fn listener_set_with_foreign_controller_or_filtered_annotation_is_not_a_parent()
 #[test]
 fn listener_set_section_name_selects_its_listener() {
     let mut c = listener_set_world(Some("All"));
-    c.add_listener_set(ListenerSet {
+    c.add(ListenerSet {
         meta: meta("default", "two"),
         parent_ref: ParentReference {
             name: "my-gateway".into(),
@@ -1899,7 +1899,7 @@ fn listener_set_section_name_selects_its_listener() {
     });
     let mut p = ls_ref("default", "two");
     p.section_name = Some("b".into());
-    c.add_route(httproute("default", "r", &["*.example.org"], &[p]));
+    c.add(httproute("default", "r", &["*.example.org"], &[p]));
     assert_eq!(names(&run(with_listener_sets(), &c)), vec!["b.example.org"]);
 }
 
@@ -1924,8 +1924,8 @@ fn templated(template: &str, combine: bool) -> GatewaySourceConfig {
 #[test]
 fn fqdn_template_names_routes_without_spec_or_annotation_names() {
     let mut c = world();
-    c.add_route(httproute("apps", "bare", &[], &[gw_ref("infra", "gw")]));
-    c.add_route(httproute(
+    c.add(httproute("apps", "bare", &[], &[gw_ref("infra", "gw")]));
+    c.add(httproute(
         "apps",
         "named",
         &["named.example.com"],
@@ -1933,7 +1933,7 @@ fn fqdn_template_names_routes_without_spec_or_annotation_names() {
     ));
     let mut annotated = httproute("apps", "annotated", &[], &[gw_ref("infra", "gw")]);
     annotated.meta = with_annotations(annotated.meta, &[(&format!("{GA}hostname"), "annotated.example.com")]);
-    c.add_route(annotated);
+    c.add(annotated);
     let cfg = templated(
         "{{.Name}}.zero.internal, {{.Name}}.one.internal. , {{.Namespace}}.two.internal",
         false,
@@ -1955,7 +1955,7 @@ fn fqdn_template_with_combine_adds_to_the_route_names() {
     let mut c = world();
     let mut r = httproute("apps", "web", &["spec.example.com"], &[gw_ref("infra", "gw")]);
     r.meta = with_annotations(r.meta, &[(&format!("{GA}hostname"), "ann.example.com")]);
-    c.add_route(r);
+    c.add(r);
     assert_eq!(
         names(&run(templated("{{.Name}}.tpl.example.com", true), &c)),
         vec!["ann.example.com", "spec.example.com", "web.tpl.example.com"]
@@ -1965,14 +1965,14 @@ fn fqdn_template_with_combine_adds_to_the_route_names() {
 #[test]
 fn fqdn_template_names_are_narrowed_and_suppress_the_listener_fallback() {
     let mut c = ClusterStore::new();
-    c.add_gateway(gateway(
+    c.add(gateway(
         "infra",
         "gw",
         vec![http("l", Some("*.example.com"))],
         &["1.2.3.4"],
     ));
-    c.add_route(httproute("apps", "in", &[], &[gw_ref("infra", "gw")]));
-    c.add_route(httproute("other", "out", &[], &[gw_ref("infra", "gw")]));
+    c.add(httproute("apps", "in", &[], &[gw_ref("infra", "gw")]));
+    c.add(httproute("other", "out", &[], &[gw_ref("infra", "gw")]));
     let cfg = templated(
         "{{.Name}}.{{if eq .Namespace \"apps\"}}example.com{{else}}example.net{{end}}",
         false,
@@ -1984,13 +1984,13 @@ fn fqdn_template_names_are_narrowed_and_suppress_the_listener_fallback() {
 #[test]
 fn fqdn_template_sees_the_route_kind() {
     let mut c = ClusterStore::new();
-    c.add_gateway(gateway(
+    c.add(gateway(
         "infra",
         "gw",
         vec![listener("udp", "UDP", 53, None)],
         &["1.2.3.4"],
     ));
-    c.add_route(route(RouteKind::Udp, "apps", "dns", &[], &[gw_ref("infra", "gw")]));
+    c.add(route(RouteKind::Udp, "apps", "dns", &[], &[gw_ref("infra", "gw")]));
     let eps = run_kind(RouteKind::Udp, templated("{{.Name}}.{{.Kind}}.example.com", false), &c);
     assert_eq!(names(&eps), vec!["dns.udproute.example.com"]);
 }
@@ -2000,15 +2000,15 @@ fn fqdn_template_is_not_used_with_annotation_only() {
     let mut c = world();
     let mut r = httproute("apps", "web", &[], &[gw_ref("infra", "gw")]);
     r.meta = with_annotations(r.meta, &[(&format!("{GA}gateway-hostname-source"), "annotation-only")]);
-    c.add_route(r);
+    c.add(r);
     assert!(run(templated("{{.Name}}.tpl.example.com", true), &c).is_empty());
 }
 
 #[test]
 fn fqdn_template_failure_skips_only_that_route() {
     let mut c = world();
-    c.add_route(httproute("apps", "web", &[], &[gw_ref("infra", "gw")]));
-    c.add_route(httproute(
+    c.add(httproute("apps", "web", &[], &[gw_ref("infra", "gw")]));
+    c.add(httproute(
         "apps",
         "shop",
         &["shop.example.com"],
@@ -2027,13 +2027,13 @@ fn of_two_routes_publishing_the_same_name_and_targets_the_one_with_a_ttl_comes_f
     // The deduplication keeps the first of the two, so the annotated route wins as external-dns's zone
     // ends up with (TTL 60, that route's resource label).
     let mut c = ClusterStore::new();
-    c.add_gateway(gateway(
+    c.add(gateway(
         "infra",
         "gw",
         vec![http("l", Some("*.apps.example.org"))],
         &["1.1.1.1"],
     ));
-    c.add_route(httproute(
+    c.add(httproute(
         "infra",
         "wild",
         &["*.apps.example.org"],
@@ -2041,7 +2041,7 @@ fn of_two_routes_publishing_the_same_name_and_targets_the_one_with_a_ttl_comes_f
     ));
     let mut annotated = httproute("infra", "wild-ttl", &[], &[gw_ref("infra", "gw")]);
     annotated.meta = with_annotations(annotated.meta, &[(&format!("{GA}ttl"), "60")]);
-    c.add_route(annotated);
+    c.add(annotated);
     let eps = run(config(), &c);
     assert_eq!(
         lines(&eps),
@@ -2055,7 +2055,7 @@ fn of_two_routes_publishing_the_same_name_and_targets_the_one_with_a_ttl_comes_f
 #[test]
 fn endpoints_differing_only_in_ttl_keep_their_order_when_the_first_has_a_ttl() {
     let mut c = ClusterStore::new();
-    c.add_gateway(gateway(
+    c.add(gateway(
         "infra",
         "gw",
         vec![http("l", Some("*.apps.example.org"))],
@@ -2063,10 +2063,10 @@ fn endpoints_differing_only_in_ttl_keep_their_order_when_the_first_has_a_ttl() {
     ));
     let mut first = httproute("infra", "a", &["*.apps.example.org"], &[gw_ref("infra", "gw")]);
     first.meta = with_annotations(first.meta, &[(&format!("{GA}ttl"), "120")]);
-    c.add_route(first);
+    c.add(first);
     let mut second = httproute("infra", "b", &[], &[gw_ref("infra", "gw")]);
     second.meta = with_annotations(second.meta, &[(&format!("{GA}ttl"), "60")]);
-    c.add_route(second);
+    c.add(second);
     let eps = run(config(), &c);
     assert_eq!(eps.len(), 2);
     assert_eq!(eps[0].record_ttl, Ttl(120));
@@ -2076,8 +2076,8 @@ fn endpoints_differing_only_in_ttl_keep_their_order_when_the_first_has_a_ttl() {
 #[test]
 fn routes_that_cannot_be_evaluated_are_reported_by_their_resource_key() {
     let mut c = world();
-    c.add_route(httproute("apps", "web", &[], &[gw_ref("infra", "gw")]));
-    c.add_route(httproute(
+    c.add(httproute("apps", "web", &[], &[gw_ref("infra", "gw")]));
+    c.add(httproute(
         "apps",
         "shop",
         &["shop.example.com"],
@@ -2098,7 +2098,7 @@ fn routes_that_cannot_be_evaluated_are_reported_by_their_resource_key() {
 #[test]
 fn a_route_with_a_malformed_hostname_is_reported_failed_and_its_valid_names_still_published() {
     let mut c = world();
-    c.add_route(httproute(
+    c.add(httproute(
         "apps",
         "web",
         &["web.example.com", "bad_name..example.com"],
