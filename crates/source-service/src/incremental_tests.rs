@@ -200,7 +200,10 @@ fn check_on(
     };
     let affected: BTreeSet<String> = affected.iter().map(ToString::to_string).collect();
     for r in &moved {
-        assert!(affected.contains(r.as_str()), "{r} changed but is not affected: {affected:?}");
+        assert!(
+            affected.contains(r.as_str()),
+            "{r} changed but is not affected: {affected:?}"
+        );
     }
     for r in unrelated {
         assert!(!affected.contains(*r), "{r} is unrelated but affected: {affected:?}");

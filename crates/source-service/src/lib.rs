@@ -129,7 +129,12 @@ impl ServiceSource {
                 .services()
                 .into_iter()
                 .filter(|s| self.admits(s))
-                .map(|s| (ObjectKey::new(ResourceKind::Service, &s.meta.namespace, &s.meta.name), s))
+                .map(|s| {
+                    (
+                        ObjectKey::new(ResourceKind::Service, &s.meta.namespace, &s.meta.name),
+                        s,
+                    )
+                })
                 .collect(),
             Some(keys) => keys
                 .filter_map(|k| Some((k.clone(), cluster.service(&k.namespace, &k.name)?)))
@@ -143,7 +148,8 @@ impl ServiceSource {
     async fn per_object(&self, cluster: &ClusterStore, objects: Objects<'_>) -> Evaluation {
         let services = self.selected(cluster, objects);
         let resolved = if self.config.resolve_load_balancer_hostname {
-            self.resolve_load_balancer_hostnames(services.iter().map(|(_, s)| s)).await
+            self.resolve_load_balancer_hostnames(services.iter().map(|(_, s)| s))
+                .await
         } else {
             Resolved::new()
         };

@@ -16,8 +16,8 @@
 //! A source that fails fails the whole pipeline ([`crate::pipeline`]): the controller must not plan from a
 //! partial view.
 
-use std::collections::hash_map::Entry;
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::net::{IpAddr, Ipv4Addr};
 
 use extdns_endpoint::{
@@ -363,7 +363,9 @@ mod tests {
     }
 
     async fn run(sources: Vec<Box<dyn Source>>, config: PipelineConfig) -> Result<PipelineOutput, SourceError> {
-        Pipeline::new(sources, config).evaluate(&ClusterStore::new(), None).await
+        Pipeline::new(sources, config)
+            .evaluate(&ClusterStore::new(), None)
+            .await
     }
 
     fn summary(out: &PipelineOutput) -> Vec<String> {

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use extdns_source::index::{check_against_full, endpoints_by_object};
+use extdns_source::pipeline::testing::{check_against_full, endpoints_by_object};
 use extdns_source::{Pipeline, PipelineConfig};
 
 use super::*;
@@ -167,9 +167,9 @@ pub(super) fn block_on<F: std::future::Future>(f: F) -> F::Output {
     }
 }
 
-/// The `resource` key of route `ns/name` of `kind`.
+/// How route `ns/name` of `kind` is named in the maps compared.
 fn key(kind: RouteKind, ns_name: &str) -> String {
-    format!("{}/{ns_name}", kind.kind().to_ascii_lowercase())
+    format!("{} {ns_name}", kind.kind())
 }
 
 /// Applies a change to the fixture of every route kind and checks it from every side; `must_change` are
@@ -203,9 +203,10 @@ fn check(
         let Some(affected) = source(kind).affected(&after, &changes) else {
             panic!("{kind:?}: the route source must name the affected routes");
         };
+        let affected: BTreeSet<String> = affected.iter().map(ToString::to_string).collect();
         for r in &moved {
             assert!(
-                affected.contains(*r),
+                affected.contains(r.as_str()),
                 "{kind:?}: {r} changed but is not affected: {affected:?}"
             );
         }

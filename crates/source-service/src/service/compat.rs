@@ -5,9 +5,9 @@
 
 use extdns_endpoint::{Endpoint, RecordType, Target};
 
+use super::svc::Svc;
 use crate::config::Compatibility;
 use crate::context::Ctx;
-use super::svc::Svc;
 
 /// Mate's hostname annotation (a single name).
 pub const MATE_HOSTNAME: &str = "zalando.org/dnsname";

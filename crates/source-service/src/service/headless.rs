@@ -12,9 +12,9 @@ use std::sync::Arc;
 use extdns_informer::view::Pod;
 use extdns_source::annotations::key;
 
+use super::svc::Svc;
 use super::svc::selector_matches;
 use crate::context::Ctx;
-use super::svc::Svc;
 
 /// What one Pod behind the Service contributes, the same for every name of the Service.
 #[derive(Debug)]

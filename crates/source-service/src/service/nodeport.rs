@@ -7,9 +7,9 @@ use extdns_endpoint::{Endpoint, RecordType};
 use extdns_informer::view::{Pod, PodPhase};
 use extdns_source::annotations::key;
 
-use crate::context::{Ctx, NodeTargets, SplitTargets};
-use super::svc::selector_matches;
 use super::svc::Svc;
+use super::svc::selector_matches;
+use crate::context::{Ctx, NodeTargets, SplitTargets};
 
 /// The node addresses a NodePort Service publishes.
 ///

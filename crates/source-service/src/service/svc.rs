@@ -236,7 +236,6 @@ impl<'c> Svc<'c> {
     }
 }
 
-
 /// `namespace/name` out of a `resource` label: what names the Service in warnings, without a copy.
 fn id_of(resource: &str) -> &str {
     resource.split_once('/').map_or(resource, |(_, id)| id)

@@ -23,8 +23,8 @@ use extdns_informer::{ChangeSet, ClusterStore, ResourceKind};
 pub use index::DesiredIndex;
 use index::ObjectIndex;
 
-pub use crate::wrappers::PipelineConfig;
 use crate::wrappers;
+pub use crate::wrappers::PipelineConfig;
 use crate::{Failures, Objects, Source, SourceError};
 
 /// The desired endpoints and what the pipeline dropped, for the `source_invalid_endpoints` and
