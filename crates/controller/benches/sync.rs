@@ -14,13 +14,17 @@ use extdns_endpoint::{Endpoint, RecordType};
 use extdns_informer::{Cluster, ClusterStore, LiveCluster};
 use extdns_provider::{InMemoryProvider, Provider};
 use extdns_registry::{Ownership, OwnershipConfig, Registry, TxtRegistry, TxtRegistryConfig};
-use extdns_source::{PipelineOutput, SourceError};
+use extdns_source::{DesiredIndex, PipelineOutput, SourceError};
 
 struct Fixed(Vec<Endpoint>);
 
 #[async_trait]
 impl DesiredEndpoints for Fixed {
-    async fn desired(&self, _cluster: &ClusterStore) -> Result<PipelineOutput, SourceError> {
+    async fn desired(
+        &self,
+        _cluster: &ClusterStore,
+        _index: Option<&mut DesiredIndex>,
+    ) -> Result<PipelineOutput, SourceError> {
         Ok(PipelineOutput {
             endpoints: self.0.clone(),
             ..PipelineOutput::default()

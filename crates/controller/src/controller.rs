@@ -1,17 +1,17 @@
 //! The reconcile loop.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use extdns_endpoint::name::name_key;
 use extdns_endpoint::{Change, Endpoint};
-use extdns_informer::{ChangeSet, Cluster, ClusterStore};
+use extdns_informer::{ChangeSet, Cluster, ClusterStore, ObjectKey};
 use extdns_leader::Leadership;
 use extdns_plan::PlanConfig;
 use extdns_registry::{Registry, RegistryError, Snapshot};
-use extdns_source::{ChangedOutput, DesiredIndex, Pipeline, PipelineOutput, SourceError};
+use extdns_source::{ChangedOutput, DesiredIndex, Failures, Pipeline, PipelineOutput, SourceError};
 use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -20,6 +20,7 @@ use tracing::{debug, error, info, warn};
 use crate::Metrics;
 use crate::events::{EventSink, EventsConfig, Outcome, events_for};
 use crate::guard::DeletionGuard;
+use crate::hold::hold_records_of_failed_objects;
 use crate::schedule::Schedule;
 
 /// How often the loop looks again while the informers have not finished their first list.
@@ -30,19 +31,16 @@ const UNSYNCED_WARN_EVERY: Duration = Duration::from_secs(60);
 /// Where the desired endpoints come from: the source pipeline in production, a fake in tests.
 #[async_trait]
 pub trait DesiredEndpoints: Send + Sync {
-    async fn desired(&self, cluster: &ClusterStore) -> Result<PipelineOutput, SourceError>;
-
-    /// As [`desired`](DesiredEndpoints::desired), plus the index incremental syncs update; `None` when these
-    /// endpoints cannot be updated object by object (every sync is then a full one).
-    async fn desired_indexed(
+    /// Every desired endpoint; with `index`, also what incremental syncs update ([`DesiredIndex`]).
+    async fn desired(
         &self,
         cluster: &ClusterStore,
-    ) -> Result<(PipelineOutput, Option<DesiredIndex>), SourceError> {
-        Ok((self.desired(cluster).await?, None))
-    }
+        index: Option<&mut DesiredIndex>,
+    ) -> Result<PipelineOutput, SourceError>;
 
     /// Brings `index` up to date with `changes` and returns the endpoints of the names they affect, or
-    /// `None` when only a full sync can tell.
+    /// `None` when only a full sync can tell (the default: these endpoints cannot be followed object by
+    /// object, so every sync is a full one).
     async fn desired_changed(
         &self,
         _cluster: &ClusterStore,
@@ -55,16 +53,12 @@ pub trait DesiredEndpoints: Send + Sync {
 
 #[async_trait]
 impl DesiredEndpoints for Pipeline {
-    async fn desired(&self, cluster: &ClusterStore) -> Result<PipelineOutput, SourceError> {
-        self.endpoints(cluster).await
-    }
-
-    async fn desired_indexed(
+    async fn desired(
         &self,
         cluster: &ClusterStore,
-    ) -> Result<(PipelineOutput, Option<DesiredIndex>), SourceError> {
-        let (output, index) = self.evaluate_indexed(cluster).await?;
-        Ok((output, Some(index)))
+        index: Option<&mut DesiredIndex>,
+    ) -> Result<PipelineOutput, SourceError> {
+        self.evaluate(cluster, index).await
     }
 
     async fn desired_changed(
@@ -96,8 +90,7 @@ struct PlanInput<'a> {
     /// Every record, for the deletion guard's count of what extdns owns per zone.
     all_current: &'a [Endpoint],
     desired: Vec<Endpoint>,
-    failed: &'a BTreeSet<String>,
-    failed_why: &'a BTreeMap<String, String>,
+    failed: &'a Failures,
     full: bool,
 }
 
@@ -310,12 +303,12 @@ impl Controller {
         self.metrics.observe_registry(&snapshot.records);
 
         let store = self.cluster.store();
-        let (output, index) = if keep {
-            self.source.desired_indexed(&store).await
-        } else {
-            self.source.desired(&store).await.map(|o| (o, None))
-        }
-        .inspect_err(|_| self.metrics.count_source_error())?;
+        let mut index = keep.then(DesiredIndex::default);
+        let output = self
+            .source
+            .desired(&store, index.as_mut())
+            .await
+            .inspect_err(|_| self.metrics.count_source_error())?;
         // The view can only have been incomplete if an informer restarted its list meanwhile; check again
         // rather than trust a result computed from it.
         if !self.cluster.synced() {
@@ -337,7 +330,6 @@ impl Controller {
                 all_current: &snapshot.records,
                 desired,
                 failed: &output.failed,
-                failed_why: &output.failed_why,
                 full: true,
             })
             .await?;
@@ -416,7 +408,6 @@ impl Controller {
                 all_current: &cache.snapshot.records,
                 desired,
                 failed: &changed.output.failed,
-                failed_why: &changed.output.failed_why,
                 full: false,
             })
             .await?;
@@ -436,7 +427,6 @@ impl Controller {
             all_current,
             desired,
             failed,
-            failed_why,
             full,
         } = input;
         let provider_filter = self.registry.domain_filter();
@@ -452,7 +442,7 @@ impl Controller {
         }
         let mut changes = outcome.changes;
         changes.retain(Change::is_effective);
-        let kept = extdns_plan::hold_records_of_failed_objects(failed, &mut changes);
+        let kept = hold_records_of_failed_objects(failed, &mut changes);
         for c in &kept {
             let e = c.endpoint();
             warn!(
@@ -462,10 +452,7 @@ impl Controller {
             );
         }
         let held_back = self.guard_deletes(provider_filter.includes(), all_current, &mut changes);
-        let failed: Vec<(&str, Option<&str>)> = failed
-            .iter()
-            .map(|r| (r.as_str(), failed_why.get(r).map(String::as_str)))
-            .collect();
+        let failed: Vec<(&ObjectKey, Option<&str>)> = failed.iter().collect();
 
         if changes.is_empty() {
             self.metrics.no_op_runs.inc();

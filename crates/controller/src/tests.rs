@@ -9,8 +9,8 @@ use extdns_endpoint::{Change, Changes, DomainFilter, Endpoint, RecordType, label
 use extdns_informer::{Cluster, ClusterStore};
 use extdns_provider::{ChangeFailure, ProviderError};
 use extdns_registry::{Registry, RegistryError, Snapshot};
-use extdns_source::PipelineOutput;
 use extdns_source::SourceError;
+use extdns_source::{DesiredIndex, Failures, PipelineOutput};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
@@ -82,7 +82,11 @@ impl FakeSource {
 
 #[async_trait]
 impl DesiredEndpoints for FakeSource {
-    async fn desired(&self, _cluster: &ClusterStore) -> Result<PipelineOutput, SourceError> {
+    async fn desired(
+        &self,
+        _cluster: &ClusterStore,
+        _index: Option<&mut DesiredIndex>,
+    ) -> Result<PipelineOutput, SourceError> {
         self.calls.fetch_add(1, Ordering::SeqCst);
         if self.fail.load(Ordering::SeqCst) {
             return Err(SourceError::Other {
@@ -91,14 +95,19 @@ impl DesiredEndpoints for FakeSource {
             });
         }
         let endpoints = self.endpoints.lock().map(|e| e.clone()).unwrap_or_default();
-        let failed = self.failed.lock().map(|f| f.clone()).unwrap_or_default();
+        let labels = self.failed.lock().map(|f| f.clone()).unwrap_or_default();
+        let why = self.why.lock().map(|w| w.clone()).unwrap_or_default();
+        let mut failed = Failures::new();
+        for label in &labels {
+            if let Some(object) = extdns_source::parse_resource_label(label) {
+                failed.insert(object, why.get(label).cloned());
+            }
+        }
         let failed_by_source = [("fake".to_string(), failed.len())].into_iter().collect();
-        let failed_why = self.why.lock().map(|w| w.clone()).unwrap_or_default();
         Ok(PipelineOutput {
             endpoints,
             failed,
             failed_by_source,
-            failed_why,
             ..PipelineOutput::default()
         })
     }
@@ -794,7 +803,11 @@ struct SlowSource {
 
 #[async_trait]
 impl DesiredEndpoints for SlowSource {
-    async fn desired(&self, _cluster: &ClusterStore) -> Result<PipelineOutput, SourceError> {
+    async fn desired(
+        &self,
+        _cluster: &ClusterStore,
+        _index: Option<&mut DesiredIndex>,
+    ) -> Result<PipelineOutput, SourceError> {
         tokio::time::sleep(self.delay).await;
         Ok(PipelineOutput {
             endpoints: self.endpoints.clone(),

@@ -8,6 +8,7 @@ use extdns_informer::view::{
     AllowedRoutes, Gateway, LabelSelector, Listener, Meta, Namespace, ParentReference, Route, RouteKind,
     RouteParentStatus,
 };
+use extdns_source::SourceExt;
 use extdns_source_gateway::{GatewayRouteSource, GatewaySourceConfig};
 
 const NAMESPACES: usize = 200;
@@ -138,14 +139,15 @@ fn cluster() -> ClusterStore {
 fn bench(c: &mut Criterion) {
     let cluster = cluster();
     let source = GatewayRouteSource::new(RouteKind::Http, GatewaySourceConfig::default());
-    let produced = source.collect(&cluster).map(|e| e.len()).unwrap_or(0);
+    let collect = |cluster: &ClusterStore| futures::executor::block_on(source.evaluate_all(cluster));
+    let produced = collect(&cluster).map(|o| o.endpoints.len()).unwrap_or(0);
     assert!(
         produced > ROUTES,
         "the benchmark cluster must publish at least one record per route, got {produced}"
     );
     eprintln!("gateway-httproute: {produced} endpoints from {ROUTES} routes");
     c.bench_function("gateway_httproute_5000_routes_50_gateways", |b| {
-        b.iter(|| source.collect(std::hint::black_box(&cluster)))
+        b.iter(|| collect(std::hint::black_box(&cluster)))
     });
 }
 

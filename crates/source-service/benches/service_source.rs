@@ -15,7 +15,7 @@ use extdns_informer::view::{
     SliceEndpoint,
 };
 use extdns_informer::{ClusterStore, StrMap};
-use extdns_source::Source;
+use extdns_source::SourceExt;
 use extdns_source::resolver::StaticResolver;
 use extdns_source_service::{ServiceSource, ServiceSourceConfig};
 
@@ -231,23 +231,23 @@ fn setup() -> (ClusterStore, ServiceSource) {
 
 fn bench(c: &mut Criterion) {
     let (cluster, source) = setup();
-    let count = futures::executor::block_on(source.endpoints(&cluster))
-        .map(|e| e.len())
+    let count = futures::executor::block_on(source.evaluate_all(&cluster))
+        .map(|o| o.endpoints.len())
         .unwrap_or(0);
     eprintln!("service source: {count} endpoints from 10,000 Services");
     // The call alone (what a sync waits for), and the call plus freeing its result.
     c.bench_function("service_source_10k_services", |b| {
-        b.iter_with_large_drop(|| futures::executor::block_on(source.endpoints(black_box(&cluster))))
+        b.iter_with_large_drop(|| futures::executor::block_on(source.evaluate_all(black_box(&cluster))))
     });
     c.bench_function("service_source_10k_services_incl_drop", |b| {
-        b.iter(|| black_box(futures::executor::block_on(source.endpoints(black_box(&cluster)))))
+        b.iter(|| black_box(futures::executor::block_on(source.evaluate_all(black_box(&cluster)))))
     });
 }
 
 fn bench_on_cpu(c: &mut Criterion<OnCpu>) {
     let (cluster, source) = setup();
     c.bench_function("service_source_10k_services_on_cpu", |b| {
-        b.iter_with_large_drop(|| futures::executor::block_on(source.endpoints(black_box(&cluster))))
+        b.iter_with_large_drop(|| futures::executor::block_on(source.evaluate_all(black_box(&cluster))))
     });
 }
 
