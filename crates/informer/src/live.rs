@@ -7,9 +7,8 @@
 //! to their compact view as they arrive and only the view is kept, never the API object, so memory grows
 //! with the fields extdns reads (docs/performance.md has the figures).
 
-use std::any::Any;
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Debug;
 use std::pin::pin;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -17,7 +16,6 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::api::ListParams;
 use kube::core::{ApiResource, DynamicResourceScope};
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
@@ -27,16 +25,15 @@ use serde::de::Deserializer;
 use serde_json::Value;
 use tokio::runtime::Handle;
 use tokio::sync::watch;
-use tokio::task::{AbortHandle, JoinHandle};
+use tokio::task::JoinHandle;
 
 use crate::convert::PodAnnotationPrefixes;
 use crate::decode::DecodeError;
 use crate::intern::Interner;
 use crate::kinds::{self, ChangeKey, Convert, KindSpec, Scope, WatchIn, Watched};
-use crate::pod_demand::{self, PodDemand};
+use crate::pod_demand::{Fetches, PodDemand};
 use crate::store::Item;
-use crate::view::Pod;
-use crate::{ChangeSet, Cluster, ClusterStore, ObjectKey, ResourceKind, StrMap, Sym, TemplateFields};
+use crate::{ChangeSet, Cluster, ClusterStore, ObjectKey, ResourceKind, Sym, TemplateFields};
 
 /// What to watch, beyond the kinds.
 #[derive(Debug, Clone, Default)]
@@ -230,7 +227,7 @@ impl Cluster for LiveCluster {
 /// One object of kind `K` as a list page or watch event carries it, decoded on its own so that an object
 /// the typed model cannot read fails alone instead of failing the list (and with it every sync).
 #[derive(Debug, Clone)]
-enum Decoded<K> {
+pub(crate) enum Decoded<K> {
     Object(K),
     /// What could be read of its metadata (its identity and resource version), and why the rest could not.
     Undecodable {
@@ -305,42 +302,29 @@ fn identity(value: &Value) -> ObjectMeta {
 /// Everything the watcher tasks and the view share.
 #[derive(Debug)]
 pub(crate) struct Inner {
-    opts: LiveOptions,
-    store: Arc<ClusterStore>,
-    changes: watch::Sender<u64>,
-    unsynced: Mutex<BTreeSet<ResourceKind>>,
+    pub(crate) opts: LiveOptions,
+    pub(crate) store: Arc<ClusterStore>,
+    pub(crate) changes: watch::Sender<u64>,
+    pub(crate) unsynced: Mutex<BTreeSet<ResourceKind>>,
     /// What changed since the controller last took the changes.
-    pending: Mutex<ChangeSet>,
+    pub(crate) pending: Mutex<ChangeSet>,
     /// For listing the Pods a new demand selects; `None` for a detached view.
-    api: Option<ApiAccess>,
+    pub(crate) api: Option<ApiAccess>,
     /// Which Pods are kept ([`LiveOptions::pods_on_demand`]).
-    demand: Mutex<PodDemand>,
-    fetches: Mutex<Fetches>,
+    pub(crate) demand: Mutex<PodDemand>,
+    pub(crate) fetches: Mutex<Fetches>,
 }
 
 #[derive(Clone)]
-struct ApiAccess {
-    client: Client,
-    runtime: Handle,
+pub(crate) struct ApiAccess {
+    pub(crate) client: Client,
+    pub(crate) runtime: Handle,
 }
 
 impl Debug for ApiAccess {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("ApiAccess")
     }
-}
-
-/// The Pod lists of new demand ([`crate::pod_demand`]).
-#[derive(Debug, Default)]
-struct Fetches {
-    next: u64,
-    /// The lists in flight, each with the Pods (namespace, name) a watch event touched since it began: the
-    /// event's state is at least as new as the list's, so the list leaves those alone.
-    active: HashMap<u64, HashSet<(Sym, Box<str>)>>,
-    /// Asked for while the Pods were (re-)listing; started once that list completes, since a Pod the list
-    /// carried before the demand grew was dropped.
-    deferred: Vec<(Sym, StrMap)>,
-    tasks: Vec<AbortHandle>,
 }
 
 impl Inner {
@@ -373,7 +357,7 @@ impl Inner {
     }
 
     /// What every conversion of this view shares.
-    fn convert(&self) -> Convert<'_> {
+    pub(crate) fn convert(&self) -> Convert<'_> {
         Convert {
             interner: self.store.interner(),
             pod_annotation_prefixes: &self.opts.pod_annotation_prefixes,
@@ -390,162 +374,25 @@ impl Inner {
         kinds.into_iter().collect()
     }
 
-    fn is_synced(&self, kind: ResourceKind) -> bool {
+    pub(crate) fn is_synced(&self, kind: ResourceKind) -> bool {
         !self.unsynced.lock().unwrap_or_else(|e| e.into_inner()).contains(&kind)
     }
 
     /// Marks a kind listed; true when it was the last one, i.e. the whole view just became synced.
-    fn mark_synced(&self, kind: ResourceKind) -> bool {
+    pub(crate) fn mark_synced(&self, kind: ResourceKind) -> bool {
         let mut unsynced = self.unsynced.lock().unwrap_or_else(|e| e.into_inner());
         unsynced.remove(&kind) && unsynced.is_empty()
     }
 
-    fn fetches(&self) -> MutexGuard<'_, Fetches> {
+    pub(crate) fn fetches(&self) -> MutexGuard<'_, Fetches> {
         self.fetches.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn demand(&self) -> MutexGuard<'_, PodDemand> {
+    pub(crate) fn demand(&self) -> MutexGuard<'_, PodDemand> {
         self.demand.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Whether the store keeps this view: every one, except Pods no Service reads when on demand. Until the
-    /// Services are listed the demand is unknown and every Pod is kept, so that both lists run at once; the
-    /// Pods nothing selects are dropped when the Services are in ([`Inner::listed`]).
-    fn keeps(&self, view: &dyn Any, ns: &str) -> bool {
-        match view.downcast_ref::<Pod>() {
-            Some(pod) if self.opts.pods_on_demand && self.is_synced(ResourceKind::Service) => {
-                self.demand().wants(ns, &pod.labels)
-            }
-            _ => true,
-        }
-    }
-
-    /// Drops the stored Pods the demand does not select.
-    fn prune_pods(&self) {
-        let Some(pods) = self.store.index::<Pod>(ResourceKind::Pod) else {
-            return;
-        };
-        let demand = self.demand();
-        let dropped = pods.retain(|ns, pod| demand.wants(ns, &pod.labels));
-        tracing::debug!(dropped, "dropped the Pods no Service reads");
-    }
-
-    /// After a Service event: brings the demand up to date and lists the Pods it newly selects.
-    fn service_changed(self: &Arc<Self>, ns: &Sym, name: &str) {
-        let svc = self.store.service(ns, name);
-        let fetch = match svc {
-            Some(svc) => self.demand().upsert(ns, &svc),
-            None => {
-                self.demand().remove(ns, name);
-                None
-            }
-        };
-        if let Some(selector) = fetch {
-            self.fetch_pods(ns.clone(), selector);
-        }
-    }
-
-    /// After a list of Services: the demand from scratch, and the Pods it newly selects. The first list
-    /// fetches nothing: every Pod was kept until then, so the store drops the ones not selected instead.
-    fn services_relisted(self: &Arc<Self>, first: bool) {
-        let services = self.store.services();
-        let interner = self.store.interner();
-        let fetch = self
-            .demand()
-            .rebuild(services.iter().map(|s| (interner.intern(&s.meta.namespace), &**s)));
-        if first {
-            self.prune_pods();
-            return;
-        }
-        for (ns, selector) in fetch {
-            self.fetch_pods(ns, selector);
-        }
-    }
-
-    /// Lists the Pods of `namespace` that `selector` selects into the store, holding the view unsynced until
-    /// they are in; deferred while the Pods are (re-)listing.
-    fn fetch_pods(self: &Arc<Self>, namespace: Sym, selector: StrMap) {
-        let Some(ApiAccess { client, runtime }) = self.api.clone() else {
-            // Detached: events are fed by hand, there is nothing to list from.
-            return;
-        };
-        let relisting = self
-            .store
-            .index::<Pod>(ResourceKind::Pod)
-            .is_some_and(|pods| pods.is_relisting());
-        if !self.is_synced(ResourceKind::Pod) || relisting {
-            self.fetches().deferred.push((namespace, selector));
-            return;
-        }
-        let id = {
-            let mut fetches = self.fetches();
-            fetches.next += 1;
-            let id = fetches.next;
-            fetches.active.insert(id, HashSet::new());
-            id
-        };
-        let mut labels = pod_demand::selector_string(&selector);
-        if let Some(configured) = self
-            .opts
-            .label_selectors
-            .get(&ResourceKind::Pod)
-            .filter(|s| !s.is_empty())
-        {
-            labels = if labels.is_empty() {
-                configured.clone()
-            } else {
-                format!("{labels},{configured}")
-            };
-        }
-        let inner = Arc::clone(self);
-        let task = runtime.spawn(async move {
-            let spec = ResourceKind::Pod.spec();
-            let api: Api<Decoded<k8s_openapi::api::core::v1::Pod>> =
-                Api::namespaced_with(client, &namespace, &spec.api_resource(spec.preferred_version()));
-            let pods = list_all(&api, &labels).await;
-            inner.apply_fetched(id, pods);
-        });
-        let mut fetches = self.fetches();
-        fetches.tasks.retain(|t| !t.is_finished());
-        fetches.tasks.push(task.abort_handle());
-    }
-
-    /// Stores the Pods a fetch listed, except those a watch event touched meanwhile, and lets the view sync.
-    fn apply_fetched(&self, id: u64, pods: Vec<Decoded<k8s_openapi::api::core::v1::Pod>>) {
-        let touched = self.fetches().active.remove(&id).unwrap_or_default();
-        let store = &*self.store;
-        let Some(index) = store.index::<Pod>(ResourceKind::Pod) else {
-            return;
-        };
-        let mut stored = 0usize;
-        for pod in pods {
-            let meta = pod.meta();
-            let ns = store.interner().intern(meta.namespace.as_deref().unwrap_or_default());
-            let name: Box<str> = meta.name.as_deref().unwrap_or_default().into();
-            if touched.contains(&(ns.clone(), name.clone())) {
-                continue;
-            }
-            let changed = match pod {
-                Decoded::Object(o) => {
-                    let view = kinds::convert(&o, &self.convert());
-                    self.keeps(&view, &ns) && index.upsert(ns.clone(), view)
-                }
-                Decoded::Undecodable { meta, error } => {
-                    warn_undecodable(ResourceKind::Pod, &meta, &error);
-                    index.mark_undecodable(ns.clone(), &name)
-                }
-            };
-            if changed {
-                stored += 1;
-                self.pending_changes()
-                    .insert(ObjectKey::new(ResourceKind::Pod, &ns, &name));
-            }
-        }
-        tracing::debug!(stored, "listed the Pods of a new selector");
-        self.bump();
-    }
-
-    fn bump(&self) {
+    pub(crate) fn bump(&self) {
         self.changes.send_modify(|c| *c = c.wrapping_add(1));
     }
 
@@ -591,10 +438,7 @@ impl Inner {
                 index.remove(&ns, &name)
             }
             Event::Init => {
-                if kind == ResourceKind::Pod {
-                    // This list keeps the Pods of the demand so far.
-                    self.fetches().deferred.clear();
-                }
+                self.demand_relisting(kind);
                 index.begin_relist();
                 false
             }
@@ -625,15 +469,7 @@ impl Inner {
             }
         };
         if let Some((ns, name, _)) = &touched {
-            if kind == ResourceKind::Pod {
-                let mut fetches = self.fetches();
-                for seen in fetches.active.values_mut() {
-                    seen.insert((ns.clone(), name.clone()));
-                }
-            }
-            if changed && kind == ResourceKind::Service && self.opts.pods_on_demand {
-                self.service_changed(ns, name);
-            }
+            self.demand_touched(kind, ns, name, changed);
         }
         if changed && self.is_synced(kind) {
             if let Some((ns, name, groups)) = touched {
@@ -651,74 +487,13 @@ impl Inner {
         }
     }
 
-    /// After a complete list of `kind` (`first`: its first one): the demand follows a list of Services; a list
-    /// of Pods drops what the demand does not select (Pods listed before the Services were all kept) and
-    /// starts the fetches deferred during it.
-    fn listed(self: &Arc<Self>, kind: ResourceKind, first: bool) {
-        if !self.opts.pods_on_demand {
-            return;
-        }
-        match kind {
-            ResourceKind::Service => self.services_relisted(first),
-            ResourceKind::Pod => {
-                if self.is_synced(ResourceKind::Service) {
-                    self.prune_pods();
-                }
-                let deferred = std::mem::take(&mut self.fetches().deferred);
-                for (ns, selector) in deferred {
-                    self.fetch_pods(ns, selector);
-                }
-            }
-            _ => {}
-        }
-    }
-
-    fn pending_changes(&self) -> MutexGuard<'_, ChangeSet> {
+    pub(crate) fn pending_changes(&self) -> MutexGuard<'_, ChangeSet> {
         self.pending.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
-/// Every Pod `labels` selects (pages of 500, as the watchers list), retried with backoff until the list
-/// succeeds: the view stays unsynced meanwhile, which is the safe side.
-async fn list_all(
-    api: &Api<Decoded<k8s_openapi::api::core::v1::Pod>>,
-    labels: &str,
-) -> Vec<Decoded<k8s_openapi::api::core::v1::Pod>> {
-    let mut delay = Duration::from_secs(1);
-    loop {
-        match list_pages(api, labels).await {
-            Ok(items) => return items,
-            Err(e) => {
-                tracing::warn!(error = %e, selector = labels, retry_in = ?delay,
-                    "listing the Pods a Service newly selects failed");
-                tokio::time::sleep(delay).await;
-                delay = (delay * 2).min(Duration::from_secs(30));
-            }
-        }
-    }
-}
-
-async fn list_pages(
-    api: &Api<Decoded<k8s_openapi::api::core::v1::Pod>>,
-    labels: &str,
-) -> Result<Vec<Decoded<k8s_openapi::api::core::v1::Pod>>, kube::Error> {
-    let mut params = ListParams::default().limit(500);
-    if !labels.is_empty() {
-        params = params.labels(labels);
-    }
-    let mut items = Vec::new();
-    loop {
-        let page = api.list(&params).await?;
-        items.extend(page.items);
-        match page.metadata.continue_.filter(|c| !c.is_empty()) {
-            Some(token) => params = params.continue_token(&token),
-            None => return Ok(items),
-        }
-    }
-}
-
 /// Names the object and the field, never the object's content beyond the (cut) offending value.
-fn warn_undecodable(kind: ResourceKind, meta: &ObjectMeta, error: &DecodeError) {
+pub(crate) fn warn_undecodable(kind: ResourceKind, meta: &ObjectMeta, error: &DecodeError) {
     let object = ObjectKey::new(
         kind,
         meta.namespace.as_deref().unwrap_or_default(),
@@ -733,7 +508,8 @@ fn warn_undecodable(kind: ResourceKind, meta: &ObjectMeta, error: &DecodeError) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::view::{RouteKind, Service};
+    use crate::StrMap;
+    use crate::view::{Pod, RouteKind, Service};
     use k8s_openapi::api::core::v1 as core;
     use k8s_openapi::api::discovery::v1 as discovery;
     use serde_json::json;

@@ -905,6 +905,19 @@ status:
     }
 
     #[test]
+    fn objects_from_files_share_their_label_keys_as_watched_ones_do() -> Result<(), ManifestError> {
+        let c = load_yaml(
+            "apiVersion: v1\nkind: Service\nmetadata: {name: a, labels: {app: a}}\n---\n\
+             apiVersion: v1\nkind: Service\nmetadata: {name: b, labels: {app: b}}\n",
+        )?;
+        let services = c.services();
+        let key = |i: usize| services[i].meta.labels.iter().next().map(|(k, _)| k.as_ptr());
+        assert_eq!(services.len(), 2);
+        assert_eq!(key(0), key(1), "one allocation for the key both objects carry");
+        Ok(())
+    }
+
+    #[test]
     fn pods_keep_only_the_configured_annotation_prefixes() -> Result<(), ManifestError> {
         let text = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations:\n    custom/target: 1.2.3.4\n    external-dns.alpha.kubernetes.io/target: 5.6.7.8\n";
         let mut l = Loader::new(LoadOptions {
