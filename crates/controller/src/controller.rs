@@ -71,14 +71,18 @@ impl DesiredEndpoints for Pipeline {
     }
 }
 
-/// What the loop keeps between syncs so that a change costs what it touches (incremental reconcile): the
-/// provider's records as the last full sync read them, with every change applied since folded in, and the
-/// desired endpoints by object.
+/// What the loop keeps between syncs: the provider's records as the last full sync read them, with every
+/// change applied since folded in, and (with `--events`) the desired endpoints by object, so that a change
+/// costs what it touches (incremental reconcile). The records also serve full syncs for
+/// `--txt-cache-interval`: this is the one cache of provider records.
 struct Cache {
     snapshot: Snapshot,
+    /// When the records were read from the provider.
+    read_at: Instant,
     /// The provider's read state does not outlive writes: read the records again before the next plan.
     stale: bool,
-    index: DesiredIndex,
+    /// `None` without `--events`: only the records are kept.
+    index: Option<DesiredIndex>,
 }
 
 /// The records and desired endpoints one plan works from.
@@ -107,6 +111,9 @@ pub struct ControllerConfig {
     pub plan: PlanConfig,
     /// When a plan's deletes are held back.
     pub deletion_guard: DeletionGuard,
+    /// `--txt-cache-interval`: a full sync reuses the records read (with every change applied since folded
+    /// in) for this long instead of reading every zone again; zero reads them every time.
+    pub records_cache_interval: Duration,
 }
 
 impl Default for ControllerConfig {
@@ -118,6 +125,7 @@ impl Default for ControllerConfig {
             dry_run: false,
             plan: PlanConfig::default(),
             deletion_guard: DeletionGuard::default(),
+            records_cache_interval: Duration::ZERO,
         }
     }
 }
@@ -167,7 +175,7 @@ pub struct SyncState {
 impl SyncState {
     /// Whether the next sync must be a full one (nothing cached, or the last sync failed).
     pub fn needs_full(&self) -> bool {
-        self.cache.is_none()
+        self.cache.as_ref().is_none_or(|c| c.index.is_none())
     }
 }
 
@@ -242,7 +250,7 @@ impl Controller {
     /// informer has synced and every source succeeded, because records missing from an incomplete view would
     /// otherwise be deleted.
     pub async fn run_once(&self) -> Result<SyncReport, SyncError> {
-        let report = self.full_sync(false).await?.0;
+        let report = self.full_sync(None).await?.0;
         self.metrics.count_sync(true);
         Ok(report)
     }
@@ -256,7 +264,6 @@ impl Controller {
             // unsynced for a moment whenever a Service's new selector has its Pods listed).
             return Err(SyncError::NotSynced);
         }
-        let keep = self.config.events;
         let incremental = match state.cache.as_mut() {
             Some(cache) if !full => self.incremental_sync(cache).await,
             _ => Ok(None),
@@ -264,10 +271,10 @@ impl Controller {
         let result = match incremental {
             Ok(Some(report)) => Ok(report),
             Ok(None) => {
-                // A full sync rebuilds the cache from scratch: free the old one first, so that its peak
-                // does not hold both.
-                state.cache = None;
-                self.full_sync(keep).await.map(|(report, c)| {
+                // A full sync rebuilds the desired index from scratch: free the old one first, so that its
+                // peak does not hold both. The records may serve again (`--txt-cache-interval`).
+                let records = state.cache.take().and_then(|c| self.reusable(c));
+                self.full_sync(records).await.map(|(report, c)| {
                     state.cache = c;
                     report
                 })
@@ -282,9 +289,17 @@ impl Controller {
         result
     }
 
-    /// A full sync; with `keep`, also what the next incremental sync starts from (`None` when the provider
-    /// or the sources cannot be followed incrementally, or the write failed).
-    async fn full_sync(&self, keep: bool) -> Result<(SyncReport, Option<Cache>), SyncError> {
+    /// The records of `cache`, when a full sync may plan from them instead of reading the provider: within
+    /// `--txt-cache-interval` of their read, and only if the provider's read state outlives writes.
+    fn reusable(&self, cache: Cache) -> Option<(Snapshot, Instant)> {
+        let interval = self.config.records_cache_interval;
+        (!interval.is_zero() && !cache.stale && cache.read_at.elapsed() < interval)
+            .then_some((cache.snapshot, cache.read_at))
+    }
+
+    /// A full sync from `records` (the provider read now when `None`); also what the next sync starts from
+    /// when the loop keeps it (`--events`, `--txt-cache-interval`), unless the write failed.
+    async fn full_sync(&self, records: Option<(Snapshot, Instant)>) -> Result<(SyncReport, Option<Cache>), SyncError> {
         if !self.leadership.is_leader() {
             return Err(SyncError::NotLeader);
         }
@@ -295,15 +310,25 @@ impl Controller {
         // Taken before the store is read: whatever changes from here on is looked at again next time.
         let _ = self.cluster.take_changes();
 
-        let mut snapshot = self
-            .registry
-            .records()
-            .await
-            .inspect_err(|_| self.metrics.count_registry_error())?;
+        let (mut snapshot, read_at) = match records {
+            Some(records) => {
+                debug!("using cached records");
+                records
+            }
+            None => {
+                let read_at = Instant::now();
+                let snapshot = self
+                    .registry
+                    .records()
+                    .await
+                    .inspect_err(|_| self.metrics.count_registry_error())?;
+                (snapshot, read_at)
+            }
+        };
         self.metrics.observe_registry(&snapshot.records);
 
         let store = self.cluster.store();
-        let mut index = keep.then(DesiredIndex::default);
+        let mut index = self.config.events.then(DesiredIndex::default);
         let output = self
             .source
             .desired(&store, index.as_mut())
@@ -333,11 +358,17 @@ impl Controller {
                 full: true,
             })
             .await?;
-        let cache = index.map(|index| {
+        let keep = index.is_some() || !self.config.records_cache_interval.is_zero();
+        let cache = keep.then(|| {
             let stale = report.applied && !self.registry.fold_applied(&mut snapshot, &report.changes);
             // Kept until the next full sync: give back what the read over-reserved.
             snapshot.records.shrink_to_fit();
-            Cache { snapshot, stale, index }
+            Cache {
+                snapshot,
+                read_at,
+                stale,
+                index,
+            }
         });
         Ok((report, cache))
     }
@@ -354,6 +385,9 @@ impl Controller {
         if !self.cluster.synced() {
             return Err(SyncError::NotSynced);
         }
+        let Some(index) = cache.index.as_mut() else {
+            return Ok(None);
+        };
         let changes = self.cluster.take_changes();
         if changes.is_empty() {
             return Ok(Some(SyncReport::default()));
@@ -362,7 +396,7 @@ impl Controller {
         let store = self.cluster.store();
         let Some(changed) = self
             .source
-            .desired_changed(&store, &mut cache.index, &changes)
+            .desired_changed(&store, index, &changes)
             .await
             .inspect_err(|_| self.metrics.count_source_error())?
         else {
@@ -380,6 +414,7 @@ impl Controller {
             return Ok(Some(SyncReport::default()));
         }
         if cache.stale {
+            cache.read_at = Instant::now();
             cache.snapshot = self
                 .registry
                 .records()
