@@ -132,6 +132,7 @@ impl Default for ControllerConfig {
 
 /// Why a sync did not complete. None of these stops the loop; `--once` turns them into a non-zero exit.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SyncError {
     /// The view of the cluster is incomplete, so what is missing from it may only not be listed yet.
     #[error("not every informer has synced yet; nothing was planned")]

@@ -21,6 +21,7 @@ use crate::Metrics;
 const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ServerError {
     #[error("cannot listen on metrics address {address:?}: {source}")]
     Bind { address: String, source: std::io::Error },
