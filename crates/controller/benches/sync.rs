@@ -20,11 +20,7 @@ struct Fixed(Vec<Endpoint>);
 
 #[async_trait]
 impl DesiredEndpoints for Fixed {
-    async fn desired(
-        &self,
-        _cluster: &ClusterStore,
-        _index: Option<&mut DesiredIndex>,
-    ) -> Result<PipelineOutput, SourceError> {
+    async fn desired(&self, _: &ClusterStore, _: Option<&mut DesiredIndex>) -> Result<PipelineOutput, SourceError> {
         Ok(PipelineOutput {
             endpoints: self.0.clone(),
             ..PipelineOutput::default()

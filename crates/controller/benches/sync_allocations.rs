@@ -54,11 +54,7 @@ impl Handover {
 
 #[async_trait]
 impl DesiredEndpoints for Handover {
-    async fn desired(
-        &self,
-        _cluster: &ClusterStore,
-        _index: Option<&mut DesiredIndex>,
-    ) -> Result<PipelineOutput, SourceError> {
+    async fn desired(&self, _: &ClusterStore, _: Option<&mut DesiredIndex>) -> Result<PipelineOutput, SourceError> {
         let endpoints = std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner));
         Ok(PipelineOutput {
             endpoints,

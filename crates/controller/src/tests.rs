@@ -82,11 +82,7 @@ impl FakeSource {
 
 #[async_trait]
 impl DesiredEndpoints for FakeSource {
-    async fn desired(
-        &self,
-        _cluster: &ClusterStore,
-        _index: Option<&mut DesiredIndex>,
-    ) -> Result<PipelineOutput, SourceError> {
+    async fn desired(&self, _: &ClusterStore, _: Option<&mut DesiredIndex>) -> Result<PipelineOutput, SourceError> {
         self.calls.fetch_add(1, Ordering::SeqCst);
         if self.fail.load(Ordering::SeqCst) {
             return Err(SourceError::Other {
@@ -803,11 +799,7 @@ struct SlowSource {
 
 #[async_trait]
 impl DesiredEndpoints for SlowSource {
-    async fn desired(
-        &self,
-        _cluster: &ClusterStore,
-        _index: Option<&mut DesiredIndex>,
-    ) -> Result<PipelineOutput, SourceError> {
+    async fn desired(&self, _: &ClusterStore, _: Option<&mut DesiredIndex>) -> Result<PipelineOutput, SourceError> {
         tokio::time::sleep(self.delay).await;
         Ok(PipelineOutput {
             endpoints: self.endpoints.clone(),

@@ -21,12 +21,13 @@ use kube::core::ApiResource;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use tokio::task::JoinHandle;
 
 use crate::decode::{self, DecodeError};
 use crate::live::Inner;
 use crate::store::{AnyIndex, Index, Item};
 use crate::view::RouteKind;
-use crate::{ClusterStore, Interner, PodAnnotationPrefixes, TemplateFields};
+use crate::{ClusterStore, Interner, LoadOptions, PodAnnotationPrefixes, TemplateFields};
 
 /// The kinds of Kubernetes objects extdns can watch. A source lists the kinds it reads, and the live
 /// cluster starts watchers for those kinds only. The order is the order of [`KINDS`].
@@ -102,129 +103,55 @@ impl fmt::Debug for KindSpec {
 
 const GATEWAY_API: &str = "gateway.networking.k8s.io";
 
-/// The table: every kind extdns can watch, in [`ResourceKind`] order.
-pub static KINDS: [KindSpec; 12] = [
+/// The table: every kind extdns can watch, in [`ResourceKind`] order. Each row: the kind, its API kind and
+/// group, the versions extdns reads (the one it watches first), its plural, where it is watched, how its
+/// changes enter the change set, and its API type.
+#[rustfmt::skip]
+pub static KINDS: [KindSpec; 12] = {
+    use ChangeKey::{Group, Own};
+    use ResourceKind as K;
+    use Scope::{Cluster, Namespaced};
+    use WatchIn::{All, Gateways, Sources};
+    const GW: &str = GATEWAY_API;
+    [
+        row(K::Service, "Service", "", &["v1"], "services", Namespaced(Sources), Own, &Typed::<core::Service>(PhantomData)),
+        row(K::EndpointSlice, "EndpointSlice", "discovery.k8s.io", &["v1"], "endpointslices", Namespaced(Sources), Group, &Typed::<discovery::EndpointSlice>(PhantomData)),
+        row(K::Pod, "Pod", "", &["v1"], "pods", Namespaced(Sources), Own, &Typed::<core::Pod>(PhantomData)),
+        row(K::Node, "Node", "", &["v1"], "nodes", Cluster, Own, &Typed::<core::Node>(PhantomData)),
+        row(K::Namespace, "Namespace", "", &["v1"], "namespaces", Cluster, Own, &Typed::<core::Namespace>(PhantomData)),
+        row(K::Gateway, "Gateway", GW, &["v1", "v1beta1"], "gateways", Namespaced(Gateways), Own, &Typed::<gateways::Gateway>(PhantomData)),
+        row(K::ListenerSet, "ListenerSet", GW, &["v1"], "listenersets", Namespaced(All), Own, &Typed::<listenersets::ListenerSet>(PhantomData)),
+        row(K::Route(RouteKind::Http), "HTTPRoute", GW, &["v1", "v1beta1"], "httproutes", Namespaced(Sources), Own, &Typed::<httproutes::HttpRoute>(PhantomData)),
+        row(K::Route(RouteKind::Grpc), "GRPCRoute", GW, &["v1"], "grpcroutes", Namespaced(Sources), Own, &Typed::<grpcroutes::GrpcRoute>(PhantomData)),
+        row(K::Route(RouteKind::Tls), "TLSRoute", GW, &["v1", "v1alpha3", "v1alpha2"], "tlsroutes", Namespaced(Sources), Own, &Typed::<tlsroutes::TlsRoute>(PhantomData)),
+        row(K::Route(RouteKind::Tcp), "TCPRoute", GW, &["v1alpha2"], "tcproutes", Namespaced(Sources), Own, &Typed::<TcpRoute>(PhantomData)),
+        row(K::Route(RouteKind::Udp), "UDPRoute", GW, &["v1alpha2"], "udproutes", Namespaced(Sources), Own, &Typed::<UdpRoute>(PhantomData)),
+    ]
+};
+
+/// One row of [`KINDS`].
+#[allow(clippy::too_many_arguments)]
+const fn row(
+    kind: ResourceKind,
+    name: &'static str,
+    group: &'static str,
+    versions: &'static [&'static str],
+    plural: &'static str,
+    scope: Scope,
+    changes: ChangeKey,
+    ops: &'static dyn KindOps,
+) -> KindSpec {
     KindSpec {
-        kind: ResourceKind::Service,
-        name: "Service",
-        group: "",
-        versions: &["v1"],
-        plural: "services",
-        scope: Scope::Namespaced(WatchIn::Sources),
-        changes: ChangeKey::Own,
-        ops: &Typed::<core::Service>(PhantomData),
-    },
-    KindSpec {
-        kind: ResourceKind::EndpointSlice,
-        name: "EndpointSlice",
-        group: "discovery.k8s.io",
-        versions: &["v1"],
-        plural: "endpointslices",
-        scope: Scope::Namespaced(WatchIn::Sources),
-        changes: ChangeKey::Group,
-        ops: &Typed::<discovery::EndpointSlice>(PhantomData),
-    },
-    KindSpec {
-        kind: ResourceKind::Pod,
-        name: "Pod",
-        group: "",
-        versions: &["v1"],
-        plural: "pods",
-        scope: Scope::Namespaced(WatchIn::Sources),
-        changes: ChangeKey::Own,
-        ops: &Typed::<core::Pod>(PhantomData),
-    },
-    KindSpec {
-        kind: ResourceKind::Node,
-        name: "Node",
-        group: "",
-        versions: &["v1"],
-        plural: "nodes",
-        scope: Scope::Cluster,
-        changes: ChangeKey::Own,
-        ops: &Typed::<core::Node>(PhantomData),
-    },
-    KindSpec {
-        kind: ResourceKind::Namespace,
-        name: "Namespace",
-        group: "",
-        versions: &["v1"],
-        plural: "namespaces",
-        scope: Scope::Cluster,
-        changes: ChangeKey::Own,
-        ops: &Typed::<core::Namespace>(PhantomData),
-    },
-    KindSpec {
-        kind: ResourceKind::Gateway,
-        name: "Gateway",
-        group: GATEWAY_API,
-        versions: &["v1", "v1beta1"],
-        plural: "gateways",
-        scope: Scope::Namespaced(WatchIn::Gateways),
-        changes: ChangeKey::Own,
-        ops: &Typed::<gateways::Gateway>(PhantomData),
-    },
-    KindSpec {
-        kind: ResourceKind::ListenerSet,
-        name: "ListenerSet",
-        group: GATEWAY_API,
-        versions: &["v1"],
-        plural: "listenersets",
-        scope: Scope::Namespaced(WatchIn::All),
-        changes: ChangeKey::Own,
-        ops: &Typed::<listenersets::ListenerSet>(PhantomData),
-    },
-    KindSpec {
-        kind: ResourceKind::Route(RouteKind::Http),
-        name: "HTTPRoute",
-        group: GATEWAY_API,
-        versions: &["v1", "v1beta1"],
-        plural: "httproutes",
-        scope: Scope::Namespaced(WatchIn::Sources),
-        changes: ChangeKey::Own,
-        ops: &Typed::<httproutes::HttpRoute>(PhantomData),
-    },
-    KindSpec {
-        kind: ResourceKind::Route(RouteKind::Grpc),
-        name: "GRPCRoute",
-        group: GATEWAY_API,
-        versions: &["v1"],
-        plural: "grpcroutes",
-        scope: Scope::Namespaced(WatchIn::Sources),
-        changes: ChangeKey::Own,
-        ops: &Typed::<grpcroutes::GrpcRoute>(PhantomData),
-    },
-    KindSpec {
-        kind: ResourceKind::Route(RouteKind::Tls),
-        name: "TLSRoute",
-        group: GATEWAY_API,
-        versions: &["v1", "v1alpha3", "v1alpha2"],
-        plural: "tlsroutes",
-        scope: Scope::Namespaced(WatchIn::Sources),
-        changes: ChangeKey::Own,
-        ops: &Typed::<tlsroutes::TlsRoute>(PhantomData),
-    },
-    KindSpec {
-        kind: ResourceKind::Route(RouteKind::Tcp),
-        name: "TCPRoute",
-        group: GATEWAY_API,
-        versions: &["v1alpha2"],
-        plural: "tcproutes",
-        scope: Scope::Namespaced(WatchIn::Sources),
-        changes: ChangeKey::Own,
-        ops: &Typed::<TcpRoute>(PhantomData),
-    },
-    KindSpec {
-        kind: ResourceKind::Route(RouteKind::Udp),
-        name: "UDPRoute",
-        group: GATEWAY_API,
-        versions: &["v1alpha2"],
-        plural: "udproutes",
-        scope: Scope::Namespaced(WatchIn::Sources),
-        changes: ChangeKey::Own,
-        ops: &Typed::<UdpRoute>(PhantomData),
-    },
-];
+        kind,
+        name,
+        group,
+        versions,
+        plural,
+        scope,
+        changes,
+        ops,
+    }
+}
 
 impl ResourceKind {
     /// Every kind, in table order.
@@ -394,21 +321,10 @@ pub(crate) trait KindOps: Sync {
     /// An empty index for its views.
     fn new_index(&self, kind: ResourceKind) -> Box<dyn AnyIndex>;
     /// Decodes, converts and stores one object from a file.
-    fn load(
-        &self,
-        value: &mut Value,
-        store: &mut ClusterStore,
-        pod_annotation_prefixes: &PodAnnotationPrefixes,
-        template_fields: &TemplateFields,
-    ) -> Result<(), DecodeError>;
-    /// Starts the watcher of this kind in `namespace` (all for `None`), in `version`.
-    fn watch(
-        &self,
-        spec: &'static KindSpec,
-        version: &str,
-        namespace: Option<&str>,
-        inner: Arc<Inner>,
-    ) -> Option<tokio::task::JoinHandle<()>>;
+    fn load(&self, value: &mut Value, store: &mut ClusterStore, opts: &LoadOptions) -> Result<(), DecodeError>;
+    /// Starts the watcher of this kind at `resource` (its group, version and plural) in `namespace` (all
+    /// for `None`).
+    fn watch(&self, resource: ApiResource, namespace: Option<&str>, inner: Arc<Inner>) -> Option<JoinHandle<()>>;
 }
 
 struct Typed<K>(PhantomData<fn() -> K>);
@@ -418,32 +334,20 @@ impl<K: Watched> KindOps for Typed<K> {
         Box::new(Index::<K::View>::new(kind))
     }
 
-    fn load(
-        &self,
-        value: &mut Value,
-        store: &mut ClusterStore,
-        pod_annotation_prefixes: &PodAnnotationPrefixes,
-        template_fields: &TemplateFields,
-    ) -> Result<(), DecodeError> {
+    fn load(&self, value: &mut Value, store: &mut ClusterStore, opts: &LoadOptions) -> Result<(), DecodeError> {
         let object = decode::<K>(value)?;
         let c = Convert {
             interner: store.interner(),
-            pod_annotation_prefixes,
-            template_fields,
+            pod_annotation_prefixes: &opts.pod_annotation_prefixes,
+            template_fields: &opts.template_fields,
         };
         let view = convert(&object, &c);
         store.add_as(K::KIND, view);
         Ok(())
     }
 
-    fn watch(
-        &self,
-        spec: &'static KindSpec,
-        version: &str,
-        namespace: Option<&str>,
-        inner: Arc<Inner>,
-    ) -> Option<tokio::task::JoinHandle<()>> {
-        crate::live::spawn_watch::<K>(spec, version, namespace, inner)
+    fn watch(&self, resource: ApiResource, namespace: Option<&str>, inner: Arc<Inner>) -> Option<JoinHandle<()>> {
+        crate::live::spawn_watch::<K>(resource, namespace, inner)
     }
 }
 

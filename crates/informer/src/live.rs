@@ -105,10 +105,9 @@ impl LiveCluster {
         for kind in kinds {
             let spec = kind.spec();
             let namespace = inner.namespace_of(spec);
-            tasks.extend(
-                spec.ops
-                    .watch(spec, spec.preferred_version(), namespace, Arc::clone(&inner)),
-            );
+            // The version the table prefers; discovery of the served one would choose here.
+            let resource = spec.api_resource(spec.preferred_version());
+            tasks.extend(spec.ops.watch(resource, namespace, Arc::clone(&inner)));
         }
         Ok(LiveCluster { inner, tasks })
     }
@@ -174,22 +173,20 @@ impl LiveCluster {
     }
 }
 
-/// Starts the watcher of `spec` (whose API type is `K`) in `version`, in `namespace` (all for `None`);
-/// `None` for a view without API access.
+/// Starts the watcher of the kind whose API type is `K`, at `resource` (the version the table or discovery
+/// chose), in `namespace` (all for `None`); `None` for a view without API access.
 pub(crate) fn spawn_watch<K: Watched>(
-    spec: &'static KindSpec,
-    version: &str,
+    resource: ApiResource,
     namespace: Option<&str>,
     inner: Arc<Inner>,
 ) -> Option<JoinHandle<()>> {
     let ApiAccess { client, runtime } = inner.api.clone()?;
-    let resource = spec.api_resource(version);
     let api: Api<Decoded<K>> = match namespace {
         Some(ns) => Api::namespaced_with(client, ns, &resource),
         None => Api::all_with(client, &resource),
     };
     let mut cfg = watcher::Config::default().any_semantic();
-    if let Some(sel) = inner.opts.label_selectors.get(&spec.kind).filter(|s| !s.is_empty()) {
+    if let Some(sel) = inner.opts.label_selectors.get(&K::KIND).filter(|s| !s.is_empty()) {
         cfg = cfg.labels(sel);
     }
     Some(runtime.spawn(run::<K>(api, cfg, inner)))

@@ -448,12 +448,7 @@ impl Loader {
 
         let mut value = Value::Object(obj);
         let spec = rk.spec();
-        let loaded = spec.ops.load(
-            &mut value,
-            &mut self.store,
-            &self.opts.pod_annotation_prefixes,
-            &self.opts.template_fields,
-        );
+        let loaded = spec.ops.load(&mut value, &mut self.store, &self.opts);
         if let Err(source) = loaded {
             return Err(ManifestError::Decode {
                 at,

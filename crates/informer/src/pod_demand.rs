@@ -10,7 +10,7 @@
 //! The demand is known once the Services are listed; until then the live view keeps every Pod, so that both
 //! lists run at once, and drops the unselected ones when the Services are in. The cost is that a Pod dropped
 //! earlier may be needed later, when such a Service appears or changes its selector. [`PodDemand::upsert`]
-//! says when: then the live view lists the Pods of that selector once (`crate::live`), and holds the view
+//! says when: then the live view lists the Pods of that selector once (`Inner::fetch_pods`, below), and holds the view
 //! unsynced until it has them, so nothing is planned without them.
 
 use std::any::Any;

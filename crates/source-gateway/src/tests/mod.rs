@@ -12,15 +12,11 @@ use extdns_source::{Annotations, Selector, SourceConfig, SourceExt, SourceOutput
 
 use super::*;
 
-mod gateways;
 mod incremental;
-mod listener_sets;
 mod listeners;
-mod names;
-mod narrowing;
-mod source;
+mod parents;
+mod routes;
 mod targets;
-mod template;
 
 const GA: &str = "external-dns.kubernetes.io/";
 const ALPHA: &str = "external-dns.alpha.kubernetes.io/";
