@@ -362,12 +362,10 @@ impl Inner {
         }
     }
 
-    /// The kinds whose first list has not completed, and Pods while a list of new demand is in flight.
+    /// The kinds whose first list has not completed, and those a list of new demand is in flight for.
     fn unsynced_kinds(&self) -> Vec<ResourceKind> {
         let mut kinds = self.unsynced.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        if !self.fetches().active.is_empty() {
-            kinds.insert(ResourceKind::Pod);
-        }
+        kinds.extend(self.demand_listing());
         kinds.into_iter().collect()
     }
 

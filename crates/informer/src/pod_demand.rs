@@ -273,6 +273,11 @@ impl Inner {
         self.bump();
     }
 
+    /// The kind a list of new demand is in flight for, if any: it reads unsynced meanwhile.
+    pub(crate) fn demand_listing(&self) -> Option<ResourceKind> {
+        (!self.fetches().active.is_empty()).then_some(ResourceKind::Pod)
+    }
+
     /// A list of `kind` starts: a list of Pods keeps the Pods of the demand so far, so the fetches asked for
     /// meanwhile wait for it.
     pub(crate) fn demand_relisting(&self, kind: ResourceKind) {

@@ -96,7 +96,7 @@ impl Pipeline {
     pub async fn evaluate(
         &self,
         cluster: &ClusterStore,
-        mut index: Option<&mut DesiredIndex>,
+        index: Option<&mut DesiredIndex>,
     ) -> Result<PipelineOutput, SourceError> {
         let mut tagged: Vec<(usize, Endpoint)> = Vec::new();
         let mut failed = Vec::with_capacity(self.sources.len());
@@ -121,7 +121,7 @@ impl Pipeline {
             objects_by_source.extend(objects);
             failed.push(evaluation.failed);
         }
-        if let Some(index) = index.as_deref_mut() {
+        if let Some(index) = index {
             *index = DesiredIndex::new(objects_by_source);
         }
         Ok(self.finish(tagged, failed))
