@@ -7,9 +7,10 @@ use crate::store::ObjectKey;
 
 /// The objects that changed in a view since it was last asked ([`crate::Cluster::take_changes`]).
 ///
-/// An EndpointSlice is recorded under the Service it belongs to (its `kubernetes.io/service-name`
-/// label, both the old and the new one when the label changed), because that is all a source can do with
-/// it. `everything` stands for changes that cannot be listed: a re-list after a watch desync, files read
+/// How a kind's changes are recorded is its table entry's [`ChangeKey`](crate::kinds::ChangeKey): an
+/// EndpointSlice under the Service it belongs to (its `kubernetes.io/service-name` label, both the old and
+/// the new one when the label changed), because that is all a source can do with it; every other kind as
+/// itself. `everything` stands for changes that cannot be listed: a re-list after a watch desync, files read
 /// again, or a view that does not track its changes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ChangeSet {
