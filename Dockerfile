@@ -1,17 +1,21 @@
 # syntax=docker/dockerfile:1
-# The extdns image: built with the workspace's toolchain by `cargo xtask dist` (static, LTO, stripped, its
-# --version checked), run as the non-root user 65532 on distroless static, which carries CA certificates and
-# nothing else. `cargo xtask image` checks this file and writes the build context.
+# The extdns image, for linux/amd64 and linux/arm64 (`docker buildx build --platform linux/amd64,linux/arm64`).
+# The builder runs on the build machine's own platform and builds the target's binary with `cargo xtask dist
+# --arch $TARGETARCH` (static, LTO, stripped; Debian's cross gcc for the other architecture, installed by
+# xtask); the image is distroless static, which carries CA certificates and nothing else, run as 65532.
+# `cargo xtask image` checks this file and writes the build context.
 ARG RUST_VERSION=1.94
 
-FROM docker.io/library/rust:${RUST_VERSION}-bookworm AS build
+FROM --platform=$BUILDPLATFORM docker.io/library/rust:${RUST_VERSION}-bookworm AS build
+ARG TARGETARCH
 ARG EXTDNS_REVISION=unknown
 ENV EXTDNS_REVISION=${EXTDNS_REVISION}
 WORKDIR /src
 COPY . .
-RUN cargo xtask dist
+RUN cargo xtask dist --arch ${TARGETARCH}
 
 FROM gcr.io/distroless/static-debian12:nonroot
-COPY --from=build /src/dist/extdns /extdns
+ARG TARGETARCH
+COPY --from=build /src/dist/linux-${TARGETARCH}/extdns /extdns
 USER 65532:65532
 ENTRYPOINT ["/extdns"]

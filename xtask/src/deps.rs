@@ -71,14 +71,24 @@ pub fn ensure_system_packages() -> Result<()> {
     if missing.is_empty() {
         return Ok(());
     }
-    let install = format!("apt-get install -y --no-install-recommends {}", missing.join(" "));
+    apt_install(&missing)?;
+    let still = missing_packages();
+    if !still.is_empty() {
+        bail!("still missing after the install: {}", still.join(", "));
+    }
+    Ok(())
+}
+
+/// Installs Debian packages with apt-get when xtask runs as root; otherwise an error naming the command to run.
+pub fn apt_install(packages: &[&str]) -> Result<()> {
+    let install = format!("apt-get install -y --no-install-recommends {}", packages.join(" "));
     if !is_root() || crate::find_program("apt-get").is_none() {
         bail!(
-            "the real-server tests need {}: run `sudo apt-get update && sudo {install}`",
-            missing.join(", ")
+            "{} missing: run `sudo apt-get update && sudo {install}`",
+            packages.join(", ")
         );
     }
-    eprintln!("xtask: installing {}", missing.join(" "));
+    eprintln!("xtask: installing {}", packages.join(" "));
     // Debian's maintainer scripts would start the system's named and knotd; the tests start their own on
     // free ports, so keep the packaged services from starting while we install (unless a policy exists).
     let policy = Path::new("/usr/sbin/policy-rc.d");
@@ -97,19 +107,14 @@ pub fn ensure_system_packages() -> Result<()> {
         crate::run(update)?;
         let mut cmd = Command::new("apt-get");
         cmd.args(["install", "-y", "-qq", "--no-install-recommends"])
-            .args(&missing)
+            .args(packages)
             .env("DEBIAN_FRONTEND", "noninteractive");
         crate::run(cmd)
     })();
     if own_policy {
         let _ = std::fs::remove_file(policy);
     }
-    result?;
-    let still = missing_packages();
-    if !still.is_empty() {
-        bail!("still missing after the install: {}", still.join(", "));
-    }
-    Ok(())
+    result
 }
 
 fn is_root() -> bool {

@@ -10,7 +10,10 @@
 //! - etcd: a wrapper `main` calling `etcdmain.Main`, at the version k8s.io/kubernetes pins.
 //! - external-dns: the unmodified module in the wrapper of `xtask/go/external-dns`, which stubs out three
 //!   modules the module proxy does not serve (only `--provider=exoscale` and `--source=openshift-route` are
-//!   lost).
+//!   lost). Its Helm chart (`charts/external-dns` of the same module) is copied out of the module cache to
+//!   `target/e2e-bin/external-dns-chart-<version>`: the tests render it with the extdns image.
+//! - helm: `helm.sh/helm/v3/cmd/helm`, built with `go install` from its own module (no replaces), for the
+//!   chart tests (`helm lint`, `helm template`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -20,6 +23,8 @@ use anyhow::{Context, Result, bail};
 /// k8s.io/kubernetes: the newest 1.36 patch whose go.mod the checksum database verifies (k8s-openapi 0.28
 /// tops out at 1.36).
 pub const KUBERNETES: &str = "v1.36.4";
+/// helm.sh/helm/v3: the Helm the chart tests lint and render with.
+pub const HELM: &str = "v3.22.0";
 /// go.etcd.io/etcd/server/v3: the version KUBERNETES pins (checked against its go.mod when building).
 pub const ETCD: &str = "v3.6.8";
 /// sigs.k8s.io/external-dns: the release extdns is a drop-in for (also in `xtask/go/external-dns/go.mod`).
@@ -35,16 +40,22 @@ pub struct GoBinaries {
     pub kube_apiserver: PathBuf,
     pub kubectl: PathBuf,
     pub external_dns: PathBuf,
+    pub helm: PathBuf,
+    /// external-dns's Helm chart directory (not a program; it comes from the same Go module).
+    pub external_dns_chart: PathBuf,
 }
 
 impl GoBinaries {
     /// Tells a `cargo test` run where the binaries are: tests that drive etcd or external-dns directly
-    /// (outside the Kubernetes scenarios) read `EXTDNS_TEST_ETCD` and `EXTDNS_TEST_EXTERNAL_DNS`, and fail
-    /// naming `cargo xtask test` when they are unset.
+    /// (outside the Kubernetes scenarios) read `EXTDNS_TEST_ETCD` and `EXTDNS_TEST_EXTERNAL_DNS`; unset, they
+    /// skip under plain `cargo test` and fail under xtask.
     pub fn export_to(&self, cmd: &mut std::process::Command) {
         cmd.env("EXTDNS_TEST_ETCD", &self.etcd)
             .env("EXTDNS_TEST_KUBE_APISERVER", &self.kube_apiserver)
-            .env("EXTDNS_TEST_EXTERNAL_DNS", &self.external_dns);
+            .env("EXTDNS_TEST_EXTERNAL_DNS", &self.external_dns)
+            .env("EXTDNS_TEST_KUBECTL", &self.kubectl)
+            .env("EXTDNS_TEST_HELM", &self.helm)
+            .env("EXTDNS_TEST_EXTERNAL_DNS_CHART", &self.external_dns_chart);
     }
 }
 
@@ -114,7 +125,7 @@ impl Go {
     }
 }
 
-/// Builds what is not cached yet and returns the paths of all four programs. `go` is only looked for when
+/// Builds what is not cached yet and returns the paths of all the programs (and external-dns's chart). `go` is only looked for when
 /// something must be built.
 pub fn ensure(target: &Path) -> Result<GoBinaries> {
     let bin = target.join("e2e-bin");
@@ -123,9 +134,17 @@ pub fn ensure(target: &Path) -> Result<GoBinaries> {
         kube_apiserver: bin.join(format!("kube-apiserver-{KUBERNETES}")),
         kubectl: bin.join(format!("kubectl-{KUBERNETES}")),
         external_dns: bin.join(format!("external-dns-{EXTERNAL_DNS}")),
+        helm: bin.join(format!("helm-{HELM}")),
+        external_dns_chart: bin.join(format!("external-dns-chart-{EXTERNAL_DNS}")),
     };
-    let all = [&bins.etcd, &bins.kube_apiserver, &bins.kubectl, &bins.external_dns];
-    if all.iter().all(|p| p.is_file()) {
+    let all = [
+        &bins.etcd,
+        &bins.kube_apiserver,
+        &bins.kubectl,
+        &bins.external_dns,
+        &bins.helm,
+    ];
+    if all.iter().all(|p| p.is_file()) && bins.external_dns_chart.join("Chart.yaml").is_file() {
         return Ok(bins);
     }
     let go = Go::find()?;
@@ -148,6 +167,12 @@ pub fn ensure(target: &Path) -> Result<GoBinaries> {
             &work.join(format!("external-dns-{EXTERNAL_DNS}")),
             &bins.external_dns,
         )?;
+    }
+    if !bins.helm.is_file() {
+        build_helm(&go, &work.join(format!("helm-{HELM}")), &bins.helm)?;
+    }
+    if !bins.external_dns_chart.join("Chart.yaml").is_file() {
+        copy_external_dns_chart(&go, &work, &bins.external_dns_chart)?;
     }
     Ok(bins)
 }
@@ -275,6 +300,54 @@ fn build_external_dns(go: &Go, dir: &Path, out: &Path) -> Result<()> {
     copy_dir(&source, dir)?;
     let ldflags = format!("-s -w -X sigs.k8s.io/external-dns/pkg/apis/externaldns.Version={EXTERNAL_DNS}");
     build_into(go, dir, out, &ldflags, "sigs.k8s.io/external-dns")
+}
+
+/// helm from its own module: `go install` (GOBIN a scratch directory) builds exactly the versions helm's go.mod
+/// names, then the binary moves into place.
+fn build_helm(go: &Go, gobin: &Path, out: &Path) -> Result<()> {
+    say(&format!("building helm {HELM} (a cold build takes a few minutes)"));
+    std::fs::create_dir_all(gobin).with_context(|| format!("creating {}", gobin.display()))?;
+    let ldflags = format!(
+        "-s -w -X helm.sh/helm/v3/internal/version.version={HELM} -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
+    );
+    let mut cmd = go.cmd(gobin);
+    cmd.env("GOBIN", gobin).args([
+        "install",
+        "-p",
+        "2",
+        "-trimpath",
+        "-ldflags",
+        &ldflags,
+        &format!("helm.sh/helm/v3/cmd/helm@{HELM}"),
+    ]);
+    crate::run(cmd)?;
+    std::fs::rename(gobin.join("helm"), out).with_context(|| format!("moving helm to {}", out.display()))?;
+    say(&format!("built {}", out.display()));
+    Ok(())
+}
+
+/// external-dns's chart, from the module cache (`go mod download`), into `to`, by way of a temporary directory
+/// so an interrupted copy is never taken for a complete one.
+fn copy_external_dns_chart(go: &Go, work: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir_all(work).with_context(|| format!("creating {}", work.display()))?;
+    let info = go.output(
+        work,
+        &[
+            "mod",
+            "download",
+            "-json",
+            &format!("sigs.k8s.io/external-dns@{EXTERNAL_DNS}"),
+        ],
+    )?;
+    let dir = json_string_field(&info, "Dir")
+        .with_context(|| format!("`go mod download` gave no Dir for sigs.k8s.io/external-dns@{EXTERNAL_DNS}"))?;
+    let chart = Path::new(&dir).join("charts/external-dns");
+    let tmp = to.with_extension("tmp");
+    let _ = std::fs::remove_dir_all(&tmp);
+    copy_dir(&chart, &tmp)?;
+    std::fs::rename(&tmp, to).with_context(|| format!("moving the chart to {}", to.display()))?;
+    say(&format!("copied external-dns's chart to {}", to.display()));
+    Ok(())
 }
 
 fn copy_dir(from: &Path, to: &Path) -> Result<()> {

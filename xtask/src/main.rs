@@ -11,8 +11,10 @@
 //!   the `--events` latency of extdns and external-dns on a real API server and BIND; `bench scale [--services N]
 //!   [--pods M] [--changes K] [--idle SECONDS]`: both side by side on a loaded API server, the table into
 //!   `target/bench-scale.md`.
-//! - `dist`: the release binary (static, LTO, stripped, version and commit stamped) into `dist/` with its
-//!   SHA-256 checksum and a CycloneDX SBOM; refuses a version CHANGELOG.md does not name.
+//! - `dist [--arch amd64|arm64]...`: the release binaries for linux/amd64 and linux/arm64 (static, LTO,
+//!   stripped, version and commit stamped; the other architecture with Debian's cross gcc) into
+//!   `dist/linux-<arch>/`, each with its SHA-256 checksum and a CycloneDX SBOM; refuses a version CHANGELOG.md
+//!   does not name.
 //! - `image`: checks the Dockerfile against `dist` and writes the container build context to `target/image/`
 //!   (and builds the image where a container engine runs).
 //! - `check-crates`: every library crate has complete metadata and a runnable crate doc, tests alone and packages.
@@ -36,7 +38,7 @@ fn main() -> Result<()> {
     let rest: Vec<String> = args.collect();
     match command.as_str() {
         "test" => test(),
-        "dist" => release::dist(),
+        "dist" => release::dist(&rest),
         "image" => release::image(),
         "check-crates" => crates::check_crates(),
         "bench" if rest.first().map(String::as_str) == Some("e2e-latency") => latency(&rest[1..]),
@@ -46,7 +48,7 @@ fn main() -> Result<()> {
         "fuzz" => fuzz::fuzz(&rest),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test | e2e [SCENARIO...] | bench [FILTER] | bench e2e-latency [--count N] | bench scale [--services N] [--pods M] [--changes K] [--idle SECONDS] | dist | image | check-crates | fuzz [--seconds N] [--no-sanitizer] [TARGET...]>"
+                "usage: cargo xtask <test | e2e [SCENARIO...] | bench [FILTER] | bench e2e-latency [--count N] | bench scale [--services N] [--pods M] [--changes K] [--idle SECONDS] | dist [--arch amd64|arm64|all] | image | check-crates | fuzz [--seconds N] [--no-sanitizer] [TARGET...]>"
             );
             std::process::exit(2);
         }
@@ -150,11 +152,19 @@ impl TestServers {
         Ok(TestServers { go, moto })
     }
 
-    /// Tells a `cargo test` run where the Go programs and moto are (`EXTDNS_TEST_*`).
+    /// Tells a `cargo test` run where the Go programs and moto are (`EXTDNS_TEST_*`), and that every
+    /// real server must be there.
     pub(crate) fn export_to(&self, cmd: &mut Command) {
         self.go.export_to(cmd);
         cmd.env("EXTDNS_TEST_MOTO_SERVER", &self.moto);
+        require_servers(cmd);
     }
+}
+
+/// Plain `cargo test` skips a test whose server is missing; the runs xtask starts (and so CI) fail instead,
+/// naming the install command (crates/test-support: `REQUIRE_SERVERS`, decided in `available`).
+pub(crate) fn require_servers(cmd: &mut Command) {
+    cmd.env("EXTDNS_REQUIRE_TEST_SERVERS", "1");
 }
 
 /// The real-server suites: RFC2136 against BIND and Knot, PowerDNS, then the Kubernetes scenarios. Scenario names
@@ -179,6 +189,7 @@ fn e2e(scenarios: &[String]) -> Result<()> {
         ]);
         go.export_to(&mut cmd);
         cmd.env("EXTDNS_TEST_MOTO_SERVER", deps::ensure_moto(&target_dir())?);
+        require_servers(&mut cmd);
         run(cmd)?;
     }
     let mut args = vec!["run".to_string()];
@@ -264,5 +275,7 @@ fn kube_e2e(go: &gobuild::GoBinaries, profile: Profile, args: &[String]) -> Resu
         .arg(format!("--extdns={}", extdns.display()))
         .arg(format!("--logs={}", target_dir().join("e2e-logs").display()))
         .args(args);
+    // helm and external-dns's chart, for the chart scenarios (`EXTDNS_TEST_HELM`, `EXTDNS_TEST_EXTERNAL_DNS_CHART`).
+    go.export_to(&mut cmd);
     run(cmd)
 }

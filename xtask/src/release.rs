@@ -10,9 +10,42 @@ use serde_json::{Value, json};
 
 use crate::{cargo, root, run, target_dir};
 
-/// The target release binaries are built for: glibc, statically linked (`+crt-static`), so the binary runs on
-/// any x86-64 Linux, in a `scratch` or distroless image included. The resolver is hickory's (pure Rust), so
-/// glibc's NSS, which static glibc cannot load, is never called.
+/// One architecture a release ships for: glibc, statically linked (`+crt-static`), so the binary runs on any
+/// Linux of that architecture, in a `scratch` or distroless image included. The resolver is hickory's (pure
+/// Rust), so glibc's NSS, which static glibc cannot load, is never called.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Arch {
+    /// The name container platforms use (`TARGETARCH`), and the `dist/linux-<name>/` directory.
+    pub name: &'static str,
+    pub target: &'static str,
+    /// Debian's cross compiler, which also links, for builds on another architecture, and the packages of it
+    /// and of the target's C library (headers and the static libc; apt's `--no-install-recommends` leaves that
+    /// one out).
+    cross_gcc: &'static str,
+    cross_packages: &'static [&'static str],
+    /// ELF `e_machine`, to check a binary that cannot run here.
+    elf_machine: u16,
+}
+
+pub const ARCHES: [Arch; 2] = [
+    Arch {
+        name: "amd64",
+        target: "x86_64-unknown-linux-gnu",
+        cross_gcc: "x86_64-linux-gnu-gcc",
+        cross_packages: &["gcc-x86-64-linux-gnu", "libc6-dev-amd64-cross"],
+        elf_machine: 62,
+    },
+    Arch {
+        name: "arm64",
+        target: "aarch64-unknown-linux-gnu",
+        cross_gcc: "aarch64-linux-gnu-gcc",
+        cross_packages: &["gcc-aarch64-linux-gnu", "libc6-dev-arm64-cross"],
+        elf_machine: 183,
+    },
+];
+
+/// The platform the SBOM of `cargo metadata` defaults to (the crates linked are the same on both
+/// architectures; each SBOM is made for its own target).
 pub const DIST_TARGET: &str = "x86_64-unknown-linux-gnu";
 /// Cargo profile of release binaries: `release` plus fat LTO, one codegen unit and stripped symbols.
 pub(crate) const DIST_PROFILE: &str = "dist";
@@ -20,11 +53,89 @@ pub(crate) const DIST_PROFILE: &str = "dist";
 const IMAGE_BINARY: &str = "/extdns";
 const IMAGE_USER: &str = "65532:65532";
 
-/// `cargo xtask dist`: `dist/extdns`, `dist/extdns.sha256` and `dist/extdns.cdx.json`.
-pub fn dist() -> Result<()> {
+/// The architectures `dist` is asked for: `--arch NAME` (repeatable; `all`), every one by default.
+fn selected_arches(args: &[String]) -> Result<Vec<Arch>> {
+    let mut names = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let value = match a.strip_prefix("--arch=") {
+            Some(v) => v.to_string(),
+            None if a == "--arch" => it.next().context("--arch needs a value")?.clone(),
+            None => bail!("dist: unknown argument {a} (usage: cargo xtask dist [--arch amd64|arm64|all]...)"),
+        };
+        names.push(value);
+    }
+    if names.is_empty() || names.iter().any(|n| n == "all") {
+        return Ok(ARCHES.to_vec());
+    }
+    names
+        .iter()
+        .map(|n| {
+            ARCHES
+                .iter()
+                .copied()
+                .find(|a| a.name == n.as_str())
+                .with_context(|| format!("no architecture {n}: amd64 or arm64"))
+        })
+        .collect()
+}
+
+/// The host's target triple (`rustc -vV`).
+fn host_target() -> Result<String> {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".to_string());
+    let out = Command::new(rustc).arg("-vV").output().context("running rustc -vV")?;
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("host: "))
+        .map(str::to_string)
+        .context("rustc -vV names no host")
+}
+
+/// What a cross build needs: the Rust standard library for the target (rustup) and Debian's cross compiler
+/// (installed with apt-get when xtask runs as root, otherwise named in the error).
+fn ensure_cross(arch: Arch) -> Result<()> {
+    let installed = Command::new("rustup")
+        .args(["target", "list", "--installed"])
+        .output()
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .any(|l| l.trim() == arch.target)
+        })
+        .unwrap_or(false);
+    if !installed {
+        let mut add = Command::new("rustup");
+        add.args(["target", "add", arch.target]);
+        run(add).with_context(|| format!("the {} standard library is needed for linux/{}", arch.target, arch.name))?;
+    }
+    let libc = format!("/usr/{}/lib/libc.a", arch.cross_gcc.trim_end_matches("-gcc"));
+    if crate::find_program(arch.cross_gcc).is_none() || !Path::new(&libc).is_file() {
+        crate::deps::apt_install(arch.cross_packages)
+            .with_context(|| format!("{} is needed to build linux/{}", arch.cross_gcc, arch.name))?;
+    }
+    Ok(())
+}
+
+/// `cargo xtask dist [--arch NAME]...`: for each architecture, `dist/linux-<arch>/extdns` with its
+/// `extdns.sha256` and `extdns.cdx.json`; refuses a version CHANGELOG.md does not name.
+pub fn dist(args: &[String]) -> Result<()> {
+    let arches = selected_arches(args)?;
     let version = workspace_version()?;
     require_changelog_entry(&version)?;
     let revision = git_revision();
+    let host = host_target()?;
+    for arch in arches {
+        dist_one(arch, &host, &version, &revision)?;
+    }
+    Ok(())
+}
+
+fn dist_one(arch: Arch, host: &str, version: &str, revision: &str) -> Result<()> {
+    let native = arch.target == host;
+    if !native {
+        ensure_cross(arch)?;
+    }
+    let env_target = arch.target.to_ascii_uppercase().replace('-', "_");
     let mut build = cargo();
     build
         .args([
@@ -37,23 +148,31 @@ pub fn dist() -> Result<()> {
             "--profile",
             DIST_PROFILE,
             "--target",
-            DIST_TARGET,
+            arch.target,
         ])
         // Only the target's code is linked statically; build scripts and proc macros stay ordinary.
         .env(
-            "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS",
+            format!("CARGO_TARGET_{env_target}_RUSTFLAGS"),
             "-C target-feature=+crt-static",
         )
-        .env("EXTDNS_REVISION", &revision);
+        .env("EXTDNS_REVISION", revision);
+    if !native {
+        // The cross gcc links, and compiles jemalloc's and ring's C (the cc crate reads CC_<target>).
+        build
+            .env(format!("CARGO_TARGET_{env_target}_LINKER"), arch.cross_gcc)
+            .env(format!("CC_{}", arch.target.replace('-', "_")), arch.cross_gcc);
+    }
     run(build)?;
 
-    let dist = root().join("dist");
+    let dist = root().join("dist").join(format!("linux-{}", arch.name));
     std::fs::create_dir_all(&dist).with_context(|| format!("creating {}", dist.display()))?;
-    let binary = target_dir().join(DIST_TARGET).join(DIST_PROFILE).join("extdns");
+    let binary = target_dir().join(arch.target).join(DIST_PROFILE).join("extdns");
     let shipped = dist.join("extdns");
     std::fs::copy(&binary, &shipped).with_context(|| format!("copying {}", binary.display()))?;
-    check_static(&shipped)?;
-    check_version(&shipped, &version, &revision)?;
+    check_static_elf(&shipped, arch)?;
+    if native {
+        check_version(&shipped, version, revision)?;
+    }
 
     let mut sum = Command::new("sha256sum");
     sum.arg("extdns").current_dir(&dist);
@@ -65,18 +184,64 @@ pub fn dist() -> Result<()> {
     }
     std::fs::write(dist.join("extdns.sha256"), &out.stdout)?;
 
-    let sbom = sbom(&version)?;
+    let sbom = sbom(version, arch.target)?;
     let sbom_path = dist.join("extdns.cdx.json");
     std::fs::write(&sbom_path, serde_json::to_string_pretty(&sbom)?)?;
 
     print!("{}", String::from_utf8_lossy(&out.stdout));
     println!(
-        "wrote {} (static, {} bytes), its checksum and {}",
+        "wrote {} (linux/{}, static, {} bytes), its checksum and {}",
         shipped.display(),
+        arch.name,
         std::fs::metadata(&shipped)?.len(),
         sbom_path.display()
     );
     Ok(())
+}
+
+/// A 64-bit little-endian ELF executable for `arch` without a program interpreter (`PT_INTERP`): statically
+/// linked. Read from the file, so a binary of another architecture is checked too.
+fn check_static_elf(binary: &Path, arch: Arch) -> Result<()> {
+    let bytes = std::fs::read(binary).with_context(|| format!("reading {}", binary.display()))?;
+    if let Some(problem) = elf_problem(&bytes, arch.elf_machine) {
+        bail!("{} (linux/{}): {problem}", binary.display(), arch.name);
+    }
+    Ok(())
+}
+
+fn elf_problem(bytes: &[u8], machine: u16) -> Option<String> {
+    let u16_at = |o: usize| bytes.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
+    let u32_at = |o: usize| {
+        bytes
+            .get(o..o + 4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    let u64_at = |o: usize| {
+        bytes
+            .get(o..o + 8)
+            .map(|b| u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
+    };
+    if bytes.get(..6) != Some(&[0x7f, b'E', b'L', b'F', 2, 1][..]) {
+        return Some("not a 64-bit little-endian ELF file".to_string());
+    }
+    match u16_at(18) {
+        Some(m) if m == machine => {}
+        other => return Some(format!("ELF machine {other:?}, expected {machine}")),
+    }
+    let (Some(phoff), Some(phentsize), Some(phnum)) = (u64_at(32), u16_at(54), u16_at(56)) else {
+        return Some("truncated ELF header".to_string());
+    };
+    let Ok(phoff) = usize::try_from(phoff) else {
+        return Some("program headers out of range".to_string());
+    };
+    for i in 0..usize::from(phnum) {
+        match u32_at(phoff + i * usize::from(phentsize)) {
+            Some(3) => return Some("dynamically linked (it has a program interpreter)".to_string()),
+            Some(_) => {}
+            None => return Some("truncated program headers".to_string()),
+        }
+    }
+    None
 }
 
 /// A release names its version in CHANGELOG.md: the build refuses to ship one the changelog does not mention.
@@ -122,23 +287,6 @@ fn git_revision() -> String {
     }
 }
 
-/// `ldd` says "not a dynamic executable" for a static binary (and exits non-zero).
-fn check_static(binary: &Path) -> Result<()> {
-    let out = Command::new("ldd")
-        .arg(binary)
-        .output()
-        .context("ldd is needed to check the binary is static")?;
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    if !(text.contains("not a dynamic executable") || text.contains("statically linked")) {
-        bail!("{} is not static; ldd says:\n{text}", binary.display());
-    }
-    Ok(())
-}
-
 fn check_version(binary: &Path, version: &str, revision: &str) -> Result<()> {
     let out = Command::new(binary)
         .arg("--version")
@@ -166,12 +314,17 @@ fn workspace_version() -> Result<String> {
 
 /// `cargo metadata`: the workspace's own packages (`no_deps`) or the whole resolved graph.
 pub fn metadata(no_deps: bool) -> Result<Value> {
+    metadata_for(no_deps, DIST_TARGET)
+}
+
+/// [`metadata`] with the dependency graph of `target`.
+fn metadata_for(no_deps: bool, target: &str) -> Result<Value> {
     let mut cmd = cargo();
     cmd.args(["metadata", "--format-version", "1", "--locked"]);
     if no_deps {
         cmd.arg("--no-deps");
     } else {
-        cmd.args(["--filter-platform", DIST_TARGET]);
+        cmd.args(["--filter-platform", target]);
     }
     let out = cmd.output().context("running cargo metadata")?;
     if !out.status.success() {
@@ -182,8 +335,8 @@ pub fn metadata(no_deps: bool) -> Result<Value> {
 
 /// A CycloneDX 1.5 SBOM of what the `extdns` binary links: the crates reachable from `extdns` through normal
 /// (not dev or build) dependencies, each with its version, licence and package URL.
-fn sbom(version: &str) -> Result<Value> {
-    let meta = metadata(false)?;
+fn sbom(version: &str, target: &str) -> Result<Value> {
+    let meta = metadata_for(false, target)?;
     let packages = meta["packages"].as_array().context("cargo metadata: no packages")?;
     let nodes = meta["resolve"]["nodes"]
         .as_array()
@@ -406,6 +559,24 @@ pub fn check_dockerfile(text: &str, rust_version: &str) -> Vec<String> {
         .any(|(w, a)| w == "RUN" && a.contains("cargo xtask dist"))
     {
         problems.push("the builder stage must build with `cargo xtask dist` (static, LTO, checked)".to_string());
+    } else if !build_stage
+        .iter()
+        .any(|(w, a)| w == "RUN" && a.contains("cargo xtask dist --arch ${TARGETARCH}"))
+    {
+        problems.push(
+            "the builder stage must build the image's architecture: `cargo xtask dist --arch ${TARGETARCH}`"
+                .to_string(),
+        );
+    }
+    for (stage, name) in [
+        (build_stage, "builder"),
+        (&instructions[stages[stages.len() - 1]..], "runtime"),
+    ] {
+        if !stage.iter().any(|(w, a)| w == "ARG" && a == "TARGETARCH") {
+            problems.push(format!(
+                "the {name} stage must declare `ARG TARGETARCH` (set per platform by the engine)"
+            ));
+        }
     }
     let runtime = &instructions[stages[stages.len() - 1]..];
     let base = &runtime[0].1;
@@ -414,12 +585,15 @@ pub fn check_dockerfile(text: &str, rust_version: &str) -> Vec<String> {
             "the runtime stage must be distroless static or scratch, not {base}"
         ));
     }
-    let copies_binary = runtime
-        .iter()
-        .any(|(w, a)| w == "COPY" && a.contains("--from=") && a.contains("dist/extdns") && a.ends_with(IMAGE_BINARY));
+    let copies_binary = runtime.iter().any(|(w, a)| {
+        w == "COPY"
+            && a.contains("--from=")
+            && a.contains("dist/linux-${TARGETARCH}/extdns")
+            && a.ends_with(IMAGE_BINARY)
+    });
     if !copies_binary {
         problems.push(format!(
-            "the runtime stage must COPY the builder's dist/extdns to {IMAGE_BINARY}"
+            "the runtime stage must COPY the builder's dist/linux-${{TARGETARCH}}/extdns to {IMAGE_BINARY}"
         ));
     }
     if base.starts_with("scratch")
@@ -474,6 +648,57 @@ mod tests {
                 "{expected} not in {problems:?}"
             );
         }
+    }
+
+    #[test]
+    fn an_image_that_ignores_the_target_architecture_is_refused() {
+        let text = "ARG RUST_VERSION=1.94\nFROM rust:${RUST_VERSION} AS build\nRUN cargo xtask dist\n\
+                    FROM gcr.io/distroless/static-debian12:nonroot\nCOPY --from=build /src/dist/linux-amd64/extdns /extdns\n\
+                    USER 65532:65532\nENTRYPOINT [\"/extdns\"]\n";
+        let problems = check_dockerfile(text, "1.94");
+        for expected in [
+            "--arch ${TARGETARCH}",
+            "builder stage must declare",
+            "runtime stage must declare",
+            "linux-${TARGETARCH}",
+        ] {
+            assert!(
+                problems.iter().any(|p| p.contains(expected)),
+                "{expected} not in {problems:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_elf_is_checked_for_its_machine_and_for_a_program_interpreter() {
+        // A minimal ELF64 header with one program header of type `t`, for machine `m`.
+        let elf = |m: u16, t: u32| {
+            let mut b = vec![0u8; 64 + 56];
+            b[..6].copy_from_slice(&[0x7f, b'E', b'L', b'F', 2, 1]);
+            b[18..20].copy_from_slice(&m.to_le_bytes());
+            b[32..40].copy_from_slice(&64u64.to_le_bytes());
+            b[54..56].copy_from_slice(&56u16.to_le_bytes());
+            b[56..58].copy_from_slice(&1u16.to_le_bytes());
+            b[64..68].copy_from_slice(&t.to_le_bytes());
+            b
+        };
+        assert_eq!(elf_problem(&elf(183, 1), 183), None, "static arm64");
+        assert!(elf_problem(&elf(183, 3), 183).is_some_and(|p| p.contains("dynamically linked")));
+        assert!(elf_problem(&elf(62, 1), 183).is_some_and(|p| p.contains("machine")));
+        assert!(elf_problem(b"#!/bin/sh", 62).is_some());
+    }
+
+    #[test]
+    fn dist_takes_architectures_by_their_platform_names() -> Result<()> {
+        assert_eq!(selected_arches(&[])?, ARCHES.to_vec());
+        let arm = selected_arches(&["--arch".to_string(), "arm64".to_string()])?;
+        assert_eq!(
+            arm.iter().map(|a| a.target).collect::<Vec<_>>(),
+            ["aarch64-unknown-linux-gnu"]
+        );
+        assert_eq!(selected_arches(&["--arch=all".to_string()])?.len(), 2);
+        assert!(selected_arches(&["--arch=riscv64".to_string()]).is_err());
+        Ok(())
     }
 
     #[test]

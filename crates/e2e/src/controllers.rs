@@ -10,7 +10,8 @@ use anyhow::{Context, Result, bail};
 
 use crate::control_plane::ControlPlane;
 use crate::dns::{DnsServer, KEY_NAME, SECRET, ZONE};
-use crate::proc::{Proc, eventually, free_port, tail};
+use crate::proc::{Proc, eventually, tail};
+use extdns_test_support::try_free_port;
 
 pub const OWNER: &str = "e2e";
 
@@ -78,7 +79,7 @@ impl<'a> Run<'a> {
             common_flags(&cp.sa_kubeconfig, self.namespace, self.owner, dns.port)
         };
         cmd.args(flags)
-            .arg(format!("--metrics-address=127.0.0.1:{}", free_port()?))
+            .arg(format!("--metrics-address=127.0.0.1:{}", try_free_port()?))
             .args(&self.extra);
         Ok(cmd)
     }

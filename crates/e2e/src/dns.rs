@@ -1,16 +1,12 @@
-//! Real BIND, started by the same harness as the RFC2136 integration tests, and what the tests read from it:
-//! answers to queries, and whole zones by AXFR (TTLs included).
+//! The BIND server each scenario writes to (the same launcher as the RFC2136 integration tests) and what the
+//! scenarios read from it: answers to queries, and the zone by AXFR (TTLs included).
 
-use std::net::{Ipv4Addr, UdpSocket};
-use std::process::Command;
-use std::time::Duration;
+use anyhow::Result;
+use extdns_test_support::dig;
 
-use anyhow::{Context, Result, bail};
-
-#[path = "../../provider-rfc2136/tests/support/mod.rs"]
-mod support;
-
-pub use support::{DnsServer, KEY_NAME, Kind, SECRET, Zone, need};
+pub use extdns_test_support::dig::{Record, owned_txt, query_a, query_a_count, records_of};
+pub use extdns_test_support::dns_server::{DnsServer, KEY_NAME, Kind, SECRET, Zone};
+pub use extdns_test_support::need;
 
 pub const ZONE: &str = "example.org";
 
@@ -19,224 +15,17 @@ pub fn bind() -> DnsServer {
     DnsServer::start(Kind::Bind, &[Zone::new(ZONE)])
 }
 
-/// One resource record of an AXFR, as `name ttl type rdata` (class IN dropped, names lower-case).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Record {
-    pub name: String,
-    pub ttl: u32,
-    pub rtype: String,
-    pub rdata: String,
-}
-
-impl std::fmt::Display for Record {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} {} {} {}", self.name, self.ttl, self.rtype, self.rdata)
-    }
-}
-
-/// The zone by AXFR, sorted, without the SOA (its serial counts changes, not content).
+/// [`ZONE`] by AXFR, sorted, without the SOA (its serial counts changes, not content).
 pub fn zone(server: &DnsServer) -> Result<Vec<Record>> {
-    zone_on(server.port)
+    server.axfr(ZONE)
 }
 
 /// [`zone`] of the BIND server on `port` (for threads, which get the port rather than the server).
 pub fn zone_on(port: u16) -> Result<Vec<Record>> {
-    let out = Command::new(support::need("dig"))
-        .args(["@127.0.0.1", "-p", &port.to_string(), "+tcp", "+noall", "+answer"])
-        .args(["-y", &format!("hmac-sha256:{KEY_NAME}:{SECRET}"), ZONE, "AXFR"])
-        .output()
-        .context("running dig")?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    if text.contains("Transfer failed") || !out.status.success() {
-        bail!("AXFR of {ZONE} failed: {text}{}", String::from_utf8_lossy(&out.stderr));
-    }
-    let mut records: Vec<Record> = text
-        .lines()
-        .filter_map(parse_record)
-        .filter(|r| r.rtype != "SOA")
-        .collect();
-    records.sort();
-    records.dedup();
-    Ok(records)
-}
-
-fn parse_record(line: &str) -> Option<Record> {
-    let mut words = line.split_whitespace();
-    let name = words.next()?.to_ascii_lowercase();
-    let ttl = words.next()?.parse().ok()?;
-    let class = words.next()?;
-    if class != "IN" {
-        return None;
-    }
-    let rtype = words.next()?.to_string();
-    let rdata = words.collect::<Vec<_>>().join(" ");
-    Some(Record {
-        name,
-        ttl,
-        rtype,
-        rdata,
-    })
-}
-
-/// The records of `name` (fully qualified, with or without the trailing dot) in a zone listing.
-pub fn records_of<'a>(zone: &'a [Record], name: &str) -> Vec<&'a Record> {
-    let fq = format!("{}.", name.trim_end_matches('.'));
-    zone.iter().filter(|r| r.name == fq).collect()
-}
-
-/// The TXT records of a zone that carry `owner`'s ownership label.
-pub fn owned_txt<'a>(zone: &'a [Record], owner: &str) -> Vec<&'a Record> {
-    let label = format!("external-dns/owner={owner}");
-    zone.iter()
-        .filter(|r| {
-            r.rtype == "TXT" && (r.rdata.contains(&format!("{label},")) || r.rdata.contains(&format!("{label}\"")))
-        })
-        .collect()
+    dig::axfr(port, ZONE)
 }
 
 /// Sorted answers of `name TYPE` (`dig +short` form).
 pub fn answers(server: &DnsServer, name: &str, rtype: &str) -> Vec<String> {
     server.dig(name, rtype)
-}
-
-/// A DNS query sent straight over UDP (no process per query), for latency measurements: the number of
-/// answer records for `name A`, or `None` when the server did not answer within `timeout`.
-pub fn query_a_count(port: u16, name: &str, timeout: Duration) -> Result<Option<u16>> {
-    Ok(query_a_raw(port, name, timeout)?.map(|r| u16::from_be_bytes([r[6], r[7]])))
-}
-
-/// The addresses of `name A` (none for NXDOMAIN or no data), sorted, or `None` when the server did not
-/// answer within `timeout`.
-pub fn query_a(port: u16, name: &str, timeout: Duration) -> Result<Option<Vec<Ipv4Addr>>> {
-    match query_a_raw(port, name, timeout)? {
-        Some(r) => Ok(Some(
-            a_records(&r).with_context(|| format!("a malformed answer for {name} A"))?,
-        )),
-        None => Ok(None),
-    }
-}
-
-/// Sends `name A IN` and returns the response (at least a header, with our id).
-fn query_a_raw(port: u16, name: &str, timeout: Duration) -> Result<Option<Vec<u8>>> {
-    let socket = UdpSocket::bind("127.0.0.1:0")?;
-    socket.set_read_timeout(Some(timeout))?;
-    let id: u16 = (std::process::id() as u16) ^ 0x5a5a;
-    let mut q = Vec::with_capacity(64);
-    q.extend_from_slice(&id.to_be_bytes());
-    q.extend_from_slice(&[0x00, 0x00, 0x00, 0x01, 0, 0, 0, 0, 0, 0]); // no recursion, 1 question
-    for label in name.trim_end_matches('.').split('.') {
-        let len = u8::try_from(label.len()).context("label too long")?;
-        q.push(len);
-        q.extend_from_slice(label.as_bytes());
-    }
-    q.extend_from_slice(&[0, 0, 1, 0, 1]); // root, type A, class IN
-    socket.send_to(&q, ("127.0.0.1", port))?;
-    let mut buf = [0u8; 4096];
-    loop {
-        let n = match socket.recv(&mut buf) {
-            Ok(n) => n,
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
-                return Ok(None);
-            }
-            Err(e) => return Err(e.into()),
-        };
-        if n < 12 || buf[0..2] != id.to_be_bytes() {
-            continue;
-        }
-        return Ok(Some(buf[..n].to_vec()));
-    }
-}
-
-/// The A records in the answer section of a response, sorted.
-fn a_records(r: &[u8]) -> Option<Vec<Ipv4Addr>> {
-    /// The offset after the (possibly compressed) name starting at `at`.
-    fn skip_name(r: &[u8], mut at: usize) -> Option<usize> {
-        loop {
-            let len = *r.get(at)?;
-            match len {
-                0 => return Some(at + 1),
-                l if l & 0xc0 == 0xc0 => return Some(at + 2),
-                l => at += 1 + usize::from(l),
-            }
-        }
-    }
-    let u16_at = |at: usize| Some(u16::from_be_bytes([*r.get(at)?, *r.get(at + 1)?]));
-    let questions = u16_at(4)?;
-    let answers = u16_at(6)?;
-    let mut at = 12;
-    for _ in 0..questions {
-        at = skip_name(r, at)? + 4;
-    }
-    let mut found = Vec::new();
-    for _ in 0..answers {
-        at = skip_name(r, at)?;
-        let (rtype, len) = (u16_at(at)?, usize::from(u16_at(at + 8)?));
-        let rdata = r.get(at + 10..at + 10 + len)?;
-        if rtype == 1 {
-            found.push(Ipv4Addr::from(<[u8; 4]>::try_from(rdata).ok()?));
-        }
-        at += 10 + len;
-    }
-    found.sort();
-    Some(found)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn axfr_lines_become_records() -> Result<()> {
-        let r = parse_record("web.example.org.\t300\tIN\tTXT\t\"heritage=external-dns,external-dns/owner=e2e\"")
-            .context("not parsed")?;
-        assert_eq!(r.name, "web.example.org.");
-        assert_eq!(r.ttl, 300);
-        assert_eq!(r.rtype, "TXT");
-        assert_eq!(r.rdata, "\"heritage=external-dns,external-dns/owner=e2e\"");
-        assert_eq!(
-            parse_record("externaldns-key. 0 ANY TSIG hmac-sha256. 1 300 32 x= 1 NOERROR 0"),
-            None
-        );
-        assert_eq!(parse_record(";; XFR size: 6 records"), None);
-        Ok(())
-    }
-
-    #[test]
-    fn a_records_are_read_from_the_answer_section() {
-        // Header (id 1, 1 question, 3 answers), question `a.org A IN`, then an A answer by compression
-        // pointer, a CNAME (skipped) and an A answer with a full name.
-        let mut r = vec![0, 1, 0x84, 0, 0, 1, 0, 3, 0, 0, 0, 0];
-        r.extend_from_slice(&[1, b'a', 3, b'o', b'r', b'g', 0, 0, 1, 0, 1]);
-        r.extend_from_slice(&[0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 192, 0, 2, 7]);
-        r.extend_from_slice(&[0xc0, 12, 0, 5, 0, 1, 0, 0, 0, 60, 0, 2, 0xc0, 12]);
-        r.extend_from_slice(&[
-            1, b'a', 3, b'o', b'r', b'g', 0, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 10, 0, 0, 1,
-        ]);
-        assert_eq!(
-            a_records(&r),
-            Some(vec![Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(192, 0, 2, 7)])
-        );
-        // NXDOMAIN: no answers.
-        let nx = [
-            0, 1, 0x84, 3, 0, 1, 0, 0, 0, 0, 0, 0, 1, b'a', 3, b'o', b'r', b'g', 0, 0, 1, 0, 1,
-        ];
-        assert_eq!(a_records(&nx), Some(vec![]));
-        // Cut short inside an answer.
-        assert_eq!(a_records(&r[..r.len() - 2]), None);
-    }
-
-    #[test]
-    fn owned_txt_matches_the_owner_label_only() {
-        let zone: Vec<Record> = [
-            "a-x.example.org. 0 IN TXT \"heritage=external-dns,external-dns/owner=e2e\"",
-            "a-y.example.org. 0 IN TXT \"heritage=external-dns,external-dns/owner=other\"",
-            "a-z.example.org. 0 IN TXT \"heritage=external-dns,external-dns/owner=e2e-2\"",
-        ]
-        .iter()
-        .filter_map(|l| parse_record(l))
-        .collect();
-        assert_eq!(zone.len(), 3);
-        assert_eq!(owned_txt(&zone, "e2e").len(), 1);
-        assert_eq!(records_of(&zone, "a-y.example.org").len(), 1);
-    }
 }

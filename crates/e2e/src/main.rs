@@ -12,14 +12,9 @@
 //! One control plane serves every scenario of a run; each scenario has its own namespace and BIND server.
 //! Every process started here is stopped by PID when the run ends, also when a scenario fails.
 
-mod control_plane;
 mod controllers;
-mod crds;
 mod dns;
-mod kube;
 mod objects;
-mod pki;
-mod proc;
 mod scale;
 mod scenarios;
 
@@ -29,6 +24,8 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
+use extdns_test_support::control_plane::{self, crds, kube};
+use extdns_test_support::proc;
 
 use control_plane::{Binaries, ControlPlane};
 use scenarios::{ALL, Ctx};

@@ -11,8 +11,16 @@ use crate::Endpoint;
 /// half of an update landed.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Change {
+    /// A record that does not exist yet.
     Create(Endpoint),
-    Update { old: Endpoint, new: Endpoint },
+    /// A record whose content (targets, TTL, labels, provider-specific) changes under the same key.
+    Update {
+        /// The record as it stands in the provider.
+        old: Endpoint,
+        /// The record as it should become; same key as `old`.
+        new: Endpoint,
+    },
+    /// A record to remove, as the provider holds it.
     Delete(Endpoint),
 }
 
@@ -90,24 +98,28 @@ impl fmt::Display for RecordName<'_> {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Changes {
+    /// Records to create; `create` in JSON.
     #[serde(
         default,
         deserialize_with = "crate::null::or_default",
         skip_serializing_if = "Vec::is_empty"
     )]
     pub create: Vec<Endpoint>,
+    /// Current sides of updates; `updateOld` in JSON, paired by index with `update_new`.
     #[serde(
         default,
         deserialize_with = "crate::null::or_default",
         skip_serializing_if = "Vec::is_empty"
     )]
     pub update_old: Vec<Endpoint>,
+    /// Desired sides of updates; `updateNew` in JSON, paired by index with `update_old`.
     #[serde(
         default,
         deserialize_with = "crate::null::or_default",
         skip_serializing_if = "Vec::is_empty"
     )]
     pub update_new: Vec<Endpoint>,
+    /// Records to delete, as the provider holds them; `delete` in JSON.
     #[serde(
         default,
         deserialize_with = "crate::null::or_default",
@@ -120,11 +132,14 @@ pub struct Changes {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{old} updateOld entries but {new} updateNew entries: every update needs both sides")]
 pub struct UnpairedUpdates {
+    /// How many `updateOld` entries there were.
     pub old: usize,
+    /// How many `updateNew` entries there were.
     pub new: usize,
 }
 
 impl Changes {
+    /// True when there is nothing to do in any of the four lists.
     pub fn is_empty(&self) -> bool {
         self.create.is_empty() && self.delete.is_empty() && self.update_old.is_empty() && self.update_new.is_empty()
     }

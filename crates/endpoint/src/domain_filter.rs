@@ -16,15 +16,20 @@ struct RegexFilter {
     exclude: Option<Regex>,
 }
 
+/// Why a domain filter could not be built from its flags or its webhook JSON.
 #[non_exhaustive]
 #[derive(Debug, thiserror::Error)]
 pub enum DomainFilterError {
+    /// `--regex-domain-filter` or `--regex-domain-exclusion` is not a valid regular expression.
     #[error("invalid domain filter regular expression {pattern:?}: {source}")]
     Regex {
+        /// The expression as given.
         pattern: String,
+        /// The regex compiler's reason.
         #[source]
         source: regex::Error,
     },
+    /// A webhook domain-filter JSON object carries both suffix lists and regular expressions, which is ambiguous.
     #[error("a domain filter has either include/exclude lists or regular expressions, not both")]
     ListsAndRegex,
 }
@@ -87,6 +92,8 @@ impl DomainFilter {
         &self.include
     }
 
+    /// Whether extdns may manage `domain`: compared case-insensitively, ignoring one trailing dot; an entry
+    /// `example.org` matches the name and its subdomains, `.example.org` only subdomains; exclusions win.
     pub fn matches(&self, domain: &str) -> bool {
         let domain = normalize(domain);
         if let Some(r) = &self.regex {

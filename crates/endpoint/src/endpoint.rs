@@ -12,6 +12,7 @@ use crate::{Labels, RecordType, Target, TargetKind, Targets, label};
 pub struct Ttl(pub i64);
 
 impl Ttl {
+    /// Whether a TTL was asked for; an unset TTL is left to the provider's default.
     pub fn is_configured(self) -> bool {
         self.0 > 0
     }
@@ -23,12 +24,14 @@ impl Ttl {
 /// One provider-specific property (`alias`, `aws/weight`, `webhook/...`): hints for one provider, not persisted.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct ProviderSpecificProperty {
+    /// Property name, namespaced by provider (`aws/weight`, `webhook/...`) except the shared `alias`.
     #[serde(
         default,
         deserialize_with = "crate::null::or_default",
         skip_serializing_if = "String::is_empty"
     )]
     pub name: String,
+    /// Property value, always a string on the wire (`"true"`, `"10"`).
     #[serde(
         default,
         deserialize_with = "crate::null::or_default",
@@ -43,6 +46,7 @@ pub struct ProviderSpecificProperty {
 pub struct ProviderSpecific(pub Vec<ProviderSpecificProperty>);
 
 impl ProviderSpecific {
+    /// The value of the first property named `name`.
     pub fn get(&self, name: &str) -> Option<&str> {
         self.0.iter().find(|p| p.name == name).map(|p| p.value.as_str())
     }
@@ -56,19 +60,23 @@ impl ProviderSpecific {
         }
     }
 
+    /// Removes the first property named `name` and returns its value.
     pub fn remove(&mut self, name: &str) -> Option<String> {
         let i = self.0.iter().position(|p| p.name == name)?;
         Some(self.0.remove(i).value)
     }
 
+    /// True when no property is set (the JSON field is then omitted).
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 
+    /// In the order they were set.
     pub fn iter(&self) -> impl Iterator<Item = &ProviderSpecificProperty> {
         self.0.iter()
     }
 
+    /// Sorts by name (stable), for output that must not depend on the order sources set properties in.
     pub fn sort_by_name(&mut self) {
         self.0.sort_by(|a, b| a.name.cmp(&b.name));
     }
@@ -86,7 +94,9 @@ impl ProviderSpecific {
 pub struct ObjectRef {
     /// The source that produced it (`service`, `gateway-httproute`, ...).
     pub source: String,
+    /// The object's namespace; empty for cluster-scoped objects.
     pub namespace: String,
+    /// The object's `metadata.name`.
     pub name: String,
 }
 
@@ -98,6 +108,7 @@ pub struct ObjectRef {
 pub struct ObjectRefs(Box<[ObjectRef]>);
 
 impl ObjectRefs {
+    /// No objects; does not allocate.
     pub fn new() -> Self {
         ObjectRefs(Box::default())
     }
@@ -121,18 +132,22 @@ impl ObjectRefs {
         self.extend(std::mem::take(other));
     }
 
+    /// In sorted order.
     pub fn iter(&self) -> std::slice::Iter<'_, ObjectRef> {
         self.0.iter()
     }
 
+    /// How many distinct objects.
     pub fn len(&self) -> usize {
         self.0.len()
     }
 
+    /// True when the endpoint came from no known object (e.g. read back from a provider).
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 
+    /// Forgets every object and frees the storage.
     pub fn clear(&mut self) {
         self.0 = Box::default();
     }
@@ -184,30 +199,35 @@ impl fmt::Display for ObjectRef {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Endpoint {
+    /// The record's name without a trailing dot (`web.example.org`); `dnsName` in JSON.
     #[serde(
         default,
         deserialize_with = "crate::null::or_default",
         skip_serializing_if = "String::is_empty"
     )]
     pub dns_name: String,
+    /// The record data, one value per entry, in the order given.
     #[serde(
         default,
         deserialize_with = "crate::null::or_default",
         skip_serializing_if = "Vec::is_empty"
     )]
     pub targets: Targets,
+    /// The record type; empty (`Other("")`) when the JSON omits `recordType`.
     #[serde(
         default = "empty_record_type",
         deserialize_with = "crate::null::or_default",
         skip_serializing_if = "is_empty_record_type"
     )]
     pub record_type: RecordType,
+    /// Distinguishes records of the same name and type in routing policies (weighted, geo...); empty for plain records.
     #[serde(
         default,
         deserialize_with = "crate::null::or_default",
         skip_serializing_if = "String::is_empty"
     )]
     pub set_identifier: String,
+    /// TTL in seconds; `recordTTL` in JSON, omitted when unset.
     #[serde(
         default,
         deserialize_with = "crate::null::or_default",
@@ -215,12 +235,14 @@ pub struct Endpoint {
         skip_serializing_if = "Ttl::is_unset"
     )]
     pub record_ttl: Ttl,
+    /// Ownership labels the registry persists (`owner`, `resource`, ...); not DNS data.
     #[serde(
         default,
         deserialize_with = "crate::null::or_default",
         skip_serializing_if = "Labels::is_empty"
     )]
     pub labels: Labels,
+    /// Per-provider hints (`alias`, `aws/weight`, ...), compared by the plan but not stored in DNS as such.
     #[serde(
         default,
         deserialize_with = "crate::null::or_default",
@@ -263,8 +285,11 @@ impl Eq for Endpoint {}
 /// What identifies a record: name, type and set identifier (TTL and targets are its content).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct EndpointKey {
+    /// As in [`Endpoint::dns_name`].
     pub dns_name: String,
+    /// As in [`Endpoint::record_type`].
     pub record_type: RecordType,
+    /// As in [`Endpoint::set_identifier`]; empty for plain records.
     pub set_identifier: String,
 }
 
@@ -290,31 +315,37 @@ impl Endpoint {
         }
     }
 
+    /// Sets the TTL in seconds.
     pub fn with_ttl(mut self, ttl: Ttl) -> Self {
         self.record_ttl = ttl;
         self
     }
 
+    /// Sets the routing-policy set identifier.
     pub fn with_set_identifier(mut self, set_identifier: impl Into<String>) -> Self {
         self.set_identifier = set_identifier.into();
         self
     }
 
+    /// Sets one label, replacing an existing value.
     pub fn with_label(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
         self.labels.insert(key.into(), value.into());
         self
     }
 
+    /// Replaces all provider-specific properties.
     pub fn with_provider_specific(mut self, ps: ProviderSpecific) -> Self {
         self.provider_specific = ps;
         self
     }
 
+    /// Records one more source object (kept sorted, no repeats).
     pub fn with_ref_object(mut self, r: ObjectRef) -> Self {
         self.ref_objects.insert(r);
         self
     }
 
+    /// The record's identity; clones the three strings, so index by it rather than calling it in a loop.
     pub fn key(&self) -> EndpointKey {
         EndpointKey {
             dns_name: self.dns_name.clone(),
@@ -323,14 +354,17 @@ impl Endpoint {
         }
     }
 
+    /// One label's value.
     pub fn label(&self, key: &str) -> Option<&str> {
         self.labels.get(key).map(String::as_str)
     }
 
+    /// The `owner` label: the `--txt-owner-id` of the extdns instance that manages the record.
     pub fn owner(&self) -> Option<&str> {
         self.label(label::OWNER)
     }
 
+    /// The `resource` label: the object that asked for the record (`service/default/web`).
     pub fn resource(&self) -> Option<&str> {
         self.label(label::RESOURCE)
     }

@@ -15,6 +15,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 pub struct Labels(Box<[(String, String)]>);
 
 impl Labels {
+    /// No labels; does not allocate.
     pub fn new() -> Self {
         Labels(Box::default())
     }
@@ -23,10 +24,12 @@ impl Labels {
         self.0.binary_search_by(|(k, _)| k.as_str().cmp(key))
     }
 
+    /// The value of one label.
     pub fn get(&self, key: &str) -> Option<&String> {
         self.position(key).ok().map(|i| &self.0[i].1)
     }
 
+    /// Whether the label is set (even to an empty value).
     pub fn contains_key(&self, key: &str) -> bool {
         self.position(key).is_ok()
     }
@@ -46,6 +49,7 @@ impl Labels {
         }
     }
 
+    /// Removes a label; returns its value.
     pub fn remove(&mut self, key: &str) -> Option<String> {
         let i = self.position(key).ok()?;
         let mut entries = std::mem::take(&mut self.0).into_vec();
@@ -54,10 +58,12 @@ impl Labels {
         Some(value)
     }
 
+    /// True when no label is set.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 
+    /// How many labels are set.
     pub fn len(&self) -> usize {
         self.0.len()
     }
@@ -67,6 +73,7 @@ impl Labels {
         self.0.iter().map(|(k, v)| (k, v))
     }
 
+    /// Label keys in sorted order.
     pub fn keys(&self) -> impl Iterator<Item = &String> {
         self.0.iter().map(|(k, _)| k)
     }

@@ -19,11 +19,13 @@
 //! assert!(json.contains(r#""recordTTL":300"#));
 //! # Ok::<(), serde_json::Error>(())
 //! ```
+#![warn(missing_docs)]
 
 mod changes;
 mod domain_filter;
 mod endpoint;
 mod labels;
+/// Helpers on DNS names: normal form, comparison and zone matching.
 pub mod name;
 mod null;
 mod record_type;

@@ -7,16 +7,27 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// returns (SOA, CAA, ...) is kept verbatim as [`RecordType::Other`] so it round-trips untouched.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum RecordType {
+    /// `A`: IPv4 addresses.
     A,
+    /// `AAAA`: IPv6 addresses.
     Aaaa,
+    /// `CNAME`: one hostname (external-dns allows several targets; providers decide).
     Cname,
+    /// `TXT`: text; also the registry's ownership records.
     Txt,
+    /// `SRV`: `priority weight port host.` targets.
     Srv,
+    /// `NS`: name-server hostnames.
     Ns,
+    /// `MX`: `preference host` targets.
     Mx,
+    /// `PTR`: reverse-lookup hostnames.
     Ptr,
+    /// `NAPTR`: record data kept verbatim.
     Naptr,
+    /// `DNAME`: a subtree redirect.
     Dname,
+    /// Any other type, spelled as the provider gave it; never created by a source.
     Other(Box<str>),
 }
 
@@ -35,6 +46,7 @@ impl RecordType {
         RecordType::Dname,
     ];
 
+    /// The type's standard upper-case spelling (`AAAA`), or the text given for [`RecordType::Other`].
     pub fn as_str(&self) -> &str {
         match self {
             RecordType::A => "A",

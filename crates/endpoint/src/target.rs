@@ -56,9 +56,13 @@ struct Ipv6Target {
 #[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TargetKind {
+    /// A dotted-quad IPv4 address.
     Ipv4(Ipv4Addr),
+    /// An IPv6 address (a `%zone` suffix is allowed in the text and left out of the address).
     Ipv6(Ipv6Addr),
+    /// A hostname as defined above.
     Hostname,
+    /// Anything else: record data, free text, Unicode names.
     Other,
 }
 
@@ -89,6 +93,7 @@ impl TargetKind {
         }
     }
 
+    /// The address, for the two address kinds.
     #[inline]
     pub fn ip(self) -> Option<IpAddr> {
         match self {
@@ -142,6 +147,7 @@ impl Target {
         })
     }
 
+    /// The text exactly as given (trailing dot included unless trimmed by [`Endpoint::new`](crate::Endpoint::new)).
     #[inline]
     pub fn as_str(&self) -> &str {
         match &self.0 {
@@ -150,6 +156,7 @@ impl Target {
         }
     }
 
+    /// The classification, computed once when the target was built.
     #[inline]
     pub fn kind(&self) -> TargetKind {
         match &self.0 {
@@ -166,11 +173,13 @@ impl Target {
         self.kind().ip()
     }
 
+    /// True for an IPv4 or IPv6 address.
     #[inline]
     pub fn is_ip(&self) -> bool {
         matches!(self.0, Repr::Ipv4(..) | Repr::Ipv6(_))
     }
 
+    /// True for a plain hostname (not for record data such as an MX target).
     #[inline]
     pub fn is_hostname(&self) -> bool {
         matches!(self.0, Repr::Hostname(_))

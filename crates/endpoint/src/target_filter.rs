@@ -33,13 +33,18 @@ impl fmt::Display for NetworkList {
     }
 }
 
+/// Why a `--target-net-filter` / `--exclude-target-net` value was refused.
 #[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TargetNetFilterError {
+    /// A network is not in CIDR notation (a bare address without `/len` is refused too).
     #[error("invalid {list} network {value:?}: expected a CIDR such as 10.0.0.0/8 or 2001:db8::/32 ({source})")]
     InvalidNetwork {
+        /// Which flag the value came from.
         list: NetworkList,
+        /// The value as given, trimmed.
         value: String,
+        /// The parser's reason.
         #[source]
         source: ipnet::AddrParseError,
     },
@@ -63,10 +68,12 @@ impl TargetNetFilter {
         })
     }
 
+    /// True when either list has a network; an unconfigured filter keeps every target.
     pub fn is_configured(&self) -> bool {
         !self.include.is_empty() || !self.exclude.is_empty()
     }
 
+    /// Whether the target should be kept.
     pub fn matches(&self, target: &Target) -> bool {
         let ip = target.ip();
         let inside = |nets: &[IpNet], ip: Option<IpAddr>| ip.is_some_and(|ip| nets.iter().any(|n| n.contains(&ip)));

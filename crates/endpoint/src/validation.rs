@@ -6,7 +6,9 @@ use crate::{Endpoint, RecordType, Target, TargetKind};
 #[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AddressFamily {
+    /// An A record: every target must parse as an IPv4 address.
     Ipv4,
+    /// An AAAA record: every target must parse as an IPv6 address.
     Ipv6,
 }
 
@@ -24,22 +26,56 @@ impl fmt::Display for AddressFamily {
 #[non_exhaustive]
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum InvalidEndpoint {
+    /// One dot-separated label of the name is over the 63-octet DNS limit.
     #[error("DNS name {name:?} has a label longer than 63 characters")]
-    LabelTooLong { name: String },
+    LabelTooLong {
+        /// The offending DNS name, as given.
+        name: String,
+    },
+    /// The whole name is over the 253-character limit of a presentation-form name.
     #[error("DNS name {name:?} is longer than 253 characters")]
-    NameTooLong { name: String },
+    NameTooLong {
+        /// The offending DNS name, as given.
+        name: String,
+    },
+    /// The `alias` provider-specific property is set on a type no provider can alias (not A, AAAA or CNAME).
     #[error("the alias property is only allowed on A, AAAA and CNAME records, not {record_type}")]
-    AliasOnWrongType { record_type: RecordType },
+    AliasOnWrongType {
+        /// The endpoint's record type.
+        record_type: RecordType,
+    },
+    /// An A or AAAA target is not an address of the record's family (a hostname, or the other family).
     #[error("target {target:?} is not an {family} address")]
-    NotAnAddress { target: Target, family: AddressFamily },
+    NotAnAddress {
+        /// The first target that failed.
+        target: Target,
+        /// The family the record type requires.
+        family: AddressFamily,
+    },
+    /// An MX target is not a 16-bit preference followed by a host.
     #[error("MX target {target:?} is not \"<preference> <host>\"")]
-    BadMx { target: Target },
+    BadMx {
+        /// The first target that failed.
+        target: Target,
+    },
+    /// An SRV target is not three 16-bit numbers and a host with its trailing dot.
     #[error("SRV target {target:?} is not \"<priority> <weight> <port> <host>.\"")]
-    BadSrv { target: Target },
+    BadSrv {
+        /// The first target that failed.
+        target: Target,
+    },
+    /// A PTR record's own name is not a reverse-lookup name.
     #[error("PTR record {name:?} is not under in-addr.arpa or ip6.arpa")]
-    PtrNotReverseName { name: String },
+    PtrNotReverseName {
+        /// The endpoint's DNS name.
+        name: String,
+    },
+    /// A PTR record has no hostname target to point back to.
     #[error("PTR record needs at least one target that is a hostname, got {targets:?}")]
-    BadPtrTargets { targets: Vec<Target> },
+    BadPtrTargets {
+        /// All of the endpoint's targets.
+        targets: Vec<Target>,
+    },
 }
 
 /// Check a DNS name's length limits: labels of at most 63 characters, the whole name at most 253.

@@ -73,7 +73,9 @@ fn rfc2136_flag(e: &extdns_provider_rfc2136::ConfigError) -> &'static str {
         Setting::TsigSecret => "--rfc2136-tsig-secret",
         Setting::MinTtl => "--rfc2136-min-ttl",
         Setting::LoadBalancing => "--rfc2136-load-balancing-strategy",
-        Setting::Tls => "--tls-ca/--tls-client-cert/--tls-client-cert-key",
+        Setting::TlsCa => "--tls-ca",
+        Setting::TlsClientCert => "--tls-client-cert/--tls-client-cert-key",
+        Setting::Tls => "--rfc2136-use-tls",
         _ => "--rfc2136-*",
     }
 }

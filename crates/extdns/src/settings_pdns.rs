@@ -23,12 +23,12 @@ pub(crate) fn pdns(flags: &Flags, domain_filter: &DomainFilter) -> Result<Provid
     let mut config = PdnsConfig::new(f.server.trim(), f.api_key.trim());
     config.server_id = f.server_id.trim().to_string();
     config.domain_filter = domain_filter.clone();
-    let mut tls = TlsOptions::default();
-    tls.skip_verify = f.skip_tls_verify;
-    tls.ca_file = path(&flags.provider.tls_ca);
-    tls.client_cert = path(&flags.provider.tls_client_cert);
-    tls.client_key = path(&flags.provider.tls_client_cert_key);
-    config.tls = tls;
+    config.tls = TlsOptions {
+        skip_verify: f.skip_tls_verify,
+        ca_file: path(&flags.provider.tls_ca),
+        client_cert: path(&flags.provider.tls_client_cert),
+        client_key: path(&flags.provider.tls_client_cert_key),
+    };
     Ok(ProviderSettings::Pdns {
         config: Box::new(config),
     })

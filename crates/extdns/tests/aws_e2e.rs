@@ -2,74 +2,37 @@
 //! sources → plan → TXT registry → Route53), against our strict Route53 fake (real Route53 semantics:
 //! refused duplicates, atomic batches, exact deletes) and against moto's Route53.
 
-#[path = "../../provider-aws/tests/support/fake.rs"]
-mod fake;
-#[path = "../../provider-aws/tests/support/moto.rs"]
-mod moto;
-
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-use fake::{Fake, Set, Value, Values};
+use extdns_test_support::cli::{self, ok, tempdir, text, write_manifests};
+use extdns_test_support::manifests::{alias, lb_service, node, node_port_service, web};
+use extdns_test_support::route53_fake::{self as fake, Fake, Set, Value, Values};
+use extdns_test_support::{moto, require};
 
 const OWNER: &str = "e2e";
-
-fn service(name: &str, host: &str, ingress: &[&str], extra_annotations: &str) -> String {
-    let ingress: String = ingress.iter().map(|i| format!("      - {i}\n")).collect();
-    format!(
-        "apiVersion: v1\nkind: Service\nmetadata:\n  name: {name}\n  namespace: default\n  annotations:\n    \
-         external-dns.kubernetes.io/hostname: {host}\n{extra_annotations}spec:\n  type: LoadBalancer\n  \
-         clusterIP: 10.96.0.10\n  ports:\n    - name: http\n      port: 80\nstatus:\n  loadBalancer:\n    ingress:\n{ingress}"
-    )
-}
 
 /// web (A + AAAA, TTL 120), alias (a CNAME to a load balancer outside AWS), elb (a CNAME to an AWS load
 /// balancer: A and AAAA alias records), a NodePort Service (A from the node, SRV) and optionally `more`.
 fn objects(web_ip: &str, with_alias: bool, more: &[String]) -> String {
-    let mut docs = vec![service(
-        "web",
-        "web.example.org",
-        &[&format!("ip: {web_ip}"), "ip: 2001:db8::10"],
-        "    external-dns.kubernetes.io/ttl: \"120\"\n",
-    )];
+    let mut docs = vec![web(&[web_ip, "2001:db8::10"])];
     if with_alias {
-        docs.push(service("alias", "alias.example.org", &["hostname: lb.example.net"], ""));
-        docs.push(service(
+        docs.push(alias());
+        docs.push(lb_service(
             "elb",
             "elb.example.org",
-            &["hostname: my-lb-1.us-east-1.elb.amazonaws.com"],
-            "",
+            &["my-lb-1.us-east-1.elb.amazonaws.com"],
+            &[],
         ));
     }
-    docs.push(
-        "apiVersion: v1\nkind: Service\nmetadata:\n  name: np\n  namespace: default\n  annotations:\n    \
-         external-dns.kubernetes.io/hostname: np.example.org\nspec:\n  type: NodePort\n  clusterIP: 10.96.0.12\n  \
-         ports:\n    - name: http\n      port: 80\n      nodePort: 30080\n      protocol: TCP\n"
-            .to_string(),
-    );
-    docs.push(
-        "apiVersion: v1\nkind: Node\nmetadata:\n  name: node-1\nstatus:\n  addresses:\n    - type: ExternalIP\n      \
-         address: 198.51.100.1\n"
-            .to_string(),
-    );
+    docs.push(node_port_service("np", "np.example.org"));
+    docs.push(node("node-1", &[("ExternalIP", "198.51.100.1")]));
     docs.extend(more.iter().cloned());
     docs.join("---\n")
 }
 
-fn write_manifests(dir: &Path, content: &str) {
-    if let Err(e) = std::fs::write(dir.join("objects.yaml"), content) {
-        panic!("cannot write manifests: {e}");
-    }
-}
-
 fn extdns(endpoint: &str, manifests: &Path, extra: &[&str]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_extdns"));
-    for (key, _) in std::env::vars_os() {
-        let k = key.to_string_lossy();
-        if k.starts_with("EXTERNAL_DNS_") || k.starts_with("AWS_") || k == "RUST_LOG" {
-            cmd.env_remove(key);
-        }
-    }
+    let mut cmd = cli::command(env!("CARGO_BIN_EXE_extdns"), &["AWS_"]);
     cmd.env("AWS_ACCESS_KEY_ID", "AKIDE2E")
         .env("AWS_SECRET_ACCESS_KEY", "secret")
         .env("AWS_ENDPOINT_URL_ROUTE_53", endpoint)
@@ -84,29 +47,7 @@ fn extdns(endpoint: &str, manifests: &Path, extra: &[&str]) -> Output {
             "--managed-record-types=SRV",
         ])
         .args(extra);
-    match cmd.output() {
-        Ok(o) => o,
-        Err(e) => panic!("cannot run extdns: {e}"),
-    }
-}
-
-fn output(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
-fn ok(out: &Output, what: &str) {
-    assert_eq!(out.status.code(), Some(0), "{what} failed\n{}", output(out));
-}
-
-fn tempdir() -> tempfile::TempDir {
-    match tempfile::tempdir() {
-        Ok(d) => d,
-        Err(e) => panic!("{e}"),
-    }
+    cli::run(&mut cmd)
 }
 
 fn values(set: &Option<Set>) -> Vec<String> {
@@ -205,7 +146,7 @@ fn strict_route53_full_controller_create_update_delete_idempotent() {
         fake.lock().applied_batches.len(),
         batches,
         "a second run changes nothing: {}",
-        output(&out)
+        text(&out)
     );
 
     // 3. Update web's address, remove the alias and elb Services: an UPSERT and exact deletes.
@@ -262,10 +203,10 @@ fn strict_route53_a_refused_record_fails_alone_and_the_others_land() {
         },
     );
     let dir = tempdir();
-    let taken = service("taken", "taken.example.org", &["ip: 192.0.2.66"], "");
+    let taken = lb_service("taken", "taken.example.org", &["192.0.2.66"], &[]);
     write_manifests(dir.path(), &objects("192.0.2.10", true, &[taken]));
     let out = extdns(&fake.url, dir.path(), &[]);
-    let all = output(&out);
+    let all = text(&out);
     assert!(
         all.contains("taken.example.org A") && all.contains("already exists"),
         "the failure is named: {all}"
@@ -300,6 +241,7 @@ fn strict_route53_dry_run_writes_nothing() {
 
 #[test]
 fn moto_full_controller_create_then_nothing_then_delete() {
+    require!(Moto);
     let moto = moto::Moto::start();
     let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
@@ -312,18 +254,18 @@ fn moto_full_controller_create_then_nothing_then_delete() {
     let out = extdns(&moto.url, dir.path(), &[]);
     ok(&out, "second sync");
     assert!(
-        output(&out).contains("All records are already up to date"),
+        text(&out).contains("All records are already up to date"),
         "a second run changes nothing: {}",
-        output(&out)
+        text(&out)
     );
     write_manifests(dir.path(), "");
     ok(&extdns(&moto.url, dir.path(), &[]), "delete sync");
     let out = extdns(&moto.url, dir.path(), &[]);
     ok(&out, "after the delete");
     assert!(
-        output(&out).contains("All records are already up to date"),
+        text(&out).contains("All records are already up to date"),
         "{}",
-        output(&out)
+        text(&out)
     );
 }
 
@@ -363,16 +305,11 @@ fn strict_route53_an_alias_owned_through_an_old_cname_txt_gets_its_a_and_aaaa_ow
     let dir = tempdir();
     write_manifests(
         dir.path(),
-        &service(
-            "old",
-            "old.example.org",
-            &["hostname: my-lb-1.us-east-1.elb.amazonaws.com"],
-            "",
-        ),
+        &lb_service("old", "old.example.org", &["my-lb-1.us-east-1.elb.amazonaws.com"], &[]),
     );
     let out = extdns(&fake.url, dir.path(), &[]);
     ok(&out, "sync");
-    assert_eq!(fake.lock().refused_batches, 0, "{}", output(&out));
+    assert_eq!(fake.lock().refused_batches, 0, "{}", text(&out));
     assert!(
         fake.find(&zone, "old.example.org", "A")
             .and_then(|s| s.alias_target)

@@ -588,3 +588,124 @@ fn a_multi_line_template_reads_fields_beyond_the_view() -> Result<(), Error> {
     assert_eq!(names, vec!["web.a.example.org", "web.b.example.org"]);
     Ok(())
 }
+
+/// The boolean flags `--help` lists (shown as `--flag[=<BOOL>]`).
+fn boolean_flags_in_help() -> Result<Vec<String>, Error> {
+    let out = extdns(&["--help"], &[])?;
+    assert_eq!(out.status.code(), Some(0));
+    Ok(stdout(&out)
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("--")?.strip_suffix("[=<BOOL>]").map(String::from))
+        .collect())
+}
+
+/// external-dns v0.22's boolean flags (`BoolVar` in pkg/apis/externaldns/types.go).
+const EXTERNAL_DNS_BOOLEANS: &[&str] = &[
+    "resolve-service-load-balancer-hostname",
+    "listen-endpoint-events",
+    "always-publish-not-ready-addresses",
+    "force-default-targets",
+    "prefer-alias",
+    "exclude-unschedulable",
+    "expose-internal-ipv6",
+    "gateway-listener-sets",
+    "ignore-hostname-annotation",
+    "ignore-ingress-rules-spec",
+    "ignore-ingress-tls-spec",
+    "ignore-non-host-network-pods",
+    "publish-host-ip",
+    "publish-internal-services",
+    "traefik-enable-legacy",
+    "traefik-disable-new",
+    "create-ptr",
+    "aws-evaluate-target-health",
+    "aws-prefer-cname",
+    "aws-zone-match-parent",
+    "aws-sd-service-cleanup",
+    "cloudflare-proxied",
+    "cloudflare-custom-hostnames",
+    "cloudflare-regional-services",
+    "coredns-strictly-owned",
+    "oci-auth-instance-principal",
+    "ovh-enable-cname-relative",
+    "pdns-skip-tls-verify",
+    "ns1-ignoressl",
+    "godaddy-api-ote",
+    "rfc2136-insecure",
+    "rfc2136-axfr",
+    "rfc2136-tsig-axfr",
+    "rfc2136-gss-tsig",
+    "rfc2136-use-tls",
+    "rfc2136-skip-tls-verify",
+    "pihole-tls-skip-verify",
+    "txt-encrypt-enabled",
+    "once",
+    "dry-run",
+    "events",
+    "webhook-server",
+    "combine-fqdn-annotation",
+];
+
+/// external-dns booleans of sources and providers extdns does not have: the flag comes with the source or
+/// provider (the Ingress source's two are on their way with it).
+const BOOLEANS_OF_MISSING_SOURCES_AND_PROVIDERS: &[&str] = &[
+    "ignore-ingress-rules-spec",
+    "ignore-ingress-tls-spec",
+    "ignore-non-host-network-pods",
+    "traefik-enable-legacy",
+    "traefik-disable-new",
+    "aws-sd-service-cleanup",
+    "oci-auth-instance-principal",
+    "ovh-enable-cname-relative",
+    "ns1-ignoressl",
+    "godaddy-api-ote",
+    "pihole-tls-skip-verify",
+];
+
+#[test]
+fn every_external_dns_boolean_of_what_extdns_has_is_a_boolean_flag() -> Result<(), Error> {
+    let ours = boolean_flags_in_help()?;
+    for flag in EXTERNAL_DNS_BOOLEANS {
+        let missing = BOOLEANS_OF_MISSING_SOURCES_AND_PROVIDERS.contains(flag);
+        assert_eq!(
+            !ours.iter().any(|f| f == flag),
+            missing,
+            "--{flag}: extdns {} it as a boolean",
+            if missing { "lists" } else { "does not list" }
+        );
+    }
+    Ok(())
+}
+
+/// A Helm chart renders `extraArgs: {flag: false}` as `--no-flag`: every boolean flag takes that form, all at
+/// once on one command line, with the two that default to true turned off for real.
+#[test]
+fn every_boolean_flag_takes_its_no_form() -> Result<(), Error> {
+    let flags = boolean_flags_in_help()?;
+    assert!(
+        flags.len() >= 30,
+        "only {} boolean flags in --help: {flags:?}",
+        flags.len()
+    );
+    for default_true in ["exclude-unschedulable", "aws-evaluate-target-health"] {
+        assert!(flags.iter().any(|f| f == default_true), "{default_true}");
+    }
+    let ex = examples();
+    let mut args = vec![
+        "--manifests".to_string(),
+        ex.to_str().ok_or("path")?.to_string(),
+        "--source=service".to_string(),
+    ];
+    args.extend(flags.iter().map(|f| format!("--no-{f}")));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let eps = json_endpoints(&args, &[])?;
+    // --no-exclude-unschedulable took effect: the cordoned node's address is published.
+    assert_eq!(
+        targets(find(&eps, "ingress.example.com", "A")),
+        ["198.51.100.1", "198.51.100.2", "198.51.100.3"]
+    );
+    // And `--no-` of something that is not a boolean flag is still an unknown flag.
+    let out = extdns(&["--source=service", "--provider=inmemory", "--no-source"], &[])?;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    Ok(())
+}

@@ -2,50 +2,22 @@
 //! manifests (manifests → sources → plan → TXT registry → Cloudflare batch API), every result read from the
 //! fake's state.
 
-#[path = "../../provider-cloudflare/tests/support/mod.rs"]
-mod support;
-
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-use support::{FakeCloudflare, TOKEN};
+use extdns_test_support::cli::{self, ok, tempdir, text};
+use extdns_test_support::cloudflare_fake::{FakeCloudflare, TOKEN};
+use extdns_test_support::manifests::lb_service;
 
 const OWNER: &str = "e2e";
 const ZONE: &str = "023e105f4ecef8ad9ca31a8372d0c353";
 
-fn lb_service(name: &str, host: &str, ingress: &[&str], annotations: &[(&str, &str)]) -> String {
-    let ingress: String = ingress
-        .iter()
-        .map(|i| {
-            if i.parse::<std::net::IpAddr>().is_ok() {
-                format!("      - ip: {i}\n")
-            } else {
-                format!("      - hostname: {i}\n")
-            }
-        })
-        .collect();
-    let extra: String = annotations.iter().map(|(k, v)| format!("    {k}: \"{v}\"\n")).collect();
-    format!(
-        "apiVersion: v1\nkind: Service\nmetadata:\n  name: {name}\n  namespace: default\n  annotations:\n    \
-         external-dns.kubernetes.io/hostname: {host}\n{extra}spec:\n  type: LoadBalancer\n  clusterIP: 10.96.0.10\n  \
-         ports:\n    - name: http\n      port: 80\nstatus:\n  loadBalancer:\n    ingress:\n{ingress}"
-    )
-}
-
 fn write_manifests(dir: &Path, docs: &[String]) {
-    if let Err(e) = std::fs::write(dir.join("objects.yaml"), docs.join("---\n")) {
-        panic!("cannot write manifests: {e}");
-    }
+    cli::write_manifests(dir, &docs.join("---\n"));
 }
 
 fn extdns(cf: &FakeCloudflare, manifests: &Path, extra: &[&str]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_extdns"));
-    for (key, _) in std::env::vars_os() {
-        let k = key.to_string_lossy();
-        if k.starts_with("EXTERNAL_DNS_") || k.starts_with("CF_") || k == "RUST_LOG" {
-            cmd.env_remove(key);
-        }
-    }
+    let mut cmd = cli::command(env!("CARGO_BIN_EXE_extdns"), &["CF_"]);
     cmd.env("CF_API_TOKEN", TOKEN)
         .env("EXTDNS_CLOUDFLARE_API_URL", &cf.url)
         .args(["--once", "--source=service", "--provider=cloudflare", "--registry=txt"])
@@ -59,22 +31,7 @@ fn extdns(cf: &FakeCloudflare, manifests: &Path, extra: &[&str]) -> Output {
         .args(["--managed-record-types=A", "--managed-record-types=AAAA"])
         .args(["--managed-record-types=CNAME", "--managed-record-types=TXT"])
         .args(extra);
-    match cmd.output() {
-        Ok(o) => o,
-        Err(e) => panic!("cannot run extdns: {e}"),
-    }
-}
-
-fn log(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
-fn ok(out: &Output, what: &str) {
-    assert_eq!(out.status.code(), Some(0), "{what} failed\n{}", log(out));
+    cli::run(&mut cmd)
 }
 
 /// The records that are not ownership TXT records.
@@ -91,13 +48,6 @@ fn owned_txt(cf: &FakeCloudflare) -> Vec<String> {
         .filter(|l| l.contains(" TXT ") && l.contains(&format!("external-dns/owner={OWNER}")))
         .filter_map(|l| l.split(' ').next().map(str::to_string))
         .collect()
-}
-
-fn tempdir() -> tempfile::TempDir {
-    match tempfile::tempdir() {
-        Ok(d) => d,
-        Err(e) => panic!("{e}"),
-    }
 }
 
 #[test]
@@ -192,7 +142,7 @@ fn cloudflare_a_refused_record_fails_alone_and_the_others_land() {
     // 429s on the way are waited out.
     cf.state().rate_limit_next = 2;
     let out = extdns(&cf, dir.path(), &[]);
-    let text = log(&out);
+    let text = text(&out);
     assert!(
         text.contains("short.example.org A") && text.contains("9021"),
         "the failure is named: {text}"

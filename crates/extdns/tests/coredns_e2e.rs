@@ -2,50 +2,26 @@
 //! sources → plan → TXT registry → SkyDNS records in etcd), every result read back from etcd by the test's
 //! own HTTP calls.
 
-#[path = "../../provider-coredns/tests/support/mod.rs"]
-mod support;
-
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-use support::Etcd;
+use extdns_test_support::cli::{self, ok, tempdir, text};
+use extdns_test_support::etcd::Etcd;
+use extdns_test_support::{manifests, require};
 
 const OWNER: &str = "e2e";
 const PREFIX: &str = "/skydns/";
 
 fn lb_service(name: &str, host: &str, ingress: &[&str]) -> String {
-    let ingress: String = ingress
-        .iter()
-        .map(|i| {
-            if i.parse::<std::net::IpAddr>().is_ok() {
-                format!("      - ip: {i}\n")
-            } else {
-                format!("      - hostname: {i}\n")
-            }
-        })
-        .collect();
-    format!(
-        "apiVersion: v1\nkind: Service\nmetadata:\n  name: {name}\n  namespace: default\n  annotations:\n    \
-         external-dns.kubernetes.io/hostname: {host}\n    external-dns.kubernetes.io/ttl: \"120\"\nspec:\n  \
-         type: LoadBalancer\n  clusterIP: 10.96.0.10\n  ports:\n    - name: http\n      port: 80\nstatus:\n  \
-         loadBalancer:\n    ingress:\n{ingress}"
-    )
+    manifests::lb_service(name, host, ingress, &[("external-dns.kubernetes.io/ttl", "120")])
 }
 
 fn write_manifests(dir: &Path, docs: &[String]) {
-    if let Err(e) = std::fs::write(dir.join("objects.yaml"), docs.join("---\n")) {
-        panic!("cannot write manifests: {e}");
-    }
+    cli::write_manifests(dir, &docs.join("---\n"));
 }
 
 fn extdns(etcd: &Etcd, manifests: &Path, extra: &[&str]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_extdns"));
-    for (key, _) in std::env::vars_os() {
-        let k = key.to_string_lossy();
-        if k.starts_with("EXTERNAL_DNS_") || k.starts_with("ETCD_") || k == "RUST_LOG" {
-            cmd.env_remove(key);
-        }
-    }
+    let mut cmd = cli::command(env!("CARGO_BIN_EXE_extdns"), &["ETCD_"]);
     cmd.env("ETCD_URLS", &etcd.url)
         .args(["--once", "--source=service", "--provider=coredns", "--registry=txt"])
         .args(["--txt-owner-id", OWNER, "--domain-filter=example.org"])
@@ -53,22 +29,7 @@ fn extdns(etcd: &Etcd, manifests: &Path, extra: &[&str]) -> Output {
         .args(["--managed-record-types=A", "--managed-record-types=AAAA"])
         .args(["--managed-record-types=CNAME", "--managed-record-types=TXT"])
         .args(extra);
-    match cmd.output() {
-        Ok(o) => o,
-        Err(e) => panic!("cannot run extdns: {e}"),
-    }
-}
-
-fn log(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
-fn ok(out: &Output, what: &str) {
-    assert_eq!(out.status.code(), Some(0), "{what} failed\n{}", log(out));
+    cli::run(&mut cmd)
 }
 
 /// `name type target` of every record under the prefix, from the keys and values in etcd.
@@ -103,15 +64,9 @@ fn owned_txt(etcd: &Etcd) -> Vec<String> {
         .collect()
 }
 
-fn tempdir() -> tempfile::TempDir {
-    match tempfile::tempdir() {
-        Ok(d) => d,
-        Err(e) => panic!("{e}"),
-    }
-}
-
 #[test]
 fn coredns_full_controller_create_update_delete_idempotent() {
+    require!(Etcd);
     let etcd = Etcd::start();
     etcd.put(
         "/skydns/org/example/legacy/x1",
@@ -181,6 +136,7 @@ fn coredns_full_controller_create_update_delete_idempotent() {
 
 #[test]
 fn coredns_a_refused_record_fails_alone_and_the_others_land() {
+    require!(Etcd);
     let etcd = Etcd::start();
     let dir = tempdir();
     // A NodePort Service asks for an SRV record, which CoreDNS does not serve from etcd; its A record and
@@ -195,7 +151,7 @@ fn coredns_a_refused_record_fails_alone_and_the_others_land() {
         &[lb_service("web", "web.example.org", &["192.0.2.10"]), np.to_string()],
     );
     let out = extdns(&etcd, dir.path(), &["--managed-record-types=SRV"]);
-    let text = log(&out);
+    let text = text(&out);
     assert!(
         text.contains("_np._tcp.np.example.org SRV"),
         "the failure is named: {text}"

@@ -1,14 +1,22 @@
-//! deploy/ stays in step with the code: the RBAC grants read access to exactly the kinds extdns can watch,
-//! and the example Deployment's arguments are flags extdns accepts.
+//! deploy/ stays in step with the code: the base's RBAC grants read access to exactly the kinds extdns can watch;
+//! every overlay (built with a real `kubectl kustomize`, `EXTDNS_TEST_KUBECTL`) gives arguments extdns accepts and
+//! reads credentials only from its own Secret, whose example names every key it reads; the leader-election
+//! component's Lease is the one the replicas use.
+
+#[path = "support/kinds.rs"]
+mod kinds;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
-use extdns_informer::ResourceKind;
-use extdns_informer::view::RouteKind;
 use serde_json::Value;
 
+use kinds::{ALL_KINDS, api_resource, strings};
+
 type Error = Box<dyn std::error::Error>;
+
+const OVERLAYS: [&str; 6] = ["rfc2136", "pdns", "aws", "cloudflare", "coredns", "webhook"];
 
 fn deploy(file: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy").join(file)
@@ -18,49 +26,44 @@ fn yaml(file: &str) -> Result<Value, Error> {
     Ok(serde_saphyr::from_str(&std::fs::read_to_string(deploy(file))?)?)
 }
 
-/// The API group and resource of a kind. The match is exhaustive, so a new kind fails to compile here until
-/// the RBAC is updated with it.
-fn api_resource(kind: ResourceKind) -> (&'static str, &'static str) {
-    match kind {
-        ResourceKind::Service => ("", "services"),
-        ResourceKind::EndpointSlice => ("discovery.k8s.io", "endpointslices"),
-        ResourceKind::Pod => ("", "pods"),
-        ResourceKind::Node => ("", "nodes"),
-        ResourceKind::Namespace => ("", "namespaces"),
-        ResourceKind::Gateway => ("gateway.networking.k8s.io", "gateways"),
-        ResourceKind::ListenerSet => ("gateway.networking.k8s.io", "listenersets"),
-        ResourceKind::Route(RouteKind::Http) => ("gateway.networking.k8s.io", "httproutes"),
-        ResourceKind::Route(RouteKind::Grpc) => ("gateway.networking.k8s.io", "grpcroutes"),
-        ResourceKind::Route(RouteKind::Tls) => ("gateway.networking.k8s.io", "tlsroutes"),
-        ResourceKind::Route(RouteKind::Tcp) => ("gateway.networking.k8s.io", "tcproutes"),
-        ResourceKind::Route(RouteKind::Udp) => ("gateway.networking.k8s.io", "udproutes"),
+/// `kubectl kustomize DIR`, one JSON value per document.
+fn kustomize(dir: &Path) -> Result<Vec<Value>, Error> {
+    let kubectl = extdns_test_support::env_program("EXTDNS_TEST_KUBECTL")?;
+    let out = Command::new(kubectl).arg("kustomize").arg(dir).output()?;
+    if !out.status.success() {
+        return Err(format!(
+            "kubectl kustomize {}: {}",
+            dir.display(),
+            String::from_utf8_lossy(&out.stderr)
+        )
+        .into());
     }
+    let text = String::from_utf8(out.stdout)?;
+    let mut docs = Vec::new();
+    for doc in text.split("\n---\n") {
+        let v: Value = serde_saphyr::from_str(doc)?;
+        if !v.is_null() {
+            docs.push(v);
+        }
+    }
+    Ok(docs)
 }
 
-const ALL_KINDS: [ResourceKind; 12] = [
-    ResourceKind::Service,
-    ResourceKind::EndpointSlice,
-    ResourceKind::Pod,
-    ResourceKind::Node,
-    ResourceKind::Namespace,
-    ResourceKind::Gateway,
-    ResourceKind::ListenerSet,
-    ResourceKind::Route(RouteKind::Http),
-    ResourceKind::Route(RouteKind::Grpc),
-    ResourceKind::Route(RouteKind::Tls),
-    ResourceKind::Route(RouteKind::Tcp),
-    ResourceKind::Route(RouteKind::Udp),
-];
+fn of_kind<'a>(docs: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    docs.iter().filter(|d| d["kind"] == kind).collect()
+}
 
-fn strings(v: &Value) -> Vec<String> {
-    v.as_array()
-        .map(|a| a.iter().filter_map(|s| s.as_str().map(String::from)).collect())
-        .unwrap_or_default()
+fn extdns_container(docs: &[Value]) -> Result<&Value, Error> {
+    let d = of_kind(docs, "Deployment").into_iter().next().ok_or("no Deployment")?;
+    d["spec"]["template"]["spec"]["containers"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["name"] == "extdns"))
+        .ok_or_else(|| "no extdns container".into())
 }
 
 #[test]
 fn cluster_role_grants_read_on_exactly_the_kinds_extdns_watches_and_events_only_to_write() -> Result<(), Error> {
-    let role = yaml("clusterrole.yaml")?;
+    let role = yaml("base/clusterrole.yaml")?;
     let mut granted = BTreeSet::new();
     let mut event_rules = 0;
     for rule in role["rules"].as_array().ok_or("no rules")? {
@@ -88,7 +91,7 @@ fn cluster_role_grants_read_on_exactly_the_kinds_extdns_watches_and_events_only_
     let needed: BTreeSet<(String, String)> = ALL_KINDS
         .iter()
         .map(|k| api_resource(*k))
-        .map(|(g, r)| (g.to_string(), r.to_string()))
+        .map(|(g, r, _)| (g.to_string(), r.to_string()))
         .collect();
     assert_eq!(granted, needed);
     assert_eq!(event_rules, 1);
@@ -96,24 +99,10 @@ fn cluster_role_grants_read_on_exactly_the_kinds_extdns_watches_and_events_only_
 }
 
 #[test]
-fn deployment_is_two_leader_elected_non_root_replicas_with_health_probes() -> Result<(), Error> {
-    let d = yaml("deployment.yaml")?;
-    assert_eq!(d["spec"]["replicas"], 2);
-    assert_eq!(d["spec"]["strategy"]["type"], "RollingUpdate");
-    assert_eq!(d["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"], 0);
-    let args = strings(&d["spec"]["template"]["spec"]["containers"][0]["args"]);
-    let cli = extdns::flags::try_parse_from(std::iter::once("extdns".to_string()).chain(args))?;
-    let settings = extdns::settings::controller(&cli.flags)?;
-    let leader = settings.leader.ok_or("two replicas need --leader-elect")?;
-    // The Lease the Role grants is the one the replicas use (in the pod's namespace: the Role's).
-    let role = yaml("role.yaml")?;
-    assert_eq!(leader.name, "extdns");
-    assert_eq!(leader.namespace, None, "the pod's own namespace, where the Role is");
-    assert_eq!(
-        role["metadata"].get("namespace"),
-        None,
-        "kustomize puts the Role in extdns's namespace"
-    );
+fn base_is_one_non_root_replica_with_health_probes_and_no_provider_credentials() -> Result<(), Error> {
+    let d = yaml("base/deployment.yaml")?;
+    assert_eq!(d["spec"]["replicas"], 1, "one replica until external-dns is gone");
+    assert_eq!(d["spec"]["strategy"]["type"], "Recreate");
     let pod = &d["spec"]["template"]["spec"];
     assert_eq!(pod["securityContext"]["runAsNonRoot"], true);
     let c = &pod["containers"][0];
@@ -124,35 +113,143 @@ fn deployment_is_two_leader_elected_non_root_replicas_with_health_probes() -> Re
         assert_eq!(c[probe]["httpGet"]["path"], "/healthz", "{probe}");
         assert_eq!(c[probe]["httpGet"]["port"], c["ports"][0]["name"], "{probe}");
     }
+    let env: Vec<&str> = c["env"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e["name"].as_str())
+        .collect();
+    assert_eq!(
+        env,
+        ["POD_NAME", "POD_NAMESPACE"],
+        "no provider credentials in the base"
+    );
+    let args = strings(&c["args"]);
+    assert!(args.iter().all(|a| !a.starts_with("--provider")), "{args:?}");
+    assert!(
+        args.contains(&"--txt-owner-id=default".to_string()),
+        "the chart's default owner"
+    );
     Ok(())
 }
 
 #[test]
-fn deployment_args_are_flags_extdns_accepts() -> Result<(), Error> {
-    let d = yaml("deployment.yaml")?;
-    let args = strings(&d["spec"]["template"]["spec"]["containers"][0]["args"]);
-    assert!(!args.is_empty());
-    let cli = extdns::flags::try_parse_from(std::iter::once("extdns".to_string()).chain(args))?;
-    extdns::settings::controller(&cli.flags)?;
-    Ok(())
-}
-
-#[test]
-fn kustomization_lists_every_manifest() -> Result<(), Error> {
-    let k = yaml("kustomization.yaml")?;
+fn base_kustomization_lists_every_manifest_and_names_a_versioned_image() -> Result<(), Error> {
+    let k = yaml("base/kustomization.yaml")?;
     let listed: BTreeSet<String> = strings(&k["resources"]).into_iter().collect();
-    let present: BTreeSet<String> = std::fs::read_dir(deploy(""))?
+    let present: BTreeSet<String> = std::fs::read_dir(deploy("base"))?
         .filter_map(|e| e.ok()?.file_name().into_string().ok())
         .filter(|n| n.ends_with(".yaml") && n != "kustomization.yaml")
         .collect();
     assert_eq!(listed, present);
+    let image = &k["images"][0];
+    assert_eq!(image["name"], "extdns");
+    assert!(
+        image["newName"].as_str().is_some_and(|n| n.contains('/')),
+        "a registry path: {image}"
+    );
+    assert_eq!(
+        image["newTag"].as_str(),
+        Some(format!("v{}", env!("CARGO_PKG_VERSION")).as_str()),
+        "the version's tag"
+    );
+    Ok(())
+}
+
+/// The values of a Secret example (`stringData`).
+fn secret_example(overlay: &str) -> Result<(String, serde_json::Map<String, Value>), Error> {
+    let s = yaml(&format!("overlays/{overlay}/secret.example.yaml"))?;
+    assert_eq!(s["kind"], "Secret");
+    let name = s["metadata"]["name"].as_str().ok_or("unnamed Secret")?.to_string();
+    let data = s["stringData"].as_object().ok_or("no stringData")?.clone();
+    Ok((name, data))
+}
+
+#[test]
+fn every_overlay_builds_with_arguments_extdns_accepts_and_reads_only_its_own_secret() -> Result<(), Error> {
+    extdns_test_support::require!(Kubectl);
+    for overlay in OVERLAYS {
+        let docs = kustomize(&deploy(&format!("overlays/{overlay}")))?;
+        assert!(
+            docs.iter().all(|d| d["kind"] != "Secret"),
+            "{overlay}: the overlay creates no Secret (the example is applied by hand)"
+        );
+        let (secret, keys) = secret_example(overlay)?;
+        let deployment = of_kind(&docs, "Deployment")[0];
+        let containers = deployment["spec"]["template"]["spec"]["containers"]
+            .as_array()
+            .ok_or("no containers")?;
+        let mut args = strings(&extdns_container(&docs)?["args"]);
+        assert!(args.contains(&format!("--provider={overlay}")), "{overlay}: {args:?}");
+        let mut refs = 0;
+        let mut from_flags = true;
+        for c in containers {
+            for e in c["env"].as_array().into_iter().flatten() {
+                let Some(r) = e["valueFrom"].get("secretKeyRef") else {
+                    continue;
+                };
+                refs += 1;
+                assert_eq!(r["name"], secret.as_str(), "{overlay}: {e} reads another Secret");
+                let key = r["key"].as_str().ok_or("no key")?;
+                let value = keys
+                    .get(key)
+                    .ok_or_else(|| format!("{overlay}: the example lacks {key}"))?;
+                // A flag from the environment: hand it to the parser as the flag it stands for.
+                let flag = e["name"].as_str().and_then(|n| n.strip_prefix("EXTERNAL_DNS_"));
+                from_flags &= flag.is_some();
+                if let Some(flag) = flag {
+                    args.push(format!(
+                        "--{}={}",
+                        flag.to_ascii_lowercase().replace('_', "-"),
+                        value.as_str().unwrap_or_default()
+                    ));
+                }
+            }
+        }
+        assert!(refs >= 1, "{overlay}: no credentials from the Secret");
+        assert_eq!(refs, keys.len(), "{overlay}: the example has keys nothing reads");
+        assert!(
+            args.iter().all(|a| a != "--rfc2136-tsig-axfr"),
+            "{overlay}: the deprecated --rfc2136-tsig-axfr"
+        );
+        let cli = extdns::flags::try_parse_from(std::iter::once("extdns".to_string()).chain(args))?;
+        // Providers whose credentials are not flags (AWS_*, CF_API_TOKEN, ETCD_*) read the process environment
+        // when their settings are made; their flags are checked by the parse above.
+        if from_flags {
+            extdns::settings::controller(&cli.flags).map_err(|e| format!("{overlay}: {e}"))?;
+        }
+    }
     Ok(())
 }
 
 #[test]
-fn the_lease_role_grants_get_watch_create_update_on_leases_only() -> Result<(), Error> {
-    let role = yaml("role.yaml")?;
-    assert_eq!(role["kind"], "Role", "namespaced, not cluster-wide");
+fn the_leader_election_component_runs_two_replicas_on_the_lease_its_role_grants() -> Result<(), Error> {
+    extdns_test_support::require!(Kubectl);
+    // kustomize takes only relative paths to other kustomizations.
+    let dir = tempfile::tempdir_in(deploy(""))?;
+    let base = "../overlays/rfc2136";
+    let component = "../components/leader-election";
+    std::fs::write(
+        dir.path().join("kustomization.yaml"),
+        format!(
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: extdns\nresources: [{}]\ncomponents: [{}]\n",
+            base, component
+        ),
+    )?;
+    let docs = kustomize(dir.path())?;
+    let d = of_kind(&docs, "Deployment")[0];
+    assert_eq!(d["spec"]["replicas"], 2);
+    assert_eq!(d["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"], 0);
+    let mut args = strings(&extdns_container(&docs)?["args"]);
+    args.push("--rfc2136-tsig-secret=c2VjcmV0".to_string());
+    let cli = extdns::flags::try_parse_from(std::iter::once("extdns".to_string()).chain(args))?;
+    let leader = extdns::settings::controller(&cli.flags)?
+        .leader
+        .ok_or("two replicas need --leader-elect")?;
+    assert_eq!(leader.name, "extdns");
+    assert_eq!(leader.namespace, None, "the pod's own namespace, where the Role is");
+    let role = of_kind(&docs, "Role")[0];
+    assert_eq!(role["metadata"]["namespace"], "extdns");
     let rules = role["rules"].as_array().ok_or("no rules")?;
     assert_eq!(rules.len(), 1);
     assert_eq!(strings(&rules[0]["apiGroups"]), ["coordination.k8s.io"]);
@@ -162,23 +259,34 @@ fn the_lease_role_grants_get_watch_create_update_on_leases_only() -> Result<(), 
         verbs,
         BTreeSet::from(["get".into(), "watch".into(), "create".into(), "update".into()])
     );
-    let binding = yaml("rolebinding.yaml")?;
-    assert_eq!(binding["roleRef"]["kind"], "Role");
+    let binding = of_kind(&docs, "RoleBinding")[0];
     assert_eq!(binding["roleRef"]["name"], role["metadata"]["name"]);
     assert_eq!(binding["subjects"][0]["name"], "extdns");
     assert_eq!(binding["subjects"][0]["namespace"], "extdns");
-    Ok(())
-}
-
-#[test]
-fn the_disruption_budget_keeps_one_replica_of_the_deployment() -> Result<(), Error> {
-    let pdb = yaml("poddisruptionbudget.yaml")?;
-    let d = yaml("deployment.yaml")?;
-    assert_eq!(pdb["apiVersion"], "policy/v1");
+    let pdb = of_kind(&docs, "PodDisruptionBudget")[0];
     assert_eq!(pdb["spec"]["minAvailable"], 1);
     assert_eq!(
         pdb["spec"]["selector"]["matchLabels"],
         d["spec"]["selector"]["matchLabels"]
     );
+    Ok(())
+}
+
+#[test]
+fn no_manifest_uses_the_deprecated_tsig_axfr_flag() -> Result<(), Error> {
+    fn walk(dir: &Path, found: &mut Vec<PathBuf>) -> std::io::Result<()> {
+        for e in std::fs::read_dir(dir)? {
+            let p = e?.path();
+            if p.is_dir() {
+                walk(&p, found)?;
+            } else if std::fs::read_to_string(&p)?.contains("--rfc2136-tsig-axfr") {
+                found.push(p);
+            }
+        }
+        Ok(())
+    }
+    let mut found = Vec::new();
+    walk(&deploy(""), &mut found)?;
+    assert!(found.is_empty(), "{found:?}");
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! (health, metrics, logs, SIGTERM).
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -121,11 +121,6 @@ async fn events_sync_changes_after_the_debounce_without_waiting_for_the_interval
 
 // ---- the binary ----
 
-/// A port nothing listens on right now.
-fn free_port() -> Result<u16, Error> {
-    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
-}
-
 fn http_get(port: u16, path: &str) -> std::io::Result<String> {
     let mut stream = TcpStream::connect(("127.0.0.1", port))?;
     stream.set_read_timeout(Some(Duration::from_secs(5)))?;
@@ -176,7 +171,7 @@ fn wait_for(port: u16, path: &str, needle: &str, timeout: Duration) -> Result<St
 
 #[test]
 fn running_binary_serves_health_and_metrics_and_stops_cleanly_on_sigterm() -> Result<(), Error> {
-    let port = free_port()?;
+    let port = extdns_test_support::free_port();
     let address = format!("127.0.0.1:{port}");
     let ex = examples();
     let child = extdns(&[

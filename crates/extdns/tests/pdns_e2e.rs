@@ -2,80 +2,33 @@
 //! (manifests → sources → plan → TXT registry → PowerDNS HTTP API), with every answer read back with DNS
 //! queries (`dig`, AXFR) against PowerDNS's DNS port, never from its database.
 
-#[path = "../../provider-pdns/tests/support/mod.rs"]
-mod support;
-
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-use support::{API_KEY, PowerDns, Zone};
+use extdns_test_support::cli::{self, ok, tempdir, text, write_manifests};
+use extdns_test_support::manifests::{alias, lb_service, node, node_port_service, web};
+use extdns_test_support::pdns::{API_KEY, PowerDns, Zone};
+use extdns_test_support::require;
 
 const OWNER: &str = "e2e";
-
-/// A LoadBalancer Service `name` publishing `host` with one ingress entry (an `ip:` or a `hostname:` line).
-fn lb_service(name: &str, host: &str, ingress: &[&str], ttl: Option<u32>) -> String {
-    let ttl = ttl
-        .map(|t| format!("\n    external-dns.kubernetes.io/ttl: \"{t}\""))
-        .unwrap_or_default();
-    let ingress: String = ingress.iter().map(|i| format!("      - {i}\n")).collect();
-    format!(
-        "apiVersion: v1\nkind: Service\nmetadata:\n  name: {name}\n  namespace: default\n  annotations:\n    \
-         external-dns.kubernetes.io/hostname: \"{host}\"{ttl}\nspec:\n  type: LoadBalancer\n  clusterIP: 10.96.0.20\n  \
-         ports:\n    - name: http\n      port: 80\nstatus:\n  loadBalancer:\n    ingress:\n{ingress}"
-    )
-}
 
 /// web (A+AAAA, TTL 120), optionally alias (CNAME to a load balancer's name), and a NodePort Service (A from
 /// the nodes, plus SRV).
 fn services(web_ip: &str, with_alias: bool) -> String {
-    let mut docs = vec![lb_service(
-        "web",
-        "web.example.org",
-        &[&format!("ip: {web_ip}"), "ip: 2001:db8::10"],
-        Some(120),
-    )];
+    let mut docs = vec![web(&[web_ip, "2001:db8::10"])];
     if with_alias {
-        docs.push(lb_service(
-            "alias",
-            "alias.example.org",
-            &["hostname: lb.example.net"],
-            None,
-        ));
+        docs.push(alias());
     }
-    docs.push(
-        "apiVersion: v1\nkind: Service\nmetadata:\n  name: np\n  namespace: default\n  annotations:\n    \
-         external-dns.kubernetes.io/hostname: np.example.org\nspec:\n  type: NodePort\n  clusterIP: 10.96.0.12\n  \
-         ports:\n    - name: http\n      port: 80\n      nodePort: 30080\n      protocol: TCP\n"
-            .to_string(),
-    );
-    docs.push(
-        "apiVersion: v1\nkind: Node\nmetadata:\n  name: node-1\nstatus:\n  addresses:\n    - type: InternalIP\n      \
-         address: 10.0.0.1\n    - type: ExternalIP\n      address: 198.51.100.1\n"
-            .to_string(),
-    );
+    docs.push(node_port_service("np", "np.example.org"));
+    docs.push(node(
+        "node-1",
+        &[("InternalIP", "10.0.0.1"), ("ExternalIP", "198.51.100.1")],
+    ));
     docs.join("---\n")
 }
 
-fn write_manifests(dir: &Path, content: &str) {
-    if let Err(e) = std::fs::write(dir.join("objects.yaml"), content) {
-        panic!("cannot write manifests: {e}");
-    }
-}
-
-fn tempdir() -> tempfile::TempDir {
-    match tempfile::tempdir() {
-        Ok(d) => d,
-        Err(e) => panic!("{e}"),
-    }
-}
-
 fn extdns(pdns: &PowerDns, manifests: &Path, key: &str, extra: &[&str]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_extdns"));
-    for (k, _) in std::env::vars_os() {
-        if k.to_string_lossy().starts_with("EXTERNAL_DNS_") || k == "RUST_LOG" {
-            cmd.env_remove(k);
-        }
-    }
+    let mut cmd = cli::command(env!("CARGO_BIN_EXE_extdns"), &[]);
     cmd.args([
         "--once",
         "--source=service",
@@ -95,22 +48,7 @@ fn extdns(pdns: &PowerDns, manifests: &Path, key: &str, extra: &[&str]) -> Outpu
         "--managed-record-types=TXT",
     ])
     .args(extra);
-    match cmd.output() {
-        Ok(o) => o,
-        Err(e) => panic!("cannot run extdns: {e}"),
-    }
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
-fn ok(out: &Output, what: &str) {
-    assert_eq!(out.status.code(), Some(0), "{what} failed\n{}", text(out));
+    cli::run(&mut cmd)
 }
 
 /// The names of the zone's TXT ownership records that name our owner id, read with AXFR.
@@ -127,6 +65,7 @@ fn ownership_records(pdns: &PowerDns) -> Vec<String> {
 
 #[test]
 fn pdns_full_controller_create_update_delete_idempotent_wrong_key() {
+    require!(PowerDns);
     let pdns = PowerDns::start(&[Zone::new("example.org").with_record("legacy", "A", "192.0.2.99")]);
     let dir = tempdir();
 
@@ -226,14 +165,15 @@ fn pdns_full_controller_create_update_delete_idempotent_wrong_key() {
 
 #[test]
 fn pdns_a_refused_record_fails_alone_and_the_others_land() {
+    require!(PowerDns);
     let pdns = PowerDns::start(&[Zone::new("example.org")]);
     let dir = tempdir();
     // A load balancer name with a 70-byte label is no DNS name: PowerDNS refuses the CNAME (422).
     let bad = lb_service(
         "bad",
         "bad.example.org",
-        &[&format!("hostname: {}.example.net", "x".repeat(70))],
-        None,
+        &[&format!("{}.example.net", "x".repeat(70))],
+        &[],
     );
     write_manifests(dir.path(), &format!("{}---\n{bad}", services("192.0.2.10", true)));
     let out = extdns(&pdns, dir.path(), API_KEY, &[]);
@@ -257,6 +197,7 @@ fn pdns_a_refused_record_fails_alone_and_the_others_land() {
 
 #[test]
 fn pdns_dry_run_writes_nothing() {
+    require!(PowerDns);
     let pdns = PowerDns::start(&[Zone::new("example.org")]);
     let dir = tempdir();
     write_manifests(dir.path(), &services("192.0.2.10", true));
@@ -275,6 +216,7 @@ fn pdns_dry_run_writes_nothing() {
 
 #[test]
 fn pdns_prefer_alias_writes_alias_rrsets_and_stays_idempotent() {
+    require!(PowerDns);
     let pdns = PowerDns::start(&[Zone::new("example.org")]);
     let dir = tempdir();
     write_manifests(dir.path(), &services("192.0.2.10", true));

@@ -2,52 +2,30 @@
 //! (manifests → sources → plan → TXT registry → RFC2136) on BIND 9 and on Knot, with every answer read back
 //! with DNS queries (`dig`), never from zone files.
 
-#[path = "../../provider-rfc2136/tests/support/mod.rs"]
-mod support;
-
 use std::path::Path;
 use std::process::{Command, Output};
 
-use support::{DnsServer, KEY_NAME, Kind, SECRET, WRONG_SECRET, Zone};
+use extdns_test_support::cli::{self, ok, tempdir, write_manifests};
+use extdns_test_support::dns_server::{DnsServer, KEY_NAME, Kind, SECRET, WRONG_SECRET, Zone};
+use extdns_test_support::manifests::{alias, lb_service, node, node_port_service, web};
+use extdns_test_support::{dig, require};
 
 const OWNER: &str = "e2e";
 
 /// Two LoadBalancer Services (A+AAAA, CNAME) and a NodePort Service (A from the nodes, plus SRV).
 fn services(web_ip: &str, with_alias: bool, with_nodeport: bool) -> String {
-    let mut docs = vec![format!(
-        "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n  namespace: default\n  annotations:\n    \
-         external-dns.kubernetes.io/hostname: web.example.org\n    external-dns.kubernetes.io/ttl: \"120\"\n\
-         spec:\n  type: LoadBalancer\n  clusterIP: 10.96.0.10\n  ports:\n    - name: http\n      port: 80\n\
-         status:\n  loadBalancer:\n    ingress:\n      - ip: {web_ip}\n      - ip: 2001:db8::10\n"
-    )];
+    let mut docs = vec![web(&[web_ip, "2001:db8::10"])];
     if with_alias {
-        docs.push(
-            "apiVersion: v1\nkind: Service\nmetadata:\n  name: alias\n  namespace: default\n  annotations:\n    \
-             external-dns.kubernetes.io/hostname: alias.example.org\nspec:\n  type: LoadBalancer\n  clusterIP: 10.96.0.11\n  \
-             ports:\n    - name: http\n      port: 80\nstatus:\n  loadBalancer:\n    ingress:\n      - hostname: lb.example.net\n"
-                .to_string(),
-        );
+        docs.push(alias());
     }
     if with_nodeport {
-        docs.push(
-            "apiVersion: v1\nkind: Service\nmetadata:\n  name: np\n  namespace: default\n  annotations:\n    \
-             external-dns.kubernetes.io/hostname: np.example.org\nspec:\n  type: NodePort\n  clusterIP: 10.96.0.12\n  \
-             ports:\n    - name: http\n      port: 80\n      nodePort: 30080\n      protocol: TCP\n"
-                .to_string(),
-        );
-        docs.push(
-            "apiVersion: v1\nkind: Node\nmetadata:\n  name: node-1\nstatus:\n  addresses:\n    - type: InternalIP\n      \
-             address: 10.0.0.1\n    - type: ExternalIP\n      address: 198.51.100.1\n"
-                .to_string(),
-        );
+        docs.push(node_port_service("np", "np.example.org"));
+        docs.push(node(
+            "node-1",
+            &[("InternalIP", "10.0.0.1"), ("ExternalIP", "198.51.100.1")],
+        ));
     }
     docs.join("---\n")
-}
-
-fn write_manifests(dir: &Path, content: &str) {
-    if let Err(e) = std::fs::write(dir.join("objects.yaml"), content) {
-        panic!("cannot write manifests: {e}");
-    }
 }
 
 fn extdns(server: &DnsServer, manifests: &Path, secret: &str) -> Output {
@@ -55,12 +33,7 @@ fn extdns(server: &DnsServer, manifests: &Path, secret: &str) -> Output {
 }
 
 fn extdns_with(server: &DnsServer, manifests: &Path, secret: &str, extra: &[&str]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_extdns"));
-    for (key, _) in std::env::vars_os() {
-        if key.to_string_lossy().starts_with("EXTERNAL_DNS_") || key == "RUST_LOG" {
-            cmd.env_remove(key);
-        }
-    }
+    let mut cmd = cli::command(env!("CARGO_BIN_EXE_extdns"), &[]);
     let port = server.port.to_string();
     cmd.args([
         "--once",
@@ -86,55 +59,20 @@ fn extdns_with(server: &DnsServer, manifests: &Path, secret: &str, extra: &[&str
     ])
     .args(["--managed-record-types=SRV", "--managed-record-types=TXT"])
     .args(extra);
-    match cmd.output() {
-        Ok(o) => o,
-        Err(e) => panic!("cannot run extdns: {e}"),
-    }
-}
-
-fn ok(out: &Output, what: &str) {
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{what} failed\nstdout: {}\nstderr: {}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    cli::run(&mut cmd)
 }
 
 /// The TXT ownership records of the zone that name our owner id, as `name` → value, read with AXFR.
 fn ownership_records(server: &DnsServer) -> Vec<String> {
-    let out = Command::new(support::need("dig"))
-        .args([
-            "@127.0.0.1",
-            "-p",
-            &server.port.to_string(),
-            "+tcp",
-            "+noall",
-            "+answer",
-        ])
-        .args(["-y", &format!("hmac-sha256:{KEY_NAME}:{SECRET}"), "example.org", "AXFR"])
-        .output();
-    let text = match out {
-        Ok(o) => String::from_utf8_lossy(&o.stdout).into_owned(),
-        Err(e) => panic!("dig: {e}"),
-    };
-    let mut owned: Vec<String> = text
-        .lines()
-        .filter(|l| l.contains("\tTXT\t") && l.contains(&format!("external-dns/owner={OWNER}")))
-        .filter_map(|l| l.split_whitespace().next().map(|n| n.trim_end_matches('.').to_string()))
-        .collect();
-    owned.sort();
-    owned.dedup();
-    owned
+    match server.axfr("example.org") {
+        Ok(zone) => dig::owned_names(&zone, OWNER),
+        Err(e) => panic!("{e:#}"),
+    }
 }
 
 fn full_controller(kind: Kind) {
     let server = DnsServer::start(kind, &[Zone::new("example.org").with_record("legacy IN A 192.0.2.99")]);
-    let dir = match tempfile::tempdir() {
-        Ok(d) => d,
-        Err(e) => panic!("{e}"),
-    };
+    let dir = tempdir();
 
     // 1. Create.
     write_manifests(dir.path(), &services("192.0.2.10", true, true));
@@ -225,21 +163,21 @@ fn full_controller(kind: Kind) {
 
 #[test]
 fn bind_full_controller_create_update_delete_idempotent_wrong_key() {
+    require!(Bind);
     full_controller(Kind::Bind);
 }
 
 #[test]
 fn knot_full_controller_create_update_delete_idempotent_wrong_key() {
+    require!(Knot);
     full_controller(Kind::Knot);
 }
 
 #[test]
 fn bind_a_refused_record_fails_alone_and_the_others_land() {
+    require!(Bind);
     let server = DnsServer::start(Kind::Bind, &[Zone::new("example.org").refusing("refused.example.org")]);
-    let dir = match tempfile::tempdir() {
-        Ok(d) => d,
-        Err(e) => panic!("{e}"),
-    };
+    let dir = tempdir();
     let refused = "apiVersion: v1\nkind: Service\nmetadata:\n  name: refused\n  namespace: default\n  annotations:\n    \
                    external-dns.kubernetes.io/hostname: refused.example.org\nspec:\n  type: LoadBalancer\n  \
                    clusterIP: 10.96.0.13\n  ports:\n    - name: http\n      port: 80\nstatus:\n  loadBalancer:\n    \
@@ -270,39 +208,21 @@ fn bind_a_refused_record_fails_alone_and_the_others_land() {
     );
 }
 
-/// A LoadBalancer Service `name` publishing `host` with one ingress entry (an `ip:` or a `hostname:` line).
-fn lb_service(name: &str, host: &str, ingress: &str) -> String {
-    format!(
-        "apiVersion: v1\nkind: Service\nmetadata:\n  name: {name}\n  namespace: default\n  annotations:\n    \
-         external-dns.kubernetes.io/hostname: \"{host}\"\nspec:\n  type: LoadBalancer\n  clusterIP: 10.96.0.20\n  \
-         ports:\n    - name: http\n      port: 80\nstatus:\n  loadBalancer:\n    ingress:\n      - {ingress}\n"
-    )
-}
-
-fn tempdir() -> tempfile::TempDir {
-    match tempfile::tempdir() {
-        Ok(d) => d,
-        Err(e) => panic!("{e}"),
-    }
-}
-
 #[test]
 fn bind_an_update_to_an_unwritable_target_keeps_the_old_record() {
+    require!(Bind);
     let server = DnsServer::start(Kind::Bind, &[Zone::new("example.org")]);
     let dir = tempdir();
     write_manifests(
         dir.path(),
-        &lb_service("cdn", "cdn.example.org", "hostname: lb.example.net"),
+        &lb_service("cdn", "cdn.example.org", &["lb.example.net"], &[]),
     );
     ok(&extdns(&server, dir.path(), SECRET), "create");
     assert_eq!(server.dig("cdn.example.org", "CNAME"), vec!["lb.example.net."]);
 
     // The new target cannot be written as a DNS name: the update is one change, old and new together, so
     // the old record stays rather than the name going offline.
-    write_manifests(
-        dir.path(),
-        &lb_service("cdn", "cdn.example.org", "hostname: 1.2.3.4/24"),
-    );
+    write_manifests(dir.path(), &lb_service("cdn", "cdn.example.org", &["1.2.3.4/24"], &[]));
     let _ = extdns(&server, dir.path(), SECRET);
     assert_eq!(server.dig("cdn.example.org", "CNAME"), vec!["lb.example.net."]);
     assert_eq!(ownership_records(&server), vec!["cname-cdn.example.org"]);
@@ -310,9 +230,13 @@ fn bind_an_update_to_an_unwritable_target_keeps_the_old_record() {
 
 #[test]
 fn bind_wildcard_records_get_ownership_records_and_are_deleted_with_them() {
+    require!(Bind);
     let server = DnsServer::start(Kind::Bind, &[Zone::new("example.org")]);
     let dir = tempdir();
-    write_manifests(dir.path(), &lb_service("apps", "*.apps.example.org", "ip: 192.0.2.50"));
+    write_manifests(
+        dir.path(),
+        &lb_service("apps", "*.apps.example.org", &["192.0.2.50"], &[]),
+    );
     ok(&extdns(&server, dir.path(), SECRET), "create");
     assert_eq!(server.dig("x.apps.example.org", "A"), vec!["192.0.2.50"]);
     assert_eq!(ownership_records(&server), vec!["a-*.apps.example.org"]);
@@ -333,9 +257,13 @@ fn bind_wildcard_records_get_ownership_records_and_are_deleted_with_them() {
 
 #[test]
 fn bind_unicode_names_are_owned_through_their_ascii_form() {
+    require!(Bind);
     let server = DnsServer::start(Kind::Bind, &[Zone::new("example.org")]);
     let dir = tempdir();
-    write_manifests(dir.path(), &lb_service("books", "bücher.example.org", "ip: 192.0.2.51"));
+    write_manifests(
+        dir.path(),
+        &lb_service("books", "bücher.example.org", &["192.0.2.51"], &[]),
+    );
     ok(&extdns(&server, dir.path(), SECRET), "create");
     assert_eq!(server.dig("xn--bcher-kva.example.org", "A"), vec!["192.0.2.51"]);
     assert_eq!(ownership_records(&server), vec!["a-xn--bcher-kva.example.org"]);
@@ -356,9 +284,10 @@ fn bind_unicode_names_are_owned_through_their_ascii_form() {
 
 #[test]
 fn bind_a_zero_interval_syncs_at_most_once_a_second() {
+    require!(Bind);
     let server = DnsServer::start(Kind::Bind, &[Zone::new("example.org")]);
     let dir = tempdir();
-    write_manifests(dir.path(), &lb_service("web", "web.example.org", "ip: 192.0.2.52"));
+    write_manifests(dir.path(), &lb_service("web", "web.example.org", &["192.0.2.52"], &[]));
     let port = server.port.to_string();
     let mut child = match Command::new(env!("CARGO_BIN_EXE_extdns"))
         .env_remove("RUST_LOG")
@@ -410,12 +339,10 @@ fn bind_a_zero_interval_syncs_at_most_once_a_second() {
 
 #[test]
 fn bind_ptr_records_are_created_and_removed_in_the_reverse_zone() {
+    require!(Bind);
     let zones = [Zone::new("example.org"), Zone::new("2.0.192.in-addr.arpa")];
     let server = DnsServer::start(Kind::Bind, &zones);
-    let dir = match tempfile::tempdir() {
-        Ok(d) => d,
-        Err(e) => panic!("{e}"),
-    };
+    let dir = tempdir();
     let ptr = [
         "--rfc2136-zone=2.0.192.in-addr.arpa",
         "--managed-record-types=PTR",
@@ -447,7 +374,8 @@ fn many_services(range: std::ops::Range<usize>) -> String {
             lb_service(
                 &format!("svc-{i}"),
                 &format!("svc-{i}.example.org"),
-                &format!("ip: 192.0.2.{}", 100 + i),
+                &[&format!("192.0.2.{}", 100 + i)],
+                &[],
             )
         })
         .collect::<Vec<_>>()
@@ -456,6 +384,7 @@ fn many_services(range: std::ops::Range<usize>) -> String {
 
 #[test]
 fn bind_the_deletion_guard_holds_back_a_mass_deletion_but_not_a_small_one() {
+    require!(Bind);
     let server = DnsServer::start(Kind::Bind, &[Zone::new("example.org")]);
     let dir = tempdir();
     write_manifests(dir.path(), &many_services(0..20));
@@ -538,6 +467,7 @@ fn log_of(out: &Output) -> String {
 
 #[test]
 fn bind_a_service_whose_template_starts_failing_keeps_its_record_while_others_change() {
+    require!(Bind);
     let server = DnsServer::start(Kind::Bind, &[Zone::new("example.org")]);
     let dir = tempdir();
     let dual = ["10.96.0.10", "fd00::10"];
@@ -600,6 +530,7 @@ fn bind_a_service_whose_template_starts_failing_keeps_its_record_while_others_ch
 
 #[test]
 fn bind_an_invalid_target_annotation_keeps_the_services_records() {
+    require!(Bind);
     let server = DnsServer::start(Kind::Bind, &[Zone::new("example.org")]);
     let dir = tempdir();
     let cdn = |target: &str| {
@@ -613,7 +544,7 @@ fn bind_an_invalid_target_annotation_keeps_the_services_records() {
             "192.0.2.30",
         )
     };
-    let other = |ip: &str| lb_service("other", "other.example.org", &format!("ip: {ip}"));
+    let other = |ip: &str| lb_service("other", "other.example.org", &[ip], &[]);
     write_manifests(
         dir.path(),
         &[cdn("edge.example.net"), other("192.0.2.40")].join("---\n"),

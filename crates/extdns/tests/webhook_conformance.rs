@@ -7,19 +7,10 @@
 
 use std::process::{Command, Output};
 
+use extdns_test_support::{env_program, free_port, require};
 use extdns_webhook_conformance::CHECKS;
 
 type Error = Box<dyn std::error::Error>;
-
-/// The cached external-dns binary `cargo xtask test` exports.
-fn external_dns() -> String {
-    std::env::var("EXTDNS_TEST_EXTERNAL_DNS").unwrap_or_else(|_| {
-        panic!(
-            "EXTDNS_TEST_EXTERNAL_DNS is not set: run the tests with `cargo xtask test`, or set it to the \
-             external-dns v0.22.0 binary (target/e2e-bin/external-dns-v0.22.0)"
-        )
-    })
-}
 
 /// The script run inside the namespace: loopback up, external-dns serving its in-memory provider over the
 /// webhook protocol, the extdns command against it (the kit retries negotiation while external-dns starts),
@@ -44,7 +35,7 @@ fn against_external_dns(args: &[&str]) -> Result<(Output, String), Error> {
     let mut cmd = Command::new("unshare");
     cmd.args(["--net", "--map-root-user", "--", "sh", "-c", SCRIPT, "sh"])
         .args(args)
-        .env("EXTERNAL_DNS", external_dns())
+        .env("EXTERNAL_DNS", env_program("EXTDNS_TEST_EXTERNAL_DNS")?)
         .env("EXTDNS", env!("CARGO_BIN_EXE_extdns"))
         .env("EDNS_LOG", &log);
     for (key, _) in std::env::vars_os() {
@@ -87,6 +78,7 @@ fn tail(log: &str) -> String {
 
 #[test]
 fn external_dns_webhook_server_passes_every_check() -> Result<(), Error> {
+    require!(ExternalDns, NetNamespace);
     let (out, log) = against_external_dns(&[])?;
     assert_all_pass(&out, &log);
     // external-dns's in-memory provider negotiates an empty filter, so the documented default zone is used.
@@ -97,6 +89,7 @@ fn external_dns_webhook_server_passes_every_check() -> Result<(), Error> {
 
 #[test]
 fn external_dns_webhook_server_passes_under_a_chosen_zone() -> Result<(), Error> {
+    require!(ExternalDns, NetNamespace);
     let (out, log) = against_external_dns(&["--zone", "Sub.Example.org."])?;
     assert_all_pass(&out, &log);
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -150,11 +143,6 @@ fn an_unreachable_server_exits_1_naming_the_check() -> Result<(), Error> {
     Ok(())
 }
 
-/// A port free at the time of asking on 127.0.0.1 (the listener is dropped before the server binds it).
-fn free_port() -> Result<u16, Error> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
-}
-
 /// Kills the server when the test ends, however it ends.
 struct KillOnDrop(std::process::Child);
 
@@ -167,7 +155,7 @@ impl Drop for KillOnDrop {
 
 #[test]
 fn extdns_webhook_server_passes_every_check() -> Result<(), Error> {
-    let (port, metrics) = (free_port()?, free_port()?);
+    let (port, metrics) = (free_port(), free_port());
     let mut server = Command::new(env!("CARGO_BIN_EXE_extdns"));
     for (key, _) in std::env::vars_os() {
         if key.to_string_lossy().starts_with("EXTERNAL_DNS_") {

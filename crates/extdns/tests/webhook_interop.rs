@@ -12,47 +12,24 @@
 //! external-dns's webhook server always listens on 127.0.0.1:8888, so chain (a) takes a file lock and
 //! waits for that port to be free before starting it.
 
-#[path = "../../provider-rfc2136/tests/support/mod.rs"]
-mod support;
-
 use std::io::Write;
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use support::{DnsServer, KEY_NAME, Kind, SECRET, Zone};
+use extdns_test_support::cli::{self, ok, tempdir};
+use extdns_test_support::dns_server::{DnsServer, KEY_NAME, Kind, SECRET, Zone};
+use extdns_test_support::manifests::{self, web};
+use extdns_test_support::{dig, free_port, require};
 
 const OWNER: &str = "interop";
 const MEDIA_TYPE: &str = "application/external.dns.webhook+json;version=1";
 
 fn external_dns() -> PathBuf {
-    match std::env::var_os("EXTDNS_TEST_EXTERNAL_DNS") {
-        Some(p) => PathBuf::from(p),
-        None => panic!(
-            "EXTDNS_TEST_EXTERNAL_DNS is not set: run `cargo xtask test`, which builds external-dns v0.22.0 and \
-             sets it, or set it to the path of an external-dns v0.22.0 binary"
-        ),
-    }
-}
-
-fn free_port() -> u16 {
-    match TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()) {
-        Ok(a) => a.port(),
-        Err(e) => panic!("no free port: {e}"),
-    }
-}
-
-/// A command with no EXTERNAL_DNS_* or RUST_LOG variables inherited (they would change flags).
-fn clean(program: &Path) -> Command {
-    let mut cmd = Command::new(program);
-    for (key, _) in std::env::vars_os() {
-        if key.to_string_lossy().starts_with("EXTERNAL_DNS_") || key == "RUST_LOG" {
-            cmd.env_remove(key);
-        }
-    }
-    cmd
+    extdns_test_support::env_program("EXTDNS_TEST_EXTERNAL_DNS")
+        .unwrap_or_else(|e| panic!("{e}: run `cargo xtask test`"))
 }
 
 fn rfc2136_flags(server: &DnsServer) -> Vec<String> {
@@ -77,10 +54,7 @@ struct Server {
 
 impl Server {
     fn spawn(mut cmd: Command) -> Server {
-        let dir = match tempfile::tempdir() {
-            Ok(d) => d,
-            Err(e) => panic!("{e}"),
-        };
+        let dir = tempdir();
         let log = dir.path().join("server.log");
         let file = match std::fs::File::create(&log) {
             Ok(f) => f,
@@ -146,48 +120,12 @@ fn negotiates(addr: &str) -> bool {
             .contains(&format!("content-type: {MEDIA_TYPE}\r\n"))
 }
 
-fn ok(out: &Output, what: &str) {
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{what} failed\nstdout: {}\nstderr: {}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-fn run(mut cmd: Command) -> Output {
-    match cmd.output() {
-        Ok(o) => o,
-        Err(e) => panic!("cannot run {cmd:?}: {e}"),
-    }
-}
-
 /// The names of the TXT ownership records of our owner in the zone, read with AXFR.
 fn ownership_records(server: &DnsServer) -> Vec<String> {
-    let out = Command::new(support::need("dig"))
-        .args([
-            "@127.0.0.1",
-            "-p",
-            &server.port.to_string(),
-            "+tcp",
-            "+noall",
-            "+answer",
-        ])
-        .args(["-y", &format!("hmac-sha256:{KEY_NAME}:{SECRET}"), "example.org", "AXFR"])
-        .output();
-    let text = match out {
-        Ok(o) => String::from_utf8_lossy(&o.stdout).into_owned(),
-        Err(e) => panic!("dig: {e}"),
-    };
-    let mut owned: Vec<String> = text
-        .lines()
-        .filter(|l| l.contains("\tTXT\t") && l.contains(&format!("external-dns/owner={OWNER}")))
-        .filter_map(|l| l.split_whitespace().next().map(|n| n.trim_end_matches('.').to_string()))
-        .collect();
-    owned.sort();
-    owned.dedup();
-    owned
+    match server.axfr("example.org") {
+        Ok(zone) => dig::owned_names(&zone, OWNER),
+        Err(e) => panic!("{e:#}"),
+    }
 }
 
 fn bind() -> DnsServer {
@@ -247,20 +185,10 @@ fn lifecycle(server: &DnsServer, sync: &mut dyn FnMut(Option<&str>, bool)) {
 fn services(web_ip: Option<&str>, alias: bool) -> String {
     let mut docs = Vec::new();
     if let Some(ip) = web_ip {
-        docs.push(format!(
-            "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n  namespace: default\n  annotations:\n    \
-             external-dns.kubernetes.io/hostname: web.example.org\n    external-dns.kubernetes.io/ttl: \"120\"\n\
-             spec:\n  type: LoadBalancer\n  clusterIP: 10.96.0.10\n  ports:\n    - name: http\n      port: 80\n\
-             status:\n  loadBalancer:\n    ingress:\n      - ip: {ip}\n"
-        ));
+        docs.push(web(&[ip]));
     }
     if alias {
-        docs.push(
-            "apiVersion: v1\nkind: Service\nmetadata:\n  name: alias\n  namespace: default\n  annotations:\n    \
-             external-dns.kubernetes.io/hostname: alias.example.org\nspec:\n  type: LoadBalancer\n  clusterIP: 10.96.0.11\n  \
-             ports:\n    - name: http\n      port: 80\nstatus:\n  loadBalancer:\n    ingress:\n      - hostname: lb.example.net\n"
-                .to_string(),
-        );
+        docs.push(manifests::alias());
     }
     docs.join("---\n")
 }
@@ -293,7 +221,7 @@ fn start_external_dns_server(dns: &DnsServer) -> Server {
             assert!(Instant::now() < deadline, "127.0.0.1:8888 stayed busy for 5 minutes");
             std::thread::sleep(Duration::from_millis(250));
         }
-        let mut cmd = clean(&external_dns());
+        let mut cmd = cli::command(external_dns(), &[]);
         cmd.args([
             "--webhook-server",
             "--provider=rfc2136",
@@ -322,25 +250,23 @@ fn start_external_dns_server(dns: &DnsServer) -> Server {
 
 #[test]
 fn extdns_client_with_external_dns_webhook_server_and_bind() {
+    require!(ExternalDns, Bind);
     let dns = bind();
     let _lock = lock_port_8888();
     let mut server = start_external_dns_server(&dns);
 
-    let dir = match tempfile::tempdir() {
-        Ok(d) => d,
-        Err(e) => panic!("{e}"),
-    };
+    let dir = tempdir();
     let manifests = dir.path().join("objects.yaml");
     let mut sync = |web: Option<&str>, alias: bool| {
         if let Err(e) = std::fs::write(&manifests, services(web, alias)) {
             panic!("{e}");
         }
-        let mut cmd = clean(Path::new(env!("CARGO_BIN_EXE_extdns")));
+        let mut cmd = cli::command(env!("CARGO_BIN_EXE_extdns"), &[]);
         cmd.args(["--once", "--source=service", "--provider=webhook", "--registry=txt"])
             .args(["--txt-owner-id", OWNER, "--policy=sync"])
             .args(["--webhook-provider-url=http://127.0.0.1:8888"])
             .args(["--manifests", &dir.path().display().to_string()]);
-        let out = run(cmd);
+        let out = cli::run(&mut cmd);
         assert!(server.running(), "external-dns's server died:\n{}", server.log());
         ok(&out, "extdns --provider=webhook");
     };
@@ -507,9 +433,10 @@ fn connector(endpoints: Arc<Mutex<Vec<GobEndpoint>>>) -> u16 {
 
 #[test]
 fn external_dns_client_with_extdns_webhook_server_and_bind() {
+    require!(ExternalDns, Bind);
     let dns = bind();
     let address = format!("127.0.0.1:{}", free_port());
-    let mut server = clean(Path::new(env!("CARGO_BIN_EXE_extdns")));
+    let mut server = cli::command(env!("CARGO_BIN_EXE_extdns"), &[]);
     server
         .args(["--webhook-server", "--provider=rfc2136", "--source=service"])
         .arg(format!("--webhook-server-address={address}"))
@@ -541,7 +468,7 @@ fn external_dns_client_with_extdns_webhook_server_and_bind() {
         if let Ok(mut e) = endpoints.lock() {
             *e = set;
         }
-        let mut cmd = clean(&external_dns());
+        let mut cmd = cli::command(external_dns(), &[]);
         cmd.args([
             "--once",
             "--source=connector",
@@ -553,7 +480,7 @@ fn external_dns_client_with_extdns_webhook_server_and_bind() {
         .arg(format!("--connector-source-server=127.0.0.1:{source}"))
         .arg(format!("--webhook-provider-url=http://{address}"))
         .arg(format!("--metrics-address=127.0.0.1:{}", free_port()));
-        let out = run(cmd);
+        let out = cli::run(&mut cmd);
         assert!(server.running(), "extdns's server died:\n{}", server.log());
         ok(&out, "external-dns --provider=webhook");
     };

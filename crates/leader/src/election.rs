@@ -26,14 +26,18 @@ const WATCH_TIMEOUT_SECS: u32 = 290;
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ElectionConfig {
+    /// Namespace of the Lease object.
     pub namespace: String,
+    /// Name of the Lease object; every replica of one deployment must use the same.
     pub name: String,
     /// Unique per replica (a pod name plus a random suffix).
     pub identity: String,
+    /// Lease duration, renew deadline and retry period, already checked.
     pub timing: LeaseTiming,
 }
 
 impl ElectionConfig {
+    /// The four settings; nothing is checked here beyond what [`LeaseTiming`] checked when built.
     pub fn new(
         namespace: impl Into<String>,
         name: impl Into<String>,

@@ -33,6 +33,7 @@
 //! // A renew deadline as long as the lease would let a cut-off leader write after another took over.
 //! assert!(LeaseTiming::new(s(15), s(15), s(2)).is_err());
 //! ```
+#![warn(missing_docs)]
 
 mod election;
 pub mod state;
@@ -49,17 +50,32 @@ pub use state::LeaseTiming;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum LeaderError {
+    /// The timings break the order fencing needs: 0 < retry period < renew deadline < lease duration, and a
+    /// lease of at least one second.
     #[error("leader election timing {timing:?} is invalid: {why}")]
-    InvalidTiming { timing: LeaseTiming, why: &'static str },
+    InvalidTiming {
+        /// The timings as given.
+        timing: LeaseTiming,
+        /// Which ordering rule they break.
+        why: &'static str,
+    },
+    /// The API server refused or failed a read, create, replace or watch of the Lease.
     #[error("lease {lease}: {source}")]
     Kube {
+        /// The Lease's name.
         lease: String,
         /// Boxed: a `kube::Error` is large and this error travels in every `Result` of the election.
         #[source]
         source: Box<kube::Error>,
     },
+    /// A Lease request got no answer within its time budget (bounded so leadership is never assumed late).
     #[error("lease {lease}: no answer from the API server within {timeout:?}")]
-    Timeout { lease: String, timeout: Duration },
+    Timeout {
+        /// The Lease's name.
+        lease: String,
+        /// How long the request was given.
+        timeout: Duration,
+    },
 }
 
 /// Whether this replica may write now. Cheap to clone and to ask; every writer holds one.

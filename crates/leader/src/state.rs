@@ -89,7 +89,12 @@ pub enum Decision {
     /// (renewing our own lease, or taking over an expired or released one).
     Replace(LeaseSpec),
     /// Another replica holds a valid lease.
-    Follow { holder: String, expires_in: Duration },
+    Follow {
+        /// The holder's identity, for logs.
+        holder: String,
+        /// How long until the lease expires by our clock, unless renewed; when to try again.
+        expires_in: Duration,
+    },
 }
 
 /// What this replica last saw of the lease, and what that means for it.
@@ -127,6 +132,7 @@ pub struct Elector {
 }
 
 impl Elector {
+    /// An elector that has seen no lease yet, so it does not lead until its first successful write.
     pub fn new(identity: impl Into<String>, timing: LeaseTiming) -> Elector {
         Elector {
             identity: identity.into(),
@@ -137,10 +143,12 @@ impl Elector {
         }
     }
 
+    /// The `holderIdentity` this replica writes.
     pub fn identity(&self) -> &str {
         &self.identity
     }
 
+    /// The checked timings it was built with.
     pub fn timing(&self) -> LeaseTiming {
         self.timing
     }

@@ -4,20 +4,15 @@
 //!
 //! Run: `cargo bench -p extdns-provider-aws --bench apply`. Set `AWS_BENCH_RECORDS` to change the number.
 
-#[path = "../tests/support/fake.rs"]
-mod fake;
-
 use std::time::{Duration, Instant};
 
 use extdns_endpoint::{Change, Endpoint, RecordType, Ttl};
 use extdns_provider::{Provider, Unit};
 use extdns_provider_aws::{AwsConfig, AwsProvider, Credentials};
+use extdns_test_support::route53_fake as fake;
 
 fn main() {
-    let n: usize = std::env::var("AWS_BENCH_RECORDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(10_000);
+    let n = extdns_test_support::bench::records_from_env("AWS_BENCH_RECORDS");
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -1,14 +1,15 @@
 //! The four Route53 calls extdns makes, SigV4-signed, paced under Route53's request rate and retried with
 //! backoff when Route53 throttles or fails.
 
-use std::time::{Duration, Instant, SystemTime};
+use std::time::SystemTime;
 
 use aws_sigv4::http_request::{SignableBody, SignableRequest, SigningSettings, sign};
 use aws_sigv4::sign::v4;
 use aws_smithy_runtime_api::client::identity::Identity;
+use extdns_provider::pace::Pacer;
+use extdns_provider::{Backoff, HttpClient, Retry};
 use reqwest::{Method, StatusCode};
 use serde::de::DeserializeOwned;
-use tokio::sync::Mutex;
 
 use crate::config::{AwsConfig, ConfigError};
 use crate::xml;
@@ -98,20 +99,19 @@ pub struct RecordPage {
 
 /// A Route53 client bound to one endpoint and one set of credentials.
 pub struct Client {
-    http: reqwest::Client,
+    http: HttpClient,
     base: String,
     identity: Identity,
     signing_region: String,
-    retries: u32,
-    backoff: extdns_provider::Backoff,
-    /// The earliest instant the next request may leave, shared by every call of this client.
-    next_slot: Mutex<Instant>,
-    spacing: Duration,
+    /// Its attempts are the configured retries plus the first call.
+    backoff: Backoff,
+    /// Route53 allows 5 requests a second per account; shared by every call of this client.
+    pacer: Pacer,
 }
 
 impl Client {
     pub fn new(config: &AwsConfig) -> Result<Client, ConfigError> {
-        let http = reqwest::Client::builder()
+        let http = HttpClient::builder()
             .timeout(config.request_timeout)
             .build()
             .map_err(ConfigError::Client)?;
@@ -129,10 +129,11 @@ impl Client {
             base: config.endpoint.as_str().trim_end_matches('/').to_string(),
             identity,
             signing_region: config.signing_region.clone(),
-            retries: config.api_retries,
-            backoff: config.backoff.clone(),
-            next_slot: Mutex::new(Instant::now()),
-            spacing: Duration::from_secs_f64(1.0 / config.requests_per_second),
+            backoff: Backoff {
+                max_attempts: config.api_retries.saturating_add(1),
+                ..config.backoff.clone()
+            },
+            pacer: Pacer::new(config.requests_per_second),
         })
     }
 
@@ -253,32 +254,13 @@ impl Client {
         query: &[(&str, String)],
         body: Option<String>,
     ) -> Result<T, ApiError> {
-        let mut attempt = 0;
-        loop {
-            match self.once(name, method.clone(), path, query, body.as_deref()).await {
-                Err(e) if e.is_retryable() && attempt < self.retries => {
-                    let delay = self.backoff.delay(attempt);
-                    tracing::warn!(call = name, error = %e, attempt = attempt + 1, ?delay, "Route53 call failed; retrying");
-                    tokio::time::sleep(delay).await;
-                    attempt += 1;
-                }
-                other => return other,
-            }
-        }
-    }
-
-    /// Wait for this client's next request slot (Route53 allows 5 requests a second per account).
-    async fn pace(&self) {
-        let wait = {
-            let mut slot = self.next_slot.lock().await;
-            let now = Instant::now();
-            let at = (*slot).max(now);
-            *slot = at + self.spacing;
-            at - now
-        };
-        if !wait.is_zero() {
-            tokio::time::sleep(wait).await;
-        }
+        self.backoff
+            .retry(
+                name,
+                || self.once(name, method.clone(), path, query, body.as_deref()),
+                |e: &ApiError| if e.is_retryable() { Retry::Backoff } else { Retry::No },
+            )
+            .await
     }
 
     async fn once<T: DeserializeOwned>(
@@ -333,7 +315,7 @@ impl Client {
         if let Some(b) = body {
             request = request.body(b.to_string());
         }
-        self.pace().await;
+        self.pacer.wait().await;
         let transport = |source| ApiError::Transport {
             call: name.to_string(),
             source,

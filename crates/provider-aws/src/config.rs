@@ -146,11 +146,7 @@ impl AwsConfig {
             (None, Some(e)) => ("AWS_ENDPOINT_URL", e),
             (None, None) => ("", default_endpoint.to_string()),
         };
-        let endpoint = parse_endpoint(&text).map_err(|reason| ConfigError::Endpoint {
-            variable,
-            value: text.clone(),
-            reason,
-        })?;
+        let endpoint = parse_endpoint(variable, &text)?;
         let mut config = AwsConfig::new(endpoint, credentials);
         config.signing_region = signing_region.to_string();
         Ok(config)
@@ -174,10 +170,17 @@ impl AwsConfig {
     }
 }
 
-fn parse_endpoint(text: &str) -> Result<Url, String> {
-    let url = Url::parse(text).map_err(|e| e.to_string())?;
+fn parse_endpoint(variable: &'static str, text: &str) -> Result<Url, ConfigError> {
+    let url = Url::parse(text).map_err(|source| ConfigError::Endpoint {
+        variable,
+        value: text.to_string(),
+        source,
+    })?;
     if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
-        return Err("expected http(s)://host[:port]".to_string());
+        return Err(ConfigError::EndpointScheme {
+            variable,
+            value: text.to_string(),
+        });
     }
     Ok(url)
 }
@@ -208,16 +211,19 @@ impl std::fmt::Display for Setting {
 pub enum ConfigError {
     #[error("no AWS credentials: the environment variable {0} is not set")]
     MissingCredentials(&'static str),
-    #[error("the Route53 endpoint {value:?} (from {variable}) is not a URL: {reason}")]
+    #[error("the Route53 endpoint {value:?} (from {variable}) is not a URL: {source}")]
     Endpoint {
         variable: &'static str,
         value: String,
-        reason: String,
+        #[source]
+        source: url::ParseError,
     },
+    #[error("the Route53 endpoint {value:?} (from {variable}) is not an http(s)://host[:port] URL")]
+    EndpointScheme { variable: &'static str, value: String },
     #[error("the {0} must be at least 1")]
     Zero(Setting),
-    #[error("cannot build the HTTP client for Route53: {0}")]
-    Client(#[source] reqwest::Error),
+    #[error("Route53: {0}")]
+    Client(#[source] extdns_provider::http::HttpError),
 }
 
 #[cfg(test)]

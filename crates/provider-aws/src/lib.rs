@@ -33,8 +33,8 @@ use std::time::Instant;
 
 use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint};
-use extdns_provider::batch::{self, Failures, Unit};
-use extdns_provider::{ChangeFailure, Provider, ProviderError, ReadState, Records};
+use extdns_provider::batch::{self, AsUnit, Failures, Limits, Size, Unit};
+use extdns_provider::{ChangeFailure, Provider, ProviderError, ReadState, Records, zone};
 
 pub use client::ApiError;
 pub use config::{AwsConfig, ConfigError, Credentials, DEFAULT_ENDPOINT, Setting, ZoneType};
@@ -128,9 +128,7 @@ impl AwsProvider {
                 Some(ZoneType::Private) => z.private,
                 None => true,
             })
-            .filter(|z| {
-                c.domain_filter.matches(&z.name) || (c.zone_match_parent && c.domain_filter.match_parent(&z.name))
-            })
+            .filter(|z| zone::selected(&c.domain_filter, &z.name, c.zone_match_parent))
             .collect();
         if !c.zone_tags.is_empty() {
             let mut tagged: HashMap<String, Vec<(String, String)>> = HashMap::new();
@@ -181,15 +179,13 @@ impl AwsProvider {
     /// The zones a name goes to: every private zone that contains it and the closest public one (a
     /// split-horizon name is written to both sides, as external-dns does).
     fn zones_for<'z>(zones: &'z [Zone], name: &str) -> Vec<&'z Zone> {
-        let name = name.trim_end_matches('.').to_ascii_lowercase();
-        let contains = |z: &Zone| name == z.name || name.ends_with(&format!(".{}", z.name));
-        let mut out: Vec<&Zone> = zones.iter().filter(|z| z.private && contains(z)).collect();
-        if let Some(public) = zones
+        let mut out: Vec<&Zone> = zones
             .iter()
-            .filter(|z| !z.private && contains(z))
-            .max_by_key(|z| z.name.len())
-        {
-            out.push(public);
+            .filter(|z| z.private && zone::in_zone(name, &z.name))
+            .collect();
+        let public: Vec<&Zone> = zones.iter().filter(|z| !z.private).collect();
+        if let Some(i) = zone::closest(&public, name, |z| &z.name) {
+            out.push(public[i]);
         }
         out
     }
@@ -229,95 +225,45 @@ impl AwsProvider {
 
     /// Send the units of one zone in batches within the configured limits, splitting refused batches.
     async fn apply_zone(&self, zone: &Zone, work: &[ZoneUnit<'_>]) -> Result<(), ProviderError> {
+        let c = &self.config;
+        let limits = Limits {
+            changes: c.batch_change_size,
+            bytes: c.batch_change_size_bytes,
+            values: c.batch_change_size_values,
+        };
         let mut failures = Failures::default();
-        let batches = self.split(work);
-        for (i, batch) in batches.iter().enumerate() {
-            if i > 0 && !self.config.batch_change_interval.is_zero() {
-                tokio::time::sleep(self.config.batch_change_interval).await;
+        for (i, part) in batch::split_by(work, limits, |w| w.size).into_iter().enumerate() {
+            if i > 0 && !c.batch_change_interval.is_zero() {
+                tokio::time::sleep(c.batch_change_interval).await;
             }
-            failures.absorb(self.apply_split(zone, batch).await)?;
+            failures.absorb(batch::apply_split(part, |b| self.send(zone, b)).await)?;
         }
         failures.into_result()
     }
 
-    /// Cut a zone's units into batches within the change, byte and value limits. A unit is never cut; one
-    /// larger than a limit travels alone (and Route53 names what is wrong with it).
-    fn split<'w, 'a>(&self, work: &'w [ZoneUnit<'a>]) -> Vec<&'w [ZoneUnit<'a>]> {
-        let c = &self.config;
-        let mut batches = Vec::new();
-        let (mut start, mut size) = (0, Size::default());
-        for (i, w) in work.iter().enumerate() {
-            let next = size + w.size;
-            if size.changes > 0
-                && (next.changes > c.batch_change_size
-                    || next.bytes > c.batch_change_size_bytes
-                    || next.values > c.batch_change_size_values)
-            {
-                batches.push(&work[start..i]);
-                (start, size) = (i, w.size);
-            } else {
-                size = next;
+    /// Apply one batch atomically. A refusal of several units is split by the batch helper; a refusal of
+    /// one names it with Route53's message.
+    async fn send(&self, zone: &Zone, part: &[ZoneUnit<'_>]) -> Result<(), ProviderError> {
+        let changes: Vec<xml::Change> = part.iter().flat_map(|w| w.changes.iter().cloned()).collect();
+        match self.client.change(&zone.id, &changes).await {
+            Ok(()) => {
+                tracing::debug!(zone = %zone.name, changes = changes.len(), "change batch applied");
+                Ok(())
             }
-        }
-        if start < work.len() {
-            batches.push(&work[start..]);
-        }
-        batches
-    }
-
-    /// Apply one batch; when Route53 refuses it, apply its halves, down to single units, so every good unit
-    /// lands and every bad one is named. Other errors stop the zone at once.
-    async fn apply_split(&self, zone: &Zone, batch: &[ZoneUnit<'_>]) -> Result<(), ProviderError> {
-        let mut failures = Failures::default();
-        let mut stack = vec![batch];
-        while let Some(part) = stack.pop() {
-            if part.is_empty() {
-                continue;
+            Err(e) if e.is_batch_refusal() && part.len() > 1 => {
+                Err(ProviderError::refused_from(format!("zone {}", zone.name), e))
             }
-            let changes: Vec<xml::Change> = part.iter().flat_map(|w| w.changes.iter().cloned()).collect();
-            match self.client.change(&zone.id, &changes).await {
-                Ok(()) => tracing::debug!(zone = %zone.name, changes = changes.len(), "change batch applied"),
-                Err(e) if e.is_batch_refusal() && part.len() > 1 => {
-                    tracing::debug!(zone = %zone.name, units = part.len(), error = %e, "batch refused; splitting it");
-                    let (first, second) = part.split_at(part.len() / 2);
-                    stack.push(second);
-                    stack.push(first);
-                }
-                Err(e) if e.is_batch_refusal() => {
-                    let u = &part[0].unit;
-                    tracing::warn!(record = %u.record_name(), zone = %zone.name, error = %e, "change refused");
-                    failures.push(ChangeFailure {
+            Err(e) if e.is_batch_refusal() => {
+                let u = &part[0].unit;
+                tracing::warn!(record = %u.record_name(), zone = %zone.name, error = %e, "change refused");
+                Err(ProviderError::Partial {
+                    failures: vec![ChangeFailure {
                         record: u.record_name().to_string(),
                         reason: format!("{} in zone {} ({}): {e}", u.change.action(), zone.name, zone.id),
-                    });
-                }
-                Err(e) => {
-                    if failures.into_result().is_err() {
-                        tracing::warn!("changes were refused before Route53 became unavailable");
-                    }
-                    return Err(api_error(e));
-                }
+                    }],
+                })
             }
-        }
-        failures.into_result()
-    }
-}
-
-/// What a batch limit counts.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-struct Size {
-    changes: usize,
-    bytes: usize,
-    values: usize,
-}
-
-impl std::ops::Add for Size {
-    type Output = Size;
-    fn add(self, o: Size) -> Size {
-        Size {
-            changes: self.changes + o.changes,
-            bytes: self.bytes + o.bytes,
-            values: self.values + o.values,
+            Err(e) => Err(api_error(e)),
         }
     }
 }
@@ -347,6 +293,12 @@ struct ZoneUnit<'a> {
     unit: Unit<'a>,
     changes: Vec<xml::Change>,
     size: Size,
+}
+
+impl<'a> AsUnit<'a> for ZoneUnit<'a> {
+    fn unit(&self) -> Unit<'a> {
+        self.unit
+    }
 }
 
 /// A call error as the provider layer sees it.
@@ -384,10 +336,7 @@ impl Provider for AwsProvider {
             }
         }
         tracing::debug!(zones = zones.len(), records = endpoints.len(), "Route53 records read");
-        Ok(Records {
-            endpoints,
-            state: ReadState::new(ReadZones { zones, sets }),
-        })
+        Ok(Records::with_state(endpoints, ReadZones { zones, sets }))
     }
 
     async fn apply(&self, read: &ReadState, units: &[Unit<'_>]) -> Result<(), ProviderError> {

@@ -304,14 +304,9 @@ pub fn adjust(endpoints: Vec<Endpoint>, prefer_cname: bool, evaluate_target_heal
 
 /// The hosted zone of the AWS service a hostname belongs to, when it is one alias records can point at.
 pub fn canonical_hosted_zone(hostname: &str) -> Option<&'static str> {
-    let host = hostname.trim_end_matches('.').to_ascii_lowercase();
     CANONICAL_ZONES
         .iter()
-        .find(|(suffix, _)| {
-            host.ends_with(suffix)
-                && host.len() > suffix.len()
-                && host.as_bytes()[host.len() - suffix.len() - 1] == b'.'
-        })
+        .find(|(suffix, _)| extdns_provider::zone::under(hostname, suffix))
         .map(|(_, zone)| *zone)
 }
 

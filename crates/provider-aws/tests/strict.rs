@@ -1,14 +1,12 @@
 //! The provider against our strict Route53 fake, for what moto does not enforce: refused changes do not
 //! block the others, deletes match exactly, NextRecordIdentifier paging, batch limits, throttling and pacing.
 
-mod support;
-
 use std::time::Duration;
 
 use extdns_endpoint::{Change, Endpoint, ProviderSpecific, RecordType, Ttl, label};
 use extdns_provider::{Provider, ProviderError, ReadState, Unit, apply_changes};
 use extdns_provider_aws::{AwsConfig, AwsProvider, Credentials};
-use support::fake::{Fake, Set, Value, Values};
+use extdns_test_support::route53_fake::{Fake, Set, Value, Values};
 
 fn config(url: &str) -> AwsConfig {
     let mut c = AwsConfig::new(url.parse().expect("the fake's URL"), Credentials::new("AKID", "secret"));

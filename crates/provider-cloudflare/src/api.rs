@@ -4,7 +4,9 @@
 
 use std::time::Duration;
 
-use extdns_provider::Backoff;
+use extdns_provider::backoff::Verdict;
+use extdns_provider::http::retry_after;
+use extdns_provider::{Backoff, CallError, HttpClient, Retry};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
@@ -13,7 +15,9 @@ use crate::config::{Auth, CloudflareConfig, ConfigError};
 /// One entry of an answer's `errors`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct ApiMessage {
+    /// Cloudflare's numeric error code (`81057`: the record exists).
     pub code: i64,
+    /// Cloudflare's text for it.
     pub message: String,
 }
 
@@ -27,23 +31,43 @@ impl std::fmt::Display for ApiMessage {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ApiError {
+    /// No answer: connection refused, timeout, TLS failure.
     #[error("Cloudflare API at {url} is unreachable: {source}")]
     Unreachable {
+        /// The URL called.
         url: String,
+        /// The HTTP client's error.
         #[source]
         source: reqwest::Error,
     },
-    #[error("Cloudflare API rate limit still exceeded after {attempts} attempts ({url})")]
-    RateLimited { url: String, attempts: u32 },
+    /// Answered 429 on every attempt the backoff allows.
+    #[error("Cloudflare API rate limit exceeded ({url}; {attempts} attempts at most)")]
+    RateLimited {
+        /// The URL called.
+        url: String,
+        /// How many times it was tried.
+        attempts: u32,
+    },
+    /// Any other unsuccessful answer (`success: false` or a non-2xx status).
     #[error("Cloudflare API answered HTTP {status} to {method} {url}: {}", join(errors))]
     Api {
+        /// The request's method.
         method: &'static str,
+        /// The URL called.
         url: String,
+        /// The HTTP status.
         status: u16,
+        /// The answer's `errors`, possibly empty.
         errors: Vec<ApiMessage>,
     },
+    /// A success whose body is not the JSON Cloudflare documents.
     #[error("Cloudflare API answered {url} with something that cannot be read: {detail}")]
-    BadAnswer { url: String, detail: String },
+    BadAnswer {
+        /// The URL called.
+        url: String,
+        /// The decoder's reason.
+        detail: String,
+    },
 }
 
 fn join(errors: &[ApiMessage]) -> String {
@@ -56,8 +80,8 @@ fn join(errors: &[ApiMessage]) -> String {
 /// Cloudflare's codes for a missing, malformed or refused credential.
 const AUTH_CODES: [i64; 6] = [10000, 9103, 9106, 9107, 9109, 6003];
 
-impl ApiError {
-    pub fn is_transient(&self) -> bool {
+impl CallError for ApiError {
+    fn is_transient(&self) -> bool {
         match self {
             ApiError::Unreachable { .. } | ApiError::RateLimited { .. } => true,
             ApiError::Api { status, .. } => *status >= 500,
@@ -65,7 +89,7 @@ impl ApiError {
         }
     }
 
-    pub fn is_auth(&self) -> bool {
+    fn is_auth(&self) -> bool {
         match self {
             ApiError::Api { status, errors, .. } => {
                 *status == 401 || *status == 403 || errors.iter().any(|e| AUTH_CODES.contains(&e.code))
@@ -170,7 +194,7 @@ impl Batch {
 
 /// The client.
 pub struct Api {
-    http: reqwest::Client,
+    http: HttpClient,
     base: String,
     auth: Auth,
     backoff: Backoff,
@@ -184,10 +208,9 @@ impl std::fmt::Debug for Api {
 
 impl Api {
     pub fn new(config: &CloudflareConfig) -> Result<Api, ConfigError> {
-        let http = reqwest::Client::builder()
+        let http = HttpClient::builder()
             .timeout(config.timeout)
             .connect_timeout(Duration::from_secs(10))
-            .user_agent(concat!("extdns/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(ConfigError::Client)?;
         Ok(Api {
@@ -241,78 +264,69 @@ impl Api {
         body: Option<&impl Serialize>,
     ) -> Result<(T, Option<ResultInfo>), ApiError> {
         let url = format!("{}{path}", self.base);
+        let attempt = || self.send_once(method.clone(), &url, query, body);
+        self.backoff
+            .retry(&url, attempt, |v| v.retry)
+            .await
+            .map_err(|v| v.error)
+    }
+
+    async fn send_once<T: DeserializeOwned>(
+        &self,
+        method: reqwest::Method,
+        url: &str,
+        query: &[(&str, String)],
+        body: Option<&impl Serialize>,
+    ) -> Result<(T, Option<ResultInfo>), Verdict<ApiError>> {
         let method_name = method_name(&method);
-        let attempts = self.backoff.max_attempts.max(1);
-        for attempt in 0..attempts {
-            let mut req = self.http.request(method.clone(), &url).query(query);
-            req = match &self.auth {
-                Auth::Token(t) => req.bearer_auth(t),
-                Auth::Key { key, email } => req.header("X-Auth-Key", key).header("X-Auth-Email", email),
-            };
-            if let Some(b) = body {
-                req = req.json(b);
-            }
-            let resp = req.send().await.map_err(|source| ApiError::Unreachable {
-                url: url.clone(),
-                source,
-            })?;
-            let status = resp.status().as_u16();
-            if status == 429 {
-                let wait = resp
-                    .headers()
-                    .get(reqwest::header::RETRY_AFTER)
-                    .and_then(|v| v.to_str().ok())
-                    .and_then(|v| v.trim().parse::<u64>().ok())
-                    .map(Duration::from_secs)
-                    .unwrap_or_else(|| self.backoff.delay(attempt))
-                    .min(self.backoff.max);
-                tracing::info!(%url, attempt, wait_ms = wait.as_millis() as u64, "Cloudflare rate limit; waiting");
-                if attempt + 1 < attempts {
-                    tokio::time::sleep(wait).await;
-                }
-                continue;
-            }
-            let bytes = resp.bytes().await.map_err(|source| ApiError::Unreachable {
-                url: url.clone(),
-                source,
-            })?;
-            let envelope: Envelope<T> = match serde_json::from_slice(&bytes) {
-                Ok(e) => e,
-                Err(e) if (200..300).contains(&status) => {
-                    return Err(ApiError::BadAnswer {
-                        url,
-                        detail: e.to_string(),
-                    });
-                }
-                Err(_) => {
-                    return Err(ApiError::Api {
-                        method: method_name,
-                        url,
-                        status,
-                        errors: vec![ApiMessage {
-                            code: 0,
-                            message: String::from_utf8_lossy(&bytes).chars().take(200).collect(),
-                        }],
-                    });
-                }
-            };
-            if !(200..300).contains(&status) || !envelope.success {
-                return Err(ApiError::Api {
-                    method: method_name,
-                    url,
-                    status,
-                    errors: envelope.errors,
-                });
-            }
-            let Some(result) = envelope.result else {
-                return Err(ApiError::BadAnswer {
-                    url,
-                    detail: "no result".into(),
-                });
-            };
-            return Ok((result, envelope.result_info));
+        let mut req = self.http.request(method, url).query(query);
+        req = match &self.auth {
+            Auth::Token(t) => req.bearer_auth(t),
+            Auth::Key { key, email } => req.header("X-Auth-Key", key).header("X-Auth-Email", email),
+        };
+        if let Some(b) = body {
+            req = req.json(b);
         }
-        Err(ApiError::RateLimited { url, attempts })
+        let unreachable = |source| ApiError::Unreachable {
+            url: url.to_string(),
+            source,
+        };
+        let resp = req.send().await.map_err(unreachable)?;
+        let status = resp.status().as_u16();
+        if status == 429 {
+            let error = ApiError::RateLimited {
+                url: url.to_string(),
+                attempts: self.backoff.max_attempts.max(1),
+            };
+            let retry = retry_after(&resp).map_or(Retry::Backoff, Retry::After);
+            return Err(Verdict { error, retry });
+        }
+        let bytes = resp.bytes().await.map_err(unreachable)?;
+        let bad_answer = |detail: String| ApiError::BadAnswer {
+            url: url.to_string(),
+            detail,
+        };
+        let refused = |errors| ApiError::Api {
+            method: method_name,
+            url: url.to_string(),
+            status,
+            errors,
+        };
+        let envelope: Envelope<T> = match serde_json::from_slice(&bytes) {
+            Ok(e) => e,
+            Err(e) if (200..300).contains(&status) => return Err(bad_answer(e.to_string()).into()),
+            Err(_) => {
+                let message = String::from_utf8_lossy(&bytes).chars().take(200).collect();
+                return Err(refused(vec![ApiMessage { code: 0, message }]).into());
+            }
+        };
+        if !(200..300).contains(&status) || !envelope.success {
+            return Err(refused(envelope.errors).into());
+        }
+        let Some(result) = envelope.result else {
+            return Err(bad_answer("no result".into()).into());
+        };
+        Ok((result, envelope.result_info))
     }
 }
 

@@ -15,7 +15,12 @@ pub enum Auth {
     /// An API token (`CF_API_TOKEN`): `Authorization: Bearer`.
     Token(String),
     /// The global API key and the account's email (`CF_API_KEY`, `CF_API_EMAIL`).
-    Key { key: String, email: String },
+    Key {
+        /// `CF_API_KEY`, sent as `X-Auth-Key`.
+        key: String,
+        /// `CF_API_EMAIL`, sent as `X-Auth-Email`.
+        email: String,
+    },
 }
 
 impl std::fmt::Debug for Auth {
@@ -27,9 +32,12 @@ impl std::fmt::Debug for Auth {
     }
 }
 
+/// The provider's settings, from external-dns's `--cloudflare-*` flags and `CF_*` environment variables.
+/// Built with [`CloudflareConfig::new`], then adjusted field by field; `Debug` hides the credentials.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct CloudflareConfig {
+    /// The credentials.
     pub auth: Auth,
     /// Where the API is; a test points it at a fake.
     pub base_url: String,
@@ -47,6 +55,7 @@ pub struct CloudflareConfig {
     pub domain_filter: DomainFilter,
     /// Zone ids to manage (`--zone-id-filter`); empty for all.
     pub zone_ids: Vec<String>,
+    /// Per-request time limit (connect, send, answer).
     pub timeout: Duration,
     /// Retries of 429 answers.
     pub backoff: Backoff,
@@ -71,11 +80,14 @@ impl CloudflareConfig {
     }
 }
 
+/// A configuration the provider refuses to start with.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ConfigError {
+    /// `--cloudflare-dns-records-per-page` is outside Cloudflare's 1..=5000.
     #[error("records per page must be between 1 and 5000 (got {0})")]
     RecordsPerPage(u32),
-    #[error("cannot build the HTTP client: {0}")]
-    Client(#[source] reqwest::Error),
+    /// The HTTP client cannot be built (its TLS backend, say).
+    #[error("{0}")]
+    Client(#[source] extdns_provider::http::HttpError),
 }

@@ -18,6 +18,7 @@
 //! # drop(provider);
 //! # Ok::<(), extdns_provider_cloudflare::ConfigError>(())
 //! ```
+#![warn(missing_docs)]
 
 mod api;
 mod config;
@@ -27,8 +28,9 @@ use std::str::FromStr;
 
 use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, Ttl};
-use extdns_provider::batch::{self, Failures, Unit};
-use extdns_provider::{Provider, ProviderError, ReadState, Records};
+use extdns_provider::batch::{self, Failures, Limits, Size, Unit};
+use extdns_provider::gather::Gather;
+use extdns_provider::{CallError, Provider, ProviderError, ReadState, Records, zone};
 
 pub use api::{ApiError, ApiMessage};
 pub use config::{Auth, CloudflareConfig, ConfigError, DEFAULT_BASE_URL};
@@ -62,16 +64,7 @@ struct Index {
 impl Index {
     /// The zone of a name: the longest zone name it ends with, on a label boundary.
     fn zone_for(&self, name: &str) -> Option<usize> {
-        let n = name.trim_end_matches('.').to_ascii_lowercase();
-        self.zones
-            .iter()
-            .enumerate()
-            .filter(|(_, z)| {
-                let z = z.name.to_ascii_lowercase();
-                n == z || (n.len() > z.len() && n.ends_with(&z) && n.as_bytes()[n.len() - z.len() - 1] == b'.')
-            })
-            .max_by_key(|(_, z)| z.name.len())
-            .map(|(i, _)| i)
+        zone::closest(&self.zones, name, |z| &z.name)
     }
 
     fn find(&self, ep: &Endpoint, target: &str) -> &[RecordInfo] {
@@ -94,6 +87,8 @@ pub struct CloudflareProvider {
 }
 
 impl CloudflareProvider {
+    /// Checks the settings and builds the HTTP client; makes no request, so a wrong token shows on the first
+    /// sync as an authentication error.
     pub fn new(config: CloudflareConfig) -> Result<CloudflareProvider, ConfigError> {
         if !(1..=5000).contains(&config.records_per_page) {
             return Err(ConfigError::RecordsPerPage(config.records_per_page));
@@ -106,8 +101,7 @@ impl CloudflareProvider {
 
     fn wanted_zone(&self, zone: &Zone) -> bool {
         let ids_ok = self.config.zone_ids.is_empty() || self.config.zone_ids.contains(&zone.id);
-        let f = &self.config.domain_filter;
-        ids_ok && (!f.is_configured() || f.matches(&zone.name) || f.match_parent(&zone.name))
+        ids_ok && zone::selected(&self.config.domain_filter, &zone.name, true)
     }
 
     async fn read(&self) -> Result<(Vec<Endpoint>, Index), ProviderError> {
@@ -115,58 +109,48 @@ impl CloudflareProvider {
             .api
             .zones()
             .await
-            .map_err(|e| api_error("listing zones", e))?
+            .map_err(|e| ProviderError::from_call("listing zones", e))?
             .into_iter()
             .filter(|z| self.wanted_zone(z))
             .collect();
         let mut index = Index::default();
-        let mut endpoints: Vec<Endpoint> = Vec::new();
-        let mut by_record: HashMap<(String, RecordType), usize> = HashMap::new();
+        let mut gathered = Gather::default();
         for zone in &zones {
             let records = self
                 .api
                 .records(&zone.id, self.config.records_per_page)
                 .await
-                .map_err(|e| api_error(format!("listing the records of zone {}", zone.name), e))?;
+                .map_err(|e| ProviderError::from_call(format!("listing the records of zone {}", zone.name), e))?;
             for r in records {
                 let Ok(rtype) = RecordType::from_str(&r.record_type);
                 let target = match (&rtype, r.priority) {
                     (RecordType::Mx, Some(p)) => format!("{p} {}", r.content),
                     _ => r.content.clone(),
                 };
-                let lower = r.name.to_ascii_lowercase();
+                let comment = r.comment.filter(|c| !c.is_empty());
+                gathered.add(&r.name, &rtype, &target, || {
+                    let mut ep =
+                        Endpoint::new(&r.name, rtype.clone(), [target.as_str()]).with_ttl(Ttl(i64::from(r.ttl)));
+                    ep.provider_specific.set(PROXIED_PROPERTY, r.proxied.to_string());
+                    if let Some(c) = &comment {
+                        ep.provider_specific.set(COMMENT_PROPERTY, c.clone());
+                    }
+                    ep.provider_specific.sort_by_name();
+                    ep
+                });
                 index
                     .records
-                    .entry((lower.clone(), rtype.clone(), target.clone()))
+                    .entry((r.name.to_ascii_lowercase(), rtype, target))
                     .or_default()
                     .push(RecordInfo {
-                        id: r.id.clone(),
+                        id: r.id,
                         ttl: r.ttl,
                         proxied: r.proxied,
-                        comment: r.comment.clone().filter(|c| !c.is_empty()),
+                        comment,
                     });
-                match by_record.get(&(lower.clone(), rtype.clone())) {
-                    Some(&i) => {
-                        if !endpoints[i].targets.iter().any(|t| t.as_str() == target) {
-                            endpoints[i].targets.push(target.as_str().into());
-                        }
-                    }
-                    None => {
-                        by_record.insert((lower, rtype.clone()), endpoints.len());
-                        let mut ep = Endpoint::new(&r.name, rtype, [target.as_str()]).with_ttl(Ttl(i64::from(r.ttl)));
-                        ep.provider_specific.set(PROXIED_PROPERTY, r.proxied.to_string());
-                        if let Some(c) = r.comment.as_deref().filter(|c| !c.is_empty()) {
-                            ep.provider_specific.set(COMMENT_PROPERTY, c);
-                        }
-                        ep.provider_specific.sort_by_name();
-                        endpoints.push(ep);
-                    }
-                }
             }
         }
-        for ep in &mut endpoints {
-            ep.targets.normalize();
-        }
+        let endpoints = gathered.into_endpoints();
         index.zones = zones;
         Ok((endpoints, index))
     }
@@ -280,12 +264,17 @@ impl CloudflareProvider {
                 tracing::debug!(zone = %zone.name, units = units.len(), records = b.len(), "batch applied");
                 Ok(())
             }
-            Err(e) if e.is_transient() || e.is_auth() => Err(api_error(format!("batch on zone {}", zone.name), e)),
+            Err(e) if e.is_transient() || e.is_auth() => {
+                Err(ProviderError::from_call(format!("batch on zone {}", zone.name), e))
+            }
             Err(e) => {
                 if units.len() > 1 {
                     tracing::info!(zone = %zone.name, units = units.len(), error = %e, "batch refused; splitting it");
                 }
-                Err(ProviderError::Invalid(e.to_string()))
+                Err(ProviderError::Refused {
+                    message: e.to_string(),
+                    source: Some(Box::new(e)),
+                })
             }
         }
     }
@@ -321,35 +310,16 @@ fn supported(t: &RecordType) -> bool {
     )
 }
 
-fn api_error(context: impl std::fmt::Display, e: ApiError) -> ProviderError {
-    if e.is_transient() {
-        ProviderError::transient_from(context, e)
-    } else if e.is_auth() {
-        ProviderError::Auth(format!("{context}: {e}"))
-    } else {
-        ProviderError::other_from(context, e)
-    }
-}
-
 #[async_trait]
 impl Provider for CloudflareProvider {
     async fn records(&self) -> Result<Records, ProviderError> {
         let (endpoints, index) = self.read().await?;
-        Ok(Records {
-            endpoints,
-            state: ReadState::new(index),
-        })
+        Ok(Records::with_state(endpoints, index))
     }
 
     async fn apply(&self, read: &ReadState, units: &[Unit<'_>]) -> Result<(), ProviderError> {
-        let fresh;
-        let index = match read.get::<Index>() {
-            Some(i) => i,
-            None => {
-                fresh = self.read().await?.1;
-                &fresh
-            }
-        };
+        let held = read.get_or_read(|| async { Ok(self.read().await?.1) }).await?;
+        let index: &Index = &held;
         let mut failures = Failures::default();
         let mut by_zone: BTreeMap<usize, Vec<Unit<'_>>> = BTreeMap::new();
         for unit in units {
@@ -391,21 +361,8 @@ impl Provider for CloudflareProvider {
             let zone = &index.zones[z];
             batch::sort_for_apply(&mut zone_units);
             // Batches of at most `batch_size` records; a unit that alone needs more travels alone.
-            let limit = self.config.batch_size.max(1);
-            let mut chunks = Vec::new();
-            let (mut start, mut n) = (0, 0);
-            for (i, u) in zone_units.iter().enumerate() {
-                let len = self.encode(index, std::slice::from_ref(u)).len();
-                if i > start && n + len > limit {
-                    chunks.push(&zone_units[start..i]);
-                    (start, n) = (i, 0);
-                }
-                n += len;
-            }
-            if start < zone_units.len() {
-                chunks.push(&zone_units[start..]);
-            }
-            for chunk in chunks {
+            let records = |u: &Unit<'_>| Size::changes(self.encode(index, std::slice::from_ref(u)).len());
+            for chunk in batch::split_by(&zone_units, Limits::changes(self.config.batch_size), records) {
                 if !first && !self.config.batch_interval.is_zero() {
                     tokio::time::sleep(self.config.batch_interval).await;
                 }

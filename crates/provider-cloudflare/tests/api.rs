@@ -1,14 +1,12 @@
 //! The provider against the stateful Cloudflare fake: what lands is read from the fake's state, not through
 //! the provider.
 
-mod support;
-
 use std::time::Duration;
 
 use extdns_endpoint::{Change, Endpoint, RecordType, Ttl};
 use extdns_provider::{Backoff, Provider, ProviderError, Unit, apply_changes};
 use extdns_provider_cloudflare::{Auth, CloudflareConfig, CloudflareProvider, PROXIED_PROPERTY};
-use support::{API_EMAIL, API_KEY, FakeCloudflare, TOKEN};
+use extdns_test_support::cloudflare_fake::{API_EMAIL, API_KEY, FakeCloudflare, TOKEN};
 
 const ZONE: &str = "023e105f4ecef8ad9ca31a8372d0c353";
 

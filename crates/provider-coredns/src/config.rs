@@ -14,8 +14,11 @@ pub struct CorednsConfig {
     pub urls: Vec<String>,
     /// Key prefix of the records (`--coredns-prefix`), used verbatim as external-dns does.
     pub prefix: String,
+    /// TLS towards `https://` endpoints.
     pub tls: EtcdTls,
+    /// `ETCD_USERNAME`: etcd basic authentication, with `password`.
     pub username: Option<String>,
+    /// `ETCD_PASSWORD`; never logged.
     pub password: Option<String>,
     /// With `--coredns-strictly-owned`: the owner id written into every record, and the only records read.
     pub owned_by: Option<String>,
@@ -66,44 +69,58 @@ impl CorednsConfig {
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 pub struct EtcdTls {
+    /// `ETCD_CA_FILE`: PEM CA that signed etcd's certificate, trusted beside the system roots.
     pub ca_file: Option<PathBuf>,
+    /// `ETCD_CERT_FILE`: PEM client certificate, for etcd's `--client-cert-auth`.
     pub cert_file: Option<PathBuf>,
+    /// `ETCD_KEY_FILE`: the client certificate's PEM key.
     pub key_file: Option<PathBuf>,
+    /// `ETCD_TLS_SERVER_NAME`: the name etcd's certificate is checked against, when the URLs use another
+    /// (an IP address, say).
     pub server_name: Option<String>,
+    /// `ETCD_TLS_INSECURE`: accept any server certificate.
     pub insecure: bool,
+}
+
+impl EtcdTls {
+    /// The toolkit's view of these settings: the files to read and whether to verify.
+    pub(crate) fn options(&self) -> extdns_provider::TlsOptions {
+        extdns_provider::TlsOptions {
+            skip_verify: self.insecure,
+            ca_file: self.ca_file.clone(),
+            client_cert: self.cert_file.clone(),
+            client_key: self.key_file.clone(),
+        }
+    }
 }
 
 /// A configuration the provider cannot start with.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ConfigError {
+    /// `ETCD_URLS` is empty.
     #[error("no etcd endpoint is configured")]
     NoEndpoint,
+    /// An endpoint is not an `http://` or `https://` URL with a host.
     #[error("etcd endpoint {url} is not an http:// or https:// URL")]
-    BadUrl { url: String },
+    BadUrl {
+        /// The endpoint as given.
+        url: String,
+    },
+    /// With `ETCD_TLS_SERVER_NAME`: an endpoint's host does not resolve (its addresses are pinned at startup).
     #[error("cannot resolve etcd endpoint {url}: {source}")]
     Resolve {
+        /// The endpoint as given.
         url: String,
+        /// The resolver's error.
         #[source]
         source: std::io::Error,
     },
-    #[error("cannot read the etcd {what} {}: {source}", path.display())]
-    Read {
-        what: &'static str,
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("{} holds no usable PEM: {source}", path.display())]
-    Pem {
-        path: PathBuf,
-        #[source]
-        source: reqwest::Error,
-    },
-    #[error("the etcd client certificate and key go together: set both or neither")]
-    HalfIdentity,
+    /// `--coredns-prefix` is empty, which would put records at the root of etcd's key space.
     #[error("the etcd key prefix must not be empty")]
     EmptyPrefix,
-    #[error("cannot build the HTTP client: {0}")]
-    Client(#[source] reqwest::Error),
+    /// The HTTP client cannot be built: a TLS file (`ETCD_CA_FILE`, `ETCD_CERT_FILE`, `ETCD_KEY_FILE`) is
+    /// missing or not PEM, or only one of the certificate and key is set.
+    #[error("etcd client: {0}")]
+    Client(#[source] extdns_provider::http::HttpError),
 }

@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as B64;
+use extdns_provider::http::Request;
+use extdns_provider::{CallError, HttpClient};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use tokio::sync::Mutex;
@@ -23,30 +25,39 @@ pub enum EtcdError {
     /// No endpoint answered (connection refused, timeout, TLS failure).
     #[error("etcd at {url} is unreachable: {source}")]
     Unreachable {
+        /// The endpoint called.
         url: String,
+        /// The HTTP client's error.
         #[source]
         source: reqwest::Error,
     },
     /// etcd answered with an error; `code` is the gRPC status code it carries.
     #[error("etcd at {url} answered HTTP {status}: {message} (grpc code {code})")]
     Status {
+        /// The endpoint called.
         url: String,
+        /// The HTTP status.
         status: u16,
+        /// The gRPC status code in the body.
         code: i64,
+        /// etcd's message.
         message: String,
     },
     /// etcd answered something that is not the JSON it documents.
     #[error("etcd at {url} answered {what} that cannot be read: {detail}")]
     BadAnswer {
+        /// The endpoint called.
         url: String,
+        /// Which part of the answer (`a key`, `a value`, ...).
         what: &'static str,
+        /// The decoder's reason.
         detail: String,
     },
 }
 
-impl EtcdError {
+impl CallError for EtcdError {
     /// Worth retrying later: nothing answered, or etcd itself is unavailable or overloaded.
-    pub fn is_transient(&self) -> bool {
+    fn is_transient(&self) -> bool {
         match self {
             EtcdError::Unreachable { .. } => true,
             // UNAVAILABLE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, ABORTED; or a 5xx with no code.
@@ -56,7 +67,7 @@ impl EtcdError {
     }
 
     /// Credentials missing, wrong, or not allowed to touch the prefix.
-    pub fn is_auth(&self) -> bool {
+    fn is_auth(&self) -> bool {
         match self {
             // etcd answers a wrong password and a missing user with INVALID_ARGUMENT: the text tells.
             EtcdError::Status {
@@ -128,6 +139,15 @@ struct ErrorAnswer {
 }
 
 impl ErrorAnswer {
+    /// The error etcd sent, or the body as the message when it is not etcd's JSON.
+    fn parse(bytes: &[u8]) -> ErrorAnswer {
+        serde_json::from_slice(bytes).unwrap_or_else(|_| ErrorAnswer {
+            code: 0,
+            message: String::from_utf8_lossy(bytes).into_owned(),
+            error: String::new(),
+        })
+    }
+
     fn text(self) -> String {
         if self.message.is_empty() {
             self.error
@@ -150,7 +170,7 @@ struct Token {
 
 /// The client: the endpoints in order (the first that answers is used), and the auth token once there is one.
 pub struct EtcdClient {
-    http: reqwest::Client,
+    http: HttpClient,
     urls: Vec<String>,
     credentials: Option<(String, String)>,
     token: Mutex<Option<String>>,
@@ -167,10 +187,6 @@ impl std::fmt::Debug for EtcdClient {
 
 impl EtcdClient {
     pub fn new(config: &CorednsConfig) -> Result<EtcdClient, ConfigError> {
-        let mut builder = reqwest::Client::builder()
-            .timeout(config.timeout)
-            .connect_timeout(Duration::from_secs(5))
-            .pool_max_idle_per_host(4);
         let mut urls: Vec<String> = config
             .urls
             .iter()
@@ -186,44 +202,11 @@ impl EtcdClient {
             }
         }
         let tls = &config.tls;
-        if let Some(ca) = &tls.ca_file {
-            let pem = std::fs::read(ca).map_err(|source| ConfigError::Read {
-                what: "CA file",
-                path: ca.clone(),
-                source,
-            })?;
-            for cert in reqwest::Certificate::from_pem_bundle(&pem).map_err(|source| ConfigError::Pem {
-                path: ca.clone(),
-                source,
-            })? {
-                builder = builder.add_root_certificate(cert);
-            }
-        }
-        match (&tls.cert_file, &tls.key_file) {
-            (Some(cert), Some(key)) => {
-                let mut pem = std::fs::read(cert).map_err(|source| ConfigError::Read {
-                    what: "client certificate",
-                    path: cert.clone(),
-                    source,
-                })?;
-                pem.push(b'\n');
-                pem.extend(std::fs::read(key).map_err(|source| ConfigError::Read {
-                    what: "client key",
-                    path: key.clone(),
-                    source,
-                })?);
-                let identity = reqwest::Identity::from_pem(&pem).map_err(|source| ConfigError::Pem {
-                    path: cert.clone(),
-                    source,
-                })?;
-                builder = builder.identity(identity);
-            }
-            (None, None) => {}
-            _ => return Err(ConfigError::HalfIdentity),
-        }
-        if tls.insecure {
-            builder = builder.danger_accept_invalid_certs(true);
-        }
+        let mut builder = HttpClient::builder()
+            .timeout(config.timeout)
+            .connect_timeout(Duration::from_secs(5))
+            .pool_max_idle_per_host(4)
+            .tls(&tls.options());
         if let Some(server_name) = tls.server_name.as_deref().filter(|s| !s.is_empty()) {
             // The certificate names `server_name`, not the address we dial: ask for that name and pin it to
             // the address, so the TLS handshake checks the name the certificate carries.
@@ -343,23 +326,11 @@ impl EtcdClient {
             if let Some(t) = token {
                 req = req.header(reqwest::header::AUTHORIZATION, t);
             }
-            let resp = req.send().await.map_err(|source| EtcdError::Unreachable {
-                url: url.clone(),
-                source,
-            })?;
-            let status = resp.status().as_u16();
-            let bytes = resp.bytes().await.map_err(|source| EtcdError::Unreachable {
-                url: url.clone(),
-                source,
-            })?;
+            let (status, bytes) = exchange(&url, req).await?;
             if (200..300).contains(&status) {
-                return Ok((url, bytes.to_vec()));
+                return Ok((url, bytes));
             }
-            let err: ErrorAnswer = serde_json::from_slice(&bytes).unwrap_or(ErrorAnswer {
-                code: 0,
-                message: String::from_utf8_lossy(&bytes).into_owned(),
-                error: String::new(),
-            });
+            let err = ErrorAnswer::parse(&bytes);
             // An expired or revoked token: authenticate again, once.
             if err.code == 16 && attempt == 0 && self.credentials.is_some() {
                 continue;
@@ -384,27 +355,10 @@ impl EtcdClient {
             return Ok(t.clone());
         }
         let url = format!("{base}/v3/auth/authenticate");
-        let resp = self
-            .http
-            .post(&url)
-            .json(&Credentials { name: user, password })
-            .send()
-            .await
-            .map_err(|source| EtcdError::Unreachable {
-                url: url.clone(),
-                source,
-            })?;
-        let status = resp.status().as_u16();
-        let bytes = resp.bytes().await.map_err(|source| EtcdError::Unreachable {
-            url: url.clone(),
-            source,
-        })?;
+        let request = self.http.post(&url).json(&Credentials { name: user, password });
+        let (status, bytes) = exchange(&url, request).await?;
         if !(200..300).contains(&status) {
-            let err: ErrorAnswer = serde_json::from_slice(&bytes).unwrap_or(ErrorAnswer {
-                code: 0,
-                message: String::from_utf8_lossy(&bytes).into_owned(),
-                error: String::new(),
-            });
+            let err = ErrorAnswer::parse(&bytes);
             let code = if err.code == 0 { 16 } else { err.code };
             return Err(EtcdError::Status {
                 url,
@@ -421,6 +375,18 @@ impl EtcdClient {
         *token = Some(t.token.clone());
         Ok(t.token)
     }
+}
+
+/// Send a request and read its whole answer: the status and the body. No answer is `Unreachable`.
+async fn exchange(url: &str, request: Request<'_>) -> Result<(u16, Vec<u8>), EtcdError> {
+    let unreachable = |source| EtcdError::Unreachable {
+        url: url.to_string(),
+        source,
+    };
+    let response = request.send().await.map_err(unreachable)?;
+    let status = response.status().as_u16();
+    let body = response.bytes().await.map_err(unreachable)?;
+    Ok((status, body.to_vec()))
 }
 
 /// The end of the key range of a prefix: the prefix with its last byte that is not 0xff increased by one.

@@ -15,6 +15,7 @@
 //! assert_eq!(key, "/skydns/org/example/web/1a2b3c4d");
 //! assert_eq!(name_of("/skydns/", &key, 1).as_deref(), Some("web.example.org"));
 //! ```
+#![warn(missing_docs)]
 
 mod config;
 mod etcd;
@@ -24,8 +25,9 @@ use std::collections::{BTreeMap, HashMap};
 
 use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, TargetKind, Ttl};
-use extdns_provider::batch::{self, Failures, Unit};
-use extdns_provider::{Provider, ProviderError, ReadState, Records};
+use extdns_provider::batch::{self, Failures, Limits, Size, Unit};
+use extdns_provider::gather::Gather;
+use extdns_provider::{CallError, Provider, ProviderError, ReadState, Records};
 
 pub use config::{ConfigError, CorednsConfig, EtcdTls};
 pub use etcd::EtcdError;
@@ -72,10 +74,9 @@ impl CorednsProvider {
             .client
             .get_prefix(&self.config.prefix)
             .await
-            .map_err(|e| etcd_error(format!("reading {}", self.config.prefix), e))?;
+            .map_err(|e| ProviderError::from_call(format!("reading {}", self.config.prefix), e))?;
         let mut index = Index::default();
-        let mut endpoints: Vec<Endpoint> = Vec::new();
-        let mut by_record: HashMap<(String, RecordType), usize> = HashMap::new();
+        let mut gathered = Gather::default();
         for kv in kvs {
             let service: Service = match serde_json::from_slice(&kv.value) {
                 Ok(s) => s,
@@ -102,34 +103,22 @@ impl CorednsProvider {
                 (!service.text.is_empty()).then(|| (RecordType::Txt, service.text.clone())),
             ];
             for (rtype, target) in parts.into_iter().flatten() {
-                let lower = name.to_ascii_lowercase();
+                gathered.add(&name, &rtype, &target, || {
+                    let mut ep = Endpoint::new(&name, rtype.clone(), [target.as_str()]).with_ttl(ttl);
+                    if !service.group.is_empty() {
+                        ep.provider_specific.set(GROUP_PROPERTY, service.group.clone());
+                    }
+                    ep
+                });
                 index
                     .keys
-                    .entry((lower.clone(), rtype.clone(), target.clone()))
+                    .entry((name.to_ascii_lowercase(), rtype, target))
                     .or_default()
                     .push(kv.key.clone());
-                match by_record.get(&(lower.clone(), rtype.clone())) {
-                    Some(&i) => {
-                        if !endpoints[i].targets.iter().any(|t| t.as_str() == target) {
-                            endpoints[i].targets.push(target.as_str().into());
-                        }
-                    }
-                    None => {
-                        by_record.insert((lower, rtype.clone()), endpoints.len());
-                        let mut ep = Endpoint::new(&name, rtype, [target.as_str()]).with_ttl(ttl);
-                        if !service.group.is_empty() {
-                            ep.provider_specific.set(GROUP_PROPERTY, service.group.clone());
-                        }
-                        endpoints.push(ep);
-                    }
-                }
             }
             index.services.insert(kv.key, service);
         }
-        for ep in &mut endpoints {
-            ep.targets.normalize();
-        }
-        Ok((endpoints, index))
+        Ok((gathered.into_endpoints(), index))
     }
 
     /// The value written for one target of `ep`.
@@ -259,7 +248,10 @@ impl CorednsProvider {
                 tracing::debug!(units = batch.len(), writes = ops.len(), "etcd transaction applied");
                 Ok(())
             }
-            Err(e) if e.is_transient() || e.is_auth() || batch.len() > 1 => Err(etcd_error("writing records", e)),
+            Err(e) if e.is_transient() || e.is_auth() => Err(ProviderError::from_call("writing records", e)),
+            // etcd refused the transaction (too many operations, a request too large): one unit may be
+            // the cause, so the batch helper splits it.
+            Err(e) if batch.len() > 1 => Err(ProviderError::refused_from("writing records", e)),
             Err(e) => Err(ProviderError::Partial {
                 failures: vec![batch[0].failure(format!("{}: {e}", batch[0].change.action()))],
             }),
@@ -316,36 +308,17 @@ fn write_ttl(ttl: Ttl) -> u32 {
     }
 }
 
-fn etcd_error(context: impl std::fmt::Display, e: EtcdError) -> ProviderError {
-    if e.is_transient() {
-        ProviderError::transient_from(context, e)
-    } else if e.is_auth() {
-        ProviderError::Auth(format!("{context}: {e}"))
-    } else {
-        ProviderError::other_from(context, e)
-    }
-}
-
 #[async_trait]
 impl Provider for CorednsProvider {
     async fn records(&self) -> Result<Records, ProviderError> {
         let (endpoints, index) = self.read().await?;
-        Ok(Records {
-            endpoints,
-            state: ReadState::new(index),
-        })
+        Ok(Records::with_state(endpoints, index))
     }
 
     async fn apply(&self, read: &ReadState, units: &[Unit<'_>]) -> Result<(), ProviderError> {
         // Without a read (a webhook call) the keys of existing records are unknown: read them now.
-        let fresh;
-        let index = match read.get::<Index>() {
-            Some(i) => i,
-            None => {
-                fresh = self.read().await?.1;
-                &fresh
-            }
-        };
+        let held = read.get_or_read(|| async { Ok(self.read().await?.1) }).await?;
+        let index: &Index = &held;
         let mut failures = Failures::default();
         let mut valid: Vec<Unit<'_>> = Vec::with_capacity(units.len());
         for unit in units {
@@ -359,22 +332,8 @@ impl Provider for CorednsProvider {
         }
         batch::sort_for_apply(&mut valid);
         // Transactions of at most `max_txn_ops` writes; a unit that alone needs more travels alone.
-        let limit = self.config.max_txn_ops.max(1);
-        let mut start = 0;
-        let mut ops = 0;
-        let mut chunks = Vec::new();
-        for (i, unit) in valid.iter().enumerate() {
-            let n = self.encode(index, std::slice::from_ref(unit)).len();
-            if i > start && ops + n > limit {
-                chunks.push(&valid[start..i]);
-                (start, ops) = (i, 0);
-            }
-            ops += n;
-        }
-        if start < valid.len() {
-            chunks.push(&valid[start..]);
-        }
-        for chunk in chunks {
+        let writes = |u: &Unit<'_>| Size::changes(self.encode(index, std::slice::from_ref(u)).len());
+        for chunk in batch::split_by(&valid, Limits::changes(self.config.max_txn_ops), writes) {
             failures.absorb(batch::apply_split(chunk, |b| self.send(index, b)).await)?;
         }
         failures.into_result()

@@ -10,26 +10,34 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Service {
     #[serde(default, skip_serializing_if = "String::is_empty")]
+    /// The address (A/AAAA) or hostname (CNAME, SRV/MX target).
     pub host: String,
     #[serde(default, skip_serializing_if = "is_zero")]
+    /// SRV port.
     pub port: i64,
     #[serde(default, skip_serializing_if = "is_zero")]
+    /// SRV priority, or MX preference when `mail` is set.
     pub priority: i64,
     #[serde(default, skip_serializing_if = "is_zero")]
+    /// SRV weight.
     pub weight: i64,
     #[serde(default, skip_serializing_if = "String::is_empty")]
+    /// TXT data.
     pub text: String,
     /// An MX record: `priority` is the preference.
     #[serde(default, skip_serializing_if = "is_false")]
     pub mail: bool,
     #[serde(default, skip_serializing_if = "is_zero_u32")]
+    /// TTL in seconds; 0 leaves CoreDNS's default.
     pub ttl: u32,
     /// How many leading labels of the key are not part of the record's name (the random id).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub targetstrip: i64,
     #[serde(default, skip_serializing_if = "String::is_empty")]
+    /// SkyDNS group, from the `coredns/group` property; CoreDNS uses it to keep sets of values under one name apart.
     pub group: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
+    /// The owner id with `--coredns-strictly-owned`, so instances sharing a prefix leave each other's keys.
     pub ownedby: String,
 }
 

@@ -1,12 +1,11 @@
 //! The provider against a real etcd (the Go build `cargo xtask test` caches): what lands in etcd is read back
 //! over etcd's gateway by the test's own plain HTTP, and compared byte for byte with what external-dns writes.
 
-mod support;
-
 use extdns_endpoint::{Change, Endpoint, RecordType, Ttl};
 use extdns_provider::{Provider, ProviderError, Unit, apply_changes};
 use extdns_provider_coredns::{CorednsConfig, CorednsProvider, GROUP_PROPERTY};
-use support::Etcd;
+use extdns_test_support::etcd::{Etcd, Pki};
+use extdns_test_support::require;
 
 const PREFIX: &str = "/skydns/";
 
@@ -57,6 +56,7 @@ async fn read(p: &CorednsProvider) -> Vec<String> {
 
 #[tokio::test]
 async fn records_are_written_as_external_dns_writes_them_and_read_back() {
+    require!(Etcd);
     let etcd = Etcd::start();
     let p = provider(&etcd);
     let mut grouped = ep("grp.example.org", RecordType::A, &["192.0.2.7"]);
@@ -129,6 +129,7 @@ async fn records_are_written_as_external_dns_writes_them_and_read_back() {
 
 #[tokio::test]
 async fn updates_and_deletes_touch_only_the_keys_read() {
+    require!(Etcd);
     let etcd = Etcd::start();
     // Someone else's records under the same names: by hand, without targetstrip (the id is a name label).
     etcd.put("/skydns/org/example/web/hand", r#"{"host":"198.51.100.9"}"#);
@@ -212,6 +213,7 @@ async fn updates_and_deletes_touch_only_the_keys_read() {
 
 #[tokio::test]
 async fn a_key_holding_a_host_and_a_text_loses_only_the_part_deleted() {
+    require!(Etcd);
     let etcd = Etcd::start();
     // external-dns puts a TXT record of the same name into the host's key.
     etcd.put(
@@ -242,6 +244,7 @@ async fn a_key_holding_a_host_and_a_text_loses_only_the_part_deleted() {
 
 #[tokio::test]
 async fn a_refused_record_does_not_block_the_others() {
+    require!(Etcd);
     let etcd = Etcd::start();
     let p = provider(&etcd);
     let changes = vec![
@@ -270,6 +273,7 @@ async fn a_refused_record_does_not_block_the_others() {
 
 #[tokio::test]
 async fn large_change_sets_go_in_several_transactions_and_all_land() {
+    require!(Etcd);
     let etcd = Etcd::start();
     let p = provider_with(&etcd, |c| c.max_txn_ops = 50);
     let changes: Vec<Change> = (0..420)
@@ -291,6 +295,7 @@ async fn large_change_sets_go_in_several_transactions_and_all_land() {
 
 #[tokio::test]
 async fn strictly_owned_records_carry_the_owner_and_others_are_invisible() {
+    require!(Etcd);
     let etcd = Etcd::start();
     etcd.put(
         "/skydns/org/example/other/x1",
@@ -317,6 +322,7 @@ async fn strictly_owned_records_carry_the_owner_and_others_are_invisible() {
 
 #[tokio::test]
 async fn a_domain_filter_limits_what_is_read() {
+    require!(Etcd);
     let etcd = Etcd::start();
     etcd.put("/skydns/org/example/a/x1", r#"{"host":"192.0.2.1","targetstrip":1}"#);
     etcd.put("/skydns/net/other/b/x1", r#"{"host":"192.0.2.2","targetstrip":1}"#);
@@ -343,6 +349,7 @@ async fn an_unreachable_etcd_is_a_transient_error() {
 
 #[tokio::test]
 async fn etcd_authentication_is_used_and_a_wrong_password_is_an_auth_error() {
+    require!(Etcd);
     let etcd = Etcd::start();
     for (path, body) in [
         ("/v3/auth/role/add", r#"{"name":"root"}"#),
@@ -383,7 +390,8 @@ async fn etcd_authentication_is_used_and_a_wrong_password_is_an_auth_error() {
 
 #[tokio::test]
 async fn etcd_over_tls_with_a_client_certificate_and_a_server_name() {
-    let pki = support::Pki::create();
+    require!(Etcd, OpenSsl);
+    let pki = Pki::create();
     let etcd = Etcd::start_tls(&pki);
     let tls = |c: &mut CorednsConfig, server_name: Option<&str>| {
         c.tls.ca_file = Some(pki.path("ca.crt"));

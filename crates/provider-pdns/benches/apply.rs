@@ -6,25 +6,17 @@
 //! Run: `cargo bench -p extdns-provider-pdns --bench apply` (needs `apt-get install -y pdns-server
 //! pdns-backend-sqlite3 sqlite3`). Set `PDNS_BENCH_RECORDS` to change the number of records.
 
-#[path = "../tests/support/mod.rs"]
-mod support;
-
 use std::time::{Duration, Instant};
 
-use extdns_endpoint::{Change, Endpoint, RecordType, Ttl};
+use extdns_endpoint::{Change, Endpoint, RecordType};
 use extdns_provider::{Provider, ReadState, Unit};
 use extdns_provider_pdns::{PdnsConfig, PdnsProvider};
-use support::{API_KEY, PowerDns, Zone};
+use extdns_test_support::bench;
+use extdns_test_support::pdns::{API_KEY, PowerDns, Zone};
 
 fn main() {
-    let n: usize = std::env::var("PDNS_BENCH_RECORDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(10_000);
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-        Ok(r) => r,
-        Err(e) => panic!("tokio runtime: {e}"),
-    };
+    let n = bench::records_from_env("PDNS_BENCH_RECORDS");
+    let runtime = bench::runtime();
     println!("pdns provider → PowerDNS 4.7 gsqlite3 on 127.0.0.1, {n} A records + {n} ownership TXT records");
     println!(
         "{:>10} {:>10} {:>14} {:>10} {:>14}",
@@ -44,9 +36,8 @@ fn main() {
         };
         let (records, owners): (Vec<Change>, Vec<Change>) = (0..n)
             .map(|i| {
-                let ip = format!("10.{}.{}.{}", (i >> 16) & 255, (i >> 8) & 255, i & 255);
-                let name = format!("r{i}.bench.example");
-                let record = Endpoint::new(&name, RecordType::A, [ip]).with_ttl(Ttl(300));
+                let record = bench::a_record(i, "bench.example");
+                let name = &record.dns_name;
                 let owner = Endpoint::new(
                     &format!("a-{name}"),
                     RecordType::Txt,

@@ -3,11 +3,13 @@
 
 use std::time::Duration;
 
-use extdns_provider::Backoff;
+use extdns_provider::backoff::Verdict;
+use extdns_provider::http::{Request, error_chain, retry_after};
+use extdns_provider::{Backoff, HttpClient, Retry};
 use reqwest::header::{HeaderMap, HeaderValue};
-use reqwest::{Certificate, Identity, RequestBuilder, Response, StatusCode, Url};
+use reqwest::{Response, StatusCode, Url};
 
-use crate::config::{ConfigError, PdnsConfig, Setting};
+use crate::config::{ConfigError, PdnsConfig};
 use crate::wire::{Patch, ZoneData, ZoneInfo};
 
 /// Longest part of an unexpected answer body kept in an error message.
@@ -21,22 +23,30 @@ pub enum ApiError {
     /// the cause, e.g. which certificate check failed).
     #[error("{what}: {detail}")]
     Network {
+        /// The call, as `METHOD path` of the API.
         what: String,
+        /// The error and its causes, as one line.
         detail: String,
+        /// The HTTP client's error.
         #[source]
         source: reqwest::Error,
     },
     /// An answer other than success (after the retries, for 429 and 5xx).
     #[error("{what}: PowerDNS answered {status}: {message}")]
     Status {
+        /// The call, as `METHOD path` of the API.
         what: String,
+        /// The HTTP status.
         status: StatusCode,
+        /// PowerDNS's `error` text, or the start of the body when it sent none.
         message: String,
     },
     /// A success whose body is not the JSON PowerDNS sends.
     #[error("{what}: the answer is not PowerDNS's JSON: {source}")]
     Decode {
+        /// The call, as `METHOD path` of the API.
         what: String,
+        /// The JSON decoder's reason.
         #[source]
         source: serde_json::Error,
     },
@@ -45,18 +55,10 @@ pub enum ApiError {
 /// A client of one PowerDNS server's API.
 #[derive(Debug)]
 pub struct Api {
-    http: reqwest::Client,
+    http: HttpClient,
     /// `…/api/v1/servers/{server_id}/zones`.
     zones: Url,
     retry: Backoff,
-}
-
-fn read(setting: Setting, path: &std::path::Path) -> Result<Vec<u8>, ConfigError> {
-    std::fs::read(path).map_err(|source| ConfigError::ReadFile {
-        setting,
-        path: path.to_path_buf(),
-        source,
-    })
 }
 
 impl Api {
@@ -85,41 +87,15 @@ impl Api {
         key.set_sensitive(true);
         let mut headers = HeaderMap::new();
         headers.insert("X-API-Key", key);
-        let mut builder = reqwest::Client::builder()
+        let http = HttpClient::builder()
             .default_headers(headers)
             .timeout(config.timeout)
             .connect_timeout(config.timeout.min(Duration::from_secs(10)))
-            .user_agent(concat!("extdns/", env!("CARGO_PKG_VERSION")))
-            .danger_accept_invalid_certs(config.tls.skip_verify);
-        if let Some(ca) = &config.tls.ca_file {
-            let pem = read(Setting::TlsCa, ca)?;
-            for cert in Certificate::from_pem_bundle(&pem).map_err(|source| ConfigError::Pem {
-                setting: Setting::TlsCa,
-                what: "the CA certificate",
-                path: ca.clone(),
-                source,
-            })? {
-                builder = builder.add_root_certificate(cert);
-            }
-        }
-        match (&config.tls.client_cert, &config.tls.client_key) {
-            (Some(cert), Some(key)) => {
-                let mut pem = read(Setting::TlsClientCert, cert)?;
-                pem.push(b'\n');
-                pem.extend(read(Setting::TlsClientCert, key)?);
-                let identity = Identity::from_pem(&pem).map_err(|source| ConfigError::Pem {
-                    setting: Setting::TlsClientCert,
-                    what: "the client certificate and key",
-                    path: cert.clone(),
-                    source,
-                })?;
-                builder = builder.identity(identity);
-            }
-            (None, None) => {}
-            _ => return Err(ConfigError::ClientCertWithoutKey),
-        }
+            .tls(&config.tls)
+            .build()
+            .map_err(ConfigError::Client)?;
         Ok(Api {
-            http: builder.build().map_err(ConfigError::Client)?,
+            http,
             zones,
             retry: config.retry.clone(),
         })
@@ -166,50 +142,38 @@ impl Api {
     /// Send a request built by `build`, again after a rate limit, a 5xx or a network error (every call
     /// extdns makes is idempotent: reads, and PATCHes that replace or delete whole rrsets), waiting as the
     /// server asks (`Retry-After`) or by the backoff. Any other non-success is an [`ApiError::Status`].
-    async fn send(&self, what: &str, build: impl Fn() -> RequestBuilder) -> Result<Response, ApiError> {
-        let attempts = self.retry.max_attempts.max(1);
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            let last = attempt >= attempts;
-            let (wait, error) = match build().send().await {
+    async fn send<'c>(&self, what: &str, build: impl Fn() -> Request<'c>) -> Result<Response, ApiError> {
+        let attempt = || async {
+            let response = match build().send().await {
                 Ok(response) if response.status().is_success() => return Ok(response),
-                Ok(response) => {
-                    let status = response.status();
-                    let retry_after = retry_after(&response);
-                    let message = message(response).await;
-                    let error = ApiError::Status {
-                        what: what.to_string(),
-                        status,
-                        message,
-                    };
-                    if !is_transient(status) {
-                        return Err(error);
-                    }
-                    (retry_after, error)
+                Ok(response) => response,
+                Err(source) => {
+                    return Err(Verdict {
+                        error: network(what, source),
+                        retry: Retry::Backoff,
+                    });
                 }
-                Err(source) => (None, network(what, source)),
             };
-            if last {
-                return Err(error);
-            }
-            let wait = wait
-                .unwrap_or_else(|| self.retry.delay(attempt - 1))
-                .min(self.retry.max);
-            tracing::debug!(%error, attempt, wait_ms = wait.as_millis() as u64, "PowerDNS request failed; retrying");
-            tokio::time::sleep(wait).await;
-        }
+            let status = response.status();
+            let retry = match retry_after(&response) {
+                _ if !is_transient(status) => Retry::No,
+                Some(asked) => Retry::After(asked),
+                None => Retry::Backoff,
+            };
+            let error = ApiError::Status {
+                what: what.to_string(),
+                status,
+                message: message(response).await,
+            };
+            Err(Verdict { error, retry })
+        };
+        self.retry.retry(what, attempt, |v| v.retry).await.map_err(|v| v.error)
     }
 }
 
 /// Statuses worth asking again: rate limited, or the server failing.
 pub fn is_transient(status: StatusCode) -> bool {
     status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error()
-}
-
-fn retry_after(response: &Response) -> Option<Duration> {
-    let value = response.headers().get(reqwest::header::RETRY_AFTER)?.to_str().ok()?;
-    value.trim().parse::<u64>().ok().map(Duration::from_secs)
 }
 
 /// PowerDNS's error text (`{"error": "..."}`), or the start of whatever else the body holds.
@@ -243,19 +207,9 @@ async fn decode<T: serde::de::DeserializeOwned>(what: &str, response: Response) 
 }
 
 fn network(what: &str, source: reqwest::Error) -> ApiError {
-    let mut detail = source.to_string();
-    let mut cause = std::error::Error::source(&source);
-    while let Some(c) = cause {
-        let text = c.to_string();
-        if !detail.contains(&text) {
-            detail.push_str(": ");
-            detail.push_str(&text);
-        }
-        cause = c.source();
-    }
     ApiError::Network {
         what: what.to_string(),
-        detail,
+        detail: error_chain(&source),
         source,
     }
 }

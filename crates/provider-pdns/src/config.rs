@@ -2,24 +2,16 @@
 //! shared `--tls-*` and `--domain-filter` ones), and its startup validation. Every rejection is a
 //! [`ConfigError`] naming the setting at fault ([`ConfigError::setting`]), which the binary turns into a flag.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use extdns_endpoint::DomainFilter;
 use extdns_provider::Backoff;
+use extdns_provider::http::HttpError;
+use extdns_provider::tls::{TlsError, TlsFile};
 
 /// TLS settings for an `https://` API URL: `--pdns-skip-tls-verify` and the shared `--tls-ca`,
-/// `--tls-client-cert`, `--tls-client-cert-key`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct TlsOptions {
-    pub skip_verify: bool,
-    /// PEM file of the CA that signed the API's certificate; the system roots are trusted as well.
-    pub ca_file: Option<PathBuf>,
-    /// PEM files of a client certificate and its key, for an API behind mutual TLS.
-    pub client_cert: Option<PathBuf>,
-    pub client_key: Option<PathBuf>,
-}
+/// `--tls-client-cert`, `--tls-client-cert-key`. The system roots are trusted beside the CA file.
+pub use extdns_provider::TlsOptions;
 
 /// The provider's configuration. Built with [`PdnsConfig::new`], then adjusted field by field. Its `Debug`
 /// form hides the API key, so settings can be logged.
@@ -34,6 +26,7 @@ pub struct PdnsConfig {
     pub api_key: String,
     /// Which zones to manage: a zone is used when the filter matches its name or one of its sub-domains.
     pub domain_filter: DomainFilter,
+    /// TLS towards an `https://` server (see [`TlsOptions`]); ignored for `http://`.
     pub tls: TlsOptions,
     /// Per-request timeout (connect, send, answer).
     pub timeout: Duration,
@@ -86,52 +79,50 @@ impl PdnsConfig {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ConfigError {
+    /// `--pdns-api-key` is empty.
     #[error("the PowerDNS API key is empty: the API refuses requests without one")]
     NoApiKey,
+    /// `--pdns-server` does not parse as a URL.
     #[error("the PowerDNS server URL {url:?} is not a URL: {source}")]
     Url {
+        /// The URL as given.
         url: String,
+        /// The URL parser's reason.
         #[source]
         source: url::ParseError,
     },
+    /// `--pdns-server` has a scheme other than `http` or `https`, or cannot be a base URL.
     #[error("the PowerDNS server URL {0:?} is neither http:// nor https://")]
     Scheme(String),
+    /// `--pdns-api-key` holds control or non-ASCII characters.
     #[error("the PowerDNS API key holds characters an HTTP header cannot carry")]
     ApiKeyChars,
+    /// `--pdns-server-id` is empty.
     #[error("the PowerDNS server id is empty")]
     NoServerId,
+    /// [`PdnsConfig::batch_change_size`] is 0.
     #[error("the batch change size must be at least 1")]
     BatchSize,
-    #[error("a TLS client certificate and its key must be given together")]
-    ClientCertWithoutKey,
-    #[error("cannot read {path}: {source}")]
-    ReadFile {
-        setting: Setting,
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("{what} in {path} is not usable: {source}")]
-    Pem {
-        setting: Setting,
-        what: &'static str,
-        path: PathBuf,
-        #[source]
-        source: reqwest::Error,
-    },
-    #[error("cannot build the HTTP client: {0}")]
-    Client(#[source] reqwest::Error),
+    /// A TLS file cannot be used, or the HTTP client cannot be built.
+    #[error("{0}")]
+    Client(#[source] HttpError),
 }
 
 /// The settings of [`PdnsConfig`] a [`ConfigError`] is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Setting {
+    /// [`PdnsConfig::api_key`] (`--pdns-api-key`).
     ApiKey,
+    /// [`PdnsConfig::server`] (`--pdns-server`).
     Server,
+    /// [`PdnsConfig::server_id`] (`--pdns-server-id`).
     ServerId,
+    /// [`PdnsConfig::batch_change_size`].
     BatchChangeSize,
+    /// The CA file (`--tls-ca`).
     TlsCa,
+    /// The client certificate or its key (`--tls-client-cert`, `--tls-client-cert-key`).
     TlsClientCert,
     /// Not one setting: the HTTP client could not be built.
     Client,
@@ -145,8 +136,12 @@ impl ConfigError {
             ConfigError::Url { .. } | ConfigError::Scheme(_) => Setting::Server,
             ConfigError::NoServerId => Setting::ServerId,
             ConfigError::BatchSize => Setting::BatchChangeSize,
-            ConfigError::ClientCertWithoutKey => Setting::TlsClientCert,
-            ConfigError::ReadFile { setting, .. } | ConfigError::Pem { setting, .. } => *setting,
+            ConfigError::Client(HttpError::Tls(e)) => match e {
+                TlsError::Read { file: TlsFile::Ca, .. }
+                | TlsError::Pem { file: TlsFile::Ca, .. }
+                | TlsError::Empty { file: TlsFile::Ca, .. } => Setting::TlsCa,
+                _ => Setting::TlsClientCert,
+            },
             ConfigError::Client(_) => Setting::Client,
         }
     }

@@ -18,6 +18,7 @@
 //! assert!(PdnsProvider::new(&PdnsConfig::new("not a url", "api-key")).is_err());
 //! # Ok::<(), extdns_provider_pdns::ConfigError>(())
 //! ```
+#![warn(missing_docs)]
 
 mod api;
 mod config;
@@ -26,7 +27,7 @@ mod wire;
 use async_trait::async_trait;
 use extdns_endpoint::{DomainFilter, Endpoint, RecordType};
 use extdns_provider::batch::{self, Unit};
-use extdns_provider::{Provider, ProviderError, ReadState, Records};
+use extdns_provider::{Provider, ProviderError, ReadState, Records, zone};
 use reqwest::StatusCode;
 
 pub use api::ApiError;
@@ -118,14 +119,25 @@ impl PdnsProvider {
                     );
                     if sent.len() > 1 {
                         tracing::info!(zone = %zone.name, changes = sent.len(), %reason, "patch refused; splitting it");
-                        return Err(ProviderError::Invalid(reason));
+                        return Err(ProviderError::refused(reason));
                     }
                     for unit in sent {
                         tracing::warn!(record = %unit.record_name(), %reason, "change refused");
                         failures.push(unit.failure(reason.clone()));
                     }
                 }
-                Err(e) => return Err(provider_error(e)),
+                Err(e) => match provider_error(e) {
+                    // Neither transient nor a refused key: as with a refusal, one change may be the cause.
+                    ProviderError::Other { message, source } if sent.len() > 1 => {
+                        return Err(ProviderError::Refused { message, source });
+                    }
+                    e @ ProviderError::Other { .. } => {
+                        for unit in sent {
+                            failures.push(unit.failure(format!("{}: {e}", unit.change.action())));
+                        }
+                    }
+                    e => return Err(e),
+                },
             }
         }
         if failures.is_empty() {
@@ -140,10 +152,7 @@ impl PdnsProvider {
 fn select_zones(filter: &DomainFilter, listed: Vec<ZoneInfo>) -> Vec<Zone> {
     let mut zones: Vec<Zone> = listed
         .into_iter()
-        .filter(|z| {
-            let name = z.name.trim_end_matches('.');
-            !filter.is_configured() || filter.matches(name) || filter.match_parent(name)
-        })
+        .filter(|z| zone::selected(filter, &z.name, true))
         .map(|z| Zone {
             name: wire::fqdn(&z.name),
             id: z.id,
@@ -153,10 +162,9 @@ fn select_zones(filter: &DomainFilter, listed: Vec<ZoneInfo>) -> Vec<Zone> {
     zones
 }
 
-/// The closest zone containing `name`: the longest, since `zones` is sorted longest first.
+/// The closest zone containing `name`.
 fn zone_for<'z>(zones: &'z [Zone], name: &str) -> Option<(usize, &'z Zone)> {
-    let name = wire::fqdn(name);
-    zones.iter().enumerate().find(|(_, z)| wire::in_zone(&name, &z.name))
+    zone::closest(zones, name, |z| &z.name).map(|i| (i, &zones[i]))
 }
 
 /// Statuses by which PowerDNS refuses the content of a PATCH (a malformed record, a CNAME next to other
@@ -206,21 +214,14 @@ impl Provider for PdnsProvider {
                     .filter_map(|rrset| wire::endpoint_of(rrset, &zone.name)),
             );
         }
-        Ok(Records {
-            endpoints,
-            state: ReadState::new(ReadZones(zones)),
-        })
+        Ok(Records::with_state(endpoints, ReadZones(zones)))
     }
 
     async fn apply(&self, read: &ReadState, units: &[Unit<'_>]) -> Result<(), ProviderError> {
-        let listed;
-        let zones = match read.get::<ReadZones>() {
-            Some(ReadZones(zones)) => zones.as_slice(),
-            None => {
-                listed = self.zones().await?;
-                listed.as_slice()
-            }
-        };
+        let held = read
+            .get_or_read(|| async { Ok(ReadZones(self.zones().await?)) })
+            .await?;
+        let zones = held.0.as_slice();
         let mut failures = batch::Failures::default();
         let mut by_zone: Vec<Vec<Unit<'_>>> = vec![Vec::new(); zones.len()];
         for unit in units {

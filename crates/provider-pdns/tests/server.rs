@@ -2,8 +2,6 @@
 //! read back with `dig`; and against a small fake API for the rate-limit and 5xx paths a real server does
 //! not produce on demand.
 
-mod support;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -11,7 +9,8 @@ use std::time::Duration;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, ProviderSpecific, RecordType, Ttl};
 use extdns_provider::{Provider, ProviderError, Unit, apply_changes};
 use extdns_provider_pdns::{PdnsConfig, PdnsProvider};
-use support::{API_KEY, PowerDns, Zone};
+use extdns_test_support::pdns::{API_KEY, PowerDns, Zone};
+use extdns_test_support::require;
 
 fn provider_with(url: &str, key: &str, filter: &[&str]) -> PdnsProvider {
     let mut config = PdnsConfig::new(url, key);
@@ -64,6 +63,7 @@ fn find<'a>(eps: &'a [Endpoint], name: &str, rtype: &RecordType) -> Option<&'a E
 
 #[tokio::test]
 async fn every_record_type_is_created_read_updated_and_deleted() {
+    require!(PowerDns);
     let pdns = PowerDns::start(&[Zone::new("example.org").with_record("legacy", "A", "192.0.2.99")]);
     let p = provider(&pdns);
     let created = vec![
@@ -180,6 +180,7 @@ async fn every_record_type_is_created_read_updated_and_deleted() {
 
 #[tokio::test]
 async fn a_refused_change_fails_alone_with_its_ownership_record_and_the_others_land() {
+    require!(PowerDns);
     let pdns = PowerDns::start(&[Zone::new("example.org")]);
     let p = provider(&pdns);
     let owner = |name: &str| {
@@ -243,6 +244,7 @@ async fn a_refused_change_fails_alone_with_its_ownership_record_and_the_others_l
 
 #[tokio::test]
 async fn a_wrong_api_key_is_an_authentication_failure_and_writes_nothing() {
+    require!(PowerDns);
     let pdns = PowerDns::start(&[Zone::new("example.org")]);
     let p = provider_with(&pdns.url(), "not-the-key", &[]);
     let read = p.records().await;
@@ -261,6 +263,7 @@ async fn a_wrong_api_key_is_an_authentication_failure_and_writes_nothing() {
 
 #[tokio::test]
 async fn zones_are_picked_by_the_domain_filter_and_changes_outside_them_fail_by_name() {
+    require!(PowerDns);
     let pdns = PowerDns::start(&[
         Zone::new("example.org").with_record("x", "A", "192.0.2.1"),
         Zone::new("k8s.example.org").with_record("y", "A", "192.0.2.2"),
@@ -370,6 +373,7 @@ async fn rate_limits_and_server_errors_are_retried_then_reported_as_transient() 
 
 #[tokio::test]
 async fn an_unknown_server_id_is_a_configuration_error_not_a_transient_one() {
+    require!(PowerDns);
     let pdns = PowerDns::start(&[Zone::new("example.org")]);
     let mut config = PdnsConfig::new(pdns.url(), API_KEY);
     config.server_id = "no-such-server".into();
@@ -386,6 +390,7 @@ async fn an_unknown_server_id_is_a_configuration_error_not_a_transient_one() {
 
 #[tokio::test]
 async fn a_cname_at_the_apex_is_an_alias_and_reads_back_as_desired() {
+    require!(PowerDns);
     let pdns = PowerDns::start(&[Zone::new("example.org")]);
     let p = provider(&pdns);
     let desired = ep("example.org", RecordType::Cname, &["lb.example.net"]);

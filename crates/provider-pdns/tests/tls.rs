@@ -3,71 +3,29 @@
 //! behind a TLS proxy would. Checks `--tls-ca`, `--pdns-skip-tls-verify` and that an unknown CA is refused.
 
 use std::path::Path;
-use std::process::Command;
 use std::sync::Arc;
 
 use extdns_provider::Provider;
 use extdns_provider_pdns::{PdnsConfig, PdnsProvider};
+use extdns_test_support::require;
+use extdns_test_support::tls::Ca;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-fn openssl(dir: &Path, args: &[&str]) {
-    let out = Command::new("openssl").args(args).current_dir(dir).output();
-    match out {
-        Ok(o) if o.status.success() => {}
-        Ok(o) => panic!("openssl {args:?}: {}", String::from_utf8_lossy(&o.stderr)),
-        Err(e) => panic!("openssl not found ({e}): install it with `apt-get install -y openssl`"),
-    }
-}
-
-/// A CA (`ca.pem`) and a certificate for 127.0.0.1 it signed (`server.pem`, `key.pem`) in `dir`.
+/// A CA (`ca.crt`) and a certificate for 127.0.0.1 it signed (`server.crt`, `server.key`) in `dir`.
 fn certificates(dir: &Path) {
-    let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
-    let ca = [
-        &["req", "-x509"][..],
-        &ec,
-        &["-days", "2", "-subj", "/CN=extdns pdns test CA"],
-    ]
-    .concat();
-    openssl(dir, &[&ca[..], &["-keyout", "ca.key", "-out", "ca.pem"]].concat());
-    let csr = [&["req", "-new"][..], &ec, &["-subj", "/CN=127.0.0.1"]].concat();
-    openssl(dir, &[&csr[..], &["-keyout", "key.pem", "-out", "server.csr"]].concat());
-    if let Err(e) = std::fs::write(
-        dir.join("ext.cnf"),
-        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n",
-    ) {
-        panic!("{e}");
+    if let Err(e) = Ca::for_localhost(dir) {
+        panic!("{e:#}");
     }
-    openssl(
-        dir,
-        &[
-            "x509",
-            "-req",
-            "-in",
-            "server.csr",
-            "-CA",
-            "ca.pem",
-            "-CAkey",
-            "ca.key",
-            "-CAcreateserial",
-            "-days",
-            "2",
-            "-extfile",
-            "ext.cnf",
-            "-out",
-            "server.pem",
-        ],
-    );
 }
 
-/// Serves every connection with one HTTP answer `[]`; returns the base URL.
 async fn https_server(dir: &Path) -> String {
-    let certs: Vec<CertificateDer<'static>> = match CertificateDer::pem_file_iter(dir.join("server.pem")) {
+    let certs: Vec<CertificateDer<'static>> = match CertificateDer::pem_file_iter(dir.join("server.crt")) {
         Ok(it) => it.filter_map(Result::ok).collect(),
         Err(e) => panic!("{e}"),
     };
-    let key = match PrivateKeyDer::from_pem_file(dir.join("key.pem")) {
+    let key = match PrivateKeyDer::from_pem_file(dir.join("server.key")) {
         Ok(k) => k,
         Err(e) => panic!("{e}"),
     };
@@ -112,6 +70,7 @@ fn provider(config: &PdnsConfig) -> PdnsProvider {
 
 #[tokio::test]
 async fn https_with_the_tls_ca_with_skip_verify_and_refused_without_either() {
+    require!(OpenSsl);
     let dir = match tempfile::tempdir() {
         Ok(d) => d,
         Err(e) => panic!("{e}"),
@@ -120,7 +79,7 @@ async fn https_with_the_tls_ca_with_skip_verify_and_refused_without_either() {
     let url = https_server(dir.path()).await;
 
     let mut with_ca = PdnsConfig::new(&url, "k");
-    with_ca.tls.ca_file = Some(dir.path().join("ca.pem"));
+    with_ca.tls.ca_file = Some(dir.path().join("ca.crt"));
     let r = provider(&with_ca).records().await;
     assert!(r.is_ok(), "the CA of --tls-ca is trusted: {r:?}");
 
@@ -143,6 +102,7 @@ async fn https_with_the_tls_ca_with_skip_verify_and_refused_without_either() {
 
 #[test]
 fn unusable_tls_files_are_configuration_errors_naming_the_file() {
+    require!(OpenSsl);
     let dir = match tempfile::tempdir() {
         Ok(d) => d,
         Err(e) => panic!("{e}"),
@@ -150,8 +110,8 @@ fn unusable_tls_files_are_configuration_errors_naming_the_file() {
     certificates(dir.path());
     // A valid client certificate and key load.
     let mut c = PdnsConfig::new("https://127.0.0.1:1", "k");
-    c.tls.client_cert = Some(dir.path().join("server.pem"));
-    c.tls.client_key = Some(dir.path().join("key.pem"));
+    c.tls.client_cert = Some(dir.path().join("server.crt"));
+    c.tls.client_key = Some(dir.path().join("server.key"));
     assert!(PdnsProvider::new(&c).is_ok());
     // A key file that holds no key does not.
     let garbage = dir.path().join("garbage.pem");
@@ -160,5 +120,5 @@ fn unusable_tls_files_are_configuration_errors_naming_the_file() {
     }
     c.tls.client_key = Some(garbage.clone());
     let e = PdnsProvider::new(&c).err().map(|e| e.to_string()).unwrap_or_default();
-    assert!(e.contains("server.pem") && e.contains("client certificate"), "{e}");
+    assert!(e.contains("garbage.pem") && e.contains("client key"), "{e}");
 }

@@ -5,25 +5,17 @@
 //! Run: `cargo bench -p extdns-provider-rfc2136 --bench apply` (needs `named`: `apt-get install -y bind9`).
 //! Set `RFC2136_BENCH_RECORDS` to change the number of records.
 
-#[path = "../tests/support/mod.rs"]
-mod support;
-
 use std::time::{Duration, Instant};
 
-use extdns_endpoint::{Change, Endpoint, RecordType, Ttl};
+use extdns_endpoint::{Change, Endpoint};
 use extdns_provider::{Provider, ReadState, Unit};
 use extdns_provider_rfc2136::{Rfc2136Config, Rfc2136Provider};
-use support::{DnsServer, KEY_NAME, Kind, SECRET, Zone};
+use extdns_test_support::bench;
+use extdns_test_support::dns_server::{DnsServer, KEY_NAME, Kind, SECRET, Zone};
 
 fn main() {
-    let n: usize = std::env::var("RFC2136_BENCH_RECORDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(10_000);
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-        Ok(r) => r,
-        Err(e) => panic!("tokio runtime: {e}"),
-    };
+    let n = bench::records_from_env("RFC2136_BENCH_RECORDS");
+    let runtime = bench::runtime();
     println!("rfc2136 provider → BIND 9 on 127.0.0.1, {n} A records, TSIG hmac-sha256");
     println!(
         "{:>10} {:>10} {:>14} {:>10} {:>14}",
@@ -47,12 +39,7 @@ fn main() {
             Ok(p) => p,
             Err(e) => panic!("{e}"),
         };
-        let create: Vec<Endpoint> = (0..n)
-            .map(|i| {
-                let ip = format!("10.{}.{}.{}", (i >> 16) & 255, (i >> 8) & 255, i & 255);
-                Endpoint::new(&format!("r{i}.bench.example"), RecordType::A, [ip]).with_ttl(Ttl(300))
-            })
-            .collect();
+        let create: Vec<Endpoint> = (0..n).map(|i| bench::a_record(i, "bench.example")).collect();
         let serial_before = server.serial("bench.example");
         let (create_rate, read_secs, delete_rate) = runtime.block_on(async {
             let t = Instant::now();

@@ -4,11 +4,13 @@
 use hickory_proto::op::{Message, MessageType, OpCode, Query, ResponseCode};
 use hickory_proto::rr::{DNSClass, Name, Record, RecordType as WireType};
 
-use crate::transport::{Connection, ServerPicker, TlsConnector, TransportError};
+use crate::tls::TlsConnector;
+use crate::transport::{Connection, ServerPicker, TransportError};
 use crate::tsig::{Key, TsigFailure, Verifier, unix_now};
 
 /// How one exchange with the servers ended, when it did not end well.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum ExchangeError {
     /// No server could be reached (the last server's error).
     Transport(TransportError),

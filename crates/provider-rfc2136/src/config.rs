@@ -3,13 +3,11 @@
 //! ([`ConfigError::setting`]), which the binary turns into the flag to change.
 
 use std::fmt;
-use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
 use base64::Engine as _;
 
-use crate::transport::TransportError;
 use crate::tsig::{Algorithm, Key, TsigError};
 
 /// How updates and transfers pick one of several `--rfc2136-host`s (`--rfc2136-load-balancing-strategy`).
@@ -47,19 +45,13 @@ impl fmt::Display for LoadBalancing {
 }
 
 /// DNS over TLS (RFC 7858 / RFC 9103) settings: `--rfc2136-use-tls`, `--rfc2136-skip-tls-verify` and the
-/// shared `--tls-ca`, `--tls-client-cert`, `--tls-client-cert-key`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TlsOptions {
-    pub skip_verify: bool,
-    /// PEM file of the CA that signed the server certificate; the system roots when absent.
-    pub ca_file: Option<PathBuf>,
-    /// PEM files of a client certificate and its key, for servers that require mutual TLS.
-    pub client_cert: Option<PathBuf>,
-    pub client_key: Option<PathBuf>,
-}
+/// shared `--tls-ca`, `--tls-client-cert`, `--tls-client-cert-key`. Without a CA file the system roots
+/// are trusted.
+pub use extdns_provider::TlsOptions;
 
-/// The flags as given. [`Rfc2136Config::validate`] turns them into a [`Settings`] or an error naming the
-/// flag; external-dns's defaults are the `Default` values except `batch_change_size` (50).
+/// The flags as given. Building the provider validates them into the settings it runs with, or a
+/// [`ConfigError`] naming the setting at fault; external-dns's defaults are the `Default` values except
+/// `batch_change_size` (50).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rfc2136Config {
     /// `--rfc2136-host` (repeatable).
@@ -68,16 +60,25 @@ pub struct Rfc2136Config {
     pub port: u16,
     /// `--rfc2136-zone` (repeatable).
     pub zones: Vec<String>,
+    /// `--rfc2136-insecure`: send unsigned updates and transfers; the TSIG settings are then ignored.
     pub insecure: bool,
+    /// `--rfc2136-tsig-keyname`: the TSIG key's name, as the server's key statement spells it.
     pub tsig_keyname: String,
+    /// `--rfc2136-tsig-secret`: the TSIG key, base64 as `tsig-keygen` prints it.
     pub tsig_secret: String,
+    /// `--rfc2136-tsig-secret-alg`: `hmac-sha1` to `hmac-sha512` (a trailing dot and case are ignored);
+    /// `hmac-md5` is refused as insecure.
     pub tsig_secret_alg: String,
     /// `--rfc2136-axfr`, OR-ed with the deprecated `--rfc2136-tsig-axfr` by the binary.
     pub axfr: bool,
     /// `--rfc2136-min-ttl`: written TTLs are raised to at least this.
     pub min_ttl: Duration,
+    /// `--rfc2136-batch-change-size`: most changes (record and ownership changes each count) in one
+    /// UPDATE message; at least 1.
     pub batch_change_size: usize,
+    /// `--rfc2136-gss-tsig`: Kerberos-signed updates, which extdns refuses at startup.
     pub gss_tsig: bool,
+    /// `--rfc2136-load-balancing-strategy`.
     pub load_balancing: LoadBalancing,
     /// `Some` when `--rfc2136-use-tls` is set.
     pub tls: Option<TlsOptions>,
@@ -110,55 +111,118 @@ impl Default for Rfc2136Config {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ConfigError {
+    /// `--rfc2136-gss-tsig` is set; Kerberos signing is not implemented.
     #[error("GSS-TSIG (Kerberos, RFC 3645) is not supported by extdns; use a TSIG key or insecure updates")]
     GssTsig,
+    /// `--rfc2136-batch-change-size` is 0.
     #[error("the batch change size must be at least 1")]
     BatchSize,
+    /// No `--rfc2136-host`, or only empty ones.
     #[error("no server host is configured")]
     NoHost,
+    /// A `--rfc2136-zone` is empty (or only a dot).
     #[error("a zone name is empty")]
     EmptyZone,
+    /// No `--rfc2136-zone`: extdns never guesses which zones it may update.
     #[error("no zone is configured: name every zone extdns may update")]
     NoZone,
+    /// A `--rfc2136-zone` is not a valid DNS name (a label too long, say).
     #[error("zone {zone:?} is not a DNS name: {source}")]
     InvalidZone {
+        /// The zone as given.
         zone: String,
+        /// Why it cannot be encoded.
         #[source]
         source: crate::codec::CodecError,
     },
+    /// `--rfc2136-tsig-secret-alg` names no supported algorithm (or the insecure `hmac-md5`).
     #[error("{0}, or use insecure updates")]
     Algorithm(#[source] TsigError),
+    /// Signed updates without `--rfc2136-tsig-keyname`.
     #[error("a TSIG key name is required unless updates are insecure")]
     NoKeyName,
+    /// `--rfc2136-tsig-secret` does not decode as standard base64.
     #[error("the TSIG secret is not valid base64: {0}")]
     SecretBase64(#[source] base64::DecodeError),
+    /// Signed updates without `--rfc2136-tsig-secret`.
     #[error("a TSIG secret is required unless updates are insecure")]
     NoSecret,
+    /// The key name is not a DNS name, or the key cannot be built from the secret.
     #[error("{0}")]
     Key(#[source] TsigError),
+    /// `--rfc2136-min-ttl` does not fit a DNS TTL (31 bits of seconds).
     #[error("the minimum TTL is larger than the largest DNS TTL (2147483647s)")]
     MinTtl,
+    /// Only one of `--tls-client-cert` and `--tls-client-cert-key` is given.
     #[error("a TLS client certificate and its key must be given together")]
     ClientCertWithoutKey,
+    /// `--rfc2136-load-balancing-strategy` is not `disabled`, `round-robin` or `random`.
     #[error("{0:?} is not a load balancing strategy (one of random, round-robin, disabled)")]
     LoadBalancing(String),
-    #[error("TLS: {0}")]
-    Tls(#[source] TransportError),
+    /// With `--rfc2136-use-tls`: the TLS files or settings cannot be used.
+    #[error("{0}")]
+    Tls(#[source] TlsSetupError),
+}
+
+/// Why the TLS configuration cannot be built.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TlsSetupError {
+    /// A TLS file is missing, not PEM, or only one of the client certificate and key is given.
+    #[error(transparent)]
+    Files(#[from] extdns_provider::tls::TlsError),
+    /// A certificate of the CA file cannot be a trust anchor.
+    #[error("the TLS CA file {} holds a certificate that cannot be trusted: {source}", path.display())]
+    Root {
+        /// The CA file's path.
+        path: std::path::PathBuf,
+        /// rustls's reason.
+        #[source]
+        source: rustls::Error,
+    },
+    /// rustls refused the configuration (TLS 1.3 with ring is always available; kept rather than unwrapped).
+    #[error("TLS configuration: {0}")]
+    Rustls(#[source] rustls::Error),
+}
+
+impl TlsSetupError {
+    /// The TLS file at fault, when it is one file.
+    pub fn file(&self) -> Option<extdns_provider::tls::TlsFile> {
+        match self {
+            TlsSetupError::Files(e) => e.file(),
+            TlsSetupError::Root { .. } => Some(extdns_provider::tls::TlsFile::Ca),
+            TlsSetupError::Rustls(_) => None,
+        }
+    }
 }
 
 /// The settings of [`Rfc2136Config`] a [`ConfigError`] is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Setting {
+    /// [`Rfc2136Config::gss_tsig`] (`--rfc2136-gss-tsig`).
     GssTsig,
+    /// [`Rfc2136Config::batch_change_size`] (`--rfc2136-batch-change-size`).
     BatchChangeSize,
+    /// [`Rfc2136Config::hosts`] (`--rfc2136-host`).
     Hosts,
+    /// [`Rfc2136Config::zones`] (`--rfc2136-zone`).
     Zones,
+    /// [`Rfc2136Config::tsig_secret_alg`] (`--rfc2136-tsig-secret-alg`).
     TsigSecretAlg,
+    /// [`Rfc2136Config::tsig_keyname`] (`--rfc2136-tsig-keyname`).
     TsigKeyname,
+    /// [`Rfc2136Config::tsig_secret`] (`--rfc2136-tsig-secret`).
     TsigSecret,
+    /// [`Rfc2136Config::min_ttl`] (`--rfc2136-min-ttl`).
     MinTtl,
+    /// TLS as a whole (the protocol setup).
     Tls,
+    /// The CA file.
+    TlsCa,
+    /// The client certificate or its key.
+    TlsClientCert,
+    /// [`Rfc2136Config::load_balancing`] (`--rfc2136-load-balancing-strategy`).
     LoadBalancing,
 }
 
@@ -174,7 +238,12 @@ impl ConfigError {
             ConfigError::NoKeyName | ConfigError::Key(_) => Setting::TsigKeyname,
             ConfigError::SecretBase64(_) | ConfigError::NoSecret => Setting::TsigSecret,
             ConfigError::MinTtl => Setting::MinTtl,
-            ConfigError::ClientCertWithoutKey | ConfigError::Tls(_) => Setting::Tls,
+            ConfigError::ClientCertWithoutKey => Setting::TlsClientCert,
+            ConfigError::Tls(e) => match e.file() {
+                Some(extdns_provider::tls::TlsFile::Ca) => Setting::TlsCa,
+                Some(_) => Setting::TlsClientCert,
+                None => Setting::Tls,
+            },
             ConfigError::LoadBalancing(_) => Setting::LoadBalancing,
         }
     }

@@ -25,10 +25,12 @@
 //! config.tsig_secret = "c2VjcmV0LWtleS1mb3ItZXh0ZG5z".to_string();
 //! assert!(Rfc2136Provider::new(&config).is_ok());
 //! ```
+#![warn(missing_docs)]
 
 mod client;
 mod codec;
 mod config;
+mod tls;
 mod transport;
 mod tsig;
 
@@ -37,12 +39,12 @@ use std::collections::{BTreeMap, HashMap};
 use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, Ttl};
 use extdns_provider::batch::{self, Unit};
-use extdns_provider::{Provider, ProviderError, ReadState, Records};
+use extdns_provider::{Provider, ProviderError, ReadState, Records, zone};
 use hickory_proto::rr::rdata::TXT;
 use hickory_proto::rr::{DNSClass, Name, RData, Record, RecordType as WireType};
 
 pub use client::rcode_name;
-pub use config::{ConfigError, LoadBalancing, Rfc2136Config, Setting, TlsOptions};
+pub use config::{ConfigError, LoadBalancing, Rfc2136Config, Setting, TlsOptions, TlsSetupError};
 pub use transport::TransportError;
 pub use tsig::{Algorithm as TsigAlgorithm, TsigError};
 
@@ -60,7 +62,8 @@ pub mod fuzzing {
 use client::{ExchangeError, Session};
 use codec::CodecError;
 use config::Settings;
-use transport::{ServerPicker, TlsConnector};
+use tls::TlsConnector;
+use transport::ServerPicker;
 
 /// Character-strings of TXT records keyed by (owner name, canonical value).
 type TxtWire = HashMap<(String, String), Vec<Vec<u8>>>;
@@ -125,15 +128,11 @@ impl Rfc2136Provider {
 
     /// The zone a name belongs to: the longest configured zone it is in or equal to, on label boundaries.
     pub fn zone_for(&self, dns_name: &str) -> Option<&str> {
-        let n = dns_name.trim_end_matches('.').to_ascii_lowercase();
-        self.settings
-            .zones
-            .iter()
-            .find(|z| {
-                n == **z
-                    || (n.len() > z.len() && n.ends_with(z.as_str()) && n.as_bytes()[n.len() - z.len() - 1] == b'.')
-            })
-            .map(String::as_str)
+        self.zone_index(dns_name).map(|i| self.settings.zones[i].as_str())
+    }
+
+    fn zone_index(&self, dns_name: &str) -> Option<usize> {
+        zone::closest(&self.settings.zones, dns_name, String::as_str)
     }
 
     fn session<'a>(&'a self, picker: &'a ServerPicker) -> Session<'a> {
@@ -196,10 +195,7 @@ impl Rfc2136Provider {
         let mut out: BTreeMap<usize, Vec<Unit<'a>>> = BTreeMap::new();
         for unit in units {
             let name = &unit.change.endpoint().dns_name;
-            match self
-                .zone_for(name)
-                .and_then(|z| self.settings.zones.iter().position(|x| x == z))
-            {
+            match self.zone_index(name) {
                 Some(z) => out.entry(z).or_default().push(*unit),
                 None => failures.push(unit.failure(format!("no configured zone contains {name}"))),
             }
@@ -245,7 +241,7 @@ impl Rfc2136Provider {
                     let reason = format!("{server} answered {} for zone {}", rcode_name(rcode), zone_text(zone));
                     if sent.len() > 1 && splittable(rcode) {
                         tracing::info!(zone = %zone, changes = sent.len(), %reason, "batch refused; splitting it");
-                        return Err(ProviderError::Invalid(reason));
+                        return Err(ProviderError::refused(reason));
                     }
                     for unit in sent {
                         tracing::warn!(record = %unit.record_name(), %reason, "change refused");
@@ -357,10 +353,7 @@ impl Provider for Rfc2136Provider {
                 }
             }
         }
-        Ok(Records {
-            endpoints,
-            state: ReadState::new(wire),
-        })
+        Ok(Records::with_state(endpoints, wire))
     }
 
     async fn apply(&self, read: &ReadState, units: &[Unit<'_>]) -> Result<(), ProviderError> {
@@ -538,6 +531,29 @@ mod tests {
         assert_eq!(out[0].targets.0, vec!["heritage=external-dns".to_string()]);
         assert_eq!(out[0].record_ttl, Ttl(60));
         assert_eq!(out[1].record_ttl, Ttl(0), "an unset TTL stays unset");
+    }
+
+    #[test]
+    fn tls_file_errors_name_their_setting() {
+        let config = |tls: TlsOptions| Rfc2136Config {
+            hosts: vec!["127.0.0.1".into()],
+            zones: vec!["example.org".into()],
+            insecure: true,
+            tls: Some(tls),
+            ..Rfc2136Config::default()
+        };
+        let setting = |tls| Rfc2136Provider::new(&config(tls)).err().map(|e| e.setting());
+        let ca = TlsOptions {
+            ca_file: Some("/nonexistent/ca.pem".into()),
+            ..TlsOptions::default()
+        };
+        assert_eq!(setting(ca), Some(Setting::TlsCa));
+        let key = TlsOptions {
+            client_cert: Some("/nonexistent/cert.pem".into()),
+            client_key: Some("/nonexistent/key.pem".into()),
+            ..TlsOptions::default()
+        };
+        assert_eq!(setting(key), Some(Setting::TlsClientCert));
     }
 
     #[test]

@@ -2,29 +2,53 @@
 //! external-dns sends them: batches of fifty changes do not fit in a UDP datagram, and zone transfers need
 //! TCP anyway. One connection carries every message of a sync, which is what makes small batches fast.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use rustls::pki_types::ServerName;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::timeout;
 
-use crate::config::{LoadBalancing, TlsOptions};
+use crate::config::LoadBalancing;
+use crate::tls::TlsConnector;
 
 /// Failures below the DNS level: worth trying another server or a later sync.
 #[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum TransportError {
+    /// The TCP connection could not be opened (refused, unreachable, unresolvable host).
     #[error("cannot connect to {server}: {detail}")]
-    Connect { server: String, detail: String },
+    Connect {
+        /// The server as `host:port`.
+        server: String,
+        /// The system's or the TLS library's reason.
+        detail: String,
+    },
+    /// Connecting, sending or reading the answer took longer than the per-request timeout.
     #[error("{server} did not answer within {secs}s")]
-    Timeout { server: String, secs: u64 },
+    Timeout {
+        /// The server as `host:port`.
+        server: String,
+        /// The timeout, in whole seconds.
+        secs: u64,
+    },
+    /// The connection broke while sending or reading (reset, closed mid-message).
     #[error("connection to {server} failed: {detail}")]
-    Io { server: String, detail: String },
-    #[error("TLS setup: {0}")]
-    Tls(String),
+    Io {
+        /// The server as `host:port`.
+        server: String,
+        /// The system's or the TLS library's reason.
+        detail: String,
+    },
+    /// The TLS handshake failed (an untrusted certificate, a name mismatch, a bad client identity).
+    #[error("{server}: {detail}")]
+    Tls {
+        /// The server as `host:port`.
+        server: String,
+        /// The system's or the TLS library's reason.
+        detail: String,
+    },
 }
 
 trait Stream: AsyncRead + AsyncWrite + Unpin + Send {}
@@ -37,39 +61,26 @@ pub struct Connection {
     timeout: Duration,
 }
 
-/// One step of opening a connection (TCP connect, TLS handshake) bounded by the request timeout, its errors
-/// named after the server.
-async fn connect_step<T, E: std::fmt::Display>(
-    server: &str,
-    limit: Duration,
-    what: &str,
-    step: impl std::future::Future<Output = Result<T, E>>,
-) -> Result<T, TransportError> {
-    match timeout(limit, step).await {
-        Err(_) => Err(TransportError::Timeout {
-            server: server.into(),
-            secs: limit.as_secs(),
-        }),
-        Ok(Err(e)) => Err(TransportError::Connect {
-            server: server.into(),
-            detail: format!("{what}{e}"),
-        }),
-        Ok(Ok(v)) => Ok(v),
-    }
-}
-
 impl Connection {
     pub async fn open(server: &str, tls: Option<&TlsConnector>, limit: Duration) -> Result<Connection, TransportError> {
-        let tcp = connect_step(server, limit, "", TcpStream::connect(server)).await?;
+        let connect = |what: &'static str| {
+            move |e: String| TransportError::Connect {
+                server: server.into(),
+                detail: format!("{what}{e}"),
+            }
+        };
+        let tcp = bounded(server, limit, TcpStream::connect(server), connect("")).await?;
         let _ = tcp.set_nodelay(true);
         let stream: Box<dyn Stream> = match tls {
             None => Box::new(tcp),
             Some(tls) => {
                 let host = server.rsplit_once(':').map(|(h, _)| h).unwrap_or(server);
                 let host = host.trim_start_matches('[').trim_end_matches(']');
-                let name = ServerName::try_from(host.to_string())
-                    .map_err(|e| TransportError::Tls(format!("{host} is not a valid TLS server name: {e}")))?;
-                Box::new(connect_step(server, limit, "TLS: ", tls.0.connect(name, tcp)).await?)
+                let name = ServerName::try_from(host.to_string()).map_err(|e| TransportError::Tls {
+                    server: server.into(),
+                    detail: format!("{host} is not a valid TLS server name: {e}"),
+                })?;
+                Box::new(bounded(server, limit, tls.connector().connect(name, tcp), connect("TLS: ")).await?)
             }
         };
         Ok(Connection {
@@ -87,133 +98,49 @@ impl Connection {
         let mut framed = Vec::with_capacity(wire.len() + 2);
         framed.extend_from_slice(&len.to_be_bytes());
         framed.extend_from_slice(wire);
+        let stream = &mut self.stream;
         let write = async {
-            self.stream.write_all(&framed).await?;
-            self.stream.flush().await
+            stream.write_all(&framed).await?;
+            stream.flush().await
         };
-        match timeout(self.timeout, write).await {
-            Err(_) => Err(TransportError::Timeout {
-                server: self.server.clone(),
-                secs: self.timeout.as_secs(),
-            }),
-            Ok(Err(e)) => Err(TransportError::Io {
-                server: self.server.clone(),
-                detail: e.to_string(),
-            }),
-            Ok(Ok(())) => Ok(()),
-        }
+        bounded(&self.server, self.timeout, write, io_error(&self.server)).await
     }
 
     pub async fn receive(&mut self) -> Result<Vec<u8>, TransportError> {
+        let stream = &mut self.stream;
         let read = async {
             let mut len = [0u8; 2];
-            self.stream.read_exact(&mut len).await?;
+            stream.read_exact(&mut len).await?;
             let mut buf = vec![0u8; usize::from(u16::from_be_bytes(len))];
-            self.stream.read_exact(&mut buf).await?;
+            stream.read_exact(&mut buf).await?;
             Ok::<_, std::io::Error>(buf)
         };
-        match timeout(self.timeout, read).await {
-            Err(_) => Err(TransportError::Timeout {
-                server: self.server.clone(),
-                secs: self.timeout.as_secs(),
-            }),
-            Ok(Err(e)) => Err(TransportError::Io {
-                server: self.server.clone(),
-                detail: e.to_string(),
-            }),
-            Ok(Ok(b)) => Ok(b),
-        }
+        bounded(&self.server, self.timeout, read, io_error(&self.server)).await
     }
 }
 
-/// A prepared TLS client configuration (built once at startup, so certificate errors show at startup).
-#[derive(Clone)]
-pub struct TlsConnector(tokio_rustls::TlsConnector);
-
-impl TlsConnector {
-    pub fn new(opts: &TlsOptions) -> Result<TlsConnector, TransportError> {
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
-            .with_protocol_versions(&[&rustls::version::TLS13])
-            .map_err(|e| TransportError::Tls(e.to_string()))?;
-        let builder = if opts.skip_verify {
-            builder
-                .dangerous()
-                .with_custom_certificate_verifier(Arc::new(NoVerify(provider)))
-        } else {
-            let mut roots = rustls::RootCertStore::empty();
-            match &opts.ca_file {
-                Some(path) => {
-                    for cert in CertificateDer::pem_file_iter(path)
-                        .map_err(|e| TransportError::Tls(format!("--tls-ca {}: {e}", path.display())))?
-                    {
-                        let cert =
-                            cert.map_err(|e| TransportError::Tls(format!("--tls-ca {}: {e}", path.display())))?;
-                        roots
-                            .add(cert)
-                            .map_err(|e| TransportError::Tls(format!("--tls-ca {}: {e}", path.display())))?;
-                    }
-                }
-                None => {
-                    for cert in rustls_native_certs::load_native_certs().certs {
-                        let _ = roots.add(cert);
-                    }
-                }
-            }
-            builder.with_root_certificates(roots)
-        };
-        let mut config = match (&opts.client_cert, &opts.client_key) {
-            (Some(cert), Some(key)) => {
-                let chain = CertificateDer::pem_file_iter(cert)
-                    .and_then(|it| it.collect::<Result<Vec<_>, _>>())
-                    .map_err(|e| TransportError::Tls(format!("--tls-client-cert {}: {e}", cert.display())))?;
-                let key = PrivateKeyDer::from_pem_file(key)
-                    .map_err(|e| TransportError::Tls(format!("--tls-client-cert-key {}: {e}", key.display())))?;
-                builder
-                    .with_client_auth_cert(chain, key)
-                    .map_err(|e| TransportError::Tls(e.to_string()))?
-            }
-            _ => builder.with_no_client_auth(),
-        };
-        // RFC 9103: zone transfers over TLS negotiate the "dot" protocol.
-        config.alpn_protocols = vec![b"dot".to_vec()];
-        Ok(TlsConnector(tokio_rustls::TlsConnector::from(Arc::new(config))))
+/// One step on a connection to `server` (connecting, the TLS handshake, a read or a write), bounded by
+/// the request timeout; `failed` names a failure of the step itself.
+async fn bounded<T, E: std::fmt::Display>(
+    server: &str,
+    limit: Duration,
+    step: impl std::future::Future<Output = Result<T, E>>,
+    failed: impl FnOnce(String) -> TransportError,
+) -> Result<T, TransportError> {
+    match timeout(limit, step).await {
+        Err(_) => Err(TransportError::Timeout {
+            server: server.into(),
+            secs: limit.as_secs(),
+        }),
+        Ok(Err(e)) => Err(failed(e.to_string())),
+        Ok(Ok(v)) => Ok(v),
     }
 }
 
-/// `--rfc2136-skip-tls-verify`: accept any certificate (signatures are still checked for well-formedness).
-#[derive(Debug)]
-struct NoVerify(Arc<rustls::crypto::CryptoProvider>);
-
-impl rustls::client::danger::ServerCertVerifier for NoVerify {
-    fn verify_server_cert(
-        &self,
-        _: &CertificateDer<'_>,
-        _: &[CertificateDer<'_>],
-        _: &ServerName<'_>,
-        _: &[u8],
-        _: rustls::pki_types::UnixTime,
-    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
-        Ok(rustls::client::danger::ServerCertVerified::assertion())
-    }
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &rustls::DigitallySignedStruct,
-    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
-    }
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &rustls::DigitallySignedStruct,
-    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
-    }
-    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
+fn io_error(server: &str) -> impl FnOnce(String) -> TransportError + '_ {
+    move |detail| TransportError::Io {
+        server: server.into(),
+        detail,
     }
 }
 

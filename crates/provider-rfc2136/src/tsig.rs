@@ -25,14 +25,20 @@ pub const FUDGE: u16 = 300;
 /// The TSIG algorithms external-dns accepts for a key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Algorithm {
+    /// `hmac-sha1`.
     HmacSha1,
+    /// `hmac-sha224`.
     HmacSha224,
+    /// `hmac-sha256`, what `tsig-keygen` makes by default.
     HmacSha256,
+    /// `hmac-sha384`.
     HmacSha384,
+    /// `hmac-sha512`.
     HmacSha512,
 }
 
 impl Algorithm {
+    /// Every supported algorithm, weakest first (the order error messages list them in).
     pub const ALL: [Algorithm; 5] = [
         Algorithm::HmacSha1,
         Algorithm::HmacSha224,
@@ -41,6 +47,7 @@ impl Algorithm {
         Algorithm::HmacSha512,
     ];
 
+    /// The algorithm's name in `--rfc2136-tsig-secret-alg` and on the wire (without the trailing dot).
     pub fn as_str(self) -> &'static str {
         match self {
             Algorithm::HmacSha1 => "hmac-sha1",
@@ -115,30 +122,47 @@ impl fmt::Display for Supported {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum TsigError {
+    /// `hmac-md5`, which external-dns accepted but which is broken; refused with the alternatives.
     #[error(
         "{name} is not supported TSIG algorithm: hmac-md5 is insecure; use one of {}",
         Supported
     )]
-    InsecureAlgorithm { name: String },
+    InsecureAlgorithm {
+        /// The algorithm as given.
+        name: String,
+    },
+    /// The algorithm is not one of [`Algorithm::ALL`].
     #[error("{name:?} is not supported TSIG algorithm (use one of {})", Supported)]
-    UnknownAlgorithm { name: String },
+    UnknownAlgorithm {
+        /// The algorithm as given.
+        name: String,
+    },
+    /// The key name is not a DNS name.
     #[error("invalid TSIG key name {name:?}: {source}")]
     KeyName {
+        /// The key name as given.
         name: String,
+        /// The DNS library's reason.
         #[source]
         source: ProtoError,
     },
     /// HMAC takes keys of any length, so this is not expected; it is typed rather than unwrapped.
     #[error("the secret of TSIG key {name:?} cannot key {algorithm}: {source}")]
     Secret {
+        /// The key name.
         name: String,
+        /// The key's algorithm.
         algorithm: Algorithm,
+        /// The HMAC library's reason.
         #[source]
         source: InvalidLength,
     },
+    /// The message to sign cannot be encoded (a name or record the wire format cannot hold).
     #[error("cannot sign a message with TSIG key {name:?}: {source}")]
     Sign {
+        /// The key name.
         name: String,
+        /// The DNS library's reason.
         #[source]
         source: ProtoError,
     },
@@ -216,6 +240,7 @@ impl fmt::Debug for Key {
 }
 
 impl Key {
+    /// A key named `name` (case-insensitive, trailing dot optional) with the decoded `secret` bytes.
     pub fn new(name: &str, algorithm: Algorithm, secret: &[u8]) -> Result<Key, TsigError> {
         let mut n = Name::from_ascii(name).map_err(|source| TsigError::KeyName {
             name: name.to_string(),
@@ -239,6 +264,7 @@ impl Key {
         self.name.to_ascii().trim_end_matches('.').to_string()
     }
 
+    /// The key's HMAC algorithm.
     pub fn algorithm(&self) -> Algorithm {
         self.algorithm
     }
@@ -269,6 +295,7 @@ impl Key {
 
 /// Why a signed exchange failed on the TSIG level.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TsigFailure {
     /// The server refused our signature (BADSIG, BADKEY, BADTIME...): the key, its name, its algorithm or the
     /// clock is wrong.
@@ -288,6 +315,8 @@ pub struct Verifier<'k> {
 }
 
 impl<'k> Verifier<'k> {
+    /// A verifier for the answers to a request signed with `key`, whose MAC [`Key::sign`] returned; `now` is
+    /// the Unix time in seconds the answers' time stamps are checked against (within [`FUDGE`]).
     pub fn new(key: &'k Key, request_mac: Vec<u8>, now: u64) -> Self {
         Verifier {
             key,

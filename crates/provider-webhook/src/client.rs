@@ -4,12 +4,12 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint};
-use extdns_provider::{Backoff, Provider, ProviderError, ReadState, Records, Unit};
+use extdns_provider::{Backoff, HttpClient, Provider, ProviderError, ReadState, Records, Retry, Unit};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
-use reqwest::{Client, Response, StatusCode, Url};
+use reqwest::{Response, StatusCode, Url};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use tracing::{debug, warn};
+use tracing::debug;
 
 use crate::{MEDIA_TYPE, WebhookError};
 
@@ -55,7 +55,7 @@ impl WebhookConfig {
 /// server's domain filter is known before the first sync, as the plan needs it.
 #[derive(Debug)]
 pub struct WebhookProvider {
-    client: Client,
+    client: HttpClient,
     base: Url,
     records_url: Url,
     adjust_url: Url,
@@ -66,7 +66,7 @@ pub struct WebhookProvider {
 impl WebhookProvider {
     /// Negotiate with the server (`GET` the base URL), retrying with backoff while it is not up yet.
     pub async fn connect(config: &WebhookConfig) -> Result<Self, WebhookError> {
-        let client = Client::builder()
+        let client = HttpClient::builder()
             .timeout(config.read_timeout + config.write_timeout)
             .build()
             .map_err(|source| WebhookError::Client {
@@ -81,20 +81,10 @@ impl WebhookProvider {
             max_body_size: config.max_body_size,
             domain_filter: DomainFilter::default(),
         };
-        let attempts = config.negotiate_backoff.max_attempts.max(1);
-        let mut attempt = 0;
-        provider.domain_filter = loop {
-            match provider.negotiate().await {
-                Ok(filter) => break filter,
-                Err(e) if attempt + 1 < attempts => {
-                    let delay = config.negotiate_backoff.delay(attempt);
-                    warn!(url = %provider.base, error = %e, retry_in = ?delay, "webhook negotiation failed");
-                    tokio::time::sleep(delay).await;
-                    attempt += 1;
-                }
-                Err(e) => return Err(e),
-            }
-        };
+        provider.domain_filter = config
+            .negotiate_backoff
+            .retry("webhook negotiation", || provider.negotiate(), |_| Retry::Backoff)
+            .await?;
         debug!(url = %provider.base, "webhook negotiated");
         Ok(provider)
     }

@@ -55,11 +55,11 @@ pub enum WebhookError {
     #[error("webhook provider URL {url:?} is not an http(s) URL with a host")]
     InvalidUrl { url: String },
     /// The HTTP client could not be built (TLS roots, ...).
-    #[error("cannot build the HTTP client for webhook provider {url}: {source}")]
+    #[error("webhook provider {url}: {source}")]
     Client {
         url: String,
         #[source]
-        source: reqwest::Error,
+        source: extdns_provider::http::HttpError,
     },
     /// The request did not complete: refused, reset, timed out.
     #[error("{method} {url} failed: {source}")]

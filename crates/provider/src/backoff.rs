@@ -1,18 +1,36 @@
-//! Retrying transient provider errors: exponential backoff with jitter and a cap.
+//! Retrying transient provider errors: exponential backoff with jitter and a cap, and the one retry loop
+//! every provider runs its calls through ([`Backoff::retry`]), which waits as long as the server asks
+//! (`Retry-After`) when it says.
 //!
 //! Jitter matters because several extdns replicas (or several zones of one) failing together would
 //! otherwise retry in lock-step and hit a recovering backend at the same instant.
 
 use std::collections::hash_map::RandomState;
+use std::fmt::Display;
+use std::future::Future;
 use std::hash::{BuildHasher, Hasher};
 use std::time::Duration;
+
+/// What a failed attempt calls for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Retry {
+    /// The error is final: trying again cannot help.
+    No,
+    /// Try again after the backoff's next delay.
+    Backoff,
+    /// Try again after this long, as the server asked (`Retry-After`), at most the backoff's `max`.
+    After(Duration),
+}
 
 /// An exponential backoff: `initial * multiplier^attempt`, capped at `max`, each delay drawn uniformly from
 /// `[(1 - jitter) * d, d]` ("equal jitter" when `jitter` is 0.5, "full jitter" at 1.0).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Backoff {
+    /// The delay before the first retry.
     pub initial: Duration,
+    /// Upper bound of any one delay, before jitter.
     pub max: Duration,
+    /// Growth factor per attempt; values below 1.0 count as 1.0 (a constant delay).
     pub multiplier: f64,
     /// Fraction of each delay that is random, 0.0..=1.0.
     pub jitter: f64,
@@ -48,6 +66,66 @@ impl Backoff {
     /// The delay before retry number `attempt`, with a random draw.
     pub fn delay(&self, attempt: u32) -> Duration {
         self.delay_with(attempt, random_unit())
+    }
+}
+
+/// An error with what it calls for, for calls whose retry depends on more than the error (a `Retry-After`
+/// header of the answer): `backoff.retry(what, attempt, |v| v.retry)`, then `map_err(|v| v.error)`.
+#[derive(Debug)]
+pub struct Verdict<E> {
+    /// The error, returned as is when no retry is left.
+    pub error: E,
+    /// Whether to retry, and after how long.
+    pub retry: Retry,
+}
+
+/// An error without a verdict is final.
+impl<E> From<E> for Verdict<E> {
+    fn from(error: E) -> Self {
+        Verdict {
+            error,
+            retry: Retry::No,
+        }
+    }
+}
+
+impl<E: Display> Display for Verdict<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.error.fmt(f)
+    }
+}
+
+impl Backoff {
+    /// Call `attempt` until it succeeds, `classify` calls its error final ([`Retry::No`]), or
+    /// `max_attempts` calls have been made; the last error is returned as it is. `what` names the call in
+    /// the log line of each retry.
+    pub async fn retry<T, E, Fut>(
+        &self,
+        what: &str,
+        mut attempt: impl FnMut() -> Fut,
+        classify: impl Fn(&E) -> Retry,
+    ) -> Result<T, E>
+    where
+        E: Display,
+        Fut: Future<Output = Result<T, E>>,
+    {
+        let attempts = self.max_attempts.max(1);
+        let mut made = 0;
+        loop {
+            let error = match attempt().await {
+                Ok(value) => return Ok(value),
+                Err(e) => e,
+            };
+            made += 1;
+            let wait = match classify(&error) {
+                Retry::No => return Err(error),
+                _ if made >= attempts => return Err(error),
+                Retry::Backoff => self.delay(made - 1),
+                Retry::After(asked) => asked.min(self.max),
+            };
+            tracing::info!(what, %error, attempt = made, wait_ms = wait.as_millis() as u64, "call failed; retrying");
+            tokio::time::sleep(wait).await;
+        }
     }
 }
 
@@ -108,5 +186,78 @@ mod tests {
         let draws: std::collections::BTreeSet<u64> = (0..20).map(|_| random_unit().to_bits()).collect();
         assert!(draws.len() > 1);
         assert!((0..100).map(|_| random_unit()).all(|u| (0.0..1.0).contains(&u)));
+    }
+
+    /// The error of the `n`th call (from 0) and what it calls for.
+    #[derive(Debug)]
+    struct Failure(usize, Retry);
+
+    impl std::fmt::Display for Failure {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "failure {}", self.0)
+        }
+    }
+
+    /// Retry a call that fails `failures` times with `retry`, then succeeds: the outcome (the index of the
+    /// error returned), the calls made and the (paused) time waited.
+    async fn run(b: &Backoff, failures: usize, retry: Retry) -> (Result<(), usize>, usize, Duration) {
+        let start = tokio::time::Instant::now();
+        let mut calls = 0;
+        let r = b
+            .retry(
+                "test call",
+                || {
+                    calls += 1;
+                    std::future::ready(if calls <= failures {
+                        Err(Failure(calls - 1, retry))
+                    } else {
+                        Ok(())
+                    })
+                },
+                |e: &Failure| e.1,
+            )
+            .await;
+        (r.map_err(|e| e.0), calls, start.elapsed())
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn retry_waits_as_long_as_retry_after_asks() {
+        let b = Backoff {
+            max_attempts: 3,
+            ..no_jitter()
+        };
+        let (r, n, waited) = run(&b, 2, Retry::After(Duration::from_millis(700))).await;
+        assert_eq!((r, n), (Ok(()), 3));
+        assert_eq!(waited, Duration::from_millis(1400), "two waits of the asked 700 ms");
+        // A longer ask is capped at the backoff's max (1 s).
+        let (r, _, waited) = run(&b, 1, Retry::After(Duration::from_secs(120))).await;
+        assert_eq!((r, waited), (Ok(()), Duration::from_secs(1)));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn retry_backs_off_then_gives_up_with_the_last_error() {
+        let b = Backoff {
+            max_attempts: 3,
+            ..no_jitter()
+        };
+        let (r, n, waited) = run(&b, 10, Retry::Backoff).await;
+        assert_eq!((r, n), (Err(2), 3));
+        assert_eq!(
+            waited,
+            Duration::from_millis(100 + 200),
+            "no wait after the last attempt"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_final_error_is_not_retried() {
+        let (r, n, waited) = run(&no_jitter(), 10, Retry::No).await;
+        assert_eq!((r, n, waited), (Err(0), 1, Duration::ZERO));
+        let once = Backoff {
+            max_attempts: 0,
+            ..no_jitter()
+        };
+        let (_, n, _) = run(&once, 10, Retry::Backoff).await;
+        assert_eq!(n, 1, "zero attempts still makes the call once");
     }
 }

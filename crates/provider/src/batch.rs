@@ -6,8 +6,8 @@
 //! ownership record without its record would later make extdns delete a record of that name that someone
 //! else created.
 //!
-//! The splitting assumes what DNS backends generally guarantee: a batch that fails with a non-transient
-//! error was not applied at all (an RFC 2136 UPDATE is atomic, so are Route53 change batches and the in-memory
+//! The splitting assumes what DNS backends generally guarantee: a batch the backend refuses
+//! ([`ProviderError::Refused`]) was not applied at all (an RFC 2136 UPDATE is atomic, so are Route53 change batches and the in-memory
 //! provider's validation). Applying its halves again therefore never applies a change twice. Batches are
 //! sub-slices of the caller's units: nothing is copied to split or retry them.
 
@@ -20,7 +20,9 @@ use crate::{ChangeFailure, ProviderError};
 /// A record's change and the ownership change the registry adds for it: applied whole or not at all.
 #[derive(Debug, Clone, Copy)]
 pub struct Unit<'a> {
+    /// The record's own change.
     pub change: &'a Change,
+    /// The registry's TXT (or other) ownership change for the same record; `None` without one.
     pub ownership: Option<&'a Change>,
 }
 
@@ -68,38 +70,117 @@ pub fn sort_for_apply(units: &mut [Unit<'_>]) {
     units.sort_by_key(|u| u.change.apply_order());
 }
 
-/// Cut units into batches of at most `size` changes (a unit counts its record and its ownership record; a
-/// unit larger than `size` travels alone). Batches borrow from `units`.
-pub fn split<'u, 'a>(units: &'u [Unit<'a>], size: usize) -> Vec<&'u [Unit<'a>]> {
-    let size = size.max(1);
-    let mut batches = Vec::new();
-    let (mut start, mut changes) = (0, 0);
-    for (i, u) in units.iter().enumerate() {
-        if changes > 0 && changes + u.len() > size {
-            batches.push(&units[start..i]);
-            (start, changes) = (i, 0);
+/// What a batch limit counts, for one item or a whole batch: changes, characters of record values, and
+/// record values (Route53 limits all three; most backends only the first).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Size {
+    /// Changes counted (a unit with an ownership change counts two).
+    pub changes: usize,
+    /// Characters of record values, as the provider counts them.
+    pub bytes: usize,
+    /// Record values (targets).
+    pub values: usize,
+}
+
+impl Size {
+    /// A size of `changes` changes and nothing else counted.
+    pub fn changes(changes: usize) -> Size {
+        Size {
+            changes,
+            ..Size::default()
         }
-        changes += u.len();
     }
-    if start < units.len() {
-        batches.push(&units[start..]);
+}
+
+impl std::ops::Add for Size {
+    type Output = Size;
+    fn add(self, o: Size) -> Size {
+        Size {
+            changes: self.changes.saturating_add(o.changes),
+            bytes: self.bytes.saturating_add(o.bytes),
+            values: self.values.saturating_add(o.values),
+        }
+    }
+}
+
+/// The most one batch may hold. `usize::MAX` is no limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Most changes a batch may hold.
+    pub changes: usize,
+    /// Most characters of record values a batch may hold.
+    pub bytes: usize,
+    /// Most record values a batch may hold.
+    pub values: usize,
+}
+
+impl Limits {
+    /// At most `changes` changes a batch (at least 1), bytes and values unlimited.
+    pub fn changes(changes: usize) -> Limits {
+        Limits {
+            changes: changes.max(1),
+            bytes: usize::MAX,
+            values: usize::MAX,
+        }
+    }
+
+    fn admit(&self, size: Size) -> bool {
+        size.changes <= self.changes && size.bytes <= self.bytes && size.values <= self.values
+    }
+}
+
+/// Cut items into consecutive batches within `limits`, `size` giving each item's share. An item is never
+/// cut; one larger than a limit on its own travels alone (and the backend names what is wrong with it).
+/// Batches borrow from `items`.
+pub fn split_by<T>(items: &[T], limits: Limits, size: impl Fn(&T) -> Size) -> Vec<&[T]> {
+    let mut batches = Vec::new();
+    let (mut start, mut total) = (0, Size::default());
+    for (i, item) in items.iter().enumerate() {
+        let own = size(item);
+        if i > start && !limits.admit(total + own) {
+            batches.push(&items[start..i]);
+            (start, total) = (i, Size::default());
+        }
+        total = total + own;
+    }
+    if start < items.len() {
+        batches.push(&items[start..]);
     }
     batches
 }
 
-/// Apply `units` through `apply` (which applies one batch atomically). When a batch fails with an error that
-/// names no change and is not transient (the backend rejected the batch), it is split in halves and each
-/// half retried, down to single units, so every good unit lands and each bad one is reported by name in
-/// [`ProviderError::Partial`]. Transient and authentication errors stop at once: splitting cannot help, and
-/// the next sync plans again from what did land.
-pub async fn apply_split<'u, 'a, F, Fut>(units: &'u [Unit<'a>], mut apply: F) -> Result<(), ProviderError>
+/// Cut units into batches of at most `size` changes (a unit counts its record and its ownership record; a
+/// unit larger than `size` travels alone). Batches borrow from `units`.
+pub fn split<'u, 'a>(units: &'u [Unit<'a>], size: usize) -> Vec<&'u [Unit<'a>]> {
+    split_by(units, Limits::changes(size), |u| Size::changes(u.len()))
+}
+
+/// An item a batch is made of: a [`Unit`], or a provider's encoding of one (which fails by the unit's name).
+pub trait AsUnit<'a> {
+    /// The unit this item encodes.
+    fn unit(&self) -> Unit<'a>;
+}
+
+impl<'a> AsUnit<'a> for Unit<'a> {
+    fn unit(&self) -> Unit<'a> {
+        *self
+    }
+}
+
+/// Apply `items` through `apply` (which applies one batch atomically). When the backend refuses a batch as
+/// a whole ([`ProviderError::Refused`]), the batch is split in halves and each half applied again, down to
+/// single units, so every good unit lands and each bad one is reported by name in
+/// [`ProviderError::Partial`]. Any other error stops at once (a transient error, refused credentials, an
+/// answer that cannot be used: splitting cannot help), and the next sync plans again from what did land.
+pub async fn apply_split<'u, 'a, T, F, Fut>(items: &'u [T], mut apply: F) -> Result<(), ProviderError>
 where
-    F: FnMut(&'u [Unit<'a>]) -> Fut,
+    T: AsUnit<'a>,
+    F: FnMut(&'u [T]) -> Fut,
     Fut: Future<Output = Result<(), ProviderError>>,
 {
     let mut failures = Vec::new();
     // An explicit stack instead of recursion: async recursion needs boxing, and the depth is log2(len).
-    let mut stack: Vec<&'u [Unit<'a>]> = vec![units];
+    let mut stack: Vec<&'u [T]> = vec![items];
     while let Some(batch) = stack.pop() {
         if batch.is_empty() {
             continue;
@@ -107,25 +188,22 @@ where
         match apply(batch).await {
             Ok(()) => {}
             Err(ProviderError::Partial { failures: f }) => failures.extend(f),
-            Err(e @ (ProviderError::Transient { .. } | ProviderError::Auth(_))) => {
-                if !failures.is_empty() {
-                    tracing::warn!(
-                        failed = failures.len(),
-                        "changes failed before the provider became unavailable"
-                    );
-                }
-                return Err(e);
-            }
-            Err(e) if batch.len() == 1 => {
-                let u = &batch[0];
+            Err(e @ ProviderError::Refused { .. }) if batch.len() == 1 => {
+                let u = batch[0].unit();
                 failures.push(u.failure(format!("{}: {}", u.change.action(), e)));
             }
-            Err(e) => {
-                tracing::debug!(units = batch.len(), error = %e, "batch rejected; splitting it");
+            Err(ProviderError::Refused { message, .. }) => {
+                tracing::debug!(units = batch.len(), reason = %message, "batch refused; splitting it");
                 let (first, second) = batch.split_at(batch.len() / 2);
                 // Pushed in reverse so the first half is applied first (deletes before creates).
                 stack.push(second);
                 stack.push(first);
+            }
+            Err(e) => {
+                if !failures.is_empty() {
+                    tracing::warn!(failed = failures.len(), "changes failed before the provider stopped");
+                }
+                return Err(e);
             }
         }
     }
@@ -292,7 +370,7 @@ mod tests {
                 .flat_map(Unit::changes)
                 .any(|c| c.endpoint().dns_name.starts_with("bad"))
             {
-                return std::future::ready(Err(ProviderError::Invalid("REFUSED".into())));
+                return std::future::ready(Err(ProviderError::refused("REFUSED")));
             }
             let mut a = applied.lock().unwrap_or_else(|p| p.into_inner());
             a.extend(
@@ -345,20 +423,6 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn transient_errors_are_not_split() {
-        let mut calls = 0;
-        let changes = creates(&["a.example.com", "b.example.com"]);
-        let units = units(&changes);
-        let r = apply_split(&units, |_| {
-            calls += 1;
-            std::future::ready(Err(ProviderError::transient("timeout")))
-        })
-        .await;
-        assert!(matches!(r, Err(ProviderError::Transient { .. })));
-        assert_eq!(calls, 1);
-    }
-
-    #[tokio::test]
     async fn a_clean_batch_is_applied_in_one_call() {
         let mut calls = 0;
         let changes = creates(&["a.example.com", "b.example.com"]);
@@ -389,5 +453,50 @@ mod tests {
         };
         assert_eq!(failures.len(), 2);
         assert_eq!(applied.lock().unwrap_or_else(|p| p.into_inner()).len(), 2);
+    }
+
+    #[test]
+    fn split_by_respects_changes_bytes_and_values() {
+        // (changes, bytes, values) of each item.
+        let items = [(1, 10, 1), (1, 10, 1), (1, 25, 3), (1, 5, 1), (2, 1, 1)];
+        let size = |&(changes, bytes, values): &(usize, usize, usize)| Size { changes, bytes, values };
+        let lens = |changes, bytes, values| {
+            let limits = Limits { changes, bytes, values };
+            split_by(&items, limits, size)
+                .iter()
+                .map(|b| b.len())
+                .collect::<Vec<_>>()
+        };
+        let max = usize::MAX;
+        // Two changes fit, a third does not.
+        assert_eq!(lens(2, max, max), [2, 2, 1]);
+        // 10+10 bytes fit, 25 more do not; 25+5 do.
+        assert_eq!(lens(100, 30, max), [2, 2, 1]);
+        // The three-value item goes alone.
+        assert_eq!(lens(100, max, 3), [2, 1, 2]);
+        // An item over the byte limit on its own travels alone.
+        assert_eq!(lens(100, 20, max), [2, 1, 2]);
+        assert!(split_by(&items[..0], Limits::changes(1), size).is_empty());
+    }
+
+    #[tokio::test]
+    async fn only_a_refused_batch_is_split() {
+        let changes = creates(&["a.example.com", "b.example.com", "c.example.com"]);
+        let units = units(&changes);
+        for error in [
+            || ProviderError::transient("timeout"),
+            || ProviderError::Invalid("bad".into()),
+            || ProviderError::other("unreadable answer"),
+            || ProviderError::Auth("wrong key".into()),
+        ] {
+            let mut calls = 0;
+            let r = apply_split(&units, |_| {
+                calls += 1;
+                std::future::ready(Err(error()))
+            })
+            .await;
+            assert!(r.is_err() && !matches!(r, Err(ProviderError::Partial { .. })), "{r:?}");
+            assert_eq!(calls, 1, "{r:?} must not be split");
+        }
     }
 }

@@ -48,13 +48,18 @@ impl fmt::Debug for InMemoryProvider {
 
 /// Why the in-memory backend refused a batch (external-dns's in-memory errors).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum InMemoryError {
+    /// A create of a record that exists.
     #[error("record already exists")]
     AlreadyExists,
+    /// An update or delete of a record that does not exist.
     #[error("record not found")]
     NotFound,
+    /// The same record is changed twice in one batch.
     #[error("invalid batch request: the record appears twice")]
     Duplicate,
+    /// A failure a test injected with [`InMemoryProvider::set_fail_on`], in the test's words.
     #[error("{0}")]
     Injected(String),
 }
@@ -148,20 +153,7 @@ impl InMemoryProvider {
 
     /// The longest zone `name` lies in, at a label boundary, ignoring case and a trailing dot.
     fn zone_of(&self, name: &str) -> Option<&str> {
-        let name = name.trim_end_matches('.');
-        self.zone_names
-            .iter()
-            .filter(|z| {
-                z.is_empty()
-                    || (name.len() >= z.len() && {
-                        let cut = name.len() - z.len();
-                        name.is_char_boundary(cut)
-                            && name[cut..].eq_ignore_ascii_case(z)
-                            && (cut == 0 || name.as_bytes()[cut - 1] == b'.')
-                    })
-            })
-            .max_by_key(|z| z.len())
-            .map(String::as_str)
+        crate::zone::closest(&self.zone_names, name, String::as_str).map(|i| self.zone_names[i].as_str())
     }
 
     fn check_available(&self) -> Result<(), ProviderError> {
@@ -183,7 +175,7 @@ impl InMemoryProvider {
         for c in batch.iter().flat_map(Unit::changes) {
             let e = c.endpoint();
             if let Some(reason) = fail_on.as_ref().and_then(|f| f(e)) {
-                return Err(ProviderError::Invalid(InMemoryError::Injected(reason).to_string()));
+                return Err(ProviderError::refused(InMemoryError::Injected(reason).to_string()));
             }
             let key = e.key();
             let exists = records.contains_key(&key);
@@ -193,10 +185,10 @@ impl InMemoryProvider {
                 _ => None,
             };
             if let Some(p) = problem {
-                return Err(ProviderError::Invalid(format!("{}: {p}", c.record_name())));
+                return Err(ProviderError::refused(format!("{}: {p}", c.record_name())));
             }
             if !seen.insert(key) {
-                return Err(ProviderError::Invalid(format!(
+                return Err(ProviderError::refused(format!(
                     "{}: {}",
                     c.record_name(),
                     InMemoryError::Duplicate
@@ -403,10 +395,7 @@ mod tests {
         let Err(ProviderError::Partial { failures }) = r else {
             panic!("expected a failure")
         };
-        assert_eq!(
-            failures[0].to_string(),
-            "bad.example.com A: create: invalid change: SERVFAIL"
-        );
+        assert_eq!(failures[0].to_string(), "bad.example.com A: create: refused: SERVFAIL");
         assert_eq!(p.snapshot().len(), 1);
         p.set_fail_on(None);
         p.apply_changes(&create(vec![a("bad.example.com", "1.1.1.1")])).await?;

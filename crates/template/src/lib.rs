@@ -44,6 +44,7 @@
 //! # Ok(())
 //! # }
 //! ```
+#![warn(missing_docs)]
 
 mod error;
 mod exec;
@@ -116,7 +117,9 @@ pub enum MapValues {
 #[derive(Clone, Copy)]
 #[non_exhaustive]
 pub struct ExecOptions<'f> {
+    /// What reading an absent map key does (Go's `missingkey` option); default `<no value>`.
     pub missing_key: MissingKey,
+    /// The data's map element type, which decides what `index` returns for an absent key.
     pub map_values: MapValues,
     /// The host's functions; they must define every host function the template was parsed with.
     pub funcs: &'f dyn Funcs,
@@ -150,10 +153,12 @@ impl<'f> ExecOptions<'f> {
         }
     }
 
+    /// Sets [`ExecOptions::missing_key`].
     pub fn missing_key(self, missing_key: MissingKey) -> Self {
         ExecOptions { missing_key, ..self }
     }
 
+    /// Sets [`ExecOptions::map_values`].
     pub fn map_values(self, map_values: MapValues) -> Self {
         ExecOptions { map_values, ..self }
     }

@@ -23,6 +23,7 @@ pub enum Step {
 /// A path the template reads, from the data it runs on.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct FieldPath {
+    /// The steps from the data's root (`$`), outermost first; empty for the data itself.
     pub steps: Vec<Step>,
     /// The value is used itself (printed, compared, passed to a function), so all of it is needed. When
     /// false the template only walks into it (`range`, `with`, a variable) and reads what other paths say.

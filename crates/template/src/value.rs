@@ -11,10 +11,15 @@ pub enum Value {
     Missing,
     /// A nil pointer, interface, slice or map (prints `<nil>`).
     Nil,
+    /// A Go `bool`.
     Bool(bool),
+    /// Any Go integer type (ports, replica counts), widened.
     Int(i64),
+    /// A Go `float64` (numbers in decoded JSON).
     Float(f64),
+    /// A Go `string`.
     Str(String),
+    /// A Go slice, in order.
     List(Vec<Value>),
     /// A Go map: an absent key is `<no value>`, or an error with [`crate::MissingKey::Error`].
     Map(BTreeMap<String, Value>),
@@ -24,6 +29,7 @@ pub enum Value {
 }
 
 impl Value {
+    /// A string value.
     pub fn str(s: impl Into<String>) -> Value {
         Value::Str(s.into())
     }
@@ -33,6 +39,7 @@ impl Value {
         s.map_or(Value::Nil, Value::str)
     }
 
+    /// A Go slice built from `items`, each converted by `f`.
     pub fn list<T>(items: impl IntoIterator<Item = T>, f: impl Fn(T) -> Value) -> Value {
         Value::List(items.into_iter().map(f).collect())
     }

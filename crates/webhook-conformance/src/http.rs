@@ -3,17 +3,24 @@
 
 use std::time::Duration;
 
+use extdns_provider::http::Request;
+use extdns_provider::{Backoff, HttpClient, Retry};
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 
 use crate::{Config, Error, MEDIA_TYPE};
 
 /// How often negotiation is tried when the server cannot be reached, like the client's startup backoff:
-/// a server that is still starting gets about six seconds.
-const NEGOTIATE_TRIES: u32 = 5;
-const NEGOTIATE_FIRST_DELAY: Duration = Duration::from_millis(400);
+/// five tries 0.4, 0.8, 1.6 and 3.2 s apart, so a server that is still starting gets about six seconds.
+const NEGOTIATE: Backoff = Backoff {
+    initial: Duration::from_millis(400),
+    max: Duration::from_secs(60),
+    multiplier: 2.0,
+    jitter: 0.0,
+    max_attempts: 5,
+};
 
 pub(crate) struct Client {
-    http: reqwest::Client,
+    http: HttpClient,
     negotiate_url: reqwest::Url,
     /// The base URL without a trailing slash; paths are appended as the client's `JoinPath` does.
     base: String,
@@ -53,7 +60,7 @@ pub(crate) struct CallError {
 
 impl Client {
     pub fn new(config: &Config) -> Result<Self, Error> {
-        let http = reqwest::Client::builder()
+        let http = HttpClient::builder()
             .timeout(config.timeout)
             .build()
             .map_err(Error::Client)?;
@@ -66,21 +73,13 @@ impl Client {
 
     /// `GET /` with the media type in `Accept`, retried while the server cannot be reached.
     pub async fn negotiate(&self) -> Result<Answer, CallError> {
-        let mut delay = NEGOTIATE_FIRST_DELAY;
-        let mut attempt = 1;
-        loop {
+        let attempt = || {
             let request = self.http.get(self.negotiate_url.clone()).header(ACCEPT, MEDIA_TYPE);
-            match self.send("GET", self.negotiate_url.as_str(), request).await {
-                Ok(answer) => return Ok(answer),
-                Err(e) if attempt < NEGOTIATE_TRIES => {
-                    tracing::debug!(attempt, error = %e, "webhook server not reachable yet");
-                    tokio::time::sleep(delay).await;
-                    delay *= 2;
-                    attempt += 1;
-                }
-                Err(e) => return Err(e),
-            }
-        }
+            self.send("GET", self.negotiate_url.as_str(), request)
+        };
+        NEGOTIATE
+            .retry("negotiation with the webhook server", attempt, |_| Retry::Backoff)
+            .await
     }
 
     pub async fn get(&self, path: &str) -> Result<Answer, CallError> {
@@ -100,12 +99,7 @@ impl Client {
         self.send("POST", &url, request).await
     }
 
-    async fn send(
-        &self,
-        method: &'static str,
-        url: &str,
-        request: reqwest::RequestBuilder,
-    ) -> Result<Answer, CallError> {
+    async fn send(&self, method: &'static str, url: &str, request: Request<'_>) -> Result<Answer, CallError> {
         let call_error = |source| CallError {
             method,
             url: url.to_owned(),

@@ -134,8 +134,8 @@ pub enum Error {
     UnsupportedScheme { url: String },
     #[error("zone {zone:?} is not a DNS name")]
     InvalidZone { zone: String },
-    #[error("cannot build the HTTP client: {0}")]
-    Client(#[source] reqwest::Error),
+    #[error("{0}")]
+    Client(#[source] extdns_provider::http::HttpError),
 }
 
 /// The result of one check.

@@ -11,6 +11,7 @@ pub mod crash;
 pub mod differential;
 pub mod drift;
 pub mod events;
+pub mod install;
 pub mod latency;
 pub mod leader;
 pub mod lifecycle;
@@ -135,5 +136,23 @@ pub const ALL: &[Scenario] = &[
         about: "--events-emit: RecordReady on a published Service, a Warning naming the bad annotation on another",
         default: true,
         run: events::run,
+    },
+    Scenario {
+        name: "chart",
+        about: "charts/extdns rendered by helm (two replicas, Events) and applied: its ServiceAccount, RBAC and args publish into BIND",
+        default: true,
+        run: install::chart,
+    },
+    Scenario {
+        name: "upstream-chart",
+        about: "external-dns v0.22.0's chart with the extdns image: its ServiceAccount, RBAC and args run extdns against BIND",
+        default: true,
+        run: install::upstream_chart,
+    },
+    Scenario {
+        name: "kustomize",
+        about: "every deploy/ overlay with both components built by kubectl kustomize and applied; the rfc2136 one publishes into BIND",
+        default: true,
+        run: install::kustomize,
     },
 ];

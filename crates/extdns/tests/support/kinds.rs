@@ -1,0 +1,56 @@
+//! The API resource behind each kind extdns watches, and the namespace it is watched in: what RBAC must grant.
+
+use extdns_informer::ResourceKind;
+use extdns_informer::view::RouteKind;
+
+/// Where extdns watches a kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// In `--namespace` (every namespace when it is empty).
+    Source,
+    /// In `--gateway-namespace` (every namespace when it is empty).
+    Gateway,
+    /// Everywhere: a cluster-scoped kind, or one extdns always lists across namespaces.
+    Cluster,
+}
+
+/// The API group, resource and watch scope of a kind. The match is exhaustive, so a new kind fails to compile
+/// here until the manifests' RBAC is checked for it.
+pub fn api_resource(kind: ResourceKind) -> (&'static str, &'static str, Scope) {
+    match kind {
+        ResourceKind::Service => ("", "services", Scope::Source),
+        ResourceKind::EndpointSlice => ("discovery.k8s.io", "endpointslices", Scope::Source),
+        ResourceKind::Pod => ("", "pods", Scope::Source),
+        ResourceKind::Node => ("", "nodes", Scope::Cluster),
+        ResourceKind::Namespace => ("", "namespaces", Scope::Cluster),
+        ResourceKind::Gateway => ("gateway.networking.k8s.io", "gateways", Scope::Gateway),
+        ResourceKind::ListenerSet => ("gateway.networking.k8s.io", "listenersets", Scope::Cluster),
+        ResourceKind::Route(RouteKind::Http) => ("gateway.networking.k8s.io", "httproutes", Scope::Source),
+        ResourceKind::Route(RouteKind::Grpc) => ("gateway.networking.k8s.io", "grpcroutes", Scope::Source),
+        ResourceKind::Route(RouteKind::Tls) => ("gateway.networking.k8s.io", "tlsroutes", Scope::Source),
+        ResourceKind::Route(RouteKind::Tcp) => ("gateway.networking.k8s.io", "tcproutes", Scope::Source),
+        ResourceKind::Route(RouteKind::Udp) => ("gateway.networking.k8s.io", "udproutes", Scope::Source),
+    }
+}
+
+pub const ALL_KINDS: [ResourceKind; 12] = [
+    ResourceKind::Service,
+    ResourceKind::EndpointSlice,
+    ResourceKind::Pod,
+    ResourceKind::Node,
+    ResourceKind::Namespace,
+    ResourceKind::Gateway,
+    ResourceKind::ListenerSet,
+    ResourceKind::Route(RouteKind::Http),
+    ResourceKind::Route(RouteKind::Grpc),
+    ResourceKind::Route(RouteKind::Tls),
+    ResourceKind::Route(RouteKind::Tcp),
+    ResourceKind::Route(RouteKind::Udp),
+];
+
+/// The strings of a JSON array (empty for anything else).
+pub fn strings(v: &serde_json::Value) -> Vec<String> {
+    v.as_array()
+        .map(|a| a.iter().filter_map(|s| s.as_str().map(String::from)).collect())
+        .unwrap_or_default()
+}

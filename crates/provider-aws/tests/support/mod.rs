@@ -1,2 +1,0 @@
-pub mod fake;
-pub mod moto;

@@ -1,0 +1,385 @@
+//! The one HTTP client every HTTP provider builds (Route53, Cloudflare, etcd's gateway, PowerDNS, webhook,
+//! the webhook conformance kit): timeouts, TLS files, extdns's user agent, and a proxy from the
+//! environment (`HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY`, `NO_PROXY`, as every HTTP client reads them).
+//!
+//! Every request leaves through [`Request::send`], which times it and hands method, URL, status and
+//! duration to the client's [`Observe`] hook: the one place a request-duration metric attaches to all
+//! providers at once.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use reqwest::{IntoUrl, Method, Response, StatusCode, Url};
+
+use crate::tls::{TlsError, TlsOptions};
+
+/// What every request carries as `User-Agent`.
+pub const USER_AGENT: &str = concat!("extdns/", env!("CARGO_PKG_VERSION"));
+
+/// Told about every request a client sends, once its answer's headers arrived or it failed.
+pub trait Observe: Send + Sync {
+    /// `status` is `None` when no answer came (connection refused, timeout, TLS failure).
+    fn observe(&self, method: &Method, url: &Url, status: Option<StatusCode>, elapsed: Duration);
+}
+
+/// Why a client cannot be built.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HttpError {
+    /// The TLS files of [`HttpClientBuilder::tls`] cannot be used.
+    #[error(transparent)]
+    Tls(#[from] TlsError),
+    /// The HTTP library refused the configuration (its TLS backend could not start, say).
+    #[error("cannot build the HTTP client: {0}")]
+    Client(#[source] reqwest::Error),
+}
+
+/// An HTTP client. Cheap to clone (the connection pool is shared).
+#[derive(Clone)]
+pub struct HttpClient {
+    inner: reqwest::Client,
+    observer: Option<Arc<dyn Observe>>,
+}
+
+impl std::fmt::Debug for HttpClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpClient")
+            .field("observed", &self.observer.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl HttpClient {
+    /// A builder with extdns's user agent, no timeout, no TLS files and the proxy of the environment.
+    pub fn builder() -> HttpClientBuilder {
+        HttpClientBuilder {
+            inner: reqwest::Client::builder().user_agent(USER_AGENT),
+            tls: TlsOptions::default(),
+            observer: None,
+        }
+    }
+
+    /// A request with any method; sent by [`Request::send`].
+    pub fn request(&self, method: Method, url: impl IntoUrl) -> Request<'_> {
+        Request {
+            client: self,
+            inner: self.inner.request(method, url),
+        }
+    }
+
+    /// A GET request.
+    pub fn get(&self, url: impl IntoUrl) -> Request<'_> {
+        self.request(Method::GET, url)
+    }
+
+    /// A POST request.
+    pub fn post(&self, url: impl IntoUrl) -> Request<'_> {
+        self.request(Method::POST, url)
+    }
+
+    /// A PATCH request.
+    pub fn patch(&self, url: impl IntoUrl) -> Request<'_> {
+        self.request(Method::PATCH, url)
+    }
+}
+
+/// Builds an [`HttpClient`]; the TLS files are read by [`HttpClientBuilder::build`].
+#[must_use]
+pub struct HttpClientBuilder {
+    inner: reqwest::ClientBuilder,
+    tls: TlsOptions,
+    observer: Option<Arc<dyn Observe>>,
+}
+
+impl HttpClientBuilder {
+    /// The time limit of a whole request: connecting, sending and reading the answer.
+    pub fn timeout(self, limit: Duration) -> Self {
+        self.with(|b| b.timeout(limit))
+    }
+
+    /// The time limit of opening a connection.
+    pub fn connect_timeout(self, limit: Duration) -> Self {
+        self.with(|b| b.connect_timeout(limit))
+    }
+
+    /// Trust the CA file (beside the system's roots), present the client certificate, or skip
+    /// verification, as `tls` says.
+    pub fn tls(mut self, tls: &TlsOptions) -> Self {
+        self.tls = tls.clone();
+        self
+    }
+
+    /// Headers every request carries (credentials, say).
+    pub fn default_headers(self, headers: HeaderMap) -> Self {
+        self.with(|b| b.default_headers(headers))
+    }
+
+    /// How many idle connections to keep per host; 0 opens a new connection for every request.
+    pub fn pool_max_idle_per_host(self, connections: usize) -> Self {
+        self.with(|b| b.pool_max_idle_per_host(connections))
+    }
+
+    /// Connect to `addrs` for requests to host `name` (a certificate's name that does not resolve).
+    pub fn resolve_to_addrs(self, name: &str, addrs: &[SocketAddr]) -> Self {
+        self.with(|b| b.resolve_to_addrs(name, addrs))
+    }
+
+    fn with(mut self, set: impl FnOnce(reqwest::ClientBuilder) -> reqwest::ClientBuilder) -> Self {
+        self.inner = set(self.inner);
+        self
+    }
+
+    /// Tell `observer` about every request.
+    pub fn observer(mut self, observer: Arc<dyn Observe>) -> Self {
+        self.observer = Some(observer);
+        self
+    }
+
+    /// Read the TLS files and build the client.
+    pub fn build(self) -> Result<HttpClient, HttpError> {
+        let files = self.tls.load()?;
+        let mut inner = self.inner.danger_accept_invalid_certs(self.tls.skip_verify);
+        for root in &files.roots {
+            let cert = reqwest::Certificate::from_der(root.as_ref()).map_err(HttpError::Client)?;
+            inner = inner.add_root_certificate(cert);
+        }
+        if let Some(identity) = files.identity {
+            let parsed = reqwest::Identity::from_pem(&identity.pem).map_err(|source| TlsError::Identity {
+                cert: identity.cert_path,
+                key: identity.key_path,
+                source: source.into(),
+            })?;
+            inner = inner.identity(parsed);
+        }
+        Ok(HttpClient {
+            inner: inner.build().map_err(HttpError::Client)?,
+            observer: self.observer,
+        })
+    }
+}
+
+/// A request being built; [`Request::send`] is the only way out.
+#[must_use]
+pub struct Request<'c> {
+    client: &'c HttpClient,
+    inner: reqwest::RequestBuilder,
+}
+
+impl Request<'_> {
+    /// Adds a header; an invalid name or value fails the request when it is sent.
+    pub fn header<K, V>(self, name: K, value: V) -> Self
+    where
+        HeaderName: TryFrom<K>,
+        <HeaderName as TryFrom<K>>::Error: Into<http::Error>,
+        HeaderValue: TryFrom<V>,
+        <HeaderValue as TryFrom<V>>::Error: Into<http::Error>,
+    {
+        self.with(|r| r.header(name, value))
+    }
+
+    /// Appends URL query parameters, serialised form-style.
+    pub fn query<T: serde::Serialize + ?Sized>(self, query: &T) -> Self {
+        self.with(|r| r.query(query))
+    }
+
+    /// A JSON body, with `Content-Type: application/json`.
+    pub fn json<T: serde::Serialize + ?Sized>(self, body: &T) -> Self {
+        self.with(|r| r.json(body))
+    }
+
+    /// A raw body; set any content type with [`Request::header`].
+    pub fn body(self, body: impl Into<reqwest::Body>) -> Self {
+        self.with(|r| r.body(body))
+    }
+
+    /// An `Authorization: Bearer` header.
+    pub fn bearer_auth(self, token: impl std::fmt::Display) -> Self {
+        self.with(|r| r.bearer_auth(token))
+    }
+
+    fn with(mut self, set: impl FnOnce(reqwest::RequestBuilder) -> reqwest::RequestBuilder) -> Self {
+        self.inner = set(self.inner);
+        self
+    }
+
+    /// Send the request and wait for the answer's headers, telling the client's observer.
+    pub async fn send(self) -> Result<Response, reqwest::Error> {
+        let request = self.inner.build()?;
+        let Some(observer) = &self.client.observer else {
+            return self.client.inner.execute(request).await;
+        };
+        let (method, url) = (request.method().clone(), request.url().clone());
+        let start = std::time::Instant::now();
+        let result = self.client.inner.execute(request).await;
+        observer.observe(
+            &method,
+            &url,
+            result.as_ref().ok().map(Response::status),
+            start.elapsed(),
+        );
+        result
+    }
+}
+
+/// How long an answer asks to wait before the next request (`Retry-After` in seconds; the HTTP-date form
+/// is not honoured, and the caller's backoff applies instead).
+pub fn retry_after(response: &Response) -> Option<Duration> {
+    let value = response.headers().get(reqwest::header::RETRY_AFTER)?.to_str().ok()?;
+    value.trim().parse::<u64>().ok().map(Duration::from_secs)
+}
+
+/// An error's text followed by each of its causes' that it does not already include: reqwest's own text
+/// leaves out why a connection failed (which certificate check, which refusal).
+pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(c) = cause {
+        let more = c.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        cause = c.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    use crate::tls::TlsFile;
+
+    /// A server that answers each connection's first request with `answer` and hands back the request's
+    /// head.
+    async fn server(answer: &'static str) -> (String, tokio::sync::mpsc::UnboundedReceiver<String>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            while let Ok((mut conn, _)) = listener.accept().await {
+                let mut buf = vec![0u8; 8192];
+                let mut len = 0;
+                while !buf[..len].windows(4).any(|w| w == b"\r\n\r\n") {
+                    match conn.read(&mut buf[len..]).await {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => len += n,
+                    }
+                }
+                let _ = tx.send(String::from_utf8_lossy(&buf[..len]).into_owned());
+                let _ = conn.write_all(answer.as_bytes()).await;
+            }
+        });
+        (format!("http://{addr}"), rx)
+    }
+
+    #[derive(Default)]
+    struct Seen(Mutex<Vec<(Method, String, Option<u16>)>>);
+
+    impl Observe for Seen {
+        fn observe(&self, method: &Method, url: &Url, status: Option<StatusCode>, _: Duration) {
+            let mut seen = self.0.lock().unwrap_or_else(|p| p.into_inner());
+            seen.push((method.clone(), url.path().to_string(), status.map(|s| s.as_u16())));
+        }
+    }
+
+    #[tokio::test]
+    async fn requests_carry_the_user_agent_and_are_observed() {
+        let (base, mut heads) = server(
+            "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 7\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        )
+        .await;
+        let seen = Arc::new(Seen::default());
+        let client = HttpClient::builder()
+            .timeout(Duration::from_secs(5))
+            .observer(seen.clone())
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let response = client
+            .post(format!("{base}/zones"))
+            .body("x")
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(retry_after(&response), Some(Duration::from_secs(7)));
+        let head = heads.recv().await.unwrap_or_default().to_ascii_lowercase();
+        assert!(
+            head.contains(&format!("user-agent: {}", USER_AGENT.to_ascii_lowercase())),
+            "{head}"
+        );
+
+        // Nothing listens on port 1: the failure is observed without a status.
+        let _ = client.get("http://127.0.0.1:1/down").send().await;
+        let seen = seen.0.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        assert_eq!(
+            seen,
+            [
+                (Method::POST, "/zones".to_string(), Some(429)),
+                (Method::GET, "/down".to_string(), None)
+            ]
+        );
+    }
+
+    #[test]
+    fn the_builder_loads_tls_files_and_names_a_bad_one() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+        let mut tls = TlsOptions {
+            ca_file: Some(dir.join("cert.pem")),
+            client_cert: Some(dir.join("cert.pem")),
+            client_key: Some(dir.join("key.pem")),
+            ..TlsOptions::default()
+        };
+        assert!(HttpClient::builder().tls(&tls).build().is_ok());
+
+        tls.client_key = Some(dir.join("nonexistent-key.pem"));
+        let e = HttpClient::builder().tls(&tls).build().err();
+        assert!(
+            matches!(&e, Some(HttpError::Tls(t)) if t.file() == Some(TlsFile::ClientKey)),
+            "{e:?}"
+        );
+        let text = e.map(|e| e.to_string()).unwrap_or_default();
+        assert!(
+            text.contains("client key") && text.contains("nonexistent-key.pem"),
+            "{text}"
+        );
+    }
+
+    /// The proxy comes from the environment. The environment of this process is not changed (other tests
+    /// run in it): the test runs itself again as a child with `HTTP_PROXY` set, and the child's request
+    /// must reach the proxy.
+    #[tokio::test]
+    async fn the_proxy_comes_from_the_environment() {
+        if std::env::var_os("EXTDNS_PROXY_CHILD").is_some() {
+            let client = HttpClient::builder()
+                .timeout(Duration::from_secs(5))
+                .build()
+                .unwrap_or_else(|e| panic!("{e}"));
+            let answer = client.get("http://upstream.invalid/path").send().await;
+            let status = answer.map(|a| a.status().as_u16()).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(status, 299, "the answer comes from the proxy");
+            return;
+        }
+        let (proxy, mut heads) = server("HTTP/1.1 299 Proxied\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").await;
+        let exe = std::env::current_exe().unwrap_or_else(|e| panic!("{e}"));
+        let child = tokio::process::Command::new(exe)
+            .args(["--exact", "http::tests::the_proxy_comes_from_the_environment"])
+            .env("EXTDNS_PROXY_CHILD", "1")
+            .env("HTTP_PROXY", &proxy)
+            .env_remove("NO_PROXY")
+            .env_remove("no_proxy")
+            .output()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let out = String::from_utf8_lossy(&child.stdout);
+        assert!(child.status.success() && out.contains("1 passed"), "{out}");
+        let head = heads.recv().await.unwrap_or_default();
+        assert!(head.starts_with("GET http://upstream.invalid/path HTTP/1.1"), "{head}");
+    }
+}

@@ -1,0 +1,741 @@
+//! A stateful fake of the part of Cloudflare's v4 API extdns uses, written from Cloudflare's published API
+//! reference: zones list/get, DNS records list (paged with `page`/`per_page`/`result_info`), create, patch,
+//! put, delete and the transactional batch; strict validation answering Cloudflare's error codes; injected
+//! 429s. It runs on its own thread and runtime so both async tests and tests that run the binary can use it.
+
+use std::collections::BTreeMap;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde_json::{Map, Value, json};
+
+/// The API token the fake accepts as `Authorization: Bearer`.
+pub const TOKEN: &str = "test-token";
+/// The global API key and its account's email (the older scheme).
+pub const API_KEY: &str = "144c9defac04969c7bfad8efaa8ea194";
+/// The email that goes with [`API_KEY`] (`X-Auth-Email`).
+pub const API_EMAIL: &str = "user@example.com";
+/// Operations one batch call accepts (Cloudflare's free plan).
+pub const MAX_BATCH: usize = 200;
+
+/// One DNS record as the fake stores it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rec {
+    /// The record id the fake assigned.
+    pub id: String,
+    /// The id of the zone it belongs to.
+    pub zone_id: String,
+    /// Fully qualified name, no trailing dot.
+    pub name: String,
+    /// Record type (`A`, `TXT`, ...).
+    pub rtype: String,
+    /// The record's `content` (for MX/SRV without the priority).
+    pub content: String,
+    /// TTL in seconds; 1 is Cloudflare's "automatic".
+    pub ttl: u64,
+    /// Whether traffic goes through Cloudflare's proxy.
+    pub proxied: bool,
+    /// The record's comment, when set.
+    pub comment: Option<String>,
+    /// MX/SRV priority, when the type has one.
+    pub priority: Option<u64>,
+}
+
+impl Rec {
+    fn json(&self, zone_name: &str) -> Value {
+        let mut v = json!({
+            "id": self.id, "zone_id": self.zone_id, "zone_name": zone_name, "name": self.name,
+            "type": self.rtype, "content": self.content, "ttl": self.ttl, "proxied": self.proxied,
+            "proxiable": proxiable(&self.rtype), "locked": false, "comment": self.comment, "tags": [],
+            "meta": {}, "created_on": "2026-01-01T00:00:00Z", "modified_on": "2026-01-01T00:00:00Z",
+        });
+        if let Some(p) = self.priority {
+            v["priority"] = json!(p);
+        }
+        v
+    }
+
+    /// `name type content [proxied] [ttl]`, how tests compare.
+    pub fn line(&self) -> String {
+        let content = match self.priority {
+            Some(p) => format!("{p} {}", self.content),
+            None => self.content.clone(),
+        };
+        format!(
+            "{} {} {} proxied={} ttl={}",
+            self.name, self.rtype, content, self.proxied, self.ttl
+        )
+    }
+}
+
+/// Everything the fake holds and counts; inspect it through [`FakeCloudflare::state`].
+#[derive(Debug, Default)]
+pub struct FakeState {
+    /// Zones as (id, name).
+    pub zones: Vec<(String, String)>,
+    /// Records by id.
+    pub records: BTreeMap<String, Rec>,
+    /// Ids by (zone id, name), so conflict checks do not scan the zone.
+    names: std::collections::HashMap<(String, String), std::collections::BTreeSet<String>>,
+    next_id: u64,
+    /// Answer the next this many requests with 429.
+    pub rate_limit_next: usize,
+    /// Requests received, any endpoint.
+    pub requests: usize,
+    /// Requests answered with 429.
+    pub rate_limited: usize,
+    /// Calls to the batch endpoint, changing anything or not.
+    pub batch_calls: usize,
+    /// Batch calls that changed something.
+    pub writes: usize,
+}
+
+impl FakeState {
+    fn put(&mut self, r: Rec) {
+        self.take(&r.id);
+        self.names
+            .entry((r.zone_id.clone(), r.name.clone()))
+            .or_default()
+            .insert(r.id.clone());
+        self.records.insert(r.id.clone(), r);
+    }
+
+    fn take(&mut self, id: &str) -> Option<Rec> {
+        let old = self.records.remove(id)?;
+        if let Some(ids) = self.names.get_mut(&(old.zone_id.clone(), old.name.clone())) {
+            ids.remove(id);
+        }
+        Some(old)
+    }
+
+    fn zone_name(&self, id: &str) -> Option<String> {
+        self.zones.iter().find(|(z, _)| z == id).map(|(_, n)| n.clone())
+    }
+}
+
+type Shared = Arc<Mutex<FakeState>>;
+
+/// A running fake of Cloudflare's v4 API on 127.0.0.1; stops when dropped.
+pub struct FakeCloudflare {
+    /// The base URL, `http://127.0.0.1:<port>/client/v4`.
+    pub url: String,
+    state: Shared,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl FakeCloudflare {
+    /// A fake serving these zones (`(id, name)`).
+    pub fn start(zones: &[(&str, &str)]) -> FakeCloudflare {
+        let state: Shared = Arc::new(Mutex::new(FakeState {
+            zones: zones.iter().map(|(i, n)| (i.to_string(), n.to_string())).collect(),
+            ..FakeState::default()
+        }));
+        let listener = match std::net::TcpListener::bind("127.0.0.1:0") {
+            Ok(l) => l,
+            Err(e) => panic!("cannot bind: {e}"),
+        };
+        let port = listener.local_addr().map(|a| a.port()).unwrap_or_default();
+        if let Err(e) = listener.set_nonblocking(true) {
+            panic!("{e}");
+        }
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let app = router(state.clone());
+        let thread = std::thread::spawn(move || {
+            let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+                Ok(rt) => rt,
+                Err(e) => panic!("{e}"),
+            };
+            rt.block_on(async move {
+                let listener = match tokio::net::TcpListener::from_std(listener) {
+                    Ok(l) => l,
+                    Err(e) => panic!("{e}"),
+                };
+                let _ = axum::serve(listener, app)
+                    .with_graceful_shutdown(async {
+                        let _ = rx.await;
+                    })
+                    .await;
+            });
+        });
+        FakeCloudflare {
+            url: format!("http://127.0.0.1:{port}/client/v4"),
+            state,
+            shutdown: Some(tx),
+            thread: Some(thread),
+        }
+    }
+
+    /// The fake's state, locked (a poisoned lock is taken anyway).
+    pub fn state(&self) -> MutexGuard<'_, FakeState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Add a record directly (someone else's, made in the dashboard).
+    pub fn seed(&self, zone_id: &str, name: &str, rtype: &str, content: &str) -> String {
+        let mut s = self.state();
+        s.next_id += 1;
+        let id = format!("{:032x}", s.next_id);
+        s.put(Rec {
+            id: id.clone(),
+            zone_id: zone_id.into(),
+            name: name.into(),
+            rtype: rtype.into(),
+            content: content.into(),
+            ttl: 1,
+            proxied: false,
+            comment: None,
+            priority: None,
+        });
+        id
+    }
+
+    /// Every record as [`Rec::line`], sorted.
+    pub fn lines(&self) -> Vec<String> {
+        let mut v: Vec<String> = self.state().records.values().map(Rec::line).collect();
+        v.sort();
+        v
+    }
+}
+
+impl Drop for FakeCloudflare {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn router(state: Shared) -> Router {
+    Router::new()
+        .route("/client/v4/zones", get(list_zones))
+        .route("/client/v4/zones/{zone}", get(get_zone))
+        .route(
+            "/client/v4/zones/{zone}/dns_records",
+            get(list_records).post(create_record),
+        )
+        .route("/client/v4/zones/{zone}/dns_records/batch", post(batch))
+        .route(
+            "/client/v4/zones/{zone}/dns_records/{id}",
+            get(get_record)
+                .patch(patch_record)
+                .put(put_record)
+                .delete(delete_record),
+        )
+        .with_state(state)
+}
+
+type Err = (StatusCode, Vec<(i64, String)>);
+
+fn fail(status: StatusCode, code: i64, message: impl Into<String>) -> Err {
+    (status, vec![(code, message.into())])
+}
+
+fn error_response((status, errors): Err) -> Response {
+    let errors: Vec<Value> = errors.iter().map(|(c, m)| json!({"code": c, "message": m})).collect();
+    (
+        status,
+        [("content-type", "application/json")],
+        json!({"success": false, "errors": errors, "messages": [], "result": null}).to_string(),
+    )
+        .into_response()
+}
+
+fn ok(result: Value, info: Option<Value>) -> Response {
+    let mut body = json!({"success": true, "errors": [], "messages": [], "result": result});
+    if let Some(i) = info {
+        body["result_info"] = i;
+    }
+    (StatusCode::OK, [("content-type", "application/json")], body.to_string()).into_response()
+}
+
+/// Counting, injected 429s and authentication, shared by every route.
+/// `Some` answer when the request is turned away.
+fn gate(state: &Shared, headers: &HeaderMap) -> Option<Response> {
+    let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
+    s.requests += 1;
+    if s.rate_limit_next > 0 {
+        s.rate_limit_next -= 1;
+        s.rate_limited += 1;
+        let mut r = error_response(fail(
+            StatusCode::TOO_MANY_REQUESTS,
+            971,
+            "Please wait and consider throttling your request speed",
+        ));
+        r.headers_mut()
+            .insert("retry-after", axum::http::HeaderValue::from_static("0"));
+        return Some(r);
+    }
+    let header = |k: &str| headers.get(k).and_then(|v| v.to_str().ok());
+    if let (Some(key), Some(email)) = (header("x-auth-key"), header("x-auth-email")) {
+        return (key != API_KEY || email != API_EMAIL)
+            .then(|| error_response(fail(StatusCode::FORBIDDEN, 9103, "Unknown X-Auth-Key or X-Auth-Email")));
+    }
+    match headers.get("authorization").and_then(|v| v.to_str().ok()) {
+        Some(v) if v == format!("Bearer {TOKEN}") => None,
+        Some(_) => Some(error_response(fail(
+            StatusCode::FORBIDDEN,
+            9109,
+            "Invalid access token",
+        ))),
+        None => Some(error_response(fail(
+            StatusCode::BAD_REQUEST,
+            9106,
+            "Missing X-Auth-Key, X-Auth-Email or Authorization headers",
+        ))),
+    }
+}
+
+fn query(raw: &Option<String>) -> BTreeMap<String, String> {
+    raw.as_deref()
+        .unwrap_or_default()
+        .split('&')
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// `page`/`per_page` of a list, validated as Cloudflare does.
+fn paging(q: &BTreeMap<String, String>, default: usize, max: usize) -> Result<(usize, usize), Err> {
+    let num = |k: &str, d: usize| match q.get(k) {
+        None => Ok(d),
+        Some(v) => v
+            .parse::<usize>()
+            .map_err(|_| fail(StatusCode::BAD_REQUEST, 1004, format!("{k} must be a number"))),
+    };
+    let (page, per_page) = (num("page", 1)?, num("per_page", default)?);
+    if page == 0 || per_page == 0 || per_page > max {
+        return Err(fail(
+            StatusCode::BAD_REQUEST,
+            1004,
+            format!("per_page must be between 1 and {max}, page at least 1"),
+        ));
+    }
+    Ok((page, per_page))
+}
+
+fn page_of(items: Vec<Value>, page: usize, per_page: usize) -> Response {
+    let total = items.len();
+    let total_pages = total.div_ceil(per_page).max(1);
+    let slice: Vec<Value> = items.into_iter().skip((page - 1) * per_page).take(per_page).collect();
+    let info = json!({"page": page, "per_page": per_page, "count": slice.len(), "total_count": total, "total_pages": total_pages});
+    ok(Value::Array(slice), Some(info))
+}
+
+async fn list_zones(State(state): State<Shared>, headers: HeaderMap, RawQuery(raw): RawQuery) -> Response {
+    if let Some(r) = gate(&state, &headers) {
+        return r;
+    }
+    let (page, per_page) = match paging(&query(&raw), 20, 50) {
+        Ok(p) => p,
+        Err(e) => return error_response(e),
+    };
+    let s = state.lock().unwrap_or_else(|p| p.into_inner());
+    let zones: Vec<Value> = s
+        .zones
+        .iter()
+        .map(|(id, name)| json!({"id": id, "name": name, "status": "active", "paused": false, "type": "full"}))
+        .collect();
+    page_of(zones, page, per_page)
+}
+
+async fn get_zone(State(state): State<Shared>, headers: HeaderMap, Path(zone): Path<String>) -> Response {
+    if let Some(r) = gate(&state, &headers) {
+        return r;
+    }
+    let s = state.lock().unwrap_or_else(|p| p.into_inner());
+    match s.zone_name(&zone) {
+        Some(name) => ok(json!({"id": zone, "name": name, "status": "active"}), None),
+        None => error_response(fail(StatusCode::NOT_FOUND, 1001, "Invalid zone identifier")),
+    }
+}
+
+async fn list_records(
+    State(state): State<Shared>,
+    headers: HeaderMap,
+    Path(zone): Path<String>,
+    RawQuery(raw): RawQuery,
+) -> Response {
+    if let Some(r) = gate(&state, &headers) {
+        return r;
+    }
+    let (page, per_page) = match paging(&query(&raw), 100, 5000) {
+        Ok(p) => p,
+        Err(e) => return error_response(e),
+    };
+    let s = state.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(zone_name) = s.zone_name(&zone) else {
+        return error_response(fail(
+            StatusCode::NOT_FOUND,
+            7003,
+            "Could not route to /zones, perhaps your object identifier is invalid?",
+        ));
+    };
+    let items: Vec<Value> = s
+        .records
+        .values()
+        .filter(|r| r.zone_id == zone)
+        .map(|r| r.json(&zone_name))
+        .collect();
+    page_of(items, page, per_page)
+}
+
+fn proxiable(t: &str) -> bool {
+    matches!(t, "A" | "AAAA" | "CNAME")
+}
+
+const FIELDS: [&str; 8] = [
+    "name", "type", "content", "ttl", "proxied", "comment", "priority", "tags",
+];
+
+/// The record `body` describes, checked as Cloudflare checks it. `base` is the record a PATCH starts from.
+fn validate(body: &Value, zone_id: &str, zone_name: &str, base: Option<&Rec>, allow_id: bool) -> Result<Rec, Err> {
+    let bad = |code: i64, m: &str| fail(StatusCode::BAD_REQUEST, code, m);
+    let Some(obj) = body.as_object() else {
+        return Err(bad(9207, "Request body is invalid."));
+    };
+    for k in obj.keys() {
+        if !(FIELDS.contains(&k.as_str()) || (allow_id && k == "id")) {
+            return Err(bad(9207, &format!("Request body is invalid: unknown field {k:?}")));
+        }
+    }
+    let string = |k: &str, fallback: Option<String>| -> Result<Option<String>, Err> {
+        match obj.get(k) {
+            None | Some(Value::Null) => Ok(fallback),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(bad(9207, &format!("{k} must be a string"))),
+        }
+    };
+    let name = string("name", base.map(|b| b.name.clone()))?
+        .ok_or_else(|| bad(9000, "DNS name is invalid."))?
+        .trim_end_matches('.')
+        .to_ascii_lowercase();
+    if !(name == zone_name || name.ends_with(&format!(".{zone_name}")))
+        || name.split('.').any(|l| l.is_empty() || l.len() > 63)
+    {
+        return Err(bad(9000, "DNS name is invalid."));
+    }
+    let rtype =
+        string("type", base.map(|b| b.rtype.clone()))?.ok_or_else(|| bad(9001, "DNS record type is invalid."))?;
+    let content = string("content", base.map(|b| b.content.clone()))?
+        .ok_or_else(|| bad(9002, "DNS record content is invalid."))?;
+    match rtype.as_str() {
+        "A" if content.parse::<Ipv4Addr>().is_err() => {
+            return Err(bad(9005, "Content for A record must be a valid IPv4 address."));
+        }
+        "AAAA" if content.parse::<Ipv6Addr>().is_err() => {
+            return Err(bad(9006, "Content for AAAA record must be a valid IPv6 address."));
+        }
+        "CNAME" | "NS" | "MX"
+            if content.parse::<IpAddr>().is_ok()
+                || content.is_empty()
+                || !content.chars().all(|c| c.is_ascii_alphanumeric() || "-._*".contains(c)) =>
+        {
+            return Err(bad(9007, &format!("Content for {rtype} record is invalid.")));
+        }
+        "TXT" if content.len() > 2048 => return Err(bad(9100, "TXT content is too long.")),
+        "A" | "AAAA" | "CNAME" | "TXT" | "MX" | "NS" => {}
+        _ => return Err(bad(9001, "DNS record type is invalid.")),
+    }
+    let ttl = match obj.get("ttl") {
+        None => base.map(|b| b.ttl).unwrap_or(1),
+        Some(v) => v.as_u64().ok_or_else(|| bad(9207, "ttl must be a number"))?,
+    };
+    if !(ttl == 1 || (60..=86400).contains(&ttl)) {
+        return Err(bad(
+            9021,
+            "Invalid TTL. Must be between 60 and 86400 seconds, or 1 for Automatic.",
+        ));
+    }
+    let proxied = match obj.get("proxied") {
+        None => base.map(|b| b.proxied).unwrap_or(false),
+        Some(v) => v.as_bool().ok_or_else(|| bad(9207, "proxied must be a boolean"))?,
+    };
+    if proxied && !proxiable(&rtype) {
+        return Err(bad(9004, "This record type cannot be proxied."));
+    }
+    let priority = match obj.get("priority") {
+        None => base.and_then(|b| b.priority),
+        Some(v) => Some(
+            v.as_u64()
+                .filter(|p| *p <= 65535)
+                .ok_or_else(|| bad(9207, "priority must be 0..65535"))?,
+        ),
+    };
+    if rtype == "MX" && priority.is_none() {
+        return Err(bad(9101, "MX records require a priority."));
+    }
+    let comment = string("comment", base.and_then(|b| b.comment.clone()))?;
+    if comment.as_ref().is_some_and(|c| c.len() > 100) {
+        return Err(bad(9102, "Comment is longer than 100 characters."));
+    }
+    let priority = priority.filter(|_| rtype == "MX");
+    Ok(Rec {
+        id: base.map(|b| b.id.clone()).unwrap_or_default(),
+        zone_id: zone_id.into(),
+        name,
+        rtype,
+        content,
+        ttl: if proxied { 1 } else { ttl },
+        proxied,
+        comment,
+        priority,
+    })
+}
+
+/// Name conflicts against the other records of the zone.
+fn conflicts(s: &FakeState, r: &Rec) -> Result<(), Err> {
+    let ids = s.names.get(&(r.zone_id.clone(), r.name.clone()));
+    for other in ids
+        .into_iter()
+        .flatten()
+        .filter_map(|id| s.records.get(id))
+        .filter(|o| o.id != r.id)
+    {
+        if other.rtype == r.rtype && other.content == r.content && other.priority == r.priority {
+            return Err(fail(
+                StatusCode::BAD_REQUEST,
+                81058,
+                "An identical record already exists.",
+            ));
+        }
+        if (other.rtype == "CNAME") != (r.rtype == "CNAME")
+            && !matches!((other.rtype.as_str(), r.rtype.as_str()), ("TXT", _) | (_, "TXT"))
+        {
+            return Err(fail(
+                StatusCode::BAD_REQUEST,
+                81053,
+                "An A, AAAA, or CNAME record with that host already exists.",
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn insert_new(s: &mut FakeState, mut r: Rec) -> Result<Rec, Err> {
+    conflicts(s, &r)?;
+    s.next_id += 1;
+    r.id = format!("{:032x}", s.next_id);
+    s.put(r.clone());
+    Ok(r)
+}
+
+fn replace(s: &mut FakeState, r: Rec) -> Result<Rec, Err> {
+    conflicts(s, &r)?;
+    s.put(r.clone());
+    Ok(r)
+}
+
+fn parse(body: &Bytes) -> Result<Value, Err> {
+    serde_json::from_slice(body)
+        .map_err(|e| fail(StatusCode::BAD_REQUEST, 9207, format!("Request body is invalid: {e}")))
+}
+
+fn zone_of(s: &FakeState, zone: &str) -> Result<String, Err> {
+    s.zone_name(zone).ok_or_else(|| {
+        fail(
+            StatusCode::NOT_FOUND,
+            7003,
+            "Could not route to /zones, perhaps your object identifier is invalid?",
+        )
+    })
+}
+
+fn existing<'a>(s: &'a FakeState, zone: &str, id: &str) -> Result<&'a Rec, Err> {
+    s.records
+        .get(id)
+        .filter(|r| r.zone_id == zone)
+        .ok_or_else(|| fail(StatusCode::NOT_FOUND, 81044, "Record does not exist."))
+}
+
+async fn create_record(
+    State(state): State<Shared>,
+    headers: HeaderMap,
+    Path(zone): Path<String>,
+    body: Bytes,
+) -> Response {
+    if let Some(r) = gate(&state, &headers) {
+        return r;
+    }
+    let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
+    let result = (|| {
+        let zn = zone_of(&s, &zone)?;
+        let r = validate(&parse(&body)?, &zone, &zn, None, false)?;
+        Ok::<_, Err>(insert_new(&mut s, r)?.json(&zn))
+    })();
+    result.map(|v| ok(v, None)).unwrap_or_else(error_response)
+}
+
+async fn get_record(
+    State(state): State<Shared>,
+    headers: HeaderMap,
+    Path((zone, id)): Path<(String, String)>,
+) -> Response {
+    if let Some(r) = gate(&state, &headers) {
+        return r;
+    }
+    let s = state.lock().unwrap_or_else(|p| p.into_inner());
+    let result = (|| {
+        let zn = zone_of(&s, &zone)?;
+        Ok::<_, Err>(existing(&s, &zone, &id)?.json(&zn))
+    })();
+    result.map(|v| ok(v, None)).unwrap_or_else(error_response)
+}
+
+async fn write_one(state: Shared, headers: HeaderMap, zone: String, id: String, body: Bytes, patch: bool) -> Response {
+    if let Some(r) = gate(&state, &headers) {
+        return r;
+    }
+    let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
+    let result = (|| {
+        let zn = zone_of(&s, &zone)?;
+        let base = existing(&s, &zone, &id)?.clone();
+        let mut r = validate(&parse(&body)?, &zone, &zn, patch.then_some(&base), false)?;
+        r.id = id.clone();
+        Ok::<_, Err>(replace(&mut s, r)?.json(&zn))
+    })();
+    result.map(|v| ok(v, None)).unwrap_or_else(error_response)
+}
+
+async fn patch_record(
+    State(state): State<Shared>,
+    headers: HeaderMap,
+    Path((zone, id)): Path<(String, String)>,
+    body: Bytes,
+) -> Response {
+    write_one(state, headers, zone, id, body, true).await
+}
+
+async fn put_record(
+    State(state): State<Shared>,
+    headers: HeaderMap,
+    Path((zone, id)): Path<(String, String)>,
+    body: Bytes,
+) -> Response {
+    write_one(state, headers, zone, id, body, false).await
+}
+
+async fn delete_record(
+    State(state): State<Shared>,
+    headers: HeaderMap,
+    Path((zone, id)): Path<(String, String)>,
+) -> Response {
+    if let Some(r) = gate(&state, &headers) {
+        return r;
+    }
+    let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
+    let result = (|| {
+        zone_of(&s, &zone)?;
+        existing(&s, &zone, &id)?;
+        s.take(&id);
+        Ok::<_, Err>(json!({"id": id}))
+    })();
+    result.map(|v| ok(v, None)).unwrap_or_else(error_response)
+}
+
+/// The batch: deletes, patches, puts, posts, in that order, on a copy of the zone that replaces it only when
+/// every operation succeeded.
+async fn batch(State(state): State<Shared>, headers: HeaderMap, Path(zone): Path<String>, body: Bytes) -> Response {
+    if let Some(r) = gate(&state, &headers) {
+        return r;
+    }
+    let mut guard = state.lock().unwrap_or_else(|p| p.into_inner());
+    guard.batch_calls += 1;
+    let result = (|| {
+        let zn = zone_of(&guard, &zone)?;
+        let v = parse(&body)?;
+        let Some(obj) = v.as_object() else {
+            return Err(fail(StatusCode::BAD_REQUEST, 9207, "Request body is invalid."));
+        };
+        let empty = Vec::new();
+        let list = |k: &str| -> Result<&Vec<Value>, Err> {
+            match obj.get(k) {
+                None => Ok(&empty),
+                Some(Value::Array(a)) => Ok(a),
+                Some(_) => Err(fail(StatusCode::BAD_REQUEST, 9207, format!("{k} must be an array"))),
+            }
+        };
+        for k in obj.keys() {
+            if !["deletes", "patches", "puts", "posts"].contains(&k.as_str()) {
+                return Err(fail(
+                    StatusCode::BAD_REQUEST,
+                    9207,
+                    format!("Request body is invalid: unknown field {k:?}"),
+                ));
+            }
+        }
+        let (deletes, patches, puts, posts) = (list("deletes")?, list("patches")?, list("puts")?, list("posts")?);
+        if deletes.len() + patches.len() + puts.len() + posts.len() > MAX_BATCH {
+            return Err(fail(
+                StatusCode::BAD_REQUEST,
+                1004,
+                format!("DNS Validation Error: a batch takes at most {MAX_BATCH} operations"),
+            ));
+        }
+        let mut work = FakeState {
+            zones: guard.zones.clone(),
+            records: guard.records.clone(),
+            names: guard.names.clone(),
+            next_id: guard.next_id,
+            ..FakeState::default()
+        };
+        let id_of = |v: &Value| -> Result<String, Err> {
+            v.get("id").and_then(Value::as_str).map(str::to_string).ok_or_else(|| {
+                fail(
+                    StatusCode::BAD_REQUEST,
+                    9207,
+                    "Request body is invalid: an operation has no id",
+                )
+            })
+        };
+        let mut out = Map::new();
+        let mut done = Vec::new();
+        for d in deletes {
+            if d.as_object().is_some_and(|o| o.keys().any(|k| k != "id")) {
+                return Err(fail(
+                    StatusCode::BAD_REQUEST,
+                    9207,
+                    "Request body is invalid: a delete takes only an id",
+                ));
+            }
+            let id = id_of(d)?;
+            existing(&work, &zone, &id)?;
+            work.take(&id);
+            done.push(json!({"id": id}));
+        }
+        out.insert("deletes".into(), Value::Array(std::mem::take(&mut done)));
+        for (ops, is_patch) in [(patches, true), (puts, false)] {
+            for p in ops {
+                let id = id_of(p)?;
+                let base = existing(&work, &zone, &id)?.clone();
+                let mut r = validate(p, &zone, &zn, is_patch.then_some(&base), true)?;
+                r.id = id;
+                done.push(replace(&mut work, r)?.json(&zn));
+            }
+            out.insert(
+                if is_patch { "patches" } else { "puts" }.into(),
+                Value::Array(std::mem::take(&mut done)),
+            );
+        }
+        for p in posts {
+            let r = validate(p, &zone, &zn, None, false)?;
+            done.push(insert_new(&mut work, r)?.json(&zn));
+        }
+        out.insert("posts".into(), Value::Array(done));
+        guard.records = work.records;
+        guard.names = work.names;
+        guard.next_id = work.next_id;
+        guard.writes += 1;
+        Ok(Value::Object(out))
+    })();
+    result.map(|v| ok(v, None)).unwrap_or_else(error_response)
+}

@@ -1,0 +1,343 @@
+//! Real DNS servers for the integration tests: BIND 9 (`named`) and Knot (`knotd`) started as child
+//! processes on 127.0.0.1 with a free port, their configuration in a temporary directory, and stopped by
+//! PID when the handle drops. Tests check [`crate::Server::Bind`] or [`crate::Server::Knot`] first.
+//!
+//! Answers are checked with `dig` queries ([`crate::dig`]), never by reading zone files.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::{dig, free_port, need};
+
+/// The TSIG key name every test zone accepts (hmac-sha256).
+pub const KEY_NAME: &str = "externaldns-key";
+/// The base64 secret of [`KEY_NAME`].
+pub const SECRET: &str = "c2VjcmV0LXRzaWcta2V5LWZvci1pbnRlZ3JhdGlvbi10ZXN0cw==";
+/// A secret the servers do not know, for the wrong-key tests.
+pub const WRONG_SECRET: &str = "d3Jvbmctc2VjcmV0LWZvci1pbnRlZ3JhdGlvbi10ZXN0cw==";
+
+/// Which authoritative server to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// ISC BIND 9 (`named`).
+    Bind,
+    /// Knot DNS (`knotd`).
+    Knot,
+}
+
+impl Kind {
+    /// Lower-case name, for test names and messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Bind => "bind",
+            Kind::Knot => "knot",
+        }
+    }
+}
+
+/// One zone the server is primary for.
+#[derive(Debug, Clone, Default)]
+pub struct Zone {
+    /// The zone's name, no trailing dot.
+    pub name: String,
+    /// Extra zone-file lines (relative names are under the zone).
+    pub records: Vec<String>,
+    /// Owner names (fully qualified, no trailing dot) the update policy refuses.
+    pub refused: Vec<String>,
+    /// Open to unsigned updates and transfers from anyone (for `--rfc2136-insecure`).
+    pub open: bool,
+}
+
+impl Zone {
+    /// A zone with only its SOA and NS records, updatable with [`KEY_NAME`].
+    pub fn new(name: &str) -> Zone {
+        Zone {
+            name: name.into(),
+            ..Zone::default()
+        }
+    }
+    /// Adds a zone-file line.
+    pub fn with_record(mut self, line: &str) -> Zone {
+        self.records.push(line.into());
+        self
+    }
+    /// Refuses updates to `owner`.
+    pub fn refusing(mut self, owner: &str) -> Zone {
+        self.refused.push(owner.into());
+        self
+    }
+    /// Allows unsigned updates and transfers.
+    pub fn open(mut self) -> Zone {
+        self.open = true;
+        self
+    }
+}
+
+/// An extra TSIG key the server knows (besides `externaldns-key`/hmac-sha256), e.g. for other algorithms.
+#[derive(Debug, Clone)]
+pub struct ExtraKey {
+    /// Key name.
+    pub name: String,
+    /// Algorithm as the server spells it (`hmac-sha512`).
+    pub algorithm: String,
+    /// Base64 secret.
+    pub secret: String,
+}
+
+/// A running BIND or Knot, primary for the given zones; killed when dropped.
+pub struct DnsServer {
+    /// Which server it is.
+    pub kind: Kind,
+    /// The DNS port on 127.0.0.1 (UDP and TCP).
+    pub port: u16,
+    /// BIND's DNS-over-TLS port, when started with [`DnsServer::start_bind_tls`]; the CA that signed its
+    /// certificate (for 127.0.0.1) is `ca.crt` in [`DnsServer::dir`].
+    pub tls_port: Option<u16>,
+    child: Child,
+    dir: tempfile::TempDir,
+}
+
+fn zone_file(zone: &Zone) -> String {
+    let mut s = format!(
+        "$TTL 300\n$ORIGIN {z}.\n@ IN SOA ns1.{z}. hostmaster.{z}. ( 1 3600 600 86400 300 )\n  IN NS ns1.{z}.\nns1 IN A 127.0.0.1\n",
+        z = zone.name
+    );
+    for r in &zone.records {
+        s.push_str(r);
+        s.push('\n');
+    }
+    s
+}
+
+impl DnsServer {
+    /// Starts a server for `zones`; panics with the server's log if it does not come up.
+    pub fn start(kind: Kind, zones: &[Zone]) -> DnsServer {
+        Self::start_with_keys(kind, zones, &[])
+    }
+
+    /// [`DnsServer::start`], with more TSIG keys.
+    pub fn start_with_keys(kind: Kind, zones: &[Zone], keys: &[ExtraKey]) -> DnsServer {
+        Self::start_full(kind, zones, keys, false)
+    }
+
+    /// BIND with a DNS-over-TLS listener besides the plain one.
+    pub fn start_bind_tls(zones: &[Zone]) -> DnsServer {
+        Self::start_full(Kind::Bind, zones, &[], true)
+    }
+
+    fn start_full(kind: Kind, zones: &[Zone], keys: &[ExtraKey], tls: bool) -> DnsServer {
+        let mut last = String::new();
+        // A port can be taken between choosing and binding it; try a few.
+        for _ in 0..3 {
+            match Self::try_start(kind, zones, keys, tls) {
+                Ok(s) => return s,
+                Err(e) => last = e,
+            }
+        }
+        panic!("{} did not start: {last}", kind.name());
+    }
+
+    fn try_start(kind: Kind, zones: &[Zone], keys: &[ExtraKey], tls: bool) -> Result<DnsServer, String> {
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("extdns-{}-", kind.name()))
+            .tempdir()
+            .map_err(|e| e.to_string())?;
+        let port = free_port();
+        let nonce = format!("extdns-test-{}-{port}", std::process::id());
+        let d = dir.path();
+        let mut all_keys = vec![ExtraKey {
+            name: KEY_NAME.into(),
+            algorithm: "hmac-sha256".into(),
+            secret: SECRET.into(),
+        }];
+        all_keys.extend_from_slice(keys);
+        let tls_port = tls.then(free_port);
+        let child = match kind {
+            Kind::Bind => start_bind(d, port, tls_port, &nonce, zones, &all_keys)?,
+            Kind::Knot => start_knot(d, port, &nonce, zones, &all_keys)?,
+        };
+        let mut server = DnsServer {
+            kind,
+            port,
+            tls_port,
+            child,
+            dir,
+        };
+        server.wait_ready(&nonce)?;
+        Ok(server)
+    }
+
+    fn wait_ready(&mut self, nonce: &str) -> Result<(), String> {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Err(format!("exited with {status} during startup; log:\n{}", self.log()));
+            }
+            let answer = self.dig_raw(&["version.bind", "CH", "TXT", "+short"]);
+            if answer.contains(nonce) {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                return Err(format!("not ready after 20s; log:\n{}", self.log()));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// The server's log so far, for failure messages.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("server.log")).unwrap_or_default()
+    }
+
+    /// The server's working directory (config, zone files, certificates).
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn dig_raw(&self, args: &[&str]) -> String {
+        dig::dig(self.port, args)
+    }
+
+    /// The answers to `name TYPE` over TCP, sorted (`dig +short` form: TXT values quoted).
+    pub fn dig(&self, name: &str, rtype: &str) -> Vec<String> {
+        dig::short(self.port, name, rtype)
+    }
+
+    /// The TTL of the `name TYPE` answer.
+    pub fn ttl(&self, name: &str, rtype: &str) -> Option<u32> {
+        dig::ttl(self.port, name, rtype)
+    }
+
+    /// The zone's SOA serial, read with a query.
+    pub fn serial(&self, zone: &str) -> u32 {
+        dig::serial(self.port, zone)
+    }
+
+    /// The zone by AXFR with the test key, sorted, without the SOA.
+    pub fn axfr(&self, zone: &str) -> anyhow::Result<Vec<dig::Record>> {
+        dig::axfr(self.port, zone)
+    }
+}
+
+impl Drop for DnsServer {
+    fn drop(&mut self) {
+        // Our own child, by PID: SIGKILL then reap, so nothing outlives the test.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn spawn(cmd: &mut Command, dir: &Path) -> Result<Child, String> {
+    let log = std::fs::File::create(dir.join("server.log")).map_err(|e| e.to_string())?;
+    let log2 = log.try_clone().map_err(|e| e.to_string())?;
+    cmd.stdin(Stdio::null())
+        .stdout(log)
+        .stderr(log2)
+        .spawn()
+        .map_err(|e| format!("cannot start {cmd:?}: {e}"))
+}
+
+fn start_bind(
+    d: &Path,
+    port: u16,
+    tls_port: Option<u16>,
+    nonce: &str,
+    zones: &[Zone],
+    keys: &[ExtraKey],
+) -> Result<Child, String> {
+    let named = need("named");
+    let mut conf = String::new();
+    let mut tls_listen = String::new();
+    if let Some(tls_port) = tls_port {
+        // A CA and a server certificate for 127.0.0.1 signed by it (a self-signed CA certificate cannot be
+        // the server's own certificate for rustls).
+        crate::tls::Ca::for_localhost(d).map_err(|e| format!("{e:#}"))?;
+        conf.push_str(&format!(
+            "tls local-tls {{ key-file \"{0}/server.key\"; cert-file \"{0}/server.crt\"; }};\n",
+            d.display()
+        ));
+        tls_listen = format!(" listen-on port {tls_port} tls local-tls {{ 127.0.0.1; }};\n");
+    }
+    for k in keys {
+        conf.push_str(&format!(
+            "key \"{}\" {{ algorithm {}; secret \"{}\"; }};\n",
+            k.name, k.algorithm, k.secret
+        ));
+    }
+    let dp = d.display();
+    conf.push_str(&format!(
+        "options {{\n directory \"{dp}\";\n pid-file \"{dp}/named.pid\";\n session-keyfile \"{dp}/session.key\";\n \
+         managed-keys-directory \"{dp}\";\n listen-on port {port} {{ 127.0.0.1; }};\n{tls_listen} listen-on-v6 {{ none; }};\n \
+         recursion no;\n allow-query {{ any; }};\n dnssec-validation no;\n notify no;\n version \"{nonce}\";\n}};\n\
+         controls {{ }};\n"
+    ));
+    for z in zones {
+        std::fs::write(d.join(format!("{}.zone", z.name)), zone_file(z)).map_err(|e| e.to_string())?;
+        let (update, transfer) = if z.open {
+            (
+                "allow-update { any; };".to_string(),
+                "allow-transfer { any; };".to_string(),
+            )
+        } else {
+            let mut policy = String::from("update-policy {");
+            for owner in &z.refused {
+                for k in keys {
+                    policy.push_str(&format!(" deny \"{}\" name {owner}. ANY;", k.name));
+                }
+            }
+            for k in keys {
+                policy.push_str(&format!(" grant \"{}\" zonesub ANY;", k.name));
+            }
+            policy.push_str(" };");
+            let names: Vec<String> = keys.iter().map(|k| format!("key \"{}\";", k.name)).collect();
+            (policy, format!("allow-transfer {{ {} }};", names.join(" ")))
+        };
+        conf.push_str(&format!(
+            "zone \"{n}\" {{ type primary; file \"{dp}/{n}.zone\"; {update} {transfer} }};\n",
+            n = z.name
+        ));
+    }
+    let path = d.join("named.conf");
+    std::fs::write(&path, conf).map_err(|e| e.to_string())?;
+    spawn(Command::new(named).arg("-g").arg("-c").arg(&path), d)
+}
+
+fn start_knot(d: &Path, port: u16, nonce: &str, zones: &[Zone], keys: &[ExtraKey]) -> Result<Child, String> {
+    let knotd = need("knotd");
+    let dp = d.display();
+    std::fs::create_dir_all(d.join("zones")).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(d.join("db")).map_err(|e| e.to_string())?;
+    let mut conf = format!(
+        "server:\n    rundir: \"{dp}\"\n    pidfile: \"{dp}/knot.pid\"\n    listen: 127.0.0.1@{port}\n    version: \"{nonce}\"\n\
+         log:\n  - target: stderr\n    any: info\ndatabase:\n    storage: \"{dp}/db\"\ncontrol:\n    listen: \"{dp}/knot.sock\"\nkey:\n"
+    );
+    for k in keys {
+        conf.push_str(&format!(
+            "  - id: {}\n    algorithm: {}\n    secret: {}\n",
+            k.name, k.algorithm, k.secret
+        ));
+    }
+    let key_list: Vec<&str> = keys.iter().map(|k| k.name.as_str()).collect();
+    conf.push_str(&format!(
+        "acl:\n  - id: externaldns\n    key: [{}]\n    action: [update, transfer]\n  - id: open\n    address: 127.0.0.0/8\n    action: [update, transfer]\n",
+        key_list.join(", ")
+    ));
+    // Knot's ACLs cannot refuse one owner name inside an otherwise allowed update, so refusal tests use BIND.
+    assert!(
+        zones.iter().all(|z| z.refused.is_empty()),
+        "refused names are only supported with BIND"
+    );
+    conf.push_str("zone:\n");
+    for z in zones {
+        std::fs::write(d.join("zones").join(format!("{}.zone", z.name)), zone_file(z)).map_err(|e| e.to_string())?;
+        let acl = if z.open { "open" } else { "externaldns" };
+        conf.push_str(&format!(
+            "  - domain: {}\n    storage: \"{dp}/zones\"\n    file: \"{}.zone\"\n    acl: [{acl}]\n",
+            z.name, z.name
+        ));
+    }
+    let path = d.join("knot.conf");
+    std::fs::write(&path, conf).map_err(|e| e.to_string())?;
+    spawn(Command::new(knotd).arg("-c").arg(&path), d)
+}

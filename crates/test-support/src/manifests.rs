@@ -1,0 +1,57 @@
+//! Kubernetes objects as YAML documents for `--manifests`, the ones the end-to-end tests of every provider
+//! publish; join several with `---\n`.
+
+/// A LoadBalancer Service `name` in `default` publishing `host`, with `annotations` besides the hostname and
+/// the load balancer's `ingress` entries (an address becomes `ip:`, anything else `hostname:`).
+pub fn lb_service(name: &str, host: &str, ingress: &[&str], annotations: &[(&str, &str)]) -> String {
+    let ingress: String = ingress
+        .iter()
+        .map(|i| {
+            if i.parse::<std::net::IpAddr>().is_ok() {
+                format!("      - ip: {i}\n")
+            } else {
+                format!("      - hostname: {i}\n")
+            }
+        })
+        .collect();
+    let extra: String = annotations.iter().map(|(k, v)| format!("    {k}: \"{v}\"\n")).collect();
+    format!(
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: {name}\n  namespace: default\n  annotations:\n    \
+         external-dns.kubernetes.io/hostname: \"{host}\"\n{extra}spec:\n  type: LoadBalancer\n  clusterIP: 10.96.0.10\n  \
+         ports:\n    - name: http\n      port: 80\nstatus:\n  loadBalancer:\n    ingress:\n{ingress}"
+    )
+}
+
+/// `web` publishing `web.example.org` at `addresses` with TTL 120 (A and AAAA records).
+pub fn web(addresses: &[&str]) -> String {
+    lb_service(
+        "web",
+        "web.example.org",
+        addresses,
+        &[("external-dns.kubernetes.io/ttl", "120")],
+    )
+}
+
+/// `alias` publishing `alias.example.org` at the load balancer name `lb.example.net` (a CNAME).
+pub fn alias() -> String {
+    lb_service("alias", "alias.example.org", &["lb.example.net"], &[])
+}
+
+/// A NodePort Service `name` in `default` publishing `host` (A records of the nodes, and an SRV record for
+/// its port `http`, 80 → 30080).
+pub fn node_port_service(name: &str, host: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: {name}\n  namespace: default\n  annotations:\n    \
+         external-dns.kubernetes.io/hostname: \"{host}\"\nspec:\n  type: NodePort\n  clusterIP: 10.96.0.12\n  \
+         ports:\n    - name: http\n      port: 80\n      nodePort: 30080\n      protocol: TCP\n"
+    )
+}
+
+/// A Node with `addresses` as `(type, address)`, such as `("ExternalIP", "198.51.100.1")`.
+pub fn node(name: &str, addresses: &[(&str, &str)]) -> String {
+    let addresses: String = addresses
+        .iter()
+        .map(|(kind, address)| format!("    - type: {kind}\n      address: {address}\n"))
+        .collect();
+    format!("apiVersion: v1\nkind: Node\nmetadata:\n  name: {name}\nstatus:\n  addresses:\n{addresses}")
+}

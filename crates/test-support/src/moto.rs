@@ -1,0 +1,123 @@
+//! moto's Route53 (`moto_server`) on 127.0.0.1, one per test: the happy paths against a second
+//! implementation of the API. Tests check [`crate::Server::Moto`] first.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// moto's server routes a request to a service by the credential scope of its signature.
+const AUTH: &str =
+    "AWS4-HMAC-SHA256 Credential=test/20260101/us-east-1/route53/aws4_request, SignedHeaders=host, Signature=0";
+
+/// The command that installs moto, named when it is missing.
+pub const INSTALL: &str =
+    "install it with `pip install 'moto[server]'` (or run `cargo xtask test`, which installs it into target/moto-venv)";
+
+/// Where moto_server is: `EXTDNS_TEST_MOTO_SERVER`, the venv `cargo xtask test` makes, or PATH.
+pub fn moto_server() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("EXTDNS_TEST_MOTO_SERVER").filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(p));
+    }
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    for ancestor in root.ancestors() {
+        let venv = ancestor.join("target/moto-venv/bin/moto_server");
+        if venv.is_file() {
+            return Some(venv);
+        }
+    }
+    crate::program("moto_server")
+}
+
+/// A running moto server (the AWS API fake); killed when dropped.
+pub struct Moto {
+    child: Child,
+    /// Its endpoint URL, `http://127.0.0.1:<port>`.
+    pub url: String,
+}
+
+impl Drop for Moto {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Moto {
+    /// Start moto_server on a free port and wait until it answers.
+    pub fn start() -> Moto {
+        let port = crate::free_port();
+        let program = moto_server().unwrap_or_else(|| panic!("the Route53 tests need moto's server: {INSTALL}"));
+        let child = Command::new(&program)
+            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {} ({e}): {INSTALL}", program.display()));
+        let moto = Moto {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+        };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "moto_server did not listen on port {port} within 30 s"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        moto
+    }
+
+    async fn post(&self, path: &str, body: String) -> String {
+        let response = reqwest::Client::new()
+            .post(format!("{}{path}", self.url))
+            .header("authorization", AUTH)
+            .header("content-type", "application/xml")
+            .body(body)
+            .send()
+            .await
+            .expect("moto answers");
+        let status = response.status();
+        let text = response.text().await.expect("moto's answer");
+        assert!(status.is_success(), "moto refused {path}: {status} {text}");
+        text
+    }
+
+    /// Create a hosted zone (private ones in a made-up VPC) with tags; returns its id.
+    pub async fn zone(&self, name: &str, private: bool, tags: &[(&str, &str)]) -> String {
+        let vpc = if private {
+            "<VPC><VPCRegion>us-east-1</VPCRegion><VPCId>vpc-12345678</VPCId></VPC><HostedZoneConfig><PrivateZone>true</PrivateZone></HostedZoneConfig>"
+        } else {
+            ""
+        };
+        let text = self
+            .post(
+                "/2013-04-01/hostedzone",
+                format!(
+                    "<CreateHostedZoneRequest xmlns=\"https://route53.amazonaws.com/doc/2013-04-01/\"><Name>{name}.</Name><VPC></VPC><CallerReference>{name}-{private}</CallerReference>{vpc}</CreateHostedZoneRequest>"
+                )
+                .replace("<VPC></VPC>", ""),
+            )
+            .await;
+        let id = text
+            .split("<Id>/hostedzone/")
+            .nth(1)
+            .and_then(|s| s.split('<').next())
+            .expect("a zone id in moto's answer")
+            .to_string();
+        if !tags.is_empty() {
+            let tags: String = tags
+                .iter()
+                .map(|(k, v)| format!("<Tag><Key>{k}</Key><Value>{v}</Value></Tag>"))
+                .collect();
+            self.post(
+                &format!("/2013-04-01/tags/hostedzone/{id}"),
+                format!(
+                    "<ChangeTagsForResourceRequest xmlns=\"https://route53.amazonaws.com/doc/2013-04-01/\"><AddTags>{tags}</AddTags></ChangeTagsForResourceRequest>"
+                ),
+            )
+            .await;
+        }
+        id
+    }
+}

@@ -1,0 +1,249 @@
+//! A real PowerDNS Authoritative server for the integration tests: `pdns_server` from Debian started as a
+//! child process on 127.0.0.1 free ports (DNS and HTTP API), with the gsqlite3 backend in a temporary
+//! directory, and stopped by PID when the handle drops. Tests check [`crate::Server::PowerDns`] first.
+//!
+//! Answers are checked with `dig` against the server's DNS port, never by reading the database.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::{PDNS_SQLITE_SCHEMA as SCHEMA, dig, free_port, need};
+
+/// The API key the server is started with (`X-API-Key`).
+pub const API_KEY: &str = "extdns-test-api-key";
+
+/// One zone the server serves, with records extdns does not own (`name TYPE content`, names relative to
+/// the zone or `@`).
+#[derive(Debug, Clone, Default)]
+pub struct Zone {
+    /// The zone's name, no trailing dot.
+    pub name: String,
+    /// Records as (name, type, content).
+    pub records: Vec<(String, String, String)>,
+}
+
+impl Zone {
+    /// A zone with only its SOA and NS records.
+    pub fn new(name: &str) -> Zone {
+        Zone {
+            name: name.into(),
+            records: Vec::new(),
+        }
+    }
+
+    /// Adds a record.
+    pub fn with_record(mut self, name: &str, rtype: &str, content: &str) -> Zone {
+        self.records.push((name.into(), rtype.into(), content.into()));
+        self
+    }
+}
+
+/// A running PowerDNS authoritative server with its HTTP API; killed when dropped.
+pub struct PowerDns {
+    /// The DNS port (UDP and TCP).
+    pub port: u16,
+    /// The HTTP API port on 127.0.0.1.
+    pub api_port: u16,
+    child: Child,
+    dir: tempfile::TempDir,
+}
+
+impl PowerDns {
+    /// Starts a server for `zones` on a SQLite backend; panics with the log if it does not come up.
+    pub fn start(zones: &[Zone]) -> PowerDns {
+        let mut last = String::new();
+        // A port can be taken between choosing and binding it; try a few.
+        for _ in 0..3 {
+            match Self::try_start(zones) {
+                Ok(s) => return s,
+                Err(e) => last = e,
+            }
+        }
+        panic!("pdns_server did not start: {last}");
+    }
+
+    fn try_start(zones: &[Zone]) -> Result<PowerDns, String> {
+        let server = need("pdns_server");
+        let pdnsutil = need("pdnsutil");
+        if !Path::new(SCHEMA).is_file() {
+            return Err(format!(
+                "{SCHEMA} is missing: install it with `apt-get install -y pdns-backend-sqlite3`"
+            ));
+        }
+        let dir = tempfile::Builder::new()
+            .prefix("extdns-pdns-")
+            .tempdir()
+            .map_err(|e| e.to_string())?;
+        let d = dir.path();
+        let db = d.join("pdns.sqlite3");
+        let schema = std::fs::File::open(SCHEMA).map_err(|e| format!("{SCHEMA}: {e}"))?;
+        let out = Command::new(need("sqlite3"))
+            .arg(&db)
+            .stdin(schema)
+            .output()
+            .map_err(|e| format!("sqlite3: {e}"))?;
+        if !out.status.success() {
+            return Err(format!("sqlite3 schema: {}", String::from_utf8_lossy(&out.stderr)));
+        }
+        let (port, api_port) = (free_port(), free_port());
+        let nonce = format!("extdns-test-{}-{port}", std::process::id());
+        let conf = format!(
+            "launch=gsqlite3\ngsqlite3-database={db}\nlocal-address=127.0.0.1\nlocal-port={port}\n\
+             api=yes\napi-key={API_KEY}\nwebserver=yes\nwebserver-address=127.0.0.1\nwebserver-port={api_port}\n\
+             webserver-allow-from=127.0.0.0/8\nsocket-dir={dir}\ndaemon=no\nguardian=no\ndisable-syslog=yes\n\
+             loglevel=4\nsecurity-poll-suffix=\nversion-string={nonce}\n\
+             default-soa-content=ns1.@ hostmaster.@ 0 10800 3600 604800 300\ncache-ttl=0\nnegquery-cache-ttl=0\n\
+             query-cache-ttl=0\nzone-cache-refresh-interval=0\n",
+            db = db.display(),
+            dir = d.display(),
+        );
+        std::fs::write(d.join("pdns.conf"), conf).map_err(|e| e.to_string())?;
+        let config_dir = format!("--config-dir={}", d.display());
+        for zone in zones {
+            let z = zone.name.as_str();
+            run(Command::new(&pdnsutil).args([&config_dir, "create-zone", z, &format!("ns1.{z}")]))?;
+            // What a zone created through the API gets: every PATCH bumps the serial, which the tests
+            // read to tell whether a run wrote anything.
+            run(Command::new(&pdnsutil).args([&config_dir, "set-meta", z, "SOA-EDIT-API", "DEFAULT"]))?;
+            for (name, rtype, content) in &zone.records {
+                run(Command::new(&pdnsutil).args([&config_dir, "add-record", z, name, rtype, "300", content]))?;
+            }
+        }
+        let log = std::fs::File::create(d.join("server.log")).map_err(|e| e.to_string())?;
+        let log2 = log.try_clone().map_err(|e| e.to_string())?;
+        let child = Command::new(server)
+            .arg(&config_dir)
+            .stdin(Stdio::null())
+            .stdout(log)
+            .stderr(log2)
+            .spawn()
+            .map_err(|e| format!("cannot start pdns_server: {e}"))?;
+        let mut pdns = PowerDns {
+            port,
+            api_port,
+            child,
+            dir,
+        };
+        pdns.wait_ready(&nonce)?;
+        Ok(pdns)
+    }
+
+    fn wait_ready(&mut self, nonce: &str) -> Result<(), String> {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Err(format!("exited with {status} during startup; log:\n{}", self.log()));
+            }
+            // Both doors open, and they are this run's server: the nonce is its version string.
+            if self.api_get("/api/v1/servers/localhost").starts_with("HTTP/1.1 200")
+                && self.dig_raw(&["version.bind", "CH", "TXT", "+short"]).contains(nonce)
+            {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                return Err(format!("not ready after 20s; log:\n{}", self.log()));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// `GET path` on the API with the key; the raw answer (status line first), empty when unreachable.
+    pub fn api_get(&self, path: &str) -> String {
+        let Ok(mut s) = TcpStream::connect(("127.0.0.1", self.api_port)) else {
+            return String::new();
+        };
+        let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+        let req =
+            format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: {API_KEY}\r\nConnection: close\r\n\r\n");
+        if s.write_all(req.as_bytes()).is_err() {
+            return String::new();
+        }
+        let mut out = String::new();
+        let _ = s.read_to_string(&mut out);
+        out
+    }
+
+    /// The API's base URL, as `--pdns-server` takes it.
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.api_port)
+    }
+
+    /// The server's log so far, for failure messages.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("server.log")).unwrap_or_default()
+    }
+
+    /// The server's working directory.
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Add a record extdns does not own, while the server runs (`pdnsutil` writes the same database).
+    pub fn add_record(&self, zone: &str, name: &str, rtype: &str, content: &str) {
+        let config_dir = format!("--config-dir={}", self.dir.path().display());
+        if let Err(e) =
+            run(Command::new(need("pdnsutil")).args([&config_dir, "add-record", zone, name, rtype, "300", content]))
+        {
+            panic!("{e}");
+        }
+    }
+
+    fn dig_raw(&self, args: &[&str]) -> String {
+        dig::dig(self.port, args)
+    }
+
+    /// The answers to `name TYPE` over TCP, sorted (`dig +short` form: TXT values quoted).
+    pub fn dig(&self, name: &str, rtype: &str) -> Vec<String> {
+        dig::short(self.port, name, rtype)
+    }
+
+    /// The TTL of the `name TYPE` answer.
+    pub fn ttl(&self, name: &str, rtype: &str) -> Option<u32> {
+        dig::ttl(self.port, name, rtype)
+    }
+
+    /// The zone's SOA serial, read with a query. PowerDNS bumps it on every PATCH.
+    pub fn serial(&self, zone: &str) -> u32 {
+        dig::serial(self.port, zone)
+    }
+
+    /// Every record of the zone by AXFR (allowed from 127.0.0.0/8 by default), as `name TYPE content` lines
+    /// without TTLs, sorted.
+    pub fn axfr(&self, zone: &str) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .dig_raw(&["+tcp", "+noall", "+answer", zone, "AXFR"])
+            .lines()
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                (f.len() >= 5 && f[3] != "SOA").then(|| format!("{} {} {}", f[0], f[3], f[4..].join(" ")))
+            })
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+}
+
+impl Drop for PowerDns {
+    fn drop(&mut self) {
+        // Our own child, by PID: SIGKILL then reap, so nothing outlives the test.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn run(cmd: &mut Command) -> Result<(), String> {
+    let out = cmd.output().map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{cmd:?} failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
+}

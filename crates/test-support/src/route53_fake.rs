@@ -1,0 +1,628 @@
+//! A strict Route53 of our own, for what moto gets wrong: a CREATE of an existing record set is refused, a
+//! DELETE must match the record set exactly, a CNAME cannot share its name, a change batch is atomic, record
+//! pages carry NextRecordIdentifier, and it can throttle. Its XML types are its own, written from Route53's
+//! API reference, so it does not share the provider's (possibly wrong) idea of the wire format.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+
+/// A resource record set in Route53's XML shape.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct Set {
+    /// Absolute name, lower-case, `*` escaped as `\052`.
+    pub name: String,
+    /// Record type.
+    #[serde(rename = "Type")]
+    pub kind: String,
+    /// Routing-policy identifier.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub set_identifier: Option<String>,
+    /// Weighted routing weight.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub weight: Option<i64>,
+    /// Latency routing region.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub region: Option<String>,
+    /// Failover role (`PRIMARY`/`SECONDARY`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failover: Option<String>,
+    /// TTL in seconds; absent on alias sets.
+    #[serde(rename = "TTL", skip_serializing_if = "Option::is_none")]
+    pub ttl: Option<i64>,
+    /// The values; absent on alias sets.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resource_records: Option<Values>,
+    /// Alias target, for alias sets.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alias_target: Option<Alias>,
+    /// Attached health check id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub health_check_id: Option<String>,
+}
+
+/// `ResourceRecords`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Values {
+    /// One entry per value.
+    #[serde(rename = "ResourceRecord")]
+    pub items: Vec<Value>,
+}
+
+/// One `ResourceRecord`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
+pub struct Value {
+    /// The value as Route53 spells it (TXT quoted).
+    pub value: String,
+}
+
+/// An `AliasTarget`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Alias {
+    /// Hosted zone of the target (an ELB's, or our own).
+    #[serde(rename = "HostedZoneId")]
+    pub hosted_zone_id: String,
+    /// The target's DNS name.
+    #[serde(rename = "DNSName")]
+    pub dns_name: String,
+    /// Whether Route53 checks the target's health.
+    #[serde(rename = "EvaluateTargetHealth")]
+    pub evaluate_target_health: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct ChangeRequest {
+    change_batch: ChangeBatchIn,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct ChangeBatchIn {
+    changes: ChangesIn,
+}
+
+#[derive(Debug, Deserialize)]
+struct ChangesIn {
+    #[serde(rename = "Change", default)]
+    items: Vec<ChangeIn>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct ChangeIn {
+    action: String,
+    resource_record_set: Set,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct TagsRequest {
+    resource_ids: TagIds,
+}
+
+#[derive(Debug, Deserialize)]
+struct TagIds {
+    #[serde(rename = "ResourceId", default)]
+    items: Vec<String>,
+}
+
+/// (name, type, set identifier): how Route53 identifies a record set.
+pub type Key = (String, String, String);
+
+/// One hosted zone.
+#[derive(Debug, Clone, Default)]
+pub struct Zone {
+    /// Id without the `/hostedzone/` prefix.
+    pub id: String,
+    /// Absolute, lower-case.
+    pub name: String,
+    /// A private (VPC) zone.
+    pub private: bool,
+    /// Tags as (key, value).
+    pub tags: Vec<(String, String)>,
+    /// Record sets by [`Key`].
+    pub sets: BTreeMap<Key, Set>,
+}
+
+/// Everything the fake holds and counts; inspect it through [`Fake::lock`].
+#[derive(Debug, Default)]
+pub struct Inner {
+    /// Hosted zones, in creation order.
+    pub zones: Vec<Zone>,
+    /// Answer the next this many requests with a throttling error.
+    pub throttle_next: usize,
+    /// Every request: when, the method and the path.
+    pub requests: Vec<(Instant, String)>,
+    /// The signing headers of the last request: authorization, x-amz-date, x-amz-security-token.
+    pub last_signature: Vec<(String, String)>,
+    /// Change batches applied, by the number of changes in each.
+    pub applied_batches: Vec<usize>,
+    /// Change batches refused.
+    pub refused_batches: usize,
+    /// Page sizes.
+    pub zone_page: usize,
+    /// Most record sets per `ListResourceRecordSets` page.
+    pub record_page: usize,
+}
+
+/// A running fake. Dropping it stops nothing; the test runtime ends the task.
+#[derive(Clone)]
+pub struct Fake {
+    /// The fake's state.
+    pub state: Arc<Mutex<Inner>>,
+    /// Endpoint URL, `http://127.0.0.1:<port>`.
+    pub url: String,
+}
+
+impl Fake {
+    /// Starts the fake on the current runtime.
+    pub async fn start() -> Fake {
+        let state = Arc::new(Mutex::new(Inner {
+            zone_page: 100,
+            record_page: 300,
+            ..Inner::default()
+        }));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind the fake");
+        let url = format!("http://{}", listener.local_addr().expect("its address"));
+        let app = Router::new().fallback(handle).with_state(state.clone());
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        Fake { state, url }
+    }
+
+    /// Starts the fake on its own thread and runtime, for callers that run a blocking child process.
+    pub fn start_in_background() -> Fake {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime");
+            rt.block_on(async move {
+                let fake = Fake::start().await;
+                let _ = tx.send(fake);
+                std::future::pending::<()>().await;
+            });
+        });
+        rx.recv().expect("the fake started")
+    }
+
+    /// The fake's state, locked (a poisoned lock is taken anyway).
+    pub fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Add a zone; returns its id.
+    pub fn zone(&self, name: &str, private: bool, tags: &[(&str, &str)]) -> String {
+        let mut s = self.lock();
+        let id = format!("ZFAKE{}", s.zones.len() + 1);
+        let name = absolute(name);
+        let mut sets = BTreeMap::new();
+        for (kind, value) in [
+            ("SOA", "ns.fake. admin.fake. 1 7200 900 1209600 86400"),
+            ("NS", "ns.fake."),
+        ] {
+            let set = Set {
+                name: name.clone(),
+                kind: kind.into(),
+                ttl: Some(172800),
+                resource_records: Some(Values {
+                    items: vec![Value { value: value.into() }],
+                }),
+                ..Set::default()
+            };
+            sets.insert(key(&set), set);
+        }
+        s.zones.push(Zone {
+            id: id.clone(),
+            name,
+            private,
+            tags: tags.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            sets,
+        });
+        id
+    }
+
+    /// Put a record set in place directly (someone else's record).
+    pub fn put(&self, zone_id: &str, set: Set) {
+        let mut s = self.lock();
+        if let Some(z) = s.zones.iter_mut().find(|z| z.id == zone_id) {
+            z.sets.insert(key(&set), set);
+        }
+    }
+
+    /// The record sets of a zone (SOA and NS excluded).
+    pub fn sets(&self, zone_id: &str) -> Vec<Set> {
+        let s = self.lock();
+        s.zones
+            .iter()
+            .find(|z| z.id == zone_id)
+            .map(|z| {
+                z.sets
+                    .values()
+                    .filter(|s| s.kind != "SOA" && s.kind != "NS")
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The first set of `name` (relative or absolute) and type in a zone.
+    pub fn find(&self, zone_id: &str, name: &str, kind: &str) -> Option<Set> {
+        self.sets(zone_id)
+            .into_iter()
+            .find(|s| s.name == absolute(name) && s.kind == kind)
+    }
+}
+
+/// A name as Route53 stores it: lower-case, `*` as `\052`, trailing dot.
+pub fn absolute(name: &str) -> String {
+    let mut n = name.to_ascii_lowercase().replace('*', "\\052");
+    if !n.ends_with('.') {
+        n.push('.');
+    }
+    n
+}
+
+fn key(set: &Set) -> Key {
+    (
+        absolute(&set.name),
+        set.kind.clone(),
+        set.set_identifier.clone().unwrap_or_default(),
+    )
+}
+
+fn xml_escape(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+fn error(status: StatusCode, code: &str, message: &str) -> Response {
+    let body = format!(
+        "<?xml version=\"1.0\"?>\n<ErrorResponse xmlns=\"https://route53.amazonaws.com/doc/2013-04-01/\"><Error><Type>Sender</Type><Code>{code}</Code><Message>{}</Message></Error><RequestId>fake</RequestId></ErrorResponse>",
+        xml_escape(message)
+    );
+    (status, body).into_response()
+}
+
+fn invalid_batch(messages: &[String]) -> Response {
+    let items: String = messages
+        .iter()
+        .map(|m| format!("<Message>{}</Message>", xml_escape(m)))
+        .collect();
+    let body = format!(
+        "<?xml version=\"1.0\"?>\n<InvalidChangeBatch xmlns=\"https://route53.amazonaws.com/doc/2013-04-01/\"><Messages>{items}</Messages><RequestId>fake</RequestId></InvalidChangeBatch>"
+    );
+    (StatusCode::BAD_REQUEST, body).into_response()
+}
+
+fn query(uri: &Uri) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for pair in uri.query().unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        out.insert(k.to_string(), decode(v));
+    }
+    out
+}
+
+fn decode(v: &str) -> String {
+    let bytes = v.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && i + 2 < bytes.len()
+            && let Ok(b) = u8::from_str_radix(&v[i + 1..i + 3], 16)
+        {
+            out.push(b);
+            i += 3;
+            continue;
+        }
+        out.push(if bytes[i] == b'+' { b' ' } else { bytes[i] });
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn set_xml(set: &Set) -> String {
+    quick_xml::se::to_string_with_root("ResourceRecordSet", set).unwrap_or_default()
+}
+
+async fn handle(
+    State(state): State<Arc<Mutex<Inner>>>,
+    method: Method,
+    uri: Uri,
+    headers: axum::http::HeaderMap,
+    body: Bytes,
+) -> Response {
+    let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
+    s.requests.push((Instant::now(), format!("{method} {}", uri.path())));
+    s.last_signature = ["authorization", "x-amz-date", "x-amz-security-token"]
+        .iter()
+        .filter_map(|h| Some((h.to_string(), headers.get(*h)?.to_str().ok()?.to_string())))
+        .collect();
+    if !headers.contains_key("authorization") {
+        return error(
+            StatusCode::FORBIDDEN,
+            "MissingAuthenticationToken",
+            "Missing Authentication Token",
+        );
+    }
+    if s.throttle_next > 0 {
+        s.throttle_next -= 1;
+        return error(StatusCode::BAD_REQUEST, "Throttling", "Rate exceeded");
+    }
+    let path = uri.path().trim_end_matches('/').to_string();
+    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+    let q = query(&uri);
+    let body = String::from_utf8_lossy(&body).into_owned();
+    match (method, parts.as_slice()) {
+        (Method::GET, ["2013-04-01", "hostedzone"]) => list_zones(&s, &q),
+        (Method::POST, ["2013-04-01", "tags", "hostedzone"]) => list_tags(&s, &body),
+        (Method::GET, ["2013-04-01", "hostedzone", id, "rrset"]) => list_sets(&s, id, &q),
+        (Method::POST, ["2013-04-01", "hostedzone", id, "rrset"]) => {
+            let id = id.to_string();
+            change(&mut s, &id, &body)
+        }
+        _ => error(StatusCode::NOT_FOUND, "NotFound", "no such route"),
+    }
+}
+
+fn list_zones(s: &Inner, q: &BTreeMap<String, String>) -> Response {
+    let max: usize = q
+        .get("maxitems")
+        .and_then(|m| m.parse().ok())
+        .unwrap_or(100)
+        .min(s.zone_page);
+    let start = q
+        .get("marker")
+        .and_then(|m| s.zones.iter().position(|z| &z.id == m))
+        .unwrap_or(0);
+    let page: Vec<&Zone> = s.zones.iter().skip(start).take(max).collect();
+    let next = s.zones.get(start + max);
+    let zones: String = page
+        .iter()
+        .map(|z| {
+            format!(
+                "<HostedZone><Id>/hostedzone/{}</Id><Name>{}</Name><CallerReference>r</CallerReference><Config><PrivateZone>{}</PrivateZone></Config><ResourceRecordSetCount>{}</ResourceRecordSetCount></HostedZone>",
+                z.id,
+                z.name,
+                z.private,
+                z.sets.len()
+            )
+        })
+        .collect();
+    let tail = match next {
+        Some(z) => format!("<IsTruncated>true</IsTruncated><NextMarker>{}</NextMarker>", z.id),
+        None => "<IsTruncated>false</IsTruncated>".to_string(),
+    };
+    (
+        StatusCode::OK,
+        format!("<?xml version=\"1.0\"?>\n<ListHostedZonesResponse xmlns=\"https://route53.amazonaws.com/doc/2013-04-01/\"><HostedZones>{zones}</HostedZones><Marker></Marker>{tail}<MaxItems>{max}</MaxItems></ListHostedZonesResponse>"),
+    )
+        .into_response()
+}
+
+fn list_tags(s: &Inner, body: &str) -> Response {
+    let Ok(req) = quick_xml::de::from_str::<TagsRequest>(body) else {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "InvalidInput",
+            "unreadable ListTagsForResourcesRequest",
+        );
+    };
+    if req.resource_ids.items.len() > 10 {
+        return error(StatusCode::BAD_REQUEST, "InvalidInput", "at most 10 resource ids");
+    }
+    let sets: String = req
+        .resource_ids
+        .items
+        .iter()
+        .filter_map(|id| s.zones.iter().find(|z| &z.id == id))
+        .map(|z| {
+            let tags: String = z
+                .tags
+                .iter()
+                .map(|(k, v)| format!("<Tag><Key>{k}</Key><Value>{v}</Value></Tag>"))
+                .collect();
+            format!("<ResourceTagSet><ResourceType>hostedzone</ResourceType><ResourceId>{}</ResourceId><Tags>{tags}</Tags></ResourceTagSet>", z.id)
+        })
+        .collect();
+    (
+        StatusCode::OK,
+        format!("<?xml version=\"1.0\"?>\n<ListTagsForResourcesResponse xmlns=\"https://route53.amazonaws.com/doc/2013-04-01/\"><ResourceTagSets>{sets}</ResourceTagSets></ListTagsForResourcesResponse>"),
+    )
+        .into_response()
+}
+
+fn list_sets(s: &Inner, id: &str, q: &BTreeMap<String, String>) -> Response {
+    let Some(zone) = s.zones.iter().find(|z| z.id == id) else {
+        return error(
+            StatusCode::NOT_FOUND,
+            "NoSuchHostedZone",
+            &format!("No hosted zone found with ID: {id}"),
+        );
+    };
+    if q.contains_key("identifier") && !q.contains_key("type") {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "InvalidInput",
+            "identifier needs name and type",
+        );
+    }
+    let max: usize = q
+        .get("maxitems")
+        .and_then(|m| m.parse().ok())
+        .unwrap_or(300)
+        .min(s.record_page);
+    let start: Key = (
+        q.get("name").map(|n| absolute(n)).unwrap_or_default(),
+        q.get("type").cloned().unwrap_or_default(),
+        q.get("identifier").cloned().unwrap_or_default(),
+    );
+    let mut it = zone.sets.range(start..);
+    let page: Vec<&Set> = it.by_ref().take(max).map(|(_, v)| v).collect();
+    let sets: String = page.iter().map(|s| set_xml(s)).collect();
+    let tail = match it.next() {
+        Some(((name, kind, ident), _)) => {
+            let ident = if ident.is_empty() {
+                String::new()
+            } else {
+                format!("<NextRecordIdentifier>{}</NextRecordIdentifier>", xml_escape(ident))
+            };
+            format!(
+                "<IsTruncated>true</IsTruncated><NextRecordName>{name}</NextRecordName><NextRecordType>{kind}</NextRecordType>{ident}"
+            )
+        }
+        None => "<IsTruncated>false</IsTruncated>".to_string(),
+    };
+    (
+        StatusCode::OK,
+        format!("<?xml version=\"1.0\"?>\n<ListResourceRecordSetsResponse xmlns=\"https://route53.amazonaws.com/doc/2013-04-01/\"><ResourceRecordSets>{sets}</ResourceRecordSets>{tail}<MaxItems>{max}</MaxItems></ListResourceRecordSetsResponse>"),
+    )
+        .into_response()
+}
+
+/// Route53's rules for one change against the zone as the batch left it so far.
+fn check(zone: &BTreeMap<Key, Set>, zone_name: &str, action: &str, set: &Set) -> Result<Option<Set>, String> {
+    let k = key(set);
+    let label = format!(
+        "[name='{}', type='{}'{}]",
+        k.0,
+        k.1,
+        if k.2.is_empty() {
+            String::new()
+        } else {
+            format!(", set-identifier='{}'", k.2)
+        }
+    );
+    if !(k.0 == zone_name || k.0.ends_with(&format!(".{zone_name}"))) {
+        return Err(format!(
+            "RRSet with DNS name {} is not permitted in zone {zone_name}",
+            k.0
+        ));
+    }
+    let has_values = set.resource_records.as_ref().is_some_and(|r| !r.items.is_empty());
+    if action != "DELETE" && has_values == set.alias_target.is_some() {
+        return Err(format!(
+            "Invalid request: {label} needs either resource records or an alias target"
+        ));
+    }
+    if action != "DELETE" && set.kind == "A" {
+        for v in set.resource_records.iter().flat_map(|r| &r.items) {
+            if v.value.parse::<std::net::Ipv4Addr>().is_err() {
+                return Err(format!(
+                    "Invalid Resource Record: FATAL problem: ARRDATAIllegalIPv4Address encountered at {}",
+                    v.value
+                ));
+            }
+        }
+    }
+    match action {
+        "CREATE" | "UPSERT" => {
+            if action == "CREATE" && zone.contains_key(&k) {
+                return Err(format!(
+                    "Tried to create resource record set {label} but it already exists"
+                ));
+            }
+            let same_name = (k.0.clone(), String::new(), String::new())..;
+            let conflicts = zone
+                .range(same_name)
+                .take_while(|((n, _, _), _)| n == &k.0)
+                .any(|((_, t, _), _)| *t != k.1 && (set.kind == "CNAME" || t == "CNAME"));
+            if conflicts {
+                return Err(format!(
+                    "RRSet of type {} with DNS name {} is not permitted as it conflicts with other records with the same DNS name in zone {zone_name}",
+                    k.1, k.0
+                ));
+            }
+            Ok(Some(set.clone()))
+        }
+        "DELETE" => match zone.get(&k) {
+            None => Err(format!(
+                "Tried to delete resource record set {label} but it was not found"
+            )),
+            Some(current) if normalized(current) != normalized(set) => Err(format!(
+                "Tried to delete resource record set {label} but the values provided do not match the current values"
+            )),
+            Some(_) => Ok(None),
+        },
+        other => Err(format!("unknown action {other}")),
+    }
+}
+
+/// Route53 compares names case-insensitively and with or without the final dot.
+fn normalized(s: &Set) -> Set {
+    let mut s = s.clone();
+    s.name = absolute(&s.name);
+    if let Some(a) = &mut s.alias_target {
+        a.dns_name = a.dns_name.trim_end_matches('.').to_ascii_lowercase();
+    }
+    s
+}
+
+fn change(s: &mut Inner, id: &str, body: &str) -> Response {
+    let req: ChangeRequest = match quick_xml::de::from_str(body) {
+        Ok(r) => r,
+        Err(e) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "InvalidInput",
+                &format!("unreadable change batch: {e}"),
+            );
+        }
+    };
+    let Some(zi) = s.zones.iter().position(|z| z.id == id) else {
+        return error(
+            StatusCode::NOT_FOUND,
+            "NoSuchHostedZone",
+            &format!("No hosted zone found with ID: {id}"),
+        );
+    };
+    let changes = req.change_batch.changes.items;
+    if changes.is_empty() || changes.len() > 1000 {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "InvalidInput",
+            "a batch holds 1 to 1000 changes",
+        );
+    }
+    // Atomic: work on a copy, keep it only when every change passed.
+    let zone_name = s.zones[zi].name.clone();
+    let mut sets = s.zones[zi].sets.clone();
+    let mut messages = Vec::new();
+    for c in &changes {
+        match check(&sets, &zone_name, &c.action, &c.resource_record_set) {
+            Ok(Some(set)) => {
+                sets.insert(key(&set), set);
+            }
+            Ok(None) => {
+                sets.remove(&key(&c.resource_record_set));
+            }
+            Err(m) => messages.push(m),
+        }
+    }
+    if !messages.is_empty() {
+        s.refused_batches += 1;
+        return invalid_batch(&messages);
+    }
+    s.zones[zi].sets = sets;
+    s.applied_batches.push(changes.len());
+    (
+        StatusCode::OK,
+        "<?xml version=\"1.0\"?>\n<ChangeResourceRecordSetsResponse xmlns=\"https://route53.amazonaws.com/doc/2013-04-01/\"><ChangeInfo><Id>/change/C1</Id><Status>PENDING</Status><SubmittedAt>2026-01-01T00:00:00Z</SubmittedAt></ChangeInfo></ChangeResourceRecordSetsResponse>",
+    )
+        .into_response()
+}
