@@ -8,6 +8,8 @@
 //!   go.mod maps its staging modules to `./staging/...`; a wrapper module replaces each with its published
 //!   version and builds the command as a tool of the wrapper.
 //! - etcd: a wrapper `main` calling `etcdmain.Main`, at the version k8s.io/kubernetes pins.
+//! - amazon-ec2-metadata-mock: `go install` of its command at the version (a plain module, no replaces);
+//!   the AWS provider's instance-profile credentials are tested against it.
 //! - external-dns: the unmodified module in the wrapper of `xtask/go/external-dns`, which stubs out three
 //!   modules the module proxy does not serve (only `--provider=exoscale` and `--source=openshift-route` are
 //!   lost). Its Helm chart (`charts/external-dns` of the same module) is copied out of the module cache to
@@ -29,6 +31,8 @@ pub const HELM: &str = "v3.22.0";
 pub const ETCD: &str = "v3.6.8";
 /// sigs.k8s.io/external-dns: the release extdns is a drop-in for (also in `xtask/go/external-dns/go.mod`).
 pub const EXTERNAL_DNS: &str = "v0.22.0";
+/// github.com/aws/amazon-ec2-metadata-mock: IMDSv2 for the AWS credential chain's instance-profile test.
+pub const EC2_METADATA_MOCK: &str = "v1.13.0";
 /// The oldest Go these builds accept: the highest `go` line among the wrapper modules (external-dns's says
 /// 1.26.6; k8s.io/kubernetes's 1.26.0). The tool chain is never downloaded behind the user's back.
 pub const GO_MIN: (u32, u32, u32) = (1, 26, 6);
@@ -40,6 +44,7 @@ pub struct GoBinaries {
     pub kube_apiserver: PathBuf,
     pub kubectl: PathBuf,
     pub external_dns: PathBuf,
+    pub ec2_metadata_mock: PathBuf,
     pub helm: PathBuf,
     /// external-dns's Helm chart directory (not a program; it comes from the same Go module).
     pub external_dns_chart: PathBuf,
@@ -53,6 +58,7 @@ impl GoBinaries {
         cmd.env("EXTDNS_TEST_ETCD", &self.etcd)
             .env("EXTDNS_TEST_KUBE_APISERVER", &self.kube_apiserver)
             .env("EXTDNS_TEST_EXTERNAL_DNS", &self.external_dns)
+            .env("EXTDNS_TEST_EC2_METADATA_MOCK", &self.ec2_metadata_mock)
             .env("EXTDNS_TEST_KUBECTL", &self.kubectl)
             .env("EXTDNS_TEST_HELM", &self.helm)
             .env("EXTDNS_TEST_EXTERNAL_DNS_CHART", &self.external_dns_chart);
@@ -134,6 +140,7 @@ pub fn ensure(target: &Path) -> Result<GoBinaries> {
         kube_apiserver: bin.join(format!("kube-apiserver-{KUBERNETES}")),
         kubectl: bin.join(format!("kubectl-{KUBERNETES}")),
         external_dns: bin.join(format!("external-dns-{EXTERNAL_DNS}")),
+        ec2_metadata_mock: bin.join(format!("ec2-metadata-mock-{EC2_METADATA_MOCK}")),
         helm: bin.join(format!("helm-{HELM}")),
         external_dns_chart: bin.join(format!("external-dns-chart-{EXTERNAL_DNS}")),
     };
@@ -142,6 +149,7 @@ pub fn ensure(target: &Path) -> Result<GoBinaries> {
         &bins.kube_apiserver,
         &bins.kubectl,
         &bins.external_dns,
+        &bins.ec2_metadata_mock,
         &bins.helm,
     ];
     if all.iter().all(|p| p.is_file()) && bins.external_dns_chart.join("Chart.yaml").is_file() {
@@ -160,6 +168,13 @@ pub fn ensure(target: &Path) -> Result<GoBinaries> {
     }
     if !bins.etcd.is_file() {
         build_etcd(&go, &work.join(format!("etcd-{ETCD}")), &bins.etcd)?;
+    }
+    if !bins.ec2_metadata_mock.is_file() {
+        build_ec2_metadata_mock(
+            &go,
+            &work.join(format!("ec2-metadata-mock-{EC2_METADATA_MOCK}")),
+            &bins.ec2_metadata_mock,
+        )?;
     }
     if !bins.external_dns.is_file() {
         build_external_dns(
@@ -300,6 +315,21 @@ fn build_external_dns(go: &Go, dir: &Path, out: &Path) -> Result<()> {
     copy_dir(&source, dir)?;
     let ldflags = format!("-s -w -X sigs.k8s.io/external-dns/pkg/apis/externaldns.Version={EXTERNAL_DNS}");
     build_into(go, dir, out, &ldflags, "sigs.k8s.io/external-dns")
+}
+
+/// amazon-ec2-metadata-mock from its own module (no replaces), the same way as helm.
+fn build_ec2_metadata_mock(go: &Go, gobin: &Path, out: &Path) -> Result<()> {
+    say(&format!("building amazon-ec2-metadata-mock {EC2_METADATA_MOCK}"));
+    std::fs::create_dir_all(gobin).with_context(|| format!("creating {}", gobin.display()))?;
+    let package = format!("github.com/aws/amazon-ec2-metadata-mock/cmd/ec2-metadata-mock@{EC2_METADATA_MOCK}");
+    let mut cmd = go.cmd(gobin);
+    cmd.env("GOBIN", gobin)
+        .args(["install", "-p", "2", "-trimpath", "-ldflags", "-s -w", &package]);
+    crate::run(cmd)?;
+    std::fs::rename(gobin.join("ec2-metadata-mock"), out)
+        .with_context(|| format!("moving the mock to {}", out.display()))?;
+    say(&format!("built {}", out.display()));
+    Ok(())
 }
 
 /// helm from its own module: `go install` (GOBIN a scratch directory) builds exactly the versions helm's go.mod

@@ -59,16 +59,21 @@
 
 mod controller;
 mod events;
+mod exposition;
 mod guard;
 mod hold;
 mod metrics;
+mod process;
+mod requests;
 mod schedule;
 mod server;
 
 pub use controller::{Controller, ControllerConfig, DesiredEndpoints, SyncError, SyncReport, SyncState};
 pub use events::{EventKind, EventReason, EventSink, EventsConfig, NOTE_MAX, RecordEvent};
+pub use exposition::Format as MetricsFormat;
 pub use guard::{DeletionGuard, Verdict, ZoneVerdict};
-pub use metrics::{Metrics, PREFIX as METRICS_PREFIX};
+pub use metrics::{Metrics, PREFIX as METRICS_PREFIX, WebhookCall};
+pub use requests::RequestDurations;
 pub use schedule::EVENT_DEBOUNCE;
 pub use server::{MetricsServer, ServerError, start_metrics_server};
 /// Re-exported so the binary can stop the loop without depending on tokio-util itself.

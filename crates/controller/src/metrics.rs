@@ -6,6 +6,7 @@
 //! end in `_total`; they are registered verbatim.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -16,6 +17,10 @@ use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
+
+use crate::exposition::{self, Format, Writer};
+use crate::process::Process;
+use crate::requests::RequestDurations;
 
 /// The prefix of every metric external-dns has too, under its names.
 pub const PREFIX: &str = "external_dns";
@@ -66,6 +71,23 @@ struct BuildInfoLabels {
 
 type FloatGauge = Gauge<f64, AtomicU64>;
 
+/// The webhook provider's calls external-dns counts (`external_dns_webhook_provider_<call>_{requests,errors}_total`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum WebhookCall {
+    Records,
+    ApplyChanges,
+    AdjustEndpoints,
+}
+
+/// A request counter and an error counter. external-dns registers them as gauges whose names end in
+/// `_total`; so are they here, for dashboards that query their type.
+#[derive(Debug, Default)]
+struct CallGauges {
+    requests: Gauge,
+    errors: Gauge,
+}
+
 /// Every metric the controller exports, and the registry that encodes them.
 #[derive(Debug)]
 pub struct Metrics {
@@ -88,6 +110,8 @@ pub struct Metrics {
     leader: Gauge,
     source_objects_failed: Family<SourceNameLabel, Gauge>,
     syncs: Family<SyncKindLabel, Counter>,
+    webhook: [CallGauges; 3],
+    requests: Arc<RequestDurations>,
 }
 
 impl Metrics {
@@ -113,6 +137,8 @@ impl Metrics {
             leader: Gauge::default(),
             source_objects_failed: Family::default(),
             syncs: Family::default(),
+            webhook: Default::default(),
+            requests: Arc::default(),
             registry: Registry::default(),
         };
         let build_info = Family::<BuildInfoLabels, Gauge>::default();
@@ -220,18 +246,67 @@ impl Metrics {
             "Number of duplicate endpoints removed in the last sync, by record type and source",
             m.source_deduplicated.clone(),
         );
+        for (call, gauges) in ["records", "applychanges", "adjustendpoints"].iter().zip(&m.webhook) {
+            let what = match *call {
+                "records" => "Records",
+                "applychanges" => "ApplyChanges",
+                _ => "AdjustEndpoints",
+            };
+            registry.register(
+                format!("webhook_provider_{call}_errors_total"),
+                format!("Errors with {what} method"),
+                gauges.errors.clone(),
+            );
+            registry.register(
+                format!("webhook_provider_{call}_requests_total"),
+                format!("Requests with {what} method"),
+                gauges.requests.clone(),
+            );
+        }
         Metrics { registry: root, ..m }
     }
 
     /// The OpenMetrics text exposition of every metric.
     pub fn encode(&self) -> String {
-        let mut out = String::new();
+        self.encode_as(Format::OpenMetrics)
+    }
+
+    /// Every metric in `format`: the registry's, the request-duration summary and the `process_*` series.
+    pub fn encode_as(&self, format: Format) -> String {
+        let mut openmetrics = String::new();
         // Writing into a String cannot fail; an error here could only come from a label encoder, and an
         // empty scrape is better than a crash.
-        if prometheus_client::encoding::text::encode(&mut out, &self.registry).is_err() {
-            out.clear();
+        if prometheus_client::encoding::text::encode(&mut openmetrics, &self.registry).is_err() {
+            openmetrics.clear();
+        }
+        let mut out = exposition::from_openmetrics(&openmetrics, format);
+        let mut w = Writer { out: &mut out, format };
+        self.requests.write(&mut w);
+        if let Some(p) = Process::read() {
+            p.write(&mut w);
+        }
+        if format == Format::OpenMetrics {
+            out.push_str("# EOF\n");
         }
         out
+    }
+
+    /// The request-duration summary, for every provider's HTTP client.
+    pub fn request_durations(&self) -> Arc<RequestDurations> {
+        self.requests.clone()
+    }
+
+    /// One webhook provider call, and whether it failed.
+    pub fn count_webhook_call(&self, call: WebhookCall, failed: bool) {
+        let gauges = &self.webhook[match call {
+            WebhookCall::Records => 0,
+            WebhookCall::ApplyChanges => 1,
+            WebhookCall::AdjustEndpoints => 2,
+        }];
+        gauges.requests.inc();
+        if failed {
+            gauges.errors.inc();
+        }
     }
 
     /// Whether this replica leads, for `extdns_leader`.
@@ -409,6 +484,39 @@ mod tests {
         assert_eq!(
             sample(&text, "external_dns_registry_records{record_type=\"A\"}"),
             Some(1.0)
+        );
+    }
+
+    #[test]
+    fn webhook_calls_are_counted_under_external_dns_gauge_names() {
+        let m = Metrics::new("0", "0");
+        m.count_webhook_call(WebhookCall::Records, false);
+        m.count_webhook_call(WebhookCall::Records, true);
+        m.count_webhook_call(WebhookCall::ApplyChanges, true);
+        let text = m.encode_as(Format::Text);
+        assert!(
+            text.contains("# TYPE external_dns_webhook_provider_records_requests_total gauge\n"),
+            "{text}"
+        );
+        assert_eq!(
+            sample(&text, "external_dns_webhook_provider_records_requests_total "),
+            Some(2.0)
+        );
+        assert_eq!(
+            sample(&text, "external_dns_webhook_provider_records_errors_total "),
+            Some(1.0)
+        );
+        assert_eq!(
+            sample(&text, "external_dns_webhook_provider_applychanges_errors_total "),
+            Some(1.0)
+        );
+        assert_eq!(
+            sample(&text, "external_dns_webhook_provider_adjustendpoints_requests_total "),
+            Some(0.0)
+        );
+        assert!(
+            text.contains("# TYPE external_dns_http_request_duration_seconds summary\n"),
+            "{text}"
         );
     }
 

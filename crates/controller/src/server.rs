@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::State;
-use axum::http::header;
+use axum::http::{HeaderMap, header};
 use axum::response::IntoResponse;
 use axum::routing::get;
 use tokio::net::TcpListener;
@@ -17,8 +17,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::Metrics;
-
-const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+use crate::exposition::Format;
 
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -73,8 +72,14 @@ async fn healthz() -> &'static str {
     "OK"
 }
 
-async fn metrics_handler(State(metrics): State<Arc<Metrics>>) -> impl IntoResponse {
-    ([(header::CONTENT_TYPE, OPENMETRICS)], metrics.encode())
+/// The text format unless the scraper's `Accept` prefers OpenMetrics, as Prometheus client libraries answer.
+async fn metrics_handler(State(metrics): State<Arc<Metrics>>, headers: HeaderMap) -> impl IntoResponse {
+    let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
+    let format = Format::negotiate(accept);
+    (
+        [(header::CONTENT_TYPE, format.content_type())],
+        metrics.encode_as(format),
+    )
 }
 
 /// Go's `:port` (every interface) as a socket address Rust can bind.
@@ -91,9 +96,14 @@ mod tests {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     async fn get_path(addr: SocketAddr, path: &str) -> std::io::Result<String> {
+        get_accepting(addr, path, None).await
+    }
+
+    async fn get_accepting(addr: SocketAddr, path: &str, accept: Option<&str>) -> std::io::Result<String> {
         let mut stream = tokio::net::TcpStream::connect(addr).await?;
+        let accept = accept.map(|a| format!("Accept: {a}\r\n")).unwrap_or_default();
         stream
-            .write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes())
+            .write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\n{accept}Connection: close\r\n\r\n").as_bytes())
             .await?;
         let mut out = String::new();
         stream.read_to_string(&mut out).await?;
@@ -125,6 +135,36 @@ mod tests {
             "{scrape}"
         );
         assert!(scrape.contains("external_dns_build_info{version=\"1.2.3\""), "{scrape}");
+
+        // A Prometheus scrape asking for the text format gets it, the process series included.
+        let text = get_accepting(server.local_addr, "/metrics", Some("text/plain")).await?;
+        let lower = text.to_ascii_lowercase();
+        assert!(
+            lower.contains("\r\ncontent-type: text/plain; version=0.0.4; charset=utf-8\r\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("# TYPE external_dns_controller_no_op_runs_total counter\n"),
+            "{text}"
+        );
+        assert!(text.contains("\nprocess_resident_memory_bytes "), "{text}");
+        assert!(!text.contains("# EOF"), "{text}");
+        let om = get_accepting(
+            server.local_addr,
+            "/metrics",
+            Some("application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5"),
+        )
+        .await?;
+        assert!(
+            om.to_ascii_lowercase()
+                .contains("\r\ncontent-type: application/openmetrics-text; version=1.0.0; charset=utf-8\r\n"),
+            "{om}"
+        );
+        assert!(
+            om.contains("# TYPE external_dns_controller_no_op_runs counter\n"),
+            "{om}"
+        );
+        assert!(om.ends_with("# EOF\n"), "{om}");
 
         let missing = get_path(server.local_addr, "/nope").await?;
         assert!(missing.starts_with("HTTP/1.1 404"), "{missing}");

@@ -240,7 +240,7 @@ pub struct SourceFlags {
     /// are joined with ',').
     #[arg(long, value_name = "TEMPLATE")]
     pub fqdn_template: Vec<String>,
-    /// A Go template producing targets (used by sources extdns does not implement yet).
+    /// A Go template producing targets: read only by sources extdns does not have; a value is refused.
     #[arg(long, value_name = "TEMPLATE", default_value = "")]
     pub target_template: String,
     /// A Go template producing `hostname:target` pairs (service source).
@@ -351,7 +351,7 @@ pub struct ServiceFlags {
     /// Resolve load balancer hostnames to A/AAAA records.
     #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
     pub resolve_service_load_balancer_hostname: bool,
-    /// With --events, also sync on EndpointSlice changes.
+    /// With --events, also sync on EndpointSlice changes (extdns always does; accepted for compatibility).
     #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
     pub listen_endpoint_events: bool,
     /// Also use nodes' IPv6 InternalIP addresses.
@@ -401,7 +401,7 @@ pub struct ProviderFlags {
     /// Never manage names matching this regular expression.
     #[arg(long, value_name = "REGEX", default_value = "")]
     pub regex_domain_exclusion: String,
-    /// Only zones with these names (repeatable; provider-dependent).
+    /// Only zones with these names: read only by the Azure providers, which extdns lacks; a value is refused.
     #[arg(long, value_name = "NAME")]
     pub zone_name_filter: Vec<String>,
     /// Only zones with these ids (repeatable; provider-dependent).
@@ -413,7 +413,7 @@ pub struct ProviderFlags {
     /// Record types never to manage (repeatable; wins over --managed-record-types).
     #[arg(long, value_name = "TYPE")]
     pub exclude_record_types: Vec<String>,
-    /// Cache the provider's records for this long (0s disables the cache).
+    /// Cache the provider's records for this long (accepted; not implemented yet: records are read every sync).
     #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = duration::parse)]
     pub provider_cache_time: Duration,
     /// Changes per provider batch (providers that batch).
@@ -631,10 +631,10 @@ pub struct WebhookFlags {
     /// Write timeout of webhook requests (client and server).
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration::parse)]
     pub webhook_provider_write_timeout: Duration,
-    /// Server: timeout for reading request headers.
+    /// Server: timeout for reading request headers (not supported: a value other than the default is refused).
     #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = duration::parse)]
     pub webhook_provider_read_header_timeout: Duration,
-    /// Server: keep-alive idle timeout.
+    /// Server: keep-alive idle timeout (not supported: a value other than the default is refused).
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = duration::parse)]
     pub webhook_provider_idle_timeout: Duration,
     /// Largest request or response body in bytes (0 = no limit).
@@ -816,10 +816,10 @@ pub struct AwsFlags {
     /// Only hosted zones with these tags (repeatable `key=value`).
     #[arg(long = "aws-zone-tags", id = "aws-zone-tags", value_name = "TAG")]
     pub zone_tags: Vec<String>,
-    /// AWS profiles to use (repeatable).
+    /// AWS profile to take credentials from (one; given twice, refused).
     #[arg(long = "aws-profile", id = "aws-profile", value_name = "PROFILE")]
     pub profile: Vec<String>,
-    /// IAM role to assume.
+    /// IAM role to assume with the credentials found.
     #[arg(
         long = "aws-assume-role",
         id = "aws-assume-role",
@@ -827,7 +827,7 @@ pub struct AwsFlags {
         default_value = ""
     )]
     pub assume_role: String,
-    /// External id when assuming the role.
+    /// External id when assuming the role (needs --aws-assume-role).
     #[arg(
         long = "aws-assume-role-external-id",
         id = "aws-assume-role-external-id",
@@ -919,7 +919,7 @@ pub struct CloudflareFlags {
     /// Manage Cloudflare custom hostnames (not supported by extdns).
     #[arg(long = "cloudflare-custom-hostnames", id = "cloudflare-custom-hostnames", value_name = BOOL, action = ArgAction::Set, default_value = "false")]
     pub custom_hostnames: bool,
-    /// Minimum TLS version of custom hostnames.
+    /// Minimum TLS version of custom hostnames (not supported: a value other than the default is refused).
     #[arg(
         long = "cloudflare-custom-hostnames-min-tls-version",
         id = "cloudflare-custom-hostnames-min-tls-version",
@@ -927,7 +927,7 @@ pub struct CloudflareFlags {
         default_value = "1.0"
     )]
     pub custom_hostnames_min_tls_version: String,
-    /// Certificate authority of custom hostnames.
+    /// Certificate authority of custom hostnames (not supported: a value other than the default is refused).
     #[arg(
         long = "cloudflare-custom-hostnames-certificate-authority",
         id = "cloudflare-custom-hostnames-certificate-authority",
@@ -947,7 +947,7 @@ pub struct CloudflareFlags {
     /// Use Cloudflare's regional services (not supported by extdns).
     #[arg(long = "cloudflare-regional-services", id = "cloudflare-regional-services", value_name = BOOL, action = ArgAction::Set, default_value = "false")]
     pub regional_services: bool,
-    /// Default region key of regional hostnames.
+    /// Default region key of regional hostnames (not supported: a value is refused).
     #[arg(
         long = "cloudflare-region-key",
         id = "cloudflare-region-key",
@@ -1108,7 +1108,9 @@ where
     T: Into<OsString>,
 {
     let mut cmd = command();
-    let mut args = rewrite_negations(&cmd, args.into_iter().map(Into::into).collect());
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    crate::foreign_flags::check(&args)?;
+    let mut args = rewrite_negations(&cmd, args);
     split_environment_lists(&cmd, &mut args, |name| std::env::var_os(name));
     let matches = cmd.try_get_matches_from_mut(args)?;
     Cli::from_arg_matches(&matches).map_err(|e| e.with_cmd(&cmd))

@@ -3,20 +3,37 @@
 
 use std::sync::Arc;
 
+use extdns_controller::{Metrics, WebhookCall};
+use extdns_provider::http::Observer;
 use extdns_provider::{InMemoryProvider, Provider};
 use extdns_provider_cloudflare::CloudflareProvider;
 use extdns_provider_coredns::CorednsProvider;
 use extdns_provider_rfc2136::Rfc2136Provider;
-use extdns_provider_webhook::WebhookProvider;
+use extdns_provider_webhook::{Call, CallCounter, CountCalls, WebhookProvider};
 
 use crate::settings::{ProviderSettings, ValidationError};
 
 /// The provider the settings name. Async because some providers must talk to their backend before the first
 /// sync (the webhook negotiates its domain filter).
 pub async fn build_provider(settings: &ProviderSettings) -> Result<Arc<dyn Provider>, ValidationError> {
+    build_observed_provider(settings, None).await
+}
+
+/// [`build_provider`] whose HTTP requests and webhook calls feed `metrics`
+/// (`external_dns_http_request_duration_seconds`, `external_dns_webhook_provider_*`).
+pub async fn build_observed_provider(
+    settings: &ProviderSettings,
+    metrics: Option<&Arc<Metrics>>,
+) -> Result<Arc<dyn Provider>, ValidationError> {
+    let observer = Observer(metrics.map(|m| m.request_durations() as Arc<dyn extdns_provider::http::Observe>));
     match settings {
         ProviderSettings::Webhook(config) => {
-            let provider = WebhookProvider::connect(config)
+            let mut config = config.clone();
+            config.observer = observer;
+            if let Some(m) = metrics {
+                config.calls = CallCounter(Some(Arc::new(WebhookMetrics(m.clone()))));
+            }
+            let provider = WebhookProvider::connect(&config)
                 .await
                 .map_err(|e| ValidationError(format!("--provider=webhook: {e}")))?;
             Ok(Arc::new(provider))
@@ -34,29 +51,51 @@ pub async fn build_provider(settings: &ProviderSettings) -> Result<Arc<dyn Provi
             Ok(Arc::new(provider))
         }
         ProviderSettings::Aws(config) => {
-            let provider = extdns_provider_aws::AwsProvider::new(config.as_ref().clone())
+            let mut config = config.as_ref().clone();
+            config.observer = observer;
+            let provider = extdns_provider_aws::AwsProvider::new(config)
                 .map_err(|e| ValidationError(format!("--provider=aws: {}", aws_error(&e))))?;
             Ok(Arc::new(provider))
         }
         ProviderSettings::Pdns { config } => {
-            let provider = extdns_provider_pdns::PdnsProvider::new(config)
+            let mut config = config.clone();
+            config.observer = observer;
+            let provider = extdns_provider_pdns::PdnsProvider::new(&config)
                 .map_err(|e| ValidationError(format!("{}: {e}", crate::settings_pdns::pdns_flag(&e))))?;
             Ok(Arc::new(provider))
         }
         ProviderSettings::Coredns(config) => {
-            let provider = CorednsProvider::new((**config).clone())
-                .map_err(|e| ValidationError(format!("--provider=coredns: {e}")))?;
+            let mut config = (**config).clone();
+            config.observer = observer;
+            let provider =
+                CorednsProvider::new(config).map_err(|e| ValidationError(format!("--provider=coredns: {e}")))?;
             Ok(Arc::new(provider))
         }
         ProviderSettings::Cloudflare(config) => {
-            let provider = CloudflareProvider::new((**config).clone())
-                .map_err(|e| ValidationError(format!("--provider=cloudflare: {e}")))?;
+            let mut config = (**config).clone();
+            config.observer = observer;
+            let provider =
+                CloudflareProvider::new(config).map_err(|e| ValidationError(format!("--provider=cloudflare: {e}")))?;
             Ok(Arc::new(provider))
         }
         ProviderSettings::Unsupported(name) => Err(ValidationError(format!(
             "provider {} is not supported by extdns yet",
             name.as_str()
         ))),
+    }
+}
+
+/// external-dns's webhook counters, fed by the webhook provider's calls.
+struct WebhookMetrics(Arc<Metrics>);
+
+impl CountCalls for WebhookMetrics {
+    fn count(&self, call: Call, failed: bool) {
+        let call = match call {
+            Call::Records => WebhookCall::Records,
+            Call::ApplyChanges => WebhookCall::ApplyChanges,
+            _ => WebhookCall::AdjustEndpoints,
+        };
+        self.0.count_webhook_call(call, failed);
     }
 }
 

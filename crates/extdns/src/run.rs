@@ -14,7 +14,7 @@ use extdns_source::Pipeline;
 use tracing::info;
 
 use crate::events::KubeEvents;
-use crate::providers::build_provider;
+use crate::providers::build_observed_provider;
 use crate::settings::{ClusterSettings, KubeSettings, RegistrySettings, Settings, ValidationError};
 use crate::settings_leader::LeaderSettings;
 use crate::wiring;
@@ -35,8 +35,8 @@ pub const REVISION: &str = match option_env!("EXTDNS_REVISION") {
 pub async fn run(settings: &Settings) -> anyhow::Result<()> {
     let shutdown = CancellationToken::new();
     spawn_signal_handler(shutdown.clone());
-    let provider = build_provider(&settings.provider).await?;
     let metrics = Arc::new(Metrics::new(VERSION, REVISION));
+    let provider = build_observed_provider(&settings.provider, Some(&metrics)).await?;
     let mut controller = build_controller(settings, provider, metrics.clone()).await?;
     // The election stops only after the loop: a lease released while a sync still writes would let the
     // next leader start too early.

@@ -209,6 +209,7 @@ pub fn endpoints(flags: &Flags) -> Result<EndpointsSettings, ValidationError> {
 
 /// What the sources and the source pipeline read (both commands).
 pub fn sources(flags: &Flags) -> Result<SourceSettings, ValidationError> {
+    crate::settings_unsupported::sources(flags)?;
     let s = &flags.sources;
     if s.source.is_empty() {
         return fail("at least one --source is required");
@@ -383,6 +384,7 @@ pub fn controller(flags: &Flags) -> Result<Settings, ValidationError> {
     let Some(provider_name) = flags.provider.provider else {
         return fail("--provider is required (e.g. --provider=rfc2136 or --provider=inmemory)");
     };
+    crate::settings_unsupported::providers(flags)?;
     let p = &flags.provider;
     let domain_filter = DomainFilter::from_flags(
         &p.domain_filter,

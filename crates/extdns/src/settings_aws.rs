@@ -2,7 +2,7 @@
 //! region, endpoint). Checked here so a wrong value fails at startup naming its flag or variable.
 
 use extdns_endpoint::DomainFilter;
-use extdns_provider_aws::{AwsConfig, ZoneType};
+use extdns_provider_aws::{AssumeRole, AwsConfig, CredentialSource, ZoneType};
 
 use crate::flags::Flags;
 use crate::settings::{ProviderSettings, ValidationError};
@@ -14,17 +14,20 @@ pub fn aws(
     var: &dyn Fn(&str) -> Option<String>,
 ) -> Result<ProviderSettings, ValidationError> {
     let f = &flags.aws;
-    if !f.profile.iter().all(|p| p.trim().is_empty()) {
-        return Err(ValidationError(
-            "--aws-profile is not supported by extdns yet: give credentials in AWS_ACCESS_KEY_ID, \
-             AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN)"
-                .to_string(),
-        ));
+    let profiles: Vec<&str> = f.profile.iter().map(|p| p.trim()).filter(|p| !p.is_empty()).collect();
+    if profiles.len() > 1 {
+        return Err(ValidationError(format!(
+            "--aws-profile was given {} times ({}): extdns manages the zones of one profile; run one extdns per \
+             account",
+            profiles.len(),
+            profiles.join(", ")
+        )));
     }
-    if !f.assume_role.trim().is_empty() || !f.assume_role_external_id.trim().is_empty() {
+    let role = f.assume_role.trim();
+    let external_id = f.assume_role_external_id.trim();
+    if role.is_empty() && !external_id.is_empty() {
         return Err(ValidationError(
-            "--aws-assume-role is not supported by extdns yet: give the role's credentials in \
-             AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN"
+            "--aws-assume-role-external-id needs --aws-assume-role: the external id is sent when assuming that role"
                 .to_string(),
         ));
     }
@@ -33,6 +36,16 @@ pub fn aws(
         _ => Err(ValidationError(format!("{flag} must be at least 1 (got {value})"))),
     };
     let mut config = AwsConfig::from_env(var).map_err(|e| ValidationError(format!("--provider=aws: {e}")))?;
+    if let (Some(profile), CredentialSource::Chain { env, .. }) = (profiles.first(), &config.credentials) {
+        config.credentials = CredentialSource::Chain {
+            env: env.clone(),
+            profile: Some((*profile).to_string()),
+        };
+    }
+    config.assume_role = (!role.is_empty()).then(|| AssumeRole {
+        role_arn: role.to_string(),
+        external_id: (!external_id.is_empty()).then(|| external_id.to_string()),
+    });
     config.batch_change_size = positive("--aws-batch-change-size", f.batch_change_size)?;
     config.batch_change_size_bytes = positive("--aws-batch-change-size-bytes", f.batch_change_size_bytes)?;
     config.batch_change_size_values = positive("--aws-batch-change-size-values", f.batch_change_size_values)?;
@@ -145,9 +158,32 @@ mod tests {
         assert!(err(&["--aws-batch-change-size=0"]).contains("--aws-batch-change-size "));
         assert!(err(&["--aws-api-retries=-1"]).contains("--aws-api-retries"));
         assert!(err(&["--aws-zone-tags=team"]).contains("--aws-zone-tags"));
-        assert!(err(&["--aws-assume-role=arn:aws:iam::1:role/x"]).contains("--aws-assume-role"));
-        assert!(err(&["--aws-profile=dev"]).contains("--aws-profile"));
-        let no_credentials = aws(&flags(&[]), &DomainFilter::default(), &|_| None).expect_err("refused");
-        assert!(no_credentials.0.contains("AWS_ACCESS_KEY_ID"), "{no_credentials}");
+        assert!(err(&["--aws-assume-role-external-id=x"]).contains("needs --aws-assume-role"));
+        assert!(err(&["--aws-profile=dev", "--aws-profile=prod"]).contains("dev, prod"));
+    }
+
+    #[test]
+    fn the_profile_and_the_role_reach_the_credential_chain() -> Result<(), ValidationError> {
+        let c = config(&[
+            "--aws-profile=dev",
+            "--aws-assume-role=arn:aws:iam::1:role/dns",
+            "--aws-assume-role-external-id=ext",
+        ])?;
+        match &c.credentials {
+            CredentialSource::Chain { env, profile } => {
+                assert_eq!(profile.as_deref(), Some("dev"));
+                assert_eq!(env.get("AWS_ACCESS_KEY_ID").map(String::as_str), Some("AKID"));
+            }
+            other => panic!("not the chain: {other:?}"),
+        }
+        assert_eq!(
+            c.assume_role,
+            Some(AssumeRole {
+                role_arn: "arn:aws:iam::1:role/dns".into(),
+                external_id: Some("ext".into()),
+            })
+        );
+        assert_eq!(config(&[])?.assume_role, None);
+        Ok(())
     }
 }

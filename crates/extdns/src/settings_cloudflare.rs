@@ -28,6 +28,31 @@ pub fn cloudflare_with_env(
     if f.regional_services {
         return invalid("--cloudflare-regional-services is not supported by extdns yet".into());
     }
+    if !f.region_key.trim().is_empty() {
+        return invalid(format!(
+            "--cloudflare-region-key turns on Cloudflare's regional services, which extdns does not support yet \
+             (got {:?})",
+            f.region_key
+        ));
+    }
+    for (flag, value, default) in [
+        (
+            "--cloudflare-custom-hostnames-min-tls-version",
+            &f.custom_hostnames_min_tls_version,
+            "1.0",
+        ),
+        (
+            "--cloudflare-custom-hostnames-certificate-authority",
+            &f.custom_hostnames_certificate_authority,
+            "none",
+        ),
+    ] {
+        if value.trim() != default {
+            return invalid(format!(
+                "{flag} configures Cloudflare custom hostnames, which extdns does not support yet (got {value:?})"
+            ));
+        }
+    }
     let Ok(per_page @ 1..=5000) = u32::try_from(f.dns_records_per_page) else {
         return invalid(format!(
             "--cloudflare-dns-records-per-page must be between 1 and 5000 (got {})",
@@ -137,5 +162,22 @@ mod tests {
         assert!(e.is_some_and(|e| e.0.contains("--cloudflare-dns-records-per-page")));
         let e = config(&["--cloudflare-custom-hostnames"], &[("CF_API_TOKEN", "t")]).err();
         assert!(e.is_some_and(|e| e.0.contains("--cloudflare-custom-hostnames")));
+        let e = config(&["--cloudflare-region-key=eu"], &[("CF_API_TOKEN", "t")]).err();
+        assert!(e.is_some_and(|e| e.0.starts_with("--cloudflare-region-key turns on")));
+        let e = config(
+            &["--cloudflare-custom-hostnames-certificate-authority=google"],
+            &[("CF_API_TOKEN", "t")],
+        )
+        .err();
+        assert!(e.is_some_and(|e| {
+            e.0.starts_with("--cloudflare-custom-hostnames-certificate-authority configures")
+        }));
+        assert!(
+            config(
+                &["--cloudflare-custom-hostnames-min-tls-version=1.0"],
+                &[("CF_API_TOKEN", "t")]
+            )
+            .is_ok()
+        );
     }
 }

@@ -45,6 +45,7 @@ pub struct WebhookServerSettings {
 /// server), so a Deployment's arguments are valid for both with `--webhook-server` added.
 pub fn server(flags: &Flags) -> Result<WebhookServerSettings, ValidationError> {
     let settings = controller(flags)?;
+    crate::settings_unsupported::webhook_server(flags)?;
     Ok(WebhookServerSettings {
         provider: settings.provider,
         address: flags.webhook.webhook_server_address.clone(),

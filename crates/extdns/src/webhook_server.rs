@@ -9,7 +9,7 @@ use extdns_controller::{CancellationToken, Metrics, start_metrics_server};
 use extdns_provider_webhook::start_server;
 use tracing::info;
 
-use crate::providers::build_provider;
+use crate::providers::build_observed_provider;
 use crate::run::{REVISION, VERSION, spawn_signal_handler};
 use crate::settings_webhook::WebhookServerSettings;
 
@@ -18,8 +18,8 @@ use crate::settings_webhook::WebhookServerSettings;
 pub async fn run(settings: &WebhookServerSettings) -> anyhow::Result<()> {
     let shutdown = CancellationToken::new();
     spawn_signal_handler(shutdown.clone());
-    let provider = build_provider(&settings.provider).await?;
     let metrics = Arc::new(Metrics::new(VERSION, REVISION));
+    let provider = build_observed_provider(&settings.provider, Some(&metrics)).await?;
     let health = start_metrics_server(&settings.metrics_address, metrics, shutdown.clone()).await?;
     let server = start_server(&settings.address, provider, settings.max_body_size, shutdown.clone())
         .await

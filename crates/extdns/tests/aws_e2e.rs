@@ -32,9 +32,14 @@ fn objects(web_ip: &str, with_alias: bool, more: &[String]) -> String {
 }
 
 fn extdns(endpoint: &str, manifests: &Path, extra: &[&str]) -> Output {
+    let keys = [("AWS_ACCESS_KEY_ID", "AKIDE2E"), ("AWS_SECRET_ACCESS_KEY", "secret")];
+    extdns_env(endpoint, manifests, extra, &keys)
+}
+
+/// extdns with only these `AWS_*` variables (and Route53 at `endpoint`).
+fn extdns_env(endpoint: &str, manifests: &Path, extra: &[&str], env: &[(&str, &str)]) -> Output {
     let mut cmd = cli::command(env!("CARGO_BIN_EXE_extdns"), &["AWS_"]);
-    cmd.env("AWS_ACCESS_KEY_ID", "AKIDE2E")
-        .env("AWS_SECRET_ACCESS_KEY", "secret")
+    cmd.envs(env.iter().copied())
         .env("AWS_ENDPOINT_URL_ROUTE_53", endpoint)
         .args(["--once", "--source=service", "--provider=aws", "--registry=txt"])
         .args(["--txt-owner-id", OWNER, "--domain-filter=example.org"])
@@ -239,15 +244,91 @@ fn strict_route53_dry_run_writes_nothing() {
     );
 }
 
-#[test]
-fn moto_full_controller_create_then_nothing_then_delete() {
-    require!(Moto);
+/// moto with the public zone example.org.
+fn moto_with_zone() -> moto::Moto {
     let moto = moto::Moto::start();
     let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => panic!("{e}"),
     };
     rt.block_on(moto.zone("example.org", false, &[]));
+    moto
+}
+
+/// The credential chain from the binary: web identity with no static keys, then static keys and
+/// `--aws-assume-role`; both against moto's STS and Route53. A second run finding nothing to do shows the first
+/// one wrote.
+#[test]
+fn moto_through_web_identity_and_through_an_assumed_role() {
+    require!(Moto);
+    let moto = moto_with_zone();
+    let dir = tempdir();
+    write_manifests(dir.path(), &objects("192.0.2.10", false, &[]));
+    let token = dir.path().join("token");
+    if let Err(e) = std::fs::write(&token, "eyJhbGciOiJSUzI1NiJ9.e30.c2ln") {
+        panic!("{e}");
+    }
+    let home = dir.path().display().to_string();
+    let token = token.display().to_string();
+    let irsa = [
+        ("AWS_ROLE_ARN", "arn:aws:iam::123456789012:role/extdns"),
+        ("AWS_WEB_IDENTITY_TOKEN_FILE", token.as_str()),
+        ("AWS_ENDPOINT_URL_STS", moto.url.as_str()),
+        ("AWS_EC2_METADATA_DISABLED", "true"),
+        ("HOME", home.as_str()),
+    ];
+    ok(&extdns_env(&moto.url, dir.path(), &[], &irsa), "web identity sync");
+    let out = extdns_env(&moto.url, dir.path(), &[], &irsa);
+    ok(&out, "second web identity sync");
+    assert!(
+        text(&out).contains("All records are already up to date"),
+        "{}",
+        text(&out)
+    );
+
+    let keys = [
+        ("AWS_ACCESS_KEY_ID", "AKIDE2E"),
+        ("AWS_SECRET_ACCESS_KEY", "secret"),
+        ("AWS_ENDPOINT_URL_STS", moto.url.as_str()),
+        ("HOME", home.as_str()),
+    ];
+    let role = [
+        "--aws-assume-role=arn:aws:iam::123456789012:role/dns",
+        "--aws-assume-role-external-id=x",
+    ];
+    write_manifests(dir.path(), "");
+    ok(
+        &extdns_env(&moto.url, dir.path(), &role, &keys),
+        "delete through the role",
+    );
+    let out = extdns_env(&moto.url, dir.path(), &role, &keys);
+    ok(&out, "second sync through the role");
+    assert!(
+        text(&out).contains("All records are already up to date"),
+        "{}",
+        text(&out)
+    );
+
+    // Nothing anywhere: the error names every source tried.
+    let none = [("AWS_EC2_METADATA_DISABLED", "true"), ("HOME", home.as_str())];
+    let out = extdns_env(&moto.url, dir.path(), &[], &none);
+    assert!(!out.status.success());
+    let text = text(&out);
+    for source in [
+        "environment",
+        "web identity",
+        "shared files",
+        "container",
+        "instance metadata",
+    ] {
+        assert!(text.contains(source), "{source} missing from: {text}");
+    }
+}
+
+#[test]
+fn moto_full_controller_create_then_nothing_then_delete() {
+    require!(Moto);
+    let moto = moto_with_zone();
     let dir = tempdir();
     write_manifests(dir.path(), &objects("192.0.2.10", true, &[]));
     ok(&extdns(&moto.url, dir.path(), &[]), "first sync");

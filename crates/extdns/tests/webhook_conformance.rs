@@ -8,7 +8,7 @@
 use std::process::{Command, Output};
 
 use extdns_test_support::{env_program, free_port, require};
-use extdns_webhook_conformance::CHECKS;
+use extdns_webhook_conformance::{CHECKS, Kind, kind_of};
 
 type Error = Box<dyn std::error::Error>;
 
@@ -64,10 +64,13 @@ fn assert_all_pass(out: &Output, edns_log: &str) {
         "cannot raise loopback in the namespace (iproute2)\n{context}"
     );
     for name in CHECKS {
-        let line = format!("PASS {name}");
+        let line = match kind_of(name) {
+            Kind::Protocol => format!("PASS {name}"),
+            _ => format!("SUPPORTED {name}"),
+        };
         assert!(stdout.lines().any(|l| l == line), "missing `{line}`\n{context}");
     }
-    assert!(!stdout.contains("FAIL"), "{context}");
+    assert!(!stdout.contains("FAIL") && !stdout.contains("UNSUPPORTED"), "{context}");
     assert_eq!(out.status.code(), Some(0), "{context}");
 }
 
@@ -83,7 +86,7 @@ fn external_dns_webhook_server_passes_every_check() -> Result<(), Error> {
     assert_all_pass(&out, &log);
     // external-dns's in-memory provider negotiates an empty filter, so the documented default zone is used.
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("checks passed (zone example.org)"), "{stdout}");
+    assert!(stdout.contains("capabilities supported (zone example.org)"), "{stdout}");
     Ok(())
 }
 
@@ -93,7 +96,10 @@ fn external_dns_webhook_server_passes_under_a_chosen_zone() -> Result<(), Error>
     let (out, log) = against_external_dns(&["--zone", "Sub.Example.org."])?;
     assert_all_pass(&out, &log);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("checks passed (zone sub.example.org)"), "{stdout}");
+    assert!(
+        stdout.contains("capabilities supported (zone sub.example.org)"),
+        "{stdout}"
+    );
     Ok(())
 }
 
@@ -179,6 +185,6 @@ fn extdns_webhook_server_passes_every_check() -> Result<(), Error> {
     assert_all_pass(&out, "");
     // extdns negotiates its provider's zones, so the kit writes under the in-memory zone.
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("checks passed (zone example.org)"), "{stdout}");
+    assert!(stdout.contains("capabilities supported (zone example.org)"), "{stdout}");
     Ok(())
 }

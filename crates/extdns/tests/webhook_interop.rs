@@ -278,6 +278,66 @@ fn extdns_client_with_external_dns_webhook_server_and_bind() {
     );
 }
 
+/// The conformance kit against external-dns's own server with its rfc2136 provider in front of BIND: every
+/// protocol check passes, the capability table says what that provider stores, and the run leaves nothing
+/// in the zone (AXFR).
+#[test]
+fn conformance_kit_against_external_dns_rfc2136_webhook_server_and_bind() {
+    require!(ExternalDns, Bind);
+    let dns = bind();
+    let _lock = lock_port_8888();
+    let mut server = start_external_dns_server(&dns);
+    let mut cmd = cli::command(env!("CARGO_BIN_EXE_extdns"), &[]);
+    cmd.args([
+        "webhook-conformance",
+        "--url",
+        "http://127.0.0.1:8888",
+        "--zone",
+        "example.org",
+    ]);
+    let out = cli::run(&mut cmd);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let context = format!(
+        "stdout:\n{stdout}\nstderr:\n{}\nexternal-dns:\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        server.log()
+    );
+    println!("{stdout}");
+    assert!(server.running(), "external-dns's server died\n{context}");
+    for name in extdns_webhook_conformance::CHECKS {
+        let protocol = extdns_webhook_conformance::kind_of(name) == extdns_webhook_conformance::Kind::Protocol;
+        let reported = if protocol {
+            stdout.lines().any(|l| l == format!("PASS {name}"))
+        } else {
+            stdout
+                .lines()
+                .any(|l| l == format!("SUPPORTED {name}") || l.starts_with(&format!("UNSUPPORTED {name}: ")))
+        };
+        assert!(reported, "{name}\n{context}");
+    }
+    // What external-dns's rfc2136 provider stores, and what it cannot.
+    for stored in ["a", "aaaa", "cname", "txt"] {
+        assert!(
+            stdout.contains(&format!("SUPPORTED roundtrip.{stored}\n")),
+            "{stored}\n{context}"
+        );
+    }
+    for lacking in ["set-identifier", "provider-specific"] {
+        assert!(
+            stdout.contains(&format!("UNSUPPORTED roundtrip.{lacking}: ")),
+            "{lacking}\n{context}"
+        );
+    }
+    assert_eq!(out.status.code(), Some(0), "{context}");
+    let key = format!("hmac-sha256:{KEY_NAME}:{SECRET}");
+    let axfr = dig::dig(
+        dns.port,
+        &["+tcp", "+noall", "+answer", "-y", &key, "example.org", "AXFR"],
+    );
+    assert!(axfr.contains("legacy.example.org."), "the AXFR worked: {axfr}");
+    assert!(!axfr.contains("conformance-"), "the run left records behind:\n{axfr}");
+}
+
 // ------------------------------------------------------------------------------------------------ chain b
 
 /// An endpoint as the connector source receives it.

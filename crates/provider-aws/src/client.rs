@@ -1,18 +1,14 @@
 //! The four Route53 calls extdns makes, SigV4-signed, paced under Route53's request rate and retried with
 //! backoff when Route53 throttles or fails.
 
-use std::time::SystemTime;
-
-use aws_sigv4::http_request::{SignableBody, SignableRequest, SigningSettings, sign};
-use aws_sigv4::sign::v4;
-use aws_smithy_runtime_api::client::identity::Identity;
 use extdns_provider::pace::Pacer;
 use extdns_provider::{Backoff, HttpClient, Retry};
 use reqwest::{Method, StatusCode};
 use serde::de::DeserializeOwned;
 
 use crate::config::{AwsConfig, ConfigError};
-use crate::xml;
+use crate::credentials::{CredentialCache, CredentialsError};
+use crate::{sign, xml};
 
 const API: &str = "2013-04-01";
 /// Route53 returns at most 300 record sets a page.
@@ -48,6 +44,13 @@ pub enum ApiError {
     },
     #[error("{call}: cannot sign the request: {reason}")]
     Sign { call: String, reason: String },
+    /// No credentials to sign with.
+    #[error("{call}: {source}")]
+    Credentials {
+        call: String,
+        #[source]
+        source: CredentialsError,
+    },
 }
 
 impl ApiError {
@@ -78,7 +81,7 @@ impl ApiError {
                         "InvalidClientTokenId" | "SignatureDoesNotMatch" | "AccessDenied" | "ExpiredToken"
                     )
             }
-            ApiError::Sign { .. } => true,
+            ApiError::Sign { .. } | ApiError::Credentials { .. } => true,
             _ => false,
         }
     }
@@ -101,7 +104,7 @@ pub struct RecordPage {
 pub struct Client {
     http: HttpClient,
     base: String,
-    identity: Identity,
+    credentials: CredentialCache,
     signing_region: String,
     /// Its attempts are the configured retries plus the first call.
     backoff: Backoff,
@@ -112,22 +115,22 @@ pub struct Client {
 impl Client {
     pub fn new(config: &AwsConfig) -> Result<Client, ConfigError> {
         let http = HttpClient::builder()
+            .observed_by(&config.observer)
             .timeout(config.request_timeout)
             .build()
             .map_err(ConfigError::Client)?;
-        let c = &config.credentials;
-        let identity: Identity = aws_credential_types::Credentials::new(
-            c.access_key_id.clone(),
-            c.secret_access_key.clone(),
-            c.session_token.clone(),
-            None,
-            "extdns",
+        let credentials = CredentialCache::new(
+            config.credentials.clone(),
+            config.assume_role.clone(),
+            config.credentials_refresh_before,
+            config.request_timeout,
+            &config.observer,
         )
-        .into();
+        .map_err(ConfigError::Client)?;
         Ok(Client {
             http,
             base: config.endpoint.as_str().trim_end_matches('/').to_string(),
-            identity,
+            credentials,
             signing_region: config.signing_region.clone(),
             backoff: Backoff {
                 max_attempts: config.api_retries.saturating_add(1),
@@ -286,30 +289,25 @@ impl Client {
             call: name.to_string(),
             reason,
         };
-        let params = v4::SigningParams::builder()
-            .identity(&self.identity)
-            .region(&self.signing_region)
-            .name("route53")
-            .time(SystemTime::now())
-            .settings(SigningSettings::default())
-            .build()
-            .map_err(|e| sign_error(e.to_string()))?
-            .into();
-        let signable = SignableRequest::new(
+        let credentials = self.credentials.get().await.map_err(|source| ApiError::Credentials {
+            call: name.to_string(),
+            source,
+        })?;
+        let signed = sign::headers(
+            &sign::identity(&credentials),
+            &self.signing_region,
+            "route53",
             method.as_str(),
             &url,
-            headers.iter().copied(),
-            SignableBody::Bytes(body_bytes),
+            &headers,
+            body_bytes,
         )
-        .map_err(|e| sign_error(e.to_string()))?;
-        let (instructions, _) = sign(signable, &params)
-            .map_err(|e| sign_error(e.to_string()))?
-            .into_parts();
+        .map_err(sign_error)?;
         let mut request = self.http.request(method, &url);
         for (k, v) in &headers {
             request = request.header(*k, *v);
         }
-        for (k, v) in instructions.headers() {
+        for (k, v) in signed {
             request = request.header(k, v);
         }
         if let Some(b) = body {

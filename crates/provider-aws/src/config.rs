@@ -1,10 +1,12 @@
 //! The provider's configuration, and the credentials and endpoint read from the standard AWS environment.
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use extdns_endpoint::DomainFilter;
 use extdns_provider::Backoff;
 use url::Url;
+
+use crate::credentials::{AssumeRole, CredentialSource};
 
 /// Route53's own endpoint; only tests and other partitions need another.
 pub const DEFAULT_ENDPOINT: &str = "https://route53.amazonaws.com";
@@ -17,13 +19,15 @@ pub enum ZoneType {
     Private,
 }
 
-/// Static credentials, as the environment gives them.
+/// One set of credentials: static keys, or temporary ones with a session token and an expiry.
 #[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Credentials {
     pub access_key_id: String,
     pub secret_access_key: String,
     pub session_token: Option<String>,
+    /// When temporary credentials stop working; `None` for keys that do not expire.
+    pub expires: Option<SystemTime>,
 }
 
 impl Credentials {
@@ -32,6 +36,14 @@ impl Credentials {
             access_key_id: access_key_id.into(),
             secret_access_key: secret_access_key.into(),
             session_token: None,
+            expires: None,
+        }
+    }
+
+    pub(crate) fn from_env(access_key_id: &str, secret_access_key: &str, session_token: Option<&str>) -> Self {
+        Credentials {
+            session_token: session_token.map(str::to_string),
+            ..Credentials::new(access_key_id, secret_access_key)
         }
     }
 }
@@ -52,7 +64,11 @@ impl std::fmt::Debug for Credentials {
 pub struct AwsConfig {
     /// Route53's endpoint (scheme, host, port); requests go to `<endpoint>/2013-04-01/...`.
     pub endpoint: Url,
-    pub credentials: Credentials,
+    pub credentials: CredentialSource,
+    /// A role assumed with the credentials the source gives (`--aws-assume-role`).
+    pub assume_role: Option<AssumeRole>,
+    /// Temporary credentials are replaced this long before they expire (the SDKs' five minutes).
+    pub credentials_refresh_before: Duration,
     /// The region requests are signed for: Route53 is global and signs for `us-east-1` (the China and
     /// GovCloud partitions have their own).
     pub signing_region: String,
@@ -85,14 +101,24 @@ pub struct AwsConfig {
     pub zones_cache_duration: Duration,
     /// Timeout of one HTTP request.
     pub request_timeout: Duration,
+    /// Told about every HTTP request (the binary's request-duration metric).
+    pub observer: extdns_provider::http::Observer,
 }
 
 impl AwsConfig {
     /// external-dns's defaults around these credentials and endpoint.
     pub fn new(endpoint: Url, credentials: Credentials) -> Self {
+        Self::with_source(endpoint, CredentialSource::Static(credentials))
+    }
+
+    /// external-dns's defaults around this endpoint, with credentials from `credentials`.
+    pub fn with_source(endpoint: Url, credentials: CredentialSource) -> Self {
         AwsConfig {
+            observer: Default::default(),
             endpoint,
             credentials,
+            assume_role: None,
+            credentials_refresh_before: Duration::from_secs(300),
             signing_region: "us-east-1".to_string(),
             domain_filter: DomainFilter::default(),
             zone_match_parent: false,
@@ -117,20 +143,13 @@ impl AwsConfig {
         }
     }
 
-    /// Credentials, region and endpoint from the standard AWS variables: `AWS_ACCESS_KEY_ID`,
-    /// `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_REGION` (or `AWS_DEFAULT_REGION`), and
-    /// `AWS_ENDPOINT_URL_ROUTE_53` (or `AWS_ENDPOINT_URL`). `var` reads one variable, so tests need not
-    /// touch the process environment.
+    /// The credential chain over the standard AWS variables (crate::credentials), the region (`AWS_REGION`
+    /// or `AWS_DEFAULT_REGION`) and the endpoint (`AWS_ENDPOINT_URL_ROUTE_53` or `AWS_ENDPOINT_URL`). `var`
+    /// reads one variable, so tests need not touch the process environment; the variables are read now,
+    /// the credentials when the provider first needs them.
     pub fn from_env(var: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
         let get = |name: &str| var(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
-        let access_key_id = get("AWS_ACCESS_KEY_ID").ok_or(ConfigError::MissingCredentials("AWS_ACCESS_KEY_ID"))?;
-        let secret_access_key =
-            get("AWS_SECRET_ACCESS_KEY").ok_or(ConfigError::MissingCredentials("AWS_SECRET_ACCESS_KEY"))?;
-        let credentials = Credentials {
-            access_key_id,
-            secret_access_key,
-            session_token: get("AWS_SESSION_TOKEN"),
-        };
+        let credentials = CredentialSource::chain(&var, None);
         let region = get("AWS_REGION")
             .or_else(|| get("AWS_DEFAULT_REGION"))
             .unwrap_or_default();
@@ -147,7 +166,7 @@ impl AwsConfig {
             (None, None) => ("", default_endpoint.to_string()),
         };
         let endpoint = parse_endpoint(variable, &text)?;
-        let mut config = AwsConfig::new(endpoint, credentials);
+        let mut config = AwsConfig::with_source(endpoint, credentials);
         config.signing_region = signing_region.to_string();
         Ok(config)
     }
@@ -209,8 +228,6 @@ impl std::fmt::Display for Setting {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ConfigError {
-    #[error("no AWS credentials: the environment variable {0} is not set")]
-    MissingCredentials(&'static str),
     #[error("the Route53 endpoint {value:?} (from {variable}) is not a URL: {source}")]
     Endpoint {
         variable: &'static str,
@@ -247,7 +264,13 @@ mod tests {
         ]))
         .expect("a value");
         assert_eq!(c.endpoint.as_str(), "http://127.0.0.1:5555/");
-        assert_eq!(c.credentials.session_token.as_deref(), Some("tok"));
+        match &c.credentials {
+            CredentialSource::Chain { env, profile } => {
+                assert_eq!(env.get("AWS_SESSION_TOKEN").map(String::as_str), Some("tok"));
+                assert_eq!(profile, &None);
+            }
+            other => panic!("not the chain: {other:?}"),
+        }
         assert_eq!(c.signing_region, "us-east-1");
         assert!(!format!("{c:?}").contains("secret"));
     }
@@ -265,9 +288,7 @@ mod tests {
     }
 
     #[test]
-    fn missing_credentials_and_bad_endpoints_are_named() {
-        let e = AwsConfig::from_env(env(&[("AWS_ACCESS_KEY_ID", "AKID")])).expect_err("an error");
-        assert!(e.to_string().contains("AWS_SECRET_ACCESS_KEY"), "{e}");
+    fn bad_endpoints_are_named() {
         let e = AwsConfig::from_env(env(&[
             ("AWS_ACCESS_KEY_ID", "AKID"),
             ("AWS_SECRET_ACCESS_KEY", "s"),

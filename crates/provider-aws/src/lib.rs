@@ -6,25 +6,33 @@
 //! 5 requests a second); a delete sends the record set exactly as it was read, so it matches.
 //!
 //! ```
-//! use extdns_provider_aws::{AwsConfig, AwsProvider};
+//! use extdns_provider_aws::{AssumeRole, AwsConfig, AwsProvider, CredentialSource};
 //!
 //! // Settings come from the standard AWS variables; `from_env` takes a lookup so nothing global is read here.
+//! // Credentials are resolved through the AWS credential chain (environment keys, web identity, shared
+//! // files, container, instance metadata) when the provider first calls Route53, and again before they expire.
 //! let vars = |name: &str| match name {
-//!     "AWS_ACCESS_KEY_ID" => Some("AKIDEXAMPLE".to_string()),
-//!     "AWS_SECRET_ACCESS_KEY" => Some("wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY".to_string()),
+//!     "AWS_ROLE_ARN" => Some("arn:aws:iam::123456789012:role/external-dns".to_string()),
+//!     "AWS_WEB_IDENTITY_TOKEN_FILE" => Some("/var/run/secrets/eks.amazonaws.com/serviceaccount/token".to_string()),
 //!     _ => None,
 //! };
-//! let provider = AwsProvider::new(AwsConfig::from_env(vars)?)?;
+//! let mut config = AwsConfig::from_env(vars)?;
+//! assert!(matches!(config.credentials, CredentialSource::Chain { .. }));
+//! config.assume_role = Some(AssumeRole {
+//!     role_arn: "arn:aws:iam::210987654321:role/dns".to_string(),
+//!     external_id: None,
+//! });
+//! let provider = AwsProvider::new(config)?;
 //! # drop(provider);
-//! // Without credentials there is no provider, and the error names the variable.
-//! let missing = AwsConfig::from_env(|_| None).err().map(|e| e.to_string());
-//! assert!(missing.is_some_and(|e| e.contains("AWS_ACCESS_KEY_ID")));
 //! # Ok::<(), extdns_provider_aws::ConfigError>(())
 //! ```
 
 mod client;
 mod config;
+mod credentials;
+mod profile;
 mod records;
+mod sign;
 mod xml;
 
 use std::collections::{BTreeMap, HashMap};
@@ -38,6 +46,7 @@ use extdns_provider::{ChangeFailure, Provider, ProviderError, ReadState, Records
 
 pub use client::ApiError;
 pub use config::{AwsConfig, ConfigError, Credentials, DEFAULT_ENDPOINT, Setting, ZoneType};
+pub use credentials::{AssumeRole, CredentialSource, CredentialsError, VARIABLES as CREDENTIAL_VARIABLES};
 pub use records::canonical_hosted_zone;
 
 use client::Client;
@@ -303,10 +312,11 @@ impl<'a> AsUnit<'a> for ZoneUnit<'a> {
 
 /// A call error as the provider layer sees it.
 fn api_error(e: ApiError) -> ProviderError {
-    if e.is_auth() {
-        ProviderError::Auth(format!(
-            "{e}; check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and the IAM policy"
-        ))
+    if let ApiError::Credentials { .. } = e {
+        // Already names every source it tried, or the one that failed.
+        ProviderError::Auth(e.to_string())
+    } else if e.is_auth() {
+        ProviderError::Auth(format!("{e}; check the credentials and the IAM policy"))
     } else if e.is_retryable() {
         ProviderError::transient_from("Route53", e)
     } else {

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use extdns_endpoint::{Change, Endpoint, ProviderSpecific, RecordType, Ttl, label};
 use extdns_provider::{Provider, ProviderError, ReadState, Unit, apply_changes};
-use extdns_provider_aws::{AwsConfig, AwsProvider, Credentials};
+use extdns_provider_aws::{AwsConfig, AwsProvider, CredentialSource, Credentials};
 use extdns_test_support::route53_fake::{Fake, Set, Value, Values};
 
 fn config(url: &str) -> AwsConfig {
@@ -345,8 +345,9 @@ async fn requests_are_signed_for_route53_with_the_session_token() {
     let fake = Fake::start().await;
     fake.zone("example.com", false, &[]);
     let mut c = config(&fake.url);
-    c.credentials = Credentials::new("AKIDSIGNED", "secret");
-    c.credentials.session_token = Some("token-1".into());
+    let mut credentials = Credentials::new("AKIDSIGNED", "secret");
+    credentials.session_token = Some("token-1".into());
+    c.credentials = CredentialSource::Static(credentials);
     provider(c).records().await.expect("records");
     let signature = fake.lock().last_signature.clone();
     let get = |h: &str| {

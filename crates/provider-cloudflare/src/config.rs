@@ -59,12 +59,15 @@ pub struct CloudflareConfig {
     pub timeout: Duration,
     /// Retries of 429 answers.
     pub backoff: Backoff,
+    /// Told about every HTTP request (the binary's request-duration metric).
+    pub observer: extdns_provider::http::Observer,
 }
 
 impl CloudflareConfig {
     /// external-dns's defaults with these credentials.
     pub fn new(auth: Auth) -> CloudflareConfig {
         CloudflareConfig {
+            observer: Default::default(),
             auth,
             base_url: DEFAULT_BASE_URL.to_string(),
             proxied_by_default: false,

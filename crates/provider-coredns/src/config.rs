@@ -28,6 +28,8 @@ pub struct CorednsConfig {
     pub timeout: Duration,
     /// Writes per etcd transaction; etcd refuses more than its `--max-txn-ops` (128 by default).
     pub max_txn_ops: usize,
+    /// Told about every HTTP request (the binary's request-duration metric).
+    pub observer: extdns_provider::http::Observer,
 }
 
 /// The password never reaches a log.
@@ -51,6 +53,7 @@ impl CorednsConfig {
     /// The defaults external-dns uses: `http://localhost:2379`, prefix `/skydns/`.
     pub fn new(urls: Vec<String>, prefix: impl Into<String>) -> CorednsConfig {
         CorednsConfig {
+            observer: Default::default(),
             urls,
             prefix: prefix.into(),
             tls: EtcdTls::default(),

@@ -203,6 +203,7 @@ impl EtcdClient {
         }
         let tls = &config.tls;
         let mut builder = HttpClient::builder()
+            .observed_by(&config.observer)
             .timeout(config.timeout)
             .connect_timeout(Duration::from_secs(5))
             .pool_max_idle_per_host(4)

@@ -88,6 +88,7 @@ impl Api {
         let mut headers = HeaderMap::new();
         headers.insert("X-API-Key", key);
         let http = HttpClient::builder()
+            .observed_by(&config.observer)
             .default_headers(headers)
             .timeout(config.timeout)
             .connect_timeout(config.timeout.min(Duration::from_secs(10)))

@@ -36,6 +36,8 @@ pub struct PdnsConfig {
     /// Retries of one request that met a rate limit, a 5xx or a network error, before the sync gives up
     /// with a transient error (which the controller backs off from).
     pub retry: Backoff,
+    /// Told about every HTTP request (the binary's request-duration metric).
+    pub observer: extdns_provider::http::Observer,
 }
 
 impl std::fmt::Debug for PdnsConfig {
@@ -57,6 +59,7 @@ impl PdnsConfig {
     /// external-dns's defaults for everything but the URL and key.
     pub fn new(server: impl Into<String>, api_key: impl Into<String>) -> Self {
         PdnsConfig {
+            observer: Default::default(),
             server: server.into(),
             server_id: "localhost".into(),
             api_key: api_key.into(),

@@ -26,12 +26,55 @@ pub struct WebhookConfig {
     pub max_body_size: Option<u64>,
     /// Negotiation is the one call retried in place: a sidecar often starts after the controller.
     pub negotiate_backoff: Backoff,
+    /// Told about every HTTP request (the binary's request-duration metric).
+    pub observer: extdns_provider::http::Observer,
+    /// Told about every protocol call and whether it failed (external-dns's `webhook_provider_*` counters).
+    pub calls: CallCounter,
+}
+
+/// The protocol calls external-dns counts, each with its requests and its errors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Call {
+    Records,
+    ApplyChanges,
+    AdjustEndpoints,
+}
+
+/// Counts protocol calls; the binary's implementation feeds the metrics.
+pub trait CountCalls: Send + Sync {
+    /// One call of `call` was made; `failed` when it did not return what the protocol requires.
+    fn count(&self, call: Call, failed: bool);
+}
+
+/// An optional [`CountCalls`], so [`WebhookConfig`] keeps deriving `Debug` and `Clone`.
+#[derive(Clone, Default)]
+pub struct CallCounter(pub Option<std::sync::Arc<dyn CountCalls>>);
+
+impl std::fmt::Debug for CallCounter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "CallCounter(set)"
+        } else {
+            "CallCounter(none)"
+        })
+    }
+}
+
+impl CallCounter {
+    fn count<T, E>(&self, call: Call, result: &Result<T, E>) {
+        if let Some(c) = &self.0 {
+            c.count(call, result.is_err());
+        }
+    }
 }
 
 impl WebhookConfig {
     /// external-dns's defaults: 5 s read, 10 s write, 32 MiB bodies, negotiation tried 5 times.
     pub fn new(url: Url) -> Self {
         WebhookConfig {
+            observer: Default::default(),
+            calls: CallCounter::default(),
             url,
             read_timeout: Duration::from_secs(5),
             write_timeout: Duration::from_secs(10),
@@ -61,12 +104,14 @@ pub struct WebhookProvider {
     adjust_url: Url,
     max_body_size: Option<u64>,
     domain_filter: DomainFilter,
+    calls: CallCounter,
 }
 
 impl WebhookProvider {
     /// Negotiate with the server (`GET` the base URL), retrying with backoff while it is not up yet.
     pub async fn connect(config: &WebhookConfig) -> Result<Self, WebhookError> {
         let client = HttpClient::builder()
+            .observed_by(&config.observer)
             .timeout(config.read_timeout + config.write_timeout)
             .build()
             .map_err(|source| WebhookError::Client {
@@ -80,6 +125,7 @@ impl WebhookProvider {
             adjust_url: join(&config.url, "adjustendpoints")?,
             max_body_size: config.max_body_size,
             domain_filter: DomainFilter::default(),
+            calls: config.calls.clone(),
         };
         provider.domain_filter = config
             .negotiate_backoff
@@ -207,7 +253,9 @@ impl WebhookProvider {
 #[async_trait]
 impl Provider for WebhookProvider {
     async fn records(&self) -> Result<Records, ProviderError> {
-        Ok(Records::from(self.read_records().await?))
+        let read = self.read_records().await;
+        self.calls.count(Call::Records, &read);
+        Ok(Records::from(read?))
     }
 
     /// The whole change set in one request, as external-dns sends it. A failed request is not split and
@@ -217,11 +265,15 @@ impl Provider for WebhookProvider {
         if units.is_empty() {
             return Ok(());
         }
-        Ok(self.write(units).await?)
+        let written = self.write(units).await;
+        self.calls.count(Call::ApplyChanges, &written);
+        Ok(written?)
     }
 
     async fn adjust_endpoints(&self, endpoints: Vec<Endpoint>) -> Result<Vec<Endpoint>, ProviderError> {
-        Ok(self.adjust(&endpoints).await?)
+        let adjusted = self.adjust(&endpoints).await;
+        self.calls.count(Call::AdjustEndpoints, &adjusted);
+        Ok(adjusted?)
     }
 
     fn domain_filter(&self) -> DomainFilter {

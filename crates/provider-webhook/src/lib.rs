@@ -40,7 +40,7 @@
 mod client;
 pub mod server;
 
-pub use client::{WebhookConfig, WebhookProvider};
+pub use client::{Call, CallCounter, CountCalls, WebhookConfig, WebhookProvider};
 pub use server::{WebhookServer, serve, start_server};
 
 /// The media type both sides exchange, compared byte for byte: external-dns's client refuses a server

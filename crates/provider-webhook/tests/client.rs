@@ -11,7 +11,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::any;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType};
 use extdns_provider::{Backoff, Provider, ProviderError, ReadState, Unit};
-use extdns_provider_webhook::{MEDIA_TYPE, WebhookConfig, WebhookError, WebhookProvider};
+use extdns_provider_webhook::{
+    Call, CallCounter, CountCalls, MEDIA_TYPE, WebhookConfig, WebhookError, WebhookProvider,
+};
 
 /// What a fake server saw: method, path, Accept and Content-Type headers, body.
 #[derive(Debug, Clone)]
@@ -449,4 +451,65 @@ async fn a_base_url_with_a_path_keeps_it() {
         .map(|s| s.iter().map(|x| x.path.clone()).collect())
         .unwrap_or_default();
     assert_eq!(paths, ["/prefix/", "/prefix/records"]);
+}
+
+/// Counts what the provider reports, as the binary's metrics do.
+#[derive(Default)]
+struct Counted(Mutex<Vec<(Call, bool)>>);
+
+impl CountCalls for Counted {
+    fn count(&self, call: Call, failed: bool) {
+        if let Ok(mut c) = self.0.lock() {
+            c.push((call, failed));
+        }
+    }
+}
+
+#[derive(Default)]
+struct Requests(Mutex<Vec<(String, Option<u16>)>>);
+
+impl extdns_provider::http::Observe for Requests {
+    fn observe(&self, method: &Method, url: &reqwest::Url, status: Option<reqwest::StatusCode>, _: Duration) {
+        if let Ok(mut r) = self.0.lock() {
+            r.push((format!("{method} {}", url.path()), status.map(|s| s.as_u16())));
+        }
+    }
+}
+
+#[tokio::test]
+async fn every_call_is_counted_with_its_failures_and_every_request_observed() {
+    let (url, _) = fake(protocol("{}", "[]", StatusCode::OK)).await;
+    let counted = Arc::new(Counted::default());
+    let requests = Arc::new(Requests::default());
+    let mut c = config(&url);
+    c.calls = CallCounter(Some(counted.clone()));
+    c.observer = extdns_provider::http::Observer(Some(requests.clone()));
+    let p = match WebhookProvider::connect(&c).await {
+        Ok(p) => p,
+        Err(e) => panic!("{e}"),
+    };
+    assert!(p.records().await.is_ok());
+    let change = Change::Create(a("a.example.org", "1.1.1.1"));
+    // The fake answers 200 where the protocol wants 204: an ApplyChanges error.
+    assert!(p.apply(&ReadState::default(), &[Unit::new(&change)]).await.is_err());
+    assert!(p.adjust_endpoints(vec![a("a.example.org", "1.1.1.1")]).await.is_ok());
+    let counted = counted.0.lock().map(|c| c.clone()).unwrap_or_default();
+    assert_eq!(
+        counted,
+        [
+            (Call::Records, false),
+            (Call::ApplyChanges, true),
+            (Call::AdjustEndpoints, false)
+        ]
+    );
+    let requests = requests.0.lock().map(|r| r.clone()).unwrap_or_default();
+    assert_eq!(
+        requests,
+        [
+            ("GET /".to_string(), Some(200)),
+            ("GET /records".to_string(), Some(200)),
+            ("POST /records".to_string(), Some(200)),
+            ("POST /adjustendpoints".to_string(), Some(200)),
+        ]
+    );
 }

@@ -24,6 +24,21 @@ pub trait Observe: Send + Sync {
     fn observe(&self, method: &Method, url: &Url, status: Option<StatusCode>, elapsed: Duration);
 }
 
+/// An optional [`Observe`] hook that provider configurations can carry: they derive `Debug` and `Clone`,
+/// which a bare trait object does not. The binary fills it with the request metric; tests leave it empty.
+#[derive(Clone, Default)]
+pub struct Observer(pub Option<Arc<dyn Observe>>);
+
+impl std::fmt::Debug for Observer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "Observer(set)"
+        } else {
+            "Observer(none)"
+        })
+    }
+}
+
 /// Why a client cannot be built.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -134,6 +149,14 @@ impl HttpClientBuilder {
     /// Tell `observer` about every request.
     pub fn observer(mut self, observer: Arc<dyn Observe>) -> Self {
         self.observer = Some(observer);
+        self
+    }
+
+    /// The hook a provider configuration carries, if any.
+    pub fn observed_by(mut self, observer: &Observer) -> Self {
+        if let Some(o) = &observer.0 {
+            self.observer = Some(o.clone());
+        }
         self
     }
 

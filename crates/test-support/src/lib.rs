@@ -65,6 +65,9 @@ pub enum Server {
     Moto,
     /// external-dns v0.22.0, the Go build `cargo xtask test` makes (`EXTDNS_TEST_EXTERNAL_DNS`).
     ExternalDns,
+    /// amazon-ec2-metadata-mock v1.13.0 (IMDS), the Go build `cargo xtask test` makes
+    /// (`EXTDNS_TEST_EC2_METADATA_MOCK`).
+    Ec2MetadataMock,
     /// helm v3.22.0, the Go build `cargo xtask test` makes (`EXTDNS_TEST_HELM`).
     Helm,
     /// kubectl, the Go build `cargo xtask test` makes (`EXTDNS_TEST_KUBECTL`).
@@ -88,6 +91,7 @@ impl Server {
             Server::Etcd => "etcd (EXTDNS_TEST_ETCD)",
             Server::Moto => "moto (moto_server)",
             Server::ExternalDns => "the external-dns build (EXTDNS_TEST_EXTERNAL_DNS)",
+            Server::Ec2MetadataMock => "the amazon-ec2-metadata-mock build (EXTDNS_TEST_EC2_METADATA_MOCK)",
             Server::Helm => "helm (EXTDNS_TEST_HELM)",
             Server::Kubectl => "kubectl (EXTDNS_TEST_KUBECTL)",
             Server::ExternalDnsChart => "external-dns's Helm chart (EXTDNS_TEST_EXTERNAL_DNS_CHART)",
@@ -108,6 +112,10 @@ impl Server {
             Server::Moto => moto::INSTALL,
             Server::ExternalDns => {
                 "run `cargo xtask test`, which builds external-dns v0.22.0 and sets EXTDNS_TEST_EXTERNAL_DNS"
+            }
+            Server::Ec2MetadataMock => {
+                "run `cargo xtask test`, which builds amazon-ec2-metadata-mock v1.13.0 and sets \
+                 EXTDNS_TEST_EC2_METADATA_MOCK"
             }
             Server::Helm => "run `cargo xtask test`, which builds helm v3.22.0 and sets EXTDNS_TEST_HELM",
             Server::Kubectl => "run `cargo xtask test`, which builds kubectl and sets EXTDNS_TEST_KUBECTL",
@@ -132,6 +140,7 @@ impl Server {
             }
             Server::Etcd => return env_program("EXTDNS_TEST_ETCD").err(),
             Server::ExternalDns => return env_program("EXTDNS_TEST_EXTERNAL_DNS").err(),
+            Server::Ec2MetadataMock => return env_program("EXTDNS_TEST_EC2_METADATA_MOCK").err(),
             Server::Moto => return moto::moto_server().is_none().then(|| "moto_server".to_string()),
             Server::Helm => return env_program("EXTDNS_TEST_HELM").err(),
             Server::Kubectl => return env_program("EXTDNS_TEST_KUBECTL").err(),

@@ -3,8 +3,14 @@
 //! external-dns ships no test suite for the servers its webhook provider talks to, and the published ones
 //! break it in quiet ways (a media type re-serialised with a space, `providerSpecific` as a map, 200 where
 //! 204 is required). This kit plays the client against a running server, writes records of every type
-//! extdns manages under one zone, reads them back, updates and deletes them, and reports a pass or fail per
-//! named check. The names are stable so CI logs and bug reports can quote them. The facts checked are those
+//! extdns manages under one zone, reads them back, updates and deletes them, and reports per named check.
+//! The names are stable so CI logs and bug reports can quote them.
+//!
+//! Two kinds of check. **Protocol** checks (negotiation, media types, status codes, shapes, null handling,
+//! idempotence) are what the client relies on: every server must pass them, and the run passes when they
+//! do. **Capability** checks (which record types, set identifiers and provider-specific properties come
+//! back as written) describe the provider behind the server: each is reported SUPPORTED or UNSUPPORTED, never
+//! as a failure, since a provider without MX records is not a broken server. The facts checked are those
 //! of external-dns v0.22's client; where its own webhook server (`external-dns --webhook-server`) differs
 //! from the OpenAPI file, the server that runs is the reference (see `docs/providers/webhook.md`).
 //!
@@ -16,9 +22,13 @@
 //! ```
 //!
 //! ```
-//! // Every check has a stable name, printed with PASS or FAIL.
-//! assert!(extdns_webhook_conformance::CHECKS.contains(&"negotiate.content-type"));
-//! assert!(extdns_webhook_conformance::CHECKS.contains(&"apply.status-204"));
+//! use extdns_webhook_conformance::{CHECKS, Kind, kind_of};
+//!
+//! // Every check has a stable name, printed with PASS or FAIL (protocol) or SUPPORTED or UNSUPPORTED
+//! // (capability).
+//! assert!(CHECKS.contains(&"negotiate.content-type"));
+//! assert_eq!(kind_of("apply.status-204"), Kind::Protocol);
+//! assert_eq!(kind_of("roundtrip.naptr"), Kind::Capability);
 //! ```
 
 mod http;
@@ -72,6 +82,22 @@ pub const CHECKS: &[&str] = &[
     "errors.bad-json-adjust",
     "cleanup",
 ];
+
+/// Whether a check is about the protocol (must pass) or about what the provider stores (reported).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Protocol,
+    Capability,
+}
+
+/// The kind of the check named `name`: the `roundtrip.*` checks are the capabilities.
+pub fn kind_of(name: &str) -> Kind {
+    if name.starts_with("roundtrip.") {
+        Kind::Capability
+    } else {
+        Kind::Protocol
+    }
+}
 
 /// What to check and where.
 #[derive(Debug, Clone)]
@@ -138,12 +164,12 @@ pub enum Error {
     Client(#[source] extdns_provider::http::HttpError),
 }
 
-/// The result of one check.
+/// The result of one check. For a capability, `Pass` is supported and `Fail` unsupported.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Outcome {
     Pass,
-    /// Why it failed, naming the call and the field.
+    /// Why it failed (or is unsupported), naming the call and the field.
     Fail(String),
 }
 
@@ -160,14 +186,23 @@ impl Check {
     pub fn passed(&self) -> bool {
         self.outcome == Outcome::Pass
     }
+
+    pub fn kind(&self) -> Kind {
+        kind_of(self.name)
+    }
 }
 
-/// `PASS name` or `FAIL name: why`, one line, as the command prints it.
+/// `PASS name` or `FAIL name: why` for a protocol check, `SUPPORTED name` or `UNSUPPORTED name: why` for a
+/// capability; one line, as the command prints it.
 impl fmt::Display for Check {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (yes, no) = match self.kind() {
+            Kind::Protocol => ("PASS", "FAIL"),
+            Kind::Capability => ("SUPPORTED", "UNSUPPORTED"),
+        };
         match &self.outcome {
-            Outcome::Pass => write!(f, "PASS {}", self.name),
-            Outcome::Fail(why) => write!(f, "FAIL {}: {why}", self.name),
+            Outcome::Pass => write!(f, "{yes} {}", self.name),
+            Outcome::Fail(why) => write!(f, "{no} {}: {why}", self.name),
         }
     }
 }
@@ -182,14 +217,21 @@ pub struct Report {
 }
 
 impl Report {
-    /// True when every check passed.
+    /// True when every protocol check passed (capabilities are reported, not judged).
     pub fn passed(&self) -> bool {
-        self.checks.iter().all(Check::passed)
+        self.failures().next().is_none()
     }
 
-    /// The checks that failed.
+    /// The protocol checks that failed.
     pub fn failures(&self) -> impl Iterator<Item = &Check> {
-        self.checks.iter().filter(|c| !c.passed())
+        self.checks.iter().filter(|c| c.kind() == Kind::Protocol && !c.passed())
+    }
+
+    /// The capabilities the provider lacks.
+    pub fn unsupported(&self) -> impl Iterator<Item = &Check> {
+        self.checks
+            .iter()
+            .filter(|c| c.kind() == Kind::Capability && !c.passed())
     }
 
     /// The result of the check named `name`, if it ran.
@@ -198,18 +240,21 @@ impl Report {
     }
 }
 
-/// One line per check, then a summary line.
+/// The protocol checks, the capability table, then a summary line.
 impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for check in &self.checks {
-            writeln!(f, "{check}")?;
+        for kind in [Kind::Protocol, Kind::Capability] {
+            for check in self.checks.iter().filter(|c| c.kind() == kind) {
+                writeln!(f, "{check}")?;
+            }
         }
-        let failed = self.failures().count();
+        let count = |kind| self.checks.iter().filter(|c| c.kind() == kind).count();
+        let (protocol, capabilities) = (count(Kind::Protocol), count(Kind::Capability));
         write!(
             f,
-            "{} of {} checks passed (zone {})",
-            self.checks.len() - failed,
-            self.checks.len(),
+            "{} of {protocol} protocol checks passed; {} of {capabilities} capabilities supported (zone {})",
+            protocol - self.failures().count(),
+            capabilities - self.unsupported().count(),
             self.zone
         )
     }
@@ -261,5 +306,40 @@ mod tests {
             outcome: Outcome::Pass,
         };
         assert_eq!(pass.to_string(), "PASS cleanup");
+        let unsupported = Check {
+            name: "roundtrip.mx",
+            outcome: Outcome::Fail("POST /records answered 500".into()),
+        };
+        assert_eq!(
+            unsupported.to_string(),
+            "UNSUPPORTED roundtrip.mx: POST /records answered 500"
+        );
+    }
+
+    #[test]
+    fn only_protocol_failures_fail_a_report() {
+        let report = Report {
+            zone: "example.org".into(),
+            checks: vec![
+                Check {
+                    name: "apply.status-204",
+                    outcome: Outcome::Pass,
+                },
+                Check {
+                    name: "roundtrip.naptr",
+                    outcome: Outcome::Fail("refused".into()),
+                },
+            ],
+        };
+        assert!(report.passed());
+        assert_eq!(report.unsupported().count(), 1);
+        let text = report.to_string();
+        assert!(
+            text.ends_with("1 of 1 protocol checks passed; 0 of 1 capabilities supported (zone example.org)"),
+            "{text}"
+        );
+        let mut failing = report;
+        failing.checks[0].outcome = Outcome::Fail("500".into());
+        assert!(!failing.passed());
     }
 }

@@ -148,7 +148,7 @@ fn find(read: &[Decoded], want: &Record) -> Result<Record, Failure> {
     }
     match found.as_slice() {
         [] => fail(format!(
-            "GET /records does not return {} {} {}",
+            "GET /records does not return {} {}{}",
             want.record_type,
             want.dns_name,
             set_id_text(want)
@@ -180,7 +180,7 @@ fn set_id_text(r: &Record) -> String {
     if r.set_identifier.is_empty() {
         String::new()
     } else {
-        format!("(setIdentifier {:?})", r.set_identifier)
+        format!(" (setIdentifier {:?})", r.set_identifier)
     }
 }
 
@@ -322,25 +322,40 @@ pub(crate) async fn run(config: &Config) -> Result<Report, Error> {
         })
         .collect();
 
-    // Create everything at once, then read each record back.
-    let create: Vec<&Record> = desired.iter().collect();
-    let created = s
-        .apply(&changes(&create, &[], &[], &[]))
-        .await
-        .and_then(|a| status_is(&a, "POST /records (create)", 204));
-    if created.is_err() {
-        // A provider may reject a whole batch for one record type it lacks: write them one by one so each
-        // round-trip check reports its own type. Repeats of what did land fail harmlessly.
-        for record in &create {
-            let _ = s.apply(&changes(&[record], &[], &[], &[])).await;
+    // The A record alone: the one write every server must take (protocol). Then every other fixture in a
+    // request of its own, so a provider that refuses one type (or a whole batch for it) reports that
+    // capability alone, and the protocol checks do not depend on what it can store.
+    let mut landed: Vec<Result<(), Failure>> = Vec::new();
+    for (i, record) in desired.iter().enumerate() {
+        let answer = s.apply(&changes(&[record], &[], &[], &[])).await;
+        let what = format!("POST /records (create {} {})", record.record_type, record.dns_name);
+        let status = answer.and_then(|a| status_is(&a, &what, 204));
+        if i == 0 {
+            s.record(
+                "apply.status-204",
+                status.as_ref().map(|_| ()).map_err(|Failure(w)| Failure(w.clone())),
+            );
         }
+        landed.push(status);
     }
-    s.record("apply.status-204", created);
     let read = s.read().await;
-    for (fixture, want) in fixtures.iter().zip(&desired) {
-        let result = match &read {
-            Ok(read) => find(read, want).map(drop),
-            Err(Failure(why)) => fail(why.clone()),
+    // Accepted writes, which cleanup deletes even when GET /records does not show them: a provider may store
+    // types it does not read back (external-dns's rfc2136 writes SRV and NAPTR, and lists neither).
+    let accepted: Vec<Record> = desired
+        .iter()
+        .zip(&landed)
+        .filter(|(_, status)| status.is_ok())
+        .map(|(r, _)| r.clone())
+        .collect();
+    for ((fixture, want), status) in fixtures.iter().zip(&desired).zip(landed) {
+        // What came back decides: a server may store a record and still answer the wrong status, which
+        // apply.status-204 reports.
+        let result = match (&read, status) {
+            (Ok(read), status) => find(read, want).map(drop).map_err(|Failure(why)| match status {
+                Err(Failure(refused)) => Failure(format!("{refused}; {why}")),
+                Ok(()) => Failure(why),
+            }),
+            (Err(Failure(why)), _) => fail(why.clone()),
         };
         s.record(fixture.check, result);
     }
@@ -485,39 +500,83 @@ pub(crate) async fn run(config: &Config) -> Result<Report, Error> {
 
     let mut written = desired.clone();
     written.extend([null_record, new]);
-    let result = cleanup(&s, &names, &written).await;
+    let result = cleanup(&s, &names, &written, &accepted).await;
     s.record("cleanup", result);
     Ok(Report { zone, checks: s.checks })
 }
 
 /// Deletes every record of this run the server still returns, exactly as returned (or, when it does not
-/// decode, as written), and checks none is left.
-async fn cleanup(s: &Suite, names: &Names, written: &[Record]) -> Result<(), Failure> {
+/// decode, as written), and checks none is left. A server may return TXT values quoted differently from how
+/// it matches them on delete (external-dns's rfc2136 provider does), so what is left after the first delete
+/// is deleted again with the values as written, quoted and unquoted.
+async fn cleanup(s: &Suite, names: &Names, written: &[Record], accepted: &[Record]) -> Result<(), Failure> {
     let ours = |read: Vec<Decoded>| -> Vec<(String, Result<Record, ShapeError>)> {
         read.into_iter()
             .filter_map(|(name, d)| name.filter(|n| names.ours(n)).map(|n| (n, d)))
             .collect()
     };
-    let mut delete = Vec::new();
-    for (name, decoded) in ours(s.read().await?) {
-        match decoded {
-            Ok(record) => delete.push(record),
-            Err(e) => match written.iter().find(|w| wire::same_name(&w.dns_name, &name)) {
-                Some(w) => delete.push(w.clone()),
-                None => return fail(format!("cannot delete what GET /records returns: {e}")),
-            },
+    let mut left = ours(s.read().await?);
+    // Accepted but never listed: deleted as written, one request each, whatever the answer (a server may
+    // refuse to delete what it does not list).
+    for record in accepted {
+        let listed = left.iter().any(|(name, d)| {
+            wire::same_name(name, &record.dns_name) && d.as_ref().map_or(true, |r| r.same_key(record))
+        });
+        if !listed {
+            let _ = s.apply(&changes(&[], &[], &[], &[record])).await;
         }
     }
-    if delete.is_empty() {
-        return Ok(());
+    for attempt in 0..4 {
+        if left.is_empty() {
+            return Ok(());
+        }
+        let mut delete = Vec::new();
+        for (name, decoded) in &left {
+            let as_written = written
+                .iter()
+                .find(|w| wire::same_name(&w.dns_name, name) && decoded.as_ref().map_or(true, |r| r.same_key(w)));
+            let record = match (decoded, attempt) {
+                (Ok(record), 0) => record.clone(),
+                (Err(e), 0) if as_written.is_none() => {
+                    return fail(format!("cannot delete what GET /records returns: {e}"));
+                }
+                (decoded, _) => {
+                    let Some(w) = as_written.or(decoded.as_ref().ok()) else {
+                        continue;
+                    };
+                    let mut r = w.clone();
+                    if let Ok(got) = decoded {
+                        r.ttl = got.ttl;
+                    }
+                    r.targets = r.targets.iter().map(|t| respell(t, attempt)).collect();
+                    r
+                }
+            };
+            delete.push(record);
+        }
+        // The answer is not judged (apply.delete does that): a delete whose TXT spelling the server does not
+        // match may be refused, and the next attempt spells it another way.
+        let refs: Vec<&Record> = delete.iter().collect();
+        s.apply(&changes(&[], &[], &[], &refs)).await?;
+        left = ours(s.read().await?);
     }
-    let refs: Vec<&Record> = delete.iter().collect();
-    let answer = s.apply(&changes(&[], &[], &[], &refs)).await?;
-    status_is(&answer, "POST /records (cleanup delete)", 204)?;
-    let still: Vec<String> = ours(s.read().await?).into_iter().map(|(n, _)| n).collect();
-    if still.is_empty() {
+    if left.is_empty() {
         Ok(())
     } else {
+        let still: Vec<String> = left.into_iter().map(|(n, _)| n).collect();
         fail(format!("records left behind after the cleanup delete: {still:?}"))
+    }
+}
+
+/// A TXT value as written (attempt 1), without its outer quotes (2), or quoted (3).
+fn respell(value: &str, attempt: usize) -> String {
+    let bare = value
+        .strip_prefix('"')
+        .and_then(|v| v.strip_suffix('"'))
+        .unwrap_or(value);
+    match attempt {
+        2 => bare.to_owned(),
+        3 => format!("\"{bare}\""),
+        _ => value.to_owned(),
     }
 }

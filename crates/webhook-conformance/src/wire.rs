@@ -60,7 +60,26 @@ impl Record {
     /// Whether a server's copy is this endpoint: external-dns compares targets and provider-specific
     /// properties regardless of order, and a TTL only when one was asked for (providers apply defaults).
     pub fn differs_from(&self, got: &Record) -> Option<String> {
-        if sorted(&self.targets) != sorted(&got.targets) {
+        let unquoted = |targets: &[String]| -> Vec<String> {
+            let mut t: Vec<String> = targets
+                .iter()
+                .map(|v| {
+                    v.strip_prefix('"')
+                        .and_then(|v| v.strip_suffix('"'))
+                        .unwrap_or(v)
+                        .to_owned()
+                })
+                .collect();
+            t.sort();
+            t
+        };
+        // A TXT value comes back quoted or not depending on the provider; its text is what must survive.
+        let same_targets = if self.record_type == "TXT" {
+            unquoted(&self.targets) == unquoted(&got.targets)
+        } else {
+            sorted(&self.targets) == sorted(&got.targets)
+        };
+        if !same_targets {
             return Some(format!("targets {:?}, want {:?}", got.targets, self.targets));
         }
         if self.set_identifier != got.set_identifier {

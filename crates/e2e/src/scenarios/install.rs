@@ -24,7 +24,8 @@ use serde_json::{Value, json};
 
 use crate::dns::{self, DnsServer, KEY_NAME, SECRET, ZONE};
 use crate::objects as o;
-use crate::proc::{Proc, eventually, free_port, output};
+use crate::proc::{Proc, eventually, output};
+use extdns_test_support::try_free_port as free_port;
 
 use super::Ctx;
 use super::wait::{CONVERGE, alive, answers};

@@ -1,0 +1,94 @@
+//! Flags of external-dns v0.22 that belong to a source or provider extdns does not have. Given one, extdns
+//! stops before anything starts and says whose flag it is, instead of clap's generic "unexpected argument":
+//! the user learns that the flag is known, and what is missing.
+//!
+//! The Ingress and DNSEndpoint (crd) sources' flags are not listed: those sources are being added.
+
+/// Flag prefixes (a name is matched whole or up to a `-` after the prefix) and who reads them.
+const OWNERS: &[(&str, &str)] = &[
+    ("alibaba-cloud", "the alibabacloud provider"),
+    ("aws-sd", "the aws-sd provider"),
+    ("azure", "the azure and azure-private-dns providers"),
+    ("connector-source-server", "the connector source"),
+    ("exoscale", "the exoscale provider"),
+    ("gloo-namespace", "the gloo-proxy source"),
+    ("godaddy", "the godaddy provider"),
+    ("google", "the google provider"),
+    ("ignore-non-host-network-pods", "the pod source"),
+    ("ns1", "the ns1 provider"),
+    ("oci", "the oci provider"),
+    ("openshift-router-name", "the openshift-route source"),
+    ("ovh", "the ovh provider"),
+    ("pihole", "the pihole provider"),
+    ("pod-source-domain", "the pod source"),
+    ("skipper-routegroup-groupversion", "the skipper-routegroup source"),
+    ("traefik", "the traefik-proxy source"),
+    ("unstructured-resource", "the unstructured source"),
+];
+
+/// The owner of a flag name (without `--`, `--no-` or `=value`), if it is one of those flags.
+fn owner(name: &str) -> Option<&'static str> {
+    OWNERS.iter().find_map(|(prefix, owner)| {
+        let rest = name.strip_prefix(prefix)?;
+        (rest.is_empty() || rest.starts_with('-')).then_some(*owner)
+    })
+}
+
+/// The first argument before `--` that is such a flag, as a usage error (exit 2) naming its owner.
+pub(crate) fn check(args: &[std::ffi::OsString]) -> Result<(), clap::Error> {
+    for arg in args.iter().skip(1).take_while(|a| *a != "--") {
+        let Some(flag) = arg.to_str().and_then(|a| a.strip_prefix("--")) else {
+            continue;
+        };
+        let name = flag.split_once('=').map_or(flag, |(n, _)| n);
+        let bare = name.strip_prefix("no-").filter(|n| owner(n).is_some()).unwrap_or(name);
+        if let Some(owner) = owner(bare) {
+            return Err(clap::Error::raw(
+                clap::error::ErrorKind::UnknownArgument,
+                format!(
+                    "--{bare} is a flag of external-dns's {}, which extdns does not support yet\n",
+                    owner.trim_start_matches("the ")
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(args: &[&str]) -> Option<String> {
+        let args: Vec<std::ffi::OsString> = args.iter().map(Into::into).collect();
+        check(&args).err().map(|e| e.to_string())
+    }
+
+    #[test]
+    fn flags_of_missing_providers_and_sources_name_them() {
+        let e = err(&["extdns", "--source=service", "--google-project=p"]).unwrap_or_default();
+        assert!(
+            e.contains("--google-project is a flag of external-dns's google provider"),
+            "{e}"
+        );
+        let e = err(&["extdns", "--no-traefik-enable-legacy"]).unwrap_or_default();
+        assert!(
+            e.contains("--traefik-enable-legacy") && e.contains("traefik-proxy source"),
+            "{e}"
+        );
+        let e = err(&["extdns", "--azure-resource-group", "rg"]).unwrap_or_default();
+        assert!(e.contains("azure and azure-private-dns providers"), "{e}");
+        assert!(err(&["extdns", "--pod-source-domain=x"]).is_some_and(|e| e.contains("pod source")));
+    }
+
+    #[test]
+    fn other_flags_and_values_pass() {
+        assert_eq!(err(&["extdns", "--aws-zone-type=public", "--source=service"]), None);
+        assert_eq!(
+            err(&["extdns", "--ingress-class=nginx", "--crd-source-kind=DNSEndpoint"]),
+            None
+        );
+        assert_eq!(err(&["extdns", "--", "--google-project"]), None);
+        assert_eq!(err(&["extdns", "--googler"]), None);
+    }
+}

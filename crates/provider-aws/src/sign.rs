@@ -1,0 +1,50 @@
+//! SigV4 headers for one request, shared by the Route53 client and STS's AssumeRole.
+
+use std::time::SystemTime;
+
+use aws_sigv4::http_request::{SignableBody, SignableRequest, SigningSettings, sign};
+use aws_sigv4::sign::v4;
+use aws_smithy_runtime_api::client::identity::Identity;
+
+use crate::config::Credentials;
+
+/// The identity aws-sigv4 signs with.
+pub(crate) fn identity(c: &Credentials) -> Identity {
+    aws_credential_types::Credentials::new(
+        c.access_key_id.clone(),
+        c.secret_access_key.clone(),
+        c.session_token.clone(),
+        c.expires,
+        "extdns",
+    )
+    .into()
+}
+
+/// The headers that sign `method url` with `headers` and `body` for `service` in `region`; the error is the
+/// signer's reason.
+pub(crate) fn headers(
+    identity: &Identity,
+    region: &str,
+    service: &str,
+    method: &str,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Result<Vec<(String, String)>, String> {
+    let params = v4::SigningParams::builder()
+        .identity(identity)
+        .region(region)
+        .name(service)
+        .time(SystemTime::now())
+        .settings(SigningSettings::default())
+        .build()
+        .map_err(|e| e.to_string())?
+        .into();
+    let signable = SignableRequest::new(method, url, headers.iter().copied(), SignableBody::Bytes(body))
+        .map_err(|e| e.to_string())?;
+    let (instructions, _) = sign(signable, &params).map_err(|e| e.to_string())?.into_parts();
+    Ok(instructions
+        .headers()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect())
+}

@@ -1,0 +1,460 @@
+//! The credential chain end to end: STS on moto (web identity, an assumed role, refresh before expiry),
+//! and strict fakes of the two documented metadata protocols (ECS/EKS container credentials, IMDSv2) in
+//! front of the strict Route53 fake, which shows which access key signed each request.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, put};
+use extdns_provider::Provider;
+use extdns_provider::http::{Observe, Observer};
+use extdns_provider_aws::{AssumeRole, AwsConfig, AwsProvider, CredentialSource};
+use extdns_test_support::moto::Moto;
+use extdns_test_support::require;
+use extdns_test_support::route53_fake::Fake;
+use reqwest::{Method, StatusCode as ReqwestStatus, Url};
+
+/// Every request the provider's clients sent: method, host:port and path.
+#[derive(Default)]
+struct Seen(Mutex<Vec<(String, String)>>);
+
+impl Observe for Seen {
+    fn observe(&self, method: &Method, url: &Url, _: Option<ReqwestStatus>, _: Duration) {
+        let host = format!("{}:{}", url.host_str().unwrap_or(""), url.port().unwrap_or(0));
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((format!("{method} {}", url.path()), host));
+    }
+}
+
+impl Seen {
+    /// STS calls: POSTs to `/` (Route53's paths start with its API version).
+    fn sts_calls(&self) -> usize {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .filter(|(r, _)| r == "POST /")
+            .count()
+    }
+
+    fn count(&self, request: &str) -> usize {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .filter(|(r, _)| r == request)
+            .count()
+    }
+}
+
+/// An environment with only these variables (plus an empty HOME, so no real ~/.aws is read).
+fn chain(pairs: &[(&str, String)], home: &std::path::Path) -> CredentialSource {
+    let mut env: BTreeMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+    env.insert("HOME".into(), home.display().to_string());
+    env.insert("AWS_EC2_METADATA_DISABLED".into(), "true".into());
+    CredentialSource::chain(&|k| env.get(k).cloned(), None)
+}
+
+fn config(route53: &str, source: CredentialSource, seen: &Arc<Seen>) -> AwsConfig {
+    let mut c = AwsConfig::with_source(route53.parse().expect("a URL"), source);
+    c.batch_change_interval = Duration::ZERO;
+    c.requests_per_second = 1000.0;
+    c.observer = Observer(Some(seen.clone()));
+    c
+}
+
+fn tempdir() -> tempfile::TempDir {
+    tempfile::tempdir().expect("a temporary directory")
+}
+
+#[tokio::test]
+async fn route53_on_moto_through_web_identity_without_static_keys() {
+    require!(Moto);
+    let moto = Moto::start();
+    moto.zone("example.org", false, &[]).await;
+    let home = tempdir();
+    let token = home.path().join("token");
+    std::fs::write(&token, "eyJhbGciOiJSUzI1NiJ9.e30.c2ln\n").expect("token written");
+    let seen = Arc::new(Seen::default());
+    let source = chain(
+        &[
+            ("AWS_ROLE_ARN", "arn:aws:iam::123456789012:role/extdns".into()),
+            ("AWS_WEB_IDENTITY_TOKEN_FILE", token.display().to_string()),
+            ("AWS_ENDPOINT_URL", moto.url.clone()),
+        ],
+        home.path(),
+    );
+    let p = AwsProvider::new(config(&moto.url, source, &seen)).expect("a provider");
+    p.records().await.expect("Route53 through web identity");
+    assert_eq!(seen.count("GET /2013-04-01/hostedzone"), 1, "the zones were read");
+    assert_eq!(seen.sts_calls(), 1, "one AssumeRoleWithWebIdentity");
+    // Valid for an hour: the next read keeps them.
+    p.records().await.expect("again");
+    assert_eq!(seen.sts_calls(), 1);
+}
+
+#[tokio::test]
+async fn route53_on_moto_through_an_assumed_role_refreshed_before_expiry() {
+    require!(Moto);
+    let moto = Moto::start();
+    moto.zone("example.org", false, &[]).await;
+    let home = tempdir();
+    let seen = Arc::new(Seen::default());
+    let source = chain(
+        &[
+            ("AWS_ACCESS_KEY_ID", "AKIDBASE".into()),
+            ("AWS_SECRET_ACCESS_KEY", "base-secret".into()),
+            ("AWS_ENDPOINT_URL", moto.url.clone()),
+        ],
+        home.path(),
+    );
+    let mut c = config(&moto.url, source, &seen);
+    c.assume_role = Some(AssumeRole {
+        role_arn: "arn:aws:iam::123456789012:role/dns".into(),
+        external_id: Some("ext-1".into()),
+    });
+    // moto's role credentials last an hour; refreshing 2 s short of that makes them short-lived here.
+    c.credentials_refresh_before = Duration::from_secs(3600 - 2);
+    let p = AwsProvider::new(c).expect("a provider");
+    p.records().await.expect("Route53 through the role");
+    p.records().await.expect("again");
+    assert_eq!(seen.sts_calls(), 1, "kept while valid");
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    p.records().await.expect("after the refresh");
+    assert_eq!(seen.sts_calls(), 2, "refreshed before expiry");
+}
+
+#[tokio::test]
+async fn an_unknown_profile_and_an_empty_chain_name_what_was_tried() {
+    let home = tempdir();
+    let seen = Arc::new(Seen::default());
+    let fake = Fake::start().await;
+    let p = AwsProvider::new(config(&fake.url, chain(&[], home.path()), &seen)).expect("a provider");
+    let e = p.records().await.expect_err("no credentials").to_string();
+    for source in [
+        "environment",
+        "web identity",
+        "shared files",
+        "container",
+        "instance metadata",
+    ] {
+        assert!(e.contains(source), "{source} missing from: {e}");
+    }
+    assert!(fake.lock().requests.is_empty(), "nothing unsigned was sent");
+
+    let source = match chain(&[], home.path()) {
+        CredentialSource::Chain { env, .. } => CredentialSource::Chain {
+            env,
+            profile: Some("dev".into()),
+        },
+        other => other,
+    };
+    let p = AwsProvider::new(config(&fake.url, source, &seen)).expect("a provider");
+    let e = p.records().await.expect_err("no such profile").to_string();
+    assert!(e.contains("profile dev") && e.contains("no such profile"), "{e}");
+}
+
+#[tokio::test]
+async fn a_profile_assumes_its_role_with_its_source_profiles_keys_on_moto() {
+    require!(Moto);
+    let moto = Moto::start();
+    moto.zone("example.org", false, &[]).await;
+    let home = tempdir();
+    std::fs::create_dir_all(home.path().join(".aws")).expect("dir");
+    std::fs::write(
+        home.path().join(".aws/config"),
+        "[profile dns]\nrole_arn = arn:aws:iam::123456789012:role/dns\nsource_profile = base\n",
+    )
+    .expect("config");
+    std::fs::write(
+        home.path().join(".aws/credentials"),
+        "[base]\naws_access_key_id = AKIDBASE\naws_secret_access_key = s\n",
+    )
+    .expect("credentials");
+    let seen = Arc::new(Seen::default());
+    let source = match chain(&[("AWS_ENDPOINT_URL", moto.url.clone())], home.path()) {
+        CredentialSource::Chain { env, .. } => CredentialSource::Chain {
+            env,
+            profile: Some("dns".into()),
+        },
+        other => other,
+    };
+    let p = AwsProvider::new(config(&moto.url, source, &seen)).expect("a provider");
+    p.records().await.expect("Route53 through the profile's role");
+    assert_eq!(seen.sts_calls(), 1);
+}
+
+/// What the metadata fakes hand out: an access key per fetch, expiring `lifetime` after it.
+#[derive(Clone)]
+struct Issuer {
+    fetches: Arc<Mutex<u32>>,
+    lifetime: Duration,
+}
+
+impl Issuer {
+    fn issue(&self, prefix: &str) -> String {
+        let mut n = self.fetches.lock().unwrap_or_else(|p| p.into_inner());
+        *n += 1;
+        let expires = SystemTime::now() + self.lifetime;
+        let secs = expires.duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+        serde_json::json!({
+            "Code": "Success",
+            "AccessKeyId": format!("{prefix}{n}"),
+            "SecretAccessKey": "s",
+            "Token": format!("token-{n}"),
+            "Expiration": rfc3339(secs),
+        })
+        .to_string()
+    }
+}
+
+fn rfc3339(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Civil date from days since the epoch (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+async fn serve(app: Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    format!("http://{addr}")
+}
+
+/// The container endpoint as ECS and EKS Pod Identity document it: GET, the token in `Authorization`.
+async fn container_fake(issuer: Issuer, token: &'static str) -> String {
+    let app = Router::new()
+        .route(
+            "/v1/credentials",
+            get(
+                |State((issuer, token)): State<(Issuer, &'static str)>, headers: HeaderMap| async move {
+                    if headers.get("authorization").and_then(|v| v.to_str().ok()) != Some(token) {
+                        return (StatusCode::UNAUTHORIZED, "bad token").into_response();
+                    }
+                    issuer.issue("ASIACONTAINER").into_response()
+                },
+            ),
+        )
+        .with_state((issuer, token));
+    serve(app).await
+}
+
+#[tokio::test]
+async fn container_credentials_with_a_token_file_sign_route53_and_refresh() {
+    let fake = Fake::start().await;
+    fake.zone("example.com", false, &[]);
+    let issuer = Issuer {
+        fetches: Arc::default(),
+        lifetime: Duration::from_secs(60),
+    };
+    let agent = container_fake(issuer.clone(), "pod-identity-token").await;
+    let home = tempdir();
+    let token_file = home.path().join("eks-pod-identity-token");
+    std::fs::write(&token_file, "pod-identity-token\n").expect("token");
+    let seen = Arc::new(Seen::default());
+    let source = chain(
+        &[
+            ("AWS_CONTAINER_CREDENTIALS_FULL_URI", format!("{agent}/v1/credentials")),
+            (
+                "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE",
+                token_file.display().to_string(),
+            ),
+        ],
+        home.path(),
+    );
+    let p = AwsProvider::new(config(&fake.url, source, &seen)).expect("a provider");
+    let fetches = || *issuer.fetches.lock().unwrap_or_else(|p| p.into_inner());
+    p.records().await.expect("Route53 with container credentials");
+    let first = fetches();
+    let auth = fake.lock().last_signature.clone();
+    assert!(
+        auth.iter()
+            .any(|(k, v)| k == "authorization" && v.contains(&format!("Credential=ASIACONTAINER{first}/"))),
+        "{auth:?}"
+    );
+    // They expire within the five minutes kept before expiry: every request fetches new ones.
+    p.records().await.expect("again");
+    assert!(fetches() > first, "refreshed");
+    let auth = fake.lock().last_signature.clone();
+    assert!(
+        auth.iter()
+            .any(|(k, v)| k == "x-amz-security-token" && *v == format!("token-{}", fetches())),
+        "{auth:?}"
+    );
+}
+
+/// IMDSv2 as EC2 documents it: a PUT for a session token with a TTL of 1..=21600 s, requests without a
+/// valid token refused with 401, the instance profile's name, then its credentials.
+async fn imds_fake(issuer: Issuer) -> String {
+    type Shared = (Issuer, Arc<Mutex<Vec<String>>>);
+    fn valid(state: &Shared, headers: &HeaderMap) -> bool {
+        let token = headers.get("x-aws-ec2-metadata-token").and_then(|v| v.to_str().ok());
+        token.is_some_and(|t| state.1.lock().unwrap_or_else(|p| p.into_inner()).iter().any(|k| k == t))
+    }
+    let state: Shared = (issuer, Arc::default());
+    let app = Router::new()
+        .route(
+            "/latest/api/token",
+            put(|State(state): State<Shared>, headers: HeaderMap| async move {
+                let ttl = headers
+                    .get("x-aws-ec2-metadata-token-ttl-seconds")
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(|v| v.parse::<u32>().ok());
+                if headers.contains_key("x-forwarded-for") {
+                    return StatusCode::FORBIDDEN.into_response();
+                }
+                match ttl {
+                    Some(1..=21600) => {
+                        let mut tokens = state.1.lock().unwrap_or_else(|p| p.into_inner());
+                        let token = format!("imds-token-{}", tokens.len());
+                        tokens.push(token.clone());
+                        token.into_response()
+                    }
+                    _ => StatusCode::BAD_REQUEST.into_response(),
+                }
+            }),
+        )
+        .route(
+            "/latest/meta-data/iam/security-credentials/",
+            get(|State(state): State<Shared>, headers: HeaderMap| async move {
+                if !valid(&state, &headers) {
+                    return StatusCode::UNAUTHORIZED.into_response();
+                }
+                "extdns-node-role".into_response()
+            }),
+        )
+        .route(
+            "/latest/meta-data/iam/security-credentials/extdns-node-role",
+            get(|State(state): State<Shared>, headers: HeaderMap| async move {
+                if !valid(&state, &headers) {
+                    return StatusCode::UNAUTHORIZED.into_response();
+                }
+                state.0.issue("ASIAINSTANCE").into_response()
+            }),
+        )
+        .with_state(state);
+    serve(app).await
+}
+
+#[tokio::test]
+async fn the_instance_profile_comes_from_imdsv2_last() {
+    let fake = Fake::start().await;
+    fake.zone("example.com", false, &[]);
+    let issuer = Issuer {
+        fetches: Arc::default(),
+        lifetime: Duration::from_secs(6 * 3600),
+    };
+    let imds = imds_fake(issuer.clone()).await;
+    let home = tempdir();
+    let seen = Arc::new(Seen::default());
+    let mut source = chain(&[("AWS_EC2_METADATA_SERVICE_ENDPOINT", imds.clone())], home.path());
+    if let CredentialSource::Chain { env, .. } = &mut source {
+        env.remove("AWS_EC2_METADATA_DISABLED");
+    }
+    let p = AwsProvider::new(config(&fake.url, source, &seen)).expect("a provider");
+    p.records().await.expect("Route53 with the instance profile");
+    p.records().await.expect("again");
+    let auth = fake.lock().last_signature.clone();
+    assert!(
+        auth.iter()
+            .any(|(k, v)| k == "authorization" && v.contains("Credential=ASIAINSTANCE1/")),
+        "{auth:?}"
+    );
+    assert_eq!(
+        *issuer.fetches.lock().unwrap_or_else(|p| p.into_inner()),
+        1,
+        "kept while valid"
+    );
+    assert_eq!(seen.count("PUT /latest/api/token"), 1);
+}
+
+#[tokio::test]
+async fn a_metadata_service_that_refuses_is_named_with_the_other_sources() {
+    let app = Router::new().fallback(|| async { Response::from(StatusCode::FORBIDDEN.into_response()) });
+    let imds = serve(app).await;
+    let home = tempdir();
+    let seen = Arc::new(Seen::default());
+    let mut source = chain(&[("AWS_EC2_METADATA_SERVICE_ENDPOINT", imds.clone())], home.path());
+    if let CredentialSource::Chain { env, .. } = &mut source {
+        env.remove("AWS_EC2_METADATA_DISABLED");
+    }
+    let fake = Fake::start().await;
+    let p = AwsProvider::new(config(&fake.url, source, &seen)).expect("a provider");
+    let e = p.records().await.expect_err("no credentials").to_string();
+    assert!(
+        e.contains(&format!("instance metadata ({imds})")) && e.contains("HTTP 403"),
+        "{e}"
+    );
+    assert!(e.contains("environment") && e.contains("container"), "{e}");
+}
+
+/// The instance profile from amazon-ec2-metadata-mock, AWS's own IMDS mock, in IMDSv2-only mode (requests
+/// without a session token are refused): the credentials it hands out sign the Route53 requests.
+#[tokio::test]
+async fn the_instance_profile_from_amazon_ec2_metadata_mock() {
+    require!(Ec2MetadataMock);
+    let program = extdns_test_support::env_program("EXTDNS_TEST_EC2_METADATA_MOCK").expect("the mock");
+    let home = tempdir();
+    let port = extdns_test_support::free_port();
+    let mut cmd = std::process::Command::new(program);
+    cmd.args(["--hostname", "127.0.0.1", "--port", &port.to_string(), "--imdsv2"])
+        .env("HOME", home.path())
+        .current_dir(home.path());
+    let log = home.path().join("aemm.log");
+    let _mock = extdns_test_support::proc::Proc::spawn("ec2-metadata-mock", cmd, &log).expect("the mock starts");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(std::time::Instant::now() < deadline, "the mock did not listen");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let fake = Fake::start().await;
+    fake.zone("example.com", false, &[]);
+    let seen = Arc::new(Seen::default());
+    let mut source = chain(
+        &[("AWS_EC2_METADATA_SERVICE_ENDPOINT", format!("http://127.0.0.1:{port}"))],
+        home.path(),
+    );
+    if let CredentialSource::Chain { env, .. } = &mut source {
+        env.remove("AWS_EC2_METADATA_DISABLED");
+    }
+    let p = AwsProvider::new(config(&fake.url, source, &seen)).expect("a provider");
+    p.records().await.expect("Route53 with the mock's instance profile");
+    let auth = fake.lock().last_signature.clone();
+    // The mock's documented defaults: role baskinc-role, access key 12345678901.
+    assert!(
+        auth.iter()
+            .any(|(k, v)| k == "authorization" && v.contains("Credential=12345678901/")),
+        "{auth:?}"
+    );
+    assert!(
+        auth.iter()
+            .any(|(k, v)| k == "x-amz-security-token" && v.starts_with("TEST92test48TEST")),
+        "{auth:?}"
+    );
+    assert!(seen.count("PUT /latest/api/token") >= 1);
+    assert!(seen.count("GET /latest/meta-data/iam/security-credentials/baskinc-role") >= 1);
+}
