@@ -14,13 +14,13 @@ use extdns_endpoint::{Endpoint, RecordType};
 use extdns_informer::{Cluster, ClusterStore, LiveCluster};
 use extdns_provider::{InMemoryProvider, Provider};
 use extdns_registry::{Ownership, OwnershipConfig, Registry, TxtRegistry, TxtRegistryConfig};
-use extdns_source::{PipelineOutput, SourceError};
+use extdns_source::{DesiredIndex, PipelineOutput, SourceError};
 
 struct Fixed(Vec<Endpoint>);
 
 #[async_trait]
 impl DesiredEndpoints for Fixed {
-    async fn desired(&self, _cluster: &ClusterStore) -> Result<PipelineOutput, SourceError> {
+    async fn desired(&self, _: &ClusterStore, _: Option<&mut DesiredIndex>) -> Result<PipelineOutput, SourceError> {
         Ok(PipelineOutput {
             endpoints: self.0.clone(),
             ..PipelineOutput::default()

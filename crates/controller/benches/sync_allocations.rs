@@ -36,7 +36,7 @@ use extdns_endpoint::{Change, Endpoint, RecordType};
 use extdns_informer::{Cluster, ClusterStore, LiveCluster};
 use extdns_provider::{InMemoryProvider, Provider};
 use extdns_registry::{Ownership, OwnershipConfig, Registry, TxtRegistry, TxtRegistryConfig};
-use extdns_source::{PipelineOutput, SourceError};
+use extdns_source::{DesiredIndex, PipelineOutput, SourceError};
 use tokio::runtime::Runtime;
 
 #[global_allocator]
@@ -54,7 +54,7 @@ impl Handover {
 
 #[async_trait]
 impl DesiredEndpoints for Handover {
-    async fn desired(&self, _cluster: &ClusterStore) -> Result<PipelineOutput, SourceError> {
+    async fn desired(&self, _: &ClusterStore, _: Option<&mut DesiredIndex>) -> Result<PipelineOutput, SourceError> {
         let endpoints = std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner));
         Ok(PipelineOutput {
             endpoints,

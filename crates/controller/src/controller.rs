@@ -1,17 +1,17 @@
 //! The reconcile loop.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use extdns_endpoint::name::name_key;
 use extdns_endpoint::{Change, Endpoint};
-use extdns_informer::{ChangeSet, Cluster, ClusterStore};
+use extdns_informer::{ChangeSet, Cluster, ClusterStore, ObjectKey};
 use extdns_leader::Leadership;
 use extdns_plan::PlanConfig;
 use extdns_registry::{Registry, RegistryError, Snapshot};
-use extdns_source::{ChangedOutput, DesiredIndex, Pipeline, PipelineOutput, SourceError};
+use extdns_source::{ChangedOutput, DesiredIndex, Failures, Pipeline, PipelineOutput, SourceError};
 use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -20,6 +20,7 @@ use tracing::{debug, error, info, warn};
 use crate::Metrics;
 use crate::events::{EventSink, EventsConfig, Outcome, events_for};
 use crate::guard::DeletionGuard;
+use crate::hold::hold_records_of_failed_objects;
 use crate::schedule::Schedule;
 
 /// How often the loop looks again while the informers have not finished their first list.
@@ -30,19 +31,16 @@ const UNSYNCED_WARN_EVERY: Duration = Duration::from_secs(60);
 /// Where the desired endpoints come from: the source pipeline in production, a fake in tests.
 #[async_trait]
 pub trait DesiredEndpoints: Send + Sync {
-    async fn desired(&self, cluster: &ClusterStore) -> Result<PipelineOutput, SourceError>;
-
-    /// As [`desired`](DesiredEndpoints::desired), plus the index incremental syncs update; `None` when these
-    /// endpoints cannot be updated object by object (every sync is then a full one).
-    async fn desired_indexed(
+    /// Every desired endpoint; with `index`, also what incremental syncs update ([`DesiredIndex`]).
+    async fn desired(
         &self,
         cluster: &ClusterStore,
-    ) -> Result<(PipelineOutput, Option<DesiredIndex>), SourceError> {
-        Ok((self.desired(cluster).await?, None))
-    }
+        index: Option<&mut DesiredIndex>,
+    ) -> Result<PipelineOutput, SourceError>;
 
     /// Brings `index` up to date with `changes` and returns the endpoints of the names they affect, or
-    /// `None` when only a full sync can tell.
+    /// `None` when only a full sync can tell (the default: these endpoints cannot be followed object by
+    /// object, so every sync is a full one).
     async fn desired_changed(
         &self,
         _cluster: &ClusterStore,
@@ -55,16 +53,12 @@ pub trait DesiredEndpoints: Send + Sync {
 
 #[async_trait]
 impl DesiredEndpoints for Pipeline {
-    async fn desired(&self, cluster: &ClusterStore) -> Result<PipelineOutput, SourceError> {
-        self.endpoints(cluster).await
-    }
-
-    async fn desired_indexed(
+    async fn desired(
         &self,
         cluster: &ClusterStore,
-    ) -> Result<(PipelineOutput, Option<DesiredIndex>), SourceError> {
-        let (output, index) = self.evaluate_indexed(cluster).await?;
-        Ok((output, Some(index)))
+        index: Option<&mut DesiredIndex>,
+    ) -> Result<PipelineOutput, SourceError> {
+        self.evaluate(cluster, index).await
     }
 
     async fn desired_changed(
@@ -77,14 +71,18 @@ impl DesiredEndpoints for Pipeline {
     }
 }
 
-/// What the loop keeps between syncs so that a change costs what it touches (incremental reconcile): the
-/// provider's records as the last full sync read them, with every change applied since folded in, and the
-/// desired endpoints by object.
+/// What the loop keeps between syncs: the provider's records as the last full sync read them, with every
+/// change applied since folded in, and (with `--events`) the desired endpoints by object, so that a change
+/// costs what it touches (incremental reconcile). The records also serve full syncs for
+/// `--txt-cache-interval`: this is the one cache of provider records.
 struct Cache {
     snapshot: Snapshot,
+    /// When the records were read from the provider.
+    read_at: Instant,
     /// The provider's read state does not outlive writes: read the records again before the next plan.
     stale: bool,
-    index: DesiredIndex,
+    /// `None` without `--events`: only the records are kept.
+    index: Option<DesiredIndex>,
 }
 
 /// The records and desired endpoints one plan works from.
@@ -96,8 +94,7 @@ struct PlanInput<'a> {
     /// Every record, for the deletion guard's count of what extdns owns per zone.
     all_current: &'a [Endpoint],
     desired: Vec<Endpoint>,
-    failed: &'a BTreeSet<String>,
-    failed_why: &'a BTreeMap<String, String>,
+    failed: &'a Failures,
     full: bool,
 }
 
@@ -114,6 +111,9 @@ pub struct ControllerConfig {
     pub plan: PlanConfig,
     /// When a plan's deletes are held back.
     pub deletion_guard: DeletionGuard,
+    /// `--txt-cache-interval`: a full sync reuses the records read (with every change applied since folded
+    /// in) for this long instead of reading every zone again; zero reads them every time.
+    pub records_cache_interval: Duration,
 }
 
 impl Default for ControllerConfig {
@@ -125,12 +125,14 @@ impl Default for ControllerConfig {
             dry_run: false,
             plan: PlanConfig::default(),
             deletion_guard: DeletionGuard::default(),
+            records_cache_interval: Duration::ZERO,
         }
     }
 }
 
 /// Why a sync did not complete. None of these stops the loop; `--once` turns them into a non-zero exit.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SyncError {
     /// The view of the cluster is incomplete, so what is missing from it may only not be listed yet.
     #[error("not every informer has synced yet; nothing was planned")]
@@ -174,7 +176,7 @@ pub struct SyncState {
 impl SyncState {
     /// Whether the next sync must be a full one (nothing cached, or the last sync failed).
     pub fn needs_full(&self) -> bool {
-        self.cache.is_none()
+        self.cache.as_ref().is_none_or(|c| c.index.is_none())
     }
 }
 
@@ -249,7 +251,7 @@ impl Controller {
     /// informer has synced and every source succeeded, because records missing from an incomplete view would
     /// otherwise be deleted.
     pub async fn run_once(&self) -> Result<SyncReport, SyncError> {
-        let report = self.full_sync(false).await?.0;
+        let report = self.full_sync(None).await?.0;
         self.metrics.count_sync(true);
         Ok(report)
     }
@@ -263,7 +265,6 @@ impl Controller {
             // unsynced for a moment whenever a Service's new selector has its Pods listed).
             return Err(SyncError::NotSynced);
         }
-        let keep = self.config.events;
         let incremental = match state.cache.as_mut() {
             Some(cache) if !full => self.incremental_sync(cache).await,
             _ => Ok(None),
@@ -271,10 +272,10 @@ impl Controller {
         let result = match incremental {
             Ok(Some(report)) => Ok(report),
             Ok(None) => {
-                // A full sync rebuilds the cache from scratch: free the old one first, so that its peak
-                // does not hold both.
-                state.cache = None;
-                self.full_sync(keep).await.map(|(report, c)| {
+                // A full sync rebuilds the desired index from scratch: free the old one first, so that its
+                // peak does not hold both. The records may serve again (`--txt-cache-interval`).
+                let records = state.cache.take().and_then(|c| self.reusable(c));
+                self.full_sync(records).await.map(|(report, c)| {
                     state.cache = c;
                     report
                 })
@@ -289,9 +290,17 @@ impl Controller {
         result
     }
 
-    /// A full sync; with `keep`, also what the next incremental sync starts from (`None` when the provider
-    /// or the sources cannot be followed incrementally, or the write failed).
-    async fn full_sync(&self, keep: bool) -> Result<(SyncReport, Option<Cache>), SyncError> {
+    /// The records of `cache`, when a full sync may plan from them instead of reading the provider: within
+    /// `--txt-cache-interval` of their read, and only if the provider's read state outlives writes.
+    fn reusable(&self, cache: Cache) -> Option<(Snapshot, Instant)> {
+        let interval = self.config.records_cache_interval;
+        (!interval.is_zero() && !cache.stale && cache.read_at.elapsed() < interval)
+            .then_some((cache.snapshot, cache.read_at))
+    }
+
+    /// A full sync from `records` (the provider read now when `None`); also what the next sync starts from
+    /// when the loop keeps it (`--events`, `--txt-cache-interval`), unless the write failed.
+    async fn full_sync(&self, records: Option<(Snapshot, Instant)>) -> Result<(SyncReport, Option<Cache>), SyncError> {
         if !self.leadership.is_leader() {
             return Err(SyncError::NotLeader);
         }
@@ -302,20 +311,30 @@ impl Controller {
         // Taken before the store is read: whatever changes from here on is looked at again next time.
         let _ = self.cluster.take_changes();
 
-        let mut snapshot = self
-            .registry
-            .records()
-            .await
-            .inspect_err(|_| self.metrics.count_registry_error())?;
+        let (mut snapshot, read_at) = match records {
+            Some(records) => {
+                debug!("using cached records");
+                records
+            }
+            None => {
+                let read_at = Instant::now();
+                let snapshot = self
+                    .registry
+                    .records()
+                    .await
+                    .inspect_err(|_| self.metrics.count_registry_error())?;
+                (snapshot, read_at)
+            }
+        };
         self.metrics.observe_registry(&snapshot.records);
 
         let store = self.cluster.store();
-        let (output, index) = if keep {
-            self.source.desired_indexed(&store).await
-        } else {
-            self.source.desired(&store).await.map(|o| (o, None))
-        }
-        .inspect_err(|_| self.metrics.count_source_error())?;
+        let mut index = self.config.events.then(DesiredIndex::default);
+        let output = self
+            .source
+            .desired(&store, index.as_mut())
+            .await
+            .inspect_err(|_| self.metrics.count_source_error())?;
         // The view can only have been incomplete if an informer restarted its list meanwhile; check again
         // rather than trust a result computed from it.
         if !self.cluster.synced() {
@@ -337,15 +356,20 @@ impl Controller {
                 all_current: &snapshot.records,
                 desired,
                 failed: &output.failed,
-                failed_why: &output.failed_why,
                 full: true,
             })
             .await?;
-        let cache = index.map(|index| {
+        let keep = index.is_some() || !self.config.records_cache_interval.is_zero();
+        let cache = keep.then(|| {
             let stale = report.applied && !self.registry.fold_applied(&mut snapshot, &report.changes);
             // Kept until the next full sync: give back what the read over-reserved.
             snapshot.records.shrink_to_fit();
-            Cache { snapshot, stale, index }
+            Cache {
+                snapshot,
+                read_at,
+                stale,
+                index,
+            }
         });
         Ok((report, cache))
     }
@@ -362,6 +386,9 @@ impl Controller {
         if !self.cluster.synced() {
             return Err(SyncError::NotSynced);
         }
+        let Some(index) = cache.index.as_mut() else {
+            return Ok(None);
+        };
         let changes = self.cluster.take_changes();
         if changes.is_empty() {
             return Ok(Some(SyncReport::default()));
@@ -370,7 +397,7 @@ impl Controller {
         let store = self.cluster.store();
         let Some(changed) = self
             .source
-            .desired_changed(&store, &mut cache.index, &changes)
+            .desired_changed(&store, index, &changes)
             .await
             .inspect_err(|_| self.metrics.count_source_error())?
         else {
@@ -388,6 +415,7 @@ impl Controller {
             return Ok(Some(SyncReport::default()));
         }
         if cache.stale {
+            cache.read_at = Instant::now();
             cache.snapshot = self
                 .registry
                 .records()
@@ -416,7 +444,6 @@ impl Controller {
                 all_current: &cache.snapshot.records,
                 desired,
                 failed: &changed.output.failed,
-                failed_why: &changed.output.failed_why,
                 full: false,
             })
             .await?;
@@ -436,7 +463,6 @@ impl Controller {
             all_current,
             desired,
             failed,
-            failed_why,
             full,
         } = input;
         let provider_filter = self.registry.domain_filter();
@@ -452,7 +478,7 @@ impl Controller {
         }
         let mut changes = outcome.changes;
         changes.retain(Change::is_effective);
-        let kept = extdns_plan::hold_records_of_failed_objects(failed, &mut changes);
+        let kept = hold_records_of_failed_objects(failed, &mut changes);
         for c in &kept {
             let e = c.endpoint();
             warn!(
@@ -462,10 +488,7 @@ impl Controller {
             );
         }
         let held_back = self.guard_deletes(provider_filter.includes(), all_current, &mut changes);
-        let failed: Vec<(&str, Option<&str>)> = failed
-            .iter()
-            .map(|r| (r.as_str(), failed_why.get(r).map(String::as_str)))
-            .collect();
+        let failed: Vec<(&ObjectKey, Option<&str>)> = failed.iter().collect();
 
         if changes.is_empty() {
             self.metrics.no_op_runs.inc();

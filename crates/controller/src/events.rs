@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use async_trait::async_trait;
 use extdns_endpoint::{Change, Endpoint, ObjectRef, ObjectRefs};
+use extdns_informer::ObjectKey;
 
 /// The longest note an event carries: the API server rejects notes over 1 kB.
 pub const NOTE_MAX: usize = 1024;
@@ -114,8 +115,8 @@ pub(crate) struct Outcome<'a> {
     /// Changes the provider refused.
     pub errored: Vec<&'a Change>,
     pub held_back: &'a [Change],
-    /// The objects the sources could not evaluate (`resource` keys), with why when known.
-    pub failed: Vec<(&'a str, Option<&'a str>)>,
+    /// The objects the sources could not evaluate, with why when known.
+    pub failed: Vec<(&'a ObjectKey, Option<&'a str>)>,
 }
 
 /// The events for one sync's outcome, one per (object, reason), in a stable order.
@@ -164,10 +165,8 @@ pub(crate) fn events_for(config: &EventsConfig, owner: &str, outcome: &Outcome<'
         })
         .collect();
     if config.wants(EventReason::InvalidInput) {
-        for (resource, why) in &outcome.failed {
-            let Some(object) = parse_resource(resource) else {
-                continue;
-            };
+        for (object, why) in &outcome.failed {
+            let object = object_ref(object);
             let why = why.unwrap_or("it could not be evaluated (see the extdns log)");
             events.push(RecordEvent {
                 object,
@@ -219,7 +218,9 @@ fn describe(e: &Endpoint, owner: &str) -> String {
     )
 }
 
-/// `service/default/web` → the object; `None` for anything else.
+/// A record's `resource` label (`service/default/web`) → the object, as events name it; `None` for anything
+/// else. Any kind: a record read back may have been written by another external-dns source (`ingress/...`),
+/// which the event sink still knows how to name.
 pub(crate) fn parse_resource(resource: &str) -> Option<ObjectRef> {
     let mut parts = resource.splitn(3, '/');
     let (source, namespace, name) = (parts.next()?, parts.next()?, parts.next()?);
@@ -231,6 +232,15 @@ pub(crate) fn parse_resource(resource: &str) -> Option<ObjectRef> {
         namespace: namespace.to_string(),
         name: name.to_string(),
     })
+}
+
+/// The object as events name it: the `resource` label's spelling of its kind (`service`, `httproute`).
+fn object_ref(object: &ObjectKey) -> ObjectRef {
+    ObjectRef {
+        source: object.kind.kind().to_ascii_lowercase(),
+        namespace: object.namespace.clone(),
+        name: object.name.clone(),
+    }
 }
 
 fn truncate(mut note: String) -> String {

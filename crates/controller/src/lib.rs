@@ -16,14 +16,18 @@
 //! use extdns_informer::{ClusterStore, LiveCluster};
 //! use extdns_provider::InMemoryProvider;
 //! use extdns_registry::{Ownership, OwnershipConfig, TxtRegistry, TxtRegistryConfig};
-//! use extdns_source::{PipelineOutput, SourceError};
+//! use extdns_source::{DesiredIndex, PipelineOutput, SourceError};
 //!
 //! /// Always asks for one record.
 //! struct OneRecord;
 //!
 //! #[async_trait]
 //! impl DesiredEndpoints for OneRecord {
-//!     async fn desired(&self, _cluster: &ClusterStore) -> Result<PipelineOutput, SourceError> {
+//!     async fn desired(
+//!         &self,
+//!         _cluster: &ClusterStore,
+//!         _index: Option<&mut DesiredIndex>,
+//!     ) -> Result<PipelineOutput, SourceError> {
 //!         let web = Endpoint::new("web.example.org", RecordType::A, ["192.0.2.10"]);
 //!         Ok(PipelineOutput { endpoints: vec![web], ..PipelineOutput::default() })
 //!     }
@@ -57,6 +61,7 @@ mod controller;
 mod events;
 mod exposition;
 mod guard;
+mod hold;
 mod metrics;
 mod process;
 mod requests;

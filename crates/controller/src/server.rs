@@ -20,6 +20,7 @@ use crate::Metrics;
 use crate::exposition::Format;
 
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ServerError {
     #[error("cannot listen on metrics address {address:?}: {source}")]
     Bind { address: String, source: std::io::Error },

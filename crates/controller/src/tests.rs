@@ -9,8 +9,8 @@ use extdns_endpoint::{Change, Changes, DomainFilter, Endpoint, RecordType, label
 use extdns_informer::{Cluster, ClusterStore};
 use extdns_provider::{ChangeFailure, ProviderError};
 use extdns_registry::{Registry, RegistryError, Snapshot};
-use extdns_source::PipelineOutput;
 use extdns_source::SourceError;
+use extdns_source::{DesiredIndex, Failures, PipelineOutput};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
@@ -82,7 +82,7 @@ impl FakeSource {
 
 #[async_trait]
 impl DesiredEndpoints for FakeSource {
-    async fn desired(&self, _cluster: &ClusterStore) -> Result<PipelineOutput, SourceError> {
+    async fn desired(&self, _: &ClusterStore, _: Option<&mut DesiredIndex>) -> Result<PipelineOutput, SourceError> {
         self.calls.fetch_add(1, Ordering::SeqCst);
         if self.fail.load(Ordering::SeqCst) {
             return Err(SourceError::Other {
@@ -91,14 +91,19 @@ impl DesiredEndpoints for FakeSource {
             });
         }
         let endpoints = self.endpoints.lock().map(|e| e.clone()).unwrap_or_default();
-        let failed = self.failed.lock().map(|f| f.clone()).unwrap_or_default();
+        let labels = self.failed.lock().map(|f| f.clone()).unwrap_or_default();
+        let why = self.why.lock().map(|w| w.clone()).unwrap_or_default();
+        let mut failed = Failures::new();
+        for label in &labels {
+            if let Some(object) = extdns_source::parse_resource_label(label) {
+                failed.insert(object, why.get(label).cloned());
+            }
+        }
         let failed_by_source = [("fake".to_string(), failed.len())].into_iter().collect();
-        let failed_why = self.why.lock().map(|w| w.clone()).unwrap_or_default();
         Ok(PipelineOutput {
             endpoints,
             failed,
             failed_by_source,
-            failed_why,
             ..PipelineOutput::default()
         })
     }
@@ -794,7 +799,7 @@ struct SlowSource {
 
 #[async_trait]
 impl DesiredEndpoints for SlowSource {
-    async fn desired(&self, _cluster: &ClusterStore) -> Result<PipelineOutput, SourceError> {
+    async fn desired(&self, _: &ClusterStore, _: Option<&mut DesiredIndex>) -> Result<PipelineOutput, SourceError> {
         tokio::time::sleep(self.delay).await;
         Ok(PipelineOutput {
             endpoints: self.endpoints.clone(),
@@ -896,3 +901,71 @@ async fn without_an_election_the_leader_metric_is_one() {
 }
 
 mod events;
+
+// ------------------------------------------------------------------------- the cache of provider records
+
+fn cached_for(interval: Duration) -> ControllerConfig {
+    ControllerConfig {
+        records_cache_interval: interval,
+        ..ControllerConfig::default()
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn full_syncs_plan_from_the_records_read_within_the_cache_interval() -> Result<(), SyncError> {
+    let cluster = FakeCluster::new(true);
+    let source = FakeSource::with(vec![a("web.example.com", "10.0.0.1")]);
+    let registry = FakeRegistry::new(vec![owned(a("web.example.com", "10.0.0.1"), OWNER)]);
+    let c = controller(&cluster, &source, &registry, cached_for(Duration::from_secs(60)));
+    let mut state = crate::SyncState::default();
+    assert!(c.sync(&mut state, true).await?.changes.is_empty());
+    // A record extdns owns appears behind its back: the cached records do not know it yet.
+    if let Ok(mut records) = registry.records.lock() {
+        records.push(owned(a("stray.example.com", "10.0.0.9"), OWNER));
+    }
+    assert!(
+        c.sync(&mut state, true).await?.changes.is_empty(),
+        "planned from the cache"
+    );
+    assert_eq!(registry.reads.load(Ordering::SeqCst), 1);
+
+    tokio::time::advance(Duration::from_secs(61)).await;
+    let report = c.sync(&mut state, true).await?;
+    assert_eq!(
+        registry.reads.load(Ordering::SeqCst),
+        2,
+        "read again once the interval is over"
+    );
+    let deleted: Vec<Endpoint> = report
+        .changes
+        .iter()
+        .filter(|c| matches!(c, Change::Delete(_)))
+        .map(|c| c.endpoint().clone())
+        .collect();
+    assert_eq!(names(&deleted), vec!["stray.example.com A 10.0.0.9"]);
+    Ok(())
+}
+
+#[tokio::test]
+async fn without_a_cache_interval_and_after_a_failed_write_the_records_are_read_again() {
+    let cluster = FakeCluster::new(true);
+    let source = FakeSource::with(vec![a("web.example.com", "10.0.0.1")]);
+    let registry = FakeRegistry::new(vec![owned(a("web.example.com", "10.0.0.1"), OWNER)]);
+    let c = controller(&cluster, &source, &registry, cached_for(Duration::ZERO));
+    let mut state = crate::SyncState::default();
+    for _ in 0..2 {
+        assert!(c.sync(&mut state, true).await.is_ok());
+    }
+    assert_eq!(registry.reads.load(Ordering::SeqCst), 2);
+
+    let registry = FakeRegistry::failing(vec![], 1, |_| ProviderError::transient("timeout"));
+    let c = controller(&cluster, &source, &registry, cached_for(Duration::from_secs(3600)));
+    let mut state = crate::SyncState::default();
+    assert!(c.sync(&mut state, true).await.is_err());
+    assert!(c.sync(&mut state, true).await.is_ok());
+    assert_eq!(
+        registry.reads.load(Ordering::SeqCst),
+        2,
+        "a failed write drops what was read"
+    );
+}

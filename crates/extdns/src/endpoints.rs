@@ -41,7 +41,7 @@ pub async fn collect(
     };
     let pipeline = wiring::build_pipeline_with(&settings.sources, resolver);
     let cluster = manifests::load(&settings.manifests, &settings.sources.load_options)?;
-    let output = pipeline.endpoints(&cluster).await?;
+    let output = pipeline.evaluate(&cluster, None).await?;
     for ((record_type, source), n) in &output.invalid {
         tracing::warn!(source = %source, record_type = %record_type, count = n, "invalid endpoints dropped");
     }

@@ -9,6 +9,7 @@
 use async_trait::async_trait;
 use extdns_controller::{EventKind, EventSink, RecordEvent};
 use extdns_endpoint::ObjectRef;
+use extdns_informer::ResourceKind;
 use extdns_informer::view::RouteKind;
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
@@ -44,7 +45,7 @@ impl KubeEvents {
     /// by uid, and an object that is gone (its records were deleted) gets its event without one.
     async fn reference(&self, object: &ObjectRef) -> Option<ObjectReference> {
         let (api_version, kind, plural) = kind_of(&object.source)?;
-        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", &api_version));
         let resource = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural);
         let namespace = (!object.namespace.is_empty()).then(|| object.namespace.clone());
         let api: Api<DynamicObject> = match &namespace {
@@ -59,7 +60,7 @@ impl KubeEvents {
             }
         };
         Some(ObjectReference {
-            api_version: Some(api_version.to_string()),
+            api_version: Some(api_version.clone()),
             kind: Some(kind.to_string()),
             namespace,
             name: Some(object.name.clone()),
@@ -104,32 +105,23 @@ impl EventSink for KubeEvents {
 }
 
 /// The API version, kind and plural of the object a source names (the `source` of an endpoint's object,
-/// or the first part of its `resource` label); `None` for what no source produces.
-pub fn kind_of(source: &str) -> Option<(&'static str, &'static str, &'static str)> {
-    let route = RouteKind::from_source_name(source).or_else(|| {
-        RouteKind::ALL
-            .into_iter()
-            .find(|k| k.kind().eq_ignore_ascii_case(source))
-    });
-    if let Some(r) = route {
-        let plural = match r {
-            RouteKind::Http => "httproutes",
-            RouteKind::Grpc => "grpcroutes",
-            RouteKind::Tls => "tlsroutes",
-            RouteKind::Tcp => "tcproutes",
-            RouteKind::Udp => "udproutes",
-        };
-        return Some((r.api_version(), r.kind(), plural));
+/// or the first part of its `resource` label); `None` for what no source produces. The kinds extdns reads
+/// come from its kind table, in the version it watches; records other external-dns sources wrote name
+/// kinds it does not read yet.
+pub fn kind_of(source: &str) -> Option<(String, &'static str, &'static str)> {
+    let kind = RouteKind::from_source_name(source)
+        .map(ResourceKind::Route)
+        .or_else(|| ResourceKind::from_lowercase(source));
+    if let Some(kind) = kind {
+        let spec = kind.spec();
+        return Some((spec.api_version_of(spec.preferred_version()), spec.name, spec.plural));
     }
-    Some(match source {
-        "service" => ("v1", "Service", "services"),
-        "node" => ("v1", "Node", "nodes"),
-        "pod" => ("v1", "Pod", "pods"),
+    let (api_version, kind, plural) = match source {
         "ingress" => ("networking.k8s.io/v1", "Ingress", "ingresses"),
-        "gateway" => ("gateway.networking.k8s.io/v1", "Gateway", "gateways"),
         "crd" | "dnsendpoint" => ("externaldns.k8s.io/v1alpha1", "DNSEndpoint", "dnsendpoints"),
         _ => return None,
-    })
+    };
+    Some((api_version.to_string(), kind, plural))
 }
 
 #[cfg(test)]
@@ -138,16 +130,19 @@ mod tests {
 
     #[test]
     fn every_source_of_records_names_a_kind() {
-        assert_eq!(kind_of("service"), Some(("v1", "Service", "services")));
+        let found = |s| kind_of(s).map(|(v, k, p)| (v, k.to_string(), p.to_string()));
+        let expect = |v: &str, k: &str, p: &str| Some((v.to_string(), k.to_string(), p.to_string()));
+        assert_eq!(found("service"), expect("v1", "Service", "services"));
         assert_eq!(
-            kind_of("gateway-httproute"),
-            Some(("gateway.networking.k8s.io/v1", "HTTPRoute", "httproutes"))
+            found("gateway-httproute"),
+            expect("gateway.networking.k8s.io/v1", "HTTPRoute", "httproutes")
         );
         // The `resource` label's spelling of a route.
         assert_eq!(
-            kind_of("tcproute"),
-            Some(("gateway.networking.k8s.io/v1alpha2", "TCPRoute", "tcproutes"))
+            found("tcproute"),
+            expect("gateway.networking.k8s.io/v1alpha2", "TCPRoute", "tcproutes")
         );
+        assert_eq!(found("ingress"), expect("networking.k8s.io/v1", "Ingress", "ingresses"));
         assert_eq!(kind_of("fake"), None);
     }
 }

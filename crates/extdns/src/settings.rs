@@ -420,7 +420,6 @@ pub fn controller(flags: &Flags) -> Result<Settings, ValidationError> {
     let registry = match r.registry {
         RegistryName::Txt => {
             let mut config = TxtRegistryConfig::new(ownership(flags)?);
-            config.cache_interval = r.txt_cache_interval;
             config.managed_types = managed_types.clone();
             config.excluded_types = excluded_types.clone();
             RegistrySettings::Txt(Box::new(config))
@@ -452,6 +451,11 @@ pub fn controller(flags: &Flags) -> Result<Settings, ValidationError> {
         dry_run: c.dry_run,
         plan,
         deletion_guard: DeletionGuard::new(c.deletion_guard_percent, c.deletion_guard_min),
+        // The TXT registry's record cache is the controller's (the one cache of provider records).
+        records_cache_interval: match r.registry {
+            RegistryName::Txt => r.txt_cache_interval,
+            _ => Duration::ZERO,
+        },
     };
     let leader = crate::settings_leader::leader(&flags.leader)?;
     if leader.is_some() && c.once {

@@ -3,9 +3,8 @@
 
 use std::sync::Arc;
 
-use extdns_source::Source;
 use extdns_source::resolver::{Resolver, StaticResolver, SystemResolver};
-use extdns_source::wrappers::Pipeline;
+use extdns_source::{Pipeline, Source};
 use extdns_source_gateway::GatewayRouteSource;
 use extdns_source_service::ServiceSource;
 

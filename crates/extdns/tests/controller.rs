@@ -15,7 +15,7 @@ use extdns_endpoint::{Change, Changes, Endpoint, RecordType};
 use extdns_informer::{ClusterStore, ResourceKind};
 use extdns_informer::{LiveCluster, LiveOptions};
 use extdns_provider::{InMemoryProvider, Provider};
-use extdns_source::{Pipeline, Source, SourceError};
+use extdns_source::{Evaluation, Objects, Pipeline, Source, SourceError};
 
 type Error = Box<dyn std::error::Error>;
 
@@ -215,7 +215,7 @@ impl Source for FailingSource {
     fn watched_kinds(&self) -> Vec<ResourceKind> {
         Vec::new()
     }
-    async fn endpoints(&self, _: &ClusterStore) -> Result<Vec<Endpoint>, SourceError> {
+    async fn evaluate(&self, _: &ClusterStore, _: Objects<'_>) -> Result<Evaluation, SourceError> {
         Err(SourceError::Other {
             source_name: "failing".into(),
             message: "view unavailable".into(),

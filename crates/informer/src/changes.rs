@@ -7,9 +7,10 @@ use crate::store::ObjectKey;
 
 /// The objects that changed in a view since it was last asked ([`crate::Cluster::take_changes`]).
 ///
-/// An EndpointSlice is recorded under the Service it belongs to (its `kubernetes.io/service-name`
-/// label, both the old and the new one when the label changed), because that is all a source can do with
-/// it. `everything` stands for changes that cannot be listed: a re-list after a watch desync, files read
+/// How a kind's changes are recorded is its table entry's [`ChangeKey`](crate::kinds::ChangeKey): an
+/// EndpointSlice under the Service it belongs to (its `kubernetes.io/service-name` label, both the old and
+/// the new one when the label changed), because that is all a source can do with it; every other kind as
+/// itself. `everything` stands for changes that cannot be listed: a re-list after a watch desync, files read
 /// again, or a view that does not track its changes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ChangeSet {
@@ -24,9 +25,9 @@ impl ChangeSet {
     }
 
     /// One object changed.
-    pub fn of(kind: ResourceKind, namespace: &str, name: &str) -> Self {
+    pub fn of(object: ObjectKey) -> Self {
         let mut changes = ChangeSet::new();
-        changes.insert(kind, namespace, name);
+        changes.insert(object);
         changes
     }
 
@@ -48,15 +49,11 @@ impl ChangeSet {
     }
 
     /// Records one changed object. Once everything changed, single objects add nothing.
-    pub fn insert(&mut self, kind: ResourceKind, namespace: &str, name: &str) {
+    pub fn insert(&mut self, object: ObjectKey) {
         if self.everything {
             return;
         }
-        self.objects.insert(ObjectKey {
-            kind,
-            namespace: namespace.to_string(),
-            name: name.to_string(),
-        });
+        self.objects.insert(object);
     }
 
     /// Everything changed: the object list is dropped, it no longer says anything.
@@ -89,14 +86,14 @@ mod tests {
     fn each_object_is_recorded_once_and_everything_absorbs_them() {
         let mut c = ChangeSet::new();
         assert!(c.is_empty());
-        c.insert(ResourceKind::Service, "default", "web");
-        c.insert(ResourceKind::Service, "default", "web");
+        c.insert(ObjectKey::new(ResourceKind::Service, "default", "web"));
+        c.insert(ObjectKey::new(ResourceKind::Service, "default", "web"));
         assert_eq!(c.of_kind(ResourceKind::Service).count(), 1, "each object once");
         assert!(c.touches(ResourceKind::Service));
         assert!(!c.touches(ResourceKind::Pod));
         c.mark_everything();
         assert!(c.is_everything() && c.objects().next().is_none());
-        c.insert(ResourceKind::Pod, "default", "p");
+        c.insert(ObjectKey::new(ResourceKind::Pod, "default", "p"));
         assert!(c.objects().next().is_none());
         assert!(c.touches(ResourceKind::Pod));
     }

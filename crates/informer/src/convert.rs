@@ -1,7 +1,8 @@
 //! From the API types (k8s-openapi, gateway-api) to the compact views sources read.
 //!
-//! Both the live informer and the manifest loader go through these conversions, so a field a source needs
-//! is read the same way whichever backs the cluster. Only what some source reads is copied; the
+//! Both the live informer and the manifest loader go through these conversions (each API type's
+//! [`Watched`](crate::Watched) implementation, used by the one ingest path of [`crate::kinds`]), so a
+//! field a source needs is read the same way whichever backs the cluster. Only what some source reads is copied; the
 //! `kubectl.kubernetes.io/last-applied-configuration` annotation (a full copy of the object) never is.
 
 use std::collections::BTreeMap;
@@ -20,7 +21,11 @@ use k8s_openapi::api::discovery::v1 as discovery;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
+use crate::ResourceKind;
+use crate::decode::{default_spec_list, drop_route_rules, fill_gateway_status_defaults};
 use crate::intern::Interner;
+use crate::kinds::Convert;
+use crate::kinds::sealed::Sealed;
 use crate::view::{
     AllowedListeners, AllowedRoutes, EndpointSlice, Gateway, LabelSelector, LabelSelectorRequirement, Listener,
     ListenerSet, LoadBalancerIngress, Meta, Namespace, Node, NodeAddress, ObjectReference, ParentReference, Pod,
@@ -164,6 +169,36 @@ impl From<&core::Service> for Service {
     }
 }
 
+/// The kinds whose view needs nothing shared (the generic path interns their label keys).
+macro_rules! plain {
+    ($ty:ty, $kind:expr, $view:ty) => {
+        plain!($ty, $kind, $view, |_value| {});
+    };
+    ($ty:ty, $kind:expr, $view:ty, |$value:ident| $prepare:expr) => {
+        impl Sealed for $ty {
+            type View = $view;
+            const KIND: ResourceKind = $kind;
+            fn view(&self, _: &Convert<'_>) -> $view {
+                <$view>::from(self)
+            }
+            fn prepare($value: &mut serde_json::Value) {
+                $prepare
+            }
+        }
+    };
+}
+
+plain!(core::Service, ResourceKind::Service, Service);
+
+/// Pods keep only the configured annotations and share their repeated strings through the store's interner.
+impl Sealed for core::Pod {
+    type View = Pod;
+    const KIND: ResourceKind = ResourceKind::Pod;
+    fn view(&self, c: &Convert<'_>) -> Pod {
+        pod(self, c.pod_annotation_prefixes, c.interner)
+    }
+}
+
 /// Converts a Pod, keeping only the annotations under `prefixes` and sharing the strings Pods repeat
 /// through `interner`.
 pub fn pod(p: &core::Pod, prefixes: &PodAnnotationPrefixes, interner: &Interner) -> Pod {
@@ -246,6 +281,9 @@ impl From<&core::Node> for Node {
     }
 }
 
+plain!(core::Node, ResourceKind::Node, Node);
+plain!(core::Namespace, ResourceKind::Namespace, Namespace);
+
 impl From<&core::Namespace> for Namespace {
     fn from(n: &core::Namespace) -> Namespace {
         Namespace {
@@ -283,7 +321,16 @@ impl From<&discovery::EndpointSlice> for EndpointSlice {
     }
 }
 
+plain!(discovery::EndpointSlice, ResourceKind::EndpointSlice, EndpointSlice);
+
 // ------------------------------------------------------------------------------ gateway.networking.k8s.io
+
+plain!(GwGateway, ResourceKind::Gateway, Gateway, |value| {
+    fill_gateway_status_defaults(value)
+});
+plain!(GwListenerSet, ResourceKind::ListenerSet, ListenerSet, |value| {
+    fill_gateway_status_defaults(value)
+});
 
 /// The generated selector types differ per field, with the same shape.
 macro_rules! label_selector {
@@ -433,8 +480,13 @@ macro_rules! parent_ref {
     }};
 }
 
+/// Every route kind: its view, and what its JSON needs before decoding (status defaults, and no rules:
+/// no source reads them, and their filter types grow with every Gateway API release).
 macro_rules! route_from {
     ($ty:ty, $kind:expr, |$spec:ident| $hostnames:expr) => {
+        route_from!($ty, $kind, |$spec| $hostnames, |_value| {});
+    };
+    ($ty:ty, $kind:expr, |$spec:ident| $hostnames:expr, |$value:ident| $prepare:expr) => {
         impl From<&$ty> for Route {
             fn from(r: &$ty) -> Route {
                 let $spec = &r.spec;
@@ -462,6 +514,18 @@ macro_rules! route_from {
                 }
             }
         }
+        impl Sealed for $ty {
+            type View = Route;
+            const KIND: ResourceKind = ResourceKind::Route($kind);
+            fn view(&self, _: &Convert<'_>) -> Route {
+                Route::from(self)
+            }
+            fn prepare($value: &mut serde_json::Value) {
+                fill_gateway_status_defaults($value);
+                drop_route_rules($value);
+                $prepare
+            }
+        }
     };
 }
 
@@ -473,7 +537,11 @@ route_from!(GrpcRoute, RouteKind::Grpc, |spec| spec
     .hostnames
     .clone()
     .unwrap_or_default());
-route_from!(TlsRoute, RouteKind::Tls, |spec| spec.hostnames.clone());
+// Optional in TLSRoute v1alpha2 and v1alpha3, required in v1; objects stored through the older versions are
+// served through v1 without it. Absent and empty mean the same: the listener's hostname.
+route_from!(TlsRoute, RouteKind::Tls, |spec| spec.hostnames.clone(), |value| {
+    default_spec_list(value, "hostnames")
+});
 route_from!(TcpRoute, RouteKind::Tcp, |_spec| Vec::new());
 route_from!(UdpRoute, RouteKind::Udp, |_spec| Vec::new());
 

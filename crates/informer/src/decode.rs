@@ -5,15 +5,13 @@
 //! The generated Gateway API structs require some fields the API allows to be absent (an older served
 //! version made them optional, or a hand-written status leaves out what the API server would fill in), and
 //! they model fields no source reads in detail (route rules, whose filter types grow with every Gateway API
-//! release). [`prepare`] evens that out before decoding, so neither can make an object unreadable.
+//! release). Each API type's `prepare` (in [`crate::convert`]) evens that out before decoding with the
+//! helpers here, so neither can make an object unreadable.
 
 use std::fmt;
 
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
-
-use crate::ResourceKind;
-use crate::view::RouteKind;
 
 /// A wrong value is quoted at most this long in a message: enough to recognise it, never a whole blob.
 const MAX_QUOTED: usize = 64;
@@ -52,38 +50,34 @@ impl DecodeError {
     }
 }
 
-/// Decodes one object of `kind` after [`prepare`] (which may change `value`).
-pub(crate) fn decode<K: DeserializeOwned>(kind: ResourceKind, value: &mut Value) -> Result<K, DecodeError> {
-    prepare(kind, value);
-    serde_path_to_error::deserialize(&*value).map_err(DecodeError::new)
+/// Decodes one object, naming the field at fault when it cannot.
+pub(crate) fn decode<K: DeserializeOwned>(value: &Value) -> Result<K, DecodeError> {
+    serde_path_to_error::deserialize(value).map_err(DecodeError::new)
 }
 
-/// Fills what the typed structs require but the API lets objects leave out, and empties what no source
-/// reads but the typed structs would check.
-pub(crate) fn prepare(kind: ResourceKind, value: &mut Value) {
-    let Some(obj) = value.as_object_mut() else { return };
-    let ResourceKind::Route(route) = kind else {
-        if matches!(kind, ResourceKind::Gateway | ResourceKind::ListenerSet) {
-            fill_gateway_status_defaults(obj);
-        }
-        return;
-    };
-    fill_gateway_status_defaults(obj);
-    let Some(Value::Object(spec)) = obj.get_mut("spec") else {
-        return;
-    };
-    spec.insert("rules".into(), Value::Array(Vec::new()));
-    // Optional in TLSRoute v1alpha2 and v1alpha3, required in v1; objects stored through the older
-    // versions are served through v1 without it. Absent and empty mean the same: the listener's hostname.
-    if route == RouteKind::Tls && spec.get("hostnames").is_none_or(Value::is_null) {
-        spec.insert("hostnames".into(), Value::Array(Vec::new()));
+/// Empties `spec.rules` of a route: no source reads them, and their filter types grow with every Gateway
+/// API release, so a newer filter must not make the route unreadable.
+pub(crate) fn drop_route_rules(value: &mut Value) {
+    if let Some(Value::Object(spec)) = value.get_mut("spec") {
+        spec.insert("rules".into(), Value::Array(Vec::new()));
+    }
+}
+
+/// Makes an absent (or null) `spec.<field>` an empty list: for fields an older served version made
+/// optional and the typed model requires.
+pub(crate) fn default_spec_list(value: &mut Value, field: &str) {
+    if let Some(Value::Object(spec)) = value.get_mut("spec")
+        && spec.get(field).is_none_or(Value::is_null)
+    {
+        spec.insert(field.into(), Value::Array(Vec::new()));
     }
 }
 
 /// Hand-written manifests often leave out status fields the API server always fills in (a condition's
 /// `lastTransitionTime`, a route parent's `controllerName`, a listener's `attachedRoutes`); the typed
 /// Gateway API structs require them, although no source reads them.
-fn fill_gateway_status_defaults(obj: &mut Map<String, Value>) {
+pub(crate) fn fill_gateway_status_defaults(value: &mut Value) {
+    let Some(obj) = value.as_object_mut() else { return };
     fn fill_conditions(entry: &mut Map<String, Value>) {
         if let Some(Value::Array(conds)) = entry.get_mut("conditions") {
             for c in conds.iter_mut().filter_map(Value::as_object_mut) {
@@ -156,9 +150,8 @@ mod tests {
 
     #[test]
     fn a_wrongly_typed_field_is_named_by_its_path() {
-        let mut v = json!({"metadata": {"name": "web"}, "spec": {"ports": [{"port": 80}, {"port": "eighty"}]}});
-        let err = decode::<k8s_openapi::api::core::v1::Service>(ResourceKind::Service, &mut v)
-            .expect_err("a string port does not decode");
+        let v = json!({"metadata": {"name": "web"}, "spec": {"ports": [{"port": 80}, {"port": "eighty"}]}});
+        let err = decode::<k8s_openapi::api::core::v1::Service>(&v).expect_err("a string port does not decode");
         assert_eq!(err.path, "spec.ports[1].port");
         assert!(err.problem.contains("\"eighty\""), "{err}");
         assert!(
@@ -170,8 +163,8 @@ mod tests {
     #[test]
     fn long_values_are_cut_in_messages() {
         let long = "x".repeat(10_000);
-        let mut v = json!({"metadata": {"name": "web"}, "spec": {"type": 5, "clusterIP": ["a"], "ports": long}});
-        let err = decode::<k8s_openapi::api::core::v1::Service>(ResourceKind::Service, &mut v).expect_err("must fail");
+        let v = json!({"metadata": {"name": "web"}, "spec": {"type": 5, "clusterIP": ["a"], "ports": long}});
+        let err = decode::<k8s_openapi::api::core::v1::Service>(&v).expect_err("must fail");
         assert!(err.to_string().len() < 400, "{err}");
         let cut = cut_quotes(&format!("invalid type: string \"{long}\", expected a sequence"));
         assert_eq!(
@@ -194,7 +187,7 @@ mod tests {
         let mut v = json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "TLSRoute",
             "metadata": {"name": "t", "namespace": "n"},
             "spec": {"parentRefs": [{"name": "gw"}], "rules": [{"backendRefs": [{"name": "s", "port": 443}]}]}});
-        let r: gateway_api::tlsroutes::TlsRoute = decode(ResourceKind::Route(RouteKind::Tls), &mut v)?;
+        let r: gateway_api::tlsroutes::TlsRoute = crate::kinds::decode(&mut v)?;
         assert!(r.spec.hostnames.is_empty());
         Ok(())
     }
@@ -204,7 +197,7 @@ mod tests {
         // A filter type from a newer Gateway API release than the typed model knows.
         let mut v = json!({"metadata": {"name": "r", "namespace": "n"},
             "spec": {"hostnames": ["a.example.com"], "rules": [{"filters": [{"type": "FutureFilter"}]}]}});
-        let r: gateway_api::httproutes::HttpRoute = decode(ResourceKind::Route(RouteKind::Http), &mut v)?;
+        let r: gateway_api::httproutes::HttpRoute = crate::kinds::decode(&mut v)?;
         assert_eq!(r.spec.hostnames, Some(vec!["a.example.com".to_string()]));
         Ok(())
     }

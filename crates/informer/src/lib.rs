@@ -1,9 +1,11 @@
 //! The Kubernetes layer of extdns.
 //!
 //! Sources never talk to the API server: they read a [`ClusterStore`], the one indexed store of the objects
-//! they need, in a compact form ([`view`]). Two things fill it: [`LiveCluster`], whose kube-runtime watchers
-//! decode and convert each object on arrival ([`convert`]) so that only the fields sources read are kept,
-//! and the [`manifests`] loader. Either way the lookups and their order (namespace, then name) are the same.
+//! they need, in a compact form ([`view`]). Every kind extdns can watch is declared once, in the table of
+//! [`kinds`]. Two things fill the store, through the same ingest path: [`LiveCluster`], whose kube-runtime
+//! watchers decode and convert each object on arrival ([`convert`]) so that only the fields sources read are
+//! kept, and the [`manifests`] loader. Either way the lookups and their order (namespace, then name) are the
+//! same.
 //! The controller sees a [`Cluster`]: the store plus whether it is complete and when it changes.
 //!
 //! ```
@@ -32,6 +34,7 @@ pub mod convert;
 mod decode;
 mod fields;
 mod intern;
+pub mod kinds;
 pub mod live;
 mod manifest_cluster;
 pub mod manifests;
@@ -45,59 +48,16 @@ pub use convert::PodAnnotationPrefixes;
 pub use decode::DecodeError;
 pub use fields::{FieldTree, PathStep, TemplateFields};
 pub use intern::Interner;
-pub use live::{InformerError, LiveCluster, LiveOptions, Watched};
+pub use kinds::{KINDS, KindSpec, ResourceKind, Watched};
+pub use live::{InformerError, LiveCluster, LiveOptions};
 pub use manifest_cluster::ManifestCluster;
 pub use manifests::{LoadOptions, Loaded, ManifestError, ManifestWarning, load, load_lenient};
 pub use store::{ClusterStore, ObjectKey};
 pub use strmap::{StrMap, Sym};
 
-use std::fmt;
 use std::sync::Arc;
 
 use tokio::sync::watch;
-
-use view::RouteKind;
-
-/// The kinds of Kubernetes objects extdns can watch. A source lists the kinds it reads, and the live
-/// cluster starts reflectors for those kinds only.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ResourceKind {
-    Service,
-    EndpointSlice,
-    Pod,
-    Node,
-    Namespace,
-    Gateway,
-    ListenerSet,
-    Route(RouteKind),
-}
-
-impl ResourceKind {
-    /// The API kind: `Service`, `HTTPRoute`, ...
-    pub fn kind(self) -> &'static str {
-        match self {
-            ResourceKind::Service => "Service",
-            ResourceKind::EndpointSlice => "EndpointSlice",
-            ResourceKind::Pod => "Pod",
-            ResourceKind::Node => "Node",
-            ResourceKind::Namespace => "Namespace",
-            ResourceKind::Gateway => "Gateway",
-            ResourceKind::ListenerSet => "ListenerSet",
-            ResourceKind::Route(r) => r.kind(),
-        }
-    }
-
-    /// Nodes and Namespaces have no namespace; everything else extdns reads is namespaced.
-    pub fn cluster_scoped(self) -> bool {
-        matches!(self, ResourceKind::Node | ResourceKind::Namespace)
-    }
-}
-
-impl fmt::Display for ResourceKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.kind())
-    }
-}
 
 /// The cluster as the controller sees it: the objects, whether the view is complete, and when it changes.
 /// Sources only ever get the [`ClusterStore`].

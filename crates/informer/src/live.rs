@@ -7,35 +7,33 @@
 //! to their compact view as they arrive and only the view is kept, never the API object, so memory grows
 //! with the fields extdns reads (docs/performance.md has the figures).
 
-use std::any::Any;
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Debug;
 use std::pin::pin;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use futures::StreamExt;
-use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::api::ListParams;
+use kube::core::{ApiResource, DynamicResourceScope};
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
 use kube::{Api, Client, Resource};
 use serde::Deserialize;
-use serde::de::{DeserializeOwned, Deserializer};
+use serde::de::Deserializer;
 use serde_json::Value;
 use tokio::runtime::Handle;
 use tokio::sync::watch;
-use tokio::task::{AbortHandle, JoinHandle};
+use tokio::task::JoinHandle;
 
-use crate::convert::{self, PodAnnotationPrefixes};
-use crate::decode::{self, DecodeError};
+use crate::convert::PodAnnotationPrefixes;
+use crate::decode::DecodeError;
 use crate::intern::Interner;
-use crate::pod_demand::{self, PodDemand};
-use crate::store::{Index, Item};
-use crate::view::{EndpointSlice, Gateway, ListenerSet, Namespace, Node, Pod, Route, RouteKind, Service};
-use crate::{ChangeSet, Cluster, ClusterStore, ObjectKey, ResourceKind, StrMap, Sym, TemplateFields};
+use crate::kinds::{self, ChangeKey, Convert, KindSpec, Scope, WatchIn, Watched};
+use crate::pod_demand::{Fetches, PodDemand};
+use crate::store::Item;
+use crate::{ChangeSet, Cluster, ClusterStore, ObjectKey, ResourceKind, Sym, TemplateFields};
 
 /// What to watch, beyond the kinds.
 #[derive(Debug, Clone, Default)]
@@ -102,16 +100,16 @@ impl LiveCluster {
         let runtime = tokio::runtime::Handle::try_current().map_err(InformerError::NoRuntime)?;
         let kinds: BTreeSet<ResourceKind> = kinds.iter().copied().collect();
         let kinds_list: Vec<ResourceKind> = kinds.iter().copied().collect();
-        let inner = Inner::new(ClusterStore::new(), &kinds_list, opts).with_api(client.clone(), runtime.clone());
-        let mut cluster = LiveCluster {
-            inner: Arc::new(inner),
-            tasks: Vec::new(),
-        };
+        let inner = Arc::new(Inner::new(ClusterStore::new(), &kinds_list, opts).with_api(client, runtime));
+        let mut tasks = Vec::new();
         for kind in kinds {
-            let task = cluster.spawn(&runtime, client.clone(), kind);
-            cluster.tasks.push(task);
+            let spec = kind.spec();
+            let namespace = inner.namespace_of(spec);
+            // The version the table prefers; discovery of the served one would choose here.
+            let resource = spec.api_resource(spec.preferred_version());
+            tasks.extend(spec.ops.watch(resource, namespace, Arc::clone(&inner)));
         }
-        Ok(cluster)
+        Ok(LiveCluster { inner, tasks })
     }
 
     /// A cluster with the same store and conversions but no watchers: events are fed with
@@ -173,56 +171,29 @@ impl LiveCluster {
     pub fn interner(&self) -> &Interner {
         self.inner.store.interner()
     }
-
-    fn spawn(&self, runtime: &tokio::runtime::Handle, client: Client, kind: ResourceKind) -> JoinHandle<()> {
-        let inner = Arc::clone(&self.inner);
-        let opts = &self.inner.opts;
-        let ns = opts.namespace.as_deref().filter(|n| !n.is_empty());
-        let gw_ns = opts.gateway_namespace.as_deref().filter(|n| !n.is_empty());
-        let mut cfg = watcher::Config::default().any_semantic();
-        if let Some(sel) = opts.label_selectors.get(&kind).filter(|s| !s.is_empty()) {
-            cfg = cfg.labels(sel);
-        }
-        use gateway_api::experimental::{tcproutes::TcpRoute, udproutes::UdpRoute};
-        use gateway_api::{grpcroutes::GrpcRoute, httproutes::HttpRoute, tlsroutes::TlsRoute};
-        use k8s_openapi::api::{core::v1 as core, discovery::v1 as discovery};
-        match kind {
-            ResourceKind::Service => runtime.spawn(run::<core::Service>(scoped(client, ns), cfg, inner)),
-            ResourceKind::EndpointSlice => {
-                runtime.spawn(run::<discovery::EndpointSlice>(scoped(client, ns), cfg, inner))
-            }
-            ResourceKind::Pod => runtime.spawn(run::<core::Pod>(scoped(client, ns), cfg, inner)),
-            ResourceKind::Node => runtime.spawn(run::<core::Node>(Api::all(client), cfg, inner)),
-            ResourceKind::Namespace => runtime.spawn(run::<core::Namespace>(Api::all(client), cfg, inner)),
-            ResourceKind::Gateway => {
-                runtime.spawn(run::<gateway_api::gateways::Gateway>(scoped(client, gw_ns), cfg, inner))
-            }
-            ResourceKind::ListenerSet => runtime.spawn(run::<gateway_api::listenersets::ListenerSet>(
-                Api::all(client),
-                cfg,
-                inner,
-            )),
-            ResourceKind::Route(RouteKind::Http) => runtime.spawn(run::<HttpRoute>(scoped(client, ns), cfg, inner)),
-            ResourceKind::Route(RouteKind::Grpc) => runtime.spawn(run::<GrpcRoute>(scoped(client, ns), cfg, inner)),
-            ResourceKind::Route(RouteKind::Tls) => runtime.spawn(run::<TlsRoute>(scoped(client, ns), cfg, inner)),
-            ResourceKind::Route(RouteKind::Tcp) => runtime.spawn(run::<TcpRoute>(scoped(client, ns), cfg, inner)),
-            ResourceKind::Route(RouteKind::Udp) => runtime.spawn(run::<UdpRoute>(scoped(client, ns), cfg, inner)),
-        }
-    }
 }
 
-fn scoped<K>(client: Client, namespace: Option<&str>) -> Api<Decoded<K>>
-where
-    K: Watched + Resource<Scope = NamespaceResourceScope>,
-{
-    match namespace {
-        Some(ns) => Api::namespaced(client, ns),
-        None => Api::all(client),
+/// Starts the watcher of the kind whose API type is `K`, at `resource` (the version the table or discovery
+/// chose), in `namespace` (all for `None`); `None` for a view without API access.
+pub(crate) fn spawn_watch<K: Watched>(
+    resource: ApiResource,
+    namespace: Option<&str>,
+    inner: Arc<Inner>,
+) -> Option<JoinHandle<()>> {
+    let ApiAccess { client, runtime } = inner.api.clone()?;
+    let api: Api<Decoded<K>> = match namespace {
+        Some(ns) => Api::namespaced_with(client, ns, &resource),
+        None => Api::all_with(client, &resource),
+    };
+    let mut cfg = watcher::Config::default().any_semantic();
+    if let Some(sel) = inner.opts.label_selectors.get(&K::KIND).filter(|s| !s.is_empty()) {
+        cfg = cfg.labels(sel);
     }
+    Some(runtime.spawn(run::<K>(api, cfg, inner)))
 }
 
 async fn run<K: Watched>(api: Api<Decoded<K>>, cfg: watcher::Config, inner: Arc<Inner>) {
-    let kind = K::resource_kind();
+    let kind = K::KIND;
     let mut events = pin!(watcher::watcher(api, cfg).default_backoff());
     while let Some(event) = events.next().await {
         match event {
@@ -253,7 +224,7 @@ impl Cluster for LiveCluster {
 /// One object of kind `K` as a list page or watch event carries it, decoded on its own so that an object
 /// the typed model cannot read fails alone instead of failing the list (and with it every sync).
 #[derive(Debug, Clone)]
-enum Decoded<K> {
+pub(crate) enum Decoded<K> {
     Object(K),
     /// What could be read of its metadata (its identity and resource version), and why the rest could not.
     Undecodable {
@@ -262,21 +233,26 @@ enum Decoded<K> {
     },
 }
 
+/// The API resource (group, version, plural) travels as the dynamic type, so the version watched is the
+/// one the table or discovery chooses, not the one the typed model was generated from.
 impl<K: Watched> Resource for Decoded<K> {
-    type DynamicType = ();
-    type Scope = K::Scope;
+    type DynamicType = ApiResource;
+    type Scope = DynamicResourceScope;
 
-    fn kind(dt: &()) -> Cow<'_, str> {
-        K::kind(dt)
+    fn kind(dt: &ApiResource) -> Cow<'_, str> {
+        Cow::Borrowed(&dt.kind)
     }
-    fn group(dt: &()) -> Cow<'_, str> {
-        K::group(dt)
+    fn group(dt: &ApiResource) -> Cow<'_, str> {
+        Cow::Borrowed(&dt.group)
     }
-    fn version(dt: &()) -> Cow<'_, str> {
-        K::version(dt)
+    fn version(dt: &ApiResource) -> Cow<'_, str> {
+        Cow::Borrowed(&dt.version)
     }
-    fn plural(dt: &()) -> Cow<'_, str> {
-        K::plural(dt)
+    fn api_version(dt: &ApiResource) -> Cow<'_, str> {
+        Cow::Borrowed(&dt.api_version)
+    }
+    fn plural(dt: &ApiResource) -> Cow<'_, str> {
+        Cow::Borrowed(&dt.plural)
     }
     fn meta(&self) -> &ObjectMeta {
         match self {
@@ -295,7 +271,7 @@ impl<K: Watched> Resource for Decoded<K> {
 impl<'de, K: Watched> Deserialize<'de> for Decoded<K> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let mut value = Value::deserialize(deserializer)?;
-        Ok(match decode::decode::<K>(K::resource_kind(), &mut value) {
+        Ok(match kinds::decode::<K>(&mut value) {
             Ok(o) => Decoded::Object(o),
             Err(error) => Decoded::Undecodable {
                 meta: Box::new(identity(&value)),
@@ -320,167 +296,32 @@ fn identity(value: &Value) -> ObjectMeta {
     })
 }
 
-/// The API types extdns watches, each tied to its view and its index in the store.
-pub trait Watched:
-    sealed::Sealed + Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static
-{
-    fn resource_kind() -> ResourceKind;
-}
-
-mod sealed {
-    use super::*;
-
-    /// Sealed: only the kinds below can be watched.
-    pub trait Sealed {
-        #[doc(hidden)]
-        type View: Item;
-        #[doc(hidden)]
-        fn index(store: &ClusterStore) -> &Index<Self::View>;
-        #[doc(hidden)]
-        fn convert(&self, store: &ClusterStore, opts: &LiveOptions) -> Self::View;
-    }
-}
-
-macro_rules! watched {
-    ($ty:ty, $kind:expr, $view:ty, |$store:ident| $index:expr) => {
-        impl sealed::Sealed for $ty {
-            type View = $view;
-            fn index($store: &ClusterStore) -> &Index<$view> {
-                $index
-            }
-            fn convert(&self, store: &ClusterStore, opts: &LiveOptions) -> $view {
-                let mut view = <$view>::from(self);
-                if let Some(slot) = view.template_fields_slot() {
-                    *slot = opts.template_fields.keep($kind, self);
-                }
-                if let Some(meta) = view.meta_mut() {
-                    meta.labels = meta.labels.with_interned_keys(store.interner());
-                    meta.annotations = meta.annotations.with_interned_keys(store.interner());
-                }
-                view
-            }
-        }
-        impl Watched for $ty {
-            fn resource_kind() -> ResourceKind {
-                $kind
-            }
-        }
-    };
-}
-
-watched!(
-    k8s_openapi::api::core::v1::Service,
-    ResourceKind::Service,
-    Service,
-    |s| &s.services
-);
-watched!(
-    k8s_openapi::api::discovery::v1::EndpointSlice,
-    ResourceKind::EndpointSlice,
-    EndpointSlice,
-    |s| &s.slices
-);
-watched!(k8s_openapi::api::core::v1::Node, ResourceKind::Node, Node, |s| &s.nodes);
-watched!(
-    k8s_openapi::api::core::v1::Namespace,
-    ResourceKind::Namespace,
-    Namespace,
-    |s| &s.namespaces
-);
-watched!(gateway_api::gateways::Gateway, ResourceKind::Gateway, Gateway, |s| &s
-    .gateways);
-watched!(
-    gateway_api::listenersets::ListenerSet,
-    ResourceKind::ListenerSet,
-    ListenerSet,
-    |s| &s.listener_sets
-);
-watched!(
-    gateway_api::httproutes::HttpRoute,
-    ResourceKind::Route(RouteKind::Http),
-    Route,
-    |s| s.route_index(RouteKind::Http)
-);
-watched!(
-    gateway_api::grpcroutes::GrpcRoute,
-    ResourceKind::Route(RouteKind::Grpc),
-    Route,
-    |s| s.route_index(RouteKind::Grpc)
-);
-watched!(
-    gateway_api::tlsroutes::TlsRoute,
-    ResourceKind::Route(RouteKind::Tls),
-    Route,
-    |s| s.route_index(RouteKind::Tls)
-);
-watched!(
-    gateway_api::experimental::tcproutes::TcpRoute,
-    ResourceKind::Route(RouteKind::Tcp),
-    Route,
-    |s| s.route_index(RouteKind::Tcp)
-);
-watched!(
-    gateway_api::experimental::udproutes::UdpRoute,
-    ResourceKind::Route(RouteKind::Udp),
-    Route,
-    |s| s.route_index(RouteKind::Udp)
-);
-
-/// Pods keep only the configured annotations and share their repeated strings through the store's interner.
-impl sealed::Sealed for k8s_openapi::api::core::v1::Pod {
-    type View = Pod;
-    fn index(store: &ClusterStore) -> &Index<Pod> {
-        &store.pods
-    }
-    fn convert(&self, store: &ClusterStore, opts: &LiveOptions) -> Pod {
-        convert::pod(self, &opts.pod_annotation_prefixes, store.interner())
-    }
-}
-impl Watched for k8s_openapi::api::core::v1::Pod {
-    fn resource_kind() -> ResourceKind {
-        ResourceKind::Pod
-    }
-}
-
 /// Everything the watcher tasks and the view share.
 #[derive(Debug)]
-struct Inner {
-    opts: LiveOptions,
-    store: Arc<ClusterStore>,
-    changes: watch::Sender<u64>,
-    unsynced: Mutex<BTreeSet<ResourceKind>>,
+pub(crate) struct Inner {
+    pub(crate) opts: LiveOptions,
+    pub(crate) store: Arc<ClusterStore>,
+    pub(crate) changes: watch::Sender<u64>,
+    pub(crate) unsynced: Mutex<BTreeSet<ResourceKind>>,
     /// What changed since the controller last took the changes.
-    pending: Mutex<ChangeSet>,
+    pub(crate) pending: Mutex<ChangeSet>,
     /// For listing the Pods a new demand selects; `None` for a detached view.
-    api: Option<ApiAccess>,
+    pub(crate) api: Option<ApiAccess>,
     /// Which Pods are kept ([`LiveOptions::pods_on_demand`]).
-    demand: Mutex<PodDemand>,
-    fetches: Mutex<Fetches>,
+    pub(crate) demand: Mutex<PodDemand>,
+    pub(crate) fetches: Mutex<Fetches>,
 }
 
 #[derive(Clone)]
-struct ApiAccess {
-    client: Client,
-    runtime: Handle,
+pub(crate) struct ApiAccess {
+    pub(crate) client: Client,
+    pub(crate) runtime: Handle,
 }
 
 impl Debug for ApiAccess {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("ApiAccess")
     }
-}
-
-/// The Pod lists of new demand ([`crate::pod_demand`]).
-#[derive(Debug, Default)]
-struct Fetches {
-    next: u64,
-    /// The lists in flight, each with the Pods (namespace, name) a watch event touched since it began: the
-    /// event's state is at least as new as the list's, so the list leaves those alone.
-    active: HashMap<u64, HashSet<(Sym, Box<str>)>>,
-    /// Asked for while the Pods were (re-)listing; started once that list completes, since a Pod the list
-    /// carried before the demand grew was dropped.
-    deferred: Vec<(Sym, StrMap)>,
-    tasks: Vec<AbortHandle>,
 }
 
 impl Inner {
@@ -502,158 +343,51 @@ impl Inner {
         self
     }
 
-    /// The kinds whose first list has not completed, and Pods while a list of new demand is in flight.
+    /// The namespace a kind is watched in; `None` for all.
+    fn namespace_of(&self, spec: &KindSpec) -> Option<&str> {
+        let configured = match spec.scope {
+            Scope::Cluster | Scope::Namespaced(WatchIn::All) => None,
+            Scope::Namespaced(WatchIn::Sources) => self.opts.namespace.as_deref(),
+            Scope::Namespaced(WatchIn::Gateways) => self.opts.gateway_namespace.as_deref(),
+        };
+        configured.filter(|n| !n.is_empty())
+    }
+
+    /// What every conversion of this view shares.
+    pub(crate) fn convert(&self) -> Convert<'_> {
+        Convert {
+            interner: self.store.interner(),
+            pod_annotation_prefixes: &self.opts.pod_annotation_prefixes,
+            template_fields: &self.opts.template_fields,
+        }
+    }
+
+    /// The kinds whose first list has not completed, and those a list of new demand is in flight for.
     fn unsynced_kinds(&self) -> Vec<ResourceKind> {
         let mut kinds = self.unsynced.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        if !self.fetches().active.is_empty() {
-            kinds.insert(ResourceKind::Pod);
-        }
+        kinds.extend(self.demand_listing());
         kinds.into_iter().collect()
     }
 
-    fn is_synced(&self, kind: ResourceKind) -> bool {
+    pub(crate) fn is_synced(&self, kind: ResourceKind) -> bool {
         !self.unsynced.lock().unwrap_or_else(|e| e.into_inner()).contains(&kind)
     }
 
     /// Marks a kind listed; true when it was the last one, i.e. the whole view just became synced.
-    fn mark_synced(&self, kind: ResourceKind) -> bool {
+    pub(crate) fn mark_synced(&self, kind: ResourceKind) -> bool {
         let mut unsynced = self.unsynced.lock().unwrap_or_else(|e| e.into_inner());
         unsynced.remove(&kind) && unsynced.is_empty()
     }
 
-    fn fetches(&self) -> MutexGuard<'_, Fetches> {
+    pub(crate) fn fetches(&self) -> MutexGuard<'_, Fetches> {
         self.fetches.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn demand(&self) -> MutexGuard<'_, PodDemand> {
+    pub(crate) fn demand(&self) -> MutexGuard<'_, PodDemand> {
         self.demand.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Whether the store keeps this view: every one, except Pods no Service reads when on demand. Until the
-    /// Services are listed the demand is unknown and every Pod is kept, so that both lists run at once; the
-    /// Pods nothing selects are dropped when the Services are in ([`Inner::listed`]).
-    fn keeps(&self, view: &dyn Any, ns: &str) -> bool {
-        match view.downcast_ref::<Pod>() {
-            Some(pod) if self.opts.pods_on_demand && self.is_synced(ResourceKind::Service) => {
-                self.demand().wants(ns, &pod.labels)
-            }
-            _ => true,
-        }
-    }
-
-    /// Drops the stored Pods the demand does not select.
-    fn prune_pods(&self) {
-        let demand = self.demand();
-        let dropped = self.store.pods.retain(|ns, pod| demand.wants(ns, &pod.labels));
-        tracing::debug!(dropped, "dropped the Pods no Service reads");
-    }
-
-    /// After a Service event: brings the demand up to date and lists the Pods it newly selects.
-    fn service_changed(self: &Arc<Self>, ns: &Sym, name: &str) {
-        let svc = self.store.services.get(ns, name);
-        let fetch = match svc {
-            Some(svc) => self.demand().upsert(ns, &svc),
-            None => {
-                self.demand().remove(ns, name);
-                None
-            }
-        };
-        if let Some(selector) = fetch {
-            self.fetch_pods(ns.clone(), selector);
-        }
-    }
-
-    /// After a list of Services: the demand from scratch, and the Pods it newly selects. The first list
-    /// fetches nothing: every Pod was kept until then, so the store drops the ones not selected instead.
-    fn services_relisted(self: &Arc<Self>, first: bool) {
-        let services = self.store.services.all();
-        let interner = self.store.interner();
-        let fetch = self
-            .demand()
-            .rebuild(services.iter().map(|s| (interner.intern(&s.meta.namespace), &**s)));
-        if first {
-            self.prune_pods();
-            return;
-        }
-        for (ns, selector) in fetch {
-            self.fetch_pods(ns, selector);
-        }
-    }
-
-    /// Lists the Pods of `namespace` that `selector` selects into the store, holding the view unsynced until
-    /// they are in; deferred while the Pods are (re-)listing.
-    fn fetch_pods(self: &Arc<Self>, namespace: Sym, selector: StrMap) {
-        let Some(ApiAccess { client, runtime }) = self.api.clone() else {
-            // Detached: events are fed by hand, there is nothing to list from.
-            return;
-        };
-        if !self.is_synced(ResourceKind::Pod) || self.store.pods.is_relisting() {
-            self.fetches().deferred.push((namespace, selector));
-            return;
-        }
-        let id = {
-            let mut fetches = self.fetches();
-            fetches.next += 1;
-            let id = fetches.next;
-            fetches.active.insert(id, HashSet::new());
-            id
-        };
-        let mut labels = pod_demand::selector_string(&selector);
-        if let Some(configured) = self
-            .opts
-            .label_selectors
-            .get(&ResourceKind::Pod)
-            .filter(|s| !s.is_empty())
-        {
-            labels = if labels.is_empty() {
-                configured.clone()
-            } else {
-                format!("{labels},{configured}")
-            };
-        }
-        let inner = Arc::clone(self);
-        let task = runtime.spawn(async move {
-            let api: Api<Decoded<k8s_openapi::api::core::v1::Pod>> = Api::namespaced(client, &namespace);
-            let pods = list_all(&api, &labels).await;
-            inner.apply_fetched(id, pods);
-        });
-        let mut fetches = self.fetches();
-        fetches.tasks.retain(|t| !t.is_finished());
-        fetches.tasks.push(task.abort_handle());
-    }
-
-    /// Stores the Pods a fetch listed, except those a watch event touched meanwhile, and lets the view sync.
-    fn apply_fetched(&self, id: u64, pods: Vec<Decoded<k8s_openapi::api::core::v1::Pod>>) {
-        let touched = self.fetches().active.remove(&id).unwrap_or_default();
-        let store = &*self.store;
-        let mut stored = 0usize;
-        for pod in pods {
-            let meta = pod.meta();
-            let ns = store.interner().intern(meta.namespace.as_deref().unwrap_or_default());
-            let name: Box<str> = meta.name.as_deref().unwrap_or_default().into();
-            if touched.contains(&(ns.clone(), name.clone())) {
-                continue;
-            }
-            let changed = match pod {
-                Decoded::Object(o) => {
-                    let view = sealed::Sealed::convert(&o, store, &self.opts);
-                    self.keeps(&view, &ns) && store.pods.upsert(ns.clone(), view)
-                }
-                Decoded::Undecodable { meta, error } => {
-                    warn_undecodable(ResourceKind::Pod, &meta, &error);
-                    store.pods.mark_undecodable(ns.clone(), &name)
-                }
-            };
-            if changed {
-                stored += 1;
-                self.pending_changes().insert(ResourceKind::Pod, &ns, &name);
-            }
-        }
-        tracing::debug!(stored, "listed the Pods of a new selector");
-        self.bump();
-    }
-
-    fn bump(&self) {
+    pub(crate) fn bump(&self) {
         self.changes.send_modify(|c| *c = c.wrapping_add(1));
     }
 
@@ -661,9 +395,13 @@ impl Inner {
     /// the first list bumps it once, when the last kind completes, so a waiter sees the view become
     /// synced.
     fn ingest<K: Watched>(self: &Arc<Self>, event: Event<Decoded<K>>) {
-        let kind = K::resource_kind();
+        let kind = K::KIND;
         let store = &*self.store;
-        let index = K::index(store);
+        let Some(index) = store.index::<K::View>(kind) else {
+            tracing::error!(%kind, "no index for this kind; its events are ignored");
+            return;
+        };
+        let convert = self.convert();
         let ns = |m: &ObjectMeta| store.interner().intern(m.namespace.as_deref().unwrap_or_default());
         let name = |m: &ObjectMeta| -> Box<str> { m.name.as_deref().unwrap_or_default().into() };
         // The object an incremental sync must look at: its namespace, its name and, for kinds stored in
@@ -673,7 +411,7 @@ impl Inner {
         let changed = match event {
             Event::Apply(Decoded::Object(o)) => {
                 let (ns, name) = (ns(o.meta()), name(o.meta()));
-                let view = o.convert(store, &self.opts);
+                let view = kinds::convert(&o, &convert);
                 let groups = [index.group_of(&ns, &name), view.group().map(Box::from)];
                 touched = Some((ns.clone(), name.clone(), groups));
                 if self.keeps(&view, &ns) {
@@ -695,16 +433,13 @@ impl Inner {
                 index.remove(&ns, &name)
             }
             Event::Init => {
-                if kind == ResourceKind::Pod {
-                    // This list keeps the Pods of the demand so far.
-                    self.fetches().deferred.clear();
-                }
+                self.demand_relisting(kind);
                 index.begin_relist();
                 false
             }
             Event::InitApply(Decoded::Object(o)) => {
                 let ns = ns(o.meta());
-                let view = o.convert(store, &self.opts);
+                let view = kinds::convert(&o, &convert);
                 if self.keeps(&view, &ns) {
                     index.relist_add(ns, Ok(view));
                 }
@@ -729,104 +464,36 @@ impl Inner {
             }
         };
         if let Some((ns, name, _)) = &touched {
-            if kind == ResourceKind::Pod {
-                let mut fetches = self.fetches();
-                for seen in fetches.active.values_mut() {
-                    seen.insert((ns.clone(), name.clone()));
-                }
-            }
-            if changed && kind == ResourceKind::Service && self.opts.pods_on_demand {
-                self.service_changed(ns, name);
-            }
+            self.demand_touched(kind, ns, name, changed);
         }
         if changed && self.is_synced(kind) {
             if let Some((ns, name, groups)) = touched {
                 let mut pending = self.pending_changes();
-                if kind == ResourceKind::EndpointSlice {
-                    for group in groups.iter().flatten() {
-                        pending.insert(kind, &ns, group);
+                match kind.spec().changes {
+                    ChangeKey::Group => {
+                        for group in groups.iter().flatten() {
+                            pending.insert(ObjectKey::new(kind, &ns, group));
+                        }
                     }
-                } else {
-                    pending.insert(kind, &ns, &name);
+                    ChangeKey::Own => pending.insert(ObjectKey::new(kind, &ns, &name)),
                 }
             }
             self.bump();
         }
     }
 
-    /// After a complete list of `kind` (`first`: its first one): the demand follows a list of Services; a list
-    /// of Pods drops what the demand does not select (Pods listed before the Services were all kept) and
-    /// starts the fetches deferred during it.
-    fn listed(self: &Arc<Self>, kind: ResourceKind, first: bool) {
-        if !self.opts.pods_on_demand {
-            return;
-        }
-        match kind {
-            ResourceKind::Service => self.services_relisted(first),
-            ResourceKind::Pod => {
-                if self.is_synced(ResourceKind::Service) {
-                    self.prune_pods();
-                }
-                let deferred = std::mem::take(&mut self.fetches().deferred);
-                for (ns, selector) in deferred {
-                    self.fetch_pods(ns, selector);
-                }
-            }
-            _ => {}
-        }
-    }
-
-    fn pending_changes(&self) -> MutexGuard<'_, ChangeSet> {
+    pub(crate) fn pending_changes(&self) -> MutexGuard<'_, ChangeSet> {
         self.pending.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
-/// Every Pod `labels` selects (pages of 500, as the watchers list), retried with backoff until the list
-/// succeeds: the view stays unsynced meanwhile, which is the safe side.
-async fn list_all(
-    api: &Api<Decoded<k8s_openapi::api::core::v1::Pod>>,
-    labels: &str,
-) -> Vec<Decoded<k8s_openapi::api::core::v1::Pod>> {
-    let mut delay = Duration::from_secs(1);
-    loop {
-        match list_pages(api, labels).await {
-            Ok(items) => return items,
-            Err(e) => {
-                tracing::warn!(error = %e, selector = labels, retry_in = ?delay,
-                    "listing the Pods a Service newly selects failed");
-                tokio::time::sleep(delay).await;
-                delay = (delay * 2).min(Duration::from_secs(30));
-            }
-        }
-    }
-}
-
-async fn list_pages(
-    api: &Api<Decoded<k8s_openapi::api::core::v1::Pod>>,
-    labels: &str,
-) -> Result<Vec<Decoded<k8s_openapi::api::core::v1::Pod>>, kube::Error> {
-    let mut params = ListParams::default().limit(500);
-    if !labels.is_empty() {
-        params = params.labels(labels);
-    }
-    let mut items = Vec::new();
-    loop {
-        let page = api.list(&params).await?;
-        items.extend(page.items);
-        match page.metadata.continue_.filter(|c| !c.is_empty()) {
-            Some(token) => params = params.continue_token(&token),
-            None => return Ok(items),
-        }
-    }
-}
-
 /// Names the object and the field, never the object's content beyond the (cut) offending value.
-fn warn_undecodable(kind: ResourceKind, meta: &ObjectMeta, error: &DecodeError) {
-    let object = ObjectKey {
+pub(crate) fn warn_undecodable(kind: ResourceKind, meta: &ObjectMeta, error: &DecodeError) {
+    let object = ObjectKey::new(
         kind,
-        namespace: meta.namespace.clone().unwrap_or_default(),
-        name: meta.name.clone().unwrap_or_default(),
-    };
+        meta.namespace.as_deref().unwrap_or_default(),
+        meta.name.as_deref().unwrap_or_default(),
+    );
     tracing::warn!(
         %object, field = %error.path, problem = %error.problem,
         "skipping an object that cannot be decoded; the other objects are read as usual"
@@ -836,6 +503,8 @@ fn warn_undecodable(kind: ResourceKind, meta: &ObjectMeta, error: &DecodeError) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::StrMap;
+    use crate::view::{Pod, RouteKind, Service};
     use k8s_openapi::api::core::v1 as core;
     use k8s_openapi::api::discovery::v1 as discovery;
     use serde_json::json;
@@ -993,7 +662,9 @@ mod tests {
         assert_eq!(c.store().pods("a").len(), 1);
         c.apply_event(Event::Delete(pod("p1", "a")));
         assert!(c.store().pods("a").is_empty());
-        assert_eq!(c.store().pods.namespace_count(), 1, "namespace a is gone");
+        let store = c.store();
+        let pods = store.index::<Pod>(ResourceKind::Pod).expect("pods");
+        assert_eq!(pods.namespace_count(), 1, "namespace a is gone");
     }
 
     #[test]

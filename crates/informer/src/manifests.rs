@@ -9,8 +9,8 @@
 //! in the store as undecodable, as the live informer does. In both modes an unreadable path is an error:
 //! a view missing whole files must not be mistaken for a cluster without their objects.
 //!
-//! Objects are decoded and converted exactly as the live informer does (the same per-object decoding and
-//! [`crate::convert`]) into the same [`ClusterStore`].
+//! Objects are decoded and converted exactly as the live informer does (the one ingest path of
+//! [`crate::kinds`]: the same per-object decoding, conversion and interning) into the same [`ClusterStore`].
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
@@ -18,12 +18,11 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use crate::convert::{self, PodAnnotationPrefixes};
-use crate::decode::{self, DecodeError};
-use crate::view::{self, RouteKind};
+use crate::convert::PodAnnotationPrefixes;
+use crate::decode::DecodeError;
+use crate::kinds;
 use crate::{ClusterStore, ObjectKey, ResourceKind, TemplateFields};
 
 /// How objects are loaded.
@@ -98,9 +97,8 @@ pub enum ManifestError {
     #[error("{at}: {kind} has no apiVersion")]
     NoApiVersion { at: Location, kind: String },
     #[error(
-        "{at}: unknown kind {kind} (apiVersion {api_version}); extdns reads Service, Pod, Node, Namespace (v1), \
-         EndpointSlice (discovery.k8s.io/v1), Gateway, ListenerSet, HTTPRoute, GRPCRoute, TLSRoute (gateway.networking.k8s.io/v1), \
-         TCPRoute, UDPRoute (gateway.networking.k8s.io/v1alpha2) and List"
+        "{at}: unknown kind {kind} (apiVersion {api_version}); extdns reads {} and List",
+        kinds::readable()
     )]
     UnknownKind {
         at: Location,
@@ -420,7 +418,7 @@ impl Loader {
         let Some(api_version) = str_field(&obj, "apiVersion").map(str::to_string) else {
             return Err(ManifestError::NoApiVersion { at, kind });
         };
-        let Some(rk) = resource_kind(&api_version, &kind) else {
+        let Some(rk) = ResourceKind::from_api_version(&api_version, &kind) else {
             return Err(ManifestError::UnknownKind { at, api_version, kind });
         };
         let metadata = obj.entry("metadata").or_insert_with(|| Value::Object(Map::new()));
@@ -449,76 +447,15 @@ impl Loader {
         };
 
         let mut value = Value::Object(obj);
-        let mut decoded = Decoding {
-            kind: rk,
-            value: &mut value,
-            at: &at,
-            namespace: &namespace,
-            name: &name,
-        };
-        let store = &mut self.store;
-        match rk {
-            ResourceKind::Service => {
-                let typed = decoded.typed::<k8s::Service>()?;
-                let mut s = view::Service::from(&typed);
-                s.template_fields = self.opts.template_fields.keep(rk, &typed);
-                store.add_service(s)
-            }
-            ResourceKind::EndpointSlice => {
-                let s = view::EndpointSlice::from(&decoded.typed::<k8s::EndpointSlice>()?);
-                if s.service_name.is_none() {
-                    tracing::debug!(
-                        location = %at, %name,
-                        "EndpointSlice has no kubernetes.io/service-name label; it belongs to no Service"
-                    );
-                }
-                store.add_endpoint_slice(s)
-            }
-            ResourceKind::Pod => {
-                let p = convert::pod(
-                    &decoded.typed::<k8s::Pod>()?,
-                    &self.opts.pod_annotation_prefixes,
-                    store.interner(),
-                );
-                store.add_pod(p)
-            }
-            ResourceKind::Node => store.add_node(view::Node::from(&decoded.typed::<k8s::Node>()?)),
-            ResourceKind::Namespace => store.add_namespace(view::Namespace::from(&decoded.typed::<k8s::Namespace>()?)),
-            ResourceKind::Gateway => store.add_gateway(view::Gateway::from(&decoded.typed::<gw::Gateway>()?)),
-            ResourceKind::ListenerSet => {
-                store.add_listener_set(view::ListenerSet::from(&decoded.typed::<gw::ListenerSet>()?))
-            }
-            ResourceKind::Route(RouteKind::Http) => {
-                let typed = decoded.typed::<gw::HttpRoute>()?;
-                let mut r = view::Route::from(&typed);
-                r.template_fields = self.opts.template_fields.keep(rk, &typed);
-                store.add_route(r)
-            }
-            ResourceKind::Route(RouteKind::Grpc) => {
-                let typed = decoded.typed::<gw::GrpcRoute>()?;
-                let mut r = view::Route::from(&typed);
-                r.template_fields = self.opts.template_fields.keep(rk, &typed);
-                store.add_route(r)
-            }
-            ResourceKind::Route(RouteKind::Tls) => {
-                let typed = decoded.typed::<gw::TlsRoute>()?;
-                let mut r = view::Route::from(&typed);
-                r.template_fields = self.opts.template_fields.keep(rk, &typed);
-                store.add_route(r)
-            }
-            ResourceKind::Route(RouteKind::Tcp) => {
-                let typed = decoded.typed::<gw::TcpRoute>()?;
-                let mut r = view::Route::from(&typed);
-                r.template_fields = self.opts.template_fields.keep(rk, &typed);
-                store.add_route(r)
-            }
-            ResourceKind::Route(RouteKind::Udp) => {
-                let typed = decoded.typed::<gw::UdpRoute>()?;
-                let mut r = view::Route::from(&typed);
-                r.template_fields = self.opts.template_fields.keep(rk, &typed);
-                store.add_route(r)
-            }
-        };
+        let spec = rk.spec();
+        let loaded = spec.ops.load(&mut value, &mut self.store, &self.opts);
+        if let Err(source) = loaded {
+            return Err(ManifestError::Decode {
+                at,
+                object: ObjectKey::new(rk, &namespace, &name),
+                source: Box::new(source),
+            });
+        }
         let object = ObjectKey {
             kind: rk,
             namespace,
@@ -581,70 +518,6 @@ impl Loader {
         }
         Ok(())
     }
-}
-
-/// One object on its way from JSON to its typed struct, with what names it in an error.
-struct Decoding<'a> {
-    kind: ResourceKind,
-    value: &'a mut Value,
-    at: &'a Location,
-    namespace: &'a str,
-    name: &'a str,
-}
-
-impl Decoding<'_> {
-    fn typed<T: DeserializeOwned>(&mut self) -> Result<T, ManifestError> {
-        decode::decode(self.kind, self.value).map_err(|source| ManifestError::Decode {
-            at: self.at.clone(),
-            object: ObjectKey {
-                kind: self.kind,
-                namespace: self.namespace.to_string(),
-                name: self.name.to_string(),
-            },
-            source: Box::new(source),
-        })
-    }
-}
-
-mod k8s {
-    pub use k8s_openapi::api::core::v1::{Namespace, Node, Pod, Service};
-    pub use k8s_openapi::api::discovery::v1::EndpointSlice;
-}
-
-mod gw {
-    pub use gateway_api::experimental::tcproutes::TcpRoute;
-    pub use gateway_api::experimental::udproutes::UdpRoute;
-    pub use gateway_api::gateways::Gateway;
-    pub use gateway_api::grpcroutes::GrpcRoute;
-    pub use gateway_api::httproutes::HttpRoute;
-    pub use gateway_api::listenersets::ListenerSet;
-    pub use gateway_api::tlsroutes::TlsRoute;
-}
-
-const GATEWAY_GROUP: &str = "gateway.networking.k8s.io/";
-
-/// The kinds extdns reads, in the API versions it accepts. Gateway API versions of one kind share one
-/// schema (the CRDs convert with strategy None), so older served versions load as the current one.
-fn resource_kind(api_version: &str, kind: &str) -> Option<ResourceKind> {
-    let gw_version = api_version.strip_prefix(GATEWAY_GROUP);
-    let rk = match (api_version, kind) {
-        ("v1", "Service") => ResourceKind::Service,
-        ("v1", "Pod") => ResourceKind::Pod,
-        ("v1", "Node") => ResourceKind::Node,
-        ("v1", "Namespace") => ResourceKind::Namespace,
-        ("discovery.k8s.io/v1", "EndpointSlice") => ResourceKind::EndpointSlice,
-        (_, "Gateway") if matches!(gw_version, Some("v1" | "v1beta1")) => ResourceKind::Gateway,
-        (_, "ListenerSet") if gw_version == Some("v1") => ResourceKind::ListenerSet,
-        (_, "HTTPRoute") if matches!(gw_version, Some("v1" | "v1beta1")) => ResourceKind::Route(RouteKind::Http),
-        (_, "GRPCRoute") if gw_version == Some("v1") => ResourceKind::Route(RouteKind::Grpc),
-        (_, "TLSRoute") if matches!(gw_version, Some("v1" | "v1alpha3" | "v1alpha2")) => {
-            ResourceKind::Route(RouteKind::Tls)
-        }
-        (_, "TCPRoute") if gw_version == Some("v1alpha2") => ResourceKind::Route(RouteKind::Tcp),
-        (_, "UDPRoute") if gw_version == Some("v1alpha2") => ResourceKind::Route(RouteKind::Udp),
-        _ => return None,
-    };
-    Some(rk)
 }
 
 /// The parser's default budget (250,000 nodes) refuses real dumps: `kubectl get svc -A -o yaml` of
@@ -774,6 +647,7 @@ fn split_yaml(text: &str) -> Vec<YamlDoc> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::view::RouteKind;
 
     fn load_yaml(text: &str) -> Result<ClusterStore, ManifestError> {
         let mut l = Loader::new(LoadOptions::default());
@@ -1022,6 +896,19 @@ status:
         let ls = c.listener_set("default", "ls").expect("listener set");
         assert!(ls.accepted);
         assert_eq!(ls.accepted_listeners, vec!["app"]);
+        Ok(())
+    }
+
+    #[test]
+    fn objects_from_files_share_their_label_keys_as_watched_ones_do() -> Result<(), ManifestError> {
+        let c = load_yaml(
+            "apiVersion: v1\nkind: Service\nmetadata: {name: a, labels: {app: a}}\n---\n\
+             apiVersion: v1\nkind: Service\nmetadata: {name: b, labels: {app: b}}\n",
+        )?;
+        let services = c.services();
+        let key = |i: usize| services[i].meta.labels.iter().next().map(|(k, _)| k.as_ptr());
+        assert_eq!(services.len(), 2);
+        assert_eq!(key(0), key(1), "one allocation for the key both objects carry");
         Ok(())
     }
 

@@ -10,13 +10,23 @@
 //! The demand is known once the Services are listed; until then the live view keeps every Pod, so that both
 //! lists run at once, and drops the unselected ones when the Services are in. The cost is that a Pod dropped
 //! earlier may be needed later, when such a Service appears or changes its selector. [`PodDemand::upsert`]
-//! says when: then the live view lists the Pods of that selector once (`crate::live`), and holds the view
+//! says when: then the live view lists the Pods of that selector once (`Inner::fetch_pods`, below), and holds the view
 //! unsynced until it has them, so nothing is planned without them.
 
-use std::collections::{BTreeMap, HashMap};
+use std::any::Any;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
 
-use crate::view::Service;
-use crate::{StrMap, Sym};
+use kube::Api;
+use kube::Resource;
+use kube::api::ListParams;
+use tokio::task::AbortHandle;
+
+use crate::kinds;
+use crate::live::{ApiAccess, Decoded, Inner, warn_undecodable};
+use crate::view::{Pod, Service};
+use crate::{ObjectKey, ResourceKind, StrMap, Sym};
 
 /// The selectors of the Services that read Pods, by namespace.
 #[derive(Debug, Default)]
@@ -110,6 +120,246 @@ pub(crate) fn selector_string(selector: &StrMap) -> String {
         .map(|(k, v)| format!("{k}={v}"))
         .collect::<Vec<_>>()
         .join(",")
+}
+
+/// The Pod lists of new demand.
+#[derive(Debug, Default)]
+pub(crate) struct Fetches {
+    pub(crate) next: u64,
+    /// The lists in flight, each with the Pods (namespace, name) a watch event touched since it began: the
+    /// event's state is at least as new as the list's, so the list leaves those alone.
+    pub(crate) active: HashMap<u64, HashSet<(Sym, Box<str>)>>,
+    /// Asked for while the Pods were (re-)listing; started once that list completes, since a Pod the list
+    /// carried before the demand grew was dropped.
+    pub(crate) deferred: Vec<(Sym, StrMap)>,
+    pub(crate) tasks: Vec<AbortHandle>,
+}
+
+impl Inner {
+    /// Whether the store keeps this view: every one, except Pods no Service reads when on demand. Until the
+    /// Services are listed the demand is unknown and every Pod is kept, so that both lists run at once; the
+    /// Pods nothing selects are dropped when the Services are in ([`Inner::listed`]).
+    pub(crate) fn keeps(&self, view: &dyn Any, ns: &str) -> bool {
+        match view.downcast_ref::<Pod>() {
+            Some(pod) if self.opts.pods_on_demand && self.is_synced(ResourceKind::Service) => {
+                self.demand().wants(ns, &pod.labels)
+            }
+            _ => true,
+        }
+    }
+
+    /// Drops the stored Pods the demand does not select.
+    fn prune_pods(&self) {
+        let Some(pods) = self.store.index::<Pod>(ResourceKind::Pod) else {
+            return;
+        };
+        let demand = self.demand();
+        let dropped = pods.retain(|ns, pod| demand.wants(ns, &pod.labels));
+        tracing::debug!(dropped, "dropped the Pods no Service reads");
+    }
+
+    /// After a Service event: brings the demand up to date and lists the Pods it newly selects.
+    fn service_changed(self: &Arc<Self>, ns: &Sym, name: &str) {
+        let svc = self.store.service(ns, name);
+        let fetch = match svc {
+            Some(svc) => self.demand().upsert(ns, &svc),
+            None => {
+                self.demand().remove(ns, name);
+                None
+            }
+        };
+        if let Some(selector) = fetch {
+            self.fetch_pods(ns.clone(), selector);
+        }
+    }
+
+    /// After a list of Services: the demand from scratch, and the Pods it newly selects. The first list
+    /// fetches nothing: every Pod was kept until then, so the store drops the ones not selected instead.
+    fn services_relisted(self: &Arc<Self>, first: bool) {
+        let services = self.store.services();
+        let interner = self.store.interner();
+        let fetch = self
+            .demand()
+            .rebuild(services.iter().map(|s| (interner.intern(&s.meta.namespace), &**s)));
+        if first {
+            self.prune_pods();
+            return;
+        }
+        for (ns, selector) in fetch {
+            self.fetch_pods(ns, selector);
+        }
+    }
+
+    /// Lists the Pods of `namespace` that `selector` selects into the store, holding the view unsynced until
+    /// they are in; deferred while the Pods are (re-)listing.
+    fn fetch_pods(self: &Arc<Self>, namespace: Sym, selector: StrMap) {
+        let Some(ApiAccess { client, runtime }) = self.api.clone() else {
+            // Detached: events are fed by hand, there is nothing to list from.
+            return;
+        };
+        let relisting = self
+            .store
+            .index::<Pod>(ResourceKind::Pod)
+            .is_some_and(|pods| pods.is_relisting());
+        if !self.is_synced(ResourceKind::Pod) || relisting {
+            self.fetches().deferred.push((namespace, selector));
+            return;
+        }
+        let id = {
+            let mut fetches = self.fetches();
+            fetches.next += 1;
+            let id = fetches.next;
+            fetches.active.insert(id, HashSet::new());
+            id
+        };
+        let mut labels = selector_string(&selector);
+        if let Some(configured) = self
+            .opts
+            .label_selectors
+            .get(&ResourceKind::Pod)
+            .filter(|s| !s.is_empty())
+        {
+            labels = if labels.is_empty() {
+                configured.clone()
+            } else {
+                format!("{labels},{configured}")
+            };
+        }
+        let inner = Arc::clone(self);
+        let task = runtime.spawn(async move {
+            let spec = ResourceKind::Pod.spec();
+            let api: Api<Decoded<k8s_openapi::api::core::v1::Pod>> =
+                Api::namespaced_with(client, &namespace, &spec.api_resource(spec.preferred_version()));
+            let pods = list_all(&api, &labels).await;
+            inner.apply_fetched(id, pods);
+        });
+        let mut fetches = self.fetches();
+        fetches.tasks.retain(|t| !t.is_finished());
+        fetches.tasks.push(task.abort_handle());
+    }
+
+    /// Stores the Pods a fetch listed, except those a watch event touched meanwhile, and lets the view sync.
+    fn apply_fetched(&self, id: u64, pods: Vec<Decoded<k8s_openapi::api::core::v1::Pod>>) {
+        let touched = self.fetches().active.remove(&id).unwrap_or_default();
+        let store = &*self.store;
+        let Some(index) = store.index::<Pod>(ResourceKind::Pod) else {
+            return;
+        };
+        let mut stored = 0usize;
+        for pod in pods {
+            let meta = pod.meta();
+            let ns = store.interner().intern(meta.namespace.as_deref().unwrap_or_default());
+            let name: Box<str> = meta.name.as_deref().unwrap_or_default().into();
+            if touched.contains(&(ns.clone(), name.clone())) {
+                continue;
+            }
+            let changed = match pod {
+                Decoded::Object(o) => {
+                    let view = kinds::convert(&o, &self.convert());
+                    self.keeps(&view, &ns) && index.upsert(ns.clone(), view)
+                }
+                Decoded::Undecodable { meta, error } => {
+                    warn_undecodable(ResourceKind::Pod, &meta, &error);
+                    index.mark_undecodable(ns.clone(), &name)
+                }
+            };
+            if changed {
+                stored += 1;
+                self.pending_changes()
+                    .insert(ObjectKey::new(ResourceKind::Pod, &ns, &name));
+            }
+        }
+        tracing::debug!(stored, "listed the Pods of a new selector");
+        self.bump();
+    }
+
+    /// The kind a list of new demand is in flight for, if any: it reads unsynced meanwhile.
+    pub(crate) fn demand_listing(&self) -> Option<ResourceKind> {
+        (!self.fetches().active.is_empty()).then_some(ResourceKind::Pod)
+    }
+
+    /// A list of `kind` starts: a list of Pods keeps the Pods of the demand so far, so the fetches asked for
+    /// meanwhile wait for it.
+    pub(crate) fn demand_relisting(&self, kind: ResourceKind) {
+        if kind == ResourceKind::Pod {
+            self.fetches().deferred.clear();
+        }
+    }
+
+    /// An event touched the object `ns/name` of `kind` (`changed`: its view changed): a Pod's state is then
+    /// at least as new as any list in flight, and a Service's demand may have changed.
+    pub(crate) fn demand_touched(self: &Arc<Self>, kind: ResourceKind, ns: &Sym, name: &str, changed: bool) {
+        if kind == ResourceKind::Pod {
+            let mut fetches = self.fetches();
+            for seen in fetches.active.values_mut() {
+                seen.insert((ns.clone(), name.into()));
+            }
+        }
+        if changed && kind == ResourceKind::Service && self.opts.pods_on_demand {
+            self.service_changed(ns, name);
+        }
+    }
+
+    /// After a complete list of `kind` (`first`: its first one): the demand follows a list of Services; a list
+    /// of Pods drops what the demand does not select (Pods listed before the Services were all kept) and
+    /// starts the fetches deferred during it.
+    pub(crate) fn listed(self: &Arc<Self>, kind: ResourceKind, first: bool) {
+        if !self.opts.pods_on_demand {
+            return;
+        }
+        match kind {
+            ResourceKind::Service => self.services_relisted(first),
+            ResourceKind::Pod => {
+                if self.is_synced(ResourceKind::Service) {
+                    self.prune_pods();
+                }
+                let deferred = std::mem::take(&mut self.fetches().deferred);
+                for (ns, selector) in deferred {
+                    self.fetch_pods(ns, selector);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Every Pod `labels` selects (pages of 500, as the watchers list), retried with backoff until the list
+/// succeeds: the view stays unsynced meanwhile, which is the safe side.
+async fn list_all(
+    api: &Api<Decoded<k8s_openapi::api::core::v1::Pod>>,
+    labels: &str,
+) -> Vec<Decoded<k8s_openapi::api::core::v1::Pod>> {
+    let mut delay = Duration::from_secs(1);
+    loop {
+        match list_pages(api, labels).await {
+            Ok(items) => return items,
+            Err(e) => {
+                tracing::warn!(error = %e, selector = labels, retry_in = ?delay,
+                    "listing the Pods a Service newly selects failed");
+                tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(Duration::from_secs(30));
+            }
+        }
+    }
+}
+
+async fn list_pages(
+    api: &Api<Decoded<k8s_openapi::api::core::v1::Pod>>,
+    labels: &str,
+) -> Result<Vec<Decoded<k8s_openapi::api::core::v1::Pod>>, kube::Error> {
+    let mut params = ListParams::default().limit(500);
+    if !labels.is_empty() {
+        params = params.labels(labels);
+    }
+    let mut items = Vec::new();
+    loop {
+        let page = api.list(&params).await?;
+        items.extend(page.items);
+        match page.metadata.continue_.filter(|c| !c.is_empty()) {
+            Some(token) => params = params.continue_token(&token),
+            None => return Ok(items),
+        }
+    }
 }
 
 #[cfg(test)]

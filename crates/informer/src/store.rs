@@ -7,6 +7,7 @@
 //! order the objects arrived; sources that keep the first of two equal endpoints therefore decide the same
 //! way on every run and on both paths.
 
+use std::any::Any;
 use std::borrow::Borrow;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
@@ -14,18 +15,30 @@ use std::fmt;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use crate::intern::Interner;
-use crate::view::{EndpointSlice, Gateway, ListenerSet, Meta, Namespace, Node, Pod, Route, RouteKind, Service};
+use crate::kinds::KINDS;
+use crate::view::Meta;
 use crate::{ResourceKind, Sym};
 
-/// An object extdns watches but could not read (a field of a shape the typed model does not accept).
-/// The store keeps its identity so that the DNS records it published can be told apart from records of
-/// objects that are gone.
+/// The identity of an object extdns reads: its kind, namespace (empty for cluster-scoped kinds) and name.
+/// Sources name the objects they evaluate by it, the change set names what changed by it, and the store
+/// keeps the identity of objects that exist but could not be decoded by it, so that the DNS records they
+/// published can be told apart from records of objects that are gone.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ObjectKey {
     pub kind: ResourceKind,
     /// Empty for cluster-scoped kinds.
     pub namespace: String,
     pub name: String,
+}
+
+impl ObjectKey {
+    pub fn new(kind: ResourceKind, namespace: &str, name: &str) -> Self {
+        ObjectKey {
+            kind,
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+        }
+    }
 }
 
 impl fmt::Display for ObjectKey {
@@ -38,37 +51,30 @@ impl fmt::Display for ObjectKey {
     }
 }
 
-/// The objects sources read, indexed the way they look them up. Lists are sorted by namespace and name.
+/// The objects sources read, indexed the way they look them up, one index per kind of the table
+/// ([`crate::kinds`]). Lists are sorted by namespace and name.
 ///
 /// Lookups take `&self` and hand out shared handles, never copies of the objects. The live cluster updates
 /// the store in place while sources read it (each kind has its own lock, held only for the lookup); a
-/// store filled once (manifests, tests) is built through the `add_*` methods.
-#[derive(Debug)]
+/// store filled once (manifests, tests) is built through [`add`](ClusterStore::add). The typed lookups
+/// sources use sit beside their views ([`crate::view`]).
 pub struct ClusterStore {
     interner: Interner,
-    pub(crate) services: Index<Service>,
-    pub(crate) slices: Index<EndpointSlice>,
-    pub(crate) pods: Index<Pod>,
-    pub(crate) nodes: Index<Node>,
-    pub(crate) namespaces: Index<Namespace>,
-    pub(crate) gateways: Index<Gateway>,
-    pub(crate) listener_sets: Index<ListenerSet>,
-    /// In [`RouteKind::ALL`] order.
-    routes: [Index<Route>; 5],
+    /// In table order.
+    indexes: Vec<Box<dyn AnyIndex>>,
+}
+
+impl fmt::Debug for ClusterStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClusterStore").finish_non_exhaustive()
+    }
 }
 
 impl Default for ClusterStore {
     fn default() -> Self {
         ClusterStore {
             interner: Interner::new(),
-            services: Index::new(ResourceKind::Service),
-            slices: Index::new(ResourceKind::EndpointSlice),
-            pods: Index::new(ResourceKind::Pod),
-            nodes: Index::new(ResourceKind::Node),
-            namespaces: Index::new(ResourceKind::Namespace),
-            gateways: Index::new(ResourceKind::Gateway),
-            listener_sets: Index::new(ResourceKind::ListenerSet),
-            routes: RouteKind::ALL.map(|k| Index::new(ResourceKind::Route(k))),
+            indexes: KINDS.iter().map(|s| s.ops.new_index(s.kind)).collect(),
         }
     }
 }
@@ -78,130 +84,63 @@ impl ClusterStore {
         Self::default()
     }
 
-    // ------------------------------------------------------------------------------------------ lookups
-
-    /// All Services in scope (the namespace and server-side label selector the live view watches with).
-    pub fn services(&self) -> Vec<Arc<Service>> {
-        self.services.all()
+    /// The index of `kind`, if its views are `V`.
+    pub(crate) fn index<V: Item>(&self, kind: ResourceKind) -> Option<&Index<V>> {
+        self.indexes.get(kind.slot())?.as_any().downcast_ref()
     }
 
-    /// The EndpointSlices labelled `kubernetes.io/service-name=<service>` in `namespace`.
-    pub fn endpoint_slices(&self, namespace: &str, service: &str) -> Vec<Arc<EndpointSlice>> {
-        self.slices.group(namespace, service)
+    fn index_mut<V: Item>(&mut self, kind: ResourceKind) -> Option<&mut Index<V>> {
+        self.indexes.get_mut(kind.slot())?.as_any_mut().downcast_mut()
     }
 
-    /// All Pods of a namespace.
-    pub fn pods(&self, namespace: &str) -> Vec<Arc<Pod>> {
-        self.pods.in_namespace(namespace)
+    /// Every object of `kind` with views `V`, sorted by namespace and name.
+    pub(crate) fn all<V: Item>(&self, kind: ResourceKind) -> Vec<Arc<V>> {
+        self.index(kind).map(Index::all).unwrap_or_default()
     }
 
-    pub fn pod(&self, namespace: &str, name: &str) -> Option<Arc<Pod>> {
-        self.pods.get(namespace, name)
-    }
-
-    pub fn nodes(&self) -> Vec<Arc<Node>> {
-        self.nodes.all()
-    }
-
-    pub fn node(&self, name: &str) -> Option<Arc<Node>> {
-        self.nodes.get("", name)
-    }
-
-    pub fn namespace(&self, name: &str) -> Option<Arc<Namespace>> {
-        self.namespaces.get("", name)
-    }
-
-    pub fn gateways(&self) -> Vec<Arc<Gateway>> {
-        self.gateways.all()
-    }
-
-    pub fn gateway(&self, namespace: &str, name: &str) -> Option<Arc<Gateway>> {
-        self.gateways.get(namespace, name)
-    }
-
-    pub fn listener_sets(&self) -> Vec<Arc<ListenerSet>> {
-        self.listener_sets.all()
-    }
-
-    pub fn listener_set(&self, namespace: &str, name: &str) -> Option<Arc<ListenerSet>> {
-        self.listener_sets.get(namespace, name)
-    }
-
-    pub fn routes(&self, kind: RouteKind) -> Vec<Arc<Route>> {
-        self.route_index(kind).all()
+    /// The object `key` names, if it is stored and its views are `V`.
+    pub fn get<V: Item>(&self, key: &ObjectKey) -> Option<Arc<V>> {
+        self.index::<V>(key.kind)?.get(&key.namespace, &key.name)
     }
 
     /// The objects that exist but could not be decoded, sorted by kind, namespace and name. None of them is
     /// in the lists above.
     pub fn undecodable(&self) -> Vec<ObjectKey> {
         let mut out = Vec::new();
-        self.services.undecodable_into(&mut out);
-        self.slices.undecodable_into(&mut out);
-        self.pods.undecodable_into(&mut out);
-        self.nodes.undecodable_into(&mut out);
-        self.namespaces.undecodable_into(&mut out);
-        self.gateways.undecodable_into(&mut out);
-        self.listener_sets.undecodable_into(&mut out);
-        for r in &self.routes {
-            r.undecodable_into(&mut out);
+        for index in &self.indexes {
+            index.undecodable_into(&mut out);
         }
         out.sort();
         out
     }
 
-    /// The shared strings of stored Pods, for memory accounting.
+    /// Whether the object `key` names exists but could not be decoded.
+    pub fn is_undecodable(&self, key: &ObjectKey) -> bool {
+        self.indexes
+            .get(key.kind.slot())
+            .is_some_and(|i| i.is_undecodable(&key.namespace, &key.name))
+    }
+
+    /// The shared strings of stored objects, for memory accounting.
     pub fn interner(&self) -> &Interner {
         &self.interner
     }
 
     // ----------------------------------------------------------------------------------------- builders
 
-    /// A later object with the same namespace and name replaces an earlier one.
-    pub fn add_service(&mut self, s: Service) -> &mut Self {
-        let ns = self.interner.intern(&s.meta.namespace);
-        self.services.insert_mut(ns, s);
-        self
+    /// Adds a view (a later object with the same kind, namespace and name replaces an earlier one), its
+    /// strings shared through the store's interner as the ingest path shares them.
+    pub fn add<V: Item>(&mut self, v: V) -> &mut Self {
+        let kind = v.kind();
+        self.add_as(kind, v)
     }
 
-    /// Indexed by its `kubernetes.io/service-name` label; a slice without one belongs to no Service.
-    pub fn add_endpoint_slice(&mut self, s: EndpointSlice) -> &mut Self {
-        let ns = self.interner.intern(&s.meta.namespace);
-        self.slices.insert_mut(ns, s);
-        self
-    }
-
-    pub fn add_pod(&mut self, mut p: Pod) -> &mut Self {
-        p.namespace = self.interner.intern(&p.namespace);
-        self.pods.insert_mut(p.namespace.clone(), p);
-        self
-    }
-
-    pub fn add_node(&mut self, n: Node) -> &mut Self {
-        self.nodes.insert_mut(Sym::default(), n);
-        self
-    }
-
-    pub fn add_namespace(&mut self, n: Namespace) -> &mut Self {
-        self.namespaces.insert_mut(Sym::default(), n);
-        self
-    }
-
-    pub fn add_gateway(&mut self, g: Gateway) -> &mut Self {
-        let ns = self.interner.intern(&g.meta.namespace);
-        self.gateways.insert_mut(ns, g);
-        self
-    }
-
-    pub fn add_listener_set(&mut self, l: ListenerSet) -> &mut Self {
-        let ns = self.interner.intern(&l.meta.namespace);
-        self.listener_sets.insert_mut(ns, l);
-        self
-    }
-
-    pub fn add_route(&mut self, r: Route) -> &mut Self {
-        let ns = self.interner.intern(&r.meta.namespace);
-        let kind = r.kind;
-        self.route_index_mut(kind).insert_mut(ns, r);
+    pub(crate) fn add_as<V: Item>(&mut self, kind: ResourceKind, mut v: V) -> &mut Self {
+        v.intern(&self.interner);
+        let ns = self.interner.intern(v.namespace());
+        if let Some(index) = self.index_mut::<V>(kind) {
+            index.insert_mut(ns, v);
+        }
         self
     }
 
@@ -209,36 +148,22 @@ impl ClusterStore {
     /// earlier is dropped (a later one replaces the record again).
     pub fn add_undecodable(&mut self, kind: ResourceKind, namespace: &str, name: &str) -> &mut Self {
         let ns = self.interner.intern(namespace);
-        let index: &mut dyn Undecodable = match kind {
-            ResourceKind::Service => &mut self.services,
-            ResourceKind::EndpointSlice => &mut self.slices,
-            ResourceKind::Pod => &mut self.pods,
-            ResourceKind::Node => &mut self.nodes,
-            ResourceKind::Namespace => &mut self.namespaces,
-            ResourceKind::Gateway => &mut self.gateways,
-            ResourceKind::ListenerSet => &mut self.listener_sets,
-            ResourceKind::Route(k) => self.route_index_mut(k),
-        };
-        index.mark_mut(ns, name);
+        if let Some(index) = self.indexes.get_mut(kind.slot()) {
+            index.mark_mut(ns, name);
+        }
         self
     }
-
-    pub(crate) fn route_index(&self, kind: RouteKind) -> &Index<Route> {
-        &self.routes[route_slot(kind)]
-    }
-
-    fn route_index_mut(&mut self, kind: RouteKind) -> &mut Index<Route> {
-        &mut self.routes[route_slot(kind)]
-    }
 }
 
-fn route_slot(kind: RouteKind) -> usize {
-    RouteKind::ALL.iter().position(|k| *k == kind).unwrap_or_default()
-}
-
-/// What an index needs from a view.
+/// What an index needs from a view. Implemented beside each view ([`crate::view`]).
 pub trait Item: PartialEq + Send + Sync + 'static {
+    /// The kind of the object (a view may serve several kinds: routes).
+    fn kind(&self) -> ResourceKind;
     fn name(&self) -> &str;
+    /// Empty for cluster-scoped kinds.
+    fn namespace(&self) -> &str {
+        ""
+    }
     /// The secondary key within the namespace, if the kind has one.
     fn group(&self) -> Option<&str> {
         None
@@ -251,70 +176,12 @@ pub trait Item: PartialEq + Send + Sync + 'static {
     fn meta_mut(&mut self) -> Option<&mut Meta> {
         None
     }
-}
-
-impl Item for Service {
-    fn name(&self) -> &str {
-        &self.meta.name
-    }
-    fn meta_mut(&mut self) -> Option<&mut Meta> {
-        Some(&mut self.meta)
-    }
-    fn template_fields_slot(&mut self) -> Option<&mut Option<Box<str>>> {
-        Some(&mut self.template_fields)
-    }
-}
-impl Item for EndpointSlice {
-    fn name(&self) -> &str {
-        &self.meta.name
-    }
-    fn meta_mut(&mut self) -> Option<&mut Meta> {
-        Some(&mut self.meta)
-    }
-    fn group(&self) -> Option<&str> {
-        self.service_name.as_deref()
-    }
-}
-impl Item for Pod {
-    fn name(&self) -> &str {
-        &self.name
-    }
-}
-impl Item for Node {
-    fn name(&self) -> &str {
-        &self.name
-    }
-}
-impl Item for Namespace {
-    fn name(&self) -> &str {
-        &self.name
-    }
-}
-impl Item for Gateway {
-    fn name(&self) -> &str {
-        &self.meta.name
-    }
-    fn meta_mut(&mut self) -> Option<&mut Meta> {
-        Some(&mut self.meta)
-    }
-}
-impl Item for ListenerSet {
-    fn name(&self) -> &str {
-        &self.meta.name
-    }
-    fn meta_mut(&mut self) -> Option<&mut Meta> {
-        Some(&mut self.meta)
-    }
-}
-impl Item for Route {
-    fn name(&self) -> &str {
-        &self.meta.name
-    }
-    fn meta_mut(&mut self) -> Option<&mut Meta> {
-        Some(&mut self.meta)
-    }
-    fn template_fields_slot(&mut self) -> Option<&mut Option<Box<str>>> {
-        Some(&mut self.template_fields)
+    /// Shares the view's repeated strings through `interner` (label and annotation keys by default).
+    fn intern(&mut self, interner: &Interner) {
+        if let Some(meta) = self.meta_mut() {
+            meta.labels = meta.labels.with_interned_keys(interner);
+            meta.annotations = meta.annotations.with_interned_keys(interner);
+        }
     }
 }
 
@@ -373,7 +240,7 @@ impl<V> fmt::Debug for Index<V> {
 }
 
 impl<V: Item> Index<V> {
-    fn new(kind: ResourceKind) -> Self {
+    pub(crate) fn new(kind: ResourceKind) -> Self {
         Index {
             kind,
             state: RwLock::new(IndexState {
@@ -486,7 +353,7 @@ impl<V: Item> Index<V> {
         self.read().by_ns.get(ns)?.get(name).map(|b| Arc::clone(&b.0))
     }
 
-    fn in_namespace(&self, ns: &str) -> Vec<Arc<V>> {
+    pub(crate) fn in_namespace(&self, ns: &str) -> Vec<Arc<V>> {
         self.read()
             .by_ns
             .get(ns)
@@ -502,7 +369,7 @@ impl<V: Item> Index<V> {
         out
     }
 
-    fn group(&self, ns: &str, group: &str) -> Vec<Arc<V>> {
+    pub(crate) fn group(&self, ns: &str, group: &str) -> Vec<Arc<V>> {
         self.read()
             .groups
             .get(ns)
@@ -519,24 +386,38 @@ impl<V: Item> Index<V> {
     pub(crate) fn namespace_count(&self) -> usize {
         self.read().by_ns.len()
     }
-
-    fn undecodable_into(&self, out: &mut Vec<ObjectKey>) {
-        out.extend(self.read().undecodable.iter().map(|(ns, name)| ObjectKey {
-            kind: self.kind,
-            namespace: ns.to_string(),
-            name: name.to_string(),
-        }));
-    }
 }
 
-/// Recording an undecodable object needs no view type; this lets the builder pick the index by kind.
-trait Undecodable {
+/// An index whatever its views: what the store does with every kind alike.
+pub(crate) trait AnyIndex: Send + Sync {
+    fn as_any(&self) -> &dyn Any;
+    fn as_any_mut(&mut self) -> &mut dyn Any;
     fn mark_mut(&mut self, ns: Sym, name: &str);
+    fn undecodable_into(&self, out: &mut Vec<ObjectKey>);
+    fn is_undecodable(&self, ns: &str, name: &str) -> bool;
 }
 
-impl<V: Item> Undecodable for Index<V> {
+impl<V: Item> AnyIndex for Index<V> {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
     fn mark_mut(&mut self, ns: Sym, name: &str) {
         self.state_mut().mark_undecodable(ns, name);
+    }
+    fn undecodable_into(&self, out: &mut Vec<ObjectKey>) {
+        out.extend(
+            self.read()
+                .undecodable
+                .iter()
+                .map(|(ns, name)| ObjectKey::new(self.kind, ns, name)),
+        );
+    }
+    fn is_undecodable(&self, ns: &str, name: &str) -> bool {
+        let st = self.read();
+        !st.undecodable.is_empty() && st.undecodable.contains(&(Sym::new(ns), Box::from(name)))
     }
 }
 
@@ -599,7 +480,11 @@ impl<V: Item> IndexState<V> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::view::Meta;
+    use crate::view::{EndpointSlice, Meta, Node, Pod, Route, RouteKind, Service};
+
+    fn index<V: Item>(c: &ClusterStore, kind: ResourceKind) -> &Index<V> {
+        c.index(kind).expect("every kind has an index of its view")
+    }
 
     fn meta(ns: &str, name: &str) -> Meta {
         Meta {
@@ -625,7 +510,7 @@ mod tests {
     fn lists_are_sorted_by_namespace_then_name_whatever_the_insertion_order() {
         let mut c = ClusterStore::new();
         for (ns, name) in [("b", "x"), ("a", "z"), ("b", "a"), ("a", "b")] {
-            c.add_service(Service {
+            c.add(Service {
                 meta: meta(ns, name),
                 ..Service::default()
             });
@@ -642,9 +527,9 @@ mod tests {
     #[test]
     fn slices_are_found_by_their_service_sorted_by_name() {
         let mut c = ClusterStore::new();
-        c.add_endpoint_slice(slice("default", "web-b", "web"))
-            .add_endpoint_slice(slice("default", "web-a", "web"))
-            .add_endpoint_slice(slice("other", "web-c", "web"));
+        c.add(slice("default", "web-b", "web"))
+            .add(slice("default", "web-a", "web"))
+            .add(slice("other", "web-c", "web"));
         assert_eq!(names(&c.endpoint_slices("default", "web")), vec!["web-a", "web-b"]);
         assert_eq!(names(&c.endpoint_slices("other", "web")), vec!["web-c"]);
         assert!(c.endpoint_slices("default", "api").is_empty());
@@ -654,14 +539,17 @@ mod tests {
     fn a_relabelled_slice_moves_to_its_new_service() {
         let c = ClusterStore::new();
         let ns = Sym::new("a");
-        c.slices.upsert(ns.clone(), slice("a", "s1", "web"));
-        c.slices.upsert(ns.clone(), slice("a", "s1", "api"));
+        index::<EndpointSlice>(&c, ResourceKind::EndpointSlice).upsert(ns.clone(), slice("a", "s1", "web"));
+        index::<EndpointSlice>(&c, ResourceKind::EndpointSlice).upsert(ns.clone(), slice("a", "s1", "api"));
         assert!(c.endpoint_slices("a", "web").is_empty());
         assert_eq!(names(&c.endpoint_slices("a", "api")), vec!["s1"]);
-        assert!(c.slices.remove("a", "s1"));
+        assert!(index::<EndpointSlice>(&c, ResourceKind::EndpointSlice).remove("a", "s1"));
         assert!(c.endpoint_slices("a", "api").is_empty());
         assert!(
-            !c.slices.read().groups.contains_key("a"),
+            !index::<EndpointSlice>(&c, ResourceKind::EndpointSlice)
+                .read()
+                .groups
+                .contains_key("a"),
             "no empty group is left behind"
         );
     }
@@ -676,9 +564,9 @@ mod tests {
             },
             ..Service::default()
         };
-        assert!(c.services.upsert(Sym::new("a"), svc("1")));
-        assert!(!c.services.upsert(Sym::new("a"), svc("1")));
-        assert!(c.services.upsert(Sym::new("a"), svc("2")));
+        assert!(index::<Service>(&c, ResourceKind::Service).upsert(Sym::new("a"), svc("1")));
+        assert!(!index::<Service>(&c, ResourceKind::Service).upsert(Sym::new("a"), svc("1")));
+        assert!(index::<Service>(&c, ResourceKind::Service).upsert(Sym::new("a"), svc("2")));
         let all = c.services();
         assert_eq!(all.len(), 1);
         assert_eq!(all[0].meta.labels.get("v"), Some("2"));
@@ -687,7 +575,7 @@ mod tests {
     #[test]
     fn pods_are_found_by_namespace_and_name() {
         let mut c = ClusterStore::new();
-        c.add_pod(Pod {
+        c.add(Pod {
             name: "p".into(),
             namespace: "ns".into(),
             ..Pod::default()
@@ -706,18 +594,14 @@ mod tests {
             meta: meta("apps", "r"),
             ..Route::default()
         };
-        let tls = c.route_index(RouteKind::Tls);
+        let tls = index::<Route>(&c, ResourceKind::Route(RouteKind::Tls));
         tls.upsert(ns.clone(), route.clone());
         assert!(tls.mark_undecodable(ns.clone(), "r"));
         assert!(c.routes(RouteKind::Tls).is_empty(), "the stale view is not served");
         assert!(!tls.mark_undecodable(ns.clone(), "r"), "already recorded");
         assert_eq!(
             c.undecodable(),
-            vec![ObjectKey {
-                kind: ResourceKind::Route(RouteKind::Tls),
-                namespace: "apps".into(),
-                name: "r".into()
-            }]
+            vec![ObjectKey::new(ResourceKind::Route(RouteKind::Tls), "apps", "r")]
         );
         assert_eq!(c.undecodable()[0].to_string(), "TLSRoute apps/r");
 
@@ -734,29 +618,29 @@ mod tests {
     fn a_relist_replaces_views_and_undecodable_records() {
         let c = ClusterStore::new();
         let ns = Sym::new("a");
-        c.services.upsert(
+        index::<Service>(&c, ResourceKind::Service).upsert(
             ns.clone(),
             Service {
                 meta: meta("a", "old"),
                 ..Service::default()
             },
         );
-        c.services.mark_undecodable(ns.clone(), "was-bad");
-        c.services.begin_relist();
-        c.services.relist_add(
+        index::<Service>(&c, ResourceKind::Service).mark_undecodable(ns.clone(), "was-bad");
+        index::<Service>(&c, ResourceKind::Service).begin_relist();
+        index::<Service>(&c, ResourceKind::Service).relist_add(
             ns.clone(),
             Ok(Service {
                 meta: meta("a", "new"),
                 ..Service::default()
             }),
         );
-        c.services.relist_add(ns, Err("bad".into()));
+        index::<Service>(&c, ResourceKind::Service).relist_add(ns, Err("bad".into()));
         assert_eq!(
             names(&c.services()),
             vec!["old"],
             "the old content serves until the list completes"
         );
-        c.services.finish_relist();
+        index::<Service>(&c, ResourceKind::Service).finish_relist();
         assert_eq!(names(&c.services()), vec!["new"]);
         let bad: Vec<String> = c.undecodable().into_iter().map(|k| k.name).collect();
         assert_eq!(bad, vec!["bad"]);
@@ -765,7 +649,7 @@ mod tests {
     #[test]
     fn the_builder_records_undecodable_objects_of_any_kind() {
         let mut c = ClusterStore::new();
-        c.add_node(Node {
+        c.add(Node {
             name: "n1".into(),
             ..Node::default()
         })

@@ -2,7 +2,158 @@
 //! memory grows with what extdns uses, not with the size of the objects in the cluster. Names follow the
 //! Kubernetes API; optional API fields stay `Option` where "absent" and "empty" mean different things.
 
-use crate::{StrMap, Sym};
+use std::sync::Arc;
+
+use crate::intern::Interner;
+use crate::store::Item;
+use crate::{ClusterStore, ResourceKind, StrMap, Sym};
+
+/// The lookups sources use, by view.
+impl ClusterStore {
+    /// All Services in scope (the namespace and server-side label selector the live view watches with).
+    pub fn services(&self) -> Vec<Arc<Service>> {
+        self.all(ResourceKind::Service)
+    }
+
+    pub fn service(&self, namespace: &str, name: &str) -> Option<Arc<Service>> {
+        self.index::<Service>(ResourceKind::Service)?.get(namespace, name)
+    }
+
+    /// The EndpointSlices labelled `kubernetes.io/service-name=<service>` in `namespace`.
+    pub fn endpoint_slices(&self, namespace: &str, service: &str) -> Vec<Arc<EndpointSlice>> {
+        self.index::<EndpointSlice>(ResourceKind::EndpointSlice)
+            .map(|i| i.group(namespace, service))
+            .unwrap_or_default()
+    }
+
+    /// All Pods of a namespace.
+    pub fn pods(&self, namespace: &str) -> Vec<Arc<Pod>> {
+        self.index::<Pod>(ResourceKind::Pod)
+            .map(|i| i.in_namespace(namespace))
+            .unwrap_or_default()
+    }
+
+    pub fn pod(&self, namespace: &str, name: &str) -> Option<Arc<Pod>> {
+        self.index::<Pod>(ResourceKind::Pod)?.get(namespace, name)
+    }
+
+    pub fn nodes(&self) -> Vec<Arc<Node>> {
+        self.all(ResourceKind::Node)
+    }
+
+    pub fn node(&self, name: &str) -> Option<Arc<Node>> {
+        self.index::<Node>(ResourceKind::Node)?.get("", name)
+    }
+
+    pub fn namespace(&self, name: &str) -> Option<Arc<Namespace>> {
+        self.index::<Namespace>(ResourceKind::Namespace)?.get("", name)
+    }
+
+    pub fn gateways(&self) -> Vec<Arc<Gateway>> {
+        self.all(ResourceKind::Gateway)
+    }
+
+    pub fn gateway(&self, namespace: &str, name: &str) -> Option<Arc<Gateway>> {
+        self.index::<Gateway>(ResourceKind::Gateway)?.get(namespace, name)
+    }
+
+    pub fn listener_sets(&self) -> Vec<Arc<ListenerSet>> {
+        self.all(ResourceKind::ListenerSet)
+    }
+
+    pub fn listener_set(&self, namespace: &str, name: &str) -> Option<Arc<ListenerSet>> {
+        self.index::<ListenerSet>(ResourceKind::ListenerSet)?
+            .get(namespace, name)
+    }
+
+    pub fn routes(&self, kind: RouteKind) -> Vec<Arc<Route>> {
+        self.all(ResourceKind::Route(kind))
+    }
+}
+
+/// Views that keep their metadata whole.
+macro_rules! item_with_meta {
+    ($view:ty, $kind:expr $(, group: $group:ident)? $(, template_fields: $fields:ident)?) => {
+        impl Item for $view {
+            fn kind(&self) -> ResourceKind {
+                $kind
+            }
+            fn name(&self) -> &str {
+                &self.meta.name
+            }
+            fn namespace(&self) -> &str {
+                &self.meta.namespace
+            }
+            fn meta_mut(&mut self) -> Option<&mut Meta> {
+                Some(&mut self.meta)
+            }
+            $(fn group(&self) -> Option<&str> {
+                self.$group.as_deref()
+            })?
+            $(fn template_fields_slot(&mut self) -> Option<&mut Option<Box<str>>> {
+                Some(&mut self.$fields)
+            })?
+        }
+    };
+}
+
+item_with_meta!(Service, ResourceKind::Service, template_fields: template_fields);
+item_with_meta!(EndpointSlice, ResourceKind::EndpointSlice, group: service_name);
+item_with_meta!(Gateway, ResourceKind::Gateway);
+item_with_meta!(ListenerSet, ResourceKind::ListenerSet);
+
+impl Item for Route {
+    fn kind(&self) -> ResourceKind {
+        ResourceKind::Route(self.kind)
+    }
+    fn name(&self) -> &str {
+        &self.meta.name
+    }
+    fn namespace(&self) -> &str {
+        &self.meta.namespace
+    }
+    fn meta_mut(&mut self) -> Option<&mut Meta> {
+        Some(&mut self.meta)
+    }
+    fn template_fields_slot(&mut self) -> Option<&mut Option<Box<str>>> {
+        Some(&mut self.template_fields)
+    }
+}
+
+impl Item for Pod {
+    fn kind(&self) -> ResourceKind {
+        ResourceKind::Pod
+    }
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn namespace(&self) -> &str {
+        &self.namespace
+    }
+    /// The conversion shares a Pod's strings as it makes the view; a view made elsewhere (tests) shares
+    /// its namespace.
+    fn intern(&mut self, interner: &Interner) {
+        self.namespace = interner.intern(&self.namespace);
+    }
+}
+
+impl Item for Node {
+    fn kind(&self) -> ResourceKind {
+        ResourceKind::Node
+    }
+    fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl Item for Namespace {
+    fn kind(&self) -> ResourceKind {
+        ResourceKind::Namespace
+    }
+    fn name(&self) -> &str {
+        &self.name
+    }
+}
 
 /// Identity and the metadata sources read. `annotations` never holds
 /// `kubectl.kubernetes.io/last-applied-configuration`.
@@ -185,13 +336,7 @@ impl RouteKind {
 
     /// The API kind: `HTTPRoute`, `GRPCRoute`, ...
     pub fn kind(self) -> &'static str {
-        match self {
-            RouteKind::Http => "HTTPRoute",
-            RouteKind::Grpc => "GRPCRoute",
-            RouteKind::Tls => "TLSRoute",
-            RouteKind::Tcp => "TCPRoute",
-            RouteKind::Udp => "UDPRoute",
-        }
+        ResourceKind::Route(self).kind()
     }
 
     /// The `--source` name: `gateway-httproute`, ...
@@ -205,12 +350,10 @@ impl RouteKind {
         }
     }
 
-    /// The API version extdns reads this kind in (the one external-dns reads).
-    pub fn api_version(self) -> &'static str {
-        match self {
-            RouteKind::Http | RouteKind::Grpc | RouteKind::Tls => "gateway.networking.k8s.io/v1",
-            RouteKind::Tcp | RouteKind::Udp => "gateway.networking.k8s.io/v1alpha2",
-        }
+    /// The API version extdns watches this kind in (`gateway.networking.k8s.io/v1`).
+    pub fn api_version(self) -> String {
+        let spec = ResourceKind::Route(self).spec();
+        spec.api_version_of(spec.preferred_version())
     }
 
     pub fn from_kind(kind: &str) -> Option<RouteKind> {

@@ -32,7 +32,6 @@
 //! ```
 
 mod conflict;
-mod failed;
 mod policy;
 #[cfg(test)]
 mod tests;
@@ -44,7 +43,6 @@ use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, Targets, label
 
 pub use conflict::{cname_conflicts, resolve_create, resolve_update};
 pub use extdns_endpoint::name::{name_key, normalize_dns_name};
-pub use failed::hold_records_of_failed_objects;
 pub use policy::{Policy, UnknownPolicy};
 
 /// How to plan: the policy, the record types extdns manages, the user's domain filter and the owner id.

@@ -82,8 +82,8 @@ pub struct Snapshot {
     /// The provider's records with ownership labels; the registry's own records are hidden.
     pub records: Vec<Endpoint>,
     provider: ReadState,
-    /// The ownership records present; `None` when the records came from a cache, so the absence of one
-    /// proves nothing.
+    /// The ownership records present; `None` when the records were read without them (the noop registry,
+    /// tests), so the absence of one proves nothing.
     ownership_records: Option<txt::OwnershipRecords>,
 }
 

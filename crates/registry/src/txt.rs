@@ -5,11 +5,10 @@
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, Labels, RecordType, label};
-use extdns_provider::{Provider, ReadState, Unit};
+use extdns_provider::{Provider, Unit};
 
 use crate::crypto::AesKey;
 use crate::labels::{self, InvalidHeritage};
@@ -146,19 +145,16 @@ impl Ownership {
 #[non_exhaustive]
 pub struct TxtRegistryConfig {
     pub ownership: Ownership,
-    /// Reuse the records read for this long (zero: read every time).
-    pub cache_interval: Duration,
     /// The plan's managed and excluded types: only records of managed types get their TXT record migrated.
     pub managed_types: Vec<RecordType>,
     pub excluded_types: Vec<RecordType>,
 }
 
 impl TxtRegistryConfig {
-    /// external-dns's defaults (A, AAAA and CNAME managed, no cache) for these ownership settings.
+    /// external-dns's defaults (A, AAAA and CNAME managed) for these ownership settings.
     pub fn new(ownership: Ownership) -> Self {
         TxtRegistryConfig {
             ownership,
-            cache_interval: Duration::ZERO,
             managed_types: vec![RecordType::A, RecordType::Aaaa, RecordType::Cname],
             excluded_types: Vec::new(),
         }
@@ -169,17 +165,8 @@ impl TxtRegistryConfig {
     }
 }
 
-/// Records read earlier, reused for `--txt-cache-interval` (with the provider's read state, so writes
-/// against them still match the records exactly), and kept current with what this registry applies.
-struct Cache {
-    at: Instant,
-    records: Vec<Endpoint>,
-    provider: ReadState,
-}
-
 #[derive(Default)]
 struct State {
-    cache: Option<Cache>,
     /// Names already warned about for an obsolete `cname-` TXT record of an alias A record.
     warned_legacy: HashSet<String>,
 }
@@ -422,23 +409,8 @@ impl TxtRegistry {
 #[async_trait]
 impl Registry for TxtRegistry {
     async fn records(&self) -> Result<Snapshot, RegistryError> {
-        let interval = self.config.cache_interval;
-        if !interval.is_zero()
-            && let Some(cache) = &self.lock().cache
-            && cache.at.elapsed() < interval
-        {
-            tracing::debug!("using cached records");
-            return Ok(Snapshot::new(cache.records.clone(), cache.provider.clone()));
-        }
         let read = self.provider.records().await?;
         let (records, present) = self.read(read.endpoints);
-        if !interval.is_zero() {
-            self.lock().cache = Some(Cache {
-                at: Instant::now(),
-                records: records.clone(),
-                provider: read.state.clone(),
-            });
-        }
         Ok(Snapshot {
             records,
             provider: read.state,
@@ -456,21 +428,7 @@ impl Registry for TxtRegistry {
             })
             .collect();
 
-        let result = self.provider.apply(&snapshot.provider, &units).await;
-        if !self.config.cache_interval.is_zero() {
-            let mut state = self.lock();
-            match (&result, state.cache.as_mut()) {
-                (Ok(()), Some(cache)) => {
-                    crate::fold_records(
-                        &mut cache.records,
-                        planned.into_iter().map(|(change, _, labels)| (change, Some(labels))),
-                    );
-                }
-                // After a failure the cache no longer knows what the zone holds; read it again next time.
-                _ => state.cache = None,
-            }
-        }
-        result.map_err(RegistryError::from)
+        Ok(self.provider.apply(&snapshot.provider, &units).await?)
     }
 
     fn fold_applied(&self, snapshot: &mut Snapshot, changes: &[Change]) -> bool {

@@ -2,7 +2,6 @@
 //! extdns writes is what external-dns would write (behaviour §8).
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use extdns_endpoint::{Changes, Endpoint, ProviderSpecific, RecordType, label};
 use extdns_provider::{InMemoryProvider, Provider, ProviderError};
@@ -19,7 +18,6 @@ struct TestConfig {
     encrypt_enabled: bool,
     encrypt_aes_key: Option<String>,
     migrate_from_owner: Option<String>,
-    cache_interval: Duration,
     managed_types: Vec<RecordType>,
     excluded_types: Vec<RecordType>,
 }
@@ -35,7 +33,6 @@ impl Default for TestConfig {
             encrypt_enabled: o.encrypt_enabled,
             encrypt_aes_key: o.encrypt_aes_key,
             migrate_from_owner: o.migrate_from_owner,
-            cache_interval: Duration::ZERO,
             managed_types: vec![RecordType::A, RecordType::Aaaa, RecordType::Cname],
             excluded_types: Vec::new(),
         }
@@ -54,7 +51,6 @@ impl TestConfig {
             migrate_from_owner: self.migrate_from_owner,
         };
         let mut config = TxtRegistryConfig::new(Ownership::new(ownership)?);
-        config.cache_interval = self.cache_interval;
         config.managed_types = self.managed_types;
         config.excluded_types = self.excluded_types;
         Ok(config)
@@ -691,75 +687,6 @@ async fn plain_records_are_still_read_with_encryption_on() -> Result<(), Registr
         encrypted(),
     );
     assert_eq!(registry.records().await?.records[0].owner(), Some("default"));
-    Ok(())
-}
-
-// --- cache ---
-
-#[tokio::test]
-async fn the_cache_serves_records_until_it_expires() -> Result<(), RegistryError> {
-    let config = TestConfig {
-        cache_interval: Duration::from_secs(3600),
-        ..Default::default()
-    };
-    let (provider, registry) = setup(vec![a("foo.example.com", "1.2.3.4")], config);
-    assert_eq!(registry.records().await?.records.len(), 1);
-    provider.insert([a("bar.example.com", "1.2.3.4")]);
-    assert_eq!(registry.records().await?.records.len(), 1, "served from the cache");
-    // Our own changes are reflected in the cache.
-    apply(
-        &registry,
-        Changes {
-            create: vec![a("baz.example.com", "1.2.3.4")],
-            ..Changes::default()
-        },
-    )
-    .await?;
-    let cached = registry.records().await?.records;
-    assert_eq!(cached.len(), 2);
-    assert_eq!(
-        find(&cached, "baz.example.com", RecordType::A).and_then(Endpoint::owner),
-        Some("default")
-    );
-    Ok(())
-}
-
-#[tokio::test]
-async fn without_a_cache_interval_records_are_read_every_time() -> Result<(), RegistryError> {
-    let (provider, registry) = setup(vec![a("foo.example.com", "1.2.3.4")], Default::default());
-    assert_eq!(registry.records().await?.records.len(), 1);
-    provider.insert([a("bar.example.com", "1.2.3.4")]);
-    assert_eq!(registry.records().await?.records.len(), 2);
-    Ok(())
-}
-
-#[tokio::test]
-async fn a_failed_apply_drops_the_cache() -> Result<(), RegistryError> {
-    let config = TestConfig {
-        cache_interval: Duration::from_secs(3600),
-        ..Default::default()
-    };
-    let (provider, registry) = setup(vec![a("foo.example.com", "1.2.3.4")], config);
-    registry.records().await?;
-    provider.insert([a("bar.example.com", "1.2.3.4")]);
-    provider.set_unavailable(true);
-    assert!(
-        apply(
-            &registry,
-            Changes {
-                create: vec![a("x.example.com", "1.1.1.1")],
-                ..Changes::default()
-            }
-        )
-        .await
-        .is_err()
-    );
-    provider.set_unavailable(false);
-    assert_eq!(
-        registry.records().await?.records.len(),
-        2,
-        "read again from the provider"
-    );
     Ok(())
 }
 

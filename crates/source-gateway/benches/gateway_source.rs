@@ -8,6 +8,7 @@ use extdns_informer::view::{
     AllowedRoutes, Gateway, LabelSelector, Listener, Meta, Namespace, ParentReference, Route, RouteKind,
     RouteParentStatus,
 };
+use extdns_source::SourceExt;
 use extdns_source_gateway::{GatewayRouteSource, GatewaySourceConfig};
 
 const NAMESPACES: usize = 200;
@@ -72,7 +73,7 @@ fn listeners(g: usize) -> Vec<Listener> {
 fn cluster() -> ClusterStore {
     let mut c = ClusterStore::new();
     for n in 0..NAMESPACES {
-        c.add_namespace(Namespace {
+        c.add(Namespace {
             name: format!("ns-{n}"),
             labels: [
                 ("team", format!("team-{}", n % 10)),
@@ -83,7 +84,7 @@ fn cluster() -> ClusterStore {
         });
     }
     for g in 0..GATEWAYS {
-        c.add_gateway(Gateway {
+        c.add(Gateway {
             meta: meta(&format!("ns-{}", g * 4), &format!("gw-{g}")),
             gateway_class_name: "example".into(),
             listeners: listeners(g),
@@ -117,7 +118,7 @@ fn cluster() -> ClusterStore {
                 format!("www{r}.example.org")
             },
         ];
-        c.add_route(Route {
+        c.add(Route {
             kind: RouteKind::Http,
             meta: meta(&ns, &format!("route-{r}")),
             hostnames,
@@ -138,14 +139,15 @@ fn cluster() -> ClusterStore {
 fn bench(c: &mut Criterion) {
     let cluster = cluster();
     let source = GatewayRouteSource::new(RouteKind::Http, GatewaySourceConfig::default());
-    let produced = source.collect(&cluster).map(|e| e.len()).unwrap_or(0);
+    let collect = |cluster: &ClusterStore| futures::executor::block_on(source.evaluate_all(cluster));
+    let produced = collect(&cluster).map(|o| o.endpoints.len()).unwrap_or(0);
     assert!(
         produced > ROUTES,
         "the benchmark cluster must publish at least one record per route, got {produced}"
     );
     eprintln!("gateway-httproute: {produced} endpoints from {ROUTES} routes");
     c.bench_function("gateway_httproute_5000_routes_50_gateways", |b| {
-        b.iter(|| source.collect(std::hint::black_box(&cluster)))
+        b.iter(|| collect(std::hint::black_box(&cluster)))
     });
 }
 

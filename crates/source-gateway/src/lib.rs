@@ -16,6 +16,7 @@
 //! use extdns_informer::LoadOptions;
 //! use extdns_informer::manifests::{Format, Loader};
 //! use extdns_informer::view::RouteKind;
+//! use extdns_source::SourceExt;
 //! use extdns_source_gateway::{GatewayRouteSource, GatewaySourceConfig};
 //!
 //! let yaml = r#"
@@ -47,7 +48,7 @@
 //! let store = loader.finish().store;
 //!
 //! let source = GatewayRouteSource::new(RouteKind::Http, GatewaySourceConfig::default());
-//! let endpoints = source.collect(&store)?;
+//! let endpoints = futures::executor::block_on(source.evaluate_all(&store))?.endpoints;
 //! assert_eq!(endpoints.len(), 1);
 //! assert_eq!(endpoints[0].dns_name, "shop.example.org");
 //! assert_eq!(endpoints[0].targets[0].as_str(), "192.0.2.7");
@@ -60,13 +61,14 @@ mod parents;
 mod route;
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use extdns_endpoint::{Endpoint, ObjectRef, Target, Ttl, merge_endpoints};
 use extdns_informer::view::{Route, RouteKind};
-use extdns_informer::{ChangeSet, ClusterStore, ResourceKind};
+use extdns_informer::{ChangeSet, ClusterStore, ObjectKey, ResourceKind};
 use extdns_source::annotations::key;
-use extdns_source::{ObjectEndpoints, PerObject, Selector, Source, SourceConfig, SourceError, SourceOutput};
+use extdns_source::{Evaluation, ObjectEndpoints, Objects, Selector, Source, SourceConfig, SourceError};
 
 pub use hostname::{Hostname, HostnameError};
 pub use listener::protocol_matches;
@@ -109,30 +111,10 @@ impl GatewayRouteSource {
         self.kind
     }
 
-    /// What [`Source::endpoints`] returns, without the async wrapper: nothing here waits.
-    pub fn collect(&self, cluster: &ClusterStore) -> Result<Vec<Endpoint>, SourceError> {
-        Ok(self.collect_output(cluster)?.endpoints)
-    }
-
-    /// What [`Source::evaluate`] returns, without the async wrapper: the merge over the routes' own
-    /// endpoints, so the per-object path and this one can never disagree.
-    pub fn collect_output(&self, cluster: &ClusterStore) -> Result<SourceOutput, SourceError> {
-        let per = self.collect_objects(cluster, None)?;
-        let mut endpoints = Vec::with_capacity(per.objects.iter().map(|o| o.endpoints.len()).sum());
-        for o in per.objects {
-            endpoints.extend(o.endpoints);
-        }
-        Ok(SourceOutput::new(merge_routes(endpoints), per.failed).with_why(per.why))
-    }
-
-    /// What [`Source::evaluate_objects`] returns, without the async wrapper: the endpoints of each admitted
-    /// route (only those whose `resource` key is in `only`, when given) in the store's order (namespace,
-    /// then name), before the merge across routes. Undecodable routes (in `only`) are failed.
-    pub fn collect_objects(
-        &self,
-        cluster: &ClusterStore,
-        only: Option<&BTreeSet<String>>,
-    ) -> Result<PerObject, SourceError> {
+    /// What [`Source::evaluate`] returns, without the async wrapper (nothing here waits): the endpoints of
+    /// each admitted route among `objects` in object order (namespace, then name), before the merge across
+    /// routes. Undecodable routes (among `objects`) are failed.
+    pub fn evaluate_now(&self, cluster: &ClusterStore, objects: Objects<'_>) -> Result<Evaluation, SourceError> {
         let gateways = cluster.gateways();
         let listener_sets = if self.config.listener_sets {
             cluster.listener_sets()
@@ -143,53 +125,39 @@ impl GatewayRouteSource {
         let parents = Parents::build(&self.config, self.kind, &gateways, &listener_sets, &mut namespaces);
 
         let kind = ResourceKind::Route(self.kind);
-        // (namespace, name) pairs, so routes are picked without spelling out every key.
-        let prefix = format!("{}/", self.kind.kind().to_ascii_lowercase());
-        let wanted: Option<HashSet<(&str, &str)>> = only.map(|o| {
-            o.iter()
-                .filter_map(|r| r.strip_prefix(prefix.as_str())?.split_once('/'))
-                .collect()
-        });
-        let routes = cluster.routes(self.kind);
-        let mut objects = Vec::with_capacity(wanted.as_ref().map_or(routes.len(), HashSet::len));
-        let mut failed: BTreeSet<String> = extdns_source::undecodable_of(cluster, kind)
-            .filter(|r| only.is_none_or(|o| o.contains(r)))
-            .collect();
-        for route in routes {
-            let (ns, name) = (route.meta.namespace.as_str(), route.meta.name.as_str());
-            if route.kind != self.kind
-                || wanted.as_ref().is_some_and(|w| !w.contains(&(ns, name)))
-                || !self.config.common.admits(&route.meta)
-            {
+        let routes: Vec<(ObjectKey, Arc<Route>)> = match objects.of_kind(kind) {
+            None => cluster
+                .routes(self.kind)
+                .into_iter()
+                .map(|r| (ObjectKey::new(kind, &r.meta.namespace, &r.meta.name), r))
+                .collect(),
+            Some(keys) => keys.filter_map(|k| Some((k.clone(), cluster.get(k)?))).collect(),
+        };
+        let mut out = Vec::with_capacity(routes.len());
+        let mut failed = extdns_source::undecodable(cluster, kind, objects);
+        for (object, route) in routes {
+            if route.kind != self.kind || !self.config.common.admits(&route.meta) {
                 continue;
             }
             let mut endpoints = Vec::new();
-            let resource = extdns_source::resource_key(kind, ns, name);
-            if !self.route_endpoints(&route, &parents, &mut namespaces, &mut endpoints)? {
-                failed.insert(resource.clone());
+            if !self.route_endpoints(&route, &object, &parents, &mut namespaces, &mut endpoints) {
+                failed.insert(object.clone(), None);
             }
             if !endpoints.is_empty() {
-                objects.push(ObjectEndpoints {
-                    order: format!("{ns}\u{0}{name}"),
-                    resource,
-                    endpoints,
-                });
+                out.push(ObjectEndpoints { object, endpoints });
             }
         }
-        Ok(PerObject::new(objects, failed, BTreeMap::new()))
+        Ok(Evaluation::new(out, failed))
     }
 
-    /// The `resource` keys of the admitted routes a change of `changes` may alter: the changed routes;
+    /// The admitted routes a change of `changes` may alter: the changed routes;
     /// routes with a parent reference to a changed Gateway or ListenerSet, or to a ListenerSet attached to
     /// a changed Gateway or living in a changed Namespace (`allowedListeners` selectors read its labels);
     /// and every route of a changed Namespace (`allowedRoutes` selectors read its labels).
-    fn affected_routes<'c>(&self, cluster: &ClusterStore, changes: &'c ChangeSet) -> BTreeSet<String> {
+    fn affected_routes<'c>(&self, cluster: &ClusterStore, changes: &'c ChangeSet) -> BTreeSet<ObjectKey> {
         let kind = ResourceKind::Route(self.kind);
-        let mut out: BTreeSet<String> = changes
-            .of_kind(kind)
-            .map(|k| extdns_source::resource_key(kind, &k.namespace, &k.name))
-            .collect();
-        let pair = |k: &'c extdns_informer::ObjectKey| (k.namespace.as_str(), k.name.as_str());
+        let mut out: BTreeSet<ObjectKey> = changes.of_kind(kind).cloned().collect();
+        let pair = |k: &'c ObjectKey| (k.namespace.as_str(), k.name.as_str());
         let gateways: HashSet<(&str, &str)> = changes.of_kind(ResourceKind::Gateway).map(pair).collect();
         let namespaces: HashSet<&str> = changes
             .of_kind(ResourceKind::Namespace)
@@ -235,30 +203,26 @@ impl GatewayRouteSource {
                     }
                 });
             if attached {
-                out.insert(extdns_source::resource_key(kind, ns, &route.meta.name));
+                out.insert(ObjectKey::new(kind, ns, &route.meta.name));
             }
         }
         out
     }
 
-    /// The route's endpoints, appended to `out`; `false` when the route could not be evaluated.
+    /// The endpoints of `route` (`object`), appended to `out`; `false` when the route could not be evaluated.
     fn route_endpoints(
         &self,
         route: &Route,
+        object: &ObjectKey,
         parents: &Parents<'_>,
         namespaces: &mut NamespaceCache<'_>,
         out: &mut Vec<Endpoint>,
-    ) -> Result<bool, SourceError> {
+    ) -> bool {
         let source_name = self.kind.source_name();
         let route_ns = route.meta.namespace.as_str();
-        let object = ObjectName {
-            kind: self.kind.kind(),
-            namespace: route_ns,
-            name: &route.meta.name,
-        };
         if route.parent_refs.is_empty() {
-            tracing::debug!(object = %object, "no parentRefs: nothing to publish");
-            return Ok(true);
+            tracing::debug!(%object, "no parentRefs: nothing to publish");
+            return true;
         }
         // A template that cannot run on this route skips the route, like any other bad input on one object:
         // the rest of the cluster still syncs, and the route's records stay as they are.
@@ -266,16 +230,16 @@ impl GatewayRouteSource {
             Ok(names) => names,
             Err(e) => {
                 tracing::warn!(
-                    object = %object,
+                    %object,
                     field = "FQDN template",
                     "template failed, route skipped; its records are kept as they are: {e}"
                 );
-                return Ok(false);
+                return false;
             }
         };
         let evaluated = !names.invalid;
         if names.names.is_empty() && !names.listener_fallback {
-            return Ok(evaluated);
+            return evaluated;
         }
 
         // Name → the target lists (one per parent) of every parent and listener the route is attached to.
@@ -284,7 +248,7 @@ impl GatewayRouteSource {
             let key = ParentKey::of(&status.parent_ref, route_ns);
             if !in_spec(route, &status.parent_ref) {
                 tracing::debug!(
-                    object = %object,
+                    %object,
                     parent = key.name,
                     "status parent is not in spec.parentRefs; ignored"
                 );
@@ -321,7 +285,7 @@ impl GatewayRouteSource {
             }
         }
         if hosts.is_empty() {
-            return Ok(evaluated);
+            return evaluated;
         }
 
         let annotations = &self.config.common.annotations;
@@ -331,12 +295,7 @@ impl GatewayRouteSource {
             None => Ttl(0),
         };
         let (provider_specific, set_identifier) = annotations.provider_specific(&route.meta.annotations);
-        let resource = format!(
-            "{}/{}/{}",
-            self.kind.kind().to_ascii_lowercase(),
-            route_ns,
-            route.meta.name
-        );
+        let resource = extdns_source::resource_label(object);
         let reference = ObjectRef {
             source: source_name.to_string(),
             namespace: route_ns.to_string(),
@@ -359,7 +318,7 @@ impl GatewayRouteSource {
                 out.push(e.with_ref_object(reference.clone()));
             }
         }
-        Ok(evaluated)
+        evaluated
     }
 }
 
@@ -401,20 +360,6 @@ fn configured_ttl_first(mut endpoints: Vec<Endpoint>) -> Vec<Endpoint> {
     endpoints
 }
 
-/// Names an object in warnings and errors (`HTTPRoute apps/web`), formatted only when one is given.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct ObjectName<'a> {
-    pub kind: &'a str,
-    pub namespace: &'a str,
-    pub name: &'a str,
-}
-
-impl std::fmt::Display for ObjectName<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} {}/{}", self.kind, self.namespace, self.name)
-    }
-}
-
 #[async_trait]
 impl Source for GatewayRouteSource {
     fn name(&self) -> &str {
@@ -433,27 +378,15 @@ impl Source for GatewayRouteSource {
         kinds
     }
 
-    async fn endpoints(&self, cluster: &ClusterStore) -> Result<Vec<Endpoint>, SourceError> {
-        self.collect(cluster)
+    async fn evaluate(&self, cluster: &ClusterStore, objects: Objects<'_>) -> Result<Evaluation, SourceError> {
+        self.evaluate_now(cluster, objects)
     }
 
-    async fn evaluate(&self, cluster: &ClusterStore) -> Result<SourceOutput, SourceError> {
-        self.collect_output(cluster)
-    }
-
-    fn affected(&self, cluster: &ClusterStore, changes: &ChangeSet) -> Option<BTreeSet<String>> {
+    fn affected(&self, cluster: &ClusterStore, changes: &ChangeSet) -> Option<BTreeSet<ObjectKey>> {
         if changes.is_everything() {
             return None;
         }
         Some(self.affected_routes(cluster, changes))
-    }
-
-    async fn evaluate_objects(
-        &self,
-        cluster: &ClusterStore,
-        only: Option<&BTreeSet<String>>,
-    ) -> Result<Option<PerObject>, SourceError> {
-        self.collect_objects(cluster, only).map(Some)
     }
 
     fn merge(&self, endpoints: Vec<Endpoint>) -> Vec<Endpoint> {

@@ -171,11 +171,11 @@ mod tests {
 
     fn cluster() -> ClusterStore {
         let mut c = ClusterStore::new();
-        c.add_namespace(Namespace {
+        c.add(Namespace {
             name: "team-a".into(),
             labels: [("team", "a")].into_iter().collect(),
         });
-        c.add_namespace(Namespace {
+        c.add(Namespace {
             name: "team-b".into(),
             labels: [("team", "b")].into_iter().collect(),
         });

@@ -5,7 +5,9 @@ use extdns_source::TemplateError;
 use extdns_source::annotations::key;
 
 use crate::hostname::Hostname;
-use crate::{GatewaySourceConfig, ObjectName};
+use extdns_informer::ObjectKey;
+
+use crate::GatewaySourceConfig;
 
 /// The `gateway-hostname-source` annotation: which of the route's names count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,7 +21,7 @@ pub enum HostnameSource {
 }
 
 impl HostnameSource {
-    fn of(config: &GatewaySourceConfig, route: &Route, object: ObjectName<'_>) -> HostnameSource {
+    fn of(config: &GatewaySourceConfig, route: &Route, object: &ObjectKey) -> HostnameSource {
         let Some(v) = config
             .common
             .annotations
@@ -63,7 +65,7 @@ pub struct RouteNames {
 pub fn route_names(
     config: &GatewaySourceConfig,
     route: &Route,
-    object: ObjectName<'_>,
+    object: &ObjectKey,
     source_name: &str,
 ) -> Result<RouteNames, TemplateError> {
     let common = &config.common;

@@ -15,7 +15,7 @@ use extdns_informer::view::{
     SliceEndpoint,
 };
 use extdns_informer::{ClusterStore, StrMap};
-use extdns_source::Source;
+use extdns_source::SourceExt;
 use extdns_source::resolver::StaticResolver;
 use extdns_source_service::{ServiceSource, ServiceSourceConfig};
 
@@ -92,7 +92,7 @@ fn hostname(i: usize) -> StrMap {
 pub fn synthetic_cluster() -> ClusterStore {
     let mut c = ClusterStore::new();
     for n in 0..NODES {
-        c.add_node(Node {
+        c.add(Node {
             name: format!("node-{n}"),
             addresses: vec![
                 NodeAddress {
@@ -118,7 +118,7 @@ pub fn synthetic_cluster() -> ClusterStore {
         for p in 0..5 {
             let name = format!("svc-{i}-{p}");
             let ip = format!("10.2.{}.{}", (i * 5 + p) / 250, (i * 5 + p) % 250);
-            c.add_pod(Pod {
+            c.add(Pod {
                 name: name.as_str().into(),
                 namespace: ns.as_str().into(),
                 labels: map(&[("app", &format!("app-{i}"))]),
@@ -140,7 +140,7 @@ pub fn synthetic_cluster() -> ClusterStore {
                 node_name: None,
             });
         }
-        c.add_endpoint_slice(EndpointSlice {
+        c.add(EndpointSlice {
             meta: Meta {
                 name: format!("svc-{i}-abc"),
                 namespace: ns,
@@ -150,7 +150,7 @@ pub fn synthetic_cluster() -> ClusterStore {
             address_type: "IPv4".into(),
             endpoints,
         });
-        c.add_service(svc);
+        c.add(svc);
         i += 1;
     }
     // 500 NodePort Services over all nodes; one in ten with the Local policy and 3 Pods.
@@ -160,7 +160,7 @@ pub fn synthetic_cluster() -> ClusterStore {
         if k % 10 == 0 {
             svc.external_traffic_policy = Some("Local".into());
             for p in 0..3 {
-                c.add_pod(Pod {
+                c.add(Pod {
                     name: format!("svc-{i}-{p}").as_str().into(),
                     namespace: svc.meta.namespace.as_str().into(),
                     labels: map(&[("app", &format!("app-{i}"))]),
@@ -171,7 +171,7 @@ pub fn synthetic_cluster() -> ClusterStore {
                 });
             }
         }
-        c.add_service(svc);
+        c.add(svc);
         i += 1;
     }
     // 5,000 LoadBalancer Services: IPs, hostnames, and a few names shared by two Services.
@@ -197,7 +197,7 @@ pub fn synthetic_cluster() -> ClusterStore {
                 hostname: None,
             }]
         };
-        c.add_service(svc);
+        c.add(svc);
         i += 1;
     }
     // 1,500 ClusterIP Services, a third with an internal hostname.
@@ -210,14 +210,14 @@ pub fn synthetic_cluster() -> ClusterStore {
         } else {
             hostname(i)
         };
-        c.add_service(service(i, "ClusterIP", annotations));
+        c.add(service(i, "ClusterIP", annotations));
         i += 1;
     }
     // 1,000 ExternalName Services.
     for _ in 0..1_000 {
         let mut svc = service(i, "ExternalName", hostname(i));
         svc.external_name = Some(format!("db-{i}.rds.example.net"));
-        c.add_service(svc);
+        c.add(svc);
         i += 1;
     }
     c
@@ -231,23 +231,23 @@ fn setup() -> (ClusterStore, ServiceSource) {
 
 fn bench(c: &mut Criterion) {
     let (cluster, source) = setup();
-    let count = futures::executor::block_on(source.endpoints(&cluster))
-        .map(|e| e.len())
+    let count = futures::executor::block_on(source.evaluate_all(&cluster))
+        .map(|o| o.endpoints.len())
         .unwrap_or(0);
     eprintln!("service source: {count} endpoints from 10,000 Services");
     // The call alone (what a sync waits for), and the call plus freeing its result.
     c.bench_function("service_source_10k_services", |b| {
-        b.iter_with_large_drop(|| futures::executor::block_on(source.endpoints(black_box(&cluster))))
+        b.iter_with_large_drop(|| futures::executor::block_on(source.evaluate_all(black_box(&cluster))))
     });
     c.bench_function("service_source_10k_services_incl_drop", |b| {
-        b.iter(|| black_box(futures::executor::block_on(source.endpoints(black_box(&cluster)))))
+        b.iter(|| black_box(futures::executor::block_on(source.evaluate_all(black_box(&cluster)))))
     });
 }
 
 fn bench_on_cpu(c: &mut Criterion<OnCpu>) {
     let (cluster, source) = setup();
     c.bench_function("service_source_10k_services_on_cpu", |b| {
-        b.iter_with_large_drop(|| futures::executor::block_on(source.endpoints(black_box(&cluster))))
+        b.iter_with_large_drop(|| futures::executor::block_on(source.evaluate_all(black_box(&cluster))))
     });
 }
 

@@ -5,9 +5,9 @@
 use std::collections::BTreeSet;
 
 use extdns_informer::view::{EndpointSlice, Node, Pod, Service};
-use extdns_informer::{ChangeSet, ClusterStore, ResourceKind};
-use extdns_source::index::{check_against_full, endpoints_by_object};
-use extdns_source::{Pipeline, PipelineConfig, Source};
+use extdns_informer::{ChangeSet, ClusterStore, ObjectKey, ResourceKind};
+use extdns_source::pipeline::testing::{check_against_full, endpoints_by_object};
+use extdns_source::{Objects, Pipeline, PipelineConfig, Source};
 use futures::executor::block_on;
 
 use crate::ServiceSourceConfig;
@@ -26,13 +26,13 @@ impl Fixture {
     fn store(&self) -> ClusterStore {
         let mut c = cluster_of(self.services.clone());
         for s in &self.slices {
-            c.add_endpoint_slice(s.clone());
+            c.add(s.clone());
         }
         for p in &self.pods {
-            c.add_pod(p.clone());
+            c.add(p.clone());
         }
         for n in &self.nodes {
-            c.add_node(n.clone());
+            c.add(n.clone());
         }
         c
     }
@@ -198,8 +198,12 @@ fn check_on(
     let Some(affected) = src.affected(&after, &changes) else {
         panic!("the service source must name the affected Services");
     };
+    let affected: BTreeSet<String> = affected.iter().map(ToString::to_string).collect();
     for r in &moved {
-        assert!(affected.contains(*r), "{r} changed but is not affected: {affected:?}");
+        assert!(
+            affected.contains(r.as_str()),
+            "{r} changed but is not affected: {affected:?}"
+        );
     }
     for r in unrelated {
         assert!(!affected.contains(*r), "{r} is unrelated but affected: {affected:?}");
@@ -214,21 +218,21 @@ fn check_on(
     ));
 }
 
-const LB: &str = "service/a/lb";
-const DB: &str = "service/a/db";
-const CACHE: &str = "service/a/cache";
-const WEB: &str = "service/a/web";
-const NP: &str = "service/a/np";
-const SHARED1: &str = "service/a/shared1";
-const SHARED2: &str = "service/a/shared2";
-const INTERNAL: &str = "service/a/internal";
-const B_DB: &str = "service/b/db";
+const LB: &str = "Service a/lb";
+const DB: &str = "Service a/db";
+const CACHE: &str = "Service a/cache";
+const WEB: &str = "Service a/web";
+const NP: &str = "Service a/np";
+const SHARED1: &str = "Service a/shared1";
+const SHARED2: &str = "Service a/shared2";
+const INTERNAL: &str = "Service a/internal";
+const B_DB: &str = "Service b/db";
 
 #[test]
 fn a_service_change_affects_that_service_only() {
     check(
         |f| f.service("a", "lb").load_balancer_ingress[0].ip = Some("192.0.2.99".into()),
-        ChangeSet::of(ResourceKind::Service, "a", "lb"),
+        ChangeSet::of(ObjectKey::new(ResourceKind::Service, "a", "lb")),
         &[LB],
         &[DB, CACHE, WEB, NP, SHARED1, SHARED2, INTERNAL, B_DB],
     );
@@ -238,7 +242,7 @@ fn a_service_change_affects_that_service_only() {
 fn a_service_sharing_a_name_is_merged_again_with_the_others() {
     check(
         |f| f.service("a", "shared2").load_balancer_ingress[0].ip = Some("192.0.2.99".into()),
-        ChangeSet::of(ResourceKind::Service, "a", "shared2"),
+        ChangeSet::of(ObjectKey::new(ResourceKind::Service, "a", "shared2")),
         &[SHARED2],
         &[LB, DB, SHARED1, B_DB],
     );
@@ -248,7 +252,7 @@ fn a_service_sharing_a_name_is_merged_again_with_the_others() {
 fn a_deleted_service_takes_its_names_along() {
     check(
         |f| f.services.retain(|s| s.meta.name != "shared1"),
-        ChangeSet::of(ResourceKind::Service, "a", "shared1"),
+        ChangeSet::of(ObjectKey::new(ResourceKind::Service, "a", "shared1")),
         &[SHARED1],
         &[LB, SHARED2, B_DB],
     );
@@ -262,23 +266,24 @@ fn a_service_that_becomes_undecodable_is_failed() {
     let mut store = after.store();
     store.add_undecodable(ResourceKind::Service, "a", "lb");
     let src = source(ServiceSourceConfig::default());
-    let changes = ChangeSet::of(ResourceKind::Service, "a", "lb");
+    let changes = ChangeSet::of(ObjectKey::new(ResourceKind::Service, "a", "lb"));
     let affected = src.affected(&store, &changes);
-    assert_eq!(affected, Some([LB.to_string()].into()));
+    let lb = ObjectKey::new(ResourceKind::Service, "a", "lb");
+    assert_eq!(affected, Some([lb.clone()].into()));
     let only = affected.unwrap_or_default();
-    let per = match block_on(src.evaluate_objects(&store, Some(&only))) {
-        Ok(Some(per)) => per,
-        other => panic!("no per-object result: {other:?}"),
+    let evaluation = match block_on(src.evaluate(&store, Objects::Only(&only))) {
+        Ok(evaluation) => evaluation,
+        Err(e) => panic!("{e}"),
     };
-    assert!(per.objects.is_empty());
-    assert_eq!(per.failed, only);
+    assert!(evaluation.objects.is_empty());
+    assert_eq!(evaluation.failed.iter().map(|(k, _)| k).collect::<Vec<_>>(), vec![&lb]);
 }
 
 #[test]
 fn an_endpoint_slice_change_affects_its_service() {
     check(
         |f| f.slices[0].endpoints.truncate(1),
-        ChangeSet::of(ResourceKind::EndpointSlice, "a", "db"),
+        ChangeSet::of(ObjectKey::new(ResourceKind::EndpointSlice, "a", "db")),
         &[DB],
         &[CACHE, WEB, NP, LB, B_DB],
     );
@@ -288,7 +293,7 @@ fn an_endpoint_slice_change_affects_its_service() {
 fn a_pod_change_affects_the_headless_services_whose_slices_name_it() {
     check(
         |f| f.pod("a", "db-0").hostname = Some("db-0".into()),
-        ChangeSet::of(ResourceKind::Pod, "a", "db-0"),
+        ChangeSet::of(ObjectKey::new(ResourceKind::Pod, "a", "db-0")),
         &[DB],
         &[CACHE, NP, LB, INTERNAL, B_DB],
     );
@@ -298,7 +303,7 @@ fn a_pod_change_affects_the_headless_services_whose_slices_name_it() {
 fn a_deleted_pod_affects_the_headless_services_whose_slices_still_name_it() {
     check(
         |f| f.pods.retain(|p| !(&*p.namespace == "a" && &*p.name == "db-1")),
-        ChangeSet::of(ResourceKind::Pod, "a", "db-1"),
+        ChangeSet::of(ObjectKey::new(ResourceKind::Pod, "a", "db-1")),
         &[DB],
         &[CACHE, NP, LB, B_DB],
     );
@@ -312,8 +317,8 @@ fn a_pod_moving_node_affects_local_node_port_and_node_external_ip_services() {
             f.pod("a", "cache-0").node_name = Some("n2".into());
         },
         {
-            let mut c = ChangeSet::of(ResourceKind::Pod, "a", "web-0");
-            c.insert(ResourceKind::Pod, "a", "cache-0");
+            let mut c = ChangeSet::of(ObjectKey::new(ResourceKind::Pod, "a", "web-0"));
+            c.insert(ObjectKey::new(ResourceKind::Pod, "a", "cache-0"));
             c
         },
         &[WEB, CACHE],
@@ -325,7 +330,7 @@ fn a_pod_moving_node_affects_local_node_port_and_node_external_ip_services() {
 fn a_pod_no_slice_names_affects_no_headless_service() {
     check(
         |f| f.pod("a", "other").hostname = Some("other".into()),
-        ChangeSet::of(ResourceKind::Pod, "a", "other"),
+        ChangeSet::of(ObjectKey::new(ResourceKind::Pod, "a", "other")),
         &[],
         &[DB, CACHE, NP, LB, B_DB],
     );
@@ -335,7 +340,7 @@ fn a_pod_no_slice_names_affects_no_headless_service() {
 fn a_node_change_affects_node_port_and_node_external_ip_services() {
     check(
         |f| f.nodes[0].addresses[1].address = "203.0.113.9".into(),
-        ChangeSet::of(ResourceKind::Node, "", "n1"),
+        ChangeSet::of(ObjectKey::new(ResourceKind::Node, "", "n1")),
         &[WEB, NP, CACHE],
         &[DB, LB, SHARED1, INTERNAL, B_DB],
     );
@@ -344,7 +349,7 @@ fn a_node_change_affects_node_port_and_node_external_ip_services() {
 #[test]
 fn changes_to_kinds_the_source_does_not_read_affect_nothing() {
     let src = source(ServiceSourceConfig::default());
-    let changes = ChangeSet::of(ResourceKind::Namespace, "", "a");
+    let changes = ChangeSet::of(ObjectKey::new(ResourceKind::Namespace, "", "a"));
     assert_eq!(src.affected(&base().store(), &changes), Some(BTreeSet::new()));
     assert_eq!(src.affected(&base().store(), &ChangeSet::everything()), None);
 }
@@ -359,7 +364,7 @@ fn a_name_shared_with_records_without_a_resource_label_is_merged_again_with_them
     let mut fixture = base();
     fixture.services.push(
         Sv::lb("a", "zz-mate")
-            .ann(crate::compat::MATE_HOSTNAME, "shared.example.com")
+            .ann(crate::service::MATE_HOSTNAME, "shared.example.com")
             .ingress_ip("192.0.2.50")
             .build(),
     );
@@ -367,7 +372,7 @@ fn a_name_shared_with_records_without_a_resource_label_is_merged_again_with_them
         &cfg,
         fixture,
         |f| f.service("a", "shared1").load_balancer_ingress[0].ip = Some("192.0.2.99".into()),
-        ChangeSet::of(ResourceKind::Service, "a", "shared1"),
+        ChangeSet::of(ObjectKey::new(ResourceKind::Service, "a", "shared1")),
         &[SHARED1],
         &[LB, SHARED2, "service/a/zz-mate", B_DB],
     );

@@ -15,7 +15,7 @@
 //!
 //! use extdns_informer::LoadOptions;
 //! use extdns_informer::manifests::{Format, Loader};
-//! use extdns_source::{Source, StaticResolver};
+//! use extdns_source::{SourceExt, StaticResolver};
 //! use extdns_source_service::{ServiceSource, ServiceSourceConfig};
 //!
 //! let yaml = "
@@ -33,35 +33,32 @@
 //! let store = loader.finish().store;
 //!
 //! let source = ServiceSource::new(ServiceSourceConfig::default(), Arc::new(StaticResolver::new()));
-//! let endpoints = futures::executor::block_on(source.endpoints(&store))?;
+//! let endpoints = futures::executor::block_on(source.evaluate_all(&store))?.endpoints;
 //! assert_eq!(endpoints.len(), 1);
 //! assert_eq!(endpoints[0].dns_name, "web.example.org");
 //! assert_eq!(endpoints[0].targets[0].as_str(), "192.0.2.10");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-mod compat;
 pub mod config;
 mod context;
-mod headless;
 #[cfg(test)]
 mod incremental_tests;
 mod merge;
-mod nodeport;
 mod service;
 #[cfg(test)]
 mod testutil;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use extdns_endpoint::{Endpoint, Target};
+use extdns_endpoint::{Endpoint, Target, label};
 use extdns_informer::view::Service;
-use extdns_informer::{ChangeSet, ClusterStore, ResourceKind};
+use extdns_informer::{ChangeSet, ClusterStore, ObjectKey, ResourceKind};
 use extdns_source::annotations::key;
 use extdns_source::resolver::Resolver;
-use extdns_source::{ObjectEndpoints, PerObject, Source, SourceError, SourceOutput};
+use extdns_source::{Evaluation, ObjectEndpoints, Objects, Source, SourceError};
 
 pub use config::{Compatibility, ConfigError, SERVICE_TYPES, ServiceSourceConfig};
 
@@ -94,7 +91,7 @@ impl ServiceSource {
 
     /// The load balancer hostnames that will be published as addresses, resolved once per call (a name
     /// shared by several Services is looked up once), concurrently.
-    async fn resolve_load_balancer_hostnames(&self, services: &[Arc<Service>]) -> Resolved {
+    async fn resolve_load_balancer_hostnames(&self, services: impl Iterator<Item = &Arc<Service>>) -> Resolved {
         let annotations = &self.config.common.annotations;
         let mut hosts: HashSet<&str> = HashSet::new();
         for svc in services {
@@ -124,80 +121,51 @@ impl ServiceSource {
             .collect::<HashMap<_, _>>()
     }
 
-    /// The admitted Services, all of them or only those whose `resource` key is in `only`.
-    fn selected(&self, cluster: &ClusterStore, only: Option<&BTreeSet<String>>) -> Vec<Arc<Service>> {
-        let mut services = cluster.services();
-        match only {
-            None => services.retain(|s| self.admits(s)),
-            Some(only) => {
-                // (namespace, name) pairs, so the Services are picked without spelling out every key.
-                let prefix = format!("{SOURCE_NAME}/");
-                let wanted: HashSet<(&str, &str)> = only
-                    .iter()
-                    .filter_map(|r| r.strip_prefix(prefix.as_str())?.split_once('/'))
-                    .collect();
-                services
-                    .retain(|s| wanted.contains(&(s.meta.namespace.as_str(), s.meta.name.as_str())) && self.admits(s));
-            }
+    /// The admitted Services among `objects`, in object order: looked up by key when only some are asked
+    /// for.
+    fn selected(&self, cluster: &ClusterStore, objects: Objects<'_>) -> Vec<(ObjectKey, Arc<Service>)> {
+        match objects.of_kind(ResourceKind::Service) {
+            None => cluster
+                .services()
+                .into_iter()
+                .filter(|s| self.admits(s))
+                .map(|s| {
+                    (
+                        ObjectKey::new(ResourceKind::Service, &s.meta.namespace, &s.meta.name),
+                        s,
+                    )
+                })
+                .collect(),
+            Some(keys) => keys
+                .filter_map(|k| Some((k.clone(), cluster.service(&k.namespace, &k.name)?)))
+                .filter(|(_, s)| self.admits(s))
+                .collect(),
         }
-        services
     }
 
-    /// The endpoints of the admitted Services (only those in `only`, when given), Service by Service;
-    /// load balancer hostnames are resolved for those Services only.
-    async fn per_object(&self, cluster: &ClusterStore, only: Option<&BTreeSet<String>>) -> PerObject {
-        let services = self.selected(cluster, only);
+    /// The endpoints of the admitted Services among `objects`, Service by Service; load balancer hostnames
+    /// are resolved for those Services only.
+    async fn per_object(&self, cluster: &ClusterStore, objects: Objects<'_>) -> Evaluation {
+        let services = self.selected(cluster, objects);
         let resolved = if self.config.resolve_load_balancer_hostname {
-            self.resolve_load_balancer_hostnames(&services).await
+            self.resolve_load_balancer_hostnames(services.iter().map(|(_, s)| s))
+                .await
         } else {
             Resolved::new()
         };
-        self.build(cluster, &services, resolved, only)
-    }
-
-    /// The endpoints of `services` (already admitted), given the resolved load balancer hostnames, one
-    /// entry per Service that asks for any, in the order of their `resource` label (the order the merge
-    /// across Services needs, see [`merge`]). Undecodable Services (those in `only`, when given) are failed.
-    fn build(
-        &self,
-        cluster: &ClusterStore,
-        services: &[Arc<Service>],
-        resolved: Resolved,
-        only: Option<&BTreeSet<String>>,
-    ) -> PerObject {
         let ctx = Ctx::new(&self.config, cluster, resolved);
-        let mut failed: BTreeSet<String> = extdns_source::undecodable_of(cluster, ResourceKind::Service)
-            .filter(|r| only.is_none_or(|o| o.contains(r)))
-            .collect();
-        let mut ordered: Vec<(String, &Service)> = services
-            .iter()
-            .map(|s| {
-                (
-                    format!("{SOURCE_NAME}/{}/{}", s.meta.namespace, s.meta.name),
-                    s.as_ref(),
-                )
-            })
-            .collect();
-        ordered.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        let mut objects = Vec::with_capacity(ordered.len());
-        let mut why = BTreeMap::new();
-        for (resource, svc) in ordered {
+        let mut failed = extdns_source::undecodable(cluster, ResourceKind::Service, objects);
+        let mut out = Vec::with_capacity(services.len());
+        for (object, svc) in services {
             let mut endpoints = Vec::new();
-            if let Some(f) = service::endpoints(&ctx, svc, resource.clone(), &mut endpoints) {
-                if let Some(w) = f.why {
-                    why.insert(f.resource.clone(), w);
-                }
-                failed.insert(f.resource);
+            if let Err(why) = service::endpoints(&ctx, &svc, &object, &mut endpoints) {
+                failed.insert(object.clone(), why);
             }
             if !endpoints.is_empty() {
-                objects.push(ObjectEndpoints {
-                    order: resource.clone(),
-                    resource,
-                    endpoints,
-                });
+                out.push(ObjectEndpoints { object, endpoints });
             }
         }
-        PerObject::new(objects, failed, why)
+        Evaluation::new(out, failed)
     }
 
     /// Whether a Service's endpoints depend on Nodes: NodePort Services (node addresses, also in the kOps
@@ -215,6 +183,10 @@ impl ServiceSource {
     }
 }
 
+fn resource(e: &Endpoint) -> &str {
+    e.label(label::RESOURCE).unwrap_or("")
+}
+
 /// A headless ClusterIP Service: its targets are its Pods.
 fn headless(svc: &Service) -> bool {
     svc.service_type == "ClusterIP" && svc.is_headless()
@@ -226,7 +198,7 @@ fn local_node_port(svc: &Service) -> bool {
 }
 
 /// Whether an EndpointSlice of a Service has an endpoint naming one of `pods` (of the Service's namespace,
-/// the only one [`headless::members`] looks Pods up in).
+/// the only one the headless targets look Pods up in).
 fn slices_name_a_pod(cluster: &ClusterStore, svc: &Service, pods: &BTreeSet<&str>) -> bool {
     cluster
         .endpoint_slices(&svc.meta.namespace, &svc.meta.name)
@@ -255,26 +227,19 @@ impl Source for ServiceSource {
         kinds
     }
 
-    async fn endpoints(&self, cluster: &ClusterStore) -> Result<Vec<Endpoint>, SourceError> {
-        Ok(self.evaluate(cluster).await?.endpoints)
-    }
-
-    async fn evaluate(&self, cluster: &ClusterStore) -> Result<SourceOutput, SourceError> {
-        // The per-object path, merged: the two can never disagree.
-        let per = self.per_object(cluster, None).await;
-        let endpoints = per.objects.into_iter().flat_map(|o| o.endpoints).collect();
-        Ok(SourceOutput::new(self.merge(endpoints), per.failed).with_why(per.why))
+    async fn evaluate(&self, cluster: &ClusterStore, objects: Objects<'_>) -> Result<Evaluation, SourceError> {
+        Ok(self.per_object(cluster, objects).await)
     }
 
     /// A Service depends on itself, its EndpointSlices, the Pods of its namespace (headless, and NodePort
     /// with the Local traffic policy) and the Nodes (NodePort, headless `NodeExternalIP`); nothing else the
     /// source reads crosses objects. Load balancer hostnames are resolved again by the full syncs only.
-    fn affected(&self, cluster: &ClusterStore, changes: &ChangeSet) -> Option<BTreeSet<String>> {
+    fn affected(&self, cluster: &ClusterStore, changes: &ChangeSet) -> Option<BTreeSet<ObjectKey>> {
         if changes.is_everything() {
             return None;
         }
-        let key = |ns: &str, name: &str| extdns_source::resource_key(ResourceKind::Service, ns, name);
-        let mut out: BTreeSet<String> = changes
+        let key = |ns: &str, name: &str| ObjectKey::new(ResourceKind::Service, ns, name);
+        let mut out: BTreeSet<ObjectKey> = changes
             .of_kind(ResourceKind::Service)
             .chain(changes.of_kind(ResourceKind::EndpointSlice))
             .map(|k| key(&k.namespace, &k.name))
@@ -308,24 +273,13 @@ impl Source for ServiceSource {
         Some(out)
     }
 
-    async fn evaluate_objects(
-        &self,
-        cluster: &ClusterStore,
-        only: Option<&BTreeSet<String>>,
-    ) -> Result<Option<PerObject>, SourceError> {
-        Ok(Some(self.per_object(cluster, only).await))
-    }
-
-    /// Records without a `resource` label (compatibility modes, `--fqdn-target-template`) go first, as an
-    /// empty label sorts first, then the Services' in order; see [`merge`]. Both steps keep each name's
+    /// In the order of their `resource` labels, which [`merge`] needs: records without one (compatibility
+    /// modes, `--fqdn-target-template`) first, as an empty label sorts first, then the Services'. The sort
+    /// is stable and Services come in object order, which is the labels' order but where one namespace is
+    /// a prefix of another (`a` and `a-b`), so it costs one pass over sorted runs. It keeps each name's
     /// records in their relative order, so the merge treats every name on its own.
     fn merge(&self, mut endpoints: Vec<Endpoint>) -> Vec<Endpoint> {
-        if endpoints.iter().any(|e| e.labels.is_empty()) {
-            let (mut unlabelled, mut labelled): (Vec<Endpoint>, Vec<Endpoint>) =
-                endpoints.into_iter().partition(|e| e.labels.is_empty());
-            unlabelled.append(&mut labelled);
-            endpoints = unlabelled;
-        }
+        endpoints.sort_by(|a, b| resource(a).cmp(resource(b)));
         merge::merge_services(endpoints)
     }
 }

@@ -5,9 +5,9 @@
 //! identical aliases (same first target and TTL) collapse into one record.
 //!
 //! external-dns sorts every endpoint by its `resource` label, merges, re-sorts and merges again. Here the
-//! caller hands the endpoints over already in that order (Services are visited sorted by resource, and
-//! records without the label first, as an empty label sorts first), and both merges happen in one pass
-//! keyed by borrowed strings, so 20,000 records cost no extra sorting or key allocation.
+//! source's `merge` sorts them by that label once (a stable sort over Services that arrive in object order,
+//! nearly that order already; records without the label first, as an empty label sorts first), and both
+//! merges happen in one pass keyed by borrowed strings, so 20,000 records cost no key allocation.
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;

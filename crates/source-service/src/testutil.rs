@@ -9,7 +9,7 @@ use extdns_informer::view::{
     SliceEndpoint,
 };
 use extdns_informer::{ClusterStore, StrMap};
-use extdns_source::Source;
+use extdns_source::SourceExt;
 use extdns_source::resolver::StaticResolver;
 
 use crate::{ServiceSource, ServiceSourceConfig};
@@ -25,27 +25,25 @@ pub fn source(cfg: ServiceSourceConfig) -> ServiceSource {
     ServiceSource::new(cfg, Arc::new(StaticResolver::new()))
 }
 
-/// The endpoints and the `resource` keys of the Services that could not be evaluated.
+/// The endpoints and the `resource` labels of the Services that could not be evaluated.
 pub fn evaluate(cfg: ServiceSourceConfig, cluster: &ClusterStore) -> (Vec<Endpoint>, Vec<String>) {
-    let src = source(cfg);
-    check_per_object(&src, cluster);
-    match futures::executor::block_on(src.evaluate(cluster)) {
-        Ok(out) => (out.endpoints, out.failed.into_iter().collect()),
+    match futures::executor::block_on(source(cfg).evaluate_all(cluster)) {
+        Ok(out) => (
+            out.endpoints,
+            out.failed
+                .iter()
+                .map(|(k, _)| extdns_source::resource_label(k))
+                .collect(),
+        ),
         Err(e) => panic!("the service source failed: {e}"),
     }
 }
 
 pub fn run_with(src: &ServiceSource, cluster: &ClusterStore) -> Vec<Endpoint> {
-    check_per_object(src, cluster);
-    match futures::executor::block_on(src.endpoints(cluster)) {
-        Ok(eps) => eps,
+    match futures::executor::block_on(src.evaluate_all(cluster)) {
+        Ok(out) => out.endpoints,
         Err(e) => panic!("the service source failed: {e}"),
     }
-}
-
-/// The per-object contract, checked on every fixture the tests run.
-pub fn check_per_object(src: &ServiceSource, cluster: &ClusterStore) {
-    futures::executor::block_on(extdns_source::index::check_per_object_contract(src, cluster));
 }
 
 pub fn run(cfg: ServiceSourceConfig, cluster: &ClusterStore) -> Vec<Endpoint> {
@@ -78,7 +76,7 @@ pub fn lines(v: &[&str]) -> Vec<String> {
 pub fn cluster_of(services: Vec<Service>) -> ClusterStore {
     let mut c = ClusterStore::new();
     for s in services {
-        c.add_service(s);
+        c.add(s);
     }
     c
 }

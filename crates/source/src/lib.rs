@@ -19,7 +19,7 @@
 
 pub mod annotations;
 pub mod config;
-pub mod index;
+pub mod pipeline;
 pub mod resolver;
 pub mod selector;
 pub mod template;
@@ -27,19 +27,24 @@ pub mod wrappers;
 
 pub use annotations::{AnnotationError, Annotations, DurationError, PREFIX_ALPHA, PREFIX_GA, TtlError};
 pub use config::SourceConfig;
-pub use index::{ChangedOutput, DesiredIndex};
+pub use pipeline::{ChangedOutput, DesiredIndex, Pipeline, PipelineConfig, PipelineOutput};
 pub use resolver::{ResolveError, Resolver, StaticResolver, SystemResolver};
 pub use selector::{Selector, SelectorError};
 pub use template::{FqdnTemplate, TemplateError, TemplateObject};
-pub use wrappers::{Pipeline, PipelineConfig, PipelineOutput};
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::future::Future;
 
 use async_trait::async_trait;
 use extdns_endpoint::Endpoint;
 use extdns_informer::{ChangeSet, ClusterStore, ObjectKey, ResourceKind};
 
-/// A producer of desired endpoints.
+/// A producer of desired endpoints, object by object.
+///
+/// A source writes two things: what each of its objects asks for ([`evaluate`](Source::evaluate)), and
+/// what it does to the endpoints of several objects that share a name ([`merge`](Source::merge)). The
+/// evaluation of the whole cluster is derived from those two ([`SourceExt::evaluate_all`], and the
+/// pipeline's full and incremental evaluations), so an incremental sync equals a full one by construction.
 #[async_trait]
 pub trait Source: Send + Sync {
     /// The `--source` name (`service`, `gateway-httproute`, ...).
@@ -48,111 +53,175 @@ pub trait Source: Send + Sync {
     /// The kinds of objects this source reads, so the live cluster watches only those.
     fn watched_kinds(&self) -> Vec<ResourceKind>;
 
-    /// The endpoints the cluster asks for. Bad input on one object (including a template that cannot run on
-    /// it) is a warning naming the object and the field, and that piece is skipped. An error here means the
+    /// The endpoints each of `objects` asks for, before [`merge`](Source::merge), in [`ObjectKey`] order;
+    /// objects that publish nothing may be left out. Objects that are gone, or no longer admitted by the
+    /// filters, are simply absent. Bad input on one object (a template that cannot run on it, an invalid name
+    /// or target) is a warning naming the object and the field, and the object is reported in
+    /// [`Evaluation::failed`]: the controller then keeps the records it published before, so a template or
+    /// annotation that starts failing on one object cannot take its names offline. An error here means the
     /// whole result is unusable, and the controller then plans nothing that sync.
-    async fn endpoints(&self, cluster: &ClusterStore) -> Result<Vec<Endpoint>, SourceError>;
+    async fn evaluate(&self, cluster: &ClusterStore, objects: Objects<'_>) -> Result<Evaluation, SourceError>;
 
-    /// The endpoints and the objects that could not be evaluated this sync. The controller keeps the records
-    /// those objects published before (it drops deletes and updates of records whose `resource` label names
-    /// one), so a template or annotation that starts failing on one object cannot take its names offline.
-    /// Sources that never fail on one object keep the default.
-    async fn evaluate(&self, cluster: &ClusterStore) -> Result<SourceOutput, SourceError> {
-        Ok(SourceOutput {
-            endpoints: self.endpoints(cluster).await?,
-            failed: BTreeSet::new(),
-            why: BTreeMap::new(),
-        })
+    /// What this source does to the endpoints of several objects that share a name (concatenated in
+    /// [`ObjectKey`] order). It must treat each name on its own: an incremental sync merges only the names a
+    /// change touched.
+    fn merge(&self, endpoints: Vec<Endpoint>) -> Vec<Endpoint> {
+        endpoints
     }
 
-    /// The `resource` keys of this source's objects whose endpoints `changes` may have changed, or `None`
-    /// when the source cannot tell (it is then evaluated whole). Over-approximating is safe (an object
-    /// evaluated again for nothing plans nothing); missing one is not. The default only knows that changes
-    /// to kinds the source does not read affect none of its objects.
-    fn affected(&self, _cluster: &ClusterStore, changes: &ChangeSet) -> Option<BTreeSet<String>> {
+    /// This source's objects whose endpoints `changes` may have changed, or `None` when the source cannot
+    /// tell (it is then evaluated whole). Over-approximating is safe (an object evaluated again for nothing
+    /// plans nothing); missing one is not. The default only knows that changes to kinds the source does not
+    /// read affect none of its objects.
+    fn affected(&self, _cluster: &ClusterStore, changes: &ChangeSet) -> Option<BTreeSet<ObjectKey>> {
         if self.watched_kinds().into_iter().any(|k| changes.touches(k)) {
             None
         } else {
             Some(BTreeSet::new())
         }
     }
+}
 
-    /// The endpoints of the objects whose `resource` keys are in `only` (every object for `None`), object by
-    /// object and before [`merge`](Source::merge): what incremental reconcile keeps per object. Objects in
-    /// `only` that are gone, or no longer admitted by the filters, are simply absent. `None` from a source
-    /// that cannot split its result by object; every change to its kinds then re-evaluates everything.
-    ///
-    /// `merge` over the objects' endpoints, concatenated in order, must equal [`evaluate`](Source::evaluate).
-    async fn evaluate_objects(
-        &self,
-        _cluster: &ClusterStore,
-        _only: Option<&BTreeSet<String>>,
-    ) -> Result<Option<PerObject>, SourceError> {
-        Ok(None)
+/// The evaluation of a whole cluster, derived from [`Source::evaluate`] and [`Source::merge`]; no source
+/// can write it differently.
+pub trait SourceExt: Source {
+    /// Every object evaluated, merged.
+    fn evaluate_all<'a>(
+        &'a self,
+        cluster: &'a ClusterStore,
+    ) -> impl Future<Output = Result<SourceOutput, SourceError>> + Send + 'a;
+}
+
+impl<S: Source + ?Sized> SourceExt for S {
+    async fn evaluate_all(&self, cluster: &ClusterStore) -> Result<SourceOutput, SourceError> {
+        let evaluation = self.evaluate(cluster, Objects::All).await?;
+        let mut endpoints = Vec::with_capacity(evaluation.objects.iter().map(|o| o.endpoints.len()).sum());
+        for o in evaluation.objects {
+            endpoints.extend(o.endpoints);
+        }
+        Ok(SourceOutput {
+            endpoints: self.merge(endpoints),
+            failed: evaluation.failed,
+        })
+    }
+}
+
+/// Which of its objects a source evaluates.
+#[derive(Debug, Clone, Copy)]
+pub enum Objects<'a> {
+    All,
+    /// Only these (of any kind; a source looks for its own).
+    Only(&'a BTreeSet<ObjectKey>),
+}
+
+impl Objects<'_> {
+    /// Whether `key` is to be evaluated.
+    pub fn includes(&self, key: &ObjectKey) -> bool {
+        match self {
+            Objects::All => true,
+            Objects::Only(keys) => keys.contains(key),
+        }
     }
 
-    /// What this source does to the endpoints of several objects that share a name (in object order), as
-    /// [`evaluate`](Source::evaluate) does it. It must treat each name on its own: an incremental sync
-    /// merges only the names a change touched.
-    fn merge(&self, endpoints: Vec<Endpoint>) -> Vec<Endpoint> {
-        endpoints
+    /// The objects of `kind` to evaluate; `None` for all of them.
+    pub fn of_kind(&self, kind: ResourceKind) -> Option<impl Iterator<Item = &ObjectKey>> {
+        match self {
+            Objects::All => None,
+            Objects::Only(keys) => Some(keys.iter().filter(move |k| k.kind == kind)),
+        }
     }
 }
 
 /// The endpoints one object asks for, before its source merges names several objects share.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ObjectEndpoints {
-    /// Where the object comes in its source's order (merging depends on which object comes first).
-    pub order: String,
-    /// The object's `resource` key (`service/default/web`).
-    pub resource: String,
+    pub object: ObjectKey,
     pub endpoints: Vec<Endpoint>,
 }
 
-/// What a source made of (some of) its objects, object by object; see [`Source::evaluate_objects`].
+/// What a source made of (some of) its objects, object by object; see [`Source::evaluate`].
 #[derive(Debug, Clone, Default, PartialEq)]
 #[non_exhaustive]
-pub struct PerObject {
-    /// Sorted by [`ObjectEndpoints::order`].
+pub struct Evaluation {
+    /// In [`ObjectKey`] order.
     pub objects: Vec<ObjectEndpoints>,
-    /// As [`SourceOutput::failed`], for the objects evaluated.
-    pub failed: BTreeSet<String>,
-    /// As [`SourceOutput::why`].
-    pub why: BTreeMap<String, String>,
+    pub failed: Failures,
 }
 
-impl PerObject {
-    pub fn new(objects: Vec<ObjectEndpoints>, failed: BTreeSet<String>, why: BTreeMap<String, String>) -> Self {
-        PerObject { objects, failed, why }
+impl Evaluation {
+    pub fn new(objects: Vec<ObjectEndpoints>, failed: Failures) -> Self {
+        Evaluation { objects, failed }
     }
 }
 
-/// What one source made of the cluster.
+/// What one source made of the whole cluster.
 #[derive(Debug, Clone, Default, PartialEq)]
 #[non_exhaustive]
 pub struct SourceOutput {
     pub endpoints: Vec<Endpoint>,
-    /// The `resource` keys (`service/default/web`, `httproute/shop/cart`) of the objects this source could
-    /// not evaluate: their published records stay as they are until they evaluate again.
-    pub failed: BTreeSet<String>,
-    /// Why some of the `failed` objects failed (`resource` key → the field and the problem), for the
-    /// Warning events `--events-emit` sends; objects without an entry are reported without a reason.
-    pub why: BTreeMap<String, String>,
+    pub failed: Failures,
 }
 
-impl SourceOutput {
-    pub fn new(endpoints: Vec<Endpoint>, failed: BTreeSet<String>) -> Self {
-        SourceOutput {
-            endpoints,
-            failed,
-            why: BTreeMap::new(),
+/// The objects that could not be evaluated, each with why when one field says it all (for the Warning
+/// events `--events-emit` sends): their published records stay as they are until they evaluate again.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Failures(BTreeMap<ObjectKey, Option<String>>);
+
+impl Failures {
+    pub fn new() -> Self {
+        Failures::default()
+    }
+
+    /// Records a failed object; a reason already known is kept when `why` has none.
+    pub fn insert(&mut self, object: ObjectKey, why: Option<String>) {
+        let slot = self.0.entry(object).or_default();
+        if slot.is_none() {
+            *slot = why;
         }
     }
 
-    /// Says why failed objects failed (see [`SourceOutput::why`]).
-    pub fn with_why(mut self, why: BTreeMap<String, String>) -> Self {
-        self.why = why;
-        self
+    pub fn contains(&self, object: &ObjectKey) -> bool {
+        self.0.contains_key(object)
+    }
+
+    pub fn remove(&mut self, object: &ObjectKey) {
+        self.0.remove(object);
+    }
+
+    /// Why `object` failed, when known.
+    pub fn why(&self, object: &ObjectKey) -> Option<&str> {
+        self.0.get(object)?.as_deref()
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The failed objects, sorted, with why when known.
+    pub fn iter(&self) -> impl Iterator<Item = (&ObjectKey, Option<&str>)> {
+        self.0.iter().map(|(k, w)| (k, w.as_deref()))
+    }
+
+    /// Adds every failure of `other` (reasons known here are kept).
+    pub fn extend(&mut self, other: Failures) {
+        for (k, w) in other.0 {
+            self.insert(k, w);
+        }
+    }
+
+    /// Keeps only the failures `keep` admits.
+    pub fn retain(&mut self, mut keep: impl FnMut(&ObjectKey) -> bool) {
+        self.0.retain(|k, _| keep(k));
+    }
+}
+
+impl FromIterator<ObjectKey> for Failures {
+    fn from_iter<I: IntoIterator<Item = ObjectKey>>(iter: I) -> Self {
+        Failures(iter.into_iter().map(|k| (k, None)).collect())
     }
 }
 
@@ -168,20 +237,35 @@ pub fn shorten(value: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// The `resource` key of an object, as the `resource` label of its records spells it: the kind in lower
-/// case, the namespace and the name (`service/default/web`).
-pub fn resource_key(kind: ResourceKind, namespace: &str, name: &str) -> String {
-    format!("{}/{namespace}/{name}", kind.kind().to_ascii_lowercase())
+/// The `resource` label external-dns writes for an object's records: the kind in lower case, the
+/// namespace and the name (`service/default/web`). Rendered here, where records are made, and nowhere else.
+pub fn resource_label(object: &ObjectKey) -> String {
+    format!(
+        "{}/{}/{}",
+        object.kind.kind().to_ascii_lowercase(),
+        object.namespace,
+        object.name
+    )
 }
 
-/// The `resource` keys of the stored objects of `kind` that could not be decoded: what a source reading
-/// that kind knows about them is that they exist, so their records must be kept.
-pub fn undecodable_of(cluster: &ClusterStore, kind: ResourceKind) -> impl Iterator<Item = String> {
-    cluster
-        .undecodable()
-        .into_iter()
-        .filter(move |k: &ObjectKey| k.kind == kind)
-        .map(|k| resource_key(k.kind, &k.namespace, &k.name))
+/// The object a `resource` label names, for the records read back from DNS; `None` for a label no kind
+/// extdns reads would have written.
+pub fn parse_resource_label(label: &str) -> Option<ObjectKey> {
+    let mut parts = label.splitn(3, '/');
+    let (kind, namespace, name) = (parts.next()?, parts.next()?, parts.next()?);
+    if name.is_empty() {
+        return None;
+    }
+    Some(ObjectKey::new(ResourceKind::from_lowercase(kind)?, namespace, name))
+}
+
+/// The stored objects of `kind` that could not be decoded, among `objects`: what a source reading that kind
+/// knows about them is that they exist, so their records must be kept.
+pub fn undecodable(cluster: &ClusterStore, kind: ResourceKind, objects: Objects<'_>) -> Failures {
+    match objects.of_kind(kind) {
+        None => cluster.undecodable().into_iter().filter(|k| k.kind == kind).collect(),
+        Some(keys) => keys.filter(|k| cluster.is_undecodable(k)).cloned().collect(),
+    }
 }
 
 /// Why a source produced no usable result.
@@ -196,4 +280,35 @@ pub enum SourceError {
     },
     #[error("{source_name}: {message}")]
     Other { source_name: String, message: String },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resource_labels_render_and_parse_back() {
+        let web = ObjectKey::new(ResourceKind::Service, "default", "web");
+        assert_eq!(resource_label(&web), "service/default/web");
+        assert_eq!(parse_resource_label("service/default/web"), Some(web));
+        let route = ObjectKey::new(
+            ResourceKind::Route(extdns_informer::view::RouteKind::Http),
+            "shop",
+            "cart",
+        );
+        assert_eq!(parse_resource_label(&resource_label(&route)), Some(route));
+        assert_eq!(parse_resource_label("ingress/default/web"), None);
+        assert_eq!(parse_resource_label("service/default"), None);
+        assert_eq!(parse_resource_label("service/default/"), None);
+    }
+
+    #[test]
+    fn a_known_reason_is_kept() {
+        let web = ObjectKey::new(ResourceKind::Service, "default", "web");
+        let mut f = Failures::new();
+        f.insert(web.clone(), Some("bad target".into()));
+        f.insert(web.clone(), None);
+        assert_eq!(f.why(&web), Some("bad target"));
+        assert_eq!(f.len(), 1);
+    }
 }

@@ -13,19 +13,20 @@
 //! 6. **post-processor**: `--min-ttl` fills unset TTLs, provider-specific properties of other providers are
 //!    removed and the rest sorted by name, `--prefer-alias` marks CNAMEs as aliases.
 //!
-//! A source that fails fails the whole pipeline: the controller must not plan from a partial view.
+//! A source that fails fails the whole pipeline ([`crate::pipeline`]): the controller must not plan from a
+//! partial view.
 
+use std::collections::HashMap;
 use std::collections::hash_map::Entry;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::{IpAddr, Ipv4Addr};
 
 use extdns_endpoint::{
     Endpoint, ProviderSpecific, RecordType, Target, TargetKind, TargetNetFilter, Targets, Ttl, validate_endpoint,
 };
-use extdns_informer::{ClusterStore, ResourceKind};
 use ipnet::Ipv6Net;
 
-use crate::{Source, SourceError};
+use crate::parse_resource_label;
+use crate::pipeline::PipelineOutput;
 
 /// The pipeline flags.
 #[derive(Debug, Clone, Default)]
@@ -51,116 +52,22 @@ pub struct PipelineConfig {
     pub prefer_alias: bool,
 }
 
-/// The desired endpoints and what the pipeline dropped, for the `source_invalid_endpoints` and
-/// `source_deduplicated_endpoints` metrics. Both maps are keyed by (record type, source name).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct PipelineOutput {
-    pub endpoints: Vec<Endpoint>,
-    pub invalid: BTreeMap<(String, String), usize>,
-    pub deduplicated: BTreeMap<(String, String), usize>,
-    /// The `resource` keys of the objects that could not be evaluated (a source said so, or one of their
-    /// endpoints was invalid): the controller keeps their records as they are.
-    pub failed: BTreeSet<String>,
-    /// How many objects each source could not evaluate, every source named (0 included), for the
-    /// `extdns_source_objects_failed` gauge.
-    pub failed_by_source: BTreeMap<String, usize>,
-    /// Why some of the `failed` objects failed (`resource` key → the field and the problem), when known.
-    pub failed_why: BTreeMap<String, String>,
-}
-
-/// All configured sources and the wrappers around them.
-pub struct Pipeline {
-    pub(crate) sources: Vec<Box<dyn Source>>,
-    config: PipelineConfig,
-}
-
-impl std::fmt::Debug for Pipeline {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let names: Vec<&str> = self.sources.iter().map(|s| s.name()).collect();
-        f.debug_struct("Pipeline")
-            .field("sources", &names)
-            .field("config", &self.config)
-            .finish()
+/// Steps 1 (default targets) to 6 on endpoints already collected, each tagged with the index of its source
+/// in `names`; what steps 2 and 4 drop is counted in `out`.
+pub(crate) fn process(c: &PipelineConfig, tagged: Vec<(usize, Endpoint)>, names: &[&str], out: &mut PipelineOutput) {
+    let tagged = apply_default_targets(tagged, &c.default_targets, c.force_default_targets);
+    let mut eps = dedup(tagged, names, out);
+    if !c.nat64_networks.is_empty() {
+        eps = nat64(eps, &c.nat64_networks);
     }
-}
-
-impl Pipeline {
-    pub fn new(sources: Vec<Box<dyn Source>>, mut config: PipelineConfig) -> Self {
-        config.nat64_networks.retain(|net| {
-            let ok = net.prefix_len() == 96;
-            if !ok {
-                tracing::warn!(network = %net, "ignoring NAT64 network: it must be a /96");
-            }
-            ok
-        });
-        Pipeline { sources, config }
+    if c.target_net_filter.is_configured() {
+        eps = filter_targets(eps, &c.target_net_filter);
     }
-
-    pub fn config(&self) -> &PipelineConfig {
-        &self.config
+    if c.manage_ptr {
+        eps = add_ptr_records(eps, c.create_ptr);
     }
-
-    /// The kinds any source reads, each once.
-    pub fn watched_kinds(&self) -> Vec<ResourceKind> {
-        let kinds: BTreeSet<ResourceKind> = self.sources.iter().flat_map(|s| s.watched_kinds()).collect();
-        kinds.into_iter().collect()
-    }
-
-    /// Run every source and the wrappers. An error from any source is returned as is: the controller
-    /// then plans nothing this round.
-    pub async fn endpoints(&self, cluster: &ClusterStore) -> Result<PipelineOutput, SourceError> {
-        let mut tagged: Vec<(usize, Endpoint)> = Vec::new();
-        let mut failed: Vec<BTreeSet<String>> = Vec::with_capacity(self.sources.len());
-        let mut why = BTreeMap::new();
-        for (i, source) in self.sources.iter().enumerate() {
-            let out = source.evaluate(cluster).await?;
-            tagged.extend(out.endpoints.into_iter().map(|e| (i, e)));
-            failed.push(out.failed);
-            why.extend(out.why);
-        }
-        Ok(self.finish(tagged, failed, why))
-    }
-
-    /// The wrappers over every source's endpoints (tagged with the source's index), and the objects each
-    /// source could not evaluate (one set per source, in order) with the reasons known.
-    pub(crate) fn finish(
-        &self,
-        tagged: Vec<(usize, Endpoint)>,
-        failed: Vec<BTreeSet<String>>,
-        why: BTreeMap<String, String>,
-    ) -> PipelineOutput {
-        let names: Vec<&str> = self.sources.iter().map(|s| s.name()).collect();
-        let mut out = self.process(tagged, &names);
-        for (name, set) in names.iter().zip(failed) {
-            *out.failed_by_source.entry((*name).to_string()).or_default() += set.len();
-            out.failed.extend(set);
-        }
-        for (resource, reason) in why {
-            out.failed_why.entry(resource).or_insert(reason);
-        }
-        out
-    }
-
-    /// Steps 1 (default targets) to 6 on endpoints already collected, each tagged with the index of its
-    /// source in `names`.
-    pub fn process(&self, tagged: Vec<(usize, Endpoint)>, names: &[&str]) -> PipelineOutput {
-        let c = &self.config;
-        let tagged = apply_default_targets(tagged, &c.default_targets, c.force_default_targets);
-        let mut out = PipelineOutput::default();
-        let mut eps = dedup(tagged, names, &mut out);
-        if !c.nat64_networks.is_empty() {
-            eps = nat64(eps, &c.nat64_networks);
-        }
-        if c.target_net_filter.is_configured() {
-            eps = filter_targets(eps, &c.target_net_filter);
-        }
-        if c.manage_ptr {
-            eps = add_ptr_records(eps, c.create_ptr);
-        }
-        post_process(&mut eps, c);
-        out.endpoints = eps;
-        out
-    }
+    post_process(&mut eps, c);
+    out.endpoints = eps;
 }
 
 /// Step 1's default targets. An endpoint that is replaced keeps its name, TTL, provider-specific
@@ -218,14 +125,12 @@ fn dedup(mut tagged: Vec<(usize, Endpoint)>, names: &[&str], out: &mut PipelineO
                 .entry((e.record_type.to_string(), source_name(*src)))
                 .or_default() += 1;
             // The object asked for a record that cannot be written: what it published before stays.
-            if let Some(resource) = e.resource()
-                && out.failed.insert(resource.to_string())
+            if let Some(object) = e.resource().and_then(parse_resource_label)
+                && !out.failed.contains(&object)
             {
                 *out.failed_by_source.entry(source_name(*src)).or_default() += 1;
-                out.failed_why.insert(
-                    resource.to_string(),
-                    format!("the {} record {} is invalid: {reason}", e.record_type, e.dns_name),
-                );
+                let why = format!("the {} record {} is invalid: {reason}", e.record_type, e.dns_name);
+                out.failed.insert(object, Some(why));
             }
             keep[i] = false;
             continue;
@@ -402,9 +307,21 @@ fn post_process(eps: &mut [Endpoint], c: &PipelineConfig) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
+
     use async_trait::async_trait;
     use extdns_endpoint::ObjectRef;
-    use extdns_informer::ClusterStore;
+    use extdns_informer::{ClusterStore, ObjectKey, ResourceKind};
+
+    use crate::{Evaluation, Failures, ObjectEndpoints, Objects, Pipeline, Source, SourceError, parse_resource_label};
+
+    /// A source's endpoints as one object's.
+    fn one_object(endpoints: Vec<Endpoint>) -> Vec<ObjectEndpoints> {
+        vec![ObjectEndpoints {
+            object: ObjectKey::new(ResourceKind::Service, "test", "all"),
+            endpoints,
+        }]
+    }
 
     struct Fixed {
         name: &'static str,
@@ -420,11 +337,12 @@ mod tests {
         fn watched_kinds(&self) -> Vec<ResourceKind> {
             self.kinds.clone()
         }
-        async fn endpoints(&self, _cluster: &ClusterStore) -> Result<Vec<Endpoint>, SourceError> {
-            self.result.clone().map_err(|message| SourceError::Other {
+        async fn evaluate(&self, _cluster: &ClusterStore, _: Objects<'_>) -> Result<Evaluation, SourceError> {
+            let endpoints = self.result.clone().map_err(|message| SourceError::Other {
                 source_name: self.name.into(),
                 message,
-            })
+            })?;
+            Ok(Evaluation::new(one_object(endpoints), Failures::new()))
         }
     }
 
@@ -445,7 +363,9 @@ mod tests {
     }
 
     async fn run(sources: Vec<Box<dyn Source>>, config: PipelineConfig) -> Result<PipelineOutput, SourceError> {
-        Pipeline::new(sources, config).endpoints(&ClusterStore::new()).await
+        Pipeline::new(sources, config)
+            .evaluate(&ClusterStore::new(), None)
+            .await
     }
 
     fn summary(out: &PipelineOutput) -> Vec<String> {
@@ -473,13 +393,10 @@ mod tests {
         fn watched_kinds(&self) -> Vec<ResourceKind> {
             Vec::new()
         }
-        async fn endpoints(&self, cluster: &ClusterStore) -> Result<Vec<Endpoint>, SourceError> {
-            Ok(self.evaluate(cluster).await?.endpoints)
-        }
-        async fn evaluate(&self, _cluster: &ClusterStore) -> Result<crate::SourceOutput, SourceError> {
-            Ok(crate::SourceOutput::new(
-                self.endpoints.clone(),
-                self.failed.iter().map(|f| f.to_string()).collect(),
+        async fn evaluate(&self, _cluster: &ClusterStore, _: Objects<'_>) -> Result<Evaluation, SourceError> {
+            Ok(Evaluation::new(
+                one_object(self.endpoints.clone()),
+                self.failed.iter().filter_map(|f| parse_resource_label(f)).collect(),
             ))
         }
     }
@@ -503,18 +420,15 @@ mod tests {
             summary(&out),
             vec!["ok.example.com A 10.0.0.1", "x.example.com A 10.0.0.2"]
         );
-        let failed: Vec<&str> = out.failed.iter().map(String::as_str).collect();
-        assert_eq!(failed, vec!["httproute/ns/shop", "service/ns/bad", "service/ns/web"]);
+        let failed: Vec<String> = out.failed.iter().map(|(k, _)| crate::resource_label(k)).collect();
+        assert_eq!(failed, vec!["service/ns/bad", "service/ns/web", "httproute/ns/shop"]);
         assert_eq!(out.failed_by_source.get("plain"), Some(&1));
         assert_eq!(out.failed_by_source.get("failing"), Some(&2));
         // Why the invalid endpoint's object failed is known (for its Warning event); the others' is not.
-        let why = out
-            .failed_why
-            .get("service/ns/bad")
-            .map(String::as_str)
-            .unwrap_or_default();
+        let bad = parse_resource_label("service/ns/bad").expect("a service");
+        let why = out.failed.why(&bad).unwrap_or_default();
         assert!(why.starts_with("the A record bad.example.com is invalid: "), "{why}");
-        assert_eq!(out.failed_why.len(), 1);
+        assert_eq!(out.failed.iter().filter(|(_, why)| why.is_some()).count(), 1);
         Ok(())
     }
 

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use extdns_source::index::{check_against_full, endpoints_by_object};
+use extdns_source::pipeline::testing::{check_against_full, endpoints_by_object};
 use extdns_source::{Pipeline, PipelineConfig};
 
 use super::*;
@@ -22,16 +22,16 @@ impl Fixture {
     fn store(&self) -> ClusterStore {
         let mut c = ClusterStore::new();
         for g in &self.gateways {
-            c.add_gateway(g.clone());
+            c.add(g.clone());
         }
         for l in &self.listener_sets {
-            c.add_listener_set(l.clone());
+            c.add(l.clone());
         }
         for n in &self.namespaces {
-            c.add_namespace(n.clone());
+            c.add(n.clone());
         }
         for r in &self.routes {
-            c.add_route(r.clone());
+            c.add(r.clone());
         }
         c
     }
@@ -167,9 +167,9 @@ pub(super) fn block_on<F: std::future::Future>(f: F) -> F::Output {
     }
 }
 
-/// The `resource` key of route `ns/name` of `kind`.
+/// How route `ns/name` of `kind` is named in the maps compared.
 fn key(kind: RouteKind, ns_name: &str) -> String {
-    format!("{}/{ns_name}", kind.kind().to_ascii_lowercase())
+    format!("{} {ns_name}", kind.kind())
 }
 
 /// Applies a change to the fixture of every route kind and checks it from every side; `must_change` are
@@ -203,9 +203,10 @@ fn check(
         let Some(affected) = source(kind).affected(&after, &changes) else {
             panic!("{kind:?}: the route source must name the affected routes");
         };
+        let affected: BTreeSet<String> = affected.iter().map(ToString::to_string).collect();
         for r in &moved {
             assert!(
-                affected.contains(*r),
+                affected.contains(r.as_str()),
                 "{kind:?}: {r} changed but is not affected: {affected:?}"
             );
         }
@@ -235,7 +236,7 @@ fn a_route_change_affects_that_route_only() {
                 &[(&format!("{ALPHA}hostname"), "gw2b.example.org,shared.example.org")],
             );
         },
-        |k| ChangeSet::of(route_kind(k), "apps", "r-gw2"),
+        |k| ChangeSet::of(ObjectKey::new(route_kind(k), "apps", "r-gw2")),
         &["apps/r-gw2"],
         &["apps/r-gw", "apps/r-sel", "other/r-sel2", "apps/r-ls", "other/r-other"],
     );
@@ -254,7 +255,7 @@ fn a_route_sharing_a_name_and_targets_keeps_its_configured_ttl_first() {
                 ],
             );
         },
-        |k| ChangeSet::of(route_kind(k), "apps", "r-ttl"),
+        |k| ChangeSet::of(ObjectKey::new(route_kind(k), "apps", "r-ttl")),
         &["apps/r-ttl"],
         &["apps/r-gw", "apps/r-gw2", "apps/r-sel", "apps/r-ls", "other/r-other"],
     );
@@ -264,7 +265,7 @@ fn a_route_sharing_a_name_and_targets_keeps_its_configured_ttl_first() {
 fn a_deleted_route_leaves_the_shared_name_to_the_other() {
     check(
         |f| f.routes.retain(|r| r.meta.name != "r-gw"),
-        |k| ChangeSet::of(route_kind(k), "apps", "r-gw"),
+        |k| ChangeSet::of(ObjectKey::new(route_kind(k), "apps", "r-gw")),
         &["apps/r-gw"],
         &["apps/r-gw2", "apps/r-sel", "apps/r-ls", "other/r-other"],
     );
@@ -273,7 +274,7 @@ fn a_deleted_route_leaves_the_shared_name_to_the_other() {
 #[test]
 fn a_route_change_of_another_kind_affects_nothing() {
     let c = base(RouteKind::Http).store();
-    let changes = ChangeSet::of(route_kind(RouteKind::Grpc), "apps", "r-gw");
+    let changes = ChangeSet::of(ObjectKey::new(route_kind(RouteKind::Grpc), "apps", "r-gw"));
     assert_eq!(source(RouteKind::Http).affected(&c, &changes), Some(BTreeSet::new()));
     assert_eq!(source(RouteKind::Http).affected(&c, &ChangeSet::everything()), None);
 }
@@ -282,7 +283,7 @@ fn a_route_change_of_another_kind_affects_nothing() {
 fn a_gateway_change_affects_its_routes_and_those_of_its_listener_sets() {
     check(
         |f| f.gateway("gw").addresses = vec!["192.0.2.9".into()],
-        |_| ChangeSet::of(extdns_informer::ResourceKind::Gateway, "infra", "gw"),
+        |_| ChangeSet::of(ObjectKey::new(extdns_informer::ResourceKind::Gateway, "infra", "gw")),
         &["apps/r-gw", "apps/r-ls"],
         &["apps/r-gw2", "apps/r-sel", "other/r-sel2", "other/r-other"],
     );
@@ -292,7 +293,7 @@ fn a_gateway_change_affects_its_routes_and_those_of_its_listener_sets() {
 fn a_deleted_gateway_affects_its_routes() {
     check(
         |f| f.gateways.retain(|g| g.meta.name != "gw2"),
-        |_| ChangeSet::of(extdns_informer::ResourceKind::Gateway, "infra", "gw2"),
+        |_| ChangeSet::of(ObjectKey::new(extdns_informer::ResourceKind::Gateway, "infra", "gw2")),
         &["apps/r-gw2", "other/r-other"],
         &["apps/r-gw", "apps/r-sel", "other/r-sel2", "apps/r-ls"],
     );
@@ -305,7 +306,7 @@ fn a_listener_set_change_affects_its_routes() {
             let ls = &mut f.listener_sets[0];
             ls.meta = with_annotations(ls.meta.clone(), &[(&format!("{ALPHA}target"), "198.51.100.7")]);
         },
-        |_| ChangeSet::of(extdns_informer::ResourceKind::ListenerSet, "lsns", "ls"),
+        |_| ChangeSet::of(ObjectKey::new(extdns_informer::ResourceKind::ListenerSet, "lsns", "ls")),
         &["apps/r-ls"],
         &["apps/r-gw", "apps/r-gw2", "apps/r-sel", "other/r-sel2", "other/r-other"],
     );
@@ -315,7 +316,7 @@ fn a_listener_set_change_affects_its_routes() {
 fn a_namespace_change_affects_the_routes_it_holds() {
     check(
         |f| f.namespace("other").labels = [("team", "a")].into_iter().collect(),
-        |_| ChangeSet::of(extdns_informer::ResourceKind::Namespace, "", "other"),
+        |_| ChangeSet::of(ObjectKey::new(extdns_informer::ResourceKind::Namespace, "", "other")),
         &["other/r-sel2"],
         &["apps/r-gw", "apps/r-gw2", "apps/r-sel", "apps/r-ls"],
     );
@@ -325,7 +326,7 @@ fn a_namespace_change_affects_the_routes_it_holds() {
 fn a_namespace_change_affects_the_routes_of_the_listener_sets_it_holds() {
     check(
         |f| f.namespace("lsns").labels = [("team", "b")].into_iter().collect(),
-        |_| ChangeSet::of(extdns_informer::ResourceKind::Namespace, "", "lsns"),
+        |_| ChangeSet::of(ObjectKey::new(extdns_informer::ResourceKind::Namespace, "", "lsns")),
         &["apps/r-ls"],
         &["apps/r-gw", "apps/r-gw2", "apps/r-sel", "other/r-sel2", "other/r-other"],
     );

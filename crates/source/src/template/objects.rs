@@ -318,7 +318,7 @@ impl TemplateObject for Route {
         typed_object(
             type_name,
             self.kind.kind(),
-            self.kind.api_version(),
+            &self.kind.api_version(),
             &self.meta,
             Value::Struct(spec_name, spec_fields),
             status,
@@ -337,6 +337,6 @@ impl TemplateObject for Route {
             Obj::default().put("parentRef", json_parent_ref(&p.parent_ref)).done()
         });
         let status = Obj::default().nonempty_list("parents", parents).done();
-        unstructured_object(self.kind.kind(), self.kind.api_version(), &self.meta, spec, status)
+        unstructured_object(self.kind.kind(), &self.kind.api_version(), &self.meta, spec, status)
     }
 }

@@ -7,9 +7,9 @@ use extdns_endpoint::{Endpoint, RecordType};
 use extdns_informer::view::{Pod, PodPhase};
 use extdns_source::annotations::key;
 
+use super::svc::Svc;
+use super::svc::selector_matches;
 use crate::context::{Ctx, NodeTargets, SplitTargets};
-use crate::headless::selector_matches;
-use crate::service::Svc;
 
 /// The node addresses a NodePort Service publishes.
 ///
@@ -178,7 +178,7 @@ mod tests {
     fn cluster(svc: Sv, nodes: Vec<Node>) -> ClusterStore {
         let mut c = cluster_of(vec![svc.build()]);
         for n in nodes {
-            c.add_node(n);
+            c.add(n);
         }
         c
     }
@@ -293,15 +293,15 @@ mod tests {
         let on = |name: &str, node: &str, labels: &[(&str, &str)]| {
             pod_with(name, "default", labels, |p| p.node_name = Some(node.into()))
         };
-        c.add_pod(on("web-1", "n1", &[("app", "web")]));
-        c.add_pod(on("web-2", "n2", &[("app", "web")]));
-        c.add_pod(on("other", "n3", &[("app", "other")]));
+        c.add(on("web-1", "n1", &[("app", "web")]));
+        c.add(on("web-2", "n2", &[("app", "web")]));
+        c.add(on("other", "n3", &[("app", "other")]));
         let mut pending = on("web-4", "n4", &[("app", "web")]);
         pending.phase = PodPhase::Pending;
-        c.add_pod(pending);
+        c.add(pending);
         let mut elsewhere = on("web-5", "n4", &[("app", "web")]);
         elsewhere.namespace = "other".into();
-        c.add_pod(elsewhere);
+        c.add(elsewhere);
         c
     }
 

@@ -1,305 +1,104 @@
 //! The endpoints of one Service, in the seed's order: names from the annotations, else from the
 //! compatibility mode, else (or also, with `--combine-fqdn-annotation`) from the templates; targets from the
 //! `target` annotation, else from what the Service's type exposes.
+//!
+//! [`svc`] holds what every name of a Service shares; [`headless`], [`nodeport`] and [`compat`] build the
+//! type-specific targets on it, and this module puts them together.
+
+mod compat;
+mod headless;
+mod nodeport;
+mod svc;
 
 use std::borrow::Cow;
-use std::cell::{Cell, OnceCell};
+use std::cell::OnceCell;
 
-use extdns_endpoint::{
-    Endpoint, ObjectRef, ProviderSpecific, RecordType, Target, TargetKind, Ttl, merge_endpoints, validate_dns_name,
-};
+use extdns_endpoint::{Endpoint, ObjectRef, Target, merge_endpoints};
+use extdns_informer::ObjectKey;
 use extdns_informer::view::Service;
 use extdns_source::annotations::key;
 
+use crate::SOURCE_NAME;
 use crate::context::{Ctx, SplitTargets};
-use crate::headless::{self, Member};
-use crate::{SOURCE_NAME, compat, nodeport};
+use headless::Member;
+use svc::Svc;
 
-/// What every `resource` label of this source starts with.
-const RESOURCE_PREFIX: &str = "service/";
+#[cfg(test)]
+pub(crate) use compat::MATE_HOSTNAME;
 
-/// One Service being worked on, with what every one of its names shares. Targets are computed at most
-/// once per Service, however many names it has, so warnings about them appear once too.
-pub(crate) struct Svc<'c> {
-    pub svc: &'c Service,
-    /// The `resource` label: `service/<namespace>/<name>`.
-    pub resource: String,
-    pub ttl: Ttl,
-    pub provider_specific: ProviderSpecific,
-    pub set_identifier: String,
-    /// The Service's `target` annotation (empty: none).
-    target_override: Vec<Target>,
-    cluster_ip: OnceCell<Vec<Target>>,
-    load_balancer: OnceCell<Vec<Target>>,
+/// The targets of one Service that take a look at other objects, computed at most once however many names
+/// the Service has (so warnings about them appear once too).
+#[derive(Default)]
+struct Cached<'c> {
     node_port: OnceCell<Cow<'c, SplitTargets>>,
     headless: OnceCell<Vec<Member>>,
-    /// The `target` annotation has a target no provider can write: no name of the Service is published.
-    unwritable_target: bool,
-    /// Something this Service asks for could not be evaluated (a template, a name, a target): its records
-    /// are then kept as they are rather than planned from a partial result.
-    failed: Cell<bool>,
-    /// Why the Service failed, for its Warning event, when one field says it all.
-    why: Option<String>,
 }
 
-/// A Service that could not be evaluated: its `resource` key and, when known, why.
-pub struct Failed {
-    pub resource: String,
-    pub why: Option<String>,
-}
-
-impl<'c> Svc<'c> {
-    pub fn new(ctx: &Ctx<'_>, svc: &'c Service, resource: String) -> Self {
-        let annotations = &ctx.cfg.common.annotations;
-        let a = &svc.meta.annotations;
-        let id = resource.strip_prefix(RESOURCE_PREFIX).unwrap_or(&resource);
-        let ttl = annotations.ttl(a, &resource);
-        let (provider_specific, set_identifier) = annotations.provider_specific(a);
-        let mut target_override = annotations.targets(a);
-        if target_override.iter().any(|t| t.is_empty()) {
-            tracing::warn!(
-                service = id,
-                field = "target annotation",
-                "skipping empty items of the target annotation"
-            );
-            target_override.retain(|t| !t.is_empty());
+/// external-dns's `generateEndpoints`: the endpoints for one name of the Service. `internal` is set for
+/// names from the `internal-hostname` annotation; `field` names where the name came from, for warnings.
+fn generate<'c>(
+    ctx: &'c Ctx<'_>,
+    s: &Svc<'_>,
+    cached: &Cached<'c>,
+    hostname: &str,
+    internal: bool,
+    field: &str,
+) -> Vec<Endpoint> {
+    let Some(hostname) = s.valid_name(hostname, field) else {
+        return Vec::new();
+    };
+    if s.unwritable_target {
+        return Vec::new();
+    }
+    if !s.target_override.is_empty() {
+        return s.emit(hostname, &s.target_override);
+    }
+    let svc = s.svc;
+    match svc.service_type.as_str() {
+        "LoadBalancer" if internal => s.emit(hostname, s.cluster_ip()),
+        "LoadBalancer" => s.emit(hostname, s.load_balancer(ctx)),
+        "ClusterIP" if svc.is_headless() => {
+            let members = cached.headless.get_or_init(|| headless::members(ctx, s));
+            headless::endpoints(s, hostname, members)
         }
-        // A target that is neither an address nor a host name cannot be written by any provider: publishing
-        // it would fail at the provider, so the Service is not evaluated and its records are kept.
-        let unwritable = target_override.iter().find(|t| t.kind() == TargetKind::Other);
-        if let Some(t) = unwritable {
-            tracing::warn!(
-                service = id,
-                field = "target annotation",
-                value = %extdns_source::shorten(t.as_str()),
-                "the target is neither an IP address nor a host name; the Service's records are kept as they are"
-            );
+        "ClusterIP" if internal || ctx.cfg.publish_internal_services => s.emit(hostname, s.cluster_ip()),
+        "NodePort" => {
+            let targets = cached.node_port.get_or_init(|| nodeport::targets(ctx, s));
+            let mut eps = s.emit_split(hostname, targets);
+            eps.extend(nodeport::srv_records(s, hostname));
+            eps
         }
-        let unwritable_target = unwritable.is_some();
-        let why = unwritable.map(|t| {
-            format!(
-                "target annotation: {:?} is neither an IP address nor a host name",
-                extdns_source::shorten(t.as_str())
-            )
-        });
-        Svc {
-            svc,
-            resource,
-            ttl,
-            provider_specific,
-            set_identifier,
-            target_override,
-            cluster_ip: OnceCell::new(),
-            load_balancer: OnceCell::new(),
-            node_port: OnceCell::new(),
-            headless: OnceCell::new(),
-            unwritable_target,
-            failed: Cell::new(unwritable_target),
-            why,
-        }
-    }
-
-    /// Mark the Service as not evaluated this sync (the warning that says why is the caller's).
-    pub fn fail(&self) {
-        self.failed.set(true);
-    }
-
-    /// `namespace/name`, naming the Service in warnings.
-    pub fn id(&self) -> &str {
-        self.resource.strip_prefix(RESOURCE_PREFIX).unwrap_or(&self.resource)
-    }
-
-    /// The endpoints for one name with these targets: A, AAAA and CNAME by the targets' families.
-    /// Targets come out sorted and deduplicated, as every record of this source does (see [`crate::merge`]).
-    pub fn emit(&self, hostname: &str, targets: &[Target]) -> Vec<Endpoint> {
-        let mut eps = Endpoint::for_hostname(
-            hostname,
-            targets,
-            self.ttl,
-            &self.provider_specific,
-            &self.set_identifier,
-            &self.resource,
-        );
-        for e in &mut eps {
-            e.targets.normalize();
-        }
-        eps
-    }
-
-    /// Like [`Svc::emit`] for addresses already split by family, sorted and deduplicated (node addresses):
-    /// no splitting or sorting again.
-    pub fn emit_split(&self, hostname: &str, targets: &SplitTargets) -> Vec<Endpoint> {
-        let mut out = Vec::with_capacity(2);
-        for (rt, list) in [(RecordType::A, &targets.v4), (RecordType::Aaaa, &targets.v6)] {
-            if !list.is_empty() {
-                out.push(self.record_sorted(hostname, rt, list.clone()));
-            }
-        }
-        out
-    }
-
-    /// Like [`Svc::record`] for a name already validated and owned (no second copy of it).
-    pub fn record_named(&self, name: String, record_type: RecordType, targets: Vec<Target>) -> Endpoint {
-        let mut e = self.record("", record_type, targets);
-        e.dns_name = name;
-        e
-    }
-
-    /// A single endpoint of a given type carrying the Service's TTL, labels and provider-specific properties
-    /// (headless and SRV records, which are not split by target family).
-    pub fn record(&self, name: &str, record_type: RecordType, targets: Vec<Target>) -> Endpoint {
-        let mut e = self.record_sorted(name, record_type, targets);
-        e.targets.normalize();
-        e
-    }
-
-    /// [`Svc::record`] for targets already sorted and deduplicated.
-    fn record_sorted(&self, name: &str, record_type: RecordType, targets: Vec<Target>) -> Endpoint {
-        Endpoint::new(name, record_type, targets)
-            .with_ttl(self.ttl)
-            .with_set_identifier(self.set_identifier.clone())
-            .with_provider_specific(self.provider_specific.clone())
-            .with_label(extdns_endpoint::label::RESOURCE, self.resource.clone())
-    }
-
-    /// Keep a value of a field that must be an IP address; warn (naming the field) and drop it otherwise.
-    pub fn ip(&self, value: &str, field: impl FnOnce() -> String) -> Option<Target> {
-        let target = Target::from(value);
-        if !target.is_ip() {
-            tracing::warn!(service = self.id(), field = %field(), value, "skipping target: not an IP address");
-            return None;
-        }
-        Some(target)
-    }
-
-    fn cluster_ip(&self) -> &[Target] {
-        self.cluster_ip.get_or_init(|| match self.svc.cluster_ip.as_deref() {
-            None | Some("") | Some("None") => Vec::new(),
-            Some(ip) => self.ip(ip, || "spec.clusterIP".into()).into_iter().collect(),
-        })
-    }
-
-    fn external_ips(&self) -> Vec<Target> {
-        let ips = self.svc.external_ips.iter().enumerate();
-        ips.filter_map(|(i, ip)| self.ip(ip, || format!("spec.externalIPs[{i}]")))
-            .collect()
-    }
-
-    fn load_balancer(&self, ctx: &Ctx<'_>) -> &[Target] {
-        self.load_balancer.get_or_init(|| {
-            if !self.svc.external_ips.is_empty() {
-                return self.external_ips();
-            }
-            let mut targets = Vec::new();
-            for (i, ingress) in self.svc.load_balancer_ingress.iter().enumerate() {
-                if let Some(ip) = ingress.ip.as_deref().filter(|ip| !ip.is_empty()) {
-                    targets.extend(self.ip(ip, || format!("status.loadBalancer.ingress[{i}].ip")));
-                }
-                let Some(host) = ingress.hostname.as_deref().filter(|h| !h.is_empty()) else {
-                    continue;
-                };
-                if !ctx.cfg.resolve_load_balancer_hostname {
-                    targets.push(Target::from(host));
-                    continue;
-                }
-                match ctx.resolved.get(host) {
-                    Some(Ok(ips)) => targets.extend(ips.iter().cloned()),
-                    Some(Err(e)) => {
-                        self.fail();
-                        tracing::warn!(
-                            service = self.id(),
-                            field = %format_args!("status.loadBalancer.ingress[{i}].hostname"),
-                            value = host,
-                            error = %e,
-                            "could not resolve the load balancer hostname; the Service's records are kept as they are"
-                        )
-                    }
-                    None => {}
-                }
-            }
-            targets
-        })
-    }
-
-    fn node_port<'s>(&'s self, ctx: &'c Ctx<'_>) -> &'s SplitTargets {
-        self.node_port.get_or_init(|| nodeport::targets(ctx, self))
-    }
-
-    fn headless(&self, ctx: &Ctx<'_>) -> &[Member] {
-        self.headless.get_or_init(|| headless::members(ctx, self))
-    }
-
-    /// external-dns's `generateEndpoints`: the endpoints for one name of the Service. `internal` is set for
-    /// names from the `internal-hostname` annotation; `field` names where the name came from, for warnings.
-    pub fn generate(&self, ctx: &'c Ctx<'_>, hostname: &str, internal: bool, field: &str) -> Vec<Endpoint> {
-        let Some(hostname) = self.valid_name(hostname, field) else {
-            return Vec::new();
-        };
-        if self.unwritable_target {
-            return Vec::new();
-        }
-        if !self.target_override.is_empty() {
-            return self.emit(hostname, &self.target_override);
-        }
-        let svc = self.svc;
-        match svc.service_type.as_str() {
-            "LoadBalancer" if internal => self.emit(hostname, self.cluster_ip()),
-            "LoadBalancer" => self.emit(hostname, self.load_balancer(ctx)),
-            "ClusterIP" if svc.is_headless() => headless::endpoints(self, hostname, self.headless(ctx)),
-            "ClusterIP" if internal || ctx.cfg.publish_internal_services => self.emit(hostname, self.cluster_ip()),
-            "NodePort" => {
-                let mut eps = self.emit_split(hostname, self.node_port(ctx));
-                eps.extend(nodeport::srv_records(self, hostname));
-                eps
-            }
-            "ExternalName" if !svc.external_ips.is_empty() => self.emit(hostname, &self.external_ips()),
-            "ExternalName" => match svc.external_name.as_deref().filter(|n| !n.is_empty()) {
-                Some(name) => self.emit(hostname, &[Target::from(name)]),
-                None => Vec::new(),
-            },
-            _ => Vec::new(),
-        }
-    }
-
-    /// A name without its trailing dot, if it can be a DNS name; a warning naming the Service and `field`
-    /// otherwise.
-    pub fn valid_name<'h>(&self, hostname: &'h str, field: &str) -> Option<&'h str> {
-        let name = hostname.strip_suffix('.').unwrap_or(hostname);
-        if name.is_empty() {
-            tracing::warn!(service = self.id(), field, "skipping an empty hostname");
-            return None;
-        }
-        if let Err(e) = validate_dns_name(name) {
-            self.fail();
-            tracing::warn!(
-                service = self.id(),
-                field,
-                value = %extdns_source::shorten(name),
-                "skipping hostname: {e}; the Service's records are kept as they are"
-            );
-            return None;
-        }
-        Some(name)
+        "ExternalName" if !svc.external_ips.is_empty() => s.emit(hostname, &s.external_ips()),
+        "ExternalName" => match svc.external_name.as_deref().filter(|n| !n.is_empty()) {
+            Some(name) => s.emit(hostname, &[Target::from(name)]),
+            None => Vec::new(),
+        },
+        _ => Vec::new(),
     }
 }
 
-/// Every endpoint one Service asks for (before the merge across Services), appended to `out`.
-/// `resource` is the Service's `resource` label, `service/<namespace>/<name>`; it is handed back when the
-/// Service could not be evaluated.
-pub(crate) fn endpoints(ctx: &Ctx<'_>, svc: &Service, resource: String, out: &mut Vec<Endpoint>) -> Option<Failed> {
+/// Every endpoint one Service (`object`) asks for (before the merge across Services), appended to `out`.
+/// `Err` when the Service could not be evaluated, with why when one field says it all.
+pub(crate) fn endpoints(
+    ctx: &Ctx<'_>,
+    svc: &Service,
+    object: &ObjectKey,
+    out: &mut Vec<Endpoint>,
+) -> Result<(), Option<String>> {
     let cfg = ctx.cfg;
     let common = &cfg.common;
-    let s = Svc::new(ctx, svc, resource);
+    let s = Svc::new(ctx, svc, object);
+    let cached = Cached::default();
     let start = out.len();
     let none_yet = |out: &Vec<Endpoint>| out.len() == start;
 
     if !common.ignore_hostname_annotation {
         let a = &svc.meta.annotations;
         for h in common.annotations.hostnames(a) {
-            out.extend(s.generate(ctx, &h, false, key::HOSTNAME));
+            out.extend(generate(ctx, &s, &cached, &h, false, key::HOSTNAME));
         }
         for h in common.annotations.internal_hostnames(a) {
-            out.extend(s.generate(ctx, &h, true, key::INTERNAL_HOSTNAME));
+            out.extend(generate(ctx, &s, &cached, &h, true, key::INTERNAL_HOSTNAME));
         }
     }
 
@@ -319,7 +118,7 @@ pub(crate) fn endpoints(ctx: &Ctx<'_>, svc: &Service, resource: String, out: &mu
             match t.execute(svc, SOURCE_NAME) {
                 Ok(hosts) => {
                     for h in hosts {
-                        out.extend(s.generate(ctx, &h, false, "FQDN template"));
+                        out.extend(generate(ctx, &s, &cached, &h, false, "FQDN template"));
                     }
                 }
                 Err(e) => {
@@ -334,10 +133,7 @@ pub(crate) fn endpoints(ctx: &Ctx<'_>, svc: &Service, resource: String, out: &mu
         }
     }
 
-    let failed = s.failed.get().then(|| Failed {
-        resource: s.resource.clone(),
-        why: s.why.clone(),
-    });
+    let failed = if s.failed() { Err(s.why.clone()) } else { Ok(()) };
     if none_yet(out) {
         tracing::debug!(service = s.id(), "no endpoints could be generated");
         return failed;
@@ -417,9 +213,9 @@ mod tests {
     use std::sync::Arc;
 
     use extdns_endpoint::label;
-    use extdns_informer::ClusterStore;
+    use extdns_informer::{ClusterStore, ObjectKey, ResourceKind};
     use extdns_source::resolver::StaticResolver;
-    use extdns_source::{FqdnTemplate, Source, SourceConfig, SourceError};
+    use extdns_source::{FqdnTemplate, Objects, Source, SourceConfig, SourceError};
 
     use crate::testutil::*;
     use crate::{ServiceSource, ServiceSourceConfig};
@@ -867,7 +663,7 @@ mod tests {
     fn fqdn_template_names_get_the_type_targets_and_srv_records() {
         let s = Sv::new("default", "web", "NodePort").port(None, Some(30080));
         let mut c = one(s);
-        c.add_node(node("n1", &[("ExternalIP", "34.0.0.1")]));
+        c.add(node("n1", &[("ExternalIP", "34.0.0.1")]));
         let eps = run(with_template("{{.Name}}.example.com", false, false), &c);
         assert_eq!(
             show(&eps),
@@ -931,9 +727,9 @@ mod tests {
             .a("hostname", "bad.example.com")
             .a("target", "1.2.3.4/24")
             .ingress_ip("1.2.3.4");
-        let out = futures::executor::block_on(source(cfg()).evaluate(&one(bad)))?;
+        let out = futures::executor::block_on(source(cfg()).evaluate(&one(bad), Objects::All))?;
         assert_eq!(
-            out.why.get("service/shop/bad").map(String::as_str),
+            out.failed.why(&ObjectKey::new(ResourceKind::Service, "shop", "bad")),
             Some("target annotation: \"1.2.3.4/24\" is neither an IP address nor a host name")
         );
         Ok(())

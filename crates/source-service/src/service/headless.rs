@@ -9,12 +9,12 @@
 use extdns_endpoint::{Endpoint, RecordType, Target, TargetKind};
 use std::sync::Arc;
 
-use extdns_informer::StrMap;
 use extdns_informer::view::Pod;
 use extdns_source::annotations::key;
 
+use super::svc::Svc;
+use super::svc::selector_matches;
 use crate::context::Ctx;
-use crate::service::Svc;
 
 /// What one Pod behind the Service contributes, the same for every name of the Service.
 #[derive(Debug)]
@@ -29,11 +29,6 @@ impl Member {
     pub fn hostname(&self) -> Option<&str> {
         self.pod.hostname.as_deref().filter(|h| !h.is_empty())
     }
-}
-
-/// Whether a Pod's labels satisfy a Service's `spec.selector` (every pair present; empty selects all).
-pub(crate) fn selector_matches(selector: &StrMap, labels: &StrMap) -> bool {
-    selector.iter().all(|(k, v)| labels.get(k) == Some(v))
 }
 
 /// The Pods behind a headless Service and their targets.
@@ -221,10 +216,10 @@ mod tests {
     fn cluster(svc: Sv, pods: Vec<Pod>, slices: Vec<EndpointSlice>) -> ClusterStore {
         let mut c = cluster_of(vec![svc.build()]);
         for p in pods {
-            c.add_pod(p);
+            c.add(p);
         }
         for s in slices {
-            c.add_endpoint_slice(s);
+            c.add(s);
         }
         c
     }
@@ -438,7 +433,7 @@ mod tests {
     fn with_node(svc: Sv) -> ClusterStore {
         let s = slice("default", "db", "IPv4", vec![endpoint(&["10.0.0.1"], "db-0", None)]);
         let mut c = cluster(svc, vec![on_node("db-0")], vec![s]);
-        c.add_node(node(
+        c.add(node(
             "n1",
             &[
                 ("InternalIP", "192.168.0.1"),

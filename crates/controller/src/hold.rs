@@ -4,22 +4,28 @@
 //! this sync. Planning from that would delete the object's records, taking its names offline because of a
 //! typo. Instead every change that would touch a record whose `resource` label names such an object is held
 //! back, until the object evaluates again (or is deleted: a deleted object is not "failed", so its records go).
+//!
+//! It runs on the plan's changes, before the deletion guard ([`crate::guard`]). A record names its object
+//! by the `resource` label external-dns writes; that label is read back into the object's key here, where
+//! the records come in, and compared as a key.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::HashSet;
 
 use extdns_endpoint::{Change, Endpoint};
+use extdns_source::{Failures, parse_resource_label};
 
 /// Takes out of `changes` the deletes and updates of records owned by an object in `failed` (by the
 /// `resource` label of the current record), and the creates at the names of those records (a create there
 /// would collide with the record that stays). Returns what was held back, in plan order.
-pub fn hold_records_of_failed_objects(failed: &BTreeSet<String>, changes: &mut Vec<Change>) -> Vec<Change> {
+pub(crate) fn hold_records_of_failed_objects(failed: &Failures, changes: &mut Vec<Change>) -> Vec<Change> {
     if failed.is_empty() {
         return Vec::new();
     }
     let of_failed = |c: &Change| {
         c.previous()
             .and_then(Endpoint::resource)
-            .is_some_and(|r| failed.contains(r))
+            .and_then(parse_resource_label)
+            .is_some_and(|object| failed.contains(&object))
     };
     let held_names: HashSet<String> = changes
         .iter()
@@ -51,8 +57,8 @@ mod tests {
         }
     }
 
-    fn failed(keys: &[&str]) -> BTreeSet<String> {
-        keys.iter().map(|k| k.to_string()).collect()
+    fn failed(keys: &[&str]) -> Failures {
+        keys.iter().filter_map(|k| parse_resource_label(k)).collect()
     }
 
     #[test]
@@ -103,7 +109,7 @@ mod tests {
         let mut changes = original.clone();
         assert!(hold_records_of_failed_objects(&failed(&["service/default/bare"]), &mut changes).is_empty());
         assert_eq!(changes, original);
-        assert!(hold_records_of_failed_objects(&BTreeSet::new(), &mut changes).is_empty());
+        assert!(hold_records_of_failed_objects(&Failures::new(), &mut changes).is_empty());
         assert_eq!(changes, original);
     }
 }

@@ -5,9 +5,9 @@
 
 use extdns_endpoint::{Endpoint, RecordType, Target};
 
+use super::svc::Svc;
 use crate::config::Compatibility;
 use crate::context::Ctx;
-use crate::service::Svc;
 
 /// Mate's hostname annotation (a single name).
 pub const MATE_HOSTNAME: &str = "zalando.org/dnsname";
@@ -202,8 +202,8 @@ mod tests {
             ],
         );
         worker.labels = [(KOPS_NODE_ROLE, "")].into_iter().collect();
-        c.add_node(worker);
-        c.add_node(node(
+        c.add(worker);
+        c.add(node(
             "master",
             &[("ExternalIP", "34.0.0.9"), ("InternalIP", "10.0.0.9")],
         ));

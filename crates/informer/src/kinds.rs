@@ -1,0 +1,390 @@
+//! The one table of the kinds extdns can watch.
+//!
+//! Each kind is declared once, in [`KINDS`]: its API group, the versions extdns can read (the one it
+//! watches first), its plural, where it is watched, how its changes enter the [`crate::ChangeSet`], and
+//! the API type its objects decode into. That type's [`Watched`] implementation (in [`crate::convert`])
+//! ties it to its view. Everything else is generic over the table: the live watchers
+//! ([`crate::live`]), the manifest loader ([`crate::manifests`]) and the store ([`crate::ClusterStore`])
+//! go through the same ingest path ([`decode`], then [`convert`]), so an object is decoded, converted and interned the same
+//! way whichever backs the cluster. Adding a kind is a [`ResourceKind`] variant, a table entry, a view and
+//! its conversion.
+
+use std::fmt;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use gateway_api::experimental::{tcproutes::TcpRoute, udproutes::UdpRoute};
+use gateway_api::{gateways, grpcroutes, httproutes, listenersets, tlsroutes};
+use k8s_openapi::api::{core::v1 as core, discovery::v1 as discovery};
+use kube::Resource;
+use kube::core::ApiResource;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio::task::JoinHandle;
+
+use crate::decode::{self, DecodeError};
+use crate::live::Inner;
+use crate::store::{AnyIndex, Index, Item};
+use crate::view::RouteKind;
+use crate::{ClusterStore, Interner, LoadOptions, PodAnnotationPrefixes, TemplateFields};
+
+/// The kinds of Kubernetes objects extdns can watch. A source lists the kinds it reads, and the live
+/// cluster starts watchers for those kinds only. The order is the order of [`KINDS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ResourceKind {
+    Service,
+    EndpointSlice,
+    Pod,
+    Node,
+    Namespace,
+    Gateway,
+    ListenerSet,
+    Route(RouteKind),
+}
+
+/// Where the objects of a kind live and are watched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Cluster-scoped: no namespace, watched cluster-wide.
+    Cluster,
+    /// Namespaced, watched in the namespace this names.
+    Namespaced(WatchIn),
+}
+
+/// The namespace a namespaced kind is watched in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WatchIn {
+    /// `--namespace` (all when not set): the objects sources publish from.
+    Sources,
+    /// `--gateway-namespace` (all when not set).
+    Gateways,
+    /// Every namespace, whatever is configured (ListenerSets attach to Gateways across namespaces).
+    All,
+}
+
+/// How a change of an object enters the [`crate::ChangeSet`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeKey {
+    /// The object itself.
+    Own,
+    /// The group it is stored in (an EndpointSlice's Service), both the one it left and the one it joined:
+    /// that is all a source can do with it.
+    Group,
+}
+
+/// One kind extdns can watch.
+pub struct KindSpec {
+    pub kind: ResourceKind,
+    /// The API kind: `Service`, `HTTPRoute`, ...
+    pub name: &'static str,
+    /// The API group; empty for the core group.
+    pub group: &'static str,
+    /// The versions extdns can read, the one it watches first. Versions of one kind share one schema as
+    /// far as the views read, so an object of any of them decodes into the same type.
+    pub versions: &'static [&'static str],
+    /// The resource name in URLs: `services`, `httproutes`, ...
+    pub plural: &'static str,
+    pub scope: Scope,
+    pub changes: ChangeKey,
+    /// The API type, type-erased: what the generic paths call.
+    pub(crate) ops: &'static dyn KindOps,
+}
+
+impl fmt::Debug for KindSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KindSpec")
+            .field("kind", &self.kind)
+            .field("group", &self.group)
+            .field("versions", &self.versions)
+            .finish_non_exhaustive()
+    }
+}
+
+const GATEWAY_API: &str = "gateway.networking.k8s.io";
+
+/// The table: every kind extdns can watch, in [`ResourceKind`] order. Each row: the kind, its API kind and
+/// group, the versions extdns reads (the one it watches first), its plural, where it is watched, how its
+/// changes enter the change set, and its API type.
+#[rustfmt::skip]
+pub static KINDS: [KindSpec; 12] = {
+    use ChangeKey::{Group, Own};
+    use ResourceKind as K;
+    use Scope::{Cluster, Namespaced};
+    use WatchIn::{All, Gateways, Sources};
+    const GW: &str = GATEWAY_API;
+    [
+        row(K::Service, "Service", "", &["v1"], "services", Namespaced(Sources), Own, &Typed::<core::Service>(PhantomData)),
+        row(K::EndpointSlice, "EndpointSlice", "discovery.k8s.io", &["v1"], "endpointslices", Namespaced(Sources), Group, &Typed::<discovery::EndpointSlice>(PhantomData)),
+        row(K::Pod, "Pod", "", &["v1"], "pods", Namespaced(Sources), Own, &Typed::<core::Pod>(PhantomData)),
+        row(K::Node, "Node", "", &["v1"], "nodes", Cluster, Own, &Typed::<core::Node>(PhantomData)),
+        row(K::Namespace, "Namespace", "", &["v1"], "namespaces", Cluster, Own, &Typed::<core::Namespace>(PhantomData)),
+        row(K::Gateway, "Gateway", GW, &["v1", "v1beta1"], "gateways", Namespaced(Gateways), Own, &Typed::<gateways::Gateway>(PhantomData)),
+        row(K::ListenerSet, "ListenerSet", GW, &["v1"], "listenersets", Namespaced(All), Own, &Typed::<listenersets::ListenerSet>(PhantomData)),
+        row(K::Route(RouteKind::Http), "HTTPRoute", GW, &["v1", "v1beta1"], "httproutes", Namespaced(Sources), Own, &Typed::<httproutes::HttpRoute>(PhantomData)),
+        row(K::Route(RouteKind::Grpc), "GRPCRoute", GW, &["v1"], "grpcroutes", Namespaced(Sources), Own, &Typed::<grpcroutes::GrpcRoute>(PhantomData)),
+        row(K::Route(RouteKind::Tls), "TLSRoute", GW, &["v1", "v1alpha3", "v1alpha2"], "tlsroutes", Namespaced(Sources), Own, &Typed::<tlsroutes::TlsRoute>(PhantomData)),
+        row(K::Route(RouteKind::Tcp), "TCPRoute", GW, &["v1alpha2"], "tcproutes", Namespaced(Sources), Own, &Typed::<TcpRoute>(PhantomData)),
+        row(K::Route(RouteKind::Udp), "UDPRoute", GW, &["v1alpha2"], "udproutes", Namespaced(Sources), Own, &Typed::<UdpRoute>(PhantomData)),
+    ]
+};
+
+/// One row of [`KINDS`].
+#[allow(clippy::too_many_arguments)]
+const fn row(
+    kind: ResourceKind,
+    name: &'static str,
+    group: &'static str,
+    versions: &'static [&'static str],
+    plural: &'static str,
+    scope: Scope,
+    changes: ChangeKey,
+    ops: &'static dyn KindOps,
+) -> KindSpec {
+    KindSpec {
+        kind,
+        name,
+        group,
+        versions,
+        plural,
+        scope,
+        changes,
+        ops,
+    }
+}
+
+impl ResourceKind {
+    /// Every kind, in table order.
+    pub fn all() -> impl Iterator<Item = ResourceKind> {
+        KINDS.iter().map(|s| s.kind)
+    }
+
+    /// This kind's entry in [`KINDS`].
+    pub fn spec(self) -> &'static KindSpec {
+        &KINDS[self.slot()]
+    }
+
+    /// This kind's position in [`KINDS`] (and of its index in the store).
+    pub(crate) fn slot(self) -> usize {
+        match self {
+            ResourceKind::Service => 0,
+            ResourceKind::EndpointSlice => 1,
+            ResourceKind::Pod => 2,
+            ResourceKind::Node => 3,
+            ResourceKind::Namespace => 4,
+            ResourceKind::Gateway => 5,
+            ResourceKind::ListenerSet => 6,
+            ResourceKind::Route(r) => 7 + r as usize,
+        }
+    }
+
+    /// The API kind: `Service`, `HTTPRoute`, ...
+    pub fn kind(self) -> &'static str {
+        self.spec().name
+    }
+
+    /// Nodes and Namespaces have no namespace; everything else extdns reads is namespaced.
+    pub fn cluster_scoped(self) -> bool {
+        self.spec().scope == Scope::Cluster
+    }
+
+    /// The kind whose API kind is `name` (`Service`, `HTTPRoute`, ...).
+    pub fn from_kind(name: &str) -> Option<ResourceKind> {
+        KINDS.iter().find(|s| s.name == name).map(|s| s.kind)
+    }
+
+    /// The kind `kind` in `apiVersion` names, if extdns reads that version of it.
+    pub fn from_api_version(api_version: &str, kind: &str) -> Option<ResourceKind> {
+        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+        KINDS
+            .iter()
+            .find(|s| s.name == kind && s.group == group && s.versions.contains(&version))
+            .map(|s| s.kind)
+    }
+
+    /// The kind the `resource` label spells `lower` (`service`, `httproute`): the API kind in lower case.
+    pub fn from_lowercase(lower: &str) -> Option<ResourceKind> {
+        KINDS
+            .iter()
+            .find(|s| s.name.eq_ignore_ascii_case(lower))
+            .map(|s| s.kind)
+    }
+}
+
+impl KindSpec {
+    /// `group/version` of `version` (`version` alone for the core group).
+    pub fn api_version_of(&self, version: &str) -> String {
+        if self.group.is_empty() {
+            version.to_string()
+        } else {
+            format!("{}/{version}", self.group)
+        }
+    }
+
+    /// The version extdns watches unless told otherwise: the first it reads.
+    pub fn preferred_version(&self) -> &'static str {
+        self.versions.first().copied().unwrap_or_default()
+    }
+
+    /// The API resource of `version`, what a watch or list of this kind addresses.
+    pub fn api_resource(&self, version: &str) -> ApiResource {
+        ApiResource {
+            group: self.group.to_string(),
+            version: version.to_string(),
+            api_version: self.api_version_of(version),
+            kind: self.name.to_string(),
+            plural: self.plural.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for ResourceKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.kind())
+    }
+}
+
+/// Every kind extdns reads and the versions it reads them in, for messages (`Service (v1), ...`).
+pub fn readable() -> String {
+    KINDS
+        .iter()
+        .map(|s| {
+            let versions: Vec<String> = s.versions.iter().map(|v| s.api_version_of(v)).collect();
+            format!("{} ({})", s.name, versions.join(", "))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The API types of the watched kinds, each tied to its view. Implemented in [`crate::convert`], beside the
+/// conversions; sealed, as the table lists every one.
+pub trait Watched:
+    sealed::Sealed + Resource + Clone + DeserializeOwned + Serialize + fmt::Debug + Send + Sync + 'static
+{
+}
+
+impl<K: sealed::Sealed + Resource + Clone + DeserializeOwned + Serialize + fmt::Debug + Send + Sync + 'static> Watched
+    for K
+{
+}
+
+pub(crate) mod sealed {
+    use super::*;
+
+    /// What the generic ingest path needs from an API type.
+    pub trait Sealed {
+        /// Its compact view.
+        #[doc(hidden)]
+        type View: Item;
+        /// Its kind (several API types may share a view, never a kind).
+        #[doc(hidden)]
+        const KIND: ResourceKind;
+        /// The view of an object, with the shared strings of `c`.
+        #[doc(hidden)]
+        fn view(&self, c: &Convert<'_>) -> Self::View;
+        /// Evens out an object's JSON before it is decoded (fields the typed model requires but the API
+        /// lets objects leave out, fields no source reads that the model would check).
+        #[doc(hidden)]
+        fn prepare(_value: &mut Value) {}
+    }
+}
+
+/// What a conversion shares with every other: the store's interner and what the options keep.
+pub struct Convert<'a> {
+    pub interner: &'a Interner,
+    pub pod_annotation_prefixes: &'a PodAnnotationPrefixes,
+    pub template_fields: &'a TemplateFields,
+}
+
+/// The one conversion of an object, live or from a file: the view, the fields templates read, and label
+/// and annotation keys shared through the interner.
+pub(crate) fn convert<K: Watched>(object: &K, c: &Convert<'_>) -> K::View {
+    let mut view = object.view(c);
+    if let Some(slot) = view.template_fields_slot() {
+        *slot = c.template_fields.keep(K::KIND, object);
+    }
+    if let Some(meta) = view.meta_mut() {
+        meta.labels = meta.labels.with_interned_keys(c.interner);
+        meta.annotations = meta.annotations.with_interned_keys(c.interner);
+    }
+    view
+}
+
+/// Decodes one object's JSON into `K` ([`sealed::Sealed::prepare`] first, which may change `value`).
+pub(crate) fn decode<K: Watched>(value: &mut Value) -> Result<K, DecodeError> {
+    K::prepare(value);
+    decode::decode(value)
+}
+
+/// A kind's API type, type-erased, so the table can hold every kind.
+pub(crate) trait KindOps: Sync {
+    /// An empty index for its views.
+    fn new_index(&self, kind: ResourceKind) -> Box<dyn AnyIndex>;
+    /// Decodes, converts and stores one object from a file.
+    fn load(&self, value: &mut Value, store: &mut ClusterStore, opts: &LoadOptions) -> Result<(), DecodeError>;
+    /// Starts the watcher of this kind at `resource` (its group, version and plural) in `namespace` (all
+    /// for `None`).
+    fn watch(&self, resource: ApiResource, namespace: Option<&str>, inner: Arc<Inner>) -> Option<JoinHandle<()>>;
+}
+
+struct Typed<K>(PhantomData<fn() -> K>);
+
+impl<K: Watched> KindOps for Typed<K> {
+    fn new_index(&self, kind: ResourceKind) -> Box<dyn AnyIndex> {
+        Box::new(Index::<K::View>::new(kind))
+    }
+
+    fn load(&self, value: &mut Value, store: &mut ClusterStore, opts: &LoadOptions) -> Result<(), DecodeError> {
+        let object = decode::<K>(value)?;
+        let c = Convert {
+            interner: store.interner(),
+            pod_annotation_prefixes: &opts.pod_annotation_prefixes,
+            template_fields: &opts.template_fields,
+        };
+        let view = convert(&object, &c);
+        store.add_as(K::KIND, view);
+        Ok(())
+    }
+
+    fn watch(&self, resource: ApiResource, namespace: Option<&str>, inner: Arc<Inner>) -> Option<JoinHandle<()>> {
+        crate::live::spawn_watch::<K>(resource, namespace, inner)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_finds_its_own_entry() {
+        for (i, spec) in KINDS.iter().enumerate() {
+            assert_eq!(spec.kind.spec().kind, spec.kind, "{}", spec.name);
+            assert_eq!(ResourceKind::from_kind(spec.name), Some(spec.kind));
+            assert!(
+                i == 0 || KINDS[i - 1].kind < spec.kind,
+                "table out of order at {}",
+                spec.name
+            );
+        }
+        for r in RouteKind::ALL {
+            assert_eq!(ResourceKind::Route(r).kind(), r.kind());
+        }
+    }
+
+    #[test]
+    fn versions_are_read_as_the_table_says() {
+        let found = |v, k| ResourceKind::from_api_version(v, k);
+        assert_eq!(found("v1", "Service"), Some(ResourceKind::Service));
+        assert_eq!(found("v2", "Service"), None);
+        assert_eq!(
+            found("gateway.networking.k8s.io/v1alpha3", "TLSRoute"),
+            Some(ResourceKind::Route(RouteKind::Tls))
+        );
+        assert_eq!(found("gateway.networking.k8s.io/v1", "TCPRoute"), None);
+        assert_eq!(found("apps/v1", "Deployment"), None);
+        assert_eq!(
+            ResourceKind::from_lowercase("httproute"),
+            Some(ResourceKind::Route(RouteKind::Http))
+        );
+    }
+}

@@ -1,0 +1,452 @@
+//! Which listeners of a parent a route attaches to (section name, port, protocol, allowed routes), and its names narrowed by their hostnames.
+
+use super::*;
+
+fn two_listener_world() -> ClusterStore {
+    let mut c = ClusterStore::new();
+    c.add(gateway(
+        "infra",
+        "gw",
+        vec![
+            http("foo", Some("foo.example.internal")),
+            listener("bar", "HTTP", 8080, Some("bar.example.internal")),
+        ],
+        &["1.2.3.4"],
+    ));
+    c
+}
+
+#[test]
+fn section_name_selects_one_listener() {
+    let mut c = two_listener_world();
+    let mut p = gw_ref("infra", "gw");
+    p.section_name = Some("foo".into());
+    c.add(httproute("apps", "web", &["*.example.internal"], &[p]));
+    assert_eq!(names(&run(config(), &c)), vec!["foo.example.internal"]);
+}
+
+#[test]
+fn section_name_is_read_from_the_status_parent() {
+    let mut c = two_listener_world();
+    let mut r = httproute("apps", "web", &["*.example.internal"], &[gw_ref("infra", "gw")]);
+    r.parents[0].parent_ref.section_name = Some("bar".into());
+    c.add(r);
+    assert_eq!(names(&run(config(), &c)), vec!["bar.example.internal"]);
+}
+
+#[test]
+fn unknown_section_name_matches_no_listener() {
+    let mut c = two_listener_world();
+    let mut p = gw_ref("infra", "gw");
+    p.section_name = Some("nope".into());
+    c.add(httproute("apps", "web", &["*.example.internal"], &[p]));
+    assert!(run(config(), &c).is_empty());
+}
+
+#[test]
+fn without_section_name_every_listener_is_considered() {
+    let mut c = two_listener_world();
+    c.add(httproute(
+        "apps",
+        "web",
+        &["*.example.internal"],
+        &[gw_ref("infra", "gw")],
+    ));
+    assert_eq!(
+        names(&run(config(), &c)),
+        vec!["bar.example.internal", "foo.example.internal"]
+    );
+}
+
+#[test]
+fn port_selects_listeners() {
+    let mut c = two_listener_world();
+    let mut p = gw_ref("infra", "gw");
+    p.port = Some(8080);
+    c.add(httproute("apps", "web", &["*.example.internal"], &[p]));
+    assert_eq!(names(&run(config(), &c)), vec!["bar.example.internal"]);
+    let mut c = two_listener_world();
+    let mut p = gw_ref("infra", "gw");
+    p.port = Some(9999);
+    c.add(httproute("apps", "web", &["*.example.internal"], &[p]));
+    assert!(run(config(), &c).is_empty());
+}
+
+#[test]
+fn port_applies_to_every_listener_with_that_port() {
+    let mut c = ClusterStore::new();
+    c.add(gateway(
+        "infra",
+        "gw",
+        vec![
+            http("foo", Some("foo.example.internal")),
+            http("bar", Some("bar.example.internal")),
+        ],
+        &["1.2.3.4"],
+    ));
+    let mut p = gw_ref("infra", "gw");
+    p.port = Some(80);
+    c.add(httproute("apps", "web", &["*.example.internal"], &[p]));
+    assert_eq!(
+        names(&run(config(), &c)),
+        vec!["bar.example.internal", "foo.example.internal"]
+    );
+}
+
+#[test]
+fn protocol_mismatch_listener_is_not_used() {
+    let mut c = ClusterStore::new();
+    c.add(gateway(
+        "infra",
+        "gw",
+        vec![listener("tcp", "TCP", 80, None)],
+        &["1.2.3.4"],
+    ));
+    c.add(httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]));
+    assert!(run(config(), &c).is_empty());
+}
+
+#[test]
+fn protocol_https_listener_serves_http_and_grpc_routes() {
+    let mut c = ClusterStore::new();
+    c.add(gateway(
+        "infra",
+        "gw",
+        vec![listener("https", "HTTPS", 443, None)],
+        &["1.2.3.4"],
+    ));
+    c.add(route(
+        RouteKind::Http,
+        "apps",
+        "h",
+        &["h.example.com"],
+        &[gw_ref("infra", "gw")],
+    ));
+    c.add(route(
+        RouteKind::Grpc,
+        "apps",
+        "g",
+        &["g.example.com"],
+        &[gw_ref("infra", "gw")],
+    ));
+    assert_eq!(names(&run_kind(RouteKind::Http, config(), &c)), vec!["h.example.com"]);
+    assert_eq!(names(&run_kind(RouteKind::Grpc, config(), &c)), vec!["g.example.com"]);
+}
+
+#[test]
+fn protocol_tcp_route_on_tls_listener_is_published() {
+    let mut c = ClusterStore::new();
+    c.add(gateway(
+        "infra",
+        "gw",
+        vec![listener("tls", "TLS", 443, Some("db.example.com"))],
+        &["1.2.3.4"],
+    ));
+    c.add(route(RouteKind::Tcp, "apps", "db", &[], &[gw_ref("infra", "gw")]));
+    assert_eq!(
+        lines(&run_kind(RouteKind::Tcp, config(), &c)),
+        vec!["db.example.com A 1.2.3.4"]
+    );
+}
+
+#[test]
+fn protocol_tls_route_not_on_tcp_listener() {
+    let mut c = ClusterStore::new();
+    c.add(gateway(
+        "infra",
+        "gw",
+        vec![listener("tcp", "TCP", 443, None)],
+        &["1.2.3.4"],
+    ));
+    c.add(route(
+        RouteKind::Tls,
+        "apps",
+        "t",
+        &["t.example.com"],
+        &[gw_ref("infra", "gw")],
+    ));
+    assert!(run_kind(RouteKind::Tls, config(), &c).is_empty());
+}
+
+#[test]
+fn allowed_routes_default_same_namespace_only() {
+    let mut c = ClusterStore::new();
+    let mut l = http("http", None);
+    l.allowed_routes = None;
+    c.add(gateway("infra", "gw", vec![l], &["1.2.3.4"]));
+    c.add(httproute(
+        "infra",
+        "same",
+        &["same.example.com"],
+        &[gw_ref("infra", "gw")],
+    ));
+    c.add(httproute(
+        "apps",
+        "other",
+        &["other.example.com"],
+        &[gw_ref("infra", "gw")],
+    ));
+    assert_eq!(names(&run(config(), &c)), vec!["same.example.com"]);
+}
+
+#[test]
+fn allowed_routes_from_same_uses_the_gateway_namespace() {
+    let mut c = ClusterStore::new();
+    c.add(gateway(
+        "infra",
+        "gw",
+        vec![allowing(http("http", None), Some("Same"), None, &[])],
+        &["1.2.3.4"],
+    ));
+    c.add(httproute(
+        "infra",
+        "same",
+        &["same.example.com"],
+        &[gw_ref("infra", "gw")],
+    ));
+    c.add(httproute(
+        "apps",
+        "other",
+        &["other.example.com"],
+        &[gw_ref("infra", "gw")],
+    ));
+    assert_eq!(names(&run(config(), &c)), vec!["same.example.com"]);
+}
+
+#[test]
+fn allowed_routes_from_all_admits_any_namespace() {
+    let mut c = world();
+    c.add(httproute(
+        "anywhere",
+        "web",
+        &["web.example.com"],
+        &[gw_ref("infra", "gw")],
+    ));
+    assert_eq!(names(&run(config(), &c)), vec!["web.example.com"]);
+}
+
+#[test]
+fn allowed_routes_selector_uses_the_route_namespace_labels() {
+    let mut c = ClusterStore::new();
+    c.add(gateway(
+        "infra",
+        "gw",
+        vec![allowing(
+            http("http", None),
+            Some("Selector"),
+            Some(selector(&[("team", "foo")])),
+            &[],
+        )],
+        &["1.2.3.4"],
+    ));
+    c.add(namespace("foo-apps", &[("team", "foo")]));
+    c.add(namespace("bar-apps", &[("team", "bar")]));
+    c.add(httproute("foo-apps", "a", &["a.example.com"], &[gw_ref("infra", "gw")]));
+    c.add(httproute("bar-apps", "b", &["b.example.com"], &[gw_ref("infra", "gw")]));
+    c.add(httproute("ghost", "c", &["c.example.com"], &[gw_ref("infra", "gw")]));
+    assert_eq!(names(&run(config(), &c)), vec!["a.example.com"]);
+}
+
+#[test]
+fn allowed_routes_malformed_selector_skips_that_listener_only() {
+    let mut c = ClusterStore::new();
+    let bad = LabelSelector {
+        match_labels: vec![],
+        match_expressions: vec![LabelSelectorRequirement {
+            key: "team".into(),
+            operator: "Near".into(),
+            values: vec![],
+        }],
+    };
+    c.add(gateway(
+        "infra",
+        "gw",
+        vec![
+            allowing(http("bad", Some("bad.example.com")), Some("Selector"), Some(bad), &[]),
+            http("good", Some("good.example.com")),
+        ],
+        &["1.2.3.4"],
+    ));
+    c.add(namespace("apps", &[("team", "foo")]));
+    c.add(httproute("apps", "web", &["*.example.com"], &[gw_ref("infra", "gw")]));
+    let (eps, logs) = warnings(|| run(config(), &c));
+    assert_eq!(names(&eps), vec!["good.example.com"]);
+    assert!(logs.contains("Gateway infra/gw"), "{logs}");
+    assert!(
+        logs.contains("spec.listeners[bad].allowedRoutes.namespaces.selector"),
+        "{logs}"
+    );
+}
+
+#[test]
+fn allowed_routes_kinds_restrict_route_kinds() {
+    let mut c = ClusterStore::new();
+    c.add(gateway(
+        "infra",
+        "gw",
+        vec![
+            allowing(
+                http("grpc-only", Some("grpc.example.com")),
+                Some("All"),
+                None,
+                &["GRPCRoute"],
+            ),
+            allowing(
+                http("http-only", Some("http.example.com")),
+                Some("All"),
+                None,
+                &["HTTPRoute"],
+            ),
+        ],
+        &["1.2.3.4"],
+    ));
+    c.add(route(
+        RouteKind::Http,
+        "apps",
+        "h",
+        &["*.example.com"],
+        &[gw_ref("infra", "gw")],
+    ));
+    c.add(route(
+        RouteKind::Grpc,
+        "apps",
+        "g",
+        &["*.example.com"],
+        &[gw_ref("infra", "gw")],
+    ));
+    assert_eq!(
+        names(&run_kind(RouteKind::Http, config(), &c)),
+        vec!["http.example.com"]
+    );
+    assert_eq!(
+        names(&run_kind(RouteKind::Grpc, config(), &c)),
+        vec!["grpc.example.com"]
+    );
+}
+
+fn narrowing(listener_host: Option<&str>, route_hosts: &[&str]) -> Vec<String> {
+    let mut c = ClusterStore::new();
+    c.add(gateway("infra", "gw", vec![http("l", listener_host)], &["1.2.3.4"]));
+    c.add(httproute("apps", "web", route_hosts, &[gw_ref("infra", "gw")]));
+    names(&run(config(), &c))
+}
+
+#[test]
+fn narrowing_listener_without_hostname_keeps_route_names() {
+    assert_eq!(
+        narrowing(None, &["a.example.com", "*.example.org"]),
+        vec!["*.example.org", "a.example.com"]
+    );
+}
+
+#[test]
+fn narrowing_wildcard_listener_keeps_names_below_it() {
+    assert_eq!(
+        narrowing(
+            Some("*.example.internal"),
+            &[
+                "foo.example.internal",
+                "a.b.example.internal",
+                "example.internal",
+                "x.other"
+            ]
+        ),
+        vec!["a.b.example.internal", "foo.example.internal"]
+    );
+}
+
+#[test]
+fn narrowing_wildcard_route_takes_the_listener_name() {
+    assert_eq!(
+        narrowing(Some("foo.example.internal"), &["*.example.internal"]),
+        vec!["foo.example.internal"]
+    );
+}
+
+#[test]
+fn narrowing_two_wildcards_give_the_narrower_wildcard() {
+    assert_eq!(
+        narrowing(Some("*.example.internal"), &["*.example.internal"]),
+        vec!["*.example.internal"]
+    );
+    assert_eq!(
+        narrowing(Some("*.example.internal"), &["*.foo.example.internal"]),
+        vec!["*.foo.example.internal"]
+    );
+}
+
+#[test]
+fn narrowing_exact_names_must_be_equal() {
+    assert_eq!(
+        narrowing(Some("a.example.com"), &["a.example.com", "b.example.com"]),
+        vec!["a.example.com"]
+    );
+}
+
+#[test]
+fn narrowing_applies_to_annotation_names() {
+    let mut c = ClusterStore::new();
+    c.add(gateway(
+        "infra",
+        "gw",
+        vec![http("l", Some("*.example.com"))],
+        &["1.2.3.4"],
+    ));
+    let mut r = httproute("apps", "web", &[], &[gw_ref("infra", "gw")]);
+    r.meta = with_annotations(r.meta, &[(&format!("{GA}hostname"), "in.example.com,out.example.net")]);
+    c.add(r);
+    assert_eq!(names(&run(config(), &c)), vec!["in.example.com"]);
+}
+
+#[test]
+fn invalid_listener_hostname_skips_that_listener_with_a_warning() {
+    let mut c = ClusterStore::new();
+    c.add(gateway(
+        "infra",
+        "gw",
+        vec![
+            http("broken", Some("bad_host.example.com")),
+            http("ok", Some("*.example.com")),
+        ],
+        &["1.2.3.4"],
+    ));
+    c.add(httproute(
+        "apps",
+        "web",
+        &["a.example.com", "bad-host.example.com"],
+        &[gw_ref("infra", "gw")],
+    ));
+    let (eps, logs) = warnings(|| run(config(), &c));
+    assert_eq!(names(&eps), vec!["a.example.com", "bad-host.example.com"]);
+    assert!(
+        logs.contains("Gateway infra/gw") && logs.contains("spec.listeners[broken].hostname"),
+        "{logs}"
+    );
+}
+
+#[test]
+fn narrowing_combines_several_listeners_and_parents() {
+    let mut c = ClusterStore::new();
+    c.add(gateway(
+        "infra",
+        "a",
+        vec![http("l", Some("*.a.example.com"))],
+        &["1.1.1.1"],
+    ));
+    c.add(gateway(
+        "infra",
+        "b",
+        vec![http("l", Some("*.b.example.com"))],
+        &["2.2.2.2"],
+    ));
+    c.add(httproute(
+        "apps",
+        "web",
+        &["x.a.example.com", "x.b.example.com"],
+        &[gw_ref("infra", "a"), gw_ref("infra", "b")],
+    ));
+    assert_eq!(
+        lines(&run(config(), &c)),
+        vec!["x.a.example.com A 1.1.1.1", "x.b.example.com A 2.2.2.2"]
+    );
+}

@@ -1,0 +1,219 @@
+//! The rules of the Gateway route sources, one test per rule, on clusters built directly from views.
+
+use std::sync::{Arc, Mutex};
+
+use extdns_endpoint::{Endpoint, RecordType, Ttl};
+use extdns_informer::ClusterStore;
+use extdns_informer::view::{
+    AllowedListeners, AllowedRoutes, Gateway, LabelSelector, LabelSelectorRequirement, Listener, ListenerSet, Meta,
+    Namespace, ParentReference, Route, RouteGroupKind, RouteKind, RouteParentStatus,
+};
+use extdns_source::{Annotations, Selector, SourceConfig, SourceExt, SourceOutput};
+
+use super::*;
+
+mod incremental;
+mod listeners;
+mod parents;
+mod routes;
+mod targets;
+
+const GA: &str = "external-dns.kubernetes.io/";
+const ALPHA: &str = "external-dns.alpha.kubernetes.io/";
+
+// ------------------------------------------------------------------------------------------------ builders
+
+fn meta(ns: &str, name: &str) -> Meta {
+    Meta {
+        name: name.into(),
+        namespace: ns.into(),
+        ..Meta::default()
+    }
+}
+
+fn with_labels(mut m: Meta, labels: &[(&str, &str)]) -> Meta {
+    m.labels = labels.iter().copied().collect();
+    m
+}
+
+fn with_annotations(mut m: Meta, annotations: &[(&str, &str)]) -> Meta {
+    m.annotations = annotations.iter().copied().collect();
+    m
+}
+
+fn listener(name: &str, protocol: &str, port: i32, hostname: Option<&str>) -> Listener {
+    Listener {
+        name: name.into(),
+        protocol: protocol.into(),
+        port,
+        hostname: hostname.map(str::to_string),
+        allowed_routes: Some(AllowedRoutes {
+            namespaces_from: Some("All".into()),
+            ..AllowedRoutes::default()
+        }),
+    }
+}
+
+fn http(name: &str, hostname: Option<&str>) -> Listener {
+    listener(name, "HTTP", 80, hostname)
+}
+
+fn allowing(mut l: Listener, from: Option<&str>, selector: Option<LabelSelector>, kinds: &[&str]) -> Listener {
+    l.allowed_routes = Some(AllowedRoutes {
+        namespaces_from: from.map(str::to_string),
+        namespaces_selector: selector,
+        kinds: kinds
+            .iter()
+            .map(|k| RouteGroupKind {
+                group: None,
+                kind: k.to_string(),
+            })
+            .collect(),
+    });
+    l
+}
+
+fn gateway(ns: &str, name: &str, listeners: Vec<Listener>, addresses: &[&str]) -> Gateway {
+    Gateway {
+        meta: meta(ns, name),
+        gateway_class_name: "example".into(),
+        listeners,
+        allowed_listeners: None,
+        addresses: addresses.iter().map(|s| s.to_string()).collect(),
+    }
+}
+
+fn gw_ref(ns: &str, name: &str) -> ParentReference {
+    ParentReference {
+        namespace: Some(ns.into()),
+        name: name.into(),
+        ..ParentReference::default()
+    }
+}
+
+fn accepted(r: ParentReference) -> RouteParentStatus {
+    RouteParentStatus {
+        parent_ref: r,
+        accepted: Some("True".into()),
+    }
+}
+
+/// A route attached (spec and status, Accepted) to each given parent.
+fn route(kind: RouteKind, ns: &str, name: &str, hostnames: &[&str], parents: &[ParentReference]) -> Route {
+    Route {
+        kind,
+        meta: meta(ns, name),
+        hostnames: hostnames.iter().map(|s| s.to_string()).collect(),
+        parent_refs: parents.to_vec(),
+        parents: parents.iter().cloned().map(accepted).collect(),
+        template_fields: None,
+    }
+}
+
+fn httproute(ns: &str, name: &str, hostnames: &[&str], parents: &[ParentReference]) -> Route {
+    route(RouteKind::Http, ns, name, hostnames, parents)
+}
+
+fn namespace(name: &str, labels: &[(&str, &str)]) -> Namespace {
+    Namespace {
+        name: name.into(),
+        labels: labels.iter().copied().collect(),
+    }
+}
+
+fn selector(labels: &[(&str, &str)]) -> LabelSelector {
+    LabelSelector {
+        match_labels: labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        match_expressions: vec![],
+    }
+}
+
+/// The usual world: Gateway `infra/gw` with one HTTP listener (any hostname, routes from all namespaces)
+/// at 1.2.3.4.
+fn world() -> ClusterStore {
+    let mut c = ClusterStore::new();
+    c.add(gateway("infra", "gw", vec![http("http", None)], &["1.2.3.4"]));
+    c
+}
+
+fn config() -> GatewaySourceConfig {
+    GatewaySourceConfig::default()
+}
+
+fn run_kind(kind: RouteKind, cfg: GatewaySourceConfig, c: &ClusterStore) -> Vec<Endpoint> {
+    match collect(&GatewayRouteSource::new(kind, cfg), c) {
+        Ok(out) => out.endpoints,
+        Err(e) => panic!("source failed: {e}"),
+    }
+}
+
+/// The whole cluster's evaluation, as the pipeline makes it.
+fn collect(source: &GatewayRouteSource, c: &ClusterStore) -> Result<SourceOutput, SourceError> {
+    incremental::block_on(source.evaluate_all(c))
+}
+
+fn run(cfg: GatewaySourceConfig, c: &ClusterStore) -> Vec<Endpoint> {
+    run_kind(RouteKind::Http, cfg, c)
+}
+
+/// `name TYPE target,target` lines, sorted: compact to compare.
+fn lines(eps: &[Endpoint]) -> Vec<String> {
+    let mut v: Vec<String> = eps
+        .iter()
+        .map(|e| format!("{} {} {}", e.dns_name, e.record_type, e.targets.join(",")))
+        .collect();
+    v.sort();
+    v
+}
+
+fn names(eps: &[Endpoint]) -> Vec<String> {
+    let mut v: Vec<String> = eps.iter().map(|e| e.dns_name.clone()).collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// Run `f` capturing everything logged at WARN and above.
+fn warnings<T>(f: impl FnOnce() -> T) -> (T, String) {
+    #[derive(Clone, Default)]
+    struct Buf(Arc<Mutex<Vec<u8>>>);
+    impl std::io::Write for Buf {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            if let Ok(mut v) = self.0.lock() {
+                v.extend_from_slice(b);
+            }
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let buf = Buf::default();
+    let writer = buf.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::WARN)
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    let out = tracing::subscriber::with_default(subscriber, f);
+    let text = buf
+        .0
+        .lock()
+        .map(|v| String::from_utf8_lossy(&v).into_owned())
+        .unwrap_or_default();
+    (out, text)
+}
+
+fn ls_ref(ns: &str, name: &str) -> ParentReference {
+    ParentReference {
+        kind: Some("ListenerSet".into()),
+        ..gw_ref(ns, name)
+    }
+}
+
+fn with_listener_sets() -> GatewaySourceConfig {
+    GatewaySourceConfig {
+        listener_sets: true,
+        ..config()
+    }
+}

@@ -1,0 +1,215 @@
+//! The targets: Gateway addresses and the target annotation; labels, TTL and merging of the records.
+
+use super::*;
+
+#[test]
+fn gateway_status_addresses_are_the_targets() {
+    let mut c = ClusterStore::new();
+    c.add(gateway("infra", "gw", vec![http("l", None)], &["1.2.3.4", "5.6.7.8"]));
+    c.add(httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]));
+    assert_eq!(lines(&run(config(), &c)), vec!["web.example.com A 1.2.3.4,5.6.7.8"]);
+}
+
+#[test]
+fn targets_of_one_gateway_are_sorted_and_deduplicated() {
+    let mut c = ClusterStore::new();
+    c.add(gateway(
+        "infra",
+        "gw",
+        vec![http("l", None)],
+        &["5.6.7.8", "1.2.3.4", "5.6.7.8"],
+    ));
+    c.add(httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]));
+    assert_eq!(
+        run(config(), &c)[0].targets.0,
+        vec!["1.2.3.4".to_string(), "5.6.7.8".to_string()]
+    );
+}
+
+#[test]
+fn gateway_target_annotation_overrides_status_addresses() {
+    let mut c = ClusterStore::new();
+    let mut gw = gateway("infra", "gw", vec![http("l", None)], &["1.2.3.4"]);
+    gw.meta = with_annotations(gw.meta, &[(&format!("{ALPHA}target"), "lb.example.net.")]);
+    c.add(gw);
+    c.add(httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]));
+    assert_eq!(lines(&run(config(), &c)), vec!["web.example.com CNAME lb.example.net"]);
+}
+
+#[test]
+fn route_target_annotation_is_ignored() {
+    let mut c = world();
+    let mut r = httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]);
+    r.meta = with_annotations(r.meta, &[(&format!("{GA}target"), "9.9.9.9")]);
+    c.add(r);
+    assert_eq!(lines(&run(config(), &c)), vec!["web.example.com A 1.2.3.4"]);
+}
+
+#[test]
+fn targets_are_combined_and_deduplicated_across_parents() {
+    let mut c = ClusterStore::new();
+    let mut annotated = gateway("infra", "annotated", vec![http("l", None)], &["7.7.7.7"]);
+    annotated.meta = with_annotations(annotated.meta, &[(&format!("{GA}target"), "4.3.2.1")]);
+    c.add(annotated);
+    c.add(gateway(
+        "infra",
+        "plain",
+        vec![http("l", None)],
+        &["2.3.4.5", "4.3.2.1"],
+    ));
+    c.add(httproute(
+        "apps",
+        "web",
+        &["web.example.com"],
+        &[gw_ref("infra", "annotated"), gw_ref("infra", "plain")],
+    ));
+    assert_eq!(lines(&run(config(), &c)), vec!["web.example.com A 2.3.4.5,4.3.2.1"]);
+}
+
+#[test]
+fn record_type_follows_the_targets() {
+    let mut c = ClusterStore::new();
+    c.add(gateway(
+        "infra",
+        "gw",
+        vec![http("l", None)],
+        &["2001:db8::1", "1.2.3.4", "lb.example.net"],
+    ));
+    c.add(httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]));
+    assert_eq!(
+        lines(&run(config(), &c)),
+        vec![
+            "web.example.com A 1.2.3.4",
+            "web.example.com AAAA 2001:db8::1",
+            "web.example.com CNAME lb.example.net"
+        ]
+    );
+}
+
+#[test]
+fn gateway_without_addresses_publishes_nothing() {
+    let mut c = ClusterStore::new();
+    c.add(gateway("infra", "gw", vec![http("l", None)], &[]));
+    c.add(httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]));
+    assert!(run(config(), &c).is_empty());
+}
+
+#[test]
+fn invalid_address_is_skipped_with_a_warning_and_the_rest_published() {
+    let mut c = ClusterStore::new();
+    c.add(gateway(
+        "infra",
+        "gw",
+        vec![http("l", None)],
+        &["1.2.3.4", "not an address", "1.2.3.4:80"],
+    ));
+    let mut annotated = gateway("infra", "annotated", vec![http("l", None)], &[]);
+    annotated.meta = with_annotations(annotated.meta, &[(&format!("{GA}target"), "5.6.7.8,bad..name")]);
+    c.add(annotated);
+    c.add(httproute(
+        "apps",
+        "web",
+        &["web.example.com"],
+        &[gw_ref("infra", "gw"), gw_ref("infra", "annotated")],
+    ));
+    let (eps, logs) = warnings(|| run(config(), &c));
+    assert_eq!(lines(&eps), vec!["web.example.com A 1.2.3.4,5.6.7.8"]);
+    assert!(
+        logs.contains("Gateway infra/gw") && logs.contains("status.addresses[1].value"),
+        "{logs}"
+    );
+    assert!(logs.contains("status.addresses[2].value"), "{logs}");
+    assert!(logs.contains("not an address") && logs.contains("1.2.3.4:80"), "{logs}");
+    assert!(
+        logs.contains("Gateway infra/annotated") && logs.contains("target annotation"),
+        "{logs}"
+    );
+}
+
+#[test]
+fn resource_label_is_kind_namespace_name() {
+    let mut c = ClusterStore::new();
+    c.add(gateway(
+        "infra",
+        "gw",
+        vec![http("l", None), listener("tcp", "TCP", 5432, Some("db.example.com"))],
+        &["1.2.3.4"],
+    ));
+    c.add(httproute(
+        "apps",
+        "echo",
+        &["echo.example.com"],
+        &[gw_ref("infra", "gw")],
+    ));
+    c.add(route(RouteKind::Tcp, "data", "db", &[], &[gw_ref("infra", "gw")]));
+    let eps = run(config(), &c);
+    assert_eq!(eps.len(), 1);
+    assert_eq!(eps[0].resource(), Some("httproute/apps/echo"));
+    let refs: Vec<String> = eps[0].ref_objects.iter().map(|r| r.to_string()).collect();
+    assert_eq!(refs, vec!["gateway-httproute/apps/echo"]);
+    let tcp = run_kind(RouteKind::Tcp, config(), &c);
+    assert_eq!(tcp.len(), 1);
+    assert_eq!(tcp[0].resource(), Some("tcproute/data/db"));
+}
+
+#[test]
+fn ttl_set_identifier_and_provider_specific_come_from_the_route() {
+    let mut c = ClusterStore::new();
+    let mut gw = gateway("infra", "gw", vec![http("l", None)], &["1.2.3.4"]);
+    // Gateway annotations other than target are not read.
+    gw.meta = with_annotations(
+        gw.meta,
+        &[(&format!("{GA}ttl"), "999"), (&format!("{GA}set-identifier"), "gw")],
+    );
+    c.add(gw);
+    let mut r = httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]);
+    r.meta = with_annotations(
+        r.meta,
+        &[
+            (&format!("{GA}ttl"), "10m"),
+            (&format!("{GA}set-identifier"), "blue"),
+            (&format!("{GA}aws-weight"), "10"),
+            (&format!("{GA}alias"), "true"),
+        ],
+    );
+    c.add(r);
+    let eps = run(config(), &c);
+    assert_eq!(eps.len(), 1);
+    assert_eq!(eps[0].record_ttl, Ttl(600));
+    assert_eq!(eps[0].set_identifier, "blue");
+    assert_eq!(eps[0].provider_specific.get("aws/weight"), Some("10"));
+    assert_eq!(eps[0].provider_specific.get("alias"), Some("true"));
+}
+
+#[test]
+fn invalid_ttl_annotation_leaves_ttl_unset() {
+    let mut c = world();
+    let mut r = httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]);
+    r.meta = with_annotations(r.meta, &[(&format!("{GA}ttl"), "forever")]);
+    c.add(r);
+    let (eps, logs) = warnings(|| run(config(), &c));
+    assert_eq!(eps.len(), 1);
+    assert_eq!(eps[0].record_ttl, Ttl(0));
+    assert!(logs.contains("HTTPRoute apps/web"), "{logs}");
+}
+
+#[test]
+fn endpoints_of_routes_with_the_same_name_are_merged() {
+    let mut c = ClusterStore::new();
+    c.add(gateway("infra", "a", vec![http("l", None)], &["1.1.1.1"]));
+    c.add(gateway("infra", "b", vec![http("l", None)], &["2.2.2.2"]));
+    c.add(httproute("apps", "one", &["web.example.com"], &[gw_ref("infra", "a")]));
+    c.add(httproute("apps", "two", &["web.example.com"], &[gw_ref("infra", "b")]));
+    let eps = run(config(), &c);
+    assert_eq!(lines(&eps), vec!["web.example.com A 1.1.1.1,2.2.2.2"]);
+    assert_eq!(eps[0].ref_objects.len(), 2);
+}
+
+#[test]
+fn endpoint_record_types_are_a_aaaa_cname() {
+    let mut c = ClusterStore::new();
+    c.add(gateway("infra", "gw", vec![http("l", None)], &["lb.example.net"]));
+    c.add(httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]));
+    let eps = run(config(), &c);
+    assert_eq!(eps[0].record_type, RecordType::Cname);
+}
