@@ -413,7 +413,7 @@ pub struct ProviderFlags {
     /// Record types never to manage (repeatable; wins over --managed-record-types).
     #[arg(long, value_name = "TYPE")]
     pub exclude_record_types: Vec<String>,
-    /// Cache the provider's records for this long (accepted; not implemented yet: records are read every sync).
+    /// Reuse the provider's records for this long between full syncs (extdns's own writes folded in), then read them again; 0s reads every sync.
     #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = duration::parse)]
     pub provider_cache_time: Duration,
     /// Changes per provider batch (providers that batch).

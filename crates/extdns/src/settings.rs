@@ -451,11 +451,13 @@ pub fn controller(flags: &Flags) -> Result<Settings, ValidationError> {
         dry_run: c.dry_run,
         plan,
         deletion_guard: DeletionGuard::new(c.deletion_guard_percent, c.deletion_guard_min),
-        // The TXT registry's record cache is the controller's (the one cache of provider records).
-        records_cache_interval: match r.registry {
+        // The one cache of provider records is the controller's: it serves both `--provider-cache-time` (any
+        // registry) and the TXT registry's `--txt-cache-interval`; the longer of the two wins, as each alone
+        // would keep the records at least that long.
+        records_cache_interval: flags.provider.provider_cache_time.max(match r.registry {
             RegistryName::Txt => r.txt_cache_interval,
             _ => Duration::ZERO,
-        },
+        }),
     };
     let leader = crate::settings_leader::leader(&flags.leader)?;
     if leader.is_some() && c.once {
@@ -676,6 +678,32 @@ mod tests {
             "--events-emit=RecordError",
         ]);
         assert!(e.starts_with("--events-emit needs the API server"), "{e}");
+        Ok(())
+    }
+
+    #[test]
+    fn provider_cache_time_and_txt_cache_interval_keep_the_records_for_the_longer_of_the_two()
+    -> Result<(), ValidationError> {
+        let interval = |extra: &[&str]| -> Result<Duration, ValidationError> {
+            let args: Vec<&str> = ["--source=service", "--provider=inmemory"]
+                .iter()
+                .chain(extra)
+                .copied()
+                .collect();
+            Ok(controller(&flags(&args))?.controller.records_cache_interval)
+        };
+        assert_eq!(interval(&[])?, Duration::ZERO);
+        assert_eq!(interval(&["--provider-cache-time=1m"])?, Duration::from_secs(60));
+        assert_eq!(interval(&["--txt-cache-interval=2m"])?, Duration::from_secs(120));
+        assert_eq!(
+            interval(&["--provider-cache-time=3m", "--txt-cache-interval=2m"])?,
+            Duration::from_secs(180)
+        );
+        // Without the TXT registry only the provider's cache applies.
+        assert_eq!(
+            interval(&["--registry=noop", "--provider-cache-time=1m", "--txt-cache-interval=2m"])?,
+            Duration::from_secs(60)
+        );
         Ok(())
     }
 
