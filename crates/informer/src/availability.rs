@@ -59,7 +59,13 @@ pub struct Unavailable {
 impl Unavailable {
     /// The kind of `spec` answered `status` to a list at `version`, in `namespace` (all for `None`); `served`
     /// is what discovery found (`None` when it could not be asked).
-    pub(crate) fn of(spec: &KindSpec, version: &str, status: u16, namespace: Option<&str>, served: Option<&Served>) -> Self {
+    pub(crate) fn of(
+        spec: &KindSpec,
+        version: &str,
+        status: u16,
+        namespace: Option<&str>,
+        served: Option<&Served>,
+    ) -> Self {
         let api_version = spec.api_version_of(version);
         if status == 403 {
             let group = if spec.group.is_empty() { "\"\"" } else { spec.group };
@@ -171,7 +177,11 @@ pub(crate) async fn discover(client: &Client) -> Option<Served> {
         Ok(list) => {
             let mut entries = Vec::new();
             for group in &list.items {
-                let name = group.metadata.as_ref().and_then(|m| m.name.as_deref()).unwrap_or_default();
+                let name = group
+                    .metadata
+                    .as_ref()
+                    .and_then(|m| m.name.as_deref())
+                    .unwrap_or_default();
                 for version in &group.versions {
                     let Some(v) = version.version.as_deref() else { continue };
                     for resource in &version.resources {
@@ -212,7 +222,11 @@ mod tests {
         assert_eq!(experimental.choose(tls), Choice::Version("v1alpha3"));
         assert_eq!(experimental.choose(udp), Choice::None, "no UDPRoute CRD");
         let standard = Served::from_entries([(GW, "v1alpha2", "tcproutes"), (GW, "v1", "tcproutes")]);
-        assert_eq!(standard.choose(tcp), Choice::Version("v1"), "extdns's order, not the server's");
+        assert_eq!(
+            standard.choose(tcp),
+            Choice::Version("v1"),
+            "extdns's order, not the server's"
+        );
     }
 
     #[test]

@@ -129,7 +129,11 @@ impl ClusterStore {
 
     /// Why `kind` cannot be listed, if it cannot: its index is then not the cluster's objects of that kind.
     pub fn unavailable(&self, kind: ResourceKind) -> Option<Unavailable> {
-        self.unavailable.read().unwrap_or_else(|e| e.into_inner()).get(&kind).cloned()
+        self.unavailable
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&kind)
+            .cloned()
     }
 
     /// Every kind that cannot be listed, and why.

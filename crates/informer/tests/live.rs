@@ -393,7 +393,8 @@ async fn namespaces_and_label_selectors_are_sent_to_the_server() -> TestResult {
 async fn watch_errors_are_retried_and_keep_the_view_unsynced() -> TestResult {
     // The server fails every list: the view is not complete, and nothing says the kind is missing.
     let fake = FakeApi::default();
-    let status = json!({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 500, "message": "etcd down"});
+    let status =
+        json!({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 500, "message": "etcd down"});
     fake.answer("/apis/gateway.networking.k8s.io/v1/udproutes", 500, status);
     let cluster = LiveCluster::start(
         fake.client(),
@@ -410,7 +411,10 @@ async fn watch_errors_are_retried_and_keep_the_view_unsynced() -> TestResult {
         "{err}"
     );
     assert!(!cluster.synced());
-    assert!(cluster.store().unavailable_kinds().is_empty(), "a failing server is not a missing kind");
+    assert!(
+        cluster.store().unavailable_kinds().is_empty(),
+        "a failing server is not a missing kind"
+    );
     assert!(!fake.requests().is_empty(), "the watcher did try");
     Ok(())
 }
@@ -430,7 +434,11 @@ async fn a_forbidden_or_absent_kind_is_unavailable_the_rest_syncs_and_it_returns
     fake.forbid("/api/v1/nodes");
     let cluster = LiveCluster::start(
         fake.client(),
-        &[ResourceKind::Service, ResourceKind::Node, ResourceKind::Route(RouteKind::Tcp)],
+        &[
+            ResourceKind::Service,
+            ResourceKind::Node,
+            ResourceKind::Route(RouteKind::Tcp),
+        ],
         LiveOptions::default(),
     )?;
     cluster.wait_until_synced(Duration::from_secs(5)).await?;
@@ -477,7 +485,10 @@ async fn a_forbidden_or_absent_kind_is_unavailable_the_rest_syncs_and_it_returns
     })
     .await?;
     next_change(&mut changes, seen).await?;
-    assert!(cluster.take_changes().is_everything(), "availability changes every source's view");
+    assert!(
+        cluster.take_changes().is_everything(),
+        "availability changes every source's view"
+    );
     assert!(cluster.synced());
     Ok(())
 }
@@ -493,8 +504,13 @@ async fn each_kind_is_watched_at_the_served_version_discovery_finds() -> TestRes
         ("gateway.networking.k8s.io", "v1alpha2", "tlsroutes"),
     ]);
     let gw = "gateway.networking.k8s.io";
-    fake.serve(&format!("/apis/{gw}/v1/tcproutes"), "TCPRouteList", &format!("{gw}/v1"), vec![])
-        .release();
+    fake.serve(
+        &format!("/apis/{gw}/v1/tcproutes"),
+        "TCPRouteList",
+        &format!("{gw}/v1"),
+        vec![],
+    )
+    .release();
     fake.serve(
         &format!("/apis/{gw}/v1alpha3/tlsroutes"),
         "TLSRouteList",
