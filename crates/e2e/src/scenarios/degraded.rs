@@ -12,6 +12,7 @@
 use std::time::Duration;
 
 use anyhow::{Result, bail};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde_json::json;
 
 use crate::controllers::{Run, Which};
@@ -35,6 +36,14 @@ pub fn missing_crd(ctx: &mut Ctx) -> Result<()> {
     ctx.cp
         .kube
         .delete("apiextensions.k8s.io/v1", "CustomResourceDefinition", None, UDP_CRD)?;
+    // Gone, not terminating: the API server's own finalizer deletes the routes other scenarios left.
+    let crds: kube::Api<CustomResourceDefinition> = kube::Api::all(ctx.cp.kube.client());
+    crate::proc::eventually(
+        "the UDPRoute CRD deleted",
+        Duration::from_secs(60),
+        Duration::from_millis(200),
+        || Ok(ctx.cp.kube.block_on(crds.get_opt(UDP_CRD))?.is_none().then_some(())),
+    )?;
     let result = missing_crd_scenario(ctx, &ns, &udp);
     // Whatever happened, the next scenarios get the CRD back.
     ctx.cp.kube.install_crds(&udp)?;
@@ -44,7 +53,7 @@ pub fn missing_crd(ctx: &mut Ctx) -> Result<()> {
 fn missing_crd_scenario(
     ctx: &mut Ctx,
     ns: &str,
-    udp: &[k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition],
+    udp: &[CustomResourceDefinition],
 ) -> Result<()> {
     let kube = &ctx.cp.kube;
     let server = dns::bind();
