@@ -210,12 +210,14 @@ async fn run<K: Watched>(client: Client, namespace: Option<String>, cfg: watcher
         };
         let mut events = pin!(watcher::watcher(api, cfg.clone()).default_backoff());
         let mut switch_to = None;
+        let mut recheck = Recheck::default();
         while let Some(event) = events.next().await {
             match event {
                 Ok(event) => {
                     let listed = matches!(event, Event::InitDone);
                     inner.ingest::<K>(event);
                     if listed {
+                        recheck = Recheck::default();
                         inner.available(kind, &resource.api_version);
                     }
                 }
@@ -228,10 +230,16 @@ async fn run<K: Watched>(client: Client, namespace: Option<String>, cfg: watcher
                                 switch_to = Some(v);
                                 break;
                             }
-                            _ => inner.unavailable(kind, Unavailable::of(spec, version, 404, ns, served.as_ref())),
+                            _ => {
+                                inner.unavailable(kind, Unavailable::of(spec, version, 404, ns, served.as_ref()));
+                                recheck.wait().await;
+                            }
                         }
                     }
-                    Some(403) => inner.unavailable(kind, Unavailable::of(spec, version, 403, ns, None)),
+                    Some(403) => {
+                        inner.unavailable(kind, Unavailable::of(spec, version, 403, ns, None));
+                        recheck.wait().await;
+                    }
                     _ => tracing::warn!(%kind, error = %e, "watch failed; retrying with backoff"),
                 },
             }
@@ -240,6 +248,22 @@ async fn run<K: Watched>(client: Client, namespace: Option<String>, cfg: watcher
             Some(v) => version = v,
             None => return,
         }
+    }
+}
+
+/// The pause before listing an unavailable kind again: from one second, doubling, capped at 30 s (a CRD
+/// installed or a Role granted is picked up within that). The watcher's own backoff does not grow here: it
+/// starts every list with an `Init` event, which resets it.
+#[derive(Debug, Default)]
+struct Recheck {
+    attempts: u32,
+}
+
+impl Recheck {
+    async fn wait(&mut self) {
+        let delay = Duration::from_secs(1u64 << self.attempts.min(5)).min(Duration::from_secs(30));
+        self.attempts = self.attempts.saturating_add(1);
+        tokio::time::sleep(delay).await;
     }
 }
 

@@ -82,11 +82,8 @@ fn missing_crd_scenario(
     // The watcher re-checks with backoff (about 1 s, 2 s, 4 s): still one warning.
     std::thread::sleep(Duration::from_secs(4));
     let log = extdns.log_text();
-    let warnings: Vec<&str> = log
-        .lines()
-        .filter(|l| l.contains(WARNING) && l.contains("UDPRoute"))
-        .collect();
-    if warnings.len() != 1 || !warnings[0].contains(&format!("CRD {UDP_CRD}")) {
+    let warnings = warnings(&log);
+    if warnings.len() != 1 || !warnings[0].contains(WARNING) || !warnings[0].contains(&format!("CRD {UDP_CRD}")) {
         bail!("want one warning naming CRD {UDP_CRD}, got {warnings:#?}");
     }
 
@@ -171,11 +168,8 @@ pub fn namespaced_role(ctx: &mut Ctx) -> Result<()> {
     std::thread::sleep(Duration::from_secs(4));
     answers(&server, &mut extdns, "np.namespaced.example.org", "A", &refs)?;
     let log = extdns.log_text();
-    let warnings: Vec<&str> = log
-        .lines()
-        .filter(|l| l.contains(WARNING) && l.contains("kind=Node"))
-        .collect();
-    if warnings.len() != 1 || !warnings[0].contains("resources [nodes]") {
+    let warnings = warnings(&log);
+    if warnings.len() != 1 || !warnings[0].contains("kind=Node") || !warnings[0].contains("resources [nodes]") {
         bail!("want one warning naming the nodes rule, got {warnings:#?}");
     }
     if !log
@@ -185,4 +179,13 @@ pub fn namespaced_role(ctx: &mut Ctx) -> Result<()> {
         bail!("no hold of np.namespaced.example.org in the log:\n{}", extdns.log_tail(30));
     }
     alive(&mut extdns)
+}
+
+/// The warnings of a log, but for the holds of single records (one per held record and sync, by design):
+/// what a missing kind must cause exactly one of, the re-checks included (the client libraries' own
+/// lines for each retry among them).
+fn warnings(log: &str) -> Vec<&str> {
+    log.lines()
+        .filter(|l| l.contains("WARN") && !l.contains("keeping the record as it is"))
+        .collect()
 }
