@@ -382,8 +382,14 @@ mod tests {
             .await
             .expect("no source error");
         assert_eq!(summary(&out), vec!["web.example.org A 192.0.2.2"]);
-        assert!(out.failed.contains(&ObjectKey::new(tcp, "any", "route")), "every TCPRoute is held");
-        assert!(!out.failed.contains(&ObjectKey::new(ResourceKind::Service, "test", "all")));
+        assert!(
+            out.failed.contains(&ObjectKey::new(tcp, "any", "route")),
+            "every TCPRoute is held"
+        );
+        assert!(
+            !out.failed
+                .contains(&ObjectKey::new(ResourceKind::Service, "test", "all"))
+        );
         let why = out.failed.why(&ObjectKey::new(tcp, "a", "b")).unwrap_or_default();
         assert!(why.contains("TCPRoute unavailable: crd_absent"), "{why}");
         assert_eq!(out.failed_by_source.get("gateway-tcproute"), Some(&2));

@@ -50,11 +50,7 @@ pub fn missing_crd(ctx: &mut Ctx) -> Result<()> {
     result
 }
 
-fn missing_crd_scenario(
-    ctx: &mut Ctx,
-    ns: &str,
-    udp: &[CustomResourceDefinition],
-) -> Result<()> {
+fn missing_crd_scenario(ctx: &mut Ctx, ns: &str, udp: &[CustomResourceDefinition]) -> Result<()> {
     let kube = &ctx.cp.kube;
     let server = dns::bind();
     kube.apply(&o::gateway_class())?;
@@ -162,8 +158,20 @@ pub fn namespaced_role(ctx: &mut Ctx) -> Result<()> {
     run.kubeconfig = Some(kubeconfig);
     run.only_sources = true;
     let mut extdns = run.start(&ctx.cp, &server, &ctx.log("namespaced-role-extdns"))?;
-    answers(&server, &mut extdns, "lb2.namespaced.example.org", "A", &["203.0.113.132"])?;
-    answers(&server, &mut extdns, "lb1.namespaced.example.org", "A", &["203.0.113.131"])?;
+    answers(
+        &server,
+        &mut extdns,
+        "lb2.namespaced.example.org",
+        "A",
+        &["203.0.113.132"],
+    )?;
+    answers(
+        &server,
+        &mut extdns,
+        "lb1.namespaced.example.org",
+        "A",
+        &["203.0.113.131"],
+    )?;
     let refs: Vec<&str> = node_port.iter().map(String::as_str).collect();
     std::thread::sleep(Duration::from_secs(4));
     answers(&server, &mut extdns, "np.namespaced.example.org", "A", &refs)?;
@@ -176,7 +184,10 @@ pub fn namespaced_role(ctx: &mut Ctx) -> Result<()> {
         .lines()
         .any(|l| l.contains("keeping the record as it is") && l.contains("np.namespaced.example.org"))
     {
-        bail!("no hold of np.namespaced.example.org in the log:\n{}", extdns.log_tail(30));
+        bail!(
+            "no hold of np.namespaced.example.org in the log:\n{}",
+            extdns.log_tail(30)
+        );
     }
     alive(&mut extdns)
 }

@@ -196,6 +196,28 @@ impl Pipeline {
     }
 }
 
+/// One source's evaluation of `objects`. A source that does not sort out unavailable kinds itself
+/// ([`Source::degrades_per_object`]) and reads a kind that cannot be listed publishes nothing and fails
+/// every kind it reads: its records are held, none deleted, until the kind can be listed again (which
+/// changes everything, so the next sync is a full one).
+async fn evaluate_one(
+    source: &dyn Source,
+    cluster: &ClusterStore,
+    objects: Objects<'_>,
+) -> Result<crate::Evaluation, SourceError> {
+    if !source.degrades_per_object() {
+        let kinds = source.watched_kinds();
+        if let Some(why) = crate::unavailable_need(cluster, &kinds) {
+            let mut failed = Failures::new();
+            for kind in kinds {
+                failed.insert_kind(kind, why.clone());
+            }
+            return Ok(crate::Evaluation::new(Vec::new(), failed));
+        }
+    }
+    source.evaluate(cluster, objects).await
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Mutex;
@@ -367,26 +389,4 @@ mod tests {
         );
         Ok(())
     }
-}
-
-/// One source's evaluation of `objects`. A source that does not sort out unavailable kinds itself
-/// ([`Source::degrades_per_object`]) and reads a kind that cannot be listed publishes nothing and fails
-/// every kind it reads: its records are held, none deleted, until the kind can be listed again (which
-/// changes everything, so the next sync is a full one).
-async fn evaluate_one(
-    source: &dyn Source,
-    cluster: &ClusterStore,
-    objects: Objects<'_>,
-) -> Result<crate::Evaluation, SourceError> {
-    if !source.degrades_per_object() {
-        let kinds = source.watched_kinds();
-        if let Some(why) = crate::unavailable_need(cluster, &kinds) {
-            let mut failed = Failures::new();
-            for kind in kinds {
-                failed.insert_kind(kind, why.clone());
-            }
-            return Ok(crate::Evaluation::new(Vec::new(), failed));
-        }
-    }
-    source.evaluate(cluster, objects).await
 }
