@@ -348,6 +348,11 @@ impl Controller {
         self.metrics
             .observe_source(&desired, &snapshot.records, &output.invalid, &output.deduplicated);
         self.metrics.observe_failed_objects(&output.failed_by_source);
+        let unavailable = store.unavailable_kinds();
+        self.metrics.observe_unavailable(&unavailable);
+        for (kind, why) in &unavailable {
+            info!(%kind, %why, "unavailable: the records of what needs it are held");
+        }
 
         let report = self
             .plan_and_apply(PlanInput {

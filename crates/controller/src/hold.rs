@@ -101,6 +101,22 @@ mod tests {
     }
 
     #[test]
+    fn every_record_of_a_failed_kind_is_held_listed_or_not() {
+        use extdns_informer::{ResourceKind, view::RouteKind};
+        let mut changes = vec![
+            Change::Delete(a("db.example.org", "192.0.2.2", "tcproute/apps/db")),
+            Change::Delete(a("never-seen.example.org", "192.0.2.3", "tcproute/other/gone")),
+            Change::Delete(a("web.example.org", "192.0.2.4", "httproute/apps/web")),
+        ];
+        let mut failed = Failures::new();
+        failed.insert_kind(ResourceKind::Route(RouteKind::Tcp), "TCPRoute unavailable".into());
+        let held = hold_records_of_failed_objects(&failed, &mut changes);
+        assert_eq!(held.len(), 2, "{held:?}");
+        assert_eq!(changes.len(), 1);
+        assert_eq!(changes[0].endpoint().dns_name, "web.example.org");
+    }
+
+    #[test]
     fn records_without_a_resource_label_and_no_failed_objects_change_nothing() {
         let original = vec![
             Change::Delete(a("bare.example.org", "192.0.2.2", "")),

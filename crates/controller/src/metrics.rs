@@ -11,6 +11,7 @@ use std::sync::atomic::AtomicU64;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use extdns_endpoint::{Endpoint, RecordType};
+use extdns_informer::{ResourceKind, Unavailable};
 use extdns_plan::OwnerMismatch;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -40,6 +41,12 @@ struct SyncKindLabel {
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct SourceNameLabel {
     source: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct UnavailableLabels {
+    kind: String,
+    reason: String,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -109,6 +116,7 @@ pub struct Metrics {
     deletion_guard_blocked: Family<ZoneLabel, Gauge>,
     leader: Gauge,
     source_objects_failed: Family<SourceNameLabel, Gauge>,
+    informer_unavailable: Family<UnavailableLabels, Gauge>,
     syncs: Family<SyncKindLabel, Counter>,
     webhook: [CallGauges; 3],
     requests: Arc<RequestDurations>,
@@ -136,6 +144,7 @@ impl Metrics {
             deletion_guard_blocked: Family::default(),
             leader: Gauge::default(),
             source_objects_failed: Family::default(),
+            informer_unavailable: Family::default(),
             syncs: Family::default(),
             webhook: Default::default(),
             requests: Arc::default(),
@@ -167,6 +176,12 @@ impl Metrics {
             "source_objects_failed",
             "Objects a source could not evaluate in the last sync; their records are kept as they are",
             m.source_objects_failed.clone(),
+        );
+        extdns.register(
+            "informer_unavailable",
+            "Kinds the API server does not let extdns list (1 each, by reason: crd_absent, not_served, forbidden); \
+             the records of what needs them are held",
+            m.informer_unavailable.clone(),
         );
         extdns.register(
             "syncs",
@@ -381,6 +396,17 @@ impl Metrics {
             self.source_objects_failed
                 .get_or_create(&SourceNameLabel { source: source.clone() })
                 .set(count_i64(*n));
+        }
+    }
+
+    pub(crate) fn observe_unavailable(&self, kinds: &BTreeMap<ResourceKind, Unavailable>) {
+        self.informer_unavailable.clear();
+        for (kind, why) in kinds {
+            let labels = UnavailableLabels {
+                kind: kind.kind().to_string(),
+                reason: why.reason.as_str().to_string(),
+            };
+            self.informer_unavailable.get_or_create(&labels).set(1);
         }
     }
 

@@ -42,6 +42,10 @@ pub struct Run<'a> {
     /// Every namespace and the service source only ([`cluster_flags`]) instead of [`common_flags`]: the
     /// scale benchmark, whose objects fill many namespaces.
     pub cluster_wide: bool,
+    /// Another identity than the deploy/ ServiceAccount (a kubeconfig with a token of its own).
+    pub kubeconfig: Option<std::path::PathBuf>,
+    /// Only the `--source` flags of `extra`, not the common set's.
+    pub only_sources: bool,
 }
 
 impl<'a> Run<'a> {
@@ -52,6 +56,8 @@ impl<'a> Run<'a> {
             owner: OWNER,
             extra: Vec::new(),
             cluster_wide: false,
+            kubeconfig: None,
+            only_sources: false,
         }
     }
 
@@ -73,11 +79,15 @@ impl<'a> Run<'a> {
                 cmd.env_remove(key);
             }
         }
+        let kubeconfig = self.kubeconfig.as_deref().unwrap_or(&cp.sa_kubeconfig);
         let flags = if self.cluster_wide {
-            cluster_flags(&cp.sa_kubeconfig, self.owner, dns.port)
+            cluster_flags(kubeconfig, self.owner, dns.port)
         } else {
-            common_flags(&cp.sa_kubeconfig, self.namespace, self.owner, dns.port)
+            common_flags(kubeconfig, self.namespace, self.owner, dns.port)
         };
+        let flags = flags
+            .into_iter()
+            .filter(|f| !self.only_sources || !(f.starts_with("--source=") || f == "--gateway-listener-sets"));
         cmd.args(flags)
             .arg(format!("--metrics-address=127.0.0.1:{}", try_free_port()?))
             .args(&self.extra);

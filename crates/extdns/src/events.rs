@@ -140,7 +140,7 @@ mod tests {
         // The `resource` label's spelling of a route.
         assert_eq!(
             found("tcproute"),
-            expect("gateway.networking.k8s.io/v1alpha2", "TCPRoute", "tcproutes")
+            expect("gateway.networking.k8s.io/v1", "TCPRoute", "tcproutes")
         );
         assert_eq!(found("ingress"), expect("networking.k8s.io/v1", "Ingress", "ingresses"));
         assert_eq!(kind_of("fake"), None);

@@ -53,6 +53,11 @@ fn level_filter(level: LogLevel) -> EnvFilter {
     for krate in quiet {
         directives.push_str(&format!(",{krate}={deps}"));
     }
+    if deps == "warn" {
+        // The informer reports each failed list or watch itself, once per kind and cause; the watcher's
+        // and the client's own line for every retry would repeat it about once a second.
+        directives.push_str(",kube_runtime::watcher=error,kube_client::client=error");
+    }
     EnvFilter::new(directives)
 }
 

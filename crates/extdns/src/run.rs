@@ -77,6 +77,7 @@ pub async fn run(settings: &Settings) -> anyhow::Result<()> {
         info!(
             changes = report.changes.len(),
             applied = report.applied,
+            held = report.kept.len(),
             "sync complete"
         );
         return Ok(());

@@ -124,8 +124,8 @@ pub static KINDS: [KindSpec; 12] = {
         row(K::Route(RouteKind::Http), "HTTPRoute", GW, &["v1", "v1beta1"], "httproutes", Namespaced(Sources), Own, &Typed::<httproutes::HttpRoute>(PhantomData)),
         row(K::Route(RouteKind::Grpc), "GRPCRoute", GW, &["v1"], "grpcroutes", Namespaced(Sources), Own, &Typed::<grpcroutes::GrpcRoute>(PhantomData)),
         row(K::Route(RouteKind::Tls), "TLSRoute", GW, &["v1", "v1alpha3", "v1alpha2"], "tlsroutes", Namespaced(Sources), Own, &Typed::<tlsroutes::TlsRoute>(PhantomData)),
-        row(K::Route(RouteKind::Tcp), "TCPRoute", GW, &["v1alpha2"], "tcproutes", Namespaced(Sources), Own, &Typed::<TcpRoute>(PhantomData)),
-        row(K::Route(RouteKind::Udp), "UDPRoute", GW, &["v1alpha2"], "udproutes", Namespaced(Sources), Own, &Typed::<UdpRoute>(PhantomData)),
+        row(K::Route(RouteKind::Tcp), "TCPRoute", GW, &["v1", "v1alpha2"], "tcproutes", Namespaced(Sources), Own, &Typed::<TcpRoute>(PhantomData)),
+        row(K::Route(RouteKind::Udp), "UDPRoute", GW, &["v1", "v1alpha2"], "udproutes", Namespaced(Sources), Own, &Typed::<UdpRoute>(PhantomData)),
     ]
 };
 
@@ -322,9 +322,9 @@ pub(crate) trait KindOps: Sync {
     fn new_index(&self, kind: ResourceKind) -> Box<dyn AnyIndex>;
     /// Decodes, converts and stores one object from a file.
     fn load(&self, value: &mut Value, store: &mut ClusterStore, opts: &LoadOptions) -> Result<(), DecodeError>;
-    /// Starts the watcher of this kind at `resource` (its group, version and plural) in `namespace` (all
-    /// for `None`).
-    fn watch(&self, resource: ApiResource, namespace: Option<&str>, inner: Arc<Inner>) -> Option<JoinHandle<()>>;
+    /// Starts the watcher of this kind in `namespace` (all for `None`), at the version discovery finds
+    /// served ([`crate::availability`]).
+    fn watch(&self, namespace: Option<&str>, inner: Arc<Inner>) -> Option<JoinHandle<()>>;
 }
 
 struct Typed<K>(PhantomData<fn() -> K>);
@@ -346,8 +346,8 @@ impl<K: Watched> KindOps for Typed<K> {
         Ok(())
     }
 
-    fn watch(&self, resource: ApiResource, namespace: Option<&str>, inner: Arc<Inner>) -> Option<JoinHandle<()>> {
-        crate::live::spawn_watch::<K>(resource, namespace, inner)
+    fn watch(&self, namespace: Option<&str>, inner: Arc<Inner>) -> Option<JoinHandle<()>> {
+        crate::live::spawn_watch::<K>(namespace, inner)
     }
 }
 
@@ -380,7 +380,15 @@ mod tests {
             found("gateway.networking.k8s.io/v1alpha3", "TLSRoute"),
             Some(ResourceKind::Route(RouteKind::Tls))
         );
-        assert_eq!(found("gateway.networking.k8s.io/v1", "TCPRoute"), None);
+        assert_eq!(
+            found("gateway.networking.k8s.io/v1", "TCPRoute"),
+            Some(ResourceKind::Route(RouteKind::Tcp))
+        );
+        assert_eq!(
+            found("gateway.networking.k8s.io/v1alpha2", "UDPRoute"),
+            Some(ResourceKind::Route(RouteKind::Udp))
+        );
+        assert_eq!(found("gateway.networking.k8s.io/v1alpha3", "TCPRoute"), None);
         assert_eq!(found("apps/v1", "Deployment"), None);
         assert_eq!(
             ResourceKind::from_lowercase("httproute"),

@@ -29,6 +29,7 @@
 //! # Ok::<(), extdns_informer::ManifestError>(())
 //! ```
 
+pub mod availability;
 mod changes;
 pub mod convert;
 mod decode;
@@ -43,6 +44,7 @@ mod store;
 mod strmap;
 pub mod view;
 
+pub use availability::{Unavailable, UnavailableReason};
 pub use changes::ChangeSet;
 pub use convert::PodAnnotationPrefixes;
 pub use decode::DecodeError;
@@ -66,8 +68,10 @@ pub trait Cluster: Send + Sync {
     /// (manifest files read again) while a sync still reads the previous one.
     fn store(&self) -> Arc<ClusterStore>;
 
-    /// Whether every watched kind has been listed at least once. Until then the view is incomplete and
-    /// nothing may be deleted because of what it lacks.
+    /// Whether every watched kind has been listed at least once or found unavailable
+    /// ([`ClusterStore::unavailable`]: not served, forbidden, its CRD absent). Until then the view is
+    /// incomplete and nothing may be deleted because of what it lacks; an unavailable kind is not
+    /// incomplete but known missing, and the records of what needs it are held instead.
     fn synced(&self) -> bool;
 
     /// A counter that increases whenever a watched object changes; the controller waits on it to run

@@ -27,6 +27,7 @@ use tokio::runtime::Handle;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use crate::availability::{self, Choice, Served, Unavailable};
 use crate::convert::PodAnnotationPrefixes;
 use crate::decode::DecodeError;
 use crate::intern::Interner;
@@ -105,9 +106,7 @@ impl LiveCluster {
         for kind in kinds {
             let spec = kind.spec();
             let namespace = inner.namespace_of(spec);
-            // The version the table prefers; discovery of the served one would choose here.
-            let resource = spec.api_resource(spec.preferred_version());
-            tasks.extend(spec.ops.watch(resource, namespace, Arc::clone(&inner)));
+            tasks.extend(spec.ops.watch(namespace, Arc::clone(&inner)));
         }
         Ok(LiveCluster { inner, tasks })
     }
@@ -173,33 +172,109 @@ impl LiveCluster {
     }
 }
 
-/// Starts the watcher of the kind whose API type is `K`, at `resource` (the version the table or discovery
-/// chose), in `namespace` (all for `None`); `None` for a view without API access.
-pub(crate) fn spawn_watch<K: Watched>(
-    resource: ApiResource,
-    namespace: Option<&str>,
-    inner: Arc<Inner>,
-) -> Option<JoinHandle<()>> {
+/// Starts the watcher of the kind whose API type is `K` in `namespace` (all for `None`); `None` for a view
+/// without API access.
+pub(crate) fn spawn_watch<K: Watched>(namespace: Option<&str>, inner: Arc<Inner>) -> Option<JoinHandle<()>> {
     let ApiAccess { client, runtime } = inner.api.clone()?;
-    let api: Api<Decoded<K>> = match namespace {
-        Some(ns) => Api::namespaced_with(client, ns, &resource),
-        None => Api::all_with(client, &resource),
-    };
     let mut cfg = watcher::Config::default().any_semantic();
     if let Some(sel) = inner.opts.label_selectors.get(&K::KIND).filter(|s| !s.is_empty()) {
         cfg = cfg.labels(sel);
     }
-    Some(runtime.spawn(run::<K>(api, cfg, inner)))
+    let namespace = namespace.map(str::to_string);
+    Some(runtime.spawn(run::<K>(client, namespace, cfg, inner)))
 }
 
-async fn run<K: Watched>(api: Api<Decoded<K>>, cfg: watcher::Config, inner: Arc<Inner>) {
+/// Watches `K` at the version the server serves (discovery at start, shared by every kind), and again at
+/// the version discovery then finds whenever a list gets 404. A list refused (403) or not served at any
+/// version extdns reads marks the kind unavailable; the watcher keeps retrying with its backoff, so the
+/// kind becomes available again as soon as a list succeeds.
+async fn run<K: Watched>(client: Client, namespace: Option<String>, cfg: watcher::Config, inner: Arc<Inner>) {
     let kind = K::KIND;
-    let mut events = pin!(watcher::watcher(api, cfg).default_backoff());
-    while let Some(event) = events.next().await {
-        match event {
-            Ok(event) => inner.ingest::<K>(event),
-            Err(e) => tracing::warn!(%kind, error = %e, "watch failed; retrying with backoff"),
+    let spec = kind.spec();
+    let ns = namespace.as_deref();
+    let mut version = spec.preferred_version();
+    if !spec.group.is_empty() {
+        let served = inner.discovered.get_or_init(|| availability::discover(&client)).await;
+        if let Some(served) = served {
+            match served.choose(spec) {
+                Choice::Version(v) => version = v,
+                Choice::None => inner.unavailable(kind, Unavailable::of(spec, version, 404, ns, Some(served))),
+            }
         }
+    }
+    loop {
+        let resource = spec.api_resource(version);
+        let api: Api<Decoded<K>> = match ns {
+            Some(ns) => Api::namespaced_with(client.clone(), ns, &resource),
+            None => Api::all_with(client.clone(), &resource),
+        };
+        let mut events = pin!(watcher::watcher(api, cfg.clone()).default_backoff());
+        let mut switch_to = None;
+        let mut recheck = Recheck::default();
+        while let Some(event) = events.next().await {
+            match event {
+                Ok(event) => {
+                    let listed = matches!(event, Event::InitDone);
+                    inner.ingest::<K>(event);
+                    if listed {
+                        recheck = Recheck::default();
+                        inner.available(kind, &resource.api_version);
+                    }
+                }
+                Err(e) => match status_of(&e) {
+                    Some(404) => {
+                        let served = availability::discover(&client).await;
+                        match served.as_ref().map(|s| s.choose(spec)) {
+                            Some(Choice::Version(v)) if v != version => {
+                                tracing::info!(%kind, from = version, to = v, "the served version changed; watching it");
+                                switch_to = Some(v);
+                                break;
+                            }
+                            _ => {
+                                inner.unavailable(kind, Unavailable::of(spec, version, 404, ns, served.as_ref()));
+                                recheck.wait().await;
+                            }
+                        }
+                    }
+                    Some(403) => {
+                        inner.unavailable(kind, Unavailable::of(spec, version, 403, ns, None));
+                        recheck.wait().await;
+                    }
+                    _ => tracing::warn!(%kind, error = %e, "watch failed; retrying with backoff"),
+                },
+            }
+        }
+        match switch_to {
+            Some(v) => version = v,
+            None => return,
+        }
+    }
+}
+
+/// The pause before listing an unavailable kind again: from one second, doubling, capped at 30 s (a CRD
+/// installed or a Role granted is picked up within that). The watcher's own backoff does not grow here: it
+/// starts every list with an `Init` event, which resets it.
+#[derive(Debug, Default)]
+struct Recheck {
+    attempts: u32,
+}
+
+impl Recheck {
+    async fn wait(&mut self) {
+        let delay = Duration::from_secs(1u64 << self.attempts.min(5)).min(Duration::from_secs(30));
+        self.attempts = self.attempts.saturating_add(1);
+        tokio::time::sleep(delay).await;
+    }
+}
+
+/// The HTTP status of a failed list or watch, when the API server answered one.
+fn status_of(e: &watcher::Error) -> Option<u16> {
+    match e {
+        watcher::Error::InitialListFailed(kube::Error::Api(s))
+        | watcher::Error::WatchStartFailed(kube::Error::Api(s))
+        | watcher::Error::WatchFailed(kube::Error::Api(s)) => Some(s.code),
+        watcher::Error::WatchError(s) => Some(s.code),
+        _ => None,
     }
 }
 
@@ -310,6 +385,8 @@ pub(crate) struct Inner {
     /// Which Pods are kept ([`LiveOptions::pods_on_demand`]).
     pub(crate) demand: Mutex<PodDemand>,
     pub(crate) fetches: Mutex<Fetches>,
+    /// What the API discovery at start found, shared by every watcher (one request for all of them).
+    pub(crate) discovered: tokio::sync::OnceCell<Option<Served>>,
 }
 
 #[derive(Clone)]
@@ -335,6 +412,7 @@ impl Inner {
             api: None,
             demand: Mutex::new(PodDemand::default()),
             fetches: Mutex::new(Fetches::default()),
+            discovered: tokio::sync::OnceCell::new(),
         }
     }
 
@@ -362,11 +440,40 @@ impl Inner {
         }
     }
 
-    /// The kinds whose first list has not completed, and those a list of new demand is in flight for.
+    /// The kinds whose first list has not completed, and those a list of new demand is in flight for. A
+    /// kind found unavailable is not among them: it is known missing, not pending.
     fn unsynced_kinds(&self) -> Vec<ResourceKind> {
         let mut kinds = self.unsynced.lock().unwrap_or_else(|e| e.into_inner()).clone();
         kinds.extend(self.demand_listing());
+        let unavailable = self.store.unavailable_kinds();
+        kinds.retain(|k| !unavailable.contains_key(k));
         kinds.into_iter().collect()
+    }
+
+    /// Records that `kind` cannot be listed. The first time for a cause it warns once, naming the kind,
+    /// the version tried, the status and what is missing, and the view counts as changed: what needs the
+    /// kind must now be held, and the view may just have become synced without it.
+    pub(crate) fn unavailable(&self, kind: ResourceKind, why: Unavailable) {
+        let before = self.store.set_unavailable(kind, Some(why.clone()));
+        if before.as_ref().map(|b| b.reason) == Some(why.reason) {
+            tracing::debug!(%kind, %why, "still unavailable");
+            return;
+        }
+        tracing::warn!(
+            %kind, version = %why.api_version, status = why.status, reason = %why.reason, missing = %why.missing,
+            "cannot list this kind: what needs it is held, everything else syncs; re-checking with backoff"
+        );
+        self.pending_changes().mark_everything();
+        self.bump();
+    }
+
+    /// Records that `kind` was listed at `api_version`; if it was unavailable, the whole view changed.
+    pub(crate) fn available(&self, kind: ResourceKind, api_version: &str) {
+        if self.store.set_unavailable(kind, None).is_some() {
+            tracing::info!(%kind, version = api_version, "listed: available again");
+            self.pending_changes().mark_everything();
+            self.bump();
+        }
     }
 
     pub(crate) fn is_synced(&self, kind: ResourceKind) -> bool {

@@ -14,6 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
+use crate::availability::Unavailable;
 use crate::intern::Interner;
 use crate::kinds::KINDS;
 use crate::view::Meta;
@@ -62,6 +63,10 @@ pub struct ClusterStore {
     interner: Interner,
     /// In table order.
     indexes: Vec<Box<dyn AnyIndex>>,
+    /// The kinds the API server does not let extdns list ([`crate::availability`]); their indexes hold
+    /// nothing or what was listed before they became unavailable, and sources needing them hold their
+    /// records instead of publishing from them.
+    unavailable: RwLock<BTreeMap<ResourceKind, Unavailable>>,
 }
 
 impl fmt::Debug for ClusterStore {
@@ -75,6 +80,7 @@ impl Default for ClusterStore {
         ClusterStore {
             interner: Interner::new(),
             indexes: KINDS.iter().map(|s| s.ops.new_index(s.kind)).collect(),
+            unavailable: RwLock::default(),
         }
     }
 }
@@ -119,6 +125,30 @@ impl ClusterStore {
         self.indexes
             .get(key.kind.slot())
             .is_some_and(|i| i.is_undecodable(&key.namespace, &key.name))
+    }
+
+    /// Why `kind` cannot be listed, if it cannot: its index is then not the cluster's objects of that kind.
+    pub fn unavailable(&self, kind: ResourceKind) -> Option<Unavailable> {
+        self.unavailable
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&kind)
+            .cloned()
+    }
+
+    /// Every kind that cannot be listed, and why.
+    pub fn unavailable_kinds(&self) -> BTreeMap<ResourceKind, Unavailable> {
+        self.unavailable.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Records that `kind` cannot be listed (`Some`) or can again (`None`); returns what was recorded
+    /// before.
+    pub fn set_unavailable(&self, kind: ResourceKind, why: Option<Unavailable>) -> Option<Unavailable> {
+        let mut map = self.unavailable.write().unwrap_or_else(|e| e.into_inner());
+        match why {
+            Some(why) => map.insert(kind, why),
+            None => map.remove(&kind),
+        }
     }
 
     /// The shared strings of stored objects, for memory accounting.

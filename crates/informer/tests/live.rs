@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use extdns_informer::view::RouteKind;
-use extdns_informer::{Cluster, LiveCluster, LiveOptions, ResourceKind};
+use extdns_informer::{Cluster, LiveCluster, LiveOptions, ResourceKind, UnavailableReason};
 use futures::StreamExt;
 use futures::channel::mpsc;
 use http::{Request, Response};
@@ -33,6 +33,9 @@ struct Resource {
 struct FakeApi {
     resources: Arc<Mutex<HashMap<String, Resource>>>,
     requests: Arc<Mutex<Vec<http::Uri>>>,
+    /// Paths answered with a fixed status and body instead (403 for a forbidden list, 500, the discovery
+    /// document at `/apis`).
+    fixed: Arc<Mutex<HashMap<String, (u16, Value)>>>,
 }
 
 /// The test's handle on one resource path.
@@ -72,6 +75,43 @@ impl FakeApi {
         }
     }
 
+    /// Answers `path` with `code` and a Status (or, for 200, `body`) until [`serve`](Self::serve)d.
+    fn answer(&self, path: &str, code: u16, body: Value) {
+        self.fixed.lock().expect("lock").insert(path.to_string(), (code, body));
+    }
+
+    fn forbid(&self, path: &str) {
+        let status = json!({"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "Forbidden",
+            "message": "forbidden", "code": 403});
+        self.answer(path, 403, status);
+    }
+
+    /// Aggregated discovery (`GET /apis`) listing these (group, version, plural).
+    fn discovery(&self, resources: &[(&str, &str, &str)]) {
+        let mut groups: BTreeMap<&str, BTreeMap<&str, Vec<Value>>> = BTreeMap::new();
+        for (g, v, plural) in resources {
+            groups.entry(g).or_default().entry(v).or_default().push(
+                json!({"resource": plural, "responseKind": {"group": g, "version": v, "kind": "X"},
+                    "scope": "Namespaced", "verbs": ["list", "watch"]}),
+            );
+        }
+        let items: Vec<Value> = groups
+            .into_iter()
+            .map(|(g, versions)| {
+                let versions: Vec<Value> = versions
+                    .into_iter()
+                    .map(|(v, resources)| json!({"version": v, "resources": resources}))
+                    .collect();
+                json!({"metadata": {"name": g}, "versions": versions})
+            })
+            .collect();
+        self.answer(
+            "/apis",
+            200,
+            json!({"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items}),
+        );
+    }
+
     fn requests(&self) -> Vec<http::Uri> {
         self.requests.lock().expect("lock").clone()
     }
@@ -90,6 +130,14 @@ impl FakeApi {
         self.requests.lock().expect("lock").push(uri.clone());
         let is_watch = uri.query().is_some_and(|q| q.split('&').any(|p| p == "watch=true"));
         let path = uri.path().to_string();
+        let fixed = self.fixed.lock().expect("lock").get(&path).cloned();
+        if let Some((code, body)) = fixed.filter(|_| !self.resources.lock().expect("lock").contains_key(&path)) {
+            return Response::builder()
+                .status(code)
+                .header("content-type", "application/json")
+                .body(Full::new(Bytes::from(body.to_string())).boxed_unsync())
+                .expect("response");
+        }
         if is_watch {
             let events = self
                 .resources
@@ -254,6 +302,12 @@ async fn added_modified_and_deleted_objects_reach_the_store_and_bump_changes() -
 #[tokio::test]
 async fn namespaces_and_label_selectors_are_sent_to_the_server() -> TestResult {
     let fake = FakeApi::default();
+    // Experimental-channel CRDs: TCPRoute served at v1alpha2 only, so it is watched there.
+    fake.discovery(&[
+        ("gateway.networking.k8s.io", "v1", "gateways"),
+        ("gateway.networking.k8s.io", "v1", "listenersets"),
+        ("gateway.networking.k8s.io", "v1alpha2", "tcproutes"),
+    ]);
     let handles = [
         fake.serve(
             "/api/v1/namespaces/prod/services",
@@ -337,8 +391,11 @@ async fn namespaces_and_label_selectors_are_sent_to_the_server() -> TestResult {
 
 #[tokio::test]
 async fn watch_errors_are_retried_and_keep_the_view_unsynced() -> TestResult {
-    // Nothing is served: every list is a 404, as for a CRD that is not installed.
+    // The server fails every list: the view is not complete, and nothing says the kind is missing.
     let fake = FakeApi::default();
+    let status =
+        json!({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 500, "message": "etcd down"});
+    fake.answer("/apis/gateway.networking.k8s.io/v1/udproutes", 500, status);
     let cluster = LiveCluster::start(
         fake.client(),
         &[ResourceKind::Route(RouteKind::Udp)],
@@ -354,7 +411,122 @@ async fn watch_errors_are_retried_and_keep_the_view_unsynced() -> TestResult {
         "{err}"
     );
     assert!(!cluster.synced());
+    assert!(
+        cluster.store().unavailable_kinds().is_empty(),
+        "a failing server is not a missing kind"
+    );
     assert!(!fake.requests().is_empty(), "the watcher did try");
+    Ok(())
+}
+
+fn count(text: &str, needle: &str) -> usize {
+    text.matches(needle).count()
+}
+
+#[tokio::test]
+async fn a_forbidden_or_absent_kind_is_unavailable_the_rest_syncs_and_it_returns_without_a_restart() -> TestResult {
+    let logs = Logs::default();
+    let _guard = logs.capture();
+    let fake = FakeApi::default();
+    fake.discovery(&[("discovery.k8s.io", "v1", "endpointslices")]);
+    let services = fake.serve("/api/v1/services", "ServiceList", "v1", vec![service("web", "default")]);
+    services.release();
+    fake.forbid("/api/v1/nodes");
+    let cluster = LiveCluster::start(
+        fake.client(),
+        &[
+            ResourceKind::Service,
+            ResourceKind::Node,
+            ResourceKind::Route(RouteKind::Tcp),
+        ],
+        LiveOptions::default(),
+    )?;
+    cluster.wait_until_synced(Duration::from_secs(5)).await?;
+    let store = cluster.store();
+    assert_eq!(store.services().len(), 1, "Services sync without Nodes");
+    let nodes = store.unavailable(ResourceKind::Node).ok_or("Nodes are unavailable")?;
+    assert_eq!((nodes.reason, nodes.status), (UnavailableReason::Forbidden, 403));
+    let tcp = store
+        .unavailable(ResourceKind::Route(RouteKind::Tcp))
+        .ok_or("TCPRoutes are unavailable")?;
+    assert_eq!(tcp.reason, UnavailableReason::CrdAbsent);
+    assert_eq!(tcp.missing, "CRD tcproutes.gateway.networking.k8s.io");
+    assert!(cluster.unsynced_kinds().is_empty(), "unavailable is not unsynced");
+
+    // The watchers re-check with backoff (the first retry comes after about a second); each cause is
+    // warned about once.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let text = logs.text();
+    assert_eq!(count(&text, "cannot list this kind"), 2, "{text}");
+    assert!(
+        text.contains("kind=Node") && text.contains("resources [nodes], verbs [get, list, watch]"),
+        "{text}"
+    );
+    let tried = |path: &str| fake.requests().iter().filter(|u| u.path() == path).count();
+    assert!(tried("/api/v1/nodes") >= 2, "Nodes are re-checked");
+
+    // The CRD is installed (served at v1alpha2 only) and the Role granted: both are picked up.
+    fake.discovery(&[("gateway.networking.k8s.io", "v1alpha2", "tcproutes")]);
+    let route = json!({"apiVersion": "gateway.networking.k8s.io/v1alpha2", "kind": "TCPRoute",
+        "metadata": {"name": "db", "namespace": "default", "resourceVersion": "1"},
+        "spec": {"parentRefs": [{"name": "gw"}], "rules": [{"backendRefs": [{"name": "db", "port": 5432}]}]}});
+    fake.serve(
+        "/apis/gateway.networking.k8s.io/v1alpha2/tcproutes",
+        "TCPRouteList",
+        "gateway.networking.k8s.io/v1alpha2",
+        vec![route],
+    )
+    .release();
+    fake.serve("/api/v1/nodes", "NodeList", "v1", vec![]).release();
+    let mut changes = cluster.changes();
+    let seen = *changes.borrow();
+    wait_for("both kinds available", || {
+        cluster.store().unavailable_kinds().is_empty() && cluster.store().routes(RouteKind::Tcp).len() == 1
+    })
+    .await?;
+    next_change(&mut changes, seen).await?;
+    assert!(
+        cluster.take_changes().is_everything(),
+        "availability changes every source's view"
+    );
+    assert!(cluster.synced());
+    Ok(())
+}
+
+#[tokio::test]
+async fn each_kind_is_watched_at_the_served_version_discovery_finds() -> TestResult {
+    let fake = FakeApi::default();
+    // Gateway API's standard channel: TCPRoute at v1 (v1alpha2 not served); the experimental TLSRoute
+    // at v1alpha3.
+    fake.discovery(&[
+        ("gateway.networking.k8s.io", "v1", "tcproutes"),
+        ("gateway.networking.k8s.io", "v1alpha3", "tlsroutes"),
+        ("gateway.networking.k8s.io", "v1alpha2", "tlsroutes"),
+    ]);
+    let gw = "gateway.networking.k8s.io";
+    fake.serve(
+        &format!("/apis/{gw}/v1/tcproutes"),
+        "TCPRouteList",
+        &format!("{gw}/v1"),
+        vec![],
+    )
+    .release();
+    fake.serve(
+        &format!("/apis/{gw}/v1alpha3/tlsroutes"),
+        "TLSRouteList",
+        &format!("{gw}/v1alpha3"),
+        vec![],
+    )
+    .release();
+    let cluster = LiveCluster::start(
+        fake.client(),
+        &[ResourceKind::Route(RouteKind::Tcp), ResourceKind::Route(RouteKind::Tls)],
+        LiveOptions::default(),
+    )?;
+    cluster.wait_until_synced(Duration::from_secs(5)).await?;
+    assert!(cluster.store().unavailable_kinds().is_empty());
+    let discoveries = fake.requests().iter().filter(|u| u.path() == "/apis").count();
+    assert_eq!(discoveries, 1, "one discovery request for every kind");
     Ok(())
 }
 

@@ -155,8 +155,16 @@ impl ServiceSource {
         };
         let ctx = Ctx::new(&self.config, cluster, resolved);
         let mut failed = extdns_source::undecodable(cluster, ResourceKind::Service, objects);
+        if let Some(why) = extdns_source::unavailable_need(cluster, &[ResourceKind::Service]) {
+            failed.insert_kind(ResourceKind::Service, why);
+            return Evaluation::new(Vec::new(), failed);
+        }
         let mut out = Vec::with_capacity(services.len());
         for (object, svc) in services {
+            if let Some(why) = self.unavailable_need(cluster, &svc) {
+                failed.insert(object, Some(why));
+                continue;
+            }
             let mut endpoints = Vec::new();
             if let Err(why) = service::endpoints(&ctx, &svc, &object, &mut endpoints) {
                 failed.insert(object.clone(), why);
@@ -166,6 +174,20 @@ impl ServiceSource {
             }
         }
         Evaluation::new(out, failed)
+    }
+
+    /// Why `svc` cannot be evaluated, if a kind it needs cannot be listed: Nodes for those that
+    /// [read nodes](Self::reads_nodes), EndpointSlices and Pods for headless and `Local` NodePort ones.
+    /// LoadBalancer, ExternalName and plain ClusterIP Services need neither.
+    fn unavailable_need(&self, cluster: &ClusterStore, svc: &Service) -> Option<String> {
+        let mut needs = Vec::new();
+        if self.reads_nodes(svc) {
+            needs.push(ResourceKind::Node);
+        }
+        if headless(svc) || local_node_port(svc) {
+            needs.extend([ResourceKind::EndpointSlice, ResourceKind::Pod]);
+        }
+        extdns_source::unavailable_need(cluster, &needs)
     }
 
     /// Whether a Service's endpoints depend on Nodes: NodePort Services (node addresses, also in the kOps
@@ -225,6 +247,11 @@ impl Source for ServiceSource {
             kinds.extend([ResourceKind::EndpointSlice, ResourceKind::Pod, ResourceKind::Node]);
         }
         kinds
+    }
+
+    /// Only the Services that need an unavailable kind fail ([`ServiceSource::unavailable_need`]).
+    fn degrades_per_object(&self) -> bool {
+        true
     }
 
     async fn evaluate(&self, cluster: &ClusterStore, objects: Objects<'_>) -> Result<Evaluation, SourceError> {

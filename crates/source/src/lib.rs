@@ -53,6 +53,14 @@ pub trait Source: Send + Sync {
     /// The kinds of objects this source reads, so the live cluster watches only those.
     fn watched_kinds(&self) -> Vec<ResourceKind>;
 
+    /// Whether this source tells by itself which of its objects a kind that cannot be listed fails
+    /// ([`ClusterStore::unavailable`]; the Service source: only Services reading Nodes need Nodes). When
+    /// not, the pipeline evaluates it to nothing while any kind it reads is unavailable, and fails every
+    /// kind it reads, so none of its records is touched.
+    fn degrades_per_object(&self) -> bool {
+        false
+    }
+
     /// The endpoints each of `objects` asks for, before [`merge`](Source::merge), in [`ObjectKey`] order;
     /// objects that publish nothing may be left out. Objects that are gone, or no longer admitted by the
     /// filters, are simply absent. Bad input on one object (a template that cannot run on it, an invalid name
@@ -164,8 +172,14 @@ pub struct SourceOutput {
 
 /// The objects that could not be evaluated, each with why when one field says it all (for the Warning
 /// events `--events-emit` sends): their published records stay as they are until they evaluate again.
+/// Whole kinds fail when a kind a source needs cannot be listed ([`extdns_informer::Unavailable`]): every
+/// object of a failed kind counts as failed, those listed before and those never seen, so no record one of
+/// them owns is touched.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Failures(BTreeMap<ObjectKey, Option<String>>);
+pub struct Failures {
+    objects: BTreeMap<ObjectKey, Option<String>>,
+    kinds: BTreeMap<ResourceKind, String>,
+}
 
 impl Failures {
     pub fn new() -> Self {
@@ -174,55 +188,83 @@ impl Failures {
 
     /// Records a failed object; a reason already known is kept when `why` has none.
     pub fn insert(&mut self, object: ObjectKey, why: Option<String>) {
-        let slot = self.0.entry(object).or_default();
+        let slot = self.objects.entry(object).or_default();
         if slot.is_none() {
             *slot = why;
         }
     }
 
+    /// Records that every object of `kind` failed, and why; the first reason is kept.
+    pub fn insert_kind(&mut self, kind: ResourceKind, why: String) {
+        self.kinds.entry(kind).or_insert(why);
+    }
+
+    /// Whether `object` failed, on its own or with its kind.
     pub fn contains(&self, object: &ObjectKey) -> bool {
-        self.0.contains_key(object)
+        self.kinds.contains_key(&object.kind) || self.objects.contains_key(object)
     }
 
     pub fn remove(&mut self, object: &ObjectKey) {
-        self.0.remove(object);
+        self.objects.remove(object);
     }
 
     /// Why `object` failed, when known.
     pub fn why(&self, object: &ObjectKey) -> Option<&str> {
-        self.0.get(object)?.as_deref()
+        match self.objects.get(object) {
+            Some(why) => why.as_deref(),
+            None => self.kinds.get(&object.kind).map(String::as_str),
+        }
     }
 
+    /// Failed objects and failed kinds, each counted once.
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.objects.len() + self.kinds.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.objects.is_empty() && self.kinds.is_empty()
     }
 
-    /// The failed objects, sorted, with why when known.
+    /// The failed objects, sorted, with why when known (failed kinds are in [`kinds`](Self::kinds)).
     pub fn iter(&self) -> impl Iterator<Item = (&ObjectKey, Option<&str>)> {
-        self.0.iter().map(|(k, w)| (k, w.as_deref()))
+        self.objects.iter().map(|(k, w)| (k, w.as_deref()))
+    }
+
+    /// The kinds whose every object failed, and why.
+    pub fn kinds(&self) -> impl Iterator<Item = (ResourceKind, &str)> {
+        self.kinds.iter().map(|(k, w)| (*k, w.as_str()))
     }
 
     /// Adds every failure of `other` (reasons known here are kept).
     pub fn extend(&mut self, other: Failures) {
-        for (k, w) in other.0 {
+        for (k, w) in other.objects {
             self.insert(k, w);
+        }
+        for (k, w) in other.kinds {
+            self.insert_kind(k, w);
         }
     }
 
-    /// Keeps only the failures `keep` admits.
+    /// Keeps only the object failures `keep` admits; failed kinds stay.
     pub fn retain(&mut self, mut keep: impl FnMut(&ObjectKey) -> bool) {
-        self.0.retain(|k, _| keep(k));
+        self.objects.retain(|k, _| keep(k));
     }
 }
 
 impl FromIterator<ObjectKey> for Failures {
     fn from_iter<I: IntoIterator<Item = ObjectKey>>(iter: I) -> Self {
-        Failures(iter.into_iter().map(|k| (k, None)).collect())
+        Failures {
+            objects: iter.into_iter().map(|k| (k, None)).collect(),
+            kinds: BTreeMap::new(),
+        }
     }
+}
+
+/// Why a source reading `kinds` cannot publish from `cluster`: the first of them that cannot be listed.
+pub fn unavailable_need(cluster: &ClusterStore, kinds: &[ResourceKind]) -> Option<String> {
+    kinds
+        .iter()
+        .find_map(|k| cluster.unavailable(*k).map(|why| format!("{k} unavailable: {why}")))
 }
 
 /// The longest value a warning repeats in full; longer ones are cut (a whole object or a megabyte of

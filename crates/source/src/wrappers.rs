@@ -354,6 +354,47 @@ mod tests {
         })
     }
 
+    #[tokio::test]
+    async fn a_source_reading_an_unavailable_kind_publishes_nothing_and_holds_its_kinds_the_others_publish() {
+        use extdns_informer::view::RouteKind;
+        use extdns_informer::{Unavailable, UnavailableReason};
+        let tcp = ResourceKind::Route(RouteKind::Tcp);
+        let store = ClusterStore::new();
+        let absent = Unavailable {
+            reason: UnavailableReason::CrdAbsent,
+            api_version: "gateway.networking.k8s.io/v1".into(),
+            status: 404,
+            missing: "CRD tcproutes.gateway.networking.k8s.io".into(),
+        };
+        store.set_unavailable(tcp, Some(absent));
+        let routes = Box::new(Fixed {
+            name: "gateway-tcproute",
+            result: Ok(vec![a("db.example.org", &["192.0.2.1"])]),
+            kinds: vec![tcp, ResourceKind::Gateway],
+        });
+        let services = Box::new(Fixed {
+            name: "service",
+            result: Ok(vec![a("web.example.org", &["192.0.2.2"])]),
+            kinds: vec![ResourceKind::Service],
+        });
+        let out = Pipeline::new(vec![routes, services], PipelineConfig::default())
+            .evaluate(&store, None)
+            .await
+            .expect("no source error");
+        assert_eq!(summary(&out), vec!["web.example.org A 192.0.2.2"]);
+        assert!(
+            out.failed.contains(&ObjectKey::new(tcp, "any", "route")),
+            "every TCPRoute is held"
+        );
+        assert!(
+            !out.failed
+                .contains(&ObjectKey::new(ResourceKind::Service, "test", "all"))
+        );
+        let why = out.failed.why(&ObjectKey::new(tcp, "a", "b")).unwrap_or_default();
+        assert!(why.contains("TCPRoute unavailable: crd_absent"), "{why}");
+        assert_eq!(out.failed_by_source.get("gateway-tcproute"), Some(&2));
+    }
+
     fn ep(name: &str, t: RecordType, targets: &[&str]) -> Endpoint {
         Endpoint::new(name, t, targets.iter().copied())
     }

@@ -86,7 +86,12 @@ fn get(ctx: &Ctx, kind: &str, namespace: &str, name: &str) -> Result<Value> {
 
 /// A kubeconfig for the API server with a fresh token of `namespace/service_account`: the admin kubeconfig
 /// with its credentials replaced.
-fn service_account_kubeconfig(ctx: &Ctx, namespace: &str, service_account: &str, dir: &Path) -> Result<PathBuf> {
+pub(crate) fn service_account_kubeconfig(
+    ctx: &Ctx,
+    namespace: &str,
+    service_account: &str,
+    dir: &Path,
+) -> Result<PathBuf> {
     let mut token = ctx.cp.kubectl();
     token.args([
         "create",

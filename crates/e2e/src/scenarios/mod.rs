@@ -8,6 +8,7 @@ use anyhow::Result;
 use crate::control_plane::ControlPlane;
 
 pub mod crash;
+pub mod degraded;
 pub mod differential;
 pub mod drift;
 pub mod events;
@@ -99,6 +100,18 @@ pub const ALL: &[Scenario] = &[
         about: "an HTTPRoute the typed model cannot decode is skipped with a warning naming it; the others publish",
         default: true,
         run: undecodable::run,
+    },
+    Scenario {
+        name: "missing-crd",
+        about: "the UDPRoute CRD deleted: the other sources publish, one warning; installed again, its routes publish without a restart",
+        default: true,
+        run: degraded::missing_crd,
+    },
+    Scenario {
+        name: "namespaced-role",
+        about: "external-dns's chart's namespaced Role (no Nodes): LoadBalancer Services publish, a NodePort Service's record is held, one warning",
+        default: true,
+        run: degraded::namespaced_role,
     },
     Scenario {
         name: "differential",

@@ -746,6 +746,42 @@ mod tests {
     }
 
     #[test]
+    fn without_nodes_only_the_services_reading_nodes_fail() {
+        use extdns_informer::{ResourceKind, Unavailable, UnavailableReason};
+        let c = cluster_of(vec![
+            Sv::lb("shop", "lb")
+                .a("hostname", "lb.example.com")
+                .ingress_ip("1.2.3.4")
+                .build(),
+            Sv::new("shop", "np", "NodePort")
+                .a("hostname", "np.example.com")
+                .build(),
+            Sv::new("shop", "name", "ExternalName")
+                .a("hostname", "alias.example.com")
+                .external_name("target.example.org")
+                .build(),
+            Sv::new("shop", "db", "ClusterIP")
+                .a("hostname", "db.example.com")
+                .a("endpoints-type", "NodeExternalIP")
+                .headless()
+                .build(),
+        ]);
+        let forbidden = Unavailable {
+            reason: UnavailableReason::Forbidden,
+            api_version: "v1".into(),
+            status: 403,
+            missing: "RBAC rule".into(),
+        };
+        c.set_unavailable(ResourceKind::Node, Some(forbidden));
+        let (eps, failed) = evaluate(cfg(), &c);
+        assert_eq!(
+            show(&eps),
+            lines(&["alias.example.com CNAME target.example.org", "lb.example.com A 1.2.3.4"])
+        );
+        assert_eq!(failed, vec!["service/shop/db", "service/shop/np"]);
+    }
+
+    #[test]
     fn an_undecodable_service_is_reported_failed() {
         let mut c = one(Sv::lb("shop", "web")
             .a("hostname", "web.example.com")

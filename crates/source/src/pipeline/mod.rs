@@ -102,7 +102,7 @@ impl Pipeline {
         let mut failed = Vec::with_capacity(self.sources.len());
         let mut objects_by_source = Vec::with_capacity(self.sources.len());
         for (i, source) in self.sources.iter().enumerate() {
-            let evaluation = source.evaluate(cluster, Objects::All).await?;
+            let evaluation = evaluate_one(source.as_ref(), cluster, Objects::All).await?;
             let mut all = Vec::with_capacity(evaluation.objects.iter().map(|o| o.endpoints.len()).sum());
             let mut objects = index.is_some().then(ObjectIndex::default);
             for object in evaluation.objects {
@@ -147,7 +147,7 @@ impl Pipeline {
             if affected.is_empty() {
                 continue;
             }
-            let evaluation = source.evaluate(cluster, Objects::Only(&affected)).await?;
+            let evaluation = evaluate_one(source.as_ref(), cluster, Objects::Only(&affected)).await?;
             for object in &affected {
                 objects.remove(object, &mut names);
                 objects.failed.remove(object);
@@ -194,6 +194,28 @@ impl Pipeline {
         wrappers::process(&self.config, tagged, names, &mut out);
         out
     }
+}
+
+/// One source's evaluation of `objects`. A source that does not sort out unavailable kinds itself
+/// ([`Source::degrades_per_object`]) and reads a kind that cannot be listed publishes nothing and fails
+/// every kind it reads: its records are held, none deleted, until the kind can be listed again (which
+/// changes everything, so the next sync is a full one).
+async fn evaluate_one(
+    source: &dyn Source,
+    cluster: &ClusterStore,
+    objects: Objects<'_>,
+) -> Result<crate::Evaluation, SourceError> {
+    if !source.degrades_per_object() {
+        let kinds = source.watched_kinds();
+        if let Some(why) = crate::unavailable_need(cluster, &kinds) {
+            let mut failed = Failures::new();
+            for kind in kinds {
+                failed.insert_kind(kind, why.clone());
+            }
+            return Ok(crate::Evaluation::new(Vec::new(), failed));
+        }
+    }
+    source.evaluate(cluster, objects).await
 }
 
 #[cfg(test)]

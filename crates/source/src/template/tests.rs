@@ -284,7 +284,7 @@ fn tcp_routes_have_no_hostnames_field() -> T {
     let r = route(RouteKind::Tcp);
     assert_eq!(
         run_on("{{.Kind}} {{.APIVersion}}", &r, "gateway-tcproute")?,
-        "TCPRoute gateway.networking.k8s.io/v1alpha2"
+        "TCPRoute gateway.networking.k8s.io/v1"
     );
     assert!(matches!(
         run_on("{{.Spec.Hostnames}}", &r, "gateway-tcproute"),

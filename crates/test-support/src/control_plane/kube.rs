@@ -40,6 +40,12 @@ fn resource(api_version: &str, kind: &str) -> Result<(ApiResource, bool)> {
         ("gateway.networking.k8s.io/v1", "TLSRoute") => ("tlsroutes", true),
         ("gateway.networking.k8s.io/v1alpha2", "TCPRoute") => ("tcproutes", true),
         ("gateway.networking.k8s.io/v1alpha2", "UDPRoute") => ("udproutes", true),
+        ("gateway.networking.k8s.io/v1", "TCPRoute") => ("tcproutes", true),
+        ("gateway.networking.k8s.io/v1", "UDPRoute") => ("udproutes", true),
+        ("v1", "ServiceAccount") => ("serviceaccounts", true),
+        ("rbac.authorization.k8s.io/v1", "Role") => ("roles", true),
+        ("rbac.authorization.k8s.io/v1", "RoleBinding") => ("rolebindings", true),
+        ("apiextensions.k8s.io/v1", "CustomResourceDefinition") => ("customresourcedefinitions", false),
         _ => bail!("the e2e client does not know {api_version} {kind}"),
     };
     let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
