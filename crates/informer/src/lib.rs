@@ -32,6 +32,7 @@
 mod changes;
 pub mod convert;
 mod decode;
+pub mod dnsendpoint;
 mod fields;
 mod intern;
 pub mod kinds;
@@ -48,7 +49,7 @@ pub use convert::PodAnnotationPrefixes;
 pub use decode::DecodeError;
 pub use fields::{FieldTree, PathStep, TemplateFields};
 pub use intern::Interner;
-pub use kinds::{KINDS, KindSpec, ResourceKind, Watched};
+pub use kinds::{KINDS, KindOverrides, KindSpec, ResourceKind, Watched};
 pub use live::{InformerError, LiveCluster, LiveOptions};
 pub use manifest_cluster::ManifestCluster;
 pub use manifests::{LoadOptions, Loaded, ManifestError, ManifestWarning, load, load_lenient};

@@ -33,7 +33,7 @@ use crate::intern::Interner;
 use crate::kinds::{self, ChangeKey, Convert, KindSpec, Scope, WatchIn, Watched};
 use crate::pod_demand::{Fetches, PodDemand};
 use crate::store::Item;
-use crate::{ChangeSet, Cluster, ClusterStore, ObjectKey, ResourceKind, Sym, TemplateFields};
+use crate::{ChangeSet, Cluster, ClusterStore, KindOverrides, ObjectKey, ResourceKind, Sym, TemplateFields};
 
 /// What to watch, beyond the kinds.
 #[derive(Debug, Clone, Default)]
@@ -55,6 +55,9 @@ pub struct LiveOptions {
     /// a Service appears ([`crate::pod_demand`]); otherwise every watched Pod is kept. The binary turns it
     /// on. A detached view cannot list: it keeps what it is fed and the demand allows.
     pub pods_on_demand: bool,
+    /// Kinds watched at a configured resource instead of the table's (DNSEndpoints of
+    /// `--crd-source-apiversion`/`--crd-source-kind`).
+    pub overrides: KindOverrides,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -105,8 +108,9 @@ impl LiveCluster {
         for kind in kinds {
             let spec = kind.spec();
             let namespace = inner.namespace_of(spec);
-            // The version the table prefers; discovery of the served one would choose here.
-            let resource = spec.api_resource(spec.preferred_version());
+            // The version the table prefers, or the resource configuration puts in its place; discovery of
+            // the served one would choose here.
+            let resource = inner.opts.overrides.api_resource(kind);
             tasks.extend(spec.ops.watch(resource, namespace, Arc::clone(&inner)));
         }
         Ok(LiveCluster { inner, tasks })

@@ -242,7 +242,7 @@ pub fn shorten(value: &str) -> std::borrow::Cow<'_, str> {
 pub fn resource_label(object: &ObjectKey) -> String {
     format!(
         "{}/{}/{}",
-        object.kind.kind().to_ascii_lowercase(),
+        object.kind.label_name(),
         object.namespace,
         object.name
     )
