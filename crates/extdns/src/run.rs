@@ -13,9 +13,10 @@ use extdns_registry::{NoopRegistry, Registry, TxtRegistry};
 use extdns_source::Pipeline;
 use tracing::info;
 
+use crate::crd_status::CrdStatus;
 use crate::events::KubeEvents;
 use crate::providers::build_observed_provider;
-use crate::settings::{ClusterSettings, KubeSettings, RegistrySettings, Settings, ValidationError};
+use crate::settings::{ClusterSettings, EnabledSource, KubeSettings, RegistrySettings, Settings, ValidationError};
 use crate::settings_leader::LeaderSettings;
 use crate::wiring;
 
@@ -51,6 +52,16 @@ pub async fn run(settings: &Settings) -> anyhow::Result<()> {
         let client = kube_client(kube).await?;
         let instance = std::env::var("POD_NAME").ok().filter(|n| !n.is_empty());
         controller = controller.with_events(settings.events, Arc::new(KubeEvents::new(client, instance)));
+    }
+    if let (true, ClusterSettings::ApiServer(kube)) = (
+        settings.sources.enabled.contains(&EnabledSource::Crd),
+        &settings.cluster,
+    ) {
+        let client = kube_client(kube).await?;
+        let mut overrides = kube.live.overrides.clone();
+        discover_dns_endpoints(&client, &mut overrides).await;
+        let sink = CrdStatus::new(client, &overrides, settings.sources.crd.clone());
+        controller = controller.with_status(Arc::new(sink));
     }
     let c = &settings.controller;
     info!(

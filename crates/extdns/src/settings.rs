@@ -320,11 +320,11 @@ fn crd_config(
         let plural = format!("{}s", c.crd_source_kind.to_ascii_lowercase());
         overrides.set_resource(ResourceKind::DnsEndpoint, api_version, &c.crd_source_kind, &plural);
     }
-    let mut crd = CrdSourceConfig::default();
-    crd.namespace = common.namespace.clone();
-    crd.annotation_filter = common.annotation_filter.clone();
-    crd.label_filter = common.label_filter.clone();
-    Ok(crd)
+    Ok(CrdSourceConfig {
+        namespace: common.namespace.clone(),
+        annotation_filter: common.annotation_filter.clone(),
+        label_filter: common.label_filter.clone(),
+    })
 }
 
 /// What the informer keeps for the templates: the fields they read, checked against the kinds they run

@@ -41,6 +41,23 @@ pub struct DnsEndpointSpec {
 pub struct DnsEndpointStatus {
     #[serde(default)]
     pub observed_generation: Option<i64>,
+    /// external-dns's open PR #6609; absent under v0.22's CRD, whose schema prunes them.
+    #[serde(default)]
+    pub conditions: Option<Vec<StatusCondition>>,
+}
+
+/// One `status.conditions[]` entry, as far as extdns compares it.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusCondition {
+    #[serde(default, rename = "type")]
+    pub type_: String,
+    #[serde(default)]
+    pub status: String,
+    #[serde(default)]
+    pub reason: String,
+    #[serde(default)]
+    pub message: String,
 }
 
 /// One `spec.endpoints[]` entry, external-dns's `endpoint.Endpoint` JSON.
@@ -114,6 +131,16 @@ impl Sealed for DnsEndpoint {
             meta: meta(&self.metadata),
             generation: self.metadata.generation,
             observed_generation: self.status.as_ref().and_then(|s| s.observed_generation),
+            conditions: self.status.as_ref().and_then(|s| s.conditions.as_ref()).map(|cs| {
+                cs.iter()
+                    .map(|c| view::DnsEndpointCondition {
+                        type_: c.type_.clone(),
+                        status: c.status.clone(),
+                        reason: c.reason.clone(),
+                        message: c.message.clone(),
+                    })
+                    .collect()
+            }),
             endpoints: entries
                 .iter()
                 .map(|e| {

@@ -484,6 +484,8 @@ pub struct DnsEndpoint {
     pub generation: Option<i64>,
     /// `status.observedGeneration`.
     pub observed_generation: Option<i64>,
+    /// `status.conditions`; `None` when the status has none (v0.22's CRD prunes them).
+    pub conditions: Option<Vec<DnsEndpointCondition>>,
     /// `spec.endpoints`, in order; `None` for a `null` entry (skipped, but it keeps the indexes warnings name).
     pub endpoints: Vec<Option<DnsEndpointEntry>>,
 }
@@ -498,4 +500,13 @@ pub struct DnsEndpointEntry {
     pub record_ttl: i64,
     pub labels: Vec<(String, String)>,
     pub provider_specific: Vec<(String, String)>,
+}
+
+/// One `status.conditions[]` entry of a DNSEndpoint.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DnsEndpointCondition {
+    pub type_: String,
+    pub status: String,
+    pub reason: String,
+    pub message: String,
 }

@@ -71,7 +71,7 @@ pub struct CrdSourceConfig {
 impl CrdSourceConfig {
     /// Whether an object is in scope. Unlike the other sources, external-dns's crd source does not read
     /// the `controller` annotation, so neither does this one.
-    fn admits(&self, o: &DnsEndpoint) -> bool {
+    pub fn admits(&self, o: &DnsEndpoint) -> bool {
         if let Some(ns) = self.namespace.as_deref()
             && !ns.is_empty()
             && ns != o.meta.namespace

@@ -72,7 +72,10 @@ fn evaluate(source: &CrdSource, store: &ClusterStore) -> Vec<Endpoint> {
 }
 
 /// The endpoints a row's entries spell, as external-dns's `ValidateEndpoints` compares them.
-fn expected(entries: &Value) -> Vec<(String, RecordType, Vec<String>, i64, String, Vec<(String, String)>)> {
+/// What `ValidateEndpoints` compares: name, type, sorted targets, TTL, set identifier, provider-specific.
+type Compared = Vec<(String, RecordType, Vec<String>, i64, String, Vec<(String, String)>)>;
+
+fn expected(entries: &Value) -> Compared {
     let mut out: Vec<_> = entries
         .as_array()
         .into_iter()
@@ -111,7 +114,7 @@ fn expected(entries: &Value) -> Vec<(String, RecordType, Vec<String>, i64, Strin
     out
 }
 
-fn got(endpoints: &[Endpoint]) -> Vec<(String, RecordType, Vec<String>, i64, String, Vec<(String, String)>)> {
+fn got(endpoints: &[Endpoint]) -> Compared {
     let mut out: Vec<_> = endpoints
         .iter()
         .map(|e| {
