@@ -43,7 +43,7 @@ impl CrdStatus {
 
     async fn write(&self, o: &DnsEndpoint, conditions: &[DnsEndpointCondition]) -> Result<(), kube::Error> {
         let api: Api<DynamicObject> = Api::namespaced_with(self.client.clone(), &o.meta.namespace, &self.resource);
-        let mut current = api.get_status(&o.meta.name).await?;
+        let mut current = api.get(&o.meta.name).await?;
         let generation = current.metadata.generation;
         let now = k8s_openapi::jiff::Timestamp::now().to_string();
         let old: Vec<Value> = current.data["status"]["conditions"]

@@ -13,14 +13,13 @@ use crate::dns;
 use crate::proc::eventually;
 
 use super::Ctx;
-use super::install::{apply_file, from_env, get};
+use super::install::{apply_file, apply_json, from_env, get};
 use super::wait::{alive, answers};
 
 pub fn run(ctx: &mut Ctx) -> Result<()> {
     let ns = ctx.namespace("crd")?;
     let chart = from_env("EXTDNS_TEST_EXTERNAL_DNS_CHART")?;
     apply_file(ctx, &chart.join("crds/dnsendpoints.externaldns.k8s.io.yaml"))?;
-    let kube = &ctx.cp.kube;
     let server = dns::bind();
     let endpoint = |name: &str, entries: serde_json::Value| {
         json!({
@@ -34,7 +33,7 @@ pub fn run(ctx: &mut Ctx) -> Result<()> {
         Duration::from_secs(30),
         Duration::from_millis(200),
         || {
-            Ok(kube.apply(&endpoint("web", json!([
+            Ok(apply_json(ctx, &endpoint("web", json!([
             {"dnsName": "web.crd.example.org", "recordType": "A", "targets": ["203.0.113.10", "203.0.113.11"], "recordTTL": 120},
             {"dnsName": "bad.crd.example.org", "recordType": "A", "targets": ["203.0.113.12."]},
             {"dnsName": "_http._tcp.crd.example.org", "recordType": "SRV", "targets": ["0 5 80 web.crd.example.org."]},
@@ -92,12 +91,15 @@ pub fn run(ctx: &mut Ctx) -> Result<()> {
         },
     )?;
     // A change of the object flows (the watch addresses the resource discovery found).
-    ctx.cp.kube.apply(&endpoint(
-        "web",
-        json!([
-            {"dnsName": "web.crd.example.org", "recordType": "A", "targets": ["203.0.113.20"], "recordTTL": 120}
-        ]),
-    ))?;
+    apply_json(
+        ctx,
+        &endpoint(
+            "web",
+            json!([
+                {"dnsName": "web.crd.example.org", "recordType": "A", "targets": ["203.0.113.20"], "recordTTL": 120}
+            ]),
+        ),
+    )?;
     answers(&server, &mut extdns, "web.crd.example.org", "A", &["203.0.113.20"])?;
     answers(&server, &mut extdns, "alias.crd.example.org", "CNAME", &[])?;
     alive(&mut extdns)

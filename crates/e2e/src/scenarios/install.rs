@@ -70,7 +70,7 @@ pub(crate) fn apply_file(ctx: &Ctx, file: &Path) -> Result<()> {
 }
 
 /// `kubectl apply --server-side` of one object given as JSON (kinds the e2e client does not model: Secrets, CRDs).
-fn apply_json(ctx: &Ctx, obj: &Value) -> Result<()> {
+pub(crate) fn apply_json(ctx: &Ctx, obj: &Value) -> Result<()> {
     let dir = tempfile::tempdir()?;
     let file = dir.path().join("object.json");
     std::fs::write(&file, obj.to_string())?;
