@@ -22,6 +22,7 @@ use crate::events::{EventSink, EventsConfig, Outcome, events_for};
 use crate::guard::DeletionGuard;
 use crate::hold::hold_records_of_failed_objects;
 use crate::schedule::Schedule;
+use crate::status::{StatusSink, SyncStatus};
 
 /// How often the loop looks again while the informers have not finished their first list.
 const UNSYNCED_RETRY: Duration = Duration::from_secs(1);
@@ -198,6 +199,8 @@ pub struct Controller {
     leadership: Leadership,
     /// `--events-emit`: which events, and where they go; `None` emits nothing.
     events: Option<(EventsConfig, Arc<dyn EventSink>)>,
+    /// Where each sync's outcome is written back onto the objects (DNSEndpoint status); `None` writes nothing.
+    status: Option<Arc<dyn StatusSink>>,
 }
 
 impl Controller {
@@ -216,6 +219,7 @@ impl Controller {
             metrics,
             leadership: Leadership::always(),
             events: None,
+            status: None,
         }
     }
 
@@ -226,8 +230,17 @@ impl Controller {
         self
     }
 
-    /// Hands the events for one sync's outcome to the sink, if events are on.
+    /// Report each sync's outcome, object by object, to `sink` (DNSEndpoint status).
+    pub fn with_status(mut self, sink: Arc<dyn StatusSink>) -> Self {
+        self.status = Some(sink);
+        self
+    }
+
+    /// Hands one sync's outcome to the status sink, and its events to the event sink, if they are on.
     async fn emit(&self, outcome: Outcome<'_>) {
+        if let Some(status) = &self.status {
+            status.report(self.cluster.store(), SyncStatus::of(&outcome)).await;
+        }
         let Some((config, sink)) = &self.events else {
             return;
         };

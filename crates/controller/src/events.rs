@@ -184,7 +184,7 @@ pub(crate) fn events_for(config: &EventsConfig, owner: &str, outcome: &Outcome<'
 
 /// The objects a change belongs to: the ones the sources named, or, for records read back from the
 /// provider (deletes, held-back deletes), the object their `resource` label names.
-fn objects_of(change: &Change) -> ObjectRefs {
+pub(crate) fn objects_of(change: &Change) -> ObjectRefs {
     let e = change.endpoint();
     if !e.ref_objects.is_empty() {
         return e.ref_objects.clone();

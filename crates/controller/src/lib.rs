@@ -67,6 +67,7 @@ mod process;
 mod requests;
 mod schedule;
 mod server;
+mod status;
 
 pub use controller::{Controller, ControllerConfig, DesiredEndpoints, SyncError, SyncReport, SyncState};
 pub use events::{EventKind, EventReason, EventSink, EventsConfig, NOTE_MAX, RecordEvent};
@@ -76,6 +77,7 @@ pub use metrics::{Metrics, PREFIX as METRICS_PREFIX, WebhookCall};
 pub use requests::RequestDurations;
 pub use schedule::EVENT_DEBOUNCE;
 pub use server::{MetricsServer, ServerError, start_metrics_server};
+pub use status::{StatusSink, SyncStatus};
 /// Re-exported so the binary can stop the loop without depending on tokio-util itself.
 pub use tokio_util::sync::CancellationToken;
 

@@ -147,6 +147,8 @@ pub struct Flags {
     #[command(flatten)]
     pub gateway: GatewayFlags,
     #[command(flatten)]
+    pub crd: CrdFlags,
+    #[command(flatten)]
     pub provider: ProviderFlags,
     #[command(flatten)]
     pub registry: RegistryFlags,
@@ -379,6 +381,18 @@ pub struct GatewayFlags {
     /// Accept routes attached to ListenerSets.
     #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
     pub gateway_listener_sets: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "DNSEndpoint (crd) source")]
+pub struct CrdFlags {
+    /// The API version (`group/version`) of the DNSEndpoint objects to read; any group, as external-dns up
+    /// to v0.20 read it (e.g. externaldns.nginx.org/v1).
+    #[arg(long, value_name = "GROUP/VERSION", default_value = "externaldns.k8s.io/v1alpha1")]
+    pub crd_source_apiversion: String,
+    /// The kind of the DNSEndpoint objects to read.
+    #[arg(long, value_name = "KIND", default_value = "DNSEndpoint")]
+    pub crd_source_kind: String,
 }
 
 // ------------------------------------------------------------------------------------------- Providers

@@ -20,6 +20,7 @@
 //! preview that runs the sources over manifest files. `extdns webhook-conformance` takes no controller
 //! flag: it checks a webhook provider server ([`webhook_conformance`]).
 
+pub mod crd_status;
 pub mod duration;
 pub mod endpoints;
 pub mod events;

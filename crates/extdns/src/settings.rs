@@ -16,13 +16,14 @@ use extdns_controller::{ControllerConfig, DeletionGuard};
 use extdns_endpoint::{DomainFilter, NetworkList, RecordType, Target, TargetNetFilter, Ttl};
 use extdns_informer::manifests::LoadOptions;
 use extdns_informer::view::RouteKind;
-use extdns_informer::{LiveOptions, PodAnnotationPrefixes, ResourceKind};
+use extdns_informer::{KindOverrides, LiveOptions, PodAnnotationPrefixes, ResourceKind};
 use extdns_plan::{PlanConfig, Policy};
 use extdns_provider_rfc2136::{LoadBalancing, Rfc2136Config, TlsOptions};
 use extdns_registry::{Ownership, OwnershipConfig, RegistryError, TxtRegistryConfig};
 use extdns_source::template::{TemplateKind, TemplateUse, template_fields};
 use extdns_source::wrappers::PipelineConfig;
 use extdns_source::{Annotations, FqdnTemplate, Selector, SourceConfig};
+use extdns_source_crd::CrdSourceConfig;
 use extdns_source_gateway::GatewaySourceConfig;
 use extdns_source_service::{ConfigError as ServiceConfigError, ServiceSourceConfig};
 use ipnet::Ipv6Net;
@@ -48,6 +49,7 @@ fn invalid(message: impl Into<String>) -> ValidationError {
 pub enum EnabledSource {
     Service,
     Route(RouteKind),
+    Crd,
 }
 
 impl EnabledSource {
@@ -60,6 +62,7 @@ impl EnabledSource {
             SourceName::GatewayTlsRoute => EnabledSource::Route(RouteKind::Tls),
             SourceName::GatewayTcpRoute => EnabledSource::Route(RouteKind::Tcp),
             SourceName::GatewayUdpRoute => EnabledSource::Route(RouteKind::Udp),
+            SourceName::Crd => EnabledSource::Crd,
             _ => return None,
         })
     }
@@ -74,6 +77,7 @@ pub struct SourceSettings {
     /// The service source's configuration; its `common` part is shared with `gateway` (same template).
     pub service: ServiceSourceConfig,
     pub gateway: GatewaySourceConfig,
+    pub crd: CrdSourceConfig,
     pub pipeline: PipelineConfig,
     /// Whether load balancer hostnames are looked up, so a resolver is needed at all.
     pub resolve_load_balancer_hostname: bool,
@@ -248,6 +252,7 @@ pub fn sources(flags: &Flags) -> Result<SourceSettings, ValidationError> {
     common.combine_fqdn_annotation = s.combine_fqdn_annotation;
     common.ignore_hostname_annotation = s.ignore_hostname_annotation;
     let service = service_config(flags, common.clone())?;
+    let crd = crd_config(flags, &common, &mut load_options.overrides)?;
     load_options.template_fields = kept_template_fields(&enabled, &common, &service)?;
     let g = &flags.gateway;
     let mut gateway = GatewaySourceConfig::default();
@@ -286,9 +291,39 @@ pub fn sources(flags: &Flags) -> Result<SourceSettings, ValidationError> {
         enabled,
         service,
         gateway,
+        crd,
         pipeline,
         resolve_load_balancer_hostname: flags.service.resolve_service_load_balancer_hostname,
         load_options,
+    })
+}
+
+/// The crd source's scope, and the group, version and kind its objects are read as when not external-dns's
+/// default (`--crd-source-apiversion`, `--crd-source-kind`). The resource is the kind in lower case plus
+/// `s`, as external-dns up to v0.20 addressed it; the live view corrects it by discovery.
+fn crd_config(
+    flags: &Flags,
+    common: &SourceConfig,
+    overrides: &mut KindOverrides,
+) -> Result<CrdSourceConfig, ValidationError> {
+    let c = &flags.crd;
+    let api_version = c.crd_source_apiversion.as_str();
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    if version.is_empty() || version.contains('/') || c.crd_source_kind.is_empty() {
+        return fail(format!(
+            "--crd-source-apiversion {api_version:?} and --crd-source-kind {:?} must name a group/version and a kind",
+            c.crd_source_kind
+        ));
+    }
+    let spec = ResourceKind::DnsEndpoint.spec();
+    if group != spec.group || !spec.versions.contains(&version) || c.crd_source_kind != spec.name {
+        let plural = format!("{}s", c.crd_source_kind.to_ascii_lowercase());
+        overrides.set_resource(ResourceKind::DnsEndpoint, api_version, &c.crd_source_kind, &plural);
+    }
+    Ok(CrdSourceConfig {
+        namespace: common.namespace.clone(),
+        annotation_filter: common.annotation_filter.clone(),
+        label_filter: common.label_filter.clone(),
     })
 }
 
@@ -299,11 +334,13 @@ fn kept_template_fields(
     common: &SourceConfig,
     service: &ServiceSourceConfig,
 ) -> Result<extdns_informer::TemplateFields, ValidationError> {
+    // The crd source runs no template (external-dns: `fqdn-template=false`).
     let kinds: Vec<TemplateKind> = enabled
         .iter()
-        .map(|e| match e {
-            EnabledSource::Service => TemplateKind::Service,
-            EnabledSource::Route(r) => TemplateKind::Route(*r),
+        .filter_map(|e| match e {
+            EnabledSource::Service => Some(TemplateKind::Service),
+            EnabledSource::Route(r) => Some(TemplateKind::Route(*r)),
+            EnabledSource::Crd => None,
         })
         .collect();
     let service_only: &[TemplateKind] = if enabled.contains(&EnabledSource::Service) {
@@ -598,6 +635,7 @@ fn kube(flags: &Flags, sources: &SourceSettings) -> KubeSettings {
     live.pod_annotation_prefixes = sources.load_options.pod_annotation_prefixes.clone();
     live.template_fields = sources.load_options.template_fields.clone();
     live.pods_on_demand = true;
+    live.overrides = sources.load_options.overrides.clone();
     KubeSettings {
         kubeconfig: (!k.kubeconfig.is_empty()).then(|| PathBuf::from(&k.kubeconfig)),
         server: non_empty(&k.server),
@@ -735,6 +773,40 @@ mod tests {
             sources_err(&["--source=service", "--source=ingress"]),
             "source ingress is not supported by extdns yet"
         );
+    }
+
+    #[test]
+    fn the_crd_source_reads_the_configured_group_and_kind() -> Result<(), ValidationError> {
+        let default = sources(&flags(&["--source=crd"]))?;
+        assert_eq!(default.enabled, vec![EnabledSource::Crd]);
+        assert_eq!(
+            default.load_options.overrides,
+            KindOverrides::new(),
+            "the default needs no override"
+        );
+        let nginx = controller(&flags(&[
+            "--source=crd",
+            "--provider=inmemory",
+            "--crd-source-apiversion=externaldns.nginx.org/v1",
+            "--label-filter=team=a",
+        ]))?;
+        let r = nginx
+            .sources
+            .load_options
+            .overrides
+            .api_resource(ResourceKind::DnsEndpoint);
+        assert_eq!(
+            (r.group.as_str(), r.version.as_str(), r.kind.as_str(), r.plural.as_str()),
+            ("externaldns.nginx.org", "v1", "DNSEndpoint", "dnsendpoints")
+        );
+        let ClusterSettings::ApiServer(kube) = &nginx.cluster else {
+            panic!("the API server is the default cluster");
+        };
+        assert_eq!(kube.live.overrides, nginx.sources.load_options.overrides);
+        assert_eq!(nginx.sources.crd.label_filter.to_string(), "team=a");
+        let e = sources_err(&["--source=crd", "--crd-source-apiversion=a/b/c"]);
+        assert!(e.starts_with("--crd-source-apiversion"), "{e}");
+        Ok(())
     }
 
     #[test]

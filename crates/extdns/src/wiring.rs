@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use extdns_source::resolver::{Resolver, StaticResolver, SystemResolver};
 use extdns_source::{Pipeline, Source};
+use extdns_source_crd::CrdSource;
 use extdns_source_gateway::GatewayRouteSource;
 use extdns_source_service::ServiceSource;
 
@@ -19,6 +20,7 @@ pub fn build_sources(settings: &SourceSettings, resolver: Arc<dyn Resolver>) -> 
             match source {
                 EnabledSource::Service => Box::new(service_source(settings, resolver.clone())),
                 EnabledSource::Route(kind) => Box::new(GatewayRouteSource::new(kind, settings.gateway.clone())),
+                EnabledSource::Crd => Box::new(CrdSource::new(settings.crd.clone())),
             }
         })
         .collect()

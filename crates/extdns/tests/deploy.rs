@@ -66,6 +66,7 @@ fn cluster_role_grants_read_on_exactly_the_kinds_extdns_watches_and_events_only_
     let role = yaml("base/clusterrole.yaml")?;
     let mut granted = BTreeSet::new();
     let mut event_rules = 0;
+    let mut status_rules = 0;
     for rule in role["rules"].as_array().ok_or("no rules")? {
         if strings(&rule["apiGroups"]).contains(&"events.k8s.io".to_string()) {
             // `--events-emit`: new events and a repeat's series count, nothing else.
@@ -74,6 +75,14 @@ fn cluster_role_grants_read_on_exactly_the_kinds_extdns_watches_and_events_only_
             let verbs: BTreeSet<String> = strings(&rule["verbs"]).into_iter().collect();
             assert_eq!(verbs, BTreeSet::from(["create".into(), "patch".into()]), "{rule}");
             event_rules += 1;
+            continue;
+        }
+        if strings(&rule["resources"]).iter().any(|r| r.ends_with("/status")) {
+            // `--source=crd`: DNSEndpoints' status, updated and nothing else.
+            assert_eq!(strings(&rule["apiGroups"]), ["externaldns.k8s.io"], "{rule}");
+            assert_eq!(strings(&rule["resources"]), ["dnsendpoints/status"], "{rule}");
+            assert_eq!(strings(&rule["verbs"]), ["update"], "{rule}");
+            status_rules += 1;
             continue;
         }
         let verbs: BTreeSet<String> = strings(&rule["verbs"]).into_iter().collect();
@@ -94,7 +103,7 @@ fn cluster_role_grants_read_on_exactly_the_kinds_extdns_watches_and_events_only_
         .map(|(g, r, _)| (g.to_string(), r.to_string()))
         .collect();
     assert_eq!(granted, needed);
-    assert_eq!(event_rules, 1);
+    assert_eq!((event_rules, status_rules), (1, 1));
     Ok(())
 }
 

@@ -9,6 +9,8 @@
 //! way whichever backs the cluster. Adding a kind is a [`ResourceKind`] variant, a table entry, a view and
 //! its conversion.
 
+use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -24,6 +26,7 @@ use serde_json::Value;
 use tokio::task::JoinHandle;
 
 use crate::decode::{self, DecodeError};
+use crate::dnsendpoint::DnsEndpoint;
 use crate::live::Inner;
 use crate::store::{AnyIndex, Index, Item};
 use crate::view::RouteKind;
@@ -41,6 +44,8 @@ pub enum ResourceKind {
     Gateway,
     ListenerSet,
     Route(RouteKind),
+    /// external-dns's DNSEndpoint; its group, version and kind may be configured ([`KindOverrides`]).
+    DnsEndpoint,
 }
 
 /// Where the objects of a kind live and are watched.
@@ -107,7 +112,7 @@ const GATEWAY_API: &str = "gateway.networking.k8s.io";
 /// group, the versions extdns reads (the one it watches first), its plural, where it is watched, how its
 /// changes enter the change set, and its API type.
 #[rustfmt::skip]
-pub static KINDS: [KindSpec; 12] = {
+pub static KINDS: [KindSpec; 13] = {
     use ChangeKey::{Group, Own};
     use ResourceKind as K;
     use Scope::{Cluster, Namespaced};
@@ -126,6 +131,7 @@ pub static KINDS: [KindSpec; 12] = {
         row(K::Route(RouteKind::Tls), "TLSRoute", GW, &["v1", "v1alpha3", "v1alpha2"], "tlsroutes", Namespaced(Sources), Own, &Typed::<tlsroutes::TlsRoute>(PhantomData)),
         row(K::Route(RouteKind::Tcp), "TCPRoute", GW, &["v1", "v1alpha2"], "tcproutes", Namespaced(Sources), Own, &Typed::<TcpRoute>(PhantomData)),
         row(K::Route(RouteKind::Udp), "UDPRoute", GW, &["v1", "v1alpha2"], "udproutes", Namespaced(Sources), Own, &Typed::<UdpRoute>(PhantomData)),
+        row(K::DnsEndpoint, "DNSEndpoint", "externaldns.k8s.io", &["v1alpha1"], "dnsendpoints", Namespaced(Sources), Own, &Typed::<DnsEndpoint>(PhantomData)),
     ]
 };
 
@@ -175,6 +181,7 @@ impl ResourceKind {
             ResourceKind::Gateway => 5,
             ResourceKind::ListenerSet => 6,
             ResourceKind::Route(r) => 7 + r as usize,
+            ResourceKind::DnsEndpoint => 12,
         }
     }
 
@@ -202,8 +209,20 @@ impl ResourceKind {
             .map(|s| s.kind)
     }
 
-    /// The kind the `resource` label spells `lower` (`service`, `httproute`): the API kind in lower case.
+    /// How the `resource` label external-dns writes names this kind: the API kind in lower case, except
+    /// DNSEndpoints, which external-dns labels `crd` whatever their kind.
+    pub fn label_name(self) -> Cow<'static, str> {
+        match self {
+            ResourceKind::DnsEndpoint => Cow::Borrowed("crd"),
+            k => Cow::Owned(k.kind().to_ascii_lowercase()),
+        }
+    }
+
+    /// The kind the `resource` label spells `lower` (`service`, `httproute`, `crd`).
     pub fn from_lowercase(lower: &str) -> Option<ResourceKind> {
+        if lower == "crd" {
+            return Some(ResourceKind::DnsEndpoint);
+        }
         KINDS
             .iter()
             .find(|s| s.name.eq_ignore_ascii_case(lower))
@@ -235,6 +254,70 @@ impl KindSpec {
             kind: self.name.to_string(),
             plural: self.plural.to_string(),
         }
+    }
+}
+
+/// The API resources configuration puts in place of the table's for some kinds: DNSEndpoints of another
+/// group, version or kind (`--crd-source-apiversion`, `--crd-source-kind`), as external-dns read them up to
+/// v0.20. The schema (and so the API type and view) stays the table's; only the address changes. Watches
+/// use the override's resource, and manifests are recognised by its apiVersion and kind instead of the
+/// table's.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KindOverrides(BTreeMap<ResourceKind, ApiResource>);
+
+impl KindOverrides {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// `kind` is addressed at `resource` instead of its table row.
+    pub fn set(&mut self, kind: ResourceKind, resource: ApiResource) {
+        self.0.insert(kind, resource);
+    }
+
+    /// `kind` is addressed as `kind_name` of `api_version` (`group/version`, or `version` for the core
+    /// group), at resource `plural`.
+    pub fn set_resource(&mut self, kind: ResourceKind, api_version: &str, kind_name: &str, plural: &str) {
+        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+        self.set(
+            kind,
+            ApiResource {
+                group: group.to_string(),
+                version: version.to_string(),
+                api_version: api_version.to_string(),
+                kind: kind_name.to_string(),
+                plural: plural.to_string(),
+            },
+        );
+    }
+
+    /// The resource configuration puts in place of `kind`'s table row, if any.
+    pub fn get(&self, kind: ResourceKind) -> Option<&ApiResource> {
+        self.0.get(&kind)
+    }
+
+    /// The resource `kind` is watched at: the override, else the table's preferred version.
+    pub fn api_resource(&self, kind: ResourceKind) -> ApiResource {
+        match self.0.get(&kind) {
+            Some(r) => r.clone(),
+            None => {
+                let spec = kind.spec();
+                spec.api_resource(spec.preferred_version())
+            }
+        }
+    }
+
+    /// The kind `kind` in `api_version` names: an overridden kind by its configured identity only, the others
+    /// by the table ([`ResourceKind::from_api_version`]).
+    pub fn kind_of(&self, api_version: &str, kind: &str) -> Option<ResourceKind> {
+        if let Some((k, _)) = self
+            .0
+            .iter()
+            .find(|(_, r)| r.api_version == api_version && r.kind == kind)
+        {
+            return Some(*k);
+        }
+        ResourceKind::from_api_version(api_version, kind).filter(|k| !self.0.contains_key(k))
     }
 }
 
@@ -394,5 +477,34 @@ mod tests {
             ResourceKind::from_lowercase("httproute"),
             Some(ResourceKind::Route(RouteKind::Http))
         );
+    }
+
+    #[test]
+    fn an_override_replaces_the_rows_identity() {
+        let mut o = KindOverrides::new();
+        assert_eq!(
+            o.kind_of("externaldns.k8s.io/v1alpha1", "DNSEndpoint"),
+            Some(ResourceKind::DnsEndpoint)
+        );
+        assert_eq!(o.api_resource(ResourceKind::DnsEndpoint).plural, "dnsendpoints");
+        o.set(
+            ResourceKind::DnsEndpoint,
+            ApiResource {
+                group: "externaldns.nginx.org".into(),
+                version: "v1".into(),
+                api_version: "externaldns.nginx.org/v1".into(),
+                kind: "DNSEndpoint".into(),
+                plural: "dnsendpoints".into(),
+            },
+        );
+        assert_eq!(
+            o.kind_of("externaldns.nginx.org/v1", "DNSEndpoint"),
+            Some(ResourceKind::DnsEndpoint)
+        );
+        assert_eq!(o.kind_of("externaldns.k8s.io/v1alpha1", "DNSEndpoint"), None);
+        assert_eq!(o.kind_of("v1", "Service"), Some(ResourceKind::Service));
+        assert_eq!(o.api_resource(ResourceKind::DnsEndpoint).group, "externaldns.nginx.org");
+        assert_eq!(ResourceKind::DnsEndpoint.label_name(), "crd");
+        assert_eq!(ResourceKind::from_lowercase("crd"), Some(ResourceKind::DnsEndpoint));
     }
 }

@@ -34,7 +34,7 @@ use crate::intern::Interner;
 use crate::kinds::{self, ChangeKey, Convert, KindSpec, Scope, WatchIn, Watched};
 use crate::pod_demand::{Fetches, PodDemand};
 use crate::store::Item;
-use crate::{ChangeSet, Cluster, ClusterStore, ObjectKey, ResourceKind, Sym, TemplateFields};
+use crate::{ChangeSet, Cluster, ClusterStore, KindOverrides, ObjectKey, ResourceKind, Sym, TemplateFields};
 
 /// What to watch, beyond the kinds.
 #[derive(Debug, Clone, Default)]
@@ -56,6 +56,9 @@ pub struct LiveOptions {
     /// a Service appears ([`crate::pod_demand`]); otherwise every watched Pod is kept. The binary turns it
     /// on. A detached view cannot list: it keeps what it is fed and the demand allows.
     pub pods_on_demand: bool,
+    /// Kinds watched at a configured resource instead of the table's (DNSEndpoints of
+    /// `--crd-source-apiversion`/`--crd-source-kind`).
+    pub overrides: KindOverrides,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -193,7 +196,10 @@ async fn run<K: Watched>(client: Client, namespace: Option<String>, cfg: watcher
     let spec = kind.spec();
     let ns = namespace.as_deref();
     let mut version = spec.preferred_version();
-    if !spec.group.is_empty() {
+    // A kind configuration moved to another group, version or kind (DNSEndpoints with
+    // `--crd-source-apiversion`) is watched where it says; discovery chooses among the table's versions only.
+    let overridden = inner.opts.overrides.get(kind).cloned();
+    if overridden.is_none() && !spec.group.is_empty() {
         let served = inner.discovered.get_or_init(|| availability::discover(&client)).await;
         if let Some(served) = served {
             match served.choose(spec) {
@@ -203,7 +209,7 @@ async fn run<K: Watched>(client: Client, namespace: Option<String>, cfg: watcher
         }
     }
     loop {
-        let resource = spec.api_resource(version);
+        let resource = overridden.clone().unwrap_or_else(|| spec.api_resource(version));
         let api: Api<Decoded<K>> = match ns {
             Some(ns) => Api::namespaced_with(client.clone(), ns, &resource),
             None => Api::all_with(client.clone(), &resource),
@@ -225,7 +231,7 @@ async fn run<K: Watched>(client: Client, namespace: Option<String>, cfg: watcher
                     Some(404) => {
                         let served = availability::discover(&client).await;
                         match served.as_ref().map(|s| s.choose(spec)) {
-                            Some(Choice::Version(v)) if v != version => {
+                            Some(Choice::Version(v)) if v != version && overridden.is_none() => {
                                 tracing::info!(%kind, from = version, to = v, "the served version changed; watching it");
                                 switch_to = Some(v);
                                 break;

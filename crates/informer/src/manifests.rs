@@ -23,7 +23,7 @@ use serde_json::{Map, Value};
 use crate::convert::PodAnnotationPrefixes;
 use crate::decode::DecodeError;
 use crate::kinds;
-use crate::{ClusterStore, ObjectKey, ResourceKind, TemplateFields};
+use crate::{ClusterStore, KindOverrides, ObjectKey, TemplateFields};
 
 /// How objects are loaded.
 #[derive(Debug, Clone, Default)]
@@ -37,6 +37,9 @@ pub struct LoadOptions {
     pub skip_unknown_kinds: bool,
     /// The fields templates read, kept beyond the views (the live informer keeps the same ones).
     pub template_fields: TemplateFields,
+    /// Kinds recognised by a configured apiVersion and kind instead of the table's (DNSEndpoints of
+    /// `--crd-source-apiversion`/`--crd-source-kind`).
+    pub overrides: KindOverrides,
 }
 
 /// Where in the input an object came from.
@@ -418,7 +421,7 @@ impl Loader {
         let Some(api_version) = str_field(&obj, "apiVersion").map(str::to_string) else {
             return Err(ManifestError::NoApiVersion { at, kind });
         };
-        let Some(rk) = ResourceKind::from_api_version(&api_version, &kind) else {
+        let Some(rk) = self.opts.overrides.kind_of(&api_version, &kind) else {
             return Err(ManifestError::UnknownKind { at, api_version, kind });
         };
         let metadata = obj.entry("metadata").or_insert_with(|| Value::Object(Map::new()));

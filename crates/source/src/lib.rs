@@ -282,12 +282,7 @@ pub fn shorten(value: &str) -> std::borrow::Cow<'_, str> {
 /// The `resource` label external-dns writes for an object's records: the kind in lower case, the
 /// namespace and the name (`service/default/web`). Rendered here, where records are made, and nowhere else.
 pub fn resource_label(object: &ObjectKey) -> String {
-    format!(
-        "{}/{}/{}",
-        object.kind.kind().to_ascii_lowercase(),
-        object.namespace,
-        object.name
-    )
+    format!("{}/{}/{}", object.kind.label_name(), object.namespace, object.name)
 }
 
 /// The object a `resource` label names, for the records read back from DNS; `None` for a label no kind

@@ -34,7 +34,7 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn from_env(var: &str) -> Result<PathBuf> {
+pub(crate) fn from_env(var: &str) -> Result<PathBuf> {
     std::env::var_os(var)
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
@@ -60,7 +60,7 @@ fn helm_template(chart: &Path, release: &str, namespace: &str, values: &Value, d
 }
 
 /// `kubectl apply --server-side -f FILE` as the cluster admin.
-fn apply_file(ctx: &Ctx, file: &Path) -> Result<()> {
+pub(crate) fn apply_file(ctx: &Ctx, file: &Path) -> Result<()> {
     let mut apply = ctx.cp.kubectl();
     apply
         .args(["apply", "--server-side", "--force-conflicts", "-f"])
@@ -70,7 +70,7 @@ fn apply_file(ctx: &Ctx, file: &Path) -> Result<()> {
 }
 
 /// `kubectl apply --server-side` of one object given as JSON (kinds the e2e client does not model: Secrets, CRDs).
-fn apply_json(ctx: &Ctx, obj: &Value) -> Result<()> {
+pub(crate) fn apply_json(ctx: &Ctx, obj: &Value) -> Result<()> {
     let dir = tempfile::tempdir()?;
     let file = dir.path().join("object.json");
     std::fs::write(&file, obj.to_string())?;
@@ -78,7 +78,7 @@ fn apply_json(ctx: &Ctx, obj: &Value) -> Result<()> {
 }
 
 /// An object from the API server, as JSON.
-fn get(ctx: &Ctx, kind: &str, namespace: &str, name: &str) -> Result<Value> {
+pub(crate) fn get(ctx: &Ctx, kind: &str, namespace: &str, name: &str) -> Result<Value> {
     let mut cmd = ctx.cp.kubectl();
     cmd.args(["get", kind, name, "--namespace", namespace, "--output=json"]);
     Ok(serde_json::from_str(&output(cmd)?)?)

@@ -8,6 +8,7 @@ use anyhow::Result;
 use crate::control_plane::ControlPlane;
 
 pub mod crash;
+pub mod crd;
 pub mod degraded;
 pub mod differential;
 pub mod drift;
@@ -65,6 +66,12 @@ pub struct Scenario {
 }
 
 pub const ALL: &[Scenario] = &[
+    Scenario {
+        name: "crd",
+        about: "--source=crd: external-dns's DNSEndpoint CRD, entries published by type, a bad entry skipped, observedGeneration written",
+        default: true,
+        run: crd::run,
+    },
     Scenario {
         name: "sources",
         about: "every source kind published from objects created through the API server",

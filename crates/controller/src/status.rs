@@ -1,0 +1,43 @@
+//! What a sync tells the objects themselves: the outcome, object by object, for a sink that writes it back
+//! onto them (DNSEndpoint status, `--source=crd`). The controller never holds an API client: the binary's
+//! sink does, as for Events.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use extdns_endpoint::ObjectRef;
+use extdns_informer::{ClusterStore, ObjectKey};
+
+use crate::events::{Outcome, objects_of};
+
+/// One sync's outcome, by object.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SyncStatus {
+    /// Objects with a change the provider refused this sync.
+    pub errored: BTreeSet<ObjectRef>,
+    /// Objects the sources could not evaluate.
+    pub failed: BTreeSet<ObjectKey>,
+}
+
+impl SyncStatus {
+    pub(crate) fn of(outcome: &Outcome<'_>) -> SyncStatus {
+        SyncStatus {
+            errored: outcome
+                .errored
+                .iter()
+                .flat_map(|c| objects_of(c).iter().cloned().collect::<Vec<_>>())
+                .collect(),
+            failed: outcome.failed.iter().map(|(k, _)| (*k).clone()).collect(),
+        }
+    }
+}
+
+/// Where each planned sync's outcome goes, with the objects it was computed from. Called only after a sync
+/// that reached the provider or found nothing to do (never while the view is incomplete, in a dry run or
+/// while another replica leads). Failing to write never fails a sync, so the sink reports its own errors.
+#[async_trait]
+pub trait StatusSink: Send + Sync {
+    async fn report(&self, cluster: Arc<ClusterStore>, status: SyncStatus);
+}

@@ -1,0 +1,248 @@
+//! `--source=crd`: each sync's outcome written back onto the DNSEndpoints, as external-dns writes it.
+//!
+//! - `status.observedGeneration`: set to `metadata.generation` whenever they differ, with an update of the
+//!   status subresource (external-dns v0.22's rule and verb, so the same RBAC serves both).
+//! - `status.conditions` `Accepted` (reasons `Accepted`, `Invalid`) and `Ready` (`Programmed`, `Failed`,
+//!   `Filtered`, `Invalid`), the names of external-dns's open PR #6609, so tools built for it read ours.
+//!   v0.22's CRD has no `conditions` in its status schema and the API server prunes them; to never
+//!   rewrite a status that cannot hold them at every sync, conditions alone trigger a write only when the
+//!   object already carries some (a CRD that keeps them); otherwise they ride along with the
+//!   observedGeneration update.
+//!
+//! Writes happen only when something changed. The status is read first (the view keeps no
+//! resourceVersion) and replaced with the read's resourceVersion, so a concurrent edit wins and the next
+//! sync retries.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use extdns_controller::{StatusSink, SyncStatus};
+use extdns_endpoint::ObjectRef;
+use extdns_informer::view::{DnsEndpoint, DnsEndpointCondition};
+use extdns_informer::{ClusterStore, KindOverrides, ObjectKey, ResourceKind};
+use extdns_source_crd::{CrdSourceConfig, InvalidEntry, SOURCE_NAME, object_endpoints};
+use kube::api::{Api, ApiResource, DynamicObject, PostParams};
+use serde_json::{Value, json};
+use tracing::{debug, warn};
+
+/// Writes DNSEndpoint status with the binary's client.
+pub struct CrdStatus {
+    client: kube::Client,
+    resource: ApiResource,
+    config: CrdSourceConfig,
+}
+
+impl CrdStatus {
+    pub fn new(client: kube::Client, overrides: &KindOverrides, config: CrdSourceConfig) -> Self {
+        CrdStatus {
+            client,
+            resource: overrides.api_resource(ResourceKind::DnsEndpoint),
+            config,
+        }
+    }
+
+    async fn write(&self, o: &DnsEndpoint, conditions: &[DnsEndpointCondition]) -> Result<(), kube::Error> {
+        let api: Api<DynamicObject> = Api::namespaced_with(self.client.clone(), &o.meta.namespace, &self.resource);
+        let mut current = api.get(&o.meta.name).await?;
+        let generation = current.metadata.generation;
+        let now = k8s_openapi::jiff::Timestamp::now().to_string();
+        let old: Vec<Value> = current.data["status"]["conditions"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let conditions: Vec<Value> = conditions
+            .iter()
+            .map(|c| {
+                // A condition keeps its transition time unless its status changes.
+                let since = old
+                    .iter()
+                    .find(|x| x["type"] == c.type_.as_str() && x["status"] == c.status.as_str())
+                    .and_then(|x| x["lastTransitionTime"].as_str().map(String::from))
+                    .unwrap_or_else(|| now.clone());
+                json!({"type": c.type_, "status": c.status, "reason": c.reason, "message": c.message,
+                       "observedGeneration": generation, "lastTransitionTime": since})
+            })
+            .collect();
+        let status = current
+            .data
+            .as_object_mut()
+            .map(|d| d.entry("status").or_insert_with(|| json!({})));
+        if let Some(Value::Object(status)) = status {
+            status.insert("observedGeneration".into(), json!(generation));
+            status.insert("conditions".into(), Value::Array(conditions));
+        }
+        api.replace_status(&o.meta.name, &PostParams::default(), &current)
+            .await?;
+        Ok(())
+    }
+}
+
+/// The conditions an object's outcome calls for: `Accepted`, then `Ready`.
+pub fn conditions(o: &DnsEndpoint, status: &SyncStatus) -> Vec<DnsEndpointCondition> {
+    let (endpoints, invalid) = object_endpoints(o);
+    let key = ObjectKey::new(ResourceKind::DnsEndpoint, &o.meta.namespace, &o.meta.name);
+    let reference = ObjectRef {
+        source: SOURCE_NAME.to_string(),
+        namespace: o.meta.namespace.clone(),
+        name: o.meta.name.clone(),
+    };
+    let cond = |type_: &str, ok: bool, reason: &str, message: String| DnsEndpointCondition {
+        type_: type_.into(),
+        status: if ok { "True" } else { "False" }.into(),
+        reason: reason.into(),
+        message,
+    };
+    let accepted = if invalid.is_empty() && !status.failed.contains(&key) {
+        cond("Accepted", true, "Accepted", "every entry is valid".into())
+    } else {
+        cond("Accepted", false, "Invalid", describe(&invalid))
+    };
+    let ready = if status.failed.contains(&key) || (endpoints.is_empty() && !invalid.is_empty()) {
+        cond("Ready", false, "Invalid", "no entry can be published".into())
+    } else if status.errored.contains(&reference) {
+        cond(
+            "Ready",
+            false,
+            "Failed",
+            "the provider refused a change of its records".into(),
+        )
+    } else if endpoints.is_empty() {
+        cond("Ready", false, "Filtered", "no records to publish".into())
+    } else {
+        cond("Ready", true, "Programmed", "its records are published".into())
+    };
+    vec![accepted, ready]
+}
+
+fn describe(invalid: &[InvalidEntry]) -> String {
+    if invalid.is_empty() {
+        return "the object could not be read".into();
+    }
+    invalid
+        .iter()
+        .map(|i| format!("spec.endpoints[{}]: {}", i.index, i.why))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Whether `o`'s status needs writing to show `wanted`.
+pub fn needs_write(o: &DnsEndpoint, wanted: &[DnsEndpointCondition]) -> bool {
+    if o.observed_generation != o.generation {
+        return true;
+    }
+    o.conditions.as_ref().is_some_and(|current| {
+        wanted.iter().any(|w| {
+            !current
+                .iter()
+                .any(|c| c.type_ == w.type_ && c.status == w.status && c.reason == w.reason && c.message == w.message)
+        })
+    })
+}
+
+#[async_trait]
+impl StatusSink for CrdStatus {
+    async fn report(&self, cluster: Arc<ClusterStore>, status: SyncStatus) {
+        for o in cluster.dns_endpoints() {
+            if !self.config.admits(&o) {
+                continue;
+            }
+            let wanted = conditions(&o, &status);
+            if !needs_write(&o, &wanted) {
+                continue;
+            }
+            match self.write(&o, &wanted).await {
+                Ok(()) => debug!(namespace = %o.meta.namespace, name = %o.meta.name, "DNSEndpoint status written"),
+                Err(e) => warn!(
+                    "could not update the status of DNSEndpoint {}/{}: {e}",
+                    o.meta.namespace, o.meta.name
+                ),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use extdns_informer::view::{DnsEndpointEntry, Meta};
+
+    use super::*;
+
+    fn object(entries: Vec<DnsEndpointEntry>, generation: i64, observed: Option<i64>) -> DnsEndpoint {
+        DnsEndpoint {
+            meta: Meta {
+                name: "web".into(),
+                namespace: "ns".into(),
+                ..Meta::default()
+            },
+            generation: Some(generation),
+            observed_generation: observed,
+            conditions: None,
+            endpoints: entries.into_iter().map(Some).collect(),
+        }
+    }
+
+    fn entry(target: &str) -> DnsEndpointEntry {
+        DnsEndpointEntry {
+            dns_name: "web.example.org".into(),
+            record_type: "A".into(),
+            targets: vec![target.into()],
+            ..DnsEndpointEntry::default()
+        }
+    }
+
+    fn reasons(c: &[DnsEndpointCondition]) -> Vec<(&str, &str, &str)> {
+        c.iter()
+            .map(|c| (c.type_.as_str(), c.status.as_str(), c.reason.as_str()))
+            .collect()
+    }
+
+    #[test]
+    fn conditions_follow_the_entries_and_the_sync() {
+        let ok = object(vec![entry("192.0.2.1")], 1, None);
+        let quiet = SyncStatus::default();
+        assert_eq!(
+            reasons(&conditions(&ok, &quiet)),
+            [("Accepted", "True", "Accepted"), ("Ready", "True", "Programmed")]
+        );
+        let mut refused = SyncStatus::default();
+        refused.errored.insert(ObjectRef {
+            source: "crd".into(),
+            namespace: "ns".into(),
+            name: "web".into(),
+        });
+        assert_eq!(reasons(&conditions(&ok, &refused))[1], ("Ready", "False", "Failed"));
+
+        let half = object(vec![entry("192.0.2.1"), entry("192.0.2.2.")], 1, None);
+        let c = conditions(&half, &quiet);
+        assert_eq!(
+            reasons(&c),
+            [("Accepted", "False", "Invalid"), ("Ready", "True", "Programmed")]
+        );
+        assert!(
+            c[0].message.starts_with("spec.endpoints[1]: illegal target"),
+            "{}",
+            c[0].message
+        );
+
+        let bad = object(vec![entry("192.0.2.2.")], 1, None);
+        assert_eq!(reasons(&conditions(&bad, &quiet))[1], ("Ready", "False", "Invalid"));
+        let empty = object(vec![], 1, None);
+        assert_eq!(reasons(&conditions(&empty, &quiet))[1], ("Ready", "False", "Filtered"));
+    }
+
+    #[test]
+    fn status_is_written_only_when_it_changes() {
+        let wanted = conditions(&object(vec![entry("192.0.2.1")], 2, None), &SyncStatus::default());
+        // external-dns's rule: observedGeneration behind generation.
+        assert!(needs_write(&object(vec![], 2, Some(1)), &wanted));
+        assert!(needs_write(&object(vec![], 2, None), &wanted));
+        // Up to date, and a CRD that prunes conditions: nothing to write, ever.
+        assert!(!needs_write(&object(vec![], 2, Some(2)), &wanted));
+        // A CRD that keeps conditions: written when they differ, not when they match.
+        let mut kept = object(vec![], 2, Some(2));
+        kept.conditions = Some(wanted.clone());
+        assert!(!needs_write(&kept, &wanted));
+        kept.conditions = Some(vec![wanted[0].clone()]);
+        assert!(needs_write(&kept, &wanted));
+    }
+}

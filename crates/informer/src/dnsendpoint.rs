@@ -1,0 +1,201 @@
+//! external-dns's DNSEndpoint (`externaldns.k8s.io/v1alpha1` by default): the API type the `crd` source
+//! reads, and its conversion to [`view::DnsEndpoint`].
+//!
+//! The CRD validates nothing (no required field, no enum), so every field is optional here and the source
+//! judges each entry; an entry that is `null` is skipped, as external-dns skips nil endpoints. The group,
+//! version, kind and plural the objects are watched at can come from configuration (`--crd-source-apiversion`,
+//! `--crd-source-kind`): the watch addresses them through the [`kube::core::ApiResource`] it is given, and
+//! the schema is the same whatever the group.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::Resource;
+use kube::core::NamespaceResourceScope;
+use serde::{Deserialize, Serialize};
+
+use crate::convert::meta;
+use crate::kinds::{Convert, ResourceKind, sealed::Sealed};
+use crate::view;
+
+/// A DNSEndpoint as the API serves it.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+pub struct DnsEndpoint {
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub spec: Option<DnsEndpointSpec>,
+    #[serde(default)]
+    pub status: Option<DnsEndpointStatus>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+pub struct DnsEndpointSpec {
+    #[serde(default)]
+    pub endpoints: Option<Vec<Option<EndpointEntry>>>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DnsEndpointStatus {
+    #[serde(default)]
+    pub observed_generation: Option<i64>,
+    /// external-dns's open PR #6609; absent under v0.22's CRD, whose schema prunes them.
+    #[serde(default)]
+    pub conditions: Option<Vec<StatusCondition>>,
+}
+
+/// One `status.conditions[]` entry, as far as extdns compares it.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusCondition {
+    #[serde(default, rename = "type")]
+    pub type_: String,
+    #[serde(default)]
+    pub status: String,
+    #[serde(default)]
+    pub reason: String,
+    #[serde(default)]
+    pub message: String,
+}
+
+/// One `spec.endpoints[]` entry, external-dns's `endpoint.Endpoint` JSON.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EndpointEntry {
+    #[serde(default)]
+    pub dns_name: Option<String>,
+    #[serde(default)]
+    pub targets: Option<Vec<String>>,
+    #[serde(default)]
+    pub record_type: Option<String>,
+    #[serde(default)]
+    pub set_identifier: Option<String>,
+    #[serde(default, rename = "recordTTL")]
+    pub record_ttl: Option<i64>,
+    #[serde(default)]
+    pub labels: Option<BTreeMap<String, String>>,
+    #[serde(default)]
+    pub provider_specific: Option<Vec<ProviderSpecificEntry>>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+pub struct ProviderSpecificEntry {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub value: String,
+}
+
+/// The default identity; a watch may address another group and kind through its `ApiResource`.
+impl Resource for DnsEndpoint {
+    type DynamicType = ();
+    type Scope = NamespaceResourceScope;
+
+    fn kind(_: &()) -> Cow<'_, str> {
+        Cow::Borrowed(DEFAULT_KIND)
+    }
+    fn group(_: &()) -> Cow<'_, str> {
+        Cow::Borrowed(DEFAULT_GROUP)
+    }
+    fn version(_: &()) -> Cow<'_, str> {
+        Cow::Borrowed(DEFAULT_VERSION)
+    }
+    fn plural(_: &()) -> Cow<'_, str> {
+        Cow::Borrowed("dnsendpoints")
+    }
+    fn meta(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+    fn meta_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+}
+
+/// external-dns's default group, version and kind (`--crd-source-apiversion`, `--crd-source-kind`).
+pub const DEFAULT_GROUP: &str = "externaldns.k8s.io";
+pub const DEFAULT_VERSION: &str = "v1alpha1";
+pub const DEFAULT_KIND: &str = "DNSEndpoint";
+
+impl Sealed for DnsEndpoint {
+    type View = view::DnsEndpoint;
+    const KIND: ResourceKind = ResourceKind::DnsEndpoint;
+    fn view(&self, _: &Convert<'_>) -> view::DnsEndpoint {
+        let entries = self
+            .spec
+            .as_ref()
+            .and_then(|s| s.endpoints.as_deref())
+            .unwrap_or_default();
+        view::DnsEndpoint {
+            meta: meta(&self.metadata),
+            generation: self.metadata.generation,
+            observed_generation: self.status.as_ref().and_then(|s| s.observed_generation),
+            conditions: self.status.as_ref().and_then(|s| s.conditions.as_ref()).map(|cs| {
+                cs.iter()
+                    .map(|c| view::DnsEndpointCondition {
+                        type_: c.type_.clone(),
+                        status: c.status.clone(),
+                        reason: c.reason.clone(),
+                        message: c.message.clone(),
+                    })
+                    .collect()
+            }),
+            endpoints: entries
+                .iter()
+                .map(|e| {
+                    e.as_ref().map(|e| view::DnsEndpointEntry {
+                        dns_name: e.dns_name.clone().unwrap_or_default(),
+                        targets: e.targets.clone().unwrap_or_default(),
+                        record_type: e.record_type.clone().unwrap_or_default(),
+                        set_identifier: e.set_identifier.clone().unwrap_or_default(),
+                        record_ttl: e.record_ttl.unwrap_or_default(),
+                        labels: e.labels.clone().unwrap_or_default().into_iter().collect(),
+                        provider_specific: e
+                            .provider_specific
+                            .iter()
+                            .flatten()
+                            .map(|p| (p.name.clone(), p.value.clone()))
+                            .collect(),
+                    })
+                })
+                .collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_field_reaches_the_view_and_null_entries_stay_in_place() {
+        let mut value = serde_json::json!({
+            "apiVersion": "externaldns.k8s.io/v1alpha1", "kind": "DNSEndpoint",
+            "metadata": {"name": "a", "namespace": "ns", "generation": 3},
+            "spec": {"endpoints": [null, {
+                "dnsName": "x.example.org", "targets": ["1.2.3.4"], "recordType": "A",
+                "setIdentifier": "s", "recordTTL": 60, "labels": {"k": "v"},
+                "providerSpecific": [{"name": "n", "value": "v"}]
+            }]},
+            "status": {"observedGeneration": 2}
+        });
+        let obj: DnsEndpoint = crate::kinds::decode(&mut value).expect("decodes");
+        let interner = crate::Interner::default();
+        let c = Convert {
+            interner: &interner,
+            pod_annotation_prefixes: &Default::default(),
+            template_fields: &Default::default(),
+        };
+        let v = obj.view(&c);
+        assert_eq!((v.generation, v.observed_generation), (Some(3), Some(2)));
+        assert_eq!(v.endpoints.len(), 2);
+        assert!(v.endpoints[0].is_none());
+        let e = v.endpoints[1].as_ref().expect("entry");
+        assert_eq!(e.dns_name, "x.example.org");
+        assert_eq!(e.record_ttl, 60);
+        assert_eq!(e.set_identifier, "s");
+        assert_eq!(e.labels, vec![("k".to_string(), "v".to_string())]);
+        assert_eq!(e.provider_specific, vec![("n".to_string(), "v".to_string())]);
+    }
+}

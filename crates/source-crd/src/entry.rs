@@ -1,0 +1,112 @@
+//! One `spec.endpoints[]` entry into one [`Endpoint`], with external-dns's per-type target rules.
+
+use std::fmt;
+
+use extdns_endpoint::{Endpoint, ProviderSpecific, ProviderSpecificProperty, RecordType, Targets, Ttl};
+use extdns_informer::view::DnsEndpointEntry;
+
+/// An entry that was skipped, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvalidEntry {
+    /// Its index in `spec.endpoints`.
+    pub index: usize,
+    pub why: Invalid,
+}
+
+/// Why an entry cannot be published.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Invalid {
+    /// `dnsName` is empty.
+    NoName,
+    /// `recordType` is empty or not one extdns manages.
+    RecordType(String),
+    /// `recordTTL` is negative.
+    NegativeTtl(i64),
+    /// A target breaks its type's trailing-dot rule; `fixed` is what it should read.
+    Target {
+        target: String,
+        record_type: String,
+        fixed: String,
+    },
+}
+
+impl fmt::Display for Invalid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Invalid::NoName => f.write_str("dnsName is empty"),
+            Invalid::RecordType(t) if t.is_empty() => f.write_str("recordType is empty"),
+            Invalid::RecordType(t) => write!(f, "recordType {t:?} is not a type extdns manages"),
+            Invalid::NegativeTtl(t) => write!(f, "recordTTL {t} is negative"),
+            Invalid::Target {
+                target,
+                record_type,
+                fixed,
+            } => write!(
+                f,
+                "illegal target {:?} for {record_type} record — use {:?} not {:?}",
+                extdns_source::shorten(target),
+                extdns_source::shorten(fixed),
+                extdns_source::shorten(target)
+            ),
+        }
+    }
+}
+
+/// The record an entry spells, verbatim (the pipeline normalises names and targets as for every source),
+/// or why it cannot be published.
+pub(crate) fn endpoint(e: &DnsEndpointEntry) -> Result<Endpoint, Invalid> {
+    if e.dns_name.is_empty() {
+        return Err(Invalid::NoName);
+    }
+    let record_type = RecordType::KNOWN
+        .into_iter()
+        .find(|t| t.as_str() == e.record_type)
+        .ok_or_else(|| Invalid::RecordType(e.record_type.clone()))?;
+    if e.record_ttl < 0 {
+        return Err(Invalid::NegativeTtl(e.record_ttl));
+    }
+    for target in &e.targets {
+        check_target(&record_type, target)?;
+    }
+    Ok(Endpoint {
+        dns_name: e.dns_name.clone(),
+        targets: Targets::from(e.targets.clone()),
+        record_type,
+        set_identifier: e.set_identifier.clone(),
+        record_ttl: Ttl(e.record_ttl),
+        labels: e.labels.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect(),
+        provider_specific: ProviderSpecific(
+            e.provider_specific
+                .iter()
+                .map(|(name, value)| ProviderSpecificProperty {
+                    name: name.clone(),
+                    value: value.clone(),
+                })
+                .collect(),
+        ),
+        ..Endpoint::default()
+    })
+}
+
+/// external-dns's trailing-dot rule for `target` of `record_type`.
+fn check_target(record_type: &RecordType, target: &str) -> Result<(), Invalid> {
+    let dotted = target.ends_with('.');
+    let illegal = match record_type {
+        RecordType::Cname | RecordType::Dname | RecordType::Txt | RecordType::Mx | RecordType::Srv => false,
+        RecordType::Naptr => !dotted,
+        _ => dotted,
+    };
+    if !illegal {
+        return Ok(());
+    }
+    let fixed = if *record_type == RecordType::Naptr {
+        format!("{target}.")
+    } else {
+        target.strip_suffix('.').unwrap_or(target).to_string()
+    };
+    Err(Invalid::Target {
+        target: target.to_string(),
+        record_type: record_type.to_string(),
+        fixed,
+    })
+}

@@ -1,0 +1,175 @@
+//! The DNSEndpoint source (`--source=crd`): the records external-dns's DNSEndpoint objects spell out.
+//!
+//! Each `spec.endpoints[]` entry is one record as written: name, targets, type, set identifier, TTL,
+//! labels and provider-specific properties. The source adds the `resource` label (`crd/<ns>/<name>`) and
+//! checks targets as external-dns v0.22 does: a trailing dot is allowed for CNAME and DNAME (either form)
+//! and SRV (RFC 2782 wants it), required for NAPTR, and rejected for the other types except TXT and MX,
+//! whose text is free. An entry that breaks a rule is skipped with a warning naming the object and the
+//! entry's index; the object's other entries publish. A, AAAA and CNAME entries without targets pass
+//! through for `--default-targets` (a CNAME without targets is then dropped by the merge, as external-dns
+//! drops it). Objects are scoped by `--namespace`, `--label-filter` and `--annotation-filter`.
+//!
+//! The group, version and kind the objects come from (`--crd-source-apiversion`, `--crd-source-kind`) are
+//! the informer's business ([`extdns_informer::KindOverrides`]); the source reads the one DNSEndpoint index.
+//!
+//! ```
+//! use std::path::Path;
+//!
+//! use extdns_informer::LoadOptions;
+//! use extdns_informer::manifests::{Format, Loader};
+//! use extdns_source::SourceExt;
+//! use extdns_source_crd::{CrdSource, CrdSourceConfig};
+//!
+//! let yaml = "
+//! apiVersion: externaldns.k8s.io/v1alpha1
+//! kind: DNSEndpoint
+//! metadata: {name: web, namespace: default}
+//! spec:
+//!   endpoints:
+//!   - {dnsName: web.example.org, recordType: A, targets: [192.0.2.10], recordTTL: 60}
+//! ";
+//! let mut loader = Loader::new(LoadOptions::default());
+//! loader.add_str(yaml, Path::new("example.yaml"), Format::Yaml)?;
+//! let store = loader.finish().store;
+//!
+//! let source = CrdSource::new(CrdSourceConfig::default());
+//! let endpoints = futures::executor::block_on(source.evaluate_all(&store))?.endpoints;
+//! assert_eq!(endpoints.len(), 1);
+//! assert_eq!(endpoints[0].dns_name, "web.example.org");
+//! assert_eq!(endpoints[0].label("resource"), Some("crd/default/web"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod entry;
+#[cfg(test)]
+mod tests;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use extdns_endpoint::{Endpoint, ObjectRef, merge_endpoints};
+use extdns_informer::view::DnsEndpoint;
+use extdns_informer::{ClusterStore, ObjectKey, ResourceKind};
+use extdns_source::{Evaluation, ObjectEndpoints, Objects, Selector, Source, SourceError};
+
+pub use entry::InvalidEntry;
+
+/// The `--source` name, also the `resource` label's kind and the object references' source.
+pub const SOURCE_NAME: &str = "crd";
+
+/// What the crd source is told by the flags.
+#[derive(Debug, Clone, Default)]
+pub struct CrdSourceConfig {
+    /// `--namespace`; `None` or empty for all.
+    pub namespace: Option<String>,
+    /// `--annotation-filter`.
+    pub annotation_filter: Selector,
+    /// `--label-filter`.
+    pub label_filter: Selector,
+}
+
+impl CrdSourceConfig {
+    /// Whether an object is in scope. Unlike the other sources, external-dns's crd source does not read
+    /// the `controller` annotation, so neither does this one.
+    pub fn admits(&self, o: &DnsEndpoint) -> bool {
+        if let Some(ns) = self.namespace.as_deref()
+            && !ns.is_empty()
+            && ns != o.meta.namespace
+        {
+            return false;
+        }
+        self.annotation_filter.matches(&o.meta.annotations) && self.label_filter.matches(&o.meta.labels)
+    }
+}
+
+/// The DNSEndpoint source.
+pub struct CrdSource {
+    config: CrdSourceConfig,
+}
+
+impl CrdSource {
+    pub fn new(config: CrdSourceConfig) -> Self {
+        CrdSource { config }
+    }
+
+    /// The admitted objects among `objects`, in object order.
+    fn selected(&self, cluster: &ClusterStore, objects: Objects<'_>) -> Vec<Arc<DnsEndpoint>> {
+        match objects.of_kind(ResourceKind::DnsEndpoint) {
+            None => cluster.dns_endpoints(),
+            Some(keys) => keys
+                .filter_map(|k| cluster.dns_endpoint(&k.namespace, &k.name))
+                .collect(),
+        }
+        .into_iter()
+        .filter(|o| self.config.admits(o))
+        .collect()
+    }
+}
+
+/// One object's records, its invalid entries warned about and left out.
+pub fn object_endpoints(o: &DnsEndpoint) -> (Vec<Endpoint>, Vec<InvalidEntry>) {
+    let resource = format!("{SOURCE_NAME}/{}/{}", o.meta.namespace, o.meta.name);
+    let reference = ObjectRef {
+        source: SOURCE_NAME.to_string(),
+        namespace: o.meta.namespace.clone(),
+        name: o.meta.name.clone(),
+    };
+    let mut endpoints = Vec::with_capacity(o.endpoints.len());
+    let mut invalid = Vec::new();
+    for (index, entry) in o.endpoints.iter().enumerate() {
+        let Some(entry) = entry else {
+            tracing::debug!(namespace = %o.meta.namespace, name = %o.meta.name, index, "skipping a null entry of spec.endpoints");
+            continue;
+        };
+        match entry::endpoint(entry) {
+            Ok(e) => endpoints.push(
+                e.with_label(extdns_endpoint::label::RESOURCE, resource.as_str())
+                    .with_ref_object(reference.clone()),
+            ),
+            Err(why) => {
+                tracing::warn!(
+                    "DNSEndpoint {}/{}: spec.endpoints[{index}] ({}) skipped: {why}",
+                    o.meta.namespace,
+                    o.meta.name,
+                    extdns_source::shorten(&entry.dns_name),
+                );
+                invalid.push(InvalidEntry { index, why });
+            }
+        }
+    }
+    (endpoints, invalid)
+}
+
+#[async_trait]
+impl Source for CrdSource {
+    fn name(&self) -> &str {
+        SOURCE_NAME
+    }
+
+    fn watched_kinds(&self) -> Vec<ResourceKind> {
+        vec![ResourceKind::DnsEndpoint]
+    }
+
+    async fn evaluate(&self, cluster: &ClusterStore, objects: Objects<'_>) -> Result<Evaluation, SourceError> {
+        let failed = extdns_source::undecodable(cluster, ResourceKind::DnsEndpoint, objects);
+        let mut out = Vec::new();
+        for o in self.selected(cluster, objects) {
+            let (endpoints, _) = object_endpoints(&o);
+            if !endpoints.is_empty() {
+                out.push(ObjectEndpoints {
+                    object: ObjectKey::new(ResourceKind::DnsEndpoint, &o.meta.namespace, &o.meta.name),
+                    endpoints,
+                });
+            }
+        }
+        Ok(Evaluation::new(out, failed))
+    }
+
+    /// external-dns's `MergeEndpoints` over the whole source: records of one name, type, set identifier
+    /// and TTL (and, for CNAME and DNAME, first target) become one, the first one's labels winning; CNAME
+    /// and DNAME records without targets are dropped. Names are merged on their own, so an incremental
+    /// sync that merges only the touched names agrees.
+    fn merge(&self, endpoints: Vec<Endpoint>) -> Vec<Endpoint> {
+        merge_endpoints(endpoints)
+    }
+}

@@ -1,0 +1,583 @@
+//! external-dns's `source/crd_test.go` table (`testCRDSourceEndpoints`, `TestCRDSourceIllegalTargetWarnings`,
+//! `TestDNSEndpointsWithSetResourceLabels`), transcribed, and extdns's own rules for bad entries.
+
+use std::path::Path;
+
+use extdns_endpoint::{Endpoint, RecordType};
+use extdns_informer::manifests::{Format, Loader};
+use extdns_informer::{ClusterStore, KindOverrides, LoadOptions, ResourceKind};
+use extdns_source::{Selector, SourceExt};
+use serde_json::{Value, json};
+
+use super::*;
+use crate::entry::Invalid;
+
+fn store_with(objects: &[Value], overrides: KindOverrides) -> ClusterStore {
+    let mut opts = LoadOptions::default();
+    opts.overrides = overrides;
+    let mut loader = Loader::new(opts);
+    for o in objects {
+        loader
+            .add_str(&o.to_string(), Path::new("test.json"), Format::Json)
+            .expect("the test object loads");
+    }
+    loader.finish().store
+}
+
+fn dns_endpoint(ns: &str, labels: Value, annotations: Value, endpoints: Value) -> Value {
+    json!({
+        "apiVersion": "externaldns.k8s.io/v1alpha1", "kind": "DNSEndpoint",
+        "metadata": {"name": "test", "namespace": ns, "generation": 1, "labels": labels, "annotations": annotations},
+        "spec": {"endpoints": endpoints}
+    })
+}
+
+fn ep(name: &str, record_type: &str, targets: &[&str]) -> Value {
+    json!({"dnsName": name, "recordType": record_type, "targets": targets, "recordTTL": 180})
+}
+
+/// One row of `testCRDSourceEndpoints`.
+struct Case {
+    title: &'static str,
+    namespace_filter: &'static str,
+    object_namespace: &'static str,
+    endpoints: Value,
+    expect_endpoints: bool,
+    annotation_filter: &'static str,
+    label_filter: &'static str,
+    annotations: Value,
+    labels: Value,
+}
+
+impl Default for Case {
+    fn default() -> Self {
+        Case {
+            title: "",
+            namespace_filter: "foo",
+            object_namespace: "foo",
+            endpoints: json!([]),
+            expect_endpoints: false,
+            annotation_filter: "",
+            label_filter: "",
+            annotations: json!({}),
+            labels: json!({}),
+        }
+    }
+}
+
+fn evaluate(source: &CrdSource, store: &ClusterStore) -> Vec<Endpoint> {
+    futures::executor::block_on(source.evaluate_all(store))
+        .expect("the crd source never fails whole")
+        .endpoints
+}
+
+/// The endpoints a row's entries spell, as external-dns's `ValidateEndpoints` compares them.
+/// What `ValidateEndpoints` compares: name, type, sorted targets, TTL, set identifier, provider-specific.
+type Compared = Vec<(String, RecordType, Vec<String>, i64, String, Vec<(String, String)>)>;
+
+fn expected(entries: &Value) -> Compared {
+    let mut out: Vec<_> = entries
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|e| {
+            let s = |k: &str| e[k].as_str().unwrap_or_default().to_string();
+            let mut targets: Vec<String> = e["targets"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|t| t.as_str().map(String::from))
+                .collect();
+            targets.sort();
+            let ps = e["providerSpecific"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|p| {
+                    (
+                        p["name"].as_str().unwrap_or_default().to_string(),
+                        p["value"].as_str().unwrap_or_default().to_string(),
+                    )
+                })
+                .collect();
+            (
+                s("dnsName"),
+                s("recordType").parse().unwrap_or(RecordType::A),
+                targets,
+                e["recordTTL"].as_i64().unwrap_or_default(),
+                s("setIdentifier"),
+                ps,
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn got(endpoints: &[Endpoint]) -> Compared {
+    let mut out: Vec<_> = endpoints
+        .iter()
+        .map(|e| {
+            let mut targets: Vec<String> = e.targets.iter().map(|t| t.as_str().to_string()).collect();
+            targets.sort();
+            (
+                e.dns_name.clone(),
+                e.record_type.clone(),
+                targets,
+                e.record_ttl.0,
+                e.set_identifier.clone(),
+                e.provider_specific
+                    .iter()
+                    .map(|p| (p.name.clone(), p.value.clone()))
+                    .collect(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn crd_test_go_endpoints_table() {
+    let that = json!({"test": "that"});
+    let cases = vec![
+        Case {
+            title: "endpoints within a specific namespace",
+            endpoints: json!([ep("abc.example.org", "A", &["1.2.3.4"])]),
+            expect_endpoints: true,
+            ..Case::default()
+        },
+        Case {
+            title: "no endpoints within a specific namespace",
+            object_namespace: "bar",
+            endpoints: json!([ep("abc.example.org", "A", &["1.2.3.4"])]),
+            ..Case::default()
+        },
+        Case {
+            title: "valid crd with no targets (relies on default-targets)",
+            endpoints: json!([ep("no-targets.example.org", "A", &[])]),
+            expect_endpoints: true,
+            ..Case::default()
+        },
+        Case {
+            title: "valid crd gvk with single endpoint",
+            endpoints: json!([ep("abc.example.org", "A", &["1.2.3.4"])]),
+            expect_endpoints: true,
+            ..Case::default()
+        },
+        Case {
+            title: "valid crd gvk with multiple endpoints",
+            endpoints: json!([
+                ep("abc.example.org", "A", &["1.2.3.4"]),
+                ep("xyz.example.org", "CNAME", &["abc.example.org"])
+            ]),
+            expect_endpoints: true,
+            ..Case::default()
+        },
+        Case {
+            title: "valid crd gvk with annotation and non matching annotation filter",
+            annotations: that.clone(),
+            annotation_filter: "test=filter_something_else",
+            endpoints: json!([ep("abc.example.org", "A", &["1.2.3.4"])]),
+            ..Case::default()
+        },
+        Case {
+            title: "valid crd gvk with annotation and matching annotation filter",
+            annotations: that.clone(),
+            annotation_filter: "test=that",
+            endpoints: json!([ep("abc.example.org", "A", &["1.2.3.4"])]),
+            expect_endpoints: true,
+            ..Case::default()
+        },
+        Case {
+            title: "valid crd gvk with label and non matching label filter",
+            labels: that.clone(),
+            label_filter: "test=filter_something_else",
+            endpoints: json!([ep("abc.example.org", "A", &["1.2.3.4"])]),
+            ..Case::default()
+        },
+        Case {
+            title: "valid crd gvk with label and matching label filter",
+            labels: that.clone(),
+            label_filter: "test=that",
+            endpoints: json!([ep("abc.example.org", "A", &["1.2.3.4"])]),
+            expect_endpoints: true,
+            ..Case::default()
+        },
+        Case {
+            title: "Create NS record",
+            labels: that.clone(),
+            label_filter: "test=that",
+            endpoints: json!([ep("abc.example.org", "NS", &["ns1.k8s.io", "ns2.k8s.io"])]),
+            expect_endpoints: true,
+            ..Case::default()
+        },
+        Case {
+            title: "Create SRV record",
+            labels: that.clone(),
+            label_filter: "test=that",
+            endpoints: json!([ep(
+                "_svc._tcp.example.org",
+                "SRV",
+                &["0 0 80 abc.example.org", "0 0 80 def.example.org"]
+            )]),
+            expect_endpoints: true,
+            ..Case::default()
+        },
+        Case {
+            title: "SRV target with trailing dot (RFC 2782 absolute FQDN host) is valid (#6357)",
+            labels: that.clone(),
+            label_filter: "test=that",
+            endpoints: json!([ep(
+                "_svc._tcp.example.org",
+                "SRV",
+                &["0 0 80 abc.example.org.", "10 20 443 def.example.org."]
+            )]),
+            expect_endpoints: true,
+            ..Case::default()
+        },
+        Case {
+            title: "Create NAPTR record",
+            labels: that.clone(),
+            label_filter: "test=that",
+            endpoints: json!([ep(
+                "example.org",
+                "NAPTR",
+                &[
+                    r#"100 10 "S" "SIP+D2U" "!^.*$!sip:customer-service@example.org!" _sip._udp.example.org."#,
+                    r#"102 10 "S" "SIP+D2T" "!^.*$!sip:customer-service@example.org!" _sip._tcp.example.org."#
+                ]
+            )]),
+            expect_endpoints: true,
+            ..Case::default()
+        },
+        Case {
+            title: "CNAME target with trailing dot (RFC 1035 §5.1 absolute FQDN) is valid",
+            labels: that.clone(),
+            label_filter: "test=that",
+            endpoints: json!([ep("example.org", "CNAME", &["foo.example.org."])]),
+            expect_endpoints: true,
+            ..Case::default()
+        },
+        Case {
+            title: "CNAME target without trailing dot (relative name)",
+            labels: that.clone(),
+            label_filter: "test=that",
+            endpoints: json!([{"dnsName": "internal.example.com", "recordType": "CNAME",
+                               "targets": ["backend.cluster.local"], "recordTTL": 300}]),
+            expect_endpoints: true,
+            ..Case::default()
+        },
+        Case {
+            title: "DNAME target with trailing dot (RFC 1035 §5.1 absolute FQDN) is valid",
+            labels: that.clone(),
+            label_filter: "test=that",
+            endpoints: json!([ep("example.org", "DNAME", &["target.example.net."])]),
+            expect_endpoints: true,
+            ..Case::default()
+        },
+        Case {
+            title: "DNAME target without trailing dot (relative name) is valid",
+            labels: that.clone(),
+            label_filter: "test=that",
+            endpoints: json!([ep("example.org", "DNAME", &["target.example.net"])]),
+            expect_endpoints: true,
+            ..Case::default()
+        },
+        Case {
+            title: "CNAME and DNAME with the same name are both emitted",
+            labels: that.clone(),
+            label_filter: "test=that",
+            endpoints: json!([
+                ep("example.org", "CNAME", &["cname-target.example.net"]),
+                ep("example.org", "DNAME", &["dname-target.example.net"])
+            ]),
+            expect_endpoints: true,
+            ..Case::default()
+        },
+        Case {
+            title: "illegal target NAPTR",
+            labels: that.clone(),
+            label_filter: "test=that",
+            endpoints: json!([ep(
+                "example.org",
+                "NAPTR",
+                &[
+                    r#"100 10 "S" "SIP+D2U" "!^.*$!sip:customer-service@example.org!" _sip._udp.example.org"#,
+                    r#"102 10 "S" "SIP+D2T" "!^.*$!sip:customer-service@example.org!" _sip._tcp.example.org"#
+                ]
+            )]),
+            ..Case::default()
+        },
+        Case {
+            title: "valid target TXT",
+            labels: that.clone(),
+            label_filter: "test=that",
+            endpoints: json!([ep("example.org", "TXT", &["foo.example.org."])]),
+            expect_endpoints: true,
+            ..Case::default()
+        },
+        Case {
+            title: "illegal target A",
+            labels: that.clone(),
+            label_filter: "test=that",
+            endpoints: json!([ep("example.org", "A", &["1.2.3.4."])]),
+            ..Case::default()
+        },
+        Case {
+            title: "MX Record allowing trailing dot in target",
+            labels: that.clone(),
+            label_filter: "test=that",
+            endpoints: json!([ep("example.org", "MX", &["example.com."])]),
+            expect_endpoints: true,
+            ..Case::default()
+        },
+        Case {
+            title: "MX Record without trailing dot in target",
+            labels: that.clone(),
+            label_filter: "test=that",
+            endpoints: json!([ep("example.org", "MX", &["example.com"])]),
+            expect_endpoints: true,
+            ..Case::default()
+        },
+        Case {
+            title: "provider-specific properties are passed through from DNSEndpoint spec",
+            namespace_filter: "bar",
+            object_namespace: "bar",
+            endpoints: json!([{
+                "dnsName": "subdomain.example.org", "targets": ["other.example.org"], "recordType": "CNAME",
+                "recordTTL": 180, "setIdentifier": "some-unique-id",
+                "providerSpecific": [
+                    {"name": "aws/failover", "value": "PRIMARY"},
+                    {"name": "aws/health-check-id", "value": "asdf1234-as12-as12-as12-asdf12345678"},
+                    {"name": "aws/evaluate-target-health", "value": "true"}
+                ]
+            }]),
+            expect_endpoints: true,
+            ..Case::default()
+        },
+    ];
+    for c in cases {
+        let store = store_with(
+            &[dns_endpoint(
+                c.object_namespace,
+                c.labels,
+                c.annotations,
+                c.endpoints.clone(),
+            )],
+            KindOverrides::new(),
+        );
+        let source = CrdSource::new(CrdSourceConfig {
+            namespace: Some(c.namespace_filter.to_string()),
+            annotation_filter: Selector::parse(c.annotation_filter).expect("filter parses"),
+            label_filter: Selector::parse(c.label_filter).expect("filter parses"),
+        });
+        let endpoints = evaluate(&source, &store);
+        if !c.expect_endpoints {
+            assert!(endpoints.is_empty(), "{}: {endpoints:?}", c.title);
+            continue;
+        }
+        assert_eq!(got(&endpoints), expected(&c.endpoints), "{}", c.title);
+        for e in &endpoints {
+            assert_eq!(
+                e.label("resource"),
+                Some(format!("crd/{}/test", c.object_namespace).as_str()),
+                "{}",
+                c.title
+            );
+        }
+    }
+}
+
+/// `TestCRDSourceIllegalTargetWarnings`: the message names the target, the type and the fix.
+#[test]
+fn crd_test_go_illegal_target_warnings() {
+    let cases = [
+        (
+            ep("example.org", "A", &["1.2.3.4."]),
+            Some(r#"illegal target "1.2.3.4." for A record — use "1.2.3.4" not "1.2.3.4.""#),
+        ),
+        (
+            ep("example.org", "NAPTR", &["_sip._udp.example.org"]),
+            Some(
+                r#"illegal target "_sip._udp.example.org" for NAPTR record — use "_sip._udp.example.org." not "_sip._udp.example.org""#,
+            ),
+        ),
+        (ep("example.org", "CNAME", &[]), None),
+        (ep("_svc._tcp.example.org", "SRV", &["0 0 80 abc.example.org."]), None),
+    ];
+    for (entry, want) in cases {
+        let store = store_with(
+            &[dns_endpoint("foo", json!({}), json!({}), json!([entry]))],
+            KindOverrides::new(),
+        );
+        let o = store.dns_endpoint("foo", "test").expect("stored");
+        let (_, invalid) = object_endpoints(&o);
+        let messages: Vec<String> = invalid.iter().map(|i| i.why.to_string()).collect();
+        match want {
+            Some(w) => assert_eq!(messages, vec![w.to_string()]),
+            None => assert!(messages.is_empty(), "{messages:?}"),
+        }
+    }
+}
+
+/// `TestDNSEndpointsWithSetResourceLabels`: every endpoint carries `resource=crd/<ns>/<name>`, also when
+/// the entry brings labels of its own.
+#[test]
+fn crd_test_go_resource_labels_are_set() {
+    let entries = json!([
+        {"dnsName": "a.example.org", "recordType": "A", "targets": ["1.1.1.1"], "labels": {"owner": "x"}},
+        {"dnsName": "b.example.org", "recordType": "AAAA", "targets": ["2001:db8::1"]}
+    ]);
+    let store = store_with(
+        &[dns_endpoint("ns", json!({}), json!({}), entries)],
+        KindOverrides::new(),
+    );
+    let endpoints = evaluate(&CrdSource::new(CrdSourceConfig::default()), &store);
+    assert_eq!(endpoints.len(), 2);
+    for e in &endpoints {
+        assert_eq!(e.label("resource"), Some("crd/ns/test"));
+        assert_eq!(e.ref_objects.iter().next().map(|r| r.source.as_str()), Some("crd"));
+    }
+    assert_eq!(endpoints[0].label("owner"), Some("x"));
+}
+
+#[test]
+fn a_bad_entry_is_skipped_and_the_rest_of_the_object_publishes() {
+    let entries = json!([
+        null,
+        {"dnsName": "", "recordType": "A", "targets": ["1.1.1.1"]},
+        {"dnsName": "x.example.org", "recordType": "BOGUS", "targets": ["1.1.1.1"]},
+        {"dnsName": "x.example.org", "recordType": "A", "targets": ["1.1.1.1"], "recordTTL": -5},
+        {"dnsName": "x.example.org", "recordType": "AAAA", "targets": ["2001:db8::1."]},
+        {"dnsName": "ok.example.org", "recordType": "A", "targets": ["192.0.2.1"], "recordTTL": 30}
+    ]);
+    let store = store_with(
+        &[dns_endpoint("ns", json!({}), json!({}), entries)],
+        KindOverrides::new(),
+    );
+    let o = store.dns_endpoint("ns", "test").expect("stored");
+    let (endpoints, invalid) = object_endpoints(&o);
+    assert_eq!(invalid.iter().map(|i| i.index).collect::<Vec<_>>(), vec![1, 2, 3, 4]);
+    assert_eq!(invalid[0].why, Invalid::NoName);
+    assert_eq!(invalid[1].why, Invalid::RecordType("BOGUS".into()));
+    assert_eq!(invalid[2].why, Invalid::NegativeTtl(-5));
+    assert_eq!(endpoints.len(), 1);
+    assert_eq!(endpoints[0].dns_name, "ok.example.org");
+    assert_eq!(endpoints[0].record_ttl.0, 30);
+}
+
+#[test]
+fn every_record_type_external_dns_manages_is_read() {
+    let entries = json!([
+        ep("a.example.org", "A", &["192.0.2.1"]),
+        ep("a.example.org", "AAAA", &["2001:db8::1"]),
+        ep("c.example.org", "CNAME", &["a.example.org"]),
+        ep("t.example.org", "TXT", &["hello world"]),
+        ep("_s._tcp.example.org", "SRV", &["0 5 80 a.example.org."]),
+        ep("m.example.org", "MX", &["10 mail.example.org"]),
+        ep(
+            "n.example.org",
+            "NAPTR",
+            &[r#"1 1 "S" "SIP+D2U" "" _sip._udp.example.org."#]
+        ),
+        ep("1.2.0.192.in-addr.arpa", "PTR", &["a.example.org"]),
+        ep("sub.example.org", "NS", &["ns1.example.org"]),
+    ]);
+    let store = store_with(
+        &[dns_endpoint("ns", json!({}), json!({}), entries.clone())],
+        KindOverrides::new(),
+    );
+    let endpoints = evaluate(&CrdSource::new(CrdSourceConfig::default()), &store);
+    assert_eq!(got(&endpoints), expected(&entries));
+}
+
+#[test]
+fn records_several_objects_share_are_merged_the_first_owning_them() {
+    let a = dns_endpoint(
+        "a",
+        json!({}),
+        json!({}),
+        json!([ep("x.example.org", "A", &["192.0.2.2"])]),
+    );
+    let b = dns_endpoint(
+        "b",
+        json!({}),
+        json!({}),
+        json!([ep("x.example.org", "A", &["192.0.2.1"])]),
+    );
+    let store = store_with(&[b, a], KindOverrides::new());
+    let endpoints = evaluate(&CrdSource::new(CrdSourceConfig::default()), &store);
+    assert_eq!(endpoints.len(), 1);
+    assert_eq!(
+        endpoints[0]
+            .targets
+            .iter()
+            .map(|t| t.as_str())
+            .collect::<Vec<_>>()
+            .join(","),
+        "192.0.2.1,192.0.2.2"
+    );
+    assert_eq!(endpoints[0].label("resource"), Some("crd/a/test"));
+    assert_eq!(endpoints[0].ref_objects.len(), 2);
+}
+
+#[test]
+fn a_configured_group_and_kind_is_read_and_the_default_one_is_not() {
+    let mut overrides = KindOverrides::new();
+    overrides.set_resource(
+        ResourceKind::DnsEndpoint,
+        "externaldns.nginx.org/v1",
+        "DNSEndpoint",
+        "dnsendpoints",
+    );
+    let mut nginx = dns_endpoint(
+        "ns",
+        json!({}),
+        json!({}),
+        json!([ep("n.example.org", "A", &["192.0.2.9"])]),
+    );
+    nginx["apiVersion"] = json!("externaldns.nginx.org/v1");
+    let store = store_with(&[nginx], overrides.clone());
+    let endpoints = evaluate(&CrdSource::new(CrdSourceConfig::default()), &store);
+    assert_eq!(endpoints.len(), 1);
+    assert_eq!(endpoints[0].label("resource"), Some("crd/ns/test"));
+
+    let upstream = dns_endpoint("ns", json!({}), json!({}), json!([]));
+    let mut opts = LoadOptions::default();
+    opts.overrides = overrides;
+    let mut loader = Loader::new(opts);
+    assert!(
+        loader
+            .add_str(&upstream.to_string(), Path::new("t.json"), Format::Json)
+            .is_err(),
+        "the default group is not read when another is configured"
+    );
+}
+
+#[test]
+fn an_incremental_evaluation_agrees_with_a_full_one() {
+    use std::collections::BTreeSet;
+
+    use extdns_informer::ObjectKey;
+    use extdns_source::Objects;
+
+    let a = dns_endpoint(
+        "a",
+        json!({}),
+        json!({}),
+        json!([ep("x.example.org", "A", &["192.0.2.2"])]),
+    );
+    let b = dns_endpoint(
+        "b",
+        json!({}),
+        json!({}),
+        json!([ep("y.example.org", "A", &["192.0.2.1"])]),
+    );
+    let store = store_with(&[a, b], KindOverrides::new());
+    let source = CrdSource::new(CrdSourceConfig::default());
+    let only: BTreeSet<ObjectKey> = [ObjectKey::new(ResourceKind::DnsEndpoint, "b", "test")].into();
+    let some = futures::executor::block_on(source.evaluate(&store, Objects::Only(&only))).expect("evaluates");
+    assert_eq!(some.objects.len(), 1);
+    assert_eq!(some.objects[0].endpoints[0].dns_name, "y.example.org");
+}
