@@ -147,6 +147,8 @@ pub struct Flags {
     #[command(flatten)]
     pub gateway: GatewayFlags,
     #[command(flatten)]
+    pub ingress: IngressFlags,
+    #[command(flatten)]
     pub provider: ProviderFlags,
     #[command(flatten)]
     pub registry: RegistryFlags,
@@ -214,7 +216,7 @@ impl KubeFlags {
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Sources")]
 pub struct SourceFlags {
-    /// The sources of endpoints (repeatable): service, gateway-httproute, gateway-grpcroute, gateway-tlsroute,
+    /// The sources of endpoints (repeatable): service, ingress, gateway-httproute, gateway-grpcroute, gateway-tlsroute,
     /// gateway-tcproute, gateway-udproute, ...
     #[arg(long, value_name = "SOURCE", value_enum, required = true)]
     pub source: Vec<SourceName>,
@@ -379,6 +381,21 @@ pub struct GatewayFlags {
     /// Accept routes attached to ListenerSets.
     #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
     pub gateway_listener_sets: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Ingress source")]
+pub struct IngressFlags {
+    /// Only Ingresses of this class (repeatable): `spec.ingressClassName`, or the
+    /// `kubernetes.io/ingress.class` annotation when that is unset.
+    #[arg(long, value_name = "CLASS")]
+    pub ingress_class: Vec<String>,
+    /// Do not publish the hosts of `spec.tls`.
+    #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    pub ignore_ingress_tls_spec: bool,
+    /// Do not publish the hosts of `spec.rules`.
+    #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    pub ignore_ingress_rules_spec: bool,
 }
 
 // ------------------------------------------------------------------------------------------- Providers

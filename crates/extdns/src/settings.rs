@@ -24,6 +24,7 @@ use extdns_source::template::{TemplateKind, TemplateUse, template_fields};
 use extdns_source::wrappers::PipelineConfig;
 use extdns_source::{Annotations, FqdnTemplate, Selector, SourceConfig};
 use extdns_source_gateway::GatewaySourceConfig;
+use extdns_source_ingress::{INGRESS_CLASS_ANNOTATION, IngressSourceConfig};
 use extdns_source_service::{ConfigError as ServiceConfigError, ServiceSourceConfig};
 use ipnet::Ipv6Net;
 
@@ -48,6 +49,7 @@ fn invalid(message: impl Into<String>) -> ValidationError {
 pub enum EnabledSource {
     Service,
     Route(RouteKind),
+    Ingress,
 }
 
 impl EnabledSource {
@@ -60,6 +62,7 @@ impl EnabledSource {
             SourceName::GatewayTlsRoute => EnabledSource::Route(RouteKind::Tls),
             SourceName::GatewayTcpRoute => EnabledSource::Route(RouteKind::Tcp),
             SourceName::GatewayUdpRoute => EnabledSource::Route(RouteKind::Udp),
+            SourceName::Ingress => EnabledSource::Ingress,
             _ => return None,
         })
     }
@@ -74,6 +77,7 @@ pub struct SourceSettings {
     /// The service source's configuration; its `common` part is shared with `gateway` (same template).
     pub service: ServiceSourceConfig,
     pub gateway: GatewaySourceConfig,
+    pub ingress: IngressSourceConfig,
     pub pipeline: PipelineConfig,
     /// Whether load balancer hostnames are looked up, so a resolver is needed at all.
     pub resolve_load_balancer_hostname: bool,
@@ -249,6 +253,7 @@ pub fn sources(flags: &Flags) -> Result<SourceSettings, ValidationError> {
     common.ignore_hostname_annotation = s.ignore_hostname_annotation;
     let service = service_config(flags, common.clone())?;
     load_options.template_fields = kept_template_fields(&enabled, &common, &service)?;
+    let ingress = ingress_config(flags, common.clone())?;
     let g = &flags.gateway;
     let mut gateway = GatewaySourceConfig::default();
     gateway.common = common;
@@ -286,6 +291,7 @@ pub fn sources(flags: &Flags) -> Result<SourceSettings, ValidationError> {
         enabled,
         service,
         gateway,
+        ingress,
         pipeline,
         resolve_load_balancer_hostname: flags.service.resolve_service_load_balancer_hostname,
         load_options,
@@ -304,6 +310,7 @@ fn kept_template_fields(
         .map(|e| match e {
             EnabledSource::Service => TemplateKind::Service,
             EnabledSource::Route(r) => TemplateKind::Route(*r),
+            EnabledSource::Ingress => TemplateKind::Ingress,
         })
         .collect();
     let service_only: &[TemplateKind] = if enabled.contains(&EnabledSource::Service) {
@@ -319,6 +326,21 @@ fn kept_template_fields(
         uses.push(TemplateUse::new("--fqdn-target-template", t, service_only));
     }
     template_fields(&uses).map_err(|e| invalid(e.to_string()))
+}
+
+/// The ingress source's configuration on top of `common`. As external-dns, `--ingress-class` and an
+/// `--annotation-filter` on `kubernetes.io/ingress.class` are refused together.
+fn ingress_config(flags: &Flags, common: SourceConfig) -> Result<IngressSourceConfig, ValidationError> {
+    let i = &flags.ingress;
+    if !i.ingress_class.is_empty() && common.annotation_filter.has_key(INGRESS_CLASS_ANNOTATION) {
+        return fail("--ingress-class is mutually exclusive with the kubernetes.io/ingress.class annotation filter");
+    }
+    Ok(IngressSourceConfig::new(
+        common,
+        i.ingress_class.clone(),
+        i.ignore_ingress_tls_spec,
+        i.ignore_ingress_rules_spec,
+    ))
 }
 
 /// The service source's configuration on top of `common`.
@@ -575,6 +597,7 @@ fn kube(flags: &Flags, sources: &SourceSettings) -> KubeSettings {
     if !common.label_filter.is_everything() {
         let selector = common.label_filter.to_string();
         label_selectors.insert(ResourceKind::Service, selector.clone());
+        label_selectors.insert(ResourceKind::Ingress, selector.clone());
         for kind in [
             RouteKind::Http,
             RouteKind::Grpc,
@@ -704,9 +727,29 @@ mod tests {
     #[test]
     fn unsupported_sources_are_a_clear_startup_error() {
         assert_eq!(
-            sources_err(&["--source=service", "--source=ingress"]),
-            "source ingress is not supported by extdns yet"
+            sources_err(&["--source=service", "--source=crd"]),
+            "source crd is not supported by extdns yet"
         );
+    }
+
+    #[test]
+    fn ingress_class_and_a_class_annotation_filter_are_refused_together() {
+        assert_eq!(
+            sources_err(&[
+                "--source=ingress",
+                "--ingress-class=nginx",
+                "--annotation-filter=kubernetes.io/ingress.class in (nginx)"
+            ]),
+            "--ingress-class is mutually exclusive with the kubernetes.io/ingress.class annotation filter"
+        );
+        let ok = flags(&[
+            "--source=ingress",
+            "--ingress-class=nginx",
+            "--ingress-class=public",
+            "--ignore-ingress-tls-spec",
+            "--annotation-filter=team=dns",
+        ]);
+        assert_eq!(sources_ok(&ok), None);
     }
 
     #[test]

@@ -270,8 +270,8 @@ fn validation_errors_exit_2_with_one_line() -> Result<(), Error> {
         "error: --ignore-hostname-annotation requires at least one --fqdn-template"
     );
     assert_eq!(
-        one_line_error(&["--source=service", "--source=ingress", "--provider=inmemory"])?,
-        "error: source ingress is not supported by extdns yet"
+        one_line_error(&["--source=service", "--source=crd", "--provider=inmemory"])?,
+        "error: source crd is not supported by extdns yet"
     );
     assert_eq!(
         one_line_error(&[
@@ -647,10 +647,8 @@ const EXTERNAL_DNS_BOOLEANS: &[&str] = &[
 ];
 
 /// external-dns booleans of sources and providers extdns does not have: the flag comes with the source or
-/// provider (the Ingress source's two are on their way with it).
+/// provider.
 const BOOLEANS_OF_MISSING_SOURCES_AND_PROVIDERS: &[&str] = &[
-    "ignore-ingress-rules-spec",
-    "ignore-ingress-tls-spec",
     "ignore-non-host-network-pods",
     "traefik-enable-legacy",
     "traefik-disable-new",

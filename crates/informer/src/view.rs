@@ -69,6 +69,14 @@ impl ClusterStore {
     pub fn routes(&self, kind: RouteKind) -> Vec<Arc<Route>> {
         self.all(ResourceKind::Route(kind))
     }
+
+    pub fn ingresses(&self) -> Vec<Arc<Ingress>> {
+        self.all(ResourceKind::Ingress)
+    }
+
+    pub fn ingress(&self, namespace: &str, name: &str) -> Option<Arc<Ingress>> {
+        self.index::<Ingress>(ResourceKind::Ingress)?.get(namespace, name)
+    }
 }
 
 /// Views that keep their metadata whole.
@@ -101,6 +109,7 @@ item_with_meta!(Service, ResourceKind::Service, template_fields: template_fields
 item_with_meta!(EndpointSlice, ResourceKind::EndpointSlice, group: service_name);
 item_with_meta!(Gateway, ResourceKind::Gateway);
 item_with_meta!(ListenerSet, ResourceKind::ListenerSet);
+item_with_meta!(Ingress, ResourceKind::Ingress, template_fields: template_fields);
 
 impl Item for Route {
     fn kind(&self) -> ResourceKind {
@@ -462,4 +471,22 @@ pub struct RouteParentStatus {
     pub parent_ref: ParentReference,
     /// The status of the first `Accepted` condition, if any (`"True"`, `"False"`, `"Unknown"`).
     pub accepted: Option<String>,
+}
+
+// ------------------------------------------------------------------------------- networking.k8s.io/v1
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Ingress {
+    pub meta: Meta,
+    /// `spec.ingressClassName`.
+    pub ingress_class_name: Option<String>,
+    /// `spec.rules[].host`, in order, empty ones included (the source skips them).
+    pub rule_hosts: Vec<String>,
+    /// `spec.tls[].hosts[]`, in order.
+    pub tls_hosts: Vec<String>,
+    /// `status.loadBalancer.ingress`.
+    pub load_balancer_ingress: Vec<LoadBalancerIngress>,
+    /// The fields templates read beyond the above: JSON text trimmed to their paths
+    /// ([`crate::TemplateFields`]).
+    pub template_fields: Option<Box<str>>,
 }

@@ -28,6 +28,7 @@ pub mod key {
     pub const ACCESS: &str = "access";
     pub const ENDPOINTS_TYPE: &str = "endpoints-type";
     pub const GATEWAY_HOSTNAME_SOURCE: &str = "gateway-hostname-source";
+    pub const INGRESS_HOSTNAME_SOURCE: &str = "ingress-hostname-source";
 }
 
 /// The only controller value (besides none) under which an object is ours.

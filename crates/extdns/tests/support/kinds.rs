@@ -30,10 +30,11 @@ pub fn api_resource(kind: ResourceKind) -> (&'static str, &'static str, Scope) {
         ResourceKind::Route(RouteKind::Tls) => ("gateway.networking.k8s.io", "tlsroutes", Scope::Source),
         ResourceKind::Route(RouteKind::Tcp) => ("gateway.networking.k8s.io", "tcproutes", Scope::Source),
         ResourceKind::Route(RouteKind::Udp) => ("gateway.networking.k8s.io", "udproutes", Scope::Source),
+        ResourceKind::Ingress => ("networking.k8s.io", "ingresses", Scope::Source),
     }
 }
 
-pub const ALL_KINDS: [ResourceKind; 12] = [
+pub const ALL_KINDS: [ResourceKind; 13] = [
     ResourceKind::Service,
     ResourceKind::EndpointSlice,
     ResourceKind::Pod,
@@ -46,6 +47,7 @@ pub const ALL_KINDS: [ResourceKind; 12] = [
     ResourceKind::Route(RouteKind::Tls),
     ResourceKind::Route(RouteKind::Tcp),
     ResourceKind::Route(RouteKind::Udp),
+    ResourceKind::Ingress,
 ];
 
 /// The strings of a JSON array (empty for anything else).
