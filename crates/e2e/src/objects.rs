@@ -35,6 +35,27 @@ pub fn lb_service(ns: &str, name: &str, annotations: Value, ingress: Value) -> V
     })
 }
 
+/// A `networking.k8s.io/v1` Ingress with one rule per host (each to Service `backend`), and `lb` as its
+/// `status.loadBalancer.ingress`.
+pub fn ingress(ns: &str, name: &str, annotations: Value, hosts: &[&str], lb: Value) -> Value {
+    let rules: Vec<Value> = hosts
+        .iter()
+        .map(|h| {
+            json!({
+                "host": h,
+                "http": { "paths": [{ "path": "/", "pathType": "Prefix",
+                    "backend": { "service": { "name": "backend", "port": { "number": 80 } } } }] },
+            })
+        })
+        .collect();
+    json!({
+        "apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+        "metadata": meta(ns, name, annotations),
+        "spec": { "rules": rules },
+        "status": { "loadBalancer": { "ingress": lb } },
+    })
+}
+
 /// A dual-stack LoadBalancer Service (both cluster IP families, like on a dual-stack cluster).
 pub fn dual_stack_lb_service(ns: &str, name: &str, annotations: Value, ingress: Value) -> Value {
     let mut svc = lb_service(ns, name, annotations, ingress);
