@@ -289,8 +289,10 @@ impl Source for IngressSource {
         Some(changes.of_kind(ResourceKind::Ingress).cloned().collect())
     }
 
+    /// Targets of one record joined across Ingresses; then, among equal records that differ only in TTL,
+    /// the one with a configured TTL first ([`extdns_source::tie`]).
     fn merge(&self, endpoints: Vec<Endpoint>) -> Vec<Endpoint> {
-        merge_endpoints(endpoints)
+        extdns_source::tie::configured_ttl_first(merge_endpoints(endpoints))
     }
 }
 

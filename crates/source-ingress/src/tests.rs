@@ -914,3 +914,35 @@ fn a_template_reads_the_ingress_go_fields() {
         &["ip-192.0.2.1.example.org A 192.0.2.9"],
     );
 }
+
+/// Two Ingresses publish one name with the same targets: the one with a configured TTL comes first, so the
+/// pipeline's deduplication keeps it (its TTL and its `resource` label), whatever the names; with both
+/// configured, the first by namespace and name. The same every sync ([`extdns_source::tie`]).
+#[test]
+fn the_tie_break_of_equal_records_is_the_configured_ttl_then_object_order() {
+    let winner = |items: &[Fake]| -> (String, i64) {
+        let eps = run(&none(), items);
+        let e = eps
+            .iter()
+            .find(|e| e.dns_name == "shared.example.org")
+            .expect("published");
+        (
+            e.label(extdns_endpoint::label::RESOURCE).unwrap_or("").to_string(),
+            e.record_ttl.0,
+        )
+    };
+    let plain = |n| Fake::new(n).hosts(&["shared.example.org"]).ips(&["192.0.2.1"]);
+    assert_eq!(
+        winner(&[plain("a"), plain("b").ann(ga("ttl"), "300")]),
+        ("ingress/testing/b".to_string(), 300)
+    );
+    assert_eq!(
+        winner(&[plain("a").ann(ga("ttl"), "300"), plain("b")]),
+        ("ingress/testing/a".to_string(), 300)
+    );
+    assert_eq!(
+        winner(&[plain("a").ann(ga("ttl"), "600"), plain("b").ann(ga("ttl"), "300")]),
+        ("ingress/testing/a".to_string(), 600)
+    );
+    assert_eq!(winner(&[plain("b"), plain("a")]).0, "ingress/testing/a");
+}

@@ -23,6 +23,7 @@ pub mod pipeline;
 pub mod resolver;
 pub mod selector;
 pub mod template;
+pub mod tie;
 pub mod wrappers;
 
 pub use annotations::{AnnotationError, Annotations, DurationError, PREFIX_ALPHA, PREFIX_GA, TtlError};
