@@ -56,6 +56,12 @@ pub fn ingress(ns: &str, name: &str, annotations: Value, hosts: &[&str], lb: Val
     })
 }
 
+/// `ingress` with one `spec.tls` entry of `hosts`.
+pub fn ingress_tls(mut ingress: Value, hosts: &[&str]) -> Value {
+    ingress["spec"]["tls"] = json!([{ "hosts": hosts, "secretName": "tls" }]);
+    ingress
+}
+
 /// A dual-stack LoadBalancer Service (both cluster IP families, like on a dual-stack cluster).
 pub fn dual_stack_lb_service(ns: &str, name: &str, annotations: Value, ingress: Value) -> Value {
     let mut svc = lb_service(ns, name, annotations, ingress);

@@ -40,6 +40,7 @@ fn resource(api_version: &str, kind: &str) -> Result<(ApiResource, bool)> {
         ("gateway.networking.k8s.io/v1", "TLSRoute") => ("tlsroutes", true),
         ("gateway.networking.k8s.io/v1alpha2", "TCPRoute") => ("tcproutes", true),
         ("gateway.networking.k8s.io/v1alpha2", "UDPRoute") => ("udproutes", true),
+        ("networking.k8s.io/v1", "Ingress") => ("ingresses", true),
         _ => bail!("the e2e client does not know {api_version} {kind}"),
     };
     let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
