@@ -51,7 +51,8 @@ pub fn ingress(ns: &str, name: &str, annotations: Value, hosts: &[&str], lb: Val
     json!({
         "apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
         "metadata": meta(ns, name, annotations),
-        "spec": { "rules": rules },
+        // The API server wants a default backend or a rule.
+        "spec": { "defaultBackend": { "service": { "name": "backend", "port": { "number": 80 } } }, "rules": rules },
         "status": { "loadBalancer": { "ingress": lb } },
     })
 }

@@ -707,3 +707,28 @@ fn every_boolean_flag_takes_its_no_form() -> Result<(), Error> {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     Ok(())
 }
+
+#[test]
+fn endpoints_over_an_ingress_manifest() -> Result<(), Error> {
+    let file = examples().join("ingress.yaml");
+    let file = file.to_str().ok_or("path")?;
+    let eps = json_endpoints(&["--manifests", file, "--source=ingress", "--ingress-class=nginx"], &[])?;
+    assert_eq!(targets(find(&eps, "store.example.com", "A")), ["198.51.100.20"]);
+    assert_eq!(targets(find(&eps, "checkout.example.com", "A")), ["198.51.100.20"]);
+    assert_eq!(
+        find(&eps, "store.example.com", "A").map(|e| e["recordTTL"].clone()),
+        Some(60.into())
+    );
+    let other = json_endpoints(
+        &["--manifests", file, "--source=ingress", "--ingress-class=public"],
+        &[],
+    )?;
+    assert!(other.is_empty(), "another class publishes nothing: {other:?}");
+    let rules_only = json_endpoints(
+        &["--manifests", file, "--source=ingress", "--ignore-ingress-tls-spec"],
+        &[],
+    )?;
+    assert!(find(&rules_only, "checkout.example.com", "A").is_none());
+    assert!(find(&rules_only, "store.example.com", "A").is_some());
+    Ok(())
+}
