@@ -42,7 +42,7 @@ use async_trait::async_trait;
 use extdns_endpoint::{Endpoint, ObjectRef, Target, merge_endpoints};
 use extdns_informer::view::Ingress;
 use extdns_informer::{ChangeSet, ClusterStore, ObjectKey, ResourceKind};
-use extdns_source::annotations::key;
+use extdns_source::annotations::{HostnameSource as Known, key};
 use extdns_source::{Evaluation, ObjectEndpoints, Objects, Source, SourceConfig, SourceError};
 
 /// The `--source` name.
@@ -128,27 +128,21 @@ impl IngressSource {
     }
 
     fn hostname_source(&self, ing: &Ingress, object: &ObjectKey) -> HostnameSource {
-        let Some(v) = self
-            .config
-            .common
-            .annotations
-            .get(&ing.meta.annotations, key::INGRESS_HOSTNAME_SOURCE)
-        else {
-            return HostnameSource::All;
-        };
-        if v.eq_ignore_ascii_case("annotation-only") {
-            HostnameSource::AnnotationOnly
-        } else if v.eq_ignore_ascii_case("defined-hosts-only") {
-            HostnameSource::DefinedHostsOnly
-        } else {
-            tracing::warn!(
-                %object,
-                annotation = key::INGRESS_HOSTNAME_SOURCE,
-                value = %extdns_source::shorten(v),
-                "unknown value (expected annotation-only or defined-hosts-only); as external-dns, \
-                 neither the rules nor the hostname annotation are published"
-            );
-            HostnameSource::Unknown
+        let annotations = &self.config.common.annotations;
+        match annotations.hostname_source(&ing.meta.annotations, key::INGRESS_HOSTNAME_SOURCE) {
+            None => HostnameSource::All,
+            Some(Ok(Known::AnnotationOnly)) => HostnameSource::AnnotationOnly,
+            Some(Ok(Known::DefinedHostsOnly)) => HostnameSource::DefinedHostsOnly,
+            Some(Err(v)) => {
+                tracing::warn!(
+                    %object,
+                    annotation = key::INGRESS_HOSTNAME_SOURCE,
+                    value = %extdns_source::shorten(v),
+                    "unknown value (expected annotation-only or defined-hosts-only); as external-dns, \
+                     neither the rules nor the hostname annotation are published"
+                );
+                HostnameSource::Unknown
+            }
         }
     }
 
