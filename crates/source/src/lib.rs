@@ -298,7 +298,11 @@ mod tests {
             "cart",
         );
         assert_eq!(parse_resource_label(&resource_label(&route)), Some(route));
-        assert_eq!(parse_resource_label("ingress/default/web"), None);
+        assert_eq!(
+            parse_resource_label("ingress/default/web"),
+            Some(ObjectKey::new(ResourceKind::Ingress, "default", "web"))
+        );
+        assert_eq!(parse_resource_label("virtualservice/default/web"), None);
         assert_eq!(parse_resource_label("service/default"), None);
         assert_eq!(parse_resource_label("service/default/"), None);
     }
