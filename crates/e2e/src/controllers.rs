@@ -124,7 +124,7 @@ impl<'a> Run<'a> {
     }
 }
 
-/// The flags both controllers get: every source kind the tests create, RFC2136 with TSIG to BIND, the TXT
+/// The flags both controllers get: every source kind the tests create (Services, Ingresses, routes), RFC2136 with TSIG to BIND, the TXT
 /// registry, `sync` policy, SRV managed besides the defaults.
 pub fn common_flags(kubeconfig: &Path, namespace: &str, owner: &str, dns_port: u16) -> Vec<String> {
     let mut flags = vec![
@@ -134,6 +134,7 @@ pub fn common_flags(kubeconfig: &Path, namespace: &str, owner: &str, dns_port: u
     ];
     for source in [
         "service",
+        "ingress",
         "gateway-httproute",
         "gateway-grpcroute",
         "gateway-tlsroute",

@@ -35,6 +35,34 @@ pub fn lb_service(ns: &str, name: &str, annotations: Value, ingress: Value) -> V
     })
 }
 
+/// A `networking.k8s.io/v1` Ingress with one rule per host (each to Service `backend`), and `lb` as its
+/// `status.loadBalancer.ingress`.
+pub fn ingress(ns: &str, name: &str, annotations: Value, hosts: &[&str], lb: Value) -> Value {
+    let rules: Vec<Value> = hosts
+        .iter()
+        .map(|h| {
+            json!({
+                "host": h,
+                "http": { "paths": [{ "path": "/", "pathType": "Prefix",
+                    "backend": { "service": { "name": "backend", "port": { "number": 80 } } } }] },
+            })
+        })
+        .collect();
+    json!({
+        "apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+        "metadata": meta(ns, name, annotations),
+        // The API server wants a default backend or a rule.
+        "spec": { "defaultBackend": { "service": { "name": "backend", "port": { "number": 80 } } }, "rules": rules },
+        "status": { "loadBalancer": { "ingress": lb } },
+    })
+}
+
+/// `ingress` with one `spec.tls` entry of `hosts`.
+pub fn ingress_tls(mut ingress: Value, hosts: &[&str]) -> Value {
+    ingress["spec"]["tls"] = json!([{ "hosts": hosts, "secretName": "tls" }]);
+    ingress
+}
+
 /// A dual-stack LoadBalancer Service (both cluster IP families, like on a dual-stack cluster).
 pub fn dual_stack_lb_service(ns: &str, name: &str, annotations: Value, ingress: Value) -> Value {
     let mut svc = lb_service(ns, name, annotations, ingress);

@@ -149,6 +149,8 @@ pub struct Flags {
     #[command(flatten)]
     pub crd: CrdFlags,
     #[command(flatten)]
+    pub ingress: IngressFlags,
+    #[command(flatten)]
     pub provider: ProviderFlags,
     #[command(flatten)]
     pub registry: RegistryFlags,
@@ -216,7 +218,7 @@ impl KubeFlags {
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Sources")]
 pub struct SourceFlags {
-    /// The sources of endpoints (repeatable): service, gateway-httproute, gateway-grpcroute, gateway-tlsroute,
+    /// The sources of endpoints (repeatable): service, ingress, gateway-httproute, gateway-grpcroute, gateway-tlsroute,
     /// gateway-tcproute, gateway-udproute, ...
     #[arg(long, value_name = "SOURCE", value_enum, required = true)]
     pub source: Vec<SourceName>,
@@ -393,6 +395,21 @@ pub struct CrdFlags {
     /// The kind of the DNSEndpoint objects to read.
     #[arg(long, value_name = "KIND", default_value = "DNSEndpoint")]
     pub crd_source_kind: String,
+}
+
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Ingress source")]
+pub struct IngressFlags {
+    /// Only Ingresses of this class (repeatable): `spec.ingressClassName`, or the
+    /// `kubernetes.io/ingress.class` annotation when that is unset.
+    #[arg(long, value_name = "CLASS")]
+    pub ingress_class: Vec<String>,
+    /// Do not publish the hosts of `spec.tls`.
+    #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    pub ignore_ingress_tls_spec: bool,
+    /// Do not publish the hosts of `spec.rules`.
+    #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    pub ignore_ingress_rules_spec: bool,
 }
 
 // ------------------------------------------------------------------------------------------- Providers

@@ -2,7 +2,7 @@
 //! stops before anything starts and says whose flag it is, instead of clap's generic "unexpected argument":
 //! the user learns that the flag is known, and what is missing.
 //!
-//! The Ingress and DNSEndpoint (crd) sources' flags are not listed: those sources are being added.
+//! The DNSEndpoint (crd) source's flags are not listed: that source is being added.
 
 /// Flag prefixes (a name is matched whole or up to a `-` after the prefix) and who reads them.
 const OWNERS: &[(&str, &str)] = &[

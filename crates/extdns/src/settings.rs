@@ -25,6 +25,7 @@ use extdns_source::wrappers::PipelineConfig;
 use extdns_source::{Annotations, FqdnTemplate, Selector, SourceConfig};
 use extdns_source_crd::CrdSourceConfig;
 use extdns_source_gateway::GatewaySourceConfig;
+use extdns_source_ingress::{INGRESS_CLASS_ANNOTATION, IngressSourceConfig};
 use extdns_source_service::{ConfigError as ServiceConfigError, ServiceSourceConfig};
 use ipnet::Ipv6Net;
 
@@ -49,6 +50,7 @@ fn invalid(message: impl Into<String>) -> ValidationError {
 pub enum EnabledSource {
     Service,
     Route(RouteKind),
+    Ingress,
     Crd,
 }
 
@@ -62,6 +64,7 @@ impl EnabledSource {
             SourceName::GatewayTlsRoute => EnabledSource::Route(RouteKind::Tls),
             SourceName::GatewayTcpRoute => EnabledSource::Route(RouteKind::Tcp),
             SourceName::GatewayUdpRoute => EnabledSource::Route(RouteKind::Udp),
+            SourceName::Ingress => EnabledSource::Ingress,
             SourceName::Crd => EnabledSource::Crd,
             _ => return None,
         })
@@ -77,6 +80,7 @@ pub struct SourceSettings {
     /// The service source's configuration; its `common` part is shared with `gateway` (same template).
     pub service: ServiceSourceConfig,
     pub gateway: GatewaySourceConfig,
+    pub ingress: IngressSourceConfig,
     pub crd: CrdSourceConfig,
     pub pipeline: PipelineConfig,
     /// Whether load balancer hostnames are looked up, so a resolver is needed at all.
@@ -254,6 +258,7 @@ pub fn sources(flags: &Flags) -> Result<SourceSettings, ValidationError> {
     let service = service_config(flags, common.clone())?;
     let crd = crd_config(flags, &common, &mut load_options.overrides)?;
     load_options.template_fields = kept_template_fields(&enabled, &common, &service)?;
+    let ingress = ingress_config(flags, common.clone())?;
     let g = &flags.gateway;
     let mut gateway = GatewaySourceConfig::default();
     gateway.common = common;
@@ -291,6 +296,7 @@ pub fn sources(flags: &Flags) -> Result<SourceSettings, ValidationError> {
         enabled,
         service,
         gateway,
+        ingress,
         crd,
         pipeline,
         resolve_load_balancer_hostname: flags.service.resolve_service_load_balancer_hostname,
@@ -340,6 +346,7 @@ fn kept_template_fields(
         .filter_map(|e| match e {
             EnabledSource::Service => Some(TemplateKind::Service),
             EnabledSource::Route(r) => Some(TemplateKind::Route(*r)),
+            EnabledSource::Ingress => Some(TemplateKind::Ingress),
             EnabledSource::Crd => None,
         })
         .collect();
@@ -356,6 +363,21 @@ fn kept_template_fields(
         uses.push(TemplateUse::new("--fqdn-target-template", t, service_only));
     }
     template_fields(&uses).map_err(|e| invalid(e.to_string()))
+}
+
+/// The ingress source's configuration on top of `common`. As external-dns, `--ingress-class` and an
+/// `--annotation-filter` on `kubernetes.io/ingress.class` are refused together.
+fn ingress_config(flags: &Flags, common: SourceConfig) -> Result<IngressSourceConfig, ValidationError> {
+    let i = &flags.ingress;
+    if !i.ingress_class.is_empty() && common.annotation_filter.has_key(INGRESS_CLASS_ANNOTATION) {
+        return fail("--ingress-class is mutually exclusive with the kubernetes.io/ingress.class annotation filter");
+    }
+    Ok(IngressSourceConfig::new(
+        common,
+        i.ingress_class.clone(),
+        i.ignore_ingress_tls_spec,
+        i.ignore_ingress_rules_spec,
+    ))
 }
 
 /// The service source's configuration on top of `common`.
@@ -614,6 +636,7 @@ fn kube(flags: &Flags, sources: &SourceSettings) -> KubeSettings {
     if !common.label_filter.is_everything() {
         let selector = common.label_filter.to_string();
         label_selectors.insert(ResourceKind::Service, selector.clone());
+        label_selectors.insert(ResourceKind::Ingress, selector.clone());
         for kind in [
             RouteKind::Http,
             RouteKind::Grpc,
@@ -770,8 +793,8 @@ mod tests {
     #[test]
     fn unsupported_sources_are_a_clear_startup_error() {
         assert_eq!(
-            sources_err(&["--source=service", "--source=ingress"]),
-            "source ingress is not supported by extdns yet"
+            sources_err(&["--source=service", "--source=node"]),
+            "source node is not supported by extdns yet"
         );
     }
 
@@ -807,6 +830,26 @@ mod tests {
         let e = sources_err(&["--source=crd", "--crd-source-apiversion=a/b/c"]);
         assert!(e.starts_with("--crd-source-apiversion"), "{e}");
         Ok(())
+    }
+
+    #[test]
+    fn ingress_class_and_a_class_annotation_filter_are_refused_together() {
+        assert_eq!(
+            sources_err(&[
+                "--source=ingress",
+                "--ingress-class=nginx",
+                "--annotation-filter=kubernetes.io/ingress.class in (nginx)"
+            ]),
+            "--ingress-class is mutually exclusive with the kubernetes.io/ingress.class annotation filter"
+        );
+        let ok = flags(&[
+            "--source=ingress",
+            "--ingress-class=nginx",
+            "--ingress-class=public",
+            "--ignore-ingress-tls-spec",
+            "--annotation-filter=team=dns",
+        ]);
+        assert_eq!(sources_ok(&ok), None);
     }
 
     #[test]

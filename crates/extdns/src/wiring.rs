@@ -7,6 +7,7 @@ use extdns_source::resolver::{Resolver, StaticResolver, SystemResolver};
 use extdns_source::{Pipeline, Source};
 use extdns_source_crd::CrdSource;
 use extdns_source_gateway::GatewayRouteSource;
+use extdns_source_ingress::IngressSource;
 use extdns_source_service::ServiceSource;
 
 use crate::settings::{EnabledSource, SourceSettings, ValidationError};
@@ -21,6 +22,7 @@ pub fn build_sources(settings: &SourceSettings, resolver: Arc<dyn Resolver>) -> 
                 EnabledSource::Service => Box::new(service_source(settings, resolver.clone())),
                 EnabledSource::Route(kind) => Box::new(GatewayRouteSource::new(kind, settings.gateway.clone())),
                 EnabledSource::Crd => Box::new(CrdSource::new(settings.crd.clone())),
+                EnabledSource::Ingress => Box::new(IngressSource::new(settings.ingress.clone())),
             }
         })
         .collect()

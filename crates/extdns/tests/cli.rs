@@ -270,8 +270,8 @@ fn validation_errors_exit_2_with_one_line() -> Result<(), Error> {
         "error: --ignore-hostname-annotation requires at least one --fqdn-template"
     );
     assert_eq!(
-        one_line_error(&["--source=service", "--source=ingress", "--provider=inmemory"])?,
-        "error: source ingress is not supported by extdns yet"
+        one_line_error(&["--source=service", "--source=node", "--provider=inmemory"])?,
+        "error: source node is not supported by extdns yet"
     );
     assert_eq!(
         one_line_error(&[
@@ -647,10 +647,8 @@ const EXTERNAL_DNS_BOOLEANS: &[&str] = &[
 ];
 
 /// external-dns booleans of sources and providers extdns does not have: the flag comes with the source or
-/// provider (the Ingress source's two are on their way with it).
+/// provider.
 const BOOLEANS_OF_MISSING_SOURCES_AND_PROVIDERS: &[&str] = &[
-    "ignore-ingress-rules-spec",
-    "ignore-ingress-tls-spec",
     "ignore-non-host-network-pods",
     "traefik-enable-legacy",
     "traefik-disable-new",
@@ -707,5 +705,30 @@ fn every_boolean_flag_takes_its_no_form() -> Result<(), Error> {
     // And `--no-` of something that is not a boolean flag is still an unknown flag.
     let out = extdns(&["--source=service", "--provider=inmemory", "--no-source"], &[])?;
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    Ok(())
+}
+
+#[test]
+fn endpoints_over_an_ingress_manifest() -> Result<(), Error> {
+    let file = examples().join("ingress.yaml");
+    let file = file.to_str().ok_or("path")?;
+    let eps = json_endpoints(&["--manifests", file, "--source=ingress", "--ingress-class=nginx"], &[])?;
+    assert_eq!(targets(find(&eps, "store.example.com", "A")), ["198.51.100.20"]);
+    assert_eq!(targets(find(&eps, "checkout.example.com", "A")), ["198.51.100.20"]);
+    assert_eq!(
+        find(&eps, "store.example.com", "A").map(|e| e["recordTTL"].clone()),
+        Some(60.into())
+    );
+    let other = json_endpoints(
+        &["--manifests", file, "--source=ingress", "--ingress-class=public"],
+        &[],
+    )?;
+    assert!(other.is_empty(), "another class publishes nothing: {other:?}");
+    let rules_only = json_endpoints(
+        &["--manifests", file, "--source=ingress", "--ignore-ingress-tls-spec"],
+        &[],
+    )?;
+    assert!(find(&rules_only, "checkout.example.com", "A").is_none());
+    assert!(find(&rules_only, "store.example.com", "A").is_some());
     Ok(())
 }

@@ -18,6 +18,7 @@ use gateway_api::listenersets::{ListenerSet as GwListenerSet, ListenerSetListene
 use gateway_api::tlsroutes::TlsRoute;
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::discovery::v1 as discovery;
+use k8s_openapi::api::networking::v1 as networking;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
@@ -27,9 +28,9 @@ use crate::intern::Interner;
 use crate::kinds::Convert;
 use crate::kinds::sealed::Sealed;
 use crate::view::{
-    AllowedListeners, AllowedRoutes, EndpointSlice, Gateway, LabelSelector, LabelSelectorRequirement, Listener,
-    ListenerSet, LoadBalancerIngress, Meta, Namespace, Node, NodeAddress, ObjectReference, ParentReference, Pod,
-    PodPhase, Route, RouteKind, RouteParentStatus, Service, ServicePort, SliceEndpoint,
+    AllowedListeners, AllowedRoutes, EndpointSlice, Gateway, Ingress, LabelSelector, LabelSelectorRequirement,
+    Listener, ListenerSet, LoadBalancerIngress, Meta, Namespace, Node, NodeAddress, ObjectReference, ParentReference,
+    Pod, PodPhase, Route, RouteKind, RouteParentStatus, Service, ServicePort, SliceEndpoint,
 };
 use crate::{StrMap, Sym};
 
@@ -322,6 +323,46 @@ impl From<&discovery::EndpointSlice> for EndpointSlice {
 }
 
 plain!(discovery::EndpointSlice, ResourceKind::EndpointSlice, EndpointSlice);
+
+// ------------------------------------------------------------------------------- networking.k8s.io/v1
+
+impl From<&networking::Ingress> for Ingress {
+    fn from(i: &networking::Ingress) -> Ingress {
+        let spec = i.spec.as_ref();
+        let lb = i
+            .status
+            .as_ref()
+            .and_then(|s| s.load_balancer.as_ref())
+            .and_then(|l| l.ingress.as_ref());
+        Ingress {
+            meta: meta(&i.metadata),
+            ingress_class_name: spec.and_then(|s| s.ingress_class_name.clone()),
+            rule_hosts: spec
+                .and_then(|s| s.rules.as_ref())
+                .into_iter()
+                .flatten()
+                .map(|r| r.host.clone().unwrap_or_default())
+                .collect_exact(),
+            tls_hosts: spec
+                .and_then(|s| s.tls.as_ref())
+                .into_iter()
+                .flatten()
+                .flat_map(|t| t.hosts.iter().flatten().cloned())
+                .collect_exact(),
+            load_balancer_ingress: lb
+                .into_iter()
+                .flatten()
+                .map(|i| LoadBalancerIngress {
+                    ip: i.ip.clone(),
+                    hostname: i.hostname.clone(),
+                })
+                .collect_exact(),
+            template_fields: None,
+        }
+    }
+}
+
+plain!(networking::Ingress, ResourceKind::Ingress, Ingress);
 
 // ------------------------------------------------------------------------------ gateway.networking.k8s.io
 

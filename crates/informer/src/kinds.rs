@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use gateway_api::experimental::{tcproutes::TcpRoute, udproutes::UdpRoute};
 use gateway_api::{gateways, grpcroutes, httproutes, listenersets, tlsroutes};
-use k8s_openapi::api::{core::v1 as core, discovery::v1 as discovery};
+use k8s_openapi::api::{core::v1 as core, discovery::v1 as discovery, networking::v1 as networking};
 use kube::Resource;
 use kube::core::ApiResource;
 use serde::Serialize;
@@ -44,6 +44,7 @@ pub enum ResourceKind {
     Gateway,
     ListenerSet,
     Route(RouteKind),
+    Ingress,
     /// external-dns's DNSEndpoint; its group, version and kind may be configured ([`KindOverrides`]).
     DnsEndpoint,
 }
@@ -112,7 +113,7 @@ const GATEWAY_API: &str = "gateway.networking.k8s.io";
 /// group, the versions extdns reads (the one it watches first), its plural, where it is watched, how its
 /// changes enter the change set, and its API type.
 #[rustfmt::skip]
-pub static KINDS: [KindSpec; 13] = {
+pub static KINDS: [KindSpec; 14] = {
     use ChangeKey::{Group, Own};
     use ResourceKind as K;
     use Scope::{Cluster, Namespaced};
@@ -131,6 +132,7 @@ pub static KINDS: [KindSpec; 13] = {
         row(K::Route(RouteKind::Tls), "TLSRoute", GW, &["v1", "v1alpha3", "v1alpha2"], "tlsroutes", Namespaced(Sources), Own, &Typed::<tlsroutes::TlsRoute>(PhantomData)),
         row(K::Route(RouteKind::Tcp), "TCPRoute", GW, &["v1", "v1alpha2"], "tcproutes", Namespaced(Sources), Own, &Typed::<TcpRoute>(PhantomData)),
         row(K::Route(RouteKind::Udp), "UDPRoute", GW, &["v1", "v1alpha2"], "udproutes", Namespaced(Sources), Own, &Typed::<UdpRoute>(PhantomData)),
+        row(K::Ingress, "Ingress", "networking.k8s.io", &["v1"], "ingresses", Namespaced(Sources), Own, &Typed::<networking::Ingress>(PhantomData)),
         row(K::DnsEndpoint, "DNSEndpoint", "externaldns.k8s.io", &["v1alpha1"], "dnsendpoints", Namespaced(Sources), Own, &Typed::<DnsEndpoint>(PhantomData)),
     ]
 };
@@ -181,7 +183,8 @@ impl ResourceKind {
             ResourceKind::Gateway => 5,
             ResourceKind::ListenerSet => 6,
             ResourceKind::Route(r) => 7 + r as usize,
-            ResourceKind::DnsEndpoint => 12,
+            ResourceKind::Ingress => 12,
+            ResourceKind::DnsEndpoint => 13,
         }
     }
 

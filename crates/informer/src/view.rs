@@ -78,6 +78,14 @@ impl ClusterStore {
         self.index::<DnsEndpoint>(ResourceKind::DnsEndpoint)?
             .get(namespace, name)
     }
+
+    pub fn ingresses(&self) -> Vec<Arc<Ingress>> {
+        self.all(ResourceKind::Ingress)
+    }
+
+    pub fn ingress(&self, namespace: &str, name: &str) -> Option<Arc<Ingress>> {
+        self.index::<Ingress>(ResourceKind::Ingress)?.get(namespace, name)
+    }
 }
 
 /// Views that keep their metadata whole.
@@ -110,6 +118,7 @@ item_with_meta!(Service, ResourceKind::Service, template_fields: template_fields
 item_with_meta!(EndpointSlice, ResourceKind::EndpointSlice, group: service_name);
 item_with_meta!(Gateway, ResourceKind::Gateway);
 item_with_meta!(ListenerSet, ResourceKind::ListenerSet);
+item_with_meta!(Ingress, ResourceKind::Ingress, template_fields: template_fields);
 item_with_meta!(DnsEndpoint, ResourceKind::DnsEndpoint);
 
 impl Item for Route {
@@ -509,4 +518,22 @@ pub struct DnsEndpointCondition {
     pub status: String,
     pub reason: String,
     pub message: String,
+}
+
+// ------------------------------------------------------------------------------- networking.k8s.io/v1
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Ingress {
+    pub meta: Meta,
+    /// `spec.ingressClassName`.
+    pub ingress_class_name: Option<String>,
+    /// `spec.rules[].host`, in order, empty ones included (the source skips them).
+    pub rule_hosts: Vec<String>,
+    /// `spec.tls[].hosts[]`, in order.
+    pub tls_hosts: Vec<String>,
+    /// `status.loadBalancer.ingress`.
+    pub load_balancer_ingress: Vec<LoadBalancerIngress>,
+    /// The fields templates read beyond the above: JSON text trimmed to their paths
+    /// ([`crate::TemplateFields`]).
+    pub template_fields: Option<Box<str>>,
 }

@@ -325,39 +325,7 @@ impl GatewayRouteSource {
 /// The merge across routes: targets of one name joined, then the endpoint with a configured TTL first.
 /// Both treat each name on its own.
 fn merge_routes(endpoints: Vec<Endpoint>) -> Vec<Endpoint> {
-    configured_ttl_first(merge_endpoints(endpoints))
-}
-
-/// Puts the endpoint with a configured TTL first among endpoints that differ only in TTL, so it is the one
-/// the pipeline's deduplication keeps (with its TTL and its route's resource label). That happens when two
-/// routes publish the same name, type and targets and only one has a `ttl` annotation, e.g. a route naming
-/// `*.apps.example.org` and an annotated one inheriting that listener hostname.
-///
-/// external-dns keeps whichever comes first in Go map order, i.e. a random one each sync; but only a
-/// configured TTL makes it update an existing record, so its zone settles on the endpoint with the TTL. extdns
-/// picks that one at once. Among several with a TTL, the first route (by namespace and name) wins.
-fn configured_ttl_first(mut endpoints: Vec<Endpoint>) -> Vec<Endpoint> {
-    // The identity the deduplication uses: everything but TTL, labels and provider-specific properties.
-    fn key(e: &Endpoint) -> (&str, &extdns_endpoint::RecordType, &str, &[extdns_endpoint::Target]) {
-        (&e.dns_name, &e.record_type, &e.set_identifier, &e.targets[..])
-    }
-    // Positions grouped by key; the stable sort keeps each group in output order.
-    let mut order: Vec<usize> = (0..endpoints.len()).collect();
-    order.sort_by(|&a, &b| key(&endpoints[a]).cmp(&key(&endpoints[b])));
-    let mut swaps = Vec::new();
-    for group in order.chunk_by(|&a, &b| key(&endpoints[a]) == key(&endpoints[b])) {
-        let [first, rest @ ..] = group else { continue };
-        if endpoints[*first].record_ttl.is_configured() {
-            continue;
-        }
-        if let Some(winner) = rest.iter().find(|&&i| endpoints[i].record_ttl.is_configured()) {
-            swaps.push((*first, *winner));
-        }
-    }
-    for (a, b) in swaps {
-        endpoints.swap(a, b);
-    }
-    endpoints
+    extdns_source::tie::configured_ttl_first(merge_endpoints(endpoints))
 }
 
 #[async_trait]

@@ -2,7 +2,7 @@
 
 use extdns_informer::view::{Route, RouteKind};
 use extdns_source::TemplateError;
-use extdns_source::annotations::key;
+use extdns_source::annotations::{HostnameSource as Known, key};
 
 use crate::hostname::Hostname;
 use extdns_informer::ObjectKey;
@@ -22,25 +22,20 @@ pub enum HostnameSource {
 
 impl HostnameSource {
     fn of(config: &GatewaySourceConfig, route: &Route, object: &ObjectKey) -> HostnameSource {
-        let Some(v) = config
-            .common
-            .annotations
-            .get(&route.meta.annotations, key::GATEWAY_HOSTNAME_SOURCE)
-        else {
-            return HostnameSource::All;
-        };
-        if v.eq_ignore_ascii_case("annotation-only") {
-            HostnameSource::AnnotationOnly
-        } else if v.eq_ignore_ascii_case("defined-hosts-only") {
-            HostnameSource::DefinedHostsOnly
-        } else {
-            tracing::warn!(
-                object = %object,
-                annotation = key::GATEWAY_HOSTNAME_SOURCE,
-                value = v,
-                "unknown value (expected annotation-only or defined-hosts-only); using every hostname source"
-            );
-            HostnameSource::All
+        let annotations = &config.common.annotations;
+        match annotations.hostname_source(&route.meta.annotations, key::GATEWAY_HOSTNAME_SOURCE) {
+            None => HostnameSource::All,
+            Some(Ok(Known::AnnotationOnly)) => HostnameSource::AnnotationOnly,
+            Some(Ok(Known::DefinedHostsOnly)) => HostnameSource::DefinedHostsOnly,
+            Some(Err(v)) => {
+                tracing::warn!(
+                    object = %object,
+                    annotation = key::GATEWAY_HOSTNAME_SOURCE,
+                    value = v,
+                    "unknown value (expected annotation-only or defined-hosts-only); using every hostname source"
+                );
+                HostnameSource::All
+            }
         }
     }
 }

@@ -28,6 +28,7 @@ pub mod key {
     pub const ACCESS: &str = "access";
     pub const ENDPOINTS_TYPE: &str = "endpoints-type";
     pub const GATEWAY_HOSTNAME_SOURCE: &str = "gateway-hostname-source";
+    pub const INGRESS_HOSTNAME_SOURCE: &str = "ingress-hostname-source";
 }
 
 /// The only controller value (besides none) under which an object is ours.
@@ -35,6 +36,15 @@ pub const CONTROLLER_VALUE: &str = "dns-controller";
 
 /// The largest TTL accepted from an annotation (a signed 32-bit second count, as DNS allows).
 const TTL_MAX: i64 = 2_147_483_647;
+
+/// The known values of the `*-hostname-source` annotations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostnameSource {
+    /// `annotation-only`: only the hostname annotation.
+    AnnotationOnly,
+    /// `defined-hosts-only`: only the names the object's spec defines.
+    DefinedHostsOnly,
+}
 
 /// An annotation prefix that cannot be a prefix.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -127,6 +137,19 @@ impl Annotations {
     /// Whether `key` (a full annotation key) is under one of the read prefixes.
     pub fn is_ours(&self, key: &str) -> bool {
         self.prefixes.iter().any(|p| key.starts_with(p.as_str()))
+    }
+
+    /// A `*-hostname-source` annotation (`key`: `gateway-hostname-source`, `ingress-hostname-source`):
+    /// `None` when absent, the value itself when it is neither known value (matched in any case).
+    pub fn hostname_source<'a>(&self, a: &'a StrMap, key: &str) -> Option<Result<HostnameSource, &'a str>> {
+        let v = self.get(a, key)?;
+        Some(if v.eq_ignore_ascii_case("annotation-only") {
+            Ok(HostnameSource::AnnotationOnly)
+        } else if v.eq_ignore_ascii_case("defined-hosts-only") {
+            Ok(HostnameSource::DefinedHostsOnly)
+        } else {
+            Err(v)
+        })
     }
 
     /// The `hostname` annotation: every space removed, then split on ','. Empty items stay (as external-dns

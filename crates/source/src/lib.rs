@@ -23,6 +23,7 @@ pub mod pipeline;
 pub mod resolver;
 pub mod selector;
 pub mod template;
+pub mod tie;
 pub mod wrappers;
 
 pub use annotations::{AnnotationError, Annotations, DurationError, PREFIX_ALPHA, PREFIX_GA, TtlError};
@@ -334,7 +335,11 @@ mod tests {
             "cart",
         );
         assert_eq!(parse_resource_label(&resource_label(&route)), Some(route));
-        assert_eq!(parse_resource_label("ingress/default/web"), None);
+        assert_eq!(
+            parse_resource_label("ingress/default/web"),
+            Some(ObjectKey::new(ResourceKind::Ingress, "default", "web"))
+        );
+        assert_eq!(parse_resource_label("virtualservice/default/web"), None);
         assert_eq!(parse_resource_label("service/default"), None);
         assert_eq!(parse_resource_label("service/default/"), None);
     }

@@ -225,6 +225,12 @@ impl Selector {
         Ok(Selector { requirements })
     }
 
+    /// Whether some requirement is about `key` (external-dns refuses `--ingress-class` beside an
+    /// annotation filter on the class annotation).
+    pub fn has_key(&self, key: &str) -> bool {
+        self.requirements.iter().any(|r| r.key == key)
+    }
+
     /// Whether a label (or annotation) map satisfies every requirement.
     pub fn matches(&self, m: &StrMap) -> bool {
         self.requirements.iter().all(|r| r.matches(m))

@@ -335,6 +335,7 @@ pub fn template_fields(uses: &[TemplateUse<'_>]) -> Result<TemplateFields, Templ
         let resource = match kind {
             TemplateKind::Service => ResourceKind::Service,
             TemplateKind::Route(r) => ResourceKind::Route(r),
+            TemplateKind::Ingress => ResourceKind::Ingress,
         };
         fields.set(resource, tree);
     }

@@ -57,6 +57,17 @@ fn compare(ctx: &mut Ctx, ns: &str) -> Result<()> {
         &parent,
         true,
     ))?;
+    // Two Ingresses publishing one name with the same target, one with a TTL: the tie-break
+    // (extdns_source::tie). external-dns picks at random each sync and settles on the one with the TTL.
+    for (name, ann) in [("tie-a", json!({})), ("tie-b", annotations(&[("ttl", "75")]))] {
+        kube.apply(&o::ingress(
+            ns,
+            name,
+            ann,
+            &["ing-tie.example.org"],
+            json!([{ "ip": "203.0.113.40" }]),
+        ))?;
+    }
 
     let theirs = dns::bind();
     let ours = dns::bind();
@@ -85,15 +96,16 @@ fn compare(ctx: &mut Ctx, ns: &str) -> Result<()> {
 
 /// external-dns resolves two endpoints that differ only in TTL by Go map order, i.e. at random in each
 /// sync, and a TTL only triggers an update when it is set; so its zone settles on the endpoint with the TTL
-/// after some syncs. Runs it until two consecutive runs leave the zone as it is and the wildcard has its
-/// TTL (at most [`EXTERNAL_DNS_RUNS`] times).
+/// after some syncs. Runs it until two consecutive runs leave the zone as it is and the wildcard route and
+/// the tied Ingresses have their TTLs (at most [`EXTERNAL_DNS_RUNS`] times).
 fn settle_external_dns(ctx: &Ctx, run: &Run<'_>, server: &DnsServer) -> Result<()> {
     let mut serial = None;
     for i in 1..=EXTERNAL_DNS_RUNS {
         run.once(&ctx.cp, server)?;
         let now = server.serial(dns::ZONE);
         let wildcard_ttl = server.ttl("*.apps.example.org", "A");
-        if serial == Some(now) && wildcard_ttl == Some(60) {
+        let tie_ttl = server.ttl("ing-tie.example.org", "A");
+        if serial == Some(now) && wildcard_ttl == Some(60) && tie_ttl == Some(75) {
             eprintln!("  external-dns settled after {i} runs");
             return Ok(());
         }

@@ -291,12 +291,16 @@ pub fn chart(ctx: &mut Ctx) -> Result<()> {
     alive(&mut extdns)
 }
 
-/// external-dns v0.22.0's chart, unmodified, with the extdns image: its args and RBAC run extdns.
+/// external-dns v0.22.0's chart, unmodified, with the extdns image: its args and RBAC run extdns. The chart's
+/// default sources (`service` and `ingress`) are kept, so an Ingress publishes beside the Services.
 pub fn upstream_chart(ctx: &mut Ctx) -> Result<()> {
     let ns = ctx.namespace("upstream-chart")?;
     let server = dns::bind();
     let dir = tempfile::tempdir()?;
     let mut values = rfc2136_values(&server, "upstream");
+    if let Some(v) = values.as_object_mut() {
+        v.remove("sources");
+    }
     values["image"] = json!({ "repository": "ghcr.io/extdns/extdns", "tag": "v0.1.0" });
     values["fullnameOverride"] = json!(format!("external-dns-{ns}"));
     let chart = from_env("EXTDNS_TEST_EXTERNAL_DNS_CHART")?;
@@ -310,12 +314,27 @@ pub fn upstream_chart(ctx: &mut Ctx) -> Result<()> {
         bail!("the chart did not take the extdns image: {image}");
     }
     let c = container(ctx, &ns, &release, "external-dns")?;
+    for want in ["--source=service", "--source=ingress"] {
+        if !c.args.iter().any(|a| a == want) {
+            bail!("the chart's default sources did not render {want}: {:?}", c.args);
+        }
+    }
     let kubeconfig = service_account_kubeconfig(ctx, &ns, &c.service_account, dir.path())?;
     ctx.cp
         .kube
         .apply(&labelled_service(&ns, "shop", "upstream", "203.0.113.80"))?;
+    let mut web = o::ingress(
+        &ns,
+        "web",
+        json!({}),
+        &[&format!("web.{ZONE}")],
+        json!([{ "ip": "203.0.113.82" }]),
+    );
+    web["metadata"]["labels"] = json!({ "e2e-install": "upstream" });
+    ctx.cp.kube.apply(&web)?;
     let mut extdns = start_extdns(ctx, &c, &kubeconfig, &[], "upstream-chart-extdns")?;
     answers(&server, &mut extdns, &format!("shop.{ZONE}"), "A", &["203.0.113.80"])?;
+    answers(&server, &mut extdns, &format!("web.{ZONE}"), "A", &["203.0.113.82"])?;
     ctx.cp
         .kube
         .apply(&labelled_service(&ns, "cart", "upstream", "203.0.113.81"))?;

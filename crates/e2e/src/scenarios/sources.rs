@@ -196,11 +196,57 @@ pub fn create_every_kind(kube: &Kube, ns: &str) -> Result<Expected> {
         &Parent::gateway("gw", "http"),
         false,
     ))?;
+
+    // Ingresses: rule and TLS hosts at the load balancer's IP; the hostname annotation with a TTL at the load
+    // balancer's hostname; the target annotation over the status; `ingress-hostname-source: annotation-only`.
+    kube.apply(&o::ingress_tls(
+        o::ingress(
+            ns,
+            "ing-rules",
+            json!({}),
+            &["ing-a.example.org"],
+            json!([{ "ip": "203.0.113.30" }]),
+        ),
+        &["ing-tls.example.org"],
+    ))?;
+    expect("ing-a.example.org", "A", &["203.0.113.30"]);
+    expect("ing-tls.example.org", "A", &["203.0.113.30"]);
+    kube.apply(&o::ingress(
+        ns,
+        "ing-annotated",
+        annotations(&[("hostname", "ing-ann.example.org"), ("ttl", "90")]),
+        &[],
+        json!([{ "hostname": "lb-ing.elb.example.net" }]),
+    ))?;
+    expect("ing-ann.example.org", "CNAME", &["lb-ing.elb.example.net."]);
+    kube.apply(&o::ingress(
+        ns,
+        "ing-target",
+        annotations(&[("target", "203.0.113.31")]),
+        &["ing-target.example.org"],
+        json!([{ "ip": "203.0.113.99" }]),
+    ))?;
+    expect("ing-target.example.org", "A", &["203.0.113.31"]);
+    kube.apply(&o::ingress(
+        ns,
+        "ing-only",
+        annotations(&[
+            ("hostname", "ing-only.example.org"),
+            ("ingress-hostname-source", "annotation-only"),
+        ]),
+        &["ing-skipped.example.org"],
+        json!([{ "ip": "203.0.113.32" }]),
+    ))?;
+    expect("ing-only.example.org", "A", &["203.0.113.32"]);
     Ok(want)
 }
 
 /// Names that must not be published.
-pub const ABSENT: [(&str, &str); 2] = [("private.example.org", "A"), ("rejected.apps.example.org", "A")];
+pub const ABSENT: [(&str, &str); 3] = [
+    ("private.example.org", "A"),
+    ("rejected.apps.example.org", "A"),
+    ("ing-skipped.example.org", "A"),
+];
 
 /// Every expected answer is there, the absent names are absent, and every record has its ownership TXT.
 pub fn check_published(server: &DnsServer, want: &Expected) -> Result<()> {

@@ -30,11 +30,12 @@ pub fn api_resource(kind: ResourceKind) -> (&'static str, &'static str, Scope) {
         ResourceKind::Route(RouteKind::Tls) => ("gateway.networking.k8s.io", "tlsroutes", Scope::Source),
         ResourceKind::Route(RouteKind::Tcp) => ("gateway.networking.k8s.io", "tcproutes", Scope::Source),
         ResourceKind::Route(RouteKind::Udp) => ("gateway.networking.k8s.io", "udproutes", Scope::Source),
+        ResourceKind::Ingress => ("networking.k8s.io", "ingresses", Scope::Source),
         ResourceKind::DnsEndpoint => ("externaldns.k8s.io", "dnsendpoints", Scope::Source),
     }
 }
 
-pub const ALL_KINDS: [ResourceKind; 13] = [
+pub const ALL_KINDS: [ResourceKind; 14] = [
     ResourceKind::Service,
     ResourceKind::EndpointSlice,
     ResourceKind::Pod,
@@ -47,6 +48,7 @@ pub const ALL_KINDS: [ResourceKind; 13] = [
     ResourceKind::Route(RouteKind::Tls),
     ResourceKind::Route(RouteKind::Tcp),
     ResourceKind::Route(RouteKind::Udp),
+    ResourceKind::Ingress,
     ResourceKind::DnsEndpoint,
 ];
 

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use extdns_informer::StrMap;
-use extdns_informer::view::{Meta, ParentReference, Route, RouteKind, Service};
+use extdns_informer::view::{Ingress, Meta, ParentReference, Route, RouteKind, Service};
 use extdns_template::Value;
 
 use super::{TemplateKind, TemplateObject};
@@ -338,5 +338,50 @@ impl TemplateObject for Route {
         });
         let status = Obj::default().nonempty_list("parents", parents).done();
         unstructured_object(self.kind.kind(), &self.kind.api_version(), &self.meta, spec, status)
+    }
+}
+
+/// The Ingress view holds no more than its names, class and load balancer; every other field a template
+/// reads comes from the kept fields, rendered by the schema.
+impl TemplateObject for Ingress {
+    fn describe(&self) -> String {
+        describe("ingress", &self.meta)
+    }
+
+    fn kind(&self) -> TemplateKind {
+        TemplateKind::Ingress
+    }
+
+    fn kept_fields(&self) -> Option<&str> {
+        self.template_fields.as_deref()
+    }
+
+    fn typed(&self) -> Value {
+        let spec = Value::Struct(
+            "v1.IngressSpec",
+            vec![("IngressClassName", Value::opt_str(self.ingress_class_name.as_deref()))],
+        );
+        let status = Value::Struct("v1.IngressStatus", vec![]);
+        typed_object(
+            "*v1.Ingress",
+            "Ingress",
+            "networking.k8s.io/v1",
+            &self.meta,
+            spec,
+            status,
+        )
+    }
+
+    fn unstructured(&self) -> Value {
+        let spec = Obj::default()
+            .opt("ingressClassName", self.ingress_class_name.as_deref().map(Value::str))
+            .done();
+        unstructured_object(
+            "Ingress",
+            "networking.k8s.io/v1",
+            &self.meta,
+            spec,
+            Obj::default().done(),
+        )
     }
 }

@@ -304,12 +304,136 @@ static PORT_ROUTE: StructTy = StructTy {
     fields: &object_fields(&PORT_ROUTE_SPEC, &ROUTE_STATUS_EMBEDDED),
 };
 
+// ------------------------------------------------------------------------------- networking.k8s.io/v1
+
+static SERVICE_BACKEND_PORT: StructTy = StructTy {
+    name: "v1.ServiceBackendPort",
+    fields: &[f("Name", "name", STR), f("Number", "number", INT)],
+};
+
+static INGRESS_SERVICE_BACKEND: StructTy = StructTy {
+    name: "v1.IngressServiceBackend",
+    fields: &[
+        f("Name", "name", STR),
+        f("Port", "port", Ty::Struct(&SERVICE_BACKEND_PORT)),
+    ],
+};
+
+static TYPED_LOCAL_OBJECT_REFERENCE: StructTy = StructTy {
+    name: "v1.TypedLocalObjectReference",
+    fields: &[
+        f("APIGroup", "apiGroup", OPT_STR),
+        f("Kind", "kind", STR),
+        f("Name", "name", STR),
+    ],
+};
+
+static INGRESS_BACKEND: StructTy = StructTy {
+    name: "v1.IngressBackend",
+    fields: &[
+        f("Service", "service", Ty::Ptr(&Ty::Struct(&INGRESS_SERVICE_BACKEND))),
+        f(
+            "Resource",
+            "resource",
+            Ty::Ptr(&Ty::Struct(&TYPED_LOCAL_OBJECT_REFERENCE)),
+        ),
+    ],
+};
+
+static HTTP_INGRESS_PATH: StructTy = StructTy {
+    name: "v1.HTTPIngressPath",
+    fields: &[
+        f("Path", "path", STR),
+        f("PathType", "pathType", OPT_STR),
+        f("Backend", "backend", Ty::Struct(&INGRESS_BACKEND)),
+    ],
+};
+
+static HTTP_INGRESS_RULE_VALUE: StructTy = StructTy {
+    name: "v1.HTTPIngressRuleValue",
+    fields: &[f("Paths", "paths", Ty::List(&Ty::Struct(&HTTP_INGRESS_PATH)))],
+};
+
+static INGRESS_RULE_VALUE: StructTy = StructTy {
+    name: "v1.IngressRuleValue",
+    fields: &[f("HTTP", "http", Ty::Ptr(&Ty::Struct(&HTTP_INGRESS_RULE_VALUE)))],
+};
+
+static INGRESS_RULE: StructTy = StructTy {
+    name: "v1.IngressRule",
+    fields: &[
+        f("Host", "host", STR),
+        f("IngressRuleValue", "", Ty::Struct(&INGRESS_RULE_VALUE)),
+    ],
+};
+
+static INGRESS_TLS: StructTy = StructTy {
+    name: "v1.IngressTLS",
+    fields: &[f("Hosts", "hosts", STRS), f("SecretName", "secretName", STR)],
+};
+
+static INGRESS_SPEC: StructTy = StructTy {
+    name: "v1.IngressSpec",
+    fields: &[
+        f("IngressClassName", "ingressClassName", OPT_STR),
+        f(
+            "DefaultBackend",
+            "defaultBackend",
+            Ty::Ptr(&Ty::Struct(&INGRESS_BACKEND)),
+        ),
+        f("TLS", "tls", Ty::List(&Ty::Struct(&INGRESS_TLS))),
+        f("Rules", "rules", Ty::List(&Ty::Struct(&INGRESS_RULE))),
+    ],
+};
+
+static INGRESS_PORT_STATUS: StructTy = StructTy {
+    name: "v1.IngressPortStatus",
+    fields: &[
+        f("Port", "port", INT),
+        f("Protocol", "protocol", STR),
+        f("Error", "error", OPT_STR),
+    ],
+};
+
+static INGRESS_LOAD_BALANCER_INGRESS: StructTy = StructTy {
+    name: "v1.IngressLoadBalancerIngress",
+    fields: &[
+        f("IP", "ip", STR),
+        f("Hostname", "hostname", STR),
+        f("Ports", "ports", Ty::List(&Ty::Struct(&INGRESS_PORT_STATUS))),
+    ],
+};
+
+static INGRESS_LOAD_BALANCER_STATUS: StructTy = StructTy {
+    name: "v1.IngressLoadBalancerStatus",
+    fields: &[f(
+        "Ingress",
+        "ingress",
+        Ty::List(&Ty::Struct(&INGRESS_LOAD_BALANCER_INGRESS)),
+    )],
+};
+
+static INGRESS_STATUS: StructTy = StructTy {
+    name: "v1.IngressStatus",
+    fields: &[f(
+        "LoadBalancer",
+        "loadBalancer",
+        Ty::Struct(&INGRESS_LOAD_BALANCER_STATUS),
+    )],
+};
+
+static INGRESS: StructTy = StructTy {
+    name: "v1.Ingress",
+    fields: &object_fields(&INGRESS_SPEC, &INGRESS_STATUS),
+};
+
 /// The kinds templates run on (external-dns executes `--fqdn-template` on Services and on the five route
 /// kinds; `--fqdn-target-template` on Services).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum TemplateKind {
     Service,
     Route(RouteKind),
+    Ingress,
 }
 
 impl TemplateKind {
@@ -318,6 +442,7 @@ impl TemplateKind {
             TemplateKind::Service => &SERVICE,
             TemplateKind::Route(RouteKind::Http | RouteKind::Grpc | RouteKind::Tls) => &HOSTNAME_ROUTE,
             TemplateKind::Route(RouteKind::Tcp | RouteKind::Udp) => &PORT_ROUTE,
+            TemplateKind::Ingress => &INGRESS,
         }
     }
 
@@ -325,6 +450,7 @@ impl TemplateKind {
         match self {
             TemplateKind::Service => "Service",
             TemplateKind::Route(r) => r.kind(),
+            TemplateKind::Ingress => "Ingress",
         }
     }
 }

@@ -1,0 +1,294 @@
+//! The ingress source (`--source=ingress`): DNS records for `networking.k8s.io/v1` Ingresses.
+//!
+//! An Ingress publishes the hosts of its rules and TLS entries (unless `--ignore-ingress-rules-spec` /
+//! `--ignore-ingress-tls-spec`) and its hostname annotation, as the `ingress-hostname-source` annotation
+//! selects, or the FQDN template's names; it points them at the `target` annotation or else at its
+//! `status.loadBalancer.ingress` (IPs and hostnames). `--ingress-class` admits only Ingresses of those
+//! classes (`spec.ingressClassName`, or the `kubernetes.io/ingress.class` annotation when that is unset).
+//! See docs/sources/ingress.md.
+//!
+//! ```
+//! use std::path::Path;
+//!
+//! use extdns_informer::LoadOptions;
+//! use extdns_informer::manifests::{Format, Loader};
+//! use extdns_source::SourceExt;
+//! use extdns_source_ingress::{IngressSource, IngressSourceConfig};
+//!
+//! let yaml = "
+//! apiVersion: networking.k8s.io/v1
+//! kind: Ingress
+//! metadata: {name: shop, namespace: default}
+//! spec:
+//!   rules: [{host: shop.example.org}]
+//! status: {loadBalancer: {ingress: [{ip: 192.0.2.8}]}}
+//! ";
+//! let mut loader = Loader::new(LoadOptions::default());
+//! loader.add_str(yaml, Path::new("example.yaml"), Format::Yaml)?;
+//! let store = loader.finish().store;
+//!
+//! let source = IngressSource::new(IngressSourceConfig::default());
+//! let endpoints = futures::executor::block_on(source.evaluate_all(&store))?.endpoints;
+//! assert_eq!(endpoints.len(), 1);
+//! assert_eq!(endpoints[0].dns_name, "shop.example.org");
+//! assert_eq!(endpoints[0].targets[0].as_str(), "192.0.2.8");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use extdns_endpoint::{Endpoint, ObjectRef, Target, merge_endpoints};
+use extdns_informer::view::Ingress;
+use extdns_informer::{ChangeSet, ClusterStore, ObjectKey, ResourceKind};
+use extdns_source::annotations::{HostnameSource as Known, key};
+use extdns_source::{Evaluation, ObjectEndpoints, Objects, Source, SourceConfig, SourceError};
+
+/// The `--source` name.
+pub const SOURCE_NAME: &str = "ingress";
+
+/// The legacy annotation naming an Ingress's class, read when `spec.ingressClassName` is unset.
+pub const INGRESS_CLASS_ANNOTATION: &str = "kubernetes.io/ingress.class";
+
+/// The configuration of the ingress source.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct IngressSourceConfig {
+    /// `--namespace`, `--label-filter`, `--annotation-filter`, annotation prefixes, `--fqdn-template`,
+    /// `--combine-fqdn-annotation`, `--ignore-hostname-annotation`.
+    pub common: SourceConfig,
+    /// `--ingress-class` (repeatable); empty admits every class.
+    pub ingress_class_names: Vec<String>,
+    /// `--ignore-ingress-tls-spec`.
+    pub ignore_tls_spec: bool,
+    /// `--ignore-ingress-rules-spec`.
+    pub ignore_rules_spec: bool,
+}
+
+impl IngressSourceConfig {
+    pub fn new(
+        common: SourceConfig,
+        ingress_class_names: Vec<String>,
+        ignore_tls_spec: bool,
+        ignore_rules_spec: bool,
+    ) -> Self {
+        IngressSourceConfig {
+            common,
+            ingress_class_names,
+            ignore_tls_spec,
+            ignore_rules_spec,
+        }
+    }
+}
+
+/// Which of an Ingress's names count, by its `ingress-hostname-source` annotation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum HostnameSource {
+    /// No annotation: rules, TLS hosts and the hostname annotation.
+    All,
+    AnnotationOnly,
+    DefinedHostsOnly,
+    /// A value external-dns does not know: it publishes neither, and neither does extdns (only the
+    /// template may still give names).
+    Unknown,
+}
+
+/// The ingress source.
+#[derive(Clone, Debug)]
+pub struct IngressSource {
+    config: IngressSourceConfig,
+}
+
+impl IngressSource {
+    pub fn new(config: IngressSourceConfig) -> Self {
+        IngressSource { config }
+    }
+
+    pub fn config(&self) -> &IngressSourceConfig {
+        &self.config
+    }
+
+    /// Whether an Ingress is looked at: the shared filters, then `--ingress-class`. A non-empty
+    /// `spec.ingressClassName` decides alone; only without it does the legacy annotation count.
+    fn admits(&self, ing: &Ingress) -> bool {
+        self.config.common.admits(&ing.meta) && self.class_admits(ing)
+    }
+
+    fn class_admits(&self, ing: &Ingress) -> bool {
+        let names = &self.config.ingress_class_names;
+        if names.is_empty() {
+            return true;
+        }
+        let class = match ing.ingress_class_name.as_deref().filter(|c| !c.is_empty()) {
+            Some(c) => Some(c),
+            None => ing.meta.annotations.get(INGRESS_CLASS_ANNOTATION),
+        };
+        class.is_some_and(|c| names.iter().any(|n| n == c))
+    }
+
+    fn hostname_source(&self, ing: &Ingress, object: &ObjectKey) -> HostnameSource {
+        let annotations = &self.config.common.annotations;
+        match annotations.hostname_source(&ing.meta.annotations, key::INGRESS_HOSTNAME_SOURCE) {
+            None => HostnameSource::All,
+            Some(Ok(Known::AnnotationOnly)) => HostnameSource::AnnotationOnly,
+            Some(Ok(Known::DefinedHostsOnly)) => HostnameSource::DefinedHostsOnly,
+            Some(Err(v)) => {
+                tracing::warn!(
+                    %object,
+                    annotation = key::INGRESS_HOSTNAME_SOURCE,
+                    value = %extdns_source::shorten(v),
+                    "unknown value (expected annotation-only or defined-hosts-only); as external-dns, \
+                     neither the rules nor the hostname annotation are published"
+                );
+                HostnameSource::Unknown
+            }
+        }
+    }
+
+    /// The endpoints of one admitted Ingress, appended to `out`; `Err` with why when it could not be
+    /// evaluated (its records are then held).
+    fn ingress_endpoints(&self, ing: &Ingress, object: &ObjectKey, out: &mut Vec<Endpoint>) -> Result<(), String> {
+        let common = &self.config.common;
+        let annotations = &common.annotations;
+        let a = &ing.meta.annotations;
+        let resource = extdns_source::resource_label(object);
+        let ttl = annotations.ttl(a, &resource);
+        let mut targets = annotations.targets(a);
+        if targets.is_empty() {
+            targets = status_targets(ing);
+        }
+        let (provider_specific, set_identifier) = annotations.provider_specific(a);
+        let for_host =
+            |host: &str| Endpoint::for_hostname(host, &targets, ttl, &provider_specific, &set_identifier, &resource);
+
+        let mut defined = Vec::new();
+        if !self.config.ignore_rules_spec {
+            for host in ing.rule_hosts.iter().filter(|h| !h.is_empty()) {
+                defined.extend(for_host(host));
+            }
+        }
+        if !self.config.ignore_tls_spec {
+            for host in ing.tls_hosts.iter().filter(|h| !h.is_empty()) {
+                defined.extend(for_host(host));
+            }
+        }
+        let mut annotated = Vec::new();
+        if !common.ignore_hostname_annotation {
+            for host in annotations.hostnames(a) {
+                annotated.extend(for_host(&host));
+            }
+        }
+        let mut endpoints = match self.hostname_source(ing, object) {
+            HostnameSource::All => {
+                defined.extend(annotated);
+                defined
+            }
+            HostnameSource::DefinedHostsOnly => defined,
+            HostnameSource::AnnotationOnly => annotated,
+            HostnameSource::Unknown => Vec::new(),
+        };
+
+        // The template gives the names when nothing else did, or adds to them with
+        // `--combine-fqdn-annotation`; decided on endpoints, as external-dns does (names without targets
+        // count as nothing).
+        if let Some(template) = &common.fqdn_template
+            && (common.combine_fqdn_annotation || endpoints.is_empty())
+        {
+            let hosts = template.execute(ing, SOURCE_NAME).map_err(|e| {
+                tracing::warn!(
+                    %object,
+                    field = "FQDN template",
+                    "template failed, Ingress skipped; its records are kept as they are: {e}"
+                );
+                e.to_string()
+            })?;
+            for host in &hosts {
+                endpoints.extend(for_host(host));
+            }
+        }
+
+        let reference = ObjectRef {
+            source: SOURCE_NAME.to_string(),
+            namespace: ing.meta.namespace.clone(),
+            name: ing.meta.name.clone(),
+        };
+        out.extend(endpoints.into_iter().map(|e| e.with_ref_object(reference.clone())));
+        Ok(())
+    }
+
+    /// What [`Source::evaluate`] returns, without the async wrapper (nothing here waits).
+    pub fn evaluate_now(&self, cluster: &ClusterStore, objects: Objects<'_>) -> Evaluation {
+        let kind = ResourceKind::Ingress;
+        let ingresses: Vec<(ObjectKey, Arc<Ingress>)> = match objects.of_kind(kind) {
+            None => cluster
+                .ingresses()
+                .into_iter()
+                .map(|i| (ObjectKey::new(kind, &i.meta.namespace, &i.meta.name), i))
+                .collect(),
+            Some(keys) => keys
+                .filter_map(|k| Some((k.clone(), cluster.ingress(&k.namespace, &k.name)?)))
+                .collect(),
+        };
+        let mut failed = extdns_source::undecodable(cluster, kind, objects);
+        let mut out = Vec::with_capacity(ingresses.len());
+        for (object, ing) in ingresses {
+            if !self.admits(&ing) {
+                tracing::debug!(%object, "not admitted by the filters or --ingress-class");
+                continue;
+            }
+            let mut endpoints = Vec::new();
+            if let Err(why) = self.ingress_endpoints(&ing, &object, &mut endpoints) {
+                failed.insert(object.clone(), Some(why));
+                continue;
+            }
+            if !endpoints.is_empty() {
+                out.push(ObjectEndpoints { object, endpoints });
+            }
+        }
+        Evaluation::new(out, failed)
+    }
+}
+
+/// `status.loadBalancer.ingress`: each entry's IP, then its hostname, empty ones skipped.
+fn status_targets(ing: &Ingress) -> Vec<Target> {
+    ing.load_balancer_ingress
+        .iter()
+        .flat_map(|lb| [lb.ip.as_deref(), lb.hostname.as_deref()])
+        .flatten()
+        .filter(|t| !t.is_empty())
+        .map(Target::from)
+        .collect()
+}
+
+#[async_trait]
+impl Source for IngressSource {
+    fn name(&self) -> &str {
+        SOURCE_NAME
+    }
+
+    fn watched_kinds(&self) -> Vec<ResourceKind> {
+        vec![ResourceKind::Ingress]
+    }
+
+    async fn evaluate(&self, cluster: &ClusterStore, objects: Objects<'_>) -> Result<Evaluation, SourceError> {
+        Ok(self.evaluate_now(cluster, objects))
+    }
+
+    /// An Ingress reads nothing but itself: a change re-evaluates the changed Ingresses only.
+    fn affected(&self, _cluster: &ClusterStore, changes: &ChangeSet) -> Option<BTreeSet<ObjectKey>> {
+        if changes.is_everything() {
+            return None;
+        }
+        Some(changes.of_kind(ResourceKind::Ingress).cloned().collect())
+    }
+
+    /// Targets of one record joined across Ingresses; then, among equal records that differ only in TTL,
+    /// the one with a configured TTL first ([`extdns_source::tie`]).
+    fn merge(&self, endpoints: Vec<Endpoint>) -> Vec<Endpoint> {
+        extdns_source::tie::configured_ttl_first(merge_endpoints(endpoints))
+    }
+}
+
+#[cfg(test)]
+mod tests;
