@@ -656,10 +656,10 @@ pub struct WebhookFlags {
     /// Base URL of the webhook provider.
     #[arg(long, value_name = "URL", default_value = "http://localhost:8888")]
     pub webhook_provider_url: String,
-    /// Read timeout of webhook requests (client and server).
+    /// Read timeout of the webhook client's requests; with --webhook-server only the default is accepted.
     #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = duration::parse)]
     pub webhook_provider_read_timeout: Duration,
-    /// Write timeout of webhook requests (client and server).
+    /// Write timeout of the webhook client's requests; with --webhook-server only the default is accepted.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration::parse)]
     pub webhook_provider_write_timeout: Duration,
     /// Server: timeout for reading request headers (not supported: a value other than the default is refused).

@@ -41,10 +41,22 @@ pub(crate) fn providers(flags: &Flags) -> Result<(), ValidationError> {
     Ok(())
 }
 
-/// `--webhook-server`'s connection timeouts: axum's server has no header-read or keep-alive idle timeout.
+/// `--webhook-server`'s connection timeouts: axum's server has no header-read, body-read, response-write or
+/// keep-alive idle timeout, so only the defaults (which external-dns's chart spells out) are accepted there.
+/// The read and write timeouts still bound the webhook client's requests.
 pub(crate) fn webhook_server(flags: &Flags) -> Result<(), ValidationError> {
     let w = &flags.webhook;
     for (flag, value, default) in [
+        (
+            "--webhook-provider-read-timeout",
+            w.webhook_provider_read_timeout,
+            Duration::from_secs(5),
+        ),
+        (
+            "--webhook-provider-write-timeout",
+            w.webhook_provider_write_timeout,
+            Duration::from_secs(10),
+        ),
         (
             "--webhook-provider-read-header-timeout",
             w.webhook_provider_read_header_timeout,
@@ -99,8 +111,14 @@ mod tests {
             .err()
             .map(|e| e.0);
         assert!(e.is_some_and(|e| e.starts_with("--webhook-provider-idle-timeout is not supported")));
+        let e = webhook_server(&flags(&["--webhook-provider-write-timeout=1m"]))
+            .err()
+            .map(|e| e.0);
+        assert!(e.is_some_and(|e| e.starts_with("--webhook-provider-write-timeout is not supported")));
         // The defaults spelled out, as a chart would, pass.
         let f = flags(&[
+            "--webhook-provider-read-timeout=5s",
+            "--webhook-provider-write-timeout=10s",
             "--webhook-provider-read-header-timeout=5s",
             "--webhook-provider-idle-timeout=30s",
         ]);
