@@ -30,13 +30,6 @@ pub mod logging;
 pub mod providers;
 pub mod run;
 pub mod settings;
-pub mod settings_aws;
-pub mod settings_cloudflare;
-pub mod settings_coredns;
-pub mod settings_leader;
-mod settings_pdns;
-mod settings_unsupported;
-pub mod settings_webhook;
 pub mod webhook_conformance;
 pub mod webhook_server;
 pub mod wiring;
@@ -76,7 +69,7 @@ where
     match cli.command {
         None if cli.flags.webhook.webhook_server => {
             let flags = cli.flags;
-            let settings = match settings_webhook::server(&flags) {
+            let settings = match settings::webhook::server(&flags) {
                 Ok(settings) => settings,
                 Err(e) => {
                     eprintln!("error: {e}");
