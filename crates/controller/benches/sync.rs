@@ -4,6 +4,7 @@
 //!
 //! `steady`: every record already exists and is owned (the common case: a sync that changes nothing).
 //! `first`: an empty zone, every record and its ownership TXT record created.
+#![allow(missing_docs, reason = "criterion_group! defines public functions of its own")]
 
 use std::sync::Arc;
 

@@ -33,6 +33,7 @@ pub struct CrdStatus {
 }
 
 impl CrdStatus {
+    /// A status writer for the DNSEndpoint kind as configured (`overrides`), in the source's scope (`config`).
     pub fn new(client: kube::Client, overrides: &KindOverrides, config: CrdSourceConfig) -> Self {
         CrdStatus {
             client,

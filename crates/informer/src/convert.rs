@@ -46,6 +46,7 @@ pub const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
 pub struct PodAnnotationPrefixes(Vec<String>);
 
 impl PodAnnotationPrefixes {
+    /// The prefixes whose annotations a Pod keeps; any other annotation is dropped when it is stored.
     pub fn new<I, S>(prefixes: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -59,6 +60,7 @@ impl PodAnnotationPrefixes {
         self.0.iter().any(|p| key.starts_with(p.as_str()))
     }
 
+    /// The prefixes, in the order given.
     pub fn prefixes(&self) -> &[String] {
         &self.0
     }

@@ -36,14 +36,23 @@ use crate::{ClusterStore, Interner, LoadOptions, PodAnnotationPrefixes, Template
 /// cluster starts watchers for those kinds only. The order is the order of [`KINDS`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ResourceKind {
+    /// core/v1 Service.
     Service,
+    /// discovery.k8s.io/v1 EndpointSlice.
     EndpointSlice,
+    /// core/v1 Pod.
     Pod,
+    /// core/v1 Node.
     Node,
+    /// core/v1 Namespace.
     Namespace,
+    /// gateway.networking.k8s.io Gateway.
     Gateway,
+    /// gateway.networking.k8s.io ListenerSet.
     ListenerSet,
+    /// A Gateway API route; one index per route kind.
     Route(RouteKind),
+    /// networking.k8s.io/v1 Ingress.
     Ingress,
     /// external-dns's DNSEndpoint; its group, version and kind may be configured ([`KindOverrides`]).
     DnsEndpoint,
@@ -81,6 +90,7 @@ pub enum ChangeKey {
 
 /// One kind extdns can watch.
 pub struct KindSpec {
+    /// Which kind this row declares.
     pub kind: ResourceKind,
     /// The API kind: `Service`, `HTTPRoute`, ...
     pub name: &'static str,
@@ -91,7 +101,9 @@ pub struct KindSpec {
     pub versions: &'static [&'static str],
     /// The resource name in URLs: `services`, `httproutes`, ...
     pub plural: &'static str,
+    /// Namespaced or cluster-wide; decides how watches and keys are scoped.
     pub scope: Scope,
+    /// Which objects a change of this kind marks changed.
     pub changes: ChangeKey,
     /// The API type, type-erased: what the generic paths call.
     pub(crate) ops: &'static dyn KindOps,
@@ -269,6 +281,7 @@ impl KindSpec {
 pub struct KindOverrides(BTreeMap<ResourceKind, ApiResource>);
 
 impl KindOverrides {
+    /// No override: every kind is read as the table declares it.
     pub fn new() -> Self {
         Self::default()
     }
@@ -377,8 +390,11 @@ pub(crate) mod sealed {
 
 /// What a conversion shares with every other: the store's interner and what the options keep.
 pub struct Convert<'a> {
+    /// Shares repeated strings (namespaces, label keys) between objects.
     pub interner: &'a Interner,
+    /// Which Pod annotations are kept.
     pub pod_annotation_prefixes: &'a PodAnnotationPrefixes,
+    /// Which fields beyond the view templates read.
     pub template_fields: &'a TemplateFields,
 }
 

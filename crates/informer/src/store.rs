@@ -26,13 +26,16 @@ use crate::{ResourceKind, Sym};
 /// published can be told apart from records of objects that are gone.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ObjectKey {
+    /// The kind, so keys of two kinds never collide.
     pub kind: ResourceKind,
     /// Empty for cluster-scoped kinds.
     pub namespace: String,
+    /// `metadata.name`.
     pub name: String,
 }
 
 impl ObjectKey {
+    /// The key of one object.
     pub fn new(kind: ResourceKind, namespace: &str, name: &str) -> Self {
         ObjectKey {
             kind,
@@ -86,6 +89,7 @@ impl Default for ClusterStore {
 }
 
 impl ClusterStore {
+    /// An empty store; every kind reads unsynced until its first list.
     pub fn new() -> Self {
         Self::default()
     }

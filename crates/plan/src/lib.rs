@@ -48,6 +48,7 @@ pub use policy::{Policy, UnknownPolicy};
 /// How to plan: the policy, the record types extdns manages, the user's domain filter and the owner id.
 #[derive(Debug, Clone)]
 pub struct PlanConfig {
+    /// `--policy`: whether the plan may update and delete, or only create.
     pub policy: Policy,
     /// `--managed-record-types` (default A, AAAA, CNAME). Exact, case-sensitive types.
     pub managed_types: Vec<RecordType>,

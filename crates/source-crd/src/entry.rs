@@ -10,6 +10,7 @@ use extdns_informer::view::DnsEndpointEntry;
 pub struct InvalidEntry {
     /// Its index in `spec.endpoints`.
     pub index: usize,
+    /// Why it was skipped.
     pub why: Invalid,
 }
 

@@ -79,6 +79,7 @@ impl ServiceSource {
         ServiceSource { config, resolver }
     }
 
+    /// Its configuration.
     pub fn config(&self) -> &ServiceSourceConfig {
         &self.config
     }

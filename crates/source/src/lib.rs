@@ -118,6 +118,7 @@ impl<S: Source + ?Sized> SourceExt for S {
 /// Which of its objects a source evaluates.
 #[derive(Debug, Clone, Copy)]
 pub enum Objects<'a> {
+    /// Every object in scope (a full evaluation).
     All,
     /// Only these (of any kind; a source looks for its own).
     Only(&'a BTreeSet<ObjectKey>),
@@ -144,7 +145,9 @@ impl Objects<'_> {
 /// The endpoints one object asks for, before its source merges names several objects share.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ObjectEndpoints {
+    /// The object.
     pub object: ObjectKey,
+    /// What it publishes, before the merge by name.
     pub endpoints: Vec<Endpoint>,
 }
 
@@ -154,10 +157,12 @@ pub struct ObjectEndpoints {
 pub struct Evaluation {
     /// In [`ObjectKey`] order.
     pub objects: Vec<ObjectEndpoints>,
+    /// The objects that could not be evaluated, whose records are held.
     pub failed: Failures,
 }
 
 impl Evaluation {
+    /// An evaluation of these objects.
     pub fn new(objects: Vec<ObjectEndpoints>, failed: Failures) -> Self {
         Evaluation { objects, failed }
     }
@@ -167,7 +172,9 @@ impl Evaluation {
 #[derive(Debug, Clone, Default, PartialEq)]
 #[non_exhaustive]
 pub struct SourceOutput {
+    /// Every endpoint, merged by name.
     pub endpoints: Vec<Endpoint>,
+    /// The objects that could not be evaluated, whose records are held.
     pub failed: Failures,
 }
 
@@ -183,6 +190,7 @@ pub struct Failures {
 }
 
 impl Failures {
+    /// No failures.
     pub fn new() -> Self {
         Failures::default()
     }
@@ -205,6 +213,7 @@ impl Failures {
         self.kinds.contains_key(&object.kind) || self.objects.contains_key(object)
     }
 
+    /// Forget `object`'s failure (it evaluated again).
     pub fn remove(&mut self, object: &ObjectKey) {
         self.objects.remove(object);
     }
@@ -222,6 +231,7 @@ impl Failures {
         self.objects.len() + self.kinds.len()
     }
 
+    /// Whether every object evaluated.
     pub fn is_empty(&self) -> bool {
         self.objects.is_empty() && self.kinds.is_empty()
     }
@@ -310,14 +320,23 @@ pub fn undecodable(cluster: &ClusterStore, kind: ResourceKind, objects: Objects<
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum SourceError {
+    /// A template failed.
     #[error("{source_name}: {source}")]
     Template {
+        /// The source, for the message.
         source_name: String,
+        /// The template's reason.
         #[source]
         source: TemplateError,
     },
+    /// Anything else a source reports.
     #[error("{source_name}: {message}")]
-    Other { source_name: String, message: String },
+    Other {
+        /// The source.
+        source_name: String,
+        /// What went wrong.
+        message: String,
+    },
 }
 
 #[cfg(test)]

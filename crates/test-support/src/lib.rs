@@ -22,7 +22,6 @@
 //! ```
 //!
 //! A dev-dependency only (`publish = false`).
-#![warn(missing_docs)]
 
 pub mod bench;
 pub mod cli;

@@ -10,9 +10,11 @@ use crate::flags::LeaderFlags;
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct LeaderSettings {
+    /// `--leader-elect-resource-name`: replicas that share it elect one leader.
     pub name: String,
     /// `None`: the pod's own namespace, found when the controller starts.
     pub namespace: Option<String>,
+    /// How long a lease lasts and how often it is renewed and retried.
     pub timing: LeaseTiming,
 }
 

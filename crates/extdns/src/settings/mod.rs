@@ -68,9 +68,13 @@ fn invalid(message: impl Into<String>) -> ValidationError {
 /// A source `--source` enables, in the form the wiring builds it from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EnabledSource {
+    /// `--source=service`.
     Service,
+    /// `--source=gateway-<kind>route`, one per route kind.
     Route(RouteKind),
+    /// `--source=ingress`.
     Ingress,
+    /// `--source=crd` (DNSEndpoint objects).
     Crd,
 }
 
@@ -99,9 +103,13 @@ pub struct SourceSettings {
     pub enabled: Vec<EnabledSource>,
     /// The service source's configuration; its `common` part is shared with `gateway` (same template).
     pub service: ServiceSourceConfig,
+    /// The route sources' configuration (one for every route kind).
     pub gateway: GatewaySourceConfig,
+    /// The ingress source's configuration.
     pub ingress: IngressSourceConfig,
+    /// The crd source's configuration.
     pub crd: CrdSourceConfig,
+    /// The wrappers every source's endpoints go through.
     pub pipeline: PipelineConfig,
     /// Whether load balancer hostnames are looked up, so a resolver is needed at all.
     pub resolve_load_balancer_hostname: bool,
@@ -120,7 +128,9 @@ impl SourceSettings {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct EndpointsSettings {
+    /// What the sources and the pipeline read.
     pub sources: SourceSettings,
+    /// `--manifests`: the files and directories objects are loaded from.
     pub manifests: Vec<PathBuf>,
 }
 
@@ -128,13 +138,19 @@ pub struct EndpointsSettings {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Settings {
+    /// What the sources and the pipeline read.
     pub sources: SourceSettings,
+    /// The provider the records live in.
     pub provider: ProviderSettings,
+    /// How ownership of the records is kept.
     pub registry: RegistrySettings,
     /// The loop's knobs and the plan's configuration, whose owner id is the registry's.
     pub controller: ControllerConfig,
+    /// Where the objects come from: the API server or manifest files.
     pub cluster: ClusterSettings,
+    /// `--once`: one sync, then exit.
     pub once: bool,
+    /// `--metrics-address`: where `/metrics` and `/healthz` are served.
     pub metrics_address: String,
     /// `--leader-elect`: the Lease the replicas share; `None` for a single replica.
     pub leader: Option<LeaderSettings>,
@@ -147,22 +163,32 @@ pub struct Settings {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum ProviderSettings {
+    /// `--provider=inmemory`: records kept in the process (tests, demos).
     InMemory {
+        /// `--inmemory-zone`: the zones that exist.
         zones: Vec<String>,
     },
+    /// `--provider=rfc2136`: DNS UPDATE to an authoritative server.
     Rfc2136 {
+        /// The servers, zones, TSIG key and transport.
         config: Box<Rfc2136Config>,
         /// The deprecated spelling was used; warned about once logging is up.
         deprecated_tsig_axfr: bool,
     },
+    /// `--provider=aws`: Route53.
     Aws(Box<extdns_provider_aws::AwsConfig>),
+    /// `--provider=pdns`: PowerDNS's HTTP API.
     Pdns {
+        /// The server, key and TLS settings.
         config: Box<extdns_provider_pdns::PdnsConfig>,
     },
+    /// `--provider=coredns`: CoreDNS's etcd backend.
     Coredns(Box<extdns_provider_coredns::CorednsConfig>),
+    /// `--provider=cloudflare`.
     Cloudflare(Box<extdns_provider_cloudflare::CloudflareConfig>),
     /// `--provider=webhook`: the records live behind a webhook server.
     Webhook(Box<extdns_provider_webhook::WebhookConfig>),
+    /// An external-dns provider extdns does not implement; refused when built.
     Unsupported(ProviderName),
 }
 
@@ -186,8 +212,11 @@ impl ProviderSettings {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum RegistrySettings {
+    /// `--registry=txt`: ownership in TXT records beside each record.
     Txt(Box<TxtRegistryConfig>),
+    /// `--registry=noop`: every record is treated as owned.
     Noop,
+    /// An external-dns registry extdns does not implement; refused when built.
     Unsupported(RegistryName),
 }
 
@@ -208,6 +237,7 @@ impl RegistrySettings {
 pub enum ClusterSettings {
     /// Objects loaded from files (read with [`SourceSettings::load_options`]).
     Manifests(Vec<PathBuf>),
+    /// Objects watched on the API server.
     ApiServer(KubeSettings),
 }
 
@@ -215,11 +245,13 @@ pub enum ClusterSettings {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct KubeSettings {
+    /// `--kubeconfig`; `None` tries the default locations, then the in-cluster configuration.
     pub kubeconfig: Option<PathBuf>,
     /// Kept as given: a URL that does not parse fails when the client is built, as it always has.
     pub server: Option<String>,
     /// Bounds connecting and sending; none with `--events`, whose watches stay quiet for minutes.
     pub request_timeout: Option<Duration>,
+    /// What the live view watches: namespaces, selectors, kept fields.
     pub live: LiveOptions,
 }
 

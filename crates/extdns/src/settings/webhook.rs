@@ -34,6 +34,7 @@ fn max_body_size(bytes: i64) -> Result<Option<u64>, ValidationError> {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct WebhookServerSettings {
+    /// The provider the server serves.
     pub provider: ProviderSettings,
     /// Where the protocol is served (`--webhook-server-address`).
     pub address: String,
