@@ -1,7 +1,7 @@
-//! The `external-dns` annotations every source reads (§5).
+//! The `external-dns` annotations every source reads (docs/sources/service.md, "Annotations and their prefix").
 //!
-//! Users migrating from external-dns have objects annotated under either prefix: the seeds and older
-//! releases used `external-dns.alpha.kubernetes.io/`, external-dns 0.22 reads `external-dns.kubernetes.io/`.
+//! Users migrating from external-dns have objects annotated under either prefix: its documentation and
+//! releases before 0.22 used `external-dns.alpha.kubernetes.io/`, external-dns 0.22 reads `external-dns.kubernetes.io/`.
 //! So by default both are read, and when an object carries the same key under both, the GA value wins (it is
 //! the one external-dns itself would act on). `--annotation-prefix` narrows reading to exactly one prefix.
 
@@ -12,7 +12,7 @@ use extdns_informer::StrMap;
 
 /// The prefix external-dns 0.22 reads by default.
 pub const PREFIX_GA: &str = "external-dns.kubernetes.io/";
-/// The prefix of the seeds and of external-dns before 0.22.
+/// The prefix of external-dns before 0.22, still the one most manifests carry.
 pub const PREFIX_ALPHA: &str = "external-dns.alpha.kubernetes.io/";
 
 /// Keys (without prefix) with a meaning shared by all sources.
@@ -234,7 +234,7 @@ impl Annotations {
         }
     }
 
-    /// Provider-specific properties and the set identifier (§5). `alias` comes first (only for the exact
+    /// Provider-specific properties and the set identifier. `alias` comes first (only for the exact
     /// value `true`), then `record-type`, then the prefixed keys sorted by name; the post-processor sorts the
     /// whole list again, so only determinism matters here.
     pub fn provider_specific(&self, a: &StrMap) -> (ProviderSpecific, String) {

@@ -1,4 +1,4 @@
-//! FQDN templates (`--fqdn-template`, `--fqdn-target-template`) with Go `text/template` semantics (§6.9),
+//! FQDN templates (`--fqdn-template`, `--fqdn-target-template`) with Go `text/template` semantics (docs/templates.md),
 //! run by [`extdns_template`] on the views of our objects.
 //!
 //! Users paste templates from their external-dns deployments, so they must mean the same thing here:
