@@ -104,7 +104,7 @@ impl ClusterStore {
 
 /// Views that keep their metadata whole.
 macro_rules! item_with_meta {
-    ($view:ty, $kind:expr $(, group: $group:ident)? $(, template_fields: $fields:ident)?) => {
+    ($view:ty, $kind:expr $(, group: $group:ident)? $(, template_fields: $fields:ident)? $(, selects: $selects:ident)?) => {
         impl Item for $view {
             fn kind(&self) -> ResourceKind {
                 $kind
@@ -124,11 +124,14 @@ macro_rules! item_with_meta {
             $(fn template_fields_slot(&mut self) -> Option<&mut Option<Box<str>>> {
                 Some(&mut self.$fields)
             })?
+            $(fn selects(&self) -> Option<&StrMap> {
+                self.$selects()
+            })?
         }
     };
 }
 
-item_with_meta!(Service, ResourceKind::Service, template_fields: template_fields);
+item_with_meta!(Service, ResourceKind::Service, template_fields: template_fields, selects: pod_selector);
 item_with_meta!(EndpointSlice, ResourceKind::EndpointSlice, group: service_name);
 item_with_meta!(Gateway, ResourceKind::Gateway);
 item_with_meta!(ListenerSet, ResourceKind::ListenerSet);
@@ -167,6 +170,9 @@ impl Item for Pod {
     /// its namespace.
     fn intern(&mut self, interner: &Interner) {
         self.namespace = interner.intern(&self.namespace);
+    }
+    fn labels(&self) -> Option<&StrMap> {
+        Some(&self.labels)
     }
 }
 
@@ -239,6 +245,19 @@ impl Service {
     /// Whether the Service has no cluster IP, so its Pods' addresses are published instead.
     pub fn is_headless(&self) -> bool {
         self.cluster_ip.as_deref() == Some("None")
+    }
+
+    /// The selector of the Pods sources read for this Service: those of a headless Service (the Pods its
+    /// EndpointSlices name, which must also match its selector) and of a NodePort Service with
+    /// `externalTrafficPolicy: Local` (for their nodes); `None` for any other Service, whose Pods no source
+    /// reads. The live view keeps only the Pods some Service selects ([`crate::pod_demand`]).
+    pub(crate) fn pod_selector(&self) -> Option<&StrMap> {
+        let reads_pods = match self.service_type.as_str() {
+            "ClusterIP" => self.is_headless(),
+            "NodePort" => self.external_traffic_policy.as_deref() == Some("Local"),
+            _ => false,
+        };
+        reads_pods.then_some(&self.selector)
     }
 }
 
@@ -664,4 +683,35 @@ pub struct Ingress {
     /// The fields templates read beyond the above: JSON text trimmed to their paths
     /// ([`crate::TemplateFields`]).
     pub template_fields: Option<Box<str>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn svc(service_type: &str, headless: bool, policy: Option<&str>) -> Service {
+        Service {
+            service_type: service_type.into(),
+            cluster_ip: Some(if headless { "None" } else { "10.0.0.1" }.into()),
+            external_traffic_policy: policy.map(Into::into),
+            selector: [("app", "db")].into_iter().collect(),
+            ..Service::default()
+        }
+    }
+
+    #[test]
+    fn only_headless_and_local_node_port_services_read_pods() {
+        let reads = |s: Service| s.pod_selector().is_some();
+        assert!(reads(svc("ClusterIP", true, None)));
+        assert!(reads(svc("NodePort", false, Some("Local"))));
+        assert!(!reads(svc("ClusterIP", false, None)));
+        assert!(!reads(svc("NodePort", false, Some("Cluster"))));
+        assert!(!reads(svc("LoadBalancer", false, Some("Local"))));
+        let headless = svc("ClusterIP", true, None);
+        assert_eq!(
+            headless.selects(),
+            Some(&headless.selector),
+            "the store reads the same rule"
+        );
+    }
 }
