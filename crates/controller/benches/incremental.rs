@@ -18,11 +18,7 @@ use extdns_source::{Pipeline, PipelineConfig, Source};
 use extdns_source_service::{ServiceSource, ServiceSourceConfig};
 use kube::runtime::watcher::Event;
 
-// The benchmark uses only some of the builders the tests share.
-#[allow(dead_code)]
-#[path = "../tests/support/objects.rs"]
-mod objects;
-use objects::{ZONE, lb_service_in, listed, pod_in};
+use extdns_test_support::kube_objects::{ZONE, lb_service_in, listed, pod_in};
 
 const SERVICES: usize = 10_000;
 const PODS: usize = 50_000;

@@ -31,10 +31,7 @@ use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::discovery::v1 as discovery;
 use serde_json::json;
 
-#[allow(dead_code)]
-#[path = "../tests/support/objects.rs"]
-mod objects;
-use objects::{ZONE, listed, object};
+use extdns_test_support::kube_objects::{ZONE, listed, object};
 
 #[global_allocator]
 static ALLOC: Cap<System> = Cap::new(System, usize::MAX);

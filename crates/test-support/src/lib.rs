@@ -28,6 +28,8 @@ pub mod cli;
 pub mod cloudflare_fake;
 #[cfg(feature = "control-plane")]
 pub mod control_plane;
+#[cfg(feature = "kube-objects")]
+pub mod kube_objects;
 pub mod dig;
 pub mod dns_server;
 pub mod etcd;

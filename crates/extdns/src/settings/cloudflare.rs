@@ -10,16 +10,11 @@ use crate::flags::Flags;
 /// extdns's own variable pointing the provider at another API endpoint (a proxy, a test fake).
 pub const BASE_URL_ENV: &str = "EXTDNS_CLOUDFLARE_API_URL";
 
-/// The Cloudflare provider's configuration, its credentials from the process environment.
-pub fn config(flags: &Flags, domain_filter: &DomainFilter) -> Result<CloudflareConfig, ValidationError> {
-    config_with_env(flags, domain_filter, |k| std::env::var(k).ok())
-}
-
-/// The same with the environment as a function, for tests.
-pub fn config_with_env(
+/// The Cloudflare provider's configuration; `env` reads one environment variable (tests pass their own).
+pub fn config(
     flags: &Flags,
     domain_filter: &DomainFilter,
-    env: impl Fn(&str) -> Option<String>,
+    env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<CloudflareConfig, ValidationError> {
     let f = &flags.cloudflare;
     let invalid = |m: String| Err(ValidationError(m));
@@ -121,7 +116,7 @@ mod tests {
                 .copied(),
         );
         let env: HashMap<String, String> = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        config_with_env(&flags, &DomainFilter::default(), |k| env.get(k).cloned())
+        config(&flags, &DomainFilter::default(), &|k| env.get(k).cloned())
     }
 
     #[test]

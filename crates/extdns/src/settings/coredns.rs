@@ -12,16 +12,11 @@ use crate::flags::Flags;
 /// external-dns's default when `ETCD_URLS` is unset.
 const DEFAULT_ETCD_URL: &str = "http://localhost:2379";
 
-/// The CoreDNS provider's configuration from the flags and the process environment.
-pub fn config(flags: &Flags, domain_filter: &DomainFilter) -> Result<CorednsConfig, ValidationError> {
-    config_with_env(flags, domain_filter, |k| std::env::var(k).ok())
-}
-
-/// The same with the environment as a function, for tests.
-pub fn config_with_env(
+/// The CoreDNS provider's configuration; `env` reads one environment variable (tests pass their own).
+pub fn config(
     flags: &Flags,
     domain_filter: &DomainFilter,
-    env: impl Fn(&str) -> Option<String>,
+    env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<CorednsConfig, ValidationError> {
     let f = &flags.coredns;
     if f.prefix.is_empty() {
@@ -94,7 +89,7 @@ mod tests {
 
     fn coredns(args: &[&str], env: &[(&str, &str)]) -> Result<CorednsConfig, ValidationError> {
         let env: HashMap<String, String> = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        config_with_env(&flags(args), &DomainFilter::default(), |k| env.get(k).cloned())
+        config(&flags(args), &DomainFilter::default(), &|k| env.get(k).cloned())
     }
 
     #[test]

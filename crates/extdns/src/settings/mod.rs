@@ -403,16 +403,16 @@ pub fn controller(flags: &Flags) -> Result<Settings, ValidationError> {
             config: Box::new(rfc2136::config(flags)?),
             deprecated_tsig_axfr: flags.rfc2136.tsig_axfr,
         },
-        ProviderName::Aws => ProviderSettings::Aws(Box::new(aws::config(flags, &domain_filter, &|k| {
-            std::env::var(k).ok()
-        })?)),
+        ProviderName::Aws => ProviderSettings::Aws(Box::new(aws::config(flags, &domain_filter, &process_env)?)),
         ProviderName::Pdns => ProviderSettings::Pdns {
             config: Box::new(pdns::config(flags, &domain_filter)?),
         },
         ProviderName::Coredns | ProviderName::Skydns => {
-            ProviderSettings::Coredns(Box::new(coredns::config(flags, &domain_filter)?))
+            ProviderSettings::Coredns(Box::new(coredns::config(flags, &domain_filter, &process_env)?))
         }
-        ProviderName::Cloudflare => ProviderSettings::Cloudflare(Box::new(cloudflare::config(flags, &domain_filter)?)),
+        ProviderName::Cloudflare => {
+            ProviderSettings::Cloudflare(Box::new(cloudflare::config(flags, &domain_filter, &process_env)?))
+        }
         ProviderName::Webhook => ProviderSettings::Webhook(Box::new(webhook::config(flags)?)),
         other => ProviderSettings::Unsupported(other),
     };
@@ -501,6 +501,12 @@ fn record_types(values: &[String]) -> Vec<RecordType> {
 
 fn non_empty(s: &str) -> Option<String> {
     if s.is_empty() { None } else { Some(s.to_string()) }
+}
+
+/// One variable of the process environment, where providers read credentials and endpoints as
+/// external-dns does.
+fn process_env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
 }
 
 /// A `--tls-*` file flag: unset when empty, as external-dns reads them.
