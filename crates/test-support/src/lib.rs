@@ -28,11 +28,11 @@ pub mod cli;
 pub mod cloudflare_fake;
 #[cfg(feature = "control-plane")]
 pub mod control_plane;
-#[cfg(feature = "kube-objects")]
-pub mod kube_objects;
 pub mod dig;
 pub mod dns_server;
 pub mod etcd;
+#[cfg(feature = "kube-objects")]
+pub mod kube_objects;
 pub mod manifests;
 pub mod moto;
 pub mod pdns;
