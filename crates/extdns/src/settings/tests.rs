@@ -9,6 +9,21 @@ fn sources_err<S: AsRef<str>>(args: &[S]) -> String {
     sources(&flags(args)).err().map(|e| e.0).unwrap_or_default()
 }
 
+/// `--source=service` and `arg` are refused by the source checks with a message that starts with `start`
+/// and holds each of `words`.
+fn refused(arg: &str, start: &str, words: &[&str]) {
+    let e = sources_err(&["--source=service", arg]);
+    assert!(
+        e.starts_with(start) && words.iter().all(|w| e.contains(w)),
+        "{arg}: {e}"
+    );
+}
+
+/// `--source=service` and `arg` pass the source checks.
+fn accepted(arg: &str) {
+    assert_eq!(sources_ok(&flags(&["--source=service", arg])), None, "{arg}");
+}
+
 fn controller_err<S: AsRef<str>>(args: &[S]) -> String {
     controller(&flags(args)).err().map(|e| e.0).unwrap_or_default()
 }
@@ -168,63 +183,56 @@ fn ingress_class_and_a_class_annotation_filter_are_refused_together() {
 
 #[test]
 fn selectors_must_parse() {
-    let e = sources_err(&["--source=service", "--label-filter=a in (b"]);
-    assert!(
-        e.starts_with("--label-filter \"a in (b\" is not a valid selector"),
-        "{e}"
+    refused(
+        "--label-filter=a in (b",
+        "--label-filter \"a in (b\" is not a valid selector",
+        &[],
     );
-    let e = sources_err(&["--source=service", "--annotation-filter=a=b=c"]);
-    assert!(e.starts_with("--annotation-filter"), "{e}");
-    let e = sources_err(&["--source=service", "--gateway-label-filter=in in in"]);
-    assert!(e.starts_with("--gateway-label-filter"), "{e}");
-    assert_eq!(
-        sources_ok(&flags(&["--source=service", "--label-filter=app in (a,b),!skip"])),
-        None
-    );
+    refused("--annotation-filter=a=b=c", "--annotation-filter", &[]);
+    refused("--gateway-label-filter=in in in", "--gateway-label-filter", &[]);
+    accepted("--label-filter=app in (a,b),!skip");
 }
 
 #[test]
 fn annotation_prefix_must_end_with_a_slash() {
-    let e = sources_err(&["--source=service", "--annotation-prefix=example.com"]);
-    assert!(e.contains("--annotation-prefix") && e.contains("'/'"), "{e}");
-    let e = sources_err(&["--source=service", "--annotation-prefix="]);
-    assert!(e.contains("--annotation-prefix") && e.contains("empty"), "{e}");
-    assert_eq!(
-        sources_ok(&flags(&["--source=service", "--annotation-prefix=example.com/"])),
-        None
-    );
+    refused("--annotation-prefix=example.com", "", &["--annotation-prefix", "'/'"]);
+    refused("--annotation-prefix=", "", &["--annotation-prefix", "empty"]);
+    accepted("--annotation-prefix=example.com/");
 }
 
 #[test]
 fn templates_must_parse() {
-    let e = sources_err(&["--source=service", "--fqdn-template={{.Name"]);
-    assert!(e.starts_with("--fqdn-template is not a valid template"), "{e}");
-    let e = sources_err(&["--source=service", "--fqdn-target-template={{end}}"]);
-    assert!(e.starts_with("--fqdn-target-template is not a valid template"), "{e}");
-}
-
-#[test]
-fn networks_must_parse() {
-    let e = sources_err(&["--source=service", "--target-net-filter=10.0.0.0/33"]);
-    assert!(e.contains("--target-net-filter") && e.contains("10.0.0.0/33"), "{e}");
-    let e = sources_err(&["--source=service", "--exclude-target-net=nope"]);
-    assert!(e.contains("--exclude-target-net"), "{e}");
-    let e = sources_err(&["--source=service", "--nat64-networks=64:ff9b::/64"]);
-    assert!(e.contains("--nat64-networks") && e.contains("/96"), "{e}");
-    let e = sources_err(&["--source=service", "--nat64-networks=10.0.0.0/96"]);
-    assert!(e.contains("--nat64-networks"), "{e}");
-    assert_eq!(
-        sources_ok(&flags(&["--source=service", "--nat64-networks=64:ff9b::/96"])),
-        None
+    refused(
+        "--fqdn-template={{.Name",
+        "--fqdn-template is not a valid template",
+        &[],
+    );
+    refused(
+        "--fqdn-target-template={{end}}",
+        "--fqdn-target-template is not a valid template",
+        &[],
     );
 }
 
 #[test]
+fn networks_must_parse() {
+    refused(
+        "--target-net-filter=10.0.0.0/33",
+        "",
+        &["--target-net-filter", "10.0.0.0/33"],
+    );
+    refused("--exclude-target-net=nope", "", &["--exclude-target-net"]);
+    refused("--nat64-networks=64:ff9b::/64", "", &["--nat64-networks", "/96"]);
+    refused("--nat64-networks=10.0.0.0/96", "", &["--nat64-networks"]);
+    accepted("--nat64-networks=64:ff9b::/96");
+}
+
+#[test]
 fn create_ptr_requires_ptr_to_be_managed() {
-    let e = sources_err(&["--source=service", "--create-ptr"]);
-    assert!(
-        e.starts_with("--create-ptr requires PTR in --managed-record-types"),
-        "{e}"
+    refused(
+        "--create-ptr",
+        "--create-ptr requires PTR in --managed-record-types",
+        &[],
     );
     let ok = flags(&[
         "--source=service",

@@ -126,20 +126,17 @@ mod tests {
 
     #[test]
     fn a_bad_url_or_a_negative_limit_names_the_flag() {
-        let f = flags(&[
-            "--source=service",
-            "--provider=webhook",
-            "--webhook-provider-url=localhost:8888",
-        ]);
-        let err = controller(&f).err().map(|e| e.to_string()).unwrap_or_default();
-        assert!(err.starts_with("--webhook-provider-url:"), "{err}");
-        let f = flags(&[
-            "--source=service",
-            "--provider=webhook",
-            "--webhook-provider-max-body-size=-1",
-        ]);
-        let err = controller(&f).err().map(|e| e.to_string()).unwrap_or_default();
-        assert!(err.contains("--webhook-provider-max-body-size"), "{err}");
+        for (arg, flag) in [
+            ("--webhook-provider-url=localhost:8888", "--webhook-provider-url:"),
+            (
+                "--webhook-provider-max-body-size=-1",
+                "--webhook-provider-max-body-size",
+            ),
+        ] {
+            let f = flags(&["--source=service", "--provider=webhook", arg]);
+            let err = controller(&f).err().map(|e| e.to_string()).unwrap_or_default();
+            assert!(err.starts_with(flag), "{err}");
+        }
     }
 
     #[test]
@@ -153,14 +150,13 @@ mod tests {
     #[test]
     fn server_timeouts_other_than_the_defaults_are_refused_with_the_reason() {
         assert!(unsupported_server_timeouts(&flags(&["--source=service"])).is_ok());
-        let e = unsupported_server_timeouts(&flags(&["--source=service", "--webhook-provider-idle-timeout=1m"]))
-            .err()
-            .map(|e| e.0);
-        assert!(e.is_some_and(|e| e.starts_with("--webhook-provider-idle-timeout is not supported")));
-        let e = unsupported_server_timeouts(&flags(&["--source=service", "--webhook-provider-write-timeout=1m"]))
-            .err()
-            .map(|e| e.0);
-        assert!(e.is_some_and(|e| e.starts_with("--webhook-provider-write-timeout is not supported")));
+        for flag in ["--webhook-provider-idle-timeout", "--webhook-provider-write-timeout"] {
+            let e = unsupported_server_timeouts(&flags(&["--source=service", &format!("{flag}=1m")])).err();
+            assert!(
+                e.is_some_and(|e| e.0.starts_with(&format!("{flag} is not supported"))),
+                "{flag}"
+            );
+        }
         // The defaults spelled out, as a chart would, pass.
         let f = flags(&[
             "--source=service",
