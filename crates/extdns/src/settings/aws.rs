@@ -4,15 +4,11 @@
 use extdns_endpoint::DomainFilter;
 use extdns_provider_aws::{AssumeRole, AwsConfig, CredentialSource, ZoneType};
 
-use super::ValidationError;
+use super::{Env, ValidationError};
 use crate::flags::Flags;
 
 /// The Route53 provider's configuration; `var` reads one environment variable (tests pass their own).
-pub fn config(
-    flags: &Flags,
-    domain_filter: &DomainFilter,
-    var: &dyn Fn(&str) -> Option<String>,
-) -> Result<AwsConfig, ValidationError> {
+pub fn config(flags: &Flags, domain_filter: &DomainFilter, var: Env<'_>) -> Result<AwsConfig, ValidationError> {
     let f = &flags.aws;
     let profiles: Vec<&str> = f.profile.iter().map(|p| p.trim()).filter(|p| !p.is_empty()).collect();
     if profiles.len() > 1 {

@@ -4,18 +4,14 @@
 use extdns_endpoint::DomainFilter;
 use extdns_provider_cloudflare::{Auth, CloudflareConfig};
 
-use super::ValidationError;
+use super::{Env, ValidationError};
 use crate::flags::Flags;
 
 /// extdns's own variable pointing the provider at another API endpoint (a proxy, a test fake).
 pub const BASE_URL_ENV: &str = "EXTDNS_CLOUDFLARE_API_URL";
 
 /// The Cloudflare provider's configuration; `env` reads one environment variable (tests pass their own).
-pub fn config(
-    flags: &Flags,
-    domain_filter: &DomainFilter,
-    env: &dyn Fn(&str) -> Option<String>,
-) -> Result<CloudflareConfig, ValidationError> {
+pub fn config(flags: &Flags, domain_filter: &DomainFilter, env: Env<'_>) -> Result<CloudflareConfig, ValidationError> {
     let f = &flags.cloudflare;
     let invalid = |m: String| Err(ValidationError(m));
     if f.custom_hostnames {

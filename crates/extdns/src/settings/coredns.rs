@@ -6,18 +6,14 @@ use std::path::PathBuf;
 use extdns_endpoint::DomainFilter;
 use extdns_provider_coredns::{CorednsConfig, EtcdTls};
 
-use super::ValidationError;
+use super::{Env, ValidationError};
 use crate::flags::Flags;
 
 /// external-dns's default when `ETCD_URLS` is unset.
 const DEFAULT_ETCD_URL: &str = "http://localhost:2379";
 
 /// The CoreDNS provider's configuration; `env` reads one environment variable (tests pass their own).
-pub fn config(
-    flags: &Flags,
-    domain_filter: &DomainFilter,
-    env: &dyn Fn(&str) -> Option<String>,
-) -> Result<CorednsConfig, ValidationError> {
+pub fn config(flags: &Flags, domain_filter: &DomainFilter, env: Env<'_>) -> Result<CorednsConfig, ValidationError> {
     let f = &flags.coredns;
     if f.prefix.is_empty() {
         return Err(ValidationError("--coredns-prefix must not be empty".into()));
