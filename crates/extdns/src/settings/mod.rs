@@ -503,7 +503,7 @@ fn non_empty(s: &str) -> Option<String> {
     if s.is_empty() { None } else { Some(s.to_string()) }
 }
 
-/// Reads one environment variable: the process's ([`process_env`]) or a test's.
+/// Reads one environment variable: the process's or a test's.
 pub type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
 
 /// One variable of the process environment, where providers read credentials and endpoints as
