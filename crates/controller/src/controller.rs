@@ -165,6 +165,10 @@ pub struct SyncReport {
     pub kept: Vec<Change>,
     /// A full sync (every record read, every object evaluated) rather than an incremental one.
     pub full: bool,
+    /// Records the plan looked at that extdns does not own (another owner id, or none): left alone.
+    pub not_owned: usize,
+    /// Of those, the ones that kept a desired record from being created (their names are taken).
+    pub owner_mismatches: usize,
 }
 
 /// What the loop carries from one sync to the next, so that a change costs what it touches; see
@@ -494,6 +498,7 @@ impl Controller {
                 "skipping a record owned by another owner id"
             );
         }
+        let (not_owned, owner_mismatches) = (outcome.not_owned, outcome.owner_mismatches.len());
         let mut changes = outcome.changes;
         changes.retain(Change::is_effective);
         let kept = hold_records_of_failed_objects(failed, &mut changes);
@@ -528,6 +533,8 @@ impl Controller {
                 held_back,
                 kept,
                 full,
+                not_owned,
+                owner_mismatches,
             });
         }
 
@@ -541,6 +548,8 @@ impl Controller {
                 held_back,
                 kept,
                 full,
+                not_owned,
+                owner_mismatches,
             });
         }
 
@@ -570,6 +579,8 @@ impl Controller {
                     held_back,
                     kept,
                     full,
+                    not_owned,
+                    owner_mismatches,
                 })
             }
             Err(e) => {

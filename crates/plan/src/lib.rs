@@ -96,6 +96,9 @@ pub struct PlanOutcome {
     /// One entry per foreign record that blocked a create; feeds the
     /// `registry_skipped_records_owner_mismatch_per_sync` gauge.
     pub owner_mismatches: Vec<OwnerMismatch>,
+    /// Current records the plan looked at (managed type, inside the domain filters) that another owner id,
+    /// or nobody, owns: left alone whatever the cluster asks for. Zero without an owner id (noop registry).
+    pub not_owned: usize,
 }
 
 /// A record at a name we wanted to create at, held by someone else (labels of the external-dns gauge).
@@ -131,8 +134,12 @@ pub fn calculate(
     // contiguously, current records before candidates and each side in input order.
     let mut rows_index = RowIndex::with_capacity(current.len().max(desired.len()));
     let mut placed: Vec<(u32, bool, &Endpoint)> = Vec::with_capacity(current.len() + desired.len());
+    let mut not_owned = 0;
     for (is_current, list) in [(true, current), (false, desired)] {
         for e in list.iter().filter(|e| admitted(e)) {
+            if is_current && !config.owner_id.is_empty() && e.owner() != Some(config.owner_id.as_str()) {
+                not_owned += 1;
+            }
             let row = rows_index.row(&name_key(&e.dns_name), &e.set_identifier);
             placed.push((row, is_current, e));
         }
@@ -184,6 +191,7 @@ pub fn calculate(
     PlanOutcome {
         changes,
         owner_mismatches: mismatches,
+        not_owned,
     }
 }
 

@@ -163,6 +163,29 @@ fn without_an_owner_id_creates_are_never_blocked() {
     assert!(out.owner_mismatches.is_empty());
 }
 
+#[test]
+fn records_of_other_owners_the_plan_looked_at_are_counted_as_not_owned() {
+    let current = [
+        ours(a("mine.example.com", &["1.1.1.1"])),
+        theirs(a("x.example.com", &["1.1.1.2"])),
+        a("manual.example.com", &["1.1.1.3"]),
+        // Not looked at: a type extdns does not manage, a name outside the domain filter.
+        theirs(txt("x.example.com", "\"v=spf1\"")),
+        theirs(a("x.example.net", &["1.1.1.4"])),
+    ];
+    let cfg = PlanConfig {
+        domain_filter: DomainFilter::new(&["example.com"], &[]),
+        ..config()
+    };
+    let out = calculate(&cfg, &current, &[], &DomainFilter::default());
+    assert_eq!(out.not_owned, 2);
+    let noop = PlanConfig {
+        owner_id: String::new(),
+        ..cfg
+    };
+    assert_eq!(calculate(&noop, &current, &[], &DomainFilter::default()).not_owned, 0);
+}
+
 // --- deletes ---
 
 #[test]
