@@ -96,9 +96,18 @@ pub struct PlanOutcome {
     /// One entry per foreign record that blocked a create; feeds the
     /// `registry_skipped_records_owner_mismatch_per_sync` gauge.
     pub owner_mismatches: Vec<OwnerMismatch>,
-    /// Current records the plan looked at (managed type, inside the domain filters) that another owner id,
-    /// or nobody, owns: left alone whatever the cluster asks for. Zero without an owner id (noop registry).
-    pub not_owned: usize,
+    /// The records left alone because they are not ours.
+    pub not_owned: NotOwned,
+}
+
+/// Current records the plan looked at (managed type, inside the domain filters) that another owner id, or
+/// nobody, owns: left alone whatever the cluster asks for. None without an owner id (noop registry).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NotOwned {
+    pub records: usize,
+    /// Of those, the ones at a name (and set identifier) the cluster asks for: what it asks there is not
+    /// published while they stand.
+    pub wanted: usize,
 }
 
 /// A record at a name we wanted to create at, held by someone else (labels of the external-dns gauge).
@@ -134,12 +143,8 @@ pub fn calculate(
     // contiguously, current records before candidates and each side in input order.
     let mut rows_index = RowIndex::with_capacity(current.len().max(desired.len()));
     let mut placed: Vec<(u32, bool, &Endpoint)> = Vec::with_capacity(current.len() + desired.len());
-    let mut not_owned = 0;
     for (is_current, list) in [(true, current), (false, desired)] {
         for e in list.iter().filter(|e| admitted(e)) {
-            if is_current && !config.owner_id.is_empty() && e.owner() != Some(config.owner_id.as_str()) {
-                not_owned += 1;
-            }
             let row = rows_index.row(&name_key(&e.dns_name), &e.set_identifier);
             placed.push((row, is_current, e));
         }
@@ -168,10 +173,21 @@ pub fn calculate(
 
     let mut changes = Vec::new();
     let mut mismatches = Vec::new();
+    let mut not_owned = NotOwned::default();
     let mut scratch = Scratch::default();
     for row in 0..rows {
         let all = &table[starts[row] as usize..starts[row + 1] as usize];
         let (cur, cand) = all.split_at(current_counts[row] as usize);
+        if !config.owner_id.is_empty() {
+            let foreign = cur
+                .iter()
+                .filter(|e| e.owner() != Some(config.owner_id.as_str()))
+                .count();
+            not_owned.records += foreign;
+            if !cand.is_empty() {
+                not_owned.wanted += foreign;
+            }
+        }
         plan_row(config, cur, cand, &mut scratch, &mut changes, &mut mismatches);
     }
 

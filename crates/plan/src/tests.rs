@@ -2,7 +2,7 @@
 
 use extdns_endpoint::{Changes, DomainFilter, Endpoint, ProviderSpecific, RecordType, Ttl, label};
 
-use crate::{OwnerMismatch, PlanConfig, PlanOutcome, Policy, calculate};
+use crate::{NotOwned, OwnerMismatch, PlanConfig, PlanOutcome, Policy, calculate};
 
 const OWNER: &str = "me";
 
@@ -177,13 +177,19 @@ fn records_of_other_owners_the_plan_looked_at_are_counted_as_not_owned() {
         domain_filter: DomainFilter::new(&["example.com"], &[]),
         ..config()
     };
-    let out = calculate(&cfg, &current, &[], &DomainFilter::default());
-    assert_eq!(out.not_owned, 2);
+    // The cluster asks for `x`, whose A record is somebody else's.
+    let desired = [a("mine.example.com", &["1.1.1.1"]), a("x.example.com", &["1.1.1.9"])];
+    let out = calculate(&cfg, &current, &desired, &DomainFilter::default());
+    assert!(out.changes.is_empty(), "{:?}", out.changes);
+    assert_eq!(out.not_owned, NotOwned { records: 2, wanted: 1 });
     let noop = PlanConfig {
         owner_id: String::new(),
         ..cfg
     };
-    assert_eq!(calculate(&noop, &current, &[], &DomainFilter::default()).not_owned, 0);
+    assert_eq!(
+        calculate(&noop, &current, &[], &DomainFilter::default()).not_owned,
+        NotOwned::default()
+    );
 }
 
 // --- deletes ---
