@@ -158,6 +158,57 @@ fn an_object_of_an_unknown_kind_fails_naming_the_file() -> Result<(), Error> {
     Ok(())
 }
 
+/// `extdns plan` exits 2 when the zone would change, 0 when not, 1 on any error (bad flags included, as 2
+/// is taken); the table goes to stdout.
+#[test]
+fn plan_exit_codes_say_whether_the_zone_would_change() -> Result<(), Error> {
+    let ex = examples();
+    let ex = ex.to_str().ok_or("path")?;
+    let empty = tempfile::tempdir()?;
+    let empty = empty.path().to_str().ok_or("path")?;
+    let flags = ["--source=service", "--provider=inmemory", "--txt-owner-id=cli"];
+    let plan = |manifests: &str, extra: &[&str]| {
+        let mut args = vec!["plan", "--manifests", manifests];
+        args.extend_from_slice(&flags);
+        args.extend_from_slice(extra);
+        extdns(&args, &[])
+    };
+
+    // The in-memory zone starts empty: every record of the examples is a create.
+    let out = plan(ex, &[])?;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let table = stdout(&out);
+    assert!(table.starts_with("ACTION "), "{table}");
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("create") && l.contains("web.example.com") && l.contains("service/")),
+        "{table}"
+    );
+    assert!(
+        !stderr(&out).contains("would create"),
+        "info lines repeat the table: {}",
+        stderr(&out)
+    );
+    let out = plan(ex, &["--output=json"])?;
+    assert_eq!(out.status.code(), Some(2));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&out))?;
+    assert!(json["changes"].as_array().is_some_and(|c| !c.is_empty()), "{json}");
+
+    let out = plan(empty, &[])?;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).starts_with("no changes"), "{}", stdout(&out));
+
+    for bad in [&["--no-such-flag"][..], &["--policy=none"], &["--provider=linode"]] {
+        let out = plan(ex, bad)?;
+        assert_eq!(out.status.code(), Some(1), "{bad:?}: {}", stderr(&out));
+        assert!(stdout(&out).is_empty(), "{bad:?}");
+    }
+    let out = extdns(&["plan", "--help"], &[])?;
+    assert_eq!(out.status.code(), Some(0));
+    Ok(())
+}
+
 #[test]
 fn unknown_flags_are_rejected() -> Result<(), Error> {
     let out = extdns(&["--source=service", "--provider=inmemory", "--no-such-flag"], &[])?;
