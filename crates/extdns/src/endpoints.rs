@@ -5,6 +5,7 @@ use std::io::Write;
 use std::sync::Arc;
 
 use extdns_endpoint::Endpoint;
+use extdns_informer::SkippedKinds;
 use extdns_informer::manifests::{self, ManifestError};
 use extdns_source::SourceError;
 use extdns_source::resolver::Resolver;
@@ -35,19 +36,31 @@ pub async fn collect(
     settings: &EndpointsSettings,
     resolver: Option<Arc<dyn Resolver>>,
 ) -> Result<Vec<Endpoint>, EndpointsError> {
+    Ok(collect_counting_skipped(settings, resolver).await?.0)
+}
+
+/// [`collect`], and the objects left out because extdns does not read their kind: as the controller
+/// never watches them, a dump of a cluster (`kubectl get ... -A -o yaml`: ConfigMaps, Deployments, ...)
+/// previews what the controller would publish from that cluster.
+pub async fn collect_counting_skipped(
+    settings: &EndpointsSettings,
+    resolver: Option<Arc<dyn Resolver>>,
+) -> Result<(Vec<Endpoint>, SkippedKinds), EndpointsError> {
     let resolver = match resolver {
         Some(r) => r,
         None => wiring::default_resolver(&settings.sources)?,
     };
     let pipeline = wiring::build_pipeline_with(&settings.sources, resolver);
-    let cluster = manifests::load(&settings.manifests, &settings.sources.load_options)?;
+    let mut options = settings.sources.load_options.clone();
+    options.skip_unknown_kinds = true;
+    let (cluster, skipped) = manifests::load_counting_skipped(&settings.manifests, &options)?;
     let output = pipeline.evaluate(&cluster, None).await?;
     for ((record_type, source), n) in &output.invalid {
         tracing::warn!(source = %source, record_type = %record_type, count = n, "invalid endpoints dropped");
     }
     let mut endpoints = output.endpoints;
     sort(&mut endpoints);
-    Ok(endpoints)
+    Ok((endpoints, skipped))
 }
 
 /// By name, type, set identifier, then targets.
@@ -62,13 +75,18 @@ pub fn sort(endpoints: &mut [Endpoint]) {
     });
 }
 
-/// The command: collect, then print in the chosen format.
+/// The command: collect, then print in the chosen format on `out`, and on `err` one line counting the
+/// objects skipped for their kind, if any.
 pub async fn run(
     settings: &EndpointsSettings,
     output: OutputFormat,
     out: &mut dyn Write,
+    err: &mut dyn Write,
 ) -> Result<(), EndpointsError> {
-    let endpoints = collect(settings, None).await?;
+    let (endpoints, skipped) = collect_counting_skipped(settings, None).await?;
+    if !skipped.is_empty() {
+        writeln!(err, "{skipped}")?;
+    }
     let text = match output {
         OutputFormat::Json => render_json(&endpoints),
         OutputFormat::Table => render_table(&endpoints),

@@ -135,7 +135,8 @@ where
             };
             logging::init(args.flags.control.log_format, args.flags.control.log_level);
             let mut stdout = std::io::stdout().lock();
-            match runtime.block_on(endpoints::run(&settings, args.output, &mut stdout)) {
+            let mut stderr = std::io::stderr();
+            match runtime.block_on(endpoints::run(&settings, args.output, &mut stdout, &mut stderr)) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("error: {e}");

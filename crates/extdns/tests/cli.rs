@@ -135,11 +135,50 @@ fn a_broken_manifest_fails_naming_the_file_and_document() -> Result<(), Error> {
     Ok(())
 }
 
+/// A dump of a cluster as kubectl writes it (a `List` of every kind, then more documents) previews what the
+/// controller would publish from that cluster: the kinds extdns does not read are skipped, as the
+/// controller never watches them, and counted on stderr in one line.
 #[test]
-fn an_object_of_an_unknown_kind_fails_naming_the_file() -> Result<(), Error> {
+fn a_kubectl_dump_is_read_and_the_kinds_extdns_does_not_read_are_counted() -> Result<(), Error> {
+    let dump = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/kubectl-get-all-A.yaml");
+    let out = extdns(
+        &[
+            "endpoints",
+            "--manifests",
+            dump.to_str().ok_or("path")?,
+            "--source=service",
+            "--source=ingress",
+        ],
+        &[],
+    )?;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    let skipped: Vec<&str> = err.lines().filter(|l| l.contains("skipped")).collect();
+    assert_eq!(
+        skipped,
+        [
+            "skipped 11 objects of kinds extdns does not read: ConfigMap (4), Deployment (1), Endpoints (1), \
+          ReplicaSet (1), Secret (1), ServiceAccount (1), StatefulSet (1), extensions/v1beta1 Ingress (1)"
+        ]
+    );
+    assert_eq!(
+        stdout(&out).lines().collect::<Vec<_>>(),
+        [
+            "NAME                  TYPE   TTL   TARGETS        SET-ID",
+            "db-0.db.example.org   A      -     10.244.1.7     -",
+            "db.example.org        A      -     10.244.1.7     -",
+            "shop.example.org      A      -     203.0.113.80   -",
+            "www.example.org       A      -     203.0.113.81   -",
+        ]
+    );
+    // A bad object of a kind extdns reads still stops the preview, naming it.
     let dir = tempfile::tempdir()?;
-    let file = dir.path().join("deploy.yaml");
-    std::fs::write(&file, "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n")?;
+    let file = dir.path().join("dump.yaml");
+    let text = std::fs::read_to_string(&dump)?.replace(
+        "    name: web\n    namespace: shop\n    resourceVersion: \"48150\"",
+        "    namespace: shop\n    resourceVersion: \"48150\"",
+    );
+    std::fs::write(&file, text)?;
     let out = extdns(
         &[
             "endpoints",
@@ -150,16 +189,14 @@ fn an_object_of_an_unknown_kind_fails_naming_the_file() -> Result<(), Error> {
         &[],
     )?;
     assert_eq!(out.status.code(), Some(1));
-    let err = stderr(&out);
     assert!(
-        err.contains("deploy.yaml") && err.contains("document 1") && err.contains("Deployment"),
-        "{err}"
+        stderr(&out).contains("items[2]") && stderr(&out).contains("Service has no metadata.name"),
+        "{}",
+        stderr(&out)
     );
     Ok(())
 }
 
-/// `extdns plan` exits 2 when the zone would change, 0 when not, 1 on any error (bad flags included, as 2
-/// is taken); the table goes to stdout.
 #[test]
 fn plan_exit_codes_say_whether_the_zone_would_change() -> Result<(), Error> {
     let ex = examples();
