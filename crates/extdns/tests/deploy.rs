@@ -187,7 +187,10 @@ fn the_image_has_one_name_and_the_version_tag_everywhere() -> Result<(), Error> 
     assert_eq!(chart["appVersion"], version, "the chart's image tag is v + appVersion");
 
     let dockerfile = read("Dockerfile")?;
-    assert!(dockerfile.contains(&format!("\nARG EXTDNS_VERSION={version}\n")), "the Dockerfile's version");
+    assert!(
+        dockerfile.contains(&format!("\nARG EXTDNS_VERSION={version}\n")),
+        "the Dockerfile's version"
+    );
     for label in [
         "org.opencontainers.image.version=\"${EXTDNS_VERSION}\"",
         &format!("org.opencontainers.image.ref.name=\"{REPOSITORY}:v${{EXTDNS_VERSION}}\""),
@@ -197,11 +200,18 @@ fn the_image_has_one_name_and_the_version_tag_everywhere() -> Result<(), Error> 
 
     // Every image reference in the docs is the one name, with the version's tag.
     let full = format!("{REPOSITORY}:{tag}");
-    for doc in ["README.md", "docs/migration.md", "docs/release.md", "charts/extdns/README.md"] {
+    for doc in [
+        "README.md",
+        "docs/migration.md",
+        "docs/release.md",
+        "charts/extdns/README.md",
+    ] {
         let Ok(text) = read(doc) else { continue };
         for (at, _) in text.match_indices("extdns/extdns") {
             let rest = &text[at..];
-            let end = rest.find(|c: char| c.is_whitespace() || "`\"'),".contains(c)).unwrap_or(rest.len());
+            let end = rest
+                .find(|c: char| c.is_whitespace() || "`\"'),".contains(c))
+                .unwrap_or(rest.len());
             let reference = &rest[..end];
             assert!(
                 ["extdns/extdns", "extdns/extdns:dev", "extdns/extdns:v<version>"].contains(&reference)
