@@ -105,41 +105,44 @@ pub fn render_json(endpoints: &[Endpoint]) -> String {
 
 /// Aligned columns NAME TYPE TTL TARGETS SET-ID; an unset TTL and an empty set identifier print as `-`.
 pub fn render_table(endpoints: &[Endpoint]) -> String {
-    let header = ["NAME", "TYPE", "TTL", "TARGETS", "SET-ID"].map(String::from);
-    let rows: Vec<[String; 5]> = endpoints
-        .iter()
-        .map(|e| {
-            [
-                e.dns_name.clone(),
-                e.record_type.to_string(),
-                if e.record_ttl.is_configured() {
-                    e.record_ttl.0.to_string()
-                } else {
-                    "-".into()
-                },
-                e.targets.join(","),
-                if e.set_identifier.is_empty() {
-                    "-".into()
-                } else {
-                    e.set_identifier.clone()
-                },
-            ]
-        })
-        .collect();
-    let mut widths = header.each_ref().map(|h| h.chars().count());
+    let header = ["NAME", "TYPE", "TTL", "TARGETS", "SET-ID"].map(String::from).to_vec();
+    let rows = endpoints.iter().map(|e| {
+        vec![
+            e.dns_name.clone(),
+            e.record_type.to_string(),
+            if e.record_ttl.is_configured() {
+                e.record_ttl.0.to_string()
+            } else {
+                "-".into()
+            },
+            e.targets.join(","),
+            if e.set_identifier.is_empty() {
+                "-".into()
+            } else {
+                e.set_identifier.clone()
+            },
+        ]
+    });
+    aligned(std::iter::once(header).chain(rows).collect())
+}
+
+/// Rows as columns three spaces apart, each as wide as its widest cell (counted in characters), the last
+/// one unpadded; the tables of `extdns endpoints` and `extdns plan`.
+pub(crate) fn aligned(rows: Vec<Vec<String>>) -> String {
+    let mut widths: Vec<usize> = Vec::new();
     for row in &rows {
+        widths.resize(widths.len().max(row.len()), 0);
         for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(cell.chars().count());
         }
     }
     let mut out = String::new();
-    for row in std::iter::once(&header).chain(&rows) {
+    for row in &rows {
         let mut line = String::new();
-        for (i, (cell, w)) in row.iter().zip(widths).enumerate() {
-            if i + 1 == row.len() {
-                line.push_str(cell);
-            } else {
-                line.push_str(&format!("{cell:<w$}   "));
+        for (i, (cell, w)) in row.iter().zip(&widths).enumerate() {
+            line.push_str(cell);
+            if i + 1 < row.len() {
+                line.push_str(&" ".repeat(w - cell.chars().count() + 3));
             }
         }
         out.push_str(line.trim_end());

@@ -15,6 +15,7 @@ use extdns_endpoint::{Change, Endpoint};
 use extdns_provider::Provider;
 use serde::Serialize;
 
+use crate::endpoints::aligned;
 use crate::flags::{LogLevel, OutputFormat};
 use crate::providers::build_provider;
 use crate::run::run_once_with;
@@ -274,25 +275,7 @@ fn table(entries: &[Entry<'_>]) -> String {
         row.push(dash(e.resource.unwrap_or_default()));
         rows.push(row);
     }
-    let mut widths = vec![0; rows[0].len()];
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let mut out = String::new();
-    for row in &rows {
-        let mut line = String::new();
-        for (i, (cell, w)) in row.iter().zip(&widths).enumerate() {
-            line.push_str(cell);
-            if i + 1 < row.len() {
-                line.push_str(&" ".repeat(w - cell.chars().count() + 3));
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
+    aligned(rows)
 }
 
 fn dash(s: &str) -> String {
