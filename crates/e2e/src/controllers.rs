@@ -46,6 +46,8 @@ pub struct Run<'a> {
     pub kubeconfig: Option<std::path::PathBuf>,
     /// Only the `--source` flags of `extra`, not the common set's.
     pub only_sources: bool,
+    /// An extdns subcommand (`plan`, `endpoints`) given the same flags.
+    pub subcommand: Option<&'static str>,
 }
 
 impl<'a> Run<'a> {
@@ -58,6 +60,7 @@ impl<'a> Run<'a> {
             cluster_wide: false,
             kubeconfig: None,
             only_sources: false,
+            subcommand: None,
         }
     }
 
@@ -73,6 +76,7 @@ impl<'a> Run<'a> {
             Which::ExternalDns => &cp.binaries().external_dns,
         };
         let mut cmd = Command::new(program);
+        cmd.args(self.subcommand);
         for (key, _) in std::env::vars_os() {
             let k = key.to_string_lossy();
             if k.starts_with("EXTERNAL_DNS_") || k == "RUST_LOG" || k == "KUBECONFIG" {

@@ -18,6 +18,7 @@ pub mod latency;
 pub mod leader;
 pub mod lifecycle;
 pub mod outage;
+pub mod plan;
 pub mod sources;
 pub mod templates;
 pub mod undecodable;
@@ -125,6 +126,12 @@ pub const ALL: &[Scenario] = &[
         about: "external-dns v0.22.0 and extdns on the same objects publish identical zones and take over each other's",
         default: true,
         run: differential::run,
+    },
+    Scenario {
+        name: "plan",
+        about: "extdns plan with external-dns v0.22.0's flags on its zone: no changes (exit 0); a create, an update and a delete listed exactly with their objects (exit 2), the zone untouched; a kubectl dump previewed",
+        default: true,
+        run: plan::run,
     },
     Scenario {
         name: "lease",
