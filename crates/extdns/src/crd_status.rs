@@ -97,7 +97,9 @@ pub fn conditions(o: &DnsEndpoint, status: &SyncStatus) -> Vec<DnsEndpointCondit
     } else {
         cond("Accepted", false, "Invalid", describe(&invalid))
     };
-    let ready = if status.failed.contains(&key) || (endpoints.is_empty() && !invalid.is_empty()) {
+    // An object with skipped entries fails in part (their records are held); it is ready when the rest is.
+    let failed_whole = status.failed.contains(&key) && invalid.is_empty();
+    let ready = if failed_whole || (endpoints.is_empty() && !invalid.is_empty()) {
         cond("Ready", false, "Invalid", "no entry can be published".into())
     } else if status.errored.contains(&reference) {
         cond(
@@ -118,11 +120,7 @@ fn describe(invalid: &[InvalidEntry]) -> String {
     if invalid.is_empty() {
         return "the object could not be read".into();
     }
-    invalid
-        .iter()
-        .map(|i| format!("spec.endpoints[{}]: {}", i.index, i.why))
-        .collect::<Vec<_>>()
-        .join("; ")
+    extdns_source_crd::describe(invalid)
 }
 
 /// Whether `o`'s status needs writing to show `wanted`.
@@ -219,7 +217,7 @@ mod tests {
             [("Accepted", "False", "Invalid"), ("Ready", "True", "Programmed")]
         );
         assert!(
-            c[0].message.starts_with("spec.endpoints[1]: illegal target"),
+            c[0].message.starts_with("spec.endpoints[1] is skipped: illegal target"),
             "{}",
             c[0].message
         );

@@ -124,13 +124,22 @@ fn dedup(mut tagged: Vec<(usize, Endpoint)>, names: &[&str], out: &mut PipelineO
             *out.invalid
                 .entry((e.record_type.to_string(), source_name(*src)))
                 .or_default() += 1;
-            // The object asked for a record that cannot be written: what it published before stays.
-            if let Some(object) = e.resource().and_then(parse_resource_label)
-                && !out.failed.contains(&object)
-            {
-                *out.failed_by_source.entry(source_name(*src)).or_default() += 1;
+            // The object asked for a record that cannot be written: what it published before stays (of an
+            // object failing in part already, a skipped DNSEndpoint entry, the records at this name too).
+            if let Some(object) = e.resource().and_then(parse_resource_label) {
                 let why = format!("the {} record {} is invalid: {reason}", e.record_type, e.dns_name);
-                out.failed.insert(object, Some(why));
+                match out.failed.held(&object) {
+                    Some(crate::Held::All) => {}
+                    Some(crate::Held::Part(_)) => {
+                        let mut held = crate::HeldRecords::new();
+                        held.name(&e.dns_name, Some(e.record_type.clone()));
+                        out.failed.insert_part(object, Some(why), held);
+                    }
+                    None => {
+                        *out.failed_by_source.entry(source_name(*src)).or_default() += 1;
+                        out.failed.insert(object, Some(why));
+                    }
+                }
             }
             keep[i] = false;
             continue;
