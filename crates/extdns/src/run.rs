@@ -60,7 +60,12 @@ pub async fn run(settings: &Settings) -> anyhow::Result<()> {
         let client = kube_client(kube).await?;
         let mut overrides = kube.live.overrides.clone();
         discover_dns_endpoints(&client, &mut overrides).await;
-        let sink = CrdStatus::new(client, &overrides, settings.sources.crd.clone());
+        let sink = CrdStatus::new(
+            client,
+            &overrides,
+            settings.sources.crd.clone(),
+            settings.controller.plan.clone(),
+        );
         controller = controller.with_status(Arc::new(sink));
     }
     let c = &settings.controller;
