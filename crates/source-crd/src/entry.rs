@@ -40,7 +40,8 @@ impl Invalid {
     pub fn name_unknown(&self) -> bool {
         matches!(
             self,
-            Invalid::NoName | Invalid::Record(InvalidEndpoint::LabelTooLong { .. } | InvalidEndpoint::NameTooLong { .. })
+            Invalid::NoName
+                | Invalid::Record(InvalidEndpoint::LabelTooLong { .. } | InvalidEndpoint::NameTooLong { .. })
         )
     }
 }

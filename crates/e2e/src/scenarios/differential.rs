@@ -4,14 +4,17 @@
 //! documented choices (docs/migration.md), listed in [`DOCUMENTED`].
 
 use std::collections::BTreeSet;
+use std::time::Duration;
 
 use anyhow::{Result, bail};
 use serde_json::json;
 
 use crate::controllers::{Run, Which};
-use crate::dns::{self, DnsServer, Record};
+use crate::dns::{self, DnsServer, Kind, Record, Zone};
 use crate::objects::{self as o, Parent, RouteKind, annotations};
+use crate::proc::eventually;
 
+use super::install::{apply_file, apply_json, from_env};
 use super::{Ctx, sources};
 
 /// A difference extdns makes on purpose: what it is (as docs/migration.md says) and the records it covers.
@@ -152,4 +155,138 @@ fn takeover(ctx: &Ctx, run: &Run<'_>, server: &DnsServer, what: &str) -> Result<
     }
     eprintln!("  take-over clean: {what}");
     Ok(())
+}
+
+/// The reverse zone the DNSEndpoint differential's PTR records go to, beside [`dns::ZONE`].
+const REVERSE: &str = "2.0.192.in-addr.arpa";
+
+/// The DNSEndpoint source against external-dns v0.22.0: external-dns's CRD (from its chart), entries of
+/// every record type with every field (set identifier, TTL, provider-specific properties, labels, which
+/// the TXT registry writes into the ownership records), both controllers with `--source=crd` only and every
+/// type managed, each on its own BIND with [`dns::ZONE`] and a reverse zone. Identical zones, and take-over
+/// both ways changes nothing.
+pub fn crd(ctx: &mut Ctx) -> Result<()> {
+    let ns = ctx.namespace("differential-crd")?;
+    let chart = from_env("EXTDNS_TEST_EXTERNAL_DNS_CHART")?;
+    apply_file(ctx, &chart.join("crds/dnsendpoints.externaldns.k8s.io.yaml"))?;
+    let objects = crd_objects(&ns, "externaldns.k8s.io/v1alpha1");
+    eventually(
+        "the DNSEndpoint CRD serves",
+        Duration::from_secs(30),
+        Duration::from_millis(200),
+        || Ok(apply_json(ctx, &objects[0]).ok()),
+    )?;
+    for o in &objects[1..] {
+        apply_json(ctx, o)?;
+    }
+    let external_dns = crd_run(Which::ExternalDns, &ns);
+    let extdns = crd_run(Which::Extdns, &ns);
+    compare_crd(ctx, (&external_dns, "external-dns v0.22.0"), &extdns)
+}
+
+/// `--source=crd` alone, every record type managed, the reverse zone beside the forward one.
+pub(super) fn crd_run<'a>(which: Which, ns: &'a str) -> Run<'a> {
+    let mut run = Run::new(which, ns)
+        .flag("--source=crd")
+        .flag(format!("--rfc2136-zone={REVERSE}"))
+        .flag(format!("--domain-filter={REVERSE}"));
+    for t in ["TXT", "MX", "NAPTR", "PTR", "NS"] {
+        run = run.flag(format!("--managed-record-types={t}"));
+    }
+    run.only_sources = true;
+    run
+}
+
+/// Both controllers on the objects already created: `reference` twice (its zone must be stable), extdns
+/// once; zones equal (both zones, by AXFR), every record type present, take-over clean both ways.
+pub(super) fn compare_crd(ctx: &Ctx, (reference, name): (&Run<'_>, &str), extdns: &Run<'_>) -> Result<()> {
+    let zones = [Zone::new(dns::ZONE), Zone::new(REVERSE)];
+    let theirs = DnsServer::start(Kind::Bind, &zones);
+    let ours = DnsServer::start(Kind::Bind, &zones);
+    reference.once(&ctx.cp, &theirs)?;
+    let first = both_zones(&theirs)?;
+    reference.once(&ctx.cp, &theirs)?;
+    if both_zones(&theirs)? != first {
+        bail!("{name}'s zone changed on its second run");
+    }
+    extdns.once(&ctx.cp, &ours)?;
+    let zone_theirs = both_zones(&theirs)?;
+    let zone_ours = both_zones(&ours)?;
+    let undocumented = differences(&zone_theirs, &zone_ours);
+    if !undocumented.is_empty() {
+        bail!("the zones differ (- {name}, + extdns):\n{}", undocumented.join("\n"));
+    }
+    for t in ["A", "AAAA", "CNAME", "TXT", "SRV", "MX", "NAPTR", "PTR", "NS"] {
+        if !zone_ours.iter().any(|r| r.rtype == t && !is_ownership(r)) {
+            bail!("no {t} record published: the comparison would prove nothing for it");
+        }
+    }
+    eprintln!("  identical zones: {} records", zone_ours.len());
+    for (run, server, what) in [
+        (extdns, &theirs, format!("extdns on {name}'s zones")),
+        (reference, &ours, format!("{name} on extdns's zones")),
+    ] {
+        let before = both_zones(server)?;
+        let out = run.once(&ctx.cp, server)?;
+        let after = both_zones(server)?;
+        if before != after {
+            bail!(
+                "{what}: the zones changed:\n{}\n{}",
+                differences(&before, &after).join("\n"),
+                crate::proc::tail(&String::from_utf8_lossy(&out.stderr), 20)
+            );
+        }
+        eprintln!("  take-over clean: {what}");
+    }
+    Ok(())
+}
+
+fn is_ownership(r: &Record) -> bool {
+    r.rtype == "TXT" && r.rdata.contains("heritage=external-dns")
+}
+
+fn both_zones(server: &DnsServer) -> Result<Vec<Record>> {
+    let mut all = server.axfr(dns::ZONE)?;
+    all.extend(server.axfr(REVERSE)?);
+    Ok(all)
+}
+
+/// DNSEndpoints of `api_version` with entries of every record type and field.
+pub(super) fn crd_objects(ns: &str, api_version: &str) -> Vec<serde_json::Value> {
+    let object = |name: &str, entries: serde_json::Value| {
+        json!({
+            "apiVersion": api_version, "kind": "DNSEndpoint",
+            "metadata": {"name": name, "namespace": ns},
+            "spec": {"endpoints": entries}
+        })
+    };
+    vec![
+        object(
+            "records",
+            json!([
+                {"dnsName": "a.crd.example.org", "recordType": "A", "targets": ["192.0.2.10", "192.0.2.11"], "recordTTL": 300},
+                {"dnsName": "a.crd.example.org", "recordType": "AAAA", "targets": ["2001:db8::10"]},
+                {"dnsName": "cname.crd.example.org", "recordType": "CNAME", "targets": ["a.crd.example.org"], "recordTTL": 60},
+                {"dnsName": "txt.crd.example.org", "recordType": "TXT", "targets": ["hello world", "v=spf1 -all"]},
+                {"dnsName": "_sip._tcp.crd.example.org", "recordType": "SRV", "targets": ["10 5 5060 a.crd.example.org."]},
+                {"dnsName": "mx.crd.example.org", "recordType": "MX", "targets": ["10 mail.crd.example.org", "20 mail2.crd.example.org."]},
+                {"dnsName": "naptr.crd.example.org", "recordType": "NAPTR",
+                 "targets": ["100 10 \"S\" \"SIP+D2U\" \"!^.*$!sip:info@example.org!\" _sip._udp.example.org."]},
+                {"dnsName": "sub.crd.example.org", "recordType": "NS", "targets": ["ns1.example.net", "ns2.example.net"]},
+                {"dnsName": "10.2.0.192.in-addr.arpa", "recordType": "PTR", "targets": ["a.crd.example.org"]}
+            ]),
+        ),
+        object(
+            "fields",
+            json!([
+                {"dnsName": "set.crd.example.org", "recordType": "A", "targets": ["192.0.2.20"], "setIdentifier": "one",
+                 "recordTTL": 120},
+                {"dnsName": "labelled.crd.example.org", "recordType": "A", "targets": ["192.0.2.21"],
+                 "labels": {"team": "blue"}},
+                {"dnsName": "specific.crd.example.org", "recordType": "CNAME", "targets": ["a.crd.example.org."],
+                 "providerSpecific": [{"name": "example/weight", "value": "10"}]},
+                {"dnsName": "defaults.crd.example.org", "recordType": "A", "targets": []}
+            ]),
+        ),
+    ]
 }

@@ -73,6 +73,12 @@ pub const ALL: &[Scenario] = &[
         run: crd::run,
     },
     Scenario {
+        name: "crd-group",
+        about: "--source=crd with --crd-source-apiversion=externaldns.nginx.org/v1 (external-dns #6414) from our chart's extraArgs, with its RBAC: records, status with conditions (Filtered outside the domain filter), Events in that group",
+        default: true,
+        run: crd::custom_group,
+    },
+    Scenario {
         name: "sources",
         about: "every source kind published from objects created through the API server",
         default: true,
@@ -125,6 +131,12 @@ pub const ALL: &[Scenario] = &[
         about: "external-dns v0.22.0 and extdns on the same objects publish identical zones and take over each other's",
         default: true,
         run: differential::run,
+    },
+    Scenario {
+        name: "differential-crd",
+        about: "external-dns v0.22.0 and extdns on DNSEndpoints of every record type and field publish identical zones and take over each other's",
+        default: true,
+        run: differential::crd,
     },
     Scenario {
         name: "lease",
