@@ -107,7 +107,8 @@ impl CrdSource {
     }
 }
 
-/// One object's records, its invalid entries warned about and left out.
+/// One object's records, and its invalid entries, left out. Pure: the source warns about them once per
+/// evaluation ([`warn_invalid`]); the status writer reads them again without repeating the warning.
 pub fn object_endpoints(o: &DnsEndpoint) -> (Vec<Endpoint>, Vec<InvalidEntry>) {
     let resource = format!("{SOURCE_NAME}/{}/{}", o.meta.namespace, o.meta.name);
     let reference = ObjectRef {
@@ -119,7 +120,6 @@ pub fn object_endpoints(o: &DnsEndpoint) -> (Vec<Endpoint>, Vec<InvalidEntry>) {
     let mut invalid = Vec::new();
     for (index, entry) in o.endpoints.iter().enumerate() {
         let Some(entry) = entry else {
-            tracing::debug!(namespace = %o.meta.namespace, name = %o.meta.name, index, "skipping a null entry of spec.endpoints");
             continue;
         };
         match entry::endpoint(entry) {
@@ -127,18 +127,29 @@ pub fn object_endpoints(o: &DnsEndpoint) -> (Vec<Endpoint>, Vec<InvalidEntry>) {
                 e.with_label(extdns_endpoint::label::RESOURCE, resource.as_str())
                     .with_ref_object(reference.clone()),
             ),
-            Err(why) => {
-                tracing::warn!(
-                    "DNSEndpoint {}/{}: spec.endpoints[{index}] ({}) skipped: {why}",
-                    o.meta.namespace,
-                    o.meta.name,
-                    extdns_source::shorten(&entry.dns_name),
-                );
-                invalid.push(InvalidEntry { index, why });
-            }
+            Err(why) => invalid.push(InvalidEntry { index, why }),
         }
     }
     (endpoints, invalid)
+}
+
+/// One warning per skipped entry, naming the object, the entry's index and name, and why.
+fn warn_invalid(o: &DnsEndpoint, invalid: &[InvalidEntry]) {
+    for i in invalid {
+        let name = o
+            .endpoints
+            .get(i.index)
+            .and_then(Option::as_ref)
+            .map(|e| extdns_source::shorten(&e.dns_name))
+            .unwrap_or_default();
+        tracing::warn!(
+            "DNSEndpoint {}/{}: spec.endpoints[{}] ({name}) skipped: {}",
+            o.meta.namespace,
+            o.meta.name,
+            i.index,
+            i.why,
+        );
+    }
 }
 
 /// The records a skipped entry may have published, which stay until it is fixed (bad input never takes a
@@ -184,6 +195,7 @@ impl Source for CrdSource {
             let object = ObjectKey::new(ResourceKind::DnsEndpoint, &o.meta.namespace, &o.meta.name);
             let (endpoints, invalid) = object_endpoints(&o);
             if !invalid.is_empty() {
+                warn_invalid(&o, &invalid);
                 failed.insert_part(object.clone(), Some(describe(&invalid)), held_records(&o, &invalid));
             }
             if !endpoints.is_empty() {

@@ -161,10 +161,13 @@ fn takeover(ctx: &Ctx, run: &Run<'_>, server: &DnsServer, what: &str) -> Result<
 const REVERSE: &str = "2.0.192.in-addr.arpa";
 
 /// The DNSEndpoint source against external-dns v0.22.0: external-dns's CRD (from its chart), entries of
-/// every record type with every field (set identifier, TTL, provider-specific properties, labels, which
-/// the TXT registry writes into the ownership records), both controllers with `--source=crd` only and every
-/// type managed, each on its own BIND with [`dns::ZONE`] and a reverse zone. Identical zones, and take-over
-/// both ways changes nothing.
+/// every record type with every field RFC2136 stores (TTL, provider-specific properties, labels, which the
+/// TXT registry writes into the ownership records, empty targets), both controllers with `--source=crd`
+/// only and every type managed, each on its own BIND with [`dns::ZONE`] and a reverse zone. Identical
+/// zones, and take-over both ways changes nothing. No set identifier: RFC2136 stores none, so external-dns
+/// creates a record with one on a run and deletes it on the next, and no zone of its is stable to compare
+/// (the source's tests check the field is read). No space in TXT data: external-dns's RFC2136 provider
+/// writes a target as zone-file text, so `hello world` becomes two strings (docs/migration.md).
 pub fn crd(ctx: &mut Ctx) -> Result<()> {
     let ns = ctx.namespace("differential-crd")?;
     let chart = from_env("EXTDNS_TEST_EXTERNAL_DNS_CHART")?;
@@ -206,8 +209,12 @@ pub(super) fn compare_crd(ctx: &Ctx, (reference, name): (&Run<'_>, &str), extdns
     reference.once(&ctx.cp, &theirs)?;
     let first = both_zones(&theirs)?;
     reference.once(&ctx.cp, &theirs)?;
-    if both_zones(&theirs)? != first {
-        bail!("{name}'s zone changed on its second run");
+    let second = both_zones(&theirs)?;
+    if second != first {
+        bail!(
+            "{name}'s zone changed on its second run:\n{}",
+            differences(&first, &second).join("\n")
+        );
     }
     extdns.once(&ctx.cp, &ours)?;
     let zone_theirs = both_zones(&theirs)?;
@@ -267,9 +274,9 @@ pub(super) fn crd_objects(ns: &str, api_version: &str) -> Vec<serde_json::Value>
                 {"dnsName": "a.crd.example.org", "recordType": "A", "targets": ["192.0.2.10", "192.0.2.11"], "recordTTL": 300},
                 {"dnsName": "a.crd.example.org", "recordType": "AAAA", "targets": ["2001:db8::10"]},
                 {"dnsName": "cname.crd.example.org", "recordType": "CNAME", "targets": ["a.crd.example.org"], "recordTTL": 60},
-                {"dnsName": "txt.crd.example.org", "recordType": "TXT", "targets": ["hello world", "v=spf1 -all"]},
+                {"dnsName": "txt.crd.example.org", "recordType": "TXT", "targets": ["hello-world", "v=spf1"]},
                 {"dnsName": "_sip._tcp.crd.example.org", "recordType": "SRV", "targets": ["10 5 5060 a.crd.example.org."]},
-                {"dnsName": "mx.crd.example.org", "recordType": "MX", "targets": ["10 mail.crd.example.org", "20 mail2.crd.example.org."]},
+                {"dnsName": "mx.crd.example.org", "recordType": "MX", "targets": ["10 mail.example.net", "20 mail2.example.net."]},
                 {"dnsName": "naptr.crd.example.org", "recordType": "NAPTR",
                  "targets": ["100 10 \"S\" \"SIP+D2U\" \"!^.*$!sip:info@example.org!\" _sip._udp.example.org."]},
                 {"dnsName": "sub.crd.example.org", "recordType": "NS", "targets": ["ns1.example.net", "ns2.example.net"]},
@@ -279,8 +286,6 @@ pub(super) fn crd_objects(ns: &str, api_version: &str) -> Vec<serde_json::Value>
         object(
             "fields",
             json!([
-                {"dnsName": "set.crd.example.org", "recordType": "A", "targets": ["192.0.2.20"], "setIdentifier": "one",
-                 "recordTTL": 120},
                 {"dnsName": "labelled.crd.example.org", "recordType": "A", "targets": ["192.0.2.21"],
                  "labels": {"team": "blue"}},
                 {"dnsName": "specific.crd.example.org", "recordType": "CNAME", "targets": ["a.crd.example.org."],
