@@ -175,7 +175,12 @@ mod tests {
         assert_eq!(names(&kept), ["Bad.example.org"]);
         assert_eq!(
             names(&changes),
-            ["good.example.org", "gone.example.org", "new.example.org", "bad.example.org"]
+            [
+                "good.example.org",
+                "gone.example.org",
+                "new.example.org",
+                "bad.example.org"
+            ]
         );
     }
 

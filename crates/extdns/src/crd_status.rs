@@ -132,7 +132,12 @@ pub fn conditions(o: &DnsEndpoint, status: &SyncStatus, plan: &PlanConfig) -> Ve
     } else if endpoints.is_empty() {
         cond("Ready", false, "Filtered", "no records to publish".into())
     } else if !filtered.is_empty() {
-        cond("Ready", false, "Filtered", format!("not published: {}", filtered.join("; ")))
+        cond(
+            "Ready",
+            false,
+            "Filtered",
+            format!("not published: {}", filtered.join("; ")),
+        )
     } else {
         cond("Ready", true, "Programmed", "its records are published".into())
     };
@@ -232,7 +237,10 @@ mod tests {
             namespace: "ns".into(),
             name: "web".into(),
         });
-        assert_eq!(reasons(&conditions(&ok, &refused, &plan))[1], ("Ready", "False", "Failed"));
+        assert_eq!(
+            reasons(&conditions(&ok, &refused, &plan))[1],
+            ("Ready", "False", "Failed")
+        );
 
         let half = object(vec![entry("192.0.2.1"), entry("192.0.2.2.")], 1, None);
         let c = conditions(&half, &quiet, &plan);
@@ -247,9 +255,15 @@ mod tests {
         );
 
         let bad = object(vec![entry("192.0.2.2.")], 1, None);
-        assert_eq!(reasons(&conditions(&bad, &quiet, &plan))[1], ("Ready", "False", "Invalid"));
+        assert_eq!(
+            reasons(&conditions(&bad, &quiet, &plan))[1],
+            ("Ready", "False", "Invalid")
+        );
         let empty = object(vec![], 1, None);
-        assert_eq!(reasons(&conditions(&empty, &quiet, &plan))[1], ("Ready", "False", "Filtered"));
+        assert_eq!(
+            reasons(&conditions(&empty, &quiet, &plan))[1],
+            ("Ready", "False", "Filtered")
+        );
     }
 
     #[test]
@@ -280,7 +294,10 @@ mod tests {
             domain_filter: extdns_endpoint::DomainFilter::new(&["example.org"], &[]),
             ..PlanConfig::default()
         };
-        assert_eq!(reasons(&conditions(&ok, &quiet, &inside))[1], ("Ready", "True", "Programmed"));
+        assert_eq!(
+            reasons(&conditions(&ok, &quiet, &inside))[1],
+            ("Ready", "True", "Programmed")
+        );
         for plan in [
             PlanConfig {
                 domain_filter: extdns_endpoint::DomainFilter::new(&["example.net"], &[]),
@@ -292,8 +309,15 @@ mod tests {
             },
         ] {
             let c = conditions(&ok, &quiet, &plan);
-            assert_eq!(reasons(&c), [("Accepted", "True", "Accepted"), ("Ready", "False", "Filtered")]);
-            assert!(c[1].message.contains("web.example.org A: outside the domain filter"), "{}", c[1].message);
+            assert_eq!(
+                reasons(&c),
+                [("Accepted", "True", "Accepted"), ("Ready", "False", "Filtered")]
+            );
+            assert!(
+                c[1].message.contains("web.example.org A: outside the domain filter"),
+                "{}",
+                c[1].message
+            );
         }
         // One entry in, one out: still not every record is published.
         let mut other = entry("192.0.2.2");

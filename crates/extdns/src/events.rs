@@ -9,8 +9,8 @@
 use async_trait::async_trait;
 use extdns_controller::{EventKind, EventSink, RecordEvent};
 use extdns_endpoint::ObjectRef;
-use extdns_informer::{KindOverrides, ResourceKind};
 use extdns_informer::view::RouteKind;
+use extdns_informer::{KindOverrides, ResourceKind};
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};

@@ -866,12 +866,17 @@ fn ingress_with_configuration() {
         "ingress with when AWS ALB controller and NLB type generates two targets for CNAME",
         none(),
         &[alb_with_nlb()],
-        &["some.subdomain.mydomain.com CNAME internal-k8s-some-domain.us-east-1.elb.amazonaws.com,k8s-another-domain-nlb-123456789.elb.us-east-1.amazonaws.com"],
+        &[
+            "some.subdomain.mydomain.com CNAME internal-k8s-some-domain.us-east-1.elb.amazonaws.com,k8s-another-domain-nlb-123456789.elb.us-east-1.amazonaws.com",
+        ],
     );
     case(
         "ingress with when AWS ALB controller and NLB with target annotation and CNAME with single target",
         none(),
-        &[alb_with_nlb().ann(ga("target"), "k8s-another-domain-nlb-123456789.elb.us-east-1.amazonaws.com")],
+        &[alb_with_nlb().ann(
+            ga("target"),
+            "k8s-another-domain-nlb-123456789.elb.us-east-1.amazonaws.com",
+        )],
         &["some.subdomain.mydomain.com CNAME k8s-another-domain-nlb-123456789.elb.us-east-1.amazonaws.com"],
     );
     case(

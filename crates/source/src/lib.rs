@@ -483,7 +483,10 @@ mod tests {
         other.insert_part(web.clone(), None, part("five.example.org"));
         let mut merged = other.clone();
         merged.extend(other);
-        assert!(matches!(merged.held(&web), Some(Held::Part(_))), "extend keeps a failure in part");
+        assert!(
+            matches!(merged.held(&web), Some(Held::Part(_))),
+            "extend keeps a failure in part"
+        );
     }
 
     #[test]

@@ -232,17 +232,26 @@ pub fn custom_group(ctx: &mut Ctx) -> Result<()> {
 
     let resource = format!("dnsendpoints.{GROUP}");
     let condition = |o: &serde_json::Value, type_: &str| -> Option<(String, String)> {
-        o["status"]["conditions"].as_array()?.iter().find(|c| c["type"] == type_).map(|c| {
-            (
-                c["reason"].as_str().unwrap_or_default().to_string(),
-                c["message"].as_str().unwrap_or_default().to_string(),
-            )
-        })
+        o["status"]["conditions"]
+            .as_array()?
+            .iter()
+            .find(|c| c["type"] == type_)
+            .map(|c| {
+                (
+                    c["reason"].as_str().unwrap_or_default().to_string(),
+                    c["message"].as_str().unwrap_or_default().to_string(),
+                )
+            })
     };
     for (name, accepted, ready, message) in [
         ("web", "Accepted", "Programmed", ""),
         ("half", "Invalid", "Programmed", ""),
-        ("outside", "Accepted", "Filtered", "web.example.net A: outside the domain filter"),
+        (
+            "outside",
+            "Accepted",
+            "Filtered",
+            "web.example.net A: outside the domain filter",
+        ),
     ] {
         eventually(
             &format!("the status of {ns}/{name}: observedGeneration, Accepted {accepted}, Ready {ready}"),
@@ -261,7 +270,10 @@ pub fn custom_group(ctx: &mut Ctx) -> Result<()> {
     }
     let half = get(ctx, &resource, &ns, "half")?;
     if !condition(&half, "Accepted").is_some_and(|(_, m)| m.contains("spec.endpoints[1]")) {
-        bail!("Accepted of {ns}/half does not name spec.endpoints[1]: {}", half["status"]);
+        bail!(
+            "Accepted of {ns}/half does not name spec.endpoints[1]: {}",
+            half["status"]
+        );
     }
 
     // Events name the objects in their group: found by uid there, as `kubectl describe` finds them.

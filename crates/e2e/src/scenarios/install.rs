@@ -42,7 +42,13 @@ pub(crate) fn from_env(var: &str) -> Result<PathBuf> {
 }
 
 /// `helm template RELEASE CHART --namespace NS -f VALUES` (helm's own directories kept in a scratch dir).
-pub(crate) fn helm_template(chart: &Path, release: &str, namespace: &str, values: &Value, dir: &Path) -> Result<PathBuf> {
+pub(crate) fn helm_template(
+    chart: &Path,
+    release: &str,
+    namespace: &str,
+    values: &Value,
+    dir: &Path,
+) -> Result<PathBuf> {
     let values_file = dir.join(format!("{release}-values.json"));
     std::fs::write(&values_file, serde_json::to_string_pretty(values)?)?;
     let mut cmd = Command::new(from_env("EXTDNS_TEST_HELM")?);
