@@ -482,6 +482,49 @@ mod tests {
         Ok(())
     }
 
+    /// A source whose one object fails in part (a skipped DNSEndpoint entry at `held.example.com`).
+    struct PartlyFailing(Vec<Endpoint>);
+
+    #[async_trait]
+    impl Source for PartlyFailing {
+        fn name(&self) -> &str {
+            "partly"
+        }
+        fn watched_kinds(&self) -> Vec<ResourceKind> {
+            Vec::new()
+        }
+        async fn evaluate(&self, _cluster: &ClusterStore, _: Objects<'_>) -> Result<Evaluation, SourceError> {
+            let mut held = crate::HeldRecords::new();
+            held.name("held.example.com", Some(RecordType::A));
+            let mut failed = Failures::new();
+            failed.insert_part(ObjectKey::new(ResourceKind::Service, "test", "all"), None, held);
+            Ok(Evaluation::new(one_object(self.0.clone()), failed))
+        }
+    }
+
+    #[tokio::test]
+    async fn an_invalid_record_of_an_object_failing_in_part_is_held_too() -> Result<(), SourceError> {
+        let label = |e: Endpoint| e.with_label(extdns_endpoint::label::RESOURCE, "service/test/all");
+        let out = run(
+            vec![Box::new(PartlyFailing(vec![
+                label(a("ok.example.com", &["10.0.0.1"])),
+                label(a("bad.example.com", &["lb.example.net"])),
+            ]))],
+            PipelineConfig::default(),
+        )
+        .await?;
+        assert_eq!(summary(&out), vec!["ok.example.com A 10.0.0.1"]);
+        let object = ObjectKey::new(ResourceKind::Service, "test", "all");
+        let Some(crate::Held::Part(held)) = out.failed.held(&object) else {
+            panic!("still failing in part: {:?}", out.failed);
+        };
+        assert!(held.keeps("held.example.com", &RecordType::A, false));
+        assert!(held.keeps("bad.example.com", &RecordType::A, false), "the invalid record's name is added");
+        assert!(!held.keeps("ok.example.com", &RecordType::A, false));
+        assert_eq!(out.failed_by_source.get("partly"), Some(&1), "one object, counted once");
+        Ok(())
+    }
+
     #[tokio::test]
     async fn every_source_is_named_in_the_failed_counts_even_with_none() -> Result<(), SourceError> {
         let out = run(vec![src("plain", vec![])], PipelineConfig::default()).await?;
