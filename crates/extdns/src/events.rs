@@ -134,27 +134,6 @@ mod tests {
     #[test]
     fn every_source_of_records_names_a_kind() {
         let table = KindOverrides::new();
-        let found = |s, o: &KindOverrides| kind_of(s, o).map(|r| (r.api_version, r.kind, r.plural));
-        let expect = |v: &str, k: &str, p: &str| Some((v.to_string(), k.to_string(), p.to_string()));
-        assert_eq!(found("service", &table), expect("v1", "Service", "services"));
-        assert_eq!(
-            found("gateway-httproute", &table),
-            expect("gateway.networking.k8s.io/v1", "HTTPRoute", "httproutes")
-        );
-        // The `resource` label's spelling of a route.
-        assert_eq!(
-            found("tcproute", &table),
-            expect("gateway.networking.k8s.io/v1", "TCPRoute", "tcproutes")
-        );
-        assert_eq!(
-            found("ingress", &table),
-            expect("networking.k8s.io/v1", "Ingress", "ingresses")
-        );
-        assert_eq!(
-            found("crd", &table),
-            expect("externaldns.k8s.io/v1alpha1", "DNSEndpoint", "dnsendpoints")
-        );
-        assert_eq!(kind_of("fake", &table), None);
         // A DNSEndpoint of another group (--crd-source-apiversion): its events name that group.
         let mut nginx = KindOverrides::new();
         nginx.set_resource(
@@ -163,9 +142,40 @@ mod tests {
             "DNSEndpoint",
             "dnsendpoints",
         );
-        assert_eq!(
-            found("crd", &nginx),
-            expect("externaldns.nginx.org/v1", "DNSEndpoint", "dnsendpoints")
-        );
+        let cases = [
+            ("service", &table, "v1", "Service", "services"),
+            (
+                "gateway-httproute",
+                &table,
+                "gateway.networking.k8s.io/v1",
+                "HTTPRoute",
+                "httproutes",
+            ),
+            // The `resource` label's spelling of a route.
+            (
+                "tcproute",
+                &table,
+                "gateway.networking.k8s.io/v1",
+                "TCPRoute",
+                "tcproutes",
+            ),
+            ("ingress", &table, "networking.k8s.io/v1", "Ingress", "ingresses"),
+            (
+                "crd",
+                &table,
+                "externaldns.k8s.io/v1alpha1",
+                "DNSEndpoint",
+                "dnsendpoints",
+            ),
+            ("crd", &nginx, "externaldns.nginx.org/v1", "DNSEndpoint", "dnsendpoints"),
+        ];
+        for (source, overrides, api_version, kind, plural) in cases {
+            let r = kind_of(source, overrides).unwrap_or_else(|| panic!("{source}: no kind"));
+            assert_eq!(
+                (r.api_version.as_str(), r.kind.as_str(), r.plural.as_str()),
+                (api_version, kind, plural)
+            );
+        }
+        assert_eq!(kind_of("fake", &table), None);
     }
 }
