@@ -46,6 +46,8 @@ pub struct Run<'a> {
     pub kubeconfig: Option<std::path::PathBuf>,
     /// Only the `--source` flags of `extra`, not the common set's.
     pub only_sources: bool,
+    /// Another build of the controller than the harness's (external-dns v0.20.0).
+    pub program: Option<std::path::PathBuf>,
 }
 
 impl<'a> Run<'a> {
@@ -58,6 +60,7 @@ impl<'a> Run<'a> {
             cluster_wide: false,
             kubeconfig: None,
             only_sources: false,
+            program: None,
         }
     }
 
@@ -68,9 +71,10 @@ impl<'a> Run<'a> {
 
     /// The command line, against `dns` and the control plane, with metrics on a free port.
     pub fn command(&self, cp: &ControlPlane, dns: &DnsServer) -> Result<Command> {
-        let program = match self.which {
-            Which::Extdns => &cp.binaries().extdns,
-            Which::ExternalDns => &cp.binaries().external_dns,
+        let program = match (&self.program, self.which) {
+            (Some(program), _) => program,
+            (None, Which::Extdns) => &cp.binaries().extdns,
+            (None, Which::ExternalDns) => &cp.binaries().external_dns,
         };
         let mut cmd = Command::new(program);
         for (key, _) in std::env::vars_os() {

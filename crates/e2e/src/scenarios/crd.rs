@@ -316,7 +316,7 @@ pub fn custom_group(ctx: &mut Ctx) -> Result<()> {
 
 /// A DNSEndpoint CRD in `externaldns.nginx.org/v1`, as F5 NGINX Ingress Controller installs one: the same
 /// spec as external-dns's, a status subresource whose schema keeps conditions.
-fn nginx_crd() -> serde_json::Value {
+pub(super) fn nginx_crd() -> serde_json::Value {
     json!({
         "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
         "metadata": {"name": "dnsendpoints.externaldns.nginx.org"},

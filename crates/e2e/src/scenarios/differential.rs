@@ -187,6 +187,54 @@ pub fn crd(ctx: &mut Ctx) -> Result<()> {
     compare_crd(ctx, (&external_dns, "external-dns v0.22.0"), &extdns)
 }
 
+/// The same DNSEndpoints in `externaldns.nginx.org/v1` (external-dns issue #6414), read by extdns with
+/// `--crd-source-apiversion`/`--crd-source-kind`, against external-dns v0.20.0 with the same flags (the last
+/// release that honours them; `EXTDNS_TEST_EXTERNAL_DNS_CRD_GROUP`, built by xtask). The deploy/
+/// ServiceAccount is granted the group as deploy/base's comment tells users to.
+pub fn crd_group(ctx: &mut Ctx) -> Result<()> {
+    const API_VERSION: &str = "externaldns.nginx.org/v1";
+    let v020 = from_env("EXTDNS_TEST_EXTERNAL_DNS_CRD_GROUP")?;
+    let ns = ctx.namespace("differential-crd-group")?;
+    apply_json(ctx, &super::crd::nginx_crd())?;
+    apply_json(
+        ctx,
+        &json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": {"name": "extdns-nginx-dnsendpoints"},
+            "rules": [
+                {"apiGroups": ["externaldns.nginx.org"], "resources": ["dnsendpoints"], "verbs": ["get", "list", "watch"]},
+                {"apiGroups": ["externaldns.nginx.org"], "resources": ["dnsendpoints/status"], "verbs": ["update"]}
+            ]
+        }),
+    )?;
+    apply_json(
+        ctx,
+        &json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": {"name": "extdns-nginx-dnsendpoints"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "extdns-nginx-dnsendpoints"},
+            "subjects": [{"kind": "ServiceAccount", "name": "extdns", "namespace": "extdns"}]
+        }),
+    )?;
+    let objects = crd_objects(&ns, API_VERSION);
+    eventually(
+        "the externaldns.nginx.org CRD serves",
+        Duration::from_secs(30),
+        Duration::from_millis(200),
+        || Ok(apply_json(ctx, &objects[0]).ok()),
+    )?;
+    for o in &objects[1..] {
+        apply_json(ctx, o)?;
+    }
+    let group = [format!("--crd-source-apiversion={API_VERSION}"), "--crd-source-kind=DNSEndpoint".into()];
+    let mut external_dns = crd_run(Which::ExternalDns, &ns);
+    external_dns.extra.extend(group.iter().cloned());
+    external_dns.program = Some(v020);
+    let mut extdns = crd_run(Which::Extdns, &ns);
+    extdns.extra.extend(group);
+    compare_crd(ctx, (&external_dns, "external-dns v0.20.0"), &extdns)
+}
+
 /// `--source=crd` alone, every record type managed, the reverse zone beside the forward one.
 pub(super) fn crd_run<'a>(which: Which, ns: &'a str) -> Run<'a> {
     let mut run = Run::new(which, ns)

@@ -139,6 +139,12 @@ pub const ALL: &[Scenario] = &[
         run: differential::crd,
     },
     Scenario {
+        name: "differential-crd-group",
+        about: "external-dns v0.20.0 and extdns on the same DNSEndpoints in externaldns.nginx.org/v1 (--crd-source-apiversion, #6414) publish identical zones and take over each other's",
+        default: true,
+        run: differential::crd_group,
+    },
+    Scenario {
         name: "lease",
         about: "the leader election crate on the API server: acquire, renew, an expired lease raced by two, release",
         default: true,
