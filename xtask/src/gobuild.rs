@@ -188,10 +188,20 @@ pub fn ensure(target: &Path) -> Result<GoBinaries> {
     }
     for (version, wrapper, out) in [
         (EXTERNAL_DNS, "external-dns", &bins.external_dns),
-        (EXTERNAL_DNS_CRD_GROUP, "external-dns-v0.20", &bins.external_dns_crd_group),
+        (
+            EXTERNAL_DNS_CRD_GROUP,
+            "external-dns-v0.20",
+            &bins.external_dns_crd_group,
+        ),
     ] {
         if !out.is_file() {
-            build_external_dns(&go, version, wrapper, &work.join(format!("external-dns-{version}")), out)?;
+            build_external_dns(
+                &go,
+                version,
+                wrapper,
+                &work.join(format!("external-dns-{version}")),
+                out,
+            )?;
         }
     }
     if !bins.helm.is_file() {
@@ -534,7 +544,10 @@ mod tests {
             ("external-dns-v0.20", EXTERNAL_DNS_CRD_GROUP),
         ] {
             let gomod = std::fs::read_to_string(crate::root().join("xtask/go").join(wrapper).join("go.mod"))?;
-            assert!(gomod.contains(&format!("sigs.k8s.io/external-dns {version}")), "{wrapper}");
+            assert!(
+                gomod.contains(&format!("sigs.k8s.io/external-dns {version}")),
+                "{wrapper}"
+            );
         }
         Ok(())
     }

@@ -519,7 +519,10 @@ mod tests {
             panic!("still failing in part: {:?}", out.failed);
         };
         assert!(held.keeps("held.example.com", &RecordType::A, false));
-        assert!(held.keeps("bad.example.com", &RecordType::A, false), "the invalid record's name is added");
+        assert!(
+            held.keeps("bad.example.com", &RecordType::A, false),
+            "the invalid record's name is added"
+        );
         assert!(!held.keeps("ok.example.com", &RecordType::A, false));
         assert_eq!(out.failed_by_source.get("partly"), Some(&1), "one object, counted once");
         Ok(())

@@ -226,7 +226,10 @@ pub fn crd_group(ctx: &mut Ctx) -> Result<()> {
     for o in &objects[1..] {
         apply_json(ctx, o)?;
     }
-    let group = [format!("--crd-source-apiversion={API_VERSION}"), "--crd-source-kind=DNSEndpoint".into()];
+    let group = [
+        format!("--crd-source-apiversion={API_VERSION}"),
+        "--crd-source-kind=DNSEndpoint".into(),
+    ];
     let mut external_dns = crd_run(Which::ExternalDns, &ns);
     external_dns.extra.extend(group.iter().cloned());
     external_dns.program = Some(v020);
