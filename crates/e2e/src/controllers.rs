@@ -48,6 +48,8 @@ pub struct Run<'a> {
     pub only_sources: bool,
     /// Another build of the controller than the harness's (external-dns v0.20.0).
     pub program: Option<std::path::PathBuf>,
+    /// Common flags that build spells otherwise (`--rfc2136-axfr` was `--rfc2136-tsig-axfr` in v0.20).
+    pub renamed: Vec<(&'static str, &'static str)>,
 }
 
 impl<'a> Run<'a> {
@@ -61,6 +63,7 @@ impl<'a> Run<'a> {
             kubeconfig: None,
             only_sources: false,
             program: None,
+            renamed: Vec::new(),
         }
     }
 
@@ -91,7 +94,11 @@ impl<'a> Run<'a> {
         };
         let flags = flags
             .into_iter()
-            .filter(|f| !self.only_sources || !(f.starts_with("--source=") || f == "--gateway-listener-sets"));
+            .filter(|f| !self.only_sources || !(f.starts_with("--source=") || f == "--gateway-listener-sets"))
+            .map(|f| match self.renamed.iter().find(|(from, _)| *from == f) {
+                Some((_, to)) => (*to).to_string(),
+                None => f,
+            });
         cmd.args(flags)
             .arg(format!("--metrics-address=127.0.0.1:{}", try_free_port()?))
             .args(&self.extra);
