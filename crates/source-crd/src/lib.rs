@@ -6,9 +6,10 @@
 //! and SRV (RFC 2782 wants it), required for NAPTR, and rejected for the other types except TXT and MX,
 //! whose text is free. An entry that breaks a rule (those, or any rule every record follows) is skipped
 //! with a warning naming the object and the entry's index; the object's other entries publish, and it is
-//! reported as failing in part ([`held_records`]): the records the skipped entry published before stay. A, AAAA and CNAME entries without targets pass
-//! through for `--default-targets` (a CNAME without targets is then dropped by the merge, as external-dns
-//! drops it). Objects are scoped by `--namespace`, `--label-filter` and `--annotation-filter`.
+//! reported as failing in part ([`held_records`]): the records the skipped entry published before stay.
+//! A, AAAA and CNAME entries without targets pass through for `--default-targets` (a CNAME without targets
+//! is then dropped by the merge, as external-dns drops it). Objects are scoped by `--namespace`,
+//! `--label-filter` and `--annotation-filter`.
 //!
 //! The group, version and kind the objects come from (`--crd-source-apiversion`, `--crd-source-kind`) are
 //! the informer's business ([`extdns_informer::KindOverrides`]); the source reads the one DNSEndpoint index.
