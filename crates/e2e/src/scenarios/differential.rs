@@ -172,16 +172,7 @@ pub fn crd(ctx: &mut Ctx) -> Result<()> {
     let ns = ctx.namespace("differential-crd")?;
     let chart = from_env("EXTDNS_TEST_EXTERNAL_DNS_CHART")?;
     apply_file(ctx, &chart.join("crds/dnsendpoints.externaldns.k8s.io.yaml"))?;
-    let objects = crd_objects(&ns, "externaldns.k8s.io/v1alpha1", Release::V022);
-    eventually(
-        "the DNSEndpoint CRD serves",
-        Duration::from_secs(30),
-        Duration::from_millis(200),
-        || Ok(apply_json(ctx, &objects[0]).ok()),
-    )?;
-    for o in &objects[1..] {
-        apply_json(ctx, o)?;
-    }
+    apply_once_served(ctx, &crd_objects(&ns, "externaldns.k8s.io/v1alpha1", Release::V022))?;
     let external_dns = crd_run(Which::ExternalDns, &ns);
     let extdns = crd_run(Which::Extdns, &ns);
     compare_crd(ctx, (&external_dns, "external-dns v0.22.0"), &extdns, Release::V022)
@@ -216,16 +207,7 @@ pub fn crd_group(ctx: &mut Ctx) -> Result<()> {
             "subjects": [{"kind": "ServiceAccount", "name": "extdns", "namespace": "extdns"}]
         }),
     )?;
-    let objects = crd_objects(&ns, API_VERSION, Release::V020);
-    eventually(
-        "the externaldns.nginx.org CRD serves",
-        Duration::from_secs(30),
-        Duration::from_millis(200),
-        || Ok(apply_json(ctx, &objects[0]).ok()),
-    )?;
-    for o in &objects[1..] {
-        apply_json(ctx, o)?;
-    }
+    apply_once_served(ctx, &crd_objects(&ns, API_VERSION, Release::V020))?;
     let group = [
         format!("--crd-source-apiversion={API_VERSION}"),
         "--crd-source-kind=DNSEndpoint".into(),
@@ -237,6 +219,20 @@ pub fn crd_group(ctx: &mut Ctx) -> Result<()> {
     let mut extdns = crd_run(Which::Extdns, &ns);
     extdns.extra.extend(group);
     compare_crd(ctx, (&external_dns, "external-dns v0.20.0"), &extdns, Release::V020)
+}
+
+/// Applies `objects`, the first as soon as the CRD just installed serves it.
+fn apply_once_served(ctx: &Ctx, objects: &[serde_json::Value]) -> Result<()> {
+    eventually(
+        "the DNSEndpoint CRD serves",
+        Duration::from_secs(30),
+        Duration::from_millis(200),
+        || Ok(objects.first().and_then(|o| apply_json(ctx, o).ok())),
+    )?;
+    for o in objects.iter().skip(1) {
+        apply_json(ctx, o)?;
+    }
+    Ok(())
 }
 
 /// `--source=crd` alone, every record type managed, the reverse zone beside the forward one.

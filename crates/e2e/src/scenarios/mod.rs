@@ -68,7 +68,7 @@ pub struct Scenario {
 pub const ALL: &[Scenario] = &[
     Scenario {
         name: "crd",
-        about: "--source=crd: external-dns's DNSEndpoint CRD, entries published by type, a bad entry skipped, observedGeneration written",
+        about: "--source=crd: external-dns's DNSEndpoint CRD, entries published by type, a bad entry skipped, observedGeneration written, an entry edited invalid keeps its record until fixed",
         default: true,
         run: crd::run,
     },
