@@ -447,7 +447,9 @@ pub fn image() -> Result<()> {
         .is_ok_and(|o| o.status.success());
     if engine {
         let mut build = Command::new("docker");
-        build.args(["build", "-t", "extdns:dev", "."]).current_dir(&context);
+        build
+            .args(["build", "-t", "ghcr.io/extdns/extdns:dev", "."])
+            .current_dir(&context);
         run(build)?;
     } else {
         println!("no container engine answers `docker info`: context written and checked, image not built");

@@ -99,6 +99,30 @@ existing one (`default` unless named). */}}
 {{- .Values.sourceNamespace | default (include "extdns.namespace" .) }}
 {{- end }}
 
+{{/*
+The API group and resource of the DNSEndpoints the crd source reads, "group/resource": external-dns's
+`externaldns.k8s.io` `dnsendpoints`, or what `--crd-source-apiversion` and `--crd-source-kind` in extraArgs
+(map or list form, `--flag=value`) name, the resource being the kind in lower case plus "s" (the rule
+external-dns up to v0.20 addressed it by; extdns asks discovery, which agrees for every kind ending so).
+*/}}
+{{- define "extdns.crdResource" -}}
+{{- $apiVersion := "externaldns.k8s.io/v1alpha1" }}
+{{- $kind := "DNSEndpoint" }}
+{{- $args := .Values.extraArgs }}
+{{- if kindIs "map" $args }}
+{{- with get $args "crd-source-apiversion" }}{{ $apiVersion = toString . }}{{ end }}
+{{- with get $args "crd-source-kind" }}{{ $kind = toString . }}{{ end }}
+{{- else if kindIs "slice" $args }}
+{{- range $args }}
+{{- $arg := toString . }}
+{{- if hasPrefix "--crd-source-apiversion=" $arg }}{{ $apiVersion = trimPrefix "--crd-source-apiversion=" $arg }}{{ end }}
+{{- if hasPrefix "--crd-source-kind=" $arg }}{{ $kind = trimPrefix "--crd-source-kind=" $arg }}{{ end }}
+{{- end }}
+{{- end }}
+{{- $group := ternary (first (splitList "/" $apiVersion)) "" (contains "/" $apiVersion) }}
+{{- printf "%s/%ss" $group (lower $kind) }}
+{{- end }}
+
 {{/* One ServiceMonitor endpoint: `port`, and the scrape settings of `config` that are set. */}}
 {{- define "extdns.scrapeEndpoint" -}}
 {{- $c := .config | default dict -}}

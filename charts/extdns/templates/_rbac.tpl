@@ -61,11 +61,12 @@ Sources extdns does not have yet keep external-dns's rules, so the chart is read
   verbs: {{ $read }}
 {{- end }}
 {{- if and $ns (has "crd" $s) }}
-- apiGroups: ["externaldns.k8s.io"]
-  resources: ["dnsendpoints"]
+{{- $crd := include "extdns.crdResource" .root | splitList "/" }}
+- apiGroups: [{{ index $crd 0 | quote }}]
+  resources: [{{ index $crd 1 | quote }}]
   verbs: {{ $read }}
-- apiGroups: ["externaldns.k8s.io"]
-  resources: ["dnsendpoints/status"]
+- apiGroups: [{{ index $crd 0 | quote }}]
+  resources: [{{ printf "%s/status" (index $crd 1) | quote }}]
   verbs: ["update"]
 {{- end }}
 {{- if $gateway }}

@@ -9,7 +9,7 @@ use extdns_endpoint::name::name_key;
 use extdns_endpoint::{Change, Endpoint};
 use extdns_informer::{ChangeSet, Cluster, ClusterStore, ObjectKey};
 use extdns_leader::Leadership;
-use extdns_plan::PlanConfig;
+use extdns_plan::{NotOwned, PlanConfig};
 use extdns_registry::{Registry, RegistryError, Snapshot};
 use extdns_source::{ChangedOutput, DesiredIndex, Failures, Pipeline, PipelineOutput, SourceError};
 use tokio::sync::watch;
@@ -171,6 +171,8 @@ pub struct SyncReport {
     pub kept: Vec<Change>,
     /// A full sync (every record read, every object evaluated) rather than an incremental one.
     pub full: bool,
+    /// Records the plan looked at that extdns does not own (another owner id, or none): left alone.
+    pub not_owned: NotOwned,
 }
 
 /// What the loop carries from one sync to the next, so that a change costs what it touches; see
@@ -503,6 +505,7 @@ impl Controller {
                 "skipping a record owned by another owner id"
             );
         }
+        let not_owned = outcome.not_owned;
         let mut changes = outcome.changes;
         changes.retain(Change::is_effective);
         let kept = hold_records_of_failed_objects(failed, &mut changes);
@@ -537,6 +540,7 @@ impl Controller {
                 held_back,
                 kept,
                 full,
+                not_owned,
             });
         }
 
@@ -550,6 +554,7 @@ impl Controller {
                 held_back,
                 kept,
                 full,
+                not_owned,
             });
         }
 
@@ -579,6 +584,7 @@ impl Controller {
                     held_back,
                     kept,
                     full,
+                    not_owned,
                 })
             }
             Err(e) => {

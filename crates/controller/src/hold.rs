@@ -4,6 +4,8 @@
 //! this sync. Planning from that would delete the object's records, taking its names offline because of a
 //! typo. Instead every change that would touch a record whose `resource` label names such an object is held
 //! back, until the object evaluates again (or is deleted: a deleted object is not "failed", so its records go).
+//! An object failing in part (a DNSEndpoint with one bad entry among good ones) keeps only the records of
+//! its failing parts; its other records follow what it asks for.
 //!
 //! It runs on the plan's changes, before the deletion guard ([`crate::guard`]). A record names its object
 //! by the `resource` label external-dns writes; that label is read back into the object's key here, where
@@ -11,21 +13,32 @@
 
 use std::collections::HashSet;
 
-use extdns_endpoint::{Change, Endpoint};
-use extdns_source::{Failures, parse_resource_label};
+use extdns_endpoint::Change;
+use extdns_source::{Failures, Held, parse_resource_label};
 
 /// Takes out of `changes` the deletes and updates of records owned by an object in `failed` (by the
 /// `resource` label of the current record), and the creates at the names of those records (a create there
-/// would collide with the record that stays). Returns what was held back, in plan order.
+/// would collide with the record that stays). Of an object failing in part only the records its failing
+/// parts name are held; an update it still asks for itself goes through.
 pub(crate) fn hold_records_of_failed_objects(failed: &Failures, changes: &mut Vec<Change>) -> Vec<Change> {
     if failed.is_empty() {
         return Vec::new();
     }
     let of_failed = |c: &Change| {
-        c.previous()
-            .and_then(Endpoint::resource)
-            .and_then(parse_resource_label)
-            .is_some_and(|object| failed.contains(&object))
+        let Some(record) = c.previous() else {
+            return false;
+        };
+        let Some(object) = record.resource().and_then(parse_resource_label) else {
+            return false;
+        };
+        match failed.held(&object) {
+            None => false,
+            Some(Held::All) => true,
+            Some(Held::Part(part)) => {
+                let published = matches!(c, Change::Update { new, .. } if new.resource() == record.resource());
+                part.keeps(&record.dns_name, &record.record_type, published)
+            }
+        }
     };
     let held_names: HashSet<String> = changes
         .iter()
@@ -46,7 +59,9 @@ pub(crate) fn hold_records_of_failed_objects(failed: &Failures, changes: &mut Ve
 #[cfg(test)]
 mod tests {
     use super::*;
-    use extdns_endpoint::{RecordType, label};
+    use extdns_endpoint::{Endpoint, RecordType, label};
+    use extdns_informer::{ObjectKey, ResourceKind};
+    use extdns_source::HeldRecords;
 
     fn a(name: &str, ip: &str, resource: &str) -> Endpoint {
         let e = Endpoint::new(name, RecordType::A, [ip]).with_label(label::OWNER, "me");
@@ -127,5 +142,86 @@ mod tests {
         assert_eq!(changes, original);
         assert!(hold_records_of_failed_objects(&Failures::new(), &mut changes).is_empty());
         assert_eq!(changes, original);
+    }
+
+    fn partly_failed(held: HeldRecords) -> Failures {
+        let mut failed = Failures::new();
+        let object = ObjectKey::new(ResourceKind::DnsEndpoint, "ns", "web");
+        failed.insert_part(object, Some("spec.endpoints[1] is skipped".into()), held);
+        failed
+    }
+
+    #[test]
+    fn of_an_object_failing_in_part_only_the_failing_parts_records_are_held() {
+        let web = "crd/ns/web";
+        let updated = |name: &str| Change::Update {
+            old: a(name, "192.0.2.1", web),
+            new: a(name, "192.0.2.9", web),
+        };
+        let mut changes = vec![
+            Change::Delete(a("Bad.example.org.", "192.0.2.2", web)),
+            updated("good.example.org"),
+            Change::Delete(a("gone.example.org", "192.0.2.3", web)),
+            Change::Create(a("new.example.org", "192.0.2.4", web)),
+            // The same name, another type: not the skipped entry's record.
+            Change::Delete(
+                Endpoint::new("bad.example.org", RecordType::Txt, ["\"x\""]).with_label(label::RESOURCE, web),
+            ),
+        ];
+        let mut held = HeldRecords::new();
+        held.name("bad.example.org", Some(RecordType::A));
+        let kept = hold_records_of_failed_objects(&partly_failed(held), &mut changes);
+        let names = |cs: &[Change]| -> Vec<String> { cs.iter().map(|c| c.endpoint().dns_name.clone()).collect() };
+        assert_eq!(names(&kept), ["Bad.example.org"]);
+        assert_eq!(
+            names(&changes),
+            [
+                "good.example.org",
+                "gone.example.org",
+                "new.example.org",
+                "bad.example.org"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_part_of_unknown_type_holds_every_type_at_its_name() {
+        let web = "crd/ns/web";
+        let mut changes = vec![
+            Change::Delete(a("bad.example.org", "192.0.2.2", web)),
+            Change::Delete(
+                Endpoint::new("bad.example.org", RecordType::Txt, ["\"x\""]).with_label(label::RESOURCE, web),
+            ),
+            Change::Delete(a("other.example.org", "192.0.2.3", web)),
+        ];
+        let mut held = HeldRecords::new();
+        held.name("bad.example.org", None);
+        let kept = hold_records_of_failed_objects(&partly_failed(held), &mut changes);
+        assert_eq!(kept.len(), 2);
+        assert_eq!(changes.len(), 1);
+    }
+
+    #[test]
+    fn a_part_without_a_usable_name_holds_what_the_object_no_longer_publishes() {
+        let web = "crd/ns/web";
+        let mut changes = vec![
+            Change::Delete(a("was.example.org", "192.0.2.2", web)),
+            Change::Update {
+                old: a("still.example.org", "192.0.2.1", web),
+                new: a("still.example.org", "192.0.2.9", web),
+            },
+            // Another object's record at a name this one owned: not this object's own update.
+            Change::Update {
+                old: a("taken.example.org", "192.0.2.5", web),
+                new: a("taken.example.org", "192.0.2.6", "crd/ns/other"),
+            },
+            Change::Delete(a("theirs.example.org", "192.0.2.7", "crd/ns/other")),
+        ];
+        let mut held = HeldRecords::new();
+        held.uncovered();
+        let kept = hold_records_of_failed_objects(&partly_failed(held), &mut changes);
+        let names = |cs: &[Change]| -> Vec<String> { cs.iter().map(|c| c.endpoint().dns_name.clone()).collect() };
+        assert_eq!(names(&kept), ["was.example.org", "taken.example.org"]);
+        assert_eq!(names(&changes), ["still.example.org", "theirs.example.org"]);
     }
 }

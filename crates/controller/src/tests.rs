@@ -331,6 +331,8 @@ async fn records_of_another_owner_are_never_touched() -> Result<(), SyncError> {
 
     let report = c.run_once().await?;
     assert!(report.changes.is_empty(), "{:?}", report.changes);
+    // Both are left alone, one of them at a name the sources ask for (`extdns plan` says both).
+    assert_eq!(report.not_owned, extdns_plan::NotOwned { records: 2, wanted: 1 });
     assert_eq!(registry.applies.load(Ordering::SeqCst), 0);
     assert_eq!(
         names(&registry.snapshot()),

@@ -46,6 +46,12 @@ pub struct Run<'a> {
     pub kubeconfig: Option<std::path::PathBuf>,
     /// Only the `--source` flags of `extra`, not the common set's.
     pub only_sources: bool,
+    /// An extdns subcommand (`plan`, `endpoints`) given the same flags.
+    pub subcommand: Option<&'static str>,
+    /// Another build of the controller than the harness's (external-dns v0.20.0).
+    pub program: Option<std::path::PathBuf>,
+    /// Common flags that build spells otherwise (`--rfc2136-axfr` was `--rfc2136-tsig-axfr` in v0.20).
+    pub renamed: Vec<(&'static str, &'static str)>,
 }
 
 impl<'a> Run<'a> {
@@ -58,6 +64,9 @@ impl<'a> Run<'a> {
             cluster_wide: false,
             kubeconfig: None,
             only_sources: false,
+            subcommand: None,
+            program: None,
+            renamed: Vec::new(),
         }
     }
 
@@ -68,11 +77,13 @@ impl<'a> Run<'a> {
 
     /// The command line, against `dns` and the control plane, with metrics on a free port.
     pub fn command(&self, cp: &ControlPlane, dns: &DnsServer) -> Result<Command> {
-        let program = match self.which {
-            Which::Extdns => &cp.binaries().extdns,
-            Which::ExternalDns => &cp.binaries().external_dns,
+        let program = match (&self.program, self.which) {
+            (Some(program), _) => program,
+            (None, Which::Extdns) => &cp.binaries().extdns,
+            (None, Which::ExternalDns) => &cp.binaries().external_dns,
         };
         let mut cmd = Command::new(program);
+        cmd.args(self.subcommand);
         for (key, _) in std::env::vars_os() {
             let k = key.to_string_lossy();
             if k.starts_with("EXTERNAL_DNS_") || k == "RUST_LOG" || k == "KUBECONFIG" {
@@ -87,7 +98,11 @@ impl<'a> Run<'a> {
         };
         let flags = flags
             .into_iter()
-            .filter(|f| !self.only_sources || !(f.starts_with("--source=") || f == "--gateway-listener-sets"));
+            .filter(|f| !self.only_sources || !(f.starts_with("--source=") || f == "--gateway-listener-sets"))
+            .map(|f| match self.renamed.iter().find(|(from, _)| *from == f) {
+                Some((_, to)) => (*to).to_string(),
+                None => f,
+            });
         cmd.args(flags)
             .arg(format!("--metrics-address=127.0.0.1:{}", try_free_port()?))
             .args(&self.extra);

@@ -20,6 +20,7 @@ use extdns_controller::{StatusSink, SyncStatus};
 use extdns_endpoint::ObjectRef;
 use extdns_informer::view::{DnsEndpoint, DnsEndpointCondition};
 use extdns_informer::{ClusterStore, KindOverrides, ObjectKey, ResourceKind};
+use extdns_plan::PlanConfig;
 use extdns_source_crd::{CrdSourceConfig, InvalidEntry, SOURCE_NAME, object_endpoints};
 use kube::api::{Api, ApiResource, DynamicObject, PostParams};
 use serde_json::{Value, json};
@@ -30,15 +31,19 @@ pub struct CrdStatus {
     client: kube::Client,
     resource: ApiResource,
     config: CrdSourceConfig,
+    plan: PlanConfig,
 }
 
 impl CrdStatus {
     /// A status writer for the DNSEndpoint kind as configured (`overrides`), in the source's scope (`config`).
-    pub fn new(client: kube::Client, overrides: &KindOverrides, config: CrdSourceConfig) -> Self {
+    /// `plan` says which entries the plan leaves alone (`--domain-filter`, `--exclude-domains`,
+    /// `--managed-record-types`, ...): those make `Ready` `Filtered`.
+    pub fn new(client: kube::Client, overrides: &KindOverrides, config: CrdSourceConfig, plan: PlanConfig) -> Self {
         CrdStatus {
             client,
             resource: overrides.api_resource(ResourceKind::DnsEndpoint),
             config,
+            plan,
         }
     }
 
@@ -78,8 +83,11 @@ impl CrdStatus {
     }
 }
 
-/// The conditions an object's outcome calls for: `Accepted`, then `Ready`.
-pub fn conditions(o: &DnsEndpoint, status: &SyncStatus) -> Vec<DnsEndpointCondition> {
+/// The conditions an object's outcome calls for: `Accepted`, then `Ready`. `Ready` is, in this order,
+/// `Invalid` when nothing of the object can be published, `Failed` when the provider refused a change of
+/// its records, `Filtered` when a valid entry is one the plan leaves alone (outside the domain filter, or
+/// of a type not managed), else `Programmed`.
+pub fn conditions(o: &DnsEndpoint, status: &SyncStatus, plan: &PlanConfig) -> Vec<DnsEndpointCondition> {
     let (endpoints, invalid) = object_endpoints(o);
     let key = ObjectKey::new(ResourceKind::DnsEndpoint, &o.meta.namespace, &o.meta.name);
     let reference = ObjectRef {
@@ -98,7 +106,22 @@ pub fn conditions(o: &DnsEndpoint, status: &SyncStatus) -> Vec<DnsEndpointCondit
     } else {
         cond("Accepted", false, "Invalid", describe(&invalid))
     };
-    let ready = if status.failed.contains(&key) || (endpoints.is_empty() && !invalid.is_empty()) {
+    let filtered: Vec<String> = endpoints
+        .iter()
+        .filter_map(|e| {
+            let why = if !plan.domain_filter.matches(&e.dns_name) {
+                "outside the domain filter"
+            } else if !plan.is_managed(&e.record_type) {
+                "a record type not managed (--managed-record-types, --exclude-record-types)"
+            } else {
+                return None;
+            };
+            Some(format!("{} {}: {why}", e.dns_name, e.record_type))
+        })
+        .collect();
+    // An object with skipped entries fails in part (their records are held); it is ready when the rest is.
+    let failed_whole = status.failed.contains(&key) && invalid.is_empty();
+    let ready = if failed_whole || (endpoints.is_empty() && !invalid.is_empty()) {
         cond("Ready", false, "Invalid", "no entry can be published".into())
     } else if status.errored.contains(&reference) {
         cond(
@@ -109,6 +132,13 @@ pub fn conditions(o: &DnsEndpoint, status: &SyncStatus) -> Vec<DnsEndpointCondit
         )
     } else if endpoints.is_empty() {
         cond("Ready", false, "Filtered", "no records to publish".into())
+    } else if !filtered.is_empty() {
+        cond(
+            "Ready",
+            false,
+            "Filtered",
+            format!("not published: {}", filtered.join("; ")),
+        )
     } else {
         cond("Ready", true, "Programmed", "its records are published".into())
     };
@@ -119,11 +149,7 @@ fn describe(invalid: &[InvalidEntry]) -> String {
     if invalid.is_empty() {
         return "the object could not be read".into();
     }
-    invalid
-        .iter()
-        .map(|i| format!("spec.endpoints[{}]: {}", i.index, i.why))
-        .collect::<Vec<_>>()
-        .join("; ")
+    extdns_source_crd::describe(invalid)
 }
 
 /// Whether `o`'s status needs writing to show `wanted`.
@@ -147,7 +173,7 @@ impl StatusSink for CrdStatus {
             if !self.config.admits(&o) {
                 continue;
             }
-            let wanted = conditions(&o, &status);
+            let wanted = conditions(&o, &status, &self.plan);
             if !needs_write(&o, &wanted) {
                 continue;
             }
@@ -201,8 +227,9 @@ mod tests {
     fn conditions_follow_the_entries_and_the_sync() {
         let ok = object(vec![entry("192.0.2.1")], 1, None);
         let quiet = SyncStatus::default();
+        let plan = PlanConfig::default();
         assert_eq!(
-            reasons(&conditions(&ok, &quiet)),
+            reasons(&conditions(&ok, &quiet, &plan)),
             [("Accepted", "True", "Accepted"), ("Ready", "True", "Programmed")]
         );
         let mut refused = SyncStatus::default();
@@ -211,29 +238,42 @@ mod tests {
             namespace: "ns".into(),
             name: "web".into(),
         });
-        assert_eq!(reasons(&conditions(&ok, &refused))[1], ("Ready", "False", "Failed"));
+        assert_eq!(
+            reasons(&conditions(&ok, &refused, &plan))[1],
+            ("Ready", "False", "Failed")
+        );
 
         let half = object(vec![entry("192.0.2.1"), entry("192.0.2.2.")], 1, None);
-        let c = conditions(&half, &quiet);
+        let c = conditions(&half, &quiet, &plan);
         assert_eq!(
             reasons(&c),
             [("Accepted", "False", "Invalid"), ("Ready", "True", "Programmed")]
         );
         assert!(
-            c[0].message.starts_with("spec.endpoints[1]: illegal target"),
+            c[0].message.starts_with("spec.endpoints[1] is skipped: illegal target"),
             "{}",
             c[0].message
         );
 
         let bad = object(vec![entry("192.0.2.2.")], 1, None);
-        assert_eq!(reasons(&conditions(&bad, &quiet))[1], ("Ready", "False", "Invalid"));
+        assert_eq!(
+            reasons(&conditions(&bad, &quiet, &plan))[1],
+            ("Ready", "False", "Invalid")
+        );
         let empty = object(vec![], 1, None);
-        assert_eq!(reasons(&conditions(&empty, &quiet))[1], ("Ready", "False", "Filtered"));
+        assert_eq!(
+            reasons(&conditions(&empty, &quiet, &plan))[1],
+            ("Ready", "False", "Filtered")
+        );
     }
 
     #[test]
     fn status_is_written_only_when_it_changes() {
-        let wanted = conditions(&object(vec![entry("192.0.2.1")], 2, None), &SyncStatus::default());
+        let wanted = conditions(
+            &object(vec![entry("192.0.2.1")], 2, None),
+            &SyncStatus::default(),
+            &PlanConfig::default(),
+        );
         // external-dns's rule: observedGeneration behind generation.
         assert!(needs_write(&object(vec![], 2, Some(1)), &wanted));
         assert!(needs_write(&object(vec![], 2, None), &wanted));
@@ -245,5 +285,53 @@ mod tests {
         assert!(!needs_write(&kept, &wanted));
         kept.conditions = Some(vec![wanted[0].clone()]);
         assert!(needs_write(&kept, &wanted));
+    }
+
+    #[test]
+    fn an_entry_the_plan_leaves_alone_makes_ready_filtered() {
+        let ok = object(vec![entry("192.0.2.1")], 1, None);
+        let quiet = SyncStatus::default();
+        let inside = PlanConfig {
+            domain_filter: extdns_endpoint::DomainFilter::new(&["example.org"], &[]),
+            ..PlanConfig::default()
+        };
+        assert_eq!(
+            reasons(&conditions(&ok, &quiet, &inside))[1],
+            ("Ready", "True", "Programmed")
+        );
+        for plan in [
+            PlanConfig {
+                domain_filter: extdns_endpoint::DomainFilter::new(&["example.net"], &[]),
+                ..PlanConfig::default()
+            },
+            PlanConfig {
+                domain_filter: extdns_endpoint::DomainFilter::new(&["example.org"], &["web.example.org"]),
+                ..PlanConfig::default()
+            },
+        ] {
+            let c = conditions(&ok, &quiet, &plan);
+            assert_eq!(
+                reasons(&c),
+                [("Accepted", "True", "Accepted"), ("Ready", "False", "Filtered")]
+            );
+            assert!(
+                c[1].message.contains("web.example.org A: outside the domain filter"),
+                "{}",
+                c[1].message
+            );
+        }
+        // One entry in, one out: still not every record is published.
+        let mut other = entry("192.0.2.2");
+        other.dns_name = "web.example.net".into();
+        let two = object(vec![entry("192.0.2.1"), other], 1, None);
+        let c = conditions(&two, &quiet, &inside);
+        assert_eq!(c[1].reason, "Filtered");
+        assert!(!c[1].message.contains("web.example.org "), "{}", c[1].message);
+        // A type the plan does not manage.
+        let mut ns = entry("ns1.example.org");
+        ns.record_type = "NS".into();
+        let c = conditions(&object(vec![ns], 1, None), &quiet, &PlanConfig::default());
+        assert_eq!(c[1].reason, "Filtered");
+        assert!(c[1].message.contains("not managed"), "{}", c[1].message);
     }
 }

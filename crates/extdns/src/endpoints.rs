@@ -5,6 +5,7 @@ use std::io::Write;
 use std::sync::Arc;
 
 use extdns_endpoint::Endpoint;
+use extdns_informer::SkippedKinds;
 use extdns_informer::manifests::{self, ManifestError};
 use extdns_source::SourceError;
 use extdns_source::resolver::Resolver;
@@ -38,19 +39,31 @@ pub async fn collect(
     settings: &EndpointsSettings,
     resolver: Option<Arc<dyn Resolver>>,
 ) -> Result<Vec<Endpoint>, EndpointsError> {
+    Ok(collect_counting_skipped(settings, resolver).await?.0)
+}
+
+/// [`collect`], and the objects left out because extdns does not read their kind: as the controller
+/// never watches them, a dump of a cluster (`kubectl get ... -A -o yaml`: ConfigMaps, Deployments, ...)
+/// previews what the controller would publish from that cluster.
+pub async fn collect_counting_skipped(
+    settings: &EndpointsSettings,
+    resolver: Option<Arc<dyn Resolver>>,
+) -> Result<(Vec<Endpoint>, SkippedKinds), EndpointsError> {
     let resolver = match resolver {
         Some(r) => r,
         None => wiring::default_resolver(&settings.sources)?,
     };
     let pipeline = wiring::build_pipeline_with(&settings.sources, resolver);
-    let cluster = manifests::load(&settings.manifests, &settings.sources.load_options)?;
+    let mut options = settings.sources.load_options.clone();
+    options.skip_unknown_kinds = true;
+    let (cluster, skipped) = manifests::load_counting_skipped(&settings.manifests, &options)?;
     let output = pipeline.evaluate(&cluster, None).await?;
     for ((record_type, source), n) in &output.invalid {
         tracing::warn!(source = %source, record_type = %record_type, count = n, "invalid endpoints dropped");
     }
     let mut endpoints = output.endpoints;
     sort(&mut endpoints);
-    Ok(endpoints)
+    Ok((endpoints, skipped))
 }
 
 /// By name, type, set identifier, then targets.
@@ -65,13 +78,18 @@ pub fn sort(endpoints: &mut [Endpoint]) {
     });
 }
 
-/// The command: collect, then print in the chosen format.
+/// The command: collect, then print in the chosen format on `out`, and on `err` one line counting the
+/// objects skipped for their kind, if any.
 pub async fn run(
     settings: &EndpointsSettings,
     output: OutputFormat,
     out: &mut dyn Write,
+    err: &mut dyn Write,
 ) -> Result<(), EndpointsError> {
-    let endpoints = collect(settings, None).await?;
+    let (endpoints, skipped) = collect_counting_skipped(settings, None).await?;
+    if !skipped.is_empty() {
+        writeln!(err, "{skipped}")?;
+    }
     let text = match output {
         OutputFormat::Json => render_json(&endpoints),
         OutputFormat::Table => render_table(&endpoints),
@@ -90,41 +108,44 @@ pub fn render_json(endpoints: &[Endpoint]) -> String {
 
 /// Aligned columns NAME TYPE TTL TARGETS SET-ID; an unset TTL and an empty set identifier print as `-`.
 pub fn render_table(endpoints: &[Endpoint]) -> String {
-    let header = ["NAME", "TYPE", "TTL", "TARGETS", "SET-ID"].map(String::from);
-    let rows: Vec<[String; 5]> = endpoints
-        .iter()
-        .map(|e| {
-            [
-                e.dns_name.clone(),
-                e.record_type.to_string(),
-                if e.record_ttl.is_configured() {
-                    e.record_ttl.0.to_string()
-                } else {
-                    "-".into()
-                },
-                e.targets.join(","),
-                if e.set_identifier.is_empty() {
-                    "-".into()
-                } else {
-                    e.set_identifier.clone()
-                },
-            ]
-        })
-        .collect();
-    let mut widths = header.each_ref().map(|h| h.chars().count());
+    let header = ["NAME", "TYPE", "TTL", "TARGETS", "SET-ID"].map(String::from).to_vec();
+    let rows = endpoints.iter().map(|e| {
+        vec![
+            e.dns_name.clone(),
+            e.record_type.to_string(),
+            if e.record_ttl.is_configured() {
+                e.record_ttl.0.to_string()
+            } else {
+                "-".into()
+            },
+            e.targets.join(","),
+            if e.set_identifier.is_empty() {
+                "-".into()
+            } else {
+                e.set_identifier.clone()
+            },
+        ]
+    });
+    aligned(std::iter::once(header).chain(rows).collect())
+}
+
+/// Rows as columns three spaces apart, each as wide as its widest cell (counted in characters), the last
+/// one unpadded; the tables of `extdns endpoints` and `extdns plan`.
+pub(crate) fn aligned(rows: Vec<Vec<String>>) -> String {
+    let mut widths: Vec<usize> = Vec::new();
     for row in &rows {
+        widths.resize(widths.len().max(row.len()), 0);
         for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(cell.chars().count());
         }
     }
     let mut out = String::new();
-    for row in std::iter::once(&header).chain(&rows) {
+    for row in &rows {
         let mut line = String::new();
-        for (i, (cell, w)) in row.iter().zip(widths).enumerate() {
-            if i + 1 == row.len() {
-                line.push_str(cell);
-            } else {
-                line.push_str(&format!("{cell:<w$}   "));
+        for (i, (cell, w)) in row.iter().zip(&widths).enumerate() {
+            line.push_str(cell);
+            if i + 1 < row.len() {
+                line.push_str(&" ".repeat(w - cell.chars().count() + 3));
             }
         }
         out.push_str(line.trim_end());

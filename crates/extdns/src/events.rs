@@ -9,8 +9,8 @@
 use async_trait::async_trait;
 use extdns_controller::{EventKind, EventSink, RecordEvent};
 use extdns_endpoint::ObjectRef;
-use extdns_informer::ResourceKind;
 use extdns_informer::view::RouteKind;
+use extdns_informer::{KindOverrides, ResourceKind};
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
@@ -26,11 +26,13 @@ pub const REPORTING_CONTROLLER: &str = "external-dns";
 pub struct KubeEvents {
     client: kube::Client,
     recorder: Recorder,
+    /// Where configuration moved a kind (a DNSEndpoint of another group), so its events name it there.
+    overrides: KindOverrides,
 }
 
 impl KubeEvents {
     /// `instance` is this replica's name (the pod's), so events of two replicas are told apart.
-    pub fn new(client: kube::Client, instance: Option<String>) -> Self {
+    pub fn new(client: kube::Client, instance: Option<String>, overrides: KindOverrides) -> Self {
         let reporter = Reporter {
             controller: REPORTING_CONTROLLER.to_string(),
             instance,
@@ -38,15 +40,14 @@ impl KubeEvents {
         KubeEvents {
             recorder: Recorder::new(client.clone(), reporter),
             client,
+            overrides,
         }
     }
 
     /// The reference to the object, with its uid when it still exists: `kubectl describe` matches events
     /// by uid, and an object that is gone (its records were deleted) gets its event without one.
     async fn reference(&self, object: &ObjectRef) -> Option<ObjectReference> {
-        let (api_version, kind, plural) = kind_of(&object.source)?;
-        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", &api_version));
-        let resource = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural);
+        let resource = kind_of(&object.source, &self.overrides)?;
         let namespace = (!object.namespace.is_empty()).then(|| object.namespace.clone());
         let api: Api<DynamicObject> = match &namespace {
             Some(ns) => Api::namespaced_with(self.client.clone(), ns, &resource),
@@ -60,8 +61,8 @@ impl KubeEvents {
             }
         };
         Some(ObjectReference {
-            api_version: Some(api_version.clone()),
-            kind: Some(kind.to_string()),
+            api_version: Some(resource.api_version.clone()),
+            kind: Some(resource.kind.clone()),
             namespace,
             name: Some(object.name.clone()),
             uid: meta.as_ref().and_then(|m| m.uid.clone()),
@@ -104,24 +105,26 @@ impl EventSink for KubeEvents {
     }
 }
 
-/// The API version, kind and plural of the object a source names (the `source` of an endpoint's object,
-/// or the first part of its `resource` label); `None` for what no source produces. The kinds extdns reads
-/// come from its kind table, in the version it watches; records other external-dns sources wrote name
-/// kinds it does not read yet.
-pub fn kind_of(source: &str) -> Option<(String, &'static str, &'static str)> {
+/// The API resource of the object a source names (the `source` of an endpoint's object, or the first part
+/// of its `resource` label); `None` for what no source produces. The kinds extdns reads come from its kind
+/// table, in the version it watches, or from where configuration moved them (`overrides`); records other
+/// external-dns sources wrote name kinds it does not read yet.
+pub fn kind_of(source: &str, overrides: &KindOverrides) -> Option<ApiResource> {
     let kind = RouteKind::from_source_name(source)
         .map(ResourceKind::Route)
         .or_else(|| ResourceKind::from_lowercase(source));
     if let Some(kind) = kind {
-        let spec = kind.spec();
-        return Some((spec.api_version_of(spec.preferred_version()), spec.name, spec.plural));
+        return Some(overrides.api_resource(kind));
     }
-    let (api_version, kind, plural) = match source {
-        "ingress" => ("networking.k8s.io/v1", "Ingress", "ingresses"),
-        "crd" | "dnsendpoint" => ("externaldns.k8s.io/v1alpha1", "DNSEndpoint", "dnsendpoints"),
+    let (group, version, kind, plural) = match source {
+        "ingress" => ("networking.k8s.io", "v1", "Ingress", "ingresses"),
+        "crd" | "dnsendpoint" => ("externaldns.k8s.io", "v1alpha1", "DNSEndpoint", "dnsendpoints"),
         _ => return None,
     };
-    Some((api_version.to_string(), kind, plural))
+    Some(ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk(group, version, kind),
+        plural,
+    ))
 }
 
 #[cfg(test)]
@@ -130,19 +133,49 @@ mod tests {
 
     #[test]
     fn every_source_of_records_names_a_kind() {
-        let found = |s| kind_of(s).map(|(v, k, p)| (v, k.to_string(), p.to_string()));
-        let expect = |v: &str, k: &str, p: &str| Some((v.to_string(), k.to_string(), p.to_string()));
-        assert_eq!(found("service"), expect("v1", "Service", "services"));
-        assert_eq!(
-            found("gateway-httproute"),
-            expect("gateway.networking.k8s.io/v1", "HTTPRoute", "httproutes")
+        let table = KindOverrides::new();
+        // A DNSEndpoint of another group (--crd-source-apiversion): its events name that group.
+        let mut nginx = KindOverrides::new();
+        nginx.set_resource(
+            ResourceKind::DnsEndpoint,
+            "externaldns.nginx.org/v1",
+            "DNSEndpoint",
+            "dnsendpoints",
         );
-        // The `resource` label's spelling of a route.
-        assert_eq!(
-            found("tcproute"),
-            expect("gateway.networking.k8s.io/v1", "TCPRoute", "tcproutes")
-        );
-        assert_eq!(found("ingress"), expect("networking.k8s.io/v1", "Ingress", "ingresses"));
-        assert_eq!(kind_of("fake"), None);
+        let cases = [
+            ("service", &table, "v1", "Service", "services"),
+            (
+                "gateway-httproute",
+                &table,
+                "gateway.networking.k8s.io/v1",
+                "HTTPRoute",
+                "httproutes",
+            ),
+            // The `resource` label's spelling of a route.
+            (
+                "tcproute",
+                &table,
+                "gateway.networking.k8s.io/v1",
+                "TCPRoute",
+                "tcproutes",
+            ),
+            ("ingress", &table, "networking.k8s.io/v1", "Ingress", "ingresses"),
+            (
+                "crd",
+                &table,
+                "externaldns.k8s.io/v1alpha1",
+                "DNSEndpoint",
+                "dnsendpoints",
+            ),
+            ("crd", &nginx, "externaldns.nginx.org/v1", "DNSEndpoint", "dnsendpoints"),
+        ];
+        for (source, overrides, api_version, kind, plural) in cases {
+            let r = kind_of(source, overrides).unwrap_or_else(|| panic!("{source}: no kind"));
+            assert_eq!(
+                (r.api_version.as_str(), r.kind.as_str(), r.plural.as_str()),
+                (api_version, kind, plural)
+            );
+        }
+        assert_eq!(kind_of("fake", &table), None);
     }
 }

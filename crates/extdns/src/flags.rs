@@ -73,6 +73,7 @@ macro_rules! names {
     long_about = "Keeps DNS records in step with a Kubernetes cluster; a drop-in replacement for external-dns.\n\n\
         Without a subcommand extdns runs the controller: it watches the cluster and syncs the DNS provider. \
         `extdns endpoints` prints what the sources would publish from manifest files, without touching DNS. \
+        `extdns plan` prints what the next sync would change in the zone, without writing. \
         `extdns webhook-conformance` checks a webhook provider server against the protocol.",
     after_help = "Boolean flags: --flag sets, --no-flag clears. Every flag can also be set from the environment \
         variable EXTERNAL_DNS_<FLAG> (upper case, '-' as '_').",
@@ -103,6 +104,16 @@ pub enum Command {
         after_help = "Example: extdns endpoints --manifests examples/ --source=service --source=gateway-httproute"
     )]
     Endpoints(EndpointsArgs),
+    /// Print what the next sync would change in the live zone (a dry run; nothing is written).
+    #[command(
+        long_about = "Reads the cluster (the API server, or --manifests) and the zone (through the provider and \
+            the TXT registry) and prints the changes the next sync would make, with the controller's own \
+            planning: ownership, --policy, the hold of failing objects' records and the deletion guard. \
+            Takes every controller flag, so the arguments of a Deployment (extdns's or external-dns's) can \
+            be pasted. Exits 0 when nothing would change, 2 when something would, 1 on error.",
+        after_help = "Example: extdns plan --source=service --provider=rfc2136 --rfc2136-host=... --txt-owner-id=default"
+    )]
+    Plan(PlanArgs),
     /// Check a webhook provider server against the webhook protocol (writes and then removes test records).
     #[command(
         long_about = "Drives a running webhook provider server through external-dns's webhook protocol: \
@@ -137,7 +148,18 @@ pub struct EndpointsArgs {
     pub flags: Flags,
 }
 
-/// How `extdns endpoints` prints.
+/// `extdns plan`'s arguments: an output format and every controller flag.
+#[derive(Debug, Clone, Args)]
+pub struct PlanArgs {
+    /// How to print the changes: an aligned table, or JSON with each change's old and new record.
+    #[arg(long, short = 'o', value_enum, default_value_t = OutputFormat::Table, help_heading = "Output")]
+    pub output: OutputFormat,
+    /// Every controller flag, so a Deployment's arguments can be pasted.
+    #[command(flatten)]
+    pub flags: Flags,
+}
+
+/// How `extdns endpoints` and `extdns plan` print.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 #[allow(
     missing_docs,

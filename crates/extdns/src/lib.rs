@@ -1,8 +1,10 @@
 //! The extdns command line: external-dns's flags, read once into [`Settings`], and the wiring of trait
 //! objects from those settings. The binary (`main.rs`) only calls [`main`]; tests call the same code.
 //!
-//! Two commands share every flag: the controller (no subcommand, [`run`]) and `extdns endpoints`, the
-//! preview that runs the sources over manifest files.
+//! Three commands share every flag: the controller (no subcommand, [`run`]), `extdns endpoints`, the
+//! preview that runs the sources over manifest files, and `extdns plan` ([`plan`]), the changes the next
+//! sync would make. `extdns webhook-conformance` takes no controller flag: it checks a webhook provider
+//! server ([`webhook_conformance`]).
 //!
 //! ```
 //! // Flags are external-dns's, read once into settings; bad configuration is refused before anything runs.
@@ -17,8 +19,6 @@
 //! assert!(refused.is_some_and(|e| e.contains("--provider is required")));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
-//! preview that runs the sources over manifest files. `extdns webhook-conformance` takes no controller
-//! flag: it checks a webhook provider server ([`webhook_conformance`]).
 
 pub mod crd_status;
 pub mod duration;
@@ -27,6 +27,7 @@ pub mod events;
 pub mod flags;
 mod foreign_flags;
 pub mod logging;
+pub mod plan;
 pub mod providers;
 pub mod run;
 pub mod settings;
@@ -52,11 +53,19 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString>,
 {
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    // `extdns plan` exits 2 when the zone would change, so its usage errors exit 1 like its other errors.
+    let planning = args.get(1).is_some_and(|a| a == "plan");
     let cli = match flags::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
-            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(EXIT_USAGE));
+            let code = match e.exit_code() {
+                0 => 0,
+                _ if planning => EXIT_FAILURE,
+                code => u8::try_from(code).unwrap_or(EXIT_USAGE),
+            };
+            return ExitCode::from(code);
         }
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
@@ -105,11 +114,31 @@ where
                 Err(code) => return code,
             };
             let mut stdout = std::io::stdout().lock();
-            match runtime.block_on(endpoints::run(&settings, args.output, &mut stdout)) {
+            let mut stderr = std::io::stderr();
+            match runtime.block_on(endpoints::run(&settings, args.output, &mut stdout, &mut stderr)) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("error: {e}");
                     ExitCode::from(endpoints_exit_code(&e))
+                }
+            }
+        }
+        Some(Command::Plan(args)) => {
+            let settings = match settings::controller(&args.flags) {
+                Ok(settings) => settings,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(EXIT_FAILURE);
+                }
+            };
+            let control = &args.flags.control;
+            logging::init(control.log_format, plan::log_level(control.log_level));
+            let mut stdout = std::io::stdout().lock();
+            match runtime.block_on(plan::run(&settings, args.output, &mut stdout)) {
+                Ok(code) => ExitCode::from(code),
+                Err(e) => {
+                    eprintln!("error: {}", error_text(&e));
+                    ExitCode::from(EXIT_FAILURE)
                 }
             }
         }

@@ -49,20 +49,28 @@ pub async fn run(settings: &Settings) -> anyhow::Result<()> {
         controller = controller.with_leadership(leadership);
         election_task = Some(tokio::spawn(election.run(election_stop.clone())));
     }
-    if let (true, ClusterSettings::ApiServer(kube)) = (settings.events.any(), &settings.cluster) {
+    let crd = settings.sources.enabled.contains(&EnabledSource::Crd);
+    if let (true, ClusterSettings::ApiServer(kube)) = (crd || settings.events.any(), &settings.cluster) {
         let client = kube_client(kube).await?;
-        let instance = std::env::var("POD_NAME").ok().filter(|n| !n.is_empty());
-        controller = controller.with_events(settings.events, Arc::new(KubeEvents::new(client, instance)));
-    }
-    if let (true, ClusterSettings::ApiServer(kube)) = (
-        settings.sources.enabled.contains(&EnabledSource::Crd),
-        &settings.cluster,
-    ) {
-        let client = kube_client(kube).await?;
+        // Where DNSEndpoints are, for their events and status: the configured group at discovery's plural.
         let mut overrides = kube.live.overrides.clone();
-        discover_dns_endpoints(&client, &mut overrides).await;
-        let sink = CrdStatus::new(client, &overrides, settings.sources.crd.clone());
-        controller = controller.with_status(Arc::new(sink));
+        if crd {
+            discover_dns_endpoints(&client, &mut overrides).await;
+        }
+        if settings.events.any() {
+            let instance = std::env::var("POD_NAME").ok().filter(|n| !n.is_empty());
+            let sink = KubeEvents::new(client.clone(), instance, overrides.clone());
+            controller = controller.with_events(settings.events, Arc::new(sink));
+        }
+        if crd {
+            let sink = CrdStatus::new(
+                client,
+                &overrides,
+                settings.sources.crd.clone(),
+                settings.controller.plan.clone(),
+            );
+            controller = controller.with_status(Arc::new(sink));
+        }
     }
     let c = &settings.controller;
     info!(

@@ -174,6 +174,10 @@ fn check_rbac_against_extdns(
     let mut needed = BTreeSet::new();
     for kind in kinds {
         let (group, resource, scope) = api_resource(kind);
+        // A kind configuration moves (a DNSEndpoint of another group) is granted where it moved.
+        let moved = sources.load_options.overrides.get(kind);
+        let group = moved.map_or(group, |r| r.group.as_str());
+        let resource = moved.map_or(resource, |r| r.plural.as_str());
         let scope = match scope {
             Scope::Source => within(&cli.flags.sources.namespace),
             Scope::Gateway => within(&cli.flags.gateway.gateway_namespace),

@@ -135,11 +135,50 @@ fn a_broken_manifest_fails_naming_the_file_and_document() -> Result<(), Error> {
     Ok(())
 }
 
+/// A dump of a cluster as kubectl writes it (a `List` of every kind, then more documents) previews what the
+/// controller would publish from that cluster: the kinds extdns does not read are skipped, as the
+/// controller never watches them, and counted on stderr in one line.
 #[test]
-fn an_object_of_an_unknown_kind_fails_naming_the_file() -> Result<(), Error> {
+fn a_kubectl_dump_is_read_and_the_kinds_extdns_does_not_read_are_counted() -> Result<(), Error> {
+    let dump = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/kubectl-get-all-A.yaml");
+    let out = extdns(
+        &[
+            "endpoints",
+            "--manifests",
+            dump.to_str().ok_or("path")?,
+            "--source=service",
+            "--source=ingress",
+        ],
+        &[],
+    )?;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    let skipped: Vec<&str> = err.lines().filter(|l| l.contains("skipped")).collect();
+    assert_eq!(
+        skipped,
+        [
+            "skipped 11 objects of kinds extdns does not read: ConfigMap (4), Deployment (1), Endpoints (1), \
+          ReplicaSet (1), Secret (1), ServiceAccount (1), StatefulSet (1), extensions/v1beta1 Ingress (1)"
+        ]
+    );
+    assert_eq!(
+        stdout(&out).lines().collect::<Vec<_>>(),
+        [
+            "NAME                  TYPE   TTL   TARGETS        SET-ID",
+            "db-0.db.example.org   A      -     10.244.1.7     -",
+            "db.example.org        A      -     10.244.1.7     -",
+            "shop.example.org      A      -     203.0.113.80   -",
+            "www.example.org       A      -     203.0.113.81   -",
+        ]
+    );
+    // A bad object of a kind extdns reads still stops the preview, naming it.
     let dir = tempfile::tempdir()?;
-    let file = dir.path().join("deploy.yaml");
-    std::fs::write(&file, "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n")?;
+    let file = dir.path().join("dump.yaml");
+    let text = std::fs::read_to_string(&dump)?.replace(
+        "    name: web\n    namespace: shop\n    resourceVersion: \"48150\"",
+        "    namespace: shop\n    resourceVersion: \"48150\"",
+    );
+    std::fs::write(&file, text)?;
     let out = extdns(
         &[
             "endpoints",
@@ -150,11 +189,60 @@ fn an_object_of_an_unknown_kind_fails_naming_the_file() -> Result<(), Error> {
         &[],
     )?;
     assert_eq!(out.status.code(), Some(1));
-    let err = stderr(&out);
     assert!(
-        err.contains("deploy.yaml") && err.contains("document 1") && err.contains("Deployment"),
-        "{err}"
+        stderr(&out).contains("items[2]") && stderr(&out).contains("Service has no metadata.name"),
+        "{}",
+        stderr(&out)
     );
+    Ok(())
+}
+
+#[test]
+fn plan_exit_codes_say_whether_the_zone_would_change() -> Result<(), Error> {
+    let ex = examples();
+    let ex = ex.to_str().ok_or("path")?;
+    let empty = tempfile::tempdir()?;
+    let empty = empty.path().to_str().ok_or("path")?;
+    let flags = ["--source=service", "--provider=inmemory", "--txt-owner-id=cli"];
+    let plan = |manifests: &str, extra: &[&str]| {
+        let mut args = vec!["plan", "--manifests", manifests];
+        args.extend_from_slice(&flags);
+        args.extend_from_slice(extra);
+        extdns(&args, &[])
+    };
+
+    // The in-memory zone starts empty: every record of the examples is a create.
+    let out = plan(ex, &[])?;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let table = stdout(&out);
+    assert!(table.starts_with("ACTION "), "{table}");
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("create") && l.contains("web.example.com") && l.contains("service/")),
+        "{table}"
+    );
+    assert!(
+        !stderr(&out).contains("would create"),
+        "info lines repeat the table: {}",
+        stderr(&out)
+    );
+    let out = plan(ex, &["--output=json"])?;
+    assert_eq!(out.status.code(), Some(2));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&out))?;
+    assert!(json["changes"].as_array().is_some_and(|c| !c.is_empty()), "{json}");
+
+    let out = plan(empty, &[])?;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).starts_with("no changes"), "{}", stdout(&out));
+
+    for bad in [&["--no-such-flag"][..], &["--policy=none"], &["--provider=linode"]] {
+        let out = plan(ex, bad)?;
+        assert_eq!(out.status.code(), Some(1), "{bad:?}: {}", stderr(&out));
+        assert!(stdout(&out).is_empty(), "{bad:?}");
+    }
+    let out = extdns(&["plan", "--help"], &[])?;
+    assert_eq!(out.status.code(), Some(0));
     Ok(())
 }
 

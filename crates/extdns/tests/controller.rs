@@ -114,6 +114,73 @@ async fn first_sync_creates_records_with_their_txt_and_second_changes_nothing() 
     Ok(())
 }
 
+/// `extdns plan` over a zone a real sync wrote: nothing to change; then each kind of change, with the object
+/// responsible, and the zone untouched (the provider is never written).
+#[tokio::test]
+async fn plan_shows_what_the_next_sync_would_change_without_writing() -> Result<(), Error> {
+    let dir = tempfile::tempdir()?;
+    let provider = Arc::new(InMemoryProvider::new(vec![]));
+    let f = settings_over(dir.path(), &["--txt-owner-id=plan-test"])?;
+    write_manifests(
+        dir.path(),
+        &[
+            service("web", "web.example.com", "203.0.113.10"),
+            service("api", "api.example.com", "203.0.113.11"),
+        ],
+    )?;
+    run_once_with(&f, as_provider(&provider)).await?;
+    // A record somebody else wrote, at a name the cluster will ask for.
+    provider.insert([Endpoint::new("taken.example.com", RecordType::A, ["192.0.2.1"])]);
+    let before = records(&provider);
+    let writes = provider.apply_calls();
+
+    let none = extdns::plan::plan_with(&f, as_provider(&provider)).await?;
+    assert!(none.changes.is_empty(), "{:?}", none.changes);
+    assert_eq!(extdns::plan::exit_code(&none), 0);
+    assert_eq!((none.not_owned.records, none.not_owned.wanted), (1, 0));
+
+    write_manifests(
+        dir.path(),
+        &[
+            service("web", "web.example.com", "203.0.113.20"),
+            service("new", "new.example.com", "203.0.113.12"),
+            service("taker", "taken.example.com", "203.0.113.13"),
+        ],
+    )?;
+    let report = extdns::plan::plan_with(&f, as_provider(&provider)).await?;
+    assert_eq!(extdns::plan::exit_code(&report), 2);
+    let json: serde_json::Value = serde_json::from_str(&extdns::plan::render_json(&report, "plan-test"))?;
+    let summary: Vec<String> = json["changes"]
+        .as_array()
+        .ok_or("changes is not a list")?
+        .iter()
+        .map(|c| format!("{} {} {} {}", c["action"], c["name"], c["owner"], c["resource"]))
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            r#""delete" "api.example.com" "plan-test" "service/default/api""#,
+            r#""update" "web.example.com" "plan-test" "service/default/web""#,
+            r#""create" "new.example.com" "plan-test" "service/default/new""#,
+        ]
+    );
+    assert_eq!(
+        json["changes"][1]["old"]["targets"],
+        serde_json::json!(["203.0.113.10"])
+    );
+    assert_eq!(
+        json["changes"][1]["new"]["targets"],
+        serde_json::json!(["203.0.113.20"])
+    );
+    assert_eq!(
+        (json["notOwned"].as_u64(), json["notOwnedWanted"].as_u64()),
+        (Some(1), Some(1))
+    );
+    assert_eq!(records(&provider), before, "plan changed the zone");
+    assert_eq!(provider.apply_calls(), writes, "plan wrote to the provider");
+    Ok(())
+}
+
 #[tokio::test]
 async fn removing_a_service_deletes_exactly_its_records() -> Result<(), Error> {
     let dir = tempfile::tempdir()?;

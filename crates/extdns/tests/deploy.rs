@@ -164,6 +164,70 @@ fn base_kustomization_lists_every_manifest_and_names_a_versioned_image() -> Resu
     Ok(())
 }
 
+/// The image extdns is published as, named one way everywhere: the chart's default, deploy/base, the
+/// Dockerfile's labels and the docs all say this repository and `v` + the workspace's version.
+#[test]
+fn the_image_has_one_name_and_the_version_tag_everywhere() -> Result<(), Error> {
+    const REPOSITORY: &str = "ghcr.io/extdns/extdns";
+    let version = env!("CARGO_PKG_VERSION");
+    let tag = format!("v{version}");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let read = |file: &str| std::fs::read_to_string(root.join(file));
+
+    let k = yaml("base/kustomization.yaml")?;
+    assert_eq!(
+        (k["images"][0]["newName"].as_str(), k["images"][0]["newTag"].as_str()),
+        (Some(REPOSITORY), Some(tag.as_str()))
+    );
+    let values: Value = serde_saphyr::from_str(&read("charts/extdns/values.yaml")?)?;
+    assert_eq!(values["image"]["repository"], REPOSITORY);
+    assert_eq!(values["image"]["tag"], Value::Null, "the tag follows appVersion");
+    let chart: Value = serde_saphyr::from_str(&read("charts/extdns/Chart.yaml")?)?;
+    assert_eq!(chart["appVersion"], version, "the chart's image tag is v + appVersion");
+
+    let dockerfile = read("Dockerfile")?;
+    assert!(
+        dockerfile.contains(&format!("\nARG EXTDNS_VERSION={version}\n")),
+        "the Dockerfile's version"
+    );
+    for label in [
+        "org.opencontainers.image.version=\"${EXTDNS_VERSION}\"",
+        &format!("org.opencontainers.image.ref.name=\"{REPOSITORY}:v${{EXTDNS_VERSION}}\""),
+    ] {
+        assert!(dockerfile.contains(label), "the Dockerfile lacks the label {label}");
+    }
+
+    // Every image reference in the docs is the one name, with the version's tag.
+    let full = format!("{REPOSITORY}:{tag}");
+    for doc in [
+        "README.md",
+        "docs/migration.md",
+        "docs/release.md",
+        "charts/extdns/README.md",
+    ] {
+        let Ok(text) = read(doc) else { continue };
+        for (at, _) in text.match_indices("extdns/extdns") {
+            let rest = &text[at..];
+            let end = rest
+                .find(|c: char| c.is_whitespace() || "`\"'),".contains(c))
+                .unwrap_or(rest.len());
+            let reference = &rest[..end];
+            assert!(
+                ["extdns/extdns", "extdns/extdns:dev", "extdns/extdns:v<version>"].contains(&reference)
+                    || full.ends_with(reference),
+                "{doc} names the image {reference}, not {full}"
+            );
+        }
+        for (at, _) in text.match_indices("tag: ") {
+            let value = text[at + 5..].split_whitespace().next().unwrap_or_default();
+            if value.starts_with('v') && value.contains('.') {
+                assert_eq!(value, tag, "{doc}: an image tag other than the version's");
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The values of a Secret example (`stringData`).
 fn secret_example(overlay: &str) -> Result<(String, serde_json::Map<String, Value>), Error> {
     let s = yaml(&format!("overlays/{overlay}/secret.example.yaml"))?;

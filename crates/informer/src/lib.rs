@@ -54,7 +54,9 @@ pub use intern::Interner;
 pub use kinds::{KINDS, KindOverrides, KindSpec, ResourceKind, Watched};
 pub use live::{InformerError, LiveCluster, LiveOptions};
 pub use manifest_cluster::ManifestCluster;
-pub use manifests::{LoadOptions, Loaded, ManifestError, ManifestWarning, load, load_lenient};
+pub use manifests::{
+    LoadOptions, Loaded, ManifestError, ManifestWarning, SkippedKinds, load, load_counting_skipped, load_lenient,
+};
 pub use store::{ClusterStore, ObjectKey};
 pub use strmap::{StrMap, Sym};
 

@@ -2,7 +2,8 @@
 //!
 //! The files are read again at every sync (each call to [`Cluster::store`]), leniently: a bad document is
 //! skipped with a warning naming the file, the document and the field, and the rest still syncs. Warnings
-//! are logged when they first appear, not again at every sync while the file stays the same. A path that
+//! are logged when they first appear, not again at every sync while the file stays the same; objects of
+//! kinds extdns does not read (most of a `kubectl get -A -o yaml` dump) are counted by kind in one line. A path that
 //! cannot be read at all makes the view incomplete ([`Cluster::synced`] is false) until it can be read again,
 //! so a file that disappeared for a moment is not mistaken for objects that were deleted.
 
@@ -12,7 +13,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio::sync::watch;
 
-use crate::manifests::{LoadOptions, ManifestError, load_lenient};
+use crate::manifests::{LoadOptions, ManifestError, SkippedKinds, load_lenient};
 use crate::{Cluster, ClusterStore};
 
 /// Manifest files read again at every sync.
@@ -31,6 +32,8 @@ struct State {
     complete: bool,
     /// The warnings of the last read, so each is logged once while it lasts.
     warnings: HashSet<String>,
+    /// The objects of kinds extdns does not read, counted in one line, logged again when the counts change.
+    skipped: SkippedKinds,
     /// The error of the last failed read, so it is logged once while it lasts.
     error: Option<String>,
 }
@@ -39,7 +42,11 @@ impl ManifestCluster {
     /// Reads the files once. A path that cannot be read is an error here: at startup it is a mistake in the
     /// arguments, not a file being replaced.
     pub fn load(paths: Vec<PathBuf>, opts: LoadOptions) -> Result<Self, ManifestError> {
-        let loaded = load_lenient(&paths, &opts)?;
+        let mut loaded = load_lenient(&paths, &opts)?;
+        let skipped = loaded.take_skipped_kinds();
+        if !skipped.is_empty() {
+            tracing::info!("{skipped}");
+        }
         let warnings: HashSet<String> = loaded.warnings.iter().map(ToString::to_string).collect();
         for w in &loaded.warnings {
             tracing::warn!("{w}");
@@ -51,6 +58,7 @@ impl ManifestCluster {
                 store: Arc::new(loaded.store),
                 complete: true,
                 warnings,
+                skipped,
                 error: None,
             }),
             changes: watch::Sender::new(0),
@@ -59,7 +67,12 @@ impl ManifestCluster {
 
     fn reload(&self, state: &mut State) {
         match load_lenient(&self.paths, &self.opts) {
-            Ok(loaded) => {
+            Ok(mut loaded) => {
+                let skipped = loaded.take_skipped_kinds();
+                if skipped != state.skipped && !skipped.is_empty() {
+                    tracing::info!("{skipped}");
+                }
+                state.skipped = skipped;
                 let warnings: HashSet<String> = loaded.warnings.iter().map(ToString::to_string).collect();
                 for w in warnings.difference(&state.warnings) {
                     tracing::warn!("{w}");

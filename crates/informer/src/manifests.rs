@@ -2,8 +2,11 @@
 //! controller's when it reads manifests instead of an API server.
 //!
 //! Two modes. [`load`] is strict, for the preview: a preview that silently skipped a document would show
-//! endpoints the real controller would not produce, so every unparsable document, unknown kind or nameless
-//! object is an error naming the file, the document (1-based), its line and, inside a `List`, the item.
+//! endpoints the real controller would not produce, so every unparsable document or nameless object is an
+//! error naming the file, the document (1-based), its line and, inside a `List`, the item. An object of a
+//! kind extdns does not read is one too, unless [`LoadOptions::skip_unknown_kinds`] (the preview's
+//! setting: the controller never watches such kinds, so a dump of a cluster previews what the controller
+//! publishes from it); skipped, such objects are counted by kind ([`SkippedKinds`], one line).
 //! [`load_lenient`] is for the controller: such a document (or `List` item) is skipped and reported in
 //! the returned warnings, the rest loads, and an object that names itself but cannot be decoded is recorded
 //! in the store as undecodable, as the live informer does. In both modes an unreadable path is an error:
@@ -31,9 +34,10 @@ use crate::{ClusterStore, KindOverrides, ObjectKey, TemplateFields};
 pub struct LoadOptions {
     /// The annotations Pods keep (the live informer keeps the same ones).
     pub pod_annotation_prefixes: PodAnnotationPrefixes,
-    /// Skip objects of kinds extdns never reads (Deployments, ConfigMaps...) with a warning, instead of
-    /// failing. Off by default: an unknown kind is more often a typo than an unrelated object. Lenient
-    /// loading always skips them.
+    /// Skip objects of kinds extdns never reads (Deployments, ConfigMaps...), counted by kind
+    /// ([`SkippedKinds`]), instead of failing. Off by default, where an unknown kind is more often a typo
+    /// than an unrelated object; the preview turns it on, for dumps of whole clusters, and a typo still
+    /// shows in the count. Lenient loading always skips them.
     pub skip_unknown_kinds: bool,
     /// The fields templates read, kept beyond the views (the live informer keeps the same ones).
     pub template_fields: TemplateFields,
@@ -259,8 +263,76 @@ pub struct Loaded {
     pub warnings: Vec<ManifestWarning>,
 }
 
+impl Loaded {
+    /// Takes the objects skipped for their kind out of the warnings, counted by kind: a dump of a cluster
+    /// (`kubectl get ... -A -o yaml`) holds mostly kinds extdns never reads, which are worth one line, not
+    /// one per object.
+    pub fn take_skipped_kinds(&mut self) -> SkippedKinds {
+        let mut skipped = SkippedKinds::default();
+        self.warnings.retain(|w| match w {
+            ManifestWarning::Skipped(ManifestError::UnknownKind { api_version, kind, .. }) => {
+                // A kind extdns reads, in a version it does not, is named with its version.
+                let known = kinds::KINDS.iter().any(|s| s.name == kind);
+                let name = if known {
+                    format!("{api_version} {kind}")
+                } else {
+                    kind.clone()
+                };
+                *skipped.0.entry(name).or_default() += 1;
+                false
+            }
+            _ => true,
+        });
+        skipped
+    }
+}
+
+/// Objects left out because extdns does not read their kind, by kind (`apiVersion Kind` for a kind extdns
+/// reads in other versions). Displays as one line: `skipped 12 objects of kinds extdns does not read:
+/// ConfigMap (10), Secret (2)`, the most frequent first.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SkippedKinds(std::collections::BTreeMap<String, usize>);
+
+impl SkippedKinds {
+    /// Whether nothing was skipped, so there is nothing to report.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// How many objects were skipped.
+    pub fn total(&self) -> usize {
+        self.0.values().sum()
+    }
+
+    /// Each kind and its count, the most frequent first (then by name).
+    pub fn counts(&self) -> Vec<(&str, usize)> {
+        let mut counts: Vec<(&str, usize)> = self.0.iter().map(|(k, n)| (k.as_str(), *n)).collect();
+        counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        counts
+    }
+}
+
+impl fmt::Display for SkippedKinds {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let total = self.total();
+        write!(
+            f,
+            "skipped {total} object{} of kinds extdns does not read: ",
+            if total == 1 { "" } else { "s" }
+        )?;
+        for (i, (kind, n)) in self.counts().into_iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{kind} ({n})")?;
+        }
+        Ok(())
+    }
+}
+
 /// Loads every object from files and directories into a store, strictly: the first bad document is the
-/// error. Warnings (duplicates, skipped kinds or files) are logged.
+/// error. Warnings (duplicates, skipped files) are logged; objects of kinds extdns does not read, skipped
+/// with [`LoadOptions::skip_unknown_kinds`], are counted in one line ([`SkippedKinds`]).
 ///
 /// Directories are walked recursively for `*.yaml`, `*.yml` and `*.json`, in sorted order so the result
 /// does not depend on the file system; entries whose name starts with `.` are skipped (this also reads a
@@ -269,14 +341,28 @@ pub struct Loaded {
 /// too) and whatever its extension: `.json` files as JSON (one or more concatenated values), anything
 /// else as multi-document YAML.
 pub fn load(paths: &[PathBuf], opts: &LoadOptions) -> Result<ClusterStore, ManifestError> {
+    let (store, skipped) = load_counting_skipped(paths, opts)?;
+    if !skipped.is_empty() {
+        tracing::info!("{skipped}");
+    }
+    Ok(store)
+}
+
+/// [`load`], returning the objects skipped for their kind rather than logging them, for a caller that
+/// reports them its own way (the preview prints the line on stderr).
+pub fn load_counting_skipped(
+    paths: &[PathBuf],
+    opts: &LoadOptions,
+) -> Result<(ClusterStore, SkippedKinds), ManifestError> {
     let mut loader = Loader::new(opts.clone());
     let added = paths.iter().try_for_each(|p| loader.add_path(p));
-    let loaded = loader.finish();
+    let mut loaded = loader.finish();
+    let skipped = loaded.take_skipped_kinds();
     for w in &loaded.warnings {
         tracing::warn!("{w}");
     }
     added?;
-    Ok(loaded.store)
+    Ok((loaded.store, skipped))
 }
 
 /// Loads like [`load`] but skips what it cannot read (see the module documentation), into a fresh store;

@@ -6,7 +6,7 @@ use std::process::Command;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use extdns_informer::{LoadOptions, Loaded, ManifestError, ManifestWarning, load, load_lenient};
+use extdns_informer::{LoadOptions, Loaded, ManifestError, ManifestWarning, load, load_counting_skipped, load_lenient};
 
 fn node(name: &str) -> String {
     format!("apiVersion: v1\nkind: Node\nmetadata:\n  name: {name}\n")
@@ -231,6 +231,59 @@ fn lenient_loading_skips_bad_documents_and_keeps_the_rest() -> Result<(), Box<dy
             "{m}\nshould start with {e}"
         );
     }
+    Ok(())
+}
+
+/// Objects of kinds extdns does not read are counted by kind, in `List`s and typed lists as in plain
+/// documents; a kind extdns reads in another version is named with its version. The other warnings stay.
+#[test]
+fn skipped_kinds_are_counted_by_kind_in_one_line() -> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("dump.yaml");
+    fs::write(
+        &path,
+        "apiVersion: v1\nkind: List\nitems:\n\
+         - {apiVersion: v1, kind: ConfigMap, metadata: {name: a, namespace: x}}\n\
+         - {apiVersion: v1, kind: Secret, metadata: {name: s, namespace: x}}\n\
+         - {apiVersion: v1, kind: Service, metadata: {name: web, namespace: x}}\n\
+         - {apiVersion: v1, kind: Service, metadata: {namespace: x}}\n\
+         - {apiVersion: v1, kind: ConfigMap, metadata: {name: b, namespace: y}}\n\
+         ---\n\
+         apiVersion: v1\nkind: ConfigMapList\nitems:\n- {metadata: {name: c, namespace: z}}\n\
+         ---\n\
+         apiVersion: networking.k8s.io/v1beta1\nkind: Ingress\nmetadata: {name: old, namespace: x}\n",
+    )?;
+    let mut loaded = load_lenient(&[path], &LoadOptions::default())?;
+    let skipped = loaded.take_skipped_kinds();
+    assert_eq!(
+        skipped.counts(),
+        [
+            ("ConfigMap", 3),
+            ("Secret", 1),
+            ("networking.k8s.io/v1beta1 Ingress", 1)
+        ]
+    );
+    assert_eq!(
+        skipped.to_string(),
+        "skipped 5 objects of kinds extdns does not read: ConfigMap (3), Secret (1), \
+         networking.k8s.io/v1beta1 Ingress (1)"
+    );
+    let rest: Vec<String> = loaded.warnings.iter().map(ToString::to_string).collect();
+    assert_eq!(rest.len(), 1, "{rest:?}");
+    assert!(rest[0].contains("items[3]: Service has no metadata.name"), "{rest:?}");
+    assert_eq!(loaded.store.services().len(), 1);
+    assert!(loaded.take_skipped_kinds().is_empty(), "taken once");
+
+    // The strict loader skips them only when asked to, and then returns the same count.
+    let paths = [dir.path().join("dump.yaml")];
+    assert!(matches!(
+        load(&paths, &LoadOptions::default()),
+        Err(ManifestError::UnknownKind { .. })
+    ));
+    let mut skip = LoadOptions::default();
+    skip.skip_unknown_kinds = true;
+    let err = load_counting_skipped(&paths, &skip).expect_err("the nameless Service is still an error");
+    assert!(matches!(err, ManifestError::MissingName { .. }), "{err}");
     Ok(())
 }
 

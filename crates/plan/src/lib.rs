@@ -97,6 +97,19 @@ pub struct PlanOutcome {
     /// One entry per foreign record that blocked a create; feeds the
     /// `registry_skipped_records_owner_mismatch_per_sync` gauge.
     pub owner_mismatches: Vec<OwnerMismatch>,
+    /// The records left alone because they are not ours.
+    pub not_owned: NotOwned,
+}
+
+/// Current records the plan looked at (managed type, inside the domain filters) that another owner id, or
+/// nobody, owns: left alone whatever the cluster asks for. None without an owner id (noop registry).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NotOwned {
+    /// How many: what `extdns plan` reports as left alone.
+    pub records: usize,
+    /// Of those, the ones at a name (and set identifier) the cluster asks for: what it asks there is not
+    /// published while they stand.
+    pub wanted: usize,
 }
 
 /// A record at a name we wanted to create at, held by someone else (labels of the external-dns gauge).
@@ -162,10 +175,21 @@ pub fn calculate(
 
     let mut changes = Vec::new();
     let mut mismatches = Vec::new();
+    let mut not_owned = NotOwned::default();
     let mut scratch = Scratch::default();
     for row in 0..rows {
         let all = &table[starts[row] as usize..starts[row + 1] as usize];
         let (cur, cand) = all.split_at(current_counts[row] as usize);
+        if !config.owner_id.is_empty() {
+            let foreign = cur
+                .iter()
+                .filter(|e| e.owner() != Some(config.owner_id.as_str()))
+                .count();
+            not_owned.records += foreign;
+            if !cand.is_empty() {
+                not_owned.wanted += foreign;
+            }
+        }
         plan_row(config, cur, cand, &mut scratch, &mut changes, &mut mismatches);
     }
 
@@ -185,6 +209,7 @@ pub fn calculate(
     PlanOutcome {
         changes,
         owner_mismatches: mismatches,
+        not_owned,
     }
 }
 

@@ -2,7 +2,7 @@
 
 use extdns_endpoint::{Changes, DomainFilter, Endpoint, ProviderSpecific, RecordType, Ttl, label};
 
-use crate::{OwnerMismatch, PlanConfig, PlanOutcome, Policy, calculate};
+use crate::{NotOwned, OwnerMismatch, PlanConfig, PlanOutcome, Policy, calculate};
 
 const OWNER: &str = "me";
 
@@ -161,6 +161,35 @@ fn without_an_owner_id_creates_are_never_blocked() {
     let out = calculate(&cfg, &current, &desired, &DomainFilter::default());
     assert_eq!(names(&changes_of(&out).create), ["x.example.com AAAA"]);
     assert!(out.owner_mismatches.is_empty());
+}
+
+#[test]
+fn records_of_other_owners_the_plan_looked_at_are_counted_as_not_owned() {
+    let current = [
+        ours(a("mine.example.com", &["1.1.1.1"])),
+        theirs(a("x.example.com", &["1.1.1.2"])),
+        a("manual.example.com", &["1.1.1.3"]),
+        // Not looked at: a type extdns does not manage, a name outside the domain filter.
+        theirs(txt("x.example.com", "\"v=spf1\"")),
+        theirs(a("x.example.net", &["1.1.1.4"])),
+    ];
+    let cfg = PlanConfig {
+        domain_filter: DomainFilter::new(&["example.com"], &[]),
+        ..config()
+    };
+    // The cluster asks for `x`, whose A record is somebody else's.
+    let desired = [a("mine.example.com", &["1.1.1.1"]), a("x.example.com", &["1.1.1.9"])];
+    let out = calculate(&cfg, &current, &desired, &DomainFilter::default());
+    assert!(out.changes.is_empty(), "{:?}", out.changes);
+    assert_eq!(out.not_owned, NotOwned { records: 2, wanted: 1 });
+    let noop = PlanConfig {
+        owner_id: String::new(),
+        ..cfg
+    };
+    assert_eq!(
+        calculate(&noop, &current, &[], &DomainFilter::default()).not_owned,
+        NotOwned::default()
+    );
 }
 
 // --- deletes ---

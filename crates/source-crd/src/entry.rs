@@ -2,7 +2,9 @@
 
 use std::fmt;
 
-use extdns_endpoint::{Endpoint, ProviderSpecific, ProviderSpecificProperty, RecordType, Targets, Ttl};
+use extdns_endpoint::{
+    Endpoint, InvalidEndpoint, ProviderSpecific, ProviderSpecificProperty, RecordType, Targets, Ttl, validate_endpoint,
+};
 use extdns_informer::view::DnsEndpointEntry;
 
 /// An entry that was skipped, and why.
@@ -25,10 +27,27 @@ pub enum Invalid {
     NegativeTtl(i64),
     /// A target breaks its type's trailing-dot rule; `fixed` is what it should read.
     Target {
+        /// The target as written.
         target: String,
+        /// The entry's record type, whose rule it breaks.
         record_type: String,
+        /// The target as the rule wants it.
         fixed: String,
     },
+    /// The record breaks a rule every source's records follow (an A target that is not an IPv4 address,
+    /// an SRV target without its four fields, a label over 63 characters, ...).
+    Record(InvalidEndpoint),
+}
+
+impl Invalid {
+    /// Whether the entry's name is unusable, so which record it stood for is unknown.
+    pub fn name_unknown(&self) -> bool {
+        matches!(
+            self,
+            Invalid::NoName
+                | Invalid::Record(InvalidEndpoint::LabelTooLong { .. } | InvalidEndpoint::NameTooLong { .. })
+        )
+    }
 }
 
 impl fmt::Display for Invalid {
@@ -49,6 +68,7 @@ impl fmt::Display for Invalid {
                 extdns_source::shorten(fixed),
                 extdns_source::shorten(target)
             ),
+            Invalid::Record(why) => fmt::Display::fmt(why, f),
         }
     }
 }
@@ -69,7 +89,7 @@ pub(crate) fn endpoint(e: &DnsEndpointEntry) -> Result<Endpoint, Invalid> {
     for target in &e.targets {
         check_target(&record_type, target)?;
     }
-    Ok(Endpoint {
+    let endpoint = Endpoint {
         dns_name: e.dns_name.clone(),
         targets: Targets::from(e.targets.clone()),
         record_type,
@@ -86,7 +106,9 @@ pub(crate) fn endpoint(e: &DnsEndpointEntry) -> Result<Endpoint, Invalid> {
                 .collect(),
         ),
         ..Endpoint::default()
-    })
+    };
+    validate_endpoint(&endpoint).map_err(Invalid::Record)?;
+    Ok(endpoint)
 }
 
 /// external-dns's trailing-dot rule for `target` of `record_type`.

@@ -4,10 +4,12 @@
 //! labels and provider-specific properties. The source adds the `resource` label (`crd/<ns>/<name>`) and
 //! checks targets as external-dns v0.22 does: a trailing dot is allowed for CNAME and DNAME (either form)
 //! and SRV (RFC 2782 wants it), required for NAPTR, and rejected for the other types except TXT and MX,
-//! whose text is free. An entry that breaks a rule is skipped with a warning naming the object and the
-//! entry's index; the object's other entries publish. A, AAAA and CNAME entries without targets pass
-//! through for `--default-targets` (a CNAME without targets is then dropped by the merge, as external-dns
-//! drops it). Objects are scoped by `--namespace`, `--label-filter` and `--annotation-filter`.
+//! whose text is free. An entry that breaks a rule (those, or any rule every record follows) is skipped
+//! with a warning naming the object and the entry's index; the object's other entries publish, and it is
+//! reported as failing in part ([`held_records`]): the records the skipped entry published before stay.
+//! A, AAAA and CNAME entries without targets pass through for `--default-targets` (a CNAME without targets
+//! is then dropped by the merge, as external-dns drops it). Objects are scoped by `--namespace`,
+//! `--label-filter` and `--annotation-filter`.
 //!
 //! The group, version and kind the objects come from (`--crd-source-apiversion`, `--crd-source-kind`) are
 //! the informer's business ([`extdns_informer::KindOverrides`]); the source reads the one DNSEndpoint index.
@@ -47,12 +49,12 @@ mod tests;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use extdns_endpoint::{Endpoint, ObjectRef, merge_endpoints};
+use extdns_endpoint::{Endpoint, ObjectRef, RecordType, merge_endpoints};
 use extdns_informer::view::DnsEndpoint;
 use extdns_informer::{ClusterStore, ObjectKey, ResourceKind};
-use extdns_source::{Evaluation, ObjectEndpoints, Objects, Selector, Source, SourceError};
+use extdns_source::{Evaluation, HeldRecords, ObjectEndpoints, Objects, Selector, Source, SourceError};
 
-pub use entry::InvalidEntry;
+pub use entry::{Invalid, InvalidEntry};
 
 /// The `--source` name, also the `resource` label's kind and the object references' source.
 pub const SOURCE_NAME: &str = "crd";
@@ -107,7 +109,8 @@ impl CrdSource {
     }
 }
 
-/// One object's records, its invalid entries warned about and left out.
+/// One object's records, and its invalid entries, left out. Pure: the source warns about them once per
+/// evaluation ([`warn_invalid`]); the status writer reads them again without repeating the warning.
 pub fn object_endpoints(o: &DnsEndpoint) -> (Vec<Endpoint>, Vec<InvalidEntry>) {
     let resource = format!("{SOURCE_NAME}/{}/{}", o.meta.namespace, o.meta.name);
     let reference = ObjectRef {
@@ -119,7 +122,6 @@ pub fn object_endpoints(o: &DnsEndpoint) -> (Vec<Endpoint>, Vec<InvalidEntry>) {
     let mut invalid = Vec::new();
     for (index, entry) in o.endpoints.iter().enumerate() {
         let Some(entry) = entry else {
-            tracing::debug!(namespace = %o.meta.namespace, name = %o.meta.name, index, "skipping a null entry of spec.endpoints");
             continue;
         };
         match entry::endpoint(entry) {
@@ -127,18 +129,55 @@ pub fn object_endpoints(o: &DnsEndpoint) -> (Vec<Endpoint>, Vec<InvalidEntry>) {
                 e.with_label(extdns_endpoint::label::RESOURCE, resource.as_str())
                     .with_ref_object(reference.clone()),
             ),
-            Err(why) => {
-                tracing::warn!(
-                    "DNSEndpoint {}/{}: spec.endpoints[{index}] ({}) skipped: {why}",
-                    o.meta.namespace,
-                    o.meta.name,
-                    extdns_source::shorten(&entry.dns_name),
-                );
-                invalid.push(InvalidEntry { index, why });
-            }
+            Err(why) => invalid.push(InvalidEntry { index, why }),
         }
     }
     (endpoints, invalid)
+}
+
+/// One warning per skipped entry, naming the object, the entry's index and name, and why.
+fn warn_invalid(o: &DnsEndpoint, invalid: &[InvalidEntry]) {
+    for i in invalid {
+        let name = o
+            .endpoints
+            .get(i.index)
+            .and_then(Option::as_ref)
+            .map(|e| extdns_source::shorten(&e.dns_name))
+            .unwrap_or_default();
+        tracing::warn!(
+            "DNSEndpoint {}/{}: spec.endpoints[{}] ({name}) skipped: {}",
+            o.meta.namespace,
+            o.meta.name,
+            i.index,
+            i.why,
+        );
+    }
+}
+
+/// The records a skipped entry may have published, which stay until it is fixed (bad input never takes a
+/// record offline): those at its name and type (every type when the type is unknown), or, when its name
+/// is unusable too, every record of the object its valid entries no longer ask for.
+pub fn held_records(o: &DnsEndpoint, invalid: &[InvalidEntry]) -> HeldRecords {
+    let mut held = HeldRecords::new();
+    for i in invalid {
+        match o.endpoints.get(i.index).and_then(Option::as_ref) {
+            Some(entry) if !i.why.name_unknown() => {
+                let record_type = RecordType::KNOWN.into_iter().find(|t| t.as_str() == entry.record_type);
+                held.name(&entry.dns_name, record_type);
+            }
+            _ => held.uncovered(),
+        }
+    }
+    held
+}
+
+/// The skipped entries, for the object's Warning event and its `Accepted` condition.
+pub fn describe(invalid: &[InvalidEntry]) -> String {
+    invalid
+        .iter()
+        .map(|i| format!("spec.endpoints[{}] is skipped: {}", i.index, i.why))
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 #[async_trait]
@@ -152,15 +191,17 @@ impl Source for CrdSource {
     }
 
     async fn evaluate(&self, cluster: &ClusterStore, objects: Objects<'_>) -> Result<Evaluation, SourceError> {
-        let failed = extdns_source::undecodable(cluster, ResourceKind::DnsEndpoint, objects);
+        let mut failed = extdns_source::undecodable(cluster, ResourceKind::DnsEndpoint, objects);
         let mut out = Vec::new();
         for o in self.selected(cluster, objects) {
-            let (endpoints, _) = object_endpoints(&o);
+            let object = ObjectKey::new(ResourceKind::DnsEndpoint, &o.meta.namespace, &o.meta.name);
+            let (endpoints, invalid) = object_endpoints(&o);
+            if !invalid.is_empty() {
+                warn_invalid(&o, &invalid);
+                failed.insert_part(object.clone(), Some(describe(&invalid)), held_records(&o, &invalid));
+            }
             if !endpoints.is_empty() {
-                out.push(ObjectEndpoints {
-                    object: ObjectKey::new(ResourceKind::DnsEndpoint, &o.meta.namespace, &o.meta.name),
-                    endpoints,
-                });
+                out.push(ObjectEndpoints { object, endpoints });
             }
         }
         Ok(Evaluation::new(out, failed))

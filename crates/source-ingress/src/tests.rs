@@ -849,6 +849,47 @@ fn ingress_with_configuration() {
         ],
         &["my-service.example.com A 10.0.0.1,10.0.0.2"],
     );
+    // The AWS Load Balancer Controller's frontend NLB: its hostname beside the ALB's in the status.
+    let alb_with_nlb = || {
+        Fake::new("my-ingress")
+            .ns("default")
+            .ann("alb.ingress.kubernetes.io/enable-frontend-nlb", "true")
+            .ann("alb.ingress.kubernetes.io/frontend-nlb-scheme", "internal")
+            .class("alb")
+            .hosts(&["some.subdomain.mydomain.com"])
+            .lb(&[
+                "internal-k8s-some-domain.us-east-1.elb.amazonaws.com",
+                "k8s-another-domain-nlb-123456789.elb.us-east-1.amazonaws.com",
+            ])
+    };
+    case(
+        "ingress with when AWS ALB controller and NLB type generates two targets for CNAME",
+        none(),
+        &[alb_with_nlb()],
+        &[
+            "some.subdomain.mydomain.com CNAME internal-k8s-some-domain.us-east-1.elb.amazonaws.com,k8s-another-domain-nlb-123456789.elb.us-east-1.amazonaws.com",
+        ],
+    );
+    case(
+        "ingress with when AWS ALB controller and NLB with target annotation and CNAME with single target",
+        none(),
+        &[alb_with_nlb().ann(
+            ga("target"),
+            "k8s-another-domain-nlb-123456789.elb.us-east-1.amazonaws.com",
+        )],
+        &["some.subdomain.mydomain.com CNAME k8s-another-domain-nlb-123456789.elb.us-east-1.amazonaws.com"],
+    );
+    case(
+        "no annotations, multiple ingresses, mixed IP and Hostname targets",
+        none(),
+        &[Fake::new("my-ingress")
+            .ns("default")
+            .class("alb")
+            .hosts(&["app.example.com"])
+            .ips(&["1.2.3.4"])
+            .lb(&["foo.tld"])],
+        &["app.example.com A 1.2.3.4", "app.example.com CNAME foo.tld"],
+    );
 }
 
 // ------------------------------------------------------------------------------------------- extdns's own

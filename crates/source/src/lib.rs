@@ -37,7 +37,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 
 use async_trait::async_trait;
-use extdns_endpoint::Endpoint;
+use extdns_endpoint::name::normalize_dns_name;
+use extdns_endpoint::{Endpoint, RecordType};
 use extdns_informer::{ChangeSet, ClusterStore, ObjectKey, ResourceKind};
 
 /// A producer of desired endpoints, object by object.
@@ -182,11 +183,76 @@ pub struct SourceOutput {
 /// events `--events-emit` sends): their published records stay as they are until they evaluate again.
 /// Whole kinds fail when a kind a source needs cannot be listed ([`extdns_informer::Unavailable`]): every
 /// object of a failed kind counts as failed, those listed before and those never seen, so no record one of
-/// them owns is touched.
+/// them owns is touched. An object can also fail in part ([`insert_part`](Self::insert_part)): it still
+/// publishes what it asks for validly, and only the records of its failing parts stay.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Failures {
-    objects: BTreeMap<ObjectKey, Option<String>>,
+    objects: BTreeMap<ObjectKey, Failure>,
     kinds: BTreeMap<ResourceKind, String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Failure {
+    why: Option<String>,
+    /// `None`: every record the object owns stays.
+    part: Option<HeldRecords>,
+}
+
+/// The records an object failing in part keeps (a DNSEndpoint whose entry 2 became invalid keeps that
+/// entry's record while entries 0 and 1 publish): records at the failing parts' names, and, when a part's
+/// name itself is unknown, every record the object no longer publishes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HeldRecords {
+    /// Names in [`normalize_dns_name`](extdns_endpoint::name::normalize_dns_name) form, with the record
+    /// type, `None` for every type at the name.
+    names: BTreeSet<(String, Option<RecordType>)>,
+    uncovered: bool,
+}
+
+impl HeldRecords {
+    /// Nothing held yet; the source adds each failing part.
+    pub fn new() -> Self {
+        HeldRecords::default()
+    }
+
+    /// Keeps the object's records at `name` of `record_type` (`None`: of every type).
+    pub fn name(&mut self, name: &str, record_type: Option<RecordType>) {
+        self.names.insert((normalize_dns_name(name), record_type));
+    }
+
+    /// Keeps every record of the object that it no longer publishes: a failing part's name is unknown.
+    pub fn uncovered(&mut self) {
+        self.uncovered = true;
+    }
+
+    /// Whether no part failed, so the object does not fail at all.
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty() && !self.uncovered
+    }
+
+    /// Whether the object's record `name`/`record_type` stays as it is; `published` says whether the object
+    /// still asks for a record of that name, type and set identifier.
+    pub fn keeps(&self, name: &str, record_type: &RecordType, published: bool) -> bool {
+        if self.uncovered && !published {
+            return true;
+        }
+        let name = normalize_dns_name(name);
+        self.names.contains(&(name.clone(), Some(record_type.clone()))) || self.names.contains(&(name, None))
+    }
+
+    fn extend(&mut self, other: HeldRecords) {
+        self.names.extend(other.names);
+        self.uncovered |= other.uncovered;
+    }
+}
+
+/// What of a failed object's records stays, see [`Failures::held`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Held<'a> {
+    /// Every record it owns.
+    All,
+    /// Those its failing parts name.
+    Part(&'a HeldRecords),
 }
 
 impl Failures {
@@ -195,11 +261,32 @@ impl Failures {
         Failures::default()
     }
 
-    /// Records a failed object; a reason already known is kept when `why` has none.
+    /// Records a failed object, all of whose records stay; a reason already known is kept when `why` has
+    /// none.
     pub fn insert(&mut self, object: ObjectKey, why: Option<String>) {
         let slot = self.objects.entry(object).or_default();
-        if slot.is_none() {
-            *slot = why;
+        slot.part = None;
+        if slot.why.is_none() {
+            slot.why = why;
+        }
+    }
+
+    /// Records an object that fails in part: it publishes the rest, and the records `held` names stay.
+    /// An object already failing whole stays so; parts add up.
+    pub fn insert_part(&mut self, object: ObjectKey, why: Option<String>, held: HeldRecords) {
+        match self.objects.entry(object) {
+            std::collections::btree_map::Entry::Vacant(slot) => {
+                slot.insert(Failure { why, part: Some(held) });
+            }
+            std::collections::btree_map::Entry::Occupied(mut slot) => {
+                let slot = slot.get_mut();
+                if let Some(part) = slot.part.as_mut() {
+                    part.extend(held);
+                }
+                if slot.why.is_none() {
+                    slot.why = why;
+                }
+            }
         }
     }
 
@@ -208,9 +295,20 @@ impl Failures {
         self.kinds.entry(kind).or_insert(why);
     }
 
-    /// Whether `object` failed, on its own or with its kind.
+    /// Whether `object` failed, whole or in part, on its own or with its kind.
     pub fn contains(&self, object: &ObjectKey) -> bool {
         self.kinds.contains_key(&object.kind) || self.objects.contains_key(object)
+    }
+
+    /// Which records of `object` stay, `None` when it did not fail.
+    pub fn held(&self, object: &ObjectKey) -> Option<Held<'_>> {
+        if self.kinds.contains_key(&object.kind) {
+            return Some(Held::All);
+        }
+        self.objects.get(object).map(|f| match &f.part {
+            None => Held::All,
+            Some(part) => Held::Part(part),
+        })
     }
 
     /// Forget `object`'s failure (it evaluated again).
@@ -221,7 +319,7 @@ impl Failures {
     /// Why `object` failed, when known.
     pub fn why(&self, object: &ObjectKey) -> Option<&str> {
         match self.objects.get(object) {
-            Some(why) => why.as_deref(),
+            Some(f) => f.why.as_deref(),
             None => self.kinds.get(&object.kind).map(String::as_str),
         }
     }
@@ -238,7 +336,7 @@ impl Failures {
 
     /// The failed objects, sorted, with why when known (failed kinds are in [`kinds`](Self::kinds)).
     pub fn iter(&self) -> impl Iterator<Item = (&ObjectKey, Option<&str>)> {
-        self.objects.iter().map(|(k, w)| (k, w.as_deref()))
+        self.objects.iter().map(|(k, f)| (k, f.why.as_deref()))
     }
 
     /// The kinds whose every object failed, and why.
@@ -248,8 +346,11 @@ impl Failures {
 
     /// Adds every failure of `other` (reasons known here are kept).
     pub fn extend(&mut self, other: Failures) {
-        for (k, w) in other.objects {
-            self.insert(k, w);
+        for (k, f) in other.objects {
+            match f.part {
+                None => self.insert(k, f.why),
+                Some(part) => self.insert_part(k, f.why, part),
+            }
         }
         for (k, w) in other.kinds {
             self.insert_kind(k, w);
@@ -265,7 +366,7 @@ impl Failures {
 impl FromIterator<ObjectKey> for Failures {
     fn from_iter<I: IntoIterator<Item = ObjectKey>>(iter: I) -> Self {
         Failures {
-            objects: iter.into_iter().map(|k| (k, None)).collect(),
+            objects: iter.into_iter().map(|k| (k, Failure::default())).collect(),
             kinds: BTreeMap::new(),
         }
     }
@@ -371,5 +472,51 @@ mod tests {
         f.insert(web.clone(), None);
         assert_eq!(f.why(&web), Some("bad target"));
         assert_eq!(f.len(), 1);
+    }
+
+    #[test]
+    fn a_failure_in_part_adds_up_and_a_whole_failure_wins() {
+        let web = ObjectKey::new(ResourceKind::DnsEndpoint, "ns", "web");
+        let part = |name: &str| {
+            let mut held = HeldRecords::new();
+            held.name(name, Some(RecordType::A));
+            held
+        };
+        let mut f = Failures::new();
+        f.insert_part(web.clone(), Some("entry 1".into()), part("one.example.org"));
+        f.insert_part(web.clone(), None, part("Two.Example.org."));
+        let Some(Held::Part(held)) = f.held(&web) else {
+            panic!("a failure in part: {:?}", f.held(&web));
+        };
+        assert!(held.keeps("one.example.org.", &RecordType::A, true));
+        assert!(held.keeps("two.example.org", &RecordType::A, false));
+        assert!(!held.keeps("two.example.org", &RecordType::Aaaa, false));
+        assert!(!held.keeps("three.example.org", &RecordType::A, false));
+        assert_eq!(f.why(&web), Some("entry 1"));
+        assert_eq!(f.len(), 1);
+
+        f.insert(web.clone(), Some("undecodable".into()));
+        assert_eq!(f.held(&web), Some(Held::All));
+        f.insert_part(web.clone(), None, part("four.example.org"));
+        assert_eq!(f.held(&web), Some(Held::All), "a whole failure stays whole");
+
+        let mut other = Failures::new();
+        other.insert_part(web.clone(), None, part("five.example.org"));
+        let mut merged = other.clone();
+        merged.extend(other);
+        assert!(
+            matches!(merged.held(&web), Some(Held::Part(_))),
+            "extend keeps a failure in part"
+        );
+    }
+
+    #[test]
+    fn a_part_without_a_name_keeps_what_the_object_no_longer_publishes() {
+        let mut held = HeldRecords::new();
+        assert!(held.is_empty());
+        held.uncovered();
+        assert!(!held.is_empty());
+        assert!(held.keeps("any.example.org", &RecordType::Cname, false));
+        assert!(!held.keeps("any.example.org", &RecordType::Cname, true));
     }
 }

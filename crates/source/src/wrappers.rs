@@ -124,13 +124,22 @@ fn dedup(mut tagged: Vec<(usize, Endpoint)>, names: &[&str], out: &mut PipelineO
             *out.invalid
                 .entry((e.record_type.to_string(), source_name(*src)))
                 .or_default() += 1;
-            // The object asked for a record that cannot be written: what it published before stays.
-            if let Some(object) = e.resource().and_then(parse_resource_label)
-                && !out.failed.contains(&object)
-            {
-                *out.failed_by_source.entry(source_name(*src)).or_default() += 1;
+            // The object asked for a record that cannot be written: what it published before stays (of an
+            // object failing in part already, a skipped DNSEndpoint entry, the records at this name too).
+            if let Some(object) = e.resource().and_then(parse_resource_label) {
                 let why = format!("the {} record {} is invalid: {reason}", e.record_type, e.dns_name);
-                out.failed.insert(object, Some(why));
+                match out.failed.held(&object) {
+                    Some(crate::Held::All) => {}
+                    Some(crate::Held::Part(_)) => {
+                        let mut held = crate::HeldRecords::new();
+                        held.name(&e.dns_name, Some(e.record_type.clone()));
+                        out.failed.insert_part(object, Some(why), held);
+                    }
+                    None => {
+                        *out.failed_by_source.entry(source_name(*src)).or_default() += 1;
+                        out.failed.insert(object, Some(why));
+                    }
+                }
             }
             keep[i] = false;
             continue;
@@ -470,6 +479,52 @@ mod tests {
         let why = out.failed.why(&bad).unwrap_or_default();
         assert!(why.starts_with("the A record bad.example.com is invalid: "), "{why}");
         assert_eq!(out.failed.iter().filter(|(_, why)| why.is_some()).count(), 1);
+        Ok(())
+    }
+
+    /// A source whose one object fails in part (a skipped DNSEndpoint entry at `held.example.com`).
+    struct PartlyFailing(Vec<Endpoint>);
+
+    #[async_trait]
+    impl Source for PartlyFailing {
+        fn name(&self) -> &str {
+            "partly"
+        }
+        fn watched_kinds(&self) -> Vec<ResourceKind> {
+            Vec::new()
+        }
+        async fn evaluate(&self, _cluster: &ClusterStore, _: Objects<'_>) -> Result<Evaluation, SourceError> {
+            let mut held = crate::HeldRecords::new();
+            held.name("held.example.com", Some(RecordType::A));
+            let mut failed = Failures::new();
+            failed.insert_part(ObjectKey::new(ResourceKind::Service, "test", "all"), None, held);
+            Ok(Evaluation::new(one_object(self.0.clone()), failed))
+        }
+    }
+
+    #[tokio::test]
+    async fn an_invalid_record_of_an_object_failing_in_part_is_held_too() -> Result<(), SourceError> {
+        let label = |e: Endpoint| e.with_label(extdns_endpoint::label::RESOURCE, "service/test/all");
+        let out = run(
+            vec![Box::new(PartlyFailing(vec![
+                label(a("ok.example.com", &["10.0.0.1"])),
+                label(a("bad.example.com", &["lb.example.net"])),
+            ]))],
+            PipelineConfig::default(),
+        )
+        .await?;
+        assert_eq!(summary(&out), vec!["ok.example.com A 10.0.0.1"]);
+        let object = ObjectKey::new(ResourceKind::Service, "test", "all");
+        let Some(crate::Held::Part(held)) = out.failed.held(&object) else {
+            panic!("still failing in part: {:?}", out.failed);
+        };
+        assert!(held.keeps("held.example.com", &RecordType::A, false));
+        assert!(
+            held.keeps("bad.example.com", &RecordType::A, false),
+            "the invalid record's name is added"
+        );
+        assert!(!held.keeps("ok.example.com", &RecordType::A, false));
+        assert_eq!(out.failed_by_source.get("partly"), Some(&1), "one object, counted once");
         Ok(())
     }
 

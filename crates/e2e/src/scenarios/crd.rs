@@ -1,7 +1,8 @@
 //! `--source=crd` on the real API server: external-dns v0.22's DNSEndpoint CRD (read from its chart, which
 //! the harness copies out of the external-dns module) installed, DNSEndpoints published to BIND with
-//! external-dns's target rules, a bad entry skipped while the rest of its object publishes, and
-//! `status.observedGeneration` written as external-dns writes it.
+//! external-dns's target rules, a bad entry skipped while the rest of its object publishes,
+//! `status.observedGeneration` written as external-dns writes it, and a published entry edited invalid
+//! keeping its record (the entry-level hold) until it is fixed.
 
 use std::time::Duration;
 
@@ -13,8 +14,11 @@ use crate::dns;
 use crate::proc::eventually;
 
 use super::Ctx;
-use super::install::{apply_file, apply_json, from_env, get};
-use super::wait::{alive, answers};
+use super::install::{
+    apply_file, apply_json, container, from_env, get, helm_template, repo, rfc2136_values, service_account_kubeconfig,
+    start_extdns, tsig_secret,
+};
+use super::wait::{CONVERGE, alive, answers};
 
 pub fn run(ctx: &mut Ctx) -> Result<()> {
     let ns = ctx.namespace("crd")?;
@@ -102,5 +106,242 @@ pub fn run(ctx: &mut Ctx) -> Result<()> {
     )?;
     answers(&server, &mut extdns, "web.crd.example.org", "A", &["203.0.113.20"])?;
     answers(&server, &mut extdns, "alias.crd.example.org", "CNAME", &[])?;
+
+    // The published entry edited invalid (a trailing dot on an A target, a negative TTL): skipped with a
+    // warning naming the object and the entry, and its record kept, while a new valid entry beside it
+    // publishes (so a sync ran after the edit).
+    for (n, (bad, why)) in [
+        (
+            json!({"dnsName": "web.crd.example.org", "recordType": "A", "targets": ["203.0.113.21."], "recordTTL": 120}),
+            "illegal target",
+        ),
+        (
+            json!({"dnsName": "web.crd.example.org", "recordType": "A", "targets": ["203.0.113.21"], "recordTTL": -1}),
+            "recordTTL -1 is negative",
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let probe = format!("probe{n}.crd.example.org");
+        let ip = format!("203.0.113.{}", 30 + n);
+        apply_json(
+            ctx,
+            &endpoint(
+                "web",
+                json!([bad, {"dnsName": probe, "recordType": "A", "targets": [ip], "recordTTL": 120}]),
+            ),
+        )?;
+        answers(&server, &mut extdns, &probe, "A", &[ip.as_str()])?;
+        let kept = dns::answers(&server, "web.crd.example.org", "A");
+        if kept != ["203.0.113.20"] {
+            bail!("the record of the entry edited invalid ({bad}) is not kept: {kept:?}");
+        }
+        let warned = extdns
+            .log_text()
+            .lines()
+            .any(|l| {
+                l.contains("WARN") && l.contains(&format!("{ns}/web")) && l.contains("spec.endpoints[0]") && l.contains(why)
+            });
+        if !warned {
+            bail!(
+                "no warning naming {ns}/web, spec.endpoints[0] and {why:?}:\n{}",
+                extdns.log_tail(30)
+            );
+        }
+    }
+    // The entry fixed: its record follows it, and the probe of the last round goes with its entry.
+    apply_json(
+        ctx,
+        &endpoint(
+            "web",
+            json!([{"dnsName": "web.crd.example.org", "recordType": "A", "targets": ["203.0.113.22"], "recordTTL": 120}]),
+        ),
+    )?;
+    answers(&server, &mut extdns, "web.crd.example.org", "A", &["203.0.113.22"])?;
+    answers(&server, &mut extdns, "probe1.crd.example.org", "A", &[])?;
     alive(&mut extdns)
+}
+
+/// The F5 NGINX case (external-dns issue #6414): DNSEndpoints of `externaldns.nginx.org/v1`, read with
+/// `--crd-source-apiversion` and `--crd-source-kind` given to our chart in `extraArgs`, run with the
+/// rendered RBAC (a token of the chart's ServiceAccount, so the grants must name that group). Records
+/// publish, the status (observedGeneration and the conditions the CRD keeps) is written, Events name the
+/// object in its group, and an entry outside the domain filter makes `Ready` `Filtered`.
+pub fn custom_group(ctx: &mut Ctx) -> Result<()> {
+    const GROUP: &str = "externaldns.nginx.org";
+    let ns = ctx.namespace("crd-group")?;
+    let server = dns::bind();
+    let dir = tempfile::tempdir()?;
+    apply_json(ctx, &nginx_crd())?;
+
+    let mut values = rfc2136_values(&server, "crd-group");
+    values["sources"] = json!(["crd"]);
+    values["fullnameOverride"] = json!(format!("extdns-{ns}"));
+    values["events"] = json!({"enabled": true, "types": ["RecordReady", "RecordError"]});
+    values["extraArgs"]["crd-source-apiversion"] = json!(format!("{GROUP}/v1"));
+    values["extraArgs"]["crd-source-kind"] = json!("DNSEndpoint");
+    let file = helm_template(&repo().join("charts/extdns"), "e2e", &ns, &values, dir.path())?;
+    apply_file(ctx, &file)?;
+    apply_json(ctx, &tsig_secret(&ns, "tsig", "secret"))?;
+    let release = format!("extdns-{ns}");
+    let c = container(ctx, &ns, &release, "extdns")?;
+    let kubeconfig = service_account_kubeconfig(ctx, &ns, &c.service_account, dir.path())?;
+
+    let endpoint = |name: &str, entries: serde_json::Value| {
+        json!({
+            "apiVersion": format!("{GROUP}/v1"), "kind": "DNSEndpoint",
+            "metadata": {"name": name, "namespace": ns, "labels": {"e2e-install": "crd-group"}},
+            "spec": {"endpoints": entries}
+        })
+    };
+    eventually(
+        "the externaldns.nginx.org CRD serves",
+        Duration::from_secs(30),
+        Duration::from_millis(200),
+        || {
+            Ok(apply_json(ctx, &endpoint("web", json!([
+                {"dnsName": "web.nginx.example.org", "recordType": "A", "targets": ["203.0.113.50"], "recordTTL": 60}
+            ]))).ok())
+        },
+    )?;
+    apply_json(
+        ctx,
+        &endpoint(
+            "half",
+            json!([
+                {"dnsName": "half.nginx.example.org", "recordType": "A", "targets": ["203.0.113.51"]},
+                {"dnsName": "bad.nginx.example.org", "recordType": "A", "targets": ["203.0.113.52."]}
+            ]),
+        ),
+    )?;
+    apply_json(
+        ctx,
+        &endpoint(
+            "outside",
+            json!([{"dnsName": "web.example.net", "recordType": "A", "targets": ["203.0.113.53"]}]),
+        ),
+    )?;
+    // The upstream group's kind is not read (it is not even installed here).
+    let mut extdns = start_extdns(ctx, &c, &kubeconfig, &[], "crd-group-extdns")?;
+    answers(&server, &mut extdns, "web.nginx.example.org", "A", &["203.0.113.50"])?;
+    answers(&server, &mut extdns, "half.nginx.example.org", "A", &["203.0.113.51"])?;
+    if !dns::answers(&server, "bad.nginx.example.org", "A").is_empty() {
+        bail!("the entry with an illegal target published a record");
+    }
+
+    let resource = format!("dnsendpoints.{GROUP}");
+    let condition = |o: &serde_json::Value, type_: &str| -> Option<(String, String)> {
+        o["status"]["conditions"]
+            .as_array()?
+            .iter()
+            .find(|c| c["type"] == type_)
+            .map(|c| {
+                (
+                    c["reason"].as_str().unwrap_or_default().to_string(),
+                    c["message"].as_str().unwrap_or_default().to_string(),
+                )
+            })
+    };
+    for (name, accepted, ready, message) in [
+        ("web", "Accepted", "Programmed", ""),
+        ("half", "Invalid", "Programmed", ""),
+        (
+            "outside",
+            "Accepted",
+            "Filtered",
+            "web.example.net A: outside the domain filter",
+        ),
+    ] {
+        eventually(
+            &format!("the status of {ns}/{name}: observedGeneration, Accepted {accepted}, Ready {ready}"),
+            Duration::from_secs(30),
+            Duration::from_millis(200),
+            || {
+                let o = get(ctx, &resource, &ns, name)?;
+                let (generation, observed) = (&o["metadata"]["generation"], &o["status"]["observedGeneration"]);
+                let ok = generation.is_number()
+                    && generation == observed
+                    && condition(&o, "Accepted").is_some_and(|(r, _)| r == accepted)
+                    && condition(&o, "Ready").is_some_and(|(r, m)| r == ready && m.contains(message));
+                Ok(ok.then_some(()))
+            },
+        )?;
+    }
+    let half = get(ctx, &resource, &ns, "half")?;
+    if !condition(&half, "Accepted").is_some_and(|(_, m)| m.contains("spec.endpoints[1]")) {
+        bail!(
+            "Accepted of {ns}/half does not name spec.endpoints[1]: {}",
+            half["status"]
+        );
+    }
+
+    // Events name the objects in their group: found by uid there, as `kubectl describe` finds them.
+    let uid = |name: &str| -> Result<String> {
+        Ok(get(ctx, &resource, &ns, name)?["metadata"]["uid"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string())
+    };
+    let (web_uid, half_uid) = (uid("web")?, uid("half")?);
+    eventually(
+        "a RecordReady Event on web and an InvalidInput Warning on half, in externaldns.nginx.org/v1",
+        CONVERGE,
+        Duration::from_millis(200),
+        || {
+            let events = ctx.cp.kube.events(&ns)?;
+            let on = |uid: &str, reason: &str| {
+                events.iter().any(|e| {
+                    e["regarding"]["apiVersion"] == format!("{GROUP}/v1").as_str()
+                        && e["regarding"]["kind"] == "DNSEndpoint"
+                        && e["regarding"]["uid"] == uid
+                        && e["reason"] == reason
+                })
+            };
+            Ok((on(&web_uid, "RecordReady") && on(&half_uid, "InvalidInput")).then_some(()))
+        },
+    )?;
+
+    // A change flows through the watch of the configured group.
+    apply_json(
+        ctx,
+        &endpoint(
+            "web",
+            json!([{"dnsName": "web.nginx.example.org", "recordType": "A", "targets": ["203.0.113.60"], "recordTTL": 60}]),
+        ),
+    )?;
+    answers(&server, &mut extdns, "web.nginx.example.org", "A", &["203.0.113.60"])?;
+    alive(&mut extdns)
+}
+
+/// A DNSEndpoint CRD in `externaldns.nginx.org/v1`, as F5 NGINX Ingress Controller installs one: the same
+/// spec as external-dns's, a status subresource whose schema keeps conditions.
+pub(super) fn nginx_crd() -> serde_json::Value {
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "dnsendpoints.externaldns.nginx.org"},
+        "spec": {
+            "group": "externaldns.nginx.org",
+            "names": {"kind": "DNSEndpoint", "listKind": "DNSEndpointList", "plural": "dnsendpoints", "singular": "dnsendpoint"},
+            "scope": "Namespaced",
+            "versions": [{
+                "name": "v1", "served": true, "storage": true,
+                "subresources": {"status": {}},
+                "schema": {"openAPIV3Schema": {
+                    "type": "object",
+                    "properties": {
+                        "spec": {"type": "object", "properties": {"endpoints": {"type": "array", "items": {
+                            "type": "object", "x-kubernetes-preserve-unknown-fields": true
+                        }}}},
+                        "status": {"type": "object", "properties": {
+                            "observedGeneration": {"type": "integer", "format": "int64"},
+                            "conditions": {"type": "array", "items": {
+                                "type": "object", "x-kubernetes-preserve-unknown-fields": true
+                            }}
+                        }}
+                    }
+                }}
+            }]
+        }
+    })
 }

@@ -4,14 +4,17 @@
 //! documented choices (docs/migration.md), listed in [`DOCUMENTED`].
 
 use std::collections::BTreeSet;
+use std::time::Duration;
 
 use anyhow::{Result, bail};
 use serde_json::json;
 
 use crate::controllers::{Run, Which};
-use crate::dns::{self, DnsServer, Record};
+use crate::dns::{self, DnsServer, Kind, Record, Zone};
 use crate::objects::{self as o, Parent, RouteKind, annotations};
+use crate::proc::eventually;
 
+use super::install::{apply_file, apply_json, from_env};
 use super::{Ctx, sources};
 
 /// A difference extdns makes on purpose: what it is (as docs/migration.md says) and the records it covers.
@@ -152,4 +155,213 @@ fn takeover(ctx: &Ctx, run: &Run<'_>, server: &DnsServer, what: &str) -> Result<
     }
     eprintln!("  take-over clean: {what}");
     Ok(())
+}
+
+/// The reverse zone the DNSEndpoint differential's PTR records go to, beside [`dns::ZONE`].
+const REVERSE: &str = "2.0.192.in-addr.arpa";
+
+/// The DNSEndpoint source against external-dns v0.22.0: external-dns's CRD (from its chart), entries of
+/// every record type with every field RFC2136 stores (TTL, provider-specific properties, labels, which the
+/// TXT registry writes into the ownership records, empty targets), both controllers with `--source=crd`
+/// only and every type managed, each on its own BIND with [`dns::ZONE`] and a reverse zone. Identical
+/// zones, and take-over both ways changes nothing. No set identifier: RFC2136 stores none, so external-dns
+/// creates a record with one on a run and deletes it on the next, and no zone of its is stable to compare
+/// (the source's tests check the field is read). No space in TXT data: external-dns's RFC2136 provider
+/// writes a target as zone-file text, so `hello world` becomes two strings (docs/migration.md).
+pub fn crd(ctx: &mut Ctx) -> Result<()> {
+    let ns = ctx.namespace("differential-crd")?;
+    let chart = from_env("EXTDNS_TEST_EXTERNAL_DNS_CHART")?;
+    apply_file(ctx, &chart.join("crds/dnsendpoints.externaldns.k8s.io.yaml"))?;
+    apply_once_served(ctx, &crd_objects(&ns, "externaldns.k8s.io/v1alpha1", Release::V022))?;
+    let external_dns = crd_run(Which::ExternalDns, &ns);
+    let extdns = crd_run(Which::Extdns, &ns);
+    compare_crd(ctx, (&external_dns, "external-dns v0.22.0"), &extdns, Release::V022)
+}
+
+/// The same DNSEndpoints in `externaldns.nginx.org/v1` (external-dns issue #6414), read by extdns with
+/// `--crd-source-apiversion`/`--crd-source-kind`, against external-dns v0.20.0 with the same flags (the last
+/// release that honours them; `EXTDNS_TEST_EXTERNAL_DNS_CRD_GROUP`, built by xtask). The deploy/
+/// ServiceAccount is granted the group as deploy/base's comment tells users to.
+pub fn crd_group(ctx: &mut Ctx) -> Result<()> {
+    const API_VERSION: &str = "externaldns.nginx.org/v1";
+    let v020 = from_env("EXTDNS_TEST_EXTERNAL_DNS_CRD_GROUP")?;
+    let ns = ctx.namespace("differential-crd-group")?;
+    apply_json(ctx, &super::crd::nginx_crd())?;
+    apply_json(
+        ctx,
+        &json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": {"name": "extdns-nginx-dnsendpoints"},
+            "rules": [
+                {"apiGroups": ["externaldns.nginx.org"], "resources": ["dnsendpoints"], "verbs": ["get", "list", "watch"]},
+                {"apiGroups": ["externaldns.nginx.org"], "resources": ["dnsendpoints/status"], "verbs": ["update"]}
+            ]
+        }),
+    )?;
+    apply_json(
+        ctx,
+        &json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": {"name": "extdns-nginx-dnsendpoints"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "extdns-nginx-dnsendpoints"},
+            "subjects": [{"kind": "ServiceAccount", "name": "extdns", "namespace": "extdns"}]
+        }),
+    )?;
+    apply_once_served(ctx, &crd_objects(&ns, API_VERSION, Release::V020))?;
+    let group = [
+        format!("--crd-source-apiversion={API_VERSION}"),
+        "--crd-source-kind=DNSEndpoint".into(),
+    ];
+    let mut external_dns = crd_run(Which::ExternalDns, &ns);
+    external_dns.extra.extend(group.iter().cloned());
+    external_dns.program = Some(v020);
+    external_dns.renamed.push(("--rfc2136-axfr", "--rfc2136-tsig-axfr"));
+    let mut extdns = crd_run(Which::Extdns, &ns);
+    extdns.extra.extend(group);
+    compare_crd(ctx, (&external_dns, "external-dns v0.20.0"), &extdns, Release::V020)
+}
+
+/// Applies `objects`, the first as soon as the CRD just installed serves it.
+fn apply_once_served(ctx: &Ctx, objects: &[serde_json::Value]) -> Result<()> {
+    eventually(
+        "the DNSEndpoint CRD serves",
+        Duration::from_secs(30),
+        Duration::from_millis(200),
+        || Ok(objects.first().and_then(|o| apply_json(ctx, o).ok())),
+    )?;
+    for o in objects.iter().skip(1) {
+        apply_json(ctx, o)?;
+    }
+    Ok(())
+}
+
+/// `--source=crd` alone, every record type managed, the reverse zone beside the forward one.
+pub(super) fn crd_run<'a>(which: Which, ns: &'a str) -> Run<'a> {
+    let mut run = Run::new(which, ns)
+        .flag("--source=crd")
+        .flag(format!("--rfc2136-zone={REVERSE}"))
+        .flag(format!("--domain-filter={REVERSE}"));
+    for t in ["TXT", "MX", "NAPTR", "PTR", "NS"] {
+        run = run.flag(format!("--managed-record-types={t}"));
+    }
+    run.only_sources = true;
+    run
+}
+
+/// Both controllers on the objects already created: `reference` twice (its zone must be stable), extdns
+/// once; zones equal (both zones, by AXFR), every record type present, take-over clean both ways.
+pub(super) fn compare_crd(
+    ctx: &Ctx,
+    (reference, name): (&Run<'_>, &str),
+    extdns: &Run<'_>,
+    release: Release,
+) -> Result<()> {
+    let zones = [Zone::new(dns::ZONE), Zone::new(REVERSE)];
+    let theirs = DnsServer::start(Kind::Bind, &zones);
+    let ours = DnsServer::start(Kind::Bind, &zones);
+    reference.once(&ctx.cp, &theirs)?;
+    let first = both_zones(&theirs)?;
+    reference.once(&ctx.cp, &theirs)?;
+    let second = both_zones(&theirs)?;
+    if second != first {
+        bail!(
+            "{name}'s zone changed on its second run:\n{}",
+            differences(&first, &second).join("\n")
+        );
+    }
+    extdns.once(&ctx.cp, &ours)?;
+    let zone_theirs = both_zones(&theirs)?;
+    let zone_ours = both_zones(&ours)?;
+    let undocumented = differences(&zone_theirs, &zone_ours);
+    if !undocumented.is_empty() {
+        bail!("the zones differ (- {name}, + extdns):\n{}", undocumented.join("\n"));
+    }
+    let types: &[&str] = match release {
+        Release::V022 => &["A", "AAAA", "CNAME", "TXT", "SRV", "MX", "NAPTR", "PTR", "NS"],
+        Release::V020 => &["A", "AAAA", "CNAME", "TXT", "MX", "NAPTR", "PTR", "NS"],
+    };
+    for t in types {
+        if !zone_ours.iter().any(|r| r.rtype == *t && !is_ownership(r)) {
+            bail!("no {t} record published: the comparison would prove nothing for it");
+        }
+    }
+    eprintln!("  identical zones: {} records", zone_ours.len());
+    for (run, server, what) in [
+        (extdns, &theirs, format!("extdns on {name}'s zones")),
+        (reference, &ours, format!("{name} on extdns's zones")),
+    ] {
+        let before = both_zones(server)?;
+        let out = run.once(&ctx.cp, server)?;
+        let after = both_zones(server)?;
+        if before != after {
+            bail!(
+                "{what}: the zones changed:\n{}\n{}",
+                differences(&before, &after).join("\n"),
+                crate::proc::tail(&String::from_utf8_lossy(&out.stderr), 20)
+            );
+        }
+        eprintln!("  take-over clean: {what}");
+    }
+    Ok(())
+}
+
+fn is_ownership(r: &Record) -> bool {
+    r.rtype == "TXT" && r.rdata.contains("heritage=external-dns")
+}
+
+fn both_zones(server: &DnsServer) -> Result<Vec<Record>> {
+    let mut all = server.axfr(dns::ZONE)?;
+    all.extend(server.axfr(REVERSE)?);
+    Ok(all)
+}
+
+/// Which external-dns the DNSEndpoints are compared with. v0.21 changed the trailing-dot rules (#6218,
+/// #6383): v0.20 refuses a trailing dot on CNAME, SRV and MX targets, while v0.22 allows it and its
+/// `CheckEndpoint` requires it on SRV. So against v0.20 the targets are written without the dot, and no SRV
+/// entry reads the same in both (SRV is compared against v0.22); extdns follows v0.22.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Release {
+    V020,
+    V022,
+}
+
+/// DNSEndpoints of `api_version` with entries of every record type and field `release` reads as v0.22 does.
+pub(super) fn crd_objects(ns: &str, api_version: &str, release: Release) -> Vec<serde_json::Value> {
+    let v022 = release == Release::V022;
+    let dot = if v022 { "." } else { "" };
+    let object = |name: &str, entries: serde_json::Value| {
+        json!({
+            "apiVersion": api_version, "kind": "DNSEndpoint",
+            "metadata": {"name": name, "namespace": ns},
+            "spec": {"endpoints": entries}
+        })
+    };
+    let srv = json!({"dnsName": "_sip._tcp.crd.example.org", "recordType": "SRV", "targets": ["10 5 5060 a.crd.example.org."]});
+    vec![
+        object("srv", if v022 { json!([srv]) } else { json!([]) }),
+        object(
+            "records",
+            json!([
+                {"dnsName": "a.crd.example.org", "recordType": "A", "targets": ["192.0.2.10", "192.0.2.11"], "recordTTL": 300},
+                {"dnsName": "a.crd.example.org", "recordType": "AAAA", "targets": ["2001:db8::10"]},
+                {"dnsName": "cname.crd.example.org", "recordType": "CNAME", "targets": ["a.crd.example.org"], "recordTTL": 60},
+                {"dnsName": "txt.crd.example.org", "recordType": "TXT", "targets": ["hello-world", "v=spf1"]},
+                {"dnsName": "mx.crd.example.org", "recordType": "MX", "targets": ["10 mail.example.net", format!("20 mail2.example.net{dot}")]},
+                {"dnsName": "naptr.crd.example.org", "recordType": "NAPTR",
+                 "targets": ["100 10 \"S\" \"SIP+D2U\" \"!^.*$!sip:info@example.org!\" _sip._udp.example.org."]},
+                {"dnsName": "sub.crd.example.org", "recordType": "NS", "targets": ["ns1.example.net", "ns2.example.net"]},
+                {"dnsName": "10.2.0.192.in-addr.arpa", "recordType": "PTR", "targets": ["a.crd.example.org"]}
+            ]),
+        ),
+        object(
+            "fields",
+            json!([
+                {"dnsName": "labelled.crd.example.org", "recordType": "A", "targets": ["192.0.2.21"],
+                 "labels": {"team": "blue"}},
+                {"dnsName": "specific.crd.example.org", "recordType": "CNAME", "targets": [format!("a.crd.example.org{dot}")],
+                 "providerSpecific": [{"name": "example/weight", "value": "10"}]},
+                {"dnsName": "defaults.crd.example.org", "recordType": "A", "targets": []}
+            ]),
+        ),
+    ]
 }

@@ -30,7 +30,7 @@ use extdns_test_support::try_free_port as free_port;
 use super::Ctx;
 use super::wait::{CONVERGE, alive, answers};
 
-fn repo() -> PathBuf {
+pub(crate) fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
@@ -42,7 +42,13 @@ pub(crate) fn from_env(var: &str) -> Result<PathBuf> {
 }
 
 /// `helm template RELEASE CHART --namespace NS -f VALUES` (helm's own directories kept in a scratch dir).
-fn helm_template(chart: &Path, release: &str, namespace: &str, values: &Value, dir: &Path) -> Result<PathBuf> {
+pub(crate) fn helm_template(
+    chart: &Path,
+    release: &str,
+    namespace: &str,
+    values: &Value,
+    dir: &Path,
+) -> Result<PathBuf> {
     let values_file = dir.join(format!("{release}-values.json"));
     std::fs::write(&values_file, serde_json::to_string_pretty(values)?)?;
     let mut cmd = Command::new(from_env("EXTDNS_TEST_HELM")?);
@@ -113,13 +119,13 @@ pub(crate) fn service_account_kubeconfig(
 }
 
 /// The container of an applied Deployment, its arguments and its environment as a kubelet would resolve it.
-struct Container {
-    args: Vec<String>,
+pub(crate) struct Container {
+    pub(crate) args: Vec<String>,
     env: Vec<(String, String)>,
-    service_account: String,
+    pub(crate) service_account: String,
 }
 
-fn container(ctx: &Ctx, namespace: &str, deployment: &str, name: &str) -> Result<Container> {
+pub(crate) fn container(ctx: &Ctx, namespace: &str, deployment: &str, name: &str) -> Result<Container> {
     let d = get(ctx, "deployment", namespace, deployment)?;
     let pod = &d["spec"]["template"]["spec"];
     let c = pod["containers"]
@@ -163,7 +169,7 @@ fn container(ctx: &Ctx, namespace: &str, deployment: &str, name: &str) -> Result
 }
 
 /// Starts extdns as the container would run, with the ServiceAccount's token.
-fn start_extdns(ctx: &Ctx, c: &Container, kubeconfig: &Path, extra: &[String], log: &str) -> Result<Proc> {
+pub(crate) fn start_extdns(ctx: &Ctx, c: &Container, kubeconfig: &Path, extra: &[String], log: &str) -> Result<Proc> {
     let mut cmd = Command::new(&ctx.cp.binaries().extdns);
     for (key, _) in std::env::vars_os() {
         let k = key.to_string_lossy();
@@ -180,7 +186,7 @@ fn start_extdns(ctx: &Ctx, c: &Container, kubeconfig: &Path, extra: &[String], l
 }
 
 /// A TSIG Secret holding BIND's key, as users create it.
-fn tsig_secret(ns: &str, name: &str, key: &str) -> Value {
+pub(crate) fn tsig_secret(ns: &str, name: &str, key: &str) -> Value {
     json!({
         "apiVersion": "v1", "kind": "Secret",
         "metadata": { "name": name, "namespace": ns },
@@ -190,7 +196,7 @@ fn tsig_secret(ns: &str, name: &str, key: &str) -> Value {
 
 /// Values of the shape external-dns's chart takes: RFC2136 to BIND through `extraArgs`, the TSIG secret from
 /// a Secret through `env`, only the Services labelled for this test.
-fn rfc2136_values(server: &DnsServer, label: &str) -> Value {
+pub(crate) fn rfc2136_values(server: &DnsServer, label: &str) -> Value {
     json!({
         "policy": "sync",
         "sources": ["service"],

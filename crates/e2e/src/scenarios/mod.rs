@@ -18,6 +18,7 @@ pub mod latency;
 pub mod leader;
 pub mod lifecycle;
 pub mod outage;
+pub mod plan;
 pub mod sources;
 pub mod templates;
 pub mod undecodable;
@@ -68,9 +69,15 @@ pub struct Scenario {
 pub const ALL: &[Scenario] = &[
     Scenario {
         name: "crd",
-        about: "--source=crd: external-dns's DNSEndpoint CRD, entries published by type, a bad entry skipped, observedGeneration written",
+        about: "--source=crd: external-dns's DNSEndpoint CRD, entries published by type, a bad entry skipped, observedGeneration written, an entry edited invalid keeps its record until fixed",
         default: true,
         run: crd::run,
+    },
+    Scenario {
+        name: "crd-group",
+        about: "--source=crd with --crd-source-apiversion=externaldns.nginx.org/v1 (external-dns #6414) from our chart's extraArgs, with its RBAC: records, status with conditions (Filtered outside the domain filter), Events in that group",
+        default: true,
+        run: crd::custom_group,
     },
     Scenario {
         name: "sources",
@@ -125,6 +132,24 @@ pub const ALL: &[Scenario] = &[
         about: "external-dns v0.22.0 and extdns on the same objects publish identical zones and take over each other's",
         default: true,
         run: differential::run,
+    },
+    Scenario {
+        name: "plan",
+        about: "extdns plan with external-dns v0.22.0's flags on its zone: no changes (exit 0); a create, an update and a delete listed exactly with their objects (exit 2), the zone untouched; a kubectl dump previewed",
+        default: true,
+        run: plan::run,
+    },
+    Scenario {
+        name: "differential-crd",
+        about: "external-dns v0.22.0 and extdns on DNSEndpoints of every record type and field publish identical zones and take over each other's",
+        default: true,
+        run: differential::crd,
+    },
+    Scenario {
+        name: "differential-crd-group",
+        about: "external-dns v0.20.0 and extdns on the same DNSEndpoints in externaldns.nginx.org/v1 (--crd-source-apiversion, #6414) publish identical zones and take over each other's",
+        default: true,
+        run: differential::crd_group,
     },
     Scenario {
         name: "lease",

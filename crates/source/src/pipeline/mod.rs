@@ -182,13 +182,16 @@ impl Pipeline {
 
     /// The wrappers over every source's endpoints (tagged with the source's index), and the objects each
     /// source could not evaluate (one set per source, in order).
+    /// The sources' failures go in first, so the wrappers' validation sees which objects already fail
+    /// (and in part: an invalid record of such an object adds its name to what is held).
     fn finish(&self, tagged: Vec<(usize, Endpoint)>, failed: Vec<Failures>) -> PipelineOutput {
         let names: Vec<&str> = self.sources.iter().map(|s| s.name()).collect();
-        let mut out = self.process(tagged, &names);
+        let mut out = PipelineOutput::default();
         for (name, set) in names.iter().zip(failed) {
             *out.failed_by_source.entry((*name).to_string()).or_default() += set.len();
             out.failed.extend(set);
         }
+        wrappers::process(&self.config, tagged, &names, &mut out);
         out
     }
 
