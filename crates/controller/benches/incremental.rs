@@ -4,24 +4,21 @@
 //! `full`: a full sync that finds nothing to do (the zone read, every object evaluated, every name planned);
 //! what every change costs without incremental reconcile.
 //! `one_change`: one Service's load balancer address changes and an incremental sync writes its record.
+#![allow(missing_docs, reason = "criterion_group! defines public functions of its own")]
+
+mod support;
 
 use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use extdns_controller::{Controller, ControllerConfig, Metrics, SyncState};
+use extdns_controller::{Controller, SyncState};
 use extdns_informer::{LiveCluster, LiveOptions};
-use extdns_provider::InMemoryProvider;
-use extdns_registry::{Ownership, OwnershipConfig, TxtRegistry, TxtRegistryConfig};
+use extdns_source::Source;
 use extdns_source::resolver::StaticResolver;
-use extdns_source::{Pipeline, PipelineConfig, Source};
 use extdns_source_service::{ServiceSource, ServiceSourceConfig};
 use kube::runtime::watcher::Event;
 
-// The benchmark uses only some of the builders the tests share.
-#[allow(dead_code)]
-#[path = "../tests/support/objects.rs"]
-mod objects;
-use objects::{ZONE, lb_service_in, listed, pod_in};
+use extdns_test_support::kube_objects::{lb_service_in, listed, pod_in};
 
 const SERVICES: usize = 10_000;
 const PODS: usize = 50_000;
@@ -49,17 +46,7 @@ fn setup() -> Option<(Arc<LiveCluster>, Controller)> {
     listed::<k8s_openapi::api::discovery::v1::EndpointSlice>(&cluster, Vec::new());
     listed::<k8s_openapi::api::core::v1::Node>(&cluster, Vec::new());
 
-    let ownership = Ownership::new(OwnershipConfig::default()).ok()?;
-    let mut config = ControllerConfig {
-        events: true,
-        ..ControllerConfig::default()
-    };
-    config.plan.owner_id = ownership.owner_id().to_string();
-    let provider = Arc::new(InMemoryProvider::new(vec![ZONE.to_string()]));
-    let registry = Arc::new(TxtRegistry::new(provider, TxtRegistryConfig::new(ownership)));
-    let pipeline = Pipeline::new(vec![Box::new(source)], PipelineConfig::default());
-    let metrics = Arc::new(Metrics::new("bench", "bench"));
-    let controller = Controller::new(cluster.clone(), Arc::new(pipeline), registry, config, metrics);
+    let (controller, _) = support::events_controller(&cluster, Box::new(source));
     Some((cluster, controller))
 }
 

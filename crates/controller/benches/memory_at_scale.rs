@@ -16,25 +16,23 @@
 //! `cargo bench -p extdns-controller --bench memory_at_scale`; `MEMORY_BENCH_SCALE=10` divides the object
 //! counts by ten. Under `cargo test` it runs at a hundredth of the scale as a check.
 
+mod support;
+
 use std::alloc::System;
 use std::sync::Arc;
 
 use cap::Cap;
-use extdns_controller::{Controller, ControllerConfig, Metrics, SyncState};
+use extdns_controller::SyncState;
 use extdns_informer::{LiveCluster, LiveOptions};
-use extdns_provider::InMemoryProvider;
-use extdns_registry::{Ownership, OwnershipConfig, Registry, TxtRegistry, TxtRegistryConfig};
+use extdns_registry::Registry;
+use extdns_source::Source;
 use extdns_source::resolver::StaticResolver;
-use extdns_source::{Pipeline, PipelineConfig, Source};
 use extdns_source_service::{ServiceSource, ServiceSourceConfig};
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::discovery::v1 as discovery;
 use serde_json::json;
 
-#[allow(dead_code)]
-#[path = "../tests/support/objects.rs"]
-mod objects;
-use objects::{ZONE, listed, object};
+use extdns_test_support::kube_objects::{ZONE, listed, object};
 
 #[global_allocator]
 static ALLOC: Cap<System> = Cap::new(System, usize::MAX);
@@ -170,19 +168,7 @@ fn main() {
     let slices_bytes = stored(slice_heap, &|| listed(&cluster, slices.take()));
     listed::<core::Node>(&cluster, Vec::new());
 
-    let Ok(ownership) = Ownership::new(OwnershipConfig::default()) else {
-        panic!("default ownership");
-    };
-    let mut config = ControllerConfig {
-        events: true,
-        ..ControllerConfig::default()
-    };
-    config.plan.owner_id = ownership.owner_id().to_string();
-    let provider = Arc::new(InMemoryProvider::new(vec![ZONE.to_string()]));
-    let registry = Arc::new(TxtRegistry::new(provider, TxtRegistryConfig::new(ownership)));
-    let pipeline = Pipeline::new(vec![Box::new(source)], PipelineConfig::default());
-    let metrics = Arc::new(Metrics::new("bench", "bench"));
-    let controller = Controller::new(cluster.clone(), Arc::new(pipeline), registry.clone(), config, metrics);
+    let (controller, registry) = support::events_controller(&cluster, Box::new(source));
 
     let mut state = SyncState::default();
     let live_before_first = ALLOC.allocated();

@@ -4,13 +4,16 @@
 //!
 //! `steady`: every record already exists and is owned (the common case: a sync that changes nothing).
 //! `first`: an empty zone, every record and its ownership TXT record created.
+#![allow(missing_docs, reason = "criterion_group! defines public functions of its own")]
+
+mod support;
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use extdns_controller::{Controller, ControllerConfig, DesiredEndpoints, Metrics};
-use extdns_endpoint::{Endpoint, RecordType};
+use extdns_endpoint::Endpoint;
 use extdns_informer::{Cluster, ClusterStore, LiveCluster};
 use extdns_provider::{InMemoryProvider, Provider};
 use extdns_registry::{Ownership, OwnershipConfig, Registry, TxtRegistry, TxtRegistryConfig};
@@ -26,15 +29,6 @@ impl DesiredEndpoints for Fixed {
             ..PipelineOutput::default()
         })
     }
-}
-
-fn desired(n: usize) -> Vec<Endpoint> {
-    (0..n)
-        .map(|i| {
-            let ip = format!("10.{}.{}.{}", (i >> 16) & 255, (i >> 8) & 255, i & 255);
-            Endpoint::new(&format!("svc-{i}.apps.example.com"), RecordType::A, [ip])
-        })
-        .collect()
 }
 
 fn controller(provider: Arc<InMemoryProvider>, endpoints: Vec<Endpoint>) -> Option<Controller> {
@@ -65,7 +59,7 @@ fn bench(c: &mut Criterion) {
 
         // Steady state: populate once, then measure syncs that find nothing to do.
         let provider = Arc::new(InMemoryProvider::new(vec!["example.com".into()]));
-        let Some(steady) = controller(provider, desired(n)) else {
+        let Some(steady) = controller(provider, support::desired(n)) else {
             return;
         };
         if rt.block_on(steady.run_once()).is_err() {
@@ -78,7 +72,12 @@ fn bench(c: &mut Criterion) {
         // First sync: a fresh provider each time (built outside the measurement).
         group.bench_with_input(BenchmarkId::new("first", n), &n, |b, &n| {
             b.iter_batched(
-                || controller(Arc::new(InMemoryProvider::new(vec!["example.com".into()])), desired(n)),
+                || {
+                    controller(
+                        Arc::new(InMemoryProvider::new(vec!["example.com".into()])),
+                        support::desired(n),
+                    )
+                },
                 |c| c.map(|c| rt.block_on(c.run_once()).map(|r| r.applied)),
                 criterion::BatchSize::LargeInput,
             )

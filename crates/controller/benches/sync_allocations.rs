@@ -23,6 +23,8 @@
 //! (the table gives the medians); under `cargo test` the same code runs 1,000 records once as a check.
 //! `SYNC_BENCH_RECORDS=10000` sets another number of records.
 
+mod support;
+
 use std::alloc::System;
 use std::error::Error;
 use std::hint::black_box;
@@ -61,15 +63,6 @@ impl DesiredEndpoints for Handover {
             ..PipelineOutput::default()
         })
     }
-}
-
-fn desired(n: usize) -> Vec<Endpoint> {
-    (0..n)
-        .map(|i| {
-            let ip = format!("10.{}.{}.{}", (i >> 16) & 255, (i >> 8) & 255, i & 255);
-            Endpoint::new(&format!("svc-{i}.apps.example.com"), RecordType::A, [ip])
-        })
-        .collect()
 }
 
 struct Setup {
@@ -285,7 +278,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         return Err("SYNC_BENCH_RECORDS: at least 2 records (the ownership check drops one)".into());
     }
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let records = desired(n);
+    let records = support::desired(n);
 
     // For scale: what one copy of the desired endpoints costs.
     let before = ALLOC.total_allocated();

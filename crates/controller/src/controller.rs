@@ -102,7 +102,9 @@ struct PlanInput<'a> {
 /// The loop's knobs (`--interval`, `--min-event-sync-interval`, `--events`, `--dry-run`) and the plan's.
 #[derive(Debug, Clone)]
 pub struct ControllerConfig {
+    /// `--interval`: the longest a drift from the cluster can last.
     pub interval: Duration,
+    /// `--min-event-sync-interval`: a burst of changes costs one sync, not one per change.
     pub min_event_sync_interval: Duration,
     /// Sync on cluster changes as well as on the interval.
     pub events: bool,
@@ -138,12 +140,16 @@ pub enum SyncError {
     /// The view of the cluster is incomplete, so what is missing from it may only not be listed yet.
     #[error("not every informer has synced yet; nothing was planned")]
     NotSynced,
+    /// Nothing is planned from a partial view: a failing source stops the sync.
     #[error("a source failed, nothing was planned: {0}")]
     Source(#[from] SourceError),
+    /// The registry or its provider could not read or write.
     #[error("registry: {0}")]
     Registry(#[from] RegistryError),
+    /// The view never became complete, so no sync could be trusted.
     #[error("the informers did not sync within {0:?}")]
     SyncTimeout(Duration),
+    /// Shut down while waiting for the view.
     #[error("stopped before the informers synced")]
     Cancelled,
     /// Another replica holds the leader lease (or this one could not renew it in time): only the leader
@@ -206,6 +212,8 @@ pub struct Controller {
 }
 
 impl Controller {
+    /// A controller over the cluster view, the sources' desired endpoints and the registry; `metrics` is shared
+    /// with the metrics server so it can serve what syncs record.
     pub fn new(
         cluster: Arc<dyn Cluster>,
         source: Arc<dyn DesiredEndpoints>,
@@ -258,6 +266,7 @@ impl Controller {
         self
     }
 
+    /// The metrics this controller records, for the server that exposes them.
     pub fn metrics(&self) -> &Arc<Metrics> {
         &self.metrics
     }

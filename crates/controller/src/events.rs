@@ -17,7 +17,9 @@ pub const NOTE_MAX: usize = 1024;
 /// Normal for what went as asked, Warning for what did not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum EventKind {
+    /// What went as the object asks.
     Normal,
+    /// What did not, so `kubectl get events --field-selector type=Warning` finds it.
     Warning,
 }
 
@@ -26,8 +28,11 @@ pub enum EventKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 #[non_exhaustive]
 pub enum EventReason {
+    /// A record the object asks for now exists as asked.
     RecordReady,
+    /// A record the object no longer asks for was removed.
     RecordDeleted,
+    /// A record the object asks for could not be written.
     RecordError,
     /// The object asks for something that cannot be published (a bad annotation, a failing template); its
     /// records are kept as they are.
@@ -37,6 +42,7 @@ pub enum EventReason {
 }
 
 impl EventReason {
+    /// The reason as Kubernetes shows it (external-dns's spelling for the first three).
     pub fn as_str(self) -> &'static str {
         match self {
             EventReason::RecordReady => "RecordReady",
@@ -59,7 +65,9 @@ impl EventReason {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct EventsConfig {
+    /// `RecordReady` events are wanted.
     pub record_ready: bool,
+    /// `RecordDeleted` events are wanted.
     pub record_deleted: bool,
     /// Also turns on the other Warning events (`InvalidInput`, `DeletionHeldBack`): they, too, say a
     /// record is not what the object asks for.
@@ -67,6 +75,7 @@ pub struct EventsConfig {
 }
 
 impl EventsConfig {
+    /// The set `--events-emit` names; a flag's values map one to one.
     pub fn new(record_ready: bool, record_deleted: bool, record_error: bool) -> Self {
         EventsConfig {
             record_ready,
@@ -75,6 +84,7 @@ impl EventsConfig {
         }
     }
 
+    /// Whether any event is wanted, so no recorder (and no API call) exists otherwise.
     pub fn any(&self) -> bool {
         self.record_ready || self.record_deleted || self.record_error
     }
@@ -92,11 +102,15 @@ impl EventsConfig {
 /// note lists the records), so the recorder's series de-duplication counts syncs, not records.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RecordEvent {
+    /// The object the event is recorded on, so `kubectl describe` shows it there.
     pub object: ObjectRef,
+    /// Normal or Warning.
     pub kind: EventKind,
+    /// Why; the recorder counts repeats per reason.
     pub reason: EventReason,
     /// What extdns did or tried (`CreateRecord`, `UpdateRecord`, `DeleteRecord`, `Evaluate`).
     pub action: &'static str,
+    /// The records concerned, cut to [`NOTE_MAX`] bytes as the API server requires.
     pub note: String,
 }
 
@@ -104,6 +118,7 @@ pub struct RecordEvent {
 /// a sync, so the sink reports its own errors.
 #[async_trait]
 pub trait EventSink: Send + Sync {
+    /// Publishes one sync's events; errors are the sink's to report.
     async fn emit(&self, events: Vec<RecordEvent>);
 }
 

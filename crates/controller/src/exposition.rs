@@ -18,6 +18,7 @@ pub const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; char
 pub enum Format {
     /// Prometheus's text format 0.0.4, the answer when the scraper does not ask for OpenMetrics.
     Text,
+    /// OpenMetrics 1.0.0, for scrapers that ask for it (exemplars, `_created`).
     OpenMetrics,
 }
 
@@ -58,6 +59,7 @@ impl Format {
         Format::Text
     }
 
+    /// The `Content-Type` of an answer in this format.
     pub fn content_type(self) -> &'static str {
         match self {
             Format::Text => TEXT,

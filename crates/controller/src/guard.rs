@@ -28,10 +28,12 @@ impl Default for DeletionGuard {
 }
 
 impl DeletionGuard {
+    /// A guard that holds back deletes above `percent` of a zone's owned records once at least `min` would go.
     pub fn new(percent: u8, min: usize) -> Self {
         DeletionGuard { percent, min }
     }
 
+    /// 100 % turns the guard off (`--deletion-guard-percent=100`).
     pub fn is_enabled(&self) -> bool {
         self.percent < 100
     }
@@ -91,10 +93,12 @@ pub struct ZoneVerdict {
 /// The guard's view of one sync, every zone it saw.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Verdict {
+    /// One verdict per zone the plan touches.
     pub zones: Vec<ZoneVerdict>,
 }
 
 impl Verdict {
+    /// The zones whose deletes are held back.
     pub fn blocked(&self) -> impl Iterator<Item = &ZoneVerdict> {
         self.zones.iter().filter(|z| z.blocked)
     }

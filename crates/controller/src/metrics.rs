@@ -82,8 +82,11 @@ type FloatGauge = Gauge<f64, AtomicU64>;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum WebhookCall {
+    /// `GET /records`.
     Records,
+    /// `POST /records`.
     ApplyChanges,
+    /// `POST /adjustendpoints`.
     AdjustEndpoints,
 }
 

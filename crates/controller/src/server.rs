@@ -19,11 +19,18 @@ use tokio_util::sync::CancellationToken;
 use crate::Metrics;
 use crate::exposition::Format;
 
+/// Why the metrics server could not start.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ServerError {
+    /// The address is taken or not ours to bind.
     #[error("cannot listen on metrics address {address:?}: {source}")]
-    Bind { address: String, source: std::io::Error },
+    Bind {
+        /// The `--metrics-address` value.
+        address: String,
+        /// The operating system's reason.
+        source: std::io::Error,
+    },
 }
 
 /// A running metrics server.
@@ -31,6 +38,7 @@ pub enum ServerError {
 pub struct MetricsServer {
     /// The bound address (useful when the port was 0).
     pub local_addr: SocketAddr,
+    /// The serving task; it ends at shutdown.
     pub handle: JoinHandle<()>,
 }
 

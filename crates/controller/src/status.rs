@@ -39,5 +39,6 @@ impl SyncStatus {
 /// while another replica leads). Failing to write never fails a sync, so the sink reports its own errors.
 #[async_trait]
 pub trait StatusSink: Send + Sync {
+    /// Writes one sync's outcome onto the objects it concerns.
     async fn report(&self, cluster: Arc<ClusterStore>, status: SyncStatus);
 }

@@ -17,10 +17,9 @@ use extdns_source::{Pipeline, PipelineConfig, Source};
 use extdns_source_service::{ServiceSource, ServiceSourceConfig};
 use kube::runtime::watcher::Event;
 
-mod support;
-use support::objects::{headless_service, lb_service, listed, node, node_port_service, pod, slice};
+use extdns_test_support::kube_objects::{headless_service, lb_service, listed, node, node_port_service, pod, slice};
 
-use support::objects::ZONE;
+use extdns_test_support::kube_objects::ZONE;
 
 /// The in-memory provider, counting reads and recording each written record as `action name type`.
 struct Counting {

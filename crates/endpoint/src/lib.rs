@@ -19,7 +19,6 @@
 //! assert!(json.contains(r#""recordTTL":300"#));
 //! # Ok::<(), serde_json::Error>(())
 //! ```
-#![warn(missing_docs)]
 
 mod changes;
 mod domain_filter;

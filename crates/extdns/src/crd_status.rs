@@ -35,6 +35,7 @@ pub struct CrdStatus {
 }
 
 impl CrdStatus {
+    /// A status writer for the DNSEndpoint kind as configured (`overrides`), in the source's scope (`config`).
     /// `plan` says which entries the plan leaves alone (`--domain-filter`, `--exclude-domains`,
     /// `--managed-record-types`, ...): those make `Ready` `Filtered`.
     pub fn new(client: kube::Client, overrides: &KindOverrides, config: CrdSourceConfig, plan: PlanConfig) -> Self {

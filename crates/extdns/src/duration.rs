@@ -7,8 +7,10 @@ use std::time::Duration;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum DurationError {
+    /// Not Go's duration syntax.
     #[error("invalid duration {0:?}: expected Go syntax such as 30s, 1m, 1h30m or 500ms")]
     Syntax(String),
+    /// Negative: no flag of extdns means anything by one.
     #[error("invalid duration {0:?}: negative durations are not allowed")]
     Negative(String),
 }

@@ -14,6 +14,7 @@ use crate::flags::OutputFormat;
 use crate::settings::{EndpointsSettings, ValidationError};
 use crate::wiring;
 
+/// Why `extdns endpoints` failed; decides the exit code.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum EndpointsError {
@@ -23,8 +24,10 @@ pub enum EndpointsError {
     /// A manifest could not be read; the message names the file and the document.
     #[error(transparent)]
     Manifest(#[from] ManifestError),
+    /// A source could not evaluate the objects.
     #[error("source failed: {0}")]
     Source(#[from] SourceError),
+    /// Standard output went away (a closed pipe).
     #[error("cannot write the output: {0}")]
     Output(#[from] std::io::Error),
 }

@@ -32,10 +32,11 @@ macro_rules! names {
         $(#[$meta])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum $ty {
-            $($variant,)*
+            $(#[doc = concat!("`", $name, "`.")] $variant,)*
         }
 
         impl $ty {
+            /// Every value, in the order `--help` lists them.
             pub const ALL: &[$ty] = &[$($ty::$variant,)*];
 
             /// The command-line spelling.
@@ -79,14 +80,18 @@ macro_rules! names {
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true
 )]
+/// The whole command line: a subcommand, or the controller's flags.
 pub struct Cli {
+    /// `None` runs the controller.
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// The controller's flags (also accepted, and ignored, next to a subcommand's).
     #[command(flatten)]
     pub flags: Flags,
 }
 
 // One value per process, parsed once: boxing the large variant would buy nothing.
+/// extdns's subcommands; external-dns has none.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, Subcommand)]
 pub enum Command {
@@ -120,6 +125,7 @@ pub enum Command {
     WebhookConformance(WebhookConformanceArgs),
 }
 
+/// `extdns webhook-conformance`'s arguments.
 #[derive(Debug, Clone, Args)]
 pub struct WebhookConformanceArgs {
     /// Base URL of the webhook server to check.
@@ -131,25 +137,34 @@ pub struct WebhookConformanceArgs {
     pub zone: Option<String>,
 }
 
+/// `extdns endpoints`'s arguments: an output format and every controller flag.
 #[derive(Debug, Clone, Args)]
 pub struct EndpointsArgs {
     /// How to print the endpoints: an aligned table, or a JSON array with external-dns's field names.
     #[arg(long, short = 'o', value_enum, default_value_t = OutputFormat::Table, help_heading = "Output")]
     pub output: OutputFormat,
+    /// Every controller flag, so a Deployment's arguments can be pasted.
     #[command(flatten)]
     pub flags: Flags,
 }
 
+/// `extdns plan`'s arguments: an output format and every controller flag.
 #[derive(Debug, Clone, Args)]
 pub struct PlanArgs {
     /// How to print the changes: an aligned table, or JSON with each change's old and new record.
     #[arg(long, short = 'o', value_enum, default_value_t = OutputFormat::Table, help_heading = "Output")]
     pub output: OutputFormat,
+    /// Every controller flag, so a Deployment's arguments can be pasted.
     #[command(flatten)]
     pub flags: Flags,
 }
 
+/// How `extdns endpoints` and `extdns plan` print.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[allow(
+    missing_docs,
+    reason = "clap shows a variant's doc comment in --help; the flag's own help lists the values"
+)]
 pub enum OutputFormat {
     Table,
     Json,
@@ -158,46 +173,65 @@ pub enum OutputFormat {
 /// Every controller flag, grouped as external-dns groups them.
 #[derive(Debug, Clone, Args)]
 pub struct Flags {
+    /// The Kubernetes client.
     #[command(flatten)]
     pub kube: KubeFlags,
+    /// What every source shares.
     #[command(flatten)]
     pub sources: SourceFlags,
+    /// The service source.
     #[command(flatten)]
     pub service: ServiceFlags,
+    /// The Gateway API route sources.
     #[command(flatten)]
     pub gateway: GatewayFlags,
+    /// The crd source.
     #[command(flatten)]
     pub crd: CrdFlags,
+    /// The ingress source.
     #[command(flatten)]
     pub ingress: IngressFlags,
+    /// The provider and the domains it manages.
     #[command(flatten)]
     pub provider: ProviderFlags,
+    /// The registry (ownership).
     #[command(flatten)]
     pub registry: RegistryFlags,
+    /// The loop: interval, events, dry run, logs, metrics.
     #[command(flatten)]
     pub control: ControlFlags,
+    /// Leader election among replicas.
     #[command(flatten)]
     pub leader: LeaderFlags,
+    /// The webhook provider and server.
     #[command(flatten)]
     pub webhook: WebhookFlags,
+    /// The in-memory provider.
     #[command(flatten)]
     pub inmemory: InMemoryFlags,
+    /// The RFC 2136 provider.
     #[command(flatten)]
     pub rfc2136: Rfc2136Flags,
+    /// The PowerDNS provider.
     #[command(flatten)]
     pub pdns: PdnsFlags,
+    /// The Route53 provider.
     #[command(flatten)]
     pub aws: AwsFlags,
+    /// The CoreDNS provider.
     #[command(flatten)]
     pub coredns: CorednsFlags,
+    /// The Cloudflare provider.
     #[command(flatten)]
     pub cloudflare: CloudflareFlags,
+    /// extdns's own: objects from files instead of an API server.
     #[command(flatten)]
     pub offline: OfflineFlags,
 }
 
 // ------------------------------------------------------------------------------------------- Kubernetes
 
+/// How extdns reaches the API server.
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Kubernetes")]
 pub struct KubeFlags {
@@ -235,6 +269,7 @@ impl KubeFlags {
 
 // ---------------------------------------------------------------------------------------------- Sources
 
+/// What every source shares: which sources, their scope, templates and target handling.
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Sources")]
 pub struct SourceFlags {
@@ -303,6 +338,7 @@ pub struct SourceFlags {
 }
 
 impl SourceFlags {
+    /// The `--compatibility` mode; `None` when empty.
     pub fn compatibility(&self) -> Option<Compatibility> {
         match self.compatibility.as_str() {
             "mate" => Some(Compatibility::Mate),
@@ -316,8 +352,11 @@ impl SourceFlags {
 /// `--compatibility` modes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Compatibility {
+    /// `mate`.
     Mate,
+    /// `molecule`.
     Molecule,
+    /// `kops-dns-controller`.
     KopsDnsController,
 }
 
@@ -355,6 +394,7 @@ names! {
 
 // --------------------------------------------------------------------------------------- Service source
 
+/// The service source's flags.
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Service source")]
 pub struct ServiceFlags {
@@ -388,6 +428,7 @@ pub struct ServiceFlags {
 
 // ------------------------------------------------------------------------------------- Gateway sources
 
+/// The Gateway API route sources' flags.
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Gateway API sources")]
 pub struct GatewayFlags {
@@ -405,6 +446,7 @@ pub struct GatewayFlags {
     pub gateway_listener_sets: bool,
 }
 
+/// The crd source's flags.
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "DNSEndpoint (crd) source")]
 pub struct CrdFlags {
@@ -417,6 +459,7 @@ pub struct CrdFlags {
     pub crd_source_kind: String,
 }
 
+/// The ingress source's flags.
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Ingress source")]
 pub struct IngressFlags {
@@ -434,6 +477,7 @@ pub struct IngressFlags {
 
 // ------------------------------------------------------------------------------------------- Providers
 
+/// Which provider, which of its zones and records, and how changes are batched.
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Providers and domains")]
 pub struct ProviderFlags {
@@ -517,6 +561,7 @@ names! {
 
 // ---------------------------------------------------------------------------------- Policy and registry
 
+/// The registry and its ownership records.
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Policy and registry")]
 pub struct RegistryFlags {
@@ -563,6 +608,7 @@ pub struct RegistryFlags {
 }
 
 names! {
+    /// `--policy`: how far the plan may change records extdns owns.
     pub enum PolicyName {
         Sync = "sync",
         UpsertOnly = "upsert-only",
@@ -571,6 +617,7 @@ names! {
 }
 
 names! {
+    /// `--registry`: how ownership of records is kept.
     pub enum RegistryName {
         Txt = "txt",
         Noop = "noop",
@@ -582,6 +629,7 @@ names! {
 
 // ------------------------------------------------------------------------------ Control loop and logging
 
+/// The loop, its logs and its metrics.
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Control loop, logging and metrics")]
 pub struct ControlFlags {
@@ -650,7 +698,12 @@ pub struct LeaderFlags {
     pub leader_elect_resource_namespace: String,
 }
 
+/// `--log-format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[allow(
+    missing_docs,
+    reason = "clap shows a variant's doc comment in --help; the flag's own help lists the values"
+)]
 pub enum LogFormat {
     Text,
     Json,
@@ -658,6 +711,10 @@ pub enum LogFormat {
 
 /// external-dns's (logrus) level names. Panic and fatal log only errors: extdns has no more severe level.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
+#[allow(
+    missing_docs,
+    reason = "clap shows a variant's doc comment in --help; the flag's own help lists the values"
+)]
 pub enum LogLevel {
     Panic,
     Fatal,
@@ -670,6 +727,7 @@ pub enum LogLevel {
 
 // -------------------------------------------------------------------------------------------- Webhook
 
+/// The webhook provider client and `--webhook-server`.
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Webhook provider")]
 pub struct WebhookFlags {
@@ -706,6 +764,7 @@ pub struct WebhookFlags {
 
 // ------------------------------------------------------------------------------------------- InMemory
 
+/// The in-memory provider's flags.
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "In-memory provider")]
 pub struct InMemoryFlags {
@@ -716,6 +775,7 @@ pub struct InMemoryFlags {
 
 // -------------------------------------------------------------------------------------------- RFC2136
 
+/// The RFC 2136 provider's flags.
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "RFC2136 provider")]
 pub struct Rfc2136Flags {
@@ -819,7 +879,12 @@ impl Rfc2136Flags {
     }
 }
 
+/// `--rfc2136-load-balancing-strategy`: which server of `--rfc2136-host` gets each request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[allow(
+    missing_docs,
+    reason = "clap shows a variant's doc comment in --help; the flag's own help lists the values"
+)]
 pub enum LoadBalancingStrategy {
     Random,
     RoundRobin,
@@ -828,6 +893,7 @@ pub enum LoadBalancingStrategy {
 
 // ------------------------------------------------------------------------------------------- PowerDNS
 
+/// The PowerDNS provider's flags.
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "PowerDNS provider")]
 pub struct PdnsFlags {
@@ -857,6 +923,7 @@ pub struct PdnsFlags {
 
 // ------------------------------------------------------------------------------------------------ AWS
 
+/// The Route53 provider's flags.
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "AWS provider")]
 pub struct AwsFlags {
@@ -943,6 +1010,7 @@ pub struct AwsFlags {
 
 // -------------------------------------------------------------------------------------------- CoreDNS
 
+/// The CoreDNS provider's flags.
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "CoreDNS provider")]
 pub struct CorednsFlags {
@@ -961,6 +1029,7 @@ pub struct CorednsFlags {
 
 // ----------------------------------------------------------------------------------------- Cloudflare
 
+/// The Cloudflare provider's flags.
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Cloudflare provider")]
 pub struct CloudflareFlags {
@@ -1018,6 +1087,7 @@ pub struct CloudflareFlags {
 
 // ------------------------------------------------------------------------------------ extdns's own flags
 
+/// extdns's own flags.
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Offline cluster (extdns only)")]
 pub struct OfflineFlags {

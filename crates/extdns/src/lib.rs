@@ -31,13 +31,6 @@ pub mod plan;
 pub mod providers;
 pub mod run;
 pub mod settings;
-pub mod settings_aws;
-pub mod settings_cloudflare;
-pub mod settings_coredns;
-pub mod settings_leader;
-mod settings_pdns;
-mod settings_unsupported;
-pub mod settings_webhook;
 pub mod webhook_conformance;
 pub mod webhook_server;
 pub mod wiring;
@@ -84,15 +77,10 @@ where
     };
     match cli.command {
         None if cli.flags.webhook.webhook_server => {
-            let flags = cli.flags;
-            let settings = match settings_webhook::server(&flags) {
+            let settings = match checked(&cli.flags, settings::webhook::server) {
                 Ok(settings) => settings,
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    return ExitCode::from(EXIT_USAGE);
-                }
+                Err(code) => return code,
             };
-            logging::init(flags.control.log_format, flags.control.log_level);
             match runtime.block_on(webhook_server::run(&settings)) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
@@ -102,15 +90,10 @@ where
             }
         }
         None => {
-            let flags = cli.flags;
-            let settings = match settings::controller(&flags) {
+            let settings = match checked(&cli.flags, settings::controller) {
                 Ok(settings) => settings,
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    return ExitCode::from(EXIT_USAGE);
-                }
+                Err(code) => return code,
             };
-            logging::init(flags.control.log_format, flags.control.log_level);
             match runtime.block_on(run::run(&settings)) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
@@ -126,14 +109,10 @@ where
             }
         }
         Some(Command::Endpoints(args)) => {
-            let settings = match settings::endpoints(&args.flags) {
+            let settings = match checked(&args.flags, settings::endpoints) {
                 Ok(settings) => settings,
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    return ExitCode::from(EXIT_USAGE);
-                }
+                Err(code) => return code,
             };
-            logging::init(args.flags.control.log_format, args.flags.control.log_level);
             let mut stdout = std::io::stdout().lock();
             let mut stderr = std::io::stderr();
             match runtime.block_on(endpoints::run(&settings, args.output, &mut stdout, &mut stderr)) {
@@ -168,6 +147,17 @@ where
             ExitCode::from(runtime.block_on(webhook_conformance::run(&args, &mut stdout)))
         }
     }
+}
+
+/// The settings `check` reads from `flags`, then logging started as the flags say. A configuration extdns
+/// refuses is reported before anything runs, with the usage exit code.
+fn checked<S>(flags: &Flags, check: impl FnOnce(&Flags) -> Result<S, ValidationError>) -> Result<S, ExitCode> {
+    let settings = check(flags).map_err(|e| {
+        eprintln!("error: {e}");
+        ExitCode::from(EXIT_USAGE)
+    })?;
+    logging::init(flags.control.log_format, flags.control.log_level);
+    Ok(settings)
 }
 
 /// An error and its causes on one line. Our errors' messages already include their cause's text (see

@@ -61,7 +61,7 @@ pub async fn build_observed_provider(
             let mut config = config.clone();
             config.observer = observer;
             let provider = extdns_provider_pdns::PdnsProvider::new(&config)
-                .map_err(|e| ValidationError(format!("{}: {e}", crate::settings_pdns::pdns_flag(&e))))?;
+                .map_err(|e| ValidationError(format!("{}: {e}", crate::settings::pdns::flag(&e))))?;
             Ok(Arc::new(provider))
         }
         ProviderSettings::Coredns(config) => {

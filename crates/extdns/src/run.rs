@@ -16,8 +16,9 @@ use tracing::info;
 use crate::crd_status::CrdStatus;
 use crate::events::KubeEvents;
 use crate::providers::build_observed_provider;
-use crate::settings::{ClusterSettings, EnabledSource, KubeSettings, RegistrySettings, Settings, ValidationError};
-use crate::settings_leader::LeaderSettings;
+use crate::settings::{
+    ClusterSettings, EnabledSource, KubeSettings, LeaderSettings, RegistrySettings, Settings, ValidationError,
+};
 use crate::wiring;
 
 /// How long `--once` waits for the informers' first list (external-dns's cache-sync timeout).

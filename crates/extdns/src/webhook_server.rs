@@ -11,7 +11,7 @@ use tracing::info;
 
 use crate::providers::build_observed_provider;
 use crate::run::{REVISION, VERSION, spawn_signal_handler};
-use crate::settings_webhook::WebhookServerSettings;
+use crate::settings::WebhookServerSettings;
 
 /// Serves until SIGTERM/SIGINT. `/healthz` and `/metrics` are on the metrics address, as for the
 /// controller (external-dns's server has none; a kubelet probe needs one).

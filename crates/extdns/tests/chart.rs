@@ -8,8 +8,7 @@
 
 // Shared with tests/deploy.rs, which also uses the kind list.
 #[allow(dead_code)]
-#[path = "support/kinds.rs"]
-mod kinds;
+mod support;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -17,7 +16,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use kinds::{Scope, api_resource, strings};
+use support::kinds::{Scope, api_resource, strings};
 
 type Error = Box<dyn std::error::Error>;
 

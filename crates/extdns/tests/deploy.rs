@@ -3,8 +3,7 @@
 //! reads credentials only from its own Secret, whose example names every key it reads; the leader-election
 //! component's Lease is the one the replicas use.
 
-#[path = "support/kinds.rs"]
-mod kinds;
+mod support;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -12,7 +11,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use kinds::{ALL_KINDS, api_resource, strings};
+use support::kinds::{ALL_KINDS, api_resource, strings};
 
 type Error = Box<dyn std::error::Error>;
 

@@ -47,6 +47,7 @@ impl fmt::Display for UnavailableReason {
 /// missing (the RBAC rule or the CRD), complete enough for one warning to say how to fix it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unavailable {
+    /// Why the kind cannot be listed; decides how soon it is checked again.
     pub reason: UnavailableReason,
     /// `group/version` tried.
     pub api_version: String,

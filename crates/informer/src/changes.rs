@@ -39,6 +39,7 @@ impl ChangeSet {
         }
     }
 
+    /// Whether the change set lost track (a relist) and every object must be looked at.
     pub fn is_everything(&self) -> bool {
         self.everything
     }

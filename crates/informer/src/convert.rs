@@ -46,6 +46,7 @@ pub const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
 pub struct PodAnnotationPrefixes(Vec<String>);
 
 impl PodAnnotationPrefixes {
+    /// The prefixes whose annotations a Pod keeps; any other annotation is dropped when it is stored.
     pub fn new<I, S>(prefixes: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -59,6 +60,7 @@ impl PodAnnotationPrefixes {
         self.0.iter().any(|p| key.starts_with(p.as_str()))
     }
 
+    /// The prefixes, in the order given.
     pub fn prefixes(&self) -> &[String] {
         &self.0
     }
@@ -124,6 +126,42 @@ fn condition_is_true<'a>(conditions: impl IntoIterator<Item = &'a Condition>, ty
 
 // -------------------------------------------------------------------------------------------- core/v1
 
+/// One `status.loadBalancer.ingress[]` entry: Services and Ingresses have a type each, with the same fields.
+trait LoadBalancerAddress {
+    fn ip(&self) -> &Option<String>;
+    fn hostname(&self) -> &Option<String>;
+}
+
+impl LoadBalancerAddress for core::LoadBalancerIngress {
+    fn ip(&self) -> &Option<String> {
+        &self.ip
+    }
+    fn hostname(&self) -> &Option<String> {
+        &self.hostname
+    }
+}
+
+impl LoadBalancerAddress for networking::IngressLoadBalancerIngress {
+    fn ip(&self) -> &Option<String> {
+        &self.ip
+    }
+    fn hostname(&self) -> &Option<String> {
+        &self.hostname
+    }
+}
+
+/// `status.loadBalancer.ingress` of a Service or an Ingress, in order.
+fn load_balancer_ingress<A: LoadBalancerAddress>(entries: Option<&Vec<A>>) -> Vec<LoadBalancerIngress> {
+    entries
+        .into_iter()
+        .flatten()
+        .map(|a| LoadBalancerIngress {
+            ip: a.ip().clone(),
+            hostname: a.hostname().clone(),
+        })
+        .collect_exact()
+}
+
 impl From<&core::Service> for Service {
     fn from(s: &core::Service) -> Service {
         let spec = s.spec.as_ref();
@@ -157,14 +195,7 @@ impl From<&core::Service> for Service {
                     }),
                 })
                 .collect_exact(),
-            load_balancer_ingress: ingress
-                .into_iter()
-                .flatten()
-                .map(|i| LoadBalancerIngress {
-                    ip: i.ip.clone(),
-                    hostname: i.hostname.clone(),
-                })
-                .collect_exact(),
+            load_balancer_ingress: load_balancer_ingress(ingress),
             template_fields: None,
         }
     }
@@ -349,14 +380,7 @@ impl From<&networking::Ingress> for Ingress {
                 .flatten()
                 .flat_map(|t| t.hosts.iter().flatten().cloned())
                 .collect_exact(),
-            load_balancer_ingress: lb
-                .into_iter()
-                .flatten()
-                .map(|i| LoadBalancerIngress {
-                    ip: i.ip.clone(),
-                    hostname: i.hostname.clone(),
-                })
-                .collect_exact(),
+            load_balancer_ingress: load_balancer_ingress(lb),
             template_fields: None,
         }
     }

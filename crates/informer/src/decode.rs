@@ -26,6 +26,7 @@ const MAX_PROBLEM: usize = 300;
 pub struct DecodeError {
     /// `.` when the object itself has the wrong shape.
     pub path: String,
+    /// What is wrong there, as the decoder said.
     pub problem: String,
 }
 

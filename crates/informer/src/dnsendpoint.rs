@@ -22,23 +22,30 @@ use crate::view;
 /// A DNSEndpoint as the API serves it.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 pub struct DnsEndpoint {
+    /// Identity; `generation` is what the status's `observedGeneration` echoes.
     #[serde(default)]
     pub metadata: ObjectMeta,
+    /// `None` when the object has no spec (it publishes nothing).
     #[serde(default)]
     pub spec: Option<DnsEndpointSpec>,
+    /// What extdns last wrote back.
     #[serde(default)]
     pub status: Option<DnsEndpointStatus>,
 }
 
+/// The records a DNSEndpoint asks for.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 pub struct DnsEndpointSpec {
+    /// The entries as written; a `null` entry stays so later indexes keep their place.
     #[serde(default)]
     pub endpoints: Option<Vec<Option<EndpointEntry>>>,
 }
 
+/// What extdns writes back after each sync.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DnsEndpointStatus {
+    /// The `metadata.generation` the status describes.
     #[serde(default)]
     pub observed_generation: Option<i64>,
     /// external-dns's open PR #6609; absent under v0.22's CRD, whose schema prunes them.
@@ -50,12 +57,16 @@ pub struct DnsEndpointStatus {
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StatusCondition {
+    /// `Accepted` or `Ready`.
     #[serde(default, rename = "type")]
     pub type_: String,
+    /// `True`, `False` or `Unknown`.
     #[serde(default)]
     pub status: String,
+    /// A CamelCase word for machines.
     #[serde(default)]
     pub reason: String,
+    /// A sentence for people.
     #[serde(default)]
     pub message: String,
 }
@@ -64,26 +75,36 @@ pub struct StatusCondition {
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EndpointEntry {
+    /// The record's name.
     #[serde(default)]
     pub dns_name: Option<String>,
+    /// The record's values.
     #[serde(default)]
     pub targets: Option<Vec<String>>,
+    /// `A`, `CNAME`, `TXT`, ...
     #[serde(default)]
     pub record_type: Option<String>,
+    /// Tells apart records of one name and type for routing policies.
     #[serde(default)]
     pub set_identifier: Option<String>,
+    /// Seconds; absent or 0 leaves the provider's default.
     #[serde(default, rename = "recordTTL")]
     pub record_ttl: Option<i64>,
+    /// Copied into the record's labels (the TXT registry keeps them).
     #[serde(default)]
     pub labels: Option<BTreeMap<String, String>>,
+    /// Provider options (`aws/evaluate-target-health`, ...).
     #[serde(default)]
     pub provider_specific: Option<Vec<ProviderSpecificEntry>>,
 }
 
+/// One provider option of an entry.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 pub struct ProviderSpecificEntry {
+    /// The option's name, as the provider reads it.
     #[serde(default)]
     pub name: String,
+    /// Its value, as written.
     #[serde(default)]
     pub value: String,
 }
@@ -115,7 +136,9 @@ impl Resource for DnsEndpoint {
 
 /// external-dns's default group, version and kind (`--crd-source-apiversion`, `--crd-source-kind`).
 pub const DEFAULT_GROUP: &str = "externaldns.k8s.io";
+/// The version external-dns's CRD serves.
 pub const DEFAULT_VERSION: &str = "v1alpha1";
+/// The kind `--crd-source-kind` defaults to.
 pub const DEFAULT_KIND: &str = "DNSEndpoint";
 
 impl Sealed for DnsEndpoint {

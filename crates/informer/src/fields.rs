@@ -114,6 +114,7 @@ impl TemplateFields {
         }
     }
 
+    /// The fields kept for `kind`; `None` when templates read nothing beyond its view.
     pub fn get(&self, kind: ResourceKind) -> Option<&FieldTree> {
         self.per_kind.get(&kind)
     }

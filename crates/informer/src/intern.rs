@@ -24,6 +24,7 @@ struct Set {
 const MIN_PURGE_AT: usize = 1024;
 
 impl Interner {
+    /// An empty interner; the store holds one for its lifetime.
     pub fn new() -> Self {
         Self::default()
     }
@@ -56,6 +57,7 @@ impl Interner {
         self.lock().strings.len()
     }
 
+    /// Whether nothing is interned yet.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

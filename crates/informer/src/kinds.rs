@@ -23,27 +23,36 @@ use kube::core::ApiResource;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use tokio::task::JoinHandle;
+use tokio::task::{AbortHandle, JoinHandle};
 
 use crate::decode::{self, DecodeError};
 use crate::dnsendpoint::DnsEndpoint;
-use crate::live::Inner;
+use crate::live::{ApiAccess, Inner};
 use crate::store::{AnyIndex, Index, Item};
 use crate::view::RouteKind;
-use crate::{ClusterStore, Interner, LoadOptions, PodAnnotationPrefixes, TemplateFields};
+use crate::{ClusterStore, Interner, LoadOptions, PodAnnotationPrefixes, Sym, TemplateFields};
 
 /// The kinds of Kubernetes objects extdns can watch. A source lists the kinds it reads, and the live
 /// cluster starts watchers for those kinds only. The order is the order of [`KINDS`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ResourceKind {
+    /// core/v1 Service.
     Service,
+    /// discovery.k8s.io/v1 EndpointSlice.
     EndpointSlice,
+    /// core/v1 Pod.
     Pod,
+    /// core/v1 Node.
     Node,
+    /// core/v1 Namespace.
     Namespace,
+    /// gateway.networking.k8s.io Gateway.
     Gateway,
+    /// gateway.networking.k8s.io ListenerSet.
     ListenerSet,
+    /// A Gateway API route; one index per route kind.
     Route(RouteKind),
+    /// networking.k8s.io/v1 Ingress.
     Ingress,
     /// external-dns's DNSEndpoint; its group, version and kind may be configured ([`KindOverrides`]).
     DnsEndpoint,
@@ -81,6 +90,7 @@ pub enum ChangeKey {
 
 /// One kind extdns can watch.
 pub struct KindSpec {
+    /// Which kind this row declares.
     pub kind: ResourceKind,
     /// The API kind: `Service`, `HTTPRoute`, ...
     pub name: &'static str,
@@ -91,8 +101,13 @@ pub struct KindSpec {
     pub versions: &'static [&'static str],
     /// The resource name in URLs: `services`, `httproutes`, ...
     pub plural: &'static str,
+    /// Namespaced or cluster-wide; decides how watches and keys are scoped.
     pub scope: Scope,
+    /// Which objects a change of this kind marks changed.
     pub changes: ChangeKey,
+    /// Kept by the live view only while an object of this kind selects it (by labels, in its namespace):
+    /// sources read no other object of the kind ([`crate::LiveOptions::pods_on_demand`]).
+    pub kept_while_selected_by: Option<ResourceKind>,
     /// The API type, type-erased: what the generic paths call.
     pub(crate) ops: &'static dyn KindOps,
 }
@@ -122,7 +137,7 @@ pub static KINDS: [KindSpec; 14] = {
     [
         row(K::Service, "Service", "", &["v1"], "services", Namespaced(Sources), Own, &Typed::<core::Service>(PhantomData)),
         row(K::EndpointSlice, "EndpointSlice", "discovery.k8s.io", &["v1"], "endpointslices", Namespaced(Sources), Group, &Typed::<discovery::EndpointSlice>(PhantomData)),
-        row(K::Pod, "Pod", "", &["v1"], "pods", Namespaced(Sources), Own, &Typed::<core::Pod>(PhantomData)),
+        row(K::Pod, "Pod", "", &["v1"], "pods", Namespaced(Sources), Own, &Typed::<core::Pod>(PhantomData)).kept_while_selected_by(K::Service),
         row(K::Node, "Node", "", &["v1"], "nodes", Cluster, Own, &Typed::<core::Node>(PhantomData)),
         row(K::Namespace, "Namespace", "", &["v1"], "namespaces", Cluster, Own, &Typed::<core::Namespace>(PhantomData)),
         row(K::Gateway, "Gateway", GW, &["v1", "v1beta1"], "gateways", Namespaced(Gateways), Own, &Typed::<gateways::Gateway>(PhantomData)),
@@ -157,8 +172,36 @@ const fn row(
         plural,
         scope,
         changes,
+        kept_while_selected_by: None,
         ops,
     }
+}
+
+impl KindSpec {
+    /// This row, its objects kept only while an object of `kind` selects them.
+    const fn kept_while_selected_by(mut self, kind: ResourceKind) -> KindSpec {
+        self.kept_while_selected_by = Some(kind);
+        self
+    }
+}
+
+/// The one kind the table keeps on demand, and the kind whose objects select it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Demand {
+    /// The kind kept only while selected.
+    pub(crate) kept: ResourceKind,
+    /// The kind whose objects' selectors say which are kept.
+    pub(crate) selected_by: ResourceKind,
+}
+
+/// The table's kind kept on demand, if any.
+pub(crate) fn demand() -> Option<Demand> {
+    KINDS.iter().find_map(|s| {
+        s.kept_while_selected_by.map(|selected_by| Demand {
+            kept: s.kind,
+            selected_by,
+        })
+    })
 }
 
 impl ResourceKind {
@@ -269,6 +312,7 @@ impl KindSpec {
 pub struct KindOverrides(BTreeMap<ResourceKind, ApiResource>);
 
 impl KindOverrides {
+    /// No override: every kind is read as the table declares it.
     pub fn new() -> Self {
         Self::default()
     }
@@ -377,8 +421,11 @@ pub(crate) mod sealed {
 
 /// What a conversion shares with every other: the store's interner and what the options keep.
 pub struct Convert<'a> {
+    /// Shares repeated strings (namespaces, label keys) between objects.
     pub interner: &'a Interner,
+    /// Which Pod annotations are kept.
     pub pod_annotation_prefixes: &'a PodAnnotationPrefixes,
+    /// Which fields beyond the view templates read.
     pub template_fields: &'a TemplateFields,
 }
 
@@ -411,6 +458,8 @@ pub(crate) trait KindOps: Sync {
     /// Starts the watcher of this kind in `namespace` (all for `None`), at the version discovery finds
     /// served ([`crate::availability`]).
     fn watch(&self, namespace: Option<&str>, inner: Arc<Inner>) -> Option<JoinHandle<()>>;
+    /// Lists the objects of `namespace` that `labels` selects into the live view (new demand).
+    fn list_selected(&self, inner: Arc<Inner>, api: ApiAccess, namespace: Sym, labels: String, id: u64) -> AbortHandle;
 }
 
 struct Typed<K>(PhantomData<fn() -> K>);
@@ -434,6 +483,10 @@ impl<K: Watched> KindOps for Typed<K> {
 
     fn watch(&self, namespace: Option<&str>, inner: Arc<Inner>) -> Option<JoinHandle<()>> {
         crate::live::spawn_watch::<K>(namespace, inner)
+    }
+
+    fn list_selected(&self, inner: Arc<Inner>, api: ApiAccess, namespace: Sym, labels: String, id: u64) -> AbortHandle {
+        crate::pod_demand::spawn_list_selected::<K>(inner, api, namespace, labels, id)
     }
 }
 

@@ -61,14 +61,19 @@ pub struct LiveOptions {
     pub overrides: KindOverrides,
 }
 
+/// Why the live view could not start or sync.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum InformerError {
+    /// Watchers are tasks: they need a Tokio runtime to run on.
     #[error("the live cluster must be started inside a Tokio runtime")]
     NoRuntime(#[source] tokio::runtime::TryCurrentError),
+    /// The initial list did not finish in time; nothing may be planned from a partial view.
     #[error("the initial list of {} did not complete within {timeout:?}", kinds(pending))]
     SyncTimeout {
+        /// The kinds still listing.
         pending: Vec<ResourceKind>,
+        /// How long was waited.
         timeout: Duration,
     },
 }

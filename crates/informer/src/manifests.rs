@@ -49,6 +49,7 @@ pub struct LoadOptions {
 /// Where in the input an object came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Location {
+    /// The file, shared by every document in it.
     pub path: Arc<Path>,
     /// 1-based, counting every document of the file (empty ones too; a blank preamble before the first
     /// `---` is not a document).
@@ -72,61 +73,120 @@ impl fmt::Display for Location {
     }
 }
 
+/// Why a manifest file or document could not be read.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ManifestError {
+    /// A file or directory could not be read.
     #[error("cannot read {}: {source}", path.display())]
     Io {
+        /// The path that failed.
         path: PathBuf,
+        /// The operating system's reason.
         #[source]
         source: std::io::Error,
     },
+    /// A YAML document does not parse.
     #[error("{at}: cannot parse: {}", yaml_message(source))]
     Yaml {
+        /// Where the document is.
         at: Location,
+        /// The parser's reason (boxed: it is large).
         #[source]
         source: Box<serde_saphyr::Error>,
     },
+    /// A JSON file does not parse.
     #[error("{at}: cannot parse: {source}")]
     Json {
+        /// Where the document is.
         at: Location,
+        /// The parser's reason.
         #[source]
         source: serde_json::Error,
     },
+    /// A document that is not a mapping.
     #[error("{at}: expected a Kubernetes object, found {found}")]
-    NotAnObject { at: Location, found: &'static str },
+    NotAnObject {
+        /// Where the document is.
+        at: Location,
+        /// What it is instead (a list, a string, ...).
+        found: &'static str,
+    },
+    /// A `List` whose `items` is not a sequence.
     #[error("{at}: {kind}: items is not a list")]
-    ItemsNotAList { at: Location, kind: String },
+    ItemsNotAList {
+        /// Where the document is.
+        at: Location,
+        /// The list's kind.
+        kind: String,
+    },
+    /// A `List` item that is itself a `List`, which kubectl refuses too.
     #[error("{at}: a List inside a List")]
-    NestedList { at: Location },
+    NestedList {
+        /// Where the item is.
+        at: Location,
+    },
+    /// An object without `kind`.
     #[error("{at}: object has no kind")]
-    NoKind { at: Location },
+    NoKind {
+        /// Where the object is.
+        at: Location,
+    },
+    /// An object without `apiVersion`.
     #[error("{at}: {kind} has no apiVersion")]
-    NoApiVersion { at: Location, kind: String },
+    NoApiVersion {
+        /// Where the object is.
+        at: Location,
+        /// Its kind.
+        kind: String,
+    },
     #[error(
         "{at}: unknown kind {kind} (apiVersion {api_version}); extdns reads {} and List",
         kinds::readable()
     )]
+    /// A kind no source reads.
     UnknownKind {
+        /// Where the object is.
         at: Location,
+        /// Its `apiVersion`.
         api_version: String,
+        /// Its `kind`.
         kind: String,
     },
+    /// `metadata` that is not a mapping.
     #[error("{at}: {kind}: metadata is not a mapping")]
-    MetadataNotAMapping { at: Location, kind: String },
+    MetadataNotAMapping {
+        /// Where the object is.
+        at: Location,
+        /// Its kind.
+        kind: String,
+    },
+    /// An object without a name cannot be keyed.
     #[error("{at}: {kind} has no metadata.name")]
-    MissingName { at: Location, kind: String },
+    MissingName {
+        /// Where the object is.
+        at: Location,
+        /// Its kind.
+        kind: String,
+    },
+    /// A name that is not a string.
     #[error("{at}: {kind}: metadata.name must be a string, found {found}")]
     NameNotAString {
+        /// Where the object is.
         at: Location,
+        /// Its kind.
         kind: String,
+        /// What the name is instead.
         found: &'static str,
     },
     /// The object names itself but the typed model cannot read it.
     #[error("{at}: invalid {object}: {source}")]
     Decode {
+        /// Where the object is.
         at: Location,
+        /// The object, so a warning names it.
         object: ObjectKey,
+        /// Which field the model could not read (boxed: it is large).
         #[source]
         source: Box<DecodeError>,
     },
@@ -178,20 +238,28 @@ pub enum ManifestWarning {
     /// The same object twice; the later one is used, as `kubectl apply` would.
     #[error("{at}: {object} appears again (first at {earlier}); the later one is used")]
     Duplicate {
+        /// Where the later copy is.
         at: Location,
+        /// Where the first one was.
         earlier: Location,
+        /// The object both name.
         object: ObjectKey,
     },
     /// A FIFO, socket or device in a directory: reading it could block forever, so only regular files
     /// under a directory are read.
     #[error("{}: not a regular file; skipped", path.display())]
-    NotRegularFile { path: PathBuf },
+    NotRegularFile {
+        /// The path skipped.
+        path: PathBuf,
+    },
 }
 
 /// A store built from files, and what was skipped or replaced on the way.
 #[derive(Debug)]
 pub struct Loaded {
+    /// The objects, converted as the live view would.
     pub store: ClusterStore,
+    /// What was skipped or replaced, for the caller to log.
     pub warnings: Vec<ManifestWarning>,
 }
 
@@ -226,6 +294,7 @@ impl Loaded {
 pub struct SkippedKinds(std::collections::BTreeMap<String, usize>);
 
 impl SkippedKinds {
+    /// Whether nothing was skipped, so there is nothing to report.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
@@ -311,7 +380,9 @@ pub fn load_lenient(paths: &[PathBuf], opts: &LoadOptions) -> Result<Loaded, Man
 /// The input formats [`Loader::add_str`] reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
+    /// YAML, one or more documents.
     Yaml,
+    /// JSON, one document.
     Json,
 }
 

@@ -14,6 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
+use crate::StrMap;
 use crate::availability::Unavailable;
 use crate::intern::Interner;
 use crate::kinds::KINDS;
@@ -26,13 +27,16 @@ use crate::{ResourceKind, Sym};
 /// published can be told apart from records of objects that are gone.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ObjectKey {
+    /// The kind, so keys of two kinds never collide.
     pub kind: ResourceKind,
     /// Empty for cluster-scoped kinds.
     pub namespace: String,
+    /// `metadata.name`.
     pub name: String,
 }
 
 impl ObjectKey {
+    /// The key of one object.
     pub fn new(kind: ResourceKind, namespace: &str, name: &str) -> Self {
         ObjectKey {
             kind,
@@ -86,6 +90,7 @@ impl Default for ClusterStore {
 }
 
 impl ClusterStore {
+    /// An empty store; every kind reads unsynced until its first list.
     pub fn new() -> Self {
         Self::default()
     }
@@ -93,6 +98,11 @@ impl ClusterStore {
     /// The index of `kind`, if its views are `V`.
     pub(crate) fn index<V: Item>(&self, kind: ResourceKind) -> Option<&Index<V>> {
         self.indexes.get(kind.slot())?.as_any().downcast_ref()
+    }
+
+    /// The index of `kind`, whatever its views.
+    pub(crate) fn any_index(&self, kind: ResourceKind) -> Option<&dyn AnyIndex> {
+        self.indexes.get(kind.slot()).map(|i| &**i)
     }
 
     fn index_mut<V: Item>(&mut self, kind: ResourceKind) -> Option<&mut Index<V>> {
@@ -204,6 +214,16 @@ pub trait Item: PartialEq + Send + Sync + 'static {
     }
     /// The metadata, for the kinds that keep it whole.
     fn meta_mut(&mut self) -> Option<&mut Meta> {
+        None
+    }
+    /// The labels selectors match, for the kind kept only while selected
+    /// ([`crate::kinds::KindSpec::kept_while_selected_by`]).
+    fn labels(&self) -> Option<&StrMap> {
+        None
+    }
+    /// For the kind whose objects select a kind kept on demand: the selector of the objects this one
+    /// reads; `None` when it reads none.
+    fn selects(&self) -> Option<&StrMap> {
         None
     }
     /// Shares the view's repeated strings through `interner` (label and annotation keys by default).
@@ -425,6 +445,15 @@ pub(crate) trait AnyIndex: Send + Sync {
     fn mark_mut(&mut self, ns: Sym, name: &str);
     fn undecodable_into(&self, out: &mut Vec<ObjectKey>);
     fn is_undecodable(&self, ns: &str, name: &str) -> bool;
+    /// A list that will replace the index is in progress.
+    fn is_relisting(&self) -> bool;
+    /// Forgets every stored object with labels that `keep` rejects (given its namespace); returns how many
+    /// went.
+    fn retain_labelled(&self, keep: &dyn Fn(&str, &StrMap) -> bool) -> usize;
+    /// The selector of the stored object `ns/name` ([`Item::selects`]); `None` when it is not stored.
+    fn selector_of(&self, ns: &str, name: &str) -> Option<Option<StrMap>>;
+    /// Every stored object that selects, with its namespace, name and selector ([`Item::selects`]).
+    fn selectors(&self) -> Vec<(Sym, Box<str>, StrMap)>;
 }
 
 impl<V: Item> AnyIndex for Index<V> {
@@ -448,6 +477,25 @@ impl<V: Item> AnyIndex for Index<V> {
     fn is_undecodable(&self, ns: &str, name: &str) -> bool {
         let st = self.read();
         !st.undecodable.is_empty() && st.undecodable.contains(&(Sym::new(ns), Box::from(name)))
+    }
+    fn is_relisting(&self) -> bool {
+        Index::is_relisting(self)
+    }
+    fn retain_labelled(&self, keep: &dyn Fn(&str, &StrMap) -> bool) -> usize {
+        self.retain(|ns, v| v.labels().is_none_or(|labels| keep(ns, labels)))
+    }
+    fn selector_of(&self, ns: &str, name: &str) -> Option<Option<StrMap>> {
+        self.get(ns, name).map(|v| v.selects().cloned())
+    }
+    fn selectors(&self) -> Vec<(Sym, Box<str>, StrMap)> {
+        let st = self.read();
+        st.by_ns
+            .iter()
+            .flat_map(|(ns, set)| {
+                set.iter()
+                    .filter_map(move |o| Some((ns.clone(), Box::from(o.0.name()), o.0.selects()?.clone())))
+            })
+            .collect()
     }
 }
 

@@ -9,10 +9,12 @@ use std::sync::Arc;
 pub struct Sym(Arc<str>);
 
 impl Sym {
+    /// The shared text of `s`.
     pub fn new(s: &str) -> Self {
         Sym(Arc::from(s))
     }
 
+    /// The text.
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -79,6 +81,7 @@ impl fmt::Display for Sym {
 pub struct StrMap(Box<[(Sym, Sym)]>);
 
 impl StrMap {
+    /// The value of `key`; a lookup by binary search, as the map is sorted.
     pub fn get(&self, key: &str) -> Option<&str> {
         self.0
             .binary_search_by(|(k, _)| k.as_str().cmp(key))
@@ -86,18 +89,22 @@ impl StrMap {
             .map(|i| self.0[i].1.as_str())
     }
 
+    /// Whether `key` is present (a selector's `exists`).
     pub fn contains_key(&self, key: &str) -> bool {
         self.get(key).is_some()
     }
 
+    /// Pairs in key order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
         self.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))
     }
 
+    /// How many pairs.
     pub fn len(&self) -> usize {
         self.0.len()
     }
 
+    /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }

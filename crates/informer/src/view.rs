@@ -15,6 +15,7 @@ impl ClusterStore {
         self.all(ResourceKind::Service)
     }
 
+    /// One Service by name, for sources that follow a reference (an EndpointSlice's, a change's).
     pub fn service(&self, namespace: &str, name: &str) -> Option<Arc<Service>> {
         self.index::<Service>(ResourceKind::Service)?.get(namespace, name)
     }
@@ -33,56 +34,69 @@ impl ClusterStore {
             .unwrap_or_default()
     }
 
+    /// One Pod by name, for a slice endpoint's `targetRef`.
     pub fn pod(&self, namespace: &str, name: &str) -> Option<Arc<Pod>> {
         self.index::<Pod>(ResourceKind::Pod)?.get(namespace, name)
     }
 
+    /// All Nodes (NodePort Services publish their addresses).
     pub fn nodes(&self) -> Vec<Arc<Node>> {
         self.all(ResourceKind::Node)
     }
 
+    /// One Node by name, for a Pod's or an endpoint's `nodeName`.
     pub fn node(&self, name: &str) -> Option<Arc<Node>> {
         self.index::<Node>(ResourceKind::Node)?.get("", name)
     }
 
+    /// One Namespace, whose labels a Gateway's `allowedRoutes` selector reads.
     pub fn namespace(&self, name: &str) -> Option<Arc<Namespace>> {
         self.index::<Namespace>(ResourceKind::Namespace)?.get("", name)
     }
 
+    /// All Gateways in scope.
     pub fn gateways(&self) -> Vec<Arc<Gateway>> {
         self.all(ResourceKind::Gateway)
     }
 
+    /// One Gateway, for a route's `parentRefs`.
     pub fn gateway(&self, namespace: &str, name: &str) -> Option<Arc<Gateway>> {
         self.index::<Gateway>(ResourceKind::Gateway)?.get(namespace, name)
     }
 
+    /// All ListenerSets in scope.
     pub fn listener_sets(&self) -> Vec<Arc<ListenerSet>> {
         self.all(ResourceKind::ListenerSet)
     }
 
+    /// One ListenerSet, for a route's `parentRefs`.
     pub fn listener_set(&self, namespace: &str, name: &str) -> Option<Arc<ListenerSet>> {
         self.index::<ListenerSet>(ResourceKind::ListenerSet)?
             .get(namespace, name)
     }
 
+    /// All routes of one kind in scope.
     pub fn routes(&self, kind: RouteKind) -> Vec<Arc<Route>> {
         self.all(ResourceKind::Route(kind))
     }
 
+    /// All DNSEndpoints in scope.
     pub fn dns_endpoints(&self) -> Vec<Arc<DnsEndpoint>> {
         self.all(ResourceKind::DnsEndpoint)
     }
 
+    /// One DNSEndpoint, for an incremental evaluation.
     pub fn dns_endpoint(&self, namespace: &str, name: &str) -> Option<Arc<DnsEndpoint>> {
         self.index::<DnsEndpoint>(ResourceKind::DnsEndpoint)?
             .get(namespace, name)
     }
 
+    /// All Ingresses in scope.
     pub fn ingresses(&self) -> Vec<Arc<Ingress>> {
         self.all(ResourceKind::Ingress)
     }
 
+    /// One Ingress, for an incremental evaluation.
     pub fn ingress(&self, namespace: &str, name: &str) -> Option<Arc<Ingress>> {
         self.index::<Ingress>(ResourceKind::Ingress)?.get(namespace, name)
     }
@@ -90,7 +104,7 @@ impl ClusterStore {
 
 /// Views that keep their metadata whole.
 macro_rules! item_with_meta {
-    ($view:ty, $kind:expr $(, group: $group:ident)? $(, template_fields: $fields:ident)?) => {
+    ($view:ty, $kind:expr $(, group: $group:ident)? $(, template_fields: $fields:ident)? $(, selects: $selects:ident)?) => {
         impl Item for $view {
             fn kind(&self) -> ResourceKind {
                 $kind
@@ -110,11 +124,14 @@ macro_rules! item_with_meta {
             $(fn template_fields_slot(&mut self) -> Option<&mut Option<Box<str>>> {
                 Some(&mut self.$fields)
             })?
+            $(fn selects(&self) -> Option<&StrMap> {
+                self.$selects()
+            })?
         }
     };
 }
 
-item_with_meta!(Service, ResourceKind::Service, template_fields: template_fields);
+item_with_meta!(Service, ResourceKind::Service, template_fields: template_fields, selects: pod_selector);
 item_with_meta!(EndpointSlice, ResourceKind::EndpointSlice, group: service_name);
 item_with_meta!(Gateway, ResourceKind::Gateway);
 item_with_meta!(ListenerSet, ResourceKind::ListenerSet);
@@ -154,6 +171,9 @@ impl Item for Pod {
     fn intern(&mut self, interner: &Interner) {
         self.namespace = interner.intern(&self.namespace);
     }
+    fn labels(&self) -> Option<&StrMap> {
+        Some(&self.labels)
+    }
 }
 
 impl Item for Node {
@@ -178,29 +198,41 @@ impl Item for Namespace {
 /// `kubectl.kubernetes.io/last-applied-configuration`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Meta {
+    /// `metadata.name`.
     pub name: String,
+    /// `metadata.namespace`; empty for cluster-scoped kinds.
     pub namespace: String,
+    /// `metadata.labels`, which label filters match.
     pub labels: StrMap,
+    /// `metadata.annotations`, where the extdns annotations live.
     pub annotations: StrMap,
 }
 
 // ---------------------------------------------------------------------------------------------- core/v1
 
+/// A core/v1 Service: the fields the service source and `--fqdn-template` read.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Service {
+    /// Identity, labels and annotations.
     pub meta: Meta,
     /// `spec.type`; "ClusterIP" when the object does not say (the API server's default).
     pub service_type: String,
+    /// `spec.clusterIP`; `None` (the string) marks a headless Service.
     pub cluster_ip: Option<String>,
     /// Boxed slices rather than vectors: 16 bytes less each, which keeps a shared `Service` in a smaller
     /// allocation class (docs/performance.md, "Where the heap goes at scale").
     pub cluster_ips: Box<[String]>,
+    /// `spec.externalIPs`.
     pub external_ips: Box<[String]>,
+    /// `spec.externalName`, the target of an ExternalName Service.
     pub external_name: Option<String>,
+    /// `spec.externalTrafficPolicy`; `Local` publishes only the nodes running its Pods.
     pub external_traffic_policy: Option<String>,
+    /// `spec.publishNotReadyAddresses`.
     pub publish_not_ready_addresses: bool,
     /// `spec.selector`; empty selects every Pod of the namespace.
     pub selector: StrMap,
+    /// `spec.ports`, for SRV records and NodePorts.
     pub ports: Vec<ServicePort>,
     /// `status.loadBalancer.ingress`.
     pub load_balancer_ingress: Vec<LoadBalancerIngress>,
@@ -210,25 +242,46 @@ pub struct Service {
 }
 
 impl Service {
+    /// Whether the Service has no cluster IP, so its Pods' addresses are published instead.
     pub fn is_headless(&self) -> bool {
         self.cluster_ip.as_deref() == Some("None")
     }
+
+    /// The selector of the Pods sources read for this Service: those of a headless Service (the Pods its
+    /// EndpointSlices name, which must also match its selector) and of a NodePort Service with
+    /// `externalTrafficPolicy: Local` (for their nodes); `None` for any other Service, whose Pods no source
+    /// reads. The live view keeps only the Pods some Service selects ([`crate::pod_demand`]).
+    pub(crate) fn pod_selector(&self) -> Option<&StrMap> {
+        let reads_pods = match self.service_type.as_str() {
+            "ClusterIP" => self.is_headless(),
+            "NodePort" => self.external_traffic_policy.as_deref() == Some("Local"),
+            _ => false,
+        };
+        reads_pods.then_some(&self.selector)
+    }
 }
 
+/// One `spec.ports[]` entry.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ServicePort {
+    /// The port's name, the SRV record's service label.
     pub name: Option<String>,
     /// `TCP`, `UDP` or `SCTP`; `None` means TCP.
     pub protocol: Option<String>,
+    /// `port`.
     pub port: i32,
+    /// `nodePort`, set on NodePort and LoadBalancer Services.
     pub node_port: Option<i32>,
     /// An int port or a named port, as written.
     pub target_port: Option<String>,
 }
 
+/// One `status.loadBalancer.ingress[]` entry of a Service or an Ingress.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LoadBalancerIngress {
+    /// An address the load balancer answers on.
     pub ip: Option<String>,
+    /// A name the load balancer answers on (published as a CNAME, or resolved).
     pub hostname: Option<String>,
 }
 
@@ -236,8 +289,11 @@ pub struct LoadBalancerIngress {
 /// the cluster, so every byte here is multiplied by the Pod count (see docs/performance.md).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Pod {
+    /// `metadata.name`.
     pub name: Box<str>,
+    /// `metadata.namespace`, interned: thousands of Pods share a few namespaces.
     pub namespace: Sym,
+    /// `metadata.labels`, which Service selectors match.
     pub labels: StrMap,
     /// Only the annotations sources read (those under the extdns annotation prefixes).
     pub annotations: StrMap,
@@ -249,6 +305,7 @@ pub struct Pod {
     pub host_ip: Option<Box<str>>,
     /// `status.podIPs` (or `status.podIP` when the list is absent).
     pub pod_ips: Box<[Box<str>]>,
+    /// `status.phase`.
     pub phase: PodPhase,
     /// The `Ready` condition is `True`.
     pub ready: bool,
@@ -256,17 +313,24 @@ pub struct Pod {
     pub terminating: bool,
 }
 
+/// `status.phase`: only a Running Pod's addresses are published.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub enum PodPhase {
+    /// Absent or not one of the others.
     #[default]
     Unknown,
+    /// Accepted, not running yet.
     Pending,
+    /// Bound to a node, containers started.
     Running,
+    /// Every container ended well.
     Succeeded,
+    /// A container ended badly.
     Failed,
 }
 
 impl PodPhase {
+    /// The phase a `status.phase` string names; anything unknown is `Unknown`.
     pub fn parse(s: &str) -> PodPhase {
         match s {
             "Pending" => PodPhase::Pending,
@@ -278,10 +342,14 @@ impl PodPhase {
     }
 }
 
+/// A core/v1 Node: what NodePort and headless Services publish of it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Node {
+    /// `metadata.name`.
     pub name: String,
+    /// `metadata.labels`.
     pub labels: StrMap,
+    /// `metadata.annotations`.
     pub annotations: StrMap,
     /// `status.addresses`, in order.
     pub addresses: Vec<NodeAddress>,
@@ -289,45 +357,62 @@ pub struct Node {
     pub unschedulable: bool,
 }
 
+/// One `status.addresses[]` entry.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NodeAddress {
     /// `ExternalIP`, `InternalIP`, `Hostname`, ...
     pub address_type: String,
+    /// The address.
     pub address: String,
 }
 
+/// A core/v1 Namespace: its labels, which `allowedRoutes` selectors match.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Namespace {
+    /// `metadata.name`.
     pub name: String,
+    /// `metadata.labels`.
     pub labels: StrMap,
 }
 
 // --------------------------------------------------------------------------------- discovery.k8s.io/v1
 
+/// A discovery.k8s.io/v1 EndpointSlice: a headless Service's endpoints.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EndpointSlice {
+    /// Identity, labels and annotations.
     pub meta: Meta,
     /// The `kubernetes.io/service-name` label.
     pub service_name: Option<String>,
     /// `IPv4`, `IPv6` or `FQDN`.
     pub address_type: String,
+    /// `endpoints`.
     pub endpoints: Vec<SliceEndpoint>,
 }
 
+/// One `endpoints[]` entry of an EndpointSlice.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SliceEndpoint {
+    /// `addresses`.
     pub addresses: Vec<String>,
     /// `conditions.ready`; `None` (unknown) counts as ready.
     pub ready: Option<bool>,
+    /// `targetRef`: the Pod behind the endpoint, whose hostname and annotations count.
     pub target_ref: Option<ObjectReference>,
+    /// `nodeName`.
     pub node_name: Option<String>,
 }
 
+/// A reference to another object (`targetRef`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ObjectReference {
+    /// `kind`.
     pub kind: Option<String>,
+    /// `apiVersion`.
     pub api_version: Option<String>,
+    /// `namespace`.
     pub namespace: Option<String>,
+    /// `name`.
     pub name: Option<String>,
 }
 
@@ -336,15 +421,21 @@ pub struct ObjectReference {
 /// The Gateway API route kinds extdns has sources for.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum RouteKind {
+    /// HTTPRoute.
     #[default]
     Http,
+    /// GRPCRoute.
     Grpc,
+    /// TLSRoute.
     Tls,
+    /// TCPRoute.
     Tcp,
+    /// UDPRoute.
     Udp,
 }
 
 impl RouteKind {
+    /// Every route kind, in `--source` order.
     pub const ALL: [RouteKind; 5] = [
         RouteKind::Http,
         RouteKind::Grpc,
@@ -375,19 +466,25 @@ impl RouteKind {
         spec.api_version_of(spec.preferred_version())
     }
 
+    /// The route kind an API kind names (`HTTPRoute`, ...).
     pub fn from_kind(kind: &str) -> Option<RouteKind> {
         RouteKind::ALL.into_iter().find(|k| k.kind() == kind)
     }
 
+    /// The route kind a `--source` name names (`gateway-httproute`, ...).
     pub fn from_source_name(name: &str) -> Option<RouteKind> {
         RouteKind::ALL.into_iter().find(|k| k.source_name() == name)
     }
 }
 
+/// A Gateway: its listeners and the addresses routes attached to it publish.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Gateway {
+    /// Identity, labels and annotations.
     pub meta: Meta,
+    /// `spec.gatewayClassName`.
     pub gateway_class_name: String,
+    /// `spec.listeners`.
     pub listeners: Vec<Listener>,
     /// `spec.allowedListeners` (which ListenerSets may attach).
     pub allowed_listeners: Option<AllowedListeners>,
@@ -395,56 +492,78 @@ pub struct Gateway {
     pub addresses: Vec<String>,
 }
 
+/// One listener of a Gateway or ListenerSet: which hostnames and routes it admits.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Listener {
+    /// `name`, which a route's `sectionName` refers to.
     pub name: String,
+    /// `hostname`; `None` admits any.
     pub hostname: Option<String>,
+    /// `port`, which a route's parent `port` refers to.
     pub port: i32,
+    /// `protocol`: which route kinds it admits by default.
     pub protocol: String,
+    /// `allowedRoutes`.
     pub allowed_routes: Option<AllowedRoutes>,
 }
 
+/// A listener's `allowedRoutes`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AllowedRoutes {
     /// `namespaces.from`: `All`, `Same`, `Selector` (`None` = not set, which means `Same`).
     pub namespaces_from: Option<String>,
+    /// `namespaces.selector`, read when `from` is `Selector`.
     pub namespaces_selector: Option<LabelSelector>,
+    /// `kinds`; empty admits the protocol's default kinds.
     pub kinds: Vec<RouteGroupKind>,
 }
 
+/// A Gateway's `spec.allowedListeners`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AllowedListeners {
     /// `namespaces.from`: `All`, `Same`, `Selector`, `None` (`None` = not set, which means `None`).
     pub namespaces_from: Option<String>,
+    /// `namespaces.selector`, read when `from` is `Selector`.
     pub namespaces_selector: Option<LabelSelector>,
 }
 
+/// One `allowedRoutes.kinds[]` entry.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RouteGroupKind {
+    /// `group`; `None` is `gateway.networking.k8s.io`.
     pub group: Option<String>,
+    /// `kind`.
     pub kind: String,
 }
 
 /// A Kubernetes `LabelSelector` as written in an object (allowedRoutes, allowedListeners).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LabelSelector {
+    /// `matchLabels`.
     pub match_labels: Vec<(String, String)>,
+    /// `matchExpressions`.
     pub match_expressions: Vec<LabelSelectorRequirement>,
 }
 
+/// One `matchExpressions[]` entry.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LabelSelectorRequirement {
+    /// `key`.
     pub key: String,
     /// `In`, `NotIn`, `Exists`, `DoesNotExist`; anything else makes the selector invalid.
     pub operator: String,
+    /// `values`.
     pub values: Vec<String>,
 }
 
+/// A ListenerSet: listeners attached to a Gateway from another object.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ListenerSet {
+    /// Identity, labels and annotations.
     pub meta: Meta,
     /// `spec.parentRef`.
     pub parent_ref: ParentReference,
+    /// `spec.listeners`.
     pub listeners: Vec<Listener>,
     /// `status.conditions` has `Accepted` = `True`.
     pub accepted: bool,
@@ -452,12 +571,16 @@ pub struct ListenerSet {
     pub accepted_listeners: Vec<String>,
 }
 
+/// A Gateway API route of any kind: what it asks to be published and where it is attached.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Route {
+    /// Which route kind.
     pub kind: RouteKind,
+    /// Identity, labels and annotations.
     pub meta: Meta,
     /// `spec.hostnames` (always empty for TCPRoute and UDPRoute).
     pub hostnames: Vec<String>,
+    /// `spec.parentRefs`.
     pub parent_refs: Vec<ParentReference>,
     /// `status.parents`.
     pub parents: Vec<RouteParentStatus>,
@@ -466,18 +589,27 @@ pub struct Route {
     pub template_fields: Option<Box<str>>,
 }
 
+/// A route's `parentRefs[]` entry (or a ListenerSet's `parentRef`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ParentReference {
+    /// `group`; `None` is `gateway.networking.k8s.io`.
     pub group: Option<String>,
+    /// `kind`; `None` is `Gateway`.
     pub kind: Option<String>,
+    /// `namespace`; `None` is the route's own.
     pub namespace: Option<String>,
+    /// `name`.
     pub name: String,
+    /// `sectionName`: one listener only.
     pub section_name: Option<String>,
+    /// `port`: the listeners on this port only.
     pub port: Option<i32>,
 }
 
+/// One `status.parents[]` entry: whether a parent accepted the route.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RouteParentStatus {
+    /// `parentRef`.
     pub parent_ref: ParentReference,
     /// The status of the first `Accepted` condition, if any (`"True"`, `"False"`, `"Unknown"`).
     pub accepted: Option<String>,
@@ -489,7 +621,9 @@ pub struct RouteParentStatus {
 /// the generations its status is written from.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DnsEndpoint {
+    /// Identity, labels and annotations.
     pub meta: Meta,
+    /// `metadata.generation`, which the status's `observedGeneration` echoes.
     pub generation: Option<i64>,
     /// `status.observedGeneration`.
     pub observed_generation: Option<i64>,
@@ -502,28 +636,41 @@ pub struct DnsEndpoint {
 /// One `spec.endpoints[]` entry; absent fields are empty (zero for the TTL).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DnsEndpointEntry {
+    /// `dnsName`.
     pub dns_name: String,
+    /// `targets`.
     pub targets: Vec<String>,
+    /// `recordType`.
     pub record_type: String,
+    /// `setIdentifier`.
     pub set_identifier: String,
+    /// `recordTTL`.
     pub record_ttl: i64,
+    /// `labels`.
     pub labels: Vec<(String, String)>,
+    /// `providerSpecific`, as (name, value) pairs.
     pub provider_specific: Vec<(String, String)>,
 }
 
 /// One `status.conditions[]` entry of a DNSEndpoint.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DnsEndpointCondition {
+    /// `type`.
     pub type_: String,
+    /// `status`.
     pub status: String,
+    /// `reason`.
     pub reason: String,
+    /// `message`.
     pub message: String,
 }
 
 // ------------------------------------------------------------------------------- networking.k8s.io/v1
 
+/// A networking.k8s.io/v1 Ingress: its hosts and load balancer.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Ingress {
+    /// Identity, labels and annotations.
     pub meta: Meta,
     /// `spec.ingressClassName`.
     pub ingress_class_name: Option<String>,
@@ -536,4 +683,35 @@ pub struct Ingress {
     /// The fields templates read beyond the above: JSON text trimmed to their paths
     /// ([`crate::TemplateFields`]).
     pub template_fields: Option<Box<str>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn svc(service_type: &str, headless: bool, policy: Option<&str>) -> Service {
+        Service {
+            service_type: service_type.into(),
+            cluster_ip: Some(if headless { "None" } else { "10.0.0.1" }.into()),
+            external_traffic_policy: policy.map(Into::into),
+            selector: [("app", "db")].into_iter().collect(),
+            ..Service::default()
+        }
+    }
+
+    #[test]
+    fn only_headless_and_local_node_port_services_read_pods() {
+        let reads = |s: Service| s.pod_selector().is_some();
+        assert!(reads(svc("ClusterIP", true, None)));
+        assert!(reads(svc("NodePort", false, Some("Local"))));
+        assert!(!reads(svc("ClusterIP", false, None)));
+        assert!(!reads(svc("NodePort", false, Some("Cluster"))));
+        assert!(!reads(svc("LoadBalancer", false, Some("Local"))));
+        let headless = svc("ClusterIP", true, None);
+        assert_eq!(
+            headless.selects(),
+            Some(&headless.selector),
+            "the store reads the same rule"
+        );
+    }
 }

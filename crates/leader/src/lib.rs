@@ -33,7 +33,6 @@
 //! // A renew deadline as long as the lease would let a cut-off leader write after another took over.
 //! assert!(LeaseTiming::new(s(15), s(15), s(2)).is_err());
 //! ```
-#![warn(missing_docs)]
 
 mod election;
 pub mod state;

@@ -48,6 +48,7 @@ pub use policy::{Policy, UnknownPolicy};
 /// How to plan: the policy, the record types extdns manages, the user's domain filter and the owner id.
 #[derive(Debug, Clone)]
 pub struct PlanConfig {
+    /// `--policy`: whether the plan may update and delete, or only create.
     pub policy: Policy,
     /// `--managed-record-types` (default A, AAAA, CNAME). Exact, case-sensitive types.
     pub managed_types: Vec<RecordType>,
@@ -104,6 +105,7 @@ pub struct PlanOutcome {
 /// nobody, owns: left alone whatever the cluster asks for. None without an owner id (noop registry).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct NotOwned {
+    /// How many: what `extdns plan` reports as left alone.
     pub records: usize,
     /// Of those, the ones at a name (and set identifier) the cluster asks for: what it asks there is not
     /// published while they stand.

@@ -1,4 +1,4 @@
-//! The plan's rules, one test each (external-dns behaviour §9).
+//! The plan's rules (external-dns's planner: ownership, policies, conflicts between sources), one test each.
 
 use extdns_endpoint::{Changes, DomainFilter, Endpoint, ProviderSpecific, RecordType, Ttl, label};
 

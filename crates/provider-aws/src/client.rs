@@ -23,31 +23,47 @@ pub enum ApiError {
     /// The request did not get an answer (connection, timeout).
     #[error("{call}: {source}")]
     Transport {
+        /// The API call, for the message.
         call: String,
+        /// The HTTP client's reason.
         #[source]
         source: reqwest::Error,
     },
     /// Route53 answered with an error document.
     #[error("{call}: HTTP {status} {code}: {message}")]
     Status {
+        /// The API call.
         call: String,
+        /// The HTTP status.
         status: u16,
+        /// Route53's error code (`Throttling`, `InvalidChangeBatch`, ...), which decides retries.
         code: String,
+        /// Route53's explanation.
         message: String,
     },
     /// The answer is not the document we asked for.
     #[error("{call}: unreadable answer: {source}")]
     Decode {
+        /// The API call.
         call: String,
+        /// The XML decoder's reason.
         #[source]
         source: quick_xml::DeError,
     },
+    /// The request could not be signed.
     #[error("{call}: cannot sign the request: {reason}")]
-    Sign { call: String, reason: String },
+    Sign {
+        /// The API call.
+        call: String,
+        /// The signer's reason.
+        reason: String,
+    },
     /// No credentials to sign with.
     #[error("{call}: {source}")]
     Credentials {
+        /// The API call.
         call: String,
+        /// Why the chain found none.
         #[source]
         source: CredentialsError,
     },

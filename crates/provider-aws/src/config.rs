@@ -15,7 +15,9 @@ pub const DEFAULT_ENDPOINT: &str = "https://route53.amazonaws.com";
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ZoneType {
+    /// Zones reachable from the internet.
     Public,
+    /// Zones attached to VPCs.
     Private,
 }
 
@@ -23,14 +25,18 @@ pub enum ZoneType {
 #[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Credentials {
+    /// The key id requests are signed as.
     pub access_key_id: String,
+    /// The secret that signs them.
     pub secret_access_key: String,
+    /// Set for temporary credentials (a role, a session).
     pub session_token: Option<String>,
     /// When temporary credentials stop working; `None` for keys that do not expire.
     pub expires: Option<SystemTime>,
 }
 
 impl Credentials {
+    /// Long-lived keys, without a session token.
     pub fn new(access_key_id: impl Into<String>, secret_access_key: impl Into<String>) -> Self {
         Credentials {
             access_key_id: access_key_id.into(),
@@ -64,6 +70,7 @@ impl std::fmt::Debug for Credentials {
 pub struct AwsConfig {
     /// Route53's endpoint (scheme, host, port); requests go to `<endpoint>/2013-04-01/...`.
     pub endpoint: Url,
+    /// Where the signing keys come from.
     pub credentials: CredentialSource,
     /// A role assumed with the credentials the source gives (`--aws-assume-role`).
     pub assume_role: Option<AssumeRole>,
@@ -74,7 +81,9 @@ pub struct AwsConfig {
     pub signing_region: String,
     /// Only zones whose name the filter accepts (or, with `zone_match_parent`, that contain a name it accepts).
     pub domain_filter: DomainFilter,
+    /// `--aws-zone-match-parent`: a filtered domain also selects the zones above it.
     pub zone_match_parent: bool,
+    /// `--aws-zone-type`: only public or only private zones; `None` for both.
     pub zone_type: Option<ZoneType>,
     /// Only zones carrying every one of these tags.
     pub zone_tags: Vec<(String, String)>,
@@ -92,6 +101,7 @@ pub struct AwsConfig {
     pub api_retries: u32,
     /// Requests per second at most: Route53 allows 5 per account.
     pub requests_per_second: f64,
+    /// How throttled requests are retried.
     pub backoff: Backoff,
     /// evaluate-target-health of alias records that do not say.
     pub evaluate_target_health: bool,
@@ -208,9 +218,13 @@ fn parse_endpoint(variable: &'static str, text: &str) -> Result<Url, ConfigError
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Setting {
+    /// `--aws-batch-change-size`.
     BatchChangeSize,
+    /// `--aws-batch-change-size-bytes`.
     BatchChangeSizeBytes,
+    /// `--aws-batch-change-size-values`.
     BatchChangeSizeValues,
+    /// The request pace.
     RequestsPerSecond,
 }
 
@@ -225,20 +239,33 @@ impl std::fmt::Display for Setting {
     }
 }
 
+/// A Route53 configuration that cannot work.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ConfigError {
+    /// The endpoint from the environment is not a URL.
     #[error("the Route53 endpoint {value:?} (from {variable}) is not a URL: {source}")]
     Endpoint {
+        /// The variable it came from.
         variable: &'static str,
+        /// Its value.
         value: String,
+        /// The URL parser's reason.
         #[source]
         source: url::ParseError,
     },
+    /// The endpoint is a URL but not one to send requests to.
     #[error("the Route53 endpoint {value:?} (from {variable}) is not an http(s)://host[:port] URL")]
-    EndpointScheme { variable: &'static str, value: String },
+    EndpointScheme {
+        /// The variable it came from.
+        variable: &'static str,
+        /// Its value.
+        value: String,
+    },
+    /// A size or rate of 0 would never send anything.
     #[error("the {0} must be at least 1")]
     Zero(Setting),
+    /// The HTTP client could not be built.
     #[error("Route53: {0}")]
     Client(#[source] extdns_provider::http::HttpError),
 }

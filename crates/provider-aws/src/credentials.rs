@@ -65,7 +65,9 @@ const MAX_PROFILE_DEPTH: u8 = 5;
 /// A role to assume with whatever the chain resolved (`--aws-assume-role`, `--aws-assume-role-external-id`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AssumeRole {
+    /// The role to assume (`--aws-assume-role`).
     pub role_arn: String,
+    /// `--aws-assume-role-external-id`, when the role's trust policy asks for one.
     pub external_id: Option<String>,
 }
 
@@ -77,7 +79,9 @@ pub enum CredentialSource {
     Static(Credentials),
     /// The chain over these environment variables and this profile (`--aws-profile`).
     Chain {
+        /// The environment the chain reads (the process's, or a test's).
         env: BTreeMap<String, String>,
+        /// `--aws-profile`; `None` reads `AWS_PROFILE`, then `default`.
         profile: Option<String>,
     },
 }
@@ -120,7 +124,13 @@ pub enum CredentialsError {
     NotFound(Vec<String>),
     /// A source that was configured failed.
     #[error("AWS credentials from {from}: {reason}")]
-    Failed { from: String, reason: String },
+    /// A step of the chain had credentials but could not use them.
+    Failed {
+        /// The step (environment, profile, IMDS, ...).
+        from: String,
+        /// Why.
+        reason: String,
+    },
 }
 
 fn failed(from: impl Into<String>, reason: impl std::fmt::Display) -> CredentialsError {

@@ -59,6 +59,7 @@ pub struct Zone {
     pub id: String,
     /// Lower-case, without the trailing dot.
     pub name: String,
+    /// Private zones may share a name with a public one; records go to the one the filters select.
     pub private: bool,
 }
 

@@ -18,7 +18,6 @@
 //! # drop(provider);
 //! # Ok::<(), extdns_provider_cloudflare::ConfigError>(())
 //! ```
-#![warn(missing_docs)]
 
 mod api;
 mod config;

@@ -15,7 +15,6 @@
 //! assert_eq!(key, "/skydns/org/example/web/1a2b3c4d");
 //! assert_eq!(name_of("/skydns/", &key, 1).as_deref(), Some("web.example.org"));
 //! ```
-#![warn(missing_docs)]
 
 mod config;
 mod etcd;

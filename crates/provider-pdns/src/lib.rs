@@ -18,7 +18,6 @@
 //! assert!(PdnsProvider::new(&PdnsConfig::new("not a url", "api-key")).is_err());
 //! # Ok::<(), extdns_provider_pdns::ConfigError>(())
 //! ```
-#![warn(missing_docs)]
 
 mod api;
 mod config;

@@ -25,7 +25,6 @@
 //! config.tsig_secret = "c2VjcmV0LWtleS1mb3ItZXh0ZG5z".to_string();
 //! assert!(Rfc2136Provider::new(&config).is_ok());
 //! ```
-#![warn(missing_docs)]
 
 mod client;
 mod codec;

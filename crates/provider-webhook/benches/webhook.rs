@@ -5,6 +5,7 @@
 //! before it (requested bytes, without the allocator's per-block overhead).
 //!
 //! `cargo bench -p extdns-provider-webhook --bench webhook` (set `WEBHOOK_BENCH_RECORDS` for another size).
+#![allow(missing_docs, reason = "criterion_group! defines public functions of its own")]
 
 use std::alloc::System;
 use std::sync::Arc;

@@ -21,6 +21,7 @@ pub struct WebhookConfig {
     pub url: Url,
     /// The client's whole-request timeout is read + write, as external-dns's is.
     pub read_timeout: Duration,
+    /// Bounds each write (`POST /records`, `POST /adjustendpoints`).
     pub write_timeout: Duration,
     /// The largest response body accepted; `None` accepts any size.
     pub max_body_size: Option<u64>,
@@ -36,8 +37,11 @@ pub struct WebhookConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Call {
+    /// `GET /records`.
     Records,
+    /// `POST /records`.
     ApplyChanges,
+    /// `POST /adjustendpoints`.
     AdjustEndpoints,
 }
 

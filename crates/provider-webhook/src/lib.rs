@@ -53,60 +53,88 @@ pub const MEDIA_TYPE: &str = "application/external.dns.webhook+json;version=1";
 pub enum WebhookError {
     /// The configured URL cannot be used as a base for the protocol's paths.
     #[error("webhook provider URL {url:?} is not an http(s) URL with a host")]
-    InvalidUrl { url: String },
+    InvalidUrl {
+        /// The configured URL.
+        url: String,
+    },
     /// The HTTP client could not be built (TLS roots, ...).
     #[error("webhook provider {url}: {source}")]
     Client {
+        /// The configured URL.
         url: String,
+        /// The builder's reason.
         #[source]
         source: extdns_provider::http::HttpError,
     },
     /// The request did not complete: refused, reset, timed out.
     #[error("{method} {url} failed: {source}")]
     Request {
+        /// The HTTP method.
         method: &'static str,
+        /// The URL called.
         url: String,
+        /// The HTTP client's reason.
         #[source]
         source: reqwest::Error,
     },
     /// The server answered a status the protocol does not allow for this call.
     #[error("{method} {url} answered status {status}, expected {expected}")]
     Status {
+        /// The HTTP method.
         method: &'static str,
+        /// The URL called.
         url: String,
+        /// The status answered.
         status: u16,
+        /// The status the protocol allows.
         expected: u16,
     },
     /// Negotiation answered another media type: the server speaks another version of the protocol.
     #[error("GET {url} answered Content-Type {content_type:?}, expected {MEDIA_TYPE:?}")]
-    MediaType { url: String, content_type: String },
+    MediaType {
+        /// The negotiation URL.
+        url: String,
+        /// The media type answered.
+        content_type: String,
+    },
     /// The answer is larger than the configured limit; it was refused while streaming.
     #[error("{method} {url}: response body exceeds the limit of {limit} bytes")]
     BodyTooLarge {
+        /// The HTTP method.
         method: &'static str,
+        /// The URL called.
         url: String,
+        /// The limit in bytes (`--webhook-provider-max-body-size`).
         limit: u64,
     },
     /// The answer is not the JSON the protocol defines for this call.
     #[error("{method} {url}: cannot decode the response body: {source}")]
     Decode {
+        /// The HTTP method.
         method: &'static str,
+        /// The URL called.
         url: String,
+        /// The decoder's reason.
         #[source]
         source: serde_json::Error,
     },
     /// The change set cannot be encoded (never expected; kept rather than unwrapped).
     #[error("{method} {url}: cannot encode the request body: {source}")]
     Encode {
+        /// The HTTP method.
         method: &'static str,
+        /// The URL to be called.
         url: String,
+        /// The encoder's reason.
         #[source]
         source: serde_json::Error,
     },
     /// The server could not listen on its address.
     #[error("cannot listen on webhook server address {address:?}: {source}")]
     Bind {
+        /// The address asked for.
         address: String,
+        /// The operating system's reason.
         #[source]
         source: std::io::Error,
     },

@@ -36,6 +36,7 @@ use crate::{MEDIA_TYPE, WebhookError};
 pub struct WebhookServer {
     /// The bound address (useful when the port was 0).
     pub local_addr: SocketAddr,
+    /// The serving task; it ends at shutdown.
     pub handle: JoinHandle<()>,
 }
 

@@ -23,7 +23,6 @@
 //! # Ok(())
 //! # }
 //! ```
-#![warn(missing_docs)]
 
 pub mod backoff;
 pub mod batch;

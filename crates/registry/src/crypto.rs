@@ -31,23 +31,32 @@ impl fmt::Debug for AesKey {
     }
 }
 
+/// Why a value could not be encrypted or decrypted; a record that does not decrypt is someone else's.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum CryptoError {
+    /// `--txt-encrypt-aes-key` is not 32 bytes.
     #[error("the AES encryption key must be 32 bytes long, as plain text or standard base64 ({0} bytes given)")]
     KeyLength(usize),
+    /// A nonce that cannot be used.
     #[error("the encryption nonce {0:?} is not base64 of 12 bytes")]
     BadNonce(String),
+    /// The record is not base64.
     #[error("the encrypted value is not standard base64")]
     Base64,
+    /// The record is shorter than a nonce.
     #[error("the encrypted value is too short to hold a nonce")]
     TooShort,
+    /// Another key wrote it, or it was changed.
     #[error("the value does not decrypt with this key")]
     Open,
+    /// The cipher refused to encrypt.
     #[error("encryption failed")]
     Seal,
+    /// Compressing the plain text failed.
     #[error("compression failed: {0}")]
     Gzip(String),
+    /// The system has no randomness to give.
     #[error("could not get random bytes for a nonce: {0}")]
     Random(String),
 }
@@ -65,6 +74,7 @@ impl AesKey {
             .map_err(|_| CryptoError::KeyLength(decoded.len()))
     }
 
+    /// A key from raw bytes (tests; flags go through parsing).
     pub fn from_bytes(bytes: [u8; 32]) -> AesKey {
         AesKey(bytes)
     }

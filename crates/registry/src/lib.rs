@@ -139,6 +139,7 @@ impl Snapshot {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum RegistryError {
+    /// The provider could not read or write.
     #[error(transparent)]
     Provider(#[from] ProviderError),
     /// The owner id is empty: every record would look unowned, or everybody's.
@@ -156,7 +157,9 @@ pub enum RegistryError {
     /// An ownership record could not be encrypted.
     #[error("cannot encrypt the ownership record of {record}: {source}")]
     Encrypt {
+        /// The record whose ownership failed.
         record: String,
+        /// The cipher's reason.
         #[source]
         source: CryptoError,
     },

@@ -191,7 +191,8 @@ mod tests {
         NameMapper::new(prefix, suffix, wildcard)
     }
 
-    /// The table of external-dns behaviour §8.3, row by row.
+    /// external-dns's TXT record names for every prefix/suffix, wildcard and record type combination, row
+    /// by row.
     #[test]
     fn txt_names_follow_the_external_dns_table() {
         let cases: &[(&NameMapper, &str, RecordType, &str)] = &[

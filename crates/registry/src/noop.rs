@@ -21,6 +21,7 @@ impl std::fmt::Debug for NoopRegistry {
 }
 
 impl NoopRegistry {
+    /// A registry that passes every record through to `provider` as owned.
     pub fn new(provider: Arc<dyn Provider>) -> Self {
         NoopRegistry { provider }
     }

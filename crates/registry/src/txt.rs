@@ -93,6 +93,7 @@ impl Ownership {
         })
     }
 
+    /// The `--txt-owner-id` this instance writes and recognises.
     pub fn owner_id(&self) -> &str {
         &self.owner_id
     }
@@ -144,9 +145,11 @@ impl Ownership {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct TxtRegistryConfig {
+    /// Who owns what, and how ownership records are named and encrypted.
     pub ownership: Ownership,
     /// The plan's managed and excluded types: only records of managed types get their TXT record migrated.
     pub managed_types: Vec<RecordType>,
+    /// `--exclude-record-types`: never managed, even if listed as managed.
     pub excluded_types: Vec<RecordType>,
 }
 
@@ -187,6 +190,7 @@ impl std::fmt::Debug for TxtRegistry {
 }
 
 impl TxtRegistry {
+    /// A TXT registry over `provider`.
     pub fn new(provider: Arc<dyn Provider>, config: TxtRegistryConfig) -> TxtRegistry {
         TxtRegistry {
             provider,
@@ -195,6 +199,7 @@ impl TxtRegistry {
         }
     }
 
+    /// The ownership rules, for callers that render or parse ownership records.
     pub fn ownership(&self) -> &Ownership {
         &self.config.ownership
     }

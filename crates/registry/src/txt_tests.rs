@@ -1,5 +1,5 @@
 //! The TXT registry against the in-memory provider: external-dns's records are read as owned, and what
-//! extdns writes is what external-dns would write (behaviour §8).
+//! extdns writes is what external-dns would write (names, `heritage`/`owner`/`resource` labels, encryption).
 
 use std::sync::Arc;
 

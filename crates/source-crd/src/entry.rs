@@ -12,6 +12,7 @@ use extdns_informer::view::DnsEndpointEntry;
 pub struct InvalidEntry {
     /// Its index in `spec.endpoints`.
     pub index: usize,
+    /// Why it was skipped.
     pub why: Invalid,
 }
 
@@ -26,8 +27,11 @@ pub enum Invalid {
     NegativeTtl(i64),
     /// A target breaks its type's trailing-dot rule; `fixed` is what it should read.
     Target {
+        /// The target as written.
         target: String,
+        /// The entry's record type, whose rule it breaks.
         record_type: String,
+        /// The target as the rule wants it.
         fixed: String,
     },
     /// The record breaks a rule every source's records follow (an A target that is not an IPv4 address,

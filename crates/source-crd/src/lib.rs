@@ -90,6 +90,7 @@ pub struct CrdSource {
 }
 
 impl CrdSource {
+    /// A source over DNSEndpoints in `config`'s scope.
     pub fn new(config: CrdSourceConfig) -> Self {
         CrdSource { config }
     }

@@ -14,20 +14,28 @@ pub struct Hostname(String);
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum HostnameError {
+    /// Empty.
     #[error("is empty")]
     Empty,
+    /// An address, which a route's hostname may not be.
     #[error("is an IP address, not a hostname")]
     IpAddress,
+    /// Over 253 characters.
     #[error("is longer than 253 characters")]
     TooLong,
+    /// Two dots in a row, or a leading dot.
     #[error("has an empty label")]
     EmptyLabel,
+    /// A label over 63 characters.
     #[error("has a label longer than 63 characters")]
     LabelTooLong,
+    /// A character DNS labels may not hold.
     #[error("has a label with a character other than a-z, 0-9 and '-'")]
     BadCharacter,
+    /// A label that starts or ends with a hyphen.
     #[error("has a label that starts or ends with '-'")]
     BadHyphen,
+    /// A `*` anywhere but as the whole first label.
     #[error("uses '*' other than as the whole first label")]
     BadWildcard,
 }
@@ -53,10 +61,12 @@ impl Hostname {
         Ok(Hostname(name.to_ascii_lowercase()))
     }
 
+    /// The hostname as written.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 
+    /// Whether it starts with `*.`, so it matches one label more.
     pub fn is_wildcard(&self) -> bool {
         self.0.starts_with("*.")
     }

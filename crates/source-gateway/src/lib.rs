@@ -103,10 +103,12 @@ pub struct GatewayRouteSource {
 }
 
 impl GatewayRouteSource {
+    /// The source of one route kind.
     pub fn new(kind: RouteKind, config: GatewaySourceConfig) -> Self {
         GatewayRouteSource { kind, config }
     }
 
+    /// The route kind it reads.
     pub fn kind(&self) -> RouteKind {
         self.kind
     }

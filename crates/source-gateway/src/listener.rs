@@ -10,7 +10,7 @@ use extdns_source::Selector;
 /// The API group of every Gateway API kind extdns reads; also the default of an unset `group`.
 pub const GATEWAY_GROUP: &str = "gateway.networking.k8s.io";
 
-/// Whether a route of `kind` can attach to a listener speaking `protocol` (the seed's table, plus TCPRoute on
+/// Whether a route of `kind` can attach to a listener speaking `protocol` (the Gateway API's protocol table, plus TCPRoute on
 /// TLS listeners: a TLS listener in passthrough mode forwards plain TCP streams).
 pub fn protocol_matches(kind: RouteKind, protocol: &str) -> bool {
     match kind {

@@ -67,6 +67,7 @@ pub struct IngressSourceConfig {
 }
 
 impl IngressSourceConfig {
+    /// The configuration from what every source shares and the `--ingress-*` flags.
     pub fn new(
         common: SourceConfig,
         ingress_class_names: Vec<String>,
@@ -101,10 +102,12 @@ pub struct IngressSource {
 }
 
 impl IngressSource {
+    /// The source over Ingresses in `config`'s scope.
     pub fn new(config: IngressSourceConfig) -> Self {
         IngressSource { config }
     }
 
+    /// Its configuration.
     pub fn config(&self) -> &IngressSourceConfig {
         &self.config
     }

@@ -2,6 +2,7 @@
 //! 2,000 headless Services with 5 Pods each, 500 NodePort Services over 1,000 nodes (50 of them with the
 //! Local traffic policy), 5,000 LoadBalancer, 1,500 ClusterIP and 1,000 ExternalName Services, in 100
 //! namespaces. The figure is one `endpoints()` call on the in-memory view.
+#![allow(missing_docs, reason = "criterion_group! defines public functions of its own")]
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -89,7 +90,7 @@ fn hostname(i: usize) -> StrMap {
     )])
 }
 
-pub fn synthetic_cluster() -> ClusterStore {
+fn synthetic_cluster() -> ClusterStore {
     let mut c = ClusterStore::new();
     for n in 0..NODES {
         c.add(Node {

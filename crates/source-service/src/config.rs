@@ -23,6 +23,7 @@ pub enum Compatibility {
 }
 
 impl Compatibility {
+    /// The `--compatibility` spelling.
     pub fn as_str(self) -> &'static str {
         match self {
             Compatibility::Mate => "mate",
@@ -54,8 +55,10 @@ impl FromStr for Compatibility {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ConfigError {
+    /// `--service-type-filter` names no Service type.
     #[error("the service type filter names {0:?}, which is not one of ClusterIP, NodePort, LoadBalancer, ExternalName")]
     UnknownServiceType(String),
+    /// `--compatibility` names no mode.
     #[error("the compatibility mode {0:?} is not one of mate, molecule, kops-dns-controller")]
     UnknownCompatibility(String),
 }

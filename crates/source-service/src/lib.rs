@@ -3,7 +3,7 @@
 //! Names come from the `hostname`/`internal-hostname` annotations, the `--compatibility` modes and the FQDN
 //! templates; targets from the `target` annotation or from what the Service's type exposes (load balancer
 //! ingress, cluster IP, the Pods behind a headless Service, the nodes of a NodePort, an external name).
-//! See docs/sources/service.md for the user's view and the seed (shared/seeds/000_*.md) for the rules.
+//! docs/sources/service.md is the user's view of the rules; each rule has a test named after it.
 //!
 //! The source is pure: it reads a [`ClusterStore`] view and returns endpoints. Only the optional resolution of
 //! load balancer hostnames reaches the network, through the injected [`Resolver`], and it happens before
@@ -79,6 +79,7 @@ impl ServiceSource {
         ServiceSource { config, resolver }
     }
 
+    /// Its configuration.
     pub fn config(&self) -> &ServiceSourceConfig {
         &self.config
     }

@@ -1,7 +1,7 @@
-//! The `external-dns` annotations every source reads (§5).
+//! The `external-dns` annotations every source reads (docs/sources/service.md, "Annotations and their prefix").
 //!
-//! Users migrating from external-dns have objects annotated under either prefix: the seeds and older
-//! releases used `external-dns.alpha.kubernetes.io/`, external-dns 0.22 reads `external-dns.kubernetes.io/`.
+//! Users migrating from external-dns have objects annotated under either prefix: its documentation and
+//! releases before 0.22 used `external-dns.alpha.kubernetes.io/`, external-dns 0.22 reads `external-dns.kubernetes.io/`.
 //! So by default both are read, and when an object carries the same key under both, the GA value wins (it is
 //! the one external-dns itself would act on). `--annotation-prefix` narrows reading to exactly one prefix.
 
@@ -12,22 +12,34 @@ use extdns_informer::StrMap;
 
 /// The prefix external-dns 0.22 reads by default.
 pub const PREFIX_GA: &str = "external-dns.kubernetes.io/";
-/// The prefix of the seeds and of external-dns before 0.22.
+/// The prefix of external-dns before 0.22, still the one most manifests carry.
 pub const PREFIX_ALPHA: &str = "external-dns.alpha.kubernetes.io/";
 
 /// Keys (without prefix) with a meaning shared by all sources.
 pub mod key {
+    /// Names to publish the object under.
     pub const HOSTNAME: &str = "hostname";
+    /// Names to publish the object's internal addresses under.
     pub const INTERNAL_HOSTNAME: &str = "internal-hostname";
+    /// Targets that replace the object's own.
     pub const TARGET: &str = "target";
+    /// The records' TTL.
     pub const TTL: &str = "ttl";
+    /// Which controller may publish the object (`dns-controller` only).
     pub const CONTROLLER: &str = "controller";
+    /// Tells apart records of one name for routing policies.
     pub const SET_IDENTIFIER: &str = "set-identifier";
+    /// Publish an alias instead of a CNAME where the provider has one.
     pub const ALIAS: &str = "alias";
+    /// The record type to publish for a hostname target.
     pub const RECORD_TYPE: &str = "record-type";
+    /// Which addresses of a NodePort Service to publish (`public` or `private`).
     pub const ACCESS: &str = "access";
+    /// Which endpoints a headless Service publishes (`NodeExternalIP`, ...).
     pub const ENDPOINTS_TYPE: &str = "endpoints-type";
+    /// Where a route's hostnames come from (the route, or the annotation only).
     pub const GATEWAY_HOSTNAME_SOURCE: &str = "gateway-hostname-source";
+    /// Where an Ingress's hostnames come from (its rules, or the annotation only).
     pub const INGRESS_HOSTNAME_SOURCE: &str = "ingress-hostname-source";
 }
 
@@ -50,8 +62,10 @@ pub enum HostnameSource {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum AnnotationError {
+    /// `--annotation-prefix=`.
     #[error("the annotation prefix must not be empty")]
     EmptyPrefix,
+    /// A prefix without its trailing `/`.
     #[error("the annotation prefix {0:?} must end with '/'")]
     NoSlash(String),
 }
@@ -60,22 +74,41 @@ pub enum AnnotationError {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum DurationError {
+    /// Not a number and not a duration.
     #[error("invalid duration {input:?}")]
-    Invalid { input: String },
+    Invalid {
+        /// The annotation's value.
+        input: String,
+    },
+    /// A number followed by something other than a unit.
     #[error("missing unit in duration {input:?}")]
-    MissingUnit { input: String },
+    MissingUnit {
+        /// The annotation's value.
+        input: String,
+    },
+    /// A unit Go's durations do not have.
     #[error("unknown unit {unit:?} in duration {input:?}")]
-    UnknownUnit { input: String, unit: String },
+    UnknownUnit {
+        /// The annotation's value.
+        input: String,
+        /// The unit.
+        unit: String,
+    },
 }
 
 /// A TTL annotation value that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum TtlError {
+    /// The value does not parse.
     #[error(transparent)]
     Duration(#[from] DurationError),
+    /// A TTL outside what DNS allows.
     #[error("TTL must be between 1 and {TTL_MAX} seconds, got {seconds}")]
-    OutOfRange { seconds: i128 },
+    OutOfRange {
+        /// The value, in seconds.
+        seconds: i128,
+    },
 }
 
 /// Which annotation prefixes are read, in order of precedence.
@@ -201,7 +234,7 @@ impl Annotations {
         }
     }
 
-    /// Provider-specific properties and the set identifier (§5). `alias` comes first (only for the exact
+    /// Provider-specific properties and the set identifier. `alias` comes first (only for the exact
     /// value `true`), then `record-type`, then the prefixed keys sorted by name; the post-processor sorts the
     /// whole list again, so only determinism matters here.
     pub fn provider_specific(&self, a: &StrMap) -> (ProviderSpecific, String) {

@@ -1,5 +1,5 @@
-//! The configuration every source shares, and the admission check of §6.1/§7.2 that decides whether an
-//! object is looked at at all.
+//! The configuration every source shares, and the admission check (namespace, annotation and label
+//! filters, the `controller` annotation) that decides whether an object is looked at at all.
 
 use std::sync::Arc;
 

@@ -119,6 +119,7 @@ impl<S: Source + ?Sized> SourceExt for S {
 /// Which of its objects a source evaluates.
 #[derive(Debug, Clone, Copy)]
 pub enum Objects<'a> {
+    /// Every object in scope (a full evaluation).
     All,
     /// Only these (of any kind; a source looks for its own).
     Only(&'a BTreeSet<ObjectKey>),
@@ -145,7 +146,9 @@ impl Objects<'_> {
 /// The endpoints one object asks for, before its source merges names several objects share.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ObjectEndpoints {
+    /// The object.
     pub object: ObjectKey,
+    /// What it publishes, before the merge by name.
     pub endpoints: Vec<Endpoint>,
 }
 
@@ -155,10 +158,12 @@ pub struct ObjectEndpoints {
 pub struct Evaluation {
     /// In [`ObjectKey`] order.
     pub objects: Vec<ObjectEndpoints>,
+    /// The objects that could not be evaluated, whose records are held.
     pub failed: Failures,
 }
 
 impl Evaluation {
+    /// An evaluation of these objects.
     pub fn new(objects: Vec<ObjectEndpoints>, failed: Failures) -> Self {
         Evaluation { objects, failed }
     }
@@ -168,7 +173,9 @@ impl Evaluation {
 #[derive(Debug, Clone, Default, PartialEq)]
 #[non_exhaustive]
 pub struct SourceOutput {
+    /// Every endpoint, merged by name.
     pub endpoints: Vec<Endpoint>,
+    /// The objects that could not be evaluated, whose records are held.
     pub failed: Failures,
 }
 
@@ -203,6 +210,7 @@ pub struct HeldRecords {
 }
 
 impl HeldRecords {
+    /// Nothing held yet; the source adds each failing part.
     pub fn new() -> Self {
         HeldRecords::default()
     }
@@ -217,6 +225,7 @@ impl HeldRecords {
         self.uncovered = true;
     }
 
+    /// Whether no part failed, so the object does not fail at all.
     pub fn is_empty(&self) -> bool {
         self.names.is_empty() && !self.uncovered
     }
@@ -247,6 +256,7 @@ pub enum Held<'a> {
 }
 
 impl Failures {
+    /// No failures.
     pub fn new() -> Self {
         Failures::default()
     }
@@ -301,6 +311,7 @@ impl Failures {
         })
     }
 
+    /// Forget `object`'s failure (it evaluated again).
     pub fn remove(&mut self, object: &ObjectKey) {
         self.objects.remove(object);
     }
@@ -318,6 +329,7 @@ impl Failures {
         self.objects.len() + self.kinds.len()
     }
 
+    /// Whether every object evaluated.
     pub fn is_empty(&self) -> bool {
         self.objects.is_empty() && self.kinds.is_empty()
     }
@@ -409,14 +421,23 @@ pub fn undecodable(cluster: &ClusterStore, kind: ResourceKind, objects: Objects<
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum SourceError {
+    /// A template failed.
     #[error("{source_name}: {source}")]
     Template {
+        /// The source, for the message.
         source_name: String,
+        /// The template's reason.
         #[source]
         source: TemplateError,
     },
+    /// Anything else a source reports.
     #[error("{source_name}: {message}")]
-    Other { source_name: String, message: String },
+    Other {
+        /// The source.
+        source_name: String,
+        /// What went wrong.
+        message: String,
+    },
 }
 
 #[cfg(test)]

@@ -15,11 +15,17 @@ use hickory_resolver::net::NetError;
 pub enum ResolveError {
     /// The name exists nowhere or has no address records.
     #[error("{host}: no addresses found")]
-    NotFound { host: String },
+    /// The name exists but has no address.
+    NotFound {
+        /// The name looked up.
+        host: String,
+    },
     /// The lookup itself failed (no reachable name server, timeout, bad name).
     #[error("cannot resolve {host}: {source}")]
     Failed {
+        /// The name looked up.
         host: String,
+        /// The resolver's reason.
         #[source]
         source: NetError,
     },
@@ -49,6 +55,7 @@ impl std::fmt::Debug for SystemResolver {
 }
 
 impl SystemResolver {
+    /// The resolver of the system's configuration (`/etc/resolv.conf`).
     pub fn new() -> Result<Self, ResolveError> {
         let builder = TokioResolver::builder_tokio().map_err(ResolveError::Config)?;
         let inner = builder.build().map_err(ResolveError::Config)?;
@@ -95,6 +102,7 @@ enum Answer {
 }
 
 impl StaticResolver {
+    /// A resolver that knows no name.
     pub fn new() -> Self {
         Self::default()
     }
@@ -105,6 +113,7 @@ impl StaticResolver {
         self
     }
 
+    /// Answer `host` with `ips`.
     pub fn insert(&mut self, host: &str, ips: impl IntoIterator<Item = IpAddr>) {
         self.answers
             .insert(normalize(host), Answer::Addresses(ips.into_iter().collect()));

@@ -13,30 +13,68 @@ use extdns_informer::view::LabelSelector;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum SelectorError {
+    /// The text does not parse.
     #[error("invalid selector {input:?} at position {position}: {message}")]
     Syntax {
+        /// The selector as given.
         input: String,
+        /// Where parsing stopped, in bytes.
         position: usize,
+        /// What was expected there.
         message: String,
     },
+    /// A key Kubernetes would not accept.
     #[error("invalid selector key {key:?}: {reason}")]
-    InvalidKey { key: String, reason: String },
+    InvalidKey {
+        /// The key.
+        key: String,
+        /// Why.
+        reason: String,
+    },
+    /// A value Kubernetes would not accept.
     #[error("invalid selector value {value:?} for key {key:?}: {reason}")]
-    InvalidValue { key: String, value: String, reason: String },
+    InvalidValue {
+        /// The key.
+        key: String,
+        /// The value.
+        value: String,
+        /// Why.
+        reason: String,
+    },
+    /// An operator label selectors do not have.
     #[error("selector requirement on key {key:?}: {operator:?} is not a valid label selector operator")]
-    UnknownOperator { key: String, operator: String },
+    UnknownOperator {
+        /// The key.
+        key: String,
+        /// The operator.
+        operator: String,
+    },
+    /// `in` or `notin` without values.
     #[error("selector requirement on key {key:?}: operator {operator} needs at least one value")]
-    MissingValues { key: String, operator: String },
+    MissingValues {
+        /// The key.
+        key: String,
+        /// The operator.
+        operator: String,
+    },
+    /// `exists` or `!` with values.
     #[error("selector requirement on key {key:?}: operator {operator} takes no values, got {values:?}")]
     UnexpectedValues {
+        /// The key.
         key: String,
+        /// The operator.
         operator: String,
+        /// The values given.
         values: Vec<String>,
     },
+    /// `gt` or `lt` without exactly one integer.
     #[error("selector requirement on key {key:?}: operator {operator} needs exactly one integer value, got {values:?}")]
     NotAnInteger {
+        /// The key.
         key: String,
+        /// The operator.
         operator: String,
+        /// The values given.
         values: Vec<String>,
     },
 }
@@ -161,6 +199,7 @@ impl Selector {
         Selector::default()
     }
 
+    /// Whether the selector selects everything (empty), so the filter can be skipped.
     pub fn is_everything(&self) -> bool {
         self.requirements.is_empty()
     }

@@ -1,4 +1,4 @@
-//! FQDN templates (`--fqdn-template`, `--fqdn-target-template`) with Go `text/template` semantics (§6.9),
+//! FQDN templates (`--fqdn-template`, `--fqdn-target-template`) with Go `text/template` semantics (docs/templates.md),
 //! run by [`extdns_template`] on the views of our objects.
 //!
 //! Users paste templates from their external-dns deployments, so they must mean the same thing here:
@@ -155,24 +155,33 @@ pub enum TemplateError {
     /// `value` is the configured value that made the template unparsable.
     #[error("cannot parse template {value:?}: {source}")]
     Parse {
+        /// The flag's value.
         value: String,
+        /// The parser's reason.
         #[source]
         source: ParseError,
     },
     /// The template reads a field that none of the kinds it runs on has.
     #[error("template {template} reads {path}, which no {kinds} has: {problem}")]
     NoSuchField {
+        /// The flag the template came from.
         template: &'static str,
+        /// The field path read.
         path: String,
+        /// The kinds it runs on.
         kinds: String,
+        /// Where the path leaves the schema.
         problem: String,
     },
     /// The template failed on both views of `object` (boxed: two errors would make every result large).
     #[error("template failed on {object}: {typed} (and with JSON field names: {json})")]
     Execute {
+        /// The object, as `kind/namespace/name`.
         object: String,
+        /// The error with Go's field names.
         #[source]
         typed: Box<ExecError>,
+        /// The error with the JSON field names.
         json: Box<ExecError>,
     },
 }
@@ -280,11 +289,14 @@ impl FqdnTemplate {
 pub struct TemplateUse<'a> {
     /// Names the template in errors: `fqdn-template`.
     pub name: &'static str,
+    /// The parsed template.
     pub template: &'a FqdnTemplate,
+    /// The kinds it runs on.
     pub kinds: &'a [TemplateKind],
 }
 
 impl<'a> TemplateUse<'a> {
+    /// `name` is the flag, for messages.
     pub fn new(name: &'static str, template: &'a FqdnTemplate, kinds: &'a [TemplateKind]) -> Self {
         TemplateUse { name, template, kinds }
     }

@@ -1,4 +1,4 @@
-//! The source pipeline (§1.3): what happens to the endpoints of all sources before the plan sees them,
+//! The source pipeline: what happens to the endpoints of all sources before the plan sees them,
 //! in external-dns's order, because each step depends on the previous one:
 //!
 //! 1. **multi-source**: every source in flag order, concatenated; `--default-targets` replace the targets of
@@ -249,7 +249,7 @@ pub fn reverse_name(ip: IpAddr) -> String {
     }
 }
 
-/// Step 5 (§2.6). `record-type` on an A/AAAA endpoint decides (PTR, any case, opts in; anything else opts
+/// Step 5 (PTR records). `record-type` on an A/AAAA endpoint decides (PTR, any case, opts in; anything else opts
 /// out) and is consumed; otherwise `--create-ptr` decides. Wildcards never get PTRs. One PTR endpoint per
 /// address, targets in first-seen order, TTL the smallest seen (an unset TTL wins), appended last.
 fn add_ptr_records(mut eps: Vec<Endpoint>, create_ptr: bool) -> Vec<Endpoint> {

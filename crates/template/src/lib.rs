@@ -44,7 +44,6 @@
 //! # Ok(())
 //! # }
 //! ```
-#![warn(missing_docs)]
 
 mod error;
 mod exec;

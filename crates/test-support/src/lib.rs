@@ -22,7 +22,6 @@
 //! ```
 //!
 //! A dev-dependency only (`publish = false`).
-#![warn(missing_docs)]
 
 pub mod bench;
 pub mod cli;
@@ -32,6 +31,8 @@ pub mod control_plane;
 pub mod dig;
 pub mod dns_server;
 pub mod etcd;
+#[cfg(feature = "kube-objects")]
+pub mod kube_objects;
 pub mod manifests;
 pub mod moto;
 pub mod pdns;

@@ -86,7 +86,9 @@ pub const CHECKS: &[&str] = &[
 /// Whether a check is about the protocol (must pass) or about what the provider stores (reported).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
+    /// Must pass: the protocol requires it.
     Protocol,
+    /// Reported, never failed: what the server supports.
     Capability,
 }
 
@@ -150,16 +152,28 @@ impl Config {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
+    /// The URL does not parse.
     #[error("webhook server URL {url:?} is not a URL: {source}")]
     InvalidUrl {
+        /// The URL given.
         url: String,
+        /// The parser's reason.
         #[source]
         source: url::ParseError,
     },
+    /// The scheme is not one the protocol runs over.
     #[error("webhook server URL {url:?} is not http or https")]
-    UnsupportedScheme { url: String },
+    UnsupportedScheme {
+        /// The URL given.
+        url: String,
+    },
+    /// The zone is not a DNS name.
     #[error("zone {zone:?} is not a DNS name")]
-    InvalidZone { zone: String },
+    InvalidZone {
+        /// The zone given.
+        zone: String,
+    },
+    /// The HTTP client could not be built.
     #[error("{0}")]
     Client(#[source] extdns_provider::http::HttpError),
 }
@@ -168,6 +182,7 @@ pub enum Error {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Outcome {
+    /// It did as the protocol says.
     Pass,
     /// Why it failed (or is unsupported), naming the call and the field.
     Fail(String),
@@ -179,14 +194,17 @@ pub enum Outcome {
 pub struct Check {
     /// A stable name from [`CHECKS`].
     pub name: &'static str,
+    /// How it went.
     pub outcome: Outcome,
 }
 
 impl Check {
+    /// Whether it passed.
     pub fn passed(&self) -> bool {
         self.outcome == Outcome::Pass
     }
 
+    /// Whether a failure fails the run.
     pub fn kind(&self) -> Kind {
         kind_of(self.name)
     }
@@ -213,6 +231,7 @@ impl fmt::Display for Check {
 pub struct Report {
     /// The zone the records were written under.
     pub zone: String,
+    /// Every check, in the order run.
     pub checks: Vec<Check>,
 }
 

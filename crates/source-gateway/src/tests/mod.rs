@@ -140,6 +140,12 @@ fn config() -> GatewaySourceConfig {
     GatewaySourceConfig::default()
 }
 
+/// `cfg` with what every source shares changed by `f`.
+fn sharing(mut cfg: GatewaySourceConfig, f: impl FnOnce(&mut SourceConfig)) -> GatewaySourceConfig {
+    f(&mut cfg.common);
+    cfg
+}
+
 fn run_kind(kind: RouteKind, cfg: GatewaySourceConfig, c: &ClusterStore) -> Vec<Endpoint> {
     match collect(&GatewayRouteSource::new(kind, cfg), c) {
         Ok(out) => out.endpoints,

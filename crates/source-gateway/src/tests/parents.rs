@@ -186,14 +186,8 @@ fn annotation_filter_does_not_apply_to_gateways() -> Result<(), extdns_source::S
     let mut r = httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]);
     r.meta = with_annotations(r.meta, &[("team", "a")]);
     c.add(r);
-    let cfg = GatewaySourceConfig {
-        common: {
-            let mut common = SourceConfig::default();
-            common.annotation_filter = Selector::parse("team=a")?;
-            common
-        },
-        ..config()
-    };
+    let annotation_filter = Selector::parse("team=a")?;
+    let cfg = sharing(config(), |c| c.annotation_filter = annotation_filter);
     assert_eq!(names(&run(cfg, &c)), vec!["web.example.com"]);
     Ok(())
 }
@@ -477,14 +471,8 @@ fn listener_set_with_foreign_controller_or_filtered_annotation_is_not_a_parent()
     );
     r.meta = with_annotations(r.meta, &[("dns", "yes")]);
     c.add(r);
-    let cfg = GatewaySourceConfig {
-        common: {
-            let mut common = SourceConfig::default();
-            common.annotation_filter = Selector::parse("dns=yes")?;
-            common
-        },
-        ..with_listener_sets()
-    };
+    let annotation_filter = Selector::parse("dns=yes")?;
+    let cfg = sharing(with_listener_sets(), |c| c.annotation_filter = annotation_filter);
     assert!(run(cfg, &c).is_empty());
     Ok(())
 }

@@ -87,14 +87,8 @@ fn label_filter_selects_routes() -> Result<(), extdns_source::SelectorError> {
         &["private.example.com"],
         &[gw_ref("infra", "gw")],
     ));
-    let cfg = GatewaySourceConfig {
-        common: {
-            let mut common = SourceConfig::default();
-            common.label_filter = Selector::parse("dns=public")?;
-            common
-        },
-        ..config()
-    };
+    let label_filter = Selector::parse("dns=public")?;
+    let cfg = sharing(config(), |c| c.label_filter = label_filter);
     assert_eq!(names(&run(cfg, &c)), vec!["public.example.com"]);
     Ok(())
 }
@@ -105,14 +99,8 @@ fn label_filter_does_not_apply_to_gateways() -> Result<(), extdns_source::Select
     let mut r = httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]);
     r.meta = with_labels(r.meta, &[("dns", "public")]);
     c.add(r);
-    let cfg = GatewaySourceConfig {
-        common: {
-            let mut common = SourceConfig::default();
-            common.label_filter = Selector::parse("dns=public")?;
-            common
-        },
-        ..config()
-    };
+    let label_filter = Selector::parse("dns=public")?;
+    let cfg = sharing(config(), |c| c.label_filter = label_filter);
     // The Gateway has no labels at all and is still used.
     assert_eq!(names(&run(cfg, &c)), vec!["web.example.com"]);
     Ok(())
@@ -125,14 +113,8 @@ fn annotation_filter_selects_routes() -> Result<(), extdns_source::SelectorError
     r.meta = with_annotations(r.meta, &[("team", "a")]);
     c.add(r);
     c.add(httproute("apps", "no", &["no.example.com"], &[gw_ref("infra", "gw")]));
-    let cfg = GatewaySourceConfig {
-        common: {
-            let mut common = SourceConfig::default();
-            common.annotation_filter = Selector::parse("team=a")?;
-            common
-        },
-        ..config()
-    };
+    let annotation_filter = Selector::parse("team=a")?;
+    let cfg = sharing(config(), |c| c.annotation_filter = annotation_filter);
     assert_eq!(names(&run(cfg, &c)), vec!["yes.example.com"]);
     Ok(())
 }
@@ -147,14 +129,7 @@ fn namespace_flag_limits_routes_but_not_gateways() {
         &["out.example.com"],
         &[gw_ref("infra", "gw")],
     ));
-    let cfg = GatewaySourceConfig {
-        common: {
-            let mut common = SourceConfig::default();
-            common.namespace = Some("apps".into());
-            common
-        },
-        ..config()
-    };
+    let cfg = sharing(config(), |c| c.namespace = Some("apps".into()));
     // The Gateway lives in `infra`, outside --namespace, and still serves the route.
     assert_eq!(names(&run(cfg, &c)), vec!["in.example.com"]);
 }
@@ -264,14 +239,8 @@ fn annotation_prefix_flag_reads_only_that_prefix() -> Result<(), extdns_source::
         ],
     );
     c.add(r);
-    let cfg = GatewaySourceConfig {
-        common: {
-            let mut common = SourceConfig::default();
-            common.annotations = Annotations::with_prefix(ALPHA)?;
-            common
-        },
-        ..config()
-    };
+    let annotations = Annotations::with_prefix(ALPHA)?;
+    let cfg = sharing(config(), |c| c.annotations = annotations);
     assert_eq!(names(&run(cfg, &c)), vec!["alpha.example.com"]);
     Ok(())
 }
@@ -282,14 +251,7 @@ fn ignore_hostname_annotation_drops_annotation_names() {
     let mut r = httproute("apps", "web", &["spec.example.com"], &[gw_ref("infra", "gw")]);
     r.meta = with_annotations(r.meta, &[(&format!("{GA}hostname"), "ann.example.com")]);
     c.add(r);
-    let cfg = GatewaySourceConfig {
-        common: {
-            let mut common = SourceConfig::default();
-            common.ignore_hostname_annotation = true;
-            common
-        },
-        ..config()
-    };
+    let cfg = sharing(config(), |c| c.ignore_hostname_annotation = true);
     assert_eq!(names(&run(cfg, &c)), vec!["spec.example.com"]);
 }
 
@@ -388,14 +350,7 @@ fn gateway_hostname_source_annotation_only_with_ignore_flag_publishes_nothing() 
         ],
     );
     c.add(r);
-    let cfg = GatewaySourceConfig {
-        common: {
-            let mut common = SourceConfig::default();
-            common.ignore_hostname_annotation = true;
-            common
-        },
-        ..config()
-    };
+    let cfg = sharing(config(), |c| c.ignore_hostname_annotation = true);
     assert!(run(cfg, &c).is_empty());
 }
 
@@ -497,15 +452,10 @@ fn templated(template: &str, combine: bool) -> GatewaySourceConfig {
         Ok(Some(t)) => t,
         other => panic!("template {template:?}: {other:?}"),
     };
-    GatewaySourceConfig {
-        common: {
-            let mut common = SourceConfig::default();
-            common.fqdn_template = Some(Arc::new(t));
-            common.combine_fqdn_annotation = combine;
-            common
-        },
-        ..config()
-    }
+    sharing(config(), |c| {
+        c.fqdn_template = Some(Arc::new(t));
+        c.combine_fqdn_annotation = combine;
+    })
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! The endpoints of one Service, in the seed's order: names from the annotations, else from the
+//! The endpoints of one Service, in external-dns's order: names from the annotations, else from the
 //! compatibility mode, else (or also, with `--combine-fqdn-annotation`) from the templates; targets from the
 //! `target` annotation, else from what the Service's type exposes.
 //!

@@ -31,8 +31,11 @@ use crate::{Failures, Objects, Source, SourceError};
 /// `source_deduplicated_endpoints` metrics. Both maps are keyed by (record type, source name).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PipelineOutput {
+    /// The endpoints to plan from.
     pub endpoints: Vec<Endpoint>,
+    /// Endpoints dropped as invalid, counted by (name, type), for one warning each.
     pub invalid: BTreeMap<(String, String), usize>,
+    /// Endpoints merged into others, counted by (name, type), for the debug log.
     pub deduplicated: BTreeMap<(String, String), usize>,
     /// The objects that could not be evaluated (a source said so, or one of their endpoints was invalid),
     /// with why when known: the controller keeps their records as they are.
@@ -69,6 +72,7 @@ impl std::fmt::Debug for Pipeline {
 }
 
 impl Pipeline {
+    /// A pipeline over `sources` with `config`'s wrappers.
     pub fn new(sources: Vec<Box<dyn Source>>, mut config: PipelineConfig) -> Self {
         config.nat64_networks.retain(|net| {
             let ok = net.prefix_len() == 96;
@@ -80,6 +84,7 @@ impl Pipeline {
         Pipeline { sources, config }
     }
 
+    /// Its wrappers' configuration.
     pub fn config(&self) -> &PipelineConfig {
         &self.config
     }

@@ -17,8 +17,11 @@ use serde_json::Value as Json;
 /// The type of a field, as far as templates can tell.
 #[derive(Debug, Clone, Copy)]
 pub enum Ty {
+    /// A string.
     Str,
+    /// An integer.
     Int,
+    /// A boolean.
     Bool,
     /// `metav1.Time`, printed as the API writes it.
     Time,
@@ -26,9 +29,11 @@ pub enum Ty {
     IntOrStr,
     /// A pointer: nil when the object leaves the field out.
     Ptr(&'static Ty),
+    /// A slice of one type; `index` and `range` read into it.
     List(&'static Ty),
     /// `map[string]T`.
     Map(&'static Ty),
+    /// A nested struct.
     Struct(&'static StructTy),
     /// Free-form data (`managedFields`), rendered as decoded JSON.
     Any,
@@ -41,6 +46,7 @@ pub enum Ty {
 pub struct StructTy {
     /// The Go type name, for messages: `v1.ServiceSpec`.
     pub name: &'static str,
+    /// Its fields, in Go's order.
     pub fields: &'static [Field],
 }
 
@@ -48,8 +54,11 @@ pub struct StructTy {
 /// whose fields are promoted and stored inline) and its type.
 #[derive(Debug)]
 pub struct Field {
+    /// The Go field name templates use (`.Spec.ClusterIP`).
     pub go: &'static str,
+    /// The JSON field name the object is read by (`clusterIP`).
     pub json: &'static str,
+    /// Its type.
     pub ty: Ty,
 }
 
@@ -431,12 +440,16 @@ static INGRESS: StructTy = StructTy {
 /// kinds; `--fqdn-target-template` on Services).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum TemplateKind {
+    /// Services (`--fqdn-template`, `--fqdn-target-template`).
     Service,
+    /// Routes of one kind.
     Route(RouteKind),
+    /// Ingresses.
     Ingress,
 }
 
 impl TemplateKind {
+    /// The Go type templates see for this kind.
     pub fn schema(self) -> &'static StructTy {
         match self {
             TemplateKind::Service => &SERVICE,
@@ -446,6 +459,7 @@ impl TemplateKind {
         }
     }
 
+    /// The kind's name, for messages.
     pub fn kind(self) -> &'static str {
         match self {
             TemplateKind::Service => "Service",
@@ -462,7 +476,9 @@ impl TemplateKind {
 #[error("{path}: {problem}")]
 #[non_exhaustive]
 pub struct NoSuchField {
+    /// The path as written.
     pub path: String,
+    /// Where it leaves the schema.
     pub problem: String,
 }
 

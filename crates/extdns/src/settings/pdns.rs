@@ -1,15 +1,14 @@
 //! `--provider=pdns` from external-dns's `--pdns-*` flags, the shared `--tls-*` ones and the domain filter
 //! (which picks the PowerDNS zones). The provider checks the rest (the URL, the TLS files) when it is built.
 
-use std::path::PathBuf;
-
 use extdns_endpoint::DomainFilter;
 use extdns_provider_pdns::{PdnsConfig, TlsOptions};
 
+use super::{ValidationError, tls_path};
 use crate::flags::Flags;
-use crate::settings::{ProviderSettings, ValidationError};
 
-pub(crate) fn pdns(flags: &Flags, domain_filter: &DomainFilter) -> Result<ProviderSettings, ValidationError> {
+/// The PowerDNS provider's configuration.
+pub(crate) fn config(flags: &Flags, domain_filter: &DomainFilter) -> Result<PdnsConfig, ValidationError> {
     let f = &flags.pdns;
     if f.api_key.trim().is_empty() {
         return Err(ValidationError(
@@ -19,23 +18,20 @@ pub(crate) fn pdns(flags: &Flags, domain_filter: &DomainFilter) -> Result<Provid
     if f.server_id.trim().is_empty() {
         return Err(ValidationError("--pdns-server-id must not be empty".into()));
     }
-    let path = |s: &str| (!s.trim().is_empty()).then(|| PathBuf::from(s.trim()));
     let mut config = PdnsConfig::new(f.server.trim(), f.api_key.trim());
     config.server_id = f.server_id.trim().to_string();
     config.domain_filter = domain_filter.clone();
     config.tls = TlsOptions {
         skip_verify: f.skip_tls_verify,
-        ca_file: path(&flags.provider.tls_ca),
-        client_cert: path(&flags.provider.tls_client_cert),
-        client_key: path(&flags.provider.tls_client_cert_key),
+        ca_file: tls_path(&flags.provider.tls_ca),
+        client_cert: tls_path(&flags.provider.tls_client_cert),
+        client_key: tls_path(&flags.provider.tls_client_cert_key),
     };
-    Ok(ProviderSettings::Pdns {
-        config: Box::new(config),
-    })
+    Ok(config)
 }
 
 /// The flag behind the PowerDNS setting a configuration error is about.
-pub(crate) fn pdns_flag(e: &extdns_provider_pdns::ConfigError) -> &'static str {
+pub(crate) fn flag(e: &extdns_provider_pdns::ConfigError) -> &'static str {
     use extdns_provider_pdns::Setting;
     match e.setting() {
         Setting::ApiKey => "--pdns-api-key",
@@ -49,18 +45,11 @@ pub(crate) fn pdns_flag(e: &extdns_provider_pdns::ConfigError) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    use crate::flags::try_parse_from;
     use crate::providers::build_provider;
-    use crate::settings::{ProviderSettings, controller};
+    use crate::settings::{ProviderSettings, controller, test_flags};
 
     fn settings(extra: &[&str]) -> Result<ProviderSettings, String> {
-        let args = ["extdns", "--source=service", "--provider=pdns"]
-            .into_iter()
-            .chain(extra.iter().copied());
-        let flags = match try_parse_from(args) {
-            Ok(cli) => cli.flags,
-            Err(e) => panic!("{e}"),
-        };
+        let flags = test_flags(["--source=service", "--provider=pdns"].iter().chain(extra).copied());
         controller(&flags).map(|s| s.provider).map_err(|e| e.0)
     }
 

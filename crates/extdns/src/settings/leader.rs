@@ -3,21 +3,23 @@
 
 use extdns_leader::LeaseTiming;
 
+use super::ValidationError;
 use crate::flags::LeaderFlags;
-use crate::settings::ValidationError;
 
 /// Which Lease the replicas share and how its timing goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct LeaderSettings {
+    /// `--leader-elect-resource-name`: replicas that share it elect one leader.
     pub name: String,
     /// `None`: the pod's own namespace, found when the controller starts.
     pub namespace: Option<String>,
+    /// How long a lease lasts and how often it is renewed and retried.
     pub timing: LeaseTiming,
 }
 
 /// `None` without `--leader-elect`.
-pub fn leader(flags: &LeaderFlags) -> Result<Option<LeaderSettings>, ValidationError> {
+pub fn config(flags: &LeaderFlags) -> Result<Option<LeaderSettings>, ValidationError> {
     if !flags.leader_elect {
         return Ok(None);
     }
@@ -58,16 +60,11 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::flags;
+    use crate::settings::test_flags;
 
     fn parse(args: &[&str]) -> Result<Option<LeaderSettings>, ValidationError> {
-        let all: Vec<&str> = ["extdns", "--source=service", "--provider=inmemory"]
-            .iter()
-            .chain(args)
-            .copied()
-            .collect();
-        let cli = flags::try_parse_from(all).expect("the flags parse");
-        leader(&cli.flags.leader)
+        let flags = test_flags(["--source=service", "--provider=inmemory"].iter().chain(args).copied());
+        config(&flags.leader)
     }
 
     #[test]
@@ -121,12 +118,10 @@ mod tests {
     #[test]
     fn leader_election_needs_a_long_running_controller_on_the_api_server() {
         let controller = |args: &[&str]| {
-            let all: Vec<&str> = ["extdns", "--source=service", "--provider=inmemory", "--leader-elect"]
+            let all = ["--source=service", "--provider=inmemory", "--leader-elect"]
                 .iter()
-                .chain(args)
-                .copied()
-                .collect();
-            crate::settings::controller(&flags::try_parse_from(all).expect("the flags parse").flags)
+                .chain(args);
+            crate::settings::controller(&test_flags(all.copied()))
         };
         let err = controller(&["--once"]).expect_err("with --once");
         assert!(err.0.contains("--leader-elect") && err.0.contains("--once"), "{err}");

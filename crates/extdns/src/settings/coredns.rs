@@ -6,23 +6,14 @@ use std::path::PathBuf;
 use extdns_endpoint::DomainFilter;
 use extdns_provider_coredns::{CorednsConfig, EtcdTls};
 
+use super::{Env, ValidationError};
 use crate::flags::Flags;
-use crate::settings::{ProviderSettings, ValidationError};
 
 /// external-dns's default when `ETCD_URLS` is unset.
 const DEFAULT_ETCD_URL: &str = "http://localhost:2379";
 
-/// The settings from the flags and the process environment.
-pub fn coredns(flags: &Flags, domain_filter: &DomainFilter) -> Result<ProviderSettings, ValidationError> {
-    coredns_with_env(flags, domain_filter, |k| std::env::var(k).ok())
-}
-
-/// The same with the environment as a function, for tests.
-pub fn coredns_with_env(
-    flags: &Flags,
-    domain_filter: &DomainFilter,
-    env: impl Fn(&str) -> Option<String>,
-) -> Result<ProviderSettings, ValidationError> {
+/// The CoreDNS provider's configuration; `env` reads one environment variable (tests pass their own).
+pub fn config(flags: &Flags, domain_filter: &DomainFilter, env: Env<'_>) -> Result<CorednsConfig, ValidationError> {
     let f = &flags.coredns;
     if f.prefix.is_empty() {
         return Err(ValidationError("--coredns-prefix must not be empty".into()));
@@ -80,7 +71,7 @@ pub fn coredns_with_env(
         }
         config.owned_by = Some(owner.clone());
     }
-    Ok(ProviderSettings::Coredns(Box::new(config)))
+    Ok(config)
 }
 
 #[cfg(test)]
@@ -89,25 +80,17 @@ mod tests {
     use std::collections::HashMap;
 
     fn flags(args: &[&str]) -> Flags {
-        let mut argv = vec!["extdns", "--source=service", "--provider=coredns"];
-        argv.extend_from_slice(args);
-        match crate::flags::try_parse_from(argv) {
-            Ok(cli) => cli.flags,
-            Err(e) => panic!("{e}"),
-        }
+        crate::settings::test_flags(["--source=service", "--provider=coredns"].iter().chain(args).copied())
     }
 
-    fn config(args: &[&str], env: &[(&str, &str)]) -> Result<CorednsConfig, ValidationError> {
+    fn coredns(args: &[&str], env: &[(&str, &str)]) -> Result<CorednsConfig, ValidationError> {
         let env: HashMap<String, String> = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        match coredns_with_env(&flags(args), &DomainFilter::default(), |k| env.get(k).cloned())? {
-            ProviderSettings::Coredns(c) => Ok(*c),
-            other => panic!("{other:?}"),
-        }
+        config(&flags(args), &DomainFilter::default(), &|k| env.get(k).cloned())
     }
 
     #[test]
     fn defaults_are_external_dns_defaults() {
-        let c = config(&[], &[]).unwrap_or_else(|e| panic!("{e}"));
+        let c = coredns(&[], &[]).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(c.urls, ["http://localhost:2379"]);
         assert_eq!(c.prefix, "/skydns/");
         assert!(c.owned_by.is_none() && !c.tls.insecure && c.username.is_none());
@@ -115,7 +98,7 @@ mod tests {
 
     #[test]
     fn the_etcd_environment_is_read() {
-        let c = config(
+        let c = coredns(
             &["--coredns-prefix=/dns/"],
             &[
                 ("ETCD_URLS", "https://a:2379, https://b:2379"),
@@ -140,17 +123,17 @@ mod tests {
 
     #[test]
     fn bad_environment_values_are_named() {
-        let e = config(&[], &[("ETCD_URLS", "localhost:2379")]).err();
+        let e = coredns(&[], &[("ETCD_URLS", "localhost:2379")]).err();
         assert!(e.is_some_and(|e| e.0.contains("ETCD_URLS")));
-        let e = config(&[], &[("ETCD_TLS_INSECURE", "yes")]).err();
+        let e = coredns(&[], &[("ETCD_TLS_INSECURE", "yes")]).err();
         assert!(e.is_some_and(|e| e.0.contains("ETCD_TLS_INSECURE")));
-        let e = config(&[], &[("ETCD_CERT_FILE", "/c.pem")]).err();
+        let e = coredns(&[], &[("ETCD_CERT_FILE", "/c.pem")]).err();
         assert!(e.is_some_and(|e| e.0.contains("ETCD_KEY_FILE")));
     }
 
     #[test]
     fn strictly_owned_takes_the_owner_id() {
-        let c = config(&["--coredns-strictly-owned=true", "--txt-owner-id=me"], &[]).unwrap_or_else(|e| panic!("{e}"));
+        let c = coredns(&["--coredns-strictly-owned=true", "--txt-owner-id=me"], &[]).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(c.owned_by.as_deref(), Some("me"));
     }
 }

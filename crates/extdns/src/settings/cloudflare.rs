@@ -4,22 +4,14 @@
 use extdns_endpoint::DomainFilter;
 use extdns_provider_cloudflare::{Auth, CloudflareConfig};
 
+use super::{Env, ValidationError};
 use crate::flags::Flags;
-use crate::settings::{ProviderSettings, ValidationError};
 
 /// extdns's own variable pointing the provider at another API endpoint (a proxy, a test fake).
 pub const BASE_URL_ENV: &str = "EXTDNS_CLOUDFLARE_API_URL";
 
-pub fn cloudflare(flags: &Flags, domain_filter: &DomainFilter) -> Result<ProviderSettings, ValidationError> {
-    cloudflare_with_env(flags, domain_filter, |k| std::env::var(k).ok())
-}
-
-/// The same with the environment as a function, for tests.
-pub fn cloudflare_with_env(
-    flags: &Flags,
-    domain_filter: &DomainFilter,
-    env: impl Fn(&str) -> Option<String>,
-) -> Result<ProviderSettings, ValidationError> {
+/// The Cloudflare provider's configuration; `env` reads one environment variable (tests pass their own).
+pub fn config(flags: &Flags, domain_filter: &DomainFilter, env: Env<'_>) -> Result<CloudflareConfig, ValidationError> {
     let f = &flags.cloudflare;
     let invalid = |m: String| Err(ValidationError(m));
     if f.custom_hostnames {
@@ -104,7 +96,7 @@ pub fn cloudflare_with_env(
         .filter(|z| !z.is_empty())
         .cloned()
         .collect();
-    Ok(ProviderSettings::Cloudflare(Box::new(config)))
+    Ok(config)
 }
 
 #[cfg(test)]
@@ -112,23 +104,20 @@ mod tests {
     use super::*;
     use std::collections::HashMap;
 
-    fn config(args: &[&str], env: &[(&str, &str)]) -> Result<CloudflareConfig, ValidationError> {
-        let mut argv = vec!["extdns", "--source=service", "--provider=cloudflare"];
-        argv.extend_from_slice(args);
-        let flags = match crate::flags::try_parse_from(argv) {
-            Ok(cli) => cli.flags,
-            Err(e) => panic!("{e}"),
-        };
+    fn cloudflare(args: &[&str], env: &[(&str, &str)]) -> Result<CloudflareConfig, ValidationError> {
+        let flags = crate::settings::test_flags(
+            ["--source=service", "--provider=cloudflare"]
+                .iter()
+                .chain(args)
+                .copied(),
+        );
         let env: HashMap<String, String> = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        match cloudflare_with_env(&flags, &DomainFilter::default(), |k| env.get(k).cloned())? {
-            ProviderSettings::Cloudflare(c) => Ok(*c),
-            other => panic!("{other:?}"),
-        }
+        config(&flags, &DomainFilter::default(), &|k| env.get(k).cloned())
     }
 
     #[test]
     fn flags_and_token_are_read() {
-        let c = config(
+        let c = cloudflare(
             &[
                 "--cloudflare-proxied",
                 "--cloudflare-dns-records-per-page=500",
@@ -145,26 +134,27 @@ mod tests {
 
     #[test]
     fn key_and_email_or_a_token_file_work_too() {
-        let c = config(&[], &[("CF_API_KEY", "k"), ("CF_API_EMAIL", "a@b.c")]).unwrap_or_else(|e| panic!("{e}"));
+        let c = cloudflare(&[], &[("CF_API_KEY", "k"), ("CF_API_EMAIL", "a@b.c")]).unwrap_or_else(|e| panic!("{e}"));
         assert!(matches!(c.auth, Auth::Key { ref key, ref email } if key == "k" && email == "a@b.c"));
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let path = dir.path().join("token");
         std::fs::write(&path, "from-file\n").unwrap_or_else(|e| panic!("{e}"));
-        let c = config(&[], &[("CF_API_TOKEN", &format!("file:{}", path.display()))]).unwrap_or_else(|e| panic!("{e}"));
+        let c =
+            cloudflare(&[], &[("CF_API_TOKEN", &format!("file:{}", path.display()))]).unwrap_or_else(|e| panic!("{e}"));
         assert!(matches!(c.auth, Auth::Token(ref t) if t == "from-file"));
     }
 
     #[test]
     fn bad_settings_are_named() {
-        let e = config(&[], &[]).err();
+        let e = cloudflare(&[], &[]).err();
         assert!(e.is_some_and(|e| e.0.contains("CF_API_TOKEN")));
-        let e = config(&["--cloudflare-dns-records-per-page=5001"], &[("CF_API_TOKEN", "t")]).err();
+        let e = cloudflare(&["--cloudflare-dns-records-per-page=5001"], &[("CF_API_TOKEN", "t")]).err();
         assert!(e.is_some_and(|e| e.0.contains("--cloudflare-dns-records-per-page")));
-        let e = config(&["--cloudflare-custom-hostnames"], &[("CF_API_TOKEN", "t")]).err();
+        let e = cloudflare(&["--cloudflare-custom-hostnames"], &[("CF_API_TOKEN", "t")]).err();
         assert!(e.is_some_and(|e| e.0.contains("--cloudflare-custom-hostnames")));
-        let e = config(&["--cloudflare-region-key=eu"], &[("CF_API_TOKEN", "t")]).err();
+        let e = cloudflare(&["--cloudflare-region-key=eu"], &[("CF_API_TOKEN", "t")]).err();
         assert!(e.is_some_and(|e| e.0.starts_with("--cloudflare-region-key turns on")));
-        let e = config(
+        let e = cloudflare(
             &["--cloudflare-custom-hostnames-certificate-authority=google"],
             &[("CF_API_TOKEN", "t")],
         )
@@ -173,7 +163,7 @@ mod tests {
             e.0.starts_with("--cloudflare-custom-hostnames-certificate-authority configures")
         }));
         assert!(
-            config(
+            cloudflare(
                 &["--cloudflare-custom-hostnames-min-tls-version=1.0"],
                 &[("CF_API_TOKEN", "t")]
             )

@@ -1,12 +1,14 @@
 //! `--provider=webhook` and `--webhook-server`: the `--webhook-*` flags, checked once.
 
+use std::time::Duration;
+
 use extdns_provider_webhook::WebhookConfig;
 
+use super::{ProviderSettings, ValidationError, controller, fail};
 use crate::flags::Flags;
-use crate::settings::{ProviderSettings, ValidationError, controller};
 
 /// The client of `--provider=webhook`.
-pub(crate) fn client(flags: &Flags) -> Result<ProviderSettings, ValidationError> {
+pub(crate) fn config(flags: &Flags) -> Result<WebhookConfig, ValidationError> {
     let w = &flags.webhook;
     let url = WebhookConfig::parse_url(&w.webhook_provider_url)
         .map_err(|e| ValidationError(format!("--webhook-provider-url: {e}")))?;
@@ -14,7 +16,7 @@ pub(crate) fn client(flags: &Flags) -> Result<ProviderSettings, ValidationError>
     config.read_timeout = w.webhook_provider_read_timeout;
     config.write_timeout = w.webhook_provider_write_timeout;
     config.max_body_size = max_body_size(w.webhook_provider_max_body_size)?;
-    Ok(ProviderSettings::Webhook(Box::new(config)))
+    Ok(config)
 }
 
 /// `--webhook-provider-max-body-size`: 0 is no limit, as in external-dns.
@@ -32,6 +34,7 @@ fn max_body_size(bytes: i64) -> Result<Option<u64>, ValidationError> {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct WebhookServerSettings {
+    /// The provider the server serves.
     pub provider: ProviderSettings,
     /// Where the protocol is served (`--webhook-server-address`).
     pub address: String,
@@ -45,7 +48,7 @@ pub struct WebhookServerSettings {
 /// server), so a Deployment's arguments are valid for both with `--webhook-server` added.
 pub fn server(flags: &Flags) -> Result<WebhookServerSettings, ValidationError> {
     let settings = controller(flags)?;
-    crate::settings_unsupported::webhook_server(flags)?;
+    unsupported_server_timeouts(flags)?;
     Ok(WebhookServerSettings {
         provider: settings.provider,
         address: flags.webhook.webhook_server_address.clone(),
@@ -54,17 +57,49 @@ pub fn server(flags: &Flags) -> Result<WebhookServerSettings, ValidationError> {
     })
 }
 
+/// `--webhook-server`'s connection timeouts: axum's server has no header-read, body-read, response-write or
+/// keep-alive idle timeout, so only the defaults (which external-dns's chart spells out) are accepted there.
+/// The read and write timeouts still bound the webhook client's requests.
+fn unsupported_server_timeouts(flags: &Flags) -> Result<(), ValidationError> {
+    let w = &flags.webhook;
+    for (flag, value, default) in [
+        (
+            "--webhook-provider-read-timeout",
+            w.webhook_provider_read_timeout,
+            Duration::from_secs(5),
+        ),
+        (
+            "--webhook-provider-write-timeout",
+            w.webhook_provider_write_timeout,
+            Duration::from_secs(10),
+        ),
+        (
+            "--webhook-provider-read-header-timeout",
+            w.webhook_provider_read_header_timeout,
+            Duration::from_secs(5),
+        ),
+        (
+            "--webhook-provider-idle-timeout",
+            w.webhook_provider_idle_timeout,
+            Duration::from_secs(30),
+        ),
+    ] {
+        if value != default {
+            return fail(format!(
+                "{flag} is not supported by extdns's webhook server (got {value:?}; only the default {default:?} is \
+                 accepted, and not enforced); remove it"
+            ));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::flags::try_parse_from;
 
     fn flags(args: &[&str]) -> Flags {
-        let argv = ["extdns"].iter().chain(args).copied();
-        match try_parse_from(argv) {
-            Ok(cli) => cli.flags,
-            Err(e) => panic!("{e}"),
-        }
+        crate::settings::test_flags(args.iter().copied())
     }
 
     #[test]
@@ -91,20 +126,17 @@ mod tests {
 
     #[test]
     fn a_bad_url_or_a_negative_limit_names_the_flag() {
-        let f = flags(&[
-            "--source=service",
-            "--provider=webhook",
-            "--webhook-provider-url=localhost:8888",
-        ]);
-        let err = controller(&f).err().map(|e| e.to_string()).unwrap_or_default();
-        assert!(err.starts_with("--webhook-provider-url:"), "{err}");
-        let f = flags(&[
-            "--source=service",
-            "--provider=webhook",
-            "--webhook-provider-max-body-size=-1",
-        ]);
-        let err = controller(&f).err().map(|e| e.to_string()).unwrap_or_default();
-        assert!(err.contains("--webhook-provider-max-body-size"), "{err}");
+        for (arg, flag) in [
+            ("--webhook-provider-url=localhost:8888", "--webhook-provider-url:"),
+            (
+                "--webhook-provider-max-body-size=-1",
+                "--webhook-provider-max-body-size",
+            ),
+        ] {
+            let f = flags(&["--source=service", "--provider=webhook", arg]);
+            let err = controller(&f).err().map(|e| e.to_string()).unwrap_or_default();
+            assert!(err.starts_with(flag), "{err}");
+        }
     }
 
     #[test]
@@ -113,5 +145,26 @@ mod tests {
         let s = server(&f);
         assert!(matches!(&s, Ok(s) if s.address == "127.0.0.1:8888" && s.max_body_size == Some(33_554_432)));
         assert!(matches!(s.map(|s| s.provider), Ok(ProviderSettings::InMemory { .. })));
+    }
+
+    #[test]
+    fn server_timeouts_other_than_the_defaults_are_refused_with_the_reason() {
+        assert!(unsupported_server_timeouts(&flags(&["--source=service"])).is_ok());
+        for flag in ["--webhook-provider-idle-timeout", "--webhook-provider-write-timeout"] {
+            let e = unsupported_server_timeouts(&flags(&["--source=service", &format!("{flag}=1m")])).err();
+            assert!(
+                e.is_some_and(|e| e.0.starts_with(&format!("{flag} is not supported"))),
+                "{flag}"
+            );
+        }
+        // The defaults spelled out, as a chart would, pass.
+        let f = flags(&[
+            "--source=service",
+            "--webhook-provider-read-timeout=5s",
+            "--webhook-provider-write-timeout=10s",
+            "--webhook-provider-read-header-timeout=5s",
+            "--webhook-provider-idle-timeout=30s",
+        ]);
+        assert!(unsupported_server_timeouts(&f).is_ok());
     }
 }

@@ -1,5 +1,5 @@
-//! Kubernetes objects for the incremental reconcile tests and benchmarks, as the API server would send
-//! them, and feeding them to a live view as its watchers would.
+//! Kubernetes objects for the controller's incremental reconcile tests and benchmarks, as the API server
+//! would send them, and feeding them to a live view as its watchers would (feature `kube-objects`).
 
 use extdns_informer::LiveCluster;
 use k8s_openapi::api::core::v1 as core;
@@ -7,8 +7,10 @@ use k8s_openapi::api::discovery::v1 as discovery;
 use kube::runtime::watcher::Event;
 use serde_json::json;
 
+/// The zone every object's hostname is in.
 pub const ZONE: &str = "example.org";
 
+/// An API object from its JSON; a fixture that does not decode is a bug of the test.
 pub fn object<K: serde::de::DeserializeOwned>(value: serde_json::Value) -> K {
     match serde_json::from_value(value) {
         Ok(o) => o,
@@ -16,10 +18,12 @@ pub fn object<K: serde::de::DeserializeOwned>(value: serde_json::Value) -> K {
     }
 }
 
+/// A LoadBalancer Service in `default` whose load balancer answers on `ip`.
 pub fn lb_service(name: &str, ip: &str) -> core::Service {
     lb_service_in("default", name, ip)
 }
 
+/// A LoadBalancer Service in `namespace` whose load balancer answers on `ip`.
 pub fn lb_service_in(namespace: &str, name: &str, ip: &str) -> core::Service {
     object(json!({
         "metadata": {"name": name, "namespace": namespace,
@@ -29,6 +33,7 @@ pub fn lb_service_in(namespace: &str, name: &str, ip: &str) -> core::Service {
     }))
 }
 
+/// A headless Service selecting the Pods labelled `app=<name>`.
 pub fn headless_service(name: &str) -> core::Service {
     object(json!({
         "metadata": {"name": name, "namespace": "default",
@@ -37,6 +42,7 @@ pub fn headless_service(name: &str) -> core::Service {
     }))
 }
 
+/// A NodePort Service (`Cluster` traffic policy), published with every node's address.
 pub fn node_port_service(name: &str) -> core::Service {
     object(json!({
         "metadata": {"name": name, "namespace": "default",
@@ -46,6 +52,7 @@ pub fn node_port_service(name: &str) -> core::Service {
     }))
 }
 
+/// The EndpointSlice of `service`: one ready endpoint per address, each naming a Pod `<service>-<i>`.
 pub fn slice(service: &str, ips: &[&str]) -> discovery::EndpointSlice {
     let endpoints: Vec<serde_json::Value> = ips
         .iter()
@@ -62,10 +69,12 @@ pub fn slice(service: &str, ips: &[&str]) -> discovery::EndpointSlice {
     }))
 }
 
+/// A running Pod in `default` on node `n1`, labelled `app=headless`.
 pub fn pod(name: &str, ip: &str) -> core::Pod {
     pod_in("default", name, ip)
 }
 
+/// A running Pod in `namespace` on node `n1`, labelled `app=headless`.
 pub fn pod_in(namespace: &str, name: &str, ip: &str) -> core::Pod {
     object(json!({
         "metadata": {"name": name, "namespace": namespace, "labels": {"app": "headless"}},
@@ -74,6 +83,7 @@ pub fn pod_in(namespace: &str, name: &str, ip: &str) -> core::Pod {
     }))
 }
 
+/// A Node with one external and one internal address.
 pub fn node(name: &str, external: &str) -> core::Node {
     object(json!({
         "metadata": {"name": name},
@@ -81,6 +91,7 @@ pub fn node(name: &str, external: &str) -> core::Node {
     }))
 }
 
+/// Feeds `objects` to the live view as one complete list, as a watcher's first list would.
 pub fn listed<K: extdns_informer::Watched>(cluster: &LiveCluster, objects: Vec<K>) {
     cluster.apply_event(Event::<K>::Init);
     for o in objects {

@@ -4,15 +4,11 @@
 use extdns_endpoint::DomainFilter;
 use extdns_provider_aws::{AssumeRole, AwsConfig, CredentialSource, ZoneType};
 
+use super::{Env, ValidationError};
 use crate::flags::Flags;
-use crate::settings::{ProviderSettings, ValidationError};
 
-/// The Route53 settings; `var` reads one environment variable (tests pass their own).
-pub fn aws(
-    flags: &Flags,
-    domain_filter: &DomainFilter,
-    var: &dyn Fn(&str) -> Option<String>,
-) -> Result<ProviderSettings, ValidationError> {
+/// The Route53 provider's configuration; `var` reads one environment variable (tests pass their own).
+pub fn config(flags: &Flags, domain_filter: &DomainFilter, var: Env<'_>) -> Result<AwsConfig, ValidationError> {
     let f = &flags.aws;
     let profiles: Vec<&str> = f.profile.iter().map(|p| p.trim()).filter(|p| !p.is_empty()).collect();
     if profiles.len() > 1 {
@@ -85,18 +81,14 @@ pub fn aws(
         .map(|z| z.strip_prefix("/hostedzone/").unwrap_or(z).to_string())
         .collect();
     config.domain_filter = domain_filter.clone();
-    Ok(ProviderSettings::Aws(Box::new(config)))
+    Ok(config)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     fn flags(args: &[&str]) -> Flags {
-        let base = ["extdns", "--source=service", "--provider=aws"];
-        match crate::flags::try_parse_from(base.into_iter().chain(args.iter().copied())) {
-            Ok(cli) => cli.flags,
-            Err(e) => panic!("{args:?}: {e}"),
-        }
+        crate::settings::test_flags(["--source=service", "--provider=aws"].iter().chain(args).copied())
     }
 
     fn env(k: &str) -> Option<String> {
@@ -108,16 +100,13 @@ mod tests {
         }
     }
 
-    fn config(args: &[&str]) -> Result<AwsConfig, ValidationError> {
-        match aws(&flags(args), &DomainFilter::default(), &env)? {
-            ProviderSettings::Aws(c) => Ok(*c),
-            other => panic!("not the AWS settings: {other:?}"),
-        }
+    fn aws(args: &[&str]) -> Result<AwsConfig, ValidationError> {
+        config(&flags(args), &DomainFilter::default(), &env)
     }
 
     #[test]
     fn the_aws_flags_reach_the_provider_configuration() -> Result<(), ValidationError> {
-        let c = config(&[
+        let c = aws(&[
             "--aws-zone-type=private",
             "--aws-zone-tags=team=a",
             "--aws-zone-tags=env = prod",
@@ -154,7 +143,7 @@ mod tests {
 
     #[test]
     fn bad_aws_flags_are_named() {
-        let err = |args: &[&str]| config(args).map(|_| ()).expect_err("refused").0;
+        let err = |args: &[&str]| aws(args).map(|_| ()).expect_err("refused").0;
         assert!(err(&["--aws-batch-change-size=0"]).contains("--aws-batch-change-size "));
         assert!(err(&["--aws-api-retries=-1"]).contains("--aws-api-retries"));
         assert!(err(&["--aws-zone-tags=team"]).contains("--aws-zone-tags"));
@@ -164,7 +153,7 @@ mod tests {
 
     #[test]
     fn the_profile_and_the_role_reach_the_credential_chain() -> Result<(), ValidationError> {
-        let c = config(&[
+        let c = aws(&[
             "--aws-profile=dev",
             "--aws-assume-role=arn:aws:iam::1:role/dns",
             "--aws-assume-role-external-id=ext",
@@ -183,7 +172,7 @@ mod tests {
                 external_id: Some("ext".into()),
             })
         );
-        assert_eq!(config(&[])?.assume_role, None);
+        assert_eq!(aws(&[])?.assume_role, None);
         Ok(())
     }
 }

@@ -1,0 +1,51 @@
+//! The Kubernetes client (`--kubeconfig`, `--server`, `--request-timeout`) and what the live view watches.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use extdns_informer::view::RouteKind;
+use extdns_informer::{LiveOptions, ResourceKind};
+
+use super::{KubeSettings, SourceSettings, non_empty};
+use crate::flags::Flags;
+
+/// The client settings and what the live view watches beyond the kinds: the namespaces and the server-side
+/// label selectors, so objects the sources would drop anyway are neither sent nor stored.
+pub(crate) fn config(flags: &Flags, sources: &SourceSettings) -> KubeSettings {
+    let k = &flags.kube;
+    let common = sources.common();
+    let gateway = &sources.gateway;
+    let mut label_selectors = BTreeMap::new();
+    if !common.label_filter.is_everything() {
+        let selector = common.label_filter.to_string();
+        label_selectors.insert(ResourceKind::Service, selector.clone());
+        label_selectors.insert(ResourceKind::Ingress, selector.clone());
+        for kind in [
+            RouteKind::Http,
+            RouteKind::Grpc,
+            RouteKind::Tls,
+            RouteKind::Tcp,
+            RouteKind::Udp,
+        ] {
+            label_selectors.insert(ResourceKind::Route(kind), selector.clone());
+        }
+    }
+    if !gateway.gateway_label_filter.is_everything() {
+        label_selectors.insert(ResourceKind::Gateway, gateway.gateway_label_filter.to_string());
+    }
+    let timeout = k.effective_request_timeout();
+    let mut live = LiveOptions::default();
+    live.namespace = common.namespace.clone();
+    live.gateway_namespace = gateway.gateway_namespace.clone();
+    live.label_selectors = label_selectors;
+    live.pod_annotation_prefixes = sources.load_options.pod_annotation_prefixes.clone();
+    live.template_fields = sources.load_options.template_fields.clone();
+    live.pods_on_demand = true;
+    live.overrides = sources.load_options.overrides.clone();
+    KubeSettings {
+        kubeconfig: (!k.kubeconfig.is_empty()).then(|| PathBuf::from(&k.kubeconfig)),
+        server: non_empty(&k.server),
+        request_timeout: (!timeout.is_zero() && !flags.control.events).then_some(timeout),
+        live,
+    }
+}

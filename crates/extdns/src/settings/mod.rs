@@ -1,0 +1,532 @@
+//! The flags, checked and interpreted once: every template, selector, filter and network
+//! is parsed here and nowhere else, and the rest of the binary wires trait objects from the result, never
+//! from argv. Each check fails with one line that names the flags and what to do, before anything
+//! connects anywhere, so a bad Deployment fails fast and plainly.
+//!
+//! One function per command: [`endpoints`] reads what the sources and the pipeline need; [`controller`]
+//! adds what only the controller reads (provider, registry, Kubernetes client), so `extdns endpoints`
+//! accepts a Deployment's arguments without caring about its provider settings.
+//!
+//! Each child module turns the flags of one area (a provider, a source, the registry, the client, leader
+//! election) into that area's configuration type; this module puts them together. Children share only the
+//! helpers here, never each other, so one provider's flags can be read without reading another's.
+
+pub mod aws;
+pub mod cloudflare;
+pub mod coredns;
+mod crd;
+mod gateway;
+mod ingress;
+mod kube;
+pub mod leader;
+pub(crate) mod pdns;
+mod pipeline;
+mod registry;
+mod rfc2136;
+mod service;
+mod unsupported;
+pub mod webhook;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use extdns_controller::{ControllerConfig, DeletionGuard};
+use extdns_endpoint::{DomainFilter, RecordType};
+use extdns_informer::manifests::LoadOptions;
+use extdns_informer::view::RouteKind;
+use extdns_informer::{LiveOptions, PodAnnotationPrefixes};
+use extdns_plan::{PlanConfig, Policy};
+use extdns_provider_rfc2136::Rfc2136Config;
+use extdns_registry::TxtRegistryConfig;
+use extdns_source::template::{TemplateKind, TemplateUse, template_fields};
+use extdns_source::wrappers::PipelineConfig;
+use extdns_source::{Annotations, FqdnTemplate, Selector, SourceConfig};
+use extdns_source_crd::CrdSourceConfig;
+use extdns_source_gateway::GatewaySourceConfig;
+use extdns_source_ingress::IngressSourceConfig;
+use extdns_source_service::ServiceSourceConfig;
+
+pub use self::leader::LeaderSettings;
+pub use self::webhook::WebhookServerSettings;
+use crate::flags::{Flags, ProviderName, RegistryName, SourceName};
+
+/// A configuration extdns refuses to start with.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+#[non_exhaustive]
+pub struct ValidationError(pub String);
+
+fn fail<T>(message: impl Into<String>) -> Result<T, ValidationError> {
+    Err(ValidationError(message.into()))
+}
+
+fn invalid(message: impl Into<String>) -> ValidationError {
+    ValidationError(message.into())
+}
+
+/// A source `--source` enables, in the form the wiring builds it from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EnabledSource {
+    /// `--source=service`.
+    Service,
+    /// `--source=gateway-<kind>route`, one per route kind.
+    Route(RouteKind),
+    /// `--source=ingress`.
+    Ingress,
+    /// `--source=crd` (DNSEndpoint objects).
+    Crd,
+}
+
+impl EnabledSource {
+    /// The sources extdns implements; the other external-dns names parse but are refused.
+    fn from_name(name: SourceName) -> Option<EnabledSource> {
+        Some(match name {
+            SourceName::Service => EnabledSource::Service,
+            SourceName::GatewayHttpRoute => EnabledSource::Route(RouteKind::Http),
+            SourceName::GatewayGrpcRoute => EnabledSource::Route(RouteKind::Grpc),
+            SourceName::GatewayTlsRoute => EnabledSource::Route(RouteKind::Tls),
+            SourceName::GatewayTcpRoute => EnabledSource::Route(RouteKind::Tcp),
+            SourceName::GatewayUdpRoute => EnabledSource::Route(RouteKind::Udp),
+            SourceName::Ingress => EnabledSource::Ingress,
+            SourceName::Crd => EnabledSource::Crd,
+            _ => return None,
+        })
+    }
+}
+
+/// What the sources and the source pipeline read; both commands build their pipeline from it.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct SourceSettings {
+    /// In `--source` order, each once (external-dns would run a repeated name twice and deduplicate).
+    pub enabled: Vec<EnabledSource>,
+    /// The service source's configuration; its `common` part is shared with `gateway` (same template).
+    pub service: ServiceSourceConfig,
+    /// The route sources' configuration (one for every route kind).
+    pub gateway: GatewaySourceConfig,
+    /// The ingress source's configuration.
+    pub ingress: IngressSourceConfig,
+    /// The crd source's configuration.
+    pub crd: CrdSourceConfig,
+    /// The wrappers every source's endpoints go through.
+    pub pipeline: PipelineConfig,
+    /// Whether load balancer hostnames are looked up, so a resolver is needed at all.
+    pub resolve_load_balancer_hostname: bool,
+    /// How manifest files are read: Pods keep the annotations under the prefixes the sources read.
+    pub load_options: LoadOptions,
+}
+
+impl SourceSettings {
+    /// What every source shares.
+    pub fn common(&self) -> &SourceConfig {
+        &self.service.common
+    }
+}
+
+/// `extdns endpoints`: the sources over manifest files.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct EndpointsSettings {
+    /// What the sources and the pipeline read.
+    pub sources: SourceSettings,
+    /// `--manifests`: the files and directories objects are loaded from.
+    pub manifests: Vec<PathBuf>,
+}
+
+/// The controller: the sources, the provider, the registry, the loop and the cluster view.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Settings {
+    /// What the sources and the pipeline read.
+    pub sources: SourceSettings,
+    /// The provider the records live in.
+    pub provider: ProviderSettings,
+    /// How ownership of the records is kept.
+    pub registry: RegistrySettings,
+    /// The loop's knobs and the plan's configuration, whose owner id is the registry's.
+    pub controller: ControllerConfig,
+    /// Where the objects come from: the API server or manifest files.
+    pub cluster: ClusterSettings,
+    /// `--once`: one sync, then exit.
+    pub once: bool,
+    /// `--metrics-address`: where `/metrics` and `/healthz` are served.
+    pub metrics_address: String,
+    /// `--leader-elect`: the Lease the replicas share; `None` for a single replica.
+    pub leader: Option<LeaderSettings>,
+    /// `--events-emit`: which Kubernetes Events to emit; nothing by default.
+    pub events: extdns_controller::EventsConfig,
+}
+
+/// The provider and its configuration. Providers extdns does not implement are refused when the provider
+/// is built, as before any check of this module existed (a run-time failure, not a usage error).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum ProviderSettings {
+    /// `--provider=inmemory`: records kept in the process (tests, demos).
+    InMemory {
+        /// `--inmemory-zone`: the zones that exist.
+        zones: Vec<String>,
+    },
+    /// `--provider=rfc2136`: DNS UPDATE to an authoritative server.
+    Rfc2136 {
+        /// The servers, zones, TSIG key and transport.
+        config: Box<Rfc2136Config>,
+        /// The deprecated spelling was used; warned about once logging is up.
+        deprecated_tsig_axfr: bool,
+    },
+    /// `--provider=aws`: Route53.
+    Aws(Box<extdns_provider_aws::AwsConfig>),
+    /// `--provider=pdns`: PowerDNS's HTTP API.
+    Pdns {
+        /// The server, key and TLS settings.
+        config: Box<extdns_provider_pdns::PdnsConfig>,
+    },
+    /// `--provider=coredns`: CoreDNS's etcd backend.
+    Coredns(Box<extdns_provider_coredns::CorednsConfig>),
+    /// `--provider=cloudflare`.
+    Cloudflare(Box<extdns_provider_cloudflare::CloudflareConfig>),
+    /// `--provider=webhook`: the records live behind a webhook server.
+    Webhook(Box<extdns_provider_webhook::WebhookConfig>),
+    /// An external-dns provider extdns does not implement; refused when built.
+    Unsupported(ProviderName),
+}
+
+impl ProviderSettings {
+    /// external-dns's name of the provider.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ProviderSettings::InMemory { .. } => ProviderName::Inmemory.as_str(),
+            ProviderSettings::Rfc2136 { .. } => ProviderName::Rfc2136.as_str(),
+            ProviderSettings::Aws(_) => ProviderName::Aws.as_str(),
+            ProviderSettings::Pdns { .. } => ProviderName::Pdns.as_str(),
+            ProviderSettings::Coredns(_) => ProviderName::Coredns.as_str(),
+            ProviderSettings::Cloudflare(_) => ProviderName::Cloudflare.as_str(),
+            ProviderSettings::Webhook(_) => ProviderName::Webhook.as_str(),
+            ProviderSettings::Unsupported(name) => name.as_str(),
+        }
+    }
+}
+
+/// The registry, with the validated ownership for the TXT one.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum RegistrySettings {
+    /// `--registry=txt`: ownership in TXT records beside each record.
+    Txt(Box<TxtRegistryConfig>),
+    /// `--registry=noop`: every record is treated as owned.
+    Noop,
+    /// An external-dns registry extdns does not implement; refused when built.
+    Unsupported(RegistryName),
+}
+
+impl RegistrySettings {
+    /// external-dns's name of the registry.
+    pub fn name(&self) -> &'static str {
+        match self {
+            RegistrySettings::Txt(_) => RegistryName::Txt.as_str(),
+            RegistrySettings::Noop => RegistryName::Noop.as_str(),
+            RegistrySettings::Unsupported(name) => name.as_str(),
+        }
+    }
+}
+
+/// Where the controller reads the cluster from.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum ClusterSettings {
+    /// Objects loaded from files (read with [`SourceSettings::load_options`]).
+    Manifests(Vec<PathBuf>),
+    /// Objects watched on the API server.
+    ApiServer(KubeSettings),
+}
+
+/// The Kubernetes client and what the live view watches.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct KubeSettings {
+    /// `--kubeconfig`; `None` tries the default locations, then the in-cluster configuration.
+    pub kubeconfig: Option<PathBuf>,
+    /// Kept as given: a URL that does not parse fails when the client is built, as it always has.
+    pub server: Option<String>,
+    /// Bounds connecting and sending; none with `--events`, whose watches stay quiet for minutes.
+    pub request_timeout: Option<Duration>,
+    /// What the live view watches: namespaces, selectors, kept fields.
+    pub live: LiveOptions,
+}
+
+/// The settings of `extdns endpoints`: the source checks, and manifests given.
+pub fn endpoints(flags: &Flags) -> Result<EndpointsSettings, ValidationError> {
+    let sources = sources(flags)?;
+    if flags.offline.manifests.is_empty() {
+        return fail("extdns endpoints needs --manifests PATH (files or directories of Kubernetes objects)");
+    }
+    Ok(EndpointsSettings {
+        sources,
+        manifests: flags.offline.manifests.clone(),
+    })
+}
+
+/// What the sources and the source pipeline read (both commands).
+pub fn sources(flags: &Flags) -> Result<SourceSettings, ValidationError> {
+    unsupported::sources(flags)?;
+    let s = &flags.sources;
+    if s.source.is_empty() {
+        return fail("at least one --source is required");
+    }
+    let mut enabled = Vec::new();
+    for &name in &s.source {
+        let Some(source) = EnabledSource::from_name(name) else {
+            return fail(format!("source {name} is not supported by extdns yet"));
+        };
+        if !enabled.contains(&source) {
+            enabled.push(source);
+        }
+    }
+    let fqdn_template = FqdnTemplate::parse(&s.fqdn_template)
+        .map_err(|e| invalid(format!("--fqdn-template is not a valid template: {e}")))?
+        .map(Arc::new);
+    if s.ignore_hostname_annotation && fqdn_template.is_none() {
+        return fail("--ignore-hostname-annotation requires at least one --fqdn-template");
+    }
+    let manage_ptr = flags.provider.managed_record_types.iter().any(|t| t == "PTR");
+    if s.create_ptr && !manage_ptr {
+        return fail("--create-ptr requires PTR in --managed-record-types (e.g. --managed-record-types=PTR)");
+    }
+    let annotations = match &s.annotation_prefix {
+        Some(prefix) => Annotations::with_prefix(prefix).map_err(|e| invalid(format!("--annotation-prefix: {e}")))?,
+        None => Annotations::default(),
+    };
+    let mut load_options = LoadOptions::default();
+    load_options.pod_annotation_prefixes = PodAnnotationPrefixes::new(annotations.prefixes().to_vec());
+    let mut common = SourceConfig::default();
+    common.namespace = non_empty(&s.namespace);
+    common.annotation_filter = selector("--annotation-filter", &s.annotation_filter)?;
+    common.label_filter = selector("--label-filter", &s.label_filter)?;
+    common.annotations = annotations;
+    common.fqdn_template = fqdn_template;
+    common.combine_fqdn_annotation = s.combine_fqdn_annotation;
+    common.ignore_hostname_annotation = s.ignore_hostname_annotation;
+    let service = service::config(flags, common.clone())?;
+    let crd = crd::config(flags, &common, &mut load_options.overrides)?;
+    load_options.template_fields = kept_template_fields(&enabled, &common, &service)?;
+    let ingress = ingress::config(flags, common.clone())?;
+    let gateway = gateway::config(flags, common)?;
+    let pipeline = pipeline::config(flags, manage_ptr)?;
+    Ok(SourceSettings {
+        enabled,
+        service,
+        gateway,
+        ingress,
+        crd,
+        pipeline,
+        resolve_load_balancer_hostname: flags.service.resolve_service_load_balancer_hostname,
+        load_options,
+    })
+}
+
+/// What the informer keeps for the templates: the fields they read, checked against the kinds they run
+/// on (external-dns runs `--fqdn-template` on Services and routes, `--fqdn-target-template` on Services).
+fn kept_template_fields(
+    enabled: &[EnabledSource],
+    common: &SourceConfig,
+    service: &ServiceSourceConfig,
+) -> Result<extdns_informer::TemplateFields, ValidationError> {
+    // The crd source runs no template (external-dns: `fqdn-template=false`).
+    let kinds: Vec<TemplateKind> = enabled
+        .iter()
+        .filter_map(|e| match e {
+            EnabledSource::Service => Some(TemplateKind::Service),
+            EnabledSource::Route(r) => Some(TemplateKind::Route(*r)),
+            EnabledSource::Ingress => Some(TemplateKind::Ingress),
+            EnabledSource::Crd => None,
+        })
+        .collect();
+    let service_only: &[TemplateKind] = if enabled.contains(&EnabledSource::Service) {
+        &[TemplateKind::Service]
+    } else {
+        &[]
+    };
+    let mut uses = Vec::new();
+    if let Some(t) = &common.fqdn_template {
+        uses.push(TemplateUse::new("--fqdn-template", t, &kinds));
+    }
+    if let Some(t) = &service.fqdn_target_template {
+        uses.push(TemplateUse::new("--fqdn-target-template", t, service_only));
+    }
+    template_fields(&uses).map_err(|e| invalid(e.to_string()))
+}
+
+/// Everything the controller reads: [`sources`] plus provider, registry and client settings.
+pub fn controller(flags: &Flags) -> Result<Settings, ValidationError> {
+    let sources = sources(flags)?;
+    let k = &flags.kube;
+    if k.kube_api_qps <= 0 {
+        return fail(format!(
+            "--kube-api-qps must be greater than 0 (got {})",
+            k.kube_api_qps
+        ));
+    }
+    if k.kube_api_burst <= 0 {
+        return fail(format!(
+            "--kube-api-burst must be greater than 0 (got {})",
+            k.kube_api_burst
+        ));
+    }
+    let Some(provider_name) = flags.provider.provider else {
+        return fail("--provider is required (e.g. --provider=rfc2136 or --provider=inmemory)");
+    };
+    unsupported::providers(flags)?;
+    let p = &flags.provider;
+    let domain_filter = DomainFilter::from_flags(
+        &p.domain_filter,
+        &p.exclude_domains,
+        &p.regex_domain_filter,
+        &p.regex_domain_exclusion,
+    )
+    .map_err(|e| invalid(format!("--regex-domain-filter/--regex-domain-exclusion: {e}")))?;
+    let r = &flags.registry;
+    if !r.txt_prefix.is_empty() && !r.txt_suffix.is_empty() {
+        return fail("--txt-prefix and --txt-suffix are mutually exclusive");
+    }
+    if r.registry != RegistryName::Noop && r.txt_owner_id.is_empty() {
+        return fail(format!(
+            "--txt-owner-id must not be empty with --registry={}",
+            r.registry.as_str()
+        ));
+    }
+    let provider = match provider_name {
+        ProviderName::Inmemory => ProviderSettings::InMemory {
+            zones: flags.inmemory.inmemory_zone.clone(),
+        },
+        ProviderName::Rfc2136 => ProviderSettings::Rfc2136 {
+            config: Box::new(rfc2136::config(flags)?),
+            deprecated_tsig_axfr: flags.rfc2136.tsig_axfr,
+        },
+        ProviderName::Aws => ProviderSettings::Aws(Box::new(aws::config(flags, &domain_filter, &process_env)?)),
+        ProviderName::Pdns => ProviderSettings::Pdns {
+            config: Box::new(pdns::config(flags, &domain_filter)?),
+        },
+        ProviderName::Coredns | ProviderName::Skydns => {
+            ProviderSettings::Coredns(Box::new(coredns::config(flags, &domain_filter, &process_env)?))
+        }
+        ProviderName::Cloudflare => {
+            ProviderSettings::Cloudflare(Box::new(cloudflare::config(flags, &domain_filter, &process_env)?))
+        }
+        ProviderName::Webhook => ProviderSettings::Webhook(Box::new(webhook::config(flags)?)),
+        other => ProviderSettings::Unsupported(other),
+    };
+    let managed_types = record_types(&p.managed_record_types);
+    let excluded_types = record_types(&p.exclude_record_types);
+    let registry = match r.registry {
+        RegistryName::Txt => {
+            let mut config = TxtRegistryConfig::new(registry::ownership(flags)?);
+            config.managed_types = managed_types.clone();
+            config.excluded_types = excluded_types.clone();
+            RegistrySettings::Txt(Box::new(config))
+        }
+        RegistryName::Noop => RegistrySettings::Noop,
+        other => RegistrySettings::Unsupported(other),
+    };
+    let policy: Policy = r
+        .policy
+        .as_str()
+        .parse()
+        .map_err(|e| invalid(format!("--policy: {e}")))?;
+    let plan = PlanConfig {
+        policy,
+        managed_types,
+        excluded_types,
+        domain_filter,
+        owner_id: match &registry {
+            RegistrySettings::Txt(config) => config.ownership.owner_id().to_string(),
+            _ => String::new(),
+        },
+        old_owner_id: non_empty(&r.migrate_from_txt_owner),
+    };
+    let c = &flags.control;
+    let controller = ControllerConfig {
+        interval: c.interval,
+        min_event_sync_interval: c.min_event_sync_interval,
+        events: c.events,
+        dry_run: c.dry_run,
+        plan,
+        deletion_guard: DeletionGuard::new(c.deletion_guard_percent, c.deletion_guard_min),
+        // The one cache of provider records is the controller's: it serves both `--provider-cache-time` (any
+        // registry) and the TXT registry's `--txt-cache-interval`; the longer of the two wins, as each alone
+        // would keep the records at least that long.
+        records_cache_interval: flags.provider.provider_cache_time.max(match r.registry {
+            RegistryName::Txt => r.txt_cache_interval,
+            _ => Duration::ZERO,
+        }),
+    };
+    let leader = leader::config(&flags.leader)?;
+    if leader.is_some() && c.once {
+        return fail("--leader-elect and --once exclude each other: a single sync has nothing to share");
+    }
+    if leader.is_some() && !flags.offline.manifests.is_empty() {
+        return fail("--leader-elect needs the API server for its Lease; it cannot be used with --manifests");
+    }
+    let wants = |kind: &str| c.events_emit.iter().any(|k| k == kind);
+    let events =
+        extdns_controller::EventsConfig::new(wants("RecordReady"), wants("RecordDeleted"), wants("RecordError"));
+    if events.any() && !flags.offline.manifests.is_empty() {
+        return fail("--events-emit needs the API server to send the events to; it cannot be used with --manifests");
+    }
+    let cluster = if flags.offline.manifests.is_empty() {
+        ClusterSettings::ApiServer(kube::config(flags, &sources))
+    } else {
+        ClusterSettings::Manifests(flags.offline.manifests.clone())
+    };
+    Ok(Settings {
+        sources,
+        provider,
+        registry,
+        controller,
+        cluster,
+        once: c.once,
+        metrics_address: c.metrics_address.clone(),
+        leader,
+        events,
+    })
+}
+
+fn selector(flag: &str, value: &str) -> Result<Selector, ValidationError> {
+    Selector::parse(value).map_err(|e| invalid(format!("{flag} {value:?} is not a valid selector: {e}")))
+}
+
+fn record_types(values: &[String]) -> Vec<RecordType> {
+    values.iter().map(|v| RecordType::from(v.as_str())).collect()
+}
+
+fn non_empty(s: &str) -> Option<String> {
+    if s.is_empty() { None } else { Some(s.to_string()) }
+}
+
+/// Reads one environment variable: the process's or a test's.
+pub type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+/// One variable of the process environment, where providers read credentials and endpoints as
+/// external-dns does.
+fn process_env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// A `--tls-*` file flag: unset when empty, as external-dns reads them.
+fn tls_path(s: &str) -> Option<PathBuf> {
+    (!s.trim().is_empty()).then(|| PathBuf::from(s.trim()))
+}
+
+/// The flags of `extdns ARGS...`, for every child's tests; a command line that does not parse is a bug
+/// of the test.
+#[cfg(test)]
+fn test_flags<'a>(args: impl IntoIterator<Item = &'a str>) -> Flags {
+    let args: Vec<&str> = std::iter::once("extdns").chain(args).collect();
+    match crate::flags::try_parse_from(&args) {
+        Ok(cli) => cli.flags,
+        Err(e) => panic!("{args:?}: {e}"),
+    }
+}
+
+#[cfg(test)]
+mod tests;

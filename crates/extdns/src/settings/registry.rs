@@ -1,0 +1,32 @@
+//! `--registry=txt`: the `--txt-*` ownership flags, checked by the registry's own rules.
+
+use extdns_registry::{Ownership, OwnershipConfig, RegistryError};
+
+use super::{ValidationError, invalid, non_empty};
+use crate::flags::Flags;
+
+/// The TXT registry's ownership settings, validated; errors name the flag at fault.
+pub(crate) fn ownership(flags: &Flags) -> Result<Ownership, ValidationError> {
+    let r = &flags.registry;
+    let mut config = OwnershipConfig::default();
+    config.owner_id = r.txt_owner_id.clone();
+    config.prefix = r.txt_prefix.clone();
+    config.suffix = r.txt_suffix.clone();
+    config.wildcard_replacement = r.txt_wildcard_replacement.clone();
+    config.encrypt_enabled = r.txt_encrypt_enabled;
+    config.encrypt_aes_key = non_empty(&r.txt_encrypt_aes_key);
+    config.migrate_from_owner = non_empty(&r.migrate_from_txt_owner);
+    Ownership::new(config).map_err(|e| {
+        invalid(match e {
+            RegistryError::EmptyOwnerId => "--txt-owner-id must not be empty".to_string(),
+            RegistryError::PrefixAndSuffix => {
+                "--txt-prefix and --txt-suffix are mutually exclusive; set only one".to_string()
+            }
+            RegistryError::InvalidKey(e) => format!("--txt-encrypt-aes-key: {e}"),
+            RegistryError::EncryptionWithoutKey => {
+                "--txt-encrypt-enabled needs --txt-encrypt-aes-key (32 bytes, raw or standard base64)".to_string()
+            }
+            other => other.to_string(),
+        })
+    })
+}

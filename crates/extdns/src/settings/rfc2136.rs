@@ -1,0 +1,52 @@
+//! `--provider=rfc2136` from external-dns's `--rfc2136-*` flags (and the shared `--tls-*` ones). The
+//! provider checks the rest (TSIG key and algorithm, TLS files) when it is built.
+
+use extdns_provider_rfc2136::{LoadBalancing, Rfc2136Config, TlsOptions};
+
+use super::{ValidationError, fail, tls_path};
+use crate::flags::{Flags, LoadBalancingStrategy};
+
+/// The RFC 2136 provider's configuration.
+pub(crate) fn config(flags: &Flags) -> Result<Rfc2136Config, ValidationError> {
+    let f = &flags.rfc2136;
+    if f.gss_tsig {
+        return fail("Kerberos/GSS-TSIG is not supported by extdns (--rfc2136-gss-tsig); use TSIG keys instead");
+    }
+    let Ok(batch_change_size @ 1..) = usize::try_from(f.batch_change_size) else {
+        return fail(format!(
+            "--rfc2136-batch-change-size must be at least 1 (got {})",
+            f.batch_change_size
+        ));
+    };
+    if f.host.iter().all(|h| h.trim().is_empty()) {
+        return fail("--rfc2136-host is required with --provider=rfc2136");
+    }
+    if f.zone.iter().all(|z| z.trim().is_empty()) {
+        return fail("--rfc2136-zone is required with --provider=rfc2136: name every zone extdns may update");
+    }
+    Ok(Rfc2136Config {
+        hosts: f.host.clone(),
+        port: f.port,
+        zones: f.zone.clone(),
+        insecure: f.insecure,
+        tsig_keyname: f.tsig_keyname.clone(),
+        tsig_secret: f.tsig_secret.clone(),
+        tsig_secret_alg: f.tsig_secret_alg.clone(),
+        axfr: f.effective_axfr(),
+        min_ttl: f.min_ttl,
+        batch_change_size,
+        gss_tsig: f.gss_tsig,
+        load_balancing: match f.load_balancing_strategy {
+            LoadBalancingStrategy::Random => LoadBalancing::Random,
+            LoadBalancingStrategy::RoundRobin => LoadBalancing::RoundRobin,
+            LoadBalancingStrategy::Disabled => LoadBalancing::Disabled,
+        },
+        tls: f.use_tls.then(|| TlsOptions {
+            skip_verify: f.skip_tls_verify,
+            ca_file: tls_path(&flags.provider.tls_ca),
+            client_cert: tls_path(&flags.provider.tls_client_cert),
+            client_key: tls_path(&flags.provider.tls_client_cert_key),
+        }),
+        ..Rfc2136Config::default()
+    })
+}

@@ -1,0 +1,438 @@
+use super::*;
+use extdns_informer::{KindOverrides, ResourceKind};
+
+fn flags<S: AsRef<str>>(args: &[S]) -> Flags {
+    test_flags(args.iter().map(AsRef::as_ref))
+}
+
+fn sources_err<S: AsRef<str>>(args: &[S]) -> String {
+    sources(&flags(args)).err().map(|e| e.0).unwrap_or_default()
+}
+
+/// `--source=service` and `arg` are refused by the source checks with a message that starts with `start`
+/// and holds each of `words`.
+fn refused(arg: &str, start: &str, words: &[&str]) {
+    let e = sources_err(&["--source=service", arg]);
+    assert!(
+        e.starts_with(start) && words.iter().all(|w| e.contains(w)),
+        "{arg}: {e}"
+    );
+}
+
+/// `--source=service` and `arg` pass the source checks.
+fn accepted(arg: &str) {
+    assert_eq!(sources_ok(&flags(&["--source=service", arg])), None, "{arg}");
+}
+
+fn controller_err<S: AsRef<str>>(args: &[S]) -> String {
+    controller(&flags(args)).err().map(|e| e.0).unwrap_or_default()
+}
+
+/// No error, or the one the settings were refused with.
+fn sources_ok(f: &Flags) -> Option<ValidationError> {
+    sources(f).err()
+}
+
+fn controller_ok(f: &Flags) -> Option<ValidationError> {
+    controller(f).err()
+}
+
+const RFC2136: &[&str] = &[
+    "--source=service",
+    "--provider=rfc2136",
+    "--rfc2136-host=127.0.0.1",
+    "--rfc2136-zone=example.com",
+    "--rfc2136-tsig-keyname=k",
+    "--rfc2136-tsig-secret=c2VjcmV0",
+];
+
+fn rfc2136_with(extra: &[&str]) -> Vec<String> {
+    RFC2136.iter().chain(extra).map(|s| s.to_string()).collect()
+}
+
+#[test]
+fn events_are_off_unless_asked_for_and_need_the_api_server() -> Result<(), ValidationError> {
+    let none = controller(&flags(&["--source=service", "--provider=inmemory"]))?;
+    assert!(!none.events.any());
+    let some = controller(&flags(&[
+        "--source=service",
+        "--provider=inmemory",
+        "--events-emit=RecordReady",
+        "--events-emit=RecordError",
+    ]))?;
+    assert_eq!(some.events, extdns_controller::EventsConfig::new(true, false, true));
+    let e = controller_err(&[
+        "--source=service",
+        "--provider=inmemory",
+        "--manifests=x.yaml",
+        "--events-emit=RecordError",
+    ]);
+    assert!(e.starts_with("--events-emit needs the API server"), "{e}");
+    Ok(())
+}
+
+#[test]
+fn provider_cache_time_and_txt_cache_interval_keep_the_records_for_the_longer_of_the_two() -> Result<(), ValidationError>
+{
+    let interval = |extra: &[&str]| -> Result<Duration, ValidationError> {
+        let args: Vec<&str> = ["--source=service", "--provider=inmemory"]
+            .iter()
+            .chain(extra)
+            .copied()
+            .collect();
+        Ok(controller(&flags(&args))?.controller.records_cache_interval)
+    };
+    assert_eq!(interval(&[])?, Duration::ZERO);
+    assert_eq!(interval(&["--provider-cache-time=1m"])?, Duration::from_secs(60));
+    assert_eq!(interval(&["--txt-cache-interval=2m"])?, Duration::from_secs(120));
+    assert_eq!(
+        interval(&["--provider-cache-time=3m", "--txt-cache-interval=2m"])?,
+        Duration::from_secs(180)
+    );
+    // Without the TXT registry only the provider's cache applies.
+    assert_eq!(
+        interval(&["--registry=noop", "--provider-cache-time=1m", "--txt-cache-interval=2m"])?,
+        Duration::from_secs(60)
+    );
+    Ok(())
+}
+
+#[test]
+fn a_plain_configuration_is_valid() {
+    assert_eq!(sources_ok(&flags(&["--source=service"])), None);
+    assert_eq!(
+        controller_ok(&flags(&["--source=service", "--provider=inmemory"])),
+        None
+    );
+    assert_eq!(controller_ok(&flags(RFC2136)), None);
+}
+
+#[test]
+fn ignore_hostname_annotation_requires_an_fqdn_template() {
+    let e = sources_err(&["--source=service", "--ignore-hostname-annotation"]);
+    assert_eq!(e, "--ignore-hostname-annotation requires at least one --fqdn-template");
+    let ok = flags(&[
+        "--source=service",
+        "--ignore-hostname-annotation",
+        "--fqdn-template={{.Name}}.example.com",
+    ]);
+    assert_eq!(sources_ok(&ok), None);
+}
+
+#[test]
+fn unsupported_sources_are_a_clear_startup_error() {
+    assert_eq!(
+        sources_err(&["--source=service", "--source=node"]),
+        "source node is not supported by extdns yet"
+    );
+}
+
+#[test]
+fn the_crd_source_reads_the_configured_group_and_kind() -> Result<(), ValidationError> {
+    let default = sources(&flags(&["--source=crd"]))?;
+    assert_eq!(default.enabled, vec![EnabledSource::Crd]);
+    assert_eq!(
+        default.load_options.overrides,
+        KindOverrides::new(),
+        "the default needs no override"
+    );
+    let nginx = controller(&flags(&[
+        "--source=crd",
+        "--provider=inmemory",
+        "--crd-source-apiversion=externaldns.nginx.org/v1",
+        "--label-filter=team=a",
+    ]))?;
+    let r = nginx
+        .sources
+        .load_options
+        .overrides
+        .api_resource(ResourceKind::DnsEndpoint);
+    assert_eq!(
+        (r.group.as_str(), r.version.as_str(), r.kind.as_str(), r.plural.as_str()),
+        ("externaldns.nginx.org", "v1", "DNSEndpoint", "dnsendpoints")
+    );
+    let ClusterSettings::ApiServer(kube) = &nginx.cluster else {
+        panic!("the API server is the default cluster");
+    };
+    assert_eq!(kube.live.overrides, nginx.sources.load_options.overrides);
+    assert_eq!(nginx.sources.crd.label_filter.to_string(), "team=a");
+    let e = sources_err(&["--source=crd", "--crd-source-apiversion=a/b/c"]);
+    assert!(e.starts_with("--crd-source-apiversion"), "{e}");
+    Ok(())
+}
+
+#[test]
+fn ingress_class_and_a_class_annotation_filter_are_refused_together() {
+    assert_eq!(
+        sources_err(&[
+            "--source=ingress",
+            "--ingress-class=nginx",
+            "--annotation-filter=kubernetes.io/ingress.class in (nginx)"
+        ]),
+        "--ingress-class is mutually exclusive with the kubernetes.io/ingress.class annotation filter"
+    );
+    let ok = flags(&[
+        "--source=ingress",
+        "--ingress-class=nginx",
+        "--ingress-class=public",
+        "--ignore-ingress-tls-spec",
+        "--annotation-filter=team=dns",
+    ]);
+    assert_eq!(sources_ok(&ok), None);
+}
+
+#[test]
+fn selectors_must_parse() {
+    refused(
+        "--label-filter=a in (b",
+        "--label-filter \"a in (b\" is not a valid selector",
+        &[],
+    );
+    refused("--annotation-filter=a=b=c", "--annotation-filter", &[]);
+    refused("--gateway-label-filter=in in in", "--gateway-label-filter", &[]);
+    accepted("--label-filter=app in (a,b),!skip");
+}
+
+#[test]
+fn annotation_prefix_must_end_with_a_slash() {
+    refused("--annotation-prefix=example.com", "", &["--annotation-prefix", "'/'"]);
+    refused("--annotation-prefix=", "", &["--annotation-prefix", "empty"]);
+    accepted("--annotation-prefix=example.com/");
+}
+
+#[test]
+fn templates_must_parse() {
+    refused(
+        "--fqdn-template={{.Name",
+        "--fqdn-template is not a valid template",
+        &[],
+    );
+    refused(
+        "--fqdn-target-template={{end}}",
+        "--fqdn-target-template is not a valid template",
+        &[],
+    );
+}
+
+#[test]
+fn networks_must_parse() {
+    refused(
+        "--target-net-filter=10.0.0.0/33",
+        "",
+        &["--target-net-filter", "10.0.0.0/33"],
+    );
+    refused("--exclude-target-net=nope", "", &["--exclude-target-net"]);
+    refused("--nat64-networks=64:ff9b::/64", "", &["--nat64-networks", "/96"]);
+    refused("--nat64-networks=10.0.0.0/96", "", &["--nat64-networks"]);
+    accepted("--nat64-networks=64:ff9b::/96");
+}
+
+#[test]
+fn create_ptr_requires_ptr_to_be_managed() {
+    refused(
+        "--create-ptr",
+        "--create-ptr requires PTR in --managed-record-types",
+        &[],
+    );
+    let ok = flags(&[
+        "--source=service",
+        "--create-ptr",
+        "--managed-record-types=A",
+        "--managed-record-types=PTR",
+    ]);
+    assert_eq!(sources_ok(&ok), None);
+}
+
+#[test]
+fn provider_is_required_by_the_controller_only() {
+    let f = flags(&["--source=service"]);
+    assert_eq!(sources_ok(&f), None);
+    assert!(controller_err(&["--source=service"]).starts_with("--provider is required"));
+}
+
+#[test]
+fn kube_client_rates_must_be_positive() {
+    let e = controller_err(&["--source=service", "--provider=inmemory", "--kube-api-qps=0"]);
+    assert_eq!(e, "--kube-api-qps must be greater than 0 (got 0)");
+    let e = controller_err(&["--source=service", "--provider=inmemory", "--kube-api-burst=-1"]);
+    assert_eq!(e, "--kube-api-burst must be greater than 0 (got -1)");
+}
+
+#[test]
+fn txt_prefix_and_suffix_are_mutually_exclusive() {
+    let e = controller_err(&[
+        "--source=service",
+        "--provider=inmemory",
+        "--txt-prefix=a-",
+        "--txt-suffix=-b",
+    ]);
+    assert_eq!(e, "--txt-prefix and --txt-suffix are mutually exclusive");
+}
+
+#[test]
+fn txt_owner_id_must_not_be_empty() {
+    let e = controller_err(&["--source=service", "--provider=inmemory", "--txt-owner-id="]);
+    assert!(e.starts_with("--txt-owner-id must not be empty"), "{e}");
+    let ok = flags(&[
+        "--source=service",
+        "--provider=inmemory",
+        "--txt-owner-id=",
+        "--registry=noop",
+    ]);
+    assert_eq!(controller_ok(&ok), None);
+}
+
+#[test]
+fn regex_domain_filters_must_compile() {
+    let e = controller_err(&["--source=service", "--provider=inmemory", "--regex-domain-filter=(a"]);
+    assert!(e.starts_with("--regex-domain-filter"), "{e}");
+}
+
+#[test]
+fn rfc2136_gss_tsig_is_refused() {
+    let e = controller_err(&rfc2136_with(&["--rfc2136-gss-tsig"]));
+    assert!(e.starts_with("Kerberos/GSS-TSIG is not supported by extdns"), "{e}");
+}
+
+#[test]
+fn rfc2136_batch_size_must_be_at_least_one() {
+    let e = controller_err(&rfc2136_with(&["--rfc2136-batch-change-size=0"]));
+    assert_eq!(e, "--rfc2136-batch-change-size must be at least 1 (got 0)");
+}
+
+#[test]
+fn rfc2136_needs_a_host_and_a_zone() {
+    let e = controller_err(&["--source=service", "--provider=rfc2136", "--rfc2136-zone=example.com"]);
+    assert_eq!(e, "--rfc2136-host is required with --provider=rfc2136");
+    let e = controller_err(&["--source=service", "--provider=rfc2136", "--rfc2136-host=ns1"]);
+    assert!(
+        e.starts_with("--rfc2136-zone is required with --provider=rfc2136"),
+        "{e}"
+    );
+}
+
+#[test]
+fn rfc2136_checks_apply_only_to_the_rfc2136_provider() {
+    let f = flags(&[
+        "--source=service",
+        "--provider=inmemory",
+        "--rfc2136-gss-tsig",
+        "--rfc2136-batch-change-size=0",
+    ]);
+    assert_eq!(controller_ok(&f), None);
+}
+
+#[test]
+fn provider_settings_do_not_affect_the_source_checks() {
+    let f = flags(&[
+        "--source=service",
+        "--provider=rfc2136",
+        "--rfc2136-gss-tsig",
+        "--txt-prefix=a",
+        "--txt-suffix=b",
+    ]);
+    assert_eq!(sources_ok(&f), None);
+}
+
+#[test]
+fn manifests_are_required_by_the_preview() {
+    let e = endpoints(&flags(&["--source=service"]))
+        .err()
+        .map(|e| e.0)
+        .unwrap_or_default();
+    assert!(e.starts_with("extdns endpoints needs --manifests"), "{e}");
+    let ok = endpoints(&flags(&["--source=service", "--manifests=x"]));
+    assert_eq!(ok.err(), None);
+}
+
+#[test]
+fn the_plan_owner_id_is_the_registry_ownership_owner_id() -> Result<(), ValidationError> {
+    let s = controller(&flags(&[
+        "--source=service",
+        "--provider=inmemory",
+        "--txt-owner-id=blue",
+    ]))?;
+    let RegistrySettings::Txt(config) = &s.registry else {
+        panic!("expected the TXT registry, got {:?}", s.registry);
+    };
+    assert_eq!(config.ownership.owner_id(), "blue");
+    assert_eq!(s.controller.plan.owner_id, "blue");
+    let noop = controller(&flags(&["--source=service", "--provider=inmemory", "--registry=noop"]))?;
+    assert!(matches!(noop.registry, RegistrySettings::Noop));
+    assert_eq!(noop.controller.plan.owner_id, "");
+    Ok(())
+}
+
+#[test]
+fn txt_encryption_settings_are_checked_with_the_flags() {
+    let e = controller_err(&["--source=service", "--provider=inmemory", "--txt-encrypt-enabled"]);
+    assert!(
+        e.starts_with("--txt-encrypt-enabled needs --txt-encrypt-aes-key"),
+        "{e}"
+    );
+    let e = controller_err(&[
+        "--source=service",
+        "--provider=inmemory",
+        "--txt-encrypt-enabled",
+        "--txt-encrypt-aes-key=short",
+    ]);
+    assert!(e.starts_with("--txt-encrypt-aes-key"), "{e}");
+    let noop = flags(&[
+        "--source=service",
+        "--provider=inmemory",
+        "--registry=noop",
+        "--txt-encrypt-enabled",
+    ]);
+    assert_eq!(controller_ok(&noop), None);
+}
+
+#[test]
+fn unsupported_providers_and_registries_are_left_to_the_wiring() -> Result<(), ValidationError> {
+    let s = controller(&flags(&["--source=service", "--provider=linode", "--registry=crd"]))?;
+    assert!(
+        matches!(s.provider, ProviderSettings::Unsupported(ProviderName::Linode)),
+        "{:?}",
+        s.provider
+    );
+    assert_eq!(s.registry.name(), "crd");
+    Ok(())
+}
+
+#[test]
+fn events_lift_the_kube_request_timeout() -> Result<(), ValidationError> {
+    let timeout = |args: &[&str]| -> Result<Option<Duration>, ValidationError> {
+        match controller(&flags(args))?.cluster {
+            ClusterSettings::ApiServer(kube) => Ok(kube.request_timeout),
+            other => panic!("expected the API server, got {other:?}"),
+        }
+    };
+    let base = ["--source=service", "--provider=inmemory"];
+    assert_eq!(timeout(&base)?, Some(Duration::from_secs(30)));
+    assert_eq!(timeout(&[&base[..], &["--events"]].concat())?, None);
+    assert_eq!(
+        timeout(&[&base[..], &["--kube-api-request-timeout=0s"]].concat())?,
+        None
+    );
+    Ok(())
+}
+
+#[test]
+fn label_filters_become_server_side_selectors() -> Result<(), ValidationError> {
+    let s = controller(&flags(&[
+        "--source=service",
+        "--provider=inmemory",
+        "--label-filter=app=web",
+    ]))?;
+    let ClusterSettings::ApiServer(kube) = &s.cluster else {
+        panic!("expected the API server, got {:?}", s.cluster);
+    };
+    assert_eq!(
+        kube.live
+            .label_selectors
+            .get(&ResourceKind::Service)
+            .map(String::as_str),
+        Some("app=web")
+    );
+    assert!(!kube.live.label_selectors.contains_key(&ResourceKind::Gateway));
+    Ok(())
+}

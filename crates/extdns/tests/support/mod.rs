@@ -1,0 +1,3 @@
+//! What the manifest tests (chart, deploy) share.
+
+pub mod kinds;
