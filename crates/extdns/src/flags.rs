@@ -453,6 +453,9 @@ pub struct ProviderFlags {
     /// Pause between provider batches.
     #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = duration::parse)]
     pub batch_change_interval: Duration,
+    /// Most write requests a second to the provider, however fast the cluster changes (0: only the provider's own API limit: Route53 5 requests a second, Cloudflare 1,200 per 5 minutes; none for the others). extdns only.
+    #[arg(long, value_name = "PER_SECOND", default_value_t = 0.0)]
+    pub provider_write_rate: f64,
     /// CA certificate for providers that use TLS.
     #[arg(long, value_name = "PATH", default_value = "")]
     pub tls_ca: String,

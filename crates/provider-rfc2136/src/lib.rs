@@ -40,6 +40,7 @@ use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, Ttl};
 use extdns_provider::batch::{self, Unit};
 use extdns_provider::{Provider, ProviderError, ReadState, Records, zone};
+use extdns_provider::pace::Pacer;
 use hickory_proto::rr::rdata::TXT;
 use hickory_proto::rr::{DNSClass, Name, RData, Record, RecordType as WireType};
 
@@ -75,6 +76,8 @@ pub struct Rfc2136Provider {
     updates: ServerPicker,
     transfers: ServerPicker,
     tls: Option<TlsConnector>,
+    /// `--provider-write-rate`: every UPDATE message waits for its slot.
+    pacer: Pacer,
 }
 
 impl std::fmt::Debug for Rfc2136Provider {
@@ -117,6 +120,7 @@ impl Rfc2136Provider {
             transfers: ServerPicker::new(settings.servers.clone(), settings.load_balancing),
             zone_names,
             tls,
+            pacer: Pacer::new(None, config.write_rate),
             settings,
         })
     }
@@ -234,6 +238,7 @@ impl Rfc2136Provider {
             }
         }
         if !updates.is_empty() {
+            self.pacer.write().await;
             let result = session.lock().await.update(zone, &updates).await;
             match result {
                 Ok(()) => tracing::debug!(zone = %zone, changes = sent.len(), "update applied"),
