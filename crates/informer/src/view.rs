@@ -90,7 +90,7 @@ impl ClusterStore {
 
 /// Views that keep their metadata whole.
 macro_rules! item_with_meta {
-    ($view:ty, $kind:expr $(, group: $group:ident)? $(, template_fields: $fields:ident)?) => {
+    ($view:ty, $kind:expr $(, group: $group:ident)? $(, template_fields: $fields:ident)? $(, refs: $refs:path)?) => {
         impl Item for $view {
             fn kind(&self) -> ResourceKind {
                 $kind
@@ -110,20 +110,26 @@ macro_rules! item_with_meta {
             $(fn template_fields_slot(&mut self) -> Option<&mut Option<Box<str>>> {
                 Some(&mut self.$fields)
             })?
+            $(fn refs(&self) -> Vec<crate::index::Ref> {
+                $refs(self)
+            })?
         }
     };
 }
 
-item_with_meta!(Service, ResourceKind::Service, template_fields: template_fields);
-item_with_meta!(EndpointSlice, ResourceKind::EndpointSlice, group: service_name);
+item_with_meta!(Service, ResourceKind::Service, template_fields: template_fields, refs: crate::index::service_refs);
+item_with_meta!(EndpointSlice, ResourceKind::EndpointSlice, group: service_name, refs: crate::index::slice_refs);
 item_with_meta!(Gateway, ResourceKind::Gateway);
-item_with_meta!(ListenerSet, ResourceKind::ListenerSet);
+item_with_meta!(ListenerSet, ResourceKind::ListenerSet, refs: crate::index::listener_set_refs);
 item_with_meta!(Ingress, ResourceKind::Ingress, template_fields: template_fields);
 item_with_meta!(DnsEndpoint, ResourceKind::DnsEndpoint);
 
 impl Item for Route {
     fn kind(&self) -> ResourceKind {
         ResourceKind::Route(self.kind)
+    }
+    fn refs(&self) -> Vec<crate::index::Ref> {
+        crate::index::route_refs(self)
     }
     fn name(&self) -> &str {
         &self.meta.name

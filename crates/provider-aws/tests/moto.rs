@@ -382,10 +382,11 @@ async fn a_stream_of_applies_sends_moto_at_most_five_change_requests_a_second() 
     every.sort();
     for (what, instants) in [("change requests", &changes), ("requests", &every)] {
         for (i, w) in instants.windows(6).enumerate() {
-            // The instants are derived from the answers' (less the durations): a few ms of slack.
+            // The instants are the answers' less the requests' durations, as the client's hook reports
+            // them: 25 ms of slack for a loaded machine's scheduling between the pacer and the send.
             let span = w[5].duration_since(w[0]);
             assert!(
-                span >= Duration::from_millis(990),
+                span >= Duration::from_millis(975),
                 "{what} {i}..{}: six within {span:?}",
                 i + 5
             );

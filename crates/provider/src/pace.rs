@@ -51,8 +51,7 @@ impl std::fmt::Display for Rate {
     }
 }
 
-/// The instants the last requests under one [`Rate`] leave (or will leave: a slot is reserved before its
-/// wait), at most `requests` of them, oldest first.
+/// The instants the last requests under one [`Rate`] left, at most `requests` of them, oldest first.
 #[derive(Debug, Default)]
 struct Slots(VecDeque<Instant>);
 
@@ -127,21 +126,22 @@ impl Pacer {
         if self.every.is_none() && writes.is_none() {
             return;
         }
-        let at = {
-            let mut state = self.state.lock().await;
-            let now = Instant::now();
-            let every_free = self.every.and_then(|rate| state.every.free_at(rate));
-            let writes_free = writes.and_then(|rate| state.writes.free_at(rate));
-            let at = [every_free, writes_free].into_iter().flatten().fold(now, Instant::max);
-            if let Some(rate) = self.every {
-                state.every.take(rate, at);
-            }
-            if let Some(rate) = writes {
-                state.writes.take(rate, at);
-            }
-            at
-        };
+        // The lock is held through the wait, and the slot recorded at the instant the wait ends: a caller
+        // the scheduler wakes late pushes the next ones back rather than leaving closer to them than the
+        // rate allows. Waiters queue in order (tokio's mutex is fair).
+        let mut state = self.state.lock().await;
+        let now = Instant::now();
+        let every_free = self.every.and_then(|rate| state.every.free_at(rate));
+        let writes_free = writes.and_then(|rate| state.writes.free_at(rate));
+        let at = [every_free, writes_free].into_iter().flatten().fold(now, Instant::max);
         tokio::time::sleep_until(at).await;
+        let left = Instant::now();
+        if let Some(rate) = self.every {
+            state.every.take(rate, left);
+        }
+        if let Some(rate) = writes {
+            state.writes.take(rate, left);
+        }
     }
 }
 
