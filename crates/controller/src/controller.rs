@@ -580,6 +580,7 @@ impl Controller {
             );
             return Err(SyncError::NotLeader);
         }
+        self.metrics.count_write(full);
         match self.registry.apply(snapshot, &changes).await {
             Ok(()) => {
                 log_changes(&changes, Verb::Applied, &HashSet::new());

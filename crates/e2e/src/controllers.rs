@@ -46,6 +46,8 @@ pub struct Run<'a> {
     pub kubeconfig: Option<std::path::PathBuf>,
     /// Only the `--source` flags of `extra`, not the common set's.
     pub only_sources: bool,
+    /// The metrics port, for a run that reads the metrics; a free one when unset.
+    pub metrics_port: Option<u16>,
 }
 
 impl<'a> Run<'a> {
@@ -58,6 +60,7 @@ impl<'a> Run<'a> {
             cluster_wide: false,
             kubeconfig: None,
             only_sources: false,
+            metrics_port: None,
         }
     }
 
@@ -89,7 +92,10 @@ impl<'a> Run<'a> {
             .into_iter()
             .filter(|f| !self.only_sources || !(f.starts_with("--source=") || f == "--gateway-listener-sets"));
         cmd.args(flags)
-            .arg(format!("--metrics-address=127.0.0.1:{}", try_free_port()?))
+            .arg(format!(
+                "--metrics-address=127.0.0.1:{}",
+                self.metrics_port.map_or_else(try_free_port, Ok)?
+            ))
             .args(&self.extra);
         Ok(cmd)
     }
