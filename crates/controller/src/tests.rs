@@ -470,7 +470,11 @@ async fn events_needing_full_syncs_are_min_event_sync_interval_apart() -> Result
     assert_eq!(registry.reads.load(Ordering::SeqCst), 1);
     cluster.touch();
     advance(Duration::from_millis(20)).await;
-    assert_eq!(registry.reads.load(Ordering::SeqCst), 2, "the first change syncs at once");
+    assert_eq!(
+        registry.reads.load(Ordering::SeqCst),
+        2,
+        "the first change syncs at once"
+    );
     cluster.touch();
     advance(Duration::from_millis(20)).await;
     cluster.touch();

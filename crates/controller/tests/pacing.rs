@@ -249,7 +249,9 @@ async fn the_provider_write_rate_holds_under_fifty_changes_a_second() {
             Err(e) => panic!("{e}"),
         };
         assert!(
-            records.iter().any(|e| e.dns_name == name && e.record_type == RecordType::A),
+            records
+                .iter()
+                .any(|e| e.dns_name == name && e.record_type == RecordType::A),
             "{name} missing"
         );
     }

@@ -541,7 +541,10 @@ pub fn run(ctx: Ctx, opts: &Options) -> Result<bool> {
         for (s, rate) in STREAM_RATES.iter().enumerate() {
             let count = (opts.stream.as_secs() as usize) * *rate as usize;
             let targets: Vec<usize> = free.by_ref().take(count).collect();
-            eprintln!("scale: a stream of {rate} change(s) a second for {} s", opts.stream.as_secs());
+            eprintln!(
+                "scale: a stream of {rate} change(s) a second for {} s",
+                opts.stream.as_secs()
+            );
             let before = writes_total(extdns_metrics)?;
             let began = Instant::now();
             let seen = stream(kube, &servers, &targets, *rate, 4 + s as u32)?;

@@ -120,7 +120,12 @@ pub(crate) fn route_refs(route: &Route) -> Vec<Ref> {
 
 pub(crate) fn listener_set_refs(ls: &ListenerSet) -> Vec<Ref> {
     let ns = ls.meta.namespace.as_str();
-    let gw_ns = ls.parent_ref.namespace.as_deref().filter(|s| !s.is_empty()).unwrap_or(ns);
+    let gw_ns = ls
+        .parent_ref
+        .namespace
+        .as_deref()
+        .filter(|s| !s.is_empty())
+        .unwrap_or(ns);
     vec![Ref::Parent(
         ParentKind::Gateway,
         gw_ns.into(),
@@ -155,8 +160,17 @@ impl ClusterStore {
     }
 
     /// The routes of `kind` whose `spec.parentRefs` name the parent (kind, namespace, name).
-    pub fn routes_of_parent(&self, kind: RouteKind, parent: ParentKind, namespace: &str, name: &str) -> Vec<Arc<Route>> {
-        self.referring(ResourceKind::Route(kind), &Ref::Parent(parent, namespace.into(), name.into()))
+    pub fn routes_of_parent(
+        &self,
+        kind: RouteKind,
+        parent: ParentKind,
+        namespace: &str,
+        name: &str,
+    ) -> Vec<Arc<Route>> {
+        self.referring(
+            ResourceKind::Route(kind),
+            &Ref::Parent(parent, namespace.into(), name.into()),
+        )
     }
 
     /// The routes of `kind` in `namespace`.
@@ -229,7 +243,8 @@ mod tests {
     }
 
     fn slices(c: &ClusterStore) -> &crate::store::Index<EndpointSlice> {
-        c.index(ResourceKind::EndpointSlice).unwrap_or_else(|| panic!("no slice index"))
+        c.index(ResourceKind::EndpointSlice)
+            .unwrap_or_else(|| panic!("no slice index"))
     }
 
     #[test]
@@ -237,9 +252,15 @@ mod tests {
         let mut c = ClusterStore::new();
         c.add(slice("web-a", "web", &["web-0", "web-1"]))
             .add(slice("api-a", "api", &["api-0", "web-1"]));
-        assert_eq!(names(&c.endpoint_slices_naming_pod("default", "web-1")), ["api-a", "web-a"]);
+        assert_eq!(
+            names(&c.endpoint_slices_naming_pod("default", "web-1")),
+            ["api-a", "web-a"]
+        );
         assert_eq!(names(&c.endpoint_slices_naming_pod("default", "web-0")), ["web-a"]);
-        assert!(c.endpoint_slices_naming_pod("other", "web-0").is_empty(), "another namespace's Pod");
+        assert!(
+            c.endpoint_slices_naming_pod("other", "web-0").is_empty(),
+            "another namespace's Pod"
+        );
         // The slice stops naming web-1, then goes.
         slices(&c).upsert(Sym::new("default"), slice("api-a", "api", &["api-0"]));
         assert_eq!(names(&c.endpoint_slices_naming_pod("default", "web-1")), ["web-a"]);
@@ -249,7 +270,11 @@ mod tests {
         // A re-list replaces the index with what it lists.
         slices(&c).begin_relist();
         slices(&c).relist_add(Sym::new("default"), Ok(slice("new", "web", &["web-9"])));
-        assert_eq!(names(&c.endpoint_slices_naming_pod("default", "api-0")), ["api-a"], "served until done");
+        assert_eq!(
+            names(&c.endpoint_slices_naming_pod("default", "api-0")),
+            ["api-a"],
+            "served until done"
+        );
         slices(&c).finish_relist();
         assert!(c.endpoint_slices_naming_pod("default", "api-0").is_empty());
         assert_eq!(names(&c.endpoint_slices_naming_pod("default", "web-9")), ["new"]);
@@ -272,7 +297,10 @@ mod tests {
         let index = c
             .index::<Service>(ResourceKind::Service)
             .unwrap_or_else(|| panic!("no service index"));
-        index.upsert(Sym::new("a"), service("a", "local", "LoadBalancer", Some("Local"), Some("10.0.0.2")));
+        index.upsert(
+            Sym::new("a"),
+            service("a", "local", "LoadBalancer", Some("Local"), Some("10.0.0.2")),
+        );
         assert!(c.local_node_port_services("a").is_empty());
         assert_eq!(names(&c.node_port_services()), ["np", "local"]);
     }
@@ -293,8 +321,16 @@ mod tests {
         };
         let mut c = ClusterStore::new();
         c.add(route("apps", "same-ns", vec![parent(None, None, "gw")]))
-            .add(route("apps", "other-ns", vec![parent(Some("Gateway"), Some("infra"), "gw")]))
-            .add(route("apps", "via-ls", vec![parent(Some("ListenerSet"), Some(""), "ls")]))
+            .add(route(
+                "apps",
+                "other-ns",
+                vec![parent(Some("Gateway"), Some("infra"), "gw")],
+            ))
+            .add(route(
+                "apps",
+                "via-ls",
+                vec![parent(Some("ListenerSet"), Some(""), "ls")],
+            ))
             .add(route("apps", "gamma", vec![parent(Some("Service"), None, "gw")]))
             .add(ListenerSet {
                 meta: meta("team", "ls"),
@@ -302,10 +338,22 @@ mod tests {
                 ..ListenerSet::default()
             });
         let http = RouteKind::Http;
-        assert_eq!(names(&c.routes_of_parent(http, ParentKind::Gateway, "apps", "gw")), ["same-ns"]);
-        assert_eq!(names(&c.routes_of_parent(http, ParentKind::Gateway, "infra", "gw")), ["other-ns"]);
-        assert_eq!(names(&c.routes_of_parent(http, ParentKind::ListenerSet, "apps", "ls")), ["via-ls"]);
-        assert!(c.routes_of_parent(RouteKind::Grpc, ParentKind::Gateway, "apps", "gw").is_empty());
+        assert_eq!(
+            names(&c.routes_of_parent(http, ParentKind::Gateway, "apps", "gw")),
+            ["same-ns"]
+        );
+        assert_eq!(
+            names(&c.routes_of_parent(http, ParentKind::Gateway, "infra", "gw")),
+            ["other-ns"]
+        );
+        assert_eq!(
+            names(&c.routes_of_parent(http, ParentKind::ListenerSet, "apps", "ls")),
+            ["via-ls"]
+        );
+        assert!(
+            c.routes_of_parent(RouteKind::Grpc, ParentKind::Gateway, "apps", "gw")
+                .is_empty()
+        );
         assert_eq!(names(&c.listener_sets_of_gateway("infra", "gw")), ["ls"]);
         assert_eq!(c.routes_in(http, "apps").len(), 4);
     }

@@ -14,8 +14,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-use crate::index::{Ref, Refs};
 use crate::availability::Unavailable;
+use crate::index::{Ref, Refs};
 use crate::intern::Interner;
 use crate::kinds::KINDS;
 use crate::view::Meta;

@@ -355,8 +355,7 @@ async fn a_stream_of_applies_sends_moto_at_most_five_change_requests_a_second() 
             let changes: Vec<Change> = (0..3)
                 .map(|i| {
                     Change::Create(
-                        Endpoint::new(&format!("s{t}-{i}.example.com"), RecordType::A, ["10.0.0.1"])
-                            .with_ttl(Ttl(60)),
+                        Endpoint::new(&format!("s{t}-{i}.example.com"), RecordType::A, ["10.0.0.1"]).with_ttl(Ttl(60)),
                     )
                 })
                 .collect();

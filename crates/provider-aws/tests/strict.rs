@@ -415,7 +415,12 @@ async fn a_stream_of_applies_never_makes_more_than_five_requests_a_second() {
         .filter(|(_, what)| what.starts_with("POST") && what.ends_with("/rrset/"))
         .map(|(at, _)| *at)
         .collect();
-    assert_eq!(changes.len(), 24, "each apply split into two change requests: {:?}", s.requests);
+    assert_eq!(
+        changes.len(),
+        24,
+        "each apply split into two change requests: {:?}",
+        s.requests
+    );
     assert_eq!(
         six_within_a_second(&changes, Duration::from_millis(50)),
         None,

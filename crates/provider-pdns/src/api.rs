@@ -116,7 +116,9 @@ impl Api {
 
     pub async fn list_zones(&self) -> Result<Vec<ZoneInfo>, ApiError> {
         let what = "listing the zones";
-        let response = self.send(what, Kind::Read, || self.http.get(self.zones.clone())).await?;
+        let response = self
+            .send(what, Kind::Read, || self.http.get(self.zones.clone()))
+            .await?;
         decode(what, response).await
     }
 

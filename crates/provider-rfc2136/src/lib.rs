@@ -39,8 +39,8 @@ use std::collections::{BTreeMap, HashMap};
 use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, Ttl};
 use extdns_provider::batch::{self, Unit};
-use extdns_provider::{Provider, ProviderError, ReadState, Records, zone};
 use extdns_provider::pace::Pacer;
+use extdns_provider::{Provider, ProviderError, ReadState, Records, zone};
 use hickory_proto::rr::rdata::TXT;
 use hickory_proto::rr::{DNSClass, Name, RData, Record, RecordType as WireType};
 

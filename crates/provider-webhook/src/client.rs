@@ -4,8 +4,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint};
-use extdns_provider::{Backoff, HttpClient, Provider, ProviderError, ReadState, Records, Retry, Unit};
 use extdns_provider::pace::Pacer;
+use extdns_provider::{Backoff, HttpClient, Provider, ProviderError, ReadState, Records, Retry, Unit};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 use reqwest::{Response, StatusCode, Url};
 use serde::Serialize;

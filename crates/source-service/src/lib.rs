@@ -269,7 +269,10 @@ impl Source for ServiceSource {
         let mut namespaces: HashSet<&str> = HashSet::new();
         for k in changes.of_kind(ResourceKind::Pod) {
             for slice in cluster.endpoint_slices_naming_pod(&k.namespace, &k.name) {
-                let svc = slice.service_name.as_deref().and_then(|s| cluster.service(&k.namespace, s));
+                let svc = slice
+                    .service_name
+                    .as_deref()
+                    .and_then(|s| cluster.service(&k.namespace, s));
                 candidates.extend(svc.filter(|svc| headless(svc)));
             }
             if namespaces.insert(k.namespace.as_str()) {
@@ -277,7 +280,10 @@ impl Source for ServiceSource {
             }
         }
         if changes.touches(ResourceKind::Node) {
-            let reading = cluster.node_port_services().into_iter().chain(cluster.headless_services());
+            let reading = cluster
+                .node_port_services()
+                .into_iter()
+                .chain(cluster.headless_services());
             candidates.extend(reading.filter(|svc| self.reads_nodes(svc)));
         }
         out.extend(
