@@ -128,6 +128,8 @@ fn test() -> Result<()> {
         "6",
         "--idle",
         "5",
+        "--stream",
+        "5",
     ]
     .map(String::from)
     .to_vec();

@@ -643,6 +643,11 @@ pub fn run(ctx: Ctx, opts: &Options) -> Result<bool> {
         );
         ok = false;
     }
+    let missed: usize = extdns.streams.iter().map(|s| s.timeouts).sum();
+    if missed > 0 {
+        eprintln!("scale: FAILED: extdns missed {missed} changes of the streams");
+        ok = false;
+    }
     if extdns.burst.is_none() {
         eprintln!("scale: FAILED: extdns did not converge after the burst");
         ok = false;
