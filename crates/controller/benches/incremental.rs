@@ -1,5 +1,6 @@
-//! A change at cluster scale: 10,000 LoadBalancer Services and 50,000 Pods in a live view, the service
-//! source, the TXT registry and the in-memory provider (so what is measured is extdns, not a DNS server).
+//! A change at cluster scale: 10,000 LoadBalancer Services and 50,000 Pods (and 50,000 and 250,000) in a
+//! live view, the service source, the TXT registry and the in-memory provider (so what is measured is
+//! extdns, not a DNS server).
 //!
 //! `full`: a full sync that finds nothing to do (the zone read, every object evaluated, every name planned);
 //! what every change costs without incremental reconcile.
@@ -20,26 +21,26 @@ use kube::runtime::watcher::Event;
 
 use extdns_test_support::kube_objects::{lb_service_in, listed, pod_in};
 
-const SERVICES: usize = 10_000;
-const PODS: usize = 50_000;
+/// (Services, Pods) of each size measured.
+const SIZES: [(usize, usize); 2] = [(10_000, 50_000), (50_000, 250_000)];
 const NAMESPACES: usize = 10;
 
 fn ip(i: usize) -> String {
     format!("10.{}.{}.{}", (i >> 16) & 255, (i >> 8) & 255, i & 255)
 }
 
-fn setup() -> Option<(Arc<LiveCluster>, Controller)> {
+fn setup(services: usize, pods: usize) -> Option<(Arc<LiveCluster>, Controller)> {
     let source = ServiceSource::new(ServiceSourceConfig::default(), Arc::new(StaticResolver::new()));
     let cluster = Arc::new(LiveCluster::detached(&source.watched_kinds(), LiveOptions::default()));
     listed(
         &cluster,
-        (0..SERVICES)
+        (0..services)
             .map(|i| lb_service_in(&format!("ns-{}", i % NAMESPACES), &format!("svc-{i}"), &ip(i)))
             .collect(),
     );
     listed(
         &cluster,
-        (0..PODS)
+        (0..pods)
             .map(|i| pod_in(&format!("ns-{}", i % NAMESPACES), &format!("pod-{i}"), &ip(i)))
             .collect(),
     );
@@ -54,15 +55,25 @@ fn bench(c: &mut Criterion) {
     let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
         return;
     };
-    let Some((cluster, controller)) = setup() else {
+    for (services, pods) in SIZES {
+        bench_size(c, &rt, services, pods);
+    }
+}
+
+fn bench_size(c: &mut Criterion, rt: &tokio::runtime::Runtime, services: usize, pods: usize) {
+    let Some((cluster, controller)) = setup(services, pods) else {
         return;
     };
     let mut state = SyncState::default();
     match rt.block_on(controller.sync(&mut state, true)) {
-        Ok(r) if r.changes.len() == SERVICES => {}
+        Ok(r) if r.changes.len() == services => {}
         other => panic!("the first sync must create every record: {other:?}"),
     }
-    let mut group = c.benchmark_group("incremental_10k_services_50k_pods");
+    let mut group = c.benchmark_group(format!(
+        "incremental_{}k_services_{}k_pods",
+        services / 1000,
+        pods / 1000
+    ));
     group.sample_size(10);
     group.bench_function("full", |b| {
         b.iter(|| rt.block_on(controller.sync(&mut state, true)).map(|r| r.changes.len()))
@@ -71,7 +82,7 @@ fn bench(c: &mut Criterion) {
     group.bench_function("one_change", |b| {
         b.iter(|| {
             flip += 1;
-            cluster.apply_event(Event::Apply(lb_service_in("ns-0", "svc-0", &ip(SERVICES + flip))));
+            cluster.apply_event(Event::Apply(lb_service_in("ns-0", "svc-0", &ip(services + flip))));
             match rt.block_on(controller.sync(&mut state, false)) {
                 Ok(r) if r.changes.len() == 1 => r.full,
                 other => panic!("one change, one record: {other:?}"),

@@ -104,8 +104,12 @@ struct PlanInput<'a> {
 pub struct ControllerConfig {
     /// `--interval`: the longest a drift from the cluster can last.
     pub interval: Duration,
-    /// `--min-event-sync-interval`: a burst of changes costs one sync, not one per change.
+    /// The least time between two full syncs asked for by cluster events (external-dns's meaning).
     pub min_event_sync_interval: Duration,
+    /// The least time between two writes of incremental syncs: zero (the default) writes each change as
+    /// soon as it is evaluated, paced only by what the provider takes; the binary sets it to an explicit
+    /// `--min-event-sync-interval`.
+    pub min_incremental_write_interval: Duration,
     /// Sync on cluster changes as well as on the interval.
     pub events: bool,
     /// Compute and log the plan, never apply it.
@@ -124,6 +128,7 @@ impl Default for ControllerConfig {
         ControllerConfig {
             interval: Duration::from_secs(60),
             min_event_sync_interval: Duration::from_secs(5),
+            min_incremental_write_interval: Duration::ZERO,
             events: false,
             dry_run: false,
             plan: PlanConfig::default(),
@@ -284,6 +289,19 @@ impl Controller {
     /// full otherwise (and when the change needs it). With `--events`, `state` then holds what the next
     /// sync starts from; after a failure it is emptied, so the next sync is a full one.
     pub async fn sync(&self, state: &mut SyncState, full: bool) -> Result<SyncReport, SyncError> {
+        // Allowed to go full, it never defers.
+        Ok(self.sync_or_defer(state, full, true).await?.unwrap_or_default())
+    }
+
+    /// [`Controller::sync`], except that a change found to need a full sync when `may_go_full` is false
+    /// is left to the next full sync (`Ok(None)`; `state` then needs one): the loop keeps full syncs asked
+    /// for by events `--min-event-sync-interval` apart.
+    async fn sync_or_defer(
+        &self,
+        state: &mut SyncState,
+        full: bool,
+        may_go_full: bool,
+    ) -> Result<Option<SyncReport>, SyncError> {
         if !self.cluster.synced() {
             // Nothing read, nothing changed: what is cached still holds for the next sync (the view is
             // unsynced for a moment whenever a Service's new selector has its Pods listed).
@@ -295,6 +313,14 @@ impl Controller {
         };
         let result = match incremental {
             Ok(Some(report)) => Ok(report),
+            Ok(None) if !full && !may_go_full => {
+                // The changes were taken and the index may be half updated: only a full sync can follow.
+                if let Some(cache) = state.cache.as_mut() {
+                    cache.index = None;
+                }
+                debug!("the change needs a full sync; it runs when --min-event-sync-interval has passed");
+                return Ok(None);
+            }
             Ok(None) => {
                 // A full sync rebuilds the desired index from scratch: free the old one first, so that its
                 // peak does not hold both. The records may serve again (`--txt-cache-interval`).
@@ -311,7 +337,7 @@ impl Controller {
             // What is cached may no longer be what the provider holds.
             Err(_) => state.cache = None,
         }
-        result
+        result.map(Some)
     }
 
     /// The records of `cache`, when a full sync may plan from them instead of reading the provider: within
@@ -567,6 +593,7 @@ impl Controller {
             );
             return Err(SyncError::NotLeader);
         }
+        self.metrics.count_write(full);
         match self.registry.apply(snapshot, &changes).await {
             Ok(()) => {
                 log_changes(&changes, Verb::Applied, &HashSet::new());
@@ -667,11 +694,7 @@ impl Controller {
     /// stops the loop. A sync in progress when `shutdown` fires finishes first, so a record is never left
     /// half-written (a record without its ownership TXT would never be managed again).
     pub async fn run(&self, shutdown: CancellationToken) {
-        let mut schedule = Schedule::new(
-            Instant::now(),
-            self.config.interval,
-            self.config.min_event_sync_interval,
-        );
+        let mut schedule = self.schedule();
         let mut changes = self.config.events.then(|| self.cluster.changes());
         // Wakes the wait for the first list: the view announces the moment it becomes synced.
         let mut synced_wake = self.cluster.changes();
@@ -695,11 +718,7 @@ impl Controller {
                 // A new leader syncs at once, in full: its view is warm, but the old leader wrote meanwhile
                 // and its last changes may be unfinished.
                 state = SyncState::default();
-                schedule = Schedule::new(
-                    Instant::now(),
-                    self.config.interval,
-                    self.config.min_event_sync_interval,
-                );
+                schedule = self.schedule();
             }
             let now = Instant::now();
             if schedule.is_due(now) && !self.cluster.synced() {
@@ -721,12 +740,20 @@ impl Controller {
                 } else {
                     schedule.start_incremental_run(now);
                 }
-                let result = self.sync(&mut state, full).await;
+                let result = match self.sync_or_defer(&mut state, full, schedule.may_go_full(now)).await {
+                    Ok(Some(report)) => Ok(report),
+                    Ok(None) => {
+                        schedule.defer_full(Instant::now());
+                        continue;
+                    }
+                    Err(e) => Err(e),
+                };
                 if result.as_ref().is_ok_and(|r| r.full && !full) {
                     // The change needed a full sync: the next regular one is an interval from this one.
                     schedule.start_run(now);
                 }
-                // Only a write starts --min-event-sync-interval; a failed apply may have written too.
+                // Only a write starts the wait for the next incremental write (an explicit
+                // --min-event-sync-interval); a failed apply may have written too.
                 if match &result {
                     Ok(report) => report.applied,
                     Err(e) => matches!(e, SyncError::Registry(_)),
@@ -766,7 +793,7 @@ impl Controller {
                 _ = leadership.changed() => {}
                 changed = next_change(&mut changes) => {
                     if changed {
-                        schedule.on_event(Instant::now());
+                        schedule.on_event(Instant::now(), state.needs_full());
                     } else {
                         warn!("the cluster's change stream ended; syncing on the interval only");
                         changes = None;
@@ -775,6 +802,16 @@ impl Controller {
             }
         }
         info!("Terminating main controller loop");
+    }
+
+    /// A schedule starting now: the first sync is due at once.
+    fn schedule(&self) -> Schedule {
+        Schedule::new(
+            Instant::now(),
+            self.config.interval,
+            self.config.min_event_sync_interval,
+            self.config.min_incremental_write_interval,
+        )
     }
 
     /// Sets the leader metric and, while another replica leads, waits (the informers stay warm meanwhile,

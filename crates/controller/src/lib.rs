@@ -1,7 +1,8 @@
 //! The extdns controller: the reconcile loop, dry run, metrics and health.
 //!
 //! The controller decides *when* to sync (at startup, every `--interval`, and on cluster changes with
-//! `--events`, after a short debounce) and *whether* it is safe to: nothing is planned until every
+//! `--events`: a change is written as soon as it is evaluated, paced by what the provider takes) and
+//! *whether* it is safe to: nothing is planned until every
 //! informer has synced and every source succeeded, and with `--dry-run` nothing reaches the registry or the
 //! provider. Dry run lives here, above every provider, so no provider can forget it.
 //!

@@ -121,6 +121,7 @@ pub struct Metrics {
     source_objects_failed: Family<SourceNameLabel, Gauge>,
     informer_unavailable: Family<UnavailableLabels, Gauge>,
     syncs: Family<SyncKindLabel, Counter>,
+    writes: Family<SyncKindLabel, Counter>,
     webhook: [CallGauges; 3],
     requests: Arc<RequestDurations>,
 }
@@ -149,6 +150,7 @@ impl Metrics {
             source_objects_failed: Family::default(),
             informer_unavailable: Family::default(),
             syncs: Family::default(),
+            writes: Family::default(),
             webhook: Default::default(),
             requests: Arc::default(),
             registry: Registry::default(),
@@ -191,6 +193,12 @@ impl Metrics {
             "Completed syncs by kind: full (every zone read, every object evaluated) or incremental (the objects \
              a change affected, their names only)",
             m.syncs.clone(),
+        );
+        extdns.register(
+            "writes",
+            "Writes handed to the provider, by the kind of sync that made them: with --events, how many of the \
+             cluster's changes were coalesced into one (each may be several provider requests)",
+            m.writes.clone(),
         );
         let registry = root.sub_registry_with_prefix(PREFIX);
         registry.register(
@@ -349,6 +357,12 @@ impl Metrics {
     }
 
     /// A sync completed; `full` or incremental.
+    /// A sync hands its changes to the provider.
+    pub(crate) fn count_write(&self, full: bool) {
+        let kind = if full { "full" } else { "incremental" };
+        self.writes.get_or_create(&SyncKindLabel { kind }).inc();
+    }
+
     pub(crate) fn count_sync(&self, full: bool) {
         let kind = if full { "full" } else { "incremental" };
         self.syncs.get_or_create(&SyncKindLabel { kind }).inc();

@@ -453,8 +453,10 @@ async fn loop_syncs_at_start_and_every_interval() -> Result<(), tokio::task::Joi
     Ok(())
 }
 
+/// A source that cannot follow changes object by object makes every event a full sync: the first one
+/// runs at once, the ones after it wait until `--min-event-sync-interval` after it, and collapse into one.
 #[tokio::test(start_paused = true)]
-async fn events_trigger_a_debounced_sync() -> Result<(), tokio::task::JoinError> {
+async fn events_needing_full_syncs_are_min_event_sync_interval_apart() -> Result<(), tokio::task::JoinError> {
     let cluster = FakeCluster::new(true);
     let source = FakeSource::with(vec![]);
     let registry = FakeRegistry::new(vec![]);
@@ -468,25 +470,29 @@ async fn events_trigger_a_debounced_sync() -> Result<(), tokio::task::JoinError>
 
     advance(Duration::from_secs(10)).await;
     assert_eq!(registry.reads.load(Ordering::SeqCst), 1);
-    // A burst of changes at t=10.00..10.04s: one sync, the debounce after the first of them.
     cluster.touch();
     advance(Duration::from_millis(20)).await;
-    cluster.touch();
-    advance(Duration::from_millis(20)).await;
-    cluster.touch();
-    advance(crate::EVENT_DEBOUNCE - Duration::from_millis(45)).await;
-    assert_eq!(
-        registry.reads.load(Ordering::SeqCst),
-        1,
-        "synced before the debounce elapsed"
-    );
-    advance(Duration::from_millis(20)).await;
-    assert_eq!(registry.reads.load(Ordering::SeqCst), 2);
-    advance(Duration::from_secs(10)).await;
     assert_eq!(
         registry.reads.load(Ordering::SeqCst),
         2,
-        "the burst caused more than one sync"
+        "the first change syncs at once"
+    );
+    cluster.touch();
+    advance(Duration::from_millis(20)).await;
+    cluster.touch();
+    advance(Duration::from_millis(4900)).await; // t = 14.94 s
+    assert_eq!(
+        registry.reads.load(Ordering::SeqCst),
+        2,
+        "a full sync sooner than --min-event-sync-interval after the last"
+    );
+    advance(Duration::from_millis(100)).await; // t = 15.04 s
+    assert_eq!(registry.reads.load(Ordering::SeqCst), 3);
+    advance(Duration::from_secs(10)).await;
+    assert_eq!(
+        registry.reads.load(Ordering::SeqCst),
+        3,
+        "the changes after the first made more than one sync"
     );
 
     stop.cancel();

@@ -52,6 +52,8 @@ pub struct Run<'a> {
     pub program: Option<std::path::PathBuf>,
     /// Common flags that build spells otherwise (`--rfc2136-axfr` was `--rfc2136-tsig-axfr` in v0.20).
     pub renamed: Vec<(&'static str, &'static str)>,
+    /// The metrics port, for a run that reads the metrics; a free one when unset.
+    pub metrics_port: Option<u16>,
 }
 
 impl<'a> Run<'a> {
@@ -67,6 +69,7 @@ impl<'a> Run<'a> {
             subcommand: None,
             program: None,
             renamed: Vec::new(),
+            metrics_port: None,
         }
     }
 
@@ -104,7 +107,10 @@ impl<'a> Run<'a> {
                 None => f,
             });
         cmd.args(flags)
-            .arg(format!("--metrics-address=127.0.0.1:{}", try_free_port()?))
+            .arg(format!(
+                "--metrics-address=127.0.0.1:{}",
+                self.metrics_port.map_or_else(try_free_port, Ok)?
+            ))
             .args(&self.extra);
         Ok(cmd)
     }

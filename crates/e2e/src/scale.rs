@@ -46,6 +46,8 @@ pub struct Options {
     pub pods: usize,
     pub changes: usize,
     pub idle: Duration,
+    /// How long each stream of changes lasts (1 and 10 changes a second); 0 skips them.
+    pub stream: Duration,
     pub report: PathBuf,
 }
 
@@ -56,6 +58,7 @@ impl Default for Options {
             pods: 50_000,
             changes: 100,
             idle: Duration::from_secs(300),
+            stream: Duration::from_secs(60),
             report: PathBuf::from("target/bench-scale.md"),
         }
     }
@@ -78,6 +81,7 @@ impl Options {
                 "--pods" => o.pods = number()?,
                 "--changes" => o.changes = number()?,
                 "--idle" => o.idle = Duration::from_secs(number()? as u64),
+                "--stream" => o.stream = Duration::from_secs(number()? as u64),
                 "--report" => o.report = PathBuf::from(value),
                 other => bail!("scale: unknown argument {other}"),
             }
@@ -296,6 +300,109 @@ struct Figures {
     /// After the first sync, after idling, after the changes, after the burst.
     usage: [Usage; 4],
     requests: [usize; 4],
+    /// The streams of changes, 1 and 10 a second.
+    streams: [Stream; 2],
+}
+
+/// One stream of changes as one controller saw it.
+#[derive(Debug, Default, Clone)]
+struct Stream {
+    samples: Vec<Duration>,
+    timeouts: usize,
+    /// `extdns_writes_total` over the stream (extdns only), and the stream's length.
+    writes: Option<(f64, Duration)>,
+}
+
+/// The rates of the streams, changes a second.
+const STREAM_RATES: [u32; 2] = [1, 10];
+
+/// `extdns_writes_total` (every kind) from the metrics endpoint on `port`.
+fn writes_total(port: u16) -> Result<f64> {
+    use std::io::{Read, Write};
+    let mut conn = std::net::TcpStream::connect(("127.0.0.1", port))?;
+    conn.set_read_timeout(Some(Duration::from_secs(5)))?;
+    conn.write_all(b"GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")?;
+    let mut text = String::new();
+    conn.read_to_string(&mut text)?;
+    Ok(text
+        .lines()
+        .filter(|l| l.starts_with("extdns_writes_total{"))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum())
+}
+
+/// A stream of target updates, `rate` a second for `length`, of the LoadBalancer Services `targets` (one
+/// each, a new address of `generation`): each change's time from its API call returning to the new answer
+/// on each BIND (polled every 10 ms), both controllers at once.
+fn stream(
+    kube: &extdns_test_support::control_plane::kube::Kube,
+    servers: &[dns::DnsServer; 2],
+    targets: &[usize],
+    rate: u32,
+    generation: u32,
+) -> Result<[Stream; 2]> {
+    use std::sync::mpsc;
+    let spacing = Duration::from_secs(1) / rate;
+    let (senders, receivers): (Vec<_>, Vec<_>) = (0..2).map(|_| mpsc::channel::<(String, Ipv4Addr, Instant)>()).unzip();
+    std::thread::scope(|s| -> Result<[Stream; 2]> {
+        let pollers: Vec<_> = receivers
+            .into_iter()
+            .zip(servers)
+            .map(|(rx, server)| {
+                let port = server.port;
+                s.spawn(move || {
+                    let mut out = Stream::default();
+                    let mut pending: Vec<(String, Ipv4Addr, Instant)> = Vec::new();
+                    let mut open = true;
+                    while open || !pending.is_empty() {
+                        loop {
+                            match rx.try_recv() {
+                                Ok(change) => pending.push(change),
+                                Err(mpsc::TryRecvError::Empty) => break,
+                                Err(mpsc::TryRecvError::Disconnected) => {
+                                    open = false;
+                                    break;
+                                }
+                            }
+                        }
+                        pending.retain(|(name, ip, at)| {
+                            if dns::query_a(port, name, POLL).is_ok_and(|a| a.is_some_and(|a| a == [*ip])) {
+                                out.samples.push(at.elapsed());
+                                return false;
+                            }
+                            if at.elapsed() > CHANGE_TIMEOUT {
+                                out.timeouts += 1;
+                                return false;
+                            }
+                            true
+                        });
+                        std::thread::sleep(POLL);
+                    }
+                    out
+                })
+            })
+            .collect();
+        let start = Instant::now();
+        for (k, &i) in targets.iter().enumerate() {
+            let due = start + spacing * k as u32;
+            if let Some(wait) = due.checked_duration_since(Instant::now()) {
+                std::thread::sleep(wait);
+            }
+            let (ns, name) = (namespace(i), format!("svc-{i}"));
+            let ip = lb_ip(generation, i);
+            kube.apply(&lb_service(&ns, &name, ip))?;
+            let written = Instant::now();
+            for tx in &senders {
+                let _ = tx.send((host(&name), ip, written));
+            }
+        }
+        drop(senders);
+        let mut out: [Stream; 2] = Default::default();
+        for (o, p) in out.iter_mut().zip(pollers) {
+            *o = p.join().map_err(|_| anyhow::anyhow!("a stream poller panicked"))?;
+        }
+        Ok(out)
+    })
 }
 
 pub fn run(ctx: Ctx, opts: &Options) -> Result<bool> {
@@ -318,10 +425,14 @@ pub fn run(ctx: Ctx, opts: &Options) -> Result<bool> {
     let servers = [dns::bind(), dns::bind()];
     let mut procs = Vec::new();
     let mut started = Vec::new();
+    let extdns_metrics = extdns_test_support::try_free_port()?;
     for (which, server) in WHICH.iter().zip(&servers) {
         let mut run = Run::new(*which, "");
         run.cluster_wide = true;
         run.owner = "scale";
+        if *which == Which::Extdns {
+            run.metrics_port = Some(extdns_metrics);
+        }
         for f in FLAGS {
             run = run.flag(f);
         }
@@ -423,6 +534,43 @@ pub fn run(ctx: Ctx, opts: &Options) -> Result<bool> {
         );
         std::thread::sleep(SPACING);
     }
+    // The streams: 1 and 10 target updates a second, each of a Service of its own (from the end of the
+    // list, away from the burst's).
+    if !opts.stream.is_zero() {
+        let mut free = (0..services).rev().filter(|&i| !headless(i));
+        for (s, rate) in STREAM_RATES.iter().enumerate() {
+            let count = (opts.stream.as_secs() as usize) * *rate as usize;
+            let targets: Vec<usize> = free.by_ref().take(count).collect();
+            eprintln!(
+                "scale: a stream of {rate} change(s) a second for {} s",
+                opts.stream.as_secs()
+            );
+            let before = writes_total(extdns_metrics)?;
+            let began = Instant::now();
+            let seen = stream(kube, &servers, &targets, *rate, 4 + s as u32)?;
+            let length = began.elapsed();
+            let writes = writes_total(extdns_metrics)? - before;
+            for (i, f) in figures.iter_mut().enumerate() {
+                f.streams[s] = seen[i].clone();
+            }
+            figures[0].streams[s].writes = Some((writes, length));
+            for (i, f) in figures.iter().enumerate() {
+                let l = Latency {
+                    which: WHICH[i],
+                    samples: f.streams[s].samples.clone(),
+                };
+                eprintln!(
+                    "scale: {} at {rate}/s: median {:?}, p99 {:?}, {} not answered",
+                    WHICH[i].name(),
+                    l.median(),
+                    l.p99(),
+                    f.streams[s].timeouts
+                );
+            }
+            eprintln!("scale: extdns wrote {writes} times in {length:?}");
+            std::thread::sleep(SPACING);
+        }
+    }
     sample(&mut figures, &procs, 2)?;
 
     // The burst: target updates of up to BURST LoadBalancer Services, as fast as the API server takes them.
@@ -495,6 +643,11 @@ pub fn run(ctx: Ctx, opts: &Options) -> Result<bool> {
         );
         ok = false;
     }
+    let missed: usize = extdns.streams.iter().map(|s| s.timeouts).sum();
+    if missed > 0 {
+        eprintln!("scale: FAILED: extdns missed {missed} changes of the streams");
+        ok = false;
+    }
     if extdns.burst.is_none() {
         eprintln!("scale: FAILED: extdns did not converge after the burst");
         ok = false;
@@ -515,6 +668,16 @@ fn report(opts: &Options, objects: usize, pods: usize, load: Duration, burst: us
     let headless = (0..opts.services).filter(|&i| headless(i)).count();
     let idle = opts.idle.as_secs();
     let k = opts.changes;
+    let stream = opts.stream.as_secs();
+    let stream_stat = |s: usize, stat: &dyn Fn(&Latency) -> Duration| {
+        [0, 1].map(|i| {
+            let l = Latency {
+                which: WHICH[i],
+                samples: f[i].streams[s].samples.clone(),
+            };
+            ms(stat(&l)).filter(|_| !l.samples.is_empty())
+        })
+    };
     let rows: Vec<(String, [Option<f64>; 2], &str, usize)> = vec![
         (
             "first full sync (start → every name answers)".into(),
@@ -539,6 +702,42 @@ fn report(opts: &Options, objects: usize, pods: usize, load: Duration, burst: us
             each(&|f| Some(f.timeouts as f64)),
             "",
             0,
+        ),
+        (
+            format!("stream of 1 change/s for {stream} s → answer, median"),
+            stream_stat(0, &|l| l.median()),
+            "ms",
+            0,
+        ),
+        (
+            format!("stream of 1 change/s for {stream} s → answer, p99"),
+            stream_stat(0, &|l| l.p99()),
+            "ms",
+            0,
+        ),
+        (
+            format!("stream of 10 changes/s for {stream} s → answer, median"),
+            stream_stat(1, &|l| l.median()),
+            "ms",
+            0,
+        ),
+        (
+            format!("stream of 10 changes/s for {stream} s → answer, p99"),
+            stream_stat(1, &|l| l.p99()),
+            "ms",
+            0,
+        ),
+        (
+            "stream changes not answered within 30 s".into(),
+            each(&|f| Some(f.streams.iter().map(|s| s.timeouts).sum::<usize>() as f64)),
+            "",
+            0,
+        ),
+        (
+            "writes a second during the 10/s stream (extdns_writes_total)".into(),
+            each(&|f| f.streams[1].writes.map(|(w, d)| w / d.as_secs_f64().max(1e-9))),
+            "",
+            1,
         ),
         (
             format!("burst of {burst} target updates → all answer (from the last write)"),

@@ -517,6 +517,9 @@ pub struct ProviderFlags {
     /// Pause between provider batches.
     #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = duration::parse)]
     pub batch_change_interval: Duration,
+    /// Most write requests a second to the provider, however fast the cluster changes (0: only the provider's own API limit: Route53 5 requests a second, Cloudflare 1,200 per 5 minutes; none for the others). extdns only.
+    #[arg(long, value_name = "PER_SECOND", default_value_t = 0.0)]
+    pub provider_write_rate: f64,
     /// CA certificate for providers that use TLS.
     #[arg(long, value_name = "PATH", default_value = "")]
     pub tls_ca: String,
@@ -636,9 +639,13 @@ pub struct ControlFlags {
     /// Time between two syncs.
     #[arg(long, value_name = "DURATION", default_value = "1m0s", value_parser = duration::parse)]
     pub interval: Duration,
-    /// Minimum time between two syncs triggered by cluster events.
+    /// Minimum time between two full syncs triggered by cluster events; set explicitly, also between two incremental writes.
     #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = duration::parse)]
     pub min_event_sync_interval: Duration,
+    /// Whether `--min-event-sync-interval` was given (command line or environment) rather than defaulted:
+    /// only then does it bound incremental writes too.
+    #[arg(skip)]
+    pub min_event_sync_interval_explicit: bool,
     /// Sync once and exit.
     #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
     pub once: bool,
@@ -1234,7 +1241,11 @@ where
     let mut args = rewrite_negations(&cmd, args);
     split_environment_lists(&cmd, &mut args, |name| std::env::var_os(name));
     let matches = cmd.try_get_matches_from_mut(args)?;
-    Cli::from_arg_matches(&matches).map_err(|e| e.with_cmd(&cmd))
+    let mut cli = Cli::from_arg_matches(&matches).map_err(|e| e.with_cmd(&cmd))?;
+    cli.flags.control.min_event_sync_interval_explicit = matches
+        .value_source("min_event_sync_interval")
+        .is_some_and(|s| s != clap::parser::ValueSource::DefaultValue);
+    Ok(cli)
 }
 
 #[cfg(test)]
@@ -1312,6 +1323,7 @@ mod tests {
         assert_eq!(f.registry.dynamodb_table, "external-dns");
         assert_eq!(f.control.interval, Duration::from_secs(60));
         assert_eq!(f.control.min_event_sync_interval, Duration::from_secs(5));
+        assert!(!f.control.min_event_sync_interval_explicit);
         assert_eq!(
             (f.control.deletion_guard_percent, f.control.deletion_guard_min),
             (50, 10)

@@ -38,7 +38,9 @@ pub async fn build_observed_provider(
                 .map_err(|e| ValidationError(format!("--provider=webhook: {e}")))?;
             Ok(Arc::new(provider))
         }
-        ProviderSettings::InMemory { zones } => Ok(Arc::new(InMemoryProvider::new(zones.clone()))),
+        ProviderSettings::InMemory { zones, write_rate } => Ok(Arc::new(
+            InMemoryProvider::new(zones.clone()).with_write_rate(*write_rate),
+        )),
         ProviderSettings::Rfc2136 {
             config,
             deprecated_tsig_axfr,

@@ -62,7 +62,7 @@ fn a_records(p: &InMemoryProvider) -> Vec<String> {
 }
 
 #[tokio::test(start_paused = true)]
-async fn events_sync_changes_after_the_debounce_without_waiting_for_the_interval() -> Result<(), Error> {
+async fn events_write_at_once_and_an_explicit_min_event_sync_interval_spaces_the_writes() -> Result<(), Error> {
     let cli = try_parse_from([
         "extdns",
         "--source=service",
@@ -94,16 +94,23 @@ async fn events_sync_changes_after_the_debounce_without_waiting_for_the_interval
     tokio::time::sleep(Duration::from_secs(10)).await;
     assert!(provider.snapshot().is_empty());
 
-    // A Service appears. Its record is written once the debounce has passed, not at the next hourly sync.
+    // A Service appears. Its record is written at once (nothing was written before), not at the next
+    // hourly sync.
     cluster.apply_event(Event::Apply(lb_service("web", "web.example.com", "203.0.113.10")?));
-    tokio::time::sleep(extdns_controller::EVENT_DEBOUNCE / 2).await;
-    assert!(a_records(&provider).is_empty(), "synced before the debounce elapsed");
-    tokio::time::sleep(extdns_controller::EVENT_DEBOUNCE).await;
+    tokio::time::sleep(Duration::from_millis(1)).await;
     assert_eq!(a_records(&provider), ["web.example.com 203.0.113.10"]);
 
-    // The Service's address changes, then the Service goes away: each is followed by its own sync.
+    // The Service's address changes a second later: `--min-event-sync-interval=5s`, given explicitly,
+    // holds the write until 5 s after the last one. Then the Service goes away.
+    tokio::time::sleep(Duration::from_secs(1)).await;
     cluster.apply_event(Event::Apply(lb_service("web", "web.example.com", "203.0.113.99")?));
-    tokio::time::sleep(Duration::from_secs(6)).await;
+    tokio::time::sleep(Duration::from_millis(3900)).await;
+    assert_eq!(
+        a_records(&provider),
+        ["web.example.com 203.0.113.10"],
+        "written sooner than --min-event-sync-interval after the last write"
+    );
+    tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(a_records(&provider), ["web.example.com 203.0.113.99"]);
     cluster.apply_event(Event::Delete(lb_service("web", "web.example.com", "203.0.113.99")?));
     tokio::time::sleep(Duration::from_secs(6)).await;

@@ -35,6 +35,7 @@ pub mod convert;
 mod decode;
 pub mod dnsendpoint;
 mod fields;
+pub mod index;
 mod intern;
 pub mod kinds;
 pub mod live;

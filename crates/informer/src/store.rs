@@ -16,6 +16,7 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use crate::StrMap;
 use crate::availability::Unavailable;
+use crate::index::{Ref, Refs};
 use crate::intern::Interner;
 use crate::kinds::KINDS;
 use crate::view::Meta;
@@ -208,6 +209,10 @@ pub trait Item: PartialEq + Send + Sync + 'static {
     fn group(&self) -> Option<&str> {
         None
     }
+    /// What the object refers to, for the reverse index ([`crate::index`]).
+    fn refs(&self) -> Vec<Ref> {
+        Vec::new()
+    }
     /// Where the fields templates read are kept, for the kinds templates run on.
     fn template_fields_slot(&mut self) -> Option<&mut Option<Box<str>>> {
         None
@@ -277,6 +282,8 @@ struct IndexState<V> {
     groups: BTreeMap<Sym, BTreeMap<Box<str>, Vec<Arc<V>>>>,
     /// Objects that exist but could not be decoded: namespace, name.
     undecodable: BTreeSet<(Sym, Box<str>)>,
+    /// What the objects refer to → the objects.
+    refs: Refs,
     /// Entries of a (re-)list in progress; they replace the index when it completes.
     relist: Option<Vec<Listed<V>>>,
 }
@@ -297,6 +304,7 @@ impl<V: Item> Index<V> {
                 by_ns: BTreeMap::new(),
                 groups: BTreeMap::new(),
                 undecodable: BTreeSet::new(),
+                refs: Refs::default(),
                 relist: None,
             }),
         }
@@ -385,6 +393,7 @@ impl<V: Item> Index<V> {
         let Some(buf) = st.relist.take() else { return };
         st.by_ns.clear();
         st.groups.clear();
+        st.refs.clear();
         st.undecodable.clear();
         for (ns, entry) in buf {
             match entry {
@@ -426,6 +435,15 @@ impl<V: Item> Index<V> {
             .and_then(|g| g.get(group))
             .cloned()
             .unwrap_or_default()
+    }
+
+    /// The objects that refer to `r`, sorted by namespace and name.
+    pub(crate) fn referring(&self, r: &Ref) -> Vec<Arc<V>> {
+        let st = self.read();
+        st.refs
+            .get(r)
+            .filter_map(|(ns, name)| st.by_ns.get(ns)?.get(name).map(|b| Arc::clone(&b.0)))
+            .collect()
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -533,6 +551,10 @@ impl<V: Item> IndexState<V> {
     }
 
     fn index(&mut self, ns: &Sym, v: Arc<V>) {
+        let refs = v.refs();
+        if !refs.is_empty() {
+            self.refs.add(ns, v.name(), refs);
+        }
         if let Some(g) = v.group() {
             let list = self.groups.entry(ns.clone()).or_default().entry(g.into()).or_default();
             let at = list.partition_point(|x| x.name() < v.name());
@@ -541,6 +563,10 @@ impl<V: Item> IndexState<V> {
     }
 
     fn unindex(&mut self, ns: &str, v: &Arc<V>) {
+        let refs = v.refs();
+        if !refs.is_empty() {
+            self.refs.remove(ns, v.name(), refs);
+        }
         let Some(g) = v.group() else { return };
         let Some(groups) = self.groups.get_mut(ns) else { return };
         if let Some(list) = groups.get_mut(g) {

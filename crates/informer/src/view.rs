@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use crate::index::Ref;
 use crate::intern::Interner;
 use crate::store::Item;
 use crate::{ClusterStore, ResourceKind, StrMap, Sym};
@@ -104,7 +105,7 @@ impl ClusterStore {
 
 /// Views that keep their metadata whole.
 macro_rules! item_with_meta {
-    ($view:ty, $kind:expr $(, group: $group:ident)? $(, template_fields: $fields:ident)? $(, selects: $selects:ident)?) => {
+    ($view:ty, $kind:expr $(, group: $group:ident)? $(, template_fields: $fields:ident)? $(, selects: $selects:ident)? $(, refs: $refs:path)?) => {
         impl Item for $view {
             fn kind(&self) -> ResourceKind {
                 $kind
@@ -127,20 +128,26 @@ macro_rules! item_with_meta {
             $(fn selects(&self) -> Option<&StrMap> {
                 self.$selects()
             })?
+            $(fn refs(&self) -> Vec<crate::index::Ref> {
+                $refs(self)
+            })?
         }
     };
 }
 
-item_with_meta!(Service, ResourceKind::Service, template_fields: template_fields, selects: pod_selector);
-item_with_meta!(EndpointSlice, ResourceKind::EndpointSlice, group: service_name);
+item_with_meta!(Service, ResourceKind::Service, template_fields: template_fields, selects: pod_selector, refs: service_refs);
+item_with_meta!(EndpointSlice, ResourceKind::EndpointSlice, group: service_name, refs: slice_refs);
 item_with_meta!(Gateway, ResourceKind::Gateway);
-item_with_meta!(ListenerSet, ResourceKind::ListenerSet);
+item_with_meta!(ListenerSet, ResourceKind::ListenerSet, refs: listener_set_refs);
 item_with_meta!(Ingress, ResourceKind::Ingress, template_fields: template_fields);
 item_with_meta!(DnsEndpoint, ResourceKind::DnsEndpoint);
 
 impl Item for Route {
     fn kind(&self) -> ResourceKind {
         ResourceKind::Route(self.kind)
+    }
+    fn refs(&self) -> Vec<crate::index::Ref> {
+        route_refs(self)
     }
     fn name(&self) -> &str {
         &self.meta.name
@@ -713,5 +720,306 @@ mod tests {
             Some(&headless.selector),
             "the store reads the same rule"
         );
+    }
+}
+
+/// The Service groups of the reverse index: every NodePort Service reads every Node; some headless
+/// Services read Nodes (`endpoints-type: NodeExternalIP`); a NodePort Service with the `Local` traffic
+/// policy reads its namespace's Pods.
+const NODE_PORT: &str = "node-port-services";
+const HEADLESS: &str = "headless-services";
+const LOCAL_NODE_PORT: &str = "local-node-port-services";
+
+/// A parent reference with the defaults the API server fills in: kind `Gateway`, the referrer's namespace.
+/// Parents of other kinds (a Service for GAMMA) are not indexed: no change of them is followed.
+fn parent(r: &ParentReference, own_namespace: &str) -> Option<Ref> {
+    fn set(v: &Option<String>) -> Option<&str> {
+        v.as_deref().filter(|s| !s.is_empty())
+    }
+    let kind = match set(&r.kind).unwrap_or("Gateway") {
+        "Gateway" => ResourceKind::Gateway,
+        "ListenerSet" => ResourceKind::ListenerSet,
+        _ => return None,
+    };
+    let ns = set(&r.namespace).unwrap_or(own_namespace);
+    Some(Ref::Object(kind, ns.into(), r.name.as_str().into()))
+}
+
+pub(crate) fn service_refs(svc: &Service) -> Vec<Ref> {
+    let mut out = Vec::new();
+    match svc.service_type.as_str() {
+        "NodePort" => {
+            out.push(Ref::Group(NODE_PORT));
+            if svc.external_traffic_policy.as_deref() == Some("Local") {
+                out.push(Ref::GroupIn(LOCAL_NODE_PORT, svc.meta.namespace.as_str().into()));
+            }
+        }
+        "ClusterIP" if svc.is_headless() => out.push(Ref::Group(HEADLESS)),
+        _ => {}
+    }
+    out
+}
+
+pub(crate) fn slice_refs(slice: &EndpointSlice) -> Vec<Ref> {
+    let ns = slice.meta.namespace.as_str();
+    let mut pods: Vec<Ref> = slice
+        .endpoints
+        .iter()
+        .filter_map(|ep| ep.target_ref.as_ref())
+        .filter(|t| t.kind.as_deref().is_none_or(|k| k == "Pod"))
+        .filter_map(|t| t.name.as_deref())
+        .map(|name| Ref::Object(ResourceKind::Pod, ns.into(), name.into()))
+        .collect();
+    pods.dedup();
+    pods
+}
+
+pub(crate) fn route_refs(route: &Route) -> Vec<Ref> {
+    let ns = route.meta.namespace.as_str();
+    route.parent_refs.iter().filter_map(|r| parent(r, ns)).collect()
+}
+
+pub(crate) fn listener_set_refs(ls: &ListenerSet) -> Vec<Ref> {
+    let ns = ls.meta.namespace.as_str();
+    let gw_ns = ls
+        .parent_ref
+        .namespace
+        .as_deref()
+        .filter(|s| !s.is_empty())
+        .unwrap_or(ns);
+    vec![Ref::Object(
+        ResourceKind::Gateway,
+        gw_ns.into(),
+        ls.parent_ref.name.as_str().into(),
+    )]
+}
+
+/// The lookups the incremental path makes through the reverse indexes ([`crate::index`]), each costing
+/// what it returns.
+impl ClusterStore {
+    fn referring<V: Item>(&self, kind: ResourceKind, r: &Ref) -> Vec<Arc<V>> {
+        self.index::<V>(kind).map(|i| i.referring(r)).unwrap_or_default()
+    }
+
+    /// The EndpointSlices of `namespace` with an endpoint whose `targetRef` names the Pod `name`.
+    pub fn endpoint_slices_naming_pod(&self, namespace: &str, name: &str) -> Vec<Arc<EndpointSlice>> {
+        self.referring(
+            ResourceKind::EndpointSlice,
+            &Ref::Object(ResourceKind::Pod, namespace.into(), name.into()),
+        )
+    }
+
+    /// Every NodePort Service.
+    pub fn node_port_services(&self) -> Vec<Arc<Service>> {
+        self.referring(ResourceKind::Service, &Ref::Group(NODE_PORT))
+    }
+
+    /// Every headless ClusterIP Service.
+    pub fn headless_services(&self) -> Vec<Arc<Service>> {
+        self.referring(ResourceKind::Service, &Ref::Group(HEADLESS))
+    }
+
+    /// The NodePort Services with the `Local` traffic policy of `namespace`.
+    pub fn local_node_port_services(&self, namespace: &str) -> Vec<Arc<Service>> {
+        self.referring(ResourceKind::Service, &Ref::GroupIn(LOCAL_NODE_PORT, namespace.into()))
+    }
+
+    /// The routes of `kind` whose `spec.parentRefs` name the parent (kind, namespace, name).
+    pub fn routes_of_parent(
+        &self,
+        kind: RouteKind,
+        parent: ResourceKind,
+        namespace: &str,
+        name: &str,
+    ) -> Vec<Arc<Route>> {
+        self.referring(
+            ResourceKind::Route(kind),
+            &Ref::Object(parent, namespace.into(), name.into()),
+        )
+    }
+
+    /// The routes of `kind` in `namespace`.
+    pub fn routes_in(&self, kind: RouteKind, namespace: &str) -> Vec<Arc<Route>> {
+        self.index::<Route>(ResourceKind::Route(kind))
+            .map(|i| i.in_namespace(namespace))
+            .unwrap_or_default()
+    }
+
+    /// The ListenerSets whose `spec.parentRef` names the Gateway `namespace/name`.
+    pub fn listener_sets_of_gateway(&self, namespace: &str, name: &str) -> Vec<Arc<ListenerSet>> {
+        self.referring(
+            ResourceKind::ListenerSet,
+            &Ref::Object(ResourceKind::Gateway, namespace.into(), name.into()),
+        )
+    }
+
+    /// The ListenerSets in `namespace`.
+    pub fn listener_sets_in(&self, namespace: &str) -> Vec<Arc<ListenerSet>> {
+        self.index::<ListenerSet>(ResourceKind::ListenerSet)
+            .map(|i| i.in_namespace(namespace))
+            .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod index_tests {
+    use super::*;
+    use crate::view::{Meta, ObjectReference, SliceEndpoint};
+
+    fn meta(ns: &str, name: &str) -> Meta {
+        Meta {
+            namespace: ns.into(),
+            name: name.into(),
+            ..Meta::default()
+        }
+    }
+
+    fn slice(name: &str, service: &str, pods: &[&str]) -> EndpointSlice {
+        EndpointSlice {
+            meta: meta("default", name),
+            service_name: Some(service.into()),
+            endpoints: pods
+                .iter()
+                .map(|p| SliceEndpoint {
+                    target_ref: Some(ObjectReference {
+                        kind: Some("Pod".into()),
+                        name: Some(p.to_string()),
+                        ..ObjectReference::default()
+                    }),
+                    ..SliceEndpoint::default()
+                })
+                .collect(),
+            ..EndpointSlice::default()
+        }
+    }
+
+    fn service(ns: &str, name: &str, kind: &str, policy: Option<&str>, cluster_ip: Option<&str>) -> Service {
+        Service {
+            meta: meta(ns, name),
+            service_type: kind.into(),
+            external_traffic_policy: policy.map(Into::into),
+            cluster_ip: cluster_ip.map(Into::into),
+            ..Service::default()
+        }
+    }
+
+    fn names<V: Item>(v: &[Arc<V>]) -> Vec<&str> {
+        v.iter().map(|o| o.name()).collect()
+    }
+
+    fn slices(c: &ClusterStore) -> &crate::store::Index<EndpointSlice> {
+        c.index(ResourceKind::EndpointSlice)
+            .unwrap_or_else(|| panic!("no slice index"))
+    }
+
+    #[test]
+    fn a_pod_finds_the_slices_naming_it_as_they_change() {
+        let mut c = ClusterStore::new();
+        c.add(slice("web-a", "web", &["web-0", "web-1"]))
+            .add(slice("api-a", "api", &["api-0", "web-1"]));
+        assert_eq!(
+            names(&c.endpoint_slices_naming_pod("default", "web-1")),
+            ["api-a", "web-a"]
+        );
+        assert_eq!(names(&c.endpoint_slices_naming_pod("default", "web-0")), ["web-a"]);
+        assert!(
+            c.endpoint_slices_naming_pod("other", "web-0").is_empty(),
+            "another namespace's Pod"
+        );
+        // The slice stops naming web-1, then goes.
+        slices(&c).upsert(Sym::new("default"), slice("api-a", "api", &["api-0"]));
+        assert_eq!(names(&c.endpoint_slices_naming_pod("default", "web-1")), ["web-a"]);
+        slices(&c).remove("default", "web-a");
+        assert!(c.endpoint_slices_naming_pod("default", "web-1").is_empty());
+        assert!(c.endpoint_slices_naming_pod("default", "web-0").is_empty());
+        // A re-list replaces the index with what it lists.
+        slices(&c).begin_relist();
+        slices(&c).relist_add(Sym::new("default"), Ok(slice("new", "web", &["web-9"])));
+        assert_eq!(
+            names(&c.endpoint_slices_naming_pod("default", "api-0")),
+            ["api-a"],
+            "served until done"
+        );
+        slices(&c).finish_relist();
+        assert!(c.endpoint_slices_naming_pod("default", "api-0").is_empty());
+        assert_eq!(names(&c.endpoint_slices_naming_pod("default", "web-9")), ["new"]);
+    }
+
+    #[test]
+    fn services_are_found_by_the_shape_that_makes_them_read_pods_or_nodes() {
+        let mut c = ClusterStore::new();
+        c.add(service("a", "np", "NodePort", None, Some("10.0.0.1")))
+            .add(service("a", "local", "NodePort", Some("Local"), Some("10.0.0.2")))
+            .add(service("b", "local", "NodePort", Some("Local"), Some("10.0.0.3")))
+            .add(service("a", "headless", "ClusterIP", None, Some("None")))
+            .add(service("a", "plain", "ClusterIP", None, Some("10.0.0.4")))
+            .add(service("a", "lb", "LoadBalancer", None, Some("10.0.0.5")));
+        assert_eq!(names(&c.node_port_services()), ["local", "np", "local"]);
+        assert_eq!(names(&c.headless_services()), ["headless"]);
+        assert_eq!(names(&c.local_node_port_services("a")), ["local"]);
+        assert_eq!(names(&c.local_node_port_services("b")), ["local"]);
+        // A Service that changes type moves.
+        let index = c
+            .index::<Service>(ResourceKind::Service)
+            .unwrap_or_else(|| panic!("no service index"));
+        index.upsert(
+            Sym::new("a"),
+            service("a", "local", "LoadBalancer", Some("Local"), Some("10.0.0.2")),
+        );
+        assert!(c.local_node_port_services("a").is_empty());
+        assert_eq!(names(&c.node_port_services()), ["np", "local"]);
+    }
+
+    #[test]
+    fn routes_and_listener_sets_are_found_by_their_parents_with_the_defaults_filled_in() {
+        let parent = |kind: Option<&str>, ns: Option<&str>, name: &str| ParentReference {
+            kind: kind.map(Into::into),
+            namespace: ns.map(Into::into),
+            name: name.into(),
+            ..ParentReference::default()
+        };
+        let route = |ns: &str, name: &str, parents: Vec<ParentReference>| Route {
+            kind: RouteKind::Http,
+            meta: meta(ns, name),
+            parent_refs: parents,
+            ..Route::default()
+        };
+        let mut c = ClusterStore::new();
+        c.add(route("apps", "same-ns", vec![parent(None, None, "gw")]))
+            .add(route(
+                "apps",
+                "other-ns",
+                vec![parent(Some("Gateway"), Some("infra"), "gw")],
+            ))
+            .add(route(
+                "apps",
+                "via-ls",
+                vec![parent(Some("ListenerSet"), Some(""), "ls")],
+            ))
+            .add(route("apps", "gamma", vec![parent(Some("Service"), None, "gw")]))
+            .add(ListenerSet {
+                meta: meta("team", "ls"),
+                parent_ref: parent(None, Some("infra"), "gw"),
+                ..ListenerSet::default()
+            });
+        let http = RouteKind::Http;
+        assert_eq!(
+            names(&c.routes_of_parent(http, ResourceKind::Gateway, "apps", "gw")),
+            ["same-ns"]
+        );
+        assert_eq!(
+            names(&c.routes_of_parent(http, ResourceKind::Gateway, "infra", "gw")),
+            ["other-ns"]
+        );
+        assert_eq!(
+            names(&c.routes_of_parent(http, ResourceKind::ListenerSet, "apps", "ls")),
+            ["via-ls"]
+        );
+        assert!(
+            c.routes_of_parent(RouteKind::Grpc, ResourceKind::Gateway, "apps", "gw")
+                .is_empty()
+        );
+        assert_eq!(names(&c.listener_sets_of_gateway("infra", "gw")), ["ls"]);
+        assert_eq!(c.routes_in(http, "apps").len(), 4);
     }
 }

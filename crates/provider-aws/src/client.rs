@@ -1,7 +1,7 @@
 //! The four Route53 calls extdns makes, SigV4-signed, paced under Route53's request rate and retried with
 //! backoff when Route53 throttles or fails.
 
-use extdns_provider::pace::Pacer;
+use extdns_provider::pace::{Pacer, Rate};
 use extdns_provider::{Backoff, HttpClient, Retry};
 use reqwest::{Method, StatusCode};
 use serde::de::DeserializeOwned;
@@ -11,6 +11,8 @@ use crate::credentials::{CredentialCache, CredentialsError};
 use crate::{sign, xml};
 
 const API: &str = "2013-04-01";
+/// The one write call: what `--provider-write-rate` counts.
+const CHANGE: &str = "ChangeResourceRecordSets";
 /// Route53 returns at most 300 record sets a page.
 const RECORD_PAGE: u32 = 300;
 /// ListTagsForResources takes at most 10 zones a call.
@@ -124,7 +126,8 @@ pub struct Client {
     signing_region: String,
     /// Its attempts are the configured retries plus the first call.
     backoff: Backoff,
-    /// Route53 allows 5 requests a second per account; shared by every call of this client.
+    /// Route53 allows 5 requests a second per account (every call counts; a change request counts under
+    /// `--provider-write-rate` too); shared by every call of this client.
     pacer: Pacer,
 }
 
@@ -152,7 +155,7 @@ impl Client {
                 max_attempts: config.api_retries.saturating_add(1),
                 ..config.backoff.clone()
             },
-            pacer: Pacer::new(config.requests_per_second),
+            pacer: Pacer::new(Rate::per_second(config.requests_per_second), config.write_rate),
         })
     }
 
@@ -249,12 +252,12 @@ impl Client {
             },
         })
         .map_err(|e| ApiError::Sign {
-            call: "ChangeResourceRecordSets".into(),
+            call: CHANGE.into(),
             reason: e.to_string(),
         })?;
         let _: serde::de::IgnoredAny = self
             .call(
-                "ChangeResourceRecordSets",
+                CHANGE,
                 Method::POST,
                 &format!("/{API}/hostedzone/{zone_id}/rrset/"),
                 &[],
@@ -329,7 +332,11 @@ impl Client {
         if let Some(b) = body {
             request = request.body(b.to_string());
         }
-        self.pacer.wait().await;
+        if name == CHANGE {
+            self.pacer.write().await;
+        } else {
+            self.pacer.request().await;
+        }
         let transport = |source| ApiError::Transport {
             call: name.to_string(),
             source,

@@ -101,6 +101,8 @@ pub struct AwsConfig {
     pub api_retries: u32,
     /// Requests per second at most: Route53 allows 5 per account.
     pub requests_per_second: f64,
+    /// `--provider-write-rate`: change requests at most this often, within `requests_per_second`.
+    pub write_rate: Option<extdns_provider::pace::Rate>,
     /// How throttled requests are retried.
     pub backoff: Backoff,
     /// evaluate-target-health of alias records that do not say.
@@ -141,6 +143,7 @@ impl AwsConfig {
             batch_change_interval: Duration::from_secs(1),
             api_retries: 3,
             requests_per_second: 5.0,
+            write_rate: None,
             backoff: Backoff {
                 initial: Duration::from_millis(500),
                 max: Duration::from_secs(10),

@@ -315,3 +315,80 @@ async fn every_routing_policy_round_trips_through_moto() {
         );
     }
 }
+
+/// When each request left: its answer's instant less its duration, as the client's request hook reports it.
+#[derive(Default)]
+struct Sent(std::sync::Mutex<Vec<(std::time::Instant, String)>>);
+
+impl extdns_provider::http::Observe for Sent {
+    fn observe(
+        &self,
+        method: &reqwest::Method,
+        url: &reqwest::Url,
+        _status: Option<reqwest::StatusCode>,
+        elapsed: std::time::Duration,
+    ) {
+        let left = std::time::Instant::now() - elapsed;
+        let what = format!("{method} {}", url.path());
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).push((left, what));
+    }
+}
+
+#[tokio::test]
+async fn a_stream_of_applies_sends_moto_at_most_five_change_requests_a_second() {
+    use std::time::Duration;
+    require!(Moto);
+    let moto = Moto::start();
+    moto.zone("example.com", false, &[]).await;
+    let sent = std::sync::Arc::new(Sent::default());
+    let mut c = config(&moto.url);
+    c.requests_per_second = AwsConfig::new(c.endpoint.clone(), Credentials::new("a", "b")).requests_per_second;
+    c.batch_change_size = 2;
+    c.zones_cache_duration = Duration::from_secs(3600);
+    c.observer = extdns_provider::http::Observer(Some(sent.clone()));
+    let p = std::sync::Arc::new(provider(c));
+    // 12 applies 20 ms apart (50 a second), each of three creates in batches of two: 24 change requests.
+    let mut running = Vec::new();
+    for t in 0..12 {
+        let p = p.clone();
+        running.push(tokio::spawn(async move {
+            let changes: Vec<Change> = (0..3)
+                .map(|i| {
+                    Change::Create(
+                        Endpoint::new(&format!("s{t}-{i}.example.com"), RecordType::A, ["10.0.0.1"]).with_ttl(Ttl(60)),
+                    )
+                })
+                .collect();
+            apply_changes(p.as_ref(), &changes).await
+        }));
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    for r in running {
+        r.await.expect("the apply task").expect("applied");
+    }
+    let eps = records(&p).await;
+    assert_eq!(eps.iter().filter(|e| e.record_type == RecordType::A).count(), 36);
+
+    let sent = sent.0.lock().unwrap_or_else(|e| e.into_inner());
+    let mut changes: Vec<std::time::Instant> = sent
+        .iter()
+        .filter(|(_, what)| what.starts_with("POST") && what.ends_with("/rrset/"))
+        .map(|(at, _)| *at)
+        .collect();
+    changes.sort();
+    assert_eq!(changes.len(), 24, "{sent:?}");
+    let mut every: Vec<std::time::Instant> = sent.iter().map(|(at, _)| *at).collect();
+    every.sort();
+    for (what, instants) in [("change requests", &changes), ("requests", &every)] {
+        for (i, w) in instants.windows(6).enumerate() {
+            // The instants are the answers' less the requests' durations, as the client's hook reports
+            // them: 25 ms of slack for a loaded machine's scheduling between the pacer and the send.
+            let span = w[5].duration_since(w[0]);
+            assert!(
+                span >= Duration::from_millis(975),
+                "{what} {i}..{}: six within {span:?}",
+                i + 5
+            );
+        }
+    }
+}

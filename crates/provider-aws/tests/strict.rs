@@ -367,3 +367,69 @@ async fn requests_are_signed_for_route53_with_the_session_token() {
     assert_eq!(get("x-amz-date").len(), "20260101T000000Z".len());
     assert_eq!(get("x-amz-security-token"), "token-1");
 }
+
+/// Starts `tasks` applies 20 ms apart (a stream of 50 a second, faster than Route53 takes), each of three
+/// creates in batches of two: two ChangeResourceRecordSets calls each, all in flight together.
+async fn stream_of_applies(p: std::sync::Arc<AwsProvider>, tasks: usize) {
+    let mut running = Vec::new();
+    for t in 0..tasks {
+        let p = p.clone();
+        running.push(tokio::spawn(async move {
+            let changes: Vec<Change> = (0..3)
+                .map(|i| Change::Create(a(&format!("s{t}-{i}.example.com"), "10.0.0.1")))
+                .collect();
+            apply_changes(p.as_ref(), &changes).await
+        }));
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    for r in running {
+        r.await.expect("the apply task").expect("applied");
+    }
+}
+
+/// Whether any 6 of `instants` (sorted) fall within a second, less `slack` for the loopback's jitter
+/// between a request leaving and arriving.
+fn six_within_a_second(instants: &[std::time::Instant], slack: Duration) -> Option<(usize, Duration)> {
+    instants.windows(6).enumerate().find_map(|(i, w)| {
+        let span = w[5].duration_since(w[0]);
+        (span < Duration::from_secs(1) - slack).then_some((i, span))
+    })
+}
+
+#[tokio::test]
+async fn a_stream_of_applies_never_makes_more_than_five_requests_a_second() {
+    let fake = Fake::start().await;
+    fake.zone("example.com", false, &[]);
+    let mut c = config(&fake.url);
+    c.requests_per_second = AwsConfig::new(c.endpoint.clone(), Credentials::new("a", "b")).requests_per_second;
+    assert_eq!(c.requests_per_second, 5.0, "Route53's limit is the default");
+    c.batch_change_size = 2;
+    c.zones_cache_duration = Duration::from_secs(3600);
+    let p = std::sync::Arc::new(provider(c));
+    stream_of_applies(p, 12).await;
+
+    let s = fake.lock();
+    let changes: Vec<std::time::Instant> = s
+        .requests
+        .iter()
+        .filter(|(_, what)| what.starts_with("POST") && what.ends_with("/rrset/"))
+        .map(|(at, _)| *at)
+        .collect();
+    assert_eq!(
+        changes.len(),
+        24,
+        "each apply split into two change requests: {:?}",
+        s.requests
+    );
+    assert_eq!(
+        six_within_a_second(&changes, Duration::from_millis(50)),
+        None,
+        "six change requests arrived within a second"
+    );
+    let every: Vec<std::time::Instant> = s.requests.iter().map(|(at, _)| *at).collect();
+    assert_eq!(
+        six_within_a_second(&every, Duration::from_millis(50)),
+        None,
+        "six requests arrived within a second"
+    );
+}

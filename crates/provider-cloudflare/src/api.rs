@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use extdns_provider::backoff::Verdict;
 use extdns_provider::http::retry_after;
+use extdns_provider::pace::Pacer;
 use extdns_provider::{Backoff, CallError, HttpClient, Retry};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -198,6 +199,8 @@ pub struct Api {
     base: String,
     auth: Auth,
     backoff: Backoff,
+    /// Cloudflare's request limit and `--provider-write-rate`, shared by every call.
+    pacer: Pacer,
 }
 
 impl std::fmt::Debug for Api {
@@ -219,6 +222,7 @@ impl Api {
             base: config.base_url.trim_end_matches('/').to_string(),
             auth: config.auth.clone(),
             backoff: config.backoff.clone(),
+            pacer: Pacer::new(config.requests, config.write_rate),
         })
     }
 
@@ -280,6 +284,11 @@ impl Api {
         body: Option<&impl Serialize>,
     ) -> Result<(T, Option<ResultInfo>), Verdict<ApiError>> {
         let method_name = method_name(&method);
+        if method == reqwest::Method::GET {
+            self.pacer.request().await;
+        } else {
+            self.pacer.write().await;
+        }
         let mut req = self.http.request(method, url).query(query);
         req = match &self.auth {
             Auth::Token(t) => req.bearer_auth(t),

@@ -1,9 +1,11 @@
 //! The provider's configuration: external-dns's `--cloudflare-*` flags and `CF_*` credentials, typed.
 
+use std::num::NonZeroU32;
 use std::time::Duration;
 
 use extdns_endpoint::DomainFilter;
 use extdns_provider::Backoff;
+use extdns_provider::pace::Rate;
 
 /// Cloudflare's API.
 pub const DEFAULT_BASE_URL: &str = "https://api.cloudflare.com/client/v4";
@@ -32,6 +34,16 @@ impl std::fmt::Debug for Auth {
     }
 }
 
+/// Cloudflare's API limit, 1,200 requests per 5 minutes per user, counted over a window a second longer so
+/// that requests arriving late at Cloudflare cannot put 1,201 into one of its windows.
+pub const API_LIMIT: Rate = Rate::new(
+    match NonZeroU32::new(1200) {
+        Some(n) => n,
+        None => NonZeroU32::MIN,
+    },
+    Duration::from_secs(5 * 60 + 1),
+);
+
 /// The provider's settings, from external-dns's `--cloudflare-*` flags and `CF_*` environment variables.
 /// Built with [`CloudflareConfig::new`], then adjusted field by field; `Debug` hides the credentials.
 #[derive(Debug, Clone)]
@@ -59,6 +71,11 @@ pub struct CloudflareConfig {
     pub timeout: Duration,
     /// Retries of 429 answers.
     pub backoff: Backoff,
+    /// Every request at most this often: Cloudflare allows 1,200 per 5 minutes per user, reads included
+    /// ([`API_LIMIT`] by default).
+    pub requests: Option<Rate>,
+    /// `--provider-write-rate`: batch calls at most this often, within `requests`.
+    pub write_rate: Option<Rate>,
     /// Told about every HTTP request (the binary's request-duration metric).
     pub observer: extdns_provider::http::Observer,
 }
@@ -79,6 +96,8 @@ impl CloudflareConfig {
             zone_ids: Vec::new(),
             timeout: Duration::from_secs(30),
             backoff: Backoff::default(),
+            requests: Some(API_LIMIT),
+            write_rate: None,
         }
     }
 }

@@ -32,7 +32,7 @@ use extdns_provider::gather::Gather;
 use extdns_provider::{CallError, Provider, ProviderError, ReadState, Records, zone};
 
 pub use api::{ApiError, ApiMessage};
-pub use config::{Auth, CloudflareConfig, ConfigError, DEFAULT_BASE_URL};
+pub use config::{API_LIMIT, Auth, CloudflareConfig, ConfigError, DEFAULT_BASE_URL};
 
 use api::{Api, Batch, IdOnly, Patch, RecordBody, Zone};
 

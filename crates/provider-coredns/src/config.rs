@@ -30,6 +30,8 @@ pub struct CorednsConfig {
     pub max_txn_ops: usize,
     /// Told about every HTTP request (the binary's request-duration metric).
     pub observer: extdns_provider::http::Observer,
+    /// `--provider-write-rate`: transactions at most this often (none by default).
+    pub write_rate: Option<extdns_provider::pace::Rate>,
 }
 
 /// The password never reaches a log.
@@ -45,6 +47,7 @@ impl std::fmt::Debug for CorednsConfig {
             .field("domain_filter", &self.domain_filter)
             .field("timeout", &self.timeout)
             .field("max_txn_ops", &self.max_txn_ops)
+            .field("write_rate", &self.write_rate)
             .finish()
     }
 }
@@ -63,6 +66,7 @@ impl CorednsConfig {
             domain_filter: DomainFilter::default(),
             timeout: Duration::from_secs(30),
             max_txn_ops: 128,
+            write_rate: None,
         }
     }
 }

@@ -7,12 +7,16 @@ use std::time::Duration;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as B64;
 use extdns_provider::http::Request;
+use extdns_provider::pace::Pacer;
 use extdns_provider::{CallError, HttpClient};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use tokio::sync::Mutex;
 
 use crate::config::{ConfigError, CorednsConfig};
+
+/// The one write call: what `--provider-write-rate` counts.
+const TXN: &str = "/v3/kv/txn";
 
 /// How many keys one range request returns; the rest follow page by page, so a large zone never needs one
 /// huge response.
@@ -174,6 +178,8 @@ pub struct EtcdClient {
     urls: Vec<String>,
     credentials: Option<(String, String)>,
     token: Mutex<Option<String>>,
+    /// `--provider-write-rate`: every transaction request waits for its slot.
+    pacer: Pacer,
 }
 
 impl std::fmt::Debug for EtcdClient {
@@ -242,6 +248,7 @@ impl EtcdClient {
             urls,
             credentials,
             token: Mutex::new(None),
+            pacer: Pacer::new(None, config.write_rate),
         })
     }
 
@@ -293,7 +300,7 @@ impl EtcdClient {
     /// Apply `ops` in one transaction: all of them or none.
     pub async fn txn(&self, ops: &[Op]) -> Result<(), EtcdError> {
         let body = json!({ "success": ops.iter().map(Op::json).collect::<Vec<_>>() });
-        self.call("/v3/kv/txn", &body).await.map(|_| ())
+        self.call(TXN, &body).await.map(|_| ())
     }
 
     /// POST `body` to `path` on the first endpoint that answers, authenticating first when credentials are
@@ -323,6 +330,9 @@ impl EtcdClient {
                 Some(c) => Some(self.token(base, c, attempt > 0).await?),
                 None => None,
             };
+            if path == TXN {
+                self.pacer.write().await;
+            }
             let mut req = self.http.post(&url).json(body);
             if let Some(t) = token {
                 req = req.header(reqwest::header::AUTHORIZATION, t);

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use extdns_provider::backoff::Verdict;
 use extdns_provider::http::{Request, error_chain, retry_after};
+use extdns_provider::pace::Pacer;
 use extdns_provider::{Backoff, HttpClient, Retry};
 use reqwest::header::{HeaderMap, HeaderValue};
 use reqwest::{Response, StatusCode, Url};
@@ -59,6 +60,8 @@ pub struct Api {
     /// `…/api/v1/servers/{server_id}/zones`.
     zones: Url,
     retry: Backoff,
+    /// `--provider-write-rate`: every PATCH (each attempt) waits for its slot.
+    pacer: Pacer,
 }
 
 impl Api {
@@ -99,6 +102,7 @@ impl Api {
             http,
             zones,
             retry: config.retry.clone(),
+            pacer: Pacer::new(None, config.write_rate),
         })
     }
 
@@ -112,14 +116,16 @@ impl Api {
 
     pub async fn list_zones(&self) -> Result<Vec<ZoneInfo>, ApiError> {
         let what = "listing the zones";
-        let response = self.send(what, || self.http.get(self.zones.clone())).await?;
+        let response = self
+            .send(what, Kind::Read, || self.http.get(self.zones.clone()))
+            .await?;
         decode(what, response).await
     }
 
     pub async fn zone(&self, id: &str) -> Result<ZoneData, ApiError> {
         let what = || format!("reading zone {id}");
         let url = self.zone_url(id);
-        let response = self.send(&what(), || self.http.get(url.clone())).await?;
+        let response = self.send(&what(), Kind::Read, || self.http.get(url.clone())).await?;
         decode(&what(), response).await
     }
 
@@ -130,7 +136,7 @@ impl Api {
             source,
         })?;
         let url = self.zone_url(id);
-        self.send(&what, || {
+        self.send(&what, Kind::Write, || {
             self.http
                 .patch(url.clone())
                 .header(reqwest::header::CONTENT_TYPE, "application/json")
@@ -143,8 +149,11 @@ impl Api {
     /// Send a request built by `build`, again after a rate limit, a 5xx or a network error (every call
     /// extdns makes is idempotent: reads, and PATCHes that replace or delete whole rrsets), waiting as the
     /// server asks (`Retry-After`) or by the backoff. Any other non-success is an [`ApiError::Status`].
-    async fn send<'c>(&self, what: &str, build: impl Fn() -> Request<'c>) -> Result<Response, ApiError> {
+    async fn send<'c>(&self, what: &str, kind: Kind, build: impl Fn() -> Request<'c>) -> Result<Response, ApiError> {
         let attempt = || async {
+            if kind == Kind::Write {
+                self.pacer.write().await;
+            }
             let response = match build().send().await {
                 Ok(response) if response.status().is_success() => return Ok(response),
                 Ok(response) => response,
@@ -170,6 +179,13 @@ impl Api {
         };
         self.retry.retry(what, attempt, |v| v.retry).await.map_err(|v| v.error)
     }
+}
+
+/// Whether a request changes the server (what `--provider-write-rate` paces).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Read,
+    Write,
 }
 
 /// Statuses worth asking again: rate limited, or the server failing.

@@ -38,6 +38,8 @@ pub struct PdnsConfig {
     pub retry: Backoff,
     /// Told about every HTTP request (the binary's request-duration metric).
     pub observer: extdns_provider::http::Observer,
+    /// `--provider-write-rate`: PATCHes at most this often (none by default).
+    pub write_rate: Option<extdns_provider::pace::Rate>,
 }
 
 impl std::fmt::Debug for PdnsConfig {
@@ -51,6 +53,7 @@ impl std::fmt::Debug for PdnsConfig {
             .field("timeout", &self.timeout)
             .field("batch_change_size", &self.batch_change_size)
             .field("retry", &self.retry)
+            .field("write_rate", &self.write_rate)
             .finish()
     }
 }
@@ -74,6 +77,7 @@ impl PdnsConfig {
                 jitter: 0.5,
                 max_attempts: 3,
             },
+            write_rate: None,
         }
     }
 }

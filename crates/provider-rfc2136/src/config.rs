@@ -84,6 +84,8 @@ pub struct Rfc2136Config {
     pub tls: Option<TlsOptions>,
     /// Per-request timeout (connect, send, answer).
     pub timeout: Duration,
+    /// `--provider-write-rate`: UPDATE messages at most this often (none by default).
+    pub write_rate: Option<extdns_provider::pace::Rate>,
 }
 
 impl Default for Rfc2136Config {
@@ -103,6 +105,7 @@ impl Default for Rfc2136Config {
             load_balancing: LoadBalancing::Disabled,
             tls: None,
             timeout: Duration::from_secs(10),
+            write_rate: None,
         }
     }
 }

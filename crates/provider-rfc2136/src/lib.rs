@@ -38,6 +38,7 @@ use std::collections::{BTreeMap, HashMap};
 use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, Ttl};
 use extdns_provider::batch::{self, Unit};
+use extdns_provider::pace::Pacer;
 use extdns_provider::{Provider, ProviderError, ReadState, Records, zone};
 use hickory_proto::rr::rdata::TXT;
 use hickory_proto::rr::{DNSClass, Name, RData, Record, RecordType as WireType};
@@ -74,6 +75,8 @@ pub struct Rfc2136Provider {
     updates: ServerPicker,
     transfers: ServerPicker,
     tls: Option<TlsConnector>,
+    /// `--provider-write-rate`: every UPDATE message waits for its slot.
+    pacer: Pacer,
 }
 
 impl std::fmt::Debug for Rfc2136Provider {
@@ -116,6 +119,7 @@ impl Rfc2136Provider {
             transfers: ServerPicker::new(settings.servers.clone(), settings.load_balancing),
             zone_names,
             tls,
+            pacer: Pacer::new(None, config.write_rate),
             settings,
         })
     }
@@ -233,6 +237,7 @@ impl Rfc2136Provider {
             }
         }
         if !updates.is_empty() {
+            self.pacer.write().await;
             let result = session.lock().await.update(zone, &updates).await;
             match result {
                 Ok(()) => tracing::debug!(zone = %zone, changes = sent.len(), "update applied"),

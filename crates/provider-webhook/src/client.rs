@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint};
+use extdns_provider::pace::Pacer;
 use extdns_provider::{Backoff, HttpClient, Provider, ProviderError, ReadState, Records, Retry, Unit};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 use reqwest::{Response, StatusCode, Url};
@@ -31,6 +32,8 @@ pub struct WebhookConfig {
     pub observer: extdns_provider::http::Observer,
     /// Told about every protocol call and whether it failed (external-dns's `webhook_provider_*` counters).
     pub calls: CallCounter,
+    /// `--provider-write-rate`: `POST /records` at most this often (none by default).
+    pub write_rate: Option<extdns_provider::pace::Rate>,
 }
 
 /// The protocol calls external-dns counts, each with its requests and its errors.
@@ -84,6 +87,7 @@ impl WebhookConfig {
             write_timeout: Duration::from_secs(10),
             max_body_size: Some(32 * 1024 * 1024),
             negotiate_backoff: Backoff::default(),
+            write_rate: None,
         }
     }
 
@@ -109,6 +113,7 @@ pub struct WebhookProvider {
     max_body_size: Option<u64>,
     domain_filter: DomainFilter,
     calls: CallCounter,
+    pacer: Pacer,
 }
 
 impl WebhookProvider {
@@ -130,6 +135,7 @@ impl WebhookProvider {
             max_body_size: config.max_body_size,
             domain_filter: DomainFilter::default(),
             calls: config.calls.clone(),
+            pacer: Pacer::new(None, config.write_rate),
         };
         provider.domain_filter = config
             .negotiate_backoff
@@ -239,6 +245,7 @@ impl WebhookProvider {
     async fn write(&self, units: &[Unit<'_>]) -> Result<(), WebhookError> {
         let changes = ChangesRef::from_units(units);
         let url = &self.records_url;
+        self.pacer.write().await;
         let response = self.post(url, &changes, false).await?;
         expect_status("POST", url, &response, StatusCode::NO_CONTENT)
     }

@@ -20,6 +20,7 @@ use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, EndpointKey, Labels};
 
 use crate::batch::{self, Unit};
+use crate::pace::{Pacer, Rate};
 use crate::{Provider, ProviderError, ReadState, Records};
 
 /// Decides whether a change to this record should be refused (for tests); the string is the reason.
@@ -36,6 +37,10 @@ pub struct InMemoryProvider {
     fail_on: Mutex<Option<FailOn>>,
     unavailable: AtomicBool,
     apply_calls: AtomicUsize,
+    /// `--provider-write-rate`: each batch written to a zone is one write request.
+    pacer: Pacer,
+    /// When each batch was written (tokio's clock, so paused-time tests read it exactly).
+    writes: Mutex<Vec<tokio::time::Instant>>,
 }
 
 impl fmt::Debug for InMemoryProvider {
@@ -87,7 +92,20 @@ impl InMemoryProvider {
             fail_on: Mutex::new(None),
             unavailable: AtomicBool::new(false),
             apply_calls: AtomicUsize::new(0),
+            pacer: Pacer::unlimited(),
+            writes: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Writes at most at `rate` (`--provider-write-rate`; none by default).
+    pub fn with_write_rate(mut self, rate: Option<Rate>) -> Self {
+        self.pacer = Pacer::new(None, rate);
+        self
+    }
+
+    /// When each batch was written to a zone, in order (one write request each).
+    pub fn write_times(&self) -> Vec<tokio::time::Instant> {
+        self.writes.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// A provider holding `records` already (they are placed in their zones without validation; records
@@ -237,7 +255,15 @@ impl Provider for InMemoryProvider {
         let mut failures = batch::Failures::default();
         for (zone, mut units) in per_zone {
             batch::sort_for_apply(&mut units);
-            failures.absorb(batch::apply_split(&units, |b| std::future::ready(self.apply_atomic(zone, b))).await)?;
+            let write = |b| async move {
+                self.pacer.write().await;
+                self.writes
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(tokio::time::Instant::now());
+                self.apply_atomic(zone, b)
+            };
+            failures.absorb(batch::apply_split(&units, write).await)?;
         }
         failures.into_result()
     }

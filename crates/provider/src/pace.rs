@@ -1,44 +1,147 @@
-//! Keeping a provider's requests under its backend's rate limit (Route53: 5 requests a second per
-//! account): each request waits for its own slot, the slots a fixed interval apart, shared by every
-//! caller of one [`Pacer`]. A burst is spread out rather than refused and retried.
+//! Keeping a provider's requests under what its backend takes, whatever the rate of changes: Route53's 5
+//! requests a second per account, Cloudflare's 1,200 per 5 minutes, and the write rate a user sets for any
+//! provider (`--provider-write-rate`). Each request waits for its own slot before it leaves, so a burst is
+//! spread out rather than refused and retried, and the limit holds per request: an apply that splits into
+//! several batches counts each. The controller writes as soon as a change is evaluated; this is what stops
+//! a busy cluster from outrunning the provider (changes that arrive meanwhile join the next write).
 
+use std::collections::VecDeque;
+use std::num::NonZeroU32;
 use std::time::Duration;
 
 use tokio::sync::Mutex;
 use tokio::time::Instant;
 
-/// Request slots at most `per_second` a second.
+/// At most `requests` requests in any `window`, counted at the instants they leave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rate {
+    requests: NonZeroU32,
+    window: Duration,
+}
+
+impl Rate {
+    /// At most `requests` in any `window`.
+    pub const fn new(requests: NonZeroU32, window: Duration) -> Rate {
+        Rate { requests, window }
+    }
+
+    /// One request every `1 / per_second` seconds (evenly spaced, no burst); `None` for a rate that is not
+    /// positive and finite (no limit).
+    pub fn per_second(per_second: f64) -> Option<Rate> {
+        (per_second.is_finite() && per_second > 0.0).then(|| Rate {
+            requests: NonZeroU32::MIN,
+            window: Duration::from_secs_f64(1.0 / per_second),
+        })
+    }
+
+    /// How many requests it allows in `window` at most.
+    pub fn requests(&self) -> u32 {
+        self.requests.get()
+    }
+
+    /// The span the requests are counted over.
+    pub fn window(&self) -> Duration {
+        self.window
+    }
+}
+
+impl std::fmt::Display for Rate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} requests per {:?}", self.requests, self.window)
+    }
+}
+
+/// The instants the last requests under one [`Rate`] left, at most `requests` of them, oldest first.
+#[derive(Debug, Default)]
+struct Slots(VecDeque<Instant>);
+
+impl Slots {
+    /// The earliest instant the next request may leave under `rate`.
+    fn free_at(&self, rate: Rate) -> Option<Instant> {
+        let n = rate.requests.get() as usize;
+        (self.0.len() >= n).then(|| self.0.front().map(|oldest| *oldest + rate.window))?
+    }
+
+    fn take(&mut self, rate: Rate, at: Instant) {
+        self.0.push_back(at);
+        while self.0.len() > rate.requests.get() as usize {
+            self.0.pop_front();
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct State {
+    every: Slots,
+    writes: Slots,
+}
+
+/// The slots of one provider's requests, shared by every caller: `every` limits all its requests (the
+/// backend's API limit, which counts reads too), `writes` its write requests alone. A write takes a slot
+/// under both at once, so both limits hold at the instants requests leave.
 #[derive(Debug)]
 pub struct Pacer {
-    spacing: Duration,
-    /// The earliest instant the next request may leave.
-    next: Mutex<Option<Instant>>,
+    every: Option<Rate>,
+    writes: Option<Rate>,
+    state: Mutex<State>,
 }
 
 impl Pacer {
-    /// `per_second` must be positive and finite; anything else paces nothing.
-    pub fn new(per_second: f64) -> Pacer {
-        let spacing = if per_second.is_finite() && per_second > 0.0 {
-            Duration::from_secs_f64(1.0 / per_second)
-        } else {
-            Duration::ZERO
-        };
+    /// `every` limits all requests, `writes` write requests; `None` is no limit.
+    pub fn new(every: Option<Rate>, writes: Option<Rate>) -> Pacer {
         Pacer {
-            spacing,
-            next: Mutex::new(None),
+            every,
+            writes,
+            state: Mutex::new(State::default()),
         }
     }
 
-    /// Wait for the next free slot (at once when the last request left long enough ago).
-    pub async fn wait(&self) {
-        let at = {
-            let mut next = self.next.lock().await;
-            let now = Instant::now();
-            let at = next.map_or(now, |n| n.max(now));
-            *next = Some(at + self.spacing);
-            at
-        };
+    /// No limit: every request leaves at once.
+    pub fn unlimited() -> Pacer {
+        Pacer::new(None, None)
+    }
+
+    /// The limit of every request.
+    pub fn every(&self) -> Option<Rate> {
+        self.every
+    }
+
+    /// The limit of write requests.
+    pub fn writes(&self) -> Option<Rate> {
+        self.writes
+    }
+
+    /// Wait for the next free slot of any request (a read).
+    pub async fn request(&self) {
+        self.wait(false).await;
+    }
+
+    /// Wait for the next free slot of a write request.
+    pub async fn write(&self) {
+        self.wait(true).await;
+    }
+
+    async fn wait(&self, write: bool) {
+        let writes = self.writes.filter(|_| write);
+        if self.every.is_none() && writes.is_none() {
+            return;
+        }
+        // The lock is held through the wait, and the slot recorded at the instant the wait ends: a caller
+        // the scheduler wakes late pushes the next ones back rather than leaving closer to them than the
+        // rate allows. Waiters queue in order (tokio's mutex is fair).
+        let mut state = self.state.lock().await;
+        let now = Instant::now();
+        let every_free = self.every.and_then(|rate| state.every.free_at(rate));
+        let writes_free = writes.and_then(|rate| state.writes.free_at(rate));
+        let at = [every_free, writes_free].into_iter().flatten().fold(now, Instant::max);
         tokio::time::sleep_until(at).await;
+        let left = Instant::now();
+        if let Some(rate) = self.every {
+            state.every.take(rate, left);
+        }
+        if let Some(rate) = writes {
+            state.writes.take(rate, left);
+        }
     }
 }
 
@@ -48,30 +151,30 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn requests_leave_at_most_the_rate_apart() {
-        let pacer = Pacer::new(5.0);
+        let pacer = Pacer::new(Rate::per_second(5.0), None);
         let start = Instant::now();
         let mut left = Vec::new();
         for _ in 0..4 {
-            pacer.wait().await;
+            pacer.request().await;
             left.push(start.elapsed().as_millis());
         }
         assert_eq!(left, [0, 200, 400, 600]);
         // After a quiet second the next request leaves at once.
         tokio::time::sleep(Duration::from_secs(1)).await;
         let before = Instant::now();
-        pacer.wait().await;
+        pacer.request().await;
         assert_eq!(before.elapsed(), Duration::ZERO);
     }
 
     #[tokio::test(start_paused = true)]
     async fn concurrent_callers_share_the_slots() {
-        let pacer = std::sync::Arc::new(Pacer::new(10.0));
+        let pacer = std::sync::Arc::new(Pacer::new(Rate::per_second(10.0), None));
         let start = Instant::now();
         let tasks: Vec<_> = (0..3)
             .map(|_| {
                 let p = pacer.clone();
                 tokio::spawn(async move {
-                    p.wait().await;
+                    p.request().await;
                     start.elapsed().as_millis()
                 })
             })
@@ -84,9 +187,65 @@ mod tests {
         assert_eq!(left, [0, 100, 200]);
     }
 
+    #[tokio::test(start_paused = true)]
+    async fn a_window_allows_a_burst_then_waits_for_the_oldest_to_age_out() {
+        let rate = Rate::new(NonZeroU32::new(3).unwrap_or(NonZeroU32::MIN), Duration::from_secs(10));
+        let pacer = Pacer::new(Some(rate), None);
+        let start = Instant::now();
+        let mut left = Vec::new();
+        for _ in 0..7 {
+            pacer.request().await;
+            left.push(start.elapsed().as_secs());
+        }
+        assert_eq!(left, [0, 0, 0, 10, 10, 10, 20]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn writes_count_under_both_limits_and_reads_only_under_every() {
+        // Every request: 10 a second; writes: 2 a second.
+        let pacer = Pacer::new(Rate::per_second(10.0), Rate::per_second(2.0));
+        let start = Instant::now();
+        let mut log = Vec::new();
+        for step in ["w", "r", "w", "r", "r", "w"] {
+            if step == "w" {
+                pacer.write().await;
+            } else {
+                pacer.request().await;
+            }
+            log.push((step, start.elapsed().as_millis()));
+        }
+        assert_eq!(
+            log,
+            [("w", 0), ("r", 100), ("w", 500), ("r", 600), ("r", 700), ("w", 1000)]
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn unlimited_never_waits_and_a_write_limit_leaves_reads_alone() {
+        let start = Instant::now();
+        let free = Pacer::unlimited();
+        for _ in 0..100 {
+            free.write().await;
+        }
+        let writes_only = Pacer::new(None, Rate::per_second(1.0));
+        for _ in 0..100 {
+            writes_only.request().await;
+        }
+        assert_eq!(start.elapsed(), Duration::ZERO);
+        writes_only.write().await;
+        writes_only.write().await;
+        assert_eq!(start.elapsed(), Duration::from_secs(1));
+    }
+
     #[test]
-    fn a_rate_that_is_not_positive_paces_nothing() {
-        assert_eq!(Pacer::new(0.0).spacing, Duration::ZERO);
-        assert_eq!(Pacer::new(f64::NAN).spacing, Duration::ZERO);
+    fn a_rate_that_is_not_positive_is_no_limit() {
+        assert_eq!(Rate::per_second(0.0), None);
+        assert_eq!(Rate::per_second(-1.0), None);
+        assert_eq!(Rate::per_second(f64::NAN), None);
+        assert_eq!(Rate::per_second(f64::INFINITY), None);
+        assert_eq!(
+            Rate::per_second(4.0).map(|r| (r.requests(), r.window())),
+            Some((1, Duration::from_millis(250)))
+        );
     }
 }

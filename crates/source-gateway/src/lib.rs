@@ -60,12 +60,12 @@ mod listener;
 mod parents;
 mod route;
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use extdns_endpoint::{Endpoint, ObjectRef, Target, Ttl, merge_endpoints};
-use extdns_informer::view::{Route, RouteKind};
+use extdns_informer::view::{Gateway, ListenerSet, Route, RouteKind};
 use extdns_informer::{ChangeSet, ClusterStore, ObjectKey, ResourceKind};
 use extdns_source::annotations::key;
 use extdns_source::{Evaluation, ObjectEndpoints, Objects, Selector, Source, SourceConfig, SourceError};
@@ -117,24 +117,32 @@ impl GatewayRouteSource {
     /// each admitted route among `objects` in object order (namespace, then name), before the merge across
     /// routes. Undecodable routes (among `objects`) are failed.
     pub fn evaluate_now(&self, cluster: &ClusterStore, objects: Objects<'_>) -> Result<Evaluation, SourceError> {
-        let gateways = cluster.gateways();
-        let listener_sets = if self.config.listener_sets {
-            cluster.listener_sets()
-        } else {
-            Vec::new()
+        let kind = ResourceKind::Route(self.kind);
+        let (routes, gateways, listener_sets) = match objects.of_kind(kind) {
+            None => {
+                let routes: Vec<(ObjectKey, Arc<Route>)> = cluster
+                    .routes(self.kind)
+                    .into_iter()
+                    .map(|r| (ObjectKey::new(kind, &r.meta.namespace, &r.meta.name), r))
+                    .collect();
+                let listener_sets = if self.config.listener_sets {
+                    cluster.listener_sets()
+                } else {
+                    Vec::new()
+                };
+                (routes, cluster.gateways(), listener_sets)
+            }
+            Some(keys) => {
+                let routes: Vec<(ObjectKey, Arc<Route>)> =
+                    keys.filter_map(|k| Some((k.clone(), cluster.get(k)?))).collect();
+                // Only the parents these routes name are prepared: a change costs what it touches.
+                let (gateways, listener_sets) = self.parents_named(cluster, routes.iter().map(|(_, r)| r));
+                (routes, gateways, listener_sets)
+            }
         };
         let mut namespaces = NamespaceCache::new(cluster);
         let parents = Parents::build(&self.config, self.kind, &gateways, &listener_sets, &mut namespaces);
 
-        let kind = ResourceKind::Route(self.kind);
-        let routes: Vec<(ObjectKey, Arc<Route>)> = match objects.of_kind(kind) {
-            None => cluster
-                .routes(self.kind)
-                .into_iter()
-                .map(|r| (ObjectKey::new(kind, &r.meta.namespace, &r.meta.name), r))
-                .collect(),
-            Some(keys) => keys.filter_map(|k| Some((k.clone(), cluster.get(k)?))).collect(),
-        };
         let mut out = Vec::with_capacity(routes.len());
         let mut failed = extdns_source::undecodable(cluster, kind, objects);
         for (object, route) in routes {
@@ -152,62 +160,89 @@ impl GatewayRouteSource {
         Ok(Evaluation::new(out, failed))
     }
 
+    /// The Gateways and ListenerSets `routes` name in their `spec.parentRefs`, with the Gateways those
+    /// ListenerSets attach to, each once, in namespace and name order (the order of a full evaluation).
+    fn parents_named<'r>(
+        &self,
+        cluster: &ClusterStore,
+        routes: impl Iterator<Item = &'r Arc<Route>>,
+    ) -> (Vec<Arc<Gateway>>, Vec<Arc<ListenerSet>>) {
+        let mut gateways: BTreeMap<(String, String), Arc<Gateway>> = BTreeMap::new();
+        let mut listener_sets: BTreeMap<(String, String), Arc<ListenerSet>> = BTreeMap::new();
+        let mut add_gateway = |ns: &str, name: &str| {
+            if let Some(gw) = cluster.gateway(ns, name) {
+                gateways.entry((ns.to_string(), name.to_string())).or_insert(gw);
+            }
+        };
+        for route in routes {
+            let ns = route.meta.namespace.as_str();
+            for r in &route.parent_refs {
+                let key = ParentKey::of(r, ns);
+                match key.kind {
+                    parents::GATEWAY_KIND => add_gateway(key.namespace, key.name),
+                    parents::LISTENER_SET_KIND if self.config.listener_sets => {
+                        let Some(ls) = cluster.listener_set(key.namespace, key.name) else {
+                            continue;
+                        };
+                        let gw_ns = ls
+                            .parent_ref
+                            .namespace
+                            .as_deref()
+                            .filter(|s| !s.is_empty())
+                            .unwrap_or(key.namespace);
+                        add_gateway(gw_ns, &ls.parent_ref.name);
+                        listener_sets
+                            .entry((key.namespace.to_string(), key.name.to_string()))
+                            .or_insert(ls);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        (gateways.into_values().collect(), listener_sets.into_values().collect())
+    }
+
     /// The admitted routes a change of `changes` may alter: the changed routes;
     /// routes with a parent reference to a changed Gateway or ListenerSet, or to a ListenerSet attached to
     /// a changed Gateway or living in a changed Namespace (`allowedListeners` selectors read its labels);
     /// and every route of a changed Namespace (`allowedRoutes` selectors read its labels).
-    fn affected_routes<'c>(&self, cluster: &ClusterStore, changes: &'c ChangeSet) -> BTreeSet<ObjectKey> {
+    fn affected_routes(&self, cluster: &ClusterStore, changes: &ChangeSet) -> BTreeSet<ObjectKey> {
         let kind = ResourceKind::Route(self.kind);
         let mut out: BTreeSet<ObjectKey> = changes.of_kind(kind).cloned().collect();
-        let pair = |k: &'c ObjectKey| (k.namespace.as_str(), k.name.as_str());
-        let gateways: HashSet<(&str, &str)> = changes.of_kind(ResourceKind::Gateway).map(pair).collect();
-        let namespaces: HashSet<&str> = changes
-            .of_kind(ResourceKind::Namespace)
-            .map(|k| k.name.as_str())
-            .collect();
-        let mut listener_sets: HashSet<(&str, &str)> = HashSet::new();
-        let all_listener_sets = if self.config.listener_sets && (!gateways.is_empty() || !namespaces.is_empty()) {
-            cluster.listener_sets()
-        } else {
-            Vec::new()
-        };
+        // The store's reverse indexes name the routes and ListenerSets of a parent, so a change costs
+        // what attaches to it, not every route, Gateway and ListenerSet.
+        let mut listener_sets: BTreeSet<(String, String)> = BTreeSet::new();
+        let mut routes: Vec<Arc<Route>> = Vec::new();
+        for gw in changes.of_kind(ResourceKind::Gateway) {
+            routes.extend(cluster.routes_of_parent(self.kind, ResourceKind::Gateway, &gw.namespace, &gw.name));
+            if self.config.listener_sets {
+                let attached = cluster.listener_sets_of_gateway(&gw.namespace, &gw.name);
+                listener_sets.extend(attached.iter().map(|ls| pair(&ls.meta.namespace, &ls.meta.name)));
+            }
+        }
+        for ns in changes.of_kind(ResourceKind::Namespace) {
+            routes.extend(cluster.routes_in(self.kind, &ns.name));
+            if self.config.listener_sets {
+                let living = cluster.listener_sets_in(&ns.name);
+                listener_sets.extend(living.iter().map(|ls| pair(&ls.meta.namespace, &ls.meta.name)));
+            }
+        }
         if self.config.listener_sets {
-            listener_sets.extend(changes.of_kind(ResourceKind::ListenerSet).map(pair));
-            for ls in &all_listener_sets {
-                let ns = ls.meta.namespace.as_str();
-                let gw_ns = ls
-                    .parent_ref
-                    .namespace
-                    .as_deref()
-                    .filter(|s| !s.is_empty())
-                    .unwrap_or(ns);
-                if namespaces.contains(ns) || gateways.contains(&(gw_ns, ls.parent_ref.name.as_str())) {
-                    listener_sets.insert((ns, ls.meta.name.as_str()));
-                }
-            }
+            listener_sets.extend(
+                changes
+                    .of_kind(ResourceKind::ListenerSet)
+                    .map(|k| pair(&k.namespace, &k.name)),
+            );
         }
-        if gateways.is_empty() && listener_sets.is_empty() && namespaces.is_empty() {
-            return out;
+        for (ns, name) in &listener_sets {
+            routes.extend(cluster.routes_of_parent(self.kind, ResourceKind::ListenerSet, ns, name));
         }
-        for route in cluster.routes(self.kind) {
-            let ns = route.meta.namespace.as_str();
-            if !self.config.common.admits(&route.meta) {
-                continue;
-            }
-            let attached = namespaces.contains(ns)
-                || route.parent_refs.iter().any(|r| {
-                    let key = ParentKey::of(r, ns);
-                    let parent = (key.namespace, key.name);
-                    match key.kind {
-                        parents::GATEWAY_KIND => gateways.contains(&parent),
-                        parents::LISTENER_SET_KIND => listener_sets.contains(&parent),
-                        _ => false,
-                    }
-                });
-            if attached {
-                out.insert(ObjectKey::new(kind, ns, &route.meta.name));
-            }
-        }
+        out.extend(
+            routes
+                .iter()
+                .filter(|r| r.kind == self.kind && self.config.common.admits(&r.meta))
+                .map(|r| ObjectKey::new(kind, &r.meta.namespace, &r.meta.name)),
+        );
         out
     }
 
@@ -322,6 +357,10 @@ impl GatewayRouteSource {
         }
         evaluated
     }
+}
+
+fn pair(namespace: &str, name: &str) -> (String, String) {
+    (namespace.to_string(), name.to_string())
 }
 
 /// The merge across routes: targets of one name joined, then the endpoint with a configured TTL first.

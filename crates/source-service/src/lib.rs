@@ -220,17 +220,6 @@ fn local_node_port(svc: &Service) -> bool {
     svc.service_type == "NodePort" && svc.external_traffic_policy.as_deref() == Some("Local")
 }
 
-/// Whether an EndpointSlice of a Service has an endpoint naming one of `pods` (of the Service's namespace,
-/// the only one the headless targets look Pods up in).
-fn slices_name_a_pod(cluster: &ClusterStore, svc: &Service, pods: &BTreeSet<&str>) -> bool {
-    cluster
-        .endpoint_slices(&svc.meta.namespace, &svc.meta.name)
-        .iter()
-        .flat_map(|slice| slice.endpoints.iter())
-        .filter_map(|ep| ep.target_ref.as_ref()?.name.as_deref())
-        .any(|name| pods.contains(name))
-}
-
 #[async_trait]
 impl Source for ServiceSource {
     fn name(&self) -> &str {
@@ -272,32 +261,38 @@ impl Source for ServiceSource {
             .chain(changes.of_kind(ResourceKind::EndpointSlice))
             .map(|k| key(&k.namespace, &k.name))
             .collect();
-        let mut pods: HashMap<&str, BTreeSet<&str>> = HashMap::new();
+        // The store's reverse indexes name the candidates, so a Pod or Node change costs the Services it
+        // may touch, not every Service. A Pod counts for the headless Services whose EndpointSlices name
+        // it (a Pod its slices do not name is not looked at; a slice that starts or stops naming it is a
+        // change of its own), and for every Local NodePort Service of its namespace (its labels may have
+        // matched before the change). A Node counts for the Services that read Nodes.
+        let mut candidates: Vec<Arc<Service>> = Vec::new();
+        let mut namespaces: HashSet<&str> = HashSet::new();
         for k in changes.of_kind(ResourceKind::Pod) {
-            pods.entry(k.namespace.as_str()).or_default().insert(k.name.as_str());
-        }
-        let nodes = changes.touches(ResourceKind::Node);
-        if pods.is_empty() && !nodes {
-            return Some(out);
-        }
-        for svc in cluster.services() {
-            if !self.admits(&svc) {
-                continue;
+            for slice in cluster.endpoint_slices_naming_pod(&k.namespace, &k.name) {
+                let svc = slice
+                    .service_name
+                    .as_deref()
+                    .and_then(|s| cluster.service(&k.namespace, s));
+                candidates.extend(svc.filter(|svc| headless(svc)));
             }
-            let by_node = nodes && self.reads_nodes(&svc);
-            // A Pod counts for a headless Service when one of its EndpointSlices names it (a Pod its
-            // slices do not name is not looked at; a slice that starts or stops naming it is a change of
-            // its own), and for any Local NodePort Service of its namespace (its labels may have matched
-            // before the change).
-            let by_pod = || match pods.get(svc.meta.namespace.as_str()) {
-                None => false,
-                Some(names) if headless(&svc) => slices_name_a_pod(cluster, &svc, names),
-                Some(_) => local_node_port(&svc),
-            };
-            if by_node || by_pod() {
-                out.insert(key(&svc.meta.namespace, &svc.meta.name));
+            if namespaces.insert(k.namespace.as_str()) {
+                candidates.extend(cluster.local_node_port_services(&k.namespace));
             }
         }
+        if changes.touches(ResourceKind::Node) {
+            let reading = cluster
+                .node_port_services()
+                .into_iter()
+                .chain(cluster.headless_services());
+            candidates.extend(reading.filter(|svc| self.reads_nodes(svc)));
+        }
+        out.extend(
+            candidates
+                .iter()
+                .filter(|svc| self.admits(svc))
+                .map(|svc| key(&svc.meta.namespace, &svc.meta.name)),
+        );
         Some(out)
     }
 

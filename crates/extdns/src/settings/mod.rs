@@ -37,6 +37,7 @@ use extdns_informer::manifests::LoadOptions;
 use extdns_informer::view::RouteKind;
 use extdns_informer::{LiveOptions, PodAnnotationPrefixes};
 use extdns_plan::{PlanConfig, Policy};
+use extdns_provider::pace::Rate;
 use extdns_provider_rfc2136::Rfc2136Config;
 use extdns_registry::TxtRegistryConfig;
 use extdns_source::template::{TemplateKind, TemplateUse, template_fields};
@@ -59,6 +60,19 @@ pub struct ValidationError(pub String);
 
 fn fail<T>(message: impl Into<String>) -> Result<T, ValidationError> {
     Err(ValidationError(message.into()))
+}
+
+/// `--provider-write-rate`: a number of requests a second; 0 is no limit of extdns's own.
+fn write_rate(per_second: f64) -> Result<Option<Rate>, ValidationError> {
+    if per_second == 0.0 {
+        return Ok(None);
+    }
+    match Rate::per_second(per_second) {
+        Some(rate) => Ok(Some(rate)),
+        None => fail(format!(
+            "--provider-write-rate={per_second}: want a positive number of write requests a second (0 for no limit)"
+        )),
+    }
 }
 
 fn invalid(message: impl Into<String>) -> ValidationError {
@@ -167,6 +181,8 @@ pub enum ProviderSettings {
     InMemory {
         /// `--inmemory-zone`: the zones that exist.
         zones: Vec<String>,
+        /// `--provider-write-rate`.
+        write_rate: Option<Rate>,
     },
     /// `--provider=rfc2136`: DNS UPDATE to an authoritative server.
     Rfc2136 {
@@ -193,6 +209,20 @@ pub enum ProviderSettings {
 }
 
 impl ProviderSettings {
+    /// `--provider-write-rate`, for whichever provider this is.
+    fn set_write_rate(&mut self, rate: Option<Rate>) {
+        match self {
+            ProviderSettings::InMemory { write_rate, .. } => *write_rate = rate,
+            ProviderSettings::Rfc2136 { config, .. } => config.write_rate = rate,
+            ProviderSettings::Aws(config) => config.write_rate = rate,
+            ProviderSettings::Pdns { config } => config.write_rate = rate,
+            ProviderSettings::Coredns(config) => config.write_rate = rate,
+            ProviderSettings::Cloudflare(config) => config.write_rate = rate,
+            ProviderSettings::Webhook(config) => config.write_rate = rate,
+            ProviderSettings::Unsupported(_) => {}
+        }
+    }
+
     /// external-dns's name of the provider.
     pub fn name(&self) -> &'static str {
         match self {
@@ -398,6 +428,7 @@ pub fn controller(flags: &Flags) -> Result<Settings, ValidationError> {
     let provider = match provider_name {
         ProviderName::Inmemory => ProviderSettings::InMemory {
             zones: flags.inmemory.inmemory_zone.clone(),
+            write_rate: None,
         },
         ProviderName::Rfc2136 => ProviderSettings::Rfc2136 {
             config: Box::new(rfc2136::config(flags)?),
@@ -416,6 +447,8 @@ pub fn controller(flags: &Flags) -> Result<Settings, ValidationError> {
         ProviderName::Webhook => ProviderSettings::Webhook(Box::new(webhook::config(flags)?)),
         other => ProviderSettings::Unsupported(other),
     };
+    let mut provider = provider;
+    provider.set_write_rate(write_rate(p.provider_write_rate)?);
     let managed_types = record_types(&p.managed_record_types);
     let excluded_types = record_types(&p.exclude_record_types);
     let registry = match r.registry {
@@ -448,6 +481,11 @@ pub fn controller(flags: &Flags) -> Result<Settings, ValidationError> {
     let controller = ControllerConfig {
         interval: c.interval,
         min_event_sync_interval: c.min_event_sync_interval,
+        min_incremental_write_interval: if c.min_event_sync_interval_explicit {
+            c.min_event_sync_interval
+        } else {
+            Duration::ZERO
+        },
         events: c.events,
         dry_run: c.dry_run,
         plan,

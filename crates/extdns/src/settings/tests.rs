@@ -436,3 +436,63 @@ fn label_filters_become_server_side_selectors() -> Result<(), ValidationError> {
     assert!(!kube.live.label_selectors.contains_key(&ResourceKind::Gateway));
     Ok(())
 }
+
+#[test]
+fn only_an_explicit_min_event_sync_interval_bounds_incremental_writes() -> Result<(), ValidationError> {
+    let config = |extra: &[&str]| -> Result<ControllerConfig, ValidationError> {
+        let args: Vec<&str> = ["--source=service", "--provider=inmemory", "--events"]
+            .iter()
+            .chain(extra)
+            .copied()
+            .collect();
+        Ok(controller(&flags(&args))?.controller)
+    };
+    let default = config(&[])?;
+    assert_eq!(default.min_event_sync_interval, Duration::from_secs(5));
+    assert_eq!(default.min_incremental_write_interval, Duration::ZERO);
+    let set = config(&["--min-event-sync-interval=5s"])?;
+    assert_eq!(set.min_incremental_write_interval, Duration::from_secs(5));
+    let set = config(&["--min-event-sync-interval=2s"])?;
+    assert_eq!(
+        (set.min_event_sync_interval, set.min_incremental_write_interval),
+        (Duration::from_secs(2), Duration::from_secs(2))
+    );
+    Ok(())
+}
+
+#[test]
+fn the_provider_write_rate_reaches_every_provider() -> Result<(), ValidationError> {
+    let provider = |args: &[&str]| -> Result<ProviderSettings, ValidationError> {
+        let args: Vec<&str> = ["--source=service"].iter().chain(args).copied().collect();
+        Ok(controller(&flags(&args))?.provider)
+    };
+    let two = Rate::per_second(2.0);
+    match provider(&["--provider=inmemory", "--provider-write-rate=2"])? {
+        ProviderSettings::InMemory { write_rate, .. } => assert_eq!(write_rate, two),
+        other => panic!("{other:?}"),
+    }
+    match provider(&["--provider=inmemory"])? {
+        ProviderSettings::InMemory { write_rate, .. } => assert_eq!(write_rate, None),
+        other => panic!("{other:?}"),
+    }
+    let rfc = [
+        "--provider=rfc2136",
+        "--rfc2136-host=127.0.0.1",
+        "--rfc2136-zone=example.org",
+        "--rfc2136-insecure",
+        "--provider-write-rate=2",
+    ];
+    match provider(&rfc)? {
+        ProviderSettings::Rfc2136 { config, .. } => assert_eq!(config.write_rate, two),
+        other => panic!("{other:?}"),
+    }
+    for bad in ["-1", "NaN", "inf"] {
+        let e = controller_err(&[
+            "--source=service",
+            "--provider=inmemory",
+            &format!("--provider-write-rate={bad}"),
+        ]);
+        assert!(e.starts_with("--provider-write-rate="), "{bad}: {e}");
+    }
+    Ok(())
+}
