@@ -188,28 +188,45 @@ pub(crate) fn spawn_watch<K: Watched>(namespace: Option<&str>, inner: Arc<Inner>
 }
 
 /// Watches `K` at the version the server serves (discovery at start, shared by every kind), and again at
-/// the version discovery then finds whenever a list gets 404. A list refused (403) or not served at any
-/// version extdns reads marks the kind unavailable; the watcher keeps retrying with its backoff, so the
-/// kind becomes available again as soon as a list succeeds.
+/// the version discovery then finds whenever a list gets 404. A kind configuration moved to another group,
+/// version or kind (DNSEndpoints with `--crd-source-apiversion`) is watched where it says, at the plural
+/// the server serves that kind at (discovery again; the configured guess until it can tell). A list
+/// refused (403) or not served at any version extdns reads marks the kind unavailable; the watcher keeps
+/// retrying with its backoff, so the kind becomes available again as soon as a list succeeds.
 async fn run<K: Watched>(client: Client, namespace: Option<String>, cfg: watcher::Config, inner: Arc<Inner>) {
     let kind = K::KIND;
     let spec = kind.spec();
     let ns = namespace.as_deref();
-    let mut version = spec.preferred_version();
-    // A kind configuration moved to another group, version or kind (DNSEndpoints with
-    // `--crd-source-apiversion`) is watched where it says; discovery chooses among the table's versions only.
     let overridden = inner.opts.overrides.get(kind).cloned();
-    if overridden.is_none() && !spec.group.is_empty() {
-        let served = inner.discovered.get_or_init(|| availability::discover(&client)).await;
-        if let Some(served) = served {
-            match served.choose(spec) {
-                Choice::Version(v) => version = v,
-                Choice::None => inner.unavailable(kind, Unavailable::of(spec, version, 404, ns, Some(served))),
+    let mut resource = match &overridden {
+        Some(configured) => {
+            let served = inner.discovered.get_or_init(|| availability::discover(&client)).await;
+            served
+                .as_ref()
+                .and_then(|s| s.resolve(configured))
+                .unwrap_or_else(|| configured.clone())
+        }
+        None if spec.group.is_empty() => spec.api_resource(spec.preferred_version()),
+        None => {
+            let served = inner.discovered.get_or_init(|| availability::discover(&client)).await;
+            match served.as_ref().map(|s| s.choose(spec)) {
+                Some(Choice::Version(v)) => spec.api_resource(v),
+                Some(Choice::None) => {
+                    let resource = spec.api_resource(spec.preferred_version());
+                    let why = Unavailable::of(&resource, spec.versions, 404, ns, served.as_ref());
+                    inner.unavailable(kind, why);
+                    resource
+                }
+                None => spec.api_resource(spec.preferred_version()),
             }
         }
-    }
+    };
     loop {
-        let resource = overridden.clone().unwrap_or_else(|| spec.api_resource(version));
+        // The versions extdns reads: a configured resource's own, else the table's.
+        let own = [resource.version.as_str()];
+        let reads: &[&str] = if overridden.is_some() { &own } else { spec.versions };
+        tracing::debug!(kind = %resource.kind, version = %resource.api_version, plural = %resource.plural, "watching");
+        inner.store.set_watched_at(kind, resource.clone());
         let api: Api<Decoded<K>> = match ns {
             Some(ns) => Api::namespaced_with(client.clone(), ns, &resource),
             None => Api::all_with(client.clone(), &resource),
@@ -230,20 +247,30 @@ async fn run<K: Watched>(client: Client, namespace: Option<String>, cfg: watcher
                 Err(e) => match status_of(&e) {
                     Some(404) => {
                         let served = availability::discover(&client).await;
-                        match served.as_ref().map(|s| s.choose(spec)) {
-                            Some(Choice::Version(v)) if v != version && overridden.is_none() => {
-                                tracing::info!(%kind, from = version, to = v, "the served version changed; watching it");
-                                switch_to = Some(v);
+                        let found = served.as_ref().and_then(|s| match &overridden {
+                            Some(configured) => s.resolve(configured),
+                            None => match s.choose(spec) {
+                                Choice::Version(v) => Some(spec.api_resource(v)),
+                                Choice::None => None,
+                            },
+                        });
+                        match found {
+                            Some(found) if found != resource => {
+                                tracing::info!(
+                                    kind = %resource.kind, from = %resource.api_version, to = %found.api_version,
+                                    plural = %found.plural, "the served version changed; watching it"
+                                );
+                                switch_to = Some(found);
                                 break;
                             }
                             _ => {
-                                inner.unavailable(kind, Unavailable::of(spec, version, 404, ns, served.as_ref()));
+                                inner.unavailable(kind, Unavailable::of(&resource, reads, 404, ns, served.as_ref()));
                                 recheck.wait().await;
                             }
                         }
                     }
                     Some(403) => {
-                        inner.unavailable(kind, Unavailable::of(spec, version, 403, ns, None));
+                        inner.unavailable(kind, Unavailable::of(&resource, reads, 403, ns, None));
                         recheck.wait().await;
                     }
                     _ => tracing::warn!(%kind, error = %e, "watch failed; retrying with backoff"),
@@ -251,7 +278,7 @@ async fn run<K: Watched>(client: Client, namespace: Option<String>, cfg: watcher
             }
         }
         match switch_to {
-            Some(v) => version = v,
+            Some(found) => resource = found,
             None => return,
         }
     }
@@ -465,8 +492,10 @@ impl Inner {
             tracing::debug!(%kind, %why, "still unavailable");
             return;
         }
+        // A configured kind is named as configured (`--crd-source-kind`), not as the table's row.
+        let name = self.opts.overrides.get(kind).map_or(kind.kind(), |r| r.kind.as_str());
         tracing::warn!(
-            %kind, version = %why.api_version, status = why.status, reason = %why.reason, missing = %why.missing,
+            kind = %name, version = %why.api_version, status = why.status, reason = %why.reason, missing = %why.missing,
             "cannot list this kind: what needs it is held, everything else syncs; re-checking with backoff"
         );
         self.pending_changes().mark_everything();

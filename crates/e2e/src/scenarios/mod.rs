@@ -13,6 +13,7 @@ pub mod degraded;
 pub mod differential;
 pub mod drift;
 pub mod events;
+pub mod gateway_versions;
 pub mod install;
 pub mod latency;
 pub mod leader;
@@ -119,6 +120,12 @@ pub const ALL: &[Scenario] = &[
         about: "external-dns's chart's namespaced Role (no Nodes): LoadBalancer Services publish, a NodePort Service's record is held, one warning",
         default: true,
         run: degraded::namespaced_role,
+    },
+    Scenario {
+        name: "gateway-versions",
+        about: "Gateway API v1.6.1's own CRDs: standard channel (routes at v1), experimental (TCP/UDP/TLS routes at v1alpha2/v1alpha3), and v1 unserved: one zone",
+        default: true,
+        run: gateway_versions::run,
     },
     Scenario {
         name: "differential",

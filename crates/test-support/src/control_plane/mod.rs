@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use base64::Engine;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde_json::{Value, json};
 
 use crate::proc::{Proc, eventually, output};
@@ -68,16 +69,23 @@ pub struct ControlPlane {
 impl ControlPlane {
     /// Starts etcd and kube-apiserver, installs the CRDs, applies deploy/ and mints the ServiceAccount token.
     pub fn start(bins: &Binaries) -> Result<ControlPlane> {
-        Self::start_with(bins, false)
+        Self::start_with(bins, false, &crds::gateway_api())
+    }
+
+    /// [`ControlPlane::start`] with these CRDs in place of the generated Gateway API ones (a Gateway API
+    /// release's, [`crds::gateway_api_release`]): a CRD's stored versions pin it, so another channel needs
+    /// another control plane.
+    pub fn start_with_crds(bins: &Binaries, crds: &[CustomResourceDefinition]) -> Result<ControlPlane> {
+        Self::start_with(bins, false, crds)
     }
 
     /// [`ControlPlane::start`], with every request of the controllers' ServiceAccount in an audit log, so a
     /// benchmark can count them (by user agent: both controllers use the same token).
     pub fn start_audited(bins: &Binaries) -> Result<ControlPlane> {
-        Self::start_with(bins, true)
+        Self::start_with(bins, true, &crds::gateway_api())
     }
 
-    fn start_with(bins: &Binaries, audit: bool) -> Result<ControlPlane> {
+    fn start_with(bins: &Binaries, audit: bool, crds: &[CustomResourceDefinition]) -> Result<ControlPlane> {
         let tmp = tempfile::Builder::new().prefix("extdns-e2e-").tempdir()?;
         let dir = tmp.path().to_path_buf();
         let pki = Pki::create(&dir.join("pki"))?;
@@ -106,7 +114,7 @@ impl ControlPlane {
             _tmp: tmp,
         };
         cp.start_apiserver()?;
-        cp.kube.install_crds(&crds::gateway_api())?;
+        cp.kube.install_crds(crds)?;
         cp.deploy()?;
         Ok(cp)
     }
