@@ -88,10 +88,16 @@ impl FakeApi {
 
     /// Aggregated discovery (`GET /apis`) listing these (group, version, plural).
     fn discovery(&self, resources: &[(&str, &str, &str)]) {
+        let with_kinds: Vec<_> = resources.iter().map(|&(g, v, plural)| (g, v, plural, "X")).collect();
+        self.discovery_of_kinds(&with_kinds);
+    }
+
+    /// Aggregated discovery (`GET /apis`) listing these (group, version, plural, kind).
+    fn discovery_of_kinds(&self, resources: &[(&str, &str, &str, &str)]) {
         let mut groups: BTreeMap<&str, BTreeMap<&str, Vec<Value>>> = BTreeMap::new();
-        for (g, v, plural) in resources {
+        for (g, v, plural, kind) in resources {
             groups.entry(g).or_default().entry(v).or_default().push(
-                json!({"resource": plural, "responseKind": {"group": g, "version": v, "kind": "X"},
+                json!({"resource": plural, "responseKind": {"group": g, "version": v, "kind": kind},
                     "scope": "Namespaced", "verbs": ["list", "watch"]}),
             );
         }
@@ -527,6 +533,75 @@ async fn each_kind_is_watched_at_the_served_version_discovery_finds() -> TestRes
     assert!(cluster.store().unavailable_kinds().is_empty());
     let discoveries = fake.requests().iter().filter(|u| u.path() == "/apis").count();
     assert_eq!(discoveries, 1, "one discovery request for every kind");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_configured_kind_is_watched_at_the_plural_discovery_finds_and_named_as_configured() -> TestResult {
+    let logs = Logs::default();
+    let _guard = logs.capture();
+    let mut opts = LiveOptions::default();
+    // `--crd-source-apiversion=externaldns.nginx.org/v1 --crd-source-kind=DNSRecord`: the configured guess
+    // at the plural is the kind in lower case plus `s`; the server serves it elsewhere.
+    opts.overrides.set_resource(
+        ResourceKind::DnsEndpoint,
+        "externaldns.nginx.org/v1",
+        "DNSRecord",
+        "dnsrecords",
+    );
+    let fake = FakeApi::default();
+    fake.discovery_of_kinds(&[("externaldns.nginx.org", "v1", "dnsrecordz", "DNSRecord")]);
+    let record = json!({"apiVersion": "externaldns.nginx.org/v1", "kind": "DNSRecord",
+        "metadata": {"name": "web", "namespace": "default", "resourceVersion": "1"},
+        "spec": {"endpoints": [{"dnsName": "web.example.org", "recordType": "A", "targets": ["192.0.2.1"]}]}});
+    fake.serve(
+        "/apis/externaldns.nginx.org/v1/dnsrecordz",
+        "DNSRecordList",
+        "externaldns.nginx.org/v1",
+        vec![record],
+    )
+    .release();
+    let cluster = LiveCluster::start(fake.client(), &[ResourceKind::DnsEndpoint], opts.clone())?;
+    cluster.wait_until_synced(Duration::from_secs(5)).await?;
+    let store = cluster.store();
+    assert_eq!(store.dns_endpoints().len(), 1);
+    let watched = store
+        .watched_at(ResourceKind::DnsEndpoint)
+        .ok_or("no resource recorded")?;
+    assert_eq!(
+        (
+            watched.api_version.as_str(),
+            watched.kind.as_str(),
+            watched.plural.as_str()
+        ),
+        ("externaldns.nginx.org/v1", "DNSRecord", "dnsrecordz")
+    );
+    drop(cluster);
+
+    // Not installed: the warning names the configured group, kind and plural, not the table's DNSEndpoint.
+    let absent = FakeApi::default();
+    absent.discovery(&[]);
+    let cluster = LiveCluster::start(absent.client(), &[ResourceKind::DnsEndpoint], opts)?;
+    cluster.wait_until_synced(Duration::from_secs(5)).await?;
+    let why = cluster
+        .store()
+        .unavailable(ResourceKind::DnsEndpoint)
+        .ok_or("unavailable")?;
+    assert_eq!(why.api_version, "externaldns.nginx.org/v1");
+    assert_eq!(why.missing, "CRD dnsrecords.externaldns.nginx.org");
+    let text = logs.text();
+    let warning = text
+        .lines()
+        .find(|l| l.contains("cannot list this kind"))
+        .ok_or("no warning")?;
+    assert!(
+        warning.contains("kind=DNSRecord") && warning.contains("CRD dnsrecords.externaldns.nginx.org"),
+        "{warning}"
+    );
+    assert!(
+        !text.contains("DNSEndpoint") && !text.contains("externaldns.k8s.io"),
+        "{text}"
+    );
     Ok(())
 }
 
