@@ -4,13 +4,18 @@
 //! /proc, and the API requests each made (from the API server's audit log), and writes a markdown table of
 //! both with their ratio.
 //!
+//! Before that, each controller's first sync is measured alone on a freshly restarted API server: its time, its
+//! requests by verb, and how much the API server's memory grows while serving its initial lists (streaming
+//! watch-lists, or paged LISTs on a server started with `--watch-list off`).
+//!
 //! Nothing schedules Pods here: they are plain objects, a share of them behind headless Services through
 //! EndpointSlices the harness writes, so the service source has to read Pods too.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt::Write as _;
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -46,6 +51,8 @@ pub struct Options {
     pub pods: usize,
     pub changes: usize,
     pub idle: Duration,
+    /// kube-apiserver's WatchList feature (streaming lists); off, every initial list is a paged LIST.
+    pub watch_list: bool,
     pub report: PathBuf,
 }
 
@@ -56,13 +63,14 @@ impl Default for Options {
             pods: 50_000,
             changes: 100,
             idle: Duration::from_secs(300),
+            watch_list: true,
             report: PathBuf::from("target/bench-scale.md"),
         }
     }
 }
 
 impl Options {
-    /// `--services N --pods M --changes K --idle SECONDS --report FILE`, each optional.
+    /// `--services N --pods M --changes K --idle SECONDS --watch-list on|off --report FILE`, each optional.
     pub fn parse(args: &[String]) -> Result<Options> {
         let mut o = Options::default();
         let mut it = args.iter();
@@ -79,6 +87,13 @@ impl Options {
                 "--changes" => o.changes = number()?,
                 "--idle" => o.idle = Duration::from_secs(number()? as u64),
                 "--report" => o.report = PathBuf::from(value),
+                "--watch-list" => {
+                    o.watch_list = match value.as_str() {
+                        "on" => true,
+                        "off" => false,
+                        other => bail!("scale: --watch-list {other}: on or off"),
+                    }
+                }
                 other => bail!("scale: unknown argument {other}"),
             }
         }
@@ -244,6 +259,106 @@ fn requests(audit: &Path) -> Result<([usize; 2], BTreeSet<String>)> {
     Ok(([ids[0].len(), ids[1].len()], agents))
 }
 
+/// Requests per controller by verb (`list`, `watch`, ...) in the audit log so far, distinct audit ids.
+fn requests_by_verb(audit: &Path) -> Result<[BTreeMap<String, usize>; 2]> {
+    let text = std::fs::read_to_string(audit).with_context(|| format!("reading {}", audit.display()))?;
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut out: [BTreeMap<String, usize>; 2] = Default::default();
+    for line in text.lines() {
+        let Ok(event) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        let Some(id) = event["auditID"].as_str() else {
+            continue;
+        };
+        if !seen.insert(id.to_string()) {
+            continue;
+        }
+        let agent = event["userAgent"].as_str().unwrap_or("(none)");
+        let external = agent.to_ascii_lowercase().starts_with("externaldns");
+        let verb = event["verb"].as_str().unwrap_or("(none)").to_string();
+        *out[usize::from(external)].entry(verb).or_default() += 1;
+    }
+    Ok(out)
+}
+
+/// VmRSS of a process (bytes), if it runs.
+fn rss_of(pid: u32) -> Option<f64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    Some(line.split_whitespace().nth(1)?.parse::<f64>().ok()? * 1024.0)
+}
+
+/// Each controller's first sync alone: the API server restarted (its memory then holds only its own caches),
+/// left to settle, the controller started against a BIND of its own, the API server's VmRSS sampled every
+/// 50 ms until every Service name answers, the controller stopped.
+fn first_syncs_alone(
+    ctx: &mut Ctx,
+    audit: &Path,
+    services: usize,
+    probes: &[Probe],
+    timeout: Duration,
+) -> Result<[Alone; 2]> {
+    let mut out: [Alone; 2] = Default::default();
+    for (i, which) in WHICH.iter().enumerate() {
+        ctx.cp.restart_apiserver()?;
+        std::thread::sleep(Duration::from_secs(10));
+        let pid = ctx.cp.apiserver_pid().context("kube-apiserver is not running")?;
+        let before = requests_by_verb(audit)?;
+        let server = dns::bind();
+        let mut run = Run::new(*which, "");
+        run.cluster_wide = true;
+        run.owner = "scale-alone";
+        for f in FLAGS {
+            run = run.flag(f);
+        }
+        let apiserver_before = rss_of(pid).unwrap_or_default();
+        let since = Instant::now();
+        let mut proc = run.start(&ctx.cp, &server, &ctx.log(&format!("scale-alone-{}", which.name())))?;
+        let stop = AtomicBool::new(false);
+        let (synced, peak) = std::thread::scope(|s| {
+            let sampler = s.spawn(|| {
+                let mut peak = apiserver_before;
+                while !stop.load(Ordering::Relaxed) {
+                    peak = peak.max(rss_of(pid).unwrap_or_default());
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                peak
+            });
+            let synced = wait_zone(server.port, since, timeout, probes, |z| {
+                z.iter()
+                    .filter(|r| r.rtype == "A" && r.name.starts_with("svc-"))
+                    .map(|r| &r.name)
+                    .collect::<HashSet<_>>()
+                    .len()
+                    == services
+            });
+            stop.store(true, Ordering::Relaxed);
+            (synced, sampler.join().unwrap_or_default())
+        });
+        proc.terminate(Duration::from_secs(5));
+        let after = requests_by_verb(audit)?;
+        let requests = after[i]
+            .iter()
+            .map(|(verb, n)| (verb.clone(), n - before[i].get(verb).copied().unwrap_or_default()))
+            .filter(|(_, n)| *n > 0)
+            .collect();
+        eprintln!(
+            "scale: {} alone: first sync {synced:?}, requests {requests:?}, kube-apiserver {:.0} MB → peak {:.0} MB",
+            which.name(),
+            apiserver_before / 1_048_576.0,
+            peak / 1_048_576.0
+        );
+        out[i] = Alone {
+            first_sync: synced,
+            requests,
+            apiserver_before,
+            apiserver_peak: peak,
+        };
+    }
+    Ok(out)
+}
+
 /// A name to probe and the A answer it must give (`None`: any address).
 type Probe = (String, Option<Ipv4Addr>);
 
@@ -296,24 +411,45 @@ struct Figures {
     /// After the first sync, after idling, after the changes, after the burst.
     usage: [Usage; 4],
     requests: [usize; 4],
+    alone: Alone,
 }
 
-pub fn run(ctx: Ctx, opts: &Options) -> Result<bool> {
+/// A controller's first sync alone on a freshly started API server.
+#[derive(Debug, Default)]
+struct Alone {
+    first_sync: Option<Duration>,
+    /// Its requests by verb (`list`, `watch`, ...) up to the first sync.
+    requests: BTreeMap<String, usize>,
+    /// The API server's VmRSS before the controller started, and its peak until the first sync (bytes).
+    apiserver_before: f64,
+    apiserver_peak: f64,
+}
+
+pub fn run(mut ctx: Ctx, opts: &Options) -> Result<bool> {
     let audit = ctx
         .cp
         .audit_log
         .clone()
         .context("the scale benchmark needs an audited control plane")?;
-    let kube = &ctx.cp.kube;
     for n in 0..NAMESPACES {
-        kube.namespace(&format!("scale-{n}"), json!({ "extdns-e2e": "scale" }))?;
+        ctx.cp
+            .kube
+            .namespace(&format!("scale-{n}"), json!({ "extdns-e2e": "scale" }))?;
     }
     let objs = objects(opts);
     eprintln!("scale: loading {} objects", objs.len());
     let loading = Instant::now();
-    kube.apply_all(&objs, CONCURRENCY)?;
+    ctx.cp.kube.apply_all(&objs, CONCURRENCY)?;
     let load = loading.elapsed();
     eprintln!("scale: {} objects loaded in {:.1} s", objs.len(), load.as_secs_f64());
+
+    // (0) Each controller's first sync alone.
+    let services = opts.services;
+    let all: Vec<Probe> = (0..services).map(|i| (host(&format!("svc-{i}")), None)).collect();
+    let probes = spread(&all);
+    let sync_timeout = Duration::from_secs(120) + Duration::from_millis(30) * services as u32;
+    let alone = first_syncs_alone(&mut ctx, &audit, services, &probes, sync_timeout)?;
+    let kube = &ctx.cp.kube;
 
     let servers = [dns::bind(), dns::bind()];
     let mut procs = Vec::new();
@@ -331,11 +467,11 @@ pub fn run(ctx: Ctx, opts: &Options) -> Result<bool> {
     let mut figures: [Figures; 2] = Default::default();
     let ticks = clock_ticks();
 
+    for (f, a) in figures.iter_mut().zip(alone) {
+        f.alone = a;
+    }
+
     // (1) First full sync: every Service name answers.
-    let services = opts.services;
-    let all: Vec<Probe> = (0..services).map(|i| (host(&format!("svc-{i}")), None)).collect();
-    let probes = spread(&all);
-    let sync_timeout = Duration::from_secs(120) + Duration::from_millis(30) * services as u32;
     let synced: Vec<Option<Duration>> = std::thread::scope(|s| {
         let handles: Vec<_> = servers
             .iter()
@@ -515,7 +651,34 @@ fn report(opts: &Options, objects: usize, pods: usize, load: Duration, burst: us
     let headless = (0..opts.services).filter(|&i| headless(i)).count();
     let idle = opts.idle.as_secs();
     let k = opts.changes;
+    let verb = |f: &Figures, v: &str| Some(f.alone.requests.get(v).copied().unwrap_or_default() as f64);
     let rows: Vec<(String, [Option<f64>; 2], &str, usize)> = vec![
+        (
+            "alone: first full sync (start → every name answers)".into(),
+            each(&|f| secs(f.alone.first_sync)),
+            "s",
+            1,
+        ),
+        (
+            "alone: API requests to the first sync".into(),
+            each(&|f| Some(f.alone.requests.values().sum::<usize>() as f64)),
+            "",
+            0,
+        ),
+        ("alone: of which LIST".into(), each(&|f| verb(f, "list")), "", 0),
+        ("alone: of which WATCH".into(), each(&|f| verb(f, "watch")), "", 0),
+        (
+            "alone: kube-apiserver RSS before the controller started".into(),
+            each(&|f| mb(f.alone.apiserver_before)),
+            "MB",
+            0,
+        ),
+        (
+            "alone: kube-apiserver peak RSS growth to the first sync".into(),
+            each(&|f| mb(f.alone.apiserver_peak - f.alone.apiserver_before)),
+            "MB",
+            0,
+        ),
         (
             "first full sync (start → every name answers)".into(),
             each(&|f| secs(f.first_sync)),
@@ -637,13 +800,15 @@ fn report(opts: &Options, objects: usize, pods: usize, load: Duration, burst: us
         "{} Services ({} LoadBalancer, {headless} headless behind EndpointSlices) and {} Pods in {NAMESPACES} \
          namespaces: {objects} objects loaded in {:.1} s ({:.0} objects/s, {CONCURRENCY} in flight).\n\
          Both controllers: `--source=service {}`, RFC2136 to a BIND server each, TXT registry, `--policy=sync`, \
-         defaults otherwise; started together.\n",
+         defaults otherwise; first each alone on a freshly restarted kube-apiserver (WatchList {}), then started \
+         together.\n",
         opts.services,
         opts.services - headless,
         pods,
         load.as_secs_f64(),
         objects as f64 / load.as_secs_f64().max(0.001),
         FLAGS.join(" "),
+        if opts.watch_list { "on" } else { "off" },
     );
     let _ = writeln!(
         out,
@@ -720,6 +885,10 @@ mod tests {
         assert_eq!((o.services, o.pods, o.idle), (300, 50_000, Duration::from_secs(5)));
         assert!(Options::parse(&["--nodes".to_string(), "1".to_string()]).is_err());
         assert!(Options::parse(&["--pods".to_string()]).is_err());
+        assert!(o.watch_list, "streaming lists by default");
+        let off = Options::parse(&["--watch-list".to_string(), "off".to_string()])?;
+        assert!(!off.watch_list);
+        assert!(Options::parse(&["--watch-list".to_string(), "maybe".to_string()]).is_err());
         Ok(())
     }
 }

@@ -20,6 +20,7 @@ pub mod leader;
 pub mod lifecycle;
 pub mod outage;
 pub mod sources;
+pub mod streaming;
 pub mod templates;
 pub mod undecodable;
 pub mod wait;
@@ -126,6 +127,12 @@ pub const ALL: &[Scenario] = &[
         about: "Gateway API v1.6.1's own CRDs: standard channel (routes at v1), experimental (TCP/UDP/TLS routes at v1alpha2/v1alpha3), and v1 unserved: one zone",
         default: true,
         run: gateway_versions::run,
+    },
+    Scenario {
+        name: "streaming-lists",
+        about: "initial lists stream (one watch with sendInitialEvents per kind, no LIST); with WatchList off the server refuses them and extdns lists in pages",
+        default: true,
+        run: streaming::run,
     },
     Scenario {
         name: "differential",
