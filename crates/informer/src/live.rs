@@ -223,11 +223,16 @@ async fn run<K: Watched>(client: Client, namespace: Option<String>, cfg: watcher
         }
     };
     let mut recheck = Recheck::default();
+    // Whether this kind's next watcher may stream its list. A streaming watch the server answers with
+    // something other than watch events or a Status (`404 page not found` as text, for a resource it does
+    // not serve) says nothing about why; the kind then lists in pages until a list succeeds, and a paged
+    // list's errors carry the status (404, 403) the checks below act on.
+    let mut may_stream = true;
     loop {
         // The versions extdns reads: a configured resource's own, else the table's.
         let own = [resource.version.as_str()];
         let reads: &[&str] = if overridden.is_some() { &own } else { spec.versions };
-        let streaming = inner.streaming_lists.load(Ordering::Relaxed);
+        let streaming = may_stream && inner.streaming_lists.load(Ordering::Relaxed);
         tracing::debug!(
             kind = %resource.kind, version = %resource.api_version, plural = %resource.plural, streaming, "watching"
         );
@@ -246,6 +251,8 @@ async fn run<K: Watched>(client: Client, namespace: Option<String>, cfg: watcher
         // Whether an initial list is under way. A streaming list begins with its first object, not with an
         // `Init` event as a paged one does, so the store is told here (it keeps the old view until the end).
         let mut listing = false;
+        // Whether this watcher has completed a list (after that, its errors are the watch's own).
+        let mut listed_once = false;
         while let Some(event) = events.next().await {
             match event {
                 Ok(event) => {
@@ -261,6 +268,8 @@ async fn run<K: Watched>(client: Client, namespace: Option<String>, cfg: watcher
                     inner.ingest::<K>(event);
                     if listed {
                         listing = false;
+                        listed_once = true;
+                        may_stream = true;
                         recheck = Recheck::default();
                         inner.available(kind, &resource.api_version);
                     }
@@ -272,6 +281,12 @@ async fn run<K: Watched>(client: Client, namespace: Option<String>, cfg: watcher
                             "the API server does not serve streaming lists (WatchList); listing in pages"
                         );
                     }
+                    next = Some(resource.clone());
+                    break;
+                }
+                Err(e @ watcher::Error::WatchFailed(_)) if streaming && !listed_once && status_of(&e).is_none() => {
+                    tracing::debug!(kind = %resource.kind, error = %e, "the streaming list failed; listing in pages");
+                    may_stream = false;
                     next = Some(resource.clone());
                     break;
                 }

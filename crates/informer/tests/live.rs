@@ -226,11 +226,12 @@ impl FakeApi {
             .get(&path)
             .map(|r| (r.list.clone(), r.release.clone()));
         let Some((list, mut release)) = found else {
-            let status =
-                json!({"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "NotFound", "code": 404});
+            // What kube-apiserver answers for a resource it does not serve (a CRD not installed): plain text,
+            // to a list and to a watch alike.
             return Response::builder()
                 .status(404)
-                .body(Full::new(Bytes::from(status.to_string())).boxed_unsync())
+                .header("content-type", "text/plain; charset=utf-8")
+                .body(Full::new(Bytes::from("404 page not found\n")).boxed_unsync())
                 .expect("response");
         };
         // The list is held back until the test releases it, so the unsynced state can be observed.
@@ -630,6 +631,48 @@ async fn initial_lists_stream_when_the_server_serves_them_and_fall_back_to_pages
     services.send("ADDED", db);
     next_change(&mut changes, seen).await?;
     assert_eq!(cluster.store().services().len(), 3);
+    drop(cluster);
+
+    // A kind whose CRD is not installed: its streaming watch is answered with text, not a Status; it is
+    // found unavailable by a paged list, and streams again once installed.
+    let logs = Logs::default();
+    let guard = logs.capture();
+    let gw = "gateway.networking.k8s.io";
+    fake.discovery(&[]);
+    let cluster = LiveCluster::start(
+        fake.client(),
+        &[ResourceKind::Service, ResourceKind::Route(RouteKind::Tcp)],
+        LiveOptions::default(),
+    )?;
+    cluster.wait_until_synced(Duration::from_secs(5)).await?;
+    let tcp = cluster
+        .store()
+        .unavailable(ResourceKind::Route(RouteKind::Tcp))
+        .ok_or("TCPRoutes are unavailable")?;
+    assert_eq!((tcp.reason, tcp.status), (UnavailableReason::CrdAbsent, 404));
+    fake.discovery(&[(gw, "v1", "tcproutes")]);
+    fake.serve(
+        &format!("/apis/{gw}/v1/tcproutes"),
+        "TCPRouteList",
+        &format!("{gw}/v1"),
+        vec![],
+    )
+    .release();
+    wait_for("TCPRoutes available", || cluster.store().unavailable_kinds().is_empty()).await?;
+    assert_eq!(count(&logs.text(), "cannot list this kind"), 1, "{}", logs.text());
+    assert_eq!(
+        count(&logs.text(), "does not serve streaming lists"),
+        0,
+        "{}",
+        logs.text()
+    );
+    assert_eq!(
+        count(&logs.text(), "watch failed"),
+        0,
+        "the text answer is no watch failure: {}",
+        logs.text()
+    );
+    drop(guard);
     drop(cluster);
 
     // A server without WatchList (422): every kind lists in pages, and says so once.
