@@ -4,9 +4,9 @@
 //! /proc, and the API requests each made (from the API server's audit log), and writes a markdown table of
 //! both with their ratio.
 //!
-//! Before that, each controller's first sync is measured alone on a freshly restarted API server: its time, its
-//! requests by verb, and how much the API server's memory grows while serving its initial lists (streaming
-//! watch-lists, or paged LISTs on a server started with `--watch-list off`).
+//! Before that, each controller's first sync is measured alone on a freshly restarted API server, once with
+//! the WatchList feature on (streaming lists) and once with it off (paged LISTs): its time, its requests by
+//! verb, and how much the API server's memory grows while serving its initial lists.
 //!
 //! Nothing schedules Pods here: they are plain objects, a share of them behind headless Services through
 //! EndpointSlices the harness writes, so the service source has to read Pods too.
@@ -291,15 +291,19 @@ fn rss_of(pid: u32) -> Option<f64> {
 
 /// Each controller's first sync alone: the API server restarted (its memory then holds only its own caches),
 /// left to settle, the controller started against a BIND of its own, the API server's VmRSS sampled every
-/// 50 ms until every Service name answers, the controller stopped.
+/// 50 ms until every Service name answers, the controller stopped. `watch_list`: the API server's WatchList
+/// feature (streaming lists).
 fn first_syncs_alone(
     ctx: &mut Ctx,
     audit: &Path,
     services: usize,
     probes: &[Probe],
     timeout: Duration,
+    watch_list: bool,
 ) -> Result<[Alone; 2]> {
     let mut out: [Alone; 2] = Default::default();
+    ctx.cp
+        .set_feature_gates(if watch_list { &[] } else { &["WatchList=false"] });
     for (i, which) in WHICH.iter().enumerate() {
         ctx.cp.restart_apiserver()?;
         std::thread::sleep(Duration::from_secs(10));
@@ -344,8 +348,9 @@ fn first_syncs_alone(
             .filter(|(_, n)| *n > 0)
             .collect();
         eprintln!(
-            "scale: {} alone: first sync {synced:?}, requests {requests:?}, kube-apiserver {:.0} MB → peak {:.0} MB",
+            "scale: {} alone, WatchList {}: first sync {synced:?}, requests {requests:?}, kube-apiserver {:.0} MB → peak {:.0} MB",
             which.name(),
+            if watch_list { "on" } else { "off" },
             apiserver_before / 1_048_576.0,
             peak / 1_048_576.0
         );
@@ -411,7 +416,8 @@ struct Figures {
     /// After the first sync, after idling, after the changes, after the burst.
     usage: [Usage; 4],
     requests: [usize; 4],
-    alone: Alone,
+    /// WatchList on, then off.
+    alone: [Alone; 2],
 }
 
 /// A controller's first sync alone on a freshly started API server.
@@ -448,7 +454,19 @@ pub fn run(mut ctx: Ctx, opts: &Options) -> Result<bool> {
     let all: Vec<Probe> = (0..services).map(|i| (host(&format!("svc-{i}")), None)).collect();
     let probes = spread(&all);
     let sync_timeout = Duration::from_secs(120) + Duration::from_millis(30) * services as u32;
-    let alone = first_syncs_alone(&mut ctx, &audit, services, &probes, sync_timeout)?;
+    let mut alone: [[Alone; 2]; 2] = Default::default();
+    for (mode, watch_list) in [true, false].into_iter().enumerate() {
+        for (i, a) in first_syncs_alone(&mut ctx, &audit, services, &probes, sync_timeout, watch_list)?
+            .into_iter()
+            .enumerate()
+        {
+            alone[i][mode] = a;
+        }
+    }
+    // The rest on the server as configured.
+    ctx.cp
+        .set_feature_gates(if opts.watch_list { &[] } else { &["WatchList=false"] });
+    ctx.cp.restart_apiserver()?;
     let kube = &ctx.cp.kube;
 
     let servers = [dns::bind(), dns::bind()];
@@ -651,34 +669,50 @@ fn report(opts: &Options, objects: usize, pods: usize, load: Duration, burst: us
     let headless = (0..opts.services).filter(|&i| headless(i)).count();
     let idle = opts.idle.as_secs();
     let k = opts.changes;
-    let verb = |f: &Figures, v: &str| Some(f.alone.requests.get(v).copied().unwrap_or_default() as f64);
-    let rows: Vec<(String, [Option<f64>; 2], &str, usize)> = vec![
-        (
-            "alone: first full sync (start → every name answers)".into(),
-            each(&|f| secs(f.alone.first_sync)),
-            "s",
-            1,
-        ),
-        (
-            "alone: API requests to the first sync".into(),
-            each(&|f| Some(f.alone.requests.values().sum::<usize>() as f64)),
-            "",
-            0,
-        ),
-        ("alone: of which LIST".into(), each(&|f| verb(f, "list")), "", 0),
-        ("alone: of which WATCH".into(), each(&|f| verb(f, "watch")), "", 0),
-        (
-            "alone: kube-apiserver RSS before the controller started".into(),
-            each(&|f| mb(f.alone.apiserver_before)),
-            "MB",
-            0,
-        ),
-        (
-            "alone: kube-apiserver peak RSS growth to the first sync".into(),
-            each(&|f| mb(f.alone.apiserver_peak - f.alone.apiserver_before)),
-            "MB",
-            0,
-        ),
+    let verb = |f: &Alone, v: &str| Some(f.requests.get(v).copied().unwrap_or_default() as f64);
+    let mut rows: Vec<(String, [Option<f64>; 2], &str, usize)> = Vec::new();
+    for (mode, label) in ["WatchList on", "WatchList off"].into_iter().enumerate() {
+        let alone = |g: &dyn Fn(&Alone) -> Option<f64>| [g(&f[0].alone[mode]), g(&f[1].alone[mode])];
+        rows.extend([
+            (
+                format!("alone, {label}: first full sync (start → every name answers)"),
+                alone(&|a| secs(a.first_sync)),
+                "s",
+                1,
+            ),
+            (
+                format!("alone, {label}: API requests to the first sync"),
+                alone(&|a| Some(a.requests.values().sum::<usize>() as f64)),
+                "",
+                0,
+            ),
+            (
+                format!("alone, {label}: of which LIST"),
+                alone(&|a| verb(a, "list")),
+                "",
+                0,
+            ),
+            (
+                format!("alone, {label}: of which WATCH"),
+                alone(&|a| verb(a, "watch")),
+                "",
+                0,
+            ),
+            (
+                format!("alone, {label}: kube-apiserver RSS before the controller started"),
+                alone(&|a| mb(a.apiserver_before)),
+                "MB",
+                0,
+            ),
+            (
+                format!("alone, {label}: kube-apiserver peak RSS growth to the first sync"),
+                alone(&|a| mb(a.apiserver_peak - a.apiserver_before)),
+                "MB",
+                0,
+            ),
+        ]);
+    }
+    rows.extend(vec![
         (
             "first full sync (start → every name answers)".into(),
             each(&|f| secs(f.first_sync)),
@@ -793,15 +827,15 @@ fn report(opts: &Options, objects: usize, pods: usize, load: Duration, burst: us
             "",
             0,
         ),
-    ];
+    ]);
     let mut out = String::new();
     let _ = writeln!(
         out,
         "{} Services ({} LoadBalancer, {headless} headless behind EndpointSlices) and {} Pods in {NAMESPACES} \
          namespaces: {objects} objects loaded in {:.1} s ({:.0} objects/s, {CONCURRENCY} in flight).\n\
          Both controllers: `--source=service {}`, RFC2136 to a BIND server each, TXT registry, `--policy=sync`, \
-         defaults otherwise; first each alone on a freshly restarted kube-apiserver (WatchList {}), then started \
-         together.\n",
+         defaults otherwise; first each alone on a freshly restarted kube-apiserver (WatchList on, then off), then \
+         started together (WatchList {}).\n",
         opts.services,
         opts.services - headless,
         pods,

@@ -225,6 +225,11 @@ impl ControlPlane {
         self.start_apiserver()
     }
 
+    /// kube-apiserver's `--feature-gates` from its next (re)start on.
+    pub fn set_feature_gates(&mut self, gates: &[&str]) {
+        self.feature_gates = gates.iter().map(|g| g.to_string()).collect();
+    }
+
     /// kube-apiserver's process id, while it runs (for its memory).
     pub fn apiserver_pid(&self) -> Option<u32> {
         self.apiserver.as_ref().and_then(Proc::pid)
