@@ -282,6 +282,16 @@ fn requests_by_verb(audit: &Path) -> Result<[BTreeMap<String, usize>; 2]> {
     Ok(out)
 }
 
+/// Every one of the `services` Service names has its A record in `zone`.
+fn every_service(zone: &[dns::Record], services: usize) -> bool {
+    zone.iter()
+        .filter(|r| r.rtype == "A" && r.name.starts_with("svc-"))
+        .map(|r| &r.name)
+        .collect::<HashSet<_>>()
+        .len()
+        == services
+}
+
 /// VmRSS of a process (bytes), if it runs.
 fn rss_of(pid: u32) -> Option<f64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
@@ -329,14 +339,7 @@ fn first_syncs_alone(
                 }
                 peak
             });
-            let synced = wait_zone(server.port, since, timeout, probes, |z| {
-                z.iter()
-                    .filter(|r| r.rtype == "A" && r.name.starts_with("svc-"))
-                    .map(|r| &r.name)
-                    .collect::<HashSet<_>>()
-                    .len()
-                    == services
-            });
+            let synced = wait_zone(server.port, since, timeout, probes, |z| every_service(z, services));
             stop.store(true, Ordering::Relaxed);
             (synced, sampler.join().unwrap_or_default())
         });
@@ -496,16 +499,7 @@ pub fn run(mut ctx: Ctx, opts: &Options) -> Result<bool> {
             .zip(&started)
             .map(|(server, since)| {
                 let (port, probes) = (server.port, &probes);
-                s.spawn(move || {
-                    wait_zone(port, *since, sync_timeout, probes, |z| {
-                        z.iter()
-                            .filter(|r| r.rtype == "A" && r.name.starts_with("svc-"))
-                            .map(|r| &r.name)
-                            .collect::<HashSet<_>>()
-                            .len()
-                            == services
-                    })
-                })
+                s.spawn(move || wait_zone(port, *since, sync_timeout, probes, |z| every_service(z, services)))
             })
             .collect();
         handles.into_iter().map(|h| h.join().ok().flatten()).collect()

@@ -122,6 +122,17 @@ impl FakeApi {
         );
     }
 
+    /// An empty list of Gateway API routes at `version`.
+    fn serve_no_routes(&self, version: &str, plural: &str, list_kind: &str) -> Handle {
+        let gw = "gateway.networking.k8s.io";
+        self.serve(
+            &format!("/apis/{gw}/{version}/{plural}"),
+            list_kind,
+            &format!("{gw}/{version}"),
+            vec![],
+        )
+    }
+
     fn requests(&self) -> Vec<http::Uri> {
         self.requests.lock().expect("lock").clone()
     }
@@ -568,13 +579,7 @@ async fn each_kind_is_watched_at_the_served_version_discovery_finds() -> TestRes
         ("gateway.networking.k8s.io", "v1alpha2", "tlsroutes"),
     ]);
     let gw = "gateway.networking.k8s.io";
-    fake.serve(
-        &format!("/apis/{gw}/v1/tcproutes"),
-        "TCPRouteList",
-        &format!("{gw}/v1"),
-        vec![],
-    )
-    .release();
+    fake.serve_no_routes("v1", "tcproutes", "TCPRouteList").release();
     fake.serve(
         &format!("/apis/{gw}/v1alpha3/tlsroutes"),
         "TLSRouteList",
@@ -651,13 +656,7 @@ async fn initial_lists_stream_when_the_server_serves_them_and_fall_back_to_pages
         .ok_or("TCPRoutes are unavailable")?;
     assert_eq!((tcp.reason, tcp.status), (UnavailableReason::CrdAbsent, 404));
     fake.discovery(&[(gw, "v1", "tcproutes")]);
-    fake.serve(
-        &format!("/apis/{gw}/v1/tcproutes"),
-        "TCPRouteList",
-        &format!("{gw}/v1"),
-        vec![],
-    )
-    .release();
+    fake.serve_no_routes("v1", "tcproutes", "TCPRouteList").release();
     wait_for("TCPRoutes available", || cluster.store().unavailable_kinds().is_empty()).await?;
     assert_eq!(count(&logs.text(), "cannot list this kind"), 1, "{}", logs.text());
     assert_eq!(
