@@ -17,6 +17,9 @@
 //!   from `xtask/go/external-dns-v0.20` with the same stubs: the reference for a DNSEndpoint of another group.
 //! - helm: `helm.sh/helm/v3/cmd/helm`, built with `go install` from its own module (no replaces), for the
 //!   chart tests (`helm lint`, `helm template`).
+//! - the Gateway API CRDs as released: `config/crd/standard` and `config/crd/experimental` of the module
+//!   `sigs.k8s.io/gateway-api`, copied out of the module cache to `target/e2e-bin/gateway-api-crds-<version>`
+//!   (nothing is built): the `gateway-versions` scenario installs each channel on a control plane of its own.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -36,6 +39,8 @@ pub const EXTERNAL_DNS: &str = "v0.22.0";
 /// `--crd-source-kind` say (v0.21 ignores them, external-dns issue #6414): the reference for a DNSEndpoint of
 /// another group (also in `xtask/go/external-dns-v0.20/go.mod`).
 pub const EXTERNAL_DNS_CRD_GROUP: &str = "v0.20.0";
+/// sigs.k8s.io/gateway-api: the release whose CRDs (both channels) the `gateway-versions` scenario installs.
+pub const GATEWAY_API: &str = "v1.6.1";
 /// github.com/aws/amazon-ec2-metadata-mock: IMDSv2 for the AWS credential chain's instance-profile test.
 pub const EC2_METADATA_MOCK: &str = "v1.13.0";
 /// The oldest Go these builds accept: the highest `go` line among the wrapper modules (external-dns's says
@@ -55,6 +60,8 @@ pub struct GoBinaries {
     pub helm: PathBuf,
     /// external-dns's Helm chart directory (not a program; it comes from the same Go module).
     pub external_dns_chart: PathBuf,
+    /// The Gateway API release's CRDs: `standard/` and `experimental/` (not programs either).
+    pub gateway_api_crds: PathBuf,
 }
 
 impl GoBinaries {
@@ -69,7 +76,8 @@ impl GoBinaries {
             .env("EXTDNS_TEST_EC2_METADATA_MOCK", &self.ec2_metadata_mock)
             .env("EXTDNS_TEST_KUBECTL", &self.kubectl)
             .env("EXTDNS_TEST_HELM", &self.helm)
-            .env("EXTDNS_TEST_EXTERNAL_DNS_CHART", &self.external_dns_chart);
+            .env("EXTDNS_TEST_EXTERNAL_DNS_CHART", &self.external_dns_chart)
+            .env("EXTDNS_TEST_GATEWAY_API_CRDS", &self.gateway_api_crds);
     }
 }
 
@@ -139,8 +147,8 @@ impl Go {
     }
 }
 
-/// Builds what is not cached yet and returns the paths of all the programs (and external-dns's chart). `go` is only looked for when
-/// something must be built.
+/// Builds what is not cached yet and returns the paths of all the programs (and external-dns's chart and the
+/// Gateway API CRDs). `go` is only looked for when something must be built or copied.
 pub fn ensure(target: &Path) -> Result<GoBinaries> {
     let bin = target.join("e2e-bin");
     let bins = GoBinaries {
@@ -152,6 +160,7 @@ pub fn ensure(target: &Path) -> Result<GoBinaries> {
         ec2_metadata_mock: bin.join(format!("ec2-metadata-mock-{EC2_METADATA_MOCK}")),
         helm: bin.join(format!("helm-{HELM}")),
         external_dns_chart: bin.join(format!("external-dns-chart-{EXTERNAL_DNS}")),
+        gateway_api_crds: bin.join(format!("gateway-api-crds-{GATEWAY_API}")),
     };
     let all = [
         &bins.etcd,
@@ -162,7 +171,10 @@ pub fn ensure(target: &Path) -> Result<GoBinaries> {
         &bins.ec2_metadata_mock,
         &bins.helm,
     ];
-    if all.iter().all(|p| p.is_file()) && bins.external_dns_chart.join("Chart.yaml").is_file() {
+    let chart_copied = bins.external_dns_chart.join("Chart.yaml").is_file();
+    let crds_copied =
+        bins.gateway_api_crds.join("standard").is_dir() && bins.gateway_api_crds.join("experimental").is_dir();
+    if all.iter().all(|p| p.is_file()) && chart_copied && crds_copied {
         return Ok(bins);
     }
     let go = Go::find()?;
@@ -207,8 +219,23 @@ pub fn ensure(target: &Path) -> Result<GoBinaries> {
     if !bins.helm.is_file() {
         build_helm(&go, &work.join(format!("helm-{HELM}")), &bins.helm)?;
     }
-    if !bins.external_dns_chart.join("Chart.yaml").is_file() {
-        copy_external_dns_chart(&go, &work, &bins.external_dns_chart)?;
+    if !chart_copied {
+        copy_out_of_module(
+            &go,
+            &work,
+            &format!("sigs.k8s.io/external-dns@{EXTERNAL_DNS}"),
+            &["charts/external-dns"],
+            &bins.external_dns_chart,
+        )?;
+    }
+    if !crds_copied {
+        copy_out_of_module(
+            &go,
+            &work,
+            &format!("sigs.k8s.io/gateway-api@{GATEWAY_API}"),
+            &["config/crd/standard", "config/crd/experimental"],
+            &bins.gateway_api_crds,
+        )?;
     }
     Ok(bins)
 }
@@ -380,27 +407,29 @@ fn build_helm(go: &Go, gobin: &Path, out: &Path) -> Result<()> {
     Ok(())
 }
 
-/// external-dns's chart, from the module cache (`go mod download`), into `to`, by way of a temporary directory
-/// so an interrupted copy is never taken for a complete one.
-fn copy_external_dns_chart(go: &Go, work: &Path, to: &Path) -> Result<()> {
+/// Directories of a Go module (`module@version`), from the module cache (`go mod download`), into `to`: one
+/// directory alone is copied as `to`, several each under its last path component. By way of a temporary
+/// directory, so an interrupted copy is never taken for a complete one.
+fn copy_out_of_module(go: &Go, work: &Path, module: &str, dirs: &[&str], to: &Path) -> Result<()> {
     std::fs::create_dir_all(work).with_context(|| format!("creating {}", work.display()))?;
-    let info = go.output(
-        work,
-        &[
-            "mod",
-            "download",
-            "-json",
-            &format!("sigs.k8s.io/external-dns@{EXTERNAL_DNS}"),
-        ],
-    )?;
-    let dir = json_string_field(&info, "Dir")
-        .with_context(|| format!("`go mod download` gave no Dir for sigs.k8s.io/external-dns@{EXTERNAL_DNS}"))?;
-    let chart = Path::new(&dir).join("charts/external-dns");
+    let info = go.output(work, &["mod", "download", "-json", module])?;
+    let dir = json_string_field(&info, "Dir").with_context(|| format!("`go mod download` gave no Dir for {module}"))?;
     let tmp = to.with_extension("tmp");
     let _ = std::fs::remove_dir_all(&tmp);
-    copy_dir(&chart, &tmp)?;
-    std::fs::rename(&tmp, to).with_context(|| format!("moving the chart to {}", to.display()))?;
-    say(&format!("copied external-dns's chart to {}", to.display()));
+    for &sub in dirs {
+        let dest = match dirs {
+            [_] => tmp.clone(),
+            _ => tmp.join(
+                Path::new(sub)
+                    .file_name()
+                    .context("a module directory without a name")?,
+            ),
+        };
+        copy_dir(&Path::new(&dir).join(sub), &dest)?;
+    }
+    let _ = std::fs::remove_dir_all(to);
+    std::fs::rename(&tmp, to).with_context(|| format!("moving {} into place", to.display()))?;
+    say(&format!("copied {} of {module} to {}", dirs.join(", "), to.display()));
     Ok(())
 }
 

@@ -9,9 +9,9 @@
 //!   scenarios; with names, only those scenarios).
 //! - `bench [FILTER]`: every criterion benchmark (or those matching FILTER); `bench e2e-latency [--count N]`:
 //!   the `--events` latency of extdns and external-dns on a real API server and BIND; `bench scale [--services N]
-//!   [--pods M] [--changes K] [--idle SECONDS] [--stream SECONDS]`: both side by side on a loaded API server
-//!   (single changes, streams of 1 and 10 changes a second, a burst of 1,000), the table into
-//!   `target/bench-scale.md`.
+//!   [--pods M] [--changes K] [--idle SECONDS] [--stream SECONDS] [--watch-list on|off]`: both side by side on a
+//!   loaded API server (single changes, streams of 1 and 10 changes a second, a burst of 1,000; WatchList off:
+//!   a server without streaming lists), the table into `target/bench-scale.md`.
 //! - `dist [--arch amd64|arm64]...`: the release binaries for linux/amd64 and linux/arm64 (static, LTO,
 //!   stripped, version and commit stamped; the other architecture with Debian's cross gcc) into
 //!   `dist/linux-<arch>/`, each with its SHA-256 checksum and a CycloneDX SBOM; refuses a version CHANGELOG.md
@@ -49,7 +49,7 @@ fn main() -> Result<()> {
         "fuzz" => fuzz::fuzz(&rest),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test | e2e [SCENARIO...] | bench [FILTER] | bench e2e-latency [--count N] | bench scale [--services N] [--pods M] [--changes K] [--idle SECONDS] [--stream SECONDS] | dist [--arch amd64|arm64|all] | image | check-crates | fuzz [--seconds N] [--no-sanitizer] [TARGET...]>"
+                "usage: cargo xtask <test | e2e [SCENARIO...] | bench [FILTER] | bench e2e-latency [--count N] | bench scale [--services N] [--pods M] [--changes K] [--idle SECONDS] [--stream SECONDS] [--watch-list on|off] | dist [--arch amd64|arm64|all] | image | check-crates | fuzz [--seconds N] [--no-sanitizer] [TARGET...]>"
             );
             std::process::exit(2);
         }

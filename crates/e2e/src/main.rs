@@ -5,7 +5,7 @@
 //! ```text
 //! extdns-e2e --etcd P --kube-apiserver P --kubectl P --external-dns P --extdns P [--logs DIR] run [SCENARIO...]
 //! extdns-e2e ... latency [--count N]
-//! extdns-e2e ... scale [--services N] [--pods M] [--changes K] [--idle SECONDS] [--report FILE]
+//! extdns-e2e ... scale [--services N] [--pods M] [--changes K] [--idle SECONDS] [--watch-list on|off] [--report FILE]
 //! extdns-e2e list
 //! ```
 //!
@@ -40,7 +40,7 @@ struct Args {
 fn usage() -> &'static str {
     "usage: extdns-e2e --etcd P --kube-apiserver P --kubectl P --external-dns P --extdns P [--logs DIR] \
      (run [SCENARIO...] | latency [--count N] | scale [--services N] [--pods M] [--changes K] [--idle SECONDS] \
-     [--report FILE] | list)"
+     [--watch-list on|off] [--report FILE] | list)"
 }
 
 fn parse_args() -> Result<Args> {
@@ -154,24 +154,25 @@ fn real_main() -> Result<bool> {
                     other => bail!("latency: unknown argument {other}"),
                 }
             }
-            let ctx = start(&args, false)?;
+            let ctx = start(&args, false, &[])?;
             scenarios::latency::run(ctx, count)?;
             Ok(true)
         }
         "scale" => {
             let opts = scale::Options::parse(&args.rest)?;
-            scale::run(start(&args, true)?, &opts)
+            let gates: &[&str] = if opts.watch_list { &[] } else { &["WatchList=false"] };
+            scale::run(start(&args, true, gates)?, &opts)
         }
         other => bail!("unknown command {other}\n{}", usage()),
     }
 }
 
 /// The control plane and scenario context; `audited` logs the controllers' requests (for `scale`).
-fn start(args: &Args, audited: bool) -> Result<Ctx> {
+fn start(args: &Args, audited: bool, feature_gates: &[&str]) -> Result<Ctx> {
     let started = Instant::now();
     eprintln!("extdns-e2e: starting etcd and kube-apiserver, installing CRDs and deploy/");
     let cp = if audited {
-        ControlPlane::start_audited(&args.bins)?
+        ControlPlane::start_audited_with_feature_gates(&args.bins, feature_gates)?
     } else {
         ControlPlane::start(&args.bins)?
     };
@@ -199,7 +200,7 @@ fn run(args: Args) -> Result<bool> {
         }
         v
     };
-    let mut ctx = start(&args, false)?;
+    let mut ctx = start(&args, false, &[])?;
     let started = Instant::now();
     let mut failed = Vec::new();
     for s in &selected {

@@ -4,13 +4,18 @@
 //! /proc, and the API requests each made (from the API server's audit log), and writes a markdown table of
 //! both with their ratio.
 //!
+//! Before that, each controller's first sync is measured alone on a freshly restarted API server, once with
+//! the WatchList feature on (streaming lists) and once with it off (paged LISTs): its time, its requests by
+//! verb, and how much the API server's memory grows while serving its initial lists.
+//!
 //! Nothing schedules Pods here: they are plain objects, a share of them behind headless Services through
 //! EndpointSlices the harness writes, so the service source has to read Pods too.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt::Write as _;
 use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -48,6 +53,8 @@ pub struct Options {
     pub idle: Duration,
     /// How long each stream of changes lasts (1 and 10 changes a second); 0 skips them.
     pub stream: Duration,
+    /// kube-apiserver's WatchList feature (streaming lists); off, every initial list is a paged LIST.
+    pub watch_list: bool,
     pub report: PathBuf,
 }
 
@@ -59,13 +66,14 @@ impl Default for Options {
             changes: 100,
             idle: Duration::from_secs(300),
             stream: Duration::from_secs(60),
+            watch_list: true,
             report: PathBuf::from("target/bench-scale.md"),
         }
     }
 }
 
 impl Options {
-    /// `--services N --pods M --changes K --idle SECONDS --report FILE`, each optional.
+    /// `--services N --pods M --changes K --idle SECONDS --watch-list on|off --report FILE`, each optional.
     pub fn parse(args: &[String]) -> Result<Options> {
         let mut o = Options::default();
         let mut it = args.iter();
@@ -83,6 +91,13 @@ impl Options {
                 "--idle" => o.idle = Duration::from_secs(number()? as u64),
                 "--stream" => o.stream = Duration::from_secs(number()? as u64),
                 "--report" => o.report = PathBuf::from(value),
+                "--watch-list" => {
+                    o.watch_list = match value.as_str() {
+                        "on" => true,
+                        "off" => false,
+                        other => bail!("scale: --watch-list {other}: on or off"),
+                    }
+                }
                 other => bail!("scale: unknown argument {other}"),
             }
         }
@@ -248,6 +263,114 @@ fn requests(audit: &Path) -> Result<([usize; 2], BTreeSet<String>)> {
     Ok(([ids[0].len(), ids[1].len()], agents))
 }
 
+/// Requests per controller by verb (`list`, `watch`, ...) in the audit log so far, distinct audit ids.
+fn requests_by_verb(audit: &Path) -> Result<[BTreeMap<String, usize>; 2]> {
+    let text = std::fs::read_to_string(audit).with_context(|| format!("reading {}", audit.display()))?;
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut out: [BTreeMap<String, usize>; 2] = Default::default();
+    for line in text.lines() {
+        let Ok(event) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        let Some(id) = event["auditID"].as_str() else {
+            continue;
+        };
+        if !seen.insert(id.to_string()) {
+            continue;
+        }
+        let agent = event["userAgent"].as_str().unwrap_or("(none)");
+        let external = agent.to_ascii_lowercase().starts_with("externaldns");
+        let verb = event["verb"].as_str().unwrap_or("(none)").to_string();
+        *out[usize::from(external)].entry(verb).or_default() += 1;
+    }
+    Ok(out)
+}
+
+/// Every one of the `services` Service names has its A record in `zone`.
+fn every_service(zone: &[dns::Record], services: usize) -> bool {
+    zone.iter()
+        .filter(|r| r.rtype == "A" && r.name.starts_with("svc-"))
+        .map(|r| &r.name)
+        .collect::<HashSet<_>>()
+        .len()
+        == services
+}
+
+/// VmRSS of a process (bytes), if it runs.
+fn rss_of(pid: u32) -> Option<f64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    Some(line.split_whitespace().nth(1)?.parse::<f64>().ok()? * 1024.0)
+}
+
+/// Each controller's first sync alone: the API server restarted (its memory then holds only its own caches),
+/// left to settle, the controller started against a BIND of its own, the API server's VmRSS sampled every
+/// 50 ms until every Service name answers, the controller stopped. `watch_list`: the API server's WatchList
+/// feature (streaming lists).
+fn first_syncs_alone(
+    ctx: &mut Ctx,
+    audit: &Path,
+    services: usize,
+    probes: &[Probe],
+    timeout: Duration,
+    watch_list: bool,
+) -> Result<[Alone; 2]> {
+    let mut out: [Alone; 2] = Default::default();
+    ctx.cp
+        .set_feature_gates(if watch_list { &[] } else { &["WatchList=false"] });
+    for (i, which) in WHICH.iter().enumerate() {
+        ctx.cp.restart_apiserver()?;
+        std::thread::sleep(Duration::from_secs(10));
+        let pid = ctx.cp.apiserver_pid().context("kube-apiserver is not running")?;
+        let before = requests_by_verb(audit)?;
+        let server = dns::bind();
+        let mut run = Run::new(*which, "");
+        run.cluster_wide = true;
+        run.owner = "scale-alone";
+        for f in FLAGS {
+            run = run.flag(f);
+        }
+        let apiserver_before = rss_of(pid).unwrap_or_default();
+        let since = Instant::now();
+        let mut proc = run.start(&ctx.cp, &server, &ctx.log(&format!("scale-alone-{}", which.name())))?;
+        let stop = AtomicBool::new(false);
+        let (synced, peak) = std::thread::scope(|s| {
+            let sampler = s.spawn(|| {
+                let mut peak = apiserver_before;
+                while !stop.load(Ordering::Relaxed) {
+                    peak = peak.max(rss_of(pid).unwrap_or_default());
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                peak
+            });
+            let synced = wait_zone(server.port, since, timeout, probes, |z| every_service(z, services));
+            stop.store(true, Ordering::Relaxed);
+            (synced, sampler.join().unwrap_or_default())
+        });
+        proc.terminate(Duration::from_secs(5));
+        let after = requests_by_verb(audit)?;
+        let requests = after[i]
+            .iter()
+            .map(|(verb, n)| (verb.clone(), n - before[i].get(verb).copied().unwrap_or_default()))
+            .filter(|(_, n)| *n > 0)
+            .collect();
+        eprintln!(
+            "scale: {} alone, WatchList {}: first sync {synced:?}, requests {requests:?}, kube-apiserver {:.0} MB → peak {:.0} MB",
+            which.name(),
+            if watch_list { "on" } else { "off" },
+            apiserver_before / 1_048_576.0,
+            peak / 1_048_576.0
+        );
+        out[i] = Alone {
+            first_sync: synced,
+            requests,
+            apiserver_before,
+            apiserver_peak: peak,
+        };
+    }
+    Ok(out)
+}
+
 /// A name to probe and the A answer it must give (`None`: any address).
 type Probe = (String, Option<Ipv4Addr>);
 
@@ -302,6 +425,8 @@ struct Figures {
     requests: [usize; 4],
     /// The streams of changes, 1 and 10 a second.
     streams: [Stream; 2],
+    /// WatchList on, then off.
+    alone: [Alone; 2],
 }
 
 /// One stream of changes as one controller saw it.
@@ -405,23 +530,57 @@ fn stream(
     })
 }
 
-pub fn run(ctx: Ctx, opts: &Options) -> Result<bool> {
+/// A controller's first sync alone on a freshly started API server.
+#[derive(Debug, Default)]
+struct Alone {
+    first_sync: Option<Duration>,
+    /// Its requests by verb (`list`, `watch`, ...) up to the first sync.
+    requests: BTreeMap<String, usize>,
+    /// The API server's VmRSS before the controller started, and its peak until the first sync (bytes).
+    apiserver_before: f64,
+    apiserver_peak: f64,
+}
+
+pub fn run(mut ctx: Ctx, opts: &Options) -> Result<bool> {
     let audit = ctx
         .cp
         .audit_log
         .clone()
         .context("the scale benchmark needs an audited control plane")?;
-    let kube = &ctx.cp.kube;
     for n in 0..NAMESPACES {
-        kube.namespace(&format!("scale-{n}"), json!({ "extdns-e2e": "scale" }))?;
+        ctx.cp
+            .kube
+            .namespace(&format!("scale-{n}"), json!({ "extdns-e2e": "scale" }))?;
     }
     let objs = objects(opts);
     eprintln!("scale: loading {} objects", objs.len());
     let loading = Instant::now();
-    kube.apply_all(&objs, CONCURRENCY)?;
+    ctx.cp.kube.apply_all(&objs, CONCURRENCY)?;
     let load = loading.elapsed();
     eprintln!("scale: {} objects loaded in {:.1} s", objs.len(), load.as_secs_f64());
 
+    // (0) Each controller's first sync alone.
+    let services = opts.services;
+    let all: Vec<Probe> = (0..services).map(|i| (host(&format!("svc-{i}")), None)).collect();
+    let probes = spread(&all);
+    let sync_timeout = Duration::from_secs(120) + Duration::from_millis(30) * services as u32;
+    let mut alone: [[Alone; 2]; 2] = Default::default();
+    for (mode, watch_list) in [true, false].into_iter().enumerate() {
+        for (i, a) in first_syncs_alone(&mut ctx, &audit, services, &probes, sync_timeout, watch_list)?
+            .into_iter()
+            .enumerate()
+        {
+            alone[i][mode] = a;
+        }
+    }
+    // The rest on the server as configured.
+    ctx.cp
+        .set_feature_gates(if opts.watch_list { &[] } else { &["WatchList=false"] });
+    ctx.cp.restart_apiserver()?;
+    let kube = &ctx.cp.kube;
+
+    // The requests of the runs alone are not this phase's.
+    let (before, _) = requests(&audit)?;
     let servers = [dns::bind(), dns::bind()];
     let mut procs = Vec::new();
     let mut started = Vec::new();
@@ -442,27 +601,18 @@ pub fn run(ctx: Ctx, opts: &Options) -> Result<bool> {
     let mut figures: [Figures; 2] = Default::default();
     let ticks = clock_ticks();
 
+    for (f, a) in figures.iter_mut().zip(alone) {
+        f.alone = a;
+    }
+
     // (1) First full sync: every Service name answers.
-    let services = opts.services;
-    let all: Vec<Probe> = (0..services).map(|i| (host(&format!("svc-{i}")), None)).collect();
-    let probes = spread(&all);
-    let sync_timeout = Duration::from_secs(120) + Duration::from_millis(30) * services as u32;
     let synced: Vec<Option<Duration>> = std::thread::scope(|s| {
         let handles: Vec<_> = servers
             .iter()
             .zip(&started)
             .map(|(server, since)| {
                 let (port, probes) = (server.port, &probes);
-                s.spawn(move || {
-                    wait_zone(port, *since, sync_timeout, probes, |z| {
-                        z.iter()
-                            .filter(|r| r.rtype == "A" && r.name.starts_with("svc-"))
-                            .map(|r| &r.name)
-                            .collect::<HashSet<_>>()
-                            .len()
-                            == services
-                    })
-                })
+                s.spawn(move || wait_zone(port, *since, sync_timeout, probes, |z| every_service(z, services)))
             })
             .collect();
         handles.into_iter().map(|h| h.join().ok().flatten()).collect()
@@ -478,7 +628,7 @@ pub fn run(ctx: Ctx, opts: &Options) -> Result<bool> {
         }
         for (i, f) in figures.iter_mut().enumerate() {
             f.usage[phase] = usage(&procs[i], ticks)?;
-            f.requests[phase] = reqs[i];
+            f.requests[phase] = reqs[i] - before[i];
         }
         Ok(())
     };
@@ -678,7 +828,50 @@ fn report(opts: &Options, objects: usize, pods: usize, load: Duration, burst: us
             ms(stat(&l)).filter(|_| !l.samples.is_empty())
         })
     };
-    let rows: Vec<(String, [Option<f64>; 2], &str, usize)> = vec![
+    let verb = |f: &Alone, v: &str| Some(f.requests.get(v).copied().unwrap_or_default() as f64);
+    let mut rows: Vec<(String, [Option<f64>; 2], &str, usize)> = Vec::new();
+    for (mode, label) in ["WatchList on", "WatchList off"].into_iter().enumerate() {
+        let alone = |g: &dyn Fn(&Alone) -> Option<f64>| [g(&f[0].alone[mode]), g(&f[1].alone[mode])];
+        rows.extend([
+            (
+                format!("alone, {label}: first full sync (start → every name answers)"),
+                alone(&|a| secs(a.first_sync)),
+                "s",
+                1,
+            ),
+            (
+                format!("alone, {label}: API requests to the first sync"),
+                alone(&|a| Some(a.requests.values().sum::<usize>() as f64)),
+                "",
+                0,
+            ),
+            (
+                format!("alone, {label}: of which LIST"),
+                alone(&|a| verb(a, "list")),
+                "",
+                0,
+            ),
+            (
+                format!("alone, {label}: of which WATCH"),
+                alone(&|a| verb(a, "watch")),
+                "",
+                0,
+            ),
+            (
+                format!("alone, {label}: kube-apiserver RSS before the controller started"),
+                alone(&|a| mb(a.apiserver_before)),
+                "MB",
+                0,
+            ),
+            (
+                format!("alone, {label}: kube-apiserver peak RSS growth to the first sync"),
+                alone(&|a| mb(a.apiserver_peak - a.apiserver_before)),
+                "MB",
+                0,
+            ),
+        ]);
+    }
+    rows.extend(vec![
         (
             "first full sync (start → every name answers)".into(),
             each(&|f| secs(f.first_sync)),
@@ -829,20 +1022,22 @@ fn report(opts: &Options, objects: usize, pods: usize, load: Duration, burst: us
             "",
             0,
         ),
-    ];
+    ]);
     let mut out = String::new();
     let _ = writeln!(
         out,
         "{} Services ({} LoadBalancer, {headless} headless behind EndpointSlices) and {} Pods in {NAMESPACES} \
          namespaces: {objects} objects loaded in {:.1} s ({:.0} objects/s, {CONCURRENCY} in flight).\n\
          Both controllers: `--source=service {}`, RFC2136 to a BIND server each, TXT registry, `--policy=sync`, \
-         defaults otherwise; started together.\n",
+         defaults otherwise; first each alone on a freshly restarted kube-apiserver (WatchList on, then off), then \
+         started together (WatchList {}).\n",
         opts.services,
         opts.services - headless,
         pods,
         load.as_secs_f64(),
         objects as f64 / load.as_secs_f64().max(0.001),
         FLAGS.join(" "),
+        if opts.watch_list { "on" } else { "off" },
     );
     let _ = writeln!(
         out,
@@ -919,6 +1114,10 @@ mod tests {
         assert_eq!((o.services, o.pods, o.idle), (300, 50_000, Duration::from_secs(5)));
         assert!(Options::parse(&["--nodes".to_string(), "1".to_string()]).is_err());
         assert!(Options::parse(&["--pods".to_string()]).is_err());
+        assert!(o.watch_list, "streaming lists by default");
+        let off = Options::parse(&["--watch-list".to_string(), "off".to_string()])?;
+        assert!(!off.watch_list);
+        assert!(Options::parse(&["--watch-list".to_string(), "maybe".to_string()]).is_err());
         Ok(())
     }
 }

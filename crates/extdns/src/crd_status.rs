@@ -29,6 +29,7 @@ use tracing::{debug, warn};
 /// Writes DNSEndpoint status with the binary's client.
 pub struct CrdStatus {
     client: kube::Client,
+    /// The configured resource; the one the live view watches (its plural found by discovery) wins.
     resource: ApiResource,
     config: CrdSourceConfig,
     plan: PlanConfig,
@@ -47,8 +48,13 @@ impl CrdStatus {
         }
     }
 
-    async fn write(&self, o: &DnsEndpoint, conditions: &[DnsEndpointCondition]) -> Result<(), kube::Error> {
-        let api: Api<DynamicObject> = Api::namespaced_with(self.client.clone(), &o.meta.namespace, &self.resource);
+    async fn write(
+        &self,
+        resource: &ApiResource,
+        o: &DnsEndpoint,
+        conditions: &[DnsEndpointCondition],
+    ) -> Result<(), kube::Error> {
+        let api: Api<DynamicObject> = Api::namespaced_with(self.client.clone(), &o.meta.namespace, resource);
         let mut current = api.get(&o.meta.name).await?;
         let generation = current.metadata.generation;
         let now = k8s_openapi::jiff::Timestamp::now().to_string();
@@ -169,6 +175,9 @@ pub fn needs_write(o: &DnsEndpoint, wanted: &[DnsEndpointCondition]) -> bool {
 #[async_trait]
 impl StatusSink for CrdStatus {
     async fn report(&self, cluster: Arc<ClusterStore>, status: SyncStatus) {
+        let resource = cluster
+            .watched_at(ResourceKind::DnsEndpoint)
+            .unwrap_or_else(|| self.resource.clone());
         for o in cluster.dns_endpoints() {
             if !self.config.admits(&o) {
                 continue;
@@ -177,7 +186,7 @@ impl StatusSink for CrdStatus {
             if !needs_write(&o, &wanted) {
                 continue;
             }
-            match self.write(&o, &wanted).await {
+            match self.write(&resource, &o, &wanted).await {
                 Ok(()) => debug!(namespace = %o.meta.namespace, name = %o.meta.name, "DNSEndpoint status written"),
                 Err(e) => warn!(
                     "could not update the status of DNSEndpoint {}/{}: {e}",

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use extdns_controller::{CancellationToken, Controller, Metrics, SyncReport, start_metrics_server};
-use extdns_informer::{Cluster, KindOverrides, LiveCluster, ManifestCluster, ResourceKind};
+use extdns_informer::{Cluster, LiveCluster, ManifestCluster, ResourceKind};
 use extdns_leader::{ElectionConfig, LeaderElection};
 use extdns_provider::Provider;
 use extdns_registry::{NoopRegistry, Registry, TxtRegistry};
@@ -52,20 +52,17 @@ pub async fn run(settings: &Settings) -> anyhow::Result<()> {
     let crd = settings.sources.enabled.contains(&EnabledSource::Crd);
     if let (true, ClusterSettings::ApiServer(kube)) = (crd || settings.events.any(), &settings.cluster) {
         let client = kube_client(kube).await?;
-        // Where DNSEndpoints are, for their events and status: the configured group at discovery's plural.
-        let mut overrides = kube.live.overrides.clone();
-        if crd {
-            discover_dns_endpoints(&client, &mut overrides).await;
-        }
+        let overrides = &kube.live.overrides;
         if settings.events.any() {
             let instance = std::env::var("POD_NAME").ok().filter(|n| !n.is_empty());
             let sink = KubeEvents::new(client.clone(), instance, overrides.clone());
             controller = controller.with_events(settings.events, Arc::new(sink));
         }
         if crd {
+            // Status goes where the live view watches DNSEndpoints (the plural its discovery found).
             let sink = CrdStatus::new(
                 client,
-                &overrides,
+                overrides,
                 settings.sources.crd.clone(),
                 settings.controller.plan.clone(),
             );
@@ -235,49 +232,9 @@ pub async fn build_cluster(settings: &Settings, kinds: &[ResourceKind]) -> anyho
         }
         ClusterSettings::ApiServer(kube) => {
             let client = kube_client(kube).await?;
-            let mut live = kube.live.clone();
-            if kinds.contains(&ResourceKind::DnsEndpoint) {
-                discover_dns_endpoints(&client, &mut live.overrides).await;
-            }
-            let cluster = LiveCluster::start(client, kinds, live)?;
+            let cluster = LiveCluster::start(client, kinds, kube.live.clone())?;
             Ok(Arc::new(cluster))
         }
-    }
-}
-
-/// The resource DNSEndpoints (of `--crd-source-apiversion` and `--crd-source-kind`) are served at, found by
-/// discovery as external-dns up to v0.20 found it. When discovery cannot tell (the group is not served yet,
-/// no permission), the resource stays the kind in lower case plus `s` and the watch retries it.
-async fn discover_dns_endpoints(client: &kube::Client, overrides: &mut KindOverrides) {
-    let wanted = overrides.api_resource(ResourceKind::DnsEndpoint);
-    match client.list_api_group_resources(&wanted.api_version).await {
-        Ok(list) => match list
-            .resources
-            .iter()
-            .find(|r| r.kind == wanted.kind && !r.name.contains('/'))
-        {
-            Some(found) if found.name != wanted.plural => {
-                overrides.set_resource(
-                    ResourceKind::DnsEndpoint,
-                    &wanted.api_version,
-                    &wanted.kind,
-                    &found.name,
-                );
-            }
-            Some(_) => {}
-            None => tracing::warn!(
-                api_version = %wanted.api_version,
-                kind = %wanted.kind,
-                "the API server serves no such kind in this group version; watching {} until it does",
-                wanted.plural
-            ),
-        },
-        Err(e) => tracing::warn!(
-            api_version = %wanted.api_version,
-            error = %e,
-            "discovery of the DNSEndpoint resource failed; watching {}",
-            wanted.plural
-        ),
     }
 }
 

@@ -37,7 +37,8 @@ fn list_for(path: &str) -> String {
     format!(r#"{{"apiVersion":"{api_version}","kind":"{kind}","metadata":{{"resourceVersion":"10"}},"items":{items}}}"#)
 }
 
-/// Serves one connection: lists get their body, watches get a chunked response that never ends.
+/// Serves one connection: lists get their body, watches get a chunked response that never ends, streaming
+/// lists are refused.
 fn serve(stream: TcpStream) -> std::io::Result<()> {
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut writer = stream;
@@ -53,6 +54,19 @@ fn serve(stream: TcpStream) -> std::io::Result<()> {
             }
         }
         let path = request_line.split_whitespace().nth(1).unwrap_or("/").to_string();
+        if path.contains("sendInitialEvents=true") {
+            // A server without streaming lists (WatchList off, or before 1.27): extdns lists in pages.
+            let body = r#"{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Invalid","code":422,
+                "message":"sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled"}"#;
+            write!(
+                writer,
+                "HTTP/1.1 422 Unprocessable Entity\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{}",
+                body.len(),
+                body
+            )?;
+            writer.flush()?;
+            continue;
+        }
         if path.contains("watch=true") || path.contains("watch=1") {
             writer.write_all(
                 b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n",

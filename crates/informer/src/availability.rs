@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use kube::Client;
+use kube::core::ApiResource;
 
 use crate::kinds::KindSpec;
 
@@ -58,18 +59,21 @@ pub struct Unavailable {
 }
 
 impl Unavailable {
-    /// The kind of `spec` answered `status` to a list at `version`, in `namespace` (all for `None`); `served`
-    /// is what discovery found (`None` when it could not be asked).
+    /// A list of `resource` (the table's row at a version, or the resource configuration put in its place)
+    /// answered `status` in `namespace` (all for `None`); `reads` are the versions extdns reads of it and
+    /// `served` what discovery found (`None` when it could not be asked). Everything named is the
+    /// resource's, so an overridden kind's warning names the configured group and kind.
     pub(crate) fn of(
-        spec: &KindSpec,
-        version: &str,
+        resource: &ApiResource,
+        reads: &[&str],
         status: u16,
         namespace: Option<&str>,
         served: Option<&Served>,
     ) -> Self {
-        let api_version = spec.api_version_of(version);
+        let api_version = resource.api_version.clone();
+        let (group, plural) = (resource.group.as_str(), resource.plural.as_str());
         if status == 403 {
-            let group = if spec.group.is_empty() { "\"\"" } else { spec.group };
+            let group = if group.is_empty() { "\"\"" } else { group };
             let where_ = match namespace {
                 Some(ns) => format!("a Role in namespace {ns}"),
                 None => "a ClusterRole".to_string(),
@@ -79,17 +83,16 @@ impl Unavailable {
                 api_version,
                 status,
                 missing: format!(
-                    "RBAC rule in {where_}: apiGroups [{group}], resources [{}], verbs [get, list, watch]",
-                    spec.plural
+                    "RBAC rule in {where_}: apiGroups [{group}], resources [{plural}], verbs [get, list, watch]"
                 ),
             };
         }
-        let others = served.map(|s| s.versions(spec)).unwrap_or_default();
+        let others = served.map(|s| s.versions(group, plural)).unwrap_or_default();
         if others.is_empty() {
-            let crd = if spec.group.is_empty() {
-                format!("resource {}", spec.plural)
+            let crd = if group.is_empty() {
+                format!("resource {plural}")
             } else {
-                format!("CRD {}.{}", spec.plural, spec.group)
+                format!("CRD {plural}.{group}")
             };
             Unavailable {
                 reason: UnavailableReason::CrdAbsent,
@@ -104,7 +107,7 @@ impl Unavailable {
                 status,
                 missing: format!(
                     "a served version extdns reads ({}); the server serves {}",
-                    spec.versions.join(", "),
+                    reads.join(", "),
                     others.join(", ")
                 ),
             }
@@ -127,6 +130,8 @@ impl fmt::Display for Unavailable {
 pub(crate) struct Served {
     /// (group, plural) → served versions, in the server's order of preference.
     resources: BTreeMap<(String, String), Vec<String>>,
+    /// (group, version, kind) → plural: where a configured kind is served ([`crate::KindOverrides`]).
+    plurals: BTreeMap<(String, String, String), String>,
 }
 
 /// The version a kind is to be watched at.
@@ -139,30 +144,45 @@ pub(crate) enum Choice {
 }
 
 impl Served {
-    /// Every version of `group`/`plural` the server serves, one entry per group version of `versions`.
-    pub(crate) fn from_entries<'a>(entries: impl IntoIterator<Item = (&'a str, &'a str, &'a str)>) -> Self {
-        let mut resources: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
-        for (group, version, plural) in entries {
-            resources
+    /// What the server serves: one `(group, version, plural, kind)` entry per resource and version.
+    pub(crate) fn from_entries<'a>(entries: impl IntoIterator<Item = (&'a str, &'a str, &'a str, &'a str)>) -> Self {
+        let mut served = Served::default();
+        for (group, version, plural, kind) in entries {
+            served
+                .resources
                 .entry((group.to_string(), plural.to_string()))
                 .or_default()
                 .push(version.to_string());
+            served.plurals.insert(
+                (group.to_string(), version.to_string(), kind.to_string()),
+                plural.to_string(),
+            );
         }
-        Served { resources }
+        served
     }
 
-    /// The versions the server serves `spec`'s resource at.
-    pub(crate) fn versions(&self, spec: &KindSpec) -> Vec<String> {
+    /// The versions the server serves `group`/`plural` at.
+    pub(crate) fn versions(&self, group: &str, plural: &str) -> Vec<String> {
         self.resources
-            .get(&(spec.group.to_string(), spec.plural.to_string()))
+            .get(&(group.to_string(), plural.to_string()))
             .cloned()
             .unwrap_or_default()
+    }
+
+    /// `resource` with the plural the server serves its kind at in its group version (external-dns up to
+    /// v0.20 found a configured DNSEndpoint kind this way); `None` when it serves no such kind there.
+    pub(crate) fn resolve(&self, resource: &ApiResource) -> Option<ApiResource> {
+        let key = (resource.group.clone(), resource.version.clone(), resource.kind.clone());
+        self.plurals.get(&key).map(|plural| ApiResource {
+            plural: plural.clone(),
+            ..resource.clone()
+        })
     }
 
     /// The version to watch `spec` at: extdns's order of preference, not the server's (a server preferring
     /// `v1alpha2` while serving `v1` is still read at `v1`).
     pub(crate) fn choose(&self, spec: &KindSpec) -> Choice {
-        let served = self.versions(spec);
+        let served = self.versions(spec.group, spec.plural);
         spec.versions
             .iter()
             .find(|v| served.iter().any(|s| s == *v))
@@ -186,8 +206,9 @@ pub(crate) async fn discover(client: &Client) -> Option<Served> {
                 for version in &group.versions {
                     let Some(v) = version.version.as_deref() else { continue };
                     for resource in &version.resources {
+                        let kind = resource.response_kind.as_ref().and_then(|k| k.kind.as_deref());
                         if let Some(plural) = resource.resource.as_deref() {
-                            entries.push((name, v, plural));
+                            entries.push((name, v, plural, kind.unwrap_or_default()));
                         }
                     }
                 }
@@ -215,14 +236,17 @@ mod tests {
         let tcp = ResourceKind::Route(RouteKind::Tcp).spec();
         let udp = ResourceKind::Route(RouteKind::Udp).spec();
         let experimental = Served::from_entries([
-            (GW, "v1alpha2", "tcproutes"),
-            (GW, "v1alpha2", "tlsroutes"),
-            (GW, "v1alpha3", "tlsroutes"),
+            (GW, "v1alpha2", "tcproutes", "TCPRoute"),
+            (GW, "v1alpha2", "tlsroutes", "TLSRoute"),
+            (GW, "v1alpha3", "tlsroutes", "TLSRoute"),
         ]);
         assert_eq!(experimental.choose(tcp), Choice::Version("v1alpha2"));
         assert_eq!(experimental.choose(tls), Choice::Version("v1alpha3"));
         assert_eq!(experimental.choose(udp), Choice::None, "no UDPRoute CRD");
-        let standard = Served::from_entries([(GW, "v1alpha2", "tcproutes"), (GW, "v1", "tcproutes")]);
+        let standard = Served::from_entries([
+            (GW, "v1alpha2", "tcproutes", "TCPRoute"),
+            (GW, "v1", "tcproutes", "TCPRoute"),
+        ]);
         assert_eq!(
             standard.choose(tcp),
             Choice::Version("v1"),
@@ -233,19 +257,53 @@ mod tests {
     #[test]
     fn an_unavailable_kind_names_what_is_missing() {
         let tcp = ResourceKind::Route(RouteKind::Tcp).spec();
-        let absent = Unavailable::of(tcp, "v1", 404, None, Some(&Served::default()));
+        let v1 = tcp.api_resource("v1");
+        let absent = Unavailable::of(&v1, tcp.versions, 404, None, Some(&Served::default()));
         assert_eq!(absent.reason, UnavailableReason::CrdAbsent);
         assert_eq!(absent.missing, "CRD tcproutes.gateway.networking.k8s.io");
-        let alpha3 = Served::from_entries([(GW, "v1alpha3", "tcproutes")]);
-        let not_served = Unavailable::of(tcp, "v1", 404, None, Some(&alpha3));
+        let alpha3 = Served::from_entries([(GW, "v1alpha3", "tcproutes", "TCPRoute")]);
+        let not_served = Unavailable::of(&v1, tcp.versions, 404, None, Some(&alpha3));
         assert_eq!(not_served.reason, UnavailableReason::NotServed);
         assert!(not_served.missing.contains("serves v1alpha3"), "{}", not_served.missing);
-        let nodes = Unavailable::of(ResourceKind::Node.spec(), "v1", 403, None, None);
+        let node = ResourceKind::Node.spec();
+        let nodes = Unavailable::of(&node.api_resource("v1"), node.versions, 403, None, None);
         assert_eq!(nodes.reason, UnavailableReason::Forbidden);
         assert_eq!(
             nodes.to_string(),
             "forbidden (v1 answered 403; missing RBAC rule in a ClusterRole: apiGroups [\"\"], resources [nodes], \
              verbs [get, list, watch])"
         );
+    }
+
+    #[test]
+    fn a_configured_kind_is_named_as_configured_and_found_by_its_kind() {
+        let mut overrides = crate::KindOverrides::new();
+        overrides.set_resource(
+            ResourceKind::DnsEndpoint,
+            "externaldns.nginx.org/v1",
+            "DNSRecord",
+            "dnsrecords",
+        );
+        let configured = overrides.api_resource(ResourceKind::DnsEndpoint);
+        let absent = Unavailable::of(&configured, &["v1"], 404, Some("team"), Some(&Served::default()));
+        assert_eq!(absent.api_version, "externaldns.nginx.org/v1");
+        assert_eq!(
+            absent.missing, "CRD dnsrecords.externaldns.nginx.org",
+            "not the table's dnsendpoints"
+        );
+        let forbidden = Unavailable::of(&configured, &["v1"], 403, Some("team"), None);
+        assert!(
+            forbidden
+                .missing
+                .contains("apiGroups [externaldns.nginx.org], resources [dnsrecords]"),
+            "{}",
+            forbidden.missing
+        );
+        // The server's plural is not the kind in lower case plus `s`.
+        let served = Served::from_entries([("externaldns.nginx.org", "v1", "dnsrecordz", "DNSRecord")]);
+        let resolved = served.resolve(&configured).map(|r| r.plural);
+        assert_eq!(resolved.as_deref(), Some("dnsrecordz"));
+        let other_version = Served::from_entries([("externaldns.nginx.org", "v2", "dnsrecordz", "DNSRecord")]);
+        assert_eq!(other_version.resolve(&configured), None);
     }
 }

@@ -11,6 +11,7 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Debug;
 use std::pin::pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -193,78 +194,179 @@ pub(crate) fn spawn_watch<K: Watched>(namespace: Option<&str>, inner: Arc<Inner>
 }
 
 /// Watches `K` at the version the server serves (discovery at start, shared by every kind), and again at
-/// the version discovery then finds whenever a list gets 404. A list refused (403) or not served at any
-/// version extdns reads marks the kind unavailable; the watcher keeps retrying with its backoff, so the
-/// kind becomes available again as soon as a list succeeds.
+/// the version discovery then finds whenever a list gets 404. A kind configuration moved to another group,
+/// version or kind (DNSEndpoints with `--crd-source-apiversion`) is watched where it says, at the plural
+/// the server serves that kind at (discovery again; the configured guess until it can tell). A list
+/// refused (403) or not served at any version extdns reads marks the kind unavailable; the watcher keeps
+/// retrying with its backoff, so the kind becomes available again as soon as a list succeeds.
 async fn run<K: Watched>(client: Client, namespace: Option<String>, cfg: watcher::Config, inner: Arc<Inner>) {
     let kind = K::KIND;
     let spec = kind.spec();
     let ns = namespace.as_deref();
-    let mut version = spec.preferred_version();
-    // A kind configuration moved to another group, version or kind (DNSEndpoints with
-    // `--crd-source-apiversion`) is watched where it says; discovery chooses among the table's versions only.
     let overridden = inner.opts.overrides.get(kind).cloned();
-    if overridden.is_none() && !spec.group.is_empty() {
-        let served = inner.discovered.get_or_init(|| availability::discover(&client)).await;
-        if let Some(served) = served {
-            match served.choose(spec) {
-                Choice::Version(v) => version = v,
-                Choice::None => inner.unavailable(kind, Unavailable::of(spec, version, 404, ns, Some(served))),
+    let mut resource = match &overridden {
+        Some(configured) => {
+            let served = inner.discovered.get_or_init(|| availability::discover(&client)).await;
+            served
+                .as_ref()
+                .and_then(|s| s.resolve(configured))
+                .unwrap_or_else(|| configured.clone())
+        }
+        None if spec.group.is_empty() => spec.api_resource(spec.preferred_version()),
+        None => {
+            let served = inner.discovered.get_or_init(|| availability::discover(&client)).await;
+            match served.as_ref().map(|s| s.choose(spec)) {
+                Some(Choice::Version(v)) => spec.api_resource(v),
+                Some(Choice::None) => {
+                    let resource = spec.api_resource(spec.preferred_version());
+                    let why = Unavailable::of(&resource, spec.versions, 404, ns, served.as_ref());
+                    inner.unavailable(kind, why);
+                    resource
+                }
+                None => spec.api_resource(spec.preferred_version()),
             }
         }
-    }
+    };
+    let mut recheck = Recheck::default();
+    // Whether this kind's next watcher may stream its list. A streaming watch the server answers with
+    // something other than watch events or a Status (`404 page not found` as text, for a resource it does
+    // not serve) says nothing about why; the kind then lists in pages until a list succeeds, and a paged
+    // list's errors carry the status (404, 403) the checks below act on.
+    let mut may_stream = true;
     loop {
-        let resource = overridden.clone().unwrap_or_else(|| spec.api_resource(version));
+        // The versions extdns reads: a configured resource's own, else the table's.
+        let own = [resource.version.as_str()];
+        let reads: &[&str] = if overridden.is_some() { &own } else { spec.versions };
+        let streaming = may_stream && inner.streaming_lists.load(Ordering::Relaxed);
+        tracing::debug!(
+            kind = %resource.kind, version = %resource.api_version, plural = %resource.plural, streaming, "watching"
+        );
+        inner.store.set_watched_at(kind, resource.clone());
         let api: Api<Decoded<K>> = match ns {
             Some(ns) => Api::namespaced_with(client.clone(), ns, &resource),
             None => Api::all_with(client.clone(), &resource),
         };
-        let mut events = pin!(watcher::watcher(api, cfg.clone()).default_backoff());
-        let mut switch_to = None;
-        let mut recheck = Recheck::default();
+        let cfg = if streaming {
+            cfg.clone().streaming_lists()
+        } else {
+            cfg.clone()
+        };
+        let mut events = pin!(watcher::watcher(api, cfg).default_backoff());
+        let mut next = None;
+        // Whether an initial list is under way. A streaming list begins with its first object, not with an
+        // `Init` event as a paged one does, so the store is told here (it keeps the old view until the end).
+        let mut listing = false;
+        // Whether this watcher has completed a list (after that, its errors are the watch's own).
+        let mut listed_once = false;
         while let Some(event) = events.next().await {
             match event {
                 Ok(event) => {
+                    match event {
+                        Event::Init => listing = true,
+                        Event::InitApply(_) | Event::InitDone if !listing => {
+                            inner.ingest::<K>(Event::Init);
+                            listing = true;
+                        }
+                        _ => {}
+                    }
                     let listed = matches!(event, Event::InitDone);
                     inner.ingest::<K>(event);
                     if listed {
+                        listing = false;
+                        listed_once = true;
+                        may_stream = true;
                         recheck = Recheck::default();
                         inner.available(kind, &resource.api_version);
                     }
                 }
-                Err(e) => match status_of(&e) {
-                    Some(404) => {
-                        let served = availability::discover(&client).await;
-                        match served.as_ref().map(|s| s.choose(spec)) {
-                            Some(Choice::Version(v)) if v != version && overridden.is_none() => {
-                                tracing::info!(%kind, from = version, to = v, "the served version changed; watching it");
-                                switch_to = Some(v);
-                                break;
+                Err(e) if streaming && refuses_streaming_lists(&e) => {
+                    if inner.streaming_lists.swap(false, Ordering::Relaxed) {
+                        tracing::info!(
+                            kind = %resource.kind, error = %e,
+                            "the API server does not serve streaming lists (WatchList); listing in pages"
+                        );
+                    }
+                    next = Some(resource.clone());
+                    break;
+                }
+                Err(e @ watcher::Error::WatchFailed(_)) if streaming && !listed_once && status_of(&e).is_none() => {
+                    tracing::debug!(kind = %resource.kind, error = %e, "the streaming list failed; listing in pages");
+                    may_stream = false;
+                    next = Some(resource.clone());
+                    break;
+                }
+                Err(e) => {
+                    // The watcher starts the list over after these: the next object begins a new one. (A
+                    // streaming list whose stream ends early starts over without a word: the objects of the
+                    // two attempts then make one list, the later of each pair winning.)
+                    if matches!(
+                        &e,
+                        watcher::Error::WatchStartFailed(_) | watcher::Error::InitialListFailed(_)
+                    ) || matches!(&e, watcher::Error::WatchError(s) if s.code == 410)
+                    {
+                        listing = false;
+                    }
+                    match status_of(&e) {
+                        Some(404) => {
+                            let served = availability::discover(&client).await;
+                            let found = served.as_ref().and_then(|s| match &overridden {
+                                Some(configured) => s.resolve(configured),
+                                None => match s.choose(spec) {
+                                    Choice::Version(v) => Some(spec.api_resource(v)),
+                                    Choice::None => None,
+                                },
+                            });
+                            match found {
+                                Some(found) if found != resource => {
+                                    tracing::info!(
+                                        kind = %resource.kind, from = %resource.api_version, to = %found.api_version,
+                                        plural = %found.plural, "the served version changed; watching it"
+                                    );
+                                    next = Some(found);
+                                }
+                                _ => {
+                                    let why = Unavailable::of(&resource, reads, 404, ns, served.as_ref());
+                                    inner.unavailable(kind, why);
+                                    recheck.wait().await;
+                                    next = Some(resource.clone());
+                                }
                             }
-                            _ => {
-                                inner.unavailable(kind, Unavailable::of(spec, version, 404, ns, served.as_ref()));
-                                recheck.wait().await;
-                            }
+                            break;
                         }
+                        Some(403) => {
+                            inner.unavailable(kind, Unavailable::of(&resource, reads, 403, ns, None));
+                            recheck.wait().await;
+                            next = Some(resource.clone());
+                            break;
+                        }
+                        _ => tracing::warn!(kind = %resource.kind, error = %e, "watch failed; retrying with backoff"),
                     }
-                    Some(403) => {
-                        inner.unavailable(kind, Unavailable::of(spec, version, 403, ns, None));
-                        recheck.wait().await;
-                    }
-                    _ => tracing::warn!(%kind, error = %e, "watch failed; retrying with backoff"),
-                },
+                }
             }
         }
-        match switch_to {
-            Some(v) => version = v,
+        // A new watcher for the re-check, so the pause is the re-check's alone, not the watcher's growing backoff.
+        match next {
+            Some(found) => resource = found,
             None => return,
         }
     }
 }
 
+/// Whether the API server refused a streaming list (`sendInitialEvents`): 422 from servers with the WatchList
+/// feature off, and from those before 1.27, which refuse `resourceVersionMatch` on a watch; 400 from any that
+/// cannot parse the request. The refusal is the watch response's status, which the client reports either
+/// as the watch failing to start or as the first item of its stream.
+fn refuses_streaming_lists(e: &watcher::Error) -> bool {
+    matches!(
+        e,
+        watcher::Error::WatchStartFailed(kube::Error::Api(s)) | watcher::Error::WatchFailed(kube::Error::Api(s))
+            if s.code == 422 || s.code == 400
+    )
+}
+
 /// The pause before listing an unavailable kind again: from one second, doubling, capped at 30 s (a CRD
-/// installed or a Role granted is picked up within that). The watcher's own backoff does not grow here: it
-/// starts every list with an `Init` event, which resets it.
+/// installed or a Role granted is picked up within that). Each re-check starts a new watcher, whose own
+/// backoff starts afresh.
 #[derive(Debug, Default)]
 struct Recheck {
     attempts: u32,
@@ -398,6 +500,10 @@ pub(crate) struct Inner {
     pub(crate) fetches: Mutex<Fetches>,
     /// What the API discovery at start found, shared by every watcher (one request for all of them).
     pub(crate) discovered: tokio::sync::OnceCell<Option<Served>>,
+    /// Whether initial lists stream (WatchList: one watch with `sendInitialEvents`, objects one by one,
+    /// instead of pages of a LIST the API server builds whole in memory). Cleared for every kind the first
+    /// time the server refuses one, so the others list in pages straight away.
+    pub(crate) streaming_lists: AtomicBool,
 }
 
 #[derive(Clone)]
@@ -424,6 +530,7 @@ impl Inner {
             demand: Mutex::new(PodDemand::default()),
             fetches: Mutex::new(Fetches::default()),
             discovered: tokio::sync::OnceCell::new(),
+            streaming_lists: AtomicBool::new(true),
         }
     }
 
@@ -470,8 +577,10 @@ impl Inner {
             tracing::debug!(%kind, %why, "still unavailable");
             return;
         }
+        // A configured kind is named as configured (`--crd-source-kind`), not as the table's row.
+        let name = self.opts.overrides.get(kind).map_or(kind.kind(), |r| r.kind.as_str());
         tracing::warn!(
-            %kind, version = %why.api_version, status = why.status, reason = %why.reason, missing = %why.missing,
+            kind = %name, version = %why.api_version, status = why.status, reason = %why.reason, missing = %why.missing,
             "cannot list this kind: what needs it is held, everything else syncs; re-checking with backoff"
         );
         self.pending_changes().mark_everything();

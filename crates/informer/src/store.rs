@@ -14,6 +14,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
+use kube::core::ApiResource;
+
 use crate::StrMap;
 use crate::availability::Unavailable;
 use crate::index::{Ref, Refs};
@@ -72,6 +74,8 @@ pub struct ClusterStore {
     /// nothing or what was listed before they became unavailable, and sources needing them hold their
     /// records instead of publishing from them.
     unavailable: RwLock<BTreeMap<ResourceKind, Unavailable>>,
+    /// The API resource each kind is watched at, as discovery chose it (live views only).
+    watched_at: RwLock<BTreeMap<ResourceKind, ApiResource>>,
 }
 
 impl fmt::Debug for ClusterStore {
@@ -86,6 +90,7 @@ impl Default for ClusterStore {
             interner: Interner::new(),
             indexes: KINDS.iter().map(|s| s.ops.new_index(s.kind)).collect(),
             unavailable: RwLock::default(),
+            watched_at: RwLock::default(),
         }
     }
 }
@@ -160,6 +165,25 @@ impl ClusterStore {
             Some(why) => map.insert(kind, why),
             None => map.remove(&kind),
         }
+    }
+
+    /// The API resource `kind` is watched at: the version discovery chose, and for a configured kind
+    /// ([`crate::KindOverrides`]) the plural the server serves it at. `None` for a kind not watched (yet),
+    /// and in views not backed by the API server. What writes back to the objects (DNSEndpoint status)
+    /// addresses them here.
+    pub fn watched_at(&self, kind: ResourceKind) -> Option<ApiResource> {
+        self.watched_at
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&kind)
+            .cloned()
+    }
+
+    pub(crate) fn set_watched_at(&self, kind: ResourceKind, resource: ApiResource) {
+        self.watched_at
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(kind, resource);
     }
 
     /// The shared strings of stored objects, for memory accounting.

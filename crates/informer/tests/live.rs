@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::convert::Infallible;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -36,6 +37,9 @@ struct FakeApi {
     /// Paths answered with a fixed status and body instead (403 for a forbidden list, 500, the discovery
     /// document at `/apis`).
     fixed: Arc<Mutex<HashMap<String, (u16, Value)>>>,
+    /// Whether a watch with `sendInitialEvents=true` streams the list (WatchList); otherwise it is refused
+    /// with 422, as a server with the feature off refuses it.
+    streaming: Arc<AtomicBool>,
 }
 
 /// The test's handle on one resource path.
@@ -88,10 +92,16 @@ impl FakeApi {
 
     /// Aggregated discovery (`GET /apis`) listing these (group, version, plural).
     fn discovery(&self, resources: &[(&str, &str, &str)]) {
+        let with_kinds: Vec<_> = resources.iter().map(|&(g, v, plural)| (g, v, plural, "X")).collect();
+        self.discovery_of_kinds(&with_kinds);
+    }
+
+    /// Aggregated discovery (`GET /apis`) listing these (group, version, plural, kind).
+    fn discovery_of_kinds(&self, resources: &[(&str, &str, &str, &str)]) {
         let mut groups: BTreeMap<&str, BTreeMap<&str, Vec<Value>>> = BTreeMap::new();
-        for (g, v, plural) in resources {
+        for (g, v, plural, kind) in resources {
             groups.entry(g).or_default().entry(v).or_default().push(
-                json!({"resource": plural, "responseKind": {"group": g, "version": v, "kind": "X"},
+                json!({"resource": plural, "responseKind": {"group": g, "version": v, "kind": kind},
                     "scope": "Namespaced", "verbs": ["list", "watch"]}),
             );
         }
@@ -112,6 +122,17 @@ impl FakeApi {
         );
     }
 
+    /// An empty list of Gateway API routes at `version`.
+    fn serve_no_routes(&self, version: &str, plural: &str, list_kind: &str) -> Handle {
+        let gw = "gateway.networking.k8s.io";
+        self.serve(
+            &format!("/apis/{gw}/{version}/{plural}"),
+            list_kind,
+            &format!("{gw}/{version}"),
+            vec![],
+        )
+    }
+
     fn requests(&self) -> Vec<http::Uri> {
         self.requests.lock().expect("lock").clone()
     }
@@ -123,6 +144,52 @@ impl FakeApi {
             async move { Ok::<_, Infallible>(fake.handle(req).await) }
         });
         kube::Client::new(svc, "default")
+    }
+
+    /// A watch with `sendInitialEvents=true`: 422 when the fake does not stream lists; otherwise (once the
+    /// test releases the list) every item as ADDED, the bookmark that ends the initial events, then the
+    /// events the test sends. `None` for a path it does not serve (answered 404 like a list).
+    async fn streaming_list(&self, path: &str) -> Option<Response<Body>> {
+        if !self.streaming.load(Ordering::Relaxed) {
+            let status = json!({"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "Invalid",
+                "message": "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: sendInitialEvents \
+                    is forbidden for watch unless the WatchList feature gate is enabled", "code": 422});
+            return Some(
+                Response::builder()
+                    .status(422)
+                    .header("content-type", "application/json")
+                    .body(Full::new(Bytes::from(status.to_string())).boxed_unsync())
+                    .expect("response"),
+            );
+        }
+        let (list, mut release, events) = {
+            let mut resources = self.resources.lock().expect("lock");
+            let r = resources.get_mut(path)?;
+            (r.list.clone(), r.release.clone(), r.events.take())
+        };
+        let _ = release.wait_for(|r| *r).await;
+        let mut lines: Vec<String> = list["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|o| json!({"type": "ADDED", "object": o}).to_string() + "\n")
+            .collect();
+        let end = json!({"type": "BOOKMARK", "object": {"apiVersion": list["apiVersion"], "kind": list["kind"].as_str()
+            .and_then(|k| k.strip_suffix("List")), "metadata": {"resourceVersion": list["metadata"]["resourceVersion"],
+            "annotations": {"k8s.io/initial-events-end": "true"}}}});
+        lines.push(end.to_string() + "\n");
+        let initial = futures::stream::iter(lines).map(|s| Ok::<_, Infallible>(Frame::data(Bytes::from(s))));
+        let body: Body = match events {
+            Some(rx) => StreamBody::new(initial.chain(rx.map(|s| Ok::<_, Infallible>(Frame::data(Bytes::from(s))))))
+                .boxed_unsync(),
+            None => StreamBody::new(initial.chain(futures::stream::pending())).boxed_unsync(),
+        };
+        Some(
+            Response::builder()
+                .header("content-type", "application/json")
+                .body(body)
+                .expect("response"),
+        )
     }
 
     async fn handle(&self, req: Request<kube::client::Body>) -> Response<Body> {
@@ -138,7 +205,14 @@ impl FakeApi {
                 .body(Full::new(Bytes::from(body.to_string())).boxed_unsync())
                 .expect("response");
         }
-        if is_watch {
+        let streaming_list = uri
+            .query()
+            .is_some_and(|q| q.split('&').any(|p| p == "sendInitialEvents=true"));
+        if is_watch && streaming_list {
+            if let Some(response) = self.streaming_list(&path).await {
+                return response;
+            }
+        } else if is_watch {
             let events = self
                 .resources
                 .lock()
@@ -163,11 +237,12 @@ impl FakeApi {
             .get(&path)
             .map(|r| (r.list.clone(), r.release.clone()));
         let Some((list, mut release)) = found else {
-            let status =
-                json!({"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "NotFound", "code": 404});
+            // What kube-apiserver answers for a resource it does not serve (a CRD not installed): plain text,
+            // to a list and to a watch alike.
             return Response::builder()
                 .status(404)
-                .body(Full::new(Bytes::from(status.to_string())).boxed_unsync())
+                .header("content-type", "text/plain; charset=utf-8")
+                .body(Full::new(Bytes::from("404 page not found\n")).boxed_unsync())
                 .expect("response");
         };
         // The list is held back until the test releases it, so the unsynced state can be observed.
@@ -504,13 +579,7 @@ async fn each_kind_is_watched_at_the_served_version_discovery_finds() -> TestRes
         ("gateway.networking.k8s.io", "v1alpha2", "tlsroutes"),
     ]);
     let gw = "gateway.networking.k8s.io";
-    fake.serve(
-        &format!("/apis/{gw}/v1/tcproutes"),
-        "TCPRouteList",
-        &format!("{gw}/v1"),
-        vec![],
-    )
-    .release();
+    fake.serve_no_routes("v1", "tcproutes", "TCPRouteList").release();
     fake.serve(
         &format!("/apis/{gw}/v1alpha3/tlsroutes"),
         "TLSRouteList",
@@ -527,6 +596,194 @@ async fn each_kind_is_watched_at_the_served_version_discovery_finds() -> TestRes
     assert!(cluster.store().unavailable_kinds().is_empty());
     let discoveries = fake.requests().iter().filter(|u| u.path() == "/apis").count();
     assert_eq!(discoveries, 1, "one discovery request for every kind");
+    Ok(())
+}
+
+#[tokio::test]
+async fn initial_lists_stream_when_the_server_serves_them_and_fall_back_to_pages_when_refused() -> TestResult {
+    let fake = FakeApi::default();
+    fake.streaming.store(true, Ordering::Relaxed);
+    let services = fake.serve(
+        "/api/v1/services",
+        "ServiceList",
+        "v1",
+        vec![service("web", "default"), service("api", "default")],
+    );
+    services.release();
+    let cluster = LiveCluster::start(fake.client(), &[ResourceKind::Service], LiveOptions::default())?;
+    cluster.wait_until_synced(Duration::from_secs(5)).await?;
+    assert_eq!(cluster.store().services().len(), 2);
+    let requests = fake.requests();
+    let to = |path: &str| {
+        requests
+            .iter()
+            .filter(|u| u.path() == path)
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    let services_requests = to("/api/v1/services");
+    assert_eq!(services_requests.len(), 1, "one watch, no LIST: {services_requests:?}");
+    let query = services_requests[0].query().unwrap_or_default();
+    assert!(
+        query.contains("watch=true") && query.contains("sendInitialEvents=true"),
+        "{query}"
+    );
+    // The same watch goes on after the initial events.
+    let mut changes = cluster.changes();
+    let seen = *changes.borrow_and_update();
+    let mut db = service("db", "default");
+    db["metadata"]["resourceVersion"] = json!("11");
+    services.send("ADDED", db);
+    next_change(&mut changes, seen).await?;
+    assert_eq!(cluster.store().services().len(), 3);
+    drop(cluster);
+
+    // A kind whose CRD is not installed: its streaming watch is answered with text, not a Status; it is
+    // found unavailable by a paged list, and streams again once installed.
+    let logs = Logs::default();
+    let guard = logs.capture();
+    let gw = "gateway.networking.k8s.io";
+    fake.discovery(&[]);
+    let cluster = LiveCluster::start(
+        fake.client(),
+        &[ResourceKind::Service, ResourceKind::Route(RouteKind::Tcp)],
+        LiveOptions::default(),
+    )?;
+    cluster.wait_until_synced(Duration::from_secs(5)).await?;
+    let tcp = cluster
+        .store()
+        .unavailable(ResourceKind::Route(RouteKind::Tcp))
+        .ok_or("TCPRoutes are unavailable")?;
+    assert_eq!((tcp.reason, tcp.status), (UnavailableReason::CrdAbsent, 404));
+    fake.discovery(&[(gw, "v1", "tcproutes")]);
+    fake.serve_no_routes("v1", "tcproutes", "TCPRouteList").release();
+    wait_for("TCPRoutes available", || cluster.store().unavailable_kinds().is_empty()).await?;
+    assert_eq!(count(&logs.text(), "cannot list this kind"), 1, "{}", logs.text());
+    assert_eq!(
+        count(&logs.text(), "does not serve streaming lists"),
+        0,
+        "{}",
+        logs.text()
+    );
+    assert_eq!(
+        count(&logs.text(), "watch failed"),
+        0,
+        "the text answer is no watch failure: {}",
+        logs.text()
+    );
+    drop(guard);
+    drop(cluster);
+
+    // A server without WatchList (422): every kind lists in pages, and says so once.
+    let logs = Logs::default();
+    let _guard = logs.capture();
+    let old = FakeApi::default();
+    old.serve("/api/v1/services", "ServiceList", "v1", vec![service("web", "default")])
+        .release();
+    old.serve(
+        "/api/v1/pods",
+        "PodList",
+        "v1",
+        vec![pod("a", "1", json!({"app": "web"}), "img:1")],
+    )
+    .release();
+    let cluster = LiveCluster::start(
+        old.client(),
+        &[ResourceKind::Service, ResourceKind::Pod],
+        LiveOptions::default(),
+    )?;
+    cluster.wait_until_synced(Duration::from_secs(5)).await?;
+    assert_eq!(cluster.store().services().len(), 1);
+    assert_eq!(cluster.store().pods("default").len(), 1);
+    let requests = old.requests();
+    for path in ["/api/v1/services", "/api/v1/pods"] {
+        let of_path: Vec<&http::Uri> = requests.iter().filter(|u| u.path() == path).collect();
+        let streamed = of_path
+            .iter()
+            .filter(|u| u.query().is_some_and(|q| q.contains("sendInitialEvents=true")))
+            .count();
+        let listed = of_path
+            .iter()
+            .filter(|u| !u.query().unwrap_or_default().contains("watch="))
+            .count();
+        assert!(streamed <= 1, "{path}: refused once at most: {of_path:?}");
+        assert_eq!(listed, 1, "{path}: one paged LIST: {of_path:?}");
+    }
+    assert_eq!(
+        count(&logs.text(), "does not serve streaming lists"),
+        1,
+        "{}",
+        logs.text()
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_configured_kind_is_watched_at_the_plural_discovery_finds_and_named_as_configured() -> TestResult {
+    let logs = Logs::default();
+    let _guard = logs.capture();
+    let mut opts = LiveOptions::default();
+    // `--crd-source-apiversion=externaldns.nginx.org/v1 --crd-source-kind=DNSRecord`: the configured guess
+    // at the plural is the kind in lower case plus `s`; the server serves it elsewhere.
+    opts.overrides.set_resource(
+        ResourceKind::DnsEndpoint,
+        "externaldns.nginx.org/v1",
+        "DNSRecord",
+        "dnsrecords",
+    );
+    let fake = FakeApi::default();
+    fake.discovery_of_kinds(&[("externaldns.nginx.org", "v1", "dnsrecordz", "DNSRecord")]);
+    let record = json!({"apiVersion": "externaldns.nginx.org/v1", "kind": "DNSRecord",
+        "metadata": {"name": "web", "namespace": "default", "resourceVersion": "1"},
+        "spec": {"endpoints": [{"dnsName": "web.example.org", "recordType": "A", "targets": ["192.0.2.1"]}]}});
+    fake.serve(
+        "/apis/externaldns.nginx.org/v1/dnsrecordz",
+        "DNSRecordList",
+        "externaldns.nginx.org/v1",
+        vec![record],
+    )
+    .release();
+    let cluster = LiveCluster::start(fake.client(), &[ResourceKind::DnsEndpoint], opts.clone())?;
+    cluster.wait_until_synced(Duration::from_secs(5)).await?;
+    let store = cluster.store();
+    assert_eq!(store.dns_endpoints().len(), 1);
+    let watched = store
+        .watched_at(ResourceKind::DnsEndpoint)
+        .ok_or("no resource recorded")?;
+    assert_eq!(
+        (
+            watched.api_version.as_str(),
+            watched.kind.as_str(),
+            watched.plural.as_str()
+        ),
+        ("externaldns.nginx.org/v1", "DNSRecord", "dnsrecordz")
+    );
+    drop(cluster);
+
+    // Not installed: the warning names the configured group, kind and plural, not the table's DNSEndpoint.
+    let absent = FakeApi::default();
+    absent.discovery(&[]);
+    let cluster = LiveCluster::start(absent.client(), &[ResourceKind::DnsEndpoint], opts)?;
+    cluster.wait_until_synced(Duration::from_secs(5)).await?;
+    let why = cluster
+        .store()
+        .unavailable(ResourceKind::DnsEndpoint)
+        .ok_or("unavailable")?;
+    assert_eq!(why.api_version, "externaldns.nginx.org/v1");
+    assert_eq!(why.missing, "CRD dnsrecords.externaldns.nginx.org");
+    let text = logs.text();
+    let warning = text
+        .lines()
+        .find(|l| l.contains("cannot list this kind"))
+        .ok_or("no warning")?;
+    assert!(
+        warning.contains("kind=DNSRecord") && warning.contains("CRD dnsrecords.externaldns.nginx.org"),
+        "{warning}"
+    );
+    assert!(
+        !text.contains("DNSEndpoint") && !text.contains("externaldns.k8s.io"),
+        "{text}"
+    );
     Ok(())
 }
 
@@ -719,7 +976,8 @@ fn starting_outside_a_runtime_is_an_error() {
 
 /// An API server answers a list at `resourceVersion=0` from its watch cache whole, ignoring `limit`: 66 MB of
 /// JSON for 10,000 Pods held at once, with every object decoded from it (docs/performance.md, "Resident
-/// memory"). The watcher's first list must be a paged one, whatever kube's defaults become.
+/// memory"). On a server without streaming lists (the fake refuses them), the watcher's first list must be a
+/// paged one, whatever kube's defaults become.
 #[tokio::test]
 async fn initial_lists_are_paged_and_never_ask_for_the_cache_whole() -> TestResult {
     let fake = FakeApi::default();
@@ -730,8 +988,9 @@ async fn initial_lists_are_paged_and_never_ask_for_the_cache_whole() -> TestResu
     let requests = fake.requests();
     let list = requests
         .iter()
-        .find(|u| u.path() == "/api/v1/pods")
-        .and_then(|u| u.query())
+        .filter(|u| u.path() == "/api/v1/pods")
+        .filter_map(|u| u.query())
+        .find(|q| !q.contains("watch="))
         .ok_or("Pods listed")?;
     let params: Vec<&str> = list.split('&').collect();
     assert!(params.contains(&"limit=500"), "{list}");

@@ -13,6 +13,7 @@ pub mod degraded;
 pub mod differential;
 pub mod drift;
 pub mod events;
+pub mod gateway_versions;
 pub mod install;
 pub mod latency;
 pub mod leader;
@@ -20,6 +21,7 @@ pub mod lifecycle;
 pub mod outage;
 pub mod plan;
 pub mod sources;
+pub mod streaming;
 pub mod templates;
 pub mod undecodable;
 pub mod wait;
@@ -126,6 +128,18 @@ pub const ALL: &[Scenario] = &[
         about: "external-dns's chart's namespaced Role (no Nodes): LoadBalancer Services publish, a NodePort Service's record is held, one warning",
         default: true,
         run: degraded::namespaced_role,
+    },
+    Scenario {
+        name: "gateway-versions",
+        about: "Gateway API v1.6.1's own CRDs: standard channel (routes at v1), experimental (TCP/UDP/TLS routes at v1alpha2/v1alpha3), and v1 unserved: one zone",
+        default: true,
+        run: gateway_versions::run,
+    },
+    Scenario {
+        name: "streaming-lists",
+        about: "initial lists stream (one watch with sendInitialEvents per kind, no LIST); with WatchList off the server refuses them and extdns lists in pages",
+        default: true,
+        run: streaming::run,
     },
     Scenario {
         name: "differential",

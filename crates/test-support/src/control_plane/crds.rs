@@ -1,6 +1,8 @@
 //! The Gateway API CRDs, generated from the `gateway-api` crate's types (the same types extdns decodes),
 //! so the API server validates the test objects against exactly the schema extdns was built for.
 
+use std::path::Path;
+
 use anyhow::{Context, Result};
 use gateway_api::experimental::{
     gatewayclasses::GatewayClass, gateways::Gateway, grpcroutes::GrpcRoute, httproutes::HttpRoute,
@@ -40,6 +42,43 @@ pub fn gateway_api() -> Vec<CustomResourceDefinition> {
             .insert(API_APPROVED.0.into(), API_APPROVED.1.into());
     }
     crds
+}
+
+/// The Gateway API kinds extdns reads, and GatewayClass and ReferenceGrant, as a Gateway API release ships
+/// them: `config/crd/<channel>` of the module `sigs.k8s.io/gateway-api`, which xtask copies out of the Go
+/// module cache (`EXTDNS_TEST_GATEWAY_API_CRDS`), `dir` being one channel's directory. Every version with
+/// its `served` flag, as a cluster that installed the release has it.
+pub fn gateway_api_release(dir: &Path) -> Result<Vec<CustomResourceDefinition>> {
+    const PLURALS: [&str; 9] = [
+        "gatewayclasses",
+        "gateways",
+        "httproutes",
+        "grpcroutes",
+        "tlsroutes",
+        "tcproutes",
+        "udproutes",
+        "listenersets",
+        "referencegrants",
+    ];
+    PLURALS
+        .iter()
+        .map(|plural| {
+            let file = dir.join(format!("gateway.networking.k8s.io_{plural}.yaml"));
+            let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
+            // A CRD is one large document: the parser's node budget grows with it (no anchors in these files).
+            let defaults = serde_saphyr::Budget::default();
+            let options = serde_saphyr::options! {
+                budget: serde_saphyr::budget! {
+                    max_nodes: defaults.max_nodes.saturating_add(text.len()),
+                    max_events: defaults.max_events.saturating_add(text.len().saturating_mul(2)),
+                    max_total_scalar_bytes: defaults.max_total_scalar_bytes.max(text.len()),
+                },
+            };
+            let value: serde_json::Value = serde_saphyr::from_str_with_options(&text, options)
+                .with_context(|| format!("parsing {}", file.display()))?;
+            serde_json::from_value(value).with_context(|| format!("{} is not a CRD", file.display()))
+        })
+        .collect()
 }
 
 /// The HTTPRoute CRD with `spec.hostnames` accepting any JSON value: a CRD whose schema lets through an

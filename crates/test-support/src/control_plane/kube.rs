@@ -38,6 +38,8 @@ fn resource(api_version: &str, kind: &str) -> Result<(ApiResource, bool)> {
         ("gateway.networking.k8s.io/v1", "HTTPRoute") => ("httproutes", true),
         ("gateway.networking.k8s.io/v1", "GRPCRoute") => ("grpcroutes", true),
         ("gateway.networking.k8s.io/v1", "TLSRoute") => ("tlsroutes", true),
+        ("gateway.networking.k8s.io/v1alpha2", "TLSRoute") => ("tlsroutes", true),
+        ("gateway.networking.k8s.io/v1alpha3", "TLSRoute") => ("tlsroutes", true),
         ("gateway.networking.k8s.io/v1alpha2", "TCPRoute") => ("tcproutes", true),
         ("gateway.networking.k8s.io/v1alpha2", "UDPRoute") => ("udproutes", true),
         ("gateway.networking.k8s.io/v1", "TCPRoute") => ("tcproutes", true),

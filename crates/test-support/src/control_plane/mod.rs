@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use base64::Engine;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde_json::{Value, json};
 
 use crate::proc::{Proc, eventually, output};
@@ -61,6 +62,8 @@ pub struct ControlPlane {
     /// The audit log (JSON lines, Metadata level) of the controllers' ServiceAccount, when started with
     /// [`ControlPlane::start_audited`].
     pub audit_log: Option<PathBuf>,
+    /// `--feature-gates` of kube-apiserver (kept across restarts), e.g. `WatchList=false`.
+    feature_gates: Vec<String>,
     /// Kept last: the directory goes after the processes that write into it.
     _tmp: tempfile::TempDir,
 }
@@ -68,16 +71,34 @@ pub struct ControlPlane {
 impl ControlPlane {
     /// Starts etcd and kube-apiserver, installs the CRDs, applies deploy/ and mints the ServiceAccount token.
     pub fn start(bins: &Binaries) -> Result<ControlPlane> {
-        Self::start_with(bins, false)
+        Self::start_with(bins, false, &crds::gateway_api(), &[])
+    }
+
+    /// [`ControlPlane::start`] with these CRDs in place of the generated Gateway API ones (a Gateway API
+    /// release's, [`crds::gateway_api_release`]): a CRD's stored versions pin it, so another channel needs
+    /// another control plane.
+    pub fn start_with_crds(bins: &Binaries, crds: &[CustomResourceDefinition]) -> Result<ControlPlane> {
+        Self::start_with(bins, false, crds, &[])
     }
 
     /// [`ControlPlane::start`], with every request of the controllers' ServiceAccount in an audit log, so a
     /// benchmark can count them (by user agent: both controllers use the same token).
     pub fn start_audited(bins: &Binaries) -> Result<ControlPlane> {
-        Self::start_with(bins, true)
+        Self::start_with(bins, true, &crds::gateway_api(), &[])
     }
 
-    fn start_with(bins: &Binaries, audit: bool) -> Result<ControlPlane> {
+    /// [`ControlPlane::start_audited`] with kube-apiserver's `--feature-gates` set to these (`WatchList=false`:
+    /// a server without streaming lists).
+    pub fn start_audited_with_feature_gates(bins: &Binaries, gates: &[&str]) -> Result<ControlPlane> {
+        Self::start_with(bins, true, &crds::gateway_api(), gates)
+    }
+
+    fn start_with(
+        bins: &Binaries,
+        audit: bool,
+        crds: &[CustomResourceDefinition],
+        gates: &[&str],
+    ) -> Result<ControlPlane> {
         let tmp = tempfile::Builder::new().prefix("extdns-e2e-").tempdir()?;
         let dir = tmp.path().to_path_buf();
         let pki = Pki::create(&dir.join("pki"))?;
@@ -103,10 +124,11 @@ impl ControlPlane {
             sa_kubeconfig: dir.join("extdns.kubeconfig"),
             kube,
             audit_log: audit.then(|| dir.join("audit.log")),
+            feature_gates: gates.iter().map(|g| g.to_string()).collect(),
             _tmp: tmp,
         };
         cp.start_apiserver()?;
-        cp.kube.install_crds(&crds::gateway_api())?;
+        cp.kube.install_crds(crds)?;
         cp.deploy()?;
         Ok(cp)
     }
@@ -135,6 +157,9 @@ impl ControlPlane {
             .arg("--profiling=false")
             .arg(format!("--cert-dir={}", self.dir.join("apiserver-certs").display()))
             .arg("--v=1");
+        if !self.feature_gates.is_empty() {
+            cmd.arg(format!("--feature-gates={}", self.feature_gates.join(",")));
+        }
         if let Some(log) = &self.audit_log {
             cmd.arg(format!(
                 "--audit-policy-file={}",
@@ -198,6 +223,16 @@ impl ControlPlane {
     pub fn restart_apiserver(&mut self) -> Result<()> {
         self.stop_apiserver();
         self.start_apiserver()
+    }
+
+    /// kube-apiserver's `--feature-gates` from its next (re)start on.
+    pub fn set_feature_gates(&mut self, gates: &[&str]) {
+        self.feature_gates = gates.iter().map(|g| g.to_string()).collect();
+    }
+
+    /// kube-apiserver's process id, while it runs (for its memory).
+    pub fn apiserver_pid(&self) -> Option<u32> {
+        self.apiserver.as_ref().and_then(Proc::pid)
     }
 
     /// The programs this control plane runs.
