@@ -320,9 +320,15 @@ pub fn run(ctx: &mut Ctx) -> Result<()> {
         assert_ttl(&server, "lb-ip.example.org", "A", 120)?;
         // A second start finds nothing to do.
         let serial = server.serial(dns::ZONE);
-        run.once(&ctx.cp, &server)?;
+        let before = dns::zone(&server)?;
+        let second = run.once(&ctx.cp, &server)?;
         if server.serial(dns::ZONE) != serial {
-            bail!("a second extdns --once changed the zone");
+            let changed = super::differential::differences(&before, &dns::zone(&server)?);
+            bail!(
+                "a second extdns --once changed the zone (- first run, + second run):\n{}\nits log:\n{}",
+                changed.join("\n"),
+                String::from_utf8_lossy(&second.stderr) + String::from_utf8_lossy(&second.stdout)
+            );
         }
         Ok(())
     })();
