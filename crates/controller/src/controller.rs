@@ -5,7 +5,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use extdns_endpoint::name::name_key;
 use extdns_endpoint::{Change, Endpoint};
 use extdns_informer::{ChangeSet, Cluster, ClusterStore, ObjectKey};
 use extdns_leader::Leadership;
@@ -19,7 +18,7 @@ use tracing::{debug, error, info, warn};
 
 use crate::Metrics;
 use crate::events::{EventSink, EventsConfig, Outcome, events_for};
-use crate::guard::DeletionGuard;
+use crate::guard::{DeletionGuard, OwnedCounts};
 use crate::hold::hold_records_of_failed_objects;
 use crate::schedule::Schedule;
 use crate::status::{StatusSink, SyncStatus};
@@ -73,11 +72,14 @@ impl DesiredEndpoints for Pipeline {
 }
 
 /// What the loop keeps between syncs: the provider's records as the last full sync read them, with every
-/// change applied since folded in, and (with `--events`) the desired endpoints by object, so that a change
-/// costs what it touches (incremental reconcile). The records also serve full syncs for
-/// `--txt-cache-interval`: this is the one cache of provider records.
+/// change applied since folded in (found by name: [`extdns_registry::Records`]), what extdns owns of them
+/// per zone, and (with `--events`) the desired endpoints by object, so that a change costs what it touches
+/// (incremental reconcile). The records also serve full syncs for `--txt-cache-interval`: this is the one
+/// cache of provider records.
 struct Cache {
     snapshot: Snapshot,
+    /// The deletion guard's count of the records extdns owns, kept up to date with every write folded in.
+    owned: OwnedCounts,
     /// When the records were read from the provider.
     read_at: Instant,
     /// The provider's read state does not outlive writes: read the records again before the next plan.
@@ -92,8 +94,10 @@ struct PlanInput<'a> {
     /// The records the plan compares with: all of them in a full sync, those of the affected names in an
     /// incremental one.
     current: &'a [Endpoint],
-    /// Every record, for the deletion guard's count of what extdns owns per zone.
+    /// Every record, for the deletion guard's count of what extdns owns per zone when `owned` has not
+    /// counted them yet (or counted for other zones).
     all_current: &'a [Endpoint],
+    owned: &'a mut OwnedCounts,
     desired: Vec<Endpoint>,
     failed: &'a Failures,
     full: bool,
@@ -404,11 +408,13 @@ impl Controller {
             info!(%kind, %why, "unavailable: the records of what needs it are held");
         }
 
+        let mut owned = OwnedCounts::default();
         let report = self
             .plan_and_apply(PlanInput {
                 snapshot: &snapshot,
                 current: &snapshot.records,
                 all_current: &snapshot.records,
+                owned: &mut owned,
                 desired,
                 failed: &output.failed,
                 full: true,
@@ -417,10 +423,20 @@ impl Controller {
         let keep = index.is_some() || !self.config.records_cache_interval.is_zero();
         let cache = keep.then(|| {
             let stale = report.applied && !self.registry.fold_applied(&mut snapshot, &report.changes);
+            if report.applied {
+                // A full sync may change any record: count them again as they now are, here rather than in
+                // the next incremental sync, whose latency counts.
+                owned.reset();
+                if !stale {
+                    let zones = self.registry.domain_filter();
+                    owned.ensure(zones.includes(), &self.config.plan.owner_id, &snapshot.records);
+                }
+            }
             // Kept until the next full sync: give back what the read over-reserved.
             snapshot.records.shrink_to_fit();
             Cache {
                 snapshot,
+                owned,
                 read_at,
                 stale,
                 index,
@@ -476,6 +492,7 @@ impl Controller {
                 .records()
                 .await
                 .inspect_err(|_| self.metrics.count_registry_error())?;
+            cache.owned.reset();
             cache.stale = false;
         }
         let desired = self
@@ -484,26 +501,29 @@ impl Controller {
             .await
             .inspect_err(|_| self.metrics.count_registry_error())?;
         self.metrics.observe_failed_objects(&changed.output.failed_by_source);
-        let current: Vec<Endpoint> = cache
-            .snapshot
-            .records
-            .iter()
-            .filter(|e| changed.names.contains(name_key(&e.dns_name).as_ref()))
-            .cloned()
-            .collect();
+        let names = || changed.names.iter().map(String::as_str);
+        let current: Vec<Endpoint> = cache.snapshot.records.of_names(names()).into_iter().cloned().collect();
         debug!(names = changed.names.len(), records = current.len(), "incremental sync");
         let report = self
             .plan_and_apply(PlanInput {
                 snapshot: &cache.snapshot,
                 current: &current,
                 all_current: &cache.snapshot.records,
+                owned: &mut cache.owned,
                 desired,
                 failed: &changed.output.failed,
                 full: false,
             })
             .await?;
-        if report.applied && !self.registry.fold_applied(&mut cache.snapshot, &report.changes) {
-            cache.stale = true;
+        if report.applied {
+            if self.registry.fold_applied(&mut cache.snapshot, &report.changes) {
+                // Every change is at one of the planned names, so their records before and after are all
+                // the fold changed.
+                cache.owned.remove(&current);
+                cache.owned.add(cache.snapshot.records.of_names(names()));
+            } else {
+                cache.stale = true;
+            }
         }
         Ok(Some(report))
     }
@@ -516,6 +536,7 @@ impl Controller {
             snapshot,
             current,
             all_current,
+            owned,
             desired,
             failed,
             full,
@@ -543,7 +564,9 @@ impl Controller {
                 "keeping the record as it is: the object it belongs to could not be evaluated this sync"
             );
         }
-        let held_back = self.guard_deletes(provider_filter.includes(), all_current, &mut changes);
+        let zones = provider_filter.includes();
+        owned.ensure(zones, &self.config.plan.owner_id, all_current);
+        let held_back = self.guard_deletes(zones, owned, &mut changes);
         let failed: Vec<(&ObjectKey, Option<&str>)> = failed.iter().collect();
 
         if changes.is_empty() {
@@ -641,9 +664,9 @@ impl Controller {
 
     /// Take the deletes the deletion guard holds back out of `changes`, say so (one error per zone, the held
     /// records in a dry run) and set the guard's metric; returns what was held back.
-    fn guard_deletes(&self, zones: &[String], current: &[Endpoint], changes: &mut Vec<Change>) -> Vec<Change> {
+    fn guard_deletes(&self, zones: &[String], owned: &OwnedCounts, changes: &mut Vec<Change>) -> Vec<Change> {
         let guard = self.config.deletion_guard;
-        let verdict = guard.check(zones, &self.config.plan.owner_id, current, changes);
+        let verdict = guard.check_counted(owned, changes);
         self.metrics.observe_deletion_guard(&verdict);
         if verdict.blocked().next().is_none() {
             return Vec::new();

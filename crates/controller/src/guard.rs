@@ -42,13 +42,20 @@ impl DeletionGuard {
     /// zones (records in none of them count under the empty zone name), `owner_id` whose records count as
     /// owned (empty: every record, as with the noop registry).
     pub fn check(&self, zones: &[String], owner_id: &str, current: &[Endpoint], changes: &[Change]) -> Verdict {
+        let mut owned = OwnedCounts::default();
+        owned.ensure(zones, owner_id, current);
+        self.check_counted(&owned, changes)
+    }
+
+    /// [`check`](Self::check) against records counted beforehand.
+    pub(crate) fn check_counted(&self, owned: &OwnedCounts, changes: &[Change]) -> Verdict {
+        let zones = owned.zones();
         let mut counts: BTreeMap<&str, ZoneCount> = BTreeMap::new();
         for z in zones {
             counts.entry(z.as_str()).or_default();
         }
-        let owned = |e: &Endpoint| owner_id.is_empty() || e.owner() == Some(owner_id);
-        for e in current.iter().filter(|e| owned(e)) {
-            counts.entry(zone_of(zones, &e.dns_name)).or_default().owned += 1;
+        for (zone, n) in &owned.owned {
+            counts.entry(zone.as_str()).or_default().owned += n;
         }
         for c in changes {
             if let Change::Delete(e) = c {
@@ -69,6 +76,80 @@ impl DeletionGuard {
         }
         verdict
     }
+}
+
+/// The records extdns owns, per zone: what the guard weighs a plan's deletes against. Counted once per read
+/// of every zone and then kept up to date with each write folded into the cached records, so that an
+/// incremental sync does not count every record again.
+#[derive(Debug, Default)]
+pub(crate) struct OwnedCounts {
+    /// The zones and the owner id counted for; `None` until counted.
+    basis: Option<(Vec<String>, String)>,
+    /// Zone name → records owned there, zones with none left out.
+    owned: BTreeMap<String, usize>,
+}
+
+impl OwnedCounts {
+    /// Counts `records` unless they were counted for these zones and this owner id already (a provider's
+    /// zones can change between reads).
+    pub(crate) fn ensure(&mut self, zones: &[String], owner_id: &str, records: &[Endpoint]) {
+        if self
+            .basis
+            .as_ref()
+            .is_some_and(|(z, o)| z.as_slice() == zones && o == owner_id)
+        {
+            return;
+        }
+        self.basis = Some((zones.to_vec(), owner_id.to_string()));
+        self.owned.clear();
+        self.add(records);
+    }
+
+    /// Counting must start again from every record (they were read again).
+    pub(crate) fn reset(&mut self) {
+        *self = OwnedCounts::default();
+    }
+
+    fn zones(&self) -> &[String] {
+        self.basis.as_ref().map_or(&[], |(z, _)| z.as_slice())
+    }
+
+    /// Counts `records` in.
+    pub(crate) fn add<'r>(&mut self, records: impl IntoIterator<Item = &'r Endpoint>) {
+        let Some((zones, owner_id)) = &self.basis else {
+            return;
+        };
+        for e in records.into_iter().filter(|e| owns(owner_id, e)) {
+            let zone = zone_of(zones, &e.dns_name);
+            match self.owned.get_mut(zone) {
+                Some(n) => *n += 1,
+                None => {
+                    self.owned.insert(zone.to_string(), 1);
+                }
+            }
+        }
+    }
+
+    /// Counts `records` out (they were replaced or deleted).
+    pub(crate) fn remove<'r>(&mut self, records: impl IntoIterator<Item = &'r Endpoint>) {
+        let Some((zones, owner_id)) = &self.basis else {
+            return;
+        };
+        for e in records.into_iter().filter(|e| owns(owner_id, e)) {
+            let zone = zone_of(zones, &e.dns_name);
+            if let Some(n) = self.owned.get_mut(zone) {
+                *n = n.saturating_sub(1);
+                if *n == 0 {
+                    self.owned.remove(zone);
+                }
+            }
+        }
+    }
+}
+
+/// Whether `owner_id` owns `e` (an empty owner id owns every record, as with the noop registry).
+fn owns(owner_id: &str, e: &Endpoint) -> bool {
+    owner_id.is_empty() || e.owner() == Some(owner_id)
 }
 
 #[derive(Debug, Default, Clone, Copy)]

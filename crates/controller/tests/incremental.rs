@@ -91,6 +91,11 @@ struct Setup {
 
 impl Setup {
     fn new() -> Result<Setup, Box<dyn std::error::Error>> {
+        Self::with(|_| {})
+    }
+
+    /// A setup whose controller configuration `configure` adjusts.
+    fn with(configure: impl FnOnce(&mut ControllerConfig)) -> Result<Setup, Box<dyn std::error::Error>> {
         let source = ServiceSource::new(ServiceSourceConfig::default(), Arc::new(StaticResolver::new()));
         let kinds = source.watched_kinds();
         // As the binary watches: only the Pods a headless or `Local` NodePort Service selects are kept.
@@ -129,6 +134,7 @@ impl Setup {
             ..ControllerConfig::default()
         };
         config.plan.owner_id = ownership.owner_id().to_string();
+        configure(&mut config);
         let registry = Arc::new(TxtRegistry::new(provider.clone(), TxtRegistryConfig::new(ownership)));
         let pipeline = Pipeline::new(vec![Box::new(source)], PipelineConfig::default());
         let view = Arc::new(Holdable {
@@ -160,6 +166,12 @@ impl Setup {
 
     /// An incremental sync: the records it wrote, having read no zone.
     async fn incremental(&mut self) -> Vec<String> {
+        self.incremental_report().await;
+        self.provider.take_writes()
+    }
+
+    /// An incremental sync, which must read no zone.
+    async fn incremental_report(&mut self) -> SyncReport {
         let reads = self.provider.reads.load(Ordering::SeqCst);
         let report = self.sync(false).await;
         assert!(!report.full, "a change to single objects is handled incrementally");
@@ -168,7 +180,11 @@ impl Setup {
             reads,
             "an incremental sync reads no zone"
         );
-        self.provider.take_writes()
+        report
+    }
+
+    fn apply(&self, event: Event<k8s_openapi::api::core::v1::Service>) {
+        self.cluster.apply_event(event);
     }
 
     async fn answer(&self, name: &str, record_type: RecordType) -> Vec<String> {
@@ -313,5 +329,103 @@ async fn a_moment_unsynced_keeps_the_cache_and_the_changes() -> Result<(), Box<d
     assert!(!s.state.needs_full(), "nothing was read or changed, so the cache holds");
     s.view.unsynced.store(false, Ordering::SeqCst);
     assert_eq!(s.incremental().await, [format!("update a.{ZONE} A")]);
+    Ok(())
+}
+
+/// A full sync planned from the cached records (`--txt-cache-interval`) finds nothing to do after each
+/// incremental sync, and neither does one that reads the zone: the records found by name and folded in
+/// change by change are the ones a read gives, so incremental and full syncs plan alike.
+#[tokio::test]
+async fn after_any_sequence_of_changes_a_full_sync_finds_nothing_to_do() -> Result<(), Box<dyn std::error::Error>> {
+    let mut s = Setup::with(|c| c.records_cache_interval = std::time::Duration::from_secs(3600))?;
+    assert!(s.sync(true).await.applied);
+    s.provider.take_writes();
+    let svc = |i: usize, ip: u8| lb_service(&format!("s{i}"), &format!("192.0.2.{ip}"));
+    let steps: Vec<Vec<Event<k8s_openapi::api::core::v1::Service>>> = vec![
+        (0..12).map(|i| Event::Apply(svc(i, 10))).collect(),
+        vec![
+            Event::Apply(svc(3, 11)),
+            Event::Apply(svc(3, 12)),
+            Event::Delete(svc(4, 10)),
+        ],
+        vec![
+            Event::Apply(lb_service("a", "192.0.2.100")),
+            Event::Delete(lb_service("b", "192.0.2.2")),
+        ],
+        (0..12).step_by(2).map(|i| Event::Delete(svc(i, 10))).collect(),
+        vec![
+            Event::Apply(svc(4, 13)),
+            Event::Apply(svc(0, 14)),
+            Event::Apply(lb_service("b", "192.0.2.2")),
+        ],
+        (1..12).step_by(2).map(|i| Event::Apply(svc(i, 15))).collect(),
+    ];
+    for (n, step) in steps.into_iter().enumerate() {
+        for e in step {
+            s.apply(e);
+        }
+        assert!(!s.incremental().await.is_empty(), "step {n} writes");
+        let reads = s.provider.reads.load(Ordering::SeqCst);
+        let full = s.sync(true).await;
+        assert_eq!(s.provider.reads.load(Ordering::SeqCst), reads, "planned from the cache");
+        assert!(full.full && full.changes.is_empty(), "step {n}: {:?}", full.changes);
+        assert_eq!(s.provider.take_writes(), Vec::<String>::new());
+    }
+    assert_eq!(s.answer(&format!("s3.{ZONE}"), RecordType::A).await, ["192.0.2.15"]);
+    assert!(s.answer(&format!("s2.{ZONE}"), RecordType::A).await.is_empty());
+    assert_eq!(s.answer(&format!("s0.{ZONE}"), RecordType::A).await, ["192.0.2.14"]);
+
+    // And against a fresh read of the zone.
+    s.state = SyncState::default();
+    let fresh = s.sync(true).await;
+    assert!(fresh.changes.is_empty(), "{:?}", fresh.changes);
+    Ok(())
+}
+
+/// The deletion guard weighs an incremental sync's deletes against every record extdns owns in the zone,
+/// counted as the writes folded in left them: a mass delete is held back, a delete that is a small share
+/// of a zone that grew goes through, and one that is a large share of a zone that shrank is held again.
+#[tokio::test]
+async fn the_deletion_guard_holds_back_a_mass_delete_in_an_incremental_sync() -> Result<(), Box<dyn std::error::Error>>
+{
+    let mut s = Setup::new()?;
+    s.sync(true).await;
+    let svc = |prefix: &str, i: usize| lb_service(&format!("{prefix}{i}"), "192.0.2.50");
+    for i in 0..20 {
+        s.apply(Event::Apply(svc("s", i)));
+    }
+    assert_eq!(s.incremental().await.len(), 20);
+
+    // 16 of the 24 records extdns owns (a, b, headless, np and s0..s19): held back, still answering.
+    for i in 0..16 {
+        s.apply(Event::Delete(svc("s", i)));
+    }
+    let report = s.incremental_report().await;
+    assert_eq!((report.held_back.len(), report.changes.len()), (16, 0), "{report:?}");
+    assert_eq!(s.provider.take_writes(), Vec::<String>::new());
+    assert_eq!(s.answer(&format!("s0.{ZONE}"), RecordType::A).await, ["192.0.2.50"]);
+
+    // 40 more: 20 deletes of 64 owned records pass (of the 24 counted before the creates they would not).
+    for i in 0..40 {
+        s.apply(Event::Apply(svc("n", i)));
+    }
+    assert_eq!(s.incremental().await.len(), 40);
+    for i in 0..20 {
+        s.apply(Event::Delete(svc("n", i)));
+    }
+    let report = s.incremental_report().await;
+    assert_eq!((report.held_back.len(), report.changes.len()), (0, 20), "{report:?}");
+    assert!(s.answer(&format!("n0.{ZONE}"), RecordType::A).await.is_empty());
+
+    // 44 owned now: 25 deletes are held back (of the 64 counted before the deletes they would pass).
+    let mut gone: Vec<_> = (20..40).map(|i| svc("n", i)).collect();
+    gone.extend((16..20).map(|i| svc("s", i)));
+    gone.push(lb_service("a", "192.0.2.1"));
+    for g in gone {
+        s.apply(Event::Delete(g));
+    }
+    let report = s.incremental_report().await;
+    assert_eq!((report.held_back.len(), report.changes.len()), (25, 0), "{report:?}");
+    assert_eq!(s.answer(&format!("n39.{ZONE}"), RecordType::A).await, ["192.0.2.50"]);
     Ok(())
 }

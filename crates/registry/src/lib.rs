@@ -33,19 +33,19 @@ pub mod crypto;
 pub mod labels;
 pub mod mapper;
 mod noop;
+mod records;
 mod txt;
 #[cfg(test)]
 mod txt_tests;
 
 use async_trait::async_trait;
-use std::collections::HashMap;
-
-use extdns_endpoint::{Change, DomainFilter, Endpoint, Labels, ObjectRefs, RecordType};
+use extdns_endpoint::{Change, DomainFilter, Endpoint};
 use extdns_provider::{ProviderError, ReadState};
 
 pub use crypto::{AesKey, CryptoError};
 pub use mapper::NameMapper;
 pub use noop::NoopRegistry;
+pub use records::Records;
 pub use txt::{FORCE_UPDATE, Ownership, OwnershipConfig, TxtRegistry, TxtRegistryConfig};
 
 /// The layer between the plan and a provider.
@@ -79,56 +79,19 @@ pub trait Registry: Send + Sync {
 /// write against exactly that read.
 #[derive(Debug, Default)]
 pub struct Snapshot {
-    /// The provider's records with ownership labels; the registry's own records are hidden.
-    pub records: Vec<Endpoint>,
+    /// The provider's records with ownership labels, found by name; the registry's own records are hidden.
+    pub records: Records,
     provider: ReadState,
     /// The ownership records present; `None` when the records were read without them (the noop registry,
     /// tests), so the absence of one proves nothing.
     ownership_records: Option<txt::OwnershipRecords>,
 }
 
-/// Folds applied changes into records read earlier: the records a change replaced or deleted go (matched
-/// by name, type, set identifier and targets), the ones it created or updated to come in, with the labels
-/// given (`None`: as planned). One pass over `records` however many changes there are.
-pub(crate) fn fold_records<'a>(
-    records: &mut Vec<Endpoint>,
-    applied: impl Iterator<Item = (&'a Change, Option<Labels>)>,
-) {
-    let mut gone: HashMap<(&str, &RecordType, &str), Vec<&Endpoint>> = HashMap::new();
-    let mut added = Vec::new();
-    for (change, labels) in applied {
-        if let Some(old) = change.previous() {
-            gone.entry((&old.dns_name, &old.record_type, &old.set_identifier))
-                .or_default()
-                .push(old);
-        }
-        if !matches!(change, Change::Delete(_)) {
-            let mut now = change.endpoint().clone();
-            if let Some(labels) = labels {
-                now.labels = labels;
-            }
-            // As a read gives it back: the objects it came from belong to the desired side (and would stay
-            // in the cache until the next full sync).
-            now.ref_objects = ObjectRefs::new();
-            added.push(now);
-        }
-    }
-    if !gone.is_empty() {
-        records.retain(|x| {
-            gone.get(&(x.dns_name.as_str(), &x.record_type, x.set_identifier.as_str()))
-                .is_none_or(|olds| !olds.iter().any(|o| o.targets.same(&x.targets)))
-        });
-    }
-    // The records live until the next full sync: grow by what comes in, not by doubling.
-    records.reserve_exact(added.len());
-    records.extend(added);
-}
-
 impl Snapshot {
     /// A snapshot of records read without ownership records (the noop registry, tests).
     pub fn new(records: Vec<Endpoint>, provider: ReadState) -> Self {
         Snapshot {
-            records,
+            records: Records::new(records),
             provider,
             ownership_records: None,
         }

@@ -417,7 +417,7 @@ impl Registry for TxtRegistry {
         let read = self.provider.records().await?;
         let (records, present) = self.read(read.endpoints);
         Ok(Snapshot {
-            records,
+            records: records.into(),
             provider: read.state,
             ownership_records: Some(present),
         })
@@ -454,10 +454,9 @@ impl Registry for TxtRegistry {
                 }
             }
         }
-        crate::fold_records(
-            &mut snapshot.records,
-            planned.into_iter().map(|(change, _, labels)| (change, Some(labels))),
-        );
+        snapshot
+            .records
+            .fold(planned.into_iter().map(|(change, _, labels)| (change, Some(labels))));
         self.provider.read_state_outlives_writes()
     }
 

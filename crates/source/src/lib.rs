@@ -35,6 +35,7 @@ pub use template::{FqdnTemplate, TemplateError, TemplateObject};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use extdns_endpoint::name::normalize_dns_name;
@@ -185,10 +186,14 @@ pub struct SourceOutput {
 /// object of a failed kind counts as failed, those listed before and those never seen, so no record one of
 /// them owns is touched. An object can also fail in part ([`insert_part`](Self::insert_part)): it still
 /// publishes what it asks for validly, and only the records of its failing parts stay.
+///
+/// Cloned in O(1) and copied on the first write: the desired index keeps each source's set between syncs
+/// and every incremental sync hands it on, and a sync that costs what it touches cannot copy every
+/// failure the cluster has.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Failures {
-    objects: BTreeMap<ObjectKey, Failure>,
-    kinds: BTreeMap<ResourceKind, String>,
+    objects: Arc<BTreeMap<ObjectKey, Failure>>,
+    kinds: Arc<BTreeMap<ResourceKind, String>>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -264,7 +269,7 @@ impl Failures {
     /// Records a failed object, all of whose records stay; a reason already known is kept when `why` has
     /// none.
     pub fn insert(&mut self, object: ObjectKey, why: Option<String>) {
-        let slot = self.objects.entry(object).or_default();
+        let slot = Arc::make_mut(&mut self.objects).entry(object).or_default();
         slot.part = None;
         if slot.why.is_none() {
             slot.why = why;
@@ -274,7 +279,7 @@ impl Failures {
     /// Records an object that fails in part: it publishes the rest, and the records `held` names stay.
     /// An object already failing whole stays so; parts add up.
     pub fn insert_part(&mut self, object: ObjectKey, why: Option<String>, held: HeldRecords) {
-        match self.objects.entry(object) {
+        match Arc::make_mut(&mut self.objects).entry(object) {
             std::collections::btree_map::Entry::Vacant(slot) => {
                 slot.insert(Failure { why, part: Some(held) });
             }
@@ -292,7 +297,7 @@ impl Failures {
 
     /// Records that every object of `kind` failed, and why; the first reason is kept.
     pub fn insert_kind(&mut self, kind: ResourceKind, why: String) {
-        self.kinds.entry(kind).or_insert(why);
+        Arc::make_mut(&mut self.kinds).entry(kind).or_insert(why);
     }
 
     /// Whether `object` failed, whole or in part, on its own or with its kind.
@@ -313,7 +318,9 @@ impl Failures {
 
     /// Forget `object`'s failure (it evaluated again).
     pub fn remove(&mut self, object: &ObjectKey) {
-        self.objects.remove(object);
+        if self.objects.contains_key(object) {
+            Arc::make_mut(&mut self.objects).remove(object);
+        }
     }
 
     /// Why `object` failed, when known.
@@ -346,28 +353,38 @@ impl Failures {
 
     /// Adds every failure of `other` (reasons known here are kept).
     pub fn extend(&mut self, other: Failures) {
-        for (k, f) in other.objects {
+        if self.is_empty() {
+            // Shared, not copied.
+            *self = other;
+            return;
+        }
+        let objects = Arc::try_unwrap(other.objects).unwrap_or_else(|shared| (*shared).clone());
+        for (k, f) in objects {
             match f.part {
                 None => self.insert(k, f.why),
                 Some(part) => self.insert_part(k, f.why, part),
             }
         }
-        for (k, w) in other.kinds {
-            self.insert_kind(k, w);
+        for (k, w) in other.kinds.iter() {
+            if !self.kinds.contains_key(k) {
+                self.insert_kind(*k, w.clone());
+            }
         }
     }
 
     /// Keeps only the object failures `keep` admits; failed kinds stay.
     pub fn retain(&mut self, mut keep: impl FnMut(&ObjectKey) -> bool) {
-        self.objects.retain(|k, _| keep(k));
+        if self.objects.keys().any(|k| !keep(k)) {
+            Arc::make_mut(&mut self.objects).retain(|k, _| keep(k));
+        }
     }
 }
 
 impl FromIterator<ObjectKey> for Failures {
     fn from_iter<I: IntoIterator<Item = ObjectKey>>(iter: I) -> Self {
         Failures {
-            objects: iter.into_iter().map(|k| (k, Failure::default())).collect(),
-            kinds: BTreeMap::new(),
+            objects: Arc::new(iter.into_iter().map(|k| (k, Failure::default())).collect()),
+            kinds: Arc::default(),
         }
     }
 }
