@@ -390,6 +390,7 @@ async fn the_deletion_guard_holds_back_a_mass_delete_in_an_incremental_sync() ->
 {
     let mut s = Setup::new()?;
     s.sync(true).await;
+    s.provider.take_writes();
     let svc = |prefix: &str, i: usize| lb_service(&format!("{prefix}{i}"), "192.0.2.50");
     for i in 0..20 {
         s.apply(Event::Apply(svc("s", i)));

@@ -68,7 +68,7 @@ mod tests {
         registry.apply(&read, &[Change::Create(e.clone())]).await?;
         // No ownership TXT record is written and none is expected.
         assert_eq!(provider.snapshot(), vec![e.clone()]);
-        assert_eq!(registry.records().await?.records, vec![e]);
+        assert_eq!(registry.records().await?.records.into_vec(), vec![e]);
         assert!(
             registry.domain_filter().matches("a.example.com") && !registry.domain_filter().matches("a.example.org")
         );

@@ -56,6 +56,12 @@ impl Records {
         at.into_iter().map(|p| &self.records[p]).collect()
     }
 
+    /// How many records there is room for without growing.
+    #[cfg(test)]
+    pub(crate) fn capacity(&self) -> usize {
+        self.records.capacity()
+    }
+
     /// Gives back what the read over-reserved: the records live until the next full sync.
     pub fn shrink_to_fit(&mut self) {
         self.records.shrink_to_fit();

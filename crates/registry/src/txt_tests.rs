@@ -179,7 +179,7 @@ async fn cname_txt_records_do_not_own_plain_a_records() -> Result<(), RegistryEr
 async fn txt_records_without_heritage_are_ordinary_records() -> Result<(), RegistryError> {
     let spf = txt("example.com", "\"v=spf1 -all\"");
     let (_, registry) = setup(vec![spf.clone()], Default::default());
-    assert_eq!(registry.records().await?.records, vec![spf]);
+    assert_eq!(registry.records().await?.records.into_vec(), vec![spf]);
     Ok(())
 }
 
@@ -439,7 +439,7 @@ async fn deletes_remove_the_txt_record_too() -> Result<(), RegistryError> {
         vec![a("foo.example.com", "1.2.3.4"), txt("a-foo.example.com", NGINX_VALUE)],
         Default::default(),
     );
-    let current = registry.records().await?.records;
+    let current = registry.records().await?.records.into_vec();
     apply(
         &registry,
         Changes {
@@ -458,7 +458,7 @@ async fn updates_rewrite_the_txt_record_from_the_new_labels() -> Result<(), Regi
         vec![a("foo.example.com", "1.2.3.4"), txt("a-foo.example.com", NGINX_VALUE)],
         Default::default(),
     );
-    let old = registry.records().await?.records.remove(0);
+    let old = registry.records().await?.records.into_vec().remove(0);
     let new = a("foo.example.com", "5.6.7.8")
         .with_label(label::OWNER, "default")
         .with_label(label::RESOURCE, "service/default/other");
@@ -495,7 +495,7 @@ async fn foreign_records_are_never_updated_or_deleted() -> Result<(), RegistryEr
         Default::default(),
     );
     let before = provider.snapshot();
-    let current = registry.records().await?.records;
+    let current = registry.records().await?.records.into_vec();
     let new = a("foo.example.com", "9.9.9.9").with_label(label::OWNER, "team-b");
     apply(
         &registry,
@@ -517,7 +517,7 @@ async fn a_forced_update_writes_the_missing_new_format_txt_record() -> Result<()
         vec![a("foo.example.com", "1.2.3.4"), txt("foo.example.com", NGINX_VALUE)],
         Default::default(),
     );
-    let current = registry.records().await?.records;
+    let current = registry.records().await?.records.into_vec();
     let mut new = current[0].clone();
     new.provider_specific.remove(FORCE_UPDATE);
     apply(
@@ -549,7 +549,7 @@ async fn migrating_from_an_old_owner_takes_its_records_over() -> Result<(), Regi
         vec![a("foo.example.com", "1.2.3.4"), txt("a-foo.example.com", old_value)],
         config,
     );
-    let current = registry.records().await?.records;
+    let current = registry.records().await?.records.into_vec();
     assert_eq!(current[0].owner(), Some("default"));
     apply(
         &registry,
