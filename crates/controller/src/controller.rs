@@ -72,7 +72,7 @@ impl DesiredEndpoints for Pipeline {
 }
 
 /// What the loop keeps between syncs: the provider's records as the last full sync read them, with every
-/// change applied since folded in (found by name: [`extdns_registry::Records`]), what extdns owns of them
+/// change applied since folded in (found by name: [`extdns_registry::RecordsByName`]), what extdns owns of them
 /// per zone, and (with `--events`) the desired endpoints by object, so that a change costs what it touches
 /// (incremental reconcile). The records also serve full syncs for `--txt-cache-interval`: this is the one
 /// cache of provider records.

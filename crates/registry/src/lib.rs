@@ -45,7 +45,7 @@ use extdns_provider::{ProviderError, ReadState};
 pub use crypto::{AesKey, CryptoError};
 pub use mapper::NameMapper;
 pub use noop::NoopRegistry;
-pub use records::Records;
+pub use records::RecordsByName;
 pub use txt::{FORCE_UPDATE, Ownership, OwnershipConfig, TxtRegistry, TxtRegistryConfig};
 
 /// The layer between the plan and a provider.
@@ -80,7 +80,7 @@ pub trait Registry: Send + Sync {
 #[derive(Debug, Default)]
 pub struct Snapshot {
     /// The provider's records with ownership labels, found by name; the registry's own records are hidden.
-    pub records: Records,
+    pub records: RecordsByName,
     provider: ReadState,
     /// The ownership records present; `None` when the records were read without them (the noop registry,
     /// tests), so the absence of one proves nothing.
@@ -91,7 +91,7 @@ impl Snapshot {
     /// A snapshot of records read without ownership records (the noop registry, tests).
     pub fn new(records: Vec<Endpoint>, provider: ReadState) -> Self {
         Snapshot {
-            records: Records::new(records),
+            records: RecordsByName::new(records),
             provider,
             ownership_records: None,
         }

