@@ -187,6 +187,15 @@ impl Setup {
         self.cluster.apply_event(event);
     }
 
+    /// `events`, then an incremental sync: how many deletes it held back and how many changes it applied.
+    async fn step(&mut self, events: Vec<Event<k8s_openapi::api::core::v1::Service>>) -> (usize, usize) {
+        for e in events {
+            self.apply(e);
+        }
+        let report = self.incremental_report().await;
+        (report.held_back.len(), report.changes.len())
+    }
+
     async fn answer(&self, name: &str, record_type: RecordType) -> Vec<String> {
         let records = match self.provider.inner.records().await {
             Ok(r) => r.endpoints,
@@ -392,41 +401,34 @@ async fn the_deletion_guard_holds_back_a_mass_delete_in_an_incremental_sync() ->
     s.sync(true).await;
     s.provider.take_writes();
     let svc = |prefix: &str, i: usize| lb_service(&format!("{prefix}{i}"), "192.0.2.50");
-    for i in 0..20 {
-        s.apply(Event::Apply(svc("s", i)));
-    }
-    assert_eq!(s.incremental().await.len(), 20);
+    let created: Vec<_> = (0..20).map(|i| Event::Apply(svc("s", i))).collect();
+    assert_eq!(s.step(created).await, (0, 20));
+    s.provider.take_writes();
 
     // 16 of the 24 records extdns owns (a, b, headless, np and s0..s19): held back, still answering.
-    for i in 0..16 {
-        s.apply(Event::Delete(svc("s", i)));
-    }
-    let report = s.incremental_report().await;
-    assert_eq!((report.held_back.len(), report.changes.len()), (16, 0), "{report:?}");
+    assert_eq!(
+        s.step((0..16).map(|i| Event::Delete(svc("s", i))).collect()).await,
+        (16, 0)
+    );
     assert_eq!(s.provider.take_writes(), Vec::<String>::new());
     assert_eq!(s.answer(&format!("s0.{ZONE}"), RecordType::A).await, ["192.0.2.50"]);
 
     // 40 more: 20 deletes of 64 owned records pass (of the 24 counted before the creates they would not).
-    for i in 0..40 {
-        s.apply(Event::Apply(svc("n", i)));
-    }
-    assert_eq!(s.incremental().await.len(), 40);
-    for i in 0..20 {
-        s.apply(Event::Delete(svc("n", i)));
-    }
-    let report = s.incremental_report().await;
-    assert_eq!((report.held_back.len(), report.changes.len()), (0, 20), "{report:?}");
+    assert_eq!(
+        s.step((0..40).map(|i| Event::Apply(svc("n", i))).collect()).await,
+        (0, 40)
+    );
+    assert_eq!(
+        s.step((0..20).map(|i| Event::Delete(svc("n", i))).collect()).await,
+        (0, 20)
+    );
     assert!(s.answer(&format!("n0.{ZONE}"), RecordType::A).await.is_empty());
 
     // 44 owned now: 25 deletes are held back (of the 64 counted before the deletes they would pass).
-    let mut gone: Vec<_> = (20..40).map(|i| svc("n", i)).collect();
-    gone.extend((16..20).map(|i| svc("s", i)));
-    gone.push(lb_service("a", "192.0.2.1"));
-    for g in gone {
-        s.apply(Event::Delete(g));
-    }
-    let report = s.incremental_report().await;
-    assert_eq!((report.held_back.len(), report.changes.len()), (25, 0), "{report:?}");
+    let mut gone: Vec<_> = (20..40).map(|i| Event::Delete(svc("n", i))).collect();
+    gone.extend((16..20).map(|i| Event::Delete(svc("s", i))));
+    gone.push(Event::Delete(lb_service("a", "192.0.2.1")));
+    assert_eq!(s.step(gone).await, (25, 0));
     assert_eq!(s.answer(&format!("n39.{ZONE}"), RecordType::A).await, ["192.0.2.50"]);
     Ok(())
 }
