@@ -1,10 +1,11 @@
 //! The reconcile loop.
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use extdns_endpoint::name::name_key;
 use extdns_endpoint::{Change, Endpoint};
 use extdns_informer::{ChangeSet, Cluster, ClusterStore, ObjectKey};
 use extdns_leader::Leadership;
@@ -501,8 +502,8 @@ impl Controller {
             .await
             .inspect_err(|_| self.metrics.count_registry_error())?;
         self.metrics.observe_failed_objects(&changed.output.failed_by_source);
-        let names = || changed.names.iter().map(String::as_str);
-        let current: Vec<Endpoint> = cache.snapshot.records.of_names(names()).into_iter().cloned().collect();
+        let names = changed.names.iter().map(String::as_str);
+        let current: Vec<Endpoint> = cache.snapshot.records.of_names(names).into_iter().cloned().collect();
         debug!(names = changed.names.len(), records = current.len(), "incremental sync");
         let report = self
             .plan_and_apply(PlanInput {
@@ -516,11 +517,17 @@ impl Controller {
             })
             .await?;
         if report.applied {
+            // The fold changes records at the changes' names only: count those out before and in after.
+            let touched: BTreeSet<String> = report
+                .changes
+                .iter()
+                .flat_map(|c| std::iter::once(c.endpoint()).chain(c.previous()))
+                .map(|e| name_key(&e.dns_name).into_owned())
+                .collect();
+            let touched = || touched.iter().map(String::as_str);
+            cache.owned.remove(cache.snapshot.records.of_names(touched()));
             if self.registry.fold_applied(&mut cache.snapshot, &report.changes) {
-                // Every change is at one of the planned names, so their records before and after are all
-                // the fold changed.
-                cache.owned.remove(&current);
-                cache.owned.add(cache.snapshot.records.of_names(names()));
+                cache.owned.add(cache.snapshot.records.of_names(touched()));
             } else {
                 cache.stale = true;
             }
