@@ -18,7 +18,17 @@ use super::install::{
     apply_file, apply_json, container, from_env, get, helm_template, repo, rfc2136_values, service_account_kubeconfig,
     start_extdns, tsig_secret,
 };
-use super::wait::{CONVERGE, alive, answers};
+use super::wait::{self, alive, answers};
+
+/// Applies `obj` as soon as the API server serves its kind (a CRD just installed takes a moment).
+fn apply_once_served(ctx: &Ctx, crd: &str, obj: &serde_json::Value) -> Result<()> {
+    eventually(
+        &format!("{crd} serves"),
+        Duration::from_secs(30),
+        Duration::from_millis(200),
+        || Ok(apply_json(ctx, obj).ok()),
+    )
+}
 
 pub fn run(ctx: &mut Ctx) -> Result<()> {
     let ns = ctx.namespace("crd")?;
@@ -32,18 +42,18 @@ pub fn run(ctx: &mut Ctx) -> Result<()> {
             "spec": {"endpoints": entries}
         })
     };
-    eventually(
-        "the DNSEndpoint CRD serves",
-        Duration::from_secs(30),
-        Duration::from_millis(200),
-        || {
-            Ok(apply_json(ctx, &endpoint("web", json!([
-            {"dnsName": "web.crd.example.org", "recordType": "A", "targets": ["203.0.113.10", "203.0.113.11"], "recordTTL": 120},
-            {"dnsName": "bad.crd.example.org", "recordType": "A", "targets": ["203.0.113.12."]},
-            {"dnsName": "_http._tcp.crd.example.org", "recordType": "SRV", "targets": ["0 5 80 web.crd.example.org."]},
-            {"dnsName": "alias.crd.example.org", "recordType": "CNAME", "targets": ["web.crd.example.org."]}
-        ]))).ok())
-        },
+    apply_once_served(
+        ctx,
+        "the DNSEndpoint CRD",
+        &endpoint(
+            "web",
+            json!([
+                {"dnsName": "web.crd.example.org", "recordType": "A", "targets": ["203.0.113.10", "203.0.113.11"], "recordTTL": 120},
+                {"dnsName": "bad.crd.example.org", "recordType": "A", "targets": ["203.0.113.12."]},
+                {"dnsName": "_http._tcp.crd.example.org", "recordType": "SRV", "targets": ["0 5 80 web.crd.example.org."]},
+                {"dnsName": "alias.crd.example.org", "recordType": "CNAME", "targets": ["web.crd.example.org."]}
+            ]),
+        ),
     )?;
     let run = Run::new(Which::Extdns, &ns)
         .flag("--source=crd")
@@ -195,15 +205,15 @@ pub fn custom_group(ctx: &mut Ctx) -> Result<()> {
             "spec": {"endpoints": entries}
         })
     };
-    eventually(
-        "the externaldns.nginx.org CRD serves",
-        Duration::from_secs(30),
-        Duration::from_millis(200),
-        || {
-            Ok(apply_json(ctx, &endpoint("web", json!([
+    apply_once_served(
+        ctx,
+        "the externaldns.nginx.org CRD",
+        &endpoint(
+            "web",
+            json!([
                 {"dnsName": "web.nginx.example.org", "recordType": "A", "targets": ["203.0.113.50"], "recordTTL": 60}
-            ]))).ok())
-        },
+            ]),
+        ),
     )?;
     apply_json(
         ctx,
@@ -284,12 +294,11 @@ pub fn custom_group(ctx: &mut Ctx) -> Result<()> {
             .to_string())
     };
     let (web_uid, half_uid) = (uid("web")?, uid("half")?);
-    eventually(
+    wait::events(
+        &ctx.cp.kube,
+        &ns,
         "a RecordReady Event on web and an InvalidInput Warning on half, in externaldns.nginx.org/v1",
-        CONVERGE,
-        Duration::from_millis(200),
-        || {
-            let events = ctx.cp.kube.events(&ns)?;
+        |events| {
             let on = |uid: &str, reason: &str| {
                 events.iter().any(|e| {
                     e["regarding"]["apiVersion"] == format!("{GROUP}/v1").as_str()
@@ -298,7 +307,7 @@ pub fn custom_group(ctx: &mut Ctx) -> Result<()> {
                         && e["reason"] == reason
                 })
             };
-            Ok((on(&web_uid, "RecordReady") && on(&half_uid, "InvalidInput")).then_some(()))
+            (on(&web_uid, "RecordReady") && on(&half_uid, "InvalidInput")).then_some(())
         },
     )?;
 
