@@ -39,6 +39,12 @@ fn json_endpoints(args: &[&str], env: &[(&str, &str)]) -> Result<Vec<serde_json:
     Ok(v.as_array().cloned().ok_or("output is not a JSON array")?)
 }
 
+/// [`json_endpoints`] over the examples directory.
+fn example_endpoints(args: &[&str], env: &[(&str, &str)]) -> Result<Vec<serde_json::Value>, Error> {
+    let ex = examples();
+    json_endpoints(&[&["--manifests", ex.to_str().ok_or("path")?], args].concat(), env)
+}
+
 fn find<'a>(eps: &'a [serde_json::Value], name: &str, record_type: &str) -> Option<&'a serde_json::Value> {
     eps.iter()
         .find(|e| e["dnsName"] == name && e["recordType"] == record_type)
@@ -53,10 +59,23 @@ fn targets(e: Option<&serde_json::Value>) -> Vec<String> {
     t
 }
 
+/// `extdns endpoints --source=service` over `manifests` (a file or a directory).
+fn service_endpoints(manifests: impl AsRef<Path>) -> Result<Output, Error> {
+    let manifests = manifests.as_ref().to_str().ok_or("path")?;
+    extdns(&["endpoints", "--manifests", manifests, "--source=service"], &[])
+}
+
+/// [`service_endpoints`] over one file `name` holding `yaml`.
+fn service_endpoints_of(name: &str, yaml: &str) -> Result<Output, Error> {
+    let dir = tempfile::tempdir()?;
+    let file = dir.path().join(name);
+    std::fs::write(&file, yaml)?;
+    service_endpoints(file)
+}
+
 #[test]
 fn endpoints_over_the_examples_prints_a_sorted_json_array() -> Result<(), Error> {
-    let ex = examples();
-    let eps = json_endpoints(&["--manifests", ex.to_str().ok_or("path")?, "--source=service"], &[])?;
+    let eps = example_endpoints(&["--source=service"], &[])?;
     assert!(!eps.is_empty());
     assert_eq!(targets(find(&eps, "web.example.com", "A")), ["203.0.113.10"]);
     assert_eq!(
@@ -83,15 +102,7 @@ fn endpoints_over_the_examples_prints_a_sorted_json_array() -> Result<(), Error>
 #[test]
 fn table_output_is_the_default() -> Result<(), Error> {
     let ex = examples();
-    let out = extdns(
-        &[
-            "endpoints",
-            "--manifests",
-            ex.to_str().ok_or("path")?,
-            "--source=service",
-        ],
-        &[],
-    )?;
+    let out = service_endpoints(ex)?;
     assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
     let text = stdout(&out);
     let mut lines = text.lines();
@@ -116,15 +127,7 @@ fn a_broken_manifest_fails_naming_the_file_and_document() -> Result<(), Error> {
         dir.path().join("broken.yaml"),
         "apiVersion: v1\nkind: Service\nmetadata:\n  name: b\n---\napiVersion: v1\nkind: Service\nmetadata: [unclosed\n",
     )?;
-    let out = extdns(
-        &[
-            "endpoints",
-            "--manifests",
-            dir.path().to_str().ok_or("path")?,
-            "--source=service",
-        ],
-        &[],
-    )?;
+    let out = service_endpoints(dir.path())?;
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     assert!(err.contains("broken.yaml") && err.contains("document 2"), "{err}");
@@ -179,15 +182,7 @@ fn a_kubectl_dump_is_read_and_the_kinds_extdns_does_not_read_are_counted() -> Re
         "    namespace: shop\n    resourceVersion: \"48150\"",
     );
     std::fs::write(&file, text)?;
-    let out = extdns(
-        &[
-            "endpoints",
-            "--manifests",
-            file.to_str().ok_or("path")?,
-            "--source=service",
-        ],
-        &[],
-    )?;
+    let out = service_endpoints(file)?;
     assert_eq!(out.status.code(), Some(1));
     assert!(
         stderr(&out).contains("items[2]") && stderr(&out).contains("Service has no metadata.name"),
@@ -396,11 +391,8 @@ fn validation_errors_exit_2_with_one_line() -> Result<(), Error> {
 
 #[test]
 fn the_preview_ignores_provider_settings() -> Result<(), Error> {
-    let ex = examples();
-    let eps = json_endpoints(
+    let eps = example_endpoints(
         &[
-            "--manifests",
-            ex.to_str().ok_or("path")?,
             "--source=service",
             "--provider=rfc2136",
             "--rfc2136-gss-tsig",
@@ -418,12 +410,9 @@ fn the_preview_ignores_provider_settings() -> Result<(), Error> {
 /// several templates are, no longer parse.)
 #[test]
 fn a_multi_line_fqdn_template_on_the_command_line_is_one_template() -> Result<(), Error> {
-    let ex = examples();
     let template = "{{printf \"%s.tmpl.example.com\"\n    .Name}}";
-    let eps = json_endpoints(
+    let eps = example_endpoints(
         &[
-            "--manifests",
-            ex.to_str().ok_or("path")?,
             "--source=service",
             "--ignore-hostname-annotation",
             "--fqdn-template",
@@ -438,13 +427,8 @@ fn a_multi_line_fqdn_template_on_the_command_line_is_one_template() -> Result<()
 /// The newline delimiter is kingpin's for environment values only: there, each line is one value.
 #[test]
 fn a_repeatable_flag_from_the_environment_is_split_at_newlines() -> Result<(), Error> {
-    let ex = examples();
-    let eps = json_endpoints(
-        &[
-            "--manifests",
-            ex.to_str().ok_or("path")?,
-            "--ignore-hostname-annotation",
-        ],
+    let eps = example_endpoints(
+        &["--ignore-hostname-annotation"],
         &[
             ("EXTERNAL_DNS_SOURCE", "service"),
             (
@@ -524,20 +508,9 @@ fn an_error_names_its_cause_once() -> Result<(), Error> {
 /// reach users; the message names the file, the document, the line and the key.
 #[test]
 fn parser_hints_for_programmers_never_reach_users() -> Result<(), Error> {
-    let dir = tempfile::tempdir()?;
-    let file = dir.path().join("dup.yaml");
-    std::fs::write(
-        &file,
+    let out = service_endpoints_of(
+        "dup.yaml",
         "apiVersion: v1\nkind: Service\nmetadata:\n  name: a\n  name: b\n",
-    )?;
-    let out = extdns(
-        &[
-            "endpoints",
-            "--manifests",
-            file.to_str().ok_or("path")?,
-            "--source=service",
-        ],
-        &[],
     )?;
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
@@ -553,20 +526,9 @@ fn parser_hints_for_programmers_never_reach_users() -> Result<(), Error> {
 /// A type error names the object and the field path.
 #[test]
 fn type_errors_name_the_field_path() -> Result<(), Error> {
-    let dir = tempfile::tempdir()?;
-    let file = dir.path().join("type.yaml");
-    std::fs::write(
-        &file,
+    let out = service_endpoints_of(
+        "type.yaml",
         "apiVersion: v1\nkind: Service\nmetadata:\n  name: a\n  namespace: default\nspec:\n  ports: 5\n",
-    )?;
-    let out = extdns(
-        &[
-            "endpoints",
-            "--manifests",
-            file.to_str().ok_or("path")?,
-            "--source=service",
-        ],
-        &[],
     )?;
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
@@ -578,24 +540,14 @@ fn type_errors_name_the_field_path() -> Result<(), Error> {
 /// not become a megabyte log line.
 #[test]
 fn warnings_cut_long_values() -> Result<(), Error> {
-    let dir = tempfile::tempdir()?;
     let long = format!("{}.example.com", "x".repeat(5000));
-    std::fs::write(
-        dir.path().join("svc.yaml"),
-        format!(
+    let out = service_endpoints_of(
+        "svc.yaml",
+        &format!(
             "apiVersion: v1\nkind: Service\nmetadata:\n  name: a\n  namespace: default\n  annotations:\n    \
              external-dns.kubernetes.io/hostname: web.example.com\n    external-dns.kubernetes.io/target: \"{long}/x\"\n\
              spec:\n  type: LoadBalancer\nstatus:\n  loadBalancer:\n    ingress:\n      - ip: 192.0.2.1\n"
         ),
-    )?;
-    let out = extdns(
-        &[
-            "endpoints",
-            "--manifests",
-            dir.path().to_str().ok_or("path")?,
-            "--source=service",
-        ],
-        &[],
     )?;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let err = stderr(&out);

@@ -128,11 +128,7 @@ fn full_controller(kind: Kind) {
     let serial = server.serial("example.org");
     write_manifests(dir.path(), &services("192.0.2.30", false, false));
     let out = extdns(&server, dir.path(), WRONG_SECRET);
-    let all = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let all = log_of(&out);
     assert_ne!(out.status.code(), Some(0), "a rejected key fails the run: {all}");
     assert!(all.contains("authentication failed") && all.contains("BADSIG"), "{all}");
     assert_eq!(server.serial("example.org"), serial, "the wrong key changed nothing");
@@ -187,11 +183,7 @@ fn bind_a_refused_record_fails_alone_and_the_others_land() {
         &format!("{}---\n{refused}", services("192.0.2.10", true, false)),
     );
     let out = extdns(&server, dir.path(), SECRET);
-    let all = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let all = log_of(&out);
     assert!(
         all.contains("refused.example.org A") && all.contains("REFUSED"),
         "the failure is named: {all}"
@@ -228,58 +220,43 @@ fn bind_an_update_to_an_unwritable_target_keeps_the_old_record() {
     assert_eq!(ownership_records(&server), vec!["cname-cdn.example.org"]);
 }
 
-#[test]
-fn bind_wildcard_records_get_ownership_records_and_are_deleted_with_them() {
-    require!(Bind);
+/// The Service `name` published at `hostname` (stored as `stored`, answering at `queried`) is owned: its
+/// ownership record is there, a second sync has nothing to do, and without the Service both go.
+fn bind_owns_from_create_to_delete(name: &str, hostname: &str, ip: &str, stored: &str, queried: &str) {
     let server = DnsServer::start(Kind::Bind, &[Zone::new("example.org")]);
     let dir = tempdir();
-    write_manifests(
-        dir.path(),
-        &lb_service("apps", "*.apps.example.org", &["192.0.2.50"], &[]),
-    );
+    write_manifests(dir.path(), &lb_service(name, hostname, &[ip], &[]));
     ok(&extdns(&server, dir.path(), SECRET), "create");
-    assert_eq!(server.dig("x.apps.example.org", "A"), vec!["192.0.2.50"]);
-    assert_eq!(ownership_records(&server), vec!["a-*.apps.example.org"]);
+    assert_eq!(server.dig(queried, "A"), vec![ip]);
+    assert_eq!(ownership_records(&server), vec![format!("a-{stored}")]);
 
     let serial = server.serial("example.org");
     ok(&extdns(&server, dir.path(), SECRET), "second sync");
-    assert_eq!(
-        server.serial("example.org"),
-        serial,
-        "the wildcard record is owned: nothing to do"
-    );
+    assert_eq!(server.serial("example.org"), serial, "{stored} is owned: nothing to do");
 
     write_manifests(dir.path(), "");
     ok(&extdns(&server, dir.path(), SECRET), "delete");
-    assert_eq!(server.dig("x.apps.example.org", "A"), Vec::<String>::new());
+    assert_eq!(server.dig(queried, "A"), Vec::<String>::new());
     assert_eq!(ownership_records(&server), Vec::<String>::new());
+}
+
+#[test]
+fn bind_wildcard_records_get_ownership_records_and_are_deleted_with_them() {
+    require!(Bind);
+    bind_owns_from_create_to_delete(
+        "apps",
+        "*.apps.example.org",
+        "192.0.2.50",
+        "*.apps.example.org",
+        "x.apps.example.org",
+    );
 }
 
 #[test]
 fn bind_unicode_names_are_owned_through_their_ascii_form() {
     require!(Bind);
-    let server = DnsServer::start(Kind::Bind, &[Zone::new("example.org")]);
-    let dir = tempdir();
-    write_manifests(
-        dir.path(),
-        &lb_service("books", "bücher.example.org", &["192.0.2.51"], &[]),
-    );
-    ok(&extdns(&server, dir.path(), SECRET), "create");
-    assert_eq!(server.dig("xn--bcher-kva.example.org", "A"), vec!["192.0.2.51"]);
-    assert_eq!(ownership_records(&server), vec!["a-xn--bcher-kva.example.org"]);
-
-    let serial = server.serial("example.org");
-    ok(&extdns(&server, dir.path(), SECRET), "second sync");
-    assert_eq!(
-        server.serial("example.org"),
-        serial,
-        "the record is owned: nothing to do"
-    );
-
-    write_manifests(dir.path(), "");
-    ok(&extdns(&server, dir.path(), SECRET), "delete");
-    assert_eq!(server.dig("xn--bcher-kva.example.org", "A"), Vec::<String>::new());
-    assert_eq!(ownership_records(&server), Vec::<String>::new());
+    let ascii = "xn--bcher-kva.example.org";
+    bind_owns_from_create_to_delete("books", "bücher.example.org", "192.0.2.51", ascii, ascii);
 }
 
 #[test]
@@ -324,11 +301,7 @@ fn bind_a_zero_interval_syncs_at_most_once_a_second() {
         Ok(o) => o,
         Err(e) => panic!("{e}"),
     };
-    let log = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let log = log_of(&out);
     let syncs = log.matches("All records are already up to date").count() + log.matches("create record").count();
     assert_eq!(server.dig("web.example.org", "A"), vec!["192.0.2.52"], "{log}");
     assert!(
@@ -395,11 +368,7 @@ fn bind_the_deletion_guard_holds_back_a_mass_deletion_but_not_a_small_one() {
     write_manifests(dir.path(), "");
     let serial = server.serial("example.org");
     let out = extdns(&server, dir.path(), SECRET);
-    let log = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let log = log_of(&out);
     assert!(
         log.contains("deletion guard") && log.contains("example.org") && log.contains("20"),
         "{log}"
@@ -409,11 +378,7 @@ fn bind_the_deletion_guard_holds_back_a_mass_deletion_but_not_a_small_one() {
 
     // A dry run shows what is held back, and still sends nothing.
     let out = extdns_with(&server, dir.path(), SECRET, &["--dry-run"]);
-    let log = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let log = log_of(&out);
     assert!(
         log.contains("holds it back") && log.contains("svc-7.example.org"),
         "{log}"
