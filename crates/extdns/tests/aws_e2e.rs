@@ -82,18 +82,20 @@ fn owned(fake: &Fake, zone: &str) -> Vec<String> {
     names
 }
 
-fn foreign() -> Set {
+/// A record set of one value, with a TTL of 300 s.
+fn one_value(name: &str, kind: &str, value: &str) -> Set {
+    let only = Value { value: value.into() };
     Set {
-        name: "legacy.example.org.".into(),
-        kind: "A".into(),
+        name: name.into(),
+        kind: kind.into(),
         ttl: Some(300),
-        resource_records: Some(Values {
-            items: vec![Value {
-                value: "192.0.2.99".into(),
-            }],
-        }),
+        resource_records: Some(Values { items: vec![only] }),
         ..Set::default()
     }
+}
+
+fn foreign() -> Set {
+    one_value("legacy.example.org.", "A", "192.0.2.99")
 }
 
 #[test]
@@ -193,20 +195,7 @@ fn strict_route53_a_refused_record_fails_alone_and_the_others_land() {
     let fake = Fake::start_in_background();
     let zone = fake.zone("example.org", false, &[]);
     // Someone else's TXT record where our ownership record for taken.example.org would go.
-    fake.put(
-        &zone,
-        Set {
-            name: "a-taken.example.org.".into(),
-            kind: "TXT".into(),
-            ttl: Some(300),
-            resource_records: Some(Values {
-                items: vec![Value {
-                    value: "\"someone else\"".into(),
-                }],
-            }),
-            ..Set::default()
-        },
-    );
+    fake.put(&zone, one_value("a-taken.example.org.", "TXT", "\"someone else\""));
     let dir = tempdir();
     let taken = lb_service("taken", "taken.example.org", &["192.0.2.66"], &[]);
     write_manifests(dir.path(), &objects("192.0.2.10", true, &[taken]));
@@ -370,18 +359,11 @@ fn strict_route53_an_alias_owned_through_an_old_cname_txt_gets_its_a_and_aaaa_ow
     );
     fake.put(
         &zone,
-        Set {
-            name: "cname-old.example.org.".into(),
-            kind: "TXT".into(),
-            ttl: Some(300),
-            resource_records: Some(Values {
-                items: vec![Value {
-                    value: "\"heritage=external-dns,external-dns/owner=e2e,external-dns/resource=service/default/old\""
-                        .into(),
-                }],
-            }),
-            ..Set::default()
-        },
+        one_value(
+            "cname-old.example.org.",
+            "TXT",
+            "\"heritage=external-dns,external-dns/owner=e2e,external-dns/resource=service/default/old\"",
+        ),
     );
     let dir = tempdir();
     write_manifests(

@@ -87,16 +87,14 @@ fn full_controller(kind: Kind) {
         vec!["0 50 30080 np.example.org."]
     );
     // external-dns's TXT names: the record type before the first label.
-    assert_eq!(
-        ownership_records(&server),
-        vec![
-            "a-np.example.org",
-            "a-web.example.org",
-            "aaaa-web.example.org",
-            "cname-alias.example.org",
-            "srv-_np._tcp.np.example.org"
-        ]
-    );
+    let owned = [
+        "a-np.example.org",
+        "a-web.example.org",
+        "aaaa-web.example.org",
+        "cname-alias.example.org",
+        "srv-_np._tcp.np.example.org",
+    ];
+    assert_eq!(ownership_records(&server), owned);
 
     // 2. The same objects again: nothing to do, the SOA serial stays.
     let serial = server.serial("example.org");
@@ -108,14 +106,10 @@ fn full_controller(kind: Kind) {
     ok(&extdns(&server, dir.path(), SECRET), "update sync");
     assert_eq!(server.dig("web.example.org", "A"), vec!["192.0.2.20"]);
     assert_eq!(server.dig("alias.example.org", "CNAME"), Vec::<String>::new());
+    let without_alias: Vec<&str> = owned.into_iter().filter(|n| !n.contains("alias")).collect();
     assert_eq!(
         ownership_records(&server),
-        vec![
-            "a-np.example.org",
-            "a-web.example.org",
-            "aaaa-web.example.org",
-            "srv-_np._tcp.np.example.org"
-        ],
+        without_alias,
         "the alias's ownership TXT went with it"
     );
     assert_eq!(

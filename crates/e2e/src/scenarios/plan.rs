@@ -38,12 +38,7 @@ fn check(ctx: &Ctx, ns: &str) -> Result<()> {
     eprintln!("  extdns plan on external-dns's zone: no changes, exit 0");
 
     kube.apply(&o::lb_at(ns, "added", "added.example.org", "203.0.113.60"))?;
-    kube.apply(&o::lb_service(
-        ns,
-        "lb-ip",
-        annotations(&[("hostname", "lb-ip.example.org"), ("ttl", "120")]),
-        json!([{ "ip": "203.0.113.61" }]),
-    ))?;
+    kube.apply(&sources::lb_ip(ns, "203.0.113.61"))?;
     kube.delete("v1", "Service", Some(ns), "lb-host")?;
 
     let (out, unchanged) = planned(ctx, &plan, &server, &["--output=json"])?;

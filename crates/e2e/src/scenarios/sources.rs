@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use anyhow::{Context, Result, bail};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::controllers::{OWNER, Run, Which};
 use crate::dns::{self, DnsServer};
@@ -29,12 +29,7 @@ pub fn create_every_kind(kube: &Kube, ns: &str) -> Result<Expected> {
     };
 
     // LoadBalancer: an IP (with a TTL), a hostname, both address families.
-    kube.apply(&o::lb_service(
-        ns,
-        "lb-ip",
-        annotations(&[("hostname", "lb-ip.example.org"), ("ttl", "120")]),
-        json!([{ "ip": "203.0.113.10" }]),
-    ))?;
+    kube.apply(&lb_ip(ns, "203.0.113.10"))?;
     expect("lb-ip.example.org", "A", &["203.0.113.10"]);
     kube.apply(&o::lb_service(
         ns,
@@ -218,6 +213,16 @@ pub fn create_every_kind(kube: &Kube, ns: &str) -> Result<Expected> {
     ))?;
     expect("ing-only.example.org", "A", &["203.0.113.32"]);
     Ok(want)
+}
+
+/// Service `lb-ip`: lb-ip.example.org, with a TTL of 120 s, at the load balancer address `ip`.
+pub fn lb_ip(ns: &str, ip: &str) -> Value {
+    o::lb_service(
+        ns,
+        "lb-ip",
+        annotations(&[("hostname", "lb-ip.example.org"), ("ttl", "120")]),
+        json!([{ "ip": ip }]),
+    )
 }
 
 /// Headless Service `db` at `db.example.org`: Pods `db-0` (10.1.0.10) and `db-1` (10.1.0.11) on `nodes`, in
