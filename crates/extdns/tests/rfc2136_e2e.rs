@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use extdns_test_support::cli::{self, ok, tempdir, write_manifests};
+use extdns_test_support::cli::{self, ok, tempdir, text, write_manifests};
 use extdns_test_support::dns_server::{DnsServer, KEY_NAME, Kind, SECRET, WRONG_SECRET, Zone};
 use extdns_test_support::manifests::{alias, lb_service, node, node_port_service, web};
 use extdns_test_support::{dig, require};
@@ -122,7 +122,7 @@ fn full_controller(kind: Kind) {
     let serial = server.serial("example.org");
     write_manifests(dir.path(), &services("192.0.2.30", false, false));
     let out = extdns(&server, dir.path(), WRONG_SECRET);
-    let all = log_of(&out);
+    let all = text(&out);
     assert_ne!(out.status.code(), Some(0), "a rejected key fails the run: {all}");
     assert!(all.contains("authentication failed") && all.contains("BADSIG"), "{all}");
     assert_eq!(server.serial("example.org"), serial, "the wrong key changed nothing");
@@ -177,7 +177,7 @@ fn bind_a_refused_record_fails_alone_and_the_others_land() {
         &format!("{}---\n{refused}", services("192.0.2.10", true, false)),
     );
     let out = extdns(&server, dir.path(), SECRET);
-    let all = log_of(&out);
+    let all = text(&out);
     assert!(
         all.contains("refused.example.org A") && all.contains("REFUSED"),
         "the failure is named: {all}"
@@ -295,7 +295,7 @@ fn bind_a_zero_interval_syncs_at_most_once_a_second() {
         Ok(o) => o,
         Err(e) => panic!("{e}"),
     };
-    let log = log_of(&out);
+    let log = text(&out);
     let syncs = log.matches("All records are already up to date").count() + log.matches("create record").count();
     assert_eq!(server.dig("web.example.org", "A"), vec!["192.0.2.52"], "{log}");
     assert!(
@@ -362,7 +362,7 @@ fn bind_the_deletion_guard_holds_back_a_mass_deletion_but_not_a_small_one() {
     write_manifests(dir.path(), "");
     let serial = server.serial("example.org");
     let out = extdns(&server, dir.path(), SECRET);
-    let log = log_of(&out);
+    let log = text(&out);
     assert!(
         log.contains("deletion guard") && log.contains("example.org") && log.contains("20"),
         "{log}"
@@ -372,7 +372,7 @@ fn bind_the_deletion_guard_holds_back_a_mass_deletion_but_not_a_small_one() {
 
     // A dry run shows what is held back, and still sends nothing.
     let out = extdns_with(&server, dir.path(), SECRET, &["--dry-run"]);
-    let log = log_of(&out);
+    let log = text(&out);
     assert!(
         log.contains("holds it back") && log.contains("svc-7.example.org"),
         "{log}"
@@ -416,14 +416,6 @@ fn templated_service(name: &str, cluster_ips: &[&str], annotations: &str, ingres
 
 const FAILING_TEMPLATE: &str = "--fqdn-template={{if index .Spec.ClusterIPs 1}}{{.Name}}.example.org{{end}}";
 
-fn log_of(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
 #[test]
 fn bind_a_service_whose_template_starts_failing_keeps_its_record_while_others_change() {
     require!(Bind);
@@ -453,7 +445,7 @@ fn bind_a_service_whose_template_starts_failing_keeps_its_record_while_others_ch
     );
     let out = extdns_with(&server, dir.path(), SECRET, &[FAILING_TEMPLATE]);
     ok(&out, "web fails, api moves");
-    let log = log_of(&out);
+    let log = text(&out);
     assert!(
         log.contains("default/web") && log.contains("FQDN template") && log.contains("kept"),
         "the warning names the object and the field: {log}"
@@ -515,7 +507,7 @@ fn bind_an_invalid_target_annotation_keeps_the_services_records() {
     write_manifests(dir.path(), &[cdn("1.2.3.4/24"), other("192.0.2.41")].join("---\n"));
     let out = extdns(&server, dir.path(), SECRET);
     ok(&out, "bad target");
-    let log = log_of(&out);
+    let log = text(&out);
     assert!(
         log.contains("default/cdn") && log.contains("target annotation") && log.contains("1.2.3.4/24"),
         "the warning names the object, the field and the value: {log}"

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use crate::controllers::{OWNER, Run, Which};
 use crate::dns::{self, DnsServer};
-use crate::objects::{self as o, annotations};
+use crate::objects as o;
 use crate::proc::tail;
 
 use super::{Ctx, sources};
