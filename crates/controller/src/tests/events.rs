@@ -20,6 +20,14 @@ impl KeptEvents {
     fn take(&self) -> Vec<RecordEvent> {
         self.0.lock().map(|mut e| std::mem::take(&mut *e)).unwrap_or_default()
     }
+
+    /// The one event kept; a test failure if there are more or none.
+    fn the_one(&self) -> RecordEvent {
+        match <[RecordEvent; 1]>::try_from(self.take()) {
+            Ok([event]) => event,
+            Err(events) => panic!("want one event, got {events:?}"),
+        }
+    }
 }
 
 fn web() -> ObjectRef {
@@ -87,10 +95,9 @@ async fn records_of_one_object_make_one_event_listing_them_all() -> Result<(), S
     let (c, sink) = with_events(&source, &registry, ControllerConfig::default(), all());
 
     c.run_once().await?;
-    let events = sink.take();
-    assert_eq!(events.len(), 1, "{events:?}");
-    assert!(events[0].note.contains("record:web.example.com,"), "{}", events[0].note);
-    assert!(events[0].note.contains("record:www.example.com,"), "{}", events[0].note);
+    let event = sink.the_one();
+    assert!(event.note.contains("record:web.example.com,"), "{}", event.note);
+    assert!(event.note.contains("record:www.example.com,"), "{}", event.note);
     Ok(())
 }
 
@@ -101,11 +108,11 @@ async fn a_failed_apply_is_a_warning_on_every_object_it_touched() {
     let (c, sink) = with_events(&source, &registry, ControllerConfig::default(), all());
 
     assert!(c.run_once().await.is_err());
-    let events = sink.take();
-    assert_eq!(events.len(), 1, "{events:?}");
-    assert_eq!(events[0].reason, EventReason::RecordError);
-    assert_eq!(events[0].kind, EventKind::Warning);
-    assert_eq!(events[0].object, web());
+    let event = sink.the_one();
+    assert_eq!(
+        (event.kind, event.reason, event.object),
+        (EventKind::Warning, EventReason::RecordError, web())
+    );
 }
 
 #[tokio::test]
@@ -154,12 +161,12 @@ async fn an_object_that_could_not_be_evaluated_gets_a_warning_naming_why() -> Re
     let (c, sink) = with_events(&source, &registry, ControllerConfig::default(), all());
 
     c.run_once().await?;
-    let events = sink.take();
-    assert_eq!(events.len(), 1, "{events:?}");
-    assert_eq!(events[0].object, web());
-    assert_eq!(events[0].kind, EventKind::Warning);
-    assert_eq!(events[0].reason, EventReason::InvalidInput);
-    assert!(events[0].note.contains("target annotation"), "{}", events[0].note);
+    let event = sink.the_one();
+    assert_eq!(
+        (event.kind, event.reason, &event.object),
+        (EventKind::Warning, EventReason::InvalidInput, &web())
+    );
+    assert!(event.note.contains("target annotation"), "{}", event.note);
     Ok(())
 }
 
@@ -206,11 +213,12 @@ async fn held_back_deletes_are_warnings_on_their_objects() -> Result<(), SyncErr
 
     let report = c.run_once().await?;
     assert_eq!(report.held_back.len(), 4);
-    let events = sink.take();
-    assert_eq!(events.len(), 1, "{events:?}");
-    assert_eq!(events[0].reason, EventReason::DeletionHeldBack);
-    assert_eq!(events[0].kind, EventKind::Warning);
-    assert!(events[0].note.contains("record:r3.example.com"), "{}", events[0].note);
+    let event = sink.the_one();
+    assert_eq!(
+        (event.kind, event.reason),
+        (EventKind::Warning, EventReason::DeletionHeldBack)
+    );
+    assert!(event.note.contains("record:r3.example.com"), "{}", event.note);
     Ok(())
 }
 

@@ -236,7 +236,7 @@ fn labelled_service(ns: &str, name: &str, label: &str, ip: &str) -> Value {
 
 /// The rendered Deployment's container `name`, which must have every argument of `want`, and a kubeconfig
 /// with its ServiceAccount's token.
-fn rendered_pod(
+pub(crate) fn rendered_pod(
     ctx: &Ctx,
     ns: &str,
     release: &str,
