@@ -29,6 +29,13 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// The stderr of a run that must have exited with `code`.
+fn stderr_after_exit(o: &Output, code: i32) -> String {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(code), "{err}");
+    err
+}
+
 /// The JSON endpoints of `extdns endpoints --output json ...`, after checking it succeeded.
 fn json_endpoints(args: &[&str], env: &[(&str, &str)]) -> Result<Vec<serde_json::Value>, Error> {
     let mut all = vec!["endpoints", "--output", "json"];
@@ -128,8 +135,7 @@ fn a_broken_manifest_fails_naming_the_file_and_document() -> Result<(), Error> {
         "apiVersion: v1\nkind: Service\nmetadata:\n  name: b\n---\napiVersion: v1\nkind: Service\nmetadata: [unclosed\n",
     )?;
     let out = service_endpoints(dir.path())?;
-    assert_eq!(out.status.code(), Some(1));
-    let err = stderr(&out);
+    let err = stderr_after_exit(&out, 1);
     assert!(err.contains("broken.yaml") && err.contains("document 2"), "{err}");
     assert!(
         stdout(&out).is_empty(),
@@ -154,8 +160,7 @@ fn a_kubectl_dump_is_read_and_the_kinds_extdns_does_not_read_are_counted() -> Re
         ],
         &[],
     )?;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let err = stderr(&out);
+    let err = stderr_after_exit(&out, 0);
     let skipped: Vec<&str> = err.lines().filter(|l| l.contains("skipped")).collect();
     assert_eq!(
         skipped,
@@ -342,14 +347,20 @@ fn one_line_error(args: &[&str]) -> Result<String, Error> {
     Ok(err.trim_end().to_string())
 }
 
+/// [`one_line_error`] of the service source and the in-memory provider with `extra`.
+fn inmemory_error(extra: &[&str]) -> Result<String, Error> {
+    one_line_error(&[&["--source=service", "--provider=inmemory"], extra].concat())
+}
+
+/// [`one_line_error`] of `extdns endpoints` with the service source and `extra`.
+fn preview_error(extra: &[&str]) -> Result<String, Error> {
+    one_line_error(&[&["endpoints", "--manifests=x", "--source=service"], extra].concat())
+}
+
 #[test]
 fn validation_errors_exit_2_with_one_line() -> Result<(), Error> {
     assert_eq!(
-        one_line_error(&[
-            "--source=service",
-            "--provider=inmemory",
-            "--ignore-hostname-annotation"
-        ])?,
+        inmemory_error(&["--ignore-hostname-annotation"])?,
         "error: --ignore-hostname-annotation requires at least one --fqdn-template"
     );
     assert_eq!(
@@ -357,12 +368,7 @@ fn validation_errors_exit_2_with_one_line() -> Result<(), Error> {
         "error: source node is not supported by extdns yet"
     );
     assert_eq!(
-        one_line_error(&[
-            "--source=service",
-            "--provider=inmemory",
-            "--txt-prefix=a",
-            "--txt-suffix=b"
-        ])?,
+        inmemory_error(&["--txt-prefix=a", "--txt-suffix=b"])?,
         "error: --txt-prefix and --txt-suffix are mutually exclusive"
     );
     let gss = one_line_error(&[
@@ -376,12 +382,7 @@ fn validation_errors_exit_2_with_one_line() -> Result<(), Error> {
         gss.starts_with("error: Kerberos/GSS-TSIG is not supported by extdns"),
         "{gss}"
     );
-    let prefix = one_line_error(&[
-        "endpoints",
-        "--manifests=x",
-        "--source=service",
-        "--annotation-prefix=example.com",
-    ])?;
+    let prefix = preview_error(&["--annotation-prefix=example.com"])?;
     assert!(
         prefix.contains("--annotation-prefix") && prefix.contains('/'),
         "{prefix}"
@@ -497,8 +498,7 @@ fn an_error_names_its_cause_once() -> Result<(), Error> {
         ],
         &[],
     )?;
-    assert_eq!(out.status.code(), Some(1));
-    let err = stderr(&out);
+    let err = stderr_after_exit(&out, 1);
     assert!(err.contains("/nonexistent/extdns"), "{err}");
     assert_eq!(err.matches("No such file").count(), 1, "{err}");
     Ok(())
@@ -512,8 +512,7 @@ fn parser_hints_for_programmers_never_reach_users() -> Result<(), Error> {
         "dup.yaml",
         "apiVersion: v1\nkind: Service\nmetadata:\n  name: a\n  name: b\n",
     )?;
-    assert_eq!(out.status.code(), Some(1));
-    let err = stderr(&out);
+    let err = stderr_after_exit(&out, 1);
     assert!(!err.contains("DuplicateKeyPolicy") && !err.contains("Options"), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(
@@ -530,8 +529,7 @@ fn type_errors_name_the_field_path() -> Result<(), Error> {
         "type.yaml",
         "apiVersion: v1\nkind: Service\nmetadata:\n  name: a\n  namespace: default\nspec:\n  ports: 5\n",
     )?;
-    assert_eq!(out.status.code(), Some(1));
-    let err = stderr(&out);
+    let err = stderr_after_exit(&out, 1);
     assert!(err.contains("Service default/a") && err.contains("spec.ports"), "{err}");
     Ok(())
 }
@@ -549,8 +547,7 @@ fn warnings_cut_long_values() -> Result<(), Error> {
              spec:\n  type: LoadBalancer\nstatus:\n  loadBalancer:\n    ingress:\n      - ip: 192.0.2.1\n"
         ),
     )?;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let err = stderr(&out);
+    let err = stderr_after_exit(&out, 0);
     assert!(err.contains("target annotation") && err.contains('…'), "{err}");
     assert!(!err.contains(&"x".repeat(201)), "the value is cut: {} bytes", err.len());
     Ok(())
@@ -558,21 +555,14 @@ fn warnings_cut_long_values() -> Result<(), Error> {
 
 #[test]
 fn a_template_reading_a_field_the_kind_lacks_exits_2_naming_it() -> Result<(), Error> {
-    let err = one_line_error(&[
-        "--source=service",
-        "--provider=inmemory",
-        "--fqdn-template={{.Name}}.{{.Spec.TrafficDistributon}}.example.org",
-    ])?;
+    let err = inmemory_error(&["--fqdn-template={{.Name}}.{{.Spec.TrafficDistributon}}.example.org"])?;
     assert_eq!(
         err,
         "error: template --fqdn-template reads .Spec.TrafficDistributon, which no Service has: \
          Service has no field TrafficDistributon in v1.ServiceSpec"
     );
     // Checked against every kind the template runs on: a route field is fine when a route source is on.
-    let routes_only = one_line_error(&[
-        "endpoints",
-        "--manifests=x",
-        "--source=service",
+    let routes_only = preview_error(&[
         "--source=gateway-httproute",
         "--fqdn-template={{range .Spec.Rules}}{{.}}{{end}}",
     ])?;
