@@ -69,8 +69,7 @@ impl Process {
             Kind::Counter,
         );
         w.sample("process_cpu_seconds_total", &[], self.cpu_seconds);
-        // Gauges, in the order Prometheus's process collector writes them; what this system does not tell
-        // is left out.
+        // The gauges; one this system does not report is left out rather than written as zero.
         let gauges = [
             ("process_open_fds", "Number of open file descriptors.", self.open_fds),
             (
