@@ -247,6 +247,11 @@ fn sample(metrics: &Metrics, prefix: &str) -> Option<f64> {
         .and_then(|v| v.parse().ok())
 }
 
+/// `external_dns_controller_last_sync_timestamp_seconds`: 0 until a sync completes.
+fn last_sync(c: &Controller) -> Option<f64> {
+    sample(c.metrics(), "external_dns_controller_last_sync_timestamp_seconds ")
+}
+
 fn names(records: &[Endpoint]) -> Vec<String> {
     let mut n: Vec<String> = records
         .iter()
@@ -274,7 +279,7 @@ async fn first_sync_creates_and_second_sync_is_a_no_op() -> Result<(), SyncError
         sample(c.metrics(), "external_dns_controller_no_op_runs_total "),
         Some(1.0)
     );
-    assert!(sample(c.metrics(), "external_dns_controller_last_sync_timestamp_seconds ").is_some_and(|t| t > 0.0));
+    assert!(last_sync(&c).is_some_and(|t| t > 0.0));
     Ok(())
 }
 
@@ -290,10 +295,7 @@ async fn unsynced_informer_plans_nothing() {
     assert_eq!(registry.applies(), 0);
     assert_eq!(source.calls.load(Ordering::SeqCst), 0);
     assert_eq!(names(&registry.snapshot()), ["web.example.com A 10.0.0.1"]);
-    assert_eq!(
-        sample(c.metrics(), "external_dns_controller_last_sync_timestamp_seconds "),
-        Some(0.0)
-    );
+    assert_eq!(last_sync(&c), Some(0.0), "no sync has completed");
 }
 
 #[tokio::test]
@@ -373,10 +375,7 @@ async fn provider_error_is_returned_and_counted() {
     let result = c.run_once().await;
     assert!(matches!(result, Err(SyncError::Registry(_))), "{result:?}");
     assert_eq!(sample(c.metrics(), "external_dns_registry_errors_total "), Some(1.0));
-    assert_eq!(
-        sample(c.metrics(), "external_dns_controller_last_sync_timestamp_seconds "),
-        Some(0.0)
-    );
+    assert_eq!(last_sync(&c), Some(0.0), "no sync has completed");
 }
 
 #[tokio::test]
@@ -457,6 +456,11 @@ impl Running {
         self.stop.cancel();
         self.handle.await
     }
+
+    /// Stops the loop, which must end cleanly: the end of a test that checked what it ran.
+    async fn finish(self) -> Result<(), tokio::task::JoinError> {
+        self.stop().await.map(drop)
+    }
 }
 
 fn spawn_loop(c: Controller) -> Running {
@@ -487,8 +491,7 @@ async fn loop_syncs_at_start_and_every_interval() -> Result<(), tokio::task::Joi
     advance(Duration::from_secs(120)).await;
     assert_eq!(registry.reads(), 4);
 
-    running.stop().await?;
-    Ok(())
+    running.finish().await
 }
 
 /// A source that cannot follow changes object by object makes every event a full sync: the first one
@@ -521,8 +524,7 @@ async fn events_needing_full_syncs_are_min_event_sync_interval_apart() -> Result
         "the changes after the first made more than one sync"
     );
 
-    running.stop().await?;
-    Ok(())
+    running.finish().await
 }
 
 #[tokio::test(start_paused = true)]
@@ -538,8 +540,7 @@ async fn events_never_sync_sooner_than_min_event_sync_interval() -> Result<(), t
     advance(Duration::from_secs(2)).await; // t = 31 s
     assert_eq!(registry.reads(), 2);
 
-    running.stop().await?;
-    Ok(())
+    running.finish().await
 }
 
 #[tokio::test(start_paused = true)]
@@ -552,8 +553,7 @@ async fn changes_are_ignored_without_events() -> Result<(), tokio::task::JoinErr
     advance(Duration::from_secs(30)).await;
     assert_eq!(registry.reads(), 1);
 
-    running.stop().await?;
-    Ok(())
+    running.finish().await
 }
 
 #[tokio::test(start_paused = true)]
@@ -603,8 +603,7 @@ async fn loop_waits_for_informers_and_then_syncs() -> Result<(), tokio::task::Jo
     advance(Duration::from_millis(1100)).await;
     assert_eq!(registry.applies(), 1);
 
-    running.stop().await?;
-    Ok(())
+    running.finish().await
 }
 
 /// The first sync runs the moment the view is complete, even with `--events` and changes during the list:
@@ -623,8 +622,7 @@ async fn the_first_sync_runs_when_the_informers_are_ready() -> Result<(), tokio:
     advance(Duration::from_millis(5)).await;
     assert_eq!(registry.applies(), 1, "the first sync follows the list at once");
 
-    running.stop().await?;
-    Ok(())
+    running.finish().await
 }
 
 #[tokio::test(start_paused = true)]
@@ -641,8 +639,7 @@ async fn a_source_failure_in_the_loop_deletes_nothing() -> Result<(), tokio::tas
     assert_eq!(registry.applies(), 1);
     assert_eq!(names(&registry.snapshot()), ["web.example.com A 10.0.0.1"]);
 
-    running.stop().await?;
-    Ok(())
+    running.finish().await
 }
 
 #[tokio::test(start_paused = true)]
@@ -849,8 +846,7 @@ async fn the_loop_syncs_only_while_leading_and_at_once_on_takeover() -> Result<(
     advance(Duration::from_secs(120)).await;
     assert_eq!(registry.reads(), 1);
 
-    running.stop().await?;
-    Ok(())
+    running.finish().await
 }
 
 #[tokio::test]
