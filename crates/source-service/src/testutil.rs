@@ -9,8 +9,8 @@ use extdns_informer::view::{
     SliceEndpoint,
 };
 use extdns_informer::{ClusterStore, StrMap};
-use extdns_source::SourceExt;
 use extdns_source::resolver::StaticResolver;
+use extdns_source::{SourceConfig, SourceExt};
 
 use crate::{ServiceSource, ServiceSourceConfig};
 
@@ -48,6 +48,13 @@ pub fn run_with(src: &ServiceSource, cluster: &ClusterStore) -> Vec<Endpoint> {
 
 pub fn run(cfg: ServiceSourceConfig, cluster: &ClusterStore) -> Vec<Endpoint> {
     run_with(&source(cfg), cluster)
+}
+
+/// The default configuration with what every source shares changed by `f`.
+pub fn sharing(f: impl FnOnce(&mut SourceConfig)) -> ServiceSourceConfig {
+    let mut cfg = ServiceSourceConfig::default();
+    f(&mut cfg.common);
+    cfg
 }
 
 /// One line per record: `name TYPE target,target` (plus ` ttl=N` and ` id=X` when set), sorted.

@@ -76,9 +76,7 @@ fn listeners(allowed: impl Fn(Listener) -> Listener) -> Vec<Listener> {
 }
 
 fn named(kind: RouteKind, ns: &str, name: &str, hostnames: &str, parent: ParentReference) -> Route {
-    let mut r = route(kind, ns, name, &[], &[parent]);
-    r.meta = with_annotations(r.meta, &[(&format!("{ALPHA}hostname"), hostnames)]);
-    r
+    route(kind, ns, name, &[], &[parent]).annotated(&[(&format!("{ALPHA}hostname"), hostnames)])
 }
 
 /// Gateways `infra/gw` (ListenerSets from `team=a` namespaces), `infra/sel` (routes from `team=a`
@@ -98,13 +96,7 @@ fn base(kind: RouteKind) -> Fixture {
         &["192.0.2.2"],
     );
     let gw2 = gateway("infra", "gw2", listeners(|l| l), &["192.0.2.3"]);
-    let ls = ListenerSet {
-        meta: meta("lsns", "ls"),
-        parent_ref: gw_ref("infra", "gw"),
-        listeners: listeners(|l| l),
-        accepted: true,
-        accepted_listeners: ["http", "tls", "tcp", "udp"].map(String::from).to_vec(),
-    };
+    let ls = listener_set("lsns", "ls", gw_ref("infra", "gw"), listeners(|l| l));
     let routes = vec![
         named(
             kind,
@@ -114,17 +106,10 @@ fn base(kind: RouteKind) -> Fixture {
             gw_ref("infra", "gw"),
         ),
         // Same name and targets as r-gw, with a TTL: its record is put first.
-        {
-            let mut r = named(kind, "apps", "r-ttl", "ttl.example.org", gw_ref("infra", "gw"));
-            r.meta = with_annotations(
-                r.meta,
-                &[
-                    (&format!("{ALPHA}hostname"), "ttl.example.org"),
-                    (&format!("{ALPHA}ttl"), "60"),
-                ],
-            );
-            r
-        },
+        named(kind, "apps", "r-ttl", "ttl.example.org", gw_ref("infra", "gw")).annotated(&[
+            (&format!("{ALPHA}hostname"), "ttl.example.org"),
+            (&format!("{ALPHA}ttl"), "60"),
+        ]),
         named(
             kind,
             "apps",
@@ -231,10 +216,7 @@ fn a_route_change_affects_that_route_only() {
     check(
         |f| {
             let r = f.route("apps", "r-gw2");
-            r.meta = with_annotations(
-                r.meta.clone(),
-                &[(&format!("{ALPHA}hostname"), "gw2b.example.org,shared.example.org")],
-            );
+            r.annotate(&[(&format!("{ALPHA}hostname"), "gw2b.example.org,shared.example.org")]);
         },
         |k| ChangeSet::of(ObjectKey::new(route_kind(k), "apps", "r-gw2")),
         &["apps/r-gw2"],
@@ -247,13 +229,10 @@ fn a_route_sharing_a_name_and_targets_keeps_its_configured_ttl_first() {
     check(
         |f| {
             let r = f.route("apps", "r-ttl");
-            r.meta = with_annotations(
-                r.meta.clone(),
-                &[
-                    (&format!("{ALPHA}hostname"), "ttl.example.org"),
-                    (&format!("{ALPHA}ttl"), "120"),
-                ],
-            );
+            r.annotate(&[
+                (&format!("{ALPHA}hostname"), "ttl.example.org"),
+                (&format!("{ALPHA}ttl"), "120"),
+            ]);
         },
         |k| ChangeSet::of(ObjectKey::new(route_kind(k), "apps", "r-ttl")),
         &["apps/r-ttl"],
@@ -304,7 +283,7 @@ fn a_listener_set_change_affects_its_routes() {
     check(
         |f| {
             let ls = &mut f.listener_sets[0];
-            ls.meta = with_annotations(ls.meta.clone(), &[(&format!("{ALPHA}target"), "198.51.100.7")]);
+            ls.annotate(&[(&format!("{ALPHA}target"), "198.51.100.7")]);
         },
         |_| ChangeSet::of(ObjectKey::new(extdns_informer::ResourceKind::ListenerSet, "lsns", "ls")),
         &["apps/r-ls"],

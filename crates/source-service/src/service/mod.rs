@@ -215,7 +215,7 @@ mod tests {
     use extdns_endpoint::label;
     use extdns_informer::{ClusterStore, ObjectKey, ResourceKind};
     use extdns_source::resolver::StaticResolver;
-    use extdns_source::{FqdnTemplate, Objects, Source, SourceConfig, SourceError};
+    use extdns_source::{FqdnTemplate, Objects, Source, SourceError};
 
     use crate::testutil::*;
     use crate::{ServiceSource, ServiceSourceConfig};
@@ -289,14 +289,7 @@ mod tests {
         let s = Sv::lb("default", "web")
             .a("hostname", "a.example.com")
             .a("internal-hostname", "i.example.com");
-        let c = ServiceSourceConfig {
-            common: {
-                let mut common = SourceConfig::default();
-                common.ignore_hostname_annotation = true;
-                common
-            },
-            ..cfg()
-        };
+        let c = sharing(|c| c.ignore_hostname_annotation = true);
         assert!(run(c, &one(s.ingress_ip("1.2.3.4"))).is_empty());
     }
 
@@ -598,14 +591,11 @@ mod tests {
     }
 
     fn with_template(t: &str, combine: bool, ignore: bool) -> ServiceSourceConfig {
-        let common = {
-            let mut common = SourceConfig::default();
-            common.fqdn_template = template(t);
-            common.combine_fqdn_annotation = combine;
-            common.ignore_hostname_annotation = ignore;
-            common
-        };
-        ServiceSourceConfig { common, ..cfg() }
+        sharing(|c| {
+            c.fqdn_template = template(t);
+            c.combine_fqdn_annotation = combine;
+            c.ignore_hostname_annotation = ignore;
+        })
     }
 
     #[test]
