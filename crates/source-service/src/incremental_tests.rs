@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use extdns_informer::view::{EndpointSlice, Node, Pod, Service};
 use extdns_informer::{ChangeSet, ClusterStore, ObjectKey, ResourceKind};
-use extdns_source::pipeline::testing::{check_against_full, endpoints_by_object};
+use extdns_source::pipeline::testing::{check_affected, check_against_full};
 use extdns_source::{Objects, Pipeline, PipelineConfig, Source};
 use futures::executor::block_on;
 
@@ -182,33 +182,15 @@ fn check_on(
     change(&mut after);
     let (before, after) = (before.store(), after.store());
 
-    let (old, new) = (
-        block_on(endpoints_by_object(&source(cfg.clone()), &before)),
-        block_on(endpoints_by_object(&source(cfg.clone()), &after)),
-    );
-    let moved: BTreeSet<&String> = old
-        .keys()
-        .chain(new.keys())
-        .filter(|r| old.get(*r) != new.get(*r))
-        .collect();
-    for r in must_change {
-        assert!(moved.contains(&r.to_string()), "{r} should have changed: {moved:?}");
-    }
-    let src = source(cfg.clone());
-    let Some(affected) = src.affected(&after, &changes) else {
-        panic!("the service source must name the affected Services");
-    };
-    let affected: BTreeSet<String> = affected.iter().map(ToString::to_string).collect();
-    for r in &moved {
-        assert!(
-            affected.contains(r.as_str()),
-            "{r} changed but is not affected: {affected:?}"
-        );
-    }
-    for r in unrelated {
-        assert!(!affected.contains(*r), "{r} is unrelated but affected: {affected:?}");
-    }
-
+    block_on(check_affected(
+        &source(cfg.clone()),
+        &before,
+        &after,
+        &changes,
+        must_change,
+        unrelated,
+        "service source",
+    ));
     block_on(check_against_full(
         &pipeline(cfg),
         &before,

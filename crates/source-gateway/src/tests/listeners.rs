@@ -2,62 +2,59 @@
 
 use super::*;
 
-fn two_listener_world() -> ClusterStore {
-    world_with(vec![
+/// The names published for `r` on Gateway `infra/gw` with listeners `foo` (port 80, for
+/// `foo.example.internal`) and `bar` (port 8080, for `bar.example.internal`).
+fn on_two_listeners(r: Route) -> Vec<String> {
+    let mut c = world_with(vec![
         http("foo", Some("foo.example.internal")),
         listener("bar", "HTTP", 8080, Some("bar.example.internal")),
-    ])
+    ]);
+    c.add(r);
+    names(&run(config(), &c))
+}
+
+/// A route for `*.example.internal` on `infra/gw` through `parent`.
+fn internal_on(parent: ParentReference) -> Route {
+    httproute("apps", "web", &["*.example.internal"], &[parent])
 }
 
 #[test]
 fn section_name_selects_one_listener() {
-    let mut c = two_listener_world();
     let mut p = gw_ref("infra", "gw");
     p.section_name = Some("foo".into());
-    c.add(httproute("apps", "web", &["*.example.internal"], &[p]));
-    assert_eq!(names(&run(config(), &c)), vec!["foo.example.internal"]);
+    assert_eq!(on_two_listeners(internal_on(p)), vec!["foo.example.internal"]);
 }
 
 #[test]
 fn section_name_is_read_from_the_status_parent() {
-    let mut c = two_listener_world();
-    let mut r = attached("apps", "web", &["*.example.internal"]);
+    let mut r = internal_on(gw_ref("infra", "gw"));
     r.parents[0].parent_ref.section_name = Some("bar".into());
-    c.add(r);
-    assert_eq!(names(&run(config(), &c)), vec!["bar.example.internal"]);
+    assert_eq!(on_two_listeners(r), vec!["bar.example.internal"]);
 }
 
 #[test]
 fn unknown_section_name_matches_no_listener() {
-    let mut c = two_listener_world();
     let mut p = gw_ref("infra", "gw");
     p.section_name = Some("nope".into());
-    c.add(httproute("apps", "web", &["*.example.internal"], &[p]));
-    assert!(run(config(), &c).is_empty());
+    assert!(on_two_listeners(internal_on(p)).is_empty());
 }
 
 #[test]
 fn without_section_name_every_listener_is_considered() {
-    let mut c = two_listener_world();
-    c.add(attached("apps", "web", &["*.example.internal"]));
     assert_eq!(
-        names(&run(config(), &c)),
+        on_two_listeners(internal_on(gw_ref("infra", "gw"))),
         vec!["bar.example.internal", "foo.example.internal"]
     );
 }
 
 #[test]
 fn port_selects_listeners() {
-    let mut c = two_listener_world();
     let mut p = gw_ref("infra", "gw");
     p.port = Some(8080);
-    c.add(httproute("apps", "web", &["*.example.internal"], &[p]));
-    assert_eq!(names(&run(config(), &c)), vec!["bar.example.internal"]);
-    let mut c = two_listener_world();
+    assert_eq!(on_two_listeners(internal_on(p)), vec!["bar.example.internal"]);
     let mut p = gw_ref("infra", "gw");
     p.port = Some(9999);
-    c.add(httproute("apps", "web", &["*.example.internal"], &[p]));
-    assert!(run(config(), &c).is_empty());
+    assert!(on_two_listeners(internal_on(p)).is_empty());
 }
 
 #[test]

@@ -8,7 +8,8 @@ use extdns_informer::view::{
     AllowedListeners, AllowedRoutes, Gateway, LabelSelector, LabelSelectorRequirement, Listener, ListenerSet, Meta,
     Namespace, ParentReference, Route, RouteGroupKind, RouteKind, RouteParentStatus,
 };
-use extdns_source::{Annotations, Selector, SourceConfig, SourceExt, SourceOutput};
+use extdns_source::pipeline::testing::lines;
+use extdns_source::{Annotations, Selector, SelectorError, SourceConfig, SourceExt, SourceOutput};
 
 use super::*;
 
@@ -233,14 +234,25 @@ fn run(cfg: GatewaySourceConfig, c: &ClusterStore) -> Vec<Endpoint> {
     run_kind(RouteKind::Http, cfg, c)
 }
 
-/// `name TYPE target,target` lines, sorted: compact to compare.
-fn lines(eps: &[Endpoint]) -> Vec<String> {
-    let mut v: Vec<String> = eps
-        .iter()
-        .map(|e| format!("{} {} {}", e.dns_name, e.record_type, e.targets.join(",")))
-        .collect();
-    v.sort();
-    v
+/// The default source's endpoints for `routes` in the usual world.
+fn published(routes: impl IntoIterator<Item = Route>) -> Vec<Endpoint> {
+    let mut c = world();
+    for r in routes {
+        c.add(r);
+    }
+    run(config(), &c)
+}
+
+/// `cfg` with `--label-filter`.
+fn label_filtered(cfg: GatewaySourceConfig, selector: &str) -> Result<GatewaySourceConfig, SelectorError> {
+    let label_filter = Selector::parse(selector)?;
+    Ok(sharing(cfg, |c| c.label_filter = label_filter))
+}
+
+/// `cfg` with `--annotation-filter`.
+fn annotation_filtered(cfg: GatewaySourceConfig, selector: &str) -> Result<GatewaySourceConfig, SelectorError> {
+    let annotation_filter = Selector::parse(selector)?;
+    Ok(sharing(cfg, |c| c.annotation_filter = annotation_filter))
 }
 
 fn names(eps: &[Endpoint]) -> Vec<String> {

@@ -2,71 +2,66 @@
 
 use super::*;
 
-#[test]
-fn parent_with_another_group_is_ignored() {
-    let mut c = world();
-    let mut p = gw_ref("infra", "gw");
-    p.group = Some("networking.k8s.io".into());
-    c.add(httproute("apps", "web", &["web.example.com"], &[p]));
-    assert!(run(config(), &c).is_empty());
+/// `cfg` with `--gateway-name`.
+fn named_gateway(name: &str, cfg: GatewaySourceConfig) -> GatewaySourceConfig {
+    GatewaySourceConfig {
+        gateway_name: Some(name.into()),
+        ..cfg
+    }
+}
+
+/// An HTTPRoute for `web.example.com` on `parent` (spec and status).
+fn web_on(parent: ParentReference) -> Route {
+    httproute("apps", "web", &["web.example.com"], &[parent])
 }
 
 #[test]
-fn parent_with_another_kind_is_ignored() {
-    let mut c = world();
-    let mut p = gw_ref("infra", "gw");
-    p.kind = Some("Service".into());
-    c.add(httproute("apps", "web", &["web.example.com"], &[p]));
-    assert!(run(config(), &c).is_empty());
+fn parent_with_another_group_or_kind_is_ignored() {
+    let mut other_group = gw_ref("infra", "gw");
+    other_group.group = Some("networking.k8s.io".into());
+    let mut other_kind = gw_ref("infra", "gw");
+    other_kind.kind = Some("Service".into());
+    for p in [other_group, other_kind] {
+        assert!(published([web_on(p.clone())]).is_empty(), "{p:?}");
+    }
 }
 
 #[test]
 fn parent_group_and_kind_may_be_explicit_or_defaulted() {
-    let mut c = world();
     let mut explicit = gw_ref("infra", "gw");
     explicit.group = Some("gateway.networking.k8s.io".into());
     explicit.kind = Some("Gateway".into());
-    c.add(httproute("apps", "a", &["a.example.com"], &[explicit.clone()]));
+    let a = httproute("apps", "a", &["a.example.com"], &[explicit.clone()]);
     // Spec with the defaults written out, status without them (and the other way round): the same parent.
-    let mut r = httproute("apps", "b", &["b.example.com"], &[explicit]);
-    r.parents = vec![accepted(gw_ref("infra", "gw"))];
-    c.add(r);
-    assert_eq!(names(&run(config(), &c)), vec!["a.example.com", "b.example.com"]);
+    let mut b = httproute("apps", "b", &["b.example.com"], &[explicit]);
+    b.parents = vec![accepted(gw_ref("infra", "gw"))];
+    assert_eq!(names(&published([a, b])), vec!["a.example.com", "b.example.com"]);
 }
 
 #[test]
 fn parent_namespace_defaults_to_the_route_namespace() {
     let mut c = world();
     c.add(gateway("apps", "local", vec![http("http", None)], &["5.6.7.8"]));
-    c.add(httproute("apps", "web", &["web.example.com"], &[local_ref("local")]));
+    c.add(web_on(local_ref("local")));
     assert_eq!(lines(&run(config(), &c)), vec!["web.example.com A 5.6.7.8"]);
 }
 
 #[test]
 fn status_parent_not_in_spec_parent_refs_is_ignored() {
-    let mut c = world();
-    let mut r = httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "other")]);
+    let mut r = web_on(gw_ref("infra", "other"));
     r.parents = vec![accepted(gw_ref("infra", "gw"))];
-    c.add(r);
-    assert!(run(config(), &c).is_empty());
+    assert!(published([r]).is_empty());
 }
 
 #[test]
-fn route_without_parent_refs_publishes_nothing() {
-    let mut c = world();
-    let mut r = attached("apps", "web", &["web.example.com"]);
-    r.parent_refs.clear();
-    c.add(r);
-    assert!(run(config(), &c).is_empty());
-}
-
-#[test]
-fn spec_parent_without_status_publishes_nothing() {
-    let mut c = world();
-    let mut r = attached("apps", "web", &["web.example.com"]);
-    r.parents.clear();
-    c.add(r);
-    assert!(run(config(), &c).is_empty());
+fn route_needs_its_parent_in_spec_and_in_status() {
+    let mut without_spec = web_on(gw_ref("infra", "gw"));
+    without_spec.parent_refs.clear();
+    let mut without_status = web_on(gw_ref("infra", "gw"));
+    without_status.parents.clear();
+    for r in [without_spec, without_status] {
+        assert!(published([r.clone()]).is_empty(), "{r:?}");
+    }
 }
 
 #[test]
@@ -80,10 +75,7 @@ fn gateway_name_flag_keeps_only_that_gateway() {
         &["echo2.example.org"],
         &[gw_ref("infra", "external")],
     ));
-    let cfg = GatewaySourceConfig {
-        gateway_name: Some("external".into()),
-        ..config()
-    };
+    let cfg = named_gateway("external", config());
     assert_eq!(lines(&run(cfg, &c)), vec!["echo2.example.org A 2.3.4.5"]);
 }
 
@@ -91,16 +83,11 @@ fn gateway_name_flag_keeps_only_that_gateway() {
 fn gateway_name_flag_with_route_on_two_gateways_uses_only_the_named_one() {
     let mut c = world();
     c.add(gateway("infra", "other", vec![http("http", None)], &["2.3.4.5"]));
-    c.add(httproute(
-        "apps",
-        "web",
-        &["web.example.com"],
-        &[gw_ref("infra", "gw"), gw_ref("infra", "other")],
-    ));
-    let cfg = GatewaySourceConfig {
-        gateway_name: Some("gw".into()),
-        ..config()
-    };
+    let mut r = web_on(gw_ref("infra", "gw"));
+    r.parent_refs.push(gw_ref("infra", "other"));
+    r.parents.push(accepted(gw_ref("infra", "other")));
+    c.add(r);
+    let cfg = named_gateway("gw", config());
     assert_eq!(lines(&run(cfg, &c)), vec!["web.example.com A 1.2.3.4"]);
 }
 
@@ -138,24 +125,15 @@ fn gateway_label_filter_keeps_only_matching_gateways() -> Result<(), extdns_sour
 
 #[test]
 fn missing_gateway_publishes_nothing() {
-    let mut c = world();
-    c.add(httproute(
-        "apps",
-        "web",
-        &["web.example.com"],
-        &[gw_ref("infra", "nope")],
-    ));
-    assert!(run(config(), &c).is_empty());
+    assert!(published([web_on(gw_ref("infra", "nope"))]).is_empty());
 }
 
 #[test]
 fn parent_must_have_accepted_the_route() {
     for status in [Some("False"), Some("Unknown"), None] {
-        let mut c = world();
-        let mut r = attached("apps", "web", &["web.example.com"]);
+        let mut r = web_on(gw_ref("infra", "gw"));
         r.parents[0].accepted = status.map(str::to_string);
-        c.add(r);
-        assert!(run(config(), &c).is_empty(), "{status:?}");
+        assert!(published([r]).is_empty(), "{status:?}");
     }
 }
 
@@ -163,16 +141,16 @@ fn parent_must_have_accepted_the_route() {
 fn gateway_with_a_foreign_controller_annotation_is_not_a_parent() {
     let mut c = ClusterStore::new();
     c.add(infra_gw(vec![http("http", None)]).annotated(&[(&format!("{GA}controller"), "other")]));
-    c.add(attached("apps", "web", &["web.example.com"]));
+    c.add(web_on(gw_ref("infra", "gw")));
     assert!(run(config(), &c).is_empty());
 }
 
 #[test]
 fn annotation_filter_does_not_apply_to_gateways() -> Result<(), extdns_source::SelectorError> {
     let mut c = world();
-    c.add(attached("apps", "web", &["web.example.com"]).annotated(&[("team", "a")]));
-    let annotation_filter = Selector::parse("team=a")?;
-    let cfg = sharing(config(), |c| c.annotation_filter = annotation_filter);
+    c.add(web_on(gw_ref("infra", "gw")).annotated(&[("team", "a")]));
+    // The Gateway has no annotations at all and is still used.
+    let cfg = annotation_filtered(config(), "team=a")?;
     assert_eq!(names(&run(cfg, &c)), vec!["web.example.com"]);
     Ok(())
 }
@@ -318,15 +296,9 @@ fn listener_set_falls_back_to_the_gateway_target_annotation() {
 fn listener_set_gateway_name_flag_compares_the_parent_gateway() {
     let mut c = listener_set_world(Some("All"));
     c.add(app_route());
-    let other = GatewaySourceConfig {
-        gateway_name: Some("other".into()),
-        ..with_listener_sets()
-    };
+    let other = named_gateway("other", with_listener_sets());
     assert!(run(other, &c).is_empty());
-    let same = GatewaySourceConfig {
-        gateway_name: Some("my-gateway".into()),
-        ..with_listener_sets()
-    };
+    let same = named_gateway("my-gateway", with_listener_sets());
     assert_eq!(names(&run(same, &c)), vec!["app.example.com"]);
 }
 
@@ -341,9 +313,7 @@ fn listener_set_with_foreign_controller_or_filtered_annotation_is_not_a_parent()
     // --annotation-filter applies to ListenerSets (and routes), not to Gateways.
     let mut c = listener_set_world(Some("All"));
     c.add(app_route().annotated(&[("dns", "yes")]));
-    let annotation_filter = Selector::parse("dns=yes")?;
-    let cfg = sharing(with_listener_sets(), |c| c.annotation_filter = annotation_filter);
-    assert!(run(cfg, &c).is_empty());
+    assert!(run(annotation_filtered(with_listener_sets(), "dns=yes")?, &c).is_empty());
     Ok(())
 }
 

@@ -70,35 +70,31 @@ fn each_source_reads_only_its_own_route_kind() {
 // ------------------------------------------------------------------------------------- routes considered
 
 #[test]
-fn label_filter_selects_routes() -> Result<(), extdns_source::SelectorError> {
+fn label_and_annotation_filters_select_routes() -> Result<(), extdns_source::SelectorError> {
     let mut c = world();
     c.add(attached("apps", "public", &["public.example.com"]).labelled(&[("dns", "public")]));
-    c.add(attached("apps", "private", &["private.example.com"]));
-    let label_filter = Selector::parse("dns=public")?;
-    let cfg = sharing(config(), |c| c.label_filter = label_filter);
-    assert_eq!(names(&run(cfg, &c)), vec!["public.example.com"]);
+    c.add(attached("apps", "yes", &["yes.example.com"]).annotated(&[("team", "a")]));
+    c.add(attached("apps", "plain", &["plain.example.com"]));
+    let by_label = label_filtered(config(), "dns=public")?;
+    assert_eq!(names(&run(by_label, &c)), vec!["public.example.com"]);
+    let by_annotation = annotation_filtered(config(), "team=a")?;
+    assert_eq!(names(&run(by_annotation, &c)), vec!["yes.example.com"]);
     Ok(())
 }
 
 #[test]
 fn label_filter_does_not_apply_to_gateways() -> Result<(), extdns_source::SelectorError> {
-    let mut c = world();
-    c.add(attached("apps", "web", &["web.example.com"]).labelled(&[("dns", "public")]));
-    let label_filter = Selector::parse("dns=public")?;
-    let cfg = sharing(config(), |c| c.label_filter = label_filter);
+    let web = attached("apps", "web", &["web.example.com"]).labelled(&[("dns", "public")]);
+    let c = {
+        let mut c = world();
+        c.add(web);
+        c
+    };
     // The Gateway has no labels at all and is still used.
-    assert_eq!(names(&run(cfg, &c)), vec!["web.example.com"]);
-    Ok(())
-}
-
-#[test]
-fn annotation_filter_selects_routes() -> Result<(), extdns_source::SelectorError> {
-    let mut c = world();
-    c.add(attached("apps", "yes", &["yes.example.com"]).annotated(&[("team", "a")]));
-    c.add(attached("apps", "no", &["no.example.com"]));
-    let annotation_filter = Selector::parse("team=a")?;
-    let cfg = sharing(config(), |c| c.annotation_filter = annotation_filter);
-    assert_eq!(names(&run(cfg, &c)), vec!["yes.example.com"]);
+    assert_eq!(
+        names(&run(label_filtered(config(), "dns=public")?, &c)),
+        vec!["web.example.com"]
+    );
     Ok(())
 }
 

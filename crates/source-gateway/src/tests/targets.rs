@@ -2,26 +2,26 @@
 
 use super::*;
 
+/// The endpoints of a route for `web.example.com` on Gateway `infra/gw` at `addresses`.
+fn web_at(addresses: &[&str]) -> Vec<Endpoint> {
+    let mut c = ClusterStore::new();
+    c.add(gateway("infra", "gw", vec![http("l", None)], addresses));
+    c.add(attached("apps", "web", &["web.example.com"]));
+    run(config(), &c)
+}
+
 #[test]
 fn gateway_status_addresses_are_the_targets() {
-    let mut c = ClusterStore::new();
-    c.add(gateway("infra", "gw", vec![http("l", None)], &["1.2.3.4", "5.6.7.8"]));
-    c.add(attached("apps", "web", &["web.example.com"]));
-    assert_eq!(lines(&run(config(), &c)), vec!["web.example.com A 1.2.3.4,5.6.7.8"]);
+    assert_eq!(
+        lines(&web_at(&["1.2.3.4", "5.6.7.8"])),
+        vec!["web.example.com A 1.2.3.4,5.6.7.8"]
+    );
 }
 
 #[test]
 fn targets_of_one_gateway_are_sorted_and_deduplicated() {
-    let mut c = ClusterStore::new();
-    c.add(gateway(
-        "infra",
-        "gw",
-        vec![http("l", None)],
-        &["5.6.7.8", "1.2.3.4", "5.6.7.8"],
-    ));
-    c.add(attached("apps", "web", &["web.example.com"]));
     assert_eq!(
-        run(config(), &c)[0].targets.0,
+        web_at(&["5.6.7.8", "1.2.3.4", "5.6.7.8"])[0].targets.0,
         vec!["1.2.3.4".to_string(), "5.6.7.8".to_string()]
     );
 }
@@ -65,16 +65,8 @@ fn targets_are_combined_and_deduplicated_across_parents() {
 
 #[test]
 fn record_type_follows_the_targets() {
-    let mut c = ClusterStore::new();
-    c.add(gateway(
-        "infra",
-        "gw",
-        vec![http("l", None)],
-        &["2001:db8::1", "1.2.3.4", "lb.example.net"],
-    ));
-    c.add(attached("apps", "web", &["web.example.com"]));
     assert_eq!(
-        lines(&run(config(), &c)),
+        lines(&web_at(&["2001:db8::1", "1.2.3.4", "lb.example.net"])),
         vec![
             "web.example.com A 1.2.3.4",
             "web.example.com AAAA 2001:db8::1",
@@ -85,10 +77,7 @@ fn record_type_follows_the_targets() {
 
 #[test]
 fn gateway_without_addresses_publishes_nothing() {
-    let mut c = ClusterStore::new();
-    c.add(gateway("infra", "gw", vec![http("l", None)], &[]));
-    c.add(attached("apps", "web", &["web.example.com"]));
-    assert!(run(config(), &c).is_empty());
+    assert!(web_at(&[]).is_empty());
 }
 
 #[test]
@@ -187,9 +176,5 @@ fn endpoints_of_routes_with_the_same_name_are_merged() {
 
 #[test]
 fn endpoint_record_types_are_a_aaaa_cname() {
-    let mut c = ClusterStore::new();
-    c.add(gateway("infra", "gw", vec![http("l", None)], &["lb.example.net"]));
-    c.add(attached("apps", "web", &["web.example.com"]));
-    let eps = run(config(), &c);
-    assert_eq!(eps[0].record_type, RecordType::Cname);
+    assert_eq!(web_at(&["lb.example.net"])[0].record_type, RecordType::Cname);
 }
