@@ -25,15 +25,9 @@ struct Fixture {
 impl Fixture {
     fn store(&self) -> ClusterStore {
         let mut c = cluster_of(self.services.clone());
-        for s in &self.slices {
-            c.add(s.clone());
-        }
-        for p in &self.pods {
-            c.add(p.clone());
-        }
-        for n in &self.nodes {
-            c.add(n.clone());
-        }
+        c.extend(self.slices.iter().cloned());
+        c.extend(self.pods.iter().cloned());
+        c.extend(self.nodes.iter().cloned());
         c
     }
 

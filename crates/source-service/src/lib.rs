@@ -366,26 +366,19 @@ mod tests {
     }
 
     #[test]
-    fn label_filter_selects_services_by_their_labels() -> Result<(), extdns_source::SelectorError> {
+    fn label_and_annotation_filters_select_services() -> Result<(), extdns_source::SelectorError> {
         let c = cluster_of(vec![
             lb("default", "a", "a.example.com").label("dns", "public").build(),
             lb("default", "b", "b.example.com").label("dns", "private").build(),
+            lb("default", "c", "c.example.com").ann("team", "blue").build(),
+            lb("default", "d", "d.example.com").ann("team", "red").build(),
         ]);
         let label_filter = Selector::parse("dns=public")?;
-        let eps = run(sharing(|c| c.label_filter = label_filter), &c);
-        assert_eq!(show(&eps), lines(&["a.example.com A 1.2.3.4"]));
-        Ok(())
-    }
-
-    #[test]
-    fn annotation_filter_selects_services_by_their_annotations() -> Result<(), extdns_source::SelectorError> {
-        let c = cluster_of(vec![
-            lb("default", "a", "a.example.com").ann("team", "blue").build(),
-            lb("default", "b", "b.example.com").ann("team", "red").build(),
-        ]);
+        let by_label = run(sharing(|c| c.label_filter = label_filter), &c);
+        assert_eq!(show(&by_label), lines(&["a.example.com A 1.2.3.4"]));
         let annotation_filter = Selector::parse("team in (blue)")?;
-        let eps = run(sharing(|c| c.annotation_filter = annotation_filter), &c);
-        assert_eq!(show(&eps), lines(&["a.example.com A 1.2.3.4"]));
+        let by_annotation = run(sharing(|c| c.annotation_filter = annotation_filter), &c);
+        assert_eq!(show(&by_annotation), lines(&["c.example.com A 1.2.3.4"]));
         Ok(())
     }
 

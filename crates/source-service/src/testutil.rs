@@ -82,9 +82,7 @@ pub fn lines(v: &[&str]) -> Vec<String> {
 
 pub fn cluster_of(services: Vec<Service>) -> ClusterStore {
     let mut c = ClusterStore::new();
-    for s in services {
-        c.add(s);
-    }
+    c.extend(services);
     c
 }
 

@@ -28,6 +28,22 @@ pub(super) struct Pipe {
     pub cmds: Vec<Cmd>,
 }
 
+impl Pipe {
+    /// Binds the variables the pipeline declares (or assigns, to the innermost of that name) to `value`:
+    /// executing binds values, the field-path analysis binds paths.
+    pub(super) fn bind<T: Clone>(&self, vars: &mut Vec<(String, T)>, value: &T) {
+        for name in &self.decl {
+            if self.is_assign {
+                if let Some(slot) = vars.iter_mut().rev().find(|(n, _)| n == name) {
+                    slot.1 = value.clone();
+                }
+            } else {
+                vars.push((name.clone(), value.clone()));
+            }
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub(super) struct Cmd {
     pub args: Vec<Arg>,

@@ -21,18 +21,10 @@ struct Fixture {
 impl Fixture {
     fn store(&self) -> ClusterStore {
         let mut c = ClusterStore::new();
-        for g in &self.gateways {
-            c.add(g.clone());
-        }
-        for l in &self.listener_sets {
-            c.add(l.clone());
-        }
-        for n in &self.namespaces {
-            c.add(n.clone());
-        }
-        for r in &self.routes {
-            c.add(r.clone());
-        }
+        c.extend(self.gateways.iter().cloned());
+        c.extend(self.listener_sets.iter().cloned());
+        c.extend(self.namespaces.iter().cloned());
+        c.extend(self.routes.iter().cloned());
         c
     }
 

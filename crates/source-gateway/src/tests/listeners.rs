@@ -13,21 +13,19 @@ fn on_two_listeners(r: Route) -> Vec<String> {
     names(&run(config(), &c))
 }
 
-/// A route for `*.example.internal` on `infra/gw` through `parent`.
-fn internal_on(parent: ParentReference) -> Route {
-    httproute("apps", "web", &["*.example.internal"], &[parent])
-}
-
 #[test]
 fn section_name_selects_one_listener() {
     let mut p = gw_ref("infra", "gw");
     p.section_name = Some("foo".into());
-    assert_eq!(on_two_listeners(internal_on(p)), vec!["foo.example.internal"]);
+    assert_eq!(
+        on_two_listeners(web_on("*.example.internal", p)),
+        vec!["foo.example.internal"]
+    );
 }
 
 #[test]
 fn section_name_is_read_from_the_status_parent() {
-    let mut r = internal_on(gw_ref("infra", "gw"));
+    let mut r = web_on("*.example.internal", gw_ref("infra", "gw"));
     r.parents[0].parent_ref.section_name = Some("bar".into());
     assert_eq!(on_two_listeners(r), vec!["bar.example.internal"]);
 }
@@ -36,13 +34,13 @@ fn section_name_is_read_from_the_status_parent() {
 fn unknown_section_name_matches_no_listener() {
     let mut p = gw_ref("infra", "gw");
     p.section_name = Some("nope".into());
-    assert!(on_two_listeners(internal_on(p)).is_empty());
+    assert!(on_two_listeners(web_on("*.example.internal", p)).is_empty());
 }
 
 #[test]
 fn without_section_name_every_listener_is_considered() {
     assert_eq!(
-        on_two_listeners(internal_on(gw_ref("infra", "gw"))),
+        on_two_listeners(web_on("*.example.internal", gw_ref("infra", "gw"))),
         vec!["bar.example.internal", "foo.example.internal"]
     );
 }
@@ -51,10 +49,13 @@ fn without_section_name_every_listener_is_considered() {
 fn port_selects_listeners() {
     let mut p = gw_ref("infra", "gw");
     p.port = Some(8080);
-    assert_eq!(on_two_listeners(internal_on(p)), vec!["bar.example.internal"]);
+    assert_eq!(
+        on_two_listeners(web_on("*.example.internal", p)),
+        vec!["bar.example.internal"]
+    );
     let mut p = gw_ref("infra", "gw");
     p.port = Some(9999);
-    assert!(on_two_listeners(internal_on(p)).is_empty());
+    assert!(on_two_listeners(web_on("*.example.internal", p)).is_empty());
 }
 
 #[test]

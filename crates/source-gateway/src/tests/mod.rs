@@ -171,6 +171,11 @@ fn httproute(ns: &str, name: &str, hostnames: &[&str], parents: &[ParentReferenc
     route(RouteKind::Http, ns, name, hostnames, parents)
 }
 
+/// HTTPRoute `apps/web` for `hostname` on `parent` (spec and status).
+fn web_on(hostname: &str, parent: ParentReference) -> Route {
+    httproute("apps", "web", &[hostname], &[parent])
+}
+
 /// A route of `kind` attached to the usual Gateway `infra/gw`.
 fn attached_kind(kind: RouteKind, ns: &str, name: &str, hostnames: &[&str]) -> Route {
     route(kind, ns, name, hostnames, &[gw_ref("infra", "gw")])
@@ -237,9 +242,7 @@ fn run(cfg: GatewaySourceConfig, c: &ClusterStore) -> Vec<Endpoint> {
 /// The default source's endpoints for `routes` in the usual world.
 fn published(routes: impl IntoIterator<Item = Route>) -> Vec<Endpoint> {
     let mut c = world();
-    for r in routes {
-        c.add(r);
-    }
+    c.extend(routes);
     run(config(), &c)
 }
 

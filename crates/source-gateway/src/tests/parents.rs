@@ -10,11 +10,6 @@ fn named_gateway(name: &str, cfg: GatewaySourceConfig) -> GatewaySourceConfig {
     }
 }
 
-/// An HTTPRoute for `web.example.com` on `parent` (spec and status).
-fn web_on(parent: ParentReference) -> Route {
-    httproute("apps", "web", &["web.example.com"], &[parent])
-}
-
 #[test]
 fn parent_with_another_group_or_kind_is_ignored() {
     let mut other_group = gw_ref("infra", "gw");
@@ -22,7 +17,7 @@ fn parent_with_another_group_or_kind_is_ignored() {
     let mut other_kind = gw_ref("infra", "gw");
     other_kind.kind = Some("Service".into());
     for p in [other_group, other_kind] {
-        assert!(published([web_on(p.clone())]).is_empty(), "{p:?}");
+        assert!(published([web_on("web.example.com", p.clone())]).is_empty(), "{p:?}");
     }
 }
 
@@ -42,22 +37,22 @@ fn parent_group_and_kind_may_be_explicit_or_defaulted() {
 fn parent_namespace_defaults_to_the_route_namespace() {
     let mut c = world();
     c.add(gateway("apps", "local", vec![http("http", None)], &["5.6.7.8"]));
-    c.add(web_on(local_ref("local")));
+    c.add(web_on("web.example.com", local_ref("local")));
     assert_eq!(lines(&run(config(), &c)), vec!["web.example.com A 5.6.7.8"]);
 }
 
 #[test]
 fn status_parent_not_in_spec_parent_refs_is_ignored() {
-    let mut r = web_on(gw_ref("infra", "other"));
+    let mut r = web_on("web.example.com", gw_ref("infra", "other"));
     r.parents = vec![accepted(gw_ref("infra", "gw"))];
     assert!(published([r]).is_empty());
 }
 
 #[test]
 fn route_needs_its_parent_in_spec_and_in_status() {
-    let mut without_spec = web_on(gw_ref("infra", "gw"));
+    let mut without_spec = web_on("web.example.com", gw_ref("infra", "gw"));
     without_spec.parent_refs.clear();
-    let mut without_status = web_on(gw_ref("infra", "gw"));
+    let mut without_status = web_on("web.example.com", gw_ref("infra", "gw"));
     without_status.parents.clear();
     for r in [without_spec, without_status] {
         assert!(published([r.clone()]).is_empty(), "{r:?}");
@@ -83,7 +78,7 @@ fn gateway_name_flag_keeps_only_that_gateway() {
 fn gateway_name_flag_with_route_on_two_gateways_uses_only_the_named_one() {
     let mut c = world();
     c.add(gateway("infra", "other", vec![http("http", None)], &["2.3.4.5"]));
-    let mut r = web_on(gw_ref("infra", "gw"));
+    let mut r = web_on("web.example.com", gw_ref("infra", "gw"));
     r.parent_refs.push(gw_ref("infra", "other"));
     r.parents.push(accepted(gw_ref("infra", "other")));
     c.add(r);
@@ -125,13 +120,13 @@ fn gateway_label_filter_keeps_only_matching_gateways() -> Result<(), extdns_sour
 
 #[test]
 fn missing_gateway_publishes_nothing() {
-    assert!(published([web_on(gw_ref("infra", "nope"))]).is_empty());
+    assert!(published([web_on("web.example.com", gw_ref("infra", "nope"))]).is_empty());
 }
 
 #[test]
 fn parent_must_have_accepted_the_route() {
     for status in [Some("False"), Some("Unknown"), None] {
-        let mut r = web_on(gw_ref("infra", "gw"));
+        let mut r = web_on("web.example.com", gw_ref("infra", "gw"));
         r.parents[0].accepted = status.map(str::to_string);
         assert!(published([r]).is_empty(), "{status:?}");
     }
@@ -141,14 +136,14 @@ fn parent_must_have_accepted_the_route() {
 fn gateway_with_a_foreign_controller_annotation_is_not_a_parent() {
     let mut c = ClusterStore::new();
     c.add(infra_gw(vec![http("http", None)]).annotated(&[(&format!("{GA}controller"), "other")]));
-    c.add(web_on(gw_ref("infra", "gw")));
+    c.add(web_on("web.example.com", gw_ref("infra", "gw")));
     assert!(run(config(), &c).is_empty());
 }
 
 #[test]
 fn annotation_filter_does_not_apply_to_gateways() -> Result<(), extdns_source::SelectorError> {
     let mut c = world();
-    c.add(web_on(gw_ref("infra", "gw")).annotated(&[("team", "a")]));
+    c.add(web_on("web.example.com", gw_ref("infra", "gw")).annotated(&[("team", "a")]));
     // The Gateway has no annotations at all and is still used.
     let cfg = annotation_filtered(config(), "team=a")?;
     assert_eq!(names(&run(cfg, &c)), vec!["web.example.com"]);
@@ -197,20 +192,27 @@ fn app_route() -> Route {
     on_listener_set("app", "my-listenerset", &["app.example.com"])
 }
 
+/// The [`listener_set_world`] with the [`app_route`].
+fn app_world(allowed_from: Option<&str>) -> ClusterStore {
+    let mut c = listener_set_world(allowed_from);
+    c.add(app_route());
+    c
+}
+
+/// What the source publishes with `--gateway-listener-sets`, as [`lines`].
+fn set_lines(c: &ClusterStore) -> Vec<String> {
+    lines(&run(with_listener_sets(), c))
+}
+
 #[test]
 fn listener_set_parent_publishes_at_its_gateway_addresses() {
-    let mut c = listener_set_world(Some("All"));
-    c.add(app_route());
-    assert_eq!(
-        lines(&run(with_listener_sets(), &c)),
-        vec!["app.example.com A 10.64.0.1,10.64.0.2"]
-    );
+    let c = app_world(Some("All"));
+    assert_eq!(set_lines(&c), vec!["app.example.com A 10.64.0.1,10.64.0.2"]);
 }
 
 #[test]
 fn listener_set_parent_is_ignored_without_the_flag() {
-    let mut c = listener_set_world(Some("All"));
-    c.add(app_route());
+    let c = app_world(Some("All"));
     assert!(run(config(), &c).is_empty());
 }
 
@@ -225,12 +227,9 @@ fn listener_set_uses_only_its_own_listeners() {
 #[test]
 fn listener_set_needs_the_gateway_to_allow_it() {
     for from in [None, Some("None"), Some("Elsewhere")] {
-        let mut c = listener_set_world(from);
-        c.add(app_route());
-        assert!(run(with_listener_sets(), &c).is_empty(), "{from:?}");
+        assert!(set_lines(&app_world(from)).is_empty(), "{from:?}");
     }
-    let mut c = listener_set_world(Some("Same"));
-    c.add(app_route());
+    let c = app_world(Some("Same"));
     assert_eq!(names(&run(with_listener_sets(), &c)), vec!["app.example.com"]);
 }
 
@@ -271,10 +270,7 @@ fn listener_set_target_annotation_overrides_the_gateway() {
     let mut c = listener_set_world(Some("All"));
     c.add(on_my_gateway("annotated", vec![http("app", None)]).annotated(&[(&format!("{GA}target"), "ls.example.net")]));
     c.add(on_listener_set("a", "annotated", &["a.example.org"]));
-    assert_eq!(
-        lines(&run(with_listener_sets(), &c)),
-        vec!["a.example.org CNAME ls.example.net"]
-    );
+    assert_eq!(set_lines(&c), vec!["a.example.org CNAME ls.example.net"]);
 }
 
 #[test]
@@ -286,16 +282,12 @@ fn listener_set_falls_back_to_the_gateway_target_annotation() {
     c.add(gw);
     c.add(listener_set("default", "ls", local_ref("gw"), vec![http("app", None)]));
     c.add(on_listener_set("a", "ls", &["a.example.org"]));
-    assert_eq!(
-        lines(&run(with_listener_sets(), &c)),
-        vec!["a.example.org CNAME gw.example.net"]
-    );
+    assert_eq!(set_lines(&c), vec!["a.example.org CNAME gw.example.net"]);
 }
 
 #[test]
 fn listener_set_gateway_name_flag_compares_the_parent_gateway() {
-    let mut c = listener_set_world(Some("All"));
-    c.add(app_route());
+    let c = app_world(Some("All"));
     let other = named_gateway("other", with_listener_sets());
     assert!(run(other, &c).is_empty());
     let same = named_gateway("my-gateway", with_listener_sets());
