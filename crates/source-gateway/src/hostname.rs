@@ -145,6 +145,11 @@ mod tests {
         Hostname::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"))
     }
 
+    /// Checks what `listener` and `route` narrow to.
+    fn meets(listener: &str, route: &str, expected: Option<&str>) {
+        assert_eq!(meet(listener, route).as_deref(), expected, "{listener} ~ {route}");
+    }
+
     fn meet(listener: &str, route: &str) -> Option<String> {
         let (l, r) = (h(listener), h(route));
         narrow(Some(&l), &r).map(|x| x.to_string())
@@ -203,61 +208,54 @@ mod tests {
 
     #[test]
     fn narrowing_equal_names_match() {
-        assert_eq!(meet("a.example.com", "A.example.com"), Some("a.example.com".into()));
-        assert_eq!(meet("*.example.com", "*.example.com"), Some("*.example.com".into()));
+        meets("a.example.com", "A.example.com", Some("a.example.com"));
+        meets("*.example.com", "*.example.com", Some("*.example.com"));
     }
 
     #[test]
     fn narrowing_wildcard_listener_exact_route_gives_route_name() {
-        assert_eq!(
-            meet("*.example.internal", "foo.example.internal"),
-            Some("foo.example.internal".into())
+        meets(
+            "*.example.internal",
+            "foo.example.internal",
+            Some("foo.example.internal"),
         );
     }
 
     #[test]
     fn narrowing_exact_listener_wildcard_route_gives_listener_name() {
-        assert_eq!(
-            meet("foo.example.internal", "*.example.internal"),
-            Some("foo.example.internal".into())
+        meets(
+            "foo.example.internal",
+            "*.example.internal",
+            Some("foo.example.internal"),
         );
     }
 
     #[test]
     fn narrowing_wildcard_matches_any_depth_but_not_apex() {
-        assert_eq!(
-            meet("*.example.net", "foo.bar.example.net"),
-            Some("foo.bar.example.net".into())
-        );
-        assert_eq!(meet("*.example.net", "example.net"), None);
-        assert_eq!(meet("example.net", "*.example.net"), None);
+        meets("*.example.net", "foo.bar.example.net", Some("foo.bar.example.net"));
+        meets("*.example.net", "example.net", None);
+        meets("example.net", "*.example.net", None);
     }
 
     #[test]
     fn narrowing_two_wildcards_gives_the_narrower() {
-        assert_eq!(
-            meet("*.example.net", "*.foo.example.net"),
-            Some("*.foo.example.net".into())
-        );
-        assert_eq!(
-            meet("*.foo.example.net", "*.example.net"),
-            Some("*.foo.example.net".into())
-        );
-        assert_eq!(meet("*.foo.example.net", "*.bar.example.net"), None);
+        meets("*.example.net", "*.foo.example.net", Some("*.foo.example.net"));
+        meets("*.foo.example.net", "*.example.net", Some("*.foo.example.net"));
+        meets("*.foo.example.net", "*.bar.example.net", None);
     }
 
     #[test]
     fn narrowing_different_exact_names_do_not_match() {
-        assert_eq!(meet("a.example.com", "b.example.com"), None);
-        assert_eq!(meet("*.example.com", "a.example.org"), None);
+        meets("a.example.com", "b.example.com", None);
+        meets("*.example.com", "a.example.org", None);
         // A suffix that is not on a label boundary is not a match.
-        assert_eq!(meet("*.ample.com", "a.example.com"), None);
+        meets("*.ample.com", "a.example.com", None);
     }
 
     #[test]
     fn narrowing_same_length_wildcard_and_name() {
-        assert_eq!(meet("*.x.com", "y.x.com"), Some("y.x.com".into()));
-        assert_eq!(meet("y.x.com", "*.x.com"), Some("y.x.com".into()));
+        meets("*.x.com", "y.x.com", Some("y.x.com"));
+        meets("y.x.com", "*.x.com", Some("y.x.com"));
     }
 
     #[test]

@@ -32,21 +32,16 @@ impl Fixture {
     }
 
     fn service(&mut self, ns: &str, name: &str) -> &mut Service {
-        match self
+        let found = self
             .services
             .iter_mut()
-            .find(|s| s.meta.namespace == ns && s.meta.name == name)
-        {
-            Some(s) => s,
-            None => panic!("no Service {ns}/{name} in the fixture"),
-        }
+            .find(|s| s.meta.namespace == ns && s.meta.name == name);
+        found.unwrap_or_else(|| panic!("no Service {ns}/{name} in the fixture"))
     }
 
     fn pod(&mut self, ns: &str, name: &str) -> &mut Pod {
-        match self.pods.iter_mut().find(|p| &*p.namespace == ns && &*p.name == name) {
-            Some(p) => p,
-            None => panic!("no Pod {ns}/{name} in the fixture"),
-        }
+        let found = self.pods.iter_mut().find(|p| &*p.namespace == ns && &*p.name == name);
+        found.unwrap_or_else(|| panic!("no Pod {ns}/{name} in the fixture"))
     }
 }
 

@@ -332,10 +332,34 @@ mod tests {
         }]
     }
 
+    /// A source that gives the same evaluation (or the same error) every time.
     struct Fixed {
         name: &'static str,
         result: Result<Vec<Endpoint>, String>,
         kinds: Vec<ResourceKind>,
+        failed: Failures,
+    }
+
+    impl Fixed {
+        fn new(name: &'static str, endpoints: Vec<Endpoint>) -> Self {
+            Fixed {
+                name,
+                result: Ok(endpoints),
+                kinds: vec![],
+                failed: Failures::new(),
+            }
+        }
+
+        fn watching(mut self, kinds: Vec<ResourceKind>) -> Self {
+            self.kinds = kinds;
+            self
+        }
+
+        /// Reports the objects `failed` could not be evaluated, next to its endpoints.
+        fn failing(mut self, failed: Failures) -> Self {
+            self.failed = failed;
+            self
+        }
     }
 
     #[async_trait]
@@ -351,16 +375,12 @@ mod tests {
                 source_name: self.name.into(),
                 message,
             })?;
-            Ok(Evaluation::new(one_object(endpoints), Failures::new()))
+            Ok(Evaluation::new(one_object(endpoints), self.failed.clone()))
         }
     }
 
     fn src(name: &'static str, eps: Vec<Endpoint>) -> Box<dyn Source> {
-        Box::new(Fixed {
-            name,
-            result: Ok(eps),
-            kinds: vec![],
-        })
+        Box::new(Fixed::new(name, eps))
     }
 
     #[tokio::test]
@@ -376,17 +396,11 @@ mod tests {
             missing: "CRD tcproutes.gateway.networking.k8s.io".into(),
         };
         store.set_unavailable(tcp, Some(absent));
-        let routes = Box::new(Fixed {
-            name: "gateway-tcproute",
-            result: Ok(vec![a("db.example.org", &["192.0.2.1"])]),
-            kinds: vec![tcp, ResourceKind::Gateway],
-        });
-        let services = Box::new(Fixed {
-            name: "service",
-            result: Ok(vec![a("web.example.org", &["192.0.2.2"])]),
-            kinds: vec![ResourceKind::Service],
-        });
-        let out = Pipeline::new(vec![routes, services], PipelineConfig::default())
+        let routes = Fixed::new("gateway-tcproute", vec![a("db.example.org", &["192.0.2.1"])])
+            .watching(vec![tcp, ResourceKind::Gateway]);
+        let services =
+            Fixed::new("service", vec![a("web.example.org", &["192.0.2.2"])]).watching(vec![ResourceKind::Service]);
+        let out = Pipeline::new(vec![Box::new(routes), Box::new(services)], PipelineConfig::default())
             .evaluate(&store, None)
             .await
             .expect("no source error");
@@ -429,28 +443,6 @@ mod tests {
         (t.to_string(), s.to_string())
     }
 
-    /// A source that reports objects it could not evaluate next to its endpoints.
-    struct Failing {
-        failed: &'static [&'static str],
-        endpoints: Vec<Endpoint>,
-    }
-
-    #[async_trait]
-    impl Source for Failing {
-        fn name(&self) -> &str {
-            "failing"
-        }
-        fn watched_kinds(&self) -> Vec<ResourceKind> {
-            Vec::new()
-        }
-        async fn evaluate(&self, _cluster: &ClusterStore, _: Objects<'_>) -> Result<Evaluation, SourceError> {
-            Ok(Evaluation::new(
-                one_object(self.endpoints.clone()),
-                self.failed.iter().filter_map(|f| parse_resource_label(f)).collect(),
-            ))
-        }
-    }
-
     #[tokio::test]
     async fn failed_objects_of_every_source_and_of_invalid_endpoints_are_reported() -> Result<(), SourceError> {
         let bad =
@@ -458,10 +450,14 @@ mod tests {
         let out = run(
             vec![
                 src("plain", vec![a("ok.example.com", &["10.0.0.1"]), bad]),
-                Box::new(Failing {
-                    failed: &["service/ns/web", "httproute/ns/shop"],
-                    endpoints: vec![a("x.example.com", &["10.0.0.2"])],
-                }),
+                Box::new(
+                    Fixed::new("failing", vec![a("x.example.com", &["10.0.0.2"])]).failing(
+                        ["service/ns/web", "httproute/ns/shop"]
+                            .iter()
+                            .filter_map(|f| parse_resource_label(f))
+                            .collect(),
+                    ),
+                ),
             ],
             PipelineConfig::default(),
         )
@@ -482,37 +478,23 @@ mod tests {
         Ok(())
     }
 
-    /// A source whose one object fails in part (a skipped DNSEndpoint entry at `held.example.com`).
-    struct PartlyFailing(Vec<Endpoint>);
-
-    #[async_trait]
-    impl Source for PartlyFailing {
-        fn name(&self) -> &str {
-            "partly"
-        }
-        fn watched_kinds(&self) -> Vec<ResourceKind> {
-            Vec::new()
-        }
-        async fn evaluate(&self, _cluster: &ClusterStore, _: Objects<'_>) -> Result<Evaluation, SourceError> {
-            let mut held = crate::HeldRecords::new();
-            held.name("held.example.com", Some(RecordType::A));
-            let mut failed = Failures::new();
-            failed.insert_part(ObjectKey::new(ResourceKind::Service, "test", "all"), None, held);
-            Ok(Evaluation::new(one_object(self.0.clone()), failed))
-        }
-    }
-
     #[tokio::test]
     async fn an_invalid_record_of_an_object_failing_in_part_is_held_too() -> Result<(), SourceError> {
         let label = |e: Endpoint| e.with_label(extdns_endpoint::label::RESOURCE, "service/test/all");
-        let out = run(
-            vec![Box::new(PartlyFailing(vec![
+        // The one object fails in part: a skipped DNSEndpoint entry at `held.example.com`.
+        let mut held = crate::HeldRecords::new();
+        held.name("held.example.com", Some(RecordType::A));
+        let mut failed = Failures::new();
+        failed.insert_part(ObjectKey::new(ResourceKind::Service, "test", "all"), None, held);
+        let partly = Fixed::new(
+            "partly",
+            vec![
                 label(a("ok.example.com", &["10.0.0.1"])),
                 label(a("bad.example.com", &["lb.example.net"])),
-            ]))],
-            PipelineConfig::default(),
+            ],
         )
-        .await?;
+        .failing(failed);
+        let out = run(vec![Box::new(partly)], PipelineConfig::default()).await?;
         assert_eq!(summary(&out), vec!["ok.example.com A 10.0.0.1"]);
         let object = ObjectKey::new(ResourceKind::Service, "test", "all");
         let Some(crate::Held::Part(held)) = out.failed.held(&object) else {
@@ -570,9 +552,8 @@ mod tests {
     #[tokio::test]
     async fn a_failing_source_fails_the_pipeline() {
         let failing = Box::new(Fixed {
-            name: "crd",
             result: Err("boom".into()),
-            kinds: vec![],
+            ..Fixed::new("crd", vec![])
         });
         let out = run(
             vec![src("service", vec![a("a.example.com", &["1.1.1.1"])]), failing],
@@ -589,16 +570,8 @@ mod tests {
     fn watched_kinds_are_the_union_of_the_sources() {
         let p = Pipeline::new(
             vec![
-                Box::new(Fixed {
-                    name: "x",
-                    result: Ok(vec![]),
-                    kinds: vec![ResourceKind::Service, ResourceKind::Pod],
-                }),
-                Box::new(Fixed {
-                    name: "y",
-                    result: Ok(vec![]),
-                    kinds: vec![ResourceKind::Pod, ResourceKind::Node],
-                }),
+                Box::new(Fixed::new("x", vec![]).watching(vec![ResourceKind::Service, ResourceKind::Pod])),
+                Box::new(Fixed::new("y", vec![]).watching(vec![ResourceKind::Pod, ResourceKind::Node])),
             ],
             PipelineConfig::default(),
         );

@@ -29,28 +29,21 @@ impl Fixture {
     }
 
     fn gateway(&mut self, name: &str) -> &mut Gateway {
-        match self.gateways.iter_mut().find(|g| g.meta.name == name) {
-            Some(g) => g,
-            None => panic!("no Gateway {name} in the fixture"),
-        }
+        let found = self.gateways.iter_mut().find(|g| g.meta.name == name);
+        found.unwrap_or_else(|| panic!("no Gateway {name} in the fixture"))
     }
 
     fn namespace(&mut self, name: &str) -> &mut Namespace {
-        match self.namespaces.iter_mut().find(|n| n.name == name) {
-            Some(n) => n,
-            None => panic!("no Namespace {name} in the fixture"),
-        }
+        let found = self.namespaces.iter_mut().find(|n| n.name == name);
+        found.unwrap_or_else(|| panic!("no Namespace {name} in the fixture"))
     }
 
     fn route(&mut self, ns: &str, name: &str) -> &mut Route {
-        match self
+        let found = self
             .routes
             .iter_mut()
-            .find(|r| r.meta.namespace == ns && r.meta.name == name)
-        {
-            Some(r) => r,
-            None => panic!("no route {ns}/{name} in the fixture"),
-        }
+            .find(|r| r.meta.namespace == ns && r.meta.name == name);
+        found.unwrap_or_else(|| panic!("no route {ns}/{name} in the fixture"))
     }
 }
 

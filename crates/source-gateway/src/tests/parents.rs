@@ -60,9 +60,10 @@ fn route_needs_its_parent_in_spec_and_in_status() {
 }
 
 #[test]
-fn gateway_name_flag_keeps_only_that_gateway() {
+fn gateway_name_and_namespace_flags_keep_only_matching_gateways() {
     let mut c = world();
     c.add(gateway("infra", "external", vec![http("http", None)], &["2.3.4.5"]));
+    c.add(gateway("edge", "gw", vec![http("http", None)], &["9.9.9.9"]));
     c.add(attached("apps", "echo", &["echo.example.org"]));
     c.add(httproute(
         "apps",
@@ -70,8 +71,14 @@ fn gateway_name_flag_keeps_only_that_gateway() {
         &["echo2.example.org"],
         &[gw_ref("infra", "external")],
     ));
-    let cfg = named_gateway("external", config());
-    assert_eq!(lines(&run(cfg, &c)), vec!["echo2.example.org A 2.3.4.5"]);
+    c.add(httproute("apps", "b", &["b.example.com"], &[gw_ref("edge", "gw")]));
+    let by_name = named_gateway("external", config());
+    assert_eq!(lines(&run(by_name, &c)), vec!["echo2.example.org A 2.3.4.5"]);
+    let by_namespace = GatewaySourceConfig {
+        gateway_namespace: Some("edge".into()),
+        ..config()
+    };
+    assert_eq!(lines(&run(by_namespace, &c)), vec!["b.example.com A 9.9.9.9"]);
 }
 
 #[test]
@@ -84,19 +91,6 @@ fn gateway_name_flag_with_route_on_two_gateways_uses_only_the_named_one() {
     c.add(r);
     let cfg = named_gateway("gw", config());
     assert_eq!(lines(&run(cfg, &c)), vec!["web.example.com A 1.2.3.4"]);
-}
-
-#[test]
-fn gateway_namespace_flag_keeps_only_gateways_in_that_namespace() {
-    let mut c = world();
-    c.add(gateway("edge", "gw", vec![http("http", None)], &["9.9.9.9"]));
-    c.add(attached("apps", "a", &["a.example.com"]));
-    c.add(httproute("apps", "b", &["b.example.com"], &[gw_ref("edge", "gw")]));
-    let cfg = GatewaySourceConfig {
-        gateway_namespace: Some("edge".into()),
-        ..config()
-    };
-    assert_eq!(lines(&run(cfg, &c)), vec!["b.example.com A 9.9.9.9"]);
 }
 
 #[test]
