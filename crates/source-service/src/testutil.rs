@@ -50,6 +50,13 @@ pub fn run(cfg: ServiceSourceConfig, cluster: &ClusterStore) -> Vec<Endpoint> {
     run_with(&source(cfg), cluster)
 }
 
+/// The default configuration changed by `f`.
+pub fn configured(f: impl FnOnce(&mut ServiceSourceConfig)) -> ServiceSourceConfig {
+    let mut cfg = ServiceSourceConfig::default();
+    f(&mut cfg);
+    cfg
+}
+
 /// The default configuration with what every source shares changed by `f`.
 pub fn sharing(f: impl FnOnce(&mut SourceConfig)) -> ServiceSourceConfig {
     let mut cfg = ServiceSourceConfig::default();

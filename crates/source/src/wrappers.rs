@@ -432,6 +432,11 @@ mod tests {
             .await
     }
 
+    /// [`run`] with one source of `endpoints`.
+    async fn run_one(endpoints: Vec<Endpoint>, config: PipelineConfig) -> Result<PipelineOutput, SourceError> {
+        run(vec![src("s", endpoints)], config).await
+    }
+
     fn summary(out: &PipelineOutput) -> Vec<String> {
         out.endpoints
             .iter()
@@ -691,14 +696,11 @@ mod tests {
 
     #[tokio::test]
     async fn single_targets_are_not_reordered_and_different_types_are_not_duplicates() -> Result<(), SourceError> {
-        let out = run(
-            vec![src(
-                "s",
-                vec![
-                    ep("x.example.com", RecordType::Txt, &["v"]),
-                    ep("x.example.com", RecordType::Cname, &["v"]),
-                ],
-            )],
+        let out = run_one(
+            vec![
+                ep("x.example.com", RecordType::Txt, &["v"]),
+                ep("x.example.com", RecordType::Cname, &["v"]),
+            ],
             PipelineConfig::default(),
         )
         .await?;
@@ -716,11 +718,8 @@ mod tests {
             message: "net".into(),
         })?;
         let aaaa = ep("x.example.com", RecordType::Aaaa, &["64:ff9b::c000:221", "2001:db8::1"]).with_ttl(Ttl(30));
-        let out = run(
-            vec![src(
-                "s",
-                vec![aaaa, ep("y.example.com", RecordType::Aaaa, &["2001:db8::2"])],
-            )],
+        let out = run_one(
+            vec![aaaa, ep("y.example.com", RecordType::Aaaa, &["2001:db8::2"])],
             PipelineConfig {
                 nat64_networks: vec![net],
                 ..PipelineConfig::default()
@@ -757,25 +756,32 @@ mod tests {
 
     // -------------------------------------------------------------------------------- target filter
 
-    #[tokio::test]
-    async fn target_filter_removes_excluded_targets_and_empty_endpoints() -> Result<(), SourceError> {
-        let exclude = TargetNetFilter::new(&[] as &[&str], &["10.0.0.0/8"]).map_err(|e| SourceError::Other {
+    /// The default configuration with `target_net_filter`.
+    fn filtering(target_net_filter: TargetNetFilter) -> PipelineConfig {
+        PipelineConfig {
+            target_net_filter,
+            ..PipelineConfig::default()
+        }
+    }
+
+    /// `--target-net-filter` and `--exclude-target-net`.
+    fn net_filter(include: &[&str], exclude: &[&str]) -> Result<TargetNetFilter, SourceError> {
+        TargetNetFilter::new(include, exclude).map_err(|e| SourceError::Other {
             source_name: "t".into(),
             message: e.to_string(),
-        })?;
-        let out = run(
-            vec![src(
-                "s",
-                vec![
-                    a("x.example.com", &["10.1.2.3", "34.1.2.3"]),
-                    a("y.example.com", &["10.9.9.9"]),
-                    ep("z.example.com", RecordType::Cname, &["lb.example.com"]),
-                ],
-            )],
-            PipelineConfig {
-                target_net_filter: exclude,
-                ..PipelineConfig::default()
-            },
+        })
+    }
+
+    #[tokio::test]
+    async fn target_filter_removes_excluded_targets_and_empty_endpoints() -> Result<(), SourceError> {
+        let exclude = net_filter(&[], &["10.0.0.0/8"])?;
+        let out = run_one(
+            vec![
+                a("x.example.com", &["10.1.2.3", "34.1.2.3"]),
+                a("y.example.com", &["10.9.9.9"]),
+                ep("z.example.com", RecordType::Cname, &["lb.example.com"]),
+            ],
+            filtering(exclude),
         )
         .await?;
         assert_eq!(
@@ -783,22 +789,13 @@ mod tests {
             vec!["x.example.com A 34.1.2.3", "z.example.com CNAME lb.example.com"]
         );
 
-        let include = TargetNetFilter::new(&["10.0.0.0/8"], &[] as &[&str]).map_err(|e| SourceError::Other {
-            source_name: "t".into(),
-            message: e.to_string(),
-        })?;
-        let out = run(
-            vec![src(
-                "s",
-                vec![
-                    a("x.example.com", &["10.1.2.3", "34.1.2.3"]),
-                    ep("z.example.com", RecordType::Cname, &["lb.example.com"]),
-                ],
-            )],
-            PipelineConfig {
-                target_net_filter: include,
-                ..PipelineConfig::default()
-            },
+        let include = net_filter(&["10.0.0.0/8"], &[])?;
+        let out = run_one(
+            vec![
+                a("x.example.com", &["10.1.2.3", "34.1.2.3"]),
+                ep("z.example.com", RecordType::Cname, &["lb.example.com"]),
+            ],
+            filtering(include),
         )
         .await?;
         assert_eq!(summary(&out), vec!["x.example.com A 10.1.2.3"]);
@@ -826,6 +823,22 @@ mod tests {
         );
     }
 
+    /// PTR records managed (`--managed-record-types` with PTR) and created for every A/AAAA (`--create-ptr`).
+    fn ptr_config(manage_ptr: bool, create_ptr: bool) -> PipelineConfig {
+        PipelineConfig {
+            manage_ptr,
+            create_ptr,
+            ..PipelineConfig::default()
+        }
+    }
+
+    fn ptrs(out: &PipelineOutput) -> Vec<&Endpoint> {
+        out.endpoints
+            .iter()
+            .filter(|e| e.record_type == RecordType::Ptr)
+            .collect()
+    }
+
     #[tokio::test]
     async fn create_ptr_adds_reverse_records_grouping_hostnames_per_address() -> Result<(), SourceError> {
         let eps = vec![
@@ -835,20 +848,8 @@ mod tests {
             ep("v6.example.com", RecordType::Aaaa, &["2001:db8::1"]),
             ep("c.example.com", RecordType::Cname, &["x.example.com"]),
         ];
-        let out = run(
-            vec![src("s", eps)],
-            PipelineConfig {
-                manage_ptr: true,
-                create_ptr: true,
-                ..PipelineConfig::default()
-            },
-        )
-        .await?;
-        let ptrs: Vec<&Endpoint> = out
-            .endpoints
-            .iter()
-            .filter(|e| e.record_type == RecordType::Ptr)
-            .collect();
+        let out = run_one(eps, ptr_config(true, true)).await?;
+        let ptrs = ptrs(&out);
         assert_eq!(ptrs.len(), 3);
         assert_eq!(ptrs[0].dns_name, "1.2.0.192.in-addr.arpa");
         assert_eq!(ptrs[0].targets.0, vec!["x.example.com", "y.example.com"]);
@@ -868,57 +869,20 @@ mod tests {
             with_record_type(a("out.example.com", &["192.0.2.2"]), "none"),
             with_record_type(ep("c.example.com", RecordType::Cname, &["in.example.com"]), "ptr"),
         ];
-        let out = run(
-            vec![src("s", eps.clone())],
-            PipelineConfig {
-                manage_ptr: true,
-                ..PipelineConfig::default()
-            },
-        )
-        .await?;
-        let ptrs: Vec<&str> = out
-            .endpoints
-            .iter()
-            .filter(|e| e.record_type == RecordType::Ptr)
-            .map(|e| e.dns_name.as_str())
-            .collect();
-        assert_eq!(ptrs, vec!["1.2.0.192.in-addr.arpa"]);
+        let out = run_one(eps.clone(), ptr_config(true, false)).await?;
+        let names: Vec<&str> = ptrs(&out).iter().map(|e| e.dns_name.as_str()).collect();
+        assert_eq!(names, vec!["1.2.0.192.in-addr.arpa"]);
         assert!(
             out.endpoints
                 .iter()
                 .all(|e| e.provider_specific.get("record-type").is_none())
         );
 
-        let out = run(
-            vec![src("s", eps.clone())],
-            PipelineConfig {
-                manage_ptr: true,
-                create_ptr: true,
-                ..PipelineConfig::default()
-            },
-        )
-        .await?;
-        assert_eq!(
-            out.endpoints
-                .iter()
-                .filter(|e| e.record_type == RecordType::Ptr)
-                .count(),
-            1,
-            "opt-out beats --create-ptr"
-        );
+        let out = run_one(eps.clone(), ptr_config(true, true)).await?;
+        assert_eq!(ptrs(&out).len(), 1, "opt-out beats --create-ptr");
 
-        let out = run(
-            vec![src("s", eps)],
-            PipelineConfig {
-                create_ptr: true,
-                ..PipelineConfig::default()
-            },
-        )
-        .await?;
-        assert!(
-            out.endpoints.iter().all(|e| e.record_type != RecordType::Ptr),
-            "no PTRs unless PTR is managed"
-        );
+        let out = run_one(eps, ptr_config(false, true)).await?;
+        assert!(ptrs(&out).is_empty(), "no PTRs unless PTR is managed");
         assert_eq!(out.endpoints[0].provider_specific.get("record-type"), Some("ptr"));
         Ok(())
     }
@@ -927,14 +891,11 @@ mod tests {
 
     #[tokio::test]
     async fn min_ttl_fills_only_unset_ttls() -> Result<(), SourceError> {
-        let out = run(
-            vec![src(
-                "s",
-                vec![
-                    a("x.example.com", &["1.1.1.1"]),
-                    a("y.example.com", &["1.1.1.1"]).with_ttl(Ttl(10)),
-                ],
-            )],
+        let out = run_one(
+            vec![
+                a("x.example.com", &["1.1.1.1"]),
+                a("y.example.com", &["1.1.1.1"]).with_ttl(Ttl(10)),
+            ],
             PipelineConfig {
                 min_ttl: Ttl(60),
                 ..PipelineConfig::default()
@@ -990,8 +951,8 @@ mod tests {
     #[tokio::test]
     async fn post_processor_applies_provider_retention() -> Result<(), SourceError> {
         let e = a("x.example.com", &["1.1.1.1"]).with_provider_specific(props(&["webhook/x", "aws/weight"]));
-        let out = run(
-            vec![src("s", vec![e])],
+        let out = run_one(
+            vec![e],
             PipelineConfig {
                 provider: "aws".into(),
                 ..PipelineConfig::default()
@@ -1011,8 +972,8 @@ mod tests {
             ep("d.example.com", RecordType::Cname, &["lb.example.com"]).with_provider_specific(no_alias),
             a("x.example.com", &["1.1.1.1"]),
         ];
-        let out = run(
-            vec![src("s", eps)],
+        let out = run_one(
+            eps,
             PipelineConfig {
                 prefer_alias: true,
                 provider: "aws".into(),
@@ -1028,18 +989,13 @@ mod tests {
 
     #[tokio::test]
     async fn ptr_records_get_the_min_ttl_and_are_not_filtered() -> Result<(), SourceError> {
-        let filter = TargetNetFilter::new(&["192.0.2.0/24"], &[] as &[&str]).map_err(|e| SourceError::Other {
-            source_name: "t".into(),
-            message: e.to_string(),
-        })?;
-        let out = run(
-            vec![src("s", vec![a("x.example.com", &["192.0.2.1"])])],
+        let filter = net_filter(&["192.0.2.0/24"], &[])?;
+        let out = run_one(
+            vec![a("x.example.com", &["192.0.2.1"])],
             PipelineConfig {
-                manage_ptr: true,
-                create_ptr: true,
                 min_ttl: Ttl(120),
                 target_net_filter: filter,
-                ..PipelineConfig::default()
+                ..ptr_config(true, true)
             },
         )
         .await?;

@@ -299,10 +299,7 @@ mod tests {
     #[test]
     fn headless_always_publish_not_ready_addresses_flag_includes_not_ready_ones() {
         let (pods, slices) = ready_and_not_ready();
-        let c = ServiceSourceConfig {
-            always_publish_not_ready_addresses: true,
-            ..cfg()
-        };
+        let c = configured(|c| c.always_publish_not_ready_addresses = true);
         assert_eq!(
             show(&run(c, &cluster(headless(), pods, slices))),
             lines(&["db.example.com A 10.0.0.1,10.0.0.2"])
@@ -444,41 +441,40 @@ mod tests {
         c
     }
 
+    /// What `cfg` publishes for `svc` with its one Pod on a Node ([`with_node`]), as [`show`] lines.
+    fn via_node(cfg: ServiceSourceConfig, svc: Sv) -> Vec<String> {
+        show(&run(cfg, &with_node(svc)))
+    }
+
     #[test]
     fn headless_endpoints_type_node_external_ip_publishes_the_nodes_external_ips() {
-        let eps = run(cfg(), &with_node(headless().a("endpoints-type", "NodeExternalIP")));
-        assert_eq!(show(&eps), lines(&["db.example.com A 34.0.0.1"]));
+        assert_eq!(
+            via_node(cfg(), headless().a("endpoints-type", "NodeExternalIP")),
+            lines(&["db.example.com A 34.0.0.1"])
+        );
     }
 
     #[test]
     fn headless_node_external_ip_adds_ipv6_internal_ips_only_with_expose_internal_ipv6() {
-        let c = ServiceSourceConfig {
-            expose_internal_ipv6: true,
-            ..cfg()
-        };
-        let eps = run(c, &with_node(headless().g("endpoints-type", "NodeExternalIP")));
+        let c = configured(|c| c.expose_internal_ipv6 = true);
         assert_eq!(
-            show(&eps),
+            via_node(c, headless().g("endpoints-type", "NodeExternalIP")),
             lines(&["db.example.com A 34.0.0.1", "db.example.com AAAA 2001:db8::1"])
         );
     }
 
     #[test]
     fn headless_endpoints_type_host_ip_publishes_the_pods_host_ip() {
-        let eps = run(cfg(), &with_node(headless().a("endpoints-type", "HostIP")));
-        assert_eq!(show(&eps), lines(&["db.example.com A 192.168.0.1"]));
+        assert_eq!(
+            via_node(cfg(), headless().a("endpoints-type", "HostIP")),
+            lines(&["db.example.com A 192.168.0.1"])
+        );
     }
 
     #[test]
     fn headless_publish_host_ip_flag_publishes_the_pods_host_ip() {
-        let c = ServiceSourceConfig {
-            publish_host_ip: true,
-            ..cfg()
-        };
-        assert_eq!(
-            show(&run(c, &with_node(headless()))),
-            lines(&["db.example.com A 192.168.0.1"])
-        );
+        let c = configured(|c| c.publish_host_ip = true);
+        assert_eq!(via_node(c, headless()), lines(&["db.example.com A 192.168.0.1"]));
     }
 
     #[test]

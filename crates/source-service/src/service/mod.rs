@@ -377,10 +377,7 @@ mod tests {
         let resolver = StaticResolver::new()
             .with("lb.cloud.example", ips)
             .fail("broken.cloud.example", "timeout");
-        let c = ServiceSourceConfig {
-            resolve_load_balancer_hostname: true,
-            ..cfg()
-        };
+        let c = configured(|c| c.resolve_load_balancer_hostname = true);
         ServiceSource::new(c, Arc::new(resolver))
     }
 
@@ -423,10 +420,7 @@ mod tests {
         let s = Sv::new("default", "web", "ClusterIP")
             .cluster_ip("10.96.0.1")
             .a("hostname", "web.example.com");
-        let c = ServiceSourceConfig {
-            publish_internal_services: true,
-            ..cfg()
-        };
+        let c = configured(|c| c.publish_internal_services = true);
         assert_eq!(show(&run(c, &one(s))), lines(&["web.example.com A 10.96.0.1"]));
     }
 
@@ -824,18 +818,12 @@ mod tests {
             .a("hostname", "web.example.com")
             .ingress_ip("1.2.3.4");
         let target = template("{{.Name}}.internal.example.com:{{.Spec.ClusterIP}}");
-        let alone = ServiceSourceConfig {
-            fqdn_target_template: target.clone(),
-            ..cfg()
-        };
+        let alone = configured(|c| c.fqdn_target_template = target.clone());
         assert_eq!(
             show(&run(alone, &one(s.clone()))),
             lines(&["web.example.com A 1.2.3.4"])
         );
-        let mut combined = ServiceSourceConfig {
-            fqdn_target_template: target,
-            ..cfg()
-        };
+        let mut combined = configured(|c| c.fqdn_target_template = target);
         combined.common.combine_fqdn_annotation = true;
         assert_eq!(
             show(&run(combined, &one(s))),
