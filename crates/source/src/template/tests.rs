@@ -97,14 +97,6 @@ fn exec_err(text: &str) -> String {
 
 type T = Result<(), TemplateError>;
 
-/// Checks what each template of `cases` renders on the Service.
-fn renders(cases: &[(&str, &str)]) -> T {
-    for (text, expected) in cases {
-        assert_eq!(run(text)?, *expected, "{text}");
-    }
-    Ok(())
-}
-
 // ------------------------------------------------------------------------------------------ parsing
 
 #[test]
@@ -196,24 +188,21 @@ fn is_source_selects_per_source_templates() -> T {
 
 #[test]
 fn is_source_is_case_insensitive_and_rejects_unknown_sources() -> T {
-    renders(&[
-        ("{{ isSource \"Service\" }}", "true"),
-        ("{{ isSource \"ingress\" }}", "false"),
-    ])?;
+    assert_eq!(run("{{ isSource \"Service\" }}")?, "true");
+    assert_eq!(run("{{ isSource \"ingress\" }}")?, "false");
     assert!(exec_err("{{ isSource \"serviceX\" }}").contains("\"servicex\" is not a known source type"));
     Ok(())
 }
 
 #[test]
 fn json_key_retry_reads_unstructured_fields() -> T {
-    renders(&[
-        ("{{.Spec.clusterIP}}", "10.0.0.7"),
-        (
-            "{{.Spec.type}}-{{(index .Spec.ports 0).nodePort}}",
-            "LoadBalancer-30080",
-        ),
-        ("{{.Object.metadata.name}}", "web"),
-    ])
+    assert_eq!(run("{{.Spec.clusterIP}}")?, "10.0.0.7");
+    assert_eq!(
+        run("{{.Spec.type}}-{{(index .Spec.ports 0).nodePort}}")?,
+        "LoadBalancer-30080"
+    );
+    assert_eq!(run("{{.Object.metadata.name}}")?, "web");
+    Ok(())
 }
 
 #[test]
@@ -320,7 +309,7 @@ fn output_is_split_trimmed_undotted_deduplicated_and_sorted() -> T {
 
 #[test]
 fn variables_declare_and_assign() -> T {
-    renders(&[("{{$h := .Name}}{{$h = printf \"%s-x\" $h}}{{$h}}", "web-x")])?;
+    assert_eq!(run("{{$h := .Name}}{{$h = printf \"%s-x\" $h}}{{$h}}")?, "web-x");
     assert!(run("{{$}}")?.starts_with("{Service v1 {Service v1} web prod map[app:shop tier:front]"));
     Ok(())
 }
