@@ -103,22 +103,13 @@ fn base() -> Fixture {
             .build(),
     ];
     let slices = vec![
-        slice(
+        ipv4_slice(
             "a",
             "db",
-            "IPv4",
-            vec![
-                endpoint(&["10.0.0.1"], "db-0", Some(true)),
-                endpoint(&["10.0.0.2"], "db-1", Some(true)),
-            ],
+            &[("10.0.0.1", "db-0", Some(true)), ("10.0.0.2", "db-1", Some(true))],
         ),
-        slice(
-            "a",
-            "cache",
-            "IPv4",
-            vec![endpoint(&["10.0.1.1"], "cache-0", Some(true))],
-        ),
-        slice("b", "db", "IPv4", vec![endpoint(&["10.1.0.1"], "db-0", Some(true))]),
+        ipv4_slice("a", "cache", &[("10.0.1.1", "cache-0", Some(true))]),
+        ipv4_slice("b", "db", &[("10.1.0.1", "db-0", Some(true))]),
     ];
     let pods = vec![
         pod_with("db-0", "a", &[("app", "db")], on_node("n1")),
@@ -189,6 +180,11 @@ fn check_on(
     ));
 }
 
+/// The change of object `ns/name` of `kind`.
+fn changed(kind: ResourceKind, ns: &str, name: &str) -> ChangeSet {
+    ChangeSet::of(ObjectKey::new(kind, ns, name))
+}
+
 const LB: &str = "Service a/lb";
 const DB: &str = "Service a/db";
 const CACHE: &str = "Service a/cache";
@@ -203,7 +199,7 @@ const B_DB: &str = "Service b/db";
 fn a_service_change_affects_that_service_only() {
     check(
         |f| f.service("a", "lb").load_balancer_ingress[0].ip = Some("192.0.2.99".into()),
-        ChangeSet::of(ObjectKey::new(ResourceKind::Service, "a", "lb")),
+        changed(ResourceKind::Service, "a", "lb"),
         &[LB],
         &[DB, CACHE, WEB, NP, SHARED1, SHARED2, INTERNAL, B_DB],
     );
@@ -213,7 +209,7 @@ fn a_service_change_affects_that_service_only() {
 fn a_service_sharing_a_name_is_merged_again_with_the_others() {
     check(
         |f| f.service("a", "shared2").load_balancer_ingress[0].ip = Some("192.0.2.99".into()),
-        ChangeSet::of(ObjectKey::new(ResourceKind::Service, "a", "shared2")),
+        changed(ResourceKind::Service, "a", "shared2"),
         &[SHARED2],
         &[LB, DB, SHARED1, B_DB],
     );
@@ -223,7 +219,7 @@ fn a_service_sharing_a_name_is_merged_again_with_the_others() {
 fn a_deleted_service_takes_its_names_along() {
     check(
         |f| f.services.retain(|s| s.meta.name != "shared1"),
-        ChangeSet::of(ObjectKey::new(ResourceKind::Service, "a", "shared1")),
+        changed(ResourceKind::Service, "a", "shared1"),
         &[SHARED1],
         &[LB, SHARED2, B_DB],
     );
@@ -237,7 +233,7 @@ fn a_service_that_becomes_undecodable_is_failed() {
     let mut store = after.store();
     store.add_undecodable(ResourceKind::Service, "a", "lb");
     let src = source(ServiceSourceConfig::default());
-    let changes = ChangeSet::of(ObjectKey::new(ResourceKind::Service, "a", "lb"));
+    let changes = changed(ResourceKind::Service, "a", "lb");
     let affected = src.affected(&store, &changes);
     let lb = ObjectKey::new(ResourceKind::Service, "a", "lb");
     assert_eq!(affected, Some([lb.clone()].into()));
@@ -254,7 +250,7 @@ fn a_service_that_becomes_undecodable_is_failed() {
 fn an_endpoint_slice_change_affects_its_service() {
     check(
         |f| f.slices[0].endpoints.truncate(1),
-        ChangeSet::of(ObjectKey::new(ResourceKind::EndpointSlice, "a", "db")),
+        changed(ResourceKind::EndpointSlice, "a", "db"),
         &[DB],
         &[CACHE, WEB, NP, LB, B_DB],
     );
@@ -264,7 +260,7 @@ fn an_endpoint_slice_change_affects_its_service() {
 fn a_pod_change_affects_the_headless_services_whose_slices_name_it() {
     check(
         |f| f.pod("a", "db-0").hostname = Some("db-0".into()),
-        ChangeSet::of(ObjectKey::new(ResourceKind::Pod, "a", "db-0")),
+        changed(ResourceKind::Pod, "a", "db-0"),
         &[DB],
         &[CACHE, NP, LB, INTERNAL, B_DB],
     );
@@ -274,7 +270,7 @@ fn a_pod_change_affects_the_headless_services_whose_slices_name_it() {
 fn a_deleted_pod_affects_the_headless_services_whose_slices_still_name_it() {
     check(
         |f| f.pods.retain(|p| !(&*p.namespace == "a" && &*p.name == "db-1")),
-        ChangeSet::of(ObjectKey::new(ResourceKind::Pod, "a", "db-1")),
+        changed(ResourceKind::Pod, "a", "db-1"),
         &[DB],
         &[CACHE, NP, LB, B_DB],
     );
@@ -288,7 +284,7 @@ fn a_pod_moving_node_affects_local_node_port_and_node_external_ip_services() {
             f.pod("a", "cache-0").node_name = Some("n2".into());
         },
         {
-            let mut c = ChangeSet::of(ObjectKey::new(ResourceKind::Pod, "a", "web-0"));
+            let mut c = changed(ResourceKind::Pod, "a", "web-0");
             c.insert(ObjectKey::new(ResourceKind::Pod, "a", "cache-0"));
             c
         },
@@ -301,7 +297,7 @@ fn a_pod_moving_node_affects_local_node_port_and_node_external_ip_services() {
 fn a_pod_no_slice_names_affects_no_headless_service() {
     check(
         |f| f.pod("a", "other").hostname = Some("other".into()),
-        ChangeSet::of(ObjectKey::new(ResourceKind::Pod, "a", "other")),
+        changed(ResourceKind::Pod, "a", "other"),
         &[],
         &[DB, CACHE, NP, LB, B_DB],
     );
@@ -311,7 +307,7 @@ fn a_pod_no_slice_names_affects_no_headless_service() {
 fn a_node_change_affects_node_port_and_node_external_ip_services() {
     check(
         |f| f.nodes[0].addresses[1].address = "203.0.113.9".into(),
-        ChangeSet::of(ObjectKey::new(ResourceKind::Node, "", "n1")),
+        changed(ResourceKind::Node, "", "n1"),
         &[WEB, NP, CACHE],
         &[DB, LB, SHARED1, INTERNAL, B_DB],
     );
@@ -320,7 +316,7 @@ fn a_node_change_affects_node_port_and_node_external_ip_services() {
 #[test]
 fn changes_to_kinds_the_source_does_not_read_affect_nothing() {
     let src = source(ServiceSourceConfig::default());
-    let changes = ChangeSet::of(ObjectKey::new(ResourceKind::Namespace, "", "a"));
+    let changes = changed(ResourceKind::Namespace, "", "a");
     assert_eq!(src.affected(&base().store(), &changes), Some(BTreeSet::new()));
     assert_eq!(src.affected(&base().store(), &ChangeSet::everything()), None);
 }
@@ -343,7 +339,7 @@ fn a_name_shared_with_records_without_a_resource_label_is_merged_again_with_them
         &cfg,
         fixture,
         |f| f.service("a", "shared1").load_balancer_ingress[0].ip = Some("192.0.2.99".into()),
-        ChangeSet::of(ObjectKey::new(ResourceKind::Service, "a", "shared1")),
+        changed(ResourceKind::Service, "a", "shared1"),
         &[SHARED1],
         &[LB, SHARED2, "service/a/zz-mate", B_DB],
     );

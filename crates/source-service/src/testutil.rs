@@ -235,6 +235,15 @@ pub fn endpoint(addresses: &[&str], pod: &str, ready: Option<bool>) -> SliceEndp
     }
 }
 
+/// An IPv4 EndpointSlice of Service `ns/service`: one endpoint per `(address, pod, ready)`.
+pub fn ipv4_slice(ns: &str, service: &str, endpoints: &[(&str, &str, Option<bool>)]) -> EndpointSlice {
+    let endpoints = endpoints
+        .iter()
+        .map(|(address, pod, ready)| endpoint(&[address], pod, *ready))
+        .collect();
+    slice(ns, service, "IPv4", endpoints)
+}
+
 pub fn slice(ns: &str, service: &str, address_type: &str, endpoints: Vec<SliceEndpoint>) -> EndpointSlice {
     EndpointSlice {
         meta: Meta {

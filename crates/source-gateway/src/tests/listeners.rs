@@ -263,7 +263,12 @@ fn narrowing_exact_names_must_be_equal() {
 #[test]
 fn narrowing_applies_to_annotation_names() {
     let mut c = world_with(vec![http("l", Some("*.example.com"))]);
-    c.add(attached("apps", "web", &[]).annotated(&[(&format!("{GA}hostname"), "in.example.com,out.example.net")]));
+    c.add(named_by_annotation(
+        "apps",
+        "web",
+        &[],
+        "in.example.com,out.example.net",
+    ));
     assert_eq!(names(&run(config(), &c)), vec!["in.example.com"]);
 }
 

@@ -181,6 +181,12 @@ fn attached_kind(kind: RouteKind, ns: &str, name: &str, hostnames: &[&str]) -> R
     route(kind, ns, name, hostnames, &[gw_ref("infra", "gw")])
 }
 
+/// An HTTPRoute attached to the usual Gateway `infra/gw`, named `hostnames` in its spec and `annotation` by
+/// the hostname annotation.
+fn named_by_annotation(ns: &str, name: &str, hostnames: &[&str], annotation: &str) -> Route {
+    attached(ns, name, hostnames).annotated(&[(&format!("{GA}hostname"), annotation)])
+}
+
 /// An HTTPRoute attached to the usual Gateway `infra/gw`.
 fn attached(ns: &str, name: &str, hostnames: &[&str]) -> Route {
     attached_kind(RouteKind::Http, ns, name, hostnames)

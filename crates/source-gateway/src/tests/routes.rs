@@ -153,7 +153,7 @@ fn hostname_annotation_adds_names_under_either_prefix() {
         attached("apps", "web", &["spec.example.com"])
             .annotated(&[(&format!("{ALPHA}hostname"), "a.example.com, b.example.com")]),
     );
-    c.add(attached("apps", "web2", &[]).annotated(&[(&format!("{GA}hostname"), "c.example.com")]));
+    c.add(named_by_annotation("apps", "web2", &[], "c.example.com"));
     assert_eq!(
         names(&run(config(), &c)),
         vec!["a.example.com", "b.example.com", "c.example.com", "spec.example.com"]
@@ -186,7 +186,12 @@ fn annotation_prefix_flag_reads_only_that_prefix() -> Result<(), extdns_source::
 #[test]
 fn ignore_hostname_annotation_drops_annotation_names() {
     let mut c = world();
-    c.add(attached("apps", "web", &["spec.example.com"]).annotated(&[(&format!("{GA}hostname"), "ann.example.com")]));
+    c.add(named_by_annotation(
+        "apps",
+        "web",
+        &["spec.example.com"],
+        "ann.example.com",
+    ));
     let cfg = sharing(config(), |c| c.ignore_hostname_annotation = true);
     assert_eq!(names(&run(cfg, &c)), vec!["spec.example.com"]);
 }
@@ -194,10 +199,12 @@ fn ignore_hostname_annotation_drops_annotation_names() {
 #[test]
 fn hostnames_are_lower_cased_and_deduplicated() {
     let mut c = world();
-    c.add(
-        attached("apps", "web", &["Web.Example.com"])
-            .annotated(&[(&format!("{GA}hostname"), "web.example.com.,WEB.example.com")]),
-    );
+    c.add(named_by_annotation(
+        "apps",
+        "web",
+        &["Web.Example.com"],
+        "web.example.com.,WEB.example.com",
+    ));
     assert_eq!(lines(&run(config(), &c)), vec!["web.example.com A 1.2.3.4"]);
 }
 
@@ -216,9 +223,7 @@ fn listener_hostname_used_when_nothing_else_gave_a_name() {
 #[test]
 fn listener_hostname_not_used_when_the_annotation_gave_a_name() {
     let mut c = world_with(vec![http("a", Some("a.example.com"))]);
-    let mut r = attached("apps", "web", &[]);
-    r.annotate(&[(&format!("{GA}hostname"), "other.example.net")]);
-    c.add(r);
+    c.add(named_by_annotation("apps", "web", &[], "other.example.net"));
     // The annotation name does not fit the listener, and the listener name is not used instead.
     assert!(run(config(), &c).is_empty());
 }
@@ -226,7 +231,7 @@ fn listener_hostname_not_used_when_the_annotation_gave_a_name() {
 #[test]
 fn listener_hostname_fallback_ignores_empty_annotation_items() {
     let mut c = world_with(vec![http("a", Some("a.example.com"))]);
-    c.add(attached("apps", "web", &[]).annotated(&[(&format!("{GA}hostname"), " , ")]));
+    c.add(named_by_annotation("apps", "web", &[], " , "));
     assert_eq!(names(&run(config(), &c)), vec!["a.example.com"]);
 }
 
@@ -280,10 +285,12 @@ fn gateway_hostname_source_unknown_value_warns_and_uses_every_source() {
 #[test]
 fn invalid_route_hostname_is_skipped_with_a_warning_and_the_rest_published() {
     let mut c = world();
-    c.add(
-        attached("apps", "web", &["bad_name.example.com", "good.example.com", "10.0.0.1"])
-            .annotated(&[(&format!("{GA}hostname"), "-bad.example.com,ann.example.com")]),
-    );
+    c.add(named_by_annotation(
+        "apps",
+        "web",
+        &["bad_name.example.com", "good.example.com", "10.0.0.1"],
+        "-bad.example.com,ann.example.com",
+    ));
     let (eps, logs) = warnings(|| run(config(), &c));
     assert_eq!(names(&eps), vec!["ann.example.com", "good.example.com"]);
     assert!(logs.contains("HTTPRoute apps/web"), "{logs}");
@@ -321,9 +328,7 @@ fn fqdn_template_names_routes_without_spec_or_annotation_names() {
     let mut c = world();
     c.add(attached("apps", "bare", &[]));
     c.add(attached("apps", "named", &["named.example.com"]));
-    let mut annotated = attached("apps", "annotated", &[]);
-    annotated.annotate(&[(&format!("{GA}hostname"), "annotated.example.com")]);
-    c.add(annotated);
+    c.add(named_by_annotation("apps", "annotated", &[], "annotated.example.com"));
     let cfg = templated(
         "{{.Name}}.zero.internal, {{.Name}}.one.internal. , {{.Namespace}}.two.internal",
         false,
@@ -343,7 +348,12 @@ fn fqdn_template_names_routes_without_spec_or_annotation_names() {
 #[test]
 fn fqdn_template_with_combine_adds_to_the_route_names() {
     let mut c = world();
-    c.add(attached("apps", "web", &["spec.example.com"]).annotated(&[(&format!("{GA}hostname"), "ann.example.com")]));
+    c.add(named_by_annotation(
+        "apps",
+        "web",
+        &["spec.example.com"],
+        "ann.example.com",
+    ));
     assert_eq!(
         names(&run(templated("{{.Name}}.tpl.example.com", true), &c)),
         vec!["ann.example.com", "spec.example.com", "web.tpl.example.com"]
@@ -389,11 +399,8 @@ fn fqdn_template_failure_skips_only_that_route() {
     assert_eq!(names(&out.endpoints), vec!["shop.example.com"]);
 }
 
-#[test]
-fn of_two_routes_publishing_the_same_name_and_targets_the_one_with_a_ttl_comes_first() {
-    // "wild" names `*.apps.example.org` itself; "wild-ttl" has a TTL and inherits the listener's hostname.
-    // The deduplication keeps the first of the two, so the annotated route wins as external-dns's zone
-    // ends up with (TTL 60, that route's resource label).
+/// Gateway `infra/gw` at 1.1.1.1 with one listener for `*.apps.example.org`.
+fn apps_wildcard_world() -> ClusterStore {
     let mut c = ClusterStore::new();
     c.add(gateway(
         "infra",
@@ -401,6 +408,15 @@ fn of_two_routes_publishing_the_same_name_and_targets_the_one_with_a_ttl_comes_f
         vec![http("l", Some("*.apps.example.org"))],
         &["1.1.1.1"],
     ));
+    c
+}
+
+#[test]
+fn of_two_routes_publishing_the_same_name_and_targets_the_one_with_a_ttl_comes_first() {
+    // "wild" names `*.apps.example.org` itself; "wild-ttl" has a TTL and inherits the listener's hostname.
+    // The deduplication keeps the first of the two, so the annotated route wins as external-dns's zone
+    // ends up with (TTL 60, that route's resource label).
+    let mut c = apps_wildcard_world();
     c.add(attached("infra", "wild", &["*.apps.example.org"]));
     c.add(attached("infra", "wild-ttl", &[]).annotated(&[(&format!("{GA}ttl"), "60")]));
     let eps = run(config(), &c);
@@ -415,19 +431,21 @@ fn of_two_routes_publishing_the_same_name_and_targets_the_one_with_a_ttl_comes_f
 
 #[test]
 fn endpoints_differing_only_in_ttl_keep_their_order_when_the_first_has_a_ttl() {
-    let mut c = ClusterStore::new();
-    c.add(gateway(
-        "infra",
-        "gw",
-        vec![http("l", Some("*.apps.example.org"))],
-        &["1.1.1.1"],
-    ));
+    let mut c = apps_wildcard_world();
     c.add(attached("infra", "a", &["*.apps.example.org"]).annotated(&[(&format!("{GA}ttl"), "120")]));
     c.add(attached("infra", "b", &[]).annotated(&[(&format!("{GA}ttl"), "60")]));
     let eps = run(config(), &c);
     assert_eq!(eps.len(), 2);
     assert_eq!(eps[0].record_ttl, Ttl(120));
     assert_eq!(eps[0].resource(), Some("httproute/infra/a"));
+}
+
+/// The `resource` labels of the routes that could not be evaluated.
+fn failed_labels(out: &SourceOutput) -> Vec<String> {
+    out.failed
+        .iter()
+        .map(|(k, _)| extdns_source::resource_label(k))
+        .collect()
 }
 
 #[test]
@@ -440,12 +458,7 @@ fn routes_that_cannot_be_evaluated_are_reported_by_their_resource_key() {
     let out =
         collect(&GatewayRouteSource::new(RouteKind::Http, cfg), &c).expect("a failing template is not a sync error");
     assert_eq!(names(&out.endpoints), vec!["shop.example.com"]);
-    let failed: Vec<String> = out
-        .failed
-        .iter()
-        .map(|(k, _)| extdns_source::resource_label(k))
-        .collect();
-    assert_eq!(failed, vec!["httproute/apps/broken", "httproute/apps/web"]);
+    assert_eq!(failed_labels(&out), vec!["httproute/apps/broken", "httproute/apps/web"]);
     // The resource key is the one the route's records carry.
     assert_eq!(out.endpoints[0].resource(), Some("httproute/apps/shop"));
 }
@@ -460,10 +473,5 @@ fn a_route_with_a_malformed_hostname_is_reported_failed_and_its_valid_names_stil
     )
     .expect("a malformed hostname is not a sync error");
     assert_eq!(names(&out.endpoints), vec!["web.example.com"]);
-    let failed: Vec<String> = out
-        .failed
-        .iter()
-        .map(|(k, _)| extdns_source::resource_label(k))
-        .collect();
-    assert_eq!(failed, vec!["httproute/apps/web"]);
+    assert_eq!(failed_labels(&out), vec!["httproute/apps/web"]);
 }

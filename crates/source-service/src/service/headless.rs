@@ -226,12 +226,12 @@ mod tests {
 
     fn three_pods() -> (Vec<Pod>, EndpointSlice) {
         let pods = vec![app_pod("db-0"), app_pod("db-1"), app_pod("db-2")];
-        let eps = vec![
-            endpoint(&["10.0.0.1"], "db-0", Some(true)),
-            endpoint(&["10.0.0.2"], "db-1", Some(true)),
-            endpoint(&["10.0.0.3"], "db-2", Some(true)),
+        let eps = [
+            ("10.0.0.1", "db-0", Some(true)),
+            ("10.0.0.2", "db-1", Some(true)),
+            ("10.0.0.3", "db-2", Some(true)),
         ];
-        (pods, slice("default", "db", "IPv4", eps))
+        (pods, ipv4_slice("default", "db", &eps))
     }
 
     fn cfg() -> ServiceSourceConfig {
@@ -260,7 +260,7 @@ mod tests {
 
     #[test]
     fn headless_endpoint_with_unknown_readiness_counts_as_ready() {
-        let s = slice("default", "db", "IPv4", vec![endpoint(&["10.0.0.1"], "db-0", None)]);
+        let s = ipv4_slice("default", "db", &[("10.0.0.1", "db-0", None)]);
         assert_eq!(
             run(cfg(), &cluster(headless(), vec![app_pod("db-0")], vec![s])).len(),
             1
@@ -268,14 +268,10 @@ mod tests {
     }
 
     fn ready_and_not_ready() -> (Vec<Pod>, Vec<EndpointSlice>) {
-        let s = slice(
+        let s = ipv4_slice(
             "default",
             "db",
-            "IPv4",
-            vec![
-                endpoint(&["10.0.0.1"], "db-0", Some(true)),
-                endpoint(&["10.0.0.2"], "db-1", Some(false)),
-            ],
+            &[("10.0.0.1", "db-0", Some(true)), ("10.0.0.2", "db-1", Some(false))],
         );
         (vec![app_pod("db-0"), app_pod("db-1")], vec![s])
     }
@@ -308,14 +304,10 @@ mod tests {
 
     #[test]
     fn headless_address_whose_pod_does_not_match_the_selector_is_ignored() {
-        let s = slice(
+        let s = ipv4_slice(
             "default",
             "db",
-            "IPv4",
-            vec![
-                endpoint(&["10.0.0.1"], "db-0", None),
-                endpoint(&["10.0.0.2"], "other", None),
-            ],
+            &[("10.0.0.1", "db-0", None), ("10.0.0.2", "other", None)],
         );
         let pods = vec![app_pod("db-0"), pod("other", "default", &[("app", "web")])];
         assert_eq!(
@@ -326,14 +318,10 @@ mod tests {
 
     #[test]
     fn headless_endpoint_pointing_at_a_missing_pod_is_skipped() {
-        let s = slice(
+        let s = ipv4_slice(
             "default",
             "db",
-            "IPv4",
-            vec![
-                endpoint(&["10.0.0.1"], "db-0", None),
-                endpoint(&["10.0.0.2"], "gone", None),
-            ],
+            &[("10.0.0.1", "db-0", None), ("10.0.0.2", "gone", None)],
         );
         let eps = run(cfg(), &cluster(headless(), vec![app_pod("db-0")], vec![s]));
         assert_eq!(show(&eps), lines(&["db.example.com A 10.0.0.1"]));
@@ -368,14 +356,10 @@ mod tests {
             }),
             app_pod("db-1"),
         ];
-        let s = slice(
+        let s = ipv4_slice(
             "default",
             "db",
-            "IPv4",
-            vec![
-                endpoint(&["10.0.0.1"], "db-0", None),
-                endpoint(&["10.0.0.2"], "db-1", None),
-            ],
+            &[("10.0.0.1", "db-0", None), ("10.0.0.2", "db-1", None)],
         );
         let svc = headless().a("hostname", "db.example.com,db.example.org");
         assert_eq!(
@@ -397,7 +381,7 @@ mod tests {
                 .collect();
             p.hostname = Some("db-0".into());
         })];
-        let s = slice("default", "db", "IPv4", vec![endpoint(&["10.0.0.1"], "db-0", None)]);
+        let s = ipv4_slice("default", "db", &[("10.0.0.1", "db-0", None)]);
         assert_eq!(
             show(&run(cfg(), &cluster(headless(), pods, vec![s]))),
             lines(&[
@@ -412,7 +396,7 @@ mod tests {
         let pods = vec![pod_with("db-0", "default", &[("app", "db")], |p| {
             p.hostname = Some("db-0".into())
         })];
-        let s = slice("default", "db", "IPv4", vec![endpoint(&["10.0.0.1"], "db-0", None)]);
+        let s = ipv4_slice("default", "db", &[("10.0.0.1", "db-0", None)]);
         let svc = headless().g("target", "9.9.9.9");
         assert_eq!(
             show(&run(cfg(), &cluster(svc, pods, vec![s]))),
@@ -428,7 +412,7 @@ mod tests {
     }
 
     fn with_node(svc: Sv) -> ClusterStore {
-        let s = slice("default", "db", "IPv4", vec![endpoint(&["10.0.0.1"], "db-0", None)]);
+        let s = ipv4_slice("default", "db", &[("10.0.0.1", "db-0", None)]);
         let mut c = cluster(svc, vec![on_node("db-0")], vec![s]);
         c.add(node(
             "n1",
@@ -490,7 +474,7 @@ mod tests {
 
     #[test]
     fn headless_dual_stack_slices_give_a_and_aaaa_records() {
-        let v4 = slice("default", "db", "IPv4", vec![endpoint(&["10.0.0.1"], "db-0", None)]);
+        let v4 = ipv4_slice("default", "db", &[("10.0.0.1", "db-0", None)]);
         let mut v6 = slice("default", "db", "IPv6", vec![endpoint(&["fd00::1"], "db-0", None)]);
         v6.meta.name = "db-v6".into();
         let eps = run(cfg(), &cluster(headless(), vec![app_pod("db-0")], vec![v4, v6]));
@@ -502,7 +486,7 @@ mod tests {
 
     #[test]
     fn headless_records_carry_the_service_ttl_and_set_identifier() {
-        let s = slice("default", "db", "IPv4", vec![endpoint(&["10.0.0.1"], "db-0", None)]);
+        let s = ipv4_slice("default", "db", &[("10.0.0.1", "db-0", None)]);
         let svc = headless().a("ttl", "30").a("set-identifier", "eu");
         let eps = run(cfg(), &cluster(svc, vec![app_pod("db-0")], vec![s]));
         assert_eq!(show(&eps), lines(&["db.example.com A 10.0.0.1 ttl=30 id=eu"]));
@@ -510,14 +494,10 @@ mod tests {
 
     #[test]
     fn headless_unparsable_address_skips_only_that_endpoint() {
-        let s = slice(
+        let s = ipv4_slice(
             "default",
             "db",
-            "IPv4",
-            vec![
-                endpoint(&["10.0.0.300"], "db-0", None),
-                endpoint(&["10.0.0.2"], "db-1", None),
-            ],
+            &[("10.0.0.300", "db-0", None), ("10.0.0.2", "db-1", None)],
         );
         let eps = run(
             cfg(),
