@@ -38,12 +38,10 @@ impl Fixture {
         found.unwrap_or_else(|| panic!("no Namespace {name} in the fixture"))
     }
 
-    fn route(&mut self, ns: &str, name: &str) -> &mut Route {
-        let found = self
-            .routes
-            .iter_mut()
-            .find(|r| r.meta.namespace == ns && r.meta.name == name);
-        found.unwrap_or_else(|| panic!("no route {ns}/{name} in the fixture"))
+    /// The route `name` (route names are unique in the fixture).
+    fn route(&mut self, name: &str) -> &mut Route {
+        let found = self.routes.iter_mut().find(|r| r.meta.name == name);
+        found.unwrap_or_else(|| panic!("no route {name} in the fixture"))
     }
 }
 
@@ -188,7 +186,7 @@ fn changed(kind: ResourceKind, ns: &'static str, name: &'static str) -> impl Fn(
 fn a_route_change_affects_that_route_only() {
     check(
         |f| {
-            let r = f.route("apps", "r-gw2");
+            let r = f.route("r-gw2");
             r.annotate(&[(&format!("{ALPHA}hostname"), "gw2b.example.org,shared.example.org")]);
         },
         route_changed("apps", "r-gw2"),
@@ -201,7 +199,7 @@ fn a_route_change_affects_that_route_only() {
 fn a_route_sharing_a_name_and_targets_keeps_its_configured_ttl_first() {
     check(
         |f| {
-            let r = f.route("apps", "r-ttl");
+            let r = f.route("r-ttl");
             r.annotate(&[
                 (&format!("{ALPHA}hostname"), "ttl.example.org"),
                 (&format!("{ALPHA}ttl"), "120"),
