@@ -36,16 +36,12 @@ fn meta(ns: &str, name: &str) -> Meta {
 trait Labelled: Sized {
     fn meta_mut(&mut self) -> &mut Meta;
 
-    fn label(&mut self, labels: &[(&str, &str)]) {
-        self.meta_mut().labels = labels.iter().copied().collect();
-    }
-
     fn annotate(&mut self, annotations: &[(&str, &str)]) {
         self.meta_mut().annotations = annotations.iter().copied().collect();
     }
 
     fn labelled(mut self, labels: &[(&str, &str)]) -> Self {
-        self.label(labels);
+        self.meta_mut().labels = labels.iter().copied().collect();
         self
     }
 
