@@ -102,14 +102,8 @@ async fn a_record_and_its_ownership_record_land_together_or_not_at_all() {
         Change::Create(owned("taken.example.com")),
     ];
     let units = [
-        Unit {
-            change: &changes[0],
-            ownership: Some(&changes[1]),
-        },
-        Unit {
-            change: &changes[2],
-            ownership: Some(&changes[3]),
-        },
+        Unit::with_ownership(&changes[0], &changes[1]),
+        Unit::with_ownership(&changes[2], &changes[3]),
     ];
     let named = failures(p.apply(&ReadState::default(), &units).await);
     assert_eq!(named.len(), 1);

@@ -209,10 +209,7 @@ async fn a_refused_change_fails_alone_with_its_ownership_record_and_the_others_l
     let units: Vec<Unit<'_>> = records
         .iter()
         .zip(&owners)
-        .map(|(change, o)| Unit {
-            change,
-            ownership: Some(o),
-        })
+        .map(|(r, o)| Unit::with_ownership(r, o))
         .collect();
     let serial = pdns.serial("example.org");
     let result = p.apply(&Default::default(), &units).await;

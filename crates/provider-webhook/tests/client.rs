@@ -321,10 +321,7 @@ async fn apply_sends_the_four_lists_with_the_media_type_and_ownership_records() 
     };
     let delete = Change::Delete(a("old.example.org", "3.3.3.3"));
     let units = [
-        Unit {
-            change: &create,
-            ownership: Some(&owner),
-        },
+        Unit::with_ownership(&create, &owner),
         Unit::new(&update),
         Unit::new(&delete),
     ];

@@ -35,6 +35,14 @@ impl<'a> Unit<'a> {
         }
     }
 
+    /// A record's change written together with its ownership change.
+    pub fn with_ownership(change: &'a Change, ownership: &'a Change) -> Self {
+        Unit {
+            change,
+            ownership: Some(ownership),
+        }
+    }
+
     /// The record change first, then its ownership change.
     pub fn changes(&self) -> impl Iterator<Item = &'a Change> + use<'a> {
         std::iter::once(self.change).chain(self.ownership)
@@ -318,10 +326,7 @@ mod tests {
         let units: Vec<Unit<'_>> = records
             .iter()
             .zip(&txts)
-            .map(|(change, txt)| Unit {
-                change,
-                ownership: Some(txt),
-            })
+            .map(|(r, t)| Unit::with_ownership(r, t))
             .collect();
         // Three changes a batch: each batch holds one unit (two changes), never a unit cut in two.
         let batches = split(&units, 3);
@@ -343,10 +348,7 @@ mod tests {
             Change::Create(a("x.example.com")),
             Change::Create(txt_for("x.example.com")),
         );
-        let units = [Unit {
-            change: &record,
-            ownership: Some(&txt),
-        }];
+        let units = [Unit::with_ownership(&record, &txt)];
         assert_eq!(split(&units, 1).len(), 1);
     }
 
