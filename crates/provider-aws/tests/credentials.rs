@@ -15,8 +15,8 @@ use extdns_provider::Provider;
 use extdns_provider::http::{Observe, Observer};
 use extdns_provider_aws::{AssumeRole, AwsConfig, AwsProvider, CredentialSource};
 use extdns_test_support::moto::Moto;
-use extdns_test_support::require;
 use extdns_test_support::route53_fake::Fake;
+use extdns_test_support::{require, serve};
 use reqwest::{Method, StatusCode as ReqwestStatus, Url};
 
 /// Every request the provider's clients sent: method, host:port and path.
@@ -234,15 +234,6 @@ fn rfc3339(secs: u64) -> String {
         rem % 3600 / 60,
         rem % 60
     )
-}
-
-async fn serve(app: Router) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    format!("http://{addr}")
 }
 
 /// The container endpoint as ECS and EKS Pod Identity document it: GET, the token in `Authorization`.

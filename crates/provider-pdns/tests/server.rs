@@ -16,10 +16,7 @@ fn provider_with(url: &str, key: &str, filter: &[&str]) -> PdnsProvider {
     let mut config = PdnsConfig::new(url, key);
     config.domain_filter = DomainFilter::new(filter, &[] as &[&str]);
     config.retry.initial = Duration::from_millis(20);
-    match PdnsProvider::new(&config) {
-        Ok(p) => p,
-        Err(e) => panic!("{e}"),
-    }
+    PdnsProvider::new(&config).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn provider(pdns: &PowerDns) -> PdnsProvider {
@@ -297,10 +294,7 @@ async fn zones_are_picked_by_the_domain_filter_and_changes_outside_them_fail_by_
 
 #[tokio::test]
 async fn an_unreachable_server_is_transient() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .unwrap_or(1);
+    let port = extdns_test_support::free_port();
     let p = provider_with(&format!("http://127.0.0.1:{port}"), "k", &[]);
     let r = p.records().await;
     assert!(matches!(&r, Err(e) if e.is_transient()), "{r:?}");
@@ -328,18 +322,7 @@ async fn fake(statuses: Vec<u16>) -> (String, Arc<AtomicUsize>) {
             response
         }
     });
-    let listener = match tokio::net::TcpListener::bind("127.0.0.1:0").await {
-        Ok(l) => l,
-        Err(e) => panic!("{e}"),
-    };
-    let url = match listener.local_addr() {
-        Ok(a) => format!("http://{a}"),
-        Err(e) => panic!("{e}"),
-    };
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    (url, calls)
+    (extdns_test_support::serve(app).await, calls)
 }
 
 #[tokio::test]
@@ -374,10 +357,7 @@ async fn an_unknown_server_id_is_a_configuration_error_not_a_transient_one() {
     let pdns = PowerDns::start(&[Zone::new("example.org")]);
     let mut config = PdnsConfig::new(pdns.url(), API_KEY);
     config.server_id = "no-such-server".into();
-    let p = match PdnsProvider::new(&config) {
-        Ok(p) => p,
-        Err(e) => panic!("{e}"),
-    };
+    let p = PdnsProvider::new(&config).unwrap_or_else(|e| panic!("{e}"));
     let r = p.records().await;
     assert!(
         matches!(&r, Err(ProviderError::Other { message, .. }) if message.contains("404") && message.contains("server id")),
@@ -436,17 +416,7 @@ async fn a_zone_that_cannot_be_read_fails_the_whole_read() {
             "/api/v1/servers/localhost/zones/b.example.",
             get(|| async { (StatusCode::INTERNAL_SERVER_ERROR, r#"{"error": "backend down"}"#) }),
         );
-    let listener = match tokio::net::TcpListener::bind("127.0.0.1:0").await {
-        Ok(l) => l,
-        Err(e) => panic!("{e}"),
-    };
-    let url = match listener.local_addr() {
-        Ok(a) => format!("http://{a}"),
-        Err(e) => panic!("{e}"),
-    };
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
+    let url = extdns_test_support::serve(app).await;
     let p = provider_with(&url, "k", &[]);
     let r = p.records().await;
     assert!(

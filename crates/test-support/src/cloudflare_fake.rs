@@ -137,10 +137,7 @@ impl FakeCloudflare {
             zones: zones.iter().map(|(i, n)| (i.to_string(), n.to_string())).collect(),
             ..FakeState::default()
         }));
-        let listener = match std::net::TcpListener::bind("127.0.0.1:0") {
-            Ok(l) => l,
-            Err(e) => panic!("cannot bind: {e}"),
-        };
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("cannot bind: {e}"));
         let port = listener.local_addr().map(|a| a.port()).unwrap_or_default();
         if let Err(e) = listener.set_nonblocking(true) {
             panic!("{e}");
@@ -148,15 +145,12 @@ impl FakeCloudflare {
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let app = router(state.clone());
         let thread = std::thread::spawn(move || {
-            let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-                Ok(rt) => rt,
-                Err(e) => panic!("{e}"),
-            };
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap_or_else(|e| panic!("{e}"));
             rt.block_on(async move {
-                let listener = match tokio::net::TcpListener::from_std(listener) {
-                    Ok(l) => l,
-                    Err(e) => panic!("{e}"),
-                };
+                let listener = tokio::net::TcpListener::from_std(listener).unwrap_or_else(|e| panic!("{e}"));
                 let _ = axum::serve(listener, app)
                     .with_graceful_shutdown(async {
                         let _ = rx.await;
