@@ -48,6 +48,11 @@ fn plan(cfg: &PlanConfig, current: &[Endpoint], desired: &[Endpoint]) -> Changes
         .collect()
 }
 
+/// The plan with one current record, ours, and one desired.
+fn plan_one(current: Endpoint, desired: Endpoint) -> Changes {
+    plan(&config(), &[ours(current)], &[desired])
+}
+
 fn names(eps: &[Endpoint]) -> Vec<String> {
     eps.iter()
         .map(|e| format!("{} {}", e.dns_name, e.record_type))
@@ -260,9 +265,10 @@ fn changed_targets_update_an_owned_record() {
 
 #[test]
 fn update_copies_the_owner_label_from_the_current_record() {
-    let current = [ours(a("x.example.com", &["1.1.1.1"]))];
-    let desired = [res(a("x.example.com", &["2.2.2.2"]), "service/default/x")];
-    let c = plan(&config(), &current, &desired);
+    let c = plan_one(
+        a("x.example.com", &["1.1.1.1"]),
+        res(a("x.example.com", &["2.2.2.2"]), "service/default/x"),
+    );
     assert_eq!(c.update_new[0].owner(), Some(OWNER));
     assert_eq!(c.update_new[0].resource(), Some("service/default/x"));
 }
@@ -290,18 +296,18 @@ fn same_targets_in_another_order_or_case_are_no_update() {
     ))];
     let c = plan(&config(), &current, &[cname("x.example.com", "lb.example.com")]);
     assert!(c.update_new.is_empty());
-    let current = [ours(a("y.example.com", &["2.2.2.2", "1.1.1.1"]))];
-    let c = plan(&config(), &current, &[a("y.example.com", &["1.1.1.1", "2.2.2.2"])]);
+    let c = plan_one(
+        a("y.example.com", &["2.2.2.2", "1.1.1.1"]),
+        a("y.example.com", &["1.1.1.1", "2.2.2.2"]),
+    );
     assert!(c.update_new.is_empty());
 }
 
 #[test]
 fn a_configured_ttl_that_differs_updates_the_record() {
-    let current = [ours(a("x.example.com", &["1.1.1.1"]).with_ttl(Ttl(300)))];
-    let c = plan(
-        &config(),
-        &current,
-        &[a("x.example.com", &["1.1.1.1"]).with_ttl(Ttl(60))],
+    let c = plan_one(
+        a("x.example.com", &["1.1.1.1"]).with_ttl(Ttl(300)),
+        a("x.example.com", &["1.1.1.1"]).with_ttl(Ttl(60)),
     );
     assert_eq!(c.update_new.len(), 1);
     assert_eq!(c.update_new[0].record_ttl, Ttl(60));
@@ -309,8 +315,10 @@ fn a_configured_ttl_that_differs_updates_the_record() {
 
 #[test]
 fn an_unset_ttl_never_updates_the_record() {
-    let current = [ours(a("x.example.com", &["1.1.1.1"]).with_ttl(Ttl(300)))];
-    let c = plan(&config(), &current, &[a("x.example.com", &["1.1.1.1"])]);
+    let c = plan_one(
+        a("x.example.com", &["1.1.1.1"]).with_ttl(Ttl(300)),
+        a("x.example.com", &["1.1.1.1"]),
+    );
     assert!(c.update_new.is_empty());
 }
 
@@ -324,36 +332,38 @@ fn ps(pairs: &[(&str, &str)]) -> ProviderSpecific {
 
 #[test]
 fn a_changed_provider_specific_value_updates_the_record() {
-    let current = [ours(
+    let c = plan_one(
         a("x.example.com", &["1.1.1.1"]).with_provider_specific(ps(&[("aws/weight", "10")])),
-    )];
-    let desired = [a("x.example.com", &["1.1.1.1"]).with_provider_specific(ps(&[("aws/weight", "20")]))];
-    assert_eq!(plan(&config(), &current, &desired).update_new.len(), 1);
+        a("x.example.com", &["1.1.1.1"]).with_provider_specific(ps(&[("aws/weight", "20")])),
+    );
+    assert_eq!(c.update_new.len(), 1);
 }
 
 #[test]
 fn a_provider_specific_property_only_on_the_current_record_updates_it() {
-    let current = [ours(
+    let c = plan_one(
         a("x.example.com", &["1.1.1.1"]).with_provider_specific(ps(&[("txt/force-update", "true")])),
-    )];
-    let desired = [a("x.example.com", &["1.1.1.1"])];
-    assert_eq!(plan(&config(), &current, &desired).update_new.len(), 1);
+        a("x.example.com", &["1.1.1.1"]),
+    );
+    assert_eq!(c.update_new.len(), 1);
 }
 
 #[test]
 fn a_provider_specific_property_only_on_the_desired_record_updates_it() {
-    let current = [ours(a("x.example.com", &["1.1.1.1"]))];
-    let desired = [a("x.example.com", &["1.1.1.1"]).with_provider_specific(ps(&[("alias", "true")]))];
-    assert_eq!(plan(&config(), &current, &desired).update_new.len(), 1);
+    let c = plan_one(
+        a("x.example.com", &["1.1.1.1"]),
+        a("x.example.com", &["1.1.1.1"]).with_provider_specific(ps(&[("alias", "true")])),
+    );
+    assert_eq!(c.update_new.len(), 1);
 }
 
 #[test]
 fn provider_specific_order_does_not_matter() {
-    let current = [ours(
+    let c = plan_one(
         a("x.example.com", &["1.1.1.1"]).with_provider_specific(ps(&[("a", "1"), ("b", "2")])),
-    )];
-    let desired = [a("x.example.com", &["1.1.1.1"]).with_provider_specific(ps(&[("b", "2"), ("a", "1")]))];
-    assert!(plan(&config(), &current, &desired).update_new.is_empty());
+        a("x.example.com", &["1.1.1.1"]).with_provider_specific(ps(&[("b", "2"), ("a", "1")])),
+    );
+    assert!(c.update_new.is_empty());
 }
 
 #[test]
@@ -373,11 +383,9 @@ fn migrating_from_an_old_owner_updates_every_owned_record() {
 
 #[test]
 fn identical_records_need_no_change() {
-    let current = [ours(a("x.example.com", &["1.1.1.1"]).with_ttl(Ttl(300)))];
-    let c = plan(
-        &config(),
-        &current,
-        &[a("x.example.com", &["1.1.1.1"]).with_ttl(Ttl(300))],
+    let c = plan_one(
+        a("x.example.com", &["1.1.1.1"]).with_ttl(Ttl(300)),
+        a("x.example.com", &["1.1.1.1"]).with_ttl(Ttl(300)),
     );
     assert!(c.is_empty());
 }
@@ -386,15 +394,16 @@ fn identical_records_need_no_change() {
 
 #[test]
 fn names_are_compared_case_insensitively_and_without_trailing_dot() {
-    let current = [ours(a("X.Example.COM.", &["1.1.1.1"]))];
-    let c = plan(&config(), &current, &[a("x.example.com", &["1.1.1.1"])]);
+    let c = plan_one(a("X.Example.COM.", &["1.1.1.1"]), a("x.example.com", &["1.1.1.1"]));
     assert!(c.is_empty(), "{c:?}");
 }
 
 #[test]
 fn unicode_names_match_their_punycode_form() {
-    let current = [ours(a("xn--bcher-kva.example.com", &["1.1.1.1"]))];
-    let c = plan(&config(), &current, &[a("bücher.example.com", &["1.1.1.1"])]);
+    let c = plan_one(
+        a("xn--bcher-kva.example.com", &["1.1.1.1"]),
+        a("bücher.example.com", &["1.1.1.1"]),
+    );
     assert!(c.is_empty(), "{c:?}");
 }
 
@@ -500,34 +509,28 @@ fn when_the_holding_resource_is_gone_the_create_rule_picks_the_update() {
 
 // --- policies ---
 
-#[test]
-fn upsert_only_never_deletes() {
-    let cfg = PlanConfig {
-        policy: Policy::UpsertOnly,
-        ..config()
-    };
+/// The plan under `policy` of a scene that holds one of each change: a record gone from the desired ones, one
+/// with a new target, one new.
+fn plan_under(policy: Policy) -> Changes {
+    let cfg = PlanConfig { policy, ..config() };
     let current = [
         ours(a("old.example.com", &["1.1.1.1"])),
         ours(a("x.example.com", &["1.1.1.1"])),
     ];
     let desired = [a("x.example.com", &["2.2.2.2"]), a("new.example.com", &["3.3.3.3"])];
-    let c = plan(&cfg, &current, &desired);
+    plan(&cfg, &current, &desired)
+}
+
+#[test]
+fn upsert_only_never_deletes() {
+    let c = plan_under(Policy::UpsertOnly);
     assert!(c.delete.is_empty());
     assert_eq!((c.create.len(), c.update_new.len()), (1, 1));
 }
 
 #[test]
 fn create_only_never_updates_or_deletes() {
-    let cfg = PlanConfig {
-        policy: Policy::CreateOnly,
-        ..config()
-    };
-    let current = [
-        ours(a("old.example.com", &["1.1.1.1"])),
-        ours(a("x.example.com", &["1.1.1.1"])),
-    ];
-    let desired = [a("x.example.com", &["2.2.2.2"]), a("new.example.com", &["3.3.3.3"])];
-    let c = plan(&cfg, &current, &desired);
+    let c = plan_under(Policy::CreateOnly);
     assert!(c.delete.is_empty() && c.update_new.is_empty() && c.update_old.is_empty());
     assert_eq!(names(&c.create), ["new.example.com A"]);
 }
@@ -536,9 +539,13 @@ fn create_only_never_updates_or_deletes() {
 
 #[test]
 fn unmanaged_record_types_are_ignored() {
-    let current = [ours(txt("x.example.com", "\"hello\""))];
-    let desired = [Endpoint::new("x.example.com", RecordType::Mx, ["10 mail.example.com"])];
-    assert!(plan(&config(), &current, &desired).is_empty());
+    assert!(
+        plan_one(
+            txt("x.example.com", "\"hello\""),
+            Endpoint::new("x.example.com", RecordType::Mx, ["10 mail.example.com"])
+        )
+        .is_empty()
+    );
 }
 
 #[test]

@@ -32,11 +32,14 @@ async fn sync(registry: &TxtRegistry, desired: &[Endpoint]) -> Result<Changes, R
     Ok(changes.into_iter().collect())
 }
 
-fn registry_for(provider: Arc<InMemoryProvider>, ownership: OwnershipConfig) -> Result<TxtRegistry, RegistryError> {
-    Ok(TxtRegistry::new(
-        provider,
-        TxtRegistryConfig::new(Ownership::new(ownership)?),
-    ))
+/// An `example.com` zone holding `records` in memory, and a TXT registry over it with `ownership`.
+fn zone_with(
+    records: Vec<Endpoint>,
+    ownership: OwnershipConfig,
+) -> Result<(Arc<InMemoryProvider>, TxtRegistry), RegistryError> {
+    let provider = Arc::new(InMemoryProvider::with_records(vec!["example.com".into()], records));
+    let config = TxtRegistryConfig::new(Ownership::new(ownership)?);
+    Ok((provider.clone(), TxtRegistry::new(provider, config)))
 }
 
 #[tokio::test]
@@ -49,8 +52,7 @@ async fn a_zone_external_dns_manages_is_taken_over_without_changes() -> Result<(
             "\"heritage=external-dns,external-dns/owner=default,external-dns/resource=service/default/nginx\"",
         ),
     ];
-    let provider = Arc::new(InMemoryProvider::with_records(vec!["example.com".into()], zone.clone()));
-    let registry = registry_for(provider.clone(), OwnershipConfig::default())?;
+    let (provider, registry) = zone_with(zone.clone(), OwnershipConfig::default())?;
     let before = provider.snapshot();
     let changes = sync(
         &registry,
@@ -65,8 +67,7 @@ async fn a_zone_external_dns_manages_is_taken_over_without_changes() -> Result<(
 
 #[tokio::test]
 async fn syncing_twice_changes_nothing_the_second_time() -> Result<(), RegistryError> {
-    let provider = Arc::new(InMemoryProvider::new(vec!["example.com".into()]));
-    let registry = registry_for(provider.clone(), OwnershipConfig::default())?;
+    let (provider, registry) = zone_with(Vec::new(), OwnershipConfig::default())?;
     let desired = [
         a("web.example.com", "10.0.0.1", "service/default/web"),
         a("api.example.com", "10.0.0.2", "service/default/api"),
@@ -107,8 +108,7 @@ async fn records_of_another_owner_or_of_nobody_are_never_touched() -> Result<(),
         ),
         Endpoint::new("manual.example.com", RecordType::A, ["192.0.2.2"]),
     ];
-    let provider = Arc::new(InMemoryProvider::with_records(vec!["example.com".into()], zone.clone()));
-    let registry = registry_for(provider.clone(), OwnershipConfig::default())?;
+    let (provider, registry) = zone_with(zone.clone(), OwnershipConfig::default())?;
     let before = provider.snapshot();
     assert_eq!(before.len(), zone.len());
     // We want other targets at both names, and an AAAA beside them: nothing may change.
@@ -132,8 +132,7 @@ async fn an_old_format_zone_is_migrated_to_the_new_format() -> Result<(), Regist
             "\"heritage=external-dns,external-dns/owner=default,external-dns/resource=service/default/web\"",
         ),
     ];
-    let provider = Arc::new(InMemoryProvider::with_records(vec!["example.com".into()], zone));
-    let registry = registry_for(provider.clone(), OwnershipConfig::default())?;
+    let (provider, registry) = zone_with(zone, OwnershipConfig::default())?;
     let desired = [a("web.example.com", "10.0.0.1", "service/default/web")];
     let first = sync(&registry, &desired).await?;
     assert_eq!(
@@ -154,12 +153,11 @@ async fn an_encrypted_zone_written_elsewhere_is_taken_over_without_changes() -> 
         Endpoint::new("shop.example.com", RecordType::A, ["10.0.0.1"]),
         txt("a-shop.example.com", &format!("\"{sealed}\"")),
     ];
-    let provider = Arc::new(InMemoryProvider::with_records(vec!["example.com".into()], zone));
     let mut config = OwnershipConfig::default();
     config.owner_id = "team-a".into();
     config.encrypt_enabled = true;
     config.encrypt_aes_key = Some("01234567890123456789012345678901".into());
-    let registry = registry_for(provider.clone(), config)?;
+    let (provider, registry) = zone_with(zone, config)?;
     let before = provider.snapshot();
     let changes = sync(&registry, &[a("shop.example.com", "10.0.0.1", "httproute/web/shop")]).await?;
     assert!(changes.is_empty(), "{changes:?}");
