@@ -163,6 +163,45 @@ pub fn split<'u, 'a>(units: &'u [Unit<'a>], size: usize) -> Vec<&'u [Unit<'a>]> 
     split_by(units, Limits::changes(size), |u| Size::changes(u.len()))
 }
 
+/// A batch in a backend's encoding: what goes out, the units it carries, and the units that could not be
+/// encoded, each named with why.
+#[derive(Debug)]
+pub struct Encoded<'u, 'a, T> {
+    /// The encoded changes of every unit in `sent`, in order.
+    pub items: Vec<T>,
+    /// The units `items` carries, for naming them when the backend refuses the batch.
+    pub sent: Vec<&'u Unit<'a>>,
+    /// The units left out, with the encoder's error.
+    pub failures: Vec<ChangeFailure>,
+}
+
+/// Encodes every change of `batch` with `encode`. A unit is encoded whole or not at all, so a record never
+/// goes out without its ownership record.
+pub fn encode<'u, 'a, T, E: std::fmt::Display>(
+    batch: &'u [Unit<'a>],
+    mut encode: impl FnMut(&'a Change) -> Result<Vec<T>, E>,
+) -> Encoded<'u, 'a, T> {
+    let mut out = Encoded {
+        items: Vec::new(),
+        sent: Vec::new(),
+        failures: Vec::new(),
+    };
+    for unit in batch {
+        let encoded = unit.changes().try_fold(Vec::new(), |mut acc, change| {
+            acc.extend(encode(change)?);
+            Ok::<_, E>(acc)
+        });
+        match encoded {
+            Ok(items) => {
+                out.items.extend(items);
+                out.sent.push(unit);
+            }
+            Err(e) => out.failures.push(unit.failure(e.to_string())),
+        }
+    }
+    out
+}
+
 /// An item a batch is made of: a [`Unit`], or a provider's encoding of one (which fails by the unit's name).
 pub trait AsUnit<'a> {
     /// The unit this item encodes.
