@@ -144,11 +144,15 @@ async fn every_record_type_is_created_read_updated_and_deleted() {
         })
         .collect();
     must(&p, &updates).await;
-    assert_eq!(pdns.dig("web.example.org", "A"), ["192.0.2.20"]);
+    for (name, rtype, answer) in [
+        ("web.example.org", "A", "192.0.2.20"),
+        ("txt.example.org", "TXT", "\"bye\""),
+        ("example.org", "MX", "20 mx2.example.org."),
+        ("apex.example.org", "CNAME", "lb2.example.net."),
+    ] {
+        assert_eq!(pdns.dig(name, rtype), [answer], "{name} {rtype}");
+    }
     assert_eq!(pdns.ttl("web.example.org", "A"), Some(60));
-    assert_eq!(pdns.dig("txt.example.org", "TXT"), ["\"bye\""]);
-    assert_eq!(pdns.dig("example.org", "MX"), ["20 mx2.example.org."]);
-    assert_eq!(pdns.dig("apex.example.org", "CNAME"), ["lb2.example.net."]);
     assert!(
         !pdns
             .axfr("example.org")
