@@ -75,6 +75,13 @@ async fn create(registry: &TxtRegistry, records: Vec<Endpoint>) -> Result<(), Re
     apply(registry, records.into_iter().map(Change::Create).collect()).await
 }
 
+/// An empty zone with `record` created in it through the registry.
+async fn created(record: Endpoint) -> Result<Arc<InMemoryProvider>, RegistryError> {
+    let (provider, registry) = zone(vec![]);
+    create(&registry, vec![record]).await?;
+    Ok(provider)
+}
+
 /// One sync that updates each of `old` to its partner in `new`.
 async fn update(registry: &TxtRegistry, old: Vec<Endpoint>, new: Vec<Endpoint>) -> Result<(), RegistryError> {
     let (update_old, update_new) = (old, new);
@@ -281,10 +288,8 @@ async fn wildcard_records_are_owned_through_the_replacement() -> Result<(), Regi
 
 #[tokio::test]
 async fn created_records_get_the_txt_record_external_dns_would_write() -> Result<(), RegistryError> {
-    let (provider, registry) = zone(vec![]);
     let e = a("foo.example.com", "1.2.3.4").with_label(label::RESOURCE, "service/default/nginx");
-    create(&registry, vec![e]).await?;
-    let snapshot = provider.snapshot();
+    let snapshot = created(e).await?.snapshot();
     assert_eq!(snapshot.len(), 2);
     assert_eq!(value_of(&snapshot, "a-foo.example.com").as_deref(), Some(NGINX_VALUE));
     let t = find(&snapshot, "a-foo.example.com", RecordType::Txt)
@@ -300,14 +305,12 @@ async fn created_records_get_the_txt_record_external_dns_would_write() -> Result
 
 #[tokio::test]
 async fn txt_records_carry_the_set_identifier_and_provider_specific_properties() -> Result<(), RegistryError> {
-    let (provider, registry) = zone(vec![]);
     let mut ps = ProviderSpecific::default();
     ps.set("aws/weight", "10");
     let e = a("foo.example.com", "1.2.3.4")
         .with_set_identifier("blue")
         .with_provider_specific(ps.clone());
-    create(&registry, vec![e]).await?;
-    let snapshot = provider.snapshot();
+    let snapshot = created(e).await?.snapshot();
     let t = find(&snapshot, "a-foo.example.com", RecordType::Txt)
         .ok_or(RegistryError::Provider(ProviderError::other("no txt")))?;
     assert_eq!(t.set_identifier, "blue");
@@ -498,9 +501,7 @@ async fn migrating_from_an_old_owner_takes_its_records_over() -> Result<(), Regi
 
 #[tokio::test]
 async fn creates_are_owned_by_us_whatever_labels_they_carry() -> Result<(), RegistryError> {
-    let (provider, registry) = zone(vec![]);
-    let e = a("foo.example.com", "1.2.3.4").with_label(label::OWNER, "someone");
-    create(&registry, vec![e]).await?;
+    let provider = created(a("foo.example.com", "1.2.3.4").with_label(label::OWNER, "someone")).await?;
     assert_eq!(
         foo_ownership(&provider).as_deref(),
         Some("\"heritage=external-dns,external-dns/owner=default\"")
