@@ -288,8 +288,10 @@ async fn wildcard_records_are_owned_through_the_replacement() -> Result<(), Regi
 
 #[tokio::test]
 async fn created_records_get_the_txt_record_external_dns_would_write() -> Result<(), RegistryError> {
+    let (provider, registry) = zone(vec![]);
     let e = a("foo.example.com", "1.2.3.4").with_label(label::RESOURCE, "service/default/nginx");
-    let snapshot = created(e).await?.snapshot();
+    create(&registry, vec![e]).await?;
+    let snapshot = provider.snapshot();
     assert_eq!(snapshot.len(), 2);
     assert_eq!(value_of(&snapshot, "a-foo.example.com").as_deref(), Some(NGINX_VALUE));
     let t = find(&snapshot, "a-foo.example.com", RecordType::Txt)
