@@ -45,12 +45,24 @@ pub fn print_header(title: &str, own: &str) {
 /// One round's rates.
 #[derive(Debug, Clone, Copy)]
 pub struct Round {
-    /// Records created a second (the read that precedes the write included).
+    /// Records created a second (for a provider that reads before it writes, that read included).
     pub create: f64,
     /// Seconds to read them all back.
     pub read: f64,
     /// Records deleted a second.
     pub delete: f64,
+}
+
+/// The three rates under [`print_header`]'s heads; the formatter's precision (2 without one) is the read's.
+impl std::fmt::Display for Round {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let digits = f.precision().unwrap_or(2);
+        write!(
+            f,
+            "{:>14.0} {:>10.digits$} {:>14.0}",
+            self.create, self.read, self.delete
+        )
+    }
 }
 
 /// Applies `units` on `state` and returns the units applied a second (a record with its ownership record
@@ -76,18 +88,6 @@ pub async fn create(provider: &dyn Provider, state: &ReadState, n: usize, zone: 
     let changes: Vec<Change> = (0..n).map(|i| Change::Create(a_record(i, zone))).collect();
     let units: Vec<Unit<'_>> = changes.iter().map(Unit::new).collect();
     timed_apply(provider, state, &units, "create").await
-}
-
-/// The three rates under [`print_header`]'s heads; the formatter's precision (2 without one) is the read's.
-impl std::fmt::Display for Round {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let digits = f.precision().unwrap_or(2);
-        write!(
-            f,
-            "{:>14.0} {:>10.digits$} {:>14.0}",
-            self.create, self.read, self.delete
-        )
-    }
 }
 
 /// Reads every record back and deletes the `n` that `ours` picks from what was read, each with the ownership
