@@ -69,15 +69,17 @@ impl GoBinaries {
     /// (outside the Kubernetes scenarios) read `EXTDNS_TEST_ETCD` and `EXTDNS_TEST_EXTERNAL_DNS`; unset, they
     /// skip under plain `cargo test` and fail under xtask.
     pub fn export_to(&self, cmd: &mut std::process::Command) {
-        cmd.env("EXTDNS_TEST_ETCD", &self.etcd)
-            .env("EXTDNS_TEST_KUBE_APISERVER", &self.kube_apiserver)
-            .env("EXTDNS_TEST_EXTERNAL_DNS", &self.external_dns)
-            .env("EXTDNS_TEST_EXTERNAL_DNS_CRD_GROUP", &self.external_dns_crd_group)
-            .env("EXTDNS_TEST_EC2_METADATA_MOCK", &self.ec2_metadata_mock)
-            .env("EXTDNS_TEST_KUBECTL", &self.kubectl)
-            .env("EXTDNS_TEST_HELM", &self.helm)
-            .env("EXTDNS_TEST_EXTERNAL_DNS_CHART", &self.external_dns_chart)
-            .env("EXTDNS_TEST_GATEWAY_API_CRDS", &self.gateway_api_crds);
+        cmd.envs([
+            ("EXTDNS_TEST_ETCD", &self.etcd),
+            ("EXTDNS_TEST_KUBE_APISERVER", &self.kube_apiserver),
+            ("EXTDNS_TEST_EXTERNAL_DNS", &self.external_dns),
+            ("EXTDNS_TEST_EXTERNAL_DNS_CRD_GROUP", &self.external_dns_crd_group),
+            ("EXTDNS_TEST_EC2_METADATA_MOCK", &self.ec2_metadata_mock),
+            ("EXTDNS_TEST_KUBECTL", &self.kubectl),
+            ("EXTDNS_TEST_HELM", &self.helm),
+            ("EXTDNS_TEST_EXTERNAL_DNS_CHART", &self.external_dns_chart),
+            ("EXTDNS_TEST_GATEWAY_API_CRDS", &self.gateway_api_crds),
+        ]);
     }
 }
 

@@ -149,8 +149,7 @@ pub(crate) struct TestServers {
 
 impl TestServers {
     pub(crate) fn ensure() -> Result<TestServers> {
-        deps::ensure_system_packages()?;
-        let go = gobuild::ensure(&target_dir())?;
+        let go = go_binaries()?;
         let moto = deps::ensure_moto(&target_dir())?;
         Ok(TestServers { go, moto })
     }
@@ -173,8 +172,7 @@ pub(crate) fn require_servers(cmd: &mut Command) {
 /// The real-server suites: RFC2136 against BIND and Knot, PowerDNS, then the Kubernetes scenarios. Scenario names
 /// run only those scenarios.
 fn e2e(scenarios: &[String]) -> Result<()> {
-    deps::ensure_system_packages()?;
-    let go = gobuild::ensure(&target_dir())?;
+    let go = go_binaries()?;
     if scenarios.is_empty() {
         let mut cmd = cargo();
         cmd.args([
@@ -195,25 +193,30 @@ fn e2e(scenarios: &[String]) -> Result<()> {
         require_servers(&mut cmd);
         run(cmd)?;
     }
-    let mut args = vec!["run".to_string()];
-    args.extend(scenarios.iter().cloned());
-    kube_e2e(&go, Profile::Dev, &args)
+    kube_e2e(&go, Profile::Dev, &subcommand("run", scenarios))
+}
+
+/// The system packages, then the Go programs (built once, then found).
+fn go_binaries() -> Result<gobuild::GoBinaries> {
+    deps::ensure_system_packages()?;
+    gobuild::ensure(&target_dir())
+}
+
+/// `extdns-e2e`'s arguments: `command`, then `args`.
+fn subcommand(command: &str, args: &[String]) -> Vec<String> {
+    std::iter::once(command.to_string())
+        .chain(args.iter().cloned())
+        .collect()
 }
 
 fn latency(args: &[String]) -> Result<()> {
-    deps::ensure_system_packages()?;
-    let go = gobuild::ensure(&target_dir())?;
-    let mut e2e_args = vec!["latency".to_string()];
-    e2e_args.extend(args.iter().cloned());
-    kube_e2e(&go, Profile::Release, &e2e_args)
+    kube_e2e(&go_binaries()?, Profile::Release, &subcommand("latency", args))
 }
 
 /// The scale benchmark on the shipped build of extdns; the report goes to `target/bench-scale.md`.
 fn scale(args: &[String]) -> Result<()> {
-    deps::ensure_system_packages()?;
-    let go = gobuild::ensure(&target_dir())?;
-    let mut e2e_args = vec!["scale".to_string()];
-    e2e_args.extend(args.iter().cloned());
+    let go = go_binaries()?;
+    let mut e2e_args = subcommand("scale", args);
     e2e_args.extend([
         "--report".to_string(),
         target_dir().join("bench-scale.md").display().to_string(),

@@ -625,6 +625,17 @@ pub fn check_dockerfile(text: &str, rust_version: &str) -> Vec<String> {
 mod tests {
     use super::*;
 
+    /// Every one of `expected` is named by one of the problems `check_dockerfile` finds in `text`.
+    fn refused_for(text: &str, expected: &[&str]) {
+        let problems = check_dockerfile(text, "1.94");
+        for expected in expected {
+            assert!(
+                problems.iter().any(|p| p.contains(expected)),
+                "{expected} not in {problems:?}"
+            );
+        }
+    }
+
     #[test]
     fn the_project_dockerfile_passes() {
         let text = std::fs::read_to_string(root().join("Dockerfile")).expect("Dockerfile");
@@ -636,20 +647,17 @@ mod tests {
     fn a_root_image_an_old_toolchain_and_a_dynamic_base_are_refused() {
         let text = "FROM rust:1.80 AS build\nRUN cargo build --release\nFROM debian:12\n\
                     COPY --from=build /src/target/release/extdns /extdns\nENTRYPOINT /extdns\n";
-        let problems = check_dockerfile(text, "1.94");
-        for expected in [
-            "rust:1.94",
-            "cargo xtask dist",
-            "distroless",
-            "COPY the builder",
-            "no USER",
-            "ENTRYPOINT",
-        ] {
-            assert!(
-                problems.iter().any(|p| p.contains(expected)),
-                "{expected} not in {problems:?}"
-            );
-        }
+        refused_for(
+            text,
+            &[
+                "rust:1.94",
+                "cargo xtask dist",
+                "distroless",
+                "COPY the builder",
+                "no USER",
+                "ENTRYPOINT",
+            ],
+        );
     }
 
     #[test]
@@ -657,18 +665,15 @@ mod tests {
         let text = "ARG RUST_VERSION=1.94\nFROM rust:${RUST_VERSION} AS build\nRUN cargo xtask dist\n\
                     FROM gcr.io/distroless/static-debian12:nonroot\nCOPY --from=build /src/dist/linux-amd64/extdns /extdns\n\
                     USER 65532:65532\nENTRYPOINT [\"/extdns\"]\n";
-        let problems = check_dockerfile(text, "1.94");
-        for expected in [
-            "--arch ${TARGETARCH}",
-            "builder stage must declare",
-            "runtime stage must declare",
-            "linux-${TARGETARCH}",
-        ] {
-            assert!(
-                problems.iter().any(|p| p.contains(expected)),
-                "{expected} not in {problems:?}"
-            );
-        }
+        refused_for(
+            text,
+            &[
+                "--arch ${TARGETARCH}",
+                "builder stage must declare",
+                "runtime stage must declare",
+                "linux-${TARGETARCH}",
+            ],
+        );
     }
 
     #[test]

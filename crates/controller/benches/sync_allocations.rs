@@ -100,6 +100,26 @@ struct Outcome {
     deletes: usize,
 }
 
+impl Outcome {
+    /// A sync with nothing to write.
+    const NOTHING: Outcome = Outcome {
+        applied: false,
+        creates: 0,
+        updates: 0,
+        deletes: 0,
+    };
+
+    /// A sync that wrote these changes.
+    fn wrote(creates: usize, updates: usize, deletes: usize) -> Outcome {
+        Outcome {
+            applied: true,
+            creates,
+            updates,
+            deletes,
+        }
+    }
+}
+
 fn outcome(report: &SyncReport) -> Outcome {
     let count = |f: fn(&Change) -> bool| report.changes.iter().filter(|c| f(c)).count();
     Outcome {
@@ -184,13 +204,7 @@ fn first(rt: &Runtime, records: &[Endpoint], runs: usize) -> Result<Vec<Measure>
     for _ in 0..runs {
         let s = setup()?;
         let (outcome, m) = run(rt, &s, records)?;
-        let expected = Outcome {
-            applied: true,
-            creates: n,
-            updates: 0,
-            deletes: 0,
-        };
-        assert_eq!(outcome, expected, "a first sync creates every record");
+        assert_eq!(outcome, Outcome::wrote(n, 0, 0), "a first sync creates every record");
         assert_eq!(
             count_types(&s.provider),
             (n, n),
@@ -212,13 +226,7 @@ fn steady(rt: &Runtime, records: &[Endpoint], runs: usize) -> Result<Vec<Measure
     let mut out = Vec::with_capacity(runs);
     for _ in 0..runs {
         let (outcome, m) = run(rt, &s, records)?;
-        let nothing = Outcome {
-            applied: false,
-            creates: 0,
-            updates: 0,
-            deletes: 0,
-        };
-        assert_eq!(outcome, nothing, "a steady sync has nothing to do");
+        assert_eq!(outcome, Outcome::NOTHING, "a steady sync has nothing to do");
         assert_eq!(s.provider.apply_calls(), calls, "a steady sync writes nothing");
         out.push(m);
     }
@@ -227,13 +235,11 @@ fn steady(rt: &Runtime, records: &[Endpoint], runs: usize) -> Result<Vec<Measure
     // The steady syncs had nothing to do because the records are owned, not because ownership went
     // unread (unowned records are left alone too): an owned record that is no longer desired is deleted.
     let (outcome, _) = run(rt, &s, &records[1..])?;
-    let one_delete = Outcome {
-        applied: true,
-        creates: 0,
-        updates: 0,
-        deletes: 1,
-    };
-    assert_eq!(outcome, one_delete, "the records are owned: a dropped one is deleted");
+    assert_eq!(
+        outcome,
+        Outcome::wrote(0, 0, 1),
+        "the records are owned: a dropped one is deleted"
+    );
     assert_eq!(count_types(&s.provider), (n - 1, n - 1), "with its ownership record");
     Ok(out)
 }

@@ -227,11 +227,16 @@ mod tests {
         records.iter().take(n).cloned().map(Change::Delete).collect()
     }
 
+    /// `guard`'s verdict on deleting `deleted` of the `owned` records of example.org.
+    fn verdict(guard: DeletionGuard, owned: usize, deleted: usize) -> Verdict {
+        let current = zone_records("example.org", owned);
+        let zones = ["example.org".to_string()];
+        guard.check(&zones, "me", &current, &deletes(&current, deleted))
+    }
+
     #[test]
     fn deleting_most_of_a_zone_is_held_back() {
-        let current = zone_records("example.org", 20);
-        let zones = ["example.org".to_string()];
-        let v = DeletionGuard::default().check(&zones, "me", &current, &deletes(&current, 20));
+        let v = verdict(DeletionGuard::default(), 20, 20);
         let blocked: Vec<_> = v.blocked().collect();
         assert_eq!(blocked.len(), 1);
         assert_eq!(
@@ -242,26 +247,17 @@ mod tests {
 
     #[test]
     fn a_few_deletes_pass() {
-        let current = zone_records("example.org", 20);
-        let zones = ["example.org".to_string()];
-        let v = DeletionGuard::default().check(&zones, "me", &current, &deletes(&current, 2));
-        assert_eq!(v.blocked().count(), 0);
+        assert_eq!(verdict(DeletionGuard::default(), 20, 2).blocked().count(), 0);
     }
 
     #[test]
     fn small_zones_can_be_emptied_below_the_minimum() {
-        let current = zone_records("example.org", 9);
-        let zones = ["example.org".to_string()];
-        let v = DeletionGuard::default().check(&zones, "me", &current, &deletes(&current, 9));
-        assert_eq!(v.blocked().count(), 0);
+        assert_eq!(verdict(DeletionGuard::default(), 9, 9).blocked().count(), 0);
     }
 
     #[test]
     fn a_hundred_percent_disables_the_guard() {
-        let current = zone_records("example.org", 20);
-        let zones = ["example.org".to_string()];
-        let v = DeletionGuard::new(100, 10).check(&zones, "me", &current, &deletes(&current, 20));
-        assert_eq!(v.blocked().count(), 0);
+        assert_eq!(verdict(DeletionGuard::new(100, 10), 20, 20).blocked().count(), 0);
     }
 
     #[test]

@@ -541,22 +541,15 @@ mod tests {
             text.contains("# TYPE external_dns_webhook_provider_records_requests_total gauge\n"),
             "{text}"
         );
-        assert_eq!(
-            sample(&text, "external_dns_webhook_provider_records_requests_total "),
-            Some(2.0)
-        );
-        assert_eq!(
-            sample(&text, "external_dns_webhook_provider_records_errors_total "),
-            Some(1.0)
-        );
-        assert_eq!(
-            sample(&text, "external_dns_webhook_provider_applychanges_errors_total "),
-            Some(1.0)
-        );
-        assert_eq!(
-            sample(&text, "external_dns_webhook_provider_adjustendpoints_requests_total "),
-            Some(0.0)
-        );
+        for (name, want) in [
+            ("records_requests_total", 2.0),
+            ("records_errors_total", 1.0),
+            ("applychanges_errors_total", 1.0),
+            ("adjustendpoints_requests_total", 0.0),
+        ] {
+            let name = format!("external_dns_webhook_provider_{name} ");
+            assert_eq!(sample(&text, &name), Some(want), "{name}");
+        }
         assert!(
             text.contains("# TYPE external_dns_http_request_duration_seconds summary\n"),
             "{text}"
@@ -566,15 +559,13 @@ mod tests {
     #[test]
     fn endpoints_total_metrics_are_gauges_like_external_dns() {
         let text = Metrics::new("0", "0").encode();
-        assert!(
-            text.contains("# TYPE external_dns_registry_endpoints_total gauge"),
-            "{text}"
-        );
-        assert!(
-            text.contains("# TYPE external_dns_source_endpoints_total gauge"),
-            "{text}"
-        );
-        assert!(text.contains("# TYPE external_dns_registry_errors counter"), "{text}");
+        for family in [
+            "external_dns_registry_endpoints_total gauge",
+            "external_dns_source_endpoints_total gauge",
+            "external_dns_registry_errors counter",
+        ] {
+            assert!(text.contains(&format!("# TYPE {family}")), "{text}");
+        }
     }
 
     #[test]

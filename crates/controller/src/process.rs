@@ -69,44 +69,41 @@ impl Process {
             Kind::Counter,
         );
         w.sample("process_cpu_seconds_total", &[], self.cpu_seconds);
-        if let Some(n) = self.open_fds {
-            w.family("process_open_fds", "Number of open file descriptors.", Kind::Gauge);
-            w.sample("process_open_fds", &[], n);
-        }
-        if let Some(n) = self.max_fds {
-            w.family(
+        // The gauges; one this system does not report is left out rather than written as zero.
+        let gauges = [
+            ("process_open_fds", "Number of open file descriptors.", self.open_fds),
+            (
                 "process_max_fds",
                 "Maximum number of open file descriptors.",
-                Kind::Gauge,
-            );
-            w.sample("process_max_fds", &[], n);
-        }
-        w.family(
-            "process_virtual_memory_bytes",
-            "Virtual memory size in bytes.",
-            Kind::Gauge,
-        );
-        w.sample("process_virtual_memory_bytes", &[], self.virtual_bytes);
-        if let Some(n) = self.max_virtual_bytes {
-            w.family(
+                self.max_fds,
+            ),
+            (
+                "process_virtual_memory_bytes",
+                "Virtual memory size in bytes.",
+                Some(self.virtual_bytes),
+            ),
+            (
                 "process_virtual_memory_max_bytes",
                 "Maximum amount of virtual memory available in bytes.",
-                Kind::Gauge,
-            );
-            w.sample("process_virtual_memory_max_bytes", &[], n);
+                self.max_virtual_bytes,
+            ),
+            (
+                "process_resident_memory_bytes",
+                "Resident memory size in bytes.",
+                Some(self.resident_bytes),
+            ),
+            (
+                "process_start_time_seconds",
+                "Start time of the process since unix epoch in seconds.",
+                Some(self.start_time_seconds),
+            ),
+        ];
+        for (name, help, value) in gauges {
+            if let Some(value) = value {
+                w.family(name, help, Kind::Gauge);
+                w.sample(name, &[], value);
+            }
         }
-        w.family(
-            "process_resident_memory_bytes",
-            "Resident memory size in bytes.",
-            Kind::Gauge,
-        );
-        w.sample("process_resident_memory_bytes", &[], self.resident_bytes);
-        w.family(
-            "process_start_time_seconds",
-            "Start time of the process since unix epoch in seconds.",
-            Kind::Gauge,
-        );
-        w.sample("process_start_time_seconds", &[], self.start_time_seconds);
     }
 }
 

@@ -152,11 +152,17 @@ mod tests {
         Schedule::new(t0, interval, min_event, Duration::ZERO)
     }
 
+    /// A schedule whose first sync started now: that start, and the schedule.
+    fn started(interval: Duration, min_event: Duration) -> (Instant, Schedule) {
+        let t0 = Instant::now();
+        let mut s = schedule(t0, interval, min_event);
+        s.start_run(t0);
+        (t0, s)
+    }
+
     #[test]
     fn a_zero_interval_still_waits_a_second_between_full_syncs() {
-        let t0 = Instant::now();
-        let mut s = schedule(t0, Duration::ZERO, Duration::ZERO);
-        s.start_run(t0);
+        let (t0, mut s) = started(Duration::ZERO, Duration::ZERO);
         s.wrote(t0);
         assert!(!s.is_due(t0), "--interval=0s must not sync again at once");
         assert!(s.is_due(t0 + S));
@@ -175,9 +181,7 @@ mod tests {
 
     #[test]
     fn next_sync_is_one_interval_after_the_last_start() {
-        let t0 = Instant::now();
-        let mut s = schedule(t0, MINUTE, 5 * S);
-        s.start_run(t0);
+        let (t0, s) = started(MINUTE, 5 * S);
         assert!(!s.is_due(t0 + 59 * S));
         assert!(s.is_due(t0 + MINUTE));
         assert_eq!(s.next_run_at(), t0 + MINUTE);
@@ -185,9 +189,7 @@ mod tests {
 
     #[test]
     fn an_incremental_change_runs_at_once_even_right_after_a_write() {
-        let t0 = Instant::now();
-        let mut s = schedule(t0, MINUTE, 5 * S);
-        s.start_run(t0);
+        let (t0, mut s) = started(MINUTE, 5 * S);
         s.wrote(t0);
         let t = t0 + Duration::from_millis(300);
         s.start_incremental_run(t);
@@ -211,9 +213,7 @@ mod tests {
 
     #[test]
     fn an_event_needing_a_full_sync_waits_the_debounce() {
-        let t0 = Instant::now();
-        let mut s = schedule(t0, MINUTE, 5 * S);
-        s.start_run(t0);
+        let (t0, mut s) = started(MINUTE, 5 * S);
         s.on_event(t0 + 20 * S, true);
         assert_eq!(s.next_run_at(), t0 + 20 * S + EVENT_DEBOUNCE);
         // Later events never push the sync the first one planned further out.
@@ -223,9 +223,7 @@ mod tests {
 
     #[test]
     fn full_syncs_asked_for_by_events_are_min_event_sync_interval_apart() {
-        let t0 = Instant::now();
-        let mut s = schedule(t0, MINUTE, 30 * S);
-        s.start_run(t0);
+        let (t0, mut s) = started(MINUTE, 30 * S);
         s.on_event(t0 + S, true);
         assert_eq!(s.next_run_at(), t0 + 30 * S);
         // Whether or not the last full sync wrote: external-dns counts from the sync's start.
@@ -235,9 +233,7 @@ mod tests {
 
     #[test]
     fn a_change_found_to_need_a_full_sync_is_deferred_to_the_interval() {
-        let t0 = Instant::now();
-        let mut s = schedule(t0, MINUTE, 5 * S);
-        s.start_run(t0);
+        let (t0, mut s) = started(MINUTE, 5 * S);
         s.start_incremental_run(t0 + S);
         s.defer_full(t0 + S);
         assert_eq!(s.next_run_at(), t0 + 5 * S);
@@ -249,9 +245,7 @@ mod tests {
 
     #[test]
     fn event_never_delays_a_sync_already_planned_sooner() {
-        let t0 = Instant::now();
-        let mut s = schedule(t0, 10 * S, 5 * S);
-        s.start_run(t0);
+        let (t0, mut s) = started(10 * S, 5 * S);
         // Within the debounce of the sync planned at 10 s.
         s.on_event(t0 + 10 * S - EVENT_DEBOUNCE / 2, true);
         assert_eq!(s.next_run_at(), t0 + 10 * S);
@@ -260,9 +254,7 @@ mod tests {
     #[test]
     fn min_event_sync_interval_may_exceed_the_interval() {
         // external-dns's max() wins over the already planned run in this case; keep the same arithmetic.
-        let t0 = Instant::now();
-        let mut s = schedule(t0, 10 * S, 20 * S);
-        s.start_run(t0);
+        let (t0, mut s) = started(10 * S, 20 * S);
         s.on_event(t0 + S, true);
         assert_eq!(s.next_run_at(), t0 + 20 * S);
     }
@@ -283,9 +275,7 @@ mod tests {
 
     #[test]
     fn retry_comes_sooner_than_the_interval_but_never_later() {
-        let t0 = Instant::now();
-        let mut s = schedule(t0, MINUTE, 5 * S);
-        s.start_run(t0);
+        let (t0, mut s) = started(MINUTE, 5 * S);
         s.retry_after(t0, 2 * S);
         assert_eq!(s.next_run_at(), t0 + 2 * S);
         s.retry_after(t0, 10 * MINUTE);

@@ -134,6 +134,16 @@ impl FakeRegistry {
         })
     }
 
+    /// How many times the records were read: one per full sync.
+    fn reads(&self) -> usize {
+        self.reads.load(Ordering::SeqCst)
+    }
+
+    /// How many times changes were applied, failed ones included.
+    fn applies(&self) -> usize {
+        self.applies.load(Ordering::SeqCst)
+    }
+
     fn snapshot(&self) -> Vec<Endpoint> {
         self.records.lock().map(|r| r.clone()).unwrap_or_default()
     }
@@ -199,6 +209,15 @@ fn owned(e: Endpoint, owner: &str) -> Endpoint {
     e.with_label(label::OWNER, owner)
 }
 
+/// A cluster (its view complete or not), a source wanting `want`, an empty registry.
+fn parts(synced: bool, want: Vec<Endpoint>) -> (Arc<FakeCluster>, Arc<FakeSource>, Arc<FakeRegistry>) {
+    (
+        FakeCluster::new(synced),
+        FakeSource::with(want),
+        FakeRegistry::new(vec![]),
+    )
+}
+
 fn controller(
     cluster: &Arc<FakeCluster>,
     source: &Arc<FakeSource>,
@@ -228,6 +247,11 @@ fn sample(metrics: &Metrics, prefix: &str) -> Option<f64> {
         .and_then(|v| v.parse().ok())
 }
 
+/// `external_dns_controller_last_sync_timestamp_seconds`: 0 until a sync completes.
+fn last_sync(c: &Controller) -> Option<f64> {
+    sample(c.metrics(), "external_dns_controller_last_sync_timestamp_seconds ")
+}
+
 fn names(records: &[Endpoint]) -> Vec<String> {
     let mut n: Vec<String> = records
         .iter()
@@ -239,9 +263,7 @@ fn names(records: &[Endpoint]) -> Vec<String> {
 
 #[tokio::test]
 async fn first_sync_creates_and_second_sync_is_a_no_op() -> Result<(), SyncError> {
-    let cluster = FakeCluster::new(true);
-    let source = FakeSource::with(vec![a("web.example.com", "10.0.0.1")]);
-    let registry = FakeRegistry::new(vec![]);
+    let (cluster, source, registry) = parts(true, vec![a("web.example.com", "10.0.0.1")]);
     let c = controller(&cluster, &source, &registry, ControllerConfig::default());
 
     let first = c.run_once().await?;
@@ -252,12 +274,12 @@ async fn first_sync_creates_and_second_sync_is_a_no_op() -> Result<(), SyncError
     let second = c.run_once().await?;
     assert!(!second.applied);
     assert!(second.changes.is_empty());
-    assert_eq!(registry.applies.load(Ordering::SeqCst), 1);
+    assert_eq!(registry.applies(), 1);
     assert_eq!(
         sample(c.metrics(), "external_dns_controller_no_op_runs_total "),
         Some(1.0)
     );
-    assert!(sample(c.metrics(), "external_dns_controller_last_sync_timestamp_seconds ").is_some_and(|t| t > 0.0));
+    assert!(last_sync(&c).is_some_and(|t| t > 0.0));
     Ok(())
 }
 
@@ -270,13 +292,10 @@ async fn unsynced_informer_plans_nothing() {
 
     let result = c.run_once().await;
     assert!(matches!(result, Err(SyncError::NotSynced)), "{result:?}");
-    assert_eq!(registry.applies.load(Ordering::SeqCst), 0);
+    assert_eq!(registry.applies(), 0);
     assert_eq!(source.calls.load(Ordering::SeqCst), 0);
     assert_eq!(names(&registry.snapshot()), ["web.example.com A 10.0.0.1"]);
-    assert_eq!(
-        sample(c.metrics(), "external_dns_controller_last_sync_timestamp_seconds "),
-        Some(0.0)
-    );
+    assert_eq!(last_sync(&c), Some(0.0), "no sync has completed");
 }
 
 #[tokio::test]
@@ -289,7 +308,7 @@ async fn source_error_plans_nothing_and_is_counted() {
 
     let result = c.run_once().await;
     assert!(matches!(result, Err(SyncError::Source(_))), "{result:?}");
-    assert_eq!(registry.applies.load(Ordering::SeqCst), 0);
+    assert_eq!(registry.applies(), 0);
     assert_eq!(names(&registry.snapshot()), ["web.example.com A 10.0.0.1"]);
     assert_eq!(sample(c.metrics(), "external_dns_source_errors_total "), Some(1.0));
 }
@@ -309,7 +328,7 @@ async fn dry_run_computes_the_plan_but_applies_nothing() -> Result<(), SyncError
     assert!(!report.applied);
     assert_eq!(names(&four(&report.changes).create), ["new.example.com A 10.0.0.2"]);
     assert_eq!(names(&four(&report.changes).delete), ["old.example.com A 10.0.0.1"]);
-    assert_eq!(registry.applies.load(Ordering::SeqCst), 0);
+    assert_eq!(registry.applies(), 0);
     assert_eq!(names(&registry.snapshot()), ["old.example.com A 10.0.0.1"]);
     Ok(())
 }
@@ -333,7 +352,7 @@ async fn records_of_another_owner_are_never_touched() -> Result<(), SyncError> {
     assert!(report.changes.is_empty(), "{:?}", report.changes);
     // Both are left alone, one of them at a name the sources ask for (`extdns plan` says both).
     assert_eq!(report.not_owned, extdns_plan::NotOwned { records: 2, wanted: 1 });
-    assert_eq!(registry.applies.load(Ordering::SeqCst), 0);
+    assert_eq!(registry.applies(), 0);
     assert_eq!(
         names(&registry.snapshot()),
         ["taken.example.com A 10.0.0.1", "theirs.example.com A 10.0.0.2"]
@@ -356,10 +375,7 @@ async fn provider_error_is_returned_and_counted() {
     let result = c.run_once().await;
     assert!(matches!(result, Err(SyncError::Registry(_))), "{result:?}");
     assert_eq!(sample(c.metrics(), "external_dns_registry_errors_total "), Some(1.0));
-    assert_eq!(
-        sample(c.metrics(), "external_dns_controller_last_sync_timestamp_seconds "),
-        Some(0.0)
-    );
+    assert_eq!(last_sync(&c), Some(0.0), "no sync has completed");
 }
 
 #[tokio::test]
@@ -391,15 +407,13 @@ async fn partial_failure_keeps_the_changes_that_landed() {
 
 #[tokio::test]
 async fn waits_for_informers_before_a_single_sync() -> Result<(), SyncError> {
-    let cluster = FakeCluster::new(false);
-    let source = FakeSource::with(vec![a("web.example.com", "10.0.0.1")]);
-    let registry = FakeRegistry::new(vec![]);
+    let (cluster, source, registry) = parts(false, vec![a("web.example.com", "10.0.0.1")]);
     let c = controller(&cluster, &source, &registry, ControllerConfig::default());
     let shutdown = CancellationToken::new();
 
     let timed_out = c.run_once_when_synced(Duration::from_millis(300), &shutdown).await;
     assert!(matches!(timed_out, Err(SyncError::SyncTimeout(_))), "{timed_out:?}");
-    assert_eq!(registry.applies.load(Ordering::SeqCst), 0);
+    assert_eq!(registry.applies(), 0);
 
     let later = cluster.clone();
     tokio::spawn(async move {
@@ -413,15 +427,50 @@ async fn waits_for_informers_before_a_single_sync() -> Result<(), SyncError> {
 
 // ---- the loop, in paused (virtual) time ----
 
-/// Runs the loop in the background; returns the stop token and the task.
-fn spawn_loop(c: Controller) -> (CancellationToken, tokio::task::JoinHandle<Controller>) {
+/// A full sync every `interval` seconds, changes ignored.
+fn every(interval: u64) -> ControllerConfig {
+    ControllerConfig {
+        interval: Duration::from_secs(interval),
+        ..ControllerConfig::default()
+    }
+}
+
+/// `--events`: a full sync every `interval` seconds, and changes synced `min_event` seconds apart at most.
+fn on_events(interval: u64, min_event: u64) -> ControllerConfig {
+    ControllerConfig {
+        events: true,
+        min_event_sync_interval: Duration::from_secs(min_event),
+        ..every(interval)
+    }
+}
+
+/// The loop running in the background.
+struct Running {
+    stop: CancellationToken,
+    handle: tokio::task::JoinHandle<Controller>,
+}
+
+impl Running {
+    /// Stops the loop and waits for it to end; the controller, for its metrics.
+    async fn stop(self) -> Result<Controller, tokio::task::JoinError> {
+        self.stop.cancel();
+        self.handle.await
+    }
+
+    /// Stops the loop, which must end cleanly: the end of a test that checked what it ran.
+    async fn finish(self) -> Result<(), tokio::task::JoinError> {
+        self.stop().await.map(drop)
+    }
+}
+
+fn spawn_loop(c: Controller) -> Running {
     let stop = CancellationToken::new();
     let token = stop.clone();
     let handle = tokio::spawn(async move {
         c.run(token).await;
         c
     });
-    (stop, handle)
+    Running { stop, handle }
 }
 
 async fn advance(d: Duration) {
@@ -430,121 +479,81 @@ async fn advance(d: Duration) {
 
 #[tokio::test(start_paused = true)]
 async fn loop_syncs_at_start_and_every_interval() -> Result<(), tokio::task::JoinError> {
-    let cluster = FakeCluster::new(true);
-    let source = FakeSource::with(vec![]);
-    let registry = FakeRegistry::new(vec![]);
-    let config = ControllerConfig {
-        interval: Duration::from_secs(60),
-        ..ControllerConfig::default()
-    };
-    let (stop, handle) = spawn_loop(controller(&cluster, &source, &registry, config));
+    let (cluster, source, registry) = parts(true, vec![]);
+    let running = spawn_loop(controller(&cluster, &source, &registry, every(60)));
 
     advance(Duration::from_millis(10)).await;
-    assert_eq!(registry.reads.load(Ordering::SeqCst), 1);
+    assert_eq!(registry.reads(), 1);
     advance(Duration::from_secs(59)).await;
-    assert_eq!(registry.reads.load(Ordering::SeqCst), 1);
+    assert_eq!(registry.reads(), 1);
     advance(Duration::from_secs(1)).await;
-    assert_eq!(registry.reads.load(Ordering::SeqCst), 2);
+    assert_eq!(registry.reads(), 2);
     advance(Duration::from_secs(120)).await;
-    assert_eq!(registry.reads.load(Ordering::SeqCst), 4);
+    assert_eq!(registry.reads(), 4);
 
-    stop.cancel();
-    handle.await?;
-    Ok(())
+    running.finish().await
 }
 
 /// A source that cannot follow changes object by object makes every event a full sync: the first one
 /// runs at once, the ones after it wait until `--min-event-sync-interval` after it, and collapse into one.
 #[tokio::test(start_paused = true)]
 async fn events_needing_full_syncs_are_min_event_sync_interval_apart() -> Result<(), tokio::task::JoinError> {
-    let cluster = FakeCluster::new(true);
-    let source = FakeSource::with(vec![]);
-    let registry = FakeRegistry::new(vec![]);
-    let config = ControllerConfig {
-        events: true,
-        interval: Duration::from_secs(60),
-        min_event_sync_interval: Duration::from_secs(5),
-        ..ControllerConfig::default()
-    };
-    let (stop, handle) = spawn_loop(controller(&cluster, &source, &registry, config));
+    let (cluster, source, registry) = parts(true, vec![]);
+    let running = spawn_loop(controller(&cluster, &source, &registry, on_events(60, 5)));
 
     advance(Duration::from_secs(10)).await;
-    assert_eq!(registry.reads.load(Ordering::SeqCst), 1);
+    assert_eq!(registry.reads(), 1);
     cluster.touch();
     advance(Duration::from_millis(20)).await;
-    assert_eq!(
-        registry.reads.load(Ordering::SeqCst),
-        2,
-        "the first change syncs at once"
-    );
+    assert_eq!(registry.reads(), 2, "the first change syncs at once");
     cluster.touch();
     advance(Duration::from_millis(20)).await;
     cluster.touch();
     advance(Duration::from_millis(4900)).await; // t = 14.94 s
     assert_eq!(
-        registry.reads.load(Ordering::SeqCst),
+        registry.reads(),
         2,
         "a full sync sooner than --min-event-sync-interval after the last"
     );
     advance(Duration::from_millis(100)).await; // t = 15.04 s
-    assert_eq!(registry.reads.load(Ordering::SeqCst), 3);
+    assert_eq!(registry.reads(), 3);
     advance(Duration::from_secs(10)).await;
     assert_eq!(
-        registry.reads.load(Ordering::SeqCst),
+        registry.reads(),
         3,
         "the changes after the first made more than one sync"
     );
 
-    stop.cancel();
-    handle.await?;
-    Ok(())
+    running.finish().await
 }
 
 #[tokio::test(start_paused = true)]
 /// The first sync writes; a change a second later waits until `--min-event-sync-interval` after that write.
 async fn events_never_sync_sooner_than_min_event_sync_interval() -> Result<(), tokio::task::JoinError> {
-    let cluster = FakeCluster::new(true);
-    let source = FakeSource::with(vec![a("web.example.com", "10.0.0.1")]);
-    let registry = FakeRegistry::new(vec![]);
-    let config = ControllerConfig {
-        events: true,
-        interval: Duration::from_secs(600),
-        min_event_sync_interval: Duration::from_secs(30),
-        ..ControllerConfig::default()
-    };
-    let (stop, handle) = spawn_loop(controller(&cluster, &source, &registry, config));
+    let (cluster, source, registry) = parts(true, vec![a("web.example.com", "10.0.0.1")]);
+    let running = spawn_loop(controller(&cluster, &source, &registry, on_events(600, 30)));
 
     advance(Duration::from_secs(1)).await;
     cluster.touch();
     advance(Duration::from_secs(28)).await; // t = 29 s
-    assert_eq!(registry.reads.load(Ordering::SeqCst), 1);
+    assert_eq!(registry.reads(), 1);
     advance(Duration::from_secs(2)).await; // t = 31 s
-    assert_eq!(registry.reads.load(Ordering::SeqCst), 2);
+    assert_eq!(registry.reads(), 2);
 
-    stop.cancel();
-    handle.await?;
-    Ok(())
+    running.finish().await
 }
 
 #[tokio::test(start_paused = true)]
 async fn changes_are_ignored_without_events() -> Result<(), tokio::task::JoinError> {
-    let cluster = FakeCluster::new(true);
-    let source = FakeSource::with(vec![]);
-    let registry = FakeRegistry::new(vec![]);
-    let config = ControllerConfig {
-        interval: Duration::from_secs(60),
-        ..ControllerConfig::default()
-    };
-    let (stop, handle) = spawn_loop(controller(&cluster, &source, &registry, config));
+    let (cluster, source, registry) = parts(true, vec![]);
+    let running = spawn_loop(controller(&cluster, &source, &registry, every(60)));
 
     advance(Duration::from_secs(1)).await;
     cluster.touch();
     advance(Duration::from_secs(30)).await;
-    assert_eq!(registry.reads.load(Ordering::SeqCst), 1);
+    assert_eq!(registry.reads(), 1);
 
-    stop.cancel();
-    handle.await?;
-    Ok(())
+    running.finish().await
 }
 
 #[tokio::test(start_paused = true)]
@@ -552,20 +561,15 @@ async fn transient_provider_errors_are_retried_with_backoff_without_exiting() ->
     let cluster = FakeCluster::new(true);
     let source = FakeSource::with(vec![a("web.example.com", "10.0.0.1")]);
     let registry = FakeRegistry::failing(vec![], 3, |_| ProviderError::transient("timeout"));
-    let config = ControllerConfig {
-        interval: Duration::from_secs(60),
-        ..ControllerConfig::default()
-    };
-    let (stop, handle) = spawn_loop(controller(&cluster, &source, &registry, config));
+    let running = spawn_loop(controller(&cluster, &source, &registry, every(60)));
 
     // Retries after at most 1 s, 2 s, 4 s: all four attempts happen well before the next interval.
     advance(Duration::from_secs(8)).await;
-    assert_eq!(registry.applies.load(Ordering::SeqCst), 4);
+    assert_eq!(registry.applies(), 4);
     assert_eq!(names(&registry.snapshot()), ["web.example.com A 10.0.0.1"]);
-    assert!(!handle.is_finished(), "the loop exited on a transient error");
+    assert!(!running.handle.is_finished(), "the loop exited on a transient error");
 
-    stop.cancel();
-    let c = handle.await?;
+    let c = running.stop().await?;
     assert_eq!(
         sample(c.metrics(), "external_dns_controller_consecutive_soft_errors "),
         Some(0.0)
@@ -579,15 +583,10 @@ async fn consecutive_failures_are_counted_until_a_sync_succeeds() -> Result<(), 
     let cluster = FakeCluster::new(true);
     let source = FakeSource::with(vec![a("web.example.com", "10.0.0.1")]);
     let registry = FakeRegistry::failing(vec![], 100, |_| ProviderError::Auth("bad TSIG key".into()));
-    let config = ControllerConfig {
-        interval: Duration::from_secs(60),
-        ..ControllerConfig::default()
-    };
-    let (stop, handle) = spawn_loop(controller(&cluster, &source, &registry, config));
+    let running = spawn_loop(controller(&cluster, &source, &registry, every(60)));
 
     advance(Duration::from_millis(1100)).await;
-    stop.cancel();
-    let c = handle.await?;
+    let c = running.stop().await?;
     let failures = sample(c.metrics(), "external_dns_controller_consecutive_soft_errors ");
     assert!(failures.is_some_and(|n| n >= 2.0), "{failures:?}");
     Ok(())
@@ -595,97 +594,60 @@ async fn consecutive_failures_are_counted_until_a_sync_succeeds() -> Result<(), 
 
 #[tokio::test(start_paused = true)]
 async fn loop_waits_for_informers_and_then_syncs() -> Result<(), tokio::task::JoinError> {
-    let cluster = FakeCluster::new(false);
-    let source = FakeSource::with(vec![a("web.example.com", "10.0.0.1")]);
-    let registry = FakeRegistry::new(vec![]);
-    let config = ControllerConfig {
-        interval: Duration::from_secs(60),
-        ..ControllerConfig::default()
-    };
-    let (stop, handle) = spawn_loop(controller(&cluster, &source, &registry, config));
+    let (cluster, source, registry) = parts(false, vec![a("web.example.com", "10.0.0.1")]);
+    let running = spawn_loop(controller(&cluster, &source, &registry, every(60)));
 
     advance(Duration::from_secs(5)).await;
-    assert_eq!(registry.reads.load(Ordering::SeqCst), 0);
+    assert_eq!(registry.reads(), 0);
     cluster.synced.store(true, Ordering::SeqCst);
     advance(Duration::from_millis(1100)).await;
-    assert_eq!(registry.applies.load(Ordering::SeqCst), 1);
+    assert_eq!(registry.applies(), 1);
 
-    stop.cancel();
-    handle.await?;
-    Ok(())
+    running.finish().await
 }
 
 /// The first sync runs the moment the view is complete, even with `--events` and changes during the list:
 /// no debounce and no `--min-event-sync-interval` for a sync that never ran.
 #[tokio::test(start_paused = true)]
 async fn the_first_sync_runs_when_the_informers_are_ready() -> Result<(), tokio::task::JoinError> {
-    let cluster = FakeCluster::new(false);
-    let source = FakeSource::with(vec![a("web.example.com", "10.0.0.1")]);
-    let registry = FakeRegistry::new(vec![]);
-    let config = ControllerConfig {
-        events: true,
-        interval: Duration::from_secs(60),
-        min_event_sync_interval: Duration::from_secs(5),
-        ..ControllerConfig::default()
-    };
-    let (stop, handle) = spawn_loop(controller(&cluster, &source, &registry, config));
+    let (cluster, source, registry) = parts(false, vec![a("web.example.com", "10.0.0.1")]);
+    let running = spawn_loop(controller(&cluster, &source, &registry, on_events(60, 5)));
 
     advance(Duration::from_millis(2500)).await;
     cluster.touch();
     advance(Duration::from_millis(10)).await;
-    assert_eq!(
-        registry.reads.load(Ordering::SeqCst),
-        0,
-        "nothing is read before the view is complete"
-    );
+    assert_eq!(registry.reads(), 0, "nothing is read before the view is complete");
     cluster.synced.store(true, Ordering::SeqCst);
     cluster.touch();
     advance(Duration::from_millis(5)).await;
-    assert_eq!(
-        registry.applies.load(Ordering::SeqCst),
-        1,
-        "the first sync follows the list at once"
-    );
+    assert_eq!(registry.applies(), 1, "the first sync follows the list at once");
 
-    stop.cancel();
-    handle.await?;
-    Ok(())
+    running.finish().await
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_source_failure_in_the_loop_deletes_nothing() -> Result<(), tokio::task::JoinError> {
-    let cluster = FakeCluster::new(true);
-    let source = FakeSource::with(vec![a("web.example.com", "10.0.0.1")]);
-    let registry = FakeRegistry::new(vec![]);
-    let config = ControllerConfig {
-        interval: Duration::from_secs(60),
-        ..ControllerConfig::default()
-    };
-    let (stop, handle) = spawn_loop(controller(&cluster, &source, &registry, config));
+    let (cluster, source, registry) = parts(true, vec![a("web.example.com", "10.0.0.1")]);
+    let running = spawn_loop(controller(&cluster, &source, &registry, every(60)));
 
     advance(Duration::from_secs(1)).await;
-    assert_eq!(registry.applies.load(Ordering::SeqCst), 1);
+    assert_eq!(registry.applies(), 1);
     // The source now fails: what it would have returned (nothing) must not become deletions.
     source.set(vec![]);
     source.fail.store(true, Ordering::SeqCst);
     advance(Duration::from_secs(300)).await;
-    assert_eq!(registry.applies.load(Ordering::SeqCst), 1);
+    assert_eq!(registry.applies(), 1);
     assert_eq!(names(&registry.snapshot()), ["web.example.com A 10.0.0.1"]);
 
-    stop.cancel();
-    handle.await?;
-    Ok(())
+    running.finish().await
 }
 
 #[tokio::test(start_paused = true)]
 async fn shutdown_stops_the_loop() {
-    let cluster = FakeCluster::new(true);
-    let source = FakeSource::with(vec![]);
-    let registry = FakeRegistry::new(vec![]);
-    let (stop, handle) = spawn_loop(controller(&cluster, &source, &registry, ControllerConfig::default()));
+    let (cluster, source, registry) = parts(true, vec![]);
+    let running = spawn_loop(controller(&cluster, &source, &registry, ControllerConfig::default()));
     advance(Duration::from_secs(1)).await;
-    stop.cancel();
-    let joined = tokio::time::timeout(Duration::from_secs(1), handle).await;
+    let joined = tokio::time::timeout(Duration::from_secs(1), running.stop()).await;
     assert!(matches!(joined, Ok(Ok(_))));
 }
 
@@ -823,15 +785,13 @@ fn leading_for(d: Duration) -> (watch::Sender<Option<tokio::time::Instant>>, Lea
 
 #[tokio::test]
 async fn a_follower_neither_reads_nor_writes() {
-    let cluster = FakeCluster::new(true);
-    let source = FakeSource::with(vec![a("web.example.com", "10.0.0.1")]);
-    let registry = FakeRegistry::new(vec![]);
+    let (cluster, source, registry) = parts(true, vec![a("web.example.com", "10.0.0.1")]);
     let (_tx, leadership) = leading_for(Duration::ZERO);
     let c = controller(&cluster, &source, &registry, ControllerConfig::default()).with_leadership(leadership);
     let result = c.run_once().await;
     assert!(matches!(result, Err(SyncError::NotLeader)), "{result:?}");
-    assert_eq!(registry.reads.load(Ordering::SeqCst), 0);
-    assert_eq!(registry.applies.load(Ordering::SeqCst), 0);
+    assert_eq!(registry.reads(), 0);
+    assert_eq!(registry.applies(), 0);
     assert_eq!(source.calls.load(Ordering::SeqCst), 0);
 }
 
@@ -857,47 +817,36 @@ async fn leadership_lost_while_planning_sends_nothing() {
     .with_leadership(leadership);
     let result = c.run_once().await;
     assert!(matches!(result, Err(SyncError::NotLeader)), "{result:?}");
-    assert_eq!(registry.reads.load(Ordering::SeqCst), 1, "it led when the sync started");
-    assert_eq!(
-        registry.applies.load(Ordering::SeqCst),
-        0,
-        "but not when the write was due"
-    );
+    assert_eq!(registry.reads(), 1, "it led when the sync started");
+    assert_eq!(registry.applies(), 0, "but not when the write was due");
 }
 
 #[tokio::test(start_paused = true)]
 async fn the_loop_syncs_only_while_leading_and_at_once_on_takeover() -> Result<(), tokio::task::JoinError> {
-    let cluster = FakeCluster::new(true);
-    let source = FakeSource::with(vec![]);
-    let registry = FakeRegistry::new(vec![]);
+    let (cluster, source, registry) = parts(true, vec![]);
     let (tx, rx) = watch::channel(None);
-    let config = ControllerConfig {
-        interval: Duration::from_secs(60),
-        ..ControllerConfig::default()
-    };
+    let config = every(60);
     let c = controller(&cluster, &source, &registry, config).with_leadership(Leadership::from_watch(rx));
     let metrics = c.metrics().clone();
-    let (stop, handle) = spawn_loop(c);
+    let running = spawn_loop(c);
 
     advance(Duration::from_secs(120)).await;
-    assert_eq!(registry.reads.load(Ordering::SeqCst), 0, "a follower does not sync");
+    assert_eq!(registry.reads(), 0, "a follower does not sync");
     assert_eq!(sample(&metrics, "extdns_leader "), Some(0.0));
 
     // Takeover: a sync at once, not an interval later.
     tx.send_replace(Some(tokio::time::Instant::now() + Duration::from_secs(10)));
     advance(Duration::from_millis(10)).await;
-    assert_eq!(registry.reads.load(Ordering::SeqCst), 1);
+    assert_eq!(registry.reads(), 1);
     assert_eq!(sample(&metrics, "extdns_leader "), Some(1.0));
 
     // Never renewed: at the deadline the loop stops syncing, without any news from the election.
     advance(Duration::from_secs(10)).await;
     assert_eq!(sample(&metrics, "extdns_leader "), Some(0.0));
     advance(Duration::from_secs(120)).await;
-    assert_eq!(registry.reads.load(Ordering::SeqCst), 1);
+    assert_eq!(registry.reads(), 1);
 
-    stop.cancel();
-    handle.await?;
-    Ok(())
+    running.finish().await
 }
 
 #[tokio::test]
@@ -935,15 +884,11 @@ async fn full_syncs_plan_from_the_records_read_within_the_cache_interval() -> Re
         c.sync(&mut state, true).await?.changes.is_empty(),
         "planned from the cache"
     );
-    assert_eq!(registry.reads.load(Ordering::SeqCst), 1);
+    assert_eq!(registry.reads(), 1);
 
     tokio::time::advance(Duration::from_secs(61)).await;
     let report = c.sync(&mut state, true).await?;
-    assert_eq!(
-        registry.reads.load(Ordering::SeqCst),
-        2,
-        "read again once the interval is over"
-    );
+    assert_eq!(registry.reads(), 2, "read again once the interval is over");
     let deleted: Vec<Endpoint> = report
         .changes
         .iter()
@@ -964,16 +909,12 @@ async fn without_a_cache_interval_and_after_a_failed_write_the_records_are_read_
     for _ in 0..2 {
         assert!(c.sync(&mut state, true).await.is_ok());
     }
-    assert_eq!(registry.reads.load(Ordering::SeqCst), 2);
+    assert_eq!(registry.reads(), 2);
 
     let registry = FakeRegistry::failing(vec![], 1, |_| ProviderError::transient("timeout"));
     let c = controller(&cluster, &source, &registry, cached_for(Duration::from_secs(3600)));
     let mut state = crate::SyncState::default();
     assert!(c.sync(&mut state, true).await.is_err());
     assert!(c.sync(&mut state, true).await.is_ok());
-    assert_eq!(
-        registry.reads.load(Ordering::SeqCst),
-        2,
-        "a failed write drops what was read"
-    );
+    assert_eq!(registry.reads(), 2, "a failed write drops what was read");
 }

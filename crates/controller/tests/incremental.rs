@@ -157,6 +157,14 @@ impl Setup {
         })
     }
 
+    /// A setup after its first (full) sync, whose writes are taken; and that sync's report.
+    async fn synced() -> Result<(Setup, SyncReport), Box<dyn std::error::Error>> {
+        let mut s = Setup::new()?;
+        let first = s.sync(true).await;
+        s.provider.take_writes();
+        Ok((s, first))
+    }
+
     async fn sync(&mut self, full: bool) -> SyncReport {
         match self.controller.sync(&mut self.state, full).await {
             Ok(r) => r,
@@ -267,9 +275,7 @@ async fn each_change_writes_exactly_the_records_of_the_objects_it_affects() -> R
 
 #[tokio::test]
 async fn a_record_changed_by_hand_is_repaired_by_the_next_full_sync_only() -> Result<(), Box<dyn std::error::Error>> {
-    let mut s = Setup::new()?;
-    s.sync(true).await;
-    s.provider.take_writes();
+    let (mut s, _) = Setup::synced().await?;
 
     // Someone edits a's record in the zone directly.
     let name = format!("a.{ZONE}");
@@ -307,9 +313,7 @@ async fn a_record_changed_by_hand_is_repaired_by_the_next_full_sync_only() -> Re
 
 #[tokio::test]
 async fn a_burst_of_changes_is_one_write() -> Result<(), Box<dyn std::error::Error>> {
-    let mut s = Setup::new()?;
-    s.sync(true).await;
-    s.provider.take_writes();
+    let (mut s, _) = Setup::synced().await?;
     for i in 0..50 {
         s.cluster.apply_event(Event::Apply(lb_service(
             &format!("burst{i}"),
@@ -328,9 +332,8 @@ async fn a_burst_of_changes_is_one_write() -> Result<(), Box<dyn std::error::Err
 
 #[tokio::test]
 async fn a_moment_unsynced_keeps_the_cache_and_the_changes() -> Result<(), Box<dyn std::error::Error>> {
-    let mut s = Setup::new()?;
-    assert!(s.sync(true).await.full);
-    s.provider.take_writes();
+    let (mut s, first) = Setup::synced().await?;
+    assert!(first.full);
     s.cluster.apply_event(Event::Apply(lb_service("a", "192.0.2.21")));
     s.view.unsynced.store(true, Ordering::SeqCst);
     let held = s.controller.sync(&mut s.state, false).await;

@@ -206,7 +206,13 @@ fn run(args: Args) -> Result<bool> {
     for s in &selected {
         eprintln!("\n== {}: {}", s.name, s.about);
         let t = Instant::now();
-        let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| (s.run)(&mut ctx)));
+        let outcome = match (
+            std::panic::catch_unwind(AssertUnwindSafe(|| (s.run)(&mut ctx))),
+            ctx.delete_cluster_scoped(),
+        ) {
+            (Ok(Ok(())), Err(e)) => Ok(Err(e)),
+            (outcome, _) => outcome,
+        };
         let secs = t.elapsed().as_secs_f64();
         match outcome {
             Ok(Ok(())) => eprintln!("ok     {} ({secs:.1} s)", s.name),

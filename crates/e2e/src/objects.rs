@@ -21,18 +21,30 @@ fn meta(ns: &str, name: &str, annotations: Value) -> Value {
     json!({ "name": name, "namespace": ns, "annotations": annotations })
 }
 
-/// A LoadBalancer Service whose load balancer reports `ingress` (e.g. `[{"ip": "203.0.113.10"}]`).
-pub fn lb_service(ns: &str, name: &str, annotations: Value, ingress: Value) -> Value {
+/// A Service of `type` with one HTTP port, selecting Pods labelled `app: <name>`.
+fn http_service(ns: &str, name: &str, annotations: Value, service_type: &str) -> Value {
     json!({
         "apiVersion": "v1", "kind": "Service",
         "metadata": meta(ns, name, annotations),
         "spec": {
-            "type": "LoadBalancer",
+            "type": service_type,
             "ports": [{ "name": "http", "port": 80, "protocol": "TCP" }],
             "selector": { "app": name },
         },
-        "status": { "loadBalancer": { "ingress": ingress } },
     })
+}
+
+/// A LoadBalancer Service whose load balancer reports `ingress` (e.g. `[{"ip": "203.0.113.10"}]`).
+pub fn lb_service(ns: &str, name: &str, annotations: Value, ingress: Value) -> Value {
+    let mut svc = http_service(ns, name, annotations, "LoadBalancer");
+    svc["status"] = json!({ "loadBalancer": { "ingress": ingress } });
+    svc
+}
+
+/// The most common Service of the scenarios: a LoadBalancer at one IP, published under the hostname
+/// annotation.
+pub fn lb_at(ns: &str, name: &str, hostname: &str, ip: &str) -> Value {
+    lb_service(ns, name, annotations(&[("hostname", hostname)]), json!([{ "ip": ip }]))
 }
 
 /// A `networking.k8s.io/v1` Ingress with one rule per host (each to Service `backend`), and `lb` as its
@@ -88,16 +100,13 @@ pub fn headless_service(ns: &str, name: &str, app: &str, annotations: Value) -> 
     })
 }
 
+/// A headless Service named after the Pods it selects, published under the hostname annotation.
+pub fn headless_at(ns: &str, app: &str, hostname: &str) -> Value {
+    headless_service(ns, app, app, annotations(&[("hostname", hostname)]))
+}
+
 pub fn nodeport_service(ns: &str, name: &str, annotations: Value) -> Value {
-    json!({
-        "apiVersion": "v1", "kind": "Service",
-        "metadata": meta(ns, name, annotations),
-        "spec": {
-            "type": "NodePort",
-            "ports": [{ "name": "http", "port": 80, "protocol": "TCP" }],
-            "selector": { "app": name },
-        },
-    })
+    http_service(ns, name, annotations, "NodePort")
 }
 
 pub fn external_name_service(ns: &str, name: &str, target: &str, annotations: Value) -> Value {
@@ -108,6 +117,10 @@ pub fn external_name_service(ns: &str, name: &str, target: &str, annotations: Va
     })
 }
 
+/// The label every Node made here carries, so that the run deletes them after each scenario
+/// ([`crate::scenarios::Ctx::delete_cluster_scoped`]).
+pub const NODE_LABEL: &str = "extdns-e2e/scenario-node";
+
 /// A Node with these `(type, address)` pairs in its status.
 pub fn node(name: &str, addresses: &[(&str, &str)]) -> Value {
     let addresses: Vec<Value> = addresses
@@ -116,7 +129,7 @@ pub fn node(name: &str, addresses: &[(&str, &str)]) -> Value {
         .collect();
     json!({
         "apiVersion": "v1", "kind": "Node",
-        "metadata": { "name": name, "labels": { "kubernetes.io/hostname": name } },
+        "metadata": { "name": name, "labels": { "kubernetes.io/hostname": name, NODE_LABEL: "true" } },
         "spec": {},
         "status": { "addresses": addresses },
     })
@@ -320,6 +333,20 @@ pub fn route(
             "conditions": [condition("Accepted", if accepted { "True" } else { "False" })],
         }]},
     })
+}
+
+/// An accepted route without `spec.hostnames`, published under the hostname annotation, on listener
+/// `section` of Gateway `gw` (how the TCP and UDP routes get their names).
+pub fn annotated_route(kind: RouteKind, ns: &str, name: &str, hostname: &str, section: &str) -> Value {
+    route(
+        kind,
+        ns,
+        name,
+        annotations(&[("hostname", hostname)]),
+        None,
+        &Parent::gateway("gw", section),
+        true,
+    )
 }
 
 #[cfg(test)]

@@ -539,13 +539,17 @@ mod tests {
 
     #[test]
     fn suitable_type_follows_go_address_parsing() {
-        assert_eq!(suitable_type("1.2.3.4"), RecordType::A);
-        assert_eq!(suitable_type("2001:db8::1"), RecordType::Aaaa);
-        assert_eq!(suitable_type("::ffff:1.2.3.4"), RecordType::Aaaa);
-        assert_eq!(suitable_type("fe80::1%eth0"), RecordType::Aaaa);
-        assert_eq!(suitable_type("01.2.3.4"), RecordType::Cname);
-        assert_eq!(suitable_type(" 1.2.3.4"), RecordType::Cname);
-        assert_eq!(suitable_type("lb.example.com"), RecordType::Cname);
+        for (target, want) in [
+            ("1.2.3.4", RecordType::A),
+            ("2001:db8::1", RecordType::Aaaa),
+            ("::ffff:1.2.3.4", RecordType::Aaaa),
+            ("fe80::1%eth0", RecordType::Aaaa),
+            ("01.2.3.4", RecordType::Cname),
+            (" 1.2.3.4", RecordType::Cname),
+            ("lb.example.com", RecordType::Cname),
+        ] {
+            assert_eq!(suitable_type(target), want, "{target:?}");
+        }
     }
 
     #[test]

@@ -437,16 +437,24 @@ mod tests {
 
     #[test]
     fn addresses_follow_go_address_parsing() {
-        assert_eq!(kind("1.2.3.4"), v4("1.2.3.4"));
-        assert_eq!(kind("2001:db8::1"), v6("2001:db8::1"));
-        assert_eq!(kind("::ffff:1.2.3.4"), v6("::ffff:1.2.3.4"));
-        assert_eq!(kind("fe80::1%eth0"), v6("fe80::1"));
-        assert_eq!(kind("fe80::1%"), TargetKind::Other);
-        assert_eq!(kind("01.2.3.4"), TargetKind::Other);
-        assert_eq!(kind("999.1.1.1"), TargetKind::Other);
-        assert_eq!(kind(" 1.2.3.4"), TargetKind::Other);
-        assert_eq!(kind("1.2.3.4:80"), TargetKind::Other);
-        assert_eq!(kind("1.2.3.4.5"), TargetKind::Other);
+        for (target, want) in [
+            ("1.2.3.4", v4("1.2.3.4")),
+            ("2001:db8::1", v6("2001:db8::1")),
+            ("::ffff:1.2.3.4", v6("::ffff:1.2.3.4")),
+            ("fe80::1%eth0", v6("fe80::1")),
+        ] {
+            assert_eq!(kind(target), want, "{target:?}");
+        }
+        for other in [
+            "fe80::1%",
+            "01.2.3.4",
+            "999.1.1.1",
+            " 1.2.3.4",
+            "1.2.3.4:80",
+            "1.2.3.4.5",
+        ] {
+            assert_eq!(kind(other), TargetKind::Other, "{other:?}");
+        }
     }
 
     #[test]

@@ -159,17 +159,13 @@ mod tests {
     use super::*;
     use extdns_endpoint::{RecordType, Ttl};
 
-    fn ep(name: &str, t: RecordType, targets: &[&str]) -> Endpoint {
-        Endpoint::new(name, t, targets.iter().copied())
-    }
-
     #[test]
     fn endpoints_sort_by_name_type_and_set_identifier() {
         let mut eps = vec![
-            ep("b.example.com", RecordType::A, &["1.1.1.1"]),
-            ep("a.example.com", RecordType::Cname, &["x.example.com"]),
-            ep("a.example.com", RecordType::A, &["2.2.2.2"]).with_set_identifier("west"),
-            ep("a.example.com", RecordType::A, &["1.1.1.1"]).with_set_identifier("east"),
+            Endpoint::new("b.example.com", RecordType::A, ["1.1.1.1"]),
+            Endpoint::new("a.example.com", RecordType::Cname, ["x.example.com"]),
+            Endpoint::new("a.example.com", RecordType::A, ["2.2.2.2"]).with_set_identifier("west"),
+            Endpoint::new("a.example.com", RecordType::A, ["1.1.1.1"]).with_set_identifier("east"),
         ];
         sort(&mut eps);
         let keys: Vec<_> = eps
@@ -189,7 +185,7 @@ mod tests {
 
     #[test]
     fn json_output_uses_external_dns_field_names() -> Result<(), serde_json::Error> {
-        let e = ep("a.example.com", RecordType::A, &["1.2.3.4"])
+        let e = Endpoint::new("a.example.com", RecordType::A, ["1.2.3.4"])
             .with_ttl(Ttl(60))
             .with_set_identifier("s");
         let v: serde_json::Value = serde_json::from_str(&render_json(&[e]))?;
@@ -205,8 +201,8 @@ mod tests {
     #[test]
     fn table_output_aligns_columns() {
         let eps = [
-            ep("web.example.com", RecordType::A, &["1.2.3.4", "5.6.7.8"]).with_ttl(Ttl(300)),
-            ep("x.io", RecordType::Cname, &["lb.example.com"]).with_set_identifier("blue"),
+            Endpoint::new("web.example.com", RecordType::A, ["1.2.3.4", "5.6.7.8"]).with_ttl(Ttl(300)),
+            Endpoint::new("x.io", RecordType::Cname, ["lb.example.com"]).with_set_identifier("blue"),
         ];
         let table = render_table(&eps);
         let lines: Vec<&str> = table.lines().collect();

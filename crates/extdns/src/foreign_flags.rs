@@ -1,8 +1,6 @@
 //! Flags of external-dns v0.22 that belong to a source or provider extdns does not have. Given one, extdns
 //! stops before anything starts and says whose flag it is, instead of clap's generic "unexpected argument":
 //! the user learns that the flag is known, and what is missing.
-//!
-//! The DNSEndpoint (crd) source's flags are not listed: that source is being added.
 
 /// Flag prefixes (a name is matched whole or up to a `-` after the prefix) and who reads them.
 const OWNERS: &[(&str, &str)] = &[

@@ -69,21 +69,28 @@ pub async fn build_observed_provider(
         ProviderSettings::Coredns(config) => {
             let mut config = (**config).clone();
             config.observer = observer;
-            let provider =
-                CorednsProvider::new(config).map_err(|e| ValidationError(format!("--provider=coredns: {e}")))?;
-            Ok(Arc::new(provider))
+            started("--provider=coredns", CorednsProvider::new(config))
         }
         ProviderSettings::Cloudflare(config) => {
             let mut config = (**config).clone();
             config.observer = observer;
-            let provider =
-                CloudflareProvider::new(config).map_err(|e| ValidationError(format!("--provider=cloudflare: {e}")))?;
-            Ok(Arc::new(provider))
+            started("--provider=cloudflare", CloudflareProvider::new(config))
         }
         ProviderSettings::Unsupported(name) => Err(ValidationError(format!(
             "provider {} is not supported by extdns yet",
             name.as_str()
         ))),
+    }
+}
+
+/// A provider just made, or its configuration error named after `flag`.
+fn started<P: Provider + 'static>(
+    flag: &str,
+    made: Result<P, impl std::fmt::Display>,
+) -> Result<Arc<dyn Provider>, ValidationError> {
+    match made {
+        Ok(p) => Ok(Arc::new(p)),
+        Err(e) => Err(ValidationError(format!("{flag}: {e}"))),
     }
 }
 

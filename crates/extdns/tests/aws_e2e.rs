@@ -82,18 +82,20 @@ fn owned(fake: &Fake, zone: &str) -> Vec<String> {
     names
 }
 
-fn foreign() -> Set {
+/// A record set of one value, with a TTL of 300 s.
+fn one_value(name: &str, kind: &str, value: &str) -> Set {
+    let only = Value { value: value.into() };
     Set {
-        name: "legacy.example.org.".into(),
-        kind: "A".into(),
+        name: name.into(),
+        kind: kind.into(),
         ttl: Some(300),
-        resource_records: Some(Values {
-            items: vec![Value {
-                value: "192.0.2.99".into(),
-            }],
-        }),
+        resource_records: Some(Values { items: vec![only] }),
         ..Set::default()
     }
+}
+
+fn foreign() -> Set {
+    one_value("legacy.example.org.", "A", "192.0.2.99")
 }
 
 #[test]
@@ -129,18 +131,16 @@ fn strict_route53_full_controller_create_update_delete_idempotent() {
         assert!(alias.evaluate_target_health);
     }
     assert!(fake.find(&zone, "elb.example.org", "CNAME").is_none());
-    assert_eq!(
-        owned(&fake, &zone),
-        [
-            "a-elb.example.org",
-            "a-np.example.org",
-            "a-web.example.org",
-            "aaaa-elb.example.org",
-            "aaaa-web.example.org",
-            "cname-alias.example.org",
-            "srv-_np._tcp.np.example.org"
-        ]
-    );
+    let all_owned = [
+        "a-elb.example.org",
+        "a-np.example.org",
+        "a-web.example.org",
+        "aaaa-elb.example.org",
+        "aaaa-web.example.org",
+        "cname-alias.example.org",
+        "srv-_np._tcp.np.example.org",
+    ];
+    assert_eq!(owned(&fake, &zone), all_owned);
     assert!(fake.sets(&other).is_empty(), "nothing outside the domain filter");
 
     // 2. The same objects again: nothing to do.
@@ -161,14 +161,12 @@ fn strict_route53_full_controller_create_update_delete_idempotent() {
     assert!(fake.find(&zone, "alias.example.org", "CNAME").is_none());
     assert!(fake.find(&zone, "elb.example.org", "A").is_none());
     assert!(fake.find(&zone, "elb.example.org", "AAAA").is_none());
+    let removed = |n: &&str| n.contains("alias") || n.contains("elb");
+    let left: Vec<&str> = all_owned.into_iter().filter(|n| !removed(n)).collect();
     assert_eq!(
         owned(&fake, &zone),
-        [
-            "a-np.example.org",
-            "a-web.example.org",
-            "aaaa-web.example.org",
-            "srv-_np._tcp.np.example.org"
-        ]
+        left,
+        "the ownership records went with their records"
     );
     assert_eq!(
         fake.find(&zone, "legacy.example.org", "A"),
@@ -193,20 +191,7 @@ fn strict_route53_a_refused_record_fails_alone_and_the_others_land() {
     let fake = Fake::start_in_background();
     let zone = fake.zone("example.org", false, &[]);
     // Someone else's TXT record where our ownership record for taken.example.org would go.
-    fake.put(
-        &zone,
-        Set {
-            name: "a-taken.example.org.".into(),
-            kind: "TXT".into(),
-            ttl: Some(300),
-            resource_records: Some(Values {
-                items: vec![Value {
-                    value: "\"someone else\"".into(),
-                }],
-            }),
-            ..Set::default()
-        },
-    );
+    fake.put(&zone, one_value("a-taken.example.org.", "TXT", "\"someone else\""));
     let dir = tempdir();
     let taken = lb_service("taken", "taken.example.org", &["192.0.2.66"], &[]);
     write_manifests(dir.path(), &objects("192.0.2.10", true, &[taken]));
@@ -244,15 +229,30 @@ fn strict_route53_dry_run_writes_nothing() {
     );
 }
 
-/// moto with the public zone example.org.
-fn moto_with_zone() -> moto::Moto {
+/// Runs `sync` twice: the first must succeed (`what`), and the second finds nothing left to do.
+fn synced_then_up_to_date(what: &str, sync: impl Fn() -> Output) {
+    ok(&sync(), what);
+    let out = sync();
+    ok(&out, &format!("{what}, run again"));
+    assert!(
+        text(&out).contains("All records are already up to date"),
+        "a second run changes nothing: {}",
+        text(&out)
+    );
+}
+
+/// moto with the public zone example.org, and a directory whose manifests are [`objects`] with web at
+/// 192.0.2.10 (and the alias Service when `with_alias`).
+fn moto_with_zone(with_alias: bool) -> (moto::Moto, tempfile::TempDir) {
     let moto = moto::Moto::start();
     let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => panic!("{e}"),
     };
     rt.block_on(moto.zone("example.org", false, &[]));
-    moto
+    let dir = tempdir();
+    write_manifests(dir.path(), &objects("192.0.2.10", with_alias, &[]));
+    (moto, dir)
 }
 
 /// The credential chain from the binary: web identity with no static keys, then static keys and
@@ -261,9 +261,7 @@ fn moto_with_zone() -> moto::Moto {
 #[test]
 fn moto_through_web_identity_and_through_an_assumed_role() {
     require!(Moto);
-    let moto = moto_with_zone();
-    let dir = tempdir();
-    write_manifests(dir.path(), &objects("192.0.2.10", false, &[]));
+    let (moto, dir) = moto_with_zone(false);
     let token = dir.path().join("token");
     if let Err(e) = std::fs::write(&token, "eyJhbGciOiJSUzI1NiJ9.e30.c2ln") {
         panic!("{e}");
@@ -277,14 +275,7 @@ fn moto_through_web_identity_and_through_an_assumed_role() {
         ("AWS_EC2_METADATA_DISABLED", "true"),
         ("HOME", home.as_str()),
     ];
-    ok(&extdns_env(&moto.url, dir.path(), &[], &irsa), "web identity sync");
-    let out = extdns_env(&moto.url, dir.path(), &[], &irsa);
-    ok(&out, "second web identity sync");
-    assert!(
-        text(&out).contains("All records are already up to date"),
-        "{}",
-        text(&out)
-    );
+    synced_then_up_to_date("web identity sync", || extdns_env(&moto.url, dir.path(), &[], &irsa));
 
     let keys = [
         ("AWS_ACCESS_KEY_ID", "AKIDE2E"),
@@ -297,17 +288,9 @@ fn moto_through_web_identity_and_through_an_assumed_role() {
         "--aws-assume-role-external-id=x",
     ];
     write_manifests(dir.path(), "");
-    ok(
-        &extdns_env(&moto.url, dir.path(), &role, &keys),
-        "delete through the role",
-    );
-    let out = extdns_env(&moto.url, dir.path(), &role, &keys);
-    ok(&out, "second sync through the role");
-    assert!(
-        text(&out).contains("All records are already up to date"),
-        "{}",
-        text(&out)
-    );
+    synced_then_up_to_date("delete through the role", || {
+        extdns_env(&moto.url, dir.path(), &role, &keys)
+    });
 
     // Nothing anywhere: the error names every source tried.
     let none = [("AWS_EC2_METADATA_DISABLED", "true"), ("HOME", home.as_str())];
@@ -328,26 +311,10 @@ fn moto_through_web_identity_and_through_an_assumed_role() {
 #[test]
 fn moto_full_controller_create_then_nothing_then_delete() {
     require!(Moto);
-    let moto = moto_with_zone();
-    let dir = tempdir();
-    write_manifests(dir.path(), &objects("192.0.2.10", true, &[]));
-    ok(&extdns(&moto.url, dir.path(), &[]), "first sync");
-    let out = extdns(&moto.url, dir.path(), &[]);
-    ok(&out, "second sync");
-    assert!(
-        text(&out).contains("All records are already up to date"),
-        "a second run changes nothing: {}",
-        text(&out)
-    );
+    let (moto, dir) = moto_with_zone(true);
+    synced_then_up_to_date("first sync", || extdns(&moto.url, dir.path(), &[]));
     write_manifests(dir.path(), "");
-    ok(&extdns(&moto.url, dir.path(), &[]), "delete sync");
-    let out = extdns(&moto.url, dir.path(), &[]);
-    ok(&out, "after the delete");
-    assert!(
-        text(&out).contains("All records are already up to date"),
-        "{}",
-        text(&out)
-    );
+    synced_then_up_to_date("delete sync", || extdns(&moto.url, dir.path(), &[]));
 }
 
 #[test]
@@ -370,18 +337,11 @@ fn strict_route53_an_alias_owned_through_an_old_cname_txt_gets_its_a_and_aaaa_ow
     );
     fake.put(
         &zone,
-        Set {
-            name: "cname-old.example.org.".into(),
-            kind: "TXT".into(),
-            ttl: Some(300),
-            resource_records: Some(Values {
-                items: vec![Value {
-                    value: "\"heritage=external-dns,external-dns/owner=e2e,external-dns/resource=service/default/old\""
-                        .into(),
-                }],
-            }),
-            ..Set::default()
-        },
+        one_value(
+            "cname-old.example.org.",
+            "TXT",
+            "\"heritage=external-dns,external-dns/owner=e2e,external-dns/resource=service/default/old\"",
+        ),
     );
     let dir = tempdir();
     write_manifests(

@@ -29,6 +29,13 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// The stderr of a run that must have exited with `code`.
+fn stderr_after_exit(o: &Output, code: i32) -> String {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(code), "{err}");
+    err
+}
+
 /// The JSON endpoints of `extdns endpoints --output json ...`, after checking it succeeded.
 fn json_endpoints(args: &[&str], env: &[(&str, &str)]) -> Result<Vec<serde_json::Value>, Error> {
     let mut all = vec!["endpoints", "--output", "json"];
@@ -37,6 +44,12 @@ fn json_endpoints(args: &[&str], env: &[(&str, &str)]) -> Result<Vec<serde_json:
     assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
     let v: serde_json::Value = serde_json::from_str(&stdout(&out))?;
     Ok(v.as_array().cloned().ok_or("output is not a JSON array")?)
+}
+
+/// [`json_endpoints`] over the examples directory.
+fn example_endpoints(args: &[&str], env: &[(&str, &str)]) -> Result<Vec<serde_json::Value>, Error> {
+    let ex = examples();
+    json_endpoints(&[&["--manifests", ex.to_str().ok_or("path")?], args].concat(), env)
 }
 
 fn find<'a>(eps: &'a [serde_json::Value], name: &str, record_type: &str) -> Option<&'a serde_json::Value> {
@@ -53,10 +66,23 @@ fn targets(e: Option<&serde_json::Value>) -> Vec<String> {
     t
 }
 
+/// `extdns endpoints --source=service` over `manifests` (a file or a directory).
+fn service_endpoints(manifests: impl AsRef<Path>) -> Result<Output, Error> {
+    let manifests = manifests.as_ref().to_str().ok_or("path")?;
+    extdns(&["endpoints", "--manifests", manifests, "--source=service"], &[])
+}
+
+/// [`service_endpoints`] over one file `name` holding `yaml`.
+fn service_endpoints_of(name: &str, yaml: &str) -> Result<Output, Error> {
+    let dir = tempfile::tempdir()?;
+    let file = dir.path().join(name);
+    std::fs::write(&file, yaml)?;
+    service_endpoints(file)
+}
+
 #[test]
 fn endpoints_over_the_examples_prints_a_sorted_json_array() -> Result<(), Error> {
-    let ex = examples();
-    let eps = json_endpoints(&["--manifests", ex.to_str().ok_or("path")?, "--source=service"], &[])?;
+    let eps = example_endpoints(&["--source=service"], &[])?;
     assert!(!eps.is_empty());
     assert_eq!(targets(find(&eps, "web.example.com", "A")), ["203.0.113.10"]);
     assert_eq!(
@@ -83,15 +109,7 @@ fn endpoints_over_the_examples_prints_a_sorted_json_array() -> Result<(), Error>
 #[test]
 fn table_output_is_the_default() -> Result<(), Error> {
     let ex = examples();
-    let out = extdns(
-        &[
-            "endpoints",
-            "--manifests",
-            ex.to_str().ok_or("path")?,
-            "--source=service",
-        ],
-        &[],
-    )?;
+    let out = service_endpoints(ex)?;
     assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
     let text = stdout(&out);
     let mut lines = text.lines();
@@ -116,17 +134,8 @@ fn a_broken_manifest_fails_naming_the_file_and_document() -> Result<(), Error> {
         dir.path().join("broken.yaml"),
         "apiVersion: v1\nkind: Service\nmetadata:\n  name: b\n---\napiVersion: v1\nkind: Service\nmetadata: [unclosed\n",
     )?;
-    let out = extdns(
-        &[
-            "endpoints",
-            "--manifests",
-            dir.path().to_str().ok_or("path")?,
-            "--source=service",
-        ],
-        &[],
-    )?;
-    assert_eq!(out.status.code(), Some(1));
-    let err = stderr(&out);
+    let out = service_endpoints(dir.path())?;
+    let err = stderr_after_exit(&out, 1);
     assert!(err.contains("broken.yaml") && err.contains("document 2"), "{err}");
     assert!(
         stdout(&out).is_empty(),
@@ -151,8 +160,7 @@ fn a_kubectl_dump_is_read_and_the_kinds_extdns_does_not_read_are_counted() -> Re
         ],
         &[],
     )?;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let err = stderr(&out);
+    let err = stderr_after_exit(&out, 0);
     let skipped: Vec<&str> = err.lines().filter(|l| l.contains("skipped")).collect();
     assert_eq!(
         skipped,
@@ -179,15 +187,7 @@ fn a_kubectl_dump_is_read_and_the_kinds_extdns_does_not_read_are_counted() -> Re
         "    namespace: shop\n    resourceVersion: \"48150\"",
     );
     std::fs::write(&file, text)?;
-    let out = extdns(
-        &[
-            "endpoints",
-            "--manifests",
-            file.to_str().ok_or("path")?,
-            "--source=service",
-        ],
-        &[],
-    )?;
+    let out = service_endpoints(file)?;
     assert_eq!(out.status.code(), Some(1));
     assert!(
         stderr(&out).contains("items[2]") && stderr(&out).contains("Service has no metadata.name"),
@@ -347,14 +347,20 @@ fn one_line_error(args: &[&str]) -> Result<String, Error> {
     Ok(err.trim_end().to_string())
 }
 
+/// [`one_line_error`] of the service source and the in-memory provider with `extra`.
+fn inmemory_error(extra: &[&str]) -> Result<String, Error> {
+    one_line_error(&[&["--source=service", "--provider=inmemory"], extra].concat())
+}
+
+/// [`one_line_error`] of `extdns endpoints` with the service source and `extra`.
+fn preview_error(extra: &[&str]) -> Result<String, Error> {
+    one_line_error(&[&["endpoints", "--manifests=x", "--source=service"], extra].concat())
+}
+
 #[test]
 fn validation_errors_exit_2_with_one_line() -> Result<(), Error> {
     assert_eq!(
-        one_line_error(&[
-            "--source=service",
-            "--provider=inmemory",
-            "--ignore-hostname-annotation"
-        ])?,
+        inmemory_error(&["--ignore-hostname-annotation"])?,
         "error: --ignore-hostname-annotation requires at least one --fqdn-template"
     );
     assert_eq!(
@@ -362,12 +368,7 @@ fn validation_errors_exit_2_with_one_line() -> Result<(), Error> {
         "error: source node is not supported by extdns yet"
     );
     assert_eq!(
-        one_line_error(&[
-            "--source=service",
-            "--provider=inmemory",
-            "--txt-prefix=a",
-            "--txt-suffix=b"
-        ])?,
+        inmemory_error(&["--txt-prefix=a", "--txt-suffix=b"])?,
         "error: --txt-prefix and --txt-suffix are mutually exclusive"
     );
     let gss = one_line_error(&[
@@ -381,12 +382,7 @@ fn validation_errors_exit_2_with_one_line() -> Result<(), Error> {
         gss.starts_with("error: Kerberos/GSS-TSIG is not supported by extdns"),
         "{gss}"
     );
-    let prefix = one_line_error(&[
-        "endpoints",
-        "--manifests=x",
-        "--source=service",
-        "--annotation-prefix=example.com",
-    ])?;
+    let prefix = preview_error(&["--annotation-prefix=example.com"])?;
     assert!(
         prefix.contains("--annotation-prefix") && prefix.contains('/'),
         "{prefix}"
@@ -396,11 +392,8 @@ fn validation_errors_exit_2_with_one_line() -> Result<(), Error> {
 
 #[test]
 fn the_preview_ignores_provider_settings() -> Result<(), Error> {
-    let ex = examples();
-    let eps = json_endpoints(
+    let eps = example_endpoints(
         &[
-            "--manifests",
-            ex.to_str().ok_or("path")?,
             "--source=service",
             "--provider=rfc2136",
             "--rfc2136-gss-tsig",
@@ -418,12 +411,9 @@ fn the_preview_ignores_provider_settings() -> Result<(), Error> {
 /// several templates are, no longer parse.)
 #[test]
 fn a_multi_line_fqdn_template_on_the_command_line_is_one_template() -> Result<(), Error> {
-    let ex = examples();
     let template = "{{printf \"%s.tmpl.example.com\"\n    .Name}}";
-    let eps = json_endpoints(
+    let eps = example_endpoints(
         &[
-            "--manifests",
-            ex.to_str().ok_or("path")?,
             "--source=service",
             "--ignore-hostname-annotation",
             "--fqdn-template",
@@ -438,13 +428,8 @@ fn a_multi_line_fqdn_template_on_the_command_line_is_one_template() -> Result<()
 /// The newline delimiter is kingpin's for environment values only: there, each line is one value.
 #[test]
 fn a_repeatable_flag_from_the_environment_is_split_at_newlines() -> Result<(), Error> {
-    let ex = examples();
-    let eps = json_endpoints(
-        &[
-            "--manifests",
-            ex.to_str().ok_or("path")?,
-            "--ignore-hostname-annotation",
-        ],
+    let eps = example_endpoints(
+        &["--ignore-hostname-annotation"],
         &[
             ("EXTERNAL_DNS_SOURCE", "service"),
             (
@@ -513,8 +498,7 @@ fn an_error_names_its_cause_once() -> Result<(), Error> {
         ],
         &[],
     )?;
-    assert_eq!(out.status.code(), Some(1));
-    let err = stderr(&out);
+    let err = stderr_after_exit(&out, 1);
     assert!(err.contains("/nonexistent/extdns"), "{err}");
     assert_eq!(err.matches("No such file").count(), 1, "{err}");
     Ok(())
@@ -524,23 +508,11 @@ fn an_error_names_its_cause_once() -> Result<(), Error> {
 /// reach users; the message names the file, the document, the line and the key.
 #[test]
 fn parser_hints_for_programmers_never_reach_users() -> Result<(), Error> {
-    let dir = tempfile::tempdir()?;
-    let file = dir.path().join("dup.yaml");
-    std::fs::write(
-        &file,
+    let out = service_endpoints_of(
+        "dup.yaml",
         "apiVersion: v1\nkind: Service\nmetadata:\n  name: a\n  name: b\n",
     )?;
-    let out = extdns(
-        &[
-            "endpoints",
-            "--manifests",
-            file.to_str().ok_or("path")?,
-            "--source=service",
-        ],
-        &[],
-    )?;
-    assert_eq!(out.status.code(), Some(1));
-    let err = stderr(&out);
+    let err = stderr_after_exit(&out, 1);
     assert!(!err.contains("DuplicateKeyPolicy") && !err.contains("Options"), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(
@@ -553,23 +525,11 @@ fn parser_hints_for_programmers_never_reach_users() -> Result<(), Error> {
 /// A type error names the object and the field path.
 #[test]
 fn type_errors_name_the_field_path() -> Result<(), Error> {
-    let dir = tempfile::tempdir()?;
-    let file = dir.path().join("type.yaml");
-    std::fs::write(
-        &file,
+    let out = service_endpoints_of(
+        "type.yaml",
         "apiVersion: v1\nkind: Service\nmetadata:\n  name: a\n  namespace: default\nspec:\n  ports: 5\n",
     )?;
-    let out = extdns(
-        &[
-            "endpoints",
-            "--manifests",
-            file.to_str().ok_or("path")?,
-            "--source=service",
-        ],
-        &[],
-    )?;
-    assert_eq!(out.status.code(), Some(1));
-    let err = stderr(&out);
+    let err = stderr_after_exit(&out, 1);
     assert!(err.contains("Service default/a") && err.contains("spec.ports"), "{err}");
     Ok(())
 }
@@ -578,27 +538,16 @@ fn type_errors_name_the_field_path() -> Result<(), Error> {
 /// not become a megabyte log line.
 #[test]
 fn warnings_cut_long_values() -> Result<(), Error> {
-    let dir = tempfile::tempdir()?;
     let long = format!("{}.example.com", "x".repeat(5000));
-    std::fs::write(
-        dir.path().join("svc.yaml"),
-        format!(
+    let out = service_endpoints_of(
+        "svc.yaml",
+        &format!(
             "apiVersion: v1\nkind: Service\nmetadata:\n  name: a\n  namespace: default\n  annotations:\n    \
              external-dns.kubernetes.io/hostname: web.example.com\n    external-dns.kubernetes.io/target: \"{long}/x\"\n\
              spec:\n  type: LoadBalancer\nstatus:\n  loadBalancer:\n    ingress:\n      - ip: 192.0.2.1\n"
         ),
     )?;
-    let out = extdns(
-        &[
-            "endpoints",
-            "--manifests",
-            dir.path().to_str().ok_or("path")?,
-            "--source=service",
-        ],
-        &[],
-    )?;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let err = stderr(&out);
+    let err = stderr_after_exit(&out, 0);
     assert!(err.contains("target annotation") && err.contains('…'), "{err}");
     assert!(!err.contains(&"x".repeat(201)), "the value is cut: {} bytes", err.len());
     Ok(())
@@ -606,21 +555,14 @@ fn warnings_cut_long_values() -> Result<(), Error> {
 
 #[test]
 fn a_template_reading_a_field_the_kind_lacks_exits_2_naming_it() -> Result<(), Error> {
-    let err = one_line_error(&[
-        "--source=service",
-        "--provider=inmemory",
-        "--fqdn-template={{.Name}}.{{.Spec.TrafficDistributon}}.example.org",
-    ])?;
+    let err = inmemory_error(&["--fqdn-template={{.Name}}.{{.Spec.TrafficDistributon}}.example.org"])?;
     assert_eq!(
         err,
         "error: template --fqdn-template reads .Spec.TrafficDistributon, which no Service has: \
          Service has no field TrafficDistributon in v1.ServiceSpec"
     );
     // Checked against every kind the template runs on: a route field is fine when a route source is on.
-    let routes_only = one_line_error(&[
-        "endpoints",
-        "--manifests=x",
-        "--source=service",
+    let routes_only = preview_error(&[
         "--source=gateway-httproute",
         "--fqdn-template={{range .Spec.Rules}}{{.}}{{end}}",
     ])?;

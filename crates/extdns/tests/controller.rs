@@ -78,13 +78,49 @@ fn names_of(p: &InMemoryProvider, record_type: RecordType) -> BTreeSet<String> {
         .collect()
 }
 
+/// An in-memory provider holding no records, as every test starts.
+fn empty_provider() -> Arc<InMemoryProvider> {
+    Arc::new(InMemoryProvider::new(vec![]))
+}
+
+/// Services `web` (web.example.com at 203.0.113.10) and `api` (api.example.com at 203.0.113.11).
+fn web_and_api() -> [String; 2] {
+    [
+        service("web", "web.example.com", "203.0.113.10"),
+        service("api", "api.example.com", "203.0.113.11"),
+    ]
+}
+
+/// [`web_and_api`] synced into an [`empty_provider`] with `extra` flags: the manifests' directory, the
+/// provider and the settings.
+async fn web_and_api_synced(extra: &[&str]) -> Result<(tempfile::TempDir, Arc<InMemoryProvider>, Settings), Error> {
+    let dir = tempfile::tempdir()?;
+    let provider = empty_provider();
+    let f = settings_over(dir.path(), extra)?;
+    write_manifests(dir.path(), &web_and_api())?;
+    run_once_with(&f, as_provider(&provider)).await?;
+    Ok((dir, provider, f))
+}
+
+/// The examples synced into an [`empty_provider`] with `extra` flags: the provider, the settings, and the
+/// records and write count a sync that must change nothing has to leave as they are.
+async fn examples_synced(extra: &[&str]) -> Result<(Arc<InMemoryProvider>, Settings, BTreeSet<String>, usize), Error> {
+    let provider = empty_provider();
+    let f = settings_over(&examples(), extra)?;
+    run_once_with(&f, as_provider(&provider)).await?;
+    let records = records(&provider);
+    assert!(!records.is_empty());
+    let writes = provider.apply_calls();
+    Ok((provider, f, records, writes))
+}
+
 fn as_provider(p: &Arc<InMemoryProvider>) -> Arc<dyn Provider> {
     p.clone()
 }
 
 #[tokio::test]
 async fn first_sync_creates_records_with_their_txt_and_second_changes_nothing() -> Result<(), Error> {
-    let provider = Arc::new(InMemoryProvider::new(vec![]));
+    let provider = empty_provider();
     let f = settings_over(&examples(), &[])?;
 
     let first = run_once_with(&f, as_provider(&provider)).await?;
@@ -118,17 +154,7 @@ async fn first_sync_creates_records_with_their_txt_and_second_changes_nothing() 
 /// responsible, and the zone untouched (the provider is never written).
 #[tokio::test]
 async fn plan_shows_what_the_next_sync_would_change_without_writing() -> Result<(), Error> {
-    let dir = tempfile::tempdir()?;
-    let provider = Arc::new(InMemoryProvider::new(vec![]));
-    let f = settings_over(dir.path(), &["--txt-owner-id=plan-test"])?;
-    write_manifests(
-        dir.path(),
-        &[
-            service("web", "web.example.com", "203.0.113.10"),
-            service("api", "api.example.com", "203.0.113.11"),
-        ],
-    )?;
-    run_once_with(&f, as_provider(&provider)).await?;
+    let (dir, provider, f) = web_and_api_synced(&["--txt-owner-id=plan-test"]).await?;
     // A record somebody else wrote, at a name the cluster will ask for.
     provider.insert([Endpoint::new("taken.example.com", RecordType::A, ["192.0.2.1"])]);
     let before = records(&provider);
@@ -183,18 +209,7 @@ async fn plan_shows_what_the_next_sync_would_change_without_writing() -> Result<
 
 #[tokio::test]
 async fn removing_a_service_deletes_exactly_its_records() -> Result<(), Error> {
-    let dir = tempfile::tempdir()?;
-    let provider = Arc::new(InMemoryProvider::new(vec![]));
-    let f = settings_over(dir.path(), &[])?;
-
-    write_manifests(
-        dir.path(),
-        &[
-            service("web", "web.example.com", "203.0.113.10"),
-            service("api", "api.example.com", "203.0.113.11"),
-        ],
-    )?;
-    run_once_with(&f, as_provider(&provider)).await?;
+    let (dir, provider, f) = web_and_api_synced(&[]).await?;
     let before = records(&provider);
     assert!(before.contains("api.example.com A 203.0.113.11"), "{before:?}");
 
@@ -220,7 +235,7 @@ async fn removing_a_service_deletes_exactly_its_records() -> Result<(), Error> {
 #[tokio::test]
 async fn records_owned_by_another_owner_id_are_never_touched() -> Result<(), Error> {
     let dir = tempfile::tempdir()?;
-    let provider = Arc::new(InMemoryProvider::new(vec![]));
+    let provider = empty_provider();
 
     // Another extdns (owner "other-cluster") publishes two names.
     write_manifests(
@@ -292,12 +307,7 @@ impl Source for FailingSource {
 
 #[tokio::test]
 async fn a_source_error_deletes_nothing() -> Result<(), Error> {
-    let provider = Arc::new(InMemoryProvider::new(vec![]));
-    let f = settings_over(&examples(), &["--source=gateway-httproute"])?;
-    run_once_with(&f, as_provider(&provider)).await?;
-    let before = records(&provider);
-    assert!(!before.is_empty());
-    let writes = provider.apply_calls();
+    let (provider, f, before, writes) = examples_synced(&["--source=gateway-httproute"]).await?;
 
     // The real sources succeed, one more fails and so yields no endpoint at all: the sync must stop before
     // planning, or every record the failed source owns would look unwanted.
@@ -319,12 +329,7 @@ async fn a_source_error_deletes_nothing() -> Result<(), Error> {
 
 #[tokio::test]
 async fn an_unsynced_informer_deletes_nothing() -> Result<(), Error> {
-    let provider = Arc::new(InMemoryProvider::new(vec![]));
-    let f = settings_over(&examples(), &[])?;
-    run_once_with(&f, as_provider(&provider)).await?;
-    let before = records(&provider);
-    assert!(!before.is_empty());
-    let writes = provider.apply_calls();
+    let (provider, _, before, writes) = examples_synced(&[]).await?;
 
     // A live view whose watchers have not finished their first list: it holds no object yet, which must
     // not read as "every Service is gone".
@@ -341,7 +346,7 @@ async fn an_unsynced_informer_deletes_nothing() -> Result<(), Error> {
 
 #[tokio::test]
 async fn dry_run_with_a_provider_that_fails_every_write_succeeds_and_writes_nothing() -> Result<(), Error> {
-    let provider = Arc::new(InMemoryProvider::new(vec![]));
+    let provider = empty_provider();
     provider.fail_all_writes();
     let f = settings_over(&examples(), &["--dry-run"])?;
 
@@ -359,7 +364,7 @@ async fn dry_run_with_a_provider_that_fails_every_write_succeeds_and_writes_noth
 
 #[tokio::test]
 async fn noop_registry_writes_no_ownership_records() -> Result<(), Error> {
-    let provider = Arc::new(InMemoryProvider::new(vec![]));
+    let provider = empty_provider();
     let f = settings_over(&examples(), &["--registry=noop"])?;
     let report = run_once_with(&f, as_provider(&provider)).await?;
     assert!(report.applied);
@@ -407,7 +412,7 @@ fn four(changes: &[Change]) -> Changes {
 #[tokio::test]
 async fn manifests_are_read_again_each_sync_and_a_bad_document_is_skipped() -> Result<(), Error> {
     let dir = tempfile::tempdir()?;
-    let provider = Arc::new(InMemoryProvider::new(vec![]));
+    let provider = empty_provider();
     let f = settings_over(dir.path(), &[])?;
     write_manifests(
         dir.path(),

@@ -143,18 +143,21 @@ fn created_names(stderr: &str) -> Vec<String> {
         .collect()
 }
 
+/// `extdns --once` with [`ARGS`] and `extra` creates the fake API server's one record.
+fn creates_the_live_record(extra: &[&str]) -> Result<(), Error> {
+    let out = extdns(&[ARGS, extra].concat())?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(created_names(&stderr), ["live.example.com 203.0.113.77"], "{stderr}");
+    Ok(())
+}
+
 #[test]
 fn once_against_an_api_server_from_a_kubeconfig_creates_the_records() -> Result<(), Error> {
     let server = fake_api_server()?;
     let dir = tempfile::tempdir()?;
     let config = kubeconfig(dir.path(), &server)?;
-    let mut args = ARGS.to_vec();
-    args.extend(["--kubeconfig", &config]);
-    let out = extdns(&args)?;
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    assert_eq!(created_names(&stderr), ["live.example.com 203.0.113.77"], "{stderr}");
-    Ok(())
+    creates_the_live_record(&["--kubeconfig", &config])
 }
 
 #[test]
@@ -164,25 +167,13 @@ fn server_flag_overrides_the_kubeconfig_address() -> Result<(), Error> {
     // The kubeconfig points at a port nothing listens on; --server names the real one.
     let dead = TcpListener::bind("127.0.0.1:0")?.local_addr()?;
     let config = kubeconfig(dir.path(), &format!("http://{dead}"))?;
-    let mut args = ARGS.to_vec();
-    args.extend(["--kubeconfig", &config, "--server", &server]);
-    let out = extdns(&args)?;
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    assert_eq!(created_names(&stderr), ["live.example.com 203.0.113.77"], "{stderr}");
-    Ok(())
+    creates_the_live_record(&["--kubeconfig", &config, "--server", &server])
 }
 
 #[test]
 fn server_flag_alone_is_enough_without_any_kubeconfig() -> Result<(), Error> {
     let server = fake_api_server()?;
-    let mut args = ARGS.to_vec();
-    args.extend(["--server", &server]);
-    let out = extdns(&args)?;
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    assert_eq!(created_names(&stderr), ["live.example.com 203.0.113.77"], "{stderr}");
-    Ok(())
+    creates_the_live_record(&["--server", &server])
 }
 
 #[test]

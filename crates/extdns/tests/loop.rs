@@ -242,21 +242,19 @@ fn running_binary_serves_health_and_metrics_and_stops_cleanly_on_sigterm() -> Re
     Ok(())
 }
 
+/// `extdns --once --source=service` over the examples with `extra`: its exit code and stderr.
+fn once_over_examples(extra: &[&str]) -> Result<(Option<i32>, String), Error> {
+    let ex = examples();
+    let mut args = vec!["--once", "--source=service", "--manifests", ex.to_str().ok_or("path")?];
+    args.extend_from_slice(extra);
+    let out = extdns(&args).output()?;
+    Ok((out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned()))
+}
+
 #[test]
 fn once_logs_every_record_it_creates_and_exits_zero() -> Result<(), Error> {
-    let ex = examples();
-    let out = extdns(&[
-        "--once",
-        "--source=service",
-        "--provider=inmemory",
-        "--policy=sync",
-        "--log-format=json",
-        "--manifests",
-        ex.to_str().ok_or("path")?,
-    ])
-    .output()?;
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let (code, stderr) = once_over_examples(&["--provider=inmemory", "--policy=sync", "--log-format=json"])?;
+    assert_eq!(code, Some(0), "{stderr}");
     let creates: Vec<serde_json::Value> = stderr
         .lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
@@ -274,19 +272,8 @@ fn once_logs_every_record_it_creates_and_exits_zero() -> Result<(), Error> {
 
 #[test]
 fn dry_run_logs_what_it_would_do() -> Result<(), Error> {
-    let ex = examples();
-    let out = extdns(&[
-        "--once",
-        "--dry-run",
-        "--source=service",
-        "--provider=inmemory",
-        "--policy=sync",
-        "--manifests",
-        ex.to_str().ok_or("path")?,
-    ])
-    .output()?;
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let (code, stderr) = once_over_examples(&["--dry-run", "--provider=inmemory", "--policy=sync"])?;
+    assert_eq!(code, Some(0), "{stderr}");
     assert!(stderr.contains("would create record (dry run)"), "{stderr}");
     assert!(stderr.contains("web.example.com"), "{stderr}");
     Ok(())
@@ -294,17 +281,8 @@ fn dry_run_logs_what_it_would_do() -> Result<(), Error> {
 
 #[test]
 fn unsupported_provider_fails_at_startup_naming_it() -> Result<(), Error> {
-    let ex = examples();
-    let out = extdns(&[
-        "--once",
-        "--source=service",
-        "--provider=google",
-        "--manifests",
-        ex.to_str().ok_or("path")?,
-    ])
-    .output()?;
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_ne!(out.status.code(), Some(0));
+    let (code, stderr) = once_over_examples(&["--provider=google"])?;
+    assert_ne!(code, Some(0));
     assert!(
         stderr.contains("provider google is not supported by extdns yet"),
         "{stderr}"

@@ -40,25 +40,29 @@ fn settings(dir: &Path, url: &str, extra: &[&str]) -> Result<Settings, Error> {
     Ok(settings::controller(&try_parse_from(args)?.flags)?)
 }
 
-/// A webhook server over an in-memory backend with the zone example.org; returns the backend and the URL.
-async fn server(shutdown: &CancellationToken) -> Result<(Arc<InMemoryProvider>, String), Error> {
+/// A webhook server over an in-memory backend with the zone example.org, and a directory with `docs` as its
+/// manifests; returns the backend, the URL and the directory.
+async fn served(
+    shutdown: &CancellationToken,
+    docs: &[String],
+) -> Result<(Arc<InMemoryProvider>, String, tempfile::TempDir), Error> {
     let backend = Arc::new(InMemoryProvider::new(vec!["example.org".to_string()]));
     let s = start_server("127.0.0.1:0", backend.clone(), None, shutdown.clone()).await?;
-    Ok((backend, format!("http://{}", s.local_addr)))
+    let dir = tempfile::tempdir()?;
+    std::fs::write(dir.path().join("objects.yaml"), docs.join("---\n"))?;
+    Ok((backend, format!("http://{}", s.local_addr), dir))
 }
 
 #[tokio::test]
 async fn the_negotiated_filter_and_the_local_filter_both_apply() -> Result<(), Error> {
     let shutdown = CancellationToken::new();
     let _stop = shutdown.clone().drop_guard();
-    let (backend, url) = server(&shutdown).await?;
-    let dir = tempfile::tempdir()?;
     let docs = [
         service("a", "a.example.org", "203.0.113.1"),
         service("b", "b.example.org", "203.0.113.2"),
         service("c", "c.example.com", "203.0.113.3"),
     ];
-    std::fs::write(dir.path().join("objects.yaml"), docs.join("---\n"))?;
+    let (backend, url, dir) = served(&shutdown, &docs).await?;
     // Local filter: a.example.org and example.com; the server's: example.org. Only a.example.org is in both.
     let f = settings(
         dir.path(),
@@ -81,12 +85,7 @@ async fn the_negotiated_filter_and_the_local_filter_both_apply() -> Result<(), E
 async fn a_failed_read_plans_nothing_and_is_retryable() -> Result<(), Error> {
     let shutdown = CancellationToken::new();
     let _stop = shutdown.clone().drop_guard();
-    let (backend, url) = server(&shutdown).await?;
-    let dir = tempfile::tempdir()?;
-    std::fs::write(
-        dir.path().join("objects.yaml"),
-        service("a", "a.example.org", "203.0.113.1"),
-    )?;
+    let (backend, url, dir) = served(&shutdown, &[service("a", "a.example.org", "203.0.113.1")]).await?;
     let f = settings(dir.path(), &url, &[])?;
     let provider = build_provider(&f.provider).await?;
     backend.set_unavailable(true);

@@ -212,6 +212,15 @@ fn lock_port_8888() -> std::fs::File {
     file
 }
 
+/// A BIND server, and [`start_external_dns_server`] in front of it once this process holds the port's lock
+/// (returned, to keep until the test ends).
+fn external_dns_server_on_8888() -> (DnsServer, std::fs::File, Server) {
+    let dns = bind();
+    let lock = lock_port_8888();
+    let server = start_external_dns_server(&dns);
+    (dns, lock, server)
+}
+
 /// `external-dns --webhook-server` in front of BIND, on its fixed 127.0.0.1:8888. Another process may take
 /// the port between our check and external-dns's bind (ours then exits at once): wait and start it again.
 fn start_external_dns_server(dns: &DnsServer) -> Server {
@@ -251,9 +260,7 @@ fn start_external_dns_server(dns: &DnsServer) -> Server {
 #[test]
 fn extdns_client_with_external_dns_webhook_server_and_bind() {
     require!(ExternalDns, Bind);
-    let dns = bind();
-    let _lock = lock_port_8888();
-    let mut server = start_external_dns_server(&dns);
+    let (dns, _lock, mut server) = external_dns_server_on_8888();
 
     let dir = tempdir();
     let manifests = dir.path().join("objects.yaml");
@@ -284,9 +291,7 @@ fn extdns_client_with_external_dns_webhook_server_and_bind() {
 #[test]
 fn conformance_kit_against_external_dns_rfc2136_webhook_server_and_bind() {
     require!(ExternalDns, Bind);
-    let dns = bind();
-    let _lock = lock_port_8888();
-    let mut server = start_external_dns_server(&dns);
+    let (dns, _lock, mut server) = external_dns_server_on_8888();
     let mut cmd = cli::command(env!("CARGO_BIN_EXE_extdns"), &[]);
     cmd.args([
         "webhook-conformance",

@@ -814,6 +814,17 @@ mod tests {
         Ok(l.finish().store)
     }
 
+    /// A stream of Services, each given by its name and its one label.
+    fn services_yaml(services: &[(&str, (&str, &str))]) -> String {
+        let documents: Vec<String> = services
+            .iter()
+            .map(|(name, (k, v))| {
+                format!("apiVersion: v1\nkind: Service\nmetadata: {{name: {name}, labels: {{{k}: {v}}}}}\n")
+            })
+            .collect();
+        documents.join("---\n")
+    }
+
     #[test]
     fn split_yaml_numbers_documents_and_skips_a_blank_preamble() {
         let docs = split_yaml("# header\n---\na: 1\n---\n---\nb: 2\n...\n");
@@ -993,10 +1004,7 @@ mod tests {
 
     #[test]
     fn a_later_duplicate_replaces_the_earlier_object() -> Result<(), ManifestError> {
-        let c = load_yaml(
-            "apiVersion: v1\nkind: Service\nmetadata: {name: a, labels: {v: one}}\n---\n\
-             apiVersion: v1\nkind: Service\nmetadata: {name: a, labels: {v: two}}\n",
-        )?;
+        let c = load_yaml(&services_yaml(&[("a", ("v", "one")), ("a", ("v", "two"))]))?;
         let services = c.services();
         assert_eq!(services.len(), 1);
         assert_eq!(services[0].meta.labels.get("v"), Some("two"));
@@ -1060,10 +1068,7 @@ status:
 
     #[test]
     fn objects_from_files_share_their_label_keys_as_watched_ones_do() -> Result<(), ManifestError> {
-        let c = load_yaml(
-            "apiVersion: v1\nkind: Service\nmetadata: {name: a, labels: {app: a}}\n---\n\
-             apiVersion: v1\nkind: Service\nmetadata: {name: b, labels: {app: b}}\n",
-        )?;
+        let c = load_yaml(&services_yaml(&[("a", ("app", "a")), ("b", ("app", "b"))]))?;
         let services = c.services();
         let key = |i: usize| services[i].meta.labels.iter().next().map(|(k, _)| k.as_ptr());
         assert_eq!(services.len(), 2);

@@ -95,6 +95,15 @@ impl Default for ClusterStore {
     }
 }
 
+/// Adds each view as [`ClusterStore::add`] does.
+impl<V: Item> Extend<V> for ClusterStore {
+    fn extend<I: IntoIterator<Item = V>>(&mut self, views: I) {
+        for v in views {
+            self.add(v);
+        }
+    }
+}
+
 impl ClusterStore {
     /// An empty store; every kind reads unsynced until its first list.
     pub fn new() -> Self {

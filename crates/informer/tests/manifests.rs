@@ -8,6 +8,13 @@ use std::time::Duration;
 
 use extdns_informer::{LoadOptions, Loaded, ManifestError, ManifestWarning, load, load_counting_skipped, load_lenient};
 
+/// Writes `text` to the file `name` in `dir` and returns its path.
+fn write(dir: &Path, name: &str, text: impl AsRef<[u8]>) -> std::io::Result<PathBuf> {
+    let path = dir.join(name);
+    fs::write(&path, text)?;
+    Ok(path)
+}
+
 fn node(name: &str) -> String {
     format!("apiVersion: v1\nkind: Node\nmetadata:\n  name: {name}\n")
 }
@@ -16,16 +23,14 @@ fn node(name: &str) -> String {
 fn directories_are_walked_recursively_for_yaml_yml_and_json() -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
     fs::create_dir_all(dir.path().join("sub/deeper"))?;
-    fs::write(dir.path().join("a.yaml"), node("a"))?;
-    fs::write(
-        dir.path().join("sub/b.yml"),
-        format!("{}---\n{}", node("b1"), node("b2")),
-    )?;
-    fs::write(
-        dir.path().join("sub/deeper/c.json"),
+    write(dir.path(), "a.yaml", node("a"))?;
+    write(dir.path(), "sub/b.yml", format!("{}---\n{}", node("b1"), node("b2")))?;
+    write(
+        dir.path(),
+        "sub/deeper/c.json",
         r#"{"apiVersion":"v1","kind":"Node","metadata":{"name":"c"}}"#,
     )?;
-    fs::write(dir.path().join("sub/notes.txt"), "not a manifest: [")?;
+    write(dir.path(), "sub/notes.txt", "not a manifest: [")?;
     let c = load(&[dir.path().to_path_buf()], &LoadOptions::default())?;
     let names: Vec<String> = c.nodes().iter().map(|n| n.name.clone()).collect();
     assert_eq!(names, vec!["a", "b1", "b2", "c"]);
@@ -36,9 +41,9 @@ fn directories_are_walked_recursively_for_yaml_yml_and_json() -> Result<(), Box<
 fn hidden_entries_are_skipped_so_a_mounted_config_map_is_read_once() -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
     fs::create_dir_all(dir.path().join("..2026_01_01"))?;
-    fs::write(dir.path().join("..2026_01_01/svc.yaml"), node("n"))?;
-    fs::write(dir.path().join(".hidden.yaml"), "broken: [")?;
-    fs::write(dir.path().join("svc.yaml"), node("n"))?;
+    write(dir.path(), "..2026_01_01/svc.yaml", node("n"))?;
+    write(dir.path(), ".hidden.yaml", "broken: [")?;
+    write(dir.path(), "svc.yaml", node("n"))?;
     let c = load(&[dir.path().to_path_buf()], &LoadOptions::default())?;
     assert_eq!(c.nodes().len(), 1);
     Ok(())
@@ -48,8 +53,8 @@ fn hidden_entries_are_skipped_so_a_mounted_config_map_is_read_once() -> Result<(
 fn files_load_in_sorted_order_so_the_last_duplicate_is_deterministic() -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
     let svc = |v: &str| format!("apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n  labels: {{v: {v}}}\n");
-    fs::write(dir.path().join("b.yaml"), svc("from-b"))?;
-    fs::write(dir.path().join("a.yaml"), svc("from-a"))?;
+    write(dir.path(), "b.yaml", svc("from-b"))?;
+    write(dir.path(), "a.yaml", svc("from-a"))?;
     let c = load(&[dir.path().to_path_buf()], &LoadOptions::default())?;
     let services = c.services();
     assert_eq!(services.len(), 1);
@@ -60,8 +65,7 @@ fn files_load_in_sorted_order_so_the_last_duplicate_is_deterministic() -> Result
 #[test]
 fn an_explicit_file_is_read_whatever_its_extension() -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
-    let path = dir.path().join("objects.txt");
-    fs::write(&path, node("x"))?;
+    let path = write(dir.path(), "objects.txt", node("x"))?;
     let c = load(&[path], &LoadOptions::default())?;
     assert!(c.node("x").is_some());
     Ok(())
@@ -70,9 +74,9 @@ fn an_explicit_file_is_read_whatever_its_extension() -> Result<(), Box<dyn std::
 #[test]
 fn errors_name_the_file_and_the_document() -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
-    let path = dir.path().join("bad.yaml");
-    fs::write(
-        &path,
+    let path = write(
+        dir.path(),
+        "bad.yaml",
         format!(
             "{}---\napiVersion: v1\nkind: Secret\nmetadata: {{name: s}}\n",
             node("ok")
@@ -122,8 +126,7 @@ fn service_dump(n: usize) -> String {
 #[test]
 fn a_dump_of_ten_thousand_services_loads() -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
-    let path = dir.path().join("services.yaml");
-    fs::write(&path, service_dump(10_000))?;
+    let path = write(dir.path(), "services.yaml", service_dump(10_000))?;
     let store = load(&[path], &LoadOptions::default())?;
     let services = store.services();
     assert_eq!(services.len(), 10_000);
@@ -156,7 +159,7 @@ fn within_seconds<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
 #[test]
 fn a_fifo_in_a_directory_is_skipped_with_a_warning_not_waited_on() -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
-    fs::write(dir.path().join("a.yaml"), node("a"))?;
+    write(dir.path(), "a.yaml", node("a"))?;
     let fifo = dir.path().join("pipe.yaml");
     mkfifo(&fifo)?;
     let root = dir.path().to_path_buf();
@@ -188,9 +191,9 @@ fn a_fifo_named_explicitly_is_read_like_a_process_substitution() -> Result<(), B
 #[test]
 fn lenient_loading_skips_bad_documents_and_keeps_the_rest() -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
-    let path = dir.path().join("mixed.yaml");
-    fs::write(
-        &path,
+    let path = write(
+        dir.path(),
+        "mixed.yaml",
         format!(
             "{}---\nkind: [unclosed\n---\n\
              apiVersion: v1\nkind: Service\nmetadata: {{name: bad, namespace: web}}\nspec: {{ports: [{{port: eighty}}]}}\n---\n\
@@ -239,9 +242,9 @@ fn lenient_loading_skips_bad_documents_and_keeps_the_rest() -> Result<(), Box<dy
 #[test]
 fn skipped_kinds_are_counted_by_kind_in_one_line() -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
-    let path = dir.path().join("dump.yaml");
-    fs::write(
-        &path,
+    let path = write(
+        dir.path(),
+        "dump.yaml",
         "apiVersion: v1\nkind: List\nitems:\n\
          - {apiVersion: v1, kind: ConfigMap, metadata: {name: a, namespace: x}}\n\
          - {apiVersion: v1, kind: Secret, metadata: {name: s, namespace: x}}\n\

@@ -328,6 +328,29 @@ mod tests {
         Elector::new(id, LeaseTiming::default())
     }
 
+    fn takes_over(d: Decision) -> bool {
+        matches!(d, Decision::Replace(_))
+    }
+
+    fn follows(d: Decision) -> bool {
+        matches!(d, Decision::Follow { .. })
+    }
+
+    /// `a`, leading since `t0`: it created the lease, which came back as version 1.
+    fn leader_since(t0: Instant) -> Elector {
+        let mut a = elector("a");
+        a.decide(t0, wall(), None);
+        a.written(t0, "1");
+        a
+    }
+
+    /// `b`, which read `lease` at `version` at `t0` and follows its holder.
+    fn following(t0: Instant, version: &str, lease: &LeaseSpec) -> Elector {
+        let mut b = elector("b");
+        b.decide(t0, wall(), Some((version, lease)));
+        b
+    }
+
     #[test]
     fn timing_must_order_retry_renew_and_duration() {
         assert!(LeaseTiming::new(15 * S, 10 * S, 2 * S).is_ok());
@@ -369,9 +392,7 @@ mod tests {
     #[test]
     fn the_leader_stops_at_the_renew_deadline_without_a_renewal() {
         let t0 = Instant::now();
-        let mut e = elector("a");
-        e.decide(t0, wall(), None);
-        e.written(t0, "1");
+        let mut e = leader_since(t0);
         // Renewals fail (API server unreachable): still leader until the deadline, not after.
         e.failed(t0 + 9 * S);
         assert!(e.is_leader(t0 + 9 * S));
@@ -420,19 +441,10 @@ mod tests {
             }
         );
         // The same resourceVersion 14 s later: still valid.
-        assert!(matches!(
-            b.decide(t0 + 14 * S, wall(), Some(("1", &lease))),
-            Decision::Follow { .. }
-        ));
+        assert!(follows(b.decide(t0 + 14 * S, wall(), Some(("1", &lease)))));
         // The holder renewed (new resourceVersion): the wait starts again.
-        assert!(matches!(
-            b.decide(t0 + 14 * S, wall(), Some(("2", &lease))),
-            Decision::Follow { .. }
-        ));
-        assert!(matches!(
-            b.decide(t0 + 28 * S, wall(), Some(("2", &lease))),
-            Decision::Follow { .. }
-        ));
+        assert!(follows(b.decide(t0 + 14 * S, wall(), Some(("2", &lease)))));
+        assert!(follows(b.decide(t0 + 28 * S, wall(), Some(("2", &lease)))));
         let Decision::Replace(spec) = b.decide(t0 + 29 * S, wall(), Some(("2", &lease))) else {
             panic!("expected a takeover");
         };
@@ -449,26 +461,16 @@ mod tests {
         let t0 = Instant::now();
         let mut b = elector("b");
         let lease = held_by("a", 15, 0);
-        assert!(matches!(
-            b.decide(t0, wall(), Some(("1", &lease))),
-            Decision::Follow { .. }
-        ));
+        assert!(follows(b.decide(t0, wall(), Some(("1", &lease)))));
     }
 
     #[test]
     fn the_holders_lease_duration_wins_over_ours() {
         let t0 = Instant::now();
-        let mut b = elector("b");
         let lease = held_by("a", 60, 0);
-        b.decide(t0, wall(), Some(("1", &lease)));
-        assert!(matches!(
-            b.decide(t0 + 30 * S, wall(), Some(("1", &lease))),
-            Decision::Follow { .. }
-        ));
-        assert!(matches!(
-            b.decide(t0 + 60 * S, wall(), Some(("1", &lease))),
-            Decision::Replace(_)
-        ));
+        let mut b = following(t0, "1", &lease);
+        assert!(follows(b.decide(t0 + 30 * S, wall(), Some(("1", &lease)))));
+        assert!(takes_over(b.decide(t0 + 60 * S, wall(), Some(("1", &lease)))));
     }
 
     #[test]
@@ -496,7 +498,7 @@ mod tests {
         let mut t = t0;
         while t < t0 + 30 * S {
             a.failed(t);
-            let b_takes = matches!(b.decide(t, wall(), Some(("1", &lease))), Decision::Replace(_));
+            let b_takes = takes_over(b.decide(t, wall(), Some(("1", &lease))));
             assert!(!(a.is_leader(t) && b_takes), "both lead at {:?}", t - t0);
             t += Duration::from_millis(100);
         }
@@ -506,16 +508,12 @@ mod tests {
     #[test]
     fn seeing_another_holder_or_a_conflict_ends_leadership_at_once() {
         let t0 = Instant::now();
-        let mut a = elector("a");
-        a.decide(t0, wall(), None);
-        a.written(t0, "1");
+        let mut a = leader_since(t0);
         assert!(a.is_leader(t0 + S));
         a.decide(t0 + S, wall(), Some(("2", &held_by("b", 15, 1))));
         assert!(!a.is_leader(t0 + S));
 
-        let mut a = elector("a");
-        a.decide(t0, wall(), None);
-        a.written(t0, "1");
+        let mut a = leader_since(t0);
         a.conflicted();
         assert!(!a.is_leader(t0));
     }
@@ -523,9 +521,7 @@ mod tests {
     #[test]
     fn a_vanished_lease_ends_leadership_and_is_created_again() {
         let t0 = Instant::now();
-        let mut a = elector("a");
-        a.decide(t0, wall(), None);
-        a.written(t0, "1");
+        let mut a = leader_since(t0);
         assert!(matches!(a.decide(t0 + S, wall(), None), Decision::Create(_)));
         assert!(!a.is_leader(t0 + S));
     }
@@ -533,9 +529,7 @@ mod tests {
     #[test]
     fn release_only_touches_our_own_lease() {
         let t0 = Instant::now();
-        let mut a = elector("a");
-        a.decide(t0, wall(), None);
-        a.written(t0, "1");
+        let mut a = leader_since(t0);
         let released = a.release(wall(), &held_by("a", 15, 2)).expect("our lease");
         assert!(!a.is_leader(t0));
         assert_eq!(released.holder_identity, None);
@@ -547,9 +541,8 @@ mod tests {
     #[test]
     fn a_watching_follower_tries_exactly_when_the_lease_it_saw_runs_out() {
         let t0 = Instant::now();
-        let mut b = elector("b");
         let lease = held_by("a", 15, 0);
-        b.decide(t0, wall(), Some(("1", &lease)));
+        let mut b = following(t0, "1", &lease);
         assert_eq!(b.next_attempt(t0, true), t0 + 15 * S, "not at the next poll");
         // Renewals seen on the watch, each at another point of the retry period, move the attempt with them.
         for (i, seen) in [2100, 4000, 5950, 8010].into_iter().enumerate() {
@@ -570,17 +563,13 @@ mod tests {
                 expires_in: Duration::from_nanos(1)
             }
         );
-        assert!(matches!(
-            b.decide(last + 15 * S, wall(), Some(("5", &lease))),
-            Decision::Replace(_)
-        ));
+        assert!(takes_over(b.decide(last + 15 * S, wall(), Some(("5", &lease)))));
     }
 
     #[test]
     fn without_the_watch_a_follower_also_reads_every_retry_period() {
         let t0 = Instant::now();
-        let mut b = elector("b");
-        b.decide(t0, wall(), Some(("1", &held_by("a", 15, 0))));
+        let b = following(t0, "1", &held_by("a", 15, 0));
         assert_eq!(b.next_attempt(t0, false), t0 + 2 * S);
         // Near the expiry the expiry comes first.
         assert_eq!(b.next_attempt(t0 + 14 * S, false), t0 + 15 * S);
@@ -590,14 +579,10 @@ mod tests {
     fn a_renewal_read_just_before_the_expiry_starts_the_wait_again() {
         // The watch missed the renewal (or it was in flight): the read at the expiry finds a new version.
         let t0 = Instant::now();
-        let mut b = elector("b");
         let lease = held_by("a", 15, 0);
-        b.decide(t0, wall(), Some(("1", &lease)));
+        let mut b = following(t0, "1", &lease);
         let at = b.next_attempt(t0, true);
-        assert!(matches!(
-            b.decide(at, wall(), Some(("2", &lease))),
-            Decision::Follow { .. }
-        ));
+        assert!(follows(b.decide(at, wall(), Some(("2", &lease)))));
         assert_eq!(b.next_attempt(at, true), at + 15 * S);
     }
 
@@ -606,22 +591,17 @@ mod tests {
         // A watch started from the API server's cache may deliver an older version after a read: it is
         // taken as a change, which can only make the follower wait longer, never shorter.
         let t0 = Instant::now();
-        let mut b = elector("b");
         let lease = held_by("a", 15, 0);
-        b.decide(t0, wall(), Some(("7", &lease)));
+        let mut b = following(t0, "7", &lease);
         b.observe(t0 + S, Some(("6", &lease)));
         assert_eq!(b.next_attempt(t0 + S, true), t0 + 16 * S);
-        assert!(matches!(
-            b.decide(t0 + 15 * S, wall(), Some(("7", &lease))),
-            Decision::Follow { .. }
-        ));
+        assert!(follows(b.decide(t0 + 15 * S, wall(), Some(("7", &lease)))));
     }
 
     #[test]
     fn a_released_lease_is_tried_at_once_but_failures_wait_a_retry_period() {
         let t0 = Instant::now();
-        let mut b = elector("b");
-        b.decide(t0, wall(), Some(("1", &held_by("a", 15, 0))));
+        let mut b = following(t0, "1", &held_by("a", 15, 0));
         let mut released = held_by("a", 1, 0);
         released.holder_identity = None;
         b.observe(t0 + S, Some(("2", &released)));
@@ -640,9 +620,7 @@ mod tests {
     #[test]
     fn a_leader_renews_every_retry_period_whatever_it_sees() {
         let t0 = Instant::now();
-        let mut a = elector("a");
-        a.decide(t0, wall(), None);
-        a.written(t0, "1");
+        let mut a = leader_since(t0);
         assert_eq!(a.next_attempt(t0, true), t0 + 2 * S);
         assert_eq!(a.next_attempt(t0, false), t0 + 2 * S);
         // Its own write coming back on the watch changes nothing.
@@ -654,16 +632,12 @@ mod tests {
     #[test]
     fn another_holder_seen_on_the_watch_ends_leadership_at_once() {
         let t0 = Instant::now();
-        let mut a = elector("a");
-        a.decide(t0, wall(), None);
-        a.written(t0, "1");
+        let mut a = leader_since(t0);
         a.observe(t0 + S, Some(("2", &held_by("b", 15, 1))));
         assert!(!a.is_leader(t0 + S));
         assert_eq!(a.next_attempt(t0 + S, true), t0 + 16 * S);
         // A deleted lease too; the next attempt creates it again.
-        let mut a = elector("a");
-        a.decide(t0, wall(), None);
-        a.written(t0, "1");
+        let mut a = leader_since(t0);
         a.observe(t0 + S, None);
         assert!(!a.is_leader(t0 + S));
         assert_eq!(a.next_attempt(t0 + S, true), t0 + 3 * S);
@@ -699,10 +673,7 @@ mod tests {
         let mut t = last;
         while t <= takeover + S {
             a.failed(t);
-            let b_takes = matches!(
-                b.decide(t, wall(), Some((&rv.to_string(), &lease))),
-                Decision::Replace(_)
-            );
+            let b_takes = takes_over(b.decide(t, wall(), Some((&rv.to_string(), &lease))));
             assert_eq!(b_takes, t >= takeover, "at {:?}", t - last);
             assert!(!(a.is_leader(t) && b_takes), "both lead at {:?}", t - last);
             t += Duration::from_millis(1);

@@ -74,6 +74,16 @@ mod tests {
         Endpoint::new("x.example.com", RecordType::Cname, [target])
     }
 
+    /// An A record of `service/default/<service>`.
+    fn of(service: &str, targets: &[&str]) -> Endpoint {
+        ep(targets).with_label(label::RESOURCE, format!("service/default/{service}"))
+    }
+
+    /// The resource whose candidate [`resolve_update`] keeps.
+    fn update_winner<'a>(current: &Endpoint, candidates: &[&'a Endpoint]) -> Option<&'a str> {
+        resolve_update(current, candidates).and_then(Endpoint::resource)
+    }
+
     #[test]
     fn resolve_create_prefers_fewer_targets() {
         let (a, b) = (ep(&["1.1.1.1", "2.2.2.2"]), ep(&["9.9.9.9"]));
@@ -92,8 +102,8 @@ mod tests {
 
     #[test]
     fn resolve_create_keeps_the_first_of_equal_candidates() {
-        let a = ep(&["1.1.1.1"]).with_label(label::RESOURCE, "service/default/a");
-        let b = ep(&["1.1.1.1"]).with_label(label::RESOURCE, "service/default/b");
+        let a = of("a", &["1.1.1.1"]);
+        let b = of("b", &["1.1.1.1"]);
         assert_eq!(
             resolve_create(&[&a, &b]).and_then(Endpoint::resource),
             Some("service/default/a")
@@ -103,31 +113,25 @@ mod tests {
 
     #[test]
     fn resolve_update_keeps_the_resource_that_holds_the_record() {
-        let current = ep(&["1.1.1.1"]).with_label(label::RESOURCE, "service/default/b");
-        let a = ep(&["1.1.1.1"]).with_label(label::RESOURCE, "service/default/a");
-        let b = ep(&["2.2.2.2", "3.3.3.3"]).with_label(label::RESOURCE, "service/default/b");
-        assert_eq!(
-            resolve_update(&current, &[&a, &b]).and_then(Endpoint::resource),
-            Some("service/default/b")
-        );
+        let current = of("b", &["1.1.1.1"]);
+        let a = of("a", &["1.1.1.1"]);
+        let b = of("b", &["2.2.2.2", "3.3.3.3"]);
+        assert_eq!(update_winner(&current, &[&a, &b]), Some("service/default/b"));
     }
 
     #[test]
     fn resolve_update_falls_back_to_the_create_rule() {
-        let current = ep(&["1.1.1.1"]).with_label(label::RESOURCE, "service/default/gone");
-        let a = ep(&["2.2.2.2", "3.3.3.3"]).with_label(label::RESOURCE, "service/default/a");
-        let b = ep(&["4.4.4.4"]).with_label(label::RESOURCE, "service/default/b");
-        assert_eq!(
-            resolve_update(&current, &[&a, &b]).and_then(Endpoint::resource),
-            Some("service/default/b")
-        );
+        let current = of("gone", &["1.1.1.1"]);
+        let a = of("a", &["2.2.2.2", "3.3.3.3"]);
+        let b = of("b", &["4.4.4.4"]);
+        assert_eq!(update_winner(&current, &[&a, &b]), Some("service/default/b"));
     }
 
     #[test]
     fn resolve_update_prefers_the_least_candidate_of_the_holding_resource() {
-        let current = ep(&["1.1.1.1"]).with_label(label::RESOURCE, "service/default/a");
-        let a1 = ep(&["5.5.5.5"]).with_label(label::RESOURCE, "service/default/a");
-        let a2 = ep(&["4.4.4.4"]).with_label(label::RESOURCE, "service/default/a");
+        let current = of("a", &["1.1.1.1"]);
+        let a1 = of("a", &["5.5.5.5"]);
+        let a2 = of("a", &["4.4.4.4"]);
         assert_eq!(
             resolve_update(&current, &[&a1, &a2]).map(|e| e.targets[0].as_str()),
             Some("4.4.4.4")
@@ -137,7 +141,7 @@ mod tests {
     #[test]
     fn resolve_update_matches_a_missing_resource_label_with_a_missing_one() {
         let current = ep(&["1.1.1.1"]);
-        let a = ep(&["1.1.1.1"]).with_label(label::RESOURCE, "service/default/a");
+        let a = of("a", &["1.1.1.1"]);
         let b = ep(&["2.2.2.2", "3.3.3.3"]);
         assert_eq!(resolve_update(&current, &[&a, &b]).map(|e| e.targets.len()), Some(2));
     }

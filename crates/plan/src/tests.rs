@@ -41,11 +41,31 @@ fn config() -> PlanConfig {
     }
 }
 
-fn plan(cfg: &PlanConfig, current: &[Endpoint], desired: &[Endpoint]) -> Changes {
+/// The plan's whole outcome, with no domain filter.
+fn outcome(cfg: &PlanConfig, current: &[Endpoint], desired: &[Endpoint]) -> PlanOutcome {
     calculate(cfg, current, desired, &DomainFilter::default())
-        .changes
-        .into_iter()
-        .collect()
+}
+
+fn plan(cfg: &PlanConfig, current: &[Endpoint], desired: &[Endpoint]) -> Changes {
+    outcome(cfg, current, desired).changes.into_iter().collect()
+}
+
+/// `x.example.com` as A `1.1.1.1` and AAAA `2001:db8::1`.
+fn x_a_and_aaaa() -> [Endpoint; 2] {
+    [
+        a("x.example.com", &["1.1.1.1"]),
+        aaaa("x.example.com", &["2001:db8::1"]),
+    ]
+}
+
+/// `x.example.com` A `1.1.1.1` with a configured TTL.
+fn x_ttl(seconds: i64) -> Endpoint {
+    a("x.example.com", &["1.1.1.1"]).with_ttl(Ttl(seconds))
+}
+
+/// The plan with one current record, ours, and one desired.
+fn plan_one(current: Endpoint, desired: Endpoint) -> Changes {
+    plan(&config(), &[ours(current)], &[desired])
 }
 
 fn names(eps: &[Endpoint]) -> Vec<String> {
@@ -74,10 +94,7 @@ fn creates_are_not_owner_filtered() {
 #[test]
 fn a_new_type_at_a_name_we_own_is_created() {
     let current = [ours(a("x.example.com", &["1.1.1.1"]))];
-    let desired = [
-        a("x.example.com", &["1.1.1.1"]),
-        aaaa("x.example.com", &["2001:db8::1"]),
-    ];
+    let desired = x_a_and_aaaa();
     let c = plan(&config(), &current, &desired);
     assert_eq!(names(&c.create), ["x.example.com AAAA"]);
     assert!(c.update_new.is_empty());
@@ -86,11 +103,8 @@ fn a_new_type_at_a_name_we_own_is_created() {
 #[test]
 fn no_create_at_a_name_held_by_another_owner() {
     let current = [theirs(a("x.example.com", &["1.1.1.1"]))];
-    let desired = [
-        a("x.example.com", &["1.1.1.1"]),
-        aaaa("x.example.com", &["2001:db8::1"]),
-    ];
-    let out = calculate(&config(), &current, &desired, &DomainFilter::default());
+    let desired = x_a_and_aaaa();
+    let out = outcome(&config(), &current, &desired);
     assert!(changes_of(&out).create.is_empty());
     assert_eq!(
         out.owner_mismatches,
@@ -107,7 +121,7 @@ fn no_create_at_a_name_held_by_another_owner() {
 fn no_create_at_a_name_with_an_unowned_record() {
     let current = [a("x.example.com", &["1.1.1.1"]).with_set_identifier("")];
     let desired = [aaaa("x.example.com", &["2001:db8::1"])];
-    let out = calculate(&config(), &current, &desired, &DomainFilter::default());
+    let out = outcome(&config(), &current, &desired);
     assert!(changes_of(&out).create.is_empty());
     assert_eq!(out.owner_mismatches.len(), 1);
     assert_eq!(out.owner_mismatches[0].foreign_owner, "");
@@ -117,7 +131,7 @@ fn no_create_at_a_name_with_an_unowned_record() {
 fn owner_mismatch_names_the_set_identifier_when_there_is_no_owner() {
     let current = [a("x.example.com", &["1.1.1.1"]).with_set_identifier("blue")];
     let desired = [aaaa("x.example.com", &["2001:db8::1"]).with_set_identifier("blue")];
-    let out = calculate(&config(), &current, &desired, &DomainFilter::default());
+    let out = outcome(&config(), &current, &desired);
     assert_eq!(out.owner_mismatches[0].foreign_owner, "blue");
 }
 
@@ -125,7 +139,7 @@ fn owner_mismatch_names_the_set_identifier_when_there_is_no_owner() {
 fn owner_mismatch_domain_keeps_two_label_names_whole() {
     let current = [theirs(a("example.com", &["1.1.1.1"]))];
     let desired = [aaaa("example.com", &["2001:db8::1"])];
-    let out = calculate(&config(), &current, &desired, &DomainFilter::default());
+    let out = outcome(&config(), &current, &desired);
     assert_eq!(out.owner_mismatches[0].domain, "example.com");
 }
 
@@ -139,10 +153,7 @@ fn creates_wait_until_every_record_at_the_name_is_ours() {
         managed_types: vec![RecordType::A, RecordType::Aaaa, RecordType::Txt],
         ..config()
     };
-    let desired = [
-        a("x.example.com", &["1.1.1.1"]),
-        aaaa("x.example.com", &["2001:db8::1"]),
-    ];
+    let desired = x_a_and_aaaa();
     let c = plan(&cfg, &current, &desired);
     assert!(c.create.is_empty());
 }
@@ -150,15 +161,12 @@ fn creates_wait_until_every_record_at_the_name_is_ours() {
 #[test]
 fn without_an_owner_id_creates_are_never_blocked() {
     let current = [theirs(a("x.example.com", &["1.1.1.1"]))];
-    let desired = [
-        a("x.example.com", &["1.1.1.1"]),
-        aaaa("x.example.com", &["2001:db8::1"]),
-    ];
+    let desired = x_a_and_aaaa();
     let cfg = PlanConfig {
         owner_id: String::new(),
         ..config()
     };
-    let out = calculate(&cfg, &current, &desired, &DomainFilter::default());
+    let out = outcome(&cfg, &current, &desired);
     assert_eq!(names(&changes_of(&out).create), ["x.example.com AAAA"]);
     assert!(out.owner_mismatches.is_empty());
 }
@@ -179,17 +187,14 @@ fn records_of_other_owners_the_plan_looked_at_are_counted_as_not_owned() {
     };
     // The cluster asks for `x`, whose A record is somebody else's.
     let desired = [a("mine.example.com", &["1.1.1.1"]), a("x.example.com", &["1.1.1.9"])];
-    let out = calculate(&cfg, &current, &desired, &DomainFilter::default());
+    let out = outcome(&cfg, &current, &desired);
     assert!(out.changes.is_empty(), "{:?}", out.changes);
     assert_eq!(out.not_owned, NotOwned { records: 2, wanted: 1 });
     let noop = PlanConfig {
         owner_id: String::new(),
         ..cfg
     };
-    assert_eq!(
-        calculate(&noop, &current, &[], &DomainFilter::default()).not_owned,
-        NotOwned::default()
-    );
+    assert_eq!(outcome(&noop, &current, &[]).not_owned, NotOwned::default());
 }
 
 // --- deletes ---
@@ -214,10 +219,7 @@ fn a_record_owned_by_nobody_is_never_deleted() {
 
 #[test]
 fn an_owned_type_no_longer_desired_at_a_name_is_deleted() {
-    let current = [
-        ours(a("x.example.com", &["1.1.1.1"])),
-        ours(aaaa("x.example.com", &["2001:db8::1"])),
-    ];
+    let current = x_a_and_aaaa().map(ours);
     let c = plan(&config(), &current, &[a("x.example.com", &["1.1.1.1"])]);
     assert_eq!(names(&c.delete), ["x.example.com AAAA"]);
 }
@@ -260,9 +262,10 @@ fn changed_targets_update_an_owned_record() {
 
 #[test]
 fn update_copies_the_owner_label_from_the_current_record() {
-    let current = [ours(a("x.example.com", &["1.1.1.1"]))];
-    let desired = [res(a("x.example.com", &["2.2.2.2"]), "service/default/x")];
-    let c = plan(&config(), &current, &desired);
+    let c = plan_one(
+        a("x.example.com", &["1.1.1.1"]),
+        res(a("x.example.com", &["2.2.2.2"]), "service/default/x"),
+    );
     assert_eq!(c.update_new[0].owner(), Some(OWNER));
     assert_eq!(c.update_new[0].resource(), Some("service/default/x"));
 }
@@ -290,27 +293,23 @@ fn same_targets_in_another_order_or_case_are_no_update() {
     ))];
     let c = plan(&config(), &current, &[cname("x.example.com", "lb.example.com")]);
     assert!(c.update_new.is_empty());
-    let current = [ours(a("y.example.com", &["2.2.2.2", "1.1.1.1"]))];
-    let c = plan(&config(), &current, &[a("y.example.com", &["1.1.1.1", "2.2.2.2"])]);
+    let c = plan_one(
+        a("y.example.com", &["2.2.2.2", "1.1.1.1"]),
+        a("y.example.com", &["1.1.1.1", "2.2.2.2"]),
+    );
     assert!(c.update_new.is_empty());
 }
 
 #[test]
 fn a_configured_ttl_that_differs_updates_the_record() {
-    let current = [ours(a("x.example.com", &["1.1.1.1"]).with_ttl(Ttl(300)))];
-    let c = plan(
-        &config(),
-        &current,
-        &[a("x.example.com", &["1.1.1.1"]).with_ttl(Ttl(60))],
-    );
+    let c = plan_one(x_ttl(300), x_ttl(60));
     assert_eq!(c.update_new.len(), 1);
     assert_eq!(c.update_new[0].record_ttl, Ttl(60));
 }
 
 #[test]
 fn an_unset_ttl_never_updates_the_record() {
-    let current = [ours(a("x.example.com", &["1.1.1.1"]).with_ttl(Ttl(300)))];
-    let c = plan(&config(), &current, &[a("x.example.com", &["1.1.1.1"])]);
+    let c = plan_one(x_ttl(300), a("x.example.com", &["1.1.1.1"]));
     assert!(c.update_new.is_empty());
 }
 
@@ -324,36 +323,38 @@ fn ps(pairs: &[(&str, &str)]) -> ProviderSpecific {
 
 #[test]
 fn a_changed_provider_specific_value_updates_the_record() {
-    let current = [ours(
+    let c = plan_one(
         a("x.example.com", &["1.1.1.1"]).with_provider_specific(ps(&[("aws/weight", "10")])),
-    )];
-    let desired = [a("x.example.com", &["1.1.1.1"]).with_provider_specific(ps(&[("aws/weight", "20")]))];
-    assert_eq!(plan(&config(), &current, &desired).update_new.len(), 1);
+        a("x.example.com", &["1.1.1.1"]).with_provider_specific(ps(&[("aws/weight", "20")])),
+    );
+    assert_eq!(c.update_new.len(), 1);
 }
 
 #[test]
 fn a_provider_specific_property_only_on_the_current_record_updates_it() {
-    let current = [ours(
+    let c = plan_one(
         a("x.example.com", &["1.1.1.1"]).with_provider_specific(ps(&[("txt/force-update", "true")])),
-    )];
-    let desired = [a("x.example.com", &["1.1.1.1"])];
-    assert_eq!(plan(&config(), &current, &desired).update_new.len(), 1);
+        a("x.example.com", &["1.1.1.1"]),
+    );
+    assert_eq!(c.update_new.len(), 1);
 }
 
 #[test]
 fn a_provider_specific_property_only_on_the_desired_record_updates_it() {
-    let current = [ours(a("x.example.com", &["1.1.1.1"]))];
-    let desired = [a("x.example.com", &["1.1.1.1"]).with_provider_specific(ps(&[("alias", "true")]))];
-    assert_eq!(plan(&config(), &current, &desired).update_new.len(), 1);
+    let c = plan_one(
+        a("x.example.com", &["1.1.1.1"]),
+        a("x.example.com", &["1.1.1.1"]).with_provider_specific(ps(&[("alias", "true")])),
+    );
+    assert_eq!(c.update_new.len(), 1);
 }
 
 #[test]
 fn provider_specific_order_does_not_matter() {
-    let current = [ours(
+    let c = plan_one(
         a("x.example.com", &["1.1.1.1"]).with_provider_specific(ps(&[("a", "1"), ("b", "2")])),
-    )];
-    let desired = [a("x.example.com", &["1.1.1.1"]).with_provider_specific(ps(&[("b", "2"), ("a", "1")]))];
-    assert!(plan(&config(), &current, &desired).update_new.is_empty());
+        a("x.example.com", &["1.1.1.1"]).with_provider_specific(ps(&[("b", "2"), ("a", "1")])),
+    );
+    assert!(c.update_new.is_empty());
 }
 
 #[test]
@@ -373,12 +374,7 @@ fn migrating_from_an_old_owner_updates_every_owned_record() {
 
 #[test]
 fn identical_records_need_no_change() {
-    let current = [ours(a("x.example.com", &["1.1.1.1"]).with_ttl(Ttl(300)))];
-    let c = plan(
-        &config(),
-        &current,
-        &[a("x.example.com", &["1.1.1.1"]).with_ttl(Ttl(300))],
-    );
+    let c = plan_one(x_ttl(300), x_ttl(300));
     assert!(c.is_empty());
 }
 
@@ -386,15 +382,16 @@ fn identical_records_need_no_change() {
 
 #[test]
 fn names_are_compared_case_insensitively_and_without_trailing_dot() {
-    let current = [ours(a("X.Example.COM.", &["1.1.1.1"]))];
-    let c = plan(&config(), &current, &[a("x.example.com", &["1.1.1.1"])]);
+    let c = plan_one(a("X.Example.COM.", &["1.1.1.1"]), a("x.example.com", &["1.1.1.1"]));
     assert!(c.is_empty(), "{c:?}");
 }
 
 #[test]
 fn unicode_names_match_their_punycode_form() {
-    let current = [ours(a("xn--bcher-kva.example.com", &["1.1.1.1"]))];
-    let c = plan(&config(), &current, &[a("bücher.example.com", &["1.1.1.1"])]);
+    let c = plan_one(
+        a("xn--bcher-kva.example.com", &["1.1.1.1"]),
+        a("bücher.example.com", &["1.1.1.1"]),
+    );
     assert!(c.is_empty(), "{c:?}");
 }
 
@@ -444,10 +441,7 @@ fn a_current_cname_is_deleted_when_another_type_takes_its_name() {
 
 #[test]
 fn a_and_aaaa_candidates_coexist() {
-    let desired = [
-        a("x.example.com", &["1.1.1.1"]),
-        aaaa("x.example.com", &["2001:db8::1"]),
-    ];
+    let desired = x_a_and_aaaa();
     let c = plan(&config(), &[], &desired);
     assert_eq!(names(&c.create), ["x.example.com A", "x.example.com AAAA"]);
 }
@@ -500,34 +494,28 @@ fn when_the_holding_resource_is_gone_the_create_rule_picks_the_update() {
 
 // --- policies ---
 
-#[test]
-fn upsert_only_never_deletes() {
-    let cfg = PlanConfig {
-        policy: Policy::UpsertOnly,
-        ..config()
-    };
+/// The plan under `policy` of a scene that holds one of each change: a record gone from the desired ones, one
+/// with a new target, one new.
+fn plan_under(policy: Policy) -> Changes {
+    let cfg = PlanConfig { policy, ..config() };
     let current = [
         ours(a("old.example.com", &["1.1.1.1"])),
         ours(a("x.example.com", &["1.1.1.1"])),
     ];
     let desired = [a("x.example.com", &["2.2.2.2"]), a("new.example.com", &["3.3.3.3"])];
-    let c = plan(&cfg, &current, &desired);
+    plan(&cfg, &current, &desired)
+}
+
+#[test]
+fn upsert_only_never_deletes() {
+    let c = plan_under(Policy::UpsertOnly);
     assert!(c.delete.is_empty());
     assert_eq!((c.create.len(), c.update_new.len()), (1, 1));
 }
 
 #[test]
 fn create_only_never_updates_or_deletes() {
-    let cfg = PlanConfig {
-        policy: Policy::CreateOnly,
-        ..config()
-    };
-    let current = [
-        ours(a("old.example.com", &["1.1.1.1"])),
-        ours(a("x.example.com", &["1.1.1.1"])),
-    ];
-    let desired = [a("x.example.com", &["2.2.2.2"]), a("new.example.com", &["3.3.3.3"])];
-    let c = plan(&cfg, &current, &desired);
+    let c = plan_under(Policy::CreateOnly);
     assert!(c.delete.is_empty() && c.update_new.is_empty() && c.update_old.is_empty());
     assert_eq!(names(&c.create), ["new.example.com A"]);
 }
@@ -536,9 +524,13 @@ fn create_only_never_updates_or_deletes() {
 
 #[test]
 fn unmanaged_record_types_are_ignored() {
-    let current = [ours(txt("x.example.com", "\"hello\""))];
-    let desired = [Endpoint::new("x.example.com", RecordType::Mx, ["10 mail.example.com"])];
-    assert!(plan(&config(), &current, &desired).is_empty());
+    assert!(
+        plan_one(
+            txt("x.example.com", "\"hello\""),
+            Endpoint::new("x.example.com", RecordType::Mx, ["10 mail.example.com"])
+        )
+        .is_empty()
+    );
 }
 
 #[test]
@@ -570,10 +562,7 @@ fn excluded_types_win_over_managed_types() {
         excluded_types: vec![RecordType::Aaaa],
         ..config()
     };
-    let desired = [
-        a("x.example.com", &["1.1.1.1"]),
-        aaaa("x.example.com", &["2001:db8::1"]),
-    ];
+    let desired = x_a_and_aaaa();
     let c = plan(&cfg, &[ours(aaaa("y.example.com", &["2001:db8::2"]))], &desired);
     assert_eq!(names(&c.create), ["x.example.com A"]);
     assert!(c.delete.is_empty());

@@ -15,8 +15,8 @@ use extdns_provider::Provider;
 use extdns_provider::http::{Observe, Observer};
 use extdns_provider_aws::{AssumeRole, AwsConfig, AwsProvider, CredentialSource};
 use extdns_test_support::moto::Moto;
-use extdns_test_support::require;
 use extdns_test_support::route53_fake::Fake;
+use extdns_test_support::{require, serve};
 use reqwest::{Method, StatusCode as ReqwestStatus, Url};
 
 /// Every request the provider's clients sent: method, host:port and path.
@@ -62,6 +62,24 @@ fn chain(pairs: &[(&str, String)], home: &std::path::Path) -> CredentialSource {
     CredentialSource::chain(&|k| env.get(k).cloned(), None)
 }
 
+/// The same chain, reading `profile` (`AWS_PROFILE`, `--aws-profile`).
+fn with_profile(source: CredentialSource, profile: &str) -> CredentialSource {
+    match source {
+        CredentialSource::Chain { env, .. } => CredentialSource::Chain {
+            env,
+            profile: Some(profile.into()),
+        },
+        other => other,
+    }
+}
+
+/// moto with one zone, example.org.
+async fn moto_with_a_zone() -> Moto {
+    let moto = Moto::start();
+    moto.zone("example.org", false, &[]).await;
+    moto
+}
+
 fn config(route53: &str, source: CredentialSource, seen: &Arc<Seen>) -> AwsConfig {
     let mut c = AwsConfig::with_source(route53.parse().expect("a URL"), source);
     c.batch_change_interval = Duration::ZERO;
@@ -77,8 +95,7 @@ fn tempdir() -> tempfile::TempDir {
 #[tokio::test]
 async fn route53_on_moto_through_web_identity_without_static_keys() {
     require!(Moto);
-    let moto = Moto::start();
-    moto.zone("example.org", false, &[]).await;
+    let moto = moto_with_a_zone().await;
     let home = tempdir();
     let token = home.path().join("token");
     std::fs::write(&token, "eyJhbGciOiJSUzI1NiJ9.e30.c2ln\n").expect("token written");
@@ -103,8 +120,7 @@ async fn route53_on_moto_through_web_identity_without_static_keys() {
 #[tokio::test]
 async fn route53_on_moto_through_an_assumed_role_refreshed_before_expiry() {
     require!(Moto);
-    let moto = Moto::start();
-    moto.zone("example.org", false, &[]).await;
+    let moto = moto_with_a_zone().await;
     let home = tempdir();
     let seen = Arc::new(Seen::default());
     let source = chain(
@@ -149,13 +165,7 @@ async fn an_unknown_profile_and_an_empty_chain_name_what_was_tried() {
     }
     assert!(fake.lock().requests.is_empty(), "nothing unsigned was sent");
 
-    let source = match chain(&[], home.path()) {
-        CredentialSource::Chain { env, .. } => CredentialSource::Chain {
-            env,
-            profile: Some("dev".into()),
-        },
-        other => other,
-    };
+    let source = with_profile(chain(&[], home.path()), "dev");
     let p = AwsProvider::new(config(&fake.url, source, &seen)).expect("a provider");
     let e = p.records().await.expect_err("no such profile").to_string();
     assert!(e.contains("profile dev") && e.contains("no such profile"), "{e}");
@@ -164,8 +174,7 @@ async fn an_unknown_profile_and_an_empty_chain_name_what_was_tried() {
 #[tokio::test]
 async fn a_profile_assumes_its_role_with_its_source_profiles_keys_on_moto() {
     require!(Moto);
-    let moto = Moto::start();
-    moto.zone("example.org", false, &[]).await;
+    let moto = moto_with_a_zone().await;
     let home = tempdir();
     std::fs::create_dir_all(home.path().join(".aws")).expect("dir");
     std::fs::write(
@@ -179,13 +188,7 @@ async fn a_profile_assumes_its_role_with_its_source_profiles_keys_on_moto() {
     )
     .expect("credentials");
     let seen = Arc::new(Seen::default());
-    let source = match chain(&[("AWS_ENDPOINT_URL", moto.url.clone())], home.path()) {
-        CredentialSource::Chain { env, .. } => CredentialSource::Chain {
-            env,
-            profile: Some("dns".into()),
-        },
-        other => other,
-    };
+    let source = with_profile(chain(&[("AWS_ENDPOINT_URL", moto.url.clone())], home.path()), "dns");
     let p = AwsProvider::new(config(&moto.url, source, &seen)).expect("a provider");
     p.records().await.expect("Route53 through the profile's role");
     assert_eq!(seen.sts_calls(), 1);
@@ -199,6 +202,18 @@ struct Issuer {
 }
 
 impl Issuer {
+    fn new(lifetime: Duration) -> Self {
+        Issuer {
+            fetches: Arc::default(),
+            lifetime,
+        }
+    }
+
+    /// How many credentials it has issued.
+    fn fetches(&self) -> u32 {
+        *self.fetches.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     fn issue(&self, prefix: &str) -> String {
         let mut n = self.fetches.lock().unwrap_or_else(|p| p.into_inner());
         *n += 1;
@@ -213,6 +228,12 @@ impl Issuer {
         })
         .to_string()
     }
+}
+
+/// Asserts the fake's last request carried `header` with a value `check` accepts.
+fn assert_signed(fake: &Fake, header: &str, check: impl Fn(&str) -> bool) {
+    let auth = fake.lock().last_signature.clone();
+    assert!(auth.iter().any(|(k, v)| k == header && check(v)), "{auth:?}");
 }
 
 fn rfc3339(secs: u64) -> String {
@@ -234,15 +255,6 @@ fn rfc3339(secs: u64) -> String {
         rem % 3600 / 60,
         rem % 60
     )
-}
-
-async fn serve(app: Router) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    format!("http://{addr}")
 }
 
 /// The container endpoint as ECS and EKS Pod Identity document it: GET, the token in `Authorization`.
@@ -267,10 +279,7 @@ async fn container_fake(issuer: Issuer, token: &'static str) -> String {
 async fn container_credentials_with_a_token_file_sign_route53_and_refresh() {
     let fake = Fake::start().await;
     fake.zone("example.com", false, &[]);
-    let issuer = Issuer {
-        fetches: Arc::default(),
-        lifetime: Duration::from_secs(60),
-    };
+    let issuer = Issuer::new(Duration::from_secs(60));
     let agent = container_fake(issuer.clone(), "pod-identity-token").await;
     let home = tempdir();
     let token_file = home.path().join("eks-pod-identity-token");
@@ -287,24 +296,17 @@ async fn container_credentials_with_a_token_file_sign_route53_and_refresh() {
         home.path(),
     );
     let p = AwsProvider::new(config(&fake.url, source, &seen)).expect("a provider");
-    let fetches = || *issuer.fetches.lock().unwrap_or_else(|p| p.into_inner());
     p.records().await.expect("Route53 with container credentials");
-    let first = fetches();
-    let auth = fake.lock().last_signature.clone();
-    assert!(
-        auth.iter()
-            .any(|(k, v)| k == "authorization" && v.contains(&format!("Credential=ASIACONTAINER{first}/"))),
-        "{auth:?}"
-    );
+    let first = issuer.fetches();
+    assert_signed(&fake, "authorization", |v| {
+        v.contains(&format!("Credential=ASIACONTAINER{first}/"))
+    });
     // They expire within the five minutes kept before expiry: every request fetches new ones.
     p.records().await.expect("again");
-    assert!(fetches() > first, "refreshed");
-    let auth = fake.lock().last_signature.clone();
-    assert!(
-        auth.iter()
-            .any(|(k, v)| k == "x-amz-security-token" && *v == format!("token-{}", fetches())),
-        "{auth:?}"
-    );
+    assert!(issuer.fetches() > first, "refreshed");
+    assert_signed(&fake, "x-amz-security-token", |v| {
+        v == format!("token-{}", issuer.fetches())
+    });
 }
 
 /// IMDSv2 as EC2 documents it: a PUT for a session token with a TTL of 1..=21600 s, requests without a
@@ -364,10 +366,7 @@ async fn imds_fake(issuer: Issuer) -> String {
 async fn the_instance_profile_comes_from_imdsv2_last() {
     let fake = Fake::start().await;
     fake.zone("example.com", false, &[]);
-    let issuer = Issuer {
-        fetches: Arc::default(),
-        lifetime: Duration::from_secs(6 * 3600),
-    };
+    let issuer = Issuer::new(Duration::from_secs(6 * 3600));
     let imds = imds_fake(issuer.clone()).await;
     let home = tempdir();
     let seen = Arc::new(Seen::default());
@@ -378,17 +377,8 @@ async fn the_instance_profile_comes_from_imdsv2_last() {
     let p = AwsProvider::new(config(&fake.url, source, &seen)).expect("a provider");
     p.records().await.expect("Route53 with the instance profile");
     p.records().await.expect("again");
-    let auth = fake.lock().last_signature.clone();
-    assert!(
-        auth.iter()
-            .any(|(k, v)| k == "authorization" && v.contains("Credential=ASIAINSTANCE1/")),
-        "{auth:?}"
-    );
-    assert_eq!(
-        *issuer.fetches.lock().unwrap_or_else(|p| p.into_inner()),
-        1,
-        "kept while valid"
-    );
+    assert_signed(&fake, "authorization", |v| v.contains("Credential=ASIAINSTANCE1/"));
+    assert_eq!(issuer.fetches(), 1, "kept while valid");
     assert_eq!(seen.count("PUT /latest/api/token"), 1);
 }
 
@@ -443,18 +433,9 @@ async fn the_instance_profile_from_amazon_ec2_metadata_mock() {
     }
     let p = AwsProvider::new(config(&fake.url, source, &seen)).expect("a provider");
     p.records().await.expect("Route53 with the mock's instance profile");
-    let auth = fake.lock().last_signature.clone();
     // The mock's documented defaults: role baskinc-role, access key 12345678901.
-    assert!(
-        auth.iter()
-            .any(|(k, v)| k == "authorization" && v.contains("Credential=12345678901/")),
-        "{auth:?}"
-    );
-    assert!(
-        auth.iter()
-            .any(|(k, v)| k == "x-amz-security-token" && v.starts_with("TEST92test48TEST")),
-        "{auth:?}"
-    );
+    assert_signed(&fake, "authorization", |v| v.contains("Credential=12345678901/"));
+    assert_signed(&fake, "x-amz-security-token", |v| v.starts_with("TEST92test48TEST"));
     assert!(seen.count("PUT /latest/api/token") >= 1);
     assert!(seen.count("GET /latest/meta-data/iam/security-credentials/baskinc-role") >= 1);
 }

@@ -51,6 +51,20 @@ async fn records(p: &AwsProvider) -> Vec<Endpoint> {
     eps
 }
 
+/// moto with one public zone, example.com, and a provider against it.
+async fn example_com() -> (Moto, AwsProvider) {
+    let moto = Moto::start();
+    moto.zone("example.com", false, &[]).await;
+    let p = provider(config(&moto.url));
+    (moto, p)
+}
+
+/// What the provider makes of the desired CNAME `name` → `target`.
+async fn adjusted(p: &AwsProvider, name: &str, target: &str) -> Vec<Endpoint> {
+    let cname = Endpoint::new(name, RecordType::Cname, [target]);
+    p.adjust_endpoints(vec![cname]).await.expect("adjusted")
+}
+
 fn find<'a>(eps: &'a [Endpoint], name: &str, kind: RecordType) -> Option<&'a Endpoint> {
     eps.iter().find(|e| e.dns_name == name && e.record_type == kind)
 }
@@ -107,9 +121,7 @@ async fn zones_are_selected_by_domain_type_and_tags() {
 #[tokio::test]
 async fn hundreds_of_records_are_written_and_read_back_across_pages() {
     require!(Moto);
-    let moto = Moto::start();
-    moto.zone("example.com", false, &[]).await;
-    let p = provider(config(&moto.url));
+    let (_moto, p) = example_com().await;
     let changes: Vec<Change> = (0..650)
         .map(|i| {
             Change::Create(
@@ -133,21 +145,11 @@ async fn hundreds_of_records_are_written_and_read_back_across_pages() {
 #[tokio::test]
 async fn records_of_every_kind_are_created_updated_and_deleted() {
     require!(Moto);
-    let moto = Moto::start();
-    moto.zone("example.com", false, &[]).await;
-    let p = provider(config(&moto.url));
+    let (_moto, p) = example_com().await;
 
     let a = Endpoint::new("a.example.com", RecordType::A, ["1.2.3.4", "1.2.3.5"]).with_ttl(Ttl(60));
     let aaaa = Endpoint::new("a.example.com", RecordType::Aaaa, ["2001:db8::1"]);
-    let cname = p
-        .adjust_endpoints(vec![Endpoint::new(
-            "c.example.com",
-            RecordType::Cname,
-            ["target.example.org"],
-        )])
-        .await
-        .expect("adjusted")
-        .remove(0);
+    let cname = adjusted(&p, "c.example.com", "target.example.org").await.remove(0);
     let txt = Endpoint::new(
         "a-a.example.com",
         RecordType::Txt,
@@ -163,14 +165,7 @@ async fn records_of_every_kind_are_created_updated_and_deleted() {
                 .with_provider_specific(ps(&[("aws/weight", w)]))
         })
         .collect();
-    let aliases = p
-        .adjust_endpoints(vec![Endpoint::new(
-            "lb.example.com",
-            RecordType::Cname,
-            ["my-lb-1.us-east-1.elb.amazonaws.com"],
-        )])
-        .await
-        .expect("adjusted");
+    let aliases = adjusted(&p, "lb.example.com", "my-lb-1.us-east-1.elb.amazonaws.com").await;
     assert_eq!(
         aliases.len(),
         2,
@@ -265,9 +260,7 @@ async fn records_of_every_kind_are_created_updated_and_deleted() {
 #[tokio::test]
 async fn every_routing_policy_round_trips_through_moto() {
     require!(Moto);
-    let moto = Moto::start();
-    moto.zone("example.com", false, &[]).await;
-    let p = provider(config(&moto.url));
+    let (_moto, p) = example_com().await;
     let cases: Vec<(&str, Vec<(&str, &str)>)> = vec![
         ("weighted", vec![("aws/weight", "10")]),
         ("latency", vec![("aws/region", "eu-west-1")]),

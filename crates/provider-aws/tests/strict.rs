@@ -37,6 +37,18 @@ fn set(name: &str, kind: &str, ttl: i64, values: &[&str]) -> Set {
     }
 }
 
+/// The fake holding one public zone, example.com, with `sets` in it: the fake, the zone's id, and a provider
+/// against it.
+async fn example_com<const N: usize>(sets: [Set; N]) -> (Fake, String, AwsProvider) {
+    let fake = Fake::start().await;
+    let zone = fake.zone("example.com", false, &[]);
+    for set in sets {
+        fake.put(&zone, set);
+    }
+    let p = provider(config(&fake.url));
+    (fake, zone, p)
+}
+
 fn failures(r: Result<(), ProviderError>) -> Vec<String> {
     match r {
         Err(ProviderError::Partial { failures }) => failures.iter().map(ToString::to_string).collect(),
@@ -46,11 +58,8 @@ fn failures(r: Result<(), ProviderError>) -> Vec<String> {
 
 #[tokio::test]
 async fn refused_changes_are_named_and_do_not_block_the_others() {
-    let fake = Fake::start().await;
-    let zone = fake.zone("example.com", false, &[]);
-    fake.put(&zone, set("taken.example.com", "A", 300, &["192.0.2.1"]));
-    fake.put(&zone, set("web.example.com", "A", 300, &["192.0.2.2"]));
-    let p = provider(config(&fake.url));
+    let taken = set("taken.example.com", "A", 300, &["192.0.2.1"]);
+    let (fake, zone, p) = example_com([taken.clone(), set("web.example.com", "A", 300, &["192.0.2.2"])]).await;
     let changes = vec![
         Change::Create(a("ok1.example.com", "10.0.0.1")),
         Change::Create(a("taken.example.com", "10.0.0.2")),
@@ -73,20 +82,14 @@ async fn refused_changes_are_named_and_do_not_block_the_others() {
         assert!(fake.find(&zone, ok, "A").is_some(), "{ok} landed");
     }
     // The foreign record is untouched, and batches were atomic: nothing half-applied.
-    assert_eq!(
-        fake.find(&zone, "taken.example.com", "A"),
-        Some(set("taken.example.com", "A", 300, &["192.0.2.1"]))
-    );
+    assert_eq!(fake.find(&zone, "taken.example.com", "A"), Some(taken));
     assert!(fake.find(&zone, "web.example.com", "CNAME").is_none());
     assert!(fake.lock().refused_batches >= 2);
 }
 
 #[tokio::test]
 async fn a_record_and_its_ownership_record_land_together_or_not_at_all() {
-    let fake = Fake::start().await;
-    let zone = fake.zone("example.com", false, &[]);
-    fake.put(&zone, set("a-taken.example.com", "TXT", 300, &["\"someone else\""]));
-    let p = provider(config(&fake.url));
+    let (fake, zone, p) = example_com([set("a-taken.example.com", "TXT", 300, &["\"someone else\""])]).await;
     let owned = |name: &str| {
         Endpoint::new(
             &format!("a-{name}"),
@@ -102,14 +105,8 @@ async fn a_record_and_its_ownership_record_land_together_or_not_at_all() {
         Change::Create(owned("taken.example.com")),
     ];
     let units = [
-        Unit {
-            change: &changes[0],
-            ownership: Some(&changes[1]),
-        },
-        Unit {
-            change: &changes[2],
-            ownership: Some(&changes[3]),
-        },
+        Unit::with_ownership(&changes[0], &changes[1]),
+        Unit::with_ownership(&changes[2], &changes[3]),
     ];
     let named = failures(p.apply(&ReadState::default(), &units).await);
     assert_eq!(named.len(), 1);
@@ -124,12 +121,12 @@ async fn a_record_and_its_ownership_record_land_together_or_not_at_all() {
 
 #[tokio::test]
 async fn deletes_send_the_record_set_exactly_as_it_was_read() {
-    let fake = Fake::start().await;
-    let zone = fake.zone("example.com", false, &[]);
     // Values as someone else wrote them: an odd TTL, a CNAME target with its final dot, TXT strings split.
-    fake.put(&zone, set("old.example.com", "CNAME", 1234, &["target.example.org."]));
-    fake.put(&zone, set("t.example.com", "TXT", 77, &["\"a\" \"b\""]));
-    let p = provider(config(&fake.url));
+    let (fake, zone, p) = example_com([
+        set("old.example.com", "CNAME", 1234, &["target.example.org."]),
+        set("t.example.com", "TXT", 77, &["\"a\" \"b\""]),
+    ])
+    .await;
     let read = p.records().await.expect("records");
     let deletes: Vec<Change> = read
         .endpoints
@@ -156,8 +153,7 @@ async fn deletes_send_the_record_set_exactly_as_it_was_read() {
 
 #[tokio::test]
 async fn record_pages_continue_at_the_next_set_identifier() {
-    let fake = Fake::start().await;
-    let zone = fake.zone("example.com", false, &[]);
+    let (fake, zone, p) = example_com([]).await;
     fake.lock().record_page = 2;
     for i in 0..7 {
         let mut s = set("w.example.com", "A", 60, &[&format!("10.0.0.{i}")]);
@@ -166,7 +162,6 @@ async fn record_pages_continue_at_the_next_set_identifier() {
         fake.put(&zone, s);
     }
     fake.put(&zone, set("x.example.com", "A", 60, &["10.1.0.1"]));
-    let p = provider(config(&fake.url));
     let eps = p.records().await.expect("records").endpoints;
     let mut ids: Vec<&str> = eps
         .iter()
@@ -224,8 +219,7 @@ async fn hosted_zones_are_read_across_pages_and_tags_ten_at_a_time() {
 
 #[tokio::test]
 async fn batches_respect_the_change_byte_and_value_limits() {
-    let fake = Fake::start().await;
-    fake.zone("example.com", false, &[]);
+    let (fake, _, _) = example_com([]).await;
     let changes: Vec<Change> = (0..25)
         .map(|i| Change::Create(a(&format!("r{i:02}.example.com"), "10.0.0.1")))
         .collect();
@@ -250,9 +244,7 @@ async fn batches_respect_the_change_byte_and_value_limits() {
 
 #[tokio::test]
 async fn throttling_is_retried_with_backoff_then_reported_as_transient() {
-    let fake = Fake::start().await;
-    fake.zone("example.com", false, &[]);
-    let p = provider(config(&fake.url));
+    let (fake, _, p) = example_com([]).await;
     fake.lock().throttle_next = 3;
     let eps = p.records().await.expect("records after three throttled calls");
     assert!(eps.endpoints.iter().any(|e| e.record_type == RecordType::Ns));
@@ -312,8 +304,7 @@ async fn a_change_outside_every_zone_is_skipped_and_a_split_horizon_name_goes_to
 
 #[tokio::test]
 async fn the_zone_list_is_cached_for_its_duration_and_becomes_the_domain_filter() {
-    let fake = Fake::start().await;
-    fake.zone("example.com", false, &[]);
+    let (fake, _, _) = example_com([]).await;
     let mut c = config(&fake.url);
     c.zones_cache_duration = Duration::from_secs(3600);
     let p = provider(c);
@@ -342,8 +333,7 @@ async fn the_zone_list_is_cached_for_its_duration_and_becomes_the_domain_filter(
 
 #[tokio::test]
 async fn requests_are_signed_for_route53_with_the_session_token() {
-    let fake = Fake::start().await;
-    fake.zone("example.com", false, &[]);
+    let (fake, _, _) = example_com([]).await;
     let mut c = config(&fake.url);
     let mut credentials = Credentials::new("AKIDSIGNED", "secret");
     credentials.session_token = Some("token-1".into());
@@ -398,8 +388,7 @@ fn six_within_a_second(instants: &[std::time::Instant], slack: Duration) -> Opti
 
 #[tokio::test]
 async fn a_stream_of_applies_never_makes_more_than_five_requests_a_second() {
-    let fake = Fake::start().await;
-    fake.zone("example.com", false, &[]);
+    let (fake, _, _) = example_com([]).await;
     let mut c = config(&fake.url);
     c.requests_per_second = AwsConfig::new(c.endpoint.clone(), Credentials::new("a", "b")).requests_per_second;
     assert_eq!(c.requests_per_second, 5.0, "Route53's limit is the default");

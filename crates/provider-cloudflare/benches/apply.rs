@@ -10,17 +10,14 @@
 use std::time::Duration;
 
 use extdns_provider_cloudflare::{Auth, CloudflareConfig, CloudflareProvider};
-use extdns_test_support::bench::{self, Round};
+use extdns_test_support::bench;
 use extdns_test_support::cloudflare_fake::{FakeCloudflare, TOKEN};
 
 fn main() {
     let n = bench::records_from_env("CLOUDFLARE_BENCH_RECORDS");
     let runtime = bench::runtime();
-    println!("cloudflare provider → API fake on 127.0.0.1, {n} A records, 5000 records per page");
-    println!(
-        "{:>8} {:>10} {:>14} {:>10} {:>14}",
-        "batch", "API calls", "create rec/s", "read s", "delete rec/s"
-    );
+    let title = format!("cloudflare provider → API fake on 127.0.0.1, {n} A records, 5000 records per page");
+    bench::print_header(&title, &format!("{:>8} {:>10}", "batch", "API calls"));
     for batch in [200usize, 50] {
         let cf = FakeCloudflare::start(&[("023e105f4ecef8ad9ca31a8372d0c353", "bench.example")]);
         let mut config = CloudflareConfig::new(Auth::Token(TOKEN.into()));
@@ -28,13 +25,10 @@ fn main() {
         config.batch_size = batch;
         config.batch_interval = Duration::ZERO;
         config.records_per_page = 5000;
-        let provider = match CloudflareProvider::new(config) {
-            Ok(p) => p,
-            Err(e) => panic!("{e}"),
-        };
-        let Round { create, read, delete } = runtime.block_on(bench::create_read_delete(&provider, n, "bench.example"));
+        let provider = CloudflareProvider::new(config).unwrap_or_else(|e| panic!("{e}"));
+        let round = runtime.block_on(bench::create_read_delete(&provider, n, "bench.example"));
         assert!(cf.state().records.is_empty(), "every record was deleted");
         let calls = cf.state().requests;
-        println!("{batch:>8} {calls:>10} {create:>14.0} {read:>10.2} {delete:>14.0}");
+        println!("{batch:>8} {calls:>10} {round}");
     }
 }

@@ -7,6 +7,7 @@ use extdns_endpoint::{Change, Endpoint, RecordType, Ttl};
 use extdns_provider::{Backoff, Provider, ProviderError, Unit, apply_changes};
 use extdns_provider_cloudflare::{Auth, CloudflareConfig, CloudflareProvider, PROXIED_PROPERTY};
 use extdns_test_support::cloudflare_fake::{API_EMAIL, API_KEY, FakeCloudflare, TOKEN};
+use extdns_test_support::lines::read_lines;
 
 const ZONE: &str = "023e105f4ecef8ad9ca31a8372d0c353";
 
@@ -27,10 +28,7 @@ fn provider_with(fake: &FakeCloudflare, f: impl FnOnce(&mut CloudflareConfig)) -
         ..Backoff::default()
     };
     f(&mut c);
-    match CloudflareProvider::new(c) {
-        Ok(p) => p,
-        Err(e) => panic!("{e}"),
-    }
+    CloudflareProvider::new(c).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn provider(fake: &FakeCloudflare) -> CloudflareProvider {
@@ -84,28 +82,9 @@ async fn records_are_created_read_back_and_proxied_only_where_cloudflare_can() {
         ]
     );
     assert_eq!(cf.state().batch_calls, 2, "one batch per zone");
-    let records = match p.records().await {
-        Ok(r) => r,
-        Err(e) => panic!("{e}"),
-    };
-    let mut got: Vec<String> = records
-        .endpoints
-        .iter()
-        .map(|e| {
-            let t: Vec<&str> = e.targets.iter().map(|t| t.as_str()).collect();
-            format!(
-                "{} {} {} {} proxied={}",
-                e.dns_name,
-                e.record_type,
-                e.record_ttl.0,
-                t.join(","),
-                e.provider_specific.get(PROXIED_PROPERTY).unwrap_or("-")
-            )
-        })
-        .collect();
-    got.sort();
+    let proxied = |e: &Endpoint| format!(" proxied={}", e.provider_specific.get(PROXIED_PROPERTY).unwrap_or("-"));
     assert_eq!(
-        got,
+        read_lines(&p, proxied).await,
         vec![
             "*.example.org A 1 192.0.2.9 proxied=false",
             "a-web.example.org TXT 1 \"heritage=external-dns\" proxied=false",
@@ -125,10 +104,7 @@ async fn updates_patch_in_place_and_deletes_leave_foreign_records() {
     let old = ep("web.example.org", RecordType::A, &["192.0.2.1", "192.0.2.2"]).with_ttl(Ttl(300));
     apply(&p, &[Change::Create(old.clone())]).await;
     let ids_before: Vec<String> = cf.state().records.keys().cloned().collect();
-    let records = match p.records().await {
-        Ok(r) => r,
-        Err(e) => panic!("{e}"),
-    };
+    let records = p.records().await.unwrap_or_else(|e| panic!("{e}"));
     let new = ep("web.example.org", RecordType::A, &["192.0.2.1", "192.0.2.3"]).with_ttl(Ttl(600));
     let update = Change::Update { old, new: new.clone() };
     if let Err(e) = p.apply(&records.state, &[Unit::new(&update)]).await {
@@ -148,10 +124,7 @@ async fn updates_patch_in_place_and_deletes_leave_foreign_records() {
         "the replaced target reused the freed record's id"
     );
 
-    let records = match p.records().await {
-        Ok(r) => r,
-        Err(e) => panic!("{e}"),
-    };
+    let records = p.records().await.unwrap_or_else(|e| panic!("{e}"));
     let delete = Change::Delete(new);
     if let Err(e) = p.apply(&records.state, &[Unit::new(&delete)]).await {
         panic!("{e}");
@@ -210,10 +183,7 @@ async fn large_change_sets_are_cut_into_batches_and_lists_are_paged() {
     assert_eq!(cf.state().records.len(), 450);
     assert_eq!(cf.state().batch_calls, 3, "batches of at most 200 records");
     let before = cf.state().requests;
-    let records = match p.records().await {
-        Ok(r) => r,
-        Err(e) => panic!("{e}"),
-    };
+    let records = p.records().await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(records.endpoints.len(), 450);
     // One zones list, then 65 pages of example.org's records and one of example.net's.
     assert_eq!(cf.state().requests - before, 1 + 65 + 1);

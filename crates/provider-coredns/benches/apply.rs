@@ -6,27 +6,21 @@
 //! (`cargo xtask test` builds that etcd). Set `COREDNS_BENCH_RECORDS` to change the number of records.
 
 use extdns_provider_coredns::{CorednsConfig, CorednsProvider};
-use extdns_test_support::bench::{self, Round};
+use extdns_test_support::bench;
 use extdns_test_support::etcd::Etcd;
 
 fn main() {
     let n = bench::records_from_env("COREDNS_BENCH_RECORDS");
     let runtime = bench::runtime();
-    println!("coredns provider → etcd 3.6.8 on 127.0.0.1 (JSON gateway), {n} A records");
-    println!(
-        "{:>10} {:>14} {:>10} {:>14}",
-        "txn ops", "create rec/s", "read s", "delete rec/s"
-    );
+    let title = format!("coredns provider → etcd 3.6.8 on 127.0.0.1 (JSON gateway), {n} A records");
+    bench::print_header(&title, &format!("{:>10}", "txn ops"));
     for ops in [128usize, 16] {
         let etcd = Etcd::start();
         let mut config = CorednsConfig::new(vec![etcd.url.clone()], "/skydns/");
         config.max_txn_ops = ops;
-        let provider = match CorednsProvider::new(config) {
-            Ok(p) => p,
-            Err(e) => panic!("{e}"),
-        };
-        let Round { create, read, delete } = runtime.block_on(bench::create_read_delete(&provider, n, "bench.example"));
+        let provider = CorednsProvider::new(config).unwrap_or_else(|e| panic!("{e}"));
+        let round = runtime.block_on(bench::create_read_delete(&provider, n, "bench.example"));
         assert!(etcd.dump("/skydns/").is_empty(), "every record was deleted");
-        println!("{ops:>10} {create:>14.0} {read:>10.2} {delete:>14.0}");
+        println!("{ops:>10} {round}");
     }
 }

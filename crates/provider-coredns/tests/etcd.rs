@@ -5,6 +5,7 @@ use extdns_endpoint::{Change, Endpoint, RecordType, Ttl};
 use extdns_provider::{Provider, ProviderError, Unit, apply_changes};
 use extdns_provider_coredns::{CorednsConfig, CorednsProvider, GROUP_PROPERTY};
 use extdns_test_support::etcd::{Etcd, Pki};
+use extdns_test_support::lines::read_lines;
 use extdns_test_support::require;
 
 const PREFIX: &str = "/skydns/";
@@ -16,42 +17,37 @@ fn provider(etcd: &Etcd) -> CorednsProvider {
 fn provider_with(etcd: &Etcd, f: impl FnOnce(&mut CorednsConfig)) -> CorednsProvider {
     let mut config = CorednsConfig::new(vec![etcd.url.clone()], PREFIX);
     f(&mut config);
-    match CorednsProvider::new(config) {
-        Ok(p) => p,
-        Err(e) => panic!("{e}"),
-    }
+    CorednsProvider::new(config).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn ep(name: &str, rtype: RecordType, targets: &[&str]) -> Endpoint {
     Endpoint::new(name, rtype, targets.iter().copied())
 }
 
+/// Applies `changes`, failing the test on an error.
+async fn must(p: &CorednsProvider, changes: &[Change]) {
+    if let Err(e) = apply_changes(p, changes).await {
+        panic!("apply failed: {e}");
+    }
+}
+
+/// Writes one record through `p` and reads it back: the connection to etcd works.
+async fn writes_and_reads_one(p: &CorednsProvider) {
+    must(
+        p,
+        &[Change::Create(ep("web.example.org", RecordType::A, &["192.0.2.1"]))],
+    )
+    .await;
+    assert_eq!(read(p).await, vec!["web.example.org A 0 192.0.2.1"]);
+}
+
+/// What `p` reads, a line a record, with the group when a record has one.
 async fn read(p: &CorednsProvider) -> Vec<String> {
-    let records = match p.records().await {
-        Ok(r) => r,
-        Err(e) => panic!("read failed: {e}"),
-    };
-    let mut out: Vec<String> = records
-        .endpoints
-        .iter()
-        .map(|e| {
-            let targets: Vec<&str> = e.targets.iter().map(|t| t.as_str()).collect();
-            let group = e
-                .provider_specific
-                .get(GROUP_PROPERTY)
-                .map(|g| format!(" group={g}"))
-                .unwrap_or_default();
-            format!(
-                "{} {} {} {}{group}",
-                e.dns_name,
-                e.record_type,
-                e.record_ttl.0,
-                targets.join(",")
-            )
-        })
-        .collect();
-    out.sort();
-    out
+    read_lines(p, |e| {
+        let group = e.provider_specific.get(GROUP_PROPERTY);
+        group.map(|g| format!(" group={g}")).unwrap_or_default()
+    })
+    .await
 }
 
 #[tokio::test]
@@ -73,9 +69,7 @@ async fn records_are_written_as_external_dns_writes_them_and_read_back() {
         Change::Create(ep("example.org", RecordType::Mx, &["10 mail.example.org"])),
         Change::Create(grouped),
     ];
-    if let Err(e) = apply_changes(&p, &changes).await {
-        panic!("apply failed: {e}");
-    }
+    must(&p, &changes).await;
     assert_eq!(
         etcd.records(PREFIX),
         vec![
@@ -140,14 +134,9 @@ async fn updates_and_deletes_touch_only_the_keys_read() {
     etcd.put("/skydns/org/example/broken/x1", "not json");
     let p = provider(&etcd);
     let a = ep("web.example.org", RecordType::A, &["192.0.2.1", "192.0.2.2"]).with_ttl(Ttl(120));
-    if let Err(e) = apply_changes(&p, &[Change::Create(a.clone())]).await {
-        panic!("{e}");
-    }
+    must(&p, &[Change::Create(a.clone())]).await;
     let rev = etcd.revision();
-    let records = match p.records().await {
-        Ok(r) => r,
-        Err(e) => panic!("{e}"),
-    };
+    let records = p.records().await.unwrap_or_else(|e| panic!("{e}"));
     // The malformed value is skipped, not fatal; the hand-written key without targetstrip is its own name.
     assert_eq!(
         read(&p).await,
@@ -193,10 +182,7 @@ async fn updates_and_deletes_touch_only_the_keys_read() {
     );
 
     // Delete: only our two keys go; the hand-written key under the same name and the others stay.
-    let records = match p.records().await {
-        Ok(r) => r,
-        Err(e) => panic!("{e}"),
-    };
+    let records = p.records().await.unwrap_or_else(|e| panic!("{e}"));
     let delete = Change::Delete(new);
     if let Err(e) = p.apply(&records.state, &[Unit::new(&delete)]).await {
         panic!("{e}");
@@ -225,10 +211,7 @@ async fn a_key_holding_a_host_and_a_text_loses_only_the_part_deleted() {
         read(&p).await,
         vec!["web.example.org A 60 192.0.2.1", "web.example.org TXT 60 hello"]
     );
-    let records = match p.records().await {
-        Ok(r) => r,
-        Err(e) => panic!("{e}"),
-    };
+    let records = p.records().await.unwrap_or_else(|e| panic!("{e}"));
     let delete = Change::Delete(ep("web.example.org", RecordType::Txt, &["hello"]));
     if let Err(e) = p.apply(&records.state, &[Unit::new(&delete)]).await {
         panic!("{e}");
@@ -279,16 +262,12 @@ async fn large_change_sets_go_in_several_transactions_and_all_land() {
     let changes: Vec<Change> = (0..420)
         .map(|i| Change::Create(ep(&format!("h{i}.bulk.example.org"), RecordType::A, &["192.0.2.1"])))
         .collect();
-    if let Err(e) = apply_changes(&p, &changes).await {
-        panic!("{e}");
-    }
+    must(&p, &changes).await;
     // More than one range page (1000) is read back too.
     let more: Vec<Change> = (0..700)
         .map(|i| Change::Create(ep(&format!("t{i}.bulk.example.org"), RecordType::Txt, &["x"])))
         .collect();
-    if let Err(e) = apply_changes(&p, &more).await {
-        panic!("{e}");
-    }
+    must(&p, &more).await;
     assert_eq!(etcd.dump(PREFIX).len(), 1120);
     assert_eq!(read(&p).await.len(), 1120);
 }
@@ -302,14 +281,11 @@ async fn strictly_owned_records_carry_the_owner_and_others_are_invisible() {
         r#"{"host":"192.0.2.50","targetstrip":1,"ownedby":"someone"}"#,
     );
     let p = provider_with(&etcd, |c| c.owned_by = Some("me".into()));
-    if let Err(e) = apply_changes(
+    must(
         &p,
         &[Change::Create(ep("mine.example.org", RecordType::A, &["192.0.2.1"]))],
     )
-    .await
-    {
-        panic!("{e}");
-    }
+    .await;
     assert_eq!(
         etcd.records("/skydns/org/example/mine/"),
         vec![(
@@ -339,10 +315,7 @@ async fn an_unreachable_etcd_is_a_transient_error() {
         Err(e) => panic!("{e}"),
     };
     let config = CorednsConfig::new(vec![format!("http://127.0.0.1:{port}")], PREFIX);
-    let p = match CorednsProvider::new(config) {
-        Ok(p) => p,
-        Err(e) => panic!("{e}"),
-    };
+    let p = CorednsProvider::new(config).unwrap_or_else(|e| panic!("{e}"));
     let err = p.records().await;
     assert!(matches!(err, Err(ProviderError::Transient { .. })), "{err:?}");
 }
@@ -363,15 +336,7 @@ async fn etcd_authentication_is_used_and_a_wrong_password_is_an_auth_error() {
         c.username = Some("root".into());
         c.password = Some("s3cret".into());
     });
-    if let Err(e) = apply_changes(
-        &p,
-        &[Change::Create(ep("web.example.org", RecordType::A, &["192.0.2.1"]))],
-    )
-    .await
-    {
-        panic!("{e}");
-    }
-    assert_eq!(read(&p).await, vec!["web.example.org A 0 192.0.2.1"]);
+    writes_and_reads_one(&p).await;
     let anonymous = provider(&etcd);
     assert!(
         matches!(anonymous.records().await, Err(ProviderError::Auth(_))),
@@ -401,15 +366,7 @@ async fn etcd_over_tls_with_a_client_certificate_and_a_server_name() {
     };
     // The certificate names etcd.test, not 127.0.0.1: with ETCD_TLS_SERVER_NAME it verifies.
     let p = provider_with(&etcd, |c| tls(c, Some("etcd.test")));
-    if let Err(e) = apply_changes(
-        &p,
-        &[Change::Create(ep("web.example.org", RecordType::A, &["192.0.2.1"]))],
-    )
-    .await
-    {
-        panic!("{e}");
-    }
-    assert_eq!(read(&p).await, vec!["web.example.org A 0 192.0.2.1"]);
+    writes_and_reads_one(&p).await;
     // Without it the name does not match: refused, and retried later as transient.
     let mismatch = provider_with(&etcd, |c| tls(c, None));
     assert!(matches!(mismatch.records().await, Err(ProviderError::Transient { .. })));

@@ -91,23 +91,11 @@ impl PdnsProvider {
     /// Send one batch to `zone` as one PATCH. A refusal of several changes is returned as an error the
     /// shared batch helper splits on; a refusal of a single change names it with PowerDNS's reason.
     async fn send_batch(&self, zone: &Zone, batch: &[Unit<'_>]) -> Result<(), ProviderError> {
-        let mut failures = Vec::new();
-        let mut rrsets = Vec::new();
-        let mut sent: Vec<&Unit<'_>> = Vec::new();
-        for unit in batch {
-            // A unit is encoded whole or not at all, so a record never goes out without its ownership record.
-            let encoded = unit.changes().try_fold(Vec::new(), |mut acc, change| {
-                acc.extend(wire::rrset_changes(change, &zone.name)?);
-                Ok::<_, wire::EncodeError>(acc)
-            });
-            match encoded {
-                Ok(ops) => {
-                    rrsets.extend(ops);
-                    sent.push(unit);
-                }
-                Err(e) => failures.push(unit.failure(e.to_string())),
-            }
-        }
+        let batch::Encoded {
+            items: rrsets,
+            sent,
+            mut failures,
+        } = batch::encode(batch, |change| wire::rrset_changes(change, &zone.name));
         if !rrsets.is_empty() {
             match self.api.patch(&zone.id, &Patch { rrsets }).await {
                 Ok(()) => tracing::debug!(zone = %zone.name, changes = sent.len(), "zone patched"),

@@ -16,10 +16,7 @@ fn provider_with(url: &str, key: &str, filter: &[&str]) -> PdnsProvider {
     let mut config = PdnsConfig::new(url, key);
     config.domain_filter = DomainFilter::new(filter, &[] as &[&str]);
     config.retry.initial = Duration::from_millis(20);
-    match PdnsProvider::new(&config) {
-        Ok(p) => p,
-        Err(e) => panic!("{e}"),
-    }
+    PdnsProvider::new(&config).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn provider(pdns: &PowerDns) -> PdnsProvider {
@@ -147,11 +144,15 @@ async fn every_record_type_is_created_read_updated_and_deleted() {
         })
         .collect();
     must(&p, &updates).await;
-    assert_eq!(pdns.dig("web.example.org", "A"), ["192.0.2.20"]);
+    for (name, rtype, answer) in [
+        ("web.example.org", "A", "192.0.2.20"),
+        ("txt.example.org", "TXT", "\"bye\""),
+        ("example.org", "MX", "20 mx2.example.org."),
+        ("apex.example.org", "CNAME", "lb2.example.net."),
+    ] {
+        assert_eq!(pdns.dig(name, rtype), [answer], "{name} {rtype}");
+    }
     assert_eq!(pdns.ttl("web.example.org", "A"), Some(60));
-    assert_eq!(pdns.dig("txt.example.org", "TXT"), ["\"bye\""]);
-    assert_eq!(pdns.dig("example.org", "MX"), ["20 mx2.example.org."]);
-    assert_eq!(pdns.dig("apex.example.org", "CNAME"), ["lb2.example.net."]);
     assert!(
         !pdns
             .axfr("example.org")
@@ -209,10 +210,7 @@ async fn a_refused_change_fails_alone_with_its_ownership_record_and_the_others_l
     let units: Vec<Unit<'_>> = records
         .iter()
         .zip(&owners)
-        .map(|(change, o)| Unit {
-            change,
-            ownership: Some(o),
-        })
+        .map(|(r, o)| Unit::with_ownership(r, o))
         .collect();
     let serial = pdns.serial("example.org");
     let result = p.apply(&Default::default(), &units).await;
@@ -300,10 +298,7 @@ async fn zones_are_picked_by_the_domain_filter_and_changes_outside_them_fail_by_
 
 #[tokio::test]
 async fn an_unreachable_server_is_transient() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .unwrap_or(1);
+    let port = extdns_test_support::free_port();
     let p = provider_with(&format!("http://127.0.0.1:{port}"), "k", &[]);
     let r = p.records().await;
     assert!(matches!(&r, Err(e) if e.is_transient()), "{r:?}");
@@ -331,18 +326,7 @@ async fn fake(statuses: Vec<u16>) -> (String, Arc<AtomicUsize>) {
             response
         }
     });
-    let listener = match tokio::net::TcpListener::bind("127.0.0.1:0").await {
-        Ok(l) => l,
-        Err(e) => panic!("{e}"),
-    };
-    let url = match listener.local_addr() {
-        Ok(a) => format!("http://{a}"),
-        Err(e) => panic!("{e}"),
-    };
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    (url, calls)
+    (extdns_test_support::serve(app).await, calls)
 }
 
 #[tokio::test]
@@ -377,10 +361,7 @@ async fn an_unknown_server_id_is_a_configuration_error_not_a_transient_one() {
     let pdns = PowerDns::start(&[Zone::new("example.org")]);
     let mut config = PdnsConfig::new(pdns.url(), API_KEY);
     config.server_id = "no-such-server".into();
-    let p = match PdnsProvider::new(&config) {
-        Ok(p) => p,
-        Err(e) => panic!("{e}"),
-    };
+    let p = PdnsProvider::new(&config).unwrap_or_else(|e| panic!("{e}"));
     let r = p.records().await;
     assert!(
         matches!(&r, Err(ProviderError::Other { message, .. }) if message.contains("404") && message.contains("server id")),
@@ -439,17 +420,7 @@ async fn a_zone_that_cannot_be_read_fails_the_whole_read() {
             "/api/v1/servers/localhost/zones/b.example.",
             get(|| async { (StatusCode::INTERNAL_SERVER_ERROR, r#"{"error": "backend down"}"#) }),
         );
-    let listener = match tokio::net::TcpListener::bind("127.0.0.1:0").await {
-        Ok(l) => l,
-        Err(e) => panic!("{e}"),
-    };
-    let url = match listener.local_addr() {
-        Ok(a) => format!("http://{a}"),
-        Err(e) => panic!("{e}"),
-    };
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
+    let url = extdns_test_support::serve(app).await;
     let p = provider_with(&url, "k", &[]);
     let r = p.records().await;
     assert!(

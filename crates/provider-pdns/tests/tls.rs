@@ -25,10 +25,7 @@ async fn https_server(dir: &Path) -> String {
         Ok(it) => it.filter_map(Result::ok).collect(),
         Err(e) => panic!("{e}"),
     };
-    let key = match PrivateKeyDer::from_pem_file(dir.join("server.key")) {
-        Ok(k) => k,
-        Err(e) => panic!("{e}"),
-    };
+    let key = PrivateKeyDer::from_pem_file(dir.join("server.key")).unwrap_or_else(|e| panic!("{e}"));
     let config = match rustls::ServerConfig::builder()
         .with_no_client_auth()
         .with_single_cert(certs, key)
@@ -37,10 +34,9 @@ async fn https_server(dir: &Path) -> String {
         Err(e) => panic!("{e}"),
     };
     let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
-    let listener = match tokio::net::TcpListener::bind("127.0.0.1:0").await {
-        Ok(l) => l,
-        Err(e) => panic!("{e}"),
-    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
     tokio::spawn(async move {
         while let Ok((tcp, _)) = listener.accept().await {
@@ -62,19 +58,13 @@ async fn https_server(dir: &Path) -> String {
 }
 
 fn provider(config: &PdnsConfig) -> PdnsProvider {
-    match PdnsProvider::new(config) {
-        Ok(p) => p,
-        Err(e) => panic!("{e}"),
-    }
+    PdnsProvider::new(config).unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[tokio::test]
 async fn https_with_the_tls_ca_with_skip_verify_and_refused_without_either() {
     require!(OpenSsl);
-    let dir = match tempfile::tempdir() {
-        Ok(d) => d,
-        Err(e) => panic!("{e}"),
-    };
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     certificates(dir.path());
     let url = https_server(dir.path()).await;
 
@@ -103,10 +93,7 @@ async fn https_with_the_tls_ca_with_skip_verify_and_refused_without_either() {
 #[test]
 fn unusable_tls_files_are_configuration_errors_naming_the_file() {
     require!(OpenSsl);
-    let dir = match tempfile::tempdir() {
-        Ok(d) => d,
-        Err(e) => panic!("{e}"),
-    };
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     certificates(dir.path());
     // A valid client certificate and key load.
     let mut c = PdnsConfig::new("https://127.0.0.1:1", "k");

@@ -373,6 +373,20 @@ mod tests {
         }
     }
 
+    /// [`base`] changed by `f`.
+    fn with(f: impl FnOnce(&mut Rfc2136Config)) -> Rfc2136Config {
+        let mut c = base();
+        f(&mut c);
+        c
+    }
+
+    /// The message `c` is refused with, which must name `setting`.
+    fn refused(c: Rfc2136Config, setting: Setting) -> String {
+        let e = err(c);
+        assert_eq!(e.0, Some(setting), "{e:?}");
+        e.1
+    }
+
     /// The setting a configuration is refused for, and the message.
     fn err(c: Rfc2136Config) -> (Option<Setting>, String) {
         match c.validate() {
@@ -383,20 +397,14 @@ mod tests {
 
     #[test]
     fn gss_tsig_is_rejected_at_startup_naming_kerberos() {
-        let e = err(Rfc2136Config {
-            gss_tsig: true,
-            ..base()
-        });
-        assert!(e.0 == Some(Setting::GssTsig) && e.1.contains("Kerberos"), "{e:?}");
+        let why = refused(with(|c| c.gss_tsig = true), Setting::GssTsig);
+        assert!(why.contains("Kerberos"), "{why}");
     }
 
     #[test]
     fn an_unknown_tsig_algorithm_is_rejected_unless_insecure() {
-        let e = err(Rfc2136Config {
-            tsig_secret_alg: "hmac-md5".into(),
-            ..base()
-        });
-        assert!(e.0 == Some(Setting::TsigSecretAlg) && e.1.contains("hmac-md5"), "{e:?}");
+        let why = refused(with(|c| c.tsig_secret_alg = "hmac-md5".into()), Setting::TsigSecretAlg);
+        assert!(why.contains("hmac-md5"), "{why}");
         assert!(
             Rfc2136Config {
                 tsig_secret_alg: "".into(),
@@ -425,29 +433,18 @@ mod tests {
 
     #[test]
     fn batch_change_size_must_be_positive() {
-        let e = err(Rfc2136Config {
-            batch_change_size: 0,
-            ..base()
-        });
-        assert_eq!(e.0, Some(Setting::BatchChangeSize), "{e:?}");
+        refused(with(|c| c.batch_change_size = 0), Setting::BatchChangeSize);
     }
 
     #[test]
     fn a_secret_that_is_not_base64_names_the_setting() {
-        let e = err(Rfc2136Config {
-            tsig_secret: "not base64!".into(),
-            ..base()
-        });
-        assert!(e.0 == Some(Setting::TsigSecret) && e.1.contains("base64"), "{e:?}");
+        let why = refused(with(|c| c.tsig_secret = "not base64!".into()), Setting::TsigSecret);
+        assert!(why.contains("base64"), "{why}");
     }
 
     #[test]
     fn zones_are_required_normalised_and_sorted_longest_first() {
-        let e = err(Rfc2136Config {
-            zones: vec![],
-            ..base()
-        });
-        assert_eq!(e.0, Some(Setting::Zones), "{e:?}");
+        refused(with(|c| c.zones = vec![]), Setting::Zones);
         let s = Rfc2136Config {
             zones: vec!["Example.org.".into(), "k8s.example.org".into()],
             ..base()
@@ -478,11 +475,7 @@ mod tests {
             tls.map(|s| s.servers).unwrap_or_default(),
             vec!["127.0.0.1:853".to_string()]
         );
-        let e = err(Rfc2136Config {
-            hosts: vec![String::new()],
-            ..base()
-        });
-        assert_eq!(e.0, Some(Setting::Hosts), "{e:?}");
+        refused(with(|c| c.hosts = vec![String::new()]), Setting::Hosts);
     }
 
     #[test]

@@ -219,23 +219,11 @@ impl Rfc2136Provider {
         zone: &Name,
         batch: &[Unit<'_>],
     ) -> Result<(), ProviderError> {
-        let mut failures = Vec::new();
-        let mut updates = Vec::new();
-        let mut sent: Vec<&Unit<'_>> = Vec::new();
-        for unit in batch {
-            // A unit is encoded whole or not at all, so a record never goes out without its ownership record.
-            let encoded: Result<Vec<Record>, CodecError> = unit.changes().try_fold(Vec::new(), |mut acc, change| {
-                acc.extend(self.updates_for(wire, change)?);
-                Ok(acc)
-            });
-            match encoded {
-                Ok(records) => {
-                    updates.extend(records);
-                    sent.push(unit);
-                }
-                Err(e) => failures.push(unit.failure(e.to_string())),
-            }
-        }
+        let batch::Encoded {
+            items: updates,
+            sent,
+            mut failures,
+        } = batch::encode(batch, |change| self.updates_for(wire, change));
         if !updates.is_empty() {
             self.pacer.write().await;
             let result = session.lock().await.update(zone, &updates).await;

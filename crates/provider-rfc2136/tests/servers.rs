@@ -34,6 +34,23 @@ fn find<'a>(eps: &'a [Endpoint], name: &str, rt: RecordType) -> Option<&'a Endpo
     eps.iter().find(|e| e.dns_name == name && e.record_type == rt)
 }
 
+/// The create of `name` A `ip`, TTL 60.
+fn a_create(name: &str, ip: &str) -> Changes {
+    Changes {
+        create: vec![ep(name, RecordType::A, &[ip], 60)],
+        ..Changes::default()
+    }
+}
+
+/// Creates `name` A `ip` through `p`: the server answers it and `p` reads it back.
+async fn creates_and_reads_back(p: &Rfc2136Provider, server: &DnsServer, name: &str, ip: &str) {
+    p.apply_changes(&a_create(name, ip))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(server.dig(name, "A"), vec![ip]);
+    assert!(find(&records(p).await, name, RecordType::A).is_some());
+}
+
 async fn records(p: &Rfc2136Provider) -> Vec<Endpoint> {
     p.records().await.unwrap_or_else(|e| panic!("records: {e}")).endpoints
 }
@@ -218,10 +235,7 @@ async fn wrong_key_changes_nothing(kind: Kind) {
         ..config(&server, &["example.org"])
     });
     let serial = server.serial("example.org");
-    let changes = Changes {
-        create: vec![ep("web.example.org", RecordType::A, &["192.0.2.1"], 60)],
-        ..Changes::default()
-    };
+    let changes = a_create("web.example.org", "192.0.2.1");
     match p.apply_changes(&changes).await {
         Err(ProviderError::Auth(msg)) => {
             assert!(
@@ -290,10 +304,7 @@ async fn every_tsig_algorithm_signs(kind: Kind) {
         };
         let p = provider(&c);
         let name = format!("{}.example.org", k.algorithm);
-        let changes = Changes {
-            create: vec![ep(&name, RecordType::A, &["192.0.2.7"], 60)],
-            ..Changes::default()
-        };
+        let changes = a_create(&name, "192.0.2.7");
         p.apply_changes(&changes)
             .await
             .unwrap_or_else(|e| panic!("{kind:?} {}: {e}", k.algorithm));
@@ -402,13 +413,7 @@ async fn bind_insecure_updates_need_no_key() {
         ..config(&server, &["open.example"])
     };
     let p = provider(&c);
-    let changes = Changes {
-        create: vec![ep("w.open.example", RecordType::A, &["192.0.2.3"], 60)],
-        ..Changes::default()
-    };
-    p.apply_changes(&changes).await.unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(server.dig("w.open.example", "A"), vec!["192.0.2.3"]);
-    assert!(find(&records(&p).await, "w.open.example", RecordType::A).is_some());
+    creates_and_reads_back(&p, &server, "w.open.example", "192.0.2.3").await;
 }
 
 #[tokio::test]
@@ -421,13 +426,7 @@ async fn bind_a_dead_first_host_fails_over_to_the_next() {
         ..config(&server, &["example.org"])
     };
     let p = provider(&c);
-    let changes = Changes {
-        create: vec![ep("f.example.org", RecordType::A, &["192.0.2.4"], 60)],
-        ..Changes::default()
-    };
-    p.apply_changes(&changes).await.unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(server.dig("f.example.org", "A"), vec!["192.0.2.4"]);
-    assert!(find(&records(&p).await, "f.example.org", RecordType::A).is_some());
+    creates_and_reads_back(&p, &server, "f.example.org", "192.0.2.4").await;
 }
 
 #[tokio::test]
@@ -448,10 +447,7 @@ async fn no_server_listening_is_a_transient_error() {
     };
     let p = provider(&c);
     assert!(matches!(p.records().await, Err(ProviderError::Transient { .. })));
-    let changes = Changes {
-        create: vec![ep("x.example.org", RecordType::A, &["192.0.2.1"], 60)],
-        ..Changes::default()
-    };
+    let changes = a_create("x.example.org", "192.0.2.1");
     let got = p.apply_changes(&changes).await;
     assert!(matches!(&got, Err(e) if e.is_transient()), "{got:?}");
 }
@@ -496,10 +492,7 @@ async fn bind_over_tls_with_the_servers_ca_writes_and_transfers() {
         ..Default::default()
     };
     let p = provider(&tls_config(&server, tls));
-    let changes = Changes {
-        create: vec![ep("tls.example.org", RecordType::A, &["192.0.2.43"], 60)],
-        ..Changes::default()
-    };
+    let changes = a_create("tls.example.org", "192.0.2.43");
     p.apply_changes(&changes)
         .await
         .unwrap_or_else(|e| panic!("update over TLS: {e}\n{}", server.log()));
@@ -516,10 +509,7 @@ async fn bind_over_tls_with_the_servers_ca_writes_and_transfers() {
 async fn bind_over_tls_refuses_an_unknown_certificate_unless_told_to_skip_verification() {
     require!(Bind, OpenSsl);
     let server = DnsServer::start_bind_tls(&[Zone::new("example.org")]);
-    let changes = Changes {
-        create: vec![ep("tls.example.org", RecordType::A, &["192.0.2.44"], 60)],
-        ..Changes::default()
-    };
+    let changes = a_create("tls.example.org", "192.0.2.44");
     // The system roots do not know the test CA.
     let strict = provider(&tls_config(&server, extdns_provider_rfc2136::TlsOptions::default()));
     let got = strict.apply_changes(&changes).await;

@@ -62,18 +62,13 @@ fn setup() -> Setup {
     let backend = Arc::new(InMemoryProvider::new(vec!["example.org".to_string()]));
     let shutdown = CancellationToken::new();
     let client = runtime.block_on(async {
-        let server = match start_server("127.0.0.1:0", backend.clone(), None, shutdown.clone()).await {
-            Ok(s) => s,
-            Err(e) => panic!("{e}"),
-        };
-        let url = match WebhookConfig::parse_url(&format!("http://{}", server.local_addr)) {
-            Ok(u) => u,
-            Err(e) => panic!("{e}"),
-        };
-        match WebhookProvider::connect(&WebhookConfig::new(url)).await {
-            Ok(c) => c,
-            Err(e) => panic!("{e}"),
-        }
+        let server = start_server("127.0.0.1:0", backend.clone(), None, shutdown.clone())
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let url = WebhookConfig::parse_url(&format!("http://{}", server.local_addr)).unwrap_or_else(|e| panic!("{e}"));
+        WebhookProvider::connect(&WebhookConfig::new(url))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
     });
     Setup {
         runtime,

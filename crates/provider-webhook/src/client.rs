@@ -60,11 +60,8 @@ pub struct CallCounter(pub Option<std::sync::Arc<dyn CountCalls>>);
 
 impl std::fmt::Debug for CallCounter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.0.is_some() {
-            "CallCounter(set)"
-        } else {
-            "CallCounter(none)"
-        })
+        let held = if self.0.is_some() { "set" } else { "none" };
+        write!(f, "CallCounter({held})")
     }
 }
 

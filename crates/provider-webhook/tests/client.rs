@@ -54,10 +54,9 @@ async fn fake(handler: Handler) -> (String, Arc<Mutex<Vec<Seen>>>) {
             response
         }
     }));
-    let listener = match tokio::net::TcpListener::bind("127.0.0.1:0").await {
-        Ok(l) => l,
-        Err(e) => panic!("bind: {e}"),
-    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap_or_else(|e| panic!("bind: {e}"));
     let addr = listener.local_addr().map(|a| a.to_string()).unwrap_or_default();
     tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
@@ -81,10 +80,7 @@ fn protocol(filter: &'static str, records: &'static str, apply: StatusCode) -> H
 }
 
 fn config(url: &str) -> WebhookConfig {
-    let url = match WebhookConfig::parse_url(url) {
-        Ok(u) => u,
-        Err(e) => panic!("{e}"),
-    };
+    let url = WebhookConfig::parse_url(url).unwrap_or_else(|e| panic!("{e}"));
     let mut c = WebhookConfig::new(url);
     c.negotiate_backoff = Backoff {
         initial: Duration::from_millis(10),
@@ -95,10 +91,9 @@ fn config(url: &str) -> WebhookConfig {
 }
 
 async fn connect(url: &str) -> WebhookProvider {
-    match WebhookProvider::connect(&config(url)).await {
-        Ok(p) => p,
-        Err(e) => panic!("negotiation failed: {e}"),
-    }
+    WebhookProvider::connect(&config(url))
+        .await
+        .unwrap_or_else(|e| panic!("negotiation failed: {e}"))
 }
 
 fn a(name: &str, ip: &str) -> Endpoint {
@@ -321,10 +316,7 @@ async fn apply_sends_the_four_lists_with_the_media_type_and_ownership_records() 
     };
     let delete = Change::Delete(a("old.example.org", "3.3.3.3"));
     let units = [
-        Unit {
-            change: &create,
-            ownership: Some(&owner),
-        },
+        Unit::with_ownership(&create, &owner),
         Unit::new(&update),
         Unit::new(&delete),
     ];
@@ -383,10 +375,7 @@ async fn a_body_over_the_limit_is_refused() {
     let (url, _) = fake(protocol("{}", big, StatusCode::NO_CONTENT)).await;
     let mut c = config(&url);
     c.max_body_size = Some(4096);
-    let p = match WebhookProvider::connect(&c).await {
-        Ok(p) => p,
-        Err(e) => panic!("{e}"),
-    };
+    let p = WebhookProvider::connect(&c).await.unwrap_or_else(|e| panic!("{e}"));
     let err = p.records().await.err();
     let msg = err.as_ref().map(ToString::to_string).unwrap_or_default();
     assert!(
@@ -418,10 +407,7 @@ async fn a_streamed_body_without_length_is_cut_at_the_limit() {
     let (url, _) = fake(handler).await;
     let mut c = config(&url);
     c.max_body_size = Some(10_000);
-    let p = match WebhookProvider::connect(&c).await {
-        Ok(p) => p,
-        Err(e) => panic!("{e}"),
-    };
+    let p = WebhookProvider::connect(&c).await.unwrap_or_else(|e| panic!("{e}"));
     let msg = p.records().await.err().map(|e| e.to_string()).unwrap_or_default();
     assert!(msg.contains("exceeds the limit of 10000 bytes"), "{msg}");
 }
@@ -484,10 +470,7 @@ async fn every_call_is_counted_with_its_failures_and_every_request_observed() {
     let mut c = config(&url);
     c.calls = CallCounter(Some(counted.clone()));
     c.observer = extdns_provider::http::Observer(Some(requests.clone()));
-    let p = match WebhookProvider::connect(&c).await {
-        Ok(p) => p,
-        Err(e) => panic!("{e}"),
-    };
+    let p = WebhookProvider::connect(&c).await.unwrap_or_else(|e| panic!("{e}"));
     assert!(p.records().await.is_ok());
     let change = Change::Create(a("a.example.org", "1.1.1.1"));
     // The fake answers 200 where the protocol wants 204: an ApplyChanges error.

@@ -19,19 +19,15 @@ struct Pair {
 async fn pair(zones: &[&str]) -> Pair {
     let backend = Arc::new(InMemoryProvider::new(zones.iter().map(|z| z.to_string()).collect()));
     let shutdown = CancellationToken::new();
-    let server = match start_server("127.0.0.1:0", backend.clone(), Some(1 << 20), shutdown.clone()).await {
-        Ok(s) => s,
-        Err(e) => panic!("{e}"),
-    };
+    let server = start_server("127.0.0.1:0", backend.clone(), Some(1 << 20), shutdown.clone())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     let url = WebhookConfig::parse_url(&format!("http://{}", server.local_addr));
     let client = match url {
         Ok(url) => WebhookProvider::connect(&WebhookConfig::new(url)).await,
         Err(e) => panic!("{e}"),
     };
-    let client = match client {
-        Ok(c) => c,
-        Err(e) => panic!("{e}"),
-    };
+    let client = client.unwrap_or_else(|e| panic!("{e}"));
     Pair {
         backend,
         client,
@@ -147,10 +143,9 @@ async fn adjust_endpoints_goes_through_the_backend() {
 
 /// One raw HTTP/1.1 exchange, so the test sees exactly the bytes on the wire.
 async fn raw(addr: std::net::SocketAddr, method: &str, path: &str, body: &str) -> (u16, String, String) {
-    let mut s = match tokio::net::TcpStream::connect(addr).await {
-        Ok(s) => s,
-        Err(e) => panic!("connect: {e}"),
-    };
+    let mut s = tokio::net::TcpStream::connect(addr)
+        .await
+        .unwrap_or_else(|e| panic!("connect: {e}"));
     let req = format!(
         "{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()

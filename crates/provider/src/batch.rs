@@ -35,6 +35,14 @@ impl<'a> Unit<'a> {
         }
     }
 
+    /// A record's change written together with its ownership change.
+    pub fn with_ownership(change: &'a Change, ownership: &'a Change) -> Self {
+        Unit {
+            change,
+            ownership: Some(ownership),
+        }
+    }
+
     /// The record change first, then its ownership change.
     pub fn changes(&self) -> impl Iterator<Item = &'a Change> + use<'a> {
         std::iter::once(self.change).chain(self.ownership)
@@ -153,6 +161,45 @@ pub fn split_by<T>(items: &[T], limits: Limits, size: impl Fn(&T) -> Size) -> Ve
 /// unit larger than `size` travels alone). Batches borrow from `units`.
 pub fn split<'u, 'a>(units: &'u [Unit<'a>], size: usize) -> Vec<&'u [Unit<'a>]> {
     split_by(units, Limits::changes(size), |u| Size::changes(u.len()))
+}
+
+/// A batch in a backend's encoding: what goes out, the units it carries, and the units that could not be
+/// encoded, each named with why.
+#[derive(Debug)]
+pub struct Encoded<'u, 'a, T> {
+    /// The encoded changes of every unit in `sent`, in order.
+    pub items: Vec<T>,
+    /// The units `items` carries, for naming them when the backend refuses the batch.
+    pub sent: Vec<&'u Unit<'a>>,
+    /// The units left out, with the encoder's error.
+    pub failures: Vec<ChangeFailure>,
+}
+
+/// Encodes every change of `batch` with `encode`. A unit is encoded whole or not at all, so a record never
+/// goes out without its ownership record.
+pub fn encode<'u, 'a, T, E: std::fmt::Display>(
+    batch: &'u [Unit<'a>],
+    mut encode: impl FnMut(&'a Change) -> Result<Vec<T>, E>,
+) -> Encoded<'u, 'a, T> {
+    let mut out = Encoded {
+        items: Vec::new(),
+        sent: Vec::new(),
+        failures: Vec::new(),
+    };
+    for unit in batch {
+        let encoded = unit.changes().try_fold(Vec::new(), |mut acc, change| {
+            acc.extend(encode(change)?);
+            Ok::<_, E>(acc)
+        });
+        match encoded {
+            Ok(items) => {
+                out.items.extend(items);
+                out.sent.push(unit);
+            }
+            Err(e) => out.failures.push(unit.failure(e.to_string())),
+        }
+    }
+    out
 }
 
 /// An item a batch is made of: a [`Unit`], or a provider's encoding of one (which fails by the unit's name).
@@ -318,10 +365,7 @@ mod tests {
         let units: Vec<Unit<'_>> = records
             .iter()
             .zip(&txts)
-            .map(|(change, txt)| Unit {
-                change,
-                ownership: Some(txt),
-            })
+            .map(|(r, t)| Unit::with_ownership(r, t))
             .collect();
         // Three changes a batch: each batch holds one unit (two changes), never a unit cut in two.
         let batches = split(&units, 3);
@@ -343,10 +387,7 @@ mod tests {
             Change::Create(a("x.example.com")),
             Change::Create(txt_for("x.example.com")),
         );
-        let units = [Unit {
-            change: &record,
-            ownership: Some(&txt),
-        }];
+        let units = [Unit::with_ownership(&record, &txt)];
         assert_eq!(split(&units, 1).len(), 1);
     }
 

@@ -31,11 +31,8 @@ pub struct Observer(pub Option<Arc<dyn Observe>>);
 
 impl std::fmt::Debug for Observer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.0.is_some() {
-            "Observer(set)"
-        } else {
-            "Observer(none)"
-        })
+        let held = if self.0.is_some() { "set" } else { "none" };
+        write!(f, "Observer({held})")
     }
 }
 

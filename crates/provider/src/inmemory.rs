@@ -281,6 +281,7 @@ impl Provider for InMemoryProvider {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ChangeFailure;
     use extdns_endpoint::{Changes, RecordType, Ttl, label};
 
     /// The tests speak external-dns's four-list shape; each change is its own unit.
@@ -306,6 +307,14 @@ mod tests {
         Changes {
             create: eps,
             ..Changes::default()
+        }
+    }
+
+    /// The changes `p` refused of `changes`, which must not all land.
+    async fn refused(p: &InMemoryProvider, changes: &Changes) -> Vec<ChangeFailure> {
+        match p.apply_changes(changes).await {
+            Err(ProviderError::Partial { failures }) => failures,
+            other => panic!("expected a failure, got {other:?}"),
         }
     }
 
@@ -341,10 +350,7 @@ mod tests {
     #[tokio::test]
     async fn creating_an_existing_record_is_refused_and_named() {
         let p = InMemoryProvider::with_records(vec!["example.com".into()], [a("x.example.com", "1.1.1.1")]);
-        let r = p.apply_changes(&create(vec![a("x.example.com", "2.2.2.2")])).await;
-        let Err(ProviderError::Partial { failures }) = r else {
-            panic!("expected a failure, got {r:?}")
-        };
+        let failures = refused(&p, &create(vec![a("x.example.com", "2.2.2.2")])).await;
         assert_eq!(failures[0].record, "x.example.com A");
         assert!(failures[0].reason.contains("already exists"), "{}", failures[0].reason);
         assert_eq!(p.snapshot()[0].targets.0, ["1.1.1.1"]);
@@ -373,16 +379,9 @@ mod tests {
     #[tokio::test]
     async fn the_same_record_twice_in_one_batch_is_refused() {
         let p = InMemoryProvider::new(vec!["example.com".into()]);
-        let r = p
-            .apply_changes(&create(vec![
-                a("x.example.com", "1.1.1.1"),
-                a("x.example.com", "2.2.2.2"),
-            ]))
-            .await;
+        let twice = create(vec![a("x.example.com", "1.1.1.1"), a("x.example.com", "2.2.2.2")]);
         // Split in halves, the first create lands and the second then finds the record existing.
-        let Err(ProviderError::Partial { failures }) = r else {
-            panic!("expected a failure")
-        };
+        let failures = refused(&p, &twice).await;
         assert_eq!(failures.len(), 1);
         assert_eq!(p.snapshot().len(), 1);
     }
@@ -395,10 +394,7 @@ mod tests {
             a("taken.example.com", "2.2.2.2"),
             a("two.example.com", "1.1.1.1"),
         ]);
-        let r = p.apply_changes(&changes).await;
-        let Err(ProviderError::Partial { failures }) = r else {
-            panic!("expected a failure")
-        };
+        let failures = refused(&p, &changes).await;
         assert_eq!(failures.len(), 1);
         assert_eq!(failures[0].record, "taken.example.com A");
         let names: Vec<_> = p.records().await?.endpoints.into_iter().map(|e| e.dns_name).collect();
@@ -412,15 +408,8 @@ mod tests {
         p.set_fail_on(Some(Arc::new(|e: &Endpoint| {
             e.dns_name.starts_with("bad").then(|| "SERVFAIL".to_string())
         })));
-        let r = p
-            .apply_changes(&create(vec![
-                a("bad.example.com", "1.1.1.1"),
-                a("ok.example.com", "1.1.1.1"),
-            ]))
-            .await;
-        let Err(ProviderError::Partial { failures }) = r else {
-            panic!("expected a failure")
-        };
+        let changes = create(vec![a("bad.example.com", "1.1.1.1"), a("ok.example.com", "1.1.1.1")]);
+        let failures = refused(&p, &changes).await;
         assert_eq!(failures[0].to_string(), "bad.example.com A: create: refused: SERVFAIL");
         assert_eq!(p.snapshot().len(), 1);
         p.set_fail_on(None);

@@ -163,11 +163,8 @@ impl<T> std::ops::Deref for Held<'_, T> {
 
 impl std::fmt::Debug for ReadState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.0.is_some() {
-            "ReadState(..)"
-        } else {
-            "ReadState(empty)"
-        })
+        let held = if self.0.is_some() { ".." } else { "empty" };
+        write!(f, "ReadState({held})")
     }
 }
 

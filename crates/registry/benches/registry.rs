@@ -42,10 +42,9 @@ fn zone() -> Vec<Endpoint> {
 }
 
 fn bench_records(c: &mut Criterion) {
-    let rt = match tokio::runtime::Builder::new_current_thread().build() {
-        Ok(rt) => rt,
-        Err(e) => panic!("tokio runtime: {e}"),
-    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap_or_else(|e| panic!("tokio runtime: {e}"));
     let zone = zone();
     let provider = Arc::new(Fixed(zone.clone()));
     let registry = match Ownership::new(OwnershipConfig::default()) {

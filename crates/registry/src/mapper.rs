@@ -186,106 +186,45 @@ mod tests {
     }
 
     use super::*;
+    use RecordType::{A, Cname};
 
     fn m(prefix: &str, suffix: &str, wildcard: &str) -> NameMapper {
         NameMapper::new(prefix, suffix, wildcard)
+    }
+
+    /// `mapper` reads the TXT name `txt` as the ownership record of `name` of type `t`.
+    fn reads_back(mapper: &NameMapper, txt: &str, name: &str, t: RecordType) {
+        assert_eq!(mapper.to_endpoint_name(txt), (name.to_string(), t), "{mapper:?} {txt}");
     }
 
     /// external-dns's TXT record names for every prefix/suffix, wildcard and record type combination, row
     /// by row.
     #[test]
     fn txt_names_follow_the_external_dns_table() {
-        let cases: &[(&NameMapper, &str, RecordType, &str)] = &[
-            (&m("", "", ""), "foo.example.com", RecordType::A, "a-foo.example.com"),
-            (
-                &m("", "", ""),
-                "*.example.com",
-                RecordType::Cname,
-                "cname-*.example.com",
-            ),
-            (&m("", "", ""), "example.com", RecordType::A, "a-example.com"),
-            (
-                &m("txt.", "", ""),
-                "foo.example.com",
-                RecordType::A,
-                "txt.a-foo.example.com",
-            ),
-            (
-                &m("txt.", "", ""),
-                "*.example.com",
-                RecordType::Cname,
-                "txt.cname-*.example.com",
-            ),
-            (&m("txt.", "", ""), "example.com", RecordType::A, "txt.a-example.com"),
-            (
-                &m("%{record_type}-", "", ""),
-                "foo.example.com",
-                RecordType::A,
-                "a-foo.example.com",
-            ),
-            (
-                &m("%{record_type}-", "", ""),
-                "*.example.com",
-                RecordType::Cname,
-                "cname-*.example.com",
-            ),
-            (
-                &m("%{record_type}-", "", ""),
-                "example.com",
-                RecordType::A,
-                "a-example.com",
-            ),
-            (
-                &m("prefix-%{record_type}.", "", ""),
-                "foo.example.com",
-                RecordType::A,
-                "prefix-a.foo.example.com",
-            ),
-            (
-                &m("prefix-%{record_type}.", "", ""),
-                "*.example.com",
-                RecordType::Cname,
-                "prefix-cname.*.example.com",
-            ),
-            (
-                &m("prefix-%{record_type}.", "", ""),
-                "example.com",
-                RecordType::A,
-                "prefix-a.example.com",
-            ),
-            (
-                &m("", "-txt", ""),
-                "foo.example.com",
-                RecordType::A,
-                "a-foo-txt.example.com",
-            ),
-            (
-                &m("", "-txt", ""),
-                "*.example.com",
-                RecordType::Cname,
-                "cname-*-txt.example.com",
-            ),
-            (&m("", "-txt", ""), "example.com", RecordType::A, "a-example-txt.com"),
-            (
-                &m("", ".txt", ""),
-                "foo.example.com",
-                RecordType::A,
-                "a-foo.txt.example.com",
-            ),
-            (
-                &m("", "", "wild"),
-                "*.example.com",
-                RecordType::Cname,
-                "cname-wild.example.com",
-            ),
-            (
-                &m("%{record_type}-abc-.", "", ""),
-                "www.ex.com",
-                RecordType::Cname,
-                "cname-abc-.www.ex.com",
-            ),
+        #[rustfmt::skip]
+        let cases: &[(&str, &str, &str, &str, RecordType, &str)] = &[
+            // (prefix, suffix, wildcard replacement, record name, type, TXT name)
+            ("",                        "",      "",      "foo.example.com",  A,     "a-foo.example.com"),
+            ("",                        "",      "",      "*.example.com",    Cname, "cname-*.example.com"),
+            ("",                        "",      "",      "example.com",      A,     "a-example.com"),
+            ("txt.",                    "",      "",      "foo.example.com",  A,     "txt.a-foo.example.com"),
+            ("txt.",                    "",      "",      "*.example.com",    Cname, "txt.cname-*.example.com"),
+            ("txt.",                    "",      "",      "example.com",      A,     "txt.a-example.com"),
+            ("%{record_type}-",         "",      "",      "foo.example.com",  A,     "a-foo.example.com"),
+            ("%{record_type}-",         "",      "",      "*.example.com",    Cname, "cname-*.example.com"),
+            ("%{record_type}-",         "",      "",      "example.com",      A,     "a-example.com"),
+            ("prefix-%{record_type}.",  "",      "",      "foo.example.com",  A,     "prefix-a.foo.example.com"),
+            ("prefix-%{record_type}.",  "",      "",      "*.example.com",    Cname, "prefix-cname.*.example.com"),
+            ("prefix-%{record_type}.",  "",      "",      "example.com",      A,     "prefix-a.example.com"),
+            ("",                        "-txt",  "",      "foo.example.com",  A,     "a-foo-txt.example.com"),
+            ("",                        "-txt",  "",      "*.example.com",    Cname, "cname-*-txt.example.com"),
+            ("",                        "-txt",  "",      "example.com",      A,     "a-example-txt.com"),
+            ("",                        ".txt",  "",      "foo.example.com",  A,     "a-foo.txt.example.com"),
+            ("",                        "",      "wild",  "*.example.com",    Cname, "cname-wild.example.com"),
+            ("%{record_type}-abc-.",    "",      "",      "www.ex.com",       Cname, "cname-abc-.www.ex.com"),
         ];
-        for (mapper, name, t, want) in cases {
+        for (prefix, suffix, wildcard, name, t, want) in cases {
+            let mapper = m(prefix, suffix, wildcard);
             assert_eq!(mapper.to_txt_name(name, t), *want, "{mapper:?} {name} {t}");
         }
     }
@@ -341,40 +280,26 @@ mod tests {
 
     #[test]
     fn reading_lower_cases_the_txt_name() {
-        assert_eq!(
-            m("", "", "").to_endpoint_name("A-Foo.Example.com"),
-            ("foo.example.com".into(), RecordType::A)
-        );
+        reads_back(&m("", "", ""), "A-Foo.Example.com", "foo.example.com", A);
     }
 
     #[test]
     fn old_format_names_have_no_type() {
-        assert_eq!(
-            m("", "", "").to_endpoint_name("foo.example.com"),
-            ("foo.example.com".into(), RecordType::default())
-        );
-        assert_eq!(
-            m("txt.", "", "").to_endpoint_name("txt.foo.example.com"),
-            ("foo.example.com".into(), RecordType::default())
-        );
-        assert_eq!(
-            m("", "-txt", "").to_endpoint_name("foo-txt.example.com"),
-            ("foo.example.com".into(), RecordType::default())
-        );
+        for (mapper, txt) in [
+            (m("", "", ""), "foo.example.com"),
+            (m("txt.", "", ""), "txt.foo.example.com"),
+            (m("", "-txt", ""), "foo-txt.example.com"),
+        ] {
+            reads_back(&mapper, txt, "foo.example.com", RecordType::default());
+        }
     }
 
     #[test]
     fn a_type_template_also_reads_names_written_without_it() {
         // `%{record_type}` removed from the prefix: "txt." written by an older configuration.
         let mapper = m("txt.%{record_type}-", "", "");
-        assert_eq!(
-            mapper.to_endpoint_name("txt.cname-foo.example.com"),
-            ("foo.example.com".into(), RecordType::Cname)
-        );
-        assert_eq!(
-            mapper.to_endpoint_name("txt.a-foo.example.com"),
-            ("foo.example.com".into(), RecordType::A)
-        );
+        reads_back(&mapper, "txt.cname-foo.example.com", "foo.example.com", Cname);
+        reads_back(&mapper, "txt.a-foo.example.com", "foo.example.com", A);
     }
 
     #[test]
@@ -386,9 +311,6 @@ mod tests {
     #[test]
     fn apex_names_with_a_suffix_map_back() {
         let mapper = m("", "-txt", "");
-        assert_eq!(
-            mapper.to_endpoint_name("a-example-txt.com"),
-            ("example.com".into(), RecordType::A)
-        );
+        reads_back(&mapper, "a-example-txt.com", "example.com", A);
     }
 }

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use extdns_endpoint::{Changes, Endpoint, ProviderSpecific, RecordType, label};
+use extdns_endpoint::{Change, Changes, Endpoint, ProviderSpecific, RecordType, label};
 use extdns_provider::{InMemoryProvider, Provider, ProviderError};
 
 use crate::{FORCE_UPDATE, Ownership, OwnershipConfig, Registry, RegistryError, TxtRegistry, TxtRegistryConfig};
@@ -70,6 +70,37 @@ async fn apply(registry: &TxtRegistry, changes: Changes) -> Result<(), RegistryE
     registry.apply(&snapshot, &changes).await
 }
 
+/// One sync that creates `records`.
+async fn create(registry: &TxtRegistry, records: Vec<Endpoint>) -> Result<(), RegistryError> {
+    apply(registry, records.into_iter().map(Change::Create).collect()).await
+}
+
+/// An empty zone with `record` created in it through the registry.
+async fn created(record: Endpoint) -> Result<Arc<InMemoryProvider>, RegistryError> {
+    let (provider, registry) = zone(vec![]);
+    create(&registry, vec![record]).await?;
+    Ok(provider)
+}
+
+/// One sync that updates each of `old` to its partner in `new`.
+async fn update(registry: &TxtRegistry, old: Vec<Endpoint>, new: Vec<Endpoint>) -> Result<(), RegistryError> {
+    let (update_old, update_new) = (old, new);
+    apply(
+        registry,
+        Changes {
+            update_old,
+            update_new,
+            ..Changes::default()
+        },
+    )
+    .await
+}
+
+/// One sync that deletes `records`.
+async fn delete(registry: &TxtRegistry, records: Vec<Endpoint>) -> Result<(), RegistryError> {
+    apply(registry, records.into_iter().map(Change::Delete).collect()).await
+}
+
 const NGINX_VALUE: &str =
     "\"heritage=external-dns,external-dns/owner=default,external-dns/resource=service/default/nginx\"";
 const KEY: &str = "01234567890123456789012345678901";
@@ -90,6 +121,17 @@ fn setup(records: Vec<Endpoint>, config: TestConfig) -> (Arc<InMemoryProvider>, 
     (provider, registry)
 }
 
+/// `foo.example.com` A and its ownership record, named `txt_name`, as external-dns writes it for the Service
+/// default/nginx.
+fn nginx_at(txt_name: &str) -> Vec<Endpoint> {
+    vec![a("foo.example.com", "1.2.3.4"), txt(txt_name, NGINX_VALUE)]
+}
+
+/// [`setup`] with the default configuration.
+fn zone(records: Vec<Endpoint>) -> (Arc<InMemoryProvider>, TxtRegistry) {
+    setup(records, TestConfig::default())
+}
+
 fn find<'a>(eps: &'a [Endpoint], name: &str, t: RecordType) -> Option<&'a Endpoint> {
     eps.iter().find(|e| e.dns_name == name && e.record_type == t)
 }
@@ -98,14 +140,16 @@ fn value_of(eps: &[Endpoint], name: &str) -> Option<String> {
     find(eps, name, RecordType::Txt).and_then(|e| e.targets.first().map(ToString::to_string))
 }
 
+/// The value of `foo.example.com`'s ownership record in `provider`.
+fn foo_ownership(provider: &InMemoryProvider) -> Option<String> {
+    value_of(&provider.snapshot(), "a-foo.example.com")
+}
+
 // --- reading ---
 
 #[tokio::test]
 async fn records_external_dns_wrote_are_read_as_owned() -> Result<(), RegistryError> {
-    let (_, registry) = setup(
-        vec![a("foo.example.com", "1.2.3.4"), txt("a-foo.example.com", NGINX_VALUE)],
-        Default::default(),
-    );
+    let (_, registry) = zone(nginx_at("a-foo.example.com"));
     let records = registry.records().await?.records;
     assert_eq!(records.len(), 1, "the registry's TXT record is hidden: {records:?}");
     assert_eq!(records[0].owner(), Some("default"));
@@ -116,7 +160,7 @@ async fn records_external_dns_wrote_are_read_as_owned() -> Result<(), RegistryEr
 
 #[tokio::test]
 async fn records_without_a_txt_record_have_no_owner() -> Result<(), RegistryError> {
-    let (_, registry) = setup(vec![a("foo.example.com", "1.2.3.4")], Default::default());
+    let (_, registry) = zone(vec![a("foo.example.com", "1.2.3.4")]);
     let records = registry.records().await?.records;
     assert_eq!(records[0].owner(), None);
     Ok(())
@@ -124,10 +168,7 @@ async fn records_without_a_txt_record_have_no_owner() -> Result<(), RegistryErro
 
 #[tokio::test]
 async fn old_format_txt_records_are_read_and_the_new_one_is_forced() -> Result<(), RegistryError> {
-    let (_, registry) = setup(
-        vec![a("foo.example.com", "1.2.3.4"), txt("foo.example.com", NGINX_VALUE)],
-        Default::default(),
-    );
+    let (_, registry) = zone(nginx_at("foo.example.com"));
     let records = registry.records().await?.records;
     let r = find(&records, "foo.example.com", RecordType::A)
         .ok_or(RegistryError::Provider(ProviderError::other("missing")))?;
@@ -139,7 +180,7 @@ async fn old_format_txt_records_are_read_and_the_new_one_is_forced() -> Result<(
 #[tokio::test]
 async fn old_format_txt_records_are_not_read_for_aaaa_records() -> Result<(), RegistryError> {
     let aaaa = Endpoint::new("foo.example.com", RecordType::Aaaa, ["2001:db8::1"]);
-    let (_, registry) = setup(vec![aaaa, txt("foo.example.com", NGINX_VALUE)], Default::default());
+    let (_, registry) = zone(vec![aaaa, txt("foo.example.com", NGINX_VALUE)]);
     let records = registry.records().await?.records;
     assert_eq!(records.len(), 1);
     assert_eq!(records[0].owner(), None);
@@ -151,10 +192,7 @@ async fn legacy_cname_txt_records_own_alias_a_records() -> Result<(), RegistryEr
     let mut ps = ProviderSpecific::default();
     ps.set("alias", "true");
     let alias = a("foo.example.com", "1.2.3.4").with_provider_specific(ps);
-    let (_, registry) = setup(
-        vec![alias, txt("cname-foo.example.com", NGINX_VALUE)],
-        Default::default(),
-    );
+    let (_, registry) = zone(vec![alias, txt("cname-foo.example.com", NGINX_VALUE)]);
     let records = registry.records().await?.records;
     assert_eq!(records[0].owner(), Some("default"));
     // The a- record it should have is missing, so it is written by a forced update.
@@ -164,13 +202,7 @@ async fn legacy_cname_txt_records_own_alias_a_records() -> Result<(), RegistryEr
 
 #[tokio::test]
 async fn cname_txt_records_do_not_own_plain_a_records() -> Result<(), RegistryError> {
-    let (_, registry) = setup(
-        vec![
-            a("foo.example.com", "1.2.3.4"),
-            txt("cname-foo.example.com", NGINX_VALUE),
-        ],
-        Default::default(),
-    );
+    let (_, registry) = zone(nginx_at("cname-foo.example.com"));
     assert_eq!(registry.records().await?.records[0].owner(), None);
     Ok(())
 }
@@ -178,7 +210,7 @@ async fn cname_txt_records_do_not_own_plain_a_records() -> Result<(), RegistryEr
 #[tokio::test]
 async fn txt_records_without_heritage_are_ordinary_records() -> Result<(), RegistryError> {
     let spf = txt("example.com", "\"v=spf1 -all\"");
-    let (_, registry) = setup(vec![spf.clone()], Default::default());
+    let (_, registry) = zone(vec![spf.clone()]);
     assert_eq!(registry.records().await?.records.into_vec(), vec![spf]);
     Ok(())
 }
@@ -186,7 +218,7 @@ async fn txt_records_without_heritage_are_ordinary_records() -> Result<(), Regis
 #[tokio::test]
 async fn txt_records_without_targets_are_dropped() -> Result<(), RegistryError> {
     let empty = Endpoint::new("empty.example.com", RecordType::Txt, Vec::<String>::new());
-    let (_, registry) = setup(vec![empty, a("x.example.com", "1.1.1.1")], Default::default());
+    let (_, registry) = zone(vec![empty, a("x.example.com", "1.1.1.1")]);
     let records = registry.records().await?.records;
     assert_eq!(records.len(), 1);
     assert_eq!(records[0].record_type, RecordType::A);
@@ -196,10 +228,7 @@ async fn txt_records_without_targets_are_dropped() -> Result<(), RegistryError> 
 #[tokio::test]
 async fn txt_records_of_another_owner_make_records_foreign() -> Result<(), RegistryError> {
     let value = "\"heritage=external-dns,external-dns/owner=team-b,external-dns/resource=service/b/web\"";
-    let (_, registry) = setup(
-        vec![a("foo.example.com", "1.2.3.4"), txt("a-foo.example.com", value)],
-        Default::default(),
-    );
+    let (_, registry) = zone(vec![a("foo.example.com", "1.2.3.4"), txt("a-foo.example.com", value)]);
     let r = &registry.records().await?.records[0];
     assert_eq!(r.owner(), Some("team-b"));
     assert!(
@@ -211,14 +240,11 @@ async fn txt_records_of_another_owner_make_records_foreign() -> Result<(), Regis
 
 #[tokio::test]
 async fn set_identifiers_must_match_between_record_and_txt() -> Result<(), RegistryError> {
-    let (_, registry) = setup(
-        vec![
-            a("foo.example.com", "1.2.3.4").with_set_identifier("blue"),
-            a("foo.example.com", "5.6.7.8").with_set_identifier("green"),
-            txt("a-foo.example.com", NGINX_VALUE).with_set_identifier("blue"),
-        ],
-        Default::default(),
-    );
+    let (_, registry) = zone(vec![
+        a("foo.example.com", "1.2.3.4").with_set_identifier("blue"),
+        a("foo.example.com", "5.6.7.8").with_set_identifier("green"),
+        txt("a-foo.example.com", NGINX_VALUE).with_set_identifier("blue"),
+    ]);
     let records = registry.records().await?.records;
     let owner_of = |set: &str| {
         records
@@ -237,13 +263,7 @@ async fn prefixed_txt_records_are_read() -> Result<(), RegistryError> {
         prefix: "txt.".into(),
         ..Default::default()
     };
-    let (_, registry) = setup(
-        vec![
-            a("foo.example.com", "1.2.3.4"),
-            txt("txt.a-foo.example.com", NGINX_VALUE),
-        ],
-        config,
-    );
+    let (_, registry) = setup(nginx_at("txt.a-foo.example.com"), config);
     assert_eq!(registry.records().await?.records[0].owner(), Some("default"));
     Ok(())
 }
@@ -256,14 +276,7 @@ async fn wildcard_records_are_owned_through_the_replacement() -> Result<(), Regi
     };
     let (provider, registry) = setup(vec![], config);
     let star = Endpoint::new("*.example.com", RecordType::Cname, ["lb.example.com"]);
-    apply(
-        &registry,
-        Changes {
-            create: vec![star],
-            ..Changes::default()
-        },
-    )
-    .await?;
+    create(&registry, vec![star]).await?;
     assert!(find(&provider.snapshot(), "cname-wild.example.com", RecordType::Txt).is_some());
     let records = registry.records().await?.records;
     assert_eq!(records.len(), 1);
@@ -275,16 +288,9 @@ async fn wildcard_records_are_owned_through_the_replacement() -> Result<(), Regi
 
 #[tokio::test]
 async fn created_records_get_the_txt_record_external_dns_would_write() -> Result<(), RegistryError> {
-    let (provider, registry) = setup(vec![], Default::default());
+    let (provider, registry) = zone(vec![]);
     let e = a("foo.example.com", "1.2.3.4").with_label(label::RESOURCE, "service/default/nginx");
-    apply(
-        &registry,
-        Changes {
-            create: vec![e],
-            ..Changes::default()
-        },
-    )
-    .await?;
+    create(&registry, vec![e]).await?;
     let snapshot = provider.snapshot();
     assert_eq!(snapshot.len(), 2);
     assert_eq!(value_of(&snapshot, "a-foo.example.com").as_deref(), Some(NGINX_VALUE));
@@ -301,21 +307,12 @@ async fn created_records_get_the_txt_record_external_dns_would_write() -> Result
 
 #[tokio::test]
 async fn txt_records_carry_the_set_identifier_and_provider_specific_properties() -> Result<(), RegistryError> {
-    let (provider, registry) = setup(vec![], Default::default());
     let mut ps = ProviderSpecific::default();
     ps.set("aws/weight", "10");
     let e = a("foo.example.com", "1.2.3.4")
         .with_set_identifier("blue")
         .with_provider_specific(ps.clone());
-    apply(
-        &registry,
-        Changes {
-            create: vec![e],
-            ..Changes::default()
-        },
-    )
-    .await?;
-    let snapshot = provider.snapshot();
+    let snapshot = created(e).await?.snapshot();
     let t = find(&snapshot, "a-foo.example.com", RecordType::Txt)
         .ok_or(RegistryError::Provider(ProviderError::other("no txt")))?;
     assert_eq!(t.set_identifier, "blue");
@@ -325,30 +322,20 @@ async fn txt_records_carry_the_set_identifier_and_provider_specific_properties()
 
 #[tokio::test]
 async fn a_txt_record_that_exists_is_not_created_again() -> Result<(), RegistryError> {
-    let (provider, registry) = setup(vec![txt("a-foo.example.com", NGINX_VALUE)], Default::default());
+    let (provider, registry) = zone(vec![txt("a-foo.example.com", NGINX_VALUE)]);
     registry.records().await?;
     let e = a("foo.example.com", "1.2.3.4").with_label(label::RESOURCE, "service/default/nginx");
-    apply(
-        &registry,
-        Changes {
-            create: vec![e],
-            ..Changes::default()
-        },
-    )
-    .await?;
+    create(&registry, vec![e]).await?;
     assert_eq!(provider.snapshot().len(), 2);
     Ok(())
 }
 
 #[tokio::test]
 async fn existing_txt_records_are_told_apart_by_set_identifier() -> Result<(), RegistryError> {
-    let (provider, registry) = setup(
-        vec![
-            txt("a-foo.example.com", NGINX_VALUE).with_set_identifier("blue"),
-            txt("a-bar.example.com", NGINX_VALUE).with_set_identifier("blue"),
-        ],
-        Default::default(),
-    );
+    let (provider, registry) = zone(vec![
+        txt("a-foo.example.com", NGINX_VALUE).with_set_identifier("blue"),
+        txt("a-bar.example.com", NGINX_VALUE).with_set_identifier("blue"),
+    ]);
     let record = |name: &str, set: &str| {
         a(name, "1.2.3.4")
             .with_set_identifier(set)
@@ -415,14 +402,7 @@ async fn prefix_and_suffix_shape_written_names() -> Result<(), RegistryError> {
         ),
     ] {
         let (provider, registry) = setup(vec![], config);
-        apply(
-            &registry,
-            Changes {
-                create: vec![a("foo.example.com", "1.2.3.4")],
-                ..Changes::default()
-            },
-        )
-        .await?;
+        create(&registry, vec![a("foo.example.com", "1.2.3.4")]).await?;
         assert!(
             find(&provider.snapshot(), want, RecordType::Txt).is_some(),
             "{want}: {:?}",
@@ -435,42 +415,21 @@ async fn prefix_and_suffix_shape_written_names() -> Result<(), RegistryError> {
 
 #[tokio::test]
 async fn deletes_remove_the_txt_record_too() -> Result<(), RegistryError> {
-    let (provider, registry) = setup(
-        vec![a("foo.example.com", "1.2.3.4"), txt("a-foo.example.com", NGINX_VALUE)],
-        Default::default(),
-    );
+    let (provider, registry) = zone(nginx_at("a-foo.example.com"));
     let current = registry.records().await?.records.into_vec();
-    apply(
-        &registry,
-        Changes {
-            delete: current,
-            ..Changes::default()
-        },
-    )
-    .await?;
+    delete(&registry, current).await?;
     assert!(provider.snapshot().is_empty());
     Ok(())
 }
 
 #[tokio::test]
 async fn updates_rewrite_the_txt_record_from_the_new_labels() -> Result<(), RegistryError> {
-    let (provider, registry) = setup(
-        vec![a("foo.example.com", "1.2.3.4"), txt("a-foo.example.com", NGINX_VALUE)],
-        Default::default(),
-    );
+    let (provider, registry) = zone(nginx_at("a-foo.example.com"));
     let old = registry.records().await?.records.into_vec().remove(0);
     let new = a("foo.example.com", "5.6.7.8")
         .with_label(label::OWNER, "default")
         .with_label(label::RESOURCE, "service/default/other");
-    apply(
-        &registry,
-        Changes {
-            update_old: vec![old],
-            update_new: vec![new],
-            ..Changes::default()
-        },
-    )
-    .await?;
+    update(&registry, vec![old], vec![new]).await?;
     let snapshot = provider.snapshot();
     assert_eq!(
         find(&snapshot, "foo.example.com", RecordType::A).map(|e| e
@@ -490,10 +449,7 @@ async fn updates_rewrite_the_txt_record_from_the_new_labels() -> Result<(), Regi
 #[tokio::test]
 async fn foreign_records_are_never_updated_or_deleted() -> Result<(), RegistryError> {
     let value = "\"heritage=external-dns,external-dns/owner=team-b\"";
-    let (provider, registry) = setup(
-        vec![a("foo.example.com", "1.2.3.4"), txt("a-foo.example.com", value)],
-        Default::default(),
-    );
+    let (provider, registry) = zone(vec![a("foo.example.com", "1.2.3.4"), txt("a-foo.example.com", value)]);
     let before = provider.snapshot();
     let current = registry.records().await?.records.into_vec();
     let new = a("foo.example.com", "9.9.9.9").with_label(label::OWNER, "team-b");
@@ -513,22 +469,11 @@ async fn foreign_records_are_never_updated_or_deleted() -> Result<(), RegistryEr
 
 #[tokio::test]
 async fn a_forced_update_writes_the_missing_new_format_txt_record() -> Result<(), RegistryError> {
-    let (provider, registry) = setup(
-        vec![a("foo.example.com", "1.2.3.4"), txt("foo.example.com", NGINX_VALUE)],
-        Default::default(),
-    );
+    let (provider, registry) = zone(nginx_at("foo.example.com"));
     let current = registry.records().await?.records.into_vec();
     let mut new = current[0].clone();
     new.provider_specific.remove(FORCE_UPDATE);
-    apply(
-        &registry,
-        Changes {
-            update_old: current,
-            update_new: vec![new],
-            ..Changes::default()
-        },
-    )
-    .await?;
+    update(&registry, current, vec![new]).await?;
     let snapshot = provider.snapshot();
     assert_eq!(value_of(&snapshot, "a-foo.example.com").as_deref(), Some(NGINX_VALUE));
     // The old-format record stays (external-dns leaves it too) and the record is no longer forced.
@@ -551,36 +496,16 @@ async fn migrating_from_an_old_owner_takes_its_records_over() -> Result<(), Regi
     );
     let current = registry.records().await?.records.into_vec();
     assert_eq!(current[0].owner(), Some("default"));
-    apply(
-        &registry,
-        Changes {
-            update_old: current.clone(),
-            update_new: current,
-            ..Changes::default()
-        },
-    )
-    .await?;
-    assert_eq!(
-        value_of(&provider.snapshot(), "a-foo.example.com").as_deref(),
-        Some(NGINX_VALUE)
-    );
+    update(&registry, current.clone(), current).await?;
+    assert_eq!(foo_ownership(&provider).as_deref(), Some(NGINX_VALUE));
     Ok(())
 }
 
 #[tokio::test]
 async fn creates_are_owned_by_us_whatever_labels_they_carry() -> Result<(), RegistryError> {
-    let (provider, registry) = setup(vec![], Default::default());
-    let e = a("foo.example.com", "1.2.3.4").with_label(label::OWNER, "someone");
-    apply(
-        &registry,
-        Changes {
-            create: vec![e],
-            ..Changes::default()
-        },
-    )
-    .await?;
+    let provider = created(a("foo.example.com", "1.2.3.4").with_label(label::OWNER, "someone")).await?;
     assert_eq!(
-        value_of(&provider.snapshot(), "a-foo.example.com").as_deref(),
+        foo_ownership(&provider).as_deref(),
         Some("\"heritage=external-dns,external-dns/owner=default\"")
     );
     Ok(())
@@ -588,16 +513,13 @@ async fn creates_are_owned_by_us_whatever_labels_they_carry() -> Result<(), Regi
 
 #[tokio::test]
 async fn a_rejected_record_is_named_and_the_others_land() -> Result<(), RegistryError> {
-    let (provider, registry) = setup(vec![], Default::default());
+    let (provider, registry) = zone(vec![]);
     provider.set_fail_on(Some(Arc::new(|e: &Endpoint| {
         (e.dns_name == "bad.example.com").then(|| "REFUSED".to_string())
     })));
-    let r = apply(
+    let r = create(
         &registry,
-        Changes {
-            create: vec![a("bad.example.com", "1.1.1.1"), a("ok.example.com", "1.1.1.1")],
-            ..Changes::default()
-        },
+        vec![a("bad.example.com", "1.1.1.1"), a("ok.example.com", "1.1.1.1")],
     )
     .await;
     let Err(RegistryError::Provider(extdns_provider::ProviderError::Partial { failures })) = r else {
@@ -631,14 +553,7 @@ fn encrypted() -> TestConfig {
 async fn encrypted_txt_records_round_trip() -> Result<(), RegistryError> {
     let (provider, registry) = setup(vec![], encrypted());
     let e = a("foo.example.com", "1.2.3.4").with_label(label::RESOURCE, "service/default/nginx");
-    apply(
-        &registry,
-        Changes {
-            create: vec![e],
-            ..Changes::default()
-        },
-    )
-    .await?;
+    create(&registry, vec![e]).await?;
     let value = value_of(&provider.snapshot(), "a-foo.example.com")
         .ok_or(RegistryError::Provider(ProviderError::other("no txt")))?;
     assert!(

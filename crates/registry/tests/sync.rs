@@ -8,8 +8,19 @@ use extdns_plan::{PlanConfig, calculate};
 use extdns_provider::InMemoryProvider;
 use extdns_registry::{Ownership, OwnershipConfig, Registry, RegistryError, TxtRegistry, TxtRegistryConfig};
 
+/// The ownership values external-dns (owner "default") writes for the Services default/nginx and default/web,
+/// and the one another external-dns (owner "team-b") writes.
+const NGINX: &str = "\"heritage=external-dns,external-dns/owner=default,external-dns/resource=service/default/nginx\"";
+const WEB: &str = "\"heritage=external-dns,external-dns/owner=default,external-dns/resource=service/default/web\"";
+const TEAM_B: &str = "\"heritage=external-dns,external-dns/owner=team-b\"";
+
 fn a(name: &str, ip: &str, resource: &str) -> Endpoint {
     Endpoint::new(name, RecordType::A, [ip]).with_label(label::RESOURCE, resource)
+}
+
+/// An A record as a zone holds it, with no labels.
+fn zone_a(name: &str, ip: &str) -> Endpoint {
+    Endpoint::new(name, RecordType::A, [ip])
 }
 
 fn txt(name: &str, value: &str) -> Endpoint {
@@ -32,25 +43,24 @@ async fn sync(registry: &TxtRegistry, desired: &[Endpoint]) -> Result<Changes, R
     Ok(changes.into_iter().collect())
 }
 
-fn registry_for(provider: Arc<InMemoryProvider>, ownership: OwnershipConfig) -> Result<TxtRegistry, RegistryError> {
-    Ok(TxtRegistry::new(
-        provider,
-        TxtRegistryConfig::new(Ownership::new(ownership)?),
-    ))
+/// An `example.com` zone holding `records` in memory, and a TXT registry over it with `ownership`.
+fn zone_with(
+    records: Vec<Endpoint>,
+    ownership: OwnershipConfig,
+) -> Result<(Arc<InMemoryProvider>, TxtRegistry), RegistryError> {
+    let provider = Arc::new(InMemoryProvider::with_records(vec!["example.com".into()], records));
+    let config = TxtRegistryConfig::new(Ownership::new(ownership)?);
+    Ok((provider.clone(), TxtRegistry::new(provider, config)))
 }
 
 #[tokio::test]
 async fn a_zone_external_dns_manages_is_taken_over_without_changes() -> Result<(), RegistryError> {
     // Exactly what external-dns (owner "default") leaves in a zone for a Service default/nginx.
     let zone = vec![
-        Endpoint::new("nginx.example.com", RecordType::A, ["10.0.0.1"]),
-        txt(
-            "a-nginx.example.com",
-            "\"heritage=external-dns,external-dns/owner=default,external-dns/resource=service/default/nginx\"",
-        ),
+        zone_a("nginx.example.com", "10.0.0.1"),
+        txt("a-nginx.example.com", NGINX),
     ];
-    let provider = Arc::new(InMemoryProvider::with_records(vec!["example.com".into()], zone.clone()));
-    let registry = registry_for(provider.clone(), OwnershipConfig::default())?;
+    let (provider, registry) = zone_with(zone.clone(), OwnershipConfig::default())?;
     let before = provider.snapshot();
     let changes = sync(
         &registry,
@@ -65,8 +75,7 @@ async fn a_zone_external_dns_manages_is_taken_over_without_changes() -> Result<(
 
 #[tokio::test]
 async fn syncing_twice_changes_nothing_the_second_time() -> Result<(), RegistryError> {
-    let provider = Arc::new(InMemoryProvider::new(vec!["example.com".into()]));
-    let registry = registry_for(provider.clone(), OwnershipConfig::default())?;
+    let (provider, registry) = zone_with(Vec::new(), OwnershipConfig::default())?;
     let desired = [
         a("web.example.com", "10.0.0.1", "service/default/web"),
         a("api.example.com", "10.0.0.2", "service/default/api"),
@@ -100,15 +109,11 @@ async fn syncing_twice_changes_nothing_the_second_time() -> Result<(), RegistryE
 #[tokio::test]
 async fn records_of_another_owner_or_of_nobody_are_never_touched() -> Result<(), RegistryError> {
     let zone = vec![
-        Endpoint::new("theirs.example.com", RecordType::A, ["192.0.2.1"]),
-        txt(
-            "a-theirs.example.com",
-            "\"heritage=external-dns,external-dns/owner=team-b\"",
-        ),
-        Endpoint::new("manual.example.com", RecordType::A, ["192.0.2.2"]),
+        zone_a("theirs.example.com", "192.0.2.1"),
+        txt("a-theirs.example.com", TEAM_B),
+        zone_a("manual.example.com", "192.0.2.2"),
     ];
-    let provider = Arc::new(InMemoryProvider::with_records(vec!["example.com".into()], zone.clone()));
-    let registry = registry_for(provider.clone(), OwnershipConfig::default())?;
+    let (provider, registry) = zone_with(zone.clone(), OwnershipConfig::default())?;
     let before = provider.snapshot();
     assert_eq!(before.len(), zone.len());
     // We want other targets at both names, and an AAAA beside them: nothing may change.
@@ -125,15 +130,8 @@ async fn records_of_another_owner_or_of_nobody_are_never_touched() -> Result<(),
 
 #[tokio::test]
 async fn an_old_format_zone_is_migrated_to_the_new_format() -> Result<(), RegistryError> {
-    let zone = vec![
-        Endpoint::new("web.example.com", RecordType::A, ["10.0.0.1"]),
-        txt(
-            "web.example.com",
-            "\"heritage=external-dns,external-dns/owner=default,external-dns/resource=service/default/web\"",
-        ),
-    ];
-    let provider = Arc::new(InMemoryProvider::with_records(vec!["example.com".into()], zone));
-    let registry = registry_for(provider.clone(), OwnershipConfig::default())?;
+    let zone = vec![zone_a("web.example.com", "10.0.0.1"), txt("web.example.com", WEB)];
+    let (provider, registry) = zone_with(zone, OwnershipConfig::default())?;
     let desired = [a("web.example.com", "10.0.0.1", "service/default/web")];
     let first = sync(&registry, &desired).await?;
     assert_eq!(
@@ -151,15 +149,14 @@ async fn an_encrypted_zone_written_elsewhere_is_taken_over_without_changes() -> 
     // Encrypted outside Rust the way external-dns does it (gzip, AES-256-GCM, base64; nonce 0x07 x 12).
     let sealed = "BwcHBwcHBwcHBwcHYslmUunnEcXTI8wFqBUSGa11hQ25URRRJxLg2PYPPuiBAt/Y4zYgiDEOLrs7UjbGcCVHWsClpVQaW/5AS9EXxe3nYfluzHoOmlxB+VUYg3Z3aByIQQ+1RFW4d3bg88429kM=";
     let zone = vec![
-        Endpoint::new("shop.example.com", RecordType::A, ["10.0.0.1"]),
+        zone_a("shop.example.com", "10.0.0.1"),
         txt("a-shop.example.com", &format!("\"{sealed}\"")),
     ];
-    let provider = Arc::new(InMemoryProvider::with_records(vec!["example.com".into()], zone));
     let mut config = OwnershipConfig::default();
     config.owner_id = "team-a".into();
     config.encrypt_enabled = true;
     config.encrypt_aes_key = Some("01234567890123456789012345678901".into());
-    let registry = registry_for(provider.clone(), config)?;
+    let (provider, registry) = zone_with(zone, config)?;
     let before = provider.snapshot();
     let changes = sync(&registry, &[a("shop.example.com", "10.0.0.1", "httproute/web/shop")]).await?;
     assert!(changes.is_empty(), "{changes:?}");

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use extdns_informer::view::{EndpointSlice, Node, Pod, Service};
 use extdns_informer::{ChangeSet, ClusterStore, ObjectKey, ResourceKind};
-use extdns_source::pipeline::testing::{check_against_full, endpoints_by_object};
+use extdns_source::pipeline::testing::{check_affected, check_against_full};
 use extdns_source::{Objects, Pipeline, PipelineConfig, Source};
 use futures::executor::block_on;
 
@@ -25,34 +25,23 @@ struct Fixture {
 impl Fixture {
     fn store(&self) -> ClusterStore {
         let mut c = cluster_of(self.services.clone());
-        for s in &self.slices {
-            c.add(s.clone());
-        }
-        for p in &self.pods {
-            c.add(p.clone());
-        }
-        for n in &self.nodes {
-            c.add(n.clone());
-        }
+        c.extend(self.slices.iter().cloned());
+        c.extend(self.pods.iter().cloned());
+        c.extend(self.nodes.iter().cloned());
         c
     }
 
     fn service(&mut self, ns: &str, name: &str) -> &mut Service {
-        match self
+        let found = self
             .services
             .iter_mut()
-            .find(|s| s.meta.namespace == ns && s.meta.name == name)
-        {
-            Some(s) => s,
-            None => panic!("no Service {ns}/{name} in the fixture"),
-        }
+            .find(|s| s.meta.namespace == ns && s.meta.name == name);
+        found.unwrap_or_else(|| panic!("no Service {ns}/{name} in the fixture"))
     }
 
     fn pod(&mut self, ns: &str, name: &str) -> &mut Pod {
-        match self.pods.iter_mut().find(|p| &*p.namespace == ns && &*p.name == name) {
-            Some(p) => p,
-            None => panic!("no Pod {ns}/{name} in the fixture"),
-        }
+        let found = self.pods.iter_mut().find(|p| &*p.namespace == ns && &*p.name == name);
+        found.unwrap_or_else(|| panic!("no Pod {ns}/{name} in the fixture"))
     }
 }
 
@@ -114,22 +103,13 @@ fn base() -> Fixture {
             .build(),
     ];
     let slices = vec![
-        slice(
+        ipv4_slice(
             "a",
             "db",
-            "IPv4",
-            vec![
-                endpoint(&["10.0.0.1"], "db-0", Some(true)),
-                endpoint(&["10.0.0.2"], "db-1", Some(true)),
-            ],
+            &[("10.0.0.1", "db-0", Some(true)), ("10.0.0.2", "db-1", Some(true))],
         ),
-        slice(
-            "a",
-            "cache",
-            "IPv4",
-            vec![endpoint(&["10.0.1.1"], "cache-0", Some(true))],
-        ),
-        slice("b", "db", "IPv4", vec![endpoint(&["10.1.0.1"], "db-0", Some(true))]),
+        ipv4_slice("a", "cache", &[("10.0.1.1", "cache-0", Some(true))]),
+        ipv4_slice("b", "db", &[("10.1.0.1", "db-0", Some(true))]),
     ];
     let pods = vec![
         pod_with("db-0", "a", &[("app", "db")], on_node("n1")),
@@ -182,33 +162,15 @@ fn check_on(
     change(&mut after);
     let (before, after) = (before.store(), after.store());
 
-    let (old, new) = (
-        block_on(endpoints_by_object(&source(cfg.clone()), &before)),
-        block_on(endpoints_by_object(&source(cfg.clone()), &after)),
-    );
-    let moved: BTreeSet<&String> = old
-        .keys()
-        .chain(new.keys())
-        .filter(|r| old.get(*r) != new.get(*r))
-        .collect();
-    for r in must_change {
-        assert!(moved.contains(&r.to_string()), "{r} should have changed: {moved:?}");
-    }
-    let src = source(cfg.clone());
-    let Some(affected) = src.affected(&after, &changes) else {
-        panic!("the service source must name the affected Services");
-    };
-    let affected: BTreeSet<String> = affected.iter().map(ToString::to_string).collect();
-    for r in &moved {
-        assert!(
-            affected.contains(r.as_str()),
-            "{r} changed but is not affected: {affected:?}"
-        );
-    }
-    for r in unrelated {
-        assert!(!affected.contains(*r), "{r} is unrelated but affected: {affected:?}");
-    }
-
+    block_on(check_affected(
+        &source(cfg.clone()),
+        &before,
+        &after,
+        &changes,
+        must_change,
+        unrelated,
+        "service source",
+    ));
     block_on(check_against_full(
         &pipeline(cfg),
         &before,
@@ -216,6 +178,11 @@ fn check_on(
         &changes,
         "service source",
     ));
+}
+
+/// The change of object `ns/name` of `kind`.
+fn changed(kind: ResourceKind, ns: &str, name: &str) -> ChangeSet {
+    ChangeSet::of(ObjectKey::new(kind, ns, name))
 }
 
 const LB: &str = "Service a/lb";
@@ -232,7 +199,7 @@ const B_DB: &str = "Service b/db";
 fn a_service_change_affects_that_service_only() {
     check(
         |f| f.service("a", "lb").load_balancer_ingress[0].ip = Some("192.0.2.99".into()),
-        ChangeSet::of(ObjectKey::new(ResourceKind::Service, "a", "lb")),
+        changed(ResourceKind::Service, "a", "lb"),
         &[LB],
         &[DB, CACHE, WEB, NP, SHARED1, SHARED2, INTERNAL, B_DB],
     );
@@ -242,7 +209,7 @@ fn a_service_change_affects_that_service_only() {
 fn a_service_sharing_a_name_is_merged_again_with_the_others() {
     check(
         |f| f.service("a", "shared2").load_balancer_ingress[0].ip = Some("192.0.2.99".into()),
-        ChangeSet::of(ObjectKey::new(ResourceKind::Service, "a", "shared2")),
+        changed(ResourceKind::Service, "a", "shared2"),
         &[SHARED2],
         &[LB, DB, SHARED1, B_DB],
     );
@@ -252,7 +219,7 @@ fn a_service_sharing_a_name_is_merged_again_with_the_others() {
 fn a_deleted_service_takes_its_names_along() {
     check(
         |f| f.services.retain(|s| s.meta.name != "shared1"),
-        ChangeSet::of(ObjectKey::new(ResourceKind::Service, "a", "shared1")),
+        changed(ResourceKind::Service, "a", "shared1"),
         &[SHARED1],
         &[LB, SHARED2, B_DB],
     );
@@ -266,7 +233,7 @@ fn a_service_that_becomes_undecodable_is_failed() {
     let mut store = after.store();
     store.add_undecodable(ResourceKind::Service, "a", "lb");
     let src = source(ServiceSourceConfig::default());
-    let changes = ChangeSet::of(ObjectKey::new(ResourceKind::Service, "a", "lb"));
+    let changes = changed(ResourceKind::Service, "a", "lb");
     let affected = src.affected(&store, &changes);
     let lb = ObjectKey::new(ResourceKind::Service, "a", "lb");
     assert_eq!(affected, Some([lb.clone()].into()));
@@ -283,7 +250,7 @@ fn a_service_that_becomes_undecodable_is_failed() {
 fn an_endpoint_slice_change_affects_its_service() {
     check(
         |f| f.slices[0].endpoints.truncate(1),
-        ChangeSet::of(ObjectKey::new(ResourceKind::EndpointSlice, "a", "db")),
+        changed(ResourceKind::EndpointSlice, "a", "db"),
         &[DB],
         &[CACHE, WEB, NP, LB, B_DB],
     );
@@ -293,7 +260,7 @@ fn an_endpoint_slice_change_affects_its_service() {
 fn a_pod_change_affects_the_headless_services_whose_slices_name_it() {
     check(
         |f| f.pod("a", "db-0").hostname = Some("db-0".into()),
-        ChangeSet::of(ObjectKey::new(ResourceKind::Pod, "a", "db-0")),
+        changed(ResourceKind::Pod, "a", "db-0"),
         &[DB],
         &[CACHE, NP, LB, INTERNAL, B_DB],
     );
@@ -303,7 +270,7 @@ fn a_pod_change_affects_the_headless_services_whose_slices_name_it() {
 fn a_deleted_pod_affects_the_headless_services_whose_slices_still_name_it() {
     check(
         |f| f.pods.retain(|p| !(&*p.namespace == "a" && &*p.name == "db-1")),
-        ChangeSet::of(ObjectKey::new(ResourceKind::Pod, "a", "db-1")),
+        changed(ResourceKind::Pod, "a", "db-1"),
         &[DB],
         &[CACHE, NP, LB, B_DB],
     );
@@ -317,7 +284,7 @@ fn a_pod_moving_node_affects_local_node_port_and_node_external_ip_services() {
             f.pod("a", "cache-0").node_name = Some("n2".into());
         },
         {
-            let mut c = ChangeSet::of(ObjectKey::new(ResourceKind::Pod, "a", "web-0"));
+            let mut c = changed(ResourceKind::Pod, "a", "web-0");
             c.insert(ObjectKey::new(ResourceKind::Pod, "a", "cache-0"));
             c
         },
@@ -330,7 +297,7 @@ fn a_pod_moving_node_affects_local_node_port_and_node_external_ip_services() {
 fn a_pod_no_slice_names_affects_no_headless_service() {
     check(
         |f| f.pod("a", "other").hostname = Some("other".into()),
-        ChangeSet::of(ObjectKey::new(ResourceKind::Pod, "a", "other")),
+        changed(ResourceKind::Pod, "a", "other"),
         &[],
         &[DB, CACHE, NP, LB, B_DB],
     );
@@ -340,7 +307,7 @@ fn a_pod_no_slice_names_affects_no_headless_service() {
 fn a_node_change_affects_node_port_and_node_external_ip_services() {
     check(
         |f| f.nodes[0].addresses[1].address = "203.0.113.9".into(),
-        ChangeSet::of(ObjectKey::new(ResourceKind::Node, "", "n1")),
+        changed(ResourceKind::Node, "", "n1"),
         &[WEB, NP, CACHE],
         &[DB, LB, SHARED1, INTERNAL, B_DB],
     );
@@ -349,7 +316,7 @@ fn a_node_change_affects_node_port_and_node_external_ip_services() {
 #[test]
 fn changes_to_kinds_the_source_does_not_read_affect_nothing() {
     let src = source(ServiceSourceConfig::default());
-    let changes = ChangeSet::of(ObjectKey::new(ResourceKind::Namespace, "", "a"));
+    let changes = changed(ResourceKind::Namespace, "", "a");
     assert_eq!(src.affected(&base().store(), &changes), Some(BTreeSet::new()));
     assert_eq!(src.affected(&base().store(), &ChangeSet::everything()), None);
 }
@@ -372,7 +339,7 @@ fn a_name_shared_with_records_without_a_resource_label_is_merged_again_with_them
         &cfg,
         fixture,
         |f| f.service("a", "shared1").load_balancer_ingress[0].ip = Some("192.0.2.99".into()),
-        ChangeSet::of(ObjectKey::new(ResourceKind::Service, "a", "shared1")),
+        changed(ResourceKind::Service, "a", "shared1"),
         &[SHARED1],
         &[LB, SHARED2, "service/a/zz-mate", B_DB],
     );

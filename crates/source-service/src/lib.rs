@@ -311,7 +311,7 @@ impl Source for ServiceSource {
 mod tests {
     use super::*;
     use crate::testutil::*;
-    use extdns_source::{Annotations, PREFIX_GA, Selector, SourceConfig};
+    use extdns_source::{Annotations, PREFIX_GA, Selector};
 
     #[test]
     fn source_name_is_service() {
@@ -366,46 +366,19 @@ mod tests {
     }
 
     #[test]
-    fn label_filter_selects_services_by_their_labels() -> Result<(), extdns_source::SelectorError> {
+    fn label_and_annotation_filters_select_services() -> Result<(), extdns_source::SelectorError> {
         let c = cluster_of(vec![
             lb("default", "a", "a.example.com").label("dns", "public").build(),
             lb("default", "b", "b.example.com").label("dns", "private").build(),
+            lb("default", "c", "c.example.com").ann("team", "blue").build(),
+            lb("default", "d", "d.example.com").ann("team", "red").build(),
         ]);
-        let common = {
-            let mut common = SourceConfig::default();
-            common.label_filter = Selector::parse("dns=public")?;
-            common
-        };
-        let eps = run(
-            ServiceSourceConfig {
-                common,
-                ..Default::default()
-            },
-            &c,
-        );
-        assert_eq!(show(&eps), lines(&["a.example.com A 1.2.3.4"]));
-        Ok(())
-    }
-
-    #[test]
-    fn annotation_filter_selects_services_by_their_annotations() -> Result<(), extdns_source::SelectorError> {
-        let c = cluster_of(vec![
-            lb("default", "a", "a.example.com").ann("team", "blue").build(),
-            lb("default", "b", "b.example.com").ann("team", "red").build(),
-        ]);
-        let common = {
-            let mut common = SourceConfig::default();
-            common.annotation_filter = Selector::parse("team in (blue)")?;
-            common
-        };
-        let eps = run(
-            ServiceSourceConfig {
-                common,
-                ..Default::default()
-            },
-            &c,
-        );
-        assert_eq!(show(&eps), lines(&["a.example.com A 1.2.3.4"]));
+        let label_filter = Selector::parse("dns=public")?;
+        let by_label = run(sharing(|c| c.label_filter = label_filter), &c);
+        assert_eq!(show(&by_label), lines(&["a.example.com A 1.2.3.4"]));
+        let annotation_filter = Selector::parse("team in (blue)")?;
+        let by_annotation = run(sharing(|c| c.annotation_filter = annotation_filter), &c);
+        assert_eq!(show(&by_annotation), lines(&["c.example.com A 1.2.3.4"]));
         Ok(())
     }
 
@@ -415,21 +388,8 @@ mod tests {
             lb("a", "web", "a.example.com").build(),
             lb("b", "web", "b.example.com").build(),
         ]);
-        let common = {
-            let mut common = SourceConfig::default();
-            common.namespace = Some("b".into());
-            common
-        };
-        assert_eq!(
-            show(&run(
-                ServiceSourceConfig {
-                    common,
-                    ..Default::default()
-                },
-                &c
-            )),
-            lines(&["b.example.com A 1.2.3.4"])
-        );
+        let cfg = sharing(|c| c.namespace = Some("b".into()));
+        assert_eq!(show(&run(cfg, &c)), lines(&["b.example.com A 1.2.3.4"]));
     }
 
     #[test]
@@ -458,21 +418,9 @@ mod tests {
                 .ingress_ip("1.2.3.4")
                 .build(),
         ]);
-        let common = {
-            let mut common = SourceConfig::default();
-            common.annotations = Annotations::with_prefix(PREFIX_GA)?;
-            common
-        };
-        assert_eq!(
-            show(&run(
-                ServiceSourceConfig {
-                    common,
-                    ..Default::default()
-                },
-                &c
-            )),
-            lines(&["b.example.com A 1.2.3.4"])
-        );
+        let annotations = Annotations::with_prefix(PREFIX_GA)?;
+        let cfg = sharing(|c| c.annotations = annotations);
+        assert_eq!(show(&run(cfg, &c)), lines(&["b.example.com A 1.2.3.4"]));
         Ok(())
     }
 }

@@ -83,8 +83,9 @@ fn resource(e: &Endpoint) -> &str {
 mod tests {
     use super::*;
 
-    fn ep(name: &str, rt: RecordType, targets: &[&str], resource: &str, ttl: i64) -> Endpoint {
-        let mut e = Endpoint::new(name, rt, targets.iter().copied()).with_ttl(Ttl(ttl));
+    /// A record at `x.example.com` of the Service `resource` (none when empty).
+    fn x(rt: RecordType, targets: &[&str], resource: &str, ttl: i64) -> Endpoint {
+        let mut e = Endpoint::new("x.example.com", rt, targets.iter().copied()).with_ttl(Ttl(ttl));
         e.targets.normalize();
         if resource.is_empty() {
             e
@@ -93,35 +94,29 @@ mod tests {
         }
     }
 
+    /// Merges `eps` and checks that one record is left.
+    fn merged_into_one(eps: Vec<Endpoint>) -> Endpoint {
+        let mut out = merge_services(eps);
+        assert_eq!(out.len(), 1, "{out:?}");
+        out.remove(0)
+    }
+
     #[test]
     fn shared_name_is_merged_and_owned_by_the_first_resource() {
-        let out = merge_services(vec![
-            ep("x.example.com", RecordType::A, &["2.2.2.2"], "service/default/a", 60),
-            ep("x.example.com", RecordType::A, &["1.1.1.1"], "service/default/b", 300),
+        let e = merged_into_one(vec![
+            x(RecordType::A, &["2.2.2.2"], "service/default/a", 60),
+            x(RecordType::A, &["1.1.1.1"], "service/default/b", 300),
         ]);
-        assert_eq!(out.len(), 1);
-        assert_eq!(out[0].targets.0, vec!["1.1.1.1", "2.2.2.2"]);
-        assert_eq!(out[0].resource(), Some("service/default/a"));
-        assert_eq!(out[0].record_ttl, Ttl(60));
+        assert_eq!(e.targets.0, vec!["1.1.1.1", "2.2.2.2"]);
+        assert_eq!(e.resource(), Some("service/default/a"));
+        assert_eq!(e.record_ttl, Ttl(60));
     }
 
     #[test]
     fn shared_cname_names_are_not_merged() {
         let out = merge_services(vec![
-            ep(
-                "x.example.com",
-                RecordType::Cname,
-                &["b.lb.com"],
-                "service/default/a",
-                0,
-            ),
-            ep(
-                "x.example.com",
-                RecordType::Cname,
-                &["a.lb.com"],
-                "service/default/b",
-                0,
-            ),
+            x(RecordType::Cname, &["b.lb.com"], "service/default/a", 0),
+            x(RecordType::Cname, &["a.lb.com"], "service/default/b", 0),
         ]);
         assert_eq!(out.len(), 2);
         assert!(out.iter().all(|e| e.targets.len() == 1));
@@ -130,15 +125,9 @@ mod tests {
     #[test]
     fn identical_cnames_of_two_services_collapse_into_the_first() {
         let out = merge_services(vec![
-            ep(
-                "x.example.com",
-                RecordType::Cname,
-                &["lb.com", "z.com"],
-                "service/default/a",
-                0,
-            ),
-            ep("x.example.com", RecordType::Cname, &["lb.com"], "service/default/b", 0),
-            ep("x.example.com", RecordType::Cname, &["lb.com"], "service/default/c", 30),
+            x(RecordType::Cname, &["lb.com", "z.com"], "service/default/a", 0),
+            x(RecordType::Cname, &["lb.com"], "service/default/b", 0),
+            x(RecordType::Cname, &["lb.com"], "service/default/c", 30),
         ]);
         assert_eq!(out.len(), 2, "a different TTL keeps the alias apart");
         assert_eq!(out[0].resource(), Some("service/default/a"));
@@ -147,40 +136,32 @@ mod tests {
 
     #[test]
     fn records_with_different_set_identifiers_stay_apart() {
-        let a = ep("x.example.com", RecordType::A, &["1.1.1.1"], "service/default/a", 0).with_set_identifier("eu");
-        let b = ep("x.example.com", RecordType::A, &["2.2.2.2"], "service/default/b", 0).with_set_identifier("us");
+        let a = x(RecordType::A, &["1.1.1.1"], "service/default/a", 0).with_set_identifier("eu");
+        let b = x(RecordType::A, &["2.2.2.2"], "service/default/b", 0).with_set_identifier("us");
         assert_eq!(merge_services(vec![a, b]).len(), 2);
     }
 
     #[test]
     fn records_without_a_resource_label_come_first_and_own_what_they_share() {
-        let out = merge_services(vec![
-            ep("x.example.com", RecordType::A, &["9.9.9.9"], "", 0),
-            ep("x.example.com", RecordType::A, &["1.1.1.1"], "service/default/a", 60),
+        let e = merged_into_one(vec![
+            x(RecordType::A, &["9.9.9.9"], "", 0),
+            x(RecordType::A, &["1.1.1.1"], "service/default/a", 60),
         ]);
-        assert_eq!(out.len(), 1);
-        assert_eq!(out[0].resource(), None);
-        assert_eq!(out[0].targets.0, vec!["1.1.1.1", "9.9.9.9"]);
+        assert_eq!(e.resource(), None);
+        assert_eq!(e.targets.0, vec!["1.1.1.1", "9.9.9.9"]);
     }
 
     #[test]
     fn merged_targets_are_sorted_and_deduplicated() {
-        let out = merge_services(vec![
-            ep(
-                "x.example.com",
-                RecordType::A,
-                &["10.0.0.2", "10.0.0.10"],
-                "service/a/a",
-                0,
-            ),
-            ep("x.example.com", RecordType::A, &["10.0.0.2"], "service/a/a", 0),
+        let e = merged_into_one(vec![
+            x(RecordType::A, &["10.0.0.2", "10.0.0.10"], "service/a/a", 0),
+            x(RecordType::A, &["10.0.0.2"], "service/a/a", 0),
         ]);
-        assert_eq!(out[0].targets.0, vec!["10.0.0.10", "10.0.0.2"]);
+        assert_eq!(e.targets.0, vec!["10.0.0.10", "10.0.0.2"]);
     }
 
     #[test]
     fn cname_without_targets_is_dropped() {
-        let out = merge_services(vec![ep("x.example.com", RecordType::Cname, &[], "service/a/a", 0)]);
-        assert!(out.is_empty());
+        assert!(merge_services(vec![x(RecordType::Cname, &[], "service/a/a", 0)]).is_empty());
     }
 }

@@ -9,8 +9,8 @@ use extdns_informer::view::{
     SliceEndpoint,
 };
 use extdns_informer::{ClusterStore, StrMap};
-use extdns_source::SourceExt;
 use extdns_source::resolver::StaticResolver;
+use extdns_source::{SourceConfig, SourceExt};
 
 use crate::{ServiceSource, ServiceSourceConfig};
 
@@ -50,6 +50,20 @@ pub fn run(cfg: ServiceSourceConfig, cluster: &ClusterStore) -> Vec<Endpoint> {
     run_with(&source(cfg), cluster)
 }
 
+/// The default configuration changed by `f`.
+pub fn configured(f: impl FnOnce(&mut ServiceSourceConfig)) -> ServiceSourceConfig {
+    let mut cfg = ServiceSourceConfig::default();
+    f(&mut cfg);
+    cfg
+}
+
+/// The default configuration with what every source shares changed by `f`.
+pub fn sharing(f: impl FnOnce(&mut SourceConfig)) -> ServiceSourceConfig {
+    let mut cfg = ServiceSourceConfig::default();
+    f(&mut cfg.common);
+    cfg
+}
+
 /// One line per record: `name TYPE target,target` (plus ` ttl=N` and ` id=X` when set), sorted.
 pub fn show(eps: &[Endpoint]) -> Vec<String> {
     let mut out: Vec<String> = eps
@@ -75,9 +89,7 @@ pub fn lines(v: &[&str]) -> Vec<String> {
 
 pub fn cluster_of(services: Vec<Service>) -> ClusterStore {
     let mut c = ClusterStore::new();
-    for s in services {
-        c.add(s);
-    }
+    c.extend(services);
     c
 }
 
@@ -221,6 +233,15 @@ pub fn endpoint(addresses: &[&str], pod: &str, ready: Option<bool>) -> SliceEndp
         }),
         node_name: None,
     }
+}
+
+/// An IPv4 EndpointSlice of Service `ns/service`: one endpoint per `(address, pod, ready)`.
+pub fn ipv4_slice(ns: &str, service: &str, endpoints: &[(&str, &str, Option<bool>)]) -> EndpointSlice {
+    let endpoints = endpoints
+        .iter()
+        .map(|(address, pod, ready)| endpoint(&[address], pod, *ready))
+        .collect();
+    slice(ns, service, "IPv4", endpoints)
 }
 
 pub fn slice(ns: &str, service: &str, address_type: &str, endpoints: Vec<SliceEndpoint>) -> EndpointSlice {

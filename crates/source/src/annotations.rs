@@ -430,6 +430,19 @@ mod tests {
         format!("{PREFIX_ALPHA}{k}")
     }
 
+    /// The provider-specific properties and the set identifier the default prefixes read from `pairs`.
+    fn provider_specific(pairs: &[(&str, &str)]) -> (ProviderSpecific, String) {
+        Annotations::default().provider_specific(&map(pairs))
+    }
+
+    /// Checks that `ps` holds exactly `expected`.
+    fn holds(ps: &ProviderSpecific, expected: &[(&str, &str)]) {
+        for (name, value) in expected {
+            assert_eq!(ps.get(name), Some(*value), "{name}");
+        }
+        assert_eq!(ps.iter().count(), expected.len(), "{ps:?}");
+    }
+
     fn strings(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()
     }
@@ -624,25 +637,24 @@ mod tests {
 
     #[test]
     fn record_type_is_passed_through_verbatim() {
-        let (ps, _) = Annotations::default().provider_specific(&map(&[(&alpha("record-type"), "ptr")]));
+        let (ps, _) = provider_specific(&[(&alpha("record-type"), "ptr")]);
         assert_eq!(ps.get("record-type"), Some("ptr"));
     }
 
     #[test]
     fn alias_comes_first_then_record_type_then_prefixed_keys() {
-        let a = map(&[
+        let (ps, _) = provider_specific(&[
             (&ga("aws-weight"), "10"),
             (&ga("record-type"), "PTR"),
             (&ga("alias"), "true"),
         ]);
-        let (ps, _) = Annotations::default().provider_specific(&a);
         let names: Vec<&str> = ps.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(names, vec!["alias", "record-type", "aws/weight"]);
     }
 
     #[test]
     fn aws_scw_webhook_and_coredns_keys_become_slash_properties() {
-        let a = map(&[
+        let (ps, _) = provider_specific(&[
             (&ga("aws-weight"), "10"),
             (&alpha("aws-geolocation-country-code"), "DE"),
             (&ga("scw-thing"), "s"),
@@ -652,27 +664,28 @@ mod tests {
             (&ga("azure-other"), "ignored"),
             (&ga("unrelated"), "ignored"),
         ]);
-        let (ps, _) = Annotations::default().provider_specific(&a);
-        assert_eq!(ps.get("aws/weight"), Some("10"));
-        assert_eq!(ps.get("aws/geolocation-country-code"), Some("DE"));
-        assert_eq!(ps.get("scw/thing"), Some("s"));
-        assert_eq!(ps.get("webhook/foo"), Some("w"));
-        assert_eq!(ps.get("coredns/group"), Some("g"));
-        assert_eq!(ps.get("azure/tags"), Some("k=v"));
-        assert_eq!(ps.iter().count(), 6);
+        holds(
+            &ps,
+            &[
+                ("aws/weight", "10"),
+                ("aws/geolocation-country-code", "DE"),
+                ("scw/thing", "s"),
+                ("webhook/foo", "w"),
+                ("coredns/group", "g"),
+                ("azure/tags", "k=v"),
+            ],
+        );
     }
 
     #[test]
     fn provider_specific_ga_value_wins_over_alpha() {
-        let a = map(&[(&ga("aws-weight"), "10"), (&alpha("aws-weight"), "20")]);
-        let (ps, _) = Annotations::default().provider_specific(&a);
-        assert_eq!(ps.get("aws/weight"), Some("10"));
-        assert_eq!(ps.iter().count(), 1);
+        let (ps, _) = provider_specific(&[(&ga("aws-weight"), "10"), (&alpha("aws-weight"), "20")]);
+        holds(&ps, &[("aws/weight", "10")]);
     }
 
     #[test]
     fn cloudflare_properties_are_named_by_the_full_annotation_key() {
-        let a = map(&[
+        let (ps, _) = provider_specific(&[
             (&ga("cloudflare-proxied"), "true"),
             (&alpha("cloudflare-record-comment"), "hi"),
             (&ga("cloudflare-region-key"), "eu"),
@@ -680,18 +693,21 @@ mod tests {
             (&ga("cloudflare-custom-hostname"), "c.example.com"),
             (&ga("cloudflare-unknown"), "ignored"),
         ]);
-        let (ps, _) = Annotations::default().provider_specific(&a);
-        assert_eq!(ps.get(&ga("cloudflare-proxied")), Some("true"));
-        assert_eq!(ps.get(&alpha("cloudflare-record-comment")), Some("hi"));
-        assert_eq!(ps.get(&ga("cloudflare-region-key")), Some("eu"));
-        assert_eq!(ps.get(&ga("cloudflare-tags")), Some("a,b"));
-        assert_eq!(ps.get(&ga("cloudflare-custom-hostname")), Some("c.example.com"));
-        assert_eq!(ps.iter().count(), 5);
+        holds(
+            &ps,
+            &[
+                (&ga("cloudflare-proxied"), "true"),
+                (&alpha("cloudflare-record-comment"), "hi"),
+                (&ga("cloudflare-region-key"), "eu"),
+                (&ga("cloudflare-tags"), "a,b"),
+                (&ga("cloudflare-custom-hostname"), "c.example.com"),
+            ],
+        );
     }
 
     #[test]
     fn cloudflare_keys_match_by_substring_and_custom_prefix_is_embedded() -> Result<(), AnnotationError> {
-        let (ps, _) = Annotations::default().provider_specific(&map(&[(&ga("cloudflare-proxied-x"), "true")]));
+        let (ps, _) = provider_specific(&[(&ga("cloudflare-proxied-x"), "true")]);
         assert_eq!(ps.get(&ga("cloudflare-proxied")), Some("true"));
         let custom = Annotations::with_prefix("dns.example.org/")?;
         let (ps, _) = custom.provider_specific(&map(&[("dns.example.org/cloudflare-proxied", "false")]));
@@ -701,17 +717,16 @@ mod tests {
 
     #[test]
     fn cloudflare_exact_key_wins_over_a_substring_match() {
-        let a = map(&[
+        let (ps, _) = provider_specific(&[
             (&ga("cloudflare-proxied"), "true"),
             (&ga("cloudflare-proxied-x"), "false"),
         ]);
-        let (ps, _) = Annotations::default().provider_specific(&a);
         assert_eq!(ps.get(&ga("cloudflare-proxied")), Some("true"));
     }
 
     #[test]
     fn set_identifier_is_returned_and_not_a_property() {
-        let (ps, id) = Annotations::default().provider_specific(&map(&[(&alpha("set-identifier"), "blue")]));
+        let (ps, id) = provider_specific(&[(&alpha("set-identifier"), "blue")]);
         assert_eq!(id, "blue");
         assert!(ps.is_empty());
     }

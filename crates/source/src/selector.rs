@@ -604,64 +604,64 @@ mod tests {
         Ok(())
     }
 
+    type Labels<'a> = &'a [(&'a str, &'a str)];
+
+    /// Checks that `selector` matches each label set of `matching` and none of `others`.
+    fn check(selector: &str, matching: &[Labels<'_>], others: &[Labels<'_>]) -> Result<(), SelectorError> {
+        let parsed = sel(selector)?;
+        for labels in matching {
+            assert!(parsed.matches(&map(labels)), "{selector:?} should match {labels:?}");
+        }
+        for labels in others {
+            assert!(
+                !parsed.matches(&map(labels)),
+                "{selector:?} should not match {labels:?}"
+            );
+        }
+        Ok(())
+    }
+
     #[test]
     fn equality_matches_only_that_value() -> Result<(), SelectorError> {
         for s in ["app=web", "app==web", " app = web "] {
-            let selector = sel(s)?;
-            assert!(selector.matches(&map(&[("app", "web")])), "{s}");
-            assert!(!selector.matches(&map(&[("app", "db")])), "{s}");
-            assert!(!selector.matches(&map(&[])), "{s}");
+            check(s, &[&[("app", "web")]], &[&[("app", "db")], &[]])?;
         }
         Ok(())
     }
 
     #[test]
     fn inequality_matches_other_values_and_absent_keys() -> Result<(), SelectorError> {
-        let selector = sel("app!=web")?;
-        assert!(!selector.matches(&map(&[("app", "web")])));
-        assert!(selector.matches(&map(&[("app", "db")])));
-        assert!(selector.matches(&map(&[])));
-        Ok(())
+        check("app!=web", &[&[("app", "db")], &[]], &[&[("app", "web")]])
     }
 
     #[test]
     fn in_matches_any_listed_value() -> Result<(), SelectorError> {
-        let selector = sel("env in (prod, staging)")?;
-        assert!(selector.matches(&map(&[("env", "prod")])));
-        assert!(selector.matches(&map(&[("env", "staging")])));
-        assert!(!selector.matches(&map(&[("env", "dev")])));
-        assert!(!selector.matches(&map(&[])));
-        Ok(())
+        check(
+            "env in (prod, staging)",
+            &[&[("env", "prod")], &[("env", "staging")]],
+            &[&[("env", "dev")], &[]],
+        )
     }
 
     #[test]
     fn notin_matches_unlisted_values_and_absent_keys() -> Result<(), SelectorError> {
-        let selector = sel("env notin (prod)")?;
-        assert!(!selector.matches(&map(&[("env", "prod")])));
-        assert!(selector.matches(&map(&[("env", "dev")])));
-        assert!(selector.matches(&map(&[])));
-        Ok(())
+        check("env notin (prod)", &[&[("env", "dev")], &[]], &[&[("env", "prod")]])
     }
 
     #[test]
     fn bare_key_requires_existence_and_bang_requires_absence() -> Result<(), SelectorError> {
-        let exists = sel("app")?;
-        assert!(exists.matches(&map(&[("app", "")])));
-        assert!(!exists.matches(&map(&[("other", "x")])));
-        let absent = sel("!app")?;
-        assert!(!absent.matches(&map(&[("app", "")])));
-        assert!(absent.matches(&map(&[("other", "x")])));
-        Ok(())
+        check("app", &[&[("app", "")]], &[&[("other", "x")]])?;
+        check("!app", &[&[("other", "x")]], &[&[("app", "")]])
     }
 
     #[test]
     fn greater_and_less_than_compare_integers() -> Result<(), SelectorError> {
-        let gt = sel("replicas>2")?;
-        assert!(gt.matches(&map(&[("replicas", "3")])));
-        assert!(!gt.matches(&map(&[("replicas", "2")])));
-        assert!(!gt.matches(&map(&[("replicas", "x")])));
-        assert!(!gt.matches(&map(&[])));
-        assert!(sel("replicas<2")?.matches(&map(&[("replicas", "1")])));
+        check(
+            "replicas>2",
+            &[&[("replicas", "3")]],
+            &[&[("replicas", "2")], &[("replicas", "x")], &[]],
+        )?;
+        check("replicas<2", &[&[("replicas", "1")]], &[])?;
         assert!(sel("replicas>x").is_err());
         Ok(())
     }

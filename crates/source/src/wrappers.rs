@@ -332,10 +332,34 @@ mod tests {
         }]
     }
 
+    /// A source that gives the same evaluation (or the same error) every time.
     struct Fixed {
         name: &'static str,
         result: Result<Vec<Endpoint>, String>,
         kinds: Vec<ResourceKind>,
+        failed: Failures,
+    }
+
+    impl Fixed {
+        fn new(name: &'static str, endpoints: Vec<Endpoint>) -> Self {
+            Fixed {
+                name,
+                result: Ok(endpoints),
+                kinds: vec![],
+                failed: Failures::new(),
+            }
+        }
+
+        fn watching(mut self, kinds: Vec<ResourceKind>) -> Self {
+            self.kinds = kinds;
+            self
+        }
+
+        /// Reports the objects `failed` could not be evaluated, next to its endpoints.
+        fn failing(mut self, failed: Failures) -> Self {
+            self.failed = failed;
+            self
+        }
     }
 
     #[async_trait]
@@ -351,16 +375,12 @@ mod tests {
                 source_name: self.name.into(),
                 message,
             })?;
-            Ok(Evaluation::new(one_object(endpoints), Failures::new()))
+            Ok(Evaluation::new(one_object(endpoints), self.failed.clone()))
         }
     }
 
     fn src(name: &'static str, eps: Vec<Endpoint>) -> Box<dyn Source> {
-        Box::new(Fixed {
-            name,
-            result: Ok(eps),
-            kinds: vec![],
-        })
+        Box::new(Fixed::new(name, eps))
     }
 
     #[tokio::test]
@@ -376,17 +396,11 @@ mod tests {
             missing: "CRD tcproutes.gateway.networking.k8s.io".into(),
         };
         store.set_unavailable(tcp, Some(absent));
-        let routes = Box::new(Fixed {
-            name: "gateway-tcproute",
-            result: Ok(vec![a("db.example.org", &["192.0.2.1"])]),
-            kinds: vec![tcp, ResourceKind::Gateway],
-        });
-        let services = Box::new(Fixed {
-            name: "service",
-            result: Ok(vec![a("web.example.org", &["192.0.2.2"])]),
-            kinds: vec![ResourceKind::Service],
-        });
-        let out = Pipeline::new(vec![routes, services], PipelineConfig::default())
+        let routes = Fixed::new("gateway-tcproute", vec![a("db.example.org", &["192.0.2.1"])])
+            .watching(vec![tcp, ResourceKind::Gateway]);
+        let services =
+            Fixed::new("service", vec![a("web.example.org", &["192.0.2.2"])]).watching(vec![ResourceKind::Service]);
+        let out = Pipeline::new(vec![Box::new(routes), Box::new(services)], PipelineConfig::default())
             .evaluate(&store, None)
             .await
             .expect("no source error");
@@ -418,6 +432,11 @@ mod tests {
             .await
     }
 
+    /// [`run`] with one source of `endpoints`.
+    async fn run_one(endpoints: Vec<Endpoint>, config: PipelineConfig) -> Result<PipelineOutput, SourceError> {
+        run(vec![src("s", endpoints)], config).await
+    }
+
     fn summary(out: &PipelineOutput) -> Vec<String> {
         out.endpoints
             .iter()
@@ -429,28 +448,6 @@ mod tests {
         (t.to_string(), s.to_string())
     }
 
-    /// A source that reports objects it could not evaluate next to its endpoints.
-    struct Failing {
-        failed: &'static [&'static str],
-        endpoints: Vec<Endpoint>,
-    }
-
-    #[async_trait]
-    impl Source for Failing {
-        fn name(&self) -> &str {
-            "failing"
-        }
-        fn watched_kinds(&self) -> Vec<ResourceKind> {
-            Vec::new()
-        }
-        async fn evaluate(&self, _cluster: &ClusterStore, _: Objects<'_>) -> Result<Evaluation, SourceError> {
-            Ok(Evaluation::new(
-                one_object(self.endpoints.clone()),
-                self.failed.iter().filter_map(|f| parse_resource_label(f)).collect(),
-            ))
-        }
-    }
-
     #[tokio::test]
     async fn failed_objects_of_every_source_and_of_invalid_endpoints_are_reported() -> Result<(), SourceError> {
         let bad =
@@ -458,10 +455,14 @@ mod tests {
         let out = run(
             vec![
                 src("plain", vec![a("ok.example.com", &["10.0.0.1"]), bad]),
-                Box::new(Failing {
-                    failed: &["service/ns/web", "httproute/ns/shop"],
-                    endpoints: vec![a("x.example.com", &["10.0.0.2"])],
-                }),
+                Box::new(
+                    Fixed::new("failing", vec![a("x.example.com", &["10.0.0.2"])]).failing(
+                        ["service/ns/web", "httproute/ns/shop"]
+                            .iter()
+                            .filter_map(|f| parse_resource_label(f))
+                            .collect(),
+                    ),
+                ),
             ],
             PipelineConfig::default(),
         )
@@ -482,37 +483,23 @@ mod tests {
         Ok(())
     }
 
-    /// A source whose one object fails in part (a skipped DNSEndpoint entry at `held.example.com`).
-    struct PartlyFailing(Vec<Endpoint>);
-
-    #[async_trait]
-    impl Source for PartlyFailing {
-        fn name(&self) -> &str {
-            "partly"
-        }
-        fn watched_kinds(&self) -> Vec<ResourceKind> {
-            Vec::new()
-        }
-        async fn evaluate(&self, _cluster: &ClusterStore, _: Objects<'_>) -> Result<Evaluation, SourceError> {
-            let mut held = crate::HeldRecords::new();
-            held.name("held.example.com", Some(RecordType::A));
-            let mut failed = Failures::new();
-            failed.insert_part(ObjectKey::new(ResourceKind::Service, "test", "all"), None, held);
-            Ok(Evaluation::new(one_object(self.0.clone()), failed))
-        }
-    }
-
     #[tokio::test]
     async fn an_invalid_record_of_an_object_failing_in_part_is_held_too() -> Result<(), SourceError> {
         let label = |e: Endpoint| e.with_label(extdns_endpoint::label::RESOURCE, "service/test/all");
-        let out = run(
-            vec![Box::new(PartlyFailing(vec![
+        // The one object fails in part: a skipped DNSEndpoint entry at `held.example.com`.
+        let mut held = crate::HeldRecords::new();
+        held.name("held.example.com", Some(RecordType::A));
+        let mut failed = Failures::new();
+        failed.insert_part(ObjectKey::new(ResourceKind::Service, "test", "all"), None, held);
+        let partly = Fixed::new(
+            "partly",
+            vec![
                 label(a("ok.example.com", &["10.0.0.1"])),
                 label(a("bad.example.com", &["lb.example.net"])),
-            ]))],
-            PipelineConfig::default(),
+            ],
         )
-        .await?;
+        .failing(failed);
+        let out = run(vec![Box::new(partly)], PipelineConfig::default()).await?;
         assert_eq!(summary(&out), vec!["ok.example.com A 10.0.0.1"]);
         let object = ObjectKey::new(ResourceKind::Service, "test", "all");
         let Some(crate::Held::Part(held)) = out.failed.held(&object) else {
@@ -570,9 +557,8 @@ mod tests {
     #[tokio::test]
     async fn a_failing_source_fails_the_pipeline() {
         let failing = Box::new(Fixed {
-            name: "crd",
             result: Err("boom".into()),
-            kinds: vec![],
+            ..Fixed::new("crd", vec![])
         });
         let out = run(
             vec![src("service", vec![a("a.example.com", &["1.1.1.1"])]), failing],
@@ -589,16 +575,8 @@ mod tests {
     fn watched_kinds_are_the_union_of_the_sources() {
         let p = Pipeline::new(
             vec![
-                Box::new(Fixed {
-                    name: "x",
-                    result: Ok(vec![]),
-                    kinds: vec![ResourceKind::Service, ResourceKind::Pod],
-                }),
-                Box::new(Fixed {
-                    name: "y",
-                    result: Ok(vec![]),
-                    kinds: vec![ResourceKind::Pod, ResourceKind::Node],
-                }),
+                Box::new(Fixed::new("x", vec![]).watching(vec![ResourceKind::Service, ResourceKind::Pod])),
+                Box::new(Fixed::new("y", vec![]).watching(vec![ResourceKind::Pod, ResourceKind::Node])),
             ],
             PipelineConfig::default(),
         );
@@ -718,14 +696,11 @@ mod tests {
 
     #[tokio::test]
     async fn single_targets_are_not_reordered_and_different_types_are_not_duplicates() -> Result<(), SourceError> {
-        let out = run(
-            vec![src(
-                "s",
-                vec![
-                    ep("x.example.com", RecordType::Txt, &["v"]),
-                    ep("x.example.com", RecordType::Cname, &["v"]),
-                ],
-            )],
+        let out = run_one(
+            vec![
+                ep("x.example.com", RecordType::Txt, &["v"]),
+                ep("x.example.com", RecordType::Cname, &["v"]),
+            ],
             PipelineConfig::default(),
         )
         .await?;
@@ -743,11 +718,8 @@ mod tests {
             message: "net".into(),
         })?;
         let aaaa = ep("x.example.com", RecordType::Aaaa, &["64:ff9b::c000:221", "2001:db8::1"]).with_ttl(Ttl(30));
-        let out = run(
-            vec![src(
-                "s",
-                vec![aaaa, ep("y.example.com", RecordType::Aaaa, &["2001:db8::2"])],
-            )],
+        let out = run_one(
+            vec![aaaa, ep("y.example.com", RecordType::Aaaa, &["2001:db8::2"])],
             PipelineConfig {
                 nat64_networks: vec![net],
                 ..PipelineConfig::default()
@@ -784,25 +756,32 @@ mod tests {
 
     // -------------------------------------------------------------------------------- target filter
 
-    #[tokio::test]
-    async fn target_filter_removes_excluded_targets_and_empty_endpoints() -> Result<(), SourceError> {
-        let exclude = TargetNetFilter::new(&[] as &[&str], &["10.0.0.0/8"]).map_err(|e| SourceError::Other {
+    /// The default configuration with `target_net_filter`.
+    fn filtering(target_net_filter: TargetNetFilter) -> PipelineConfig {
+        PipelineConfig {
+            target_net_filter,
+            ..PipelineConfig::default()
+        }
+    }
+
+    /// `--target-net-filter` and `--exclude-target-net`.
+    fn net_filter(include: &[&str], exclude: &[&str]) -> Result<TargetNetFilter, SourceError> {
+        TargetNetFilter::new(include, exclude).map_err(|e| SourceError::Other {
             source_name: "t".into(),
             message: e.to_string(),
-        })?;
-        let out = run(
-            vec![src(
-                "s",
-                vec![
-                    a("x.example.com", &["10.1.2.3", "34.1.2.3"]),
-                    a("y.example.com", &["10.9.9.9"]),
-                    ep("z.example.com", RecordType::Cname, &["lb.example.com"]),
-                ],
-            )],
-            PipelineConfig {
-                target_net_filter: exclude,
-                ..PipelineConfig::default()
-            },
+        })
+    }
+
+    #[tokio::test]
+    async fn target_filter_removes_excluded_targets_and_empty_endpoints() -> Result<(), SourceError> {
+        let exclude = net_filter(&[], &["10.0.0.0/8"])?;
+        let out = run_one(
+            vec![
+                a("x.example.com", &["10.1.2.3", "34.1.2.3"]),
+                a("y.example.com", &["10.9.9.9"]),
+                ep("z.example.com", RecordType::Cname, &["lb.example.com"]),
+            ],
+            filtering(exclude),
         )
         .await?;
         assert_eq!(
@@ -810,22 +789,13 @@ mod tests {
             vec!["x.example.com A 34.1.2.3", "z.example.com CNAME lb.example.com"]
         );
 
-        let include = TargetNetFilter::new(&["10.0.0.0/8"], &[] as &[&str]).map_err(|e| SourceError::Other {
-            source_name: "t".into(),
-            message: e.to_string(),
-        })?;
-        let out = run(
-            vec![src(
-                "s",
-                vec![
-                    a("x.example.com", &["10.1.2.3", "34.1.2.3"]),
-                    ep("z.example.com", RecordType::Cname, &["lb.example.com"]),
-                ],
-            )],
-            PipelineConfig {
-                target_net_filter: include,
-                ..PipelineConfig::default()
-            },
+        let include = net_filter(&["10.0.0.0/8"], &[])?;
+        let out = run_one(
+            vec![
+                a("x.example.com", &["10.1.2.3", "34.1.2.3"]),
+                ep("z.example.com", RecordType::Cname, &["lb.example.com"]),
+            ],
+            filtering(include),
         )
         .await?;
         assert_eq!(summary(&out), vec!["x.example.com A 10.1.2.3"]);
@@ -853,6 +823,22 @@ mod tests {
         );
     }
 
+    /// PTR records managed (`--managed-record-types` with PTR) and created for every A/AAAA (`--create-ptr`).
+    fn ptr_config(manage_ptr: bool, create_ptr: bool) -> PipelineConfig {
+        PipelineConfig {
+            manage_ptr,
+            create_ptr,
+            ..PipelineConfig::default()
+        }
+    }
+
+    fn ptrs(out: &PipelineOutput) -> Vec<&Endpoint> {
+        out.endpoints
+            .iter()
+            .filter(|e| e.record_type == RecordType::Ptr)
+            .collect()
+    }
+
     #[tokio::test]
     async fn create_ptr_adds_reverse_records_grouping_hostnames_per_address() -> Result<(), SourceError> {
         let eps = vec![
@@ -862,20 +848,8 @@ mod tests {
             ep("v6.example.com", RecordType::Aaaa, &["2001:db8::1"]),
             ep("c.example.com", RecordType::Cname, &["x.example.com"]),
         ];
-        let out = run(
-            vec![src("s", eps)],
-            PipelineConfig {
-                manage_ptr: true,
-                create_ptr: true,
-                ..PipelineConfig::default()
-            },
-        )
-        .await?;
-        let ptrs: Vec<&Endpoint> = out
-            .endpoints
-            .iter()
-            .filter(|e| e.record_type == RecordType::Ptr)
-            .collect();
+        let out = run_one(eps, ptr_config(true, true)).await?;
+        let ptrs = ptrs(&out);
         assert_eq!(ptrs.len(), 3);
         assert_eq!(ptrs[0].dns_name, "1.2.0.192.in-addr.arpa");
         assert_eq!(ptrs[0].targets.0, vec!["x.example.com", "y.example.com"]);
@@ -895,57 +869,20 @@ mod tests {
             with_record_type(a("out.example.com", &["192.0.2.2"]), "none"),
             with_record_type(ep("c.example.com", RecordType::Cname, &["in.example.com"]), "ptr"),
         ];
-        let out = run(
-            vec![src("s", eps.clone())],
-            PipelineConfig {
-                manage_ptr: true,
-                ..PipelineConfig::default()
-            },
-        )
-        .await?;
-        let ptrs: Vec<&str> = out
-            .endpoints
-            .iter()
-            .filter(|e| e.record_type == RecordType::Ptr)
-            .map(|e| e.dns_name.as_str())
-            .collect();
-        assert_eq!(ptrs, vec!["1.2.0.192.in-addr.arpa"]);
+        let out = run_one(eps.clone(), ptr_config(true, false)).await?;
+        let names: Vec<&str> = ptrs(&out).iter().map(|e| e.dns_name.as_str()).collect();
+        assert_eq!(names, vec!["1.2.0.192.in-addr.arpa"]);
         assert!(
             out.endpoints
                 .iter()
                 .all(|e| e.provider_specific.get("record-type").is_none())
         );
 
-        let out = run(
-            vec![src("s", eps.clone())],
-            PipelineConfig {
-                manage_ptr: true,
-                create_ptr: true,
-                ..PipelineConfig::default()
-            },
-        )
-        .await?;
-        assert_eq!(
-            out.endpoints
-                .iter()
-                .filter(|e| e.record_type == RecordType::Ptr)
-                .count(),
-            1,
-            "opt-out beats --create-ptr"
-        );
+        let out = run_one(eps.clone(), ptr_config(true, true)).await?;
+        assert_eq!(ptrs(&out).len(), 1, "opt-out beats --create-ptr");
 
-        let out = run(
-            vec![src("s", eps)],
-            PipelineConfig {
-                create_ptr: true,
-                ..PipelineConfig::default()
-            },
-        )
-        .await?;
-        assert!(
-            out.endpoints.iter().all(|e| e.record_type != RecordType::Ptr),
-            "no PTRs unless PTR is managed"
-        );
+        let out = run_one(eps, ptr_config(false, true)).await?;
+        assert!(ptrs(&out).is_empty(), "no PTRs unless PTR is managed");
         assert_eq!(out.endpoints[0].provider_specific.get("record-type"), Some("ptr"));
         Ok(())
     }
@@ -954,14 +891,11 @@ mod tests {
 
     #[tokio::test]
     async fn min_ttl_fills_only_unset_ttls() -> Result<(), SourceError> {
-        let out = run(
-            vec![src(
-                "s",
-                vec![
-                    a("x.example.com", &["1.1.1.1"]),
-                    a("y.example.com", &["1.1.1.1"]).with_ttl(Ttl(10)),
-                ],
-            )],
+        let out = run_one(
+            vec![
+                a("x.example.com", &["1.1.1.1"]),
+                a("y.example.com", &["1.1.1.1"]).with_ttl(Ttl(10)),
+            ],
             PipelineConfig {
                 min_ttl: Ttl(60),
                 ..PipelineConfig::default()
@@ -1017,8 +951,8 @@ mod tests {
     #[tokio::test]
     async fn post_processor_applies_provider_retention() -> Result<(), SourceError> {
         let e = a("x.example.com", &["1.1.1.1"]).with_provider_specific(props(&["webhook/x", "aws/weight"]));
-        let out = run(
-            vec![src("s", vec![e])],
+        let out = run_one(
+            vec![e],
             PipelineConfig {
                 provider: "aws".into(),
                 ..PipelineConfig::default()
@@ -1038,8 +972,8 @@ mod tests {
             ep("d.example.com", RecordType::Cname, &["lb.example.com"]).with_provider_specific(no_alias),
             a("x.example.com", &["1.1.1.1"]),
         ];
-        let out = run(
-            vec![src("s", eps)],
+        let out = run_one(
+            eps,
             PipelineConfig {
                 prefer_alias: true,
                 provider: "aws".into(),
@@ -1055,18 +989,13 @@ mod tests {
 
     #[tokio::test]
     async fn ptr_records_get_the_min_ttl_and_are_not_filtered() -> Result<(), SourceError> {
-        let filter = TargetNetFilter::new(&["192.0.2.0/24"], &[] as &[&str]).map_err(|e| SourceError::Other {
-            source_name: "t".into(),
-            message: e.to_string(),
-        })?;
-        let out = run(
-            vec![src("s", vec![a("x.example.com", &["192.0.2.1"])])],
+        let filter = net_filter(&["192.0.2.0/24"], &[])?;
+        let out = run_one(
+            vec![a("x.example.com", &["192.0.2.1"])],
             PipelineConfig {
-                manage_ptr: true,
-                create_ptr: true,
                 min_ttl: Ttl(120),
                 target_net_filter: filter,
-                ..PipelineConfig::default()
+                ..ptr_config(true, true)
             },
         )
         .await?;

@@ -77,22 +77,13 @@ impl<'t, 'f> Exec<'t, 'f> {
                     self.print(&v)?;
                 }
             }
-            Node::If(pipe, body, else_body) => {
+            Node::If(pipe, body, else_body) | Node::With(pipe, body, else_body) => {
                 let mark = self.vars.len();
                 let v = self.pipe(pipe, dot)?;
+                // `with` runs its body on the pipeline's value, `if` on the same dot.
+                let body_dot = if matches!(node, Node::With(..)) { &v } else { dot };
                 let flow = if v.is_true() {
-                    self.walk_list(body, dot)?
-                } else {
-                    self.walk_list(else_body, dot)?
-                };
-                self.vars.truncate(mark);
-                return Ok(flow);
-            }
-            Node::With(pipe, body, else_body) => {
-                let mark = self.vars.len();
-                let v = self.pipe(pipe, dot)?;
-                let flow = if v.is_true() {
-                    self.walk_list(body, &v)?
+                    self.walk_list(body, body_dot)?
                 } else {
                     self.walk_list(else_body, dot)?
                 };
@@ -191,15 +182,7 @@ impl<'t, 'f> Exec<'t, 'f> {
 
     fn pipe(&mut self, pipe: &Pipe, dot: &Value) -> R<Value> {
         let value = self.pipe_cmds(pipe, dot)?;
-        for name in &pipe.decl {
-            if pipe.is_assign {
-                if let Some(slot) = self.vars.iter_mut().rev().find(|(n, _)| n == name) {
-                    slot.1 = value.clone();
-                }
-            } else {
-                self.vars.push((name.clone(), value.clone()));
-            }
-        }
+        pipe.bind(&mut self.vars, &value);
         Ok(value)
     }
 

@@ -28,6 +28,22 @@ pub(super) struct Pipe {
     pub cmds: Vec<Cmd>,
 }
 
+impl Pipe {
+    /// Binds the variables the pipeline declares (or assigns, to the innermost of that name) to `value`:
+    /// executing binds values, the field-path analysis binds paths.
+    pub(super) fn bind<T: Clone>(&self, vars: &mut Vec<(String, T)>, value: &T) {
+        for name in &self.decl {
+            if self.is_assign {
+                if let Some(slot) = vars.iter_mut().rev().find(|(n, _)| n == name) {
+                    slot.1 = value.clone();
+                }
+            } else {
+                vars.push((name.clone(), value.clone()));
+            }
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub(super) struct Cmd {
     pub args: Vec<Arg>,
@@ -244,17 +260,24 @@ impl Parser<'_> {
     fn define(&mut self, line: usize) -> Result<(), ParseError> {
         let name = self.template_name("define")?;
         self.expect_close("define")?;
+        let eof = format!("unexpected EOF in define clause {name:?}");
+        let body = self.template_body("define", line, eof)?;
+        self.add_define(name, body, line)
+    }
+
+    /// The body of a `define` or `block` up to its `{{end}}`, parsed as a template of its own: only `$` is
+    /// defined and no range encloses it. `eof` is the error when the text ends first.
+    fn template_body(&mut self, clause: &str, line: usize, eof: String) -> Result<Vec<Node>, ParseError> {
         let saved_vars = std::mem::replace(&mut self.vars, vec!["$".to_string()]);
         let saved_range = std::mem::replace(&mut self.range_depth, 0);
         let (body, end) = self.list(false)?;
         self.vars = saved_vars;
         self.range_depth = saved_range;
         match end {
-            Some(("{{end}}", _)) => {}
-            Some((t, l)) => return Err(self.err_at(l, format!("unexpected {t} in define clause"))),
-            None => return Err(self.err_at(line, format!("unexpected EOF in define clause {name:?}"))),
+            Some(("{{end}}", _)) => Ok(body),
+            Some((t, l)) => Err(self.err_at(l, format!("unexpected {t} in {clause} clause"))),
+            None => Err(self.err_at(line, eof)),
         }
-        self.add_define(name, body, line)
     }
 
     fn add_define(&mut self, name: String, body: Vec<Node>, line: usize) -> Result<(), ParseError> {
@@ -293,16 +316,7 @@ impl Parser<'_> {
     fn block(&mut self, line: usize) -> Result<Node, ParseError> {
         let name = self.template_name("block")?;
         let pipe = self.pipeline("block clause", false)?;
-        let saved_vars = std::mem::replace(&mut self.vars, vec!["$".to_string()]);
-        let saved_range = std::mem::replace(&mut self.range_depth, 0);
-        let (body, end) = self.list(false)?;
-        self.vars = saved_vars;
-        self.range_depth = saved_range;
-        match end {
-            Some(("{{end}}", _)) => {}
-            Some((t, l)) => return Err(self.err_at(l, format!("unexpected {t} in block clause"))),
-            None => return Err(self.err_at(line, "unexpected EOF in block clause")),
-        }
+        let body = self.template_body("block", line, "unexpected EOF in block clause".to_string())?;
         self.add_define(name.clone(), body, line)?;
         Ok(Node::Template(name, Some(pipe)))
     }

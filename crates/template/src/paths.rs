@@ -159,15 +159,7 @@ impl Walker<'_> {
 
     /// Binds the variables a pipeline declares (or assigns) to what it evaluates to.
     fn declare(&mut self, pipe: &Pipe, ctx: Ctx) {
-        for name in &pipe.decl {
-            if pipe.is_assign {
-                if let Some(slot) = self.vars.iter_mut().rev().find(|(n, _)| n == name) {
-                    slot.1 = ctx.clone();
-                }
-            } else {
-                self.vars.push((name.clone(), ctx.clone()));
-            }
-        }
+        pipe.bind(&mut self.vars, &ctx);
     }
 
     /// Records what the pipeline reads and returns the path of its value when it is a plain path

@@ -91,6 +91,14 @@ fn parse_err(text: &str) -> String {
 
 type T = Result<(), Error>;
 
+/// Checks what each template of `cases` renders on the Service.
+fn renders(cases: &[(&str, &str)]) -> T {
+    for (text, expected) in cases {
+        assert_eq!(run(text)?, *expected, "{text}");
+    }
+    Ok(())
+}
+
 // ------------------------------------------------------------------------------------------- errors
 
 #[test]
@@ -165,7 +173,7 @@ fn missing_key_error_makes_absent_map_keys_fail() -> T {
 
 #[test]
 fn index_of_an_absent_key_is_the_zero_value_of_the_map_elements() -> T {
-    assert_eq!(run("{{ printf \"%v\" (index .Labels \"nope\") }}")?, "");
+    renders(&[("{{ printf \"%v\" (index .Labels \"nope\") }}", "")])?;
     let any = ExecOptions::default().map_values(MapValues::Any);
     assert_eq!(run_with("{{ index .Labels \"nope\" }}", &any)?, "<nil>");
     Ok(())
@@ -270,7 +278,7 @@ fn hostile_nesting_is_a_parse_error_not_a_crash() {
 
 #[test]
 fn index_reads_labels() -> T {
-    assert_eq!(run("{{ index .Labels \"app\" }}.example.com")?, "shop.example.com");
+    renders(&[("{{ index .Labels \"app\" }}.example.com", "shop.example.com")])?;
     // A missing key is the map's zero value, an empty string.
     assert_eq!(run("[{{ index .Labels \"nope\" }}]")?, "[]");
     assert_eq!(run("{{ index .Annotations \"owner\" }}")?, "team-a");
@@ -290,76 +298,69 @@ fn range_over_ports() -> T {
 
 #[test]
 fn missing_map_key_prints_no_value_on_the_typed_view() -> T {
-    assert_eq!(run("{{.Labels.missing}}")?, "<no value>");
-    assert_eq!(run("{{.Labels.app}}")?, "shop");
-    Ok(())
+    renders(&[("{{.Labels.missing}}", "<no value>"), ("{{.Labels.app}}", "shop")])
 }
 
 #[test]
 fn contains_checks_substrings() -> T {
-    assert_eq!(run("{{contains .Name \"e\"}} {{contains .Name \"x\"}}")?, "true false");
-    Ok(())
+    renders(&[("{{contains .Name \"e\"}} {{contains .Name \"x\"}}", "true false")])
 }
 
 #[test]
 fn trim_prefix_and_suffix() -> T {
-    assert_eq!(
-        run("{{trimPrefix .Name \"w\"}} {{trimSuffix .Name \"b\"}} {{trimPrefix .Name \"x\"}}")?,
-        "eb we web"
-    );
-    Ok(())
+    renders(&[(
+        "{{trimPrefix .Name \"w\"}} {{trimSuffix .Name \"b\"}} {{trimPrefix .Name \"x\"}}",
+        "eb we web",
+    )])
 }
 
 #[test]
 fn trim_removes_surrounding_whitespace() -> T {
-    assert_eq!(run("[{{trim \"  a b \\n\"}}]")?, "[a b]");
-    Ok(())
+    renders(&[("[{{trim \"  a b \\n\"}}]", "[a b]")])
 }
 
 #[test]
 fn to_lower_lowercases() -> T {
-    assert_eq!(run("{{toLower .Spec.Type}}")?, "loadbalancer");
-    Ok(())
+    renders(&[("{{toLower .Spec.Type}}", "loadbalancer")])
 }
 
 #[test]
 fn replace_takes_old_new_then_string() -> T {
-    assert_eq!(run("{{replace \".\" \"-\" \"a.b.c\"}}")?, "a-b-c");
-    assert_eq!(run("{{.Spec.ClusterIP | replace \".\" \"-\"}}")?, "10-0-0-7");
-    Ok(())
+    renders(&[
+        ("{{replace \".\" \"-\" \"a.b.c\"}}", "a-b-c"),
+        ("{{.Spec.ClusterIP | replace \".\" \"-\"}}", "10-0-0-7"),
+    ])
 }
 
 #[test]
 fn is_ipv4_and_is_ipv6_follow_record_type_rules() -> T {
-    assert_eq!(
-        run("{{isIPv4 \"1.2.3.4\"}} {{isIPv4 \"2001:db8::1\"}} {{isIPv4 \"01.2.3.4\"}}")?,
-        "true false false"
-    );
-    assert_eq!(
-        run("{{isIPv6 \"2001:db8::1\"}} {{isIPv6 \"::ffff:1.2.3.4\"}} {{isIPv6 \"x\"}}")?,
-        "true true false"
-    );
-    Ok(())
+    renders(&[
+        (
+            "{{isIPv4 \"1.2.3.4\"}} {{isIPv4 \"2001:db8::1\"}} {{isIPv4 \"01.2.3.4\"}}",
+            "true false false",
+        ),
+        (
+            "{{isIPv6 \"2001:db8::1\"}} {{isIPv6 \"::ffff:1.2.3.4\"}} {{isIPv6 \"x\"}}",
+            "true true false",
+        ),
+    ])
 }
 
 #[test]
 fn has_key_checks_map_keys() -> T {
-    assert_eq!(
-        run("{{hasKey .Labels \"app\"}} {{hasKey .Labels \"nope\"}}")?,
-        "true false"
-    );
-    Ok(())
+    renders(&[("{{hasKey .Labels \"app\"}} {{hasKey .Labels \"nope\"}}", "true false")])
 }
 
 #[test]
 fn from_json_parses_and_yields_nil_on_invalid_json() -> T {
-    assert_eq!(
-        run("{{ (fromJson .Annotations.note).zone }}-{{ (fromJson .Annotations.note).n }}")?,
-        "eu-3"
-    );
-    assert_eq!(run("{{ fromJson \"not json\" }}")?, "<nil>");
-    assert_eq!(run("{{ with fromJson \"{]\" }}x{{else}}none{{end}}")?, "none");
-    Ok(())
+    renders(&[
+        (
+            "{{ (fromJson .Annotations.note).zone }}-{{ (fromJson .Annotations.note).n }}",
+            "eu-3",
+        ),
+        ("{{ fromJson \"not json\" }}", "<nil>"),
+        ("{{ with fromJson \"{]\" }}x{{else}}none{{end}}", "none"),
+    ])
 }
 
 #[test]
@@ -370,23 +371,26 @@ fn function_argument_errors_fail_execution() {
 
 #[test]
 fn printf_and_print() -> T {
-    assert_eq!(run("{{printf \"%s-%d.example.com\" .Name 7}}")?, "web-7.example.com");
-    assert_eq!(run("{{print .Name 1 2}}")?, "web1 2");
-    assert_eq!(run("{{.Name | printf \"%s.x\"}}")?, "web.x");
-    Ok(())
+    renders(&[
+        ("{{printf \"%s-%d.example.com\" .Name 7}}", "web-7.example.com"),
+        ("{{print .Name 1 2}}", "web1 2"),
+        ("{{.Name | printf \"%s.x\"}}", "web.x"),
+    ])
 }
 
 #[test]
 fn comparisons_follow_go_rules() -> T {
-    assert_eq!(
-        run("{{eq .Spec.Type \"ClusterIP\" \"LoadBalancer\"}} {{ne .Name \"web\"}}")?,
-        "true false"
-    );
-    assert_eq!(
-        run("{{lt 1 2}} {{le 2 2}} {{gt \"b\" \"a\"}} {{ge 1 2}}")?,
-        "true true true false"
-    );
-    assert_eq!(run("{{eq .Labels.missing \"x\"}}")?, "false");
+    renders(&[
+        (
+            "{{eq .Spec.Type \"ClusterIP\" \"LoadBalancer\"}} {{ne .Name \"web\"}}",
+            "true false",
+        ),
+        (
+            "{{lt 1 2}} {{le 2 2}} {{gt \"b\" \"a\"}} {{ge 1 2}}",
+            "true true true false",
+        ),
+        ("{{eq .Labels.missing \"x\"}}", "false"),
+    ])?;
     assert!(exec_err("{{eq 1 \"1\"}}").contains("incompatible types for comparison"));
     assert!(exec_err("{{lt true false}}").contains("invalid type for comparison"));
     Ok(())
@@ -394,31 +398,33 @@ fn comparisons_follow_go_rules() -> T {
 
 #[test]
 fn and_or_return_operands_and_short_circuit() -> T {
-    assert_eq!(run("{{and 1 0 (index .Labels 5)}}")?, "0");
-    assert_eq!(run("{{or 0 \"\" .Name}}")?, "web");
-    assert_eq!(run("{{or .Name (index .Labels 5)}}")?, "web");
-    assert_eq!(run("{{not 0}} {{not .Name}}")?, "true false");
-    Ok(())
+    renders(&[
+        ("{{and 1 0 (index .Labels 5)}}", "0"),
+        ("{{or 0 \"\" .Name}}", "web"),
+        ("{{or .Name (index .Labels 5)}}", "web"),
+        ("{{not 0}} {{not .Name}}", "true false"),
+    ])
 }
 
 #[test]
 fn len_index_and_slice() -> T {
-    assert_eq!(run("{{len .Name}} {{len .Spec.Ports}} {{len .Labels}}")?, "3 2 2");
-    assert_eq!(
-        run("{{index .Spec.ClusterIPs 0}} {{slice .Name 1}} {{slice .Name 0 2}}")?,
-        "10.0.0.7 eb we"
-    );
+    renders(&[
+        ("{{len .Name}} {{len .Spec.Ports}} {{len .Labels}}", "3 2 2"),
+        (
+            "{{index .Spec.ClusterIPs 0}} {{slice .Name 1}} {{slice .Name 0 2}}",
+            "10.0.0.7 eb we",
+        ),
+    ])?;
     assert!(exec_err("{{index .Spec.ClusterIPs 3}}").contains("index out of range: 3"));
     Ok(())
 }
 
 #[test]
 fn escaping_functions() -> T {
-    assert_eq!(
-        run("{{html \"<a&b>\"}} {{urlquery \"a b&c\"}} {{js \"it's\"}}")?,
-        "&lt;a&amp;b&gt; a+b%26c it\\'s"
-    );
-    Ok(())
+    renders(&[(
+        "{{html \"<a&b>\"}} {{urlquery \"a b&c\"}} {{js \"it's\"}}",
+        "&lt;a&amp;b&gt; a+b%26c it\\'s",
+    )])
 }
 
 #[test]
@@ -431,49 +437,50 @@ fn if_else_if_else() -> T {
 
 #[test]
 fn range_else_runs_only_without_iterations() -> T {
-    assert_eq!(run("{{range .Spec.ExternalIPs}}{{.}}{{else}}empty{{end}}")?, "empty");
-    assert_eq!(run("{{range .Spec.ClusterIPs}}{{.}}{{else}}empty{{end}}")?, "10.0.0.7");
-    Ok(())
+    renders(&[
+        ("{{range .Spec.ExternalIPs}}{{.}}{{else}}empty{{end}}", "empty"),
+        ("{{range .Spec.ClusterIPs}}{{.}}{{else}}empty{{end}}", "10.0.0.7"),
+    ])
 }
 
 #[test]
 fn range_over_a_map_is_in_key_order() -> T {
-    assert_eq!(
-        run("{{range $k, $v := .Labels}}{{$k}}={{$v}};{{end}}")?,
-        "app=shop;tier=front;"
-    );
-    Ok(())
+    renders(&[(
+        "{{range $k, $v := .Labels}}{{$k}}={{$v}};{{end}}",
+        "app=shop;tier=front;",
+    )])
 }
 
 #[test]
 fn range_break_and_continue() -> T {
-    assert_eq!(
-        run("{{range .Spec.Ports}}{{if eq .Port 80}}{{continue}}{{end}}{{.Name}}{{end}}")?,
-        "https"
-    );
-    assert_eq!(run("{{range .Spec.Ports}}{{.Name}}{{break}}{{end}}")?, "http");
-    assert_eq!(run("{{range 3}}{{.}}{{end}}")?, "012");
-    Ok(())
+    renders(&[
+        (
+            "{{range .Spec.Ports}}{{if eq .Port 80}}{{continue}}{{end}}{{.Name}}{{end}}",
+            "https",
+        ),
+        ("{{range .Spec.Ports}}{{.Name}}{{break}}{{end}}", "http"),
+        ("{{range 3}}{{.}}{{end}}", "012"),
+    ])
 }
 
 #[test]
 fn with_sets_dot_and_has_else() -> T {
-    assert_eq!(run("{{with .Spec}}{{.Type}}{{end}}")?, "LoadBalancer");
-    assert_eq!(
-        run("{{with .Spec.ExternalName}}{{.}}{{else}}no-name{{end}}")?,
-        "no-name"
-    );
-    assert_eq!(run("{{with $x := .Name}}{{$x}}{{end}}")?, "web");
-    Ok(())
+    renders(&[
+        ("{{with .Spec}}{{.Type}}{{end}}", "LoadBalancer"),
+        ("{{with .Spec.ExternalName}}{{.}}{{else}}no-name{{end}}", "no-name"),
+        ("{{with $x := .Name}}{{$x}}{{end}}", "web"),
+    ])
 }
 
 #[test]
 fn define_template_and_block() -> T {
-    assert_eq!(
-        run("{{define \"host\"}}{{.Name}}.example.com{{end}}{{template \"host\" .}}")?,
-        "web.example.com"
-    );
-    assert_eq!(run("{{block \"b\" .}}{{.Namespace}}{{end}}")?, "prod");
+    renders(&[
+        (
+            "{{define \"host\"}}{{.Name}}.example.com{{end}}{{template \"host\" .}}",
+            "web.example.com",
+        ),
+        ("{{block \"b\" .}}{{.Namespace}}{{end}}", "prod"),
+    ])?;
     assert!(exec_err("{{template \"nope\"}}").contains("no such template"));
     Ok(())
 }
@@ -488,17 +495,15 @@ fn runaway_recursion_is_stopped() {
 
 #[test]
 fn trim_markers_and_comments() -> T {
-    assert_eq!(run("a  {{- .Name -}}  b{{/* note */}}c {{- /* x */ -}} d")?, "awebbcd");
-    Ok(())
+    renders(&[("a  {{- .Name -}}  b{{/* note */}}c {{- /* x */ -}} d", "awebbcd")])
 }
 
 #[test]
 fn literals() -> T {
-    assert_eq!(
-        run("{{1}} {{-2}} {{0x1F}} {{1.5}} {{'a'}} {{true}} {{`raw\\n`}} {{\"q\\tq\"}}")?,
-        "1 -2 31 1.5 97 true raw\\n q\tq"
-    );
-    Ok(())
+    renders(&[(
+        "{{1}} {{-2}} {{0x1F}} {{1.5}} {{'a'}} {{true}} {{`raw\\n`}} {{\"q\\tq\"}}",
+        "1 -2 31 1.5 97 true raw\\n q\tq",
+    )])
 }
 
 #[test]

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, RawQuery, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::{Map, Value, json};
@@ -137,10 +137,7 @@ impl FakeCloudflare {
             zones: zones.iter().map(|(i, n)| (i.to_string(), n.to_string())).collect(),
             ..FakeState::default()
         }));
-        let listener = match std::net::TcpListener::bind("127.0.0.1:0") {
-            Ok(l) => l,
-            Err(e) => panic!("cannot bind: {e}"),
-        };
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("cannot bind: {e}"));
         let port = listener.local_addr().map(|a| a.port()).unwrap_or_default();
         if let Err(e) = listener.set_nonblocking(true) {
             panic!("{e}");
@@ -148,15 +145,12 @@ impl FakeCloudflare {
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let app = router(state.clone());
         let thread = std::thread::spawn(move || {
-            let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-                Ok(rt) => rt,
-                Err(e) => panic!("{e}"),
-            };
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap_or_else(|e| panic!("{e}"));
             rt.block_on(async move {
-                let listener = match tokio::net::TcpListener::from_std(listener) {
-                    Ok(l) => l,
-                    Err(e) => panic!("{e}"),
-                };
+                let listener = tokio::net::TcpListener::from_std(listener).unwrap_or_else(|e| panic!("{e}"));
                 let _ = axum::serve(listener, app)
                     .with_graceful_shutdown(async {
                         let _ = rx.await;
@@ -226,10 +220,7 @@ fn router(state: Shared) -> Router {
         .route("/client/v4/zones/{zone}/dns_records/batch", post(batch))
         .route(
             "/client/v4/zones/{zone}/dns_records/{id}",
-            get(get_record)
-                .patch(patch_record)
-                .put(put_record)
-                .delete(delete_record),
+            get(record_call).patch(record_call).put(record_call).delete(record_call),
         )
         .with_state(state)
 }
@@ -323,6 +314,29 @@ fn paging(q: &BTreeMap<String, String>, default: usize, max: usize) -> Result<(u
     Ok((page, per_page))
 }
 
+/// A list call: the [`gate`], the page its query asks for (`default` items a page unless it says, at most
+/// `max`), then that page of what `items` lists.
+fn list(
+    state: &Shared,
+    headers: &HeaderMap,
+    raw: &Option<String>,
+    (default, max): (usize, usize),
+    items: impl FnOnce(&FakeState) -> Result<Vec<Value>, Err>,
+) -> Response {
+    if let Some(r) = gate(state, headers) {
+        return r;
+    }
+    let (page, per_page) = match paging(&query(raw), default, max) {
+        Ok(p) => p,
+        Err(e) => return error_response(e),
+    };
+    let s = state.lock().unwrap_or_else(|p| p.into_inner());
+    match items(&s) {
+        Ok(items) => page_of(items, page, per_page),
+        Err(e) => error_response(e),
+    }
+}
+
 fn page_of(items: Vec<Value>, page: usize, per_page: usize) -> Response {
     let total = items.len();
     let total_pages = total.div_ceil(per_page).max(1);
@@ -332,20 +346,10 @@ fn page_of(items: Vec<Value>, page: usize, per_page: usize) -> Response {
 }
 
 async fn list_zones(State(state): State<Shared>, headers: HeaderMap, RawQuery(raw): RawQuery) -> Response {
-    if let Some(r) = gate(&state, &headers) {
-        return r;
-    }
-    let (page, per_page) = match paging(&query(&raw), 20, 50) {
-        Ok(p) => p,
-        Err(e) => return error_response(e),
-    };
-    let s = state.lock().unwrap_or_else(|p| p.into_inner());
-    let zones: Vec<Value> = s
-        .zones
-        .iter()
-        .map(|(id, name)| json!({"id": id, "name": name, "status": "active", "paused": false, "type": "full"}))
-        .collect();
-    page_of(zones, page, per_page)
+    list(&state, &headers, &raw, (20, 50), |s| {
+        let zone = |(id, name): &(String, String)| json!({"id": id, "name": name, "status": "active", "paused": false, "type": "full"});
+        Ok(s.zones.iter().map(zone).collect())
+    })
 }
 
 async fn get_zone(State(state): State<Shared>, headers: HeaderMap, Path(zone): Path<String>) -> Response {
@@ -365,28 +369,17 @@ async fn list_records(
     Path(zone): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> Response {
-    if let Some(r) = gate(&state, &headers) {
-        return r;
-    }
-    let (page, per_page) = match paging(&query(&raw), 100, 5000) {
-        Ok(p) => p,
-        Err(e) => return error_response(e),
-    };
-    let s = state.lock().unwrap_or_else(|p| p.into_inner());
-    let Some(zone_name) = s.zone_name(&zone) else {
-        return error_response(fail(
-            StatusCode::NOT_FOUND,
-            7003,
-            "Could not route to /zones, perhaps your object identifier is invalid?",
-        ));
-    };
-    let items: Vec<Value> = s
-        .records
-        .values()
-        .filter(|r| r.zone_id == zone)
-        .map(|r| r.json(&zone_name))
-        .collect();
-    page_of(items, page, per_page)
+    list(&state, &headers, &raw, (100, 5000), |s| {
+        let Some(zone_name) = s.zone_name(&zone) else {
+            return Err(fail(
+                StatusCode::NOT_FOUND,
+                7003,
+                "Could not route to /zones, perhaps your object identifier is invalid?",
+            ));
+        };
+        let records = s.records.values().filter(|r| r.zone_id == zone);
+        Ok(records.map(|r| r.json(&zone_name)).collect())
+    })
 }
 
 fn proxiable(t: &str) -> bool {
@@ -557,89 +550,55 @@ fn existing<'a>(s: &'a FakeState, zone: &str, id: &str) -> Result<&'a Rec, Err> 
         .ok_or_else(|| fail(StatusCode::NOT_FOUND, 81044, "Record does not exist."))
 }
 
+/// One call on a single record: the [`gate`] first, then `f` on the locked state, its value the answer's
+/// `result`.
+fn answer(state: &Shared, headers: &HeaderMap, f: impl FnOnce(&mut FakeState) -> Result<Value, Err>) -> Response {
+    if let Some(r) = gate(state, headers) {
+        return r;
+    }
+    let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
+    f(&mut s).map(|v| ok(v, None)).unwrap_or_else(error_response)
+}
+
 async fn create_record(
     State(state): State<Shared>,
     headers: HeaderMap,
     Path(zone): Path<String>,
     body: Bytes,
 ) -> Response {
-    if let Some(r) = gate(&state, &headers) {
-        return r;
-    }
-    let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
-    let result = (|| {
-        let zn = zone_of(&s, &zone)?;
+    answer(&state, &headers, |s| {
+        let zn = zone_of(s, &zone)?;
         let r = validate(&parse(&body)?, &zone, &zn, None, false)?;
-        Ok::<_, Err>(insert_new(&mut s, r)?.json(&zn))
-    })();
-    result.map(|v| ok(v, None)).unwrap_or_else(error_response)
+        Ok(insert_new(s, r)?.json(&zn))
+    })
 }
 
-async fn get_record(
-    State(state): State<Shared>,
-    headers: HeaderMap,
-    Path((zone, id)): Path<(String, String)>,
-) -> Response {
-    if let Some(r) = gate(&state, &headers) {
-        return r;
-    }
-    let s = state.lock().unwrap_or_else(|p| p.into_inner());
-    let result = (|| {
-        let zn = zone_of(&s, &zone)?;
-        Ok::<_, Err>(existing(&s, &zone, &id)?.json(&zn))
-    })();
-    result.map(|v| ok(v, None)).unwrap_or_else(error_response)
-}
-
-async fn write_one(state: Shared, headers: HeaderMap, zone: String, id: String, body: Bytes, patch: bool) -> Response {
-    if let Some(r) = gate(&state, &headers) {
-        return r;
-    }
-    let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
-    let result = (|| {
-        let zn = zone_of(&s, &zone)?;
-        let base = existing(&s, &zone, &id)?.clone();
-        let mut r = validate(&parse(&body)?, &zone, &zn, patch.then_some(&base), false)?;
-        r.id = id.clone();
-        Ok::<_, Err>(replace(&mut s, r)?.json(&zn))
-    })();
-    result.map(|v| ok(v, None)).unwrap_or_else(error_response)
-}
-
-async fn patch_record(
+/// A call on one record, by its method: GET reads it, PATCH changes the fields the body names, PUT replaces
+/// it, DELETE removes it.
+async fn record_call(
+    method: Method,
     State(state): State<Shared>,
     headers: HeaderMap,
     Path((zone, id)): Path<(String, String)>,
     body: Bytes,
 ) -> Response {
-    write_one(state, headers, zone, id, body, true).await
-}
-
-async fn put_record(
-    State(state): State<Shared>,
-    headers: HeaderMap,
-    Path((zone, id)): Path<(String, String)>,
-    body: Bytes,
-) -> Response {
-    write_one(state, headers, zone, id, body, false).await
-}
-
-async fn delete_record(
-    State(state): State<Shared>,
-    headers: HeaderMap,
-    Path((zone, id)): Path<(String, String)>,
-) -> Response {
-    if let Some(r) = gate(&state, &headers) {
-        return r;
-    }
-    let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
-    let result = (|| {
-        zone_of(&s, &zone)?;
-        existing(&s, &zone, &id)?;
-        s.take(&id);
-        Ok::<_, Err>(json!({"id": id}))
-    })();
-    result.map(|v| ok(v, None)).unwrap_or_else(error_response)
+    answer(&state, &headers, |s| {
+        let zn = zone_of(s, &zone)?;
+        let base = existing(s, &zone, &id)?.clone();
+        match method {
+            Method::GET => Ok(base.json(&zn)),
+            Method::DELETE => {
+                s.take(&id);
+                Ok(json!({"id": id}))
+            }
+            _ => {
+                let patch = method == Method::PATCH;
+                let mut r = validate(&parse(&body)?, &zone, &zn, patch.then_some(&base), false)?;
+                r.id = id.clone();
+                Ok(replace(s, r)?.json(&zn))
+            }
+        }
+    })
 }
 
 /// The batch: deletes, patches, puts, posts, in that order, on a copy of the zone that replaces it only when

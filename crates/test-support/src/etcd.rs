@@ -68,18 +68,12 @@ impl Etcd {
         let bin = env_program("EXTDNS_TEST_ETCD").unwrap_or_else(|e| {
             panic!("{e}: run the tests with `cargo xtask test` (it builds etcd and exports the path)")
         });
-        let dir = match tempfile::tempdir() {
-            Ok(d) => d,
-            Err(e) => panic!("{e}"),
-        };
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let (client, peer) = (free_port(), free_port());
         let scheme = if pki.is_some() { "https" } else { "http" };
         let url = format!("{scheme}://127.0.0.1:{client}");
         let peer_url = format!("http://127.0.0.1:{peer}");
-        let log = match std::fs::File::create(dir.path().join("etcd.log")) {
-            Ok(f) => f,
-            Err(e) => panic!("{e}"),
-        };
+        let log = std::fs::File::create(dir.path().join("etcd.log")).unwrap_or_else(|e| panic!("{e}"));
         let mut cmd = Command::new(&bin);
         if let Some(pki) = pki {
             cmd.arg("--cert-file")
@@ -178,10 +172,7 @@ impl Etcd {
         let Some(text) = self.post("/v3/kv/range", &body) else {
             panic!("range {prefix} failed")
         };
-        let v: serde_json::Value = match serde_json::from_str(&text) {
-            Ok(v) => v,
-            Err(e) => panic!("{e}: {text}"),
-        };
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
         let decode = |s: &serde_json::Value| {
             String::from_utf8(B64.decode(s.as_str().unwrap_or_default()).unwrap_or_default()).unwrap_or_default()
         };

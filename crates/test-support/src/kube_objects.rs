@@ -12,10 +12,7 @@ pub const ZONE: &str = "example.org";
 
 /// An API object from its JSON; a fixture that does not decode is a bug of the test.
 pub fn object<K: serde::de::DeserializeOwned>(value: serde_json::Value) -> K {
-    match serde_json::from_value(value) {
-        Ok(o) => o,
-        Err(e) => panic!("test object: {e}"),
-    }
+    serde_json::from_value(value).unwrap_or_else(|e| panic!("test object: {e}"))
 }
 
 /// A LoadBalancer Service in `default` whose load balancer answers on `ip`.

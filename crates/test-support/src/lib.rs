@@ -33,6 +33,7 @@ pub mod dns_server;
 pub mod etcd;
 #[cfg(feature = "kube-objects")]
 pub mod kube_objects;
+pub mod lines;
 pub mod manifests;
 pub mod moto;
 pub mod pdns;
@@ -281,6 +282,17 @@ pub fn try_free_port() -> std::io::Result<u16> {
 /// [`try_free_port`], panicking when there is none.
 pub fn free_port() -> u16 {
     try_free_port().unwrap_or_else(|e| panic!("no free port on 127.0.0.1: {e}"))
+}
+
+/// Serves `app` on a free port of 127.0.0.1 from the current runtime, for as long as the runtime lives: its
+/// `http://` URL.
+pub async fn serve(app: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap_or_else(|e| panic!("no free port on 127.0.0.1: {e}"));
+    let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}")
 }
 
 #[cfg(test)]

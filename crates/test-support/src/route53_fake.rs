@@ -174,12 +174,7 @@ impl Fake {
             record_page: 300,
             ..Inner::default()
         }));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind the fake");
-        let url = format!("http://{}", listener.local_addr().expect("its address"));
-        let app = Router::new().fallback(handle).with_state(state.clone());
-        tokio::spawn(async move { axum::serve(listener, app).await });
+        let url = crate::serve(Router::new().fallback(handle).with_state(state.clone())).await;
         Fake { state, url }
     }
 

@@ -132,6 +132,13 @@ impl Suite {
     async fn apply(&self, changes: &Value) -> Result<Answer, Failure> {
         Ok(self.client.post("/records", changes.to_string().into_bytes()).await?)
     }
+
+    /// Applies `changes` (described as `call`), wants 204, then `want` in what the server reads back.
+    async fn apply_then_find(&self, changes: &Value, call: &str, want: &Record) -> Result<(), Failure> {
+        let answer = self.apply(changes).await?;
+        status_is(&answer, call, 204)?;
+        find(&self.read().await?, want).map(drop)
+    }
 }
 
 /// The one endpoint of `read` with `want`'s key, or why there is not exactly one.
@@ -376,12 +383,8 @@ pub(crate) async fn run(config: &Config) -> Result<Report, Error> {
         "updateNew": null,
         "delete": null,
     });
-    let result = async {
-        let answer = s.apply(&null_body).await?;
-        status_is(&answer, "POST /records with null lists and fields", 204)?;
-        find(&s.read().await?, &null_record).map(drop)
-    }
-    .await;
+    let call = "POST /records with null lists and fields";
+    let result = s.apply_then_find(&null_body, call, &null_record).await;
     s.record("apply.accepts-null", result);
 
     // Every key of the changes object is optional.
@@ -442,12 +445,7 @@ pub(crate) async fn run(config: &Config) -> Result<Report, Error> {
         Err(_) => a.clone(),
     };
     let update = changes(&[], &[&old], &[&new], &[]);
-    let result = async {
-        let answer = s.apply(&update).await?;
-        status_is(&answer, "POST /records (update)", 204)?;
-        find(&s.read().await?, &new).map(drop)
-    }
-    .await;
+    let result = s.apply_then_find(&update, "POST /records (update)", &new).await;
     s.record("apply.update", result);
     let result = async {
         let answer = s.apply(&update).await?;

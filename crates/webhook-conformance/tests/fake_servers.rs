@@ -200,6 +200,19 @@ fn failure<'r>(report: &'r Report, name: &str) -> &'r str {
     }
 }
 
+/// Check `name` failed, and its reason says `text`.
+fn fails_with(report: &Report, name: &str, text: &str) {
+    let why = failure(report, name);
+    assert!(why.contains(text), "{name}: {why}");
+}
+
+fn passes(report: &Report, name: &str) {
+    assert!(
+        report.check(name).is_some_and(|c| c.passed()),
+        "{name} should pass\n{report}"
+    );
+}
+
 fn leftovers(fake: &Fake) -> usize {
     fake.records.lock().map(|r| r.len()).unwrap_or(usize::MAX)
 }
@@ -220,8 +233,7 @@ async fn a_correct_server_passes_every_check_and_is_left_clean() {
 #[tokio::test]
 async fn a_spaced_media_type_fails_the_content_type_checks() {
     let (report, fake) = run(Defect::SpacedMediaType).await;
-    let why = failure(&report, "negotiate.content-type");
-    assert!(why.contains("; version=1"), "{why}");
+    fails_with(&report, "negotiate.content-type", "; version=1");
     failure(&report, "records.content-type");
     failure(&report, "adjust.content-type");
     // Only the defect fails: everything else still works.
@@ -232,13 +244,12 @@ async fn a_spaced_media_type_fails_the_content_type_checks() {
 #[tokio::test]
 async fn answering_200_to_apply_fails_apply_status_204() {
     let (report, fake) = run(Defect::ApplyAnswers200).await;
-    let why = failure(&report, "apply.status-204");
-    assert!(why.contains("answered 200, want 204"), "{why}");
+    fails_with(&report, "apply.status-204", "answered 200, want 204");
     for name in ["apply.empty", "apply.update", "apply.delete"] {
         failure(&report, name);
     }
-    assert!(report.check("cleanup").is_some_and(|c| c.passed()), "{report}");
-    assert!(report.check("roundtrip.a").is_some_and(|c| c.passed()), "{report}");
+    passes(&report, "cleanup");
+    passes(&report, "roundtrip.a");
     // The deletes landed even though the status was wrong.
     assert_eq!(leftovers(&fake), 0);
 }
@@ -246,10 +257,13 @@ async fn answering_200_to_apply_fails_apply_status_204() {
 #[tokio::test]
 async fn provider_specific_as_a_map_fails_roundtrip_provider_specific() {
     let (report, fake) = run(Defect::ProviderSpecificMap).await;
-    let why = failure(&report, "roundtrip.provider-specific");
-    assert!(why.contains("providerSpecific is a JSON object"), "{why}");
-    assert!(report.check("roundtrip.a").is_some_and(|c| c.passed()), "{report}");
-    assert!(report.check("cleanup").is_some_and(|c| c.passed()), "{report}");
+    fails_with(
+        &report,
+        "roundtrip.provider-specific",
+        "providerSpecific is a JSON object",
+    );
+    passes(&report, "roundtrip.a");
+    passes(&report, "cleanup");
     assert_eq!(
         leftovers(&fake),
         0,
@@ -260,8 +274,7 @@ async fn provider_specific_as_a_map_fails_roundtrip_provider_specific() {
 #[tokio::test]
 async fn a_missing_record_type_fails_only_its_round_trip() {
     let (report, fake) = run(Defect::NoNaptr).await;
-    let why = failure(&report, "roundtrip.naptr");
-    assert!(why.contains("does not return NAPTR"), "{why}");
+    fails_with(&report, "roundtrip.naptr", "does not return NAPTR");
     assert!(report.to_string().contains("UNSUPPORTED roundtrip.naptr: "), "{report}");
     // A capability the provider lacks is not a protocol failure.
     assert!(report.passed(), "{report}");
@@ -274,8 +287,8 @@ async fn a_missing_record_type_fails_only_its_round_trip() {
 async fn cleanup_removes_a_txt_record_whose_quoting_the_server_changed() {
     let (report, fake) = run(Defect::TxtUnquotedOnRead).await;
     // The text survived: the record is stored, only its quoting differs.
-    assert!(report.check("roundtrip.txt").is_some_and(|c| c.passed()), "{report}");
-    assert!(report.check("cleanup").is_some_and(|c| c.passed()), "{report}");
+    passes(&report, "roundtrip.txt");
+    passes(&report, "cleanup");
     assert!(report.passed(), "{report}");
     assert_eq!(leftovers(&fake), 0);
 }
@@ -299,6 +312,5 @@ async fn an_unreachable_server_fails_negotiation_only() {
     drop(listener);
     let report = extdns_webhook_conformance::check_url(&url).await.expect("the kit runs");
     assert_eq!(report.checks.len(), 1, "{report}");
-    let why = failure(&report, "negotiate.status-200");
-    assert!(why.contains("no answer"), "{why}");
+    fails_with(&report, "negotiate.status-200", "no answer");
 }

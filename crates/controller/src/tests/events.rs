@@ -20,6 +20,14 @@ impl KeptEvents {
     fn take(&self) -> Vec<RecordEvent> {
         self.0.lock().map(|mut e| std::mem::take(&mut *e)).unwrap_or_default()
     }
+
+    /// The one event kept; a test failure if there are more or none.
+    fn the_one(&self) -> RecordEvent {
+        match <[RecordEvent; 1]>::try_from(self.take()) {
+            Ok([event]) => event,
+            Err(events) => panic!("want one event, got {events:?}"),
+        }
+    }
 }
 
 fn web() -> ObjectRef {
@@ -39,21 +47,25 @@ fn all() -> EventsConfig {
     EventsConfig::new(true, true, true)
 }
 
-fn with_events(c: Controller, config: EventsConfig) -> (Controller, Arc<KeptEvents>) {
+/// A controller over a synced cluster, `source` and `registry`, emitting the `events` asked for into the sink
+/// returned.
+fn with_events(
+    source: &Arc<FakeSource>,
+    registry: &Arc<FakeRegistry>,
+    config: ControllerConfig,
+    events: EventsConfig,
+) -> (Controller, Arc<KeptEvents>) {
+    let c = controller(&FakeCluster::new(true), source, registry, config);
     let sink = Arc::new(KeptEvents::default());
     let dyn_sink: Arc<dyn EventSink> = sink.clone();
-    (c.with_events(config, dyn_sink), sink)
+    (c.with_events(events, dyn_sink), sink)
 }
 
 #[tokio::test]
 async fn a_created_record_is_ready_on_its_object_and_a_no_op_sync_says_nothing() -> Result<(), SyncError> {
-    let cluster = FakeCluster::new(true);
     let source = FakeSource::with(vec![of_web(a("web.example.com", "10.0.0.1"))]);
     let registry = FakeRegistry::new(vec![]);
-    let (c, sink) = with_events(
-        controller(&cluster, &source, &registry, ControllerConfig::default()),
-        all(),
-    );
+    let (c, sink) = with_events(&source, &registry, ControllerConfig::default(), all());
 
     c.run_once().await?;
     let events = sink.take();
@@ -75,46 +87,36 @@ async fn a_created_record_is_ready_on_its_object_and_a_no_op_sync_says_nothing()
 
 #[tokio::test]
 async fn records_of_one_object_make_one_event_listing_them_all() -> Result<(), SyncError> {
-    let cluster = FakeCluster::new(true);
     let source = FakeSource::with(vec![
         of_web(a("web.example.com", "10.0.0.1")),
         of_web(a("www.example.com", "10.0.0.1")),
     ]);
     let registry = FakeRegistry::new(vec![]);
-    let (c, sink) = with_events(
-        controller(&cluster, &source, &registry, ControllerConfig::default()),
-        all(),
-    );
+    let (c, sink) = with_events(&source, &registry, ControllerConfig::default(), all());
 
     c.run_once().await?;
-    let events = sink.take();
-    assert_eq!(events.len(), 1, "{events:?}");
-    assert!(events[0].note.contains("record:web.example.com,"), "{}", events[0].note);
-    assert!(events[0].note.contains("record:www.example.com,"), "{}", events[0].note);
+    let event = sink.the_one();
+    assert!(event.note.contains("record:web.example.com,"), "{}", event.note);
+    assert!(event.note.contains("record:www.example.com,"), "{}", event.note);
     Ok(())
 }
 
 #[tokio::test]
 async fn a_failed_apply_is_a_warning_on_every_object_it_touched() {
-    let cluster = FakeCluster::new(true);
     let source = FakeSource::with(vec![of_web(a("web.example.com", "10.0.0.1"))]);
     let registry = FakeRegistry::failing(vec![], 1, |_| ProviderError::transient("timeout"));
-    let (c, sink) = with_events(
-        controller(&cluster, &source, &registry, ControllerConfig::default()),
-        all(),
-    );
+    let (c, sink) = with_events(&source, &registry, ControllerConfig::default(), all());
 
     assert!(c.run_once().await.is_err());
-    let events = sink.take();
-    assert_eq!(events.len(), 1, "{events:?}");
-    assert_eq!(events[0].reason, EventReason::RecordError);
-    assert_eq!(events[0].kind, EventKind::Warning);
-    assert_eq!(events[0].object, web());
+    let event = sink.the_one();
+    assert_eq!(
+        (event.kind, event.reason, event.object),
+        (EventKind::Warning, EventReason::RecordError, web())
+    );
 }
 
 #[tokio::test]
 async fn a_partial_failure_is_ready_for_what_landed_and_an_error_for_the_rest() {
-    let cluster = FakeCluster::new(true);
     let shop = ObjectRef {
         name: "shop".into(),
         ..web()
@@ -129,10 +131,7 @@ async fn a_partial_failure_is_ready_for_what_landed_and_an_error_for_the_rest() 
             reason: "REFUSED".into(),
         }],
     });
-    let (c, sink) = with_events(
-        controller(&cluster, &source, &registry, ControllerConfig::default()),
-        all(),
-    );
+    let (c, sink) = with_events(&source, &registry, ControllerConfig::default(), all());
 
     assert!(c.run_once().await.is_err());
     let got: Vec<(String, EventReason)> = sink.take().into_iter().map(|e| (e.object.name, e.reason)).collect();
@@ -148,7 +147,6 @@ async fn a_partial_failure_is_ready_for_what_landed_and_an_error_for_the_rest() 
 
 #[tokio::test]
 async fn an_object_that_could_not_be_evaluated_gets_a_warning_naming_why() -> Result<(), SyncError> {
-    let cluster = FakeCluster::new(true);
     let source = FakeSource::with(vec![]);
     if let Ok(mut f) = source.failed.lock() {
         f.insert("service/shop/web".into());
@@ -160,18 +158,15 @@ async fn an_object_that_could_not_be_evaluated_gets_a_warning_naming_why() -> Re
         );
     }
     let registry = FakeRegistry::new(vec![]);
-    let (c, sink) = with_events(
-        controller(&cluster, &source, &registry, ControllerConfig::default()),
-        all(),
-    );
+    let (c, sink) = with_events(&source, &registry, ControllerConfig::default(), all());
 
     c.run_once().await?;
-    let events = sink.take();
-    assert_eq!(events.len(), 1, "{events:?}");
-    assert_eq!(events[0].object, web());
-    assert_eq!(events[0].kind, EventKind::Warning);
-    assert_eq!(events[0].reason, EventReason::InvalidInput);
-    assert!(events[0].note.contains("target annotation"), "{}", events[0].note);
+    let event = sink.the_one();
+    assert_eq!(
+        (event.kind, event.reason, &event.object),
+        (EventKind::Warning, EventReason::InvalidInput, &web())
+    );
+    assert!(event.note.contains("target annotation"), "{}", event.note);
     Ok(())
 }
 
@@ -187,13 +182,9 @@ async fn deletes_are_reported_on_the_object_the_record_label_names_only_when_ask
         (EventsConfig::new(true, true, false), vec![EventReason::RecordDeleted]),
         (EventsConfig::new(true, false, true), vec![]),
     ] {
-        let cluster = FakeCluster::new(true);
         let source = FakeSource::with(vec![]);
         let registry = FakeRegistry::new(vec![record()]);
-        let (c, sink) = with_events(
-            controller(&cluster, &source, &registry, ControllerConfig::default()),
-            config,
-        );
+        let (c, sink) = with_events(&source, &registry, ControllerConfig::default(), config);
         c.run_once().await?;
         let events = sink.take();
         assert_eq!(events.iter().map(|e| e.reason).collect::<Vec<_>>(), want, "{config:?}");
@@ -204,7 +195,6 @@ async fn deletes_are_reported_on_the_object_the_record_label_names_only_when_ask
 
 #[tokio::test]
 async fn held_back_deletes_are_warnings_on_their_objects() -> Result<(), SyncError> {
-    let cluster = FakeCluster::new(true);
     let source = FakeSource::with(vec![]);
     let records: Vec<Endpoint> = (0..4)
         .map(|i| {
@@ -219,27 +209,24 @@ async fn held_back_deletes_are_warnings_on_their_objects() -> Result<(), SyncErr
         deletion_guard: DeletionGuard::new(50, 1),
         ..ControllerConfig::default()
     };
-    let (c, sink) = with_events(controller(&cluster, &source, &registry, config), all());
+    let (c, sink) = with_events(&source, &registry, config, all());
 
     let report = c.run_once().await?;
     assert_eq!(report.held_back.len(), 4);
-    let events = sink.take();
-    assert_eq!(events.len(), 1, "{events:?}");
-    assert_eq!(events[0].reason, EventReason::DeletionHeldBack);
-    assert_eq!(events[0].kind, EventKind::Warning);
-    assert!(events[0].note.contains("record:r3.example.com"), "{}", events[0].note);
+    let event = sink.the_one();
+    assert_eq!(
+        (event.kind, event.reason),
+        (EventKind::Warning, EventReason::DeletionHeldBack)
+    );
+    assert!(event.note.contains("record:r3.example.com"), "{}", event.note);
     Ok(())
 }
 
 #[tokio::test]
 async fn without_any_event_asked_for_the_sink_is_never_called() -> Result<(), SyncError> {
-    let cluster = FakeCluster::new(true);
     let source = FakeSource::with(vec![of_web(a("web.example.com", "10.0.0.1"))]);
     let registry = FakeRegistry::failing(vec![], 1, |_| ProviderError::transient("timeout"));
-    let (c, sink) = with_events(
-        controller(&cluster, &source, &registry, ControllerConfig::default()),
-        EventsConfig::default(),
-    );
+    let (c, sink) = with_events(&source, &registry, ControllerConfig::default(), EventsConfig::default());
     assert!(c.run_once().await.is_err());
     c.run_once().await?;
     assert_eq!(sink.take(), vec![]);
@@ -248,14 +235,13 @@ async fn without_any_event_asked_for_the_sink_is_never_called() -> Result<(), Sy
 
 #[tokio::test]
 async fn a_dry_run_emits_nothing() -> Result<(), SyncError> {
-    let cluster = FakeCluster::new(true);
     let source = FakeSource::with(vec![of_web(a("web.example.com", "10.0.0.1"))]);
     let registry = FakeRegistry::new(vec![]);
     let config = ControllerConfig {
         dry_run: true,
         ..ControllerConfig::default()
     };
-    let (c, sink) = with_events(controller(&cluster, &source, &registry, config), all());
+    let (c, sink) = with_events(&source, &registry, config, all());
     c.run_once().await?;
     assert_eq!(sink.take(), vec![]);
     Ok(())

@@ -15,10 +15,24 @@ use crate::proc::eventually;
 
 use super::Ctx;
 use super::install::{
-    apply_file, apply_json, container, from_env, get, helm_template, repo, rfc2136_values, service_account_kubeconfig,
-    start_extdns, tsig_secret,
+    apply_file, apply_json, from_env, get, helm_template, rendered_pod, repo, rfc2136_values, start_extdns, tsig_secret,
 };
-use super::wait::{CONVERGE, alive, answers};
+use super::wait::{self, alive, answers};
+
+/// One A entry of a DNSEndpoint.
+fn a_entry(name: &str, target: &str, ttl: i64) -> serde_json::Value {
+    json!({"dnsName": name, "recordType": "A", "targets": [target], "recordTTL": ttl})
+}
+
+/// Applies `obj` as soon as the API server serves its kind (a CRD just installed takes a moment).
+fn apply_once_served(ctx: &Ctx, crd: &str, obj: &serde_json::Value) -> Result<()> {
+    eventually(
+        &format!("{crd} serves"),
+        Duration::from_secs(30),
+        Duration::from_millis(200),
+        || Ok(apply_json(ctx, obj).ok()),
+    )
+}
 
 pub fn run(ctx: &mut Ctx) -> Result<()> {
     let ns = ctx.namespace("crd")?;
@@ -32,18 +46,18 @@ pub fn run(ctx: &mut Ctx) -> Result<()> {
             "spec": {"endpoints": entries}
         })
     };
-    eventually(
-        "the DNSEndpoint CRD serves",
-        Duration::from_secs(30),
-        Duration::from_millis(200),
-        || {
-            Ok(apply_json(ctx, &endpoint("web", json!([
-            {"dnsName": "web.crd.example.org", "recordType": "A", "targets": ["203.0.113.10", "203.0.113.11"], "recordTTL": 120},
-            {"dnsName": "bad.crd.example.org", "recordType": "A", "targets": ["203.0.113.12."]},
-            {"dnsName": "_http._tcp.crd.example.org", "recordType": "SRV", "targets": ["0 5 80 web.crd.example.org."]},
-            {"dnsName": "alias.crd.example.org", "recordType": "CNAME", "targets": ["web.crd.example.org."]}
-        ]))).ok())
-        },
+    apply_once_served(
+        ctx,
+        "the DNSEndpoint CRD",
+        &endpoint(
+            "web",
+            json!([
+                {"dnsName": "web.crd.example.org", "recordType": "A", "targets": ["203.0.113.10", "203.0.113.11"], "recordTTL": 120},
+                {"dnsName": "bad.crd.example.org", "recordType": "A", "targets": ["203.0.113.12."]},
+                {"dnsName": "_http._tcp.crd.example.org", "recordType": "SRV", "targets": ["0 5 80 web.crd.example.org."]},
+                {"dnsName": "alias.crd.example.org", "recordType": "CNAME", "targets": ["web.crd.example.org."]}
+            ]),
+        ),
     )?;
     let run = Run::new(Which::Extdns, &ns)
         .flag("--source=crd")
@@ -97,12 +111,7 @@ pub fn run(ctx: &mut Ctx) -> Result<()> {
     // A change of the object flows (the watch addresses the resource discovery found).
     apply_json(
         ctx,
-        &endpoint(
-            "web",
-            json!([
-                {"dnsName": "web.crd.example.org", "recordType": "A", "targets": ["203.0.113.20"], "recordTTL": 120}
-            ]),
-        ),
+        &endpoint("web", json!([a_entry("web.crd.example.org", "203.0.113.20", 120)])),
     )?;
     answers(&server, &mut extdns, "web.crd.example.org", "A", &["203.0.113.20"])?;
     answers(&server, &mut extdns, "alias.crd.example.org", "CNAME", &[])?;
@@ -111,12 +120,9 @@ pub fn run(ctx: &mut Ctx) -> Result<()> {
     // warning naming the object and the entry, and its record kept, while a new valid entry beside it
     // publishes (so a sync ran after the edit).
     for (n, (bad, why)) in [
+        (a_entry("web.crd.example.org", "203.0.113.21.", 120), "illegal target"),
         (
-            json!({"dnsName": "web.crd.example.org", "recordType": "A", "targets": ["203.0.113.21."], "recordTTL": 120}),
-            "illegal target",
-        ),
-        (
-            json!({"dnsName": "web.crd.example.org", "recordType": "A", "targets": ["203.0.113.21"], "recordTTL": -1}),
+            a_entry("web.crd.example.org", "203.0.113.21", -1),
             "recordTTL -1 is negative",
         ),
     ]
@@ -125,24 +131,15 @@ pub fn run(ctx: &mut Ctx) -> Result<()> {
     {
         let probe = format!("probe{n}.crd.example.org");
         let ip = format!("203.0.113.{}", 30 + n);
-        apply_json(
-            ctx,
-            &endpoint(
-                "web",
-                json!([bad, {"dnsName": probe, "recordType": "A", "targets": [ip], "recordTTL": 120}]),
-            ),
-        )?;
+        apply_json(ctx, &endpoint("web", json!([bad, a_entry(&probe, &ip, 120)])))?;
         answers(&server, &mut extdns, &probe, "A", &[ip.as_str()])?;
         let kept = dns::answers(&server, "web.crd.example.org", "A");
         if kept != ["203.0.113.20"] {
             bail!("the record of the entry edited invalid ({bad}) is not kept: {kept:?}");
         }
-        let warned = extdns
-            .log_text()
-            .lines()
-            .any(|l| {
-                l.contains("WARN") && l.contains(&format!("{ns}/web")) && l.contains("spec.endpoints[0]") && l.contains(why)
-            });
+        let warned = extdns.log_text().lines().any(|l| {
+            l.contains("WARN") && l.contains(&format!("{ns}/web")) && l.contains("spec.endpoints[0]") && l.contains(why)
+        });
         if !warned {
             bail!(
                 "no warning naming {ns}/web, spec.endpoints[0] and {why:?}:\n{}",
@@ -153,10 +150,7 @@ pub fn run(ctx: &mut Ctx) -> Result<()> {
     // The entry fixed: its record follows it, and the probe of the last round goes with its entry.
     apply_json(
         ctx,
-        &endpoint(
-            "web",
-            json!([{"dnsName": "web.crd.example.org", "recordType": "A", "targets": ["203.0.113.22"], "recordTTL": 120}]),
-        ),
+        &endpoint("web", json!([a_entry("web.crd.example.org", "203.0.113.22", 120)])),
     )?;
     answers(&server, &mut extdns, "web.crd.example.org", "A", &["203.0.113.22"])?;
     answers(&server, &mut extdns, "probe1.crd.example.org", "A", &[])?;
@@ -185,8 +179,7 @@ pub fn custom_group(ctx: &mut Ctx) -> Result<()> {
     apply_file(ctx, &file)?;
     apply_json(ctx, &tsig_secret(&ns, "tsig", "secret"))?;
     let release = format!("extdns-{ns}");
-    let c = container(ctx, &ns, &release, "extdns")?;
-    let kubeconfig = service_account_kubeconfig(ctx, &ns, &c.service_account, dir.path())?;
+    let (c, kubeconfig) = rendered_pod(ctx, &ns, &release, "extdns", &[], dir.path())?;
 
     let endpoint = |name: &str, entries: serde_json::Value| {
         json!({
@@ -195,15 +188,10 @@ pub fn custom_group(ctx: &mut Ctx) -> Result<()> {
             "spec": {"endpoints": entries}
         })
     };
-    eventually(
-        "the externaldns.nginx.org CRD serves",
-        Duration::from_secs(30),
-        Duration::from_millis(200),
-        || {
-            Ok(apply_json(ctx, &endpoint("web", json!([
-                {"dnsName": "web.nginx.example.org", "recordType": "A", "targets": ["203.0.113.50"], "recordTTL": 60}
-            ]))).ok())
-        },
+    apply_once_served(
+        ctx,
+        "the externaldns.nginx.org CRD",
+        &endpoint("web", json!([a_entry("web.nginx.example.org", "203.0.113.50", 60)])),
     )?;
     apply_json(
         ctx,
@@ -284,12 +272,11 @@ pub fn custom_group(ctx: &mut Ctx) -> Result<()> {
             .to_string())
     };
     let (web_uid, half_uid) = (uid("web")?, uid("half")?);
-    eventually(
+    wait::events(
+        &ctx.cp.kube,
+        &ns,
         "a RecordReady Event on web and an InvalidInput Warning on half, in externaldns.nginx.org/v1",
-        CONVERGE,
-        Duration::from_millis(200),
-        || {
-            let events = ctx.cp.kube.events(&ns)?;
+        |events| {
             let on = |uid: &str, reason: &str| {
                 events.iter().any(|e| {
                     e["regarding"]["apiVersion"] == format!("{GROUP}/v1").as_str()
@@ -298,17 +285,14 @@ pub fn custom_group(ctx: &mut Ctx) -> Result<()> {
                         && e["reason"] == reason
                 })
             };
-            Ok((on(&web_uid, "RecordReady") && on(&half_uid, "InvalidInput")).then_some(()))
+            (on(&web_uid, "RecordReady") && on(&half_uid, "InvalidInput")).then_some(())
         },
     )?;
 
     // A change flows through the watch of the configured group.
     apply_json(
         ctx,
-        &endpoint(
-            "web",
-            json!([{"dnsName": "web.nginx.example.org", "recordType": "A", "targets": ["203.0.113.60"], "recordTTL": 60}]),
-        ),
+        &endpoint("web", json!([a_entry("web.nginx.example.org", "203.0.113.60", 60)])),
     )?;
     answers(&server, &mut extdns, "web.nginx.example.org", "A", &["203.0.113.60"])?;
     alive(&mut extdns)

@@ -18,7 +18,7 @@ use serde_json::json;
 use crate::controllers::{Run, Which};
 use crate::crds;
 use crate::dns;
-use crate::objects::{self as o, Parent, RouteKind};
+use crate::objects::{self as o, RouteKind};
 
 use super::Ctx;
 use super::wait::{alive, answers};
@@ -55,20 +55,13 @@ fn missing_crd_scenario(ctx: &mut Ctx, ns: &str, udp: &[CustomResourceDefinition
     let server = dns::bind();
     kube.apply(&o::gateway_class())?;
     kube.apply(&o::gateway(ns, "gw", GATEWAY_ADDRESS))?;
-    kube.apply(&o::lb_service(
-        ns,
-        "web",
-        o::annotations(&[("hostname", "web.missing.example.org")]),
-        json!([{ "ip": "203.0.113.121" }]),
-    ))?;
-    kube.apply(&o::route(
+    kube.apply(&o::lb_at(ns, "web", "web.missing.example.org", "203.0.113.121"))?;
+    kube.apply(&o::annotated_route(
         RouteKind::Tcp,
         ns,
         "tcp",
-        o::annotations(&[("hostname", "tcp.missing.example.org")]),
-        None,
-        &Parent::gateway("gw", "tcp"),
-        true,
+        "tcp.missing.example.org",
+        "tcp",
     ))?;
 
     let run = Run::new(Which::Extdns, ns).flag("--events").flag("--interval=1h");
@@ -77,22 +70,16 @@ fn missing_crd_scenario(ctx: &mut Ctx, ns: &str, udp: &[CustomResourceDefinition
     answers(&server, &mut extdns, "tcp.missing.example.org", "A", &[GATEWAY_ADDRESS])?;
     // The watcher re-checks with backoff (about 1 s, 2 s, 4 s): still one warning.
     std::thread::sleep(Duration::from_secs(4));
-    let log = extdns.log_text();
-    let warnings = warnings(&log);
-    if warnings.len() != 1 || !warnings[0].contains(WARNING) || !warnings[0].contains(&format!("CRD {UDP_CRD}")) {
-        bail!("want one warning naming CRD {UDP_CRD}, got {warnings:#?}");
-    }
+    one_warning(&extdns.log_text(), &[WARNING, &format!("CRD {UDP_CRD}")])?;
 
     // The CRD installed again: the UDPRoute source publishes, no restart.
     kube.install_crds(udp)?;
-    kube.apply(&o::route(
+    kube.apply(&o::annotated_route(
         RouteKind::Udp,
         ns,
         "udp",
-        o::annotations(&[("hostname", "udp.missing.example.org")]),
-        None,
-        &Parent::gateway("gw", "udp"),
-        true,
+        "udp.missing.example.org",
+        "udp",
     ))?;
     answers(&server, &mut extdns, "udp.missing.example.org", "A", &[GATEWAY_ADDRESS])?;
     answers(&server, &mut extdns, "web.missing.example.org", "A", &["203.0.113.121"])?;
@@ -100,13 +87,6 @@ fn missing_crd_scenario(ctx: &mut Ctx, ns: &str, udp: &[CustomResourceDefinition
 }
 
 pub fn namespaced_role(ctx: &mut Ctx) -> Result<()> {
-    let result = namespaced_role_with_node(ctx);
-    // Nodes outlive namespaces: this one's address would join every later NodePort Service's records.
-    let _ = ctx.cp.kube.delete("v1", "Node", None, "namespaced-node");
-    result
-}
-
-fn namespaced_role_with_node(ctx: &mut Ctx) -> Result<()> {
     let ns = ctx.namespace("namespaced")?;
     let kube = &ctx.cp.kube;
     let server = dns::bind();
@@ -116,12 +96,7 @@ fn namespaced_role_with_node(ctx: &mut Ctx) -> Result<()> {
         "np",
         o::annotations(&[("hostname", "np.namespaced.example.org")]),
     ))?;
-    kube.apply(&o::lb_service(
-        &ns,
-        "lb1",
-        o::annotations(&[("hostname", "lb1.namespaced.example.org")]),
-        json!([{ "ip": "203.0.113.131" }]),
-    ))?;
+    kube.apply(&o::lb_at(&ns, "lb1", "lb1.namespaced.example.org", "203.0.113.131"))?;
     // With the deploy/ ClusterRole (Nodes readable) the NodePort Service publishes its nodes' addresses.
     let mut full = Run::new(Which::Extdns, &ns).flag("--source=service");
     full.only_sources = true;
@@ -151,12 +126,7 @@ fn namespaced_role_with_node(ctx: &mut Ctx) -> Result<()> {
     }))?;
     let kubeconfig = super::install::service_account_kubeconfig(ctx, &ns, sa, &ctx.logs)?;
     let kube = &ctx.cp.kube;
-    kube.apply(&o::lb_service(
-        &ns,
-        "lb2",
-        o::annotations(&[("hostname", "lb2.namespaced.example.org")]),
-        json!([{ "ip": "203.0.113.132" }]),
-    ))?;
+    kube.apply(&o::lb_at(&ns, "lb2", "lb2.namespaced.example.org", "203.0.113.132"))?;
 
     let mut run = Run::new(Which::Extdns, &ns)
         .flag("--source=service")
@@ -183,10 +153,7 @@ fn namespaced_role_with_node(ctx: &mut Ctx) -> Result<()> {
     std::thread::sleep(Duration::from_secs(4));
     answers(&server, &mut extdns, "np.namespaced.example.org", "A", &refs)?;
     let log = extdns.log_text();
-    let warnings = warnings(&log);
-    if warnings.len() != 1 || !warnings[0].contains("kind=Node") || !warnings[0].contains("resources [nodes]") {
-        bail!("want one warning naming the nodes rule, got {warnings:#?}");
-    }
+    one_warning(&log, &["kind=Node", "resources [nodes]"])?;
     if !log
         .lines()
         .any(|l| l.contains("keeping the record as it is") && l.contains("np.namespaced.example.org"))
@@ -199,11 +166,16 @@ fn namespaced_role_with_node(ctx: &mut Ctx) -> Result<()> {
     alive(&mut extdns)
 }
 
-/// The warnings of a log, but for the holds of single records (one per held record and sync, by design):
-/// what a missing kind must cause exactly one of, the re-checks included (the client libraries' own
-/// lines for each retry among them).
-fn warnings(log: &str) -> Vec<&str> {
-    log.lines()
+/// The log has exactly one warning, naming all of `names`, but for the holds of single records (one per
+/// held record and sync, by design): a missing kind must cause exactly one, the re-checks included (the
+/// client libraries' own lines for each retry among them).
+fn one_warning(log: &str, names: &[&str]) -> Result<()> {
+    let warnings: Vec<&str> = log
+        .lines()
         .filter(|l| l.contains("WARN") && !l.contains("keeping the record as it is"))
-        .collect()
+        .collect();
+    match warnings[..] {
+        [w] if names.iter().all(|n| w.contains(n)) => Ok(()),
+        _ => bail!("want one warning naming {names:?}, got {warnings:#?}"),
+    }
 }

@@ -9,21 +9,15 @@ use serde_json::{Value, json};
 use crate::controllers::{Run, Which};
 use crate::dns;
 use crate::objects as o;
-use crate::proc::eventually;
 
 use super::Ctx;
-use super::wait::{CONVERGE, alive, answers};
+use super::wait::{self, alive, answers};
 
 pub fn run(ctx: &mut Ctx) -> Result<()> {
     let ns = ctx.namespace("events")?;
     let kube = &ctx.cp.kube;
     let server = dns::bind();
-    kube.apply(&o::lb_service(
-        &ns,
-        "good",
-        o::annotations(&[("hostname", "good.events.example.org")]),
-        json!([{ "ip": "203.0.113.30" }]),
-    ))?;
+    kube.apply(&o::lb_at(&ns, "good", "good.events.example.org", "203.0.113.30"))?;
     kube.apply(&o::lb_service(
         &ns,
         "bad",
@@ -45,15 +39,9 @@ pub fn run(ctx: &mut Ctx) -> Result<()> {
             .find(|e| e["regarding"]["name"] == name && e["reason"] == reason)
             .cloned()
     };
-    let (ready, warning) = eventually(
-        "the events of both Services",
-        CONVERGE,
-        std::time::Duration::from_millis(200),
-        || {
-            let events = kube.events(&ns)?;
-            Ok(on(&events, "good", "RecordReady").zip(on(&events, "bad", "InvalidInput")))
-        },
-    )
+    let (ready, warning) = wait::events(kube, &ns, "the events of both Services", |events| {
+        on(events, "good", "RecordReady").zip(on(events, "bad", "InvalidInput"))
+    })
     .map_err(|e| anyhow::anyhow!("{e:#}\nextdns log:\n{}", extdns.log_tail(30)))?;
 
     let check = |e: &Value, kind: &str, note_has: &str| -> Result<()> {

@@ -28,7 +28,7 @@ use crate::proc::{Proc, eventually, output};
 use extdns_test_support::try_free_port as free_port;
 
 use super::Ctx;
-use super::wait::{CONVERGE, alive, answers};
+use super::wait::{self, alive, answers};
 
 pub(crate) fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -168,9 +168,10 @@ pub(crate) fn container(ctx: &Ctx, namespace: &str, deployment: &str, name: &str
     })
 }
 
-/// Starts extdns as the container would run, with the ServiceAccount's token.
-pub(crate) fn start_extdns(ctx: &Ctx, c: &Container, kubeconfig: &Path, extra: &[String], log: &str) -> Result<Proc> {
-    let mut cmd = Command::new(&ctx.cp.binaries().extdns);
+/// `program` as the container would run it: only the container's environment (none of the harness's own
+/// settings), `args`, the ServiceAccount's token, a metrics port of its own.
+fn container_command(program: &Path, c: &Container, args: &[String], kubeconfig: &Path) -> Result<Command> {
+    let mut cmd = Command::new(program);
     for (key, _) in std::env::vars_os() {
         let k = key.to_string_lossy();
         if k.starts_with("EXTERNAL_DNS_") || k == "RUST_LOG" || k == "KUBECONFIG" || k.starts_with("POD_") {
@@ -178,10 +179,16 @@ pub(crate) fn start_extdns(ctx: &Ctx, c: &Container, kubeconfig: &Path, extra: &
         }
     }
     cmd.envs(c.env.iter().map(|(k, v)| (k, v)))
-        .args(&c.args)
+        .args(args)
         .arg(format!("--kubeconfig={}", kubeconfig.display()))
-        .arg(format!("--metrics-address=127.0.0.1:{}", free_port()?))
-        .args(extra);
+        .arg(format!("--metrics-address=127.0.0.1:{}", free_port()?));
+    Ok(cmd)
+}
+
+/// Starts extdns as the container would run, with the ServiceAccount's token.
+pub(crate) fn start_extdns(ctx: &Ctx, c: &Container, kubeconfig: &Path, extra: &[String], log: &str) -> Result<Proc> {
+    let mut cmd = container_command(&ctx.cp.binaries().extdns, c, &c.args, kubeconfig)?;
+    cmd.args(extra);
     Proc::spawn("extdns", cmd, &ctx.log(log))
 }
 
@@ -222,14 +229,29 @@ pub(crate) fn rfc2136_values(server: &DnsServer, label: &str) -> Value {
 }
 
 fn labelled_service(ns: &str, name: &str, label: &str, ip: &str) -> Value {
-    let mut svc = o::lb_service(
-        ns,
-        name,
-        o::annotations(&[("hostname", &format!("{name}.{ZONE}"))]),
-        json!([{ "ip": ip }]),
-    );
+    let mut svc = o::lb_at(ns, name, &format!("{name}.{ZONE}"), ip);
     svc["metadata"]["labels"] = json!({ "e2e-install": label });
     svc
+}
+
+/// The rendered Deployment's container `name`, which must have every argument of `want`, and a kubeconfig
+/// with its ServiceAccount's token.
+pub(crate) fn rendered_pod(
+    ctx: &Ctx,
+    ns: &str,
+    release: &str,
+    name: &str,
+    want: &[&str],
+    dir: &Path,
+) -> Result<(Container, PathBuf)> {
+    let c = container(ctx, ns, release, name)?;
+    for want in want {
+        if !c.args.iter().any(|a| a == want) {
+            bail!("the rendered arguments lack {want}: {:?}", c.args);
+        }
+    }
+    let kubeconfig = service_account_kubeconfig(ctx, ns, &c.service_account, dir)?;
+    Ok((c, kubeconfig))
 }
 
 /// Our chart: two replicas (leader election: the rendered Lease Role is the one used), Events (the rendered
@@ -246,21 +268,22 @@ pub fn chart(ctx: &mut Ctx) -> Result<()> {
     apply_file(ctx, &file)?;
     apply_json(ctx, &tsig_secret(&ns, "tsig", "secret"))?;
     let release = format!("extdns-{ns}");
-    let c = container(ctx, &ns, &release, "extdns")?;
-    for want in ["--leader-elect", "--events-emit=RecordReady", "--source=service"] {
-        if !c.args.iter().any(|a| a == want) {
-            bail!("the rendered arguments lack {want}: {:?}", c.args);
-        }
-    }
-    let kubeconfig = service_account_kubeconfig(ctx, &ns, &c.service_account, dir.path())?;
+    let (c, kubeconfig) = rendered_pod(
+        ctx,
+        &ns,
+        &release,
+        "extdns",
+        &["--leader-elect", "--events-emit=RecordReady", "--source=service"],
+        dir.path(),
+    )?;
     ctx.cp
         .kube
         .apply(&labelled_service(&ns, "web", "chart", "203.0.113.70"))?;
-    ctx.cp.kube.apply(&o::lb_service(
+    ctx.cp.kube.apply(&o::lb_at(
         &ns,
         "unlabelled",
-        o::annotations(&[("hostname", &format!("unlabelled.{ZONE}"))]),
-        json!([{ "ip": "203.0.113.71" }]),
+        &format!("unlabelled.{ZONE}"),
+        "203.0.113.71",
     ))?;
     let mut extdns = start_extdns(ctx, &c, &kubeconfig, &[], "chart-extdns")?;
     answers(&server, &mut extdns, &format!("web.{ZONE}"), "A", &["203.0.113.70"])?;
@@ -273,18 +296,12 @@ pub fn chart(ctx: &mut Ctx) -> Result<()> {
         bail!("the Lease {ns}/{release} is not held by the replica: {lease}");
     }
     // The Event the rendered RBAC lets it write.
-    eventually(
-        "a RecordReady Event on the Service",
-        CONVERGE,
-        Duration::from_millis(200),
-        || {
-            let events = ctx.cp.kube.events(&ns)?;
-            Ok(events
-                .iter()
-                .any(|e| e["regarding"]["name"] == "web" && e["reason"] == "RecordReady")
-                .then_some(()))
-        },
-    )?;
+    wait::events(&ctx.cp.kube, &ns, "a RecordReady Event on the Service", |events| {
+        events
+            .iter()
+            .any(|e| e["regarding"]["name"] == "web" && e["reason"] == "RecordReady")
+            .then_some(())
+    })?;
     // labelFilter: the unlabelled Service is not published.
     if !dns::answers(&server, &format!("unlabelled.{ZONE}"), "A").is_empty() {
         bail!("labelFilter: the unlabelled Service was published");
@@ -319,13 +336,15 @@ pub fn upstream_chart(ctx: &mut Ctx) -> Result<()> {
     if image != "ghcr.io/extdns/extdns:v0.1.0" {
         bail!("the chart did not take the extdns image: {image}");
     }
-    let c = container(ctx, &ns, &release, "external-dns")?;
-    for want in ["--source=service", "--source=ingress"] {
-        if !c.args.iter().any(|a| a == want) {
-            bail!("the chart's default sources did not render {want}: {:?}", c.args);
-        }
-    }
-    let kubeconfig = service_account_kubeconfig(ctx, &ns, &c.service_account, dir.path())?;
+    // The chart's default sources.
+    let (c, kubeconfig) = rendered_pod(
+        ctx,
+        &ns,
+        &release,
+        "external-dns",
+        &["--source=service", "--source=ingress"],
+        dir.path(),
+    )?;
     ctx.cp
         .kube
         .apply(&labelled_service(&ns, "shop", "upstream", "203.0.113.80"))?;
@@ -356,25 +375,20 @@ pub fn upstream_chart(ctx: &mut Ctx) -> Result<()> {
 /// mean the same records whichever image runs them.
 fn same_zone_as_external_dns(ctx: &Ctx, c: &Container, kubeconfig: &Path, ours: &DnsServer) -> Result<()> {
     let theirs = dns::bind();
-    let mut cmd = Command::new(&ctx.cp.binaries().external_dns);
-    for (key, _) in std::env::vars_os() {
-        if key.to_string_lossy().starts_with("EXTERNAL_DNS_") || key == "KUBECONFIG" {
-            cmd.env_remove(key);
-        }
-    }
     let port = format!("--rfc2136-port={}", ours.port);
-    cmd.envs(c.env.iter().map(|(k, v)| (k, v)))
-        .args(c.args.iter().map(|a| {
+    let args: Vec<String> = c
+        .args
+        .iter()
+        .map(|a| {
             if *a == port {
                 format!("--rfc2136-port={}", theirs.port)
             } else {
                 a.clone()
             }
-        }))
-        .arg(format!("--kubeconfig={}", kubeconfig.display()))
-        .arg(format!("--metrics-address=127.0.0.1:{}", free_port()?))
-        .arg("--once");
-    let out = cmd.output().context("running external-dns --once")?;
+        })
+        .collect();
+    let mut cmd = container_command(&ctx.cp.binaries().external_dns, c, &args, kubeconfig)?;
+    let out = cmd.arg("--once").output().context("running external-dns --once")?;
     if !out.status.success() {
         bail!(
             "external-dns --once with the chart's arguments failed with {}:\n{}",
@@ -492,11 +506,11 @@ fn run_rfc2136_overlay(ctx: &Ctx, server: &DnsServer, ns: &str, deployment: &str
         bail!("the rfc2136 overlay's arguments changed shape: {:?}", c.args);
     }
     let kubeconfig = service_account_kubeconfig(ctx, ns, &c.service_account, dir)?;
-    ctx.cp.kube.apply(&o::lb_service(
+    ctx.cp.kube.apply(&o::lb_at(
         ns,
         "kustomized",
-        o::annotations(&[("hostname", &format!("kustomized.{ZONE}"))]),
-        json!([{ "ip": "203.0.113.90" }]),
+        &format!("kustomized.{ZONE}"),
+        "203.0.113.90",
     ))?;
     let extra = [format!("--namespace={ns}")];
     let mut extdns = start_extdns(ctx, &c, &kubeconfig, &extra, "kustomize-rfc2136-extdns")?;

@@ -16,9 +16,7 @@ use super::{Ctx, sources};
 pub fn run(ctx: &mut Ctx) -> Result<()> {
     let ns = ctx.namespace("lifecycle")?;
     let server = dns::bind();
-    let result = steps(ctx, &ns, &server);
-    sources::delete_nodes(&ctx.cp.kube, &ns)?;
-    result
+    steps(ctx, &ns, &server)
 }
 
 fn steps(ctx: &mut Ctx, ns: &str, server: &DnsServer) -> Result<()> {
@@ -35,20 +33,7 @@ fn steps(ctx: &mut Ctx, ns: &str, server: &DnsServer) -> Result<()> {
         )
     };
     kube.apply(&web("web.example.org", "60", "203.0.113.20"))?;
-    kube.apply(&o::headless_service(
-        ns,
-        "db",
-        "db",
-        annotations(&[("hostname", "db.example.org")]),
-    ))?;
-    kube.apply(&o::pod(ns, "db-0", "db", "10.1.0.10", &node))?;
-    kube.apply(&o::pod(ns, "db-1", "db", "10.1.0.11", &node))?;
-    kube.apply(&o::endpoint_slice(
-        ns,
-        "db-a",
-        "db",
-        &[("10.1.0.10", "db-0"), ("10.1.0.11", "db-1")],
-    ))?;
+    sources::create_db(kube, ns, [&node, &node])?;
     kube.apply(&o::node(
         &node,
         &[("InternalIP", "10.2.0.1"), ("ExternalIP", "198.51.100.10")],
@@ -118,12 +103,7 @@ fn steps(ctx: &mut Ctx, ns: &str, server: &DnsServer) -> Result<()> {
     kube.apply(&o::pod(ns, "cache-0", "cache", "10.1.0.20", &node))?;
     kube.apply(&o::endpoint_slice(ns, "cache-a", "cache", &[("10.1.0.20", "cache-0")]))?;
     std::thread::sleep(std::time::Duration::from_secs(1));
-    kube.apply(&o::headless_service(
-        ns,
-        "cache",
-        "cache",
-        annotations(&[("hostname", "cache.example.org")]),
-    ))?;
+    kube.apply(&o::headless_at(ns, "cache", "cache.example.org"))?;
     answers(server, &mut extdns, "cache.example.org", "A", &["10.1.0.20"])?;
 
     // --- update: a Node's address

@@ -3,7 +3,9 @@
 
 use std::path::PathBuf;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
+use k8s_openapi::api::core::v1::Node;
+use kube::api::{DeleteParams, ListParams};
 
 use crate::control_plane::ControlPlane;
 
@@ -52,6 +54,18 @@ impl Ctx {
             .kube
             .namespace(&name, serde_json::json!({ "extdns-e2e": prefix }))?;
         Ok(name)
+    }
+
+    /// Deletes the cluster-scoped objects a scenario made, whether it passed or not: Nodes outlive
+    /// namespaces, and a Node's address would join every later NodePort Service's records.
+    pub fn delete_cluster_scoped(&self) -> Result<()> {
+        let nodes: kube::Api<Node> = kube::Api::all(self.cp.kube.client());
+        let made_here = ListParams::default().labels(&format!("{}=true", crate::objects::NODE_LABEL));
+        self.cp
+            .kube
+            .block_on(nodes.delete_collection(&DeleteParams::default(), &made_here))
+            .context("deleting the scenario's Nodes")?;
+        Ok(())
     }
 
     /// A log file for a controller of this scenario.

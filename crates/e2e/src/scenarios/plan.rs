@@ -13,26 +13,21 @@ use serde_json::{Value, json};
 
 use crate::controllers::{OWNER, Run, Which};
 use crate::dns::{self, DnsServer};
-use crate::objects::{self as o, annotations};
+use crate::objects as o;
 use crate::proc::tail;
 
 use super::{Ctx, sources};
 
-/// How many times external-dns may run before its zone stops changing.
-const EXTERNAL_DNS_RUNS: usize = 10;
-
 pub fn run(ctx: &mut Ctx) -> Result<()> {
     let ns = ctx.namespace("plan")?;
-    let result = check(ctx, &ns);
-    sources::delete_nodes(&ctx.cp.kube, &ns)?;
-    result
+    check(ctx, &ns)
 }
 
 fn check(ctx: &Ctx, ns: &str) -> Result<()> {
     let kube = &ctx.cp.kube;
     sources::create_every_kind(kube, ns)?;
     let server = dns::bind();
-    settle(ctx, &Run::new(Which::ExternalDns, ns), &server)?;
+    super::differential::settle_external_dns(ctx, &Run::new(Which::ExternalDns, ns), &server, |_| true)?;
 
     let plan = plan_run(ns);
     let (out, unchanged) = planned(ctx, &plan, &server, &[])?;
@@ -42,18 +37,8 @@ fn check(ctx: &Ctx, ns: &str) -> Result<()> {
     unchanged?;
     eprintln!("  extdns plan on external-dns's zone: no changes, exit 0");
 
-    kube.apply(&o::lb_service(
-        ns,
-        "added",
-        annotations(&[("hostname", "added.example.org")]),
-        json!([{ "ip": "203.0.113.60" }]),
-    ))?;
-    kube.apply(&o::lb_service(
-        ns,
-        "lb-ip",
-        annotations(&[("hostname", "lb-ip.example.org"), ("ttl", "120")]),
-        json!([{ "ip": "203.0.113.61" }]),
-    ))?;
+    kube.apply(&o::lb_at(ns, "added", "added.example.org", "203.0.113.60"))?;
+    kube.apply(&sources::lb_ip(ns, "203.0.113.61"))?;
     kube.delete("v1", "Service", Some(ns), "lb-host")?;
 
     let (out, unchanged) = planned(ctx, &plan, &server, &["--output=json"])?;
@@ -154,21 +139,6 @@ fn report(out: &Output) -> String {
         tail(&String::from_utf8_lossy(&out.stdout), 30),
         tail(&String::from_utf8_lossy(&out.stderr), 30)
     )
-}
-
-/// external-dns until two runs in a row leave the zone as it is.
-fn settle(ctx: &Ctx, run: &Run<'_>, server: &DnsServer) -> Result<()> {
-    let mut serial = None;
-    for i in 1..=EXTERNAL_DNS_RUNS {
-        run.once(&ctx.cp, server)?;
-        let now = server.serial(dns::ZONE);
-        if serial == Some(now) {
-            eprintln!("  external-dns settled after {i} runs");
-            return Ok(());
-        }
-        serial = Some(now);
-    }
-    bail!("external-dns's zone did not settle in {EXTERNAL_DNS_RUNS} runs")
 }
 
 /// A dump of the whole cluster, as a user would take it, previews the records extdns just wrote: every

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use anyhow::{Context, Result, bail};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::controllers::{OWNER, Run, Which};
 use crate::dns::{self, DnsServer};
@@ -29,12 +29,7 @@ pub fn create_every_kind(kube: &Kube, ns: &str) -> Result<Expected> {
     };
 
     // LoadBalancer: an IP (with a TTL), a hostname, both address families.
-    kube.apply(&o::lb_service(
-        ns,
-        "lb-ip",
-        annotations(&[("hostname", "lb-ip.example.org"), ("ttl", "120")]),
-        json!([{ "ip": "203.0.113.10" }]),
-    ))?;
+    kube.apply(&lb_ip(ns, "203.0.113.10"))?;
     expect("lb-ip.example.org", "A", &["203.0.113.10"]);
     kube.apply(&o::lb_service(
         ns,
@@ -73,20 +68,7 @@ pub fn create_every_kind(kube: &Kube, ns: &str) -> Result<Expected> {
     // Headless: Pods and EndpointSlices (written here, as the endpoint-slice controller would).
     let node1 = format!("{ns}-node-1");
     let node2 = format!("{ns}-node-2");
-    kube.apply(&o::headless_service(
-        ns,
-        "db",
-        "db",
-        annotations(&[("hostname", "db.example.org")]),
-    ))?;
-    kube.apply(&o::pod(ns, "db-0", "db", "10.1.0.10", &node1))?;
-    kube.apply(&o::pod(ns, "db-1", "db", "10.1.0.11", &node2))?;
-    kube.apply(&o::endpoint_slice(
-        ns,
-        "db-a",
-        "db",
-        &[("10.1.0.10", "db-0"), ("10.1.0.11", "db-1")],
-    ))?;
+    create_db(kube, ns, [&node1, &node2])?;
     expect("db.example.org", "A", &["10.1.0.10", "10.1.0.11"]);
     expect("db-0.db.example.org", "A", &["10.1.0.10"]);
     expect("db-1.db.example.org", "A", &["10.1.0.11"]);
@@ -163,17 +145,9 @@ pub fn create_every_kind(kube: &Kube, ns: &str) -> Result<Expected> {
         ))?;
         expect(dns_name, "A", &[GATEWAY_ADDRESS]);
     }
-    for (kind, name, section) in [(RouteKind::Tcp, "tcp", "tcp"), (RouteKind::Udp, "udp", "udp")] {
+    for (kind, name) in [(RouteKind::Tcp, "tcp"), (RouteKind::Udp, "udp")] {
         let host = format!("{name}.example.org");
-        kube.apply(&o::route(
-            kind,
-            ns,
-            name,
-            annotations(&[("hostname", &host)]),
-            None,
-            &Parent::gateway("gw", section),
-            true,
-        ))?;
+        kube.apply(&o::annotated_route(kind, ns, name, &host, name))?;
         expect(&host, "A", &[GATEWAY_ADDRESS]);
     }
     kube.apply(&o::route(
@@ -241,6 +215,31 @@ pub fn create_every_kind(kube: &Kube, ns: &str) -> Result<Expected> {
     Ok(want)
 }
 
+/// Service `lb-ip`: lb-ip.example.org, with a TTL of 120 s, at the load balancer address `ip`.
+pub fn lb_ip(ns: &str, ip: &str) -> Value {
+    o::lb_service(
+        ns,
+        "lb-ip",
+        annotations(&[("hostname", "lb-ip.example.org"), ("ttl", "120")]),
+        json!([{ "ip": ip }]),
+    )
+}
+
+/// Headless Service `db` at `db.example.org`: Pods `db-0` (10.1.0.10) and `db-1` (10.1.0.11) on `nodes`, in
+/// EndpointSlice `db-a`.
+pub fn create_db(kube: &Kube, ns: &str, nodes: [&str; 2]) -> Result<()> {
+    kube.apply(&o::headless_at(ns, "db", "db.example.org"))?;
+    kube.apply(&o::pod(ns, "db-0", "db", "10.1.0.10", nodes[0]))?;
+    kube.apply(&o::pod(ns, "db-1", "db", "10.1.0.11", nodes[1]))?;
+    kube.apply(&o::endpoint_slice(
+        ns,
+        "db-a",
+        "db",
+        &[("10.1.0.10", "db-0"), ("10.1.0.11", "db-1")],
+    ))?;
+    Ok(())
+}
+
 /// Names that must not be published.
 pub const ABSENT: [(&str, &str); 3] = [
     ("private.example.org", "A"),
@@ -301,39 +300,27 @@ pub fn check_published(server: &DnsServer, want: &Expected) -> Result<()> {
     Ok(())
 }
 
-/// Deletes the cluster-scoped objects a namespace's test made (Nodes outlive namespaces).
-pub fn delete_nodes(kube: &Kube, ns: &str) -> Result<()> {
-    for n in [format!("{ns}-node-1"), format!("{ns}-node-2")] {
-        let _ = kube.delete("v1", "Node", None, &n);
-    }
-    Ok(())
-}
-
 pub fn run(ctx: &mut Ctx) -> Result<()> {
     let ns = ctx.namespace("sources")?;
     let server = dns::bind();
     let want = create_every_kind(&ctx.cp.kube, &ns)?;
-    let result = (|| {
-        let run = Run::new(Which::Extdns, &ns);
-        run.once(&ctx.cp, &server)?;
-        check_published(&server, &want)?;
-        assert_ttl(&server, "lb-ip.example.org", "A", 120)?;
-        // A second start finds nothing to do.
-        let serial = server.serial(dns::ZONE);
-        let before = dns::zone(&server)?;
-        let second = run.once(&ctx.cp, &server)?;
-        if server.serial(dns::ZONE) != serial {
-            let changed = super::differential::differences(&before, &dns::zone(&server)?);
-            bail!(
-                "a second extdns --once changed the zone (- first run, + second run):\n{}\nits log:\n{}",
-                changed.join("\n"),
-                String::from_utf8_lossy(&second.stderr) + String::from_utf8_lossy(&second.stdout)
-            );
-        }
-        Ok(())
-    })();
-    delete_nodes(&ctx.cp.kube, &ns)?;
-    result
+    let run = Run::new(Which::Extdns, &ns);
+    run.once(&ctx.cp, &server)?;
+    check_published(&server, &want)?;
+    assert_ttl(&server, "lb-ip.example.org", "A", 120)?;
+    // A second start finds nothing to do.
+    let serial = server.serial(dns::ZONE);
+    let before = dns::zone(&server)?;
+    let second = run.once(&ctx.cp, &server)?;
+    if server.serial(dns::ZONE) != serial {
+        let changed = super::differential::differences(&before, &dns::zone(&server)?);
+        bail!(
+            "a second extdns --once changed the zone (- first run, + second run):\n{}\nits log:\n{}",
+            changed.join("\n"),
+            String::from_utf8_lossy(&second.stderr) + String::from_utf8_lossy(&second.stdout)
+        );
+    }
+    Ok(())
 }
 
 pub fn assert_ttl(server: &DnsServer, name: &str, t: &str, ttl: u32) -> Result<()> {

@@ -3,9 +3,11 @@
 use std::time::Duration;
 
 use anyhow::{Result, bail};
+use serde_json::Value;
 
 use crate::controllers::OWNER;
 use crate::dns::{self, DnsServer};
+use crate::kube::Kube;
 use crate::proc::{Proc, eventually};
 
 /// How long a change may take to reach BIND with `--events` (debounce, relist backoff and a sync).
@@ -15,6 +17,13 @@ fn sorted(answers: &[&str]) -> Vec<String> {
     let mut v: Vec<String> = answers.iter().map(|s| s.to_string()).collect();
     v.sort();
     v
+}
+
+/// Waits until `found` finds what it looks for among the Events of `ns`.
+pub fn events<T>(kube: &Kube, ns: &str, what: &str, mut found: impl FnMut(&[Value]) -> Option<T>) -> Result<T> {
+    eventually(what, CONVERGE, Duration::from_millis(200), || {
+        Ok(found(&kube.events(ns)?))
+    })
 }
 
 /// Waits until `name TYPE` answers exactly `want` (empty: no answer), failing early if `controller` exits.

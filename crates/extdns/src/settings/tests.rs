@@ -46,27 +46,29 @@ const RFC2136: &[&str] = &[
     "--rfc2136-tsig-secret=c2VjcmV0",
 ];
 
+/// The service source and the in-memory provider, then `extra`.
+fn inmemory_with(extra: &[&str]) -> Vec<String> {
+    ["--source=service", "--provider=inmemory"]
+        .iter()
+        .chain(extra)
+        .map(|s| s.to_string())
+        .collect()
+}
+
 fn rfc2136_with(extra: &[&str]) -> Vec<String> {
     RFC2136.iter().chain(extra).map(|s| s.to_string()).collect()
 }
 
 #[test]
 fn events_are_off_unless_asked_for_and_need_the_api_server() -> Result<(), ValidationError> {
-    let none = controller(&flags(&["--source=service", "--provider=inmemory"]))?;
+    let none = controller(&flags(&inmemory_with(&[])))?;
     assert!(!none.events.any());
-    let some = controller(&flags(&[
-        "--source=service",
-        "--provider=inmemory",
+    let some = controller(&flags(&inmemory_with(&[
         "--events-emit=RecordReady",
         "--events-emit=RecordError",
-    ]))?;
+    ])))?;
     assert_eq!(some.events, extdns_controller::EventsConfig::new(true, false, true));
-    let e = controller_err(&[
-        "--source=service",
-        "--provider=inmemory",
-        "--manifests=x.yaml",
-        "--events-emit=RecordError",
-    ]);
+    let e = controller_err(&inmemory_with(&["--manifests=x.yaml", "--events-emit=RecordError"]));
     assert!(e.starts_with("--events-emit needs the API server"), "{e}");
     Ok(())
 }
@@ -100,10 +102,7 @@ fn provider_cache_time_and_txt_cache_interval_keep_the_records_for_the_longer_of
 #[test]
 fn a_plain_configuration_is_valid() {
     assert_eq!(sources_ok(&flags(&["--source=service"])), None);
-    assert_eq!(
-        controller_ok(&flags(&["--source=service", "--provider=inmemory"])),
-        None
-    );
+    assert_eq!(controller_ok(&flags(&inmemory_with(&[]))), None);
     assert_eq!(controller_ok(&flags(RFC2136)), None);
 }
 
@@ -252,39 +251,29 @@ fn provider_is_required_by_the_controller_only() {
 
 #[test]
 fn kube_client_rates_must_be_positive() {
-    let e = controller_err(&["--source=service", "--provider=inmemory", "--kube-api-qps=0"]);
+    let e = controller_err(&inmemory_with(&["--kube-api-qps=0"]));
     assert_eq!(e, "--kube-api-qps must be greater than 0 (got 0)");
-    let e = controller_err(&["--source=service", "--provider=inmemory", "--kube-api-burst=-1"]);
+    let e = controller_err(&inmemory_with(&["--kube-api-burst=-1"]));
     assert_eq!(e, "--kube-api-burst must be greater than 0 (got -1)");
 }
 
 #[test]
 fn txt_prefix_and_suffix_are_mutually_exclusive() {
-    let e = controller_err(&[
-        "--source=service",
-        "--provider=inmemory",
-        "--txt-prefix=a-",
-        "--txt-suffix=-b",
-    ]);
+    let e = controller_err(&inmemory_with(&["--txt-prefix=a-", "--txt-suffix=-b"]));
     assert_eq!(e, "--txt-prefix and --txt-suffix are mutually exclusive");
 }
 
 #[test]
 fn txt_owner_id_must_not_be_empty() {
-    let e = controller_err(&["--source=service", "--provider=inmemory", "--txt-owner-id="]);
+    let e = controller_err(&inmemory_with(&["--txt-owner-id="]));
     assert!(e.starts_with("--txt-owner-id must not be empty"), "{e}");
-    let ok = flags(&[
-        "--source=service",
-        "--provider=inmemory",
-        "--txt-owner-id=",
-        "--registry=noop",
-    ]);
+    let ok = flags(&inmemory_with(&["--txt-owner-id=", "--registry=noop"]));
     assert_eq!(controller_ok(&ok), None);
 }
 
 #[test]
 fn regex_domain_filters_must_compile() {
-    let e = controller_err(&["--source=service", "--provider=inmemory", "--regex-domain-filter=(a"]);
+    let e = controller_err(&inmemory_with(&["--regex-domain-filter=(a"]));
     assert!(e.starts_with("--regex-domain-filter"), "{e}");
 }
 
@@ -313,12 +302,7 @@ fn rfc2136_needs_a_host_and_a_zone() {
 
 #[test]
 fn rfc2136_checks_apply_only_to_the_rfc2136_provider() {
-    let f = flags(&[
-        "--source=service",
-        "--provider=inmemory",
-        "--rfc2136-gss-tsig",
-        "--rfc2136-batch-change-size=0",
-    ]);
+    let f = flags(&inmemory_with(&["--rfc2136-gss-tsig", "--rfc2136-batch-change-size=0"]));
     assert_eq!(controller_ok(&f), None);
 }
 
@@ -347,17 +331,13 @@ fn manifests_are_required_by_the_preview() {
 
 #[test]
 fn the_plan_owner_id_is_the_registry_ownership_owner_id() -> Result<(), ValidationError> {
-    let s = controller(&flags(&[
-        "--source=service",
-        "--provider=inmemory",
-        "--txt-owner-id=blue",
-    ]))?;
+    let s = controller(&flags(&inmemory_with(&["--txt-owner-id=blue"])))?;
     let RegistrySettings::Txt(config) = &s.registry else {
         panic!("expected the TXT registry, got {:?}", s.registry);
     };
     assert_eq!(config.ownership.owner_id(), "blue");
     assert_eq!(s.controller.plan.owner_id, "blue");
-    let noop = controller(&flags(&["--source=service", "--provider=inmemory", "--registry=noop"]))?;
+    let noop = controller(&flags(&inmemory_with(&["--registry=noop"])))?;
     assert!(matches!(noop.registry, RegistrySettings::Noop));
     assert_eq!(noop.controller.plan.owner_id, "");
     Ok(())
@@ -365,24 +345,17 @@ fn the_plan_owner_id_is_the_registry_ownership_owner_id() -> Result<(), Validati
 
 #[test]
 fn txt_encryption_settings_are_checked_with_the_flags() {
-    let e = controller_err(&["--source=service", "--provider=inmemory", "--txt-encrypt-enabled"]);
+    let e = controller_err(&inmemory_with(&["--txt-encrypt-enabled"]));
     assert!(
         e.starts_with("--txt-encrypt-enabled needs --txt-encrypt-aes-key"),
         "{e}"
     );
-    let e = controller_err(&[
-        "--source=service",
-        "--provider=inmemory",
+    let e = controller_err(&inmemory_with(&[
         "--txt-encrypt-enabled",
         "--txt-encrypt-aes-key=short",
-    ]);
+    ]));
     assert!(e.starts_with("--txt-encrypt-aes-key"), "{e}");
-    let noop = flags(&[
-        "--source=service",
-        "--provider=inmemory",
-        "--registry=noop",
-        "--txt-encrypt-enabled",
-    ]);
+    let noop = flags(&inmemory_with(&["--registry=noop", "--txt-encrypt-enabled"]));
     assert_eq!(controller_ok(&noop), None);
 }
 
@@ -418,11 +391,7 @@ fn events_lift_the_kube_request_timeout() -> Result<(), ValidationError> {
 
 #[test]
 fn label_filters_become_server_side_selectors() -> Result<(), ValidationError> {
-    let s = controller(&flags(&[
-        "--source=service",
-        "--provider=inmemory",
-        "--label-filter=app=web",
-    ]))?;
+    let s = controller(&flags(&inmemory_with(&["--label-filter=app=web"])))?;
     let ClusterSettings::ApiServer(kube) = &s.cluster else {
         panic!("expected the API server, got {:?}", s.cluster);
     };

@@ -62,28 +62,17 @@ pub fn server(flags: &Flags) -> Result<WebhookServerSettings, ValidationError> {
 /// The read and write timeouts still bound the webhook client's requests.
 fn unsupported_server_timeouts(flags: &Flags) -> Result<(), ValidationError> {
     let w = &flags.webhook;
-    for (flag, value, default) in [
-        (
-            "--webhook-provider-read-timeout",
-            w.webhook_provider_read_timeout,
-            Duration::from_secs(5),
-        ),
-        (
-            "--webhook-provider-write-timeout",
-            w.webhook_provider_write_timeout,
-            Duration::from_secs(10),
-        ),
+    for (flag, value, default_secs) in [
+        ("--webhook-provider-read-timeout", w.webhook_provider_read_timeout, 5),
+        ("--webhook-provider-write-timeout", w.webhook_provider_write_timeout, 10),
         (
             "--webhook-provider-read-header-timeout",
             w.webhook_provider_read_header_timeout,
-            Duration::from_secs(5),
+            5,
         ),
-        (
-            "--webhook-provider-idle-timeout",
-            w.webhook_provider_idle_timeout,
-            Duration::from_secs(30),
-        ),
+        ("--webhook-provider-idle-timeout", w.webhook_provider_idle_timeout, 30),
     ] {
+        let default = Duration::from_secs(default_secs);
         if value != default {
             return fail(format!(
                 "{flag} is not supported by extdns's webhook server (got {value:?}; only the default {default:?} is \

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use extdns_source::pipeline::testing::{check_against_full, endpoints_by_object};
+use extdns_source::pipeline::testing::{check_affected, check_against_full, endpoints_by_object};
 use extdns_source::{Pipeline, PipelineConfig};
 
 use super::*;
@@ -21,44 +21,27 @@ struct Fixture {
 impl Fixture {
     fn store(&self) -> ClusterStore {
         let mut c = ClusterStore::new();
-        for g in &self.gateways {
-            c.add(g.clone());
-        }
-        for l in &self.listener_sets {
-            c.add(l.clone());
-        }
-        for n in &self.namespaces {
-            c.add(n.clone());
-        }
-        for r in &self.routes {
-            c.add(r.clone());
-        }
+        c.extend(self.gateways.iter().cloned());
+        c.extend(self.listener_sets.iter().cloned());
+        c.extend(self.namespaces.iter().cloned());
+        c.extend(self.routes.iter().cloned());
         c
     }
 
     fn gateway(&mut self, name: &str) -> &mut Gateway {
-        match self.gateways.iter_mut().find(|g| g.meta.name == name) {
-            Some(g) => g,
-            None => panic!("no Gateway {name} in the fixture"),
-        }
+        let found = self.gateways.iter_mut().find(|g| g.meta.name == name);
+        found.unwrap_or_else(|| panic!("no Gateway {name} in the fixture"))
     }
 
     fn namespace(&mut self, name: &str) -> &mut Namespace {
-        match self.namespaces.iter_mut().find(|n| n.name == name) {
-            Some(n) => n,
-            None => panic!("no Namespace {name} in the fixture"),
-        }
+        let found = self.namespaces.iter_mut().find(|n| n.name == name);
+        found.unwrap_or_else(|| panic!("no Namespace {name} in the fixture"))
     }
 
-    fn route(&mut self, ns: &str, name: &str) -> &mut Route {
-        match self
-            .routes
-            .iter_mut()
-            .find(|r| r.meta.namespace == ns && r.meta.name == name)
-        {
-            Some(r) => r,
-            None => panic!("no route {ns}/{name} in the fixture"),
-        }
+    /// The route `name` (route names are unique in the fixture).
+    fn route(&mut self, name: &str) -> &mut Route {
+        let found = self.routes.iter_mut().find(|r| r.meta.name == name);
+        found.unwrap_or_else(|| panic!("no route {name} in the fixture"))
     }
 }
 
@@ -76,9 +59,7 @@ fn listeners(allowed: impl Fn(Listener) -> Listener) -> Vec<Listener> {
 }
 
 fn named(kind: RouteKind, ns: &str, name: &str, hostnames: &str, parent: ParentReference) -> Route {
-    let mut r = route(kind, ns, name, &[], &[parent]);
-    r.meta = with_annotations(r.meta, &[(&format!("{ALPHA}hostname"), hostnames)]);
-    r
+    route(kind, ns, name, &[], &[parent]).annotated(&[(&format!("{ALPHA}hostname"), hostnames)])
 }
 
 /// Gateways `infra/gw` (ListenerSets from `team=a` namespaces), `infra/sel` (routes from `team=a`
@@ -98,13 +79,7 @@ fn base(kind: RouteKind) -> Fixture {
         &["192.0.2.2"],
     );
     let gw2 = gateway("infra", "gw2", listeners(|l| l), &["192.0.2.3"]);
-    let ls = ListenerSet {
-        meta: meta("lsns", "ls"),
-        parent_ref: gw_ref("infra", "gw"),
-        listeners: listeners(|l| l),
-        accepted: true,
-        accepted_listeners: ["http", "tls", "tcp", "udp"].map(String::from).to_vec(),
-    };
+    let ls = listener_set("lsns", "ls", gw_ref("infra", "gw"), listeners(|l| l));
     let routes = vec![
         named(
             kind,
@@ -114,17 +89,10 @@ fn base(kind: RouteKind) -> Fixture {
             gw_ref("infra", "gw"),
         ),
         // Same name and targets as r-gw, with a TTL: its record is put first.
-        {
-            let mut r = named(kind, "apps", "r-ttl", "ttl.example.org", gw_ref("infra", "gw"));
-            r.meta = with_annotations(
-                r.meta,
-                &[
-                    (&format!("{ALPHA}hostname"), "ttl.example.org"),
-                    (&format!("{ALPHA}ttl"), "60"),
-                ],
-            );
-            r
-        },
+        named(kind, "apps", "r-ttl", "ttl.example.org", gw_ref("infra", "gw")).annotated(&[
+            (&format!("{ALPHA}hostname"), "ttl.example.org"),
+            (&format!("{ALPHA}ttl"), "60"),
+        ]),
         named(
             kind,
             "apps",
@@ -188,55 +156,40 @@ fn check(
         let changes = changes(kind);
         let (before, after) = (before.store(), after.store());
 
-        let (old, new) = (by_object(kind, &before), by_object(kind, &after));
-        let moved: BTreeSet<&String> = old
-            .keys()
-            .chain(new.keys())
-            .filter(|r| old.get(*r) != new.get(*r))
-            .collect();
-        for r in must_change {
-            assert!(
-                moved.contains(&key(kind, r)),
-                "{kind:?}: {r} should have changed: {moved:?}"
-            );
-        }
-        let Some(affected) = source(kind).affected(&after, &changes) else {
-            panic!("{kind:?}: the route source must name the affected routes");
-        };
-        let affected: BTreeSet<String> = affected.iter().map(ToString::to_string).collect();
-        for r in &moved {
-            assert!(
-                affected.contains(r.as_str()),
-                "{kind:?}: {r} changed but is not affected: {affected:?}"
-            );
-        }
-        for r in unrelated {
-            assert!(
-                !affected.contains(&key(kind, r)),
-                "{kind:?}: {r} is unrelated but affected: {affected:?}"
-            );
-        }
-
+        let context = format!("{kind:?}");
+        let named = |rs: &[&str]| -> Vec<String> { rs.iter().map(|r| key(kind, r)).collect() };
+        block_on(check_affected(
+            &source(kind),
+            &before,
+            &after,
+            &changes,
+            &named(must_change),
+            &named(unrelated),
+            &context,
+        ));
         let p = Pipeline::new(vec![Box::new(source(kind))], PipelineConfig::default());
-        block_on(check_against_full(&p, &before, &after, &changes, &format!("{kind:?}")));
+        block_on(check_against_full(&p, &before, &after, &changes, &context));
     }
 }
 
-fn route_kind(kind: RouteKind) -> extdns_informer::ResourceKind {
-    extdns_informer::ResourceKind::Route(kind)
+/// The change of route `ns/name`, of whichever kind is checked.
+fn route_changed(ns: &'static str, name: &'static str) -> impl Fn(RouteKind) -> ChangeSet {
+    move |kind| ChangeSet::of(ObjectKey::new(ResourceKind::Route(kind), ns, name))
+}
+
+/// The change of object `ns/name` of `kind`, for every route kind checked.
+fn changed(kind: ResourceKind, ns: &'static str, name: &'static str) -> impl Fn(RouteKind) -> ChangeSet {
+    move |_| ChangeSet::of(ObjectKey::new(kind, ns, name))
 }
 
 #[test]
 fn a_route_change_affects_that_route_only() {
     check(
         |f| {
-            let r = f.route("apps", "r-gw2");
-            r.meta = with_annotations(
-                r.meta.clone(),
-                &[(&format!("{ALPHA}hostname"), "gw2b.example.org,shared.example.org")],
-            );
+            let r = f.route("r-gw2");
+            r.annotate(&[(&format!("{ALPHA}hostname"), "gw2b.example.org,shared.example.org")]);
         },
-        |k| ChangeSet::of(ObjectKey::new(route_kind(k), "apps", "r-gw2")),
+        route_changed("apps", "r-gw2"),
         &["apps/r-gw2"],
         &["apps/r-gw", "apps/r-sel", "other/r-sel2", "apps/r-ls", "other/r-other"],
     );
@@ -246,16 +199,13 @@ fn a_route_change_affects_that_route_only() {
 fn a_route_sharing_a_name_and_targets_keeps_its_configured_ttl_first() {
     check(
         |f| {
-            let r = f.route("apps", "r-ttl");
-            r.meta = with_annotations(
-                r.meta.clone(),
-                &[
-                    (&format!("{ALPHA}hostname"), "ttl.example.org"),
-                    (&format!("{ALPHA}ttl"), "120"),
-                ],
-            );
+            let r = f.route("r-ttl");
+            r.annotate(&[
+                (&format!("{ALPHA}hostname"), "ttl.example.org"),
+                (&format!("{ALPHA}ttl"), "120"),
+            ]);
         },
-        |k| ChangeSet::of(ObjectKey::new(route_kind(k), "apps", "r-ttl")),
+        route_changed("apps", "r-ttl"),
         &["apps/r-ttl"],
         &["apps/r-gw", "apps/r-gw2", "apps/r-sel", "apps/r-ls", "other/r-other"],
     );
@@ -265,7 +215,7 @@ fn a_route_sharing_a_name_and_targets_keeps_its_configured_ttl_first() {
 fn a_deleted_route_leaves_the_shared_name_to_the_other() {
     check(
         |f| f.routes.retain(|r| r.meta.name != "r-gw"),
-        |k| ChangeSet::of(ObjectKey::new(route_kind(k), "apps", "r-gw")),
+        route_changed("apps", "r-gw"),
         &["apps/r-gw"],
         &["apps/r-gw2", "apps/r-sel", "apps/r-ls", "other/r-other"],
     );
@@ -274,7 +224,7 @@ fn a_deleted_route_leaves_the_shared_name_to_the_other() {
 #[test]
 fn a_route_change_of_another_kind_affects_nothing() {
     let c = base(RouteKind::Http).store();
-    let changes = ChangeSet::of(ObjectKey::new(route_kind(RouteKind::Grpc), "apps", "r-gw"));
+    let changes = ChangeSet::of(ObjectKey::new(ResourceKind::Route(RouteKind::Grpc), "apps", "r-gw"));
     assert_eq!(source(RouteKind::Http).affected(&c, &changes), Some(BTreeSet::new()));
     assert_eq!(source(RouteKind::Http).affected(&c, &ChangeSet::everything()), None);
 }
@@ -283,7 +233,7 @@ fn a_route_change_of_another_kind_affects_nothing() {
 fn a_gateway_change_affects_its_routes_and_those_of_its_listener_sets() {
     check(
         |f| f.gateway("gw").addresses = vec!["192.0.2.9".into()],
-        |_| ChangeSet::of(ObjectKey::new(extdns_informer::ResourceKind::Gateway, "infra", "gw")),
+        changed(ResourceKind::Gateway, "infra", "gw"),
         &["apps/r-gw", "apps/r-ls"],
         &["apps/r-gw2", "apps/r-sel", "other/r-sel2", "other/r-other"],
     );
@@ -293,7 +243,7 @@ fn a_gateway_change_affects_its_routes_and_those_of_its_listener_sets() {
 fn a_deleted_gateway_affects_its_routes() {
     check(
         |f| f.gateways.retain(|g| g.meta.name != "gw2"),
-        |_| ChangeSet::of(ObjectKey::new(extdns_informer::ResourceKind::Gateway, "infra", "gw2")),
+        changed(ResourceKind::Gateway, "infra", "gw2"),
         &["apps/r-gw2", "other/r-other"],
         &["apps/r-gw", "apps/r-sel", "other/r-sel2", "apps/r-ls"],
     );
@@ -304,9 +254,9 @@ fn a_listener_set_change_affects_its_routes() {
     check(
         |f| {
             let ls = &mut f.listener_sets[0];
-            ls.meta = with_annotations(ls.meta.clone(), &[(&format!("{ALPHA}target"), "198.51.100.7")]);
+            ls.annotate(&[(&format!("{ALPHA}target"), "198.51.100.7")]);
         },
-        |_| ChangeSet::of(ObjectKey::new(extdns_informer::ResourceKind::ListenerSet, "lsns", "ls")),
+        changed(ResourceKind::ListenerSet, "lsns", "ls"),
         &["apps/r-ls"],
         &["apps/r-gw", "apps/r-gw2", "apps/r-sel", "other/r-sel2", "other/r-other"],
     );
@@ -316,7 +266,7 @@ fn a_listener_set_change_affects_its_routes() {
 fn a_namespace_change_affects_the_routes_it_holds() {
     check(
         |f| f.namespace("other").labels = [("team", "a")].into_iter().collect(),
-        |_| ChangeSet::of(ObjectKey::new(extdns_informer::ResourceKind::Namespace, "", "other")),
+        changed(ResourceKind::Namespace, "", "other"),
         &["other/r-sel2"],
         &["apps/r-gw", "apps/r-gw2", "apps/r-sel", "apps/r-ls"],
     );
@@ -326,7 +276,7 @@ fn a_namespace_change_affects_the_routes_it_holds() {
 fn a_namespace_change_affects_the_routes_of_the_listener_sets_it_holds() {
     check(
         |f| f.namespace("lsns").labels = [("team", "b")].into_iter().collect(),
-        |_| ChangeSet::of(ObjectKey::new(extdns_informer::ResourceKind::Namespace, "", "lsns")),
+        changed(ResourceKind::Namespace, "", "lsns"),
         &["apps/r-ls"],
         &["apps/r-gw", "apps/r-gw2", "apps/r-sel", "other/r-sel2", "other/r-other"],
     );

@@ -2,88 +2,68 @@
 
 use super::*;
 
-fn two_listener_world() -> ClusterStore {
-    let mut c = ClusterStore::new();
-    c.add(gateway(
-        "infra",
-        "gw",
-        vec![
-            http("foo", Some("foo.example.internal")),
-            listener("bar", "HTTP", 8080, Some("bar.example.internal")),
-        ],
-        &["1.2.3.4"],
-    ));
-    c
+/// The names published for `r` on Gateway `infra/gw` with listeners `foo` (port 80, for
+/// `foo.example.internal`) and `bar` (port 8080, for `bar.example.internal`).
+fn on_two_listeners(r: Route) -> Vec<String> {
+    let mut c = world_with(vec![
+        http("foo", Some("foo.example.internal")),
+        listener("bar", "HTTP", 8080, Some("bar.example.internal")),
+    ]);
+    c.add(r);
+    names(&run(config(), &c))
 }
 
 #[test]
 fn section_name_selects_one_listener() {
-    let mut c = two_listener_world();
     let mut p = gw_ref("infra", "gw");
     p.section_name = Some("foo".into());
-    c.add(httproute("apps", "web", &["*.example.internal"], &[p]));
-    assert_eq!(names(&run(config(), &c)), vec!["foo.example.internal"]);
+    assert_eq!(
+        on_two_listeners(web_on("*.example.internal", p)),
+        vec!["foo.example.internal"]
+    );
 }
 
 #[test]
 fn section_name_is_read_from_the_status_parent() {
-    let mut c = two_listener_world();
-    let mut r = httproute("apps", "web", &["*.example.internal"], &[gw_ref("infra", "gw")]);
+    let mut r = web_on("*.example.internal", gw_ref("infra", "gw"));
     r.parents[0].parent_ref.section_name = Some("bar".into());
-    c.add(r);
-    assert_eq!(names(&run(config(), &c)), vec!["bar.example.internal"]);
+    assert_eq!(on_two_listeners(r), vec!["bar.example.internal"]);
 }
 
 #[test]
 fn unknown_section_name_matches_no_listener() {
-    let mut c = two_listener_world();
     let mut p = gw_ref("infra", "gw");
     p.section_name = Some("nope".into());
-    c.add(httproute("apps", "web", &["*.example.internal"], &[p]));
-    assert!(run(config(), &c).is_empty());
+    assert!(on_two_listeners(web_on("*.example.internal", p)).is_empty());
 }
 
 #[test]
 fn without_section_name_every_listener_is_considered() {
-    let mut c = two_listener_world();
-    c.add(httproute(
-        "apps",
-        "web",
-        &["*.example.internal"],
-        &[gw_ref("infra", "gw")],
-    ));
     assert_eq!(
-        names(&run(config(), &c)),
+        on_two_listeners(web_on("*.example.internal", gw_ref("infra", "gw"))),
         vec!["bar.example.internal", "foo.example.internal"]
     );
 }
 
 #[test]
 fn port_selects_listeners() {
-    let mut c = two_listener_world();
     let mut p = gw_ref("infra", "gw");
     p.port = Some(8080);
-    c.add(httproute("apps", "web", &["*.example.internal"], &[p]));
-    assert_eq!(names(&run(config(), &c)), vec!["bar.example.internal"]);
-    let mut c = two_listener_world();
+    assert_eq!(
+        on_two_listeners(web_on("*.example.internal", p)),
+        vec!["bar.example.internal"]
+    );
     let mut p = gw_ref("infra", "gw");
     p.port = Some(9999);
-    c.add(httproute("apps", "web", &["*.example.internal"], &[p]));
-    assert!(run(config(), &c).is_empty());
+    assert!(on_two_listeners(web_on("*.example.internal", p)).is_empty());
 }
 
 #[test]
 fn port_applies_to_every_listener_with_that_port() {
-    let mut c = ClusterStore::new();
-    c.add(gateway(
-        "infra",
-        "gw",
-        vec![
-            http("foo", Some("foo.example.internal")),
-            http("bar", Some("bar.example.internal")),
-        ],
-        &["1.2.3.4"],
-    ));
+    let mut c = world_with(vec![
+        http("foo", Some("foo.example.internal")),
+        http("bar", Some("bar.example.internal")),
+    ]);
     let mut p = gw_ref("infra", "gw");
     p.port = Some(80);
     c.add(httproute("apps", "web", &["*.example.internal"], &[p]));
@@ -95,54 +75,24 @@ fn port_applies_to_every_listener_with_that_port() {
 
 #[test]
 fn protocol_mismatch_listener_is_not_used() {
-    let mut c = ClusterStore::new();
-    c.add(gateway(
-        "infra",
-        "gw",
-        vec![listener("tcp", "TCP", 80, None)],
-        &["1.2.3.4"],
-    ));
-    c.add(httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]));
+    let mut c = world_with(vec![listener("tcp", "TCP", 80, None)]);
+    c.add(attached("apps", "web", &["web.example.com"]));
     assert!(run(config(), &c).is_empty());
 }
 
 #[test]
 fn protocol_https_listener_serves_http_and_grpc_routes() {
-    let mut c = ClusterStore::new();
-    c.add(gateway(
-        "infra",
-        "gw",
-        vec![listener("https", "HTTPS", 443, None)],
-        &["1.2.3.4"],
-    ));
-    c.add(route(
-        RouteKind::Http,
-        "apps",
-        "h",
-        &["h.example.com"],
-        &[gw_ref("infra", "gw")],
-    ));
-    c.add(route(
-        RouteKind::Grpc,
-        "apps",
-        "g",
-        &["g.example.com"],
-        &[gw_ref("infra", "gw")],
-    ));
+    let mut c = world_with(vec![listener("https", "HTTPS", 443, None)]);
+    c.add(attached_kind(RouteKind::Http, "apps", "h", &["h.example.com"]));
+    c.add(attached_kind(RouteKind::Grpc, "apps", "g", &["g.example.com"]));
     assert_eq!(names(&run_kind(RouteKind::Http, config(), &c)), vec!["h.example.com"]);
     assert_eq!(names(&run_kind(RouteKind::Grpc, config(), &c)), vec!["g.example.com"]);
 }
 
 #[test]
 fn protocol_tcp_route_on_tls_listener_is_published() {
-    let mut c = ClusterStore::new();
-    c.add(gateway(
-        "infra",
-        "gw",
-        vec![listener("tls", "TLS", 443, Some("db.example.com"))],
-        &["1.2.3.4"],
-    ));
-    c.add(route(RouteKind::Tcp, "apps", "db", &[], &[gw_ref("infra", "gw")]));
+    let mut c = world_with(vec![listener("tls", "TLS", 443, Some("db.example.com"))]);
+    c.add(attached_kind(RouteKind::Tcp, "apps", "db", &[]));
     assert_eq!(
         lines(&run_kind(RouteKind::Tcp, config(), &c)),
         vec!["db.example.com A 1.2.3.4"]
@@ -151,20 +101,8 @@ fn protocol_tcp_route_on_tls_listener_is_published() {
 
 #[test]
 fn protocol_tls_route_not_on_tcp_listener() {
-    let mut c = ClusterStore::new();
-    c.add(gateway(
-        "infra",
-        "gw",
-        vec![listener("tcp", "TCP", 443, None)],
-        &["1.2.3.4"],
-    ));
-    c.add(route(
-        RouteKind::Tls,
-        "apps",
-        "t",
-        &["t.example.com"],
-        &[gw_ref("infra", "gw")],
-    ));
+    let mut c = world_with(vec![listener("tcp", "TCP", 443, None)]);
+    c.add(attached_kind(RouteKind::Tls, "apps", "t", &["t.example.com"]));
     assert!(run_kind(RouteKind::Tls, config(), &c).is_empty());
 }
 
@@ -173,77 +111,40 @@ fn allowed_routes_default_same_namespace_only() {
     let mut c = ClusterStore::new();
     let mut l = http("http", None);
     l.allowed_routes = None;
-    c.add(gateway("infra", "gw", vec![l], &["1.2.3.4"]));
-    c.add(httproute(
-        "infra",
-        "same",
-        &["same.example.com"],
-        &[gw_ref("infra", "gw")],
-    ));
-    c.add(httproute(
-        "apps",
-        "other",
-        &["other.example.com"],
-        &[gw_ref("infra", "gw")],
-    ));
+    c.add(infra_gw(vec![l]));
+    c.add(attached("infra", "same", &["same.example.com"]));
+    c.add(attached("apps", "other", &["other.example.com"]));
     assert_eq!(names(&run(config(), &c)), vec!["same.example.com"]);
 }
 
 #[test]
 fn allowed_routes_from_same_uses_the_gateway_namespace() {
-    let mut c = ClusterStore::new();
-    c.add(gateway(
-        "infra",
-        "gw",
-        vec![allowing(http("http", None), Some("Same"), None, &[])],
-        &["1.2.3.4"],
-    ));
-    c.add(httproute(
-        "infra",
-        "same",
-        &["same.example.com"],
-        &[gw_ref("infra", "gw")],
-    ));
-    c.add(httproute(
-        "apps",
-        "other",
-        &["other.example.com"],
-        &[gw_ref("infra", "gw")],
-    ));
+    let mut c = world_with(vec![allowing(http("http", None), Some("Same"), None, &[])]);
+    c.add(attached("infra", "same", &["same.example.com"]));
+    c.add(attached("apps", "other", &["other.example.com"]));
     assert_eq!(names(&run(config(), &c)), vec!["same.example.com"]);
 }
 
 #[test]
 fn allowed_routes_from_all_admits_any_namespace() {
     let mut c = world();
-    c.add(httproute(
-        "anywhere",
-        "web",
-        &["web.example.com"],
-        &[gw_ref("infra", "gw")],
-    ));
+    c.add(attached("anywhere", "web", &["web.example.com"]));
     assert_eq!(names(&run(config(), &c)), vec!["web.example.com"]);
 }
 
 #[test]
 fn allowed_routes_selector_uses_the_route_namespace_labels() {
-    let mut c = ClusterStore::new();
-    c.add(gateway(
-        "infra",
-        "gw",
-        vec![allowing(
-            http("http", None),
-            Some("Selector"),
-            Some(selector(&[("team", "foo")])),
-            &[],
-        )],
-        &["1.2.3.4"],
-    ));
+    let mut c = world_with(vec![allowing(
+        http("http", None),
+        Some("Selector"),
+        Some(selector(&[("team", "foo")])),
+        &[],
+    )]);
     c.add(namespace("foo-apps", &[("team", "foo")]));
     c.add(namespace("bar-apps", &[("team", "bar")]));
-    c.add(httproute("foo-apps", "a", &["a.example.com"], &[gw_ref("infra", "gw")]));
-    c.add(httproute("bar-apps", "b", &["b.example.com"], &[gw_ref("infra", "gw")]));
-    c.add(httproute("ghost", "c", &["c.example.com"], &[gw_ref("infra", "gw")]));
+    c.add(attached("foo-apps", "a", &["a.example.com"]));
+    c.add(attached("bar-apps", "b", &["b.example.com"]));
+    c.add(attached("ghost", "c", &["c.example.com"]));
     assert_eq!(names(&run(config(), &c)), vec!["a.example.com"]);
 }
 
@@ -258,17 +159,12 @@ fn allowed_routes_malformed_selector_skips_that_listener_only() {
             values: vec![],
         }],
     };
-    c.add(gateway(
-        "infra",
-        "gw",
-        vec![
-            allowing(http("bad", Some("bad.example.com")), Some("Selector"), Some(bad), &[]),
-            http("good", Some("good.example.com")),
-        ],
-        &["1.2.3.4"],
-    ));
+    c.add(infra_gw(vec![
+        allowing(http("bad", Some("bad.example.com")), Some("Selector"), Some(bad), &[]),
+        http("good", Some("good.example.com")),
+    ]));
     c.add(namespace("apps", &[("team", "foo")]));
-    c.add(httproute("apps", "web", &["*.example.com"], &[gw_ref("infra", "gw")]));
+    c.add(attached("apps", "web", &["*.example.com"]));
     let (eps, logs) = warnings(|| run(config(), &c));
     assert_eq!(names(&eps), vec!["good.example.com"]);
     assert!(logs.contains("Gateway infra/gw"), "{logs}");
@@ -280,40 +176,22 @@ fn allowed_routes_malformed_selector_skips_that_listener_only() {
 
 #[test]
 fn allowed_routes_kinds_restrict_route_kinds() {
-    let mut c = ClusterStore::new();
-    c.add(gateway(
-        "infra",
-        "gw",
-        vec![
-            allowing(
-                http("grpc-only", Some("grpc.example.com")),
-                Some("All"),
-                None,
-                &["GRPCRoute"],
-            ),
-            allowing(
-                http("http-only", Some("http.example.com")),
-                Some("All"),
-                None,
-                &["HTTPRoute"],
-            ),
-        ],
-        &["1.2.3.4"],
-    ));
-    c.add(route(
-        RouteKind::Http,
-        "apps",
-        "h",
-        &["*.example.com"],
-        &[gw_ref("infra", "gw")],
-    ));
-    c.add(route(
-        RouteKind::Grpc,
-        "apps",
-        "g",
-        &["*.example.com"],
-        &[gw_ref("infra", "gw")],
-    ));
+    let mut c = world_with(vec![
+        allowing(
+            http("grpc-only", Some("grpc.example.com")),
+            Some("All"),
+            None,
+            &["GRPCRoute"],
+        ),
+        allowing(
+            http("http-only", Some("http.example.com")),
+            Some("All"),
+            None,
+            &["HTTPRoute"],
+        ),
+    ]);
+    c.add(attached_kind(RouteKind::Http, "apps", "h", &["*.example.com"]));
+    c.add(attached_kind(RouteKind::Grpc, "apps", "g", &["*.example.com"]));
     assert_eq!(
         names(&run_kind(RouteKind::Http, config(), &c)),
         vec!["http.example.com"]
@@ -325,9 +203,8 @@ fn allowed_routes_kinds_restrict_route_kinds() {
 }
 
 fn narrowing(listener_host: Option<&str>, route_hosts: &[&str]) -> Vec<String> {
-    let mut c = ClusterStore::new();
-    c.add(gateway("infra", "gw", vec![http("l", listener_host)], &["1.2.3.4"]));
-    c.add(httproute("apps", "web", route_hosts, &[gw_ref("infra", "gw")]));
+    let mut c = world_with(vec![http("l", listener_host)]);
+    c.add(attached("apps", "web", route_hosts));
     names(&run(config(), &c))
 }
 
@@ -385,37 +262,23 @@ fn narrowing_exact_names_must_be_equal() {
 
 #[test]
 fn narrowing_applies_to_annotation_names() {
-    let mut c = ClusterStore::new();
-    c.add(gateway(
-        "infra",
-        "gw",
-        vec![http("l", Some("*.example.com"))],
-        &["1.2.3.4"],
+    let mut c = world_with(vec![http("l", Some("*.example.com"))]);
+    c.add(named_by_annotation(
+        "apps",
+        "web",
+        &[],
+        "in.example.com,out.example.net",
     ));
-    let mut r = httproute("apps", "web", &[], &[gw_ref("infra", "gw")]);
-    r.meta = with_annotations(r.meta, &[(&format!("{GA}hostname"), "in.example.com,out.example.net")]);
-    c.add(r);
     assert_eq!(names(&run(config(), &c)), vec!["in.example.com"]);
 }
 
 #[test]
 fn invalid_listener_hostname_skips_that_listener_with_a_warning() {
-    let mut c = ClusterStore::new();
-    c.add(gateway(
-        "infra",
-        "gw",
-        vec![
-            http("broken", Some("bad_host.example.com")),
-            http("ok", Some("*.example.com")),
-        ],
-        &["1.2.3.4"],
-    ));
-    c.add(httproute(
-        "apps",
-        "web",
-        &["a.example.com", "bad-host.example.com"],
-        &[gw_ref("infra", "gw")],
-    ));
+    let mut c = world_with(vec![
+        http("broken", Some("bad_host.example.com")),
+        http("ok", Some("*.example.com")),
+    ]);
+    c.add(attached("apps", "web", &["a.example.com", "bad-host.example.com"]));
     let (eps, logs) = warnings(|| run(config(), &c));
     assert_eq!(names(&eps), vec!["a.example.com", "bad-host.example.com"]);
     assert!(

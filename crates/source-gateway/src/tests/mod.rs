@@ -8,7 +8,8 @@ use extdns_informer::view::{
     AllowedListeners, AllowedRoutes, Gateway, LabelSelector, LabelSelectorRequirement, Listener, ListenerSet, Meta,
     Namespace, ParentReference, Route, RouteGroupKind, RouteKind, RouteParentStatus,
 };
-use extdns_source::{Annotations, Selector, SourceConfig, SourceExt, SourceOutput};
+use extdns_source::pipeline::testing::lines;
+use extdns_source::{Annotations, Selector, SelectorError, SourceConfig, SourceExt, SourceOutput};
 
 use super::*;
 
@@ -31,14 +32,41 @@ fn meta(ns: &str, name: &str) -> Meta {
     }
 }
 
-fn with_labels(mut m: Meta, labels: &[(&str, &str)]) -> Meta {
-    m.labels = labels.iter().copied().collect();
-    m
+/// Setting the labels and annotations of the test objects in place or while building them.
+trait Labelled: Sized {
+    fn meta_mut(&mut self) -> &mut Meta;
+
+    fn annotate(&mut self, annotations: &[(&str, &str)]) {
+        self.meta_mut().annotations = annotations.iter().copied().collect();
+    }
+
+    fn labelled(mut self, labels: &[(&str, &str)]) -> Self {
+        self.meta_mut().labels = labels.iter().copied().collect();
+        self
+    }
+
+    fn annotated(mut self, annotations: &[(&str, &str)]) -> Self {
+        self.annotate(annotations);
+        self
+    }
 }
 
-fn with_annotations(mut m: Meta, annotations: &[(&str, &str)]) -> Meta {
-    m.annotations = annotations.iter().copied().collect();
-    m
+impl Labelled for Route {
+    fn meta_mut(&mut self) -> &mut Meta {
+        &mut self.meta
+    }
+}
+
+impl Labelled for Gateway {
+    fn meta_mut(&mut self) -> &mut Meta {
+        &mut self.meta
+    }
+}
+
+impl Labelled for ListenerSet {
+    fn meta_mut(&mut self) -> &mut Meta {
+        &mut self.meta
+    }
 }
 
 fn listener(name: &str, protocol: &str, port: i32, hostname: Option<&str>) -> Listener {
@@ -83,6 +111,31 @@ fn gateway(ns: &str, name: &str, listeners: Vec<Listener>, addresses: &[&str]) -
     }
 }
 
+/// The usual Gateway, `infra/gw` at 1.2.3.4, with `listeners`.
+fn infra_gw(listeners: Vec<Listener>) -> Gateway {
+    gateway("infra", "gw", listeners, &["1.2.3.4"])
+}
+
+/// A ListenerSet on `parent`, accepted with all its listeners.
+fn listener_set(ns: &str, name: &str, parent: ParentReference, listeners: Vec<Listener>) -> ListenerSet {
+    let accepted_listeners = listeners.iter().map(|l| l.name.clone()).collect();
+    ListenerSet {
+        meta: meta(ns, name),
+        parent_ref: parent,
+        listeners,
+        accepted: true,
+        accepted_listeners,
+    }
+}
+
+/// A reference to a Gateway in the referring object's own namespace.
+fn local_ref(name: &str) -> ParentReference {
+    ParentReference {
+        name: name.into(),
+        ..ParentReference::default()
+    }
+}
+
 fn gw_ref(ns: &str, name: &str) -> ParentReference {
     ParentReference {
         namespace: Some(ns.into()),
@@ -114,6 +167,27 @@ fn httproute(ns: &str, name: &str, hostnames: &[&str], parents: &[ParentReferenc
     route(RouteKind::Http, ns, name, hostnames, parents)
 }
 
+/// HTTPRoute `apps/web` for `hostname` on `parent` (spec and status).
+fn web_on(hostname: &str, parent: ParentReference) -> Route {
+    httproute("apps", "web", &[hostname], &[parent])
+}
+
+/// A route of `kind` attached to the usual Gateway `infra/gw`.
+fn attached_kind(kind: RouteKind, ns: &str, name: &str, hostnames: &[&str]) -> Route {
+    route(kind, ns, name, hostnames, &[gw_ref("infra", "gw")])
+}
+
+/// An HTTPRoute attached to the usual Gateway `infra/gw`, named `hostnames` in its spec and `annotation` by
+/// the hostname annotation.
+fn named_by_annotation(ns: &str, name: &str, hostnames: &[&str], annotation: &str) -> Route {
+    attached(ns, name, hostnames).annotated(&[(&format!("{GA}hostname"), annotation)])
+}
+
+/// An HTTPRoute attached to the usual Gateway `infra/gw`.
+fn attached(ns: &str, name: &str, hostnames: &[&str]) -> Route {
+    attached_kind(RouteKind::Http, ns, name, hostnames)
+}
+
 fn namespace(name: &str, labels: &[(&str, &str)]) -> Namespace {
     Namespace {
         name: name.into(),
@@ -131,8 +205,13 @@ fn selector(labels: &[(&str, &str)]) -> LabelSelector {
 /// The usual world: Gateway `infra/gw` with one HTTP listener (any hostname, routes from all namespaces)
 /// at 1.2.3.4.
 fn world() -> ClusterStore {
+    world_with(vec![http("http", None)])
+}
+
+/// A world of the usual Gateway alone, with `listeners`.
+fn world_with(listeners: Vec<Listener>) -> ClusterStore {
     let mut c = ClusterStore::new();
-    c.add(gateway("infra", "gw", vec![http("http", None)], &["1.2.3.4"]));
+    c.add(infra_gw(listeners));
     c
 }
 
@@ -162,14 +241,23 @@ fn run(cfg: GatewaySourceConfig, c: &ClusterStore) -> Vec<Endpoint> {
     run_kind(RouteKind::Http, cfg, c)
 }
 
-/// `name TYPE target,target` lines, sorted: compact to compare.
-fn lines(eps: &[Endpoint]) -> Vec<String> {
-    let mut v: Vec<String> = eps
-        .iter()
-        .map(|e| format!("{} {} {}", e.dns_name, e.record_type, e.targets.join(",")))
-        .collect();
-    v.sort();
-    v
+/// The default source's endpoints for `routes` in the usual world.
+fn published(routes: impl IntoIterator<Item = Route>) -> Vec<Endpoint> {
+    let mut c = world();
+    c.extend(routes);
+    run(config(), &c)
+}
+
+/// `cfg` with `--label-filter`.
+fn label_filtered(cfg: GatewaySourceConfig, selector: &str) -> Result<GatewaySourceConfig, SelectorError> {
+    let label_filter = Selector::parse(selector)?;
+    Ok(sharing(cfg, |c| c.label_filter = label_filter))
+}
+
+/// `cfg` with `--annotation-filter`.
+fn annotation_filtered(cfg: GatewaySourceConfig, selector: &str) -> Result<GatewaySourceConfig, SelectorError> {
+    let annotation_filter = Selector::parse(selector)?;
+    Ok(sharing(cfg, |c| c.annotation_filter = annotation_filter))
 }
 
 fn names(eps: &[Endpoint]) -> Vec<String> {

@@ -34,24 +34,18 @@ fn watched_kinds_are_route_gateway_namespace_and_listener_sets_with_the_flag() {
 #[test]
 fn attached_route_publishes_its_hostname_at_the_gateway_addresses() {
     let mut c = world();
-    c.add(httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]));
+    c.add(attached("apps", "web", &["web.example.com"]));
     assert_eq!(lines(&run(config(), &c)), vec!["web.example.com A 1.2.3.4"]);
 }
 
 #[test]
 fn each_source_reads_only_its_own_route_kind() {
-    let mut c = ClusterStore::new();
-    c.add(gateway(
-        "infra",
-        "gw",
-        vec![
-            http("http", None),
-            listener("tls", "TLS", 443, None),
-            listener("tcp", "TCP", 5432, None),
-            listener("udp", "UDP", 53, None),
-        ],
-        &["1.2.3.4"],
-    ));
+    let mut c = world_with(vec![
+        http("http", None),
+        listener("tls", "TLS", 443, None),
+        listener("tcp", "TCP", 5432, None),
+        listener("udp", "UDP", 53, None),
+    ]);
     let p = [gw_ref("infra", "gw")];
     c.add(route(RouteKind::Http, "apps", "h", &["h.example.com"], &p));
     c.add(route(RouteKind::Grpc, "apps", "g", &["g.example.com"], &p));
@@ -76,59 +70,39 @@ fn each_source_reads_only_its_own_route_kind() {
 // ------------------------------------------------------------------------------------- routes considered
 
 #[test]
-fn label_filter_selects_routes() -> Result<(), extdns_source::SelectorError> {
+fn label_and_annotation_filters_select_routes() -> Result<(), extdns_source::SelectorError> {
     let mut c = world();
-    let mut public = httproute("apps", "public", &["public.example.com"], &[gw_ref("infra", "gw")]);
-    public.meta = with_labels(public.meta, &[("dns", "public")]);
-    c.add(public);
-    c.add(httproute(
-        "apps",
-        "private",
-        &["private.example.com"],
-        &[gw_ref("infra", "gw")],
-    ));
-    let label_filter = Selector::parse("dns=public")?;
-    let cfg = sharing(config(), |c| c.label_filter = label_filter);
-    assert_eq!(names(&run(cfg, &c)), vec!["public.example.com"]);
+    c.add(attached("apps", "public", &["public.example.com"]).labelled(&[("dns", "public")]));
+    c.add(attached("apps", "yes", &["yes.example.com"]).annotated(&[("team", "a")]));
+    c.add(attached("apps", "plain", &["plain.example.com"]));
+    let by_label = label_filtered(config(), "dns=public")?;
+    assert_eq!(names(&run(by_label, &c)), vec!["public.example.com"]);
+    let by_annotation = annotation_filtered(config(), "team=a")?;
+    assert_eq!(names(&run(by_annotation, &c)), vec!["yes.example.com"]);
     Ok(())
 }
 
 #[test]
 fn label_filter_does_not_apply_to_gateways() -> Result<(), extdns_source::SelectorError> {
-    let mut c = world();
-    let mut r = httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]);
-    r.meta = with_labels(r.meta, &[("dns", "public")]);
-    c.add(r);
-    let label_filter = Selector::parse("dns=public")?;
-    let cfg = sharing(config(), |c| c.label_filter = label_filter);
+    let web = attached("apps", "web", &["web.example.com"]).labelled(&[("dns", "public")]);
+    let c = {
+        let mut c = world();
+        c.add(web);
+        c
+    };
     // The Gateway has no labels at all and is still used.
-    assert_eq!(names(&run(cfg, &c)), vec!["web.example.com"]);
-    Ok(())
-}
-
-#[test]
-fn annotation_filter_selects_routes() -> Result<(), extdns_source::SelectorError> {
-    let mut c = world();
-    let mut r = httproute("apps", "yes", &["yes.example.com"], &[gw_ref("infra", "gw")]);
-    r.meta = with_annotations(r.meta, &[("team", "a")]);
-    c.add(r);
-    c.add(httproute("apps", "no", &["no.example.com"], &[gw_ref("infra", "gw")]));
-    let annotation_filter = Selector::parse("team=a")?;
-    let cfg = sharing(config(), |c| c.annotation_filter = annotation_filter);
-    assert_eq!(names(&run(cfg, &c)), vec!["yes.example.com"]);
+    assert_eq!(
+        names(&run(label_filtered(config(), "dns=public")?, &c)),
+        vec!["web.example.com"]
+    );
     Ok(())
 }
 
 #[test]
 fn namespace_flag_limits_routes_but_not_gateways() {
     let mut c = world();
-    c.add(httproute("apps", "in", &["in.example.com"], &[gw_ref("infra", "gw")]));
-    c.add(httproute(
-        "other",
-        "out",
-        &["out.example.com"],
-        &[gw_ref("infra", "gw")],
-    ));
+    c.add(attached("apps", "in", &["in.example.com"]));
+    c.add(attached("other", "out", &["out.example.com"]));
     let cfg = sharing(config(), |c| c.namespace = Some("apps".into()));
     // The Gateway lives in `infra`, outside --namespace, and still serves the route.
     assert_eq!(names(&run(cfg, &c)), vec!["in.example.com"]);
@@ -137,12 +111,11 @@ fn namespace_flag_limits_routes_but_not_gateways() {
 #[test]
 fn controller_annotation_excludes_routes_of_other_controllers() {
     let mut c = world();
-    let mut foreign = httproute("apps", "foreign", &["foreign.example.com"], &[gw_ref("infra", "gw")]);
-    foreign.meta = with_annotations(foreign.meta, &[(&format!("{ALPHA}controller"), "someone-else")]);
-    c.add(foreign);
-    let mut ours = httproute("apps", "ours", &["ours.example.com"], &[gw_ref("infra", "gw")]);
-    ours.meta = with_annotations(ours.meta, &[(&format!("{GA}controller"), "dns-controller")]);
-    c.add(ours);
+    c.add(
+        attached("apps", "foreign", &["foreign.example.com"])
+            .annotated(&[(&format!("{ALPHA}controller"), "someone-else")]),
+    );
+    c.add(attached("apps", "ours", &["ours.example.com"]).annotated(&[(&format!("{GA}controller"), "dns-controller")]));
     assert_eq!(names(&run(config(), &c)), vec!["ours.example.com"]);
 }
 
@@ -153,20 +126,8 @@ fn spec_hostnames_of_http_grpc_and_tls_routes_are_published() {
         (RouteKind::Grpc, "HTTPS"),
         (RouteKind::Tls, "TLS"),
     ] {
-        let mut c = ClusterStore::new();
-        c.add(gateway(
-            "infra",
-            "gw",
-            vec![listener("l", protocol, 443, None)],
-            &["1.2.3.4"],
-        ));
-        c.add(route(
-            kind,
-            "apps",
-            "r",
-            &["a.example.com", "b.example.com"],
-            &[gw_ref("infra", "gw")],
-        ));
+        let mut c = world_with(vec![listener("l", protocol, 443, None)]);
+        c.add(attached_kind(kind, "apps", "r", &["a.example.com", "b.example.com"]));
         assert_eq!(
             names(&run_kind(kind, config(), &c)),
             vec!["a.example.com", "b.example.com"],
@@ -178,21 +139,9 @@ fn spec_hostnames_of_http_grpc_and_tls_routes_are_published() {
 #[test]
 fn tcp_and_udp_routes_have_no_spec_hostnames() {
     for (kind, protocol) in [(RouteKind::Tcp, "TCP"), (RouteKind::Udp, "UDP")] {
-        let mut c = ClusterStore::new();
-        c.add(gateway(
-            "infra",
-            "gw",
-            vec![listener("l", protocol, 53, Some("l.example.com"))],
-            &["1.2.3.4"],
-        ));
+        let mut c = world_with(vec![listener("l", protocol, 53, Some("l.example.com"))]);
         // Even if a view carried hostnames for these kinds, they are not read: the listener hostname is used.
-        c.add(route(
-            kind,
-            "apps",
-            "r",
-            &["spec.example.com"],
-            &[gw_ref("infra", "gw")],
-        ));
+        c.add(attached_kind(kind, "apps", "r", &["spec.example.com"]));
         assert_eq!(names(&run_kind(kind, config(), &c)), vec!["l.example.com"], "{kind:?}");
     }
 }
@@ -200,12 +149,11 @@ fn tcp_and_udp_routes_have_no_spec_hostnames() {
 #[test]
 fn hostname_annotation_adds_names_under_either_prefix() {
     let mut c = world();
-    let mut r = httproute("apps", "web", &["spec.example.com"], &[gw_ref("infra", "gw")]);
-    r.meta = with_annotations(r.meta, &[(&format!("{ALPHA}hostname"), "a.example.com, b.example.com")]);
-    c.add(r);
-    let mut r2 = httproute("apps", "web2", &[], &[gw_ref("infra", "gw")]);
-    r2.meta = with_annotations(r2.meta, &[(&format!("{GA}hostname"), "c.example.com")]);
-    c.add(r2);
+    c.add(
+        attached("apps", "web", &["spec.example.com"])
+            .annotated(&[(&format!("{ALPHA}hostname"), "a.example.com, b.example.com")]),
+    );
+    c.add(named_by_annotation("apps", "web2", &[], "c.example.com"));
     assert_eq!(
         names(&run(config(), &c)),
         vec!["a.example.com", "b.example.com", "c.example.com", "spec.example.com"]
@@ -215,30 +163,20 @@ fn hostname_annotation_adds_names_under_either_prefix() {
 #[test]
 fn hostname_annotation_under_ga_prefix_wins_over_alpha() {
     let mut c = world();
-    let mut r = httproute("apps", "web", &[], &[gw_ref("infra", "gw")]);
-    r.meta = with_annotations(
-        r.meta,
-        &[
-            (&format!("{ALPHA}hostname"), "alpha.example.com"),
-            (&format!("{GA}hostname"), "ga.example.com"),
-        ],
-    );
-    c.add(r);
+    c.add(attached("apps", "web", &[]).annotated(&[
+        (&format!("{ALPHA}hostname"), "alpha.example.com"),
+        (&format!("{GA}hostname"), "ga.example.com"),
+    ]));
     assert_eq!(names(&run(config(), &c)), vec!["ga.example.com"]);
 }
 
 #[test]
 fn annotation_prefix_flag_reads_only_that_prefix() -> Result<(), extdns_source::AnnotationError> {
     let mut c = world();
-    let mut r = httproute("apps", "web", &[], &[gw_ref("infra", "gw")]);
-    r.meta = with_annotations(
-        r.meta,
-        &[
-            (&format!("{ALPHA}hostname"), "alpha.example.com"),
-            (&format!("{GA}hostname"), "ga.example.com"),
-        ],
-    );
-    c.add(r);
+    c.add(attached("apps", "web", &[]).annotated(&[
+        (&format!("{ALPHA}hostname"), "alpha.example.com"),
+        (&format!("{GA}hostname"), "ga.example.com"),
+    ]));
     let annotations = Annotations::with_prefix(ALPHA)?;
     let cfg = sharing(config(), |c| c.annotations = annotations);
     assert_eq!(names(&run(cfg, &c)), vec!["alpha.example.com"]);
@@ -248,9 +186,12 @@ fn annotation_prefix_flag_reads_only_that_prefix() -> Result<(), extdns_source::
 #[test]
 fn ignore_hostname_annotation_drops_annotation_names() {
     let mut c = world();
-    let mut r = httproute("apps", "web", &["spec.example.com"], &[gw_ref("infra", "gw")]);
-    r.meta = with_annotations(r.meta, &[(&format!("{GA}hostname"), "ann.example.com")]);
-    c.add(r);
+    c.add(named_by_annotation(
+        "apps",
+        "web",
+        &["spec.example.com"],
+        "ann.example.com",
+    ));
     let cfg = sharing(config(), |c| c.ignore_hostname_annotation = true);
     assert_eq!(names(&run(cfg, &c)), vec!["spec.example.com"]);
 }
@@ -258,141 +199,81 @@ fn ignore_hostname_annotation_drops_annotation_names() {
 #[test]
 fn hostnames_are_lower_cased_and_deduplicated() {
     let mut c = world();
-    let mut r = httproute("apps", "web", &["Web.Example.com"], &[gw_ref("infra", "gw")]);
-    r.meta = with_annotations(
-        r.meta,
-        &[(&format!("{GA}hostname"), "web.example.com.,WEB.example.com")],
-    );
-    c.add(r);
+    c.add(named_by_annotation(
+        "apps",
+        "web",
+        &["Web.Example.com"],
+        "web.example.com.,WEB.example.com",
+    ));
     assert_eq!(lines(&run(config(), &c)), vec!["web.example.com A 1.2.3.4"]);
 }
 
 #[test]
 fn listener_hostname_used_when_nothing_else_gave_a_name() {
-    let mut c = ClusterStore::new();
-    c.add(gateway(
-        "infra",
-        "gw",
-        vec![
-            http("a", Some("a.example.com")),
-            http("wild", Some("*.example.org")),
-            http("any", None),
-        ],
-        &["1.2.3.4"],
-    ));
-    c.add(httproute("apps", "web", &[], &[gw_ref("infra", "gw")]));
+    let mut c = world_with(vec![
+        http("a", Some("a.example.com")),
+        http("wild", Some("*.example.org")),
+        http("any", None),
+    ]);
+    c.add(attached("apps", "web", &[]));
     // A listener without hostname gives nothing; a wildcard listener gives a wildcard record.
     assert_eq!(names(&run(config(), &c)), vec!["*.example.org", "a.example.com"]);
 }
 
 #[test]
 fn listener_hostname_not_used_when_the_annotation_gave_a_name() {
-    let mut c = ClusterStore::new();
-    c.add(gateway(
-        "infra",
-        "gw",
-        vec![http("a", Some("a.example.com"))],
-        &["1.2.3.4"],
-    ));
-    let mut r = httproute("apps", "web", &[], &[gw_ref("infra", "gw")]);
-    r.meta = with_annotations(r.meta, &[(&format!("{GA}hostname"), "other.example.net")]);
-    c.add(r);
+    let mut c = world_with(vec![http("a", Some("a.example.com"))]);
+    c.add(named_by_annotation("apps", "web", &[], "other.example.net"));
     // The annotation name does not fit the listener, and the listener name is not used instead.
     assert!(run(config(), &c).is_empty());
 }
 
 #[test]
 fn listener_hostname_fallback_ignores_empty_annotation_items() {
-    let mut c = ClusterStore::new();
-    c.add(gateway(
-        "infra",
-        "gw",
-        vec![http("a", Some("a.example.com"))],
-        &["1.2.3.4"],
-    ));
-    let mut r = httproute("apps", "web", &[], &[gw_ref("infra", "gw")]);
-    r.meta = with_annotations(r.meta, &[(&format!("{GA}hostname"), " , ")]);
-    c.add(r);
+    let mut c = world_with(vec![http("a", Some("a.example.com"))]);
+    c.add(named_by_annotation("apps", "web", &[], " , "));
     assert_eq!(names(&run(config(), &c)), vec!["a.example.com"]);
 }
 
 #[test]
 fn gateway_hostname_source_annotation_only_uses_only_the_annotation() {
-    let mut c = ClusterStore::new();
-    c.add(gateway("infra", "gw", vec![http("l", None)], &["1.2.3.4"]));
-    let mut r = httproute("apps", "web", &["spec.example.com"], &[gw_ref("infra", "gw")]);
-    r.meta = with_annotations(
-        r.meta,
-        &[
-            (&format!("{GA}gateway-hostname-source"), "Annotation-Only"),
-            (&format!("{GA}hostname"), "ann.example.com"),
-        ],
-    );
-    c.add(r);
+    let mut c = world_with(vec![http("l", None)]);
+    c.add(attached("apps", "web", &["spec.example.com"]).annotated(&[
+        (&format!("{GA}gateway-hostname-source"), "Annotation-Only"),
+        (&format!("{GA}hostname"), "ann.example.com"),
+    ]));
     assert_eq!(names(&run(config(), &c)), vec!["ann.example.com"]);
 }
 
 #[test]
 fn gateway_hostname_source_annotation_only_with_ignore_flag_publishes_nothing() {
-    let mut c = ClusterStore::new();
-    c.add(gateway(
-        "infra",
-        "gw",
-        vec![http("l", Some("l.example.com"))],
-        &["1.2.3.4"],
-    ));
-    let mut r = httproute("apps", "web", &["l.example.com"], &[gw_ref("infra", "gw")]);
-    r.meta = with_annotations(
-        r.meta,
-        &[
-            (&format!("{GA}gateway-hostname-source"), "annotation-only"),
-            (&format!("{GA}hostname"), "l.example.com"),
-        ],
-    );
-    c.add(r);
+    let mut c = world_with(vec![http("l", Some("l.example.com"))]);
+    c.add(attached("apps", "web", &["l.example.com"]).annotated(&[
+        (&format!("{GA}gateway-hostname-source"), "annotation-only"),
+        (&format!("{GA}hostname"), "l.example.com"),
+    ]));
     let cfg = sharing(config(), |c| c.ignore_hostname_annotation = true);
     assert!(run(cfg, &c).is_empty());
 }
 
 #[test]
 fn gateway_hostname_source_defined_hosts_only_ignores_annotation_and_listener_names() {
-    let mut c = ClusterStore::new();
-    c.add(gateway(
-        "infra",
-        "gw",
-        vec![http("l", Some("*.example.com"))],
-        &["1.2.3.4"],
-    ));
-    let mut r = httproute("apps", "web", &["spec.example.com"], &[gw_ref("infra", "gw")]);
-    r.meta = with_annotations(
-        r.meta,
-        &[
-            (&format!("{GA}gateway-hostname-source"), "defined-hosts-only"),
-            (&format!("{GA}hostname"), "ann.example.com"),
-        ],
-    );
-    c.add(r);
-    let mut bare = httproute("apps", "bare", &[], &[gw_ref("infra", "gw")]);
-    bare.meta = with_annotations(
-        bare.meta,
-        &[(&format!("{GA}gateway-hostname-source"), "defined-hosts-only")],
-    );
-    c.add(bare);
+    let mut c = world_with(vec![http("l", Some("*.example.com"))]);
+    c.add(attached("apps", "web", &["spec.example.com"]).annotated(&[
+        (&format!("{GA}gateway-hostname-source"), "defined-hosts-only"),
+        (&format!("{GA}hostname"), "ann.example.com"),
+    ]));
+    c.add(attached("apps", "bare", &[]).annotated(&[(&format!("{GA}gateway-hostname-source"), "defined-hosts-only")]));
     assert_eq!(names(&run(config(), &c)), vec!["spec.example.com"]);
 }
 
 #[test]
 fn gateway_hostname_source_unknown_value_warns_and_uses_every_source() {
     let mut c = world();
-    let mut r = httproute("apps", "web", &["spec.example.com"], &[gw_ref("infra", "gw")]);
-    r.meta = with_annotations(
-        r.meta,
-        &[
-            (&format!("{GA}gateway-hostname-source"), "both-please"),
-            (&format!("{GA}hostname"), "ann.example.com"),
-        ],
-    );
-    c.add(r);
+    c.add(attached("apps", "web", &["spec.example.com"]).annotated(&[
+        (&format!("{GA}gateway-hostname-source"), "both-please"),
+        (&format!("{GA}hostname"), "ann.example.com"),
+    ]));
     let (eps, logs) = warnings(|| run(config(), &c));
     assert_eq!(names(&eps), vec!["ann.example.com", "spec.example.com"]);
     assert!(
@@ -404,17 +285,12 @@ fn gateway_hostname_source_unknown_value_warns_and_uses_every_source() {
 #[test]
 fn invalid_route_hostname_is_skipped_with_a_warning_and_the_rest_published() {
     let mut c = world();
-    let mut r = httproute(
+    c.add(named_by_annotation(
         "apps",
         "web",
         &["bad_name.example.com", "good.example.com", "10.0.0.1"],
-        &[gw_ref("infra", "gw")],
-    );
-    r.meta = with_annotations(
-        r.meta,
-        &[(&format!("{GA}hostname"), "-bad.example.com,ann.example.com")],
-    );
-    c.add(r);
+        "-bad.example.com,ann.example.com",
+    ));
     let (eps, logs) = warnings(|| run(config(), &c));
     assert_eq!(names(&eps), vec!["ann.example.com", "good.example.com"]);
     assert!(logs.contains("HTTPRoute apps/web"), "{logs}");
@@ -431,19 +307,8 @@ fn invalid_route_hostname_is_skipped_with_a_warning_and_the_rest_published() {
 
 #[test]
 fn invalid_only_hostname_does_not_fall_back_to_listener_hostname() {
-    let mut c = ClusterStore::new();
-    c.add(gateway(
-        "infra",
-        "gw",
-        vec![http("l", Some("*.example.com"))],
-        &["1.2.3.4"],
-    ));
-    c.add(httproute(
-        "apps",
-        "web",
-        &["bad_name.example.com"],
-        &[gw_ref("infra", "gw")],
-    ));
+    let mut c = world_with(vec![http("l", Some("*.example.com"))]);
+    c.add(attached("apps", "web", &["bad_name.example.com"]));
     assert!(run(config(), &c).is_empty());
 }
 
@@ -461,16 +326,9 @@ fn templated(template: &str, combine: bool) -> GatewaySourceConfig {
 #[test]
 fn fqdn_template_names_routes_without_spec_or_annotation_names() {
     let mut c = world();
-    c.add(httproute("apps", "bare", &[], &[gw_ref("infra", "gw")]));
-    c.add(httproute(
-        "apps",
-        "named",
-        &["named.example.com"],
-        &[gw_ref("infra", "gw")],
-    ));
-    let mut annotated = httproute("apps", "annotated", &[], &[gw_ref("infra", "gw")]);
-    annotated.meta = with_annotations(annotated.meta, &[(&format!("{GA}hostname"), "annotated.example.com")]);
-    c.add(annotated);
+    c.add(attached("apps", "bare", &[]));
+    c.add(attached("apps", "named", &["named.example.com"]));
+    c.add(named_by_annotation("apps", "annotated", &[], "annotated.example.com"));
     let cfg = templated(
         "{{.Name}}.zero.internal, {{.Name}}.one.internal. , {{.Namespace}}.two.internal",
         false,
@@ -490,9 +348,12 @@ fn fqdn_template_names_routes_without_spec_or_annotation_names() {
 #[test]
 fn fqdn_template_with_combine_adds_to_the_route_names() {
     let mut c = world();
-    let mut r = httproute("apps", "web", &["spec.example.com"], &[gw_ref("infra", "gw")]);
-    r.meta = with_annotations(r.meta, &[(&format!("{GA}hostname"), "ann.example.com")]);
-    c.add(r);
+    c.add(named_by_annotation(
+        "apps",
+        "web",
+        &["spec.example.com"],
+        "ann.example.com",
+    ));
     assert_eq!(
         names(&run(templated("{{.Name}}.tpl.example.com", true), &c)),
         vec!["ann.example.com", "spec.example.com", "web.tpl.example.com"]
@@ -501,15 +362,9 @@ fn fqdn_template_with_combine_adds_to_the_route_names() {
 
 #[test]
 fn fqdn_template_names_are_narrowed_and_suppress_the_listener_fallback() {
-    let mut c = ClusterStore::new();
-    c.add(gateway(
-        "infra",
-        "gw",
-        vec![http("l", Some("*.example.com"))],
-        &["1.2.3.4"],
-    ));
-    c.add(httproute("apps", "in", &[], &[gw_ref("infra", "gw")]));
-    c.add(httproute("other", "out", &[], &[gw_ref("infra", "gw")]));
+    let mut c = world_with(vec![http("l", Some("*.example.com"))]);
+    c.add(attached("apps", "in", &[]));
+    c.add(attached("other", "out", &[]));
     let cfg = templated(
         "{{.Name}}.{{if eq .Namespace \"apps\"}}example.com{{else}}example.net{{end}}",
         false,
@@ -520,14 +375,8 @@ fn fqdn_template_names_are_narrowed_and_suppress_the_listener_fallback() {
 
 #[test]
 fn fqdn_template_sees_the_route_kind() {
-    let mut c = ClusterStore::new();
-    c.add(gateway(
-        "infra",
-        "gw",
-        vec![listener("udp", "UDP", 53, None)],
-        &["1.2.3.4"],
-    ));
-    c.add(route(RouteKind::Udp, "apps", "dns", &[], &[gw_ref("infra", "gw")]));
+    let mut c = world_with(vec![listener("udp", "UDP", 53, None)]);
+    c.add(attached_kind(RouteKind::Udp, "apps", "dns", &[]));
     let eps = run_kind(RouteKind::Udp, templated("{{.Name}}.{{.Kind}}.example.com", false), &c);
     assert_eq!(names(&eps), vec!["dns.udproute.example.com"]);
 }
@@ -535,33 +384,23 @@ fn fqdn_template_sees_the_route_kind() {
 #[test]
 fn fqdn_template_is_not_used_with_annotation_only() {
     let mut c = world();
-    let mut r = httproute("apps", "web", &[], &[gw_ref("infra", "gw")]);
-    r.meta = with_annotations(r.meta, &[(&format!("{GA}gateway-hostname-source"), "annotation-only")]);
-    c.add(r);
+    c.add(attached("apps", "web", &[]).annotated(&[(&format!("{GA}gateway-hostname-source"), "annotation-only")]));
     assert!(run(templated("{{.Name}}.tpl.example.com", true), &c).is_empty());
 }
 
 #[test]
 fn fqdn_template_failure_skips_only_that_route() {
     let mut c = world();
-    c.add(httproute("apps", "web", &[], &[gw_ref("infra", "gw")]));
-    c.add(httproute(
-        "apps",
-        "shop",
-        &["shop.example.com"],
-        &[gw_ref("infra", "gw")],
-    ));
+    c.add(attached("apps", "web", &[]));
+    c.add(attached("apps", "shop", &["shop.example.com"]));
     let cfg = templated("{{.Spec.NoSuchField}}.example.com", false);
     let out =
         collect(&GatewayRouteSource::new(RouteKind::Http, cfg), &c).expect("a failing template is not a sync error");
     assert_eq!(names(&out.endpoints), vec!["shop.example.com"]);
 }
 
-#[test]
-fn of_two_routes_publishing_the_same_name_and_targets_the_one_with_a_ttl_comes_first() {
-    // "wild" names `*.apps.example.org` itself; "wild-ttl" has a TTL and inherits the listener's hostname.
-    // The deduplication keeps the first of the two, so the annotated route wins as external-dns's zone
-    // ends up with (TTL 60, that route's resource label).
+/// Gateway `infra/gw` at 1.1.1.1 with one listener for `*.apps.example.org`.
+fn apps_wildcard_world() -> ClusterStore {
     let mut c = ClusterStore::new();
     c.add(gateway(
         "infra",
@@ -569,15 +408,17 @@ fn of_two_routes_publishing_the_same_name_and_targets_the_one_with_a_ttl_comes_f
         vec![http("l", Some("*.apps.example.org"))],
         &["1.1.1.1"],
     ));
-    c.add(httproute(
-        "infra",
-        "wild",
-        &["*.apps.example.org"],
-        &[gw_ref("infra", "gw")],
-    ));
-    let mut annotated = httproute("infra", "wild-ttl", &[], &[gw_ref("infra", "gw")]);
-    annotated.meta = with_annotations(annotated.meta, &[(&format!("{GA}ttl"), "60")]);
-    c.add(annotated);
+    c
+}
+
+#[test]
+fn of_two_routes_publishing_the_same_name_and_targets_the_one_with_a_ttl_comes_first() {
+    // "wild" names `*.apps.example.org` itself; "wild-ttl" has a TTL and inherits the listener's hostname.
+    // The deduplication keeps the first of the two, so the annotated route wins as external-dns's zone
+    // ends up with (TTL 60, that route's resource label).
+    let mut c = apps_wildcard_world();
+    c.add(attached("infra", "wild", &["*.apps.example.org"]));
+    c.add(attached("infra", "wild-ttl", &[]).annotated(&[(&format!("{GA}ttl"), "60")]));
     let eps = run(config(), &c);
     assert_eq!(
         lines(&eps),
@@ -590,46 +431,34 @@ fn of_two_routes_publishing_the_same_name_and_targets_the_one_with_a_ttl_comes_f
 
 #[test]
 fn endpoints_differing_only_in_ttl_keep_their_order_when_the_first_has_a_ttl() {
-    let mut c = ClusterStore::new();
-    c.add(gateway(
-        "infra",
-        "gw",
-        vec![http("l", Some("*.apps.example.org"))],
-        &["1.1.1.1"],
-    ));
-    let mut first = httproute("infra", "a", &["*.apps.example.org"], &[gw_ref("infra", "gw")]);
-    first.meta = with_annotations(first.meta, &[(&format!("{GA}ttl"), "120")]);
-    c.add(first);
-    let mut second = httproute("infra", "b", &[], &[gw_ref("infra", "gw")]);
-    second.meta = with_annotations(second.meta, &[(&format!("{GA}ttl"), "60")]);
-    c.add(second);
+    let mut c = apps_wildcard_world();
+    c.add(attached("infra", "a", &["*.apps.example.org"]).annotated(&[(&format!("{GA}ttl"), "120")]));
+    c.add(attached("infra", "b", &[]).annotated(&[(&format!("{GA}ttl"), "60")]));
     let eps = run(config(), &c);
     assert_eq!(eps.len(), 2);
     assert_eq!(eps[0].record_ttl, Ttl(120));
     assert_eq!(eps[0].resource(), Some("httproute/infra/a"));
 }
 
+/// The `resource` labels of the routes that could not be evaluated.
+fn failed_labels(out: &SourceOutput) -> Vec<String> {
+    out.failed
+        .iter()
+        .map(|(k, _)| extdns_source::resource_label(k))
+        .collect()
+}
+
 #[test]
 fn routes_that_cannot_be_evaluated_are_reported_by_their_resource_key() {
     let mut c = world();
-    c.add(httproute("apps", "web", &[], &[gw_ref("infra", "gw")]));
-    c.add(httproute(
-        "apps",
-        "shop",
-        &["shop.example.com"],
-        &[gw_ref("infra", "gw")],
-    ));
+    c.add(attached("apps", "web", &[]));
+    c.add(attached("apps", "shop", &["shop.example.com"]));
     c.add_undecodable(ResourceKind::Route(RouteKind::Http), "apps", "broken");
     let cfg = templated("{{.Spec.NoSuchField}}.example.com", false);
     let out =
         collect(&GatewayRouteSource::new(RouteKind::Http, cfg), &c).expect("a failing template is not a sync error");
     assert_eq!(names(&out.endpoints), vec!["shop.example.com"]);
-    let failed: Vec<String> = out
-        .failed
-        .iter()
-        .map(|(k, _)| extdns_source::resource_label(k))
-        .collect();
-    assert_eq!(failed, vec!["httproute/apps/broken", "httproute/apps/web"]);
+    assert_eq!(failed_labels(&out), vec!["httproute/apps/broken", "httproute/apps/web"]);
     // The resource key is the one the route's records carry.
     assert_eq!(out.endpoints[0].resource(), Some("httproute/apps/shop"));
 }
@@ -637,22 +466,12 @@ fn routes_that_cannot_be_evaluated_are_reported_by_their_resource_key() {
 #[test]
 fn a_route_with_a_malformed_hostname_is_reported_failed_and_its_valid_names_still_published() {
     let mut c = world();
-    c.add(httproute(
-        "apps",
-        "web",
-        &["web.example.com", "bad_name..example.com"],
-        &[gw_ref("infra", "gw")],
-    ));
+    c.add(attached("apps", "web", &["web.example.com", "bad_name..example.com"]));
     let out = collect(
         &GatewayRouteSource::new(RouteKind::Http, GatewaySourceConfig::default()),
         &c,
     )
     .expect("a malformed hostname is not a sync error");
     assert_eq!(names(&out.endpoints), vec!["web.example.com"]);
-    let failed: Vec<String> = out
-        .failed
-        .iter()
-        .map(|(k, _)| extdns_source::resource_label(k))
-        .collect();
-    assert_eq!(failed, vec!["httproute/apps/web"]);
+    assert_eq!(failed_labels(&out), vec!["httproute/apps/web"]);
 }

@@ -2,26 +2,26 @@
 
 use super::*;
 
+/// The endpoints of a route for `web.example.com` on Gateway `infra/gw` at `addresses`.
+fn web_at(addresses: &[&str]) -> Vec<Endpoint> {
+    let mut c = ClusterStore::new();
+    c.add(gateway("infra", "gw", vec![http("l", None)], addresses));
+    c.add(attached("apps", "web", &["web.example.com"]));
+    run(config(), &c)
+}
+
 #[test]
 fn gateway_status_addresses_are_the_targets() {
-    let mut c = ClusterStore::new();
-    c.add(gateway("infra", "gw", vec![http("l", None)], &["1.2.3.4", "5.6.7.8"]));
-    c.add(httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]));
-    assert_eq!(lines(&run(config(), &c)), vec!["web.example.com A 1.2.3.4,5.6.7.8"]);
+    assert_eq!(
+        lines(&web_at(&["1.2.3.4", "5.6.7.8"])),
+        vec!["web.example.com A 1.2.3.4,5.6.7.8"]
+    );
 }
 
 #[test]
 fn targets_of_one_gateway_are_sorted_and_deduplicated() {
-    let mut c = ClusterStore::new();
-    c.add(gateway(
-        "infra",
-        "gw",
-        vec![http("l", None)],
-        &["5.6.7.8", "1.2.3.4", "5.6.7.8"],
-    ));
-    c.add(httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]));
     assert_eq!(
-        run(config(), &c)[0].targets.0,
+        web_at(&["5.6.7.8", "1.2.3.4", "5.6.7.8"])[0].targets.0,
         vec!["1.2.3.4".to_string(), "5.6.7.8".to_string()]
     );
 }
@@ -29,28 +29,25 @@ fn targets_of_one_gateway_are_sorted_and_deduplicated() {
 #[test]
 fn gateway_target_annotation_overrides_status_addresses() {
     let mut c = ClusterStore::new();
-    let mut gw = gateway("infra", "gw", vec![http("l", None)], &["1.2.3.4"]);
-    gw.meta = with_annotations(gw.meta, &[(&format!("{ALPHA}target"), "lb.example.net.")]);
-    c.add(gw);
-    c.add(httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]));
+    c.add(infra_gw(vec![http("l", None)]).annotated(&[(&format!("{ALPHA}target"), "lb.example.net.")]));
+    c.add(attached("apps", "web", &["web.example.com"]));
     assert_eq!(lines(&run(config(), &c)), vec!["web.example.com CNAME lb.example.net"]);
 }
 
 #[test]
 fn route_target_annotation_is_ignored() {
     let mut c = world();
-    let mut r = httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]);
-    r.meta = with_annotations(r.meta, &[(&format!("{GA}target"), "9.9.9.9")]);
-    c.add(r);
+    c.add(attached("apps", "web", &["web.example.com"]).annotated(&[(&format!("{GA}target"), "9.9.9.9")]));
     assert_eq!(lines(&run(config(), &c)), vec!["web.example.com A 1.2.3.4"]);
 }
 
 #[test]
 fn targets_are_combined_and_deduplicated_across_parents() {
     let mut c = ClusterStore::new();
-    let mut annotated = gateway("infra", "annotated", vec![http("l", None)], &["7.7.7.7"]);
-    annotated.meta = with_annotations(annotated.meta, &[(&format!("{GA}target"), "4.3.2.1")]);
-    c.add(annotated);
+    c.add(
+        gateway("infra", "annotated", vec![http("l", None)], &["7.7.7.7"])
+            .annotated(&[(&format!("{GA}target"), "4.3.2.1")]),
+    );
     c.add(gateway(
         "infra",
         "plain",
@@ -68,16 +65,8 @@ fn targets_are_combined_and_deduplicated_across_parents() {
 
 #[test]
 fn record_type_follows_the_targets() {
-    let mut c = ClusterStore::new();
-    c.add(gateway(
-        "infra",
-        "gw",
-        vec![http("l", None)],
-        &["2001:db8::1", "1.2.3.4", "lb.example.net"],
-    ));
-    c.add(httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]));
     assert_eq!(
-        lines(&run(config(), &c)),
+        lines(&web_at(&["2001:db8::1", "1.2.3.4", "lb.example.net"])),
         vec![
             "web.example.com A 1.2.3.4",
             "web.example.com AAAA 2001:db8::1",
@@ -88,10 +77,7 @@ fn record_type_follows_the_targets() {
 
 #[test]
 fn gateway_without_addresses_publishes_nothing() {
-    let mut c = ClusterStore::new();
-    c.add(gateway("infra", "gw", vec![http("l", None)], &[]));
-    c.add(httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]));
-    assert!(run(config(), &c).is_empty());
+    assert!(web_at(&[]).is_empty());
 }
 
 #[test]
@@ -103,9 +89,10 @@ fn invalid_address_is_skipped_with_a_warning_and_the_rest_published() {
         vec![http("l", None)],
         &["1.2.3.4", "not an address", "1.2.3.4:80"],
     ));
-    let mut annotated = gateway("infra", "annotated", vec![http("l", None)], &[]);
-    annotated.meta = with_annotations(annotated.meta, &[(&format!("{GA}target"), "5.6.7.8,bad..name")]);
-    c.add(annotated);
+    c.add(
+        gateway("infra", "annotated", vec![http("l", None)], &[])
+            .annotated(&[(&format!("{GA}target"), "5.6.7.8,bad..name")]),
+    );
     c.add(httproute(
         "apps",
         "web",
@@ -128,20 +115,12 @@ fn invalid_address_is_skipped_with_a_warning_and_the_rest_published() {
 
 #[test]
 fn resource_label_is_kind_namespace_name() {
-    let mut c = ClusterStore::new();
-    c.add(gateway(
-        "infra",
-        "gw",
-        vec![http("l", None), listener("tcp", "TCP", 5432, Some("db.example.com"))],
-        &["1.2.3.4"],
-    ));
-    c.add(httproute(
-        "apps",
-        "echo",
-        &["echo.example.com"],
-        &[gw_ref("infra", "gw")],
-    ));
-    c.add(route(RouteKind::Tcp, "data", "db", &[], &[gw_ref("infra", "gw")]));
+    let mut c = world_with(vec![
+        http("l", None),
+        listener("tcp", "TCP", 5432, Some("db.example.com")),
+    ]);
+    c.add(attached("apps", "echo", &["echo.example.com"]));
+    c.add(attached_kind(RouteKind::Tcp, "data", "db", &[]));
     let eps = run(config(), &c);
     assert_eq!(eps.len(), 1);
     assert_eq!(eps[0].resource(), Some("httproute/apps/echo"));
@@ -155,24 +134,16 @@ fn resource_label_is_kind_namespace_name() {
 #[test]
 fn ttl_set_identifier_and_provider_specific_come_from_the_route() {
     let mut c = ClusterStore::new();
-    let mut gw = gateway("infra", "gw", vec![http("l", None)], &["1.2.3.4"]);
+    let mut gw = infra_gw(vec![http("l", None)]);
     // Gateway annotations other than target are not read.
-    gw.meta = with_annotations(
-        gw.meta,
-        &[(&format!("{GA}ttl"), "999"), (&format!("{GA}set-identifier"), "gw")],
-    );
+    gw.annotate(&[(&format!("{GA}ttl"), "999"), (&format!("{GA}set-identifier"), "gw")]);
     c.add(gw);
-    let mut r = httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]);
-    r.meta = with_annotations(
-        r.meta,
-        &[
-            (&format!("{GA}ttl"), "10m"),
-            (&format!("{GA}set-identifier"), "blue"),
-            (&format!("{GA}aws-weight"), "10"),
-            (&format!("{GA}alias"), "true"),
-        ],
-    );
-    c.add(r);
+    c.add(attached("apps", "web", &["web.example.com"]).annotated(&[
+        (&format!("{GA}ttl"), "10m"),
+        (&format!("{GA}set-identifier"), "blue"),
+        (&format!("{GA}aws-weight"), "10"),
+        (&format!("{GA}alias"), "true"),
+    ]));
     let eps = run(config(), &c);
     assert_eq!(eps.len(), 1);
     assert_eq!(eps[0].record_ttl, Ttl(600));
@@ -184,9 +155,7 @@ fn ttl_set_identifier_and_provider_specific_come_from_the_route() {
 #[test]
 fn invalid_ttl_annotation_leaves_ttl_unset() {
     let mut c = world();
-    let mut r = httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]);
-    r.meta = with_annotations(r.meta, &[(&format!("{GA}ttl"), "forever")]);
-    c.add(r);
+    c.add(attached("apps", "web", &["web.example.com"]).annotated(&[(&format!("{GA}ttl"), "forever")]));
     let (eps, logs) = warnings(|| run(config(), &c));
     assert_eq!(eps.len(), 1);
     assert_eq!(eps[0].record_ttl, Ttl(0));
@@ -207,9 +176,5 @@ fn endpoints_of_routes_with_the_same_name_are_merged() {
 
 #[test]
 fn endpoint_record_types_are_a_aaaa_cname() {
-    let mut c = ClusterStore::new();
-    c.add(gateway("infra", "gw", vec![http("l", None)], &["lb.example.net"]));
-    c.add(httproute("apps", "web", &["web.example.com"], &[gw_ref("infra", "gw")]));
-    let eps = run(config(), &c);
-    assert_eq!(eps[0].record_type, RecordType::Cname);
+    assert_eq!(web_at(&["lb.example.net"])[0].record_type, RecordType::Cname);
 }

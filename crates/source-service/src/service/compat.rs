@@ -127,10 +127,12 @@ mod tests {
     use crate::testutil::*;
 
     fn mode(m: Compatibility) -> ServiceSourceConfig {
-        ServiceSourceConfig {
-            compatibility: Some(m),
-            ..ServiceSourceConfig::default()
-        }
+        configured(|c| c.compatibility = Some(m))
+    }
+
+    /// What compatibility mode `m` publishes for `s` alone, as [`show`] lines.
+    fn published(m: Compatibility, s: Sv) -> Vec<String> {
+        show(&run(mode(m), &cluster_of(vec![s.build()])))
     }
 
     #[test]
@@ -153,8 +155,7 @@ mod tests {
             .ann(MATE_HOSTNAME, "mate.example.com")
             .a("hostname", "ann.example.com")
             .ingress_ip("1.2.3.4");
-        let eps = run(mode(Compatibility::Mate), &cluster_of(vec![s.build()]));
-        assert_eq!(show(&eps), lines(&["ann.example.com A 1.2.3.4"]));
+        assert_eq!(published(Compatibility::Mate, s), lines(&["ann.example.com A 1.2.3.4"]));
     }
 
     #[test]
@@ -170,11 +171,10 @@ mod tests {
         let s = Sv::lb("default", "web")
             .ann(MOLECULE_HOSTNAME, "a.example.com, b.example.com")
             .ingress_ip("1.2.3.4");
-        assert!(run(mode(Compatibility::Molecule), &cluster_of(vec![s.clone().build()])).is_empty());
+        assert!(published(Compatibility::Molecule, s.clone()).is_empty());
         let s = s.label(MOLECULE_LABEL, MOLECULE_LABEL_VALUE);
-        let eps = run(mode(Compatibility::Molecule), &cluster_of(vec![s.build()]));
         assert_eq!(
-            show(&eps),
+            published(Compatibility::Molecule, s),
             lines(&["a.example.com A 1.2.3.4", "b.example.com A 1.2.3.4"])
         );
     }
@@ -185,9 +185,8 @@ mod tests {
             .ann(KOPS_EXTERNAL, "ext.example.com")
             .ann(KOPS_INTERNAL, "int.example.com")
             .ingress_ip("1.2.3.4");
-        let eps = run(mode(Compatibility::KopsDnsController), &cluster_of(vec![s.build()]));
         assert_eq!(
-            show(&eps),
+            published(Compatibility::KopsDnsController, s),
             lines(&["ext.example.com A 1.2.3.4", "int.example.com A 1.2.3.4"])
         );
     }
@@ -240,7 +239,7 @@ mod tests {
         let s = Sv::new("default", "a", "ClusterIP")
             .cluster_ip("10.96.0.1")
             .ann(KOPS_EXTERNAL, "ext.example.com");
-        assert!(run(mode(Compatibility::KopsDnsController), &cluster_of(vec![s.build()])).is_empty());
+        assert!(published(Compatibility::KopsDnsController, s).is_empty());
     }
 
     #[test]
@@ -248,7 +247,9 @@ mod tests {
         let s = Sv::lb("default", "web")
             .ann(MATE_HOSTNAME, "web.example.com")
             .ingress_ip("2001:db8::1");
-        let eps = run(mode(Compatibility::Mate), &cluster_of(vec![s.build()]));
-        assert_eq!(show(&eps), lines(&["web.example.com AAAA 2001:db8::1"]));
+        assert_eq!(
+            published(Compatibility::Mate, s),
+            lines(&["web.example.com AAAA 2001:db8::1"])
+        );
     }
 }

@@ -226,12 +226,12 @@ mod tests {
 
     fn three_pods() -> (Vec<Pod>, EndpointSlice) {
         let pods = vec![app_pod("db-0"), app_pod("db-1"), app_pod("db-2")];
-        let eps = vec![
-            endpoint(&["10.0.0.1"], "db-0", Some(true)),
-            endpoint(&["10.0.0.2"], "db-1", Some(true)),
-            endpoint(&["10.0.0.3"], "db-2", Some(true)),
+        let eps = [
+            ("10.0.0.1", "db-0", Some(true)),
+            ("10.0.0.2", "db-1", Some(true)),
+            ("10.0.0.3", "db-2", Some(true)),
         ];
-        (pods, slice("default", "db", "IPv4", eps))
+        (pods, ipv4_slice("default", "db", &eps))
     }
 
     fn cfg() -> ServiceSourceConfig {
@@ -260,7 +260,7 @@ mod tests {
 
     #[test]
     fn headless_endpoint_with_unknown_readiness_counts_as_ready() {
-        let s = slice("default", "db", "IPv4", vec![endpoint(&["10.0.0.1"], "db-0", None)]);
+        let s = ipv4_slice("default", "db", &[("10.0.0.1", "db-0", None)]);
         assert_eq!(
             run(cfg(), &cluster(headless(), vec![app_pod("db-0")], vec![s])).len(),
             1
@@ -268,14 +268,10 @@ mod tests {
     }
 
     fn ready_and_not_ready() -> (Vec<Pod>, Vec<EndpointSlice>) {
-        let s = slice(
+        let s = ipv4_slice(
             "default",
             "db",
-            "IPv4",
-            vec![
-                endpoint(&["10.0.0.1"], "db-0", Some(true)),
-                endpoint(&["10.0.0.2"], "db-1", Some(false)),
-            ],
+            &[("10.0.0.1", "db-0", Some(true)), ("10.0.0.2", "db-1", Some(false))],
         );
         (vec![app_pod("db-0"), app_pod("db-1")], vec![s])
     }
@@ -299,10 +295,7 @@ mod tests {
     #[test]
     fn headless_always_publish_not_ready_addresses_flag_includes_not_ready_ones() {
         let (pods, slices) = ready_and_not_ready();
-        let c = ServiceSourceConfig {
-            always_publish_not_ready_addresses: true,
-            ..cfg()
-        };
+        let c = configured(|c| c.always_publish_not_ready_addresses = true);
         assert_eq!(
             show(&run(c, &cluster(headless(), pods, slices))),
             lines(&["db.example.com A 10.0.0.1,10.0.0.2"])
@@ -311,14 +304,10 @@ mod tests {
 
     #[test]
     fn headless_address_whose_pod_does_not_match_the_selector_is_ignored() {
-        let s = slice(
+        let s = ipv4_slice(
             "default",
             "db",
-            "IPv4",
-            vec![
-                endpoint(&["10.0.0.1"], "db-0", None),
-                endpoint(&["10.0.0.2"], "other", None),
-            ],
+            &[("10.0.0.1", "db-0", None), ("10.0.0.2", "other", None)],
         );
         let pods = vec![app_pod("db-0"), pod("other", "default", &[("app", "web")])];
         assert_eq!(
@@ -329,14 +318,10 @@ mod tests {
 
     #[test]
     fn headless_endpoint_pointing_at_a_missing_pod_is_skipped() {
-        let s = slice(
+        let s = ipv4_slice(
             "default",
             "db",
-            "IPv4",
-            vec![
-                endpoint(&["10.0.0.1"], "db-0", None),
-                endpoint(&["10.0.0.2"], "gone", None),
-            ],
+            &[("10.0.0.1", "db-0", None), ("10.0.0.2", "gone", None)],
         );
         let eps = run(cfg(), &cluster(headless(), vec![app_pod("db-0")], vec![s]));
         assert_eq!(show(&eps), lines(&["db.example.com A 10.0.0.1"]));
@@ -371,14 +356,10 @@ mod tests {
             }),
             app_pod("db-1"),
         ];
-        let s = slice(
+        let s = ipv4_slice(
             "default",
             "db",
-            "IPv4",
-            vec![
-                endpoint(&["10.0.0.1"], "db-0", None),
-                endpoint(&["10.0.0.2"], "db-1", None),
-            ],
+            &[("10.0.0.1", "db-0", None), ("10.0.0.2", "db-1", None)],
         );
         let svc = headless().a("hostname", "db.example.com,db.example.org");
         assert_eq!(
@@ -400,7 +381,7 @@ mod tests {
                 .collect();
             p.hostname = Some("db-0".into());
         })];
-        let s = slice("default", "db", "IPv4", vec![endpoint(&["10.0.0.1"], "db-0", None)]);
+        let s = ipv4_slice("default", "db", &[("10.0.0.1", "db-0", None)]);
         assert_eq!(
             show(&run(cfg(), &cluster(headless(), pods, vec![s]))),
             lines(&[
@@ -415,7 +396,7 @@ mod tests {
         let pods = vec![pod_with("db-0", "default", &[("app", "db")], |p| {
             p.hostname = Some("db-0".into())
         })];
-        let s = slice("default", "db", "IPv4", vec![endpoint(&["10.0.0.1"], "db-0", None)]);
+        let s = ipv4_slice("default", "db", &[("10.0.0.1", "db-0", None)]);
         let svc = headless().g("target", "9.9.9.9");
         assert_eq!(
             show(&run(cfg(), &cluster(svc, pods, vec![s]))),
@@ -431,7 +412,7 @@ mod tests {
     }
 
     fn with_node(svc: Sv) -> ClusterStore {
-        let s = slice("default", "db", "IPv4", vec![endpoint(&["10.0.0.1"], "db-0", None)]);
+        let s = ipv4_slice("default", "db", &[("10.0.0.1", "db-0", None)]);
         let mut c = cluster(svc, vec![on_node("db-0")], vec![s]);
         c.add(node(
             "n1",
@@ -444,41 +425,40 @@ mod tests {
         c
     }
 
+    /// What `cfg` publishes for `svc` with its one Pod on a Node ([`with_node`]), as [`show`] lines.
+    fn via_node(cfg: ServiceSourceConfig, svc: Sv) -> Vec<String> {
+        show(&run(cfg, &with_node(svc)))
+    }
+
     #[test]
     fn headless_endpoints_type_node_external_ip_publishes_the_nodes_external_ips() {
-        let eps = run(cfg(), &with_node(headless().a("endpoints-type", "NodeExternalIP")));
-        assert_eq!(show(&eps), lines(&["db.example.com A 34.0.0.1"]));
+        assert_eq!(
+            via_node(cfg(), headless().a("endpoints-type", "NodeExternalIP")),
+            lines(&["db.example.com A 34.0.0.1"])
+        );
     }
 
     #[test]
     fn headless_node_external_ip_adds_ipv6_internal_ips_only_with_expose_internal_ipv6() {
-        let c = ServiceSourceConfig {
-            expose_internal_ipv6: true,
-            ..cfg()
-        };
-        let eps = run(c, &with_node(headless().g("endpoints-type", "NodeExternalIP")));
+        let c = configured(|c| c.expose_internal_ipv6 = true);
         assert_eq!(
-            show(&eps),
+            via_node(c, headless().g("endpoints-type", "NodeExternalIP")),
             lines(&["db.example.com A 34.0.0.1", "db.example.com AAAA 2001:db8::1"])
         );
     }
 
     #[test]
     fn headless_endpoints_type_host_ip_publishes_the_pods_host_ip() {
-        let eps = run(cfg(), &with_node(headless().a("endpoints-type", "HostIP")));
-        assert_eq!(show(&eps), lines(&["db.example.com A 192.168.0.1"]));
+        assert_eq!(
+            via_node(cfg(), headless().a("endpoints-type", "HostIP")),
+            lines(&["db.example.com A 192.168.0.1"])
+        );
     }
 
     #[test]
     fn headless_publish_host_ip_flag_publishes_the_pods_host_ip() {
-        let c = ServiceSourceConfig {
-            publish_host_ip: true,
-            ..cfg()
-        };
-        assert_eq!(
-            show(&run(c, &with_node(headless()))),
-            lines(&["db.example.com A 192.168.0.1"])
-        );
+        let c = configured(|c| c.publish_host_ip = true);
+        assert_eq!(via_node(c, headless()), lines(&["db.example.com A 192.168.0.1"]));
     }
 
     #[test]
@@ -494,7 +474,7 @@ mod tests {
 
     #[test]
     fn headless_dual_stack_slices_give_a_and_aaaa_records() {
-        let v4 = slice("default", "db", "IPv4", vec![endpoint(&["10.0.0.1"], "db-0", None)]);
+        let v4 = ipv4_slice("default", "db", &[("10.0.0.1", "db-0", None)]);
         let mut v6 = slice("default", "db", "IPv6", vec![endpoint(&["fd00::1"], "db-0", None)]);
         v6.meta.name = "db-v6".into();
         let eps = run(cfg(), &cluster(headless(), vec![app_pod("db-0")], vec![v4, v6]));
@@ -506,7 +486,7 @@ mod tests {
 
     #[test]
     fn headless_records_carry_the_service_ttl_and_set_identifier() {
-        let s = slice("default", "db", "IPv4", vec![endpoint(&["10.0.0.1"], "db-0", None)]);
+        let s = ipv4_slice("default", "db", &[("10.0.0.1", "db-0", None)]);
         let svc = headless().a("ttl", "30").a("set-identifier", "eu");
         let eps = run(cfg(), &cluster(svc, vec![app_pod("db-0")], vec![s]));
         assert_eq!(show(&eps), lines(&["db.example.com A 10.0.0.1 ttl=30 id=eu"]));
@@ -514,14 +494,10 @@ mod tests {
 
     #[test]
     fn headless_unparsable_address_skips_only_that_endpoint() {
-        let s = slice(
+        let s = ipv4_slice(
             "default",
             "db",
-            "IPv4",
-            vec![
-                endpoint(&["10.0.0.300"], "db-0", None),
-                endpoint(&["10.0.0.2"], "db-1", None),
-            ],
+            &[("10.0.0.300", "db-0", None), ("10.0.0.2", "db-1", None)],
         );
         let eps = run(
             cfg(),

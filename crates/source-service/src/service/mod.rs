@@ -215,7 +215,7 @@ mod tests {
     use extdns_endpoint::label;
     use extdns_informer::{ClusterStore, ObjectKey, ResourceKind};
     use extdns_source::resolver::StaticResolver;
-    use extdns_source::{FqdnTemplate, Objects, Source, SourceConfig, SourceError};
+    use extdns_source::{FqdnTemplate, Objects, Source, SourceError};
 
     use crate::testutil::*;
     use crate::{ServiceSource, ServiceSourceConfig};
@@ -226,6 +226,11 @@ mod tests {
 
     fn one(s: Sv) -> ClusterStore {
         cluster_of(vec![s.build()])
+    }
+
+    /// What `cfg` publishes for `s` alone, as [`show`] lines.
+    fn published(cfg: ServiceSourceConfig, s: Sv) -> Vec<String> {
+        show(&run(cfg, &one(s)))
     }
 
     // ------------------------------------------------------------------------------------ domain names
@@ -257,8 +262,10 @@ mod tests {
         let s = Sv::lb("default", "web")
             .a("hostname", "alpha.example.com")
             .g("hostname", "ga.example.com");
-        let eps = run(cfg(), &one(s.ingress_ip("1.2.3.4")));
-        assert_eq!(show(&eps), lines(&["ga.example.com A 1.2.3.4"]));
+        assert_eq!(
+            published(cfg(), s.ingress_ip("1.2.3.4")),
+            lines(&["ga.example.com A 1.2.3.4"])
+        );
     }
 
     #[test]
@@ -267,7 +274,7 @@ mod tests {
             .a("hostname", " a.example.com , b.example.com.")
             .ingress_ip("1.2.3.4");
         assert_eq!(
-            show(&run(cfg(), &one(s))),
+            published(cfg(), s),
             lines(&["a.example.com A 1.2.3.4", "b.example.com A 1.2.3.4"])
         );
     }
@@ -279,7 +286,7 @@ mod tests {
             .a("internal-hostname", "int.example.com")
             .ingress_ip("1.2.3.4");
         assert_eq!(
-            show(&run(cfg(), &one(s))),
+            published(cfg(), s),
             lines(&["int.example.com A 10.96.0.10", "pub.example.com A 1.2.3.4"])
         );
     }
@@ -289,14 +296,7 @@ mod tests {
         let s = Sv::lb("default", "web")
             .a("hostname", "a.example.com")
             .a("internal-hostname", "i.example.com");
-        let c = ServiceSourceConfig {
-            common: {
-                let mut common = SourceConfig::default();
-                common.ignore_hostname_annotation = true;
-                common
-            },
-            ..cfg()
-        };
+        let c = sharing(|c| c.ignore_hostname_annotation = true);
         assert!(run(c, &one(s.ingress_ip("1.2.3.4"))).is_empty());
     }
 
@@ -313,7 +313,7 @@ mod tests {
             .a("hostname", "web.example.com")
             .a("target", "5.6.7.8")
             .ingress_ip("1.2.3.4");
-        assert_eq!(show(&run(cfg(), &one(s))), lines(&["web.example.com A 5.6.7.8"]));
+        assert_eq!(published(cfg(), s), lines(&["web.example.com A 5.6.7.8"]));
     }
 
     #[test]
@@ -322,7 +322,7 @@ mod tests {
             .g("hostname", "web.example.com")
             .g("target", "1.2.3.4, 2001:db8::1, lb.example.com.");
         assert_eq!(
-            show(&run(cfg(), &one(s))),
+            published(cfg(), s),
             lines(&[
                 "web.example.com A 1.2.3.4",
                 "web.example.com AAAA 2001:db8::1",
@@ -336,7 +336,7 @@ mod tests {
         let s = Sv::lb("default", "web")
             .a("internal-hostname", "int.example.com")
             .ingress_ip("1.2.3.4");
-        assert_eq!(show(&run(cfg(), &one(s))), lines(&["int.example.com A 10.96.0.10"]));
+        assert_eq!(published(cfg(), s), lines(&["int.example.com A 10.96.0.10"]));
     }
 
     #[test]
@@ -352,9 +352,8 @@ mod tests {
         let s = Sv::lb("default", "web")
             .a("hostname", "web.example.com")
             .external_ips(&["8.8.8.8", "2001:db8::8"]);
-        let eps = run(cfg(), &one(s.ingress_ip("1.2.3.4")));
         assert_eq!(
-            show(&eps),
+            published(cfg(), s.ingress_ip("1.2.3.4")),
             lines(&["web.example.com A 8.8.8.8", "web.example.com AAAA 2001:db8::8"])
         );
     }
@@ -367,7 +366,7 @@ mod tests {
             .ingress_ip("2001:db8::1")
             .ingress_host("lb.cloud.example");
         assert_eq!(
-            show(&run(cfg(), &one(s))),
+            published(cfg(), s),
             lines(&[
                 "web.example.com A 1.2.3.4",
                 "web.example.com AAAA 2001:db8::1",
@@ -384,10 +383,7 @@ mod tests {
         let resolver = StaticResolver::new()
             .with("lb.cloud.example", ips)
             .fail("broken.cloud.example", "timeout");
-        let c = ServiceSourceConfig {
-            resolve_load_balancer_hostname: true,
-            ..cfg()
-        };
+        let c = configured(|c| c.resolve_load_balancer_hostname = true);
         ServiceSource::new(c, Arc::new(resolver))
     }
 
@@ -430,11 +426,8 @@ mod tests {
         let s = Sv::new("default", "web", "ClusterIP")
             .cluster_ip("10.96.0.1")
             .a("hostname", "web.example.com");
-        let c = ServiceSourceConfig {
-            publish_internal_services: true,
-            ..cfg()
-        };
-        assert_eq!(show(&run(c, &one(s))), lines(&["web.example.com A 10.96.0.1"]));
+        let c = configured(|c| c.publish_internal_services = true);
+        assert_eq!(published(c, s), lines(&["web.example.com A 10.96.0.1"]));
     }
 
     #[test]
@@ -442,7 +435,7 @@ mod tests {
         let s = Sv::new("default", "web", "ClusterIP")
             .cluster_ip("10.96.0.1")
             .g("internal-hostname", "i.example.com");
-        assert_eq!(show(&run(cfg(), &one(s))), lines(&["i.example.com A 10.96.0.1"]));
+        assert_eq!(published(cfg(), s), lines(&["i.example.com A 10.96.0.1"]));
     }
 
     #[test]
@@ -450,10 +443,7 @@ mod tests {
         let s = Sv::new("default", "db", "ExternalName")
             .external_name("db.rds.example.")
             .a("hostname", "db.example.com");
-        assert_eq!(
-            show(&run(cfg(), &one(s))),
-            lines(&["db.example.com CNAME db.rds.example"])
-        );
+        assert_eq!(published(cfg(), s), lines(&["db.example.com CNAME db.rds.example"]));
     }
 
     #[test]
@@ -462,7 +452,7 @@ mod tests {
             .external_name("db.rds.example")
             .external_ips(&["1.1.1.1"])
             .a("hostname", "db.example.com");
-        assert_eq!(show(&run(cfg(), &one(s))), lines(&["db.example.com A 1.1.1.1"]));
+        assert_eq!(published(cfg(), s), lines(&["db.example.com A 1.1.1.1"]));
     }
 
     // ------------------------------------------------------------------------------------ records
@@ -500,10 +490,7 @@ mod tests {
             .a("hostname", "web.example.com")
             .g("ttl", "10m")
             .ingress_ip("1.2.3.4");
-        assert_eq!(
-            show(&run(cfg(), &one(s))),
-            lines(&["web.example.com A 1.2.3.4 ttl=600"])
-        );
+        assert_eq!(published(cfg(), s), lines(&["web.example.com A 1.2.3.4 ttl=600"]));
     }
 
     #[test]
@@ -512,7 +499,7 @@ mod tests {
             .a("hostname", "web.example.com")
             .a("ttl", "soon")
             .ingress_ip("1.2.3.4");
-        assert_eq!(show(&run(cfg(), &one(s))), lines(&["web.example.com A 1.2.3.4"]));
+        assert_eq!(published(cfg(), s), lines(&["web.example.com A 1.2.3.4"]));
     }
 
     #[test]
@@ -538,7 +525,7 @@ mod tests {
             .ingress_ip("1.2.3.999")
             .ingress_ip("01.2.3.4")
             .ingress_ip("5.6.7.8");
-        assert_eq!(show(&run(cfg(), &one(s))), lines(&["web.example.com A 5.6.7.8"]));
+        assert_eq!(published(cfg(), s), lines(&["web.example.com A 5.6.7.8"]));
     }
 
     #[test]
@@ -555,7 +542,7 @@ mod tests {
         let s = Sv::lb("default", "web")
             .a("hostname", &format!("{long},ok.example.com"))
             .ingress_ip("1.2.3.4");
-        assert_eq!(show(&run(cfg(), &one(s))), lines(&["ok.example.com A 1.2.3.4"]));
+        assert_eq!(published(cfg(), s), lines(&["ok.example.com A 1.2.3.4"]));
     }
 
     #[test]
@@ -564,7 +551,7 @@ mod tests {
         let s = Sv::lb("default", "web")
             .a("hostname", &format!("ok.example.com,{long}"))
             .ingress_ip("1.2.3.4");
-        assert_eq!(show(&run(cfg(), &one(s))), lines(&["ok.example.com A 1.2.3.4"]));
+        assert_eq!(published(cfg(), s), lines(&["ok.example.com A 1.2.3.4"]));
     }
 
     #[test]
@@ -572,7 +559,7 @@ mod tests {
         let s = Sv::lb("default", "web")
             .a("hostname", "a.example.com,,")
             .ingress_ip("1.2.3.4");
-        assert_eq!(show(&run(cfg(), &one(s))), lines(&["a.example.com A 1.2.3.4"]));
+        assert_eq!(published(cfg(), s), lines(&["a.example.com A 1.2.3.4"]));
     }
 
     #[test]
@@ -598,14 +585,11 @@ mod tests {
     }
 
     fn with_template(t: &str, combine: bool, ignore: bool) -> ServiceSourceConfig {
-        let common = {
-            let mut common = SourceConfig::default();
-            common.fqdn_template = template(t);
-            common.combine_fqdn_annotation = combine;
-            common.ignore_hostname_annotation = ignore;
-            common
-        };
-        ServiceSourceConfig { common, ..cfg() }
+        sharing(|c| {
+            c.fqdn_template = template(t);
+            c.combine_fqdn_annotation = combine;
+            c.ignore_hostname_annotation = ignore;
+        })
     }
 
     #[test]
@@ -643,9 +627,8 @@ mod tests {
         let s = Sv::lb("shop", "api")
             .a("hostname", "api.example.com")
             .ingress_ip("1.2.3.5");
-        let eps = run(with_template("{{.Name}}.svc.example.com", true, false), &one(s));
         assert_eq!(
-            show(&eps),
+            published(with_template("{{.Name}}.svc.example.com", true, false), s),
             lines(&["api.example.com A 1.2.3.5", "api.svc.example.com A 1.2.3.5"])
         );
     }
@@ -655,8 +638,10 @@ mod tests {
         let s = Sv::lb("shop", "api")
             .a("hostname", "api.example.com")
             .ingress_ip("1.2.3.5");
-        let eps = run(with_template("{{.Name}}.tmpl.example.com", false, true), &one(s));
-        assert_eq!(show(&eps), lines(&["api.tmpl.example.com A 1.2.3.5"]));
+        assert_eq!(
+            published(with_template("{{.Name}}.tmpl.example.com", false, true), s),
+            lines(&["api.tmpl.example.com A 1.2.3.5"])
+        );
     }
 
     #[test]
@@ -834,21 +819,12 @@ mod tests {
             .a("hostname", "web.example.com")
             .ingress_ip("1.2.3.4");
         let target = template("{{.Name}}.internal.example.com:{{.Spec.ClusterIP}}");
-        let alone = ServiceSourceConfig {
-            fqdn_target_template: target.clone(),
-            ..cfg()
-        };
-        assert_eq!(
-            show(&run(alone, &one(s.clone()))),
-            lines(&["web.example.com A 1.2.3.4"])
-        );
-        let mut combined = ServiceSourceConfig {
-            fqdn_target_template: target,
-            ..cfg()
-        };
+        let alone = configured(|c| c.fqdn_target_template = target.clone());
+        assert_eq!(published(alone, s.clone()), lines(&["web.example.com A 1.2.3.4"]));
+        let mut combined = configured(|c| c.fqdn_target_template = target);
         combined.common.combine_fqdn_annotation = true;
         assert_eq!(
-            show(&run(combined, &one(s))),
+            published(combined, s),
             lines(&["web.example.com A 1.2.3.4", "web.internal.example.com A 10.96.0.10"])
         );
     }

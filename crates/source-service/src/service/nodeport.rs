@@ -177,10 +177,13 @@ mod tests {
 
     fn cluster(svc: Sv, nodes: Vec<Node>) -> ClusterStore {
         let mut c = cluster_of(vec![svc.build()]);
-        for n in nodes {
-            c.add(n);
-        }
+        c.extend(nodes);
         c
+    }
+
+    /// What `cfg` publishes for `svc` on `nodes`, as [`show`] lines.
+    fn published(cfg: ServiceSourceConfig, svc: Sv, nodes: Vec<Node>) -> Vec<String> {
+        show(&run(cfg, &cluster(svc, nodes)))
     }
 
     fn mixed_nodes() -> Vec<Node> {
@@ -206,8 +209,10 @@ mod tests {
 
     #[test]
     fn node_port_publishes_the_external_ips_of_every_node() {
-        let eps = run(cfg(), &cluster(np(), mixed_nodes()));
-        assert_eq!(show(&eps), lines(&["web.example.com A 34.0.0.1,34.0.0.2"]));
+        assert_eq!(
+            published(cfg(), np(), mixed_nodes()),
+            lines(&["web.example.com A 34.0.0.1,34.0.0.2"])
+        );
     }
 
     #[test]
@@ -216,9 +221,8 @@ mod tests {
             node("n1", &[("InternalIP", "10.0.0.1")]),
             node("n2", &[("InternalIP", "fd00::2")]),
         ];
-        let eps = run(cfg(), &cluster(np(), nodes));
         assert_eq!(
-            show(&eps),
+            published(cfg(), np(), nodes),
             lines(&["web.example.com A 10.0.0.1", "web.example.com AAAA fd00::2"])
         );
     }
@@ -226,34 +230,30 @@ mod tests {
     #[test]
     fn node_port_access_public_uses_external_ips_even_when_there_are_none() {
         let nodes = vec![node("n1", &[("InternalIP", "10.0.0.1")])];
-        assert!(run(cfg(), &cluster(np().a("access", "public"), nodes)).is_empty());
-        let eps = run(cfg(), &cluster(np().g("access", "public"), mixed_nodes()));
-        assert_eq!(show(&eps), lines(&["web.example.com A 34.0.0.1,34.0.0.2"]));
+        assert!(published(cfg(), np().a("access", "public"), nodes).is_empty());
+        assert_eq!(
+            published(cfg(), np().g("access", "public"), mixed_nodes()),
+            lines(&["web.example.com A 34.0.0.1,34.0.0.2"])
+        );
     }
 
     #[test]
     fn node_port_access_private_uses_internal_ips_of_both_families() {
-        let eps = run(cfg(), &cluster(np().a("access", "private"), mixed_nodes()));
         assert_eq!(
-            show(&eps),
+            published(cfg(), np().a("access", "private"), mixed_nodes()),
             lines(&["web.example.com A 10.0.0.1,10.0.0.2", "web.example.com AAAA fd00::1"])
         );
     }
 
     #[test]
     fn node_port_ipv6_internal_ips_count_as_public_only_with_expose_internal_ipv6() {
-        let c = ServiceSourceConfig {
-            expose_internal_ipv6: true,
-            ..cfg()
-        };
-        let eps = run(c.clone(), &cluster(np(), mixed_nodes()));
+        let c = configured(|c| c.expose_internal_ipv6 = true);
         assert_eq!(
-            show(&eps),
+            published(c.clone(), np(), mixed_nodes()),
             lines(&["web.example.com A 34.0.0.1,34.0.0.2", "web.example.com AAAA fd00::1"])
         );
-        let eps = run(c, &cluster(np().a("access", "public"), mixed_nodes()));
         assert_eq!(
-            show(&eps),
+            published(c, np().a("access", "public"), mixed_nodes()),
             lines(&["web.example.com A 34.0.0.1,34.0.0.2", "web.example.com AAAA fd00::1"])
         );
     }
@@ -266,18 +266,17 @@ mod tests {
 
     #[test]
     fn node_port_unschedulable_nodes_are_excluded_by_default() {
-        let eps = run(cfg(), &cluster(np(), with_cordoned()));
-        assert_eq!(show(&eps), lines(&["web.example.com A 34.0.0.1"]));
+        assert_eq!(
+            published(cfg(), np(), with_cordoned()),
+            lines(&["web.example.com A 34.0.0.1"])
+        );
     }
 
     #[test]
     fn node_port_no_exclude_unschedulable_keeps_unschedulable_nodes() {
-        let c = ServiceSourceConfig {
-            exclude_unschedulable: false,
-            ..cfg()
-        };
+        let c = configured(|c| c.exclude_unschedulable = false);
         assert_eq!(
-            show(&run(c, &cluster(np(), with_cordoned()))),
+            published(c, np(), with_cordoned()),
             lines(&["web.example.com A 34.0.0.1,34.0.0.3"])
         );
     }
@@ -336,9 +335,8 @@ mod tests {
             .a("hostname", "web.example.com.")
             .port(Some("TCP"), Some(30080))
             .port(Some("TCP"), Some(30443));
-        let eps = run(cfg(), &cluster(svc, vec![]));
         assert_eq!(
-            show(&eps),
+            published(cfg(), svc, vec![]),
             lines(&["_web._tcp.web.example.com SRV 0 50 30080 web.example.com.,0 50 30443 web.example.com."])
         );
     }
@@ -346,8 +344,10 @@ mod tests {
     #[test]
     fn node_port_target_annotation_suppresses_node_addresses_and_srv_records() {
         let svc = np().a("target", "1.1.1.1").port(None, Some(30080));
-        let eps = run(cfg(), &cluster(svc, mixed_nodes()));
-        assert_eq!(show(&eps), lines(&["web.example.com A 1.1.1.1"]));
+        assert_eq!(
+            published(cfg(), svc, mixed_nodes()),
+            lines(&["web.example.com A 1.1.1.1"])
+        );
     }
 
     #[test]
@@ -355,8 +355,10 @@ mod tests {
         let svc = Sv::new("default", "web", "NodePort")
             .cluster_ip("10.96.0.5")
             .a("internal-hostname", "i.example.com");
-        let eps = run(cfg(), &cluster(svc, mixed_nodes()));
-        assert_eq!(show(&eps), lines(&["i.example.com A 34.0.0.1,34.0.0.2"]));
+        assert_eq!(
+            published(cfg(), svc, mixed_nodes()),
+            lines(&["i.example.com A 34.0.0.1,34.0.0.2"])
+        );
     }
 
     #[test]
@@ -365,9 +367,6 @@ mod tests {
             node("n1", &[("ExternalIP", "34.0.0.1")]),
             node("n2", &[("ExternalIP", "ec2-34.example")]),
         ];
-        assert_eq!(
-            show(&run(cfg(), &cluster(np(), nodes))),
-            lines(&["web.example.com A 34.0.0.1"])
-        );
+        assert_eq!(published(cfg(), np(), nodes), lines(&["web.example.com A 34.0.0.1"]));
     }
 }

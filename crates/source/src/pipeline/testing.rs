@@ -70,6 +70,50 @@ pub async fn check_against_full(
     incremental
 }
 
+/// For sources' tests (feature `test-support`): checks `source`'s answer to which objects `changes` from
+/// `before` to `after` affect. Every object in `must_change` changed (so a test cannot pass by changing
+/// nothing), every object whose endpoints changed is named, and none of `unrelated` is. Objects are named as
+/// [`endpoints_by_object`] names them. Panics with `context` in the message.
+pub async fn check_affected(
+    source: &dyn Source,
+    before: &ClusterStore,
+    after: &ClusterStore,
+    changes: &ChangeSet,
+    must_change: &[impl AsRef<str>],
+    unrelated: &[impl AsRef<str>],
+    context: &str,
+) {
+    let old = endpoints_by_object(source, before).await;
+    let new = endpoints_by_object(source, after).await;
+    let moved: BTreeSet<&String> = old
+        .keys()
+        .chain(new.keys())
+        .filter(|r| old.get(*r) != new.get(*r))
+        .collect();
+    for r in must_change.iter().map(AsRef::as_ref) {
+        assert!(
+            moved.iter().any(|m| m.as_str() == r),
+            "{context}: {r} should have changed: {moved:?}"
+        );
+    }
+    let Some(affected) = source.affected(after, changes) else {
+        panic!("{context}: the source must name the affected objects");
+    };
+    let affected: BTreeSet<String> = affected.iter().map(ToString::to_string).collect();
+    for r in &moved {
+        assert!(
+            affected.contains(r.as_str()),
+            "{context}: {r} changed but is not affected: {affected:?}"
+        );
+    }
+    for r in unrelated.iter().map(AsRef::as_ref) {
+        assert!(
+            !affected.contains(r),
+            "{context}: {r} is unrelated but affected: {affected:?}"
+        );
+    }
+}
+
 /// Each object's endpoints (object references included), and " failed" for the objects that failed, by
 /// object: what to compare before and after a change.
 pub async fn endpoints_by_object(source: &dyn Source, cluster: &ClusterStore) -> BTreeMap<String, String> {
@@ -86,4 +130,14 @@ pub async fn endpoints_by_object(source: &dyn Source, cluster: &ClusterStore) ->
         out.entry(f.to_string()).or_default().push_str(" failed");
     }
     out
+}
+
+/// `name TYPE target,target` lines, sorted: endpoints in a form compact to compare.
+pub fn lines(eps: &[Endpoint]) -> Vec<String> {
+    let mut v: Vec<String> = eps
+        .iter()
+        .map(|e| format!("{} {} {}", e.dns_name, e.record_type, e.targets.join(",")))
+        .collect();
+    v.sort();
+    v
 }

@@ -38,77 +38,76 @@ fn resolved(kind: TemplateKind, path: &str) -> Result<Option<Vec<PathStep>>, NoS
     resolve(kind, &go(path))
 }
 
-#[test]
-fn go_names_map_to_json_paths() -> R {
-    let svc = TemplateKind::Service;
-    assert_eq!(resolved(svc, ".Spec.IPFamilies")?, Some(json_path("spec.ipFamilies")));
-    assert_eq!(
-        resolved(svc, ".Spec.TrafficDistribution")?,
-        Some(json_path("spec.trafficDistribution"))
-    );
-    assert_eq!(
-        resolved(svc, ".Spec.Ports[].AppProtocol")?,
-        Some(json_path("spec.ports[].appProtocol"))
-    );
-    assert_eq!(
-        resolved(svc, ".Status.LoadBalancer.Ingress[].IP")?,
-        Some(json_path("status.loadBalancer.ingress[].ip"))
-    );
-    assert_eq!(
-        resolved(svc, ".Spec.SessionAffinityConfig.ClientIP.TimeoutSeconds")?,
-        Some(json_path("spec.sessionAffinityConfig.clientIP.timeoutSeconds"))
-    );
-    // ObjectMeta's fields are promoted; a map is read by key.
-    assert_eq!(resolved(svc, ".ObjectMeta.UID")?, Some(json_path("metadata.uid")));
-    assert_eq!(
-        resolved(svc, ".CreationTimestamp")?,
-        Some(json_path("metadata.creationTimestamp"))
-    );
-    // What every view holds needs nothing kept.
-    assert_eq!(resolved(svc, ".Name")?, None);
-    assert_eq!(resolved(svc, ".ObjectMeta.Labels.app")?, None);
-    assert_eq!(resolved(svc, ".Kind")?, None);
-    // Metadata getters are methods in Go, called like fields.
-    assert_eq!(resolved(svc, ".GetName")?, None);
-    assert_eq!(resolved(svc, ".GetUID")?, Some(json_path("metadata.uid")));
+/// Checks the JSON path (`None`: nothing to keep) each Go path of `cases` resolves to on `kind`.
+fn resolves(kind: TemplateKind, cases: &[(&str, Option<&str>)]) -> R {
+    for (path, expected) in cases {
+        assert_eq!(resolved(kind, path)?, expected.map(json_path), "{path}");
+    }
     Ok(())
 }
 
 #[test]
+fn go_names_map_to_json_paths() -> R {
+    resolves(
+        TemplateKind::Service,
+        &[
+            (".Spec.IPFamilies", Some("spec.ipFamilies")),
+            (".Spec.TrafficDistribution", Some("spec.trafficDistribution")),
+            (".Spec.Ports[].AppProtocol", Some("spec.ports[].appProtocol")),
+            (
+                ".Status.LoadBalancer.Ingress[].IP",
+                Some("status.loadBalancer.ingress[].ip"),
+            ),
+            (
+                ".Spec.SessionAffinityConfig.ClientIP.TimeoutSeconds",
+                Some("spec.sessionAffinityConfig.clientIP.timeoutSeconds"),
+            ),
+            // ObjectMeta's fields are promoted; a map is read by key.
+            (".ObjectMeta.UID", Some("metadata.uid")),
+            (".CreationTimestamp", Some("metadata.creationTimestamp")),
+            // What every view holds needs nothing kept.
+            (".Name", None),
+            (".ObjectMeta.Labels.app", None),
+            (".Kind", None),
+            // Metadata getters are methods in Go, called like fields.
+            (".GetName", None),
+            (".GetUID", Some("metadata.uid")),
+        ],
+    )
+}
+
+#[test]
 fn route_fields_are_found_through_embedded_structs() -> R {
-    let http = TemplateKind::Route(RouteKind::Http);
-    assert_eq!(
-        resolved(http, ".Spec.ParentRefs[].Name")?,
-        Some(json_path("spec.parentRefs[].name"))
-    );
-    assert_eq!(
-        resolved(http, ".Spec.CommonRouteSpec.ParentRefs")?,
-        Some(json_path("spec.parentRefs"))
-    );
-    assert_eq!(
-        resolved(http, ".Status.Parents[].ControllerName")?,
-        Some(json_path("status.parents[].controllerName"))
-    );
-    assert_eq!(
-        resolved(http, ".Status.RouteStatus.Parents[].Conditions")?,
-        Some(json_path("status.parents[].conditions"))
-    );
-    let tcp = TemplateKind::Route(RouteKind::Tcp);
-    assert!(resolved(tcp, ".Spec.Hostnames").is_err());
+    resolves(
+        TemplateKind::Route(RouteKind::Http),
+        &[
+            (".Spec.ParentRefs[].Name", Some("spec.parentRefs[].name")),
+            (".Spec.CommonRouteSpec.ParentRefs", Some("spec.parentRefs")),
+            (
+                ".Status.Parents[].ControllerName",
+                Some("status.parents[].controllerName"),
+            ),
+            (
+                ".Status.RouteStatus.Parents[].Conditions",
+                Some("status.parents[].conditions"),
+            ),
+        ],
+    )?;
+    assert!(resolved(TemplateKind::Route(RouteKind::Tcp), ".Spec.Hostnames").is_err());
     Ok(())
 }
 
 #[test]
 fn json_keys_map_through_the_unstructured_view() -> R {
-    let svc = TemplateKind::Service;
-    assert_eq!(resolved(svc, ".Spec.clusterIP")?, Some(json_path("spec.clusterIP")));
-    assert_eq!(
-        resolved(svc, ".Object.spec.ipFamilies")?,
-        Some(json_path("spec.ipFamilies"))
-    );
-    assert_eq!(resolved(svc, ".Metadata.uid")?, Some(json_path("metadata.uid")));
-    assert_eq!(resolved(svc, ".Object.kind")?, None);
-    Ok(())
+    resolves(
+        TemplateKind::Service,
+        &[
+            (".Spec.clusterIP", Some("spec.clusterIP")),
+            (".Object.spec.ipFamilies", Some("spec.ipFamilies")),
+            (".Metadata.uid", Some("metadata.uid")),
+            (".Object.kind", None),
+        ],
+    )
 }
 
 #[test]
@@ -163,18 +162,16 @@ fn a_field_of_one_kind_is_kept_for_that_kind_only() -> R {
     let fields = template_fields(&uses(&t, &kinds))?;
     let svc = json!({"spec": {"ipFamilies": ["IPv6"], "ports": [{"port": 1}]}, "metadata": {"name": "a"}});
     let route = json!({"spec": {"hostnames": ["a.example.org"], "parentRefs": []}});
+    let kept =
+        |kind: ResourceKind, object: &serde_json::Value| -> Result<Option<serde_json::Value>, serde_json::Error> {
+            fields.keep(kind, object).map(|b| serde_json::from_str(&b)).transpose()
+        };
     assert_eq!(
-        fields
-            .keep(ResourceKind::Service, &svc)
-            .map(|b| serde_json::from_str::<serde_json::Value>(&b))
-            .transpose()?,
+        kept(ResourceKind::Service, &svc)?,
         Some(json!({"spec": {"ipFamilies": ["IPv6"]}}))
     );
     assert_eq!(
-        fields
-            .keep(ResourceKind::Route(RouteKind::Http), &route)
-            .map(|b| serde_json::from_str::<serde_json::Value>(&b))
-            .transpose()?,
+        kept(ResourceKind::Route(RouteKind::Http), &route)?,
         Some(json!({"spec": {"hostnames": ["a.example.org"]}}))
     );
     Ok(())
