@@ -680,9 +680,12 @@ impl Inner {
             Event::InitDone => {
                 index.finish_relist();
                 let was_synced = self.is_synced(kind);
+                // Before the kind counts as listed: from then on the kept kind's objects are stored only if
+                // the demand selects them, so one ingested before the demand is rebuilt would be lost.
+                self.selecting_listed(kind, !was_synced);
                 let now_all_synced = self.mark_synced(kind);
                 tracing::debug!(%kind, objects = index.len(), "list complete");
-                self.listed(kind, !was_synced);
+                self.kept_listed(kind);
                 if was_synced {
                     // A re-list after a watch desync may have changed anything, and says nothing of what.
                     self.pending_changes().mark_everything();

@@ -132,7 +132,7 @@ impl Inner {
 
     /// Whether the store keeps this view: every one, except objects of the kept kind nothing selects. Until
     /// the selecting kind is listed the demand is unknown and every object is kept, so that both lists run
-    /// at once; the ones nothing selects are dropped when the selecting kind is in ([`Inner::listed`]).
+    /// at once; the ones nothing selects are dropped when the selecting kind is in ([`Inner::selecting_listed`]).
     pub(crate) fn keeps<V: Item>(&self, view: &V, ns: &str) -> bool {
         match (self.on_demand(), view.labels()) {
             (Some(d), Some(labels)) if view.kind() == d.kept && self.is_synced(d.selected_by) => {
@@ -292,23 +292,29 @@ impl Inner {
         }
     }
 
-    /// After a complete list of `kind` (`first`: its first one): the demand follows a list of the selecting
-    /// kind; a list of the kept kind drops what the demand does not select (objects listed before the
-    /// selecting kind was in were all kept) and starts the fetches deferred during it.
-    pub(crate) fn listed(self: &Arc<Self>, kind: ResourceKind, first: bool) {
-        let Some(d) = self.on_demand() else {
+    /// A complete list of the selecting kind (`first`: its first one), before that kind counts as listed:
+    /// the demand follows it. Were the kind marked listed first, an object of the kept kind ingested in
+    /// between (its list runs at once, on another task) would meet the old, possibly empty, demand and be
+    /// dropped for good: the first list fetches nothing, as every object was kept until then.
+    pub(crate) fn selecting_listed(self: &Arc<Self>, kind: ResourceKind, first: bool) {
+        if let Some(d) = self.on_demand().filter(|d| d.selected_by == kind) {
+            self.selectors_relisted(d, first);
+        }
+    }
+
+    /// A complete list of the kept kind, once it counts as listed: drops what the demand does not select
+    /// (objects listed before the selecting kind was in were all kept) and starts the fetches deferred
+    /// during it.
+    pub(crate) fn kept_listed(self: &Arc<Self>, kind: ResourceKind) {
+        let Some(d) = self.on_demand().filter(|d| d.kept == kind) else {
             return;
         };
-        if kind == d.selected_by {
-            self.selectors_relisted(d, first);
-        } else if kind == d.kept {
-            if self.is_synced(d.selected_by) {
-                self.prune(d);
-            }
-            let deferred = std::mem::take(&mut self.fetches().deferred);
-            for (ns, selector) in deferred {
-                self.fetch_selected(d, ns, selector);
-            }
+        if self.is_synced(d.selected_by) {
+            self.prune(d);
+        }
+        let deferred = std::mem::take(&mut self.fetches().deferred);
+        for (ns, selector) in deferred {
+            self.fetch_selected(d, ns, selector);
         }
     }
 }
