@@ -123,18 +123,16 @@ impl<'t, 'f> Exec<'t, 'f> {
     fn range(&mut self, pipe: &Pipe, body: &[Node], else_body: &[Node], dot: &Value) -> R<Flow> {
         // The declared variables are bound per iteration, not to the pipeline's value.
         let v = self.pipe_cmds(pipe, dot)?;
-        let items: Vec<(Value, Value)> = match v {
-            Value::List(items) => items
-                .into_iter()
-                .enumerate()
-                .map(|(i, v)| (Value::Int(i as i64), v))
-                .collect(),
-            Value::Map(m) => m.into_iter().map(|(k, v)| (Value::Str(k), v)).collect(),
-            Value::Int(n) => (0..n.max(0)).map(|i| (Value::Int(i), Value::Int(i))).collect(),
-            Value::Missing | Value::Nil => Vec::new(),
+        // Lazily: `range N` over a large integer must meet the step limit, not allocate N items first.
+        let items: Box<dyn Iterator<Item = (Value, Value)>> = match v {
+            Value::List(items) => Box::new(items.into_iter().enumerate().map(|(i, v)| (Value::Int(i as i64), v))),
+            Value::Map(m) => Box::new(m.into_iter().map(|(k, v)| (Value::Str(k), v))),
+            Value::Int(n) => Box::new((0..n.max(0)).map(|i| (Value::Int(i), Value::Int(i)))),
+            Value::Missing | Value::Nil => Box::new(std::iter::empty()),
             other => return Err(ExecErrorKind::CannotRange { value: go_v(&other) }.into()),
         };
-        if items.is_empty() {
+        let mut items = items.peekable();
+        if items.peek().is_none() {
             return self.walk_list(else_body, dot);
         }
         let mark = self.vars.len();

@@ -277,6 +277,16 @@ fn hostile_nesting_is_a_parse_error_not_a_crash() {
 }
 
 #[test]
+fn ranging_over_a_huge_integer_meets_the_step_limit_instead_of_allocating_every_item() {
+    // Found by the fuzzer: `range N` collected N items before the first step, so a large N exhausted memory.
+    // Collected, `range` up to i64::MAX would abort the process; lazily it stops at the step limit.
+    let err = exec_err(&format!("{{{{range {}}}}}{{{{end}}}}", i64::MAX));
+    assert!(err.contains("steps"), "{err}");
+    assert_eq!(run("{{range 3}}{{.}}{{end}}").ok().as_deref(), Some("012"));
+    assert_eq!(run("{{range 0}}x{{else}}none{{end}}").ok().as_deref(), Some("none"));
+}
+
+#[test]
 fn index_reads_labels() -> T {
     renders(&[("{{ index .Labels \"app\" }}.example.com", "shop.example.com")])?;
     // A missing key is the map's zero value, an empty string.
