@@ -456,8 +456,9 @@ pub(crate) trait KindOps: Sync {
     /// Decodes, converts and stores one object from a file.
     fn load(&self, value: &mut Value, store: &mut ClusterStore, opts: &LoadOptions) -> Result<(), DecodeError>;
     /// Starts the watcher of this kind in `namespace` (all for `None`), at the version discovery finds
-    /// served ([`crate::availability`]).
-    fn watch(&self, namespace: Option<&str>, inner: Arc<Inner>) -> Option<JoinHandle<()>>;
+    /// served ([`crate::availability`]), for the objects `labels` selects (a demand's cover) beyond the
+    /// configured selector.
+    fn watch(&self, namespace: Option<&str>, labels: Option<String>, inner: Arc<Inner>) -> Option<JoinHandle<()>>;
     /// Lists the objects of `namespace` that `labels` selects into the live view (new demand).
     fn list_selected(&self, inner: Arc<Inner>, api: ApiAccess, namespace: Sym, labels: String, id: u64) -> AbortHandle;
 }
@@ -481,8 +482,8 @@ impl<K: Watched> KindOps for Typed<K> {
         Ok(())
     }
 
-    fn watch(&self, namespace: Option<&str>, inner: Arc<Inner>) -> Option<JoinHandle<()>> {
-        crate::live::spawn_watch::<K>(namespace, inner)
+    fn watch(&self, namespace: Option<&str>, labels: Option<String>, inner: Arc<Inner>) -> Option<JoinHandle<()>> {
+        crate::live::spawn_watch::<K>(namespace, labels, inner)
     }
 
     fn list_selected(&self, inner: Arc<Inner>, api: ApiAccess, namespace: Sym, labels: String, id: u64) -> AbortHandle {

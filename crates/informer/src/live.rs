@@ -95,7 +95,8 @@ impl Drop for LiveCluster {
         for t in &self.tasks {
             t.abort();
         }
-        for t in self.inner.fetches().tasks.drain(..) {
+        let fetches = &mut *self.inner.fetches();
+        for t in fetches.tasks.drain(..).chain(fetches.watch.task.take()) {
             t.abort();
         }
     }
@@ -113,9 +114,13 @@ impl LiveCluster {
         let inner = Arc::new(Inner::new(ClusterStore::new(), &kinds_list, opts).with_api(client, runtime));
         let mut tasks = Vec::new();
         for kind in kinds {
+            if inner.follows_demand && kinds::demand().is_some_and(|d| d.kept == kind) {
+                // Started once the selecting kind is listed, for what it selects (crate::pod_demand).
+                continue;
+            }
             let spec = kind.spec();
             let namespace = inner.namespace_of(spec);
-            tasks.extend(spec.ops.watch(namespace, Arc::clone(&inner)));
+            tasks.extend(spec.ops.watch(namespace, None, Arc::clone(&inner)));
         }
         Ok(LiveCluster { inner, tasks })
     }
@@ -181,13 +186,18 @@ impl LiveCluster {
     }
 }
 
-/// Starts the watcher of the kind whose API type is `K` in `namespace` (all for `None`); `None` for a view
-/// without API access.
-pub(crate) fn spawn_watch<K: Watched>(namespace: Option<&str>, inner: Arc<Inner>) -> Option<JoinHandle<()>> {
+/// Starts the watcher of the kind whose API type is `K` in `namespace` (all for `None`), for the objects
+/// `labels` selects beyond the configured selector; `None` for a view without API access.
+pub(crate) fn spawn_watch<K: Watched>(
+    namespace: Option<&str>,
+    labels: Option<String>,
+    inner: Arc<Inner>,
+) -> Option<JoinHandle<()>> {
     let ApiAccess { client, runtime } = inner.api.clone()?;
     let mut cfg = watcher::Config::default().any_semantic();
-    if let Some(sel) = inner.opts.label_selectors.get(&K::KIND).filter(|s| !s.is_empty()) {
-        cfg = cfg.labels(sel);
+    let labels = inner.with_configured_selector(K::KIND, labels.as_deref());
+    if !labels.is_empty() {
+        cfg = cfg.labels(&labels);
     }
     let namespace = namespace.map(str::to_string);
     Some(runtime.spawn(run::<K>(client, namespace, cfg, inner)))
@@ -495,6 +505,9 @@ pub(crate) struct Inner {
     pub(crate) pending: Mutex<ChangeSet>,
     /// For listing the Pods a new demand selects; `None` for a detached view.
     pub(crate) api: Option<ApiAccess>,
+    /// Whether the kept kind's watcher follows the demand ([`crate::pod_demand`]): on demand, with API
+    /// access, and both the kept and the selecting kind watched.
+    pub(crate) follows_demand: bool,
     /// Which Pods are kept ([`LiveOptions::pods_on_demand`]).
     pub(crate) demand: Mutex<PodDemand>,
     pub(crate) fetches: Mutex<Fetches>,
@@ -527,6 +540,7 @@ impl Inner {
             unsynced: Mutex::new(kinds.iter().copied().collect()),
             pending: Mutex::new(ChangeSet::new()),
             api: None,
+            follows_demand: false,
             demand: Mutex::new(PodDemand::default()),
             fetches: Mutex::new(Fetches::default()),
             discovered: tokio::sync::OnceCell::new(),
@@ -536,11 +550,14 @@ impl Inner {
 
     fn with_api(mut self, client: Client, runtime: Handle) -> Self {
         self.api = Some(ApiAccess { client, runtime });
+        let watched = self.unsynced.get_mut().unwrap_or_else(|e| e.into_inner());
+        self.follows_demand = self.opts.pods_on_demand
+            && kinds::demand().is_some_and(|d| watched.contains(&d.kept) && watched.contains(&d.selected_by));
         self
     }
 
     /// The namespace a kind is watched in; `None` for all.
-    fn namespace_of(&self, spec: &KindSpec) -> Option<&str> {
+    pub(crate) fn namespace_of(&self, spec: &KindSpec) -> Option<&str> {
         let configured = match spec.scope {
             Scope::Cluster | Scope::Namespaced(WatchIn::All) => None,
             Scope::Namespaced(WatchIn::Sources) => self.opts.namespace.as_deref(),
@@ -583,6 +600,7 @@ impl Inner {
             kind = %name, version = %why.api_version, status = why.status, reason = %why.reason, missing = %why.missing,
             "cannot list this kind: what needs it is held, everything else syncs; re-checking with backoff"
         );
+        self.selecting_unavailable(kind);
         self.pending_changes().mark_everything();
         self.bump();
     }

@@ -998,84 +998,197 @@ async fn initial_lists_are_paged_and_never_ask_for_the_cache_whole() -> TestResu
     Ok(())
 }
 
-fn headless(name: &str, app: &str) -> Value {
+fn headless(name: &str, selector: Value) -> Value {
     json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "namespace": "default", "resourceVersion": "2"},
-        "spec": {"type": "ClusterIP", "clusterIP": "None", "selector": {"app": app}}})
+        "spec": {"type": "ClusterIP", "clusterIP": "None", "selector": selector}})
+}
+
+/// The label selectors of the requests for `path`, decoded, in the order they were made.
+fn selectors_requested(fake: &FakeApi, path: &str) -> Vec<String> {
+    fake.requests()
+        .iter()
+        .filter(|u| u.path() == path)
+        .map(|u| {
+            let query = u.query().unwrap_or_default();
+            let selector = query
+                .split('&')
+                .find_map(|p| p.strip_prefix("labelSelector="))
+                .unwrap_or_default();
+            [
+                ("+", " "),
+                ("%20", " "),
+                ("%28", "("),
+                ("%29", ")"),
+                ("%2C", ","),
+                ("%3D", "="),
+            ]
+            .into_iter()
+            .fold(selector.to_string(), |s, (from, to)| s.replace(from, to))
+        })
+        .collect()
 }
 
 #[tokio::test]
-async fn on_demand_only_pods_a_reading_service_selects_are_kept_and_new_demand_lists_its_pods() -> TestResult {
+async fn on_demand_pods_are_watched_by_what_the_services_select_once_the_services_are_listed() -> TestResult {
     let fake = FakeApi::default();
+    fake.streaming.store(true, Ordering::Relaxed);
+    // The fake ignores selectors: it sends every Pod, and the store keeps what the demand selects.
     let pods = fake.serve(
         "/api/v1/pods",
         "PodList",
         "v1",
         vec![
-            pod("db-0", "1", json!({"app": "db"}), "img:1"),
+            pod("db-0", "1", json!({"app": "db", "tier": "data"}), "img:1"),
+            pod("db-1", "1", json!({"app": "db", "tier": "cache"}), "img:1"),
             pod("web-0", "1", json!({"app": "web"}), "img:1"),
         ],
     );
-    let services = fake.serve("/api/v1/services", "ServiceList", "v1", vec![headless("db", "db")]);
-    // What the list for the new demand below returns (the fake ignores the selector; the request is checked).
-    let web_pods = fake.serve(
-        "/api/v1/namespaces/default/pods",
-        "PodList",
+    pods.release();
+    let services = fake.serve(
+        "/api/v1/services",
+        "ServiceList",
         "v1",
-        vec![pod("web-0", "3", json!({"app": "web"}), "img:2")],
+        vec![headless("db", json!({"app": "db", "tier": "data"}))],
     );
     let mut opts = LiveOptions::default();
     opts.pods_on_demand = true;
     let cluster = LiveCluster::start(fake.client(), &[ResourceKind::Pod, ResourceKind::Service], opts)?;
-
-    // Both lists run at once: until the Services are in, every Pod is kept.
-    pods.release();
     let store = cluster.store();
-    wait_for("the Pods listed", || store.pod("default", "web-0").is_some()).await?;
-    assert!(store.pod("default", "db-0").is_some());
+
+    // The demand is known once the Services are in; only then are Pods asked for, by a cover of it.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(
+        selectors_requested(&fake, "/api/v1/pods").is_empty(),
+        "no Pod is asked for before the Services"
+    );
     services.release();
     cluster.wait_until_synced(Duration::from_secs(5)).await?;
+    assert_eq!(selectors_requested(&fake, "/api/v1/pods"), ["app in (db)"]);
     assert!(
         store.pod("default", "db-0").is_some(),
         "the headless Service selects it"
     );
+    assert!(
+        store.pod("default", "db-1").is_none(),
+        "the cover sends it, the demand does not keep it"
+    );
     assert!(store.pod("default", "web-0").is_none(), "nothing reads it");
-
-    // A watch event for a Pod nothing selects is dropped.
     pods.send("ADDED", pod("batch-0", "2", json!({"app": "batch"}), "img:1"));
-    // A new headless Service selects Pods dropped before: they are listed, and the view waits for them.
-    services.send("ADDED", headless("web", "web"));
+
+    // A new selector the cover covers: its Pods, dropped before, are listed once by it.
+    let cache_pods = fake.serve(
+        "/api/v1/namespaces/default/pods",
+        "PodList",
+        "v1",
+        vec![pod("db-1", "3", json!({"app": "db", "tier": "cache"}), "img:2")],
+    );
+    services.send("ADDED", headless("cache", json!({"app": "db", "tier": "cache"})));
     wait_for("the list of the new selector", || {
-        fake.requests()
-            .iter()
-            .any(|u| u.path() == "/api/v1/namespaces/default/pods")
+        !selectors_requested(&fake, "/api/v1/namespaces/default/pods").is_empty()
     })
     .await?;
-    let selector = fake
-        .requests()
-        .iter()
-        .find(|u| u.path() == "/api/v1/namespaces/default/pods")
-        .and_then(|u| u.query().map(str::to_string))
-        .unwrap_or_default();
-    assert!(selector.contains("labelSelector=app%3Dweb"), "{selector}");
-    assert!(!cluster.synced(), "unsynced until the Pods are in");
-    assert_eq!(cluster.unsynced_kinds(), vec![ResourceKind::Pod]);
-    web_pods.release();
+    assert_eq!(
+        selectors_requested(&fake, "/api/v1/namespaces/default/pods"),
+        ["app=db,tier=cache"]
+    );
+    assert_eq!(
+        cluster.unsynced_kinds(),
+        vec![ResourceKind::Pod],
+        "unsynced until the Pods are in"
+    );
+    cache_pods.release();
     cluster.wait_until_synced(Duration::from_secs(5)).await?;
-    let web = store.pod("default", "web-0").ok_or("the listed Pod is stored")?;
-    assert_eq!(web.labels.get("app"), Some("web"));
+    assert!(store.pod("default", "db-1").is_some());
     assert!(store.pod("default", "batch-0").is_none());
     let changes = cluster.take_changes();
     assert!(
-        changes.of_kind(ResourceKind::Pod).any(|k| k.name == "web-0"),
+        changes.of_kind(ResourceKind::Pod).any(|k| k.name == "db-1"),
         "{changes:?}"
     );
 
+    // A new selector outside the cover: the watcher starts over with a cover of the whole demand, and the
+    // view waits for its list, which may have changed anything.
+    let pods = fake.serve(
+        "/api/v1/pods",
+        "PodList",
+        "v1",
+        vec![
+            pod("db-0", "1", json!({"app": "db", "tier": "data"}), "img:1"),
+            pod("db-1", "3", json!({"app": "db", "tier": "cache"}), "img:2"),
+            pod("web-0", "4", json!({"app": "web"}), "img:2"),
+        ],
+    );
+    services.send("ADDED", headless("web", json!({"app": "web"})));
+    wait_for("the watch of the wider cover", || {
+        selectors_requested(&fake, "/api/v1/pods").len() == 2
+    })
+    .await?;
+    assert_eq!(selectors_requested(&fake, "/api/v1/pods")[1], "app in (db,web)");
+    assert_eq!(cluster.unsynced_kinds(), vec![ResourceKind::Pod]);
+    pods.release();
+    cluster.wait_until_synced(Duration::from_secs(5)).await?;
+    let web = store.pod("default", "web-0").ok_or("the listed Pod is stored")?;
+    assert_eq!(web.labels.get("app"), Some("web"));
+    assert!(store.pod("default", "db-0").is_some() && store.pod("default", "db-1").is_some());
+    assert!(cluster.take_changes().is_everything());
+
     // A Pod that leaves every selector is dropped; one that joins is kept.
-    pods.send("MODIFIED", pod("db-0", "4", json!({"app": "gone"}), "img:1"));
-    pods.send("MODIFIED", pod("batch-0", "5", json!({"app": "db"}), "img:1"));
+    pods.send("MODIFIED", pod("db-0", "5", json!({"app": "gone"}), "img:1"));
+    pods.send("MODIFIED", pod("batch-0", "6", json!({"app": "web"}), "img:1"));
     wait_for("the relabelled Pods", || {
         store.pod("default", "db-0").is_none() && store.pod("default", "batch-0").is_some()
     })
     .await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn on_demand_pods_are_not_watched_while_nothing_selects_them() -> TestResult {
+    let fake = FakeApi::default();
+    fake.streaming.store(true, Ordering::Relaxed);
+    let pods = fake.serve(
+        "/api/v1/pods",
+        "PodList",
+        "v1",
+        vec![pod("web-0", "1", json!({"app": "web"}), "img:1")],
+    );
+    pods.release();
+    let lb = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "lb", "namespace": "default"},
+        "spec": {"type": "LoadBalancer", "selector": {"app": "web"}}});
+    let services = fake.serve("/api/v1/services", "ServiceList", "v1", vec![lb]);
+    services.release();
+    let mut opts = LiveOptions::default();
+    opts.pods_on_demand = true;
+    let cluster = LiveCluster::start(fake.client(), &[ResourceKind::Pod, ResourceKind::Service], opts)?;
+    cluster.wait_until_synced(Duration::from_secs(5)).await?;
+    assert!(
+        selectors_requested(&fake, "/api/v1/pods").is_empty(),
+        "nothing to watch"
+    );
+    assert!(cluster.store().pod("default", "web-0").is_none());
+
+    // The first Service that reads Pods starts the watcher, and the view waits for its list.
+    services.send("ADDED", headless("web", json!({"app": "web"})));
+    wait_for("the Pods listed", || cluster.store().pod("default", "web-0").is_some()).await?;
+    assert_eq!(selectors_requested(&fake, "/api/v1/pods"), ["app in (web)"]);
+    cluster.wait_until_synced(Duration::from_secs(5)).await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn on_demand_pods_do_not_hold_the_view_when_services_are_forbidden() -> TestResult {
+    let fake = FakeApi::default();
+    fake.streaming.store(true, Ordering::Relaxed);
+    fake.serve("/api/v1/pods", "PodList", "v1", vec![]).release();
+    fake.forbid("/api/v1/services");
+    let mut opts = LiveOptions::default();
+    opts.pods_on_demand = true;
+    let cluster = LiveCluster::start(fake.client(), &[ResourceKind::Pod, ResourceKind::Service], opts)?;
+    cluster.wait_until_synced(Duration::from_secs(5)).await?;
+    assert!(
+        cluster.store().unavailable(ResourceKind::Service).is_some(),
+        "Services are known missing"
+    );
+    assert!(selectors_requested(&fake, "/api/v1/pods").is_empty());
     Ok(())
 }
