@@ -618,7 +618,10 @@ mod tests {
         assert!(!d.wants("ns", &map(&[("app", "db")])));
     }
 
-    fn demand_of(selectors: &[(&str, &str, &[(&str, &str)])]) -> PodDemand {
+    /// A selecting object: namespace, name, selector.
+    type Selecting<'a> = (&'a str, &'a str, &'a [(&'a str, &'a str)]);
+
+    fn demand_of(selectors: &[Selecting<'_>]) -> PodDemand {
         let mut d = PodDemand::default();
         for (ns, name, selector) in selectors {
             d.upsert(&Sym::new(ns), name, Some(&map(selector)));
