@@ -3,7 +3,7 @@
 //! With WatchList (kube-apiserver v1.36's default) every kind is listed by one streaming watch
 //! (`sendInitialEvents=true`) and never by a LIST. On an API server started with `--feature-gates=WatchList=false`
 //! that watch is refused (422); extdns says so once and lists every kind in pages instead, and publishes
-//! the same record.
+//! the same record. Pods are asked for only by a selector covering what the headless Service selects.
 
 use std::collections::BTreeSet;
 
@@ -22,6 +22,8 @@ const HOST: &str = "web.streaming.example.org";
 const ADDRESS: &str = "203.0.113.150";
 /// The resources `--source=service` watches.
 const RESOURCES: [&str; 4] = ["services", "endpointslices", "pods", "nodes"];
+/// The label selector of every Pod request: what the headless Service `db` selects.
+const POD_SELECTOR: &str = "labelSelector=app+in+%28db%29";
 
 pub fn run(ctx: &mut Ctx) -> Result<()> {
     let bins = ctx.cp.binaries().clone();
@@ -36,6 +38,9 @@ pub fn run(ctx: &mut Ctx) -> Result<()> {
             o::annotations(&[("hostname", HOST)]),
             json!([{ "ip": ADDRESS }]),
         ))?;
+        cp.kube
+            .apply(&o::headless_service(NS, "db", "db", o::annotations(&[])))?;
+        cp.kube.apply(&o::pod(NS, "db-0", "db", "10.0.0.5", "node-1"))?;
         let server = dns::bind();
         let mut run = Run::new(Which::Extdns, NS).flag("--source=service");
         run.only_sources = true;
@@ -82,6 +87,17 @@ pub fn run(ctx: &mut Ctx) -> Result<()> {
                 bail!(
                     "WatchList off, {resource}: want paged LISTs, got {lists} (and {streamed} streaming watches, {refused} refused)"
                 );
+            }
+            if resource == "pods" {
+                let unselected: Vec<&str> = events
+                    .iter()
+                    .filter_map(|e| e["requestURI"].as_str())
+                    .filter(|uri| uri.split('?').next().is_some_and(|p| p.ends_with("/pods")))
+                    .filter(|uri| !uri.contains(POD_SELECTOR))
+                    .collect();
+                if !unselected.is_empty() {
+                    bail!("WatchList {label}: Pods asked for without the headless Service's selector: {unselected:?}");
+                }
             }
         }
         let refused_total: BTreeSet<&str> = events
