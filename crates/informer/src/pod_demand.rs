@@ -318,15 +318,16 @@ impl Inner {
     }
 
     /// Starts the kept kind's watcher (over) with `cover`, the cover of the whole demand. With nothing to
-    /// cover and no watcher yet, the kind counts as listed, empty. A watcher started after the kind was first
-    /// listed holds the view unsynced until its list is in, and that list counts as a re-list (everything
-    /// may have changed meanwhile).
+    /// cover, a running watcher is left as it is (keeping too much is safe) and without one the kind counts as
+    /// listed, empty. A watcher started after the kind was first listed holds the view unsynced until its
+    /// list is in, and that list counts as a re-list (everything may have changed meanwhile).
     fn follow(self: &Arc<Self>, d: Demand, cover: Cover) {
         let mut fetches = self.fetches();
         let watch = &mut fetches.watch;
-        if cover == Cover::Nothing && watch.task.is_none() {
+        if cover == Cover::Nothing {
+            let watching = watch.task.is_some();
             drop(fetches);
-            if self.mark_synced(d.kept) {
+            if !watching && self.mark_synced(d.kept) {
                 self.bump();
             }
             return;
