@@ -97,9 +97,10 @@ fn steps(ctx: &mut Ctx, ns: &str, server: &DnsServer) -> Result<()> {
     answers(server, &mut extdns, "db.example.org", "A", &["10.1.0.11"])?;
     answers(server, &mut extdns, "db-2.db.example.org", "A", &[])?;
 
-    // --- create: a headless Service after its Pod. Nothing selected the Pod when it came, so extdns did not
-    // keep it (Pods on demand); the new selector has its Pods listed. The pause lets the Pod's watch event
-    // arrive first, which is what this step is about.
+    // --- create: a headless Service after its Pod. Nothing selected the Pod when it came, so the API server
+    // did not even send it (extdns watches Pods by a selector covering what Services select); the new
+    // selector starts that watch over with a wider cover. The pause lets the Pod be created well before the
+    // Service, which is what this step is about.
     kube.apply(&o::pod(ns, "cache-0", "cache", "10.1.0.20", &node))?;
     kube.apply(&o::endpoint_slice(ns, "cache-a", "cache", &[("10.1.0.20", "cache-0")]))?;
     std::thread::sleep(std::time::Duration::from_secs(1));
