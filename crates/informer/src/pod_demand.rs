@@ -458,9 +458,10 @@ impl Inner {
     }
 
     /// A complete list of the selecting kind (`first`: its first one), before that kind counts as listed:
-    /// the demand follows it. Were the kind marked listed first, an object of the kept kind ingested in
-    /// between (its list runs at once, on another task) would meet the old, possibly empty, demand and be
-    /// dropped for good: the first list fetches nothing, as every object was kept until then.
+    /// the demand follows it, and a live view's kept-kind watcher starts with its cover. Were the kind marked
+    /// listed first, an object of the kept kind ingested in between (a detached view may be fed both kinds at
+    /// once) would meet the old, possibly empty, demand and be dropped for good: the first list of a detached
+    /// view fetches nothing, as every object was kept until then.
     pub(crate) fn selecting_listed(self: &Arc<Self>, kind: ResourceKind, first: bool) {
         if let Some(d) = self.on_demand().filter(|d| d.selected_by == kind) {
             self.selectors_relisted(d, first);
