@@ -1028,21 +1028,27 @@ fn selectors_requested(fake: &FakeApi, path: &str) -> Vec<String> {
         .collect()
 }
 
+/// Pods `db-0` (app db, tier data), `db-1` (app db, tier cache) and `web-0` (app web); the last two at the
+/// given resource version and image generation.
+fn three_pods([db1_rv, db1_image]: [&str; 2], [web0_rv, web0_image]: [&str; 2]) -> Vec<Value> {
+    vec![
+        pod("db-0", "1", json!({"app": "db", "tier": "data"}), "img:1"),
+        pod(
+            "db-1",
+            db1_rv,
+            json!({"app": "db", "tier": "cache"}),
+            &format!("img:{db1_image}"),
+        ),
+        pod("web-0", web0_rv, json!({"app": "web"}), &format!("img:{web0_image}")),
+    ]
+}
+
 #[tokio::test]
 async fn on_demand_pods_are_watched_by_what_the_services_select_once_the_services_are_listed() -> TestResult {
     let fake = FakeApi::default();
     fake.streaming.store(true, Ordering::Relaxed);
     // The fake ignores selectors: it sends every Pod, and the store keeps what the demand selects.
-    let pods = fake.serve(
-        "/api/v1/pods",
-        "PodList",
-        "v1",
-        vec![
-            pod("db-0", "1", json!({"app": "db", "tier": "data"}), "img:1"),
-            pod("db-1", "1", json!({"app": "db", "tier": "cache"}), "img:1"),
-            pod("web-0", "1", json!({"app": "web"}), "img:1"),
-        ],
-    );
+    let pods = fake.serve("/api/v1/pods", "PodList", "v1", three_pods(["1", "1"], ["1", "1"]));
     pods.release();
     let services = fake.serve(
         "/api/v1/services",
@@ -1108,16 +1114,7 @@ async fn on_demand_pods_are_watched_by_what_the_services_select_once_the_service
 
     // A new selector outside the cover: the watcher starts over with a cover of the whole demand, and the
     // view waits for its list, which may have changed anything.
-    let pods = fake.serve(
-        "/api/v1/pods",
-        "PodList",
-        "v1",
-        vec![
-            pod("db-0", "1", json!({"app": "db", "tier": "data"}), "img:1"),
-            pod("db-1", "3", json!({"app": "db", "tier": "cache"}), "img:2"),
-            pod("web-0", "4", json!({"app": "web"}), "img:2"),
-        ],
-    );
+    let pods = fake.serve("/api/v1/pods", "PodList", "v1", three_pods(["3", "2"], ["4", "2"]));
     services.send("ADDED", headless("web", json!({"app": "web"})));
     wait_for("the watch of the wider cover", || {
         selectors_requested(&fake, "/api/v1/pods").len() == 2
