@@ -1028,6 +1028,24 @@ fn selectors_requested(fake: &FakeApi, path: &str) -> Vec<String> {
         .collect()
 }
 
+/// A fake API server that streams lists.
+fn streaming_fake() -> FakeApi {
+    let fake = FakeApi::default();
+    fake.streaming.store(true, Ordering::Relaxed);
+    fake
+}
+
+/// A live view of Pods and Services on `fake` (its paths served first), keeping Pods on demand.
+fn start_on_demand(fake: &FakeApi) -> Result<LiveCluster, Box<dyn std::error::Error>> {
+    let mut opts = LiveOptions::default();
+    opts.pods_on_demand = true;
+    Ok(LiveCluster::start(
+        fake.client(),
+        &[ResourceKind::Pod, ResourceKind::Service],
+        opts,
+    )?)
+}
+
 /// Pods `db-0` (app db, tier data), `db-1` (app db, tier cache) and `web-0` (app web); the last two at the
 /// given resource version and image generation.
 fn three_pods([db1_rv, db1_image]: [&str; 2], [web0_rv, web0_image]: [&str; 2]) -> Vec<Value> {
@@ -1045,8 +1063,7 @@ fn three_pods([db1_rv, db1_image]: [&str; 2], [web0_rv, web0_image]: [&str; 2]) 
 
 #[tokio::test]
 async fn on_demand_pods_are_watched_by_what_the_services_select_once_the_services_are_listed() -> TestResult {
-    let fake = FakeApi::default();
-    fake.streaming.store(true, Ordering::Relaxed);
+    let fake = streaming_fake();
     // The fake ignores selectors: it sends every Pod, and the store keeps what the demand selects.
     let pods = fake.serve("/api/v1/pods", "PodList", "v1", three_pods(["1", "1"], ["1", "1"]));
     pods.release();
@@ -1056,9 +1073,7 @@ async fn on_demand_pods_are_watched_by_what_the_services_select_once_the_service
         "v1",
         vec![headless("db", json!({"app": "db", "tier": "data"}))],
     );
-    let mut opts = LiveOptions::default();
-    opts.pods_on_demand = true;
-    let cluster = LiveCluster::start(fake.client(), &[ResourceKind::Pod, ResourceKind::Service], opts)?;
+    let cluster = start_on_demand(&fake)?;
     let store = cluster.store();
 
     // The demand is known once the Services are in; only then are Pods asked for, by a cover of it.
@@ -1141,8 +1156,7 @@ async fn on_demand_pods_are_watched_by_what_the_services_select_once_the_service
 
 #[tokio::test]
 async fn on_demand_pods_are_not_watched_while_nothing_selects_them() -> TestResult {
-    let fake = FakeApi::default();
-    fake.streaming.store(true, Ordering::Relaxed);
+    let fake = streaming_fake();
     let pods = fake.serve(
         "/api/v1/pods",
         "PodList",
@@ -1154,9 +1168,7 @@ async fn on_demand_pods_are_not_watched_while_nothing_selects_them() -> TestResu
         "spec": {"type": "LoadBalancer", "selector": {"app": "web"}}});
     let services = fake.serve("/api/v1/services", "ServiceList", "v1", vec![lb]);
     services.release();
-    let mut opts = LiveOptions::default();
-    opts.pods_on_demand = true;
-    let cluster = LiveCluster::start(fake.client(), &[ResourceKind::Pod, ResourceKind::Service], opts)?;
+    let cluster = start_on_demand(&fake)?;
     cluster.wait_until_synced(Duration::from_secs(5)).await?;
     assert!(
         selectors_requested(&fake, "/api/v1/pods").is_empty(),
@@ -1174,13 +1186,10 @@ async fn on_demand_pods_are_not_watched_while_nothing_selects_them() -> TestResu
 
 #[tokio::test]
 async fn on_demand_pods_do_not_hold_the_view_when_services_are_forbidden() -> TestResult {
-    let fake = FakeApi::default();
-    fake.streaming.store(true, Ordering::Relaxed);
+    let fake = streaming_fake();
     fake.serve("/api/v1/pods", "PodList", "v1", vec![]).release();
     fake.forbid("/api/v1/services");
-    let mut opts = LiveOptions::default();
-    opts.pods_on_demand = true;
-    let cluster = LiveCluster::start(fake.client(), &[ResourceKind::Pod, ResourceKind::Service], opts)?;
+    let cluster = start_on_demand(&fake)?;
     cluster.wait_until_synced(Duration::from_secs(5)).await?;
     assert!(
         cluster.store().unavailable(ResourceKind::Service).is_some(),
