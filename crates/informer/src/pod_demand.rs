@@ -475,7 +475,14 @@ impl Inner {
         let Some(d) = self.on_demand().filter(|d| d.kept == kind) else {
             return;
         };
-        self.fetches().watch.listing = false;
+        {
+            // Only the running watcher's list ends the wait: one just aborted for a wider cover may still be
+            // finishing its last event on another worker thread.
+            let watch = &mut self.fetches().watch;
+            if watch.task.as_ref().map(AbortHandle::id) == tokio::task::try_id() {
+                watch.listing = false;
+            }
+        }
         if self.is_synced(d.selected_by) {
             self.prune(d);
         }
