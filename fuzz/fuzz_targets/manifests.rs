@@ -139,7 +139,8 @@ fn snapshot(cluster: &ClusterStore) -> String {
 }
 
 /// A stream of JSON values that loads as JSON loads the same when each value is written as a YAML
-/// document: JSON is YAML, and kubectl reads either.
+/// document: JSON is YAML, and kubectl reads either, once the characters YAML does not carry raw are
+/// escaped.
 fn json_as_yaml(text: &str) {
     let values: Result<Vec<serde_json::Value>, _> = serde_json::Deserializer::from_str(text).into_iter().collect();
     let Ok(values) = values else { return };
@@ -153,7 +154,7 @@ fn json_as_yaml(text: &str) {
     for v in &values {
         yaml.push_str("---\n");
         match serde_json::to_string_pretty(v) {
-            Ok(s) => yaml.push_str(&s),
+            Ok(s) => push_yaml_printable(&mut yaml, &s),
             Err(e) => panic!("{v:?} cannot be written as JSON: {e}"),
         }
         yaml.push('\n');
@@ -164,4 +165,22 @@ fn json_as_yaml(text: &str) {
         Ok(&from_json),
         "{yaml}\nloads otherwise than as JSON"
     );
+}
+
+/// Appends JSON text, escaping as `\uXXXX` the characters YAML 1.2 does not take raw (it allows only its
+/// printable set in a stream; JSON allows any character but `"`, `\` and C0 controls in a string). Outside
+/// strings the JSON writer only emits ASCII punctuation, digits and letters, so every such character is
+/// inside a string, where the escape means the same character to both parsers. NEL and the byte-order mark
+/// are escaped too: YAML 1.1 parsers break lines at NEL, and a BOM is only allowed at a stream's start.
+fn push_yaml_printable(out: &mut String, json: &str) {
+    for c in json.chars() {
+        let printable = matches!(c, '\t' | '\n' | '\r' | ' '..='~' | '\u{A0}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}')
+            && c != '\u{FEFF}'
+            || c >= '\u{10000}';
+        if printable {
+            out.push(c);
+        } else {
+            let _ = write!(out, "\\u{:04X}", u32::from(c));
+        }
+    }
 }
