@@ -144,7 +144,9 @@ fn snapshot(cluster: &ClusterStore) -> String {
 fn json_as_yaml(text: &str) {
     let values: Result<Vec<serde_json::Value>, _> = serde_json::Deserializer::from_str(text).into_iter().collect();
     let Ok(values) = values else { return };
-    if values.is_empty() {
+    // YAML limits an implicit key to 1,024 characters, quotes and escapes included; no Kubernetes key
+    // comes near (a qualified name is at most 317), and JSON has no such limit.
+    if values.is_empty() || values.iter().any(|v| longest_key(v) >= 1000) {
         return;
     }
     let Ok(from_json) = load(&[text], "fuzz/input", Format::Json) else {
@@ -165,6 +167,23 @@ fn json_as_yaml(text: &str) {
         Ok(&from_json),
         "{yaml}\nloads otherwise than as JSON"
     );
+}
+
+/// The length of the longest mapping key in `v` as the YAML below writes it.
+fn longest_key(v: &serde_json::Value) -> usize {
+    match v {
+        serde_json::Value::Object(m) => m
+            .iter()
+            .map(|(k, v)| {
+                let mut written = String::new();
+                push_yaml_printable(&mut written, &serde_json::Value::from(k.as_str()).to_string());
+                written.chars().count().max(longest_key(v))
+            })
+            .max()
+            .unwrap_or(0),
+        serde_json::Value::Array(items) => items.iter().map(longest_key).max().unwrap_or(0),
+        _ => 0,
+    }
 }
 
 /// Appends JSON text, escaping as `\uXXXX` the characters YAML 1.2 does not take raw (it allows only its
