@@ -49,11 +49,23 @@ impl DecodeError {
             problem: cut_quotes(&e.into_inner().to_string()),
         }
     }
+
+    /// The object as a whole could not be read.
+    pub(crate) fn whole(e: &serde_json::Error) -> Self {
+        DecodeError {
+            path: ".".to_string(),
+            problem: cut_quotes(&e.to_string()),
+        }
+    }
 }
 
-/// Decodes one object, naming the field at fault when it cannot.
+/// Decodes one object, naming the field at fault when it cannot. The path is only tracked once the plain
+/// decode has failed: tracking copies the name of every field read, for every object.
 pub(crate) fn decode<K: DeserializeOwned>(value: &Value) -> Result<K, DecodeError> {
-    serde_path_to_error::deserialize(value).map_err(DecodeError::new)
+    K::deserialize(value).map_err(|plain| match serde_path_to_error::deserialize::<_, K>(value) {
+        Err(e) => DecodeError::new(e),
+        Ok(_) => DecodeError::whole(&plain),
+    })
 }
 
 /// Empties `spec.rules` of a route: no source reads them, and their filter types grow with every Gateway
