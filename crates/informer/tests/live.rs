@@ -1198,3 +1198,38 @@ async fn on_demand_pods_do_not_hold_the_view_when_services_are_forbidden() -> Te
     assert!(selectors_requested(&fake, "/api/v1/pods").is_empty());
     Ok(())
 }
+
+/// A watch stream's lines reach the store as the watcher's do: `type` before or after `object`, an object the
+/// typed model cannot read recorded as undecodable without stopping the rest, a deletion removing it.
+#[test]
+fn watch_lines_are_decoded_and_applied_as_the_watcher_does() -> TestResult {
+    use k8s_openapi::api::core::v1::Service;
+    let view = LiveCluster::detached(&[ResourceKind::Service], LiveOptions::default());
+    let line = |kind: &str, object: &Value, type_first: bool| {
+        if type_first {
+            format!(r#"{{"type":"{kind}","object":{object}}}"#)
+        } else {
+            format!(r#"{{"object":{object},"type":"{kind}"}}"#)
+        }
+    };
+    let mut bad = service("bad", "default");
+    bad["spec"]["ports"] = json!([{"port": "eighty"}]);
+    view.apply_watch_line::<Service>(&line("ADDED", &service("web", "default"), true))?;
+    view.apply_watch_line::<Service>(&line("ADDED", &service("api", "default"), false))?;
+    view.apply_watch_line::<Service>(&line("ADDED", &bad, true))?;
+    let names =
+        |view: &LiveCluster| -> Vec<String> { view.store().services().iter().map(|s| s.meta.name.clone()).collect() };
+    assert_eq!(names(&view), ["api", "web"]);
+    let store = view.store();
+    let undecodable: Vec<String> = store.undecodable().iter().map(ToString::to_string).collect();
+    assert_eq!(undecodable.len(), 1, "{undecodable:?}");
+    assert!(undecodable[0].contains("default/bad"), "{undecodable:?}");
+
+    view.apply_watch_line::<Service>(&line("DELETED", &service("web", "default"), true))?;
+    assert_eq!(names(&view), ["api"]);
+    assert!(
+        view.apply_watch_line::<Service>("{\"type\":\"ADDED\"").is_err(),
+        "a cut line is an error"
+    );
+    Ok(())
+}
