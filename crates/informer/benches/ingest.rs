@@ -1,5 +1,5 @@
 //! The first list's ingest path, from the API server's text to the store (docs/performance.md, "Decoding
-//! from the text"): 10,000 LoadBalancer Services as a streaming list sends them, one watch event a line,
+//! without the field path"): 10,000 LoadBalancer Services as a streaming list sends them, one watch event a line,
 //! each with the managed fields the API server adds (1.4 KB of JSON), fed to a live view as its Service
 //! watcher feeds it. The figure is the whole list: decoding, conversion and storing.
 //!
