@@ -1200,16 +1200,16 @@ async fn on_demand_pods_do_not_hold_the_view_when_services_are_forbidden() -> Te
 }
 
 /// A watch stream's lines reach the store as the watcher's do: `type` before or after `object`, an object the
-/// typed model cannot read recorded as undecodable without stopping the rest, a deletion removing it.
+/// typed model cannot read recorded as undecodable without stopping the rest, a deletion removing its object.
 #[test]
 fn watch_lines_are_decoded_and_applied_as_the_watcher_does() -> TestResult {
     use k8s_openapi::api::core::v1::Service;
     let view = LiveCluster::detached(&[ResourceKind::Service], LiveOptions::default());
-    let line = |kind: &str, object: &Value, type_first: bool| {
+    let line = |event: &str, object: &Value, type_first: bool| {
         if type_first {
-            format!(r#"{{"type":"{kind}","object":{object}}}"#)
+            format!(r#"{{"type":"{event}","object":{object}}}"#)
         } else {
-            format!(r#"{{"object":{object},"type":"{kind}"}}"#)
+            format!(r#"{{"object":{object},"type":"{event}"}}"#)
         }
     };
     let mut bad = service("bad", "default");
