@@ -273,7 +273,46 @@ pub async fn kube_client(settings: &KubeSettings) -> anyhow::Result<kube::Client
         http::header::USER_AGENT,
         http::HeaderValue::from_static(concat!("extdns/", env!("CARGO_PKG_VERSION"))),
     ));
-    kube::Client::try_from(config).context("cannot build the Kubernetes client")
+    if config.proxy_url.is_some() {
+        // kube's own stack, which says what it makes of a proxy.
+        return kube::Client::try_from(config).context("cannot build the Kubernetes client");
+    }
+    kube_http_stack(config).context("cannot build the Kubernetes client")
+}
+
+/// The largest read buffer of one API server connection. hyper grows a connection's buffer while reads
+/// fill it, up to 408 KiB by default, and keeps it: a streaming list of 10,000 Services left each watch
+/// connection holding its maximum, 1.9 MB of extdns's 27 MB of live heap at that size (docs/performance.md,
+/// "Where the live heap goes in the running binary"). A list still arrives at this many bytes a read.
+const KUBE_READ_BUFFER: usize = 64 * 1024;
+
+/// kube's default client stack (TLS, timeouts, base URI, retry of 429/503/504, credentials, headers), with
+/// hyper's read buffer bounded by [`KUBE_READ_BUFFER`]. What kube's stack has beyond it: a debug span per
+/// request, and the expiry of client certificates from an exec plugin, which extdns never reads.
+fn kube_http_stack(config: kube::Config) -> Result<kube::Client, kube::Error> {
+    use kube::client::ConfigExt;
+    use tower::ServiceBuilder;
+
+    let mut http = hyper_util::client::legacy::connect::HttpConnector::new();
+    http.enforce_http(false);
+    let mut connector = hyper_timeout::TimeoutConnector::new(config.rustls_https_connector_with_connector(http)?);
+    connector.set_connect_timeout(config.connect_timeout);
+    connector.set_read_timeout(config.read_timeout);
+    connector.set_write_timeout(config.write_timeout);
+    let client = hyper_util::client::legacy::Builder::new(hyper_util::rt::TokioExecutor::new())
+        .http1_max_buf_size(KUBE_READ_BUFFER)
+        .build(connector);
+    let retry = config
+        .default_retry
+        .then(|| tower::retry::RetryLayer::new(kube::client::retry::RetryPolicy::server_retry()));
+    let service = ServiceBuilder::new()
+        .layer(config.base_uri_layer())
+        .option_layer(retry)
+        .option_layer(config.auth_layer()?)
+        .layer(config.extra_headers_layer()?)
+        .map_err(tower::BoxError::from)
+        .service(client);
+    Ok(kube::Client::new(service, config.default_namespace))
 }
 
 fn parse_server<T>(server: &str) -> anyhow::Result<T>
