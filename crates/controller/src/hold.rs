@@ -81,14 +81,14 @@ mod tests {
         let mut changes = vec![
             Change::Create(a("new.example.org", "192.0.2.1", "service/default/new")),
             Change::Delete(a("web.example.org", "192.0.2.2", "service/default/web")),
-            Change::Update {
-                old: a("api.example.org", "192.0.2.3", "service/default/web"),
-                new: a("api.example.org", "192.0.2.4", "service/default/web"),
-            },
-            Change::Update {
-                old: a("db.example.org", "192.0.2.5", "service/default/db"),
-                new: a("db.example.org", "192.0.2.6", "service/default/db"),
-            },
+            Change::update(
+                a("api.example.org", "192.0.2.3", "service/default/web"),
+                a("api.example.org", "192.0.2.4", "service/default/web"),
+            ),
+            Change::update(
+                a("db.example.org", "192.0.2.5", "service/default/db"),
+                a("db.example.org", "192.0.2.6", "service/default/db"),
+            ),
             Change::Delete(a("old.example.org", "192.0.2.7", "service/default/old")),
         ];
         let held = hold_records_of_failed_objects(&failed(&["service/default/web"]), &mut changes);
@@ -154,10 +154,7 @@ mod tests {
     #[test]
     fn of_an_object_failing_in_part_only_the_failing_parts_records_are_held() {
         let web = "crd/ns/web";
-        let updated = |name: &str| Change::Update {
-            old: a(name, "192.0.2.1", web),
-            new: a(name, "192.0.2.9", web),
-        };
+        let updated = |name: &str| Change::update(a(name, "192.0.2.1", web), a(name, "192.0.2.9", web));
         let mut changes = vec![
             Change::Delete(a("Bad.example.org.", "192.0.2.2", web)),
             updated("good.example.org"),
@@ -206,15 +203,15 @@ mod tests {
         let web = "crd/ns/web";
         let mut changes = vec![
             Change::Delete(a("was.example.org", "192.0.2.2", web)),
-            Change::Update {
-                old: a("still.example.org", "192.0.2.1", web),
-                new: a("still.example.org", "192.0.2.9", web),
-            },
+            Change::update(
+                a("still.example.org", "192.0.2.1", web),
+                a("still.example.org", "192.0.2.9", web),
+            ),
             // Another object's record at a name this one owned: not this object's own update.
-            Change::Update {
-                old: a("taken.example.org", "192.0.2.5", web),
-                new: a("taken.example.org", "192.0.2.6", "crd/ns/other"),
-            },
+            Change::update(
+                a("taken.example.org", "192.0.2.5", web),
+                a("taken.example.org", "192.0.2.6", "crd/ns/other"),
+            ),
             Change::Delete(a("theirs.example.org", "192.0.2.7", "crd/ns/other")),
         ];
         let mut held = HeldRecords::new();

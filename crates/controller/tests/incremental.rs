@@ -289,10 +289,7 @@ async fn a_record_changed_by_hand_is_repaired_by_the_next_full_sync_only() -> Re
     };
     let mut edited = current.clone();
     edited.targets = ["203.0.113.66"].into_iter().collect();
-    let edit = Change::Update {
-        old: current,
-        new: edited,
-    };
+    let edit = Change::update(current, edited);
     s.provider
         .inner
         .apply(&ReadState::default(), &[Unit::new(&edit)])

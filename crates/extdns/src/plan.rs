@@ -103,7 +103,7 @@ impl<'a> Entry<'a> {
     fn of(change: &'a Change, owner_id: &'a str, held: Option<Held>) -> Self {
         let (old, new) = match change {
             Change::Create(e) => (None, Some(e)),
-            Change::Update { old, new } => (Some(old), Some(new)),
+            Change::Update { old, new } => (Some(&**old), Some(&**new)),
             Change::Delete(e) => (Some(e), None),
         };
         let e = change.endpoint();
@@ -335,7 +335,7 @@ mod tests {
             )))],
             ..report(vec![
                 Change::Delete(ours(a("old.example.org", "192.0.2.3", "ingress/ns/old"))),
-                Change::Update { old, new },
+                Change::update(old, new),
                 Change::Create(a("new.example.org", "192.0.2.4", "service/ns/new").with_ttl(Ttl(60))),
             ])
         };
@@ -362,7 +362,7 @@ mod tests {
     fn an_update_of_labels_only_says_so_and_set_identifiers_get_a_column() {
         let old = ours(a("w.example.org", "192.0.2.1", "service/ns/a")).with_set_identifier("blue");
         let new = ours(a("w.example.org", "192.0.2.1", "service/ns/b")).with_set_identifier("blue");
-        let table = render_table(&report(vec![Change::Update { old, new }]), OWNER);
+        let table = render_table(&report(vec![Change::update(old, new)]), OWNER);
         assert_eq!(
             table.lines().take(2).collect::<Vec<_>>(),
             [
@@ -380,7 +380,7 @@ mod tests {
             kept: vec![Change::Delete(ours(a("x.example.org", "192.0.2.5", "service/ns/x")))],
             not_owned: NotOwned { records: 4, wanted: 0 },
             ..report(vec![
-                Change::Update { old, new },
+                Change::update(old, new),
                 Change::Create(a("new.example.org", "192.0.2.4", "service/ns/new")),
             ])
         };

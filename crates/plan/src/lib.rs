@@ -397,10 +397,7 @@ fn plan_row<'a>(
                     // The new side keeps the current owner so the owner filter treats both sides alike.
                     new.labels
                         .insert(label::OWNER.to_string(), current.owner().unwrap_or("").to_string());
-                    changes.push(Change::Update {
-                        old: current.clone(),
-                        new,
-                    });
+                    changes.push(Change::update(current.clone(), new));
                 }
             }
             (None, true) => {}

@@ -71,10 +71,10 @@ mod tests {
         let e = |n: &str| Endpoint::new(n, RecordType::A, ["1.2.3.4"]);
         vec![
             Change::Delete(e("d.example.com")),
-            Change::Update {
-                old: e("u.example.com"),
-                new: e("u.example.com").with_ttl(extdns_endpoint::Ttl(60)),
-            },
+            Change::update(
+                e("u.example.com"),
+                e("u.example.com").with_ttl(extdns_endpoint::Ttl(60)),
+            ),
             Change::Create(e("c.example.com")),
         ]
     }

@@ -227,14 +227,8 @@ async fn records_of_every_kind_are_created_updated_and_deleted() {
     let mut new_green = ws[1].clone().clone();
     new_green.provider_specific.set("aws/weight", "50");
     let updates = vec![
-        Change::Update {
-            old: got_a.clone(),
-            new: new_a,
-        },
-        Change::Update {
-            old: ws[1].clone(),
-            new: new_green,
-        },
+        Change::update(got_a.clone(), new_a),
+        Change::update(ws[1].clone(), new_green),
         Change::Delete(find(&eps, "a-a.example.com", RecordType::Txt).expect("TXT").clone()),
         Change::Delete(find(&eps, "lb.example.com", RecordType::Aaaa).expect("alias").clone()),
         Change::Delete(

@@ -106,7 +106,7 @@ async fn updates_patch_in_place_and_deletes_leave_foreign_records() {
     let ids_before: Vec<String> = cf.state().records.keys().cloned().collect();
     let records = p.records().await.unwrap_or_else(|e| panic!("{e}"));
     let new = ep("web.example.org", RecordType::A, &["192.0.2.1", "192.0.2.3"]).with_ttl(Ttl(600));
-    let update = Change::Update { old, new: new.clone() };
+    let update = Change::update(old, new.clone());
     if let Err(e) = p.apply(&records.state, &[Unit::new(&update)]).await {
         panic!("{e}");
     }

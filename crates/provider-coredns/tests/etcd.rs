@@ -154,10 +154,7 @@ async fn updates_and_deletes_touch_only_the_keys_read() {
 
     // Update: one target kept (its key stays, with the new TTL), one replaced.
     let new = ep("web.example.org", RecordType::A, &["192.0.2.1", "192.0.2.3"]).with_ttl(Ttl(300));
-    let update = Change::Update {
-        old: a.clone(),
-        new: new.clone(),
-    };
+    let update = Change::update(a.clone(), new.clone());
     let units = [Unit::new(&update)];
     if let Err(e) = p.apply(&records.state, &units).await {
         panic!("{e}");

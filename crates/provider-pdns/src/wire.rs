@@ -388,16 +388,16 @@ mod tests {
     fn an_update_between_cname_and_alias_deletes_the_old_rrset() {
         let old = Endpoint::new("w.example.org", RecordType::Cname, ["lb.example.net"]);
         let new = alias(old.clone());
-        let c = Change::Update { old, new };
+        let c = Change::update(old, new);
         let ops = rrset_changes(&c, "example.org.").unwrap_or_default();
         assert_eq!(
             ops.iter().map(|o| (o.rtype, o.changetype)).collect::<Vec<_>>(),
             [("CNAME", ChangeType::Delete), ("ALIAS", ChangeType::Replace)]
         );
-        let same = Change::Update {
-            old: Endpoint::new("w.example.org", RecordType::A, ["192.0.2.1"]),
-            new: Endpoint::new("w.example.org", RecordType::A, ["192.0.2.2"]),
-        };
+        let same = Change::update(
+            Endpoint::new("w.example.org", RecordType::A, ["192.0.2.1"]),
+            Endpoint::new("w.example.org", RecordType::A, ["192.0.2.2"]),
+        );
         assert_eq!(
             rrset_changes(&same, "example.org.")
                 .map(|o| o.len())

@@ -140,7 +140,7 @@ async fn every_record_type_is_created_read_updated_and_deleted() {
         .iter()
         .map(|new| {
             let old = find(&eps, &new.dns_name, &new.record_type).cloned().unwrap_or_default();
-            Change::Update { old, new: new.clone() }
+            Change::update(old, new.clone())
         })
         .collect();
     must(&p, &updates).await;

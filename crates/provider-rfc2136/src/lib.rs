@@ -504,7 +504,7 @@ mod tests {
         let old = Endpoint::new("w.example.org", RecordType::A, ["192.0.2.1"]).with_ttl(Ttl(300));
         let new = Endpoint::new("w.example.org", RecordType::A, ["192.0.2.2"]).with_ttl(Ttl(600));
         let records = p
-            .updates_for(&TxtWire::new(), &Change::Update { old, new })
+            .updates_for(&TxtWire::new(), &Change::update(old, new))
             .unwrap_or_default();
         assert_eq!(records.len(), 2);
         assert_eq!((records[0].dns_class, records[0].ttl), (DNSClass::NONE, 0));

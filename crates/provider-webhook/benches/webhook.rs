@@ -119,12 +119,7 @@ fn bench(c: &mut Criterion) {
     assert_eq!(s.backend.snapshot().len(), n);
     let (t_read, m_read, read) = measure(|| s.runtime.block_on(s.client.records()).map(|r| r.endpoints.len()));
     assert_eq!(read.ok(), Some(n));
-    let updates: Vec<Change> = (0..n)
-        .map(|i| Change::Update {
-            old: record(i, 1),
-            new: record(i, 2),
-        })
-        .collect();
+    let updates: Vec<Change> = (0..n).map(|i| Change::update(record(i, 1), record(i, 2))).collect();
     let (t_update, m_update, ()) = measure(|| apply(&s, &updates));
     eprintln!(
         "webhook, {n} records: create {t_create:?} peak {} KiB; read {t_read:?} peak {} KiB; update {t_update:?} peak {} KiB",
@@ -139,12 +134,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| s.runtime.block_on(s.client.records()).map(|r| r.endpoints.len()))
     });
     // Updates back and forth between two generations, so every iteration applies n real changes.
-    let back: Vec<Change> = (0..n)
-        .map(|i| Change::Update {
-            old: record(i, 2),
-            new: record(i, 1),
-        })
-        .collect();
+    let back: Vec<Change> = (0..n).map(|i| Change::update(record(i, 2), record(i, 1))).collect();
     let mut forward = false;
     group.bench_function(format!("apply {n} updates"), |b| {
         b.iter(|| {

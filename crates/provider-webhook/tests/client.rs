@@ -310,10 +310,10 @@ async fn apply_sends_the_four_lists_with_the_media_type_and_ownership_records() 
         RecordType::Txt,
         ["\"heritage=external-dns\""],
     ));
-    let update = Change::Update {
-        old: a("upd.example.org", "1.1.1.1").with_set_identifier("s1"),
-        new: a("upd.example.org", "2.2.2.2").with_set_identifier("s1"),
-    };
+    let update = Change::update(
+        a("upd.example.org", "1.1.1.1").with_set_identifier("s1"),
+        a("upd.example.org", "2.2.2.2").with_set_identifier("s1"),
+    );
     let delete = Change::Delete(a("old.example.org", "3.3.3.3"));
     let units = [
         Unit::with_ownership(&create, &owner),

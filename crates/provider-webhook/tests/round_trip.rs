@@ -92,14 +92,7 @@ async fn create_update_delete_round_trip_keeps_set_identifier_and_provider_speci
     );
 
     let green2 = weighted("www.example.org", "192.0.2.22", "green");
-    apply(
-        &p.client,
-        &[Change::Update {
-            old: green.clone(),
-            new: green2.clone(),
-        }],
-    )
-    .await;
+    apply(&p.client, &[Change::update(green.clone(), green2.clone())]).await;
     let after_update = read(&p.client).await;
     assert!(after_update.contains(&green2) && !after_update.contains(&green));
     assert!(after_update.contains(&blue), "the other set identifier is untouched");

@@ -214,14 +214,11 @@ impl InMemoryProvider {
             }
         }
         for c in batch.iter().flat_map(Unit::changes) {
-            match c {
-                Change::Create(e) | Change::Update { new: e, .. } => {
-                    let e = stored(e.clone());
-                    records.insert(e.key(), e);
-                }
-                Change::Delete(e) => {
-                    records.remove(&e.key());
-                }
+            if let Change::Delete(e) = c {
+                records.remove(&e.key());
+            } else {
+                let e = stored(c.endpoint().clone());
+                records.insert(e.key(), e);
             }
         }
         Ok(())

@@ -261,10 +261,7 @@ mod tests {
             vec![Change::Delete(a("n3.example.org", "192.0.2.3"))],
             vec![
                 Change::Delete(a("n0.example.org", "192.0.2.0")),
-                Change::Update {
-                    old: a("n1.example.org", "192.0.2.8"),
-                    new: a("n1.example.org", "198.51.100.8"),
-                },
+                Change::update(a("n1.example.org", "192.0.2.8"), a("n1.example.org", "198.51.100.8")),
                 Change::Create(a("new.example.org", "198.51.100.1")),
             ],
             vec![Change::Delete(a("n6.example.org", "192.0.2.39"))],

@@ -396,10 +396,7 @@ impl TxtRegistry {
                         // than update a record that does not exist.
                         (!txt_exists(&new_txt)).then_some(Change::Create(new_txt))
                     } else {
-                        Some(Change::Update {
-                            old: old_txt,
-                            new: new_txt,
-                        })
+                        Some(Change::update(old_txt, new_txt))
                     };
                     (txt, labels)
                 }

@@ -735,13 +735,7 @@ async fn a_snapshot_with_the_applied_changes_folded_in_reads_as_the_provider_the
     };
     let mut web_new = web_now.clone();
     web_new.targets = ["192.0.2.10"].into_iter().collect();
-    let second = [
-        Change::Update {
-            old: web_now,
-            new: web_new,
-        },
-        Change::Delete(api_now),
-    ];
+    let second = [Change::update(web_now, web_new), Change::Delete(api_now)];
     registry.apply(&snapshot, &second).await?;
     assert!(registry.fold_applied(&mut snapshot, &second));
     assert_eq!(snapshot_text(&snapshot), snapshot_text(&registry.records().await?));
