@@ -550,6 +550,9 @@ impl Controller {
         } = input;
         let provider_filter = self.registry.domain_filter();
         let outcome = extdns_plan::calculate(&self.config.plan, current, &desired, &provider_filter);
+        // The changes own what they need; the desired set goes before the write, whose ownership records
+        // would otherwise sit on top of it (on a first sync, one TXT record per record).
+        drop(desired);
         if full {
             self.metrics.observe_owner_mismatches(&outcome.owner_mismatches);
         }
