@@ -13,8 +13,7 @@
 //! - external-dns: the unmodified module in the wrapper of `xtask/go/external-dns`, which stubs out three
 //!   modules the module proxy does not serve (only `--provider=exoscale` and `--source=openshift-route` are
 //!   lost). Its Helm chart (`charts/external-dns` of the same module) is copied out of the module cache to
-//!   `target/e2e-bin/external-dns-chart-<version>`: the tests render it with the extdns image. v0.20.0 too,
-//!   from `xtask/go/external-dns-v0.20` with the same stubs: the reference for a DNSEndpoint of another group.
+//!   `target/e2e-bin/external-dns-chart-<version>`: the tests render it with the extdns image.
 //! - helm: `helm.sh/helm/v3/cmd/helm`, built with `go install` from its own module (no replaces), for the
 //!   chart tests (`helm lint`, `helm template`).
 //! - the Gateway API CRDs as released: `config/crd/standard` and `config/crd/experimental` of the module
@@ -35,10 +34,6 @@ pub const HELM: &str = "v3.22.0";
 pub const ETCD: &str = "v3.6.8";
 /// sigs.k8s.io/external-dns: the release extdns is a drop-in for (also in `xtask/go/external-dns/go.mod`).
 pub const EXTERNAL_DNS: &str = "v0.22.0";
-/// sigs.k8s.io/external-dns: the last release that reads DNSEndpoints where `--crd-source-apiversion` and
-/// `--crd-source-kind` say (v0.21 ignores them, external-dns issue #6414): the reference for a DNSEndpoint of
-/// another group (also in `xtask/go/external-dns-v0.20/go.mod`).
-pub const EXTERNAL_DNS_CRD_GROUP: &str = "v0.20.0";
 /// sigs.k8s.io/gateway-api: the release whose CRDs (both channels) the `gateway-versions` scenario installs.
 pub const GATEWAY_API: &str = "v1.6.1";
 /// github.com/aws/amazon-ec2-metadata-mock: IMDSv2 for the AWS credential chain's instance-profile test.
@@ -54,8 +49,6 @@ pub struct GoBinaries {
     pub kube_apiserver: PathBuf,
     pub kubectl: PathBuf,
     pub external_dns: PathBuf,
-    /// external-dns [`EXTERNAL_DNS_CRD_GROUP`], for the differential of a DNSEndpoint of another group.
-    pub external_dns_crd_group: PathBuf,
     pub ec2_metadata_mock: PathBuf,
     pub helm: PathBuf,
     /// external-dns's Helm chart directory (not a program; it comes from the same Go module).
@@ -73,7 +66,6 @@ impl GoBinaries {
             ("EXTDNS_TEST_ETCD", &self.etcd),
             ("EXTDNS_TEST_KUBE_APISERVER", &self.kube_apiserver),
             ("EXTDNS_TEST_EXTERNAL_DNS", &self.external_dns),
-            ("EXTDNS_TEST_EXTERNAL_DNS_CRD_GROUP", &self.external_dns_crd_group),
             ("EXTDNS_TEST_EC2_METADATA_MOCK", &self.ec2_metadata_mock),
             ("EXTDNS_TEST_KUBECTL", &self.kubectl),
             ("EXTDNS_TEST_HELM", &self.helm),
@@ -158,7 +150,6 @@ pub fn ensure(target: &Path) -> Result<GoBinaries> {
         kube_apiserver: bin.join(format!("kube-apiserver-{KUBERNETES}")),
         kubectl: bin.join(format!("kubectl-{KUBERNETES}")),
         external_dns: bin.join(format!("external-dns-{EXTERNAL_DNS}")),
-        external_dns_crd_group: bin.join(format!("external-dns-{EXTERNAL_DNS_CRD_GROUP}")),
         ec2_metadata_mock: bin.join(format!("ec2-metadata-mock-{EC2_METADATA_MOCK}")),
         helm: bin.join(format!("helm-{HELM}")),
         external_dns_chart: bin.join(format!("external-dns-chart-{EXTERNAL_DNS}")),
@@ -169,7 +160,6 @@ pub fn ensure(target: &Path) -> Result<GoBinaries> {
         &bins.kube_apiserver,
         &bins.kubectl,
         &bins.external_dns,
-        &bins.external_dns_crd_group,
         &bins.ec2_metadata_mock,
         &bins.helm,
     ];
@@ -200,23 +190,12 @@ pub fn ensure(target: &Path) -> Result<GoBinaries> {
             &bins.ec2_metadata_mock,
         )?;
     }
-    for (version, wrapper, out) in [
-        (EXTERNAL_DNS, "external-dns", &bins.external_dns),
-        (
-            EXTERNAL_DNS_CRD_GROUP,
-            "external-dns-v0.20",
-            &bins.external_dns_crd_group,
-        ),
-    ] {
-        if !out.is_file() {
-            build_external_dns(
-                &go,
-                version,
-                wrapper,
-                &work.join(format!("external-dns-{version}")),
-                out,
-            )?;
-        }
+    if !bins.external_dns.is_file() {
+        build_external_dns(
+            &go,
+            &work.join(format!("external-dns-{EXTERNAL_DNS}")),
+            &bins.external_dns,
+        )?;
     }
     if !bins.helm.is_file() {
         build_helm(&go, &work.join(format!("helm-{HELM}")), &bins.helm)?;
@@ -352,21 +331,20 @@ fn build_etcd(go: &Go, dir: &Path, out: &Path) -> Result<()> {
 
 /// external-dns `version` from the wrapper module `xtask/go/<wrapper>`; every wrapper shares the stubs of
 /// `xtask/go/external-dns/stubs` (copied beside it) and may add its own.
-fn build_external_dns(go: &Go, version: &str, wrapper: &str, dir: &Path, out: &Path) -> Result<()> {
+fn build_external_dns(go: &Go, dir: &Path, out: &Path) -> Result<()> {
     say(&format!(
-        "building external-dns {version} (a cold build takes several minutes)"
+        "building external-dns {EXTERNAL_DNS} (a cold build takes several minutes)"
     ));
-    let source = crate::root().join("xtask/go").join(wrapper);
+    let source = crate::root().join("xtask/go/external-dns");
     let gomod = std::fs::read_to_string(source.join("go.mod"))?;
-    if !gomod.contains(&format!("sigs.k8s.io/external-dns {version}")) {
+    if !gomod.contains(&format!("sigs.k8s.io/external-dns {EXTERNAL_DNS}")) {
         bail!(
-            "{} does not require sigs.k8s.io/external-dns {version}: keep it and gobuild's version in step",
+            "{} does not require sigs.k8s.io/external-dns {EXTERNAL_DNS}: keep it and gobuild's version in step",
             source.display()
         );
     }
-    copy_dir(&crate::root().join("xtask/go/external-dns/stubs"), &dir.join("stubs"))?;
     copy_dir(&source, dir)?;
-    let ldflags = format!("-s -w -X sigs.k8s.io/external-dns/pkg/apis/externaldns.Version={version}");
+    let ldflags = format!("-s -w -X sigs.k8s.io/external-dns/pkg/apis/externaldns.Version={EXTERNAL_DNS}");
     build_into(go, dir, out, &ldflags, "sigs.k8s.io/external-dns")
 }
 
@@ -570,16 +548,8 @@ mod tests {
 
     #[test]
     fn external_dns_wrapper_requires_the_pinned_release() -> Result<()> {
-        for (wrapper, version) in [
-            ("external-dns", EXTERNAL_DNS),
-            ("external-dns-v0.20", EXTERNAL_DNS_CRD_GROUP),
-        ] {
-            let gomod = std::fs::read_to_string(crate::root().join("xtask/go").join(wrapper).join("go.mod"))?;
-            assert!(
-                gomod.contains(&format!("sigs.k8s.io/external-dns {version}")),
-                "{wrapper}"
-            );
-        }
+        let gomod = std::fs::read_to_string(crate::root().join("xtask/go/external-dns/go.mod"))?;
+        assert!(gomod.contains(&format!("sigs.k8s.io/external-dns {EXTERNAL_DNS}")));
         Ok(())
     }
 }

@@ -48,10 +48,6 @@ pub struct Run<'a> {
     pub only_sources: bool,
     /// An extdns subcommand (`plan`, `endpoints`) given the same flags.
     pub subcommand: Option<&'static str>,
-    /// Another build of the controller than the harness's (external-dns v0.20.0).
-    pub program: Option<std::path::PathBuf>,
-    /// Common flags that build spells otherwise (`--rfc2136-axfr` was `--rfc2136-tsig-axfr` in v0.20).
-    pub renamed: Vec<(&'static str, &'static str)>,
     /// The metrics port, for a run that reads the metrics; a free one when unset.
     pub metrics_port: Option<u16>,
 }
@@ -67,8 +63,6 @@ impl<'a> Run<'a> {
             kubeconfig: None,
             only_sources: false,
             subcommand: None,
-            program: None,
-            renamed: Vec::new(),
             metrics_port: None,
         }
     }
@@ -80,10 +74,9 @@ impl<'a> Run<'a> {
 
     /// The command line, against `dns` and the control plane, with metrics on a free port.
     pub fn command(&self, cp: &ControlPlane, dns: &DnsServer) -> Result<Command> {
-        let program = match (&self.program, self.which) {
-            (Some(program), _) => program,
-            (None, Which::Extdns) => &cp.binaries().extdns,
-            (None, Which::ExternalDns) => &cp.binaries().external_dns,
+        let program = match self.which {
+            Which::Extdns => &cp.binaries().extdns,
+            Which::ExternalDns => &cp.binaries().external_dns,
         };
         let mut cmd = Command::new(program);
         cmd.args(self.subcommand);
@@ -101,11 +94,7 @@ impl<'a> Run<'a> {
         };
         let flags = flags
             .into_iter()
-            .filter(|f| !self.only_sources || !(f.starts_with("--source=") || f == "--gateway-listener-sets"))
-            .map(|f| match self.renamed.iter().find(|(from, _)| *from == f) {
-                Some((_, to)) => (*to).to_string(),
-                None => f,
-            });
+            .filter(|f| !self.only_sources || !(f.starts_with("--source=") || f == "--gateway-listener-sets"));
         cmd.args(flags)
             .arg(format!(
                 "--metrics-address=127.0.0.1:{}",

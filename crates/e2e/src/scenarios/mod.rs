@@ -175,7 +175,7 @@ pub const ALL: &[Scenario] = &[
     },
     Scenario {
         name: "differential-crd-group",
-        about: "external-dns v0.20.0 and extdns on the same DNSEndpoints in externaldns.nginx.org/v1 (--crd-source-apiversion, #6414) publish identical zones and take over each other's",
+        about: "extdns on DNSEndpoints in externaldns.nginx.org/v1 (--crd-source-apiversion, #6414) and external-dns v0.22.0 on the same entries in its own group publish identical zones and take over each other's",
         default: true,
         run: differential::crd_group,
     },
