@@ -110,7 +110,22 @@ fn bench(filter: &[String]) -> Result<()> {
 /// --workspace`), then the Kubernetes end-to-end suite, then the scale benchmark at a small scale so it
 /// cannot rot (it fails when a controller never completes its first sync or extdns misses a change).
 fn test() -> Result<()> {
-    let servers = TestServers::ensure()?;
+    // The test build and the Go builds in parallel: each leaves a core idle for minutes (module downloads,
+    // single-threaded links, the last crates of a build), and on a fresh machine they are most of CI's time.
+    let mut build = cargo();
+    build.args(["test", "--workspace", "--no-run"]);
+    let shown = format!("{build:?}");
+    let mut build = build.spawn().with_context(|| format!("cannot start {shown}"))?;
+    let servers = TestServers::ensure();
+    if servers.is_err() {
+        // The error names what to install; no need to wait for the build to say it.
+        let _ = build.kill();
+    }
+    let built = build.wait().with_context(|| format!("waiting for {shown}"))?;
+    let servers = servers?;
+    if !built.success() {
+        bail!("{shown} failed with {built}");
+    }
     let mut tests = cargo();
     tests.args(["test", "--workspace", "--", "--test-threads=2"]);
     servers.export_to(&mut tests);
