@@ -98,7 +98,7 @@ pub fn conditions(o: &DnsEndpoint, status: &SyncStatus, plan: &PlanConfig) -> Ve
     let key = ObjectKey::new(ResourceKind::DnsEndpoint, &o.meta.namespace, &o.meta.name);
     let reference = ObjectRef {
         source: SOURCE_NAME.to_string(),
-        namespace: o.meta.namespace.clone(),
+        namespace: o.meta.namespace.to_string(),
         name: o.meta.name.clone(),
     };
     let cond = |type_: &str, ok: bool, reason: &str, message: String| DnsEndpointCondition {

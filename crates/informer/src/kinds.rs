@@ -436,10 +436,7 @@ pub(crate) fn convert<K: Watched>(object: &K, c: &Convert<'_>) -> K::View {
     if let Some(slot) = view.template_fields_slot() {
         *slot = c.template_fields.keep(K::KIND, object);
     }
-    if let Some(meta) = view.meta_mut() {
-        meta.labels = meta.labels.with_interned_keys(c.interner);
-        meta.annotations = meta.annotations.with_interned_keys(c.interner);
-    }
+    view.intern(c.interner);
     view
 }
 

@@ -264,13 +264,16 @@ pub trait Item: PartialEq + Send + Sync + 'static {
     fn selects(&self) -> Option<&StrMap> {
         None
     }
-    /// Shares the view's repeated strings through `interner` (label and annotation keys by default).
+    /// Shares the view's repeated strings through `interner`: by default its metadata's (the namespace,
+    /// label and annotation keys), then [`Item::intern_values`].
     fn intern(&mut self, interner: &Interner) {
         if let Some(meta) = self.meta_mut() {
-            meta.labels = meta.labels.with_interned_keys(interner);
-            meta.annotations = meta.annotations.with_interned_keys(interner);
+            meta.intern(interner);
         }
+        self.intern_values(interner);
     }
+    /// Shares the strings of the view's own fields that many objects repeat; nothing by default.
+    fn intern_values(&mut self, _interner: &Interner) {}
 }
 
 /// A stored object ordered and found by its name: the set holds the `Arc` only, so names are not stored
@@ -655,7 +658,7 @@ mod tests {
         let order: Vec<(String, String)> = c
             .services()
             .iter()
-            .map(|s| (s.meta.namespace.clone(), s.meta.name.clone()))
+            .map(|s| (s.meta.namespace.to_string(), s.meta.name.clone()))
             .collect();
         let expected = [("a", "b"), ("a", "z"), ("b", "a"), ("b", "x")];
         assert_eq!(order, expected.map(|(n, m)| (n.to_string(), m.to_string())).to_vec());

@@ -62,6 +62,23 @@ impl Borrow<str> for Sym {
     }
 }
 
+/// Compared with plain strings either way round, as the `String`s it replaces were.
+macro_rules! eq_text {
+    ($($text:ty),+) => {$(
+        impl PartialEq<$text> for Sym {
+            fn eq(&self, other: &$text) -> bool {
+                self.as_str() == AsRef::<str>::as_ref(other)
+            }
+        }
+        impl PartialEq<Sym> for $text {
+            fn eq(&self, other: &Sym) -> bool {
+                AsRef::<str>::as_ref(self) == other.as_str()
+            }
+        }
+    )+};
+}
+eq_text!(str, &str, String);
+
 impl fmt::Debug for Sym {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&*self.0, f)

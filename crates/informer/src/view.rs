@@ -105,7 +105,7 @@ impl ClusterStore {
 
 /// Views that keep their metadata whole.
 macro_rules! item_with_meta {
-    ($view:ty, $kind:expr $(, group: $group:ident)? $(, template_fields: $fields:ident)? $(, selects: $selects:ident)? $(, refs: $refs:path)?) => {
+    ($view:ty, $kind:expr $(, group: $group:ident)? $(, template_fields: $fields:ident)? $(, selects: $selects:ident)? $(, refs: $refs:path)? $(, values: $values:ident)?) => {
         impl Item for $view {
             fn kind(&self) -> ResourceKind {
                 $kind
@@ -131,11 +131,14 @@ macro_rules! item_with_meta {
             $(fn refs(&self) -> Vec<crate::index::Ref> {
                 $refs(self)
             })?
+            $(fn intern_values(&mut self, interner: &Interner) {
+                self.$values(interner)
+            })?
         }
     };
 }
 
-item_with_meta!(Service, ResourceKind::Service, template_fields: template_fields, selects: pod_selector, refs: service_refs);
+item_with_meta!(Service, ResourceKind::Service, template_fields: template_fields, selects: pod_selector, refs: service_refs, values: intern_values);
 item_with_meta!(EndpointSlice, ResourceKind::EndpointSlice, group: service_name, refs: slice_refs);
 item_with_meta!(Gateway, ResourceKind::Gateway);
 item_with_meta!(ListenerSet, ResourceKind::ListenerSet, refs: listener_set_refs);
@@ -207,42 +210,55 @@ impl Item for Namespace {
 pub struct Meta {
     /// `metadata.name`.
     pub name: String,
-    /// `metadata.namespace`; empty for cluster-scoped kinds.
-    pub namespace: String,
+    /// `metadata.namespace`, shared by every object of the namespace; empty for cluster-scoped kinds.
+    pub namespace: Sym,
     /// `metadata.labels`, which label filters match.
     pub labels: StrMap,
     /// `metadata.annotations`, where the extdns annotations live.
     pub annotations: StrMap,
 }
 
+impl Meta {
+    /// Shares the namespace and the label and annotation keys through the store's interner.
+    pub(crate) fn intern(&mut self, interner: &Interner) {
+        self.namespace = interner.intern(&self.namespace);
+        self.labels = self.labels.with_interned_keys(interner);
+        self.annotations = self.annotations.with_interned_keys(interner);
+    }
+}
+
 // ---------------------------------------------------------------------------------------------- core/v1
 
 /// A core/v1 Service: the fields the service source and `--fqdn-template` read.
+///
+/// Sized for the store, which keeps one per Service in the cluster: 240 bytes, so a shared `Service` (with
+/// the `Arc`'s two counts) fills jemalloc's 256-byte class, not the 320-byte one. Strings the API fills from
+/// a handful of values (type, policy, protocol) are shared through the store's interner, and strings nothing
+/// edits are boxed (docs/performance.md, "A smaller Service view").
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Service {
     /// Identity, labels and annotations.
     pub meta: Meta,
     /// `spec.type`; "ClusterIP" when the object does not say (the API server's default).
-    pub service_type: String,
+    pub service_type: Sym,
     /// `spec.clusterIP`; `None` (the string) marks a headless Service.
-    pub cluster_ip: Option<String>,
-    /// Boxed slices rather than vectors: 16 bytes less each, which keeps a shared `Service` in a smaller
-    /// allocation class (docs/performance.md, "Where the heap goes at scale").
-    pub cluster_ips: Box<[String]>,
+    pub cluster_ip: Option<Box<str>>,
+    /// `spec.clusterIPs`.
+    pub cluster_ips: Box<[Box<str>]>,
     /// `spec.externalIPs`.
-    pub external_ips: Box<[String]>,
+    pub external_ips: Box<[Box<str>]>,
     /// `spec.externalName`, the target of an ExternalName Service.
-    pub external_name: Option<String>,
+    pub external_name: Option<Box<str>>,
     /// `spec.externalTrafficPolicy`; `Local` publishes only the nodes running its Pods.
-    pub external_traffic_policy: Option<String>,
+    pub external_traffic_policy: Option<Sym>,
     /// `spec.publishNotReadyAddresses`.
     pub publish_not_ready_addresses: bool,
     /// `spec.selector`; empty selects every Pod of the namespace.
     pub selector: StrMap,
     /// `spec.ports`, for SRV records and NodePorts.
-    pub ports: Vec<ServicePort>,
+    pub ports: Box<[ServicePort]>,
     /// `status.loadBalancer.ingress`.
-    pub load_balancer_ingress: Vec<LoadBalancerIngress>,
+    pub load_balancer_ingress: Box<[LoadBalancerIngress]>,
     /// The fields templates read beyond the above: JSON text trimmed to their paths
     /// ([`crate::TemplateFields`]); text, as a decoded JSON tree costs ten times the bytes.
     pub template_fields: Option<Box<str>>,
@@ -266,30 +282,44 @@ impl Service {
         };
         reads_pods.then_some(&self.selector)
     }
+
+    /// Shares the strings every Service repeats (the type, the traffic policy, the ports' protocols) through
+    /// the store's interner.
+    fn intern_values(&mut self, interner: &Interner) {
+        self.service_type = interner.intern(&self.service_type);
+        if let Some(p) = &mut self.external_traffic_policy {
+            *p = interner.intern(p);
+        }
+        for port in &mut self.ports {
+            if let Some(p) = &mut port.protocol {
+                *p = interner.intern(p);
+            }
+        }
+    }
 }
 
 /// One `spec.ports[]` entry.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ServicePort {
     /// The port's name, the SRV record's service label.
-    pub name: Option<String>,
+    pub name: Option<Box<str>>,
     /// `TCP`, `UDP` or `SCTP`; `None` means TCP.
-    pub protocol: Option<String>,
+    pub protocol: Option<Sym>,
     /// `port`.
     pub port: i32,
     /// `nodePort`, set on NodePort and LoadBalancer Services.
     pub node_port: Option<i32>,
     /// An int port or a named port, as written.
-    pub target_port: Option<String>,
+    pub target_port: Option<Box<str>>,
 }
 
 /// One `status.loadBalancer.ingress[]` entry of a Service or an Ingress.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LoadBalancerIngress {
     /// An address the load balancer answers on.
-    pub ip: Option<String>,
+    pub ip: Option<Box<str>>,
     /// A name the load balancer answers on (published as a CNAME, or resolved).
-    pub hostname: Option<String>,
+    pub hostname: Option<Box<str>>,
 }
 
 /// A Pod, in the smallest form the service source can work with: the live informer keeps one per Pod in
@@ -686,7 +716,7 @@ pub struct Ingress {
     /// `spec.tls[].hosts[]`, in order.
     pub tls_hosts: Vec<String>,
     /// `status.loadBalancer.ingress`.
-    pub load_balancer_ingress: Vec<LoadBalancerIngress>,
+    pub load_balancer_ingress: Box<[LoadBalancerIngress]>,
     /// The fields templates read beyond the above: JSON text trimmed to their paths
     /// ([`crate::TemplateFields`]).
     pub template_fields: Option<Box<str>>,

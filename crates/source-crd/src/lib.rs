@@ -115,7 +115,7 @@ pub fn object_endpoints(o: &DnsEndpoint) -> (Vec<Endpoint>, Vec<InvalidEntry>) {
     let resource = format!("{SOURCE_NAME}/{}/{}", o.meta.namespace, o.meta.name);
     let reference = ObjectRef {
         source: SOURCE_NAME.to_string(),
-        namespace: o.meta.namespace.clone(),
+        namespace: o.meta.namespace.to_string(),
         name: o.meta.name.clone(),
     };
     let mut endpoints = Vec::with_capacity(o.endpoints.len());

@@ -213,7 +213,7 @@ impl IngressSource {
 
         let reference = ObjectRef {
             source: SOURCE_NAME.to_string(),
-            namespace: ing.meta.namespace.clone(),
+            namespace: ing.meta.namespace.to_string(),
             name: ing.meta.name.clone(),
         };
         out.extend(endpoints.into_iter().map(|e| e.with_ref_object(reference.clone())));

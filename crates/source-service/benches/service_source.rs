@@ -67,18 +67,19 @@ fn service(i: usize, service_type: &str, annotations: StrMap) -> Service {
     Service {
         meta: Meta {
             name: format!("svc-{i}"),
-            namespace: format!("ns-{}", i % NAMESPACES),
+            namespace: format!("ns-{}", i % NAMESPACES).into(),
             labels: map(&[("app", &format!("app-{i}"))]),
             annotations,
         },
         service_type: service_type.into(),
-        cluster_ip: Some(format!("10.96.{}.{}", i / 250, i % 250)),
+        cluster_ip: Some(format!("10.96.{}.{}", i / 250, i % 250).into()),
         selector: map(&[("app", &format!("app-{i}"))]),
-        ports: vec![ServicePort {
+        ports: [ServicePort {
             port: 80,
             protocol: Some("TCP".into()),
             ..ServicePort::default()
-        }],
+        }]
+        .into(),
         ..Service::default()
     }
 }
@@ -188,15 +189,17 @@ fn synthetic_cluster() -> ClusterStore {
         ]);
         let mut svc = service(i, "LoadBalancer", annotations);
         svc.load_balancer_ingress = if k % 3 == 0 {
-            vec![LoadBalancerIngress {
+            [LoadBalancerIngress {
                 ip: None,
-                hostname: Some(format!("lb-{i}.elb.example.net")),
+                hostname: Some(format!("lb-{i}.elb.example.net").into()),
             }]
+            .into()
         } else {
-            vec![LoadBalancerIngress {
-                ip: Some(format!("20.{}.{}.1", k / 250, k % 250)),
+            [LoadBalancerIngress {
+                ip: Some(format!("20.{}.{}.1", k / 250, k % 250).into()),
                 hostname: None,
             }]
+            .into()
         };
         c.add(svc);
         i += 1;
@@ -217,7 +220,7 @@ fn synthetic_cluster() -> ClusterStore {
     // 1,000 ExternalName Services.
     for _ in 0..1_000 {
         let mut svc = service(i, "ExternalName", hostname(i));
-        svc.external_name = Some(format!("db-{i}.rds.example.net"));
+        svc.external_name = Some(format!("db-{i}.rds.example.net").into());
         c.add(svc);
         i += 1;
     }

@@ -8,7 +8,7 @@ use extdns_informer::view::{
     EndpointSlice, LoadBalancerIngress, Meta, Node, NodeAddress, ObjectReference, Pod, PodPhase, Service, ServicePort,
     SliceEndpoint,
 };
-use extdns_informer::{ClusterStore, StrMap};
+use extdns_informer::{ClusterStore, StrMap, Sym};
 use extdns_source::resolver::StaticResolver;
 use extdns_source::{SourceConfig, SourceExt};
 
@@ -134,32 +134,36 @@ impl Sv {
         self
     }
     pub fn cluster_ips(mut self, ips: &[&str]) -> Sv {
-        self.0.cluster_ips = ips.iter().map(|s| s.to_string()).collect();
+        self.0.cluster_ips = ips.iter().map(|&s| Box::from(s)).collect();
         self
     }
     pub fn headless(self) -> Sv {
         self.cluster_ip("None")
     }
     pub fn external_ips(mut self, ips: &[&str]) -> Sv {
-        self.0.external_ips = ips.iter().map(|s| s.to_string()).collect();
+        self.0.external_ips = ips.iter().map(|&s| Box::from(s)).collect();
         self
     }
     pub fn external_name(mut self, n: &str) -> Sv {
         self.0.external_name = Some(n.into());
         self
     }
-    pub fn ingress_ip(mut self, ip: &str) -> Sv {
-        self.0.load_balancer_ingress.push(LoadBalancerIngress {
+    pub fn ingress_ip(self, ip: &str) -> Sv {
+        self.ingress(LoadBalancerIngress {
             ip: Some(ip.into()),
             hostname: None,
-        });
-        self
+        })
     }
-    pub fn ingress_host(mut self, h: &str) -> Sv {
-        self.0.load_balancer_ingress.push(LoadBalancerIngress {
+    pub fn ingress_host(self, h: &str) -> Sv {
+        self.ingress(LoadBalancerIngress {
             ip: None,
             hostname: Some(h.into()),
-        });
+        })
+    }
+    fn ingress(mut self, entry: LoadBalancerIngress) -> Sv {
+        let mut all = std::mem::take(&mut self.0.load_balancer_ingress).into_vec();
+        all.push(entry);
+        self.0.load_balancer_ingress = all.into();
         self
     }
     pub fn selector(mut self, k: &str, v: &str) -> Sv {
@@ -167,13 +171,15 @@ impl Sv {
         self
     }
     pub fn port(mut self, protocol: Option<&str>, node_port: Option<i32>) -> Sv {
-        self.0.ports.push(ServicePort {
+        let mut ports = std::mem::take(&mut self.0.ports).into_vec();
+        ports.push(ServicePort {
             name: None,
-            protocol: protocol.map(str::to_string),
+            protocol: protocol.map(Sym::from),
             port: 80,
             node_port,
             target_port: None,
         });
+        self.0.ports = ports.into();
         self
     }
     pub fn local(mut self) -> Sv {

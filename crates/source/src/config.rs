@@ -38,7 +38,7 @@ impl SourceConfig {
     pub fn admits(&self, meta: &Meta) -> bool {
         if let Some(ns) = self.namespace.as_deref()
             && !ns.is_empty()
-            && ns != meta.namespace
+            && meta.namespace != ns
         {
             return false;
         }

@@ -140,7 +140,7 @@ pub(crate) fn endpoints(
     }
     let object = ObjectRef {
         source: SOURCE_NAME.to_string(),
-        namespace: svc.meta.namespace.clone(),
+        namespace: svc.meta.namespace.to_string(),
         name: svc.meta.name.clone(),
     };
     if let Some((last, rest)) = out[start..].split_last_mut() {

@@ -13,8 +13,8 @@ fn map_of(m: &StrMap) -> Value {
     Value::string_map(m.iter())
 }
 
-fn strs(v: &[String]) -> Value {
-    Value::list(v, |s| Value::str(s.as_str()))
+fn strs<S: AsRef<str>>(v: &[S]) -> Value {
+    Value::list(v, |s| Value::str(s.as_ref()))
 }
 
 /// The typed top level: TypeMeta and ObjectMeta are embedded, so their fields are promoted (`.Kind`,

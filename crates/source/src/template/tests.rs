@@ -24,7 +24,7 @@ fn service() -> Service {
         external_traffic_policy: Some("Cluster".into()),
         publish_not_ready_addresses: false,
         selector: [("app", "shop")].into_iter().collect(),
-        ports: vec![
+        ports: [
             ServicePort {
                 name: Some("http".into()),
                 protocol: None,
@@ -39,11 +39,13 @@ fn service() -> Service {
                 node_port: None,
                 target_port: Some("https".into()),
             },
-        ],
-        load_balancer_ingress: vec![LoadBalancerIngress {
+        ]
+        .into(),
+        load_balancer_ingress: [LoadBalancerIngress {
             ip: Some("34.1.2.3".into()),
             hostname: None,
-        }],
+        }]
+        .into(),
         template_fields: None,
     }
 }
