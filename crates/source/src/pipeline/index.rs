@@ -4,8 +4,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
-use extdns_endpoint::Endpoint;
 use extdns_endpoint::name::name_key;
+use extdns_endpoint::{Endpoint, ObjectRef};
 use extdns_informer::ObjectKey;
 
 use crate::{Failures, ObjectEndpoints};
@@ -43,17 +43,31 @@ impl DesiredIndex {
 #[derive(Debug, Default)]
 pub(super) struct ObjectIndex {
     /// An object's endpoints, in object order (the order the source's merge sees them in).
-    objects: BTreeMap<Arc<ObjectKey>, Box<[Endpoint]>>,
+    objects: BTreeMap<Arc<ObjectKey>, Kept>,
     /// Name key ([`name_key`]) → the objects that publish it; nearly always one.
     by_name: HashMap<Box<str>, Vec<Arc<ObjectKey>>>,
+    /// The source name its endpoints' object references carry, learned from the first one.
+    source: Option<Box<str>>,
     pub(super) failed: Failures,
+}
+
+/// One object's endpoints as the index keeps them. An endpoint a source makes names exactly its own object
+/// in `ref_objects`: the source's name and the key's namespace and name, three strings and a slice the key
+/// and the index already hold. Such endpoints are kept without it and given it back when gathered
+/// (docs/performance.md, "A smaller Service view"); endpoints naming anything else are kept as they are.
+#[derive(Debug)]
+struct Kept {
+    endpoints: Box<[Endpoint]>,
+    /// Every endpoint named exactly its own object, and was kept without it.
+    own_ref_dropped: bool,
 }
 
 impl ObjectIndex {
     /// Keeps an object's endpoints, adding the names it publishes to `names` when given.
     pub(super) fn insert(&mut self, object: ObjectEndpoints, mut names: Option<&mut BTreeSet<String>>) {
         let key = Arc::new(object.object);
-        for e in &object.endpoints {
+        let mut endpoints = object.endpoints;
+        for e in &endpoints {
             let name = name_key(&e.dns_name);
             let keys = match self.by_name.get_mut(name.as_ref()) {
                 Some(keys) => keys,
@@ -67,15 +81,36 @@ impl ObjectIndex {
                 names.insert(name.into_owned());
             }
         }
-        self.objects.insert(key, object.endpoints.into_boxed_slice());
+        let own_ref_dropped = self.names_only_itself(&key, &endpoints);
+        if own_ref_dropped {
+            endpoints.iter_mut().for_each(|e| e.ref_objects.clear());
+        }
+        let kept = Kept {
+            endpoints: endpoints.into_boxed_slice(),
+            own_ref_dropped,
+        };
+        self.objects.insert(key, kept);
+    }
+
+    /// Whether every endpoint's object references are exactly `key`'s object, under this source's name.
+    fn names_only_itself(&mut self, key: &ObjectKey, endpoints: &[Endpoint]) -> bool {
+        let own = |r: &ObjectRef| r.namespace == key.namespace && r.name == key.name;
+        let Some(first) = endpoints.first().and_then(|e| e.ref_objects.iter().next()) else {
+            return false;
+        };
+        let source = self.source.get_or_insert_with(|| first.source.as_str().into());
+        endpoints.iter().all(|e| {
+            let mut refs = e.ref_objects.iter();
+            matches!((refs.next(), refs.next()), (Some(r), None) if own(r) && r.source == **source)
+        })
     }
 
     /// Forgets an object's endpoints, adding the names it published to `names`.
     pub(super) fn remove(&mut self, object: &ObjectKey, names: &mut BTreeSet<String>) {
-        let Some((key, endpoints)) = self.objects.remove_entry(object) else {
+        let Some((key, kept)) = self.objects.remove_entry(object) else {
             return;
         };
-        for e in &endpoints {
+        for e in &kept.endpoints {
             let name = name_key(&e.dns_name);
             if let Some(keys) = self.by_name.get_mut(name.as_ref()) {
                 keys.retain(|k| !Arc::ptr_eq(k, &key));
@@ -95,10 +130,109 @@ impl ObjectIndex {
             .filter_map(|n| self.by_name.get(n.as_str()))
             .flatten()
             .collect();
-        objects
-            .into_iter()
-            .filter_map(|o| self.objects.get(o))
-            .flat_map(|endpoints| endpoints.iter().cloned())
+        let mut out = Vec::new();
+        for key in objects {
+            let Some(kept) = self.objects.get(key) else { continue };
+            let start = out.len();
+            out.extend(kept.endpoints.iter().cloned());
+            if let (true, Some(source)) = (kept.own_ref_dropped, &self.source) {
+                let own = ObjectRef {
+                    source: source.to_string(),
+                    namespace: key.namespace.clone(),
+                    name: key.name.clone(),
+                };
+                for e in &mut out[start..] {
+                    e.ref_objects.insert(own.clone());
+                }
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use extdns_endpoint::RecordType;
+    use extdns_informer::ResourceKind;
+
+    use super::*;
+
+    fn endpoint(name: &str, refs: &[ObjectRef]) -> Endpoint {
+        let mut e = Endpoint::new(name, RecordType::A, ["192.0.2.1"]);
+        e.ref_objects.extend(refs.iter().cloned());
+        e
+    }
+
+    fn object_ref(source: &str, namespace: &str, name: &str) -> ObjectRef {
+        ObjectRef {
+            source: source.into(),
+            namespace: namespace.into(),
+            name: name.into(),
+        }
+    }
+
+    fn refs(endpoints: &[Endpoint]) -> Vec<Vec<ObjectRef>> {
+        endpoints
+            .iter()
+            .map(|e| e.ref_objects.iter().cloned().collect())
             .collect()
+    }
+
+    /// Whatever the index drops to save memory, gathering gives every endpoint back with the object
+    /// references it was inserted with: its own object, another one, several, or none.
+    #[test]
+    fn gathered_endpoints_keep_the_object_references_they_were_inserted_with() {
+        let own = object_ref("service", "prod", "web");
+        let objects = [
+            (
+                "web",
+                vec![
+                    endpoint("web.example.org", std::slice::from_ref(&own)),
+                    endpoint("_http._tcp.web.example.org", &[own]),
+                ],
+            ),
+            (
+                "api",
+                vec![endpoint("api.example.org", &[object_ref("service", "prod", "other")])],
+            ),
+            (
+                "db",
+                vec![endpoint(
+                    "db.example.org",
+                    &[object_ref("service", "prod", "db"), object_ref("service", "prod", "x")],
+                )],
+            ),
+            ("bare", vec![endpoint("bare.example.org", &[])]),
+            (
+                "mixed",
+                vec![
+                    endpoint("m1.example.org", &[object_ref("service", "prod", "mixed")]),
+                    endpoint("m2.example.org", &[]),
+                ],
+            ),
+            (
+                "renamed",
+                vec![endpoint("r.example.org", &[object_ref("ingress", "prod", "renamed")])],
+            ),
+        ];
+        let mut index = ObjectIndex::default();
+        let mut names = BTreeSet::new();
+        for (name, endpoints) in &objects {
+            let object = ObjectKey::new(ResourceKind::Service, "prod", name);
+            index.insert(
+                ObjectEndpoints {
+                    object,
+                    endpoints: endpoints.clone(),
+                },
+                Some(&mut names),
+            );
+        }
+        for (name, endpoints) in &objects {
+            let wanted: BTreeSet<String> = endpoints.iter().map(|e| e.dns_name.clone()).collect();
+            let gathered = index.gather(&wanted);
+            assert_eq!(refs(&gathered), refs(endpoints), "object {name}");
+        }
+        let web = &index.objects[&ObjectKey::new(ResourceKind::Service, "prod", "web")];
+        assert!(web.own_ref_dropped && web.endpoints.iter().all(|e| e.ref_objects.is_empty()));
     }
 }
