@@ -41,7 +41,7 @@ fn main() -> Result<()> {
         "test" => test(),
         "dist" => release::dist(&rest),
         "image" => release::image(),
-        "check-crates" => crates::check_crates(),
+        "check-crates" => crates::check_crates(&rest),
         "bench" if rest.first().map(String::as_str) == Some("e2e-latency") => latency(&rest[1..]),
         "bench" if rest.first().map(String::as_str) == Some("scale") => scale(&rest[1..]),
         "bench" => bench(&rest),
@@ -49,7 +49,7 @@ fn main() -> Result<()> {
         "fuzz" => fuzz::fuzz(&rest),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test | e2e [SCENARIO...] | bench [FILTER] | bench e2e-latency [--count N] | bench scale [--services N] [--pods M] [--changes K] [--idle SECONDS] [--stream SECONDS] [--watch-list on|off] | dist [--arch amd64|arm64|all] | image | check-crates | fuzz [--seconds N] [--no-sanitizer] [TARGET...]>"
+                "usage: cargo xtask <test | e2e [SCENARIO...] | bench [FILTER] | bench e2e-latency [--count N] | bench scale [--services N] [--pods M] [--changes K] [--idle SECONDS] [--stream SECONDS] [--watch-list on|off] | dist [--arch amd64|arm64|all] | image | check-crates [--verify] | fuzz [--seconds N] [--no-sanitizer] [TARGET...]>"
             );
             std::process::exit(2);
         }
