@@ -111,7 +111,7 @@ fn snapshot(cluster: &ClusterStore) -> String {
     let _ = writeln!(out, "undecodable: {:?}", cluster.undecodable());
     let mut namespaces: BTreeSet<String> = ["default".to_string()].into();
     for s in cluster.services() {
-        namespaces.insert(s.meta.namespace.clone());
+        namespaces.insert(s.meta.namespace.to_string());
         let _ = writeln!(out, "{s:?}");
         let _ = writeln!(out, "{:?}", cluster.endpoint_slices(&s.meta.namespace, &s.meta.name));
     }
@@ -119,16 +119,16 @@ fn snapshot(cluster: &ClusterStore) -> String {
         let _ = writeln!(out, "{n:?}");
     }
     for g in cluster.gateways() {
-        namespaces.insert(g.meta.namespace.clone());
+        namespaces.insert(g.meta.namespace.to_string());
         let _ = writeln!(out, "{g:?}");
     }
     for l in cluster.listener_sets() {
-        namespaces.insert(l.meta.namespace.clone());
+        namespaces.insert(l.meta.namespace.to_string());
         let _ = writeln!(out, "{l:?}");
     }
     for kind in ROUTE_KINDS {
         for r in cluster.routes(kind) {
-            namespaces.insert(r.meta.namespace.clone());
+            namespaces.insert(r.meta.namespace.to_string());
             let _ = writeln!(out, "{r:?}");
         }
     }
