@@ -234,7 +234,7 @@ impl Meta {
 /// Sized for the store, which keeps one per Service in the cluster: 240 bytes, so a shared `Service` (with
 /// the `Arc`'s two counts) fills jemalloc's 256-byte class, not the 320-byte one. Strings the API fills from
 /// a handful of values (type, policy, protocol) are shared through the store's interner, and strings nothing
-/// edits are boxed (docs/performance.md, "A smaller Service view").
+/// edits are boxed (docs/performance.md, "A smaller Service view and desired index").
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Service {
     /// Identity, labels and annotations.

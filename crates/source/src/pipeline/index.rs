@@ -54,7 +54,8 @@ pub(super) struct ObjectIndex {
 /// One object's endpoints as the index keeps them. An endpoint a source makes names exactly its own object
 /// in `ref_objects`: the source's name and the key's namespace and name, three strings and a slice the key
 /// and the index already hold. Such endpoints are kept without it and given it back when gathered
-/// (docs/performance.md, "A smaller Service view"); endpoints naming anything else are kept as they are.
+/// (docs/performance.md, "A smaller Service view and desired index"); endpoints naming anything else are
+/// kept as they are.
 #[derive(Debug)]
 struct Kept {
     endpoints: Box<[Endpoint]>,
