@@ -5,7 +5,8 @@
 //! crate, every dependency declared with a version). CI checks the packages' file lists and manifests and
 //! leaves the build from packaged sources to `--verify` (a release): that build compiles every crate and
 //! its dependencies a second time, a fifth of CI's time, to learn what the file lists already tell for
-//! crates that read no file outside their sources (none has a build script or an `include_*!`).
+//! crates that read no file outside their sources (no `include_*!`; extdns's build script reads only
+//! environment variables).
 
 use std::path::Path;
 use std::process::Command;
@@ -14,7 +15,7 @@ use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
 use crate::release::metadata;
-use crate::{TestServers, cargo, run};
+use crate::{TestServers, cargo, output, run};
 
 /// Fields crates.io shows and searches; a crate without them is hard to find or to trust.
 const REQUIRED_FIELDS: [&str; 5] = ["description", "license", "repository", "keywords", "categories"];
@@ -102,27 +103,15 @@ fn missing_from_package(lib: &Library) -> Result<Option<String>> {
     let dir = Path::new(&lib.manifest)
         .parent()
         .context("a manifest path has a directory")?;
-    let tracked = output(Command::new("git").args(["ls-files", "--", "."]).current_dir(dir))?;
+    let mut git = Command::new("git");
+    git.args(["ls-files", "--", "."]).current_dir(dir);
+    let tracked = output(git)?;
     let mut list = cargo();
     list.args(["package", "--list", "--locked", "--allow-dirty", "-p", &lib.name]);
-    let packaged = output(&mut list)?;
+    let packaged = output(list)?;
     let packaged: std::collections::BTreeSet<&str> = packaged.lines().collect();
     let missing: Vec<&str> = tracked.lines().filter(|f| !packaged.contains(f)).collect();
     Ok((!missing.is_empty()).then(|| format!("{}: not packaged: {}", lib.name, missing.join(", "))))
-}
-
-/// A command's standard output; its failure is an error naming it.
-fn output(cmd: &mut Command) -> Result<String> {
-    let shown = format!("{cmd:?}");
-    let out = cmd.output().with_context(|| format!("cannot start {shown}"))?;
-    if !out.status.success() {
-        bail!(
-            "{shown} failed with {}: {}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    String::from_utf8(out.stdout).with_context(|| format!("{shown} printed text that is not UTF-8"))
 }
 
 /// cargo unpacks the local registry's crates under `$CARGO_HOME/registry/src/` and never unpacks the same

@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
-use crate::{root, run};
+use crate::{output, root, run};
 
 /// Seconds per target when `--seconds` is not given.
 const DEFAULT_SECONDS: u64 = 30;
@@ -184,14 +184,9 @@ fn ensure_cargo_fuzz() -> Result<()> {
 }
 
 fn list_targets(dir: &Path) -> Result<Vec<String>> {
-    let out = nightly_cargo(dir)
-        .args(["fuzz", "list"])
-        .output()
-        .context("cannot run cargo fuzz list")?;
-    if !out.status.success() {
-        bail!("cargo fuzz list failed: {}", String::from_utf8_lossy(&out.stderr));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout)
+    let mut list = nightly_cargo(dir);
+    list.args(["fuzz", "list"]);
+    Ok(output(list)?
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty())

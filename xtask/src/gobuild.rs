@@ -128,16 +128,7 @@ impl Go {
     fn output(&self, dir: &Path, args: &[&str]) -> Result<String> {
         let mut cmd = self.cmd(dir);
         cmd.args(args);
-        let shown = format!("{cmd:?}");
-        let out = cmd.output().with_context(|| format!("cannot start {shown}"))?;
-        if !out.status.success() {
-            bail!(
-                "{shown} failed: {}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        crate::output(cmd)
     }
 }
 

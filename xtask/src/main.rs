@@ -88,6 +88,21 @@ pub(crate) fn run(mut cmd: Command) -> Result<()> {
     Ok(())
 }
 
+/// A command's standard output; a failure is an error naming the command and quoting what it printed.
+pub(crate) fn output(mut cmd: Command) -> Result<String> {
+    let shown = format!("{cmd:?}");
+    let out = cmd.output().with_context(|| format!("cannot start {shown}"))?;
+    if !out.status.success() {
+        bail!(
+            "{shown} failed with {}: {}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
 /// A program on PATH, or in the sbin directories Debian puts daemons in (not on a user's PATH).
 pub(crate) fn find_program(name: &str) -> Option<PathBuf> {
     let dirs = std::env::var_os("PATH").unwrap_or_default();
