@@ -436,7 +436,12 @@ pub(crate) fn convert<K: Watched>(object: &K, c: &Convert<'_>) -> K::View {
     if let Some(slot) = view.template_fields_slot() {
         *slot = c.template_fields.keep(K::KIND, object);
     }
-    view.intern(c.interner);
+    // Not `Item::intern`, which Pods override for views made elsewhere: a Pod's conversion shares its
+    // strings as it makes the view, and Pods are the most numerous objects.
+    if let Some(meta) = view.meta_mut() {
+        meta.intern(c.interner);
+    }
+    view.intern_values(c.interner);
     view
 }
 
