@@ -26,6 +26,7 @@ mod crates;
 mod deps;
 mod fuzz;
 mod gobuild;
+mod pgo;
 mod release;
 
 use std::path::{Path, PathBuf};
@@ -227,7 +228,7 @@ fn e2e(scenarios: &[String]) -> Result<()> {
 }
 
 /// The system packages, then the Go programs (built once, then found).
-fn go_binaries() -> Result<gobuild::GoBinaries> {
+pub(crate) fn go_binaries() -> Result<gobuild::GoBinaries> {
     deps::ensure_system_packages()?;
     gobuild::ensure(&target_dir())
 }
@@ -258,51 +259,61 @@ fn scale(args: &[String]) -> Result<()> {
 enum Profile {
     Dev,
     Release,
-    /// Release for the harness, the `dist` profile for extdns.
+    /// Release for the harness; extdns as `dist` ships it (static, with its profile when one is trained).
     Dist,
 }
 
 /// Builds extdns and the e2e runner, then runs `extdns-e2e <args>` with the paths of every program.
 fn kube_e2e(go: &gobuild::GoBinaries, profile: Profile, args: &[String]) -> Result<()> {
     let mut build = cargo();
-    match profile {
+    let bin = match profile {
+        // The shipped binary itself: its code pages are part of the resident memory measured.
+        Profile::Dist => {
+            let host = release::host_target()?;
+            let arch = release::ARCHES
+                .into_iter()
+                .find(|a| a.target == host)
+                .with_context(|| format!("extdns ships no binary for {host}"))?;
+            let extdns = release::build_shipped(arch, &host)?;
+            return run_e2e(go, &build_harness()?, &extdns, args);
+        }
         // The same targets as `cargo test --workspace` (dev-dependencies, hence features, unified the same
         // way), so the tests and the end-to-end run share one build instead of compiling twice.
-        Profile::Dev => build.args(["build", "--workspace", "--bins", "--tests"]),
+        Profile::Dev => {
+            build.args(["build", "--workspace", "--bins", "--tests"]);
+            "debug"
+        }
         // The allocator the shipped binary has, so that memory figures are the shipped binary's.
-        Profile::Release | Profile::Dist => build.args([
-            "build",
-            "--release",
-            "-p",
-            "extdns",
-            "-p",
-            "extdns-e2e",
-            "--features",
-            "extdns/jemalloc",
-        ]),
+        Profile::Release => {
+            build.args([
+                "build",
+                "--release",
+                "-p",
+                "extdns",
+                "-p",
+                "extdns-e2e",
+                "--features",
+                "extdns/jemalloc",
+            ]);
+            "release"
+        }
     };
     run(build)?;
-    let bin = target_dir().join(match profile {
-        Profile::Dev => "debug",
-        Profile::Release | Profile::Dist => "release",
-    });
-    let mut extdns = bin.join("extdns");
-    if profile == Profile::Dist {
-        // The shipped build (LTO, one codegen unit): its code pages are part of the resident memory measured.
-        let mut dist = cargo();
-        dist.args([
-            "build",
-            "-p",
-            "extdns",
-            "--profile",
-            release::DIST_PROFILE,
-            "--features",
-            "jemalloc",
-        ]);
-        run(dist)?;
-        extdns = target_dir().join(release::DIST_PROFILE).join("extdns");
-    }
-    let mut cmd = Command::new(bin.join("extdns-e2e"));
+    let bin = target_dir().join(bin);
+    run_e2e(go, &bin.join("extdns-e2e"), &bin.join("extdns"), args)
+}
+
+/// The e2e runner, built for release (what `crate::pgo` trains with).
+pub(crate) fn build_harness() -> Result<PathBuf> {
+    let mut build = cargo();
+    build.args(["build", "--release", "-p", "extdns-e2e"]);
+    run(build)?;
+    Ok(target_dir().join("release").join("extdns-e2e"))
+}
+
+/// Runs `harness <args>` on `extdns` with the paths of every other program.
+pub(crate) fn run_e2e(go: &gobuild::GoBinaries, harness: &Path, extdns: &Path, args: &[String]) -> Result<()> {
+    let mut cmd = Command::new(harness);
     cmd.current_dir(root())
         .arg(format!("--etcd={}", go.etcd.display()))
         .arg(format!("--kube-apiserver={}", go.kube_apiserver.display()))

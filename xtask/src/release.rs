@@ -53,22 +53,28 @@ pub(crate) const DIST_PROFILE: &str = "dist";
 const IMAGE_BINARY: &str = "/extdns";
 const IMAGE_USER: &str = "65532:65532";
 
-/// The architectures `dist` is asked for: `--arch NAME` (repeatable; `all`), every one by default.
-fn selected_arches(args: &[String]) -> Result<Vec<Arch>> {
+/// What `dist` is asked for: the architectures (`--arch NAME`, repeatable; `all`; every one by default), and
+/// whether to train a profile first (`--pgo`).
+fn dist_args(args: &[String]) -> Result<(Vec<Arch>, bool)> {
     let mut names = Vec::new();
+    let mut train = false;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let value = match a.strip_prefix("--arch=") {
             Some(v) => v.to_string(),
             None if a == "--arch" => it.next().context("--arch needs a value")?.clone(),
-            None => bail!("dist: unknown argument {a} (usage: cargo xtask dist [--arch amd64|arm64|all]...)"),
+            None if a == "--pgo" => {
+                train = true;
+                continue;
+            }
+            None => bail!("dist: unknown argument {a} (usage: cargo xtask dist [--arch amd64|arm64|all]... [--pgo])"),
         };
         names.push(value);
     }
     if names.is_empty() || names.iter().any(|n| n == "all") {
-        return Ok(ARCHES.to_vec());
+        return Ok((ARCHES.to_vec(), train));
     }
-    names
+    let arches = names
         .iter()
         .map(|n| {
             ARCHES
@@ -77,11 +83,12 @@ fn selected_arches(args: &[String]) -> Result<Vec<Arch>> {
                 .find(|a| a.name == n.as_str())
                 .with_context(|| format!("no architecture {n}: amd64 or arm64"))
         })
-        .collect()
+        .collect::<Result<_>>()?;
+    Ok((arches, train))
 }
 
 /// The host's target triple (`rustc -vV`).
-fn host_target() -> Result<String> {
+pub(crate) fn host_target() -> Result<String> {
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".to_string());
     let out = Command::new(rustc).arg("-vV").output().context("running rustc -vV")?;
     String::from_utf8_lossy(&out.stdout)
@@ -116,21 +123,37 @@ fn ensure_cross(arch: Arch) -> Result<()> {
     Ok(())
 }
 
-/// `cargo xtask dist [--arch NAME]...`: for each architecture, `dist/linux-<arch>/extdns` with its
-/// `extdns.sha256` and `extdns.cdx.json`; refuses a version CHANGELOG.md does not name.
+/// `cargo xtask dist [--arch NAME]... [--pgo]`: for each architecture, `dist/linux-<arch>/extdns` with its
+/// `extdns.sha256` and `extdns.cdx.json`; refuses a version CHANGELOG.md does not name. Built with the profile
+/// `--pgo` trains (this machine's architecture only) or an earlier one made by the same rustc
+/// (crate::pgo).
 pub fn dist(args: &[String]) -> Result<()> {
-    let arches = selected_arches(args)?;
+    let (arches, train) = dist_args(args)?;
     let version = workspace_version()?;
     require_changelog_entry(&version)?;
     let revision = git_revision();
     let host = host_target()?;
     for arch in arches {
+        if train {
+            crate::pgo::train(arch, &host)?;
+        }
         dist_one(arch, &host, &version, &revision)?;
     }
     Ok(())
 }
 
-fn dist_one(arch: Arch, host: &str, version: &str, revision: &str) -> Result<()> {
+/// How a build of the shipped binary uses profile-guided optimisation (crate::pgo).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Pgo<'a> {
+    Off,
+    /// Instrumented, writing what it runs into this directory.
+    Record(&'a Path),
+    /// Laid out and optimised by this profile.
+    Use(&'a Path),
+}
+
+/// Builds the shipped binary of `arch` (the `dist` profile, static) into `target_dir`; returns its path.
+pub(crate) fn build_binary(arch: Arch, host: &str, pgo: Pgo<'_>, target_dir: &Path) -> Result<PathBuf> {
     let native = arch.target == host;
     if !native {
         ensure_cross(arch)?;
@@ -150,12 +173,15 @@ fn dist_one(arch: Arch, host: &str, version: &str, revision: &str) -> Result<()>
             "--target",
             arch.target,
         ])
-        // Only the target's code is linked statically; build scripts and proc macros stay ordinary.
+        .arg("--target-dir")
+        .arg(target_dir)
+        // Only the target's code is linked statically (and instrumented); build scripts and proc macros
+        // stay ordinary.
         .env(
             format!("CARGO_TARGET_{env_target}_RUSTFLAGS"),
-            "-C target-feature=+crt-static",
+            format!("-C target-feature=+crt-static{}", crate::pgo::rustflags(pgo)?),
         )
-        .env("EXTDNS_REVISION", revision);
+        .env("EXTDNS_REVISION", git_revision());
     if !native {
         // The cross gcc links, and compiles jemalloc's and ring's C (the cc crate reads CC_<target>).
         build
@@ -163,10 +189,22 @@ fn dist_one(arch: Arch, host: &str, version: &str, revision: &str) -> Result<()>
             .env(format!("CC_{}", arch.target.replace('-', "_")), arch.cross_gcc);
     }
     run(build)?;
+    Ok(target_dir.join(arch.target).join(DIST_PROFILE).join("extdns"))
+}
+
+/// The shipped binary of `arch` with the profile it has, if any (crate::pgo::usable).
+pub(crate) fn build_shipped(arch: Arch, host: &str) -> Result<PathBuf> {
+    let profile = crate::pgo::usable(arch)?;
+    let pgo = profile.as_deref().map_or(Pgo::Off, Pgo::Use);
+    build_binary(arch, host, pgo, &target_dir())
+}
+
+fn dist_one(arch: Arch, host: &str, version: &str, revision: &str) -> Result<()> {
+    let native = arch.target == host;
+    let binary = build_shipped(arch, host)?;
 
     let dist = root().join("dist").join(format!("linux-{}", arch.name));
     std::fs::create_dir_all(&dist).with_context(|| format!("creating {}", dist.display()))?;
-    let binary = target_dir().join(arch.target).join(DIST_PROFILE).join("extdns");
     let shipped = dist.join("extdns");
     std::fs::copy(&binary, &shipped).with_context(|| format!("copying {}", binary.display()))?;
     check_static_elf(&shipped, arch)?;
@@ -439,6 +477,8 @@ pub fn image() -> Result<()> {
             bail!("the build context lacks {needed}");
         }
     }
+    // A trained profile goes in too; `dist` in the builder uses it only when built by the rustc that recorded it.
+    let profiled_with = crate::pgo::copy_into(&context)?;
     println!("wrote the build context {} ({} files)", context.display(), files.len());
 
     let engine = Command::new("docker")
@@ -447,9 +487,11 @@ pub fn image() -> Result<()> {
         .is_ok_and(|o| o.status.success());
     if engine {
         let mut build = Command::new("docker");
-        build
-            .args(["build", "-t", "ghcr.io/extdns/extdns:dev", "."])
-            .current_dir(&context);
+        build.args(["build", "-t", "ghcr.io/extdns/extdns:dev"]);
+        if let Some(release) = profiled_with {
+            build.arg("--build-arg").arg(format!("RUST_VERSION={release}"));
+        }
+        build.arg(".").current_dir(&context);
         run(build)?;
     } else {
         println!("no container engine answers `docker info`: context written and checked, image not built");
@@ -696,15 +738,21 @@ mod tests {
     }
 
     #[test]
-    fn dist_takes_architectures_by_their_platform_names() -> Result<()> {
-        assert_eq!(selected_arches(&[])?, ARCHES.to_vec());
-        let arm = selected_arches(&["--arch".to_string(), "arm64".to_string()])?;
+    fn dist_takes_architectures_by_their_platform_names_and_pgo() -> Result<()> {
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(dist_args(&[])?, (ARCHES.to_vec(), false));
+        let (arm, train) = dist_args(&args(&["--arch", "arm64"]))?;
         assert_eq!(
             arm.iter().map(|a| a.target).collect::<Vec<_>>(),
             ["aarch64-unknown-linux-gnu"]
         );
-        assert_eq!(selected_arches(&["--arch=all".to_string()])?.len(), 2);
-        assert!(selected_arches(&["--arch=riscv64".to_string()]).is_err());
+        assert!(!train);
+        assert_eq!(dist_args(&args(&["--arch=all"]))?.0.len(), 2);
+        let (amd, train) = dist_args(&args(&["--pgo", "--arch=amd64"]))?;
+        assert_eq!(amd.len(), 1);
+        assert!(train);
+        assert!(dist_args(&args(&["--arch=riscv64"])).is_err());
+        assert!(dist_args(&args(&["--profile"])).is_err());
         Ok(())
     }
 
