@@ -2,7 +2,9 @@
 # The extdns image, for linux/amd64 and linux/arm64 (`docker buildx build --platform linux/amd64,linux/arm64`).
 # The builder runs on the build machine's own platform and builds the target's binary with `cargo xtask dist
 # --arch $TARGETARCH` (static, LTO, stripped; Debian's cross gcc for the other architecture, installed by
-# xtask); the image is distroless static, which carries CA certificates and nothing else, run as 65532.
+# xtask; linux/amd64 laid out by the profile `cargo xtask dist --pgo` trained, when `cargo xtask image` put one in
+# the context and passed the RUST_VERSION that recorded it); the image is distroless static, which carries CA
+# certificates and nothing else, run as 65532.
 # `cargo xtask image` checks this file and writes the build context. Published as
 # ghcr.io/extdns/extdns:v<version>, the name the chart (charts/extdns) and deploy/ use; EXTDNS_VERSION is the
 # workspace's version (crates/extdns/tests/deploy.rs holds the two together).

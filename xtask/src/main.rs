@@ -12,10 +12,10 @@
 //!   [--pods M] [--changes K] [--idle SECONDS] [--stream SECONDS] [--watch-list on|off]`: both side by side on a
 //!   loaded API server (single changes, streams of 1 and 10 changes a second, a burst of 1,000; WatchList off:
 //!   a server without streaming lists), the table into `target/bench-scale.md`.
-//! - `dist [--arch amd64|arm64]...`: the release binaries for linux/amd64 and linux/arm64 (static, LTO,
+//! - `dist [--arch amd64|arm64]... [--pgo]`: the release binaries for linux/amd64 and linux/arm64 (static, LTO,
 //!   stripped, version and commit stamped; the other architecture with Debian's cross gcc) into
 //!   `dist/linux-<arch>/`, each with its SHA-256 checksum and a CycloneDX SBOM; refuses a version CHANGELOG.md
-//!   does not name.
+//!   does not name. `--pgo` first trains a profile of the native binary, which lays its code out (src/pgo.rs).
 //! - `image`: checks the Dockerfile against `dist` and writes the container build context to `target/image/`
 //!   (and builds the image where a container engine runs).
 //! - `check-crates`: every library crate has complete metadata and a runnable crate doc, tests alone and packages.
@@ -50,7 +50,7 @@ fn main() -> Result<()> {
         "fuzz" => fuzz::fuzz(&rest),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test | e2e [SCENARIO...] | bench [FILTER] | bench e2e-latency [--count N] | bench scale [--services N] [--pods M] [--changes K] [--idle SECONDS] [--stream SECONDS] [--watch-list on|off] | dist [--arch amd64|arm64|all] | image | check-crates [--verify] | fuzz [--seconds N] [--no-sanitizer] [TARGET...]>"
+                "usage: cargo xtask <test | e2e [SCENARIO...] | bench [FILTER] | bench e2e-latency [--count N] | bench scale [--services N] [--pods M] [--changes K] [--idle SECONDS] [--stream SECONDS] [--watch-list on|off] | dist [--arch amd64|arm64|all] [--pgo] | image | check-crates [--verify] | fuzz [--seconds N] [--no-sanitizer] [TARGET...]>"
             );
             std::process::exit(2);
         }
