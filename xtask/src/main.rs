@@ -283,18 +283,8 @@ fn kube_e2e(go: &gobuild::GoBinaries, profile: Profile, args: &[String]) -> Resu
             build.args(["build", "--workspace", "--bins", "--tests"]);
             "debug"
         }
-        // The allocator the shipped binary has, so that memory figures are the shipped binary's.
         Profile::Release => {
-            build.args([
-                "build",
-                "--release",
-                "-p",
-                "extdns",
-                "-p",
-                "extdns-e2e",
-                "--features",
-                "extdns/jemalloc",
-            ]);
+            build.args(RELEASE_BUILD);
             "release"
         }
     };
@@ -303,13 +293,27 @@ fn kube_e2e(go: &gobuild::GoBinaries, profile: Profile, args: &[String]) -> Resu
     run_e2e(go, &bin.join("extdns-e2e"), &bin.join("extdns"), args)
 }
 
-/// The e2e runner, built for release (what `crate::pgo` trains with).
+/// The e2e runner, built for release with the same packages and features as [`Profile::Release`], so the two
+/// share one build.
 pub(crate) fn build_harness() -> Result<PathBuf> {
     let mut build = cargo();
-    build.args(["build", "--release", "-p", "extdns-e2e"]);
+    build.args(RELEASE_BUILD);
     run(build)?;
     Ok(target_dir().join("release").join("extdns-e2e"))
 }
+
+/// extdns with the allocator the shipped binary has, so that memory figures are the shipped binary's, and the
+/// e2e runner.
+const RELEASE_BUILD: [&str; 8] = [
+    "build",
+    "--release",
+    "-p",
+    "extdns",
+    "-p",
+    "extdns-e2e",
+    "--features",
+    "extdns/jemalloc",
+];
 
 /// Runs `harness <args>` on `extdns` with the paths of every other program.
 pub(crate) fn run_e2e(go: &gobuild::GoBinaries, harness: &Path, extdns: &Path, args: &[String]) -> Result<()> {
