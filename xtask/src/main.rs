@@ -274,7 +274,7 @@ fn kube_e2e(go: &gobuild::GoBinaries, profile: Profile, args: &[String]) -> Resu
                 .into_iter()
                 .find(|a| a.target == host)
                 .with_context(|| format!("extdns ships no binary for {host}"))?;
-            let extdns = release::build_shipped(arch, &host)?;
+            let extdns = release::build_shipped(arch, &host, &release::git_revision())?;
             return run_e2e(go, &build_harness()?, &extdns, args);
         }
         // The same targets as `cargo test --workspace` (dev-dependencies, hence features, unified the same

@@ -129,7 +129,13 @@ pub(crate) fn train(arch: Arch, host: &str) -> Result<PathBuf> {
     std::fs::create_dir_all(&raw)?;
     // A target directory of its own: the instrumented build's flags differ from the shipped build's, and
     // sharing one would rebuild every crate at each switch.
-    let instrumented = release::build_binary(arch, host, Pgo::Record(&raw), &pgo.join("build"))?;
+    let instrumented = release::build_binary(
+        arch,
+        host,
+        Pgo::Record(&raw),
+        &pgo.join("build"),
+        &release::git_revision(),
+    )?;
     let harness = crate::build_harness()?;
     let logs = pgo.join("training-logs");
     let mut args: Vec<String> = TRAINING.map(String::from).to_vec();

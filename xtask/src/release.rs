@@ -153,7 +153,7 @@ pub(crate) enum Pgo<'a> {
 }
 
 /// Builds the shipped binary of `arch` (the `dist` profile, static) into `target_dir`; returns its path.
-pub(crate) fn build_binary(arch: Arch, host: &str, pgo: Pgo<'_>, target_dir: &Path) -> Result<PathBuf> {
+pub(crate) fn build_binary(arch: Arch, host: &str, pgo: Pgo<'_>, target_dir: &Path, revision: &str) -> Result<PathBuf> {
     let native = arch.target == host;
     if !native {
         ensure_cross(arch)?;
@@ -181,7 +181,7 @@ pub(crate) fn build_binary(arch: Arch, host: &str, pgo: Pgo<'_>, target_dir: &Pa
             format!("CARGO_TARGET_{env_target}_RUSTFLAGS"),
             format!("-C target-feature=+crt-static{}", crate::pgo::rustflags(pgo)?),
         )
-        .env("EXTDNS_REVISION", git_revision());
+        .env("EXTDNS_REVISION", revision);
     if !native {
         // The cross gcc links, and compiles jemalloc's and ring's C (the cc crate reads CC_<target>).
         build
@@ -192,16 +192,17 @@ pub(crate) fn build_binary(arch: Arch, host: &str, pgo: Pgo<'_>, target_dir: &Pa
     Ok(target_dir.join(arch.target).join(DIST_PROFILE).join("extdns"))
 }
 
-/// The shipped binary of `arch` with the profile it has, if any (crate::pgo::usable).
-pub(crate) fn build_shipped(arch: Arch, host: &str) -> Result<PathBuf> {
+/// The shipped binary of `arch`, stamped with `revision`, with the profile it has, if any
+/// (crate::pgo::usable).
+pub(crate) fn build_shipped(arch: Arch, host: &str, revision: &str) -> Result<PathBuf> {
     let profile = crate::pgo::usable(arch)?;
     let pgo = profile.as_deref().map_or(Pgo::Off, Pgo::Use);
-    build_binary(arch, host, pgo, &target_dir())
+    build_binary(arch, host, pgo, &target_dir(), revision)
 }
 
 fn dist_one(arch: Arch, host: &str, version: &str, revision: &str) -> Result<()> {
     let native = arch.target == host;
-    let binary = build_shipped(arch, host)?;
+    let binary = build_shipped(arch, host, revision)?;
 
     let dist = root().join("dist").join(format!("linux-{}", arch.name));
     std::fs::create_dir_all(&dist).with_context(|| format!("creating {}", dist.display()))?;
@@ -298,7 +299,7 @@ fn require_changelog_entry(version: &str) -> Result<()> {
 
 /// The commit being built: `EXTDNS_REVISION` when the caller knows it (a container build has no `.git`),
 /// else git's, marked `-dirty` when tracked files changed.
-fn git_revision() -> String {
+pub(crate) fn git_revision() -> String {
     if let Ok(rev) = std::env::var("EXTDNS_REVISION")
         && !rev.is_empty()
     {

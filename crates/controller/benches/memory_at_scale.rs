@@ -6,6 +6,7 @@
 //! * the live view, kind by kind (what the informers keep between syncs);
 //! * the incremental cache (`SyncState`: the records read, the desired endpoints by object);
 //! * the in-memory zone (in production the DNS server holds it, not extdns);
+//! * the Services' initial list: the most it holds at once, and what it leaves (the store);
 //! * the peak of a first and of a later full sync above what was live before it.
 //!
 //! Counted by a counting global allocator (`cap`, wrapping the system allocator): requested bytes, so the
@@ -32,7 +33,7 @@ use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::discovery::v1 as discovery;
 use serde_json::json;
 
-use extdns_test_support::kube_objects::{ZONE, listed, object};
+use extdns_test_support::kube_objects::{ZONE, listed, listed_copies, object};
 
 #[global_allocator]
 static ALLOC: Cap<System> = Cap::new(System, usize::MAX);
@@ -145,13 +146,24 @@ fn main() {
     // As the binary watches: only the Pods a headless or `Local` NodePort Service selects are kept.
     let mut live = LiveOptions::default();
     live.pods_on_demand = true;
-    let cluster = Arc::new(LiveCluster::detached(&source.watched_kinds(), live));
+    let cluster = Arc::new(LiveCluster::detached(&source.watched_kinds(), live.clone()));
     let Objects {
         services: svc_objects,
         pods: pod_objects,
         slices,
     } = objects(services, pods);
     let slice_count = slices.len();
+
+    // The Services' initial list on its own, in a view of its own: the most it holds at once, and what it
+    // leaves behind (the store).
+    let (list_peak, list_kept) = {
+        let probe = LiveCluster::detached(&source.watched_kinds(), live);
+        let before = ALLOC.allocated();
+        let ((), peak) = with_peak(|| listed_copies(&probe, &svc_objects));
+        let kept = ALLOC.allocated() - before;
+        drop(probe);
+        (peak, kept)
+    };
 
     // Each kind's store: the live bytes it adds, plus the input objects it consumed and freed.
     let stored = |objects_heap: usize, list: &dyn Fn()| {
@@ -215,6 +227,11 @@ fn main() {
         mib(records_read),
         records_read / services.max(1),
         mib(cache.saturating_sub(records_read))
+    );
+    println!(
+        "  the Services' initial list: {} at its peak, {} kept",
+        mib(list_peak),
+        mib(list_kept)
     );
     println!("  in-memory zone and metrics: {}", mib(zone_and_rest));
     println!("  peak of the first full sync: {}", mib(first_peak));

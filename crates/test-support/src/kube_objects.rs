@@ -96,3 +96,13 @@ pub fn listed<K: extdns_informer::Watched>(cluster: &LiveCluster, objects: Vec<K
     }
     cluster.apply_event(Event::<K>::InitDone);
 }
+
+/// As [`listed`], with a copy of each object made as it arrives, so that what the list itself holds can be
+/// measured apart from the objects, which stay.
+pub fn listed_copies<K: extdns_informer::Watched + Clone>(cluster: &LiveCluster, objects: &[K]) {
+    cluster.apply_event(Event::<K>::Init);
+    for o in objects {
+        cluster.apply_event(Event::InitApply(o.clone()));
+    }
+    cluster.apply_event(Event::<K>::InitDone);
+}
