@@ -80,6 +80,11 @@ pub(crate) fn cargo() -> Command {
     cmd
 }
 
+/// The rustc cargo builds with (`RUSTC`, else the one on PATH).
+pub(crate) fn rustc() -> Command {
+    Command::new(std::env::var("RUSTC").unwrap_or_else(|_| "rustc".to_string()))
+}
+
 pub(crate) fn run(mut cmd: Command) -> Result<()> {
     let shown = format!("{cmd:?}");
     let status = cmd.status().with_context(|| format!("cannot start {shown}"))?;

@@ -19,7 +19,7 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 
 use crate::release::{self, Arch, Pgo};
-use crate::{output, run, target_dir};
+use crate::{output, run, rustc, target_dir};
 
 /// The training run: the scale benchmark's scenario at a fifth of its size, every phase kept short.
 const TRAINING: [&str; 11] = [
@@ -48,8 +48,7 @@ fn stamp_path(profile: &Path) -> PathBuf {
 
 /// `rustc -V`, as the build will run it.
 fn rustc_version() -> Result<String> {
-    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".to_string());
-    let mut cmd = Command::new(rustc);
+    let mut cmd = rustc();
     cmd.arg("-V");
     Ok(output(cmd)?.trim().to_string())
 }
@@ -94,8 +93,7 @@ pub(crate) fn usable(arch: Arch) -> Result<Option<PathBuf>> {
 
 /// The toolchain's `llvm-profdata`, from rustup's `llvm-tools` (added when missing).
 fn llvm_profdata(host: &str) -> Result<PathBuf> {
-    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".to_string());
-    let mut cmd = Command::new(rustc);
+    let mut cmd = rustc();
     cmd.args(["--print", "sysroot"]);
     let sysroot = PathBuf::from(output(cmd)?.trim());
     let tool = sysroot.join("lib/rustlib").join(host).join("bin/llvm-profdata");

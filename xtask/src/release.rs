@@ -89,8 +89,7 @@ fn dist_args(args: &[String]) -> Result<(Vec<Arch>, bool)> {
 
 /// The host's target triple (`rustc -vV`).
 pub(crate) fn host_target() -> Result<String> {
-    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".to_string());
-    let out = Command::new(rustc).arg("-vV").output().context("running rustc -vV")?;
+    let out = crate::rustc().arg("-vV").output().context("running rustc -vV")?;
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .find_map(|l| l.strip_prefix("host: "))
@@ -124,8 +123,8 @@ fn ensure_cross(arch: Arch) -> Result<()> {
 }
 
 /// `cargo xtask dist [--arch NAME]... [--pgo]`: for each architecture, `dist/linux-<arch>/extdns` with its
-/// `extdns.sha256` and `extdns.cdx.json`; refuses a version CHANGELOG.md does not name. Built with the profile
-/// `--pgo` trains (this machine's architecture only) or an earlier one made by the same rustc
+/// `extdns.sha256` and `extdns.cdx.json`; refuses a version CHANGELOG.md does not name. Each is built with the
+/// profile `--pgo` trains (for this machine's architecture) or an earlier one made by the same rustc
 /// (crate::pgo).
 pub fn dist(args: &[String]) -> Result<()> {
     let (arches, train) = dist_args(args)?;
@@ -134,8 +133,11 @@ pub fn dist(args: &[String]) -> Result<()> {
     let revision = git_revision();
     let host = host_target()?;
     for arch in arches {
-        if train {
+        if train && arch.target == host {
             crate::pgo::train(arch, &host)?;
+        } else if train {
+            // Training runs the binary, which cannot run here.
+            println!("linux/{} is cross-built: not trained", arch.name);
         }
         dist_one(arch, &host, &version, &revision)?;
     }
