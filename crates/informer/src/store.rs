@@ -436,9 +436,11 @@ impl<V: Item> Index<V> {
         st.undecodable.clear();
         for (ns, entry) in buf {
             match entry {
-                Ok(v) => st.upsert_shared(ns, v),
-                Err(name) => st.mark_undecodable(ns, &name),
-            };
+                Ok(v) => st.put(ns, v),
+                Err(name) => {
+                    st.mark_undecodable(ns, &name);
+                }
+            }
         }
     }
 
@@ -559,18 +561,20 @@ impl<V: Item> AnyIndex for Index<V> {
 impl<V: Item> IndexState<V> {
     fn upsert(&mut self, ns: Sym, v: V) -> bool {
         // Compared before it is shared: an unchanged object costs no allocation.
-        let set = self.by_ns.entry(ns.clone()).or_default();
-        if set.get(v.name()).is_some_and(|old| *old.0 == v) {
-            return false;
+        let unchanged = self
+            .by_ns
+            .get(&ns)
+            .and_then(|set| set.get(v.name()))
+            .is_some_and(|old| *old.0 == v);
+        if !unchanged {
+            self.put(ns, Arc::new(v));
         }
-        self.upsert_shared(ns, Arc::new(v))
+        !unchanged
     }
 
-    fn upsert_shared(&mut self, ns: Sym, new: Arc<V>) -> bool {
+    /// Stores `new` in place of any object of its name.
+    fn put(&mut self, ns: Sym, new: Arc<V>) {
         let set = self.by_ns.entry(ns.clone()).or_default();
-        if set.get(new.name()).is_some_and(|old| *old.0 == *new) {
-            return false;
-        }
         let old = set.replace(ByName(Arc::clone(&new)));
         if let Some(old) = old {
             self.unindex(&ns, &old.0);
@@ -579,7 +583,6 @@ impl<V: Item> IndexState<V> {
             self.undecodable.remove(&(ns.clone(), Box::from(new.name())));
         }
         self.index(&ns, new);
-        true
     }
 
     fn mark_undecodable(&mut self, ns: Sym, name: &str) -> bool {
