@@ -260,7 +260,7 @@ fn scale(args: &[String]) -> Result<()> {
     kube_e2e(&go, Profile::Dist, &e2e_args)
 }
 
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy)]
 enum Profile {
     Dev,
     Release,
@@ -270,8 +270,21 @@ enum Profile {
 
 /// Builds extdns and the e2e runner, then runs `extdns-e2e <args>` with the paths of every program.
 fn kube_e2e(go: &gobuild::GoBinaries, profile: Profile, args: &[String]) -> Result<()> {
-    let mut build = cargo();
-    let bin = match profile {
+    let (harness, extdns) = match profile {
+        // The same targets as `cargo test --workspace` (dev-dependencies, hence features, unified the same
+        // way), so the tests and the end-to-end run share one build instead of compiling twice.
+        Profile::Dev => {
+            let mut build = cargo();
+            build.args(["build", "--workspace", "--bins", "--tests"]);
+            run(build)?;
+            let bin = target_dir().join("debug");
+            (bin.join("extdns-e2e"), bin.join("extdns"))
+        }
+        Profile::Release => {
+            let harness = build_harness()?;
+            let extdns = harness.with_file_name("extdns");
+            (harness, extdns)
+        }
         // The shipped binary itself: its code pages are part of the resident memory measured.
         Profile::Dist => {
             let host = release::host_target()?;
@@ -280,26 +293,13 @@ fn kube_e2e(go: &gobuild::GoBinaries, profile: Profile, args: &[String]) -> Resu
                 .find(|a| a.target == host)
                 .with_context(|| format!("extdns ships no binary for {host}"))?;
             let extdns = release::build_shipped(arch, &host, &release::git_revision())?;
-            return run_e2e(go, &build_harness()?, &extdns, args);
-        }
-        // The same targets as `cargo test --workspace` (dev-dependencies, hence features, unified the same
-        // way), so the tests and the end-to-end run share one build instead of compiling twice.
-        Profile::Dev => {
-            build.args(["build", "--workspace", "--bins", "--tests"]);
-            "debug"
-        }
-        Profile::Release => {
-            build.args(RELEASE_BUILD);
-            "release"
+            (build_harness()?, extdns)
         }
     };
-    run(build)?;
-    let bin = target_dir().join(bin);
-    run_e2e(go, &bin.join("extdns-e2e"), &bin.join("extdns"), args)
+    run_e2e(go, &harness, &extdns, args)
 }
 
-/// The e2e runner, built for release with the same packages and features as [`Profile::Release`], so the two
-/// share one build.
+/// The e2e runner, built for release with extdns as [`RELEASE_BUILD`] says (one build for both).
 pub(crate) fn build_harness() -> Result<PathBuf> {
     let mut build = cargo();
     build.args(RELEASE_BUILD);
