@@ -134,11 +134,18 @@ impl<'a> Session<'a> {
         }
     }
 
-    /// Transfer a whole zone. Returns its records in the order the server sent them (the SOA first).
-    pub async fn axfr(&mut self, zone: &Name) -> Result<Vec<Record>, ExchangeError> {
+    /// Transfer a whole zone, each record folded into a fresh `start()` by `add` as it arrives, in the
+    /// order the server sent them (the SOA first), so the zone is never held as wire records. A server that
+    /// fails mid-transfer leaves nothing behind: the next one starts from `start()` again.
+    pub async fn axfr<T>(
+        &mut self,
+        zone: &Name,
+        start: impl Fn() -> T,
+        mut add: impl FnMut(&mut T, Record),
+    ) -> Result<T, ExchangeError> {
         let mut last = None;
         for index in self.picker.order() {
-            match self.axfr_from(index, zone).await {
+            match self.axfr_from(index, zone, start(), &mut add).await {
                 Ok(records) => return Ok(records),
                 Err(ExchangeError::Transport(e)) => {
                     self.conns[index] = None;
@@ -157,7 +164,13 @@ impl<'a> Session<'a> {
         })))
     }
 
-    async fn axfr_from(&mut self, index: usize, zone: &Name) -> Result<Vec<Record>, ExchangeError> {
+    async fn axfr_from<T>(
+        &mut self,
+        index: usize,
+        zone: &Name,
+        mut into: T,
+        add: &mut impl FnMut(&mut T, Record),
+    ) -> Result<T, ExchangeError> {
         let server = self.picker.server(index).to_string();
         let mut msg = Message::new(random_id(), MessageType::Query, OpCode::Query);
         let mut q = Query::query(zone.clone(), WireType::AXFR);
@@ -172,7 +185,7 @@ impl<'a> Session<'a> {
         let conn = self.connection(index).await.map_err(ExchangeError::Transport)?;
         conn.send(&wire).await.map_err(ExchangeError::Transport)?;
         let mut verifier = key.map(|k| Verifier::new(k, request_mac, now));
-        let mut records: Vec<Record> = Vec::new();
+        let mut first = true;
         let mut soa_seen = 0;
         let mut last_signed = true;
         loop {
@@ -205,13 +218,14 @@ impl<'a> Session<'a> {
                         break;
                     }
                 }
-                if records.is_empty() && r.record_type() != WireType::SOA {
+                if first && r.record_type() != WireType::SOA {
                     return Err(ExchangeError::BadAnswer {
                         server,
                         detail: "the zone transfer does not start with the SOA".into(),
                     });
                 }
-                records.push(r);
+                first = false;
+                add(&mut into, r);
             }
             if soa_seen >= 2 {
                 break;
@@ -224,7 +238,7 @@ impl<'a> Session<'a> {
             });
         }
         self.conns[index] = None;
-        Ok(records)
+        Ok(into)
     }
 }
 

@@ -29,6 +29,7 @@
 mod client;
 mod codec;
 mod config;
+mod read;
 mod tls;
 mod transport;
 mod tsig;
@@ -41,7 +42,7 @@ use extdns_provider::batch::{self, Unit};
 use extdns_provider::pace::Pacer;
 use extdns_provider::{Provider, ProviderError, ReadState, Records, zone};
 use hickory_proto::rr::rdata::TXT;
-use hickory_proto::rr::{DNSClass, Name, RData, Record, RecordType as WireType};
+use hickory_proto::rr::{DNSClass, Name, RData, Record};
 
 pub use client::rcode_name;
 pub use config::{ConfigError, LoadBalancing, Rfc2136Config, Setting, TlsOptions, TlsSetupError};
@@ -62,6 +63,7 @@ pub mod fuzzing {
 use client::{ExchangeError, Session};
 use codec::CodecError;
 use config::Settings;
+use read::ZoneRead;
 use tls::TlsConnector;
 use transport::ServerPicker;
 
@@ -292,12 +294,13 @@ impl Provider for Rfc2136Provider {
             return Ok(Records::default());
         }
         let mut session = self.session(&self.transfers);
-        let mut endpoints: Vec<Endpoint> = Vec::new();
-        let mut index: HashMap<(String, RecordType), usize> = HashMap::new();
-        let mut wire: TxtWire = HashMap::new();
+        let mut read = ZoneRead::default();
         for (zone, zone_name) in self.settings.zones.iter().zip(&self.zone_names) {
-            let records = match session.axfr(zone_name).await {
-                Ok(r) => r,
+            let zone_read = session
+                .axfr(zone_name, ZoneRead::default, |read, r| read.add(r, zone_name))
+                .await;
+            match zone_read {
+                Ok(r) => read.absorb(r),
                 Err(ExchangeError::Transport(e)) => {
                     return Err(ProviderError::transient_from(format!("zone transfer of {zone}"), e));
                 }
@@ -316,35 +319,9 @@ impl Provider for Rfc2136Provider {
                         "zone transfer of {zone} from {server}: {detail}"
                     )));
                 }
-            };
-            for r in records {
-                if r.dns_class != DNSClass::IN {
-                    continue;
-                }
-                let rtype = r.record_type();
-                // The zone's own SOA and apex NS belong to whoever runs the server, as in external-dns.
-                if rtype == WireType::SOA || (rtype == WireType::NS && r.name.eq_ignore_root_case(zone_name)) {
-                    continue;
-                }
-                let Some((rt, target)) = codec::target(&r.data) else {
-                    continue;
-                };
-                let name = codec::name_text(&r.name);
-                if let RData::TXT(t) = &r.data {
-                    let chunks: Vec<Vec<u8>> = t.txt_data.iter().map(|c| c.to_vec()).collect();
-                    if chunks != codec::txt_chunks(&target) {
-                        wire.insert((name.clone(), target.to_string()), chunks);
-                    }
-                }
-                match index.get(&(name.clone(), rt.clone())) {
-                    Some(&i) => endpoints[i].targets.push(target),
-                    None => {
-                        index.insert((name.clone(), rt.clone()), endpoints.len());
-                        endpoints.push(Endpoint::new(&name, rt, [target]).with_ttl(Ttl(i64::from(r.ttl))));
-                    }
-                }
             }
         }
+        let (endpoints, wire) = read.finish();
         Ok(Records::with_state(endpoints, wire))
     }
 

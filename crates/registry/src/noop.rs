@@ -40,7 +40,7 @@ impl Registry for NoopRegistry {
     }
 
     fn fold_applied(&self, snapshot: &mut Snapshot, changes: &[Change]) -> bool {
-        snapshot.records.fold(changes.iter().map(|c| (c, None)));
+        snapshot.records.fold(changes.iter(), |_| None);
         self.provider.read_state_outlives_writes()
     }
 

@@ -79,34 +79,38 @@ impl RecordsByName {
 
     /// Folds applied changes in: the records a change replaced or deleted go (matched by name, type, set
     /// identifier and targets, every copy of one), the ones it created or updated to come in, with the
-    /// labels given (`None`: as planned). Costs what the changes touch, not what the read holds.
-    pub(crate) fn fold<'a>(&mut self, applied: impl Iterator<Item = (&'a Change, Option<Labels>)>) {
-        let mut added = Vec::new();
-        for (change, labels) in applied {
+    /// labels `labels` gives (`None`: as planned). Costs what the changes touch, not what the read holds.
+    ///
+    /// Two passes over `applied` (every removal, then every addition) rather than the additions gathered
+    /// on the side: on a first sync that would be a second copy of every record at the sync's peak.
+    pub(crate) fn fold<'a, I>(&mut self, applied: I, mut labels: impl FnMut(&Change) -> Option<Labels>)
+    where
+        I: Iterator<Item = &'a Change> + Clone,
+    {
+        let mut additions = 0;
+        for change in applied.clone() {
             if let Some(old) = change.previous() {
                 while let Some(p) = self.position_of(old) {
                     self.remove_at(p);
                 }
             }
-            if !matches!(change, Change::Delete(_)) {
-                let mut now = change.endpoint().clone();
-                if let Some(labels) = labels {
-                    now.labels = labels;
-                }
-                // As a read gives it back: the objects it came from belong to the desired side (and would
-                // stay in the cache until the next full sync).
-                now.ref_objects = ObjectRefs::new();
-                added.push(now);
-            }
+            additions += usize::from(!matches!(change, Change::Delete(_)));
         }
         // The records live until the next full sync: grow by a sixteenth, not by doubling, yet not by one
         // record per write either (each growth may copy them all).
         let (len, spare) = (self.records.len(), self.records.capacity() - self.records.len());
-        if spare < added.len() {
-            self.records.reserve_exact(added.len().max(len / 16));
+        if spare < additions {
+            self.records.reserve_exact(additions.max(len / 16));
         }
-        for e in added {
-            self.push(e);
+        for change in applied.filter(|c| !matches!(c, Change::Delete(_))) {
+            let mut now = change.endpoint().clone();
+            if let Some(labels) = labels(change) {
+                now.labels = labels;
+            }
+            // As a read gives it back: the objects it came from belong to the desired side (and would
+            // stay in the cache until the next full sync).
+            now.ref_objects = ObjectRefs::new();
+            self.push(now);
         }
     }
 
@@ -272,7 +276,7 @@ mod tests {
             vec![Change::Delete(a("absent.example.org", "192.0.2.1"))],
         ];
         for changes in rounds {
-            records.fold(changes.iter().map(|c| (c, None)));
+            records.fold(changes.iter(), |_| None);
             fold_by_scan(&mut scan, &changes);
             assert_eq!(by_name(&records), by_name(&scan));
             let mut all: Vec<String> = texts(records.iter());

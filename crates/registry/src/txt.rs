@@ -124,11 +124,30 @@ impl Ownership {
             record: r.to_string(),
             source,
         })?;
-        let name = self.mapper.to_txt_name(&r.dns_name, &r.record_type);
-        let mut txt = Endpoint::new(&name, RecordType::Txt, [value]).with_set_identifier(r.set_identifier.clone());
+        let mut txt =
+            Endpoint::new(&self.txt_name(r), RecordType::Txt, [value]).with_set_identifier(r.set_identifier.clone());
         txt.provider_specific = r.provider_specific.clone();
         txt.labels.insert(label::OWNED_RECORD.to_string(), r.dns_name.clone());
         Ok(txt)
+    }
+
+    /// The name of `r`'s ownership TXT record, as that record holds it.
+    fn txt_name(&self, r: &Endpoint) -> String {
+        let mut name = self.mapper.to_txt_name(&r.dns_name, &r.record_type);
+        // As `Endpoint::new` has it: one trailing dot trimmed.
+        if name.ends_with('.') {
+            name.pop();
+        }
+        name
+    }
+
+    /// The labels `r` carries once written with its ownership record `labels`: with encryption, the nonce
+    /// the value is sealed under is one of them.
+    fn written_labels(&self, r: &Endpoint, mut labels: Labels) -> Result<Labels, RegistryError> {
+        if self.encrypt {
+            self.txt_record(r, &mut labels)?;
+        }
+        Ok(labels)
     }
 
     /// `--migrate-from-txt-owner`: a record of the old owner is ours now.
@@ -210,24 +229,35 @@ impl TxtRegistry {
 
     /// Turn the provider's records into records with ownership labels, hiding the registry's TXT records.
     /// Also returns the ownership records read.
-    fn read(&self, records: Vec<Endpoint>) -> (Vec<Endpoint>, OwnershipRecords) {
+    fn read(&self, mut endpoints: Vec<Endpoint>) -> (Vec<Endpoint>, OwnershipRecords) {
         let own = &self.config.ownership;
-        let mut endpoints = Vec::with_capacity(records.len());
-        let mut txts: Vec<(Endpoint, Labels)> = Vec::new();
-        for r in records {
-            if r.record_type != RecordType::Txt {
-                endpoints.push(r);
-                continue;
-            }
-            let Some(value) = r.targets.first() else {
-                tracing::error!(name = %r.dns_name, "TXT record has no targets; ignoring it");
-                continue;
-            };
-            match labels::parse(value, own.key.as_ref()) {
-                Err(InvalidHeritage) => endpoints.push(r),
-                Ok(l) => txts.push((r, l)),
-            }
-        }
+        // The ownership records are taken out in place, each beside its labels: the other records stay in
+        // the provider's vector, not copied into a second one at a full sync's peak.
+        let mut labels_of: Vec<Option<Labels>> = Vec::new();
+        let taken: Vec<Endpoint> = endpoints
+            .extract_if(.., |r| {
+                if r.record_type != RecordType::Txt {
+                    return false;
+                }
+                let Some(value) = r.targets.first() else {
+                    tracing::error!(name = %r.dns_name, "TXT record has no targets; ignoring it");
+                    labels_of.push(None);
+                    return true;
+                };
+                match labels::parse(value, own.key.as_ref()) {
+                    Err(InvalidHeritage) => false,
+                    Ok(l) => {
+                        labels_of.push(Some(l));
+                        true
+                    }
+                }
+            })
+            .collect();
+        let txts: Vec<(&Endpoint, &Labels)> = taken
+            .iter()
+            .zip(&labels_of)
+            .filter_map(|(t, l)| Some((t, l.as_ref()?)))
+            .collect();
         if txts.is_empty() {
             for ep in &mut endpoints {
                 own.migrate_owner(ep);
@@ -242,7 +272,7 @@ impl TxtRegistry {
             .collect();
         let mut owned: HashMap<(&str, &RecordType, &str), &Labels> = HashMap::with_capacity(txts.len());
         let mut txt_names: HashSet<&str> = HashSet::with_capacity(txts.len());
-        for ((t, l), (name, rt)) in txts.iter().zip(&mapped) {
+        for (&(t, l), (name, rt)) in txts.iter().zip(&mapped) {
             owned.insert((name.as_str(), rt, t.set_identifier.as_str()), l);
             txt_names.insert(t.dns_name.as_str());
         }
@@ -287,10 +317,10 @@ impl TxtRegistry {
                 }
             }
         }
-        drop((owned, txt_names));
         let mut present = OwnershipRecords::with_capacity(txts.len());
-        for (t, _) in txts {
-            present.insert(t.dns_name, t.set_identifier);
+        drop((owned, txt_names, txts));
+        for (t, _) in taken.into_iter().zip(labels_of).filter(|(_, l)| l.is_some()) {
+            present.insert(t.dns_name, &t.set_identifier);
         }
         (endpoints, present)
     }
@@ -316,27 +346,28 @@ impl OwnershipRecords {
         OwnershipRecords(HashMap::with_capacity(capacity))
     }
 
-    fn insert(&mut self, name: String, set_identifier: String) {
+    /// Records the ownership record `name` with `set_identifier` (it was read or written); once only.
+    fn insert(&mut self, name: String, set_identifier: &str) {
         let ids = self.0.entry(name).or_default();
         if set_identifier.is_empty() {
             ids.unset = true;
-        } else {
-            ids.named.push(set_identifier);
+        } else if !ids.named.iter().any(|id| id == set_identifier) {
+            ids.named.push(set_identifier.to_owned());
         }
     }
 
-    /// Forgets the ownership record `txt` (it was deleted).
-    fn remove(&mut self, txt: &Endpoint) {
-        let Some(ids) = self.0.get_mut(&txt.dns_name) else {
+    /// Forgets the ownership record `name` with `set_identifier` (it was deleted).
+    fn remove(&mut self, name: &str, set_identifier: &str) {
+        let Some(ids) = self.0.get_mut(name) else {
             return;
         };
-        if txt.set_identifier.is_empty() {
+        if set_identifier.is_empty() {
             ids.unset = false;
         } else {
-            ids.named.retain(|id| *id != txt.set_identifier);
+            ids.named.retain(|id| id != set_identifier);
         }
         if !ids.unset && ids.named.is_empty() {
-            self.0.remove(&txt.dns_name);
+            self.0.remove(name);
         }
     }
 
@@ -352,57 +383,59 @@ impl OwnershipRecords {
     }
 }
 
-/// A change as it goes out: the change, the ownership change that must land with it, and the labels the
-/// record carries once written.
-type Planned<'c> = (&'c Change, Option<Change>, Labels);
+/// A change as it goes out: the change and the ownership change that must land with it.
+type Planned<'c> = (&'c Change, Option<Change>);
 
 impl TxtRegistry {
-    /// Each change that goes out, with the ownership change that must land with it and the labels the
-    /// record carries once written. Updates and deletes of records that are not ours are dropped here,
+    /// Whether a change is written at all: updates and deletes of records that are not ours are dropped,
     /// whatever the plan said.
+    fn writes(&self, change: &Change) -> bool {
+        let is_ours = |e: &Endpoint| e.owner() == Some(self.config.ownership.owner_id.as_str());
+        match change {
+            Change::Create(_) => true,
+            Change::Delete(r) => is_ours(r),
+            Change::Update { old, new } => is_ours(old) && is_ours(new),
+        }
+    }
+
+    /// Each change that is written ([`TxtRegistry::writes`]), with the ownership change that must land with
+    /// it.
     fn with_ownership<'c>(
         &self,
         snapshot: &Snapshot,
         changes: &'c [Change],
     ) -> Result<Vec<Planned<'c>>, RegistryError> {
         let own = &self.config.ownership;
-        let is_ours = |e: &Endpoint| e.owner() == Some(own.owner_id.as_str());
         let present = snapshot.ownership_records.as_ref();
         let txt_exists = |t: &Endpoint| present.is_some_and(|p| p.holds(t));
         let txt_absent = |t: &Endpoint| present.is_some_and(|p| !p.holds(t));
 
         let mut planned: Vec<Planned<'_>> = Vec::with_capacity(changes.len());
-        for change in changes {
-            let (ownership, labels) = match change {
+        for change in changes.iter().filter(|c| self.writes(c)) {
+            let ownership = match change {
                 Change::Create(r) => {
-                    let mut labels = own.record_labels(r);
-                    let txt = own.txt_record(r, &mut labels)?;
-                    ((!txt_exists(&txt)).then_some(Change::Create(txt)), labels)
+                    let txt = own.txt_record(r, &mut own.record_labels(r))?;
+                    (!txt_exists(&txt)).then_some(Change::Create(txt))
                 }
-                Change::Delete(r) if is_ours(r) => {
-                    let mut labels = r.labels.clone();
-                    let txt = own.txt_record(r, &mut labels)?;
+                Change::Delete(r) => {
+                    let txt = own.txt_record(r, &mut r.labels.clone())?;
                     // A TXT record known to be absent is not deleted: strict providers refuse deleting what is
                     // not there.
-                    ((!txt_absent(&txt)).then_some(Change::Delete(txt)), labels)
+                    (!txt_absent(&txt)).then_some(Change::Delete(txt))
                 }
-                Change::Update { old, new } if is_ours(old) && is_ours(new) => {
-                    let mut old_labels = old.labels.clone();
-                    let old_txt = own.txt_record(old, &mut old_labels)?;
-                    let mut labels = new.labels.clone();
-                    let new_txt = own.txt_record(new, &mut labels)?;
-                    let txt = if txt_absent(&old_txt) {
+                Change::Update { old, new } => {
+                    let old_txt = own.txt_record(old, &mut old.labels.clone())?;
+                    let new_txt = own.txt_record(new, &mut new.labels.clone())?;
+                    if txt_absent(&old_txt) {
                         // The TXT record is missing (a forced update writing the new format): create it rather
                         // than update a record that does not exist.
                         (!txt_exists(&new_txt)).then_some(Change::Create(new_txt))
                     } else {
                         Some(Change::update(old_txt, new_txt))
-                    };
-                    (txt, labels)
+                    }
                 }
-                Change::Delete(_) | Change::Update { .. } => continue,
             };
-            planned.push((change, ownership, labels));
+            planned.push((change, ownership));
         }
         Ok(planned)
     }
@@ -424,7 +457,7 @@ impl Registry for TxtRegistry {
         let planned = self.with_ownership(snapshot, changes)?;
         let units: Vec<Unit<'_>> = planned
             .iter()
-            .map(|(change, ownership, _)| Unit {
+            .map(|(change, ownership)| Unit {
                 change,
                 ownership: ownership.as_ref(),
             })
@@ -433,28 +466,36 @@ impl Registry for TxtRegistry {
         Ok(self.provider.apply(&snapshot.provider, &units).await?)
     }
 
+    /// Folds each written change in as `apply` wrote it, one at a time: building every ownership record
+    /// again here, as `apply` needed them, would hold a second record per change at a first sync's peak.
     fn fold_applied(&self, snapshot: &mut Snapshot, changes: &[Change]) -> bool {
-        let Ok(planned) = self.with_ownership(snapshot, changes) else {
-            // `apply` could not have written these changes either.
-            return false;
-        };
+        let own = &self.config.ownership;
+        let written = changes.iter().filter(|c| self.writes(c));
         if let Some(present) = snapshot.ownership_records.as_mut() {
-            for (_, ownership, _) in &planned {
-                match ownership {
-                    Some(Change::Create(txt)) => present.insert(txt.dns_name.clone(), txt.set_identifier.clone()),
-                    Some(Change::Delete(txt)) => present.remove(txt),
-                    Some(Change::Update { old, new }) => {
-                        present.remove(old);
-                        present.insert(new.dns_name.clone(), new.set_identifier.clone());
-                    }
-                    None => {}
+            // Whether an ownership record was there or not, it is after a create or update and is not after
+            // a delete.
+            for change in written.clone() {
+                if let Some(old) = change.previous() {
+                    present.remove(&own.txt_name(old), &old.set_identifier);
+                }
+                if !matches!(change, Change::Delete(_)) {
+                    let r = change.endpoint();
+                    present.insert(own.txt_name(r), &r.set_identifier);
                 }
             }
         }
-        snapshot
-            .records
-            .fold(planned.into_iter().map(|(change, _, labels)| (change, Some(labels))));
-        self.provider.read_state_outlives_writes()
+        let mut failed = false;
+        snapshot.records.fold(written, |change| {
+            let labels = match change {
+                Change::Create(r) => own.written_labels(r, own.record_labels(r)),
+                Change::Update { new, .. } => own.written_labels(new, new.labels.clone()),
+                Change::Delete(_) => return None,
+            };
+            // `apply` sealed the same labels, so this does not fail; if it did, what the cache holds is not
+            // known and the caller reads again.
+            labels.inspect_err(|_| failed = true).ok()
+        });
+        !failed && self.provider.read_state_outlives_writes()
     }
 
     async fn adjust_endpoints(&self, endpoints: Vec<Endpoint>) -> Result<Vec<Endpoint>, RegistryError> {
