@@ -549,10 +549,9 @@ impl Controller {
             full,
         } = input;
         let provider_filter = self.registry.domain_filter();
-        let outcome = extdns_plan::calculate(&self.config.plan, current, &desired, &provider_filter);
-        // The changes own what they need; the desired set goes before the write, whose ownership records
-        // would otherwise sit on top of it (on a first sync, one TXT record per record).
-        drop(desired);
+        // The desired set goes into the plan, which moves what it creates into its changes and drops the
+        // rest: none of it sits under the write (on a first sync, every record is created).
+        let outcome = extdns_plan::calculate_owned(&self.config.plan, current, desired, &provider_filter);
         if full {
             self.metrics.observe_owner_mismatches(&outcome.owner_mismatches);
         }

@@ -134,6 +134,75 @@ pub fn calculate(
     desired: &[Endpoint],
     provider_filter: &DomainFilter,
 ) -> PlanOutcome {
+    let mut planned = plan(config, current, desired, provider_filter);
+    planned.fill_creates(|at| desired[at].clone());
+    planned.finish()
+}
+
+/// [`calculate`], moving the records it creates out of `desired` instead of copying them: on a first sync
+/// every desired record is created, and the copies would sit beside the originals at the sync's peak.
+pub fn calculate_owned(
+    config: &PlanConfig,
+    current: &[Endpoint],
+    mut desired: Vec<Endpoint>,
+    provider_filter: &DomainFilter,
+) -> PlanOutcome {
+    let mut planned = plan(config, current, &desired, provider_filter);
+    planned.fill_creates(|at| std::mem::take(&mut desired[at]));
+    drop(desired);
+    planned.finish()
+}
+
+/// A plan whose creates are still to be filled in from the desired records.
+struct Planned {
+    changes: Vec<Change>,
+    /// Where each create's record is in the desired records, in the order of the creates in `changes`
+    /// (`None`: the create holds its record already).
+    creates_from: Vec<Option<usize>>,
+    mismatches: Vec<OwnerMismatch>,
+    not_owned: NotOwned,
+}
+
+impl Planned {
+    /// Puts each create's record in, as `take(position in desired)` gives it.
+    fn fill_creates(&mut self, mut take: impl FnMut(usize) -> Endpoint) {
+        debug_assert_eq!(
+            self.changes.iter().filter(|c| matches!(c, Change::Create(_))).count(),
+            self.creates_from.len(),
+            "a create was dropped or added after planning"
+        );
+        let creates = self.changes.iter_mut().filter_map(|c| match c {
+            Change::Create(e) => Some(e),
+            _ => None,
+        });
+        for (e, from) in creates.zip(&self.creates_from) {
+            if let Some(at) = *from {
+                *e = take(at);
+            }
+        }
+    }
+
+    fn finish(self) -> PlanOutcome {
+        let Planned {
+            mut changes,
+            mut mismatches,
+            not_owned,
+            ..
+        } = self;
+        // Kept through the write (and a first sync's peak): no room to spare.
+        changes.shrink_to_fit();
+        sort_changes(&mut changes);
+        mismatches.sort();
+        PlanOutcome {
+            changes,
+            owner_mismatches: mismatches,
+            not_owned,
+        }
+    }
+}
+
+/// The rows planned, creates left empty (policy and the owner filter keep every create, in order).
+fn plan(config: &PlanConfig, current: &[Endpoint], desired: &[Endpoint], provider_filter: &DomainFilter) -> Planned {
     let filters: Vec<&DomainFilter> = [&config.domain_filter, provider_filter]
         .into_iter()
         .filter(|f| f.is_configured())
@@ -174,6 +243,7 @@ pub fn calculate(
     drop(placed);
 
     let mut changes = Vec::new();
+    let mut creates_from = Vec::new();
     let mut mismatches = Vec::new();
     let mut not_owned = NotOwned::default();
     let mut scratch = Scratch::default();
@@ -190,7 +260,12 @@ pub fn calculate(
                 not_owned.wanted += foreign;
             }
         }
-        plan_row(config, cur, cand, &mut scratch, &mut changes, &mut mismatches);
+        let out = RowOut {
+            changes: &mut changes,
+            creates_from: &mut creates_from,
+            mismatches: &mut mismatches,
+        };
+        plan_row(config, desired, cur, cand, &mut scratch, out);
     }
 
     config.policy.apply(&mut changes);
@@ -204,13 +279,26 @@ pub fn calculate(
             Change::Update { old, new } => owned(old) && owned(new),
         });
     }
-    sort_changes(&mut changes);
-    mismatches.sort();
-    PlanOutcome {
+    Planned {
         changes,
-        owner_mismatches: mismatches,
+        creates_from,
+        mismatches,
         not_owned,
     }
+}
+
+/// Where one row's changes go.
+struct RowOut<'o> {
+    changes: &'o mut Vec<Change>,
+    creates_from: &'o mut Vec<Option<usize>>,
+    mismatches: &'o mut Vec<OwnerMismatch>,
+}
+
+/// Where `candidate` is in `desired`: candidates are borrowed from it, so their address says which.
+fn position_in(desired: &[Endpoint], candidate: &Endpoint) -> Option<usize> {
+    let offset = (candidate as *const Endpoint as usize).checked_sub(desired.as_ptr() as usize)?;
+    let at = offset / std::mem::size_of::<Endpoint>();
+    desired.get(at).filter(|d| std::ptr::eq(*d, candidate)).map(|_| at)
 }
 
 /// Row numbers by key (normalised name, set identifier).
@@ -351,12 +439,17 @@ struct Scratch<'a> {
 /// One row: `cur` the current records, `cand` the candidates, at one (normalised name, set identifier).
 fn plan_row<'a>(
     config: &PlanConfig,
+    desired: &[Endpoint],
     cur: &[&'a Endpoint],
     cand: &[&'a Endpoint],
     scratch: &mut Scratch<'a>,
-    changes: &mut Vec<Change>,
-    mismatches: &mut Vec<OwnerMismatch>,
+    out: RowOut<'_>,
 ) {
+    let RowOut {
+        changes,
+        creates_from,
+        mismatches,
+    } = out;
     if cand.is_empty() {
         changes.extend(cur.iter().map(|&e| Change::Delete(e.clone())));
         return;
@@ -430,7 +523,16 @@ fn plan_row<'a>(
             return;
         }
     }
-    changes.extend(scratch.creates.iter().map(|&e| Change::Create(e.clone())));
+    for &e in &scratch.creates {
+        // Filled in once the plan is known; a record not from `desired` (none is) is copied now.
+        let from = position_in(desired, e);
+        changes.push(Change::Create(if from.is_some() {
+            Endpoint::default()
+        } else {
+            e.clone()
+        }));
+        creates_from.push(from);
+    }
 }
 
 /// external-dns's update conditions: a configured TTL that differs, different targets, different
@@ -487,7 +589,10 @@ fn sort_key(e: &Endpoint) -> (&str, &RecordType, &str) {
 }
 
 /// Apply order first (deletes, updates, creates), then name, type and set identifier; an update sorts by its
-/// new side.
+/// new side. In place: a stable sort's buffer would be a second copy of every change at a first sync's peak,
+/// and changes with one key (only duplicate records a provider returned) are interchangeable.
 fn sort_changes(changes: &mut [Change]) {
-    changes.sort_by(|a, b| (a.apply_order(), sort_key(a.endpoint())).cmp(&(b.apply_order(), sort_key(b.endpoint()))));
+    changes.sort_unstable_by(|a, b| {
+        (a.apply_order(), sort_key(a.endpoint())).cmp(&(b.apply_order(), sort_key(b.endpoint())))
+    });
 }

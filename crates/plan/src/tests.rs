@@ -2,7 +2,7 @@
 
 use extdns_endpoint::{Changes, DomainFilter, Endpoint, ProviderSpecific, RecordType, Ttl, label};
 
-use crate::{NotOwned, OwnerMismatch, PlanConfig, PlanOutcome, Policy, calculate};
+use crate::{NotOwned, OwnerMismatch, PlanConfig, PlanOutcome, Policy, calculate, calculate_owned};
 
 const OWNER: &str = "me";
 
@@ -41,9 +41,13 @@ fn config() -> PlanConfig {
     }
 }
 
-/// The plan's whole outcome, with no domain filter.
+/// The plan's whole outcome, with no domain filter; the same whether the plan copies the records it
+/// creates or moves them.
 fn outcome(cfg: &PlanConfig, current: &[Endpoint], desired: &[Endpoint]) -> PlanOutcome {
-    calculate(cfg, current, desired, &DomainFilter::default())
+    let copied = calculate(cfg, current, desired, &DomainFilter::default());
+    let moved = calculate_owned(cfg, current, desired.to_vec(), &DomainFilter::default());
+    assert_eq!(copied, moved, "moving the created records changes the plan");
+    copied
 }
 
 fn plan(cfg: &PlanConfig, current: &[Endpoint], desired: &[Endpoint]) -> Changes {

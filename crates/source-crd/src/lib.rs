@@ -201,7 +201,7 @@ impl Source for CrdSource {
                 failed.insert_part(object.clone(), Some(describe(&invalid)), held_records(&o, &invalid));
             }
             if !endpoints.is_empty() {
-                out.push(ObjectEndpoints { object, endpoints });
+                out.push(ObjectEndpoints::new(object, endpoints));
             }
         }
         Ok(Evaluation::new(out, failed))

@@ -154,7 +154,7 @@ impl GatewayRouteSource {
                 failed.insert(object.clone(), None);
             }
             if !endpoints.is_empty() {
-                out.push(ObjectEndpoints { object, endpoints });
+                out.push(ObjectEndpoints::new(object, endpoints));
             }
         }
         Ok(Evaluation::new(out, failed))

@@ -246,7 +246,7 @@ impl IngressSource {
                 continue;
             }
             if !endpoints.is_empty() {
-                out.push(ObjectEndpoints { object, endpoints });
+                out.push(ObjectEndpoints::new(object, endpoints));
             }
         }
         Evaluation::new(out, failed)

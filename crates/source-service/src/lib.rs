@@ -171,7 +171,7 @@ impl ServiceSource {
                 failed.insert(object.clone(), why);
             }
             if !endpoints.is_empty() {
-                out.push(ObjectEndpoints { object, endpoints });
+                out.push(ObjectEndpoints::new(object, endpoints));
             }
         }
         Evaluation::new(out, failed)

@@ -153,6 +153,16 @@ pub struct ObjectEndpoints {
     pub endpoints: Vec<Endpoint>,
 }
 
+impl ObjectEndpoints {
+    /// What `object` publishes, without the room a vector grown by pushes keeps: a whole cluster's
+    /// evaluations are alive at once during a full sync, and most objects publish one record in a vector
+    /// with room for four.
+    pub fn new(object: ObjectKey, mut endpoints: Vec<Endpoint>) -> Self {
+        endpoints.shrink_to_fit();
+        ObjectEndpoints { object, endpoints }
+    }
+}
+
 /// What a source made of (some of) its objects, object by object; see [`Source::evaluate`].
 #[derive(Debug, Clone, Default, PartialEq)]
 #[non_exhaustive]
