@@ -253,6 +253,8 @@ impl TxtRegistry {
                 }
             })
             .collect();
+        // The read kept until the next full sync: without the room its ownership records took.
+        endpoints.shrink_to_fit();
         let txts: Vec<(&Endpoint, &Labels)> = taken
             .iter()
             .zip(&labels_of)
