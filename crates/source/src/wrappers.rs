@@ -52,9 +52,41 @@ pub struct PipelineConfig {
     pub prefer_alias: bool,
 }
 
+/// Endpoints, each with the index of the source that made it (in the pipeline's source names): two vectors
+/// rather than one of pairs, so a source's endpoints move in as they are, not copied into pairs.
+#[derive(Debug, Default)]
+pub(crate) struct Tagged {
+    pub(crate) sources: Vec<usize>,
+    pub(crate) endpoints: Vec<Endpoint>,
+}
+
+impl Tagged {
+    /// Appends what source `source` made.
+    pub(crate) fn extend(&mut self, source: usize, endpoints: Vec<Endpoint>) {
+        self.sources.extend(std::iter::repeat_n(source, endpoints.len()));
+        if self.endpoints.is_empty() {
+            self.endpoints = endpoints;
+        } else {
+            self.endpoints.extend(endpoints);
+        }
+    }
+
+    fn push(&mut self, source: usize, endpoint: Endpoint) {
+        self.sources.push(source);
+        self.endpoints.push(endpoint);
+    }
+}
+
+impl FromIterator<(usize, Endpoint)> for Tagged {
+    fn from_iter<I: IntoIterator<Item = (usize, Endpoint)>>(iter: I) -> Self {
+        let (sources, endpoints) = iter.into_iter().unzip();
+        Tagged { sources, endpoints }
+    }
+}
+
 /// Steps 1 (default targets) to 6 on endpoints already collected, each tagged with the index of its source
 /// in `names`; what steps 2 and 4 drop is counted in `out`.
-pub(crate) fn process(c: &PipelineConfig, tagged: Vec<(usize, Endpoint)>, names: &[&str], out: &mut PipelineOutput) {
+pub(crate) fn process(c: &PipelineConfig, tagged: Tagged, names: &[&str], out: &mut PipelineOutput) {
     let tagged = apply_default_targets(tagged, &c.default_targets, c.force_default_targets);
     let mut eps = dedup(tagged, names, out);
     if !c.nat64_networks.is_empty() {
@@ -72,16 +104,16 @@ pub(crate) fn process(c: &PipelineConfig, tagged: Vec<(usize, Endpoint)>, names:
 
 /// Step 1's default targets. An endpoint that is replaced keeps its name, TTL, provider-specific
 /// properties, set identifier, labels and object references; its type follows the new targets.
-fn apply_default_targets(tagged: Vec<(usize, Endpoint)>, defaults: &[Target], force: bool) -> Vec<(usize, Endpoint)> {
+fn apply_default_targets(tagged: Tagged, defaults: &[Target], force: bool) -> Tagged {
     if defaults.is_empty() {
         return tagged;
     }
     let mut kept_own = 0usize;
-    let mut out = Vec::with_capacity(tagged.len());
-    for (src, e) in tagged {
+    let mut out = Tagged::default();
+    for (src, e) in tagged.sources.into_iter().zip(tagged.endpoints) {
         if !force && !e.targets.is_empty() {
             kept_own += 1;
-            out.push((src, e));
+            out.push(src, e);
             continue;
         }
         for mut d in Endpoint::for_hostname(
@@ -94,7 +126,7 @@ fn apply_default_targets(tagged: Vec<(usize, Endpoint)>, defaults: &[Target], fo
         ) {
             d.labels = e.labels.clone();
             d.ref_objects = e.ref_objects.clone();
-            out.push((src, d));
+            out.push(src, d);
         }
     }
     if kept_own > 0 {
@@ -109,10 +141,14 @@ fn apply_default_targets(tagged: Vec<(usize, Endpoint)>, defaults: &[Target], fo
 
 /// Step 2. Validation, target normalisation and exact-duplicate removal, counting what is dropped.
 /// Works in place: at 100,000 endpoints, moving them between vectors costs more than the checks.
-fn dedup(mut tagged: Vec<(usize, Endpoint)>, names: &[&str], out: &mut PipelineOutput) -> Vec<Endpoint> {
+fn dedup(tagged: Tagged, names: &[&str], out: &mut PipelineOutput) -> Vec<Endpoint> {
     let source_name = |i: usize| names.get(i).copied().unwrap_or("unknown").to_string();
+    let Tagged {
+        sources,
+        endpoints: mut tagged,
+    } = tagged;
     let mut keep = vec![true; tagged.len()];
-    for (i, (src, e)) in tagged.iter_mut().enumerate() {
+    for (i, (src, e)) in sources.iter().zip(tagged.iter_mut()).enumerate() {
         if let Err(reason) = validate_endpoint(e) {
             let objects: Vec<String> = e.ref_objects.iter().map(ToString::to_string).collect();
             tracing::warn!(
@@ -154,7 +190,7 @@ fn dedup(mut tagged: Vec<(usize, Endpoint)>, names: &[&str], out: &mut PipelineO
     {
         type Key<'a> = (&'a RecordType, &'a str, &'a str, &'a [Target]);
         let mut seen: HashMap<Key<'_>, usize> = HashMap::with_capacity(tagged.len());
-        for (i, (_, e)) in tagged.iter().enumerate() {
+        for (i, e) in tagged.iter().enumerate() {
             if !keep[i] {
                 continue;
             }
@@ -169,18 +205,16 @@ fn dedup(mut tagged: Vec<(usize, Endpoint)>, names: &[&str], out: &mut PipelineO
     }
     for (dup, first) in duplicates {
         keep[dup] = false;
-        let (src, e) = &mut tagged[dup];
+        let e = &mut tagged[dup];
         *out.deduplicated
-            .entry((e.record_type.to_string(), source_name(*src)))
+            .entry((e.record_type.to_string(), source_name(sources[dup])))
             .or_default() += 1;
         let refs = std::mem::take(&mut e.ref_objects);
-        tagged[first].1.ref_objects.extend(refs);
+        tagged[first].ref_objects.extend(refs);
     }
+    let mut kept = keep.into_iter();
+    tagged.retain(|_| kept.next().unwrap_or(true));
     tagged
-        .into_iter()
-        .zip(keep)
-        .filter_map(|((_, e), k)| k.then_some(e))
-        .collect()
 }
 
 /// Step 3. AAAA targets inside a NAT64 /96 yield an extra A endpoint with the embedded IPv4 addresses,

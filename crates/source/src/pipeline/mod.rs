@@ -23,8 +23,8 @@ use extdns_informer::{ChangeSet, ClusterStore, ResourceKind};
 pub use index::DesiredIndex;
 use index::ObjectIndex;
 
-use crate::wrappers;
 pub use crate::wrappers::PipelineConfig;
+use crate::wrappers::{self, Tagged};
 use crate::{Failures, Objects, Source, SourceError};
 
 /// The desired endpoints and what the pipeline dropped, for the `source_invalid_endpoints` and
@@ -103,7 +103,7 @@ impl Pipeline {
         cluster: &ClusterStore,
         index: Option<&mut DesiredIndex>,
     ) -> Result<PipelineOutput, SourceError> {
-        let mut tagged: Vec<(usize, Endpoint)> = Vec::new();
+        let mut tagged = Tagged::default();
         let mut failed = Vec::with_capacity(self.sources.len());
         let mut objects_by_source = Vec::with_capacity(self.sources.len());
         for (i, source) in self.sources.iter().enumerate() {
@@ -119,7 +119,7 @@ impl Pipeline {
                     None => all.extend(object.endpoints),
                 }
             }
-            tagged.extend(source.merge(all).into_iter().map(|e| (i, e)));
+            tagged.extend(i, source.merge(all));
             if let Some(objects) = objects.as_mut() {
                 objects.failed.clone_from(&evaluation.failed);
             }
@@ -165,11 +165,11 @@ impl Pipeline {
             objects.failed.extend(failed);
         }
 
-        let mut tagged: Vec<(usize, Endpoint)> = Vec::new();
+        let mut tagged = Tagged::default();
         let mut failed = Vec::with_capacity(self.sources.len());
         for (i, (source, objects)) in self.sources.iter().zip(index.sources()).enumerate() {
             if !names.is_empty() {
-                tagged.extend(source.merge(objects.gather(&names)).into_iter().map(|e| (i, e)));
+                tagged.extend(i, source.merge(objects.gather(&names)));
             }
             failed.push(objects.failed.clone());
         }
@@ -184,7 +184,7 @@ impl Pipeline {
     /// source could not evaluate (one set per source, in order).
     /// The sources' failures go in first, so the wrappers' validation sees which objects already fail
     /// (and in part: an invalid record of such an object adds its name to what is held).
-    fn finish(&self, tagged: Vec<(usize, Endpoint)>, failed: Vec<Failures>) -> PipelineOutput {
+    fn finish(&self, tagged: Tagged, failed: Vec<Failures>) -> PipelineOutput {
         let names: Vec<&str> = self.sources.iter().map(|s| s.name()).collect();
         let mut out = PipelineOutput::default();
         for (name, set) in names.iter().zip(failed) {
@@ -199,7 +199,7 @@ impl Pipeline {
     /// the index of its source in `names`.
     pub fn process(&self, tagged: Vec<(usize, Endpoint)>, names: &[&str]) -> PipelineOutput {
         let mut out = PipelineOutput::default();
-        wrappers::process(&self.config, tagged, names, &mut out);
+        wrappers::process(&self.config, tagged.into_iter().collect(), names, &mut out);
         out
     }
 }
