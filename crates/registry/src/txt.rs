@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
-use extdns_endpoint::{Change, DomainFilter, Endpoint, Labels, RecordType, label};
+use extdns_endpoint::{Change, DomainFilter, Endpoint, Labels, RecordType, Targets, label};
 use extdns_provider::{Provider, Unit};
 
 use crate::crypto::AesKey;
@@ -248,6 +248,8 @@ impl TxtRegistry {
                     Err(InvalidHeritage) => false,
                     Ok(l) => {
                         labels_of.push(Some(l));
+                        // Read: only its name and set identifier are needed from here on.
+                        r.targets = Targets::default();
                         true
                     }
                 }
