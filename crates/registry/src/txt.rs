@@ -257,10 +257,13 @@ impl TxtRegistry {
             .collect();
         // The read kept until the next full sync: without the room its ownership records took.
         endpoints.shrink_to_fit();
-        let txts: Vec<(&Endpoint, &Labels)> = taken
+        // Which of the records taken out are ownership records (the others had no value).
+        let ours: Vec<bool> = labels_of.iter().map(Option::is_some).collect();
+        let txts: Vec<(&Endpoint, usize)> = taken
             .iter()
-            .zip(&labels_of)
-            .filter_map(|(t, l)| Some((t, l.as_ref()?)))
+            .zip(&ours)
+            .enumerate()
+            .filter_map(|(at, (t, &ours))| ours.then_some((t, at)))
             .collect();
         if txts.is_empty() {
             for ep in &mut endpoints {
@@ -269,20 +272,24 @@ impl TxtRegistry {
             return (endpoints, OwnershipRecords::default());
         }
 
-        // Everything below borrows from `txts` and `mapped`: no per-record copies of names or labels.
+        // Everything below borrows from `txts` and `mapped`: no per-record copies of names.
         let mapped: Vec<(String, RecordType)> = txts
             .iter()
             .map(|(t, _)| own.mapper.to_endpoint_name(&t.dns_name))
             .collect();
-        let mut owned: HashMap<(&str, &RecordType, &str), &Labels> = HashMap::with_capacity(txts.len());
+        let mut owned: HashMap<(&str, &RecordType, &str), usize> = HashMap::with_capacity(txts.len());
         let mut txt_names: HashSet<&str> = HashSet::with_capacity(txts.len());
-        for (&(t, l), (name, rt)) in txts.iter().zip(&mapped) {
-            owned.insert((name.as_str(), rt, t.set_identifier.as_str()), l);
+        for (&(t, at), (name, rt)) in txts.iter().zip(&mapped) {
+            owned.insert((name.as_str(), rt, t.set_identifier.as_str()), at);
             txt_names.insert(t.dns_name.as_str());
         }
+        // First which ownership record each record has, then the labels: those of an ownership record only
+        // one record has (nearly all) move to it rather than being copied.
         let raw_wildcard = own.wildcard_replacement.as_str();
         let old_format = RecordType::default();
-        for ep in &mut endpoints {
+        let mut uses = vec![0u32; labels_of.len()];
+        let mut found_at: Vec<Option<usize>> = Vec::with_capacity(endpoints.len());
+        for ep in &endpoints {
             let lookup_name: Cow<'_, str> = match ep.dns_name.strip_prefix("*.") {
                 // As in external-dns the configured spelling is used here while the TXT side is lower-cased,
                 // so an upper-case replacement never matches.
@@ -306,11 +313,26 @@ impl TxtRegistry {
             if found.is_none() && ep.record_type != RecordType::Aaaa {
                 found = owned.get(&(name, &old_format, set)).copied();
             }
-            if let Some(l) = found {
-                if ep.labels.is_empty() {
-                    ep.labels = l.clone();
+            if let Some(at) = found {
+                uses[at] += 1;
+            }
+            found_at.push(found);
+        }
+        drop(owned);
+        for (ep, found) in endpoints.iter_mut().zip(found_at) {
+            if let Some(at) = found {
+                uses[at] -= 1;
+                let labels = if uses[at] == 0 {
+                    labels_of[at].take()
                 } else {
-                    ep.labels.extend(l.iter().map(|(k, v)| (k.clone(), v.clone())));
+                    labels_of[at].clone()
+                };
+                if let Some(l) = labels {
+                    if ep.labels.is_empty() {
+                        ep.labels = l;
+                    } else {
+                        ep.labels.extend(l.iter().map(|(k, v)| (k.clone(), v.clone())));
+                    }
                 }
             }
             own.migrate_owner(ep);
@@ -322,9 +344,11 @@ impl TxtRegistry {
             }
         }
         let mut present = OwnershipRecords::with_capacity(txts.len());
-        drop((owned, txt_names, txts));
-        for (t, _) in taken.into_iter().zip(labels_of).filter(|(_, l)| l.is_some()) {
-            present.insert(t.dns_name, &t.set_identifier);
+        drop((txt_names, txts, mapped, labels_of));
+        for (t, ours) in taken.into_iter().zip(ours) {
+            if ours {
+                present.insert(t.dns_name, &t.set_identifier);
+            }
         }
         (endpoints, present)
     }
