@@ -366,22 +366,6 @@ impl Controller {
         // Taken before the store is read: whatever changes from here on is looked at again next time.
         let _ = self.cluster.take_changes();
 
-        // The cluster is evaluated before the provider is read, so that the evaluation's working memory
-        // (every object's endpoints, then merged by name) is given back before the read's is taken: at
-        // 10,000 Services the other order held both at a full sync's peak.
-        let store = self.cluster.store();
-        let mut index = self.config.events.then(DesiredIndex::default);
-        let output = self
-            .source
-            .desired(&store, index.as_mut())
-            .await
-            .inspect_err(|_| self.metrics.count_source_error())?;
-        // The view can only have been incomplete if an informer restarted its list meanwhile; check again
-        // rather than trust a result computed from it.
-        if !self.cluster.synced() {
-            return Err(SyncError::NotSynced);
-        }
-
         let (mut snapshot, read_at) = match records {
             Some(records) => {
                 debug!("using cached records");
@@ -398,6 +382,19 @@ impl Controller {
             }
         };
         self.metrics.observe_registry(&snapshot.records);
+
+        let store = self.cluster.store();
+        let mut index = self.config.events.then(DesiredIndex::default);
+        let output = self
+            .source
+            .desired(&store, index.as_mut())
+            .await
+            .inspect_err(|_| self.metrics.count_source_error())?;
+        // The view can only have been incomplete if an informer restarted its list meanwhile; check again
+        // rather than trust a result computed from it.
+        if !self.cluster.synced() {
+            return Err(SyncError::NotSynced);
+        }
         let desired = self
             .registry
             .adjust_endpoints(output.endpoints)
