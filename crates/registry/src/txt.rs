@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
-use extdns_endpoint::{Change, DomainFilter, Endpoint, Labels, RecordType, Targets, label};
+use extdns_endpoint::{Change, DomainFilter, Endpoint, Labels, RecordType, label};
 use extdns_provider::{Provider, Unit};
 
 use crate::crypto::AesKey;
@@ -234,7 +234,10 @@ impl TxtRegistry {
         // The ownership records are taken out in place, each beside its labels: the other records stay in
         // the provider's vector, not copied into a second one at a full sync's peak.
         let mut labels_of: Vec<Option<Labels>> = Vec::new();
-        let taken: Vec<Endpoint> = endpoints
+        // Of an ownership record only its name and set identifier are kept, in a vector of the right size.
+        let mut taken: Vec<(String, String)> =
+            Vec::with_capacity(endpoints.iter().filter(|r| r.record_type == RecordType::Txt).count());
+        let ownership_records = endpoints
             .extract_if(.., |r| {
                 if r.record_type != RecordType::Txt {
                     return false;
@@ -248,22 +251,21 @@ impl TxtRegistry {
                     Err(InvalidHeritage) => false,
                     Ok(l) => {
                         labels_of.push(Some(l));
-                        // Read: only its name and set identifier are needed from here on.
-                        r.targets = Targets::default();
                         true
                     }
                 }
             })
-            .collect();
+            .map(|r| (r.dns_name, r.set_identifier));
+        taken.extend(ownership_records);
         // The read kept until the next full sync: without the room its ownership records took.
         endpoints.shrink_to_fit();
         // Which of the records taken out are ownership records (the others had no value).
         let ours: Vec<bool> = labels_of.iter().map(Option::is_some).collect();
-        let txts: Vec<(&Endpoint, usize)> = taken
+        let txts: Vec<(&str, &str, usize)> = taken
             .iter()
             .zip(&ours)
             .enumerate()
-            .filter_map(|(at, (t, &ours))| ours.then_some((t, at)))
+            .filter_map(|(at, ((name, set), &ours))| ours.then_some((name.as_str(), set.as_str(), at)))
             .collect();
         if txts.is_empty() {
             for ep in &mut endpoints {
@@ -275,13 +277,13 @@ impl TxtRegistry {
         // Everything below borrows from `txts` and `mapped`: no per-record copies of names.
         let mapped: Vec<(String, RecordType)> = txts
             .iter()
-            .map(|(t, _)| own.mapper.to_endpoint_name(&t.dns_name))
+            .map(|(name, _, _)| own.mapper.to_endpoint_name(name))
             .collect();
         let mut owned: HashMap<(&str, &RecordType, &str), usize> = HashMap::with_capacity(txts.len());
         let mut txt_names: HashSet<&str> = HashSet::with_capacity(txts.len());
-        for (&(t, at), (name, rt)) in txts.iter().zip(&mapped) {
-            owned.insert((name.as_str(), rt, t.set_identifier.as_str()), at);
-            txt_names.insert(t.dns_name.as_str());
+        for (&(txt_name, set, at), (name, rt)) in txts.iter().zip(&mapped) {
+            owned.insert((name.as_str(), rt, set), at);
+            txt_names.insert(txt_name);
         }
         // First which ownership record each record has, then the labels: those of an ownership record only
         // one record has (nearly all) move to it rather than being copied.
@@ -345,9 +347,9 @@ impl TxtRegistry {
         }
         let mut present = OwnershipRecords::with_capacity(txts.len());
         drop((txt_names, txts, mapped, labels_of));
-        for (t, ours) in taken.into_iter().zip(ours) {
+        for ((name, set), ours) in taken.into_iter().zip(ours) {
             if ours {
-                present.insert(t.dns_name, &t.set_identifier);
+                present.insert(name, &set);
             }
         }
         (endpoints, present)
