@@ -302,7 +302,11 @@ impl Source for ServiceSource {
     /// a prefix of another (`a` and `a-b`), so it costs one pass over sorted runs. It keeps each name's
     /// records in their relative order, so the merge treats every name on its own.
     fn merge(&self, mut endpoints: Vec<Endpoint>) -> Vec<Endpoint> {
-        endpoints.sort_by(|a, b| resource(a).cmp(resource(b)));
+        // Objects come in key order, which is nearly always resource order already: the stable sort's buffer,
+        // a copy of every endpoint at a full sync's peak, is only taken when it is not.
+        if !endpoints.is_sorted_by(|a, b| resource(a) <= resource(b)) {
+            endpoints.sort_by(|a, b| resource(a).cmp(resource(b)));
+        }
         merge::merge_services(endpoints)
     }
 }
