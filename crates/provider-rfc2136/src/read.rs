@@ -2,7 +2,7 @@
 //!
 //! A transfer is folded in record by record rather than collected first: at 20,000 records the wire records
 //! alone were 9 MB, held beside the endpoints made from them, and a full sync's read was the controller's
-//! highest memory of a run (docs/performance.md, "The peaks").
+//! highest memory of a run (docs/performance.md, "A full sync's working memory: the peaks").
 
 use extdns_endpoint::{Endpoint, RecordType, Ttl};
 use hashbrown::HashTable;

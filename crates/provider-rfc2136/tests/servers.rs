@@ -529,3 +529,69 @@ async fn bind_over_tls_refuses_an_unknown_certificate_unless_told_to_skip_verifi
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(server.dig("tls.example.org", "A"), vec!["192.0.2.44"]);
 }
+
+/// A DNS server on `127.0.0.2:port` that answers one zone transfer with its first message only (the SOA and
+/// `partial.<zone>`), then hangs up.
+fn half_transfer_server(port: u16, zone: &str) -> std::thread::JoinHandle<()> {
+    use hickory_proto::op::{Message, MessageType, OpCode};
+    use hickory_proto::rr::rdata::{A, SOA};
+    use hickory_proto::rr::{Name, RData, Record};
+    use std::io::{Read, Write};
+
+    let listener = std::net::TcpListener::bind(("127.0.0.2", port)).unwrap_or_else(|e| panic!("bind: {e}"));
+    let zone = zone.to_string();
+    std::thread::spawn(move || {
+        let Ok((mut conn, _)) = listener.accept() else { return };
+        let mut len = [0u8; 2];
+        if conn.read_exact(&mut len).is_err() {
+            return;
+        }
+        let mut query = vec![0u8; usize::from(u16::from_be_bytes(len))];
+        if conn.read_exact(&mut query).is_err() {
+            return;
+        }
+        let Ok(query) = Message::from_vec(&query) else { return };
+        let name = |n: &str| Name::from_ascii(n).unwrap_or_else(|e| panic!("{n}: {e}"));
+        let apex = name(&format!("{zone}."));
+        let mut answer = Message::new(query.metadata.id, MessageType::Response, OpCode::Query);
+        let soa = SOA::new(apex.clone(), apex.clone(), 1, 60, 60, 60, 60);
+        answer.add_answer(Record::from_rdata(apex, 60, RData::SOA(soa)));
+        let partial = name(&format!("partial.{zone}."));
+        answer.add_answer(Record::from_rdata(partial, 60, RData::A(A::new(192, 0, 2, 99))));
+        let Ok(wire) = answer.to_vec() else { return };
+        let Ok(len) = u16::try_from(wire.len()) else { return };
+        let _ = conn.write_all(&len.to_be_bytes());
+        let _ = conn.write_all(&wire);
+        // Dropped here: the transfer ends before its closing SOA.
+    })
+}
+
+#[tokio::test]
+async fn bind_a_transfer_cut_short_leaves_nothing_when_the_next_host_answers() {
+    require!(Bind);
+    let server = DnsServer::start(Kind::Bind, &[Zone::new("open.example").open()]);
+    let c = Rfc2136Config {
+        hosts: vec!["127.0.0.2".into(), "127.0.0.1".into()],
+        insecure: true,
+        tsig_keyname: String::new(),
+        tsig_secret: String::new(),
+        tsig_secret_alg: String::new(),
+        ..config(&server, &["open.example"])
+    };
+    let p = provider(&c);
+    p.apply_changes(&a_create("whole.open.example", "192.0.2.5"))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    // A provider of its own: the write's read found nothing on the first host and moved on from it.
+    let fake = half_transfer_server(server.port, "open.example");
+    let read = records(&provider(&c)).await;
+    let _ = fake.join();
+    assert!(
+        find(&read, "whole.open.example", RecordType::A).is_some(),
+        "the second host's zone is read: {read:?}"
+    );
+    assert!(
+        find(&read, "partial.open.example", RecordType::A).is_none(),
+        "nothing of the transfer cut short is kept: {read:?}"
+    );
+}
