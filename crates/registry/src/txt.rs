@@ -401,13 +401,13 @@ impl OwnershipRecords {
         }
     }
 
-    /// Whether the ownership record `txt` was read.
-    fn holds(&self, txt: &Endpoint) -> bool {
-        self.0.get(&txt.dns_name).is_some_and(|ids| {
-            if txt.set_identifier.is_empty() {
+    /// Whether the ownership record `name` with `set_identifier` is there (read or written since).
+    fn holds(&self, name: &str, set_identifier: &str) -> bool {
+        self.0.get(name).is_some_and(|ids| {
+            if set_identifier.is_empty() {
                 ids.unset
             } else {
-                ids.named.contains(&txt.set_identifier)
+                ids.named.iter().any(|id| id == set_identifier)
             }
         })
     }
@@ -437,8 +437,8 @@ impl TxtRegistry {
     ) -> Result<Vec<Planned<'c>>, RegistryError> {
         let own = &self.config.ownership;
         let present = snapshot.ownership_records.as_ref();
-        let txt_exists = |t: &Endpoint| present.is_some_and(|p| p.holds(t));
-        let txt_absent = |t: &Endpoint| present.is_some_and(|p| !p.holds(t));
+        let txt_exists = |t: &Endpoint| present.is_some_and(|p| p.holds(&t.dns_name, &t.set_identifier));
+        let txt_absent = |t: &Endpoint| present.is_some_and(|p| !p.holds(&t.dns_name, &t.set_identifier));
 
         let mut planned: Vec<Planned<'_>> = Vec::with_capacity(changes.len());
         for change in changes.iter().filter(|c| self.writes(c)) {
