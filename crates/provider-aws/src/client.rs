@@ -8,7 +8,8 @@ use serde::de::DeserializeOwned;
 
 use crate::config::{AwsConfig, ConfigError};
 use crate::credentials::{CredentialCache, CredentialsError};
-use crate::{sign, xml};
+use crate::sign::{self, SignError};
+use crate::xml;
 
 const API: &str = "2013-04-01";
 /// The one write call: what `--provider-write-rate` counts.
@@ -52,13 +53,23 @@ pub enum ApiError {
         #[source]
         source: quick_xml::DeError,
     },
+    /// The request's body could not be written.
+    #[error("{call}: cannot write the request: {source}")]
+    Encode {
+        /// The API call.
+        call: String,
+        /// The XML encoder's reason.
+        #[source]
+        source: quick_xml::SeError,
+    },
     /// The request could not be signed.
-    #[error("{call}: cannot sign the request: {reason}")]
+    #[error("{call}: cannot sign the request: {source}")]
     Sign {
         /// The API call.
         call: String,
         /// The signer's reason.
-        reason: String,
+        #[source]
+        source: SignError,
     },
     /// No credentials to sign with.
     #[error("{call}: {source}")]
@@ -193,9 +204,9 @@ impl Client {
                 items: zone_ids.to_vec(),
             },
         })
-        .map_err(|e| ApiError::Sign {
+        .map_err(|source| ApiError::Encode {
             call: "ListTagsForResources".into(),
-            reason: e.to_string(),
+            source,
         })?;
         let answer: xml::ListTagsForResourcesResponse = self
             .call(
@@ -251,9 +262,9 @@ impl Client {
                 changes: xml::Changes { items: changes },
             },
         })
-        .map_err(|e| ApiError::Sign {
+        .map_err(|source| ApiError::Encode {
             call: CHANGE.into(),
-            reason: e.to_string(),
+            source,
         })?;
         let _: serde::de::IgnoredAny = self
             .call(
@@ -304,9 +315,9 @@ impl Client {
         if body.is_none() {
             headers.clear();
         }
-        let sign_error = |reason: String| ApiError::Sign {
+        let sign_error = |source| ApiError::Sign {
             call: name.to_string(),
-            reason,
+            source,
         };
         let credentials = self.credentials.get().await.map_err(|source| ApiError::Credentials {
             call: name.to_string(),

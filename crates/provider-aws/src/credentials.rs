@@ -18,6 +18,7 @@
 //! user agent and request metric (DESIGN.md).
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use extdns_provider::HttpClient;
@@ -29,7 +30,7 @@ use url::Url;
 
 use crate::config::Credentials;
 use crate::profile::{Profile, ProfileFiles};
-use crate::sign;
+use crate::sign::{self, SignError};
 
 /// The environment variables the chain reads; the binary captures them once at startup.
 pub const VARIABLES: &[&str] = &[
@@ -120,23 +121,182 @@ impl CredentialSource {
 #[non_exhaustive]
 pub enum CredentialsError {
     /// Every source of the chain was tried; each says why it gave nothing.
-    #[error("no AWS credentials; tried {}", .0.join("; "))]
-    NotFound(Vec<String>),
-    /// A source that was configured failed.
-    #[error("AWS credentials from {from}: {reason}")]
+    #[error("no AWS credentials; tried {}", join(.0))]
+    NotFound(Vec<Tried>),
     /// A step of the chain had credentials but could not use them.
+    #[error("AWS credentials from {from}: {source}")]
     Failed {
         /// The step (environment, profile, IMDS, ...).
         from: String,
         /// Why.
-        reason: String,
+        #[source]
+        source: CredentialSourceError,
     },
 }
 
-fn failed(from: impl Into<String>, reason: impl std::fmt::Display) -> CredentialsError {
+/// One source of the chain that gave nothing, and why.
+#[derive(Debug, thiserror::Error)]
+#[error("{from}: {source}")]
+#[non_exhaustive]
+pub struct Tried {
+    /// The source (`environment`, `web identity`, `shared files`, `container`, `instance metadata (...)`).
+    pub from: String,
+    /// Why it gave nothing.
+    #[source]
+    pub source: CredentialSourceError,
+}
+
+fn join(tried: &[Tried]) -> String {
+    tried.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+}
+
+/// Why one source of the credential chain gave no credentials, or a configured one failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CredentialSourceError {
+    /// The source is not configured: the variables it needs are not set (the message names them).
+    #[error("{0}")]
+    NotConfigured(&'static str),
+    /// The profile is in none of the shared files.
+    #[error("no such profile {name} in {files}")]
+    NoSuchProfile {
+        /// The profile.
+        name: String,
+        /// The shared files read.
+        files: String,
+    },
+    /// The profile has neither keys nor a role.
+    #[error("profile {name} in {files} has no credentials")]
+    NoProfileCredentials {
+        /// The profile.
+        name: String,
+        /// The shared files read.
+        files: String,
+    },
+    /// A `credential_process` or SSO profile.
+    #[error("credential_process and SSO profiles are not supported by extdns: use static keys, a role or web identity")]
+    UnsupportedProfile,
+    /// A profile without a role lacks one of its keys.
+    #[error("profile {0} has no aws_access_key_id and aws_secret_access_key")]
+    NoKeys(String),
+    /// `source_profile` names profiles that name others, deeper than the chain may go.
+    #[error("source_profile chain longer than {MAX_PROFILE_DEPTH} from profile {0}")]
+    ProfileChainTooLong(String),
+    /// A profile with a `role_arn` says nothing of the credentials to assume it with.
+    #[error("profile {0} has role_arn but no source_profile, credential_source or web_identity_token_file")]
+    NoRoleSource(String),
+    /// A `credential_source` other than `Environment`, `EcsContainer` and `Ec2InstanceMetadata`.
+    #[error("unknown credential_source {0:?}")]
+    UnknownCredentialSource(String),
+    /// A file the source names cannot be read (a shared file, a token file).
+    #[error("cannot read {what} {}: {source}", .path.display())]
+    Read {
+        /// What the file is (`the token file`, `AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE`, ...).
+        what: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The system's reason.
+        #[source]
+        source: std::io::Error,
+    },
+    /// `AWS_CONTAINER_CREDENTIALS_FULL_URI` is not a URL.
+    #[error("AWS_CONTAINER_CREDENTIALS_FULL_URI {uri:?}: {source}")]
+    InvalidUri {
+        /// The variable's value.
+        uri: String,
+        /// The parser's reason.
+        #[source]
+        source: url::ParseError,
+    },
+    /// `AWS_CONTAINER_CREDENTIALS_FULL_URI` would send the token off the host to something other than
+    /// the ECS or EKS agent.
+    #[error(
+        "AWS_CONTAINER_CREDENTIALS_FULL_URI {uri:?} must be https, or http to a loopback address or the ECS/EKS agent"
+    )]
+    UnsafeUri {
+        /// The variable's value.
+        uri: String,
+    },
+    /// The STS request could not be signed.
+    #[error("cannot sign the STS request: {0}")]
+    Sign(#[source] SignError),
+    /// No answer (refused, timed out, unreadable body).
+    #[error("{endpoint}: {}", extdns_provider::http::error_chain(.source))]
+    Request {
+        /// What was asked: `STS at <url>`, or the URL.
+        endpoint: String,
+        /// The HTTP client's reason.
+        #[source]
+        source: reqwest::Error,
+    },
+    /// An answer other than success.
+    #[error("{endpoint}: HTTP {status}{}", if .detail.is_empty() { String::new() } else { format!(": {}", .detail) })]
+    Status {
+        /// What was asked: `STS at <url>`, or the URL.
+        endpoint: String,
+        /// The HTTP status.
+        status: u16,
+        /// What the answer says (STS's error code and message, the agent's text), or nothing.
+        detail: String,
+    },
+    /// The instance has no instance profile.
+    #[error("{url}: no instance profile is attached (HTTP 404)")]
+    NoInstanceProfile {
+        /// The metadata URL asked.
+        url: String,
+    },
+    /// The instance metadata names no role.
+    #[error("{url}: no role")]
+    NoRole {
+        /// The metadata URL asked.
+        url: String,
+    },
+    /// STS's answer lacks a field.
+    #[error("{endpoint}: no {field} in the answer")]
+    MissingField {
+        /// What was asked: `STS at <url>`.
+        endpoint: String,
+        /// The missing element.
+        field: &'static str,
+    },
+    /// The container or instance credentials document is not the JSON expected.
+    #[error("{url}: unreadable credentials: {source}")]
+    Json {
+        /// The URL asked.
+        url: String,
+        /// The JSON decoder's reason.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The credentials document says they are not available.
+    #[error("{url}: credentials not available: {code}")]
+    NotAvailable {
+        /// The URL asked.
+        url: String,
+        /// The document's `Code`.
+        code: String,
+    },
+    /// An expiration that is not an RFC 3339 UTC time.
+    #[error("{endpoint}: unreadable Expiration {value:?}")]
+    Expiration {
+        /// What was asked: `STS at <url>`, or the URL.
+        endpoint: String,
+        /// The expiration as written.
+        value: String,
+    },
+}
+
+fn failed(from: impl Into<String>, source: CredentialSourceError) -> CredentialsError {
     CredentialsError::Failed {
         from: from.into(),
-        reason: reason.to_string(),
+        source,
+    }
+}
+
+fn tried(from: impl Into<String>, source: CredentialSourceError) -> Tried {
+    Tried {
+        from: from.into(),
+        source,
     }
 }
 
@@ -257,22 +417,35 @@ impl Resolver {
         };
         self.assume_role(&env, &base, &role.role_arn, role.external_id.as_deref(), None)
             .await
-            .map_err(|reason| failed(format!("--aws-assume-role {}", role.role_arn), reason))
+            .map_err(|source| failed(format!("--aws-assume-role {}", role.role_arn), source))
     }
 
     async fn chain(&self, env: &Env<'_>, profile: Option<&str>) -> Result<Credentials, CredentialsError> {
-        let files = ProfileFiles::load(&|k| env.get(k).map(str::to_string))
-            .map_err(|(path, e)| failed(format!("the shared file {}", path.display()), e))?;
-        let mut tried = Vec::new();
+        let files = ProfileFiles::load(&|k| env.get(k).map(str::to_string)).map_err(|(path, source)| {
+            failed(
+                "the shared files",
+                CredentialSourceError::Read {
+                    what: "the shared file",
+                    path,
+                    source,
+                },
+            )
+        })?;
+        let mut tried_sources = Vec::new();
         if let Some(name) = profile.or_else(|| env.get("AWS_PROFILE")) {
-            return self.profile_or_instance(env, &files, name, true, tried).await;
+            return self.profile_or_instance(env, &files, name, true, tried_sources).await;
         }
+        let not_configured = |from: &str, why| tried(from, CredentialSourceError::NotConfigured(why));
         match (env.get("AWS_ACCESS_KEY_ID"), env.get("AWS_SECRET_ACCESS_KEY")) {
             (Some(id), Some(secret)) => return Ok(Credentials::from_env(id, secret, env.get("AWS_SESSION_TOKEN"))),
-            (Some(_), None) => {
-                tried.push("environment: AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not".into())
-            }
-            _ => tried.push("environment: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set".into()),
+            (Some(_), None) => tried_sources.push(not_configured(
+                "environment",
+                "AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not",
+            )),
+            _ => tried_sources.push(not_configured(
+                "environment",
+                "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set",
+            )),
         }
         match (env.get("AWS_WEB_IDENTITY_TOKEN_FILE"), env.get("AWS_ROLE_ARN")) {
             (Some(file), Some(role)) => {
@@ -280,14 +453,19 @@ impl Resolver {
                 return self
                     .web_identity(env, file, role, session)
                     .await
-                    .map_err(|reason| failed(format!("web identity (AWS_ROLE_ARN {role})"), reason));
+                    .map_err(|source| failed(format!("web identity (AWS_ROLE_ARN {role})"), source));
             }
-            (Some(_), None) => {
-                tried.push("web identity: AWS_WEB_IDENTITY_TOKEN_FILE is set but AWS_ROLE_ARN is not".into())
-            }
-            _ => tried.push("web identity: AWS_WEB_IDENTITY_TOKEN_FILE and AWS_ROLE_ARN are not set".into()),
+            (Some(_), None) => tried_sources.push(not_configured(
+                "web identity",
+                "AWS_WEB_IDENTITY_TOKEN_FILE is set but AWS_ROLE_ARN is not",
+            )),
+            _ => tried_sources.push(not_configured(
+                "web identity",
+                "AWS_WEB_IDENTITY_TOKEN_FILE and AWS_ROLE_ARN are not set",
+            )),
         }
-        self.profile_or_instance(env, &files, "default", false, tried).await
+        self.profile_or_instance(env, &files, "default", false, tried_sources)
+            .await
     }
 
     /// A profile's credentials; without any, the container's, then the instance's.
@@ -297,33 +475,38 @@ impl Resolver {
         files: &ProfileFiles,
         name: &str,
         named: bool,
-        mut tried: Vec<String>,
+        mut tried_sources: Vec<Tried>,
     ) -> Result<Credentials, CredentialsError> {
         match files.get(name) {
             Some(p) if has_credentials(p) => {
                 return self
                     .profile(env, files, name, 0)
                     .await
-                    .map_err(|reason| failed(format!("profile {name} ({})", files.describe()), reason));
+                    .map_err(|source| failed(format!("profile {name} ({})", files.describe()), source));
             }
             Some(p) if p.contains_key("credential_process") || p.keys().any(|k| k.starts_with("sso_")) => {
                 return Err(failed(
                     format!("profile {name} ({})", files.describe()),
-                    "credential_process and SSO profiles are not supported by extdns: use static keys, a role \
-                     or web identity",
+                    CredentialSourceError::UnsupportedProfile,
                 ));
             }
-            Some(_) => tried.push(format!(
-                "shared files: profile {name} in {} has no credentials",
-                files.describe()
+            Some(_) => tried_sources.push(tried(
+                "shared files",
+                CredentialSourceError::NoProfileCredentials {
+                    name: name.to_string(),
+                    files: files.describe(),
+                },
             )),
-            None if named => {
-                return Err(failed(
-                    format!("profile {name}"),
-                    format!("no such profile in {}", files.describe()),
-                ));
+            None => {
+                let missing = CredentialSourceError::NoSuchProfile {
+                    name: name.to_string(),
+                    files: files.describe(),
+                };
+                if named {
+                    return Err(failed(format!("profile {name}"), missing));
+                }
+                tried_sources.push(tried("shared files", missing));
             }
-            None => tried.push(format!("shared files: no profile {name} in {}", files.describe())),
         }
         if env.get("AWS_CONTAINER_CREDENTIALS_FULL_URI").is_some()
             || env.get("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI").is_some()
@@ -331,32 +514,46 @@ impl Resolver {
             return self
                 .container(env)
                 .await
-                .map_err(|reason| failed("container credentials", reason));
+                .map_err(|source| failed("container credentials", source));
         }
-        tried.push(
-            "container: AWS_CONTAINER_CREDENTIALS_FULL_URI and AWS_CONTAINER_CREDENTIALS_RELATIVE_URI are not set"
-                .into(),
-        );
+        tried_sources.push(tried(
+            "container",
+            CredentialSourceError::NotConfigured(
+                "AWS_CONTAINER_CREDENTIALS_FULL_URI and AWS_CONTAINER_CREDENTIALS_RELATIVE_URI are not set",
+            ),
+        ));
         let endpoint = env.get("AWS_EC2_METADATA_SERVICE_ENDPOINT").unwrap_or(IMDS);
         if env
             .get("AWS_EC2_METADATA_DISABLED")
             .is_some_and(|v| v.eq_ignore_ascii_case("true"))
         {
-            tried.push("instance metadata: disabled by AWS_EC2_METADATA_DISABLED".into());
-            return Err(CredentialsError::NotFound(tried));
+            tried_sources.push(tried(
+                "instance metadata",
+                CredentialSourceError::NotConfigured("disabled by AWS_EC2_METADATA_DISABLED"),
+            ));
+            return Err(CredentialsError::NotFound(tried_sources));
         }
         match self.instance(endpoint).await {
             Ok(c) => Ok(c),
-            Err(reason) => {
-                tried.push(format!("instance metadata ({endpoint}): {reason}"));
-                Err(CredentialsError::NotFound(tried))
+            Err(source) => {
+                tried_sources.push(tried(format!("instance metadata ({endpoint})"), source));
+                Err(CredentialsError::NotFound(tried_sources))
             }
         }
     }
 
     /// A profile that has credentials: static keys, or a role assumed with its source's.
-    async fn profile(&self, env: &Env<'_>, files: &ProfileFiles, name: &str, depth: u8) -> Result<Credentials, String> {
-        let p = files.get(name).ok_or_else(|| format!("no profile {name}"))?;
+    async fn profile(
+        &self,
+        env: &Env<'_>,
+        files: &ProfileFiles,
+        name: &str,
+        depth: u8,
+    ) -> Result<Credentials, CredentialSourceError> {
+        let p = files.get(name).ok_or_else(|| CredentialSourceError::NoSuchProfile {
+            name: name.to_string(),
+            files: files.describe(),
+        })?;
         let Some(role) = p.get("role_arn") else {
             return match (p.get("aws_access_key_id"), p.get("aws_secret_access_key")) {
                 (Some(id), Some(secret)) => Ok(Credentials::from_env(
@@ -364,9 +561,7 @@ impl Resolver {
                     secret,
                     p.get("aws_session_token").map(String::as_str),
                 )),
-                _ => Err(format!(
-                    "profile {name} has no aws_access_key_id and aws_secret_access_key"
-                )),
+                _ => Err(CredentialSourceError::NoKeys(name.to_string())),
             };
         };
         let session = p.get("role_session_name").map(String::as_str);
@@ -375,9 +570,7 @@ impl Resolver {
         }
         let source = if let Some(source) = p.get("source_profile") {
             if depth >= MAX_PROFILE_DEPTH {
-                return Err(format!(
-                    "source_profile chain longer than {MAX_PROFILE_DEPTH} from profile {name}"
-                ));
+                return Err(CredentialSourceError::ProfileChainTooLong(name.to_string()));
             }
             // A profile that is its own source uses its own static keys.
             if source == name {
@@ -385,7 +578,7 @@ impl Resolver {
                 keys_only.remove("role_arn");
                 let single = ProfileFiles {
                     profiles: BTreeMap::from([(name.to_string(), keys_only)]),
-                    paths: Vec::new(),
+                    paths: files.paths.clone(),
                 };
                 Box::pin(self.profile(env, &single, name, depth + 1)).await?
             } else {
@@ -393,26 +586,21 @@ impl Resolver {
             }
         } else {
             match p.get("credential_source").map(String::as_str) {
-                Some("Environment") => {
-                    match (env.get("AWS_ACCESS_KEY_ID"), env.get("AWS_SECRET_ACCESS_KEY")) {
-                        (Some(id), Some(secret)) => Credentials::from_env(id, secret, env.get("AWS_SESSION_TOKEN")),
-                        _ => return Err(
-                            "credential_source Environment: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set"
-                                .into(),
-                        ),
+                Some("Environment") => match (env.get("AWS_ACCESS_KEY_ID"), env.get("AWS_SECRET_ACCESS_KEY")) {
+                    (Some(id), Some(secret)) => Credentials::from_env(id, secret, env.get("AWS_SESSION_TOKEN")),
+                    _ => {
+                        return Err(CredentialSourceError::NotConfigured(
+                            "credential_source Environment: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set",
+                        ));
                     }
-                }
+                },
                 Some("EcsContainer") => self.container(env).await?,
                 Some("Ec2InstanceMetadata") => {
                     self.instance(env.get("AWS_EC2_METADATA_SERVICE_ENDPOINT").unwrap_or(IMDS))
                         .await?
                 }
-                Some(other) => return Err(format!("unknown credential_source {other:?}")),
-                None => {
-                    return Err(format!(
-                        "profile {name} has role_arn but no source_profile, credential_source or web_identity_token_file"
-                    ));
-                }
+                Some(other) => return Err(CredentialSourceError::UnknownCredentialSource(other.to_string())),
+                None => return Err(CredentialSourceError::NoRoleSource(name.to_string())),
             }
         };
         self.assume_role(env, &source, role, p.get("external_id").map(String::as_str), session)
@@ -427,7 +615,7 @@ impl Resolver {
         role_arn: &str,
         external_id: Option<&str>,
         session: Option<&str>,
-    ) -> Result<Credentials, String> {
+    ) -> Result<Credentials, CredentialSourceError> {
         let session = session.map_or_else(session_name, str::to_string);
         let mut form = vec![
             ("Action", "AssumeRole"),
@@ -449,8 +637,8 @@ impl Resolver {
         file: &str,
         role_arn: &str,
         session: Option<&str>,
-    ) -> Result<Credentials, String> {
-        let token = std::fs::read_to_string(file).map_err(|e| format!("cannot read the token file {file}: {e}"))?;
+    ) -> Result<Credentials, CredentialSourceError> {
+        let token = read_file("the token file", file)?;
         let session = session.map_or_else(session_name, str::to_string);
         let form = [
             ("Action", "AssumeRoleWithWebIdentity"),
@@ -467,8 +655,9 @@ impl Resolver {
         env: &Env<'_>,
         form: &[(&str, &str)],
         signer: Option<&Credentials>,
-    ) -> Result<Credentials, String> {
+    ) -> Result<Credentials, CredentialSourceError> {
         let url = format!("{}/", env.sts_endpoint());
+        let endpoint = format!("STS at {url}");
         let body = url::form_urlencoded::Serializer::new(String::new())
             .extend_pairs(form)
             .finish();
@@ -484,36 +673,50 @@ impl Resolver {
                 &url,
                 &[("content-type", FORM)],
                 body.as_bytes(),
-            )?;
+            )
+            .map_err(CredentialSourceError::Sign)?;
             for (k, v) in headers {
                 request = request.header(k, v);
             }
         }
-        let response = request
-            .body(body)
-            .send()
-            .await
-            .map_err(|e| format!("STS at {url}: {}", extdns_provider::http::error_chain(&e)))?;
+        let failed_request = |source| CredentialSourceError::Request {
+            endpoint: endpoint.clone(),
+            source,
+        };
+        let response = request.body(body).send().await.map_err(failed_request)?;
         let status = response.status();
-        let text = response.text().await.map_err(|e| format!("STS at {url}: {e}"))?;
+        let text = response.text().await.map_err(failed_request)?;
         if !status.is_success() {
             let code = element(&text, "Code").unwrap_or_default();
             let message = element(&text, "Message").unwrap_or_default();
-            return Err(format!("STS at {url}: HTTP {} {code}: {message}", status.as_u16()));
+            return Err(CredentialSourceError::Status {
+                endpoint,
+                status: status.as_u16(),
+                detail: format!("{code}: {message}"),
+            });
         }
-        let get = |name: &str| element(&text, name).ok_or_else(|| format!("STS at {url}: no {name} in the answer"));
+        let get = |field: &'static str| {
+            element(&text, field).ok_or_else(|| CredentialSourceError::MissingField {
+                endpoint: endpoint.clone(),
+                field,
+            })
+        };
+        let expiration = get("Expiration")?;
         Ok(Credentials {
             access_key_id: get("AccessKeyId")?,
             secret_access_key: get("SecretAccessKey")?,
             session_token: Some(get("SessionToken")?),
             expires: Some(
-                parse_time(&get("Expiration")?).ok_or_else(|| format!("STS at {url}: unreadable Expiration"))?,
+                parse_time(&expiration).ok_or_else(|| CredentialSourceError::Expiration {
+                    endpoint: endpoint.clone(),
+                    value: expiration.clone(),
+                })?,
             ),
         })
     }
 
     /// ECS and EKS Pod Identity: GET the agent's URI with the authorization token.
-    async fn container(&self, env: &Env<'_>) -> Result<Credentials, String> {
+    async fn container(&self, env: &Env<'_>) -> Result<Credentials, CredentialSourceError> {
         let uri = match (
             env.get("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"),
             env.get("AWS_CONTAINER_CREDENTIALS_FULL_URI"),
@@ -523,15 +726,18 @@ impl Resolver {
                 check_container_uri(full)?;
                 full.to_string()
             }
-            (None, None) => return Err("AWS_CONTAINER_CREDENTIALS_FULL_URI and _RELATIVE_URI are not set".into()),
+            (None, None) => {
+                return Err(CredentialSourceError::NotConfigured(
+                    "AWS_CONTAINER_CREDENTIALS_FULL_URI and _RELATIVE_URI are not set",
+                ));
+            }
         };
         let token = match (
             env.get("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE"),
             env.get("AWS_CONTAINER_AUTHORIZATION_TOKEN"),
         ) {
             (Some(file), _) => Some(
-                std::fs::read_to_string(file)
-                    .map_err(|e| format!("cannot read AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE {file}: {e}"))?
+                read_file("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", file)?
                     .trim()
                     .to_string(),
             ),
@@ -541,34 +747,46 @@ impl Resolver {
         if let Some(t) = token {
             request = request.header("authorization", t);
         }
-        let response = request
-            .send()
-            .await
-            .map_err(|e| format!("{uri}: {}", extdns_provider::http::error_chain(&e)))?;
+        let failed_request = |source| CredentialSourceError::Request {
+            endpoint: uri.clone(),
+            source,
+        };
+        let response = request.send().await.map_err(failed_request)?;
         let status = response.status();
-        let text = response.text().await.map_err(|e| format!("{uri}: {e}"))?;
+        let text = response.text().await.map_err(failed_request)?;
         if !status.is_success() {
-            return Err(format!("{uri}: HTTP {}: {}", status.as_u16(), text.trim()));
+            return Err(CredentialSourceError::Status {
+                endpoint: uri,
+                status: status.as_u16(),
+                detail: text.trim().to_string(),
+            });
         }
-        json_credentials(&text).map_err(|e| format!("{uri}: {e}"))
+        json_credentials(&uri, &text)
     }
 
     /// IMDSv2: a session token (PUT), the instance profile's role name, then its credentials.
-    async fn instance(&self, endpoint: &str) -> Result<Credentials, String> {
+    async fn instance(&self, endpoint: &str) -> Result<Credentials, CredentialSourceError> {
         let base = endpoint.trim_end_matches('/');
         let token_url = format!("{base}/latest/api/token");
-        let describe = |e: reqwest::Error| extdns_provider::http::error_chain(&e);
+        let failed_request = |url: &str| {
+            let endpoint = url.to_string();
+            move |source| CredentialSourceError::Request { endpoint, source }
+        };
         let response = self
             .metadata
             .request(Method::PUT, &token_url)
             .header("x-aws-ec2-metadata-token-ttl-seconds", "21600")
             .send()
             .await
-            .map_err(describe)?;
+            .map_err(failed_request(&token_url))?;
         if !response.status().is_success() {
-            return Err(format!("{token_url}: HTTP {}", response.status().as_u16()));
+            return Err(CredentialSourceError::Status {
+                endpoint: token_url,
+                status: response.status().as_u16(),
+                detail: String::new(),
+            });
         }
-        let token = response.text().await.map_err(describe)?;
+        let token = response.text().await.map_err(failed_request(&token_url))?;
         let roles_url = format!("{base}/latest/meta-data/iam/security-credentials/");
         let get = |url: String| {
             let token = token.trim().to_string();
@@ -579,24 +797,28 @@ impl Resolver {
                     .header("x-aws-ec2-metadata-token", token)
                     .send()
                     .await
-                    .map_err(describe)?;
+                    .map_err(failed_request(&url))?;
                 let status = response.status();
-                let text = response.text().await.map_err(describe)?;
+                let text = response.text().await.map_err(failed_request(&url))?;
                 match status.as_u16() {
-                    200 => Ok(text),
-                    404 => Err(format!("{url}: no instance profile is attached (HTTP 404)")),
-                    s => Err(format!("{url}: HTTP {s}")),
+                    200 => Ok((url, text)),
+                    404 => Err(CredentialSourceError::NoInstanceProfile { url }),
+                    s => Err(CredentialSourceError::Status {
+                        endpoint: url,
+                        status: s,
+                        detail: String::new(),
+                    }),
                 }
             }
         };
-        let roles = get(roles_url.clone()).await?;
+        let (roles_url, roles) = get(roles_url).await?;
         let role = roles
             .lines()
             .map(str::trim)
             .find(|l| !l.is_empty())
-            .ok_or_else(|| format!("{roles_url}: no role"))?;
-        let text = get(format!("{roles_url}{role}")).await?;
-        json_credentials(&text)
+            .ok_or_else(|| CredentialSourceError::NoRole { url: roles_url.clone() })?;
+        let (url, text) = get(format!("{roles_url}{role}")).await?;
+        json_credentials(&url, &text)
     }
 }
 
@@ -604,9 +826,21 @@ fn has_credentials(p: &Profile) -> bool {
     p.contains_key("aws_access_key_id") || p.contains_key("role_arn")
 }
 
+/// The text of a file the chain names (`what` says which).
+fn read_file(what: &'static str, path: &str) -> Result<String, CredentialSourceError> {
+    std::fs::read_to_string(path).map_err(|source| CredentialSourceError::Read {
+        what,
+        path: PathBuf::from(path),
+        source,
+    })
+}
+
 /// An http container URI must stay on the host or go to the ECS or EKS agent: the token must not leave.
-fn check_container_uri(full: &str) -> Result<(), String> {
-    let url = Url::parse(full).map_err(|e| format!("AWS_CONTAINER_CREDENTIALS_FULL_URI {full:?}: {e}"))?;
+fn check_container_uri(full: &str) -> Result<(), CredentialSourceError> {
+    let url = Url::parse(full).map_err(|source| CredentialSourceError::InvalidUri {
+        uri: full.to_string(),
+        source,
+    })?;
     if url.scheme() == "https" {
         return Ok(());
     }
@@ -621,9 +855,7 @@ fn check_container_uri(full: &str) -> Result<(), String> {
     if url.scheme() == "http" && allowed {
         Ok(())
     } else {
-        Err(format!(
-            "AWS_CONTAINER_CREDENTIALS_FULL_URI {full:?} must be https, or http to a loopback address or the ECS/EKS agent"
-        ))
+        Err(CredentialSourceError::UnsafeUri { uri: full.to_string() })
     }
 }
 
@@ -647,13 +879,23 @@ struct JsonCredentials {
     code: Option<String>,
 }
 
-fn json_credentials(text: &str) -> Result<Credentials, String> {
-    let c: JsonCredentials = serde_json::from_str(text).map_err(|e| format!("unreadable credentials: {e}"))?;
-    if let Some(code) = c.code.as_deref().filter(|c| *c != "Success") {
-        return Err(format!("credentials not available: {code}"));
+/// The credentials in the document `url` answered.
+fn json_credentials(url: &str, text: &str) -> Result<Credentials, CredentialSourceError> {
+    let c: JsonCredentials = serde_json::from_str(text).map_err(|source| CredentialSourceError::Json {
+        url: url.to_string(),
+        source,
+    })?;
+    if let Some(code) = c.code.filter(|c| c != "Success") {
+        return Err(CredentialSourceError::NotAvailable {
+            url: url.to_string(),
+            code,
+        });
     }
-    let expires = match c.expiration.as_deref() {
-        Some(t) => Some(parse_time(t).ok_or_else(|| format!("unreadable Expiration {t:?}"))?),
+    let expires = match c.expiration {
+        Some(t) => Some(parse_time(&t).ok_or_else(|| CredentialSourceError::Expiration {
+            endpoint: url.to_string(),
+            value: t.clone(),
+        })?),
         None => None,
     };
     Ok(Credentials {
@@ -747,14 +989,104 @@ mod tests {
 
     #[test]
     fn the_container_document_needs_keys_and_a_success_code() {
+        let url = "http://127.0.0.1/creds";
         let c = json_credentials(
+            url,
             r#"{"Code":"Success","AccessKeyId":"A","SecretAccessKey":"S","Token":"T","Expiration":"2030-01-01T00:00:00Z"}"#,
         )
         .expect("credentials");
         assert_eq!((c.access_key_id.as_str(), c.session_token.as_deref()), ("A", Some("T")));
         assert!(c.expires.is_some());
-        assert!(json_credentials(r#"{"Code":"Failure","AccessKeyId":"A","SecretAccessKey":"S"}"#).is_err());
-        assert!(json_credentials(r#"{"AccessKeyId":"A"}"#).is_err());
+        let refused = json_credentials(url, r#"{"Code":"Failure","AccessKeyId":"A","SecretAccessKey":"S"}"#);
+        assert!(
+            matches!(&refused, Err(CredentialSourceError::NotAvailable { code, .. }) if code == "Failure"),
+            "{refused:?}"
+        );
+        assert!(json_credentials(url, r#"{"AccessKeyId":"A"}"#).is_err());
+    }
+
+    #[test]
+    fn an_unreadable_document_keeps_the_json_error_as_its_cause() {
+        let url = "http://127.0.0.1/creds";
+        let Err(e) = json_credentials(url, r#"{"AccessKeyId":"A"}"#) else {
+            panic!("a document without SecretAccessKey is refused");
+        };
+        let text = e.to_string();
+        assert!(text.contains(url) && text.contains("SecretAccessKey"), "{text}");
+        let cause = std::error::Error::source(&e).and_then(|c| c.downcast_ref::<serde_json::Error>());
+        assert!(cause.is_some_and(|c| c.is_data()), "{e:?}");
+
+        // Through the chain's own error, the cause is still there, one level further down.
+        let failed = failed("container credentials", e);
+        assert!(
+            failed
+                .to_string()
+                .starts_with("AWS credentials from container credentials: "),
+            "{failed}"
+        );
+        let source = std::error::Error::source(&failed).and_then(|s| s.downcast_ref::<CredentialSourceError>());
+        assert!(matches!(source, Some(CredentialSourceError::Json { .. })), "{failed:?}");
+    }
+
+    #[test]
+    fn a_bad_container_uri_keeps_the_parse_error_and_a_missing_file_the_io_error() {
+        let Err(e) = check_container_uri("not a url") else {
+            panic!("not a URL");
+        };
+        let cause = std::error::Error::source(&e).and_then(|c| c.downcast_ref::<url::ParseError>());
+        assert_eq!(cause, Some(&url::ParseError::RelativeUrlWithoutBase), "{e:?}");
+        assert!(matches!(
+            check_container_uri("http://example.com/creds"),
+            Err(CredentialSourceError::UnsafeUri { .. })
+        ));
+
+        let missing = "/nonexistent/extdns/token";
+        let Err(e) = read_file("the token file", missing) else {
+            panic!("{missing} exists");
+        };
+        assert!(
+            e.to_string()
+                .starts_with(&format!("cannot read the token file {missing}: ")),
+            "{e}"
+        );
+        let cause = std::error::Error::source(&e).and_then(|c| c.downcast_ref::<std::io::Error>());
+        assert_eq!(
+            cause.map(std::io::Error::kind),
+            Some(std::io::ErrorKind::NotFound),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn an_empty_chain_lists_each_source_with_its_typed_reason() {
+        let e = CredentialsError::NotFound(vec![
+            tried(
+                "environment",
+                CredentialSourceError::NotConfigured("AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set"),
+            ),
+            tried(
+                "instance metadata (http://127.0.0.1:1)",
+                CredentialSourceError::Status {
+                    endpoint: "http://127.0.0.1:1/latest/api/token".into(),
+                    status: 403,
+                    detail: String::new(),
+                },
+            ),
+        ]);
+        assert_eq!(
+            e.to_string(),
+            "no AWS credentials; tried environment: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set; \
+             instance metadata (http://127.0.0.1:1): http://127.0.0.1:1/latest/api/token: HTTP 403"
+        );
+        let CredentialsError::NotFound(sources) = &e else {
+            panic!("{e:?}");
+        };
+        let last = sources.last().and_then(std::error::Error::source);
+        assert!(
+            last.and_then(|s| s.downcast_ref::<CredentialSourceError>())
+                .is_some_and(|s| matches!(s, CredentialSourceError::Status { status: 403, .. })),
+            "{e:?}"
+        );
     }
 
     #[test]

@@ -46,8 +46,11 @@ use extdns_provider::{ChangeFailure, Provider, ProviderError, ReadState, Records
 
 pub use client::ApiError;
 pub use config::{AwsConfig, ConfigError, Credentials, DEFAULT_ENDPOINT, Setting, ZoneType};
-pub use credentials::{AssumeRole, CredentialSource, CredentialsError, VARIABLES as CREDENTIAL_VARIABLES};
+pub use credentials::{
+    AssumeRole, CredentialSource, CredentialSourceError, CredentialsError, Tried, VARIABLES as CREDENTIAL_VARIABLES,
+};
 pub use records::canonical_hosted_zone;
+pub use sign::SignError;
 
 use client::Client;
 use xml::{Action, ResourceRecordSet};

@@ -8,6 +8,18 @@ use aws_smithy_runtime_api::client::identity::Identity;
 
 use crate::config::Credentials;
 
+/// Why a request could not be signed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SignError {
+    /// The signing parameters are incomplete (no identity, region or service name).
+    #[error("invalid signing parameters: {0}")]
+    Params(#[source] v4::signing_params::BuildError),
+    /// The request cannot be signed (an unparsable URL or header, credentials of the wrong kind).
+    #[error("{0}")]
+    Request(#[source] aws_sigv4::http_request::SigningError),
+}
+
 /// The identity aws-sigv4 signs with.
 pub(crate) fn identity(c: &Credentials) -> Identity {
     aws_credential_types::Credentials::new(
@@ -20,8 +32,7 @@ pub(crate) fn identity(c: &Credentials) -> Identity {
     .into()
 }
 
-/// The headers that sign `method url` with `headers` and `body` for `service` in `region`; the error is the
-/// signer's reason.
+/// The headers that sign `method url` with `headers` and `body` for `service` in `region`.
 pub(crate) fn headers(
     identity: &Identity,
     region: &str,
@@ -30,7 +41,7 @@ pub(crate) fn headers(
     url: &str,
     headers: &[(&str, &str)],
     body: &[u8],
-) -> Result<Vec<(String, String)>, String> {
+) -> Result<Vec<(String, String)>, SignError> {
     let params = v4::SigningParams::builder()
         .identity(identity)
         .region(region)
@@ -38,11 +49,11 @@ pub(crate) fn headers(
         .time(SystemTime::now())
         .settings(SigningSettings::default())
         .build()
-        .map_err(|e| e.to_string())?
+        .map_err(SignError::Params)?
         .into();
     let signable = SignableRequest::new(method, url, headers.iter().copied(), SignableBody::Bytes(body))
-        .map_err(|e| e.to_string())?;
-    let (instructions, _) = sign(signable, &params).map_err(|e| e.to_string())?.into_parts();
+        .map_err(SignError::Request)?;
+    let (instructions, _) = sign(signable, &params).map_err(SignError::Request)?.into_parts();
     Ok(instructions
         .headers()
         .map(|(k, v)| (k.to_string(), v.to_string()))
