@@ -10,7 +10,7 @@ use extdns_endpoint::{Change, Endpoint};
 use extdns_informer::{ChangeSet, Cluster, ClusterStore, ObjectKey};
 use extdns_leader::Leadership;
 use extdns_plan::{NotOwned, PlanConfig};
-use extdns_registry::{Registry, RegistryError, Snapshot};
+use extdns_registry::{Registry, RegistryError, Snapshot, Written};
 use extdns_source::{ChangedOutput, DesiredIndex, Failures, Pipeline, PipelineOutput, SourceError};
 use tokio::sync::watch;
 use tokio::time::Instant;
@@ -410,7 +410,7 @@ impl Controller {
         }
 
         let mut owned = OwnedCounts::default();
-        let report = self
+        let (report, written) = self
             .plan_and_apply(PlanInput {
                 snapshot: &snapshot,
                 current: &snapshot.records,
@@ -423,8 +423,9 @@ impl Controller {
             .await?;
         let keep = index.is_some() || !self.config.records_cache_interval.is_zero();
         let cache = keep.then(|| {
-            let stale = report.applied && !self.registry.fold_applied(&mut snapshot, &report.changes);
-            if report.applied {
+            let applied = written.is_some();
+            let stale = written.is_some_and(|w| !self.registry.fold_applied(&mut snapshot, &report.changes, w));
+            if applied {
                 // A full sync may change any record: count them again as they now are, here rather than in
                 // the next incremental sync, whose latency counts.
                 owned.reset();
@@ -505,7 +506,7 @@ impl Controller {
         let names = changed.names.iter().map(String::as_str);
         let current: Vec<Endpoint> = cache.snapshot.records.of_names(names).into_iter().cloned().collect();
         debug!(names = changed.names.len(), records = current.len(), "incremental sync");
-        let report = self
+        let (report, written) = self
             .plan_and_apply(PlanInput {
                 snapshot: &cache.snapshot,
                 current: &current,
@@ -516,7 +517,7 @@ impl Controller {
                 full: false,
             })
             .await?;
-        if report.applied {
+        if let Some(written) = written {
             // The fold changes records at the changes' names only: count those out before and in after.
             let touched: BTreeSet<String> = report
                 .changes
@@ -526,7 +527,10 @@ impl Controller {
                 .collect();
             let touched = || touched.iter().map(String::as_str);
             cache.owned.remove(cache.snapshot.records.of_names(touched()));
-            if self.registry.fold_applied(&mut cache.snapshot, &report.changes) {
+            if self
+                .registry
+                .fold_applied(&mut cache.snapshot, &report.changes, written)
+            {
                 cache.owned.add(cache.snapshot.records.of_names(touched()));
             } else {
                 cache.stale = true;
@@ -537,8 +541,9 @@ impl Controller {
 
     /// Plans `input.desired` against `input.current`, holds back what must not change (records of objects
     /// that could not be evaluated, deletes past the deletion guard), applies the rest unless this is a dry
-    /// run or another replica leads by now, and reports it (logs, metrics, events).
-    async fn plan_and_apply(&self, input: PlanInput<'_>) -> Result<SyncReport, SyncError> {
+    /// run or another replica leads by now, and reports it (logs, metrics, events). What the registry wrote
+    /// beside the changes comes back when they were applied, for the cache to fold in.
+    async fn plan_and_apply(&self, input: PlanInput<'_>) -> Result<(SyncReport, Option<Written>), SyncError> {
         let PlanInput {
             snapshot,
             current,
@@ -592,28 +597,34 @@ impl Controller {
                 ..Outcome::default()
             })
             .await;
-            return Ok(SyncReport {
-                changes,
-                applied: false,
-                held_back,
-                kept,
-                full,
-                not_owned,
-            });
+            return Ok((
+                SyncReport {
+                    changes,
+                    applied: false,
+                    held_back,
+                    kept,
+                    full,
+                    not_owned,
+                },
+                None,
+            ));
         }
 
         if self.config.dry_run {
             log_changes(&changes, Verb::DryRun, &HashSet::new());
             info!(changes = changes.len(), "dry run: nothing was sent to the provider");
             self.metrics.mark_sync();
-            return Ok(SyncReport {
-                changes,
-                applied: false,
-                held_back,
-                kept,
-                full,
-                not_owned,
-            });
+            return Ok((
+                SyncReport {
+                    changes,
+                    applied: false,
+                    held_back,
+                    kept,
+                    full,
+                    not_owned,
+                },
+                None,
+            ));
         }
 
         // The fence: the plan took time, and the lease may have run out meanwhile. Past this check the write
@@ -627,7 +638,7 @@ impl Controller {
         }
         self.metrics.count_write(full);
         match self.registry.apply(snapshot, &changes).await {
-            Ok(()) => {
+            Ok(written) => {
                 log_changes(&changes, Verb::Applied, &HashSet::new());
                 self.metrics.mark_sync();
                 self.emit(Outcome {
@@ -637,14 +648,17 @@ impl Controller {
                     ..Outcome::default()
                 })
                 .await;
-                Ok(SyncReport {
-                    changes,
-                    applied: true,
-                    held_back,
-                    kept,
-                    full,
-                    not_owned,
-                })
+                Ok((
+                    SyncReport {
+                        changes,
+                        applied: true,
+                        held_back,
+                        kept,
+                        full,
+                        not_owned,
+                    },
+                    Some(written),
+                ))
             }
             Err(e) => {
                 self.metrics.count_registry_error();

@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use extdns_endpoint::{Change, Changes, DomainFilter, Endpoint, RecordType, label};
 use extdns_informer::{Cluster, ClusterStore};
 use extdns_provider::{ChangeFailure, ProviderError};
-use extdns_registry::{Registry, RegistryError, Snapshot};
+use extdns_registry::{Registry, RegistryError, Snapshot, Written};
 use extdns_source::SourceError;
 use extdns_source::{DesiredIndex, Failures, PipelineOutput};
 use tokio::sync::watch;
@@ -169,7 +169,7 @@ impl Registry for FakeRegistry {
         Ok(Snapshot::new(self.snapshot(), Default::default()))
     }
 
-    async fn apply(&self, _: &Snapshot, changes: &[Change]) -> Result<(), RegistryError> {
+    async fn apply(&self, _: &Snapshot, changes: &[Change]) -> Result<Written, RegistryError> {
         self.applies.fetch_add(1, Ordering::SeqCst);
         let failing = self
             .fail_applies
@@ -184,11 +184,11 @@ impl Registry for FakeRegistry {
             return Err(err.into());
         }
         self.write(changes, &[]);
-        Ok(())
+        Ok(Written::default())
     }
 
     /// Reads every time: the fake's records are its truth.
-    fn fold_applied(&self, _: &mut Snapshot, _: &[Change]) -> bool {
+    fn fold_applied(&self, _: &mut Snapshot, _: &[Change], _: Written) -> bool {
         false
     }
 

@@ -18,7 +18,7 @@
 //!
 //! let web = Endpoint::new("web.example.org", RecordType::A, ["192.0.2.10"]);
 //! let snapshot = registry.records().await?;
-//! registry.apply(&snapshot, &[Change::Create(web)]).await?;
+//! let _written = registry.apply(&snapshot, &[Change::Create(web)]).await?;
 //!
 //! // The record comes back owned; its ownership TXT record is written beside it but hidden here.
 //! let snapshot = registry.records().await?;
@@ -59,14 +59,17 @@ pub trait Registry: Send + Sync {
     async fn records(&self) -> Result<Snapshot, RegistryError>;
 
     /// Apply the plan's changes to what `snapshot` read, adding or removing the registry's bookkeeping
-    /// records alongside (each with its record, all or nothing).
-    async fn apply(&self, snapshot: &Snapshot, changes: &[Change]) -> Result<(), RegistryError>;
+    /// records alongside (each with its record, all or nothing). Returns the bookkeeping records as they
+    /// were sent, for [`fold_applied`](Registry::fold_applied).
+    async fn apply(&self, snapshot: &Snapshot, changes: &[Change]) -> Result<Written, RegistryError>;
 
     /// Folds changes [`apply`](Registry::apply) wrote in full into `snapshot`, so that it reads as the
     /// provider now would, records, labels and bookkeeping alike (incremental reconcile plans against it
-    /// instead of reading every zone again). False when that cannot be known because the provider's read
-    /// state does not outlive writes; the caller must then read again.
-    fn fold_applied(&self, snapshot: &mut Snapshot, changes: &[Change]) -> bool;
+    /// instead of reading every zone again). The bookkeeping records are folded in as `written` holds them,
+    /// never derived again: an encrypted ownership record sealed a second time would differ from the one in
+    /// the zone, and a later update or delete would name a value that is not there. False when that cannot be
+    /// known because the provider's read state does not outlive writes; the caller must then read again.
+    fn fold_applied(&self, snapshot: &mut Snapshot, changes: &[Change], written: Written) -> bool;
 
     /// The provider's canonicalisation of desired endpoints.
     async fn adjust_endpoints(&self, endpoints: Vec<Endpoint>) -> Result<Vec<Endpoint>, RegistryError>;
@@ -96,6 +99,14 @@ impl Snapshot {
             ownership_records: None,
         }
     }
+}
+
+/// The bookkeeping records one [`Registry::apply`] sent, exactly as sent, for
+/// [`Registry::fold_applied`]; empty for a registry that keeps none.
+#[derive(Debug, Default)]
+pub struct Written {
+    /// One entry per change the registry wrote (in order), with the ownership change sent beside it.
+    ownership: Vec<Option<txt::SentOwnership>>,
 }
 
 /// Why a registry could not be built or could not do its work.

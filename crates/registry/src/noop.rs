@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint};
 use extdns_provider::{Provider, Unit};
 
-use crate::{Registry, RegistryError, Snapshot};
+use crate::{Registry, RegistryError, Snapshot, Written};
 
 /// Passes records and changes straight through to the provider.
 pub struct NoopRegistry {
@@ -34,13 +34,14 @@ impl Registry for NoopRegistry {
         Ok(Snapshot::new(read.endpoints, read.state))
     }
 
-    async fn apply(&self, snapshot: &Snapshot, changes: &[Change]) -> Result<(), RegistryError> {
+    async fn apply(&self, snapshot: &Snapshot, changes: &[Change]) -> Result<Written, RegistryError> {
         let units: Vec<Unit<'_>> = changes.iter().map(Unit::new).collect();
-        Ok(self.provider.apply(&snapshot.provider, &units).await?)
+        self.provider.apply(&snapshot.provider, &units).await?;
+        Ok(Written::default())
     }
 
-    fn fold_applied(&self, snapshot: &mut Snapshot, changes: &[Change]) -> bool {
-        snapshot.records.fold(changes.iter(), |_| None);
+    fn fold_applied(&self, snapshot: &mut Snapshot, changes: &[Change], _: Written) -> bool {
+        snapshot.records.fold(changes.iter(), |_, _| None);
         self.provider.read_state_outlives_writes()
     }
 

@@ -83,7 +83,7 @@ impl RecordsByName {
     ///
     /// Two passes over `applied` (every removal, then every addition) rather than the additions gathered
     /// on the side: on a first sync that would be a second copy of every record at the sync's peak.
-    pub(crate) fn fold<'a, I>(&mut self, applied: I, mut labels: impl FnMut(&Change) -> Option<Labels>)
+    pub(crate) fn fold<'a, I>(&mut self, applied: I, mut labels: impl FnMut(usize, &Change) -> Option<Labels>)
     where
         I: Iterator<Item = &'a Change> + Clone,
     {
@@ -102,9 +102,9 @@ impl RecordsByName {
         if spare < additions {
             self.records.reserve_exact(additions.max(len / 16));
         }
-        for change in applied.filter(|c| !matches!(c, Change::Delete(_))) {
+        for (at, change) in applied.enumerate().filter(|(_, c)| !matches!(c, Change::Delete(_))) {
             let mut now = change.endpoint().clone();
-            if let Some(labels) = labels(change) {
+            if let Some(labels) = labels(at, change) {
                 now.labels = labels;
             }
             // As a read gives it back: the objects it came from belong to the desired side (and would
@@ -276,7 +276,7 @@ mod tests {
             vec![Change::Delete(a("absent.example.org", "192.0.2.1"))],
         ];
         for changes in rounds {
-            records.fold(changes.iter(), |_| None);
+            records.fold(changes.iter(), |_, _| None);
             fold_by_scan(&mut scan, &changes);
             assert_eq!(by_name(&records), by_name(&scan));
             let mut all: Vec<String> = texts(records.iter());

@@ -7,13 +7,13 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
-use extdns_endpoint::{Change, DomainFilter, Endpoint, Labels, RecordType, label};
+use extdns_endpoint::{Change, DomainFilter, Endpoint, Labels, RecordType, Targets, label};
 use extdns_provider::{Provider, Unit};
 
 use crate::crypto::AesKey;
 use crate::labels::{self, InvalidHeritage};
 use crate::mapper::NameMapper;
-use crate::{Registry, RegistryError, Snapshot};
+use crate::{Registry, RegistryError, Snapshot, Written};
 
 /// Provider-specific property the registry sets on an owned record whose new-format TXT record is missing, so
 /// the plan updates it and the TXT record gets written.
@@ -117,18 +117,42 @@ impl Ownership {
         labels
     }
 
-    /// The ownership TXT record of `r` stating `labels` (which may gain an encryption nonce).
-    fn txt_record(&self, r: &Endpoint, labels: &mut Labels) -> Result<Endpoint, RegistryError> {
+    /// The value of `r`'s ownership TXT record stating `labels`. With encryption a fresh nonce is added to
+    /// `labels` where they have none: the caller keeps it, as the record's labels must name the nonce its
+    /// ownership record was sealed under.
+    fn txt_value(&self, r: &Endpoint, labels: &mut Labels) -> Result<String, RegistryError> {
         let key = if self.encrypt { self.key.as_ref() } else { None };
-        let value = labels::serialize(labels, true, key).map_err(|source| RegistryError::Encrypt {
+        labels::serialize(labels, true, key).map_err(|source| RegistryError::Encrypt {
             record: r.to_string(),
             source,
-        })?;
-        let mut txt =
-            Endpoint::new(&self.txt_name(r), RecordType::Txt, [value]).with_set_identifier(r.set_identifier.clone());
+        })
+    }
+
+    /// `r`'s ownership TXT record holding `values`.
+    fn txt_endpoint(&self, r: &Endpoint, values: Targets) -> Endpoint {
+        let mut txt = Endpoint::new(&self.txt_name(r), RecordType::Txt, std::iter::empty::<&str>())
+            .with_set_identifier(r.set_identifier.clone());
+        txt.targets = values;
         txt.provider_specific = r.provider_specific.clone();
         txt.labels.insert(label::OWNED_RECORD.to_string(), r.dns_name.clone());
-        Ok(txt)
+        txt
+    }
+
+    /// The ownership TXT record of `r` stating `labels` (which may gain an encryption nonce).
+    fn txt_record(&self, r: &Endpoint, labels: &mut Labels) -> Result<Endpoint, RegistryError> {
+        let value = self.txt_value(r, labels)?;
+        Ok(self.txt_endpoint(r, Targets::new([value])))
+    }
+
+    /// The ownership TXT record of `r` as the zone holds it: the values read or written, where `present`
+    /// knows them; otherwise (a snapshot read without bookkeeping) as `r`'s labels state it. An update or
+    /// delete names exactly these values: one serialised again may differ (another nonce, another
+    /// encoding, an older writer) and would leave the stored one behind.
+    fn stored_txt_record(&self, r: &Endpoint, present: Option<&OwnershipRecords>) -> Result<Endpoint, RegistryError> {
+        match present.and_then(|p| p.values(&self.txt_name(r), &r.set_identifier)) {
+            Some(values) => Ok(self.txt_endpoint(r, values.clone())),
+            None => self.txt_record(r, &mut r.labels.clone()),
+        }
     }
 
     /// The name of `r`'s ownership TXT record, as that record holds it.
@@ -139,15 +163,6 @@ impl Ownership {
             name.pop();
         }
         name
-    }
-
-    /// The labels `r` carries once written with its ownership record `labels`: with encryption, the nonce
-    /// the value is sealed under is one of them.
-    fn written_labels(&self, r: &Endpoint, mut labels: Labels) -> Result<Labels, RegistryError> {
-        if self.encrypt {
-            self.txt_record(r, &mut labels)?;
-        }
-        Ok(labels)
     }
 
     /// `--migrate-from-txt-owner`: a record of the old owner is ours now.
@@ -234,8 +249,8 @@ impl TxtRegistry {
         // The ownership records are taken out in place, each beside its labels: the other records stay in
         // the provider's vector, not copied into a second one at a full sync's peak.
         let mut labels_of: Vec<Option<Labels>> = Vec::new();
-        // Of an ownership record only its name and set identifier are kept, in a vector of the right size.
-        let mut taken: Vec<(String, String)> =
+        // Of an ownership record its name, set identifier and values are kept, in a vector of the right size.
+        let mut taken: Vec<(String, String, Targets)> =
             Vec::with_capacity(endpoints.iter().filter(|r| r.record_type == RecordType::Txt).count());
         let ownership_records = endpoints
             .extract_if(.., |r| {
@@ -251,11 +266,17 @@ impl TxtRegistry {
                     Err(InvalidHeritage) => false,
                     Ok(l) => {
                         labels_of.push(Some(l));
+                        // The values an update or delete of this ownership record names: every ownership
+                        // value the name holds (orphans of an earlier writer go with it), never someone's
+                        // other TXT value beside them.
+                        if r.targets.len() > 1 {
+                            r.targets.0.retain(|t| labels::parse(t, own.key.as_ref()).is_ok());
+                        }
                         true
                     }
                 }
             })
-            .map(|r| (r.dns_name, r.set_identifier));
+            .map(|r| (r.dns_name, r.set_identifier, r.targets));
         taken.extend(ownership_records);
         // The read kept until the next full sync: without the room its ownership records took.
         endpoints.shrink_to_fit();
@@ -265,7 +286,7 @@ impl TxtRegistry {
             .iter()
             .zip(&ours)
             .enumerate()
-            .filter_map(|(at, ((name, set), &ours))| ours.then_some((name.as_str(), set.as_str(), at)))
+            .filter_map(|(at, ((name, set, _), &ours))| ours.then_some((name.as_str(), set.as_str(), at)))
             .collect();
         if txts.is_empty() {
             for ep in &mut endpoints {
@@ -347,28 +368,30 @@ impl TxtRegistry {
         }
         let mut present = OwnershipRecords::with_capacity(txts.len());
         drop((txt_names, txts, mapped, labels_of));
-        for ((name, set), ours) in taken.into_iter().zip(ours) {
+        for ((name, set, values), ours) in taken.into_iter().zip(ours) {
             if ours {
-                present.insert(name, &set);
+                present.insert(name, &set, values);
             }
         }
         (endpoints, present)
     }
 }
 
-/// The ownership records a read found, by name and set identifier, for `apply` to know which ones exist.
-/// It lives as long as a sync's snapshot, one entry per record in the zone, so it is kept to one table slot
-/// per name: names are moved in from the records read, and the usual record without a set identifier
-/// allocates nothing more (a hash set per name would cost about 150 bytes per record).
+/// The ownership records in the zone, by name and set identifier, with their values as read or written:
+/// `apply` learns from it which ones exist, and the values an update or delete must name. It lives as long
+/// as a sync's snapshot, one entry per record in the zone, so it is kept to one table slot per name: names
+/// and values are moved in from the records read, and the usual record without a set identifier allocates
+/// nothing more than its value (a hash set per name would cost about 150 bytes per record).
 #[derive(Debug, Default)]
 pub(crate) struct OwnershipRecords(HashMap<String, SetIdentifiers>);
 
 #[derive(Debug, Default)]
 struct SetIdentifiers {
-    /// There is a record without a set identifier.
-    unset: bool,
-    /// The set identifiers (routing policies) of the others; few per name, so searched in order.
-    named: Vec<String>,
+    /// The values of the record without a set identifier, if there is one.
+    unset: Option<Targets>,
+    /// The set identifiers (routing policies) of the others with their values; few per name, so searched
+    /// in order.
+    named: Vec<(String, Targets)>,
 }
 
 impl OwnershipRecords {
@@ -376,13 +399,15 @@ impl OwnershipRecords {
         OwnershipRecords(HashMap::with_capacity(capacity))
     }
 
-    /// Records the ownership record `name` with `set_identifier` (it was read or written); once only.
-    fn insert(&mut self, name: String, set_identifier: &str) {
+    /// Records the ownership record `name` with `set_identifier` holding `values` (it was read or written).
+    fn insert(&mut self, name: String, set_identifier: &str, values: Targets) {
         let ids = self.0.entry(name).or_default();
         if set_identifier.is_empty() {
-            ids.unset = true;
-        } else if !ids.named.iter().any(|id| id == set_identifier) {
-            ids.named.push(set_identifier.to_owned());
+            ids.unset = Some(values);
+        } else if let Some((_, held)) = ids.named.iter_mut().find(|(id, _)| id == set_identifier) {
+            *held = values;
+        } else {
+            ids.named.push((set_identifier.to_owned(), values));
         }
     }
 
@@ -392,29 +417,78 @@ impl OwnershipRecords {
             return;
         };
         if set_identifier.is_empty() {
-            ids.unset = false;
+            ids.unset = None;
         } else {
-            ids.named.retain(|id| id != set_identifier);
+            ids.named.retain(|(id, _)| id != set_identifier);
         }
-        if !ids.unset && ids.named.is_empty() {
+        if ids.unset.is_none() && ids.named.is_empty() {
             self.0.remove(name);
+        }
+    }
+
+    /// The values of the ownership record `name` with `set_identifier`, if it is there (read or written
+    /// since).
+    fn values(&self, name: &str, set_identifier: &str) -> Option<&Targets> {
+        let ids = self.0.get(name)?;
+        if set_identifier.is_empty() {
+            ids.unset.as_ref()
+        } else {
+            ids.named.iter().find(|(id, _)| id == set_identifier).map(|(_, v)| v)
         }
     }
 
     /// Whether the ownership record `name` with `set_identifier` is there (read or written since).
     fn holds(&self, name: &str, set_identifier: &str) -> bool {
-        self.0.get(name).is_some_and(|ids| {
-            if set_identifier.is_empty() {
-                ids.unset
-            } else {
-                ids.named.iter().any(|id| id == set_identifier)
-            }
-        })
+        self.values(name, set_identifier).is_some()
+    }
+
+    /// Folds in one ownership change as it was sent.
+    fn fold(&mut self, sent: SentOwnership) {
+        if let Some((name, set)) = sent.removed {
+            self.remove(&name, &set);
+        }
+        if let Some((name, set, values)) = sent.added {
+            self.insert(name, &set, values);
+        }
     }
 }
 
-/// A change as it goes out: the change and the ownership change that must land with it.
-type Planned<'c> = (&'c Change, Option<Change>);
+/// An ownership change as [`Registry::apply`] sent it, kept for the fold: what it removed and wrote, and the
+/// nonce the written values were sealed under.
+#[derive(Debug)]
+pub(crate) struct SentOwnership {
+    /// The ownership record deleted or replaced: name and set identifier.
+    removed: Option<(String, String)>,
+    /// The ownership record written: name, set identifier and values.
+    added: Option<(String, String, Targets)>,
+    /// With encryption, the nonce of the written values, which the record's labels name from now on.
+    nonce: Option<String>,
+}
+
+impl SentOwnership {
+    /// What `change` (an ownership change) sent, moved out of it.
+    fn new(change: Change, nonce: Option<String>) -> Self {
+        let key = |e: Endpoint| (e.dns_name, e.set_identifier);
+        let (removed, added) = match change {
+            Change::Create(t) => (None, Some(t)),
+            Change::Delete(t) => (Some(key(t)), None),
+            Change::Update { old, new } => (Some(key(*old)), Some(*new)),
+        };
+        SentOwnership {
+            removed,
+            added: added.map(|t| (t.dns_name, t.set_identifier, t.targets)),
+            nonce,
+        }
+    }
+}
+
+/// A change as it goes out: the change, the ownership change that must land with it, and (with encryption)
+/// the nonce that ownership change's values are sealed under.
+struct Planned<'c> {
+    change: &'c Change,
+    ownership: Option<Change>,
+    nonce: Option<String>,
+}
 
 impl TxtRegistry {
     /// Whether a change is written at all: updates and deletes of records that are not ours are dropped,
@@ -429,7 +503,8 @@ impl TxtRegistry {
     }
 
     /// Each change that is written ([`TxtRegistry::writes`]), with the ownership change that must land with
-    /// it.
+    /// it. Ownership records removed or replaced are named by the values the zone holds; new ones are sealed
+    /// once, here.
     fn with_ownership<'c>(
         &self,
         snapshot: &Snapshot,
@@ -439,33 +514,46 @@ impl TxtRegistry {
         let present = snapshot.ownership_records.as_ref();
         let txt_exists = |t: &Endpoint| present.is_some_and(|p| p.holds(&t.dns_name, &t.set_identifier));
         let txt_absent = |t: &Endpoint| present.is_some_and(|p| !p.holds(&t.dns_name, &t.set_identifier));
+        // The nonce a new ownership record was sealed under, for the fold to put in its record's labels.
+        let nonce = |labels: &Labels| {
+            own.encrypt
+                .then(|| labels.get(label::TXT_ENCRYPTION_NONCE).cloned())
+                .flatten()
+        };
 
         let mut planned: Vec<Planned<'_>> = Vec::with_capacity(changes.len());
         for change in changes.iter().filter(|c| self.writes(c)) {
-            let ownership = match change {
+            let (ownership, sealed) = match change {
                 Change::Create(r) => {
-                    let txt = own.txt_record(r, &mut own.record_labels(r))?;
-                    (!txt_exists(&txt)).then_some(Change::Create(txt))
+                    let mut labels = own.record_labels(r);
+                    let txt = own.txt_record(r, &mut labels)?;
+                    ((!txt_exists(&txt)).then_some(Change::Create(txt)), nonce(&labels))
                 }
                 Change::Delete(r) => {
-                    let txt = own.txt_record(r, &mut r.labels.clone())?;
+                    let txt = own.stored_txt_record(r, present)?;
                     // A TXT record known to be absent is not deleted: strict providers refuse deleting what is
                     // not there.
-                    (!txt_absent(&txt)).then_some(Change::Delete(txt))
+                    ((!txt_absent(&txt)).then_some(Change::Delete(txt)), None)
                 }
                 Change::Update { old, new } => {
-                    let old_txt = own.txt_record(old, &mut old.labels.clone())?;
-                    let new_txt = own.txt_record(new, &mut new.labels.clone())?;
-                    if txt_absent(&old_txt) {
+                    let old_txt = own.stored_txt_record(old, present)?;
+                    let mut labels = new.labels.clone();
+                    let new_txt = own.txt_record(new, &mut labels)?;
+                    let ownership = if txt_absent(&old_txt) {
                         // The TXT record is missing (a forced update writing the new format): create it rather
                         // than update a record that does not exist.
                         (!txt_exists(&new_txt)).then_some(Change::Create(new_txt))
                     } else {
                         Some(Change::update(old_txt, new_txt))
-                    }
+                    };
+                    (ownership, nonce(&labels))
                 }
             };
-            planned.push((change, ownership));
+            planned.push(Planned {
+                change,
+                ownership,
+                nonce: sealed,
+            });
         }
         Ok(planned)
     }
@@ -483,49 +571,49 @@ impl Registry for TxtRegistry {
         })
     }
 
-    async fn apply(&self, snapshot: &Snapshot, changes: &[Change]) -> Result<(), RegistryError> {
+    async fn apply(&self, snapshot: &Snapshot, changes: &[Change]) -> Result<Written, RegistryError> {
         let planned = self.with_ownership(snapshot, changes)?;
         let units: Vec<Unit<'_>> = planned
             .iter()
-            .map(|(change, ownership)| Unit {
-                change,
-                ownership: ownership.as_ref(),
+            .map(|p| Unit {
+                change: p.change,
+                ownership: p.ownership.as_ref(),
             })
             .collect();
-
-        Ok(self.provider.apply(&snapshot.provider, &units).await?)
+        self.provider.apply(&snapshot.provider, &units).await?;
+        drop(units);
+        // The ownership records go to the fold as sent: sealing them again would pick another nonce.
+        let ownership = planned
+            .into_iter()
+            .map(|p| p.ownership.map(|o| SentOwnership::new(o, p.nonce)))
+            .collect();
+        Ok(Written { ownership })
     }
 
-    /// Folds each written change in as `apply` wrote it, one at a time: building every ownership record
-    /// again here, as `apply` needed them, would hold a second record per change at a first sync's peak.
-    fn fold_applied(&self, snapshot: &mut Snapshot, changes: &[Change]) -> bool {
+    /// Folds each written change in as `apply` wrote it, one at a time, its ownership record as `written`
+    /// holds it: nothing is sealed or serialised again.
+    fn fold_applied(&self, snapshot: &mut Snapshot, changes: &[Change], written: Written) -> bool {
         let own = &self.config.ownership;
-        let written = changes.iter().filter(|c| self.writes(c));
-        if let Some(present) = snapshot.ownership_records.as_mut() {
-            // Whether an ownership record was there or not, it is after a create or update and is not after
-            // a delete.
-            for change in written.clone() {
-                if let Some(old) = change.previous() {
-                    present.remove(&own.txt_name(old), &old.set_identifier);
-                }
-                if !matches!(change, Change::Delete(_)) {
-                    let r = change.endpoint();
-                    present.insert(own.txt_name(r), &r.set_identifier);
-                }
+        let mut nonces: Vec<Option<String>> = Vec::with_capacity(written.ownership.len());
+        for mut sent in written.ownership {
+            nonces.push(sent.as_mut().and_then(|s| s.nonce.take()));
+            if let (Some(sent), Some(present)) = (sent, snapshot.ownership_records.as_mut()) {
+                present.fold(sent);
             }
         }
-        let mut failed = false;
-        snapshot.records.fold(written, |change| {
-            let labels = match change {
-                Change::Create(r) => own.written_labels(r, own.record_labels(r)),
-                Change::Update { new, .. } => own.written_labels(new, new.labels.clone()),
+        let written = changes.iter().filter(|c| self.writes(c));
+        snapshot.records.fold(written, |at, change| {
+            let mut labels = match change {
+                Change::Create(r) => own.record_labels(r),
+                Change::Update { new, .. } => new.labels.clone(),
                 Change::Delete(_) => return None,
             };
-            // `apply` sealed the same labels, so this does not fail; if it did, what the cache holds is not
-            // known and the caller reads again.
-            labels.inspect_err(|_| failed = true).ok()
+            if let Some(nonce) = nonces.get_mut(at).and_then(Option::take) {
+                labels.insert(label::TXT_ENCRYPTION_NONCE.to_string(), nonce);
+            }
+            Some(labels)
         });
-        !failed && self.provider.read_state_outlives_writes()
+        self.provider.read_state_outlives_writes()
     }
 
     async fn adjust_endpoints(&self, endpoints: Vec<Endpoint>) -> Result<Vec<Endpoint>, RegistryError> {

@@ -67,7 +67,7 @@ async fn apply(registry: &TxtRegistry, changes: Changes) -> Result<(), RegistryE
     let changes = changes
         .into_changes()
         .map_err(|e| RegistryError::Provider(ProviderError::Invalid(e.to_string())))?;
-    registry.apply(&snapshot, &changes).await
+    registry.apply(&snapshot, &changes).await.map(drop)
 }
 
 /// One sync that creates `records`.
@@ -717,9 +717,9 @@ async fn a_snapshot_with_the_applied_changes_folded_in_reads_as_the_provider_the
         Endpoint::new("api.example.org", RecordType::A, ["192.0.2.2"]).with_label(label::RESOURCE, "service/a/api");
     let mut snapshot = registry.records().await?;
     let first = [Change::Create(web.clone()), Change::Create(api.clone())];
-    registry.apply(&snapshot, &first).await?;
+    let written = registry.apply(&snapshot, &first).await?;
     assert!(
-        registry.fold_applied(&mut snapshot, &first),
+        registry.fold_applied(&mut snapshot, &first, written),
         "the in-memory provider's read state outlives writes"
     );
     assert_eq!(snapshot_text(&snapshot), snapshot_text(&registry.records().await?));
@@ -736,8 +736,8 @@ async fn a_snapshot_with_the_applied_changes_folded_in_reads_as_the_provider_the
     let mut web_new = web_now.clone();
     web_new.targets = ["192.0.2.10"].into_iter().collect();
     let second = [Change::update(web_now, web_new), Change::Delete(api_now)];
-    registry.apply(&snapshot, &second).await?;
-    assert!(registry.fold_applied(&mut snapshot, &second));
+    let written = registry.apply(&snapshot, &second).await?;
+    assert!(registry.fold_applied(&mut snapshot, &second, written));
     assert_eq!(snapshot_text(&snapshot), snapshot_text(&registry.records().await?));
     let everything: Vec<String> = provider
         .records()
@@ -751,5 +751,125 @@ async fn a_snapshot_with_the_applied_changes_folded_in_reads_as_the_provider_the
         2,
         "web and its TXT record, nothing of api: {everything:?}"
     );
+    Ok(())
+}
+
+/// The TXT values at `name`, as the provider holds them.
+async fn txt_values(provider: &InMemoryProvider, name: &str) -> Result<Vec<String>, RegistryError> {
+    Ok(provider
+        .records()
+        .await?
+        .endpoints
+        .iter()
+        .filter(|e| e.dns_name == name && e.record_type == RecordType::Txt)
+        .flat_map(|e| e.targets.iter().map(|t| t.to_string()))
+        .collect())
+}
+
+/// Plans against the snapshot kept since the last write (as the controller's incremental syncs do), writes
+/// and folds the write in.
+async fn apply_and_fold(
+    registry: &TxtRegistry,
+    snapshot: &mut crate::Snapshot,
+    changes: &[extdns_endpoint::Change],
+) -> Result<(), RegistryError> {
+    let written = registry.apply(snapshot, changes).await?;
+    assert!(registry.fold_applied(snapshot, changes, written));
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_encrypted_ownership_record_is_cached_as_written_and_updates_and_deletes_name_it()
+-> Result<(), RegistryError> {
+    use extdns_endpoint::Change;
+    let provider = Arc::new(InMemoryProvider::new(vec!["example.com".into()]));
+    let registry = encrypted().registry(provider.clone())?;
+    let mut snapshot = registry.records().await?;
+    let web = a("web.example.com", "192.0.2.1").with_label(label::RESOURCE, "service/default/web");
+    apply_and_fold(&registry, &mut snapshot, &[Change::Create(web)]).await?;
+    // The cache names the nonce the zone's value was sealed under, as a read would.
+    assert_eq!(snapshot_text(&snapshot), snapshot_text(&registry.records().await?));
+    for ip in ["192.0.2.2", "192.0.2.3", "192.0.2.4"] {
+        let Some(now) = snapshot
+            .records
+            .iter()
+            .find(|e| e.dns_name == "web.example.com")
+            .cloned()
+        else {
+            panic!("web is in the cache");
+        };
+        let mut next = now.clone();
+        next.targets = [ip].into_iter().collect();
+        next.labels.remove(label::TXT_ENCRYPTION_NONCE);
+        apply_and_fold(&registry, &mut snapshot, &[Change::update(now, next)]).await?;
+        assert_eq!(
+            txt_values(&provider, "a-web.example.com").await?.len(),
+            1,
+            "one ownership value after the update to {ip}"
+        );
+        assert_eq!(snapshot_text(&snapshot), snapshot_text(&registry.records().await?));
+    }
+    let Some(now) = snapshot
+        .records
+        .iter()
+        .find(|e| e.dns_name == "web.example.com")
+        .cloned()
+    else {
+        panic!("web is in the cache");
+    };
+    apply_and_fold(&registry, &mut snapshot, &[Change::Delete(now)]).await?;
+    assert_eq!(txt_values(&provider, "a-web.example.com").await?, Vec::<String>::new());
+    assert!(provider.records().await?.endpoints.is_empty());
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_ownership_record_stored_in_another_spelling_is_replaced_and_deleted_by_its_value()
+-> Result<(), RegistryError> {
+    // What another writer left: unquoted, labels in another order, and under encryption another nonce than
+    // extdns would pick. Each must be named exactly to be updated or deleted.
+    let writer = Arc::new(InMemoryProvider::new(vec!["example.com".into()]));
+    encrypted()
+        .registry(writer.clone())?
+        .apply(
+            &crate::Snapshot::default(),
+            &[extdns_endpoint::Change::Create(a("sealed.example.com", "192.0.2.9"))],
+        )
+        .await?;
+    let sealed = txt_values(&writer, "a-sealed.example.com").await?;
+    assert_eq!(sealed.len(), 1);
+    for (config, name, value) in [
+        (
+            TestConfig::default(),
+            "plain.example.com",
+            "external-dns/resource=service/default/plain,heritage=external-dns,external-dns/owner=default".to_string(),
+        ),
+        (encrypted(), "sealed.example.com", sealed[0].clone()),
+    ] {
+        let (provider, registry) = setup(vec![a(name, "192.0.2.1"), txt(&format!("a-{name}"), &value)], config);
+        let records = registry.records().await?.records;
+        let Some(now) = records.iter().find(|e| e.dns_name == name).cloned() else {
+            panic!("{name} is read");
+        };
+        assert_eq!(now.owner(), Some("default"), "{name} is ours");
+        let mut next = now.clone();
+        next.targets = ["192.0.2.2"].into_iter().collect();
+        // Sealed again under a nonce of extdns's choosing.
+        next.labels.remove(label::TXT_ENCRYPTION_NONCE);
+        update(&registry, vec![now], vec![next]).await?;
+        let values = txt_values(&provider, &format!("a-{name}")).await?;
+        assert_eq!(
+            values.len(),
+            1,
+            "{name}: the stored value was replaced, not joined: {values:?}"
+        );
+        assert_ne!(values[0], value);
+        let records = registry.records().await?.records;
+        delete(&registry, records.iter().cloned().collect()).await?;
+        assert!(
+            provider.records().await?.endpoints.is_empty(),
+            "{name}: nothing left behind"
+        );
+    }
     Ok(())
 }
