@@ -11,7 +11,7 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Debug;
 use std::pin::pin;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -251,6 +251,10 @@ async fn run<K: Watched>(client: Client, namespace: Option<String>, cfg: watcher
         }
     };
     let mut recheck = Recheck::default();
+    // How many streaming lists this kind's watchers have started; the watchers' requests go through a client
+    // that counts them (see `counting_streaming_lists`).
+    let started = Arc::new(AtomicU64::new(0));
+    let client = counting_streaming_lists(client, Arc::clone(&started));
     // Whether this kind's next watcher may stream its list. A streaming watch the server answers with
     // something other than watch events or a Status (`404 page not found` as text, for a resource it does
     // not serve) says nothing about why; the kind then lists in pages until a list succeeds, and a paged
@@ -276,26 +280,39 @@ async fn run<K: Watched>(client: Client, namespace: Option<String>, cfg: watcher
         };
         let mut events = pin!(watcher::watcher(api, cfg).default_backoff());
         let mut next = None;
-        // Whether an initial list is under way. A streaming list begins with its first object, not with an
-        // `Init` event as a paged one does, so the store is told here (it keeps the old view until the end).
-        let mut listing = false;
+        // The list under way, if any, by the number of streaming lists started when it began; the store
+        // buffers its objects and keeps serving the old view until it completes. A streaming list begins
+        // with its first object, not with an `Init` event as a paged one does, so the store is told here.
+        // The watcher starts a streaming list over after a 410, and without any event when its stream ends
+        // before the end bookmark (a connection cut, an idle timeout): the next object is then the new
+        // attempt's, and the count has moved. The attempt cut short is dropped, so the list that completes
+        // replaces the view alone and an object deleted between the attempts goes; until then the view
+        // stays as it was. A paged list starts over with an `Init` event of its own.
+        let mut listing: Option<u64> = None;
         // Whether this watcher has completed a list (after that, its errors are the watch's own).
         let mut listed_once = false;
         while let Some(event) = events.next().await {
             match event {
                 Ok(event) => {
+                    let attempt = started.load(Ordering::SeqCst);
                     match event {
-                        Event::Init => listing = true,
-                        Event::InitApply(_) | Event::InitDone if !listing => {
+                        Event::Init => listing = Some(attempt),
+                        Event::InitApply(_) | Event::InitDone if listing != Some(attempt) => {
+                            if listing.is_some() {
+                                tracing::debug!(
+                                    kind = %resource.kind,
+                                    "the streaming list was cut short and started over; listing anew"
+                                );
+                            }
                             inner.ingest::<K>(Event::Init);
-                            listing = true;
+                            listing = Some(attempt);
                         }
                         _ => {}
                     }
                     let listed = matches!(event, Event::InitDone);
                     inner.ingest::<K>(event);
                     if listed {
-                        listing = false;
+                        listing = None;
                         listed_once = true;
                         may_stream = true;
                         recheck = Recheck::default();
@@ -319,16 +336,8 @@ async fn run<K: Watched>(client: Client, namespace: Option<String>, cfg: watcher
                     break;
                 }
                 Err(e) => {
-                    // The watcher starts the list over after these: the next object begins a new one. (A
-                    // streaming list whose stream ends early starts over without a word: the objects of the
-                    // two attempts then make one list, the later of each pair winning.)
-                    if matches!(
-                        &e,
-                        watcher::Error::WatchStartFailed(_) | watcher::Error::InitialListFailed(_)
-                    ) || matches!(&e, watcher::Error::WatchError(s) if s.code == 410)
-                    {
-                        listing = false;
-                    }
+                    // A list the watcher starts over after an error is told apart as any restart is: by
+                    // its `Init` (paged) or by the count of streaming lists started (`listing` above).
                     match status_of(&e) {
                         Some(404) => {
                             let served = availability::discover(&client).await;
@@ -373,6 +382,30 @@ async fn run<K: Watched>(client: Client, namespace: Option<String>, cfg: watcher
             None => return,
         }
     }
+}
+
+/// `client`, counting in `started` each streaming list (a watch with `sendInitialEvents=true`) it sends.
+/// kube-runtime's watcher starts a streaming list over without an event when its stream ends before the
+/// bookmark that ends the initial events (`State::InitialWatch` on the stream's end, in kube-runtime
+/// 4.2's `watcher.rs`), so its events cannot tell one attempt's objects from the next's; its requests
+/// can. The watcher sends the request of an attempt after the last event of the one before and before
+/// the first of its own, so the count read with an event is that of the attempt the event belongs to.
+fn counting_streaming_lists(client: Client, started: Arc<AtomicU64>) -> Client {
+    let default_namespace = client.default_namespace().to_string();
+    let counting = tower::service_fn(move |request: http::Request<kube::client::Body>| {
+        if starts_streaming_list(request.uri()) {
+            started.fetch_add(1, Ordering::SeqCst);
+        }
+        let client = client.clone();
+        async move { client.send(request).await }
+    });
+    Client::new(counting, default_namespace)
+}
+
+/// Whether a request is a streaming list: a watch that asks for the initial events.
+fn starts_streaming_list(uri: &http::Uri) -> bool {
+    uri.query()
+        .is_some_and(|q| q.split('&').any(|p| p == "sendInitialEvents=true"))
 }
 
 /// Whether the API server refused a streaming list (`sendInitialEvents`): 422 from servers with the WatchList

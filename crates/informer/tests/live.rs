@@ -2,7 +2,7 @@
 //! LIST per resource path (held back until the test releases it) and then a chunked WATCH stream the test
 //! writes events into.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::convert::Infallible;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -28,6 +28,9 @@ struct Resource {
     release: watch::Receiver<bool>,
     /// Taken by the first WATCH request; later ones get a stream that never ends.
     events: Option<mpsc::UnboundedReceiver<String>>,
+    /// Streaming lists cut short: each of the next streaming watches sends one of these as ADDED objects and
+    /// ends, without the bookmark that ends the initial events, once the test lets it.
+    cut_short: VecDeque<(Vec<Value>, watch::Receiver<bool>)>,
 }
 
 #[derive(Clone, Default)]
@@ -71,11 +74,29 @@ impl FakeApi {
                 list,
                 release: release_rx,
                 events: Some(events_rx),
+                cut_short: VecDeque::new(),
             },
         );
         Handle {
             release: release_tx,
             events: events_tx,
+        }
+    }
+
+    /// The next streaming list of `path` sends `items` and its stream ends there, once the returned sender
+    /// says `true`; the one after it is served as usual.
+    fn cut_short(&self, path: &str, items: Vec<Value>) -> watch::Sender<bool> {
+        let (end_tx, end_rx) = watch::channel(false);
+        if let Some(r) = self.resources.lock().expect("lock").get_mut(path) {
+            r.cut_short.push_back((items, end_rx));
+        }
+        end_tx
+    }
+
+    /// What a list of `path` now holds.
+    fn set_items(&self, path: &str, items: Vec<Value>) {
+        if let Some(r) = self.resources.lock().expect("lock").get_mut(path) {
+            r.list["items"] = Value::Array(items);
         }
     }
 
@@ -162,12 +183,34 @@ impl FakeApi {
                     .expect("response"),
             );
         }
-        let (list, mut release, events) = {
+        let (list, mut release, cut_short) = {
             let mut resources = self.resources.lock().expect("lock");
             let r = resources.get_mut(path)?;
-            (r.list.clone(), r.release.clone(), r.events.take())
+            (r.list.clone(), r.release.clone(), r.cut_short.pop_front())
         };
         let _ = release.wait_for(|r| *r).await;
+        if let Some((items, mut end)) = cut_short {
+            let lines = items.into_iter().map(|o| {
+                let line = json!({"type": "ADDED", "object": o}).to_string() + "\n";
+                Ok::<_, Infallible>(Frame::data(Bytes::from(line)))
+            });
+            let ends = futures::stream::once(async move {
+                let _ = end.wait_for(|e| *e).await;
+            })
+            .filter_map(|()| async { None });
+            return Some(
+                Response::builder()
+                    .header("content-type", "application/json")
+                    .body(StreamBody::new(futures::stream::iter(lines).chain(ends)).boxed_unsync())
+                    .expect("response"),
+            );
+        }
+        let events = self
+            .resources
+            .lock()
+            .expect("lock")
+            .get_mut(path)
+            .and_then(|r| r.events.take());
         let mut lines: Vec<String> = list["items"]
             .as_array()
             .into_iter()
@@ -1231,5 +1274,74 @@ fn watch_lines_are_decoded_and_applied_as_the_watcher_does() -> TestResult {
         view.apply_watch_line::<Service>("{\"type\":\"ADDED\"").is_err(),
         "a cut line is an error"
     );
+    Ok(())
+}
+
+/// The Services' names in the store, sorted.
+fn service_names(cluster: &LiveCluster) -> Vec<String> {
+    let mut names: Vec<String> = cluster
+        .store()
+        .services()
+        .iter()
+        .map(|s| s.meta.name.to_string())
+        .collect();
+    names.sort();
+    names
+}
+
+#[tokio::test]
+async fn a_streaming_list_cut_short_and_started_over_stores_only_what_the_completed_list_holds() -> TestResult {
+    let fake = streaming_fake();
+    let path = "/api/v1/services";
+    let services = fake.serve(
+        path,
+        "ServiceList",
+        "v1",
+        vec![service("web", "default"), service("db", "default")],
+    );
+    // The first attempt sends `old` and `web`, then its stream ends; `old` was deleted before the watcher
+    // started the list over, and `db` created.
+    fake.cut_short(path, vec![service("old", "default"), service("web", "default")])
+        .send_replace(true);
+    services.release();
+    let cluster = LiveCluster::start(fake.client(), &[ResourceKind::Service], LiveOptions::default())?;
+    cluster.wait_until_synced(Duration::from_secs(5)).await?;
+    let streamed = |fake: &FakeApi| {
+        fake.requests()
+            .iter()
+            .filter(|u| u.path() == path && u.query().is_some_and(|q| q.contains("sendInitialEvents=true")))
+            .count()
+    };
+    assert_eq!(
+        streamed(&fake),
+        2,
+        "the list was started over once: {:?}",
+        fake.requests()
+    );
+    assert_eq!(service_names(&cluster), ["db", "web"]);
+
+    // A relist after the watch fell out of the server's window (410), cut short the same way: the view
+    // listed before serves until a list completes, and then holds exactly what that list holds.
+    let end = fake.cut_short(
+        path,
+        vec![
+            service("db", "default"),
+            service("web", "default"),
+            service("tmp", "default"),
+        ],
+    );
+    fake.set_items(path, vec![service("db", "default")]);
+    let mut changes = cluster.changes();
+    let seen = *changes.borrow_and_update();
+    let gone = json!({"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "Expired",
+        "message": "too old resource version", "code": 410});
+    services.send("ERROR", gone);
+    wait_for("the relist", || streamed(&fake) == 3).await?;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(service_names(&cluster), ["db", "web"], "a partial list changes nothing");
+    end.send_replace(true);
+    next_change(&mut changes, seen).await?;
+    assert_eq!(streamed(&fake), 4, "{:?}", fake.requests());
+    assert_eq!(service_names(&cluster), ["db"]);
     Ok(())
 }
