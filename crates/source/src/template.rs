@@ -148,42 +148,67 @@ fn full_unstructured(obj: &dyn TemplateObject, kept: Option<&serde_json::Value>)
     schema::overlay(base, obj.unstructured())
 }
 
-/// A template that cannot be parsed or run.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// A template that cannot be parsed or run. Each message is complete on its own; `source()` is the
+/// parser's error, the missing field, or the execution error with Go's field names (the boxed ones
+/// unboxed, so callers can downcast them).
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum TemplateError {
     /// `value` is the configured value that made the template unparsable.
-    #[error("cannot parse template {value:?}: {source}")]
     Parse {
         /// The flag's value.
         value: String,
         /// The parser's reason.
-        #[source]
         source: ParseError,
     },
     /// The template reads a field that none of the kinds it runs on has.
-    #[error("template {template} reads {path}, which no {kinds} has: {problem}")]
     NoSuchField {
         /// The flag the template came from.
         template: &'static str,
-        /// The field path read.
-        path: String,
         /// The kinds it runs on.
         kinds: String,
-        /// Where the path leaves the schema.
-        problem: String,
+        /// The field path read, and where it leaves the first kind's schema (boxed: it would make every
+        /// result large).
+        field: Box<schema::NoSuchField>,
     },
     /// The template failed on both views of `object` (boxed: two errors would make every result large).
-    #[error("template failed on {object}: {typed} (and with JSON field names: {json})")]
     Execute {
         /// The object, as `kind/namespace/name`.
         object: String,
         /// The error with Go's field names.
-        #[source]
         typed: Box<ExecError>,
         /// The error with the JSON field names.
         json: Box<ExecError>,
     },
+}
+
+impl std::fmt::Display for TemplateError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TemplateError::Parse { value, source } => write!(f, "cannot parse template {value:?}: {source}"),
+            TemplateError::NoSuchField { template, kinds, field } => write!(
+                f,
+                "template {template} reads {}, which no {kinds} has: {} has {}",
+                field.path, field.kind, field.problem
+            ),
+            TemplateError::Execute { object, typed, json } => {
+                write!(
+                    f,
+                    "template failed on {object}: {typed} (and with JSON field names: {json})"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for TemplateError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            TemplateError::Parse { source, .. } => Some(source),
+            TemplateError::NoSuchField { field, .. } => Some(field.as_ref()),
+            TemplateError::Execute { typed, .. } => Some(typed.as_ref()),
+        }
+    }
 }
 
 impl TemplateError {
@@ -336,9 +361,8 @@ pub fn template_fields(uses: &[TemplateUse<'_>]) -> Result<TemplateFields, Templ
             let kinds: Vec<&str> = u.kinds.iter().map(|k| k.kind()).collect();
             return Err(TemplateError::NoSuchField {
                 template: u.name,
-                path: first.path,
                 kinds: kinds.join(" or "),
-                problem: first.problem,
+                field: Box::new(first),
             });
         }
     }

@@ -473,13 +473,39 @@ impl TemplateKind {
 
 /// Why a field path does not exist in a kind: the path as written and what is wrong at which step.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{path}: {problem}")]
+#[error("{path}: {kind} has {problem}")]
 #[non_exhaustive]
 pub struct NoSuchField {
     /// The path as written.
     pub path: String,
-    /// Where it leaves the schema.
-    pub problem: String,
+    /// The kind that lacks it (`Service`, `HTTPRoute`, ...).
+    pub kind: &'static str,
+    /// Where it leaves the kind's typed view.
+    #[source]
+    pub problem: PathProblem,
+}
+
+/// Where a field path leaves a schema, at the step that does.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PathProblem {
+    /// A field the value at that step does not have.
+    #[error("no field {field} in {within}")]
+    NoField {
+        /// The field as the path names it.
+        field: String,
+        /// What lacks it: a Go type (`v1.ServiceSpec`), `a list`, `a string`, `unstructured`, ...
+        within: &'static str,
+    },
+    /// A `range` over a struct.
+    #[error("no elements in {0} (it is a struct)")]
+    RangeOverStruct(&'static str),
+    /// A `range` over a scalar other than an integer.
+    #[error("no elements in {0}")]
+    NoElements(&'static str),
+    /// A field extdns does not keep; the text says why.
+    #[error("a field that cannot be read: {0}")]
+    NotKept(&'static str),
 }
 
 /// How a path names fields: the typed view's Go names, or the unstructured retry's JSON keys.
@@ -501,7 +527,8 @@ pub fn resolve(kind: TemplateKind, path: &FieldPath) -> Result<Option<Vec<PathSt
         Ok(p) => Ok(drop_view_fields(p)),
         Err(_) => Err(NoSuchField {
             path: path.display(),
-            problem: format!("{} has {typed}", kind.kind()),
+            kind: kind.kind(),
+            problem: typed,
         }),
     }
 }
@@ -521,7 +548,7 @@ fn drop_view_fields(p: Vec<PathStep>) -> Option<Vec<PathStep>> {
     (!always).then_some(p)
 }
 
-fn resolve_unstructured(kind: TemplateKind, steps: &[Step]) -> Result<Vec<PathStep>, String> {
+fn resolve_unstructured(kind: TemplateKind, steps: &[Step]) -> Result<Vec<PathStep>, PathProblem> {
     let Some((Step::Field(first), rest)) = steps.split_first() else {
         return resolve_in(kind.schema(), steps, Naming::Json);
     };
@@ -542,14 +569,19 @@ fn resolve_unstructured(kind: TemplateKind, steps: &[Step]) -> Result<Vec<PathSt
             return Ok(out);
         }
         "Object" => return resolve_in(kind.schema(), rest, Naming::Json),
-        other => return Err(format!("no field {other} in unstructured")),
+        other => {
+            return Err(PathProblem::NoField {
+                field: other.to_string(),
+                within: "unstructured",
+            });
+        }
     };
     let mut out: Vec<PathStep> = prefix.iter().map(|k| PathStep::Member(k.to_string())).collect();
     out.extend(resolve_ty(ty, rest, Naming::Json)?);
     Ok(out)
 }
 
-fn resolve_in(st: &'static StructTy, steps: &[Step], naming: Naming) -> Result<Vec<PathStep>, String> {
+fn resolve_in(st: &'static StructTy, steps: &[Step], naming: Naming) -> Result<Vec<PathStep>, PathProblem> {
     resolve_ty(Ty::Struct(st), steps, naming)
 }
 
@@ -589,7 +621,7 @@ fn find_field(st: &'static StructTy, name: &str, naming: Naming) -> Option<(Vec<
     None
 }
 
-fn resolve_ty(mut ty: Ty, steps: &[Step], naming: Naming) -> Result<Vec<PathStep>, String> {
+fn resolve_ty(mut ty: Ty, steps: &[Step], naming: Naming) -> Result<Vec<PathStep>, PathProblem> {
     let mut out = Vec::new();
     for step in steps {
         while let Ty::Ptr(inner) = ty {
@@ -598,7 +630,10 @@ fn resolve_ty(mut ty: Ty, steps: &[Step], naming: Naming) -> Result<Vec<PathStep
         ty = match (ty, step) {
             (Ty::Struct(st), Step::Field(name)) => {
                 let Some((keys, field_ty)) = find_field(st, name, naming) else {
-                    return Err(format!("no field {name} in {}", st.name));
+                    return Err(PathProblem::NoField {
+                        field: name.clone(),
+                        within: st.name,
+                    });
                 };
                 out.extend(keys.into_iter().map(|k| PathStep::Member(k.to_string())));
                 field_ty
@@ -621,15 +656,25 @@ fn resolve_ty(mut ty: Ty, steps: &[Step], naming: Naming) -> Result<Vec<PathStep
             }
             // `range` over an integer counts; there is nothing below.
             (Ty::Int, Step::Elements) => return Ok(out),
-            (Ty::NotKept(why), _) => return Err(format!("a field that cannot be read: {why}")),
-            (Ty::Struct(st), Step::Elements) => return Err(format!("no elements in {} (it is a struct)", st.name)),
-            (Ty::List(_), Step::Field(name)) => return Err(format!("no field {name} in a list")),
-            (scalar, Step::Field(name)) => return Err(format!("no field {name} in {}", scalar_name(scalar))),
-            (scalar, Step::Elements) => return Err(format!("no elements in {}", scalar_name(scalar))),
+            (Ty::NotKept(why), _) => return Err(PathProblem::NotKept(why)),
+            (Ty::Struct(st), Step::Elements) => return Err(PathProblem::RangeOverStruct(st.name)),
+            (Ty::List(_), Step::Field(name)) => {
+                return Err(PathProblem::NoField {
+                    field: name.clone(),
+                    within: "a list",
+                });
+            }
+            (scalar, Step::Field(name)) => {
+                return Err(PathProblem::NoField {
+                    field: name.clone(),
+                    within: scalar_name(scalar),
+                });
+            }
+            (scalar, Step::Elements) => return Err(PathProblem::NoElements(scalar_name(scalar))),
         };
     }
     if let Ty::NotKept(why) = ty {
-        return Err(format!("a field that cannot be read: {why}"));
+        return Err(PathProblem::NotKept(why));
     }
     Ok(out)
 }

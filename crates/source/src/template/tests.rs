@@ -209,7 +209,15 @@ fn json_key_retry_reads_unstructured_fields() -> T {
 
 #[test]
 fn missing_field_fails_on_both_views_naming_the_object() {
-    match run("{{.Spec.Nope}}") {
+    let result = run("{{.Spec.Nope}}");
+    if let Err(e) = &result {
+        let cause = std::error::Error::source(e).and_then(|c| c.downcast_ref::<ExecError>());
+        assert!(
+            cause.is_some(),
+            "the Go-named view's error is the unboxed source: {e:?}"
+        );
+    }
+    match result {
         Err(TemplateError::Execute { object, typed, json }) => {
             assert_eq!(object, "service prod/web");
             assert_eq!(typed.line, Some(1));

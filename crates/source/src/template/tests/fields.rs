@@ -7,7 +7,7 @@ use extdns_template::{FieldPath, Step};
 use k8s_openapi::api::core::v1 as core;
 use serde_json::json;
 
-use super::super::schema::{NoSuchField, resolve};
+use super::super::schema::{NoSuchField, PathProblem, resolve};
 use super::super::*;
 use super::tmpl;
 
@@ -117,12 +117,22 @@ fn unknown_fields_are_named_with_the_struct_that_lacks_them() {
         err,
         Some(NoSuchField {
             path: ".Spec.Hostnames".into(),
-            problem: "Service has no field Hostnames in v1.ServiceSpec".into(),
+            kind: "Service",
+            problem: PathProblem::NoField {
+                field: "Hostnames".into(),
+                within: "v1.ServiceSpec",
+            },
         })
+    );
+    assert_eq!(
+        err.map(|e| e.to_string()).as_deref(),
+        Some(".Spec.Hostnames: Service has no field Hostnames in v1.ServiceSpec")
     );
     let rules = resolved(TemplateKind::Route(RouteKind::Http), ".Spec.Rules").err();
     assert!(
-        rules.as_ref().is_some_and(|e| e.problem.contains("route rules")),
+        rules
+            .as_ref()
+            .is_some_and(|e| matches!(e.problem, PathProblem::NotKept(why) if why.contains("route rules"))),
         "{rules:?}"
     );
     assert!(resolved(TemplateKind::Service, ".Spec.Type.Foo").is_err());
@@ -149,6 +159,30 @@ fn a_field_no_kind_has_is_an_error_naming_it() -> R {
             "template fqdn-template reads .Spec.TrafficDistributon, which no Service has: \
              Service has no field TrafficDistributon in v1.ServiceSpec"
         )
+    );
+    Ok(())
+}
+
+#[test]
+fn a_missing_field_keeps_where_the_path_leaves_the_schema_as_its_cause() -> R {
+    let t = tmpl("{{.Name}}.{{.Spec.TrafficDistributon}}.example.org")?;
+    let Err(err) = template_fields(&uses(&t, &[TemplateKind::Service])) else {
+        return Err("v1.ServiceSpec has no TrafficDistributon".into());
+    };
+    let field = std::error::Error::source(&err).and_then(|s| s.downcast_ref::<NoSuchField>());
+    assert_eq!(
+        field.map(|f| (f.path.as_str(), f.kind)),
+        Some((".Spec.TrafficDistributon", "Service"))
+    );
+    let problem = field
+        .and_then(std::error::Error::source)
+        .and_then(|s| s.downcast_ref::<PathProblem>());
+    assert_eq!(
+        problem,
+        Some(&PathProblem::NoField {
+            field: "TrafficDistributon".into(),
+            within: "v1.ServiceSpec",
+        })
     );
     Ok(())
 }
