@@ -43,7 +43,7 @@ use extdns_endpoint::{Endpoint, ObjectRef, Target, merge_endpoints};
 use extdns_informer::view::Ingress;
 use extdns_informer::{ChangeSet, ClusterStore, ObjectKey, ResourceKind};
 use extdns_source::annotations::{HostnameSource as Known, key};
-use extdns_source::{Evaluation, ObjectEndpoints, Objects, Source, SourceConfig, SourceError};
+use extdns_source::{Evaluation, ObjectEndpoints, Objects, Source, SourceConfig, SourceError, TemplateError};
 
 /// The `--source` name.
 pub const SOURCE_NAME: &str = "ingress";
@@ -151,7 +151,12 @@ impl IngressSource {
 
     /// The endpoints of one admitted Ingress, appended to `out`; `Err` with why when it could not be
     /// evaluated (its records are then held).
-    fn ingress_endpoints(&self, ing: &Ingress, object: &ObjectKey, out: &mut Vec<Endpoint>) -> Result<(), String> {
+    fn ingress_endpoints(
+        &self,
+        ing: &Ingress,
+        object: &ObjectKey,
+        out: &mut Vec<Endpoint>,
+    ) -> Result<(), TemplateError> {
         let common = &self.config.common;
         let annotations = &common.annotations;
         let a = &ing.meta.annotations;
@@ -198,13 +203,12 @@ impl IngressSource {
         if let Some(template) = &common.fqdn_template
             && (common.combine_fqdn_annotation || endpoints.is_empty())
         {
-            let hosts = template.execute(ing, SOURCE_NAME).map_err(|e| {
+            let hosts = template.execute(ing, SOURCE_NAME).inspect_err(|e| {
                 tracing::warn!(
                     %object,
                     field = "FQDN template",
                     "template failed, Ingress skipped; its records are kept as they are: {e}"
                 );
-                e.to_string()
             })?;
             for host in &hosts {
                 endpoints.extend(for_host(host));
@@ -242,7 +246,7 @@ impl IngressSource {
             }
             let mut endpoints = Vec::new();
             if let Err(why) = self.ingress_endpoints(&ing, &object, &mut endpoints) {
-                failed.insert(object.clone(), Some(why));
+                failed.insert(object.clone(), Some(why.to_string()));
                 continue;
             }
             if !endpoints.is_empty() {
