@@ -133,25 +133,32 @@ fn bench(filter: &[String]) -> Result<()> {
 fn test() -> Result<()> {
     // The test build and the Go builds in parallel: each leaves a core idle for minutes (module downloads,
     // single-threaded links, the last crates of a build), and on a fresh machine they are most of CI's time.
-    let mut build = cargo();
-    build.args(["test", "--workspace", "--no-run"]);
-    let shown = format!("{build:?}");
-    let mut build = build.spawn().with_context(|| format!("cannot start {shown}"))?;
-    let servers = TestServers::ensure();
-    if servers.is_err() {
-        // The error names what to install; no need to wait for the build to say it.
-        let _ = build.kill();
-    }
-    let built = build.wait().with_context(|| format!("waiting for {shown}"))?;
-    let servers = servers?;
-    if !built.success() {
-        bail!("{shown} failed with {built}");
-    }
-    let mut tests = cargo();
-    tests.args(["test", "--workspace", "--", "--test-threads=2"]);
-    servers.export_to(&mut tests);
-    run(tests)?;
-    kube_e2e(&servers.go, Profile::Dev, &["run".to_string()])?;
+    let servers = timed("build the tests; install and build the servers", || {
+        let mut build = cargo();
+        build.args(["test", "--workspace", "--no-run"]);
+        let shown = format!("{build:?}");
+        let mut build = build.spawn().with_context(|| format!("cannot start {shown}"))?;
+        let servers = TestServers::ensure();
+        if servers.is_err() {
+            // The error names what to install; no need to wait for the build to say it.
+            let _ = build.kill();
+        }
+        let built = build.wait().with_context(|| format!("waiting for {shown}"))?;
+        let servers = servers?;
+        if !built.success() {
+            bail!("{shown} failed with {built}");
+        }
+        Ok(servers)
+    })?;
+    timed("cargo test (unit, provider and interop suites)", || {
+        let mut tests = cargo();
+        tests.args(["test", "--workspace", "--", "--test-threads=2"]);
+        servers.export_to(&mut tests);
+        run(tests)
+    })?;
+    timed("end-to-end scenarios on a real API server", || {
+        kube_e2e(&servers.go, Profile::Dev, &["run".to_string()])
+    })?;
     // Logs of its own, so the suite's stay for reading.
     let logs = target_dir().join("e2e-logs-scale");
     let mut small: Vec<String> = [
@@ -174,7 +181,20 @@ fn test() -> Result<()> {
         "--report".to_string(),
         logs.join("bench-scale.md").display().to_string(),
     ]);
-    kube_e2e(&servers.go, Profile::Dev, &small)
+    timed("the scale run, small", || kube_e2e(&servers.go, Profile::Dev, &small))
+}
+
+/// Runs one step of `cargo xtask test` and says how long it took: CI's budget is kept step by step
+/// (docs/development.md).
+fn timed<T>(step: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    let started = std::time::Instant::now();
+    let result = f();
+    eprintln!(
+        "xtask: {step}: {} s{}",
+        started.elapsed().as_secs(),
+        if result.is_err() { " (failed)" } else { "" }
+    );
+    result
 }
 
 /// What the real-server tests run, installed or built when missing.
