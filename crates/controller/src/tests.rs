@@ -582,7 +582,7 @@ async fn transient_provider_errors_are_retried_with_backoff_without_exiting() ->
 async fn consecutive_failures_are_counted_until_a_sync_succeeds() -> Result<(), tokio::task::JoinError> {
     let cluster = FakeCluster::new(true);
     let source = FakeSource::with(vec![a("web.example.com", "10.0.0.1")]);
-    let registry = FakeRegistry::failing(vec![], 100, |_| ProviderError::Auth("bad TSIG key".into()));
+    let registry = FakeRegistry::failing(vec![], 100, |_| ProviderError::auth("bad TSIG key"));
     let running = spawn_loop(controller(&cluster, &source, &registry, every(60)));
 
     advance(Duration::from_millis(1100)).await;

@@ -318,9 +318,15 @@ impl<'a> AsUnit<'a> for ZoneUnit<'a> {
 fn api_error(e: ApiError) -> ProviderError {
     if let ApiError::Credentials { .. } = e {
         // Already names every source it tried, or the one that failed.
-        ProviderError::Auth(e.to_string())
+        ProviderError::Auth {
+            message: e.to_string(),
+            source: Some(Box::new(e)),
+        }
     } else if e.is_auth() {
-        ProviderError::Auth(format!("{e}; check the credentials and the IAM policy"))
+        ProviderError::Auth {
+            message: format!("{e}; check the credentials and the IAM policy"),
+            source: Some(Box::new(e)),
+        }
     } else if e.is_retryable() {
         ProviderError::transient_from("Route53", e)
     } else {

@@ -213,7 +213,7 @@ async fn a_wrong_token_is_an_authentication_error() {
     let p = provider_with(&cf, |c| c.auth = Auth::Token("wrong".into()));
     let err = p.records().await;
     assert!(
-        matches!(&err, Err(ProviderError::Auth(m)) if m.contains("9109")),
+        matches!(&err, Err(ProviderError::Auth { message, .. }) if message.contains("9109")),
         "{err:?}"
     );
 }
@@ -281,7 +281,7 @@ async fn the_global_api_key_and_email_authenticate_too() {
             email: API_EMAIL.into(),
         }
     });
-    assert!(matches!(wrong.records().await, Err(ProviderError::Auth(_))));
+    assert!(matches!(wrong.records().await, Err(ProviderError::Auth { .. })));
 }
 
 #[tokio::test]

@@ -336,7 +336,7 @@ async fn etcd_authentication_is_used_and_a_wrong_password_is_an_auth_error() {
     writes_and_reads_one(&p).await;
     let anonymous = provider(&etcd);
     assert!(
-        matches!(anonymous.records().await, Err(ProviderError::Auth(_))),
+        matches!(anonymous.records().await, Err(ProviderError::Auth { .. })),
         "no credentials"
     );
     let wrong = provider_with(&etcd, |c| {
@@ -345,7 +345,7 @@ async fn etcd_authentication_is_used_and_a_wrong_password_is_an_auth_error() {
     });
     let err = wrong.records().await;
     assert!(
-        matches!(&err, Err(ProviderError::Auth(m)) if m.contains("root")),
+        matches!(&err, Err(ProviderError::Auth { message, .. }) if message.contains("root")),
         "{err:?}"
     );
 }

@@ -176,9 +176,10 @@ fn provider_error(e: ApiError) -> ProviderError {
             }
         }
         ApiError::Status { status, .. } if matches!(*status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN) => {
-            ProviderError::Auth(format!(
-                "{e}; check the PowerDNS API key and the server's api-key setting"
-            ))
+            ProviderError::Auth {
+                message: format!("{e}; check the PowerDNS API key and the server's api-key setting"),
+                source: Some(Box::new(e)),
+            }
         }
         _ => ProviderError::Other {
             message: e.to_string(),
@@ -334,8 +335,17 @@ mod tests {
         assert!(provider_error(status(429)).is_transient());
         assert!(provider_error(status(503)).is_transient());
         assert!(provider_error(status(404)).is_transient());
-        assert!(matches!(provider_error(status(401)), ProviderError::Auth(m) if m.contains("API key")));
-        assert!(matches!(provider_error(status(403)), ProviderError::Auth(_)));
+        let refused = provider_error(status(401));
+        assert!(
+            matches!(&refused, ProviderError::Auth { message, .. } if message.contains("API key")),
+            "{refused:?}"
+        );
+        let cause = std::error::Error::source(&refused).and_then(|c| c.downcast_ref::<ApiError>());
+        assert!(
+            matches!(cause, Some(ApiError::Status { status, .. }) if *status == StatusCode::UNAUTHORIZED),
+            "the API's answer is kept as the source: {refused:?}"
+        );
+        assert!(matches!(provider_error(status(403)), ProviderError::Auth { .. }));
         assert!(matches!(provider_error(status(409)), ProviderError::Other { .. }));
         assert!(is_refusal(StatusCode::UNPROCESSABLE_ENTITY) && is_refusal(StatusCode::BAD_REQUEST));
         assert!(!is_refusal(StatusCode::UNAUTHORIZED));

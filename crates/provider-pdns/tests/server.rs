@@ -247,7 +247,7 @@ async fn a_wrong_api_key_is_an_authentication_failure_and_writes_nothing() {
     let p = provider_with(&pdns.url(), "not-the-key", &[]);
     let read = p.records().await;
     assert!(
-        matches!(&read, Err(ProviderError::Auth(m)) if m.contains("401")),
+        matches!(&read, Err(ProviderError::Auth { message, .. }) if message.contains("401")),
         "{read:?}"
     );
     let write = apply(
@@ -255,7 +255,7 @@ async fn a_wrong_api_key_is_an_authentication_failure_and_writes_nothing() {
         &[Change::Create(ep("a.example.org", RecordType::A, &["192.0.2.1"]))],
     )
     .await;
-    assert!(matches!(&write, Err(ProviderError::Auth(_))), "{write:?}");
+    assert!(matches!(&write, Err(ProviderError::Auth { .. })), "{write:?}");
     assert!(pdns.dig("a.example.org", "A").is_empty());
 }
 

@@ -9,16 +9,20 @@ use crate::transport::{Connection, ServerPicker, TransportError};
 use crate::tsig::{Key, TsigFailure, Verifier, unix_now};
 
 /// How one exchange with the servers ended, when it did not end well.
-#[derive(Debug, Clone)]
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ExchangeError {
     /// No server could be reached (the last server's error).
+    #[error(transparent)]
     Transport(TransportError),
     /// The server refused our TSIG key.
+    #[error("{server} rejected the TSIG key: {detail}")]
     Auth { server: String, detail: String },
     /// The server answered with an error rcode.
+    #[error("{server} answered {}", rcode_name(*.rcode))]
     Rcode { server: String, rcode: ResponseCode },
     /// The answer cannot be trusted or read.
+    #[error("cannot trust the answer from {server}: {detail}")]
     BadAnswer { server: String, detail: String },
 }
 
@@ -74,7 +78,7 @@ impl<'a> Session<'a> {
             Some(c) => Ok(c),
             None => Err(TransportError::Io {
                 server: self.picker.server(index).into(),
-                detail: "no connection".into(),
+                source: std::io::ErrorKind::NotConnected.into(),
             }),
         }
     }
@@ -103,10 +107,7 @@ impl<'a> Session<'a> {
             }
             self.picker.failed(index);
         }
-        Err(ExchangeError::Transport(last.unwrap_or_else(|| TransportError::Io {
-            server: String::new(),
-            detail: "no --rfc2136-host configured".into(),
-        })))
+        Err(ExchangeError::Transport(last.unwrap_or(TransportError::NoServer)))
     }
 
     async fn exchange_one(&mut self, index: usize, msg: &mut Message) -> Result<(), ExchangeError> {
@@ -158,10 +159,7 @@ impl<'a> Session<'a> {
                 }
             }
         }
-        Err(ExchangeError::Transport(last.unwrap_or_else(|| TransportError::Io {
-            server: String::new(),
-            detail: "no --rfc2136-host configured".into(),
-        })))
+        Err(ExchangeError::Transport(last.unwrap_or(TransportError::NoServer)))
     }
 
     async fn axfr_from<T>(

@@ -242,17 +242,18 @@ impl Rfc2136Provider {
                         failures.push(unit.failure(reason.clone()));
                     }
                 }
-                Err(ExchangeError::Auth { server, detail }) => return Err(auth_error(&server, self, &detail)),
+                Err(e @ ExchangeError::Auth { .. }) => return Err(auth_error(self, e)),
                 Err(ExchangeError::Transport(e)) => {
                     return Err(ProviderError::transient_from(
                         format!("update of zone {}", zone_text(zone)),
                         e,
                     ));
                 }
-                Err(ExchangeError::BadAnswer { server, detail }) => {
-                    return Err(ProviderError::Auth(format!(
-                        "cannot trust the answer from {server}: {detail}"
-                    )));
+                Err(e @ ExchangeError::BadAnswer { .. }) => {
+                    return Err(ProviderError::Auth {
+                        message: e.to_string(),
+                        source: Some(Box::new(e)),
+                    });
                 }
             }
         }
@@ -274,17 +275,46 @@ fn zone_text(zone: &Name) -> String {
     codec::name_text(zone)
 }
 
-fn auth_error(server: &str, p: &Rfc2136Provider, detail: &str) -> ProviderError {
+/// A server's refusal of our TSIG key (`e` is [`ExchangeError::Auth`]), naming the key and what to check.
+fn auth_error(p: &Rfc2136Provider, e: ExchangeError) -> ProviderError {
     let key = p
         .settings
         .key
         .as_ref()
         .map(|k| format!("{} ({})", k.name(), k.algorithm()))
         .unwrap_or_default();
-    ProviderError::Auth(format!(
-        "{server} rejected TSIG key {key}: {detail}; check the key's name, secret and algorithm against the \
-         server's key"
-    ))
+    let message = match &e {
+        ExchangeError::Auth { server, detail } => format!(
+            "{server} rejected TSIG key {key}: {detail}; check the key's name, secret and algorithm against the \
+             server's key"
+        ),
+        other => format!("{other} (TSIG key {key})"),
+    };
+    ProviderError::Auth {
+        message,
+        source: Some(Box::new(e)),
+    }
+}
+
+/// A server's refusal of a zone transfer (`e` is [`ExchangeError::Rcode`]), naming what it must allow.
+fn transfer_refused(p: &Rfc2136Provider, zone: &str, e: ExchangeError) -> ProviderError {
+    let to = p
+        .settings
+        .key
+        .as_ref()
+        .map_or_else(|| "this address".to_string(), |k| format!("key {}", k.name()));
+    let message = match &e {
+        ExchangeError::Rcode { server, rcode } => format!(
+            "{server} refused the zone transfer of {zone} ({}): the server must allow transfers of this zone to \
+             {to} (BIND: allow-transfer; Knot: acl action transfer)",
+            rcode_name(*rcode)
+        ),
+        other => format!("zone transfer of {zone}: {other}"),
+    };
+    ProviderError::Auth {
+        message,
+        source: Some(Box::new(e)),
+    }
 }
 
 #[async_trait]
@@ -304,16 +334,8 @@ impl Provider for Rfc2136Provider {
                 Err(ExchangeError::Transport(e)) => {
                     return Err(ProviderError::transient_from(format!("zone transfer of {zone}"), e));
                 }
-                Err(ExchangeError::Auth { server, detail }) => return Err(auth_error(&server, self, &detail)),
-                Err(ExchangeError::Rcode { server, rcode }) => {
-                    let key = self.settings.key.as_ref().map(|k| format!("key {}", k.name()));
-                    return Err(ProviderError::Auth(format!(
-                        "{server} refused the zone transfer of {zone} ({}): the server must allow transfers of \
-                         this zone to {} (BIND: allow-transfer; Knot: acl action transfer)",
-                        rcode_name(rcode),
-                        key.unwrap_or_else(|| "this address".into())
-                    )));
-                }
+                Err(e @ ExchangeError::Auth { .. }) => return Err(auth_error(self, e)),
+                Err(e @ ExchangeError::Rcode { .. }) => return Err(transfer_refused(self, zone, e)),
                 Err(ExchangeError::BadAnswer { server, detail }) => {
                     return Err(ProviderError::other(format!(
                         "zone transfer of {zone} from {server}: {detail}"

@@ -14,16 +14,17 @@ use crate::config::LoadBalancing;
 use crate::tls::TlsConnector;
 
 /// Failures below the DNS level: worth trying another server or a later sync.
-#[derive(Debug, Clone, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum TransportError {
     /// The TCP connection could not be opened (refused, unreachable, unresolvable host).
-    #[error("cannot connect to {server}: {detail}")]
+    #[error("cannot connect to {server}: {source}")]
     Connect {
         /// The server as `host:port`.
         server: String,
-        /// The system's or the TLS library's reason.
-        detail: String,
+        /// The system's reason.
+        #[source]
+        source: std::io::Error,
     },
     /// Connecting, sending or reading the answer took longer than the per-request timeout.
     #[error("{server} did not answer within {secs}s")]
@@ -34,21 +35,45 @@ pub enum TransportError {
         secs: u64,
     },
     /// The connection broke while sending or reading (reset, closed mid-message).
-    #[error("connection to {server} failed: {detail}")]
+    #[error("connection to {server} failed: {source}")]
     Io {
         /// The server as `host:port`.
         server: String,
         /// The system's or the TLS library's reason.
-        detail: String,
+        #[source]
+        source: std::io::Error,
     },
     /// The TLS handshake failed (an untrusted certificate, a name mismatch, a bad client identity).
-    #[error("{server}: {detail}")]
+    #[error("cannot connect to {server}: TLS: {source}")]
     Tls {
         /// The server as `host:port`.
         server: String,
-        /// The system's or the TLS library's reason.
-        detail: String,
+        /// The TLS library's reason (a `rustls::Error` inside the `io::Error`, when it is one).
+        #[source]
+        source: std::io::Error,
     },
+    /// The server's host cannot be a TLS server name.
+    #[error("{server}: {host} is not a valid TLS server name: {source}")]
+    ServerName {
+        /// The server as `host:port`.
+        server: String,
+        /// The host part.
+        host: String,
+        /// Why it is not a name.
+        #[source]
+        source: rustls::pki_types::InvalidDnsNameError,
+    },
+    /// A message larger than the two-byte length framing carries.
+    #[error("connection to {server} failed: message of {bytes} bytes is larger than DNS allows (65535)")]
+    TooLarge {
+        /// The server as `host:port`.
+        server: String,
+        /// The message's size.
+        bytes: usize,
+    },
+    /// There is no server to ask.
+    #[error("no --rfc2136-host configured")]
+    NoServer,
 }
 
 trait Stream: AsyncRead + AsyncWrite + Unpin + Send {}
@@ -63,24 +88,27 @@ pub struct Connection {
 
 impl Connection {
     pub async fn open(server: &str, tls: Option<&TlsConnector>, limit: Duration) -> Result<Connection, TransportError> {
-        let connect = |what: &'static str| {
-            move |e: String| TransportError::Connect {
-                server: server.into(),
-                detail: format!("{what}{e}"),
-            }
+        let connect = |source| TransportError::Connect {
+            server: server.into(),
+            source,
         };
-        let tcp = bounded(server, limit, TcpStream::connect(server), connect("")).await?;
+        let tcp = bounded(server, limit, TcpStream::connect(server), connect).await?;
         let _ = tcp.set_nodelay(true);
         let stream: Box<dyn Stream> = match tls {
             None => Box::new(tcp),
             Some(tls) => {
                 let host = server.rsplit_once(':').map(|(h, _)| h).unwrap_or(server);
                 let host = host.trim_start_matches('[').trim_end_matches(']');
-                let name = ServerName::try_from(host.to_string()).map_err(|e| TransportError::Tls {
+                let name = ServerName::try_from(host.to_string()).map_err(|source| TransportError::ServerName {
                     server: server.into(),
-                    detail: format!("{host} is not a valid TLS server name: {e}"),
+                    host: host.into(),
+                    source,
                 })?;
-                Box::new(bounded(server, limit, tls.connector().connect(name, tcp), connect("TLS: ")).await?)
+                let handshake = |source| TransportError::Tls {
+                    server: server.into(),
+                    source,
+                };
+                Box::new(bounded(server, limit, tls.connector().connect(name, tcp), handshake).await?)
             }
         };
         Ok(Connection {
@@ -91,9 +119,9 @@ impl Connection {
     }
 
     pub async fn send(&mut self, wire: &[u8]) -> Result<(), TransportError> {
-        let len = u16::try_from(wire.len()).map_err(|_| TransportError::Io {
+        let len = u16::try_from(wire.len()).map_err(|_| TransportError::TooLarge {
             server: self.server.clone(),
-            detail: format!("message of {} bytes is larger than DNS allows (65535)", wire.len()),
+            bytes: wire.len(),
         })?;
         let mut framed = Vec::with_capacity(wire.len() + 2);
         framed.extend_from_slice(&len.to_be_bytes());
@@ -121,26 +149,26 @@ impl Connection {
 
 /// One step on a connection to `server` (connecting, the TLS handshake, a read or a write), bounded by
 /// the request timeout; `failed` names a failure of the step itself.
-async fn bounded<T, E: std::fmt::Display>(
+async fn bounded<T, E>(
     server: &str,
     limit: Duration,
     step: impl std::future::Future<Output = Result<T, E>>,
-    failed: impl FnOnce(String) -> TransportError,
+    failed: impl FnOnce(E) -> TransportError,
 ) -> Result<T, TransportError> {
     match timeout(limit, step).await {
         Err(_) => Err(TransportError::Timeout {
             server: server.into(),
             secs: limit.as_secs(),
         }),
-        Ok(Err(e)) => Err(failed(e.to_string())),
+        Ok(Err(e)) => Err(failed(e)),
         Ok(Ok(v)) => Ok(v),
     }
 }
 
-fn io_error(server: &str) -> impl FnOnce(String) -> TransportError + '_ {
-    move |detail| TransportError::Io {
+fn io_error(server: &str) -> impl FnOnce(std::io::Error) -> TransportError + '_ {
+    move |source| TransportError::Io {
         server: server.into(),
-        detail,
+        source,
     }
 }
 
@@ -224,6 +252,58 @@ mod tests {
         let p = picker(LoadBalancing::RoundRobin);
         let firsts: Vec<usize> = (0..4).map(|_| p.order()[0]).collect();
         assert_eq!(firsts, vec![0, 1, 2, 0]);
+    }
+
+    /// The `io::Error` an error keeps as its source.
+    fn io_cause(e: &TransportError) -> Option<std::io::ErrorKind> {
+        std::error::Error::source(e)
+            .and_then(|c| c.downcast_ref::<std::io::Error>())
+            .map(std::io::Error::kind)
+    }
+
+    #[tokio::test]
+    async fn a_refused_connection_keeps_the_system_error_and_names_the_server() -> std::io::Result<()> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let server = listener.local_addr()?.to_string();
+        drop(listener);
+        let Err(e) = Connection::open(&server, None, Duration::from_secs(5)).await else {
+            return Ok(()); // something else took the port in the meantime
+        };
+        assert!(
+            matches!(&e, TransportError::Connect { server: s, .. } if *s == server),
+            "{e:?}"
+        );
+        assert!(
+            e.to_string().starts_with(&format!("cannot connect to {server}: ")),
+            "{e}"
+        );
+        assert_eq!(io_cause(&e), Some(std::io::ErrorKind::ConnectionRefused), "{e:?}");
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_connection_closed_mid_answer_keeps_the_io_error() -> std::io::Result<()> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let server = listener.local_addr()?.to_string();
+        let closing = tokio::spawn(async move {
+            // Half a length prefix, then the connection closes.
+            let (mut socket, _) = listener.accept().await?;
+            socket.write_all(&[0]).await?;
+            socket.shutdown().await
+        });
+        let mut conn = Connection::open(&server, None, Duration::from_secs(5))
+            .await
+            .map_err(std::io::Error::other)?;
+        let Err(e) = conn.receive().await else {
+            panic!("one byte is not an answer");
+        };
+        closing.await.map_err(std::io::Error::other)??;
+        assert!(
+            e.to_string().starts_with(&format!("connection to {server} failed: ")),
+            "{e}"
+        );
+        assert_eq!(io_cause(&e), Some(std::io::ErrorKind::UnexpectedEof), "{e:?}");
+        Ok(())
     }
 
     #[test]

@@ -237,16 +237,21 @@ async fn wrong_key_changes_nothing(kind: Kind) {
     let serial = server.serial("example.org");
     let changes = a_create("web.example.org", "192.0.2.1");
     match p.apply_changes(&changes).await {
-        Err(ProviderError::Auth(msg)) => {
+        Err(ProviderError::Auth { message, source }) => {
             assert!(
-                msg.contains("BADSIG") && msg.contains(KEY_NAME) && msg.contains("secret"),
-                "{msg}"
-            )
+                message.contains("BADSIG") && message.contains(KEY_NAME) && message.contains("secret"),
+                "{message}"
+            );
+            let cause = source.as_deref().map(ToString::to_string).unwrap_or_default();
+            assert!(
+                cause.contains("rejected the TSIG key") && cause.contains("BADSIG"),
+                "{cause}"
+            );
         }
         other => panic!("expected an authentication failure on {kind:?}, got {other:?}"),
     }
     match p.records().await {
-        Err(ProviderError::Auth(msg)) => assert!(msg.contains("BADSIG"), "{msg}"),
+        Err(ProviderError::Auth { message, .. }) => assert!(message.contains("BADSIG"), "{message}"),
         other => panic!("expected an authentication failure reading {kind:?}, got {other:?}"),
     }
     assert_eq!(server.dig("web.example.org", "A"), Vec::<String>::new());

@@ -528,7 +528,7 @@ mod tests {
             || ProviderError::transient("timeout"),
             || ProviderError::Invalid("bad".into()),
             || ProviderError::other("unreadable answer"),
-            || ProviderError::Auth("wrong key".into()),
+            || ProviderError::auth("wrong key"),
         ] {
             let mut calls = 0;
             let r = apply_split(&units, |_| {

@@ -218,8 +218,14 @@ pub enum ProviderError {
     },
     /// The backend rejected our credentials (a wrong TSIG key, a bad API key). Retrying will not help until
     /// the configuration changes, but the loop keeps running.
-    #[error("authentication failed: {0}")]
-    Auth(String),
+    #[error("authentication failed: {message}")]
+    Auth {
+        /// The whole message, cause included.
+        message: String,
+        /// The underlying error (the backend's refusal, the call that failed), when there is one.
+        #[source]
+        source: Option<BoxError>,
+    },
     /// Some changes were applied, these were not.
     #[error("{} change(s) failed: {}", failures.len(), failures.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
     Partial {
@@ -262,7 +268,7 @@ impl ProviderError {
         if error.is_transient() {
             ProviderError::transient_from(context, error)
         } else if error.is_auth() {
-            ProviderError::Auth(format!("{context}: {error}"))
+            ProviderError::auth_from(context, error)
         } else {
             ProviderError::other_from(context, error)
         }
@@ -279,6 +285,19 @@ impl ProviderError {
     pub fn transient_from(context: impl std::fmt::Display, source: impl Into<BoxError>) -> Self {
         let (message, source) = caused(context, source);
         ProviderError::Transient { message, source }
+    }
+
+    /// Refused credentials described by `message`.
+    pub fn auth(message: impl Into<String>) -> Self {
+        let (message, source) = (message.into(), None);
+        ProviderError::Auth { message, source }
+    }
+
+    /// Refused credentials, as `source` says; `context` says what was being done, the message ends with
+    /// the cause's own text.
+    pub fn auth_from(context: impl std::fmt::Display, source: impl Into<BoxError>) -> Self {
+        let (message, source) = caused(context, source);
+        ProviderError::Auth { message, source }
     }
 
     /// A refusal of a whole batch described by `message`: split it ([`ProviderError::Refused`]).
@@ -360,9 +379,14 @@ mod tests {
             "{e}"
         );
         assert!(std::error::Error::source(&e).is_some(), "the cause is kept");
+        let auth = ProviderError::from_call("x", Call("401"));
         assert!(
-            matches!(ProviderError::from_call("x", Call("401")), ProviderError::Auth(m) if m == "x: backend said 401")
+            matches!(&auth, ProviderError::Auth { message, .. } if message == "x: backend said 401"),
+            "{auth:?}"
         );
+        assert_eq!(auth.to_string(), "authentication failed: x: backend said 401");
+        let cause = std::error::Error::source(&auth).and_then(|c| c.downcast_ref::<Call>());
+        assert_eq!(cause.map(|c| c.0), Some("401"), "the refusal is kept as the source");
         assert!(matches!(
             ProviderError::from_call("x", Call("400")),
             ProviderError::Other { .. }
