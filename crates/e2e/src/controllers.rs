@@ -50,6 +50,10 @@ pub struct Run<'a> {
     pub subcommand: Option<&'static str>,
     /// The metrics port, for a run that reads the metrics; a free one when unset.
     pub metrics_port: Option<u16>,
+    /// Provider and registry flags instead of RFC2136 to the run's BIND server (another provider).
+    pub provider: Option<Vec<String>>,
+    /// Variables the controller gets beyond the e2e run's own (the provider's endpoint and credentials).
+    pub env: Vec<(&'static str, String)>,
 }
 
 impl<'a> Run<'a> {
@@ -64,6 +68,8 @@ impl<'a> Run<'a> {
             only_sources: false,
             subcommand: None,
             metrics_port: None,
+            provider: None,
+            env: Vec::new(),
         }
     }
 
@@ -86,16 +92,22 @@ impl<'a> Run<'a> {
                 cmd.env_remove(key);
             }
         }
+        cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
         let kubeconfig = self.kubeconfig.as_deref().unwrap_or(&cp.sa_kubeconfig);
         let flags = if self.cluster_wide {
-            cluster_flags(kubeconfig, self.owner, dns.port)
+            cluster_flags(kubeconfig)
         } else {
-            common_flags(kubeconfig, self.namespace, self.owner, dns.port)
+            common_flags(kubeconfig, self.namespace)
         };
         let flags = flags
             .into_iter()
             .filter(|f| !self.only_sources || !(f.starts_with("--source=") || f == "--gateway-listener-sets"));
+        let provider = match &self.provider {
+            Some(flags) => flags.clone(),
+            None => provider_flags(self.owner, dns.port),
+        };
         cmd.args(flags)
+            .args(provider)
             .arg(format!(
                 "--metrics-address=127.0.0.1:{}",
                 self.metrics_port.map_or_else(try_free_port, Ok)?
@@ -134,9 +146,9 @@ impl<'a> Run<'a> {
     }
 }
 
-/// The flags both controllers get: every source kind the tests create (Services, Ingresses, routes), RFC2136 with TSIG to BIND, the TXT
-/// registry, `sync` policy, SRV managed besides the defaults.
-pub fn common_flags(kubeconfig: &Path, namespace: &str, owner: &str, dns_port: u16) -> Vec<String> {
+/// The flags both controllers get besides the provider's ([`provider_flags`] unless the run names others):
+/// every source kind the tests create (Services, Ingresses, routes), SRV managed besides the defaults.
+pub fn common_flags(kubeconfig: &Path, namespace: &str) -> Vec<String> {
     let mut flags = vec![
         format!("--kubeconfig={}", kubeconfig.display()),
         format!("--namespace={namespace}"),
@@ -154,7 +166,6 @@ pub fn common_flags(kubeconfig: &Path, namespace: &str, owner: &str, dns_port: u
         flags.push(format!("--source={source}"));
     }
     flags.push("--gateway-listener-sets".to_string());
-    flags.extend(provider_flags(owner, dns_port));
     flags.extend(
         [
             "--managed-record-types=A",
@@ -167,14 +178,13 @@ pub fn common_flags(kubeconfig: &Path, namespace: &str, owner: &str, dns_port: u
     flags
 }
 
-/// Every namespace, the service source only, defaults otherwise: what a cluster-wide deployment runs.
-pub fn cluster_flags(kubeconfig: &Path, owner: &str, dns_port: u16) -> Vec<String> {
-    let mut flags = vec![
+/// Every namespace, the service source only, defaults otherwise: what a cluster-wide deployment runs (with
+/// the provider's flags beside).
+pub fn cluster_flags(kubeconfig: &Path) -> Vec<String> {
+    vec![
         format!("--kubeconfig={}", kubeconfig.display()),
         "--source=service".to_string(),
-    ];
-    flags.extend(provider_flags(owner, dns_port));
-    flags
+    ]
 }
 
 /// RFC2136 with TSIG to BIND on `dns_port`, the TXT registry as `owner`, `sync` policy (so deletions are

@@ -14,6 +14,7 @@ pub mod crd;
 pub mod degraded;
 pub mod differential;
 pub mod drift;
+pub mod encryption;
 pub mod events;
 pub mod gateway_versions;
 pub mod install;
@@ -106,6 +107,12 @@ pub const ALL: &[Scenario] = &[
         about: "--events: create, update (annotation, status, EndpointSlice churn, Node address), delete",
         default: true,
         run: lifecycle::run,
+    },
+    Scenario {
+        name: "encryption",
+        about: "--txt-encrypt-enabled --events on BIND and the strict Route53 fake: three address changes and a delete leave one ownership value per name, then none",
+        default: true,
+        run: encryption::run,
     },
     Scenario {
         name: "drift",
