@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use async_trait::async_trait;
-use extdns_endpoint::{Change, Endpoint, ObjectRef, ObjectRefs};
+use extdns_endpoint::{Change, Endpoint, ObjectRefs};
 use extdns_informer::ObjectKey;
 
 /// The longest note an event carries: the API server rejects notes over 1 kB.
@@ -103,7 +103,7 @@ impl EventsConfig {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RecordEvent {
     /// The object the event is recorded on, so `kubectl describe` shows it there.
-    pub object: ObjectRef,
+    pub object: ObjectKey,
     /// Normal or Warning.
     pub kind: EventKind,
     /// Why; the recorder counts repeats per reason.
@@ -136,7 +136,7 @@ pub(crate) struct Outcome<'a> {
 
 /// The events for one sync's outcome, one per (object, reason), in a stable order.
 pub(crate) fn events_for(config: &EventsConfig, owner: &str, outcome: &Outcome<'_>) -> Vec<RecordEvent> {
-    let mut grouped: BTreeMap<(ObjectRef, EventReason, &'static str), Vec<String>> = BTreeMap::new();
+    let mut grouped: BTreeMap<(ObjectKey, EventReason, &'static str), Vec<String>> = BTreeMap::new();
     let mut add = |reason: EventReason, change: &Change| {
         if !config.wants(reason) {
             return;
@@ -181,7 +181,7 @@ pub(crate) fn events_for(config: &EventsConfig, owner: &str, outcome: &Outcome<'
         .collect();
     if config.wants(EventReason::InvalidInput) {
         for (object, why) in &outcome.failed {
-            let object = object_ref(object);
+            let object = ObjectKey::clone(object);
             let why = why.unwrap_or("it could not be evaluated (see the extdns log)");
             events.push(RecordEvent {
                 object,
@@ -198,7 +198,9 @@ pub(crate) fn events_for(config: &EventsConfig, owner: &str, outcome: &Outcome<'
 }
 
 /// The objects a change belongs to: the ones the sources named, or, for records read back from the
-/// provider (deletes, held-back deletes), the object their `resource` label names.
+/// provider (deletes, held-back deletes), the object their `resource` label names, if it is of a kind
+/// extdns reads (a record another external-dns source wrote, `istio-gateway/...`, names no object an Event
+/// could be recorded on).
 pub(crate) fn objects_of(change: &Change) -> ObjectRefs {
     let e = change.endpoint();
     if !e.ref_objects.is_empty() {
@@ -208,7 +210,7 @@ pub(crate) fn objects_of(change: &Change) -> ObjectRefs {
         .previous()
         .and_then(Endpoint::resource)
         .or_else(|| e.resource())
-        .and_then(parse_resource)
+        .and_then(ObjectKey::from_resource_label)
         .into_iter()
         .collect()
 }
@@ -231,31 +233,6 @@ fn describe(e: &Endpoint, owner: &str) -> String {
         e.record_ttl.0,
         e.targets.join(",")
     )
-}
-
-/// A record's `resource` label (`service/default/web`) → the object, as events name it; `None` for anything
-/// else. Any kind: a record read back may have been written by another external-dns source (`ingress/...`),
-/// which the event sink still knows how to name.
-pub(crate) fn parse_resource(resource: &str) -> Option<ObjectRef> {
-    let mut parts = resource.splitn(3, '/');
-    let (source, namespace, name) = (parts.next()?, parts.next()?, parts.next()?);
-    if source.is_empty() || name.is_empty() {
-        return None;
-    }
-    Some(ObjectRef {
-        source: source.to_string(),
-        namespace: namespace.to_string(),
-        name: name.to_string(),
-    })
-}
-
-/// The object as events name it: the `resource` label's spelling of its kind (`service`, `httproute`).
-fn object_ref(object: &ObjectKey) -> ObjectRef {
-    ObjectRef {
-        source: object.kind.kind().to_ascii_lowercase(),
-        namespace: object.namespace.clone(),
-        name: object.name.clone(),
-    }
 }
 
 fn truncate(mut note: String) -> String {

@@ -14,7 +14,8 @@
 use std::collections::HashSet;
 
 use extdns_endpoint::Change;
-use extdns_source::{Failures, Held, parse_resource_label};
+use extdns_informer::ObjectKey;
+use extdns_source::{Failures, Held};
 
 /// Takes out of `changes` the deletes and updates of records owned by an object in `failed` (by the
 /// `resource` label of the current record), and the creates at the names of those records (a create there
@@ -28,7 +29,7 @@ pub(crate) fn hold_records_of_failed_objects(failed: &Failures, changes: &mut Ve
         let Some(record) = c.previous() else {
             return false;
         };
-        let Some(object) = record.resource().and_then(parse_resource_label) else {
+        let Some(object) = record.resource().and_then(ObjectKey::from_resource_label) else {
             return false;
         };
         match failed.held(&object) {
@@ -60,7 +61,7 @@ pub(crate) fn hold_records_of_failed_objects(failed: &Failures, changes: &mut Ve
 mod tests {
     use super::*;
     use extdns_endpoint::{Endpoint, RecordType, label};
-    use extdns_informer::{ObjectKey, ResourceKind};
+    use extdns_informer::ResourceKind;
     use extdns_source::HeldRecords;
 
     fn a(name: &str, ip: &str, resource: &str) -> Endpoint {
@@ -73,7 +74,7 @@ mod tests {
     }
 
     fn failed(keys: &[&str]) -> Failures {
-        keys.iter().filter_map(|k| parse_resource_label(k)).collect()
+        keys.iter().filter_map(|k| ObjectKey::from_resource_label(k)).collect()
     }
 
     #[test]

@@ -6,7 +6,6 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use extdns_endpoint::ObjectRef;
 use extdns_informer::{ClusterStore, ObjectKey};
 
 use crate::events::{Outcome, objects_of};
@@ -16,7 +15,7 @@ use crate::events::{Outcome, objects_of};
 #[non_exhaustive]
 pub struct SyncStatus {
     /// Objects with a change the provider refused this sync.
-    pub errored: BTreeSet<ObjectRef>,
+    pub errored: BTreeSet<ObjectKey>,
     /// Objects the sources could not evaluate.
     pub failed: BTreeSet<ObjectKey>,
 }

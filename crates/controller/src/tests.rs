@@ -95,7 +95,7 @@ impl DesiredEndpoints for FakeSource {
         let why = self.why.lock().map(|w| w.clone()).unwrap_or_default();
         let mut failed = Failures::new();
         for label in &labels {
-            if let Some(object) = extdns_source::parse_resource_label(label) {
+            if let Some(object) = extdns_informer::ObjectKey::from_resource_label(label) {
                 failed.insert(object, why.get(label).cloned());
             }
         }

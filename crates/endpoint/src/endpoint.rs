@@ -1,3 +1,4 @@
+use extdns_object::ObjectKey;
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 
@@ -89,23 +90,13 @@ impl ProviderSpecific {
     }
 }
 
-/// The Kubernetes object an endpoint came from, for events and logs: `service/default/web`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ObjectRef {
-    /// The source that produced it (`service`, `gateway-httproute`, ...).
-    pub source: String,
-    /// The object's namespace; empty for cluster-scoped objects.
-    pub namespace: String,
-    /// The object's `metadata.name`.
-    pub name: String,
-}
-
-/// The objects an endpoint was built from, sorted and without repeats; usually one.
+/// The objects an endpoint was built from, by their one identity ([`ObjectKey`]), sorted and without
+/// repeats; usually one.
 ///
 /// A vector rather than a `BTreeSet`: a `BTreeSet` of these allocates a node for eleven (about 800 bytes) for
 /// the one object nearly every endpoint has, and the desired index keeps every endpoint between syncs.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-pub struct ObjectRefs(Box<[ObjectRef]>);
+pub struct ObjectRefs(Box<[ObjectKey]>);
 
 impl ObjectRefs {
     /// No objects; does not allocate.
@@ -114,7 +105,7 @@ impl ObjectRefs {
     }
 
     /// Adds an object unless it is there already; says whether it was added.
-    pub fn insert(&mut self, r: ObjectRef) -> bool {
+    pub fn insert(&mut self, r: ObjectKey) -> bool {
         match self.0.binary_search(&r) {
             Ok(_) => false,
             Err(i) => {
@@ -133,7 +124,7 @@ impl ObjectRefs {
     }
 
     /// In sorted order.
-    pub fn iter(&self) -> std::slice::Iter<'_, ObjectRef> {
+    pub fn iter(&self) -> std::slice::Iter<'_, ObjectKey> {
         self.0.iter()
     }
 
@@ -153,16 +144,16 @@ impl ObjectRefs {
     }
 }
 
-impl Extend<ObjectRef> for ObjectRefs {
-    fn extend<I: IntoIterator<Item = ObjectRef>>(&mut self, iter: I) {
+impl Extend<ObjectKey> for ObjectRefs {
+    fn extend<I: IntoIterator<Item = ObjectKey>>(&mut self, iter: I) {
         for r in iter {
             self.insert(r);
         }
     }
 }
 
-impl FromIterator<ObjectRef> for ObjectRefs {
-    fn from_iter<I: IntoIterator<Item = ObjectRef>>(iter: I) -> Self {
+impl FromIterator<ObjectKey> for ObjectRefs {
+    fn from_iter<I: IntoIterator<Item = ObjectKey>>(iter: I) -> Self {
         let mut refs = ObjectRefs::default();
         refs.extend(iter);
         refs
@@ -170,8 +161,8 @@ impl FromIterator<ObjectRef> for ObjectRefs {
 }
 
 impl IntoIterator for ObjectRefs {
-    type Item = ObjectRef;
-    type IntoIter = std::vec::IntoIter<ObjectRef>;
+    type Item = ObjectKey;
+    type IntoIter = std::vec::IntoIter<ObjectKey>;
 
     fn into_iter(self) -> Self::IntoIter {
         self.0.into_vec().into_iter()
@@ -179,17 +170,11 @@ impl IntoIterator for ObjectRefs {
 }
 
 impl<'a> IntoIterator for &'a ObjectRefs {
-    type Item = &'a ObjectRef;
-    type IntoIter = std::slice::Iter<'a, ObjectRef>;
+    type Item = &'a ObjectKey;
+    type IntoIter = std::slice::Iter<'a, ObjectKey>;
 
     fn into_iter(self) -> Self::IntoIter {
         self.0.iter()
-    }
-}
-
-impl fmt::Display for ObjectRef {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}/{}", self.source, self.namespace, self.name)
     }
 }
 
@@ -340,7 +325,7 @@ impl Endpoint {
     }
 
     /// Records one more source object (kept sorted, no repeats).
-    pub fn with_ref_object(mut self, r: ObjectRef) -> Self {
+    pub fn with_ref_object(mut self, r: ObjectKey) -> Self {
         self.ref_objects.insert(r);
         self
     }

@@ -36,9 +36,9 @@ mod validation;
 pub use changes::{Change, Changes, RecordName, UnpairedUpdates};
 pub use domain_filter::{DomainFilter, DomainFilterError};
 pub use endpoint::{
-    Endpoint, EndpointKey, ObjectRef, ObjectRefs, ProviderSpecific, ProviderSpecificProperty, Ttl, merge_endpoints,
-    suitable_type,
+    Endpoint, EndpointKey, ObjectRefs, ProviderSpecific, ProviderSpecificProperty, Ttl, merge_endpoints, suitable_type,
 };
+pub use extdns_object::ObjectKey;
 pub use labels::{Labels, label};
 pub use record_type::RecordType;
 pub use target::{Target, TargetKind};

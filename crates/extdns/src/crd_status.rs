@@ -17,11 +17,10 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use extdns_controller::{StatusSink, SyncStatus};
-use extdns_endpoint::ObjectRef;
 use extdns_informer::view::{DnsEndpoint, DnsEndpointCondition};
 use extdns_informer::{ClusterStore, KindOverrides, ObjectKey, ResourceKind};
 use extdns_plan::PlanConfig;
-use extdns_source_crd::{CrdSourceConfig, InvalidEntry, SOURCE_NAME, object_endpoints};
+use extdns_source_crd::{CrdSourceConfig, InvalidEntry, object_endpoints};
 use kube::api::{Api, ApiResource, DynamicObject, PostParams};
 use serde_json::{Value, json};
 use tracing::{debug, warn};
@@ -96,11 +95,6 @@ impl CrdStatus {
 pub fn conditions(o: &DnsEndpoint, status: &SyncStatus, plan: &PlanConfig) -> Vec<DnsEndpointCondition> {
     let (endpoints, invalid) = object_endpoints(o);
     let key = ObjectKey::new(ResourceKind::DnsEndpoint, &o.meta.namespace, &o.meta.name);
-    let reference = ObjectRef {
-        source: SOURCE_NAME.to_string(),
-        namespace: o.meta.namespace.to_string(),
-        name: o.meta.name.clone(),
-    };
     let cond = |type_: &str, ok: bool, reason: &str, message: String| DnsEndpointCondition {
         type_: type_.into(),
         status: if ok { "True" } else { "False" }.into(),
@@ -129,7 +123,7 @@ pub fn conditions(o: &DnsEndpoint, status: &SyncStatus, plan: &PlanConfig) -> Ve
     let failed_whole = status.failed.contains(&key) && invalid.is_empty();
     let ready = if failed_whole || (endpoints.is_empty() && !invalid.is_empty()) {
         cond("Ready", false, "Invalid", "no entry can be published".into())
-    } else if status.errored.contains(&reference) {
+    } else if status.errored.contains(&key) {
         cond(
             "Ready",
             false,
@@ -242,11 +236,9 @@ mod tests {
             [("Accepted", "True", "Accepted"), ("Ready", "True", "Programmed")]
         );
         let mut refused = SyncStatus::default();
-        refused.errored.insert(ObjectRef {
-            source: "crd".into(),
-            namespace: "ns".into(),
-            name: "web".into(),
-        });
+        refused
+            .errored
+            .insert(ObjectKey::new(ResourceKind::DnsEndpoint, "ns", "web"));
         assert_eq!(
             reasons(&conditions(&ok, &refused, &plan))[1],
             ("Ready", "False", "Failed")

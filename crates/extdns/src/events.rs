@@ -8,11 +8,9 @@
 
 use async_trait::async_trait;
 use extdns_controller::{EventKind, EventSink, RecordEvent};
-use extdns_endpoint::ObjectRef;
-use extdns_informer::view::RouteKind;
-use extdns_informer::{KindOverrides, ResourceKind};
+use extdns_informer::{KindOverrides, ObjectKey};
 use k8s_openapi::api::core::v1::ObjectReference;
-use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
+use kube::api::{Api, DynamicObject};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use tracing::{debug, warn};
 
@@ -46,8 +44,8 @@ impl KubeEvents {
 
     /// The reference to the object, with its uid when it still exists: `kubectl describe` matches events
     /// by uid, and an object that is gone (its records were deleted) gets its event without one.
-    async fn reference(&self, object: &ObjectRef) -> Option<ObjectReference> {
-        let resource = kind_of(&object.source, &self.overrides)?;
+    async fn reference(&self, object: &ObjectKey) -> ObjectReference {
+        let resource = self.overrides.api_resource(object.kind);
         let namespace = (!object.namespace.is_empty()).then(|| object.namespace.clone());
         let api: Api<DynamicObject> = match &namespace {
             Some(ns) => Api::namespaced_with(self.client.clone(), ns, &resource),
@@ -60,7 +58,7 @@ impl KubeEvents {
                 None
             }
         };
-        Some(ObjectReference {
+        ObjectReference {
             api_version: Some(resource.api_version.clone()),
             kind: Some(resource.kind.clone()),
             namespace,
@@ -68,7 +66,7 @@ impl KubeEvents {
             uid: meta.as_ref().and_then(|m| m.uid.clone()),
             resource_version: meta.and_then(|m| m.resource_version),
             field_path: None,
-        })
+        }
     }
 }
 
@@ -77,10 +75,7 @@ impl EventSink for KubeEvents {
     async fn emit(&self, events: Vec<RecordEvent>) {
         let total = events.len();
         for e in events.into_iter().take(MAX_EVENTS_PER_SYNC) {
-            let Some(reference) = self.reference(&e.object).await else {
-                debug!(object = %e.object, reason = e.reason.as_str(), "no event: extdns does not know the object's kind");
-                continue;
-            };
+            let reference = self.reference(&e.object).await;
             let event = Event {
                 type_: match e.kind {
                     EventKind::Normal => EventType::Normal,
@@ -102,80 +97,5 @@ impl EventSink for KubeEvents {
                 "too many events for one sync; the rest were left out"
             );
         }
-    }
-}
-
-/// The API resource of the object a source names (the `source` of an endpoint's object, or the first part
-/// of its `resource` label); `None` for what no source produces. The kinds extdns reads come from its kind
-/// table, in the version it watches, or from where configuration moved them (`overrides`); records other
-/// external-dns sources wrote name kinds it does not read yet.
-pub fn kind_of(source: &str, overrides: &KindOverrides) -> Option<ApiResource> {
-    let kind = RouteKind::from_source_name(source)
-        .map(ResourceKind::Route)
-        .or_else(|| ResourceKind::from_lowercase(source));
-    if let Some(kind) = kind {
-        return Some(overrides.api_resource(kind));
-    }
-    let (group, version, kind, plural) = match source {
-        "ingress" => ("networking.k8s.io", "v1", "Ingress", "ingresses"),
-        "crd" | "dnsendpoint" => ("externaldns.k8s.io", "v1alpha1", "DNSEndpoint", "dnsendpoints"),
-        _ => return None,
-    };
-    Some(ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk(group, version, kind),
-        plural,
-    ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_source_of_records_names_a_kind() {
-        let table = KindOverrides::new();
-        // A DNSEndpoint of another group (--crd-source-apiversion): its events name that group.
-        let mut nginx = KindOverrides::new();
-        nginx.set_resource(
-            ResourceKind::DnsEndpoint,
-            "externaldns.nginx.org/v1",
-            "DNSEndpoint",
-            "dnsendpoints",
-        );
-        let cases = [
-            ("service", &table, "v1", "Service", "services"),
-            (
-                "gateway-httproute",
-                &table,
-                "gateway.networking.k8s.io/v1",
-                "HTTPRoute",
-                "httproutes",
-            ),
-            // The `resource` label's spelling of a route.
-            (
-                "tcproute",
-                &table,
-                "gateway.networking.k8s.io/v1",
-                "TCPRoute",
-                "tcproutes",
-            ),
-            ("ingress", &table, "networking.k8s.io/v1", "Ingress", "ingresses"),
-            (
-                "crd",
-                &table,
-                "externaldns.k8s.io/v1alpha1",
-                "DNSEndpoint",
-                "dnsendpoints",
-            ),
-            ("crd", &nginx, "externaldns.nginx.org/v1", "DNSEndpoint", "dnsendpoints"),
-        ];
-        for (source, overrides, api_version, kind, plural) in cases {
-            let r = kind_of(source, overrides).unwrap_or_else(|| panic!("{source}: no kind"));
-            assert_eq!(
-                (r.api_version.as_str(), r.kind.as_str(), r.plural.as_str()),
-                (api_version, kind, plural)
-            );
-        }
-        assert_eq!(kind_of("fake", &table), None);
     }
 }

@@ -226,6 +226,7 @@ pub(crate) async fn discover(client: &Client) -> Option<Served> {
 mod tests {
     use super::*;
     use crate::ResourceKind;
+    use crate::kinds::ApiResourceOf;
     use crate::view::RouteKind;
 
     const GW: &str = "gateway.networking.k8s.io";

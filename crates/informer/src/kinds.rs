@@ -1,15 +1,12 @@
-//! The one table of the kinds extdns can watch.
+//! How the informer reads each kind of [`KINDS`], the table the leaf crate `extdns-object` holds as data.
 //!
-//! Each kind is declared once, in [`KINDS`]: its API group, the versions extdns can read (the one it
-//! watches first), its plural, where it is watched, how its changes enter the [`crate::ChangeSet`], and
-//! the API type its objects decode into. That type's [`Watched`] implementation (in [`crate::convert`])
-//! ties it to its view. Everything else is generic over the table: the live watchers
-//! ([`crate::live`]), the manifest loader ([`crate::manifests`]) and the store ([`crate::ClusterStore`])
-//! go through the same ingest path ([`decode`], then [`convert`]), so an object is decoded, converted and interned the same
-//! way whichever backs the cluster. Adding a kind is a [`ResourceKind`] variant, a table entry, a view and
-//! its conversion.
+//! Each kind's row says where its objects live and how its changes count; its API type (tied to its view
+//! by the [`Watched`] implementation in [`crate::convert`]) is found by [`ops`]. Everything else is generic
+//! over the table: the live watchers ([`crate::live`]), the manifest loader ([`crate::manifests`]) and the
+//! store ([`crate::ClusterStore`]) go through the same ingest path ([`decode`], then [`convert`]), so an
+//! object is decoded, converted and interned the same way whichever backs the cluster. Adding a kind is a
+//! [`ResourceKind`] variant and a row in `extdns-object`, a view, its conversion and its arm in [`ops`].
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::marker::PhantomData;
@@ -25,6 +22,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio::task::{AbortHandle, JoinHandle};
 
+pub use extdns_object::{ChangeKey, KINDS, KindSpec, ResourceKind, Scope, WatchIn, readable};
+
 use crate::decode::{self, DecodeError};
 use crate::dnsendpoint::DnsEndpoint;
 use crate::live::{ApiAccess, Inner};
@@ -32,156 +31,41 @@ use crate::store::{AnyIndex, Index, Item};
 use crate::view::RouteKind;
 use crate::{ClusterStore, Interner, LoadOptions, PodAnnotationPrefixes, Sym, TemplateFields};
 
-/// The kinds of Kubernetes objects extdns can watch. A source lists the kinds it reads, and the live
-/// cluster starts watchers for those kinds only. The order is the order of [`KINDS`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ResourceKind {
-    /// core/v1 Service.
-    Service,
-    /// discovery.k8s.io/v1 EndpointSlice.
-    EndpointSlice,
-    /// core/v1 Pod.
-    Pod,
-    /// core/v1 Node.
-    Node,
-    /// core/v1 Namespace.
-    Namespace,
-    /// gateway.networking.k8s.io Gateway.
-    Gateway,
-    /// gateway.networking.k8s.io ListenerSet.
-    ListenerSet,
-    /// A Gateway API route; one index per route kind.
-    Route(RouteKind),
-    /// networking.k8s.io/v1 Ingress.
-    Ingress,
-    /// external-dns's DNSEndpoint; its group, version and kind may be configured ([`KindOverrides`]).
-    DnsEndpoint,
+/// The API resource of a row's version, what a watch or list of the kind addresses.
+pub trait ApiResourceOf {
+    /// The API resource of `version`.
+    fn api_resource(&self, version: &str) -> ApiResource;
 }
 
-/// Where the objects of a kind live and are watched.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope {
-    /// Cluster-scoped: no namespace, watched cluster-wide.
-    Cluster,
-    /// Namespaced, watched in the namespace this names.
-    Namespaced(WatchIn),
-}
-
-/// The namespace a namespaced kind is watched in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WatchIn {
-    /// `--namespace` (all when not set): the objects sources publish from.
-    Sources,
-    /// `--gateway-namespace` (all when not set).
-    Gateways,
-    /// Every namespace, whatever is configured (ListenerSets attach to Gateways across namespaces).
-    All,
-}
-
-/// How a change of an object enters the [`crate::ChangeSet`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ChangeKey {
-    /// The object itself.
-    Own,
-    /// The group it is stored in (an EndpointSlice's Service), both the one it left and the one it joined:
-    /// that is all a source can do with it.
-    Group,
-}
-
-/// One kind extdns can watch.
-pub struct KindSpec {
-    /// Which kind this row declares.
-    pub kind: ResourceKind,
-    /// The API kind: `Service`, `HTTPRoute`, ...
-    pub name: &'static str,
-    /// The API group; empty for the core group.
-    pub group: &'static str,
-    /// The versions extdns can read, the one it watches first. Versions of one kind share one schema as
-    /// far as the views read, so an object of any of them decodes into the same type.
-    pub versions: &'static [&'static str],
-    /// The resource name in URLs: `services`, `httproutes`, ...
-    pub plural: &'static str,
-    /// Namespaced or cluster-wide; decides how watches and keys are scoped.
-    pub scope: Scope,
-    /// Which objects a change of this kind marks changed.
-    pub changes: ChangeKey,
-    /// Kept by the live view only while an object of this kind selects it (by labels, in its namespace):
-    /// sources read no other object of the kind ([`crate::LiveOptions::pods_on_demand`]).
-    pub kept_while_selected_by: Option<ResourceKind>,
-    /// The API type, type-erased: what the generic paths call.
-    pub(crate) ops: &'static dyn KindOps,
-}
-
-impl fmt::Debug for KindSpec {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("KindSpec")
-            .field("kind", &self.kind)
-            .field("group", &self.group)
-            .field("versions", &self.versions)
-            .finish_non_exhaustive()
+impl ApiResourceOf for KindSpec {
+    fn api_resource(&self, version: &str) -> ApiResource {
+        ApiResource {
+            group: self.group.to_string(),
+            version: version.to_string(),
+            api_version: self.api_version_of(version),
+            kind: self.name.to_string(),
+            plural: self.plural.to_string(),
+        }
     }
 }
 
-const GATEWAY_API: &str = "gateway.networking.k8s.io";
-
-/// The table: every kind extdns can watch, in [`ResourceKind`] order. Each row: the kind, its API kind and
-/// group, the versions extdns reads (the one it watches first), its plural, where it is watched, how its
-/// changes enter the change set, and its API type.
-#[rustfmt::skip]
-pub static KINDS: [KindSpec; 14] = {
-    use ChangeKey::{Group, Own};
-    use ResourceKind as K;
-    use Scope::{Cluster, Namespaced};
-    use WatchIn::{All, Gateways, Sources};
-    const GW: &str = GATEWAY_API;
-    [
-        row(K::Service, "Service", "", &["v1"], "services", Namespaced(Sources), Own, &Typed::<core::Service>(PhantomData)),
-        row(K::EndpointSlice, "EndpointSlice", "discovery.k8s.io", &["v1"], "endpointslices", Namespaced(Sources), Group, &Typed::<discovery::EndpointSlice>(PhantomData)),
-        row(K::Pod, "Pod", "", &["v1"], "pods", Namespaced(Sources), Own, &Typed::<core::Pod>(PhantomData)).kept_while_selected_by(K::Service),
-        row(K::Node, "Node", "", &["v1"], "nodes", Cluster, Own, &Typed::<core::Node>(PhantomData)),
-        row(K::Namespace, "Namespace", "", &["v1"], "namespaces", Cluster, Own, &Typed::<core::Namespace>(PhantomData)),
-        row(K::Gateway, "Gateway", GW, &["v1", "v1beta1"], "gateways", Namespaced(Gateways), Own, &Typed::<gateways::Gateway>(PhantomData)),
-        row(K::ListenerSet, "ListenerSet", GW, &["v1"], "listenersets", Namespaced(All), Own, &Typed::<listenersets::ListenerSet>(PhantomData)),
-        row(K::Route(RouteKind::Http), "HTTPRoute", GW, &["v1", "v1beta1"], "httproutes", Namespaced(Sources), Own, &Typed::<httproutes::HttpRoute>(PhantomData)),
-        row(K::Route(RouteKind::Grpc), "GRPCRoute", GW, &["v1"], "grpcroutes", Namespaced(Sources), Own, &Typed::<grpcroutes::GrpcRoute>(PhantomData)),
-        row(K::Route(RouteKind::Tls), "TLSRoute", GW, &["v1", "v1alpha3", "v1alpha2"], "tlsroutes", Namespaced(Sources), Own, &Typed::<tlsroutes::TlsRoute>(PhantomData)),
-        row(K::Route(RouteKind::Tcp), "TCPRoute", GW, &["v1", "v1alpha2"], "tcproutes", Namespaced(Sources), Own, &Typed::<TcpRoute>(PhantomData)),
-        row(K::Route(RouteKind::Udp), "UDPRoute", GW, &["v1", "v1alpha2"], "udproutes", Namespaced(Sources), Own, &Typed::<UdpRoute>(PhantomData)),
-        row(K::Ingress, "Ingress", "networking.k8s.io", &["v1"], "ingresses", Namespaced(Sources), Own, &Typed::<networking::Ingress>(PhantomData)),
-        row(K::DnsEndpoint, "DNSEndpoint", "externaldns.k8s.io", &["v1alpha1"], "dnsendpoints", Namespaced(Sources), Own, &Typed::<DnsEndpoint>(PhantomData)),
-    ]
-};
-
-/// One row of [`KINDS`].
-#[allow(clippy::too_many_arguments)]
-const fn row(
-    kind: ResourceKind,
-    name: &'static str,
-    group: &'static str,
-    versions: &'static [&'static str],
-    plural: &'static str,
-    scope: Scope,
-    changes: ChangeKey,
-    ops: &'static dyn KindOps,
-) -> KindSpec {
-    KindSpec {
-        kind,
-        name,
-        group,
-        versions,
-        plural,
-        scope,
-        changes,
-        kept_while_selected_by: None,
-        ops,
-    }
-}
-
-impl KindSpec {
-    /// This row, its objects kept only while an object of `kind` selects them.
-    const fn kept_while_selected_by(mut self, kind: ResourceKind) -> KindSpec {
-        self.kept_while_selected_by = Some(kind);
-        self
+/// The API type of `kind`, type-erased: what the generic paths call.
+pub(crate) fn ops(kind: ResourceKind) -> &'static dyn KindOps {
+    match kind {
+        ResourceKind::Service => &Typed::<core::Service>(PhantomData),
+        ResourceKind::EndpointSlice => &Typed::<discovery::EndpointSlice>(PhantomData),
+        ResourceKind::Pod => &Typed::<core::Pod>(PhantomData),
+        ResourceKind::Node => &Typed::<core::Node>(PhantomData),
+        ResourceKind::Namespace => &Typed::<core::Namespace>(PhantomData),
+        ResourceKind::Gateway => &Typed::<gateways::Gateway>(PhantomData),
+        ResourceKind::ListenerSet => &Typed::<listenersets::ListenerSet>(PhantomData),
+        ResourceKind::Route(RouteKind::Http) => &Typed::<httproutes::HttpRoute>(PhantomData),
+        ResourceKind::Route(RouteKind::Grpc) => &Typed::<grpcroutes::GrpcRoute>(PhantomData),
+        ResourceKind::Route(RouteKind::Tls) => &Typed::<tlsroutes::TlsRoute>(PhantomData),
+        ResourceKind::Route(RouteKind::Tcp) => &Typed::<TcpRoute>(PhantomData),
+        ResourceKind::Route(RouteKind::Udp) => &Typed::<UdpRoute>(PhantomData),
+        ResourceKind::Ingress => &Typed::<networking::Ingress>(PhantomData),
+        ResourceKind::DnsEndpoint => &Typed::<DnsEndpoint>(PhantomData),
     }
 }
 
@@ -202,105 +86,6 @@ pub(crate) fn demand() -> Option<Demand> {
             selected_by,
         })
     })
-}
-
-impl ResourceKind {
-    /// Every kind, in table order.
-    pub fn all() -> impl Iterator<Item = ResourceKind> {
-        KINDS.iter().map(|s| s.kind)
-    }
-
-    /// This kind's entry in [`KINDS`].
-    pub fn spec(self) -> &'static KindSpec {
-        &KINDS[self.slot()]
-    }
-
-    /// This kind's position in [`KINDS`] (and of its index in the store).
-    pub(crate) fn slot(self) -> usize {
-        match self {
-            ResourceKind::Service => 0,
-            ResourceKind::EndpointSlice => 1,
-            ResourceKind::Pod => 2,
-            ResourceKind::Node => 3,
-            ResourceKind::Namespace => 4,
-            ResourceKind::Gateway => 5,
-            ResourceKind::ListenerSet => 6,
-            ResourceKind::Route(r) => 7 + r as usize,
-            ResourceKind::Ingress => 12,
-            ResourceKind::DnsEndpoint => 13,
-        }
-    }
-
-    /// The API kind: `Service`, `HTTPRoute`, ...
-    pub fn kind(self) -> &'static str {
-        self.spec().name
-    }
-
-    /// Nodes and Namespaces have no namespace; everything else extdns reads is namespaced.
-    pub fn cluster_scoped(self) -> bool {
-        self.spec().scope == Scope::Cluster
-    }
-
-    /// The kind whose API kind is `name` (`Service`, `HTTPRoute`, ...).
-    pub fn from_kind(name: &str) -> Option<ResourceKind> {
-        KINDS.iter().find(|s| s.name == name).map(|s| s.kind)
-    }
-
-    /// The kind `kind` in `apiVersion` names, if extdns reads that version of it.
-    pub fn from_api_version(api_version: &str, kind: &str) -> Option<ResourceKind> {
-        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-        KINDS
-            .iter()
-            .find(|s| s.name == kind && s.group == group && s.versions.contains(&version))
-            .map(|s| s.kind)
-    }
-
-    /// How the `resource` label external-dns writes names this kind: the API kind in lower case, except
-    /// DNSEndpoints, which external-dns labels `crd` whatever their kind.
-    pub fn label_name(self) -> Cow<'static, str> {
-        match self {
-            ResourceKind::DnsEndpoint => Cow::Borrowed("crd"),
-            k => Cow::Owned(k.kind().to_ascii_lowercase()),
-        }
-    }
-
-    /// The kind the `resource` label spells `lower` (`service`, `httproute`, `crd`).
-    pub fn from_lowercase(lower: &str) -> Option<ResourceKind> {
-        if lower == "crd" {
-            return Some(ResourceKind::DnsEndpoint);
-        }
-        KINDS
-            .iter()
-            .find(|s| s.name.eq_ignore_ascii_case(lower))
-            .map(|s| s.kind)
-    }
-}
-
-impl KindSpec {
-    /// `group/version` of `version` (`version` alone for the core group).
-    pub fn api_version_of(&self, version: &str) -> String {
-        if self.group.is_empty() {
-            version.to_string()
-        } else {
-            format!("{}/{version}", self.group)
-        }
-    }
-
-    /// The version extdns watches unless told otherwise: the first it reads.
-    pub fn preferred_version(&self) -> &'static str {
-        self.versions.first().copied().unwrap_or_default()
-    }
-
-    /// The API resource of `version`, what a watch or list of this kind addresses.
-    pub fn api_resource(&self, version: &str) -> ApiResource {
-        ApiResource {
-            group: self.group.to_string(),
-            version: version.to_string(),
-            api_version: self.api_version_of(version),
-            kind: self.name.to_string(),
-            plural: self.plural.to_string(),
-        }
-    }
 }
 
 /// The API resources configuration puts in place of the table's for some kinds: DNSEndpoints of another
@@ -366,24 +151,6 @@ impl KindOverrides {
         }
         ResourceKind::from_api_version(api_version, kind).filter(|k| !self.0.contains_key(k))
     }
-}
-
-impl fmt::Display for ResourceKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.kind())
-    }
-}
-
-/// Every kind extdns reads and the versions it reads them in, for messages (`Service (v1), ...`).
-pub fn readable() -> String {
-    KINDS
-        .iter()
-        .map(|s| {
-            let versions: Vec<String> = s.versions.iter().map(|v| s.api_version_of(v)).collect();
-            format!("{} ({})", s.name, versions.join(", "))
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// The API types of the watched kinds, each tied to its view. Implemented in [`crate::convert`], beside the
@@ -496,47 +263,6 @@ impl<K: Watched> KindOps for Typed<K> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn every_kind_finds_its_own_entry() {
-        for (i, spec) in KINDS.iter().enumerate() {
-            assert_eq!(spec.kind.spec().kind, spec.kind, "{}", spec.name);
-            assert_eq!(ResourceKind::from_kind(spec.name), Some(spec.kind));
-            assert!(
-                i == 0 || KINDS[i - 1].kind < spec.kind,
-                "table out of order at {}",
-                spec.name
-            );
-        }
-        for r in RouteKind::ALL {
-            assert_eq!(ResourceKind::Route(r).kind(), r.kind());
-        }
-    }
-
-    #[test]
-    fn versions_are_read_as_the_table_says() {
-        let found = |v, k| ResourceKind::from_api_version(v, k);
-        assert_eq!(found("v1", "Service"), Some(ResourceKind::Service));
-        assert_eq!(found("v2", "Service"), None);
-        assert_eq!(
-            found("gateway.networking.k8s.io/v1alpha3", "TLSRoute"),
-            Some(ResourceKind::Route(RouteKind::Tls))
-        );
-        assert_eq!(
-            found("gateway.networking.k8s.io/v1", "TCPRoute"),
-            Some(ResourceKind::Route(RouteKind::Tcp))
-        );
-        assert_eq!(
-            found("gateway.networking.k8s.io/v1alpha2", "UDPRoute"),
-            Some(ResourceKind::Route(RouteKind::Udp))
-        );
-        assert_eq!(found("gateway.networking.k8s.io/v1alpha3", "TCPRoute"), None);
-        assert_eq!(found("apps/v1", "Deployment"), None);
-        assert_eq!(
-            ResourceKind::from_lowercase("httproute"),
-            Some(ResourceKind::Route(RouteKind::Http))
-        );
-    }
 
     #[test]
     fn an_override_replaces_the_rows_identity() {

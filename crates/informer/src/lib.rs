@@ -52,7 +52,7 @@ pub use convert::PodAnnotationPrefixes;
 pub use decode::DecodeError;
 pub use fields::{FieldTree, PathStep, TemplateFields};
 pub use intern::Interner;
-pub use kinds::{KINDS, KindOverrides, KindSpec, ResourceKind, Watched};
+pub use kinds::{ApiResourceOf, KINDS, KindOverrides, KindSpec, ResourceKind, Watched};
 pub use live::{InformerError, LiveCluster, LiveOptions};
 pub use manifest_cluster::ManifestCluster;
 pub use manifests::{

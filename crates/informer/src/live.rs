@@ -32,6 +32,7 @@ use crate::availability::{self, Choice, Served, Unavailable};
 use crate::convert::PodAnnotationPrefixes;
 use crate::decode::DecodeError;
 use crate::intern::Interner;
+use crate::kinds::ApiResourceOf;
 use crate::kinds::{self, ChangeKey, Convert, KindSpec, Scope, WatchIn, Watched};
 use crate::pod_demand::{Fetches, PodDemand};
 use crate::store::Item;
@@ -120,7 +121,7 @@ impl LiveCluster {
             }
             let spec = kind.spec();
             let namespace = inner.namespace_of(spec);
-            tasks.extend(spec.ops.watch(namespace, None, Arc::clone(&inner)));
+            tasks.extend(crate::kinds::ops(spec.kind).watch(namespace, None, Arc::clone(&inner)));
         }
         Ok(LiveCluster { inner, tasks })
     }

@@ -607,7 +607,7 @@ impl Loader {
 
         let mut value = Value::Object(obj);
         let spec = rk.spec();
-        let loaded = spec.ops.load(&mut value, &mut self.store, &self.opts);
+        let loaded = crate::kinds::ops(spec.kind).load(&mut value, &mut self.store, &self.opts);
         if let Err(source) = loaded {
             return Err(ManifestError::Decode {
                 at,

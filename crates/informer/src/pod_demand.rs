@@ -32,6 +32,7 @@ use kube::Resource;
 use kube::api::ListParams;
 use tokio::task::AbortHandle;
 
+use crate::kinds::ApiResourceOf;
 use crate::kinds::{self, Demand, Watched};
 use crate::live::{ApiAccess, Decoded, Inner, warn_undecodable};
 use crate::store::Item;
@@ -340,8 +341,7 @@ impl Inner {
         watch.cover = cover;
         watch.listing = self.is_synced(d.kept);
         let spec = d.kept.spec();
-        watch.task = spec
-            .ops
+        watch.task = crate::kinds::ops(d.kept)
             .watch(self.namespace_of(spec), labels, Arc::clone(self))
             .map(|t| t.abort_handle());
     }
@@ -380,11 +380,7 @@ impl Inner {
             id
         };
         let labels = self.with_configured_selector(d.kept, Some(&selector_string(&selector)));
-        let task = d
-            .kept
-            .spec()
-            .ops
-            .list_selected(Arc::clone(self), api, namespace, labels, id);
+        let task = crate::kinds::ops(d.kept).list_selected(Arc::clone(self), api, namespace, labels, id);
         let mut fetches = self.fetches();
         fetches.tasks.retain(|t| !t.is_finished());
         fetches.tasks.push(task);

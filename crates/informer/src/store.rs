@@ -24,40 +24,7 @@ use crate::kinds::KINDS;
 use crate::view::Meta;
 use crate::{ResourceKind, Sym};
 
-/// The identity of an object extdns reads: its kind, namespace (empty for cluster-scoped kinds) and name.
-/// Sources name the objects they evaluate by it, the change set names what changed by it, and the store
-/// keeps the identity of objects that exist but could not be decoded by it, so that the DNS records they
-/// published can be told apart from records of objects that are gone.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ObjectKey {
-    /// The kind, so keys of two kinds never collide.
-    pub kind: ResourceKind,
-    /// Empty for cluster-scoped kinds.
-    pub namespace: String,
-    /// `metadata.name`.
-    pub name: String,
-}
-
-impl ObjectKey {
-    /// The key of one object.
-    pub fn new(kind: ResourceKind, namespace: &str, name: &str) -> Self {
-        ObjectKey {
-            kind,
-            namespace: namespace.to_string(),
-            name: name.to_string(),
-        }
-    }
-}
-
-impl fmt::Display for ObjectKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.namespace.is_empty() {
-            write!(f, "{} {}", self.kind, self.name)
-        } else {
-            write!(f, "{} {}/{}", self.kind, self.namespace, self.name)
-        }
-    }
-}
+pub use extdns_object::ObjectKey;
 
 /// The objects sources read, indexed the way they look them up, one index per kind of the table
 /// ([`crate::kinds`]). Lists are sorted by namespace and name.
@@ -88,7 +55,10 @@ impl Default for ClusterStore {
     fn default() -> Self {
         ClusterStore {
             interner: Interner::new(),
-            indexes: KINDS.iter().map(|s| s.ops.new_index(s.kind)).collect(),
+            indexes: KINDS
+                .iter()
+                .map(|s| crate::kinds::ops(s.kind).new_index(s.kind))
+                .collect(),
             unavailable: RwLock::default(),
             watched_at: RwLock::default(),
         }

@@ -455,64 +455,7 @@ pub struct ObjectReference {
 
 // ------------------------------------------------------------------------------ gateway.networking.k8s.io
 
-/// The Gateway API route kinds extdns has sources for.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum RouteKind {
-    /// HTTPRoute.
-    #[default]
-    Http,
-    /// GRPCRoute.
-    Grpc,
-    /// TLSRoute.
-    Tls,
-    /// TCPRoute.
-    Tcp,
-    /// UDPRoute.
-    Udp,
-}
-
-impl RouteKind {
-    /// Every route kind, in `--source` order.
-    pub const ALL: [RouteKind; 5] = [
-        RouteKind::Http,
-        RouteKind::Grpc,
-        RouteKind::Tls,
-        RouteKind::Tcp,
-        RouteKind::Udp,
-    ];
-
-    /// The API kind: `HTTPRoute`, `GRPCRoute`, ...
-    pub fn kind(self) -> &'static str {
-        ResourceKind::Route(self).kind()
-    }
-
-    /// The `--source` name: `gateway-httproute`, ...
-    pub fn source_name(self) -> &'static str {
-        match self {
-            RouteKind::Http => "gateway-httproute",
-            RouteKind::Grpc => "gateway-grpcroute",
-            RouteKind::Tls => "gateway-tlsroute",
-            RouteKind::Tcp => "gateway-tcproute",
-            RouteKind::Udp => "gateway-udproute",
-        }
-    }
-
-    /// The API version extdns watches this kind in (`gateway.networking.k8s.io/v1`).
-    pub fn api_version(self) -> String {
-        let spec = ResourceKind::Route(self).spec();
-        spec.api_version_of(spec.preferred_version())
-    }
-
-    /// The route kind an API kind names (`HTTPRoute`, ...).
-    pub fn from_kind(kind: &str) -> Option<RouteKind> {
-        RouteKind::ALL.into_iter().find(|k| k.kind() == kind)
-    }
-
-    /// The route kind a `--source` name names (`gateway-httproute`, ...).
-    pub fn from_source_name(name: &str) -> Option<RouteKind> {
-        RouteKind::ALL.into_iter().find(|k| k.source_name() == name)
-    }
-}
+pub use extdns_object::RouteKind;
 
 /// A Gateway: its listeners and the addresses routes attached to it publish.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

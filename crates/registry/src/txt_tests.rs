@@ -708,11 +708,11 @@ async fn a_snapshot_with_the_applied_changes_folded_in_reads_as_the_provider_the
     .registry(provider.clone())?;
     let web = Endpoint::new("web.example.org", RecordType::A, ["192.0.2.1"])
         .with_label(label::RESOURCE, "service/a/web")
-        .with_ref_object(extdns_endpoint::ObjectRef {
-            source: "service".into(),
-            namespace: "a".into(),
-            name: "web".into(),
-        });
+        .with_ref_object(extdns_endpoint::ObjectKey::new(
+            extdns_object::ResourceKind::Service,
+            "a",
+            "web",
+        ));
     let api =
         Endpoint::new("api.example.org", RecordType::A, ["192.0.2.2"]).with_label(label::RESOURCE, "service/a/api");
     let mut snapshot = registry.records().await?;

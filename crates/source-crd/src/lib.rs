@@ -49,7 +49,7 @@ mod tests;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use extdns_endpoint::{Endpoint, ObjectRef, RecordType, merge_endpoints};
+use extdns_endpoint::{Endpoint, RecordType, merge_endpoints};
 use extdns_informer::view::DnsEndpoint;
 use extdns_informer::{ClusterStore, ObjectKey, ResourceKind};
 use extdns_source::{Evaluation, HeldRecords, ObjectEndpoints, Objects, Selector, Source, SourceError};
@@ -112,12 +112,8 @@ impl CrdSource {
 /// One object's records, and its invalid entries, left out. Pure: the source warns about them once per
 /// evaluation ([`warn_invalid`]); the status writer reads them again without repeating the warning.
 pub fn object_endpoints(o: &DnsEndpoint) -> (Vec<Endpoint>, Vec<InvalidEntry>) {
-    let resource = format!("{SOURCE_NAME}/{}/{}", o.meta.namespace, o.meta.name);
-    let reference = ObjectRef {
-        source: SOURCE_NAME.to_string(),
-        namespace: o.meta.namespace.to_string(),
-        name: o.meta.name.clone(),
-    };
+    let reference = ObjectKey::new(ResourceKind::DnsEndpoint, &o.meta.namespace, &o.meta.name);
+    let resource = reference.resource_label();
     let mut endpoints = Vec::with_capacity(o.endpoints.len());
     let mut invalid = Vec::new();
     for (index, entry) in o.endpoints.iter().enumerate() {

@@ -439,7 +439,14 @@ fn crd_test_go_resource_labels_are_set() {
     assert_eq!(endpoints.len(), 2);
     for e in &endpoints {
         assert_eq!(e.label("resource"), Some("crd/ns/test"));
-        assert_eq!(e.ref_objects.iter().next().map(|r| r.source.as_str()), Some("crd"));
+        assert_eq!(
+            e.ref_objects.iter().next(),
+            Some(&extdns_informer::ObjectKey::new(
+                ResourceKind::DnsEndpoint,
+                "ns",
+                "test"
+            ))
+        );
     }
     assert_eq!(endpoints[0].label("owner"), Some("x"));
 }

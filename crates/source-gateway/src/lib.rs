@@ -64,7 +64,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use extdns_endpoint::{Endpoint, ObjectRef, Target, Ttl, merge_endpoints};
+use extdns_endpoint::{Endpoint, Target, Ttl, merge_endpoints};
 use extdns_informer::view::{Gateway, ListenerSet, Route, RouteKind};
 use extdns_informer::{ChangeSet, ClusterStore, ObjectKey, ResourceKind};
 use extdns_source::annotations::key;
@@ -332,12 +332,7 @@ impl GatewayRouteSource {
             None => Ttl(0),
         };
         let (provider_specific, set_identifier) = annotations.provider_specific(&route.meta.annotations);
-        let resource = extdns_source::resource_label(object);
-        let reference = ObjectRef {
-            source: source_name.to_string(),
-            namespace: route_ns.to_string(),
-            name: route.meta.name.clone(),
-        };
+        let resource = object.resource_label();
         let mut union: Vec<Target> = Vec::new();
         for (host, lists) in hosts {
             // Each parent's list is already sorted and deduplicated; only a union of several needs work.
@@ -352,7 +347,7 @@ impl GatewayRouteSource {
                 }
             };
             for e in Endpoint::for_hostname(host, targets, ttl, &provider_specific, &set_identifier, &resource) {
-                out.push(e.with_ref_object(reference.clone()));
+                out.push(e.with_ref_object(object.clone()));
             }
         }
         evaluated

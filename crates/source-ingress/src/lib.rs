@@ -39,7 +39,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use extdns_endpoint::{Endpoint, ObjectRef, Target, merge_endpoints};
+use extdns_endpoint::{Endpoint, Target, merge_endpoints};
 use extdns_informer::view::Ingress;
 use extdns_informer::{ChangeSet, ClusterStore, ObjectKey, ResourceKind};
 use extdns_source::annotations::{HostnameSource as Known, key};
@@ -160,7 +160,7 @@ impl IngressSource {
         let common = &self.config.common;
         let annotations = &common.annotations;
         let a = &ing.meta.annotations;
-        let resource = extdns_source::resource_label(object);
+        let resource = object.resource_label();
         let ttl = annotations.ttl(a, &resource);
         let mut targets = annotations.targets(a);
         if targets.is_empty() {
@@ -215,12 +215,7 @@ impl IngressSource {
             }
         }
 
-        let reference = ObjectRef {
-            source: SOURCE_NAME.to_string(),
-            namespace: ing.meta.namespace.to_string(),
-            name: ing.meta.name.clone(),
-        };
-        out.extend(endpoints.into_iter().map(|e| e.with_ref_object(reference.clone())));
+        out.extend(endpoints.into_iter().map(|e| e.with_ref_object(object.clone())));
         Ok(())
     }
 

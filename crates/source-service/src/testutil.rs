@@ -30,10 +30,7 @@ pub fn evaluate(cfg: ServiceSourceConfig, cluster: &ClusterStore) -> (Vec<Endpoi
     match futures::executor::block_on(source(cfg).evaluate_all(cluster)) {
         Ok(out) => (
             out.endpoints,
-            out.failed
-                .iter()
-                .map(|(k, _)| extdns_source::resource_label(k))
-                .collect(),
+            out.failed.iter().map(|(k, _)| k.resource_label()).collect(),
         ),
         Err(e) => panic!("the service source failed: {e}"),
     }

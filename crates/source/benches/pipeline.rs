@@ -5,7 +5,8 @@
 use std::hint::black_box;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use extdns_endpoint::{Endpoint, ObjectRef, ProviderSpecific, RecordType, TargetNetFilter, Ttl};
+use extdns_endpoint::{Endpoint, ObjectKey, ProviderSpecific, RecordType, TargetNetFilter, Ttl};
+use extdns_informer::ResourceKind;
 use extdns_source::{Pipeline, PipelineConfig};
 
 const N: usize = 100_000;
@@ -17,11 +18,7 @@ fn endpoints() -> Vec<(usize, Endpoint)> {
     let mut out = Vec::with_capacity(N);
     for i in 0..unique {
         let name = format!("svc-{i}.ns-{}.example.com", i % 97);
-        let r = ObjectRef {
-            source: "service".into(),
-            namespace: format!("ns-{}", i % 97),
-            name: format!("svc-{i}"),
-        };
+        let r = ObjectKey::new(ResourceKind::Service, &format!("ns-{}", i % 97), &format!("svc-{i}"));
         let mut ps = ProviderSpecific::default();
         ps.set("webhook/zone", "z1");
         ps.set("aws/weight", "10");
@@ -36,7 +33,7 @@ fn endpoints() -> Vec<(usize, Endpoint)> {
         let e = e
             .with_ttl(ttl)
             .with_provider_specific(ps)
-            .with_label("resource", format!("service/{}", r))
+            .with_label("resource", r.resource_label())
             .with_ref_object(r);
         out.push((i % 2, e));
     }

@@ -418,23 +418,6 @@ pub fn shorten(value: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// The `resource` label external-dns writes for an object's records: the kind in lower case, the
-/// namespace and the name (`service/default/web`). Rendered here, where records are made, and nowhere else.
-pub fn resource_label(object: &ObjectKey) -> String {
-    format!("{}/{}/{}", object.kind.label_name(), object.namespace, object.name)
-}
-
-/// The object a `resource` label names, for the records read back from DNS; `None` for a label no kind
-/// extdns reads would have written.
-pub fn parse_resource_label(label: &str) -> Option<ObjectKey> {
-    let mut parts = label.splitn(3, '/');
-    let (kind, namespace, name) = (parts.next()?, parts.next()?, parts.next()?);
-    if name.is_empty() {
-        return None;
-    }
-    Some(ObjectKey::new(ResourceKind::from_lowercase(kind)?, namespace, name))
-}
-
 /// The stored objects of `kind` that could not be decoded, among `objects`: what a source reading that kind
 /// knows about them is that they exist, so their records must be kept.
 pub fn undecodable(cluster: &ClusterStore, kind: ResourceKind, objects: Objects<'_>) -> Failures {
@@ -470,26 +453,6 @@ pub enum SourceError {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn resource_labels_render_and_parse_back() {
-        let web = ObjectKey::new(ResourceKind::Service, "default", "web");
-        assert_eq!(resource_label(&web), "service/default/web");
-        assert_eq!(parse_resource_label("service/default/web"), Some(web));
-        let route = ObjectKey::new(
-            ResourceKind::Route(extdns_informer::view::RouteKind::Http),
-            "shop",
-            "cart",
-        );
-        assert_eq!(parse_resource_label(&resource_label(&route)), Some(route));
-        assert_eq!(
-            parse_resource_label("ingress/default/web"),
-            Some(ObjectKey::new(ResourceKind::Ingress, "default", "web"))
-        );
-        assert_eq!(parse_resource_label("virtualservice/default/web"), None);
-        assert_eq!(parse_resource_label("service/default"), None);
-        assert_eq!(parse_resource_label("service/default/"), None);
-    }
 
     #[test]
     fn a_known_reason_is_kept() {

@@ -25,7 +25,6 @@ use extdns_endpoint::{
 };
 use ipnet::Ipv6Net;
 
-use crate::parse_resource_label;
 use crate::pipeline::PipelineOutput;
 
 /// The pipeline flags.
@@ -160,20 +159,21 @@ fn dedup(tagged: Tagged, names: &[&str], out: &mut PipelineOutput) -> Vec<Endpoi
             *out.invalid
                 .entry((e.record_type.to_string(), source_name(*src)))
                 .or_default() += 1;
-            // The object asked for a record that cannot be written: what it published before stays (of an
-            // object failing in part already, a skipped DNSEndpoint entry, the records at this name too).
-            if let Some(object) = e.resource().and_then(parse_resource_label) {
-                let why = format!("the {} record {} is invalid: {reason}", e.record_type, e.dns_name);
-                match out.failed.held(&object) {
+            // The objects that asked for a record that cannot be written: what they published before stays
+            // (of an object failing in part already, a skipped DNSEndpoint entry, the records at this name
+            // too).
+            let why = format!("the {} record {} is invalid: {reason}", e.record_type, e.dns_name);
+            for object in e.ref_objects.iter() {
+                match out.failed.held(object) {
                     Some(crate::Held::All) => {}
                     Some(crate::Held::Part(_)) => {
                         let mut held = crate::HeldRecords::new();
                         held.name(&e.dns_name, Some(e.record_type.clone()));
-                        out.failed.insert_part(object, Some(why), held);
+                        out.failed.insert_part(object.clone(), Some(why.clone()), held);
                     }
                     None => {
                         *out.failed_by_source.entry(source_name(*src)).or_default() += 1;
-                        out.failed.insert(object, Some(why));
+                        out.failed.insert(object.clone(), Some(why.clone()));
                     }
                 }
             }
@@ -353,10 +353,9 @@ mod tests {
     use std::collections::BTreeMap;
 
     use async_trait::async_trait;
-    use extdns_endpoint::ObjectRef;
     use extdns_informer::{ClusterStore, ObjectKey, ResourceKind};
 
-    use crate::{Evaluation, Failures, ObjectEndpoints, Objects, Pipeline, Source, SourceError, parse_resource_label};
+    use crate::{Evaluation, Failures, ObjectEndpoints, Objects, Pipeline, Source, SourceError};
 
     /// A source's endpoints as one object's.
     fn one_object(endpoints: Vec<Endpoint>) -> Vec<ObjectEndpoints> {
@@ -484,8 +483,8 @@ mod tests {
 
     #[tokio::test]
     async fn failed_objects_of_every_source_and_of_invalid_endpoints_are_reported() -> Result<(), SourceError> {
-        let bad =
-            a("bad.example.com", &["lb.example.net"]).with_label(extdns_endpoint::label::RESOURCE, "service/ns/bad");
+        let bad_object = ObjectKey::new(ResourceKind::Service, "ns", "bad");
+        let bad = a("bad.example.com", &["lb.example.net"]).with_ref_object(bad_object.clone());
         let out = run(
             vec![
                 src("plain", vec![a("ok.example.com", &["10.0.0.1"]), bad]),
@@ -493,7 +492,7 @@ mod tests {
                     Fixed::new("failing", vec![a("x.example.com", &["10.0.0.2"])]).failing(
                         ["service/ns/web", "httproute/ns/shop"]
                             .iter()
-                            .filter_map(|f| parse_resource_label(f))
+                            .filter_map(|f| ObjectKey::from_resource_label(f))
                             .collect(),
                     ),
                 ),
@@ -505,13 +504,12 @@ mod tests {
             summary(&out),
             vec!["ok.example.com A 10.0.0.1", "x.example.com A 10.0.0.2"]
         );
-        let failed: Vec<String> = out.failed.iter().map(|(k, _)| crate::resource_label(k)).collect();
+        let failed: Vec<String> = out.failed.iter().map(|(k, _)| k.resource_label()).collect();
         assert_eq!(failed, vec!["service/ns/bad", "service/ns/web", "httproute/ns/shop"]);
         assert_eq!(out.failed_by_source.get("plain"), Some(&1));
         assert_eq!(out.failed_by_source.get("failing"), Some(&2));
         // Why the invalid endpoint's object failed is known (for its Warning event); the others' is not.
-        let bad = parse_resource_label("service/ns/bad").expect("a service");
-        let why = out.failed.why(&bad).unwrap_or_default();
+        let why = out.failed.why(&bad_object).unwrap_or_default();
         assert!(why.starts_with("the A record bad.example.com is invalid: "), "{why}");
         assert_eq!(out.failed.iter().filter(|(_, why)| why.is_some()).count(), 1);
         Ok(())
@@ -519,7 +517,7 @@ mod tests {
 
     #[tokio::test]
     async fn an_invalid_record_of_an_object_failing_in_part_is_held_too() -> Result<(), SourceError> {
-        let label = |e: Endpoint| e.with_label(extdns_endpoint::label::RESOURCE, "service/test/all");
+        let label = |e: Endpoint| e.with_ref_object(ObjectKey::new(ResourceKind::Service, "test", "all"));
         // The one object fails in part: a skipped DNSEndpoint entry at `held.example.com`.
         let mut held = crate::HeldRecords::new();
         held.name("held.example.com", Some(RecordType::A));
@@ -696,11 +694,7 @@ mod tests {
 
     #[tokio::test]
     async fn duplicates_are_dropped_first_wins_and_object_refs_merge() -> Result<(), SourceError> {
-        let r = |n: &str| ObjectRef {
-            source: "service".into(),
-            namespace: "d".into(),
-            name: n.into(),
-        };
+        let r = |n: &str| ObjectKey::new(ResourceKind::Service, "d", n);
         let first = a("x.example.com", &["2.2.2.2", "1.1.1.1"])
             .with_ttl(Ttl(60))
             .with_ref_object(r("one"));

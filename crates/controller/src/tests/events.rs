@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::{DeletionGuard, EventKind, EventReason, EventSink, EventsConfig, RecordEvent};
-use extdns_endpoint::ObjectRef;
+use extdns_informer::{ObjectKey, ResourceKind};
 
 #[derive(Default)]
 struct KeptEvents(Mutex<Vec<RecordEvent>>);
@@ -30,12 +30,8 @@ impl KeptEvents {
     }
 }
 
-fn web() -> ObjectRef {
-    ObjectRef {
-        source: "service".into(),
-        namespace: "shop".into(),
-        name: "web".into(),
-    }
+fn web() -> ObjectKey {
+    ObjectKey::new(ResourceKind::Service, "shop", "web")
 }
 
 /// A record the service source would produce for `shop/web`.
@@ -117,7 +113,7 @@ async fn a_failed_apply_is_a_warning_on_every_object_it_touched() {
 
 #[tokio::test]
 async fn a_partial_failure_is_ready_for_what_landed_and_an_error_for_the_rest() {
-    let shop = ObjectRef {
+    let shop = ObjectKey {
         name: "shop".into(),
         ..web()
     };

@@ -442,10 +442,7 @@ fn endpoints_differing_only_in_ttl_keep_their_order_when_the_first_has_a_ttl() {
 
 /// The `resource` labels of the routes that could not be evaluated.
 fn failed_labels(out: &SourceOutput) -> Vec<String> {
-    out.failed
-        .iter()
-        .map(|(k, _)| extdns_source::resource_label(k))
-        .collect()
+    out.failed.iter().map(|(k, _)| k.resource_label()).collect()
 }
 
 #[test]

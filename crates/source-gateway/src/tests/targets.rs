@@ -124,8 +124,11 @@ fn resource_label_is_kind_namespace_name() {
     let eps = run(config(), &c);
     assert_eq!(eps.len(), 1);
     assert_eq!(eps[0].resource(), Some("httproute/apps/echo"));
-    let refs: Vec<String> = eps[0].ref_objects.iter().map(|r| r.to_string()).collect();
-    assert_eq!(refs, vec!["gateway-httproute/apps/echo"]);
+    let refs: Vec<&ObjectKey> = eps[0].ref_objects.iter().collect();
+    assert_eq!(
+        refs,
+        vec![&ObjectKey::new(ResourceKind::Route(RouteKind::Http), "apps", "echo")]
+    );
     let tcp = run_kind(RouteKind::Tcp, config(), &c);
     assert_eq!(tcp.len(), 1);
     assert_eq!(tcp[0].resource(), Some("tcproute/data/db"));

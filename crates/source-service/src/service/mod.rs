@@ -13,9 +13,9 @@ mod svc;
 use std::borrow::Cow;
 use std::cell::OnceCell;
 
-use extdns_endpoint::{Endpoint, ObjectRef, Target, merge_endpoints};
-use extdns_informer::ObjectKey;
+use extdns_endpoint::{Endpoint, Target, merge_endpoints};
 use extdns_informer::view::Service;
+use extdns_informer::{ObjectKey, ResourceKind};
 use extdns_source::annotations::key;
 
 use crate::SOURCE_NAME;
@@ -138,11 +138,7 @@ pub(crate) fn endpoints(
         tracing::debug!(service = s.id(), "no endpoints could be generated");
         return failed;
     }
-    let object = ObjectRef {
-        source: SOURCE_NAME.to_string(),
-        namespace: svc.meta.namespace.to_string(),
-        name: svc.meta.name.clone(),
-    };
+    let object = ObjectKey::new(ResourceKind::Service, &svc.meta.namespace, &svc.meta.name);
     if let Some((last, rest)) = out[start..].split_last_mut() {
         for e in rest {
             e.ref_objects.insert(object.clone());

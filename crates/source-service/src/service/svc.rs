@@ -41,7 +41,7 @@ impl<'c> Svc<'c> {
     pub fn new(ctx: &Ctx<'_>, svc: &'c Service, object: &ObjectKey) -> Self {
         let annotations = &ctx.cfg.common.annotations;
         let a = &svc.meta.annotations;
-        let resource = extdns_source::resource_label(object);
+        let resource = object.resource_label();
         let id = id_of(&resource);
         let ttl = annotations.ttl(a, &resource);
         let (provider_specific, set_identifier) = annotations.provider_specific(a);

@@ -4,8 +4,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
+use extdns_endpoint::Endpoint;
 use extdns_endpoint::name::name_key;
-use extdns_endpoint::{Endpoint, ObjectRef};
 use extdns_informer::ObjectKey;
 
 use crate::{Failures, ObjectEndpoints};
@@ -46,14 +46,11 @@ pub(super) struct ObjectIndex {
     objects: BTreeMap<Arc<ObjectKey>, Kept>,
     /// Name key ([`name_key`]) → the objects that publish it; nearly always one.
     by_name: HashMap<Box<str>, Vec<Arc<ObjectKey>>>,
-    /// The source name its endpoints' object references carry, learned from the first one.
-    source: Option<Box<str>>,
     pub(super) failed: Failures,
 }
 
 /// One object's endpoints as the index keeps them. An endpoint a source makes names exactly its own object
-/// in `ref_objects`: the source's name and the key's namespace and name, three strings and a slice the key
-/// and the index already hold. Such endpoints are kept without it and given it back when gathered
+/// in `ref_objects`: the key the index already holds, two strings and a slice. Such endpoints are kept without it and given it back when gathered
 /// (docs/performance.md, "A smaller Service view and desired index"); endpoints naming anything else are
 /// kept as they are.
 #[derive(Debug)]
@@ -82,7 +79,7 @@ impl ObjectIndex {
                 names.insert(name.into_owned());
             }
         }
-        let own_ref_dropped = self.names_only_itself(&key, &endpoints);
+        let own_ref_dropped = Self::names_only_itself(&key, &endpoints);
         if own_ref_dropped {
             endpoints.iter_mut().for_each(|e| e.ref_objects.clear());
         }
@@ -93,17 +90,13 @@ impl ObjectIndex {
         self.objects.insert(key, kept);
     }
 
-    /// Whether every endpoint's object references are exactly `key`'s object, under this source's name.
-    fn names_only_itself(&mut self, key: &ObjectKey, endpoints: &[Endpoint]) -> bool {
-        let own = |r: &ObjectRef| r.namespace == key.namespace && r.name == key.name;
-        let Some(first) = endpoints.first().and_then(|e| e.ref_objects.iter().next()) else {
-            return false;
-        };
-        let source = self.source.get_or_insert_with(|| first.source.as_str().into());
-        endpoints.iter().all(|e| {
-            let mut refs = e.ref_objects.iter();
-            matches!((refs.next(), refs.next()), (Some(r), None) if own(r) && r.source == **source)
-        })
+    /// Whether every endpoint's object references are exactly `key`'s object (and there is an endpoint).
+    fn names_only_itself(key: &ObjectKey, endpoints: &[Endpoint]) -> bool {
+        !endpoints.is_empty()
+            && endpoints.iter().all(|e| {
+                let mut refs = e.ref_objects.iter();
+                matches!((refs.next(), refs.next()), (Some(r), None) if r == key)
+            })
     }
 
     /// Forgets an object's endpoints, adding the names it published to `names`.
@@ -136,14 +129,9 @@ impl ObjectIndex {
             let Some(kept) = self.objects.get(key) else { continue };
             let start = out.len();
             out.extend(kept.endpoints.iter().cloned());
-            if let (true, Some(source)) = (kept.own_ref_dropped, &self.source) {
-                let own = ObjectRef {
-                    source: source.to_string(),
-                    namespace: key.namespace.clone(),
-                    name: key.name.clone(),
-                };
+            if kept.own_ref_dropped {
                 for e in &mut out[start..] {
-                    e.ref_objects.insert(own.clone());
+                    e.ref_objects.insert(ObjectKey::clone(key));
                 }
             }
         }
@@ -158,21 +146,17 @@ mod tests {
 
     use super::*;
 
-    fn endpoint(name: &str, refs: &[ObjectRef]) -> Endpoint {
+    fn endpoint(name: &str, refs: &[ObjectKey]) -> Endpoint {
         let mut e = Endpoint::new(name, RecordType::A, ["192.0.2.1"]);
         e.ref_objects.extend(refs.iter().cloned());
         e
     }
 
-    fn object_ref(source: &str, namespace: &str, name: &str) -> ObjectRef {
-        ObjectRef {
-            source: source.into(),
-            namespace: namespace.into(),
-            name: name.into(),
-        }
+    fn object_ref(kind: ResourceKind, namespace: &str, name: &str) -> ObjectKey {
+        ObjectKey::new(kind, namespace, name)
     }
 
-    fn refs(endpoints: &[Endpoint]) -> Vec<Vec<ObjectRef>> {
+    fn refs(endpoints: &[Endpoint]) -> Vec<Vec<ObjectKey>> {
         endpoints
             .iter()
             .map(|e| e.ref_objects.iter().cloned().collect())
@@ -183,7 +167,7 @@ mod tests {
     /// references it was inserted with: its own object, another one, several, or none.
     #[test]
     fn gathered_endpoints_keep_the_object_references_they_were_inserted_with() {
-        let own = object_ref("service", "prod", "web");
+        let own = object_ref(ResourceKind::Service, "prod", "web");
         let objects = [
             (
                 "web",
@@ -194,26 +178,35 @@ mod tests {
             ),
             (
                 "api",
-                vec![endpoint("api.example.org", &[object_ref("service", "prod", "other")])],
+                vec![endpoint(
+                    "api.example.org",
+                    &[object_ref(ResourceKind::Service, "prod", "other")],
+                )],
             ),
             (
                 "db",
                 vec![endpoint(
                     "db.example.org",
-                    &[object_ref("service", "prod", "db"), object_ref("service", "prod", "x")],
+                    &[
+                        object_ref(ResourceKind::Service, "prod", "db"),
+                        object_ref(ResourceKind::Service, "prod", "x"),
+                    ],
                 )],
             ),
             ("bare", vec![endpoint("bare.example.org", &[])]),
             (
                 "mixed",
                 vec![
-                    endpoint("m1.example.org", &[object_ref("service", "prod", "mixed")]),
+                    endpoint("m1.example.org", &[object_ref(ResourceKind::Service, "prod", "mixed")]),
                     endpoint("m2.example.org", &[]),
                 ],
             ),
             (
                 "renamed",
-                vec![endpoint("r.example.org", &[object_ref("ingress", "prod", "renamed")])],
+                vec![endpoint(
+                    "r.example.org",
+                    &[object_ref(ResourceKind::Ingress, "prod", "renamed")],
+                )],
             ),
         ];
         let mut index = ObjectIndex::default();

@@ -237,7 +237,7 @@ mod tests {
     use extdns_informer::ObjectKey;
 
     use super::*;
-    use crate::{Evaluation, ObjectEndpoints, resource_label};
+    use crate::{Evaluation, ObjectEndpoints};
 
     /// Services of namespace `default`, each asking for the given (name, address) records; the
     /// merge joins the targets of one name, first object's labels winning, as the real sources do.
@@ -280,7 +280,7 @@ mod tests {
                         .iter()
                         .map(|(n, t)| {
                             Endpoint::new(n, RecordType::A, [t.as_str()])
-                                .with_label(label::RESOURCE, resource_label(&object))
+                                .with_label(label::RESOURCE, object.resource_label())
                         })
                         .collect(),
                     object,

@@ -1,0 +1,460 @@
+//! The Kubernetes objects extdns reads, named once for every layer.
+//!
+//! [`KINDS`] is the one table of the kinds extdns can watch: for each, its API kind and group, the versions
+//! extdns reads (the one it watches first), its plural, where it is watched and how its changes count. The
+//! rows are data only: the informer decides how each kind is decoded, watched and stored by dispatching on
+//! [`ResourceKind`], so this crate depends on nothing and sits below the informer, the sources, the endpoint
+//! model and the controller alike.
+//!
+//! [`ObjectKey`] is the one identity of an object: the watcher stores objects by it, sources name the objects
+//! they evaluate by it, endpoints refer to the objects that made them by it, and Events and DNSEndpoint
+//! status find their object by it. The `resource` label external-dns writes (`service/default/web`) is that
+//! key rendered at the edge ([`ObjectKey::resource_label`]) and parsed only where records come back from DNS
+//! ([`ObjectKey::from_resource_label`]).
+//!
+//! ```
+//! use extdns_object::{ObjectKey, ResourceKind, RouteKind};
+//!
+//! let web = ObjectKey::new(ResourceKind::Service, "default", "web");
+//! assert_eq!(web.resource_label(), "service/default/web");
+//! assert_eq!(ObjectKey::from_resource_label("service/default/web"), Some(web));
+//!
+//! let route = ResourceKind::Route(RouteKind::Http);
+//! assert_eq!(route.spec().api_version_of(route.spec().preferred_version()), "gateway.networking.k8s.io/v1");
+//! assert_eq!(ResourceKind::from_lowercase("crd"), Some(ResourceKind::DnsEndpoint));
+//! ```
+
+use std::borrow::Cow;
+use std::fmt;
+
+/// The kinds of Kubernetes objects extdns can watch. A source lists the kinds it reads, and the live
+/// cluster starts watchers for those kinds only. The order is the order of [`KINDS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ResourceKind {
+    /// core/v1 Service.
+    Service,
+    /// discovery.k8s.io/v1 EndpointSlice.
+    EndpointSlice,
+    /// core/v1 Pod.
+    Pod,
+    /// core/v1 Node.
+    Node,
+    /// core/v1 Namespace.
+    Namespace,
+    /// gateway.networking.k8s.io Gateway.
+    Gateway,
+    /// gateway.networking.k8s.io ListenerSet.
+    ListenerSet,
+    /// A Gateway API route; one index per route kind.
+    Route(RouteKind),
+    /// networking.k8s.io/v1 Ingress.
+    Ingress,
+    /// external-dns's DNSEndpoint; its group, version and kind may be configured (the informer's
+    /// `KindOverrides`).
+    DnsEndpoint,
+}
+
+/// The Gateway API route kinds extdns has sources for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RouteKind {
+    /// HTTPRoute.
+    #[default]
+    Http,
+    /// GRPCRoute.
+    Grpc,
+    /// TLSRoute.
+    Tls,
+    /// TCPRoute.
+    Tcp,
+    /// UDPRoute.
+    Udp,
+}
+
+/// Where the objects of a kind live and are watched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Cluster-scoped: no namespace, watched cluster-wide.
+    Cluster,
+    /// Namespaced, watched in the namespace this names.
+    Namespaced(WatchIn),
+}
+
+/// The namespace a namespaced kind is watched in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WatchIn {
+    /// `--namespace` (all when not set): the objects sources publish from.
+    Sources,
+    /// `--gateway-namespace` (all when not set).
+    Gateways,
+    /// Every namespace, whatever is configured (ListenerSets attach to Gateways across namespaces).
+    All,
+}
+
+/// How a change of an object enters the informer's change set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeKey {
+    /// The object itself.
+    Own,
+    /// The group it is stored in (an EndpointSlice's Service), both the one it left and the one it joined:
+    /// that is all a source can do with it.
+    Group,
+}
+
+/// One kind extdns can watch: one row of [`KINDS`].
+#[derive(Debug)]
+pub struct KindSpec {
+    /// Which kind this row declares.
+    pub kind: ResourceKind,
+    /// The API kind: `Service`, `HTTPRoute`, ...
+    pub name: &'static str,
+    /// The API group; empty for the core group.
+    pub group: &'static str,
+    /// The versions extdns can read, the one it watches first. Versions of one kind share one schema as
+    /// far as the views read, so an object of any of them decodes into the same type.
+    pub versions: &'static [&'static str],
+    /// The resource name in URLs: `services`, `httproutes`, ...
+    pub plural: &'static str,
+    /// Namespaced or cluster-wide; decides how watches and keys are scoped.
+    pub scope: Scope,
+    /// Which objects a change of this kind marks changed.
+    pub changes: ChangeKey,
+    /// Kept by the live view only while an object of this kind selects it (by labels, in its namespace):
+    /// sources read no other object of the kind (Pods, selected by Services).
+    pub kept_while_selected_by: Option<ResourceKind>,
+}
+
+const GATEWAY_API: &str = "gateway.networking.k8s.io";
+
+/// The table: every kind extdns can watch, in [`ResourceKind`] order. Each row: the kind, its API kind and
+/// group, the versions extdns reads (the one it watches first), its plural, where it is watched and how its
+/// changes enter the change set.
+#[rustfmt::skip]
+pub static KINDS: [KindSpec; 14] = {
+    use ChangeKey::{Group, Own};
+    use ResourceKind as K;
+    use Scope::{Cluster, Namespaced};
+    use WatchIn::{All, Gateways, Sources};
+    const GW: &str = GATEWAY_API;
+    [
+        row(K::Service, "Service", "", &["v1"], "services", Namespaced(Sources), Own),
+        row(K::EndpointSlice, "EndpointSlice", "discovery.k8s.io", &["v1"], "endpointslices", Namespaced(Sources), Group),
+        row(K::Pod, "Pod", "", &["v1"], "pods", Namespaced(Sources), Own).kept_while_selected_by(K::Service),
+        row(K::Node, "Node", "", &["v1"], "nodes", Cluster, Own),
+        row(K::Namespace, "Namespace", "", &["v1"], "namespaces", Cluster, Own),
+        row(K::Gateway, "Gateway", GW, &["v1", "v1beta1"], "gateways", Namespaced(Gateways), Own),
+        row(K::ListenerSet, "ListenerSet", GW, &["v1"], "listenersets", Namespaced(All), Own),
+        row(K::Route(RouteKind::Http), "HTTPRoute", GW, &["v1", "v1beta1"], "httproutes", Namespaced(Sources), Own),
+        row(K::Route(RouteKind::Grpc), "GRPCRoute", GW, &["v1"], "grpcroutes", Namespaced(Sources), Own),
+        row(K::Route(RouteKind::Tls), "TLSRoute", GW, &["v1", "v1alpha3", "v1alpha2"], "tlsroutes", Namespaced(Sources), Own),
+        row(K::Route(RouteKind::Tcp), "TCPRoute", GW, &["v1", "v1alpha2"], "tcproutes", Namespaced(Sources), Own),
+        row(K::Route(RouteKind::Udp), "UDPRoute", GW, &["v1", "v1alpha2"], "udproutes", Namespaced(Sources), Own),
+        row(K::Ingress, "Ingress", "networking.k8s.io", &["v1"], "ingresses", Namespaced(Sources), Own),
+        row(K::DnsEndpoint, "DNSEndpoint", "externaldns.k8s.io", &["v1alpha1"], "dnsendpoints", Namespaced(Sources), Own),
+    ]
+};
+
+/// One row of [`KINDS`].
+const fn row(
+    kind: ResourceKind,
+    name: &'static str,
+    group: &'static str,
+    versions: &'static [&'static str],
+    plural: &'static str,
+    scope: Scope,
+    changes: ChangeKey,
+) -> KindSpec {
+    KindSpec {
+        kind,
+        name,
+        group,
+        versions,
+        plural,
+        scope,
+        changes,
+        kept_while_selected_by: None,
+    }
+}
+
+impl KindSpec {
+    /// This row, its objects kept only while an object of `kind` selects them.
+    const fn kept_while_selected_by(mut self, kind: ResourceKind) -> KindSpec {
+        self.kept_while_selected_by = Some(kind);
+        self
+    }
+
+    /// `group/version` of `version` (`version` alone for the core group).
+    pub fn api_version_of(&self, version: &str) -> String {
+        if self.group.is_empty() {
+            version.to_string()
+        } else {
+            format!("{}/{version}", self.group)
+        }
+    }
+
+    /// The version extdns watches unless told otherwise: the first it reads.
+    pub fn preferred_version(&self) -> &'static str {
+        self.versions.first().copied().unwrap_or_default()
+    }
+}
+
+impl ResourceKind {
+    /// Every kind, in table order.
+    pub fn all() -> impl Iterator<Item = ResourceKind> {
+        KINDS.iter().map(|s| s.kind)
+    }
+
+    /// This kind's entry in [`KINDS`].
+    pub fn spec(self) -> &'static KindSpec {
+        &KINDS[self.slot()]
+    }
+
+    /// This kind's position in [`KINDS`] (and of its index in the informer's store).
+    pub fn slot(self) -> usize {
+        match self {
+            ResourceKind::Service => 0,
+            ResourceKind::EndpointSlice => 1,
+            ResourceKind::Pod => 2,
+            ResourceKind::Node => 3,
+            ResourceKind::Namespace => 4,
+            ResourceKind::Gateway => 5,
+            ResourceKind::ListenerSet => 6,
+            ResourceKind::Route(r) => 7 + r as usize,
+            ResourceKind::Ingress => 12,
+            ResourceKind::DnsEndpoint => 13,
+        }
+    }
+
+    /// The API kind: `Service`, `HTTPRoute`, ...
+    pub fn kind(self) -> &'static str {
+        self.spec().name
+    }
+
+    /// Nodes and Namespaces have no namespace; everything else extdns reads is namespaced.
+    pub fn cluster_scoped(self) -> bool {
+        self.spec().scope == Scope::Cluster
+    }
+
+    /// The kind whose API kind is `name` (`Service`, `HTTPRoute`, ...).
+    pub fn from_kind(name: &str) -> Option<ResourceKind> {
+        KINDS.iter().find(|s| s.name == name).map(|s| s.kind)
+    }
+
+    /// The kind `kind` in `apiVersion` names, if extdns reads that version of it.
+    pub fn from_api_version(api_version: &str, kind: &str) -> Option<ResourceKind> {
+        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+        KINDS
+            .iter()
+            .find(|s| s.name == kind && s.group == group && s.versions.contains(&version))
+            .map(|s| s.kind)
+    }
+
+    /// How the `resource` label external-dns writes names this kind: the API kind in lower case, except
+    /// DNSEndpoints, which external-dns labels `crd` whatever their kind.
+    pub fn label_name(self) -> Cow<'static, str> {
+        match self {
+            ResourceKind::DnsEndpoint => Cow::Borrowed("crd"),
+            k => Cow::Owned(k.kind().to_ascii_lowercase()),
+        }
+    }
+
+    /// The kind the `resource` label spells `lower` (`service`, `httproute`, `crd`).
+    pub fn from_lowercase(lower: &str) -> Option<ResourceKind> {
+        if lower == "crd" {
+            return Some(ResourceKind::DnsEndpoint);
+        }
+        KINDS
+            .iter()
+            .find(|s| s.name.eq_ignore_ascii_case(lower))
+            .map(|s| s.kind)
+    }
+}
+
+impl fmt::Display for ResourceKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.kind())
+    }
+}
+
+impl RouteKind {
+    /// Every route kind, in `--source` order.
+    pub const ALL: [RouteKind; 5] = [
+        RouteKind::Http,
+        RouteKind::Grpc,
+        RouteKind::Tls,
+        RouteKind::Tcp,
+        RouteKind::Udp,
+    ];
+
+    /// The API kind: `HTTPRoute`, `GRPCRoute`, ...
+    pub fn kind(self) -> &'static str {
+        ResourceKind::Route(self).kind()
+    }
+
+    /// The `--source` name: `gateway-httproute`, ...
+    pub fn source_name(self) -> &'static str {
+        match self {
+            RouteKind::Http => "gateway-httproute",
+            RouteKind::Grpc => "gateway-grpcroute",
+            RouteKind::Tls => "gateway-tlsroute",
+            RouteKind::Tcp => "gateway-tcproute",
+            RouteKind::Udp => "gateway-udproute",
+        }
+    }
+
+    /// The API version extdns watches this kind in (`gateway.networking.k8s.io/v1`).
+    pub fn api_version(self) -> String {
+        let spec = ResourceKind::Route(self).spec();
+        spec.api_version_of(spec.preferred_version())
+    }
+
+    /// The route kind an API kind names (`HTTPRoute`, ...).
+    pub fn from_kind(kind: &str) -> Option<RouteKind> {
+        RouteKind::ALL.into_iter().find(|k| k.kind() == kind)
+    }
+
+    /// The route kind a `--source` name names (`gateway-httproute`, ...).
+    pub fn from_source_name(name: &str) -> Option<RouteKind> {
+        RouteKind::ALL.into_iter().find(|k| k.source_name() == name)
+    }
+}
+
+/// Every kind extdns reads and the versions it reads them in, for messages (`Service (v1), ...`).
+pub fn readable() -> String {
+    KINDS
+        .iter()
+        .map(|s| {
+            let versions: Vec<String> = s.versions.iter().map(|v| s.api_version_of(v)).collect();
+            format!("{} ({})", s.name, versions.join(", "))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The identity of an object extdns reads: its kind, namespace (empty for cluster-scoped kinds) and name.
+/// The store keeps objects by it (and the identity of objects that exist but could not be decoded, so the
+/// records they published are told apart from records of objects that are gone), the change set names what
+/// changed by it, sources name the objects they evaluate by it, endpoints refer to the objects that made
+/// them by it, and Events and DNSEndpoint status find their object by it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ObjectKey {
+    /// The kind, so keys of two kinds never collide.
+    pub kind: ResourceKind,
+    /// Empty for cluster-scoped kinds.
+    pub namespace: String,
+    /// `metadata.name`.
+    pub name: String,
+}
+
+impl ObjectKey {
+    /// The key of one object.
+    pub fn new(kind: ResourceKind, namespace: &str, name: &str) -> Self {
+        ObjectKey {
+            kind,
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+        }
+    }
+
+    /// The `resource` label external-dns writes for a record of this object: `service/default/web`,
+    /// `httproute/default/app`, `crd/default/records` (see [`ResourceKind::label_name`]).
+    pub fn resource_label(&self) -> String {
+        format!("{}/{}/{}", self.kind.label_name(), self.namespace, self.name)
+    }
+
+    /// The object a `resource` label read from DNS names, if it names a kind extdns reads. Records other
+    /// external-dns sources wrote (`istio-gateway/...`) name kinds it does not; so do labels of another shape.
+    pub fn from_resource_label(label: &str) -> Option<ObjectKey> {
+        let mut parts = label.splitn(3, '/');
+        let (kind, namespace, name) = (parts.next()?, parts.next()?, parts.next()?);
+        if name.is_empty() {
+            return None;
+        }
+        Some(ObjectKey::new(ResourceKind::from_lowercase(kind)?, namespace, name))
+    }
+}
+
+impl fmt::Display for ObjectKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.namespace.is_empty() {
+            write!(f, "{} {}", self.kind, self.name)
+        } else {
+            write!(f, "{} {}/{}", self.kind, self.namespace, self.name)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_finds_its_own_entry() {
+        for (i, spec) in KINDS.iter().enumerate() {
+            assert_eq!(spec.kind.spec().kind, spec.kind, "{}", spec.name);
+            assert_eq!(spec.kind.slot(), i, "{}", spec.name);
+            assert_eq!(ResourceKind::from_kind(spec.name), Some(spec.kind));
+            assert!(
+                i == 0 || KINDS[i - 1].kind < spec.kind,
+                "table out of order at {}",
+                spec.name
+            );
+        }
+        for r in RouteKind::ALL {
+            assert_eq!(ResourceKind::Route(r).kind(), r.kind());
+            assert_eq!(RouteKind::from_source_name(r.source_name()), Some(r));
+        }
+    }
+
+    #[test]
+    fn versions_are_read_as_the_table_says() {
+        let found = |v, k| ResourceKind::from_api_version(v, k);
+        assert_eq!(found("v1", "Service"), Some(ResourceKind::Service));
+        assert_eq!(found("v2", "Service"), None);
+        assert_eq!(
+            found("gateway.networking.k8s.io/v1alpha3", "TLSRoute"),
+            Some(ResourceKind::Route(RouteKind::Tls))
+        );
+        assert_eq!(
+            found("gateway.networking.k8s.io/v1", "TCPRoute"),
+            Some(ResourceKind::Route(RouteKind::Tcp))
+        );
+        assert_eq!(
+            found("gateway.networking.k8s.io/v1alpha2", "UDPRoute"),
+            Some(ResourceKind::Route(RouteKind::Udp))
+        );
+        assert_eq!(found("gateway.networking.k8s.io/v1alpha3", "TCPRoute"), None);
+        assert_eq!(found("apps/v1", "Deployment"), None);
+        assert_eq!(
+            ResourceKind::from_lowercase("httproute"),
+            Some(ResourceKind::Route(RouteKind::Http))
+        );
+        assert_eq!(ResourceKind::DnsEndpoint.label_name(), "crd");
+        assert_eq!(ResourceKind::from_lowercase("crd"), Some(ResourceKind::DnsEndpoint));
+    }
+
+    #[test]
+    fn resource_labels_round_trip_for_every_kind_and_refuse_other_shapes() {
+        for kind in ResourceKind::all() {
+            let key = ObjectKey::new(kind, "team-a", "web");
+            assert_eq!(ObjectKey::from_resource_label(&key.resource_label()), Some(key));
+        }
+        assert_eq!(
+            ObjectKey::from_resource_label("ingress/default/web"),
+            Some(ObjectKey::new(ResourceKind::Ingress, "default", "web"))
+        );
+        // A name with a slash is kept whole: only the first two separate.
+        assert_eq!(
+            ObjectKey::from_resource_label("crd/default/a/b").map(|k| k.name),
+            Some("a/b".to_string())
+        );
+        for other in [
+            "istio-gateway/default/gw",
+            "service/default",
+            "service/default/",
+            "",
+            "service",
+        ] {
+            assert_eq!(ObjectKey::from_resource_label(other), None, "{other}");
+        }
+    }
+}
