@@ -823,6 +823,40 @@ async fn an_encrypted_ownership_record_is_cached_as_written_and_updates_and_dele
     Ok(())
 }
 
+/// The in-memory provider, refusing (as Route53 does) an update or delete that names other values than the
+/// zone holds: the in-memory provider itself finds records by name, type and set identifier only.
+struct ExactValues(Arc<InMemoryProvider>);
+
+#[async_trait::async_trait]
+impl Provider for ExactValues {
+    async fn records(&self) -> Result<extdns_provider::Records, ProviderError> {
+        self.0.records().await
+    }
+
+    async fn apply(
+        &self,
+        read: &extdns_provider::ReadState,
+        units: &[extdns_provider::Unit<'_>],
+    ) -> Result<(), ProviderError> {
+        let held = self.0.records().await?.endpoints;
+        let changes = units.iter().flat_map(|u| std::iter::once(u.change).chain(u.ownership));
+        for old in changes.filter_map(Change::previous) {
+            let there = held.iter().any(|h| {
+                h.dns_name == old.dns_name
+                    && h.record_type == old.record_type
+                    && h.set_identifier == old.set_identifier
+                    && h.targets.same(&old.targets)
+            });
+            if !there {
+                return Err(ProviderError::refused(format!(
+                    "{old}: not in the zone with these values"
+                )));
+            }
+        }
+        self.0.apply(read, units).await
+    }
+}
+
 #[tokio::test]
 async fn an_ownership_record_stored_in_another_spelling_is_replaced_and_deleted_by_its_value()
 -> Result<(), RegistryError> {
@@ -846,7 +880,11 @@ async fn an_ownership_record_stored_in_another_spelling_is_replaced_and_deleted_
         ),
         (encrypted(), "sealed.example.com", sealed[0].clone()),
     ] {
-        let (provider, registry) = setup(vec![a(name, "192.0.2.1"), txt(&format!("a-{name}"), &value)], config);
+        let (provider, _) = setup(
+            vec![a(name, "192.0.2.1"), txt(&format!("a-{name}"), &value)],
+            config.clone(),
+        );
+        let registry = config.registry(Arc::new(ExactValues(provider.clone())))?;
         let records = registry.records().await?.records;
         let Some(now) = records.iter().find(|e| e.dns_name == name).cloned() else {
             panic!("{name} is read");
