@@ -581,9 +581,10 @@ impl Controller {
         let zones = provider_filter.includes();
         owned.ensure(zones, &self.config.plan.owner_id, all_current);
         let held_back = self.guard_deletes(zones, owned, &mut changes);
-        let failed: Vec<(&ObjectKey, Option<&str>)> = failed.iter().collect();
+        let mut failed: Vec<(&ObjectKey, Option<&str>)> = failed.iter().collect();
 
-        if changes.is_empty() {
+        // Nothing to write, or a dry run: reported, nothing sent.
+        let unwritten = if changes.is_empty() {
             self.metrics.no_op_runs.inc();
             if full {
                 info!("All records are already up to date");
@@ -593,38 +594,29 @@ impl Controller {
             self.metrics.mark_sync();
             self.emit(Outcome {
                 held_back: &held_back,
-                failed,
+                failed: std::mem::take(&mut failed),
                 ..Outcome::default()
             })
             .await;
-            return Ok((
-                SyncReport {
-                    changes,
-                    applied: false,
-                    held_back,
-                    kept,
-                    full,
-                    not_owned,
-                },
-                None,
-            ));
-        }
-
-        if self.config.dry_run {
+            true
+        } else if self.config.dry_run {
             log_changes(&changes, Verb::DryRun, &HashSet::new());
             info!(changes = changes.len(), "dry run: nothing was sent to the provider");
             self.metrics.mark_sync();
-            return Ok((
-                SyncReport {
-                    changes,
-                    applied: false,
-                    held_back,
-                    kept,
-                    full,
-                    not_owned,
-                },
-                None,
-            ));
+            true
+        } else {
+            false
+        };
+        if unwritten {
+            let report = SyncReport {
+                changes,
+                applied: false,
+                held_back,
+                kept,
+                full,
+                not_owned,
+            };
+            return Ok((report, None));
         }
 
         // The fence: the plan took time, and the lease may have run out meanwhile. Past this check the write

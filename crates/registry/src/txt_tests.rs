@@ -766,6 +766,14 @@ async fn txt_values(provider: &InMemoryProvider, name: &str) -> Result<Vec<Strin
         .collect())
 }
 
+/// The record at `name` in a snapshot kept since the last write; a test failure if there is none.
+fn cached(snapshot: &crate::Snapshot, name: &str) -> Endpoint {
+    match snapshot.records.iter().find(|e| e.dns_name == name) {
+        Some(e) => e.clone(),
+        None => panic!("{name} is in the cache"),
+    }
+}
+
 /// Plans against the snapshot kept since the last write (as the controller's incremental syncs do), writes
 /// and folds the write in.
 async fn apply_and_fold(
@@ -790,14 +798,7 @@ async fn an_encrypted_ownership_record_is_cached_as_written_and_updates_and_dele
     // The cache names the nonce the zone's value was sealed under, as a read would.
     assert_eq!(snapshot_text(&snapshot), snapshot_text(&registry.records().await?));
     for ip in ["192.0.2.2", "192.0.2.3", "192.0.2.4"] {
-        let Some(now) = snapshot
-            .records
-            .iter()
-            .find(|e| e.dns_name == "web.example.com")
-            .cloned()
-        else {
-            panic!("web is in the cache");
-        };
+        let now = cached(&snapshot, "web.example.com");
         let mut next = now.clone();
         next.targets = [ip].into_iter().collect();
         next.labels.remove(label::TXT_ENCRYPTION_NONCE);
@@ -809,14 +810,7 @@ async fn an_encrypted_ownership_record_is_cached_as_written_and_updates_and_dele
         );
         assert_eq!(snapshot_text(&snapshot), snapshot_text(&registry.records().await?));
     }
-    let Some(now) = snapshot
-        .records
-        .iter()
-        .find(|e| e.dns_name == "web.example.com")
-        .cloned()
-    else {
-        panic!("web is in the cache");
-    };
+    let now = cached(&snapshot, "web.example.com");
     apply_and_fold(&registry, &mut snapshot, &[Change::Delete(now)]).await?;
     assert_eq!(txt_values(&provider, "a-web.example.com").await?, Vec::<String>::new());
     assert!(provider.records().await?.endpoints.is_empty());
