@@ -1,7 +1,7 @@
 //! From the API types (k8s-openapi, gateway-api) to the compact views sources read.
 //!
 //! Both the live informer and the manifest loader go through these conversions (each API type's
-//! [`Watched`](crate::Watched) implementation, used by the one ingest path of [`crate::kinds`]), so a
+//! [`Watched`](crate::Watched) implementation, used by the one ingest path, `watched.rs`), so a
 //! field a source needs is read the same way whichever backs the cluster. Only what some source reads is copied; the
 //! `kubectl.kubernetes.io/last-applied-configuration` annotation (a full copy of the object) never is.
 
@@ -25,13 +25,15 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use crate::ResourceKind;
 use crate::decode::{default_spec_list, drop_route_rules, fill_gateway_status_defaults};
 use crate::intern::Interner;
-use crate::kinds::Convert;
-use crate::kinds::sealed::Sealed;
 use crate::view::{
     AllowedListeners, AllowedRoutes, EndpointSlice, Gateway, Ingress, LabelSelector, LabelSelectorRequirement,
     Listener, ListenerSet, LoadBalancerIngress, Meta, Namespace, Node, NodeAddress, ObjectReference, ParentReference,
     Pod, PodPhase, Route, RouteKind, RouteParentStatus, Service, ServicePort, SliceEndpoint,
 };
+use crate::watched::Convert;
+/// Also here, beside the Pod conversion that reads it; its home is the ingest path's `Convert`.
+pub use crate::watched::PodAnnotationPrefixes;
+use crate::watched::sealed::Sealed;
 use crate::{StrMap, Sym};
 
 /// The annotation `kubectl apply` writes: a full JSON copy of the object, never read by a source.
@@ -39,39 +41,6 @@ pub const LAST_APPLIED_ANNOTATION: &str = "kubectl.kubernetes.io/last-applied-co
 
 /// The label linking an EndpointSlice to its Service.
 pub const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
-
-/// The annotation prefixes whose annotations a Pod keeps. Sources read only extdns annotations from Pods
-/// (`target`, ...), and Pods are by far the most numerous objects, so everything else is dropped.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PodAnnotationPrefixes(Vec<String>);
-
-impl PodAnnotationPrefixes {
-    /// The prefixes whose annotations a Pod keeps; any other annotation is dropped when it is stored.
-    pub fn new<I, S>(prefixes: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
-        PodAnnotationPrefixes(prefixes.into_iter().map(Into::into).collect())
-    }
-
-    /// Whether an annotation with this key is kept.
-    pub fn keeps(&self, key: &str) -> bool {
-        self.0.iter().any(|p| key.starts_with(p.as_str()))
-    }
-
-    /// The prefixes, in the order given.
-    pub fn prefixes(&self) -> &[String] {
-        &self.0
-    }
-}
-
-impl Default for PodAnnotationPrefixes {
-    /// Both prefixes extdns reads by default (`--annotation-prefix` not given).
-    fn default() -> Self {
-        PodAnnotationPrefixes::new(["external-dns.kubernetes.io/", "external-dns.alpha.kubernetes.io/"])
-    }
-}
 
 // ----------------------------------------------------------------------------------------------- meta
 

@@ -200,7 +200,7 @@ mod tests {
         let mut v = json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "TLSRoute",
             "metadata": {"name": "t", "namespace": "n"},
             "spec": {"parentRefs": [{"name": "gw"}], "rules": [{"backendRefs": [{"name": "s", "port": 443}]}]}});
-        let r: gateway_api::tlsroutes::TlsRoute = crate::kinds::decode(&mut v)?;
+        let r: gateway_api::tlsroutes::TlsRoute = crate::watched::decode(&mut v)?;
         assert!(r.spec.hostnames.is_empty());
         Ok(())
     }
@@ -210,7 +210,7 @@ mod tests {
         // A filter type from a newer Gateway API release than the typed model knows.
         let mut v = json!({"metadata": {"name": "r", "namespace": "n"},
             "spec": {"hostnames": ["a.example.com"], "rules": [{"filters": [{"type": "FutureFilter"}]}]}});
-        let r: gateway_api::httproutes::HttpRoute = crate::kinds::decode(&mut v)?;
+        let r: gateway_api::httproutes::HttpRoute = crate::watched::decode(&mut v)?;
         assert_eq!(r.spec.hostnames, Some(vec!["a.example.com".to_string()]));
         Ok(())
     }

@@ -15,9 +15,10 @@ use kube::Resource;
 use kube::core::NamespaceResourceScope;
 use serde::{Deserialize, Serialize};
 
+use crate::ResourceKind;
 use crate::convert::meta;
-use crate::kinds::{Convert, ResourceKind, sealed::Sealed};
 use crate::view;
+use crate::watched::{Convert, sealed::Sealed};
 
 /// A DNSEndpoint as the API serves it.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
@@ -203,7 +204,7 @@ mod tests {
             }]},
             "status": {"observedGeneration": 2}
         });
-        let obj: DnsEndpoint = crate::kinds::decode(&mut value).expect("decodes");
+        let obj: DnsEndpoint = crate::watched::decode(&mut value).expect("decodes");
         let interner = crate::Interner::default();
         let c = Convert {
             interner: &interner,

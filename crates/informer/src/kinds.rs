@@ -1,35 +1,26 @@
 //! How the informer reads each kind of [`KINDS`], the table the leaf crate `extdns-object` holds as data.
 //!
-//! Each kind's row says where its objects live and how its changes count; its API type (tied to its view
-//! by the [`Watched`] implementation in [`crate::convert`]) is found by [`ops`]. Everything else is generic
-//! over the table: the live watchers ([`crate::live`]), the manifest loader ([`crate::manifests`]) and the
-//! store ([`crate::ClusterStore`]) go through the same ingest path ([`decode`], then [`convert`]), so an
-//! object is decoded, converted and interned the same way whichever backs the cluster. Adding a kind is a
-//! [`ResourceKind`] variant and a row in `extdns-object`, a view, its conversion and its arm in [`ops`].
+//! Each kind's row says where its objects live and how its changes count. `dispatch` is the one place a kind
+//! meets its API type, whose [`Watched`] implementation (in [`crate::convert`]) ties it to its view; it runs
+//! a `KindVisitor` with that type. The store (making its indexes), the manifest loader, the live watchers and
+//! the on-demand lists each implement a visitor where they live, so this module imports none of them, and
+//! all go through the one ingest path (`watched.rs`: decode, convert, intern), the same whichever backs the
+//! cluster. Adding a kind is a [`ResourceKind`] variant and a row in `extdns-object`, a view, its
+//! conversion and its arm in `dispatch`.
 
 use std::collections::BTreeMap;
-use std::fmt;
-use std::marker::PhantomData;
-use std::sync::Arc;
 
 use gateway_api::experimental::{tcproutes::TcpRoute, udproutes::UdpRoute};
 use gateway_api::{gateways, grpcroutes, httproutes, listenersets, tlsroutes};
 use k8s_openapi::api::{core::v1 as core, discovery::v1 as discovery, networking::v1 as networking};
-use kube::Resource;
 use kube::core::ApiResource;
-use serde::Serialize;
-use serde::de::DeserializeOwned;
-use serde_json::Value;
-use tokio::task::{AbortHandle, JoinHandle};
 
+use extdns_object::RouteKind;
 pub use extdns_object::{ChangeKey, KINDS, KindSpec, ResourceKind, Scope, WatchIn, readable};
 
-use crate::decode::{self, DecodeError};
+pub use crate::watched::Watched;
+
 use crate::dnsendpoint::DnsEndpoint;
-use crate::live::{ApiAccess, Inner};
-use crate::store::{AnyIndex, Index, Item};
-use crate::view::RouteKind;
-use crate::{ClusterStore, Interner, LoadOptions, PodAnnotationPrefixes, Sym, TemplateFields};
 
 /// The API resource of a row's version, what a watch or list of the kind addresses.
 pub trait ApiResourceOf {
@@ -49,23 +40,32 @@ impl ApiResourceOf for KindSpec {
     }
 }
 
-/// The API type of `kind`, type-erased: what the generic paths call.
-pub(crate) fn ops(kind: ResourceKind) -> &'static dyn KindOps {
+/// Something done with a kind's API type: what the generic paths implement, each where it lives, and
+/// [`dispatch`] runs with the type of a kind.
+pub(crate) trait KindVisitor {
+    /// What it makes of the type.
+    type Output;
+    /// Runs with `K`, the API type of the kind dispatched on.
+    fn visit<K: Watched>(self) -> Self::Output;
+}
+
+/// Runs `v` with the API type of `kind`: the one place a kind meets its type.
+pub(crate) fn dispatch<V: KindVisitor>(kind: ResourceKind, v: V) -> V::Output {
     match kind {
-        ResourceKind::Service => &Typed::<core::Service>(PhantomData),
-        ResourceKind::EndpointSlice => &Typed::<discovery::EndpointSlice>(PhantomData),
-        ResourceKind::Pod => &Typed::<core::Pod>(PhantomData),
-        ResourceKind::Node => &Typed::<core::Node>(PhantomData),
-        ResourceKind::Namespace => &Typed::<core::Namespace>(PhantomData),
-        ResourceKind::Gateway => &Typed::<gateways::Gateway>(PhantomData),
-        ResourceKind::ListenerSet => &Typed::<listenersets::ListenerSet>(PhantomData),
-        ResourceKind::Route(RouteKind::Http) => &Typed::<httproutes::HttpRoute>(PhantomData),
-        ResourceKind::Route(RouteKind::Grpc) => &Typed::<grpcroutes::GrpcRoute>(PhantomData),
-        ResourceKind::Route(RouteKind::Tls) => &Typed::<tlsroutes::TlsRoute>(PhantomData),
-        ResourceKind::Route(RouteKind::Tcp) => &Typed::<TcpRoute>(PhantomData),
-        ResourceKind::Route(RouteKind::Udp) => &Typed::<UdpRoute>(PhantomData),
-        ResourceKind::Ingress => &Typed::<networking::Ingress>(PhantomData),
-        ResourceKind::DnsEndpoint => &Typed::<DnsEndpoint>(PhantomData),
+        ResourceKind::Service => v.visit::<core::Service>(),
+        ResourceKind::EndpointSlice => v.visit::<discovery::EndpointSlice>(),
+        ResourceKind::Pod => v.visit::<core::Pod>(),
+        ResourceKind::Node => v.visit::<core::Node>(),
+        ResourceKind::Namespace => v.visit::<core::Namespace>(),
+        ResourceKind::Gateway => v.visit::<gateways::Gateway>(),
+        ResourceKind::ListenerSet => v.visit::<listenersets::ListenerSet>(),
+        ResourceKind::Route(RouteKind::Http) => v.visit::<httproutes::HttpRoute>(),
+        ResourceKind::Route(RouteKind::Grpc) => v.visit::<grpcroutes::GrpcRoute>(),
+        ResourceKind::Route(RouteKind::Tls) => v.visit::<tlsroutes::TlsRoute>(),
+        ResourceKind::Route(RouteKind::Tcp) => v.visit::<TcpRoute>(),
+        ResourceKind::Route(RouteKind::Udp) => v.visit::<UdpRoute>(),
+        ResourceKind::Ingress => v.visit::<networking::Ingress>(),
+        ResourceKind::DnsEndpoint => v.visit::<DnsEndpoint>(),
     }
 }
 
@@ -153,116 +153,26 @@ impl KindOverrides {
     }
 }
 
-/// The API types of the watched kinds, each tied to its view. Implemented in [`crate::convert`], beside the
-/// conversions; sealed, as the table lists every one.
-pub trait Watched:
-    sealed::Sealed + Resource + Clone + DeserializeOwned + Serialize + fmt::Debug + Send + Sync + 'static
-{
-}
-
-impl<K: sealed::Sealed + Resource + Clone + DeserializeOwned + Serialize + fmt::Debug + Send + Sync + 'static> Watched
-    for K
-{
-}
-
-pub(crate) mod sealed {
-    use super::*;
-
-    /// What the generic ingest path needs from an API type.
-    pub trait Sealed {
-        /// Its compact view.
-        #[doc(hidden)]
-        type View: Item;
-        /// Its kind (several API types may share a view, never a kind).
-        #[doc(hidden)]
-        const KIND: ResourceKind;
-        /// The view of an object, with the shared strings of `c`.
-        #[doc(hidden)]
-        fn view(&self, c: &Convert<'_>) -> Self::View;
-        /// Evens out an object's JSON before it is decoded (fields the typed model requires but the API
-        /// lets objects leave out, fields no source reads that the model would check).
-        #[doc(hidden)]
-        fn prepare(_value: &mut Value) {}
-    }
-}
-
-/// What a conversion shares with every other: the store's interner and what the options keep.
-pub struct Convert<'a> {
-    /// Shares repeated strings (namespaces, label keys) between objects.
-    pub interner: &'a Interner,
-    /// Which Pod annotations are kept.
-    pub pod_annotation_prefixes: &'a PodAnnotationPrefixes,
-    /// Which fields beyond the view templates read.
-    pub template_fields: &'a TemplateFields,
-}
-
-/// The one conversion of an object, live or from a file: the view, the fields templates read, and label
-/// and annotation keys shared through the interner.
-pub(crate) fn convert<K: Watched>(object: &K, c: &Convert<'_>) -> K::View {
-    let mut view = object.view(c);
-    if let Some(slot) = view.template_fields_slot() {
-        *slot = c.template_fields.keep(K::KIND, object);
-    }
-    // Not `Item::intern`, which Pods override for views made elsewhere: a Pod's conversion shares its
-    // strings as it makes the view, and Pods are the most numerous objects.
-    if let Some(meta) = view.meta_mut() {
-        meta.intern(c.interner);
-    }
-    view.intern_values(c.interner);
-    view
-}
-
-/// Decodes one object's JSON into `K` ([`sealed::Sealed::prepare`] first, which may change `value`).
-pub(crate) fn decode<K: Watched>(value: &mut Value) -> Result<K, DecodeError> {
-    K::prepare(value);
-    decode::decode(value)
-}
-
-/// A kind's API type, type-erased, so the table can hold every kind.
-pub(crate) trait KindOps: Sync {
-    /// An empty index for its views.
-    fn new_index(&self, kind: ResourceKind) -> Box<dyn AnyIndex>;
-    /// Decodes, converts and stores one object from a file.
-    fn load(&self, value: &mut Value, store: &mut ClusterStore, opts: &LoadOptions) -> Result<(), DecodeError>;
-    /// Starts the watcher of this kind in `namespace` (all for `None`), at the version discovery finds
-    /// served ([`crate::availability`]), for the objects `labels` selects (a demand's cover) beyond the
-    /// configured selector.
-    fn watch(&self, namespace: Option<&str>, labels: Option<String>, inner: Arc<Inner>) -> Option<JoinHandle<()>>;
-    /// Lists the objects of `namespace` that `labels` selects into the live view (new demand).
-    fn list_selected(&self, inner: Arc<Inner>, api: ApiAccess, namespace: Sym, labels: String, id: u64) -> AbortHandle;
-}
-
-struct Typed<K>(PhantomData<fn() -> K>);
-
-impl<K: Watched> KindOps for Typed<K> {
-    fn new_index(&self, kind: ResourceKind) -> Box<dyn AnyIndex> {
-        Box::new(Index::<K::View>::new(kind))
-    }
-
-    fn load(&self, value: &mut Value, store: &mut ClusterStore, opts: &LoadOptions) -> Result<(), DecodeError> {
-        let object = decode::<K>(value)?;
-        let c = Convert {
-            interner: store.interner(),
-            pod_annotation_prefixes: &opts.pod_annotation_prefixes,
-            template_fields: &opts.template_fields,
-        };
-        let view = convert(&object, &c);
-        store.add_as(K::KIND, view);
-        Ok(())
-    }
-
-    fn watch(&self, namespace: Option<&str>, labels: Option<String>, inner: Arc<Inner>) -> Option<JoinHandle<()>> {
-        crate::live::spawn_watch::<K>(namespace, labels, inner)
-    }
-
-    fn list_selected(&self, inner: Arc<Inner>, api: ApiAccess, namespace: Sym, labels: String, id: u64) -> AbortHandle {
-        crate::pod_demand::spawn_list_selected::<K>(inner, api, namespace, labels, id)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The kind of the API type a kind dispatches to.
+    struct KindOf;
+
+    impl KindVisitor for KindOf {
+        type Output = ResourceKind;
+        fn visit<K: Watched>(self) -> ResourceKind {
+            K::KIND
+        }
+    }
+
+    #[test]
+    fn every_kind_dispatches_to_its_own_type() {
+        for spec in KINDS.iter() {
+            assert_eq!(dispatch(spec.kind, KindOf), spec.kind);
+        }
+    }
 
     #[test]
     fn an_override_replaces_the_rows_identity() {

@@ -37,14 +37,17 @@ pub mod dnsendpoint;
 mod fields;
 pub mod index;
 mod intern;
+mod item;
 pub mod kinds;
 pub mod live;
+mod lookup;
 mod manifest_cluster;
 pub mod manifests;
 mod pod_demand;
 mod store;
 mod strmap;
 pub mod view;
+mod watched;
 
 pub use availability::{Unavailable, UnavailableReason};
 pub use changes::ChangeSet;

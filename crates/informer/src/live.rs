@@ -8,7 +8,7 @@
 //! with the fields extdns reads (docs/performance.md has the figures).
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fmt::Debug;
 use std::pin::pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::api::ListParams;
 use kube::core::{ApiResource, DynamicResourceScope, WatchEvent};
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
@@ -26,17 +27,16 @@ use serde::de::Deserializer;
 use serde_json::Value;
 use tokio::runtime::Handle;
 use tokio::sync::watch;
-use tokio::task::JoinHandle;
+use tokio::task::{AbortHandle, JoinHandle};
 
 use crate::availability::{self, Choice, Served, Unavailable};
-use crate::convert::PodAnnotationPrefixes;
 use crate::decode::DecodeError;
 use crate::intern::Interner;
-use crate::kinds::ApiResourceOf;
-use crate::kinds::{self, ChangeKey, Convert, KindSpec, Scope, WatchIn, Watched};
-use crate::pod_demand::{Fetches, PodDemand};
-use crate::store::Item;
-use crate::{ChangeSet, Cluster, ClusterStore, KindOverrides, ObjectKey, ResourceKind, Sym, TemplateFields};
+use crate::item::Item;
+use crate::kinds::{self, ApiResourceOf, ChangeKey, Demand, KindSpec, KindVisitor, Scope, WatchIn, Watched};
+use crate::pod_demand::{Cover, Fetches, PodDemand, selector_string};
+use crate::watched::{self, Convert, PodAnnotationPrefixes};
+use crate::{ChangeSet, Cluster, ClusterStore, KindOverrides, ObjectKey, ResourceKind, StrMap, Sym, TemplateFields};
 
 /// What to watch, beyond the kinds.
 #[derive(Debug, Clone, Default)]
@@ -121,7 +121,12 @@ impl LiveCluster {
             }
             let spec = kind.spec();
             let namespace = inner.namespace_of(spec);
-            tasks.extend(crate::kinds::ops(spec.kind).watch(namespace, None, Arc::clone(&inner)));
+            let watch = Watch {
+                namespace,
+                labels: None,
+                inner: Arc::clone(&inner),
+            };
+            tasks.extend(kinds::dispatch(kind, watch));
         }
         Ok(LiveCluster { inner, tasks })
     }
@@ -200,21 +205,32 @@ impl LiveCluster {
     }
 }
 
-/// Starts the watcher of the kind whose API type is `K` in `namespace` (all for `None`), for the objects
-/// `labels` selects beyond the configured selector; `None` for a view without API access.
-pub(crate) fn spawn_watch<K: Watched>(
-    namespace: Option<&str>,
+/// Starts the watcher of a kind in `namespace` (all for `None`), at the version discovery finds served
+/// ([`crate::availability`]), for the objects `labels` selects (a demand's cover) beyond the configured
+/// selector; `None` for a view without API access.
+struct Watch<'a> {
+    namespace: Option<&'a str>,
     labels: Option<String>,
     inner: Arc<Inner>,
-) -> Option<JoinHandle<()>> {
-    let ApiAccess { client, runtime } = inner.api.clone()?;
-    let mut cfg = watcher::Config::default().any_semantic();
-    let labels = inner.with_configured_selector(K::KIND, labels.as_deref());
-    if !labels.is_empty() {
-        cfg = cfg.labels(&labels);
+}
+
+impl KindVisitor for Watch<'_> {
+    type Output = Option<JoinHandle<()>>;
+    fn visit<K: Watched>(self) -> Option<JoinHandle<()>> {
+        let Watch {
+            namespace,
+            labels,
+            inner,
+        } = self;
+        let ApiAccess { client, runtime } = inner.api.clone()?;
+        let mut cfg = watcher::Config::default().any_semantic();
+        let labels = inner.with_configured_selector(K::KIND, labels.as_deref());
+        if !labels.is_empty() {
+            cfg = cfg.labels(&labels);
+        }
+        let namespace = namespace.map(str::to_string);
+        Some(runtime.spawn(run::<K>(client, namespace, cfg, inner)))
     }
-    let namespace = namespace.map(str::to_string);
-    Some(runtime.spawn(run::<K>(client, namespace, cfg, inner)))
 }
 
 /// Watches `K` at the version the server serves (discovery at start, shared by every kind), and again at
@@ -469,7 +485,7 @@ impl Cluster for LiveCluster {
 /// One object of kind `K` as a list page or watch event carries it, decoded on its own so that an object
 /// the typed model cannot read fails alone instead of failing the list (and with it every sync).
 #[derive(Debug, Clone)]
-pub(crate) enum Decoded<K> {
+enum Decoded<K> {
     Object(K),
     /// What could be read of its metadata (its identity and resource version), and why the rest could not.
     Undecodable {
@@ -516,7 +532,7 @@ impl<K: Watched> Resource for Decoded<K> {
 impl<'de, K: Watched> Deserialize<'de> for Decoded<K> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let mut value = Value::deserialize(deserializer)?;
-        Ok(match kinds::decode::<K>(&mut value) {
+        Ok(match watched::decode::<K>(&mut value) {
             Ok(o) => Decoded::Object(o),
             Err(error) => Decoded::Undecodable {
                 meta: Box::new(identity(&value)),
@@ -543,33 +559,33 @@ fn identity(value: &Value) -> ObjectMeta {
 
 /// Everything the watcher tasks and the view share.
 #[derive(Debug)]
-pub(crate) struct Inner {
-    pub(crate) opts: LiveOptions,
-    pub(crate) store: Arc<ClusterStore>,
-    pub(crate) changes: watch::Sender<u64>,
-    pub(crate) unsynced: Mutex<BTreeSet<ResourceKind>>,
+struct Inner {
+    opts: LiveOptions,
+    store: Arc<ClusterStore>,
+    changes: watch::Sender<u64>,
+    unsynced: Mutex<BTreeSet<ResourceKind>>,
     /// What changed since the controller last took the changes.
-    pub(crate) pending: Mutex<ChangeSet>,
+    pending: Mutex<ChangeSet>,
     /// For listing the Pods a new demand selects; `None` for a detached view.
-    pub(crate) api: Option<ApiAccess>,
+    api: Option<ApiAccess>,
     /// Whether the kept kind's watcher follows the demand ([`crate::pod_demand`]): on demand, with API
     /// access, and both the kept and the selecting kind watched.
-    pub(crate) follows_demand: bool,
+    follows_demand: bool,
     /// Which Pods are kept ([`LiveOptions::pods_on_demand`]).
-    pub(crate) demand: Mutex<PodDemand>,
-    pub(crate) fetches: Mutex<Fetches>,
+    demand: Mutex<PodDemand>,
+    fetches: Mutex<Fetches>,
     /// What the API discovery at start found, shared by every watcher (one request for all of them).
-    pub(crate) discovered: tokio::sync::OnceCell<Option<Served>>,
+    discovered: tokio::sync::OnceCell<Option<Served>>,
     /// Whether initial lists stream (WatchList: one watch with `sendInitialEvents`, objects one by one,
     /// instead of pages of a LIST the API server builds whole in memory). Cleared for every kind the first
     /// time the server refuses one, so the others list in pages straight away.
-    pub(crate) streaming_lists: AtomicBool,
+    streaming_lists: AtomicBool,
 }
 
 #[derive(Clone)]
-pub(crate) struct ApiAccess {
-    pub(crate) client: Client,
-    pub(crate) runtime: Handle,
+struct ApiAccess {
+    client: Client,
+    runtime: Handle,
 }
 
 impl Debug for ApiAccess {
@@ -604,7 +620,7 @@ impl Inner {
     }
 
     /// The namespace a kind is watched in; `None` for all.
-    pub(crate) fn namespace_of(&self, spec: &KindSpec) -> Option<&str> {
+    fn namespace_of(&self, spec: &KindSpec) -> Option<&str> {
         let configured = match spec.scope {
             Scope::Cluster | Scope::Namespaced(WatchIn::All) => None,
             Scope::Namespaced(WatchIn::Sources) => self.opts.namespace.as_deref(),
@@ -614,7 +630,7 @@ impl Inner {
     }
 
     /// What every conversion of this view shares.
-    pub(crate) fn convert(&self) -> Convert<'_> {
+    fn convert(&self) -> Convert<'_> {
         Convert {
             interner: self.store.interner(),
             pod_annotation_prefixes: &self.opts.pod_annotation_prefixes,
@@ -635,7 +651,7 @@ impl Inner {
     /// Records that `kind` cannot be listed. The first time for a cause it warns once, naming the kind,
     /// the version tried, the status and what is missing, and the view counts as changed: what needs the
     /// kind must now be held, and the view may just have become synced without it.
-    pub(crate) fn unavailable(&self, kind: ResourceKind, why: Unavailable) {
+    fn unavailable(&self, kind: ResourceKind, why: Unavailable) {
         let before = self.store.set_unavailable(kind, Some(why.clone()));
         if before.as_ref().map(|b| b.reason) == Some(why.reason) {
             tracing::debug!(%kind, %why, "still unavailable");
@@ -653,7 +669,7 @@ impl Inner {
     }
 
     /// Records that `kind` was listed at `api_version`; if it was unavailable, the whole view changed.
-    pub(crate) fn available(&self, kind: ResourceKind, api_version: &str) {
+    fn available(&self, kind: ResourceKind, api_version: &str) {
         if self.store.set_unavailable(kind, None).is_some() {
             tracing::info!(%kind, version = api_version, "listed: available again");
             self.pending_changes().mark_everything();
@@ -661,25 +677,25 @@ impl Inner {
         }
     }
 
-    pub(crate) fn is_synced(&self, kind: ResourceKind) -> bool {
+    fn is_synced(&self, kind: ResourceKind) -> bool {
         !self.unsynced.lock().unwrap_or_else(|e| e.into_inner()).contains(&kind)
     }
 
     /// Marks a kind listed; true when it was the last one, i.e. the whole view just became synced.
-    pub(crate) fn mark_synced(&self, kind: ResourceKind) -> bool {
+    fn mark_synced(&self, kind: ResourceKind) -> bool {
         let mut unsynced = self.unsynced.lock().unwrap_or_else(|e| e.into_inner());
         unsynced.remove(&kind) && unsynced.is_empty()
     }
 
-    pub(crate) fn fetches(&self) -> MutexGuard<'_, Fetches> {
+    fn fetches(&self) -> MutexGuard<'_, Fetches> {
         self.fetches.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub(crate) fn demand(&self) -> MutexGuard<'_, PodDemand> {
+    fn demand(&self) -> MutexGuard<'_, PodDemand> {
         self.demand.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub(crate) fn bump(&self) {
+    fn bump(&self) {
         self.changes.send_modify(|c| *c = c.wrapping_add(1));
     }
 
@@ -703,7 +719,7 @@ impl Inner {
         let changed = match event {
             Event::Apply(Decoded::Object(o)) => {
                 let (ns, name) = (ns(o.meta()), name(o.meta()));
-                let view = kinds::convert(&o, &convert);
+                let view = watched::convert(&o, &convert);
                 let groups = [index.group_of(&ns, &name), view.group().map(Box::from)];
                 touched = Some((ns.clone(), name.clone(), groups));
                 if self.keeps(&view, &ns) {
@@ -731,7 +747,7 @@ impl Inner {
             }
             Event::InitApply(Decoded::Object(o)) => {
                 let ns = ns(o.meta());
-                let view = kinds::convert(&o, &convert);
+                let view = watched::convert(&o, &convert);
                 if self.keeps(&view, &ns) {
                     index.relist_add(ns, Ok(view));
                 }
@@ -777,13 +793,348 @@ impl Inner {
         }
     }
 
-    pub(crate) fn pending_changes(&self) -> MutexGuard<'_, ChangeSet> {
+    fn pending_changes(&self) -> MutexGuard<'_, ChangeSet> {
         self.pending.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    // Pods on demand: the bookkeeping is crate::pod_demand's, what the view does with it is here.
+
+    /// The demand of the kind table, when the view keeps on demand.
+    fn on_demand(&self) -> Option<Demand> {
+        kinds::demand().filter(|_| self.opts.pods_on_demand)
+    }
+
+    /// The label selector the kept kind is listed with: `labels` (a demand's) and the configured one.
+    fn with_configured_selector(&self, kind: ResourceKind, labels: Option<&str>) -> String {
+        let configured = self.opts.label_selectors.get(&kind).map(String::as_str);
+        [labels, configured]
+            .into_iter()
+            .flatten()
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// Whether the store keeps this view: every one, except objects of the kept kind nothing selects. Until
+    /// the selecting kind is listed the demand is unknown and every object is kept (a live view's watcher of
+    /// the kept kind starts only then; a detached one drops the unselected objects then, in
+    /// [`Inner::selecting_listed`]).
+    fn keeps<V: Item>(&self, view: &V, ns: &str) -> bool {
+        match (self.on_demand(), view.labels()) {
+            (Some(d), Some(labels)) if view.kind() == d.kept && self.is_synced(d.selected_by) => {
+                self.demand().wants(ns, labels)
+            }
+            _ => true,
+        }
+    }
+
+    /// Drops the stored objects of the kept kind the demand does not select.
+    fn prune(&self, d: Demand) {
+        let Some(index) = self.store.any_index(d.kept) else {
+            return;
+        };
+        let demand = self.demand();
+        let dropped = index.retain_labelled(&|ns, labels| demand.wants(ns, labels));
+        tracing::debug!(dropped, kind = %d.kept, "dropped the objects nothing selects");
+    }
+
+    /// After an event of a selecting object: brings the demand up to date and lists what it newly selects.
+    fn selector_changed(self: &Arc<Self>, d: Demand, ns: &Sym, name: &str) {
+        let selector = self
+            .store
+            .any_index(d.selected_by)
+            .and_then(|i| i.selector_of(ns, name));
+        let fetch = match selector {
+            Some(selector) => self.demand().upsert(ns, name, selector.as_ref()),
+            None => {
+                self.demand().remove(ns, name);
+                None
+            }
+        };
+        let Some(selector) = fetch else {
+            return;
+        };
+        if self.follows_demand && !self.fetches().watch.cover.covers(&selector) {
+            let cover = Cover::of(&self.demand());
+            self.follow(d, cover);
+        } else {
+            self.fetch_selected(d, ns.clone(), selector);
+        }
+    }
+
+    /// After a list of the selecting kind: the demand from scratch, and what it newly selects. The first
+    /// list starts the kept kind's watcher with its cover, or, in a detached view, where every object was
+    /// kept until then, drops the ones not selected. A later list starts the watcher over when the cover
+    /// grew, and otherwise lists what the demand newly selects.
+    fn selectors_relisted(self: &Arc<Self>, d: Demand, first: bool) {
+        let selecting = self
+            .store
+            .any_index(d.selected_by)
+            .map(|i| i.selectors())
+            .unwrap_or_default();
+        let fetch = self.demand().rebuild(selecting.into_iter());
+        if self.follows_demand {
+            let cover = Cover::of(&self.demand());
+            if first || !self.fetches().watch.cover.contains(&cover) {
+                self.follow(d, cover);
+                return;
+            }
+        } else if first {
+            self.prune(d);
+            return;
+        }
+        for (ns, selector) in fetch {
+            self.fetch_selected(d, ns, selector);
+        }
+    }
+
+    /// Starts the kept kind's watcher (over) with `cover`, the cover of the whole demand. With nothing to
+    /// cover, a running watcher is left as it is (keeping too much is safe) and without one the kind counts as
+    /// listed, empty. A watcher started after the kind was first listed holds the view unsynced until its
+    /// list is in, and that list counts as a re-list (everything may have changed meanwhile).
+    fn follow(self: &Arc<Self>, d: Demand, cover: Cover) {
+        let mut fetches = self.fetches();
+        let watch = &mut fetches.watch;
+        if cover == Cover::Nothing {
+            let watching = watch.task.is_some();
+            drop(fetches);
+            if !watching && self.mark_synced(d.kept) {
+                self.bump();
+            }
+            return;
+        }
+        if let Some(old) = watch.task.take() {
+            old.abort();
+        }
+        let labels = cover.label_selector();
+        tracing::debug!(kind = %d.kept, selector = labels.as_deref().unwrap_or("(everything)"), "watching what the demand selects");
+        watch.cover = cover;
+        watch.listing = self.is_synced(d.kept);
+        let spec = d.kept.spec();
+        let start = Watch {
+            namespace: self.namespace_of(spec),
+            labels,
+            inner: Arc::clone(self),
+        };
+        watch.task = kinds::dispatch(d.kept, start).map(|t| t.abort_handle());
+    }
+
+    /// The selecting kind cannot be listed: until it can nothing selects the kept kind, so a kept kind still
+    /// waiting for its demand counts as listed, empty, instead of holding the whole view.
+    fn selecting_unavailable(&self, kind: ResourceKind) {
+        let Some(d) = self
+            .on_demand()
+            .filter(|d| d.selected_by == kind && self.follows_demand)
+        else {
+            return;
+        };
+        if self.fetches().watch.task.is_none() {
+            self.mark_synced(d.kept);
+        }
+    }
+
+    /// Lists the objects of the kept kind in `namespace` that `selector` selects into the store, holding the
+    /// view unsynced until they are in; deferred while the kept kind is (re-)listing.
+    fn fetch_selected(self: &Arc<Self>, d: Demand, namespace: Sym, selector: StrMap) {
+        let Some(api) = self.api.clone() else {
+            // Detached: events are fed by hand, there is nothing to list from.
+            return;
+        };
+        let relisting = self.store.any_index(d.kept).is_some_and(|i| i.is_relisting());
+        if !self.is_synced(d.kept) || relisting {
+            self.fetches().deferred.push((namespace, selector));
+            return;
+        }
+        let id = {
+            let mut fetches = self.fetches();
+            fetches.next += 1;
+            let id = fetches.next;
+            fetches.active.insert(id, HashSet::new());
+            id
+        };
+        let labels = self.with_configured_selector(d.kept, Some(&selector_string(&selector)));
+        let list = ListSelected {
+            inner: Arc::clone(self),
+            api,
+            namespace,
+            labels,
+            id,
+        };
+        let task = kinds::dispatch(d.kept, list);
+        let mut fetches = self.fetches();
+        fetches.tasks.retain(|t| !t.is_finished());
+        fetches.tasks.push(task);
+    }
+
+    /// Stores the objects a fetch listed, except those a watch event touched meanwhile, and lets the view
+    /// sync.
+    fn apply_fetched<K: Watched>(&self, id: u64, objects: Vec<Decoded<K>>) {
+        let touched = self.fetches().active.remove(&id).unwrap_or_default();
+        let store = &*self.store;
+        let Some(index) = store.index::<K::View>(K::KIND) else {
+            return;
+        };
+        let mut stored = 0usize;
+        for object in objects {
+            let meta = object.meta();
+            let ns = store.interner().intern(meta.namespace.as_deref().unwrap_or_default());
+            let name: Box<str> = meta.name.as_deref().unwrap_or_default().into();
+            if touched.contains(&(ns.clone(), name.clone())) {
+                continue;
+            }
+            let changed = match object {
+                Decoded::Object(o) => {
+                    let view = watched::convert(&o, &self.convert());
+                    self.keeps(&view, &ns) && index.upsert(ns.clone(), view)
+                }
+                Decoded::Undecodable { meta, error } => {
+                    warn_undecodable(K::KIND, &meta, &error);
+                    index.mark_undecodable(ns.clone(), &name)
+                }
+            };
+            if changed {
+                stored += 1;
+                self.pending_changes().insert(ObjectKey::new(K::KIND, &ns, &name));
+            }
+        }
+        tracing::debug!(stored, kind = %K::KIND, "listed the objects of a new selector");
+        self.bump();
+    }
+
+    /// The kind a list of new demand is in flight for, if any: it reads unsynced meanwhile.
+    fn demand_listing(&self) -> Option<ResourceKind> {
+        let d = kinds::demand()?;
+        let fetches = self.fetches();
+        (!fetches.active.is_empty() || fetches.watch.listing).then_some(d.kept)
+    }
+
+    /// A list of `kind` starts: a list of the kept kind keeps the objects of the demand so far, so the
+    /// fetches asked for meanwhile wait for it.
+    fn demand_relisting(&self, kind: ResourceKind) {
+        if kinds::demand().is_some_and(|d| d.kept == kind) {
+            self.fetches().deferred.clear();
+        }
+    }
+
+    /// An event touched the object `ns/name` of `kind` (`changed`: its view changed): an object of the kept
+    /// kind is then at least as new as any list in flight, and a selecting object's demand may have changed.
+    fn demand_touched(self: &Arc<Self>, kind: ResourceKind, ns: &Sym, name: &str, changed: bool) {
+        let Some(d) = kinds::demand() else {
+            return;
+        };
+        if kind == d.kept {
+            let mut fetches = self.fetches();
+            for seen in fetches.active.values_mut() {
+                seen.insert((ns.clone(), name.into()));
+            }
+        }
+        if changed && kind == d.selected_by && self.opts.pods_on_demand {
+            self.selector_changed(d, ns, name);
+        }
+    }
+
+    /// A complete list of the selecting kind (`first`: its first one), before that kind counts as listed:
+    /// the demand follows it, and a live view's kept-kind watcher starts with its cover. Were the kind marked
+    /// listed first, an object of the kept kind ingested in between (a detached view may be fed both kinds at
+    /// once) would meet the old, possibly empty, demand and be dropped for good: the first list of a detached
+    /// view fetches nothing, as every object was kept until then.
+    fn selecting_listed(self: &Arc<Self>, kind: ResourceKind, first: bool) {
+        if let Some(d) = self.on_demand().filter(|d| d.selected_by == kind) {
+            self.selectors_relisted(d, first);
+        }
+    }
+
+    /// A complete list of the kept kind, once it counts as listed: drops what the demand does not select
+    /// (objects listed before the selecting kind was in were all kept) and starts the fetches deferred
+    /// during it.
+    fn kept_listed(self: &Arc<Self>, kind: ResourceKind) {
+        let Some(d) = self.on_demand().filter(|d| d.kept == kind) else {
+            return;
+        };
+        {
+            // Only the running watcher's list ends the wait: one just aborted for a wider cover may still be
+            // finishing its last event on another worker thread.
+            let watch = &mut self.fetches().watch;
+            if watch.task.as_ref().map(AbortHandle::id) == tokio::task::try_id() {
+                watch.listing = false;
+            }
+        }
+        if self.is_synced(d.selected_by) {
+            self.prune(d);
+        }
+        let deferred = std::mem::take(&mut self.fetches().deferred);
+        for (ns, selector) in deferred {
+            self.fetch_selected(d, ns, selector);
+        }
+    }
+}
+
+/// Lists the objects of a kind in `namespace` that `labels` selects (new demand), then stores them
+/// ([`Inner::apply_fetched`]).
+struct ListSelected {
+    inner: Arc<Inner>,
+    api: ApiAccess,
+    namespace: Sym,
+    labels: String,
+    id: u64,
+}
+
+impl KindVisitor for ListSelected {
+    type Output = AbortHandle;
+    fn visit<K: Watched>(self) -> AbortHandle {
+        let ListSelected {
+            inner,
+            api: ApiAccess { client, runtime },
+            namespace,
+            labels,
+            id,
+        } = self;
+        let task = runtime.spawn(async move {
+            let spec = K::KIND.spec();
+            let api: Api<Decoded<K>> =
+                Api::namespaced_with(client, &namespace, &spec.api_resource(spec.preferred_version()));
+            let objects = list_all(&api, &labels).await;
+            inner.apply_fetched(id, objects);
+        });
+        task.abort_handle()
+    }
+}
+
+/// Every object `labels` selects (pages of 500, as the watchers list), retried with backoff until the list
+/// succeeds: the view stays unsynced meanwhile, which is the safe side.
+async fn list_all<K: Watched>(api: &Api<Decoded<K>>, labels: &str) -> Vec<Decoded<K>> {
+    let mut delay = Duration::from_secs(1);
+    loop {
+        match list_pages(api, labels).await {
+            Ok(items) => return items,
+            Err(e) => {
+                tracing::warn!(error = %e, selector = labels, retry_in = ?delay, kind = %K::KIND,
+                    "listing the objects a new selector selects failed");
+                tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(Duration::from_secs(30));
+            }
+        }
+    }
+}
+
+async fn list_pages<K: Watched>(api: &Api<Decoded<K>>, labels: &str) -> Result<Vec<Decoded<K>>, kube::Error> {
+    let mut params = ListParams::default().limit(500);
+    if !labels.is_empty() {
+        params = params.labels(labels);
+    }
+    let mut items = Vec::new();
+    loop {
+        let page = api.list(&params).await?;
+        items.extend(page.items);
+        match page.metadata.continue_.filter(|c| !c.is_empty()) {
+            Some(token) => params = params.continue_token(&token),
+            None => return Ok(items),
+        }
     }
 }
 
 /// Names the object and the field, never the object's content beyond the (cut) offending value.
-pub(crate) fn warn_undecodable(kind: ResourceKind, meta: &ObjectMeta, error: &DecodeError) {
+fn warn_undecodable(kind: ResourceKind, meta: &ObjectMeta, error: &DecodeError) {
     let object = ObjectKey::new(
         kind,
         meta.namespace.as_deref().unwrap_or_default(),

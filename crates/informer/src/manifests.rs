@@ -13,7 +13,7 @@
 //! a view missing whole files must not be mistaken for a cluster without their objects.
 //!
 //! Objects are decoded and converted exactly as the live informer does (the one ingest path of
-//! [`crate::kinds`]: the same per-object decoding, conversion and interning) into the same [`ClusterStore`].
+//! `watched.rs`: the same per-object decoding, conversion and interning) into the same [`ClusterStore`].
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
@@ -23,9 +23,9 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use crate::convert::PodAnnotationPrefixes;
 use crate::decode::DecodeError;
-use crate::kinds;
+use crate::kinds::{self, KindVisitor, Watched};
+use crate::watched::{self, Convert, PodAnnotationPrefixes};
 use crate::{ClusterStore, KindOverrides, ObjectKey, TemplateFields};
 
 /// How objects are loaded.
@@ -606,8 +606,14 @@ impl Loader {
         };
 
         let mut value = Value::Object(obj);
-        let spec = rk.spec();
-        let loaded = crate::kinds::ops(spec.kind).load(&mut value, &mut self.store, &self.opts);
+        let loaded = kinds::dispatch(
+            rk,
+            Load {
+                value: &mut value,
+                store: &mut self.store,
+                opts: &self.opts,
+            },
+        );
         if let Err(source) = loaded {
             return Err(ManifestError::Decode {
                 at,
@@ -684,6 +690,28 @@ impl Loader {
 /// that expand far beyond their size (alias bombs); a node takes at least about a byte of text, so a
 /// budget growing with the document's length admits every real dump while aliases stay capped by the
 /// parser's own alias and anchor limits.
+/// Decodes, converts and stores one object from a file, as its kind's API type.
+struct Load<'a> {
+    value: &'a mut Value,
+    store: &'a mut ClusterStore,
+    opts: &'a LoadOptions,
+}
+
+impl KindVisitor for Load<'_> {
+    type Output = Result<(), DecodeError>;
+    fn visit<K: Watched>(self) -> Result<(), DecodeError> {
+        let object = watched::decode::<K>(self.value)?;
+        let c = Convert {
+            interner: self.store.interner(),
+            pod_annotation_prefixes: &self.opts.pod_annotation_prefixes,
+            template_fields: &self.opts.template_fields,
+        };
+        let view = watched::convert(&object, &c);
+        self.store.add_as(K::KIND, view);
+        Ok(())
+    }
+}
+
 fn yaml_options(doc_bytes: usize) -> serde_saphyr::Options {
     let defaults = serde_saphyr::Budget::default();
     let max_nodes = defaults.max_nodes.saturating_add(doc_bytes);

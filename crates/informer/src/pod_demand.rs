@@ -4,7 +4,7 @@
 //! Sources read a Pod for two kinds of Service only: a headless Service (the Pods its EndpointSlices name,
 //! which must also match its selector) and a NodePort Service with `externalTrafficPolicy: Local` (the Pods
 //! its selector matches, for their nodes); the selecting view says which of its objects read the kept kind
-//! ([`crate::store::Item::selects`]). Every other Pod is never read, and in most clusters that is
+//! (`Item::selects`). Every other Pod is never read, and in most clusters that is
 //! nearly all of them: at 50,000 Pods the store spent 10 MiB on Pods nothing looked at. So the live view
 //! keeps a Pod only while one of those Services in its namespace selects it (an empty selector selects the
 //! whole namespace, as Kubernetes reads it), and drops the others as they arrive.
@@ -18,25 +18,20 @@
 //!
 //! A selecting object that appears or changes later may select objects that were dropped, or never sent.
 //! [`PodDemand::upsert`] says when. If the cover already covers its selector, the live view lists the objects
-//! of that selector once (`Inner::fetch_selected`, below); otherwise the watcher starts over with a cover of the
-//! whole new demand. Either way the view reads unsynced until the objects are in, so nothing is planned
-//! without them. A detached view (no API server) keeps every object until the selecting kind is listed and
-//! then drops the unselected ones.
+//! of that selector once; otherwise the watcher starts over with a cover of the whole new demand. Either way
+//! the view reads unsynced until the objects are in, so nothing is planned without them. A detached view (no
+//! API server) keeps every object until the selecting kind is listed and then drops the unselected ones.
+//!
+//! Here is the demand's bookkeeping: what is selected ([`PodDemand`]), what the watch covers ([`Cover`]),
+//! the lists and the watcher in flight ([`Fetches`]). The live view ([`crate::live`]) holds it and does what
+//! it says (lists, starts the watcher over, drops objects), so this module imports nothing of the live view,
+//! whose state stays private to it.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
-use std::sync::Arc;
-use std::time::Duration;
 
-use kube::Api;
-use kube::Resource;
-use kube::api::ListParams;
 use tokio::task::AbortHandle;
 
-use crate::kinds::ApiResourceOf;
-use crate::kinds::{self, Demand, Watched};
-use crate::live::{ApiAccess, Decoded, Inner, warn_undecodable};
-use crate::store::Item;
-use crate::{ObjectKey, ResourceKind, StrMap, Sym};
+use crate::{StrMap, Sym};
 
 /// The selectors of the selecting objects that read the kept kind, by namespace.
 #[derive(Debug, Default)]
@@ -219,7 +214,7 @@ pub(crate) struct Fetches {
     pub(crate) watch: KeptWatch,
 }
 
-/// The kept kind's watcher and the cover it was started with ([`Inner::follow`]).
+/// The kept kind's watcher and the cover it was started with.
 #[derive(Debug, Default)]
 pub(crate) struct KeptWatch {
     pub(crate) cover: Cover,
@@ -228,322 +223,10 @@ pub(crate) struct KeptWatch {
     pub(crate) listing: bool,
 }
 
-impl Inner {
-    /// The demand of the kind table, when the view keeps on demand.
-    fn on_demand(&self) -> Option<Demand> {
-        kinds::demand().filter(|_| self.opts.pods_on_demand)
-    }
-
-    /// The label selector the kept kind is listed with: `labels` (a demand's) and the configured one.
-    pub(crate) fn with_configured_selector(&self, kind: ResourceKind, labels: Option<&str>) -> String {
-        let configured = self.opts.label_selectors.get(&kind).map(String::as_str);
-        [labels, configured]
-            .into_iter()
-            .flatten()
-            .filter(|s| !s.is_empty())
-            .collect::<Vec<_>>()
-            .join(",")
-    }
-
-    /// Whether the store keeps this view: every one, except objects of the kept kind nothing selects. Until
-    /// the selecting kind is listed the demand is unknown and every object is kept (a live view's watcher of
-    /// the kept kind starts only then; a detached one drops the unselected objects then, in
-    /// [`Inner::selecting_listed`]).
-    pub(crate) fn keeps<V: Item>(&self, view: &V, ns: &str) -> bool {
-        match (self.on_demand(), view.labels()) {
-            (Some(d), Some(labels)) if view.kind() == d.kept && self.is_synced(d.selected_by) => {
-                self.demand().wants(ns, labels)
-            }
-            _ => true,
-        }
-    }
-
-    /// Drops the stored objects of the kept kind the demand does not select.
-    fn prune(&self, d: Demand) {
-        let Some(index) = self.store.any_index(d.kept) else {
-            return;
-        };
-        let demand = self.demand();
-        let dropped = index.retain_labelled(&|ns, labels| demand.wants(ns, labels));
-        tracing::debug!(dropped, kind = %d.kept, "dropped the objects nothing selects");
-    }
-
-    /// After an event of a selecting object: brings the demand up to date and lists what it newly selects.
-    fn selector_changed(self: &Arc<Self>, d: Demand, ns: &Sym, name: &str) {
-        let selector = self
-            .store
-            .any_index(d.selected_by)
-            .and_then(|i| i.selector_of(ns, name));
-        let fetch = match selector {
-            Some(selector) => self.demand().upsert(ns, name, selector.as_ref()),
-            None => {
-                self.demand().remove(ns, name);
-                None
-            }
-        };
-        let Some(selector) = fetch else {
-            return;
-        };
-        if self.follows_demand && !self.fetches().watch.cover.covers(&selector) {
-            let cover = Cover::of(&self.demand());
-            self.follow(d, cover);
-        } else {
-            self.fetch_selected(d, ns.clone(), selector);
-        }
-    }
-
-    /// After a list of the selecting kind: the demand from scratch, and what it newly selects. The first
-    /// list starts the kept kind's watcher with its cover, or, in a detached view, where every object was
-    /// kept until then, drops the ones not selected. A later list starts the watcher over when the cover
-    /// grew, and otherwise lists what the demand newly selects.
-    fn selectors_relisted(self: &Arc<Self>, d: Demand, first: bool) {
-        let selecting = self
-            .store
-            .any_index(d.selected_by)
-            .map(|i| i.selectors())
-            .unwrap_or_default();
-        let fetch = self.demand().rebuild(selecting.into_iter());
-        if self.follows_demand {
-            let cover = Cover::of(&self.demand());
-            if first || !self.fetches().watch.cover.contains(&cover) {
-                self.follow(d, cover);
-                return;
-            }
-        } else if first {
-            self.prune(d);
-            return;
-        }
-        for (ns, selector) in fetch {
-            self.fetch_selected(d, ns, selector);
-        }
-    }
-
-    /// Starts the kept kind's watcher (over) with `cover`, the cover of the whole demand. With nothing to
-    /// cover, a running watcher is left as it is (keeping too much is safe) and without one the kind counts as
-    /// listed, empty. A watcher started after the kind was first listed holds the view unsynced until its
-    /// list is in, and that list counts as a re-list (everything may have changed meanwhile).
-    fn follow(self: &Arc<Self>, d: Demand, cover: Cover) {
-        let mut fetches = self.fetches();
-        let watch = &mut fetches.watch;
-        if cover == Cover::Nothing {
-            let watching = watch.task.is_some();
-            drop(fetches);
-            if !watching && self.mark_synced(d.kept) {
-                self.bump();
-            }
-            return;
-        }
-        if let Some(old) = watch.task.take() {
-            old.abort();
-        }
-        let labels = cover.label_selector();
-        tracing::debug!(kind = %d.kept, selector = labels.as_deref().unwrap_or("(everything)"), "watching what the demand selects");
-        watch.cover = cover;
-        watch.listing = self.is_synced(d.kept);
-        let spec = d.kept.spec();
-        watch.task = crate::kinds::ops(d.kept)
-            .watch(self.namespace_of(spec), labels, Arc::clone(self))
-            .map(|t| t.abort_handle());
-    }
-
-    /// The selecting kind cannot be listed: until it can nothing selects the kept kind, so a kept kind still
-    /// waiting for its demand counts as listed, empty, instead of holding the whole view.
-    pub(crate) fn selecting_unavailable(&self, kind: ResourceKind) {
-        let Some(d) = self
-            .on_demand()
-            .filter(|d| d.selected_by == kind && self.follows_demand)
-        else {
-            return;
-        };
-        if self.fetches().watch.task.is_none() {
-            self.mark_synced(d.kept);
-        }
-    }
-
-    /// Lists the objects of the kept kind in `namespace` that `selector` selects into the store, holding the
-    /// view unsynced until they are in; deferred while the kept kind is (re-)listing.
-    fn fetch_selected(self: &Arc<Self>, d: Demand, namespace: Sym, selector: StrMap) {
-        let Some(api) = self.api.clone() else {
-            // Detached: events are fed by hand, there is nothing to list from.
-            return;
-        };
-        let relisting = self.store.any_index(d.kept).is_some_and(|i| i.is_relisting());
-        if !self.is_synced(d.kept) || relisting {
-            self.fetches().deferred.push((namespace, selector));
-            return;
-        }
-        let id = {
-            let mut fetches = self.fetches();
-            fetches.next += 1;
-            let id = fetches.next;
-            fetches.active.insert(id, HashSet::new());
-            id
-        };
-        let labels = self.with_configured_selector(d.kept, Some(&selector_string(&selector)));
-        let task = crate::kinds::ops(d.kept).list_selected(Arc::clone(self), api, namespace, labels, id);
-        let mut fetches = self.fetches();
-        fetches.tasks.retain(|t| !t.is_finished());
-        fetches.tasks.push(task);
-    }
-
-    /// Stores the objects a fetch listed, except those a watch event touched meanwhile, and lets the view
-    /// sync.
-    fn apply_fetched<K: Watched>(&self, id: u64, objects: Vec<Decoded<K>>) {
-        let touched = self.fetches().active.remove(&id).unwrap_or_default();
-        let store = &*self.store;
-        let Some(index) = store.index::<K::View>(K::KIND) else {
-            return;
-        };
-        let mut stored = 0usize;
-        for object in objects {
-            let meta = object.meta();
-            let ns = store.interner().intern(meta.namespace.as_deref().unwrap_or_default());
-            let name: Box<str> = meta.name.as_deref().unwrap_or_default().into();
-            if touched.contains(&(ns.clone(), name.clone())) {
-                continue;
-            }
-            let changed = match object {
-                Decoded::Object(o) => {
-                    let view = kinds::convert(&o, &self.convert());
-                    self.keeps(&view, &ns) && index.upsert(ns.clone(), view)
-                }
-                Decoded::Undecodable { meta, error } => {
-                    warn_undecodable(K::KIND, &meta, &error);
-                    index.mark_undecodable(ns.clone(), &name)
-                }
-            };
-            if changed {
-                stored += 1;
-                self.pending_changes().insert(ObjectKey::new(K::KIND, &ns, &name));
-            }
-        }
-        tracing::debug!(stored, kind = %K::KIND, "listed the objects of a new selector");
-        self.bump();
-    }
-
-    /// The kind a list of new demand is in flight for, if any: it reads unsynced meanwhile.
-    pub(crate) fn demand_listing(&self) -> Option<ResourceKind> {
-        let d = kinds::demand()?;
-        let fetches = self.fetches();
-        (!fetches.active.is_empty() || fetches.watch.listing).then_some(d.kept)
-    }
-
-    /// A list of `kind` starts: a list of the kept kind keeps the objects of the demand so far, so the
-    /// fetches asked for meanwhile wait for it.
-    pub(crate) fn demand_relisting(&self, kind: ResourceKind) {
-        if kinds::demand().is_some_and(|d| d.kept == kind) {
-            self.fetches().deferred.clear();
-        }
-    }
-
-    /// An event touched the object `ns/name` of `kind` (`changed`: its view changed): an object of the kept
-    /// kind is then at least as new as any list in flight, and a selecting object's demand may have changed.
-    pub(crate) fn demand_touched(self: &Arc<Self>, kind: ResourceKind, ns: &Sym, name: &str, changed: bool) {
-        let Some(d) = kinds::demand() else {
-            return;
-        };
-        if kind == d.kept {
-            let mut fetches = self.fetches();
-            for seen in fetches.active.values_mut() {
-                seen.insert((ns.clone(), name.into()));
-            }
-        }
-        if changed && kind == d.selected_by && self.opts.pods_on_demand {
-            self.selector_changed(d, ns, name);
-        }
-    }
-
-    /// A complete list of the selecting kind (`first`: its first one), before that kind counts as listed:
-    /// the demand follows it, and a live view's kept-kind watcher starts with its cover. Were the kind marked
-    /// listed first, an object of the kept kind ingested in between (a detached view may be fed both kinds at
-    /// once) would meet the old, possibly empty, demand and be dropped for good: the first list of a detached
-    /// view fetches nothing, as every object was kept until then.
-    pub(crate) fn selecting_listed(self: &Arc<Self>, kind: ResourceKind, first: bool) {
-        if let Some(d) = self.on_demand().filter(|d| d.selected_by == kind) {
-            self.selectors_relisted(d, first);
-        }
-    }
-
-    /// A complete list of the kept kind, once it counts as listed: drops what the demand does not select
-    /// (objects listed before the selecting kind was in were all kept) and starts the fetches deferred
-    /// during it.
-    pub(crate) fn kept_listed(self: &Arc<Self>, kind: ResourceKind) {
-        let Some(d) = self.on_demand().filter(|d| d.kept == kind) else {
-            return;
-        };
-        {
-            // Only the running watcher's list ends the wait: one just aborted for a wider cover may still be
-            // finishing its last event on another worker thread.
-            let watch = &mut self.fetches().watch;
-            if watch.task.as_ref().map(AbortHandle::id) == tokio::task::try_id() {
-                watch.listing = false;
-            }
-        }
-        if self.is_synced(d.selected_by) {
-            self.prune(d);
-        }
-        let deferred = std::mem::take(&mut self.fetches().deferred);
-        for (ns, selector) in deferred {
-            self.fetch_selected(d, ns, selector);
-        }
-    }
-}
-
-/// Lists the objects of `K` in `namespace` that `labels` selects, then stores them ([`Inner::apply_fetched`]);
-/// what [`crate::kinds::KindOps::list_selected`] runs for the kept kind.
-pub(crate) fn spawn_list_selected<K: Watched>(
-    inner: Arc<Inner>,
-    ApiAccess { client, runtime }: ApiAccess,
-    namespace: Sym,
-    labels: String,
-    id: u64,
-) -> AbortHandle {
-    let task = runtime.spawn(async move {
-        let spec = K::KIND.spec();
-        let api: Api<Decoded<K>> =
-            Api::namespaced_with(client, &namespace, &spec.api_resource(spec.preferred_version()));
-        let objects = list_all(&api, &labels).await;
-        inner.apply_fetched(id, objects);
-    });
-    task.abort_handle()
-}
-
-/// Every object `labels` selects (pages of 500, as the watchers list), retried with backoff until the list
-/// succeeds: the view stays unsynced meanwhile, which is the safe side.
-async fn list_all<K: Watched>(api: &Api<Decoded<K>>, labels: &str) -> Vec<Decoded<K>> {
-    let mut delay = Duration::from_secs(1);
-    loop {
-        match list_pages(api, labels).await {
-            Ok(items) => return items,
-            Err(e) => {
-                tracing::warn!(error = %e, selector = labels, retry_in = ?delay, kind = %K::KIND,
-                    "listing the objects a new selector selects failed");
-                tokio::time::sleep(delay).await;
-                delay = (delay * 2).min(Duration::from_secs(30));
-            }
-        }
-    }
-}
-
-async fn list_pages<K: Watched>(api: &Api<Decoded<K>>, labels: &str) -> Result<Vec<Decoded<K>>, kube::Error> {
-    let mut params = ListParams::default().limit(500);
-    if !labels.is_empty() {
-        params = params.labels(labels);
-    }
-    let mut items = Vec::new();
-    loop {
-        let page = api.list(&params).await?;
-        items.extend(page.items);
-        match page.metadata.continue_.filter(|c| !c.is_empty()) {
-            Some(token) => params = params.continue_token(&token),
-            None => return Ok(items),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kinds;
 
     fn map(pairs: &[(&str, &str)]) -> StrMap {
         pairs.iter().copied().collect()

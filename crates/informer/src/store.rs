@@ -20,8 +20,9 @@ use crate::StrMap;
 use crate::availability::Unavailable;
 use crate::index::{Ref, Refs};
 use crate::intern::Interner;
-use crate::kinds::KINDS;
-use crate::view::Meta;
+use crate::item::Item;
+use crate::kinds::{self, KINDS, KindVisitor};
+use crate::watched::Watched;
 use crate::{ResourceKind, Sym};
 
 pub use extdns_object::ObjectKey;
@@ -55,13 +56,20 @@ impl Default for ClusterStore {
     fn default() -> Self {
         ClusterStore {
             interner: Interner::new(),
-            indexes: KINDS
-                .iter()
-                .map(|s| crate::kinds::ops(s.kind).new_index(s.kind))
-                .collect(),
+            indexes: KINDS.iter().map(|s| kinds::dispatch(s.kind, NewIndex)).collect(),
             unavailable: RwLock::default(),
             watched_at: RwLock::default(),
         }
+    }
+}
+
+/// An empty index for the views of a kind's API type.
+struct NewIndex;
+
+impl KindVisitor for NewIndex {
+    type Output = Box<dyn AnyIndex>;
+    fn visit<K: Watched>(self) -> Box<dyn AnyIndex> {
+        Box::new(Index::<K::View>::new(K::KIND))
     }
 }
 
@@ -197,53 +205,6 @@ impl ClusterStore {
         }
         self
     }
-}
-
-/// What an index needs from a view. Implemented beside each view ([`crate::view`]).
-pub trait Item: PartialEq + Send + Sync + 'static {
-    /// The kind of the object (a view may serve several kinds: routes).
-    fn kind(&self) -> ResourceKind;
-    fn name(&self) -> &str;
-    /// Empty for cluster-scoped kinds.
-    fn namespace(&self) -> &str {
-        ""
-    }
-    /// The secondary key within the namespace, if the kind has one.
-    fn group(&self) -> Option<&str> {
-        None
-    }
-    /// What the object refers to, for the reverse index ([`crate::index`]).
-    fn refs(&self) -> Vec<Ref> {
-        Vec::new()
-    }
-    /// Where the fields templates read are kept, for the kinds templates run on.
-    fn template_fields_slot(&mut self) -> Option<&mut Option<Box<str>>> {
-        None
-    }
-    /// The metadata, for the kinds that keep it whole.
-    fn meta_mut(&mut self) -> Option<&mut Meta> {
-        None
-    }
-    /// The labels selectors match, for the kind kept only while selected
-    /// ([`crate::kinds::KindSpec::kept_while_selected_by`]).
-    fn labels(&self) -> Option<&StrMap> {
-        None
-    }
-    /// For the kind whose objects select a kind kept on demand: the selector of the objects this one
-    /// reads; `None` when it reads none.
-    fn selects(&self) -> Option<&StrMap> {
-        None
-    }
-    /// Shares the view's repeated strings through `interner`: by default its metadata's (the namespace,
-    /// label and annotation keys), then [`Item::intern_values`].
-    fn intern(&mut self, interner: &Interner) {
-        if let Some(meta) = self.meta_mut() {
-            meta.intern(interner);
-        }
-        self.intern_values(interner);
-    }
-    /// Shares the strings of the view's own fields that many objects repeat; nothing by default.
-    fn intern_values(&mut self, _interner: &Interner) {}
 }
 
 /// A stored object ordered and found by its name: the set holds the `Arc` only, so names are not stored

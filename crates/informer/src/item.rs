@@ -1,0 +1,52 @@
+//! What the store needs from a view ([`Item`]), in a module of its own below both: the views implement it,
+//! the store holds them, and the ingest path's trait ([`crate::watched`]) bounds each API type's view by it.
+//! In the store's module, the store (which makes its indexes through the dispatch, [`crate::kinds`]) and
+//! that trait would import each other.
+
+use crate::index::Ref;
+use crate::intern::Interner;
+use crate::{ResourceKind, StrMap};
+
+/// What an index needs from a view. Implemented beside each view ([`crate::view`]).
+pub trait Item: PartialEq + Send + Sync + 'static {
+    /// The kind of the object (a view may serve several kinds: routes).
+    fn kind(&self) -> ResourceKind;
+    fn name(&self) -> &str;
+    /// Empty for cluster-scoped kinds.
+    fn namespace(&self) -> &str {
+        ""
+    }
+    /// The secondary key within the namespace, if the kind has one.
+    fn group(&self) -> Option<&str> {
+        None
+    }
+    /// What the object refers to, for the reverse index ([`crate::index`]).
+    fn refs(&self) -> Vec<Ref> {
+        Vec::new()
+    }
+    /// Where the fields templates read are kept, for the kinds templates run on.
+    fn template_fields_slot(&mut self) -> Option<&mut Option<Box<str>>> {
+        None
+    }
+    /// Shares the metadata's repeated strings (the namespace, label and annotation keys), for the kinds
+    /// that keep it whole; nothing by default. Not a `&mut Meta` accessor, so the trait names no view.
+    fn intern_meta(&mut self, _interner: &Interner) {}
+    /// The labels selectors match, for the kind kept only while selected
+    /// ([`crate::kinds::KindSpec::kept_while_selected_by`]).
+    fn labels(&self) -> Option<&StrMap> {
+        None
+    }
+    /// For the kind whose objects select a kind kept on demand: the selector of the objects this one
+    /// reads; `None` when it reads none.
+    fn selects(&self) -> Option<&StrMap> {
+        None
+    }
+    /// Shares the view's repeated strings through `interner`: by default its metadata's (the namespace,
+    /// label and annotation keys), then [`Item::intern_values`].
+    fn intern(&mut self, interner: &Interner) {
+        self.intern_meta(interner);
+        self.intern_values(interner);
+    }
+    /// Shares the strings of the view's own fields that many objects repeat; nothing by default.
+    fn intern_values(&mut self, _interner: &Interner) {}
+}
