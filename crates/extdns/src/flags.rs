@@ -290,6 +290,10 @@ pub struct SourceFlags {
     /// `external-dns.kubernetes.io/` and `external-dns.alpha.kubernetes.io/` (the first wins).
     #[arg(long, value_name = "PREFIX")]
     pub annotation_prefix: Option<String>,
+    /// Also read `external-dns.alpha.kubernetes.io/` after --annotation-prefix, which wins where both are set
+    /// (external-dns v0.23's migration aid). Without --annotation-prefix extdns reads both prefixes anyway.
+    #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    pub enable_legacy_annotation_prefix: bool,
     /// Legacy hostname semantics for Services without hostname annotations: mate, molecule,
     /// kops-dns-controller.
     #[arg(long, value_name = "MODE", default_value = "", hide_possible_values = true,

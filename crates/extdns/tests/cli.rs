@@ -390,6 +390,88 @@ fn validation_errors_exit_2_with_one_line() -> Result<(), Error> {
     Ok(())
 }
 
+/// external-dns #6610: invalid filters stop the start, as every invalid flag does.
+#[test]
+fn filter_validation_6610_an_invalid_filter_exits_2_naming_the_flag() -> Result<(), Error> {
+    let err = inmemory_error(&["--annotation-filter=team!=dns"])?;
+    assert!(
+        err.starts_with("error: --annotation-filter \"team!=dns\" is not a valid selector: "),
+        "{err}"
+    );
+    let err = inmemory_error(&["--label-filter=team in (a"])?;
+    assert!(
+        err.starts_with("error: --label-filter \"team in (a\" is not a valid selector: "),
+        "{err}"
+    );
+    Ok(())
+}
+
+/// external-dns #6703: `--enable-legacy-annotation-prefix` (or its environment variable) reads the legacy
+/// prefix after `--annotation-prefix`; a key set under both with different values takes the configured
+/// value, with one warning naming the object, both keys and both values.
+#[test]
+fn legacy_annotation_prefix_6703_the_configured_prefix_wins_with_one_warning() -> Result<(), Error> {
+    let dir = tempfile::tempdir()?;
+    let file = dir.path().join("svc.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n  namespace: apps\n  annotations:\n    \
+         dns.example.org/hostname: web.example.com\n    external-dns.alpha.kubernetes.io/hostname: old.example.com\n    \
+         external-dns.alpha.kubernetes.io/ttl: \"300\"\nspec:\n  type: LoadBalancer\nstatus:\n  loadBalancer:\n    \
+         ingress:\n      - ip: 192.0.2.1\n",
+    )?;
+    let manifests = file.to_str().ok_or("path")?;
+    let base = [
+        "endpoints",
+        "--output",
+        "json",
+        "--manifests",
+        manifests,
+        "--source=service",
+    ];
+    let prefix = "--annotation-prefix=dns.example.org/";
+    let runs = [
+        extdns(
+            &[&base[..], &[prefix, "--enable-legacy-annotation-prefix"]].concat(),
+            &[],
+        )?,
+        extdns(
+            &[&base[..], &[prefix]].concat(),
+            &[("EXTERNAL_DNS_ENABLE_LEGACY_ANNOTATION_PREFIX", "true")],
+        )?,
+    ];
+    for out in runs {
+        let err = stderr_after_exit(&out, 0);
+        let eps: serde_json::Value = serde_json::from_str(&stdout(&out))?;
+        let eps = eps.as_array().cloned().unwrap_or_default();
+        let web = find(&eps, "web.example.com", "A");
+        assert_eq!(targets(web), ["192.0.2.1"]);
+        assert_eq!(
+            web.map(|e| e["recordTTL"].clone()),
+            Some(serde_json::json!(300)),
+            "the legacy ttl is read"
+        );
+        assert!(find(&eps, "old.example.com", "A").is_none(), "{eps:?}");
+        let warnings: Vec<&str> = err.lines().filter(|l| l.contains("ignoring annotation")).collect();
+        assert_eq!(warnings.len(), 1, "{err}");
+        for part in [
+            "Service apps/web",
+            "external-dns.alpha.kubernetes.io/hostname=\"old.example.com\"",
+            "dns.example.org/hostname=\"web.example.com\"",
+        ] {
+            assert!(warnings[0].contains(part), "{part}: {}", warnings[0]);
+        }
+    }
+    // Without the flag, only the configured prefix is read.
+    let eps = json_endpoints(&base[3..].iter().copied().chain([prefix]).collect::<Vec<_>>(), &[])?;
+    let web = find(&eps, "web.example.com", "A");
+    assert!(
+        web.is_some_and(|e| e.get("recordTTL").is_none_or(|t| t == 0)),
+        "{web:?}"
+    );
+    Ok(())
+}
+
 #[test]
 fn the_preview_ignores_provider_settings() -> Result<(), Error> {
     let eps = example_endpoints(
@@ -629,8 +711,9 @@ fn boolean_flags_in_help() -> Result<Vec<String>, Error> {
         .collect())
 }
 
-/// external-dns v0.22's boolean flags (`BoolVar` in pkg/apis/externaldns/types.go).
+/// external-dns v0.23's boolean flags (`BoolVar` in pkg/apis/externaldns/types.go).
 const EXTERNAL_DNS_BOOLEANS: &[&str] = &[
+    "enable-legacy-annotation-prefix",
     "resolve-service-load-balancer-hostname",
     "listen-endpoint-events",
     "always-publish-not-ready-addresses",

@@ -146,7 +146,7 @@ impl GatewayRouteSource {
         let mut out = Vec::with_capacity(routes.len());
         let mut failed = extdns_source::undecodable(cluster, kind, objects);
         for (object, route) in routes {
-            if route.kind != self.kind || !self.config.common.admits(&route.meta) {
+            if route.kind != self.kind || !self.config.common.admits(kind, &route.meta) {
                 continue;
             }
             let mut endpoints = Vec::new();
@@ -240,7 +240,7 @@ impl GatewayRouteSource {
         out.extend(
             routes
                 .iter()
-                .filter(|r| r.kind == self.kind && self.config.common.admits(&r.meta))
+                .filter(|r| r.kind == self.kind && self.config.common.admits(kind, &r.meta))
                 .map(|r| ObjectKey::new(kind, &r.meta.namespace, &r.meta.name)),
         );
         out

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use extdns_endpoint::Target;
+use extdns_informer::ResourceKind;
 use extdns_informer::view::{Gateway, Listener, ListenerSet, ParentReference, Route, RouteKind};
 
 use crate::GatewaySourceConfig;
@@ -200,8 +201,17 @@ fn admits_gateway(config: &GatewaySourceConfig, gw: &Gateway) -> bool {
     if nonempty(&config.gateway_name).is_some_and(|n| n != gw.meta.name) {
         return false;
     }
-    config.gateway_label_filter.matches(&gw.meta.labels)
-        && config.common.annotations.controller_allows(&gw.meta.annotations)
+    // external-dns v0.23 (#6545) leaves such a Gateway out of its index: routes attached through it alone
+    // publish nothing, so under `--policy=sync` their records are deleted.
+    let admitted = config.gateway_label_filter.matches(&gw.meta.labels)
+        && config.common.annotations.controller_allows(&gw.meta.annotations);
+    if admitted {
+        config
+            .common
+            .annotations
+            .warn_conflicts(ResourceKind::Gateway, &gw.meta);
+    }
+    admitted
 }
 
 /// The Gateway a ListenerSet is attached to, if it is: the ListenerSet passes `--annotation-filter` and the
@@ -215,9 +225,16 @@ fn attached_gateway<'c, 'p>(
     namespaces: &mut NamespaceCache<'_>,
 ) -> Option<(&'c Gateway, &'p Parent<'c>)> {
     let ann = &ls.meta.annotations;
-    if !config.common.annotation_filter.matches(ann) || !config.common.annotations.controller_allows(ann) {
+    let annotations = &config.common.annotations;
+    if !config
+        .common
+        .annotation_filter
+        .matches_by(|key| annotations.filter_value(ann, key))
+        || !annotations.controller_allows(ann)
+    {
         return None;
     }
+    annotations.warn_conflicts(ResourceKind::ListenerSet, &ls.meta);
     let gw_ns = ls
         .parent_ref
         .namespace

@@ -115,7 +115,7 @@ impl IngressSource {
     /// Whether an Ingress is looked at: the shared filters, then `--ingress-class`. A non-empty
     /// `spec.ingressClassName` decides alone; only without it does the legacy annotation count.
     fn admits(&self, ing: &Ingress) -> bool {
-        self.config.common.admits(&ing.meta) && self.class_admits(ing)
+        self.config.common.admits(ResourceKind::Ingress, &ing.meta) && self.class_admits(ing)
     }
 
     fn class_admits(&self, ing: &Ingress) -> bool {

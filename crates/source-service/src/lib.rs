@@ -87,7 +87,7 @@ impl ServiceSource {
     /// Whether a Service is looked at: namespace, annotation and label filters, the controller annotation,
     /// and `--service-type-filter`.
     fn admits(&self, svc: &Service) -> bool {
-        self.config.allows_type(&svc.service_type) && self.config.common.admits(&svc.meta)
+        self.config.allows_type(&svc.service_type) && self.config.common.admits(ResourceKind::Service, &svc.meta)
     }
 
     /// The load balancer hostnames that will be published as addresses, resolved once per call (a name

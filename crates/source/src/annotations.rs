@@ -3,12 +3,17 @@
 //! Users migrating from external-dns have objects annotated under either prefix: its documentation and
 //! releases before 0.22 used `external-dns.alpha.kubernetes.io/`, external-dns 0.22 reads `external-dns.kubernetes.io/`.
 //! So by default both are read, and when an object carries the same key under both, the GA value wins (it is
-//! the one external-dns itself would act on). `--annotation-prefix` narrows reading to exactly one prefix.
+//! the one external-dns itself would act on). `--annotation-prefix` narrows reading to exactly one prefix;
+//! `--enable-legacy-annotation-prefix` (external-dns v0.23, #6703) adds the alpha prefix back after it.
+//! Whenever two prefixes are read, a key set under both with different values is warned about once.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
+use std::fmt;
+use std::sync::{Arc, Mutex};
 
 use extdns_endpoint::{ProviderSpecific, Target, Ttl};
-use extdns_informer::StrMap;
+use extdns_informer::view::Meta;
+use extdns_informer::{ObjectKey, ResourceKind, StrMap};
 
 /// The prefix external-dns 0.22 reads by default.
 pub const PREFIX_GA: &str = "external-dns.kubernetes.io/";
@@ -68,6 +73,13 @@ pub enum AnnotationError {
     /// A prefix without its trailing `/`.
     #[error("the annotation prefix {0:?} must end with '/'")]
     NoSlash(String),
+    /// The legacy prefix added after a prefix that itself starts with it: every legacy key would also be
+    /// read as a key of the configured prefix (external-dns v0.23 refuses the combination too).
+    #[error(
+        "--enable-legacy-annotation-prefix cannot be used with --annotation-prefix {0}, which starts with the \
+         legacy prefix {PREFIX_ALPHA}"
+    )]
+    UnderLegacyPrefix(String),
 }
 
 /// A value that is not a Go duration (`time.ParseDuration` syntax).
@@ -115,29 +127,92 @@ pub enum TtlError {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Annotations {
     prefixes: Vec<String>,
+    /// The prefix conflicts already warned about, shared by every clone (each source holds one), so a
+    /// conflict is one warning for the process, not one per source and sync.
+    warned: WarnedConflicts,
 }
 
 impl Default for Annotations {
     /// Both prefixes, the GA one first so it wins.
     fn default() -> Self {
-        Annotations {
-            prefixes: vec![PREFIX_GA.to_string(), PREFIX_ALPHA.to_string()],
-        }
+        Annotations::read(vec![PREFIX_GA.to_string(), PREFIX_ALPHA.to_string()])
+    }
+}
+
+/// One key set under two read prefixes with different values: the value under the higher-precedence
+/// prefix is used, the other ignored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PrefixConflict<'a> {
+    /// The full key whose value is used.
+    pub used_key: &'a str,
+    /// Its value.
+    pub used_value: &'a str,
+    /// The full key whose value is ignored.
+    pub ignored_key: &'a str,
+    /// Its value.
+    pub ignored_value: &'a str,
+}
+
+/// The set of conflicts warned about (object, keys, values): a conflict is reported when first seen and
+/// again only if its values change. Equality ignores it: it is a log's memory, not configuration.
+#[derive(Clone, Default)]
+struct WarnedConflicts(Arc<Mutex<HashSet<String>>>);
+
+impl WarnedConflicts {
+    /// Whether `conflict` is new (and remembers it).
+    fn first_time(&self, conflict: String) -> bool {
+        // A poisoned lock only means another thread panicked while inserting; the set is still usable.
+        let mut seen = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        seen.insert(conflict)
+    }
+}
+
+impl PartialEq for WarnedConflicts {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for WarnedConflicts {}
+
+impl fmt::Debug for WarnedConflicts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("WarnedConflicts")
     }
 }
 
 impl Annotations {
-    /// Read only `prefix` (the `--annotation-prefix` flag).
-    pub fn with_prefix(prefix: &str) -> Result<Self, AnnotationError> {
+    fn read(prefixes: Vec<String>) -> Self {
+        Annotations {
+            prefixes,
+            warned: WarnedConflicts::default(),
+        }
+    }
+
+    fn checked(prefix: &str) -> Result<&str, AnnotationError> {
         if prefix.is_empty() {
             return Err(AnnotationError::EmptyPrefix);
         }
         if !prefix.ends_with('/') {
             return Err(AnnotationError::NoSlash(prefix.to_string()));
         }
-        Ok(Annotations {
-            prefixes: vec![prefix.to_string()],
-        })
+        Ok(prefix)
+    }
+
+    /// Read only `prefix` (the `--annotation-prefix` flag).
+    pub fn with_prefix(prefix: &str) -> Result<Self, AnnotationError> {
+        Ok(Annotations::read(vec![Annotations::checked(prefix)?.to_string()]))
+    }
+
+    /// Read `prefix`, then the legacy `external-dns.alpha.kubernetes.io/` (`--annotation-prefix` with
+    /// `--enable-legacy-annotation-prefix`): `prefix` wins where both are set, as in external-dns v0.23.
+    /// A prefix starting with the legacy one is refused, as external-dns refuses it.
+    pub fn with_legacy_prefix(prefix: &str) -> Result<Self, AnnotationError> {
+        let prefix = Annotations::checked(prefix)?;
+        if prefix.starts_with(PREFIX_ALPHA) {
+            return Err(AnnotationError::UnderLegacyPrefix(prefix.to_string()));
+        }
+        Ok(Annotations::read(vec![prefix.to_string(), PREFIX_ALPHA.to_string()]))
     }
 
     /// The prefixes read, highest precedence first.
@@ -165,6 +240,81 @@ impl Annotations {
             }
         }
         best.map(|(rank, v)| (self.prefixes[rank].as_str(), v))
+    }
+
+    /// The value an annotation filter sees for the full key `key`: under the highest-precedence prefix,
+    /// the value the sources read (a key set only under a lower prefix is seen there too, as external-dns
+    /// v0.23 copies legacy keys to the configured prefix before any filter runs); any other key as set.
+    pub fn filter_value<'a>(&self, a: &'a StrMap, key: &str) -> Option<&'a str> {
+        match (self.prefixes.len() > 1)
+            .then(|| key.strip_prefix(self.prefixes[0].as_str()))
+            .flatten()
+        {
+            Some(rest) => self.get(a, rest),
+            None => a.get(key),
+        }
+    }
+
+    /// The keys set under two read prefixes with different values, in key order. Empty (without looking)
+    /// when one prefix is read.
+    pub fn conflicts<'a>(&'a self, a: &'a StrMap) -> Vec<PrefixConflict<'a>> {
+        let mut out = Vec::new();
+        if self.prefixes.len() < 2 {
+            return out;
+        }
+        for (ignored_key, ignored_value) in a.iter() {
+            // Only a key under a lower-precedence prefix can be overridden.
+            let Some((rank, rest)) = self
+                .prefixes
+                .iter()
+                .enumerate()
+                .skip(1)
+                .find_map(|(i, p)| ignored_key.strip_prefix(p.as_str()).map(|rest| (i, rest)))
+            else {
+                continue;
+            };
+            let Some((prefix, used_value)) = self.get_with_prefix(a, rest) else {
+                continue;
+            };
+            if prefix != self.prefixes[rank] && used_value != ignored_value {
+                let used_key = a
+                    .iter()
+                    .map(|(k, _)| k)
+                    .find(|k| k.strip_prefix(prefix) == Some(rest))
+                    .unwrap_or(ignored_key);
+                out.push(PrefixConflict {
+                    used_key,
+                    used_value,
+                    ignored_key,
+                    ignored_value,
+                });
+            }
+        }
+        out
+    }
+
+    /// Warns about each of the object's [`Annotations::conflicts`] the first time it is seen, naming the
+    /// object, both keys and both values: sources evaluate an object at every sync, and the warning is
+    /// for the person who set the two values, once. Costs one pass over the object's annotations when
+    /// two prefixes are read, nothing otherwise.
+    pub fn warn_conflicts(&self, kind: ResourceKind, meta: &Meta) {
+        for c in self.conflicts(&meta.annotations) {
+            let object = ObjectKey::new(kind, &meta.namespace, &meta.name);
+            let seen = format!(
+                "{object}\n{}\n{}\n{}\n{}",
+                c.used_key, c.used_value, c.ignored_key, c.ignored_value
+            );
+            if self.warned.first_time(seen) {
+                tracing::warn!(
+                    object = %object,
+                    "ignoring annotation {}={:?} because {}={:?} is set (the prefix read first wins)",
+                    c.ignored_key,
+                    crate::shorten(c.ignored_value),
+                    c.used_key,
+                    crate::shorten(c.used_value),
+                );
+            }
+        }
     }
 
     /// Whether `key` (a full annotation key) is under one of the read prefixes.
@@ -740,5 +890,109 @@ mod tests {
         // The GA value decides when both are present.
         let both = map(&[(&ga("controller"), "dns-controller"), (&alpha("controller"), "other")]);
         assert!(ann.controller_allows(&both));
+    }
+
+    /// external-dns #6703: `--annotation-prefix` with `--enable-legacy-annotation-prefix` reads the configured
+    /// prefix, then the legacy one; the configured value wins where both are set.
+    #[test]
+    fn legacy_annotation_prefix_6703_configured_prefix_first_then_legacy() -> Result<(), AnnotationError> {
+        let ann = Annotations::with_legacy_prefix("dns.example.org/")?;
+        assert_eq!(ann.prefixes(), ["dns.example.org/", PREFIX_ALPHA]);
+        let a = map(&[
+            ("dns.example.org/ttl", "60"),
+            (&alpha("ttl"), "300"),
+            (&alpha("hostname"), "a.example.org"),
+        ]);
+        assert_eq!(ann.get(&a, key::TTL), Some("60"));
+        assert_eq!(ann.hostnames(&a), ["a.example.org"]);
+        // The GA prefix is not read unless configured.
+        assert_eq!(ann.get(&map(&[(&ga("ttl"), "5")]), key::TTL), None);
+        // Asking for the legacy prefix after the GA one is the default.
+        assert_eq!(Annotations::with_legacy_prefix(PREFIX_GA)?, Annotations::default());
+        Ok(())
+    }
+
+    #[test]
+    fn legacy_annotation_prefix_6703_a_prefix_under_the_legacy_one_is_refused() {
+        for prefix in [PREFIX_ALPHA, "external-dns.alpha.kubernetes.io/x/"] {
+            let err = Annotations::with_legacy_prefix(prefix).err();
+            assert_eq!(err, Some(AnnotationError::UnderLegacyPrefix(prefix.into())));
+            let msg = err.map(|e| e.to_string()).unwrap_or_default();
+            assert!(
+                msg.contains("--enable-legacy-annotation-prefix") && msg.contains(prefix),
+                "{msg}"
+            );
+        }
+        assert_eq!(
+            Annotations::with_legacy_prefix("nope").err(),
+            Some(AnnotationError::NoSlash("nope".into()))
+        );
+    }
+
+    #[test]
+    fn legacy_annotation_prefix_6703_conflicts_name_both_keys_and_values() -> Result<(), AnnotationError> {
+        let a = map(&[
+            (&ga("ttl"), "60"),
+            (&alpha("ttl"), "300"),
+            (&ga("hostname"), "same.example.org"),
+            (&alpha("hostname"), "same.example.org"),
+            (&alpha("target"), "192.0.2.1"),
+        ]);
+        let ann = Annotations::default();
+        assert_eq!(
+            ann.conflicts(&a),
+            vec![PrefixConflict {
+                used_key: "external-dns.kubernetes.io/ttl",
+                used_value: "60",
+                ignored_key: "external-dns.alpha.kubernetes.io/ttl",
+                ignored_value: "300",
+            }],
+            "equal values and a key under one prefix only are no conflict"
+        );
+        // One prefix read: nothing is ignored, so nothing conflicts.
+        assert!(Annotations::with_prefix(PREFIX_GA)?.conflicts(&a).is_empty());
+        Ok(())
+    }
+
+    #[test]
+    fn legacy_annotation_prefix_6703_a_conflict_is_warned_once_per_object_and_values() {
+        let ann = Annotations::default();
+        let shared = ann.clone();
+        let seen = |s: &str| ann.warned.first_time(s.to_string());
+        assert!(seen("Service a/b\nttl\n60"));
+        assert!(!seen("Service a/b\nttl\n60"));
+        // Clones (one per source) share what was warned about.
+        assert!(!shared.warned.first_time("Service a/b\nttl\n60".into()));
+        assert!(seen("Service a/b\nttl\n61"), "new values are a new warning");
+        assert_eq!(
+            ann,
+            Annotations::default(),
+            "what was warned about is not configuration"
+        );
+    }
+
+    #[test]
+    fn legacy_annotation_prefix_6703_filters_see_a_legacy_key_under_the_configured_prefix()
+    -> Result<(), AnnotationError> {
+        let a = map(&[
+            (&alpha("team"), "dns"),
+            (&ga("zone"), "a"),
+            (&alpha("zone"), "b"),
+            ("other/x", "1"),
+        ]);
+        for ann in [Annotations::default(), Annotations::with_legacy_prefix(PREFIX_GA)?] {
+            assert_eq!(ann.filter_value(&a, &ga("team")), Some("dns"));
+            assert_eq!(
+                ann.filter_value(&a, &ga("zone")),
+                Some("a"),
+                "the configured value wins"
+            );
+            // The legacy key stays as set.
+            assert_eq!(ann.filter_value(&a, &alpha("zone")), Some("b"));
+            assert_eq!(ann.filter_value(&a, "other/x"), Some("1"));
+        }
+        // Reading one prefix, a filter sees the annotations as set.
+        assert_eq!(Annotations::with_prefix(PREFIX_GA)?.filter_value(&a, &ga("team")), None);
+        Ok(())
     }
 }

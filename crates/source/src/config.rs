@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use extdns_informer::ResourceKind;
 use extdns_informer::view::Meta;
 
 use crate::annotations::Annotations;
@@ -34,17 +35,27 @@ impl SourceConfig {
     /// and not claimed by another controller through the `controller` annotation.
     ///
     /// The live informer already scopes by namespace and label selector on the server; checking again here
-    /// keeps manifest-loaded clusters (and tests) behaving the same.
-    pub fn admits(&self, meta: &Meta) -> bool {
+    /// keeps manifest-loaded clusters (and tests) behaving the same. The annotation filter sees a key of the
+    /// configured prefix that is set only under the legacy one (external-dns v0.23 copies it before its
+    /// filters run). An object of `kind` whose annotations set one key under two read prefixes with
+    /// different values is warned about here, where every source looks at every object it reads.
+    pub fn admits(&self, kind: ResourceKind, meta: &Meta) -> bool {
         if let Some(ns) = self.namespace.as_deref()
             && !ns.is_empty()
             && meta.namespace != ns
         {
             return false;
         }
-        self.annotation_filter.matches(&meta.annotations)
+        let a = &meta.annotations;
+        let admitted = self
+            .annotation_filter
+            .matches_by(|key| self.annotations.filter_value(a, key))
             && self.label_filter.matches(&meta.labels)
-            && self.annotations.controller_allows(&meta.annotations)
+            && self.annotations.controller_allows(a);
+        if admitted {
+            self.annotations.warn_conflicts(kind, meta);
+        }
+        admitted
     }
 }
 
@@ -66,8 +77,8 @@ mod tests {
     #[test]
     fn default_config_admits_everything_without_a_foreign_controller() {
         let c = SourceConfig::default();
-        assert!(c.admits(&meta("default", &[], &[])));
-        assert!(c.admits(&meta("other", &[("a", "b")], &[("x", "y")])));
+        assert!(c.admits(ResourceKind::Service, &meta("default", &[], &[])));
+        assert!(c.admits(ResourceKind::Service, &meta("other", &[("a", "b")], &[("x", "y")])));
     }
 
     #[test]
@@ -76,13 +87,13 @@ mod tests {
             namespace: Some("team-a".into()),
             ..SourceConfig::default()
         };
-        assert!(c.admits(&meta("team-a", &[], &[])));
-        assert!(!c.admits(&meta("team-b", &[], &[])));
+        assert!(c.admits(ResourceKind::Service, &meta("team-a", &[], &[])));
+        assert!(!c.admits(ResourceKind::Service, &meta("team-b", &[], &[])));
         let all = SourceConfig {
             namespace: Some(String::new()),
             ..SourceConfig::default()
         };
-        assert!(all.admits(&meta("team-b", &[], &[])));
+        assert!(all.admits(ResourceKind::Service, &meta("team-b", &[], &[])));
     }
 
     #[test]
@@ -91,10 +102,19 @@ mod tests {
             annotation_filter: Selector::parse("kubernetes.io/ingress.class in (public, external)")?,
             ..SourceConfig::default()
         };
-        assert!(c.admits(&meta("d", &[], &[("kubernetes.io/ingress.class", "public")])));
-        assert!(!c.admits(&meta("d", &[], &[("kubernetes.io/ingress.class", "internal")])));
+        assert!(c.admits(
+            ResourceKind::Service,
+            &meta("d", &[], &[("kubernetes.io/ingress.class", "public")])
+        ));
+        assert!(!c.admits(
+            ResourceKind::Service,
+            &meta("d", &[], &[("kubernetes.io/ingress.class", "internal")])
+        ));
         // Labels do not satisfy an annotation filter.
-        assert!(!c.admits(&meta("d", &[("kubernetes.io/ingress.class", "public")], &[])));
+        assert!(!c.admits(
+            ResourceKind::Service,
+            &meta("d", &[("kubernetes.io/ingress.class", "public")], &[])
+        ));
         Ok(())
     }
 
@@ -104,8 +124,8 @@ mod tests {
             label_filter: Selector::parse("dns=public")?,
             ..SourceConfig::default()
         };
-        assert!(c.admits(&meta("d", &[("dns", "public")], &[])));
-        assert!(!c.admits(&meta("d", &[], &[("dns", "public")])));
+        assert!(c.admits(ResourceKind::Service, &meta("d", &[("dns", "public")], &[])));
+        assert!(!c.admits(ResourceKind::Service, &meta("d", &[], &[("dns", "public")])));
         Ok(())
     }
 
@@ -114,8 +134,24 @@ mod tests {
         let c = SourceConfig::default();
         let ga = format!("{PREFIX_GA}controller");
         let alpha = format!("{PREFIX_ALPHA}controller");
-        assert!(!c.admits(&meta("d", &[], &[(&ga, "other")])));
-        assert!(!c.admits(&meta("d", &[], &[(&alpha, "other")])));
-        assert!(c.admits(&meta("d", &[], &[(&alpha, "dns-controller")])));
+        assert!(!c.admits(ResourceKind::Service, &meta("d", &[], &[(&ga, "other")])));
+        assert!(!c.admits(ResourceKind::Service, &meta("d", &[], &[(&alpha, "other")])));
+        assert!(c.admits(ResourceKind::Service, &meta("d", &[], &[(&alpha, "dns-controller")])));
+    }
+
+    /// external-dns #6703: filters run after legacy keys are copied to the configured prefix, so a filter
+    /// on the configured key admits an object that sets it only under the legacy prefix.
+    #[test]
+    fn legacy_annotation_prefix_6703_the_annotation_filter_reads_a_legacy_key_under_the_configured_one()
+    -> Result<(), SelectorError> {
+        let ga = format!("{PREFIX_GA}team");
+        let alpha = format!("{PREFIX_ALPHA}team");
+        let c = SourceConfig {
+            annotation_filter: Selector::parse(&format!("{ga}=dns"))?,
+            ..SourceConfig::default()
+        };
+        assert!(c.admits(ResourceKind::Service, &meta("d", &[], &[(&alpha, "dns")])));
+        assert!(!c.admits(ResourceKind::Service, &meta("d", &[], &[(&ga, "web"), (&alpha, "dns")])));
+        Ok(())
     }
 }

@@ -26,7 +26,7 @@ pub mod template;
 pub mod tie;
 pub mod wrappers;
 
-pub use annotations::{AnnotationError, Annotations, DurationError, PREFIX_ALPHA, PREFIX_GA, TtlError};
+pub use annotations::{AnnotationError, Annotations, DurationError, PREFIX_ALPHA, PREFIX_GA, PrefixConflict, TtlError};
 pub use config::SourceConfig;
 pub use pipeline::{ChangedOutput, DesiredIndex, Pipeline, PipelineConfig, PipelineOutput};
 pub use resolver::{ResolveError, Resolver, StaticResolver, SystemResolver};

@@ -49,6 +49,17 @@ pub enum SelectorError {
         /// The operator.
         operator: String,
     },
+    /// `!=`, `>` or `<` in a selector that must be a structured label selector (`--annotation-filter`).
+    #[error(
+        "selector requirement on key {key:?}: {operator:?} is not supported here (a structured label selector \
+         has only =, ==, in, notin, exists and !)"
+    )]
+    NotStructured {
+        /// The key.
+        key: String,
+        /// The operator as written.
+        operator: String,
+    },
     /// `in` or `notin` without values.
     #[error("selector requirement on key {key:?}: operator {operator} needs at least one value")]
     MissingValues {
@@ -143,8 +154,8 @@ impl Requirement {
         Ok(Requirement { key, op, values })
     }
 
-    fn matches(&self, m: &StrMap) -> bool {
-        let v = m.get(&self.key);
+    fn matches<'a>(&self, get: &impl Fn(&str) -> Option<&'a str>) -> bool {
+        let v = get(&self.key);
         match self.op {
             Op::Equals | Op::DoubleEquals | Op::In => v.is_some_and(|v| self.values.iter().any(|x| x == v)),
             Op::NotEquals | Op::NotIn => v.is_none_or(|v| !self.values.iter().any(|x| x == v)),
@@ -224,6 +235,34 @@ impl Selector {
         Ok(Selector { requirements })
     }
 
+    /// Parse a selector that must also be a structured label selector (`matchLabels` and
+    /// `matchExpressions`), as external-dns reads `--annotation-filter` (`metav1.ParseToLabelSelector`, an
+    /// error at startup since v0.22 and in the source config since v0.23, #6610): `!=`, `>` and `<` are
+    /// refused, and of several equalities on one key the last given wins (`matchLabels` is a map).
+    pub fn parse_structured(input: &str) -> Result<Selector, SelectorError> {
+        let mut selector = Selector::parse(input)?;
+        if let Some(r) = selector
+            .requirements
+            .iter()
+            .find(|r| matches!(r.op, Op::NotEquals | Op::Gt | Op::Lt))
+        {
+            return Err(SelectorError::NotStructured {
+                key: r.key.clone(),
+                operator: op_display(r.op).to_string(),
+            });
+        }
+        // Requirements are sorted by key with a stable sort, so equalities on one key are in input order.
+        let is_equality = |r: &Requirement| matches!(r.op, Op::Equals | Op::DoubleEquals);
+        let reqs = std::mem::take(&mut selector.requirements);
+        for (i, r) in reqs.iter().enumerate() {
+            let overridden = is_equality(r) && reqs[i + 1..].iter().any(|l| l.key == r.key && is_equality(l));
+            if !overridden {
+                selector.requirements.push(r.clone());
+            }
+        }
+        Ok(selector)
+    }
+
     /// A structured selector: each `matchLabels` entry is an equality, `matchExpressions` use In, NotIn,
     /// Exists or DoesNotExist. An unknown operator, In/NotIn without values or Exists/DoesNotExist with
     /// values is an error, as the API server would reject it.
@@ -272,7 +311,13 @@ impl Selector {
 
     /// Whether a label (or annotation) map satisfies every requirement.
     pub fn matches(&self, m: &StrMap) -> bool {
-        self.requirements.iter().all(|r| r.matches(m))
+        self.matches_by(|key| m.get(key))
+    }
+
+    /// Whether the values `get` finds by key satisfy every requirement: an annotation filter sees the
+    /// annotations as the sources read them (`Annotations::filter_value`), not only as set.
+    pub fn matches_by<'a>(&self, get: impl Fn(&str) -> Option<&'a str>) -> bool {
+        self.requirements.iter().all(|r| r.matches(&get))
     }
 }
 
@@ -726,6 +771,58 @@ mod tests {
         assert!(matches!(sel("Upper.Case/x=1"), Err(SelectorError::InvalidKey { .. })));
         assert!(matches!(sel("a in (ok, no!pe)"), Err(SelectorError::Syntax { .. })));
         assert!(matches!(sel("a=b/c"), Err(SelectorError::InvalidValue { .. })));
+    }
+
+    /// external-dns #6610: `--annotation-filter` must parse as a structured label selector, so the
+    /// operators `metav1.ParseToLabelSelector` refuses are refused, naming the key and the operator.
+    #[test]
+    fn filter_validation_6610_annotation_filter_refuses_what_a_label_selector_cannot_hold() {
+        for (input, key, op) in [("a!=b", "a", "!="), ("x=1,n>1", "n", ">"), ("n<1", "n", "<")] {
+            let err = Selector::parse_structured(input).err();
+            assert_eq!(
+                err,
+                Some(SelectorError::NotStructured {
+                    key: key.into(),
+                    operator: op.into()
+                }),
+                "{input}"
+            );
+            let msg = err.map(|e| e.to_string()).unwrap_or_default();
+            assert!(msg.contains(&format!("{key:?}")) && msg.contains(op), "{msg}");
+            // The label filter (`labels.Parse`) takes them.
+            assert!(sel(input).is_ok(), "{input}");
+        }
+        // What a structured selector holds parses as before; syntax errors stay syntax errors.
+        for input in [
+            "",
+            "a=b",
+            "a==b",
+            "a in (x,y)",
+            "a notin (x)",
+            "a",
+            "!a",
+            "k8s.io/class=nginx",
+        ] {
+            assert_eq!(Selector::parse_structured(input), sel(input), "{input}");
+        }
+        assert!(matches!(
+            Selector::parse_structured("a in x"),
+            Err(SelectorError::Syntax { .. })
+        ));
+    }
+
+    #[test]
+    fn filter_validation_6610_the_last_equality_on_a_key_wins_as_in_match_labels() -> Result<(), SelectorError> {
+        let s = Selector::parse_structured("a=x,b=1,a==y")?;
+        assert_eq!(s.to_string(), "a==y,b=1");
+        assert!(s.matches(&map(&[("a", "y"), ("b", "1")])));
+        assert!(!s.matches(&map(&[("a", "x"), ("b", "1")])));
+        // Set-based requirements on the same key all stay (matchExpressions is a list).
+        assert_eq!(
+            Selector::parse_structured("a=x,a in (x,y)")?.to_string(),
+            "a=x,a in (x,y)"
+        );
+        Ok(())
     }
 
     fn expr(key: &str, operator: &str, values: &[&str]) -> LabelSelectorRequirement {

@@ -42,7 +42,7 @@ use extdns_provider_rfc2136::Rfc2136Config;
 use extdns_registry::TxtRegistryConfig;
 use extdns_source::template::{TemplateKind, TemplateUse, template_fields};
 use extdns_source::wrappers::PipelineConfig;
-use extdns_source::{Annotations, FqdnTemplate, Selector, SourceConfig};
+use extdns_source::{AnnotationError, Annotations, FqdnTemplate, Selector, SourceConfig};
 use extdns_source_crd::CrdSourceConfig;
 use extdns_source_gateway::GatewaySourceConfig;
 use extdns_source_ingress::IngressSourceConfig;
@@ -323,15 +323,26 @@ pub fn sources(flags: &Flags) -> Result<SourceSettings, ValidationError> {
     if s.create_ptr && !manage_ptr {
         return fail("--create-ptr requires PTR in --managed-record-types (e.g. --managed-record-types=PTR)");
     }
-    let annotations = match &s.annotation_prefix {
-        Some(prefix) => Annotations::with_prefix(prefix).map_err(|e| invalid(format!("--annotation-prefix: {e}")))?,
-        None => Annotations::default(),
-    };
+    let annotations = match (&s.annotation_prefix, s.enable_legacy_annotation_prefix) {
+        (Some(prefix), false) => Annotations::with_prefix(prefix),
+        (Some(prefix), true) => Annotations::with_legacy_prefix(prefix),
+        // Both prefixes, the GA one first: what the legacy flag asks for, extdns's default.
+        (None, _) => Ok(Annotations::default()),
+    }
+    .map_err(|e| match e {
+        AnnotationError::UnderLegacyPrefix(_) => invalid(e.to_string()),
+        _ => invalid(format!("--annotation-prefix: {e}")),
+    })?;
     let mut load_options = LoadOptions::default();
     load_options.pod_annotation_prefixes = PodAnnotationPrefixes::new(annotations.prefixes().to_vec());
     let mut common = SourceConfig::default();
     common.namespace = non_empty(&s.namespace);
-    common.annotation_filter = selector("--annotation-filter", &s.annotation_filter)?;
+    common.annotation_filter = Selector::parse_structured(&s.annotation_filter).map_err(|e| {
+        invalid(format!(
+            "--annotation-filter {:?} is not a valid selector: {e}",
+            s.annotation_filter
+        ))
+    })?;
     common.label_filter = selector("--label-filter", &s.label_filter)?;
     common.annotations = annotations;
     common.fqdn_template = fqdn_template;

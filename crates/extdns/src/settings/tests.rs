@@ -1,5 +1,6 @@
 use super::*;
 use extdns_informer::{KindOverrides, ResourceKind};
+use extdns_source::{PREFIX_ALPHA, PREFIX_GA};
 
 fn flags<S: AsRef<str>>(args: &[S]) -> Flags {
     test_flags(args.iter().map(AsRef::as_ref))
@@ -190,6 +191,61 @@ fn selectors_must_parse() {
     refused("--annotation-filter=a=b=c", "--annotation-filter", &[]);
     refused("--gateway-label-filter=in in in", "--gateway-label-filter", &[]);
     accepted("--label-filter=app in (a,b),!skip");
+}
+
+/// external-dns #6610: an invalid `--label-filter` or `--annotation-filter` stops the start (exit 2, one line
+/// naming the flag), the annotation filter being a structured label selector (no `!=`, `>`, `<`).
+#[test]
+fn filter_validation_6610_invalid_filters_are_startup_errors() {
+    refused(
+        "--annotation-filter=team!=dns",
+        "--annotation-filter \"team!=dns\" is not a valid selector",
+        &["\"!=\""],
+    );
+    refused("--annotation-filter=n>1", "--annotation-filter", &["\">\""]);
+    refused("--label-filter=-bad=x", "--label-filter", &["\"-bad\""]);
+    accepted("--label-filter=team!=dns,n>1");
+    accepted("--annotation-filter=team=dns,env in (a,b),!skip");
+}
+
+/// external-dns #6703: `--enable-legacy-annotation-prefix` adds the legacy prefix after `--annotation-prefix`;
+/// without `--annotation-prefix` extdns reads both prefixes anyway.
+#[test]
+fn legacy_annotation_prefix_6703_the_flag_picks_the_prefixes_read() -> Result<(), ValidationError> {
+    let prefixes = |args: &[&str]| -> Result<Vec<String>, ValidationError> {
+        let s = sources(&flags(&[&["--source=service"], args].concat()))?;
+        Ok(s.service.common.annotations.prefixes().to_vec())
+    };
+    let both = [PREFIX_GA.to_string(), PREFIX_ALPHA.to_string()];
+    assert_eq!(prefixes(&[])?, both);
+    assert_eq!(prefixes(&["--enable-legacy-annotation-prefix"])?, both);
+    assert_eq!(prefixes(&["--no-enable-legacy-annotation-prefix"])?, both);
+    assert_eq!(
+        prefixes(&["--annotation-prefix=dns.example.org/"])?,
+        ["dns.example.org/"]
+    );
+    let custom = [
+        "--annotation-prefix=dns.example.org/",
+        "--enable-legacy-annotation-prefix=true",
+    ];
+    assert_eq!(prefixes(&custom)?, ["dns.example.org/", PREFIX_ALPHA]);
+    // Pods keep the annotations of every prefix read.
+    let s = sources(&flags(&[&["--source=service"], &custom[..]].concat()))?;
+    assert_eq!(
+        s.load_options.pod_annotation_prefixes,
+        PodAnnotationPrefixes::new(["dns.example.org/", PREFIX_ALPHA])
+    );
+    accepted("--annotation-prefix=external-dns.alpha.kubernetes.io/");
+    let e = sources_err(&[
+        "--source=service",
+        "--annotation-prefix=external-dns.alpha.kubernetes.io/",
+        "--enable-legacy-annotation-prefix",
+    ]);
+    assert!(
+        e.starts_with("--enable-legacy-annotation-prefix cannot be used with --annotation-prefix"),
+        "{e}"
+    );
+    Ok(())
 }
 
 #[test]
