@@ -239,6 +239,21 @@ fn a_gateway_change_affects_its_routes_and_those_of_its_listener_sets() {
     );
 }
 
+/// external-dns #6545: a Gateway handed to another controller drops out, and its routes with it: the
+/// change names them, and their records go as a deleted Gateway's would.
+#[test]
+fn gateway_controller_filter_6545_a_gateway_handed_to_another_controller_affects_its_routes() {
+    check(
+        |f| {
+            f.gateway("gw2")
+                .annotate(&[(&format!("{GA}controller"), "someone-else")])
+        },
+        changed(ResourceKind::Gateway, "infra", "gw2"),
+        &["apps/r-gw2", "other/r-other"],
+        &["apps/r-gw", "apps/r-sel", "other/r-sel2", "apps/r-ls"],
+    );
+}
+
 #[test]
 fn a_deleted_gateway_affects_its_routes() {
     check(

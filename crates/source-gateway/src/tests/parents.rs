@@ -134,6 +134,51 @@ fn gateway_with_a_foreign_controller_annotation_is_not_a_parent() {
     assert!(run(config(), &c).is_empty());
 }
 
+/// external-dns #6545 (`IsControllerMatch` on Gateways at index time): a Gateway whose `controller`
+/// annotation names another controller than `dns-controller` (an empty value included) is no parent. A route
+/// attached through it alone publishes nothing and is no failure, so `--policy=sync` deletes its records;
+/// a route also attached to one of our Gateways publishes through that one only.
+#[test]
+fn gateway_controller_filter_6545_routes_attached_only_through_a_foreign_gateway_publish_nothing() {
+    for (prefix, value) in [(GA, "other"), (ALPHA, "other"), (GA, "")] {
+        let mut c = ClusterStore::new();
+        c.add(
+            gateway("infra", "theirs", vec![http("http", None)], &["192.0.2.1"])
+                .annotated(&[(&format!("{prefix}controller"), value)]),
+        );
+        c.add(
+            gateway("infra", "ours", vec![http("http", None)], &["192.0.2.2"])
+                .annotated(&[(&format!("{GA}controller"), "dns-controller")]),
+        );
+        c.add(httproute(
+            "apps",
+            "only-theirs",
+            &["a.example.com"],
+            &[gw_ref("infra", "theirs")],
+        ));
+        c.add(httproute(
+            "apps",
+            "both",
+            &["b.example.com"],
+            &[gw_ref("infra", "theirs"), gw_ref("infra", "ours")],
+        ));
+        let out = collect(&GatewayRouteSource::new(RouteKind::Http, config()), &c);
+        let Ok(out) = out else {
+            panic!("source failed: {out:?}");
+        };
+        assert_eq!(
+            lines(&out.endpoints),
+            vec!["b.example.com A 192.0.2.2"],
+            "{prefix}controller={value:?}"
+        );
+        assert!(
+            out.failed.is_empty(),
+            "an excluded Gateway fails nothing: {:?}",
+            out.failed
+        );
+    }
+}
+
 #[test]
 fn annotation_filter_does_not_apply_to_gateways() -> Result<(), extdns_source::SelectorError> {
     let mut c = world();
