@@ -460,8 +460,8 @@ mod tests {
             .ingress_ip("1.2.3.4");
         let eps = run(cfg(), &one(s));
         assert_eq!(eps[0].label(label::RESOURCE), Some("service/team/web"));
-        let refs: Vec<String> = eps[0].ref_objects.iter().map(ToString::to_string).collect();
-        assert_eq!(refs, vec!["service/team/web"]);
+        let refs: Vec<&ObjectKey> = eps[0].ref_objects.iter().collect();
+        assert_eq!(refs, vec![&ObjectKey::new(ResourceKind::Service, "team", "web")]);
     }
 
     #[test]
