@@ -6,6 +6,8 @@
 //! - every other path, whatever the method, is negotiation: 200 and the provider's domain filter (Go's
 //!   mux sends every unmatched path to `/`);
 //! - another method on `/records` or `/adjustendpoints`, or a body that is not the expected JSON → 400;
+//!   a POST body over `--webhook-provider-max-body-size` → 413 (external-dns v0.23, #6484: the bodies Go's
+//!   server decodes, not a GET's, whatever the path);
 //!   a provider failure → 500 (which clients retry on their next loop);
 //! - JSON bodies end with a newline and errors have no body, as Go's encoder and `WriteHeader` produce.
 //!
@@ -40,21 +42,50 @@ pub struct WebhookServer {
     pub handle: JoinHandle<()>,
 }
 
-type Shared = Arc<dyn Provider>;
+/// What the handlers share: the provider, and the largest request body they read.
+#[derive(Clone)]
+struct Shared {
+    provider: Arc<dyn Provider>,
+    /// `--webhook-provider-max-body-size`; `usize::MAX` when 0 disables the bound.
+    max_body_size: usize,
+}
 
-/// The protocol's routes over `provider`. `max_body_size` bounds request bodies (`None`: no bound, as
-/// external-dns's server has none).
+/// The protocol's routes over `provider`. `max_body_size` bounds the request bodies read (`None`: no bound,
+/// as `--webhook-provider-max-body-size=0` asks).
 pub fn router(provider: Arc<dyn Provider>, max_body_size: Option<u64>) -> Router {
-    let limit = match max_body_size.and_then(|l| usize::try_from(l).ok()) {
-        Some(limit) => DefaultBodyLimit::max(limit),
-        None => DefaultBodyLimit::disable(),
-    };
+    let max_body_size = max_body_size.map_or(usize::MAX, |l| usize::try_from(l).unwrap_or(usize::MAX));
     Router::new()
         .route("/records", any(records))
         .route("/adjustendpoints", any(adjust_endpoints))
         .fallback(negotiate)
-        .layer(limit)
-        .with_state(provider)
+        // The handlers bound what they read themselves, answering as external-dns does (413, no body).
+        .layer(DefaultBodyLimit::disable())
+        .with_state(Shared {
+            provider,
+            max_body_size,
+        })
+}
+
+/// A request body read up to the bound, as Go's `http.MaxBytesReader` under external-dns's decoder: 413 once
+/// it passes the bound (whether announced by Content-Length or found while streaming), 400 when it cannot
+/// be read at all.
+async fn read_body(body: Body, limit: usize, what: &str) -> Result<Bytes, Response> {
+    match axum::body::to_bytes(body, limit).await {
+        Ok(bytes) => Ok(bytes),
+        Err(e) => {
+            let e = e.into_inner();
+            if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() {
+                error!(
+                    limit,
+                    "refused {what}: the request body exceeds --webhook-provider-max-body-size"
+                );
+                Err(status(StatusCode::PAYLOAD_TOO_LARGE))
+            } else {
+                error!(error = %e, "failed to read {what}");
+                Err(status(StatusCode::BAD_REQUEST))
+            }
+        }
+    }
 }
 
 /// Binds `address` (Go syntax: `:8888` means every interface) and serves until `shutdown`. Binding happens
@@ -96,11 +127,12 @@ pub async fn serve(
     }
 }
 
-async fn negotiate(State(provider): State<Shared>) -> Response {
-    json(&provider.domain_filter())
+async fn negotiate(State(shared): State<Shared>) -> Response {
+    json(&shared.provider.domain_filter())
 }
 
-async fn records(State(provider): State<Shared>, method: Method, body: Bytes) -> Response {
+async fn records(State(shared): State<Shared>, method: Method, body: Body) -> Response {
+    let provider = &shared.provider;
     match method {
         Method::GET => match provider.records().await {
             Ok(records) => json(&records.endpoints),
@@ -110,6 +142,10 @@ async fn records(State(provider): State<Shared>, method: Method, body: Bytes) ->
             }
         },
         Method::POST => {
+            let body = match read_body(body, shared.max_body_size, "the changes").await {
+                Ok(body) => body,
+                Err(refused) => return refused,
+            };
             let changes = match serde_json::from_slice::<Changes>(&body).map(Changes::into_changes) {
                 Ok(Ok(changes)) => changes,
                 Ok(Err(e)) => {
@@ -136,11 +172,15 @@ async fn records(State(provider): State<Shared>, method: Method, body: Bytes) ->
     }
 }
 
-async fn adjust_endpoints(State(provider): State<Shared>, method: Method, body: Bytes) -> Response {
+async fn adjust_endpoints(State(shared): State<Shared>, method: Method, body: Body) -> Response {
     if method != Method::POST {
         error!(method = %method, "unsupported method on /adjustendpoints");
         return status(StatusCode::BAD_REQUEST);
     }
+    let body = match read_body(body, shared.max_body_size, "the endpoints to adjust").await {
+        Ok(body) => body,
+        Err(refused) => return refused,
+    };
     let endpoints = match serde_json::from_slice::<Option<Vec<Endpoint>>>(&body) {
         Ok(endpoints) => endpoints.unwrap_or_default(),
         Err(e) => {
@@ -148,7 +188,7 @@ async fn adjust_endpoints(State(provider): State<Shared>, method: Method, body: 
             return status(StatusCode::BAD_REQUEST);
         }
     };
-    match provider.adjust_endpoints(endpoints).await {
+    match shared.provider.adjust_endpoints(endpoints).await {
         Ok(adjusted) => json(&adjusted),
         Err(e) => {
             error!(error = %e, "failed to adjust the endpoints");

@@ -369,7 +369,7 @@ async fn adjust_endpoints_round_trips_through_the_server() {
 }
 
 #[tokio::test]
-async fn a_body_over_the_limit_is_refused() {
+async fn webhook_body_limits_6484_a_response_over_the_limit_is_an_error() {
     let big: &'static str =
         Box::leak(format!("[{}]", vec![r#"{"dnsName":"a.example.org"}"#; 1000].join(",")).into_boxed_str());
     let (url, _) = fake(protocol("{}", big, StatusCode::NO_CONTENT)).await;
@@ -393,7 +393,7 @@ async fn a_body_over_the_limit_is_refused() {
 }
 
 #[tokio::test]
-async fn a_streamed_body_without_length_is_cut_at_the_limit() {
+async fn webhook_body_limits_6484_a_streamed_response_without_length_is_cut_at_the_limit() {
     use axum::body::Body;
     let handler: Handler = Arc::new(|s: &Seen| {
         if s.path == "/" {

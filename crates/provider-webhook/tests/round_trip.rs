@@ -215,3 +215,43 @@ async fn the_server_answers_as_external_dns_does() {
         );
     }
 }
+
+/// external-dns #6484: a request body the server decodes (POST `/records`, POST `/adjustendpoints`) over
+/// `--webhook-provider-max-body-size` is answered 413 with no body, whether its length is announced or found
+/// while it streams; nothing of it is applied. A body of exactly the limit is read; a GET's body is not.
+#[tokio::test]
+async fn webhook_body_limits_6484_an_oversized_request_is_answered_413() {
+    const LIMIT: usize = 64;
+    let backend = Arc::new(InMemoryProvider::new(vec!["example.org".into()]));
+    let shutdown = CancellationToken::new();
+    let _guard = shutdown.clone().drop_guard();
+    let server = start_server("127.0.0.1:0", backend.clone(), Some(LIMIT as u64), shutdown)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let create = r#"{"create":[{"dnsName":"a.example.org","targets":["1.2.3.4"],"recordType":"A"}]}"#;
+    assert!(create.len() > LIMIT);
+    for path in ["/records", "/adjustendpoints"] {
+        let (status, ct, body) = raw(server.local_addr, "POST", path, create).await;
+        assert_eq!((status, ct.as_str(), body.as_str()), (413, "", ""), "{path}");
+    }
+    // Chunked, no Content-Length: found while reading.
+    let mut s = tokio::net::TcpStream::connect(server.local_addr)
+        .await
+        .unwrap_or_else(|e| panic!("connect: {e}"));
+    let head = "POST /records HTTP/1.1\r\nHost: x\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n\r\n";
+    let chunk = format!("{:x}\r\n{}\r\n", 40, "x".repeat(40));
+    let req = format!("{head}{chunk}{chunk}0\r\n\r\n");
+    let mut out = String::new();
+    if s.write_all(req.as_bytes()).await.is_err() || s.read_to_string(&mut out).await.is_err() {
+        panic!("exchange failed");
+    }
+    assert!(out.starts_with("HTTP/1.1 413 "), "{out}");
+    assert!(read(backend.as_ref()).await.is_empty(), "nothing was applied");
+
+    // Exactly the limit is accepted.
+    let fits = format!("{:<LIMIT$}", r#"{"create":null}"#);
+    assert_eq!(raw(server.local_addr, "POST", "/records", &fits).await.0, 204);
+    // A GET's body is never read (external-dns's server ignores it too).
+    let (status, _, body) = raw(server.local_addr, "GET", "/records", create).await;
+    assert_eq!((status, body.as_str()), (200, "[]\n"));
+}

@@ -136,6 +136,44 @@ mod tests {
         assert!(matches!(s.map(|s| s.provider), Ok(ProviderSettings::InMemory { .. })));
     }
 
+    /// external-dns #6484's flags: the body bound (32 MiB, 0 = none) applies to both sides, the header-read
+    /// and idle timeouts (5s, 30s) to the server only.
+    #[test]
+    fn webhook_body_limits_6484_flags_parse() {
+        let f = flags(&["--source=service", "--provider=webhook"]);
+        assert_eq!(
+            (
+                f.webhook.webhook_provider_max_body_size,
+                f.webhook.webhook_provider_read_header_timeout,
+                f.webhook.webhook_provider_idle_timeout
+            ),
+            (32 << 20, Duration::from_secs(5), Duration::from_secs(30))
+        );
+        let f = flags(&[
+            "--source=service",
+            "--provider=webhook",
+            "--webhook-provider-max-body-size=1024",
+            "--webhook-provider-read-header-timeout=5s",
+            "--webhook-provider-idle-timeout=30s",
+        ]);
+        let client = controller(&f).map(|s| s.provider);
+        assert!(matches!(client, Ok(ProviderSettings::Webhook(c)) if c.max_body_size == Some(1024)));
+        let f = flags(&[
+            "--webhook-server",
+            "--source=service",
+            "--provider=inmemory",
+            "--webhook-provider-max-body-size=1024",
+        ]);
+        assert!(matches!(server(&f), Ok(s) if s.max_body_size == Some(1024)));
+        let f = flags(&[
+            "--webhook-server",
+            "--source=service",
+            "--provider=inmemory",
+            "--webhook-provider-max-body-size=0",
+        ]);
+        assert!(matches!(server(&f), Ok(s) if s.max_body_size.is_none()));
+    }
+
     #[test]
     fn server_timeouts_other_than_the_defaults_are_refused_with_the_reason() {
         assert!(unsupported_server_timeouts(&flags(&["--source=service"])).is_ok());
