@@ -135,10 +135,11 @@ impl StrMap {
         StrMap(entries.into_boxed_slice())
     }
 
-    /// The same map with its keys shared through `interner`: every object repeats the same few label and
-    /// annotation keys (`external-dns.alpha.kubernetes.io/hostname` is 57 bytes a Service otherwise).
-    pub fn with_interned_keys(&self, interner: &crate::Interner) -> StrMap {
-        StrMap(self.0.iter().map(|(k, v)| (interner.intern(k), v.clone())).collect())
+    /// The same map with each key replaced by `share(key)`: the store's interner shares them, as every
+    /// object repeats the same few label and annotation keys (`external-dns.alpha.kubernetes.io/hostname`
+    /// is 57 bytes a Service otherwise). A function rather than the interner, so this map stays below it.
+    pub fn with_keys(&self, share: impl Fn(&str) -> Sym) -> StrMap {
+        StrMap(self.0.iter().map(|(k, v)| (share(k), v.clone())).collect())
     }
 
     /// The heap bytes this map owns, not counting shared symbol contents.

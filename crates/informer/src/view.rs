@@ -126,8 +126,8 @@ impl Meta {
     /// Shares the namespace and the label and annotation keys through the store's interner.
     pub(crate) fn intern(&mut self, interner: &Interner) {
         self.namespace = interner.intern(&self.namespace);
-        self.labels = self.labels.with_interned_keys(interner);
-        self.annotations = self.annotations.with_interned_keys(interner);
+        self.labels = self.labels.with_keys(|k| interner.intern(k));
+        self.annotations = self.annotations.with_keys(|k| interner.intern(k));
     }
 }
 
