@@ -86,9 +86,11 @@ impl<'a> Run<'a> {
         };
         let mut cmd = Command::new(program);
         cmd.args(self.subcommand);
+        // Only what the run names: an inherited `AWS_*` (a profile, a role, an endpoint) could send a Route53
+        // run's credential chain or calls off the machine.
         for (key, _) in std::env::vars_os() {
             let k = key.to_string_lossy();
-            if k.starts_with("EXTERNAL_DNS_") || k == "RUST_LOG" || k == "KUBECONFIG" {
+            if k.starts_with("EXTERNAL_DNS_") || k.starts_with("AWS_") || k == "RUST_LOG" || k == "KUBECONFIG" {
                 cmd.env_remove(key);
             }
         }
