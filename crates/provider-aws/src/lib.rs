@@ -50,7 +50,7 @@ pub use credentials::{
     AssumeRole, CredentialSource, CredentialSourceError, CredentialsError, Tried, VARIABLES as CREDENTIAL_VARIABLES,
 };
 pub use records::canonical_hosted_zone;
-pub use sign::SignError;
+pub use sign::{SignError, Signer, SignerError};
 
 use client::Client;
 use xml::{Action, ResourceRecordSet};
