@@ -88,6 +88,18 @@ pub struct Snapshot {
     /// The ownership records present; `None` when the records were read without them (the noop registry,
     /// tests), so the absence of one proves nothing.
     ownership_records: Option<txt::OwnershipRecords>,
+    /// What a registry outside this crate read beside the records (the DynamoDB registry's items), for its
+    /// own `apply` and `fold_applied`; only the same type gets it back.
+    registry: Option<RegistryState>,
+}
+
+/// A registry's own read state in a [`Snapshot`]; opaque to everyone else.
+struct RegistryState(Box<dyn std::any::Any + Send + Sync>);
+
+impl std::fmt::Debug for RegistryState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RegistryState(..)")
+    }
 }
 
 impl Snapshot {
@@ -97,7 +109,36 @@ impl Snapshot {
             records: RecordsByName::new(records),
             provider,
             ownership_records: None,
+            registry: None,
         }
+    }
+
+    /// A snapshot of a registry that keeps its bookkeeping outside the provider (the DynamoDB registry):
+    /// the records with their labels, the provider's read state, and what the registry read beside them.
+    pub fn with_registry_state<T: std::any::Any + Send + Sync>(
+        records: Vec<Endpoint>,
+        provider: ReadState,
+        state: T,
+    ) -> Self {
+        Snapshot {
+            registry: Some(RegistryState(Box::new(state))),
+            ..Snapshot::new(records, provider)
+        }
+    }
+
+    /// The provider's read state, handed back to its `apply`.
+    pub fn provider_state(&self) -> &ReadState {
+        &self.provider
+    }
+
+    /// The registry's own read state, if it stored one of type `T`.
+    pub fn registry_state<T: std::any::Any>(&self) -> Option<&T> {
+        self.registry.as_ref().and_then(|s| s.0.downcast_ref())
+    }
+
+    /// The registry's own read state, to fold a write into.
+    pub fn registry_state_mut<T: std::any::Any>(&mut self) -> Option<&mut T> {
+        self.registry.as_mut().and_then(|s| s.0.downcast_mut())
     }
 }
 

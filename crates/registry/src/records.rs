@@ -83,7 +83,7 @@ impl RecordsByName {
     ///
     /// Two passes over `applied` (every removal, then every addition) rather than the additions gathered
     /// on the side: on a first sync that would be a second copy of every record at the sync's peak.
-    pub(crate) fn fold<'a, I>(&mut self, applied: I, mut labels: impl FnMut(usize, &Change) -> Option<Labels>)
+    pub fn fold<'a, I>(&mut self, applied: I, mut labels: impl FnMut(usize, &Change) -> Option<Labels>)
     where
         I: Iterator<Item = &'a Change> + Clone,
     {

@@ -108,6 +108,16 @@ impl Ownership {
         &self.mapper
     }
 
+    /// `--txt-wildcard-replacement` as given (the DynamoDB registry's migration finds TXT records by it).
+    pub fn wildcard_replacement(&self) -> &str {
+        &self.wildcard_replacement
+    }
+
+    /// The key ownership records are read with, if one was given.
+    pub fn key(&self) -> Option<&AesKey> {
+        self.key.as_ref()
+    }
+
     /// The labels a record's ownership record states: the record's own labels, owned by us. With encryption
     /// a fresh nonce is added where the labels have none, as external-dns does, so the value can be written
     /// again byte for byte later.
@@ -568,6 +578,7 @@ impl Registry for TxtRegistry {
             records: records.into(),
             provider: read.state,
             ownership_records: Some(present),
+            registry: None,
         })
     }
 
