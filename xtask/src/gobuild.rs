@@ -10,9 +10,14 @@
 //! - etcd: a wrapper `main` calling `etcdmain.Main`, at the version k8s.io/kubernetes pins.
 //! - amazon-ec2-metadata-mock: `go install` of its command at the version (a plain module, no replaces);
 //!   the AWS provider's instance-profile credentials are tested against it.
-//! - external-dns: the unmodified module in the wrapper of `xtask/go/external-dns`, which stubs out three
-//!   modules the module proxy does not serve (only `--provider=exoscale` and `--source=openshift-route` are
-//!   lost). Its Helm chart (`charts/external-dns` of the same module) is copied out of the module cache to
+//! - external-dns, two releases: [`EXTERNAL_DNS`] (v0.23.0, the reference every differential scenario runs)
+//!   and [`EXTERNAL_DNS_PREVIOUS`] (v0.22.0, whose zones users upgrading from it hand over). Each is the
+//!   unmodified module in its wrapper `xtask/go/external-dns/<version>/go.mod`, which replaces the modules the
+//!   module proxy does not serve with the stubs of `xtask/go/external-dns/stubs` (only `--provider=exoscale`
+//!   and `--source=openshift-route` are lost) and, for v0.23.0, civogo v0.7.3 with v0.7.2. v0.23.0's module
+//!   needs Go 1.27: its build alone runs with `GOTOOLCHAIN=go1.27.3`, which makes the go tool fetch that
+//!   toolchain through the module proxy (once; it is cached like a module). The reference's Helm chart
+//!   (`charts/external-dns` of its module) is copied out of the module cache to
 //!   `target/e2e-bin/external-dns-chart-<version>`: the tests render it with the extdns image.
 //! - helm: `helm.sh/helm/v3/cmd/helm`, built with `go install` from its own module (no replaces), for the
 //!   chart tests (`helm lint`, `helm template`).
@@ -32,15 +37,32 @@ pub const KUBERNETES: &str = "v1.36.4";
 pub const HELM: &str = "v3.22.0";
 /// go.etcd.io/etcd/server/v3: the version KUBERNETES pins (checked against its go.mod when building).
 pub const ETCD: &str = "v3.6.8";
-/// sigs.k8s.io/external-dns: the release extdns is a drop-in for (also in `xtask/go/external-dns/go.mod`).
-pub const EXTERNAL_DNS: &str = "v0.22.0";
+/// sigs.k8s.io/external-dns: the release extdns is a drop-in for, the reference of the differential scenarios.
+pub const EXTERNAL_DNS: Release = Release {
+    version: "v0.23.0",
+    toolchain: Some("go1.27.3"),
+};
+/// The release before it, whose zones users upgrading from it hand over to extdns (`takeover-previous`).
+pub const EXTERNAL_DNS_PREVIOUS: Release = Release {
+    version: "v0.22.0",
+    toolchain: None,
+};
 /// sigs.k8s.io/gateway-api: the release whose CRDs (both channels) the `gateway-versions` scenario installs.
 pub const GATEWAY_API: &str = "v1.6.1";
 /// github.com/aws/amazon-ec2-metadata-mock: IMDSv2 for the AWS credential chain's instance-profile test.
 pub const EC2_METADATA_MOCK: &str = "v1.13.0";
-/// The oldest Go these builds accept: the highest `go` line among the wrapper modules (external-dns's says
-/// 1.26.6; k8s.io/kubernetes's 1.26.0). The tool chain is never downloaded behind the user's back.
+/// The oldest Go these builds accept: the highest `go` line among the wrapper modules built with the local
+/// toolchain (external-dns v0.22.0's says 1.26.6; k8s.io/kubernetes's 1.26.0). Only a build whose release
+/// names a toolchain ([`Release::toolchain`]) fetches another.
 pub const GO_MIN: (u32, u32, u32) = (1, 26, 6);
+
+/// An external-dns release: its module version and the Go toolchain its module needs when the local one is
+/// too old for it (`GOTOOLCHAIN` for that build only).
+#[derive(Debug, Clone, Copy)]
+pub struct Release {
+    pub version: &'static str,
+    pub toolchain: Option<&'static str>,
+}
 
 /// Paths of the built programs.
 #[derive(Debug, Clone)]
@@ -49,6 +71,8 @@ pub struct GoBinaries {
     pub kube_apiserver: PathBuf,
     pub kubectl: PathBuf,
     pub external_dns: PathBuf,
+    /// external-dns [`EXTERNAL_DNS_PREVIOUS`], for the take-over from it.
+    pub external_dns_previous: PathBuf,
     pub ec2_metadata_mock: PathBuf,
     pub helm: PathBuf,
     /// external-dns's Helm chart directory (not a program; it comes from the same Go module).
@@ -66,6 +90,7 @@ impl GoBinaries {
             ("EXTDNS_TEST_ETCD", &self.etcd),
             ("EXTDNS_TEST_KUBE_APISERVER", &self.kube_apiserver),
             ("EXTDNS_TEST_EXTERNAL_DNS", &self.external_dns),
+            ("EXTDNS_TEST_EXTERNAL_DNS_PREVIOUS", &self.external_dns_previous),
             ("EXTDNS_TEST_EC2_METADATA_MOCK", &self.ec2_metadata_mock),
             ("EXTDNS_TEST_KUBECTL", &self.kubectl),
             ("EXTDNS_TEST_HELM", &self.helm),
@@ -79,6 +104,8 @@ impl GoBinaries {
 #[derive(Debug, Clone)]
 pub struct Go {
     pub path: PathBuf,
+    /// `GOTOOLCHAIN` for this build only (a module that needs a newer Go than the local one).
+    toolchain: Option<&'static str>,
 }
 
 impl Go {
@@ -99,7 +126,7 @@ impl Go {
             .with_context(|| format!("cannot run {}", path.display()))?;
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
         match go_version(&text) {
-            Some(v) if v >= GO_MIN => Ok(Go { path }),
+            Some(v) if v >= GO_MIN => Ok(Go { path, toolchain: None }),
             _ => bail!("{} reports {:?}, too old: {install}", path.display(), text.trim()),
         }
     }
@@ -110,7 +137,18 @@ impl Go {
             .env("CGO_ENABLED", "0")
             // The wrappers live inside this repository's target/: no VCS stamping from our git tree.
             .env("GOFLAGS", "-buildvcs=false");
+        if let Some(toolchain) = self.toolchain {
+            cmd.env("GOTOOLCHAIN", toolchain);
+        }
         cmd
+    }
+
+    /// The same `go`, running every command with `GOTOOLCHAIN=toolchain` when one is named.
+    fn with_toolchain(&self, toolchain: Option<&'static str>) -> Go {
+        Go {
+            path: self.path.clone(),
+            toolchain,
+        }
     }
 
     /// Runs a `go` command, showing its output only when it fails (`go get` lists every module it adds).
@@ -140,10 +178,11 @@ pub fn ensure(target: &Path) -> Result<GoBinaries> {
         etcd: bin.join(format!("etcd-{ETCD}")),
         kube_apiserver: bin.join(format!("kube-apiserver-{KUBERNETES}")),
         kubectl: bin.join(format!("kubectl-{KUBERNETES}")),
-        external_dns: bin.join(format!("external-dns-{EXTERNAL_DNS}")),
+        external_dns: bin.join(format!("external-dns-{}", EXTERNAL_DNS.version)),
+        external_dns_previous: bin.join(format!("external-dns-{}", EXTERNAL_DNS_PREVIOUS.version)),
         ec2_metadata_mock: bin.join(format!("ec2-metadata-mock-{EC2_METADATA_MOCK}")),
         helm: bin.join(format!("helm-{HELM}")),
-        external_dns_chart: bin.join(format!("external-dns-chart-{EXTERNAL_DNS}")),
+        external_dns_chart: bin.join(format!("external-dns-chart-{}", EXTERNAL_DNS.version)),
         gateway_api_crds: bin.join(format!("gateway-api-crds-{GATEWAY_API}")),
     };
     let all = [
@@ -151,6 +190,7 @@ pub fn ensure(target: &Path) -> Result<GoBinaries> {
         &bins.kube_apiserver,
         &bins.kubectl,
         &bins.external_dns,
+        &bins.external_dns_previous,
         &bins.ec2_metadata_mock,
         &bins.helm,
     ];
@@ -181,21 +221,27 @@ pub fn ensure(target: &Path) -> Result<GoBinaries> {
             &bins.ec2_metadata_mock,
         )?;
     }
-    if !bins.external_dns.is_file() {
-        build_external_dns(
-            &go,
-            &work.join(format!("external-dns-{EXTERNAL_DNS}")),
-            &bins.external_dns,
-        )?;
+    for (release, out) in [
+        (EXTERNAL_DNS, &bins.external_dns),
+        (EXTERNAL_DNS_PREVIOUS, &bins.external_dns_previous),
+    ] {
+        if !out.is_file() {
+            build_external_dns(
+                &go,
+                release,
+                &work.join(format!("external-dns-{}", release.version)),
+                out,
+            )?;
+        }
     }
     if !bins.helm.is_file() {
         build_helm(&go, &work.join(format!("helm-{HELM}")), &bins.helm)?;
     }
     if !chart_copied {
         copy_out_of_module(
-            &go,
+            &go.with_toolchain(EXTERNAL_DNS.toolchain),
             &work,
-            &format!("sigs.k8s.io/external-dns@{EXTERNAL_DNS}"),
+            &format!("sigs.k8s.io/external-dns@{}", EXTERNAL_DNS.version),
             &["charts/external-dns"],
             &bins.external_dns_chart,
         )?;
@@ -320,23 +366,41 @@ fn build_etcd(go: &Go, dir: &Path, out: &Path) -> Result<()> {
     build_into(go, dir, out, "-s -w", ".")
 }
 
-/// external-dns `version` from the wrapper module `xtask/go/<wrapper>`; every wrapper shares the stubs of
-/// `xtask/go/external-dns/stubs` (copied beside it) and may add its own.
-fn build_external_dns(go: &Go, dir: &Path, out: &Path) -> Result<()> {
+/// external-dns `release` from its wrapper module `xtask/go/external-dns/<version>` (go.mod and go.sum), with
+/// the stubs every wrapper shares (`xtask/go/external-dns/stubs`) copied beside it.
+fn build_external_dns(go: &Go, release: Release, dir: &Path, out: &Path) -> Result<()> {
+    let version = release.version;
     say(&format!(
-        "building external-dns {EXTERNAL_DNS} (a cold build takes several minutes)"
+        "building external-dns {version} (a cold build takes several minutes)"
     ));
     let source = crate::root().join("xtask/go/external-dns");
-    let gomod = std::fs::read_to_string(source.join("go.mod"))?;
-    if !gomod.contains(&format!("sigs.k8s.io/external-dns {EXTERNAL_DNS}")) {
+    let wrapper = source.join(version);
+    let gomod = std::fs::read_to_string(wrapper.join("go.mod"))
+        .with_context(|| format!("reading the wrapper module of external-dns {version}"))?;
+    if !requires(&gomod, "sigs.k8s.io/external-dns", version) {
         bail!(
-            "{} does not require sigs.k8s.io/external-dns {EXTERNAL_DNS}: keep it and gobuild's version in step",
-            source.display()
+            "{} does not require sigs.k8s.io/external-dns {version}: keep it and gobuild's version in step",
+            wrapper.display()
         );
     }
-    copy_dir(&source, dir)?;
-    let ldflags = format!("-s -w -X sigs.k8s.io/external-dns/pkg/apis/externaldns.Version={EXTERNAL_DNS}");
-    build_into(go, dir, out, &ldflags, "sigs.k8s.io/external-dns")
+    copy_dir(&wrapper, dir)?;
+    copy_dir(&source.join("stubs"), &dir.join("stubs"))?;
+    let ldflags = format!("-s -w -X sigs.k8s.io/external-dns/pkg/apis/externaldns.Version={version}");
+    build_into(
+        &go.with_toolchain(release.toolchain),
+        dir,
+        out,
+        &ldflags,
+        "sigs.k8s.io/external-dns",
+    )
+}
+
+/// Whether a go.mod requires `module` at `version` (a `require` block line or a one-line `require`).
+fn requires(gomod: &str, module: &str, version: &str) -> bool {
+    gomod.lines().any(|line| {
+        matches!(line.split_whitespace().collect::<Vec<_>>().as_slice(),
+            [m, v, ..] | ["require", m, v, ..] if *m == module && *v == version)
+    })
 }
 
 /// amazon-ec2-metadata-mock from its own module (no replaces), the same way as helm.
@@ -538,9 +602,17 @@ mod tests {
     }
 
     #[test]
-    fn external_dns_wrapper_requires_the_pinned_release() -> Result<()> {
-        let gomod = std::fs::read_to_string(crate::root().join("xtask/go/external-dns/go.mod"))?;
-        assert!(gomod.contains(&format!("sigs.k8s.io/external-dns {EXTERNAL_DNS}")));
+    fn each_external_dns_wrapper_requires_its_release() -> Result<()> {
+        for release in [EXTERNAL_DNS, EXTERNAL_DNS_PREVIOUS] {
+            let path = crate::root().join(format!("xtask/go/external-dns/{}/go.mod", release.version));
+            let gomod = std::fs::read_to_string(&path)?;
+            assert!(
+                requires(&gomod, "sigs.k8s.io/external-dns", release.version),
+                "{}",
+                path.display()
+            );
+            assert!(!requires(&gomod, "sigs.k8s.io/external-dns", "v0.0.0"));
+        }
         Ok(())
     }
 }

@@ -348,6 +348,10 @@ pub(crate) fn run_e2e(go: &gobuild::GoBinaries, harness: &Path, extdns: &Path, a
         .arg(format!("--kube-apiserver={}", go.kube_apiserver.display()))
         .arg(format!("--kubectl={}", go.kubectl.display()))
         .arg(format!("--external-dns={}", go.external_dns.display()))
+        .arg(format!(
+            "--external-dns-previous={}",
+            go.external_dns_previous.display()
+        ))
         .arg(format!("--extdns={}", extdns.display()))
         .arg(format!("--logs={}", target_dir().join("e2e-logs").display()))
         .args(args);

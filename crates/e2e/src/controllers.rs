@@ -18,7 +18,10 @@ pub const OWNER: &str = "e2e";
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Which {
     Extdns,
+    /// external-dns v0.23.0, the reference.
     ExternalDns,
+    /// external-dns v0.22.0, the release users upgrading from it hand their zones over from.
+    ExternalDnsPrevious,
 }
 
 impl Which {
@@ -26,6 +29,7 @@ impl Which {
         match self {
             Which::Extdns => "extdns",
             Which::ExternalDns => "external-dns",
+            Which::ExternalDnsPrevious => "external-dns v0.22.0",
         }
     }
 }
@@ -83,6 +87,7 @@ impl<'a> Run<'a> {
         let program = match self.which {
             Which::Extdns => &cp.binaries().extdns,
             Which::ExternalDns => &cp.binaries().external_dns,
+            Which::ExternalDnsPrevious => &cp.binaries().external_dns_previous,
         };
         let mut cmd = Command::new(program);
         cmd.args(self.subcommand);

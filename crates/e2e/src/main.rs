@@ -1,9 +1,10 @@
 //! `extdns-e2e`: extdns against a real kube-apiserver (with etcd) and real BIND, and beside external-dns
-//! v0.22.0 on the same objects. Started by `cargo xtask e2e` / `cargo xtask test`, which build the Go
-//! programs first and pass their paths:
+//! v0.23.0 on the same objects (and v0.22.0, for the take-over users upgrading from it take). Started by
+//! `cargo xtask e2e` / `cargo xtask test`, which build the Go programs first and pass their paths:
 //!
 //! ```text
-//! extdns-e2e --etcd P --kube-apiserver P --kubectl P --external-dns P --extdns P [--logs DIR] run [SCENARIO...]
+//! extdns-e2e --etcd P --kube-apiserver P --kubectl P --external-dns P --external-dns-previous P --extdns P \
+//!     [--logs DIR] run [SCENARIO...]
 //! extdns-e2e ... latency [--count N]
 //! extdns-e2e ... scale [--services N] [--pods M] [--changes K] [--idle SECONDS] [--watch-list on|off] [--report FILE]
 //! extdns-e2e list
@@ -38,7 +39,8 @@ struct Args {
 }
 
 fn usage() -> &'static str {
-    "usage: extdns-e2e --etcd P --kube-apiserver P --kubectl P --external-dns P --extdns P [--logs DIR] \
+    "usage: extdns-e2e --etcd P --kube-apiserver P --kubectl P --external-dns P --external-dns-previous P --extdns P \
+     [--logs DIR] \
      (run [SCENARIO...] | latency [--count N] | scale [--services N] [--pods M] [--changes K] [--idle SECONDS] \
      [--watch-list on|off] [--report FILE] | list)"
 }
@@ -48,6 +50,7 @@ fn parse_args() -> Result<Args> {
     let mut apiserver = None;
     let mut kubectl = None;
     let mut external_dns = None;
+    let mut external_dns_previous = None;
     let mut extdns = None;
     let mut logs = PathBuf::from("target/e2e-logs");
     let mut positional = Vec::new();
@@ -69,6 +72,7 @@ fn parse_args() -> Result<Args> {
             "--kube-apiserver" => apiserver = Some(value("--kube-apiserver")?),
             "--kubectl" => kubectl = Some(value("--kubectl")?),
             "--external-dns" => external_dns = Some(value("--external-dns")?),
+            "--external-dns-previous" => external_dns_previous = Some(value("--external-dns-previous")?),
             "--extdns" => extdns = Some(value("--extdns")?),
             "--logs" => logs = value("--logs")?,
             _ => positional.push(a),
@@ -93,6 +97,7 @@ fn parse_args() -> Result<Args> {
                 kube_apiserver: PathBuf::new(),
                 kubectl: PathBuf::new(),
                 external_dns: PathBuf::new(),
+                external_dns_previous: PathBuf::new(),
                 extdns: PathBuf::new(),
             },
             logs,
@@ -106,6 +111,7 @@ fn parse_args() -> Result<Args> {
             kube_apiserver: need(apiserver, "kube-apiserver")?,
             kubectl: need(kubectl, "kubectl")?,
             external_dns: need(external_dns, "external-dns")?,
+            external_dns_previous: need(external_dns_previous, "external-dns-previous")?,
             extdns: need(extdns, "extdns")?,
         },
         logs,

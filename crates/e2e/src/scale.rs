@@ -1,4 +1,4 @@
-//! The scale benchmark: extdns and external-dns v0.22.0 side by side on one API server loaded with many
+//! The scale benchmark: extdns and external-dns v0.23.0 side by side on one API server loaded with many
 //! LoadBalancer Services and Pods, each controller syncing its own BIND with the same flags. Measures the
 //! first full sync, change → answer for single changes, a burst of target updates, memory and CPU from
 //! /proc, and the API requests each made (from the API server's audit log), and writes a markdown table of
@@ -252,7 +252,7 @@ fn requests(audit: &Path) -> Result<([usize; 2], BTreeSet<String>)> {
         let Some(id) = event["auditID"].as_str() else {
             continue;
         };
-        // external-dns (client-go) says `ExternalDNS/v0.22.0`, extdns `extdns/<version>`.
+        // external-dns (client-go) says `ExternalDNS/v0.23.0`, extdns `extdns/<version>`.
         let agent = event["userAgent"].as_str().unwrap_or("(none)");
         let external = agent.to_ascii_lowercase().starts_with("externaldns");
         ids[usize::from(external)].insert(id.to_string());
@@ -1041,7 +1041,7 @@ fn report(opts: &Options, objects: usize, pods: usize, load: Duration, burst: us
     );
     let _ = writeln!(
         out,
-        "| | extdns | external-dns v0.22.0 | extdns / external-dns |\n|---|---|---|---|"
+        "| | extdns | external-dns v0.23.0 | extdns / external-dns |\n|---|---|---|---|"
     );
     for (label, [a, b], unit, prec) in rows {
         let show = |v: Option<f64>| match v {

@@ -1,4 +1,4 @@
-//! `extdns webhook-conformance` against the real external-dns v0.22.0 webhook server, and its exit codes.
+//! `extdns webhook-conformance` against the real external-dns v0.23.0 webhook server, and its exit codes.
 //!
 //! `external-dns --webhook-server` always listens on 127.0.0.1:8888, which other tests and engineers on the
 //! same machine may hold. Each run therefore gets its own network namespace (`unshare --net

@@ -1,4 +1,4 @@
-//! The webhook protocol against the real external-dns v0.22.0 binary, both ways, with real BIND behind the
+//! The webhook protocol against the real external-dns v0.23.0 binary, both ways, with real BIND behind the
 //! server and every answer read back with `dig`:
 //!
 //! a. `extdns --provider=webhook` → `external-dns --webhook-server --provider=rfc2136` → BIND;

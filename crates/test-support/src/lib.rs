@@ -65,7 +65,7 @@ pub enum Server {
     Etcd,
     /// moto's Route53 server (`moto_server`).
     Moto,
-    /// external-dns v0.22.0, the Go build `cargo xtask test` makes (`EXTDNS_TEST_EXTERNAL_DNS`).
+    /// external-dns v0.23.0, the Go build `cargo xtask test` makes (`EXTDNS_TEST_EXTERNAL_DNS`).
     ExternalDns,
     /// amazon-ec2-metadata-mock v1.13.0 (IMDS), the Go build `cargo xtask test` makes
     /// (`EXTDNS_TEST_EC2_METADATA_MOCK`).
@@ -74,7 +74,7 @@ pub enum Server {
     Helm,
     /// kubectl, the Go build `cargo xtask test` makes (`EXTDNS_TEST_KUBECTL`).
     Kubectl,
-    /// external-dns v0.22.0's Helm chart, copied from its Go module by `cargo xtask test`
+    /// external-dns v0.23.0's Helm chart (1.23.0), copied from its Go module by `cargo xtask test`
     /// (`EXTDNS_TEST_EXTERNAL_DNS_CHART`).
     ExternalDnsChart,
     /// The `openssl` command, which makes the certificates of the TLS tests.
@@ -113,7 +113,7 @@ impl Server {
             Server::Etcd => "run `cargo xtask test`, which builds etcd and sets EXTDNS_TEST_ETCD",
             Server::Moto => moto::INSTALL,
             Server::ExternalDns => {
-                "run `cargo xtask test`, which builds external-dns v0.22.0 and sets EXTDNS_TEST_EXTERNAL_DNS"
+                "run `cargo xtask test`, which builds external-dns v0.23.0 and sets EXTDNS_TEST_EXTERNAL_DNS"
             }
             Server::Ec2MetadataMock => {
                 "run `cargo xtask test`, which builds amazon-ec2-metadata-mock v1.13.0 and sets \

@@ -1,4 +1,4 @@
-//! The differential: external-dns v0.22.0 and extdns, same objects, same flags, same owner id, each against
+//! The differential: external-dns v0.23.0 and extdns, same objects, same flags, same owner id, each against
 //! its own BIND. The zones are compared by AXFR (TTLs and ownership records included); then each takes over
 //! the other's zone and must change nothing. A difference fails the test unless it is one of extdns's
 //! documented choices (docs/migration.md), listed in [`DOCUMENTED`].
@@ -37,7 +37,58 @@ pub fn run(ctx: &mut Ctx) -> Result<()> {
     compare(ctx, &ns)
 }
 
+/// The upgrade users of external-dns v0.22.0 take: v0.22.0 publishes every kind, then extdns finds its zone
+/// right and changes nothing.
+pub fn takeover_previous(ctx: &mut Ctx) -> Result<()> {
+    let ns = ctx.namespace("takeover-previous")?;
+    let want = create_objects(ctx, &ns)?;
+    let theirs = dns::bind();
+    let previous = Run::new(Which::ExternalDnsPrevious, &ns);
+    settle_external_dns(ctx, &previous, &theirs, settled_on_ttls)?;
+    sources::check_published(&theirs, &want)?;
+    takeover(
+        ctx,
+        &Run::new(Which::Extdns, &ns),
+        &theirs,
+        "extdns on external-dns v0.22.0's zone",
+    )
+}
+
+/// The tied endpoints of [`create_objects`] have settled on the ones with a TTL.
+fn settled_on_ttls(zone: &DnsServer) -> bool {
+    zone.ttl("*.apps.example.org", "A") == Some(60) && zone.ttl("ing-tie.example.org", "A") == Some(75)
+}
+
 fn compare(ctx: &mut Ctx, ns: &str) -> Result<()> {
+    let want = create_objects(ctx, ns)?;
+    let theirs = dns::bind();
+    let ours = dns::bind();
+    let external_dns = Run::new(Which::ExternalDns, ns);
+    let extdns = Run::new(Which::Extdns, ns);
+    settle_external_dns(ctx, &external_dns, &theirs, settled_on_ttls)?;
+    extdns.once(&ctx.cp, &ours)?;
+    sources::check_published(&ours, &want)?;
+
+    let zone_theirs = dns::zone(&theirs)?;
+    let zone_ours = dns::zone(&ours)?;
+    let undocumented = differences(&zone_theirs, &zone_ours);
+    if !undocumented.is_empty() {
+        bail!(
+            "the zones differ (- external-dns, + extdns):\n{}",
+            undocumented.join("\n")
+        );
+    }
+    eprintln!("  identical zones: {} records", zone_ours.len());
+
+    // Take-over, both ways: each controller finds the other's zone already right.
+    takeover(ctx, &extdns, &theirs, "extdns on external-dns's zone")?;
+    takeover(ctx, &external_dns, &ours, "external-dns on extdns's zone")?;
+    Ok(())
+}
+
+/// Every kind of object, plus two pairs of endpoints external-dns resolves by Go map order (see
+/// [`settle_external_dns`]); returns what must be published.
+fn create_objects(ctx: &Ctx, ns: &str) -> Result<sources::Expected> {
     let kube = &ctx.cp.kube;
     let want = sources::create_every_kind(kube, ns)?;
     // Two routes publishing the same name and type: one names `*.apps.example.org` itself, the other has
@@ -72,33 +123,7 @@ fn compare(ctx: &mut Ctx, ns: &str) -> Result<()> {
             json!([{ "ip": "203.0.113.40" }]),
         ))?;
     }
-
-    let theirs = dns::bind();
-    let ours = dns::bind();
-    let external_dns = Run::new(Which::ExternalDns, ns);
-    let extdns = Run::new(Which::Extdns, ns);
-    // The wildcard route and the tied Ingresses settle on their TTLs.
-    settle_external_dns(ctx, &external_dns, &theirs, |zone| {
-        zone.ttl("*.apps.example.org", "A") == Some(60) && zone.ttl("ing-tie.example.org", "A") == Some(75)
-    })?;
-    extdns.once(&ctx.cp, &ours)?;
-    sources::check_published(&ours, &want)?;
-
-    let zone_theirs = dns::zone(&theirs)?;
-    let zone_ours = dns::zone(&ours)?;
-    let undocumented = differences(&zone_theirs, &zone_ours);
-    if !undocumented.is_empty() {
-        bail!(
-            "the zones differ (- external-dns, + extdns):\n{}",
-            undocumented.join("\n")
-        );
-    }
-    eprintln!("  identical zones: {} records", zone_ours.len());
-
-    // Take-over, both ways: each controller finds the other's zone already right.
-    takeover(ctx, &extdns, &theirs, "extdns on external-dns's zone")?;
-    takeover(ctx, &external_dns, &ours, "external-dns on extdns's zone")?;
-    Ok(())
+    Ok(want)
 }
 
 /// external-dns resolves two endpoints that differ only in TTL by Go map order, i.e. at random in each
@@ -164,7 +189,7 @@ fn takeover(ctx: &Ctx, run: &Run<'_>, server: &DnsServer, what: &str) -> Result<
 /// The reverse zone the DNSEndpoint differential's PTR records go to, beside [`dns::ZONE`].
 const REVERSE: &str = "2.0.192.in-addr.arpa";
 
-/// The DNSEndpoint source against external-dns v0.22.0: external-dns's CRD (from its chart), entries of
+/// The DNSEndpoint source against external-dns v0.23.0: external-dns's CRD (from its chart), entries of
 /// every record type with every field RFC2136 stores (TTL, provider-specific properties, labels, which the
 /// TXT registry writes into the ownership records, empty targets), both controllers with `--source=crd`
 /// only and every type managed, each on its own BIND with [`dns::ZONE`] and a reverse zone. Identical
@@ -179,11 +204,11 @@ pub fn crd(ctx: &mut Ctx) -> Result<()> {
     apply_once_served(ctx, &crd_objects(&ns, "externaldns.k8s.io/v1alpha1"))?;
     let external_dns = crd_run(Which::ExternalDns, &ns);
     let extdns = crd_run(Which::Extdns, &ns);
-    compare_crd(ctx, (&external_dns, "external-dns v0.22.0"), &extdns)
+    compare_crd(ctx, (&external_dns, "external-dns v0.23.0"), &extdns)
 }
 
 /// DNSEndpoints in `externaldns.nginx.org/v1` (external-dns issue #6414), read by extdns with
-/// `--crd-source-apiversion`/`--crd-source-kind`, against external-dns v0.22.0 reading the same entries in
+/// `--crd-source-apiversion`/`--crd-source-kind`, against external-dns v0.23.0 reading the same entries in
 /// its own group. v0.22 ignores those two flags, so it cannot read another group itself; what extdns must
 /// show is that the group changes where the objects are read and nothing else, and the release it replaces
 /// is the reference for everything else. (v0.20, the last release that honours the flags, served as the
@@ -223,7 +248,7 @@ pub fn crd_group(ctx: &mut Ctx) -> Result<()> {
     let extdns = crd_run(Which::Extdns, &ns)
         .flag(format!("--crd-source-apiversion={API_VERSION}"))
         .flag("--crd-source-kind=DNSEndpoint");
-    compare_crd(ctx, (&external_dns, "external-dns v0.22.0 on its own group"), &extdns)?;
+    compare_crd(ctx, (&external_dns, "external-dns v0.23.0 on its own group"), &extdns)?;
     // Identical copies cannot show which group extdns read: with the copies in external-dns's group gone,
     // extdns must still publish every entry.
     let mut delete = ctx.cp.kubectl();

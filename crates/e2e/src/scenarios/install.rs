@@ -2,7 +2,7 @@
 //!
 //! - `chart`: our chart (`charts/extdns`) rendered by a real helm (`helm template`) with values of external-dns's
 //!   shape plus our additions (two replicas → leader election, `events.enabled`), applied to the API server.
-//! - `upstream-chart`: external-dns v0.22.0's own chart with the extdns image ("keep your chart, change the
+//! - `upstream-chart`: external-dns v0.23.0's own chart with the extdns image ("keep your chart, change the
 //!   image", docs/migration.md).
 //! - `kustomize`: every deploy/ overlay (with both components) built by `kubectl kustomize` and applied; the
 //!   rfc2136 overlay then runs end to end.
@@ -314,7 +314,7 @@ pub fn chart(ctx: &mut Ctx) -> Result<()> {
     alive(&mut extdns)
 }
 
-/// external-dns v0.22.0's chart, unmodified, with the extdns image: its args and RBAC run extdns. The chart's
+/// external-dns v0.23.0's chart, unmodified, with the extdns image: its args and RBAC run extdns. The chart's
 /// default sources (`service` and `ingress`) are kept, so an Ingress publishes beside the Services.
 pub fn upstream_chart(ctx: &mut Ctx) -> Result<()> {
     let ns = ctx.namespace("upstream-chart")?;
@@ -370,7 +370,7 @@ pub fn upstream_chart(ctx: &mut Ctx) -> Result<()> {
     alive(&mut extdns)
 }
 
-/// external-dns v0.22.0 itself, run once with the chart's rendered environment and arguments (only the
+/// external-dns v0.23.0 itself, run once with the chart's rendered environment and arguments (only the
 /// BIND port changed, to a server of its own), publishes the zone extdns published: the chart's defaults
 /// mean the same records whichever image runs them.
 fn same_zone_as_external_dns(ctx: &Ctx, c: &Container, kubeconfig: &Path, ours: &DnsServer) -> Result<()> {
@@ -403,7 +403,7 @@ fn same_zone_as_external_dns(ctx: &Ctx, c: &Container, kubeconfig: &Path, ours: 
             differ.join("\n")
         );
     }
-    eprintln!("  external-dns v0.22.0 with the same chart publishes the same zone");
+    eprintln!("  external-dns v0.23.0 with the same chart publishes the same zone");
     Ok(())
 }
 

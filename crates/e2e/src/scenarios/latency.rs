@@ -1,5 +1,5 @@
 //! The `--events` latency benchmark: Services created one at a time, and the time from the create call to
-//! the first DNS answer from BIND, for extdns and for external-dns v0.22.0 in the same run, on the same API
+//! the first DNS answer from BIND, for extdns and for external-dns v0.23.0 in the same run, on the same API
 //! server and BIND (one controller at a time, each in its own namespace with its own owner id).
 
 use std::time::{Duration, Instant};

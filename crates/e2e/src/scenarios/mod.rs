@@ -164,25 +164,31 @@ pub const ALL: &[Scenario] = &[
     },
     Scenario {
         name: "differential",
-        about: "external-dns v0.22.0 and extdns on the same objects publish identical zones and take over each other's",
+        about: "external-dns v0.23.0 and extdns on the same objects publish identical zones and take over each other's",
         default: true,
         run: differential::run,
     },
     Scenario {
+        name: "takeover-previous",
+        about: "external-dns v0.22.0 publishes every kind, then extdns takes its zone over and changes nothing (the upgrade its users take)",
+        default: true,
+        run: differential::takeover_previous,
+    },
+    Scenario {
         name: "plan",
-        about: "extdns plan with external-dns v0.22.0's flags on its zone: no changes (exit 0); a create, an update and a delete listed exactly with their objects (exit 2), the zone untouched; a kubectl dump previewed",
+        about: "extdns plan with external-dns v0.23.0's flags on its zone: no changes (exit 0); a create, an update and a delete listed exactly with their objects (exit 2), the zone untouched; a kubectl dump previewed",
         default: true,
         run: plan::run,
     },
     Scenario {
         name: "differential-crd",
-        about: "external-dns v0.22.0 and extdns on DNSEndpoints of every record type and field publish identical zones and take over each other's",
+        about: "external-dns v0.23.0 and extdns on DNSEndpoints of every record type and field publish identical zones and take over each other's",
         default: true,
         run: differential::crd,
     },
     Scenario {
         name: "differential-crd-group",
-        about: "extdns on DNSEndpoints in externaldns.nginx.org/v1 (--crd-source-apiversion, #6414) and external-dns v0.22.0 on the same entries in its own group publish identical zones and take over each other's",
+        about: "extdns on DNSEndpoints in externaldns.nginx.org/v1 (--crd-source-apiversion, #6414) and external-dns v0.23.0 on the same entries in its own group publish identical zones and take over each other's",
         default: true,
         run: differential::crd_group,
     },
@@ -207,7 +213,7 @@ pub const ALL: &[Scenario] = &[
     },
     Scenario {
         name: "templates",
-        about: "a multi-line --fqdn-template reading fields no source reads publishes what external-dns v0.22.0 publishes",
+        about: "a multi-line --fqdn-template reading fields no source reads publishes what external-dns v0.23.0 publishes",
         default: true,
         run: templates::run,
     },
@@ -225,7 +231,7 @@ pub const ALL: &[Scenario] = &[
     },
     Scenario {
         name: "upstream-chart",
-        about: "external-dns v0.22.0's chart with the extdns image: its ServiceAccount, RBAC and args run extdns against BIND",
+        about: "external-dns v0.23.0's chart with the extdns image: its ServiceAccount, RBAC and args run extdns against BIND",
         default: true,
         run: install::upstream_chart,
     },

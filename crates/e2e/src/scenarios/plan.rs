@@ -1,4 +1,4 @@
-//! `extdns plan` before a switch: external-dns v0.22.0 manages the zone (every source kind, `--once` into
+//! `extdns plan` before a switch: external-dns v0.23.0 manages the zone (every source kind, `--once` into
 //! BIND), then `extdns plan` with external-dns's flags must find nothing to change. After a new Service, a
 //! changed load balancer address and a deleted Service it must list exactly those three changes, each with
 //! the object responsible, and leave the zone as it was (same serial); the sync that follows makes them.

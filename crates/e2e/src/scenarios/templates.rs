@@ -1,4 +1,4 @@
-//! `--fqdn-template` against external-dns v0.22.0: a template whose text has commas and newlines (a Helm
+//! `--fqdn-template` against external-dns v0.23.0: a template whose text has commas and newlines (a Helm
 //! block scalar), ranges over labels, ports and IP families, and reads fields no source reads
 //! (`.Spec.TrafficDistribution`, `.Spec.IPFamilies`) publishes the same names in both zones.
 

@@ -35,8 +35,10 @@ pub struct Binaries {
     pub kube_apiserver: PathBuf,
     /// kubectl.
     pub kubectl: PathBuf,
-    /// external-dns v0.22.0, for the differential tests.
+    /// external-dns v0.23.0, the reference of the differential tests.
     pub external_dns: PathBuf,
+    /// external-dns v0.22.0, the release users upgrading from it hand zones over from.
+    pub external_dns_previous: PathBuf,
     /// The extdns binary under test.
     pub extdns: PathBuf,
 }

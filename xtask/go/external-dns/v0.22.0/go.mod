@@ -1,7 +1,8 @@
-// Wrapper module that builds the reference sigs.k8s.io/external-dns binary from its unmodified module
-// source, with the three modules the Go module proxy here does not serve replaced by compile-only stubs
-// (exoscale provider and openshift-route source then fail at start-up; nothing else is affected).
-// Built by `cargo xtask` (xtask/src/gobuild.rs), which copies this folder into target/ first.
+// Wrapper module that builds sigs.k8s.io/external-dns v0.22.0 (the release users upgrade from: the take-over
+// scenarios start from it) from its unmodified module source, with the three modules the Go module proxy here
+// does not serve replaced by the compile-only stubs of ../stubs (exoscale provider and openshift-route source
+// then fail at start-up; nothing else is affected). `cargo xtask` (xtask/src/gobuild.rs) copies this file,
+// go.sum and ../stubs into target/ and builds it.
 module local.test/externaldnsbuild
 
 go 1.26.6
