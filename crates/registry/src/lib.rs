@@ -169,6 +169,16 @@ pub enum RegistryError {
     /// Encryption is enabled without a key.
     #[error("encryption of ownership records needs a key (32 bytes, raw or standard base64)")]
     EncryptionWithoutKey,
+    /// The registry's own store of ownership outside the provider (the CRD registry's DNSRecord objects)
+    /// could not be read or written; `what` names the call and the object, so the message stands alone.
+    #[error("{what}: {source}")]
+    Store {
+        /// What was being done, naming the object.
+        what: String,
+        /// The store's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     /// An ownership record could not be encrypted.
     #[error("cannot encrypt the ownership record of {record}: {source}")]
     Encrypt {
