@@ -1,10 +1,10 @@
 //! What extdns's test suites share: real servers started on 127.0.0.1 free ports ([`dns_server`] for BIND
-//! and Knot, [`pdns`], [`etcd`], [`moto`]), strict stateful fakes of the APIs that have no runnable server
-//! ([`route53_fake`], [`cloudflare_fake`]), a Kubernetes control plane (`control_plane`, feature
-//! `control-plane`: etcd and kube-apiserver with deploy/ applied), [`dig`] helpers, certificates ([`tls`]),
-//! child processes owned by PID ([`proc`]), runs of the binary under test ([`cli`]) over [`manifests`], the
-//! providers' benchmark round ([`bench`](mod@bench)), and the one rule for a server that is not installed
-//! ([`available`]).
+//! and Knot, [`pdns`], [`etcd`], [`moto`], [`dnsmasq`]), strict stateful fakes of the APIs that have no
+//! runnable server ([`route53_fake`], [`cloudflare_fake`], [`pihole_fake`]), a Kubernetes control plane
+//! (`control_plane`, feature `control-plane`: etcd and kube-apiserver with deploy/ applied), [`dig`] helpers,
+//! certificates ([`tls`]), child processes owned by PID ([`proc`]), runs of the binary under test ([`cli`])
+//! over [`manifests`], the providers' benchmark round ([`bench`](mod@bench)), and the one rule for a server
+//! that is not installed ([`available`]).
 //!
 //! That rule: plain `cargo test` on a machine with only the Rust toolchain passes, so a test that needs a
 //! real server skips with one line naming `cargo xtask test`. `cargo xtask test` (and so CI) sets
@@ -29,6 +29,7 @@ pub mod cloudflare_fake;
 #[cfg(feature = "control-plane")]
 pub mod control_plane;
 pub mod dig;
+pub mod dnsmasq;
 pub mod dns_server;
 pub mod etcd;
 #[cfg(feature = "kube-objects")]
@@ -37,6 +38,7 @@ pub mod lines;
 pub mod manifests;
 pub mod moto;
 pub mod pdns;
+pub mod pihole_fake;
 pub mod proc;
 pub mod route53_fake;
 pub mod tls;
@@ -61,6 +63,8 @@ pub enum Server {
     Knot,
     /// PowerDNS Authoritative with its sqlite3 backend, queried with `dig`.
     PowerDns,
+    /// dnsmasq (Debian's `dnsmasq-base`), serving the Pi-hole fake's lists, queried with `dig`.
+    Dnsmasq,
     /// etcd, the Go build `cargo xtask test` makes (`EXTDNS_TEST_ETCD`).
     Etcd,
     /// moto's Route53 server (`moto_server`).
@@ -90,6 +94,7 @@ impl Server {
             Server::Bind => "BIND (named)",
             Server::Knot => "Knot (knotd)",
             Server::PowerDns => "PowerDNS (pdns_server)",
+            Server::Dnsmasq => "dnsmasq",
             Server::Etcd => "etcd (EXTDNS_TEST_ETCD)",
             Server::Moto => "moto (moto_server)",
             Server::ExternalDns => "the external-dns build (EXTDNS_TEST_EXTERNAL_DNS)",
@@ -110,6 +115,7 @@ impl Server {
             Server::PowerDns => {
                 "install it with `apt-get install -y pdns-server pdns-backend-sqlite3 sqlite3 bind9-dnsutils`"
             }
+            Server::Dnsmasq => "install it with `apt-get install -y dnsmasq-base bind9-dnsutils`",
             Server::Etcd => "run `cargo xtask test`, which builds etcd and sets EXTDNS_TEST_ETCD",
             Server::Moto => moto::INSTALL,
             Server::ExternalDns => {
@@ -140,6 +146,7 @@ impl Server {
                 }
                 &["pdns_server", "pdnsutil", "sqlite3", "dig"]
             }
+            Server::Dnsmasq => &["dnsmasq", "dig"],
             Server::Etcd => return env_program("EXTDNS_TEST_ETCD").err(),
             Server::ExternalDns => return env_program("EXTDNS_TEST_EXTERNAL_DNS").err(),
             Server::Ec2MetadataMock => return env_program("EXTDNS_TEST_EC2_METADATA_MOCK").err(),
@@ -244,6 +251,7 @@ pub fn need(name: &str) -> PathBuf {
         "dig" | "nsupdate" => "bind9-dnsutils",
         "pdns_server" | "pdnsutil" => "pdns-server pdns-backend-sqlite3",
         "sqlite3" => "sqlite3",
+        "dnsmasq" => "dnsmasq-base",
         "openssl" => "openssl",
         other => other,
     };

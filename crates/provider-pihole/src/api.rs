@@ -1,0 +1,497 @@
+//! The part of Pi-hole's v6 REST API the provider calls: the session (`POST /api/auth`), the two lists of
+//! local DNS records (`GET /api/config/dns/{hosts,cnameRecords}`) and one item added or removed
+//! (`PUT`/`DELETE /api/config/dns/<list>/<item>`), every error in Pi-hole's `{"error": {key, message, hint}}`
+//! envelope. 429s, 5xx and unreachable servers are retried with backoff.
+
+use std::time::Duration;
+
+use extdns_provider::backoff::Verdict;
+use extdns_provider::http::{error_chain, retry_after};
+use extdns_provider::pace::Pacer;
+use extdns_provider::{Backoff, CallError, HttpClient, Retry, TlsOptions};
+use reqwest::{Method, StatusCode};
+use serde::Deserialize;
+
+use crate::config::{ConfigError, PiholeConfig};
+
+/// The header Pi-hole reads the session id from.
+const SID_HEADER: &str = "X-FTL-SID";
+
+/// One of the two lists of local DNS records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum List {
+    /// `dns.hosts`: `"IP HOSTNAME [HOSTNAME...]"`, A and AAAA records.
+    Hosts,
+    /// `dns.cnameRecords`: `"CNAME[,CNAME...],TARGET[,TTL]"`.
+    Cnames,
+}
+
+impl List {
+    fn path(self) -> &'static str {
+        match self {
+            List::Hosts => "hosts",
+            List::Cnames => "cnameRecords",
+        }
+    }
+}
+
+/// What a write found: it changed the list, or the list already was as asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The item was added or removed.
+    Changed,
+    /// `PUT` of an item already present, `DELETE` of an item not there: nothing to do.
+    AlreadyDone,
+}
+
+/// Why a call failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ApiError {
+    /// No answer: connection refused, timeout, TLS failure.
+    #[error("Pi-hole at {url} is unreachable: {}", error_chain(source))]
+    Unreachable {
+        /// The URL called.
+        url: String,
+        /// The HTTP client's error.
+        #[source]
+        source: reqwest::Error,
+    },
+    /// `POST /api/auth` refused the password.
+    #[error("Pi-hole at {url} refused the password (--pihole-password): {message}")]
+    PasswordRefused {
+        /// The login URL.
+        url: String,
+        /// Pi-hole's `session.message` (`password incorrect`).
+        message: String,
+    },
+    /// The server wants a session and no password is configured.
+    #[error("Pi-hole answered 401 to {method} {url}: it is protected by a password; set --pihole-password")]
+    PasswordNeeded {
+        /// The request's method.
+        method: &'static str,
+        /// The URL called.
+        url: String,
+    },
+    /// Any other unsuccessful answer, with Pi-hole's error envelope when it sent one.
+    #[error("Pi-hole answered HTTP {status} to {method} {url}: {}", describe(key, message, hint))]
+    Api {
+        /// The request's method.
+        method: &'static str,
+        /// The URL called.
+        url: String,
+        /// The HTTP status.
+        status: u16,
+        /// `error.key` (`bad_request`, `unauthorized`, ...), empty without an envelope.
+        key: String,
+        /// `error.message`.
+        message: String,
+        /// `error.hint`, which names the item at fault (`dns.hosts[3]: invalid hostname ("a*b")`).
+        hint: Option<String>,
+    },
+    /// A success whose body is not the JSON Pi-hole documents.
+    #[error("Pi-hole answered {url} with something that cannot be read: {detail}")]
+    BadAnswer {
+        /// The URL called.
+        url: String,
+        /// The decoder's reason.
+        detail: String,
+    },
+}
+
+fn describe(key: &str, message: &str, hint: &Option<String>) -> String {
+    let mut s = match (key.is_empty(), message.is_empty()) {
+        (true, true) => "no error detail".to_string(),
+        (true, false) => message.to_string(),
+        (false, true) => format!("[{key}]"),
+        (false, false) => format!("[{key}] {message}"),
+    };
+    if let Some(h) = hint.as_deref().filter(|h| !h.is_empty()) {
+        s.push_str(&format!(" ({h})"));
+    }
+    s
+}
+
+impl CallError for ApiError {
+    fn is_transient(&self) -> bool {
+        match self {
+            ApiError::Unreachable { .. } => true,
+            ApiError::Api { status, .. } => *status == 429 || *status >= 500,
+            _ => false,
+        }
+    }
+
+    fn is_auth(&self) -> bool {
+        match self {
+            ApiError::PasswordRefused { .. } | ApiError::PasswordNeeded { .. } => true,
+            ApiError::Api { status, .. } => *status == 401 || *status == 403,
+            _ => false,
+        }
+    }
+}
+
+#[derive(Deserialize, Default)]
+struct ErrorEnvelope {
+    #[serde(default)]
+    error: ErrorBody,
+}
+
+#[derive(Deserialize, Default)]
+struct ErrorBody {
+    #[serde(default)]
+    key: String,
+    #[serde(default)]
+    message: String,
+    #[serde(default)]
+    hint: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct AuthAnswer {
+    session: SessionBody,
+}
+
+#[derive(Deserialize)]
+struct SessionBody {
+    #[serde(default)]
+    valid: bool,
+    #[serde(default)]
+    sid: Option<String>,
+    #[serde(default)]
+    message: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct ConfigAnswer {
+    config: ConfigBody,
+}
+
+#[derive(Deserialize)]
+struct ConfigBody {
+    dns: DnsBody,
+}
+
+#[derive(Deserialize)]
+struct DnsBody {
+    #[serde(default)]
+    hosts: Option<Vec<String>>,
+    #[serde(default, rename = "cnameRecords")]
+    cname_records: Option<Vec<String>>,
+}
+
+/// The session as the client knows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Session {
+    /// Not logged in yet, or the last session was refused.
+    None,
+    /// Logged in: send this id.
+    Sid(String),
+    /// The server asks for no password (`session.sid` is null): send nothing.
+    Open,
+}
+
+/// The client: one session, logged in on first use and again when Pi-hole answers 401.
+pub struct Api {
+    http: HttpClient,
+    base: String,
+    password: Option<String>,
+    backoff: Backoff,
+    pacer: Pacer,
+    /// Held while logging in, so concurrent calls that all met a 401 log in once.
+    session: tokio::sync::Mutex<Session>,
+}
+
+impl std::fmt::Debug for Api {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Api").field("base", &self.base).finish_non_exhaustive()
+    }
+}
+
+/// One answer: its status and body.
+struct Answer {
+    status: StatusCode,
+    body: Vec<u8>,
+}
+
+impl Api {
+    pub fn new(config: &PiholeConfig) -> Result<Api, ConfigError> {
+        let tls = TlsOptions {
+            skip_verify: config.tls_skip_verify,
+            ..TlsOptions::default()
+        };
+        let http = HttpClient::builder()
+            .observed_by(&config.observer)
+            .timeout(config.timeout)
+            .connect_timeout(Duration::from_secs(10))
+            .tls(&tls)
+            .build()
+            .map_err(ConfigError::Client)?;
+        Ok(Api {
+            http,
+            base: config.server.trim_end_matches('/').to_string(),
+            password: config.password.clone().filter(|p| !p.is_empty()),
+            backoff: config.backoff.clone(),
+            pacer: Pacer::new(None, config.write_rate),
+            session: tokio::sync::Mutex::new(Session::None),
+        })
+    }
+
+    /// Every item of a list, as Pi-hole stores it.
+    pub async fn list(&self, list: List) -> Result<Vec<String>, ApiError> {
+        let url = format!("{}/api/config/dns/{}", self.base, list.path());
+        let answer = self.call(Method::GET, &url).await?;
+        if !answer.status.is_success() {
+            return Err(self.refusal("GET", &url, &answer));
+        }
+        let parsed: ConfigAnswer = serde_json::from_slice(&answer.body).map_err(|e| ApiError::BadAnswer {
+            url: url.clone(),
+            detail: e.to_string(),
+        })?;
+        let items = match list {
+            List::Hosts => parsed.config.dns.hosts,
+            List::Cnames => parsed.config.dns.cname_records,
+        };
+        items.ok_or_else(|| ApiError::BadAnswer {
+            url,
+            detail: format!("no config.dns.{} array", list.path()),
+        })
+    }
+
+    /// Adds `item` to a list (`add`) or removes it. Pi-hole's "Item already present" to a PUT and 404 to a
+    /// DELETE leave the list as asked: [`Outcome::AlreadyDone`].
+    pub async fn write(&self, list: List, item: &str, add: bool) -> Result<Outcome, ApiError> {
+        let url = format!("{}/api/config/dns/{}/{}", self.base, list.path(), path_escape(item));
+        let (method, name) = if add {
+            (Method::PUT, "PUT")
+        } else {
+            (Method::DELETE, "DELETE")
+        };
+        let answer = self.call(method, &url).await?;
+        if answer.status.is_success() {
+            return Ok(Outcome::Changed);
+        }
+        let envelope: ErrorEnvelope = serde_json::from_slice(&answer.body).unwrap_or_default();
+        if add && answer.status == StatusCode::BAD_REQUEST && envelope.error.message == "Item already present" {
+            return Ok(Outcome::AlreadyDone);
+        }
+        if !add && answer.status == StatusCode::NOT_FOUND {
+            return Ok(Outcome::AlreadyDone);
+        }
+        Err(self.refusal(name, &url, &answer))
+    }
+
+    /// One call with the current session, logged in first when there is none and again once on a 401;
+    /// retried with backoff while it fails transiently.
+    async fn call(&self, method: Method, url: &str) -> Result<Answer, ApiError> {
+        let attempt = || self.call_once(method.clone(), url);
+        self.backoff.retry(url, attempt, |v| v.retry).await.map_err(|v| v.error)
+    }
+
+    async fn call_once(&self, method: Method, url: &str) -> Result<Answer, Verdict<ApiError>> {
+        let session = self.session().await.map_err(verdict)?;
+        let answer = self.send(method.clone(), url, &session).await?;
+        if answer.status != StatusCode::UNAUTHORIZED {
+            return Ok(answer);
+        }
+        if self.password.is_none() {
+            return Err(ApiError::PasswordNeeded {
+                method: method_name(&method),
+                url: url.to_string(),
+            }
+            .into());
+        }
+        // The session expired (or Pi-hole restarted, or someone logged it out): log in again, once.
+        tracing::debug!(url, "Pi-hole answered 401; logging in again");
+        let renewed = self.renew(&session).await.map_err(verdict)?;
+        let answer = self.send(method.clone(), url, &renewed).await?;
+        if answer.status == StatusCode::UNAUTHORIZED {
+            return Err(self.refusal(method_name(&method), url, &answer).into());
+        }
+        Ok(answer)
+    }
+
+    /// The current session, logging in when there is none.
+    async fn session(&self) -> Result<Session, ApiError> {
+        let mut held = self.session.lock().await;
+        if *held == Session::None {
+            *held = self.login().await?;
+        }
+        Ok(held.clone())
+    }
+
+    /// A new session in place of `refused`, unless another call already replaced it.
+    async fn renew(&self, refused: &Session) -> Result<Session, ApiError> {
+        let mut held = self.session.lock().await;
+        if *held == *refused || *held == Session::None {
+            *held = Session::None;
+            *held = self.login().await?;
+        }
+        Ok(held.clone())
+    }
+
+    /// `POST /api/auth`. Without a password nothing is sent: an open Pi-hole needs no session, and a
+    /// protected one says so with a 401 on the first call.
+    async fn login(&self) -> Result<Session, ApiError> {
+        let Some(password) = &self.password else {
+            return Ok(Session::Open);
+        };
+        let url = format!("{}/api/auth", self.base);
+        self.pacer.request().await;
+        let body = serde_json::json!({ "password": password });
+        let request = self.http.post(&url).json(&body);
+        let response = request.send().await.map_err(|source| ApiError::Unreachable {
+            url: url.clone(),
+            source,
+        })?;
+        let answer = read(response, &url).await?;
+        let session: Option<AuthAnswer> = serde_json::from_slice(&answer.body).ok();
+        match (answer.status, session) {
+            (StatusCode::OK, Some(a)) if a.session.valid => {
+                tracing::debug!(url, "logged in to Pi-hole");
+                Ok(a.session
+                    .sid
+                    .filter(|s| !s.is_empty())
+                    .map_or(Session::Open, Session::Sid))
+            }
+            (StatusCode::UNAUTHORIZED, Some(a)) => Err(ApiError::PasswordRefused {
+                url,
+                message: a.session.message.unwrap_or_else(|| "no reason given".into()),
+            }),
+            (StatusCode::OK, _) => Err(ApiError::BadAnswer {
+                url,
+                detail: "the login answer holds no valid session".into(),
+            }),
+            _ => Err(self.refusal("POST", &url, &answer)),
+        }
+    }
+
+    async fn send(&self, method: Method, url: &str, session: &Session) -> Result<Answer, Verdict<ApiError>> {
+        if method == Method::GET {
+            self.pacer.request().await;
+        } else {
+            self.pacer.write().await;
+        }
+        let mut request = self.http.request(method, url);
+        if let Session::Sid(sid) = session {
+            request = request.header(SID_HEADER, sid.as_str());
+        }
+        let unreachable = |source| ApiError::Unreachable {
+            url: url.to_string(),
+            source,
+        };
+        let response = request.send().await.map_err(unreachable)?;
+        let retry = retry_after(&response).map_or(Retry::Backoff, Retry::After);
+        let answer = read(response, url).await?;
+        if answer.status == StatusCode::TOO_MANY_REQUESTS || answer.status.is_server_error() {
+            let error = self.refusal("request", url, &answer);
+            return Err(Verdict { error, retry });
+        }
+        Ok(answer)
+    }
+
+    /// An unsuccessful answer as an error, with Pi-hole's envelope when the body is one.
+    fn refusal(&self, method: &'static str, url: &str, answer: &Answer) -> ApiError {
+        let envelope: ErrorEnvelope = serde_json::from_slice(&answer.body).unwrap_or_default();
+        let mut message = envelope.error.message;
+        if message.is_empty() && envelope.error.key.is_empty() {
+            message = String::from_utf8_lossy(&answer.body).chars().take(200).collect();
+        }
+        ApiError::Api {
+            method,
+            url: url.to_string(),
+            status: answer.status.as_u16(),
+            key: envelope.error.key,
+            message,
+            hint: envelope.error.hint,
+        }
+    }
+}
+
+/// A failed login as a retry verdict: retried when it may succeed later (unreachable, 429 when every
+/// session seat is taken, 5xx).
+fn verdict(error: ApiError) -> Verdict<ApiError> {
+    let retry = if error.is_transient() {
+        Retry::Backoff
+    } else {
+        Retry::No
+    };
+    Verdict { error, retry }
+}
+
+async fn read(response: reqwest::Response, url: &str) -> Result<Answer, ApiError> {
+    let status = response.status();
+    let body = response.bytes().await.map_err(|source| ApiError::Unreachable {
+        url: url.to_string(),
+        source,
+    })?;
+    Ok(Answer {
+        status,
+        body: body.to_vec(),
+    })
+}
+
+fn method_name(m: &Method) -> &'static str {
+    match *m {
+        Method::GET => "GET",
+        Method::PUT => "PUT",
+        Method::DELETE => "DELETE",
+        Method::POST => "POST",
+        _ => "request",
+    }
+}
+
+/// An item as one URL path segment: every byte but RFC 3986's unreserved characters percent-encoded (the
+/// space of `"IP HOST"` and the commas of a CNAME item included, as Go's `url.PathEscape` does for them).
+pub fn path_escape(item: &str) -> String {
+    let mut out = String::with_capacity(item.len());
+    for b in item.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn items_are_one_path_segment() {
+        assert_eq!(path_escape("192.0.2.1 web.example.org"), "192.0.2.1%20web.example.org");
+        assert_eq!(
+            path_escape("a.example.org,b.example.org,300"),
+            "a.example.org%2Cb.example.org%2C300"
+        );
+        assert_eq!(path_escape("2001:db8::1 x/y"), "2001%3Adb8%3A%3A1%20x%2Fy");
+    }
+
+    #[test]
+    fn errors_say_what_pihole_said() {
+        let e = ApiError::Api {
+            method: "PUT",
+            url: "http://pi.hole/api/config/dns/hosts/x".into(),
+            status: 400,
+            key: "bad_request".into(),
+            message: "Invalid value".into(),
+            hint: Some("dns.hosts[0]: invalid hostname (\"a*b\")".into()),
+        };
+        assert_eq!(
+            e.to_string(),
+            "Pi-hole answered HTTP 400 to PUT http://pi.hole/api/config/dns/hosts/x: [bad_request] Invalid value \
+             (dns.hosts[0]: invalid hostname (\"a*b\"))"
+        );
+        assert!(!e.is_transient() && !e.is_auth());
+        let busy = ApiError::Api {
+            method: "GET",
+            url: String::new(),
+            status: 503,
+            key: String::new(),
+            message: String::new(),
+            hint: None,
+        };
+        assert!(busy.is_transient());
+    }
+}
