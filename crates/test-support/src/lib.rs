@@ -29,8 +29,8 @@ pub mod cloudflare_fake;
 #[cfg(feature = "control-plane")]
 pub mod control_plane;
 pub mod dig;
-pub mod dnsmasq;
 pub mod dns_server;
+pub mod dnsmasq;
 pub mod etcd;
 #[cfg(feature = "kube-objects")]
 pub mod kube_objects;
