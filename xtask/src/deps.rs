@@ -48,6 +48,9 @@ const REQUIRED: &[(Provides, &str)] = &[
     (Provides::Program("pdns_server"), "pdns-server"),
     (Provides::Program("pdnsutil"), "pdns-server"),
     (Provides::Program("sqlite3"), "sqlite3"),
+    // The Pi-hole fake's lists are served by a real dnsmasq: the binary alone (dnsmasq-base), so no system
+    // service is installed or started.
+    (Provides::Program("dnsmasq"), "dnsmasq-base"),
     (
         Provides::File("/usr/share/pdns-backend-sqlite3/schema/schema.sqlite3.sql"),
         "pdns-backend-sqlite3",
