@@ -148,6 +148,25 @@ impl Snapshot {
 pub struct Written {
     /// One entry per change the registry wrote (in order), with the ownership change sent beside it.
     ownership: Vec<Option<txt::SentOwnership>>,
+    /// What a registry outside this crate wrote (the DynamoDB registry's items, the changes it skipped).
+    registry: Option<RegistryState>,
+}
+
+impl Written {
+    /// What a registry that keeps its bookkeeping outside the provider wrote, for its `fold_applied`.
+    pub fn with_registry_state<T: std::any::Any + Send + Sync>(state: T) -> Self {
+        Written {
+            ownership: Vec::new(),
+            registry: Some(RegistryState(Box::new(state))),
+        }
+    }
+
+    /// The registry's own record of the write, if it stored one of type `T`.
+    pub fn into_registry_state<T: std::any::Any>(self) -> Option<T> {
+        self.registry
+            .and_then(|s| s.0.downcast::<T>().ok())
+            .map(|b| *b)
+    }
 }
 
 /// Why a registry could not be built or could not do its work.

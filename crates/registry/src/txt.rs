@@ -598,7 +598,10 @@ impl Registry for TxtRegistry {
             .into_iter()
             .map(|p| p.ownership.map(|o| SentOwnership::new(o, p.nonce)))
             .collect();
-        Ok(Written { ownership })
+        Ok(Written {
+            ownership,
+            registry: None,
+        })
     }
 
     /// Folds each written change in as `apply` wrote it, one at a time, its ownership record as `written`
