@@ -31,6 +31,7 @@ pub mod control_plane;
 pub mod dig;
 pub mod dns_server;
 pub mod dnsmasq;
+pub mod dynamodb_fake;
 pub mod etcd;
 #[cfg(feature = "kube-objects")]
 pub mod kube_objects;

@@ -1,0 +1,544 @@
+//! The DynamoDB registry (`--registry=dynamodb`): ownership labels kept in a DynamoDB table instead of TXT
+//! records, in external-dns's layout, so a zone and its table can pass between external-dns and extdns in
+//! either direction with neither changing anything.
+//!
+//! The table (external-dns's `registry/dynamodb`): hash key `k` of type `S`, no range key; one item per
+//! owned record, `k` = `<name>#<type>#<set identifier>`, `o` = the owner id, `l` = a map of the record's
+//! other labels (`resource`, ...) as strings. Items are written with PartiQL through
+//! `BatchExecuteStatement` (25 a call): `INSERT` claims a record (refused with `DuplicateItem` when another
+//! owner holds the key), `UPDATE ... SET "l"` changes its labels, `DELETE ... WHERE "k"=? AND "o"=?` releases
+//! only our own. A read checks the table's schema (`DescribeTable`) and reads our items (a consistent `Scan`
+//! filtered on `o`).
+//!
+//! Ownership TXT records of the TXT registry are migrated as external-dns does: a record without an item
+//! takes the labels of its TXT record and the provider-specific property `dynamodb/needs-migration`, so the
+//! plan updates it and the update inserts its item; from then on its TXT record is left to the plan (deleted
+//! only where TXT is a managed record type).
+//!
+//! Where extdns is safer than external-dns: a claim (`INSERT`) comes before the record is created, and is
+//! taken back when the provider refuses that record; labels and releases are written after the provider
+//! wrote the record; a refused statement is a warning naming its record, not the end of the sync; an
+//! unmatched ownership TXT record counts as ours only when it says so; items of ours whose record is gone
+//! are released only inside the provider's domain filter; and nothing is cached between syncs (the
+//! controller's cache serves `--txt-cache-interval`), so every full read scans the table.
+
+pub mod client;
+mod items;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use extdns_endpoint::{Change, DomainFilter, Endpoint, Labels, RecordType, label};
+use extdns_provider::http::Observer;
+use extdns_provider::{Backoff, ChangeFailure, Provider, ProviderError, Unit};
+use extdns_provider_aws::{AssumeRole, CredentialSource};
+use extdns_registry::{Ownership, Registry, RegistryError, Snapshot, Written, labels};
+use url::Url;
+
+use client::{ApiError, Client, ClientConfig, Statement, StatementError};
+pub use items::ItemKey;
+
+/// The provider-specific property of a record whose labels come from its ownership TXT record; the plan
+/// updates such a record, and the update inserts its item.
+pub const NEEDS_MIGRATION: &str = "dynamodb/needs-migration";
+
+/// The table external-dns uses when `--dynamodb-table` is not given.
+pub const DEFAULT_TABLE: &str = "external-dns";
+
+/// The registry's settings.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct DynamoDbConfig {
+    /// `--dynamodb-table`.
+    pub table: String,
+    /// The owner id, and the `--txt-*` settings the migration reads TXT ownership records with.
+    pub ownership: Ownership,
+    /// The plan's managed and excluded types: old TXT ownership records are deleted only where TXT is managed.
+    pub txt_managed: bool,
+    /// How DynamoDB is reached.
+    pub client: ClientConfig,
+}
+
+/// A DynamoDB configuration that cannot work.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// No region: neither `--dynamodb-region` nor the environment names one.
+    #[error("the DynamoDB registry needs a region: set --dynamodb-region, AWS_REGION or AWS_DEFAULT_REGION")]
+    NoRegion,
+    /// `--dynamodb-table` is empty.
+    #[error("--dynamodb-table must not be empty")]
+    NoTable,
+    /// The endpoint from the environment is not an http(s) URL.
+    #[error("the DynamoDB endpoint {value:?} (from {variable}) is not an http(s)://host[:port] URL")]
+    Endpoint {
+        /// The variable it came from.
+        variable: &'static str,
+        /// Its value.
+        value: String,
+    },
+    /// The HTTP client could not be built.
+    #[error("DynamoDB: {0}")]
+    Client(#[source] extdns_provider::http::HttpError),
+}
+
+impl DynamoDbConfig {
+    /// The registry's settings from the flags (`table`, `region` as given, possibly empty) and the standard
+    /// AWS environment as the SDK reads it: the region (`AWS_REGION`, `AWS_DEFAULT_REGION`) when the flag is
+    /// empty, the endpoint (`AWS_ENDPOINT_URL_DYNAMODB`, `AWS_ENDPOINT_URL`, else DynamoDB's regional one), the
+    /// credential chain. `var` reads one variable.
+    pub fn from_env(
+        table: &str,
+        region: &str,
+        ownership: Ownership,
+        assume_role: Option<AssumeRole>,
+        var: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<DynamoDbConfig, ConfigError> {
+        let get = |name: &str| var(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+        if table.trim().is_empty() {
+            return Err(ConfigError::NoTable);
+        }
+        let region = Some(region.trim().to_string())
+            .filter(|r| !r.is_empty())
+            .or_else(|| get("AWS_REGION"))
+            .or_else(|| get("AWS_DEFAULT_REGION"))
+            .ok_or(ConfigError::NoRegion)?;
+        let (variable, text) = match (get("AWS_ENDPOINT_URL_DYNAMODB"), get("AWS_ENDPOINT_URL")) {
+            (Some(e), _) => ("AWS_ENDPOINT_URL_DYNAMODB", e),
+            (None, Some(e)) => ("AWS_ENDPOINT_URL", e),
+            (None, None) => {
+                let suffix = if region.starts_with("cn-") {
+                    "amazonaws.com.cn"
+                } else {
+                    "amazonaws.com"
+                };
+                ("", format!("https://dynamodb.{region}.{suffix}"))
+            }
+        };
+        let endpoint = Url::parse(&text)
+            .ok()
+            .filter(|u| matches!(u.scheme(), "http" | "https") && u.host_str().is_some())
+            .ok_or(ConfigError::Endpoint { variable, value: text })?;
+        Ok(DynamoDbConfig {
+            table: table.trim().to_string(),
+            ownership,
+            txt_managed: false,
+            client: ClientConfig {
+                endpoint,
+                region,
+                credentials: CredentialSource::chain(var, None),
+                assume_role,
+                backoff: Backoff {
+                    initial: Duration::from_millis(200),
+                    max: Duration::from_secs(10),
+                    max_attempts: 4,
+                    ..Backoff::default()
+                },
+                request_timeout: Duration::from_secs(30),
+                observer: Observer::default(),
+            },
+        })
+    }
+}
+
+/// The DynamoDB registry over a provider.
+pub struct DynamoDbRegistry {
+    provider: Arc<dyn Provider>,
+    client: Client,
+    table: String,
+    ownership: Ownership,
+    txt_managed: bool,
+}
+
+impl std::fmt::Debug for DynamoDbRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DynamoDbRegistry")
+            .field("table", &self.table)
+            .field("owner_id", &self.ownership.owner_id())
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a read learnt beside the records: our items' labels by key, and the keys of our items whose
+/// record the provider no longer has.
+#[derive(Debug, Default)]
+struct ReadItems {
+    items: HashMap<ItemKey, Labels>,
+    orphans: HashSet<ItemKey>,
+}
+
+/// What an apply wrote, for the fold: the changes it did not write (refused claims, provider failures),
+/// by position, and the items as they now are.
+#[derive(Debug, Default)]
+struct WrittenItems {
+    skipped: HashSet<usize>,
+    items: Vec<(ItemKey, Option<Labels>)>,
+    orphans_released: bool,
+    /// An item was not written as planned: only a read knows how it stands.
+    incomplete: bool,
+}
+
+impl DynamoDbRegistry {
+    /// The registry over `provider`; no call is made until the first read.
+    pub fn new(provider: Arc<dyn Provider>, config: DynamoDbConfig) -> Result<DynamoDbRegistry, ConfigError> {
+        Ok(DynamoDbRegistry {
+            provider,
+            client: Client::new(&config.client).map_err(ConfigError::Client)?,
+            table: config.table,
+            ownership: config.ownership,
+            txt_managed: config.txt_managed,
+        })
+    }
+
+    fn owner(&self) -> &str {
+        self.ownership.owner_id()
+    }
+
+    fn store_error(&self, what: &str, e: ApiError) -> RegistryError {
+        if e.is_retryable() || e.is_auth() {
+            return RegistryError::Provider(ProviderError::from_call(
+                format!("{what} DynamoDB table {:?}", self.table),
+                e,
+            ));
+        }
+        RegistryError::Store {
+            what: format!("{what} DynamoDB table {:?}", self.table),
+            source: Box::new(e),
+        }
+    }
+
+    /// Runs statements; one result per statement.
+    async fn execute<'s>(
+        &self,
+        statements: impl Iterator<Item = &'s Statement>,
+    ) -> Result<Vec<Result<(), StatementError>>, RegistryError> {
+        let statements: Vec<Statement> = statements.cloned().collect();
+        if statements.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.client
+            .execute(&statements)
+            .await
+            .map_err(|e| self.store_error("writing to", e))
+    }
+
+    /// Checks the table is as external-dns needs it (hash key `k` of type `S`, no range key), then reads
+    /// our items. An item whose key or labels cannot be read is skipped with a warning: its record then
+    /// reads as nobody's, which extdns leaves alone.
+    async fn read_items(&self) -> Result<HashMap<ItemKey, Labels>, RegistryError> {
+        let schema = self
+            .client
+            .describe_table(&self.table)
+            .await
+            .map_err(|e| self.store_error("describing", e))?;
+        let bad = |why: String| RegistryError::Store {
+            what: format!("DynamoDB table {:?}", self.table),
+            source: why.into(),
+        };
+        match schema.attributes.iter().find(|(n, _)| n == "k") {
+            None => return Err(bad("the table must have attribute \"k\" of type \"S\"".into())),
+            Some((_, t)) if t != "S" => return Err(bad(format!("attribute \"k\" must have type \"S\", not {t:?}"))),
+            Some(_) => {}
+        }
+        if schema.keys.first().map(|(n, _)| n.as_str()) != Some("k") {
+            return Err(bad("the table must have hash key \"k\"".into()));
+        }
+        if schema.keys.len() > 1 {
+            return Err(bad("the table must not have a range key".into()));
+        }
+        let raw = self
+            .client
+            .scan_where(&self.table, "o", self.owner(), "k,l")
+            .await
+            .map_err(|e| self.store_error("scanning", e))?;
+        let mut items = HashMap::with_capacity(raw.len());
+        for item in raw {
+            match items::parse(&item, self.owner()) {
+                Ok((key, labels)) => {
+                    items.insert(key, labels);
+                }
+                Err(why) => tracing::warn!(table = %self.table, item = %serde_json::Value::Object(item), %why, "skipping a DynamoDB item that cannot be read; its record counts as nobody's"),
+            }
+        }
+        Ok(items)
+    }
+
+    /// The provider's records with the labels of their items; ownership TXT records hidden, their labels
+    /// moved to records that have no item yet (marked [`NEEDS_MIGRATION`]).
+    fn label(&self, records: Vec<Endpoint>, items: &HashMap<ItemKey, Labels>) -> (Vec<Endpoint>, HashSet<ItemKey>) {
+        let own = &self.ownership;
+        let mut orphans: HashSet<&ItemKey> = items.keys().collect();
+        let mut endpoints = Vec::with_capacity(records.len());
+        // Ownership TXT records (with their labels), found by (endpoint name, set identifier, AAAA or not)
+        // as external-dns keys them; of two with one key the later wins, as there.
+        let mut txt_records: Vec<(Option<Endpoint>, Labels)> = Vec::new();
+        let mut txt_by_key: HashMap<(String, String, bool), usize> = HashMap::new();
+        for mut record in records {
+            let key = ItemKey::of(&record);
+            if let Some(l) = items.get(&key) {
+                record.labels = l.clone();
+                orphans.remove(&key);
+            } else if record.record_type == RecordType::Txt
+                && let Some(l) = record.targets.first().and_then(|v| labels::parse(v, own.key()).ok())
+            {
+                let (name, rt) = own.mapper().to_endpoint_name(&record.dns_name);
+                txt_by_key.insert((name, record.set_identifier.clone(), rt == RecordType::Aaaa), txt_records.len());
+                txt_records.push((Some(record), l));
+                continue;
+            }
+            endpoints.push(record);
+        }
+        if !txt_by_key.is_empty() {
+            let wildcard = own.wildcard_replacement();
+            for ep in endpoints.iter_mut().filter(|e| !items.contains_key(&ItemKey::of(e))) {
+                let name = match ep.dns_name.strip_prefix("*.") {
+                    Some(rest) if !wildcard.is_empty() => format!("{wildcard}.{rest}"),
+                    _ if ep.dns_name == "*" && !wildcard.is_empty() => wildcard.to_string(),
+                    _ => ep.dns_name.clone(),
+                };
+                let k = (name, ep.set_identifier.clone(), ep.record_type == RecordType::Aaaa);
+                if let Some(&at) = txt_by_key.get(&k) {
+                    let (record, l) = &mut txt_records[at];
+                    ep.labels.extend(l.iter().map(|(k, v)| (k.clone(), v.clone())));
+                    ep.provider_specific.set(NEEDS_MIGRATION, "true");
+                    *record = None;
+                }
+            }
+        }
+        // Ownership TXT records no record took: ours (by their own owner label) are shown as ours, so the
+        // plan deletes them where TXT is managed; anyone else's stay hidden and untouched.
+        let mut left = 0;
+        for (record, l) in txt_records {
+            if let Some(mut record) = record
+                && l.get(label::OWNER).map(String::as_str) == Some(self.owner())
+            {
+                record.labels = Labels::new();
+                record.labels.insert(label::OWNER.to_string(), self.owner().to_string());
+                endpoints.push(record);
+                left += 1;
+            }
+        }
+        if left > 0 && !self.txt_managed {
+            tracing::info!(
+                records = left,
+                "old TXT ownership records are not deleted because TXT is not a managed record type"
+            );
+        }
+        (endpoints, orphans.into_iter().cloned().collect())
+    }
+}
+
+/// The changes the registry writes: creates, and updates and deletes of records that are ours.
+fn writes(change: &Change, owner: &str) -> bool {
+    let ours = |e: &Endpoint| e.owner() == Some(owner);
+    match change {
+        Change::Create(_) => true,
+        Change::Delete(r) => ours(r),
+        Change::Update { old, new } => ours(old) && ours(new),
+    }
+}
+
+/// The labels an item of `r` states: its labels, owned by `owner`.
+fn owned_labels(r: &Endpoint, owner: &str) -> Labels {
+    let mut labels = r.labels.clone();
+    labels.insert(label::OWNER.to_string(), owner.to_string());
+    labels
+}
+
+#[async_trait]
+impl Registry for DynamoDbRegistry {
+    async fn records(&self) -> Result<Snapshot, RegistryError> {
+        let (read, items) = tokio::join!(self.provider.records(), self.read_items());
+        let (read, items) = (read?, items?);
+        let (records, orphans) = self.label(read.endpoints, &items);
+        Ok(Snapshot::with_registry_state(records, read.state, ReadItems { items, orphans }))
+    }
+
+    async fn apply(&self, snapshot: &Snapshot, changes: &[Change]) -> Result<Written, RegistryError> {
+        let empty = ReadItems::default();
+        let read = snapshot.registry_state::<ReadItems>().unwrap_or(&empty);
+        let (owner, table) = (self.owner(), self.table.as_str());
+        let mut written = WrittenItems::default();
+        let mut failures: Vec<ChangeFailure> = Vec::new();
+
+        // 1. Claims: an item for every record to create, before the record; another owner's item wins.
+        let mut claims: Vec<(usize, Statement)> = Vec::new();
+        for (at, change) in changes.iter().enumerate() {
+            if !writes(change, owner) {
+                written.skipped.insert(at);
+            } else if let Change::Create(r) = change {
+                let (key, labels) = (ItemKey::of(r), owned_labels(r, owner));
+                match read.items.get(&key) {
+                    Some(old) if *old == labels => {}
+                    Some(_) => claims.push((at, items::update(table, &key, &labels))),
+                    None => claims.push((at, items::insert(table, &key, owner, &labels))),
+                }
+            }
+        }
+        let results = self.execute(claims.iter().map(|(_, s)| s)).await?;
+        for ((at, _), result) in claims.iter().zip(results) {
+            if let Err(e) = result {
+                failures.push(refused(&changes[*at], table, &e));
+                written.skipped.insert(*at);
+            }
+        }
+
+        // 2. The records.
+        let units: Vec<Unit<'_>> = changes
+            .iter()
+            .enumerate()
+            .filter(|(at, _)| !written.skipped.contains(at))
+            .map(|(_, c)| Unit::new(c))
+            .collect();
+        if !units.is_empty() {
+            match self.provider.apply(snapshot.provider_state(), &units).await {
+                Ok(()) => {}
+                Err(ProviderError::Partial { failures: f }) => failures.extend(f),
+                // Nothing says which records landed: the claims stay (an item of ours without its record
+                // is claimed again by the next create, or released by a later write), nothing else is
+                // written.
+                Err(e) => return Err(e.into()),
+            }
+        }
+        let failed: HashSet<&str> = failures.iter().map(|f| f.record.as_str()).collect();
+
+        // 3. After the records: a refused create's claim taken back; the labels of updated records (the
+        // item inserted for a migrated one); the items of deleted records and of records gone (only ours:
+        // the delete names our owner id) released.
+        let mut after: Vec<(Option<usize>, ItemKey, Statement, Option<Labels>)> = Vec::new();
+        let mut kept: HashSet<ItemKey> = HashSet::new();
+        for (at, change) in changes.iter().enumerate() {
+            if written.skipped.contains(&at) {
+                continue;
+            }
+            let refused = failed.contains(change.record_name().to_string().as_str());
+            if refused {
+                written.skipped.insert(at);
+            }
+            match change {
+                Change::Create(r) => {
+                    let key = ItemKey::of(r);
+                    if !refused {
+                        written.items.push((key.clone(), Some(owned_labels(r, owner))));
+                        kept.insert(key);
+                    } else if !read.items.contains_key(&key) {
+                        after.push((None, key.clone(), items::delete(table, &key, owner), None));
+                    }
+                }
+                Change::Update { old, new } if !refused => {
+                    let key = ItemKey::of(new);
+                    kept.insert(key.clone());
+                    let labels = Some(new.labels.clone());
+                    if old.provider_specific.get(NEEDS_MIGRATION).is_some() {
+                        after.push((Some(at), key.clone(), items::insert(table, &key, owner, &new.labels), labels));
+                    } else if old.labels != new.labels {
+                        after.push((Some(at), key.clone(), items::update(table, &key, &new.labels), labels));
+                    }
+                }
+                Change::Delete(r) if !refused => {
+                    let key = ItemKey::of(r);
+                    after.push((Some(at), key.clone(), items::delete(table, &key, owner), None));
+                }
+                _ => {}
+            }
+        }
+        let zones = self.provider.domain_filter();
+        let mut orphans: Vec<&ItemKey> = read
+            .orphans
+            .iter()
+            .filter(|k| !kept.contains(*k) && !after.iter().any(|(_, a, _, _)| a == *k) && zones.matches(k.name()))
+            .collect();
+        orphans.sort();
+        for key in orphans {
+            after.push((None, key.clone(), items::delete(table, key, owner), None));
+        }
+        let results = self.execute(after.iter().map(|(_, _, s, _)| s)).await?;
+        written.orphans_released = true;
+        for ((at, key, _, labels), result) in after.into_iter().zip(results) {
+            match (result, at) {
+                (Ok(()), Some(_)) => written.items.push((key, labels)),
+                (Ok(()), None) => {}
+                (Err(e), Some(at)) => {
+                    // The record was written, its item not: only the next read knows how the item stands.
+                    failures.push(refused(&changes[at], table, &e));
+                    written.incomplete = true;
+                }
+                (Err(e), None) => {
+                    tracing::warn!(table = %table, item = %key, error = %e, "cannot delete this DynamoDB item of ours");
+                    written.orphans_released = false;
+                }
+            }
+        }
+        if !failures.is_empty() {
+            return Err(ProviderError::Partial { failures }.into());
+        }
+        Ok(Written::with_registry_state(written))
+    }
+
+    fn fold_applied(&self, snapshot: &mut Snapshot, changes: &[Change], written: Written) -> bool {
+        let Some(w) = written.into_registry_state::<WrittenItems>() else {
+            return false;
+        };
+        if w.incomplete {
+            return false;
+        }
+        let owner = self.owner().to_string();
+        let applied = changes.iter().enumerate().filter(|(at, _)| !w.skipped.contains(at)).map(|(_, c)| c);
+        snapshot.records.fold(applied, |_, change| match change {
+            Change::Create(r) => Some(owned_labels(r, &owner)),
+            Change::Update { new, .. } => {
+                let mut l = new.labels.clone();
+                l.remove(NEEDS_MIGRATION);
+                Some(l)
+            }
+            Change::Delete(_) => None,
+        });
+        let Some(state) = snapshot.registry_state_mut::<ReadItems>() else {
+            return false;
+        };
+        for (key, labels) in w.items {
+            state.orphans.remove(&key);
+            match labels {
+                Some(l) => {
+                    state.items.insert(key, l);
+                }
+                None => {
+                    state.items.remove(&key);
+                }
+            }
+        }
+        if w.orphans_released {
+            for k in std::mem::take(&mut state.orphans) {
+                state.items.remove(&k);
+            }
+        }
+        self.provider.read_state_outlives_writes()
+    }
+
+    async fn adjust_endpoints(&self, endpoints: Vec<Endpoint>) -> Result<Vec<Endpoint>, RegistryError> {
+        Ok(self.provider.adjust_endpoints(endpoints).await?)
+    }
+
+    fn domain_filter(&self) -> DomainFilter {
+        self.provider.domain_filter()
+    }
+}
+
+/// A statement DynamoDB refused for `change`'s item: a warning naming the record and the table, and the
+/// failure the sync reports.
+fn refused(change: &Change, table: &str, e: &StatementError) -> ChangeFailure {
+    let record = change.endpoint();
+    let reason = if e.code == "DuplicateItem" {
+        tracing::warn!(record = %record, table = %table, "not creating the record: its DynamoDB item is held by another owner");
+        format!("its DynamoDB item in table {table:?} is held by another owner")
+    } else {
+        tracing::warn!(record = %record, table = %table, error = %e, "the record's DynamoDB item was not written");
+        format!("its DynamoDB item in table {table:?} was not written: {e}")
+    };
+    ChangeFailure {
+        record: change.record_name().to_string(),
+        reason,
+    }
+}
