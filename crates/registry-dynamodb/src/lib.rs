@@ -259,7 +259,9 @@ impl DynamoDbRegistry {
                 Ok((key, labels)) => {
                     items.insert(key, labels);
                 }
-                Err(why) => tracing::warn!(table = %self.table, item = %serde_json::Value::Object(item), %why, "skipping a DynamoDB item that cannot be read; its record counts as nobody's"),
+                Err(why) => {
+                    tracing::warn!(table = %self.table, item = %serde_json::Value::Object(item), %why, "skipping a DynamoDB item that cannot be read; its record counts as nobody's")
+                }
             }
         }
         Ok(items)
@@ -284,7 +286,10 @@ impl DynamoDbRegistry {
                 && let Some(l) = record.targets.first().and_then(|v| labels::parse(v, own.key()).ok())
             {
                 let (name, rt) = own.mapper().to_endpoint_name(&record.dns_name);
-                txt_by_key.insert((name, record.set_identifier.clone(), rt == RecordType::Aaaa), txt_records.len());
+                txt_by_key.insert(
+                    (name, record.set_identifier.clone(), rt == RecordType::Aaaa),
+                    txt_records.len(),
+                );
                 txt_records.push((Some(record), l));
                 continue;
             }
@@ -353,7 +358,11 @@ impl Registry for DynamoDbRegistry {
         let (read, items) = tokio::join!(self.provider.records(), self.read_items());
         let (read, items) = (read?, items?);
         let (records, orphans) = self.label(read.endpoints, &items);
-        Ok(Snapshot::with_registry_state(records, read.state, ReadItems { items, orphans }))
+        Ok(Snapshot::with_registry_state(
+            records,
+            read.state,
+            ReadItems { items, orphans },
+        ))
     }
 
     async fn apply(&self, snapshot: &Snapshot, changes: &[Change]) -> Result<Written, RegistryError> {
@@ -432,7 +441,12 @@ impl Registry for DynamoDbRegistry {
                     kept.insert(key.clone());
                     let labels = Some(new.labels.clone());
                     if old.provider_specific.get(NEEDS_MIGRATION).is_some() {
-                        after.push((Some(at), key.clone(), items::insert(table, &key, owner, &new.labels), labels));
+                        after.push((
+                            Some(at),
+                            key.clone(),
+                            items::insert(table, &key, owner, &new.labels),
+                            labels,
+                        ));
                     } else if old.labels != new.labels {
                         after.push((Some(at), key.clone(), items::update(table, &key, &new.labels), labels));
                     }
@@ -485,7 +499,11 @@ impl Registry for DynamoDbRegistry {
             return false;
         }
         let owner = self.owner().to_string();
-        let applied = changes.iter().enumerate().filter(|(at, _)| !w.skipped.contains(at)).map(|(_, c)| c);
+        let applied = changes
+            .iter()
+            .enumerate()
+            .filter(|(at, _)| !w.skipped.contains(at))
+            .map(|(_, c)| c);
         snapshot.records.fold(applied, |_, change| match change {
             Change::Create(r) => Some(owned_labels(r, &owner)),
             Change::Update { new, .. } => {

@@ -230,17 +230,13 @@ async fn handle(State(state): State<Arc<Mutex<Inner>>>, headers: HeaderMap, body
     }
 }
 
-fn table_name(request: &Item) -> Result<&str, Response> {
-    request
-        .get("TableName")
-        .and_then(Value::as_str)
-        .ok_or_else(|| validation("TableName is required"))
+fn table_name(request: &Item) -> Option<&str> {
+    request.get("TableName").and_then(Value::as_str)
 }
 
 fn describe_table(s: &Inner, request: &Item) -> Response {
-    let name = match table_name(request) {
-        Ok(n) => n,
-        Err(r) => return r,
+    let Some(name) = table_name(request) else {
+        return validation("TableName is required");
     };
     let Some(t) = s.tables.get(name) else {
         return error(
@@ -272,9 +268,8 @@ fn describe_table(s: &Inner, request: &Item) -> Response {
 }
 
 fn scan(s: &Inner, request: &Item) -> Response {
-    let name = match table_name(request) {
-        Ok(n) => n,
-        Err(r) => return r,
+    let Some(name) = table_name(request) else {
+        return validation("TableName is required");
     };
     let Some(t) = s.tables.get(name) else {
         return error("ResourceNotFoundException", "Requested resource not found");

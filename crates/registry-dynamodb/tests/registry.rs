@@ -1,0 +1,301 @@
+//! The DynamoDB registry against the strict DynamoDB fake (moto's PartiQL cannot run external-dns's
+//! statements) and the in-memory provider: the items it writes, as external-dns lays them out; claims,
+//! labels and releases; the migration of TXT ownership records; refusals.
+
+use std::sync::Arc;
+
+use extdns_endpoint::{Change, Endpoint, RecordType, label};
+use extdns_provider::{InMemoryProvider, Provider, ProviderError};
+use extdns_provider_aws::{CredentialSource, Credentials};
+use extdns_registry::{Ownership, OwnershipConfig, Registry, RegistryError};
+use extdns_registry_dynamodb::{DynamoDbConfig, DynamoDbRegistry, NEEDS_MIGRATION};
+use extdns_test_support::dynamodb_fake::Fake;
+use serde_json::{Value, json};
+
+const TABLE: &str = "external-dns";
+
+fn ownership(owner: &str) -> Ownership {
+    let mut c = OwnershipConfig::default();
+    c.owner_id = owner.to_string();
+    Ownership::new(c).expect("valid ownership")
+}
+
+fn registry(fake: &Fake, provider: Arc<InMemoryProvider>, owner: &str) -> DynamoDbRegistry {
+    let env = |k: &str| match k {
+        "AWS_ENDPOINT_URL_DYNAMODB" => Some(fake.url.clone()),
+        _ => None,
+    };
+    let mut config =
+        DynamoDbConfig::from_env(TABLE, "eu-west-1", ownership(owner), None, &env).expect("a configuration");
+    config.client.credentials = CredentialSource::Static(Credentials::new("AKIDTEST", "secret"));
+    config.client.backoff.initial = std::time::Duration::from_millis(5);
+    DynamoDbRegistry::new(provider, config).expect("a registry")
+}
+
+fn a(name: &str, target: &str) -> Endpoint {
+    Endpoint::new(name, RecordType::A, [target])
+}
+
+fn with_resource(mut e: Endpoint, resource: &str) -> Endpoint {
+    e.labels.insert(label::RESOURCE.to_string(), resource.to_string());
+    e
+}
+
+fn item(key: &str, owner: &str, resource: &str) -> Value {
+    json!({"k": {"S": key}, "o": {"S": owner}, "l": {"M": {"resource": {"S": resource}}}})
+}
+
+async fn setup(owner: &str) -> (Fake, Arc<InMemoryProvider>, DynamoDbRegistry) {
+    let fake = Fake::start().await;
+    fake.table(TABLE);
+    let provider = Arc::new(InMemoryProvider::new(vec!["example.org".into()]));
+    let registry = registry(&fake, provider.clone(), owner);
+    (fake, provider, registry)
+}
+
+#[tokio::test]
+async fn records_are_claimed_labelled_and_released_as_external_dns_lays_items_out() -> Result<(), RegistryError> {
+    let (fake, provider, registry) = setup("me").await;
+    let web = with_resource(a("web.example.org", "192.0.2.1"), "service/default/web");
+    let snapshot = registry.records().await?;
+    registry.apply(&snapshot, &[Change::Create(web.clone())]).await?;
+    assert_eq!(
+        fake.items(TABLE),
+        vec![item("web.example.org#A#", "me", "service/default/web")]
+    );
+    assert_eq!(
+        fake.lock().last_scope.split('/').nth(1),
+        Some("eu-west-1"),
+        "signed for the region given"
+    );
+
+    let snapshot = registry.records().await?;
+    assert_eq!(snapshot.records.len(), 1);
+    let current = snapshot.records[0].clone();
+    assert_eq!(current.owner(), Some("me"));
+    assert_eq!(
+        current.labels.get(label::RESOURCE).map(String::as_str),
+        Some("service/default/web")
+    );
+
+    // An update that changes the resource label rewrites `l`; the record moves too.
+    let mut new = with_resource(a("web.example.org", "192.0.2.2"), "ingress/default/web");
+    new.labels.insert(label::OWNER.to_string(), "me".to_string());
+    registry.apply(&snapshot, &[Change::update(current, new)]).await?;
+    assert_eq!(
+        fake.items(TABLE),
+        vec![item("web.example.org#A#", "me", "ingress/default/web")]
+    );
+    assert_eq!(provider.snapshot()[0].targets.join(","), "192.0.2.2");
+
+    let snapshot = registry.records().await?;
+    registry
+        .apply(&snapshot, &[Change::Delete(snapshot.records[0].clone())])
+        .await?;
+    assert!(fake.items(TABLE).is_empty());
+    assert!(provider.snapshot().is_empty());
+    Ok(())
+}
+
+#[tokio::test]
+async fn other_owners_items_are_neither_read_nor_taken() -> Result<(), RegistryError> {
+    let (fake, provider, registry) = setup("me").await;
+    fake.put(TABLE, item("theirs.example.org#A#", "them", "service/x/theirs"));
+    provider.insert([a("theirs.example.org", "192.0.2.9")]);
+    let snapshot = registry.records().await?;
+    assert_eq!(
+        snapshot.records[0].owner(),
+        None,
+        "another owner's record reads as nobody's"
+    );
+
+    // A create at a key another owner holds (its record gone) is refused per record, and not written.
+    provider
+        .apply(
+            &Default::default(),
+            &[extdns_provider::Unit::new(&Change::Delete(a(
+                "theirs.example.org",
+                "192.0.2.9",
+            )))],
+        )
+        .await?;
+    let snapshot = registry.records().await?;
+    let err = registry
+        .apply(
+            &snapshot,
+            &[
+                Change::Create(a("theirs.example.org", "192.0.2.1")),
+                Change::Create(a("mine.example.org", "192.0.2.2")),
+            ],
+        )
+        .await
+        .expect_err("the claim is refused");
+    match err {
+        RegistryError::Provider(ProviderError::Partial { failures }) => {
+            assert_eq!(failures.len(), 1);
+            assert_eq!(failures[0].record, "theirs.example.org A");
+            assert!(failures[0].reason.contains("another owner"), "{}", failures[0].reason);
+        }
+        other => panic!("not a per-record failure: {other}"),
+    }
+    let names: Vec<String> = provider.snapshot().into_iter().map(|e| e.dns_name).collect();
+    assert_eq!(
+        names,
+        vec!["mine.example.org"],
+        "the refused record is not created, the other one is"
+    );
+    assert_eq!(
+        fake.items(TABLE),
+        vec![
+            json!({"k": {"S": "mine.example.org#A#"}, "o": {"S": "me"}, "l": {"M": {}}}),
+            item("theirs.example.org#A#", "them", "service/x/theirs")
+        ]
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_record_the_provider_refuses_leaves_no_item() -> Result<(), RegistryError> {
+    let (fake, provider, registry) = setup("me").await;
+    provider.set_fail_on(Some(Arc::new(|e: &Endpoint| {
+        (e.dns_name == "bad.example.org").then(|| "refused by the test".to_string())
+    })));
+    let snapshot = registry.records().await?;
+    let err = registry
+        .apply(
+            &snapshot,
+            &[
+                Change::Create(a("bad.example.org", "192.0.2.1")),
+                Change::Create(a("good.example.org", "192.0.2.2")),
+            ],
+        )
+        .await
+        .expect_err("one record is refused");
+    assert!(err.to_string().contains("bad.example.org"), "{err}");
+    let keys: Vec<Value> = fake.items(TABLE).into_iter().map(|i| i["k"].clone()).collect();
+    assert_eq!(
+        keys,
+        vec![json!({"S": "good.example.org#A#"})],
+        "the refused record's claim is taken back"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn txt_ownership_records_are_migrated_into_items() -> Result<(), RegistryError> {
+    let (fake, provider, registry) = setup("me").await;
+    provider.insert([
+        a("web.example.org", "192.0.2.1"),
+        Endpoint::new(
+            "a-web.example.org",
+            RecordType::Txt,
+            ["\"heritage=external-dns,external-dns/owner=me,external-dns/resource=service/default/web\""],
+        ),
+        a("other.example.org", "192.0.2.3"),
+        Endpoint::new(
+            "a-other.example.org",
+            RecordType::Txt,
+            ["\"heritage=external-dns,external-dns/owner=them,external-dns/resource=service/x/other\""],
+        ),
+    ]);
+    let snapshot = registry.records().await?;
+    assert_eq!(
+        snapshot.records.len(),
+        2,
+        "ownership TXT records are hidden: {:?}",
+        snapshot.records
+    );
+    let web = snapshot
+        .records
+        .iter()
+        .find(|e| e.dns_name == "web.example.org")
+        .cloned()
+        .expect("web");
+    assert_eq!(web.owner(), Some("me"));
+    assert_eq!(web.provider_specific.get(NEEDS_MIGRATION), Some("true"));
+    let other = snapshot
+        .records
+        .iter()
+        .find(|e| e.dns_name == "other.example.org")
+        .expect("other");
+    assert_eq!(other.owner(), Some("them"));
+
+    // The plan updates the marked record (the desired one has no such property): the item is inserted.
+    let mut new = with_resource(a("web.example.org", "192.0.2.1"), "service/default/web");
+    new.labels.insert(label::OWNER.to_string(), "me".to_string());
+    registry.apply(&snapshot, &[Change::update(web, new)]).await?;
+    assert_eq!(
+        fake.items(TABLE),
+        vec![item("web.example.org#A#", "me", "service/default/web")]
+    );
+
+    // Then the record reads from its item, and its old TXT record shows as ours (the plan deletes it where
+    // TXT is managed); the other owner's TXT record stays hidden.
+    let snapshot = registry.records().await?;
+    let web = snapshot
+        .records
+        .iter()
+        .find(|e| e.dns_name == "web.example.org")
+        .expect("web");
+    assert_eq!(web.provider_specific.get(NEEDS_MIGRATION), None);
+    let txts: Vec<(&str, Option<&str>)> = snapshot
+        .records
+        .iter()
+        .filter(|e| e.record_type == RecordType::Txt)
+        .map(|e| (e.dns_name.as_str(), e.owner()))
+        .collect();
+    assert_eq!(txts, vec![("a-web.example.org", Some("me"))]);
+    Ok(())
+}
+
+#[tokio::test]
+async fn items_of_records_gone_are_released_and_throttling_is_retried() -> Result<(), RegistryError> {
+    let (fake, provider, registry) = setup("me").await;
+    fake.put(TABLE, item("gone.example.org#A#", "me", "service/default/gone"));
+    fake.put(TABLE, item("elsewhere.example.com#A#", "me", "service/default/x"));
+    fake.lock().scan_page = 1;
+    fake.lock().throttle_next = 2;
+    let snapshot = registry.records().await?;
+    registry
+        .apply(&snapshot, &[Change::Create(a("new.example.org", "192.0.2.1"))])
+        .await?;
+    let keys: Vec<Value> = fake.items(TABLE).into_iter().map(|i| i["k"]["S"].clone()).collect();
+    assert_eq!(
+        keys,
+        vec![json!("elsewhere.example.com#A#"), json!("new.example.org#A#")],
+        "the orphan in the provider's zones is released, the one outside them kept"
+    );
+    let s = fake.lock();
+    assert_eq!(
+        s.requests.iter().filter(|r| *r == "Scan").count(),
+        2,
+        "both pages are read"
+    );
+    assert_eq!(
+        s.requests.iter().filter(|r| *r == "DescribeTable").count(),
+        3,
+        "throttled twice, then answered"
+    );
+    drop(s);
+    assert_eq!(provider.snapshot().len(), 1);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_table_not_as_external_dns_needs_it_is_refused_by_name() {
+    let fake = Fake::start().await;
+    fake.create_table(TABLE, &[("k", "S"), ("r", "S")], &[("k", "HASH"), ("r", "RANGE")]);
+    let provider = Arc::new(InMemoryProvider::new(vec!["example.org".into()]));
+    let err = registry(&fake, provider.clone(), "me")
+        .records()
+        .await
+        .expect_err("a range key is refused");
+    assert!(
+        err.to_string().contains("range key") && err.to_string().contains(TABLE),
+        "{err}"
+    );
+
+    let fake = Fake::start().await;
+    let err = registry(&fake, provider, "me").records().await.expect_err("no table");
+    assert!(err.to_string().contains("ResourceNotFoundException"), "{err}");
+}
