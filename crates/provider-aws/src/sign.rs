@@ -130,7 +130,15 @@ impl Signer {
         body: &[u8],
     ) -> Result<Vec<(String, String)>, SignerError> {
         let credentials = self.credentials.get().await.map_err(SignerError::Credentials)?;
-        self::headers(&identity(&credentials), &self.region, &self.service, method, url, headers, body)
-            .map_err(SignerError::Sign)
+        self::headers(
+            &identity(&credentials),
+            &self.region,
+            &self.service,
+            method,
+            url,
+            headers,
+            body,
+        )
+        .map_err(SignerError::Sign)
     }
 }
