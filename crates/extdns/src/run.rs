@@ -10,6 +10,7 @@ use extdns_informer::{Cluster, LiveCluster, ManifestCluster, ResourceKind};
 use extdns_leader::{ElectionConfig, LeaderElection};
 use extdns_provider::Provider;
 use extdns_registry::{NoopRegistry, Registry, TxtRegistry};
+use extdns_registry_crd::{CrdRegistry, CrdRegistryConfig};
 use extdns_source::Pipeline;
 use tracing::info;
 
@@ -168,7 +169,11 @@ pub async fn build_controller(
 ) -> anyhow::Result<Controller> {
     let pipeline = wiring::build_pipeline(&settings.sources)?;
     let cluster = build_cluster(settings, &pipeline.watched_kinds()).await?;
-    controller_with_pipeline(settings, pipeline, cluster, provider, metrics)
+    let registry = match &settings.registry {
+        RegistrySettings::Crd(config) => crd_registry(settings, config, provider).await?,
+        other => build_registry(other, provider)?,
+    };
+    Ok(controller_over(settings, pipeline, cluster, registry, metrics))
 }
 
 /// [`build_controller`] over a given cluster view (tests use a live view fed by hand, or one that never
@@ -197,14 +202,23 @@ pub fn controller_with_pipeline(
     metrics: Arc<Metrics>,
 ) -> anyhow::Result<Controller> {
     let registry = build_registry(&settings.registry, provider)?;
-    let source = Arc::new(pipeline);
-    Ok(Controller::new(
+    Ok(controller_over(settings, pipeline, cluster, registry, metrics))
+}
+
+fn controller_over(
+    settings: &Settings,
+    pipeline: Pipeline,
+    cluster: Arc<dyn Cluster>,
+    registry: Arc<dyn Registry>,
+    metrics: Arc<Metrics>,
+) -> Controller {
+    Controller::new(
         cluster,
-        source,
+        Arc::new(pipeline),
         registry,
         settings.controller.clone(),
         metrics,
-    ))
+    )
 }
 
 /// The registry over the provider.
@@ -215,11 +229,39 @@ pub fn build_registry(
     match settings {
         RegistrySettings::Txt(config) => Ok(Arc::new(TxtRegistry::new(provider, (**config).clone()))),
         RegistrySettings::Noop => Ok(Arc::new(NoopRegistry::new(provider))),
+        RegistrySettings::Crd(_) => Err(ValidationError(
+            "--registry=crd keeps ownership in DNSRecord objects: it is built with the controller's Kubernetes \
+             client (build_controller)"
+                .to_string(),
+        )),
         RegistrySettings::Unsupported(name) => Err(ValidationError(format!(
             "registry {} is not supported by extdns yet",
             name.as_str()
         ))),
     }
+}
+
+/// The CRD registry, with a client of its own (the watches' connections stay theirs) in
+/// `--crd-registry-namespace`, else the controller's namespace as external-dns finds it.
+async fn crd_registry(
+    settings: &Settings,
+    config: &CrdRegistryConfig,
+    provider: Arc<dyn Provider>,
+) -> anyhow::Result<Arc<dyn Registry>> {
+    let ClusterSettings::ApiServer(kube) = &settings.cluster else {
+        anyhow::bail!("--registry=crd keeps ownership in DNSRecord objects on the API server; --manifests has none");
+    };
+    let client = kube_client(kube).await?;
+    let mut config = config.clone();
+    if config.namespace.is_empty() {
+        let pod = std::env::var("POD_NAMESPACE").ok();
+        config.namespace = extdns_registry_crd::default_namespace(client.default_namespace(), pod.as_deref());
+        info!(
+            namespace = %config.namespace,
+            "--crd-registry-namespace not given: the DNSRecords are kept in the controller's namespace"
+        );
+    }
+    Ok(Arc::new(CrdRegistry::new(client, provider, config)))
 }
 
 /// The cluster view: the manifest files when given, else the API server (kubeconfig or in-cluster).

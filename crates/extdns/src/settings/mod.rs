@@ -246,6 +246,9 @@ pub enum RegistrySettings {
     Txt(Box<TxtRegistryConfig>),
     /// `--registry=noop`: every record is treated as owned.
     Noop,
+    /// `--registry=crd`: ownership in DNSRecord objects on the API server; an empty namespace is the
+    /// controller's own, found when the client is built.
+    Crd(extdns_registry_crd::CrdRegistryConfig),
     /// An external-dns registry extdns does not implement; refused when built.
     Unsupported(RegistryName),
 }
@@ -256,6 +259,7 @@ impl RegistrySettings {
         match self {
             RegistrySettings::Txt(_) => RegistryName::Txt.as_str(),
             RegistrySettings::Noop => RegistryName::Noop.as_str(),
+            RegistrySettings::Crd(_) => RegistryName::Crd.as_str(),
             RegistrySettings::Unsupported(name) => name.as_str(),
         }
     }
@@ -470,6 +474,7 @@ pub fn controller(flags: &Flags) -> Result<Settings, ValidationError> {
             RegistrySettings::Txt(Box::new(config))
         }
         RegistryName::Noop => RegistrySettings::Noop,
+        RegistryName::Crd => RegistrySettings::Crd(registry::crd(flags)?),
         other => RegistrySettings::Unsupported(other),
     };
     let policy: Policy = r
@@ -484,6 +489,7 @@ pub fn controller(flags: &Flags) -> Result<Settings, ValidationError> {
         domain_filter,
         owner_id: match &registry {
             RegistrySettings::Txt(config) => config.ownership.owner_id().to_string(),
+            RegistrySettings::Crd(config) => config.owner_id.clone(),
             _ => String::new(),
         },
         old_owner_id: non_empty(&r.migrate_from_txt_owner),

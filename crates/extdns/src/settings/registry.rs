@@ -1,6 +1,8 @@
-//! `--registry=txt`: the `--txt-*` ownership flags, checked by the registry's own rules.
+//! `--registry=txt`: the `--txt-*` ownership flags, checked by the registry's own rules; `--registry=crd`:
+//! the owner id and `--crd-registry-namespace`.
 
 use extdns_registry::{Ownership, OwnershipConfig, RegistryError};
+use extdns_registry_crd::{CrdRegistryConfig, CrdRegistryError};
 
 use super::{ValidationError, invalid, non_empty};
 use crate::flags::Flags;
@@ -27,6 +29,18 @@ pub(crate) fn ownership(flags: &Flags) -> Result<Ownership, ValidationError> {
                 "--txt-encrypt-enabled needs --txt-encrypt-aes-key (32 bytes, raw or standard base64)".to_string()
             }
             other => other.to_string(),
+        })
+    })
+}
+
+/// The CRD registry's settings: `--txt-owner-id` is the DNSRecords' owner label, so it must be a label value;
+/// `--crd-registry-namespace` empty is the controller's own namespace.
+pub(crate) fn crd(flags: &Flags) -> Result<CrdRegistryConfig, ValidationError> {
+    let r = &flags.registry;
+    CrdRegistryConfig::new(&r.txt_owner_id, r.crd_registry_namespace.trim()).map_err(|e| {
+        invalid(match e {
+            CrdRegistryError::EmptyOwnerId => "--txt-owner-id must not be empty".to_string(),
+            other => format!("--txt-owner-id: {other}"),
         })
     })
 }

@@ -417,13 +417,37 @@ fn txt_encryption_settings_are_checked_with_the_flags() {
 
 #[test]
 fn unsupported_providers_and_registries_are_left_to_the_wiring() -> Result<(), ValidationError> {
-    let s = controller(&flags(&["--source=service", "--provider=linode", "--registry=crd"]))?;
+    let s = controller(&flags(&["--source=service", "--provider=linode", "--registry=aws-sd"]))?;
     assert!(
         matches!(s.provider, ProviderSettings::Unsupported(ProviderName::Linode)),
         "{:?}",
         s.provider
     );
-    assert_eq!(s.registry.name(), "crd");
+    assert_eq!(s.registry.name(), "aws-sd");
+    Ok(())
+}
+
+#[test]
+fn the_crd_registry_owns_as_the_txt_owner_id_in_its_namespace() -> Result<(), ValidationError> {
+    let s = controller(&flags(&inmemory_with(&[
+        "--registry=crd",
+        "--txt-owner-id=blue",
+        "--crd-registry-namespace=dns",
+    ])))?;
+    let RegistrySettings::Crd(config) = &s.registry else {
+        panic!("expected the CRD registry, got {:?}", s.registry);
+    };
+    assert_eq!((config.owner_id.as_str(), config.namespace.as_str()), ("blue", "dns"));
+    assert_eq!(s.controller.plan.owner_id, "blue");
+    let RegistrySettings::Crd(config) = controller(&flags(&inmemory_with(&["--registry=crd"])))?.registry else {
+        panic!("expected the CRD registry");
+    };
+    assert_eq!(config.namespace, "", "the controller's own, found with the client");
+    let e = controller_err(&inmemory_with(&["--registry=crd", "--txt-owner-id=a b"]));
+    assert!(
+        e.starts_with("--txt-owner-id: the owner id \"a b\" cannot be a Kubernetes label value"),
+        "{e}"
+    );
     Ok(())
 }
 
