@@ -83,6 +83,21 @@ impl Moto {
         text
     }
 
+    /// The record sets of a zone as moto lists them (`ListResourceRecordSets`, up to 300), its XML as
+    /// sent: two reads compare equal exactly when nothing changed.
+    pub async fn record_sets(&self, zone_id: &str) -> String {
+        let response = reqwest::Client::new()
+            .get(format!("{}/2013-04-01/hostedzone/{zone_id}/rrset", self.url))
+            .header("authorization", AUTH)
+            .send()
+            .await
+            .expect("moto answers");
+        let status = response.status();
+        let text = response.text().await.expect("moto's answer");
+        assert!(status.is_success(), "moto refused to list {zone_id}: {status} {text}");
+        text
+    }
+
     /// Create a hosted zone (private ones in a made-up VPC) with tags; returns its id.
     pub async fn zone(&self, name: &str, private: bool, tags: &[(&str, &str)]) -> String {
         let vpc = if private {

@@ -14,6 +14,7 @@ pub mod crd;
 pub mod degraded;
 pub mod differential;
 pub mod drift;
+pub mod dynamodb;
 pub mod encryption;
 pub mod events;
 pub mod gateway_versions;
@@ -113,6 +114,12 @@ pub const ALL: &[Scenario] = &[
         about: "--txt-encrypt-enabled --events on BIND and the strict Route53 fake: three address changes and a delete leave one ownership value per name, then none",
         default: true,
         run: encryption::run,
+    },
+    Scenario {
+        name: "dynamodb",
+        about: "--registry=dynamodb with --provider=aws (moto's Route53, the strict DynamoDB fake): external-dns v0.23.0 and extdns write the same items and take over each other's zone and table without a write",
+        default: true,
+        run: dynamodb::run,
     },
     Scenario {
         name: "drift",
