@@ -58,14 +58,16 @@ existing one (`default` unless named). */}}
 {{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default (printf "v%s" .Chart.AppVersion)) }}
 {{- end }}
 
-{{/* `provider` is an object with `name`, or (deprecated) the name itself. */}}
-{{- define "extdns.providerName" -}}
+{{/* `provider` is an object with `name`, or (deprecated) the name itself. Defined under external-dns's helper
+name, so `provider: null` fails with the error external-dns's chart gives (naming this helper). */}}
+{{- define "external-dns.providerName" -}}
 {{- if kindIs "string" .Values.provider }}
 {{- .Values.provider }}
 {{- else }}
 {{- .Values.provider.name }}
 {{- end }}
 {{- end }}
+{{- define "extdns.providerName" -}}{{ include "external-dns.providerName" . }}{{- end }}
 
 {{- define "extdns.webhookImage" -}}
 {{- if or (empty .image.repository) (empty .image.tag) }}
@@ -151,4 +153,3 @@ external-dns up to v0.20 addressed it by; extdns asks discovery, which agrees fo
 {{- define "external-dns.selectorLabels" -}}{{ include "extdns.selectorLabels" . }}{{- end }}
 {{- define "external-dns.serviceAccountName" -}}{{ include "extdns.serviceAccountName" . }}{{- end }}
 {{- define "external-dns.image" -}}{{ include "extdns.image" . }}{{- end }}
-{{- define "external-dns.providerName" -}}{{ include "extdns.providerName" . }}{{- end }}

@@ -2,9 +2,13 @@
 The read rules the configured sources need, in external-dns's chart order (so the same sources give the same
 ClusterRole), for one scope:
 - "all": everything, for the ClusterRole of a cluster-wide install;
-- "namespaced": what is watched in the source namespace (`--namespace`), for the Role of a namespaced install;
-- "cluster": what extdns watches outside any one namespace even when namespaced (Nodes for the service source,
-  Namespaces and ListenerSets for the Gateway API sources, Gateways unless `gatewayNamespace` is set).
+- "namespaced": the Role of a namespaced install, external-dns's chart's rules for it: what is watched in the
+  source namespace (`--namespace`), and Gateways (and ListenerSets) when `gatewayNamespace` is not set;
+- "cluster": what extdns watches outside any one namespace even when namespaced (Nodes for the service source
+  when `rbac.namespacedNodeAccess`, Namespaces and ListenerSets for the Gateway API sources, Gateways unless
+  `gatewayNamespace` is set), for the
+  ClusterRole `<fullname>-namespaces` (external-dns's chart's name for its ClusterRole of a namespaced
+  install, which holds Namespaces alone).
 Sources extdns does not have yet keep external-dns's rules, so the chart is ready when they come.
 */}}
 {{- define "extdns.rules" -}}
@@ -15,7 +19,7 @@ Sources extdns does not have yet keep external-dns's rules, so the chart is read
 {{- $cluster := or $all (eq .scope "cluster") }}
 {{- $gateway := include "extdns.gatewaySources" .root }}
 {{- $read := "[\"get\",\"watch\",\"list\"]" }}
-{{- if and $cluster (or (has "node" $s) (has "pod" $s) (has "service" $s) (has "contour-httpproxy" $s) (has "gloo-proxy" $s) (has "openshift-route" $s) (has "skipper-routegroup" $s)) }}
+{{- if and (or $all (and $cluster $v.rbac.namespacedNodeAccess)) (or (has "node" $s) (has "pod" $s) (has "service" $s) (has "contour-httpproxy" $s) (has "gloo-proxy" $s) (has "openshift-route" $s) (has "skipper-routegroup" $s)) }}
 - apiGroups: [""]
   resources: ["nodes"]
   verbs: ["list","watch"]
@@ -69,14 +73,24 @@ Sources extdns does not have yet keep external-dns's rules, so the chart is read
   resources: [{{ printf "%s/status" (index $crd 1) | quote }}]
   verbs: ["update"]
 {{- end }}
+{{- if and $ns (eq $v.registry "crd") }}
+- apiGroups: ["externaldns.k8s.io"]
+  resources: ["dnsrecords"]
+  verbs: ["get","watch","list","create","update","delete"]
+- apiGroups: ["externaldns.k8s.io"]
+  resources: ["dnsrecords/status"]
+  verbs: ["update"]
+{{- end }}
 {{- if $gateway }}
-{{- /* extdns watches Gateways in gatewayNamespace, else in every namespace; ListenerSets and Namespaces in every namespace. */}}
-{{- if and $cluster (or $all (not $v.gatewayNamespace)) }}
+{{- /* extdns watches Gateways in gatewayNamespace (a Role there, below), else in every namespace; ListenerSets
+and Namespaces in every namespace. A namespaced install's Role also has Gateways and ListenerSets when
+gatewayNamespace is not set, as external-dns's chart's has. */}}
+{{- if or $all (not $v.gatewayNamespace) }}
 - apiGroups: ["gateway.networking.k8s.io"]
   resources: ["gateways"]
   verbs: {{ $read }}
 {{- end }}
-{{- if and $cluster $v.enableGatewayListenerSets }}
+{{- if and $v.enableGatewayListenerSets (or $cluster (not $v.gatewayNamespace)) }}
 - apiGroups: ["gateway.networking.k8s.io"]
   resources: ["listenersets"]
   verbs: {{ $read }}

@@ -11,6 +11,7 @@ use extdns_leader::{ElectionConfig, LeaderElection};
 use extdns_provider::Provider;
 use extdns_registry::{NoopRegistry, Registry, TxtRegistry};
 use extdns_registry_crd::{CrdRegistry, CrdRegistryConfig};
+use extdns_registry_dynamodb::DynamoDbRegistry;
 use extdns_source::Pipeline;
 use tracing::info;
 
@@ -229,6 +230,10 @@ pub fn build_registry(
     match settings {
         RegistrySettings::Txt(config) => Ok(Arc::new(TxtRegistry::new(provider, (**config).clone()))),
         RegistrySettings::Noop => Ok(Arc::new(NoopRegistry::new(provider))),
+        RegistrySettings::Dynamodb(config) => Ok(Arc::new(
+            DynamoDbRegistry::new(provider, (**config).clone())
+                .map_err(|e| ValidationError(format!("--registry=dynamodb: {e}")))?,
+        )),
         RegistrySettings::Crd(_) => Err(ValidationError(
             "--registry=crd keeps ownership in DNSRecord objects: it is built with the controller's Kubernetes \
              client (build_controller)"

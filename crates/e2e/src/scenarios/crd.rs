@@ -179,7 +179,7 @@ pub fn custom_group(ctx: &mut Ctx) -> Result<()> {
     apply_file(ctx, &file)?;
     apply_json(ctx, &tsig_secret(&ns, "tsig", "secret"))?;
     let release = format!("extdns-{ns}");
-    let (c, kubeconfig) = rendered_pod(ctx, &ns, &release, "extdns", &[], dir.path())?;
+    let (c, kubeconfig) = rendered_pod(ctx, &ns, &release, "external-dns", &[], dir.path())?;
 
     let endpoint = |name: &str, entries: serde_json::Value| {
         json!({

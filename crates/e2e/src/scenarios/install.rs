@@ -272,7 +272,7 @@ pub fn chart(ctx: &mut Ctx) -> Result<()> {
         ctx,
         &ns,
         &release,
-        "extdns",
+        "external-dns",
         &["--leader-elect", "--events-emit=RecordReady", "--source=service"],
         dir.path(),
     )?;

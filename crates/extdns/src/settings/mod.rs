@@ -249,6 +249,8 @@ pub enum RegistrySettings {
     /// `--registry=crd`: ownership in DNSRecord objects on the API server; an empty namespace is the
     /// controller's own, found when the client is built.
     Crd(extdns_registry_crd::CrdRegistryConfig),
+    /// `--registry=dynamodb`: ownership labels in a DynamoDB table (`--dynamodb-table`, `--dynamodb-region`).
+    Dynamodb(Box<extdns_registry_dynamodb::DynamoDbConfig>),
     /// An external-dns registry extdns does not implement; refused when built.
     Unsupported(RegistryName),
 }
@@ -260,6 +262,7 @@ impl RegistrySettings {
             RegistrySettings::Txt(_) => RegistryName::Txt.as_str(),
             RegistrySettings::Noop => RegistryName::Noop.as_str(),
             RegistrySettings::Crd(_) => RegistryName::Crd.as_str(),
+            RegistrySettings::Dynamodb(_) => RegistryName::Dynamodb.as_str(),
             RegistrySettings::Unsupported(name) => name.as_str(),
         }
     }
@@ -475,6 +478,12 @@ pub fn controller(flags: &Flags) -> Result<Settings, ValidationError> {
         }
         RegistryName::Noop => RegistrySettings::Noop,
         RegistryName::Crd => RegistrySettings::Crd(registry::crd(flags)?),
+        RegistryName::Dynamodb => RegistrySettings::Dynamodb(Box::new(registry::dynamodb(
+            flags,
+            &managed_types,
+            &excluded_types,
+            &process_env,
+        )?)),
         other => RegistrySettings::Unsupported(other),
     };
     let policy: Policy = r
@@ -490,6 +499,7 @@ pub fn controller(flags: &Flags) -> Result<Settings, ValidationError> {
         owner_id: match &registry {
             RegistrySettings::Txt(config) => config.ownership.owner_id().to_string(),
             RegistrySettings::Crd(config) => config.owner_id.clone(),
+            RegistrySettings::Dynamodb(config) => config.ownership.owner_id().to_string(),
             _ => String::new(),
         },
         old_owner_id: non_empty(&r.migrate_from_txt_owner),
@@ -511,7 +521,7 @@ pub fn controller(flags: &Flags) -> Result<Settings, ValidationError> {
         // registry) and the TXT registry's `--txt-cache-interval`; the longer of the two wins, as each alone
         // would keep the records at least that long.
         records_cache_interval: flags.provider.provider_cache_time.max(match r.registry {
-            RegistryName::Txt => r.txt_cache_interval,
+            RegistryName::Txt | RegistryName::Dynamodb => r.txt_cache_interval,
             _ => Duration::ZERO,
         }),
     };

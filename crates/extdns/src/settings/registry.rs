@@ -3,8 +3,9 @@
 
 use extdns_registry::{Ownership, OwnershipConfig, RegistryError};
 use extdns_registry_crd::{CrdRegistryConfig, CrdRegistryError};
+use extdns_registry_dynamodb::DynamoDbConfig;
 
-use super::{ValidationError, invalid, non_empty};
+use super::{Env, ValidationError, invalid, non_empty};
 use crate::flags::Flags;
 
 /// The TXT registry's ownership settings, validated; errors name the flag at fault.
