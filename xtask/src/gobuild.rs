@@ -21,6 +21,10 @@
 //!   `target/e2e-bin/external-dns-chart-<version>`: the tests render it with the extdns image.
 //! - helm: `helm.sh/helm/v3/cmd/helm`, built with `go install` from its own module (no replaces), for the
 //!   chart tests (`helm lint`, `helm template`).
+//! - helm-unittest: its go.mod has a `replace`, which `go install module@version` refuses, so its command is
+//!   built with the module itself as the main module, in the module cache (`go build` writes nothing there).
+//!   It runs external-dns's chart tests against our chart (src/chart_tests.rs); both releases' charts are
+//!   copied out of their modules for their `tests/`.
 //! - the Gateway API CRDs as released: `config/crd/standard` and `config/crd/experimental` of the module
 //!   `sigs.k8s.io/gateway-api`, copied out of the module cache to `target/e2e-bin/gateway-api-crds-<version>`
 //!   (nothing is built): the `gateway-versions` scenario installs each channel on a control plane of its own.
@@ -47,6 +51,8 @@ pub const EXTERNAL_DNS_PREVIOUS: Release = Release {
     version: "v0.22.0",
     toolchain: None,
 };
+/// github.com/helm-unittest/helm-unittest: runs external-dns's chart test suites (helm-unittest's format).
+pub const HELM_UNITTEST: &str = "v1.1.2";
 /// sigs.k8s.io/gateway-api: the release whose CRDs (both channels) the `gateway-versions` scenario installs.
 pub const GATEWAY_API: &str = "v1.6.1";
 /// github.com/aws/amazon-ec2-metadata-mock: IMDSv2 for the AWS credential chain's instance-profile test.
@@ -77,6 +83,9 @@ pub struct GoBinaries {
     pub helm: PathBuf,
     /// external-dns's Helm chart directory (not a program; it comes from the same Go module).
     pub external_dns_chart: PathBuf,
+    /// The chart of [`EXTERNAL_DNS_PREVIOUS`], whose test suites our chart is held to as well.
+    pub external_dns_previous_chart: PathBuf,
+    pub helm_unittest: PathBuf,
     /// The Gateway API release's CRDs: `standard/` and `experimental/` (not programs either).
     pub gateway_api_crds: PathBuf,
 }
@@ -183,6 +192,8 @@ pub fn ensure(target: &Path) -> Result<GoBinaries> {
         ec2_metadata_mock: bin.join(format!("ec2-metadata-mock-{EC2_METADATA_MOCK}")),
         helm: bin.join(format!("helm-{HELM}")),
         external_dns_chart: bin.join(format!("external-dns-chart-{}", EXTERNAL_DNS.version)),
+        external_dns_previous_chart: bin.join(format!("external-dns-chart-{}", EXTERNAL_DNS_PREVIOUS.version)),
+        helm_unittest: bin.join(format!("helm-unittest-{HELM_UNITTEST}")),
         gateway_api_crds: bin.join(format!("gateway-api-crds-{GATEWAY_API}")),
     };
     let all = [
@@ -193,11 +204,13 @@ pub fn ensure(target: &Path) -> Result<GoBinaries> {
         &bins.external_dns_previous,
         &bins.ec2_metadata_mock,
         &bins.helm,
+        &bins.helm_unittest,
     ];
     let chart_copied = bins.external_dns_chart.join("Chart.yaml").is_file();
+    let previous_chart_copied = bins.external_dns_previous_chart.join("Chart.yaml").is_file();
     let crds_copied =
         bins.gateway_api_crds.join("standard").is_dir() && bins.gateway_api_crds.join("experimental").is_dir();
-    if all.iter().all(|p| p.is_file()) && chart_copied && crds_copied {
+    if all.iter().all(|p| p.is_file()) && chart_copied && previous_chart_copied && crds_copied {
         return Ok(bins);
     }
     let go = Go::find()?;
@@ -237,6 +250,9 @@ pub fn ensure(target: &Path) -> Result<GoBinaries> {
     if !bins.helm.is_file() {
         build_helm(&go, &work.join(format!("helm-{HELM}")), &bins.helm)?;
     }
+    if !bins.helm_unittest.is_file() {
+        build_helm_unittest(&go, &work, &bins.helm_unittest)?;
+    }
     if !chart_copied {
         copy_out_of_module(
             &go.with_toolchain(EXTERNAL_DNS.toolchain),
@@ -244,6 +260,15 @@ pub fn ensure(target: &Path) -> Result<GoBinaries> {
             &format!("sigs.k8s.io/external-dns@{}", EXTERNAL_DNS.version),
             &["charts/external-dns"],
             &bins.external_dns_chart,
+        )?;
+    }
+    if !previous_chart_copied {
+        copy_out_of_module(
+            &go.with_toolchain(EXTERNAL_DNS_PREVIOUS.toolchain),
+            &work,
+            &format!("sigs.k8s.io/external-dns@{}", EXTERNAL_DNS_PREVIOUS.version),
+            &["charts/external-dns"],
+            &bins.external_dns_previous_chart,
         )?;
     }
     if !crds_copied {
@@ -440,6 +465,17 @@ fn build_helm(go: &Go, gobin: &Path, out: &Path) -> Result<()> {
     std::fs::rename(gobin.join("helm"), out).with_context(|| format!("moving helm to {}", out.display()))?;
     say(&format!("built {}", out.display()));
     Ok(())
+}
+
+/// helm-unittest's command, built in its module's directory of the module cache: there its go.mod (with its
+/// `replace`) is the main module's, and the build only reads.
+fn build_helm_unittest(go: &Go, work: &Path, out: &Path) -> Result<()> {
+    say(&format!("building helm-unittest {HELM_UNITTEST} (about a minute cold)"));
+    std::fs::create_dir_all(work).with_context(|| format!("creating {}", work.display()))?;
+    let module = format!("github.com/helm-unittest/helm-unittest@{HELM_UNITTEST}");
+    let info = go.output(work, &["mod", "download", "-json", &module])?;
+    let dir = json_string_field(&info, "Dir").with_context(|| format!("`go mod download` gave no Dir for {module}"))?;
+    build_into(go, Path::new(&dir), out, "-s -w", "./cmd/helm-unittest")
 }
 
 /// Directories of a Go module (`module@version`), from the module cache (`go mod download`), into `to`: one

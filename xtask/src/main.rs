@@ -5,6 +5,8 @@
 //! - `test`: everything CI runs, on a fresh Debian machine too: installs what is missing (Debian packages
 //!   when root, the Go programs with `go`), then the unit tests, the real-DNS-server suites and the real
 //!   Kubernetes end-to-end suite with the differential against external-dns.
+//! - `chart-tests`: external-dns's own chart tests (helm-unittest suites of v0.22.0 and v0.23.0) on
+//!   `charts/extdns`, every case passing but the deliberate differences (src/chart_tests.rs); part of `test`.
 //! - `e2e [SCENARIO...]`: the real-server suites only (RFC2136 against BIND and Knot, then the Kubernetes
 //!   scenarios; with names, only those scenarios).
 //! - `bench [FILTER]`: every criterion benchmark (or those matching FILTER); `bench e2e-latency [--count N]`:
@@ -22,6 +24,7 @@
 //! - `fuzz [--seconds N] [--no-sanitizer] [TARGET...]`: the cargo-fuzz targets in `fuzz/`, each for a bounded
 //!   time (nightly).
 
+mod chart_tests;
 mod crates;
 mod deps;
 mod fuzz;
@@ -47,10 +50,11 @@ fn main() -> Result<()> {
         "bench" if rest.first().map(String::as_str) == Some("scale") => scale(&rest[1..]),
         "bench" => bench(&rest),
         "e2e" => e2e(&rest),
+        "chart-tests" => chart_tests::run(&go_binaries()?),
         "fuzz" => fuzz::fuzz(&rest),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test | e2e [SCENARIO...] | bench [FILTER] | bench e2e-latency [--count N] | bench scale [--services N] [--pods M] [--changes K] [--idle SECONDS] [--stream SECONDS] [--watch-list on|off] | dist [--arch amd64|arm64|all] [--pgo] | image | check-crates [--verify] | fuzz [--seconds N] [--no-sanitizer] [TARGET...]>"
+                "usage: cargo xtask <test | chart-tests | e2e [SCENARIO...] | bench [FILTER] | bench e2e-latency [--count N] | bench scale [--services N] [--pods M] [--changes K] [--idle SECONDS] [--stream SECONDS] [--watch-list on|off] | dist [--arch amd64|arm64|all] [--pgo] | image | check-crates [--verify] | fuzz [--seconds N] [--no-sanitizer] [TARGET...]>"
             );
             std::process::exit(2);
         }
@@ -155,6 +159,9 @@ fn test() -> Result<()> {
         tests.args(["test", "--workspace", "--", "--test-threads=2"]);
         servers.export_to(&mut tests);
         run(tests)
+    })?;
+    timed("external-dns's chart tests (helm-unittest) on charts/extdns", || {
+        chart_tests::run(&servers.go)
     })?;
     timed("end-to-end scenarios on a real API server", || {
         kube_e2e(&servers.go, Profile::Dev, &["run".to_string()])
