@@ -4,7 +4,8 @@
 //! (`charts/extdns/tests/golden/`, rewritten with `EXTDNS_UPDATE_GOLDEN=1`); and for every rendering, extdns
 //! itself parses the arguments and, when it has every configured source, the RBAC must grant exactly what those
 //! sources watch, each in the namespace extdns watches it in. external-dns's own chart
-//! (`EXTDNS_TEST_EXTERNAL_DNS_CHART`) is held to the same checks with the extdns image.
+//! (`EXTDNS_TEST_EXTERNAL_DNS_CHART`) is held to the same checks with the extdns image, and our CRDs to its.
+//! external-dns's own helm-unittest suites run on this chart in `cargo xtask chart-tests`.
 
 // Shared with tests/deploy.rs, which also uses the kind list.
 #[allow(dead_code)]
@@ -481,6 +482,52 @@ fn the_same_values_render_the_same_arguments_and_rules_in_both_charts() -> Resul
             };
             assert_eq!(rules(&ours), rules(&theirs), "ClusterRole rules for {values}");
         }
+    }
+    Ok(())
+}
+
+/// `v` without its `description` fields (the prose of a CRD's schema, which is ours).
+fn without_descriptions(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(k, _)| k.as_str() != "description")
+                .map(|(k, v)| (k.clone(), without_descriptions(v)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(without_descriptions).collect()),
+        other => other.clone(),
+    }
+}
+
+/// The CRDs our chart ships (`crds/`, as external-dns's chart ships them) define external-dns's API exactly: the
+/// same names, versions, subresources, columns and schema, only the descriptions being ours; so every object
+/// one program writes the other's CRD accepts.
+#[test]
+fn the_crds_define_external_dns_api_exactly() -> Result<(), Error> {
+    extdns_test_support::require!(ExternalDnsChart);
+    let upstream = program("EXTDNS_TEST_EXTERNAL_DNS_CHART").join("crds");
+    let mut names: Vec<String> = std::fs::read_dir(&upstream)?
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "dnsendpoints.externaldns.k8s.io.yaml",
+            "dnsrecords.externaldns.k8s.io.yaml"
+        ]
+    );
+    for name in names {
+        let read = |dir: &Path| -> Result<Value, Error> {
+            Ok(serde_saphyr::from_str(&std::fs::read_to_string(dir.join(&name))?)?)
+        };
+        let (ours, theirs) = (read(&chart().join("crds"))?, read(&upstream)?);
+        assert_eq!(
+            without_descriptions(&ours),
+            without_descriptions(&theirs),
+            "{name}: our CRD differs from external-dns's beyond descriptions"
+        );
     }
     Ok(())
 }
