@@ -541,11 +541,22 @@ fn bad_configuration_exits_2_everywhere() -> Result<(), Error> {
                 "--once",
                 "--source=service",
                 "--provider=inmemory",
+                "--registry=aws-sd",
+                "--manifests",
+                ex,
+            ],
+            "registry aws-sd is not supported",
+        ),
+        (
+            vec![
+                "--once",
+                "--source=service",
+                "--provider=inmemory",
                 "--registry=dynamodb",
                 "--manifests",
                 ex,
             ],
-            "registry dynamodb is not supported",
+            "--dynamodb-region",
         ),
         (
             vec![

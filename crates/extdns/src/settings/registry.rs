@@ -1,6 +1,9 @@
 //! `--registry=txt`: the `--txt-*` ownership flags, checked by the registry's own rules; `--registry=crd`:
-//! the owner id and `--crd-registry-namespace`.
+//! the owner id and `--crd-registry-namespace`; `--registry=dynamodb`: the table, its region and the AWS
+//! credentials.
 
+use extdns_endpoint::RecordType;
+use extdns_provider_aws::AssumeRole;
 use extdns_registry::{Ownership, OwnershipConfig, RegistryError};
 use extdns_registry_crd::{CrdRegistryConfig, CrdRegistryError};
 use extdns_registry_dynamodb::DynamoDbConfig;
@@ -44,4 +47,42 @@ pub(crate) fn crd(flags: &Flags) -> Result<CrdRegistryConfig, ValidationError> {
             other => format!("--txt-owner-id: {other}"),
         })
     })
+}
+
+/// The DynamoDB registry's settings: the owner id and the `--txt-*` flags its migration reads TXT ownership
+/// records with (as for the TXT registry), `--dynamodb-table`, `--dynamodb-region` (else the environment's
+/// region), the AWS credential chain with `--aws-assume-role`, and `--aws-api-retries`, as external-dns's
+/// DynamoDB client gets them.
+pub(crate) fn dynamodb(
+    flags: &Flags,
+    managed: &[RecordType],
+    excluded: &[RecordType],
+    var: Env<'_>,
+) -> Result<DynamoDbConfig, ValidationError> {
+    let r = &flags.registry;
+    let aws = &flags.aws;
+    let role = aws.assume_role.trim();
+    let external_id = aws.assume_role_external_id.trim();
+    let assume_role = (!role.is_empty()).then(|| AssumeRole {
+        role_arn: role.to_string(),
+        external_id: (!external_id.is_empty()).then(|| external_id.to_string()),
+    });
+    let mut config = DynamoDbConfig::from_env(
+        &r.dynamodb_table,
+        &r.dynamodb_region,
+        ownership(flags)?,
+        assume_role,
+        var,
+    )
+    .map_err(|e| invalid(format!("--registry=dynamodb: {e}")))?;
+    config.txt_managed = managed.contains(&RecordType::Txt) && !excluded.contains(&RecordType::Txt);
+    config.client.backoff.max_attempts = u32::try_from(aws.api_retries)
+        .map_err(|_| {
+            invalid(format!(
+                "--aws-api-retries must not be negative (got {})",
+                aws.api_retries
+            ))
+        })?
+        .saturating_add(1);
+    Ok(config)
 }
