@@ -553,10 +553,11 @@ fn bad_configuration_exits_2_everywhere() -> Result<(), Error> {
                 "--source=service",
                 "--provider=inmemory",
                 "--registry=dynamodb",
+                "--dynamodb-table=",
                 "--manifests",
                 ex,
             ],
-            "--dynamodb-region",
+            "--dynamodb-table must not be empty",
         ),
         (
             vec![
