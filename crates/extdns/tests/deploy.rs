@@ -345,6 +345,48 @@ fn the_leader_election_component_runs_two_replicas_on_the_lease_its_role_grants(
 }
 
 #[test]
+fn the_crd_registry_component_keeps_dnsrecords_where_its_role_grants_them() -> Result<(), Error> {
+    extdns_test_support::require!(Kubectl);
+    let dir = tempfile::tempdir_in(deploy(""))?;
+    std::fs::write(
+        dir.path().join("kustomization.yaml"),
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: extdns\n\
+         resources: [../overlays/rfc2136]\ncomponents: [../components/crd-registry]\n",
+    )?;
+    let docs = kustomize(dir.path())?;
+    let mut args = strings(&extdns_container(&docs)?["args"]);
+    args.push("--rfc2136-tsig-secret=c2VjcmV0".to_string());
+    let cli = extdns::flags::try_parse_from(std::iter::once("extdns".to_string()).chain(args))?;
+    let settings = extdns::settings::controller(&cli.flags)?;
+    let extdns::settings::RegistrySettings::Crd(config) = &settings.registry else {
+        return Err(format!(
+            "expected --registry=crd to win over the base's txt, got {:?}",
+            settings.registry
+        )
+        .into());
+    };
+    assert_eq!(config.namespace, "", "the pod's own namespace, where the Role is");
+    assert_eq!(config.owner_id, "default");
+    let role = of_kind(&docs, "Role")[0];
+    assert_eq!(role["metadata"]["namespace"], "extdns");
+    let rules = role["rules"].as_array().ok_or("no rules")?;
+    let grants = |resource: &str| -> BTreeSet<String> {
+        rules
+            .iter()
+            .filter(|r| strings(&r["apiGroups"]) == ["externaldns.k8s.io"] && strings(&r["resources"]) == [resource])
+            .flat_map(|r| strings(&r["verbs"]))
+            .collect()
+    };
+    let verbs = ["get", "list", "watch", "create", "update", "delete"];
+    assert_eq!(grants("dnsrecords"), verbs.map(String::from).into());
+    assert_eq!(grants("dnsrecords/status"), BTreeSet::from(["update".to_string()]));
+    let binding = of_kind(&docs, "RoleBinding")[0];
+    assert_eq!(binding["roleRef"]["name"], role["metadata"]["name"]);
+    assert_eq!(binding["subjects"][0]["name"], "extdns");
+    Ok(())
+}
+
+#[test]
 fn no_manifest_uses_the_deprecated_tsig_axfr_flag() -> Result<(), Error> {
     fn walk(dir: &Path, found: &mut Vec<PathBuf>) -> std::io::Result<()> {
         for e in std::fs::read_dir(dir)? {

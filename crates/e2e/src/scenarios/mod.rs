@@ -11,6 +11,7 @@ use crate::control_plane::ControlPlane;
 
 pub mod crash;
 pub mod crd;
+pub mod crd_registry;
 pub mod degraded;
 pub mod differential;
 pub mod drift;
@@ -96,6 +97,12 @@ pub const ALL: &[Scenario] = &[
         about: "--source=crd with --crd-source-apiversion=externaldns.nginx.org/v1 (external-dns #6414) from our chart's extraArgs, with its RBAC: records, status with conditions (Filtered outside the domain filter), Events in that group",
         default: true,
         run: crd::custom_group,
+    },
+    Scenario {
+        name: "crd-registry",
+        about: "--registry=crd: the registry crate on the API server (DNSRecords as external-dns writes them, refusals, another owner's object), then external-dns v0.23.0 and extdns each taking over the other's DNSRecords and zone with no change",
+        default: true,
+        run: crd_registry::run,
     },
     Scenario {
         name: "sources",
