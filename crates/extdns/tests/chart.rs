@@ -446,6 +446,7 @@ fn the_same_values_render_the_same_arguments_and_rules_in_both_charts() -> Resul
     let upstream = program("EXTDNS_TEST_EXTERNAL_DNS_CHART");
     let cases = [
         json!({ "policy": "upsert-only" }),
+        json!({ "policy": "sync", "registry": "crd", "sources": ["service", "crd"] }),
         upstream_values(false),
         upstream_values(true),
         json!({
@@ -528,6 +529,23 @@ fn the_crds_define_external_dns_api_exactly() -> Result<(), Error> {
             without_descriptions(&theirs),
             "{name}: our CRD differs from external-dns's beyond descriptions"
         );
+    }
+    Ok(())
+}
+
+/// Our schema takes external-dns's chart's own values files (its defaults, every key, and its CI values) as
+/// they are: a values file written for that chart is never refused here.
+#[test]
+fn external_dns_chart_values_files_render_here() -> Result<(), Error> {
+    extdns_test_support::require!(Helm, ExternalDnsChart);
+    let upstream = program("EXTDNS_TEST_EXTERNAL_DNS_CHART");
+    for file in ["values.yaml", "ci/ci-values.yaml"] {
+        let values: Value = serde_saphyr::from_str(&std::fs::read_to_string(upstream.join(file))?)?;
+        // external-dns's chart requires `policy` as ours does; its defaults leave it empty.
+        let values = merge(&values, &json!({ "policy": "sync" }));
+        let text = render(&chart(), "dns", "dns", &values)?.map_err(|e| format!("{file}: {e}"))?;
+        let args = controller_args(&documents(&text)?).ok_or("no controller container")?;
+        check_args_parse(file, &args);
     }
     Ok(())
 }
