@@ -459,14 +459,17 @@ impl Registry for DynamoDbRegistry {
             }
         }
         let zones = self.provider.domain_filter();
-        let mut orphans: Vec<&ItemKey> = read
+        let written_keys: HashSet<&ItemKey> = after.iter().map(|(_, k, _, _)| k).collect();
+        let mut orphans: Vec<ItemKey> = read
             .orphans
             .iter()
-            .filter(|k| !kept.contains(*k) && !after.iter().any(|(_, a, _, _)| a == *k) && zones.matches(k.name()))
+            .filter(|k| !kept.contains(*k) && !written_keys.contains(k) && zones.matches(k.name()))
+            .cloned()
             .collect();
         orphans.sort();
         for key in orphans {
-            after.push((None, key.clone(), items::delete(table, key, owner), None));
+            let delete = items::delete(table, &key, owner);
+            after.push((None, key, delete, None));
         }
         let results = self.execute(after.iter().map(|(_, _, s, _)| s)).await?;
         written.orphans_released = true;
@@ -506,12 +509,7 @@ impl Registry for DynamoDbRegistry {
             .map(|(_, c)| c);
         snapshot.records.fold(applied, |_, change| match change {
             Change::Create(r) => Some(owned_labels(r, &owner)),
-            Change::Update { new, .. } => {
-                let mut l = new.labels.clone();
-                l.remove(NEEDS_MIGRATION);
-                Some(l)
-            }
-            Change::Delete(_) => None,
+            Change::Update { .. } | Change::Delete(_) => None,
         });
         let Some(state) = snapshot.registry_state_mut::<ReadItems>() else {
             return false;
