@@ -6,9 +6,8 @@ ClusterRole), for one scope:
   source namespace (`--namespace`), and Gateways (and ListenerSets) when `gatewayNamespace` is not set;
 - "cluster": what extdns watches outside any one namespace even when namespaced (Nodes for the service source
   when `rbac.namespacedNodeAccess`, Namespaces and ListenerSets for the Gateway API sources, Gateways unless
-  `gatewayNamespace` is set), for the
-  ClusterRole `<fullname>-namespaces` (external-dns's chart's name for its ClusterRole of a namespaced
-  install, which holds Namespaces alone).
+  `gatewayNamespace` is set), for the ClusterRole `<fullname>-namespaces` (external-dns's chart's name for the
+  ClusterRole of a namespaced install, which holds Namespaces alone there).
 Sources extdns does not have yet keep external-dns's rules, so the chart is ready when they come.
 */}}
 {{- define "extdns.rules" -}}
