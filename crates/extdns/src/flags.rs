@@ -224,6 +224,9 @@ pub struct Flags {
     /// The Cloudflare provider.
     #[command(flatten)]
     pub cloudflare: CloudflareFlags,
+    /// The Pi-hole provider.
+    #[command(flatten)]
+    pub pihole: PiholeFlags,
     /// extdns's own: objects from files instead of an API server.
     #[command(flatten)]
     pub offline: OfflineFlags,
@@ -1094,6 +1097,28 @@ pub struct CloudflareFlags {
         default_value = ""
     )]
     pub record_comment: String,
+}
+
+// -------------------------------------------------------------------------------------------- Pi-hole
+
+/// The Pi-hole provider's flags (Pi-hole v6's REST API).
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Pi-hole provider")]
+pub struct PiholeFlags {
+    /// The base URL of the Pi-hole web server (required with --provider=pihole).
+    #[arg(long = "pihole-server", id = "pihole-server", value_name = "URL", default_value = "")]
+    pub server: String,
+    /// The Pi-hole web interface's password (or an app password), if it has one.
+    #[arg(
+        long = "pihole-password",
+        id = "pihole-password",
+        value_name = "PASSWORD",
+        default_value = ""
+    )]
+    pub password: String,
+    /// Do not verify the TLS certificate of the Pi-hole web server.
+    #[arg(long = "pihole-tls-skip-verify", id = "pihole-tls-skip-verify", value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    pub tls_skip_verify: bool,
 }
 
 // ------------------------------------------------------------------------------------ extdns's own flags

@@ -17,7 +17,6 @@ const OWNERS: &[(&str, &str)] = &[
     ("oci", "the oci provider"),
     ("openshift-router-name", "the openshift-route source"),
     ("ovh", "the ovh provider"),
-    ("pihole", "the pihole provider"),
     ("pod-source-domain", "the pod source"),
     ("skipper-routegroup-groupversion", "the skipper-routegroup source"),
     ("traefik", "the traefik-proxy source"),

@@ -8,6 +8,7 @@ use extdns_provider::http::Observer;
 use extdns_provider::{InMemoryProvider, Provider};
 use extdns_provider_cloudflare::CloudflareProvider;
 use extdns_provider_coredns::CorednsProvider;
+use extdns_provider_pihole::PiholeProvider;
 use extdns_provider_rfc2136::Rfc2136Provider;
 use extdns_provider_webhook::{Call, CallCounter, CountCalls, WebhookProvider};
 
@@ -75,6 +76,18 @@ pub async fn build_observed_provider(
             let mut config = (**config).clone();
             config.observer = observer;
             started("--provider=cloudflare", CloudflareProvider::new(config))
+        }
+        ProviderSettings::Pihole { config, txt_registry } => {
+            if *txt_registry {
+                tracing::warn!(
+                    "--registry=txt with --provider=pihole: Pi-hole stores no TXT records, so every change that \
+                     needs an ownership record is refused; run --registry=noop as external-dns's Pi-hole \
+                     tutorial says"
+                );
+            }
+            let mut config = (**config).clone();
+            config.observer = observer;
+            started("--provider=pihole", PiholeProvider::new(config))
         }
         ProviderSettings::Unsupported(name) => Err(ValidationError(format!(
             "provider {} is not supported by extdns yet",

@@ -782,7 +782,6 @@ const BOOLEANS_OF_MISSING_SOURCES_AND_PROVIDERS: &[&str] = &[
     "ovh-enable-cname-relative",
     "ns1-ignoressl",
     "godaddy-api-ote",
-    "pihole-tls-skip-verify",
 ];
 
 #[test]

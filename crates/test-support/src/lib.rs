@@ -3,8 +3,8 @@
 //! runnable server ([`route53_fake`], [`cloudflare_fake`], [`pihole_fake`]), a Kubernetes control plane
 //! (`control_plane`, feature `control-plane`: etcd and kube-apiserver with deploy/ applied), [`dig`] helpers,
 //! certificates ([`tls`]), child processes owned by PID ([`proc`]), runs of the binary under test ([`cli`])
-//! over [`manifests`], the providers' benchmark round ([`bench`](mod@bench)), and the one rule for a server
-//! that is not installed ([`available`]).
+//! over [`manifests`], external-dns's connector source ([`connector`]), the providers' benchmark round
+//! ([`bench`](mod@bench)), and the one rule for a server that is not installed ([`available`]).
 //!
 //! That rule: plain `cargo test` on a machine with only the Rust toolchain passes, so a test that needs a
 //! real server skips with one line naming `cargo xtask test`. `cargo xtask test` (and so CI) sets
@@ -26,6 +26,7 @@
 pub mod bench;
 pub mod cli;
 pub mod cloudflare_fake;
+pub mod connector;
 #[cfg(feature = "control-plane")]
 pub mod control_plane;
 pub mod dig;

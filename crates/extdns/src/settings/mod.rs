@@ -20,6 +20,7 @@ mod ingress;
 mod kube;
 pub mod leader;
 pub(crate) mod pdns;
+pub mod pihole;
 mod pipeline;
 mod registry;
 mod rfc2136;
@@ -202,6 +203,14 @@ pub enum ProviderSettings {
     Coredns(Box<extdns_provider_coredns::CorednsConfig>),
     /// `--provider=cloudflare`.
     Cloudflare(Box<extdns_provider_cloudflare::CloudflareConfig>),
+    /// `--provider=pihole`: Pi-hole's v6 REST API.
+    Pihole {
+        /// The server, password and TLS setting.
+        config: Box<extdns_provider_pihole::PiholeConfig>,
+        /// `--registry=txt`: its ownership records cannot be stored in Pi-hole; warned about once logging
+        /// is up.
+        txt_registry: bool,
+    },
     /// `--provider=webhook`: the records live behind a webhook server.
     Webhook(Box<extdns_provider_webhook::WebhookConfig>),
     /// An external-dns provider extdns does not implement; refused when built.
@@ -218,6 +227,7 @@ impl ProviderSettings {
             ProviderSettings::Pdns { config } => config.write_rate = rate,
             ProviderSettings::Coredns(config) => config.write_rate = rate,
             ProviderSettings::Cloudflare(config) => config.write_rate = rate,
+            ProviderSettings::Pihole { config, .. } => config.write_rate = rate,
             ProviderSettings::Webhook(config) => config.write_rate = rate,
             ProviderSettings::Unsupported(_) => {}
         }
@@ -232,6 +242,7 @@ impl ProviderSettings {
             ProviderSettings::Pdns { .. } => ProviderName::Pdns.as_str(),
             ProviderSettings::Coredns(_) => ProviderName::Coredns.as_str(),
             ProviderSettings::Cloudflare(_) => ProviderName::Cloudflare.as_str(),
+            ProviderSettings::Pihole { .. } => ProviderName::Pihole.as_str(),
             ProviderSettings::Webhook(_) => ProviderName::Webhook.as_str(),
             ProviderSettings::Unsupported(name) => name.as_str(),
         }
@@ -462,6 +473,10 @@ pub fn controller(flags: &Flags) -> Result<Settings, ValidationError> {
         ProviderName::Cloudflare => {
             ProviderSettings::Cloudflare(Box::new(cloudflare::config(flags, &domain_filter, &process_env)?))
         }
+        ProviderName::Pihole => ProviderSettings::Pihole {
+            config: Box::new(pihole::config(flags, &domain_filter)?),
+            txt_registry: r.registry == RegistryName::Txt,
+        },
         ProviderName::Webhook => ProviderSettings::Webhook(Box::new(webhook::config(flags)?)),
         other => ProviderSettings::Unsupported(other),
     };
