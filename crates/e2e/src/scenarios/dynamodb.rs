@@ -2,7 +2,9 @@
 //! on the strict DynamoDB fake (moto's PartiQL cannot run the parameterised `INSERT` and `DELETE` external-dns
 //! sends), both controllers pointed there by the standard `AWS_ENDPOINT_URL_ROUTE_53` and
 //! `AWS_ENDPOINT_URL_DYNAMODB`. external-dns publishes first, then extdns runs on its zone and table and
-//! changes nothing; the other way round on a fresh zone and table; and both write the same items.
+//! changes nothing; the other way round on a fresh zone and table; and both write the same items. Then the
+//! migration from TXT ownership records: external-dns's TXT registry publishes two zones, each controller
+//! migrates one into its table, the items are the same again, and each takes over the other's.
 
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
@@ -74,7 +76,49 @@ pub fn run(ctx: &mut Ctx) -> Result<()> {
         &ns,
         &bind,
         "external-dns on extdns's zone and table",
+    )?;
+
+    let (theirs, ours) = (Backends::start(ctx)?, Backends::start(ctx)?);
+    for b in [&theirs, &ours] {
+        b.once_with(ctx, Which::ExternalDns, &ns, &bind, Registry::Txt)?;
+        if !b.items().is_empty() || !b.zone_text(ctx).contains("<Name>a-web.example.org.</Name>") {
+            bail!(
+                "external-dns's TXT registry did not publish its ownership records:\n{}",
+                b.zone_text(ctx)
+            );
+        }
+    }
+    theirs.once(ctx, Which::ExternalDns, &ns, &bind)?;
+    ours.once(ctx, Which::Extdns, &ns, &bind)?;
+    if theirs.items() != items || ours.items() != items {
+        bail!(
+            "the migrated items differ:\nexternal-dns: {:#?}\nextdns: {:#?}",
+            theirs.items(),
+            ours.items()
+        );
+    }
+    eprintln!("  identical items migrated from TXT ownership records: {}", items.len());
+    theirs.unchanged_by(
+        ctx,
+        Which::Extdns,
+        &ns,
+        &bind,
+        "extdns on external-dns's migrated table",
+    )?;
+    ours.unchanged_by(
+        ctx,
+        Which::ExternalDns,
+        &ns,
+        &bind,
+        "external-dns on extdns's migrated table",
     )
+}
+
+/// Where a run keeps ownership.
+#[derive(Clone, Copy)]
+enum Registry {
+    Txt,
+    Dynamodb,
 }
 
 /// One Route53 zone on its own moto and one table on its own DynamoDB fake.
@@ -93,22 +137,26 @@ impl Backends {
         Ok(Backends { moto, zone, dynamodb })
     }
 
-    fn run<'a>(&self, which: Which, ns: &'a str) -> Run<'a> {
+    fn run<'a>(&self, which: Which, ns: &'a str, registry: Registry) -> Run<'a> {
         let mut run = Run::new(which, ns);
-        run.provider = Some(
-            [
-                "--provider=aws",
-                "--aws-batch-change-interval=0s",
-                &format!("--domain-filter={ZONE}"),
-                "--registry=dynamodb",
-                &format!("--dynamodb-table={TABLE}"),
-                "--dynamodb-region=eu-west-1",
-                &format!("--txt-owner-id={OWNER}"),
-                "--policy=sync",
-            ]
-            .map(String::from)
-            .to_vec(),
-        );
+        let mut flags: Vec<String> = [
+            "--provider=aws",
+            "--aws-batch-change-interval=0s",
+            &format!("--domain-filter={ZONE}"),
+            &format!("--txt-owner-id={OWNER}"),
+            "--policy=sync",
+        ]
+        .map(String::from)
+        .to_vec();
+        flags.extend(match registry {
+            Registry::Txt => vec!["--registry=txt".to_string()],
+            Registry::Dynamodb => vec![
+                "--registry=dynamodb".to_string(),
+                format!("--dynamodb-table={TABLE}"),
+                "--dynamodb-region=eu-west-1".to_string(),
+            ],
+        });
+        run.provider = Some(flags);
         run.env = vec![
             ("AWS_ENDPOINT_URL_ROUTE_53", self.moto.url.clone()),
             ("AWS_ENDPOINT_URL_DYNAMODB", self.dynamodb.url.clone()),
@@ -120,7 +168,11 @@ impl Backends {
     }
 
     fn once(&self, ctx: &Ctx, which: Which, ns: &str, bind: &DnsServer) -> Result<()> {
-        self.run(which, ns).once(&ctx.cp, bind)?;
+        self.once_with(ctx, which, ns, bind, Registry::Dynamodb)
+    }
+
+    fn once_with(&self, ctx: &Ctx, which: Which, ns: &str, bind: &DnsServer, registry: Registry) -> Result<()> {
+        self.run(which, ns, registry).once(&ctx.cp, bind)?;
         let zone = self.zone_text(ctx);
         for want in ["web.example.org.", "api.example.org.", "lb.example.org."] {
             if !zone.contains(&format!("<Name>{want}</Name>")) {
@@ -143,7 +195,7 @@ impl Backends {
         let (zone, items) = (self.zone_text(ctx), self.items());
         let statements = self.dynamodb.lock().statements.len();
         let out = self
-            .run(which, ns)
+            .run(which, ns, Registry::Dynamodb)
             .once(&ctx.cp, bind)
             .with_context(|| what.to_string())?;
         let log = || crate::proc::tail(&String::from_utf8_lossy(&out.stderr), 20);

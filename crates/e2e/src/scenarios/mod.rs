@@ -124,7 +124,7 @@ pub const ALL: &[Scenario] = &[
     },
     Scenario {
         name: "dynamodb",
-        about: "--registry=dynamodb with --provider=aws (moto's Route53, the strict DynamoDB fake): external-dns v0.23.0 and extdns write the same items and take over each other's zone and table without a write",
+        about: "--registry=dynamodb with --provider=aws (moto's Route53, the strict DynamoDB fake): external-dns v0.23.0 and extdns write the same items, migrate the same TXT ownership records into the same items, and take over each other's zone and table without a write",
         default: true,
         run: dynamodb::run,
     },

@@ -86,3 +86,56 @@ pub(crate) fn dynamodb(
         .saturating_add(1);
     Ok(config)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(args: &[&str], vars: &[(&str, &str)]) -> Result<DynamoDbConfig, ValidationError> {
+        let flags = crate::settings::test_flags(
+            [
+                "--source=service",
+                "--provider=aws",
+                "--registry=dynamodb",
+                "--txt-owner-id=me",
+            ]
+            .iter()
+            .chain(args)
+            .copied(),
+        );
+        let env = |k: &str| vars.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string());
+        dynamodb(&flags, &[RecordType::A, RecordType::Txt], &[], &env)
+    }
+
+    #[test]
+    fn the_dynamodb_flags_and_the_environment_reach_the_registry() -> Result<(), ValidationError> {
+        let c = config(
+            &["--dynamodb-table=dns-owners", "--aws-api-retries=5"],
+            &[
+                ("AWS_REGION", "eu-west-1"),
+                ("AWS_ENDPOINT_URL_DYNAMODB", "http://127.0.0.1:4566"),
+            ],
+        )?;
+        assert_eq!(c.table, "dns-owners");
+        assert_eq!(c.ownership.owner_id(), "me");
+        assert_eq!(c.client.region, "eu-west-1");
+        assert_eq!(c.client.endpoint.as_str(), "http://127.0.0.1:4566/");
+        assert_eq!(c.client.backoff.max_attempts, 6);
+        assert!(c.txt_managed);
+
+        // --dynamodb-region wins over the environment; without an endpoint variable, DynamoDB's own.
+        let c = config(&["--dynamodb-region=us-west-2"], &[("AWS_REGION", "eu-west-1")])?;
+        assert_eq!(
+            (c.table.as_str(), c.client.region.as_str()),
+            ("external-dns", "us-west-2")
+        );
+        assert_eq!(c.client.endpoint.as_str(), "https://dynamodb.us-west-2.amazonaws.com/");
+        Ok(())
+    }
+
+    #[test]
+    fn a_missing_region_is_named() {
+        let e = config(&[], &[]).expect_err("no region");
+        assert!(e.to_string().contains("--dynamodb-region"), "{e}");
+    }
+}
