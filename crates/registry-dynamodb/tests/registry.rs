@@ -299,3 +299,30 @@ async fn a_table_not_as_external_dns_needs_it_is_refused_by_name() {
     let err = registry(&fake, provider, "me").records().await.expect_err("no table");
     assert!(err.to_string().contains("ResourceNotFoundException"), "{err}");
 }
+
+#[tokio::test]
+async fn writes_folded_into_a_snapshot_plan_like_a_fresh_read() -> Result<(), RegistryError> {
+    let (fake, _provider, registry) = setup("me").await;
+    let web = with_resource(a("web.example.org", "192.0.2.1"), "service/default/web");
+    let mut snapshot = registry.records().await?;
+    for round in 0..2 {
+        // Create, then delete, each against the snapshot the previous write was folded into (the
+        // incremental sync's cache): the second create must insert again, not update an item it deleted.
+        let create = [Change::Create(web.clone())];
+        let written = registry.apply(&snapshot, &create).await?;
+        assert!(registry.fold_applied(&mut snapshot, &create, written), "round {round}");
+        assert_eq!(snapshot.records.len(), 1);
+        assert_eq!(snapshot.records[0].owner(), Some("me"));
+        assert_eq!(fake.items(TABLE).len(), 1, "round {round}");
+
+        let delete = [Change::Delete(snapshot.records[0].clone())];
+        let written = registry.apply(&snapshot, &delete).await?;
+        assert!(registry.fold_applied(&mut snapshot, &delete, written));
+        assert!(snapshot.records.is_empty());
+        assert!(fake.items(TABLE).is_empty(), "round {round}");
+    }
+    let sent = fake.lock().statements.clone();
+    assert_eq!(sent.iter().filter(|s| s.starts_with("INSERT")).count(), 2, "{sent:#?}");
+    assert_eq!(sent.iter().filter(|s| s.starts_with("DELETE")).count(), 2, "{sent:#?}");
+    Ok(())
+}
