@@ -17,8 +17,8 @@
 //!
 //! Where extdns is safer than external-dns: a claim (`INSERT`) comes before the record is created, and is
 //! taken back when the provider refuses that record; labels and releases are written after the provider
-//! wrote the record; a refused statement is a warning naming its record, not the end of the sync; an
-//! unmatched ownership TXT record counts as ours only when it says so; items of ours whose record is gone
+//! wrote the record; a refused statement fails its record alone (a warning names it, the sync reports it)
+//! while the others are written; an unmatched ownership TXT record counts as ours only when it says so; items of ours whose record is gone
 //! are released only inside the provider's domain filter; and nothing is cached between syncs (the
 //! controller's cache serves `--txt-cache-interval`), so every full read scans the table.
 
@@ -44,9 +44,6 @@ pub use items::ItemKey;
 /// updates such a record, and the update inserts its item.
 pub const NEEDS_MIGRATION: &str = "dynamodb/needs-migration";
 
-/// The table external-dns uses when `--dynamodb-table` is not given.
-pub const DEFAULT_TABLE: &str = "external-dns";
-
 /// The registry's settings.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
@@ -55,7 +52,8 @@ pub struct DynamoDbConfig {
     pub table: String,
     /// The owner id, and the `--txt-*` settings the migration reads TXT ownership records with.
     pub ownership: Ownership,
-    /// The plan's managed and excluded types: old TXT ownership records are deleted only where TXT is managed.
+    /// Whether TXT is a managed record type (managed and not excluded): only then does the plan delete old
+    /// TXT ownership records, and otherwise a read says it will not.
     pub txt_managed: bool,
     /// How DynamoDB is reached.
     pub client: ClientConfig,
