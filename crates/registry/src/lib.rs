@@ -163,9 +163,7 @@ impl Written {
 
     /// The registry's own record of the write, if it stored one of type `T`.
     pub fn into_registry_state<T: std::any::Any>(self) -> Option<T> {
-        self.registry
-            .and_then(|s| s.0.downcast::<T>().ok())
-            .map(|b| *b)
+        self.registry.and_then(|s| s.0.downcast::<T>().ok()).map(|b| *b)
     }
 }
 
