@@ -8,6 +8,11 @@
 //!   Services against BIND, each way round (each with a BIND and a DNSRecord namespace of its own: object
 //!   names do not depend on the owner): the second changes nothing (zone serial, every DNSRecord's
 //!   resourceVersion, no record written), and both ways end in identical zones and DNSRecords.
+//! - `upstream-chart-crd`: external-dns v0.23.0's chart with `registry: crd` and
+//!   `extraArgs: {enable-legacy-annotation-prefix: true}`, the extdns image, its rendered ServiceAccount,
+//!   ClusterRole and arguments: a Service annotated under the legacy prefix publishes, its DNSRecord is
+//!   external-dns's, external-dns with the same arguments changes nothing, and a delete removes record and
+//!   object.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -30,8 +35,12 @@ use crate::proc::eventually;
 
 use super::Ctx;
 use super::differential::differences;
-use super::install::{apply_file, apply_json, from_env};
+use super::install::{
+    apply_file, apply_json, container_command, from_env, helm_template, rendered_pod, rfc2136_values, start_extdns,
+    tsig_secret,
+};
 use super::wait::record_writes;
+use super::wait::{alive, answers};
 
 /// DNSRecords by name: resourceVersion, and what the controllers read of them.
 type DnsRecords = BTreeMap<String, (String, Value)>;
@@ -416,4 +425,109 @@ fn controllers(ctx: &mut Ctx) -> Result<()> {
         ours.len()
     );
     Ok(())
+}
+
+/// external-dns v0.23.0's chart, `registry: crd` and the legacy annotation prefix, run with the extdns image.
+pub fn upstream_chart(ctx: &mut Ctx) -> Result<()> {
+    install_crd(ctx)?;
+    let ns = ctx.namespace("upstream-chart-crd")?;
+    let server = dns::bind();
+    let dir = tempfile::tempdir()?;
+    let mut values = rfc2136_values(&server, "upstream-crd");
+    values["registry"] = json!("crd");
+    values["extraArgs"]["enable-legacy-annotation-prefix"] = json!(true);
+    values["image"] = json!({ "repository": "ghcr.io/extdns/extdns", "tag": "v0.1.0" });
+    let release = format!("external-dns-{ns}");
+    values["fullnameOverride"] = json!(release);
+    let chart = from_env("EXTDNS_TEST_EXTERNAL_DNS_CHART")?;
+    apply_file(ctx, &helm_template(&chart, "e2e", &ns, &values, dir.path())?)?;
+    apply_json(ctx, &tsig_secret(&ns, "tsig", "secret"))?;
+    let (c, kubeconfig) = rendered_pod(
+        ctx,
+        &ns,
+        &release,
+        "external-dns",
+        &["--registry=crd", "--txt-owner-id=chart-e2e"],
+        dir.path(),
+    )?;
+    ensure!(
+        c.args
+            .iter()
+            .any(|a| a.starts_with("--enable-legacy-annotation-prefix")),
+        "the rendered arguments lack the legacy prefix: {:?}",
+        c.args
+    );
+    // Annotated under the legacy prefix only, which the flag turns on.
+    let name = format!("legacy.{ZONE}");
+    let mut svc = o::lb_service(
+        &ns,
+        "legacy",
+        json!({ "external-dns.alpha.kubernetes.io/hostname": name }),
+        json!([{ "ip": "203.0.113.85" }]),
+    );
+    svc["metadata"]["labels"] = json!({ "e2e-install": "upstream-crd" });
+    ctx.cp.kube.apply(&svc)?;
+    let mut extdns = start_extdns(ctx, &c, &kubeconfig, &[], "upstream-chart-crd-extdns")?;
+    answers(&server, &mut extdns, &name, "A", &["203.0.113.85"])?;
+    // Neither --crd-registry-namespace nor a namespace in the kubeconfig or the pod: `default`, as
+    // external-dns finds it outside a cluster.
+    let record = object_name(&Endpoint::new(&name, RecordType::A, ["203.0.113.85"]));
+    let api = records_api(&ctx.cp.kube, "default");
+    let object = eventually(
+        "the Service's DNSRecord Ready",
+        Duration::from_secs(10),
+        Duration::from_millis(100),
+        || {
+            let o = ctx.cp.kube.block_on(api.get_opt(&record))?;
+            Ok(o.filter(|o| condition(o).1 == "Programmed"))
+        },
+    )?;
+    ensure!(
+        dnsrecord::owner(&object) == Some("chart-e2e"),
+        "{:?}",
+        object.metadata.labels
+    );
+    ensure!(
+        object.data["spec"]["endpoint"]["labels"]
+            == json!({"owner": "chart-e2e", "resource": format!("service/{ns}/legacy")}),
+        "{}",
+        object.data["spec"]
+    );
+
+    // external-dns v0.23.0 with the same arguments and token finds everything right.
+    let before = (
+        server.serial(ZONE),
+        dns::zone(&server)?,
+        object.metadata.resource_version.clone(),
+    );
+    let mut cmd = container_command(&ctx.cp.binaries().external_dns, &c, &c.args, &kubeconfig)?;
+    let out = cmd.arg("--once").output().context("running external-dns --once")?;
+    ensure!(
+        out.status.success(),
+        "external-dns --once with the chart's arguments failed with {}:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let after = ctx
+        .cp
+        .kube
+        .block_on(api.get_opt(&record))?
+        .context("the DNSRecord after external-dns")?;
+    let after = (
+        server.serial(ZONE),
+        dns::zone(&server)?,
+        after.metadata.resource_version,
+    );
+    ensure!(before == after, "external-dns changed extdns's zone or DNSRecord");
+    eprintln!("  external-dns v0.23.0 with the same chart changes nothing");
+
+    ctx.cp.kube.delete("v1", "Service", Some(&ns), "legacy")?;
+    answers(&server, &mut extdns, &name, "A", &[])?;
+    eventually(
+        "the DNSRecord deleted",
+        Duration::from_secs(10),
+        Duration::from_millis(100),
+        || Ok(ctx.cp.kube.block_on(api.get_opt(&record))?.is_none().then_some(())),
+    )?;
+    alive(&mut extdns)
 }

@@ -170,7 +170,7 @@ pub(crate) fn container(ctx: &Ctx, namespace: &str, deployment: &str, name: &str
 
 /// `program` as the container would run it: only the container's environment (none of the harness's own
 /// settings), `args`, the ServiceAccount's token, a metrics port of its own.
-fn container_command(program: &Path, c: &Container, args: &[String], kubeconfig: &Path) -> Result<Command> {
+pub(crate) fn container_command(program: &Path, c: &Container, args: &[String], kubeconfig: &Path) -> Result<Command> {
     let mut cmd = Command::new(program);
     for (key, _) in std::env::vars_os() {
         let k = key.to_string_lossy();

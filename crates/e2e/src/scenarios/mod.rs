@@ -105,6 +105,12 @@ pub const ALL: &[Scenario] = &[
         run: crd_registry::run,
     },
     Scenario {
+        name: "upstream-chart-crd",
+        about: "external-dns v0.23.0's chart with registry: crd and the legacy annotation prefix, the extdns image: a Service publishes with its DNSRecord, external-dns with the same arguments changes nothing, a delete removes both",
+        default: true,
+        run: crd_registry::upstream_chart,
+    },
+    Scenario {
         name: "sources",
         about: "every source kind published from objects created through the API server",
         default: true,
