@@ -21,6 +21,33 @@
 //! while the others are written; an unmatched ownership TXT record counts as ours only when it says so; items of ours whose record is gone
 //! are released only inside the provider's domain filter; and nothing is cached between syncs (the
 //! controller's cache serves `--txt-cache-interval`), so every full read scans the table.
+//!
+//! ```
+//! use std::sync::Arc;
+//!
+//! use extdns_endpoint::{Endpoint, RecordType};
+//! use extdns_provider::InMemoryProvider;
+//! use extdns_registry::{Ownership, OwnershipConfig};
+//! use extdns_registry_dynamodb::{DynamoDbConfig, DynamoDbRegistry, ItemKey};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let mut owner = OwnershipConfig::default();
+//! owner.owner_id = "my-cluster".to_string();
+//! // The region, endpoint and credentials come from the standard AWS variables, read through `vars`.
+//! let vars = |name: &str| (name == "AWS_REGION").then(|| "eu-west-1".to_string());
+//! let config = DynamoDbConfig::from_env("external-dns", "", Ownership::new(owner)?, None, &vars)?;
+//! assert_eq!(config.client.endpoint.as_str(), "https://dynamodb.eu-west-1.amazonaws.com/");
+//!
+//! // A record's item is keyed as external-dns keys it.
+//! let web = Endpoint::new("web.example.org", RecordType::A, ["192.0.2.10"]);
+//! assert_eq!(ItemKey::of(&web).as_str(), "web.example.org#A#");
+//!
+//! // No call is made until the first read.
+//! let provider = Arc::new(InMemoryProvider::new(vec!["example.org".to_string()]));
+//! let _registry = DynamoDbRegistry::new(provider, config)?;
+//! # Ok(())
+//! # }
+//! ```
 
 pub mod client;
 mod items;
