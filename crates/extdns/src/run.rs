@@ -9,6 +9,7 @@ use extdns_controller::{CancellationToken, Controller, Metrics, SyncReport, star
 use extdns_informer::{Cluster, LiveCluster, ManifestCluster, ResourceKind};
 use extdns_leader::{ElectionConfig, LeaderElection};
 use extdns_provider::Provider;
+use extdns_provider::http::{Observe, Observer};
 use extdns_registry::{NoopRegistry, Registry, TxtRegistry};
 use extdns_registry_crd::{CrdRegistry, CrdRegistryConfig};
 use extdns_registry_dynamodb::DynamoDbRegistry;
@@ -172,7 +173,7 @@ pub async fn build_controller(
     let cluster = build_cluster(settings, &pipeline.watched_kinds()).await?;
     let registry = match &settings.registry {
         RegistrySettings::Crd(config) => crd_registry(settings, config, provider).await?,
-        other => build_registry(other, provider)?,
+        other => build_registry(other, provider, &metrics)?,
     };
     Ok(controller_over(settings, pipeline, cluster, registry, metrics))
 }
@@ -202,7 +203,7 @@ pub fn controller_with_pipeline(
     provider: Arc<dyn Provider>,
     metrics: Arc<Metrics>,
 ) -> anyhow::Result<Controller> {
-    let registry = build_registry(&settings.registry, provider)?;
+    let registry = build_registry(&settings.registry, provider, &metrics)?;
     Ok(controller_over(settings, pipeline, cluster, registry, metrics))
 }
 
@@ -222,18 +223,24 @@ fn controller_over(
     )
 }
 
-/// The registry over the provider.
+/// The registry over the provider; a registry with requests of its own (DynamoDB) reports them to `metrics`
+/// (`external_dns_http_request_duration_seconds`, as external-dns's AWS clients do).
 pub fn build_registry(
     settings: &RegistrySettings,
     provider: Arc<dyn Provider>,
+    metrics: &Arc<Metrics>,
 ) -> Result<Arc<dyn Registry>, ValidationError> {
     match settings {
         RegistrySettings::Txt(config) => Ok(Arc::new(TxtRegistry::new(provider, (**config).clone()))),
         RegistrySettings::Noop => Ok(Arc::new(NoopRegistry::new(provider))),
-        RegistrySettings::Dynamodb(config) => Ok(Arc::new(
-            DynamoDbRegistry::new(provider, (**config).clone())
-                .map_err(|e| ValidationError(format!("--registry=dynamodb: {e}")))?,
-        )),
+        RegistrySettings::Dynamodb(config) => {
+            let mut config = (**config).clone();
+            config.client.observer = Observer(Some(metrics.request_durations() as Arc<dyn Observe>));
+            Ok(Arc::new(
+                DynamoDbRegistry::new(provider, config)
+                    .map_err(|e| ValidationError(format!("--registry=dynamodb: {e}")))?,
+            ))
+        }
         RegistrySettings::Crd(_) => Err(ValidationError(
             "--registry=crd keeps ownership in DNSRecord objects: it is built with the controller's Kubernetes \
              client (build_controller)"
