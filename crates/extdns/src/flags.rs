@@ -748,16 +748,18 @@ pub struct WebhookFlags {
     /// Base URL of the webhook provider.
     #[arg(long, value_name = "URL", default_value = "http://localhost:8888")]
     pub webhook_provider_url: String,
-    /// Read timeout of the webhook client's requests; with --webhook-server only the default is accepted.
+    /// Client: with the write timeout, the timeout of each request (their sum). Server: the time to read a
+    /// request, body included (0 = none).
     #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = duration::parse)]
     pub webhook_provider_read_timeout: Duration,
-    /// Write timeout of the webhook client's requests; with --webhook-server only the default is accepted.
+    /// Client: with the read timeout, the timeout of each request (their sum). Server: the time from a
+    /// request's headers to its response written (0 = none).
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = duration::parse)]
     pub webhook_provider_write_timeout: Duration,
-    /// Server: timeout for reading request headers (not supported: a value other than the default is refused).
+    /// Server: the time to read a request's headers (0 = the read timeout).
     #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = duration::parse)]
     pub webhook_provider_read_header_timeout: Duration,
-    /// Server: keep-alive idle timeout (not supported: a value other than the default is refused).
+    /// Server: how long a keep-alive connection waits for its next request (0 = the read timeout).
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = duration::parse)]
     pub webhook_provider_idle_timeout: Duration,
     /// Largest request or response body in bytes (0 = no limit).

@@ -21,7 +21,7 @@ pub async fn run(settings: &WebhookServerSettings) -> anyhow::Result<()> {
     let metrics = Arc::new(Metrics::new(VERSION, REVISION));
     let provider = build_observed_provider(&settings.provider, Some(&metrics)).await?;
     let health = start_metrics_server(&settings.metrics_address, metrics, shutdown.clone()).await?;
-    let server = start_server(&settings.address, provider, settings.max_body_size, shutdown.clone())
+    let server = start_server(&settings.address, provider, settings.options, shutdown.clone())
         .await
         .context("--webhook-server-address")?;
     info!(

@@ -11,7 +11,7 @@ use extdns::settings::{self, Settings};
 use extdns_controller::CancellationToken;
 use extdns_endpoint::RecordType;
 use extdns_provider::InMemoryProvider;
-use extdns_provider_webhook::start_server;
+use extdns_provider_webhook::{ServerOptions, start_server};
 
 type Error = Box<dyn std::error::Error>;
 
@@ -47,7 +47,13 @@ async fn served(
     docs: &[String],
 ) -> Result<(Arc<InMemoryProvider>, String, tempfile::TempDir), Error> {
     let backend = Arc::new(InMemoryProvider::new(vec!["example.org".to_string()]));
-    let s = start_server("127.0.0.1:0", backend.clone(), None, shutdown.clone()).await?;
+    let s = start_server(
+        "127.0.0.1:0",
+        backend.clone(),
+        ServerOptions::default(),
+        shutdown.clone(),
+    )
+    .await?;
     let dir = tempfile::tempdir()?;
     std::fs::write(dir.path().join("objects.yaml"), docs.join("---\n"))?;
     Ok((backend, format!("http://{}", s.local_addr), dir))

@@ -15,7 +15,7 @@ use cap::Cap;
 use criterion::{Criterion, criterion_group, criterion_main};
 use extdns_endpoint::{Change, Endpoint, ProviderSpecific, RecordType, Ttl};
 use extdns_provider::{InMemoryProvider, Provider, ReadState, Unit};
-use extdns_provider_webhook::{WebhookConfig, WebhookProvider, start_server};
+use extdns_provider_webhook::{ServerOptions, WebhookConfig, WebhookProvider, start_server};
 use tokio::runtime::Runtime;
 use tokio_util::sync::CancellationToken;
 
@@ -62,9 +62,17 @@ fn setup() -> Setup {
     let backend = Arc::new(InMemoryProvider::new(vec!["example.org".to_string()]));
     let shutdown = CancellationToken::new();
     let client = runtime.block_on(async {
-        let server = start_server("127.0.0.1:0", backend.clone(), None, shutdown.clone())
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+        let server = start_server(
+            "127.0.0.1:0",
+            backend.clone(),
+            ServerOptions {
+                max_body_size: None,
+                ..ServerOptions::default()
+            },
+            shutdown.clone(),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
         let url = WebhookConfig::parse_url(&format!("http://{}", server.local_addr)).unwrap_or_else(|e| panic!("{e}"));
         WebhookProvider::connect(&WebhookConfig::new(url))
             .await

@@ -116,14 +116,16 @@ pub struct WebhookProvider {
 impl WebhookProvider {
     /// Negotiate with the server (`GET` the base URL), retrying with backoff while it is not up yet.
     pub async fn connect(config: &WebhookConfig) -> Result<Self, WebhookError> {
-        let client = HttpClient::builder()
-            .observed_by(&config.observer)
-            .timeout(config.read_timeout + config.write_timeout)
-            .build()
-            .map_err(|source| WebhookError::Client {
-                url: config.url.to_string(),
-                source,
-            })?;
+        let mut client = HttpClient::builder().observed_by(&config.observer);
+        // Go's client has no timeout when the sum is zero; reqwest's would fail every request at once.
+        let timeout = config.read_timeout + config.write_timeout;
+        if !timeout.is_zero() {
+            client = client.timeout(timeout);
+        }
+        let client = client.build().map_err(|source| WebhookError::Client {
+            url: config.url.to_string(),
+            source,
+        })?;
         let mut provider = WebhookProvider {
             client,
             base: config.url.clone(),

@@ -17,14 +17,14 @@
 //!
 //! use extdns_endpoint::{Change, Endpoint, RecordType};
 //! use extdns_provider::{InMemoryProvider, Provider, apply_changes};
-//! use extdns_provider_webhook::{WebhookConfig, WebhookProvider, start_server};
+//! use extdns_provider_webhook::{ServerOptions, WebhookConfig, WebhookProvider, start_server};
 //! use tokio_util::sync::CancellationToken;
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let backend = Arc::new(InMemoryProvider::new(vec!["example.org".to_string()]));
 //! let shutdown = CancellationToken::new();
-//! let server = start_server("127.0.0.1:0", backend.clone(), None, shutdown.clone()).await?;
+//! let server = start_server("127.0.0.1:0", backend.clone(), ServerOptions::default(), shutdown.clone()).await?;
 //!
 //! let client = WebhookProvider::connect(&WebhookConfig::new(format!("http://{}", server.local_addr).parse()?)).await?;
 //! let web = Endpoint::new("web.example.org", RecordType::A, ["192.0.2.10"]);
@@ -38,10 +38,12 @@
 //! ```
 
 mod client;
+mod deadline;
 pub mod server;
 
 pub use client::{Call, CallCounter, CountCalls, WebhookConfig, WebhookProvider};
-pub use server::{WebhookServer, serve, start_server};
+pub use deadline::ServerTimeouts;
+pub use server::{ServerOptions, WebhookServer, serve, start_server};
 
 /// The media type both sides exchange, compared byte for byte: external-dns's client refuses a server
 /// whose `Content-Type` differs in any way, even by a space after the `;`.

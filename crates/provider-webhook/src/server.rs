@@ -9,7 +9,13 @@
 //!   a POST body over `--webhook-provider-max-body-size` → 413 (external-dns v0.23, #6484: the bodies Go's
 //!   server decodes, not a GET's, whatever the path);
 //!   a provider failure → 500 (which clients retry on their next loop);
-//! - JSON bodies end with a newline and errors have no body, as Go's encoder and `WriteHeader` produce.
+//! - JSON bodies end with a newline and errors have no body, as Go's encoder and `WriteHeader` produce;
+//! - connections time out as Go's `http.Server` times them out under external-dns's four
+//!   `--webhook-provider-*-timeout` flags ([`ServerTimeouts`], external-dns v0.23, #6484): a body not read
+//!   within the read timeout → 400 and `Connection: close`; a late head, a late response or an idle
+//!   kept-alive connection → closed without an answer;
+//! - changes are applied to the end once decoded, whatever happens to the connection meanwhile (Go's
+//!   handler runs to its end too): a client that hangs up, or a write timeout, never cuts an apply short.
 //!
 //! `/healthz` and `/metrics` are not here: the binary serves them on the metrics address, as for the
 //! controller.
@@ -17,12 +23,12 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{DefaultBodyLimit, State};
-use axum::http::{Method, StatusCode, header};
+use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::any;
+use axum::{Extension, Router, middleware};
 use extdns_endpoint::{Changes, Endpoint};
 use extdns_provider::{Provider, apply_changes};
 use serde::Serialize;
@@ -31,7 +37,27 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tracing::{error, info};
 
-use crate::{MEDIA_TYPE, WebhookError};
+use crate::deadline::{BodyDeadline, Conn, DeadlineListener, track};
+use crate::{MEDIA_TYPE, ServerTimeouts, WebhookError};
+
+/// How the server treats requests: the body bound and the connection timeouts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServerOptions {
+    /// The largest request body read (`--webhook-provider-max-body-size`); `None` reads any size.
+    pub max_body_size: Option<u64>,
+    /// The connection timeouts (`--webhook-provider-{read-header,read,write,idle}-timeout`).
+    pub timeouts: ServerTimeouts,
+}
+
+impl Default for ServerOptions {
+    /// external-dns's defaults: 32 MiB bodies, the timeouts of [`ServerTimeouts::default`].
+    fn default() -> Self {
+        ServerOptions {
+            max_body_size: Some(32 << 20),
+            timeouts: ServerTimeouts::default(),
+        }
+    }
+}
 
 /// A running webhook server.
 #[derive(Debug)]
@@ -51,7 +77,7 @@ struct Shared {
 }
 
 /// The protocol's routes over `provider`. `max_body_size` bounds the request bodies read (`None`: no bound,
-/// as `--webhook-provider-max-body-size=0` asks).
+/// as `--webhook-provider-max-body-size=0` asks). The connection timeouts need [`serve`]'s listener.
 pub fn router(provider: Arc<dyn Provider>, max_body_size: Option<u64>) -> Router {
     let max_body_size = max_body_size.map_or(usize::MAX, |l| usize::try_from(l).unwrap_or(usize::MAX));
     Router::new()
@@ -60,6 +86,7 @@ pub fn router(provider: Arc<dyn Provider>, max_body_size: Option<u64>) -> Router
         .fallback(negotiate)
         // The handlers bound what they read themselves, answering as external-dns does (413, no body).
         .layer(DefaultBodyLimit::disable())
+        .layer(middleware::from_fn(track))
         .with_state(Shared {
             provider,
             max_body_size,
@@ -68,9 +95,30 @@ pub fn router(provider: Arc<dyn Provider>, max_body_size: Option<u64>) -> Router
 
 /// A request body read up to the bound, as Go's `http.MaxBytesReader` under external-dns's decoder: 413 once
 /// it passes the bound (whether announced by Content-Length or found while streaming), 400 when it cannot
-/// be read at all.
-async fn read_body(body: Body, limit: usize, what: &str) -> Result<Bytes, Response> {
-    match axum::body::to_bytes(body, limit).await {
+/// be read at all. Not read by the deadline (the read timeout): 400 and the connection closed, as Go's
+/// server answers when its read deadline fails external-dns's decoder.
+async fn read_body(
+    body: Body,
+    limit: usize,
+    deadline: Option<Extension<BodyDeadline>>,
+    what: &str,
+) -> Result<Bytes, Response> {
+    let read = axum::body::to_bytes(body, limit);
+    let read = match deadline.and_then(|Extension(BodyDeadline(d))| d) {
+        Some(deadline) => match tokio::time::timeout_at(deadline, read).await {
+            Ok(read) => read,
+            Err(_) => {
+                error!("failed to read {what}: not sent within --webhook-provider-read-timeout");
+                let mut refused = status(StatusCode::BAD_REQUEST);
+                refused
+                    .headers_mut()
+                    .insert(header::CONNECTION, HeaderValue::from_static("close"));
+                return Err(refused);
+            }
+        },
+        None => read.await,
+    };
+    match read {
         Ok(bytes) => Ok(bytes),
         Err(e) => {
             let e = e.into_inner();
@@ -93,7 +141,7 @@ async fn read_body(body: Body, limit: usize, what: &str) -> Result<Bytes, Respon
 pub async fn start_server(
     address: &str,
     provider: Arc<dyn Provider>,
-    max_body_size: Option<u64>,
+    options: ServerOptions,
     shutdown: CancellationToken,
 ) -> Result<WebhookServer, WebhookError> {
     let bind_to = match address.strip_prefix(':') {
@@ -106,19 +154,23 @@ pub async fn start_server(
     };
     let listener = TcpListener::bind(&bind_to).await.map_err(bind_err)?;
     let local_addr = listener.local_addr().map_err(bind_err)?;
-    let handle = tokio::spawn(serve(listener, provider, max_body_size, shutdown));
+    let handle = tokio::spawn(serve(listener, provider, options, shutdown));
     info!(address = %local_addr, "serving the webhook provider protocol");
     Ok(WebhookServer { local_addr, handle })
 }
 
-/// Serve on an already bound listener until `shutdown`.
+/// Serve on an already bound listener until `shutdown`, HTTP/1.1 only, as Go's server without TLS.
 pub async fn serve(
     listener: TcpListener,
     provider: Arc<dyn Provider>,
-    max_body_size: Option<u64>,
+    options: ServerOptions,
     shutdown: CancellationToken,
 ) {
-    let app = router(provider, max_body_size);
+    let app = router(provider, options.max_body_size).into_make_service_with_connect_info::<Conn>();
+    let listener = DeadlineListener {
+        listener,
+        timeouts: options.timeouts,
+    };
     if let Err(e) = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown.cancelled_owned())
         .await
@@ -131,7 +183,12 @@ async fn negotiate(State(shared): State<Shared>) -> Response {
     json(&shared.provider.domain_filter())
 }
 
-async fn records(State(shared): State<Shared>, method: Method, body: Body) -> Response {
+async fn records(
+    State(shared): State<Shared>,
+    deadline: Option<Extension<BodyDeadline>>,
+    method: Method,
+    body: Body,
+) -> Response {
     let provider = &shared.provider;
     match method {
         Method::GET => match provider.records().await {
@@ -142,7 +199,7 @@ async fn records(State(shared): State<Shared>, method: Method, body: Body) -> Re
             }
         },
         Method::POST => {
-            let body = match read_body(body, shared.max_body_size, "the changes").await {
+            let body = match read_body(body, shared.max_body_size, deadline, "the changes").await {
                 Ok(body) => body,
                 Err(refused) => return refused,
             };
@@ -157,10 +214,16 @@ async fn records(State(shared): State<Shared>, method: Method, body: Body) -> Re
                     return status(StatusCode::BAD_REQUEST);
                 }
             };
-            match apply_changes(provider.as_ref(), &changes).await {
-                Ok(()) => status(StatusCode::NO_CONTENT),
-                Err(e) => {
+            let provider = Arc::clone(provider);
+            let applied = tokio::spawn(async move { apply_changes(provider.as_ref(), &changes).await });
+            match applied.await {
+                Ok(Ok(())) => status(StatusCode::NO_CONTENT),
+                Ok(Err(e)) => {
                     error!(error = %e, "failed to apply the changes");
+                    status(StatusCode::INTERNAL_SERVER_ERROR)
+                }
+                Err(e) => {
+                    error!(error = %e, "applying the changes failed");
                     status(StatusCode::INTERNAL_SERVER_ERROR)
                 }
             }
@@ -172,12 +235,17 @@ async fn records(State(shared): State<Shared>, method: Method, body: Body) -> Re
     }
 }
 
-async fn adjust_endpoints(State(shared): State<Shared>, method: Method, body: Body) -> Response {
+async fn adjust_endpoints(
+    State(shared): State<Shared>,
+    deadline: Option<Extension<BodyDeadline>>,
+    method: Method,
+    body: Body,
+) -> Response {
     if method != Method::POST {
         error!(method = %method, "unsupported method on /adjustendpoints");
         return status(StatusCode::BAD_REQUEST);
     }
-    let body = match read_body(body, shared.max_body_size, "the endpoints to adjust").await {
+    let body = match read_body(body, shared.max_body_size, deadline, "the endpoints to adjust").await {
         Ok(body) => body,
         Err(refused) => return refused,
     };

@@ -422,6 +422,19 @@ async fn an_invalid_url_is_refused() {
     }
 }
 
+/// `--webhook-provider-read-timeout=0 --webhook-provider-write-timeout=0`: external-dns's client then has no
+/// timeout (Go's `http.Client{Timeout: 0}`), so every call still completes, however long the server takes.
+#[tokio::test]
+async fn zero_read_and_write_timeouts_are_no_timeout() {
+    let (url, _) = fake(protocol("{}", "[]", StatusCode::NO_CONTENT)).await;
+    let mut c = config(&url);
+    c.read_timeout = Duration::ZERO;
+    c.write_timeout = Duration::ZERO;
+    let p = WebhookProvider::connect(&c).await;
+    let p = p.unwrap_or_else(|e| panic!("negotiation failed: {e}"));
+    assert!(p.records().await.is_ok_and(|r| r.endpoints.is_empty()));
+}
+
 #[tokio::test]
 async fn a_base_url_with_a_path_keeps_it() {
     let (url, seen) = fake(Arc::new(|s: &Seen| match s.path.as_str() {

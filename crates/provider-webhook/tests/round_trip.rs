@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use extdns_endpoint::{Change, Endpoint, ProviderSpecific, RecordType, Ttl};
 use extdns_provider::{InMemoryProvider, Provider, ReadState, Unit};
-use extdns_provider_webhook::{MEDIA_TYPE, WebhookConfig, WebhookProvider, start_server};
+use extdns_provider_webhook::{MEDIA_TYPE, ServerOptions, WebhookConfig, WebhookProvider, start_server};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
@@ -19,9 +19,17 @@ struct Pair {
 async fn pair(zones: &[&str]) -> Pair {
     let backend = Arc::new(InMemoryProvider::new(zones.iter().map(|z| z.to_string()).collect()));
     let shutdown = CancellationToken::new();
-    let server = start_server("127.0.0.1:0", backend.clone(), Some(1 << 20), shutdown.clone())
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let server = start_server(
+        "127.0.0.1:0",
+        backend.clone(),
+        ServerOptions {
+            max_body_size: Some(1 << 20),
+            ..ServerOptions::default()
+        },
+        shutdown.clone(),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
     let url = WebhookConfig::parse_url(&format!("http://{}", server.local_addr));
     let client = match url {
         Ok(url) => WebhookProvider::connect(&WebhookConfig::new(url)).await,
@@ -225,9 +233,17 @@ async fn webhook_body_limits_6484_an_oversized_request_is_answered_413() {
     let backend = Arc::new(InMemoryProvider::new(vec!["example.org".into()]));
     let shutdown = CancellationToken::new();
     let _guard = shutdown.clone().drop_guard();
-    let server = start_server("127.0.0.1:0", backend.clone(), Some(LIMIT as u64), shutdown)
-        .await
-        .unwrap_or_else(|e| panic!("{e}"));
+    let server = start_server(
+        "127.0.0.1:0",
+        backend.clone(),
+        ServerOptions {
+            max_body_size: Some(LIMIT as u64),
+            ..ServerOptions::default()
+        },
+        shutdown,
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
     let create = r#"{"create":[{"dnsName":"a.example.org","targets":["1.2.3.4"],"recordType":"A"}]}"#;
     assert!(create.len() > LIMIT);
     for path in ["/records", "/adjustendpoints"] {

@@ -1,13 +1,11 @@
 //! `--provider=webhook` and `--webhook-server`: the `--webhook-*` flags, checked once.
 
-use std::time::Duration;
-
-use extdns_provider_webhook::WebhookConfig;
+use extdns_provider_webhook::{ServerOptions, ServerTimeouts, WebhookConfig};
 
 use super::{ProviderSettings, ValidationError, controller, fail};
 use crate::flags::Flags;
 
-/// The client of `--provider=webhook`.
+/// The client of `--provider=webhook`: its whole-request timeout is read + write, as external-dns's.
 pub(crate) fn config(flags: &Flags) -> Result<WebhookConfig, ValidationError> {
     let w = &flags.webhook;
     let url = WebhookConfig::parse_url(&w.webhook_provider_url)
@@ -40,51 +38,36 @@ pub struct WebhookServerSettings {
     pub address: String,
     /// Where `/healthz` and `/metrics` are served (`--metrics-address`).
     pub metrics_address: String,
-    /// The largest request body accepted; `None` accepts any size.
-    pub max_body_size: Option<u64>,
+    /// The body bound and the connection timeouts, any values accepted as external-dns accepts them (zero
+    /// is none).
+    pub options: ServerOptions,
 }
 
 /// The same checks as the controller's, as external-dns makes them (it needs `--source` even as a
 /// server), so a Deployment's arguments are valid for both with `--webhook-server` added.
 pub fn server(flags: &Flags) -> Result<WebhookServerSettings, ValidationError> {
     let settings = controller(flags)?;
-    unsupported_server_timeouts(flags)?;
+    let w = &flags.webhook;
     Ok(WebhookServerSettings {
         provider: settings.provider,
-        address: flags.webhook.webhook_server_address.clone(),
+        address: w.webhook_server_address.clone(),
         metrics_address: settings.metrics_address,
-        max_body_size: max_body_size(flags.webhook.webhook_provider_max_body_size)?,
+        options: ServerOptions {
+            max_body_size: max_body_size(w.webhook_provider_max_body_size)?,
+            timeouts: ServerTimeouts {
+                read_header: w.webhook_provider_read_header_timeout,
+                read: w.webhook_provider_read_timeout,
+                write: w.webhook_provider_write_timeout,
+                idle: w.webhook_provider_idle_timeout,
+            },
+        },
     })
-}
-
-/// `--webhook-server`'s connection timeouts: axum's server has no header-read, body-read, response-write or
-/// keep-alive idle timeout, so only the defaults (which external-dns's chart spells out) are accepted there.
-/// The read and write timeouts still bound the webhook client's requests.
-fn unsupported_server_timeouts(flags: &Flags) -> Result<(), ValidationError> {
-    let w = &flags.webhook;
-    for (flag, value, default_secs) in [
-        ("--webhook-provider-read-timeout", w.webhook_provider_read_timeout, 5),
-        ("--webhook-provider-write-timeout", w.webhook_provider_write_timeout, 10),
-        (
-            "--webhook-provider-read-header-timeout",
-            w.webhook_provider_read_header_timeout,
-            5,
-        ),
-        ("--webhook-provider-idle-timeout", w.webhook_provider_idle_timeout, 30),
-    ] {
-        let default = Duration::from_secs(default_secs);
-        if value != default {
-            return fail(format!(
-                "{flag} is not supported by extdns's webhook server (got {value:?}; only the default {default:?} is \
-                 accepted, and not enforced); remove it"
-            ));
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     fn flags(args: &[&str]) -> Flags {
@@ -132,7 +115,7 @@ mod tests {
     fn the_server_serves_the_selected_provider_on_127_0_0_1_8888_by_default() {
         let f = flags(&["--webhook-server", "--source=service", "--provider=inmemory"]);
         let s = server(&f);
-        assert!(matches!(&s, Ok(s) if s.address == "127.0.0.1:8888" && s.max_body_size == Some(33_554_432)));
+        assert!(matches!(&s, Ok(s) if s.address == "127.0.0.1:8888" && s.options == ServerOptions::default()));
         assert!(matches!(s.map(|s| s.provider), Ok(ProviderSettings::InMemory { .. })));
     }
 
@@ -164,34 +147,38 @@ mod tests {
             "--provider=inmemory",
             "--webhook-provider-max-body-size=1024",
         ]);
-        assert!(matches!(server(&f), Ok(s) if s.max_body_size == Some(1024)));
+        assert!(matches!(server(&f), Ok(s) if s.options.max_body_size == Some(1024)));
         let f = flags(&[
             "--webhook-server",
             "--source=service",
             "--provider=inmemory",
             "--webhook-provider-max-body-size=0",
         ]);
-        assert!(matches!(server(&f), Ok(s) if s.max_body_size.is_none()));
+        assert!(matches!(server(&f), Ok(s) if s.options.max_body_size.is_none()));
     }
 
+    /// external-dns v0.23 (#6484) gives `--webhook-server` four timeouts; any value goes to the server, zero
+    /// (none) included.
     #[test]
-    fn server_timeouts_other_than_the_defaults_are_refused_with_the_reason() {
-        assert!(unsupported_server_timeouts(&flags(&["--source=service"])).is_ok());
-        for flag in ["--webhook-provider-idle-timeout", "--webhook-provider-write-timeout"] {
-            let e = unsupported_server_timeouts(&flags(&["--source=service", &format!("{flag}=1m")])).err();
-            assert!(
-                e.is_some_and(|e| e.0.starts_with(&format!("{flag} is not supported"))),
-                "{flag}"
-            );
-        }
-        // The defaults spelled out, as a chart would, pass.
+    fn webhook_server_timeouts_6484_reach_the_server_whatever_their_value() {
         let f = flags(&[
+            "--webhook-server",
             "--source=service",
-            "--webhook-provider-read-timeout=5s",
-            "--webhook-provider-write-timeout=10s",
-            "--webhook-provider-read-header-timeout=5s",
-            "--webhook-provider-idle-timeout=30s",
+            "--provider=inmemory",
+            "--webhook-provider-read-header-timeout=1s",
+            "--webhook-provider-read-timeout=0s",
+            "--webhook-provider-write-timeout=1m",
+            "--webhook-provider-idle-timeout=250ms",
         ]);
-        assert!(unsupported_server_timeouts(&f).is_ok());
+        let timeouts = server(&f).map(|s| s.options.timeouts);
+        assert!(
+            matches!(timeouts, Ok(t) if t == ServerTimeouts {
+                read_header: Duration::from_secs(1),
+                read: Duration::ZERO,
+                write: Duration::from_secs(60),
+                idle: Duration::from_millis(250),
+            }),
+            "{timeouts:?}"
+        );
     }
 }
