@@ -133,6 +133,12 @@ impl HttpClientBuilder {
         self.with(|b| b.pool_max_idle_per_host(connections))
     }
 
+    /// Never use a proxy, whatever the environment says (Google's metadata server, which its own client
+    /// never reaches through one).
+    pub fn no_proxy(self) -> Self {
+        self.with(reqwest::ClientBuilder::no_proxy)
+    }
+
     /// Connect to `addrs` for requests to host `name` (a certificate's name that does not resolve).
     pub fn resolve_to_addrs(self, name: &str, addrs: &[SocketAddr]) -> Self {
         self.with(|b| b.resolve_to_addrs(name, addrs))

@@ -1,0 +1,416 @@
+//! The part of Cloud DNS's v1 REST API the provider calls (managedZones.list, resourceRecordSets.list,
+//! changes.create, changes.get), with Google's error envelope, paging, pacing, and 429/5xx retried with
+//! backoff and jitter.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use extdns_provider::backoff::Verdict;
+use extdns_provider::http::retry_after;
+use extdns_provider::pace::Pacer;
+use extdns_provider::{Backoff, CallError, HttpClient, Retry};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::config::{ConfigError, GoogleConfig};
+use crate::credentials::{CredentialsError, TokenCache};
+
+/// One entry of an error's `errors`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+pub struct ErrorItem {
+    /// `global`, `usageLimits`, ...
+    #[serde(default)]
+    pub domain: String,
+    /// `alreadyExists`, `conditionNotMet`, `notFound`, `quotaExceeded`, `rateLimitExceeded`, ...
+    #[serde(default)]
+    pub reason: String,
+    /// Google's text.
+    #[serde(default)]
+    pub message: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct Envelope {
+    error: ErrorBody,
+}
+
+#[derive(Debug, Deserialize)]
+struct ErrorBody {
+    #[serde(default)]
+    message: String,
+    #[serde(default)]
+    errors: Vec<ErrorItem>,
+}
+
+/// Why a call failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ApiError {
+    /// No answer: connection refused, timeout, TLS failure.
+    #[error("Cloud DNS at {url} is unreachable: {}", extdns_provider::http::error_chain(.source))]
+    Unreachable {
+        /// The URL called.
+        url: String,
+        /// The HTTP client's error.
+        #[source]
+        source: reqwest::Error,
+    },
+    /// No access token.
+    #[error("{0}")]
+    Credentials(#[source] Box<CredentialsError>),
+    /// An answer other than success, in Google's error envelope when it has one.
+    #[error("Cloud DNS answered HTTP {status} to {method} {url}: {message}{}", reason_text(.reason))]
+    Api {
+        /// The request's method.
+        method: &'static str,
+        /// The URL called.
+        url: String,
+        /// The HTTP status.
+        status: u16,
+        /// `error.message`, or the body's first characters.
+        message: String,
+        /// `error.errors[0].reason`, when given.
+        reason: Option<String>,
+    },
+    /// A success whose body is not the JSON Google documents.
+    #[error("Cloud DNS answered {url} with something that cannot be read: {detail}")]
+    BadAnswer {
+        /// The URL called.
+        url: String,
+        /// The decoder's reason.
+        detail: String,
+    },
+    /// A page token came back twice.
+    #[error("Cloud DNS returned the same page twice for {url}")]
+    PageLoop {
+        /// The URL called.
+        url: String,
+    },
+    /// A change stayed pending longer than allowed.
+    #[error("change {id} in zone {zone} is still pending after {waited:?}")]
+    NotDone {
+        /// The change's id.
+        id: String,
+        /// The zone.
+        zone: String,
+        /// How long it was polled.
+        waited: Duration,
+    },
+}
+
+fn reason_text(reason: &Option<String>) -> String {
+    reason.as_ref().map(|r| format!(" ({r})")).unwrap_or_default()
+}
+
+/// Reasons Google gives for going too fast (some with 403).
+const RATE_REASONS: [&str; 3] = ["rateLimitExceeded", "userRateLimitExceeded", "backendError"];
+
+impl ApiError {
+    fn reason(&self) -> Option<&str> {
+        match self {
+            ApiError::Api { reason, .. } => reason.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// Whether Cloud DNS refused a change as a whole for something one of its rrsets may cause (an rrset
+    /// that exists, a deletion that does not match, a quota of the change): splitting the change finds it.
+    pub fn is_change_refusal(&self) -> bool {
+        match self {
+            ApiError::Api { status, .. } => match status {
+                400 | 404 | 409 | 412 => true,
+                403 => self.reason() == Some("quotaExceeded"),
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+
+    fn is_rate_limit(&self) -> bool {
+        match self {
+            ApiError::Api { status, .. } => {
+                *status == 429 || *status >= 500 || self.reason().is_some_and(|r| RATE_REASONS.contains(&r))
+            }
+            _ => false,
+        }
+    }
+}
+
+impl CallError for ApiError {
+    fn is_transient(&self) -> bool {
+        match self {
+            ApiError::Unreachable { .. } | ApiError::NotDone { .. } => true,
+            ApiError::Api { .. } => self.is_rate_limit(),
+            ApiError::Credentials(e) => matches!(
+                **e,
+                CredentialsError::Failed {
+                    source: crate::credentials::SourceError::Request { .. },
+                    ..
+                }
+            ),
+            ApiError::BadAnswer { .. } | ApiError::PageLoop { .. } => false,
+        }
+    }
+
+    fn is_auth(&self) -> bool {
+        match self {
+            ApiError::Credentials(_) => true,
+            ApiError::Api { status, .. } => {
+                *status == 401 || (*status == 403 && !self.is_rate_limit() && !self.is_change_refusal())
+            }
+            _ => false,
+        }
+    }
+}
+
+/// A managed zone (the fields extdns reads).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ManagedZone {
+    pub name: String,
+    pub dns_name: String,
+    #[serde(default)]
+    pub id: String,
+    #[serde(default)]
+    pub visibility: Option<String>,
+    #[serde(default)]
+    pub peering_config: Option<serde_json::Value>,
+}
+
+/// A resource record set, as read and as written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceRecordSet {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(default)]
+    pub ttl: i64,
+    #[serde(default)]
+    pub rrdatas: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub signature_rrdatas: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub routing_policy: Option<serde_json::Value>,
+}
+
+/// A change: rrsets removed and added in one atomic step.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Change {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub additions: Vec<ResourceRecordSet>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deletions: Vec<ResourceRecordSet>,
+    #[serde(default, skip_serializing)]
+    pub id: String,
+    #[serde(default, skip_serializing)]
+    pub status: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ZonePage {
+    #[serde(default)]
+    managed_zones: Vec<ManagedZone>,
+    next_page_token: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RrsetPage {
+    #[serde(default)]
+    rrsets: Vec<ResourceRecordSet>,
+    next_page_token: Option<String>,
+}
+
+/// The client.
+pub struct Api {
+    http: HttpClient,
+    base: String,
+    tokens: Arc<TokenCache>,
+    backoff: Backoff,
+    pacer: Pacer,
+    page_size: u32,
+    change_poll: Duration,
+    change_wait: Duration,
+}
+
+impl std::fmt::Debug for Api {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Api").field("base", &self.base).finish_non_exhaustive()
+    }
+}
+
+impl Api {
+    pub fn new(config: &GoogleConfig, tokens: Arc<TokenCache>) -> Result<Api, ConfigError> {
+        let http = HttpClient::builder()
+            .observed_by(&config.observer)
+            .timeout(config.timeout)
+            .connect_timeout(Duration::from_secs(10))
+            .build()
+            .map_err(ConfigError::Client)?;
+        Ok(Api {
+            http,
+            base: config.base_url.trim_end_matches('/').to_string(),
+            tokens,
+            backoff: config.backoff.clone(),
+            pacer: Pacer::new(config.requests, config.write_rate),
+            page_size: config.page_size,
+            change_poll: config.change_poll,
+            change_wait: config.change_wait,
+        })
+    }
+
+    /// Every managed zone of the project, all pages.
+    pub async fn zones(&self, project: &str) -> Result<Vec<ManagedZone>, ApiError> {
+        let path = format!("/projects/{project}/managedZones");
+        let mut out = Vec::new();
+        let mut token: Option<String> = None;
+        loop {
+            let page: ZonePage = self.get(&path, token.as_deref()).await?;
+            out.extend(page.managed_zones);
+            match next(page.next_page_token, &token, &path)? {
+                Some(t) => token = Some(t),
+                None => return Ok(out),
+            }
+        }
+    }
+
+    /// Every rrset of a zone, all pages.
+    pub async fn rrsets(&self, project: &str, zone: &str) -> Result<Vec<ResourceRecordSet>, ApiError> {
+        let path = format!("/projects/{project}/managedZones/{zone}/rrsets");
+        let mut out = Vec::new();
+        let mut token: Option<String> = None;
+        loop {
+            let page: RrsetPage = self.get(&path, token.as_deref()).await?;
+            out.extend(page.rrsets);
+            match next(page.next_page_token, &token, &path)? {
+                Some(t) => token = Some(t),
+                None => return Ok(out),
+            }
+        }
+    }
+
+    /// Submit a change and wait until Cloud DNS says it is done.
+    pub async fn apply(&self, project: &str, zone: &str, change: &Change) -> Result<(), ApiError> {
+        let path = format!("/projects/{project}/managedZones/{zone}/changes");
+        let mut got: Change = self.call(reqwest::Method::POST, &path, &[], Some(change)).await?;
+        let start = std::time::Instant::now();
+        while got.status != "done" {
+            if start.elapsed() >= self.change_wait {
+                return Err(ApiError::NotDone {
+                    id: got.id,
+                    zone: zone.to_string(),
+                    waited: start.elapsed(),
+                });
+            }
+            tokio::time::sleep(self.change_poll).await;
+            got = self
+                .call(reqwest::Method::GET, &format!("{path}/{}", got.id), &[], None::<&()>)
+                .await?;
+        }
+        Ok(())
+    }
+
+    async fn get<T: DeserializeOwned>(&self, path: &str, page_token: Option<&str>) -> Result<T, ApiError> {
+        let mut query = vec![("maxResults", self.page_size.to_string())];
+        if let Some(t) = page_token {
+            query.push(("pageToken", t.to_string()));
+        }
+        self.call(reqwest::Method::GET, path, &query, None::<&()>).await
+    }
+
+    /// One call, retried while Cloud DNS answers 429, 5xx or a rate-limit reason.
+    async fn call<T: DeserializeOwned>(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        query: &[(&str, String)],
+        body: Option<&impl Serialize>,
+    ) -> Result<T, ApiError> {
+        let url = format!("{}{path}", self.base);
+        let attempt = || self.call_once(method.clone(), &url, query, body);
+        self.backoff
+            .retry(&url, attempt, |v| v.retry)
+            .await
+            .map_err(|v| v.error)
+    }
+
+    async fn call_once<T: DeserializeOwned>(
+        &self,
+        method: reqwest::Method,
+        url: &str,
+        query: &[(&str, String)],
+        body: Option<&impl Serialize>,
+    ) -> Result<T, Verdict<ApiError>> {
+        let token = self
+            .tokens
+            .token()
+            .await
+            .map_err(|e| ApiError::Credentials(Box::new(e)))?;
+        let method_name = if method == reqwest::Method::GET { "GET" } else { "POST" };
+        if method == reqwest::Method::GET {
+            self.pacer.request().await;
+        } else {
+            self.pacer.write().await;
+        }
+        let mut req = self.http.request(method, url).query(query).bearer_auth(&token.token);
+        if let Some(b) = body {
+            req = req.json(b);
+        }
+        let unreachable = |source| ApiError::Unreachable {
+            url: url.to_string(),
+            source,
+        };
+        let resp = req.send().await.map_err(unreachable)?;
+        let status = resp.status().as_u16();
+        let after = retry_after(&resp);
+        let bytes = resp.bytes().await.map_err(unreachable)?;
+        if (200..300).contains(&status) {
+            return serde_json::from_slice(&bytes).map_err(|e| {
+                ApiError::BadAnswer {
+                    url: url.to_string(),
+                    detail: e.to_string(),
+                }
+                .into()
+            });
+        }
+        let (message, reason) = match serde_json::from_slice::<Envelope>(&bytes) {
+            Ok(e) => {
+                let reason = e
+                    .error
+                    .errors
+                    .first()
+                    .map(|i| i.reason.clone())
+                    .filter(|r| !r.is_empty());
+                (e.error.message, reason)
+            }
+            Err(_) => (String::from_utf8_lossy(&bytes).chars().take(200).collect(), None),
+        };
+        let error = ApiError::Api {
+            method: method_name,
+            url: url.to_string(),
+            status,
+            message,
+            reason,
+        };
+        if status == 401 {
+            // An expired or revoked token: the next attempt gets a new one.
+            self.tokens.invalidate().await;
+        }
+        let retry = if error.is_rate_limit() {
+            after.map_or(Retry::Backoff, Retry::After)
+        } else {
+            Retry::No
+        };
+        Err(Verdict { error, retry })
+    }
+}
+
+fn next(token: Option<String>, previous: &Option<String>, path: &str) -> Result<Option<String>, ApiError> {
+    match token.filter(|t| !t.is_empty()) {
+        Some(t) if Some(&t) == previous.as_ref() => Err(ApiError::PageLoop { url: path.to_string() }),
+        other => Ok(other),
+    }
+}

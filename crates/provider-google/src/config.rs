@@ -1,0 +1,137 @@
+//! The provider's configuration: external-dns's `--google-*` flags and the generic zone filters, typed.
+
+use std::num::NonZeroU32;
+use std::time::Duration;
+
+use extdns_endpoint::DomainFilter;
+use extdns_provider::Backoff;
+use extdns_provider::pace::Rate;
+
+use crate::credentials::CredentialSource;
+
+/// Cloud DNS's v1 API (the discovery document's `rootUrl` + `servicePath`).
+pub const DEFAULT_BASE_URL: &str = "https://dns.googleapis.com/dns/v1";
+/// The OAuth scope external-dns asks for (`dns.NdevClouddnsReadwriteScope`).
+pub const SCOPE: &str = "https://www.googleapis.com/auth/ndev.clouddns.readwrite";
+/// Cloud DNS's limit on the record data of one change (additions and deletions together), in bytes.
+pub const MAX_CHANGE_BYTES: usize = 100_000;
+/// Cloud DNS's limit on additions, and on deletions, per change.
+pub const MAX_CHANGE_ITEMS: usize = 1_000;
+
+/// Every request at most this often: 600 a minute. Cloud DNS's API quota is per project and per user and
+/// shown only in the project's console (its quota page names the quota without a number), so extdns keeps
+/// well under the smallest defaults seen in practice; a 429 is still retried with backoff.
+pub const API_LIMIT: Rate = Rate::new(
+    match NonZeroU32::new(600) {
+        Some(n) => n,
+        None => NonZeroU32::MIN,
+    },
+    Duration::from_secs(61),
+);
+
+/// `--google-zone-visibility`: which zones to manage by `ManagedZone.visibility`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Visibility {
+    /// Public zones only.
+    Public,
+    /// Private zones only.
+    Private,
+}
+
+impl Visibility {
+    /// The value Cloud DNS writes in `ManagedZone.visibility`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Visibility::Public => "public",
+            Visibility::Private => "private",
+        }
+    }
+}
+
+/// The provider's settings, from external-dns's `--google-*` flags. Built with [`GoogleConfig::new`], then
+/// adjusted field by field.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct GoogleConfig {
+    /// `--google-project`; `None` asks the metadata server, as external-dns does.
+    pub project: Option<String>,
+    /// Where access tokens come from (Application Default Credentials, or a fixed token).
+    pub credentials: CredentialSource,
+    /// Where the API is; a test points it at a fake.
+    pub base_url: String,
+    /// `--google-batch-change-size`: additions plus deletions per change; 0 for no limit but Cloud DNS's.
+    pub batch_change_size: usize,
+    /// `--google-batch-change-interval`: the pause between two changes.
+    pub batch_change_interval: Duration,
+    /// `--google-zone-visibility`; `None` for both.
+    pub zone_visibility: Option<Visibility>,
+    /// `--zone-id-filter`: suffixes of a zone's numeric id or of its name; empty for all.
+    pub zone_ids: Vec<String>,
+    /// `--domain-filter` and its relatives, matched against a zone's DNS name.
+    pub domain_filter: DomainFilter,
+    /// Zones and record sets asked per page (`maxResults`).
+    pub page_size: u32,
+    /// Per-request time limit.
+    pub timeout: Duration,
+    /// Retries of 429, 5xx and rate-limit answers.
+    pub backoff: Backoff,
+    /// How often `changes.get` asks whether a change is done.
+    pub change_poll: Duration,
+    /// How long a change may stay pending before the write is reported as not done (and the next sync
+    /// reads again).
+    pub change_wait: Duration,
+    /// Every request at most this often ([`API_LIMIT`] by default).
+    pub requests: Option<Rate>,
+    /// `--provider-write-rate`: `changes.create` calls at most this often, within `requests`.
+    pub write_rate: Option<Rate>,
+    /// Told about every HTTP request (the binary's request-duration metric).
+    pub observer: extdns_provider::http::Observer,
+}
+
+impl GoogleConfig {
+    /// external-dns's defaults with these credentials.
+    pub fn new(credentials: CredentialSource) -> GoogleConfig {
+        GoogleConfig {
+            project: None,
+            credentials,
+            base_url: DEFAULT_BASE_URL.to_string(),
+            batch_change_size: 1000,
+            batch_change_interval: Duration::from_secs(1),
+            zone_visibility: None,
+            zone_ids: Vec::new(),
+            domain_filter: DomainFilter::default(),
+            page_size: 1000,
+            timeout: Duration::from_secs(30),
+            backoff: Backoff::default(),
+            change_poll: Duration::from_millis(500),
+            change_wait: Duration::from_secs(300),
+            requests: Some(API_LIMIT),
+            write_rate: None,
+            observer: Default::default(),
+        }
+    }
+}
+
+/// A configuration the provider refuses to start with.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// `--google-project` is not a project id.
+    #[error("--google-project {0:?} is not a project id (letters, digits, '-', ':' and '.')")]
+    Project(String),
+    /// The page size is outside 1..=1000.
+    #[error("page size must be between 1 and 1000 (got {0})")]
+    PageSize(u32),
+    /// The API URL is not a URL.
+    #[error("the Cloud DNS API URL {url:?} is not a URL: {source}")]
+    BaseUrl {
+        /// The URL as given.
+        url: String,
+        /// The parser's reason.
+        #[source]
+        source: url::ParseError,
+    },
+    /// The HTTP client cannot be built (its TLS backend, say).
+    #[error("{0}")]
+    Client(#[source] extdns_provider::http::HttpError),
+}

@@ -1,0 +1,469 @@
+//! The Google Cloud DNS provider (`--provider=google`): managed zones and their record sets through Cloud
+//! DNS's v1 REST API, as external-dns's `google` provider does, with Application Default Credentials.
+//!
+//! What it adds over external-dns: a change Cloud DNS refuses as a whole (409 `alreadyExists`, 412
+//! `conditionNotMet`, 404 `notFound`, 403 `quotaExceeded`, 400) is split until each refused record is
+//! isolated and named with Google's reason while the others land (external-dns stops at the first refused
+//! batch); a write counts only once `changes.get` says `done`; 429, 5xx and rate-limit answers are retried
+//! with backoff and jitter; requests are paced; a name with more changes than the batch size travels alone
+//! instead of being skipped; rrsets with a routing policy are left alone instead of read as records with
+//! no targets.
+//!
+//! ```
+//! use extdns_provider_google::{CredentialSource, GoogleConfig, GoogleProvider};
+//!
+//! // Building the provider checks its settings; credentials and the API are first used by the first sync.
+//! let mut config = GoogleConfig::new(CredentialSource::adc(&|_| None));
+//! config.project = Some("my-project".to_string());
+//! let provider = GoogleProvider::new(config)?;
+//! # drop(provider);
+//! # Ok::<(), extdns_provider_google::ConfigError>(())
+//! ```
+
+mod api;
+mod config;
+mod credentials;
+
+use std::collections::{BTreeMap, HashMap};
+use std::str::FromStr;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, Ttl};
+use extdns_provider::batch::{self, AsUnit, Failures, Limits, Size, Unit};
+use extdns_provider::{ChangeFailure, Provider, ProviderError, ReadState, Records, zone};
+use tokio::sync::OnceCell;
+
+pub use api::{ApiError, ErrorItem};
+pub use config::{
+    API_LIMIT, ConfigError, DEFAULT_BASE_URL, GoogleConfig, MAX_CHANGE_BYTES, MAX_CHANGE_ITEMS, SCOPE, Visibility,
+};
+pub use credentials::{
+    AccessToken, CredentialSource, CredentialsError, DEFAULT_TOKEN_URI, METADATA_HOST, SourceError, Tried,
+    VARIABLES as CREDENTIAL_VARIABLES, jwt,
+};
+
+use api::{Api, ResourceRecordSet};
+use credentials::TokenCache;
+
+/// The TTL Cloud DNS records get when an endpoint has none, as external-dns writes them.
+pub const DEFAULT_TTL: i64 = 300;
+
+/// A managed zone extdns manages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Zone {
+    /// The zone's resource name (what the API's paths take).
+    pub name: String,
+    /// Its DNS name, lower-case, without the trailing dot.
+    pub dns_name: String,
+    /// Its numeric id.
+    pub id: String,
+}
+
+/// Rrsets as read, by zone name, rrset name (absolute with the dot, lower-case) and type: deletions send
+/// them back unchanged, so they match what Cloud DNS holds exactly.
+type SetKey = (String, String, String);
+
+/// What a read learnt: the zones and the rrsets as Cloud DNS returned them.
+struct ReadZones {
+    zones: Arc<Vec<Zone>>,
+    sets: HashMap<SetKey, ResourceRecordSet>,
+}
+
+/// The provider. Cheap to share: `Arc<GoogleProvider>` as `Arc<dyn Provider>`.
+pub struct GoogleProvider {
+    config: GoogleConfig,
+    api: Api,
+    tokens: Arc<TokenCache>,
+    /// `--google-project`, or the metadata server's answer, asked once.
+    project: OnceCell<String>,
+}
+
+impl std::fmt::Debug for GoogleProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GoogleProvider")
+            .field("project", &self.config.project)
+            .finish_non_exhaustive()
+    }
+}
+
+impl GoogleProvider {
+    /// Check the configuration and build the HTTP clients. No network access: credentials and the API are
+    /// first used by the first sync, where failures are retried.
+    pub fn new(config: GoogleConfig) -> Result<GoogleProvider, ConfigError> {
+        if let Some(p) = &config.project
+            && (p.is_empty()
+                || !p
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | ':' | '.')))
+        {
+            return Err(ConfigError::Project(p.clone()));
+        }
+        if !(1..=1000).contains(&config.page_size) {
+            return Err(ConfigError::PageSize(config.page_size));
+        }
+        if let Err(source) = url::Url::parse(&config.base_url) {
+            return Err(ConfigError::BaseUrl {
+                url: config.base_url.clone(),
+                source,
+            });
+        }
+        let tokens = Arc::new(
+            TokenCache::new(config.credentials.clone(), config.timeout, &config.observer)
+                .map_err(ConfigError::Client)?,
+        );
+        let api = Api::new(&config, tokens.clone())?;
+        let project = match &config.project {
+            Some(p) => OnceCell::new_with(Some(p.clone())),
+            None => OnceCell::new(),
+        };
+        Ok(GoogleProvider {
+            config,
+            api,
+            tokens,
+            project,
+        })
+    }
+
+    /// The project: `--google-project`, else the metadata server's (asked once, as external-dns does at
+    /// startup).
+    pub async fn project(&self) -> Result<&str, ProviderError> {
+        self.project
+            .get_or_try_init(|| async {
+                let p = self.tokens.metadata_project().await.map_err(|e| {
+                    ProviderError::other_from("--google-project is empty and the project cannot be found", e)
+                })?;
+                tracing::info!(project = %p, "Google project found on the metadata server");
+                Ok(p)
+            })
+            .await
+            .map(String::as_str)
+    }
+
+    fn call_error(context: impl std::fmt::Display, e: ApiError) -> ProviderError {
+        ProviderError::from_call(context, e)
+    }
+
+    /// The managed zones the filters select (peering zones dropped, as external-dns does).
+    pub async fn zones(&self) -> Result<Vec<Zone>, ProviderError> {
+        let c = &self.config;
+        let project = self.project().await?;
+        let all = self
+            .api
+            .zones(project)
+            .await
+            .map_err(|e| Self::call_error(format!("listing the managed zones of project {project}"), e))?;
+        let mut zones: Vec<Zone> = all
+            .into_iter()
+            .filter(|z| z.peering_config.is_none())
+            .filter(|z| {
+                c.zone_visibility
+                    .is_none_or(|v| z.visibility.as_deref().unwrap_or("public") == v.as_str())
+            })
+            .filter(|z| {
+                c.zone_ids.is_empty()
+                    || c.zone_ids
+                        .iter()
+                        .any(|f| z.id.ends_with(f.as_str()) || z.name.ends_with(f.as_str()))
+            })
+            .filter(|z| zone::selected(&c.domain_filter, &z.dns_name, false))
+            .map(|z| Zone {
+                dns_name: z.dns_name.trim_end_matches('.').to_ascii_lowercase(),
+                name: z.name,
+                id: z.id,
+            })
+            .collect();
+        zones.sort_by(|a, b| a.dns_name.cmp(&b.dns_name).then(a.name.cmp(&b.name)));
+        tracing::debug!(zones = zones.len(), "managed zones selected");
+        Ok(zones)
+    }
+
+    async fn read(&self) -> Result<(Vec<Endpoint>, ReadZones), ProviderError> {
+        let project = self.project().await?;
+        let zones = Arc::new(self.zones().await?);
+        let mut endpoints = Vec::new();
+        let mut sets = HashMap::new();
+        for zone in zones.iter() {
+            let rrsets = self
+                .api
+                .rrsets(project, &zone.name)
+                .await
+                .map_err(|e| Self::call_error(format!("listing the record sets of zone {}", zone.name), e))?;
+            for set in rrsets {
+                let Ok(rtype) = RecordType::from_str(&set.kind);
+                if !read_type(&rtype) {
+                    continue;
+                }
+                if set.routing_policy.is_some() {
+                    tracing::info!(record = %set.name, r#type = %set.kind, zone = %zone.name, "record set with a routing policy left alone: extdns does not manage routing policies");
+                    continue;
+                }
+                endpoints.push(
+                    Endpoint::new(&set.name, rtype, set.rrdatas.iter().map(String::as_str)).with_ttl(Ttl(set.ttl)),
+                );
+                let key = (zone.name.clone(), set.name.to_ascii_lowercase(), set.kind.clone());
+                sets.insert(key, set);
+            }
+        }
+        tracing::debug!(zones = zones.len(), records = endpoints.len(), "Cloud DNS records read");
+        Ok((endpoints, ReadZones { zones, sets }))
+    }
+
+    /// Submit one change (a batch of units in one zone) and wait for it to be done. A refusal of several
+    /// units is split by the batch helper; a refusal of one names it with Google's reason.
+    async fn send(&self, project: &str, zone: &Zone, part: &[ZoneUnit<'_>]) -> Result<(), ProviderError> {
+        let mut change = api::Change::default();
+        for w in part {
+            change.deletions.extend(w.deletions.iter().cloned());
+            change.additions.extend(w.additions.iter().cloned());
+        }
+        match self.api.apply(project, &zone.name, &change).await {
+            Ok(()) => {
+                tracing::debug!(zone = %zone.name, additions = change.additions.len(), deletions = change.deletions.len(), "change done");
+                Ok(())
+            }
+            Err(e) if e.is_change_refusal() && part.len() > 1 => {
+                tracing::info!(zone = %zone.name, units = part.len(), error = %e, "change refused; splitting it");
+                Err(ProviderError::refused_from(format!("zone {}", zone.name), e))
+            }
+            Err(e) if e.is_change_refusal() => {
+                let u = &part[0].unit;
+                tracing::warn!(record = %u.record_name(), zone = %zone.name, error = %e, "change refused");
+                Err(ProviderError::Partial {
+                    failures: vec![ChangeFailure {
+                        record: u.record_name().to_string(),
+                        reason: format!("{} in zone {}: {e}", u.change.action(), zone.name),
+                    }],
+                })
+            }
+            Err(e) => Err(Self::call_error(format!("change in zone {}", zone.name), e)),
+        }
+    }
+}
+
+/// The types read, as external-dns reads them (A, AAAA, CNAME, DNAME, SRV, TXT, NS, MX), and PTR and
+/// NAPTR, which extdns manages and Cloud DNS has.
+fn read_type(t: &RecordType) -> bool {
+    matches!(
+        t,
+        RecordType::A
+            | RecordType::Aaaa
+            | RecordType::Cname
+            | RecordType::Dname
+            | RecordType::Srv
+            | RecordType::Txt
+            | RecordType::Ns
+            | RecordType::Mx
+            | RecordType::Ptr
+            | RecordType::Naptr
+    )
+}
+
+/// The name with its trailing dot.
+fn absolute(name: &str) -> String {
+    if name.ends_with('.') {
+        name.to_string()
+    } else {
+        format!("{name}.")
+    }
+}
+
+/// The rrset an endpoint is written as: absolute name, TTL 300 when none is set (external-dns's default),
+/// host names in the record data absolute.
+fn record_set(ep: &Endpoint) -> ResourceRecordSet {
+    let dotted = matches!(
+        ep.record_type,
+        RecordType::Mx | RecordType::Srv | RecordType::Ns | RecordType::Ptr | RecordType::Dname
+    );
+    let rrdatas = ep
+        .targets
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let cname_host = ep.record_type == RecordType::Cname && i == 0;
+            if dotted || cname_host {
+                absolute(t.as_str())
+            } else {
+                t.as_str().to_string()
+            }
+        })
+        .collect();
+    ResourceRecordSet {
+        name: absolute(&ep.dns_name),
+        kind: ep.record_type.as_str().to_string(),
+        ttl: if ep.record_ttl.is_configured() {
+            ep.record_ttl.0
+        } else {
+            DEFAULT_TTL
+        },
+        rrdatas,
+        signature_rrdatas: Vec::new(),
+        routing_policy: None,
+    }
+}
+
+/// A unit's deletions and additions in one zone.
+struct ZoneUnit<'a> {
+    unit: Unit<'a>,
+    deletions: Vec<ResourceRecordSet>,
+    additions: Vec<ResourceRecordSet>,
+}
+
+impl<'a> AsUnit<'a> for ZoneUnit<'a> {
+    fn unit(&self) -> Unit<'a> {
+        self.unit
+    }
+}
+
+impl ZoneUnit<'_> {
+    /// What Cloud DNS counts against a change's limits: rrsets added and deleted, bytes of record data.
+    fn size(&self) -> Size {
+        let sets = self.deletions.iter().chain(&self.additions);
+        Size {
+            changes: self.deletions.len() + self.additions.len(),
+            bytes: sets.clone().flat_map(|s| &s.rrdatas).map(String::len).sum(),
+            values: sets.map(|s| s.rrdatas.len()).sum(),
+        }
+    }
+}
+
+#[async_trait]
+impl Provider for GoogleProvider {
+    async fn records(&self) -> Result<Records, ProviderError> {
+        let (endpoints, read) = self.read().await?;
+        Ok(Records::with_state(endpoints, read))
+    }
+
+    async fn apply(&self, read: &ReadState, units: &[Unit<'_>]) -> Result<(), ProviderError> {
+        let held = read.get_or_read(|| async { Ok(self.read().await?.1) }).await?;
+        let read: &ReadZones = &held;
+        let project = self.project().await?;
+        let mut failures = Failures::default();
+        let mut ordered = units.to_vec();
+        batch::sort_for_apply(&mut ordered);
+        let mut by_zone: BTreeMap<usize, Vec<ZoneUnit<'_>>> = BTreeMap::new();
+        for unit in ordered {
+            let mut zone = None;
+            let mut refusal = None;
+            for c in unit.changes() {
+                let ep = c.endpoint();
+                if !read_type(&ep.record_type) {
+                    refusal = Some(format!(
+                        "{} records are not supported on Cloud DNS by extdns",
+                        ep.record_type
+                    ));
+                    break;
+                }
+                match (zone::closest(&read.zones, &ep.dns_name, |z| &z.dns_name), zone) {
+                    (None, _) => {
+                        refusal = Some(format!("no managed zone contains {}", ep.dns_name));
+                        break;
+                    }
+                    (Some(z), None) => zone = Some(z),
+                    (Some(z), Some(prev)) if z != prev => {
+                        refusal = Some("the record and its ownership record are in different zones".into());
+                        break;
+                    }
+                    _ => {}
+                }
+            }
+            let z = match (refusal, zone) {
+                (None, Some(z)) => z,
+                (reason, _) => {
+                    let reason = reason.unwrap_or_else(|| "no change in the unit".into());
+                    tracing::warn!(record = %unit.record_name(), %reason, "change refused");
+                    failures.push(unit.failure(reason));
+                    continue;
+                }
+            };
+            let zone_name = &read.zones[z].name;
+            let as_read = |ep: &Endpoint| {
+                let key = (
+                    zone_name.clone(),
+                    absolute(&ep.dns_name).to_ascii_lowercase(),
+                    ep.record_type.as_str().to_string(),
+                );
+                read.sets.get(&key).cloned().unwrap_or_else(|| record_set(ep))
+            };
+            let mut w = ZoneUnit {
+                unit,
+                deletions: Vec::new(),
+                additions: Vec::new(),
+            };
+            for c in unit.changes() {
+                match c {
+                    Change::Create(ep) => w.additions.push(record_set(ep)),
+                    Change::Delete(ep) => w.deletions.push(as_read(ep)),
+                    Change::Update { old, new } => {
+                        w.deletions.push(as_read(old));
+                        w.additions.push(record_set(new));
+                    }
+                }
+            }
+            by_zone.entry(z).or_default().push(w);
+        }
+        let limits = Limits {
+            changes: match self.config.batch_change_size {
+                0 => usize::MAX,
+                n => n,
+            },
+            bytes: usize::MAX,
+            values: usize::MAX,
+        };
+        let mut first = true;
+        for (z, work) in by_zone {
+            let zone = &read.zones[z];
+            for part in batch::split_by(&work, limits, ZoneUnit::size) {
+                if !first && !self.config.batch_change_interval.is_zero() {
+                    tokio::time::sleep(self.config.batch_change_interval).await;
+                }
+                first = false;
+                failures.absorb(batch::apply_split(part, |b| self.send(project, zone, b)).await)?;
+            }
+        }
+        failures.into_result()
+    }
+
+    fn domain_filter(&self) -> DomainFilter {
+        self.config.domain_filter.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_are_written_as_external_dns_writes_them() {
+        let cname = Endpoint::new("www.example.org", RecordType::Cname, ["web.example.org"]);
+        let set = record_set(&cname);
+        assert_eq!(
+            (set.name.as_str(), set.kind.as_str(), set.ttl, set.rrdatas.as_slice()),
+            (
+                "www.example.org.",
+                "CNAME",
+                DEFAULT_TTL,
+                ["web.example.org.".to_string()].as_slice()
+            )
+        );
+        let mx = Endpoint::new("example.org", RecordType::Mx, ["10 mail.example.org"]).with_ttl(Ttl(60));
+        assert_eq!(record_set(&mx).rrdatas, ["10 mail.example.org."]);
+        assert_eq!(record_set(&mx).ttl, 60);
+        let txt = Endpoint::new("t.example.org", RecordType::Txt, ["\"heritage=external-dns\""]);
+        assert_eq!(record_set(&txt).rrdatas, ["\"heritage=external-dns\""], "TXT as given");
+        let a = Endpoint::new("a.example.org", RecordType::A, ["192.0.2.1", "192.0.2.2"]);
+        assert_eq!(record_set(&a).rrdatas, ["192.0.2.1", "192.0.2.2"]);
+    }
+
+    #[test]
+    fn read_types_are_external_dns_s_and_the_ones_extdns_manages() {
+        for t in ["A", "AAAA", "CNAME", "DNAME", "SRV", "TXT", "NS", "MX", "PTR", "NAPTR"] {
+            let Ok(rtype) = RecordType::from_str(t);
+            assert!(read_type(&rtype), "{t}");
+        }
+        for t in ["SOA", "CAA", "DS", "HTTPS"] {
+            let Ok(rtype) = RecordType::from_str(t);
+            assert!(!read_type(&rtype), "{t}");
+        }
+    }
+}
