@@ -326,3 +326,26 @@ async fn writes_folded_into_a_snapshot_plan_like_a_fresh_read() -> Result<(), Re
     assert_eq!(sent.iter().filter(|s| s.starts_with("DELETE")).count(), 2, "{sent:#?}");
     Ok(())
 }
+
+#[tokio::test]
+async fn statements_dynamodb_throttles_are_sent_again_alone() -> Result<(), RegistryError> {
+    let (fake, provider, registry) = setup("me").await;
+    fake.lock().throttle_statements_next = 1;
+    let snapshot = registry.records().await?;
+    let changes = [
+        Change::Create(a("one.example.org", "192.0.2.1")),
+        Change::Create(a("two.example.org", "192.0.2.2")),
+    ];
+    registry.apply(&snapshot, &changes).await?;
+    assert_eq!(fake.items(TABLE).len(), 2);
+    assert_eq!(provider.snapshot().len(), 2);
+    let s = fake.lock();
+    let inserts: Vec<&String> = s.statements.iter().filter(|t| t.starts_with("INSERT")).collect();
+    assert_eq!(
+        inserts.len(),
+        3,
+        "the throttled statement once more, the other not again"
+    );
+    assert_eq!(s.requests.iter().filter(|r| *r == "BatchExecuteStatement").count(), 2);
+    Ok(())
+}

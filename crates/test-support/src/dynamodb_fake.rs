@@ -48,6 +48,9 @@ pub struct Inner {
     pub tables: BTreeMap<String, Table>,
     /// Answer the next this many requests with `ProvisionedThroughputExceededException`.
     pub throttle_next: usize,
+    /// Answer the next this many statements of a batch (each alone) with `ProvisionedThroughputExceeded`, as
+    /// DynamoDB does when a batch's statements exceed the table's throughput: the others run.
+    pub throttle_statements_next: usize,
     /// Every request's operation (`Scan`, `BatchExecuteStatement`, ...), in order.
     pub requests: Vec<String>,
     /// Every statement of every `BatchExecuteStatement`, as sent.
@@ -569,7 +572,16 @@ fn batch_execute_statement(s: &mut Inner, request: &Item) -> Response {
     }
     let responses: Vec<Value> = parsed
         .into_iter()
-        .map(|(statement, params)| execute(s, &statement, &params))
+        .map(|(statement, params)| {
+            if s.throttle_statements_next > 0 {
+                s.throttle_statements_next -= 1;
+                return json!({"Error": {
+                    "Code": "ProvisionedThroughputExceeded",
+                    "Message": "The level of configured provisioned throughput for the table was exceeded."
+                }});
+            }
+            execute(s, &statement, &params)
+        })
         .collect();
     json_response(StatusCode::OK, json!({"Responses": responses}))
 }
