@@ -4,6 +4,8 @@
 //! a. `extdns --provider=webhook` → `external-dns --webhook-server --provider=rfc2136` → BIND;
 //! b. `external-dns --provider=webhook` → `extdns --webhook-server --provider=rfc2136` → BIND.
 //!
+//! c. the same stalling clients against both servers' connection timeouts (#6484).
+//!
 //! external-dns needs a source in (b). It runs `--source=connector`: each sync it connects to a TCP server
 //! and reads a gob-encoded endpoint list, which this test serves. That needs no Kubernetes API server and
 //! yields exactly the records the test chooses, sync after sync (`--source=fake` invents new random names
@@ -218,13 +220,16 @@ fn lock_port_8888() -> std::fs::File {
 fn external_dns_server_on_8888() -> (DnsServer, std::fs::File, Server) {
     let dns = bind();
     let lock = lock_port_8888();
-    let server = start_external_dns_server(&dns);
+    let mut flags = vec!["--provider=rfc2136".to_string()];
+    flags.extend(rfc2136_flags(&dns));
+    let server = start_external_dns_server(&flags);
     (dns, lock, server)
 }
 
-/// `external-dns --webhook-server` in front of BIND, on its fixed 127.0.0.1:8888. Another process may take
-/// the port between our check and external-dns's bind (ours then exits at once): wait and start it again.
-fn start_external_dns_server(dns: &DnsServer) -> Server {
+/// `external-dns --webhook-server` with `flags` (its provider's), on its fixed 127.0.0.1:8888. Another
+/// process may take the port between our check and external-dns's bind (ours then exits at once): wait and
+/// start it again.
+fn start_external_dns_server(flags: &[String]) -> Server {
     let deadline = Instant::now() + Duration::from_secs(300);
     loop {
         while TcpListener::bind("127.0.0.1:8888").is_err() {
@@ -232,14 +237,9 @@ fn start_external_dns_server(dns: &DnsServer) -> Server {
             std::thread::sleep(Duration::from_millis(250));
         }
         let mut cmd = cli::command(external_dns(), &[]);
-        cmd.args([
-            "--webhook-server",
-            "--provider=rfc2136",
-            "--source=empty",
-            "--policy=sync",
-        ])
-        .arg(format!("--metrics-address=127.0.0.1:{}", free_port()))
-        .args(rfc2136_flags(dns));
+        cmd.args(["--webhook-server", "--source=empty", "--policy=sync"])
+            .arg(format!("--metrics-address=127.0.0.1:{}", free_port()))
+            .args(flags);
         let mut server = Server::spawn(cmd);
         let started = Instant::now();
         while server.running() && !negotiates("127.0.0.1:8888") && started.elapsed() < Duration::from_secs(30) {
@@ -400,4 +400,173 @@ fn external_dns_client_with_extdns_webhook_server_and_bind() {
         ok(&out, "external-dns --provider=webhook");
     };
     lifecycle(&dns, &mut sync);
+}
+
+/// What a client stalling on a webhook server sees: the answer's status line (empty: none) and how long
+/// after its last byte the server closed the connection.
+#[derive(Debug)]
+struct Seen {
+    status: String,
+    closed_after: Duration,
+}
+
+/// The ways a client stalls, each where one of the four timeouts bounds it.
+#[derive(Debug, Clone, Copy)]
+enum Stall {
+    /// Connects and sends nothing.
+    Silent,
+    /// Sends half a request head.
+    HalfHead,
+    /// One whole GET, then keeps the connection without a next request (timed from the answer).
+    Idle,
+    /// Announces 100 bytes of body and sends one.
+    ShortBody,
+    /// Sends a whole body of changes in two parts, `gap` apart.
+    SlowBody { gap: Duration },
+}
+
+fn stall(addr: &str, how: Stall) -> Seen {
+    use std::io::Read;
+    let Ok(mut s) = TcpStream::connect(addr) else {
+        panic!("cannot connect to {addr}");
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(15)));
+    let mut send = |bytes: &[u8]| {
+        if let Err(e) = s.write_all(bytes) {
+            panic!("{how:?} to {addr}: {e}");
+        }
+    };
+    match how {
+        Stall::Silent => {}
+        Stall::HalfHead => send(b"GET /records HTTP/1.1\r\nHost: web"),
+        Stall::Idle => send(b"GET /records HTTP/1.1\r\nHost: webhook\r\n\r\n"),
+        Stall::ShortBody => send(b"POST /records HTTP/1.1\r\nHost: webhook\r\nContent-Length: 100\r\n\r\n{"),
+        Stall::SlowBody { gap } => {
+            let body = br#"{"create":[{"dnsName":"web.example.org","targets":["192.0.2.1"],"recordType":"A"}]}"#;
+            send(
+                format!(
+                    "POST /records HTTP/1.1\r\nHost: webhook\r\nContent-Length: {}\r\n\r\n",
+                    body.len()
+                )
+                .as_bytes(),
+            );
+            send(&body[..10]);
+            std::thread::sleep(gap);
+            send(&body[10..]);
+        }
+    }
+    let mut last = Instant::now();
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                out.extend_from_slice(&buf[..n]);
+                // The idle time counts from the answer.
+                if matches!(how, Stall::Idle) {
+                    last = Instant::now();
+                }
+            }
+        }
+    }
+    let text = String::from_utf8_lossy(&out);
+    Seen {
+        status: text.lines().next().unwrap_or_default().to_string(),
+        closed_after: last.elapsed(),
+    }
+}
+
+/// Each stall against both servers at once; their answers must be the same and their closing times within
+/// 400 ms of each other.
+fn same_answers(extdns: &str, stalls: &[Stall]) -> Vec<Seen> {
+    let runs: Vec<_> = stalls
+        .iter()
+        .flat_map(|&how| {
+            [std::thread::spawn(move || stall("127.0.0.1:8888", how)), {
+                let extdns = extdns.to_string();
+                std::thread::spawn(move || stall(&extdns, how))
+            }]
+        })
+        .collect();
+    let seen: Vec<Seen> = runs
+        .into_iter()
+        .map(|r| r.join().unwrap_or_else(|_| panic!("a probe panicked")))
+        .collect();
+    for (how, pair) in stalls.iter().zip(seen.chunks(2)) {
+        let (theirs, ours) = (&pair[0], &pair[1]);
+        assert_eq!(
+            ours.status, theirs.status,
+            "{how:?}: extdns {ours:?}, external-dns {theirs:?}"
+        );
+        assert!(
+            ours.closed_after.abs_diff(theirs.closed_after) < Duration::from_millis(400),
+            "{how:?}: extdns {ours:?}, external-dns {theirs:?}"
+        );
+    }
+    seen.into_iter().skip(1).step_by(2).collect()
+}
+
+/// external-dns v0.23's server timeouts (#6484): the same stalling clients against its server and
+/// extdns's, both with the in-memory provider and the same four timeouts, get the same answers at the same
+/// times: closed without an answer at the header timeout, at the idle timeout after an answer, 400 at the
+/// read timeout, and no answer when the body completes after the write timeout (which falls to the read
+/// timeout for idle connections when the idle timeout is 0).
+#[test]
+fn webhook_server_timeouts_6484_match_external_dns() {
+    require!(ExternalDns);
+    let _lock = lock_port_8888();
+    let configurations: [(&[&str], &[Stall]); 2] = [
+        (
+            &["1s", "2s", "4s", "3s"],
+            &[Stall::Silent, Stall::HalfHead, Stall::Idle, Stall::ShortBody],
+        ),
+        (
+            &["1s", "3s", "1s", "0s"],
+            &[
+                Stall::Idle,
+                Stall::SlowBody {
+                    gap: Duration::from_secs(2),
+                },
+            ],
+        ),
+    ];
+    for (timeouts, stalls) in configurations {
+        let mut flags = vec![
+            "--provider=inmemory".to_string(),
+            "--inmemory-zone=example.org".to_string(),
+        ];
+        for (flag, value) in ["read-header", "read", "write", "idle"].iter().zip(timeouts) {
+            flags.push(format!("--webhook-provider-{flag}-timeout={value}"));
+        }
+        let external_dns = start_external_dns_server(&flags);
+        let address = format!("127.0.0.1:{}", free_port());
+        let mut cmd = cli::command(env!("CARGO_BIN_EXE_extdns"), &[]);
+        cmd.args(["--webhook-server", "--source=service"])
+            .arg(format!("--webhook-server-address={address}"))
+            .arg(format!("--metrics-address=127.0.0.1:{}", free_port()))
+            .args(&flags);
+        let mut extdns = Server::spawn(cmd);
+        extdns.wait_negotiating(&address);
+        let seen = same_answers(&address, stalls);
+        let summary: Vec<_> = stalls
+            .iter()
+            .zip(&seen)
+            .map(|(how, s)| format!("{how:?}: {s:?}"))
+            .collect();
+        eprintln!("timeouts {timeouts:?}:\n  {}", summary.join("\n  "));
+        // And what Go answers, so two servers wrong the same way cannot pass.
+        for (how, s) in stalls.iter().zip(&seen) {
+            let (status, secs) = match how {
+                Stall::Silent | Stall::HalfHead => ("", 1.0),
+                Stall::Idle => ("HTTP/1.1 200 OK", 3.0),
+                Stall::ShortBody => ("HTTP/1.1 400 Bad Request", 2.0),
+                Stall::SlowBody { .. } => ("", 0.0),
+            };
+            assert_eq!(s.status, status, "{how:?}");
+            assert!((s.closed_after.as_secs_f64() - secs).abs() < 0.5, "{how:?}: {s:?}");
+        }
+        drop(external_dns);
+        assert!(extdns.running(), "extdns's server died:\n{}", extdns.log());
+    }
 }
