@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail, ensure};
 use extdns_endpoint::{Change, Endpoint, RecordType, label};
-use extdns_provider::{InMemoryProvider, ProviderError};
+use extdns_provider::{InMemoryProvider, Provider, ProviderError, Unit};
 use extdns_registry::{Registry, RegistryError};
 use extdns_registry_crd::object as dnsrecord;
 use extdns_registry_crd::{CrdRegistry, CrdRegistryConfig, object_name};
@@ -207,6 +207,27 @@ fn library(ctx: &Ctx) -> Result<()> {
         "the provider kept mail's old address"
     );
 
+    // The refused create again, the provider's own record gone: the Failed object (ours, 409 on create) is
+    // taken over and made Ready.
+    let theirs_taken = Endpoint::new("taken.example.org", RecordType::A, ["192.0.2.99"]);
+    sa.block_on(provider.apply(&Default::default(), &[Unit::new(&Change::Delete(theirs_taken))]))?;
+    let snapshot = sa.block_on(registry.records())?;
+    ensure!(
+        !snapshot.records.iter().any(|r| r.dns_name == "taken.example.org"),
+        "a Failed DNSRecord is no current record"
+    );
+    sa.block_on(registry.apply(&snapshot, &[Change::Create(taken.clone())]))?;
+    let object = get(&taken)?.context("taken's DNSRecord")?;
+    ensure!(
+        object.metadata.uid == failed.metadata.uid,
+        "the Failed object was replaced, not taken over"
+    );
+    ensure!(
+        condition(&object) == ("True".into(), "Programmed".into()),
+        "{:?}",
+        condition(&object)
+    );
+
     // A delete: the record, then its object.
     let snapshot = sa.block_on(registry.records())?;
     sa.block_on(registry.apply(&snapshot, &[Change::Delete(new_web.clone())]))?;
@@ -372,8 +393,23 @@ fn hand_over(
     if objects_after != objects {
         bail!("{what}: the DNSRecords changed:\nbefore {objects:#?}\nafter {objects_after:#?}");
     }
-    let writes = record_writes(&log);
+    // What each logs for a write: extdns a line per record, external-dns's RFC2136 provider one per RR; and
+    // external-dns says when its plan is empty.
+    let writes: Vec<&str> = record_writes(&log)
+        .into_iter()
+        .chain(
+            log.lines()
+                .filter(|l| l.contains("Adding RR") || l.contains("Removing RR")),
+        )
+        .collect();
     ensure!(writes.is_empty(), "{what} wrote records:\n{}", writes.join("\n"));
+    let quiet = match second.which {
+        Which::ExternalDns => log.contains("All records are already up to date"),
+        _ => log
+            .lines()
+            .any(|l| l.contains("sync complete") && l.contains("changes=0")),
+    };
+    ensure!(quiet, "{what} planned changes:\n{}", crate::proc::tail(&log, 20));
     eprintln!("  take-over clean: {what} ({} DNSRecords)", objects.len());
     Ok((zone, objects))
 }
