@@ -217,7 +217,7 @@ impl CrdRegistry {
         self.call("get a DNSRecord", || self.api.get_opt(name)).await
     }
 
-    /// Makes object `name` hold `endpoint` (when given) with `Ready` at `stage`, reading it again when
+    /// Makes `object` hold `endpoint` (when given) with `Ready` at `stage`, reading it again when
     /// another writer changed it meanwhile. Writes only what differs. `None` when the object is gone.
     async fn write(
         &self,
