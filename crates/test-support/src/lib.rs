@@ -34,6 +34,7 @@ pub mod dns_server;
 pub mod dnsmasq;
 pub mod dynamodb_fake;
 pub mod etcd;
+pub mod google_fake;
 #[cfg(feature = "kube-objects")]
 pub mod kube_objects;
 pub mod lines;
