@@ -1,0 +1,505 @@
+//! The provider against the strict Cloud DNS fake (crates/test-support): listing, writes, refusals split
+//! down to the record at fault, quota, 429s, and every credential source of Application Default
+//! Credentials. Nothing leaves 127.0.0.1: every URL, the metadata server's included, is the fake's.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use extdns_endpoint::{Change, Endpoint, RecordType, Ttl, label};
+use extdns_provider::batch::Unit;
+use extdns_provider::{Backoff, Provider, ProviderError, ReadState, apply_changes};
+use extdns_provider_google::{CredentialSource, GoogleConfig, GoogleProvider, Visibility};
+use extdns_test_support::google_fake::{self, FakeGoogle, FakeZone};
+
+fn fast(mut config: GoogleConfig, fake: &FakeGoogle) -> GoogleConfig {
+    config.base_url = fake.dns_url();
+    config.batch_change_interval = Duration::ZERO;
+    config.change_poll = Duration::from_millis(5);
+    config.requests = None;
+    config.backoff = Backoff {
+        initial: Duration::from_millis(5),
+        max: Duration::from_millis(20),
+        multiplier: 2.0,
+        jitter: 0.5,
+        max_attempts: 5,
+    };
+    config
+}
+
+/// A provider for project `extdns-test` with credentials from the environment `env` gives (plus the
+/// metadata server pointed at the fake unless `env` names one).
+fn provider_with(fake: &FakeGoogle, env: &[(&str, String)], edit: impl FnOnce(&mut GoogleConfig)) -> GoogleProvider {
+    let mut vars: BTreeMap<String, String> = env.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+    vars.entry("GCE_METADATA_HOST".into())
+        .or_insert_with(|| fake.host.clone());
+    let credentials = CredentialSource::adc(&|k| vars.get(k).cloned());
+    assert!(
+        credentials.metadata_host().starts_with("127.0.0.1:"),
+        "the metadata server must be on loopback"
+    );
+    let mut config = fast(GoogleConfig::new(credentials), fake);
+    config.project = Some(google_fake::PROJECT.to_string());
+    edit(&mut config);
+    GoogleProvider::new(config).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn provider(fake: &FakeGoogle) -> GoogleProvider {
+    let mut config = fast(GoogleConfig::new(CredentialSource::Token(fake.issue_token())), fake);
+    config.project = Some(google_fake::PROJECT.to_string());
+    GoogleProvider::new(config).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn a(name: &str, ip: &str) -> Endpoint {
+    Endpoint::new(name, RecordType::A, [ip])
+}
+
+fn txt(name: &str) -> Endpoint {
+    Endpoint::new(
+        &format!("a-{name}"),
+        RecordType::Txt,
+        ["\"heritage=external-dns,external-dns/owner=default\""],
+    )
+    .with_label(label::OWNED_RECORD, name)
+}
+
+fn lines(records: &[Endpoint]) -> Vec<String> {
+    let mut v: Vec<String> = records
+        .iter()
+        .filter(|e| e.record_type != RecordType::Ns)
+        .map(|e| {
+            let targets: Vec<&str> = e.targets.iter().map(|t| t.as_str()).collect();
+            format!(
+                "{} {} {} {}",
+                e.dns_name,
+                e.record_type,
+                e.record_ttl.0,
+                targets.join(" ")
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[tokio::test]
+async fn zones_and_records_are_listed_across_pages_with_external_dns_s_filters() {
+    let zone = |name: &str, dns: &str, id: &str, visibility: &str, peering: bool| FakeZone {
+        name: name.into(),
+        dns_name: format!("{dns}."),
+        id: id.into(),
+        visibility: visibility.into(),
+        peering,
+    };
+    let fake = FakeGoogle::with_zones(vec![
+        zone("example-org", "example.org", "1001", "public", false),
+        zone("internal", "internal.example.org", "1002", "private", false),
+        zone("peered", "peer.example.org", "1003", "private", true),
+        zone("other", "other.net", "2001", "public", false),
+    ]);
+    fake.state().page_limit = 2;
+    for i in 0..7 {
+        fake.seed("example-org", &format!("r{i}.example.org."), "A", 60, &["192.0.2.1"]);
+    }
+    fake.seed("example-org", "mail.example.org.", "MX", 300, &["10 mx.example.org."]);
+    fake.seed("example-org", "t.example.org.", "TXT", 300, &["\"v=spf1 -all\""]);
+    fake.seed(
+        "example-org",
+        "c.example.org.",
+        "CAA",
+        300,
+        &["0 issue \"letsencrypt.org\""],
+    );
+    fake.seed("internal", "db.internal.example.org.", "A", 300, &["10.0.0.1"]);
+    fake.seed("peered", "x.peer.example.org.", "A", 300, &["10.0.0.2"]);
+    let p = provider(&fake);
+    let names: Vec<String> = p
+        .zones()
+        .await
+        .unwrap_or_default()
+        .into_iter()
+        .map(|z| z.name)
+        .collect();
+    assert_eq!(names, ["example-org", "internal", "other"], "peering zone dropped");
+
+    let read = p.records().await.unwrap_or_else(|e| panic!("{e}"));
+    let got = lines(&read.endpoints);
+    assert_eq!(
+        got.len(),
+        10,
+        "7 A, MX, TXT, the private A; no SOA, no CAA, nothing peered: {got:?}"
+    );
+    assert!(
+        got.contains(&"mail.example.org MX 300 10 mx.example.org".to_string()),
+        "{got:?}"
+    );
+    assert!(
+        got.contains(&"t.example.org TXT 300 \"v=spf1 -all\"".to_string()),
+        "{got:?}"
+    );
+    assert!(
+        got.contains(&"r6.example.org A 60 192.0.2.1".to_string()),
+        "the last page read: {got:?}"
+    );
+
+    let only = |edit: fn(&mut GoogleConfig)| provider_with(&fake, &[], edit);
+    let private = only(|c| c.zone_visibility = Some(Visibility::Private));
+    let names: Vec<String> = private
+        .zones()
+        .await
+        .unwrap_or_default()
+        .into_iter()
+        .map(|z| z.name)
+        .collect();
+    assert_eq!(names, ["internal"]);
+    let by_id = only(|c| c.zone_ids = vec!["01".into(), "ther".into()]);
+    let names: Vec<String> = by_id
+        .zones()
+        .await
+        .unwrap_or_default()
+        .into_iter()
+        .map(|z| z.name)
+        .collect();
+    assert_eq!(
+        names,
+        ["example-org", "other"],
+        "a suffix of id 1001, or of the name other"
+    );
+    let by_domain = only(|c| c.domain_filter = extdns_endpoint::DomainFilter::new(&["other.net".to_string()], &[]));
+    let names: Vec<String> = by_domain
+        .zones()
+        .await
+        .unwrap_or_default()
+        .into_iter()
+        .map(|z| z.name)
+        .collect();
+    assert_eq!(names, ["other"]);
+}
+
+#[tokio::test]
+async fn writes_land_with_their_ownership_record_in_one_change_polled_until_done() {
+    let fake = FakeGoogle::start(&[("example-org", "example.org")]);
+    fake.state().pending_polls = 3;
+    let p = provider(&fake);
+    let (rec, own) = (
+        Change::Create(a("web.example.org", "192.0.2.10")),
+        Change::Create(txt("web.example.org")),
+    );
+    let units = [Unit::with_ownership(&rec, &own)];
+    p.apply(&ReadState::default(), &units)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    {
+        let s = fake.state();
+        assert_eq!(
+            (s.change_calls, s.changes_applied),
+            (1, 1),
+            "one change for the record and its TXT"
+        );
+        assert_eq!(s.change_polls, 3, "polled until done");
+    }
+    assert_eq!(
+        fake.lines(),
+        [
+            "a-web.example.org. TXT 300 \"heritage=external-dns,external-dns/owner=default\"",
+            "web.example.org. A 300 192.0.2.10",
+        ]
+    );
+
+    // An update deletes exactly the rrset read (TTL 60, set by someone else) and adds the new one.
+    fake.seed("example-org", "api.example.org.", "A", 60, &["192.0.2.1", "192.0.2.2"]);
+    let read = p.records().await.unwrap_or_else(|e| panic!("{e}"));
+    let old = read
+        .endpoints
+        .iter()
+        .find(|e| e.dns_name == "api.example.org")
+        .cloned()
+        .unwrap_or_else(|| panic!("api not read"));
+    let mut new = a("api.example.org", "192.0.2.3");
+    new.record_ttl = Ttl(120);
+    let changes = [Change::Update {
+        old: Box::new(old),
+        new: Box::new(new),
+    }];
+    let units: Vec<Unit<'_>> = changes.iter().map(Unit::new).collect();
+    p.apply(&read.state, &units).await.unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        fake.lines().contains(&"api.example.org. A 120 192.0.2.3".to_string()),
+        "{:?}",
+        fake.lines()
+    );
+
+    apply_changes(
+        &p,
+        &[
+            Change::Delete(a("web.example.org", "192.0.2.10")),
+            Change::Delete(txt("web.example.org")),
+        ],
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(fake.lines(), ["api.example.org. A 120 192.0.2.3"]);
+}
+
+#[tokio::test]
+async fn a_refused_change_is_split_until_each_refused_record_is_named_and_the_others_land() {
+    let fake = FakeGoogle::start(&[("example-org", "example.org")]);
+    fake.seed("example-org", "taken.example.org.", "A", 300, &["198.51.100.1"]);
+    fake.seed("example-org", "stale.example.org.", "A", 300, &["198.51.100.2"]);
+    let p = provider(&fake);
+    let read = p.records().await.unwrap_or_else(|e| panic!("{e}"));
+    // Changed behind the read's back: the deletion of the rrset as read no longer matches (412).
+    fake.seed("example-org", "stale.example.org.", "A", 60, &["198.51.100.2"]);
+    let mut changes: Vec<Change> = (0..6)
+        .map(|i| Change::Create(a(&format!("ok{i}.example.org"), "192.0.2.1")))
+        .collect();
+    changes.insert(2, Change::Create(a("taken.example.org", "192.0.2.9")));
+    changes.push(Change::Delete(a("gone.example.org", "192.0.2.8")));
+    changes.push(Change::Delete(a("stale.example.org", "198.51.100.2")));
+    let units: Vec<Unit<'_>> = changes.iter().map(Unit::new).collect();
+    let err = p.apply(&read.state, &units).await;
+    let Err(ProviderError::Partial { failures }) = err else {
+        panic!("expected the refused records named, got {err:?}")
+    };
+    let mut named: Vec<String> = failures.iter().map(|f| f.record.clone()).collect();
+    named.sort();
+    assert_eq!(
+        named,
+        ["gone.example.org A", "stale.example.org A", "taken.example.org A"]
+    );
+    let reason = |r: &str| {
+        failures
+            .iter()
+            .find(|f| f.record.starts_with(r))
+            .map(|f| f.reason.clone())
+            .unwrap_or_default()
+    };
+    assert!(reason("taken").contains("alreadyExists"), "{}", reason("taken"));
+    assert!(reason("gone").contains("notFound"), "{}", reason("gone"));
+    assert!(reason("stale").contains("conditionNotMet"), "{}", reason("stale"));
+    let got = fake.lines();
+    for i in 0..6 {
+        assert!(got.contains(&format!("ok{i}.example.org. A 300 192.0.2.1")), "{got:?}");
+    }
+    assert!(
+        got.contains(&"taken.example.org. A 300 198.51.100.1".to_string()),
+        "someone else's record untouched"
+    );
+    assert!(
+        got.contains(&"stale.example.org. A 60 198.51.100.2".to_string()),
+        "nothing deleted that was not read"
+    );
+}
+
+#[tokio::test]
+async fn a_change_over_cloud_dns_s_quota_is_split_until_it_fits() {
+    let fake = FakeGoogle::start(&[("example-org", "example.org")]);
+    fake.state().max_additions = 5;
+    let p = provider(&fake);
+    let records: Vec<Change> = (0..8)
+        .map(|i| Change::Create(a(&format!("h{i}.example.org"), "192.0.2.1")))
+        .collect();
+    let owners: Vec<Change> = (0..8)
+        .map(|i| Change::Create(txt(&format!("h{i}.example.org"))))
+        .collect();
+    let units: Vec<Unit<'_>> = records
+        .iter()
+        .zip(&owners)
+        .map(|(r, o)| Unit::with_ownership(r, o))
+        .collect();
+    // The default batch size (1,000) would send all 16 additions at once; Cloud DNS here takes 5.
+    p.apply(&ReadState::default(), &units)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(fake.lines().len(), 16, "{:?}", fake.lines());
+    let s = fake.state();
+    assert!(s.refusals.iter().any(|r| r == "403 quotaExceeded"), "{:?}", s.refusals);
+    assert!(s.refusals.iter().all(|r| r == "403 quotaExceeded"), "{:?}", s.refusals);
+}
+
+#[tokio::test]
+async fn the_batch_size_cuts_changes_and_keeps_units_whole() {
+    let fake = FakeGoogle::start(&[("example-org", "example.org")]);
+    let mut config = fast(GoogleConfig::new(CredentialSource::Token(fake.issue_token())), &fake);
+    config.project = Some(google_fake::PROJECT.into());
+    config.batch_change_size = 3;
+    let p = GoogleProvider::new(config).unwrap_or_else(|e| panic!("{e}"));
+    let records: Vec<Change> = (0..4)
+        .map(|i| Change::Create(a(&format!("h{i}.example.org"), "192.0.2.1")))
+        .collect();
+    let owners: Vec<Change> = (0..4)
+        .map(|i| Change::Create(txt(&format!("h{i}.example.org"))))
+        .collect();
+    let units: Vec<Unit<'_>> = records
+        .iter()
+        .zip(&owners)
+        .map(|(r, o)| Unit::with_ownership(r, o))
+        .collect();
+    p.apply(&ReadState::default(), &units)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let s = fake.state();
+    assert_eq!(s.changes_applied, 4, "two changes a batch of 3 cannot hold two units");
+    assert!(s.refusals.is_empty(), "{:?}", s.refusals);
+}
+
+#[tokio::test]
+async fn rate_limits_are_retried_with_backoff() {
+    let fake = FakeGoogle::start(&[("example-org", "example.org")]);
+    fake.seed("example-org", "web.example.org.", "A", 300, &["192.0.2.1"]);
+    let p = provider(&fake);
+    fake.state().rate_limit_next = 3;
+    let read = p.records().await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(lines(&read.endpoints), ["web.example.org A 300 192.0.2.1"]);
+    assert_eq!(fake.state().rate_limited, 3);
+    fake.state().rate_limit_next = 100;
+    let err = p.records().await;
+    assert!(
+        matches!(&err, Err(e) if e.is_transient()),
+        "retries run out: transient, {err:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_wrong_project_and_a_bad_token_are_named() {
+    let fake = FakeGoogle::start(&[("example-org", "example.org")]);
+    let mut config = fast(GoogleConfig::new(CredentialSource::Token("ya29.wrong".into())), &fake);
+    config.project = Some(google_fake::PROJECT.into());
+    let p = GoogleProvider::new(config).unwrap_or_else(|e| panic!("{e}"));
+    let err = p.records().await.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(
+        err.starts_with("authentication failed") && err.contains("HTTP 401"),
+        "{err}"
+    );
+    let bad = GoogleConfig::new(CredentialSource::Token("t".into()));
+    let mut bad = fast(bad, &fake);
+    bad.project = Some("no such/project".into());
+    assert!(
+        GoogleProvider::new(bad).is_err(),
+        "a project id with a slash is refused at startup"
+    );
+}
+
+// ------------------------------------------------------------------------------------------- credentials
+
+#[tokio::test]
+async fn a_service_account_key_signs_a_jwt_the_token_endpoint_accepts() {
+    let fake = FakeGoogle::start(&[("example-org", "example.org")]);
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let key = fake.service_account_file(dir.path());
+    let p = provider_with(
+        &fake,
+        &[("GOOGLE_APPLICATION_CREDENTIALS", key.display().to_string())],
+        |_| {},
+    );
+    p.records().await.unwrap_or_else(|e| panic!("{e}"));
+    p.records().await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(fake.state().grants, ["jwt"], "one grant, the token kept");
+
+    // A key id the token endpoint does not know: refused, and the error names the file.
+    let text = std::fs::read_to_string(&key)
+        .unwrap_or_default()
+        .replace(google_fake::KEY_ID, "ffff");
+    std::fs::write(&key, text).unwrap_or_else(|e| panic!("{e}"));
+    let p = provider_with(
+        &fake,
+        &[("GOOGLE_APPLICATION_CREDENTIALS", key.display().to_string())],
+        |_| {},
+    );
+    let err = p.records().await.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(
+        err.contains("GOOGLE_APPLICATION_CREDENTIALS") && err.contains("invalid_grant") && err.contains("kid"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn gcloud_s_well_known_file_is_read_from_home() {
+    let fake = FakeGoogle::start(&[("example-org", "example.org")]);
+    let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let gcloud = home.path().join(".config/gcloud");
+    std::fs::create_dir_all(&gcloud).unwrap_or_else(|e| panic!("{e}"));
+    fake.authorized_user_file(&gcloud, "application_default_credentials.json");
+    let p = provider_with(&fake, &[("HOME", home.path().display().to_string())], |_| {});
+    p.records().await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(fake.state().grants, ["refresh"]);
+}
+
+#[tokio::test]
+async fn workload_identity_federation_exchanges_at_sts_then_impersonates() {
+    let fake = FakeGoogle::start(&[("example-org", "example.org")]);
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let file = fake.external_account_file(dir.path(), true);
+    let p = provider_with(
+        &fake,
+        &[("GOOGLE_APPLICATION_CREDENTIALS", file.display().to_string())],
+        |_| {},
+    );
+    p.records().await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(fake.state().grants, ["sts", "impersonation"]);
+
+    let file = fake.external_account_file(dir.path(), false);
+    let p = provider_with(
+        &fake,
+        &[("GOOGLE_APPLICATION_CREDENTIALS", file.display().to_string())],
+        |_| {},
+    );
+    p.records().await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        fake.state().grants,
+        ["sts", "impersonation", "sts"],
+        "the STS token itself without impersonation"
+    );
+}
+
+#[tokio::test]
+async fn the_metadata_server_gives_the_token_and_the_project() {
+    let fake = FakeGoogle::start(&[("example-org", "example.org")]);
+    let p = provider_with(&fake, &[("HOME", "/nonexistent".into())], |c| c.project = None);
+    assert_eq!(p.project().await.ok(), Some(google_fake::PROJECT));
+    p.records().await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(fake.state().grants, ["metadata"]);
+    // The fake holds the metadata server's rule: no Metadata-Flavor header, no answer.
+    let plain = reqwest::get(format!("{}/computeMetadata/v1/project/project-id", fake.url)).await;
+    assert_eq!(plain.map(|r| r.status().as_u16()).ok(), Some(403));
+}
+
+#[tokio::test]
+async fn tokens_are_refreshed_before_they_expire() {
+    let fake = FakeGoogle::start(&[("example-org", "example.org")]);
+    fake.state().token_lifetime = 2;
+    let p = provider_with(&fake, &[("HOME", "/nonexistent".into())], |_| {});
+    p.records().await.unwrap_or_else(|e| panic!("{e}"));
+    p.records().await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(fake.state().grants.len(), 1, "kept while fresh");
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    p.records().await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        fake.state().grants,
+        ["metadata", "metadata"],
+        "a new one at half of a short token's life"
+    );
+}
+
+#[tokio::test]
+async fn when_nothing_resolves_the_error_names_every_source_tried() {
+    let fake = FakeGoogle::start(&[("example-org", "example.org")]);
+    // A loopback port nothing listens on stands in for the metadata server's address: asserted, so no
+    // request can go to 169.254.169.254.
+    let closed = extdns_test_support::free_port();
+    let host = format!("127.0.0.1:{closed}");
+    let p = provider_with(
+        &fake,
+        &[("HOME", "/nonexistent".into()), ("GCE_METADATA_HOST", host.clone())],
+        |_| {},
+    );
+    let err = p.records().await.err().map(|e| e.to_string()).unwrap_or_default();
+    for source in [
+        "no Google credentials",
+        "GOOGLE_APPLICATION_CREDENTIALS: not set",
+        "gcloud's application default credentials: no file /nonexistent/.config/gcloud/application_default_credentials.json",
+        &format!("the metadata server at {host}"),
+    ] {
+        assert!(err.contains(source), "{source:?} missing from: {err}");
+    }
+    assert!(err.starts_with("authentication failed"), "{err}");
+}
