@@ -9,6 +9,8 @@
 
 use std::collections::BTreeMap;
 
+use extdns_informer::StrMap;
+use extdns_source::annotations::Annotations;
 use extdns_source::template::{FqdnTemplate, TemplateKind, TemplateObject};
 use extdns_template::{ExecOptions, MapValues, MissingKey, Template, Value};
 use libfuzzer_sys::fuzz_target;
@@ -18,11 +20,18 @@ const MAX_OUTPUT: usize = 1 << 20;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
-    let service = Service;
-    check_engine(text, &service.typed(), &ExecOptions::default());
+    let service = Service {
+        annotations: [
+            ("external-dns.kubernetes.io/hostname", "web.example.com"),
+            ("note", r#"{"zone":"example.org","n":3,"list":[1,2]}"#),
+        ]
+        .into_iter()
+        .collect(),
+    };
+    check_engine(text, &service.typed(&service.annotations), &ExecOptions::default());
     check_engine(
         text,
-        &service.unstructured(),
+        &service.unstructured(&service.annotations),
         &ExecOptions::default()
             .missing_key(MissingKey::Error)
             .map_values(MapValues::Any),
@@ -65,8 +74,9 @@ fn check_fqdn(text: &str, service: &Service) {
     let Ok(Some(template)) = FqdnTemplate::parse(&[text.to_string()]) else {
         return;
     };
-    let raw = template.execute_raw(service, "service");
-    let hostnames = template.execute(service, "service");
+    let prefixes = Annotations::default();
+    let raw = template.execute_raw(service, "service", &prefixes);
+    let hostnames = template.execute(service, "service", &prefixes);
     match (&raw, &hostnames) {
         (Ok(raw), Ok(hostnames)) => {
             // Written apart from the source's own code, so that the two check each other.
@@ -86,19 +96,18 @@ fn check_fqdn(text: &str, service: &Service) {
 }
 
 /// A Service as the service source shows it to templates.
-struct Service;
+struct Service {
+    annotations: StrMap,
+}
 
 impl TemplateObject for Service {
     fn describe(&self) -> String {
         "service default/web".to_string()
     }
 
-    fn typed(&self) -> Value {
+    fn typed(&self, annotations: &StrMap) -> Value {
         let labels = Value::string_map([("app", "web"), ("team", "shop")]);
-        let annotations = Value::string_map([
-            ("external-dns.kubernetes.io/hostname", "web.example.com"),
-            ("note", r#"{"zone":"example.org","n":3,"list":[1,2]}"#),
-        ]);
+        let annotations = Value::string_map(annotations.iter());
         let port = Value::Struct(
             "ServicePort",
             vec![
@@ -139,7 +148,11 @@ impl TemplateObject for Service {
         Some(r#"{"spec":{"ipFamilies":["IPv4"],"trafficDistribution":"PreferClose"}}"#)
     }
 
-    fn unstructured(&self) -> Value {
+    fn annotations(&self) -> &StrMap {
+        &self.annotations
+    }
+
+    fn unstructured(&self, _annotations: &StrMap) -> Value {
         let map = |pairs: Vec<(&str, Value)>| {
             Value::Map(
                 pairs

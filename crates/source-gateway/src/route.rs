@@ -93,7 +93,7 @@ pub fn route_names(
 
     let templated = match &common.fqdn_template {
         Some(t) if mode != HostnameSource::AnnotationOnly && (raw.is_empty() || common.combine_fqdn_annotation) => {
-            t.execute(route, source_name)?
+            t.execute(route, source_name, &common.annotations)?
         }
         _ => Vec::new(),
     };

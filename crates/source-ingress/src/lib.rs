@@ -203,13 +203,15 @@ impl IngressSource {
         if let Some(template) = &common.fqdn_template
             && (common.combine_fqdn_annotation || endpoints.is_empty())
         {
-            let hosts = template.execute(ing, SOURCE_NAME).inspect_err(|e| {
-                tracing::warn!(
-                    %object,
-                    field = "FQDN template",
-                    "template failed, Ingress skipped; its records are kept as they are: {e}"
-                );
-            })?;
+            let hosts = template
+                .execute(ing, SOURCE_NAME, &common.annotations)
+                .inspect_err(|e| {
+                    tracing::warn!(
+                        %object,
+                        field = "FQDN template",
+                        "template failed, Ingress skipped; its records are kept as they are: {e}"
+                    );
+                })?;
             for host in &hosts {
                 endpoints.extend(for_host(host));
             }

@@ -255,6 +255,31 @@ impl Annotations {
         }
     }
 
+    /// The annotations as external-dns v0.23 hands them to templates with `--enable-legacy-annotation-prefix`
+    /// (#6703): a key set only under a lower-precedence prefix is added under the first one, with the value
+    /// the sources read; every key as set stays. `None` when nothing is added (one prefix read, or no such
+    /// key), so the caller uses the annotations as they are.
+    pub fn with_copies(&self, a: &StrMap) -> Option<StrMap> {
+        let (first, lower) = self.prefixes.split_first()?;
+        let mut added: Vec<(String, &str)> = Vec::new();
+        for (key, _) in a.iter() {
+            let Some(rest) = lower.iter().find_map(|p| key.strip_prefix(p.as_str())) else {
+                continue;
+            };
+            let copy = format!("{first}{rest}");
+            if a.contains_key(&copy) || added.iter().any(|(k, _)| *k == copy) {
+                continue;
+            }
+            if let Some(value) = self.get(a, rest) {
+                added.push((copy, value));
+            }
+        }
+        if added.is_empty() {
+            return None;
+        }
+        Some(a.iter().chain(added.iter().map(|(k, v)| (k.as_str(), *v))).collect())
+    }
+
     /// The keys set under two read prefixes with different values, in key order. Empty (without looking)
     /// when one prefix is read.
     pub fn conflicts<'a>(&'a self, a: &'a StrMap) -> Vec<PrefixConflict<'a>> {

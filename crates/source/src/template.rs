@@ -5,15 +5,18 @@
 //! Go field names over the typed object (`{{.Name}}`, `{{.Spec.ClusterIP}}`), `<no value>` for absent map
 //! keys, and external-dns's functions. When the typed view fails, the template is retried on an
 //! unstructured view with JSON keys (`{{.Spec.clusterIP}}`) where an absent key is an error, as
-//! external-dns does. What binds the engine to extdns lives here: the object views ([`TemplateObject`]),
-//! and `isSource`, which must know the source running the template.
+//! external-dns does (#6611: typed and unstructured objects evaluate alike). Both views show the
+//! annotations as the sources read them: a key set only under a lower-precedence prefix is also there under
+//! the first one (external-dns v0.23 copies legacy keys so with `--enable-legacy-annotation-prefix`, #6703;
+//! [`Annotations::with_copies`]). What binds the engine to extdns lives here: the object views
+//! ([`TemplateObject`]), and `isSource`, which must know the source running the template.
 
 mod objects;
 pub mod schema;
 
 use std::fmt;
 
-use extdns_informer::{FieldTree, ResourceKind, TemplateFields};
+use extdns_informer::{FieldTree, ResourceKind, StrMap, TemplateFields};
 use extdns_template::{
     ExecError, ExecOptions, FieldPath, FuncError, Funcs, MapValues, MissingKey, ParseError, Template, Value,
 };
@@ -21,6 +24,7 @@ use extdns_template::{
 pub use schema::TemplateKind;
 
 use crate::SourceError;
+use crate::annotations::Annotations;
 
 /// The `--source` names `isSource` accepts (external-dns's source types).
 pub const KNOWN_SOURCES: &[&str] = &[
@@ -79,10 +83,13 @@ impl Funcs for SourceFuncs<'_> {
 pub trait TemplateObject {
     /// Names the object in errors and logs: `service default/web`.
     fn describe(&self) -> String;
-    /// The typed view, with Go field names (`.Name`, `.Spec.ClusterIP`).
-    fn typed(&self) -> Value;
-    /// The unstructured view with JSON keys (`.Spec.clusterIP`), tried when the typed one fails.
-    fn unstructured(&self) -> Value;
+    /// The typed view, with Go field names (`.Name`, `.Spec.ClusterIP`), showing `annotations`.
+    fn typed(&self, annotations: &StrMap) -> Value;
+    /// The unstructured view with JSON keys (`.Spec.clusterIP`), tried when the typed one fails, showing
+    /// `annotations`.
+    fn unstructured(&self, annotations: &StrMap) -> Value;
+    /// The object's annotations as set.
+    fn annotations(&self) -> &StrMap;
     /// The Go type the object is, for the fields beyond the view.
     fn kind(&self) -> TemplateKind;
     /// The fields templates read beyond the view, kept by the informer as JSON text ([`template_fields`]).
@@ -97,9 +104,9 @@ fn kept_json(obj: &dyn TemplateObject) -> Option<serde_json::Value> {
 
 /// The typed view with every field of the Go type: the kept fields rendered by the schema (Go's zero
 /// values for the rest), the compact view's own fields on top.
-fn full_typed(obj: &dyn TemplateObject, kept: Option<&serde_json::Value>) -> Value {
+fn full_typed(obj: &dyn TemplateObject, kept: Option<&serde_json::Value>, annotations: &StrMap) -> Value {
     let base = schema::render(schema::Ty::Struct(obj.kind().schema()), kept);
-    let mut typed = schema::overlay(base, obj.typed());
+    let mut typed = schema::overlay(base, obj.typed(annotations));
     fill_getters(&mut typed);
     if let Value::Struct(_, fields) = &mut typed
         && let Some((_, meta)) = fields.iter_mut().find(|(n, _)| *n == "ObjectMeta")
@@ -128,9 +135,9 @@ fn fill_getters(value: &mut Value) {
 }
 
 /// The unstructured view with the kept fields added.
-fn full_unstructured(obj: &dyn TemplateObject, kept: Option<&serde_json::Value>) -> Value {
+fn full_unstructured(obj: &dyn TemplateObject, kept: Option<&serde_json::Value>, annotations: &StrMap) -> Value {
     let Some(kept) = kept else {
-        return obj.unstructured();
+        return obj.unstructured(annotations);
     };
     let part = |key: &str| {
         kept.get(key)
@@ -145,7 +152,7 @@ fn full_unstructured(obj: &dyn TemplateObject, kept: Option<&serde_json::Value>)
             ("Object", schema::plain(kept)),
         ],
     );
-    schema::overlay(base, obj.unstructured())
+    schema::overlay(base, obj.unstructured(annotations))
 }
 
 /// A template that cannot be parsed or run. Each message is complete on its own; `source()` is the
@@ -272,10 +279,15 @@ impl FqdnTemplate {
         self.template.field_paths()
     }
 
-    /// Run on `obj` and return the hostnames: output split on ',', each trimmed, one trailing '.' dropped,
-    /// empties dropped, deduplicated and sorted.
-    pub fn execute(&self, obj: &dyn TemplateObject, source_name: &str) -> Result<Vec<String>, TemplateError> {
-        let raw = self.execute_raw(obj, source_name)?;
+    /// Run on `obj` (its annotations read under `prefixes`) and return the hostnames: output split on ',',
+    /// each trimmed, one trailing '.' dropped, empties dropped, deduplicated and sorted.
+    pub fn execute(
+        &self,
+        obj: &dyn TemplateObject,
+        source_name: &str,
+        prefixes: &Annotations,
+    ) -> Result<Vec<String>, TemplateError> {
+        let raw = self.execute_raw(obj, source_name, prefixes)?;
         let mut out: Vec<String> = raw
             .split(',')
             .map(str::trim)
@@ -289,17 +301,27 @@ impl FqdnTemplate {
     }
 
     /// Run on `obj` and return the output as written (`--fqdn-target-template` splits it itself).
-    pub fn execute_raw(&self, obj: &dyn TemplateObject, source_name: &str) -> Result<String, TemplateError> {
+    pub fn execute_raw(
+        &self,
+        obj: &dyn TemplateObject,
+        source_name: &str,
+        prefixes: &Annotations,
+    ) -> Result<String, TemplateError> {
         let funcs = SourceFuncs { source_name };
         let typed_options = ExecOptions::with_funcs(&funcs);
         let kept = kept_json(obj);
-        let typed = match self.template.execute(&full_typed(obj, kept.as_ref()), &typed_options) {
+        let copies = prefixes.with_copies(obj.annotations());
+        let annotations = copies.as_ref().unwrap_or(obj.annotations());
+        let typed = match self
+            .template
+            .execute(&full_typed(obj, kept.as_ref(), annotations), &typed_options)
+        {
             Ok(out) => return Ok(out),
             Err(e) => e,
         };
         let json_options = typed_options.missing_key(MissingKey::Error).map_values(MapValues::Any);
         self.template
-            .execute(&full_unstructured(obj, kept.as_ref()), &json_options)
+            .execute(&full_unstructured(obj, kept.as_ref(), annotations), &json_options)
             .map_err(|json| TemplateError::Execute {
                 object: obj.describe(),
                 typed: Box::new(typed),

@@ -110,12 +110,12 @@ pub(crate) fn endpoints(
 
     if none_yet(out) || common.combine_fqdn_annotation {
         if let Some(t) = cfg.fqdn_target_template.as_deref() {
-            out.extend(target_template_endpoints(&s, t));
+            out.extend(target_template_endpoints(&s, t, &common.annotations));
         }
         if let Some(t) = common.fqdn_template.as_deref()
             && (none_yet(out) || common.combine_fqdn_annotation)
         {
-            match t.execute(svc, SOURCE_NAME) {
+            match t.execute(svc, SOURCE_NAME, &common.annotations) {
                 Ok(hosts) => {
                     for h in hosts {
                         out.extend(generate(ctx, &s, &cached, &h, false, "FQDN template"));
@@ -150,9 +150,13 @@ pub(crate) fn endpoints(
 
 /// `--fqdn-target-template`: `host:target` pairs. Like external-dns these records carry no TTL, labels or
 /// provider-specific properties; pairs for the same host are merged.
-fn target_template_endpoints(s: &Svc<'_>, template: &extdns_source::template::FqdnTemplate) -> Vec<Endpoint> {
+fn target_template_endpoints(
+    s: &Svc<'_>,
+    template: &extdns_source::template::FqdnTemplate,
+    prefixes: &extdns_source::annotations::Annotations,
+) -> Vec<Endpoint> {
     const FIELD: &str = "FQDN target template";
-    let raw = match template.execute_raw(s.svc, SOURCE_NAME) {
+    let raw = match template.execute_raw(s.svc, SOURCE_NAME, prefixes) {
         Ok(raw) => raw,
         Err(e) => {
             s.fail();

@@ -24,6 +24,7 @@ fn typed_object(
     kind: &str,
     api_version: &str,
     meta: &Meta,
+    annotations: &StrMap,
     spec: Value,
     status: Value,
 ) -> Value {
@@ -33,7 +34,7 @@ fn typed_object(
             ("Name", Value::str(meta.name.as_str())),
             ("Namespace", Value::str(meta.namespace.as_str())),
             ("Labels", map_of(&meta.labels)),
-            ("Annotations", map_of(&meta.annotations)),
+            ("Annotations", map_of(annotations)),
         ],
     );
     let type_meta = Value::Struct(
@@ -49,7 +50,7 @@ fn typed_object(
             ("Name", Value::str(meta.name.as_str())),
             ("Namespace", Value::str(meta.namespace.as_str())),
             ("Labels", map_of(&meta.labels)),
-            ("Annotations", map_of(&meta.annotations)),
+            ("Annotations", map_of(annotations)),
             ("ObjectMeta", object_meta),
             ("Spec", spec),
             ("Status", status),
@@ -88,12 +89,19 @@ impl Obj {
 }
 
 /// The unstructured wrapper: a few promoted fields plus the raw JSON object.
-fn unstructured_object(kind: &str, api_version: &str, meta: &Meta, spec: Value, status: Value) -> Value {
+fn unstructured_object(
+    kind: &str,
+    api_version: &str,
+    meta: &Meta,
+    annotations: &StrMap,
+    spec: Value,
+    status: Value,
+) -> Value {
     let metadata = Obj::default()
         .put("name", Value::str(meta.name.as_str()))
         .nonempty_str("namespace", &meta.namespace)
         .nonempty_list("labels", map_of(&meta.labels))
-        .nonempty_list("annotations", map_of(&meta.annotations))
+        .nonempty_list("annotations", map_of(annotations))
         .done();
     let object = Obj::default()
         .put("apiVersion", Value::str(api_version))
@@ -110,7 +118,7 @@ fn unstructured_object(kind: &str, api_version: &str, meta: &Meta, spec: Value, 
             ("Kind", Value::str(kind)),
             ("APIVersion", Value::str(api_version)),
             ("Labels", map_of(&meta.labels)),
-            ("Annotations", map_of(&meta.annotations)),
+            ("Annotations", map_of(annotations)),
             ("Metadata", metadata),
             ("Spec", spec),
             ("Status", status),
@@ -136,7 +144,11 @@ impl TemplateObject for Service {
         self.template_fields.as_deref()
     }
 
-    fn typed(&self) -> Value {
+    fn annotations(&self) -> &StrMap {
+        &self.meta.annotations
+    }
+
+    fn typed(&self, annotations: &StrMap) -> Value {
         let ports = Value::list(&self.ports, |p| {
             Value::Struct(
                 "v1.ServicePort",
@@ -189,10 +201,10 @@ impl TemplateObject for Service {
                 Value::Struct("v1.LoadBalancerStatus", vec![("Ingress", ingress)]),
             )],
         );
-        typed_object("*v1.Service", "Service", "v1", &self.meta, spec, status)
+        typed_object("*v1.Service", "Service", "v1", &self.meta, annotations, spec, status)
     }
 
-    fn unstructured(&self) -> Value {
+    fn unstructured(&self, annotations: &StrMap) -> Value {
         let ports = Value::list(&self.ports, |p| {
             let target = p.target_port.as_deref().map(|t| match t.parse::<i64>() {
                 Ok(n) => Value::Int(n),
@@ -235,7 +247,7 @@ impl TemplateObject for Service {
         let status = Obj::default()
             .put("loadBalancer", Obj::default().nonempty_list("ingress", ingress).done())
             .done();
-        unstructured_object("Service", "v1", &self.meta, spec, status)
+        unstructured_object("Service", "v1", &self.meta, annotations, spec, status)
     }
 }
 
@@ -292,7 +304,11 @@ impl TemplateObject for Route {
         self.template_fields.as_deref()
     }
 
-    fn typed(&self) -> Value {
+    fn annotations(&self) -> &StrMap {
+        &self.meta.annotations
+    }
+
+    fn typed(&self, annotations: &StrMap) -> Value {
         let (type_name, spec_name) = route_type_names(self.kind);
         let mut spec_fields = Vec::new();
         if has_hostnames(self.kind) {
@@ -320,12 +336,13 @@ impl TemplateObject for Route {
             self.kind.kind(),
             &self.kind.api_version(),
             &self.meta,
+            annotations,
             Value::Struct(spec_name, spec_fields),
             status,
         )
     }
 
-    fn unstructured(&self) -> Value {
+    fn unstructured(&self, annotations: &StrMap) -> Value {
         let mut spec = Obj::default();
         if has_hostnames(self.kind) {
             spec = spec.nonempty_list("hostnames", strs(&self.hostnames));
@@ -337,7 +354,14 @@ impl TemplateObject for Route {
             Obj::default().put("parentRef", json_parent_ref(&p.parent_ref)).done()
         });
         let status = Obj::default().nonempty_list("parents", parents).done();
-        unstructured_object(self.kind.kind(), &self.kind.api_version(), &self.meta, spec, status)
+        unstructured_object(
+            self.kind.kind(),
+            &self.kind.api_version(),
+            &self.meta,
+            annotations,
+            spec,
+            status,
+        )
     }
 }
 
@@ -356,7 +380,11 @@ impl TemplateObject for Ingress {
         self.template_fields.as_deref()
     }
 
-    fn typed(&self) -> Value {
+    fn annotations(&self) -> &StrMap {
+        &self.meta.annotations
+    }
+
+    fn typed(&self, annotations: &StrMap) -> Value {
         let spec = Value::Struct(
             "v1.IngressSpec",
             vec![("IngressClassName", Value::opt_str(self.ingress_class_name.as_deref()))],
@@ -367,12 +395,13 @@ impl TemplateObject for Ingress {
             "Ingress",
             "networking.k8s.io/v1",
             &self.meta,
+            annotations,
             spec,
             status,
         )
     }
 
-    fn unstructured(&self) -> Value {
+    fn unstructured(&self, annotations: &StrMap) -> Value {
         let spec = Obj::default()
             .opt("ingressClassName", self.ingress_class_name.as_deref().map(Value::str))
             .done();
@@ -380,6 +409,7 @@ impl TemplateObject for Ingress {
             "Ingress",
             "networking.k8s.io/v1",
             &self.meta,
+            annotations,
             spec,
             Obj::default().done(),
         )

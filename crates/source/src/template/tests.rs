@@ -83,7 +83,7 @@ fn tmpl(text: &str) -> Result<FqdnTemplate, TemplateError> {
 }
 
 fn run_on(text: &str, obj: &dyn TemplateObject, source: &str) -> Result<String, TemplateError> {
-    tmpl(text)?.execute_raw(obj, source)
+    tmpl(text)?.execute_raw(obj, source, &Annotations::default())
 }
 
 fn run(text: &str) -> Result<String, TemplateError> {
@@ -107,14 +107,20 @@ fn blank_templates_are_not_configured() -> T {
     assert!(FqdnTemplate::parse(&[" \n ".into()]).map(|t| t.is_none())?);
     // Two values always join with a comma: configured, producing no hostnames.
     let two = FqdnTemplate::parse(&[" ".into(), "".into()])?;
-    assert_eq!(two.map(|t| t.execute(&service(), "service")).transpose()?, Some(vec![]));
+    assert_eq!(
+        two.map(|t| t.execute(&service(), "service", &Annotations::default()))
+            .transpose()?,
+        Some(vec![])
+    );
     Ok(())
 }
 
 #[test]
 fn flag_values_are_joined_with_commas() -> T {
     let t = FqdnTemplate::parse(&["{{.Name}}.a.com".into(), "{{.Name}}.b.com".into()])?;
-    let hosts = t.map(|t| t.execute(&service(), "service")).transpose()?;
+    let hosts = t
+        .map(|t| t.execute(&service(), "service", &Annotations::default()))
+        .transpose()?;
     assert_eq!(hosts, Some(vec!["web.a.com".to_string(), "web.b.com".to_string()]));
     Ok(())
 }
@@ -161,7 +167,7 @@ fn duplicate_define_blocks_are_a_parse_error_naming_the_second_value() {
 #[test]
 fn name_template() -> T {
     assert_eq!(
-        tmpl("{{.Name}}.example.com")?.execute(&service(), "service")?,
+        tmpl("{{.Name}}.example.com")?.execute(&service(), "service", &Annotations::default())?,
         vec!["web.example.com"]
     );
     Ok(())
@@ -169,7 +175,7 @@ fn name_template() -> T {
 
 #[test]
 fn name_and_namespace_template() -> T {
-    let out = tmpl("{{.Name}}.{{.Namespace}}.example.com")?.execute(&service(), "service")?;
+    let out = tmpl("{{.Name}}.{{.Namespace}}.example.com")?.execute(&service(), "service", &Annotations::default())?;
     assert_eq!(out, vec!["web.prod.example.com"]);
     Ok(())
 }
@@ -180,9 +186,12 @@ fn is_source_selects_per_source_templates() -> T {
         "{{ if isSource \"service\" }}{{.Name}}.svc.example.com{{end}}\
          {{ if isSource \"gateway-httproute\" }}{{.Name}}.gw.example.com{{end}}",
     )?;
-    assert_eq!(t.execute(&service(), "service")?, vec!["web.svc.example.com"]);
     assert_eq!(
-        t.execute(&route(RouteKind::Http), "gateway-httproute")?,
+        t.execute(&service(), "service", &Annotations::default())?,
+        vec!["web.svc.example.com"]
+    );
+    assert_eq!(
+        t.execute(&route(RouteKind::Http), "gateway-httproute", &Annotations::default())?,
         vec!["echo.gw.example.com"]
     );
     Ok(())
@@ -307,11 +316,11 @@ fn tcp_routes_have_no_hostnames_field() -> T {
 fn output_is_split_trimmed_undotted_deduplicated_and_sorted() -> T {
     let t = tmpl(" b.example.com. ,a.example.com,, b.example.com ,{{\"\"}}")?;
     assert_eq!(
-        t.execute(&service(), "service")?,
+        t.execute(&service(), "service", &Annotations::default())?,
         vec!["a.example.com", "b.example.com"]
     );
     assert_eq!(
-        t.execute_raw(&service(), "service")?,
+        t.execute_raw(&service(), "service", &Annotations::default())?,
         " b.example.com. ,a.example.com,, b.example.com ,"
     );
     Ok(())
@@ -345,3 +354,62 @@ fn is_source_needs_one_string() {
 }
 
 mod fields;
+
+/// external-dns #6611: a template evaluates alike on typed objects and unstructured ones; a JSON-keyed
+/// path (`.Spec.clusterIP`, `.Metadata.name`, `.Object.spec`) that fails on the typed object is read from
+/// the unstructured shape, where a missing key is an error rather than `<no value>`.
+#[test]
+fn typed_and_unstructured_alike_6611_json_paths_on_typed_objects() -> T {
+    assert_eq!(run("{{.Metadata.name}}.{{.Spec.clusterIP}}")?, "web.10.0.0.7");
+    assert_eq!(run("{{.Kind}}/{{.APIVersion}}")?, "Service/v1");
+    assert_eq!(
+        run_on(
+            "{{index .Spec.hostnames 0}}",
+            &route(RouteKind::Http),
+            "gateway-httproute"
+        )?,
+        "echo.example.org"
+    );
+    // The typed view has no `Metadata`; the unstructured one has no `typo` key: an error, not `<no value>`.
+    assert!(exec_err("{{.Metadata.typo}}").contains("typo"));
+    Ok(())
+}
+
+/// external-dns #6703: with the legacy prefix read, templates see every legacy key also under the
+/// configured prefix (the configured key winning when both are set), in both views; the legacy keys stay.
+#[test]
+fn legacy_annotation_prefix_6703_templates_see_legacy_keys_under_the_configured_prefix() -> T {
+    let mut svc = service();
+    svc.meta.annotations = [
+        ("external-dns.alpha.kubernetes.io/team", "blue"),
+        ("external-dns.alpha.kubernetes.io/tier", "old"),
+        ("external-dns.kubernetes.io/tier", "new"),
+    ]
+    .into_iter()
+    .collect();
+    let typed = tmpl(
+        "{{index .Annotations \"external-dns.kubernetes.io/team\"}}-{{index .Annotations \"external-dns.kubernetes.io/tier\"}}-{{index .ObjectMeta.Annotations \"external-dns.alpha.kubernetes.io/team\"}}",
+    )?;
+    let json = tmpl("{{index .Metadata.annotations \"external-dns.kubernetes.io/team\"}}.example.org")?;
+    // extdns's default reads both prefixes, as external-dns with --enable-legacy-annotation-prefix does.
+    let both = Annotations::default();
+    assert_eq!(typed.execute_raw(&svc, "service", &both)?, "blue-new-blue");
+    assert_eq!(json.execute_raw(&svc, "service", &both)?, "blue.example.org");
+    let custom = match Annotations::with_legacy_prefix("dns.example.org/") {
+        Ok(a) => a,
+        Err(e) => panic!("{e}"),
+    };
+    let custom_key = tmpl("{{index .Annotations \"dns.example.org/team\"}}")?;
+    assert_eq!(custom_key.execute_raw(&svc, "service", &custom)?, "blue");
+    // One prefix read (--annotation-prefix without the flag): no copies (`index` gives Go's zero value).
+    let ga_only = match Annotations::with_prefix("external-dns.kubernetes.io/") {
+        Ok(a) => a,
+        Err(e) => panic!("{e}"),
+    };
+    assert_eq!(typed.execute_raw(&svc, "service", &ga_only)?, "-new-blue");
+    assert!(
+        json.execute_raw(&svc, "service", &ga_only)
+            .is_ok_and(|out| !out.contains("blue"))
+    );
+    Ok(())
+}

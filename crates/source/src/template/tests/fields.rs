@@ -248,7 +248,7 @@ fn dual_stack() -> serde_json::Value {
 fn hosts(text: &str) -> Result<Vec<String>, Box<dyn std::error::Error>> {
     let t = tmpl(text)?;
     let svc = stored_service(dual_stack(), &t)?;
-    Ok(t.execute(&svc, "service")?)
+    Ok(t.execute(&svc, "service", &Annotations::default())?)
 }
 
 #[test]
@@ -330,7 +330,10 @@ fn the_json_retry_sees_kept_fields_too() -> R {
 fn absent_fields_read_as_go_zero_values() -> R {
     let t = tmpl("{{.Spec.TrafficDistribution}}.{{.Spec.HealthCheckNodePort}}.{{len .Spec.IPFamilies}}.example.org")?;
     let svc = stored_service(json!({"metadata": {"name": "bare"}, "spec": {}}), &t)?;
-    assert_eq!(t.execute(&svc, "service")?, vec!["<nil>.0.0.example.org"]);
+    assert_eq!(
+        t.execute(&svc, "service", &Annotations::default())?,
+        vec!["<nil>.0.0.example.org"]
+    );
     Ok(())
 }
 
@@ -351,7 +354,7 @@ fn route_templates_read_kept_status_fields() -> R {
     let mut route = Route::from(&typed);
     route.template_fields = fields.keep(ResourceKind::Route(RouteKind::Http), &typed);
     assert_eq!(
-        t.execute(&route, "gateway-httproute")?,
+        t.execute(&route, "gateway-httproute", &Annotations::default())?,
         vec!["example.com-gw.gw.example.org"]
     );
     Ok(())
