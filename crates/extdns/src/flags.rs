@@ -227,6 +227,9 @@ pub struct Flags {
     /// The Pi-hole provider.
     #[command(flatten)]
     pub pihole: PiholeFlags,
+    /// The Google Cloud DNS provider.
+    #[command(flatten)]
+    pub google: GoogleFlags,
     /// extdns's own: objects from files instead of an API server.
     #[command(flatten)]
     pub offline: OfflineFlags,
@@ -1099,6 +1102,48 @@ pub struct CloudflareFlags {
         default_value = ""
     )]
     pub record_comment: String,
+}
+
+// --------------------------------------------------------------------------------------- Google Cloud DNS
+
+/// The Google Cloud DNS provider's flags.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Google Cloud DNS provider")]
+pub struct GoogleFlags {
+    /// The project of the managed zones; asked of the metadata server when empty (on GCE and GKE).
+    #[arg(
+        long = "google-project",
+        id = "google-project",
+        value_name = "PROJECT",
+        default_value = ""
+    )]
+    pub project: String,
+    /// Most additions plus deletions in one Cloud DNS change (0: no limit but Cloud DNS's own).
+    #[arg(
+        long = "google-batch-change-size",
+        id = "google-batch-change-size",
+        value_name = "N",
+        default_value_t = 1000,
+        allow_negative_numbers = true
+    )]
+    pub batch_change_size: i64,
+    /// The pause between two Cloud DNS changes.
+    #[arg(
+        long = "google-batch-change-interval",
+        id = "google-batch-change-interval",
+        value_name = "DURATION",
+        default_value = "1s",
+        value_parser = duration::parse
+    )]
+    pub batch_change_interval: Duration,
+    /// Manage only public or only private zones (empty: both).
+    #[arg(
+        long = "google-zone-visibility",
+        id = "google-zone-visibility",
+        value_name = "public|private",
+        default_value = ""
+    )]
+    pub zone_visibility: String,
 }
 
 // -------------------------------------------------------------------------------------------- Pi-hole

@@ -11,7 +11,6 @@ const OWNERS: &[(&str, &str)] = &[
     ("exoscale", "the exoscale provider"),
     ("gloo-namespace", "the gloo-proxy source"),
     ("godaddy", "the godaddy provider"),
-    ("google", "the google provider"),
     ("ignore-non-host-network-pods", "the pod source"),
     ("ns1", "the ns1 provider"),
     ("oci", "the oci provider"),
@@ -63,10 +62,15 @@ mod tests {
 
     #[test]
     fn flags_of_missing_providers_and_sources_name_them() {
-        let e = err(&["extdns", "--source=service", "--google-project=p"]).unwrap_or_default();
+        let e = err(&["extdns", "--source=service", "--ovh-endpoint=ovh-eu"]).unwrap_or_default();
         assert!(
-            e.contains("--google-project is a flag of external-dns's google provider"),
+            e.contains("--ovh-endpoint is a flag of external-dns's ovh provider"),
             "{e}"
+        );
+        assert_eq!(
+            err(&["extdns", "--google-project=p"]),
+            None,
+            "the google provider's flags are extdns's"
         );
         let e = err(&["extdns", "--no-traefik-enable-legacy"]).unwrap_or_default();
         assert!(

@@ -77,6 +77,11 @@ pub async fn build_observed_provider(
             config.observer = observer;
             started("--provider=cloudflare", CloudflareProvider::new(config))
         }
+        ProviderSettings::Google(config) => {
+            let mut config = (**config).clone();
+            config.observer = observer;
+            started("--provider=google", extdns_provider_google::GoogleProvider::new(config))
+        }
         ProviderSettings::Pihole { config, txt_registry } => {
             if *txt_registry {
                 tracing::warn!(

@@ -281,10 +281,10 @@ fn dry_run_logs_what_it_would_do() -> Result<(), Error> {
 
 #[test]
 fn unsupported_provider_fails_at_startup_naming_it() -> Result<(), Error> {
-    let (code, stderr) = once_over_examples(&["--provider=google"])?;
+    let (code, stderr) = once_over_examples(&["--provider=ns1"])?;
     assert_ne!(code, Some(0));
     assert!(
-        stderr.contains("provider google is not supported by extdns yet"),
+        stderr.contains("provider ns1 is not supported by extdns yet"),
         "{stderr}"
     );
     Ok(())

@@ -16,6 +16,7 @@ pub mod cloudflare;
 pub mod coredns;
 mod crd;
 mod gateway;
+pub mod google;
 mod ingress;
 mod kube;
 pub mod leader;
@@ -203,6 +204,8 @@ pub enum ProviderSettings {
     Coredns(Box<extdns_provider_coredns::CorednsConfig>),
     /// `--provider=cloudflare`.
     Cloudflare(Box<extdns_provider_cloudflare::CloudflareConfig>),
+    /// `--provider=google`: Cloud DNS.
+    Google(Box<extdns_provider_google::GoogleConfig>),
     /// `--provider=pihole`: Pi-hole's v6 REST API.
     Pihole {
         /// The server, password and TLS setting.
@@ -227,6 +230,7 @@ impl ProviderSettings {
             ProviderSettings::Pdns { config } => config.write_rate = rate,
             ProviderSettings::Coredns(config) => config.write_rate = rate,
             ProviderSettings::Cloudflare(config) => config.write_rate = rate,
+            ProviderSettings::Google(config) => config.write_rate = rate,
             ProviderSettings::Pihole { config, .. } => config.write_rate = rate,
             ProviderSettings::Webhook(config) => config.write_rate = rate,
             ProviderSettings::Unsupported(_) => {}
@@ -242,6 +246,7 @@ impl ProviderSettings {
             ProviderSettings::Pdns { .. } => ProviderName::Pdns.as_str(),
             ProviderSettings::Coredns(_) => ProviderName::Coredns.as_str(),
             ProviderSettings::Cloudflare(_) => ProviderName::Cloudflare.as_str(),
+            ProviderSettings::Google(_) => ProviderName::Google.as_str(),
             ProviderSettings::Pihole { .. } => ProviderName::Pihole.as_str(),
             ProviderSettings::Webhook(_) => ProviderName::Webhook.as_str(),
             ProviderSettings::Unsupported(name) => name.as_str(),
@@ -472,6 +477,9 @@ pub fn controller(flags: &Flags) -> Result<Settings, ValidationError> {
         }
         ProviderName::Cloudflare => {
             ProviderSettings::Cloudflare(Box::new(cloudflare::config(flags, &domain_filter, &process_env)?))
+        }
+        ProviderName::Google => {
+            ProviderSettings::Google(Box::new(google::config(flags, &domain_filter, &process_env)?))
         }
         ProviderName::Pihole => ProviderSettings::Pihole {
             config: Box::new(pihole::config(flags, &domain_filter)?),
