@@ -2,7 +2,7 @@
 
 use extdns_provider_webhook::{ServerOptions, ServerTimeouts, WebhookConfig};
 
-use super::{ProviderSettings, ValidationError, controller, fail};
+use super::{ProviderSettings, ValidationError, controller};
 use crate::flags::Flags;
 
 /// The client of `--provider=webhook`: its whole-request timeout is read + write, as external-dns's.
