@@ -1,0 +1,195 @@
+//! The whole controller against the strict Cloud DNS fake: `extdns --once --provider=google` over
+//! manifests (manifests → sources → plan → TXT registry → Cloud DNS changes), with a service account key
+//! whose JWT the fake's token endpoint verifies; every result read from the fake's state. Every address the
+//! binary is given is the fake's on 127.0.0.1, the metadata server's included.
+
+use std::path::Path;
+use std::process::Output;
+
+use extdns_test_support::cli::{self, ok, tempdir, text};
+use extdns_test_support::google_fake::FakeGoogle;
+use extdns_test_support::manifests::lb_service;
+
+const OWNER: &str = "e2e";
+
+fn extdns(fake: &FakeGoogle, home: &Path, manifests: &Path, extra: &[&str]) -> Output {
+    let key = fake.service_account_file(home);
+    let mut cmd = cli::command(env!("CARGO_BIN_EXE_extdns"), &["GOOGLE_", "GCE_", "CLOUDSDK_"]);
+    cmd.env("GOOGLE_APPLICATION_CREDENTIALS", &key)
+        .env("GCE_METADATA_HOST", &fake.host)
+        .env("HOME", home)
+        .env("EXTDNS_GOOGLE_API_URL", fake.dns_url())
+        .args(["--once", "--source=service", "--provider=google", "--registry=txt"])
+        .args([
+            "--google-project",
+            extdns_test_support::google_fake::PROJECT,
+            "--txt-owner-id",
+            OWNER,
+            "--domain-filter=example.org",
+            "--google-batch-change-interval=0s",
+        ])
+        .args(["--manifests", &manifests.display().to_string()])
+        .args(extra);
+    cli::run(&mut cmd)
+}
+
+fn services(dir: &Path, n: usize) {
+    let docs: Vec<String> = (0..n)
+        .map(|i| {
+            lb_service(
+                &format!("s{i}"),
+                &format!("s{i}.example.org"),
+                &[&format!("192.0.2.{}", i + 1)],
+                &[],
+            )
+        })
+        .collect();
+    cli::write_manifests(dir, &docs.join("---\n"));
+}
+
+/// The records that are not ownership TXT records.
+fn records(fake: &FakeGoogle) -> Vec<String> {
+    fake.lines().into_iter().filter(|l| !l.contains("heritage=")).collect()
+}
+
+fn owned(fake: &FakeGoogle) -> usize {
+    fake.lines()
+        .iter()
+        .filter(|l| l.contains(&format!("external-dns/owner={OWNER}")))
+        .count()
+}
+
+#[test]
+fn google_full_controller_create_update_delete_idempotent() {
+    let fake = FakeGoogle::start(&[("example-org", "example.org"), ("other", "example.net")]);
+    fake.seed("example-org", "legacy.example.org.", "A", 300, &["198.51.100.1"]);
+    let (home, dir) = (tempdir(), tempdir());
+    let docs = [
+        lb_service(
+            "web",
+            "web.example.org",
+            &["192.0.2.10", "2001:db8::10"],
+            &[("external-dns.kubernetes.io/ttl", "120")],
+        ),
+        lb_service("alias", "alias.example.org", &["lb.example.net"], &[]),
+    ];
+    cli::write_manifests(dir.path(), &docs.join("---\n"));
+    ok(&extdns(&fake, home.path(), dir.path(), &["--dry-run"]), "dry run");
+    assert_eq!(fake.state().change_calls, 0, "a dry run sends no change");
+
+    ok(&extdns(&fake, home.path(), dir.path(), &[]), "first sync");
+    assert_eq!(
+        records(&fake),
+        [
+            "alias.example.org. CNAME 300 lb.example.net.",
+            "legacy.example.org. A 300 198.51.100.1",
+            "web.example.org. A 120 192.0.2.10",
+            "web.example.org. AAAA 120 2001:db8::10",
+        ]
+    );
+    assert_eq!(owned(&fake), 3, "{:?}", fake.lines());
+    assert!(fake.state().change_polls > 0, "changes.get polled until done");
+    assert_eq!(
+        fake.state().grants,
+        ["jwt", "jwt"],
+        "one token a run (the dry run and this one)"
+    );
+
+    let applied = fake.state().changes_applied;
+    ok(&extdns(&fake, home.path(), dir.path(), &[]), "second sync");
+    assert_eq!(fake.state().changes_applied, applied, "a second run changes nothing");
+
+    let docs = [lb_service(
+        "web",
+        "web.example.org",
+        &["192.0.2.20", "2001:db8::10"],
+        &[("external-dns.kubernetes.io/ttl", "120")],
+    )];
+    cli::write_manifests(dir.path(), &docs.join("---\n"));
+    ok(&extdns(&fake, home.path(), dir.path(), &[]), "update sync");
+    assert_eq!(
+        records(&fake),
+        [
+            "legacy.example.org. A 300 198.51.100.1",
+            "web.example.org. A 120 192.0.2.20",
+            "web.example.org. AAAA 120 2001:db8::10",
+        ]
+    );
+    assert_eq!(owned(&fake), 2);
+
+    cli::write_manifests(dir.path(), "");
+    ok(&extdns(&fake, home.path(), dir.path(), &[]), "delete sync");
+    assert_eq!(
+        fake.lines(),
+        ["legacy.example.org. A 300 198.51.100.1"],
+        "someone else's record stays"
+    );
+}
+
+#[test]
+fn google_a_change_over_quota_and_a_taken_name_do_not_stop_the_others() {
+    let fake = FakeGoogle::start(&[("example-org", "example.org")]);
+    // Cloud DNS takes 4 additions a change here, and the name of s3's ownership record holds someone
+    // else's TXT record (external-dns #3307: the whole change fails on it).
+    fake.state().max_additions = 4;
+    fake.seed("example-org", "a-s3.example.org.", "TXT", 300, &["\"v=spf1 -all\""]);
+    let (home, dir) = (tempdir(), tempdir());
+    services(dir.path(), 8);
+    let out = extdns(&fake, home.path(), dir.path(), &["--google-batch-change-size=0"]);
+    let log = text(&out);
+    assert!(
+        log.contains("s3.example.org") && log.contains("alreadyExists"),
+        "the taken name is named: {log}"
+    );
+    let got = records(&fake);
+    for i in (0..8).filter(|i| *i != 3) {
+        assert!(
+            got.contains(&format!("s{i}.example.org. A 300 192.0.2.{}", i + 1)),
+            "{got:?}"
+        );
+    }
+    assert!(
+        !got.iter().any(|l| l.starts_with("s3.")),
+        "no record without its ownership record: {got:?}"
+    );
+    assert!(
+        got.contains(&"a-s3.example.org. TXT 300 \"v=spf1 -all\"".to_string()),
+        "someone else's record untouched: {got:?}"
+    );
+    assert_eq!(owned(&fake), 7, "no ownership record without its record");
+    let refusals = fake.state().refusals.clone();
+    assert!(refusals.iter().any(|r| r == "403 quotaExceeded"), "{refusals:?}");
+}
+
+#[test]
+fn google_a_429_storm_loses_nothing() {
+    let fake = FakeGoogle::start(&[("example-org", "example.org")]);
+    let (home, dir) = (tempdir(), tempdir());
+    services(dir.path(), 6);
+    ok(&extdns(&fake, home.path(), dir.path(), &[]), "first sync");
+    let before = fake.lines();
+    assert_eq!(before.len(), 12);
+
+    // Two more Services; a storm of 429s longer than one call's retries: the sync fails, nothing is
+    // deleted, and the next sync lands everything.
+    services(dir.path(), 8);
+    fake.state().rate_limit_next = 12;
+    let out = extdns(&fake, home.path(), dir.path(), &[]);
+    assert_ne!(
+        out.status.code(),
+        Some(0),
+        "the sync reports the failure\n{}",
+        text(&out)
+    );
+    let storm = fake.state().rate_limited;
+    assert!(storm >= 5, "every attempt a call may make was answered 429 ({storm})");
+    let now = fake.lines();
+    assert!(before.iter().all(|l| now.contains(l)), "nothing deleted: {now:?}");
+
+    // A storm within the retries is waited out.
+    fake.state().rate_limit_next = 3;
+    ok(&extdns(&fake, home.path(), dir.path(), &[]), "sync after the storm");
+    assert_eq!(records(&fake).len(), 8, "{:?}", fake.lines());
+    assert_eq!(owned(&fake), 8);
+    assert_eq!(fake.state().rate_limited, storm + 3);
+}
