@@ -12,7 +12,8 @@ use crate::GatewaySourceConfig;
 /// The `gateway-hostname-source` annotation: which of the route's names count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HostnameSource {
-    /// Spec hostnames, the hostname annotation, the template, and listener hostnames as a last resort.
+    /// Spec hostnames, the hostname annotation, the template, and listener hostnames for a route without
+    /// spec hostnames.
     All,
     /// Only the hostname annotation.
     AnnotationOnly,
@@ -45,18 +46,20 @@ impl HostnameSource {
 pub struct RouteNames {
     /// Valid names, lower-cased, deduplicated, in the order they were found.
     pub names: Vec<Hostname>,
-    /// Nothing gave a name: each matching listener's own hostname is used instead.
+    /// The route has no spec hostnames: each matching listener's own hostname is published too.
     pub listener_fallback: bool,
     /// A name the route asks for is malformed: the route is not fully evaluated, so its records are kept.
     pub invalid: bool,
 }
 
-/// Collect the route's names: `spec.hostnames` (HTTP, GRPC, TLS routes), the hostname annotation (unless
-/// `--ignore-hostname-annotation`), the `--fqdn-template` output when those gave nothing or with
-/// `--combine-fqdn-annotation`, and the listener fallback when still nothing was given.
+/// Collect the route's names as external-dns v0.23 orders them: `spec.hostnames` (HTTP, GRPC, TLS
+/// routes), the hostname annotation (unless `--ignore-hostname-annotation`; empty items skipped), the
+/// `--fqdn-template` output when those gave nothing or with `--combine-fqdn-annotation`, and, for a route
+/// without spec hostnames, the listener fallback, whatever the annotation or the template gave (external-dns
+/// adds the listeners' hostnames for every such route; a TCP or UDP route always has it).
 ///
-/// "Gave a name" counts what the user wrote, valid or not: a route whose only hostname is malformed is
-/// skipped with a warning rather than silently published under its listener's (maybe wildcard) hostname.
+/// "Gave a name" counts what the user wrote, valid or not: a malformed spec hostname is skipped with a
+/// warning and keeps the template out, as a valid one would.
 pub fn route_names(
     config: &GatewaySourceConfig,
     route: &Route,
@@ -104,7 +107,7 @@ pub fn route_names(
             .map(|h| (h.as_str(), "FQDN template output")),
     );
 
-    let listener_fallback = raw.is_empty() && mode == HostnameSource::All;
+    let listener_fallback = spec.is_empty() && mode == HostnameSource::All;
     let mut names: Vec<Hostname> = Vec::with_capacity(raw.len());
     let mut invalid = false;
     for (h, field) in raw {

@@ -112,6 +112,27 @@ fn create_objects(ctx: &Ctx, ns: &str) -> Result<sources::Expected> {
         &parent,
         true,
     ))?;
+    // A route without spec hostnames that names itself by annotation: external-dns publishes its name and,
+    // as the route names no hostname of its own, the listener's (`*.ls.example.org`) as well; an empty
+    // hostname annotation on a route with spec hostnames adds nothing (v0.23, empty values skipped).
+    kube.apply(&o::route(
+        RouteKind::Http,
+        ns,
+        "ls-annotated",
+        annotations(&[("hostname", "named.ls.example.org")]),
+        None,
+        &Parent::listener_set("ls"),
+        true,
+    ))?;
+    kube.apply(&o::route(
+        RouteKind::Http,
+        ns,
+        "empty-annotation",
+        annotations(&[("hostname", "")]),
+        Some(&["empty-ann.ls.example.org"]),
+        &Parent::listener_set("ls"),
+        true,
+    ))?;
     // Two Ingresses publishing one name with the same target, one with a TTL: the tie-break
     // (extdns_source::tie). external-dns picks at random each sync and settles on the one with the TTL.
     for (name, ann) in [("tie-a", json!({})), ("tie-b", annotations(&[("ttl", "75")]))] {

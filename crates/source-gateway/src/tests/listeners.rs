@@ -266,10 +266,11 @@ fn narrowing_applies_to_annotation_names() {
     c.add(named_by_annotation(
         "apps",
         "web",
-        &[],
+        &["spec.example.com"],
         "in.example.com,out.example.net",
     ));
-    assert_eq!(names(&run(config(), &c)), vec!["in.example.com"]);
+    // (A spec hostname, so the listener's own hostname is not published beside them.)
+    assert_eq!(names(&run(config(), &c)), vec!["in.example.com", "spec.example.com"]);
 }
 
 #[test]

@@ -220,12 +220,34 @@ fn listener_hostname_used_when_nothing_else_gave_a_name() {
     assert_eq!(names(&run(config(), &c)), vec!["*.example.org", "a.example.com"]);
 }
 
+/// As external-dns (v0.22 and v0.23) resolves route hostnames: a route without spec hostnames gets its
+/// listeners' hostnames besides its annotation's names (the e2e differential checks it against v0.23.0).
 #[test]
-fn listener_hostname_not_used_when_the_annotation_gave_a_name() {
+fn listener_hostname_used_beside_the_annotation_when_the_route_has_no_spec_hostname() {
+    let mut c = world_with(vec![
+        http("a", Some("a.example.com")),
+        http("wild", Some("*.example.org")),
+    ]);
+    c.add(named_by_annotation(
+        "apps",
+        "web",
+        &[],
+        "other.example.net, x.example.org",
+    ));
+    // `other.example.net` fits no listener; `x.example.org` fits the wildcard one.
+    assert_eq!(
+        names(&run(config(), &c)),
+        vec!["*.example.org", "a.example.com", "x.example.org"]
+    );
+    // With a spec hostname, the listeners' hostnames are not used.
     let mut c = world_with(vec![http("a", Some("a.example.com"))]);
-    c.add(named_by_annotation("apps", "web", &[], "other.example.net"));
-    // The annotation name does not fit the listener, and the listener name is not used instead.
-    assert!(run(config(), &c).is_empty());
+    c.add(named_by_annotation(
+        "apps",
+        "web",
+        &["a.example.com"],
+        "other.example.net",
+    ));
+    assert_eq!(names(&run(config(), &c)), vec!["a.example.com"]);
 }
 
 #[test]
@@ -361,7 +383,7 @@ fn fqdn_template_with_combine_adds_to_the_route_names() {
 }
 
 #[test]
-fn fqdn_template_names_are_narrowed_and_suppress_the_listener_fallback() {
+fn fqdn_template_names_are_narrowed_and_join_the_listener_fallback() {
     let mut c = world_with(vec![http("l", Some("*.example.com"))]);
     c.add(attached("apps", "in", &[]));
     c.add(attached("other", "out", &[]));
@@ -369,8 +391,10 @@ fn fqdn_template_names_are_narrowed_and_suppress_the_listener_fallback() {
         "{{.Name}}.{{if eq .Namespace \"apps\"}}example.com{{else}}example.net{{end}}",
         false,
     );
-    // `out.example.net` is not under the listener's hostname, and `*.example.com` is not used instead.
-    assert_eq!(names(&run(cfg, &c)), vec!["in.example.com"]);
+    // `out.example.net` is not under the listener's hostname; both routes have no spec hostname, so the
+    // listener's `*.example.com` is published for them as well (external-dns v0.23's order: spec,
+    // annotation, template, listener fallback).
+    assert_eq!(names(&run(cfg, &c)), vec!["*.example.com", "in.example.com"]);
 }
 
 #[test]
