@@ -295,6 +295,43 @@ fn every_overlay_builds_with_arguments_extdns_accepts_and_reads_only_its_own_sec
 }
 
 #[test]
+fn the_google_overlay_runs_with_workload_identity_and_no_secret() -> Result<(), Error> {
+    extdns_test_support::require!(Kubectl);
+    let docs = kustomize(&deploy("overlays/google"))?;
+    assert!(
+        docs.iter().all(|d| d["kind"] != "Secret"),
+        "no Secret: GKE's metadata server gives the tokens"
+    );
+    let sa = of_kind(&docs, "ServiceAccount");
+    assert_eq!(sa.len(), 1);
+    assert_eq!(
+        sa[0]["metadata"]["annotations"]["iam.gke.io/gcp-service-account"],
+        "external-dns@my-project.iam.gserviceaccount.com"
+    );
+    let deployment = of_kind(&docs, "Deployment")[0];
+    let pod = &deployment["spec"]["template"]["spec"];
+    assert_eq!(
+        pod["serviceAccountName"], "extdns",
+        "the annotated ServiceAccount runs the Pod"
+    );
+    assert_eq!(pod["nodeSelector"]["iam.gke.io/gke-metadata-server-enabled"], "true");
+    let container = extdns_container(&docs)?;
+    assert!(
+        container["env"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .all(|e| e["valueFrom"].get("secretKeyRef").is_none()),
+        "no credentials from a Secret: {container}"
+    );
+    let args = strings(&container["args"]);
+    assert!(args.contains(&"--provider=google".to_string()), "{args:?}");
+    let cli = extdns::flags::try_parse_from(std::iter::once("extdns".to_string()).chain(args))?;
+    extdns::settings::controller(&cli.flags).map_err(|e| format!("google: {e}"))?;
+    Ok(())
+}
+
+#[test]
 fn the_leader_election_component_runs_two_replicas_on_the_lease_its_role_grants() -> Result<(), Error> {
     extdns_test_support::require!(Kubectl);
     // kustomize takes only relative paths to other kustomizations.
