@@ -15,8 +15,6 @@ pub const DEFAULT_BASE_URL: &str = "https://dns.googleapis.com/dns/v1";
 pub const SCOPE: &str = "https://www.googleapis.com/auth/ndev.clouddns.readwrite";
 /// Cloud DNS's limit on the record data of one change (additions and deletions together), in bytes.
 pub const MAX_CHANGE_BYTES: usize = 100_000;
-/// Cloud DNS's limit on additions, and on deletions, per change.
-pub const MAX_CHANGE_ITEMS: usize = 1_000;
 
 /// Every request at most this often: 600 a minute. Cloud DNS's API quota is per project and per user and
 /// shown only in the project's console (its quota page names the quota without a number), so extdns keeps

@@ -35,9 +35,7 @@ use extdns_provider::{ChangeFailure, Provider, ProviderError, ReadState, Records
 use tokio::sync::OnceCell;
 
 pub use api::{ApiError, ErrorItem};
-pub use config::{
-    API_LIMIT, ConfigError, DEFAULT_BASE_URL, GoogleConfig, MAX_CHANGE_BYTES, MAX_CHANGE_ITEMS, SCOPE, Visibility,
-};
+pub use config::{API_LIMIT, ConfigError, DEFAULT_BASE_URL, GoogleConfig, MAX_CHANGE_BYTES, SCOPE, Visibility};
 pub use credentials::{
     AccessToken, CredentialSource, CredentialsError, DEFAULT_TOKEN_URI, METADATA_HOST, SourceError, Tried,
     VARIABLES as CREDENTIAL_VARIABLES, jwt,
@@ -316,7 +314,8 @@ impl<'a> AsUnit<'a> for ZoneUnit<'a> {
 }
 
 impl ZoneUnit<'_> {
-    /// What Cloud DNS counts against a change's limits: rrsets added and deleted, bytes of record data.
+    /// What a change's limits count: rrsets added and deleted (`--google-batch-change-size`), bytes of record
+    /// data (Cloud DNS's 100,000 a change, kept so a large change is cut before Cloud DNS refuses it).
     fn size(&self) -> Size {
         let sets = self.deletions.iter().chain(&self.additions);
         Size {
@@ -407,7 +406,7 @@ impl Provider for GoogleProvider {
                 0 => usize::MAX,
                 n => n,
             },
-            bytes: usize::MAX,
+            bytes: MAX_CHANGE_BYTES,
             values: usize::MAX,
         };
         let mut first = true;

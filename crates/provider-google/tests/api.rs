@@ -503,3 +503,26 @@ async fn when_nothing_resolves_the_error_names_every_source_tried() {
     }
     assert!(err.starts_with("authentication failed"), "{err}");
 }
+
+#[tokio::test]
+async fn changes_are_cut_under_cloud_dns_s_record_data_limit() {
+    let fake = FakeGoogle::start(&[("example-org", "example.org")]);
+    let p = provider(&fake);
+    let big = format!("\"{}\"", "x".repeat(40_000));
+    let changes: Vec<Change> = (0..3)
+        .map(|i| {
+            Change::Create(Endpoint::new(
+                &format!("t{i}.example.org"),
+                RecordType::Txt,
+                [big.as_str()],
+            ))
+        })
+        .collect();
+    apply_changes(&p, &changes).await.unwrap_or_else(|e| panic!("{e}"));
+    let s = fake.state();
+    assert_eq!(
+        s.changes_applied, 2,
+        "80,000 bytes, then 40,000: each change under 100,000"
+    );
+    assert!(s.refusals.is_empty(), "never refused for quota: {:?}", s.refusals);
+}
