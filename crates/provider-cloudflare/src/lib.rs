@@ -5,9 +5,9 @@
 //! Differences from external-dns: a batch Cloudflare refuses is split in halves down to single units (a
 //! record with its ownership record) instead of replaying every change alone, so a refused record is named
 //! with Cloudflare's error code while the others land and a record never lands without its ownership record;
-//! the `cloudflare-proxied` and `cloudflare-record-comment` properties are read under any annotation prefix
-//! (external-dns v0.22 only reads the one its `--annotation-prefix` names, which silently un-proxied records
-//! annotated with the alpha prefix).
+//! the proxied and record-comment properties are named `cloudflare/proxied` and `cloudflare/record-comment`
+//! as in external-dns v0.23 (#6731; the sources give those names, and the pipeline renames a DNSEndpoint's
+//! v0.22 names), and a property still under a v0.22 name (the annotation key, any prefix) is read too.
 //!
 //! ```
 //! use extdns_provider_cloudflare::{Auth, CloudflareConfig, CloudflareProvider};
@@ -36,10 +36,11 @@ pub use config::{API_LIMIT, Auth, CloudflareConfig, ConfigError, DEFAULT_BASE_UR
 
 use api::{Api, Batch, IdOnly, Patch, RecordBody, Zone};
 
-/// The name extdns gives the proxied property of the records it reads and of the endpoints it adjusts.
-pub const PROXIED_PROPERTY: &str = "external-dns.kubernetes.io/cloudflare-proxied";
+/// The name of the proxied property of the records extdns reads and of the endpoints it adjusts, as
+/// external-dns v0.23 names it (#6731).
+pub const PROXIED_PROPERTY: &str = "cloudflare/proxied";
 /// The name of the comment property, likewise.
-pub const COMMENT_PROPERTY: &str = "external-dns.kubernetes.io/cloudflare-record-comment";
+pub const COMMENT_PROPERTY: &str = "cloudflare/record-comment";
 const PROXIED_KEY: &str = "cloudflare-proxied";
 const COMMENT_KEY: &str = "cloudflare-record-comment";
 
@@ -378,9 +379,11 @@ impl Provider for CloudflareProvider {
             .map(|mut ep| {
                 let proxied = self.proxied(&ep);
                 let comment = self.comment(&ep);
-                ep.provider_specific
-                    .0
-                    .retain(|p| !is_property(&p.name, PROXIED_KEY) && !is_property(&p.name, COMMENT_KEY));
+                ep.provider_specific.0.retain(|p| {
+                    ![PROXIED_PROPERTY, COMMENT_PROPERTY].contains(&p.name.as_str())
+                        && !is_property(&p.name, PROXIED_KEY)
+                        && !is_property(&p.name, COMMENT_KEY)
+                });
                 ep.provider_specific.set(PROXIED_PROPERTY, proxied.to_string());
                 if let Some(c) = comment {
                     ep.provider_specific.set(COMMENT_PROPERTY, c);
@@ -427,6 +430,10 @@ mod tests {
 
     #[test]
     fn properties_are_found_under_any_prefix() {
+        assert_eq!(
+            (PROXIED_PROPERTY, COMMENT_PROPERTY),
+            ("cloudflare/proxied", "cloudflare/record-comment")
+        );
         let mut ep = Endpoint::new("a.example.org", RecordType::A, ["192.0.2.1"]);
         assert_eq!(property(&ep, PROXIED_PROPERTY, PROXIED_KEY), None);
         ep.provider_specific.set("dns.example.com/cloudflare-proxied", "true");

@@ -431,8 +431,7 @@ impl Annotations {
                 }
             }
         }
-        let mut cloudflare: BTreeMap<String, &str> = BTreeMap::new();
-        for (rest, (prefix, value)) in ours {
+        for (rest, (_, value)) in ours {
             if let Some(x) = rest.strip_prefix("aws-") {
                 ps.set(format!("aws/{x}"), value);
             } else if let Some(x) = rest.strip_prefix("scw-") {
@@ -443,22 +442,9 @@ impl Annotations {
                 ps.set(format!("coredns/{x}"), value);
             } else if rest == "azure-tags" {
                 ps.set("azure/tags", value);
-            } else if rest.starts_with("cloudflare-") {
-                let full = format!("{prefix}{rest}");
-                let known = CLOUDFLARE_KEYS
-                    .iter()
-                    .map(|k| format!("{prefix}{k}"))
-                    .find(|name| full.contains(name.as_str()));
-                if let Some(name) = known {
-                    // Several keys may map to one name (`cloudflare-proxied-x`); the exact key wins.
-                    if full == name || !cloudflare.contains_key(&name) {
-                        cloudflare.insert(name, value);
-                    }
-                }
+            } else if let Some(name) = rest.strip_prefix("cloudflare-").and_then(cloudflare_property) {
+                ps.set(name, value);
             }
-        }
-        for (name, value) in cloudflare {
-            ps.set(name, value);
         }
         (ps, set_identifier)
     }
@@ -469,14 +455,32 @@ impl Annotations {
     }
 }
 
-/// Cloudflare keys in external-dns's matching order: a key containing several takes the first.
-const CLOUDFLARE_KEYS: [&str; 5] = [
-    "cloudflare-custom-hostname",
-    "cloudflare-proxied",
-    "cloudflare-region-key",
-    "cloudflare-record-comment",
-    "cloudflare-tags",
+/// The Cloudflare properties, by the attribute of their annotation (`<prefix>cloudflare-<attribute>`), and
+/// their names since external-dns v0.23 (#6731): independent of the annotation prefix, as they are part of
+/// the DNSEndpoint API. Only these exact attributes count (v0.22 also took `cloudflare-proxied-x`).
+const CLOUDFLARE_PROPERTIES: [(&str, &str); 5] = [
+    ("proxied", "cloudflare/proxied"),
+    ("custom-hostname", "cloudflare/custom-hostname"),
+    ("region-key", "cloudflare/region-key"),
+    ("record-comment", "cloudflare/record-comment"),
+    ("tags", "cloudflare/tags"),
 ];
+
+fn cloudflare_property(attribute: &str) -> Option<&'static str> {
+    CLOUDFLARE_PROPERTIES
+        .iter()
+        .find(|(a, _)| *a == attribute)
+        .map(|(_, name)| *name)
+}
+
+/// The canonical name of a Cloudflare property written the v0.22 way, the annotation key under any prefix
+/// (`external-dns.kubernetes.io/cloudflare-proxied`) or bare (`cloudflare-proxied`); `None` for any other
+/// name, a canonical one included (external-dns v0.23, #6731).
+pub fn legacy_cloudflare_property(name: &str) -> Option<&'static str> {
+    let attribute = name.rsplit_once('/').map_or(name, |(_, a)| a);
+    let canonical = cloudflare_property(attribute.strip_prefix("cloudflare-")?)?;
+    (canonical != name).then_some(canonical)
+}
 
 fn split_list(v: &str) -> Vec<String> {
     if v.contains(' ') {
@@ -858,8 +862,10 @@ mod tests {
         holds(&ps, &[("aws/weight", "10")]);
     }
 
+    /// external-dns v0.23 (#6731): Cloudflare annotations become `cloudflare/<attribute>` properties,
+    /// whatever prefix they were read under; only the five exact attributes count.
     #[test]
-    fn cloudflare_properties_are_named_by_the_full_annotation_key() {
+    fn cloudflare_provider_specific_6731_canonical_names_whatever_the_prefix() -> Result<(), AnnotationError> {
         let (ps, _) = provider_specific(&[
             (&ga("cloudflare-proxied"), "true"),
             (&alpha("cloudflare-record-comment"), "hi"),
@@ -867,36 +873,54 @@ mod tests {
             (&ga("cloudflare-tags"), "a,b"),
             (&ga("cloudflare-custom-hostname"), "c.example.com"),
             (&ga("cloudflare-unknown"), "ignored"),
+            (&ga("cloudflare-proxied-x"), "ignored"),
         ]);
         holds(
             &ps,
             &[
-                (&ga("cloudflare-proxied"), "true"),
-                (&alpha("cloudflare-record-comment"), "hi"),
-                (&ga("cloudflare-region-key"), "eu"),
-                (&ga("cloudflare-tags"), "a,b"),
-                (&ga("cloudflare-custom-hostname"), "c.example.com"),
+                ("cloudflare/custom-hostname", "c.example.com"),
+                ("cloudflare/proxied", "true"),
+                ("cloudflare/record-comment", "hi"),
+                ("cloudflare/region-key", "eu"),
+                ("cloudflare/tags", "a,b"),
             ],
         );
-    }
-
-    #[test]
-    fn cloudflare_keys_match_by_substring_and_custom_prefix_is_embedded() -> Result<(), AnnotationError> {
-        let (ps, _) = provider_specific(&[(&ga("cloudflare-proxied-x"), "true")]);
-        assert_eq!(ps.get(&ga("cloudflare-proxied")), Some("true"));
         let custom = Annotations::with_prefix("dns.example.org/")?;
         let (ps, _) = custom.provider_specific(&map(&[("dns.example.org/cloudflare-proxied", "false")]));
-        assert_eq!(ps.get("dns.example.org/cloudflare-proxied"), Some("false"));
+        assert_eq!(ps.get("cloudflare/proxied"), Some("false"));
+        // The GA value wins over the alpha one, as for every key.
+        let (ps, _) = provider_specific(&[
+            (&ga("cloudflare-proxied"), "true"),
+            (&alpha("cloudflare-proxied"), "false"),
+        ]);
+        assert_eq!(ps.get("cloudflare/proxied"), Some("true"));
         Ok(())
     }
 
+    /// external-dns v0.23 (#6731): the v0.22 names (the annotation key, any prefix, or bare) map to the
+    /// canonical ones; canonical and other names do not.
     #[test]
-    fn cloudflare_exact_key_wins_over_a_substring_match() {
-        let (ps, _) = provider_specific(&[
-            (&ga("cloudflare-proxied"), "true"),
-            (&ga("cloudflare-proxied-x"), "false"),
-        ]);
-        assert_eq!(ps.get(&ga("cloudflare-proxied")), Some("true"));
+    fn cloudflare_provider_specific_6731_legacy_names_map_to_canonical_ones() {
+        for (name, canonical) in [
+            (
+                "external-dns.kubernetes.io/cloudflare-proxied",
+                Some("cloudflare/proxied"),
+            ),
+            (
+                "external-dns.alpha.kubernetes.io/cloudflare-tags",
+                Some("cloudflare/tags"),
+            ),
+            (
+                "dns.example.org/cloudflare-record-comment",
+                Some("cloudflare/record-comment"),
+            ),
+            ("cloudflare-region-key", Some("cloudflare/region-key")),
+            ("cloudflare/proxied", None),
+            ("external-dns.kubernetes.io/cloudflare-proxied-x", None),
+            ("aws/weight", None),
+        ] {
+            assert_eq!(legacy_cloudflare_property(name), canonical, "{name}");
+        }
     }
 
     #[test]

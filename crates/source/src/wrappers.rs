@@ -25,6 +25,7 @@ use extdns_endpoint::{
 };
 use ipnet::Ipv6Net;
 
+use crate::annotations::legacy_cloudflare_property;
 use crate::pipeline::PipelineOutput;
 
 /// The pipeline flags.
@@ -325,13 +326,42 @@ fn add_ptr_records(mut eps: Vec<Endpoint>, create_ptr: bool) -> Vec<Endpoint> {
 }
 
 /// The provider-specific properties a provider keeps: its own (`<provider>/...`) and the unprefixed ones;
-/// everything for cloudflare (whose property names are annotation keys) or when no provider is set.
-/// Sorted by name.
+/// everything when no provider is set. Sorted by name. For cloudflare, properties under their v0.22 names
+/// (the annotation key: a DNSEndpoint written for v0.22) are first renamed to the canonical ones, a
+/// canonical property already set winning, as external-dns v0.23 does (#6731); only for cloudflare, as
+/// there (another provider drops them with the other foreign properties).
 pub fn retain_provider_properties(ps: &mut ProviderSpecific, provider: &str) {
-    if !provider.is_empty() && provider != "cloudflare" {
+    if provider == "cloudflare" {
+        canonical_cloudflare_names(ps);
+    }
+    if !provider.is_empty() {
         ps.0.retain(|p| !p.name.contains('/') || p.name.strip_prefix(provider).is_some_and(|r| r.starts_with('/')));
     }
     ps.sort_by_name();
+}
+
+fn canonical_cloudflare_names(ps: &mut ProviderSpecific) {
+    if !ps.0.iter().any(|p| legacy_cloudflare_property(&p.name).is_some()) {
+        return;
+    }
+    let mut set: Vec<String> =
+        ps.0.iter()
+            .filter(|p| legacy_cloudflare_property(&p.name).is_none())
+            .map(|p| p.name.clone())
+            .collect();
+    ps.0.retain_mut(|p| match legacy_cloudflare_property(&p.name) {
+        None => true,
+        Some(canonical) if set.iter().any(|s| s == canonical) => {
+            tracing::debug!(property = %p.name, canonical, "ignored: the canonical property is set");
+            false
+        }
+        Some(canonical) => {
+            tracing::debug!(property = %p.name, canonical, "renamed to its canonical name");
+            p.name = canonical.to_string();
+            set.push(p.name.clone());
+            true
+        }
+    });
 }
 
 /// Step 6.
@@ -969,11 +999,36 @@ mod tests {
         assert_eq!(names(&ps), vec!["alias", "record-type", "webhook/x"]);
         let mut ps = props(&all);
         retain_provider_properties(&mut ps, "cloudflare");
-        assert_eq!(ps.iter().count(), all.len());
+        assert_eq!(names(&ps), vec!["alias", "cloudflare/proxied", "record-type"]);
         let mut ps = props(&all);
         retain_provider_properties(&mut ps, "");
         assert_eq!(names(&ps).first(), Some(&"alias"));
         assert_eq!(ps.iter().count(), all.len());
+    }
+
+    /// external-dns v0.23 (#6731): for cloudflare, v0.22 names (a DNSEndpoint's `providerSpecific` written
+    /// with annotation keys) become the canonical ones, the canonical one winning where both are set; other
+    /// providers do not rename them.
+    #[test]
+    fn cloudflare_provider_specific_6731_legacy_names_are_renamed_for_cloudflare_only() {
+        let mut ps = ProviderSpecific::default();
+        ps.set("external-dns.kubernetes.io/cloudflare-proxied", "false");
+        ps.set("cloudflare/proxied", "true");
+        ps.set("cloudflare-record-comment", "old");
+        ps.set("dns.example.org/cloudflare-tags", "a,b");
+        let mut cf = ps.clone();
+        retain_provider_properties(&mut cf, "cloudflare");
+        let got: Vec<(&str, &str)> = cf.iter().map(|p| (p.name.as_str(), p.value.as_str())).collect();
+        assert_eq!(
+            got,
+            vec![
+                ("cloudflare/proxied", "true"),
+                ("cloudflare/record-comment", "old"),
+                ("cloudflare/tags", "a,b")
+            ]
+        );
+        retain_provider_properties(&mut ps, "");
+        assert!(ps.get("external-dns.kubernetes.io/cloudflare-proxied").is_some());
     }
 
     #[tokio::test]
