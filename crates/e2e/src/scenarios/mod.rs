@@ -233,7 +233,7 @@ pub const ALL: &[Scenario] = &[
     },
     Scenario {
         name: "templates",
-        about: "a multi-line --fqdn-template reading fields no source reads publishes what external-dns v0.23.0 publishes",
+        about: "a multi-line --fqdn-template reading fields no source reads, and one reading a legacy-prefix key through JSON keys, publish what external-dns v0.23.0 publishes",
         default: true,
         run: templates::run,
     },

@@ -1,6 +1,8 @@
 //! `--fqdn-template` against external-dns v0.23.0: a template whose text has commas and newlines (a Helm
 //! block scalar), ranges over labels, ports and IP families, and reads fields no source reads
-//! (`.Spec.TrafficDistribution`, `.Spec.IPFamilies`) publishes the same names in both zones.
+//! (`.Spec.TrafficDistribution`, `.Spec.IPFamilies`) publishes the same names in both zones; and, with
+//! `--enable-legacy-annotation-prefix`, a template reading JSON keys on a typed object (#6611) finds a key set
+//! only under the legacy prefix under the configured one (#6703).
 
 use anyhow::{Result, bail};
 use serde_json::json;
@@ -58,5 +60,45 @@ pub fn run(ctx: &mut Ctx) -> Result<()> {
         );
     }
     eprintln!("  identical zones with a multi-line --fqdn-template");
+    legacy_prefix_json_keys(ctx)
+}
+
+/// A Service annotated only under `external-dns.alpha.kubernetes.io/`, named by a template that reads the
+/// unstructured shape (`.Metadata.annotations`, `.Spec.type`: no such fields on the typed Service, so the
+/// unstructured retry answers) and the configured prefix's key.
+fn legacy_prefix_json_keys(ctx: &mut Ctx) -> Result<()> {
+    let ns = ctx.namespace("templates-legacy")?;
+    ctx.cp.kube.apply(&o::lb_service(
+        &ns,
+        "legacy",
+        json!({ "external-dns.alpha.kubernetes.io/team": "blue" }),
+        json!([{ "ip": "203.0.113.41" }]),
+    ))?;
+    let flags = [
+        "--fqdn-template={{ index .Metadata.annotations \"external-dns.kubernetes.io/team\" }}.{{ .Spec.type | toLower }}.tpl.example.org",
+        "--enable-legacy-annotation-prefix",
+    ];
+    let theirs = dns::bind();
+    let ours = dns::bind();
+    let (mut external_dns, mut extdns) = (Run::new(Which::ExternalDns, &ns), Run::new(Which::Extdns, &ns));
+    for flag in flags {
+        external_dns = external_dns.flag(flag);
+        extdns = extdns.flag(flag);
+    }
+    external_dns.once(&ctx.cp, &theirs)?;
+    extdns.once(&ctx.cp, &ours)?;
+    let name = "blue.loadbalancer.tpl.example.org";
+    let answers = dns::answers(&ours, name, "A");
+    if answers != ["203.0.113.41"] {
+        bail!("{name}: extdns published {answers:?}, expected 203.0.113.41");
+    }
+    let undocumented = differential::differences(&dns::zone(&theirs)?, &dns::zone(&ours)?);
+    if !undocumented.is_empty() {
+        bail!(
+            "the zones differ with legacy-prefix keys read through JSON keys (- external-dns, + extdns):\n{}",
+            undocumented.join("\n")
+        );
+    }
+    eprintln!("  identical zones with a template reading a legacy-prefix key through JSON keys");
     Ok(())
 }
