@@ -45,6 +45,11 @@ pub const CLIENT_EMAIL: &str = "external-dns@extdns-test.iam.gserviceaccount.com
 pub const KEY_ID: &str = "0123456789abcdef0123456789abcdef01234567";
 /// The scope every token must be asked for.
 pub const SCOPE: &str = "https://www.googleapis.com/auth/ndev.clouddns.readwrite";
+/// Google's token endpoint, which a key file names when its client reaches the fake through
+/// [`crate::tls_proxy`].
+pub const GOOGLE_TOKEN_URI: &str = "https://oauth2.googleapis.com/token";
+/// The host names Google's clients call, for [`crate::tls_proxy::TlsProxy::start`].
+pub const GOOGLE_HOSTS: [&str; 2] = ["dns.googleapis.com", "oauth2.googleapis.com"];
 /// The refresh token of the test `authorized_user`.
 pub const REFRESH_TOKEN: &str = "1//test-refresh-token";
 /// The OAuth client of the test `authorized_user`.
@@ -302,15 +307,32 @@ impl FakeGoogle {
         v
     }
 
+    /// Where the fake listens.
+    pub fn addr(&self) -> std::net::SocketAddr {
+        self.host
+            .parse()
+            .unwrap_or_else(|e| panic!("the fake's own address {}: {e}", self.host))
+    }
+
     /// A `service_account` key file for the test key, its `token_uri` the fake's.
     pub fn service_account_file(&self, dir: &FsPath) -> PathBuf {
+        self.key_file(dir, "service-account.json", &format!("{}/token", self.url))
+    }
+
+    /// The same key file as Google hands it out (`token_uri` Google's), for a client that reaches the
+    /// fake through [`crate::tls_proxy`].
+    pub fn google_service_account_file(&self, dir: &FsPath) -> PathBuf {
+        self.key_file(dir, "google-service-account.json", GOOGLE_TOKEN_URI)
+    }
+
+    fn key_file(&self, dir: &FsPath, name: &str, token_uri: &str) -> PathBuf {
         write(
             dir,
-            "service-account.json",
+            name,
             json!({
                 "type": "service_account", "project_id": PROJECT, "private_key_id": KEY_ID,
                 "private_key": PRIVATE_KEY, "client_email": CLIENT_EMAIL, "client_id": "123456789",
-                "auth_uri": "https://accounts.google.com/o/oauth2/auth", "token_uri": format!("{}/token", self.url),
+                "auth_uri": "https://accounts.google.com/o/oauth2/auth", "token_uri": token_uri,
                 "universe_domain": "googleapis.com",
             }),
         )
@@ -822,7 +844,7 @@ fn now() -> u64 {
 }
 
 /// The checks Google's token endpoint makes of a service account's assertion.
-fn check_jwt(jwt: &str, audience: &str) -> Result<(), String> {
+fn check_jwt(jwt: &str, audiences: &[&str]) -> Result<(), String> {
     let mut parts = jwt.split('.');
     let (Some(h), Some(c), Some(sig), None) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
         return Err("not a JWT".into());
@@ -843,8 +865,8 @@ fn check_jwt(jwt: &str, audience: &str) -> Result<(), String> {
     if claims["iss"] != CLIENT_EMAIL {
         return Err(format!("iss {} is not the service account", claims["iss"]));
     }
-    if claims["aud"] != audience {
-        return Err(format!("aud {} is not {audience}", claims["aud"]));
+    if !audiences.iter().any(|a| claims["aud"] == *a) {
+        return Err(format!("aud {} is none of {audiences:?}", claims["aud"]));
     }
     let scopes = claims["scope"].as_str().unwrap_or_default();
     if !scopes.split(' ').any(|s| s == SCOPE) {
@@ -887,9 +909,12 @@ async fn token(State(app): State<App>, headers: HeaderMap, body: Bytes) -> Respo
     let mut s = lock(&app.state);
     match f.get("grant_type").map(String::as_str) {
         Some("urn:ietf:params:oauth:grant-type:jwt-bearer") => {
+            // The token URI the key file names: the fake's own, or Google's when a client reaches the fake
+            // through the TLS proxy at Google's host names.
+            let own = format!("{}/token", app.url);
             if let Err(e) = check_jwt(
                 f.get("assertion").map(String::as_str).unwrap_or_default(),
-                &format!("{}/token", app.url),
+                &[own.as_str(), GOOGLE_TOKEN_URI],
             ) {
                 return oauth_error(400, "invalid_grant", &e);
             }

@@ -45,6 +45,7 @@ pub mod pihole_fake;
 pub mod proc;
 pub mod route53_fake;
 pub mod tls;
+pub mod tls_proxy;
 
 use std::io::Write;
 use std::net::{TcpListener, UdpSocket};
