@@ -138,10 +138,6 @@ impl GoogleProvider {
             .map(String::as_str)
     }
 
-    fn call_error(context: impl std::fmt::Display, e: ApiError) -> ProviderError {
-        ProviderError::from_call(context, e)
-    }
-
     /// The managed zones the filters select (peering zones dropped, as external-dns does).
     pub async fn zones(&self) -> Result<Vec<Zone>, ProviderError> {
         let c = &self.config;
@@ -150,7 +146,7 @@ impl GoogleProvider {
             .api
             .zones(project)
             .await
-            .map_err(|e| Self::call_error(format!("listing the managed zones of project {project}"), e))?;
+            .map_err(|e| ProviderError::from_call(format!("listing the managed zones of project {project}"), e))?;
         let mut zones: Vec<Zone> = all
             .into_iter()
             .filter(|z| z.peering_config.is_none())
@@ -182,11 +178,10 @@ impl GoogleProvider {
         let mut endpoints = Vec::new();
         let mut sets = HashMap::new();
         for zone in zones.iter() {
-            let rrsets = self
-                .api
-                .rrsets(project, &zone.name)
-                .await
-                .map_err(|e| Self::call_error(format!("listing the record sets of zone {}", zone.name), e))?;
+            let rrsets =
+                self.api.rrsets(project, &zone.name).await.map_err(|e| {
+                    ProviderError::from_call(format!("listing the record sets of zone {}", zone.name), e)
+                })?;
             for set in rrsets {
                 let Ok(rtype) = RecordType::from_str(&set.kind);
                 if !read_type(&rtype) {
@@ -234,7 +229,7 @@ impl GoogleProvider {
                     }],
                 })
             }
-            Err(e) => Err(Self::call_error(format!("change in zone {}", zone.name), e)),
+            Err(e) => Err(ProviderError::from_call(format!("change in zone {}", zone.name), e)),
         }
     }
 }
