@@ -496,3 +496,24 @@ fn a_route_with_a_malformed_hostname_is_reported_failed_and_its_valid_names_stil
     assert_eq!(names(&out.endpoints), vec!["web.example.com"]);
     assert_eq!(failed_labels(&out), vec!["httproute/apps/web"]);
 }
+
+/// external-dns v0.23's order of a route's names (spec, annotation, template, listener fallback): an
+/// annotation name keeps the template out, an empty annotation does not, and `defined-hosts-only` takes the
+/// template when the spec names nothing.
+#[test]
+fn gateway_route_hostnames_v023_annotation_before_template_and_empty_annotation_skipped() {
+    let mut c = world();
+    c.add(named_by_annotation("apps", "annotated", &[], "service.example.com"));
+    c.add(named_by_annotation("apps", "empty", &[], ""));
+    c.add(
+        attached("apps", "defined", &[]).annotated(&[(&format!("{GA}gateway-hostname-source"), "defined-hosts-only")]),
+    );
+    assert_eq!(
+        names(&run(templated("{{.Name}}.template.internal", false), &c)),
+        vec![
+            "defined.template.internal",
+            "empty.template.internal",
+            "service.example.com"
+        ]
+    );
+}
