@@ -570,3 +570,60 @@ fn webhook_server_timeouts_6484_match_external_dns() {
         assert!(extdns.running(), "extdns's server died:\n{}", extdns.log());
     }
 }
+
+/// One request with `Connection: close`: the status line and the body.
+fn exchange(addr: &str, method: &str, path: &str, body: &str) -> (String, String) {
+    use std::io::Read;
+    let Ok(mut s) = TcpStream::connect(addr) else {
+        panic!("cannot connect to {addr}");
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
+    let request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: webhook\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let mut out = String::new();
+    if let Err(e) = s
+        .write_all(request.as_bytes())
+        .and_then(|()| s.read_to_string(&mut out))
+    {
+        panic!("{method} {path} on {addr}: {e}");
+    }
+    let (head, body) = out.split_once("\r\n\r\n").unwrap_or((&out, ""));
+    (head.lines().next().unwrap_or_default().to_string(), body.to_string())
+}
+
+/// external-dns's server decodes request keys whatever their case (Go's `encoding/json`): a body written
+/// `{"Create":[{"DNSName":...}]}` is applied by both servers, and both then list the same records.
+#[test]
+fn request_keys_in_any_case_are_applied_by_both_servers() {
+    require!(ExternalDns);
+    let _lock = lock_port_8888();
+    let flags = [
+        "--provider=inmemory".to_string(),
+        "--inmemory-zone=example.org".to_string(),
+    ];
+    let _external_dns = start_external_dns_server(&flags);
+    let address = format!("127.0.0.1:{}", free_port());
+    let mut cmd = cli::command(env!("CARGO_BIN_EXE_extdns"), &[]);
+    cmd.args(["--webhook-server", "--source=service"])
+        .arg(format!("--webhook-server-address={address}"))
+        .arg(format!("--metrics-address=127.0.0.1:{}", free_port()))
+        .args(flags);
+    let mut extdns = Server::spawn(cmd);
+    extdns.wait_negotiating(&address);
+    let body =
+        r#"{"Create":[{"DNSName":"any-case.example.org","Targets":["192.0.2.7"],"RecordType":"A","RecordTTL":300}]}"#;
+    let mut records = Vec::new();
+    for addr in ["127.0.0.1:8888", address.as_str()] {
+        let (status, _) = exchange(addr, "POST", "/records", body);
+        assert_eq!(status, "HTTP/1.1 204 No Content", "{addr}");
+        let (status, listed) = exchange(addr, "GET", "/records", "");
+        assert_eq!(status, "HTTP/1.1 200 OK", "{addr}");
+        let listed: serde_json::Value =
+            serde_json::from_str(&listed).unwrap_or_else(|e| panic!("{addr}: {e}: {listed}"));
+        records.push(listed);
+    }
+    assert_eq!(records[0], records[1], "external-dns, then extdns");
+    assert_eq!(records[1][0]["dnsName"], "any-case.example.org", "{}", records[1]);
+}

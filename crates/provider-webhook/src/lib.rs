@@ -39,6 +39,7 @@
 
 mod client;
 mod deadline;
+mod fold;
 pub mod server;
 
 pub use client::{Call, CallCounter, CountCalls, WebhookConfig, WebhookProvider};

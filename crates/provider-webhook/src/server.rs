@@ -10,6 +10,7 @@
 //!   server decodes, not a GET's, whatever the path);
 //!   a provider failure → 500 (which clients retry on their next loop);
 //! - JSON bodies end with a newline and errors have no body, as Go's encoder and `WriteHeader` produce;
+//!   request keys match fields whatever their case, as Go's decoder matches them (`Create`, `DNSName`);
 //! - connections time out as Go's `http.Server` times them out under external-dns's four
 //!   `--webhook-provider-*-timeout` flags ([`ServerTimeouts`], external-dns v0.23, #6484): a body not read
 //!   within the read timeout → 400 and `Connection: close`; a late head, a late response or an idle
@@ -38,6 +39,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{error, info};
 
 use crate::deadline::{BodyDeadline, Conn, DeadlineListener, track};
+use crate::fold;
 use crate::{MEDIA_TYPE, ServerTimeouts, WebhookError};
 
 /// How the server treats requests: the body bound and the connection timeouts.
@@ -203,7 +205,7 @@ async fn records(
                 Ok(body) => body,
                 Err(refused) => return refused,
             };
-            let changes = match serde_json::from_slice::<Changes>(&body).map(Changes::into_changes) {
+            let changes = match decode::<Changes>(&body, fold::changes).map(Changes::into_changes) {
                 Ok(Ok(changes)) => changes,
                 Ok(Err(e)) => {
                     error!(error = %e, "refused the changes");
@@ -249,7 +251,7 @@ async fn adjust_endpoints(
         Ok(body) => body,
         Err(refused) => return refused,
     };
-    let endpoints = match serde_json::from_slice::<Option<Vec<Endpoint>>>(&body) {
+    let endpoints = match decode::<Option<Vec<Endpoint>>>(&body, |v| fold::endpoints(Some(v))) {
         Ok(endpoints) => endpoints.unwrap_or_default(),
         Err(e) => {
             error!(error = %e, "failed to decode the endpoints to adjust");
@@ -263,6 +265,16 @@ async fn adjust_endpoints(
             status(StatusCode::INTERNAL_SERVER_ERROR)
         }
     }
+}
+
+/// A request body decoded as Go decodes it: keys matched to fields whatever their case ([`fold`]).
+fn decode<T: serde::de::DeserializeOwned>(
+    body: &[u8],
+    fold: impl FnOnce(&mut serde_json::Value),
+) -> serde_json::Result<T> {
+    let mut value: serde_json::Value = serde_json::from_slice(body)?;
+    fold(&mut value);
+    serde_json::from_value(value)
 }
 
 /// 200 with the media type and the value as JSON plus a newline (Go's `json.Encoder` output).

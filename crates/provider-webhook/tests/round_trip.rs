@@ -271,3 +271,27 @@ async fn webhook_body_limits_6484_an_oversized_request_is_answered_413() {
     let (status, _, body) = raw(server.local_addr, "GET", "/records", create).await;
     assert_eq!((status, body.as_str()), (200, "[]\n"));
 }
+
+/// Go's decoder matches keys to fields whatever their case, so external-dns's server applies a body written
+/// `{"Create":[{"DNSName":...}]}`; extdns's applies it too instead of answering 204 with nothing written.
+#[tokio::test]
+async fn request_keys_in_any_case_are_applied_as_go_decodes_them() {
+    let p = pair(&["example.org"]).await;
+    let body = r#"{"Create":[{"DNSName":"any-case.example.org","Targets":["192.0.2.7"],"RecordType":"A","ProviderSpecific":[{"Name":"alias","Value":"false"}]}]}"#;
+    let (status, _, _) = raw(p.addr, "POST", "/records", body).await;
+    assert_eq!(status, 204);
+    let records = p.backend.records().await.map(|r| r.endpoints);
+    assert!(
+        matches!(&records, Ok(e) if e.len() == 1 && e[0].dns_name == "any-case.example.org" && e[0].targets.len() == 1),
+        "{records:?}"
+    );
+    let (status, _, adjusted) = raw(
+        p.addr,
+        "POST",
+        "/adjustendpoints",
+        r#"[{"dnsname":"b.example.org","RECORDTYPE":"A"}]"#,
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert!(adjusted.contains(r#""dnsName":"b.example.org""#), "{adjusted}");
+}
