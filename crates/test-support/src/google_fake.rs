@@ -144,6 +144,10 @@ pub struct FakeState {
     pub token_lifetime: u64,
     /// Cloud DNS requests received.
     pub requests: usize,
+    /// `managedZones.list` calls (one per page).
+    pub zone_lists: usize,
+    /// `resourceRecordSets.list` calls (one per page).
+    pub rrset_lists: usize,
     /// Requests answered 429.
     pub rate_limited: usize,
     /// `changes.create` calls, applied or refused.
@@ -230,6 +234,8 @@ impl FakeGoogle {
             max_change_bytes: 100_000,
             token_lifetime: 3600,
             requests: 0,
+            zone_lists: 0,
+            rrset_lists: 0,
             rate_limited: 0,
             change_calls: 0,
             changes_applied: 0,
@@ -497,12 +503,14 @@ fn query(raw: &Option<String>) -> HashMap<String, String> {
         .unwrap_or_default()
 }
 
-/// One page of `items`: `maxResults` (at most the fake's page limit) from `pageToken`.
+/// Which of `len` items one page holds (`maxResults`, at most the fake's page limit, from `pageToken`), and
+/// the next page's token. Only the page's items are then turned into JSON: a paged read of a large zone costs
+/// the fake time in proportion to the zone, not to its square.
 fn page(
-    items: Vec<Value>,
+    len: usize,
     q: &HashMap<String, String>,
     limit: usize,
-) -> Result<(Vec<Value>, Option<String>), Response> {
+) -> Result<(std::ops::Range<usize>, Option<String>), Response> {
     let size = match q.get("maxResults") {
         Some(m) => match m.parse::<usize>() {
             Ok(n) if n > 0 => n.min(limit),
@@ -512,14 +520,14 @@ fn page(
     };
     let start = match q.get("pageToken") {
         Some(t) => match t.strip_prefix("page-").and_then(|n| n.parse::<usize>().ok()) {
-            Some(n) if n <= items.len() => n,
+            Some(n) if n <= len => n,
             _ => return Err(error(400, "invalid", &format!("Invalid value for 'pageToken': {t}"))),
         },
         None => 0,
     };
-    let end = (start + size).min(items.len());
-    let next = (end < items.len()).then(|| format!("page-{end}"));
-    Ok((items[start..end].to_vec(), next))
+    let end = (start + size).min(len);
+    let next = (end < len).then(|| format!("page-{end}"));
+    Ok((start..end, next))
 }
 
 async fn list_zones(
@@ -545,9 +553,10 @@ async fn list_zones(
             v
         })
         .collect();
-    match page(zones, &query(&raw), s.page_limit) {
-        Ok((items, next)) => {
-            let mut v = json!({"kind": "dns#managedZonesListResponse", "managedZones": items});
+    s.zone_lists += 1;
+    match page(zones.len(), &query(&raw), s.page_limit) {
+        Ok((range, next)) => {
+            let mut v = json!({"kind": "dns#managedZonesListResponse", "managedZones": zones[range]});
             if let Some(n) = next {
                 v["nextPageToken"] = json!(n);
             }
@@ -578,14 +587,15 @@ async fn list_rrsets(
             &format!("The 'parameters.managedZone' resource named '{zone}' does not exist."),
         );
     };
-    let sets: Vec<Value> = s
-        .rrsets
-        .iter()
-        .filter(|((zn, _, _), _)| *zn == z.name)
-        .map(|((_, n, t), r)| json!({"kind": "dns#resourceRecordSet", "name": n, "type": t, "ttl": r.ttl, "rrdatas": r.rrdatas}))
-        .collect();
-    match page(sets, &query(&raw), s.page_limit) {
-        Ok((items, next)) => {
+    s.rrset_lists += 1;
+    let len = zone_sets(&s.rrsets, &z.name).count();
+    match page(len, &query(&raw), s.page_limit) {
+        Ok((range, next)) => {
+            let items: Vec<Value> = zone_sets(&s.rrsets, &z.name)
+                .skip(range.start)
+                .take(range.len())
+                .map(|((_, n, t), r)| json!({"kind": "dns#resourceRecordSet", "name": n, "type": t, "ttl": r.ttl, "rrdatas": r.rrdatas}))
+                .collect();
             let mut v = json!({"kind": "dns#resourceRecordSetsListResponse", "rrsets": items});
             if let Some(n) = next {
                 v["nextPageToken"] = json!(n);
@@ -594,6 +604,28 @@ async fn list_rrsets(
         }
         Err(r) => r,
     }
+}
+
+type RrsetKey = (String, String, String);
+
+/// The rrsets of one zone, in order, found through the map's order rather than by scanning every zone's.
+fn zone_sets<'a>(
+    sets: &'a BTreeMap<RrsetKey, Rrset>,
+    zone: &'a str,
+) -> impl Iterator<Item = (&'a RrsetKey, &'a Rrset)> + 'a {
+    sets.range((zone.to_string(), String::new(), String::new())..)
+        .take_while(move |((zn, _, _), _)| zn == zone)
+}
+
+/// The types of the rrsets named `name` in `zone`.
+fn types_at<'a>(
+    sets: &'a BTreeMap<RrsetKey, Rrset>,
+    zone: &'a str,
+    name: &'a str,
+) -> impl Iterator<Item = &'a str> + 'a {
+    sets.range((zone.to_string(), name.to_string(), String::new())..)
+        .take_while(move |((zn, n, _), _)| zn == zone && n == name)
+        .map(|((_, _, t), _)| t.as_str())
 }
 
 /// One rrset of a change body, checked as Cloud DNS checks it.
@@ -722,15 +754,23 @@ async fn create_change(
             );
         }
     }
-    // Applied to a copy, kept only when every deletion and addition passes: a change is atomic.
-    let mut sets = s.rrsets.clone();
+    // Checked against the zone as it would be after the change's earlier entries (those entries kept
+    // aside, not applied), then applied only when every deletion and addition passes: a change is atomic.
+    // Nothing copies the zone, so a change costs the fake time in proportion to the change.
+    let mut removed: BTreeSet<RrsetKey> = BTreeSet::new();
+    let mut added: BTreeMap<RrsetKey, Rrset> = BTreeMap::new();
     for (i, d) in deletions.iter().enumerate() {
         let (name, kind, want) = match rrset_of(d, "deletions", i, &z) {
             Ok(r) => r,
             Err(r) => return r,
         };
         let key = (z.name.clone(), name.clone(), kind.clone());
-        match sets.get(&key) {
+        let have = if removed.contains(&key) {
+            None
+        } else {
+            s.rrsets.get(&key)
+        };
+        match have {
             None => {
                 return refuse(
                     &mut s,
@@ -748,7 +788,7 @@ async fn create_change(
                 );
             }
             Some(_) => {
-                sets.remove(&key);
+                removed.insert(key);
             }
         }
     }
@@ -758,7 +798,7 @@ async fn create_change(
             Err(r) => return r,
         };
         let key = (z.name.clone(), name.clone(), kind.clone());
-        if sets.contains_key(&key) {
+        if added.contains_key(&key) || (s.rrsets.contains_key(&key) && !removed.contains(&key)) {
             return refuse(
                 &mut s,
                 409,
@@ -766,9 +806,11 @@ async fn create_change(
                 &format!("The resource 'entity.change.additions[{i}]' named '{name} ({kind})' already exists"),
             );
         }
-        let others = sets
-            .keys()
-            .any(|(zn, n, t)| *zn == z.name && *n == name && t != "NSEC" && (kind == "CNAME") != (t == "CNAME"));
+        let kept = types_at(&s.rrsets, &z.name, &name)
+            .filter(|t| !removed.contains(&(z.name.clone(), name.clone(), t.to_string())));
+        let others = kept
+            .chain(types_at(&added, &z.name, &name))
+            .any(|t| t != "NSEC" && (kind == "CNAME") != (t == "CNAME"));
         if others {
             return refuse(
                 &mut s,
@@ -779,9 +821,12 @@ async fn create_change(
                 ),
             );
         }
-        sets.insert(key, set);
+        added.insert(key, set);
     }
-    s.rrsets = sets;
+    for key in &removed {
+        s.rrsets.remove(key);
+    }
+    s.rrsets.extend(added);
     s.changes_applied += 1;
     s.next_change += 1;
     let id = s.next_change.to_string();
