@@ -1,0 +1,360 @@
+//! The part of Azure Resource Manager the providers call: zones of a resource group, every record set of a
+//! zone (both paged by `nextLink`), and a record set's PUT and DELETE with its ETag. 408, 429 and 5xx are
+//! retried with backoff and jitter, waiting as long as `retry-after-ms`, `x-ms-retry-after-ms` or
+//! `Retry-After` asks, as azcore does.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use extdns_provider::backoff::Verdict;
+use extdns_provider::{Backoff, CallError, HttpClient, Retry};
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::config::{AzureConfig, ConfigError, Kind};
+use crate::credentials::{CredentialsError, TokenCache};
+
+/// Why a call failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ApiError {
+    /// No answer.
+    #[error("Azure at {url} is unreachable: {}", extdns_provider::http::error_chain(.source))]
+    Unreachable {
+        /// The URL called.
+        url: String,
+        /// The HTTP client's error.
+        #[source]
+        source: reqwest::Error,
+    },
+    /// No access token.
+    #[error("{0}")]
+    Credentials(#[source] Box<CredentialsError>),
+    /// An answer other than success, with ARM's error code and message when it gave them.
+    #[error("Azure answered HTTP {status} to {method} {url}: {code}: {message}")]
+    Api {
+        /// The request's method.
+        method: String,
+        /// The URL called.
+        url: String,
+        /// The HTTP status.
+        status: u16,
+        /// `error.code` (or `code`, or `x-ms-error-code`).
+        code: String,
+        /// `error.message`, or the body's first characters.
+        message: String,
+    },
+    /// A success whose body is not the JSON documented.
+    #[error("Azure answered {url} with something that cannot be read: {detail}")]
+    BadAnswer {
+        /// The URL called.
+        url: String,
+        /// The decoder's reason.
+        detail: String,
+    },
+    /// A `nextLink` came back twice.
+    #[error("Azure returned the same page twice for {url}")]
+    PageLoop {
+        /// The URL called.
+        url: String,
+    },
+}
+
+impl ApiError {
+    /// The HTTP status of an answer.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            ApiError::Api { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+
+    fn retryable_status(status: u16) -> bool {
+        matches!(status, 408 | 429 | 500 | 502 | 503 | 504)
+    }
+}
+
+impl CallError for ApiError {
+    fn is_transient(&self) -> bool {
+        match self {
+            ApiError::Unreachable { .. } => true,
+            ApiError::Api { status, .. } => Self::retryable_status(*status),
+            ApiError::Credentials(e) => e.is_transient(),
+            ApiError::BadAnswer { .. } | ApiError::PageLoop { .. } => false,
+        }
+    }
+
+    fn is_auth(&self) -> bool {
+        match self {
+            ApiError::Credentials(e) => !e.is_transient(),
+            ApiError::Api { status, .. } => matches!(status, 401 | 403),
+            _ => false,
+        }
+    }
+}
+
+/// A record set as ARM returns it: the envelope typed, the properties kept as JSON (their casing differs
+/// between the two APIs; [`crate::records`] reads them).
+#[derive(Debug, Clone, Deserialize)]
+pub struct RecordSet {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(default)]
+    pub etag: Option<String>,
+    #[serde(default)]
+    pub properties: Value,
+}
+
+/// A zone (the fields read).
+#[derive(Debug, Clone, Deserialize)]
+pub struct ArmZone {
+    pub id: String,
+    pub name: String,
+}
+
+#[derive(Deserialize)]
+#[serde(bound = "T: serde::de::DeserializeOwned")]
+struct Page<T> {
+    #[serde(default)]
+    value: Vec<T>,
+    #[serde(default, rename = "nextLink")]
+    next_link: Option<String>,
+}
+
+/// What a write asks of the record set's current state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Precondition {
+    /// Only if the record set does not exist (`If-None-Match: *`).
+    Absent,
+    /// Only if it is still as read (`If-Match: <etag>`).
+    Etag(String),
+}
+
+/// The client.
+pub struct Api {
+    http: HttpClient,
+    base: String,
+    kind: Kind,
+    tokens: Arc<TokenCache>,
+    backoff: Backoff,
+}
+
+impl std::fmt::Debug for Api {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Api").field("base", &self.base).finish_non_exhaustive()
+    }
+}
+
+impl Api {
+    pub fn new(config: &AzureConfig, tokens: Arc<TokenCache>) -> Result<Api, ConfigError> {
+        let http = HttpClient::builder()
+            .observed_by(&config.observer)
+            .timeout(config.timeout)
+            .connect_timeout(Duration::from_secs(10))
+            .build()
+            .map_err(ConfigError::Client)?;
+        let base = format!(
+            "{}/subscriptions/{}/resourceGroups/{}/providers/Microsoft.Network/{}",
+            config.cloud.resource_manager.trim_end_matches('/'),
+            config.subscription_id,
+            config.resource_group,
+            config.kind.resource()
+        );
+        Ok(Api {
+            http,
+            base,
+            kind: config.kind,
+            tokens,
+            backoff: config.backoff.clone(),
+        })
+    }
+
+    /// Every zone of the resource group, all pages.
+    pub async fn zones(&self) -> Result<Vec<ArmZone>, ApiError> {
+        self.list(&self.base).await
+    }
+
+    /// Every record set of a zone, all pages.
+    pub async fn record_sets(&self, zone: &str) -> Result<Vec<RecordSet>, ApiError> {
+        self.list(&format!("{}/{zone}/{}", self.base, self.kind.all())).await
+    }
+
+    /// PUT a record set under a precondition.
+    pub async fn put(
+        &self,
+        zone: &str,
+        rtype: &str,
+        name: &str,
+        properties: &Value,
+        when: &Precondition,
+    ) -> Result<(), ApiError> {
+        let url = self.set_url(zone, rtype, name);
+        let body = serde_json::json!({ "properties": properties });
+        self.call(reqwest::Method::PUT, &url, Some(&body), Some(when))
+            .await
+            .map(drop)
+    }
+
+    /// DELETE a record set if it is still as read. A 204 (not there) counts as done.
+    pub async fn delete(&self, zone: &str, rtype: &str, name: &str, etag: Option<&str>) -> Result<(), ApiError> {
+        let url = self.set_url(zone, rtype, name);
+        let when = etag.map(|e| Precondition::Etag(e.to_string()));
+        self.call(reqwest::Method::DELETE, &url, None, when.as_ref())
+            .await
+            .map(drop)
+    }
+
+    fn set_url(&self, zone: &str, rtype: &str, name: &str) -> String {
+        // As the SDK: the relative name goes into the path as it is (`@`, `*.foo`).
+        format!(
+            "{}/{zone}/{rtype}/{name}?api-version={}",
+            self.base,
+            self.kind.api_version()
+        )
+    }
+
+    async fn list<T: serde::de::DeserializeOwned>(&self, first: &str) -> Result<Vec<T>, ApiError> {
+        let mut out = Vec::new();
+        let mut url = format!("{first}?api-version={}", self.kind.api_version());
+        let mut seen = std::collections::HashSet::new();
+        loop {
+            let body = self.call(reqwest::Method::GET, &url, None, None).await?;
+            let page: Page<T> = serde_json::from_slice(&body).map_err(|e| ApiError::BadAnswer {
+                url: url.clone(),
+                detail: e.to_string(),
+            })?;
+            out.extend(page.value);
+            match page.next_link.filter(|l| !l.is_empty()) {
+                None => return Ok(out),
+                Some(next) if !seen.insert(next.clone()) => return Err(ApiError::PageLoop { url: next }),
+                Some(next) => url = next,
+            }
+        }
+    }
+
+    /// One call, retried while Azure answers 408, 429 or 5xx or cannot be reached.
+    async fn call(
+        &self,
+        method: reqwest::Method,
+        url: &str,
+        body: Option<&Value>,
+        when: Option<&Precondition>,
+    ) -> Result<Vec<u8>, ApiError> {
+        let attempt = || self.call_once(method.clone(), url, body, when);
+        self.backoff.retry(url, attempt, |v| v.retry).await.map_err(|v| v.error)
+    }
+
+    async fn call_once(
+        &self,
+        method: reqwest::Method,
+        url: &str,
+        body: Option<&Value>,
+        when: Option<&Precondition>,
+    ) -> Result<Vec<u8>, Verdict<ApiError>> {
+        let token = match self.tokens.token().await {
+            Ok(t) => t,
+            Err(e) => {
+                let retry = if e.is_transient() { Retry::Backoff } else { Retry::No };
+                return Err(Verdict {
+                    error: ApiError::Credentials(Box::new(e)),
+                    retry,
+                });
+            }
+        };
+        let mut req = self.http.request(method.clone(), url).bearer_auth(&token);
+        req = match when {
+            Some(Precondition::Absent) => req.header(reqwest::header::IF_NONE_MATCH, "*"),
+            Some(Precondition::Etag(e)) => req.header(reqwest::header::IF_MATCH, e.as_str()),
+            None => req,
+        };
+        if let Some(b) = body {
+            req = req.json(b);
+        }
+        let unreachable = |source| ApiError::Unreachable {
+            url: url.to_string(),
+            source,
+        };
+        let resp = match req.send().await {
+            Ok(r) => r,
+            Err(e) => {
+                return Err(Verdict {
+                    error: unreachable(e),
+                    retry: Retry::Backoff,
+                });
+            }
+        };
+        let status = resp.status().as_u16();
+        let after = retry_after(resp.headers());
+        let header_code = resp
+            .headers()
+            .get("x-ms-error-code")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let bytes = resp.bytes().await.map_err(unreachable)?;
+        if (200..300).contains(&status) {
+            return Ok(bytes.to_vec());
+        }
+        let (code, message) = error_of(&bytes, header_code);
+        let error = ApiError::Api {
+            method: method.to_string(),
+            url: url.to_string(),
+            status,
+            code,
+            message,
+        };
+        if status == 401 {
+            self.tokens.invalidate().await;
+        }
+        let retry = if ApiError::retryable_status(status) {
+            after.map_or(Retry::Backoff, Retry::After)
+        } else {
+            Retry::No
+        };
+        Err(Verdict { error, retry })
+    }
+}
+
+/// ARM's `{"error":{"code","message"}}`, the bare `{"code","message"}` of throttling answers, or the
+/// `x-ms-error-code` header.
+fn error_of(body: &[u8], header_code: Option<String>) -> (String, String) {
+    let v: Option<Value> = serde_json::from_slice(body).ok();
+    let inner = v.as_ref().map(|v| v.get("error").unwrap_or(v));
+    let field = |k: &str| inner.and_then(|i| i.get(k)).and_then(Value::as_str).map(str::to_string);
+    let code = field("code").or(header_code).unwrap_or_else(|| "Unknown".into());
+    let message = field("message").unwrap_or_else(|| String::from_utf8_lossy(body).chars().take(200).collect());
+    (code, message)
+}
+
+/// How long an answer asks to wait: `retry-after-ms`, `x-ms-retry-after-ms`, then `Retry-After` seconds.
+pub fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    let num = |k: &str| headers.get(k)?.to_str().ok()?.trim().parse::<u64>().ok();
+    num("retry-after-ms")
+        .or_else(|| num("x-ms-retry-after-ms"))
+        .map(Duration::from_millis)
+        .or_else(|| num("retry-after").map(Duration::from_secs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_are_read_in_both_envelopes() {
+        let (c, m) = error_of(br#"{"error":{"code":"PreconditionFailed","message":"etag"}}"#, None);
+        assert_eq!((c.as_str(), m.as_str()), ("PreconditionFailed", "etag"));
+        let (c, _) = error_of(br#"{"code":"Throttled","message":"Too many"}"#, None);
+        assert_eq!(c, "Throttled");
+        let (c, m) = error_of(b"oops", Some("BadRequest".into()));
+        assert_eq!((c.as_str(), m.as_str()), ("BadRequest", "oops"));
+    }
+
+    #[test]
+    fn retry_after_prefers_milliseconds() {
+        let mut h = reqwest::header::HeaderMap::new();
+        h.insert("retry-after", reqwest::header::HeaderValue::from_static("10"));
+        assert_eq!(retry_after(&h), Some(Duration::from_secs(10)));
+        h.insert("retry-after-ms", reqwest::header::HeaderValue::from_static("250"));
+        assert_eq!(retry_after(&h), Some(Duration::from_millis(250)));
+    }
+}

@@ -1,0 +1,372 @@
+//! The Azure DNS (`--provider=azure`, `azure-dns`) and Azure Private DNS (`--provider=azure-private-dns`)
+//! providers: the zones of one resource group and their record sets through Azure Resource Manager's REST
+//! API (2018-05-01 and 2024-06-01), as external-dns's `azure` providers manage them, with `azure.json`
+//! credentials.
+//!
+//! What they add over external-dns: a PUT or DELETE Azure refuses is reported for its record (external-dns
+//! logs it and reports success); every write carries the ETag of the read (`If-Match`, or `If-None-Match: *`
+//! to create), so a record set someone changed since the read is left alone and planned again from a new
+//! read, never overwritten; a record and its ownership TXT are written in the order that never leaves a
+//! record without its owner (a create writes the ownership record first, a delete removes it last) and fail
+//! together; every string of every TXT record is read (external-dns reads the first) and long values are
+//! split at 255 characters as Azure stores them; SRV and PTR records are managed.
+//!
+//! ```
+//! use extdns_provider_azure::{AzureConfig, AzureProvider, CredentialSource, Kind};
+//!
+//! let config = AzureConfig::new(Kind::Public, "sub", "rg", CredentialSource::Token("t".into()));
+//! let provider = AzureProvider::new(config)?;
+//! # drop(provider);
+//! # Ok::<(), extdns_provider_azure::ConfigError>(())
+//! ```
+
+mod api;
+mod config;
+mod credentials;
+mod records;
+
+use std::collections::HashMap;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Instant;
+
+use async_trait::async_trait;
+use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, Ttl};
+use extdns_provider::batch::{self, Failures, Unit};
+use extdns_provider::{CallError, Provider, ProviderError, ReadState, Records, zone};
+use tokio::sync::Mutex;
+
+pub use api::{ApiError, retry_after};
+pub use config::{AzureConfig, AzureFile, Cloud, ConfigError, IMDS_URL, Kind, PRIVATE_API_VERSION, PUBLIC_API_VERSION};
+pub use credentials::{CredentialSource, CredentialsError, IMDS_API_VERSION, VARIABLES as CREDENTIAL_VARIABLES};
+pub use records::{DEFAULT_TTL, METADATA_KEYS, METADATA_PREFIX, TAGS, TXT_CHUNK, split_txt};
+
+use api::{Api, Precondition};
+use credentials::TokenCache;
+
+/// A zone extdns manages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Zone {
+    /// Its name (the DNS name, lower-case, without the trailing dot).
+    pub name: String,
+    /// Its ARM id.
+    pub id: String,
+}
+
+/// Record sets as read, by zone, relative name (lower-case, `@` for the apex) and type: their ETags.
+type SetKey = (String, String, String);
+
+/// What a read learnt: the zones and each record set's ETag.
+struct ReadZones {
+    zones: Arc<Vec<Zone>>,
+    etags: HashMap<SetKey, Option<String>>,
+}
+
+/// The provider. Cheap to share: `Arc<AzureProvider>` as `Arc<dyn Provider>`.
+pub struct AzureProvider {
+    config: AzureConfig,
+    api: Api,
+    /// `--azure-zones-cache-duration`: the zone list and when it was read.
+    zone_cache: Mutex<Option<(Instant, Arc<Vec<Zone>>)>>,
+}
+
+impl std::fmt::Debug for AzureProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AzureProvider")
+            .field("kind", &self.config.kind)
+            .field("resource_group", &self.config.resource_group)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AzureProvider {
+    /// Check the configuration and build the HTTP clients. No network access: credentials and the API are
+    /// first used by the first sync, where failures are retried.
+    pub fn new(config: AzureConfig) -> Result<AzureProvider, ConfigError> {
+        if config.subscription_id.trim().is_empty() {
+            return Err(ConfigError::Subscription);
+        }
+        if config.resource_group.trim().is_empty() {
+            return Err(ConfigError::ResourceGroup);
+        }
+        for (what, url) in [
+            ("the Resource Manager endpoint", &config.cloud.resource_manager),
+            ("the authority host", &config.cloud.authority_host),
+        ] {
+            if let Err(source) = url::Url::parse(url) {
+                return Err(ConfigError::Url {
+                    what,
+                    url: url.clone(),
+                    source,
+                });
+            }
+        }
+        let tokens = Arc::new(
+            TokenCache::new(
+                config.credentials.clone(),
+                &config.cloud.audience,
+                config.timeout,
+                &config.observer,
+            )
+            .map_err(ConfigError::Client)?,
+        );
+        let api = Api::new(&config, tokens)?;
+        Ok(AzureProvider {
+            config,
+            api,
+            zone_cache: Mutex::new(None),
+        })
+    }
+
+    /// The zones the filters select, from the cache while it is fresh. A zone is kept when the domain
+    /// filter accepts its name and the zone-id filter its id, or when `--zone-name-filter` names it.
+    pub async fn zones(&self) -> Result<Arc<Vec<Zone>>, ProviderError> {
+        let c = &self.config;
+        let mut cache = self.zone_cache.lock().await;
+        if let Some((at, zones)) = cache.as_ref()
+            && at.elapsed() < c.zones_cache_duration
+        {
+            return Ok(zones.clone());
+        }
+        let all = self.api.zones().await.map_err(|e| {
+            ProviderError::from_call(format!("listing the zones of resource group {}", c.resource_group), e)
+        })?;
+        let mut zones: Vec<Zone> = all
+            .into_iter()
+            .map(|z| Zone {
+                name: z.name.trim_end_matches('.').to_ascii_lowercase(),
+                id: z.id,
+            })
+            .filter(|z| {
+                let by_domain = zone::selected(&c.domain_filter, &z.name, false)
+                    && (c.zone_ids.is_empty() || c.zone_ids.iter().any(|f| z.id.ends_with(f.as_str())));
+                by_domain || c.zone_names.iter().any(|f| zone::in_zone(&z.name, f))
+            })
+            .collect();
+        zones.sort_by(|a, b| a.name.cmp(&b.name).then(a.id.cmp(&b.id)));
+        tracing::debug!(zones = zones.len(), "Azure zones selected");
+        let zones = Arc::new(zones);
+        if !c.zones_cache_duration.is_zero() {
+            *cache = Some((Instant::now(), zones.clone()));
+        }
+        Ok(zones)
+    }
+
+    async fn read(&self) -> Result<(Vec<Endpoint>, ReadZones), ProviderError> {
+        let kind = self.config.kind;
+        let zones = self.zones().await?;
+        let mut endpoints = Vec::new();
+        let mut etags = HashMap::new();
+        for zone in zones.iter() {
+            let sets =
+                self.api.record_sets(&zone.name).await.map_err(|e| {
+                    ProviderError::from_call(format!("listing the record sets of zone {}", zone.name), e)
+                })?;
+            for set in sets {
+                let prefix = kind.type_prefix();
+                let Some(t) = set
+                    .kind
+                    .get(..prefix.len())
+                    .filter(|p| p.eq_ignore_ascii_case(prefix))
+                    .map(|_| &set.kind[prefix.len()..])
+                else {
+                    continue;
+                };
+                let Ok(rtype) = RecordType::from_str(&t.to_ascii_uppercase());
+                let Some((ttl, targets, ps)) = records::read(kind, &rtype, &set.properties) else {
+                    continue;
+                };
+                let relative = set.name.to_ascii_lowercase();
+                let name = if relative == "@" {
+                    zone.name.clone()
+                } else {
+                    format!("{relative}.{}", zone.name)
+                };
+                if !self.config.zone_names.is_empty() && !self.config.domain_filter.matches(&name) {
+                    continue;
+                }
+                endpoints.push(
+                    Endpoint::new(&name, rtype.clone(), targets.iter().map(String::as_str))
+                        .with_ttl(Ttl(ttl))
+                        .with_provider_specific(ps),
+                );
+                etags.insert((zone.name.clone(), relative, rtype.as_str().to_string()), set.etag);
+            }
+        }
+        tracing::debug!(zones = zones.len(), records = endpoints.len(), "Azure records read");
+        Ok((endpoints, ReadZones { zones, etags }))
+    }
+
+    /// Write one change of a unit under the ETag of the read.
+    async fn write(&self, read: &ReadZones, zone: &Zone, change: &Change) -> Result<(), Written> {
+        let ep = change.endpoint();
+        let rel = relative(&ep.dns_name, &zone.name);
+        let rtype = ep.record_type.as_str();
+        let etag = |ep: &Endpoint| {
+            read.etags
+                .get(&(
+                    zone.name.clone(),
+                    relative(&ep.dns_name, &zone.name),
+                    ep.record_type.as_str().to_string(),
+                ))
+                .cloned()
+        };
+        let result = match change {
+            Change::Create(ep) => {
+                let props = records::properties(self.config.kind, ep).map_err(Written::Invalid)?;
+                self.api
+                    .put(&zone.name, rtype, &rel, &props, &Precondition::Absent)
+                    .await
+            }
+            Change::Update { old, new } => {
+                let props = records::properties(self.config.kind, new).map_err(Written::Invalid)?;
+                let when = match etag(old) {
+                    Some(Some(e)) => Precondition::Etag(e),
+                    Some(None) => return Err(Written::Invalid("the record set was read without an ETag".into())),
+                    None => return Err(Written::Invalid("the record set was not in the read".into())),
+                };
+                self.api.put(&zone.name, rtype, &rel, &props, &when).await
+            }
+            Change::Delete(ep) => match etag(ep) {
+                Some(e) => self.api.delete(&zone.name, rtype, &rel, e.as_deref()).await,
+                None => return Err(Written::Invalid("the record set was not in the read".into())),
+            },
+        };
+        result.map_err(Written::Api)
+    }
+}
+
+/// Why one write did not happen.
+enum Written {
+    /// extdns cannot express the change.
+    Invalid(String),
+    /// Azure's answer.
+    Api(ApiError),
+}
+
+/// The record set's name relative to its zone, `@` for the apex, lower-case.
+fn relative(name: &str, zone: &str) -> String {
+    let name = name.trim_end_matches('.').to_ascii_lowercase();
+    if name == zone {
+        "@".to_string()
+    } else {
+        name.strip_suffix(&format!(".{zone}")).unwrap_or(&name).to_string()
+    }
+}
+
+#[async_trait]
+impl Provider for AzureProvider {
+    async fn records(&self) -> Result<Records, ProviderError> {
+        let (endpoints, read) = self.read().await?;
+        Ok(Records::with_state(endpoints, read))
+    }
+
+    async fn apply(&self, read: &ReadState, units: &[Unit<'_>]) -> Result<(), ProviderError> {
+        let held = read.get_or_read(|| async { Ok(self.read().await?.1) }).await?;
+        let read: &ReadZones = &held;
+        let kind = self.config.kind;
+        let mut failures = Failures::default();
+        let mut ordered = units.to_vec();
+        batch::sort_for_apply(&mut ordered);
+        'units: for unit in ordered {
+            let mut zone = None;
+            for c in unit.changes() {
+                let ep = c.endpoint();
+                let reason = if !records::supported(kind, &ep.record_type) {
+                    Some(format!(
+                        "{} records are not supported by Azure {}",
+                        ep.record_type,
+                        kind.flag()
+                    ))
+                } else {
+                    match (zone::closest(&read.zones, &ep.dns_name, |z| &z.name), zone) {
+                        (None, _) => Some(format!("no zone in the resource group contains {}", ep.dns_name)),
+                        (Some(z), Some(prev)) if z != prev => {
+                            Some("the record and its ownership record are in different zones".to_string())
+                        }
+                        (Some(z), _) => {
+                            zone = Some(z);
+                            None
+                        }
+                    }
+                };
+                if let Some(reason) = reason {
+                    tracing::warn!(record = %unit.record_name(), %reason, "change refused");
+                    failures.push(unit.failure(reason));
+                    continue 'units;
+                }
+            }
+            let Some(z) = zone else { continue };
+            let zone = &read.zones[z];
+            // A create writes the ownership record first and a delete removes it last, so a failure half way
+            // never leaves a record extdns made without the record saying extdns owns it.
+            let mut order: Vec<&Change> = unit.changes().collect();
+            if matches!(unit.change, Change::Create(_)) {
+                order.reverse();
+            }
+            for change in order {
+                let reason = match self.write(read, zone, change).await {
+                    Ok(()) => continue,
+                    Err(Written::Invalid(reason)) => reason,
+                    Err(Written::Api(e)) if e.status() == Some(412) => format!(
+                        "{} {}: the record set changed in Azure since it was read (ETag); left alone, read again \
+                         and planned again on the next sync",
+                        change.action(),
+                        change.endpoint().record_type
+                    ),
+                    Err(Written::Api(e)) if e.is_transient() || e.is_auth() => {
+                        let e = ProviderError::from_call(
+                            format!("writing {} in zone {}", unit.record_name(), zone.name),
+                            e,
+                        );
+                        return match failures.into_result() {
+                            Ok(()) => Err(e),
+                            Err(ProviderError::Partial { failures }) => {
+                                tracing::warn!(failed = failures.len(), "changes failed before the provider stopped");
+                                Err(e)
+                            }
+                            Err(other) => Err(other),
+                        };
+                    }
+                    Err(Written::Api(e)) => format!("{}: {e}", change.action()),
+                };
+                tracing::warn!(record = %unit.record_name(), zone = %zone.name, %reason, "change not applied");
+                failures.push(unit.failure(reason));
+                continue 'units;
+            }
+            tracing::debug!(record = %unit.record_name(), zone = %zone.name, "written");
+        }
+        failures.into_result()
+    }
+
+    async fn adjust_endpoints(&self, mut endpoints: Vec<Endpoint>) -> Result<Vec<Endpoint>, ProviderError> {
+        if self.config.kind == Kind::Public {
+            endpoints.iter_mut().for_each(records::expand_tags);
+        }
+        Ok(endpoints)
+    }
+
+    fn domain_filter(&self) -> DomainFilter {
+        self.config.domain_filter.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_relative_to_their_zone() {
+        assert_eq!(relative("example.org", "example.org"), "@");
+        assert_eq!(relative("WWW.Example.org.", "example.org"), "www");
+        assert_eq!(relative("*.a.example.org", "example.org"), "*.a");
+    }
+
+    #[test]
+    fn a_provider_needs_a_subscription_and_a_resource_group() {
+        let c = AzureConfig::new(Kind::Public, "", "rg", CredentialSource::Token("t".into()));
+        assert!(matches!(AzureProvider::new(c), Err(ConfigError::Subscription)));
+        let c = AzureConfig::new(Kind::Private, "s", " ", CredentialSource::Token("t".into()));
+        assert!(matches!(AzureProvider::new(c), Err(ConfigError::ResourceGroup)));
+    }
+}
