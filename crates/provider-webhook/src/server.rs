@@ -272,6 +272,9 @@ fn decode<T: serde::de::DeserializeOwned>(
     body: &[u8],
     fold: impl FnOnce(&mut serde_json::Value),
 ) -> serde_json::Result<T> {
+    if !fold::needed(body) {
+        return serde_json::from_slice(body);
+    }
     let mut value: serde_json::Value = serde_json::from_slice(body)?;
     fold(&mut value);
     serde_json::from_value(value)
