@@ -229,3 +229,61 @@ async fn zero_timeouts_6484_fall_back_to_the_read_timeout_or_are_none() {
     send(&mut c, b"Host: webhook\r\n\r\n").await;
     assert!(response(&mut c).await.starts_with("HTTP/1.1 200 OK\r\n"));
 }
+
+/// A backend whose writes take a while.
+struct Slow(Arc<InMemoryProvider>);
+
+#[async_trait::async_trait]
+impl Provider for Slow {
+    async fn records(&self) -> Result<extdns_provider::Records, extdns_provider::ProviderError> {
+        self.0.records().await
+    }
+
+    async fn apply(
+        &self,
+        read: &extdns_provider::ReadState,
+        units: &[extdns_provider::Unit<'_>],
+    ) -> Result<(), extdns_provider::ProviderError> {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        self.0.apply(read, units).await
+    }
+}
+
+/// Changes once decoded are applied to the end, as external-dns's handler applies them: a client that
+/// hangs up while the provider writes does not cut the write short.
+#[tokio::test]
+async fn an_apply_outlives_a_client_that_hangs_up() {
+    let backend = Arc::new(InMemoryProvider::new(vec!["example.org".to_string()]));
+    let shutdown = CancellationToken::new();
+    let started = start_server(
+        "127.0.0.1:0",
+        Arc::new(Slow(backend.clone())),
+        ServerOptions::default(),
+        shutdown.clone(),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    let _shutdown = shutdown.drop_guard();
+    let body = br#"{"create":[{"dnsName":"web.example.org","targets":["192.0.2.1"],"recordType":"A"}]}"#;
+    let mut c = TcpStream::connect(started.local_addr)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    send(
+        &mut c,
+        format!(
+            "POST /records HTTP/1.1\r\nHost: webhook\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        )
+        .as_bytes(),
+    )
+    .await;
+    send(&mut c, body).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    drop(c);
+    tokio::time::sleep(Duration::from_millis(1_000)).await;
+    let names = backend
+        .records()
+        .await
+        .map(|r| r.endpoints.iter().map(|e| e.dns_name.clone()).collect::<Vec<_>>());
+    assert!(matches!(&names, Ok(n) if n == &["web.example.org"]), "{names:?}");
+}
