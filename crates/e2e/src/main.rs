@@ -7,12 +7,15 @@
 //!     [--logs DIR] run [SCENARIO...]
 //! extdns-e2e ... latency [--count N]
 //! extdns-e2e ... scale [--services N] [--pods M] [--changes K] [--idle SECONDS] [--watch-list on|off] [--report FILE]
+//! extdns-e2e ... cloud-first-sync [--records N] [--provider google|all] [--batch-interval D] [--report FILE]
 //! extdns-e2e list
 //! ```
 //!
-//! One control plane serves every scenario of a run; each scenario has its own namespace and BIND server.
+//! `cloud-first-sync` starts no control plane: it runs both controllers once against a cloud DNS fake
+//! (src/cloud_bench.rs). One control plane serves every scenario of a run; each scenario has its own namespace and BIND server.
 //! Every process started here is stopped by PID when the run ends, also when a scenario fails.
 
+mod cloud_bench;
 mod controllers;
 mod dns;
 mod objects;
@@ -42,7 +45,8 @@ fn usage() -> &'static str {
     "usage: extdns-e2e --etcd P --kube-apiserver P --kubectl P --external-dns P --external-dns-previous P --extdns P \
      [--logs DIR] \
      (run [SCENARIO...] | latency [--count N] | scale [--services N] [--pods M] [--changes K] [--idle SECONDS] \
-     [--watch-list on|off] [--report FILE] | list)"
+     [--watch-list on|off] [--report FILE] | cloud-first-sync [--records N] [--provider google|all] \
+     [--batch-interval D] [--report FILE] | list)"
 }
 
 fn parse_args() -> Result<Args> {
@@ -162,6 +166,11 @@ fn real_main() -> Result<bool> {
             }
             let ctx = start(&args, false, &[])?;
             scenarios::latency::run(ctx, count)?;
+            Ok(true)
+        }
+        "cloud-first-sync" => {
+            let opts = cloud_bench::Options::parse(&args.rest)?;
+            cloud_bench::run(&args.bins.extdns, &args.bins.external_dns, &args.logs, &opts)?;
             Ok(true)
         }
         "scale" => {

@@ -1,0 +1,491 @@
+//! The first-sync benchmark against a cloud DNS fake (`cloud-first-sync`): extdns and external-dns v0.23.0
+//! each run `--once` into a fresh fake of their own holding one empty zone, with the same N records desired
+//! and the same flags, and each is measured: wall time from start to exit, the requests the fake answered
+//! by kind, the zone at the end (it must hold exactly the N records and one ownership record each; the run
+//! fails otherwise), CPU time and peak resident memory.
+//!
+//! Both controllers reach the fake the way they reach Google: HTTPS to dns.googleapis.com and
+//! oauth2.googleapis.com through the test-support TLS proxy (`HTTPS_PROXY`, `SSL_CERT_FILE`), with a service
+//! account key file as Google hands it out. external-dns reads the records from its `connector` source;
+//! extdns has no connector source and reads the same records from DNSEndpoint manifests (`--source=crd
+//! --manifests`), which external-dns cannot read. The whole run happens inside a network namespace with
+//! only loopback, as the Google differential does, so nothing can leave the machine.
+//!
+//! The fake and the proxy run in this process; its own CPU time while a controller runs is reported beside
+//! the controller's, which shows whether the fake is the bottleneck.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::net::Ipv4Addr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use extdns_test_support::connector::{self, GobEndpoint};
+use extdns_test_support::google_fake::{FakeGoogle, GOOGLE_HOSTS, PROJECT};
+use extdns_test_support::tls_proxy::TlsProxy;
+
+/// Set in the copy of this program that runs inside the network namespace.
+const INSIDE: &str = "EXTDNS_BENCH_NETNS";
+const ZONE: &str = "example.org";
+const OWNER: &str = "bench";
+/// Endpoints per DNSEndpoint object in extdns's manifests.
+const PER_OBJECT: usize = 100;
+/// How often a running controller's peak memory (VmHWM) is sampled.
+const SAMPLE: Duration = Duration::from_millis(10);
+/// A controller that has not finished its first sync by then has failed.
+const TIMEOUT: Duration = Duration::from_secs(1800);
+
+/// The providers the benchmark knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Provider {
+    /// Cloud DNS (issue 34).
+    Google,
+}
+
+/// `cloud-first-sync`'s arguments.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Records desired.
+    pub records: usize,
+    /// Which providers, in order.
+    pub providers: Vec<Provider>,
+    /// `--google-batch-change-interval`, the same for both controllers.
+    pub batch_interval: String,
+    /// Where the markdown report goes.
+    pub report: PathBuf,
+}
+
+impl Options {
+    /// `--records N --provider google|azure|all --batch-interval DURATION --report FILE`, each optional.
+    pub fn parse(args: &[String]) -> Result<Options> {
+        let mut o = Options {
+            records: 10_000,
+            providers: vec![Provider::Google],
+            batch_interval: "1s".to_string(),
+            report: PathBuf::from("target/bench-cloud.md"),
+        };
+        let mut it = args.iter();
+        while let Some(flag) = it.next() {
+            let (flag, value) = match flag.split_once('=') {
+                Some((f, v)) => (f, v.to_string()),
+                None => (
+                    flag.as_str(),
+                    it.next().with_context(|| format!("{flag} needs a value"))?.clone(),
+                ),
+            };
+            match flag {
+                "--records" => {
+                    o.records = value
+                        .parse()
+                        .with_context(|| format!("--records {value}: not a number"))?;
+                }
+                "--provider" => {
+                    o.providers = match value.as_str() {
+                        "google" | "all" => vec![Provider::Google],
+                        "azure" => bail!(
+                            "cloud-first-sync: the Azure provider and its fake have not landed yet; --provider google"
+                        ),
+                        other => bail!("cloud-first-sync: --provider {other}: google, azure or all"),
+                    }
+                }
+                "--batch-interval" => o.batch_interval = value,
+                "--report" => o.report = PathBuf::from(value),
+                other => bail!("cloud-first-sync: unknown argument {other}"),
+            }
+        }
+        if o.records == 0 || o.records > 1 << 20 {
+            bail!("cloud-first-sync: --records must be between 1 and {}", 1 << 20);
+        }
+        Ok(o)
+    }
+}
+
+/// Runs the benchmark; outside the network namespace, by running this program again inside one.
+pub fn run(extdns: &Path, external_dns: &Path, logs: &Path, opts: &Options) -> Result<()> {
+    if std::env::var_os(INSIDE).is_none() {
+        let exe = std::env::current_exe().context("this program's path")?;
+        let status = Command::new("unshare")
+            .args(["--net", "--map-root-user", "--", "sh", "-c"])
+            .arg("ip link set lo up || exit 97; exec \"$0\" \"$@\"")
+            .arg(exe)
+            .args(std::env::args_os().skip(1))
+            .env(INSIDE, "1")
+            .status()
+            .context("cannot run unshare (util-linux) for a loopback-only network namespace")?;
+        if !status.success() {
+            bail!("the benchmark inside its network namespace failed with {status}");
+        }
+        return Ok(());
+    }
+    // /proc/net is the namespace's own.
+    let links: Vec<String> = std::fs::read_to_string("/proc/net/dev")
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split_once(':').map(|(name, _)| name.trim().to_string()))
+        .collect();
+    if links != ["lo"] {
+        bail!("the network namespace has more than loopback: {links:?}");
+    }
+    let logs = logs.join("cloud-first-sync");
+    if logs.exists() {
+        std::fs::remove_dir_all(&logs).with_context(|| format!("clearing {}", logs.display()))?;
+    }
+    std::fs::create_dir_all(&logs).with_context(|| format!("creating {}", logs.display()))?;
+    let mut report = String::new();
+    for provider in &opts.providers {
+        let section = match provider {
+            Provider::Google => google(extdns, external_dns, &logs, opts)?,
+        };
+        report.push_str(&section);
+    }
+    print!("{report}");
+    if let Some(dir) = opts.report.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    std::fs::write(&opts.report, &report).with_context(|| format!("writing {}", opts.report.display()))?;
+    eprintln!("cloud-first-sync: report in {}", opts.report.display());
+    Ok(())
+}
+
+/// Record `i`: `r<i>.example.org A 100.64.x.y`.
+fn record(i: usize) -> (String, Ipv4Addr) {
+    let ip = Ipv4Addr::from(u32::from(Ipv4Addr::new(100, 64, 0, 0)) + i as u32);
+    (format!("r{i}.{ZONE}"), ip)
+}
+
+/// The records as external-dns's connector source sends them. The connector's endpoint holds `&'static str`
+/// names (the tests write literals); this process runs once, so the names are leaked for its lifetime.
+fn connector_endpoints(n: usize) -> Vec<GobEndpoint> {
+    (0..n)
+        .map(|i| {
+            let (name, ip) = record(i);
+            GobEndpoint {
+                dns_name: name.leak(),
+                targets: vec![ip.to_string()],
+                record_type: "A",
+                ttl: 0,
+            }
+        })
+        .collect()
+}
+
+/// The same records as DNSEndpoint objects of [`PER_OBJECT`] endpoints each.
+fn dns_endpoints(n: usize) -> String {
+    let mut out = String::new();
+    for (object, start) in (0..n).step_by(PER_OBJECT).enumerate() {
+        let _ = writeln!(
+            out,
+            "---\napiVersion: externaldns.k8s.io/v1alpha1\nkind: DNSEndpoint\nmetadata: {{name: records-{object}, namespace: bench}}\nspec:\n  endpoints:"
+        );
+        for i in start..(start + PER_OBJECT).min(n) {
+            let (name, ip) = record(i);
+            let _ = writeln!(out, "  - {{dnsName: {name}, recordType: A, targets: [\"{ip}\"]}}");
+        }
+    }
+    out
+}
+
+/// What one controller's first sync cost.
+#[derive(Debug, Default)]
+struct Figures {
+    wall: f64,
+    cpu: f64,
+    /// This process (the fake and the proxy) while the controller ran.
+    fake_cpu: f64,
+    peak_rss: f64,
+    zone_lists: usize,
+    rrset_lists: usize,
+    change_calls: usize,
+    change_polls: usize,
+    tokens: usize,
+    requests: usize,
+    rate_limited: usize,
+    records: usize,
+    ownership: usize,
+}
+
+fn google(extdns: &Path, external_dns: &Path, logs: &Path, opts: &Options) -> Result<String> {
+    let n = opts.records;
+    let home = tempfile::tempdir().context("a home directory")?;
+    let manifests = home.path().join("manifests");
+    std::fs::create_dir_all(&manifests)?;
+    std::fs::write(manifests.join("records.yaml"), dns_endpoints(n)).context("writing the DNSEndpoints")?;
+    let source = connector::serve(Arc::new(Mutex::new(connector_endpoints(n))));
+    let want: BTreeSet<String> = (0..n)
+        .map(|i| {
+            let (name, ip) = record(i);
+            format!("{name}. A 300 {ip}")
+        })
+        .collect();
+    let flags: Vec<String> = [
+        "--once",
+        "--provider=google",
+        "--registry=txt",
+        "--policy=sync",
+        "--domain-filter=example.org",
+        "--google-batch-change-size=1000",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .chain([
+        format!("--google-project={PROJECT}"),
+        format!("--txt-owner-id={OWNER}"),
+        format!("--google-batch-change-interval={}", opts.batch_interval),
+    ])
+    .collect();
+
+    let mut figures = Vec::new();
+    for (who, program) in [("extdns", extdns), ("external-dns", external_dns)] {
+        let fake = FakeGoogle::start(&[("example-org", ZONE)]);
+        {
+            // extdns asks for 1,000 a page, the most Cloud DNS's clients may ask for; external-dns asks for
+            // no size and gets what the server decides, taken here to be the same.
+            let mut s = fake.state();
+            s.page_limit = 1000;
+        }
+        let routes: Vec<(&str, std::net::SocketAddr)> = GOOGLE_HOSTS.iter().map(|h| (*h, fake.addr())).collect();
+        let proxy = TlsProxy::start(&routes).context("the TLS proxy")?;
+        let mut cmd = Command::new(program);
+        cmd.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", home.path())
+            .env(
+                "GOOGLE_APPLICATION_CREDENTIALS",
+                fake.google_service_account_file(home.path()),
+            )
+            .env("HTTPS_PROXY", &proxy.url)
+            .env("HTTP_PROXY", &proxy.url)
+            .env("SSL_CERT_FILE", &proxy.ca_file)
+            .env("GCE_METADATA_HOST", &fake.host)
+            .args(&flags);
+        if who == "extdns" {
+            cmd.args(["--source=crd", "--manifests"]).arg(&manifests);
+        } else {
+            cmd.arg("--source=connector")
+                .arg(format!("--connector-source-server=127.0.0.1:{source}"))
+                .arg(format!(
+                    "--metrics-address=127.0.0.1:{}",
+                    extdns_test_support::free_port()
+                ));
+        }
+        let log = logs.join(format!("google-{who}.log"));
+        eprintln!("cloud-first-sync: google: {who}: {n} records ({})", log.display());
+        let mut f = measure(who, cmd, &log)?;
+        {
+            let s = fake.state();
+            f.zone_lists = s.zone_lists;
+            f.rrset_lists = s.rrset_lists;
+            f.change_calls = s.change_calls;
+            f.change_polls = s.change_polls;
+            f.tokens = s.grants.len();
+            f.requests = s.requests;
+            f.rate_limited = s.rate_limited;
+            if !s.refusals.is_empty() {
+                bail!("{who}: the fake refused changes: {:?}", s.refusals);
+            }
+        }
+        if !proxy.log().refused.is_empty() {
+            bail!("{who}: the proxy refused {:?}", proxy.log().refused);
+        }
+        let lines = fake.lines();
+        let (ownership, records): (Vec<&String>, Vec<&String>) =
+            lines.iter().partition(|l| l.contains("\"heritage=external-dns,"));
+        let have: BTreeSet<String> = records.iter().map(|l| l.to_string()).collect();
+        if have != want {
+            let missing = want.difference(&have).take(3).collect::<Vec<_>>();
+            let extra = have.difference(&want).take(3).collect::<Vec<_>>();
+            bail!(
+                "{who}: the zone holds {} records, not the {n} desired (missing e.g. {missing:?}, extra e.g. {extra:?}); log in {}",
+                have.len(),
+                log.display()
+            );
+        }
+        let owned = ownership
+            .iter()
+            .filter(|l| l.contains(&format!("external-dns/owner={OWNER}")))
+            .count();
+        if owned != n || ownership.len() != n {
+            bail!(
+                "{who}: {} ownership records ({owned} ours) for {n} records; log in {}",
+                ownership.len(),
+                log.display()
+            );
+        }
+        f.records = have.len();
+        f.ownership = owned;
+        eprintln!(
+            "cloud-first-sync: google: {who}: {:.1} s, {} requests",
+            f.wall, f.requests
+        );
+        figures.push((who, f));
+    }
+    Ok(google_table(opts, &figures))
+}
+
+/// Runs `cmd` to its end, its output in `log`: wall time, CPU time (its own and the fake's), peak RSS.
+fn measure(who: &str, mut cmd: Command, log: &Path) -> Result<Figures> {
+    let file = std::fs::File::create(log).with_context(|| format!("creating {}", log.display()))?;
+    let ticks = clock_ticks();
+    let (self_before, children_before) = cpu_of_self(ticks)?;
+    let started = Instant::now();
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(file.try_clone()?)
+        .stderr(file)
+        .spawn()
+        .with_context(|| format!("cannot start {who}: {cmd:?}"))?;
+    let mut peak = 0.0f64;
+    let status = loop {
+        if let Some(kb) = hwm_kb(child.id()) {
+            peak = peak.max(kb * 1024.0);
+        }
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if started.elapsed() > TIMEOUT {
+            let _ = child.kill();
+            let _ = child.wait();
+            bail!(
+                "{who} did not finish within {} s; log in {}",
+                TIMEOUT.as_secs(),
+                log.display()
+            );
+        }
+        std::thread::sleep(SAMPLE);
+    };
+    let wall = started.elapsed().as_secs_f64();
+    if !status.success() {
+        bail!("{who} failed with {status}; log in {}", log.display());
+    }
+    let (self_after, children_after) = cpu_of_self(ticks)?;
+    Ok(Figures {
+        wall,
+        cpu: children_after - children_before,
+        fake_cpu: self_after - self_before,
+        peak_rss: peak,
+        ..Figures::default()
+    })
+}
+
+/// VmHWM of a running process, in KiB.
+fn hwm_kb(pid: u32) -> Option<f64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// This process's CPU seconds, and those of its children waited for (utime+stime, cutime+cstime).
+fn cpu_of_self(ticks: f64) -> Result<(f64, f64)> {
+    let stat = std::fs::read_to_string("/proc/self/stat").context("reading /proc/self/stat")?;
+    let fields: Vec<f64> = stat
+        .rsplit_once(')')
+        .map(|(_, f)| f)
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(|f| f.parse().unwrap_or(0.0))
+        .collect();
+    // After the command, fields start at 3: utime, stime, cutime, cstime are 14 to 17.
+    let field = |i: usize| fields.get(i - 3).copied().unwrap_or_default();
+    Ok(((field(14) + field(15)) / ticks, (field(16) + field(17)) / ticks))
+}
+
+fn clock_ticks() -> f64 {
+    Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok())
+        .unwrap_or(100.0)
+}
+
+/// A row of the table: its name and how a controller's figure is written.
+type Row = (&'static str, fn(&Figures) -> String);
+
+fn google_table(opts: &Options, figures: &[(&str, Figures)]) -> String {
+    let mut t = String::new();
+    let _ = writeln!(
+        t,
+        "### Google Cloud DNS: first sync of {} records\n\nBoth with `--once --provider=google --registry=txt --policy=sync --google-batch-change-size=1000 \
+         --google-batch-change-interval={}`; a fresh fake each, one empty zone, reached through the TLS proxy.\n",
+        opts.records, opts.batch_interval
+    );
+    let mut header = "| |".to_string();
+    let mut rule = "|---|".to_string();
+    for (who, _) in figures {
+        let _ = write!(
+            header,
+            " {} |",
+            if *who == "external-dns" {
+                "external-dns v0.23.0"
+            } else {
+                who
+            }
+        );
+        rule.push_str("---:|");
+    }
+    let _ = writeln!(t, "{header}\n{rule}");
+    let rows: [Row; 13] = [
+        ("wall time of the sync (start to exit)", |f| format!("{:.1} s", f.wall)),
+        ("CPU time of the controller", |f| format!("{:.2} s", f.cpu)),
+        ("peak RSS (VmHWM)", |f| format!("{:.1} MiB", f.peak_rss / 1048576.0)),
+        ("requests to Cloud DNS, all", |f| f.requests.to_string()),
+        ("managedZones.list", |f| f.zone_lists.to_string()),
+        ("resourceRecordSets.list", |f| f.rrset_lists.to_string()),
+        ("changes.create", |f| f.change_calls.to_string()),
+        ("changes.get", |f| f.change_polls.to_string()),
+        ("answered 429", |f| f.rate_limited.to_string()),
+        ("token grants", |f| f.tokens.to_string()),
+        ("records in the zone at the end", |f| f.records.to_string()),
+        ("ownership records in the zone", |f| f.ownership.to_string()),
+        ("CPU time of the fake and the proxy", |f| {
+            format!("{:.2} s", f.fake_cpu)
+        }),
+    ];
+    for (name, value) in rows {
+        let mut row = format!("| {name} |");
+        for (_, f) in figures {
+            let _ = write!(row, " {} |", value(f));
+        }
+        let _ = writeln!(t, "{row}");
+    }
+    t.push('\n');
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_sources_hold_the_same_records() {
+        let yaml = dns_endpoints(250);
+        assert_eq!(yaml.matches("kind: DNSEndpoint").count(), 3);
+        assert_eq!(yaml.matches("recordType: A").count(), 250);
+        assert!(yaml.contains("{dnsName: r249.example.org, recordType: A, targets: [\"100.64.0.249\"]}"));
+        let gob = connector_endpoints(250);
+        assert_eq!(gob.len(), 250);
+        assert_eq!(
+            (gob[249].dns_name, gob[249].targets[0].as_str()),
+            ("r249.example.org", "100.64.0.249")
+        );
+        assert_eq!(record(256).1, Ipv4Addr::new(100, 64, 1, 0));
+    }
+
+    #[test]
+    fn options_default_to_ten_thousand_google_records_and_refuse_the_rest() {
+        let o = Options::parse(&[]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            (o.records, o.providers.as_slice(), o.batch_interval.as_str()),
+            (10_000, [Provider::Google].as_slice(), "1s")
+        );
+        let o = Options::parse(&["--records=50".into(), "--provider".into(), "all".into()])
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(o.records, 50);
+        assert!(Options::parse(&["--records".into(), "0".into()]).is_err());
+        assert!(Options::parse(&["--provider".into(), "aws".into()]).is_err());
+        assert!(Options::parse(&["--nope".into(), "1".into()]).is_err());
+    }
+}
