@@ -230,6 +230,9 @@ pub struct Flags {
     /// The Google Cloud DNS provider.
     #[command(flatten)]
     pub google: GoogleFlags,
+    /// The Azure DNS and Azure Private DNS providers.
+    #[command(flatten)]
+    pub azure: AzureFlags,
     /// extdns's own: objects from files instead of an API server.
     #[command(flatten)]
     pub offline: OfflineFlags,
@@ -506,7 +509,7 @@ pub struct ProviderFlags {
     /// Never manage names matching this regular expression.
     #[arg(long, value_name = "REGEX", default_value = "")]
     pub regex_domain_exclusion: String,
-    /// Only zones with these names: read only by the Azure providers, which extdns lacks; a value is refused.
+    /// Only zones with these names, whatever the other zone filters say: read only by the Azure providers.
     #[arg(long, value_name = "NAME")]
     pub zone_name_filter: Vec<String>,
     /// Only zones with these ids (repeatable; provider-dependent).
@@ -1144,6 +1147,64 @@ pub struct GoogleFlags {
         default_value = ""
     )]
     pub zone_visibility: String,
+}
+
+// -------------------------------------------------------------------------------------------- Azure
+
+/// The Azure DNS and Azure Private DNS providers' flags.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Azure DNS and Azure Private DNS providers")]
+pub struct AzureFlags {
+    /// The azure.json with the tenant, subscription, resource group and credentials.
+    #[arg(
+        long = "azure-config-file",
+        id = "azure-config-file",
+        value_name = "FILE",
+        default_value = "/etc/kubernetes/azure.json"
+    )]
+    pub config_file: String,
+    /// The resource group of the zones (overrides the file's resourceGroup).
+    #[arg(
+        long = "azure-resource-group",
+        id = "azure-resource-group",
+        value_name = "GROUP",
+        default_value = ""
+    )]
+    pub resource_group: String,
+    /// The subscription of the zones (overrides the file's subscriptionId).
+    #[arg(
+        long = "azure-subscription-id",
+        id = "azure-subscription-id",
+        value_name = "ID",
+        default_value = ""
+    )]
+    pub subscription_id: String,
+    /// The client id of a user-assigned managed identity (overrides the file's userAssignedIdentityID).
+    #[arg(
+        long = "azure-user-assigned-identity-client-id",
+        id = "azure-user-assigned-identity-client-id",
+        value_name = "ID",
+        default_value = ""
+    )]
+    pub user_assigned_identity_client_id: String,
+    /// How long the zone list is reused (0s: read it every sync).
+    #[arg(
+        long = "azure-zones-cache-duration",
+        id = "azure-zones-cache-duration",
+        value_name = "DURATION",
+        default_value = "0s",
+        value_parser = duration::parse
+    )]
+    pub zones_cache_duration: Duration,
+    /// Retries of a throttled or failed Azure call (0: the SDK's default of 3; negative: none).
+    #[arg(
+        long = "azure-maxretries-count",
+        id = "azure-maxretries-count",
+        value_name = "N",
+        default_value_t = 3,
+        allow_negative_numbers = true
+    )]
+    pub maxretries_count: i64,
 }
 
 // -------------------------------------------------------------------------------------------- Pi-hole

@@ -82,6 +82,12 @@ pub async fn build_observed_provider(
             config.observer = observer;
             started("--provider=google", extdns_provider_google::GoogleProvider::new(config))
         }
+        ProviderSettings::Azure(config) => {
+            let mut config = (**config).clone();
+            config.observer = observer;
+            let flag = format!("--provider={}", config.kind.flag());
+            started(&flag, extdns_provider_azure::AzureProvider::new(config))
+        }
         ProviderSettings::Pihole { config, txt_registry } => {
             if *txt_registry {
                 tracing::warn!(

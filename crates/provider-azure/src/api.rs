@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use extdns_provider::backoff::Verdict;
+use extdns_provider::pace::Pacer;
 use extdns_provider::{Backoff, CallError, HttpClient, Retry};
 use serde::Deserialize;
 use serde_json::Value;
@@ -138,6 +139,7 @@ pub struct Api {
     kind: Kind,
     tokens: Arc<TokenCache>,
     backoff: Backoff,
+    pacer: Pacer,
 }
 
 impl std::fmt::Debug for Api {
@@ -167,6 +169,7 @@ impl Api {
             kind: config.kind,
             tokens,
             backoff: config.backoff.clone(),
+            pacer: Pacer::new(None, config.write_rate),
         })
     }
 
@@ -262,6 +265,11 @@ impl Api {
                 });
             }
         };
+        if method == reqwest::Method::GET {
+            self.pacer.request().await;
+        } else {
+            self.pacer.write().await;
+        }
         let mut req = self.http.request(method.clone(), url).bearer_auth(&token);
         req = match when {
             Some(Precondition::Absent) => req.header(reqwest::header::IF_NONE_MATCH, "*"),

@@ -222,6 +222,8 @@ pub struct AzureConfig {
     pub timeout: Duration,
     /// Retries of 408, 429 and 5xx (`--azure-maxretries-count` sets the attempts).
     pub backoff: Backoff,
+    /// `--provider-write-rate`: PUTs and DELETEs at most this often.
+    pub write_rate: Option<extdns_provider::pace::Rate>,
     /// Told about every HTTP request (the binary's request-duration metric).
     pub observer: extdns_provider::http::Observer,
 }
@@ -246,6 +248,7 @@ impl AzureConfig {
                 max_attempts: 4,
                 ..Backoff::default()
             },
+            write_rate: None,
             observer: Default::default(),
         }
     }

@@ -12,6 +12,7 @@
 //! helpers here, never each other, so one provider's flags can be read without reading another's.
 
 pub mod aws;
+pub mod azure;
 pub mod cloudflare;
 pub mod coredns;
 mod crd;
@@ -206,6 +207,8 @@ pub enum ProviderSettings {
     Cloudflare(Box<extdns_provider_cloudflare::CloudflareConfig>),
     /// `--provider=google`: Cloud DNS.
     Google(Box<extdns_provider_google::GoogleConfig>),
+    /// `--provider=azure` (`azure-dns`) and `--provider=azure-private-dns`.
+    Azure(Box<extdns_provider_azure::AzureConfig>),
     /// `--provider=pihole`: Pi-hole's v6 REST API.
     Pihole {
         /// The server, password and TLS setting.
@@ -231,6 +234,7 @@ impl ProviderSettings {
             ProviderSettings::Coredns(config) => config.write_rate = rate,
             ProviderSettings::Cloudflare(config) => config.write_rate = rate,
             ProviderSettings::Google(config) => config.write_rate = rate,
+            ProviderSettings::Azure(config) => config.write_rate = rate,
             ProviderSettings::Pihole { config, .. } => config.write_rate = rate,
             ProviderSettings::Webhook(config) => config.write_rate = rate,
             ProviderSettings::Unsupported(_) => {}
@@ -247,6 +251,7 @@ impl ProviderSettings {
             ProviderSettings::Coredns(_) => ProviderName::Coredns.as_str(),
             ProviderSettings::Cloudflare(_) => ProviderName::Cloudflare.as_str(),
             ProviderSettings::Google(_) => ProviderName::Google.as_str(),
+            ProviderSettings::Azure(config) => config.kind.flag(),
             ProviderSettings::Pihole { .. } => ProviderName::Pihole.as_str(),
             ProviderSettings::Webhook(_) => ProviderName::Webhook.as_str(),
             ProviderSettings::Unsupported(name) => name.as_str(),
@@ -481,6 +486,18 @@ pub fn controller(flags: &Flags) -> Result<Settings, ValidationError> {
         ProviderName::Google => {
             ProviderSettings::Google(Box::new(google::config(flags, &domain_filter, &process_env)?))
         }
+        ProviderName::Azure | ProviderName::AzureDns => ProviderSettings::Azure(Box::new(azure::config(
+            flags,
+            extdns_provider_azure::Kind::Public,
+            &domain_filter,
+            &process_env,
+        )?)),
+        ProviderName::AzurePrivateDns => ProviderSettings::Azure(Box::new(azure::config(
+            flags,
+            extdns_provider_azure::Kind::Private,
+            &domain_filter,
+            &process_env,
+        )?)),
         ProviderName::Pihole => ProviderSettings::Pihole {
             config: Box::new(pihole::config(flags, &domain_filter)?),
             txt_registry: r.registry == RegistryName::Txt,

@@ -18,6 +18,13 @@ pub(crate) fn sources(flags: &Flags) -> Result<(), ValidationError> {
 
 /// Provider flags: checked by the controller and the webhook server.
 pub(crate) fn providers(flags: &Flags) -> Result<(), ValidationError> {
+    use crate::flags::ProviderName;
+    if matches!(
+        flags.provider.provider,
+        Some(ProviderName::Azure | ProviderName::AzureDns | ProviderName::AzurePrivateDns)
+    ) {
+        return Ok(());
+    }
     let zones: Vec<&str> = flags
         .provider
         .zone_name_filter
@@ -27,8 +34,8 @@ pub(crate) fn providers(flags: &Flags) -> Result<(), ValidationError> {
         .collect();
     if !zones.is_empty() {
         return refuse(format!(
-            "--zone-name-filter is read only by external-dns's azure and azure-private-dns providers, which extdns \
-             does not have (got {}); select zones with --domain-filter or --zone-id-filter",
+            "--zone-name-filter is read only by the azure and azure-private-dns providers (got {}); select zones \
+             with --domain-filter or --zone-id-filter",
             zones.join(", ")
         ));
     }
