@@ -52,6 +52,7 @@ use async_trait::async_trait;
 use extdns_endpoint::{Endpoint, RecordType, merge_endpoints};
 use extdns_informer::view::DnsEndpoint;
 use extdns_informer::{ClusterStore, ObjectKey, ResourceKind};
+use extdns_source::annotations::Annotations;
 use extdns_source::{Evaluation, HeldRecords, ObjectEndpoints, Objects, Selector, Source, SourceError};
 
 pub use entry::{Invalid, InvalidEntry};
@@ -68,6 +69,10 @@ pub struct CrdSourceConfig {
     pub annotation_filter: Selector,
     /// `--label-filter`.
     pub label_filter: Selector,
+    /// The annotation prefixes read: the annotation filter sees a key set only under the legacy prefix
+    /// under the configured one too, as external-dns v0.23 copies it (#6703) on every object it caches,
+    /// DNSEndpoints included.
+    pub annotations: Annotations,
 }
 
 impl CrdSourceConfig {
@@ -80,7 +85,10 @@ impl CrdSourceConfig {
         {
             return false;
         }
-        self.annotation_filter.matches(&o.meta.annotations) && self.label_filter.matches(&o.meta.labels)
+        let a = &o.meta.annotations;
+        self.annotation_filter
+            .matches_by(|key| self.annotations.filter_value(a, key))
+            && self.label_filter.matches(&o.meta.labels)
     }
 }
 

@@ -373,6 +373,7 @@ fn crd_test_go_endpoints_table() {
             namespace: Some(scope.namespace_filter.to_string()),
             annotation_filter: Selector::parse(scope.annotation_filter).expect("filter parses"),
             label_filter: Selector::parse(scope.label_filter).expect("filter parses"),
+            ..CrdSourceConfig::default()
         });
         let endpoints = evaluate(&source, &store);
         if !c.expect_endpoints {
@@ -622,4 +623,32 @@ fn a_bad_entry_without_a_usable_name_holds_what_the_object_no_longer_publishes()
 fn an_object_whose_entries_are_all_valid_does_not_fail() {
     let store = one_object("ns", json!([null, ep("ok.example.org", "A", &["192.0.2.1"])]));
     assert!(evaluation(&store).failed.is_empty(), "a null entry is no error");
+}
+
+/// external-dns v0.23 (#6703): with the legacy prefix read, `--annotation-filter` on a configured-prefix key
+/// admits a DNSEndpoint that sets it only under `external-dns.alpha.kubernetes.io/` (external-dns copies the
+/// key on every object it caches); one prefix read, it does not.
+#[test]
+fn legacy_annotation_prefix_6703_the_annotation_filter_reads_legacy_keys_on_dnsendpoints() {
+    let store = store_with(
+        &[dns_endpoint(
+            "default",
+            json!({}),
+            json!({"external-dns.alpha.kubernetes.io/team": "blue"}),
+            json!([ep("a.example.org", "A", &["192.0.2.1"])]),
+        )],
+        KindOverrides::new(),
+    );
+    let filter = Selector::parse("external-dns.kubernetes.io/team=blue").expect("filter parses");
+    let both = CrdSource::new(CrdSourceConfig {
+        annotation_filter: filter.clone(),
+        ..CrdSourceConfig::default()
+    });
+    assert_eq!(evaluate(&both, &store).len(), 1);
+    let ga_only = CrdSource::new(CrdSourceConfig {
+        annotation_filter: filter,
+        annotations: Annotations::with_prefix("external-dns.kubernetes.io/").expect("prefix"),
+        ..CrdSourceConfig::default()
+    });
+    assert!(evaluate(&ga_only, &store).is_empty());
 }

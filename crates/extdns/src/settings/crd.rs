@@ -33,5 +33,6 @@ pub(crate) fn config(
         namespace: common.namespace.clone(),
         annotation_filter: common.annotation_filter.clone(),
         label_filter: common.label_filter.clone(),
+        annotations: common.annotations.clone(),
     })
 }
