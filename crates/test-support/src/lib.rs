@@ -23,6 +23,7 @@
 //!
 //! A dev-dependency only (`publish = false`).
 
+pub mod azure_fake;
 pub mod bench;
 pub mod cli;
 pub mod cloudflare_fake;

@@ -1,0 +1,429 @@
+//! The Azure providers against the Azure fake: both APIs and casings, paging, each credential path alone,
+//! ETags (a record someone changed since the read is named and left alone), a refused PUT named while the
+//! others land, 429 storms, and the order a record and its ownership record are written in.
+
+use std::time::Duration;
+
+use extdns_endpoint::{Change, Endpoint, RecordType, Ttl};
+use extdns_provider::{Backoff, Provider, ProviderError, ReadState, Unit};
+use extdns_provider_azure::{AzureConfig, AzureFile, AzureProvider, CredentialSource, Kind};
+use extdns_test_support::azure_fake::{self, FakeAzure, Service};
+use serde_json::json;
+
+fn fast() -> Backoff {
+    Backoff {
+        initial: Duration::from_millis(5),
+        max: Duration::from_millis(200),
+        max_attempts: 8,
+        ..Backoff::default()
+    }
+}
+
+/// A provider configured as the binary configures it: from azure.json (AzureStackCloud at the fake).
+fn provider_from_file(fake: &FakeAzure, kind: Kind, extra: serde_json::Value, env: &[(&str, &str)]) -> AzureProvider {
+    let file = AzureFile::parse(&fake.azure_json(extra)).unwrap_or_else(|e| panic!("{e}"));
+    let cloud = file.cloud().unwrap_or_else(|e| panic!("{e}"));
+    let env: Vec<(String, String)> = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let imds = fake.url.clone();
+    let source = CredentialSource::select(&file, &cloud, "", &imds, &|k| {
+        env.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        !format!("{source:?}").contains("169.254.169.254"),
+        "the managed identity endpoint must be the fake's: {source:?}"
+    );
+    let mut config = AzureConfig::new(kind, &file.subscription_id, &file.resource_group, source);
+    config.cloud = cloud;
+    config.backoff = fast();
+    AzureProvider::new(config).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn provider(fake: &FakeAzure, kind: Kind) -> AzureProvider {
+    provider_from_file(
+        fake,
+        kind,
+        json!({ "aadClientId": azure_fake::CLIENT_ID, "aadClientSecret": azure_fake::CLIENT_SECRET }),
+        &[],
+    )
+}
+
+fn sorted(mut eps: Vec<Endpoint>) -> Vec<(String, String, Vec<String>)> {
+    let mut out: Vec<_> = eps
+        .drain(..)
+        .map(|e| {
+            let mut t: Vec<String> = e.targets.iter().map(|t| t.as_str().to_string()).collect();
+            t.sort();
+            (e.dns_name.to_string(), e.record_type.as_str().to_string(), t)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn units(changes: &[Change]) -> Vec<Unit<'_>> {
+    changes.iter().map(Unit::new).collect()
+}
+
+async fn records(p: &AzureProvider) -> Vec<Endpoint> {
+    p.records().await.unwrap_or_else(|e| panic!("{e}")).endpoints
+}
+
+#[tokio::test]
+async fn public_zones_round_trip_in_public_casing_across_pages() {
+    let fake = FakeAzure::start(&[(Service::Public, "example.org"), (Service::Public, "other.org")]);
+    fake.state().page_limit = 2;
+    let p = provider(&fake, Kind::Public);
+    let long = "v".repeat(600);
+    let changes = vec![
+        Change::Create(Endpoint::new(
+            "www.example.org",
+            RecordType::A,
+            ["192.0.2.1", "192.0.2.2"],
+        )),
+        Change::Create(Endpoint::new("example.org", RecordType::Mx, ["10 mail.example.org"]).with_ttl(Ttl(60))),
+        Change::Create(Endpoint::new(
+            "t.example.org",
+            RecordType::Txt,
+            [long.as_str(), "second"],
+        )),
+        Change::Create(Endpoint::new(
+            "_sip._tcp.other.org",
+            RecordType::Srv,
+            ["0 5 5060 sip.other.org"],
+        )),
+        Change::Create(Endpoint::new("web.other.org", RecordType::Cname, ["www.example.org"])),
+    ];
+    p.apply(&ReadState::default(), &units(&changes))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let a = fake
+        .get(Service::Public, "example.org", "www", "A")
+        .map(|s| s.properties);
+    assert_eq!(
+        a,
+        Some(json!({ "TTL": 300, "ARecords": [{ "ipv4Address": "192.0.2.1" }, { "ipv4Address": "192.0.2.2" }] }))
+    );
+    let apex = fake
+        .get(Service::Public, "example.org", "@", "MX")
+        .map(|s| s.properties);
+    assert_eq!(
+        apex,
+        Some(json!({ "TTL": 60, "MXRecords": [{ "preference": 10, "exchange": "mail.example.org" }] }))
+    );
+    let read = sorted(records(&p).await);
+    for want in [
+        ("www.example.org", "A", vec!["192.0.2.1", "192.0.2.2"]),
+        ("example.org", "MX", vec!["10 mail.example.org"]),
+        ("t.example.org", "TXT", vec![long.as_str(), "second"]),
+        ("_sip._tcp.other.org", "SRV", vec!["0 5 5060 sip.other.org"]),
+        ("web.other.org", "CNAME", vec!["www.example.org"]),
+    ] {
+        let mut targets: Vec<String> = want.2.iter().map(|s| s.to_string()).collect();
+        targets.sort();
+        let want = (want.0.to_string(), want.1.to_string(), targets);
+        assert!(read.contains(&want), "{want:?} in {read:?}");
+    }
+    assert!(
+        read.iter().any(|r| r.1 == "NS"),
+        "the zone's NS records are read: {read:?}"
+    );
+    assert!(!read.iter().any(|r| r.1 == "SOA"), "SOA is not managed");
+    let paged = fake
+        .state()
+        .requests
+        .iter()
+        .filter(|r| r.contains("$skipToken"))
+        .count();
+    assert!(paged >= 2, "lists are paged by nextLink");
+    // Update and delete, each under the ETag of the read.
+    let old = Endpoint::new("www.example.org", RecordType::A, ["192.0.2.1", "192.0.2.2"]);
+    let new = Endpoint::new("www.example.org", RecordType::A, ["192.0.2.9"]);
+    let changes = vec![
+        Change::Update {
+            old: Box::new(old),
+            new: Box::new(new),
+        },
+        Change::Delete(Endpoint::new("web.other.org", RecordType::Cname, ["www.example.org"])),
+    ];
+    let read = p.records().await.unwrap_or_else(|e| panic!("{e}"));
+    p.apply(&read.state, &units(&changes))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(fake.get(Service::Public, "other.org", "web", "CNAME").is_none());
+    let a = fake
+        .get(Service::Public, "example.org", "www", "A")
+        .map(|s| s.properties["ARecords"].clone());
+    assert_eq!(a, Some(json!([{ "ipv4Address": "192.0.2.9" }])));
+    assert_eq!(fake.state().grants, ["client_secret"], "one token for every call");
+}
+
+#[tokio::test]
+async fn private_zones_speak_camel_case_with_workload_identity_and_have_no_ns() {
+    let fake = FakeAzure::start(&[(Service::Private, "internal.example")]);
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let token_file = dir.path().join("azure-identity-token");
+    std::fs::write(&token_file, azure_fake::FEDERATED_TOKEN).unwrap_or_else(|e| panic!("{e}"));
+    let tf = token_file.display().to_string();
+    let p = provider_from_file(
+        &fake,
+        Kind::Private,
+        json!({ "useWorkloadIdentityExtension": true, "tenantId": "" }),
+        &[
+            ("AZURE_TENANT_ID", azure_fake::TENANT),
+            ("AZURE_CLIENT_ID", azure_fake::CLIENT_ID),
+            ("AZURE_FEDERATED_TOKEN_FILE", &tf),
+        ],
+    );
+    let changes = vec![
+        Change::Create(Endpoint::new("db.internal.example", RecordType::Aaaa, ["2001:db8::1"])),
+        Change::Create(Endpoint::new(
+            "ns.internal.example",
+            RecordType::Ns,
+            ["ns1.internal.example"],
+        )),
+        Change::Create(Endpoint::new("t.internal.example", RecordType::Txt, ["\"hello\""])),
+    ];
+    let e = p.apply(&ReadState::default(), &units(&changes)).await.err();
+    match e {
+        Some(ProviderError::Partial { failures }) => {
+            assert_eq!(failures.len(), 1, "{failures:?}");
+            assert!(failures[0].record.contains("ns.internal.example") && failures[0].reason.contains("NS"));
+        }
+        other => panic!("NS in a private zone must be named: {other:?}"),
+    }
+    let db = fake
+        .get(Service::Private, "internal.example", "db", "AAAA")
+        .map(|s| s.properties);
+    assert_eq!(
+        db,
+        Some(json!({ "ttl": 300, "aaaaRecords": [{ "ipv6Address": "2001:db8::1" }] }))
+    );
+    let read = sorted(records(&p).await);
+    assert_eq!(
+        read,
+        [
+            (
+                "db.internal.example".to_string(),
+                "AAAA".to_string(),
+                vec!["2001:db8::1".to_string()]
+            ),
+            (
+                "t.internal.example".to_string(),
+                "TXT".to_string(),
+                vec!["\"hello\"".to_string()]
+            ),
+        ]
+    );
+    assert_eq!(fake.state().grants, ["client_assertion"]);
+}
+
+#[tokio::test]
+async fn managed_identity_asks_the_fake_s_imds_with_the_user_assigned_identity() {
+    let fake = FakeAzure::start(&[(Service::Public, "example.org")]);
+    let p = provider_from_file(
+        &fake,
+        Kind::Public,
+        json!({ "aadClientId": "msi", "aadClientSecret": "msi", "useManagedIdentityExtension": true,
+                "userAssignedIdentityID": azure_fake::USER_ASSIGNED_CLIENT_ID }),
+        &[],
+    );
+    assert!(records(&p).await.iter().any(|e| e.record_type == RecordType::Ns));
+    assert_eq!(
+        fake.state().grants,
+        [format!("imds {}", azure_fake::USER_ASSIGNED_CLIENT_ID)]
+    );
+}
+
+#[tokio::test]
+async fn a_record_changed_since_the_read_is_named_and_never_overwritten() {
+    let fake = FakeAzure::start(&[(Service::Public, "example.org")]);
+    let p = provider(&fake, Kind::Public);
+    fake.seed(
+        Service::Public,
+        "example.org",
+        "www",
+        "A",
+        json!({ "TTL": 300, "ARecords": [{ "ipv4Address": "192.0.2.1" }] }),
+    );
+    let read = p.records().await.unwrap_or_else(|e| panic!("{e}"));
+    // Someone else changes www and creates new after the read.
+    let theirs = json!({ "TTL": 300, "ARecords": [{ "ipv4Address": "198.51.100.7" }] });
+    fake.seed(Service::Public, "example.org", "www", "A", theirs.clone());
+    fake.seed(Service::Public, "example.org", "new", "A", theirs.clone());
+    let changes = vec![
+        Change::Update {
+            old: Box::new(Endpoint::new("www.example.org", RecordType::A, ["192.0.2.1"])),
+            new: Box::new(Endpoint::new("www.example.org", RecordType::A, ["192.0.2.2"])),
+        },
+        Change::Create(Endpoint::new("new.example.org", RecordType::A, ["192.0.2.3"])),
+        Change::Create(Endpoint::new("fine.example.org", RecordType::A, ["192.0.2.4"])),
+    ];
+    let e = p.apply(&read.state, &units(&changes)).await.err();
+    let Some(ProviderError::Partial { failures }) = e else {
+        panic!("conflicts must be reported: {e:?}")
+    };
+    let names: Vec<&str> = failures.iter().map(|f| f.record.as_str()).collect();
+    assert_eq!(failures.len(), 2, "{failures:?}");
+    assert!(names.iter().any(|n| n.contains("www.example.org")) && names.iter().any(|n| n.contains("new.example.org")));
+    assert!(failures.iter().all(|f| f.reason.contains("ETag")), "{failures:?}");
+    for name in ["www", "new"] {
+        let got = fake
+            .get(Service::Public, "example.org", name, "A")
+            .map(|s| s.properties);
+        assert_eq!(got, Some(theirs.clone()), "{name} is left as someone else wrote it");
+    }
+    assert!(
+        fake.get(Service::Public, "example.org", "fine", "A").is_some(),
+        "the good record lands"
+    );
+}
+
+#[tokio::test]
+async fn a_refused_put_is_named_and_the_others_land_through_a_429_storm() {
+    let fake = FakeAzure::start(&[(Service::Public, "example.org")]);
+    let p = provider(&fake, Kind::Public);
+    {
+        let mut s = fake.state();
+        s.refuse_names.insert("bad".into());
+        s.throttle_next = 5;
+    }
+    let changes: Vec<Change> = ["a", "bad", "c"]
+        .iter()
+        .map(|n| Change::Create(Endpoint::new(&format!("{n}.example.org"), RecordType::A, ["192.0.2.1"])))
+        .collect();
+    let e = p.apply(&ReadState::default(), &units(&changes)).await.err();
+    let Some(ProviderError::Partial { failures }) = e else {
+        panic!("the refused record must be named: {e:?}")
+    };
+    assert_eq!(failures.len(), 1);
+    assert!(failures[0].record.contains("bad.example.org") && failures[0].reason.contains("BadRequest"));
+    assert!(fake.get(Service::Public, "example.org", "a", "A").is_some());
+    assert!(fake.get(Service::Public, "example.org", "c", "A").is_some());
+    assert_eq!(fake.state().throttled, 5, "every 429 was waited out");
+}
+
+#[tokio::test]
+async fn an_endless_429_is_a_transient_error_and_nothing_is_reported_written() {
+    let fake = FakeAzure::start(&[(Service::Public, "example.org")]);
+    let p = provider(&fake, Kind::Public);
+    fake.state().throttle_next = 1000;
+    let changes = vec![Change::Create(Endpoint::new(
+        "a.example.org",
+        RecordType::A,
+        ["192.0.2.1"],
+    ))];
+    let e = p.apply(&ReadState::default(), &units(&changes)).await.err();
+    assert!(e.as_ref().is_some_and(ProviderError::is_transient), "{e:?}");
+    assert_eq!(fake.state().writes, 0);
+}
+
+#[tokio::test]
+async fn ownership_is_written_before_a_created_record_and_removed_after_a_deleted_one() {
+    let fake = FakeAzure::start(&[(Service::Public, "example.org")]);
+    let p = provider(&fake, Kind::Public);
+    let record = Change::Create(Endpoint::new("www.example.org", RecordType::A, ["192.0.2.1"]));
+    let owner = Change::Create(Endpoint::new(
+        "a-www.example.org",
+        RecordType::Txt,
+        ["\"heritage=external-dns\""],
+    ));
+    p.apply(&ReadState::default(), &[Unit::with_ownership(&record, &owner)])
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let puts: Vec<String> = fake
+        .state()
+        .requests
+        .iter()
+        .filter(|r| r.starts_with("PUT"))
+        .cloned()
+        .collect();
+    assert!(
+        puts.len() == 2 && puts[0].contains("/TXT/a-www") && puts[1].contains("/A/www"),
+        "{puts:?}"
+    );
+    let read = p.records().await.unwrap_or_else(|e| panic!("{e}"));
+    let record = Change::Delete(Endpoint::new("www.example.org", RecordType::A, ["192.0.2.1"]));
+    let owner = Change::Delete(Endpoint::new(
+        "a-www.example.org",
+        RecordType::Txt,
+        ["\"heritage=external-dns\""],
+    ));
+    p.apply(&read.state, &[Unit::with_ownership(&record, &owner)])
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let deletes: Vec<String> = fake
+        .state()
+        .requests
+        .iter()
+        .filter(|r| r.starts_with("DELETE"))
+        .cloned()
+        .collect();
+    assert!(
+        deletes.len() == 2 && deletes[0].contains("/A/www") && deletes[1].contains("/TXT/a-www"),
+        "{deletes:?}"
+    );
+    assert!(deletes.iter().all(|d| d.contains("api-version=2018-05-01")));
+}
+
+#[tokio::test]
+async fn the_zone_list_is_cached_for_the_configured_time_and_filters_apply() {
+    let fake = FakeAzure::start(&[(Service::Public, "example.org"), (Service::Public, "other.org")]);
+    let file = AzureFile::parse(&fake.azure_json(json!({}))).unwrap_or_else(|e| panic!("{e}"));
+    let token = fake.issue_token();
+    let mut config = AzureConfig::new(
+        Kind::Public,
+        &file.subscription_id,
+        &file.resource_group,
+        CredentialSource::Token(token),
+    );
+    config.cloud = file.cloud().unwrap_or_else(|e| panic!("{e}"));
+    config.zones_cache_duration = Duration::from_secs(3600);
+    config.zone_ids = vec!["/dnszones/other.org".into()];
+    let p = AzureProvider::new(config).unwrap_or_else(|e| panic!("{e}"));
+    let zones = p.zones().await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(zones.iter().map(|z| z.name.as_str()).collect::<Vec<_>>(), ["other.org"]);
+    records(&p).await;
+    records(&p).await;
+    let lists = fake
+        .state()
+        .requests
+        .iter()
+        .filter(|r| r.split('?').next().is_some_and(|p| p.ends_with("/dnsZones")))
+        .count();
+    assert_eq!(lists, 1, "the zone list is read once per --azure-zones-cache-duration");
+}
+
+#[tokio::test]
+async fn an_unknown_api_version_and_a_foreign_token_are_refused_by_the_fake() {
+    let fake = FakeAzure::start(&[(Service::Public, "example.org")]);
+    let client = reqwest::Client::new();
+    let base = format!(
+        "{}/subscriptions/{}/resourceGroups/{}/providers/Microsoft.Network/dnsZones",
+        fake.url,
+        azure_fake::SUBSCRIPTION,
+        azure_fake::RESOURCE_GROUP
+    );
+    let token = fake.issue_token();
+    let status = |r: Result<reqwest::Response, reqwest::Error>| r.map(|r| r.status().as_u16()).unwrap_or(0);
+    let old = client
+        .get(format!("{base}?api-version=2017-09-01"))
+        .bearer_auth(&token)
+        .send()
+        .await;
+    assert_eq!(status(old), 400);
+    let foreign = client
+        .get(format!("{base}?api-version=2018-05-01"))
+        .bearer_auth("forged")
+        .send()
+        .await;
+    assert_eq!(status(foreign), 401);
+    let imds = client
+        .get(format!(
+            "{}/metadata/identity/oauth2/token?api-version=2018-02-01&resource=x",
+            fake.url
+        ))
+        .send()
+        .await;
+    assert_eq!(status(imds), 400, "IMDS needs Metadata: true");
+}

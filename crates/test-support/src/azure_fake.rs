@@ -1,0 +1,744 @@
+//! A stateful fake of the part of Azure that extdns's and external-dns's Azure providers use, written from
+//! Microsoft's published REST references (Azure DNS record sets and zones at api-version 2018-05-01, Azure
+//! Private DNS at 2024-06-01; the Microsoft identity platform's client-credentials grant with a secret or a
+//! federated client assertion; the managed identity endpoint, IMDS), on one port:
+//!
+//! - `/subscriptions/{SUBSCRIPTION}/resourceGroups/{RESOURCE_GROUP}/providers/Microsoft.Network/...`: zones
+//!   and every record set of a zone, paged by `nextLink` ([`FakeAzureState::page_limit`] a page); a record set's
+//!   GET, PUT (201 created, 200 replaced) and DELETE (200 deleted, 204 absent), with ETags: `If-Match` that
+//!   does not match and `If-None-Match: *` on an existing set answer 412; each API's JSON casing and nothing
+//!   else (public `TTL`/`ARecords`, private `ttl`/`aRecords`; NS only in public zones; a TXT string longer
+//!   than 255 characters refused); an api-version other than the service's refused; a token the fake did not
+//!   issue refused with 401; injected 429s with `Retry-After` and `retry-after-ms`; refusals of chosen
+//!   names (400) to test that one refused record is named while the others land.
+//! - `/{TENANT}/oauth2/v2.0/token`: the client-credentials grant with [`CLIENT_SECRET`] or the
+//!   [`FEDERATED_TOKEN`] as a client assertion, for scope `<audience>/.default`.
+//! - `/metadata/identity/oauth2/token`: IMDS, only with `Metadata: true`, system-assigned or
+//!   [`USER_ASSIGNED_CLIENT_ID`].
+//!
+//! It runs on its own thread and runtime so both async tests and tests that run a binary can use it.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+/// The subscription the fake serves.
+pub const SUBSCRIPTION: &str = "00000000-0000-0000-0000-0000000000aa";
+/// The resource group the fake serves.
+pub const RESOURCE_GROUP: &str = "extdns-test";
+/// The tenant tokens are issued for.
+pub const TENANT: &str = "00000000-0000-0000-0000-0000000000bb";
+/// The application (client) id of the test service principal.
+pub const CLIENT_ID: &str = "00000000-0000-0000-0000-0000000000cc";
+/// Its secret.
+pub const CLIENT_SECRET: &str = "test-client-secret";
+/// The Kubernetes token the federated credential trusts (what `AZURE_FEDERATED_TOKEN_FILE` holds).
+pub const FEDERATED_TOKEN: &str = "eyJhbGciOiJSUzI1NiJ9.test-federated.sig";
+/// The client id of the test user-assigned managed identity.
+pub const USER_ASSIGNED_CLIENT_ID: &str = "00000000-0000-0000-0000-0000000000dd";
+/// The public DNS api-version.
+pub const PUBLIC_API_VERSION: &str = "2018-05-01";
+/// The private DNS api-version.
+pub const PRIVATE_API_VERSION: &str = "2024-06-01";
+
+/// Which API a zone belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Service {
+    /// `Microsoft.Network/dnsZones`.
+    Public,
+    /// `Microsoft.Network/privateDnsZones`.
+    Private,
+}
+
+impl Service {
+    fn segment(self) -> &'static str {
+        match self {
+            Service::Public => "dnsZones",
+            Service::Private => "privateDnsZones",
+        }
+    }
+
+    fn type_name(self) -> &'static str {
+        match self {
+            Service::Public => "Microsoft.Network/dnszones",
+            Service::Private => "Microsoft.Network/privateDnsZones",
+        }
+    }
+
+    fn api_version(self) -> &'static str {
+        match self {
+            Service::Public => PUBLIC_API_VERSION,
+            Service::Private => PRIVATE_API_VERSION,
+        }
+    }
+
+    /// The property keys this API knows, in its casing.
+    fn keys(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Service::Public => &[
+                ("A", "ARecords"),
+                ("AAAA", "AAAARecords"),
+                ("CNAME", "CNAMERecord"),
+                ("MX", "MXRecords"),
+                ("NS", "NSRecords"),
+                ("TXT", "TXTRecords"),
+                ("SRV", "SRVRecords"),
+                ("PTR", "PTRRecords"),
+                ("CAA", "caaRecords"),
+                ("SOA", "SOARecord"),
+            ],
+            Service::Private => &[
+                ("A", "aRecords"),
+                ("AAAA", "aaaaRecords"),
+                ("CNAME", "cnameRecord"),
+                ("MX", "mxRecords"),
+                ("TXT", "txtRecords"),
+                ("SRV", "srvRecords"),
+                ("PTR", "ptrRecords"),
+                ("SOA", "soaRecord"),
+            ],
+        }
+    }
+
+    fn ttl_key(self) -> &'static str {
+        match self {
+            Service::Public => "TTL",
+            Service::Private => "ttl",
+        }
+    }
+}
+
+/// A stored record set.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredSet {
+    /// Its relative name as first written (`@` for the apex).
+    pub name: String,
+    /// Its ETag.
+    pub etag: String,
+    /// Its properties, as written.
+    pub properties: Value,
+}
+
+/// Record sets by service, zone, lower-case relative name and type.
+pub type SetKey = (Service, String, String, String);
+
+/// What the fake holds and counts; tests read and adjust it through [`FakeAzure::state`].
+#[derive(Debug)]
+pub struct FakeAzureState {
+    /// Zones by service and name.
+    pub zones: BTreeSet<(Service, String)>,
+    /// Record sets.
+    pub sets: BTreeMap<SetKey, StoredSet>,
+    /// Tokens issued.
+    pub tokens: BTreeSet<String>,
+    /// Items per page of a list.
+    pub page_limit: usize,
+    /// The next this many ARM calls answer 429.
+    pub throttle_next: u32,
+    /// The 429s sent.
+    pub throttled: u32,
+    /// Record set names (relative, lower-case) whose PUTs are refused with 400.
+    pub refuse_names: BTreeSet<String>,
+    /// Every ARM request, `METHOD path` (with the query).
+    pub requests: Vec<String>,
+    /// Every token granted: `client_secret`, `client_assertion`, `imds` or `imds <client id>`.
+    pub grants: Vec<String>,
+    /// PUTs and DELETEs that changed something.
+    pub writes: u32,
+    next_etag: u64,
+    next_token: u64,
+}
+
+type Shared = Arc<Mutex<FakeAzureState>>;
+
+fn lock(s: &Shared) -> MutexGuard<'_, FakeAzureState> {
+    s.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A running fake on 127.0.0.1; stops when dropped.
+pub struct FakeAzure {
+    /// `http://127.0.0.1:<port>`: Resource Manager, the identity platform and IMDS alike.
+    pub url: String,
+    state: Shared,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl FakeAzure {
+    /// A fake with these zones, each with its SOA (and, in public DNS, NS) record set as Azure creates them.
+    pub fn start(zones: &[(Service, &str)]) -> FakeAzure {
+        let mut state = FakeAzureState {
+            zones: BTreeSet::new(),
+            sets: BTreeMap::new(),
+            tokens: BTreeSet::new(),
+            page_limit: 100,
+            throttle_next: 0,
+            throttled: 0,
+            refuse_names: BTreeSet::new(),
+            requests: Vec::new(),
+            grants: Vec::new(),
+            writes: 0,
+            next_etag: 0,
+            next_token: 0,
+        };
+        for (service, zone) in zones {
+            let zone = zone.trim_end_matches('.').to_ascii_lowercase();
+            state.zones.insert((*service, zone.clone()));
+            let soa = json!({ "email": "azuredns-hostmaster.microsoft.com", "host": "ns1-01.azure-dns.com.",
+                              "serialNumber": 1, "refreshTime": 3600, "retryTime": 300, "expireTime": 2419200,
+                              "minimumTtl": 300 });
+            let (soa_key, ttl) = match service {
+                Service::Public => ("SOARecord", "TTL"),
+                Service::Private => ("soaRecord", "ttl"),
+            };
+            state.store(*service, &zone, "@", "SOA", json!({ ttl: 3600, soa_key: soa }));
+            if *service == Service::Public {
+                let ns: Vec<Value> = (1..=4)
+                    .map(|i| json!({ "nsdname": format!("ns{i}-01.azure-dns.com.") }))
+                    .collect();
+                state.store(*service, &zone, "@", "NS", json!({ "TTL": 172800, "NSRecords": ns }));
+            }
+        }
+        let state: Shared = Arc::new(Mutex::new(state));
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("cannot bind: {e}"));
+        let port = listener.local_addr().map(|a| a.port()).unwrap_or_default();
+        if let Err(e) = listener.set_nonblocking(true) {
+            panic!("{e}");
+        }
+        let url = format!("http://127.0.0.1:{port}");
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let shared = state.clone();
+        let base = url.clone();
+        let app = Router::new().fallback(move |method: Method, uri: Uri, headers: HeaderMap, body: Bytes| {
+            let state = shared.clone();
+            let base = base.clone();
+            async move { handle(&state, &base, &method, &uri, &headers, &body) }
+        });
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap_or_else(|e| panic!("{e}"));
+            rt.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(listener).unwrap_or_else(|e| panic!("{e}"));
+                let _ = axum::serve(listener, app)
+                    .with_graceful_shutdown(async {
+                        let _ = rx.await;
+                    })
+                    .await;
+            });
+        });
+        FakeAzure {
+            url,
+            state,
+            shutdown: Some(tx),
+            thread: Some(thread),
+        }
+    }
+
+    /// The fake's state, to read or adjust.
+    pub fn state(&self) -> MutexGuard<'_, FakeAzureState> {
+        lock(&self.state)
+    }
+
+    /// A token the fake accepts, as if granted.
+    pub fn issue_token(&self) -> String {
+        self.state().issue("test")
+    }
+
+    /// Store a record set directly (someone else's record, or a starting state).
+    pub fn seed(&self, service: Service, zone: &str, name: &str, rtype: &str, properties: Value) {
+        self.state().store(service, zone, name, rtype, properties);
+    }
+
+    /// The record set stored under this name and type.
+    pub fn get(&self, service: Service, zone: &str, name: &str, rtype: &str) -> Option<StoredSet> {
+        self.state()
+            .sets
+            .get(&(service, zone.to_string(), name.to_ascii_lowercase(), rtype.to_string()))
+            .cloned()
+    }
+
+    /// An `azure.json` for `cloud: AzureStackCloud` pointing every endpoint at the fake, with these extra
+    /// fields (credentials).
+    pub fn azure_json(&self, extra: Value) -> String {
+        let mut v = json!({
+            "cloud": "AzureStackCloud",
+            "tenantId": TENANT,
+            "subscriptionId": SUBSCRIPTION,
+            "resourceGroup": RESOURCE_GROUP,
+            "activeDirectoryAuthorityHost": self.url,
+            "resourceManagerEndpoint": self.url,
+            "resourceManagerAudience": self.url,
+        });
+        if let (Some(o), Value::Object(e)) = (v.as_object_mut(), extra) {
+            o.extend(e);
+        }
+        v.to_string()
+    }
+}
+
+impl Drop for FakeAzure {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl FakeAzureState {
+    fn issue(&mut self, what: &str) -> String {
+        self.next_token += 1;
+        let t = format!("fake-azure-token-{}-{what}", self.next_token);
+        self.tokens.insert(t.clone());
+        t
+    }
+
+    fn etag(&mut self) -> String {
+        self.next_etag += 1;
+        format!("{:08x}-0000-0000-0000-{:012x}", self.next_etag, self.next_etag)
+    }
+
+    fn store(&mut self, service: Service, zone: &str, name: &str, rtype: &str, properties: Value) -> StoredSet {
+        let etag = self.etag();
+        let set = StoredSet {
+            name: name.to_string(),
+            etag,
+            properties,
+        };
+        let key = (service, zone.to_string(), name.to_ascii_lowercase(), rtype.to_string());
+        self.sets.insert(key, set.clone());
+        set
+    }
+}
+
+fn reply(status: StatusCode, body: Value) -> Response {
+    (
+        status,
+        [(axum::http::header::CONTENT_TYPE, "application/json; charset=utf-8")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+fn arm_error(status: StatusCode, code: &str, message: &str) -> Response {
+    let mut r = reply(status, json!({ "error": { "code": code, "message": message } }));
+    if let Ok(v) = code.parse() {
+        r.headers_mut().insert("x-ms-error-code", v);
+    }
+    r
+}
+
+fn aad_error(status: StatusCode, code: &str, description: &str) -> Response {
+    reply(status, json!({ "error": code, "error_description": description }))
+}
+
+fn query(uri: &Uri) -> BTreeMap<String, String> {
+    url::form_urlencoded::parse(uri.query().unwrap_or("").as_bytes())
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect()
+}
+
+fn handle(state: &Shared, base: &str, method: &Method, uri: &Uri, headers: &HeaderMap, body: &[u8]) -> Response {
+    let path = uri.path();
+    if path == "/metadata/identity/oauth2/token" {
+        return imds(state, uri, headers);
+    }
+    if path.ends_with("/oauth2/v2.0/token") {
+        return token(state, base, method, path, body);
+    }
+    if path.to_ascii_lowercase().starts_with("/subscriptions/") {
+        return arm(state, base, method, uri, headers, body);
+    }
+    arm_error(StatusCode::NOT_FOUND, "NotFound", &format!("no such endpoint: {path}"))
+}
+
+fn imds(state: &Shared, uri: &Uri, headers: &HeaderMap) -> Response {
+    if headers.get("metadata").and_then(|v| v.to_str().ok()) != Some("true") {
+        return aad_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            "Required metadata header not specified",
+        );
+    }
+    let q = query(uri);
+    if q.get("api-version").map(String::as_str) != Some("2018-02-01") || !q.contains_key("resource") {
+        return aad_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            "api-version and resource are required",
+        );
+    }
+    let mut s = lock(state);
+    let grant = match q.get("client_id") {
+        None => "imds".to_string(),
+        Some(c) if c == USER_ASSIGNED_CLIENT_ID => format!("imds {c}"),
+        Some(c) => {
+            return aad_error(
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                &format!("Identity not found: {c}"),
+            );
+        }
+    };
+    s.grants.push(grant);
+    let t = s.issue("imds");
+    reply(
+        StatusCode::OK,
+        json!({ "access_token": t, "expires_in": "3599", "expires_on": "1900000000",
+                "resource": q.get("resource"), "token_type": "Bearer" }),
+    )
+}
+
+fn token(state: &Shared, base: &str, method: &Method, path: &str, body: &[u8]) -> Response {
+    if method != Method::POST {
+        return aad_error(StatusCode::METHOD_NOT_ALLOWED, "invalid_request", "POST only");
+    }
+    if path != format!("/{TENANT}/oauth2/v2.0/token") {
+        return aad_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_tenant",
+            &format!("unknown tenant in {path}"),
+        );
+    }
+    let form: BTreeMap<String, String> = url::form_urlencoded::parse(body)
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect();
+    let get = |k: &str| form.get(k).map(String::as_str);
+    if get("grant_type") != Some("client_credentials") {
+        return aad_error(
+            StatusCode::BAD_REQUEST,
+            "unsupported_grant_type",
+            "client_credentials only",
+        );
+    }
+    if get("client_id") != Some(CLIENT_ID) {
+        return aad_error(StatusCode::BAD_REQUEST, "unauthorized_client", "unknown client_id");
+    }
+    let scopes = [
+        format!("{base}/.default"),
+        "https://management.azure.com/.default".to_string(),
+    ];
+    if !get("scope").is_some_and(|s| s.split(' ').any(|s| scopes.iter().any(|w| w == s))) {
+        return aad_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_scope",
+            "scope must be <audience>/.default",
+        );
+    }
+    let grant = match (
+        get("client_secret"),
+        get("client_assertion_type"),
+        get("client_assertion"),
+    ) {
+        (Some(CLIENT_SECRET), None, None) => "client_secret",
+        (None, Some("urn:ietf:params:oauth:client-assertion-type:jwt-bearer"), Some(FEDERATED_TOKEN)) => {
+            "client_assertion"
+        }
+        _ => {
+            return aad_error(
+                StatusCode::UNAUTHORIZED,
+                "invalid_client",
+                "AADSTS7000215: Invalid client secret or assertion",
+            );
+        }
+    };
+    let mut s = lock(state);
+    s.grants.push(grant.to_string());
+    let t = s.issue(grant);
+    reply(
+        StatusCode::OK,
+        json!({ "token_type": "Bearer", "expires_in": 3599, "ext_expires_in": 3599, "access_token": t }),
+    )
+}
+
+fn arm(state: &Shared, base: &str, method: &Method, uri: &Uri, headers: &HeaderMap, body: &[u8]) -> Response {
+    let mut s = lock(state);
+    s.requests.push(format!("{method} {uri}"));
+    let authorized = headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .is_some_and(|t| s.tokens.contains(t));
+    if !authorized {
+        return arm_error(
+            StatusCode::UNAUTHORIZED,
+            "AuthenticationFailed",
+            "Authentication failed. The 'Authorization' header is missing or invalid.",
+        );
+    }
+    if s.throttle_next > 0 {
+        s.throttle_next -= 1;
+        s.throttled += 1;
+        let mut r = reply(
+            StatusCode::TOO_MANY_REQUESTS,
+            json!({ "code": "Throttled", "message": "Too many operations are requested. Current operation is throttled." }),
+        );
+        r.headers_mut()
+            .insert("retry-after", axum::http::HeaderValue::from_static("1"));
+        r.headers_mut()
+            .insert("retry-after-ms", axum::http::HeaderValue::from_static("20"));
+        return r;
+    }
+    let segs: Vec<&str> = uri.path().trim_start_matches('/').split('/').collect();
+    // subscriptions/{s}/resourceGroups/{rg}/providers/Microsoft.Network/{service}[/{zone}[/{type}/{name}]]
+    let ok_prefix = segs.len() >= 7
+        && segs[0].eq_ignore_ascii_case("subscriptions")
+        && segs[1] == SUBSCRIPTION
+        && segs[2].eq_ignore_ascii_case("resourceGroups")
+        && segs[3].eq_ignore_ascii_case(RESOURCE_GROUP)
+        && segs[4].eq_ignore_ascii_case("providers")
+        && segs[5].eq_ignore_ascii_case("Microsoft.Network");
+    if !ok_prefix {
+        return arm_error(
+            StatusCode::NOT_FOUND,
+            "ResourceGroupNotFound",
+            &format!("no such resource: {}", uri.path()),
+        );
+    }
+    let service = if segs[6].eq_ignore_ascii_case("dnsZones") {
+        Service::Public
+    } else if segs[6].eq_ignore_ascii_case("privateDnsZones") {
+        Service::Private
+    } else {
+        return arm_error(StatusCode::NOT_FOUND, "InvalidResourceType", segs[6]);
+    };
+    let q = query(uri);
+    let version = q.get("api-version").map(String::as_str).unwrap_or("");
+    if version != service.api_version() {
+        return arm_error(
+            StatusCode::BAD_REQUEST,
+            "NoRegisteredProviderFound",
+            &format!(
+                "No registered resource provider found for location 'global' and API version '{version}' for type '{}'",
+                service.segment()
+            ),
+        );
+    }
+    let skip: usize = q.get("$skipToken").and_then(|t| t.parse().ok()).unwrap_or(0);
+    let zone_prefix = format!(
+        "/subscriptions/{SUBSCRIPTION}/resourceGroups/{RESOURCE_GROUP}/providers/{}",
+        service.type_name()
+    );
+    match (method, &segs[7..]) {
+        (&Method::GET, []) => {
+            let zones: Vec<Value> = s
+                .zones
+                .iter()
+                .filter(|(svc, _)| *svc == service)
+                .map(|(_, z)| {
+                    json!({ "id": format!("{zone_prefix}/{z}"), "name": z, "type": service.type_name(),
+                            "location": "global", "etag": "00000000-0000-0000-0000-000000000001",
+                            "properties": { "numberOfRecordSets": 2, "maxNumberOfRecordSets": 25000 } })
+                })
+                .collect();
+            page(&s, base, uri, zones, skip)
+        }
+        (&Method::GET, [zone, all]) if all.eq_ignore_ascii_case("all") => {
+            let zone = zone.to_ascii_lowercase();
+            if !s.zones.contains(&(service, zone.clone())) {
+                return arm_error(
+                    StatusCode::NOT_FOUND,
+                    "ParentResourceNotFound",
+                    &format!("zone {zone} not found"),
+                );
+            }
+            let sets: Vec<Value> = s
+                .sets
+                .iter()
+                .filter(|((svc, z, _, _), _)| *svc == service && *z == zone)
+                .map(|((_, _, _, t), set)| record_json(service, &zone_prefix, &zone, t, set))
+                .collect();
+            page(&s, base, uri, sets, skip)
+        }
+        (m, [zone, rtype, name]) => {
+            let zone = zone.to_ascii_lowercase();
+            if !s.zones.contains(&(service, zone.clone())) {
+                return arm_error(
+                    StatusCode::NOT_FOUND,
+                    "ParentResourceNotFound",
+                    &format!("zone {zone} not found"),
+                );
+            }
+            let rtype = rtype.to_ascii_uppercase();
+            if !service.keys().iter().any(|(t, _)| *t == rtype) {
+                return arm_error(
+                    StatusCode::BAD_REQUEST,
+                    "BadRequest",
+                    &format!("record type {rtype} is not valid here"),
+                );
+            }
+            let key = (service, zone.clone(), name.to_ascii_lowercase(), rtype.clone());
+            let current = s.sets.get(&key).cloned();
+            let if_match = headers.get("if-match").and_then(|v| v.to_str().ok());
+            let if_none = headers.get("if-none-match").and_then(|v| v.to_str().ok());
+            let precondition = match (&current, if_match, if_none) {
+                (Some(_), _, Some("*")) => Some("The record set already exists (If-None-Match: *)."),
+                (Some(c), Some(e), _) if e != c.etag && e != "*" => Some("The ETag does not match (If-Match)."),
+                (None, Some(_), _) => Some("The record set does not exist (If-Match)."),
+                _ => None,
+            };
+            match *m {
+                Method::GET => match current {
+                    Some(set) => reply(StatusCode::OK, record_json(service, &zone_prefix, &zone, &rtype, &set)),
+                    None => arm_error(
+                        StatusCode::NOT_FOUND,
+                        "NotFound",
+                        "The resource record set was not found.",
+                    ),
+                },
+                Method::DELETE => {
+                    if let Some(p) = precondition {
+                        return arm_error(StatusCode::PRECONDITION_FAILED, "PreconditionFailed", p);
+                    }
+                    if rtype == "SOA" || (rtype == "NS" && *name == "@") {
+                        return arm_error(
+                            StatusCode::BAD_REQUEST,
+                            "BadRequest",
+                            "The zone's own record sets cannot be deleted.",
+                        );
+                    }
+                    match s.sets.remove(&key) {
+                        Some(_) => {
+                            s.writes += 1;
+                            StatusCode::OK.into_response()
+                        }
+                        None => StatusCode::NO_CONTENT.into_response(),
+                    }
+                }
+                Method::PUT => {
+                    if let Some(p) = precondition {
+                        return arm_error(StatusCode::PRECONDITION_FAILED, "PreconditionFailed", p);
+                    }
+                    if s.refuse_names.contains(&name.to_ascii_lowercase()) {
+                        return arm_error(
+                            StatusCode::BAD_REQUEST,
+                            "BadRequest",
+                            &format!("The record set {name} is refused by this test."),
+                        );
+                    }
+                    let props = match validate(service, &rtype, body) {
+                        Ok(p) => p,
+                        Err(m) => return arm_error(StatusCode::BAD_REQUEST, "BadRequest", &m),
+                    };
+                    s.writes += 1;
+                    let created = current.is_none();
+                    let set = s.store(service, &zone, name, &rtype, props);
+                    let status = if created { StatusCode::CREATED } else { StatusCode::OK };
+                    reply(status, record_json(service, &zone_prefix, &zone, &rtype, &set))
+                }
+                _ => arm_error(StatusCode::METHOD_NOT_ALLOWED, "MethodNotAllowed", "GET, PUT or DELETE"),
+            }
+        }
+        _ => arm_error(
+            StatusCode::NOT_FOUND,
+            "NotFound",
+            &format!("no such resource: {}", uri.path()),
+        ),
+    }
+}
+
+fn page(s: &FakeAzureState, base: &str, uri: &Uri, items: Vec<Value>, skip: usize) -> Response {
+    let limit = s.page_limit.max(1);
+    let end = (skip + limit).min(items.len());
+    let value: Vec<Value> = items.get(skip..end).map(<[Value]>::to_vec).unwrap_or_default();
+    let mut body = json!({ "value": value });
+    if end < items.len() {
+        let version = query(uri).get("api-version").cloned().unwrap_or_default();
+        body["nextLink"] = json!(format!("{base}{}?api-version={version}&$skipToken={end}", uri.path()));
+    }
+    reply(StatusCode::OK, body)
+}
+
+fn record_json(service: Service, zone_prefix: &str, zone: &str, rtype: &str, set: &StoredSet) -> Value {
+    let mut props = set.properties.clone();
+    let fqdn = if set.name == "@" {
+        format!("{zone}.")
+    } else {
+        format!("{}.{zone}.", set.name)
+    };
+    if let Some(o) = props.as_object_mut() {
+        o.insert("fqdn".into(), json!(fqdn));
+        if service == Service::Public {
+            o.insert("provisioningState".into(), json!("Succeeded"));
+        } else {
+            o.insert("isAutoRegistered".into(), json!(false));
+        }
+    }
+    json!({
+        "id": format!("{zone_prefix}/{zone}/{rtype}/{}", set.name),
+        "name": set.name,
+        "type": format!("{}/{rtype}", service.type_name()),
+        "etag": set.etag,
+        "properties": props,
+    })
+}
+
+/// The properties of a PUT, held to the API's schema: its casing, the record list of the path's type and
+/// no other, TXT strings of at most 255 characters.
+fn validate(service: Service, rtype: &str, body: &[u8]) -> Result<Value, String> {
+    let v: Value = serde_json::from_slice(body).map_err(|e| format!("The request body is not JSON: {e}"))?;
+    let Some(props) = v.get("properties").and_then(Value::as_object) else {
+        return Err("The request body has no properties.".into());
+    };
+    let mut out = serde_json::Map::new();
+    let want = service
+        .keys()
+        .iter()
+        .find(|(t, _)| *t == rtype)
+        .map(|(_, k)| *k)
+        .unwrap_or("");
+    for (k, val) in props {
+        if k == service.ttl_key() {
+            let ttl = val.as_i64().filter(|t| (0..=2_147_483_647).contains(t));
+            if ttl.is_none() {
+                return Err(format!("{k} must be a non-negative integer"));
+            }
+        } else if k == "metadata" {
+            if service == Service::Private && !val.is_object() {
+                return Err("metadata must be an object".into());
+            }
+            if !val.as_object().is_some_and(|m| m.values().all(Value::is_string)) {
+                return Err("metadata must map names to strings".into());
+            }
+        } else if k == want {
+            let empty = val.as_array().is_some_and(Vec::is_empty) || val.as_object().is_some_and(|o| o.is_empty());
+            if empty {
+                return Err(format!("{k} must not be empty"));
+            }
+            if rtype == "TXT" {
+                let strings = val
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .flat_map(|r| r.get("value").and_then(Value::as_array).cloned().unwrap_or_default());
+                for s in strings {
+                    match s.as_str() {
+                        Some(s) if s.len() <= 255 => {}
+                        _ => return Err("A TXT record string must be a string of at most 255 characters.".into()),
+                    }
+                }
+            }
+        } else if ["fqdn", "provisioningState", "isAutoRegistered", "targetResource"].contains(&k.as_str()) {
+            continue;
+        } else {
+            return Err(format!(
+                "The property {k} is not valid for a {rtype} record set in this API (api-version {})",
+                service.api_version()
+            ));
+        }
+        out.insert(k.clone(), val.clone());
+    }
+    if !out.contains_key(want) {
+        return Err(format!("A {rtype} record set needs {want}."));
+    }
+    Ok(Value::Object(out))
+}
