@@ -151,3 +151,54 @@ fn cloudflare_a_refused_record_fails_alone_and_the_others_land() {
     assert_eq!(owned_txt(&cf), ["a-web.example.org"]);
     assert_eq!(cf.state().rate_limited, 2);
 }
+
+/// A DNSEndpoint entry with its Cloudflare property under the canonical name, under a v0.22 name (the
+/// annotation key), and under both.
+fn dns_endpoint(name: &str, properties: &[(&str, &str)]) -> String {
+    let properties: Vec<String> = properties
+        .iter()
+        .map(|(n, v)| format!("        - {{name: \"{n}\", value: \"{v}\"}}\n"))
+        .collect();
+    format!(
+        "apiVersion: externaldns.k8s.io/v1alpha1\nkind: DNSEndpoint\nmetadata:\n  name: {name}\n  namespace: default\n\
+         spec:\n  endpoints:\n    - dnsName: {name}.example.org\n      recordType: A\n      targets: [\"192.0.2.30\"]\n\
+         \x20     providerSpecific:\n{}",
+        properties.concat()
+    )
+}
+
+/// external-dns v0.23 (#6731): DNSEndpoints name the property `cloudflare/proxied`; one written for v0.22
+/// (`external-dns.kubernetes.io/cloudflare-proxied`) still proxies, and where both are set the canonical one
+/// wins. A second run changes nothing.
+#[test]
+fn cloudflare_provider_specific_6731_dnsendpoint_names_canonical_and_legacy() {
+    let cf = FakeCloudflare::start(&[(ZONE, "example.org")]);
+    let dir = tempdir();
+    write_manifests(
+        dir.path(),
+        &[
+            dns_endpoint("canonical", &[("cloudflare/proxied", "true")]),
+            dns_endpoint("legacy", &[("external-dns.kubernetes.io/cloudflare-proxied", "true")]),
+            dns_endpoint(
+                "both",
+                &[
+                    ("external-dns.kubernetes.io/cloudflare-proxied", "true"),
+                    ("cloudflare/proxied", "false"),
+                ],
+            ),
+        ],
+    );
+    let crd = ["--source=crd"];
+    ok(&extdns(&cf, dir.path(), &crd), "first sync");
+    assert_eq!(
+        records(&cf),
+        [
+            "both.example.org A 192.0.2.30 proxied=false ttl=1",
+            "canonical.example.org A 192.0.2.30 proxied=true ttl=1",
+            "legacy.example.org A 192.0.2.30 proxied=true ttl=1",
+        ]
+    );
+    let writes = cf.state().writes;
+    ok(&extdns(&cf, dir.path(), &crd), "second sync");
+    assert_eq!(cf.state().writes, writes, "a second run changes nothing");
+}
