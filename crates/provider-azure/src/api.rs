@@ -183,7 +183,7 @@ impl Api {
         self.list(&format!("{}/{zone}/{}", self.base, self.kind.all())).await
     }
 
-    /// PUT a record set under a precondition.
+    /// PUT a record set under a precondition; the new ETag when Azure returns one.
     pub async fn put(
         &self,
         zone: &str,
@@ -191,12 +191,12 @@ impl Api {
         name: &str,
         properties: &Value,
         when: &Precondition,
-    ) -> Result<(), ApiError> {
+    ) -> Result<Option<String>, ApiError> {
         let url = self.set_url(zone, rtype, name);
         let body = serde_json::json!({ "properties": properties });
-        self.call(reqwest::Method::PUT, &url, Some(&body), Some(when))
-            .await
-            .map(drop)
+        let answer = self.call(reqwest::Method::PUT, &url, Some(&body), Some(when)).await?;
+        // The record set as written, whose ETag lets a write be undone without touching a later one.
+        Ok(serde_json::from_slice::<RecordSet>(&answer).ok().and_then(|s| s.etag))
     }
 
     /// DELETE a record set if it is still as read. A 204 (not there) counts as done.

@@ -6,9 +6,9 @@
 //! What they add over external-dns: a PUT or DELETE Azure refuses is reported for its record (external-dns
 //! logs it and reports success); every write carries the ETag of the read (`If-Match`, or `If-None-Match: *`
 //! to create), so a record set someone changed since the read is left alone and planned again from a new
-//! read, never overwritten; a record and its ownership TXT are written in the order that never leaves a
-//! record without its owner (a create writes the ownership record first, a delete removes it last) and fail
-//! together; every string of every TXT record is read (external-dns reads the first) and long values are
+//! read, never overwritten; a record is written before its ownership TXT (so a refused record never leaves
+//! an ownership claim on someone else's record set) and a created record whose ownership record fails is
+//! undone, so the two land together; every string of every TXT record is read (external-dns reads the first) and long values are
 //! split at 255 characters as Azure stores them; SRV and PTR records are managed.
 //!
 //! ```
@@ -197,8 +197,8 @@ impl AzureProvider {
         Ok((endpoints, ReadZones { zones, etags }))
     }
 
-    /// Write one change of a unit under the ETag of the read.
-    async fn write(&self, read: &ReadZones, zone: &Zone, change: &Change) -> Result<(), Written> {
+    /// Write one change of a unit under the ETag of the read; the record set's new ETag after a PUT.
+    async fn write(&self, read: &ReadZones, zone: &Zone, change: &Change) -> Result<Option<String>, Written> {
         let ep = change.endpoint();
         let rel = relative(&ep.dns_name, &zone.name);
         let rtype = ep.record_type.as_str();
@@ -228,11 +228,37 @@ impl AzureProvider {
                 self.api.put(&zone.name, rtype, &rel, &props, &when).await
             }
             Change::Delete(ep) => match etag(ep) {
-                Some(e) => self.api.delete(&zone.name, rtype, &rel, e.as_deref()).await,
+                Some(e) => self
+                    .api
+                    .delete(&zone.name, rtype, &rel, e.as_deref())
+                    .await
+                    .map(|()| None),
                 None => return Err(Written::Invalid("the record set was not in the read".into())),
             },
         };
         result.map_err(Written::Api)
+    }
+
+    /// Undo a record just created when its ownership record could not be written, so neither lands
+    /// alone; only while the record set is still as extdns wrote it (`If-Match`).
+    async fn undo(&self, zone: &Zone, ep: &Endpoint, etag: Option<&str>) {
+        let rel = relative(&ep.dns_name, &zone.name);
+        let Some(etag) = etag else {
+            tracing::warn!(record = %ep.dns_name, "record created without its ownership record, and Azure gave no ETag to undo it under; the next sync sees it as not extdns's");
+            return;
+        };
+        match self
+            .api
+            .delete(&zone.name, ep.record_type.as_str(), &rel, Some(etag))
+            .await
+        {
+            Ok(()) => {
+                tracing::info!(record = %ep.dns_name, r#type = %ep.record_type, "record undone: its ownership record could not be written")
+            }
+            Err(e) => {
+                tracing::warn!(record = %ep.dns_name, error = %e, "record created without its ownership record could not be undone; the next sync sees it as not extdns's")
+            }
+        }
     }
 }
 
@@ -298,15 +324,24 @@ impl Provider for AzureProvider {
             }
             let Some(z) = zone else { continue };
             let zone = &read.zones[z];
-            // A create writes the ownership record first and a delete removes it last, so a failure half way
-            // never leaves a record extdns made without the record saying extdns owns it.
-            let mut order: Vec<&Change> = unit.changes().collect();
-            if matches!(unit.change, Change::Create(_)) {
-                order.reverse();
-            }
-            for change in order {
-                let reason = match self.write(read, zone, change).await {
-                    Ok(()) => continue,
+            // The record first, then its ownership record: an ownership record written first would claim a
+            // record set someone else holds when the record's own write is refused. A created record whose
+            // ownership record fails is undone, so the two land together or not at all.
+            let mut created: Option<(&Endpoint, Option<String>)> = None;
+            for change in unit.changes() {
+                let written = self.write(read, zone, change).await;
+                if written.is_err()
+                    && let Some((ep, etag)) = created.take()
+                {
+                    self.undo(zone, ep, etag.as_deref()).await;
+                }
+                let reason = match written {
+                    Ok(etag) => {
+                        if let (Change::Create(ep), true) = (change, std::ptr::eq(change, unit.change)) {
+                            created = Some((ep, etag));
+                        }
+                        continue;
+                    }
                     Err(Written::Invalid(reason)) => reason,
                     Err(Written::Api(e)) if e.status() == Some(412) => format!(
                         "{} {}: the record set changed in Azure since it was read (ETag); left alone, read again \

@@ -319,15 +319,18 @@ async fn an_endless_429_is_a_transient_error_and_nothing_is_reported_written() {
 }
 
 #[tokio::test]
-async fn ownership_is_written_before_a_created_record_and_removed_after_a_deleted_one() {
+async fn a_record_goes_before_its_ownership_record_and_is_undone_when_that_fails() {
     let fake = FakeAzure::start(&[(Service::Public, "example.org")]);
     let p = provider(&fake, Kind::Public);
+    let owner_of = |name: &str| {
+        Change::Create(Endpoint::new(
+            &format!("a-{name}.example.org"),
+            RecordType::Txt,
+            ["\"heritage=external-dns\""],
+        ))
+    };
     let record = Change::Create(Endpoint::new("www.example.org", RecordType::A, ["192.0.2.1"]));
-    let owner = Change::Create(Endpoint::new(
-        "a-www.example.org",
-        RecordType::Txt,
-        ["\"heritage=external-dns\""],
-    ));
+    let owner = owner_of("www");
     p.apply(&ReadState::default(), &[Unit::with_ownership(&record, &owner)])
         .await
         .unwrap_or_else(|e| panic!("{e}"));
@@ -339,9 +342,28 @@ async fn ownership_is_written_before_a_created_record_and_removed_after_a_delete
         .cloned()
         .collect();
     assert!(
-        puts.len() == 2 && puts[0].contains("/TXT/a-www") && puts[1].contains("/A/www"),
+        puts.len() == 2 && puts[0].contains("/A/www") && puts[1].contains("/TXT/a-www"),
         "{puts:?}"
     );
+
+    // The ownership record of api is refused: api's record is undone, nothing lands alone.
+    fake.state().refuse_names.insert("a-api".into());
+    let record = Change::Create(Endpoint::new("api.example.org", RecordType::A, ["192.0.2.2"]));
+    let owner = owner_of("api");
+    let e = p
+        .apply(&ReadState::default(), &[Unit::with_ownership(&record, &owner)])
+        .await
+        .err();
+    assert!(
+        matches!(e, Some(ProviderError::Partial { ref failures }) if failures[0].record.contains("api.example.org")),
+        "{e:?}"
+    );
+    assert!(
+        fake.get(Service::Public, "example.org", "api", "A").is_none(),
+        "the record is undone"
+    );
+    assert!(fake.get(Service::Public, "example.org", "a-api", "TXT").is_none());
+
     let read = p.records().await.unwrap_or_else(|e| panic!("{e}"));
     let record = Change::Delete(Endpoint::new("www.example.org", RecordType::A, ["192.0.2.1"]));
     let owner = Change::Delete(Endpoint::new(
@@ -359,8 +381,10 @@ async fn ownership_is_written_before_a_created_record_and_removed_after_a_delete
         .filter(|r| r.starts_with("DELETE"))
         .cloned()
         .collect();
+    assert_eq!(deletes.len(), 3, "{deletes:?}");
+    assert!(deletes[0].contains("/A/api"), "the undo: {deletes:?}");
     assert!(
-        deletes.len() == 2 && deletes[0].contains("/A/www") && deletes[1].contains("/TXT/a-www"),
+        deletes[1].contains("/A/www") && deletes[2].contains("/TXT/a-www"),
         "{deletes:?}"
     );
     assert!(deletes.iter().all(|d| d.contains("api-version=2018-05-01")));

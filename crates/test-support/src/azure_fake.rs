@@ -144,6 +144,9 @@ pub struct FakeAzureState {
     pub throttled: u32,
     /// Record set names (relative, lower-case) whose PUTs are refused with 400.
     pub refuse_names: BTreeSet<String>,
+    /// Someone else writes these record sets (relative name, lower-case, → type and properties) just before
+    /// extdns's next PUT or DELETE of that name arrives: a change between extdns's read and its write.
+    pub interfere: BTreeMap<String, (String, Value)>,
     /// Every ARM request, `METHOD path` (with the query).
     pub requests: Vec<String>,
     /// Every token granted: `client_secret`, `client_assertion`, `imds` or `imds <client id>`.
@@ -180,6 +183,7 @@ impl FakeAzure {
             throttle_next: 0,
             throttled: 0,
             refuse_names: BTreeSet::new(),
+            interfere: BTreeMap::new(),
             requests: Vec::new(),
             grants: Vec::new(),
             writes: 0,
@@ -262,6 +266,27 @@ impl FakeAzure {
             .sets
             .get(&(service, zone.to_string(), name.to_ascii_lowercase(), rtype.to_string()))
             .cloned()
+    }
+
+    /// Every record set as `name TYPE properties` (the name absolute, properties as stored), sorted: what
+    /// tests compare.
+    pub fn lines(&self) -> Vec<String> {
+        let s = self.state();
+        let mut out: Vec<String> = s
+            .sets
+            .iter()
+            .filter(|((_, _, _, t), _)| t != "SOA" && t != "NS")
+            .map(|((_, zone, name, t), set)| {
+                let fqdn = if name == "@" {
+                    zone.clone()
+                } else {
+                    format!("{name}.{zone}")
+                };
+                format!("{fqdn} {t} {}", set.properties)
+            })
+            .collect();
+        out.sort();
+        out
     }
 
     /// An `azure.json` for `cloud: AzureStackCloud` pointing every endpoint at the fake, with these extra
@@ -575,6 +600,11 @@ fn arm(state: &Shared, base: &str, method: &Method, uri: &Uri, headers: &HeaderM
                     "BadRequest",
                     &format!("record type {rtype} is not valid here"),
                 );
+            }
+            if (*m == Method::PUT || *m == Method::DELETE)
+                && let Some((t, props)) = s.interfere.remove(&name.to_ascii_lowercase())
+            {
+                s.store(service, &zone, name, &t, props);
             }
             let key = (service, zone.clone(), name.to_ascii_lowercase(), rtype.clone());
             let current = s.sets.get(&key).cloned();

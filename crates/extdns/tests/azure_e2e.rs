@@ -1,0 +1,218 @@
+//! The whole controller against the strict Azure fake: `extdns --once --provider=azure` (and
+//! `azure-private-dns`) over manifests (manifests → sources → plan → TXT registry → record-set PUTs and
+//! DELETEs), with an azure.json of `cloud: AzureStackCloud` naming the fake as authority and Resource
+//! Manager, as an Azure Stack user writes it; every result read from the fake's state. Every address the
+//! binary is given is the fake's on 127.0.0.1, the managed identity endpoint's included.
+
+use std::path::Path;
+use std::process::Output;
+
+use extdns_test_support::azure_fake::{self, FakeAzure, Service};
+use extdns_test_support::cli::{self, ok, tempdir, text};
+use extdns_test_support::manifests::lb_service;
+use serde_json::json;
+
+const OWNER: &str = "e2e";
+
+fn extdns(fake: &FakeAzure, provider: &str, home: &Path, manifests: &Path, extra: &[&str]) -> Output {
+    let file = home.join("azure.json");
+    let creds = json!({ "aadClientId": azure_fake::CLIENT_ID, "aadClientSecret": azure_fake::CLIENT_SECRET });
+    std::fs::write(&file, fake.azure_json(creds)).unwrap_or_else(|e| panic!("{e}"));
+    let mut cmd = cli::command(env!("CARGO_BIN_EXE_extdns"), &["AZURE_", "EXTDNS_AZURE_"]);
+    cmd.env("EXTDNS_AZURE_IMDS_URL", &fake.url)
+        .args(["--once", "--source=service", "--registry=txt"])
+        .arg(format!("--provider={provider}"))
+        .arg(format!("--azure-config-file={}", file.display()))
+        .args(["--txt-owner-id", OWNER, "--azure-maxretries-count=3"])
+        .args(["--manifests", &manifests.display().to_string()])
+        .args(extra);
+    cli::run(&mut cmd)
+}
+
+fn services(dir: &Path, zone: &str, n: usize) {
+    let docs: Vec<String> = (0..n)
+        .map(|i| {
+            lb_service(
+                &format!("s{i}"),
+                &format!("s{i}.{zone}"),
+                &[&format!("192.0.2.{}", i + 1)],
+                &[],
+            )
+        })
+        .collect();
+    cli::write_manifests(dir, &docs.join("---\n"));
+}
+
+/// The record sets that are not ownership TXT records.
+fn records(fake: &FakeAzure) -> Vec<String> {
+    fake.lines().into_iter().filter(|l| !l.contains("heritage=")).collect()
+}
+
+fn owned(fake: &FakeAzure) -> usize {
+    fake.lines()
+        .iter()
+        .filter(|l| l.contains(&format!("external-dns/owner={OWNER}")))
+        .count()
+}
+
+#[test]
+fn azure_full_controller_create_update_delete_idempotent() {
+    let fake = FakeAzure::start(&[(Service::Public, "example.org")]);
+    fake.seed(
+        Service::Public,
+        "example.org",
+        "legacy",
+        "A",
+        json!({ "TTL": 300, "ARecords": [{ "ipv4Address": "198.51.100.1" }] }),
+    );
+    let (home, dir) = (tempdir(), tempdir());
+    let docs = [
+        lb_service(
+            "web",
+            "web.example.org",
+            &["192.0.2.10", "2001:db8::10"],
+            &[
+                ("external-dns.kubernetes.io/ttl", "120"),
+                ("external-dns.kubernetes.io/azure-tags", "team=dns"),
+            ],
+        ),
+        lb_service("alias", "alias.example.org", &["lb.example.net"], &[]),
+    ];
+    cli::write_manifests(dir.path(), &docs.join("---\n"));
+    ok(
+        &extdns(&fake, "azure", home.path(), dir.path(), &["--dry-run"]),
+        "dry run",
+    );
+    assert_eq!(fake.state().writes, 0, "a dry run writes nothing");
+
+    ok(&extdns(&fake, "azure", home.path(), dir.path(), &[]), "first sync");
+    let got = records(&fake);
+    assert_eq!(got.len(), 4, "{got:?}");
+    assert!(got[0].starts_with("alias.example.org CNAME") && got[0].contains(r#""cname":"lb.example.net""#));
+    assert!(got[1].starts_with("legacy.example.org A"));
+    assert!(
+        got[2].starts_with("web.example.org A")
+            && got[2].contains(r#""TTL":120"#)
+            && got[2].contains(r#""metadata":{"team":"dns"}"#),
+        "{got:?}"
+    );
+    assert!(got[3].starts_with("web.example.org AAAA") && got[3].contains("2001:db8::10"));
+    assert_eq!(owned(&fake), 3, "{:?}", fake.lines());
+    assert_eq!(
+        fake.state().grants,
+        ["client_secret", "client_secret"],
+        "one token a run"
+    );
+
+    let writes = fake.state().writes;
+    ok(&extdns(&fake, "azure", home.path(), dir.path(), &[]), "second sync");
+    assert_eq!(
+        fake.state().writes,
+        writes,
+        "a second run (tags read back as written) changes nothing"
+    );
+
+    let docs = [lb_service(
+        "web",
+        "web.example.org",
+        &["192.0.2.20", "2001:db8::10"],
+        &[("external-dns.kubernetes.io/ttl", "120")],
+    )];
+    cli::write_manifests(dir.path(), &docs.join("---\n"));
+    ok(&extdns(&fake, "azure", home.path(), dir.path(), &[]), "update sync");
+    let got = records(&fake);
+    assert_eq!(got.len(), 3, "{got:?}");
+    assert!(got[1].contains("192.0.2.20") && !got[1].contains("metadata"), "{got:?}");
+    assert_eq!(owned(&fake), 2);
+
+    cli::write_manifests(dir.path(), "");
+    ok(&extdns(&fake, "azure", home.path(), dir.path(), &[]), "delete sync");
+    let got = fake.lines();
+    assert_eq!(got.len(), 1, "someone else's record stays: {got:?}");
+    assert!(got[0].starts_with("legacy.example.org A"));
+}
+
+#[test]
+fn azure_a_refused_put_a_429_storm_and_a_conflict_lose_nothing() {
+    let fake = FakeAzure::start(&[(Service::Private, "internal.example")]);
+    let (home, dir) = (tempdir(), tempdir());
+    services(dir.path(), "internal.example", 6);
+    ok(
+        &extdns(&fake, "azure-private-dns", home.path(), dir.path(), &[]),
+        "first sync",
+    );
+    let before = fake.lines();
+    assert_eq!(before.len(), 12, "{before:?}");
+    assert!(
+        before.iter().all(|l| l.contains(r#""ttl":"#)),
+        "private casing: {before:?}"
+    );
+
+    // Three more Services: Azure refuses s6, someone else writes s7 between extdns's read and its write,
+    // and a storm of 429s shorter than a call's retries.
+    services(dir.path(), "internal.example", 9);
+    let theirs = json!({ "ttl": 60, "aRecords": [{ "ipv4Address": "203.0.113.7" }] });
+    {
+        let mut s = fake.state();
+        s.refuse_names.insert("s6".into());
+        s.interfere.insert("s7".into(), ("A".into(), theirs.clone()));
+        s.throttle_next = 3;
+    }
+    let out = extdns(&fake, "azure-private-dns", home.path(), dir.path(), &[]);
+    let log = text(&out);
+    assert_ne!(out.status.code(), Some(0), "the sync reports the failures\n{log}");
+    assert!(
+        log.contains("s6.internal.example") && log.contains("BadRequest"),
+        "the refused record is named: {log}"
+    );
+    assert!(
+        log.contains("s7.internal.example") && log.contains("ETag"),
+        "the conflict is named: {log}"
+    );
+    assert_eq!(fake.state().throttled, 3, "every 429 was waited out");
+    let now = fake.lines();
+    assert!(before.iter().all(|l| now.contains(l)), "nothing deleted: {now:?}");
+    assert!(
+        now.iter().any(|l| l.starts_with("s8.internal.example A")),
+        "the good record lands: {now:?}"
+    );
+    assert!(
+        !now.iter().any(|l| l.starts_with("s6.internal.example A")),
+        "the refused record is not there: {now:?}"
+    );
+    let s7 = fake
+        .get(Service::Private, "internal.example", "s7", "A")
+        .map(|s| s.properties);
+    assert_eq!(s7, Some(theirs), "someone else's write is not overwritten");
+
+    // Refusal lifted: the next sync lands s6; s7 stays someone else's (it has no owner extdns knows).
+    fake.state().refuse_names.clear();
+    let out = extdns(&fake, "azure-private-dns", home.path(), dir.path(), &[]);
+    assert!(
+        fake.lines().iter().any(|l| l.starts_with("s6.internal.example A")),
+        "{}",
+        text(&out)
+    );
+    let s7 = fake
+        .get(Service::Private, "internal.example", "s7", "A")
+        .map(|s| s.properties["aRecords"].clone());
+    assert_eq!(s7, Some(json!([{ "ipv4Address": "203.0.113.7" }])));
+}
+
+#[test]
+fn azure_without_credentials_names_every_source_tried() {
+    let fake = FakeAzure::start(&[(Service::Public, "example.org")]);
+    let (home, dir) = (tempdir(), tempdir());
+    let file = home.path().join("azure.json");
+    std::fs::write(&file, fake.azure_json(json!({}))).unwrap_or_else(|e| panic!("{e}"));
+    let mut cmd = cli::command(env!("CARGO_BIN_EXE_extdns"), &["AZURE_", "EXTDNS_AZURE_"]);
+    cmd.args(["--once", "--source=service", "--provider=azure", "--txt-owner-id=x"])
+        .arg(format!("--azure-config-file={}", file.display()))
+        .args(["--manifests", &dir.path().display().to_string()]);
+    let out = cli::run(&mut cmd);
+    let log = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{log}");
+    for s in ["client secret", "workload identity", "managed identity"] {
+        assert!(log.contains(s), "{s}: {log}");
+    }
+}
