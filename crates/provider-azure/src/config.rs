@@ -74,22 +74,27 @@ pub struct Cloud {
     pub authority_host: String,
     /// Azure Resource Manager (`https://management.azure.com`).
     pub resource_manager: String,
-    /// The audience tokens are asked for (`https://management.azure.com`); the scope is `<audience>/.default`.
+    /// The audience tokens are asked for (`https://management.core.windows.net/`, as azcore asks); the scope
+    /// is `<audience>/.default`.
     pub audience: String,
 }
 
 impl Cloud {
-    fn known(authority: &str, arm: &str) -> Cloud {
+    fn known(authority: &str, arm: &str, audience: &str) -> Cloud {
         Cloud {
             authority_host: authority.to_string(),
             resource_manager: arm.to_string(),
-            audience: arm.to_string(),
+            audience: audience.to_string(),
         }
     }
 
     /// Azure's public cloud.
     pub fn public() -> Cloud {
-        Cloud::known("https://login.microsoftonline.com", "https://management.azure.com")
+        Cloud::known(
+            "https://login.microsoftonline.com",
+            "https://management.azure.com",
+            "https://management.core.windows.net/",
+        )
     }
 }
 
@@ -172,22 +177,26 @@ impl AzureFile {
             "AZUREUSGOVERNMENT" | "AZUREUSGOVERNMENTCLOUD" => Ok(Cloud::known(
                 "https://login.microsoftonline.us",
                 "https://management.usgovcloudapi.net",
+                "https://management.core.usgovcloudapi.net/",
             )),
             "AZURECHINACLOUD" => Ok(Cloud::known(
                 "https://login.chinacloudapi.cn",
                 "https://management.chinacloudapi.cn",
+                "https://management.core.chinacloudapi.cn/",
             )),
             "AZURESTACKCLOUD" => {
-                let need = |v: &str, key: &'static str| {
-                    if v.trim().is_empty() {
-                        Err(ConfigError::Stack(key))
-                    } else {
-                        Ok(v.trim().trim_end_matches('/').to_string())
-                    }
+                let need = |v: &str, key: &'static str| match v.trim() {
+                    "" => Err(ConfigError::Stack(key)),
+                    v => Ok(v.to_string()),
                 };
                 Ok(Cloud {
-                    authority_host: need(&self.active_directory_authority_host, "activeDirectoryAuthorityHost")?,
-                    resource_manager: need(&self.resource_manager_endpoint, "resourceManagerEndpoint")?,
+                    authority_host: need(&self.active_directory_authority_host, "activeDirectoryAuthorityHost")?
+                        .trim_end_matches('/')
+                        .to_string(),
+                    resource_manager: need(&self.resource_manager_endpoint, "resourceManagerEndpoint")?
+                        .trim_end_matches('/')
+                        .to_string(),
+                    // Kept as written: the scope is the audience followed by `/.default`, as azcore builds it.
                     audience: need(&self.resource_manager_audience, "resourceManagerAudience")?,
                 })
             }
@@ -353,6 +362,11 @@ mod tests {
             };
             f.cloud()
         };
+        assert_eq!(
+            Cloud::public().audience,
+            "https://management.core.windows.net/",
+            "azcore's audience: the scope is https://management.core.windows.net//.default"
+        );
         for public in ["", "AzureCloud", "azurepubliccloud"] {
             assert_eq!(cloud(public).ok(), Some(Cloud::public()), "{public}");
         }

@@ -269,7 +269,7 @@ impl TokenCache {
             .build()?;
         Ok(TokenCache {
             source,
-            scope_audience: audience.trim_end_matches('/').to_string(),
+            scope_audience: audience.to_string(),
             http,
             current: Mutex::new(None),
         })

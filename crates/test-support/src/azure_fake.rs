@@ -380,10 +380,54 @@ fn handle(state: &Shared, base: &str, method: &Method, uri: &Uri, headers: &Head
     if path.ends_with("/oauth2/v2.0/token") {
         return token(state, base, method, path, body);
     }
+    if method == Method::GET && path.ends_with("/v2.0/.well-known/openid-configuration") {
+        return openid_configuration(base, path, headers);
+    }
+    if method == Method::GET && path == "/common/discovery/instance" {
+        let host = public_base(base, headers);
+        let name = host.trim_start_matches("https://");
+        return reply(
+            StatusCode::OK,
+            json!({ "tenant_discovery_endpoint": format!("{host}/{TENANT}/v2.0/.well-known/openid-configuration"),
+                    "api-version": "1.1",
+                    "metadata": [{ "preferred_network": name, "preferred_cache": name, "aliases": [name] }] }),
+        );
+    }
     if path.to_ascii_lowercase().starts_with("/subscriptions/") {
         return arm(state, base, method, uri, headers, body);
     }
     arm_error(StatusCode::NOT_FOUND, "NotFound", &format!("no such endpoint: {path}"))
+}
+
+/// The base URL a client reached the fake at: `https://<Host>` through the TLS proxy (a real host name),
+/// the fake's own URL when called directly.
+fn public_base(base: &str, headers: &HeaderMap) -> String {
+    match headers.get("host").and_then(|h| h.to_str().ok()) {
+        Some(h) if !h.starts_with("127.0.0.1") && !h.starts_with("localhost") => format!("https://{h}"),
+        _ => base.to_string(),
+    }
+}
+
+/// The tenant's OpenID configuration, which MSAL reads before its first token request.
+fn openid_configuration(base: &str, path: &str, headers: &HeaderMap) -> Response {
+    if path != format!("/{TENANT}/v2.0/.well-known/openid-configuration") {
+        return aad_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_tenant",
+            &format!("unknown tenant in {path}"),
+        );
+    }
+    let host = public_base(base, headers);
+    reply(
+        StatusCode::OK,
+        json!({
+            "token_endpoint": format!("{host}/{TENANT}/oauth2/v2.0/token"),
+            "authorization_endpoint": format!("{host}/{TENANT}/oauth2/v2.0/authorize"),
+            "issuer": format!("{host}/{TENANT}/v2.0"),
+            "token_endpoint_auth_methods_supported": ["client_secret_post", "private_key_jwt", "client_secret_basic"],
+            "response_types_supported": ["code", "id_token", "code id_token", "id_token token"],
+        }),
+    )
 }
 
 fn imds(state: &Shared, uri: &Uri, headers: &HeaderMap) -> Response {
@@ -448,8 +492,11 @@ fn token(state: &Shared, base: &str, method: &Method, path: &str, body: &[u8]) -
     if get("client_id") != Some(CLIENT_ID) {
         return aad_error(StatusCode::BAD_REQUEST, "unauthorized_client", "unknown client_id");
     }
+    // The audiences Resource Manager answers to: the fake's own (AzureStackCloud files), azcore's
+    // public-cloud audience, and Resource Manager's URL.
     let scopes = [
         format!("{base}/.default"),
+        "https://management.core.windows.net//.default".to_string(),
         "https://management.azure.com/.default".to_string(),
     ];
     if !get("scope").is_some_and(|s| s.split(' ').any(|s| scopes.iter().any(|w| w == s))) {
