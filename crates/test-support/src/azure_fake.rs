@@ -41,6 +41,9 @@ pub const CLIENT_SECRET: &str = "test-client-secret";
 pub const FEDERATED_TOKEN: &str = "eyJhbGciOiJSUzI1NiJ9.test-federated.sig";
 /// The client id of the test user-assigned managed identity.
 pub const USER_ASSIGNED_CLIENT_ID: &str = "00000000-0000-0000-0000-0000000000dd";
+/// The host names external-dns's Azure SDK calls in the public cloud, for
+/// [`crate::tls_proxy::TlsProxy::start`].
+pub const AZURE_HOSTS: [&str; 2] = ["login.microsoftonline.com", "management.azure.com"];
 /// The public DNS api-version.
 pub const PUBLIC_API_VERSION: &str = "2018-05-01";
 /// The private DNS api-version.
@@ -167,6 +170,7 @@ fn lock(s: &Shared) -> MutexGuard<'_, FakeAzureState> {
 pub struct FakeAzure {
     /// `http://127.0.0.1:<port>`: Resource Manager, the identity platform and IMDS alike.
     pub url: String,
+    addr: std::net::SocketAddr,
     state: Shared,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -210,7 +214,8 @@ impl FakeAzure {
         }
         let state: Shared = Arc::new(Mutex::new(state));
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("cannot bind: {e}"));
-        let port = listener.local_addr().map(|a| a.port()).unwrap_or_default();
+        let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
+        let port = addr.port();
         if let Err(e) = listener.set_nonblocking(true) {
             panic!("{e}");
         }
@@ -239,10 +244,16 @@ impl FakeAzure {
         });
         FakeAzure {
             url,
+            addr,
             state,
             shutdown: Some(tx),
             thread: Some(thread),
         }
+    }
+
+    /// Where it listens, for [`crate::tls_proxy::TlsProxy::start`].
+    pub fn addr(&self) -> std::net::SocketAddr {
+        self.addr
     }
 
     /// The fake's state, to read or adjust.
