@@ -451,3 +451,23 @@ async fn an_unknown_api_version_and_a_foreign_token_are_refused_by_the_fake() {
         .await;
     assert_eq!(status(imds), 400, "IMDS needs Metadata: true");
 }
+
+#[tokio::test]
+async fn tokens_are_fetched_again_before_they_expire() {
+    let fake = FakeAzure::start(&[(Service::Public, "example.org")]);
+    fake.state().token_lifetime = 2;
+    let p = provider(&fake, Kind::Public);
+    records(&p).await;
+    records(&p).await;
+    assert_eq!(
+        fake.state().grants,
+        ["client_secret"],
+        "a token is reused while it is fresh"
+    );
+    // Within half its life of expiring (at most five minutes), a token is replaced before it is used.
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    records(&p).await;
+    assert_eq!(fake.state().grants, ["client_secret", "client_secret"]);
+    let requests = fake.state().requests.len();
+    assert_eq!(requests, 6, "three reads of two calls each, none refused for an expired token");
+}

@@ -138,7 +138,10 @@ pub struct FakeAzureState {
     /// Record sets.
     pub sets: BTreeMap<SetKey, StoredSet>,
     /// Tokens issued.
-    pub tokens: BTreeSet<String>,
+    /// Tokens issued, and when each expires.
+    pub tokens: BTreeMap<String, std::time::Instant>,
+    /// The lifetime of the tokens it issues, in seconds (`expires_in`).
+    pub token_lifetime: u64,
     /// Items per page of a list.
     pub page_limit: usize,
     /// The next this many ARM calls answer 429.
@@ -182,7 +185,8 @@ impl FakeAzure {
         let mut state = FakeAzureState {
             zones: BTreeSet::new(),
             sets: BTreeMap::new(),
-            tokens: BTreeSet::new(),
+            tokens: BTreeMap::new(),
+            token_lifetime: 3599,
             page_limit: 100,
             throttle_next: 0,
             throttled: 0,
@@ -334,7 +338,8 @@ impl FakeAzureState {
     fn issue(&mut self, what: &str) -> String {
         self.next_token += 1;
         let t = format!("fake-azure-token-{}-{what}", self.next_token);
-        self.tokens.insert(t.clone());
+        let expires = std::time::Instant::now() + std::time::Duration::from_secs(self.token_lifetime);
+        self.tokens.insert(t.clone(), expires);
         t
     }
 
@@ -473,7 +478,7 @@ fn imds(state: &Shared, uri: &Uri, headers: &HeaderMap) -> Response {
     let t = s.issue("imds");
     reply(
         StatusCode::OK,
-        json!({ "access_token": t, "expires_in": "3599", "expires_on": "1900000000",
+        json!({ "access_token": t, "expires_in": s.token_lifetime.to_string(), "expires_on": "1900000000",
                 "resource": q.get("resource"), "token_type": "Bearer" }),
     )
 }
@@ -539,7 +544,7 @@ fn token(state: &Shared, base: &str, method: &Method, path: &str, body: &[u8]) -
     let t = s.issue(grant);
     reply(
         StatusCode::OK,
-        json!({ "token_type": "Bearer", "expires_in": 3599, "ext_expires_in": 3599, "access_token": t }),
+        json!({ "token_type": "Bearer", "expires_in": s.token_lifetime, "ext_expires_in": s.token_lifetime, "access_token": t }),
     )
 }
 
@@ -550,8 +555,15 @@ fn arm(state: &Shared, base: &str, method: &Method, uri: &Uri, headers: &HeaderM
         .get("authorization")
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
-        .is_some_and(|t| s.tokens.contains(t));
-    if !authorized {
+        .and_then(|t| s.tokens.get(t).copied());
+    if authorized.is_some_and(|expires| expires <= std::time::Instant::now()) {
+        return arm_error(
+            StatusCode::UNAUTHORIZED,
+            "ExpiredAuthenticationToken",
+            "The access token expiry UTC time is earlier than current UTC time.",
+        );
+    }
+    if authorized.is_none() {
         return arm_error(
             StatusCode::UNAUTHORIZED,
             "AuthenticationFailed",
