@@ -337,7 +337,9 @@ impl Provider for AzureProvider {
                 }
                 let reason = match written {
                     Ok(etag) => {
-                        if let (Change::Create(ep), true) = (change, std::ptr::eq(change, unit.change)) {
+                        if std::ptr::eq(change, unit.change)
+                            && let Change::Create(ep) = change
+                        {
                             created = Some((ep, etag));
                         }
                         continue;
@@ -350,18 +352,12 @@ impl Provider for AzureProvider {
                         change.endpoint().record_type
                     ),
                     Err(Written::Api(e)) if e.is_transient() || e.is_auth() => {
-                        let e = ProviderError::from_call(
-                            format!("writing {} in zone {}", unit.record_name(), zone.name),
-                            e,
-                        );
-                        return match failures.into_result() {
-                            Ok(()) => Err(e),
-                            Err(ProviderError::Partial { failures }) => {
-                                tracing::warn!(failed = failures.len(), "changes failed before the provider stopped");
-                                Err(e)
-                            }
-                            Err(other) => Err(other),
-                        };
+                        // Retrying cannot help within this sync: stop, and plan again from a new read.
+                        if let Err(ProviderError::Partial { failures }) = failures.into_result() {
+                            tracing::warn!(failed = failures.len(), "changes failed before the provider stopped");
+                        }
+                        let what = format!("writing {} in zone {}", unit.record_name(), zone.name);
+                        return Err(ProviderError::from_call(what, e));
                     }
                     Err(Written::Api(e)) => format!("{}: {e}", change.action()),
                 };
