@@ -225,12 +225,12 @@ fn google(extdns: &Path, external_dns: &Path, logs: &Path, opts: &Options) -> Re
         "--provider=google",
         "--registry=txt",
         "--policy=sync",
-        "--domain-filter=example.org",
         "--google-batch-change-size=1000",
     ]
     .iter()
     .map(|s| s.to_string())
     .chain([
+        format!("--domain-filter={ZONE}"),
         format!("--google-project={PROJECT}"),
         format!("--txt-owner-id={OWNER}"),
         format!("--google-batch-change-interval={}", opts.batch_interval),
@@ -241,8 +241,8 @@ fn google(extdns: &Path, external_dns: &Path, logs: &Path, opts: &Options) -> Re
     for (who, program) in [("extdns", extdns), ("external-dns", external_dns)] {
         let fake = FakeGoogle::start(&[("example-org", ZONE)]);
         {
-            // extdns asks for 1,000 a page, the most Cloud DNS's clients may ask for; external-dns asks for
-            // no size and gets what the server decides, taken here to be the same.
+            // extdns asks for 1,000 a page (its largest page size); external-dns asks for no size and gets
+            // what the server decides, taken here to be the same.
             let mut s = fake.state();
             s.page_limit = 1000;
         }
