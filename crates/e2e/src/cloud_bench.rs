@@ -440,9 +440,7 @@ fn google_table(opts: &Options, figures: &[(&str, Figures)]) -> String {
         ("token grants", |f| f.tokens.to_string()),
         ("records in the zone at the end", |f| f.records.to_string()),
         ("ownership records in the zone", |f| f.ownership.to_string()),
-        ("CPU time of the fake and the proxy", |f| {
-            format!("{:.2} s", f.fake_cpu)
-        }),
+        ("CPU time of the fake and the proxy", |f| format!("{:.2} s", f.fake_cpu)),
     ];
     for (name, value) in rows {
         let mut row = format!("| {name} |");
