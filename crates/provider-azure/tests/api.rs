@@ -469,5 +469,8 @@ async fn tokens_are_fetched_again_before_they_expire() {
     records(&p).await;
     assert_eq!(fake.state().grants, ["client_secret", "client_secret"]);
     let requests = fake.state().requests.len();
-    assert_eq!(requests, 6, "three reads of two calls each, none refused for an expired token");
+    assert_eq!(
+        requests, 6,
+        "three reads of two calls each, none refused for an expired token"
+    );
 }
