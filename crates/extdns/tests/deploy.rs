@@ -332,6 +332,70 @@ fn the_google_overlay_runs_with_workload_identity_and_no_secret() -> Result<(), 
 }
 
 #[test]
+fn the_azure_overlay_runs_with_workload_identity_and_no_secret() -> Result<(), Error> {
+    extdns_test_support::require!(Kubectl);
+    let docs = kustomize(&deploy("overlays/azure"))?;
+    assert!(
+        docs.iter().all(|d| d["kind"] != "Secret"),
+        "no Secret: the federated token is the credential"
+    );
+    let sa = of_kind(&docs, "ServiceAccount");
+    assert_eq!(sa.len(), 1);
+    assert!(
+        sa[0]["metadata"]["annotations"]["azure.workload.identity/client-id"].is_string(),
+        "{}",
+        sa[0]
+    );
+    let deployment = of_kind(&docs, "Deployment")[0];
+    let pod = &deployment["spec"]["template"];
+    assert_eq!(pod["metadata"]["labels"]["azure.workload.identity/use"], "true");
+    assert_eq!(pod["spec"]["serviceAccountName"], "extdns");
+    let container = extdns_container(&docs)?;
+    let mount = &container["volumeMounts"][0];
+    assert_eq!(mount["mountPath"], "/etc/kubernetes");
+    let config_map = of_kind(&docs, "ConfigMap")
+        .into_iter()
+        .find(|c| pod["spec"]["volumes"][0]["configMap"]["name"] == c["metadata"]["name"])
+        .ok_or("the mounted ConfigMap is in the overlay")?;
+    let json = config_map["data"]["azure.json"]
+        .as_str()
+        .ok_or("azure.json in the ConfigMap")?;
+    let dir = tempfile::tempdir()?;
+    let file = dir.path().join("azure.json");
+    std::fs::write(&file, json)?;
+    let mut args = strings(&container["args"]);
+    assert!(args.contains(&"--provider=azure".to_string()), "{args:?}");
+    assert!(
+        args.contains(&"--azure-config-file=/etc/kubernetes/azure.json".to_string()),
+        "{args:?}"
+    );
+    args.push(format!("--azure-config-file={}", file.display()));
+    let cli = extdns::flags::try_parse_from(std::iter::once("extdns".to_string()).chain(args))?;
+    // What the workload identity webhook injects into the Pod.
+    let env = |k: &str| match k {
+        "AZURE_CLIENT_ID" | "AZURE_TENANT_ID" => Some("00000000-0000-0000-0000-000000000001".to_string()),
+        "AZURE_FEDERATED_TOKEN_FILE" => Some("/var/run/secrets/azure/tokens/azure-identity-token".to_string()),
+        _ => None,
+    };
+    let config = extdns::settings::azure::config(
+        &cli.flags,
+        extdns_provider_azure::Kind::Public,
+        &Default::default(),
+        &env,
+    )
+    .map_err(|e| format!("azure: {e}"))?;
+    assert!(
+        matches!(
+            config.credentials,
+            extdns_provider_azure::CredentialSource::Workload { .. }
+        ),
+        "{:?}",
+        config.credentials
+    );
+    Ok(())
+}
+
+#[test]
 fn the_leader_election_component_runs_two_replicas_on_the_lease_its_role_grants() -> Result<(), Error> {
     extdns_test_support::require!(Kubectl);
     // kustomize takes only relative paths to other kustomizations.
