@@ -277,15 +277,6 @@ impl AzureConfig {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ConfigError {
-    /// `azure.json` cannot be read.
-    #[error("cannot read the Azure config file {path}: {source}")]
-    Read {
-        /// The file.
-        path: String,
-        /// The system's reason.
-        #[source]
-        source: std::io::Error,
-    },
     /// `azure.json` is not what external-dns reads.
     #[error("the Azure config file is not valid: {0}")]
     File(String),
