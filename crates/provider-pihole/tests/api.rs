@@ -158,15 +158,10 @@ async fn an_expired_session_is_renewed_and_the_call_repeated() {
         lines(&p).await,
         ["a.example.org A 0 192.0.2.1", "b.example.org A 0 192.0.2.2"]
     );
-    let s = pi.state();
-    assert_eq!(
-        (s.logins, s.unauthorized),
-        (2, 1),
-        "one 401, one new login, the call repeated"
-    );
+    let counts = (pi.state().logins, pi.state().unauthorized);
+    assert_eq!(counts, (2, 1), "one 401, one new login, the call repeated");
 
     // A session that lapses by time alone: 1 s without use.
-    drop(s);
     pi.state().validity = Duration::from_secs(1);
     pi.state().expire_sessions();
     assert_eq!(lines(&p).await.len(), 2);
