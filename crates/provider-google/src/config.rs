@@ -59,7 +59,8 @@ pub struct GoogleConfig {
     pub base_url: String,
     /// `--google-batch-change-size`: additions plus deletions per change; 0 for no limit but Cloud DNS's.
     pub batch_change_size: usize,
-    /// `--google-batch-change-interval`: the pause between two changes.
+    /// `--google-batch-change-interval`: the least time from one change's submission to the next one's
+    /// (the wait for a change's `done` counts towards it).
     pub batch_change_interval: Duration,
     /// `--google-zone-visibility`; `None` for both.
     pub zone_visibility: Option<Visibility>,

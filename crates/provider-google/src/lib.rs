@@ -404,14 +404,17 @@ impl Provider for GoogleProvider {
             bytes: MAX_CHANGE_BYTES,
             values: usize::MAX,
         };
-        let mut first = true;
+        // `--google-batch-change-interval` spaces the submissions: it counts from the previous change's
+        // submission, so the wait for that change's `done` falls inside it instead of adding to it.
+        let interval = self.config.batch_change_interval;
+        let mut submitted: Option<tokio::time::Instant> = None;
         for (z, work) in by_zone {
             let zone = &read.zones[z];
             for part in batch::split_by(&work, limits, ZoneUnit::size) {
-                if !first && !self.config.batch_change_interval.is_zero() {
-                    tokio::time::sleep(self.config.batch_change_interval).await;
+                if let Some(at) = submitted.filter(|_| !interval.is_zero()) {
+                    tokio::time::sleep_until(at + interval).await;
                 }
-                first = false;
+                submitted = Some(tokio::time::Instant::now());
                 failures.absorb(batch::apply_split(part, |b| self.send(project, zone, b)).await)?;
             }
         }

@@ -342,6 +342,69 @@ async fn the_batch_size_cuts_changes_and_keeps_units_whole() {
     assert!(s.refusals.is_empty(), "{:?}", s.refusals);
 }
 
+/// `--google-batch-change-interval` counts from the previous change's submission: the poll for `done` falls
+/// inside it, and a change done only after the interval is followed at once by the next.
+#[tokio::test]
+async fn the_batch_interval_spaces_submissions_and_holds_the_wait_for_done() {
+    const INTERVAL: Duration = Duration::from_millis(600);
+    const POLL: Duration = Duration::from_millis(300);
+    // Loopback transit may make a gap look this much shorter at the fake than at the client.
+    const TRANSIT: Duration = Duration::from_millis(25);
+    let fake = FakeGoogle::start(&[("example-org", "example.org")]);
+    let mut config = fast(GoogleConfig::new(CredentialSource::Token(fake.issue_token())), &fake);
+    config.project = Some(google_fake::PROJECT.into());
+    config.batch_change_size = 2;
+    config.batch_change_interval = INTERVAL;
+    config.change_poll = POLL;
+    let p = GoogleProvider::new(config).unwrap_or_else(|e| panic!("{e}"));
+    let write = |from: usize, to: usize, pending_polls: u32| {
+        fake.state().pending_polls = pending_polls;
+        fake.state().change_times.clear();
+        let records: Vec<Change> = (from..to)
+            .map(|i| Change::Create(a(&format!("h{i}.example.org"), "192.0.2.1")))
+            .collect();
+        let owners: Vec<Change> = (from..to)
+            .map(|i| Change::Create(txt(&format!("h{i}.example.org"))))
+            .collect();
+        let p = &p;
+        let fake = &fake;
+        async move {
+            let units: Vec<Unit<'_>> = records
+                .iter()
+                .zip(&owners)
+                .map(|(r, o)| Unit::with_ownership(r, o))
+                .collect();
+            p.apply(&ReadState::default(), &units)
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
+            let times = fake.state().change_times.clone();
+            assert_eq!(times.len(), to - from, "one change per unit");
+            times.windows(2).map(|w| w[1] - w[0]).collect::<Vec<Duration>>()
+        }
+    };
+
+    // Done at the first poll (300 ms), inside the interval: the next change follows the interval after the
+    // previous submission, not the interval after `done` (which would be 900 ms).
+    let gaps = write(0, 3, 1).await;
+    for gap in &gaps {
+        assert!(
+            *gap + TRANSIT >= INTERVAL && *gap < INTERVAL + POLL / 2,
+            "changes {INTERVAL:?} apart, polling inside the interval: {gaps:?}"
+        );
+    }
+
+    // Done at the third poll (900 ms), after the interval: the next change is sent once it is done, with
+    // no pause added.
+    let gaps = write(3, 5, 3).await;
+    assert!(
+        gaps[0] + TRANSIT >= POLL * 3 && gaps[0] < POLL * 3 + INTERVAL / 2,
+        "the next change right after a slow one is done: {gaps:?}"
+    );
+    let s = fake.state();
+    assert_eq!((s.changes_applied, s.change_polls), (5, 3 + 2 * 3));
+    assert!(s.refusals.is_empty(), "{:?}", s.refusals);
+}
+
 #[tokio::test]
 async fn rate_limits_are_retried_with_backoff() {
     let fake = FakeGoogle::start(&[("example-org", "example.org")]);

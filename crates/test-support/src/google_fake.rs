@@ -152,6 +152,8 @@ pub struct FakeState {
     pub rate_limited: usize,
     /// `changes.create` calls, applied or refused.
     pub change_calls: usize,
+    /// When each `changes.create` call arrived, in order (the spacing a batch interval gives).
+    pub change_times: Vec<std::time::Instant>,
     /// Changes applied.
     pub changes_applied: usize,
     /// `changes.get` calls.
@@ -238,6 +240,7 @@ impl FakeGoogle {
             rrset_lists: 0,
             rate_limited: 0,
             change_calls: 0,
+            change_times: Vec::new(),
             changes_applied: 0,
             change_polls: 0,
             grants: Vec::new(),
@@ -716,6 +719,7 @@ async fn create_change(
         return r;
     }
     s.change_calls += 1;
+    s.change_times.push(std::time::Instant::now());
     let Some(z) = zone_of(&s, &zone).cloned() else {
         return refuse(
             &mut s,
