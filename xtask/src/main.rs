@@ -14,9 +14,9 @@
 //!   [--pods M] [--changes K] [--idle SECONDS] [--stream SECONDS] [--watch-list on|off]`: both side by side on a
 //!   loaded API server (single changes, streams of 1 and 10 changes a second, a burst of 1,000; WatchList off:
 //!   a server without streaming lists), the table into `target/bench-scale.md`; `bench cloud-first-sync [--records N]
-//!   [--provider google|all] [--batch-interval D]`: the first sync of N records (10,000) by each into a cloud DNS fake
-//!   of its own (Cloud DNS, through the TLS proxy, in a loopback-only network namespace): wall time, requests by
-//!   kind, CPU, peak RSS, the zone checked; the table into `target/bench-cloud.md`.
+//!   [--provider google|azure|all] [--batch-interval D]`: the first sync of N records (10,000) by each into a cloud
+//!   DNS fake of its own (Cloud DNS or Azure DNS, through the TLS proxy, in a loopback-only network namespace): wall
+//!   time, requests by kind, CPU, peak RSS, the zone checked; the table into `target/bench-cloud.md`.
 //! - `dist [--arch amd64|arm64]... [--pgo]`: the release binaries for linux/amd64 and linux/arm64 (static, LTO,
 //!   stripped, version and commit stamped; the other architecture with Debian's cross gcc) into
 //!   `dist/linux-<arch>/`, each with its SHA-256 checksum and a CycloneDX SBOM; refuses a version CHANGELOG.md
@@ -58,7 +58,7 @@ fn main() -> Result<()> {
         "fuzz" => fuzz::fuzz(&rest),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test | chart-tests | e2e [SCENARIO...] | bench [FILTER] | bench e2e-latency [--count N] | bench scale [--services N] [--pods M] [--changes K] [--idle SECONDS] [--stream SECONDS] [--watch-list on|off] | bench cloud-first-sync [--records N] [--provider google|all] [--batch-interval D] | dist [--arch amd64|arm64|all] [--pgo] | image | check-crates [--verify] | fuzz [--seconds N] [--no-sanitizer] [TARGET...]>"
+                "usage: cargo xtask <test | chart-tests | e2e [SCENARIO...] | bench [FILTER] | bench e2e-latency [--count N] | bench scale [--services N] [--pods M] [--changes K] [--idle SECONDS] [--stream SECONDS] [--watch-list on|off] | bench cloud-first-sync [--records N] [--provider google|azure|all] [--batch-interval D] | dist [--arch amd64|arm64|all] [--pgo] | image | check-crates [--verify] | fuzz [--seconds N] [--no-sanitizer] [TARGET...]>"
             );
             std::process::exit(2);
         }

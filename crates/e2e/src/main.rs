@@ -7,7 +7,7 @@
 //!     [--logs DIR] run [SCENARIO...]
 //! extdns-e2e ... latency [--count N]
 //! extdns-e2e ... scale [--services N] [--pods M] [--changes K] [--idle SECONDS] [--watch-list on|off] [--report FILE]
-//! extdns-e2e ... cloud-first-sync [--records N] [--provider google|all] [--batch-interval D] [--report FILE]
+//! extdns-e2e ... cloud-first-sync [--records N] [--provider google|azure|all] [--batch-interval D] [--report FILE]
 //! extdns-e2e list
 //! ```
 //!
@@ -45,7 +45,7 @@ fn usage() -> &'static str {
     "usage: extdns-e2e --etcd P --kube-apiserver P --kubectl P --external-dns P --external-dns-previous P --extdns P \
      [--logs DIR] \
      (run [SCENARIO...] | latency [--count N] | scale [--services N] [--pods M] [--changes K] [--idle SECONDS] \
-     [--watch-list on|off] [--report FILE] | cloud-first-sync [--records N] [--provider google|all] \
+     [--watch-list on|off] [--report FILE] | cloud-first-sync [--records N] [--provider google|azure|all] \
      [--batch-interval D] [--report FILE] | list)"
 }
 
