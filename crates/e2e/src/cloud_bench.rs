@@ -202,6 +202,8 @@ struct Figures {
     peak_rss: f64,
     /// Requests the fake answered, all kinds.
     requests: usize,
+    /// TLS connections: CONNECTs through the proxy.
+    connections: usize,
     zone_lists: usize,
     /// Record set list pages.
     rrset_lists: usize,
@@ -305,6 +307,15 @@ fn check_zone(
     Ok((have.len(), owned))
 }
 
+/// The TLS connections `who` opened through the proxy; an error if the proxy refused any request.
+fn checked_connects(who: &str, proxy: &TlsProxy) -> Result<usize> {
+    let log = proxy.log();
+    if !log.refused.is_empty() {
+        bail!("{who}: the proxy refused {:?}", log.refused);
+    }
+    Ok(log.connects.len())
+}
+
 fn proxy_to(hosts: &[&'static str], addr: std::net::SocketAddr) -> Result<TlsProxy> {
     let routes: Vec<(&str, std::net::SocketAddr)> = hosts.iter().map(|h| (*h, addr)).collect();
     TlsProxy::start(&routes).context("the TLS proxy")
@@ -363,9 +374,7 @@ fn google(extdns: &Path, external_dns: &Path, logs: &Path, opts: &Options) -> Re
                 bail!("{who}: the fake refused changes: {:?}", s.refusals);
             }
         }
-        if !proxy.log().refused.is_empty() {
-            bail!("{who}: the proxy refused {:?}", proxy.log().refused);
-        }
+        f.connections = checked_connects(who, &proxy)?;
         let (ownership, records): (Vec<String>, Vec<String>) = fake
             .lines()
             .into_iter()
@@ -382,11 +391,14 @@ fn google(extdns: &Path, external_dns: &Path, logs: &Path, opts: &Options) -> Re
          --google-batch-change-interval={}`; a fresh fake each, one empty zone, reached through the TLS proxy.\n",
         opts.records, opts.batch_interval
     );
-    let rows: [Row; 13] = [
+    let rows: [Row; 14] = [
         ("wall time of the sync (start to exit)", |f| format!("{:.1} s", f.wall)),
         ("CPU time of the controller", |f| format!("{:.2} s", f.cpu)),
         ("peak RSS (VmHWM)", |f| format!("{:.1} MiB", f.peak_rss / 1048576.0)),
         ("requests to Cloud DNS, all", |f| f.requests.to_string()),
+        ("TLS connections (CONNECTs through the proxy)", |f| {
+            f.connections.to_string()
+        }),
         ("managedZones.list", |f| f.zone_lists.to_string()),
         ("resourceRecordSets.list", |f| f.rrset_lists.to_string()),
         ("changes.create", |f| f.writes.to_string()),
@@ -468,9 +480,7 @@ fn azure(extdns: &Path, external_dns: &Path, logs: &Path, opts: &Options) -> Res
             f.rate_limited = s.throttled as usize;
             f.tokens = s.grants.len();
         }
-        if !proxy.log().refused.is_empty() {
-            bail!("{who}: the proxy refused {:?}", proxy.log().refused);
-        }
+        f.connections = checked_connects(who, &proxy)?;
         let (ownership, records): (Vec<String>, Vec<String>) = fake
             .lines()
             .into_iter()
@@ -488,11 +498,14 @@ fn azure(extdns: &Path, external_dns: &Path, logs: &Path, opts: &Options) -> Res
          public-cloud azure.json; a fresh fake each, one empty public zone, reached through the TLS proxy.\n",
         opts.records
     );
-    let rows: [Row; 14] = [
+    let rows: [Row; 15] = [
         ("wall time of the sync (start to exit)", |f| format!("{:.1} s", f.wall)),
         ("CPU time of the controller", |f| format!("{:.2} s", f.cpu)),
         ("peak RSS (VmHWM)", |f| format!("{:.1} MiB", f.peak_rss / 1048576.0)),
         ("requests to Resource Manager, all", |f| f.requests.to_string()),
+        ("TLS connections (CONNECTs through the proxy)", |f| {
+            f.connections.to_string()
+        }),
         ("zones list (pages)", |f| f.zone_lists.to_string()),
         ("record sets list (pages)", |f| f.rrset_lists.to_string()),
         ("record set GET", |f| f.set_reads.to_string()),
