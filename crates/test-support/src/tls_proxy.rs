@@ -164,5 +164,8 @@ async fn serve(mut conn: TcpStream, table: Arc<HashMap<String, (TlsAcceptor, Soc
     let Ok(mut upstream) = TcpStream::connect(backend).await else {
         return;
     };
+    // Each piece is passed on at once, as a pipe would: without this, Nagle's algorithm holds a request's body
+    // behind its headers until the backend acknowledges them.
+    let _ = (tls.get_ref().0.set_nodelay(true), upstream.set_nodelay(true));
     let _ = tokio::io::copy_bidirectional(&mut tls, &mut upstream).await;
 }
