@@ -158,7 +158,8 @@ async fn an_expired_session_is_renewed_and_the_call_repeated() {
         lines(&p).await,
         ["a.example.org A 0 192.0.2.1", "b.example.org A 0 192.0.2.2"]
     );
-    let counts = (pi.state().logins, pi.state().unauthorized);
+    let logins = pi.state().logins;
+    let counts = (logins, pi.state().unauthorized);
     assert_eq!(counts, (2, 1), "one 401, one new login, the call repeated");
 
     // A session that lapses by time alone: 1 s without use.
