@@ -15,7 +15,7 @@ use support::kinds::{ALL_KINDS, api_resource, strings};
 
 type Error = Box<dyn std::error::Error>;
 
-const OVERLAYS: [&str; 6] = ["rfc2136", "pdns", "aws", "cloudflare", "coredns", "webhook"];
+const OVERLAYS: [&str; 7] = ["rfc2136", "pdns", "aws", "cloudflare", "coredns", "pihole", "webhook"];
 
 fn deploy(file: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy").join(file)
