@@ -28,6 +28,28 @@
 //!
 //! An object of this name that belongs to another owner id is never taken: that change is not sent to
 //! the provider and is reported as failed (external-dns would overwrite the other owner's spec).
+//!
+//! A record's object, as both controllers name and read it (no API server needed to see the shape):
+//!
+//! ```
+//! use extdns_endpoint::{Endpoint, RecordType};
+//! use extdns_registry_crd::object::{self, Stage};
+//! use extdns_registry_crd::object_name;
+//!
+//! let web = Endpoint::new("web.example.org", RecordType::A, ["192.0.2.10"]);
+//! let name = object_name(&web);
+//! // The DNS name dashed, then 8 hex digits of sha256("web.example.org/A/").
+//! assert!(name.starts_with("web-example-org-") && name.len() == "web-example-org-".len() + 8);
+//!
+//! let mut record = object::new_object(&name, "external-dns", "my-cluster", &web);
+//! assert_eq!(object::owner(&record), Some("my-cluster"));
+//! // Not current until the provider holds the record.
+//! assert!(!object::is_ready(&record));
+//! object::set_ready(&mut record, Stage::Programmed, "written", "2026-11-28T00:00:00Z");
+//! assert!(object::is_ready(&record));
+//! assert_eq!(object::endpoint(&record)?.dns_name, web.dns_name);
+//! # Ok::<(), serde_json::Error>(())
+//! ```
 
 mod name;
 pub mod object;
