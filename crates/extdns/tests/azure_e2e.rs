@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use extdns_test_support::azure_fake::{self, FakeAzure, Service};
 use extdns_test_support::cli::{self, ok, tempdir, text};
 use extdns_test_support::connector;
-use extdns_test_support::manifests::lb_service;
+use extdns_test_support::manifests::{self, lb_service};
 use extdns_test_support::tls_proxy::TlsProxy;
 use serde_json::json;
 
@@ -33,17 +33,7 @@ fn extdns(fake: &FakeAzure, provider: &str, home: &Path, manifests: &Path, extra
 }
 
 fn services(dir: &Path, zone: &str, n: usize) {
-    let docs: Vec<String> = (0..n)
-        .map(|i| {
-            lb_service(
-                &format!("s{i}"),
-                &format!("s{i}.{zone}"),
-                &[&format!("192.0.2.{}", i + 1)],
-                &[],
-            )
-        })
-        .collect();
-    cli::write_manifests(dir, &docs.join("---\n"));
+    cli::write_manifests(dir, &manifests::numbered_lb_services(zone, n));
 }
 
 /// The record sets that are not ownership TXT records.

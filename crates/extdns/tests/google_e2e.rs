@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use extdns_test_support::cli::{self, ok, tempdir, text};
 use extdns_test_support::connector;
 use extdns_test_support::google_fake::{FakeGoogle, GOOGLE_HOSTS};
-use extdns_test_support::manifests::lb_service;
+use extdns_test_support::manifests::{self, lb_service};
 use extdns_test_support::tls_proxy::TlsProxy;
 
 const OWNER: &str = "e2e";
@@ -37,17 +37,7 @@ fn extdns(fake: &FakeGoogle, home: &Path, manifests: &Path, extra: &[&str]) -> O
 }
 
 fn services(dir: &Path, n: usize) {
-    let docs: Vec<String> = (0..n)
-        .map(|i| {
-            lb_service(
-                &format!("s{i}"),
-                &format!("s{i}.example.org"),
-                &[&format!("192.0.2.{}", i + 1)],
-                &[],
-            )
-        })
-        .collect();
-    cli::write_manifests(dir, &docs.join("---\n"));
+    cli::write_manifests(dir, &manifests::numbered_lb_services("example.org", n));
 }
 
 /// The records that are not ownership TXT records.

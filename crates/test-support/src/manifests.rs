@@ -55,3 +55,19 @@ pub fn node(name: &str, addresses: &[(&str, &str)]) -> String {
         .collect();
     format!("apiVersion: v1\nkind: Node\nmetadata:\n  name: {name}\nstatus:\n  addresses:\n{addresses}")
 }
+
+/// `n` LoadBalancer Services `s0`..`s{n-1}`, each naming `s<i>.<zone>` and holding `192.0.2.<i+1>`, as one
+/// manifest file's text: the cloud providers' binary tests publish the same set into each fake.
+pub fn numbered_lb_services(zone: &str, n: usize) -> String {
+    let docs: Vec<String> = (0..n)
+        .map(|i| {
+            lb_service(
+                &format!("s{i}"),
+                &format!("s{i}.{zone}"),
+                &[&format!("192.0.2.{}", i + 1)],
+                &[],
+            )
+        })
+        .collect();
+    docs.join("---\n")
+}
