@@ -6,7 +6,7 @@ use hickory_proto::rr::{DNSClass, Name, Record, RecordType as WireType};
 
 use crate::tls::TlsConnector;
 use crate::transport::{Connection, ServerPicker, TransportError};
-use crate::tsig::{Key, TsigFailure, Verifier, unix_now};
+use extdns_dns_wire::tsig::{Key, TsigFailure, Verifier, unix_now};
 
 /// How one exchange with the servers ended, when it did not end well.
 #[derive(Debug, thiserror::Error)]

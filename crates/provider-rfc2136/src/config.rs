@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use base64::Engine as _;
 
-use crate::tsig::{Algorithm, Key, TsigError};
+use extdns_dns_wire::tsig::{Algorithm, Key, TsigError};
 
 /// How updates and transfers pick one of several `--rfc2136-host`s (`--rfc2136-load-balancing-strategy`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -136,7 +136,7 @@ pub enum ConfigError {
         zone: String,
         /// Why it cannot be encoded.
         #[source]
-        source: crate::codec::CodecError,
+        source: extdns_dns_wire::codec::CodecError,
     },
     /// `--rfc2136-tsig-secret-alg` names no supported algorithm (or the insecure `hmac-md5`).
     #[error("{0}, or use insecure updates")]

@@ -27,12 +27,10 @@
 //! ```
 
 mod client;
-mod codec;
 mod config;
 mod read;
 mod tls;
 mod transport;
-mod tsig;
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -46,8 +44,8 @@ use hickory_proto::rr::{DNSClass, Name, RData, Record};
 
 pub use client::rcode_name;
 pub use config::{ConfigError, LoadBalancing, Rfc2136Config, Setting, TlsOptions, TlsSetupError};
+pub use extdns_dns_wire::{TsigAlgorithm, TsigError};
 pub use transport::TransportError;
-pub use tsig::{Algorithm as TsigAlgorithm, TsigError};
 
 #[doc(hidden)]
 pub mod fuzzing {
@@ -56,13 +54,13 @@ pub mod fuzzing {
     //! outside this repository's fuzz targets may use it; it changes without notice.
 
     pub use crate::client::update_message;
-    pub use crate::codec::{canonical_txt, name, name_text, rdata, target, txt_chunks, txt_value};
-    pub use crate::tsig::{Key, TsigFailure, Verifier};
+    pub use extdns_dns_wire::codec::{canonical_txt, name, name_text, rdata, target, txt_chunks, txt_value};
+    pub use extdns_dns_wire::tsig::{Key, TsigFailure, Verifier};
 }
 
 use client::{ExchangeError, Session};
-use codec::CodecError;
 use config::Settings;
+use extdns_dns_wire::codec::{self, CodecError};
 use read::ZoneRead;
 use tls::TlsConnector;
 use transport::ServerPicker;

@@ -9,7 +9,7 @@ use hashbrown::HashTable;
 use hickory_proto::rr::{DNSClass, Name, RData, Record, RecordType as WireType};
 
 use crate::TxtWire;
-use crate::codec;
+use extdns_dns_wire::codec;
 
 /// Endpoints of one or more zones, one per name and type, targets in the order the server sent them.
 #[derive(Default)]

@@ -20,18 +20,26 @@ const TXT_CHUNK: usize = 255;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum CodecError {
+    /// An empty name or the root, which no endpoint may carry.
     #[error("empty name")]
     EmptyName,
+    /// Text that is not a DNS name.
     #[error("invalid DNS name {name:?}: {source}")]
     Name {
+        /// The text as given.
         name: String,
+        /// Why hickory refused it.
         #[source]
         source: ProtoError,
     },
+    /// A target that is not valid data of its record type.
     #[error("invalid {record_type} target {target:?}: {reason}")]
     Target {
+        /// The endpoint's record type.
         record_type: RecordType,
+        /// The target as given.
         target: String,
+        /// What is wrong with it.
         reason: String,
     },
 }

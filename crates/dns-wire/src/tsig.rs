@@ -293,9 +293,8 @@ impl Key {
     }
 }
 
-/// Why a signed exchange failed on the TSIG level.
+/// Why a signed exchange failed on the TSIG level. Exhaustive: a client handles both outcomes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum TsigFailure {
     /// The server refused our signature (BADSIG, BADKEY, BADTIME...): the key, its name, its algorithm or the
     /// clock is wrong.
