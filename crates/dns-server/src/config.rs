@@ -1,0 +1,81 @@
+//! What the server serves and to whom, as typed values: the binary turns `--dns-server-*` flags into a
+//! [`ServerConfig`]; nothing here reads a flag.
+
+use std::net::{IpAddr, SocketAddr};
+use std::time::Duration;
+
+use extdns_dns_wire::TsigKey;
+use hickory_proto::rr::Name;
+
+/// Everything the built-in server needs.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Addresses to answer on, UDP and TCP each (`--dns-server-listen`).
+    pub listen: Vec<SocketAddr>,
+    /// The zones served (`--dns-server-zone`, repeatable).
+    pub zones: Vec<ZoneConfig>,
+    /// TTL of records whose endpoint sets none (`--dns-server-ttl`).
+    pub default_ttl: u32,
+    /// Who may transfer the zones and is sent NOTIFY on every change.
+    pub secondaries: Vec<Secondary>,
+    /// TSIG keys the server knows (`--dns-server-tsig-key`), by name.
+    pub keys: Vec<TsigKey>,
+    /// Limits that keep what a client can make the server hold bounded.
+    pub limits: Limits,
+}
+
+/// One zone's fixed parts: SOA timers and the apex NS records with their glue.
+#[derive(Debug, Clone)]
+pub struct ZoneConfig {
+    /// The zone's apex, fully qualified.
+    pub origin: Name,
+    /// The SOA record's MNAME: the first NS name by default.
+    pub mname: Name,
+    /// The SOA record's RNAME (`hostmaster.<zone>` by default).
+    pub rname: Name,
+    /// SOA refresh, retry, expire and minimum (the negative-caching TTL), in seconds.
+    pub refresh: u32,
+    /// See [`ZoneConfig::refresh`].
+    pub retry: u32,
+    /// See [`ZoneConfig::refresh`].
+    pub expire: u32,
+    /// See [`ZoneConfig::refresh`].
+    pub minimum: u32,
+    /// TTL of the SOA and apex NS records.
+    pub ttl: u32,
+    /// The apex NS names (`--dns-server-ns`); at least one.
+    pub name_servers: Vec<Name>,
+    /// Addresses of in-zone name servers (glue), served as their A/AAAA records.
+    pub glue: Vec<(Name, IpAddr)>,
+}
+
+/// A secondary allowed to transfer (`--dns-server-secondary`): its address, and the key it must sign with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Secondary {
+    /// Where NOTIFY goes, and the source address a transfer must come from (the port is ignored there).
+    pub address: SocketAddr,
+    /// The name of a key of [`ServerConfig::keys`] the secondary's transfers must be signed with; NOTIFY to it
+    /// is signed with it too. `None`: address alone decides.
+    pub key: Option<Name>,
+}
+
+/// Bounds on what clients can make the server hold.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// TCP connections served at once; more wait in the kernel's backlog.
+    pub tcp_connections: usize,
+    /// A TCP connection idle this long is closed (RFC 7766 recommends seconds, not minutes).
+    pub tcp_idle: Duration,
+    /// Changes kept per zone for IXFR; older serials get a full transfer.
+    pub journal_changes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            tcp_connections: 256,
+            tcp_idle: Duration::from_secs(10),
+            journal_changes: 1_000,
+        }
+    }
+}

@@ -1,0 +1,28 @@
+//! extdns's built-in authoritative DNS server (`--provider=dns-server`): the zones the controller writes,
+//! answered over UDP and TCP, and transferred to secondaries.
+//!
+//! Three parts share one [`Zones`] value: the [`DnsServerProvider`] writes it through the controller's usual
+//! [`Provider`](extdns_provider::Provider) path (so a change is served the moment the plan is applied), the
+//! listeners answer queries and transfers from it, and the notifier tells the secondaries whenever a write
+//! bumped a serial. Nothing is read from or written to disk: every replica builds its zones from its own
+//! informers, so every replica answers.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use extdns_dns_server::{DnsServerProvider, Limits, Zones};
+//!
+//! let zones = Arc::new(Zones::new(&[], 1, Limits::default()));
+//! let provider = DnsServerProvider::new(zones.clone(), 60);
+//! assert!(zones.read().zones().is_empty());
+//! # drop(provider);
+//! ```
+
+pub mod config;
+pub mod metrics;
+pub mod provider;
+pub mod zones;
+
+pub use config::{Limits, Secondary, ServerConfig, ZoneConfig};
+pub use metrics::ServerMetrics;
+pub use provider::DnsServerProvider;
+pub use zones::{Zone, ZoneSet, Zones};

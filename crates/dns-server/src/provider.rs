@@ -1,0 +1,276 @@
+//! `--provider=dns-server`: the controller's writes go into the served zones, through the same
+//! [`Provider`] path as every other backend, so a change is on the wire as soon as the plan is applied.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use extdns_dns_wire::codec;
+use extdns_endpoint::{Change, DomainFilter, Endpoint, Ttl};
+use extdns_provider::batch::{self, Unit};
+use extdns_provider::{Failures, Provider, ProviderError, ReadState, Records};
+use hickory_proto::rr::{LowerName, Name, Record, RecordType};
+
+use crate::zones::{ChangeError, RrSet, SetOrigin, Zones};
+
+/// The provider side of the built-in server: reads and writes the [`Zones`] the listeners answer from.
+#[derive(Debug, Clone)]
+pub struct DnsServerProvider {
+    zones: Arc<Zones>,
+    default_ttl: u32,
+    filter: DomainFilter,
+}
+
+impl DnsServerProvider {
+    /// A provider writing into `zones`; records whose endpoint sets no TTL get `default_ttl`.
+    pub fn new(zones: Arc<Zones>, default_ttl: u32) -> DnsServerProvider {
+        let origins: Vec<String> = zones
+            .read()
+            .zones()
+            .iter()
+            .map(|z| codec::name_text(z.origin()))
+            .collect();
+        DnsServerProvider {
+            filter: DomainFilter::new(&origins, &[]),
+            zones,
+            default_ttl,
+        }
+    }
+}
+
+/// One record set change, checked and encoded, ready to apply.
+struct Op {
+    owner: Name,
+    key: LowerName,
+    record_type: RecordType,
+    create: bool,
+    /// The set to put in place; `None` removes the set.
+    set: Option<RrSet>,
+}
+
+impl DnsServerProvider {
+    fn ttl(&self, ttl: Ttl) -> u32 {
+        if ttl.is_configured() {
+            // RFC 2181 §8: TTLs above 2^31 - 1 are read as 0 by resolvers; cap rather than serve that.
+            u32::try_from(ttl.0).unwrap_or(u32::MAX).min(i32::MAX as u32)
+        } else {
+            self.default_ttl
+        }
+    }
+
+    fn set_of(&self, ep: &Endpoint) -> Result<(Name, RrSet), String> {
+        if !ep.set_identifier.is_empty() {
+            return Err(format!(
+                "set identifier {:?}: the built-in DNS server serves one record set per name and type, without routing policies",
+                ep.set_identifier
+            ));
+        }
+        let owner = codec::name(&ep.dns_name).map_err(|e| e.to_string())?;
+        let data = ep
+            .targets
+            .iter()
+            .map(|t| codec::rdata(&ep.record_type, t))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| e.to_string())?;
+        let Some(record_type) = data.first().map(|d| d.record_type()) else {
+            return Err("a record without targets".into());
+        };
+        Ok((
+            owner,
+            RrSet {
+                record_type,
+                ttl: self.ttl(ep.record_ttl),
+                data,
+                origin: SetOrigin::Managed {
+                    record_type: ep.record_type.clone(),
+                    targets: ep.targets.clone(),
+                },
+            },
+        ))
+    }
+
+    fn op(&self, change: &Change) -> Result<Op, String> {
+        let (ep, create, keep) = match change {
+            Change::Create(ep) => (ep, true, true),
+            Change::Update { new, .. } => (&**new, false, true),
+            Change::Delete(ep) => (ep, false, false),
+        };
+        let (owner, set) = self.set_of(ep)?;
+        Ok(Op {
+            key: LowerName::new(&owner),
+            owner,
+            record_type: set.record_type,
+            create,
+            set: keep.then_some(set),
+        })
+    }
+
+    fn ops(&self, unit: &Unit<'_>) -> Result<Vec<Op>, String> {
+        unit.changes().map(|c| self.op(c)).collect()
+    }
+}
+
+#[async_trait]
+impl Provider for DnsServerProvider {
+    async fn records(&self) -> Result<Records, ProviderError> {
+        let set = self.zones.read();
+        let mut endpoints = Vec::new();
+        for zone in set.zones() {
+            for node in zone.nodes() {
+                for rrset in node.rrsets() {
+                    if let SetOrigin::Managed { record_type, targets } = &rrset.origin {
+                        let name = codec::name_text(node.name());
+                        let ep = Endpoint::new(&name, record_type.clone(), targets.iter().map(|t| t.as_str()))
+                            .with_ttl(Ttl(i64::from(rrset.ttl)));
+                        endpoints.push(ep);
+                    }
+                }
+            }
+        }
+        Ok(Records::from(endpoints))
+    }
+
+    async fn apply(&self, _read: &ReadState, units: &[Unit<'_>]) -> Result<(), ProviderError> {
+        let mut units = units.to_vec();
+        batch::sort_for_apply(&mut units);
+        let mut failures = Failures::default();
+        let now = u32::try_from(extdns_dns_wire::unix_now()).unwrap_or(u32::MAX);
+        // Per touched zone (by origin): the records removed and added, journalled once at the end.
+        let mut diffs: HashMap<LowerName, (Vec<Record>, Vec<Record>)> = HashMap::new();
+        let mut set = self.zones.write();
+        for unit in &units {
+            let ops = match self.ops(unit) {
+                Ok(ops) => ops,
+                Err(reason) => {
+                    failures.push(unit.failure(reason));
+                    continue;
+                }
+            };
+            let checked = ops.iter().try_for_each(|op| {
+                let zone = set
+                    .zone_for(&op.key)
+                    .ok_or_else(|| "the name is in no served zone".to_string())?;
+                zone.check(&op.key, op.record_type, op.create)
+                    .map_err(|e: ChangeError| e.to_string())
+            });
+            if let Err(reason) = checked {
+                failures.push(unit.failure(reason));
+                continue;
+            }
+            for op in ops {
+                let Some(zone) = set.zone_for_mut(&op.key) else {
+                    continue;
+                };
+                let (removed, added) = diffs.entry(zone.lower_origin().clone()).or_default();
+                let old = match op.set {
+                    Some(new) => {
+                        added.extend(new.records(&op.owner));
+                        zone.put(&op.owner, new)
+                    }
+                    None => zone.remove(&op.key, op.record_type),
+                };
+                if let Some(old) = old {
+                    removed.extend(old.records(&op.owner));
+                }
+            }
+        }
+        let touched = !diffs.is_empty();
+        for (origin, (removed, added)) in diffs {
+            if let Some(zone) = set.zones_mut().iter_mut().find(|z| z.lower_origin() == &origin) {
+                zone.commit(now, removed, added);
+            }
+        }
+        drop(set);
+        if touched {
+            self.zones.changed();
+        }
+        failures.into_result()
+    }
+
+    async fn adjust_endpoints(&self, mut endpoints: Vec<Endpoint>) -> Result<Vec<Endpoint>, ProviderError> {
+        for ep in &mut endpoints {
+            ep.record_ttl = Ttl(i64::from(self.ttl(ep.record_ttl)));
+        }
+        Ok(endpoints)
+    }
+
+    fn domain_filter(&self) -> DomainFilter {
+        self.filter.clone()
+    }
+
+    fn read_state_outlives_writes(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use extdns_endpoint::RecordType as EndpointType;
+    use extdns_provider::apply_changes;
+
+    use super::*;
+    use crate::config::Limits;
+    use crate::zones::tests::zone_config;
+
+    fn provider() -> DnsServerProvider {
+        let zones = Arc::new(Zones::new(&[zone_config("example.org.")], 1, Limits::default()));
+        DnsServerProvider::new(zones, 60)
+    }
+
+    #[tokio::test]
+    async fn what_is_applied_reads_back_exactly_and_bumps_the_serial() -> Result<(), ProviderError> {
+        let p = provider();
+        let web = Endpoint::new("web.example.org", EndpointType::A, ["192.0.2.10", "192.0.2.11"]).with_ttl(Ttl(120));
+        let txt = Endpoint::new("a-web.example.org", EndpointType::Txt, ["\"heritage=external-dns\""]);
+        let mx = Endpoint::new("example.org", EndpointType::Mx, ["10 mail.example.org"]);
+        let changes = p.adjust_endpoints(vec![web, txt, mx]).await?;
+        apply_changes(&p, &changes.iter().cloned().map(Change::Create).collect::<Vec<_>>()).await?;
+        let mut read = p.records().await?.endpoints;
+        read.sort_by(|a, b| a.dns_name.cmp(&b.dns_name));
+        let mut want = changes;
+        want.sort_by(|a, b| a.dns_name.cmp(&b.dns_name));
+        assert_eq!(read, want);
+        let set = p.zones.read();
+        assert!(set.zones()[0].serial() > 1);
+        assert_eq!(set.zones()[0].journal().since(1).map(|d| d.count()), Some(1));
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_bad_unit_fails_alone() -> Result<(), ProviderError> {
+        let p = provider();
+        let good = Endpoint::new("good.example.org", EndpointType::A, ["192.0.2.1"]);
+        let outside = Endpoint::new("web.example.com", EndpointType::A, ["192.0.2.2"]);
+        let apex_cname = Endpoint::new("example.org", EndpointType::Cname, ["elsewhere.example.net"]);
+        let weighted = Endpoint::new("w.example.org", EndpointType::A, ["192.0.2.3"]).with_set_identifier("eu");
+        let changes: Vec<Change> = [good, outside, apex_cname, weighted]
+            .into_iter()
+            .map(Change::Create)
+            .collect();
+        let Err(ProviderError::Partial { failures }) = apply_changes(&p, &changes).await else {
+            panic!("three changes must fail");
+        };
+        assert_eq!(failures.len(), 3, "{failures:?}");
+        let read = p.records().await?.endpoints;
+        assert_eq!(read.len(), 1);
+        assert_eq!(read[0].dns_name, "good.example.org");
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn updates_and_deletes_replace_and_remove_the_set() -> Result<(), ProviderError> {
+        let p = provider();
+        let v1 = Endpoint::new("web.example.org", EndpointType::A, ["192.0.2.1"]).with_ttl(Ttl(60));
+        let v2 = Endpoint::new("web.example.org", EndpointType::A, ["192.0.2.2"]).with_ttl(Ttl(60));
+        apply_changes(&p, &[Change::Create(v1.clone())]).await?;
+        let update = Change::Update {
+            old: Box::new(v1),
+            new: Box::new(v2.clone()),
+        };
+        apply_changes(&p, &[update]).await?;
+        assert_eq!(p.records().await?.endpoints, vec![v2.clone()]);
+        apply_changes(&p, &[Change::Delete(v2)]).await?;
+        assert!(p.records().await?.endpoints.is_empty());
+        Ok(())
+    }
+}

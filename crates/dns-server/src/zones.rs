@@ -1,0 +1,637 @@
+//! The served data: each zone's record sets by owner name, its serial, and the journal of changes IXFR
+//! answers from.
+//!
+//! One lock guards every zone: a query holds it for reading while it builds its answer, a write holds it
+//! while it applies one [`Provider::apply`](extdns_provider::Provider::apply) call, so a query sees a write
+//! whole or not at all, and a serial always names exactly one zone content. Each write bumps the serial of
+//! the zones it touched once and journals what it removed and added; [`Zones::subscribe`] wakes whoever
+//! sends NOTIFY.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use extdns_endpoint::{RecordType as EndpointType, Targets};
+use hickory_proto::rr::rdata::{A, AAAA, NS, SOA};
+use hickory_proto::rr::{LowerName, Name, RData, Record, RecordType};
+use tokio::sync::watch;
+
+use crate::config::{Limits, ZoneConfig};
+
+/// Every zone the server answers for, shared by the provider (which writes) and the listeners (which read).
+#[derive(Debug)]
+pub struct Zones {
+    set: RwLock<ZoneSet>,
+    changed: watch::Sender<u64>,
+}
+
+impl Zones {
+    /// The configured zones, empty but for their SOA, apex NS and glue; serials start at `serial`, which the
+    /// binary takes from the clock so that a restarted server never offers a serial older than before.
+    pub fn new(configs: &[ZoneConfig], serial: u32, limits: Limits) -> Zones {
+        let mut zones: Vec<Zone> = configs.iter().map(|c| Zone::new(c.clone(), serial, limits)).collect();
+        // Deepest first, so the first zone that contains a name is its closest one.
+        zones.sort_by_key(|z| std::cmp::Reverse(z.origin.num_labels()));
+        Zones {
+            set: RwLock::new(ZoneSet { zones }),
+            changed: watch::Sender::new(0),
+        }
+    }
+
+    /// The zones, for reading; hold the guard only while building one answer.
+    pub fn read(&self) -> RwLockReadGuard<'_, ZoneSet> {
+        self.set.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Woken after every write that changed a zone; the value counts writes.
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.changed.subscribe()
+    }
+
+    /// The zones for writing (the provider only).
+    pub(crate) fn write(&self) -> RwLockWriteGuard<'_, ZoneSet> {
+        self.set.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Tells subscribers a write changed at least one zone.
+    pub(crate) fn changed(&self) {
+        self.changed.send_modify(|n| *n = n.wrapping_add(1));
+    }
+}
+
+/// The zones at one instant.
+#[derive(Debug)]
+pub struct ZoneSet {
+    /// Deepest origin first.
+    zones: Vec<Zone>,
+}
+
+impl ZoneSet {
+    /// The closest zone containing `name` (on label boundaries), if any.
+    pub fn zone_for(&self, name: &LowerName) -> Option<&Zone> {
+        self.zones.iter().find(|z| z.origin.zone_of(name))
+    }
+
+    /// Mutable [`ZoneSet::zone_for`].
+    pub(crate) fn zone_for_mut(&mut self, name: &LowerName) -> Option<&mut Zone> {
+        self.zones.iter_mut().find(|z| z.origin.zone_of(name))
+    }
+
+    /// The zone whose apex is exactly `origin`.
+    pub fn zone(&self, origin: &LowerName) -> Option<&Zone> {
+        self.zones.iter().find(|z| &z.origin == origin)
+    }
+
+    /// Every zone, deepest origin first.
+    pub fn zones(&self) -> &[Zone] {
+        &self.zones
+    }
+
+    pub(crate) fn zones_mut(&mut self) -> &mut [Zone] {
+        &mut self.zones
+    }
+}
+
+/// One zone: its nodes by owner name, its serial and journal.
+#[derive(Debug)]
+pub struct Zone {
+    config: ZoneConfig,
+    origin: LowerName,
+    serial: u32,
+    nodes: HashMap<LowerName, Node>,
+    journal: Journal,
+    /// Records served, SOA and configured ones included.
+    records: usize,
+}
+
+/// The names and data at one owner name. A node with no record sets is an empty non-terminal: a name
+/// that exists because names below it do (RFC 4592 §2.2.2), answered NODATA, never NXDOMAIN.
+#[derive(Debug)]
+pub struct Node {
+    name: Name,
+    rrsets: Vec<RrSet>,
+    /// Nodes one label below this one.
+    children: u32,
+}
+
+impl Node {
+    /// The owner name, spelt as it was written.
+    pub fn name(&self) -> &Name {
+        &self.name
+    }
+
+    /// The record set of this type, if any.
+    pub fn rrset(&self, record_type: RecordType) -> Option<&RrSet> {
+        self.rrsets.iter().find(|r| r.record_type == record_type)
+    }
+
+    /// Every record set at this name.
+    pub fn rrsets(&self) -> &[RrSet] {
+        &self.rrsets
+    }
+
+    /// True when the name holds no data and exists only because names below it do.
+    pub fn is_empty_non_terminal(&self) -> bool {
+        self.rrsets.is_empty()
+    }
+
+    /// Whether names exist below this one.
+    pub fn has_children(&self) -> bool {
+        self.children > 0
+    }
+}
+
+/// The records of one name and type: one TTL, the data in the order written.
+#[derive(Debug, Clone)]
+pub struct RrSet {
+    /// The wire type.
+    pub record_type: RecordType,
+    /// The TTL every record of the set is served with.
+    pub ttl: u32,
+    /// The record data, one per record.
+    pub data: Vec<RData>,
+    /// Where the set comes from.
+    pub origin: SetOrigin,
+}
+
+/// Who wrote a record set: the configuration (SOA, apex NS, glue: never changed by a sync) or the
+/// controller (what [`Provider::records`](extdns_provider::Provider::records) reads back).
+#[derive(Debug, Clone)]
+pub enum SetOrigin {
+    /// From the zone's configuration.
+    Config,
+    /// Written by the controller from an endpoint of this type and these targets, kept as written so the
+    /// read gives back exactly what was applied.
+    Managed {
+        /// The endpoint's record type.
+        record_type: EndpointType,
+        /// The endpoint's targets.
+        targets: Targets,
+    },
+}
+
+impl RrSet {
+    /// Whether the controller wrote this set.
+    pub fn is_managed(&self) -> bool {
+        matches!(self.origin, SetOrigin::Managed { .. })
+    }
+
+    /// The set as records owned by `name`.
+    pub fn records<'a>(&'a self, name: &'a Name) -> impl Iterator<Item = Record> + 'a {
+        self.data
+            .iter()
+            .map(move |d| Record::from_rdata(name.clone(), self.ttl, d.clone()))
+    }
+}
+
+/// Why a change cannot be applied to a zone. The text is what the failure reports.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ChangeError {
+    /// A create of a name and type that holds data.
+    #[error("the record already exists")]
+    Exists,
+    /// An update or delete of a name and type that holds none.
+    #[error("the record does not exist")]
+    Missing,
+    /// SOA, apex NS or glue: the zone's configuration, not the controller's.
+    #[error("the record is part of the zone's configuration (--dns-server-* flags) and is not changed by a sync")]
+    Configured,
+    /// A CNAME beside other data, or other data beside a CNAME (RFC 1034 §3.6.2), or a CNAME at the apex.
+    #[error("a CNAME cannot share its name with other records or sit at the zone apex")]
+    CnameConflict,
+}
+
+impl Zone {
+    fn new(config: ZoneConfig, serial: u32, limits: Limits) -> Zone {
+        let origin = LowerName::new(&config.origin);
+        let mut zone = Zone {
+            origin,
+            serial,
+            nodes: HashMap::new(),
+            journal: Journal::new(limits.journal_changes),
+            records: 0,
+            config,
+        };
+        let apex = zone.config.origin.clone();
+        let soa = RrSet {
+            record_type: RecordType::SOA,
+            ttl: zone.config.ttl,
+            data: vec![RData::SOA(zone.soa_data())],
+            origin: SetOrigin::Config,
+        };
+        let ns = RrSet {
+            record_type: RecordType::NS,
+            ttl: zone.config.ttl,
+            data: zone
+                .config
+                .name_servers
+                .iter()
+                .map(|n| RData::NS(NS(n.clone())))
+                .collect(),
+            origin: SetOrigin::Config,
+        };
+        zone.put(&apex, soa);
+        zone.put(&apex, ns);
+        let mut glue: HashMap<(Name, RecordType), Vec<RData>> = HashMap::new();
+        for (name, ip) in zone.config.glue.clone() {
+            if !zone.origin.zone_of(&LowerName::new(&name)) {
+                continue;
+            }
+            let (rt, data) = match ip {
+                std::net::IpAddr::V4(a) => (RecordType::A, RData::A(A(a))),
+                std::net::IpAddr::V6(a) => (RecordType::AAAA, RData::AAAA(AAAA(a))),
+            };
+            glue.entry((name, rt)).or_default().push(data);
+        }
+        for ((name, record_type), data) in glue {
+            let ttl = zone.config.ttl;
+            zone.put(
+                &name,
+                RrSet {
+                    record_type,
+                    ttl,
+                    data,
+                    origin: SetOrigin::Config,
+                },
+            );
+        }
+        zone
+    }
+
+    /// The zone's apex.
+    pub fn origin(&self) -> &Name {
+        &self.config.origin
+    }
+
+    /// The zone's apex, lower-cased for comparisons.
+    pub fn lower_origin(&self) -> &LowerName {
+        &self.origin
+    }
+
+    /// The zone's configuration.
+    pub fn config(&self) -> &ZoneConfig {
+        &self.config
+    }
+
+    /// The current serial.
+    pub fn serial(&self) -> u32 {
+        self.serial
+    }
+
+    /// Records served, SOA, NS and glue included.
+    pub fn record_count(&self) -> usize {
+        self.records
+    }
+
+    /// The SOA record at the current serial.
+    pub fn soa(&self) -> Record {
+        Record::from_rdata(self.config.origin.clone(), self.config.ttl, RData::SOA(self.soa_data()))
+    }
+
+    /// The SOA record for negative answers: TTL the lesser of the SOA's TTL and its minimum (RFC 2308 §3).
+    pub fn negative_soa(&self) -> Record {
+        let ttl = self.config.ttl.min(self.config.minimum);
+        Record::from_rdata(self.config.origin.clone(), ttl, RData::SOA(self.soa_data()))
+    }
+
+    fn soa_data(&self) -> SOA {
+        // The timers are configured as u32 and checked by the binary to fit the signed fields.
+        let signed = |v: u32| i32::try_from(v).unwrap_or(i32::MAX);
+        SOA::new(
+            self.config.mname.clone(),
+            self.config.rname.clone(),
+            self.serial,
+            signed(self.config.refresh),
+            signed(self.config.retry),
+            signed(self.config.expire),
+            self.config.minimum,
+        )
+    }
+
+    /// The node at exactly this name.
+    pub fn node(&self, name: &LowerName) -> Option<&Node> {
+        self.nodes.get(name)
+    }
+
+    /// Every node, in no order.
+    pub fn nodes(&self) -> impl Iterator<Item = &Node> {
+        self.nodes.values()
+    }
+
+    /// Every record but the SOA, in no order (a transfer puts the SOA first and last itself).
+    pub fn records_without_soa(&self) -> impl Iterator<Item = Record> + '_ {
+        self.nodes.values().flat_map(|n| {
+            n.rrsets
+                .iter()
+                .filter(|r| r.record_type != RecordType::SOA)
+                .flat_map(move |r| r.records(&n.name))
+        })
+    }
+
+    /// The journal of changes, for IXFR.
+    pub fn journal(&self) -> &Journal {
+        &self.journal
+    }
+
+    /// Checks that a change of the set (`name`, `record_type`) may be made: `exists` says what the change
+    /// expects (`Some(true)`: an update or delete, `Some(false)`: a create).
+    pub(crate) fn check(&self, name: &LowerName, record_type: RecordType, create: bool) -> Result<(), ChangeError> {
+        let node = self.nodes.get(name);
+        let current = node.and_then(|n| n.rrset(record_type));
+        if current.is_some_and(|s| !s.is_managed()) {
+            return Err(ChangeError::Configured);
+        }
+        if name == &self.origin && matches!(record_type, RecordType::SOA | RecordType::NS) {
+            return Err(ChangeError::Configured);
+        }
+        match (create, current.is_some()) {
+            (true, true) => return Err(ChangeError::Exists),
+            (false, false) => return Err(ChangeError::Missing),
+            _ => {}
+        }
+        if create {
+            if record_type == RecordType::CNAME && name == &self.origin {
+                return Err(ChangeError::CnameConflict);
+            }
+            let others = node
+                .map(|n| n.rrsets.iter().map(|r| r.record_type))
+                .into_iter()
+                .flatten();
+            for other in others {
+                if (record_type == RecordType::CNAME) != (other == RecordType::CNAME) {
+                    return Err(ChangeError::CnameConflict);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Puts a record set in place of the one of its name and type (creating the node and the empty
+    /// non-terminals above it); returns the set it replaced.
+    pub(crate) fn put(&mut self, name: &Name, set: RrSet) -> Option<RrSet> {
+        let key = LowerName::new(name);
+        if !self.nodes.contains_key(&key) {
+            self.add_node(name);
+        }
+        self.records += set.data.len();
+        let node = self.nodes.get_mut(&key)?;
+        let old = match node.rrsets.iter_mut().find(|r| r.record_type == set.record_type) {
+            Some(slot) => Some(std::mem::replace(slot, set)),
+            None => {
+                node.rrsets.push(set);
+                None
+            }
+        };
+        if let Some(old) = &old {
+            self.records -= old.data.len();
+        }
+        old
+    }
+
+    /// Removes the record set of this name and type (and the nodes left empty with nothing below them).
+    pub(crate) fn remove(&mut self, name: &LowerName, record_type: RecordType) -> Option<RrSet> {
+        let node = self.nodes.get_mut(name)?;
+        let at = node.rrsets.iter().position(|r| r.record_type == record_type)?;
+        let old = node.rrsets.remove(at);
+        self.records -= old.data.len();
+        self.prune(name.clone());
+        Some(old)
+    }
+
+    /// Bumps the serial past the current one and at least to `now` (seconds since the epoch, as serial
+    /// numbers in RFC 1982 arithmetic), and journals the change it names.
+    pub(crate) fn commit(&mut self, now: u32, removed: Vec<Record>, added: Vec<Record>) {
+        let from = self.serial;
+        let next = from.wrapping_add(1);
+        // `now` is ahead of `from` in serial arithmetic when the difference is below 2^31.
+        let ahead = now.wrapping_sub(next) < (1 << 31);
+        self.serial = if ahead { now } else { next };
+        let soa = RData::SOA(self.soa_data());
+        if let Some(set) = self
+            .nodes
+            .get_mut(&self.origin)
+            .and_then(|n| n.rrsets.iter_mut().find(|r| r.record_type == RecordType::SOA))
+        {
+            set.data = vec![soa];
+        }
+        self.journal.push(Diff {
+            from,
+            to: self.serial,
+            removed,
+            added,
+        });
+    }
+
+    fn add_node(&mut self, name: &Name) {
+        let key = LowerName::new(name);
+        self.nodes.insert(
+            key.clone(),
+            Node {
+                name: name.clone(),
+                rrsets: Vec::new(),
+                children: 0,
+            },
+        );
+        if key == self.origin {
+            return;
+        }
+        let parent = name.base_name();
+        let parent_key = LowerName::new(&parent);
+        if !self.nodes.contains_key(&parent_key) {
+            self.add_node(&parent);
+        }
+        if let Some(p) = self.nodes.get_mut(&parent_key) {
+            p.children += 1;
+        }
+    }
+
+    fn prune(&mut self, mut key: LowerName) {
+        while key != self.origin {
+            let Some(node) = self.nodes.get(&key) else { return };
+            if !node.rrsets.is_empty() || node.children > 0 {
+                return;
+            }
+            self.nodes.remove(&key);
+            key = key.base_name();
+            if let Some(p) = self.nodes.get_mut(&key) {
+                p.children = p.children.saturating_sub(1);
+            }
+        }
+    }
+}
+
+/// One committed write: the serial before and after, and the records it removed and added (SOA excluded:
+/// an IXFR answer frames each diff with the two SOAs itself).
+#[derive(Debug, Clone)]
+pub struct Diff {
+    /// Serial before the write.
+    pub from: u32,
+    /// Serial after it.
+    pub to: u32,
+    /// Records removed.
+    pub removed: Vec<Record>,
+    /// Records added.
+    pub added: Vec<Record>,
+}
+
+/// The last writes of a zone, oldest first, bounded in count so a busy cluster cannot grow it.
+#[derive(Debug)]
+pub struct Journal {
+    diffs: VecDeque<Diff>,
+    cap: usize,
+}
+
+impl Journal {
+    fn new(cap: usize) -> Journal {
+        Journal {
+            diffs: VecDeque::new(),
+            cap,
+        }
+    }
+
+    fn push(&mut self, diff: Diff) {
+        if self.cap == 0 {
+            return;
+        }
+        while self.diffs.len() >= self.cap {
+            self.diffs.pop_front();
+        }
+        self.diffs.push_back(diff);
+    }
+
+    /// The diffs that take a secondary from `serial` to the current one, oldest first; `None` when the
+    /// journal does not reach back to `serial` (the secondary then gets the whole zone).
+    pub fn since(&self, serial: u32) -> Option<impl Iterator<Item = &Diff>> {
+        let start = self.diffs.iter().position(|d| d.from == serial)?;
+        Some(self.diffs.iter().skip(start))
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::str::FromStr;
+
+    use super::*;
+
+    pub(crate) fn zone_config(origin: &str) -> ZoneConfig {
+        let name = |s: &str| Name::from_str(s).expect("test name");
+        ZoneConfig {
+            origin: name(origin),
+            mname: name(&format!("ns1.{origin}")),
+            rname: name(&format!("hostmaster.{origin}")),
+            refresh: 3600,
+            retry: 600,
+            expire: 604_800,
+            minimum: 30,
+            ttl: 300,
+            name_servers: vec![name(&format!("ns1.{origin}"))],
+            glue: vec![(
+                name(&format!("ns1.{origin}")),
+                "192.0.2.53".parse().expect("test address"),
+            )],
+        }
+    }
+
+    fn a(ip: &str) -> RrSet {
+        RrSet {
+            record_type: RecordType::A,
+            ttl: 60,
+            data: vec![RData::A(A(ip.parse().expect("test address")))],
+            origin: SetOrigin::Managed {
+                record_type: EndpointType::A,
+                targets: Targets::new([ip]),
+            },
+        }
+    }
+
+    fn lower(s: &str) -> LowerName {
+        LowerName::new(&Name::from_str(s).expect("test name"))
+    }
+
+    #[test]
+    fn a_deep_name_makes_empty_non_terminals_that_go_when_it_goes() {
+        let zones = Zones::new(&[zone_config("example.org.")], 1, Limits::default());
+        let mut set = zones.write();
+        let zone = set.zone_for_mut(&lower("a.b.c.example.org.")).expect("zone");
+        zone.put(&Name::from_str("a.b.c.example.org.").expect("name"), a("192.0.2.1"));
+        assert!(
+            zone.node(&lower("b.c.example.org."))
+                .expect("ent")
+                .is_empty_non_terminal()
+        );
+        assert!(zone.node(&lower("c.example.org.")).expect("ent").has_children());
+        zone.remove(&lower("a.b.c.example.org."), RecordType::A);
+        assert!(zone.node(&lower("a.b.c.example.org.")).is_none());
+        assert!(zone.node(&lower("c.example.org.")).is_none());
+        assert!(zone.node(&lower("example.org.")).is_some(), "the apex stays");
+    }
+
+    #[test]
+    fn the_closest_zone_wins_on_label_boundaries() {
+        let zones = Zones::new(
+            &[zone_config("example.org."), zone_config("sub.example.org.")],
+            1,
+            Limits::default(),
+        );
+        let set = zones.read();
+        let origin = |n: &str| set.zone_for(&lower(n)).map(|z| z.origin().to_string());
+        assert_eq!(origin("x.sub.example.org."), Some("sub.example.org.".into()));
+        assert_eq!(origin("xsub.example.org."), Some("example.org.".into()));
+        assert_eq!(origin("example.com."), None);
+    }
+
+    #[test]
+    fn cname_never_shares_a_name_and_configured_sets_are_not_the_controllers() {
+        let zones = Zones::new(&[zone_config("example.org.")], 1, Limits::default());
+        let mut set = zones.write();
+        let zone = set.zone_for_mut(&lower("web.example.org.")).expect("zone");
+        zone.put(&Name::from_str("web.example.org.").expect("name"), a("192.0.2.1"));
+        let web = lower("web.example.org.");
+        assert_eq!(
+            zone.check(&web, RecordType::CNAME, true),
+            Err(ChangeError::CnameConflict)
+        );
+        assert_eq!(zone.check(&web, RecordType::A, true), Err(ChangeError::Exists));
+        assert_eq!(zone.check(&web, RecordType::AAAA, false), Err(ChangeError::Missing));
+        assert_eq!(zone.check(&web, RecordType::TXT, true), Ok(()));
+        let apex = lower("example.org.");
+        assert_eq!(zone.check(&apex, RecordType::NS, false), Err(ChangeError::Configured));
+        assert_eq!(
+            zone.check(&apex, RecordType::CNAME, true),
+            Err(ChangeError::CnameConflict)
+        );
+        assert_eq!(
+            zone.check(&lower("ns1.example.org."), RecordType::A, false),
+            Err(ChangeError::Configured)
+        );
+    }
+
+    #[test]
+    fn serials_follow_the_clock_and_always_grow() {
+        let zones = Zones::new(&[zone_config("example.org.")], 100, Limits::default());
+        let mut set = zones.write();
+        let zone = &mut set.zones_mut()[0];
+        zone.commit(50, vec![], vec![]);
+        assert_eq!(zone.serial(), 101, "a clock behind the serial still moves it on");
+        zone.commit(500, vec![], vec![]);
+        assert_eq!(zone.serial(), 500);
+        assert_eq!(zone.journal().since(100).map(Iterator::count), Some(2));
+        assert!(zone.journal().since(7).is_none());
+    }
+
+    #[test]
+    fn the_journal_keeps_only_its_last_changes() {
+        let limits = Limits {
+            journal_changes: 2,
+            ..Limits::default()
+        };
+        let zones = Zones::new(&[zone_config("example.org.")], 1, limits);
+        let mut set = zones.write();
+        let zone = &mut set.zones_mut()[0];
+        for _ in 0..5 {
+            zone.commit(0, vec![], vec![]);
+        }
+        assert!(zone.journal().since(1).is_none());
+        assert_eq!(zone.journal().since(4).map(Iterator::count), Some(2));
+    }
+}
