@@ -17,9 +17,13 @@
 //! # drop(provider);
 //! ```
 
+#[allow(dead_code)] // until the listeners (server.rs) call it
+mod answer;
 pub mod config;
 pub mod metrics;
 pub mod provider;
+#[allow(dead_code)] // until the listeners (server.rs) call it
+mod transfer;
 pub mod zones;
 
 pub use config::{Limits, Secondary, ServerConfig, ZoneConfig};
