@@ -233,6 +233,9 @@ pub struct Flags {
     /// The Azure DNS and Azure Private DNS providers.
     #[command(flatten)]
     pub azure: AzureFlags,
+    /// The built-in authoritative DNS server (`--provider=dns-server`).
+    #[command(flatten)]
+    pub dns_server: DnsServerFlags,
     /// extdns's own: objects from files instead of an API server.
     #[command(flatten)]
     pub offline: OfflineFlags,
@@ -557,6 +560,7 @@ names! {
         Civo = "civo",
         Cloudflare = "cloudflare",
         Coredns = "coredns",
+        DnsServer = "dns-server",
         Dnsimple = "dnsimple",
         Exoscale = "exoscale",
         Godaddy = "godaddy",
@@ -585,9 +589,14 @@ pub struct RegistryFlags {
     /// create-only.
     #[arg(long, value_name = "POLICY", value_enum, default_value_t = PolicyName::Sync)]
     pub policy: PolicyName,
-    /// How ownership of records is stored.
+    /// How ownership of records is stored (noop by default with --provider=dns-server, whose zones are
+    /// extdns's alone).
     #[arg(long, value_name = "REGISTRY", value_enum, default_value_t = RegistryName::Txt)]
     pub registry: RegistryName,
+    /// Whether `--registry` was given (command line or environment) rather than defaulted: with
+    /// `--provider=dns-server` the default is `noop`.
+    #[arg(skip)]
+    pub registry_explicit: bool,
     /// This instance's owner id in ownership records (must not be empty).
     #[arg(long, value_name = "ID", default_value = "default")]
     pub txt_owner_id: String,
@@ -659,7 +668,8 @@ pub struct ControlFlags {
     /// only then does it bound incremental writes too.
     #[arg(skip)]
     pub min_event_sync_interval_explicit: bool,
-    /// Sync once and exit.
+    /// Sync once and exit. With --provider=dns-server: sync once, then keep answering those records (no
+    /// further syncs) until interrupted.
     #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
     pub once: bool,
     /// Plan and log the changes but send nothing to the provider.
@@ -1229,6 +1239,52 @@ pub struct PiholeFlags {
     pub tls_skip_verify: bool,
 }
 
+// ---------------------------------------------------------------------------------- Built-in DNS server
+
+/// `--provider=dns-server`: the zones extdns answers for itself. extdns only. Checked and typed in
+/// `settings::dns_server`.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Built-in DNS server (extdns only)")]
+pub struct DnsServerFlags {
+    /// Address to answer DNS on, UDP and TCP (repeatable; port 0 picks a free port, logged at startup).
+    #[arg(long, value_name = "ADDR:PORT", default_values = ["0.0.0.0:1053"])]
+    pub dns_server_listen: Vec<String>,
+    /// A zone to serve authoritatively (repeatable; required with --provider=dns-server).
+    #[arg(long, value_name = "ZONE")]
+    pub dns_server_zone: Vec<String>,
+    /// Apex NS name of the zones it is inside, with its glue address if in-zone (repeatable; ns1.<zone> by
+    /// default).
+    #[arg(long, value_name = "NAME[=IP]")]
+    pub dns_server_ns: Vec<String>,
+    /// The SOA's mailbox (RNAME) for every zone; hostmaster.<zone> when empty.
+    #[arg(long, value_name = "NAME", default_value = "")]
+    pub dns_server_soa_rname: String,
+    /// The SOA's refresh: how often secondaries check the serial.
+    #[arg(long, value_name = "DURATION", default_value = "1h0m0s", value_parser = duration::parse)]
+    pub dns_server_soa_refresh: Duration,
+    /// The SOA's retry: how soon a secondary retries a failed refresh.
+    #[arg(long, value_name = "DURATION", default_value = "10m0s", value_parser = duration::parse)]
+    pub dns_server_soa_retry: Duration,
+    /// The SOA's expire: how long a secondary keeps answering without reaching this server.
+    #[arg(long, value_name = "DURATION", default_value = "168h0m0s", value_parser = duration::parse)]
+    pub dns_server_soa_expire: Duration,
+    /// The SOA's minimum: how long resolvers cache a negative answer (NXDOMAIN, NODATA).
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = duration::parse)]
+    pub dns_server_soa_minimum: Duration,
+    /// TTL of records whose endpoint sets none.
+    #[arg(long, value_name = "DURATION", default_value = "1m0s", value_parser = duration::parse)]
+    pub dns_server_ttl: Duration,
+    /// A secondary allowed to transfer the zones (AXFR, IXFR), sent NOTIFY on every change; with /KEY-NAME
+    /// its transfers must be signed with that --dns-server-tsig-key (repeatable; port 53 by default).
+    #[arg(long, value_name = "ADDR[:PORT][/KEY-NAME]")]
+    pub dns_server_secondary: Vec<String>,
+    /// A TSIG key (repeatable); ALGORITHM is hmac-sha1, hmac-sha224, hmac-sha256, hmac-sha384 or
+    /// hmac-sha512.
+    /// Pass secrets as EXTERNAL_DNS_DNS_SERVER_TSIG_KEY (one key a line).
+    #[arg(long, value_name = "NAME:ALGORITHM:BASE64-SECRET")]
+    pub dns_server_tsig_key: Vec<String>,
+}
+
 // ------------------------------------------------------------------------------------ extdns's own flags
 
 /// extdns's own flags.
@@ -1381,6 +1437,9 @@ where
     let mut cli = Cli::from_arg_matches(&matches).map_err(|e| e.with_cmd(&cmd))?;
     cli.flags.control.min_event_sync_interval_explicit = matches
         .value_source("min_event_sync_interval")
+        .is_some_and(|s| s != clap::parser::ValueSource::DefaultValue);
+    cli.flags.registry.registry_explicit = matches
+        .value_source("registry")
         .is_some_and(|s| s != clap::parser::ValueSource::DefaultValue);
     Ok(cli)
 }

@@ -16,6 +16,7 @@ pub mod azure;
 pub mod cloudflare;
 pub mod coredns;
 mod crd;
+pub mod dns_server;
 mod gateway;
 pub mod google;
 mod ingress;
@@ -219,6 +220,8 @@ pub enum ProviderSettings {
     },
     /// `--provider=webhook`: the records live behind a webhook server.
     Webhook(Box<extdns_provider_webhook::WebhookConfig>),
+    /// `--provider=dns-server`: extdns answers for the zones itself (extdns only).
+    DnsServer(Arc<extdns_dns_server::ServerConfig>),
     /// An external-dns provider extdns does not implement; refused when built.
     Unsupported(ProviderName),
 }
@@ -237,7 +240,8 @@ impl ProviderSettings {
             ProviderSettings::Azure(config) => config.write_rate = rate,
             ProviderSettings::Pihole { config, .. } => config.write_rate = rate,
             ProviderSettings::Webhook(config) => config.write_rate = rate,
-            ProviderSettings::Unsupported(_) => {}
+            // Writes go to memory: nothing to pace.
+            ProviderSettings::DnsServer(_) | ProviderSettings::Unsupported(_) => {}
         }
     }
 
@@ -254,6 +258,7 @@ impl ProviderSettings {
             ProviderSettings::Azure(config) => config.kind.flag(),
             ProviderSettings::Pihole { .. } => ProviderName::Pihole.as_str(),
             ProviderSettings::Webhook(_) => ProviderName::Webhook.as_str(),
+            ProviderSettings::DnsServer(_) => ProviderName::DnsServer.as_str(),
             ProviderSettings::Unsupported(name) => name.as_str(),
         }
     }
@@ -455,13 +460,14 @@ pub fn controller(flags: &Flags) -> Result<Settings, ValidationError> {
     )
     .map_err(|e| invalid(format!("--regex-domain-filter/--regex-domain-exclusion: {e}")))?;
     let r = &flags.registry;
+    let registry_name = effective_registry(flags);
     if !r.txt_prefix.is_empty() && !r.txt_suffix.is_empty() {
         return fail("--txt-prefix and --txt-suffix are mutually exclusive");
     }
-    if r.registry != RegistryName::Noop && r.txt_owner_id.is_empty() {
+    if registry_name != RegistryName::Noop && r.txt_owner_id.is_empty() {
         return fail(format!(
             "--txt-owner-id must not be empty with --registry={}",
-            r.registry.as_str()
+            registry_name.as_str()
         ));
     }
     let provider = match provider_name {
@@ -500,8 +506,9 @@ pub fn controller(flags: &Flags) -> Result<Settings, ValidationError> {
         )?)),
         ProviderName::Pihole => ProviderSettings::Pihole {
             config: Box::new(pihole::config(flags, &domain_filter)?),
-            txt_registry: r.registry == RegistryName::Txt,
+            txt_registry: registry_name == RegistryName::Txt,
         },
+        ProviderName::DnsServer => ProviderSettings::DnsServer(Arc::new(dns_server::config(flags)?)),
         ProviderName::Webhook => ProviderSettings::Webhook(Box::new(webhook::config(flags)?)),
         other => ProviderSettings::Unsupported(other),
     };
@@ -509,7 +516,7 @@ pub fn controller(flags: &Flags) -> Result<Settings, ValidationError> {
     provider.set_write_rate(write_rate(p.provider_write_rate)?);
     let managed_types = record_types(&p.managed_record_types);
     let excluded_types = record_types(&p.exclude_record_types);
-    let registry = match r.registry {
+    let registry = match registry_name {
         RegistryName::Txt => {
             let mut config = TxtRegistryConfig::new(registry::ownership(flags)?);
             config.managed_types = managed_types.clone();
@@ -560,7 +567,7 @@ pub fn controller(flags: &Flags) -> Result<Settings, ValidationError> {
         // The one cache of provider records is the controller's: it serves both `--provider-cache-time` (any
         // registry) and the TXT registry's `--txt-cache-interval`; the longer of the two wins, as each alone
         // would keep the records at least that long.
-        records_cache_interval: flags.provider.provider_cache_time.max(match r.registry {
+        records_cache_interval: flags.provider.provider_cache_time.max(match registry_name {
             RegistryName::Txt | RegistryName::Dynamodb => r.txt_cache_interval,
             _ => Duration::ZERO,
         }),
@@ -594,6 +601,16 @@ pub fn controller(flags: &Flags) -> Result<Settings, ValidationError> {
         leader,
         events,
     })
+}
+
+/// `--registry`, or its default: `noop` with `--provider=dns-server` (the zones it serves are extdns's alone,
+/// so there is nobody to tell its records from), `txt` otherwise, as external-dns.
+fn effective_registry(flags: &Flags) -> RegistryName {
+    if !flags.registry.registry_explicit && flags.provider.provider == Some(ProviderName::DnsServer) {
+        RegistryName::Noop
+    } else {
+        flags.registry.registry
+    }
 }
 
 fn selector(flag: &str, value: &str) -> Result<Selector, ValidationError> {
