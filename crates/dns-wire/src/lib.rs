@@ -16,4 +16,7 @@ pub mod codec;
 pub mod tsig;
 
 pub use codec::CodecError;
-pub use tsig::{Algorithm as TsigAlgorithm, Key as TsigKey, TsigError, TsigFailure, Verifier, unix_now};
+pub use tsig::{
+    Algorithm as TsigAlgorithm, Key as TsigKey, Refusal, RequestError, ResponseSigner, SignedRequest, TsigError,
+    TsigFailure, Verifier, unix_now, verify_request,
+};

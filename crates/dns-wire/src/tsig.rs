@@ -13,9 +13,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use hickory_proto::ProtoError;
 use hickory_proto::op::Message;
-use hickory_proto::rr::Name;
 use hickory_proto::rr::rdata::tsig::{TSIG, TsigAlgorithm, TsigError as TsigRcode, make_tsig_record, message_tbs};
-use hickory_proto::serialize::binary::{BinDecodable, BinDecoder};
+use hickory_proto::rr::{Name, Record};
+use hickory_proto::serialize::binary::{BinDecodable, BinDecoder, BinEncodable, BinEncoder};
 use hmac::digest::InvalidLength;
 use hmac::{Hmac, Mac};
 
@@ -219,6 +219,22 @@ impl Keyed {
             Keyed::Sha512(m) => run(m, data, mac),
         }
     }
+
+    /// Whether `mac` is a leading part of the MAC of `data` (a truncated MAC), compared in constant time.
+    fn verify_truncated_left(&self, data: &[u8], mac: &[u8]) -> bool {
+        fn run<M: Mac + Clone>(m: &M, data: &[u8], mac: &[u8]) -> bool {
+            let mut m = m.clone();
+            m.update(data);
+            m.verify_truncated_left(mac).is_ok()
+        }
+        match self {
+            Keyed::Sha1(m) => run(m, data, mac),
+            Keyed::Sha224(m) => run(m, data, mac),
+            Keyed::Sha256(m) => run(m, data, mac),
+            Keyed::Sha384(m) => run(m, data, mac),
+            Keyed::Sha512(m) => run(m, data, mac),
+        }
+    }
 }
 
 /// A TSIG key: name, algorithm and the HMAC keyed with its secret. The secret never appears in `Debug`
@@ -395,6 +411,290 @@ fn read_tsig(wire: &[u8]) -> Result<Option<Box<hickory_proto::rr::Record<TSIG>>>
     let message =
         Message::read(&mut decoder).map_err(|e| TsigFailure::BadResponse(format!("undecodable answer: {e}")))?;
     Ok(message.signature)
+}
+
+/// What a server found wrong with a signed request (RFC 8945 §5.2), in the order it checks: the key, the
+/// MAC, then the time. Each names the key so a log line says which secondary or client is misconfigured.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RequestError {
+    /// The TSIG record cannot be read, or its MAC is longer than the algorithm's or shorter than RFC 8945
+    /// §5.2.2.1 allows: answered FORMERR, unsigned.
+    #[error("malformed TSIG in the request: {0}")]
+    Malformed(String),
+    /// No key of that name and algorithm is configured (BADKEY).
+    #[error("BADKEY: the request is signed with key {name:?} ({algorithm}), which is not configured")]
+    BadKey {
+        /// The key name in the request.
+        name: String,
+        /// The algorithm named in the request.
+        algorithm: String,
+    },
+    /// The MAC does not match the configured secret (BADSIG).
+    #[error("BADSIG: the request's signature does not match the secret of key {key:?}")]
+    BadSig {
+        /// The key name.
+        key: String,
+    },
+    /// The MAC is truncated, which this server does not accept (BADTRUNC).
+    #[error("BADTRUNC: the request's MAC for key {key:?} is truncated to {len} bytes")]
+    BadTrunc {
+        /// The key name.
+        key: String,
+        /// The MAC's length.
+        len: usize,
+    },
+    /// The request was signed more than its fudge away from our clock (BADTIME).
+    #[error("BADTIME: the request with key {key:?} was signed at {signed} but our clock says {now}")]
+    BadTime {
+        /// The key name.
+        key: String,
+        /// The request's time signed.
+        signed: u64,
+        /// Our time.
+        now: u64,
+    },
+}
+
+impl RequestError {
+    /// The TSIG error code the answer carries (`None`: a FORMERR without TSIG).
+    pub fn tsig_rcode(&self) -> Option<TsigRcode> {
+        match self {
+            RequestError::Malformed(_) => None,
+            RequestError::BadKey { .. } => Some(TsigRcode::BadKey),
+            RequestError::BadSig { .. } => Some(TsigRcode::BadSig),
+            RequestError::BadTrunc { .. } => Some(TsigRcode::BadTrunc),
+            RequestError::BadTime { .. } => Some(TsigRcode::BadTime),
+        }
+    }
+}
+
+/// A refused signed request: why, and what the answer's TSIG record needs (RFC 8945 §5.3.2: BADKEY and
+/// BADSIG answers carry an empty MAC, BADTIME and BADTRUNC answers are signed).
+#[derive(Debug)]
+pub struct Refusal {
+    error: RequestError,
+    /// The request's TSIG record.
+    tsig: Option<Box<Record<TSIG>>>,
+    /// The key and request MAC, when the MAC verified (BADTIME, BADTRUNC: the answer is signed).
+    signer: Option<Box<ResponseSigner>>,
+}
+
+impl Refusal {
+    /// Why the request was refused.
+    pub fn error(&self) -> &RequestError {
+        &self.error
+    }
+
+    /// Appends the TSIG error record to `wire`, the encoded NOTAUTH (or FORMERR) answer without one: unsigned
+    /// for BADKEY and BADSIG, signed for BADTIME (our time in Other Data) and BADTRUNC, nothing for FORMERR.
+    pub fn seal(&self, wire: &mut Vec<u8>, now: u64) -> Result<(), TsigError> {
+        let (Some(rcode), Some(tsig)) = (self.error.tsig_rcode(), &self.tsig) else {
+            return Ok(());
+        };
+        match (&self.signer, rcode) {
+            (Some(signer), TsigRcode::BadTime) => {
+                let mut other = Vec::with_capacity(6);
+                other.extend_from_slice(&((now >> 32) as u16).to_be_bytes());
+                other.extend_from_slice(&(now as u32).to_be_bytes());
+                signer
+                    .as_ref()
+                    .clone()
+                    .sign_with(wire, tsig.data.time, Some(rcode), other)
+            }
+            (Some(signer), _) => signer.as_ref().clone().sign_with(wire, now, Some(rcode), Vec::new()),
+            (None, _) => {
+                let data = TSIG::new(
+                    tsig.data.algorithm.clone(),
+                    now,
+                    FUDGE,
+                    Vec::new(),
+                    tsig.data.oid,
+                    Some(rcode),
+                    Vec::new(),
+                );
+                append_tsig(wire, &make_tsig_record(tsig.name.clone(), data), &tsig.name)
+            }
+        }
+    }
+}
+
+/// A request whose TSIG verified: the key it used and the signer of the answers.
+#[derive(Debug, Clone)]
+pub struct SignedRequest {
+    signer: ResponseSigner,
+}
+
+impl SignedRequest {
+    /// The key the request was signed with.
+    pub fn key(&self) -> &Key {
+        &self.signer.key
+    }
+
+    /// The signer of the answer, or of every message of a transfer, chained from the request's MAC.
+    pub fn signer(&self) -> ResponseSigner {
+        self.signer.clone()
+    }
+}
+
+/// Checks the TSIG of a request `wire` (which must carry one) against the server's `keys` at Unix time `now`,
+/// as RFC 8945 §5.2 orders it: the key, the MAC, then the time.
+pub fn verify_request(keys: &[Key], wire: &[u8], now: u64) -> Result<SignedRequest, Refusal> {
+    let refuse = |error, tsig, signer| Refusal { error, tsig, signer };
+    let (tbs, tsig) = hickory_proto::rr::rdata::tsig::signed_bitmessage_to_buf(wire, None, true)
+        .map_err(|e| refuse(RequestError::Malformed(e.to_string()), None, None))?;
+    let name = tsig.name.to_lowercase();
+    let Some(key) = keys
+        .iter()
+        .find(|k| k.name == name && k.algorithm.hickory() == tsig.data.algorithm)
+    else {
+        let error = RequestError::BadKey {
+            name: tsig.name.to_ascii().trim_end_matches('.').to_string(),
+            algorithm: tsig.data.algorithm.to_string(),
+        };
+        return Err(refuse(error, Some(tsig), None));
+    };
+    let full = key.algorithm.mac_len();
+    let len = tsig.data.mac.len();
+    // RFC 8945 §5.2.2.1: longer than the hash, or shorter than 10 bytes or half the hash, is malformed.
+    if len > full || len < 10.max(full / 2) {
+        let error = RequestError::Malformed(format!("a MAC of {len} bytes for {}", key.algorithm));
+        return Err(refuse(error, Some(tsig), None));
+    }
+    // A truncated MAC cannot be checked with `verify_slice`; it is refused by policy below, after a
+    // check of the prefix, so that a forged request still gets BADSIG.
+    let good = if len == full {
+        key.keyed.verify(&tbs, &tsig.data.mac)
+    } else {
+        key.keyed.verify_truncated_left(&tbs, &tsig.data.mac)
+    };
+    if !good {
+        return Err(refuse(RequestError::BadSig { key: key.name() }, Some(tsig), None));
+    }
+    let signer = ResponseSigner {
+        key: key.clone(),
+        previous_mac: tsig.data.mac.clone(),
+        first: true,
+        fudge: tsig.data.fudge,
+    };
+    if len < full {
+        let error = RequestError::BadTrunc { key: key.name(), len };
+        return Err(refuse(error, Some(tsig), Some(Box::new(signer))));
+    }
+    if tsig.data.time.abs_diff(now) > u64::from(tsig.data.fudge) {
+        let error = RequestError::BadTime {
+            key: key.name(),
+            signed: tsig.data.time,
+            now,
+        };
+        return Err(refuse(error, Some(tsig), Some(Box::new(signer))));
+    }
+    Ok(SignedRequest { signer })
+}
+
+/// Signs the answers to one verified request: the first with the request's MAC and every TSIG variable,
+/// each later message of a transfer with the previous answer's MAC and the timers only (RFC 8945 §5.3.1).
+/// Every message is signed, so a client never has to cover unsigned ones.
+#[derive(Debug, Clone)]
+pub struct ResponseSigner {
+    key: Key,
+    previous_mac: Vec<u8>,
+    first: bool,
+    fudge: u16,
+}
+
+impl ResponseSigner {
+    /// The bytes the TSIG record adds to a message, for fitting a UDP answer into the client's size.
+    pub fn overhead(&self) -> usize {
+        let name = |n: &Name| n.iter().map(|l| l.len() + 1).sum::<usize>() + 1;
+        // owner, type/class/ttl/rdlength, algorithm, time 6, fudge 2, MAC size 2 + MAC, id 2, error 2, other 2+6.
+        name(&self.key.name)
+            + 10
+            + name(&self.key.algorithm.hickory().to_name())
+            + 6
+            + 2
+            + 2
+            + self.key.algorithm.mac_len()
+            + 6
+            + 6
+    }
+
+    /// Appends the TSIG record signing `wire` (an encoded message without one) at Unix time `now`, and
+    /// counts it in the header's ARCOUNT.
+    pub fn sign(&mut self, wire: &mut Vec<u8>, now: u64) -> Result<(), TsigError> {
+        self.sign_with(wire, now, None, Vec::new())
+    }
+
+    fn sign_with(
+        &mut self,
+        wire: &mut Vec<u8>,
+        time: u64,
+        error: Option<TsigRcode>,
+        other: Vec<u8>,
+    ) -> Result<(), TsigError> {
+        let failed = |source| TsigError::Sign {
+            name: self.key.name(),
+            source,
+        };
+        let id = match wire.get(..2) {
+            Some(&[a, b]) => u16::from_be_bytes([a, b]),
+            _ => return Err(failed(ProtoError::from("a message shorter than its header"))),
+        };
+        let stub = TSIG::new(
+            self.key.algorithm.hickory(),
+            time,
+            self.fudge,
+            Vec::new(),
+            id,
+            error,
+            other,
+        );
+        let mut tbs = Vec::with_capacity(2 + self.previous_mac.len() + wire.len() + 64);
+        tbs.extend_from_slice(&(self.previous_mac.len() as u16).to_be_bytes());
+        tbs.extend_from_slice(&self.previous_mac);
+        tbs.extend_from_slice(wire);
+        if self.first {
+            // Encoded apart: an encoder writes from offset 0 of its buffer, and caps it at 64 KiB.
+            let mut variables = Vec::with_capacity(64);
+            stub.emit_tsig_for_mac(&mut BinEncoder::new(&mut variables), &self.key.name)
+                .map_err(failed)?;
+            tbs.extend_from_slice(&variables);
+        } else {
+            tbs.extend_from_slice(&((time >> 32) as u16).to_be_bytes());
+            tbs.extend_from_slice(&(time as u32).to_be_bytes());
+            tbs.extend_from_slice(&self.fudge.to_be_bytes());
+        }
+        let mac = self.key.keyed.mac(&tbs);
+        append_tsig(
+            wire,
+            &make_tsig_record(self.key.name.clone(), stub.set_mac(mac.clone())),
+            &self.key.name,
+        )?;
+        self.previous_mac = mac;
+        self.first = false;
+        Ok(())
+    }
+}
+
+/// Appends a TSIG record to an encoded message and counts it in ARCOUNT.
+fn append_tsig(wire: &mut Vec<u8>, record: &Record<TSIG>, key_name: &Name) -> Result<(), TsigError> {
+    let failed = |source| TsigError::Sign {
+        name: key_name.to_ascii().trim_end_matches('.').to_string(),
+        source,
+    };
+    let count = match wire.get(10..12) {
+        Some(&[a, b]) => u16::from_be_bytes([a, b]),
+        _ => return Err(failed(ProtoError::from("a message shorter than its header"))),
+    };
+    let count = count
+        .checked_add(1)
+        .ok_or_else(|| failed(ProtoError::from("no room for another additional record")))?;
+    // A fresh encoder: the TSIG record's names are written uncompressed, as RFC 8945 §4.2 prefers.
+    let mut rr = Vec::with_capacity(128);
+    record.emit(&mut BinEncoder::new(&mut rr)).map_err(failed)?;
+    wire.extend_from_slice(&rr);
+    wire[10..12].copy_from_slice(&count.to_be_bytes());
+    Ok(())
 }
 
 /// Seconds since the epoch, for TSIG's time-signed field.
@@ -580,5 +880,144 @@ mod tests {
             matches!(&got, Err(TsigFailure::Rejected(m)) if m.contains("BADSIG")),
             "{got:?}"
         );
+    }
+
+    fn signed_query(key: &Key, now: u64) -> (Message, Vec<u8>) {
+        let mut request = Message::query();
+        request.add_query(hickory_proto::op::Query::query(
+            Name::from_ascii("example.org.").unwrap_or_default(),
+            hickory_proto::rr::RecordType::AXFR,
+        ));
+        let Ok((wire, _)) = key.sign(&mut request, now) else {
+            panic!("sign")
+        };
+        (request, wire)
+    }
+
+    fn answer_wire(request: &Message, rcode: hickory_proto::op::ResponseCode) -> Vec<u8> {
+        let mut response = Message::response(request.metadata.id, request.metadata.op_code);
+        response.metadata.response_code = rcode;
+        response.add_queries(request.queries.iter().cloned());
+        response.to_vec().unwrap_or_default()
+    }
+
+    #[test]
+    fn a_verified_request_signs_a_chain_of_answers_a_client_accepts() {
+        let now = 1_700_000_000;
+        for alg in Algorithm::ALL {
+            let Ok(key) = Key::new("xfr-key", alg, b"0123456789abcdef") else {
+                panic!("key")
+            };
+            let Ok(other) = Key::new("other", Algorithm::HmacSha256, b"x") else {
+                panic!("key")
+            };
+            let (request, wire) = signed_query(&key, now);
+            let Ok(signed) = verify_request(&[other, key.clone()], &wire, now + 10) else {
+                panic!("{alg}: a good request is refused")
+            };
+            assert_eq!(signed.key().name(), "xfr-key");
+            // What the client kept: the request MAC, read back from the wire it sent.
+            let request_mac = read_tsig(&wire)
+                .ok()
+                .flatten()
+                .map(|t| t.data.mac.clone())
+                .unwrap_or_default();
+            let mut verifier = Verifier::new(&key, request_mac, now + 10);
+            let mut signer = signed.signer();
+            for _ in 0..3 {
+                let mut answer = answer_wire(&request, hickory_proto::op::ResponseCode::NoError);
+                let before = answer.len();
+                assert!(signer.sign(&mut answer, now + 10).is_ok());
+                assert_eq!(
+                    answer.len() - before,
+                    signer.overhead() - 6,
+                    "{alg}: overhead counts BADTIME's other data"
+                );
+                assert_eq!(verifier.check(&answer), Ok(true), "{alg}");
+            }
+        }
+    }
+
+    #[test]
+    fn requests_are_refused_in_rfc_order_with_the_answer_each_needs() {
+        let now = 1_700_000_000;
+        let Ok(key) = Key::new("xfr-key", Algorithm::HmacSha256, b"right") else {
+            panic!("key")
+        };
+        let Ok(wrong) = Key::new("xfr-key", Algorithm::HmacSha256, b"wrong") else {
+            panic!("key")
+        };
+        let Ok(unknown) = Key::new("nobody", Algorithm::HmacSha256, b"right") else {
+            panic!("key")
+        };
+        let Ok(other_alg) = Key::new("xfr-key", Algorithm::HmacSha512, b"right") else {
+            panic!("key")
+        };
+        let keys = [key.clone()];
+        let tsig_of = |wire: &[u8]| read_tsig(wire).ok().flatten().map(|t| t.data.clone());
+
+        for (signer, expected) in [
+            (&unknown, TsigRcode::BadKey),
+            (&other_alg, TsigRcode::BadKey),
+            (&wrong, TsigRcode::BadSig),
+        ] {
+            let (request, wire) = signed_query(signer, now);
+            let Err(refusal) = verify_request(&keys, &wire, now) else {
+                panic!("{expected:?}: accepted")
+            };
+            assert_eq!(refusal.error().tsig_rcode(), Some(expected));
+            let mut answer = answer_wire(&request, hickory_proto::op::ResponseCode::NotAuth);
+            assert!(refusal.seal(&mut answer, now).is_ok());
+            let tsig = tsig_of(&answer);
+            assert_eq!(tsig.as_ref().and_then(|t| t.error), Some(expected));
+            assert_eq!(tsig.map(|t| t.mac.len()), Some(0), "{expected:?} answers are unsigned");
+        }
+
+        // A good MAC signed long ago: BADTIME, signed, our time in Other Data, the request's time signed.
+        let (request, wire) = signed_query(&key, now - 1000);
+        let Err(refusal) = verify_request(&keys, &wire, now) else {
+            panic!("BADTIME: accepted")
+        };
+        assert!(matches!(refusal.error(), RequestError::BadTime { signed, .. } if *signed == now - 1000));
+        let mut answer = answer_wire(&request, hickory_proto::op::ResponseCode::NotAuth);
+        assert!(refusal.seal(&mut answer, now).is_ok());
+        let Some(tsig) = tsig_of(&answer) else {
+            panic!("no TSIG")
+        };
+        assert_eq!(tsig.error, Some(TsigRcode::BadTime));
+        assert_eq!(tsig.time, now - 1000);
+        assert_eq!(tsig.other, vec![0, 0, 0x65, 0x53, 0xf1, 0x00]);
+        assert_eq!(tsig.mac.len(), 32, "a BADTIME answer is signed");
+        let refused = read_tsig(&wire)
+            .ok()
+            .flatten()
+            .map(|t| t.data.mac.clone())
+            .unwrap_or_default();
+        let got = Verifier::new(&key, refused, now).check(&answer);
+        assert!(
+            matches!(&got, Err(TsigFailure::Rejected(m)) if m.contains("BADTIME")),
+            "{got:?}"
+        );
+
+        // One flipped byte in the signed body: BADSIG.
+        let (_, mut wire) = signed_query(&key, now);
+        wire[13] ^= 0x20; // the question name's first letter, case flipped
+        let got = verify_request(&keys, &wire, now).map(|_| ());
+        assert!(
+            matches!(&got, Err(r) if matches!(r.error(), RequestError::BadSig { .. })),
+            "{got:?}"
+        );
+
+        // No TSIG at all is malformed for this function, and its answer carries none.
+        let Ok(plain) = Message::query().to_vec() else {
+            panic!("encode")
+        };
+        let Err(refusal) = verify_request(&keys, &plain, now) else {
+            panic!("accepted")
+        };
+        assert!(matches!(refusal.error(), RequestError::Malformed(_)));
+        let mut answer = plain.clone();
+        assert!(refusal.seal(&mut answer, now).is_ok());
+        assert_eq!(answer, plain);
     }
 }
