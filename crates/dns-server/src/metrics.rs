@@ -29,6 +29,35 @@ pub struct AnswerLabels {
 pub struct ServerMetrics {
     /// Answers sent, by transport and response code.
     pub answers: Family<AnswerLabels, Counter>,
+    /// Zone transfers served, by kind (`axfr`, `ixfr`, `ixfr_full` when the journal did not reach back,
+    /// `ixfr_current` when the secondary was up to date).
+    pub transfers: Family<KindLabels, Counter>,
+    /// Transfers and signed requests refused, by reason (`address`, `key`, `badkey`, `badsig`, `badtime`,
+    /// `badtrunc`, `malformed`, `udp`, `zone`).
+    pub refused: Family<ReasonLabels, Counter>,
+    /// NOTIFY messages to secondaries, by outcome (`acknowledged`, `refused`, `unanswered`, `failed`).
+    pub notifies: Family<ResultLabels, Counter>,
+}
+
+/// Labels of the transfer counter.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub struct KindLabels {
+    /// What was sent.
+    pub kind: &'static str,
+}
+
+/// Labels of the refusal counter.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub struct ReasonLabels {
+    /// Why the request was refused.
+    pub reason: &'static str,
+}
+
+/// Labels of the NOTIFY counter.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub struct ResultLabels {
+    /// How the NOTIFY ended.
+    pub result: &'static str,
 }
 
 impl ServerMetrics {
@@ -38,6 +67,21 @@ impl ServerMetrics {
             "answers",
             "DNS answers sent, by transport and response code",
             self.answers.clone(),
+        );
+        registry.register(
+            "transfers",
+            "Zone transfers sent to secondaries, by kind (axfr, ixfr, ixfr_full, ixfr_current)",
+            self.transfers.clone(),
+        );
+        registry.register(
+            "refused",
+            "Transfers and signed requests refused, by reason (address, key, badkey, badsig, badtime, badtrunc, malformed, udp, zone)",
+            self.refused.clone(),
+        );
+        registry.register(
+            "notifies",
+            "NOTIFY messages sent to secondaries, by result (acknowledged, refused, unanswered, failed)",
+            self.notifies.clone(),
         );
     }
 }
