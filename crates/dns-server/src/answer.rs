@@ -1,15 +1,604 @@
-//! Answers to ordinary queries from the zones (owned by the query-path work; this is the agreed
-//! signature, answering REFUSED until it lands).
+//! Answers to ordinary queries from the zones: what an authoritative-only server says (RFC 1034 §4.3.2
+//! with RFC 2308's negative answers, RFC 4592's wildcards, RFC 6891's EDNS and RFC 8482's minimal ANY),
+//! and the fitting of an answer into the size the client can take.
+//!
+//! Nothing here recurses, ever: RA is never set, and a name outside the served zones is REFUSED.
 
-use hickory_proto::op::{Message, ResponseCode};
+use hickory_proto::ProtoError;
+use hickory_proto::op::{Edns, Message, Metadata, OpCode, ResponseCode};
+use hickory_proto::rr::{DNSClass, LowerName, Name, RData, Record, RecordType};
+use hickory_proto::serialize::binary::{BinEncodable, BinEncoder};
 
-use crate::metrics::Transport;
-use crate::zones::ZoneSet;
+use crate::zones::{Node, Zone, ZoneSet};
 
-/// The answer to `request` (opcode QUERY, one question, not a transfer), at most `max_size` bytes on the
-/// wire once encoded for UDP (the caller truncates and sets TC beyond it); TCP passes `u16::MAX`.
-pub(crate) fn respond(_zones: &ZoneSet, request: &Message, _transport: Transport, _max_size: u16) -> Message {
-    let mut response = Message::response(request.metadata.id, request.metadata.op_code);
-    response.metadata.response_code = ResponseCode::Refused;
+/// The UDP payload size the server offers in its OPT record: the DNS Flag Day 2020 value, which fits in
+/// one unfragmented packet on every common path.
+pub(crate) const OUR_PAYLOAD: u16 = 1232;
+
+/// The plain DNS limit for UDP answers to clients without EDNS (RFC 1035 §4.2.1).
+const PLAIN_UDP: u16 = 512;
+
+/// CNAMEs followed in one answer; a longer in-zone chain stops there (the resolver goes on from the last
+/// target itself), as BIND and Knot bound theirs.
+const MAX_CHAIN: usize = 8;
+
+/// The answer to `request`: a query (not a transfer, not signed) that parsed. The answer may be larger than
+/// the client takes; [`encode`] fits it.
+pub(crate) fn respond(zones: &ZoneSet, request: &Message) -> Message {
+    let mut response = Message::new(request.metadata.id, hickory_proto::op::MessageType::Response, request.op_code);
+    response.metadata = Metadata::response_from_request(&request.metadata);
+    if let Some(edns) = &request.edns {
+        let mut ours = Edns::new();
+        ours.set_max_payload(OUR_PAYLOAD);
+        // RFC 3225 §3: the DO bit is copied; there is no DNSSEC data to go with it.
+        ours.set_dnssec_ok(edns.flags().dnssec_ok);
+        response.edns = Some(ours);
+        if edns.version() > 0 {
+            // RFC 6891 §6.1.3: a version we do not speak gets BADVERS, and nothing else.
+            response.metadata.response_code = ResponseCode::BADVERS;
+            return response;
+        }
+    }
+    if request.op_code != OpCode::Query {
+        // NOTIFY and UPDATE to a primary that takes neither, and STATUS, answered as Knot does.
+        response.metadata.response_code = ResponseCode::NotImp;
+        return response;
+    }
+    let [query] = request.queries.as_slice() else {
+        response.metadata.response_code = ResponseCode::FormErr;
+        return response;
+    };
+    response.queries.push(query.clone());
+    match query.query_type() {
+        // Types that only live in the additional section, or are never asked for.
+        RecordType::OPT | RecordType::TSIG => {
+            response.metadata.response_code = ResponseCode::FormErr;
+            return response;
+        }
+        // Only reached when the transfer side gave the request back: refuse, as a server without a
+        // transfer for the asker does.
+        RecordType::AXFR | RecordType::IXFR => {
+            response.metadata.response_code = ResponseCode::Refused;
+            return response;
+        }
+        _ => {}
+    }
+    let name = LowerName::new(query.name());
+    let zone = match (query.query_class(), zones.zone_for(&name)) {
+        (DNSClass::IN, Some(zone)) => zone,
+        _ => {
+            response.metadata.response_code = ResponseCode::Refused;
+            return response;
+        }
+    };
+    response.metadata.authoritative = true;
+    resolve(zone, query.name(), name, query.query_type(), &mut response);
     response
+}
+
+/// Where a name sits in a zone.
+enum Place<'z> {
+    /// The name is at or below a delegation point other than the apex: the node holding the NS set.
+    Cut(&'z Node),
+    /// The name exists (with data or as an empty non-terminal).
+    Node(&'z Node),
+    /// The name does not exist, but the wildcard at its closest encloser does (RFC 4592 §3.3.1).
+    Wildcard(&'z Node),
+    /// The name does not exist and nothing synthesises it.
+    Nothing,
+}
+
+/// Walks from `name` up to the apex once: the exact node or closest encloser, and the highest delegation
+/// point on the way (the zone's authority ends at the first cut below the apex).
+fn place<'z>(zone: &'z Zone, name: &LowerName, query_type: RecordType) -> Place<'z> {
+    let apex_labels = zone.lower_origin().num_labels();
+    let mut exact = None;
+    let mut encloser = None;
+    let mut cut = None;
+    let mut current = name.clone();
+    while current.num_labels() > apex_labels {
+        if let Some(node) = zone.node(&current) {
+            if encloser.is_none() && exact.is_none() {
+                if &current == name {
+                    exact = Some(node);
+                } else {
+                    encloser = Some(node);
+                }
+            }
+            // A DS query at the cut itself is the parent side's (RFC 4035 §3.1.4.1): not a referral.
+            let ds_at_cut = query_type == RecordType::DS && &current == name;
+            if node.rrset(RecordType::NS).is_some() && !ds_at_cut {
+                cut = Some(node);
+            }
+        }
+        current = current.base_name();
+    }
+    if let Some(cut) = cut {
+        return Place::Cut(cut);
+    }
+    if let Some(node) = exact.or_else(|| (name == zone.lower_origin()).then(|| zone.node(name)).flatten()) {
+        return Place::Node(node);
+    }
+    let encloser = encloser.map_or_else(|| zone.origin().clone(), |n| n.name().clone());
+    let Ok(source) = encloser.prepend_label("*") else {
+        return Place::Nothing;
+    };
+    match zone.node(&LowerName::new(&source)) {
+        Some(node) => Place::Wildcard(node),
+        None => Place::Nothing,
+    }
+}
+
+/// Fills the answer to `qname`/`query_type` in `zone`, following in-zone CNAMEs.
+fn resolve(zone: &Zone, qname: &Name, lower: LowerName, query_type: RecordType, response: &mut Message) {
+    let mut owner = qname.clone();
+    let mut lower = lower;
+    let mut seen: Vec<LowerName> = Vec::new();
+    for step in 0..MAX_CHAIN {
+        let node = match place(zone, &lower, query_type) {
+            Place::Cut(cut) if step == 0 => {
+                referral(zone, cut, response);
+                return;
+            }
+            // A CNAME into a delegated name: the answer stops at the CNAME, the resolver asks on.
+            Place::Cut(_) => return,
+            Place::Nothing => {
+                response.metadata.response_code = ResponseCode::NXDomain;
+                response.authorities.push(zone.negative_soa());
+                return;
+            }
+            // An exact name is answered under the question's spelling (and compresses against it); a
+            // wildcard's records are owned by the name asked for (RFC 4592 §2.1.1).
+            Place::Node(node) | Place::Wildcard(node) => node,
+        };
+        if query_type == RecordType::ANY {
+            // RFC 8482 §4.1: one record set of those present is enough.
+            match node.rrsets().first() {
+                Some(set) => response.answers.extend(set.records(&owner)),
+                None => response.authorities.push(zone.negative_soa()),
+            }
+            return;
+        }
+        if let Some(set) = node.rrset(query_type) {
+            response.answers.extend(set.records(&owner));
+            additional_addresses(zone, set.data.iter(), response);
+            return;
+        }
+        let Some(cname) = node.rrset(RecordType::CNAME) else {
+            // NODATA: the name exists (perhaps only as an empty non-terminal), the type does not.
+            response.authorities.push(zone.negative_soa());
+            return;
+        };
+        response.answers.extend(cname.records(&owner));
+        let Some(RData::CNAME(target)) = cname.data.first() else { return };
+        let target_lower = LowerName::new(&target.0);
+        if !zone.lower_origin().zone_of(&target_lower) || seen.contains(&target_lower) || target_lower == lower {
+            return;
+        }
+        seen.push(std::mem::replace(&mut lower, target_lower));
+        owner = target.0.clone();
+    }
+}
+
+/// A referral to the delegation at `cut`: not authoritative, the NS set in authority and the in-zone
+/// addresses of its names (glue) in additional.
+fn referral(zone: &Zone, cut: &Node, response: &mut Message) {
+    response.metadata.authoritative = false;
+    let Some(ns) = cut.rrset(RecordType::NS) else { return };
+    response.authorities.extend(ns.records(cut.name()));
+    add_addresses(zone, ns.data.iter().filter_map(target_of), response);
+}
+
+/// Addresses of in-zone MX, SRV and NS targets, so the client need not ask for them (RFC 1035 §3.3.9).
+fn additional_addresses<'a>(zone: &Zone, data: impl Iterator<Item = &'a RData>, response: &mut Message) {
+    add_addresses(zone, data.filter_map(target_of), response);
+}
+
+fn target_of(data: &RData) -> Option<&Name> {
+    match data {
+        RData::MX(mx) => Some(&mx.exchange),
+        RData::SRV(srv) => Some(&srv.target),
+        RData::NS(ns) => Some(&ns.0),
+        _ => None,
+    }
+}
+
+fn add_addresses<'a>(zone: &Zone, targets: impl Iterator<Item = &'a Name>, response: &mut Message) {
+    for target in targets {
+        let lower = LowerName::new(target);
+        if !zone.lower_origin().zone_of(&lower) {
+            continue;
+        }
+        let Some(node) = zone.node(&lower) else { continue };
+        for record_type in [RecordType::A, RecordType::AAAA] {
+            let Some(set) = node.rrset(record_type) else { continue };
+            let present = response
+                .additionals
+                .iter()
+                .any(|r| r.record_type() == record_type && LowerName::new(&r.name) == lower);
+            if !present {
+                response.additionals.extend(set.records(node.name()));
+            }
+        }
+    }
+}
+
+/// How an answer was fitted into the client's size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fit {
+    /// Sent whole.
+    Whole,
+    /// The additional section was left out (RFC 2181 §9: no TC for that alone).
+    Trimmed,
+    /// Header and question only, TC set: the client asks again over TCP.
+    Truncated,
+}
+
+/// The largest answer `request`'s sender takes over UDP: 512 without EDNS, else the lesser of its payload
+/// size and ours (RFC 6891 §6.2.5).
+pub(crate) fn udp_limit(request: &Message) -> u16 {
+    match &request.edns {
+        Some(edns) => edns.max_payload().clamp(PLAIN_UDP, OUR_PAYLOAD),
+        None => PLAIN_UDP,
+    }
+}
+
+/// Encodes `response` into `out` (cleared first) within `max_size` bytes: whole if it fits, else without
+/// its additional section, else as header, question and OPT with TC set.
+pub(crate) fn encode(response: &mut Message, max_size: u16, out: &mut Vec<u8>) -> Result<Fit, ProtoError> {
+    let max = usize::from(max_size);
+    emit(response, out)?;
+    if out.len() <= max {
+        return Ok(Fit::Whole);
+    }
+    if !response.additionals.is_empty() {
+        response.additionals.clear();
+        // Glue of a referral is needed to follow it (RFC 9471): leaving it out makes the answer truncated.
+        let referral = !response.metadata.authoritative && !response.authorities.is_empty();
+        response.metadata.truncation = referral;
+        emit(response, out)?;
+        if out.len() <= max {
+            return Ok(if referral { Fit::Truncated } else { Fit::Trimmed });
+        }
+    }
+    response.answers.clear();
+    response.authorities.clear();
+    response.additionals.clear();
+    response.metadata.truncation = true;
+    emit(response, out)?;
+    Ok(Fit::Truncated)
+}
+
+fn emit(response: &Message, out: &mut Vec<u8>) -> Result<(), ProtoError> {
+    out.clear();
+    let mut encoder = BinEncoder::new(out);
+    response.emit(&mut encoder)
+}
+
+/// Header flags of a request whose body did not parse, read straight from its first 12 bytes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RawHeader {
+    id: u16,
+    /// The opcode bits and RD, as the request had them.
+    flags: u8,
+    /// QR: the packet is a response, never answered.
+    pub(crate) is_response: bool,
+}
+
+impl RawHeader {
+    /// The header of `wire`, if it has one.
+    pub(crate) fn read(wire: &[u8]) -> Option<RawHeader> {
+        let header = wire.get(..12)?;
+        Some(RawHeader {
+            id: u16::from_be_bytes([header[0], header[1]]),
+            flags: header[2] & 0x79,
+            is_response: header[2] & 0x80 != 0,
+        })
+    }
+
+    /// FORMERR for this header: ID, opcode and RD echoed, no sections (the body is what we could not read).
+    pub(crate) fn format_error(self, out: &mut Vec<u8>) {
+        out.clear();
+        out.extend_from_slice(&self.id.to_be_bytes());
+        out.push(0x80 | self.flags);
+        out.push(ResponseCode::FormErr.low());
+        out.extend_from_slice(&[0; 8]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use extdns_endpoint::{RecordType as EndpointType, Targets};
+    use hickory_proto::op::{MessageType, Query};
+    use hickory_proto::rr::rdata::{A, CNAME, MX, NS, TXT};
+
+    use super::*;
+    use crate::config::Limits;
+    use crate::zones::tests::zone_config;
+    use crate::zones::{RrSet, SetOrigin, Zones};
+
+    /// Spelt as written (`from_str` would lower-case it).
+    fn name(s: &str) -> Name {
+        Name::from_ascii(s).expect("test name")
+    }
+
+    fn set(data: Vec<RData>) -> RrSet {
+        RrSet {
+            record_type: data[0].record_type(),
+            ttl: 60,
+            data,
+            origin: SetOrigin::Managed {
+                record_type: EndpointType::A,
+                targets: Targets::new(["x"]),
+            },
+        }
+    }
+
+    fn a(ip: &str) -> RData {
+        RData::A(A(ip.parse().expect("test address")))
+    }
+
+    fn cname(target: &str) -> RData {
+        RData::CNAME(CNAME(name(target)))
+    }
+
+    /// example.org. with web (A), www (CNAME web), loop1/loop2 (a CNAME loop), out (CNAME outside),
+    /// deep a.b.c (A, so b.c and c are empty non-terminals), *.wild (A), sub (NS, delegated, with glue
+    /// ns.sub), mail (MX to mx), mx (A), txt (TXT).
+    fn zones() -> Zones {
+        let zones = Zones::new(&[zone_config("example.org.")], 7, Limits::default());
+        {
+            let mut all = zones.write();
+            let zone = all.zone_for_mut(&LowerName::new(&name("example.org."))).expect("zone");
+            let mut put = |n: &str, data: Vec<RData>| {
+                zone.put(&name(n), set(data));
+            };
+            put("web.example.org.", vec![a("192.0.2.1"), a("192.0.2.2")]);
+            put("www.example.org.", vec![cname("web.example.org.")]);
+            put("chain.example.org.", vec![cname("www.example.org.")]);
+            put("loop1.example.org.", vec![cname("loop2.example.org.")]);
+            put("loop2.example.org.", vec![cname("loop1.example.org.")]);
+            put("out.example.org.", vec![cname("web.example.com.")]);
+            put("dangling.example.org.", vec![cname("missing.example.org.")]);
+            put("a.b.c.example.org.", vec![a("192.0.2.3")]);
+            put("*.wild.example.org.", vec![a("192.0.2.4")]);
+            put("x.y.wild.example.org.", vec![a("192.0.2.5")]);
+            put("sub.example.org.", vec![RData::NS(NS(name("ns.sub.example.org.")))]);
+            put("ns.sub.example.org.", vec![a("192.0.2.6")]);
+            put("mail.example.org.", vec![RData::MX(MX::new(10, name("mx.example.org.")))]);
+            put("mx.example.org.", vec![a("192.0.2.7")]);
+            put("txt.example.org.", vec![RData::TXT(TXT::new(vec!["hello".into()]))]);
+        }
+        zones
+    }
+
+    fn query(qname: &str, qtype: RecordType) -> Message {
+        let mut m = Message::new(4242, MessageType::Query, OpCode::Query);
+        m.metadata.recursion_desired = true;
+        m.add_query(Query::query(name(qname), qtype));
+        m
+    }
+
+    fn ask(qname: &str, qtype: RecordType) -> Message {
+        respond(&zones().read(), &query(qname, qtype))
+    }
+
+    fn texts(records: &[Record]) -> Vec<String> {
+        records
+            .iter()
+            .map(|r| format!("{} {} {}", r.name, r.record_type(), r.data))
+            .collect()
+    }
+
+    #[test]
+    fn a_hit_is_authoritative_with_rd_copied_and_never_ra() {
+        let r = ask("web.example.org.", RecordType::A);
+        assert_eq!(r.metadata.id, 4242);
+        assert_eq!(r.metadata.message_type, MessageType::Response);
+        assert!(r.metadata.authoritative && r.metadata.recursion_desired && !r.metadata.recursion_available);
+        assert_eq!(r.response_code, ResponseCode::NoError);
+        assert_eq!(
+            texts(&r.answers),
+            ["web.example.org. A 192.0.2.1", "web.example.org. A 192.0.2.2"]
+        );
+        assert!(r.authorities.is_empty());
+    }
+
+    #[test]
+    fn names_match_in_any_case_and_the_question_is_echoed_as_asked() {
+        let r = ask("WeB.Example.ORG.", RecordType::A);
+        assert_eq!(r.queries[0].name().to_string(), "WeB.Example.ORG.");
+        assert_eq!(r.answers.len(), 2);
+        assert_eq!(r.answers[0].name.to_string(), "WeB.Example.ORG.");
+    }
+
+    #[test]
+    fn nxdomain_and_nodata_carry_the_negative_soa() {
+        let nx = ask("nope.example.org.", RecordType::A);
+        assert_eq!(nx.response_code, ResponseCode::NXDomain);
+        assert!(nx.metadata.authoritative && nx.answers.is_empty());
+        assert_eq!(nx.authorities.len(), 1);
+        assert_eq!(nx.authorities[0].record_type(), RecordType::SOA);
+        assert_eq!(nx.authorities[0].ttl, 30, "min(SOA TTL 300, minimum 30)");
+        let nodata = ask("web.example.org.", RecordType::AAAA);
+        assert_eq!(nodata.response_code, ResponseCode::NoError);
+        assert!(nodata.answers.is_empty());
+        assert_eq!(nodata.authorities[0].record_type(), RecordType::SOA);
+    }
+
+    #[test]
+    fn empty_non_terminals_are_nodata() {
+        for ent in ["b.c.example.org.", "c.example.org."] {
+            let r = ask(ent, RecordType::A);
+            assert_eq!(r.response_code, ResponseCode::NoError, "{ent}");
+            assert!(r.answers.is_empty());
+            assert_eq!(r.authorities[0].record_type(), RecordType::SOA);
+        }
+        assert_eq!(ask("z.c.example.org.", RecordType::A).response_code, ResponseCode::NXDomain);
+    }
+
+    #[test]
+    fn wildcards_synthesise_under_the_name_asked_but_not_where_names_exist() {
+        let r = ask("anything.wild.example.org.", RecordType::A);
+        assert_eq!(texts(&r.answers), ["anything.wild.example.org. A 192.0.2.4"]);
+        assert!(r.metadata.authoritative);
+        // Only the closest encloser's wildcard: two labels below `wild` the encloser is still `wild`.
+        let deep = ask("a.b.wild.example.org.", RecordType::A);
+        assert_eq!(texts(&deep.answers), ["a.b.wild.example.org. A 192.0.2.4"]);
+        // `y.wild` exists as an empty non-terminal: it is NODATA, and names below it use `*.y.wild`.
+        let ent = ask("y.wild.example.org.", RecordType::A);
+        assert!(ent.answers.is_empty() && ent.response_code == ResponseCode::NoError);
+        assert_eq!(ask("q.y.wild.example.org.", RecordType::A).response_code, ResponseCode::NXDomain);
+        // The wildcard's NODATA.
+        let nodata = ask("other.wild.example.org.", RecordType::TXT);
+        assert_eq!(nodata.response_code, ResponseCode::NoError);
+        assert!(nodata.answers.is_empty());
+        // The wildcard node itself answers when asked by name.
+        assert_eq!(ask("*.wild.example.org.", RecordType::A).answers.len(), 1);
+    }
+
+    #[test]
+    fn cname_chains_are_followed_in_zone_and_stop_outside_or_at_a_loop() {
+        let r = ask("chain.example.org.", RecordType::A);
+        assert_eq!(
+            texts(&r.answers),
+            [
+                "chain.example.org. CNAME www.example.org.",
+                "www.example.org. CNAME web.example.org.",
+                "web.example.org. A 192.0.2.1",
+                "web.example.org. A 192.0.2.2",
+            ]
+        );
+        let cname_asked = ask("www.example.org.", RecordType::CNAME);
+        assert_eq!(texts(&cname_asked.answers), ["www.example.org. CNAME web.example.org."]);
+        let out = ask("out.example.org.", RecordType::A);
+        assert_eq!(texts(&out.answers), ["out.example.org. CNAME web.example.com."]);
+        assert_eq!(out.response_code, ResponseCode::NoError);
+        let lp = ask("loop1.example.org.", RecordType::A);
+        assert_eq!(lp.answers.len(), 2, "{:?}", texts(&lp.answers));
+        let dangling = ask("dangling.example.org.", RecordType::A);
+        assert_eq!(dangling.answers.len(), 1);
+        assert_eq!(dangling.response_code, ResponseCode::NXDomain, "RFC 6604: the last name's code");
+    }
+
+    #[test]
+    fn delegations_get_a_referral_with_glue() {
+        for qname in ["sub.example.org.", "host.sub.example.org.", "ns.sub.example.org."] {
+            let r = ask(qname, RecordType::A);
+            assert!(!r.metadata.authoritative, "{qname}");
+            assert_eq!(r.response_code, ResponseCode::NoError);
+            assert!(r.answers.is_empty());
+            assert_eq!(texts(&r.authorities), ["sub.example.org. NS ns.sub.example.org."]);
+            assert_eq!(texts(&r.additionals), ["ns.sub.example.org. A 192.0.2.6"]);
+        }
+        let apex_ns = ask("example.org.", RecordType::NS);
+        assert!(apex_ns.metadata.authoritative);
+        assert_eq!(texts(&apex_ns.answers), ["example.org. NS ns1.example.org."]);
+        assert_eq!(texts(&apex_ns.additionals), ["ns1.example.org. A 192.0.2.53"]);
+    }
+
+    #[test]
+    fn mx_targets_in_the_zone_come_with_their_addresses() {
+        let r = ask("mail.example.org.", RecordType::MX);
+        assert_eq!(texts(&r.additionals), ["mx.example.org. A 192.0.2.7"]);
+    }
+
+    #[test]
+    fn any_gets_one_record_set() {
+        let r = ask("example.org.", RecordType::ANY);
+        let types: std::collections::HashSet<RecordType> = r.answers.iter().map(Record::record_type).collect();
+        assert_eq!(types.len(), 1, "{:?}", texts(&r.answers));
+        assert_eq!(ask("nope.example.org.", RecordType::ANY).response_code, ResponseCode::NXDomain);
+    }
+
+    #[test]
+    fn outside_the_zones_other_classes_and_opcodes_are_refused_or_not_implemented() {
+        let r = ask("example.com.", RecordType::A);
+        assert_eq!(r.response_code, ResponseCode::Refused);
+        assert!(!r.metadata.authoritative);
+        let mut chaos = query("version.example.org.", RecordType::TXT);
+        chaos.queries[0].set_query_class(DNSClass::CH);
+        assert_eq!(respond(&zones().read(), &chaos).response_code, ResponseCode::Refused);
+        for op in [OpCode::Update, OpCode::Notify, OpCode::Status] {
+            let mut m = query("web.example.org.", RecordType::A);
+            m.metadata.op_code = op;
+            let r = respond(&zones().read(), &m);
+            assert_eq!(r.response_code, ResponseCode::NotImp, "{op:?}");
+            assert_eq!(r.op_code, op);
+        }
+    }
+
+    #[test]
+    fn not_exactly_one_question_is_a_format_error() {
+        let mut none = query("web.example.org.", RecordType::A);
+        none.queries.clear();
+        assert_eq!(respond(&zones().read(), &none).response_code, ResponseCode::FormErr);
+        let mut two = query("web.example.org.", RecordType::A);
+        two.add_query(Query::query(name("www.example.org."), RecordType::A));
+        let r = respond(&zones().read(), &two);
+        assert_eq!(r.response_code, ResponseCode::FormErr);
+        assert!(r.answers.is_empty());
+    }
+
+    #[test]
+    fn edns_is_answered_with_our_size_and_unknown_versions_get_badvers() {
+        let mut m = query("web.example.org.", RecordType::A);
+        let mut edns = Edns::new();
+        edns.set_max_payload(4096);
+        edns.set_dnssec_ok(true);
+        m.set_edns(edns.clone());
+        let r = respond(&zones().read(), &m);
+        let ours = r.edns.as_ref().expect("OPT in the answer");
+        assert_eq!(ours.max_payload(), OUR_PAYLOAD);
+        assert!(ours.flags().dnssec_ok);
+        assert_eq!(udp_limit(&m), OUR_PAYLOAD);
+        assert!(ask("web.example.org.", RecordType::A).edns.is_none(), "no OPT without one asked");
+        edns.set_version(1);
+        m.set_edns(edns);
+        let mut bad = respond(&zones().read(), &m);
+        assert_eq!(bad.response_code, ResponseCode::BADVERS);
+        let mut wire = Vec::new();
+        encode(&mut bad, 512, &mut wire).expect("encodes");
+        let back = Message::from_vec(&wire).expect("decodes");
+        // 16 reads back as BADSIG, its TSIG twin: the code is what travels, its high bits in the OPT.
+        assert_eq!(u16::from(back.response_code), 16);
+    }
+
+    #[test]
+    fn answers_too_big_for_udp_are_truncated_to_the_question() {
+        let zones = zones();
+        {
+            let mut all = zones.write();
+            let zone = all.zone_for_mut(&LowerName::new(&name("big.example.org."))).expect("zone");
+            let many = (0..100).map(|i| a(&format!("10.0.0.{i}"))).collect();
+            zone.put(&name("big.example.org."), set(many));
+        }
+        let m = query("BIG.example.org.", RecordType::A);
+        let mut r = respond(&zones.read(), &m);
+        let mut wire = Vec::new();
+        assert_eq!(encode(&mut r, udp_limit(&m), &mut wire).expect("encodes"), Fit::Truncated);
+        assert!(wire.len() <= 512);
+        let back = Message::from_vec(&wire).expect("decodes");
+        assert!(back.metadata.truncation && back.metadata.authoritative);
+        assert_eq!(back.queries[0].name().to_string(), "BIG.example.org.");
+        assert!(back.answers.is_empty());
+        let mut whole = respond(&zones.read(), &m);
+        assert_eq!(encode(&mut whole, u16::MAX, &mut wire).expect("encodes"), Fit::Whole);
+        assert_eq!(Message::from_vec(&wire).expect("decodes").answers.len(), 100);
+    }
+
+    #[test]
+    fn a_header_alone_gets_a_format_error_echoing_id_opcode_and_rd() {
+        let header = RawHeader::read(&[0xab, 0xcd, 0x01 | (5 << 3), 0, 0, 1, 0, 0, 0, 0, 0, 0, 0xff]).expect("header");
+        assert!(!header.is_response);
+        let mut out = Vec::new();
+        header.format_error(&mut out);
+        let m = Message::from_vec(&out).expect("decodes");
+        assert_eq!(m.metadata.id, 0xabcd);
+        assert_eq!(m.message_type, MessageType::Response);
+        assert_eq!(m.op_code, OpCode::Update);
+        assert!(m.recursion_desired);
+        assert_eq!(m.response_code, ResponseCode::FormErr);
+        assert!(RawHeader::read(&[0; 11]).is_none());
+    }
 }
