@@ -84,6 +84,18 @@ impl<'a> Run<'a> {
 
     /// The command line, against `dns` and the control plane, with metrics on a free port.
     pub fn command(&self, cp: &ControlPlane, dns: &DnsServer) -> Result<Command> {
+        self.command_to(cp, Some(dns.port))
+    }
+
+    /// A long-running controller writing only where [`Run::provider`] says (the built-in DNS server, a
+    /// cloud fake): no BIND server behind it.
+    pub fn start_own_provider(&self, cp: &ControlPlane, log: &Path) -> Result<Proc> {
+        let cmd = self.command_to(cp, None)?;
+        Proc::spawn(self.which.name(), cmd, log)
+    }
+
+    /// [`Run::command`], with RFC2136 to BIND on `dns_port` unless the run names its provider.
+    fn command_to(&self, cp: &ControlPlane, dns_port: Option<u16>) -> Result<Command> {
         let program = match self.which {
             Which::Extdns => &cp.binaries().extdns,
             Which::ExternalDns => &cp.binaries().external_dns,
@@ -109,9 +121,10 @@ impl<'a> Run<'a> {
         let flags = flags
             .into_iter()
             .filter(|f| !self.only_sources || !(f.starts_with("--source=") || f == "--gateway-listener-sets"));
-        let provider = match &self.provider {
-            Some(flags) => flags.clone(),
-            None => provider_flags(self.owner, dns.port),
+        let provider = match (&self.provider, dns_port) {
+            (Some(flags), _) => flags.clone(),
+            (None, Some(port)) => provider_flags(self.owner, port),
+            (None, None) => bail!("a run without a BIND server must name its provider's flags"),
         };
         cmd.args(flags)
             .args(provider)

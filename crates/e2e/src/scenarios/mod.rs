@@ -14,6 +14,7 @@ pub mod crd;
 pub mod crd_registry;
 pub mod degraded;
 pub mod differential;
+pub mod dns_server;
 pub mod drift;
 pub mod dynamodb;
 pub mod encryption;
@@ -211,6 +212,12 @@ pub const ALL: &[Scenario] = &[
         about: "extdns on DNSEndpoints in externaldns.nginx.org/v1 (--crd-source-apiversion, #6414) and external-dns v0.23.0 on the same entries in its own group publish identical zones and take over each other's",
         default: true,
         run: differential::crd_group,
+    },
+    Scenario {
+        name: "dns-server",
+        about: "--provider=dns-server: a Service, an Ingress, an HTTPRoute and a DNSEndpoint answer on the served port (UDP and TCP); 20 changes answer within 10 ms (median; p99 printed); two replicas with --leader-elect both answer, and after kill -9 of either the other answers, changes included",
+        default: false,
+        run: dns_server::run,
     },
     Scenario {
         name: "lease",
