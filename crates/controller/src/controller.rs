@@ -215,6 +215,9 @@ pub struct Controller {
     config: ControllerConfig,
     metrics: Arc<Metrics>,
     leadership: Leadership,
+    /// The provider is this process's own (the built-in DNS server): every replica writes it whatever the
+    /// lease says, and the lease decides only who writes Events and DNSEndpoint status.
+    local_provider: bool,
     /// `--events-emit`: which events, and where they go; `None` emits nothing.
     events: Option<(EventsConfig, Arc<dyn EventSink>)>,
     /// Where each sync's outcome is written back onto the objects (DNSEndpoint status); `None` writes nothing.
@@ -238,6 +241,7 @@ impl Controller {
             config,
             metrics,
             leadership: Leadership::always(),
+            local_provider: false,
             events: None,
             status: None,
         }
@@ -258,6 +262,10 @@ impl Controller {
 
     /// Hands one sync's outcome to the status sink, and its events to the event sink, if they are on.
     async fn emit(&self, outcome: Outcome<'_>) {
+        // Every replica of a local provider syncs: only the leader reports, so nothing is written twice.
+        if self.local_provider && !self.leadership.is_leader() {
+            return;
+        }
         if let Some(status) = &self.status {
             status.report(self.cluster.store(), SyncStatus::of(&outcome)).await;
         }
@@ -276,6 +284,19 @@ impl Controller {
         self
     }
 
+    /// The provider lives in this process (`--provider=dns-server`: the zones it answers from), so every
+    /// replica must write it from its own view: with `--leader-elect`, syncs no longer wait for the lease,
+    /// which then decides only who emits Events and writes DNSEndpoint status.
+    pub fn with_local_provider(mut self) -> Self {
+        self.local_provider = true;
+        self
+    }
+
+    /// Whether this replica may write the provider now.
+    fn may_write(&self) -> bool {
+        self.local_provider || self.leadership.is_leader()
+    }
+
     /// The metrics this controller records, for the server that exposes them.
     pub fn metrics(&self) -> &Arc<Metrics> {
         &self.metrics
@@ -287,6 +308,7 @@ impl Controller {
     pub async fn run_once(&self) -> Result<SyncReport, SyncError> {
         let report = self.full_sync(None).await?.0;
         self.metrics.count_sync(true);
+        self.metrics.mark_ready();
         Ok(report)
     }
 
@@ -338,7 +360,12 @@ impl Controller {
             Err(e) => Err(e),
         };
         match &result {
-            Ok(report) => self.metrics.count_sync(report.full),
+            Ok(report) => {
+                self.metrics.count_sync(report.full);
+                if report.full {
+                    self.metrics.mark_ready();
+                }
+            }
             // What is cached may no longer be what the provider holds.
             Err(_) => state.cache = None,
         }
@@ -356,7 +383,7 @@ impl Controller {
     /// A full sync from `records` (the provider read now when `None`); also what the next sync starts from
     /// when the loop keeps it (`--events`, `--txt-cache-interval`), unless the write failed.
     async fn full_sync(&self, records: Option<(Snapshot, Instant)>) -> Result<(SyncReport, Option<Cache>), SyncError> {
-        if !self.leadership.is_leader() {
+        if !self.may_write() {
             return Err(SyncError::NotLeader);
         }
         self.metrics.mark_reconcile();
@@ -453,7 +480,7 @@ impl Controller {
     /// guarantee of a full sync holds: nothing is planned from an unsynced view, ownership is checked per
     /// record, the deletion guard counts every record, and records of failing objects are kept.
     async fn incremental_sync(&self, cache: &mut Cache) -> Result<Option<SyncReport>, SyncError> {
-        if !self.leadership.is_leader() {
+        if !self.may_write() {
             return Err(SyncError::NotLeader);
         }
         if !self.cluster.synced() {
@@ -621,7 +648,7 @@ impl Controller {
 
         // The fence: the plan took time, and the lease may have run out meanwhile. Past this check the write
         // starts within the renew deadline, which is shorter than any other replica's wait for the lease.
-        if !self.leadership.is_leader() {
+        if !self.may_write() {
             warn!(
                 changes = changes.len(),
                 "lost the leader lease while planning; nothing was sent to the provider"
@@ -861,20 +888,26 @@ impl Controller {
         leading: &mut bool,
         shutdown: &CancellationToken,
     ) -> bool {
+        let mut synced_wake = self.cluster.changes();
         loop {
             let now_leading = self.leadership.is_leader();
             self.metrics.set_leader(now_leading);
-            if now_leading {
+            if now_leading || self.local_provider {
                 return true;
             }
             if *leading {
                 info!("not the leader: watching the cluster, not syncing until this replica holds the lease");
                 *leading = false;
             }
+            // A follower is ready once its view is warm: it can take over at once.
+            if self.cluster.synced() {
+                self.metrics.mark_ready();
+            }
             tokio::select! {
                 biased;
                 _ = shutdown.cancelled() => return false,
                 _ = leadership.changed() => {}
+                _ = changed_or_never(&mut synced_wake), if !self.metrics.is_ready() => {}
             }
         }
     }

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use extdns_endpoint::{Endpoint, RecordType};
@@ -124,6 +124,9 @@ pub struct Metrics {
     writes: Family<SyncKindLabel, Counter>,
     webhook: [CallGauges; 3],
     requests: Arc<RequestDurations>,
+    /// Whether `/readyz` answers 200: set once this replica completed a full sync (or, following a leader
+    /// of a shared provider, once its informers synced), never cleared.
+    ready: AtomicBool,
 }
 
 impl Metrics {
@@ -154,6 +157,7 @@ impl Metrics {
             webhook: Default::default(),
             requests: Arc::default(),
             registry: Registry::default(),
+            ready: AtomicBool::new(false),
         };
         let build_info = Family::<BuildInfoLabels, Gauge>::default();
         build_info
@@ -290,6 +294,24 @@ impl Metrics {
             );
         }
         Metrics { registry: root, ..m }
+    }
+
+    /// Registers metrics of a part the binary wires in (the built-in DNS server's), under `prefix`
+    /// (`extdns_dns_server`), beside the controller's; before the metrics are shared.
+    pub fn register_with_prefix(&mut self, prefix: &str, register: impl FnOnce(&mut Registry)) {
+        register(self.registry.sub_registry_with_prefix(prefix));
+    }
+
+    /// Whether this replica is ready to be sent traffic (`/readyz`): it completed a full sync, or it follows
+    /// the leader of a shared provider with its informers synced.
+    pub fn is_ready(&self) -> bool {
+        self.ready.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn mark_ready(&self) {
+        if !self.ready.swap(true, Ordering::Relaxed) {
+            tracing::info!("ready: /readyz answers 200 from now on");
+        }
     }
 
     /// The OpenMetrics text exposition of every metric.
@@ -492,6 +514,21 @@ mod tests {
             .find(|l| l.starts_with(prefix))
             .and_then(|l| l.rsplit(' ').next())
             .and_then(|v| v.parse().ok())
+    }
+
+    #[test]
+    fn a_part_wired_in_registers_its_metrics_under_its_prefix() {
+        let mut m = Metrics::new("0", "0");
+        let answers = Counter::<u64>::default();
+        m.register_with_prefix("extdns_dns_server", |r| {
+            r.register("answers", "DNS answers sent", answers.clone());
+        });
+        answers.inc();
+        assert!(
+            m.encode().contains("\nextdns_dns_server_answers_total 1\n"),
+            "{}",
+            m.encode()
+        );
     }
 
     #[test]

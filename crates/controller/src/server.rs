@@ -1,15 +1,22 @@
-//! The `--metrics-address` listener: `/metrics` for Prometheus and `/healthz` for the kubelet's probes.
+//! The `--metrics-address` listener: `/metrics` for Prometheus, `/healthz` and `/readyz` for the kubelet's
+//! probes.
 //!
 //! `/healthz` answers 200 `OK` as long as the process serves HTTP, as external-dns does: a sync that fails
 //! (a provider down) is not a reason for the kubelet to restart extdns, it would only lose the informer
 //! caches and come back to the same failure.
+//!
+//! `/readyz` answers 503 until this replica completed its first full sync, then 200 for good: a Service in
+//! front of the replicas (the built-in DNS server's) must not send a query to one that would answer from
+//! empty zones. A replica that follows the leader of a shared provider never syncs; it is ready once its
+//! informers have listed everything, when it could take over at once. A later failing sync does not make a
+//! replica unready: what it serves or would write is still its last complete view.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::State;
-use axum::http::{HeaderMap, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::IntoResponse;
 use axum::routing::get;
 use tokio::net::TcpListener;
@@ -65,19 +72,31 @@ pub async fn start_metrics_server(
             tracing::error!(error = %e, "metrics server stopped");
         }
     });
-    tracing::info!(address = %local_addr, "serving /metrics and /healthz");
+    tracing::info!(address = %local_addr, "serving /metrics, /healthz and /readyz");
     Ok(MetricsServer { local_addr, handle })
 }
 
 pub(crate) fn router(metrics: Arc<Metrics>) -> Router {
     Router::new()
         .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
         .route("/metrics", get(metrics_handler))
         .with_state(metrics)
 }
 
 async fn healthz() -> &'static str {
     "OK"
+}
+
+async fn readyz(State(metrics): State<Arc<Metrics>>) -> (StatusCode, &'static str) {
+    if metrics.is_ready() {
+        (StatusCode::OK, "OK")
+    } else {
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "not ready: the first full sync has not completed",
+        )
+    }
 }
 
 /// The text format unless the scraper's `Accept` prefers OpenMetrics, as Prometheus client libraries answer.
@@ -177,6 +196,23 @@ mod tests {
         let missing = get_path(server.local_addr, "/nope").await?;
         assert!(missing.starts_with("HTTP/1.1 404"), "{missing}");
 
+        shutdown.cancel();
+        server.handle.await?;
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn readyz_is_503_until_the_first_full_sync_then_200() -> Result<(), Box<dyn std::error::Error>> {
+        let metrics = Arc::new(Metrics::new("0", "0"));
+        let shutdown = CancellationToken::new();
+        let server = start_metrics_server("127.0.0.1:0", metrics.clone(), shutdown.clone()).await?;
+        let before = get_path(server.local_addr, "/readyz").await?;
+        assert!(before.starts_with("HTTP/1.1 503"), "{before}");
+        assert!(before.ends_with("the first full sync has not completed"), "{before}");
+        metrics.mark_ready();
+        let after = get_path(server.local_addr, "/readyz").await?;
+        assert!(after.starts_with("HTTP/1.1 200"), "{after}");
+        assert!(after.ends_with("\r\n\r\nOK"), "{after}");
         shutdown.cancel();
         server.handle.await?;
         Ok(())

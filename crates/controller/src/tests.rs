@@ -849,6 +849,62 @@ async fn the_loop_syncs_only_while_leading_and_at_once_on_takeover() -> Result<(
     running.finish().await
 }
 
+#[tokio::test(start_paused = true)]
+async fn every_replica_of_a_local_provider_syncs_and_only_the_leader_reports() -> Result<(), SyncError> {
+    let (cluster, source, registry) = parts(true, vec![events::of_web(a("web.example.com", "10.0.0.1"))]);
+    let (tx, rx) = watch::channel(None);
+    let sink = Arc::new(events::KeptEvents::default());
+    let dyn_sink: Arc<dyn crate::EventSink> = sink.clone();
+    let c = controller(&cluster, &source, &registry, ControllerConfig::default())
+        .with_leadership(Leadership::from_watch(rx))
+        .with_local_provider()
+        .with_events(crate::EventsConfig::new(true, true, true), dyn_sink);
+    assert!(!c.metrics().is_ready());
+    let report = c.run_once().await?;
+    assert!(report.applied, "a follower writes its own provider");
+    assert_eq!(registry.applies(), 1);
+    assert!(sink.take().is_empty(), "but emits no Events: the leader does");
+    assert!(c.metrics().is_ready(), "ready after its first full sync");
+
+    tx.send_replace(Some(tokio::time::Instant::now() + Duration::from_secs(10)));
+    source.set(vec![events::of_web(a("web.example.com", "10.0.0.2"))]);
+    c.run_once().await?;
+    assert_eq!(sink.take().len(), 1, "the leader reports what it wrote");
+    Ok(())
+}
+
+#[tokio::test(start_paused = true)]
+async fn readiness_waits_for_a_full_sync_or_a_followers_synced_view() -> Result<(), tokio::task::JoinError> {
+    // A leader: not ready while the view is incomplete, ready after the first full sync.
+    let (cluster, source, registry) = parts(false, vec![]);
+    let c = controller(&cluster, &source, &registry, every(60));
+    let metrics = c.metrics().clone();
+    let running = spawn_loop(c);
+    advance(Duration::from_secs(5)).await;
+    assert!(!metrics.is_ready());
+    cluster.synced.store(true, Ordering::SeqCst);
+    cluster.touch();
+    advance(Duration::from_millis(10)).await;
+    assert_eq!(registry.reads(), 1);
+    assert!(metrics.is_ready());
+    running.finish().await?;
+
+    // A follower of a shared provider never syncs: ready once its informers have listed.
+    let (cluster, source, registry) = parts(false, vec![]);
+    let (_tx, rx) = watch::channel(None);
+    let c = controller(&cluster, &source, &registry, every(60)).with_leadership(Leadership::from_watch(rx));
+    let metrics = c.metrics().clone();
+    let running = spawn_loop(c);
+    advance(Duration::from_secs(5)).await;
+    assert!(!metrics.is_ready());
+    cluster.synced.store(true, Ordering::SeqCst);
+    cluster.touch();
+    advance(Duration::from_millis(10)).await;
+    assert!(metrics.is_ready());
+    assert_eq!(registry.reads(), 0);
+    running.finish().await
+}
+
 #[tokio::test]
 async fn without_an_election_the_leader_metric_is_one() {
     let metrics = Metrics::new("test", "test");

@@ -5,7 +5,7 @@ use crate::{DeletionGuard, EventKind, EventReason, EventSink, EventsConfig, Reco
 use extdns_informer::{ObjectKey, ResourceKind};
 
 #[derive(Default)]
-struct KeptEvents(Mutex<Vec<RecordEvent>>);
+pub(super) struct KeptEvents(Mutex<Vec<RecordEvent>>);
 
 #[async_trait]
 impl EventSink for KeptEvents {
@@ -17,7 +17,7 @@ impl EventSink for KeptEvents {
 }
 
 impl KeptEvents {
-    fn take(&self) -> Vec<RecordEvent> {
+    pub(super) fn take(&self) -> Vec<RecordEvent> {
         self.0.lock().map(|mut e| std::mem::take(&mut *e)).unwrap_or_default()
     }
 
@@ -35,7 +35,7 @@ fn web() -> ObjectKey {
 }
 
 /// A record the service source would produce for `shop/web`.
-fn of_web(e: Endpoint) -> Endpoint {
+pub(super) fn of_web(e: Endpoint) -> Endpoint {
     e.with_ref_object(web()).with_label(label::RESOURCE, "service/shop/web")
 }
 
