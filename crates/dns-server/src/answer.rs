@@ -6,9 +6,10 @@
 
 use hickory_proto::ProtoError;
 use hickory_proto::op::{Edns, Message, Metadata, OpCode, ResponseCode};
-use hickory_proto::rr::{DNSClass, LowerName, Name, RData, Record, RecordType};
+use hickory_proto::rr::{DNSClass, LowerName, Name, RData, RecordType};
 use hickory_proto::serialize::binary::{BinEncodable, BinEncoder};
 
+use crate::metrics::Transport;
 use crate::zones::{Node, Zone, ZoneSet};
 
 /// The UDP payload size the server offers in its OPT record: the DNS Flag Day 2020 value, which fits in
@@ -22,10 +23,15 @@ const PLAIN_UDP: u16 = 512;
 /// target itself), as BIND and Knot bound theirs.
 const MAX_CHAIN: usize = 8;
 
-/// The answer to `request`: a query (not a transfer, not signed) that parsed. The answer may be larger than
-/// the client takes; [`encode`] fits it.
-pub(crate) fn respond(zones: &ZoneSet, request: &Message) -> Message {
-    let mut response = Message::new(request.metadata.id, hickory_proto::op::MessageType::Response, request.op_code);
+/// The answer to `request`: a query (not a transfer) that parsed, received over `transport` by a client
+/// that takes `max_size` bytes. The answer is built whole; [`encode`] fits it into `max_size` (the
+/// listeners call it; TCP passes `u16::MAX`).
+pub(crate) fn respond(zones: &ZoneSet, request: &Message, _transport: Transport, _max_size: u16) -> Message {
+    let mut response = Message::new(
+        request.metadata.id,
+        hickory_proto::op::MessageType::Response,
+        request.op_code,
+    );
     response.metadata = Metadata::response_from_request(&request.metadata);
     if let Some(edns) = &request.edns {
         let mut ours = Edns::new();
@@ -170,7 +176,9 @@ fn resolve(zone: &Zone, qname: &Name, lower: LowerName, query_type: RecordType, 
             return;
         };
         response.answers.extend(cname.records(&owner));
-        let Some(RData::CNAME(target)) = cname.data.first() else { return };
+        let Some(RData::CNAME(target)) = cname.data.first() else {
+            return;
+        };
         let target_lower = LowerName::new(&target.0);
         if !zone.lower_origin().zone_of(&target_lower) || seen.contains(&target_lower) || target_lower == lower {
             return;
@@ -310,6 +318,7 @@ impl RawHeader {
 mod tests {
     use extdns_endpoint::{RecordType as EndpointType, Targets};
     use hickory_proto::op::{MessageType, Query};
+    use hickory_proto::rr::Record;
     use hickory_proto::rr::rdata::{A, CNAME, MX, NS, TXT};
 
     use super::*;
@@ -365,7 +374,10 @@ mod tests {
             put("x.y.wild.example.org.", vec![a("192.0.2.5")]);
             put("sub.example.org.", vec![RData::NS(NS(name("ns.sub.example.org.")))]);
             put("ns.sub.example.org.", vec![a("192.0.2.6")]);
-            put("mail.example.org.", vec![RData::MX(MX::new(10, name("mx.example.org.")))]);
+            put(
+                "mail.example.org.",
+                vec![RData::MX(MX::new(10, name("mx.example.org.")))],
+            );
             put("mx.example.org.", vec![a("192.0.2.7")]);
             put("txt.example.org.", vec![RData::TXT(TXT::new(vec!["hello".into()]))]);
         }
@@ -380,7 +392,7 @@ mod tests {
     }
 
     fn ask(qname: &str, qtype: RecordType) -> Message {
-        respond(&zones().read(), &query(qname, qtype))
+        respond(&zones().read(), &query(qname, qtype), Transport::Udp, 512)
     }
 
     fn texts(records: &[Record]) -> Vec<String> {
@@ -434,7 +446,10 @@ mod tests {
             assert!(r.answers.is_empty());
             assert_eq!(r.authorities[0].record_type(), RecordType::SOA);
         }
-        assert_eq!(ask("z.c.example.org.", RecordType::A).response_code, ResponseCode::NXDomain);
+        assert_eq!(
+            ask("z.c.example.org.", RecordType::A).response_code,
+            ResponseCode::NXDomain
+        );
     }
 
     #[test]
@@ -448,7 +463,10 @@ mod tests {
         // `y.wild` exists as an empty non-terminal: it is NODATA, and names below it use `*.y.wild`.
         let ent = ask("y.wild.example.org.", RecordType::A);
         assert!(ent.answers.is_empty() && ent.response_code == ResponseCode::NoError);
-        assert_eq!(ask("q.y.wild.example.org.", RecordType::A).response_code, ResponseCode::NXDomain);
+        assert_eq!(
+            ask("q.y.wild.example.org.", RecordType::A).response_code,
+            ResponseCode::NXDomain
+        );
         // The wildcard's NODATA.
         let nodata = ask("other.wild.example.org.", RecordType::TXT);
         assert_eq!(nodata.response_code, ResponseCode::NoError);
@@ -478,7 +496,11 @@ mod tests {
         assert_eq!(lp.answers.len(), 2, "{:?}", texts(&lp.answers));
         let dangling = ask("dangling.example.org.", RecordType::A);
         assert_eq!(dangling.answers.len(), 1);
-        assert_eq!(dangling.response_code, ResponseCode::NXDomain, "RFC 6604: the last name's code");
+        assert_eq!(
+            dangling.response_code,
+            ResponseCode::NXDomain,
+            "RFC 6604: the last name's code"
+        );
     }
 
     #[test]
@@ -508,7 +530,10 @@ mod tests {
         let r = ask("example.org.", RecordType::ANY);
         let types: std::collections::HashSet<RecordType> = r.answers.iter().map(Record::record_type).collect();
         assert_eq!(types.len(), 1, "{:?}", texts(&r.answers));
-        assert_eq!(ask("nope.example.org.", RecordType::ANY).response_code, ResponseCode::NXDomain);
+        assert_eq!(
+            ask("nope.example.org.", RecordType::ANY).response_code,
+            ResponseCode::NXDomain
+        );
     }
 
     #[test]
@@ -518,11 +543,14 @@ mod tests {
         assert!(!r.metadata.authoritative);
         let mut chaos = query("version.example.org.", RecordType::TXT);
         chaos.queries[0].set_query_class(DNSClass::CH);
-        assert_eq!(respond(&zones().read(), &chaos).response_code, ResponseCode::Refused);
+        assert_eq!(
+            respond(&zones().read(), &chaos, Transport::Udp, 512).response_code,
+            ResponseCode::Refused
+        );
         for op in [OpCode::Update, OpCode::Notify, OpCode::Status] {
             let mut m = query("web.example.org.", RecordType::A);
             m.metadata.op_code = op;
-            let r = respond(&zones().read(), &m);
+            let r = respond(&zones().read(), &m, Transport::Tcp, u16::MAX);
             assert_eq!(r.response_code, ResponseCode::NotImp, "{op:?}");
             assert_eq!(r.op_code, op);
         }
@@ -532,10 +560,13 @@ mod tests {
     fn not_exactly_one_question_is_a_format_error() {
         let mut none = query("web.example.org.", RecordType::A);
         none.queries.clear();
-        assert_eq!(respond(&zones().read(), &none).response_code, ResponseCode::FormErr);
+        assert_eq!(
+            respond(&zones().read(), &none, Transport::Udp, 512).response_code,
+            ResponseCode::FormErr
+        );
         let mut two = query("web.example.org.", RecordType::A);
         two.add_query(Query::query(name("www.example.org."), RecordType::A));
-        let r = respond(&zones().read(), &two);
+        let r = respond(&zones().read(), &two, Transport::Udp, 512);
         assert_eq!(r.response_code, ResponseCode::FormErr);
         assert!(r.answers.is_empty());
     }
@@ -547,15 +578,18 @@ mod tests {
         edns.set_max_payload(4096);
         edns.set_dnssec_ok(true);
         m.set_edns(edns.clone());
-        let r = respond(&zones().read(), &m);
+        let r = respond(&zones().read(), &m, Transport::Tcp, u16::MAX);
         let ours = r.edns.as_ref().expect("OPT in the answer");
         assert_eq!(ours.max_payload(), OUR_PAYLOAD);
         assert!(ours.flags().dnssec_ok);
         assert_eq!(udp_limit(&m), OUR_PAYLOAD);
-        assert!(ask("web.example.org.", RecordType::A).edns.is_none(), "no OPT without one asked");
+        assert!(
+            ask("web.example.org.", RecordType::A).edns.is_none(),
+            "no OPT without one asked"
+        );
         edns.set_version(1);
         m.set_edns(edns);
-        let mut bad = respond(&zones().read(), &m);
+        let mut bad = respond(&zones().read(), &m, Transport::Tcp, u16::MAX);
         assert_eq!(bad.response_code, ResponseCode::BADVERS);
         let mut wire = Vec::new();
         encode(&mut bad, 512, &mut wire).expect("encodes");
@@ -569,20 +603,25 @@ mod tests {
         let zones = zones();
         {
             let mut all = zones.write();
-            let zone = all.zone_for_mut(&LowerName::new(&name("big.example.org."))).expect("zone");
+            let zone = all
+                .zone_for_mut(&LowerName::new(&name("big.example.org.")))
+                .expect("zone");
             let many = (0..100).map(|i| a(&format!("10.0.0.{i}"))).collect();
             zone.put(&name("big.example.org."), set(many));
         }
         let m = query("BIG.example.org.", RecordType::A);
-        let mut r = respond(&zones.read(), &m);
+        let mut r = respond(&zones.read(), &m, Transport::Udp, 512);
         let mut wire = Vec::new();
-        assert_eq!(encode(&mut r, udp_limit(&m), &mut wire).expect("encodes"), Fit::Truncated);
+        assert_eq!(
+            encode(&mut r, udp_limit(&m), &mut wire).expect("encodes"),
+            Fit::Truncated
+        );
         assert!(wire.len() <= 512);
         let back = Message::from_vec(&wire).expect("decodes");
         assert!(back.metadata.truncation && back.metadata.authoritative);
         assert_eq!(back.queries[0].name().to_string(), "BIG.example.org.");
         assert!(back.answers.is_empty());
-        let mut whole = respond(&zones.read(), &m);
+        let mut whole = respond(&zones.read(), &m, Transport::Udp, 512);
         assert_eq!(encode(&mut whole, u16::MAX, &mut wire).expect("encodes"), Fit::Whole);
         assert_eq!(Message::from_vec(&wire).expect("decodes").answers.len(), 100);
     }

@@ -7,6 +7,12 @@
 //! bumped a serial. Nothing is read from or written to disk: every replica builds its zones from its own
 //! informers, so every replica answers.
 //!
+//! A request travels: [`DnsServer`] (the sockets: UDP answered in the receive loop, TCP framed per RFC
+//! 7766, with the limits of [`Limits`]) parses it; transfers and signed requests go to the transfer side,
+//! everything else to the answer side, which reads the [`ZoneSet`] under the read lock for the time of one
+//! answer and fits the encoded answer into what the client takes (TC beyond it). A request that does not
+//! parse gets FORMERR when its header is readable and nothing otherwise; a response is never answered.
+//!
 //! ```
 //! use std::sync::Arc;
 //! use extdns_dns_server::{DnsServerProvider, Limits, Zones};
@@ -17,11 +23,11 @@
 //! # drop(provider);
 //! ```
 
-#[allow(dead_code)] // until the listeners (server.rs) call it
 mod answer;
 pub mod config;
 pub mod metrics;
 pub mod provider;
+pub mod server;
 #[allow(dead_code)] // until the listeners (server.rs) call it
 mod transfer;
 pub mod zones;
@@ -29,4 +35,5 @@ pub mod zones;
 pub use config::{Limits, Secondary, ServerConfig, ZoneConfig};
 pub use metrics::ServerMetrics;
 pub use provider::DnsServerProvider;
+pub use server::{DnsServer, ServerError};
 pub use zones::{Zone, ZoneSet, Zones};

@@ -37,6 +37,31 @@ pub struct ServerMetrics {
     pub refused: Family<ReasonLabels, Counter>,
     /// NOTIFY messages to secondaries, by outcome (`acknowledged`, `refused`, `unanswered`, `failed`).
     pub notifies: Family<ResultLabels, Counter>,
+    /// Requests whose header was readable but whose body was not: answered FORMERR.
+    pub malformed: Family<TransportLabels, Counter>,
+    /// Packets dropped without an answer, by reason (`short`: no full header; `response`: QR set, never
+    /// answered so two servers cannot ping-pong).
+    pub dropped: Family<DropLabels, Counter>,
+    /// UDP answers sent header and question only, with TC set, for the client to ask over TCP.
+    pub truncated: Counter,
+    /// TCP connections closed as soon as accepted because `Limits::tcp_connections` were open.
+    pub tcp_refused: Counter,
+}
+
+/// Labels of counters by transport only.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub struct TransportLabels {
+    /// `udp` or `tcp`.
+    pub transport: Transport,
+}
+
+/// Labels of the dropped-packet counter.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+pub struct DropLabels {
+    /// `udp` or `tcp`.
+    pub transport: Transport,
+    /// Why nothing was answered.
+    pub reason: &'static str,
 }
 
 /// Labels of the transfer counter.
@@ -82,6 +107,26 @@ impl ServerMetrics {
             "notifies",
             "NOTIFY messages sent to secondaries, by result (acknowledged, refused, unanswered, failed)",
             self.notifies.clone(),
+        );
+        registry.register(
+            "malformed",
+            "Requests that did not parse past the header, answered FORMERR, by transport",
+            self.malformed.clone(),
+        );
+        registry.register(
+            "dropped",
+            "Packets dropped unanswered, by transport and reason (short, response)",
+            self.dropped.clone(),
+        );
+        registry.register(
+            "truncated",
+            "UDP answers too large for the client, sent with TC set for a retry over TCP",
+            self.truncated.clone(),
+        );
+        registry.register(
+            "tcp_refused",
+            "TCP connections closed at once because the connection cap was reached",
+            self.tcp_refused.clone(),
         );
     }
 }

@@ -1,0 +1,487 @@
+//! The listeners: UDP and TCP on every configured address, answering from the shared [`Zones`].
+//!
+//! UDP is answered in the receive loop itself (a few workers share each socket, one per core): no task per
+//! packet, one input and one output buffer per worker, reused, so a flood costs CPU but never memory. TCP
+//! follows RFC 7766: length-prefixed messages, several per connection answered in order, a connection
+//! closed after [`Limits::tcp_idle`](crate::Limits) without a full message, and at most
+//! [`Limits::tcp_connections`](crate::Limits) open (more are closed as soon as accepted, and counted).
+//! Transfers and signed requests go to [`Transfers`]; everything else to [`answer::respond`].
+
+use std::net::{IpAddr, SocketAddr, UdpSocket as StdUdpSocket};
+use std::sync::Arc;
+use std::time::Duration;
+
+use hickory_proto::op::{Message, ResponseCode};
+use prometheus_client::metrics::counter::Counter;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream, UdpSocket};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+use tracing::{debug, info, warn};
+
+use crate::answer::{self, Fit, RawHeader};
+use crate::config::ServerConfig;
+use crate::metrics::{AnswerLabels, DropLabels, ServerMetrics, Transport, TransportLabels};
+use crate::transfer::{self, Transfers};
+use crate::zones::Zones;
+
+/// Why the server cannot listen. The text names the address.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServerError {
+    /// A listen address cannot be bound (in use, not local, or a privileged port).
+    #[error("cannot listen for DNS on {transport} {address}: {source}")]
+    Bind {
+        /// `UDP` or `TCP`.
+        transport: &'static str,
+        /// The address as configured (`--dns-server-listen`).
+        address: SocketAddr,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// The built-in DNS server: bound, not yet serving.
+#[derive(Debug)]
+pub struct DnsServer {
+    udp: Vec<StdUdpSocket>,
+    tcp: Vec<std::net::TcpListener>,
+    handler: Arc<Handler>,
+    config: Arc<ServerConfig>,
+}
+
+impl DnsServer {
+    /// Binds UDP and TCP on every address of `config.listen` (without a runtime: the sockets join one in
+    /// [`DnsServer::run`]). With port 0, UDP is bound first and TCP on the port the system gave it.
+    pub fn bind(
+        config: Arc<ServerConfig>,
+        zones: Arc<Zones>,
+        metrics: ServerMetrics,
+    ) -> Result<DnsServer, ServerError> {
+        let mut udp = Vec::new();
+        let mut tcp = Vec::new();
+        for &address in &config.listen {
+            let (u, t) = bind_pair(address)?;
+            udp.push(u);
+            tcp.push(t);
+        }
+        let transfers = Arc::new(Transfers::new(zones.clone(), config.clone(), metrics.clone()));
+        Ok(DnsServer {
+            udp,
+            tcp,
+            handler: Arc::new(Handler {
+                zones,
+                transfers,
+                metrics,
+            }),
+            config,
+        })
+    }
+
+    /// The addresses bound, UDP and TCP alike, in the order configured (ports resolved when 0 was asked).
+    pub fn local_addrs(&self) -> Vec<SocketAddr> {
+        self.udp.iter().filter_map(|s| s.local_addr().ok()).collect()
+    }
+
+    /// Serves until `shutdown` is cancelled, and sends NOTIFY to the secondaries on every change meanwhile.
+    /// Needs a Tokio runtime with I/O and time enabled.
+    pub async fn run(self, shutdown: CancellationToken) {
+        let mut tasks = JoinSet::new();
+        let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 8);
+        for socket in self.udp {
+            let socket = match socket.set_nonblocking(true).and_then(|()| UdpSocket::from_std(socket)) {
+                Ok(s) => Arc::new(s),
+                Err(e) => {
+                    warn!(error = %e, "cannot serve a bound DNS UDP socket");
+                    continue;
+                }
+            };
+            if let Ok(address) = socket.local_addr() {
+                info!(%address, "serving DNS over UDP");
+            }
+            for _ in 0..workers {
+                tasks.spawn(udp_worker(socket.clone(), self.handler.clone(), shutdown.clone()));
+            }
+        }
+        let slots = Arc::new(Semaphore::new(self.config.limits.tcp_connections));
+        for listener in self.tcp {
+            let listener = match listener
+                .set_nonblocking(true)
+                .and_then(|()| TcpListener::from_std(listener))
+            {
+                Ok(l) => l,
+                Err(e) => {
+                    warn!(error = %e, "cannot serve a bound DNS TCP socket");
+                    continue;
+                }
+            };
+            if let Ok(address) = listener.local_addr() {
+                info!(%address, "serving DNS over TCP");
+            }
+            tasks.spawn(tcp_acceptor(
+                listener,
+                self.handler.clone(),
+                slots.clone(),
+                self.config.limits.tcp_idle,
+                shutdown.clone(),
+            ));
+        }
+        tasks.spawn(self.handler.transfers.clone().notify(shutdown.clone()));
+        shutdown.cancelled().await;
+        while tasks.join_next().await.is_some() {}
+    }
+}
+
+/// UDP and TCP bound on one address; with port 0, on the same port (retried when TCP finds it taken).
+fn bind_pair(address: SocketAddr) -> Result<(StdUdpSocket, std::net::TcpListener), ServerError> {
+    let udp_error = |source| ServerError::Bind {
+        transport: "UDP",
+        address,
+        source,
+    };
+    let tcp_error = |source| ServerError::Bind {
+        transport: "TCP",
+        address,
+        source,
+    };
+    let attempts = if address.port() == 0 { 16 } else { 1 };
+    let mut last = None;
+    for _ in 0..attempts {
+        let udp = StdUdpSocket::bind(address).map_err(udp_error)?;
+        let port = udp.local_addr().map_err(udp_error)?.port();
+        match std::net::TcpListener::bind(SocketAddr::new(address.ip(), port)) {
+            Ok(tcp) => return Ok((udp, tcp)),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(tcp_error(last.unwrap_or_else(|| std::io::ErrorKind::AddrInUse.into())))
+}
+
+/// What every listener shares: the zones, the transfer side and the counters.
+#[derive(Debug)]
+struct Handler {
+    zones: Arc<Zones>,
+    transfers: Arc<Transfers>,
+    metrics: ServerMetrics,
+}
+
+/// What became of one request.
+enum Handled {
+    /// Nothing to send (no header, or a response).
+    Silent,
+    /// The answer is in the output buffer.
+    Answered,
+    /// A transfer or a signed request, for [`Transfers`].
+    Transfer(Box<Message>),
+}
+
+impl Handler {
+    /// Parses `wire` and, unless it is for [`Transfers`], writes the answer into `out` within `max_size`
+    /// (`None`: the limit the request's EDNS gives for UDP).
+    fn handle(&self, wire: &[u8], max_size: Option<u16>, out: &mut Vec<u8>, counters: &mut Counters) -> Handled {
+        let Some(header) = RawHeader::read(wire) else {
+            counters.dropped_short.inc();
+            return Handled::Silent;
+        };
+        if header.is_response {
+            counters.dropped_response.inc();
+            return Handled::Silent;
+        }
+        let request = match Message::from_vec(wire) {
+            Ok(m) => m,
+            Err(e) => {
+                debug!(error = %e, "malformed DNS request, answered FORMERR");
+                counters.malformed.inc();
+                header.format_error(out);
+                counters.answer(ResponseCode::FormErr);
+                return Handled::Answered;
+            }
+        };
+        if transfer::handles(&request) {
+            return Handled::Transfer(Box::new(request));
+        }
+        let (transport, limit) = match max_size {
+            Some(max) => (Transport::Tcp, max),
+            None => (Transport::Udp, answer::udp_limit(&request)),
+        };
+        let mut response = answer::respond(&self.zones.read(), &request, transport, limit);
+        match answer::encode(&mut response, limit, out) {
+            Ok(Fit::Truncated) => {
+                counters.truncated.inc();
+            }
+            Ok(Fit::Whole | Fit::Trimmed) => {}
+            Err(e) => {
+                warn!(error = %e, name = ?request.queries.first().map(|q| q.name().to_string()), "cannot encode a DNS answer, sending SERVFAIL");
+                server_failure(&request, out);
+                counters.answer(ResponseCode::ServFail);
+                return Handled::Answered;
+            }
+        }
+        counters.answer(response.response_code);
+        Handled::Answered
+    }
+
+    /// The answer to one UDP datagram from `peer` in `out`; `false`: send nothing.
+    fn udp(&self, wire: &[u8], peer: SocketAddr, out: &mut Vec<u8>, counters: &mut Counters) -> bool {
+        match self.handle(wire, None, out, counters) {
+            Handled::Silent => false,
+            Handled::Answered => true,
+            Handled::Transfer(request) => {
+                let limit = answer::udp_limit(&request);
+                match self.transfers.respond_udp(wire, &request, peer, limit) {
+                    Some(bytes) => {
+                        *out = bytes;
+                        true
+                    }
+                    None => false,
+                }
+            }
+        }
+    }
+}
+
+/// SERVFAIL with the request's ID, opcode, RD and question: what is sent when an answer cannot be encoded.
+fn server_failure(request: &Message, out: &mut Vec<u8>) {
+    let mut failure = Message::response(request.metadata.id, request.op_code);
+    failure.metadata.recursion_desired = request.metadata.recursion_desired;
+    failure.metadata.response_code = ResponseCode::ServFail;
+    failure.queries = request.queries.clone();
+    if answer::encode(&mut failure, u16::MAX, out).is_err() {
+        failure.queries.clear();
+        let _ = answer::encode(&mut failure, u16::MAX, out);
+    }
+}
+
+/// One worker's handles on the counters it bumps, looked up once (a label lookup per packet would cost a
+/// lock and an allocation).
+struct Counters {
+    transport: Transport,
+    answers: Vec<(u16, Counter)>,
+    family: ServerMetrics,
+    dropped_short: Counter,
+    dropped_response: Counter,
+    malformed: Counter,
+    truncated: Counter,
+}
+
+impl Counters {
+    fn new(transport: Transport, metrics: &ServerMetrics) -> Counters {
+        let dropped = |reason| metrics.dropped.get_or_create(&DropLabels { transport, reason }).clone();
+        Counters {
+            transport,
+            answers: Vec::new(),
+            dropped_short: dropped("short"),
+            dropped_response: dropped("response"),
+            malformed: metrics.malformed.get_or_create(&TransportLabels { transport }).clone(),
+            truncated: metrics.truncated.clone(),
+            family: metrics.clone(),
+        }
+    }
+
+    fn answer(&mut self, rcode: ResponseCode) {
+        let code = u16::from(rcode);
+        if let Some((_, c)) = self.answers.iter().find(|(k, _)| *k == code) {
+            c.inc();
+            return;
+        }
+        let counter = self
+            .family
+            .answers
+            .get_or_create(&AnswerLabels {
+                transport: self.transport,
+                rcode: rcode_name(code),
+            })
+            .clone();
+        counter.inc();
+        self.answers.push((code, counter));
+    }
+}
+
+/// The response code as DNS tools spell it (`NOERROR`, `NXDOMAIN`, ...).
+pub(crate) fn rcode_name(code: u16) -> String {
+    let name = match code {
+        0 => "NOERROR",
+        1 => "FORMERR",
+        2 => "SERVFAIL",
+        3 => "NXDOMAIN",
+        4 => "NOTIMP",
+        5 => "REFUSED",
+        6 => "YXDOMAIN",
+        7 => "YXRRSET",
+        8 => "NXRRSET",
+        9 => "NOTAUTH",
+        10 => "NOTZONE",
+        16 => "BADVERS",
+        17 => "BADKEY",
+        18 => "BADTIME",
+        22 => "BADTRUNC",
+        other => return format!("RCODE{other}"),
+    };
+    name.to_string()
+}
+
+/// Answers datagrams from one socket (several of these share it) until `shutdown`.
+async fn udp_worker(socket: Arc<UdpSocket>, handler: Arc<Handler>, shutdown: CancellationToken) {
+    // The largest datagram UDP carries; a bigger one is cut by the kernel and then fails to parse.
+    let mut input = vec![0u8; 65_535];
+    let mut out = Vec::with_capacity(4096);
+    let mut counters = Counters::new(Transport::Udp, &handler.metrics);
+    let cancelled = shutdown.cancelled();
+    tokio::pin!(cancelled);
+    loop {
+        let received = tokio::select! {
+            biased;
+            () = &mut cancelled => return,
+            r = socket.recv_from(&mut input) => r,
+        };
+        let (len, peer) = match received {
+            Ok(r) => r,
+            Err(e) => {
+                // Nothing a client sends makes this fail repeatedly; pause so a failing socket cannot spin.
+                debug!(error = %e, "DNS UDP receive failed");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        let Some(wire) = input.get(..len) else { continue };
+        if handler.udp(wire, peer, &mut out, &mut counters)
+            && let Err(e) = socket.send_to(&out, peer).await
+        {
+            debug!(%peer, error = %e, "DNS UDP send failed");
+        }
+    }
+}
+
+/// Accepts TCP connections until `shutdown`, each served by a task of its own while a slot is free.
+async fn tcp_acceptor(
+    listener: TcpListener,
+    handler: Arc<Handler>,
+    slots: Arc<Semaphore>,
+    idle: Duration,
+    shutdown: CancellationToken,
+) {
+    loop {
+        let accepted = tokio::select! {
+            biased;
+            () = shutdown.cancelled() => return,
+            r = listener.accept() => r,
+        };
+        let (stream, peer) = match accepted {
+            Ok(a) => a,
+            Err(e) => {
+                // Out of file descriptors, most often: wait for connections to close.
+                warn!(error = %e, "cannot accept a DNS TCP connection");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let Ok(slot) = slots.clone().try_acquire_owned() else {
+            handler.metrics.tcp_refused.inc();
+            debug!(%peer, "DNS TCP connection closed: the connection cap is reached");
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        tokio::spawn(tcp_connection(
+            stream,
+            peer,
+            handler.clone(),
+            idle,
+            shutdown.clone(),
+            slot,
+        ));
+    }
+}
+
+/// Serves one TCP connection (RFC 7766 §6.2.1: queries in a row, answered in order) until the client
+/// closes it, stays idle past `idle`, sends something unreadable, or `shutdown`.
+async fn tcp_connection(
+    stream: TcpStream,
+    peer: SocketAddr,
+    handler: Arc<Handler>,
+    idle: Duration,
+    shutdown: CancellationToken,
+    _slot: OwnedSemaphorePermit,
+) {
+    let (mut reader, mut writer) = stream.into_split();
+    let mut input = Vec::new();
+    let mut out = Vec::new();
+    let mut framed = Vec::new();
+    let mut counters = Counters::new(Transport::Tcp, &handler.metrics);
+    loop {
+        let mut prefix = [0u8; 2];
+        let read = tokio::select! {
+            biased;
+            () = shutdown.cancelled() => return,
+            r = tokio::time::timeout(idle, reader.read_exact(&mut prefix)) => r,
+        };
+        if !matches!(read, Ok(Ok(_))) {
+            return;
+        }
+        // At most 64 KiB, the most a length prefix can say.
+        input.resize(usize::from(u16::from_be_bytes(prefix)), 0);
+        if !matches!(
+            tokio::time::timeout(idle, reader.read_exact(&mut input)).await,
+            Ok(Ok(_))
+        ) {
+            return;
+        }
+        match handler.handle(&input, Some(u16::MAX), &mut out, &mut counters) {
+            // A stream that carries no header cannot be trusted to be framed right either.
+            Handled::Silent if RawHeader::read(&input).is_none() => return,
+            Handled::Silent => continue,
+            Handled::Answered => {}
+            Handled::Transfer(request) => {
+                if let Err(e) = handler.transfers.serve_tcp(&input, &request, peer, &mut writer).await {
+                    debug!(%peer, error = %e, "DNS TCP transfer ended");
+                    return;
+                }
+                continue;
+            }
+        }
+        let Ok(len) = u16::try_from(out.len()) else { return };
+        framed.clear();
+        framed.extend_from_slice(&len.to_be_bytes());
+        framed.extend_from_slice(&out);
+        if !matches!(tokio::time::timeout(idle, writer.write_all(&framed)).await, Ok(Ok(()))) {
+            return;
+        }
+    }
+}
+
+/// The query path without sockets, for the fuzz target: what the UDP listener sends for a datagram.
+#[doc(hidden)]
+pub mod fuzzing {
+    use super::*;
+
+    /// A listener's request handling over `zones`, with transfers as `config` allows them.
+    #[derive(Debug)]
+    pub struct QueryPath {
+        handler: Handler,
+        counters_metrics: ServerMetrics,
+    }
+
+    impl QueryPath {
+        /// The path over `zones`.
+        pub fn new(zones: Arc<Zones>, config: Arc<ServerConfig>) -> QueryPath {
+            let metrics = ServerMetrics::default();
+            QueryPath {
+                handler: Handler {
+                    transfers: Arc::new(Transfers::new(zones.clone(), config, metrics.clone())),
+                    zones,
+                    metrics: metrics.clone(),
+                },
+                counters_metrics: metrics,
+            }
+        }
+
+        /// The datagram the server sends back for `wire` from 127.0.0.1, if any.
+        pub fn udp(&self, wire: &[u8]) -> Option<Vec<u8>> {
+            let mut counters = Counters::new(Transport::Udp, &self.counters_metrics);
+            let mut out = Vec::new();
+            let peer = SocketAddr::new(IpAddr::from([127, 0, 0, 1]), 5353);
+            self.handler.udp(wire, peer, &mut out, &mut counters).then_some(out)
+        }
+    }
+}
