@@ -39,6 +39,8 @@ const REQUIRED: &[(Provides, &str)] = &[
     (Provides::Program("named"), "bind9"),
     (Provides::Program("knotd"), "knot"),
     (Provides::Program("dig"), "bind9-dnsutils"),
+    // The built-in DNS server's answers are checked with Knot's client as well as BIND's.
+    (Provides::Program("kdig"), "knot-dnsutils"),
     (Provides::Program("openssl"), "openssl"),
     (Provides::Program("kill"), "procps"),
     (Provides::PythonModule("ensurepip"), "python3-venv"),

@@ -90,6 +90,8 @@ pub enum Server {
     OpenSsl,
     /// `unshare` and `ip`, which give a test a network namespace of its own.
     NetNamespace,
+    /// `dig` and Knot's `kdig`, the two DNS clients the built-in DNS server's answers are checked with.
+    DnsClients,
 }
 
 impl Server {
@@ -109,6 +111,7 @@ impl Server {
             Server::ExternalDnsChart => "external-dns's Helm chart (EXTDNS_TEST_EXTERNAL_DNS_CHART)",
             Server::OpenSsl => "openssl",
             Server::NetNamespace => "unshare and ip",
+            Server::DnsClients => "dig and kdig",
         }
     }
 
@@ -137,6 +140,7 @@ impl Server {
             }
             Server::OpenSsl => "install it with `apt-get install -y openssl`",
             Server::NetNamespace => "install them with `apt-get install -y util-linux iproute2`",
+            Server::DnsClients => "install them with `apt-get install -y bind9-dnsutils knot-dnsutils`",
         }
     }
 
@@ -167,6 +171,7 @@ impl Server {
             }
             Server::OpenSsl => &["openssl"],
             Server::NetNamespace => &["unshare", "ip"],
+            Server::DnsClients => &["dig", "kdig"],
         };
         let missing: Vec<&str> = programs.iter().copied().filter(|p| program(p).is_none()).collect();
         (!missing.is_empty()).then(|| missing.join(", "))
@@ -254,6 +259,7 @@ pub fn need(name: &str) -> PathBuf {
         "named" => "bind9",
         "knotd" | "knotc" => "knot",
         "dig" | "nsupdate" => "bind9-dnsutils",
+        "kdig" => "knot-dnsutils",
         "pdns_server" | "pdnsutil" => "pdns-server pdns-backend-sqlite3",
         "sqlite3" => "sqlite3",
         "dnsmasq" => "dnsmasq-base",
