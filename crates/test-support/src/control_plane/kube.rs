@@ -49,6 +49,7 @@ fn resource(api_version: &str, kind: &str) -> Result<(ApiResource, bool)> {
         ("rbac.authorization.k8s.io/v1", "RoleBinding") => ("rolebindings", true),
         ("apiextensions.k8s.io/v1", "CustomResourceDefinition") => ("customresourcedefinitions", false),
         ("networking.k8s.io/v1", "Ingress") => ("ingresses", true),
+        ("externaldns.k8s.io/v1alpha1", "DNSEndpoint") => ("dnsendpoints", true),
         _ => bail!("the e2e client does not know {api_version} {kind}"),
     };
     let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
