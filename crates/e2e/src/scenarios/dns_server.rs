@@ -22,7 +22,7 @@ use crate::proc::{Proc, eventually};
 use extdns_test_support::{dig, try_free_port};
 
 use super::Ctx;
-use super::install::{apply_file, apply_json, from_env};
+use super::install::{apply_file, from_env};
 use super::latency::Figures;
 use super::wait::CONVERGE;
 
@@ -155,7 +155,7 @@ fn create_objects(ctx: &Ctx, ns: &str) -> Result<()> {
         "the DNSEndpoint CRD serves",
         Duration::from_secs(30),
         Duration::from_millis(200),
-        || Ok(apply_json(ctx, &endpoint).ok()),
+        || Ok(kube.apply(&endpoint).ok()),
     )?;
     // What the changes move, with the status the first write needs (later writes leave status alone).
     kube.apply(&o::lb_at(ns, "moving", &host("svc-start"), "198.51.100.10"))?;
