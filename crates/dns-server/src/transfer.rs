@@ -1,36 +1,59 @@
-//! Zone transfers (AXFR, IXFR), TSIG-signed requests and NOTIFY (owned by the transfer work; this is the
-//! agreed interface, refusing everything until it lands).
+//! Zone transfers to the configured secondaries (AXFR, RFC 5936; IXFR, RFC 1995), TSIG-signed requests of
+//! any kind (RFC 8945), and the NOTIFY loop ([`crate::notify`]) that tells secondaries to come and fetch.
+//!
+//! A transfer is answered from one snapshot: the records are cloned under the zones' read lock, the lock is
+//! dropped, and only then are the messages encoded, signed and written, so a slow secondary never holds up
+//! a write and a write never tears a transfer.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use hickory_proto::op::{Message, ResponseCode};
-use hickory_proto::rr::RecordType;
+use extdns_dns_wire::{Refusal, RequestError, ResponseSigner, SignedRequest, unix_now, verify_request};
+use hickory_proto::op::{Header, HeaderCounts, Message, MessageType, Metadata, OpCode, Query, ResponseCode};
+use hickory_proto::rr::{LowerName, RData, Record, RecordType};
+use hickory_proto::serialize::binary::{BinEncodable, BinEncoder};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::ServerConfig;
-use crate::metrics::ServerMetrics;
-use crate::zones::Zones;
+use crate::metrics::{KindLabels, ReasonLabels, ServerMetrics, Transport};
+use crate::zones::{Diff, Zones};
+
+/// Records are packed into transfer messages until one passes this size (RFC 5936 §2.2 leaves it to us;
+/// BIND and Knot use similar sizes). Below the 64 KiB TCP maximum with room for the largest record.
+const MESSAGE_SIZE: usize = 16 * 1024;
 
 /// Whether `request` is handled here rather than by [`crate::answer`]: a transfer, or any signed request.
 pub(crate) fn handles(request: &Message) -> bool {
-    request.signature.is_some()
-        || request
-            .queries
-            .first()
-            .is_some_and(|q| matches!(q.query_type(), RecordType::AXFR | RecordType::IXFR))
+    request.signature.is_some() || transfer_type(request).is_some()
+}
+
+fn transfer_type(request: &Message) -> Option<RecordType> {
+    request
+        .queries
+        .first()
+        .map(Query::query_type)
+        .filter(|t| matches!(t, RecordType::AXFR | RecordType::IXFR))
 }
 
 /// Transfers, signed requests and NOTIFY, over the served zones.
 #[derive(Debug)]
 pub(crate) struct Transfers {
-    #[allow(dead_code)]
     zones: Arc<Zones>,
-    #[allow(dead_code)]
     config: Arc<ServerConfig>,
-    #[allow(dead_code)]
     metrics: ServerMetrics,
+}
+
+/// A refused transfer: the answer's response code and the metric's reason.
+struct Denied {
+    rcode: ResponseCode,
+    reason: &'static str,
+}
+
+impl Denied {
+    fn new(rcode: ResponseCode, reason: &'static str) -> Denied {
+        Denied { rcode, reason }
+    }
 }
 
 impl Transfers {
@@ -42,37 +65,434 @@ impl Transfers {
     /// length (RFC 7766).
     pub(crate) async fn serve_tcp<W: AsyncWrite + Unpin + Send>(
         &self,
-        _wire: &[u8],
+        wire: &[u8],
         request: &Message,
-        _peer: SocketAddr,
+        peer: SocketAddr,
         out: &mut W,
     ) -> std::io::Result<()> {
-        let bytes = refused(request);
-        let len = u16::try_from(bytes.len()).unwrap_or(u16::MAX);
-        out.write_all(&len.to_be_bytes()).await?;
-        out.write_all(&bytes).await
+        // Built whole before the first write: the zones' lock is never held across an await.
+        let messages = self.respond(wire, request, peer, Transport::Tcp, u16::MAX);
+        for message in messages {
+            let len = u16::try_from(message.len()).map_err(|_| std::io::Error::other("a message over 64 KiB"))?;
+            out.write_all(&len.to_be_bytes()).await?;
+            out.write_all(&message).await?;
+        }
+        out.flush().await
     }
 
     /// Answers a request [`handles`] accepts over UDP: the one message to send, if any.
     pub(crate) fn respond_udp(
         &self,
-        _wire: &[u8],
+        wire: &[u8],
         request: &Message,
-        _peer: SocketAddr,
-        _max_size: u16,
+        peer: SocketAddr,
+        max_size: u16,
     ) -> Option<Vec<u8>> {
-        Some(refused(request))
+        self.respond(wire, request, peer, Transport::Udp, max_size)
+            .into_iter()
+            .next()
     }
 
     /// Sends NOTIFY to the secondaries after every change, until `shutdown`.
     pub(crate) async fn notify(self: Arc<Self>, shutdown: CancellationToken) {
-        shutdown.cancelled().await;
+        crate::notify::run(self.zones.clone(), self.config.clone(), self.metrics.clone(), shutdown).await;
+    }
+
+    /// The messages answering `request`: verified and signed when it is signed, refused as the RFCs say
+    /// otherwise. Empty only when a signature cannot be made (logged).
+    fn respond(
+        &self,
+        wire: &[u8],
+        request: &Message,
+        peer: SocketAddr,
+        transport: Transport,
+        max_size: u16,
+    ) -> Vec<Vec<u8>> {
+        let now = unix_now();
+        let signed = match request.signature.is_some() {
+            true => match verify_request(&self.config.keys, wire, now) {
+                Ok(signed) => Some(signed),
+                Err(refusal) => return self.refuse_signature(request, peer, &refusal, now),
+            },
+            false => None,
+        };
+        let mut signer = signed.as_ref().map(SignedRequest::signer);
+        let overhead = signer.as_ref().map_or(0, ResponseSigner::overhead);
+        let budget = usize::from(max_size).saturating_sub(overhead);
+        let mut messages = match transfer_type(request) {
+            None => vec![self.answer(request, transport, budget)],
+            Some(qtype) => match self.transfer(request, qtype, peer, signed.as_ref(), transport, budget) {
+                Ok(messages) => messages,
+                Err(denied) => {
+                    tracing::warn!(%peer, zone = %query_name(request), reason = denied.reason, rcode = %denied.rcode, "refused a zone transfer");
+                    self.count_refusal(denied.reason);
+                    vec![header_only(request, denied.rcode)]
+                }
+            },
+        };
+        if let Some(signer) = signer.as_mut() {
+            for message in &mut messages {
+                if let Err(error) = signer.sign(message, now) {
+                    tracing::error!(%peer, %error, "cannot sign an answer; sending nothing");
+                    return Vec::new();
+                }
+            }
+        }
+        messages
+    }
+
+    fn refuse_signature(&self, request: &Message, peer: SocketAddr, refusal: &Refusal, now: u64) -> Vec<Vec<u8>> {
+        let error = refusal.error();
+        tracing::warn!(%peer, name = %query_name(request), %error, "refused a signed request");
+        let (rcode, reason) = match error {
+            RequestError::BadKey { .. } => (ResponseCode::NotAuth, "badkey"),
+            RequestError::BadSig { .. } => (ResponseCode::NotAuth, "badsig"),
+            RequestError::BadTime { .. } => (ResponseCode::NotAuth, "badtime"),
+            RequestError::BadTrunc { .. } => (ResponseCode::NotAuth, "badtrunc"),
+            _ => (ResponseCode::FormErr, "malformed"),
+        };
+        self.count_refusal(reason);
+        let mut answer = header_only(request, rcode);
+        if let Err(error) = refusal.seal(&mut answer, now) {
+            tracing::error!(%peer, %error, "cannot add the TSIG error to an answer; sending nothing");
+            return Vec::new();
+        }
+        vec![answer]
+    }
+
+    fn count_refusal(&self, reason: &'static str) {
+        self.metrics.refused.get_or_create(&ReasonLabels { reason }).inc();
+    }
+
+    /// A signed ordinary request: answered as an unsigned one would be, within `budget` bytes over UDP.
+    fn answer(&self, request: &Message, transport: Transport, budget: usize) -> Vec<u8> {
+        if request.metadata.op_code != OpCode::Query {
+            return header_only(request, ResponseCode::NotImp);
+        }
+        if request.queries.len() != 1 {
+            return header_only(request, ResponseCode::FormErr);
+        }
+        let max = u16::try_from(budget).unwrap_or(u16::MAX);
+        let response = crate::answer::respond(&self.zones.read(), request, transport, max);
+        match response.to_vec() {
+            Ok(bytes) if bytes.len() <= budget => bytes,
+            Ok(_) => response
+                .truncate()
+                .to_vec()
+                .unwrap_or_else(|_| header_only(request, ResponseCode::ServFail)),
+            Err(error) => {
+                tracing::error!(%error, name = %query_name(request), "cannot encode an answer");
+                header_only(request, ResponseCode::ServFail)
+            }
+        }
+    }
+
+    /// An AXFR or IXFR answer, or why it is refused.
+    fn transfer(
+        &self,
+        request: &Message,
+        qtype: RecordType,
+        peer: SocketAddr,
+        signed: Option<&SignedRequest>,
+        transport: Transport,
+        budget: usize,
+    ) -> Result<Vec<Vec<u8>>, Denied> {
+        if request.metadata.op_code != OpCode::Query || request.queries.len() != 1 {
+            return Err(Denied::new(ResponseCode::FormErr, "malformed"));
+        }
+        self.allowed(peer, signed)?;
+        if transport == Transport::Udp && qtype == RecordType::AXFR {
+            // As BIND answers: AXFR is a TCP-only exchange (RFC 5936 §4.2).
+            return Err(Denied::new(ResponseCode::FormErr, "udp"));
+        }
+        let client_serial = match qtype {
+            RecordType::IXFR => Some(ixfr_serial(request).ok_or(Denied::new(ResponseCode::FormErr, "malformed"))?),
+            _ => None,
+        };
+        let (kind, records) = {
+            let set = self.zones.read();
+            let name = LowerName::new(request.queries[0].name());
+            let zone = set.zone(&name).ok_or(Denied::new(ResponseCode::NotAuth, "zone"))?;
+            let soa = zone.soa();
+            match client_serial {
+                Some(client) if !serial_before(client, zone.serial()) => ("ixfr_current", vec![soa]),
+                Some(client) => match zone.journal().since(client) {
+                    Some(diffs) => ("ixfr", ixfr_records(&soa, diffs)),
+                    None => ("ixfr_full", axfr_records(soa, zone.records_without_soa())),
+                },
+                None => ("axfr", axfr_records(soa, zone.records_without_soa())),
+            }
+        };
+        let encoded = match transport {
+            Transport::Tcp => encode(request, &records, MESSAGE_SIZE),
+            // RFC 1995 §2: over UDP the whole answer in one message, or the current SOA alone, which tells
+            // the client to ask again over TCP.
+            Transport::Udp => match encode(request, &records, usize::MAX) {
+                Ok(one) if one.len() == 1 && one[0].len() <= budget => Ok(one),
+                _ => encode(request, &records[..1], usize::MAX),
+            },
+        };
+        let messages = encoded.map_err(|error| {
+            tracing::error!(%error, zone = %query_name(request), "cannot encode a zone transfer");
+            Denied::new(ResponseCode::ServFail, "encoding")
+        })?;
+        tracing::debug!(%peer, zone = %query_name(request), kind, records = records.len(), messages = messages.len(), "zone transfer");
+        self.metrics.transfers.get_or_create(&KindLabels { kind }).inc();
+        Ok(messages)
+    }
+
+    /// A transfer may come only from a secondary's address, and only signed with its key when it names one.
+    /// Several secondaries may share an address (the port is not the client's): any of them admits.
+    fn allowed(&self, peer: SocketAddr, signed: Option<&SignedRequest>) -> Result<(), Denied> {
+        let ip = peer.ip().to_canonical();
+        let mut here = self
+            .config
+            .secondaries
+            .iter()
+            .filter(|s| s.address.ip().to_canonical() == ip)
+            .peekable();
+        if here.peek().is_none() {
+            return Err(Denied::new(ResponseCode::Refused, "address"));
+        }
+        let used = signed.map(|s| s.key().name());
+        let admitted = here.any(|s| match (&s.key, &used) {
+            (None, _) => true,
+            (Some(wanted), Some(used)) => wanted.to_ascii().trim_end_matches('.').eq_ignore_ascii_case(used),
+            (Some(_), None) => false,
+        });
+        if admitted {
+            Ok(())
+        } else {
+            Err(Denied::new(ResponseCode::Refused, "key"))
+        }
     }
 }
 
-fn refused(request: &Message) -> Vec<u8> {
+fn query_name(request: &Message) -> String {
+    request
+        .queries
+        .first()
+        .map(|q| q.name().to_string())
+        .unwrap_or_default()
+}
+
+/// An answer with the question and a response code only.
+fn header_only(request: &Message, rcode: ResponseCode) -> Vec<u8> {
     let mut response = Message::response(request.metadata.id, request.metadata.op_code);
-    response.metadata.response_code = ResponseCode::Refused;
+    response.metadata.response_code = rcode;
+    response.metadata.recursion_desired = request.metadata.recursion_desired;
     response.add_queries(request.queries.iter().cloned());
-    response.to_vec().unwrap_or_default()
+    // Encoding a header and a question that were just decoded does not fail; the bare header is the
+    // fallback that always encodes.
+    response.to_vec().unwrap_or_else(|_| {
+        let mut bare = request.metadata.id.to_be_bytes().to_vec();
+        bare.extend_from_slice(&[0x80, u16::from(rcode) as u8 & 0x0f, 0, 0, 0, 0, 0, 0, 0, 0]);
+        bare
+    })
+}
+
+/// The client's serial: the SOA in the IXFR request's authority section (RFC 1995 §3).
+fn ixfr_serial(request: &Message) -> Option<u32> {
+    request.authorities.iter().find_map(|r| match &r.data {
+        RData::SOA(soa) => Some(soa.serial),
+        _ => None,
+    })
+}
+
+/// Whether serial `a` is older than `b` in RFC 1982 arithmetic.
+fn serial_before(a: u32, b: u32) -> bool {
+    a != b && b.wrapping_sub(a) < (1 << 31)
+}
+
+/// SOA, every other record, SOA: an AXFR, also IXFR's answer when the journal does not reach back.
+fn axfr_records(soa: Record, rest: impl Iterator<Item = Record>) -> Vec<Record> {
+    let mut records = vec![soa.clone()];
+    records.extend(rest);
+    records.push(soa);
+    records
+}
+
+/// IXFR's incremental answer (RFC 1995 §4): the current SOA, then for each change the SOA it started from,
+/// the records it removed, the SOA it made and the records it added, then the current SOA again.
+fn ixfr_records<'a>(soa: &Record, diffs: impl Iterator<Item = &'a Diff>) -> Vec<Record> {
+    let at = |serial: u32| {
+        let mut record = soa.clone();
+        if let RData::SOA(data) = &mut record.data {
+            data.serial = serial;
+        }
+        record
+    };
+    let mut records = vec![soa.clone()];
+    for diff in diffs {
+        records.push(at(diff.from));
+        records.extend(diff.removed.iter().cloned());
+        records.push(at(diff.to));
+        records.extend(diff.added.iter().cloned());
+    }
+    records.push(soa.clone());
+    records
+}
+
+/// The records as authoritative answers to `request`, each message filled until it passes `limit` bytes,
+/// the question repeated in every message. At least one message, even for no records.
+fn encode(request: &Message, records: &[Record], limit: usize) -> Result<Vec<Vec<u8>>, hickory_proto::ProtoError> {
+    let mut metadata = Metadata::new(request.metadata.id, MessageType::Response, OpCode::Query);
+    metadata.authoritative = true;
+    let mut messages = Vec::new();
+    let mut rest = records.iter().peekable();
+    loop {
+        let mut buf = Vec::with_capacity(limit.min(MESSAGE_SIZE) + 512);
+        {
+            let mut encoder = BinEncoder::new(&mut buf);
+            let place = encoder.place::<Header>()?;
+            let queries = encoder.emit_all(request.queries.iter())?;
+            let mut answers: u16 = 0;
+            while let Some(record) = rest.peek() {
+                if answers > 0 && (encoder.len() >= limit || answers == u16::MAX) {
+                    break;
+                }
+                record.emit(&mut encoder)?;
+                answers += 1;
+                rest.next();
+            }
+            let counts = HeaderCounts {
+                queries: u16::try_from(queries).unwrap_or(u16::MAX),
+                answers,
+                authorities: 0,
+                additionals: 0,
+            };
+            place.replace(&mut encoder, Header { metadata, counts })?;
+        }
+        messages.push(buf);
+        if rest.peek().is_none() {
+            return Ok(messages);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::str::FromStr;
+
+    use hickory_proto::rr::Name;
+    use hickory_proto::rr::rdata::{A, TXT};
+
+    use super::*;
+
+    fn soa(serial: u32) -> Record {
+        let name = |s: &str| Name::from_str(s).unwrap_or_default();
+        let data = hickory_proto::rr::rdata::SOA::new(
+            name("ns1.example.org."),
+            name("hostmaster.example.org."),
+            serial,
+            3600,
+            600,
+            604_800,
+            30,
+        );
+        Record::from_rdata(name("example.org."), 300, RData::SOA(data))
+    }
+
+    fn a(owner: &str, ip: [u8; 4]) -> Record {
+        Record::from_rdata(
+            Name::from_str(owner).unwrap_or_default(),
+            60,
+            RData::A(A(std::net::Ipv4Addr::from(ip))),
+        )
+    }
+
+    fn serial_of(record: &Record) -> Option<u32> {
+        match &record.data {
+            RData::SOA(s) => Some(s.serial),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn ixfr_frames_each_change_between_its_two_soas_inside_the_current_one() {
+        let diffs = [
+            Diff {
+                from: 10,
+                to: 11,
+                removed: vec![],
+                added: vec![a("web.example.org.", [192, 0, 2, 1])],
+            },
+            Diff {
+                from: 11,
+                to: 12,
+                removed: vec![a("web.example.org.", [192, 0, 2, 1])],
+                added: vec![a("web.example.org.", [192, 0, 2, 2])],
+            },
+        ];
+        let records = ixfr_records(&soa(12), diffs.iter());
+        let shape: Vec<String> = records
+            .iter()
+            .map(|r| match (&r.data, serial_of(r)) {
+                (_, Some(serial)) => format!("SOA {serial}"),
+                (RData::A(ip), _) => format!("A {ip}"),
+                _ => "?".into(),
+            })
+            .collect();
+        assert_eq!(
+            shape,
+            [
+                "SOA 12",
+                "SOA 10",
+                "SOA 11",
+                "A 192.0.2.1",
+                "SOA 11",
+                "A 192.0.2.1",
+                "SOA 12",
+                "A 192.0.2.2",
+                "SOA 12"
+            ]
+        );
+    }
+
+    #[test]
+    fn axfr_puts_the_soa_first_and_last() {
+        let records = axfr_records(soa(7), [a("a.example.org.", [192, 0, 2, 1])].into_iter());
+        let serials: Vec<Option<u32>> = records.iter().map(serial_of).collect();
+        assert_eq!(serials, [Some(7), None, Some(7)]);
+    }
+
+    #[test]
+    fn serials_compare_in_rfc_1982_arithmetic() {
+        assert!(serial_before(1, 2));
+        assert!(!serial_before(2, 2));
+        assert!(!serial_before(3, 2));
+        assert!(serial_before(u32::MAX, 1), "wraps around");
+        assert!(!serial_before(1, 1 + (1 << 31)), "half the space away is not before");
+    }
+
+    #[test]
+    fn a_large_transfer_is_split_into_messages_that_each_decode_with_the_question() {
+        let mut request = Message::query();
+        request.add_query(Query::query(
+            Name::from_str("example.org.").unwrap_or_default(),
+            RecordType::AXFR,
+        ));
+        let long = "x".repeat(200);
+        let mut records = vec![soa(1)];
+        for i in 0..500u32 {
+            let owner = Name::from_str(&format!("r{i}.example.org.")).unwrap_or_default();
+            records.push(Record::from_rdata(owner, 60, RData::TXT(TXT::new(vec![long.clone()]))));
+        }
+        records.push(soa(1));
+        let Ok(messages) = encode(&request, &records, MESSAGE_SIZE) else {
+            panic!("encode")
+        };
+        assert!(messages.len() > 5, "{} messages", messages.len());
+        let mut seen = 0;
+        for wire in &messages {
+            assert!(wire.len() < MESSAGE_SIZE + 512, "{} bytes", wire.len());
+            let Ok(message) = Message::from_vec(wire) else {
+                panic!("decode")
+            };
+            assert!(message.metadata.authoritative);
+            assert_eq!(message.queries.len(), 1);
+            seen += message.answers.len();
+        }
+        assert_eq!(seen, records.len());
+    }
 }

@@ -1,0 +1,340 @@
+//! NOTIFY (RFC 1996): after a write moves a zone's serial, each secondary is told over UDP, so it asks for
+//! the change (IXFR) within moments instead of at its next SOA refresh.
+//!
+//! The loop only reads the zones briefly, never blocks a write, and coalesces a burst of writes into one
+//! NOTIFY per zone and secondary. Each NOTIFY is retried with backoff until the secondary answers, a bounded
+//! number of times; a newer change of the same zone replaces a NOTIFY still being retried.
+
+use std::collections::HashMap;
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use extdns_dns_wire::{TsigKey, Verifier, unix_now};
+use extdns_provider::backoff::Backoff;
+use hickory_proto::op::{Message, MessageType, OpCode, Query, ResponseCode};
+use hickory_proto::rr::{DNSClass, LowerName, Name, Record, RecordType};
+use tokio::net::UdpSocket;
+use tokio::task::{AbortHandle, JoinSet};
+use tokio_util::sync::CancellationToken;
+
+use crate::config::ServerConfig;
+use crate::metrics::{ResultLabels, ServerMetrics};
+use crate::zones::Zones;
+
+/// How long after a change the loop waits for more before notifying: one sync writes its changes in a few
+/// calls, and one NOTIFY covers them all.
+const COALESCE: Duration = Duration::from_millis(20);
+
+/// How long to wait for each answer: 250 ms, doubling, capped at 4 s, 5 tries (about 8 s in all, as BIND
+/// gives up after a handful of retries too).
+fn backoff() -> Backoff {
+    Backoff {
+        initial: Duration::from_millis(250),
+        max: Duration::from_secs(4),
+        multiplier: 2.0,
+        jitter: 0.2,
+        max_attempts: 5,
+    }
+}
+
+/// One secondary to notify: where, and the key to sign with.
+#[derive(Debug, Clone)]
+struct Target {
+    address: SocketAddr,
+    key: Option<TsigKey>,
+}
+
+/// Runs until `shutdown`: sends NOTIFY for every zone whose serial moved since the last one sent.
+pub(crate) async fn run(
+    zones: Arc<Zones>,
+    config: Arc<ServerConfig>,
+    metrics: ServerMetrics,
+    shutdown: CancellationToken,
+) {
+    let targets = targets(&config);
+    if targets.is_empty() {
+        shutdown.cancelled().await;
+        return;
+    }
+    let mut changes = zones.subscribe();
+    let serials = |zones: &Zones| -> HashMap<LowerName, (u32, Record)> {
+        zones
+            .read()
+            .zones()
+            .iter()
+            .map(|z| (z.lower_origin().clone(), (z.serial(), z.soa())))
+            .collect()
+    };
+    // Secondaries read the zones at startup by themselves (their refresh); NOTIFY is for changes.
+    let mut notified: HashMap<LowerName, u32> = serials(&zones).into_iter().map(|(k, (s, _))| (k, s)).collect();
+    let mut tasks = JoinSet::new();
+    let mut running: HashMap<(LowerName, usize), AbortHandle> = HashMap::new();
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => break,
+            changed = changes.changed() => if changed.is_err() { break },
+        }
+        tokio::select! {
+            _ = shutdown.cancelled() => break,
+            _ = tokio::time::sleep(COALESCE) => {}
+        }
+        changes.borrow_and_update();
+        for (origin, (serial, soa)) in serials(&zones) {
+            if notified.get(&origin) == Some(&serial) {
+                continue;
+            }
+            notified.insert(origin.clone(), serial);
+            for (i, target) in targets.iter().enumerate() {
+                if let Some(previous) = running.remove(&(origin.clone(), i)) {
+                    previous.abort();
+                }
+                let handle = tasks.spawn(notify(target.clone(), soa.clone(), metrics.clone()));
+                running.insert((origin.clone(), i), handle);
+            }
+        }
+        while tasks.try_join_next().is_some() {}
+        running.retain(|_, handle| !handle.is_finished());
+    }
+    tasks.abort_all();
+}
+
+fn targets(config: &ServerConfig) -> Vec<Target> {
+    config
+        .secondaries
+        .iter()
+        .filter_map(|s| {
+            let key = match &s.key {
+                None => None,
+                Some(name) => {
+                    let wanted = name.to_ascii().trim_end_matches('.').to_ascii_lowercase();
+                    let found = config.keys.iter().find(|k| k.name().eq_ignore_ascii_case(&wanted));
+                    if found.is_none() {
+                        // The binary checks this when it reads the flags; a library caller may not have.
+                        tracing::error!(secondary = %s.address, key = %wanted, "the secondary's TSIG key is not configured; it is not notified");
+                        return None;
+                    }
+                    found.cloned()
+                }
+            };
+            Some(Target {
+                address: s.address,
+                key,
+            })
+        })
+        .collect()
+}
+
+/// How one NOTIFY ended.
+#[derive(Debug, PartialEq, Eq)]
+enum Outcome {
+    Acknowledged,
+    Refused(ResponseCode),
+    Unanswered,
+    Failed(String),
+}
+
+/// Sends one NOTIFY for the zone of `soa` to `target`, retrying until it answers, and counts the outcome.
+async fn notify(target: Target, soa: Record, metrics: ServerMetrics) {
+    let zone = soa.name.clone();
+    let outcome = send(&target, &soa, &backoff()).await;
+    let result = match &outcome {
+        Outcome::Acknowledged => {
+            tracing::debug!(%zone, secondary = %target.address, "NOTIFY acknowledged");
+            "acknowledged"
+        }
+        Outcome::Refused(rcode) => {
+            tracing::warn!(%zone, secondary = %target.address, %rcode, "the secondary refused NOTIFY; check its configuration names this server as primary");
+            "refused"
+        }
+        Outcome::Unanswered => {
+            tracing::warn!(%zone, secondary = %target.address, "the secondary did not answer NOTIFY; it will see the change at its next SOA refresh");
+            "unanswered"
+        }
+        Outcome::Failed(error) => {
+            tracing::warn!(%zone, secondary = %target.address, %error, "NOTIFY failed");
+            "failed"
+        }
+    };
+    metrics.notifies.get_or_create(&ResultLabels { result }).inc();
+}
+
+async fn send(target: &Target, soa: &Record, backoff: &Backoff) -> Outcome {
+    let local: SocketAddr = match target.address {
+        SocketAddr::V4(_) => (Ipv4Addr::UNSPECIFIED, 0).into(),
+        SocketAddr::V6(_) => (Ipv6Addr::UNSPECIFIED, 0).into(),
+    };
+    let socket = match UdpSocket::bind(local).await {
+        Ok(s) => s,
+        Err(e) => return Outcome::Failed(format!("cannot open a UDP socket: {e}")),
+    };
+    // Connected: the kernel drops datagrams from anyone but the secondary.
+    if let Err(e) = socket.connect(target.address).await {
+        return Outcome::Failed(format!("cannot reach {}: {e}", target.address));
+    }
+    let mut buf = vec![0u8; 4096];
+    for attempt in 0..backoff.max_attempts.max(1) {
+        let Notify { id, wire, mac } = match message(&soa.name, soa, target.key.as_ref()) {
+            Ok(m) => m,
+            Err(e) => return Outcome::Failed(e),
+        };
+        if let Err(e) = socket.send(&wire).await {
+            // ICMP errors (nothing listening yet) surface here on a connected socket: retry like a timeout.
+            tracing::debug!(secondary = %target.address, error = %e, "sending NOTIFY failed");
+        }
+        let deadline = tokio::time::Instant::now() + backoff.delay(attempt);
+        loop {
+            let received = tokio::time::timeout_at(deadline, socket.recv(&mut buf)).await;
+            let Ok(Ok(n)) = received else {
+                if let Ok(Err(e)) = received {
+                    tracing::debug!(secondary = %target.address, error = %e, "no answer to NOTIFY");
+                    tokio::time::sleep_until(deadline).await;
+                }
+                break;
+            };
+            let answer = &buf[..n];
+            let Ok(reply) = Message::from_vec(answer) else { continue };
+            if reply.metadata.id != id || reply.metadata.message_type != MessageType::Response {
+                continue;
+            }
+            if let (Some(key), Some(mac)) = (&target.key, mac.clone()) {
+                let mut verifier = Verifier::new(key, mac, unix_now());
+                if let Err(failure) = verifier.check(answer) {
+                    return Outcome::Failed(format!("the answer's TSIG: {failure:?}"));
+                }
+            }
+            return match reply.metadata.response_code {
+                ResponseCode::NoError => Outcome::Acknowledged,
+                rcode => Outcome::Refused(rcode),
+            };
+        }
+    }
+    Outcome::Unanswered
+}
+
+/// A NOTIFY ready to send: its ID, wire form, and the MAC a signed answer chains from.
+struct Notify {
+    id: u16,
+    wire: Vec<u8>,
+    mac: Option<Vec<u8>>,
+}
+
+/// A NOTIFY for `zone` carrying its current SOA (RFC 1996 §3.7), signed when `key` is given.
+fn message(zone: &Name, soa: &Record, key: Option<&TsigKey>) -> Result<Notify, String> {
+    let id = getrandom::u32().map(|r| r as u16).unwrap_or_else(|_| unix_now() as u16);
+    let mut message = Message::new(id, MessageType::Query, OpCode::Notify);
+    message.metadata.authoritative = true;
+    let mut query = Query::query(zone.clone(), RecordType::SOA);
+    query.set_query_class(DNSClass::IN);
+    message.add_query(query);
+    message.add_answer(soa.clone());
+    let (wire, mac) = match key {
+        Some(key) => key
+            .sign(&mut message, unix_now())
+            .map(|(wire, mac)| (wire, Some(mac)))
+            .map_err(|e| e.to_string())?,
+        None => (message.to_vec().map_err(|e| e.to_string())?, None),
+    };
+    Ok(Notify { id, wire, mac })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::str::FromStr;
+
+    use extdns_dns_wire::TsigAlgorithm;
+    use hickory_proto::rr::RData;
+
+    use super::*;
+    use crate::config::Limits;
+    use crate::zones::tests::zone_config;
+
+    fn quick() -> Backoff {
+        Backoff {
+            initial: Duration::from_millis(50),
+            max: Duration::from_millis(50),
+            multiplier: 1.0,
+            jitter: 0.0,
+            max_attempts: 3,
+        }
+    }
+
+    fn soa() -> Record {
+        let zones = Zones::new(&[zone_config("example.org.")], 42, Limits::default());
+        zones.read().zones()[0].soa()
+    }
+
+    /// A secondary stand-in that answers the `n`th NOTIFY it gets (counting from 1) with `rcode`, signed
+    /// with `key` when given; returns what it received.
+    async fn secondary(
+        answer_at: usize,
+        rcode: ResponseCode,
+        key: Option<TsigKey>,
+    ) -> (SocketAddr, tokio::task::JoinHandle<Vec<Message>>) {
+        let socket = UdpSocket::bind("127.0.0.1:0").await.expect("bind");
+        let addr = socket.local_addr().expect("addr");
+        let task = tokio::spawn(async move {
+            let mut got = Vec::new();
+            let mut buf = vec![0u8; 4096];
+            while let Ok(Ok((n, from))) = tokio::time::timeout(Duration::from_secs(2), socket.recv_from(&mut buf)).await
+            {
+                let wire = buf[..n].to_vec();
+                let Ok(request) = Message::from_vec(&wire) else {
+                    continue;
+                };
+                got.push(request.clone());
+                if got.len() == answer_at {
+                    let mut reply = Message::response(request.metadata.id, OpCode::Notify);
+                    reply.metadata.response_code = rcode;
+                    reply.add_queries(request.queries.iter().cloned());
+                    let mut bytes = reply.to_vec().expect("encode");
+                    if let Some(key) = &key {
+                        let signed = extdns_dns_wire::verify_request(std::slice::from_ref(key), &wire, unix_now())
+                            .expect("the NOTIFY verifies with the shared key");
+                        signed.signer().sign(&mut bytes, unix_now()).expect("sign");
+                    }
+                    socket.send_to(&bytes, from).await.expect("send");
+                    break;
+                }
+            }
+            got
+        });
+        (addr, task)
+    }
+
+    #[tokio::test]
+    async fn a_notify_is_retried_until_the_secondary_answers_and_carries_the_soa() {
+        let (address, secondary) = secondary(2, ResponseCode::NoError, None).await;
+        let outcome = send(&Target { address, key: None }, &soa(), &quick()).await;
+        assert_eq!(outcome, Outcome::Acknowledged);
+        let got = secondary.await.expect("secondary");
+        assert_eq!(got.len(), 2, "answered on the second try");
+        let first = &got[0];
+        assert_eq!(first.metadata.op_code, OpCode::Notify);
+        assert!(first.metadata.authoritative);
+        assert_eq!(first.queries[0].query_type(), RecordType::SOA);
+        assert_eq!(first.queries[0].name(), &Name::from_str("example.org.").expect("name"));
+        assert!(matches!(&first.answers[0].data, RData::SOA(s) if s.serial == 42));
+    }
+
+    #[tokio::test]
+    async fn a_signed_notify_verifies_and_a_refusal_or_silence_ends_it() {
+        let key = TsigKey::new("notify-key", TsigAlgorithm::HmacSha256, b"shared").expect("key");
+        let (address, secondary_task) = secondary(1, ResponseCode::NoError, Some(key.clone())).await;
+        let target = Target {
+            address,
+            key: Some(key.clone()),
+        };
+        assert_eq!(send(&target, &soa(), &quick()).await, Outcome::Acknowledged);
+        assert!(secondary_task.await.expect("secondary")[0].signature.is_some());
+
+        let (address, _secondary) = secondary(1, ResponseCode::Refused, None).await;
+        let outcome = send(&Target { address, key: None }, &soa(), &quick()).await;
+        assert_eq!(outcome, Outcome::Refused(ResponseCode::Refused));
+
+        let (address, silent) = secondary(usize::MAX, ResponseCode::NoError, None).await;
+        let outcome = send(&Target { address, key: None }, &soa(), &quick()).await;
+        assert_eq!(outcome, Outcome::Unanswered);
+        drop(silent);
+    }
+}
