@@ -21,6 +21,7 @@
 //! ```
 
 pub mod crd_status;
+pub mod dns_server;
 pub mod duration;
 pub mod endpoints;
 pub mod events;

@@ -20,7 +20,8 @@ use crate::crd_status::CrdStatus;
 use crate::events::KubeEvents;
 use crate::providers::build_observed_provider;
 use crate::settings::{
-    ClusterSettings, EnabledSource, KubeSettings, LeaderSettings, RegistrySettings, Settings, ValidationError,
+    ClusterSettings, EnabledSource, KubeSettings, LeaderSettings, ProviderSettings, RegistrySettings, Settings,
+    ValidationError,
 };
 use crate::wiring;
 
@@ -40,9 +41,25 @@ pub const REVISION: &str = match option_env!("EXTDNS_REVISION") {
 pub async fn run(settings: &Settings) -> anyhow::Result<()> {
     let shutdown = CancellationToken::new();
     spawn_signal_handler(shutdown.clone());
-    let metrics = Arc::new(Metrics::new(VERSION, REVISION));
-    let provider = build_observed_provider(&settings.provider, Some(&metrics)).await?;
+    let mut metrics = Metrics::new(VERSION, REVISION);
+    // The built-in DNS server is bound before anything else connects anywhere: a busy address fails the
+    // start. It serves from the first sync on; until then every name in its zones is NXDOMAIN, which is
+    // why /readyz waits for that sync.
+    let dns_server = match &settings.provider {
+        ProviderSettings::DnsServer(config) => Some(crate::dns_server::bind(config, &mut metrics)?),
+        _ => None,
+    };
+    let metrics = Arc::new(metrics);
+    let (provider, dns_server) = match dns_server {
+        Some((provider, server)) => (provider, Some(server)),
+        None => (build_observed_provider(&settings.provider, Some(&metrics)).await?, None),
+    };
     let mut controller = build_controller(settings, provider, metrics.clone()).await?;
+    if dns_server.is_some() {
+        // The zones are this process's: every replica writes its own, leader or not.
+        controller = controller.with_local_provider();
+    }
+    let serving = dns_server.map(|server| tokio::spawn(server.run(shutdown.clone())));
     // The election stops only after the loop: a lease released while a sync still writes would let the
     // next leader start too early.
     let election_stop = CancellationToken::new();
@@ -100,12 +117,21 @@ pub async fn run(settings: &Settings) -> anyhow::Result<()> {
             held = report.kept.len(),
             "sync complete"
         );
+        if let Some(serving) = serving {
+            // Exiting would take the answers with it: serve what the one sync wrote until stopped.
+            info!("--once with --provider=dns-server: answering from the synced records until SIGTERM or Ctrl-C");
+            shutdown.cancelled().await;
+            let _ = serving.await;
+        }
         return Ok(());
     }
 
     let server = start_metrics_server(&settings.metrics_address, metrics, shutdown.clone()).await?;
     controller.run(shutdown.clone()).await;
     shutdown.cancel();
+    if let Some(serving) = serving {
+        let _ = serving.await;
+    }
     election_stop.cancel();
     if let Some(task) = election_task {
         let _ = task.await;

@@ -1,0 +1,158 @@
+//! `--provider=dns-server` in the built binary, as the README's first command runs it: the examples synced
+//! into zones the process answers for, asked with `dig` on the port it chose and logged; `/readyz` and the
+//! server's metrics on the metrics listener; a busy address failing the start.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use extdns_test_support::dig::short;
+use extdns_test_support::proc::{Proc, eventually};
+use extdns_test_support::{free_port, require};
+
+type Error = Box<dyn std::error::Error>;
+
+fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+}
+
+/// extdns over the examples with the dns-server on a port of its choosing, with a clean `EXTERNAL_DNS_*`
+/// environment, its log in `dir`.
+fn start(dir: &Path, extra: &[&str]) -> Result<Proc, Error> {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_extdns"));
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("EXTERNAL_DNS_") || key == "RUST_LOG" {
+            cmd.env_remove(key);
+        }
+    }
+    cmd.args([
+        "--provider=dns-server",
+        "--dns-server-zone=example.com",
+        "--dns-server-listen=127.0.0.1:0",
+    ])
+    .args(["--source=service", "--source=gateway-httproute", "--manifests"])
+    .arg(examples())
+    .args(extra);
+    Ok(Proc::spawn("extdns", cmd, &dir.join("extdns.log"))?)
+}
+
+/// The port the log says the server answers on (port 0 asked the system for one).
+fn served_port(p: &Proc) -> Result<u16, Error> {
+    Ok(eventually(
+        "the DNS server's address in the log",
+        Duration::from_secs(30),
+        Duration::from_millis(50),
+        || {
+            Ok(p.log_text().lines().find_map(|l| {
+                let rest = l.split("answering DNS for the zones on 127.0.0.1:").nth(1)?;
+                rest.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()
+            }))
+        },
+    )?)
+}
+
+fn http_get(port: u16, path: &str) -> std::io::Result<String> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port))?;
+    stream.write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes())?;
+    let mut out = String::new();
+    stream.read_to_string(&mut out)?;
+    Ok(out)
+}
+
+#[test]
+fn once_syncs_the_examples_then_answers_dig_on_the_logged_port_until_terminated() -> Result<(), Error> {
+    require!(DnsClients);
+    let dir = tempfile::tempdir()?;
+    let mut extdns = start(dir.path(), &["--once"])?;
+    let port = served_port(&extdns)?;
+    let log = |p: &Proc| p.log_text();
+    assert!(
+        log(&extdns).contains(&format!("try: dig @127.0.0.1 -p {port} +norecurse example.com. SOA")),
+        "{}",
+        log(&extdns)
+    );
+    eventually(
+        "the sync to finish",
+        Duration::from_secs(30),
+        Duration::from_millis(50),
+        || Ok(log(&extdns).contains("answering from the synced records").then_some(())),
+    )?;
+    assert_eq!(short(port, "web.example.com", "A"), ["203.0.113.10"]);
+    assert_eq!(
+        short(port, "shop.example.com", "A"),
+        ["203.0.113.20"],
+        "an HTTPRoute's record"
+    );
+    // The first command's registry is noop: no ownership TXT beside the records.
+    assert!(short(port, "web.example.com", "TXT").is_empty());
+    assert!(short(port, "a-web.example.com", "TXT").is_empty());
+    assert!(extdns.exited().is_none(), "--once keeps serving with the dns-server");
+    assert!(extdns.terminate(Duration::from_secs(10)), "SIGTERM stops it");
+    assert!(!log(&extdns).contains("error"), "{}", log(&extdns));
+    Ok(())
+}
+
+#[test]
+fn the_loop_is_ready_after_its_first_sync_and_exports_the_servers_metrics() -> Result<(), Error> {
+    require!(DnsClients);
+    let dir = tempfile::tempdir()?;
+    let metrics = free_port();
+    let address = format!("--metrics-address=127.0.0.1:{metrics}");
+    let extdns = start(dir.path(), &[&address])?;
+    let port = served_port(&extdns)?;
+    eventually(
+        "/readyz to answer 200",
+        Duration::from_secs(30),
+        Duration::from_millis(50),
+        || {
+            Ok(http_get(metrics, "/readyz")
+                .ok()
+                .filter(|r| r.starts_with("HTTP/1.1 200")))
+        },
+    )?;
+    // Ready means synced: the records are served.
+    assert_eq!(short(port, "web.example.com", "A"), ["203.0.113.10"]);
+    let scrape = http_get(metrics, "/metrics")?;
+    assert!(
+        scrape.contains("extdns_dns_server_zone_records{zone=\"example.com.\"}"),
+        "{scrape}"
+    );
+    assert!(
+        scrape.contains("extdns_dns_server_zone_serial{zone=\"example.com.\"}"),
+        "{scrape}"
+    );
+    assert!(scrape.contains("extdns_dns_server_answers_total{"), "{scrape}");
+    let records: u64 = scrape
+        .lines()
+        .find_map(|l| l.strip_prefix("extdns_dns_server_zone_records{zone=\"example.com.\"} "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_default();
+    // Every example record plus the SOA and the apex NS.
+    assert!(records >= 10, "{records} records served:\n{scrape}");
+    Ok(())
+}
+
+#[test]
+fn a_busy_address_fails_the_start_naming_it() -> Result<(), Error> {
+    let taken = std::net::UdpSocket::bind("127.0.0.1:0")?;
+    let busy = format!("--dns-server-listen={}", taken.local_addr()?);
+    let out = Command::new(env!("CARGO_BIN_EXE_extdns"))
+        .args([
+            "--provider=dns-server",
+            "--dns-server-zone=example.com",
+            &busy,
+            "--source=service",
+        ])
+        .arg("--manifests")
+        .arg(examples())
+        .output()?;
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("--dns-server-listen") && err.contains(&taken.local_addr()?.to_string()),
+        "{err}"
+    );
+    Ok(())
+}
