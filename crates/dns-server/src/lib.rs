@@ -26,11 +26,9 @@
 mod answer;
 pub mod config;
 pub mod metrics;
-#[allow(dead_code)] // until the listeners (server.rs) call Transfers::notify
 mod notify;
 pub mod provider;
 pub mod server;
-#[allow(dead_code)] // until the listeners (server.rs) call it
 mod transfer;
 pub mod zones;
 
