@@ -45,16 +45,33 @@ pub(crate) fn respond(zones: &ZoneSet, request: &Message, _transport: Transport,
             return response;
         }
     }
-    if request.op_code != OpCode::Query {
-        // NOTIFY and UPDATE to a primary that takes neither, and STATUS, answered as Knot does.
-        response.metadata.response_code = ResponseCode::NotImp;
-        return response;
-    }
     let [query] = request.queries.as_slice() else {
-        response.metadata.response_code = ResponseCode::FormErr;
+        response.metadata.response_code = match request.op_code {
+            OpCode::Query | OpCode::Notify | OpCode::Update => ResponseCode::FormErr,
+            _ => ResponseCode::NotImp,
+        };
         return response;
     };
-    response.queries.push(query.clone());
+    match request.op_code {
+        OpCode::Query => response.queries.push(query.clone()),
+        // The server is the primary and takes no updates: as BIND and Knot, NOTAUTH for a zone not
+        // served; for one served, REFUSED for UPDATE (BIND: policy) and NOTAUTH for NOTIFY (Knot: we
+        // are no secondary to act on it).
+        op @ (OpCode::Notify | OpCode::Update) => {
+            response.queries.push(query.clone());
+            let served = zones.zone(&LowerName::new(query.name())).is_some();
+            response.metadata.response_code = match op {
+                OpCode::Update if served => ResponseCode::Refused,
+                _ => ResponseCode::NotAuth,
+            };
+            return response;
+        }
+        // STATUS, IQUERY (obsolete), DSO and unassigned codes: NOTIMP with no sections, as BIND.
+        _ => {
+            response.metadata.response_code = ResponseCode::NotImp;
+            return response;
+        }
+    }
     match query.query_type() {
         // Types that only live in the additional section, or are never asked for.
         RecordType::OPT | RecordType::TSIG => {
@@ -547,12 +564,21 @@ mod tests {
             respond(&zones().read(), &chaos, Transport::Udp, 512).response_code,
             ResponseCode::Refused
         );
-        for op in [OpCode::Update, OpCode::Notify, OpCode::Status] {
-            let mut m = query("web.example.org.", RecordType::A);
+        // What BIND 9.18 and Knot 3.2 answer (probed with hand-made packets).
+        for (op, zone, code) in [
+            (OpCode::Update, "example.org.", ResponseCode::Refused),
+            (OpCode::Update, "example.com.", ResponseCode::NotAuth),
+            (OpCode::Notify, "example.org.", ResponseCode::NotAuth),
+            (OpCode::Notify, "example.com.", ResponseCode::NotAuth),
+            (OpCode::Status, "example.org.", ResponseCode::NotImp),
+            (OpCode::Unknown(3), "example.org.", ResponseCode::NotImp),
+        ] {
+            let mut m = query(zone, RecordType::SOA);
             m.metadata.op_code = op;
-            let r = respond(&zones().read(), &m, Transport::Tcp, u16::MAX);
-            assert_eq!(r.response_code, ResponseCode::NotImp, "{op:?}");
+            let r = respond(&zones().read(), &m, Transport::Udp, 512);
+            assert_eq!(r.response_code, code, "{op:?} {zone}");
             assert_eq!(r.op_code, op);
+            assert!(!r.metadata.authoritative && r.answers.is_empty());
         }
     }
 
