@@ -84,6 +84,20 @@ pub fn ensure_system_packages() -> Result<()> {
     Ok(())
 }
 
+/// Programs a benchmark alone needs (`bench serve`: dnsperf), given as (program, Debian package): installed
+/// like [`REQUIRED`]'s when missing, but not part of what the tests need.
+pub fn ensure_programs(needed: &[(&str, &str)]) -> Result<()> {
+    let missing: Vec<&str> = needed
+        .iter()
+        .filter(|(program, _)| crate::find_program(program).is_none())
+        .map(|(_, package)| *package)
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    apt_install(&missing)
+}
+
 /// Installs Debian packages with apt-get when xtask runs as root; otherwise an error naming the command to run.
 pub fn apt_install(packages: &[&str]) -> Result<()> {
     let install = format!("apt-get install -y --no-install-recommends {}", packages.join(" "));

@@ -28,6 +28,8 @@
 //! - the Gateway API CRDs as released: `config/crd/standard` and `config/crd/experimental` of the module
 //!   `sigs.k8s.io/gateway-api`, copied out of the module cache to `target/e2e-bin/gateway-api-crds-<version>`
 //!   (nothing is built): the `gateway-versions` scenario installs each channel on a control plane of its own.
+//! - CoreDNS, for `bench serve` only (not part of [`ensure`], so tests and CI never build it): `go install` of
+//!   its module (no replaces); its default plugin set, which has the `file` plugin the benchmark serves with.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -57,6 +59,8 @@ pub const HELM_UNITTEST: &str = "v1.1.2";
 pub const GATEWAY_API: &str = "v1.6.1";
 /// github.com/aws/amazon-ec2-metadata-mock: IMDSv2 for the AWS credential chain's instance-profile test.
 pub const EC2_METADATA_MOCK: &str = "v1.13.0";
+/// github.com/coredns/coredns: the authoritative server `bench serve` measures extdns against (its `file` plugin).
+pub const COREDNS: &str = "v1.15.0";
 /// The oldest Go these builds accept: the highest `go` line among the wrapper modules built with the local
 /// toolchain (external-dns v0.22.0's says 1.26.6; k8s.io/kubernetes's 1.26.0). Only a build whose release
 /// names a toolchain ([`Release::toolchain`]) fetches another.
@@ -465,6 +469,34 @@ fn build_helm(go: &Go, gobin: &Path, out: &Path) -> Result<()> {
     std::fs::rename(gobin.join("helm"), out).with_context(|| format!("moving helm to {}", out.display()))?;
     say(&format!("built {}", out.display()));
     Ok(())
+}
+
+/// CoreDNS [`COREDNS`] for `bench serve`, built when missing and cached as `target/e2e-bin/coredns-<version>`.
+pub fn coredns(target: &Path) -> Result<PathBuf> {
+    let out = target.join("e2e-bin").join(format!("coredns-{COREDNS}"));
+    if out.is_file() {
+        return Ok(out);
+    }
+    let go = Go::find()?;
+    say(&format!(
+        "building CoreDNS {COREDNS} (a cold build takes a few minutes)"
+    ));
+    let gobin = target.join("e2e-go").join(format!("coredns-{COREDNS}"));
+    std::fs::create_dir_all(&gobin).with_context(|| format!("creating {}", gobin.display()))?;
+    let mut cmd = go.cmd(&gobin);
+    cmd.env("GOBIN", &gobin).args([
+        "install",
+        "-p",
+        "2",
+        "-trimpath",
+        "-ldflags",
+        "-s -w",
+        &format!("github.com/coredns/coredns@{COREDNS}"),
+    ]);
+    crate::run(cmd)?;
+    std::fs::rename(gobin.join("coredns"), &out).with_context(|| format!("moving CoreDNS to {}", out.display()))?;
+    say(&format!("built {}", out.display()));
+    Ok(out)
 }
 
 /// helm-unittest's command, built in its module's directory of the module cache: there its go.mod (with its

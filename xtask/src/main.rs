@@ -16,7 +16,11 @@
 //!   a server without streaming lists), the table into `target/bench-scale.md`; `bench cloud-first-sync [--records N]
 //!   [--provider google|azure|all] [--batch-interval D]`: the first sync of N records (10,000) by each into a cloud
 //!   DNS fake of its own (Cloud DNS or Azure DNS, through the TLS proxy, in a loopback-only network namespace): wall
-//!   time, requests by kind, CPU, peak RSS, the zone checked; the table into `target/bench-cloud.md`.
+//!   time, requests by kind, CPU, peak RSS, the zone checked; the table into `target/bench-cloud.md`;
+//!   `bench serve [--records N] [--seconds S] [--clients C] [--servers knot,coredns,extdns]`: dnsperf against Knot
+//!   DNS, CoreDNS (built from its module) and extdns `--provider=dns-server` serving the same zone of N records
+//!   (10,000), answers checked first: queries per second, latency percentiles, memory per record, the table into
+//!   `target/bench-serve.md`.
 //! - `dist [--arch amd64|arm64]... [--pgo]`: the release binaries for linux/amd64 and linux/arm64 (static, LTO,
 //!   stripped, version and commit stamped; the other architecture with Debian's cross gcc) into
 //!   `dist/linux-<arch>/`, each with its SHA-256 checksum and a CycloneDX SBOM; refuses a version CHANGELOG.md
@@ -52,13 +56,14 @@ fn main() -> Result<()> {
         "bench" if rest.first().map(String::as_str) == Some("e2e-latency") => latency(&rest[1..]),
         "bench" if rest.first().map(String::as_str) == Some("scale") => scale(&rest[1..]),
         "bench" if rest.first().map(String::as_str) == Some("cloud-first-sync") => cloud_first_sync(&rest[1..]),
+        "bench" if rest.first().map(String::as_str) == Some("serve") => serve(&rest[1..]),
         "bench" => bench(&rest),
         "e2e" => e2e(&rest),
         "chart-tests" => chart_tests::run(&go_binaries()?),
         "fuzz" => fuzz::fuzz(&rest),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test | chart-tests | e2e [SCENARIO...] | bench [FILTER] | bench e2e-latency [--count N] | bench scale [--services N] [--pods M] [--changes K] [--idle SECONDS] [--stream SECONDS] [--watch-list on|off] | bench cloud-first-sync [--records N] [--provider google|azure|all] [--batch-interval D] | dist [--arch amd64|arm64|all] [--pgo] | image | check-crates [--verify] | fuzz [--seconds N] [--no-sanitizer] [TARGET...]>"
+                "usage: cargo xtask <test | chart-tests | e2e [SCENARIO...] | bench [FILTER] | bench e2e-latency [--count N] | bench scale [--services N] [--pods M] [--changes K] [--idle SECONDS] [--stream SECONDS] [--watch-list on|off] | bench cloud-first-sync [--records N] [--provider google|azure|all] [--batch-interval D] | bench serve [--records N] [--seconds S] [--clients C] [--servers knot,coredns,extdns] | dist [--arch amd64|arm64|all] [--pgo] | image | check-crates [--verify] | fuzz [--seconds N] [--no-sanitizer] [TARGET...]>"
             );
             std::process::exit(2);
         }
@@ -299,6 +304,21 @@ fn cloud_first_sync(args: &[String]) -> Result<()> {
     e2e_args.extend([
         "--report".to_string(),
         target_dir().join("bench-cloud.md").display().to_string(),
+    ]);
+    kube_e2e(&go, Profile::Release, &e2e_args)
+}
+
+/// The serving benchmark: dnsperf against Knot DNS, CoreDNS and extdns's own DNS server, the release build with
+/// the shipped allocator as `cloud-first-sync` runs it; the report goes to `target/bench-serve.md`.
+fn serve(args: &[String]) -> Result<()> {
+    let go = go_binaries()?;
+    deps::ensure_programs(&[("dnsperf", "dnsperf"), ("taskset", "util-linux")])?;
+    let coredns = gobuild::coredns(&target_dir())?;
+    let mut e2e_args = subcommand("serve", args);
+    e2e_args.extend([
+        format!("--coredns={}", coredns.display()),
+        "--report".to_string(),
+        target_dir().join("bench-serve.md").display().to_string(),
     ]);
     kube_e2e(&go, Profile::Release, &e2e_args)
 }

@@ -8,11 +8,13 @@
 //! extdns-e2e ... latency [--count N]
 //! extdns-e2e ... scale [--services N] [--pods M] [--changes K] [--idle SECONDS] [--watch-list on|off] [--report FILE]
 //! extdns-e2e ... cloud-first-sync [--records N] [--provider google|azure|all] [--batch-interval D] [--report FILE]
+//! extdns-e2e ... serve [--records N] [--seconds S] [--clients C] [--servers knot,coredns,extdns] [--coredns P] [--report FILE]
 //! extdns-e2e list
 //! ```
 //!
 //! `cloud-first-sync` starts no control plane: it runs both controllers once against a cloud DNS fake
-//! (src/cloud_bench.rs). One control plane serves every scenario of a run; each scenario has its own namespace and BIND server.
+//! (src/cloud_bench.rs), nor does `serve`: dnsperf against Knot DNS, CoreDNS and extdns serving the same zone
+//! (src/serve_bench.rs). One control plane serves every scenario of a run; each scenario has its own namespace and BIND server.
 //! Every process started here is stopped by PID when the run ends, also when a scenario fails.
 
 mod cloud_bench;
@@ -21,6 +23,7 @@ mod dns;
 mod objects;
 mod scale;
 mod scenarios;
+mod serve_bench;
 
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
@@ -46,7 +49,8 @@ fn usage() -> &'static str {
      [--logs DIR] \
      (run [SCENARIO...] | latency [--count N] | scale [--services N] [--pods M] [--changes K] [--idle SECONDS] \
      [--watch-list on|off] [--report FILE] | cloud-first-sync [--records N] [--provider google|azure|all] \
-     [--batch-interval D] [--report FILE] | list)"
+     [--batch-interval D] [--report FILE] | serve [--records N] [--seconds S] [--clients C] \
+     [--servers knot,coredns,extdns] [--coredns P] [--report FILE] | list)"
 }
 
 fn parse_args() -> Result<Args> {
@@ -171,6 +175,11 @@ fn real_main() -> Result<bool> {
         "cloud-first-sync" => {
             let opts = cloud_bench::Options::parse(&args.rest)?;
             cloud_bench::run(&args.bins.extdns, &args.bins.external_dns, &args.logs, &opts)?;
+            Ok(true)
+        }
+        "serve" => {
+            let opts = serve_bench::Options::parse(&args.rest)?;
+            serve_bench::run(&args.bins.extdns, &args.logs, &opts)?;
             Ok(true)
         }
         "scale" => {

@@ -1,0 +1,1234 @@
+//! The serving benchmark (`serve`, issue 36): `dnsperf` against three authoritative servers holding the same
+//! zone, one after the other in one run: Knot DNS (Debian), CoreDNS (its `file` plugin) and extdns
+//! (`--provider=dns-server`, the records read from DNSEndpoint manifests).
+//!
+//! One generated zone of N records (a mix of A, AAAA, CNAME, TXT, MX and SRV, and one wildcard) is written
+//! as a zone file for Knot and CoreDNS and as DNSEndpoint objects of [`PER_OBJECT`] endpoints each for
+//! extdns. Before anything is measured, every server answers a sample of the benchmark's queries and the
+//! answers must match the first server's and what the zone says (a hit has an answer, a miss NXDOMAIN, a
+//! name without the type NOERROR with no answer and the SOA): a benchmark of wrong answers is worthless.
+//!
+//! The arrangement on the project's two-core machine: each server runs pinned to CPU 1 (`taskset`) with
+//! one worker where it has a setting for it (Knot's `udp-workers`, `GOMAXPROCS`; tokio sizes its runtime to
+//! the CPUs it may run on), and dnsperf (one thread) and this harness run pinned to CPU 0. dnsperf runs
+//! with `-v`, which reports each query's latency; the percentiles are computed from all of them.
+//!
+//! Memory per served record is the server's resident memory after the measured run, less its resident
+//! memory with an empty zone after a shorter run of the same queries, divided by N.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::io::{BufRead, BufReader};
+use std::net::{Ipv4Addr, Ipv6Addr};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use extdns_test_support::proc::{Proc, eventually};
+
+const ZONE: &str = "example.org";
+const TTL: u32 = 300;
+/// The apex NS and its glue, the same in all three servers.
+const NS: &str = "ns1";
+const NS_GLUE: Ipv4Addr = Ipv4Addr::new(192, 0, 2, 53);
+/// Endpoints per DNSEndpoint object in extdns's manifests.
+const PER_OBJECT: usize = 100;
+/// Lines of the query file (dnsperf starts over at its end).
+const QUERIES: usize = 100_000;
+/// Queries whose answers are compared across the servers before measuring.
+const SAMPLE: usize = 400;
+/// The run with an empty zone, for the baseline of resident memory.
+const EMPTY_RUN: u64 = 5;
+/// The CPU the servers run on, and the one dnsperf and this harness run on.
+const SERVER_CPU: &str = "1";
+const CLIENT_CPU: &str = "0";
+/// How long a server may take to answer the last record of the zone.
+const READY_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// The servers the benchmark knows, in the order they run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Server {
+    Knot,
+    CoreDns,
+    Extdns,
+}
+
+impl Server {
+    fn name(self) -> &'static str {
+        match self {
+            Server::Knot => "knot",
+            Server::CoreDns => "coredns",
+            Server::Extdns => "extdns",
+        }
+    }
+}
+
+/// `serve`'s arguments.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Records in the zone.
+    pub records: usize,
+    /// Length of each measured dnsperf run.
+    pub seconds: u64,
+    /// dnsperf's clients (`-c`).
+    pub clients: usize,
+    /// Which servers, in the order they run.
+    pub servers: Vec<Server>,
+    /// The CoreDNS binary (`cargo xtask bench serve` builds it).
+    pub coredns: Option<PathBuf>,
+    /// Where the markdown report goes.
+    pub report: PathBuf,
+}
+
+impl Options {
+    /// `--records N --seconds S --clients C --servers knot,coredns,extdns --coredns PATH --report FILE`, each
+    /// optional.
+    pub fn parse(args: &[String]) -> Result<Options> {
+        let mut o = Options {
+            records: 10_000,
+            seconds: 30,
+            clients: 10,
+            servers: vec![Server::Knot, Server::CoreDns, Server::Extdns],
+            coredns: None,
+            report: PathBuf::from("target/bench-serve.md"),
+        };
+        let mut it = args.iter();
+        while let Some(flag) = it.next() {
+            let (flag, value) = match flag.split_once('=') {
+                Some((f, v)) => (f, v.to_string()),
+                None => (
+                    flag.as_str(),
+                    it.next().with_context(|| format!("{flag} needs a value"))?.clone(),
+                ),
+            };
+            let number = |what: &str| -> Result<u64> {
+                value
+                    .parse()
+                    .with_context(|| format!("serve: {what} {value}: not a number"))
+            };
+            match flag {
+                "--records" => o.records = number("--records")? as usize,
+                "--seconds" => o.seconds = number("--seconds")?,
+                "--clients" => o.clients = number("--clients")? as usize,
+                "--servers" => {
+                    o.servers = value
+                        .split(',')
+                        .map(|s| match s {
+                            "knot" => Ok(Server::Knot),
+                            "coredns" => Ok(Server::CoreDns),
+                            "extdns" => Ok(Server::Extdns),
+                            other => bail!("serve: --servers {other}: knot, coredns or extdns"),
+                        })
+                        .collect::<Result<_>>()?;
+                }
+                "--coredns" => o.coredns = Some(PathBuf::from(value)),
+                "--report" => o.report = PathBuf::from(value),
+                other => bail!("serve: unknown argument {other}"),
+            }
+        }
+        if !(20..=1 << 20).contains(&o.records) {
+            bail!("serve: --records must be between 20 and {}", 1 << 20);
+        }
+        if o.seconds == 0 || o.clients == 0 || o.servers.is_empty() {
+            bail!("serve: --seconds, --clients and --servers need at least one");
+        }
+        if o.servers.contains(&Server::CoreDns) && o.coredns.is_none() {
+            bail!("serve: CoreDNS needs --coredns PATH (`cargo xtask bench serve` builds it)");
+        }
+        Ok(o)
+    }
+}
+
+// ------------------------------------------------------------------------------------------ the zone
+
+/// One record of the generated zone: owner (relative to the zone), type, its data as a zone file writes it
+/// and as a DNSEndpoint target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Record {
+    owner: String,
+    rtype: &'static str,
+    zone_data: String,
+    target: String,
+}
+
+/// Record `i`: record 0 is the wildcard `*.apps`; the others by `i % 20`: 11 in 20 A, 3 AAAA, 2 CNAME (to
+/// an A record of the zone), 2 TXT, 1 MX and 1 SRV (their targets outside the zone, so no server adds
+/// additional records).
+fn record(i: usize) -> Record {
+    let v4 = Ipv4Addr::from(u32::from(Ipv4Addr::new(10, 0, 0, 0)) + i as u32).to_string();
+    let (owner, rtype, zone_data, target) = match i % 20 {
+        _ if i == 0 => ("*.apps".to_string(), "A", "192.0.2.80".to_string(), None),
+        0..=10 => (format!("web-{i}"), "A", v4, None),
+        11..=13 => {
+            let v6 = Ipv6Addr::from((0x2001_0db8_u128 << 96) | i as u128).to_string();
+            (format!("v6-{i}"), "AAAA", v6, None)
+        }
+        14..=15 => {
+            let to = format!("web-{}.{ZONE}", i - i % 20 + 1);
+            (format!("www-{i}"), "CNAME", format!("{to}."), Some(to))
+        }
+        16..=17 => {
+            let text = format!(
+                "site-verification={:016x}",
+                (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            );
+            (format!("txt-{i}"), "TXT", format!("\"{text}\""), Some(text))
+        }
+        18 => {
+            let to = format!("10 mx{}.mail.example.net", i % 7);
+            (format!("mail-{i}"), "MX", format!("{to}."), Some(to))
+        }
+        _ => {
+            let to = format!("10 5 443 node-{i}.example.net");
+            (format!("_https._tcp.svc-{i}"), "SRV", format!("{to}."), Some(to))
+        }
+    };
+    let target = target.unwrap_or_else(|| zone_data.clone());
+    Record {
+        owner,
+        rtype,
+        zone_data,
+        target,
+    }
+}
+
+fn fqdn(owner: &str) -> String {
+    format!("{owner}.{ZONE}")
+}
+
+/// The zone file Knot and CoreDNS load: the SOA and NS extdns's defaults give (its timers from the agreed
+/// flag defaults), the glue, then the records.
+fn zone_file(n: usize) -> String {
+    let mut z = format!(
+        "$ORIGIN {ZONE}.\n$TTL {TTL}\n@ SOA {NS}.{ZONE}. hostmaster.{ZONE}. 1 3600 600 604800 30\n@ NS {NS}.{ZONE}.\n{NS} A {NS_GLUE}\n"
+    );
+    for i in 0..n {
+        let r = record(i);
+        let _ = writeln!(z, "{} {} {}", r.owner, r.rtype, r.zone_data);
+    }
+    z
+}
+
+/// The same records as DNSEndpoint objects of [`PER_OBJECT`] endpoints each.
+fn dns_endpoints(n: usize) -> String {
+    let mut out = String::new();
+    for (object, start) in (0..n).step_by(PER_OBJECT).enumerate() {
+        let _ = writeln!(
+            out,
+            "---\napiVersion: externaldns.k8s.io/v1alpha1\nkind: DNSEndpoint\nmetadata: {{name: zone-{object}, namespace: bench}}\nspec:\n  endpoints:"
+        );
+        for i in start..(start + PER_OBJECT).min(n) {
+            let r = record(i);
+            let _ = writeln!(
+                out,
+                "  - {{dnsName: \"{}\", recordType: {}, recordTTL: {TTL}, targets: [\"{}\"]}}",
+                fqdn(&r.owner),
+                r.rtype,
+                r.target
+            );
+        }
+    }
+    out
+}
+
+// --------------------------------------------------------------------------------------- the queries
+
+/// What a query must get.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Expect {
+    /// NOERROR with an answer.
+    Hit,
+    /// NXDOMAIN.
+    NxDomain,
+    /// NOERROR, no answer.
+    NoData,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Query {
+    name: String,
+    qtype: &'static str,
+    expect: Expect,
+}
+
+/// splitmix64: a fixed sequence, so every run (and every server) gets the same queries.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        ((z ^ (z >> 31)) % n as u64) as usize
+    }
+}
+
+/// An A record's index near `i` (the first 11 of every 20 but record 0 are A records).
+fn a_record_near(i: usize, n: usize) -> usize {
+    let j = i - i % 20 + 1 + i % 10;
+    if j < n { j } else { 1 }
+}
+
+/// The query mix, in 20ths: 15 hits on records drawn uniformly from the zone (the record's type; A for a
+/// CNAME, which the server follows; a name under the wildcard for record 0), 1 a name under the wildcard, 2
+/// names that do not exist (NXDOMAIN), 2 A records asked for AAAA or TXT (NODATA).
+fn queries(n: usize, count: usize) -> Vec<Query> {
+    let mut rng = Rng(36);
+    (0..count)
+        .map(|k| {
+            let pick = rng.below(n);
+            match k % 20 {
+                0..=14 => {
+                    let r = record(pick);
+                    let name = if pick == 0 {
+                        format!("q{k}.apps.{ZONE}")
+                    } else {
+                        fqdn(&r.owner)
+                    };
+                    let qtype = if r.rtype == "CNAME" { "A" } else { r.rtype };
+                    Query {
+                        name,
+                        qtype,
+                        expect: Expect::Hit,
+                    }
+                }
+                15 => Query {
+                    name: format!("h{pick}.apps.{ZONE}"),
+                    qtype: "A",
+                    expect: Expect::Hit,
+                },
+                16..=17 => Query {
+                    name: format!("nx-{pick}.{ZONE}"),
+                    qtype: if k % 2 == 0 { "A" } else { "AAAA" },
+                    expect: Expect::NxDomain,
+                },
+                _ => Query {
+                    name: fqdn(&record(a_record_near(pick, n)).owner),
+                    qtype: if k % 2 == 0 { "AAAA" } else { "TXT" },
+                    expect: Expect::NoData,
+                },
+            }
+        })
+        .collect()
+}
+
+/// The mix as the report states it.
+fn mix(qs: &[Query]) -> String {
+    let share = |e: Expect| 100.0 * qs.iter().filter(|q| q.expect == e).count() as f64 / qs.len() as f64;
+    let wildcard =
+        100.0 * qs.iter().filter(|q| q.name.ends_with(&format!(".apps.{ZONE}"))).count() as f64 / qs.len() as f64;
+    format!(
+        "{:.0} % hits ({wildcard:.0} % of all through the wildcard, A queries of CNAME names followed to their A \
+         record), {:.0} % NXDOMAIN, {:.0} % NODATA",
+        share(Expect::Hit),
+        share(Expect::NxDomain),
+        share(Expect::NoData)
+    )
+}
+
+fn query_file(qs: &[Query]) -> String {
+    qs.iter().map(|q| format!("{} {}\n", q.name, q.qtype)).collect()
+}
+
+// -------------------------------------------------------------------------------------- the servers
+
+/// Where a server's files and log go.
+struct Dirs {
+    zone_file: PathBuf,
+    manifests: PathBuf,
+}
+
+/// Starts `server` on `port` pinned to [`SERVER_CPU`], serving `dirs`' zone.
+fn start(server: Server, port: u16, dirs: &Dirs, dir: &Path, extdns: &Path, opts: &Options) -> Result<Proc> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let mut cmd = Command::new("taskset");
+    cmd.args(["-c", SERVER_CPU]);
+    match server {
+        Server::Knot => {
+            let dp = dir.display();
+            std::fs::create_dir_all(dir.join("db"))?;
+            // One UDP and one TCP worker for the one CPU; the zone loaded from the file and never written
+            // back; no journal.
+            let conf = format!(
+                "server:\n    rundir: \"{dp}\"\n    pidfile: \"{dp}/knot.pid\"\n    listen: 127.0.0.1@{port}\n    \
+                 udp-workers: 1\n    tcp-workers: 1\n    background-workers: 1\n\
+                 database:\n    storage: \"{dp}/db\"\ncontrol:\n    listen: \"{dp}/knot.sock\"\n\
+                 log:\n  - target: stderr\n    any: warning\n\
+                 template:\n  - id: default\n    zonefile-sync: -1\n    zonefile-load: whole\n    journal-content: none\n\
+                 zone:\n  - domain: {ZONE}\n    file: \"{}\"\n",
+                dirs.zone_file.display()
+            );
+            let path = dir.join("knot.conf");
+            std::fs::write(&path, conf).with_context(|| format!("writing {}", path.display()))?;
+            cmd.arg(extdns_test_support::need("knotd")).arg("-c").arg(path);
+        }
+        Server::CoreDns => {
+            // The file plugin alone: no log, no cache, no reload, no other plugin in the query's way.
+            let corefile = format!(
+                "{ZONE}:{port} {{\n    bind 127.0.0.1\n    file {} {{\n        reload 0\n    }}\n}}\n",
+                dirs.zone_file.display()
+            );
+            let path = dir.join("Corefile");
+            std::fs::write(&path, corefile).with_context(|| format!("writing {}", path.display()))?;
+            let coredns = opts.coredns.as_deref().context("--coredns is required")?;
+            cmd.env("GOMAXPROCS", "1")
+                .arg(coredns)
+                .arg("-conf")
+                .arg(path)
+                .arg("-quiet");
+        }
+        Server::Extdns => {
+            cmd.arg(extdns)
+                .arg("--provider=dns-server")
+                .arg(format!("--dns-server-zone={ZONE}"))
+                .arg(format!("--dns-server-listen=127.0.0.1:{port}"))
+                .arg(format!("--dns-server-ns={NS}.{ZONE}={NS_GLUE}"))
+                .arg("--source=crd")
+                .arg("--manifests")
+                .arg(&dirs.manifests)
+                .arg(format!(
+                    "--metrics-address=127.0.0.1:{}",
+                    extdns_test_support::free_port()
+                ));
+        }
+    }
+    Proc::spawn(server.name(), cmd, &dir.join("server.log"))
+}
+
+/// Waits until the server on `port` answers `probe` as expected; the seconds it took from `since`.
+fn ready(proc: &mut Proc, port: u16, probe: &Query, since: Instant) -> Result<f64> {
+    eventually(
+        &format!("{} answering {} {}", proc.name, probe.name, probe.qtype),
+        READY_TIMEOUT,
+        Duration::from_millis(100),
+        || {
+            if let Some(status) = proc.exited() {
+                bail!("{} exited with {status}: {}", proc.name, proc.log_tail(20));
+            }
+            let out = extdns_test_support::dig::dig(
+                port,
+                &["+noall", "+comments", "+answer", "+authority", &probe.name, probe.qtype],
+            );
+            Ok(parse_dig(&out)
+                .into_iter()
+                .next()
+                .filter(|a| matches(a, probe.expect))
+                .map(|_| ()))
+        },
+    )?;
+    Ok(since.elapsed().as_secs_f64())
+}
+
+// ------------------------------------------------------------------------------------ answers checked
+
+/// One response as dig printed it: status, the AA bit, the answer section and the owner and type of each
+/// authority record, normalised (lower case, single spaces, sorted) for comparison.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Answer {
+    status: String,
+    aa: bool,
+    answer: Vec<String>,
+    authority: Vec<String>,
+}
+
+/// dig's `+noall +comments +answer +authority` output, one [`Answer`] per response (batch mode prints one
+/// after another).
+fn parse_dig(out: &str) -> Vec<Answer> {
+    let mut answers: Vec<Answer> = Vec::new();
+    let mut section = "";
+    for line in out.lines() {
+        let line = line.trim();
+        if let Some(header) = line.strip_prefix(";; ->>HEADER<<-") {
+            let status = header
+                .split(',')
+                .find_map(|f| f.trim().strip_prefix("status:"))
+                .unwrap_or("?")
+                .trim()
+                .to_string();
+            answers.push(Answer {
+                status,
+                aa: false,
+                answer: Vec::new(),
+                authority: Vec::new(),
+            });
+            section = "";
+        } else if let Some(flags) = line.strip_prefix(";; flags:") {
+            if let Some(a) = answers.last_mut() {
+                a.aa = flags
+                    .split(';')
+                    .next()
+                    .unwrap_or("")
+                    .split_whitespace()
+                    .any(|f| f == "aa");
+            }
+        } else if let Some(name) = line.strip_prefix(";; ").and_then(|l| l.strip_suffix(" SECTION:")) {
+            section = if name == "ANSWER" {
+                "answer"
+            } else if name == "AUTHORITY" {
+                "authority"
+            } else {
+                ""
+            };
+        } else if !line.is_empty() && !line.starts_with(';') {
+            let fields: Vec<String> = line.split_whitespace().map(str::to_lowercase).collect();
+            let Some(a) = answers.last_mut() else { continue };
+            match section {
+                "answer" => a.answer.push(fields.join(" ")),
+                // Owner and type: an SOA's serial and a referral's order are not what is compared.
+                "authority" if fields.len() >= 4 => a.authority.push(format!("{} {}", fields[0], fields[3])),
+                _ => {}
+            }
+        }
+    }
+    for a in &mut answers {
+        a.answer.sort();
+        a.authority.sort();
+        a.authority.dedup();
+    }
+    answers
+}
+
+fn matches(a: &Answer, expect: Expect) -> bool {
+    let soa = a.authority.iter().any(|r| r == &format!("{ZONE}. soa"));
+    a.aa && match expect {
+        Expect::Hit => a.status == "NOERROR" && !a.answer.is_empty(),
+        Expect::NxDomain => a.status == "NXDOMAIN" && a.answer.is_empty() && soa,
+        Expect::NoData => a.status == "NOERROR" && a.answer.is_empty() && soa,
+    }
+}
+
+/// What a comparison looks at: a positive answer's authority section is the server's choice (CoreDNS adds
+/// the apex NS, Knot nothing), a negative one's must hold the SOA.
+fn compared(a: &Answer) -> (String, bool, Vec<String>, Vec<String>) {
+    let authority = if a.answer.is_empty() {
+        a.authority.clone()
+    } else {
+        Vec::new()
+    };
+    (a.status.clone(), a.aa, a.answer.clone(), authority)
+}
+
+/// The sample's answers from the server on `port`, by one `dig -f` (over UDP, as dnsperf asks).
+fn sample_answers(port: u16, sample: &[Query], dir: &Path) -> Result<Vec<Answer>> {
+    let batch = dir.join("sample.txt");
+    std::fs::write(&batch, query_file(sample)).with_context(|| format!("writing {}", batch.display()))?;
+    let out = extdns_test_support::dig::dig(
+        port,
+        &[
+            "+noall",
+            "+comments",
+            "+answer",
+            "+authority",
+            "-f",
+            &batch.display().to_string(),
+        ],
+    );
+    let answers = parse_dig(&out);
+    if answers.len() != sample.len() {
+        bail!(
+            "dig got {} responses to {} queries on port {port}: {}",
+            answers.len(),
+            sample.len(),
+            extdns_test_support::proc::tail(&out, 10)
+        );
+    }
+    Ok(answers)
+}
+
+/// Checks one server's sample answers against the zone and against the first server's.
+fn check_answers(who: &str, sample: &[Query], got: &[Answer], reference: Option<(&str, &[Answer])>) -> Result<()> {
+    for (i, (q, a)) in sample.iter().zip(got).enumerate() {
+        if !matches(a, q.expect) {
+            bail!("{who}: {} {} should be {:?}, got {a:?}", q.name, q.qtype, q.expect);
+        }
+        if let Some((first, theirs)) = reference
+            && compared(a) != compared(&theirs[i])
+        {
+            bail!(
+                "{who} and {first} answer {} {} differently:\n  {who}: {a:?}\n  {first}: {:?}",
+                q.name,
+                q.qtype,
+                theirs[i]
+            );
+        }
+    }
+    Ok(())
+}
+
+// ------------------------------------------------------------------------------------------ dnsperf
+
+/// What one dnsperf run reported, and the latencies of every query it printed.
+#[derive(Debug, Default, Clone)]
+struct Perf {
+    sent: u64,
+    completed: u64,
+    lost: u64,
+    qps: f64,
+    /// Microseconds, one per answered query, sorted.
+    latencies: Vec<u32>,
+    rcodes: BTreeMap<String, u64>,
+    request_size: f64,
+    response_size: f64,
+    /// dnsperf's own CPU seconds: near the run's length, the client rather than the server set the pace.
+    client_cpu: f64,
+}
+
+impl Perf {
+    /// The `p`-th percentile latency in microseconds (nearest rank).
+    fn percentile(&self, p: f64) -> f64 {
+        if self.latencies.is_empty() {
+            return f64::NAN;
+        }
+        let rank = ((p / 100.0) * self.latencies.len() as f64).ceil() as usize;
+        f64::from(self.latencies[rank.clamp(1, self.latencies.len()) - 1])
+    }
+
+    fn average(&self) -> f64 {
+        if self.latencies.is_empty() {
+            return f64::NAN;
+        }
+        self.latencies.iter().map(|&l| f64::from(l)).sum::<f64>() / self.latencies.len() as f64
+    }
+
+    /// Reads one line of dnsperf's output: a query's result under `-v` (`> NOERROR name type 0.000123`, or
+    /// `T` for a timeout), or a line of its statistics.
+    fn read_line(&mut self, line: &str) {
+        if let Some(result) = line.strip_prefix("> ") {
+            let fields: Vec<&str> = result.split_whitespace().collect();
+            if let (Some(&rcode), Some(latency)) = (fields.first(), fields.last().and_then(|l| l.parse::<f64>().ok()))
+                && rcode != "T"
+                && rcode != "I"
+                && fields.len() >= 4
+            {
+                *self.rcodes.entry(rcode.to_string()).or_default() += 1;
+                self.latencies.push((latency * 1e6).round() as u32);
+            }
+            return;
+        }
+        let line = line.trim();
+        let first_number = |rest: &str| -> Option<f64> { rest.split_whitespace().next()?.parse().ok() };
+        if let Some(rest) = line.strip_prefix("Queries sent:") {
+            self.sent = first_number(rest).unwrap_or_default() as u64;
+        } else if let Some(rest) = line.strip_prefix("Queries completed:") {
+            self.completed = first_number(rest).unwrap_or_default() as u64;
+        } else if let Some(rest) = line.strip_prefix("Queries lost:") {
+            self.lost = first_number(rest).unwrap_or_default() as u64;
+        } else if let Some(rest) = line.strip_prefix("Queries per second:") {
+            self.qps = first_number(rest).unwrap_or_default();
+        } else if let Some(rest) = line.strip_prefix("Average packet size:") {
+            // `request 31, response 68`
+            for part in rest.split(',') {
+                let mut words = part.split_whitespace();
+                match (words.next(), words.next().and_then(|v| v.parse().ok())) {
+                    (Some("request"), Some(v)) => self.request_size = v,
+                    (Some("response"), Some(v)) => self.response_size = v,
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
+/// dnsperf against `port` for `seconds`, pinned to [`CLIENT_CPU`], each query's latency read as it comes.
+fn dnsperf(port: u16, queries: &Path, seconds: u64, clients: usize, log: &Path) -> Result<Perf> {
+    let mut cmd = Command::new("taskset");
+    cmd.args(["-c", CLIENT_CPU])
+        .arg(extdns_test_support::need("dnsperf"))
+        .args(["-s", "127.0.0.1", "-p", &port.to_string(), "-T", "1", "-v"])
+        .args(["-c", &clients.to_string(), "-l", &seconds.to_string()])
+        .arg("-d")
+        .arg(queries)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(log).with_context(|| format!("creating {}", log.display()))?);
+    let cpu_before = children_cpu()?;
+    let mut child = cmd.spawn().with_context(|| format!("cannot start {cmd:?}"))?;
+    let stdout = child.stdout.take().context("dnsperf's output")?;
+    let mut perf = Perf::default();
+    for line in BufReader::new(stdout).lines() {
+        perf.read_line(&line.context("reading dnsperf's output")?);
+    }
+    let status = child.wait()?;
+    if !status.success() {
+        bail!(
+            "dnsperf failed with {status}: {}",
+            extdns_test_support::proc::tail(&std::fs::read_to_string(log).unwrap_or_default(), 10)
+        );
+    }
+    if perf.completed == 0 || perf.latencies.is_empty() {
+        bail!(
+            "dnsperf completed no query against port {port}; its log is {}",
+            log.display()
+        );
+    }
+    perf.latencies.sort_unstable();
+    perf.client_cpu = children_cpu()? - cpu_before;
+    Ok(perf)
+}
+
+/// The run's rcodes must be the query file's: NOERROR and NXDOMAIN only, NXDOMAIN in its share (dnsperf
+/// may stop anywhere in the file, hence the tolerance).
+fn check_rcodes(who: &str, perf: &Perf, nx_share: f64) -> Result<()> {
+    let total: u64 = perf.rcodes.values().sum();
+    if let Some(other) = perf.rcodes.keys().find(|r| *r != "NOERROR" && *r != "NXDOMAIN") {
+        bail!("{who}: dnsperf got {other} answers: {:?}", perf.rcodes);
+    }
+    let nx = perf.rcodes.get("NXDOMAIN").copied().unwrap_or_default() as f64 / total.max(1) as f64;
+    if (nx - nx_share).abs() > 0.02 {
+        bail!(
+            "{who}: {:.1} % NXDOMAIN where the queries hold {:.1} %: {:?}",
+            nx * 100.0,
+            nx_share * 100.0,
+            perf.rcodes
+        );
+    }
+    Ok(())
+}
+
+// ------------------------------------------------------------------------------------------ /proc
+
+fn rss_kib(pid: u32) -> Result<f64> {
+    let status =
+        std::fs::read_to_string(format!("/proc/{pid}/status")).with_context(|| format!("/proc/{pid}/status"))?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .with_context(|| format!("no VmRSS in /proc/{pid}/status"))
+}
+
+/// CPU seconds (user and system) a process has used.
+fn cpu_seconds(pid: u32) -> Result<f64> {
+    stat_seconds(&format!("/proc/{pid}/stat"), 14)
+}
+
+/// CPU seconds of this process's children that have been waited for (dnsperf's, once it has ended).
+fn children_cpu() -> Result<f64> {
+    stat_seconds("/proc/self/stat", 16)
+}
+
+/// The sum of two CPU time fields of a /proc stat file, `first` and the next (numbered as proc(5) does), in
+/// seconds.
+fn stat_seconds(path: &str, first: usize) -> Result<f64> {
+    let stat = std::fs::read_to_string(path).with_context(|| format!("reading {path}"))?;
+    let fields: Vec<f64> = stat
+        .rsplit_once(')')
+        .map(|(_, f)| f)
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(|f| f.parse().unwrap_or(0.0))
+        .collect();
+    // After the command, fields start at 3.
+    let field = |i: usize| fields.get(i - 3).copied().unwrap_or_default();
+    Ok((field(first) + field(first + 1)) / clock_ticks())
+}
+
+fn clock_ticks() -> f64 {
+    Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok())
+        .unwrap_or(100.0)
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .unwrap_or_default()
+        .split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The first line of `program --version`-like output, for the report.
+fn version(program: &Path, arg: &str) -> String {
+    Command::new(program)
+        .arg(arg)
+        .output()
+        .map(|o| {
+            let text = String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+            text.lines().next().unwrap_or("").trim().to_string()
+        })
+        .unwrap_or_default()
+}
+
+// ------------------------------------------------------------------------------------------- the run
+
+/// One server's figures.
+#[derive(Debug)]
+struct Figures {
+    server: Server,
+    label: String,
+    ready: f64,
+    perf: Perf,
+    cpu: f64,
+    rss: f64,
+    empty_rss: f64,
+    load: String,
+}
+
+/// Runs the benchmark and writes the report.
+pub fn run(extdns: &Path, logs: &Path, opts: &Options) -> Result<()> {
+    // This harness and dnsperf on one CPU, the servers on the other (all threads of this process).
+    let me = std::process::id().to_string();
+    extdns_test_support::proc::output({
+        let mut c = Command::new("taskset");
+        c.args(["-a", "-p", "-c", CLIENT_CPU, &me]);
+        c
+    })
+    .context("pinning the harness to CPU 0 (taskset, util-linux)")?;
+    let dir = logs.join("serve");
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).with_context(|| format!("clearing {}", dir.display()))?;
+    }
+    let n = opts.records;
+    let full = write_inputs(&dir.join("zone"), n)?;
+    let empty = write_inputs(&dir.join("empty"), 0)?;
+    let qs = queries(n, QUERIES);
+    let query_path = dir.join("queries.txt");
+    std::fs::write(&query_path, query_file(&qs)).with_context(|| format!("writing {}", query_path.display()))?;
+    let nx_share = qs.iter().filter(|q| q.expect == Expect::NxDomain).count() as f64 / qs.len() as f64;
+    // The last record of the zone: a server answering it has loaded everything.
+    let last = queries_for_record(n - 1);
+    let sample: Vec<Query> = qs.iter().take(SAMPLE).cloned().chain([last.clone()]).collect();
+
+    let mut figures: Vec<Figures> = Vec::new();
+    let mut reference: Option<(&str, Vec<Answer>)> = None;
+    for &server in &opts.servers {
+        let who = server.name();
+        let port = extdns_test_support::free_port();
+        let started = Instant::now();
+        let mut proc = start(server, port, &full, &dir.join(who), extdns, opts)?;
+        let ready_s = ready(&mut proc, port, &last, started)?;
+        eprintln!(
+            "serve: {who}: answering all {n} records after {ready_s:.2} s; checking {} answers",
+            sample.len()
+        );
+        let got = sample_answers(port, &sample, &dir.join(who))?;
+        check_answers(
+            who,
+            &sample,
+            &got,
+            reference.as_ref().map(|(name, a)| (*name, a.as_slice())),
+        )?;
+        if reference.is_none() {
+            reference = Some((who, got));
+        }
+        let pid = proc.pid().context("the server's pid")?;
+        let load = load_average();
+        eprintln!(
+            "serve: {who}: dnsperf for {} s, {} clients (load average {load})",
+            opts.seconds, opts.clients
+        );
+        let cpu_before = cpu_seconds(pid)?;
+        let perf = dnsperf(
+            port,
+            &query_path,
+            opts.seconds,
+            opts.clients,
+            &dir.join(who).join("dnsperf.log"),
+        )?;
+        let cpu = cpu_seconds(pid)? - cpu_before;
+        let rss = rss_kib(pid)?;
+        if let Some(status) = proc.exited() {
+            bail!("{who} exited during the run with {status}: {}", proc.log_tail(20));
+        }
+        check_rcodes(who, &perf, nx_share)?;
+        proc.terminate(Duration::from_secs(5));
+        eprintln!(
+            "serve: {who}: {:.0} queries/s, p99 {:.0} µs, RSS {:.1} MiB",
+            perf.qps,
+            perf.percentile(99.0),
+            rss / 1024.0
+        );
+
+        // The baseline: the same server with an empty zone, after a shorter run of the same queries.
+        let empty_dir = dir.join(format!("{who}-empty"));
+        let port = extdns_test_support::free_port();
+        let mut proc = start(server, port, &empty, &empty_dir, extdns, opts)?;
+        let apex = Query {
+            name: format!("nx.{ZONE}"),
+            qtype: "A",
+            expect: Expect::NxDomain,
+        };
+        ready(&mut proc, port, &apex, Instant::now())?;
+        dnsperf(
+            port,
+            &query_path,
+            EMPTY_RUN.min(opts.seconds),
+            opts.clients,
+            &empty_dir.join("dnsperf.log"),
+        )?;
+        let empty_rss = rss_kib(proc.pid().context("the server's pid")?)?;
+        proc.terminate(Duration::from_secs(5));
+
+        let label = match server {
+            Server::Knot => version(&extdns_test_support::need("knotd"), "--version")
+                .rsplit(' ')
+                .next()
+                .map(|v| format!("Knot DNS {v}"))
+                .unwrap_or_else(|| "Knot DNS".into()),
+            Server::CoreDns => opts
+                .coredns
+                .as_deref()
+                .map(|c| version(c, "-version").replace("CoreDNS-", "CoreDNS "))
+                .unwrap_or_default(),
+            Server::Extdns => "extdns".to_string(),
+        };
+        figures.push(Figures {
+            server,
+            label,
+            ready: ready_s,
+            perf,
+            cpu,
+            rss,
+            empty_rss,
+            load,
+        });
+    }
+    let report = report(opts, &mix(&qs), &figures);
+    print!("{report}");
+    if let Some(parent) = opts.report.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
+    }
+    std::fs::write(&opts.report, &report).with_context(|| format!("writing {}", opts.report.display()))?;
+    eprintln!(
+        "serve: report in {}; inputs and logs in {}",
+        opts.report.display(),
+        dir.display()
+    );
+    Ok(())
+}
+
+/// The hit query of record `i`.
+fn queries_for_record(i: usize) -> Query {
+    let r = record(i);
+    Query {
+        name: if i == 0 {
+            format!("x.apps.{ZONE}")
+        } else {
+            fqdn(&r.owner)
+        },
+        qtype: if r.rtype == "CNAME" { "A" } else { r.rtype },
+        expect: Expect::Hit,
+    }
+}
+
+/// The zone file and the manifests of `n` records under `dir`.
+fn write_inputs(dir: &Path, n: usize) -> Result<Dirs> {
+    let manifests = dir.join("manifests");
+    std::fs::create_dir_all(&manifests).with_context(|| format!("creating {}", manifests.display()))?;
+    let zone_file = dir.join(format!("{ZONE}.zone"));
+    std::fs::write(&zone_file, self::zone_file(n)).with_context(|| format!("writing {}", zone_file.display()))?;
+    std::fs::write(manifests.join("records.yaml"), dns_endpoints(n)).context("writing the DNSEndpoints")?;
+    Ok(Dirs { zone_file, manifests })
+}
+
+/// A row of the table: its name and how a server's figure is written (given the number of records).
+type Row = (&'static str, fn(&Figures, f64) -> String);
+
+fn report(opts: &Options, mix: &str, figures: &[Figures]) -> String {
+    let mut t = String::new();
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("model name")
+                .and_then(|v| v.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_default();
+    let dnsperf = Command::new(extdns_test_support::need("dnsperf"))
+        .arg("-h")
+        .output()
+        .ok()
+        .and_then(|o| {
+            let text = String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+            text.lines()
+                .find_map(|l| l.trim().strip_prefix("Version ").map(|v| format!("dnsperf {v}")))
+        })
+        .unwrap_or_else(|| "dnsperf".to_string());
+    let _ = writeln!(
+        t,
+        "### Serving {} records: dnsperf against Knot DNS, CoreDNS and extdns\n\n\
+         One run, the servers one after the other on 127.0.0.1, each pinned to CPU {SERVER_CPU} with one worker \
+         (Knot `udp-workers: 1`, CoreDNS `GOMAXPROCS=1` and its `file` plugin alone, extdns `--provider=dns-server` \
+         from DNSEndpoint manifests); dnsperf ({}) pinned to CPU {CLIENT_CPU}: UDP, one thread, {} clients, 100 queries \
+         outstanding, {} s per server, `-v` for each query's latency. Queries: {QUERIES} lines, {mix}. \
+         Every server's answers to {} of them were checked against the zone and the first server's first. \
+         Machine: {} CPUs ({cpu}). Memory per record: RSS after the run less RSS with an empty zone after a {} s run, \
+         divided by {}.\n",
+        opts.records,
+        dnsperf,
+        opts.clients,
+        opts.seconds,
+        SAMPLE + 1,
+        // Not available_parallelism: this process is pinned to one CPU by now.
+        std::fs::read_to_string("/proc/cpuinfo")
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.starts_with("processor"))
+            .count(),
+        EMPTY_RUN.min(opts.seconds),
+        opts.records,
+    );
+    let mut header = "| |".to_string();
+    let mut rule = "|---|".to_string();
+    for f in figures {
+        let _ = write!(header, " {} |", f.label);
+        rule.push_str("---:|");
+    }
+    let _ = writeln!(t, "{header}\n{rule}");
+    let n = opts.records as f64;
+    let rows: [Row; 15] = [
+        ("queries per second", |f, _| format!("{:.0}", f.perf.qps)),
+        ("latency average", |f, _| format!("{:.0} µs", f.perf.average())),
+        ("latency p50", |f, _| format!("{:.0} µs", f.perf.percentile(50.0))),
+        ("latency p99", |f, _| format!("{:.0} µs", f.perf.percentile(99.0))),
+        ("latency p99.9", |f, _| format!("{:.0} µs", f.perf.percentile(99.9))),
+        ("queries sent / lost", |f, _| {
+            format!("{} / {}", f.perf.sent, f.perf.lost)
+        }),
+        ("response size average", |f, _| format!("{:.0} B", f.perf.response_size)),
+        ("server CPU during the run", |f, _| format!("{:.1} s", f.cpu)),
+        ("queries answered per server CPU second", |f, _| {
+            format!("{:.0}", f.perf.completed as f64 / f.cpu)
+        }),
+        ("dnsperf CPU during the run", |f, _| {
+            format!("{:.1} s", f.perf.client_cpu)
+        }),
+        ("RSS after the run", |f, _| format!("{:.1} MiB", f.rss / 1024.0)),
+        ("RSS with an empty zone", |f, _| {
+            format!("{:.1} MiB", f.empty_rss / 1024.0)
+        }),
+        ("memory per served record", |f, n| {
+            format!("{:.0} B", (f.rss - f.empty_rss) * 1024.0 / n)
+        }),
+        ("start to the last record answered", |f, _| format!("{:.2} s", f.ready)),
+        ("load average before the run", |f, _| f.load.clone()),
+    ];
+    for (name, value) in rows {
+        let mut row = format!("| {name} |");
+        for f in figures {
+            let _ = write!(row, " {} |", value(f, n));
+        }
+        let _ = writeln!(t, "{row}");
+    }
+    t.push('\n');
+    let find = |s: Server| figures.iter().find(|f| f.server == s);
+    if let (Some(e), Some(k), Some(c)) = (find(Server::Extdns), find(Server::Knot), find(Server::CoreDns)) {
+        let yes = |ok: bool| if ok { "met" } else { "**missed**" };
+        let _ = writeln!(
+            t,
+            "Targets (issue 36): queries per second at least CoreDNS's: {}; at least half of Knot's: {}; p99 no worse \
+             than CoreDNS's: {}.\n",
+            yes(e.perf.qps >= c.perf.qps),
+            yes(e.perf.qps >= k.perf.qps / 2.0),
+            yes(e.perf.percentile(99.0) <= c.perf.percentile(99.0)),
+        );
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_zone_mixes_the_types_and_has_one_wildcard() {
+        let mut count: BTreeMap<&str, usize> = BTreeMap::new();
+        for i in 0..10_000 {
+            *count.entry(record(i).rtype).or_default() += 1;
+        }
+        assert_eq!(
+            count,
+            [
+                ("A", 5500),
+                ("AAAA", 1500),
+                ("CNAME", 1000),
+                ("MX", 500),
+                ("SRV", 500),
+                ("TXT", 1000)
+            ]
+            .into()
+        );
+        assert_eq!(record(0).owner, "*.apps");
+        assert_eq!(record(14).zone_data, "web-1.example.org.");
+        assert_eq!(record(14).target, "web-1.example.org");
+        assert_eq!(record(1).rtype, "A", "CNAMEs point at A records");
+        assert_eq!(record(11).zone_data, "2001:db8::b");
+        assert_eq!(record(19).owner, "_https._tcp.svc-19");
+        assert_eq!(record(19).target, "10 5 443 node-19.example.net");
+        assert_eq!(record(16).zone_data, format!("\"{}\"", record(16).target));
+        let zone = zone_file(25);
+        assert!(zone.contains("*.apps A 192.0.2.80\n"), "{zone}");
+        assert!(zone.contains("mail-18 MX 10 mx4.mail.example.net.\n"), "{zone}");
+        assert_eq!(zone.lines().count(), 5 + 25);
+    }
+
+    #[test]
+    fn the_manifests_hold_the_zone_file_records() {
+        let yaml = dns_endpoints(250);
+        assert_eq!(yaml.matches("kind: DNSEndpoint").count(), 3);
+        assert_eq!(yaml.matches("dnsName:").count(), 250);
+        assert!(yaml.contains(
+            "  - {dnsName: \"*.apps.example.org\", recordType: A, recordTTL: 300, targets: [\"192.0.2.80\"]}\n"
+        ));
+        assert!(yaml.contains(
+            "{dnsName: \"www-34.example.org\", recordType: CNAME, recordTTL: 300, targets: [\"web-21.example.org\"]}"
+        ));
+        assert!(dns_endpoints(0).is_empty());
+    }
+
+    #[test]
+    fn the_queries_are_four_fifths_hits_and_say_what_they_expect() {
+        let n = 1000;
+        let qs = queries(n, 20_000);
+        assert_eq!(qs, queries(n, 20_000), "the same every run");
+        let share = |e: Expect| qs.iter().filter(|q| q.expect == e).count();
+        assert_eq!(
+            (share(Expect::Hit), share(Expect::NxDomain), share(Expect::NoData)),
+            (16_000, 2000, 2000)
+        );
+        for q in &qs {
+            match q.expect {
+                Expect::NxDomain => assert!(q.name.starts_with("nx-")),
+                Expect::NoData => {
+                    assert!(q.name.starts_with("web-") && q.qtype != "A", "{q:?}");
+                    let i: usize = q.name["web-".len()..]
+                        .split('.')
+                        .next()
+                        .unwrap_or("")
+                        .parse()
+                        .unwrap_or(n);
+                    assert!(i < n && record(i).rtype == "A", "{q:?}");
+                }
+                Expect::Hit => assert!(q.qtype != "CNAME"),
+            }
+        }
+        // Spread over the zone: most records are asked for.
+        let distinct: std::collections::BTreeSet<&str> = qs.iter().map(|q| q.name.as_str()).collect();
+        assert!(distinct.len() > 900, "{}", distinct.len());
+        assert!(mix(&qs).starts_with("80 % hits"), "{}", mix(&qs));
+    }
+
+    #[test]
+    fn dig_batch_output_reads_as_one_answer_per_response() {
+        let out = "\
+;; Got answer:
+;; ->>HEADER<<- opcode: QUERY, status: NOERROR, id: 4242
+;; flags: qr aa; QUERY: 1, ANSWER: 2, AUTHORITY: 0, ADDITIONAL: 1
+
+;; OPT PSEUDOSECTION:
+; EDNS: version: 0, flags:; udp: 1232
+;; ANSWER SECTION:
+www-14.example.org.\t300\tIN\tCNAME\tWEB-1.example.org.
+web-1.example.org.\t300\tIN\tA\t10.0.0.1
+
+;; Got answer:
+;; ->>HEADER<<- opcode: QUERY, status: NXDOMAIN, id: 7
+;; flags: qr aa; QUERY: 1, ANSWER: 0, AUTHORITY: 1, ADDITIONAL: 1
+
+;; AUTHORITY SECTION:
+example.org.\t30\tIN\tSOA\tns1.example.org. hostmaster.example.org. 1 3600 600 604800 30
+";
+        let a = parse_dig(out);
+        assert_eq!(a.len(), 2);
+        assert_eq!(
+            a[0].answer,
+            [
+                "web-1.example.org. 300 in a 10.0.0.1",
+                "www-14.example.org. 300 in cname web-1.example.org."
+            ]
+        );
+        assert!(a[0].aa && matches(&a[0], Expect::Hit) && !matches(&a[0], Expect::NoData));
+        assert_eq!(a[1].authority, ["example.org. soa"]);
+        assert!(matches(&a[1], Expect::NxDomain) && !matches(&a[1], Expect::NoData));
+        let mut not_aa = a[1].clone();
+        not_aa.aa = false;
+        assert!(!matches(&not_aa, Expect::NxDomain), "an authoritative answer or none");
+        assert!(parse_dig(";; connection timed out; no servers could be reached\n").is_empty());
+    }
+
+    #[test]
+    fn a_different_answer_fails_the_check() {
+        let sample = [queries_for_record(1)];
+        let good = Answer {
+            status: "NOERROR".into(),
+            aa: true,
+            answer: vec!["web-1.example.org. 300 in a 10.0.0.1".into()],
+            authority: vec![],
+        };
+        let mut ns = good.clone();
+        ns.authority = vec!["example.org. ns".into()];
+        assert!(
+            check_answers("b", &sample, &[ns], Some(("a", std::slice::from_ref(&good)))).is_ok(),
+            "positive authority is free"
+        );
+        let mut other = good.clone();
+        other.answer = vec!["web-1.example.org. 60 in a 10.0.0.1".into()];
+        let e = check_answers("b", &sample, &[other], Some(("a", std::slice::from_ref(&good)))).err();
+        assert!(e.is_some_and(|e| e.to_string().contains("differently")));
+        let refused = Answer {
+            status: "REFUSED".into(),
+            ..good
+        };
+        assert!(check_answers("b", &sample, &[refused], None).is_err());
+    }
+
+    #[test]
+    fn dnsperf_output_gives_statistics_and_latency_percentiles() {
+        let mut p = Perf::default();
+        for l in [
+            "[Status] Sending queries (to 127.0.0.1:15353)",
+            "> NOERROR web-1.example.org A 0.000145",
+            "> NXDOMAIN nx-3.example.org A 0.000025",
+            "> T nx-4.example.org A",
+            "> NOERROR web-1.example.org AAAA 0.000010",
+            "  Queries sent:         205983",
+            "  Queries completed:    205980 (100.00%)",
+            "  Queries lost:         3 (0.00%)",
+            "  Average packet size:  request 31, response 68",
+            "  Queries per second:   102982.334572",
+        ] {
+            p.read_line(l);
+        }
+        p.latencies.sort_unstable();
+        assert_eq!((p.sent, p.completed, p.lost), (205_983, 205_980, 3));
+        assert_eq!((p.request_size, p.response_size), (31.0, 68.0));
+        assert!((p.qps - 102_982.33).abs() < 0.01);
+        assert_eq!(p.latencies, [10, 25, 145]);
+        assert_eq!(
+            (p.percentile(50.0), p.percentile(99.0), p.percentile(0.0)),
+            (25.0, 145.0, 10.0)
+        );
+        assert!((p.average() - 60.0).abs() < 1e-9);
+        assert_eq!(
+            p.rcodes,
+            [("NOERROR".to_string(), 2), ("NXDOMAIN".to_string(), 1)].into()
+        );
+        assert!(check_rcodes("x", &p, 1.0 / 3.0).is_ok());
+        assert!(check_rcodes("x", &p, 0.1).is_err(), "a wrong NXDOMAIN share fails");
+        p.read_line("> SERVFAIL web-2.example.org A 0.000010");
+        assert!(check_rcodes("x", &p, 1.0 / 3.0).is_err());
+    }
+
+    #[test]
+    fn options_default_to_ten_thousand_records_on_three_servers() -> Result<()> {
+        let o = Options::parse(&["--coredns=/x".into()])?;
+        assert_eq!((o.records, o.seconds, o.clients), (10_000, 30, 10));
+        assert_eq!(o.servers, [Server::Knot, Server::CoreDns, Server::Extdns]);
+        let o = Options::parse(&["--servers".into(), "knot,extdns".into(), "--records=500".into()])?;
+        assert_eq!(
+            (o.records, o.servers.as_slice()),
+            (500, [Server::Knot, Server::Extdns].as_slice())
+        );
+        assert!(Options::parse(&[]).is_err(), "CoreDNS needs its binary");
+        assert!(Options::parse(&["--servers=bind".into()]).is_err());
+        assert!(Options::parse(&["--servers=knot".into(), "--records=5".into()]).is_err());
+        Ok(())
+    }
+}
