@@ -15,7 +15,16 @@ use support::kinds::{ALL_KINDS, api_resource, strings};
 
 type Error = Box<dyn std::error::Error>;
 
-const OVERLAYS: [&str; 7] = ["rfc2136", "pdns", "aws", "cloudflare", "coredns", "pihole", "webhook"];
+const OVERLAYS: [&str; 8] = [
+    "rfc2136",
+    "pdns",
+    "aws",
+    "cloudflare",
+    "coredns",
+    "pihole",
+    "webhook",
+    "dns-server",
+];
 
 fn deploy(file: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy").join(file)
@@ -291,6 +300,64 @@ fn every_overlay_builds_with_arguments_extdns_accepts_and_reads_only_its_own_sec
             extdns::settings::controller(&cli.flags).map_err(|e| format!("{overlay}: {e}"))?;
         }
     }
+    Ok(())
+}
+
+#[test]
+fn the_dns_server_overlay_answers_on_53_through_its_service_once_ready() -> Result<(), Error> {
+    extdns_test_support::require!(Kubectl);
+    let docs = kustomize(&deploy("overlays/dns-server"))?;
+    let c = extdns_container(&docs)?;
+    assert_eq!(c["readinessProbe"]["httpGet"]["path"], "/readyz");
+    assert_eq!(c["livenessProbe"]["httpGet"]["path"], "/healthz");
+    let ports: Vec<(String, String, i64)> = c["ports"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            (
+                p["name"].as_str().unwrap_or_default().to_string(),
+                p["protocol"].as_str().unwrap_or_default().to_string(),
+                p["containerPort"].as_i64().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert!(ports.contains(&("dns-udp".into(), "UDP".into(), 1053)), "{ports:?}");
+    assert!(ports.contains(&("dns-tcp".into(), "TCP".into(), 1053)), "{ports:?}");
+    let args = strings(&c["args"]);
+    let cli = extdns::flags::try_parse_from(std::iter::once("extdns".to_string()).chain(args.clone()))?;
+    let settings = extdns::settings::controller(&cli.flags)?;
+    // The overlay's flags win over the base's: the zones are extdns's alone.
+    assert_eq!(settings.registry.name(), "noop", "{args:?}");
+    assert_eq!(settings.controller.plan.policy.as_str(), "sync", "{args:?}");
+    let listen = cli.flags.dns_server.dns_server_listen;
+    assert_eq!(
+        listen,
+        ["0.0.0.0:1053"],
+        "the container ports are the default listen address"
+    );
+    let services: Vec<&Value> = of_kind(&docs, "Service");
+    let service = services
+        .iter()
+        .find(|s| s["metadata"]["name"] == "extdns-dns")
+        .ok_or("no extdns-dns Service")?;
+    assert_eq!(service["metadata"]["namespace"], "extdns");
+    assert_eq!(service["spec"]["selector"]["app.kubernetes.io/name"], "extdns");
+    let mut ports: Vec<String> = service["spec"]["ports"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            format!(
+                "{} {} -> {}",
+                p["protocol"].as_str().unwrap_or_default(),
+                p["port"],
+                p["targetPort"]
+            )
+        })
+        .collect();
+    ports.sort();
+    assert_eq!(ports, ["TCP 53 -> \"dns-tcp\"", "UDP 53 -> \"dns-udp\""]);
     Ok(())
 }
 
