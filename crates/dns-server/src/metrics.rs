@@ -1,18 +1,30 @@
 //! What the server counts, under `extdns_dns_server_*`: answers by transport and response code, and the
 //! requests it refused or could not parse, so an operator sees abuse and misconfigured secondaries.
 
-use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue};
+use std::fmt::Write as _;
+
+use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue, LabelValueEncoder};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::registry::Registry;
 
 /// The transport a request came over.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, EncodeLabelValue)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Transport {
     /// UDP.
     Udp,
     /// TCP.
     Tcp,
+}
+
+/// Spelt `udp` and `tcp` in labels, as DNS servers' own metrics spell them (the derive would write `Udp`).
+impl EncodeLabelValue for Transport {
+    fn encode(&self, encoder: &mut LabelValueEncoder<'_>) -> Result<(), std::fmt::Error> {
+        encoder.write_str(match self {
+            Transport::Udp => "udp",
+            Transport::Tcp => "tcp",
+        })
+    }
 }
 
 /// Labels of the answer counter.
@@ -127,6 +139,31 @@ impl ServerMetrics {
             "tcp_refused",
             "TCP connections closed at once because the connection cap was reached",
             self.tcp_refused.clone(),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transports_are_spelt_in_lower_case() {
+        let metrics = ServerMetrics::default();
+        let mut registry = Registry::with_prefix("extdns_dns_server");
+        metrics.register(&mut registry);
+        metrics
+            .answers
+            .get_or_create(&AnswerLabels {
+                transport: Transport::Udp,
+                rcode: "NOERROR".into(),
+            })
+            .inc();
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &registry).expect("encodes");
+        assert!(
+            text.contains(r#"extdns_dns_server_answers_total{transport="udp",rcode="NOERROR"} 1"#),
+            "{text}"
         );
     }
 }
