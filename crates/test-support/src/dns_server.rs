@@ -85,7 +85,27 @@ pub struct ExtraKey {
     pub secret: String,
 }
 
-/// A running BIND or Knot, primary for the given zones; killed when dropped.
+/// The primary a secondary follows: where it listens, and the key its transfers and NOTIFY are signed with.
+#[derive(Debug, Clone)]
+pub struct Primary {
+    /// The primary's port on 127.0.0.1 (UDP and TCP).
+    pub port: u16,
+    /// The TSIG key shared with the primary, if any; the secondary signs its SOA queries and transfers with
+    /// it and accepts NOTIFY only signed with it.
+    pub key: Option<ExtraKey>,
+}
+
+/// What a launched server is for its zones.
+#[derive(Debug, Clone)]
+enum Role {
+    /// Primary, from zone files.
+    Primary,
+    /// Secondary of this primary, starting empty, on this port (the primary sends NOTIFY to it).
+    Secondary(Primary, u16),
+}
+
+/// A running BIND or Knot, primary for the given zones (or secondary, [`DnsServer::start_secondary`]);
+/// killed when dropped.
 pub struct DnsServer {
     /// Which server it is.
     pub kind: Kind,
@@ -126,11 +146,25 @@ impl DnsServer {
         Self::start_full(Kind::Bind, zones, &[], true)
     }
 
+    /// A secondary on `port` (chosen with [`free_port`] before the primary starts, so the primary can name it
+    /// for NOTIFY) for `zones` (names only) of the primary on 127.0.0.1. It takes them by AXFR at once,
+    /// follows NOTIFY with IXFR, and serves them to `dig` (transfers too: with [`KEY_NAME`], as
+    /// [`DnsServer::axfr`] signs). The zones are not loaded yet when this returns: wait for their serial.
+    pub fn start_secondary(kind: Kind, port: u16, zones: &[&str], primary: &Primary) -> DnsServer {
+        let zones: Vec<Zone> = zones.iter().map(|z| Zone::new(z)).collect();
+        let keys: Vec<ExtraKey> = primary.key.iter().filter(|k| k.name != KEY_NAME).cloned().collect();
+        Self::start_role(kind, &zones, &keys, false, &Role::Secondary(primary.clone(), port))
+    }
+
     fn start_full(kind: Kind, zones: &[Zone], keys: &[ExtraKey], tls: bool) -> DnsServer {
+        Self::start_role(kind, zones, keys, tls, &Role::Primary)
+    }
+
+    fn start_role(kind: Kind, zones: &[Zone], keys: &[ExtraKey], tls: bool, role: &Role) -> DnsServer {
         let mut last = String::new();
         // A port can be taken between choosing and binding it; try a few.
         for _ in 0..3 {
-            match Self::try_start(kind, zones, keys, tls) {
+            match Self::try_start(kind, zones, keys, tls, role) {
                 Ok(s) => return s,
                 Err(e) => last = e,
             }
@@ -138,12 +172,15 @@ impl DnsServer {
         panic!("{} did not start: {last}", kind.name());
     }
 
-    fn try_start(kind: Kind, zones: &[Zone], keys: &[ExtraKey], tls: bool) -> Result<DnsServer, String> {
+    fn try_start(kind: Kind, zones: &[Zone], keys: &[ExtraKey], tls: bool, role: &Role) -> Result<DnsServer, String> {
         let dir = tempfile::Builder::new()
             .prefix(&format!("extdns-{}-", kind.name()))
             .tempdir()
             .map_err(|e| e.to_string())?;
-        let port = free_port();
+        let port = match role {
+            Role::Secondary(_, port) => *port,
+            Role::Primary => free_port(),
+        };
         let nonce = format!("extdns-test-{}-{port}", std::process::id());
         let d = dir.path();
         let mut all_keys = vec![ExtraKey {
@@ -154,8 +191,8 @@ impl DnsServer {
         all_keys.extend_from_slice(keys);
         let tls_port = tls.then(free_port);
         let child = match kind {
-            Kind::Bind => start_bind(d, port, tls_port, &nonce, zones, &all_keys)?,
-            Kind::Knot => start_knot(d, port, &nonce, zones, &all_keys)?,
+            Kind::Bind => start_bind(d, port, tls_port, &nonce, zones, &all_keys, role)?,
+            Kind::Knot => start_knot(d, port, &nonce, zones, &all_keys, role)?,
         };
         let mut server = DnsServer {
             kind,
@@ -245,6 +282,7 @@ fn start_bind(
     nonce: &str,
     zones: &[Zone],
     keys: &[ExtraKey],
+    role: &Role,
 ) -> Result<Child, String> {
     let named = need("named");
     let mut conf = String::new();
@@ -273,6 +311,20 @@ fn start_bind(
          controls {{ }};\n"
     ));
     for z in zones {
+        if let Role::Secondary(primary, _) = role {
+            let key = primary
+                .key
+                .as_ref()
+                .map(|k| format!(" key \"{}\"", k.name))
+                .unwrap_or_default();
+            conf.push_str(&format!(
+                "zone \"{n}\" {{ type secondary; primaries {{ 127.0.0.1 port {p}{key}; }}; file \"{dp}/{n}.secondary\"; \
+                 allow-transfer {{ any; }}; }};\n",
+                n = z.name,
+                p = primary.port,
+            ));
+            continue;
+        }
         std::fs::write(d.join(format!("{}.zone", z.name)), zone_file(z)).map_err(|e| e.to_string())?;
         let (update, transfer) = if z.open {
             (
@@ -303,7 +355,14 @@ fn start_bind(
     spawn(Command::new(named).arg("-g").arg("-c").arg(&path), d)
 }
 
-fn start_knot(d: &Path, port: u16, nonce: &str, zones: &[Zone], keys: &[ExtraKey]) -> Result<Child, String> {
+fn start_knot(
+    d: &Path,
+    port: u16,
+    nonce: &str,
+    zones: &[Zone],
+    keys: &[ExtraKey],
+    role: &Role,
+) -> Result<Child, String> {
     let knotd = need("knotd");
     let dp = d.display();
     std::fs::create_dir_all(d.join("zones")).map_err(|e| e.to_string())?;
@@ -323,6 +382,18 @@ fn start_knot(d: &Path, port: u16, nonce: &str, zones: &[Zone], keys: &[ExtraKey
         "acl:\n  - id: externaldns\n    key: [{}]\n    action: [update, transfer]\n  - id: open\n    address: 127.0.0.0/8\n    action: [update, transfer]\n",
         key_list.join(", ")
     ));
+    if let Role::Secondary(primary, _) = role {
+        let key = primary
+            .key
+            .as_ref()
+            .map(|k| format!("\n    key: {}", k.name))
+            .unwrap_or_default();
+        conf.push_str(&format!(
+            "  - id: from-primary\n    address: 127.0.0.1{key}\n    action: notify\n\
+             remote:\n  - id: primary\n    address: 127.0.0.1@{}{key}\n",
+            primary.port
+        ));
+    }
     // Knot's ACLs cannot refuse one owner name inside an otherwise allowed update, so refusal tests use BIND.
     assert!(
         zones.iter().all(|z| z.refused.is_empty()),
@@ -330,6 +401,15 @@ fn start_knot(d: &Path, port: u16, nonce: &str, zones: &[Zone], keys: &[ExtraKey
     );
     conf.push_str("zone:\n");
     for z in zones {
+        if matches!(role, Role::Secondary(..)) {
+            // Kept in memory and the journal only: what it serves is what it transferred.
+            conf.push_str(&format!(
+                "  - domain: {}\n    storage: \"{dp}/zones\"\n    master: primary\n    acl: [from-primary, externaldns]\n    \
+                 zonefile-sync: -1\n    zonefile-load: none\n    journal-content: all\n",
+                z.name
+            ));
+            continue;
+        }
         std::fs::write(d.join("zones").join(format!("{}.zone", z.name)), zone_file(z)).map_err(|e| e.to_string())?;
         let acl = if z.open { "open" } else { "externaldns" };
         conf.push_str(&format!(

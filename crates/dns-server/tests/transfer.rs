@@ -1,0 +1,445 @@
+//! Zone transfers to real secondaries: BIND and Knot, configured as secondaries of the built-in server,
+//! take the zone by AXFR, follow every change made through [`DnsServerProvider`] by NOTIFY and IXFR within
+//! a second, and end with exactly the records the server serves. Transfers from another address, unsigned,
+//! or with a wrong key are refused, as `dig` and `kdig` show.
+
+use std::net::{SocketAddr, UdpSocket};
+use std::process::Command;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use extdns_dns_server::{
+    DnsServer, DnsServerProvider, Limits, Secondary, ServerConfig, ServerMetrics, ZoneConfig, Zones,
+};
+use extdns_dns_wire::{TsigAlgorithm, TsigKey};
+use extdns_endpoint::{Change, Endpoint, RecordType};
+use extdns_provider::apply_changes;
+use extdns_test_support::dns_server::{self, ExtraKey, Kind, Primary};
+use extdns_test_support::{dig, free_port, need, require};
+use hickory_proto::op::{Message, Query};
+use hickory_proto::rr::{Name, RData, RecordType as WireType};
+use prometheus_client::encoding::text::encode;
+use prometheus_client::registry::Registry;
+use tokio_util::sync::CancellationToken;
+
+const ZONE: &str = "example.org";
+
+fn name(s: &str) -> Name {
+    Name::from_str(s).expect("test name")
+}
+
+fn zone_config() -> ZoneConfig {
+    ZoneConfig {
+        origin: name("example.org."),
+        mname: name("ns1.example.org."),
+        rname: name("hostmaster.example.org."),
+        refresh: 3600,
+        retry: 600,
+        expire: 604_800,
+        minimum: 30,
+        ttl: 300,
+        name_servers: vec![name("ns1.example.org.")],
+        glue: vec![(name("ns1.example.org."), "192.0.2.53".parse().expect("address"))],
+    }
+}
+
+fn ep(dns_name: &str, record_type: RecordType, targets: &[&str]) -> Endpoint {
+    Endpoint::new(dns_name, record_type, targets.iter().copied())
+}
+
+/// The test key shared by the server and its secondaries (the launchers' own [`dns_server::KEY_NAME`]).
+fn shared_key() -> ExtraKey {
+    ExtraKey {
+        name: dns_server::KEY_NAME.into(),
+        algorithm: "hmac-sha256".into(),
+        secret: dns_server::SECRET.into(),
+    }
+}
+
+fn decode(b64: &str) -> Vec<u8> {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD
+        .decode(b64)
+        .expect("the launchers' secret is base64")
+}
+
+/// The built-in server with the secondaries on `ports`, each required to sign with the shared key when
+/// `signed`.
+struct Served {
+    address: SocketAddr,
+    provider: DnsServerProvider,
+    zones: Arc<Zones>,
+    metrics: ServerMetrics,
+    shutdown: CancellationToken,
+    runtime: tokio::runtime::Runtime,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
+impl Served {
+    fn start(ports: &[u16], signed: bool) -> Served {
+        let key = TsigKey::new(
+            dns_server::KEY_NAME,
+            TsigAlgorithm::HmacSha256,
+            &decode(dns_server::SECRET),
+        )
+        .expect("key");
+        let secondaries = ports
+            .iter()
+            .map(|p| Secondary {
+                address: SocketAddr::from(([127, 0, 0, 1], *p)),
+                key: signed.then(|| name(dns_server::KEY_NAME)),
+            })
+            .collect();
+        let config = Arc::new(ServerConfig {
+            listen: vec!["127.0.0.1:0".parse().expect("address")],
+            zones: vec![zone_config()],
+            default_ttl: 60,
+            secondaries,
+            keys: vec![key],
+            limits: Limits::default(),
+        });
+        let zones = Arc::new(Zones::new(&config.zones, 2_026_010_100, Limits::default()));
+        let provider = DnsServerProvider::new(zones.clone(), 60);
+        let metrics = ServerMetrics::default();
+        let server = DnsServer::bind(config, zones.clone(), metrics.clone()).expect("binds 127.0.0.1:0");
+        let address = server.local_addrs()[0];
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let shutdown = CancellationToken::new();
+        runtime.spawn(server.run(shutdown.clone()));
+        Served {
+            address,
+            provider,
+            zones,
+            metrics,
+            shutdown,
+            runtime,
+        }
+    }
+
+    fn apply(&self, changes: &[Change]) {
+        self.runtime
+            .block_on(apply_changes(&self.provider, changes))
+            .expect("the provider applies");
+    }
+
+    fn port(&self) -> u16 {
+        self.address.port()
+    }
+
+    fn serial(&self) -> u32 {
+        self.zones.read().zones()[0].serial()
+    }
+
+    fn metrics(&self) -> String {
+        let mut registry = Registry::with_prefix("extdns_dns_server");
+        self.metrics.register(&mut registry);
+        let mut text = String::new();
+        encode(&mut text, &registry).expect("metrics encode");
+        text
+    }
+}
+
+/// The zone's serial as `port` answers a SOA query over UDP (a socket, not a `dig` process, so that
+/// polling every few milliseconds costs the loaded machine little).
+fn serial_at(port: u16) -> Option<u32> {
+    let socket = UdpSocket::bind("127.0.0.1:0").ok()?;
+    socket.set_read_timeout(Some(Duration::from_millis(200))).ok()?;
+    let mut query = Message::query();
+    query.add_query(Query::query(name("example.org."), WireType::SOA));
+    socket.send_to(&query.to_vec().ok()?, ("127.0.0.1", port)).ok()?;
+    let mut buf = [0u8; 2048];
+    let n = socket.recv(&mut buf).ok()?;
+    let answer = Message::from_vec(&buf[..n]).ok()?;
+    answer.answers.iter().find_map(|r| match &r.data {
+        RData::SOA(soa) => Some(soa.serial),
+        _ => None,
+    })
+}
+
+/// Waits until every secondary serves `serial`; how long each took since `since`.
+fn wait_serial(secondaries: &[&dns_server::DnsServer], serial: u32, since: Instant, within: Duration) -> Vec<Duration> {
+    let mut took: Vec<Option<Duration>> = vec![None; secondaries.len()];
+    while took.iter().any(Option::is_none) {
+        for (i, s) in secondaries.iter().enumerate() {
+            if took[i].is_none() && serial_at(s.port) == Some(serial) {
+                took[i] = Some(since.elapsed());
+            }
+        }
+        for (i, s) in secondaries.iter().enumerate() {
+            assert!(
+                took[i].is_some() || since.elapsed() < within,
+                "{} does not serve serial {serial} after {within:?}; log:\n{}",
+                s.kind.name(),
+                s.log()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    took.into_iter().flatten().collect()
+}
+
+fn same_records(served: &Served, secondaries: &[&dns_server::DnsServer], step: &str) {
+    let ours = dig::axfr(served.port(), ZONE).expect("AXFR from the built-in server");
+    assert!(ours.len() >= 3, "{step}: {ours:?}");
+    for s in secondaries {
+        let theirs = s.axfr(ZONE).expect("AXFR from the secondary");
+        assert_eq!(
+            theirs,
+            ours,
+            "{step}: {} differs from the built-in server",
+            s.kind.name()
+        );
+    }
+}
+
+/// `kdig` with `args` against the server: its output.
+fn kdig(port: u16, args: &[&str]) -> String {
+    let out = Command::new(need("kdig"))
+        .args(["@127.0.0.1", "-p", &port.to_string(), "+time=2", "+retry=0"])
+        .args(args)
+        .output()
+        .expect("kdig runs");
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+#[test]
+fn bind_and_knot_secondaries_follow_every_change_by_notify_and_ixfr_within_a_second() {
+    require!(Bind, Knot, DnsClients);
+    let (bind_port, knot_port) = (free_port(), free_port());
+    let served = Served::start(&[bind_port, knot_port], true);
+    served.apply(&[
+        Change::Create(ep("web.example.org", RecordType::A, &["192.0.2.1", "192.0.2.2"])),
+        Change::Create(ep("www.example.org", RecordType::Cname, &["web.example.org"])),
+        Change::Create(ep("txt.example.org", RecordType::Txt, &["\"hello world\""])),
+        Change::Create(ep("mail.example.org", RecordType::Mx, &["10 mx.example.org"])),
+    ]);
+
+    let primary = Primary {
+        port: served.port(),
+        key: Some(shared_key()),
+    };
+    let bind = dns_server::DnsServer::start_secondary(Kind::Bind, bind_port, &[ZONE], &primary);
+    let knot = dns_server::DnsServer::start_secondary(Kind::Knot, knot_port, &[ZONE], &primary);
+    let secondaries = [&bind, &knot];
+    wait_serial(&secondaries, served.serial(), Instant::now(), Duration::from_secs(20));
+    same_records(&served, &secondaries, "after the first AXFR");
+
+    // Each step, and the records of its IXFR: four SOAs (new; old, removed; new, added; new) and the
+    // records the step removed and added.
+    let steps: Vec<(&str, Vec<Change>, usize)> = vec![
+        (
+            "create",
+            vec![Change::Create(ep("new.example.org", RecordType::A, &["192.0.2.10"]))],
+            4 + 1,
+        ),
+        (
+            "update",
+            vec![Change::Update {
+                old: Box::new(ep("web.example.org", RecordType::A, &["192.0.2.1", "192.0.2.2"])),
+                new: Box::new(ep("web.example.org", RecordType::A, &["192.0.2.3"])),
+            }],
+            4 + 2 + 1,
+        ),
+        (
+            "delete",
+            vec![Change::Delete(ep(
+                "txt.example.org",
+                RecordType::Txt,
+                &["\"hello world\""],
+            ))],
+            4 + 1,
+        ),
+        (
+            "several at once",
+            vec![
+                Change::Create(ep("a.b.deep.example.org", RecordType::Aaaa, &["2001:db8::1"])),
+                Change::Delete(ep("www.example.org", RecordType::Cname, &["web.example.org"])),
+                Change::Create(ep("srv.example.org", RecordType::Srv, &["0 5 443 web.example.org"])),
+            ],
+            4 + 1 + 2,
+        ),
+    ];
+    let mut worst = Duration::ZERO;
+    for (step, changes, _) in &steps {
+        let start = Instant::now();
+        served.apply(changes);
+        let serial = served.serial();
+        let took = wait_serial(&secondaries, serial, start, Duration::from_secs(5));
+        for (s, took) in secondaries.iter().zip(took) {
+            eprintln!(
+                "{step}: {} serves serial {serial} {took:?} after the write began",
+                s.kind.name()
+            );
+            assert!(
+                took < Duration::from_secs(1),
+                "{step}: {} took {took:?} to follow (NOTIFY + IXFR); log:\n{}",
+                s.kind.name(),
+                s.log()
+            );
+            worst = worst.max(took);
+        }
+        same_records(&served, &secondaries, step);
+    }
+    eprintln!("slowest follow-up: {worst:?}");
+
+    // The follow-ups were incremental. BIND 9.18 does not name the kind of an incoming transfer at its
+    // default level, but counts its records: after the first transfer, each has exactly the IXFR's (an
+    // AXFR would carry the whole zone, at least 9).
+    let bind_log = bind.log();
+    let counts: Vec<usize> = bind_log
+        .lines()
+        .filter_map(|l| {
+            l.split_once("Transfer completed: 1 messages, ")?
+                .1
+                .split_once(" records")?
+                .0
+                .parse()
+                .ok()
+        })
+        .collect();
+    let expected: Vec<usize> = steps.iter().map(|(_, _, n)| *n).collect();
+    assert_eq!(
+        counts.get(1..),
+        Some(&expected[..]),
+        "BIND's incoming transfers:\n{bind_log}"
+    );
+    let knot_log = knot.log();
+    let knot_ixfr = knot_log
+        .lines()
+        .filter(|l| l.contains("IXFR, incoming") && l.contains("finished"))
+        .count();
+    assert!(
+        knot_ixfr >= steps.len(),
+        "Knot finished {knot_ixfr} incoming IXFRs:\n{knot_log}"
+    );
+    let metrics = served.metrics();
+    assert!(
+        metrics.contains("extdns_dns_server_transfers_total{kind=\"ixfr\"}"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("extdns_dns_server_notifies_total{result=\"acknowledged\"}"),
+        "{metrics}"
+    );
+
+    refusals(&served);
+}
+
+/// A transfer from an address that is no secondary, unsigned, or with a wrong key is refused, and counted.
+fn refusals(served: &Served) {
+    let port = served.port();
+    let good = format!("hmac-sha256:{}:{}", dns_server::KEY_NAME, dns_server::SECRET);
+    let wrong = format!("hmac-sha256:{}:{}", dns_server::KEY_NAME, dns_server::WRONG_SECRET);
+    let unknown = format!("hmac-sha256:nobody:{}", dns_server::SECRET);
+
+    // dig: the right key from 127.0.0.2 (not a secondary's address), then from 127.0.0.1 unsigned, with a
+    // wrong secret, with an unknown key.
+    let from_elsewhere = dig::dig(port, &["-b", "127.0.0.2", "+tcp", "-y", &good, ZONE, "AXFR"]);
+    assert!(from_elsewhere.contains("Transfer failed"), "{from_elsewhere}");
+    let unsigned = dig::dig(port, &["+tcp", ZONE, "AXFR"]);
+    assert!(unsigned.contains("Transfer failed"), "{unsigned}");
+    let bad_sig = dig::dig(port, &["+tcp", "-y", &wrong, ZONE, "AXFR"]);
+    assert!(
+        bad_sig.contains("BADSIG") && bad_sig.contains("Transfer failed"),
+        "{bad_sig}"
+    );
+    let signed = dig::dig(port, &["+tcp", "-y", &good, ZONE, "AXFR"]);
+    assert!(
+        signed.contains("SOA") && !signed.contains("Transfer failed"),
+        "{signed}"
+    );
+
+    // kdig prints the status and the TSIG error.
+    let k = kdig(port, &["-b", "127.0.0.2", "-y", &good, "AXFR", ZONE]);
+    assert!(k.contains("REFUSED"), "kdig from 127.0.0.2: {k}");
+    let k = kdig(port, &["AXFR", ZONE]);
+    assert!(k.contains("REFUSED"), "kdig unsigned: {k}");
+    let k = kdig(port, &["-y", &wrong, "AXFR", ZONE]);
+    assert!(k.contains("error 'BADSIG'"), "kdig wrong secret: {k}");
+    let k = kdig(port, &["-y", &unknown, "AXFR", ZONE]);
+    assert!(k.contains("error 'BADKEY'"), "kdig unknown key: {k}");
+    // AXFR over UDP is refused as BIND refuses it.
+    let k = kdig(port, &["+notcp", "-y", &good, "AXFR", ZONE]);
+    assert!(k.contains("FORMERR"), "kdig AXFR over UDP: {k}");
+
+    let metrics = served.metrics();
+    for reason in ["address", "key", "badsig", "badkey", "udp"] {
+        assert!(
+            metrics.contains(&format!("extdns_dns_server_refused_total{{reason=\"{reason}\"}}")),
+            "{reason}: {metrics}"
+        );
+    }
+}
+
+#[test]
+fn ixfr_answers_the_changes_since_the_clients_serial_and_the_whole_zone_before_the_journal() {
+    require!(DnsClients);
+    let served = Served::start(&[free_port()], false);
+    served.apply(&[Change::Create(ep("web.example.org", RecordType::A, &["192.0.2.1"]))]);
+    let before = served.serial();
+    served.apply(&[Change::Update {
+        old: Box::new(ep("web.example.org", RecordType::A, &["192.0.2.1"])),
+        new: Box::new(ep("web.example.org", RecordType::A, &["192.0.2.2"])),
+    }]);
+    let mid = served.serial();
+    served.apply(&[Change::Create(ep("api.example.org", RecordType::A, &["192.0.2.3"]))]);
+    let now = served.serial();
+
+    let ixfr = kdig(served.port(), &["+tcp", &format!("IXFR={before}"), ZONE]);
+    let lines: Vec<&str> = ixfr.lines().filter(|l| l.contains("\tIN\t")).collect();
+    let shape: Vec<String> = lines
+        .iter()
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            match f.get(3) {
+                Some(&"SOA") => format!("SOA {}", f.get(6).unwrap_or(&"?")),
+                Some(t) => format!("{} {} {}", f[0], t, f.get(4).unwrap_or(&"?")),
+                None => String::new(),
+            }
+        })
+        .collect();
+    let expected = [
+        format!("SOA {now}"),
+        format!("SOA {before}"),
+        "web.example.org. A 192.0.2.1".into(),
+        format!("SOA {mid}"),
+        "web.example.org. A 192.0.2.2".into(),
+        format!("SOA {mid}"),
+        format!("SOA {now}"),
+        "api.example.org. A 192.0.2.3".into(),
+        format!("SOA {now}"),
+    ];
+    assert_eq!(shape, expected, "{ixfr}");
+
+    // Up to date: the current SOA alone.
+    let current = kdig(served.port(), &["+tcp", &format!("IXFR={now}"), ZONE]);
+    assert_eq!(
+        current.lines().filter(|l| l.contains("\tSOA\t")).count(),
+        1,
+        "{current}"
+    );
+    // A serial the journal never saw: the whole zone, AXFR-style.
+    let full = kdig(served.port(), &["+tcp", "IXFR=7", ZONE]);
+    assert!(
+        full.contains("api.example.org.") && full.contains("ns1.example.org."),
+        "{full}"
+    );
+    assert!(
+        !full.contains("192.0.2.1"),
+        "no removed record in a full answer: {full}"
+    );
+}
