@@ -46,12 +46,13 @@ mod entry;
 #[cfg(test)]
 mod tests;
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use extdns_endpoint::{Endpoint, RecordType, merge_endpoints};
 use extdns_informer::view::DnsEndpoint;
-use extdns_informer::{ClusterStore, ObjectKey, ResourceKind};
+use extdns_informer::{ChangeSet, ClusterStore, ObjectKey, ResourceKind};
 use extdns_source::annotations::Annotations;
 use extdns_source::{Evaluation, HeldRecords, ObjectEndpoints, Objects, Selector, Source, SourceError};
 
@@ -209,6 +210,17 @@ impl Source for CrdSource {
             }
         }
         Ok(Evaluation::new(out, failed))
+    }
+
+    /// A DNSEndpoint reads nothing but itself: a change re-evaluates the changed objects only, so an edited
+    /// DNSEndpoint is written at once instead of waiting for the next full sync (`--min-event-sync-interval`
+    /// after the last one). The status writes that follow a sync come back as changes of their objects and
+    /// cost one re-evaluation of each.
+    fn affected(&self, _cluster: &ClusterStore, changes: &ChangeSet) -> Option<BTreeSet<ObjectKey>> {
+        if changes.is_everything() {
+            return None;
+        }
+        Some(changes.of_kind(ResourceKind::DnsEndpoint).cloned().collect())
     }
 
     /// external-dns's `MergeEndpoints` over the whole source: records of one name, type, set identifier

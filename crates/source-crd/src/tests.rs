@@ -561,6 +561,22 @@ fn an_incremental_evaluation_agrees_with_a_full_one() {
     assert_eq!(some.objects[0].endpoints[0].dns_name, "y.example.org");
 }
 
+#[test]
+fn a_change_affects_the_changed_dnsendpoints_only() {
+    use extdns_informer::{ChangeSet, ObjectKey};
+    use extdns_source::Source;
+
+    let store = store_with(&[], KindOverrides::new());
+    let source = CrdSource::new(CrdSourceConfig::default());
+    let endpoint = ObjectKey::new(ResourceKind::DnsEndpoint, "b", "test");
+    let mut changes = ChangeSet::of(endpoint.clone());
+    changes.insert(ObjectKey::new(ResourceKind::Service, "b", "web"));
+    assert_eq!(source.affected(&store, &changes), Some([endpoint].into()));
+    let others = ChangeSet::of(ObjectKey::new(ResourceKind::Ingress, "b", "shop"));
+    assert_eq!(source.affected(&store, &others), Some(Default::default()));
+    assert_eq!(source.affected(&store, &ChangeSet::everything()), None);
+}
+
 fn evaluation(store: &ClusterStore) -> extdns_source::Evaluation {
     let source = CrdSource::new(CrdSourceConfig::default());
     futures::executor::block_on(source.evaluate(store, extdns_source::Objects::All)).expect("evaluates")
