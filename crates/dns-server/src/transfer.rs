@@ -374,6 +374,7 @@ fn encode(request: &Message, records: &[Record], limit: usize) -> Result<Vec<Vec
 mod tests {
     use std::str::FromStr;
 
+    use extdns_dns_wire::{TsigAlgorithm, TsigKey};
     use hickory_proto::rr::Name;
     use hickory_proto::rr::rdata::{A, TXT};
 
@@ -494,5 +495,210 @@ mod tests {
             seen += message.answers.len();
         }
         assert_eq!(seen, records.len());
+    }
+
+    fn transfers(secondaries: Vec<crate::config::Secondary>, key: &TsigKey) -> Transfers {
+        let config = Arc::new(ServerConfig {
+            listen: Vec::new(),
+            zones: vec![crate::zones::tests::zone_config("example.org.")],
+            default_ttl: 60,
+            secondaries,
+            keys: vec![key.clone()],
+            limits: crate::config::Limits::default(),
+        });
+        let zones = Arc::new(Zones::new(&config.zones, 5, config.limits));
+        Transfers::new(zones, config, ServerMetrics::default())
+    }
+
+    fn request(qtype: RecordType, client_serial: Option<u32>) -> Message {
+        let mut request = Message::query();
+        request.add_query(Query::query(Name::from_str("example.org.").unwrap_or_default(), qtype));
+        if let Some(serial) = client_serial {
+            request.add_authority(soa(serial));
+        }
+        request
+    }
+
+    fn ask(
+        t: &Transfers,
+        mut request: Message,
+        key: Option<&TsigKey>,
+        peer: &str,
+        transport: Transport,
+    ) -> Vec<Message> {
+        let wire = match key {
+            Some(k) => k.sign(&mut request, extdns_dns_wire::unix_now()).map(|(w, _)| w),
+            None => request.to_vec().map_err(|_| unreachable!()),
+        };
+        let Ok(wire) = wire else { panic!("encode") };
+        let Ok(decoded) = Message::from_vec(&wire) else {
+            panic!("decode")
+        };
+        let peer: SocketAddr = peer.parse().unwrap_or_else(|_| panic!("peer"));
+        t.respond(&wire, &decoded, peer, transport, 512)
+            .iter()
+            .map(|w| Message::from_vec(w).unwrap_or_else(|e| panic!("answer: {e}")))
+            .collect()
+    }
+
+    fn rcode(answers: &[Message]) -> ResponseCode {
+        answers
+            .first()
+            .map_or(ResponseCode::ServFail, |m| m.metadata.response_code)
+    }
+
+    #[test]
+    fn transfers_come_only_from_a_secondarys_address_signed_with_its_key() {
+        let Ok(key) = TsigKey::new("xfr", TsigAlgorithm::HmacSha256, b"secret") else {
+            panic!("key")
+        };
+        let Ok(other) = TsigKey::new("other", TsigAlgorithm::HmacSha256, b"secret") else {
+            panic!("key")
+        };
+        let secondary = |address: &str, key: Option<&str>| crate::config::Secondary {
+            address: address.parse().unwrap_or_else(|_| panic!("address")),
+            key: key.map(|k| Name::from_str(k).unwrap_or_default()),
+        };
+        let t = transfers(
+            vec![
+                secondary("192.0.2.1:53", Some("xfr")),
+                secondary("192.0.2.2:5300", None),
+            ],
+            &key,
+        );
+        let axfr = || request(RecordType::AXFR, None);
+        // The port of the secondary's address is not the client's: any source port will do.
+        let got = ask(&t, axfr(), Some(&key), "192.0.2.1:40000", Transport::Tcp);
+        assert_eq!(rcode(&got), ResponseCode::NoError);
+        assert!(got.iter().all(|m| m.signature.is_some()), "every message is signed");
+        assert_eq!(
+            rcode(&ask(&t, axfr(), None, "192.0.2.1:40000", Transport::Tcp)),
+            ResponseCode::Refused
+        );
+        assert_eq!(
+            rcode(&ask(&t, axfr(), Some(&other), "192.0.2.1:1", Transport::Tcp)),
+            ResponseCode::NotAuth,
+            "a key we do not know"
+        );
+        assert_eq!(
+            rcode(&ask(&t, axfr(), Some(&key), "192.0.2.9:1", Transport::Tcp)),
+            ResponseCode::Refused
+        );
+        assert_eq!(
+            rcode(&ask(&t, axfr(), None, "192.0.2.2:1", Transport::Tcp)),
+            ResponseCode::NoError
+        );
+        // IPv4-mapped IPv6 (a dual-stack socket) is the same address.
+        assert_eq!(
+            rcode(&ask(&t, axfr(), None, "[::ffff:192.0.2.2]:1", Transport::Tcp)),
+            ResponseCode::NoError
+        );
+        // Over UDP: AXFR is FORMERR, as BIND answers.
+        assert_eq!(
+            rcode(&ask(&t, axfr(), None, "192.0.2.2:1", Transport::Udp)),
+            ResponseCode::FormErr
+        );
+        // An IXFR without the client's SOA is malformed; a zone we do not serve is NOTAUTH.
+        assert_eq!(
+            rcode(&ask(
+                &t,
+                request(RecordType::IXFR, None),
+                None,
+                "192.0.2.2:1",
+                Transport::Tcp
+            )),
+            ResponseCode::FormErr
+        );
+        let mut elsewhere = Message::query();
+        elsewhere.add_query(Query::query(
+            Name::from_str("example.com.").unwrap_or_default(),
+            RecordType::AXFR,
+        ));
+        assert_eq!(
+            rcode(&ask(&t, elsewhere, None, "192.0.2.2:1", Transport::Tcp)),
+            ResponseCode::NotAuth
+        );
+
+        let mut text = String::new();
+        let mut registry = prometheus_client::registry::Registry::default();
+        t.metrics.register(&mut registry);
+        let _ = prometheus_client::encoding::text::encode(&mut text, &registry);
+        for reason in ["address", "key", "badkey", "udp", "malformed", "zone"] {
+            assert!(
+                text.contains(&format!("refused_total{{reason=\"{reason}\"}} 1")),
+                "{reason}: {text}"
+            );
+        }
+    }
+
+    #[test]
+    fn udp_ixfr_answers_the_diff_when_it_fits_and_the_soa_alone_when_it_does_not() {
+        let Ok(key) = TsigKey::new("xfr", TsigAlgorithm::HmacSha256, b"secret") else {
+            panic!("key")
+        };
+        let t = transfers(
+            vec![crate::config::Secondary {
+                address: "192.0.2.2:53".parse().unwrap_or_else(|_| panic!("address")),
+                key: None,
+            }],
+            &key,
+        );
+        {
+            let mut set = t.zones.write();
+            let zone = &mut set.zones_mut()[0];
+            let many: Vec<Record> = (0..40)
+                .map(|i| a(&format!("host{i}.example.org."), [192, 0, 2, i]))
+                .collect();
+            zone.commit(0, vec![], many);
+            zone.commit(0, vec![], vec![a("one.example.org.", [192, 0, 2, 1])]);
+        }
+        // From serial 6: one small diff, in one UDP message.
+        let small = ask(
+            &t,
+            request(RecordType::IXFR, Some(6)),
+            None,
+            "192.0.2.2:1",
+            Transport::Udp,
+        );
+        let serials: Vec<Option<u32>> = small[0].answers.iter().map(serial_of).collect();
+        assert_eq!(serials.iter().flatten().count(), 4, "{serials:?}");
+        assert_eq!(small[0].answers.len(), 5);
+        // From serial 5: two diffs, too large for 512 bytes: the current SOA alone, to retry over TCP.
+        let big = ask(
+            &t,
+            request(RecordType::IXFR, Some(5)),
+            None,
+            "192.0.2.2:1",
+            Transport::Udp,
+        );
+        assert_eq!(big[0].answers.len(), 1);
+        assert_eq!(serial_of(&big[0].answers[0]), Some(7));
+        // Up to date, or newer than ours: the current SOA alone.
+        let current = ask(
+            &t,
+            request(RecordType::IXFR, Some(7)),
+            None,
+            "192.0.2.2:1",
+            Transport::Tcp,
+        );
+        assert_eq!(current[0].answers.len(), 1);
+    }
+
+    #[test]
+    fn a_signed_ordinary_query_is_answered_and_signed() {
+        let Ok(key) = TsigKey::new("xfr", TsigAlgorithm::HmacSha256, b"secret") else {
+            panic!("key")
+        };
+        let t = transfers(Vec::new(), &key);
+        let got = ask(
+            &t,
+            request(RecordType::SOA, None),
+            Some(&key),
+            "198.51.100.1:1",
+            Transport::Udp,
+        );
+        assert_eq!(got.len(), 1);
+        assert!(got[0].signature.is_some(), "signed");
+        assert_ne!(got[0].metadata.response_code, ResponseCode::NotAuth);
     }
 }
