@@ -779,7 +779,7 @@ impl Controller {
             {
                 break;
             }
-            if !std::mem::replace(&mut leading, true) {
+            if !self.local_provider && !std::mem::replace(&mut leading, true) {
                 // A new leader syncs at once, in full: its view is warm, but the old leader wrote meanwhile
                 // and its last changes may be unfinished.
                 state = SyncState::default();
@@ -881,7 +881,8 @@ impl Controller {
 
     /// Sets the leader metric and, while another replica leads, waits (the informers stay warm meanwhile,
     /// so a takeover syncs at once). `leading` is whether this replica led the last time it looked; it is
-    /// false on return after a wait. Returns false when `shutdown` fired.
+    /// false on return after a wait. Over a local provider nothing waits: `leading` only follows the lease, so
+    /// that becoming a follower is logged once. Returns false when `shutdown` fired.
     async fn follow_until_leading(
         &self,
         leadership: &mut Leadership,
@@ -892,7 +893,17 @@ impl Controller {
         loop {
             let now_leading = self.leadership.is_leader();
             self.metrics.set_leader(now_leading);
-            if now_leading || self.local_provider {
+            if self.local_provider {
+                if *leading && !now_leading {
+                    info!(
+                        "not the leader: syncing this replica's own zones all the same; the leader writes Events \
+                         and status"
+                    );
+                }
+                *leading = now_leading;
+                return true;
+            }
+            if now_leading {
                 return true;
             }
             if *leading {

@@ -874,6 +874,28 @@ async fn every_replica_of_a_local_provider_syncs_and_only_the_leader_reports() -
 }
 
 #[tokio::test(start_paused = true)]
+async fn the_loop_of_a_local_providers_follower_syncs_on_schedule() -> Result<(), tokio::task::JoinError> {
+    let (cluster, source, registry) = parts(true, vec![a("web.example.com", "10.0.0.1")]);
+    let (_tx, rx) = watch::channel(None);
+    let c = controller(&cluster, &source, &registry, every(60))
+        .with_leadership(Leadership::from_watch(rx))
+        .with_local_provider();
+    let metrics = c.metrics().clone();
+    let running = spawn_loop(c);
+    advance(Duration::from_millis(10)).await;
+    assert_eq!(
+        (registry.reads(), registry.applies()),
+        (1, 1),
+        "a follower syncs at once"
+    );
+    assert_eq!(sample(&metrics, "extdns_leader "), Some(0.0), "and says it follows");
+    assert!(metrics.is_ready());
+    advance(Duration::from_secs(60)).await;
+    assert_eq!(registry.reads(), 2, "and every interval");
+    running.finish().await
+}
+
+#[tokio::test(start_paused = true)]
 async fn readiness_waits_for_a_full_sync_or_a_followers_synced_view() -> Result<(), tokio::task::JoinError> {
     // A leader: not ready while the view is incomplete, ready after the first full sync.
     let (cluster, source, registry) = parts(false, vec![]);

@@ -238,15 +238,12 @@ fn seconds(flag: &str, d: Duration, min: u32) -> Result<u32, ValidationError> {
     if d.subsec_nanos() != 0 {
         return fail(format!("{flag}={shown}: want whole seconds"));
     }
-    match u32::try_from(d.as_secs()) {
-        Ok(s) if s > i32::MAX as u32 => fail(format!(
+    match u32::try_from(d.as_secs()).ok().filter(|&s| s <= i32::MAX as u32) {
+        None => fail(format!(
             "{flag}={shown}: at most 2147483647s (about 68 years), the largest value a SOA or TTL field holds"
         )),
-        Ok(s) if s < min => fail(format!("{flag}={shown}: want at least {min}s")),
-        Ok(s) => Ok(s),
-        Err(_) => fail(format!(
-            "{flag}={shown}: at most 2147483647s (about 68 years), the largest value a SOA or TTL field holds"
-        )),
+        Some(s) if s < min => fail(format!("{flag}={shown}: want at least {min}s")),
+        Some(s) => Ok(s),
     }
 }
 
