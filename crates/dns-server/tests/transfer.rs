@@ -217,10 +217,28 @@ fn kdig(port: u16, args: &[&str]) -> String {
 }
 
 #[test]
-fn bind_and_knot_secondaries_follow_every_change_by_notify_and_ixfr_within_a_second() {
+fn bind_and_knot_secondaries_with_a_tsig_key_follow_every_change_by_notify_and_ixfr_within_a_second() {
     require!(Bind, Knot, DnsClients);
+    let served = follow(true);
+    refusals(&served);
+}
+
+#[test]
+fn bind_and_knot_secondaries_by_address_alone_follow_every_change_by_notify_and_ixfr_within_a_second() {
+    require!(Bind, Knot, DnsClients);
+    let served = follow(false);
+    // By address alone: an unsigned transfer from 127.0.0.1 is allowed, one from elsewhere is not.
+    let k = kdig(served.port(), &["AXFR", ZONE]);
+    assert!(k.contains("web.example.org.") && !k.contains("ERROR"), "{k}");
+    let k = kdig(served.port(), &["-b", "127.0.0.2", "AXFR", ZONE]);
+    assert!(k.contains("REFUSED"), "{k}");
+}
+
+/// Starts the server and a BIND and a Knot secondary of it (signing with the shared key when `signed`),
+/// and checks that they take the zone and follow four writes within a second each, incrementally.
+fn follow(signed: bool) -> Served {
     let (bind_port, knot_port) = (free_port(), free_port());
-    let served = Served::start(&[bind_port, knot_port], true);
+    let served = Served::start(&[bind_port, knot_port], signed);
     served.apply(&[
         Change::Create(ep("web.example.org", RecordType::A, &["192.0.2.1", "192.0.2.2"])),
         Change::Create(ep("www.example.org", RecordType::Cname, &["web.example.org"])),
@@ -230,7 +248,7 @@ fn bind_and_knot_secondaries_follow_every_change_by_notify_and_ixfr_within_a_sec
 
     let primary = Primary {
         port: served.port(),
-        key: Some(shared_key()),
+        key: signed.then(shared_key),
     };
     let bind = dns_server::DnsServer::start_secondary(Kind::Bind, bind_port, &[ZONE], &primary);
     let knot = dns_server::DnsServer::start_secondary(Kind::Knot, knot_port, &[ZONE], &primary);
@@ -335,8 +353,7 @@ fn bind_and_knot_secondaries_follow_every_change_by_notify_and_ixfr_within_a_sec
         metrics.contains("extdns_dns_server_notifies_total{result=\"acknowledged\"}"),
         "{metrics}"
     );
-
-    refusals(&served);
+    served
 }
 
 /// A transfer from an address that is no secondary, unsigned, or with a wrong key is refused, and counted.

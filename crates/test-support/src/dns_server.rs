@@ -402,10 +402,10 @@ fn start_knot(
     conf.push_str("zone:\n");
     for z in zones {
         if matches!(role, Role::Secondary(..)) {
-            // Kept in memory and the journal only: what it serves is what it transferred.
+            // Kept in memory only (no zone file, no journal): what it serves is what it transferred.
             conf.push_str(&format!(
                 "  - domain: {}\n    storage: \"{dp}/zones\"\n    master: primary\n    acl: [from-primary, externaldns]\n    \
-                 zonefile-sync: -1\n    zonefile-load: none\n    journal-content: all\n",
+                 zonefile-sync: -1\n    zonefile-load: none\n    journal-content: none\n",
                 z.name
             ));
             continue;
