@@ -1,0 +1,81 @@
+//! The built-in DNS server's query path: any bytes arriving on its UDP port get a well-formed answer
+//! (it decodes, echoes the ID, has QR set, and fits in a UDP answer) or nothing; never a panic.
+//!
+//! The zone behind it has every answer shape: data, a CNAME chain, a wildcard, an empty non-terminal, a
+//! delegation with glue, an MX with an in-zone target, and a record set too big for UDP.
+
+#![no_main]
+
+use std::str::FromStr;
+use std::sync::{Arc, OnceLock};
+
+use extdns_dns_server::server::fuzzing::QueryPath;
+use extdns_dns_server::{DnsServerProvider, Limits, ServerConfig, ZoneConfig, Zones};
+use extdns_endpoint::{Change, Endpoint, RecordType};
+use hickory_proto::op::{Message, MessageType};
+use hickory_proto::rr::Name;
+use libfuzzer_sys::fuzz_target;
+
+fn name(s: &str) -> Name {
+    Name::from_str(s).expect("fixed name")
+}
+
+fn path() -> &'static QueryPath {
+    static PATH: OnceLock<QueryPath> = OnceLock::new();
+    PATH.get_or_init(|| {
+        let zone = ZoneConfig {
+            origin: name("example.org."),
+            mname: name("ns1.example.org."),
+            rname: name("hostmaster.example.org."),
+            refresh: 3600,
+            retry: 600,
+            expire: 604_800,
+            minimum: 30,
+            ttl: 300,
+            name_servers: vec![name("ns1.example.org.")],
+            glue: vec![(name("ns1.example.org."), "192.0.2.53".parse().expect("fixed address"))],
+        };
+        let config = Arc::new(ServerConfig {
+            listen: Vec::new(),
+            zones: vec![zone],
+            default_ttl: 60,
+            secondaries: Vec::new(),
+            keys: Vec::new(),
+            limits: Limits::default(),
+        });
+        let zones = Arc::new(Zones::new(&config.zones, 1, config.limits));
+        let provider = DnsServerProvider::new(zones.clone(), 60);
+        let many: Vec<String> = (0..120).map(|i| format!("10.0.0.{i}")).collect();
+        let endpoints = [
+            Endpoint::new("web.example.org", RecordType::A, ["192.0.2.1", "192.0.2.2"]),
+            Endpoint::new("www.example.org", RecordType::Cname, ["web.example.org"]),
+            Endpoint::new("loop.example.org", RecordType::Cname, ["loop.example.org"]),
+            Endpoint::new("a.b.c.example.org", RecordType::Aaaa, ["2001:db8::1"]),
+            Endpoint::new("*.wild.example.org", RecordType::Txt, ["\"wild\""]),
+            Endpoint::new("sub.example.org", RecordType::Ns, ["ns.sub.example.org"]),
+            Endpoint::new("ns.sub.example.org", RecordType::A, ["192.0.2.6"]),
+            Endpoint::new("mail.example.org", RecordType::Mx, ["10 web.example.org"]),
+            Endpoint::new("big.example.org", RecordType::A, many),
+        ];
+        let changes: Vec<Change> = endpoints.into_iter().map(Change::Create).collect();
+        let runtime = tokio::runtime::Builder::new_current_thread().build().expect("runtime");
+        runtime
+            .block_on(extdns_provider::apply_changes(&provider, &changes))
+            .expect("the fixed zone applies");
+        QueryPath::new(zones, config)
+    })
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Some(answer) = path().udp(data) else { return };
+    let message = match Message::from_vec(&answer) {
+        Ok(m) => m,
+        Err(e) => panic!("the answer to {data:02x?} does not decode: {e}\n{answer:02x?}"),
+    };
+    assert!(data.len() >= 12, "an answer to fewer bytes than a header");
+    assert_eq!(message.metadata.id, u16::from_be_bytes([data[0], data[1]]), "the ID is echoed");
+    assert_eq!(message.message_type, MessageType::Response);
+    assert_eq!(data[2] & 0x80, 0, "a response was answered");
+    assert!(answer.len() <= 1232, "{} bytes over UDP, more than the server offers", answer.len());
+    assert!(!message.metadata.recursion_available, "RA is never set");
+});
