@@ -164,22 +164,14 @@ impl Transfers {
         self.metrics.refused.get_or_create(&ReasonLabels { reason }).inc();
     }
 
-    /// A signed ordinary request: answered as an unsigned one would be, within `budget` bytes over UDP.
+    /// A signed request that is no transfer: answered as an unsigned one would be (any opcode), fitted into
+    /// `budget` bytes, which leaves room for the signature.
     fn answer(&self, request: &Message, transport: Transport, budget: usize) -> Vec<u8> {
-        if request.metadata.op_code != OpCode::Query {
-            return header_only(request, ResponseCode::NotImp);
-        }
-        if request.queries.len() != 1 {
-            return header_only(request, ResponseCode::FormErr);
-        }
         let max = u16::try_from(budget).unwrap_or(u16::MAX);
-        let response = crate::answer::respond(&self.zones.read(), request, transport, max);
-        match response.to_vec() {
-            Ok(bytes) if bytes.len() <= budget => bytes,
-            Ok(_) => response
-                .truncate()
-                .to_vec()
-                .unwrap_or_else(|_| header_only(request, ResponseCode::ServFail)),
+        let mut response = crate::answer::respond(&self.zones.read(), request, transport, max);
+        let mut out = Vec::new();
+        match crate::answer::encode(&mut response, max, &mut out) {
+            Ok(_) => out,
             Err(error) => {
                 tracing::error!(%error, name = %query_name(request), "cannot encode an answer");
                 header_only(request, ResponseCode::ServFail)
@@ -699,6 +691,13 @@ mod tests {
         );
         assert_eq!(got.len(), 1);
         assert!(got[0].signature.is_some(), "signed");
-        assert_ne!(got[0].metadata.response_code, ResponseCode::NotAuth);
+        assert_eq!(got[0].metadata.response_code, ResponseCode::NoError);
+        assert_eq!(got[0].answers.iter().filter_map(serial_of).collect::<Vec<_>>(), [5]);
+        // Other opcodes are answered as unsigned ones are (a NOTIFY to the primary: NOTAUTH), signed.
+        let mut notify = request(RecordType::SOA, None);
+        notify.metadata.op_code = OpCode::Notify;
+        let got = ask(&t, notify, Some(&key), "198.51.100.1:1", Transport::Udp);
+        assert_eq!(rcode(&got), ResponseCode::NotAuth);
+        assert!(got[0].signature.is_some(), "signed");
     }
 }
