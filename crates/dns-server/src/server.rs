@@ -178,9 +178,9 @@ enum Handled {
 }
 
 impl Handler {
-    /// Parses `wire` and, unless it is for [`Transfers`], writes the answer into `out` within `max_size`
-    /// (`None`: the limit the request's EDNS gives for UDP).
-    fn handle(&self, wire: &[u8], max_size: Option<u16>, out: &mut Vec<u8>, counters: &mut Counters) -> Handled {
+    /// Parses `wire` and, unless it is for [`Transfers`], writes the answer into `out`, fitted to what the
+    /// client takes over the transport `counters` count for.
+    fn handle(&self, wire: &[u8], out: &mut Vec<u8>, counters: &mut Counters) -> Handled {
         let Some(header) = RawHeader::read(wire) else {
             counters.dropped_short.inc();
             return Handled::Silent;
@@ -202,9 +202,10 @@ impl Handler {
         if transfer::handles(&request) {
             return Handled::Transfer(Box::new(request));
         }
-        let (transport, limit) = match max_size {
-            Some(max) => (Transport::Tcp, max),
-            None => (Transport::Udp, answer::udp_limit(&request)),
+        let transport = counters.transport;
+        let limit = match transport {
+            Transport::Udp => answer::udp_limit(&request),
+            Transport::Tcp => u16::MAX,
         };
         let mut response = answer::respond(&self.zones.read(), &request, transport, limit);
         match answer::encode(&mut response, limit, out) {
@@ -213,7 +214,8 @@ impl Handler {
             }
             Ok(Fit::Whole | Fit::Trimmed) => {}
             Err(e) => {
-                warn!(error = %e, name = ?request.queries.first().map(|q| q.name().to_string()), "cannot encode a DNS answer, sending SERVFAIL");
+                let name = request.queries.first().map(|q| q.name().to_string());
+                warn!(error = %e, ?name, "cannot encode a DNS answer, sending SERVFAIL");
                 server_failure(&request, out);
                 counters.answer(ResponseCode::ServFail);
                 return Handled::Answered;
@@ -225,7 +227,7 @@ impl Handler {
 
     /// The answer to one UDP datagram from `peer` in `out`; `false`: send nothing.
     fn udp(&self, wire: &[u8], peer: SocketAddr, out: &mut Vec<u8>, counters: &mut Counters) -> bool {
-        match self.handle(wire, None, out, counters) {
+        match self.handle(wire, out, counters) {
             Handled::Silent => false,
             Handled::Answered => true,
             Handled::Transfer(request) => {
@@ -427,7 +429,7 @@ async fn tcp_connection(
         ) {
             return;
         }
-        match handler.handle(&input, Some(u16::MAX), &mut out, &mut counters) {
+        match handler.handle(&input, &mut out, &mut counters) {
             // A stream that carries no header cannot be trusted to be framed right either.
             Handled::Silent if RawHeader::read(&input).is_none() => return,
             Handled::Silent => continue,
