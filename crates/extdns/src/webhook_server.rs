@@ -11,15 +11,28 @@ use tracing::info;
 
 use crate::providers::build_observed_provider;
 use crate::run::{REVISION, VERSION, spawn_signal_handler};
-use crate::settings::WebhookServerSettings;
+use crate::settings::{ProviderSettings, WebhookServerSettings};
 
 /// Serves until SIGTERM/SIGINT. `/healthz` and `/metrics` are on the metrics address, as for the
 /// controller (external-dns's server has none; a kubelet probe needs one).
 pub async fn run(settings: &WebhookServerSettings) -> anyhow::Result<()> {
     let shutdown = CancellationToken::new();
     spawn_signal_handler(shutdown.clone());
-    let metrics = Arc::new(Metrics::new(VERSION, REVISION));
-    let provider = build_observed_provider(&settings.provider, Some(&metrics)).await?;
+    let mut metrics = Metrics::new(VERSION, REVISION);
+    // The built-in DNS server behind the webhook: a webhook client (external-dns) writes the zones, and this
+    // process answers for them, as the controller would.
+    let dns_server = match &settings.provider {
+        ProviderSettings::DnsServer(config) => Some(crate::dns_server::bind(config, &mut metrics)?),
+        _ => None,
+    };
+    let metrics = Arc::new(metrics);
+    let provider = match dns_server {
+        Some((provider, server)) => {
+            tokio::spawn(server.run(shutdown.clone()));
+            provider
+        }
+        None => build_observed_provider(&settings.provider, Some(&metrics)).await?,
+    };
     let health = start_metrics_server(&settings.metrics_address, metrics, shutdown.clone()).await?;
     let server = start_server(&settings.address, provider, settings.options, shutdown.clone())
         .await

@@ -135,6 +135,48 @@ fn the_loop_is_ready_after_its_first_sync_and_exports_the_servers_metrics() -> R
 }
 
 #[test]
+fn as_a_webhook_server_it_answers_what_the_webhook_client_writes() -> Result<(), Error> {
+    require!(DnsClients);
+    let dir = tempfile::tempdir()?;
+    let hook = free_port();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_extdns"));
+    cmd.env_remove("RUST_LOG")
+        .args([
+            "--webhook-server",
+            "--source=service",
+            "--provider=dns-server",
+            "--dns-server-zone=example.com",
+        ])
+        .args(["--dns-server-listen=127.0.0.1:0", "--metrics-address=127.0.0.1:0"])
+        .arg(format!("--webhook-server-address=127.0.0.1:{hook}"));
+    let extdns = Proc::spawn("extdns", cmd, &dir.path().join("extdns.log"))?;
+    let port = served_port(&extdns)?;
+    let body = r#"{"Create":[{"dnsName":"hook.example.com","targets":["192.0.2.7"],"recordType":"A"}]}"#;
+    let media = "application/external.dns.webhook+json;version=1";
+    let post = format!(
+        "POST /records HTTP/1.1\r\nHost: x\r\nContent-Type: {media}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let answer = eventually(
+        "the webhook server to take the write",
+        Duration::from_secs(30),
+        Duration::from_millis(50),
+        || {
+            let Ok(mut stream) = TcpStream::connect(("127.0.0.1", hook)) else {
+                return Ok(None);
+            };
+            stream.write_all(post.as_bytes())?;
+            let mut out = String::new();
+            stream.read_to_string(&mut out)?;
+            Ok(Some(out))
+        },
+    )?;
+    assert!(answer.starts_with("HTTP/1.1 204"), "{answer}");
+    assert_eq!(short(port, "hook.example.com", "A"), ["192.0.2.7"]);
+    Ok(())
+}
+
+#[test]
 fn a_busy_address_fails_the_start_naming_it() -> Result<(), Error> {
     let taken = std::net::UdpSocket::bind("127.0.0.1:0")?;
     let busy = format!("--dns-server-listen={}", taken.local_addr()?);
