@@ -490,6 +490,33 @@ fn malformed_bytes_get_formerr_or_silence_over_udp() {
         "malformed requests are counted: {}",
         malformed.get()
     );
+    let answers = |rcode: &str| {
+        s.metrics
+            .answers
+            .get_or_create(&extdns_dns_server::metrics::AnswerLabels {
+                transport: extdns_dns_server::metrics::Transport::Udp,
+                rcode: rcode.into(),
+            })
+            .get()
+    };
+    assert!(
+        answers("NOERROR") >= 3 && answers("FORMERR") >= 2,
+        "answers are counted by rcode"
+    );
+    let dropped = |reason| {
+        s.metrics
+            .dropped
+            .get_or_create(&extdns_dns_server::metrics::DropLabels {
+                transport: extdns_dns_server::metrics::Transport::Udp,
+                reason,
+            })
+            .get()
+    };
+    assert_eq!(
+        (dropped("short"), dropped("response")),
+        (1, 1),
+        "silence is counted too"
+    );
 }
 
 fn tcp_send(stream: &mut TcpStream, message: &[u8]) {
