@@ -16,9 +16,21 @@ use prometheus_client::metrics::gauge::ConstGauge;
 use tracing::info;
 
 use crate::providers::dns_server_provider;
+use crate::settings::ProviderSettings;
 
 /// The prefix of the server's metrics.
 pub const METRICS_PREFIX: &str = "extdns_dns_server";
+
+/// [`bind`] when the settings name `--provider=dns-server`; `None` for every other provider.
+pub fn bind_if_serving(
+    provider: &ProviderSettings,
+    metrics: &mut Metrics,
+) -> anyhow::Result<Option<(Arc<dyn Provider>, DnsServer)>> {
+    match provider {
+        ProviderSettings::DnsServer(config) => bind(config, metrics).map(Some),
+        _ => Ok(None),
+    }
+}
 
 /// The provider the controller writes, and the server answering from what it wrote, bound but not serving
 /// yet ([`DnsServer::run`]). The server's metrics, and a gauge of the records served per zone, go into

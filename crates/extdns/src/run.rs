@@ -20,8 +20,7 @@ use crate::crd_status::CrdStatus;
 use crate::events::KubeEvents;
 use crate::providers::build_observed_provider;
 use crate::settings::{
-    ClusterSettings, EnabledSource, KubeSettings, LeaderSettings, ProviderSettings, RegistrySettings, Settings,
-    ValidationError,
+    ClusterSettings, EnabledSource, KubeSettings, LeaderSettings, RegistrySettings, Settings, ValidationError,
 };
 use crate::wiring;
 
@@ -45,10 +44,7 @@ pub async fn run(settings: &Settings) -> anyhow::Result<()> {
     // The built-in DNS server is bound before anything else connects anywhere: a busy address fails the
     // start. It serves from the first sync on; until then every name in its zones is NXDOMAIN, which is
     // why /readyz waits for that sync.
-    let dns_server = match &settings.provider {
-        ProviderSettings::DnsServer(config) => Some(crate::dns_server::bind(config, &mut metrics)?),
-        _ => None,
-    };
+    let dns_server = crate::dns_server::bind_if_serving(&settings.provider, &mut metrics)?;
     let metrics = Arc::new(metrics);
     let (provider, dns_server) = match dns_server {
         Some((provider, server)) => (provider, Some(server)),

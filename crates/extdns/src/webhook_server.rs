@@ -11,7 +11,7 @@ use tracing::info;
 
 use crate::providers::build_observed_provider;
 use crate::run::{REVISION, VERSION, spawn_signal_handler};
-use crate::settings::{ProviderSettings, WebhookServerSettings};
+use crate::settings::WebhookServerSettings;
 
 /// Serves until SIGTERM/SIGINT. `/healthz` and `/metrics` are on the metrics address, as for the
 /// controller (external-dns's server has none; a kubelet probe needs one).
@@ -21,10 +21,7 @@ pub async fn run(settings: &WebhookServerSettings) -> anyhow::Result<()> {
     let mut metrics = Metrics::new(VERSION, REVISION);
     // The built-in DNS server behind the webhook: a webhook client (external-dns) writes the zones, and this
     // process answers for them, as the controller would.
-    let dns_server = match &settings.provider {
-        ProviderSettings::DnsServer(config) => Some(crate::dns_server::bind(config, &mut metrics)?),
-        _ => None,
-    };
+    let dns_server = crate::dns_server::bind_if_serving(&settings.provider, &mut metrics)?;
     let metrics = Arc::new(metrics);
     let provider = match dns_server {
         Some((provider, server)) => {
