@@ -333,7 +333,7 @@ impl RawHeader {
 
 #[cfg(test)]
 mod tests {
-    use extdns_endpoint::{RecordType as EndpointType, Targets};
+    use extdns_endpoint::RecordType as EndpointType;
     use hickory_proto::op::{MessageType, Query};
     use hickory_proto::rr::Record;
     use hickory_proto::rr::rdata::{A, CNAME, MX, NS, TXT};
@@ -355,7 +355,7 @@ mod tests {
             data,
             origin: SetOrigin::Managed {
                 record_type: EndpointType::A,
-                targets: Targets::new(["x"]),
+                spelt: None,
             },
         }
     }

@@ -11,7 +11,7 @@ use extdns_provider::batch::{self, Unit};
 use extdns_provider::{Failures, Provider, ProviderError, ReadState, Records};
 use hickory_proto::rr::{LowerName, Name, Record, RecordType};
 
-use crate::zones::{ChangeError, RrSet, SetOrigin, Zones};
+use crate::zones::{ChangeError, RrSet, SetOrigin, Zones, targets_of};
 
 /// The provider side of the built-in server: reads and writes the [`Zones`] the listeners answer from.
 #[derive(Debug, Clone)]
@@ -75,6 +75,7 @@ impl DnsServerProvider {
         let Some(record_type) = data.first().map(|d| d.record_type()) else {
             return Err("a record without targets".into());
         };
+        let spelt = (targets_of(&data) != ep.targets).then(|| ep.targets.clone());
         Ok((
             owner,
             RrSet {
@@ -83,7 +84,7 @@ impl DnsServerProvider {
                 data,
                 origin: SetOrigin::Managed {
                     record_type: ep.record_type.clone(),
-                    targets: ep.targets.clone(),
+                    spelt,
                 },
             },
         ))
@@ -118,7 +119,7 @@ impl Provider for DnsServerProvider {
         for zone in set.zones() {
             for node in zone.nodes() {
                 for rrset in node.rrsets() {
-                    if let SetOrigin::Managed { record_type, targets } = &rrset.origin {
+                    if let Some((record_type, targets)) = rrset.endpoint_targets() {
                         let name = codec::name_text(node.name());
                         let ep = Endpoint::new(&name, record_type.clone(), targets.iter().map(|t| t.as_str()))
                             .with_ttl(Ttl(i64::from(rrset.ttl)));
@@ -233,6 +234,34 @@ mod tests {
         let set = p.zones.read();
         assert!(set.zones()[0].serial() > 1);
         assert_eq!(set.zones()[0].journal().since(1).map(|d| d.count()), Some(1));
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn targets_are_kept_only_when_the_data_spells_them_otherwise() -> Result<(), ProviderError> {
+        let p = provider();
+        let plain = Endpoint::new("web.example.org", EndpointType::A, ["192.0.2.1"]).with_ttl(Ttl(60));
+        let upper = Endpoint::new("v6.example.org", EndpointType::Aaaa, ["2001:DB8::1"]).with_ttl(Ttl(60));
+        let changes = [plain.clone(), upper.clone()].map(Change::Create);
+        apply_changes(&p, &changes).await?;
+        {
+            let set = p.zones.read();
+            let zone = &set.zones()[0];
+            let spelt = |name: &str, rt| {
+                let node = zone
+                    .node(&LowerName::new(&codec::name(name).expect("name")))
+                    .expect("node");
+                match &node.rrset(rt).expect("set").origin {
+                    SetOrigin::Managed { spelt, .. } => spelt.clone(),
+                    SetOrigin::Config => panic!("a managed set"),
+                }
+            };
+            assert!(spelt("web.example.org", RecordType::A).is_none());
+            assert_eq!(spelt("v6.example.org", RecordType::AAAA), Some(upper.targets.clone()));
+        }
+        let mut read = p.records().await?.endpoints;
+        read.sort_by(|a, b| a.dns_name.cmp(&b.dns_name));
+        assert_eq!(read, vec![upper, plain], "both read back exactly as applied");
         Ok(())
     }
 

@@ -159,13 +159,15 @@ pub struct RrSet {
 pub enum SetOrigin {
     /// From the zone's configuration.
     Config,
-    /// Written by the controller from an endpoint of this type and these targets, kept as written so the
-    /// read gives back exactly what was applied.
+    /// Written by the controller from an endpoint of this type, so the read gives back exactly what was
+    /// applied.
     Managed {
         /// The endpoint's record type.
         record_type: EndpointType,
-        /// The endpoint's targets.
-        targets: Targets,
+        /// The endpoint's targets when the record data does not spell them back alike (an IPv6 address in
+        /// upper case, a TXT value in zone-file quotes); `None`, the usual case, reads them from the data,
+        /// so most records are held once, not twice.
+        spelt: Option<Targets>,
     },
 }
 
@@ -175,12 +177,32 @@ impl RrSet {
         matches!(self.origin, SetOrigin::Managed { .. })
     }
 
+    /// The endpoint type and targets the controller wrote this set from; `None` for configured sets.
+    pub fn endpoint_targets(&self) -> Option<(&EndpointType, Targets)> {
+        let SetOrigin::Managed { record_type, spelt } = &self.origin else {
+            return None;
+        };
+        let targets = match spelt {
+            Some(t) => t.clone(),
+            None => targets_of(&self.data),
+        };
+        Some((record_type, targets))
+    }
+
     /// The set as records owned by `name`.
     pub fn records<'a>(&'a self, name: &'a Name) -> impl Iterator<Item = Record> + 'a {
         self.data
             .iter()
             .map(move |d| Record::from_rdata(name.clone(), self.ttl, d.clone()))
     }
+}
+
+/// The targets record data spells, as the codec reads a zone.
+pub(crate) fn targets_of(data: &[RData]) -> Targets {
+    Targets::new(
+        data.iter()
+            .filter_map(|d| extdns_dns_wire::codec::target(d).map(|(_, t)| t)),
+    )
 }
 
 /// Why a change cannot be applied to a zone. The text is what the failure reports.
@@ -414,12 +436,19 @@ impl Zone {
         {
             set.data = vec![soa];
         }
-        self.journal.push(Diff {
-            from,
-            to: self.serial,
-            removed,
-            added,
-        });
+        // A diff as large as half the zone is no cheaper to send than the zone itself (RFC 1995 lets a
+        // server answer any IXFR with the whole zone), so the journal never holds more than that: a first
+        // sync does not keep a second copy of every record.
+        let max_records = (self.records / 2).max(MIN_JOURNAL_RECORDS);
+        self.journal.push(
+            Diff {
+                from,
+                to: self.serial,
+                removed,
+                added,
+            },
+            max_records,
+        );
     }
 
     fn add_node(&mut self, name: &Name) {
@@ -474,11 +503,22 @@ pub struct Diff {
     pub added: Vec<Record>,
 }
 
-/// The last writes of a zone, oldest first, bounded in count so a busy cluster cannot grow it.
+/// Records a journal may always hold, however small its zone.
+const MIN_JOURNAL_RECORDS: usize = 1_024;
+
+/// The last writes of a zone, oldest first, bounded in count and in records so a busy cluster cannot grow it.
 #[derive(Debug)]
 pub struct Journal {
     diffs: VecDeque<Diff>,
     cap: usize,
+    /// Records held by the diffs.
+    records: usize,
+}
+
+impl Diff {
+    fn len(&self) -> usize {
+        self.removed.len() + self.added.len()
+    }
 }
 
 impl Journal {
@@ -486,17 +526,25 @@ impl Journal {
         Journal {
             diffs: VecDeque::new(),
             cap,
+            records: 0,
         }
     }
 
-    fn push(&mut self, diff: Diff) {
-        if self.cap == 0 {
+    /// Appends `diff`, dropping the oldest diffs beyond the count cap or `max_records`. A diff larger
+    /// than `max_records` empties the journal: the secondaries then take the whole zone.
+    fn push(&mut self, diff: Diff, max_records: usize) {
+        if self.cap == 0 || diff.len() > max_records {
+            self.diffs.clear();
+            self.records = 0;
             return;
         }
-        while self.diffs.len() >= self.cap {
-            self.diffs.pop_front();
-        }
+        self.records += diff.len();
         self.diffs.push_back(diff);
+        while self.diffs.len() > self.cap || self.records > max_records {
+            if let Some(old) = self.diffs.pop_front() {
+                self.records -= old.len();
+            }
+        }
     }
 
     /// The diffs that take a secondary from `serial` to the current one, oldest first; `None` when the
@@ -539,7 +587,7 @@ pub(crate) mod tests {
             data: vec![RData::A(A(ip.parse().expect("test address")))],
             origin: SetOrigin::Managed {
                 record_type: EndpointType::A,
-                targets: Targets::new([ip]),
+                spelt: None,
             },
         }
     }
@@ -617,6 +665,28 @@ pub(crate) mod tests {
         assert_eq!(zone.serial(), 500);
         assert_eq!(zone.journal().since(100).map(Iterator::count), Some(2));
         assert!(zone.journal().since(7).is_none());
+    }
+
+    #[test]
+    fn a_diff_as_large_as_half_the_zone_is_not_journalled() {
+        let zones = Zones::new(&[zone_config("example.org.")], 1, Limits::default());
+        let mut set = zones.write();
+        let zone = &mut set.zones_mut()[0];
+        let record = |i: usize| {
+            let name = Name::from_str(&format!("h{i}.example.org.")).expect("name");
+            Record::from_rdata(name, 60, RData::A(A([192, 0, 2, 1].into())))
+        };
+        for i in 0..4_000 {
+            zone.put(&record(i).name, a("192.0.2.1"));
+        }
+        zone.commit(0, vec![], (0..4_000).map(record).collect());
+        assert!(
+            zone.journal().since(1).is_none(),
+            "the first sync's diff is the zone: not kept"
+        );
+        let serial = zone.serial();
+        zone.commit(0, vec![record(1)], vec![record(1)]);
+        assert_eq!(zone.journal().since(serial).map(Iterator::count), Some(1));
     }
 
     #[test]
