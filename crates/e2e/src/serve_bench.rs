@@ -959,7 +959,7 @@ fn report(opts: &Options, mix: &str, figures: &[Figures]) -> String {
         "### Serving {} records: dnsperf against Knot DNS, CoreDNS and extdns\n\n\
          One run, the servers one after the other on 127.0.0.1, each pinned to CPU {SERVER_CPU} with one worker \
          (Knot `udp-workers: 1`, CoreDNS `GOMAXPROCS=1` and its `file` plugin alone, extdns `--provider=dns-server` \
-         from DNSEndpoint manifests); dnsperf ({}) pinned to CPU {CLIENT_CPU}: UDP, one thread, {} clients, 100 queries \
+         from DNSEndpoint manifests); {} pinned to CPU {CLIENT_CPU}: UDP, one thread, {} clients, 100 queries \
          outstanding, {} s per server, `-v` for each query's latency. Queries: {QUERIES} lines, {mix}. \
          Every server's answers to {} of them were checked against the zone and the first server's first. \
          Machine: {} CPUs ({cpu}). Memory per record: RSS after the run less RSS with an empty zone after a {} s run, \
