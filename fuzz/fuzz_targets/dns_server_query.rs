@@ -23,18 +23,12 @@ fn name(s: &str) -> Name {
 fn path() -> &'static QueryPath {
     static PATH: OnceLock<QueryPath> = OnceLock::new();
     PATH.get_or_init(|| {
-        let zone = ZoneConfig {
-            origin: name("example.org."),
-            mname: name("ns1.example.org."),
-            rname: name("hostmaster.example.org."),
-            refresh: 3600,
-            retry: 600,
-            expire: 604_800,
-            minimum: 30,
-            ttl: 300,
-            name_servers: vec![name("ns1.example.org.")],
-            glue: vec![(name("ns1.example.org."), "192.0.2.53".parse().expect("fixed address"))],
-        };
+        let zone = ZoneConfig::new(
+            name("example.org."),
+            name("ns1.example.org."),
+            Some("192.0.2.53".parse().expect("fixed address")),
+        )
+        .expect("fixed zone");
         let config = Arc::new(ServerConfig {
             listen: Vec::new(),
             zones: vec![zone],

@@ -23,18 +23,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let listen = args.next().unwrap_or_else(|| "127.0.0.1:5353".into()).parse()?;
     let records: usize = args.next().map_or(Ok(10_000), |n| n.parse())?;
     let origin = Name::from_str("example.org.")?;
-    let zone = ZoneConfig {
-        mname: Name::from_str("ns1.example.org.")?,
-        rname: Name::from_str("hostmaster.example.org.")?,
-        refresh: 3600,
-        retry: 600,
-        expire: 604_800,
-        minimum: 30,
-        ttl: 300,
-        name_servers: vec![Name::from_str("ns1.example.org.")?],
-        glue: vec![(Name::from_str("ns1.example.org.")?, "192.0.2.53".parse()?)],
-        origin,
-    };
+    let zone = ZoneConfig::new(origin, Name::from_str("ns1.example.org.")?, Some("192.0.2.53".parse()?))?;
     let config = Arc::new(ServerConfig {
         listen: vec![listen],
         zones: vec![zone],

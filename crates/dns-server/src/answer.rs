@@ -448,7 +448,7 @@ mod tests {
         assert!(nx.metadata.authoritative && nx.answers.is_empty());
         assert_eq!(nx.authorities.len(), 1);
         assert_eq!(nx.authorities[0].record_type(), RecordType::SOA);
-        assert_eq!(nx.authorities[0].ttl, 30, "min(SOA TTL 300, minimum 30)");
+        assert_eq!(nx.authorities[0].ttl, 30, "min(the SOA TTL, minimum 30)");
         let nodata = ask("web.example.org.", RecordType::AAAA);
         assert_eq!(nodata.response_code, ResponseCode::NoError);
         assert!(nodata.answers.is_empty());

@@ -563,21 +563,12 @@ pub(crate) mod tests {
 
     pub(crate) fn zone_config(origin: &str) -> ZoneConfig {
         let name = |s: &str| Name::from_str(s).expect("test name");
-        ZoneConfig {
-            origin: name(origin),
-            mname: name(&format!("ns1.{origin}")),
-            rname: name(&format!("hostmaster.{origin}")),
-            refresh: 3600,
-            retry: 600,
-            expire: 604_800,
-            minimum: 30,
-            ttl: 300,
-            name_servers: vec![name(&format!("ns1.{origin}"))],
-            glue: vec![(
-                name(&format!("ns1.{origin}")),
-                "192.0.2.53".parse().expect("test address"),
-            )],
-        }
+        ZoneConfig::new(
+            name(origin),
+            name(&format!("ns1.{origin}")),
+            Some("192.0.2.53".parse().expect("test address")),
+        )
+        .expect("test zone")
     }
 
     fn a(ip: &str) -> RrSet {

@@ -37,18 +37,12 @@ fn name(s: &str) -> Name {
 }
 
 fn zone_config() -> ZoneConfig {
-    ZoneConfig {
-        origin: name("example.org."),
-        mname: name("ns1.example.org."),
-        rname: name("hostmaster.example.org."),
-        refresh: 3600,
-        retry: 600,
-        expire: 604_800,
-        minimum: 30,
-        ttl: 300,
-        name_servers: vec![name("ns1.example.org.")],
-        glue: vec![(name("ns1.example.org."), "192.0.2.53".parse().expect("address"))],
-    }
+    ZoneConfig::new(
+        name("example.org."),
+        name("ns1.example.org."),
+        Some("192.0.2.53".parse().expect("address")),
+    )
+    .expect("test zone")
 }
 
 fn ep(dns_name: &str, record_type: RecordType, targets: &[&str]) -> Endpoint {
