@@ -67,9 +67,17 @@ fuzz_target!(|data: &[u8]| {
         Err(e) => panic!("the answer to {data:02x?} does not decode: {e}\n{answer:02x?}"),
     };
     assert!(data.len() >= 12, "an answer to fewer bytes than a header");
-    assert_eq!(message.metadata.id, u16::from_be_bytes([data[0], data[1]]), "the ID is echoed");
+    assert_eq!(
+        message.metadata.id,
+        u16::from_be_bytes([data[0], data[1]]),
+        "the ID is echoed"
+    );
     assert_eq!(message.message_type, MessageType::Response);
     assert_eq!(data[2] & 0x80, 0, "a response was answered");
-    assert!(answer.len() <= 1232, "{} bytes over UDP, more than the server offers", answer.len());
+    assert!(
+        answer.len() <= 1232,
+        "{} bytes over UDP, more than the server offers",
+        answer.len()
+    );
     assert!(!message.metadata.recursion_available, "RA is never set");
 });
