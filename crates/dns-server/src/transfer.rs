@@ -72,12 +72,21 @@ impl Transfers {
     ) -> std::io::Result<()> {
         // Built whole before the first write: the zones' lock is never held across an await.
         let messages = self.respond(wire, request, peer, Transport::Tcp, u16::MAX);
+        // A secondary that stops reading would hold its connection slot for good: each message must leave
+        // within the idle time, as a query's answer must.
+        let stall = self.config.limits.tcp_idle;
+        let stalled = || std::io::Error::new(std::io::ErrorKind::TimedOut, "the client stopped reading the answer");
+        let mut framed = Vec::new();
         for message in messages {
             let len = u16::try_from(message.len()).map_err(|_| std::io::Error::other("a message over 64 KiB"))?;
-            out.write_all(&len.to_be_bytes()).await?;
-            out.write_all(&message).await?;
+            framed.clear();
+            framed.extend_from_slice(&len.to_be_bytes());
+            framed.extend_from_slice(&message);
+            tokio::time::timeout(stall, out.write_all(&framed))
+                .await
+                .map_err(|_| stalled())??;
         }
-        out.flush().await
+        tokio::time::timeout(stall, out.flush()).await.map_err(|_| stalled())?
     }
 
     /// Answers a request [`handles`] accepts over UDP: the one message to send, if any.
@@ -490,13 +499,21 @@ mod tests {
     }
 
     fn transfers(secondaries: Vec<crate::config::Secondary>, key: &TsigKey) -> Transfers {
+        transfers_within(secondaries, key, crate::config::Limits::default())
+    }
+
+    fn transfers_within(
+        secondaries: Vec<crate::config::Secondary>,
+        key: &TsigKey,
+        limits: crate::config::Limits,
+    ) -> Transfers {
         let config = Arc::new(ServerConfig {
             listen: Vec::new(),
             zones: vec![crate::zones::tests::zone_config("example.org.")],
             default_ttl: 60,
             secondaries,
             keys: vec![key.clone()],
-            limits: crate::config::Limits::default(),
+            limits,
         });
         let zones = Arc::new(Zones::new(&config.zones, 5, config.limits));
         Transfers::new(zones, config, ServerMetrics::default())
@@ -674,6 +691,35 @@ mod tests {
             Transport::Tcp,
         );
         assert_eq!(current[0].answers.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_secondary_that_stops_reading_a_transfer_is_let_go_after_the_idle_time() {
+        let Ok(key) = TsigKey::new("xfr", TsigAlgorithm::HmacSha256, b"secret") else {
+            panic!("key")
+        };
+        let limits = crate::config::Limits {
+            tcp_idle: std::time::Duration::from_millis(100),
+            ..crate::config::Limits::default()
+        };
+        let secondary = crate::config::Secondary {
+            address: "192.0.2.2:53".parse().unwrap_or_else(|_| panic!("address")),
+            key: None,
+        };
+        let t = transfers_within(vec![secondary], &key, limits);
+        let request = request(RecordType::AXFR, None);
+        let Ok(wire) = request.to_vec() else { panic!("encode") };
+        // A pipe of 32 bytes nobody reads: the zone's first message does not fit.
+        let (_client, mut server) = tokio::io::duplex(32);
+        let peer = "192.0.2.2:40000".parse().unwrap_or_else(|_| panic!("peer"));
+        let started = std::time::Instant::now();
+        let served = t.serve_tcp(&wire, &request, peer, &mut server).await;
+        assert_eq!(served.map_err(|e| e.kind()), Err(std::io::ErrorKind::TimedOut));
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(2),
+            "{:?}",
+            started.elapsed()
+        );
     }
 
     #[test]
