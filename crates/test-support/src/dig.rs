@@ -23,7 +23,17 @@ pub fn dig(port: u16, args: &[&str]) -> String {
 
 /// The answers to `name TYPE` over TCP, sorted (`dig +short` form: TXT values quoted).
 pub fn short(port: u16, name: &str, rtype: &str) -> Vec<String> {
-    let mut v: Vec<String> = dig(port, &["+tcp", "+short", name, rtype])
+    short_lines(&dig(port, &["+tcp", "+short", name, rtype]))
+}
+
+/// [`short`] over UDP, as a resolver first asks (the built-in server's tests time the UDP answer).
+pub fn short_udp(port: u16, name: &str, rtype: &str) -> Vec<String> {
+    short_lines(&dig(port, &["+short", name, rtype]))
+}
+
+/// `dig +short` output as sorted answers, comments and blank lines dropped.
+fn short_lines(out: &str) -> Vec<String> {
+    let mut v: Vec<String> = out
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with(';'))

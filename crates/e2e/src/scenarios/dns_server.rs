@@ -268,23 +268,11 @@ fn served(extdns: &mut Proc, port: u16, name: &str, t: &str, want: &[String]) ->
             if let Some(status) = extdns.exited() {
                 bail!("{} exited with {status}:\n{}", extdns.name, extdns.log_tail(25));
             }
-            last = udp_short(port, name, t);
+            last = dig::short_udp(port, name, t);
             Ok((last == want).then_some(()))
         },
     )
     .map_err(|e| anyhow::anyhow!("{e:#}; last answer {last:?}\n{}", extdns.log_tail(25)))
-}
-
-/// `dig +short` over UDP, sorted.
-fn udp_short(port: u16, name: &str, t: &str) -> Vec<String> {
-    let mut v: Vec<String> = dig::dig(port, &["+short", name, t])
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with(';'))
-        .map(String::from)
-        .collect();
-    v.sort();
-    v
 }
 
 /// `name A` gets `status` (and the AA bit when `authoritative`).
@@ -371,7 +359,7 @@ fn is_follower(replica: &Proc) -> Result<()> {
 
 /// The survivor answers at once after the kill.
 fn still_answers(survivor: &mut Proc, port: u16, web: &[String]) -> Result<()> {
-    let now = udp_short(port, &host("web"), "A");
+    let now = dig::short_udp(port, &host("web"), "A");
     if now != web {
         bail!(
             "{} stopped answering after the other replica's kill: {now:?}\n{}",
