@@ -204,35 +204,24 @@ impl Keyed {
         }
     }
 
-    /// Whether `mac` is the full MAC of `data`, compared in constant time.
-    fn verify(&self, data: &[u8], mac: &[u8]) -> bool {
-        fn run<M: Mac + Clone>(m: &M, data: &[u8], mac: &[u8]) -> bool {
+    /// Whether `mac` is the MAC of `data`, compared in constant time: the full MAC, or with `truncated` a
+    /// leading part of it (the caller checks that part's length against RFC 8945 §5.2.2.1 first).
+    fn verify(&self, data: &[u8], mac: &[u8], truncated: bool) -> bool {
+        fn run<M: Mac + Clone>(m: &M, data: &[u8], mac: &[u8], truncated: bool) -> bool {
             let mut m = m.clone();
             m.update(data);
-            m.verify_slice(mac).is_ok()
+            if truncated {
+                m.verify_truncated_left(mac).is_ok()
+            } else {
+                m.verify_slice(mac).is_ok()
+            }
         }
         match self {
-            Keyed::Sha1(m) => run(m, data, mac),
-            Keyed::Sha224(m) => run(m, data, mac),
-            Keyed::Sha256(m) => run(m, data, mac),
-            Keyed::Sha384(m) => run(m, data, mac),
-            Keyed::Sha512(m) => run(m, data, mac),
-        }
-    }
-
-    /// Whether `mac` is a leading part of the MAC of `data` (a truncated MAC), compared in constant time.
-    fn verify_truncated_left(&self, data: &[u8], mac: &[u8]) -> bool {
-        fn run<M: Mac + Clone>(m: &M, data: &[u8], mac: &[u8]) -> bool {
-            let mut m = m.clone();
-            m.update(data);
-            m.verify_truncated_left(mac).is_ok()
-        }
-        match self {
-            Keyed::Sha1(m) => run(m, data, mac),
-            Keyed::Sha224(m) => run(m, data, mac),
-            Keyed::Sha256(m) => run(m, data, mac),
-            Keyed::Sha384(m) => run(m, data, mac),
-            Keyed::Sha512(m) => run(m, data, mac),
+            Keyed::Sha1(m) => run(m, data, mac, truncated),
+            Keyed::Sha224(m) => run(m, data, mac, truncated),
+            Keyed::Sha256(m) => run(m, data, mac, truncated),
+            Keyed::Sha384(m) => run(m, data, mac, truncated),
+            Keyed::Sha512(m) => run(m, data, mac, truncated),
         }
     }
 }
@@ -377,7 +366,7 @@ impl<'k> Verifier<'k> {
         tbs.extend_from_slice(&self.previous_mac);
         tbs.extend_from_slice(&self.unsigned);
         tbs.extend_from_slice(&body);
-        if !self.key.keyed.verify(&tbs, &tsig.mac) {
+        if !self.key.keyed.verify(&tbs, &tsig.mac, false) {
             return Err(TsigFailure::BadResponse(
                 "the answer's signature does not match our key".into(),
             ));
@@ -563,11 +552,7 @@ pub fn verify_request(keys: &[Key], wire: &[u8], now: u64) -> Result<SignedReque
     }
     // A truncated MAC cannot be checked with `verify_slice`; it is refused by policy below, after a
     // check of the prefix, so that a forged request still gets BADSIG.
-    let good = if len == full {
-        key.keyed.verify(&tbs, &tsig.data.mac)
-    } else {
-        key.keyed.verify_truncated_left(&tbs, &tsig.data.mac)
-    };
+    let good = key.keyed.verify(&tbs, &tsig.data.mac, len < full);
     if !good {
         return Err(refuse(RequestError::BadSig { key: key.name() }, Some(tsig), None));
     }
@@ -769,16 +754,19 @@ mod tests {
         for alg in Algorithm::ALL {
             let keyed = Keyed::new(alg, b"Jefe")?;
             let good = keyed.mac(JEFE);
-            assert!(keyed.verify(JEFE, &good), "{alg}");
+            assert!(keyed.verify(JEFE, &good, false), "{alg}");
             let mut flipped = good.clone();
             if let Some(last) = flipped.last_mut() {
                 *last ^= 1;
             }
-            assert!(!keyed.verify(JEFE, &flipped), "{alg}: altered MAC");
-            assert!(!keyed.verify(JEFE, &good[..good.len() - 1]), "{alg}: truncated MAC");
-            assert!(!keyed.verify(b"other data", &good), "{alg}: other data");
+            assert!(!keyed.verify(JEFE, &flipped, false), "{alg}: altered MAC");
+            assert!(
+                !keyed.verify(JEFE, &good[..good.len() - 1], false),
+                "{alg}: truncated MAC"
+            );
+            assert!(!keyed.verify(b"other data", &good, false), "{alg}: other data");
             let other = Keyed::new(alg, b"another key")?;
-            assert!(!other.verify(JEFE, &good), "{alg}: other key");
+            assert!(!other.verify(JEFE, &good, false), "{alg}: other key");
         }
         Ok(())
     }
