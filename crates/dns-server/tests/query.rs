@@ -3,18 +3,19 @@
 //! Every answer shape (hit, NXDOMAIN, NODATA, ENT, wildcard, CNAME chain, referral, ANY, EDNS, BADVERS,
 //! REFUSED, TC and the TCP retry) is checked with both tools; malformed bytes go over raw sockets.
 
+mod common;
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream, UdpSocket};
 use std::process::Command;
-use std::str::FromStr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use extdns_dns_server::{DnsServer, DnsServerProvider, Limits, ServerConfig, ServerMetrics, ZoneConfig, Zones};
+use common::{ep, zone_config};
+use extdns_dns_server::{DnsServer, DnsServerProvider, Limits, ServerConfig, ServerMetrics, Zones};
 use extdns_endpoint::{Change, Endpoint, RecordType};
 use extdns_provider::apply_changes;
 use extdns_test_support::{need, require};
-use hickory_proto::rr::Name;
 use tokio_util::sync::CancellationToken;
 
 /// A server on a free port with the test zone, and the runtime it runs on.
@@ -30,23 +31,6 @@ impl Drop for Served {
     fn drop(&mut self) {
         self.shutdown.cancel();
     }
-}
-
-fn name(s: &str) -> Name {
-    Name::from_str(s).expect("test name")
-}
-
-fn zone_config() -> ZoneConfig {
-    ZoneConfig::new(
-        name("example.org."),
-        name("ns1.example.org."),
-        Some("192.0.2.53".parse().expect("address")),
-    )
-    .expect("test zone")
-}
-
-fn ep(dns_name: &str, record_type: RecordType, targets: &[&str]) -> Endpoint {
-    Endpoint::new(dns_name, record_type, targets.iter().copied())
 }
 
 impl Served {

@@ -3,44 +3,27 @@
 //! a second, and end with exactly the records the server serves. Transfers from another address, unsigned,
 //! or with a wrong key are refused, as `dig` and `kdig` show.
 
+mod common;
+
 use std::net::{SocketAddr, UdpSocket};
 use std::process::Command;
-use std::str::FromStr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use extdns_dns_server::{
-    DnsServer, DnsServerProvider, Limits, Secondary, ServerConfig, ServerMetrics, ZoneConfig, Zones,
-};
+use common::{ep, name, zone_config};
+use extdns_dns_server::{DnsServer, DnsServerProvider, Limits, Secondary, ServerConfig, ServerMetrics, Zones};
 use extdns_dns_wire::{TsigAlgorithm, TsigKey};
-use extdns_endpoint::{Change, Endpoint, RecordType};
+use extdns_endpoint::{Change, RecordType};
 use extdns_provider::apply_changes;
 use extdns_test_support::dns_server::{self, ExtraKey, Kind, Primary};
 use extdns_test_support::{dig, free_port, need, require};
 use hickory_proto::op::{Message, Query};
-use hickory_proto::rr::{Name, RData, RecordType as WireType};
+use hickory_proto::rr::{RData, RecordType as WireType};
 use prometheus_client::encoding::text::encode;
 use prometheus_client::registry::Registry;
 use tokio_util::sync::CancellationToken;
 
 const ZONE: &str = "example.org";
-
-fn name(s: &str) -> Name {
-    Name::from_str(s).expect("test name")
-}
-
-fn zone_config() -> ZoneConfig {
-    ZoneConfig::new(
-        name("example.org."),
-        name("ns1.example.org."),
-        Some("192.0.2.53".parse().expect("address")),
-    )
-    .expect("test zone")
-}
-
-fn ep(dns_name: &str, record_type: RecordType, targets: &[&str]) -> Endpoint {
-    Endpoint::new(dns_name, record_type, targets.iter().copied())
-}
 
 /// The test key shared by the server and its secondaries (the launchers' own [`dns_server::KEY_NAME`]).
 fn shared_key() -> ExtraKey {
