@@ -138,9 +138,12 @@ impl Provider for DnsServerProvider {
         let now = u32::try_from(extdns_dns_wire::unix_now()).unwrap_or(u32::MAX);
         // Per touched zone (by origin): the records removed and added, journalled once at the end.
         let mut diffs: HashMap<LowerName, (Vec<Record>, Vec<Record>)> = HashMap::new();
+        // Encoded before the lock is taken: queries wait for a write only while it changes the zones,
+        // not while a first sync's thousands of targets are parsed.
+        let prepared: Vec<Result<Vec<Op>, String>> = units.iter().map(|u| self.ops(u)).collect();
         let mut set = self.zones.write();
-        for unit in &units {
-            let ops = match self.ops(unit) {
+        for (unit, ops) in units.iter().zip(prepared) {
+            let ops = match ops {
                 Ok(ops) => ops,
                 Err(reason) => {
                     failures.push(unit.failure(reason));
