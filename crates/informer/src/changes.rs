@@ -63,6 +63,15 @@ impl ChangeSet {
         self.objects.clear();
     }
 
+    /// Adds what `other` says changed: everything absorbs it, or its objects join these.
+    pub fn extend(&mut self, other: &ChangeSet) {
+        if other.everything {
+            self.mark_everything();
+        } else if !self.everything {
+            self.objects.extend(other.objects.iter().cloned());
+        }
+    }
+
     /// The changed objects (none when everything changed: ask [`is_everything`](Self::is_everything) first).
     pub fn objects(&self) -> impl Iterator<Item = &ObjectKey> {
         self.objects.iter()
