@@ -22,7 +22,7 @@ use crate::events::{EventSink, EventsConfig, Outcome, events_for};
 use crate::guard::{DeletionGuard, OwnedCounts};
 use crate::hold::hold_records_of_failed_objects;
 use crate::schedule::Schedule;
-use crate::status::{StatusSink, SyncStatus};
+use crate::status::{ProviderSync, StatusSink, SyncObserver, SyncStatus};
 
 /// How often the loop looks again while the informers have not finished their first list.
 const UNSYNCED_RETRY: Duration = Duration::from_secs(1);
@@ -183,6 +183,9 @@ pub struct SyncReport {
     pub full: bool,
     /// Records the plan looked at that extdns does not own (another owner id, or none): left alone.
     pub not_owned: NotOwned,
+    /// The records extdns owns in the provider's zones after this sync (as the deletion guard counts them:
+    /// those counted before, plus what it created, less what it deleted); `None` when nothing was planned.
+    pub owned: Option<usize>,
 }
 
 /// What the loop carries from one sync to the next, so that a change costs what it touches; see
@@ -222,6 +225,8 @@ pub struct Controller {
     events: Option<(EventsConfig, Arc<dyn EventSink>)>,
     /// Where each sync's outcome is written back onto the objects (DNSEndpoint status); `None` writes nothing.
     status: Option<Arc<dyn StatusSink>>,
+    /// Told each sync attempt's outcome for the provider's own status (`--dns-provider-crds`).
+    observer: Option<Arc<dyn SyncObserver>>,
 }
 
 impl Controller {
@@ -244,6 +249,7 @@ impl Controller {
             local_provider: false,
             events: None,
             status: None,
+            observer: None,
         }
     }
 
@@ -258,6 +264,25 @@ impl Controller {
     pub fn with_status(mut self, sink: Arc<dyn StatusSink>) -> Self {
         self.status = Some(sink);
         self
+    }
+
+    /// Tell `observer` every sync attempt's outcome (the provider object's status).
+    pub fn with_sync_observer(mut self, observer: Arc<dyn SyncObserver>) -> Self {
+        self.observer = Some(observer);
+        self
+    }
+
+    /// Hands one sync attempt to the observer, if any, when this replica reports (the leader; a dropped
+    /// sync of a follower says nothing about the provider).
+    async fn observe(&self, result: Result<&SyncReport, &SyncError>) {
+        let Some(observer) = &self.observer else {
+            return;
+        };
+        if matches!(result, Err(SyncError::NotLeader)) || !self.leadership.is_leader() {
+            return;
+        }
+        let zones = self.registry.domain_filter().includes().to_vec();
+        observer.observe(ProviderSync { result, zones }).await;
     }
 
     /// Hands one sync's outcome to the status sink, and its events to the event sink, if they are on.
@@ -306,7 +331,9 @@ impl Controller {
     /// informer has synced and every source succeeded, because records missing from an incomplete view would
     /// otherwise be deleted.
     pub async fn run_once(&self) -> Result<SyncReport, SyncError> {
-        let report = self.full_sync(None).await?.0;
+        let result = self.full_sync(None).await.map(|(report, _)| report);
+        self.observe(result.as_ref()).await;
+        let report = result?;
         self.metrics.count_sync(true);
         self.metrics.mark_ready();
         Ok(report)
@@ -369,6 +396,7 @@ impl Controller {
             // What is cached may no longer be what the provider holds.
             Err(_) => state.cache = None,
         }
+        self.observe(result.as_ref()).await;
         result.map(Some)
     }
 
@@ -607,6 +635,7 @@ impl Controller {
         }
         let zones = provider_filter.includes();
         owned.ensure(zones, &self.config.plan.owner_id, all_current);
+        let owned_before = owned.total();
         let held_back = self.guard_deletes(zones, owned, &mut changes);
         let mut failed: Vec<(&ObjectKey, Option<&str>)> = failed.iter().collect();
 
@@ -642,6 +671,7 @@ impl Controller {
                 kept,
                 full,
                 not_owned,
+                owned: Some(owned_before),
             };
             return Ok((report, None));
         }
@@ -667,6 +697,7 @@ impl Controller {
                     ..Outcome::default()
                 })
                 .await;
+                let owned = owned_after(owned_before, &changes);
                 Ok((
                     SyncReport {
                         changes,
@@ -675,6 +706,7 @@ impl Controller {
                         kept,
                         full,
                         not_owned,
+                        owned: Some(owned),
                     },
                     Some(written),
                 ))
@@ -942,6 +974,16 @@ fn report_waiting(waiting: Option<(Instant, Instant)>, now: Instant) -> (Instant
         }
         Some(w) => w,
     }
+}
+
+/// The records extdns owns after `changes` were applied to the `before` it owned: each create adds one, each
+/// delete takes one (the plan only creates and deletes records it owns).
+fn owned_after(before: usize, changes: &[Change]) -> usize {
+    changes.iter().fold(before, |n, c| match c {
+        Change::Create(_) => n + 1,
+        Change::Delete(_) => n.saturating_sub(1),
+        Change::Update { .. } => n,
+    })
 }
 
 /// The TTL as a log field, absent when not configured (the provider's default applies).

@@ -114,6 +114,11 @@ impl OwnedCounts {
         self.basis.as_ref().map_or(&[], |(z, _)| z.as_slice())
     }
 
+    /// Every record counted, over all zones.
+    pub(crate) fn total(&self) -> usize {
+        self.owned.values().sum()
+    }
+
     /// Counts `records` in.
     pub(crate) fn add<'r>(&mut self, records: impl IntoIterator<Item = &'r Endpoint>) {
         let Some((zones, owner_id)) = &self.basis else {

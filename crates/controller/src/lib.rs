@@ -78,7 +78,7 @@ pub use metrics::{Metrics, PREFIX as METRICS_PREFIX, WebhookCall};
 pub use requests::RequestDurations;
 pub use schedule::EVENT_DEBOUNCE;
 pub use server::{MetricsServer, ServerError, start_metrics_server};
-pub use status::{StatusSink, SyncStatus};
+pub use status::{ProviderSync, StatusSink, SyncObserver, SyncStatus};
 /// Re-exported so the binary can stop the loop without depending on tokio-util itself.
 pub use tokio_util::sync::CancellationToken;
 

@@ -9,6 +9,7 @@ use async_trait::async_trait;
 use extdns_informer::{ClusterStore, ObjectKey};
 
 use crate::events::{Outcome, objects_of};
+use crate::{SyncError, SyncReport};
 
 /// One sync's outcome, by object.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -40,4 +41,23 @@ impl SyncStatus {
 pub trait StatusSink: Send + Sync {
     /// Writes one sync's outcome onto the objects it concerns.
     async fn report(&self, cluster: Arc<ClusterStore>, status: SyncStatus);
+}
+
+/// One sync attempt, as the provider it was for sees it.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct ProviderSync<'a> {
+    /// What the sync did, or why it did not complete.
+    pub result: Result<&'a SyncReport, &'a SyncError>,
+    /// The zones the provider manages (its domain filter's includes, as found by its read).
+    pub zones: Vec<String>,
+}
+
+/// Told every sync attempt's outcome (`--dns-provider-crds` writes it onto the provider object's status).
+/// Called by the replica that reports (the leader), never for a sync dropped because another replica leads.
+/// Like [`StatusSink`], it reports its own errors: observing never fails a sync.
+#[async_trait]
+pub trait SyncObserver: Send + Sync {
+    /// One sync attempt's outcome.
+    async fn observe(&self, sync: ProviderSync<'_>);
 }

@@ -996,3 +996,44 @@ async fn without_a_cache_interval_and_after_a_failed_write_the_records_are_read_
     assert!(c.sync(&mut state, true).await.is_ok());
     assert_eq!(registry.reads(), 2, "a failed write drops what was read");
 }
+
+/// Records what the observer was told: `Ok(owned)` or the error's text.
+#[derive(Default)]
+struct Observed(Mutex<Vec<Result<Option<usize>, String>>>);
+
+#[async_trait]
+impl crate::SyncObserver for Observed {
+    async fn observe(&self, sync: crate::ProviderSync<'_>) {
+        let seen = sync.result.map(|r| r.owned).map_err(ToString::to_string);
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(seen);
+    }
+}
+
+#[tokio::test]
+async fn the_sync_observer_hears_every_attempt_with_the_records_owned_after_it() -> Result<(), SyncError> {
+    let (cluster, source, registry) = parts(
+        true,
+        vec![a("web.example.com", "10.0.0.1"), a("db.example.com", "10.0.0.2")],
+    );
+    let observed = Arc::new(Observed::default());
+    let c = controller(&cluster, &source, &registry, ControllerConfig::default()).with_sync_observer(observed.clone());
+    c.run_once().await?;
+    source.set(vec![a("web.example.com", "10.0.0.1")]);
+    c.run_once().await?;
+    cluster.synced.store(false, Ordering::SeqCst);
+    assert!(c.run_once().await.is_err());
+    let seen = observed
+        .0
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clone();
+    assert_eq!(seen[..2], [Ok(Some(2)), Ok(Some(1))], "two created, then one deleted");
+    assert!(
+        matches!(&seen[2], Err(e) if e.contains("not every informer has synced")),
+        "{seen:?}"
+    );
+    Ok(())
+}
