@@ -74,6 +74,9 @@ pub struct CrdSourceConfig {
     /// under the configured one too, as external-dns v0.23 copies it (#6703) on every object it caches,
     /// DNSEndpoints included.
     pub annotations: Annotations,
+    /// The provider object this pipeline publishes to (`--dns-provider-crds`); `None` with the flags'
+    /// provider.
+    pub route: Option<extdns_source::ProviderRoute>,
 }
 
 impl CrdSourceConfig {
@@ -87,6 +90,11 @@ impl CrdSourceConfig {
             return false;
         }
         let a = &o.meta.annotations;
+        if let Some(route) = &self.route
+            && !route.admits(&self.annotations, &o.meta.namespace, a)
+        {
+            return false;
+        }
         self.annotation_filter
             .matches_by(|key| self.annotations.filter_value(a, key))
             && self.label_filter.matches(&o.meta.labels)

@@ -7,6 +7,7 @@ use extdns_informer::ResourceKind;
 use extdns_informer::view::Meta;
 
 use crate::annotations::Annotations;
+use crate::route::ProviderRoute;
 use crate::selector::Selector;
 use crate::template::FqdnTemplate;
 
@@ -28,6 +29,9 @@ pub struct SourceConfig {
     pub combine_fqdn_annotation: bool,
     /// `--ignore-hostname-annotation`.
     pub ignore_hostname_annotation: bool,
+    /// The provider object this pipeline publishes to (`--dns-provider-crds`); `None` with the flags'
+    /// provider, where the routing annotations mean nothing.
+    pub route: Option<ProviderRoute>,
 }
 
 impl SourceConfig {
@@ -47,6 +51,13 @@ impl SourceConfig {
             return false;
         }
         let a = &meta.annotations;
+        if let Some(route) = &self.route
+            && !route.admits(&self.annotations, &meta.namespace, a)
+        {
+            // It belongs to another provider: not a warning.
+            tracing::trace!(%kind, namespace = %meta.namespace, name = %meta.name, "routed to another provider");
+            return false;
+        }
         let admitted = self
             .annotation_filter
             .matches_by(|key| self.annotations.filter_value(a, key))

@@ -21,6 +21,7 @@ pub mod annotations;
 pub mod config;
 pub mod pipeline;
 pub mod resolver;
+pub mod route;
 pub mod selector;
 pub mod template;
 pub mod tie;
@@ -30,6 +31,7 @@ pub use annotations::{AnnotationError, Annotations, DurationError, PREFIX_ALPHA,
 pub use config::SourceConfig;
 pub use pipeline::{ChangedOutput, DesiredIndex, Pipeline, PipelineConfig, PipelineOutput};
 pub use resolver::{ResolveError, Resolver, StaticResolver, SystemResolver};
+pub use route::ProviderRoute;
 pub use selector::{Selector, SelectorError};
 pub use template::{FqdnTemplate, TemplateError, TemplateObject};
 
