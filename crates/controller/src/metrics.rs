@@ -308,7 +308,9 @@ impl Metrics {
         self.ready.load(Ordering::Relaxed)
     }
 
-    pub(crate) fn mark_ready(&self) {
+    /// `/readyz` answers 200 from now on (the controller's first full sync; with `--dns-provider-crds`, the
+    /// binary's, when every provider object's pipeline synced once).
+    pub fn mark_ready(&self) {
         if !self.ready.swap(true, Ordering::Relaxed) {
             tracing::info!("ready: /readyz answers 200 from now on");
         }

@@ -497,9 +497,14 @@ pub struct IngressFlags {
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Providers and domains")]
 pub struct ProviderFlags {
-    /// The DNS provider (required by the controller).
+    /// The DNS provider (required by the controller, unless --dns-provider-crds).
     #[arg(long, value_name = "PROVIDER", value_enum)]
     pub provider: Option<ProviderName>,
+    /// Take the providers from DNSProvider and ClusterDNSProvider objects (externaldns.k8s.io/v1alpha1),
+    /// one pipeline each over one set of informers; these flags are every provider's defaults
+    /// (docs/multi-provider.md). extdns only.
+    #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    pub dns_provider_crds: bool,
     /// Manage only names under these domains (repeatable).
     #[arg(long, value_name = "DOMAIN")]
     pub domain_filter: Vec<String>,

@@ -21,6 +21,7 @@
 //! ```
 
 pub mod crd_status;
+pub mod dns_providers;
 pub mod dns_server;
 pub mod duration;
 pub mod endpoints;
@@ -55,6 +56,7 @@ where
     T: Into<OsString>,
 {
     let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let command_line = args.clone();
     // `extdns plan` exits 2 when the zone would change, so its usage errors exit 1 like its other errors.
     let planning = args.get(1).is_some_and(|a| a == "plan");
     let cli = match flags::try_parse_from(args) {
@@ -86,6 +88,19 @@ where
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("error: {e:#}");
+                    ExitCode::from(EXIT_FAILURE)
+                }
+            }
+        }
+        None if cli.flags.provider.dns_provider_crds => {
+            let fleet = match checked(&cli.flags, |f| settings::fleet::fleet(f, &command_line)) {
+                Ok(fleet) => fleet,
+                Err(code) => return code,
+            };
+            match runtime.block_on(dns_providers::run(&fleet)) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("error: {}", error_text(&e));
                     ExitCode::from(EXIT_FAILURE)
                 }
             }

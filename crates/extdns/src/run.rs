@@ -138,7 +138,7 @@ pub async fn run(settings: &Settings) -> anyhow::Result<()> {
 
 /// The election for `--leader-elect`, not started yet: the Lease in the configured namespace (else the
 /// pod's), held under this pod's name and a random suffix.
-async fn start_election(
+pub(crate) async fn start_election(
     leader: &LeaderSettings,
     kube: &KubeSettings,
 ) -> anyhow::Result<(LeaderElection, extdns_leader::Leadership)> {

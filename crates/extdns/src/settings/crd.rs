@@ -34,5 +34,6 @@ pub(crate) fn config(
         annotation_filter: common.annotation_filter.clone(),
         label_filter: common.label_filter.clone(),
         annotations: common.annotations.clone(),
+        route: common.route.clone(),
     })
 }

@@ -17,6 +17,7 @@ pub mod cloudflare;
 pub mod coredns;
 mod crd;
 pub mod dns_server;
+pub mod fleet;
 mod gateway;
 pub mod google;
 mod ingress;
@@ -139,6 +140,14 @@ impl SourceSettings {
     /// What every source shares.
     pub fn common(&self) -> &SourceConfig {
         &self.service.common
+    }
+
+    /// Publish only what routes to `route` (`--dns-provider-crds`: this pipeline's provider object).
+    pub fn set_route(&mut self, route: extdns_source::ProviderRoute) {
+        self.service.common.route = Some(route.clone());
+        self.gateway.common.route = Some(route.clone());
+        self.ingress.common.route = Some(route.clone());
+        self.crd.route = Some(route);
     }
 }
 
@@ -433,6 +442,18 @@ fn kept_template_fields(
 
 /// Everything the controller reads: [`sources`] plus provider, registry and client settings.
 pub fn controller(flags: &Flags) -> Result<Settings, ValidationError> {
+    controller_with_env(flags, &process_env)
+}
+
+/// [`controller`], with the environment variables providers read credentials and endpoints from taken from
+/// `env` rather than the process (one provider object's Secret, `--dns-provider-crds`).
+pub fn controller_with_env(flags: &Flags, env: Env<'_>) -> Result<Settings, ValidationError> {
+    if flags.provider.dns_provider_crds {
+        return fail(
+            "--dns-provider-crds takes the providers from DNSProvider and ClusterDNSProvider objects; this command \
+             needs one provider from the flags",
+        );
+    }
     let sources = sources(flags)?;
     let k = &flags.kube;
     if k.kube_api_qps <= 0 {
@@ -479,30 +500,28 @@ pub fn controller(flags: &Flags) -> Result<Settings, ValidationError> {
             config: Box::new(rfc2136::config(flags)?),
             deprecated_tsig_axfr: flags.rfc2136.tsig_axfr,
         },
-        ProviderName::Aws => ProviderSettings::Aws(Box::new(aws::config(flags, &domain_filter, &process_env)?)),
+        ProviderName::Aws => ProviderSettings::Aws(Box::new(aws::config(flags, &domain_filter, env)?)),
         ProviderName::Pdns => ProviderSettings::Pdns {
             config: Box::new(pdns::config(flags, &domain_filter)?),
         },
         ProviderName::Coredns | ProviderName::Skydns => {
-            ProviderSettings::Coredns(Box::new(coredns::config(flags, &domain_filter, &process_env)?))
+            ProviderSettings::Coredns(Box::new(coredns::config(flags, &domain_filter, env)?))
         }
         ProviderName::Cloudflare => {
-            ProviderSettings::Cloudflare(Box::new(cloudflare::config(flags, &domain_filter, &process_env)?))
+            ProviderSettings::Cloudflare(Box::new(cloudflare::config(flags, &domain_filter, env)?))
         }
-        ProviderName::Google => {
-            ProviderSettings::Google(Box::new(google::config(flags, &domain_filter, &process_env)?))
-        }
+        ProviderName::Google => ProviderSettings::Google(Box::new(google::config(flags, &domain_filter, env)?)),
         ProviderName::Azure | ProviderName::AzureDns => ProviderSettings::Azure(Box::new(azure::config(
             flags,
             extdns_provider_azure::Kind::Public,
             &domain_filter,
-            &process_env,
+            env,
         )?)),
         ProviderName::AzurePrivateDns => ProviderSettings::Azure(Box::new(azure::config(
             flags,
             extdns_provider_azure::Kind::Private,
             &domain_filter,
-            &process_env,
+            env,
         )?)),
         ProviderName::Pihole => ProviderSettings::Pihole {
             config: Box::new(pihole::config(flags, &domain_filter)?),
@@ -529,7 +548,7 @@ pub fn controller(flags: &Flags) -> Result<Settings, ValidationError> {
             flags,
             &managed_types,
             &excluded_types,
-            &process_env,
+            env,
         )?)),
         other => RegistrySettings::Unsupported(other),
     };

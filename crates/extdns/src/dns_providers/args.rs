@@ -1,0 +1,270 @@
+//! One provider object's settings: the deployment's command line with the provider's flags applied, checked by
+//! the same parser and settings as any command line, with the provider's Secret as its environment.
+
+use std::collections::BTreeSet;
+use std::ffi::OsString;
+
+use extdns_dnsprovider::{Credentials, FlagValue, ProviderId, ProviderObject};
+use extdns_source::ProviderRoute;
+
+use crate::settings::fleet::FleetSettings;
+use crate::settings::{self, Settings, ValidationError};
+
+/// The deployment's command line with every occurrence of the flags `provider` sets taken out (both `--x=v`
+/// and `--x v`, and a boolean's `--no-x`), then `provider`'s appended: a provider's flag replaces the
+/// deployment's values, repeatable ones included. `--dns-provider-crds` is dropped: a provider is one
+/// provider.
+pub fn command_line(base: &[OsString], provider: &[FlagValue]) -> Vec<OsString> {
+    let command = crate::flags::command();
+    let mut replaced: BTreeSet<&str> = provider.iter().map(|f| f.flag.as_str()).collect();
+    replaced.insert("dns-provider-crds");
+    // Whether `--name` without `=` takes the next argument as its value.
+    let separate_value = |name: &str| {
+        command
+            .get_arguments()
+            .find(|a| a.get_long() == Some(name))
+            .is_some_and(|a| a.get_action().takes_values() && !a.is_require_equals_set())
+    };
+    let mut out = Vec::with_capacity(base.len() + provider.len());
+    let mut args = base.iter();
+    if let Some(program) = args.next() {
+        out.push(program.clone());
+    }
+    while let Some(arg) = args.next() {
+        let text = arg.to_string_lossy();
+        let Some(flag) = text.strip_prefix("--").filter(|f| !f.is_empty()) else {
+            out.push(arg.clone());
+            continue;
+        };
+        let (name, inline) = match flag.split_once('=') {
+            Some((name, _)) => (name, true),
+            None => (flag, false),
+        };
+        let value = (!inline && separate_value(name)).then(|| args.next()).flatten();
+        let base_name = name
+            .strip_prefix("no-")
+            .filter(|n| replaced.contains(n))
+            .unwrap_or(name);
+        if replaced.contains(base_name) {
+            continue;
+        }
+        out.push(arg.clone());
+        out.extend(value.cloned());
+    }
+    out.extend(provider.iter().flat_map(FlagValue::to_args).map(OsString::from));
+    out
+}
+
+/// Where a provider object's pipeline takes its records from, as the sources' admission check reads it.
+pub fn route(id: &ProviderId) -> ProviderRoute {
+    match id {
+        ProviderId::Cluster { name } => ProviderRoute::cluster(name),
+        ProviderId::Namespaced { namespace, name } => ProviderRoute::namespaced(namespace, name),
+    }
+}
+
+/// The settings of `object`'s pipeline: its command line parsed and checked as the deployment's was, its
+/// environment the Secret's variables (a ClusterDNSProvider's then the process's: ambient identity; a
+/// DNSProvider's never, and the metadata server of the node is off for it), its sources among the
+/// deployment's, its records routed to it.
+pub fn provider_settings(
+    fleet: &FleetSettings,
+    object: &ProviderObject,
+    credentials: &Credentials,
+) -> Result<Settings, ValidationError> {
+    let mut flags = extdns_dnsprovider::flag_args(object).map_err(|e| ValidationError(e.to_string()))?;
+    flags.extend(credentials.flags.iter().cloned());
+    let line = command_line(&fleet.args, &flags);
+    let cli = crate::flags::try_parse_from(line).map_err(|e| ValidationError(clap_message(&e)))?;
+    let namespaced = object.id.namespace().is_some();
+    let env = |name: &str| -> Option<String> {
+        if let Some(v) = credentials.env.get(name) {
+            return Some(v.clone());
+        }
+        if namespaced {
+            // A tenant never borrows the controller's identity, not even the node's role.
+            return (name == "AWS_EC2_METADATA_DISABLED").then(|| "true".to_string());
+        }
+        std::env::var(name).ok()
+    };
+    let mut settings = settings::controller_with_env(&cli.flags, &env)?;
+    if let Some(extra) = settings
+        .sources
+        .enabled
+        .iter()
+        .find(|s| !fleet.sources.enabled.contains(s))
+    {
+        return Err(ValidationError(format!(
+            "spec.config.source: the deployment does not watch what source {extra:?} reads; add it to the \
+             deployment's --source"
+        )));
+    }
+    settings.sources.set_route(route(&object.id));
+    Ok(settings)
+}
+
+/// clap's error as one line, without its usage block.
+fn clap_message(e: &clap::Error) -> String {
+    let text = e.to_string();
+    let first = text.lines().next().unwrap_or_default();
+    first.strip_prefix("error: ").unwrap_or(first).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(base: &[&str], provider: &[(&str, &[&str])]) -> Vec<String> {
+        let base: Vec<OsString> = base.iter().map(OsString::from).collect();
+        let provider: Vec<FlagValue> = provider
+            .iter()
+            .map(|(f, v)| FlagValue {
+                flag: f.to_string(),
+                values: v.iter().map(|s| s.to_string()).collect(),
+            })
+            .collect();
+        command_line(&base, &provider)
+            .into_iter()
+            .map(|s| s.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn a_provider_flag_replaces_every_occurrence_of_the_deployments_in_both_spellings() {
+        let out = line(
+            &[
+                "extdns",
+                "--source=service",
+                "--source",
+                "ingress",
+                "--policy",
+                "sync",
+                "--dns-provider-crds",
+                "--interval=30s",
+                "--no-events",
+            ],
+            &[
+                ("source", &["ingress"]),
+                ("policy", &["upsert-only"]),
+                ("events", &["true"]),
+            ],
+        );
+        assert_eq!(
+            out,
+            [
+                "extdns",
+                "--interval=30s",
+                "--source=ingress",
+                "--policy=upsert-only",
+                "--events=true"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_value_that_looks_like_a_flag_stays_with_its_flag() {
+        let out = line(
+            &["extdns", "--annotation-filter", "--source", "--source=service"],
+            &[("source", &["crd"])],
+        );
+        assert_eq!(out, ["extdns", "--annotation-filter", "--source", "--source=crd"]);
+    }
+
+    fn fleet(args: &[&str]) -> FleetSettings {
+        let line: Vec<OsString> = std::iter::once("extdns")
+            .chain(args.iter().copied())
+            .map(OsString::from)
+            .collect();
+        let cli = crate::flags::try_parse_from(&line).unwrap_or_else(|e| panic!("{e}"));
+        crate::settings::fleet::fleet(&cli.flags, &line).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn object(id: ProviderId, spec: serde_json::Value) -> ProviderObject {
+        let (kind, namespace) = match id.namespace() {
+            Some(ns) => ("DNSProvider", Some(ns.to_string())),
+            None => ("ClusterDNSProvider", None),
+        };
+        let o: kube::api::DynamicObject = serde_json::from_value(serde_json::json!({
+            "apiVersion": "externaldns.k8s.io/v1alpha1", "kind": kind,
+            "metadata": { "name": id.name(), "namespace": namespace, "generation": 1 },
+            "spec": spec,
+        }))
+        .unwrap_or_else(|e| panic!("{e}"));
+        ProviderObject::from_dynamic(&o).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn secret(pairs: &[(&str, &str)]) -> Credentials {
+        Credentials::from_secret("ns/s", pairs.iter().map(|(k, v)| (*k, v.as_bytes())))
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn token(s: &Settings) -> Option<String> {
+        match &s.provider {
+            crate::settings::ProviderSettings::Cloudflare(c) => match &c.auth {
+                extdns_provider_cloudflare::Auth::Token(t) => Some(t.clone()),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn two_providers_of_one_type_each_see_only_their_own_secret() -> Result<(), ValidationError> {
+        let fleet = fleet(&["--source=service", "--source=ingress", "--dns-provider-crds"]);
+        let spec = serde_json::json!({ "type": "cloudflare", "domainFilter": { "include": ["example.com"] } });
+        let a = object(ProviderId::Cluster { name: "a".into() }, spec.clone());
+        let b = object(ProviderId::Cluster { name: "b".into() }, spec);
+        let sa = provider_settings(&fleet, &a, &secret(&[("CF_API_TOKEN", "token-a")]))?;
+        let sb = provider_settings(&fleet, &b, &secret(&[("CF_API_TOKEN", "token-b")]))?;
+        assert_eq!(token(&sa).as_deref(), Some("token-a"));
+        assert_eq!(token(&sb).as_deref(), Some("token-b"));
+        assert_eq!(
+            sa.controller.plan.owner_id, "a",
+            "the owner id defaults to the object's name"
+        );
+        assert_eq!(sa.sources.common().route, Some(ProviderRoute::cluster("a")));
+        Ok(())
+    }
+
+    #[test]
+    fn a_dns_provider_gets_its_namespace_its_secret_and_nothing_of_the_process() {
+        let fleet = fleet(&["--source=service", "--dns-provider-crds"]);
+        let id = ProviderId::Namespaced {
+            namespace: "team-a".into(),
+            name: "zone".into(),
+        };
+        let o = object(id.clone(), serde_json::json!({ "type": "cloudflare" }));
+        let e = provider_settings(&fleet, &o, &Credentials::default())
+            .err()
+            .map(|e| e.to_string());
+        assert!(
+            e.is_some_and(|e| e.contains("CF_API_TOKEN")),
+            "no process credentials for a tenant"
+        );
+        let s = provider_settings(&fleet, &o, &secret(&[("CF_API_TOKEN", "t")])).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(s.sources.common().namespace.as_deref(), Some("team-a"));
+        assert_eq!(
+            s.sources.common().route,
+            Some(ProviderRoute::namespaced("team-a", "zone"))
+        );
+    }
+
+    #[test]
+    fn a_bad_value_a_source_not_watched_and_a_reserved_key_are_refused_with_the_flag_named() {
+        let fleet = fleet(&["--source=service", "--dns-provider-crds"]);
+        for (config, named) in [
+            (serde_json::json!({ "policy": "nonsense" }), "--policy"),
+            (serde_json::json!({ "source": "ingress" }), "spec.config.source"),
+            (serde_json::json!({ "txt-owner-id": "x" }), "spec.config.txt-owner-id"),
+        ] {
+            let o = object(
+                ProviderId::Cluster { name: "p".into() },
+                serde_json::json!({ "type": "inmemory", "config": config }),
+            );
+            let e = provider_settings(&fleet, &o, &Credentials::default())
+                .err()
+                .map(|e| e.to_string());
+            assert!(e.as_deref().is_some_and(|e| e.contains(named)), "{named}: {e:?}");
+        }
+    }
+}

@@ -1,0 +1,532 @@
+//! `--dns-provider-crds`: several providers in one deployment (docs/multi-provider.md).
+//!
+//! One set of informers, shared through a [`ClusterFanout`]; per DNSProvider or ClusterDNSProvider object, its
+//! own pipeline: settings from the deployment's command line with the object's flags applied ([`args`]),
+//! provider, registry and a [`Controller`] of its own (its cache, schedule, pacing, deletion guard and failure
+//! backoff), run as a task of its own. The manager follows the objects: a new one starts a pipeline, a changed
+//! one (its generation, or its Secret's resourceVersion, read again every `--interval`) rebuilds only that
+//! one, a deleted one stops it and leaves its records, saying so in its status before its finalizer goes.
+//! Nothing one pipeline does (a bad spec, a missing Secret, an API down, a panic) reaches another.
+
+pub mod args;
+pub mod status;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+
+use extdns_controller::{CancellationToken, EventSink, Metrics, start_metrics_server};
+use extdns_dnsprovider::status::Reason;
+use extdns_dnsprovider::{Credentials, FINALIZER, ProviderId, ProviderKind, ProviderObject, conflicts};
+use extdns_informer::{ClusterFanout, LiveCluster};
+use extdns_leader::Leadership;
+use futures::StreamExt as _;
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use kube::runtime::WatchStreamExt as _;
+use kube::runtime::watcher::{self, Event};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+use tracing::{error, info, warn};
+
+use crate::events::KubeEvents;
+use crate::providers::build_observed_provider;
+use crate::run::{REVISION, VERSION, kube_client, spawn_signal_handler};
+use crate::settings::ProviderSettings;
+use crate::settings::fleet::FleetSettings;
+use status::{Observer, StatusWriter};
+
+/// How often the manager looks at its pipelines' health and readiness.
+const TICK: Duration = Duration::from_secs(1);
+/// How long a pipeline that failed to build waits before it is built again with an unchanged spec.
+const REBUILD_AFTER: Duration = Duration::from_secs(30);
+
+/// Runs the providers of the provider objects until SIGTERM.
+pub async fn run(fleet: &FleetSettings) -> anyhow::Result<()> {
+    let shutdown = CancellationToken::new();
+    spawn_signal_handler(shutdown.clone());
+    let client = kube_client(&fleet.kube).await?;
+    let kinds = crate::wiring::build_pipeline(&fleet.sources)?.watched_kinds();
+    let cluster = LiveCluster::start(client.clone(), &kinds, fleet.kube.live.clone())?;
+    let fanout = ClusterFanout::new(Arc::new(cluster));
+    let root = Arc::new(Metrics::new(VERSION, REVISION));
+
+    let election_stop = CancellationToken::new();
+    let mut election_task = None;
+    let mut leadership = Leadership::always();
+    if let Some(leader) = &fleet.leader {
+        let (election, lead) = crate::run::start_election(leader, &fleet.kube).await?;
+        leadership = lead;
+        election_task = Some(tokio::spawn(election.run(election_stop.clone())));
+    }
+    let events: Option<Arc<dyn EventSink>> = fleet.events.any().then(|| {
+        let instance = std::env::var("POD_NAME").ok().filter(|n| !n.is_empty());
+        Arc::new(KubeEvents::new(
+            client.clone(),
+            instance,
+            fleet.kube.live.overrides.clone(),
+        )) as Arc<dyn EventSink>
+    });
+    let namespace = std::env::var("POD_NAMESPACE")
+        .ok()
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| client.default_namespace().to_string());
+    info!(
+        version = VERSION,
+        namespace = %namespace,
+        leader_elect = fleet.leader.is_some(),
+        "extdns starting: providers from DNSProvider and ClusterDNSProvider objects"
+    );
+    let server = start_metrics_server(&fleet.metrics_address, root.clone(), shutdown.clone()).await?;
+    let mut manager = Manager {
+        client,
+        fleet: fleet.clone(),
+        fanout,
+        root,
+        leadership,
+        events,
+        namespace,
+        objects: BTreeMap::new(),
+        pipelines: HashMap::new(),
+        writers: HashMap::new(),
+    };
+    manager.run(shutdown.clone()).await;
+    manager.stop_all().await;
+    election_stop.cancel();
+    if let Some(task) = election_task {
+        let _ = task.await;
+    }
+    let _ = server.handle.await;
+    Ok(())
+}
+
+/// A pipeline the manager runs, or could not build.
+struct Pipeline {
+    generation: i64,
+    secret_version: Option<String>,
+    secret_read: Instant,
+    state: State,
+}
+
+enum State {
+    Running {
+        cancel: CancellationToken,
+        task: JoinHandle<()>,
+        metrics: Arc<Metrics>,
+        /// The built-in DNS server of a `dns-server` pipeline.
+        serving: Option<JoinHandle<()>>,
+    },
+    /// Not built (bad spec, no credentials, conflict); built again when the object or its Secret changes,
+    /// or after [`REBUILD_AFTER`] for what may pass (an API down).
+    Failed { at: Instant, retry: bool },
+}
+
+struct Manager {
+    client: kube::Client,
+    fleet: FleetSettings,
+    fanout: Arc<ClusterFanout>,
+    root: Arc<Metrics>,
+    leadership: Leadership,
+    events: Option<Arc<dyn EventSink>>,
+    /// The controller's namespace: where a ClusterDNSProvider's Secret is by default.
+    namespace: String,
+    objects: BTreeMap<ProviderId, ProviderObject>,
+    pipelines: HashMap<ProviderId, Pipeline>,
+    writers: HashMap<ProviderId, Arc<StatusWriter>>,
+}
+
+/// One kind's objects as its watcher delivers them.
+enum Delivery {
+    Apply(DynamicObject),
+    Delete(DynamicObject),
+    Relisted(ProviderKind, Vec<DynamicObject>),
+    Unavailable(ProviderKind, String),
+}
+
+fn watch(client: &kube::Client, kind: ProviderKind) -> impl futures::Stream<Item = Delivery> + Send + 'static {
+    let api: Api<DynamicObject> = Api::all_with(client.clone(), &kind.api_resource());
+    let mut listing: Option<Vec<DynamicObject>> = None;
+    watcher::watcher(api, watcher::Config::default())
+        .default_backoff()
+        .filter_map(move |event| {
+            let delivery = match event {
+                Ok(Event::Init) => {
+                    listing = Some(Vec::new());
+                    None
+                }
+                Ok(Event::InitApply(o)) => {
+                    listing.get_or_insert_with(Vec::new).push(o);
+                    None
+                }
+                Ok(Event::InitDone) => Some(Delivery::Relisted(kind, listing.take().unwrap_or_default())),
+                Ok(Event::Apply(o)) => Some(Delivery::Apply(o)),
+                Ok(Event::Delete(o)) => Some(Delivery::Delete(o)),
+                Err(e) => Some(Delivery::Unavailable(kind, e.to_string())),
+            };
+            std::future::ready(delivery)
+        })
+}
+
+impl Manager {
+    async fn run(&mut self, shutdown: CancellationToken) {
+        let mut deliveries = futures::stream::select(
+            Box::pin(watch(&self.client, ProviderKind::Cluster)),
+            Box::pin(watch(&self.client, ProviderKind::Namespaced)),
+        );
+        let mut listed: HashMap<ProviderKind, bool> = HashMap::new();
+        let mut tick = tokio::time::interval(TICK);
+        let mut was_leader = self.leadership.is_leader();
+        loop {
+            tokio::select! {
+                biased;
+                _ = shutdown.cancelled() => break,
+                delivery = deliveries.next() => {
+                    let Some(delivery) = delivery else { break };
+                    match delivery {
+                        Delivery::Relisted(kind, objects) => {
+                            listed.insert(kind, true);
+                            self.objects.retain(|id, _| id.kind() != kind);
+                            for o in objects {
+                                self.apply(&o);
+                            }
+                        }
+                        Delivery::Apply(o) => self.apply(&o),
+                        Delivery::Delete(o) => {
+                            if let Ok(p) = ProviderObject::from_dynamic(&o) {
+                                self.objects.remove(&p.id);
+                            }
+                        }
+                        Delivery::Unavailable(kind, why) => {
+                            if listed.insert(kind, true).is_none() {
+                                warn!(kind = kind.kind(), error = %why, "cannot list the provider objects of this \
+                                      kind (is its CRD installed and may extdns list it?); trying again with backoff");
+                            }
+                            continue;
+                        }
+                    }
+                    self.reconcile().await;
+                }
+                _ = tick.tick() => {
+                    let leader = self.leadership.is_leader();
+                    if leader && !was_leader {
+                        // What was wanted while another replica led is written now.
+                        for w in self.writers.values() {
+                            w.flush().await;
+                        }
+                    }
+                    was_leader = leader;
+                    self.reconcile().await;
+                    if listed.len() == ProviderKind::ALL.len() && !self.root.is_ready() && self.pipelines_ready() {
+                        info!(providers = self.pipelines.len(), "every provider synced once: ready");
+                        self.root.mark_ready();
+                    }
+                }
+            }
+        }
+    }
+
+    /// Records one object as the watch delivered it; one that does not decode says so in its status.
+    fn apply(&mut self, object: &DynamicObject) {
+        match ProviderObject::from_dynamic(object) {
+            Ok(p) => {
+                self.objects.insert(p.id.clone(), p);
+            }
+            Err(e) => warn!(error = %e, "skipping a provider object that does not decode"),
+        }
+    }
+
+    fn pipelines_ready(&self) -> bool {
+        self.pipelines.values().all(|p| match &p.state {
+            State::Running { metrics, .. } => metrics.is_ready(),
+            State::Failed { .. } => true,
+        })
+    }
+
+    async fn reconcile(&mut self) {
+        let gone: Vec<ProviderId> = self
+            .pipelines
+            .keys()
+            .filter(|id| !self.objects.contains_key(id))
+            .cloned()
+            .collect();
+        for id in gone {
+            info!(provider = %id, "provider object deleted: its pipeline stops; its records are left in place");
+            self.stop(&id).await;
+            self.writers.remove(&id);
+        }
+        let objects: Vec<ProviderObject> = self.objects.values().cloned().collect();
+        let refused: HashMap<ProviderId, String> = conflicts(&objects.iter().collect::<Vec<_>>())
+            .into_iter()
+            .map(|c| (c.refused, c.why))
+            .collect();
+        for object in objects {
+            self.reconcile_one(&object, refused.get(&object.id)).await;
+        }
+    }
+
+    fn writer(&mut self, object: &ProviderObject) -> Arc<StatusWriter> {
+        let api = self.api(&object.id);
+        let leadership = self.leadership.clone();
+        self.writers
+            .entry(object.id.clone())
+            .or_insert_with(|| Arc::new(StatusWriter::new(api, object, leadership)))
+            .clone()
+    }
+
+    fn api(&self, id: &ProviderId) -> Api<DynamicObject> {
+        let resource = id.kind().api_resource();
+        match id.namespace() {
+            Some(ns) => Api::namespaced_with(self.client.clone(), ns, &resource),
+            None => Api::all_with(self.client.clone(), &resource),
+        }
+    }
+
+    async fn reconcile_one(&mut self, object: &ProviderObject, conflict: Option<&String>) {
+        let id = &object.id;
+        let writer = self.writer(object);
+        let leader = self.leadership.is_leader();
+        if object.deleting {
+            if self.pipelines.contains_key(id) {
+                info!(provider = %id, "provider object being deleted: its pipeline stops; its records are left in place");
+                self.stop(id).await;
+            }
+            if leader && object.finalizers.iter().any(|f| f == FINALIZER) {
+                let records = object.status.as_ref().and_then(|s| s.records).unwrap_or(0);
+                writer
+                    .set(
+                        object.generation,
+                        Reason::Deleting,
+                        format!("stopped; its {records} records are left in place"),
+                    )
+                    .await;
+                self.set_finalizer(object, false).await;
+            }
+            return;
+        }
+        if leader && !object.finalizers.iter().any(|f| f == FINALIZER) {
+            self.set_finalizer(object, true).await;
+        }
+        if let Some(why) = conflict {
+            if self.pipelines.contains_key(id) {
+                self.stop(id).await;
+            }
+            self.fail(id, object.generation, None, false);
+            writer.set(object.generation, Reason::Conflict, why.clone()).await;
+            return;
+        }
+        // The Secret: read when the pipeline is (re)built, then every --interval.
+        let current = self.pipelines.get(id);
+        let secret_due = current.is_none_or(|p| p.secret_read.elapsed() >= self.fleet.interval);
+        let unchanged = current.is_some_and(|p| p.generation == object.generation);
+        let healthy = current.is_some_and(|p| match &p.state {
+            State::Running { task, .. } => !task.is_finished(),
+            State::Failed { at, retry } => !(*retry && at.elapsed() >= REBUILD_AFTER),
+        });
+        if unchanged && healthy && !secret_due {
+            return;
+        }
+        let (credentials, secret_version) = match self.read_secret(object).await {
+            Ok(read) => read,
+            Err(SecretError::Invalid(why)) => {
+                if self.pipelines.contains_key(id) {
+                    warn!(provider = %id, %why, "credentials no longer readable: the pipeline stops");
+                    self.stop(id).await;
+                }
+                self.fail(id, object.generation, None, false);
+                writer.set(object.generation, Reason::CredentialsInvalid, why).await;
+                return;
+            }
+            Err(SecretError::Unreachable(why)) => {
+                // The API server, not the Secret: a running pipeline keeps running with what it has.
+                warn!(provider = %id, %why, "cannot read the provider's Secret now; trying again");
+                return;
+            }
+        };
+        if let Some(p) = self.pipelines.get_mut(id) {
+            p.secret_read = Instant::now();
+            if unchanged && healthy && p.secret_version == secret_version {
+                return;
+            }
+        }
+        if self.pipelines.contains_key(id) {
+            info!(provider = %id, generation = object.generation, "provider object or its Secret changed: rebuilding its pipeline");
+            self.stop(id).await;
+        }
+        match self.start(object, &credentials, writer.clone()).await {
+            Ok(state) => {
+                info!(provider = %id, r#type = %object.spec.type_, "provider pipeline started");
+                writer
+                    .set(object.generation, Reason::Pending, "waiting for the first sync")
+                    .await;
+                self.pipelines.insert(
+                    id.clone(),
+                    Pipeline {
+                        generation: object.generation,
+                        secret_version,
+                        secret_read: Instant::now(),
+                        state,
+                    },
+                );
+            }
+            Err((reason, why, retry)) => {
+                warn!(provider = %id, reason = reason.as_str(), error = %why, "cannot start the provider's pipeline");
+                self.fail(id, object.generation, secret_version, retry);
+                writer.set(object.generation, reason, why).await;
+            }
+        }
+    }
+
+    fn fail(&mut self, id: &ProviderId, generation: i64, secret_version: Option<String>, retry: bool) {
+        self.pipelines.insert(
+            id.clone(),
+            Pipeline {
+                generation,
+                secret_version,
+                secret_read: Instant::now(),
+                state: State::Failed {
+                    at: Instant::now(),
+                    retry,
+                },
+            },
+        );
+    }
+
+    /// Builds and starts `object`'s pipeline; on failure, the reason, the message and whether trying again
+    /// with the same spec may succeed.
+    async fn start(
+        &self,
+        object: &ProviderObject,
+        credentials: &Credentials,
+        writer: Arc<StatusWriter>,
+    ) -> Result<State, (Reason, String, bool)> {
+        let settings = args::provider_settings(&self.fleet, object, credentials)
+            .map_err(|e| (Reason::ConfigInvalid, e.to_string(), false))?;
+        let mut metrics = Metrics::new(VERSION, REVISION);
+        let cancel = CancellationToken::new();
+        let bound = crate::dns_server::bind_if_serving(&settings.provider, &mut metrics)
+            .map_err(|e| (Reason::ConfigInvalid, crate::error_text(&e), false))?;
+        let metrics = Arc::new(metrics);
+        let (provider, serving) = match bound {
+            Some((provider, server)) => (provider, Some(tokio::spawn(server.run(cancel.clone())))),
+            None => {
+                let provider = build_observed_provider(&settings.provider, Some(&metrics))
+                    .await
+                    .map_err(|e| (Reason::ConfigInvalid, e.to_string(), true))?;
+                (provider, None)
+            }
+        };
+        let local = matches!(settings.provider, ProviderSettings::DnsServer(_));
+        let controller =
+            crate::run::controller_with_cluster(&settings, self.fanout.subscribe(), provider, metrics.clone())
+                .map_err(|e| (Reason::ConfigInvalid, crate::error_text(&e), false))?;
+        let mut controller = controller.with_leadership(self.leadership.clone());
+        if local {
+            controller = controller.with_local_provider();
+        }
+        if let Some(sink) = &self.events {
+            controller = controller.with_events(self.fleet.events, sink.clone());
+        }
+        let includes_zones = object
+            .spec
+            .domain_filter
+            .as_ref()
+            .is_some_and(|f| !f.include.is_empty());
+        let controller = controller.with_sync_observer(Arc::new(Observer {
+            writer,
+            generation: object.generation,
+            includes_zones,
+        }));
+        let span = tracing::info_span!("provider", provider = %object.id.label());
+        let run_token = cancel.clone();
+        let task = tokio::spawn(tracing::Instrument::instrument(
+            async move { controller.run(run_token).await },
+            span,
+        ));
+        Ok(State::Running {
+            cancel,
+            task,
+            metrics,
+            serving,
+        })
+    }
+
+    /// Stops `id`'s pipeline after its sync in progress (a record is never left half written).
+    async fn stop(&mut self, id: &ProviderId) {
+        let Some(pipeline) = self.pipelines.remove(id) else {
+            return;
+        };
+        if let State::Running {
+            cancel, task, serving, ..
+        } = pipeline.state
+        {
+            cancel.cancel();
+            if let Err(e) = task.await
+                && e.is_panic()
+            {
+                error!(provider = %id, "the provider's pipeline panicked");
+            }
+            if let Some(serving) = serving {
+                let _ = serving.await;
+            }
+        }
+    }
+
+    async fn stop_all(&mut self) {
+        let ids: Vec<ProviderId> = self.pipelines.keys().cloned().collect();
+        for id in ids {
+            self.stop(&id).await;
+        }
+    }
+
+    /// Adds or removes extdns's finalizer, under the object's resourceVersion (a stale write is refused and
+    /// done again at the next event).
+    async fn set_finalizer(&self, object: &ProviderObject, present: bool) {
+        let mut finalizers: Vec<String> = object.finalizers.iter().filter(|f| *f != FINALIZER).cloned().collect();
+        if present {
+            finalizers.push(FINALIZER.to_string());
+        }
+        let patch = serde_json::json!({ "metadata": { "finalizers": finalizers } });
+        let api = self.api(&object.id);
+        if let Err(e) = api
+            .patch(object.id.name(), &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+        {
+            warn!(provider = %object.id, error = %e, "cannot update the provider object's finalizers; trying again");
+        }
+    }
+
+    /// The provider's credentials and the Secret's resourceVersion (none without a `credentialsRef`).
+    async fn read_secret(&self, object: &ProviderObject) -> Result<(Credentials, Option<String>), SecretError> {
+        let Some((namespace, name)) = object.secret(&self.namespace) else {
+            return Ok((Credentials::default(), None));
+        };
+        let shown = format!("{namespace}/{name}");
+        let api: Api<Secret> = Api::namespaced(self.client.clone(), &namespace);
+        let secret = match api.get_opt(&name).await {
+            Ok(Some(secret)) => secret,
+            Ok(None) => {
+                return Err(SecretError::Invalid(format!(
+                    "Secret {shown} (spec.credentialsRef) not found"
+                )));
+            }
+            Err(kube::Error::Api(e)) if e.code == 403 => {
+                return Err(SecretError::Invalid(format!(
+                    "extdns may not read Secret {shown} (spec.credentialsRef): {}",
+                    e.message
+                )));
+            }
+            Err(e) => return Err(SecretError::Unreachable(e.to_string())),
+        };
+        let data = secret.data.unwrap_or_default();
+        let credentials = Credentials::from_secret(&shown, data.iter().map(|(k, v)| (k.as_str(), v.0.as_slice())))
+            .map_err(|e| SecretError::Invalid(e.to_string()))?;
+        Ok((credentials, secret.metadata.resource_version))
+    }
+}
+
+enum SecretError {
+    /// The Secret is missing, forbidden or unusable: the provider cannot run.
+    Invalid(String),
+    /// The API server did not answer: try again, keep what runs.
+    Unreachable(String),
+}

@@ -1,0 +1,228 @@
+//! The status extdns writes on a provider object: what the manager found (a bad spec, a missing Secret, a
+//! conflict) and what each sync of its pipeline did, written by the leader only, when it changed, and the
+//! last sync time at most every [`REFRESH`].
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use extdns_controller::{ProviderSync, SyncError, SyncObserver};
+use extdns_dnsprovider::status::{Reason, patch, ready_condition};
+use extdns_dnsprovider::{DnsProviderStatus, ProviderObject};
+use extdns_leader::Leadership;
+use extdns_provider::ProviderError;
+use extdns_registry::RegistryError;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use tokio::time::Instant;
+use tracing::{debug, warn};
+
+/// How long a sync that changed nothing may go without its `lastSyncTime` being written.
+pub const REFRESH: Duration = Duration::from_secs(30);
+
+/// What the status should say, before it is written.
+#[derive(Debug, Clone, PartialEq)]
+struct Wanted {
+    reason: Reason,
+    message: String,
+    zones: Option<Vec<String>>,
+    records: Option<u64>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// What was last written (or read from the object), to keep transition times and compare.
+    written: Option<DnsProviderStatus>,
+    /// What was last wanted, with the generation it speaks of.
+    wanted: Option<(Wanted, i64)>,
+    /// When the status was last written, and whether the last sync since then is not written yet.
+    written_at: Option<Instant>,
+    synced_since: bool,
+}
+
+/// One provider object's status.
+pub struct StatusWriter {
+    api: Api<DynamicObject>,
+    name: String,
+    leadership: Leadership,
+    state: Mutex<State>,
+}
+
+impl StatusWriter {
+    /// A writer for `object`, starting from the status it has.
+    pub fn new(api: Api<DynamicObject>, object: &ProviderObject, leadership: Leadership) -> StatusWriter {
+        StatusWriter {
+            api,
+            name: object.id.name().to_string(),
+            leadership,
+            state: Mutex::new(State {
+                written: object.status.clone(),
+                ..State::default()
+            }),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Says `reason` and `message` about `generation` (zones and records kept from before when `None`), and
+    /// writes it if this replica leads and it differs from what is written.
+    pub async fn set(&self, generation: i64, reason: Reason, message: impl Into<String>) {
+        self.want(generation, reason, message.into(), None, None, false).await;
+    }
+
+    async fn want(
+        &self,
+        generation: i64,
+        reason: Reason,
+        message: String,
+        zones: Option<Vec<String>>,
+        records: Option<u64>,
+        synced: bool,
+    ) {
+        {
+            let mut state = self.lock();
+            let previous = state.wanted.as_ref().map(|(w, _)| w.clone());
+            let wanted = Wanted {
+                reason,
+                message,
+                zones: zones.or_else(|| previous.as_ref().and_then(|p| p.zones.clone())),
+                records: records.or_else(|| previous.as_ref().and_then(|p| p.records)),
+            };
+            state.wanted = Some((wanted, generation));
+            state.synced_since |= synced;
+        }
+        self.flush().await;
+    }
+
+    /// Writes what is wanted if this replica leads and it is not written yet (or the last sync time is older
+    /// than [`REFRESH`]). The manager calls it again when this replica becomes the leader.
+    pub async fn flush(&self) {
+        if !self.leadership.is_leader() {
+            return;
+        }
+        let status = {
+            let mut state = self.lock();
+            let Some((wanted, generation)) = state.wanted.clone() else {
+                return;
+            };
+            let now = Time(k8s_openapi::jiff::Timestamp::now());
+            let previous = state.written.clone();
+            let condition = ready_condition(
+                previous.as_ref(),
+                wanted.reason,
+                &wanted.message,
+                generation,
+                now.clone(),
+            );
+            let mut status = DnsProviderStatus {
+                observed_generation: Some(generation),
+                conditions: vec![condition],
+                zones: wanted.zones.clone().unwrap_or_default(),
+                records: wanted.records,
+                last_sync_time: previous.as_ref().and_then(|p| p.last_sync_time.clone()),
+            };
+            let due = state.written_at.is_none_or(|t| t.elapsed() >= REFRESH);
+            if state.synced_since && (due || status.last_sync_time.is_none()) {
+                status.last_sync_time = Some(now);
+            }
+            let same = previous.as_ref().is_some_and(|p| {
+                p.observed_generation == status.observed_generation
+                    && p.zones == status.zones
+                    && p.records == status.records
+                    && p.last_sync_time == status.last_sync_time
+                    && p.conditions.len() == 1
+                    && p.conditions[0].reason == status.conditions[0].reason
+                    && p.conditions[0].message == status.conditions[0].message
+                    && p.conditions[0].status == status.conditions[0].status
+            });
+            if same {
+                return;
+            }
+            if status.last_sync_time.is_some() && status.last_sync_time != previous.and_then(|p| p.last_sync_time) {
+                state.synced_since = false;
+            }
+            state.written = Some(status.clone());
+            state.written_at = Some(Instant::now());
+            status
+        };
+        match self
+            .api
+            .patch_status(&self.name, &PatchParams::default(), &Patch::Merge(patch(&status)))
+            .await
+        {
+            Ok(_) => debug!(provider = %self.name, reason = %status.conditions[0].reason, "provider status written"),
+            Err(kube::Error::Api(e)) if e.code == 404 => debug!(provider = %self.name, "provider object gone"),
+            Err(e) => {
+                warn!(provider = %self.name, error = %e, "cannot write the provider's status; trying again later");
+                // Written again at the next flush.
+                self.lock().written_at = None;
+                self.lock().written = None;
+            }
+        }
+    }
+}
+
+/// The reason a failed sync gives.
+fn reason_of(e: &SyncError) -> Reason {
+    match e {
+        SyncError::NotSynced | SyncError::SyncTimeout(_) | SyncError::Cancelled | SyncError::NotLeader => {
+            Reason::Pending
+        }
+        SyncError::Registry(RegistryError::Provider(p)) if is_auth(p) => Reason::CredentialsInvalid,
+        _ => Reason::SyncFailed,
+    }
+}
+
+fn is_auth(e: &ProviderError) -> bool {
+    matches!(e, ProviderError::Auth { .. })
+}
+
+/// Reports each sync of a pipeline on its object.
+pub struct Observer {
+    /// The object's status.
+    pub writer: std::sync::Arc<StatusWriter>,
+    /// The generation the pipeline was built from.
+    pub generation: i64,
+    /// Whether the spec includes zones (an empty read of them is `ZonesNotFound`).
+    pub includes_zones: bool,
+}
+
+#[async_trait]
+impl SyncObserver for Observer {
+    async fn observe(&self, sync: ProviderSync<'_>) {
+        let w = &self.writer;
+        match sync.result {
+            Ok(report) => {
+                let owned = report.owned.map(|n| n as u64);
+                if self.includes_zones && sync.zones.is_empty() && report.owned == Some(0) {
+                    let message = "none of spec.domainFilter.include was found with these credentials".to_string();
+                    w.want(
+                        self.generation,
+                        Reason::ZonesNotFound,
+                        message,
+                        Some(Vec::new()),
+                        owned,
+                        true,
+                    )
+                    .await;
+                    return;
+                }
+                w.want(
+                    self.generation,
+                    Reason::Synced,
+                    String::new(),
+                    Some(sync.zones),
+                    owned,
+                    true,
+                )
+                .await;
+            }
+            Err(e) => {
+                w.want(self.generation, reason_of(e), e.to_string(), None, None, false)
+                    .await
+            }
+        }
+    }
+}
