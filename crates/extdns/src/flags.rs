@@ -327,6 +327,10 @@ pub struct SourceFlags {
     /// Ignore hostname annotations (needs at least one --fqdn-template).
     #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
     pub ignore_hostname_annotation: bool,
+    /// Never read the target annotation: publish the addresses objects have (the internal view of a split
+    /// horizon, as a ClusterDNSProvider's config; docs/multi-provider.md). extdns only.
+    #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    pub ignore_target_annotation: bool,
     /// Targets for endpoints that have none (repeatable; applies to every source).
     #[arg(long, value_name = "TARGET")]
     pub default_targets: Vec<String>,

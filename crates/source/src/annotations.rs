@@ -130,6 +130,9 @@ pub struct Annotations {
     /// The prefix conflicts already warned about, shared by every clone (each source holds one), so a
     /// conflict is one warning for the process, not one per source and sync.
     warned: WarnedConflicts,
+    /// `--ignore-target-annotation`: the `target` annotation is never read (the internal view of a split
+    /// horizon publishes the addresses objects have, not what they ask the public to use).
+    ignore_targets: bool,
 }
 
 impl Default for Annotations {
@@ -186,7 +189,14 @@ impl Annotations {
         Annotations {
             prefixes,
             warned: WarnedConflicts::default(),
+            ignore_targets: false,
         }
+    }
+
+    /// These annotations with `target` never read (`--ignore-target-annotation`, extdns only).
+    pub fn ignoring_targets(mut self) -> Self {
+        self.ignore_targets = true;
+        self
     }
 
     fn checked(prefix: &str) -> Result<&str, AnnotationError> {
@@ -374,6 +384,9 @@ impl Annotations {
     /// The `target` annotation: spaces removed, split on ',', one trailing '.' trimmed per item. An empty
     /// annotation means "no override", but empty items of a non-empty one are kept.
     pub fn targets(&self, a: &StrMap) -> Vec<Target> {
+        if self.ignore_targets {
+            return Vec::new();
+        }
         match self.get(a, key::TARGET) {
             Some(v) if !v.is_empty() => split_list(v)
                 .into_iter()
@@ -727,6 +740,12 @@ mod tests {
     fn empty_target_annotation_is_ignored() {
         assert!(Annotations::default().targets(&map(&[(&ga("target"), "")])).is_empty());
         assert!(Annotations::default().targets(&map(&[])).is_empty());
+        let target = map(&[(&ga("target"), "198.51.100.7")]);
+        assert_eq!(Annotations::default().targets(&target).len(), 1);
+        assert!(
+            Annotations::default().ignoring_targets().targets(&target).is_empty(),
+            "--ignore-target-annotation"
+        );
     }
 
     #[test]

@@ -375,6 +375,11 @@ pub fn sources(flags: &Flags) -> Result<SourceSettings, ValidationError> {
         AnnotationError::UnderLegacyPrefix(_) => invalid(e.to_string()),
         _ => invalid(format!("--annotation-prefix: {e}")),
     })?;
+    let annotations = if s.ignore_target_annotation {
+        annotations.ignoring_targets()
+    } else {
+        annotations
+    };
     let mut load_options = LoadOptions::default();
     load_options.pod_annotation_prefixes = PodAnnotationPrefixes::new(annotations.prefixes().to_vec());
     let mut common = SourceConfig::default();
