@@ -124,6 +124,108 @@ pub(crate) fn from_openmetrics(openmetrics: &str, format: Format) -> String {
     out
 }
 
+/// One family of OpenMetrics text: its descriptor lines (`# HELP`, `# TYPE`, `# UNIT`) and its samples.
+struct Family<'t> {
+    name: &'t str,
+    descriptor: Vec<&'t str>,
+    samples: Vec<String>,
+}
+
+/// The families of OpenMetrics text, in order (`# EOF` dropped).
+fn families(text: &str) -> Vec<Family<'_>> {
+    let mut out: Vec<Family<'_>> = Vec::new();
+    let mut in_descriptor = false;
+    for line in text.lines() {
+        if line.starts_with("# EOF") {
+            continue;
+        }
+        if line.starts_with('#') {
+            if !in_descriptor {
+                out.push(Family {
+                    name: "",
+                    descriptor: Vec::new(),
+                    samples: Vec::new(),
+                });
+                in_descriptor = true;
+            }
+            let Some(family) = out.last_mut() else { continue };
+            if let Some(t) = line.strip_prefix("# TYPE ")
+                && let Some((name, _)) = t.rsplit_once(' ')
+            {
+                family.name = name;
+            }
+            family.descriptor.push(line);
+        } else if let Some(family) = out.last_mut() {
+            in_descriptor = false;
+            family.samples.push(line.to_string());
+        }
+    }
+    out
+}
+
+/// `sample` with `provider="<label>"` as its first label.
+fn labelled(sample: &str, label: &str) -> String {
+    let value = label.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n");
+    // A metric name holds neither `{` nor a space: the first of them ends it.
+    match sample.find(['{', ' ']) {
+        Some(i) if sample[i..].starts_with("{}") => {
+            format!("{}{{provider=\"{value}\"}}{}", &sample[..i], &sample[i + 2..])
+        }
+        Some(i) if sample[i..].starts_with('{') => {
+            format!("{}{{provider=\"{value}\",{}", &sample[..i], &sample[i + 1..])
+        }
+        Some(i) => format!("{}{{provider=\"{value}\"}}{}", &sample[..i], &sample[i..]),
+        None => sample.to_string(),
+    }
+}
+
+/// The root's OpenMetrics text with each child's families merged in (`--dns-provider-crds`): one descriptor
+/// per family, whose samples are every child's, each labelled with its provider; the root's own samples of a
+/// family stay only for the `root_only` families (the process's: build info, leadership) and the families no
+/// child has. Ends with `# EOF`.
+pub(crate) fn merge_providers(root: &str, children: &[(&str, String)], root_only: &[&str]) -> String {
+    let mut merged = families(root);
+    let mut replaced: Vec<bool> = vec![false; merged.len()];
+    for (label, text) in children {
+        for family in families(text) {
+            if root_only.contains(&family.name) {
+                continue;
+            }
+            let samples = family.samples.iter().map(|s| labelled(s, label));
+            match merged.iter().position(|f| f.name == family.name) {
+                Some(i) => {
+                    if !replaced[i] {
+                        merged[i].samples.clear();
+                        replaced[i] = true;
+                    }
+                    merged[i].samples.extend(samples);
+                }
+                None => {
+                    merged.push(Family {
+                        name: family.name,
+                        descriptor: family.descriptor.clone(),
+                        samples: samples.collect(),
+                    });
+                    replaced.push(true);
+                }
+            }
+        }
+    }
+    let mut out = String::with_capacity(root.len() * (children.len() + 1));
+    for f in &merged {
+        for line in &f.descriptor {
+            out.push_str(line);
+            out.push('\n');
+        }
+        for sample in &f.samples {
+            out.push_str(sample);
+            out.push('\n');
+        }
+    }
+    out.push_str("# EOF\n");
+    out
+}
+
 /// The kind of a family written by hand.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {

@@ -6,8 +6,8 @@
 //! end in `_total`; they are registered verbatim.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use extdns_endpoint::{Endpoint, RecordType};
@@ -27,6 +27,9 @@ use crate::requests::RequestDurations;
 pub const PREFIX: &str = "external_dns";
 /// The prefix of the metrics only extdns has (its safety features), kept apart from external-dns's names.
 pub const EXTDNS_PREFIX: &str = "extdns";
+/// The families that are the process's, not a provider's: scraped from the root only.
+const BUILD_INFO: &str = "external_dns_build_info";
+const LEADER: &str = "extdns_leader";
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ZoneLabel {
@@ -127,6 +130,9 @@ pub struct Metrics {
     /// Whether `/readyz` answers 200: set once this replica completed a full sync (or, following a leader
     /// of a shared provider, once its informers synced), never cleared.
     ready: AtomicBool,
+    /// One child per provider object (`--dns-provider-crds`), by its `provider` label: their families are
+    /// scraped with this root's, each sample labelled.
+    children: RwLock<Vec<(String, Arc<Metrics>)>>,
 }
 
 impl Metrics {
@@ -158,6 +164,7 @@ impl Metrics {
             requests: Arc::default(),
             registry: Registry::default(),
             ready: AtomicBool::new(false),
+            children: RwLock::default(),
         };
         let build_info = Family::<BuildInfoLabels, Gauge>::default();
         build_info
@@ -321,14 +328,16 @@ impl Metrics {
         self.encode_as(Format::OpenMetrics)
     }
 
-    /// Every metric in `format`: the registry's, the request-duration summary and the `process_*` series.
+    /// Every metric in `format`: the registry's (and its children's, each sample labelled with its
+    /// provider), the request-duration summary and the `process_*` series.
     pub fn encode_as(&self, format: Format) -> String {
-        let mut openmetrics = String::new();
-        // Writing into a String cannot fail; an error here could only come from a label encoder, and an
-        // empty scrape is better than a crash.
-        if prometheus_client::encoding::text::encode(&mut openmetrics, &self.registry).is_err() {
-            openmetrics.clear();
+        let mut openmetrics = self.registry_text();
+        let children = self.children.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if !children.is_empty() {
+            let texts: Vec<(&str, String)> = children.iter().map(|(l, c)| (l.as_str(), c.registry_text())).collect();
+            openmetrics = exposition::merge_providers(&openmetrics, &texts, &[BUILD_INFO, LEADER]);
         }
+        drop(children);
         let mut out = exposition::from_openmetrics(&openmetrics, format);
         let mut w = Writer { out: &mut out, format };
         self.requests.write(&mut w);
@@ -339,6 +348,41 @@ impl Metrics {
             out.push_str("# EOF\n");
         }
         out
+    }
+
+    /// The registry's OpenMetrics text, `# EOF` included.
+    fn registry_text(&self) -> String {
+        let mut openmetrics = String::new();
+        // Writing into a String cannot fail; an error here could only come from a label encoder, and an
+        // empty scrape is better than a crash.
+        if prometheus_client::encoding::text::encode(&mut openmetrics, &self.registry).is_err() {
+            openmetrics.clear();
+        }
+        openmetrics
+    }
+
+    /// A child for one provider object's controller (`--dns-provider-crds`): metrics of its own, sharing this
+    /// root's request-duration summary. Scraped with the root once [`Metrics::attach`]ed.
+    pub fn child(&self) -> Metrics {
+        Metrics {
+            requests: self.requests.clone(),
+            ..Metrics::new("", "")
+        }
+    }
+
+    /// Scrapes `child` with this root from now on, each of its samples labelled `provider="<label>"`;
+    /// replaces a child of the same label.
+    pub fn attach(&self, label: &str, child: Arc<Metrics>) {
+        let mut children = self.children.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        children.retain(|(l, _)| l != label);
+        children.push((label.to_string(), child));
+        children.sort_by(|a, b| a.0.cmp(&b.0));
+    }
+
+    /// Stops scraping the child of `label` (its provider object is gone).
+    pub fn detach(&self, label: &str) {
+        let mut children = self.children.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        children.retain(|(l, _)| l != label);
     }
 
     /// The request-duration summary, for every provider's HTTP client.
@@ -649,5 +693,68 @@ mod tests {
             sample(&m.encode(), "external_dns_registry_records{record_type=\"A\"}"),
             Some(0.0)
         );
+    }
+
+    /// Every family of a scrape once, in both formats: no repeated `# TYPE`, and each family's samples
+    /// together (what Prometheus's parsers require).
+    fn families_are_whole(text: &str) {
+        let mut seen: Vec<&str> = Vec::new();
+        let mut current = "";
+        for line in text.lines() {
+            if let Some(t) = line.strip_prefix("# TYPE ") {
+                let name = t.rsplit_once(' ').map_or(t, |(n, _)| n);
+                assert!(!seen.contains(&name), "{name} described twice:\n{text}");
+                seen.push(name);
+                current = name;
+            } else if !line.starts_with('#') && !line.is_empty() {
+                assert!(line.starts_with(current), "{line} outside its family {current}");
+            }
+        }
+    }
+
+    #[test]
+    fn providers_are_scraped_as_one_family_each_with_a_provider_label() {
+        let root = Metrics::new("1.0", "abc");
+        let (a, b) = (Arc::new(root.child()), Arc::new(root.child()));
+        a.registry_errors.inc();
+        b.registry_errors.inc();
+        b.registry_errors.inc();
+        a.observe_registry(&[Endpoint::new("a.example.com", RecordType::A, ["1.2.3.4"])]);
+        root.attach("public", a);
+        root.attach("team-a/zone", b.clone());
+        for format in [Format::OpenMetrics, Format::Text] {
+            let text = root.encode_as(format);
+            families_are_whole(&text);
+            assert_eq!(
+                sample(&text, "external_dns_registry_errors_total{provider=\"public\"}"),
+                Some(1.0)
+            );
+            assert_eq!(
+                sample(&text, "external_dns_registry_errors_total{provider=\"team-a/zone\"}"),
+                Some(2.0)
+            );
+            assert_eq!(
+                sample(
+                    &text,
+                    "external_dns_registry_records{provider=\"public\",record_type=\"A\"}"
+                ),
+                Some(1.0)
+            );
+            assert!(
+                !text
+                    .lines()
+                    .any(|l| l.starts_with("external_dns_registry_errors_total ")),
+                "the root's own samples are gone"
+            );
+            assert_eq!(
+                text.matches("external_dns_build_info{").count(),
+                1,
+                "the process's, once"
+            );
+            assert!(text.contains("version=\"1.0\""));
+        }
+        root.detach("team-a/zone");
+        assert!(!root.encode().contains("team-a/zone"));
+        assert_eq!(Arc::strong_count(&b), 1, "detached: the root no longer holds it");
     }
 }

@@ -222,6 +222,25 @@ impl DnsServer {
         }
     }
 
+    /// Stops the server answering without stopping it (SIGSTOP): queries and updates go unanswered, as from
+    /// a provider whose API is down, until [`DnsServer::thaw`]; its zones are untouched meanwhile.
+    pub fn freeze(&self) {
+        self.signal("-STOP");
+    }
+
+    /// Lets a [`DnsServer::freeze`]d server answer again (SIGCONT).
+    pub fn thaw(&self) {
+        self.signal("-CONT");
+    }
+
+    fn signal(&self, signal: &str) {
+        let status = std::process::Command::new("kill")
+            .arg(signal)
+            .arg(self.child.id().to_string())
+            .status();
+        assert!(status.is_ok_and(|s| s.success()), "kill {signal} {}", self.child.id());
+    }
+
     /// The server's log so far, for failure messages.
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("server.log")).unwrap_or_default()

@@ -26,6 +26,7 @@ pub mod leader;
 pub mod lifecycle;
 pub mod outage;
 pub mod plan;
+pub mod providers;
 pub mod sources;
 pub mod streaming;
 pub mod templates;
@@ -218,6 +219,24 @@ pub const ALL: &[Scenario] = &[
         about: "--provider=dns-server: a Service, an Ingress, an HTTPRoute and a DNSEndpoint answer on the served port (UDP and TCP, AA, NXDOMAIN, REFUSED); 20 single-write changes answer within 10 ms (median; p99 printed); two replicas with --leader-elect both answer, and after kill -9 of either the other answers, changes included (about 3 s)",
         default: true,
         run: dns_server::run,
+    },
+    Scenario {
+        name: "split-horizon",
+        about: "--dns-provider-crds: two ClusterDNSProviders (RFC2136 to two BIND servers, TSIG secret from a Secret): every Ingress and HTTPRoute publishes its load balancer address to `internal`, the ones marked cluster-provider: internal,public their target to `public` too; a change reaches both; deleting the provider objects leaves their records",
+        default: true,
+        run: providers::split_horizon,
+    },
+    Scenario {
+        name: "tenancy",
+        about: "--dns-provider-crds: DNSProviders in two namespaces; an object naming the other tenant's provider goes nowhere, a Secret of the other namespace is never read (CredentialsInvalid naming the tenant's own)",
+        default: true,
+        run: providers::tenancy,
+    },
+    Scenario {
+        name: "provider-isolation",
+        about: "--dns-provider-crds: one provider's BIND frozen for EXTDNS_E2E_OUTAGE_SECS (20 s): the other publishes at its usual pace, the failing one's status says SyncFailed, and after it answers again the changes made meanwhile land and nothing was deleted",
+        default: true,
+        run: providers::isolation,
     },
     Scenario {
         name: "lease",

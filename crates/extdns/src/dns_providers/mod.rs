@@ -208,6 +208,7 @@ impl Manager {
                 }
                 _ = tick.tick() => {
                     let leader = self.leadership.is_leader();
+                    self.root.set_leader(leader);
                     if leader && !was_leader {
                         // What was wanted while another replica led is written now.
                         for w in self.writers.values() {
@@ -401,7 +402,7 @@ impl Manager {
     ) -> Result<State, (Reason, String, bool)> {
         let settings = args::provider_settings(&self.fleet, object, credentials)
             .map_err(|e| (Reason::ConfigInvalid, e.to_string(), false))?;
-        let mut metrics = Metrics::new(VERSION, REVISION);
+        let mut metrics = self.root.child();
         let cancel = CancellationToken::new();
         let bound = crate::dns_server::bind_if_serving(&settings.provider, &mut metrics)
             .map_err(|e| (Reason::ConfigInvalid, crate::error_text(&e), false))?;
@@ -436,6 +437,7 @@ impl Manager {
             generation: object.generation,
             includes_zones,
         }));
+        self.root.attach(&object.id.label(), metrics.clone());
         let span = tracing::info_span!("provider", provider = %object.id.label());
         let run_token = cancel.clone();
         let task = tokio::spawn(tracing::Instrument::instrument(
@@ -455,6 +457,7 @@ impl Manager {
         let Some(pipeline) = self.pipelines.remove(id) else {
             return;
         };
+        self.root.detach(&id.label());
         if let State::Running {
             cancel, task, serving, ..
         } = pipeline.state

@@ -1,0 +1,522 @@
+//! `--dns-provider-crds` on the real API server: providers from ClusterDNSProvider and DNSProvider objects,
+//! each writing RFC2136 to a BIND server of its own, its TSIG secret read from a Secret.
+//!
+//! - `split-horizon`: the same Ingresses and HTTPRoutes publish their load balancer addresses to `internal`
+//!   (`ignore-target-annotation`) and, only those marked with `cluster-provider: internal,public`, their
+//!   `target` to `public`; a change reaches both; deleting the provider objects leaves their records.
+//! - `tenancy`: a DNSProvider in namespace A never gets an object of namespace B, even one naming it; a
+//!   DNSProvider naming a Secret of another namespace reads its own namespace's only (and finds none).
+//! - `provider-isolation`: one provider's server stops answering; the other keeps publishing at its usual
+//!   pace, the failing one's status says so, and when its server answers again the changes made meanwhile
+//!   land and nothing was deleted in either zone.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use extdns_dnsprovider::ProviderKind;
+use kube::api::{Api, DynamicObject};
+use serde_json::{Value, json};
+
+use crate::controllers::{Run, Which};
+use crate::dns::{self, DnsServer, KEY_NAME, SECRET, ZONE};
+use crate::objects::{self as o, Parent, RouteKind, annotations};
+use crate::proc::{Proc, eventually};
+
+use super::Ctx;
+use super::wait::{CONVERGE, answers};
+
+/// The Secret every provider of these scenarios reads its TSIG secret from (a lower-kebab key: a flag).
+const SECRET_NAME: &str = "tsig";
+
+/// A provider writing RFC2136 to BIND on `port`, owning its records as its own name.
+fn rfc2136(kind: ProviderKind, ns: &str, name: &str, port: u16, config: Value, secret_ns: Option<&str>) -> Value {
+    let mut all = json!({
+        "rfc2136-host": "127.0.0.1",
+        "rfc2136-port": port,
+        "rfc2136-zone": ZONE,
+        "rfc2136-tsig-keyname": KEY_NAME,
+        "rfc2136-tsig-secret-alg": "hmac-sha256",
+        "rfc2136-axfr": true,
+        "policy": "sync",
+    });
+    if let (Some(all), Some(extra)) = (all.as_object_mut(), config.as_object()) {
+        all.extend(extra.clone());
+    }
+    let mut credentials = json!({ "name": SECRET_NAME });
+    if let Some(secret_ns) = secret_ns {
+        credentials["namespace"] = json!(secret_ns);
+    }
+    let mut object = json!({
+        "apiVersion": "externaldns.k8s.io/v1alpha1", "kind": kind.kind(),
+        "metadata": { "name": name },
+        "spec": {
+            "type": "rfc2136",
+            "domainFilter": { "include": [ZONE] },
+            "config": all,
+            "credentialsRef": credentials,
+        },
+    });
+    if kind == ProviderKind::Namespaced {
+        object["metadata"]["namespace"] = json!(ns);
+    }
+    object
+}
+
+fn tsig_secret(ns: &str, name: &str) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "Secret",
+        "metadata": { "name": name, "namespace": ns },
+        "stringData": { "rfc2136-tsig-secret": SECRET },
+    })
+}
+
+/// extdns with `--dns-provider-crds` and the scenario's flags (its namespace, every source kind).
+fn extdns(ns: &str) -> Run<'_> {
+    let mut run = Run::new(Which::Extdns, ns)
+        .flag("--dns-provider-crds")
+        .flag("--events")
+        .flag("--interval=1h");
+    run.provider = Some(Vec::new());
+    run
+}
+
+fn api(ctx: &Ctx, kind: ProviderKind, ns: &str) -> Api<DynamicObject> {
+    let client = ctx.cp.kube.client();
+    match kind {
+        ProviderKind::Cluster => Api::all_with(client, &kind.api_resource()),
+        ProviderKind::Namespaced => Api::namespaced_with(client, ns, &kind.api_resource()),
+    }
+}
+
+/// The `Ready` condition's status and reason, and the message, of a provider object.
+fn ready(ctx: &Ctx, kind: ProviderKind, ns: &str, name: &str) -> Result<Option<(String, String, String)>> {
+    let object = ctx.cp.kube.block_on(api(ctx, kind, ns).get_opt(name))?;
+    let condition = object.as_ref().and_then(|o| {
+        o.data["status"]["conditions"]
+            .as_array()?
+            .iter()
+            .find(|c| c["type"] == "Ready")
+            .cloned()
+    });
+    Ok(condition.map(|c| {
+        let s = |k: &str| c[k].as_str().unwrap_or_default().to_string();
+        (s("status"), s("reason"), s("message"))
+    }))
+}
+
+/// Waits until the provider object's `Ready` condition has `reason`; returns its message.
+fn wait_reason(ctx: &Ctx, extdns: &mut Proc, kind: ProviderKind, ns: &str, name: &str, reason: &str) -> Result<String> {
+    let mut last = None;
+    let r = eventually(
+        &format!("{} {name} Ready reason {reason}", kind.kind()),
+        CONVERGE,
+        Duration::from_millis(200),
+        || {
+            if let Some(status) = extdns.exited() {
+                bail!("extdns exited with {status}");
+            }
+            last = ready(ctx, kind, ns, name)?;
+            Ok(last.as_ref().filter(|(_, r, _)| r == reason).map(|(_, _, m)| m.clone()))
+        },
+    );
+    r.map_err(|e| anyhow::anyhow!("{e:#}; last condition {last:?}\nextdns log:\n{}", extdns.log_tail(30)))
+}
+
+/// Deletes the provider objects while extdns runs, and waits until they are gone (extdns removes its
+/// finalizer after saying in their status that the records stay). Cluster-scoped objects outlive the
+/// scenario's namespace, so this runs whether the scenario passed or not.
+fn delete_providers(ctx: &Ctx, extdns: &mut Proc, kind: ProviderKind, ns: &str, names: &[&str]) -> Result<()> {
+    let api_version = "externaldns.k8s.io/v1alpha1";
+    let namespace = (kind == ProviderKind::Namespaced).then_some(ns);
+    for name in names {
+        ctx.cp.kube.delete(api_version, kind.kind(), namespace, name)?;
+    }
+    for name in names {
+        eventually(
+            &format!("{} {name} deleted (finalizer removed)", kind.kind()),
+            CONVERGE,
+            Duration::from_millis(200),
+            || {
+                if let Some(status) = extdns.exited() {
+                    bail!("extdns exited with {status}");
+                }
+                Ok(ctx
+                    .cp
+                    .kube
+                    .block_on(api(ctx, kind, ns).get_opt(name))?
+                    .is_none()
+                    .then_some(()))
+            },
+        )?;
+    }
+    Ok(())
+}
+
+pub fn split_horizon(ctx: &mut Ctx) -> Result<()> {
+    let ns = ctx.namespace("split-horizon")?;
+    let (internal_dns, public_dns) = (dns::bind(), dns::bind());
+    let internal = format!("{ns}-internal");
+    let public = format!("{ns}-public");
+    let kube = &ctx.cp.kube;
+    kube.apply(&tsig_secret(&ns, SECRET_NAME))?;
+    kube.apply(&rfc2136(
+        ProviderKind::Cluster,
+        &ns,
+        &internal,
+        internal_dns.port,
+        json!({ "ignore-target-annotation": true }),
+        Some(&ns),
+    ))?;
+    // The public view takes only what names a provider; the routing annotation then says which.
+    kube.apply(&rfc2136(
+        ProviderKind::Cluster,
+        &ns,
+        &public,
+        public_dns.port,
+        json!({ "annotation-filter": "external-dns.kubernetes.io/cluster-provider" }),
+        Some(&ns),
+    ))?;
+    let both = format!("{internal},{public}");
+    let marked = |target: &str| annotations(&[("cluster-provider", both.as_str()), ("target", target)]);
+    kube.apply(&o::gateway_class())?;
+    kube.apply(&o::gateway(&ns, "gw", "203.0.113.100"))?;
+    let lb = |ip: &str| json!([{ "ip": ip }]);
+    kube.apply(&o::ingress(
+        &ns,
+        "web",
+        json!({}),
+        &["web.example.org"],
+        lb("10.0.0.10"),
+    ))?;
+    let shop = |ip: &str, target: &str| o::ingress(&ns, "shop", marked(target), &["shop.example.org"], lb(ip));
+    kube.apply(&shop("10.0.0.11", "198.51.100.7"))?;
+    let route = |name: &str, host: &str, annotations: Value| {
+        o::route(
+            RouteKind::Http,
+            &ns,
+            name,
+            annotations,
+            Some(&[host]),
+            &Parent::gateway("gw", "http"),
+            true,
+        )
+    };
+    kube.apply(&route("app", "app.example.org", marked("198.51.100.8")))?;
+    kube.apply(&route("docs", "docs.example.org", json!({})))?;
+
+    let mut extdns = extdns(&ns).start_own_provider(&ctx.cp, &ctx.log("split-horizon"))?;
+    let result = split_horizon_steps(
+        ctx,
+        &ns,
+        &mut extdns,
+        [&internal_dns, &public_dns],
+        [&internal, &public],
+    );
+    let cleanup = delete_providers(ctx, &mut extdns, ProviderKind::Cluster, &ns, &[&internal, &public]);
+    result?;
+    cleanup?;
+    // Deleting a provider leaves its records.
+    answers(&public_dns, &mut extdns, "shop.example.org", "A", &["198.51.100.17"])?;
+    answers(&internal_dns, &mut extdns, "web.example.org", "A", &["10.0.0.10"])?;
+    extdns.terminate(Duration::from_secs(5));
+    Ok(())
+}
+
+fn split_horizon_steps(
+    ctx: &Ctx,
+    ns: &str,
+    extdns: &mut Proc,
+    [internal_dns, public_dns]: [&DnsServer; 2],
+    [internal, public]: [&str; 2],
+) -> Result<()> {
+    let kube = &ctx.cp.kube;
+    for (name, ip) in [
+        ("web", "10.0.0.10"),
+        ("shop", "10.0.0.11"),
+        ("app", "203.0.113.100"),
+        ("docs", "203.0.113.100"),
+    ] {
+        answers(internal_dns, extdns, &format!("{name}.example.org"), "A", &[ip])?;
+    }
+    answers(public_dns, extdns, "shop.example.org", "A", &["198.51.100.7"])?;
+    answers(public_dns, extdns, "app.example.org", "A", &["198.51.100.8"])?;
+    for (name, owner) in [(internal, "internal"), (public, "public")] {
+        let message = wait_reason(ctx, extdns, ProviderKind::Cluster, ns, name, "Synced")
+            .with_context(|| format!("the {owner} provider's status"))?;
+        println!("split-horizon: {owner} provider Ready (Synced) {message}");
+    }
+    if !dns::answers(public_dns, "web.example.org", "A").is_empty()
+        || !dns::answers(public_dns, "docs.example.org", "A").is_empty()
+    {
+        bail!("an unmarked object reached the public view");
+    }
+
+    // A change reaches both views: a new load balancer address and a new target, and a new marked host.
+    let both = format!("{internal},{public}");
+    let marked = |target: &str| annotations(&[("cluster-provider", both.as_str()), ("target", target)]);
+    let started = Instant::now();
+    kube.apply(&o::ingress(
+        ns,
+        "shop",
+        marked("198.51.100.17"),
+        &["shop.example.org"],
+        json!([{ "ip": "10.0.0.21" }]),
+    ))?;
+    kube.apply(&o::ingress(
+        ns,
+        "blog",
+        marked("198.51.100.9"),
+        &["blog.example.org"],
+        json!([{ "ip": "10.0.0.12" }]),
+    ))?;
+    answers(internal_dns, extdns, "shop.example.org", "A", &["10.0.0.21"])?;
+    answers(public_dns, extdns, "shop.example.org", "A", &["198.51.100.17"])?;
+    answers(internal_dns, extdns, "blog.example.org", "A", &["10.0.0.12"])?;
+    answers(public_dns, extdns, "blog.example.org", "A", &["198.51.100.9"])?;
+    println!(
+        "split-horizon: a change reached both views in {:.0} ms",
+        started.elapsed().as_secs_f64() * 1000.0
+    );
+    Ok(())
+}
+
+pub fn tenancy(ctx: &mut Ctx) -> Result<()> {
+    let a = ctx.namespace("tenant-a")?;
+    let b = ctx.namespace("tenant-b")?;
+    let (a_dns, b_dns) = (dns::bind(), dns::bind());
+    let kube = &ctx.cp.kube;
+    kube.apply(&tsig_secret(&a, SECRET_NAME))?;
+    kube.apply(&tsig_secret(&b, SECRET_NAME))?;
+    // A Secret only tenant B has: tenant A names it, with B's namespace, and must not get it.
+    kube.apply(&tsig_secret(&b, "b-only"))?;
+    kube.apply(&rfc2136(
+        ProviderKind::Namespaced,
+        &a,
+        "a-zone",
+        a_dns.port,
+        json!({}),
+        None,
+    ))?;
+    kube.apply(&rfc2136(
+        ProviderKind::Namespaced,
+        &b,
+        "b-zone",
+        b_dns.port,
+        json!({}),
+        None,
+    ))?;
+    let mut borrow = rfc2136(ProviderKind::Namespaced, &a, "a-borrow", a_dns.port, json!({}), None);
+    borrow["spec"]["credentialsRef"] = json!({ "name": "b-only", "namespace": b });
+    kube.apply(&borrow)?;
+
+    kube.apply(&o::lb_at(&a, "web", "a-web.example.org", "10.1.0.1"))?;
+    kube.apply(&o::lb_at(&b, "web", "b-web.example.org", "10.2.0.1"))?;
+    // B names A's provider: it is not B's, so it goes nowhere.
+    kube.apply(&o::lb_service(
+        &b,
+        "intruder",
+        annotations(&[("hostname", "intruder.example.org"), ("provider", "a-zone")]),
+        json!([{ "ip": "10.2.0.66" }]),
+    ))?;
+
+    // Every namespace's Services: the tenants' providers keep to their own.
+    let mut run = extdns(&a);
+    run.cluster_wide = true;
+    let mut extdns = run.start_own_provider(&ctx.cp, &ctx.log("tenancy"))?;
+    let result = (|| -> Result<()> {
+        answers(&a_dns, &mut extdns, "a-web.example.org", "A", &["10.1.0.1"])?;
+        answers(&b_dns, &mut extdns, "b-web.example.org", "A", &["10.2.0.1"])?;
+        wait_reason(ctx, &mut extdns, ProviderKind::Namespaced, &a, "a-zone", "Synced")?;
+        wait_reason(ctx, &mut extdns, ProviderKind::Namespaced, &b, "b-zone", "Synced")?;
+        let message = wait_reason(
+            ctx,
+            &mut extdns,
+            ProviderKind::Namespaced,
+            &a,
+            "a-borrow",
+            "CredentialsInvalid",
+        )?;
+        // The API server pruned the namespace a DNSProvider cannot name: extdns looked in A, not in B.
+        if !message.contains(&format!("{a}/b-only")) || message.contains(&format!("{b}/")) {
+            bail!("a-borrow's status names the wrong Secret: {message}");
+        }
+        for (server, zone) in [(&a_dns, "A"), (&b_dns, "B")] {
+            if !dns::answers(server, "intruder.example.org", "A").is_empty() {
+                bail!("tenant B's object reached zone {zone}");
+            }
+        }
+        if !dns::answers(&a_dns, "b-web.example.org", "A").is_empty() {
+            bail!("tenant B's record reached tenant A's zone");
+        }
+        println!("tenancy: each tenant's zone holds its own records only; a-borrow: {message}");
+        Ok(())
+    })();
+    let cleanup = delete_providers(ctx, &mut extdns, ProviderKind::Namespaced, &a, &["a-zone", "a-borrow"])
+        .and_then(|()| delete_providers(ctx, &mut extdns, ProviderKind::Namespaced, &b, &["b-zone"]));
+    extdns.terminate(Duration::from_secs(5));
+    result?;
+    cleanup
+}
+
+/// How long the failing provider's server stays down (`EXTDNS_E2E_OUTAGE_SECS`, default 20 s; the issue's
+/// minute with 60).
+fn outage() -> Duration {
+    let secs = std::env::var("EXTDNS_E2E_OUTAGE_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20);
+    Duration::from_secs(secs)
+}
+
+/// The time from writing `svc` to `server` answering `name` with `ip`.
+fn timed_change(
+    ctx: &Ctx,
+    extdns: &mut Proc,
+    server: &DnsServer,
+    svc: &Value,
+    name: &str,
+    ip: &str,
+) -> Result<Duration> {
+    let started = Instant::now();
+    ctx.cp.kube.apply(svc)?;
+    answers(server, extdns, name, "A", &[ip])?;
+    Ok(started.elapsed())
+}
+
+fn median(d: &[Duration]) -> Duration {
+    let mut d = d.to_vec();
+    d.sort();
+    d.get(d.len() / 2).copied().unwrap_or_default()
+}
+
+pub fn isolation(ctx: &mut Ctx) -> Result<()> {
+    let ns = ctx.namespace("provider-isolation")?;
+    let (one_dns, two_dns) = (dns::bind(), dns::bind());
+    let one = format!("{ns}-one");
+    let two = format!("{ns}-two");
+    let kube = &ctx.cp.kube;
+    kube.apply(&tsig_secret(&ns, SECRET_NAME))?;
+    kube.apply(&rfc2136(
+        ProviderKind::Cluster,
+        &ns,
+        &one,
+        one_dns.port,
+        json!({}),
+        Some(&ns),
+    ))?;
+    kube.apply(&rfc2136(
+        ProviderKind::Cluster,
+        &ns,
+        &two,
+        two_dns.port,
+        json!({}),
+        Some(&ns),
+    ))?;
+    kube.apply(&o::lb_at(&ns, "s1", "s1.example.org", "10.3.0.1"))?;
+    let mut extdns = extdns(&ns).start_own_provider(&ctx.cp, &ctx.log("provider-isolation"))?;
+    let result = isolation_steps(ctx, &ns, &mut extdns, [&one_dns, &two_dns], &two);
+    two_dns.thaw();
+    let cleanup = delete_providers(ctx, &mut extdns, ProviderKind::Cluster, &ns, &[&one, &two]);
+    extdns.terminate(Duration::from_secs(5));
+    result?;
+    cleanup
+}
+
+fn isolation_steps(
+    ctx: &Ctx,
+    ns: &str,
+    extdns: &mut Proc,
+    [one_dns, two_dns]: [&DnsServer; 2],
+    two: &str,
+) -> Result<()> {
+    for server in [one_dns, two_dns] {
+        answers(server, extdns, "s1.example.org", "A", &["10.3.0.1"])?;
+    }
+    let svc = |i: u32| {
+        o::lb_at(
+            ns,
+            &format!("t{i}"),
+            &format!("t{i}.example.org"),
+            &format!("10.3.1.{i}"),
+        )
+    };
+    let mut before = Vec::new();
+    for i in 1..=3 {
+        before.push(timed_change(
+            ctx,
+            extdns,
+            one_dns,
+            &svc(i),
+            &format!("t{i}.example.org"),
+            &format!("10.3.1.{i}"),
+        )?);
+    }
+
+    let down = outage();
+    two_dns.freeze();
+    let frozen = Instant::now();
+    let mut during = Vec::new();
+    let mut i = 10;
+    while frozen.elapsed() < down {
+        during.push(timed_change(
+            ctx,
+            extdns,
+            one_dns,
+            &svc(i),
+            &format!("t{i}.example.org"),
+            &format!("10.3.1.{i}"),
+        )?);
+        i += 1;
+        std::thread::sleep(Duration::from_secs(2));
+    }
+    // The change to s1 made while two is down.
+    kube_apply_s1(ctx, ns, "10.3.0.2")?;
+    answers(one_dns, extdns, "s1.example.org", "A", &["10.3.0.2"])?;
+    let reason = ready(ctx, ProviderKind::Cluster, ns, two)?;
+    let (b, d) = (median(&before), median(&during));
+    println!(
+        "provider-isolation: provider one's change → answer: median {:.0} ms before, {:.0} ms while two was down for \
+         {:.0} s ({} changes); two's status then: {reason:?}",
+        b.as_secs_f64() * 1000.0,
+        d.as_secs_f64() * 1000.0,
+        down.as_secs_f64(),
+        during.len()
+    );
+    if d > b * 2 + Duration::from_millis(500) {
+        bail!("provider one slowed down while two was failing: {d:?} against {b:?}");
+    }
+    if !reason
+        .as_ref()
+        .is_some_and(|(s, r, _)| s == "False" && r == "SyncFailed")
+    {
+        bail!("the failing provider's status does not say so: {reason:?}");
+    }
+
+    two_dns.thaw();
+    answers(two_dns, extdns, "s1.example.org", "A", &["10.3.0.2"])?;
+    for n in (1..=3).chain(10..i) {
+        answers(
+            two_dns,
+            extdns,
+            &format!("t{n}.example.org"),
+            "A",
+            &[&format!("10.3.1.{n}")],
+        )?;
+    }
+    wait_reason(ctx, extdns, ProviderKind::Cluster, ns, two, "Synced")?;
+    // Nothing was deleted in either zone: every name is still there, with its ownership record.
+    for server in [one_dns, two_dns] {
+        let zone = dns::zone(server)?;
+        for n in (1..=3).chain(10..i) {
+            let name = format!("t{n}.example.org");
+            if !zone.iter().any(|r| r.name == name && r.rtype == "A") {
+                bail!("{name} is missing after the outage");
+            }
+        }
+    }
+    Ok(())
+}
+
+fn kube_apply_s1(ctx: &Ctx, ns: &str, ip: &str) -> Result<()> {
+    ctx.cp.kube.apply(&o::lb_at(ns, "s1", "s1.example.org", ip)).map(|_| ())
+}
