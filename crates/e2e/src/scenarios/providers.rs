@@ -201,8 +201,8 @@ pub fn split_horizon(ctx: &mut Ctx) -> Result<()> {
             true,
         )
     };
-    kube.apply(&route("app", "app.example.org", marked("198.51.100.8")))?;
-    kube.apply(&route("docs", "docs.example.org", json!({})))?;
+    kube.apply(&route("app", "app.apps.example.org", marked("198.51.100.8")))?;
+    kube.apply(&route("docs", "docs.apps.example.org", json!({})))?;
 
     let mut extdns = extdns(&ns).start_own_provider(&ctx.cp, &ctx.log("split-horizon"))?;
     let result = split_horizon_steps(
@@ -231,22 +231,22 @@ fn split_horizon_steps(
 ) -> Result<()> {
     let kube = &ctx.cp.kube;
     for (name, ip) in [
-        ("web", "10.0.0.10"),
-        ("shop", "10.0.0.11"),
-        ("app", "203.0.113.100"),
-        ("docs", "203.0.113.100"),
+        ("web.example.org", "10.0.0.10"),
+        ("shop.example.org", "10.0.0.11"),
+        ("app.apps.example.org", "203.0.113.100"),
+        ("docs.apps.example.org", "203.0.113.100"),
     ] {
-        answers(internal_dns, extdns, &format!("{name}.example.org"), "A", &[ip])?;
+        answers(internal_dns, extdns, name, "A", &[ip])?;
     }
     answers(public_dns, extdns, "shop.example.org", "A", &["198.51.100.7"])?;
-    answers(public_dns, extdns, "app.example.org", "A", &["198.51.100.8"])?;
+    answers(public_dns, extdns, "app.apps.example.org", "A", &["198.51.100.8"])?;
     for (name, owner) in [(internal, "internal"), (public, "public")] {
         let message = wait_reason(ctx, extdns, ProviderKind::Cluster, ns, name, "Synced")
             .with_context(|| format!("the {owner} provider's status"))?;
         println!("split-horizon: {owner} provider Ready (Synced) {message}");
     }
     if !dns::answers(public_dns, "web.example.org", "A").is_empty()
-        || !dns::answers(public_dns, "docs.example.org", "A").is_empty()
+        || !dns::answers(public_dns, "docs.apps.example.org", "A").is_empty()
     {
         bail!("an unmarked object reached the public view");
     }

@@ -50,6 +50,9 @@ fn resource(api_version: &str, kind: &str) -> Result<(ApiResource, bool)> {
         ("apiextensions.k8s.io/v1", "CustomResourceDefinition") => ("customresourcedefinitions", false),
         ("networking.k8s.io/v1", "Ingress") => ("ingresses", true),
         ("externaldns.k8s.io/v1alpha1", "DNSEndpoint") => ("dnsendpoints", true),
+        ("externaldns.k8s.io/v1alpha1", "DNSProvider") => ("dnsproviders", true),
+        ("externaldns.k8s.io/v1alpha1", "ClusterDNSProvider") => ("clusterdnsproviders", false),
+        ("v1", "Secret") => ("secrets", true),
         _ => bail!("the e2e client does not know {api_version} {kind}"),
     };
     let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
