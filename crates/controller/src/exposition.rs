@@ -124,106 +124,106 @@ pub(crate) fn from_openmetrics(openmetrics: &str, format: Format) -> String {
     out
 }
 
-/// One family of OpenMetrics text: its descriptor lines (`# HELP`, `# TYPE`, `# UNIT`) and its samples.
-struct Family<'t> {
+/// The name a descriptor line (`# HELP`, `# TYPE`, `# UNIT`) is about.
+fn described(line: &str) -> Option<&str> {
+    let rest = ["# HELP ", "# TYPE ", "# UNIT "]
+        .iter()
+        .find_map(|p| line.strip_prefix(p))?;
+    Some(rest.split_once(' ').map_or(rest, |(name, _)| name))
+}
+
+/// One family of the merged exposition: its descriptor lines, then its samples, as they will be written.
+struct Merged<'t> {
     name: &'t str,
-    descriptor: Vec<&'t str>,
-    samples: Vec<String>,
+    descriptor: String,
+    samples: String,
 }
 
-/// The families of OpenMetrics text, in order (`# EOF` dropped).
-fn families(text: &str) -> Vec<Family<'_>> {
-    let mut out: Vec<Family<'_>> = Vec::new();
-    let mut in_descriptor = false;
-    for line in text.lines() {
-        if line.starts_with("# EOF") {
-            continue;
-        }
-        if line.starts_with('#') {
-            if !in_descriptor {
-                out.push(Family {
-                    name: "",
-                    descriptor: Vec::new(),
-                    samples: Vec::new(),
-                });
-                in_descriptor = true;
-            }
-            let Some(family) = out.last_mut() else { continue };
-            if let Some(t) = line.strip_prefix("# TYPE ")
-                && let Some((name, _)) = t.rsplit_once(' ')
-            {
-                family.name = name;
-            }
-            family.descriptor.push(line);
-        } else if let Some(family) = out.last_mut() {
-            in_descriptor = false;
-            family.samples.push(line.to_string());
-        }
-    }
-    out
-}
-
-/// `sample` with `provider="<label>"` as its first label.
-fn labelled(sample: &str, label: &str) -> String {
-    let value = label.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n");
-    // A metric name holds neither `{` nor a space: the first of them ends it.
-    match sample.find(['{', ' ']) {
-        Some(i) if sample[i..].starts_with("{}") => {
-            format!("{}{{provider=\"{value}\"}}{}", &sample[..i], &sample[i + 2..])
-        }
-        Some(i) if sample[i..].starts_with('{') => {
-            format!("{}{{provider=\"{value}\",{}", &sample[..i], &sample[i + 1..])
-        }
-        Some(i) => format!("{}{{provider=\"{value}\"}}{}", &sample[..i], &sample[i..]),
-        None => sample.to_string(),
-    }
-}
-
-/// The root's OpenMetrics text with each child's families merged in (`--dns-provider-crds`): one descriptor
-/// per family, whose samples are every child's, each labelled with its provider; the root's own samples of a
-/// family stay only for the `root_only` families (the process's: build info, leadership) and the families no
-/// child has. Ends with `# EOF`.
-pub(crate) fn merge_providers(root: &str, children: &[(&str, String)], root_only: &[&str]) -> String {
-    let mut merged = families(root);
-    let mut replaced: Vec<bool> = vec![false; merged.len()];
-    for (label, text) in children {
-        for family in families(text) {
-            if root_only.contains(&family.name) {
+/// Several registries' OpenMetrics texts as one exposition (`--dns-provider-crds`): every family once, its
+/// descriptor the first part's that has it, followed by every part's samples in order, a labelled part's
+/// each with `provider="<label>"` as its first label. One pass over each text, no parsing beyond finding
+/// where a family begins and where a sample's name ends. Families without samples are left out (no part
+/// produced a sample of them). The result ends with `# EOF`, as prometheus-client's own text does.
+pub(crate) fn merge(parts: &[(Option<&str>, &str)]) -> String {
+    let mut families: Vec<Merged<'_>> = Vec::new();
+    let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (label, text) in parts {
+        let value = label.map(escape_label);
+        // The family the lines being read belong to, and whether its descriptor is the one kept.
+        let mut current: Option<(usize, bool)> = None;
+        for line in text.lines() {
+            if line.starts_with("# EOF") {
                 continue;
             }
-            let samples = family.samples.iter().map(|s| labelled(s, label));
-            match merged.iter().position(|f| f.name == family.name) {
-                Some(i) => {
-                    if !replaced[i] {
-                        merged[i].samples.clear();
-                        replaced[i] = true;
-                    }
-                    merged[i].samples.extend(samples);
+            if let Some(name) = described(line) {
+                let at = match current {
+                    Some((i, _)) if families[i].name == name => current,
+                    _ => Some(match index.get(name) {
+                        Some(&i) => (i, false),
+                        None => {
+                            index.insert(name, families.len());
+                            families.push(Merged {
+                                name,
+                                descriptor: String::new(),
+                                samples: String::new(),
+                            });
+                            (families.len() - 1, true)
+                        }
+                    }),
+                };
+                current = at;
+                if let Some((i, true)) = current {
+                    families[i].descriptor.push_str(line);
+                    families[i].descriptor.push('\n');
                 }
-                None => {
-                    merged.push(Family {
-                        name: family.name,
-                        descriptor: family.descriptor.clone(),
-                        samples: samples.collect(),
-                    });
-                    replaced.push(true);
+            } else if let Some((i, _)) = current {
+                let samples = &mut families[i].samples;
+                match &value {
+                    Some(v) => push_labelled(samples, line, v),
+                    None => samples.push_str(line),
                 }
+                samples.push('\n');
             }
         }
     }
-    let mut out = String::with_capacity(root.len() * (children.len() + 1));
-    for f in &merged {
-        for line in &f.descriptor {
-            out.push_str(line);
-            out.push('\n');
-        }
-        for sample in &f.samples {
-            out.push_str(sample);
-            out.push('\n');
-        }
+    let mut out = String::with_capacity(
+        families
+            .iter()
+            .map(|f| f.descriptor.len() + f.samples.len())
+            .sum::<usize>()
+            + 6,
+    );
+    for f in families.iter().filter(|f| !f.samples.is_empty()) {
+        out.push_str(&f.descriptor);
+        out.push_str(&f.samples);
     }
     out.push_str("# EOF\n");
     out
+}
+
+/// `sample` with `provider="<value>"` (`value` escaped already) as its first label.
+fn push_labelled(out: &mut String, sample: &str, value: &str) {
+    // A metric name holds neither `{` nor a space: the first of them ends it.
+    let Some(end) = sample.find(['{', ' ']) else {
+        out.push_str(sample);
+        return;
+    };
+    let (name, rest) = sample.split_at(end);
+    out.push_str(name);
+    out.push_str("{provider=\"");
+    out.push_str(value);
+    out.push('"');
+    match rest.strip_prefix('{') {
+        Some(labels) if labels.starts_with('}') => out.push_str(labels),
+        Some(labels) => {
+            out.push(',');
+            out.push_str(labels);
+        }
+        None => {
+            out.push('}');
+            out.push_str(rest);
+        }
+    }
 }
 
 /// The kind of a family written by hand.

@@ -61,6 +61,8 @@
 mod controller;
 mod events;
 mod exposition;
+#[cfg(test)]
+mod exposition_check;
 mod guard;
 mod hold;
 mod metrics;

@@ -49,7 +49,7 @@ pub async fn run(fleet: &FleetSettings) -> anyhow::Result<()> {
     let kinds = crate::wiring::build_pipeline(&fleet.sources)?.watched_kinds();
     let cluster = LiveCluster::start(client.clone(), &kinds, fleet.kube.live.clone())?;
     let fanout = ClusterFanout::new(Arc::new(cluster));
-    let root = Arc::new(Metrics::new(VERSION, REVISION));
+    let root = Arc::new(Metrics::for_providers(VERSION, REVISION));
 
     let election_stop = CancellationToken::new();
     let mut election_task = None;
