@@ -947,8 +947,8 @@ mod tests {
         assert_eq!(Arc::strong_count(&old), 1);
     }
 
-    /// The cost of a scrape with children (`cargo test -p extdns-controller --release -- --ignored
-    /// --nocapture scrape_cost`): reported in docs/metrics.md.
+    /// The cost of a scrape with children (`cargo test -p extdns-controller --lib scrape_cost -- --ignored
+    /// --nocapture`), reported in docs/operations.md.
     #[test]
     #[ignore = "a measurement, not a check"]
     fn scrape_cost() {

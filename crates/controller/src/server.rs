@@ -218,6 +218,42 @@ mod tests {
         Ok(())
     }
 
+    /// With `--dns-provider-crds`: one listener for every provider object's controller, each scrape one
+    /// valid exposition; ready when the binary says so, whatever its children are.
+    #[tokio::test]
+    async fn a_providers_root_serves_its_children_and_is_ready_when_told() -> Result<(), Box<dyn std::error::Error>> {
+        let root = Arc::new(Metrics::for_providers("1.2.3", "r"));
+        let child = Arc::new(root.child());
+        child.no_op_runs.inc();
+        child.mark_ready();
+        root.attach("team-a/public", child);
+        let shutdown = CancellationToken::new();
+        let server = start_metrics_server("127.0.0.1:0", root.clone(), shutdown.clone()).await?;
+        for (accept, format) in [
+            (None, Format::Text),
+            (Some("application/openmetrics-text;version=1.0.0"), Format::OpenMetrics),
+        ] {
+            let answer = get_accepting(server.local_addr, "/metrics", accept).await?;
+            let body = answer.split_once("\r\n\r\n").map_or("", |(_, body)| body);
+            assert_eq!(crate::exposition_check::check(body, format), Ok(()), "{body}");
+            assert!(
+                body.contains("\nexternal_dns_controller_no_op_runs_total{provider=\"team-a/public\"} 1\n"),
+                "{body}"
+            );
+        }
+        let before = get_path(server.local_addr, "/readyz").await?;
+        assert!(
+            before.starts_with("HTTP/1.1 503"),
+            "a ready child does not make the root ready: {before}"
+        );
+        root.mark_ready();
+        let after = get_path(server.local_addr, "/readyz").await?;
+        assert!(after.starts_with("HTTP/1.1 200"), "{after}");
+        shutdown.cancel();
+        server.handle.await?;
+        Ok(())
+    }
+
     #[tokio::test]
     async fn busy_port_is_a_startup_error() -> Result<(), Box<dyn std::error::Error>> {
         let taken = TcpListener::bind("127.0.0.1:0").await?;
