@@ -61,7 +61,8 @@ pub use kinds::{ApiResourceOf, KINDS, KindOverrides, KindSpec, ResourceKind, Wat
 pub use live::{InformerError, LiveCluster, LiveOptions};
 pub use manifest_cluster::ManifestCluster;
 pub use manifests::{
-    LoadOptions, Loaded, ManifestError, ManifestWarning, SkippedKinds, load, load_counting_skipped, load_lenient,
+    LoadOptions, Loaded, ManifestError, ManifestWarning, SkippedKinds, load, load_counting_skipped, load_keeping,
+    load_lenient,
 };
 pub use store::{ClusterStore, ObjectKey};
 pub use strmap::{StrMap, Sym};

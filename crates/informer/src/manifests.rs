@@ -44,6 +44,9 @@ pub struct LoadOptions {
     /// Kinds recognised by a configured apiVersion and kind instead of the table's (DNSEndpoints of
     /// `--crd-source-apiversion`/`--crd-source-kind`).
     pub overrides: KindOverrides,
+    /// Objects of these kinds (apiVersion, kind), which no source reads, are kept as they are in
+    /// [`Loaded::kept`] for the caller (the preview's DNSProvider and ClusterDNSProvider objects).
+    pub keep_kinds: Vec<(String, String)>,
 }
 
 /// Where in the input an object came from.
@@ -261,6 +264,8 @@ pub struct Loaded {
     pub store: ClusterStore,
     /// What was skipped or replaced, for the caller to log.
     pub warnings: Vec<ManifestWarning>,
+    /// The objects of [`LoadOptions::keep_kinds`], as read.
+    pub kept: Vec<Value>,
 }
 
 impl Loaded {
@@ -354,15 +359,22 @@ pub fn load_counting_skipped(
     paths: &[PathBuf],
     opts: &LoadOptions,
 ) -> Result<(ClusterStore, SkippedKinds), ManifestError> {
+    let (loaded, skipped) = load_keeping(paths, opts)?;
+    Ok((loaded.store, skipped))
+}
+
+/// [`load_counting_skipped`], returning with the store the objects of [`LoadOptions::keep_kinds`]
+/// ([`Loaded::kept`]); the warnings are logged.
+pub fn load_keeping(paths: &[PathBuf], opts: &LoadOptions) -> Result<(Loaded, SkippedKinds), ManifestError> {
     let mut loader = Loader::new(opts.clone());
     let added = paths.iter().try_for_each(|p| loader.add_path(p));
     let mut loaded = loader.finish();
     let skipped = loaded.take_skipped_kinds();
-    for w in &loaded.warnings {
+    for w in std::mem::take(&mut loaded.warnings) {
         tracing::warn!("{w}");
     }
     added?;
-    Ok((loaded.store, skipped))
+    Ok((loaded, skipped))
 }
 
 /// Loads like [`load`] but skips what it cannot read (see the module documentation), into a fresh store;
@@ -396,6 +408,7 @@ pub struct Loader {
     /// Where each object was first seen, to name both places when it appears again.
     seen: HashMap<ObjectKey, Location>,
     warnings: Vec<ManifestWarning>,
+    kept: Vec<Value>,
 }
 
 impl Loader {
@@ -407,6 +420,7 @@ impl Loader {
             store: ClusterStore::new(),
             seen: HashMap::new(),
             warnings: Vec::new(),
+            kept: Vec::new(),
         }
     }
 
@@ -550,6 +564,7 @@ impl Loader {
         Loaded {
             store: self.store,
             warnings: self.warnings,
+            kept: self.kept,
         }
     }
 
@@ -578,6 +593,15 @@ impl Loader {
             return Err(ManifestError::NoApiVersion { at, kind });
         };
         let Some(rk) = self.opts.overrides.kind_of(&api_version, &kind) else {
+            if self
+                .opts
+                .keep_kinds
+                .iter()
+                .any(|(v, k)| *v == api_version && *k == kind)
+            {
+                self.kept.push(Value::Object(obj));
+                return Ok(());
+            }
             return Err(ManifestError::UnknownKind { at, api_version, kind });
         };
         let metadata = obj.entry("metadata").or_insert_with(|| Value::Object(Map::new()));

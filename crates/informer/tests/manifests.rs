@@ -6,7 +6,9 @@ use std::process::Command;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use extdns_informer::{LoadOptions, Loaded, ManifestError, ManifestWarning, load, load_counting_skipped, load_lenient};
+use extdns_informer::{
+    LoadOptions, Loaded, ManifestError, ManifestWarning, load, load_counting_skipped, load_keeping, load_lenient,
+};
 
 /// Writes `text` to the file `name` in `dir` and returns its path.
 fn write(dir: &Path, name: &str, text: impl AsRef<[u8]>) -> std::io::Result<PathBuf> {
@@ -208,7 +210,7 @@ fn lenient_loading_skips_bad_documents_and_keeps_the_rest() -> Result<(), Box<dy
     let strict = load(&paths, &LoadOptions::default()).expect_err("strict loading stops at document 2");
     assert_eq!(strict.location().map(|l| l.document), Some(2));
 
-    let Loaded { store, warnings } = load_lenient(&paths, &LoadOptions::default())?;
+    let Loaded { store, warnings, .. } = load_lenient(&paths, &LoadOptions::default())?;
     assert!(store.node("n1").is_some());
     let services: Vec<String> = store.services().iter().map(|s| s.meta.name.clone()).collect();
     assert_eq!(services, vec!["ok"]);
@@ -295,4 +297,33 @@ fn lenient_loading_still_fails_on_a_missing_path() {
     let path = PathBuf::from("/nonexistent/extdns/manifests");
     let err = load_lenient(&[path], &LoadOptions::default()).expect_err("a missing path is not an empty cluster");
     assert!(matches!(err, ManifestError::Io { .. }), "{err}");
+}
+
+#[test]
+fn objects_of_kinds_asked_for_are_kept_as_read_beside_the_store() -> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let provider = "apiVersion: externaldns.k8s.io/v1alpha1\nkind: ClusterDNSProvider\nmetadata:\n  name: public\n\
+                    spec:\n  type: aws\n";
+    let path = write(
+        dir.path(),
+        "all.yaml",
+        format!(
+            "{}---\n{provider}---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n",
+            node("a")
+        ),
+    )?;
+    let mut opts = LoadOptions::default();
+    opts.skip_unknown_kinds = true;
+    opts.keep_kinds = vec![("externaldns.k8s.io/v1alpha1".into(), "ClusterDNSProvider".into())];
+    let (loaded, skipped) = load_keeping(&[path], &opts)?;
+    assert_eq!(loaded.store.nodes().len(), 1);
+    assert_eq!(loaded.kept.len(), 1);
+    assert_eq!(loaded.kept[0]["metadata"]["name"], "public");
+    assert_eq!(loaded.kept[0]["spec"]["type"], "aws");
+    assert_eq!(
+        skipped.counts(),
+        [("ConfigMap", 1)],
+        "only the kinds not asked for are skipped"
+    );
+    Ok(())
 }
