@@ -156,7 +156,7 @@ pub(crate) fn merge(parts: &[(Option<&str>, &str)]) -> String {
                 continue;
             }
             if let Some(name) = described(line) {
-                let at = match current {
+                current = match current {
                     Some((i, _)) if families[i].name == name => current,
                     _ => Some(match index.get(name) {
                         Some(&i) => (i, false),
@@ -171,7 +171,6 @@ pub(crate) fn merge(parts: &[(Option<&str>, &str)]) -> String {
                         }
                     }),
                 };
-                current = at;
                 if let Some((i, true)) = current {
                     families[i].descriptor.push_str(line);
                     families[i].descriptor.push('\n');
@@ -335,6 +334,23 @@ mod tests {
         assert_eq!(
             from_openmetrics(om, Format::OpenMetrics),
             om.trim_end_matches("# EOF\n")
+        );
+    }
+
+    #[test]
+    fn merged_families_keep_one_descriptor_and_label_every_child_sample() {
+        let root = "# HELP up Up.\n# TYPE up gauge\nup 1\n# HELP empty Never sampled.\n# TYPE empty gauge\n\
+                    # HELP q Queries.\n# TYPE q counter\nq_total 2\n# EOF\n";
+        let child = "# HELP empty Never sampled.\n# TYPE empty gauge\n# HELP q Queries.\n# TYPE q counter\n\
+                     q_total{zone=\"a{b} c\"} 3 # {trace=\"x\"} 1\n# HELP r R.\n# TYPE r gauge\nr{} 4\n# EOF\n";
+        let merged = merge(&[(None, root), (Some("ns/a\"b"), child), (Some("c"), child)]);
+        assert_eq!(
+            merged,
+            "# HELP up Up.\n# TYPE up gauge\nup 1\n\
+             # HELP q Queries.\n# TYPE q counter\nq_total 2\n\
+             q_total{provider=\"ns/a\\\"b\",zone=\"a{b} c\"} 3 # {trace=\"x\"} 1\n\
+             q_total{provider=\"c\",zone=\"a{b} c\"} 3 # {trace=\"x\"} 1\n\
+             # HELP r R.\n# TYPE r gauge\nr{provider=\"ns/a\\\"b\"} 4\nr{provider=\"c\"} 4\n# EOF\n"
         );
     }
 
