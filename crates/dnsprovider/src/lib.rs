@@ -69,6 +69,21 @@ pub enum ProviderId {
 }
 
 impl ProviderId {
+    /// The id of an object of either kind, whatever its spec says (to report a spec that does not decode on
+    /// the object itself); `None` for another kind or an object without a name (or a DNSProvider without a
+    /// namespace).
+    pub fn of(object: &kube::api::DynamicObject) -> Option<ProviderId> {
+        let kind = ProviderKind::from_kind(&object.types.as_ref()?.kind)?;
+        let name = object.metadata.name.clone().filter(|n| !n.is_empty())?;
+        Some(match kind {
+            ProviderKind::Cluster => ProviderId::Cluster { name },
+            ProviderKind::Namespaced => ProviderId::Namespaced {
+                namespace: object.metadata.namespace.clone().filter(|n| !n.is_empty())?,
+                name,
+            },
+        })
+    }
+
     /// The object's name.
     pub fn name(&self) -> &str {
         match self {

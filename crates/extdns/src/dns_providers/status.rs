@@ -8,7 +8,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use extdns_controller::{ProviderSync, SyncError, SyncObserver};
 use extdns_dnsprovider::status::{Reason, patch, ready_condition};
-use extdns_dnsprovider::{DnsProviderStatus, ProviderObject};
+use extdns_dnsprovider::DnsProviderStatus;
 use extdns_leader::Leadership;
 use extdns_provider::ProviderError;
 use extdns_registry::RegistryError;
@@ -49,14 +49,19 @@ pub struct StatusWriter {
 }
 
 impl StatusWriter {
-    /// A writer for `object`, starting from the status it has.
-    pub fn new(api: Api<DynamicObject>, object: &ProviderObject, leadership: Leadership) -> StatusWriter {
+    /// A writer for the object `name` of `api`, starting from the status it has.
+    pub fn new(
+        api: Api<DynamicObject>,
+        name: &str,
+        status: Option<DnsProviderStatus>,
+        leadership: Leadership,
+    ) -> StatusWriter {
         StatusWriter {
             api,
-            name: object.id.name().to_string(),
+            name: name.to_string(),
             leadership,
             state: Mutex::new(State {
-                written: object.status.clone(),
+                written: status,
                 ..State::default()
             }),
         }
