@@ -106,27 +106,32 @@ pub fn render_json(endpoints: &[Endpoint]) -> String {
     s
 }
 
+/// The table's columns.
+pub(crate) const COLUMNS: [&str; 5] = ["NAME", "TYPE", "TTL", "TARGETS", "SET-ID"];
+
 /// Aligned columns NAME TYPE TTL TARGETS SET-ID; an unset TTL and an empty set identifier print as `-`.
 pub fn render_table(endpoints: &[Endpoint]) -> String {
-    let header = ["NAME", "TYPE", "TTL", "TARGETS", "SET-ID"].map(String::from).to_vec();
-    let rows = endpoints.iter().map(|e| {
-        vec![
-            e.dns_name.clone(),
-            e.record_type.to_string(),
-            if e.record_ttl.is_configured() {
-                e.record_ttl.0.to_string()
-            } else {
-                "-".into()
-            },
-            e.targets.join(","),
-            if e.set_identifier.is_empty() {
-                "-".into()
-            } else {
-                e.set_identifier.clone()
-            },
-        ]
-    });
-    aligned(std::iter::once(header).chain(rows).collect())
+    let header = COLUMNS.map(String::from).to_vec();
+    aligned(std::iter::once(header).chain(endpoints.iter().map(row)).collect())
+}
+
+/// One endpoint's cells, in [`COLUMNS`]' order.
+pub(crate) fn row(e: &Endpoint) -> Vec<String> {
+    vec![
+        e.dns_name.clone(),
+        e.record_type.to_string(),
+        if e.record_ttl.is_configured() {
+            e.record_ttl.0.to_string()
+        } else {
+            "-".into()
+        },
+        e.targets.join(","),
+        if e.set_identifier.is_empty() {
+            "-".into()
+        } else {
+            e.set_identifier.clone()
+        },
+    ]
 }
 
 /// Rows as columns three spaces apart, each as wide as its widest cell (counted in characters), the last

@@ -131,7 +131,15 @@ where
             };
             let mut stdout = std::io::stdout().lock();
             let mut stderr = std::io::stderr();
-            match runtime.block_on(endpoints::run(&settings, args.output, &mut stdout, &mut stderr)) {
+            let run = async {
+                if args.flags.provider.dns_provider_crds {
+                    let output = args.output;
+                    dns_providers::preview::run(&command_line, &settings, output, &mut stdout, &mut stderr).await
+                } else {
+                    endpoints::run(&settings, args.output, &mut stdout, &mut stderr).await
+                }
+            };
+            match runtime.block_on(run) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("error: {e}");

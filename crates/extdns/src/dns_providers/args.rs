@@ -7,8 +7,9 @@ use std::ffi::OsString;
 use extdns_dnsprovider::{Credentials, FlagValue, ProviderId, ProviderObject};
 use extdns_source::ProviderRoute;
 
+use crate::flags::Cli;
 use crate::settings::fleet::FleetSettings;
-use crate::settings::{self, Settings, ValidationError};
+use crate::settings::{self, Settings, SourceSettings, ValidationError};
 
 /// The deployment's command line with every occurrence of the flags `provider` sets taken out (both `--x=v`
 /// and `--x v`, and a boolean's `--no-x`), then `provider`'s appended: a provider's flag replaces the
@@ -72,10 +73,7 @@ pub fn provider_settings(
     object: &ProviderObject,
     credentials: &Credentials,
 ) -> Result<Settings, ValidationError> {
-    let mut flags = extdns_dnsprovider::flag_args(object).map_err(|e| ValidationError(e.to_string()))?;
-    flags.extend(credentials.flags.iter().cloned());
-    let line = command_line(&fleet.args, &flags);
-    let cli = crate::flags::try_parse_from(line).map_err(|e| ValidationError(clap_message(&e)))?;
+    let cli = parse(&fleet.args, object, &credentials.flags)?;
     let namespaced = object.id.namespace().is_some();
     let env = |name: &str| -> Option<String> {
         if let Some(v) = credentials.env.get(name) {
@@ -88,19 +86,29 @@ pub fn provider_settings(
         std::env::var(name).ok()
     };
     let mut settings = settings::controller_with_env(&cli.flags, &env)?;
-    if let Some(extra) = settings
-        .sources
-        .enabled
-        .iter()
-        .find(|s| !fleet.sources.enabled.contains(s))
-    {
-        return Err(ValidationError(format!(
-            "spec.config.source: the deployment does not watch what source {extra:?} reads; add it to the \
-             deployment's --source"
-        )));
-    }
+    watched(&fleet.sources, &settings.sources)?;
     settings.sources.set_route(route(&object.id));
     Ok(settings)
+}
+
+/// `object`'s command line (the deployment's `base`, a command's name included, with the object's flags and
+/// `extra` applied), parsed by the same clap command.
+pub fn parse(base: &[OsString], object: &ProviderObject, extra: &[FlagValue]) -> Result<Cli, ValidationError> {
+    let mut flags = extdns_dnsprovider::flag_args(object).map_err(|e| ValidationError(e.to_string()))?;
+    flags.extend(extra.iter().cloned());
+    crate::flags::try_parse_from(command_line(base, &flags)).map_err(|e| ValidationError(clap_message(&e)))
+}
+
+/// A provider's sources must be among the deployment's: the one set of informers watches only what those
+/// read.
+pub fn watched(deployment: &SourceSettings, provider: &SourceSettings) -> Result<(), ValidationError> {
+    match provider.enabled.iter().find(|s| !deployment.enabled.contains(s)) {
+        None => Ok(()),
+        Some(extra) => Err(ValidationError(format!(
+            "spec.config.source: the deployment does not watch what source {extra:?} reads; add it to the \
+             deployment's --source"
+        ))),
+    }
 }
 
 /// clap's error as one line, without its usage block.

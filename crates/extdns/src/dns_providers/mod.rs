@@ -9,6 +9,7 @@
 //! Nothing one pipeline does (a bad spec, a missing Secret, an API down, a panic) reaches another.
 
 pub mod args;
+pub mod preview;
 pub mod status;
 
 use std::collections::{BTreeMap, HashMap};
@@ -38,8 +39,17 @@ use status::{Observer, StatusWriter};
 
 /// How often the manager looks at its pipelines' health and readiness.
 const TICK: Duration = Duration::from_secs(1);
-/// How long a pipeline that failed to build waits before it is built again with an unchanged spec.
-const REBUILD_AFTER: Duration = Duration::from_secs(30);
+/// How long a pipeline that failed (to build, or by a panic) first waits before it is built again with an
+/// unchanged spec; doubled at each failure in a row, up to [`REBUILD_AFTER_MAX`].
+const REBUILD_AFTER: Duration = Duration::from_secs(5);
+const REBUILD_AFTER_MAX: Duration = Duration::from_secs(300);
+
+/// The wait before the rebuild after `failures` failures in a row.
+fn rebuild_after(failures: u32) -> Duration {
+    REBUILD_AFTER
+        .saturating_mul(1 << failures.saturating_sub(1).min(16))
+        .min(REBUILD_AFTER_MAX)
+}
 
 /// Runs the providers of the provider objects until SIGTERM.
 pub async fn run(fleet: &FleetSettings) -> anyhow::Result<()> {
@@ -87,6 +97,7 @@ pub async fn run(fleet: &FleetSettings) -> anyhow::Result<()> {
         events,
         namespace,
         objects: BTreeMap::new(),
+        invalid: BTreeMap::new(),
         pipelines: HashMap::new(),
         writers: HashMap::new(),
     };
@@ -106,6 +117,8 @@ struct Pipeline {
     secret_version: Option<String>,
     secret_read: Instant,
     state: State,
+    /// Failures in a row with this generation and Secret (the rebuild's backoff); a change starts again.
+    failures: u32,
 }
 
 enum State {
@@ -116,8 +129,8 @@ enum State {
         /// The built-in DNS server of a `dns-server` pipeline.
         serving: Option<JoinHandle<()>>,
     },
-    /// Not built (bad spec, no credentials, conflict); built again when the object or its Secret changes,
-    /// or after [`REBUILD_AFTER`] for what may pass (an API down).
+    /// Not built (bad spec, no credentials, conflict) or stopped by a panic; built again when the object or
+    /// its Secret changes, or after [`rebuild_after`] for what may pass (an API down, a panic).
     Failed { at: Instant, retry: bool },
 }
 
@@ -131,6 +144,9 @@ struct Manager {
     /// The controller's namespace: where a ClusterDNSProvider's Secret is by default.
     namespace: String,
     objects: BTreeMap<ProviderId, ProviderObject>,
+    /// Objects whose spec does not decode, with their generation and why: their pipeline is stopped and
+    /// their status says why.
+    invalid: BTreeMap<ProviderId, (i64, String)>,
     pipelines: HashMap<ProviderId, Pipeline>,
     writers: HashMap<ProviderId, Arc<StatusWriter>>,
 }
@@ -186,14 +202,16 @@ impl Manager {
                         Delivery::Relisted(kind, objects) => {
                             listed.insert(kind, true);
                             self.objects.retain(|id, _| id.kind() != kind);
+                            self.invalid.retain(|id, _| id.kind() != kind);
                             for o in objects {
                                 self.apply(&o);
                             }
                         }
                         Delivery::Apply(o) => self.apply(&o),
                         Delivery::Delete(o) => {
-                            if let Ok(p) = ProviderObject::from_dynamic(&o) {
-                                self.objects.remove(&p.id);
+                            if let Some(id) = ProviderId::of(&o) {
+                                self.objects.remove(&id);
+                                self.invalid.remove(&id);
                             }
                         }
                         Delivery::Unavailable(kind, why) => {
@@ -230,9 +248,17 @@ impl Manager {
     fn apply(&mut self, object: &DynamicObject) {
         match ProviderObject::from_dynamic(object) {
             Ok(p) => {
+                self.invalid.remove(&p.id);
                 self.objects.insert(p.id.clone(), p);
             }
-            Err(e) => warn!(error = %e, "skipping a provider object that does not decode"),
+            Err(e) => {
+                warn!(error = %e, "a provider object does not decode; its pipeline stops until it is fixed");
+                if let Some(id) = ProviderId::of(object) {
+                    self.objects.remove(&id);
+                    self.invalid
+                        .insert(id, (object.metadata.generation.unwrap_or(0), e.to_string()));
+                }
+            }
         }
     }
 
@@ -247,13 +273,28 @@ impl Manager {
         let gone: Vec<ProviderId> = self
             .pipelines
             .keys()
-            .filter(|id| !self.objects.contains_key(id))
+            .filter(|id| !self.objects.contains_key(id) && !self.invalid.contains_key(id))
             .cloned()
             .collect();
         for id in gone {
             info!(provider = %id, "provider object deleted: its pipeline stops; its records are left in place");
             self.stop(&id).await;
             self.writers.remove(&id);
+        }
+        let invalid: Vec<(ProviderId, (i64, String))> =
+            self.invalid.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        for (id, (generation, why)) in invalid {
+            if self.pipelines.get(&id).is_none_or(|p| p.generation != generation) {
+                self.stop(&id).await;
+                self.fail(&id, generation, None, false, 0);
+                let api = self.api(&id);
+                let writer = self
+                    .writers
+                    .entry(id.clone())
+                    .or_insert_with(|| Arc::new(StatusWriter::new(api, id.name(), None, self.leadership.clone())))
+                    .clone();
+                writer.set(generation, Reason::ConfigInvalid, why).await;
+            }
         }
         let objects: Vec<ProviderObject> = self.objects.values().cloned().collect();
         let refused: HashMap<ProviderId, String> = conflicts(&objects.iter().collect::<Vec<_>>())
@@ -270,7 +311,14 @@ impl Manager {
         let leadership = self.leadership.clone();
         self.writers
             .entry(object.id.clone())
-            .or_insert_with(|| Arc::new(StatusWriter::new(api, object, leadership)))
+            .or_insert_with(|| {
+                Arc::new(StatusWriter::new(
+                    api,
+                    object.id.name(),
+                    object.status.clone(),
+                    leadership,
+                ))
+            })
             .clone()
     }
 
@@ -311,18 +359,23 @@ impl Manager {
             if self.pipelines.contains_key(id) {
                 self.stop(id).await;
             }
-            self.fail(id, object.generation, None, false);
+            self.fail(id, object.generation, None, false, 0);
             writer.set(object.generation, Reason::Conflict, why.clone()).await;
             return;
         }
         // The Secret: read when the pipeline is (re)built, then every --interval.
+        self.reap(id, &writer).await;
         let current = self.pipelines.get(id);
         let secret_due = current.is_none_or(|p| p.secret_read.elapsed() >= self.fleet.interval);
         let unchanged = current.is_some_and(|p| p.generation == object.generation);
         let healthy = current.is_some_and(|p| match &p.state {
             State::Running { task, .. } => !task.is_finished(),
-            State::Failed { at, retry } => !(*retry && at.elapsed() >= REBUILD_AFTER),
+            State::Failed { at, retry } => !(*retry && at.elapsed() >= rebuild_after(p.failures)),
         });
+        // Failures in a row count only while nothing changed.
+        let failures = current
+            .filter(|p| p.generation == object.generation)
+            .map_or(0, |p| p.failures);
         if unchanged && healthy && !secret_due {
             return;
         }
@@ -333,7 +386,7 @@ impl Manager {
                     warn!(provider = %id, %why, "credentials no longer readable: the pipeline stops");
                     self.stop(id).await;
                 }
-                self.fail(id, object.generation, None, false);
+                self.fail(id, object.generation, None, false, 0);
                 writer.set(object.generation, Reason::CredentialsInvalid, why).await;
                 return;
             }
@@ -343,9 +396,12 @@ impl Manager {
                 return;
             }
         };
+        let mut failures = failures;
         if let Some(p) = self.pipelines.get_mut(id) {
             p.secret_read = Instant::now();
-            if unchanged && healthy && p.secret_version == secret_version {
+            if p.secret_version != secret_version {
+                failures = 0;
+            } else if unchanged && healthy {
                 return;
             }
         }
@@ -366,18 +422,19 @@ impl Manager {
                         secret_version,
                         secret_read: Instant::now(),
                         state,
+                        failures,
                     },
                 );
             }
             Err((reason, why, retry)) => {
                 warn!(provider = %id, reason = reason.as_str(), error = %why, "cannot start the provider's pipeline");
-                self.fail(id, object.generation, secret_version, retry);
+                self.fail(id, object.generation, secret_version, retry, failures + 1);
                 writer.set(object.generation, reason, why).await;
             }
         }
     }
 
-    fn fail(&mut self, id: &ProviderId, generation: i64, secret_version: Option<String>, retry: bool) {
+    fn fail(&mut self, id: &ProviderId, generation: i64, secret_version: Option<String>, retry: bool, failures: u32) {
         self.pipelines.insert(
             id.clone(),
             Pipeline {
@@ -388,8 +445,51 @@ impl Manager {
                     at: Instant::now(),
                     retry,
                 },
+                failures,
             },
         );
+    }
+
+    /// A pipeline whose task ended while it should run (a panic: the controller's loop returns only when
+    /// cancelled) is marked failed, `SyncFailed`, and built again after its backoff; the others run on.
+    async fn reap(&mut self, id: &ProviderId, writer: &StatusWriter) {
+        let finished = self
+            .pipelines
+            .get(id)
+            .is_some_and(|p| matches!(&p.state, State::Running { task, .. } if task.is_finished()));
+        if !finished {
+            return;
+        }
+        let Some(pipeline) = self.pipelines.remove(id) else {
+            return;
+        };
+        self.root.detach(&id.label());
+        let failures = pipeline.failures + 1;
+        let mut why = "the provider's pipeline stopped unexpectedly".to_string();
+        if let State::Running {
+            cancel, task, serving, ..
+        } = pipeline.state
+        {
+            cancel.cancel();
+            if let Err(e) = task.await
+                && e.is_panic()
+            {
+                why = format!("the provider's pipeline panicked: {}", panic_text(e.into_panic()));
+            }
+            if let Some(serving) = serving {
+                let _ = serving.await;
+            }
+        }
+        let wait = rebuild_after(failures);
+        error!(provider = %id, error = %why, rebuild_in = ?wait, "provider pipeline failed; the others run on");
+        self.fail(id, pipeline.generation, pipeline.secret_version, true, failures);
+        writer
+            .set(
+                pipeline.generation,
+                Reason::SyncFailed,
+                format!("{why}; built again in {}s", wait.as_secs()),
+            )
+            .await;
     }
 
     /// Builds and starts `object`'s pipeline; on failure, the reason, the message and whether trying again
@@ -527,9 +627,31 @@ impl Manager {
     }
 }
 
+/// A panic's message, when it has one.
+fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {
+    match payload.downcast::<String>() {
+        Ok(s) => *s,
+        Err(payload) => payload
+            .downcast_ref::<&str>()
+            .map_or_else(|| "(no message)".to_string(), |s| s.to_string()),
+    }
+}
+
 enum SecretError {
     /// The Secret is missing, forbidden or unusable: the provider cannot run.
     Invalid(String),
     /// The API server did not answer: try again, keep what runs.
     Unreachable(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failing_pipeline_waits_longer_each_time_up_to_five_minutes() {
+        let waits: Vec<u64> = (1..=9).map(|n| rebuild_after(n).as_secs()).collect();
+        assert_eq!(waits, [5, 10, 20, 40, 80, 160, 300, 300, 300]);
+        assert_eq!(rebuild_after(u32::MAX), REBUILD_AFTER_MAX);
+    }
 }

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use extdns_controller::{ProviderSync, SyncError, SyncObserver};
-use extdns_dnsprovider::status::{Reason, patch, ready_condition};
 use extdns_dnsprovider::DnsProviderStatus;
+use extdns_dnsprovider::status::{Reason, patch, ready_condition};
 use extdns_leader::Leadership;
 use extdns_provider::ProviderError;
 use extdns_registry::RegistryError;
