@@ -14,6 +14,7 @@ pub mod crd;
 pub mod crd_registry;
 pub mod degraded;
 pub mod differential;
+pub mod dns_providers;
 pub mod dns_server;
 pub mod drift;
 pub mod dynamodb;
@@ -222,13 +223,13 @@ pub const ALL: &[Scenario] = &[
     },
     Scenario {
         name: "split-horizon",
-        about: "--dns-provider-crds: two ClusterDNSProviders (RFC2136 to two BIND servers, TSIG secret from a Secret): every Ingress and HTTPRoute publishes its load balancer address to `internal`, the ones marked cluster-provider: internal,public their target to `public` too; a change reaches both; deleting the provider objects leaves their records",
+        about: "--dns-provider-crds: two ClusterDNSProviders (RFC2136 to two BIND servers, TSIG secret from a Secret): every Ingress and HTTPRoute publishes its load balancer address to `internal` (ignore-target-annotation), the ones marked cluster-provider: internal,public their target (an HTTPRoute's: its Gateway's) to `public` too, both zones checked whole by AXFR; changes reach both; deleting the provider objects leaves their records",
         default: true,
         run: providers::split_horizon,
     },
     Scenario {
         name: "tenancy",
-        about: "--dns-provider-crds: DNSProviders in two namespaces; an object naming the other tenant's provider goes nowhere, a Secret of the other namespace is never read (CredentialsInvalid naming the tenant's own)",
+        about: "--dns-provider-crds: DNSProviders in two namespaces; an object naming the other tenant's provider goes nowhere; a DNSProvider cannot name another namespace's Secret (schema), and naming a Secret only the other namespace has gets CredentialsInvalid with no request for it in the API server's audit log",
         default: true,
         run: providers::tenancy,
     },
@@ -237,6 +238,12 @@ pub const ALL: &[Scenario] = &[
         about: "--dns-provider-crds: one provider's BIND frozen for EXTDNS_E2E_OUTAGE_SECS (20 s): the other publishes at its usual pace, the failing one's status says SyncFailed, and after it answers again the changes made meanwhile land and nothing was deleted",
         default: true,
         run: providers::isolation,
+    },
+    Scenario {
+        name: "dns-providers",
+        about: "--dns-provider-crds: one ClusterDNSProvider's life beside a refused one (ConfigInvalid): added (Synced, records, zones, finalizer), changed (rebuilt at generation 2), its Secret changed (a wrong TSIG secret fails, the right one syncs what changed meanwhile), deleted (Deleting, finalizer removed, records kept)",
+        default: true,
+        run: dns_providers::run,
     },
     Scenario {
         name: "lease",

@@ -26,10 +26,17 @@ use super::Ctx;
 use super::wait::{CONVERGE, answers};
 
 /// The Secret every provider of these scenarios reads its TSIG secret from (a lower-kebab key: a flag).
-const SECRET_NAME: &str = "tsig";
+pub(super) const SECRET_NAME: &str = "tsig";
 
 /// A provider writing RFC2136 to BIND on `port`, owning its records as its own name.
-fn rfc2136(kind: ProviderKind, ns: &str, name: &str, port: u16, config: Value, secret_ns: Option<&str>) -> Value {
+pub(super) fn rfc2136(
+    kind: ProviderKind,
+    ns: &str,
+    name: &str,
+    port: u16,
+    config: Value,
+    secret_ns: Option<&str>,
+) -> Value {
     let mut all = json!({
         "rfc2136-host": "127.0.0.1",
         "rfc2136-port": port,
@@ -62,7 +69,7 @@ fn rfc2136(kind: ProviderKind, ns: &str, name: &str, port: u16, config: Value, s
     object
 }
 
-fn tsig_secret(ns: &str, name: &str) -> Value {
+pub(super) fn tsig_secret(ns: &str, name: &str) -> Value {
     json!({
         "apiVersion": "v1", "kind": "Secret",
         "metadata": { "name": name, "namespace": ns },
@@ -71,7 +78,7 @@ fn tsig_secret(ns: &str, name: &str) -> Value {
 }
 
 /// extdns with `--dns-provider-crds` and the scenario's flags (its namespace, every source kind).
-fn extdns(ns: &str) -> Run<'_> {
+pub(super) fn extdns(ns: &str) -> Run<'_> {
     let mut run = Run::new(Which::Extdns, ns)
         .flag("--dns-provider-crds")
         .flag("--events")
@@ -80,7 +87,7 @@ fn extdns(ns: &str) -> Run<'_> {
     run
 }
 
-fn api(ctx: &Ctx, kind: ProviderKind, ns: &str) -> Api<DynamicObject> {
+pub(super) fn api(ctx: &Ctx, kind: ProviderKind, ns: &str) -> Api<DynamicObject> {
     let client = ctx.cp.kube.client();
     match kind {
         ProviderKind::Cluster => Api::all_with(client, &kind.api_resource()),
@@ -89,7 +96,7 @@ fn api(ctx: &Ctx, kind: ProviderKind, ns: &str) -> Api<DynamicObject> {
 }
 
 /// The `Ready` condition's status and reason, and the message, of a provider object.
-fn ready(ctx: &Ctx, kind: ProviderKind, ns: &str, name: &str) -> Result<Option<(String, String, String)>> {
+pub(super) fn ready(ctx: &Ctx, kind: ProviderKind, ns: &str, name: &str) -> Result<Option<(String, String, String)>> {
     let object = ctx.cp.kube.block_on(api(ctx, kind, ns).get_opt(name))?;
     let condition = object.as_ref().and_then(|o| {
         o.data["status"]["conditions"]
@@ -105,7 +112,14 @@ fn ready(ctx: &Ctx, kind: ProviderKind, ns: &str, name: &str) -> Result<Option<(
 }
 
 /// Waits until the provider object's `Ready` condition has `reason`; returns its message.
-fn wait_reason(ctx: &Ctx, extdns: &mut Proc, kind: ProviderKind, ns: &str, name: &str, reason: &str) -> Result<String> {
+pub(super) fn wait_reason(
+    ctx: &Ctx,
+    extdns: &mut Proc,
+    kind: ProviderKind,
+    ns: &str,
+    name: &str,
+    reason: &str,
+) -> Result<String> {
     let mut last = None;
     let r = eventually(
         &format!("{} {name} Ready reason {reason}", kind.kind()),
@@ -125,7 +139,13 @@ fn wait_reason(ctx: &Ctx, extdns: &mut Proc, kind: ProviderKind, ns: &str, name:
 /// Deletes the provider objects while extdns runs, and waits until they are gone (extdns removes its
 /// finalizer after saying in their status that the records stay). Cluster-scoped objects outlive the
 /// scenario's namespace, so this runs whether the scenario passed or not.
-fn delete_providers(ctx: &Ctx, extdns: &mut Proc, kind: ProviderKind, ns: &str, names: &[&str]) -> Result<()> {
+pub(super) fn delete_providers(
+    ctx: &Ctx,
+    extdns: &mut Proc,
+    kind: ProviderKind,
+    ns: &str,
+    names: &[&str],
+) -> Result<()> {
     let api_version = "externaldns.k8s.io/v1alpha1";
     let namespace = (kind == ProviderKind::Namespaced).then_some(ns);
     for name in names {
