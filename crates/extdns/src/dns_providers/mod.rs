@@ -409,12 +409,13 @@ impl Manager {
             info!(provider = %id, generation = object.generation, "provider object or its Secret changed: rebuilding its pipeline");
             self.stop(id).await;
         }
+        // Said before the pipeline starts: its first sync may report before `start` returns.
+        writer
+            .set(object.generation, Reason::Pending, "waiting for the first sync")
+            .await;
         match self.start(object, &credentials, writer.clone()).await {
             Ok(state) => {
                 info!(provider = %id, r#type = %object.spec.type_, "provider pipeline started");
-                writer
-                    .set(object.generation, Reason::Pending, "waiting for the first sync")
-                    .await;
                 self.pipelines.insert(
                     id.clone(),
                     Pipeline {
@@ -590,11 +591,16 @@ impl Manager {
         }
         let patch = serde_json::json!({ "metadata": { "finalizers": finalizers } });
         let api = self.api(&object.id);
-        if let Err(e) = api
+        match api
             .patch(object.id.name(), &PatchParams::default(), &Patch::Merge(&patch))
             .await
         {
-            warn!(provider = %object.id, error = %e, "cannot update the provider object's finalizers; trying again");
+            Ok(_) => {}
+            // Gone already: the finalizer was the last thing holding it.
+            Err(kube::Error::Api(e)) if e.code == 404 => {}
+            Err(e) => {
+                warn!(provider = %object.id, error = %e, "cannot update the provider object's finalizers; trying again")
+            }
         }
     }
 
