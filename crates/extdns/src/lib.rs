@@ -147,6 +147,32 @@ where
                 }
             }
         }
+        Some(Command::Plan(args)) if args.flags.provider.dns_provider_crds => {
+            let fleet = match settings::fleet::for_plan(&args.flags, &command_line) {
+                Ok(fleet) => fleet,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(EXIT_FAILURE);
+                }
+            };
+            let control = &args.flags.control;
+            logging::init(control.log_format, plan::log_level(control.log_level));
+            let (mut stdout, mut stderr) = (std::io::stdout().lock(), std::io::stderr());
+            let manifests = &args.flags.offline.manifests;
+            match runtime.block_on(dns_providers::plan::run(
+                &fleet,
+                manifests,
+                args.output,
+                &mut stdout,
+                &mut stderr,
+            )) {
+                Ok(code) => ExitCode::from(code),
+                Err(e) => {
+                    eprintln!("error: {}", error_text(&e));
+                    ExitCode::from(EXIT_FAILURE)
+                }
+            }
+        }
         Some(Command::Plan(args)) => {
             let settings = match settings::controller(&args.flags) {
                 Ok(settings) => settings,

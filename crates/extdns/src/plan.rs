@@ -149,6 +149,9 @@ fn changed(old: &Endpoint, new: &Endpoint) -> Vec<&'static str> {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Document<'a> {
+    /// With `--dns-provider-crds`: the provider (its label) this document is about.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    provider: Option<&'a str>,
     /// What the sync would change, in apply order.
     changes: Vec<Entry<'a>>,
     /// What the plan wanted but the sync would not change, and why.
@@ -170,13 +173,31 @@ fn held<'a>(report: &'a SyncReport, owner_id: &'a str) -> impl Iterator<Item = E
 /// Every change with its old and new record (external-dns's field names), owner and responsible object;
 /// the held ones with why; the counts of records left alone. Pretty-printed, newline-terminated.
 pub fn render_json(report: &SyncReport, owner_id: &str) -> String {
-    let doc = Document {
+    pretty(&document(report, owner_id, None))
+}
+
+/// `--dns-provider-crds`: an array of [`render_json`]'s documents, one per provider (its label under
+/// `"provider"`), given as (label, report, owner id).
+pub fn render_json_by_provider(reports: &[(String, SyncReport, String)]) -> String {
+    let docs: Vec<Document<'_>> = reports
+        .iter()
+        .map(|(label, report, owner)| document(report, owner, Some(label)))
+        .collect();
+    pretty(&docs)
+}
+
+fn document<'a>(report: &'a SyncReport, owner_id: &'a str, provider: Option<&'a str>) -> Document<'a> {
+    Document {
+        provider,
         changes: report.changes.iter().map(|c| Entry::of(c, owner_id, None)).collect(),
         held: held(report, owner_id).collect(),
         not_owned: report.not_owned.records,
         not_owned_wanted: report.not_owned.wanted,
-    };
-    let mut s = serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    }
+}
+
+fn pretty(doc: &impl Serialize) -> String {
+    let mut s = serde_json::to_string_pretty(doc).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
     s.push('\n');
     s
 }
@@ -190,11 +211,52 @@ pub fn render_table(report: &SyncReport, owner_id: &str) -> String {
         out.push_str("no changes: the zone already matches the cluster\n");
     } else {
         let entries: Vec<Entry<'_>> = report.changes.iter().map(|c| Entry::of(c, owner_id, None)).collect();
-        out.push_str(&table(&entries));
-        let count = |action: &str| entries.iter().filter(|e| e.action == action).count();
+        out.push_str(&table(&entries, &[]));
+        out.push('\n');
+    }
+    out.push_str(&summary(report, owner_id));
+    out
+}
+
+/// `--dns-provider-crds`: one table of every provider's changes with a PROVIDER column first, then each
+/// provider's summary, given as (label, report, owner id).
+pub fn render_table_by_provider(reports: &[(String, SyncReport, String)]) -> String {
+    let mut entries = Vec::new();
+    let mut labels = Vec::new();
+    for (label, report, owner) in reports {
+        for c in &report.changes {
+            entries.push(Entry::of(c, owner, None));
+            labels.push(label.as_str());
+        }
+    }
+    let mut out = String::new();
+    if !entries.is_empty() {
+        out.push_str(&table(&entries, &labels));
+        out.push('\n');
+    }
+    for (label, report, owner) in reports {
+        let summary = summary(report, owner);
+        if summary.is_empty() {
+            out.push_str(&format!("{label}: no changes\n"));
+        }
+        for line in summary.lines() {
+            out.push_str(&format!("{label}: {line}\n"));
+        }
+    }
+    if reports.is_empty() {
+        out.push_str("no provider objects\n");
+    }
+    out
+}
+
+/// The counts by action, the held records and the records left alone, one line each.
+fn summary(report: &SyncReport, owner_id: &str) -> String {
+    let mut out = String::new();
+    if !report.changes.is_empty() {
+        let count = |action: &str| report.changes.iter().filter(|c| c.action() == action).count();
         out.push_str(&format!(
-            "\n{}: {} to create, {} to update, {} to delete\n",
-            plural(entries.len(), "change"),
+            "{}: {} to create, {} to update, {} to delete\n",
+            plural(report.changes.len(), "change"),
             count("create"),
             count("update"),
             count("delete")
@@ -237,16 +299,24 @@ fn plural(n: usize, what: &str) -> String {
     }
 }
 
-fn table(entries: &[Entry<'_>]) -> String {
+/// The changes, each row led by its provider when `providers` has one per entry.
+fn table(entries: &[Entry<'_>], providers: &[&str]) -> String {
     let set_ids = entries.iter().any(|e| !e.set_identifier.is_empty());
-    let mut header = vec!["ACTION", "NAME", "TYPE"];
+    let by_provider = providers.len() == entries.len() && !providers.is_empty();
+    let mut header = if by_provider { vec!["PROVIDER"] } else { Vec::new() };
+    header.extend(["ACTION", "NAME", "TYPE"]);
     if set_ids {
         header.push("SET-ID");
     }
     header.extend(["TARGETS", "TTL", "OWNER", "OBJECT"]);
     let mut rows: Vec<Vec<String>> = vec![header.into_iter().map(String::from).collect()];
-    for e in entries {
-        let mut row = vec![e.action.to_string(), e.name.to_string(), e.record_type.to_string()];
+    for (i, e) in entries.iter().enumerate() {
+        let mut row = if by_provider {
+            vec![providers[i].to_string()]
+        } else {
+            Vec::new()
+        };
+        row.extend([e.action.to_string(), e.name.to_string(), e.record_type.to_string()]);
         if set_ids {
             row.push(dash(e.set_identifier));
         }

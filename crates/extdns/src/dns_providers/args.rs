@@ -7,7 +7,7 @@ use std::ffi::OsString;
 use extdns_dnsprovider::{Credentials, FlagValue, ProviderId, ProviderObject};
 use extdns_source::ProviderRoute;
 
-use crate::flags::Cli;
+use crate::flags::{Cli, Command, Flags};
 use crate::settings::fleet::FleetSettings;
 use crate::settings::{self, Settings, SourceSettings, ValidationError};
 
@@ -85,7 +85,7 @@ pub fn provider_settings(
         }
         std::env::var(name).ok()
     };
-    let mut settings = settings::controller_with_env(&cli.flags, &env)?;
+    let mut settings = settings::controller_with_env(&command_flags(cli), &env)?;
     watched(&fleet.sources, &settings.sources)?;
     settings.sources.set_route(route(&object.id));
     Ok(settings)
@@ -97,6 +97,15 @@ pub fn parse(base: &[OsString], object: &ProviderObject, extra: &[FlagValue]) ->
     let mut flags = extdns_dnsprovider::flag_args(object).map_err(|e| ValidationError(e.to_string()))?;
     flags.extend(extra.iter().cloned());
     crate::flags::try_parse_from(command_line(base, &flags)).map_err(|e| ValidationError(clap_message(&e)))
+}
+
+/// The flags of the command line's command (`extdns plan`'s, `extdns endpoints`'), or the controller's.
+pub fn command_flags(cli: Cli) -> Flags {
+    match cli.command {
+        Some(Command::Endpoints(args)) => args.flags,
+        Some(Command::Plan(args)) => args.flags,
+        _ => cli.flags,
+    }
 }
 
 /// A provider's sources must be among the deployment's: the one set of informers watches only what those

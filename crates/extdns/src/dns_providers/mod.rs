@@ -9,6 +9,7 @@
 //! Nothing one pipeline does (a bad spec, a missing Secret, an API down, a panic) reaches another.
 
 pub mod args;
+pub mod plan;
 pub mod preview;
 pub mod status;
 
@@ -604,33 +605,42 @@ impl Manager {
         }
     }
 
-    /// The provider's credentials and the Secret's resourceVersion (none without a `credentialsRef`).
     async fn read_secret(&self, object: &ProviderObject) -> Result<(Credentials, Option<String>), SecretError> {
-        let Some((namespace, name)) = object.secret(&self.namespace) else {
-            return Ok((Credentials::default(), None));
-        };
-        let shown = format!("{namespace}/{name}");
-        let api: Api<Secret> = Api::namespaced(self.client.clone(), &namespace);
-        let secret = match api.get_opt(&name).await {
-            Ok(Some(secret)) => secret,
-            Ok(None) => {
-                return Err(SecretError::Invalid(format!(
-                    "Secret {shown} (spec.credentialsRef) not found"
-                )));
-            }
-            Err(kube::Error::Api(e)) if e.code == 403 => {
-                return Err(SecretError::Invalid(format!(
-                    "extdns may not read Secret {shown} (spec.credentialsRef): {}",
-                    e.message
-                )));
-            }
-            Err(e) => return Err(SecretError::Unreachable(e.to_string())),
-        };
-        let data = secret.data.unwrap_or_default();
-        let credentials = Credentials::from_secret(&shown, data.iter().map(|(k, v)| (k.as_str(), v.0.as_slice())))
-            .map_err(|e| SecretError::Invalid(e.to_string()))?;
-        Ok((credentials, secret.metadata.resource_version))
+        read_secret(&self.client, object, &self.namespace).await
     }
+}
+
+/// `object`'s credentials and its Secret's resourceVersion (none without a `credentialsRef`); a
+/// ClusterDNSProvider's Secret is in `namespace` unless it names another.
+pub(crate) async fn read_secret(
+    client: &kube::Client,
+    object: &ProviderObject,
+    namespace: &str,
+) -> Result<(Credentials, Option<String>), SecretError> {
+    let Some((namespace, name)) = object.secret(namespace) else {
+        return Ok((Credentials::default(), None));
+    };
+    let shown = format!("{namespace}/{name}");
+    let api: Api<Secret> = Api::namespaced(client.clone(), &namespace);
+    let secret = match api.get_opt(&name).await {
+        Ok(Some(secret)) => secret,
+        Ok(None) => {
+            return Err(SecretError::Invalid(format!(
+                "Secret {shown} (spec.credentialsRef) not found"
+            )));
+        }
+        Err(kube::Error::Api(e)) if e.code == 403 => {
+            return Err(SecretError::Invalid(format!(
+                "extdns may not read Secret {shown} (spec.credentialsRef): {}",
+                e.message
+            )));
+        }
+        Err(e) => return Err(SecretError::Unreachable(e.to_string())),
+    };
+    let data = secret.data.unwrap_or_default();
+    let credentials = Credentials::from_secret(&shown, data.iter().map(|(k, v)| (k.as_str(), v.0.as_slice())))
+        .map_err(|e| SecretError::Invalid(e.to_string()))?;
+    Ok((credentials, secret.metadata.resource_version))
 }
 
 /// A panic's message, when it has one.
@@ -643,7 +653,7 @@ fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {
     }
 }
 
-enum SecretError {
+pub(crate) enum SecretError {
     /// The Secret is missing, forbidden or unusable: the provider cannot run.
     Invalid(String),
     /// The API server did not answer: try again, keep what runs.

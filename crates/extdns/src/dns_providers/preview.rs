@@ -15,7 +15,7 @@ use extdns_source::resolver::Resolver;
 use kube::api::DynamicObject;
 
 use crate::endpoints::{COLUMNS, EndpointsError, aligned, row, sort};
-use crate::flags::{Command, OutputFormat};
+use crate::flags::OutputFormat;
 use crate::settings::{self, EndpointsSettings, ValidationError};
 use crate::wiring;
 
@@ -52,24 +52,9 @@ pub async fn collect(
     };
     let mut options = settings.sources.load_options.clone();
     options.skip_unknown_kinds = true;
-    let api_version = format!("{GROUP}/{VERSION}");
-    options.keep_kinds = ProviderKind::ALL
-        .iter()
-        .map(|k| (api_version.clone(), k.kind().to_string()))
-        .collect();
+    options.keep_kinds = provider_kinds();
     let (loaded, skipped) = load_keeping(&settings.manifests, &options)?;
-    let mut objects = Vec::new();
-    let mut refused = Vec::new();
-    for value in loaded.kept {
-        match serde_json::from_value::<DynamicObject>(value)
-            .map_err(|e| e.to_string())
-            .and_then(|o| ProviderObject::from_dynamic(&o).map_err(|e| e.to_string()))
-        {
-            Ok(o) => objects.push(o),
-            Err(why) => refused.push(why),
-        }
-    }
-    objects.sort_by(|a, b| a.id.cmp(&b.id));
+    let (objects, mut refused) = provider_objects(loaded.kept);
     let mut routed = Vec::new();
     for object in &objects {
         let (sources, filter) = match provider_sources(command_line, settings, object) {
@@ -101,6 +86,34 @@ pub async fn collect(
     })
 }
 
+/// The kinds the preview keeps from the manifests.
+pub(crate) fn provider_kinds() -> Vec<(String, String)> {
+    ProviderKind::ALL
+        .iter()
+        .map(|k| (format!("{GROUP}/{VERSION}"), k.kind().to_string()))
+        .collect()
+}
+
+/// The provider objects among `kept`, sorted by id, and why each of the others does not decode.
+pub(crate) fn provider_objects(kept: Vec<serde_json::Value>) -> (Vec<ProviderObject>, Vec<String>) {
+    let mut objects = Vec::new();
+    let mut refused = Vec::new();
+    for value in kept {
+        if !ProviderKind::ALL.iter().any(|k| value["kind"] == k.kind()) {
+            continue;
+        }
+        match serde_json::from_value::<DynamicObject>(value)
+            .map_err(|e| e.to_string())
+            .and_then(|o| ProviderObject::from_dynamic(&o).map_err(|e| e.to_string()))
+        {
+            Ok(o) => objects.push(o),
+            Err(why) => refused.push(why),
+        }
+    }
+    objects.sort_by(|a, b| a.id.cmp(&b.id));
+    (objects, refused)
+}
+
 /// `object`'s sources (its route and namespace set) and domain filter, from the command line as its pipeline
 /// would have it.
 fn provider_sources(
@@ -108,11 +121,7 @@ fn provider_sources(
     settings: &EndpointsSettings,
     object: &ProviderObject,
 ) -> Result<(settings::SourceSettings, DomainFilter), ValidationError> {
-    let cli = super::args::parse(command_line, object, &[])?;
-    let flags = match cli.command {
-        Some(Command::Endpoints(args)) => args.flags,
-        _ => cli.flags,
-    };
+    let flags = super::args::command_flags(super::args::parse(command_line, object, &[])?);
     let mut sources = settings::sources(&flags)?;
     super::args::watched(&settings.sources, &sources)?;
     sources.set_route(super::args::route(&object.id));
@@ -183,6 +192,7 @@ pub fn render_table(routed: &[Routed]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::flags::Command;
     use extdns_source::resolver::StaticResolver;
 
     const OBJECTS: &str = r#"

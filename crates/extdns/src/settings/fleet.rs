@@ -33,13 +33,6 @@ pub struct FleetSettings {
 
 /// The deployment's settings; `args` is its command line as given (program name first).
 pub fn fleet(flags: &Flags, args: &[OsString]) -> Result<FleetSettings, ValidationError> {
-    if let Some(p) = flags.provider.provider {
-        return fail(format!(
-            "--dns-provider-crds takes the providers from DNSProvider and ClusterDNSProvider objects; --provider={} \
-             cannot be given with it (configure that provider as a ClusterDNSProvider)",
-            p.as_str()
-        ));
-    }
     if !flags.offline.manifests.is_empty() {
         return fail(
             "--dns-provider-crds watches provider objects on the API server; it cannot be used with --manifests",
@@ -49,6 +42,19 @@ pub fn fleet(flags: &Flags, args: &[OsString]) -> Result<FleetSettings, Validati
         return fail(
             "--dns-provider-crds runs until stopped, following its provider objects; --once cannot be used with it",
         );
+    }
+    for_plan(flags, args)
+}
+
+/// The deployment's settings for `extdns plan --dns-provider-crds`, which may read the provider objects and
+/// their Secrets from `--manifests` and plans each provider once.
+pub fn for_plan(flags: &Flags, args: &[OsString]) -> Result<FleetSettings, ValidationError> {
+    if let Some(p) = flags.provider.provider {
+        return fail(format!(
+            "--dns-provider-crds takes the providers from DNSProvider and ClusterDNSProvider objects; --provider={} \
+             cannot be given with it (configure that provider as a ClusterDNSProvider)",
+            p.as_str()
+        ));
     }
     if flags.webhook.webhook_server {
         return fail("--webhook-server serves one provider; it cannot be used with --dns-provider-crds");

@@ -1,0 +1,240 @@
+//! `extdns plan --dns-provider-crds`: what the next sync of each provider object's pipeline would change,
+//! each pipeline built as the manager builds it (its command line, its Secret, its route) and planned as
+//! `extdns plan` plans one provider (a dry run of one sync). The provider objects and their Secrets come
+//! from the API server, or from `--manifests` with the cluster's other objects.
+
+use std::collections::HashMap;
+use std::io::Write;
+
+use extdns_controller::SyncReport;
+use extdns_dnsprovider::{Credentials, ProviderKind, ProviderObject};
+use extdns_informer::load_keeping;
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::{Api, DynamicObject, ListParams, TypeMeta};
+
+use super::args::provider_settings;
+use super::preview::{provider_kinds, provider_objects};
+use super::{SecretError, read_secret};
+use crate::flags::OutputFormat;
+use crate::settings::fleet::FleetSettings;
+use crate::{EXIT_FAILURE, plan};
+
+/// Where the provider objects and their Secrets are read from.
+enum Objects {
+    Api { client: kube::Client, namespace: String },
+    Manifests(HashMap<(String, String), Secret>),
+}
+
+/// Plans every provider object's pipeline; prints the changes with their provider on `out`, each provider
+/// left out (and why) on `err`. The exit code is `extdns plan`'s: 1 when a provider could not be planned,
+/// else 2 when one would change its zone, else 0.
+pub async fn run(
+    fleet: &FleetSettings,
+    manifests: &[std::path::PathBuf],
+    output: OutputFormat,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> anyhow::Result<u8> {
+    let (objects, refused, source) = if manifests.is_empty() {
+        let client = crate::run::kube_client(&fleet.kube).await?;
+        let namespace = std::env::var("POD_NAMESPACE")
+            .ok()
+            .filter(|n| !n.is_empty())
+            .unwrap_or_else(|| client.default_namespace().to_string());
+        let (objects, refused) = list(&client).await?;
+        (objects, refused, Objects::Api { client, namespace })
+    } else {
+        let mut options = fleet.sources.load_options.clone();
+        options.skip_unknown_kinds = true;
+        options.keep_kinds = provider_kinds();
+        options.keep_kinds.push(("v1".into(), "Secret".into()));
+        let (loaded, _) = load_keeping(manifests, &options)?;
+        let mut secrets = HashMap::new();
+        for value in loaded.kept.iter().filter(|v| v["kind"] == "Secret") {
+            if let Ok(secret) = serde_json::from_value::<Secret>(value.clone()) {
+                let namespace = secret.metadata.namespace.clone().unwrap_or_else(|| "default".into());
+                let name = secret.metadata.name.clone().unwrap_or_default();
+                secrets.insert((namespace, name), secret);
+            }
+        }
+        let (objects, refused) = provider_objects(loaded.kept);
+        (objects, refused, Objects::Manifests(secrets))
+    };
+    let mut failed = !refused.is_empty();
+    for why in &refused {
+        writeln!(err, "provider left out: {why}")?;
+    }
+    let mut reports: Vec<(String, SyncReport, String)> = Vec::new();
+    for object in objects.iter().filter(|o| !o.deleting) {
+        match plan_one(fleet, &source, object).await {
+            Ok((report, owner)) => reports.push((object.id.label(), report, owner)),
+            Err(why) => {
+                failed = true;
+                writeln!(err, "provider left out: {}: {why}", object.id)?;
+            }
+        }
+    }
+    let text = match output {
+        OutputFormat::Table => plan::render_table_by_provider(&reports),
+        OutputFormat::Json => plan::render_json_by_provider(&reports),
+    };
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    if failed {
+        return Ok(EXIT_FAILURE);
+    }
+    Ok(reports.iter().map(|(_, r, _)| plan::exit_code(r)).max().unwrap_or(0))
+}
+
+/// Both kinds' objects on the API server; a kind that cannot be listed (its CRD absent) is left out with a
+/// line saying so.
+async fn list(client: &kube::Client) -> anyhow::Result<(Vec<ProviderObject>, Vec<String>)> {
+    let mut kept = Vec::new();
+    let mut refused = Vec::new();
+    for kind in ProviderKind::ALL {
+        let resource = kind.api_resource();
+        let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
+        match api.list(&ListParams::default()).await {
+            Ok(list) => {
+                for mut o in list.items {
+                    // A list's items may leave their kind out.
+                    o.types.get_or_insert_with(|| TypeMeta {
+                        api_version: resource.api_version.clone(),
+                        kind: resource.kind.clone(),
+                    });
+                    kept.push(serde_json::to_value(o)?);
+                }
+            }
+            Err(e) => refused.push(format!("cannot list the {} objects: {e}", kind.kind())),
+        }
+    }
+    let (objects, mut undecodable) = provider_objects(kept);
+    refused.append(&mut undecodable);
+    Ok((objects, refused))
+}
+
+/// One provider's dry-run sync and its owner id.
+async fn plan_one(
+    fleet: &FleetSettings,
+    source: &Objects,
+    object: &ProviderObject,
+) -> Result<(SyncReport, String), String> {
+    let credentials = match source {
+        Objects::Api { client, namespace } => match read_secret(client, object, namespace).await {
+            Ok((credentials, _)) => credentials,
+            Err(SecretError::Invalid(why) | SecretError::Unreachable(why)) => return Err(why),
+        },
+        Objects::Manifests(secrets) => from_manifests(secrets, object)?,
+    };
+    let settings = provider_settings(fleet, object, &credentials).map_err(|e| e.to_string())?;
+    let report = plan::plan(&settings).await.map_err(|e| crate::error_text(&e))?;
+    Ok((report, settings.controller.plan.owner_id.clone()))
+}
+
+/// `object`'s credentials from the Secrets among the manifests (a ClusterDNSProvider's in `default` unless
+/// it names a namespace).
+fn from_manifests(secrets: &HashMap<(String, String), Secret>, object: &ProviderObject) -> Result<Credentials, String> {
+    let Some((namespace, name)) = object.secret("default") else {
+        return Ok(Credentials::default());
+    };
+    let shown = format!("{namespace}/{name}");
+    let Some(secret) = secrets.get(&(namespace, name)) else {
+        return Err(format!(
+            "Secret {shown} (spec.credentialsRef) is not among the manifests"
+        ));
+    };
+    let data = secret.data.clone().unwrap_or_default();
+    let strings = secret.string_data.clone().unwrap_or_default();
+    let pairs = data
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.0.as_slice()))
+        .chain(strings.iter().map(|(k, v)| (k.as_str(), v.as_bytes())));
+    Credentials::from_secret(&shown, pairs).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::OsString;
+
+    use super::*;
+    use extdns_endpoint::{Endpoint, RecordType};
+
+    #[tokio::test]
+    async fn each_provider_is_planned_over_its_own_records_and_one_left_out_says_why() -> anyhow::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("all.yaml");
+        std::fs::write(
+            &path,
+            r#"
+apiVersion: externaldns.k8s.io/v1alpha1
+kind: ClusterDNSProvider
+metadata: { name: internal }
+spec: { type: inmemory, domainFilter: { include: [example.org] }, config: { inmemory-zone: [example.org] } }
+---
+apiVersion: externaldns.k8s.io/v1alpha1
+kind: DNSProvider
+metadata: { name: zone, namespace: team-a }
+spec:
+  type: cloudflare
+  domainFilter: { include: [team-a.example.com] }
+  credentialsRef: { name: missing }
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: web
+  namespace: team-b
+  annotations: { external-dns.alpha.kubernetes.io/hostname: web.example.org }
+spec: { type: LoadBalancer }
+status: { loadBalancer: { ingress: [ { ip: 10.0.0.1 } ] } }
+"#,
+        )?;
+        let line: Vec<OsString> = [
+            "extdns",
+            "plan",
+            "--source=service",
+            "--dns-provider-crds",
+            &format!("--manifests={}", path.display()),
+        ]
+        .iter()
+        .map(OsString::from)
+        .collect();
+        let cli = crate::flags::try_parse_from(&line)?;
+        let flags = super::super::args::command_flags(cli);
+        let fleet = crate::settings::fleet::for_plan(&flags, &line)?;
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let code = run(&fleet, &flags.offline.manifests, OutputFormat::Json, &mut out, &mut err).await?;
+        let err = String::from_utf8(err)?;
+        assert_eq!(code, EXIT_FAILURE, "a provider left out fails the command");
+        assert!(
+            err.contains("DNSProvider/team-a/zone") && err.contains("team-a/missing"),
+            "{err}"
+        );
+        let docs: serde_json::Value = serde_json::from_slice(&out)?;
+        assert_eq!(docs.as_array().map(Vec::len), Some(1), "{docs}");
+        assert_eq!(docs[0]["provider"], "internal");
+        let created: Vec<(&str, &str)> = docs[0]["changes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|c| (c["name"].as_str().unwrap_or(""), c["owner"].as_str().unwrap_or("")))
+            .filter(|(n, _)| *n == "web.example.org")
+            .collect();
+        assert_eq!(created, [("web.example.org", "internal")], "{docs}");
+        let table = plan::render_table_by_provider(&[(
+            "internal".into(),
+            SyncReport {
+                changes: vec![extdns_endpoint::Change::Create(Endpoint::new(
+                    "web.example.org",
+                    RecordType::A,
+                    ["10.0.0.1"],
+                ))],
+                ..SyncReport::default()
+            },
+            "internal".into(),
+        )]);
+        assert!(table.starts_with("PROVIDER   ACTION"), "{table}");
+        assert!(table.contains("internal: 1 change: 1 to create"), "{table}");
+        Ok(())
+    }
+}
