@@ -13,7 +13,10 @@
 //!   the `--events` latency of extdns and external-dns on a real API server and BIND; `bench scale [--services N]
 //!   [--pods M] [--changes K] [--idle SECONDS] [--stream SECONDS] [--watch-list on|off]`: both side by side on a
 //!   loaded API server (single changes, streams of 1 and 10 changes a second, a burst of 1,000; WatchList off:
-//!   a server without streaming lists), the table into `target/bench-scale.md`; `bench cloud-first-sync [--records N]
+//!   a server without streaming lists), the table into `target/bench-scale.md`; `bench multi-provider [--services N]
+//!   [--pods M] [--idle SECONDS]`: one extdns with three ClusterDNSProviders against three external-dns, each side
+//!   alone on the loaded API server (first sync, requests, API server and controller memory), the table into
+//!   `target/bench-multi-provider.md`; `bench cloud-first-sync [--records N]
 //!   [--provider google|azure|all] [--batch-interval D]`: the first sync of N records (10,000) by each into a cloud
 //!   DNS fake of its own (Cloud DNS or Azure DNS, through the TLS proxy, in a loopback-only network namespace): wall
 //!   time, requests by kind, CPU, peak RSS, the zone checked; the table into `target/bench-cloud.md`;
@@ -55,6 +58,7 @@ fn main() -> Result<()> {
         "check-crates" => crates::check_crates(&rest),
         "bench" if rest.first().map(String::as_str) == Some("e2e-latency") => latency(&rest[1..]),
         "bench" if rest.first().map(String::as_str) == Some("scale") => scale(&rest[1..]),
+        "bench" if rest.first().map(String::as_str) == Some("multi-provider") => multi_provider(&rest[1..]),
         "bench" if rest.first().map(String::as_str) == Some("cloud-first-sync") => cloud_first_sync(&rest[1..]),
         "bench" if rest.first().map(String::as_str) == Some("serve") => serve(&rest[1..]),
         "bench" => bench(&rest),
@@ -63,7 +67,7 @@ fn main() -> Result<()> {
         "fuzz" => fuzz::fuzz(&rest),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test | chart-tests | e2e [SCENARIO...] | bench [FILTER] | bench e2e-latency [--count N] | bench scale [--services N] [--pods M] [--changes K] [--idle SECONDS] [--stream SECONDS] [--watch-list on|off] | bench cloud-first-sync [--records N] [--provider google|azure|all] [--batch-interval D] | bench serve [--records N] [--seconds S] [--clients C] [--servers knot,coredns,extdns] | dist [--arch amd64|arm64|all] [--pgo] | image | check-crates [--verify] | fuzz [--seconds N] [--no-sanitizer] [TARGET...]>"
+                "usage: cargo xtask <test | chart-tests | e2e [SCENARIO...] | bench [FILTER] | bench e2e-latency [--count N] | bench scale [--services N] [--pods M] [--changes K] [--idle SECONDS] [--stream SECONDS] [--watch-list on|off] | bench multi-provider [--services N] [--pods M] [--idle SECONDS] | bench cloud-first-sync [--records N] [--provider google|azure|all] [--batch-interval D] | bench serve [--records N] [--seconds S] [--clients C] [--servers knot,coredns,extdns] | dist [--arch amd64|arm64|all] [--pgo] | image | check-crates [--verify] | fuzz [--seconds N] [--no-sanitizer] [TARGET...]>"
             );
             std::process::exit(2);
         }
@@ -294,6 +298,19 @@ fn scale(args: &[String]) -> Result<()> {
         target_dir().join("bench-scale.md").display().to_string(),
     ]);
     kube_e2e(&go, Profile::Dist, &e2e_args)
+}
+
+/// One extdns with three providers against three external-dns on a loaded API server; the report goes to
+/// `target/bench-multi-provider.md`. extdns is the release build with the shipped allocator, as for
+/// `cloud-first-sync`.
+fn multi_provider(args: &[String]) -> Result<()> {
+    let go = go_binaries()?;
+    let mut e2e_args = subcommand("multi-provider", args);
+    e2e_args.extend([
+        "--report".to_string(),
+        target_dir().join("bench-multi-provider.md").display().to_string(),
+    ]);
+    kube_e2e(&go, Profile::Release, &e2e_args)
 }
 
 /// The first sync into a cloud DNS fake, extdns beside external-dns; the report goes to `target/bench-cloud.md`.

@@ -210,16 +210,21 @@ pub fn cluster_flags(kubeconfig: &Path) -> Vec<String> {
 /// RFC2136 with TSIG to BIND on `dns_port`, the TXT registry as `owner`, `sync` policy (so deletions are
 /// published too).
 fn provider_flags(owner: &str, dns_port: u16) -> Vec<String> {
+    zone_flags(owner, dns_port, ZONE)
+}
+
+/// [`provider_flags`] for the zone `zone` (its domain filter too).
+pub fn zone_flags(owner: &str, dns_port: u16, zone: &str) -> Vec<String> {
     [
         "--provider=rfc2136",
         "--rfc2136-host=127.0.0.1",
         &format!("--rfc2136-port={dns_port}"),
-        &format!("--rfc2136-zone={ZONE}"),
+        &format!("--rfc2136-zone={zone}"),
         &format!("--rfc2136-tsig-keyname={KEY_NAME}"),
         &format!("--rfc2136-tsig-secret={SECRET}"),
         "--rfc2136-tsig-secret-alg=hmac-sha256",
         "--rfc2136-axfr",
-        &format!("--domain-filter={ZONE}"),
+        &format!("--domain-filter={zone}"),
         "--registry=txt",
         &format!("--txt-owner-id={owner}"),
         "--policy=sync",

@@ -20,9 +20,10 @@ pub fn zone(server: &DnsServer) -> Result<Vec<Record>> {
     server.axfr(ZONE)
 }
 
-/// [`zone`] of the BIND server on `port` (for threads, which get the port rather than the server).
-pub fn zone_on(port: u16) -> Result<Vec<Record>> {
-    dig::axfr(port, ZONE)
+/// A zone of the BIND server on `port` by AXFR, as [`zone`] (for threads, which get the port rather than the
+/// server).
+pub fn zone_on(port: u16, zone: &str) -> Result<Vec<Record>> {
+    dig::axfr(port, zone)
 }
 
 /// Sorted answers of `name TYPE` (`dig +short` form).

@@ -7,6 +7,7 @@
 //!     [--logs DIR] run [SCENARIO...]
 //! extdns-e2e ... latency [--count N]
 //! extdns-e2e ... scale [--services N] [--pods M] [--changes K] [--idle SECONDS] [--watch-list on|off] [--report FILE]
+//! extdns-e2e ... multi-provider [--services N] [--pods M] [--idle SECONDS] [--report FILE]
 //! extdns-e2e ... cloud-first-sync [--records N] [--provider google|azure|all] [--batch-interval D] [--report FILE]
 //! extdns-e2e ... serve [--records N] [--seconds S] [--clients C] [--servers knot,coredns,extdns] [--coredns P] [--report FILE]
 //! extdns-e2e list
@@ -20,6 +21,7 @@
 mod cloud_bench;
 mod controllers;
 mod dns;
+mod multi_bench;
 mod objects;
 mod scale;
 mod scenarios;
@@ -48,7 +50,8 @@ fn usage() -> &'static str {
     "usage: extdns-e2e --etcd P --kube-apiserver P --kubectl P --external-dns P --external-dns-previous P --extdns P \
      [--logs DIR] \
      (run [SCENARIO...] | latency [--count N] | scale [--services N] [--pods M] [--changes K] [--idle SECONDS] \
-     [--watch-list on|off] [--report FILE] | cloud-first-sync [--records N] [--provider google|azure|all] \
+     [--watch-list on|off] [--report FILE] | multi-provider [--services N] [--pods M] [--idle SECONDS] \
+     [--report FILE] | cloud-first-sync [--records N] [--provider google|azure|all] \
      [--batch-interval D] [--report FILE] | serve [--records N] [--seconds S] [--clients C] \
      [--servers knot,coredns,extdns] [--coredns P] [--report FILE] | list)"
 }
@@ -186,6 +189,10 @@ fn real_main() -> Result<bool> {
             let opts = scale::Options::parse(&args.rest)?;
             let gates: &[&str] = if opts.watch_list { &[] } else { &["WatchList=false"] };
             scale::run(start(&args, true, gates)?, &opts)
+        }
+        "multi-provider" => {
+            let opts = multi_bench::Options::parse(&args.rest)?;
+            multi_bench::run(start(&args, true, &[])?, &opts)
         }
         other => bail!("unknown command {other}\n{}", usage()),
     }

@@ -28,9 +28,9 @@ use crate::proc::Proc;
 use crate::scenarios::Ctx;
 use crate::scenarios::latency::Figures as Latency;
 
-const NAMESPACES: usize = 10;
+pub(crate) const NAMESPACES: usize = 10;
 /// Creates in flight at once while loading.
-const CONCURRENCY: usize = 32;
+pub(crate) const CONCURRENCY: usize = 32;
 /// One Service in this many is headless.
 const HEADLESS_EVERY: usize = 10;
 const PODS_PER_HEADLESS: usize = 3;
@@ -43,7 +43,7 @@ const BURST: usize = 1000;
 const WHICH: [Which; 2] = [Which::Extdns, Which::ExternalDns];
 
 /// The flags both controllers get beyond [`crate::controllers::cluster_flags`].
-const FLAGS: [&str; 1] = ["--events"];
+pub(crate) const FLAGS: [&str; 1] = ["--events"];
 
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -109,7 +109,7 @@ impl Options {
 }
 
 /// Service `i`: headless one time in [`HEADLESS_EVERY`], spread over the namespaces.
-fn namespace(i: usize) -> String {
+pub(crate) fn namespace(i: usize) -> String {
     format!("scale-{}", i % NAMESPACES)
 }
 fn headless(i: usize) -> bool {
@@ -126,10 +126,15 @@ fn lb_ip(generation: u32, i: usize) -> Ipv4Addr {
 /// A LoadBalancer Service without node ports: the node port range (2,768 ports) would run out long before
 /// the Services do, and nothing here routes through nodes.
 fn lb_service(ns: &str, name: &str, ip: Ipv4Addr) -> Value {
+    lb_service_at(ns, name, &host(name), ip)
+}
+
+/// [`lb_service`] with the hostname `hostname`.
+fn lb_service_at(ns: &str, name: &str, hostname: &str, ip: Ipv4Addr) -> Value {
     let mut svc = o::lb_service(
         ns,
         name,
-        annotations(&[("hostname", &host(name))]),
+        annotations(&[("hostname", hostname)]),
         json!([{ "ip": ip.to_string() }]),
     );
     svc["spec"]["allocateLoadBalancerNodePorts"] = json!(false);
@@ -147,21 +152,26 @@ fn pod(ns: &str, name: &str, app: &str) -> Value {
 
 /// Every object of the cluster: Services, Pods (those behind headless Services first), EndpointSlices.
 fn objects(opts: &Options) -> Vec<Value> {
-    let headless_count = (0..opts.services).filter(|&i| headless(i)).count();
-    let per = (opts.pods / headless_count.max(1)).clamp(1, PODS_PER_HEADLESS);
-    let mut objs = Vec::with_capacity(opts.services + opts.pods + headless_count);
+    objects_named(opts.services, opts.pods, &|i| host(&format!("svc-{i}")))
+}
+
+/// [`objects`] for `services` Services and `pods` Pods, Service `i` (named `svc-i`) at hostname `host(i)`.
+pub(crate) fn objects_named(services: usize, pods_wanted: usize, host: &dyn Fn(usize) -> String) -> Vec<Value> {
+    let headless_count = (0..services).filter(|&i| headless(i)).count();
+    let per = (pods_wanted / headless_count.max(1)).clamp(1, PODS_PER_HEADLESS);
+    let mut objs = Vec::with_capacity(services + pods_wanted + headless_count);
     let mut pods = 0;
-    for i in 0..opts.services {
+    for i in 0..services {
         let (ns, name) = (namespace(i), format!("svc-{i}"));
         if !headless(i) {
-            objs.push(lb_service(&ns, &name, lb_ip(0, i)));
+            objs.push(lb_service_at(&ns, &name, &host(i), lb_ip(0, i)));
             continue;
         }
         objs.push(o::headless_service(
             &ns,
             &name,
             &name,
-            annotations(&[("hostname", &host(&name))]),
+            annotations(&[("hostname", &host(i))]),
         ));
         let mut endpoints = Vec::new();
         for p in 0..per {
@@ -185,7 +195,7 @@ fn objects(opts: &Options) -> Vec<Value> {
         }
         objs.push(slice);
     }
-    for k in pods as usize..opts.pods {
+    for k in pods as usize..pods_wanted {
         objs.push(pod(&namespace(k), &format!("pod-{k}"), "filler"));
     }
     objs
@@ -193,15 +203,15 @@ fn objects(opts: &Options) -> Vec<Value> {
 
 /// VmRSS, its anonymous share RssAnon, VmHWM (bytes) and utime+stime (seconds) of a running process.
 #[derive(Debug, Clone, Copy, Default)]
-struct Usage {
-    rss: f64,
+pub(crate) struct Usage {
+    pub rss: f64,
     /// What the process allocated; the rest of `rss` is file-backed, mostly the binary's code pages.
-    anon: f64,
-    hwm: f64,
-    cpu: f64,
+    pub anon: f64,
+    pub hwm: f64,
+    pub cpu: f64,
 }
 
-fn usage(proc: &Proc, ticks: f64) -> Result<Usage> {
+pub(crate) fn usage(proc: &Proc, ticks: f64) -> Result<Usage> {
     let pid = proc.pid().with_context(|| format!("{} is not running", proc.name))?;
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
     let kb = |key: &str| -> Option<f64> {
@@ -230,7 +240,7 @@ fn usage(proc: &Proc, ticks: f64) -> Result<Usage> {
     })
 }
 
-fn clock_ticks() -> f64 {
+pub(crate) fn clock_ticks() -> f64 {
     std::process::Command::new("getconf")
         .arg("CLK_TCK")
         .output()
@@ -264,7 +274,7 @@ fn requests(audit: &Path) -> Result<([usize; 2], BTreeSet<String>)> {
 }
 
 /// Requests per controller by verb (`list`, `watch`, ...) in the audit log so far, distinct audit ids.
-fn requests_by_verb(audit: &Path) -> Result<[BTreeMap<String, usize>; 2]> {
+pub(crate) fn requests_by_verb(audit: &Path) -> Result<[BTreeMap<String, usize>; 2]> {
     let text = std::fs::read_to_string(audit).with_context(|| format!("reading {}", audit.display()))?;
     let mut seen: HashSet<String> = HashSet::new();
     let mut out: [BTreeMap<String, usize>; 2] = Default::default();
@@ -287,7 +297,7 @@ fn requests_by_verb(audit: &Path) -> Result<[BTreeMap<String, usize>; 2]> {
 }
 
 /// Every one of the `services` Service names has its A record in `zone`.
-fn every_service(zone: &[dns::Record], services: usize) -> bool {
+pub(crate) fn every_service(zone: &[dns::Record], services: usize) -> bool {
     zone.iter()
         .filter(|r| r.rtype == "A" && r.name.starts_with("svc-"))
         .map(|r| &r.name)
@@ -297,7 +307,7 @@ fn every_service(zone: &[dns::Record], services: usize) -> bool {
 }
 
 /// VmRSS of a process (bytes), if it runs.
-fn rss_of(pid: u32) -> Option<f64> {
+pub(crate) fn rss_of(pid: u32) -> Option<f64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
     Some(line.split_whitespace().nth(1)?.parse::<f64>().ok()? * 1024.0)
@@ -372,13 +382,25 @@ fn first_syncs_alone(
 }
 
 /// A name to probe and the A answer it must give (`None`: any address).
-type Probe = (String, Option<Ipv4Addr>);
+pub(crate) type Probe = (String, Option<Ipv4Addr>);
 
 /// Polls the BIND server on `port` until every probe answers (UDP queries, cheap) and then an AXFR of the
 /// whole zone satisfies `done`; the time from `since` to the start of that transfer, or `None` after
 /// `timeout`. Probing first keeps the harness from spending the CPU the controllers are measured on.
 fn wait_zone(
     port: u16,
+    since: Instant,
+    timeout: Duration,
+    probes: &[Probe],
+    done: impl Fn(&[dns::Record]) -> bool,
+) -> Option<Duration> {
+    wait_zone_named(port, ZONE, since, timeout, probes, done)
+}
+
+/// [`wait_zone`] for the zone `zone`.
+pub(crate) fn wait_zone_named(
+    port: u16,
+    zone: &str,
     since: Instant,
     timeout: Duration,
     probes: &[Probe],
@@ -394,7 +416,7 @@ fn wait_zone(
         });
         if answered {
             let at = since.elapsed();
-            if dns::zone_on(port).is_ok_and(|z| done(&z)) {
+            if dns::zone_on(port, zone).is_ok_and(|z| done(&z)) {
                 return Some(at);
             }
         }
@@ -404,7 +426,7 @@ fn wait_zone(
 }
 
 /// About 20 of `names`, evenly spread, the last one included.
-fn spread<T: Clone>(names: &[T]) -> Vec<T> {
+pub(crate) fn spread<T: Clone>(names: &[T]) -> Vec<T> {
     let step = names.len().div_ceil(20).max(1);
     let mut picked: Vec<T> = names.iter().step_by(step).cloned().collect();
     if let Some(last) = names.last() {

@@ -29,10 +29,10 @@ use super::Ctx;
 use super::wait::{CONVERGE, answers};
 
 /// The Secret every provider of these scenarios reads its TSIG secret from (a lower-kebab key: a flag).
-pub(super) const SECRET_NAME: &str = "tsig";
+pub(crate) const SECRET_NAME: &str = "tsig";
 
 /// A provider writing RFC2136 to BIND on `port`, owning its records as its own name.
-pub(super) fn rfc2136(
+pub(crate) fn rfc2136(
     kind: ProviderKind,
     ns: &str,
     name: &str,
@@ -72,7 +72,7 @@ pub(super) fn rfc2136(
     object
 }
 
-pub(super) fn tsig_secret(ns: &str, name: &str) -> Value {
+pub(crate) fn tsig_secret(ns: &str, name: &str) -> Value {
     json!({
         "apiVersion": "v1", "kind": "Secret",
         "metadata": { "name": name, "namespace": ns },
