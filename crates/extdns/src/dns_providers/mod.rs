@@ -346,7 +346,10 @@ impl Manager {
                     .set(
                         object.generation,
                         Reason::Deleting,
-                        format!("stopped; its {records} records are left in place"),
+                        match records {
+                            1 => "stopped; its 1 record is left in place".to_string(),
+                            n => format!("stopped; its {n} records are left in place"),
+                        },
                     )
                     .await;
                 self.set_finalizer(object, false).await;
