@@ -673,4 +673,64 @@ mod tests {
         assert_eq!(waits, [5, 10, 20, 40, 80, 160, 300, 300, 300]);
         assert_eq!(rebuild_after(u32::MAX), REBUILD_AFTER_MAX);
     }
+
+    #[tokio::test]
+    async fn a_pipeline_that_panics_is_marked_failed_and_waits_its_backoff() -> anyhow::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("none.yaml");
+        std::fs::write(&path, "")?;
+        let cluster = extdns_informer::ManifestCluster::load(vec![path], Default::default())?;
+        // Nothing listens there: the status write fails and is only logged.
+        let client = kube::Client::try_from(kube::Config::new("http://127.0.0.1:9".parse()?))?;
+        let line: Vec<std::ffi::OsString> = ["extdns", "--source=service", "--dns-provider-crds"]
+            .iter()
+            .map(Into::into)
+            .collect();
+        let flags = crate::flags::try_parse_from(&line)?.flags;
+        let root = Arc::new(Metrics::for_providers(VERSION, REVISION));
+        let mut manager = Manager {
+            client: client.clone(),
+            fleet: crate::settings::fleet::fleet(&flags, &line)?,
+            fanout: ClusterFanout::new(Arc::new(cluster)),
+            root: root.clone(),
+            leadership: Leadership::always(),
+            events: None,
+            namespace: "default".into(),
+            objects: BTreeMap::new(),
+            invalid: BTreeMap::new(),
+            pipelines: HashMap::new(),
+            writers: HashMap::new(),
+        };
+        let id = ProviderId::Cluster { name: "p".into() };
+        let task = tokio::spawn(async { panic!("a bug in one provider") });
+        while !task.is_finished() {
+            tokio::task::yield_now().await;
+        }
+        let running = |task, failures| Pipeline {
+            generation: 1,
+            secret_version: None,
+            secret_read: Instant::now(),
+            state: State::Running {
+                cancel: CancellationToken::new(),
+                task,
+                metrics: Arc::new(root.child()),
+                serving: None,
+            },
+            failures,
+        };
+        manager.pipelines.insert(id.clone(), running(task, 2));
+        let writer = StatusWriter::new(manager.api(&id), "p", None, Leadership::always());
+        manager.reap(&id, &writer).await;
+        let reaped = manager.pipelines.get(&id);
+        assert!(reaped.is_some_and(|p| p.failures == 3 && matches!(p.state, State::Failed { retry: true, .. })));
+        // A running pipeline is left alone.
+        let task = tokio::spawn(std::future::pending::<()>());
+        manager.pipelines.insert(id.clone(), running(task, 0));
+        manager.reap(&id, &writer).await;
+        assert!(matches!(
+            manager.pipelines.get(&id).map(|p| &p.state),
+            Some(State::Running { .. })
+        ));
+        Ok(())
+    }
 }
