@@ -11,6 +11,16 @@ use crate::flags::{Cli, Command, Flags};
 use crate::settings::fleet::FleetSettings;
 use crate::settings::{self, Settings, SourceSettings, ValidationError};
 
+/// The flags that carry a secret a provider sends to the server it is configured with. A DNSProvider never
+/// inherits the deployment's (from its command line or its `EXTERNAL_DNS_*` environment): a tenant naming a
+/// server of its own would be sent the deployment's key. Its own Secret (or spec) gives them.
+pub const SECRET_FLAGS: &[&str] = &[
+    "rfc2136-tsig-secret",
+    "rfc2136-kerberos-password",
+    "pdns-api-key",
+    "pihole-password",
+];
+
 /// The deployment's command line with every occurrence of the flags `provider` sets taken out (both `--x=v`
 /// and `--x v`, and a boolean's `--no-x`), then `provider`'s appended: a provider's flag replaces the
 /// deployment's values, repeatable ones included. `--dns-provider-crds` is dropped: a provider is one
@@ -96,6 +106,17 @@ pub fn provider_settings(
 pub fn parse(base: &[OsString], object: &ProviderObject, extra: &[FlagValue]) -> Result<Cli, ValidationError> {
     let mut flags = extdns_dnsprovider::flag_args(object).map_err(|e| ValidationError(e.to_string()))?;
     flags.extend(extra.iter().cloned());
+    if object.id.namespace().is_some() {
+        let blank: Vec<FlagValue> = SECRET_FLAGS
+            .iter()
+            .filter(|f| !flags.iter().any(|g| g.flag == **f))
+            .map(|f| FlagValue {
+                flag: f.to_string(),
+                values: vec![String::new()],
+            })
+            .collect();
+        flags.extend(blank);
+    }
     crate::flags::try_parse_from(command_line(base, &flags)).map_err(|e| ValidationError(clap_message(&e)))
 }
 
@@ -264,6 +285,41 @@ mod tests {
             s.sources.common().route,
             Some(ProviderRoute::namespaced("team-a", "zone"))
         );
+    }
+
+    #[test]
+    fn a_dns_provider_never_inherits_the_deployments_secret_flags() -> Result<(), ValidationError> {
+        let base: Vec<OsString> = [
+            "extdns",
+            "--source=service",
+            "--dns-provider-crds",
+            "--pdns-api-key",
+            "deploy",
+        ]
+        .iter()
+        .map(OsString::from)
+        .collect();
+        let spec = serde_json::json!({ "type": "pdns", "config": { "pdns-server": "https://tenant.example" } });
+        let tenant = object(
+            ProviderId::Namespaced {
+                namespace: "team-a".into(),
+                name: "p".into(),
+            },
+            spec.clone(),
+        );
+        let cluster = object(ProviderId::Cluster { name: "p".into() }, spec);
+        assert_eq!(command_flags(parse(&base, &tenant, &[])?).pdns.api_key, "");
+        let own = [FlagValue {
+            flag: "pdns-api-key".into(),
+            values: vec!["tenant".into()],
+        }];
+        assert_eq!(command_flags(parse(&base, &tenant, &own)?).pdns.api_key, "tenant");
+        assert_eq!(
+            command_flags(parse(&base, &cluster, &[])?).pdns.api_key,
+            "deploy",
+            "a ClusterDNSProvider is the deployment's: it keeps its defaults"
+        );
+        Ok(())
     }
 
     #[test]
