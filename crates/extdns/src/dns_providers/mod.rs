@@ -29,7 +29,7 @@ use kube::runtime::WatchStreamExt as _;
 use kube::runtime::watcher::{self, Event};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
-use tracing::{error, info, warn};
+use tracing::{debug, error, info, warn};
 
 use crate::events::KubeEvents;
 use crate::providers::build_observed_provider;
@@ -99,6 +99,7 @@ pub async fn run(fleet: &FleetSettings) -> anyhow::Result<()> {
         namespace,
         objects: BTreeMap::new(),
         invalid: BTreeMap::new(),
+        versions: HashMap::new(),
         pipelines: HashMap::new(),
         writers: HashMap::new(),
     };
@@ -145,11 +146,22 @@ struct Manager {
     /// The controller's namespace: where a ClusterDNSProvider's Secret is by default.
     namespace: String,
     objects: BTreeMap<ProviderId, ProviderObject>,
-    /// Objects whose spec does not decode, with their generation and why: their pipeline is stopped and
-    /// their status says why.
-    invalid: BTreeMap<ProviderId, (i64, String)>,
+    /// Objects whose spec does not decode: their pipeline is stopped and their status says why.
+    invalid: BTreeMap<ProviderId, Invalid>,
+    /// Each object's resourceVersion as last delivered: the precondition of a finalizer change.
+    versions: HashMap<ProviderId, String>,
     pipelines: HashMap<ProviderId, Pipeline>,
     writers: HashMap<ProviderId, Arc<StatusWriter>>,
+}
+
+/// An object whose spec does not decode.
+#[derive(Clone)]
+struct Invalid {
+    generation: i64,
+    why: String,
+    /// It is being deleted, with these finalizers: extdns's is still removed.
+    deleting: bool,
+    finalizers: Vec<String>,
 }
 
 /// One kind's objects as its watcher delivers them.
@@ -204,6 +216,7 @@ impl Manager {
                             listed.insert(kind, true);
                             self.objects.retain(|id, _| id.kind() != kind);
                             self.invalid.retain(|id, _| id.kind() != kind);
+                            self.versions.retain(|id, _| id.kind() != kind);
                             for o in objects {
                                 self.apply(&o);
                             }
@@ -213,6 +226,7 @@ impl Manager {
                             if let Some(id) = ProviderId::of(&o) {
                                 self.objects.remove(&id);
                                 self.invalid.remove(&id);
+                                self.versions.remove(&id);
                             }
                         }
                         Delivery::Unavailable(kind, why) => {
@@ -247,6 +261,9 @@ impl Manager {
 
     /// Records one object as the watch delivered it; one that does not decode says so in its status.
     fn apply(&mut self, object: &DynamicObject) {
+        if let (Some(id), Some(version)) = (ProviderId::of(object), &object.metadata.resource_version) {
+            self.versions.insert(id, version.clone());
+        }
         match ProviderObject::from_dynamic(object) {
             Ok(p) => {
                 self.invalid.remove(&p.id);
@@ -256,8 +273,14 @@ impl Manager {
                 warn!(error = %e, "a provider object does not decode; its pipeline stops until it is fixed");
                 if let Some(id) = ProviderId::of(object) {
                     self.objects.remove(&id);
-                    self.invalid
-                        .insert(id, (object.metadata.generation.unwrap_or(0), e.to_string()));
+                    let meta = &object.metadata;
+                    let invalid = Invalid {
+                        generation: meta.generation.unwrap_or(0),
+                        why: e.to_string(),
+                        deleting: meta.deletion_timestamp.is_some(),
+                        finalizers: meta.finalizers.clone().unwrap_or_default(),
+                    };
+                    self.invalid.insert(id, invalid);
                 }
             }
         }
@@ -282,19 +305,35 @@ impl Manager {
             self.stop(&id).await;
             self.writers.remove(&id);
         }
-        let invalid: Vec<(ProviderId, (i64, String))> =
-            self.invalid.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-        for (id, (generation, why)) in invalid {
-            if self.pipelines.get(&id).is_none_or(|p| p.generation != generation) {
+        let invalid: Vec<(ProviderId, Invalid)> = self.invalid.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        for (id, invalid) in invalid {
+            let api = self.api(&id);
+            let writer = self
+                .writers
+                .entry(id.clone())
+                .or_insert_with(|| Arc::new(StatusWriter::new(api, id.name(), None, self.leadership.clone())))
+                .clone();
+            if invalid.deleting {
+                // Not stuck in deletion for a bad spec: stopped, and extdns's finalizer removed.
                 self.stop(&id).await;
-                self.fail(&id, generation, None, false, 0);
-                let api = self.api(&id);
-                let writer = self
-                    .writers
-                    .entry(id.clone())
-                    .or_insert_with(|| Arc::new(StatusWriter::new(api, id.name(), None, self.leadership.clone())))
-                    .clone();
-                writer.set(generation, Reason::ConfigInvalid, why).await;
+                if self.leadership.is_leader() && invalid.finalizers.iter().any(|f| f == FINALIZER) {
+                    writer
+                        .set(
+                            invalid.generation,
+                            Reason::Deleting,
+                            "stopped; its records are left in place",
+                        )
+                        .await;
+                    self.set_finalizer(&id, &invalid.finalizers, false).await;
+                }
+            } else if self
+                .pipelines
+                .get(&id)
+                .is_none_or(|p| p.generation != invalid.generation)
+            {
+                self.stop(&id).await;
+                self.fail(&id, invalid.generation, None, false, 0);
+                writer.set(invalid.generation, Reason::ConfigInvalid, invalid.why).await;
             }
         }
         let objects: Vec<ProviderObject> = self.objects.values().cloned().collect();
@@ -352,12 +391,12 @@ impl Manager {
                         },
                     )
                     .await;
-                self.set_finalizer(object, false).await;
+                self.set_finalizer(id, &object.finalizers, false).await;
             }
             return;
         }
         if leader && !object.finalizers.iter().any(|f| f == FINALIZER) {
-            self.set_finalizer(object, true).await;
+            self.set_finalizer(id, &object.finalizers, true).await;
         }
         if let Some(why) = conflict {
             if self.pipelines.contains_key(id) {
@@ -586,24 +625,36 @@ impl Manager {
         }
     }
 
-    /// Adds or removes extdns's finalizer, under the object's resourceVersion (a stale write is refused and
-    /// done again at the next event).
-    async fn set_finalizer(&self, object: &ProviderObject, present: bool) {
-        let mut finalizers: Vec<String> = object.finalizers.iter().filter(|f| *f != FINALIZER).cloned().collect();
+    /// Adds or removes extdns's finalizer among `finalizers` (the object's as delivered), under the
+    /// object's resourceVersion: a write over a newer object (another finalizer added meanwhile) is refused
+    /// and done again from the newer one.
+    async fn set_finalizer(&self, id: &ProviderId, finalizers: &[String], present: bool) {
+        let mut finalizers: Vec<&str> = finalizers
+            .iter()
+            .map(String::as_str)
+            .filter(|f| *f != FINALIZER)
+            .collect();
         if present {
-            finalizers.push(FINALIZER.to_string());
+            finalizers.push(FINALIZER);
         }
-        let patch = serde_json::json!({ "metadata": { "finalizers": finalizers } });
-        let api = self.api(&object.id);
+        let mut patch = serde_json::json!({ "metadata": { "finalizers": finalizers } });
+        if let Some(version) = self.versions.get(id) {
+            patch["metadata"]["resourceVersion"] = serde_json::json!(version);
+        }
+        let api = self.api(id);
         match api
-            .patch(object.id.name(), &PatchParams::default(), &Patch::Merge(&patch))
+            .patch(id.name(), &PatchParams::default(), &Patch::Merge(&patch))
             .await
         {
             Ok(_) => {}
             // Gone already: the finalizer was the last thing holding it.
             Err(kube::Error::Api(e)) if e.code == 404 => {}
+            // Changed since delivered: done again from the newer object the watch brings.
+            Err(kube::Error::Api(e)) if e.code == 409 => {
+                debug!(provider = %id, "the provider object changed meanwhile; its finalizers are set again")
+            }
             Err(e) => {
-                warn!(provider = %object.id, error = %e, "cannot update the provider object's finalizers; trying again")
+                warn!(provider = %id, error = %e, "cannot update the provider object's finalizers; trying again")
             }
         }
     }
@@ -698,6 +749,7 @@ mod tests {
             namespace: "default".into(),
             objects: BTreeMap::new(),
             invalid: BTreeMap::new(),
+            versions: HashMap::new(),
             pipelines: HashMap::new(),
             writers: HashMap::new(),
         };
