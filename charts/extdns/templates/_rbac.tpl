@@ -152,4 +152,17 @@ gatewayNamespace is not set, as external-dns's chart's has. */}}
   verbs: ["create","patch"]
 {{- end }}
 {{- end }}
+{{- /* extdns only: the provider objects of `dnsProviders` (cluster-wide even for a namespaced install: a
+ClusterDNSProvider is cluster-scoped, and each provider's Secret is read by name where it names it). */}}
+{{- if and $cluster $v.dnsProviders.enabled }}
+- apiGroups: ["externaldns.k8s.io"]
+  resources: ["dnsproviders","clusterdnsproviders"]
+  verbs: ["get","watch","list","patch"]
+- apiGroups: ["externaldns.k8s.io"]
+  resources: ["dnsproviders/status","clusterdnsproviders/status"]
+  verbs: ["patch"]
+- apiGroups: [""]
+  resources: ["secrets"]
+  verbs: ["get"]
+{{- end }}
 {{- end }}

@@ -196,6 +196,14 @@ fn check_rbac_against_extdns(
         );
         needed.insert((group.to_string(), resource.to_string()));
     }
+    if cli.flags.provider.dns_provider_crds {
+        // The provider objects, watched cluster-wide (--dns-provider-crds).
+        for resource in ["dnsproviders", "clusterdnsproviders"] {
+            let granted = grants.contains(&("*".to_string(), "externaldns.k8s.io".to_string(), resource.to_string()));
+            assert!(granted, "{what}: no grant to list and watch {resource} in every namespace; grants: {grants:?}");
+            needed.insert(("externaldns.k8s.io".to_string(), resource.to_string()));
+        }
+    }
     if exact {
         // The legacy `extensions` group is granted beside `networking.k8s.io` for Ingresses, as external-dns's
         // chart does (both charts render the same rules); no API server since 1.22 serves Ingresses there.
