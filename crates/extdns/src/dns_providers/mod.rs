@@ -618,7 +618,14 @@ impl Manager {
         }
     }
 
+    /// SIGTERM: every pipeline told at once, then each awaited, so the shutdown waits for the longest sync
+    /// in progress, not their sum.
     async fn stop_all(&mut self) {
+        for pipeline in self.pipelines.values() {
+            if let State::Running { cancel, .. } = &pipeline.state {
+                cancel.cancel();
+            }
+        }
         let ids: Vec<ProviderId> = self.pipelines.keys().cloned().collect();
         for id in ids {
             self.stop(&id).await;
