@@ -572,3 +572,51 @@ fn no_manifest_uses_the_deprecated_tsig_axfr_flag() -> Result<(), Error> {
     assert!(found.is_empty(), "{found:?}");
     Ok(())
 }
+
+#[test]
+fn the_dns_providers_component_ships_the_chart_crds_the_flag_and_its_rbac() -> Result<(), Error> {
+    extdns_test_support::require!(Kubectl);
+    let dir = tempfile::tempdir_in(deploy(""))?;
+    std::fs::write(
+        dir.path().join("kustomization.yaml"),
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: extdns\n\
+         resources: [../base]\ncomponents: [../components/dns-providers]\n",
+    )?;
+    let docs = kustomize(dir.path())?;
+    let line: Vec<String> = std::iter::once("extdns".to_string())
+        .chain(strings(&extdns_container(&docs)?["args"]))
+        .collect();
+    let cli = extdns::flags::try_parse_from(&line)?;
+    assert!(cli.flags.provider.dns_provider_crds);
+    let fleet = extdns::settings::fleet::fleet(&cli.flags, &line.iter().map(Into::into).collect::<Vec<_>>())?;
+    assert!(!fleet.sources.enabled.is_empty());
+    // The CRDs are the chart's, byte for byte.
+    for name in ["dnsproviders", "clusterdnsproviders"] {
+        let file = format!("{name}.externaldns.k8s.io.yaml");
+        let chart = std::fs::read_to_string(deploy("").join("../charts/extdns/crds").join(&file))?;
+        let here = std::fs::read_to_string(deploy("components/dns-providers/crds").join(&file))?;
+        assert_eq!(chart, here, "{file}: deploy/ and the chart must ship one CRD");
+    }
+    let crds = of_kind(&docs, "CustomResourceDefinition");
+    assert_eq!(crds.len(), 2);
+    let role = of_kind(&docs, "ClusterRole")
+        .into_iter()
+        .find(|r| r["metadata"]["name"] == "extdns-dns-providers")
+        .ok_or("no extdns-dns-providers ClusterRole")?;
+    let rules = role["rules"].as_array().ok_or("no rules")?;
+    let secrets = rules
+        .iter()
+        .find(|r| strings(&r["resources"]) == ["secrets"])
+        .ok_or("no Secret rule")?;
+    assert_eq!(
+        strings(&secrets["verbs"]),
+        ["get"],
+        "Secrets by name only, never listed"
+    );
+    let binding = of_kind(&docs, "ClusterRoleBinding")
+        .into_iter()
+        .find(|b| b["roleRef"]["name"] == "extdns-dns-providers")
+        .ok_or("no binding")?;
+    assert_eq!(binding["subjects"][0]["namespace"], "extdns");
+    Ok(())
+}
