@@ -3,7 +3,8 @@
 //! zone and extdns's finalizer. Changed: its pipeline is rebuilt from the new spec. Its Secret changed: the
 //! pipeline is rebuilt with the new credentials (a wrong TSIG secret fails, the right one again syncs what
 //! changed meanwhile). Deleted: its status says `Deleting` before extdns's finalizer goes, and its records
-//! stay. The refused one says `ConfigInvalid` all along and never holds the other back.
+//! stay. The refused one says `ConfigInvalid` all along and never holds the other back. A third, of type
+//! `dns-server`, binds its own listener from its config and answers for its zone.
 
 use std::time::Duration;
 
@@ -11,6 +12,8 @@ use anyhow::{Context, Result, bail};
 use extdns_dnsprovider::{FINALIZER, ProviderKind};
 use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
+
+use extdns_test_support::{dig, try_free_port};
 
 use crate::dns::{self, DnsServer};
 use crate::objects::{self as o, annotations};
@@ -28,6 +31,8 @@ pub fn run(ctx: &mut Ctx) -> Result<()> {
     let server = dns::bind();
     let good = format!("{ns}-good");
     let bad = format!("{ns}-bad");
+    let served = format!("{ns}-served");
+    let port = try_free_port()?;
     let kube = &ctx.cp.kube;
     kube.apply(&tsig_secret(&ns, SECRET_NAME))?;
     let mut object = rfc2136(ProviderKind::Cluster, &ns, &good, server.port, json!({}), Some(&ns));
@@ -50,14 +55,25 @@ pub fn run(ctx: &mut Ctx) -> Result<()> {
         )
     };
     kube.apply(&web("10.0.0.1"))?;
+    kube.apply(&json!({
+        "apiVersion": "externaldns.k8s.io/v1alpha1", "kind": "ClusterDNSProvider",
+        "metadata": { "name": served },
+        "spec": {
+            "type": "dns-server",
+            "domainFilter": { "include": ["example.net"] },
+            "config": { "dns-server-zone": "example.net", "dns-server-listen": format!("127.0.0.1:{port}") },
+        },
+    }))?;
+    kube.apply(&o::lb_at(&ns, "www", "www.example.net", "10.0.0.9"))?;
 
     // The Secret is read again every --interval.
     let mut extdns = extdns(&ns)
         .flag("--interval=2s")
         .start_own_provider(&ctx.cp, &ctx.log("dns-providers"))?;
-    let result = steps(ctx, &ns, &mut extdns, &server, &good, &bad, &web);
-    let cleanup =
-        release(ctx, &good).and_then(|()| delete_providers(ctx, &mut extdns, ProviderKind::Cluster, &ns, &[&bad]));
+    let result = served_answers(ctx, &ns, &mut extdns, &served, port)
+        .and_then(|()| steps(ctx, &ns, &mut extdns, &server, &good, &bad, &web));
+    let cleanup = release(ctx, &good)
+        .and_then(|()| delete_providers(ctx, &mut extdns, ProviderKind::Cluster, &ns, &[&bad, &served]));
     extdns.terminate(Duration::from_secs(5));
     result?;
     cleanup
@@ -159,6 +175,27 @@ fn steps(
     }
     // The refused one was never held back, nor freed by the other's going.
     wait_reason(ctx, extdns, ProviderKind::Cluster, ns, bad, "ConfigInvalid")?;
+    Ok(())
+}
+
+/// The `dns-server` provider answers for its zone on the listener its config names.
+fn served_answers(ctx: &Ctx, ns: &str, extdns: &mut Proc, name: &str, port: u16) -> Result<()> {
+    let mut last = Vec::new();
+    eventually(
+        "www.example.net A answered by the dns-server provider",
+        CONVERGE,
+        Duration::from_millis(100),
+        || {
+            if let Some(status) = extdns.exited() {
+                bail!("extdns exited with {status}");
+            }
+            last = dig::short_udp(port, "www.example.net", "A");
+            Ok((last == ["10.0.0.9"]).then_some(()))
+        },
+    )
+    .map_err(|e| anyhow::anyhow!("{e:#}; last answer {last:?}\nextdns log:\n{}", extdns.log_tail(30)))?;
+    wait_reason(ctx, extdns, ProviderKind::Cluster, ns, name, "Synced")?;
+    println!("dns-providers: the dns-server provider answers on its own listener");
     Ok(())
 }
 

@@ -241,7 +241,7 @@ pub const ALL: &[Scenario] = &[
     },
     Scenario {
         name: "dns-providers",
-        about: "--dns-provider-crds: one ClusterDNSProvider's life beside a refused one (ConfigInvalid): added (Synced, records, zones, finalizer), changed (rebuilt at generation 2), its Secret changed (a wrong TSIG secret fails, the right one syncs what changed meanwhile), deleted (Deleting, finalizer removed, records kept)",
+        about: "--dns-provider-crds: one ClusterDNSProvider's life beside a refused one (ConfigInvalid): added (Synced, records, zones, finalizer), changed (rebuilt at generation 2), its Secret changed (a wrong TSIG secret fails, the right one syncs what changed meanwhile), deleted (Deleting, finalizer removed, records kept); a dns-server one answers on the listener its config names",
         default: true,
         run: dns_providers::run,
     },
