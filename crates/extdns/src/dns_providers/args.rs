@@ -21,6 +21,32 @@ pub const SECRET_FLAGS: &[&str] = &[
     "pihole-password",
 ];
 
+/// The flags whose value is a file on the controller (`--azure-config-file`, `--tls-client-cert`, ...):
+/// the controller's file is the controller's identity, so a DNSProvider may not name one and never inherits
+/// the deployment's (or the default's). The reserved ones (`--kubeconfig`, `--manifests`) are refused anyway.
+pub fn file_flags() -> Vec<String> {
+    crate::flags::command()
+        .get_arguments()
+        .filter(|a| {
+            a.get_value_names()
+                .is_some_and(|n| n.iter().any(|n| n == "FILE" || n == "PATH"))
+        })
+        .filter_map(|a| a.get_long().map(str::to_string))
+        .filter(|f| !extdns_dnsprovider::RESERVED_FLAGS.iter().any(|(r, _)| r == f))
+        .collect()
+}
+
+/// Whether a DNSProvider's Secret may not set the environment variable `name`: one that names a file or
+/// directory of the controller's (its service account token for IRSA or EKS Pod Identity, its cloud
+/// config, its home with `~/.aws` and gcloud's files) would lend a tenant the controller's identity.
+pub fn names_a_file(name: &str) -> bool {
+    name.ends_with("_FILE")
+        || matches!(
+            name,
+            "HOME" | "GOOGLE_APPLICATION_CREDENTIALS" | "CLOUDSDK_CONFIG" | "AZURE_AUTH_LOCATION" | "KUBECONFIG"
+        )
+}
+
 /// The deployment's command line with every occurrence of the flags `provider` sets taken out (both `--x=v`
 /// and `--x v`, and a boolean's `--no-x`), then `provider`'s appended: a provider's flag replaces the
 /// deployment's values, repeatable ones included. `--dns-provider-crds` is dropped: a provider is one
@@ -85,6 +111,12 @@ pub fn provider_settings(
 ) -> Result<Settings, ValidationError> {
     let cli = parse(&fleet.args, object, &credentials.flags)?;
     let namespaced = object.id.namespace().is_some();
+    if namespaced && let Some(name) = credentials.env.keys().find(|k| names_a_file(k)) {
+        return Err(ValidationError(format!(
+            "credentialsRef: {name} names a file of the controller's; a DNSProvider's Secret may not set it (its \
+             credentials must be in the Secret itself)"
+        )));
+    }
     let env = |name: &str| -> Option<String> {
         if let Some(v) = credentials.env.get(name) {
             return Some(v.clone());
@@ -107,11 +139,20 @@ pub fn parse(base: &[OsString], object: &ProviderObject, extra: &[FlagValue]) ->
     let mut flags = extdns_dnsprovider::flag_args(object).map_err(|e| ValidationError(e.to_string()))?;
     flags.extend(extra.iter().cloned());
     if object.id.namespace().is_some() {
+        let files = file_flags();
+        if let Some(f) = flags.iter().find(|f| files.contains(&f.flag)) {
+            return Err(ValidationError(format!(
+                "--{}: a DNSProvider may not name a file of the controller's (use a ClusterDNSProvider)",
+                f.flag
+            )));
+        }
         let blank: Vec<FlagValue> = SECRET_FLAGS
             .iter()
-            .filter(|f| !flags.iter().any(|g| g.flag == **f))
-            .map(|f| FlagValue {
-                flag: f.to_string(),
+            .map(|f| f.to_string())
+            .filter(|f| !flags.iter().any(|g| g.flag == *f))
+            .chain(files)
+            .map(|flag| FlagValue {
+                flag,
                 values: vec![String::new()],
             })
             .collect();
@@ -320,6 +361,54 @@ mod tests {
             "a ClusterDNSProvider is the deployment's: it keeps its defaults"
         );
         Ok(())
+    }
+
+    #[test]
+    fn a_dns_provider_may_not_name_or_inherit_the_controllers_files() {
+        let fleet = fleet(&["--source=service", "--dns-provider-crds", "--tls-ca=/etc/ca.pem"]);
+        let id = ProviderId::Namespaced {
+            namespace: "team-a".into(),
+            name: "p".into(),
+        };
+        let files = file_flags();
+        for f in ["azure-config-file", "tls-client-cert", "tls-client-cert-key", "tls-ca"] {
+            assert!(files.iter().any(|g| g == f), "{f} in {files:?}");
+        }
+        let named = object(
+            id.clone(),
+            serde_json::json!({ "type": "azure", "config": { "azure-config-file": "/etc/kubernetes/azure.json" } }),
+        );
+        let e = provider_settings(&fleet, &named, &Credentials::default())
+            .err()
+            .map(|e| e.to_string());
+        assert!(e.is_some_and(|e| e.contains("--azure-config-file")));
+        // Azure's default file is the controller's too: not read for a tenant.
+        let azure = object(id.clone(), serde_json::json!({ "type": "azure" }));
+        let e = provider_settings(&fleet, &azure, &Credentials::default())
+            .err()
+            .map(|e| e.to_string());
+        assert!(
+            e.as_ref().is_some_and(|e| !e.contains("/etc/kubernetes/azure.json")),
+            "{e:?}"
+        );
+        let base = &fleet.args;
+        let cli = parse(
+            base,
+            &object(id.clone(), serde_json::json!({ "type": "inmemory" })),
+            &[],
+        );
+        assert_eq!(cli.map(|c| command_flags(c).provider.tls_ca).ok().as_deref(), Some(""));
+        for var in [
+            "AWS_WEB_IDENTITY_TOKEN_FILE",
+            "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE",
+            "HOME",
+        ] {
+            let aws = object(id.clone(), serde_json::json!({ "type": "aws" }));
+            let e = provider_settings(&fleet, &aws, &secret(&[(var, "/var/run/secrets/token")]))
+                .err()
+                .map(|e| e.to_string());
+            assert!(e.is_some_and(|e| e.contains(var)), "{var}");
+        }
     }
 
     #[test]
