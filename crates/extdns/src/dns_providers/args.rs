@@ -128,6 +128,14 @@ pub fn provider_settings(
         std::env::var(name).ok()
     };
     let mut settings = settings::controller_with_env(&command_flags(cli), &env)?;
+    if namespaced && matches!(settings.provider, settings::ProviderSettings::Google(_)) {
+        // Google's credentials are a file or the metadata server: for a tenant, both are the controller's.
+        return Err(ValidationError(
+            "type google: a DNSProvider has no Google credentials of its own (they are a file or the metadata \
+             server, both the controller's); use a ClusterDNSProvider"
+                .to_string(),
+        ));
+    }
     watched(&fleet.sources, &settings.sources)?;
     settings.sources.set_route(route(&object.id));
     Ok(settings)
@@ -398,6 +406,14 @@ mod tests {
             &[],
         );
         assert_eq!(cli.map(|c| command_flags(c).provider.tls_ca).ok().as_deref(), Some(""));
+        let google = object(id.clone(), serde_json::json!({ "type": "google" }));
+        let e = provider_settings(&fleet, &google, &Credentials::default())
+            .err()
+            .map(|e| e.to_string());
+        assert!(
+            e.is_some_and(|e| e.contains("metadata server")),
+            "no GKE identity for a tenant"
+        );
         for var in [
             "AWS_WEB_IDENTITY_TOKEN_FILE",
             "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE",
