@@ -200,7 +200,10 @@ fn check_rbac_against_extdns(
         // The provider objects, watched cluster-wide (--dns-provider-crds).
         for resource in ["dnsproviders", "clusterdnsproviders"] {
             let granted = grants.contains(&("*".to_string(), "externaldns.k8s.io".to_string(), resource.to_string()));
-            assert!(granted, "{what}: no grant to list and watch {resource} in every namespace; grants: {grants:?}");
+            assert!(
+                granted,
+                "{what}: no grant to list and watch {resource} in every namespace; grants: {grants:?}"
+            );
             needed.insert(("externaldns.k8s.io".to_string(), resource.to_string()));
         }
     }
