@@ -97,6 +97,49 @@ struct Side {
     processes: usize,
 }
 
+/// What a request was for: the informers' kinds, the provider objects, Secrets, or API discovery.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Class {
+    Informers,
+    Providers,
+    Secrets,
+    Discovery,
+}
+
+impl Class {
+    const ALL: [Class; 4] = [Class::Informers, Class::Providers, Class::Secrets, Class::Discovery];
+
+    fn of(uri: &str) -> Class {
+        let path = uri.split('?').next().unwrap_or_default();
+        if path.contains("/externaldns.k8s.io/") {
+            Class::Providers
+        } else if path.contains("/secrets/") {
+            Class::Secrets
+        } else if matches!(path, "/api" | "/apis") || path.starts_with("/openapi") {
+            Class::Discovery
+        } else {
+            Class::Informers
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Class::Informers => "the informers' (Services, EndpointSlices, Pods, Nodes)",
+            Class::Providers => "the provider objects' (list, watch, finalizer and status patches)",
+            Class::Secrets => "Secret reads",
+            Class::Discovery => "API discovery",
+        }
+    }
+}
+
+/// Requests per side in the audit log so far, by `<verb> <class>`.
+fn requests(audit: &Path) -> Result<[BTreeMap<String, usize>; 2]> {
+    scale::requests_by(audit, &|e| {
+        let verb = e["verb"].as_str().unwrap_or("(none)");
+        format!("{verb} {:?}", Class::of(e["requestURI"].as_str().unwrap_or_default()))
+    })
+}
+
 /// Requests of one side (index 0: extdns, 1: external-dns) between two readings of the audit log.
 fn since(
     before: &[BTreeMap<String, usize>; 2],
@@ -134,7 +177,7 @@ fn side(ctx: &mut Ctx, audit: &Path, opts: &Options, which: Which, start: Start)
     let pid = ctx.cp.apiserver_pid().context("kube-apiserver is not running")?;
     let servers = ZONES.map(|z| DnsServer::start(Kind::Bind, &[Zone::new(z)]));
     let timeout = Duration::from_secs(120) + Duration::from_millis(30) * opts.services as u32;
-    let before = scale::requests_by_verb(audit)?;
+    let before = requests(audit)?;
     let apiserver_before = scale::rss_of(pid).unwrap_or_default();
     let began = Instant::now();
     let mut procs = start(ctx, &servers)?;
@@ -183,7 +226,7 @@ fn side(ctx: &mut Ctx, audit: &Path, opts: &Options, which: Which, start: Start)
         bail!("{}: not every zone complete within {timeout:?}", which.name());
     }
     let ticks = scale::clock_ticks();
-    let at_sync = scale::requests_by_verb(audit)?;
+    let at_sync = requests(audit)?;
     out.usage[0] = summed(&procs, ticks)?;
     eprintln!(
         "multi-provider: {}: first sync {synced:?}, requests {:?}; idle for {} s",
@@ -192,7 +235,7 @@ fn side(ctx: &mut Ctx, audit: &Path, opts: &Options, which: Which, start: Start)
         opts.idle.as_secs()
     );
     std::thread::sleep(opts.idle);
-    let after_idle = scale::requests_by_verb(audit)?;
+    let after_idle = requests(audit)?;
     out.usage[1] = summed(&procs, ticks)?;
     out.requests = [since(&before, &at_sync, i), since(&at_sync, &after_idle, i)];
     out.apiserver = [apiserver_before, peak, scale::rss_of(pid).unwrap_or_default()];
@@ -288,11 +331,17 @@ pub fn run(mut ctx: Ctx, opts: &Options) -> Result<bool> {
 fn report(opts: &Options, objects: usize, pods: usize, load: Duration, s: &[Side; 2]) -> String {
     let mb = |b: f64| Some(b / 1_048_576.0);
     let each = |g: &dyn Fn(&Side) -> Option<f64>| [g(&s[0]), g(&s[1])];
-    let count = |r: &BTreeMap<String, usize>, verb: Option<&str>| {
-        Some(match verb {
-            Some(v) => r.get(v).copied().unwrap_or_default(),
-            None => r.values().sum(),
-        } as f64)
+    // Keys are `<verb> <class>`.
+    let count = |r: &BTreeMap<String, usize>, keep: &dyn Fn(&str, &str) -> bool| {
+        Some(
+            r.iter()
+                .filter(|(k, _)| {
+                    let (verb, class) = k.split_once(' ').unwrap_or_default();
+                    keep(verb, class)
+                })
+                .map(|(_, n)| n)
+                .sum::<usize>() as f64,
+        )
     };
     let idle = opts.idle.as_secs();
     let mut rows: Vec<(String, [Option<f64>; 2], &str, usize)> = vec![(
@@ -301,24 +350,33 @@ fn report(opts: &Options, objects: usize, pods: usize, load: Duration, s: &[Side
         "s",
         1,
     )];
-    for verb in [None, Some("list"), Some("watch"), Some("get")] {
+    for (phase, label) in ["to the first sync".to_string(), format!("over {idle} s idle")]
+        .iter()
+        .enumerate()
+    {
         rows.push((
-            match verb {
-                None => "API requests to the first sync".into(),
-                Some(v) => format!("API requests to the first sync: {}", v.to_uppercase()),
-            },
-            each(&|s| count(&s.requests[0], verb)),
+            format!("API requests {label}"),
+            each(&|s| count(&s.requests[phase], &|_, _| true)),
             "",
             0,
         ));
+        for class in Class::ALL {
+            let name = format!("{class:?}");
+            rows.push((
+                format!("API requests {label}: {}", class.name()),
+                each(&|s| count(&s.requests[phase], &|_, c| c == name)),
+                "",
+                0,
+            ));
+        }
     }
+    rows.push((
+        "API requests to the first sync: WATCH (every class)".into(),
+        each(&|s| count(&s.requests[0], &|v, _| v == "watch")),
+        "",
+        0,
+    ));
     rows.extend(vec![
-        (
-            format!("API requests over {idle} s idle"),
-            each(&|s| count(&s.requests[1], None)),
-            "",
-            0,
-        ),
         (
             "kube-apiserver RSS before the controllers started".into(),
             each(&|s| mb(s.apiserver[0])),
@@ -416,6 +474,21 @@ mod tests {
     fn services_are_split_in_thirds_over_the_zones() {
         let counts = ZONES.map(|z| (0..300).filter(|&i| zone_of(i) == z).count());
         assert_eq!(counts, [100, 100, 100]);
+    }
+
+    #[test]
+    fn requests_are_classed_by_path() {
+        assert_eq!(Class::of("/api/v1/services?watch=true"), Class::Informers);
+        assert_eq!(Class::of("/apis/discovery.k8s.io/v1/endpointslices"), Class::Informers);
+        assert_eq!(
+            Class::of("/apis/externaldns.k8s.io/v1alpha1/clusterdnsproviders/mp-0/status?"),
+            Class::Providers
+        );
+        assert_eq!(
+            Class::of("/api/v1/namespaces/multi-provider/secrets/tsig"),
+            Class::Secrets
+        );
+        assert_eq!(Class::of("/apis"), Class::Discovery);
     }
 
     #[test]

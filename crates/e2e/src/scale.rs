@@ -274,7 +274,12 @@ fn requests(audit: &Path) -> Result<([usize; 2], BTreeSet<String>)> {
 }
 
 /// Requests per controller by verb (`list`, `watch`, ...) in the audit log so far, distinct audit ids.
-pub(crate) fn requests_by_verb(audit: &Path) -> Result<[BTreeMap<String, usize>; 2]> {
+fn requests_by_verb(audit: &Path) -> Result<[BTreeMap<String, usize>; 2]> {
+    requests_by(audit, &|event| event["verb"].as_str().unwrap_or("(none)").to_string())
+}
+
+/// Requests per controller in the audit log so far, distinct audit ids, counted under `key(event)`.
+pub(crate) fn requests_by(audit: &Path, key: &dyn Fn(&Value) -> String) -> Result<[BTreeMap<String, usize>; 2]> {
     let text = std::fs::read_to_string(audit).with_context(|| format!("reading {}", audit.display()))?;
     let mut seen: HashSet<String> = HashSet::new();
     let mut out: [BTreeMap<String, usize>; 2] = Default::default();
@@ -290,8 +295,7 @@ pub(crate) fn requests_by_verb(audit: &Path) -> Result<[BTreeMap<String, usize>;
         }
         let agent = event["userAgent"].as_str().unwrap_or("(none)");
         let external = agent.to_ascii_lowercase().starts_with("externaldns");
-        let verb = event["verb"].as_str().unwrap_or("(none)").to_string();
-        *out[usize::from(external)].entry(verb).or_default() += 1;
+        *out[usize::from(external)].entry(key(&event)).or_default() += 1;
     }
     Ok(out)
 }
