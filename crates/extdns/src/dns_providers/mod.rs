@@ -504,32 +504,20 @@ impl Manager {
         if !finished {
             return;
         }
-        let Some(pipeline) = self.pipelines.remove(id) else {
+        let Some((generation, secret_version, failures, panic)) = self.take(id).await else {
             return;
         };
-        self.root.detach(&id.label());
-        let failures = pipeline.failures + 1;
-        let mut why = "the provider's pipeline stopped unexpectedly".to_string();
-        if let State::Running {
-            cancel, task, serving, ..
-        } = pipeline.state
-        {
-            cancel.cancel();
-            if let Err(e) = task.await
-                && e.is_panic()
-            {
-                why = format!("the provider's pipeline panicked: {}", panic_text(e.into_panic()));
-            }
-            if let Some(serving) = serving {
-                let _ = serving.await;
-            }
-        }
+        let failures = failures + 1;
+        let why = match panic {
+            Some(text) => format!("the provider's pipeline panicked: {text}"),
+            None => "the provider's pipeline stopped unexpectedly".to_string(),
+        };
         let wait = rebuild_after(failures);
         error!(provider = %id, error = %why, rebuild_in = ?wait, "provider pipeline failed; the others run on");
-        self.fail(id, pipeline.generation, pipeline.secret_version, true, failures);
+        self.fail(id, generation, secret_version, true, failures);
         writer
             .set(
-                pipeline.generation,
+                generation,
                 Reason::SyncFailed,
                 format!("{why}; built again in {}s", wait.as_secs()),
             )
@@ -598,10 +586,17 @@ impl Manager {
 
     /// Stops `id`'s pipeline after its sync in progress (a record is never left half written).
     async fn stop(&mut self, id: &ProviderId) {
-        let Some(pipeline) = self.pipelines.remove(id) else {
-            return;
-        };
+        if let Some((.., Some(text))) = self.take(id).await {
+            error!(provider = %id, panic = %text, "the provider's pipeline panicked");
+        }
+    }
+
+    /// Takes `id`'s pipeline out, cancels it and waits for it (and its DNS server) to end: its generation,
+    /// Secret version, failures in a row and, if its task panicked, the panic's text.
+    async fn take(&mut self, id: &ProviderId) -> Option<(i64, Option<String>, u32, Option<String>)> {
+        let pipeline = self.pipelines.remove(id)?;
         self.root.detach(&id.label());
+        let mut panic = None;
         if let State::Running {
             cancel, task, serving, ..
         } = pipeline.state
@@ -610,12 +605,13 @@ impl Manager {
             if let Err(e) = task.await
                 && e.is_panic()
             {
-                error!(provider = %id, "the provider's pipeline panicked");
+                panic = Some(panic_text(e.into_panic()));
             }
             if let Some(serving) = serving {
                 let _ = serving.await;
             }
         }
+        Some((pipeline.generation, pipeline.secret_version, pipeline.failures, panic))
     }
 
     /// SIGTERM: every pipeline told at once, then each awaited, so the shutdown waits for the longest sync
