@@ -286,8 +286,8 @@ fn yaml_blocks(markdown: &str) -> Result<Vec<Value>, Error> {
 
 #[test]
 fn every_provider_object_of_the_docs_is_accepted_and_builds() -> Result<(), Error> {
-    // The deployment the docs' examples run under: the chart's rendering of the recipes' values (it renders
-    // `--registry=txt`, as external-dns's chart does).
+    // The deployment the docs' examples run under: the recipes' sources and policy, with deploy/base's
+    // `--registry=txt` (every provider inherits it, so the examples must hold with it).
     let line: Vec<OsString> = [
         "extdns",
         "--dns-provider-crds",
