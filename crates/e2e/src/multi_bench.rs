@@ -13,7 +13,6 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -181,38 +180,29 @@ fn side(ctx: &mut Ctx, audit: &Path, opts: &Options, which: Which, start: Start)
     let apiserver_before = scale::rss_of(pid).unwrap_or_default();
     let began = Instant::now();
     let mut procs = start(ctx, &servers)?;
-    let stop = AtomicBool::new(false);
-    let (synced, peak) = std::thread::scope(|s| {
-        let sampler = s.spawn(|| {
-            let mut peak = apiserver_before;
-            while !stop.load(Ordering::Relaxed) {
-                peak = peak.max(scale::rss_of(pid).unwrap_or_default());
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            peak
-        });
-        let zones: Vec<_> = servers
-            .iter()
-            .zip(ZONES)
-            .enumerate()
-            .map(|(z, (server, zone))| {
-                let port = server.port;
-                s.spawn(move || {
-                    let names: Vec<Probe> = (0..opts.services)
-                        .filter(|&i| i % ZONES.len() == z)
-                        .map(|i| (format!("svc-{i}.{zone}"), None))
-                        .collect();
-                    let count = names.len();
-                    scale::wait_zone_named(port, zone, began, timeout, &scale::spread(&names), |records| {
-                        scale::every_service(records, count)
+    let (synced, peak) = scale::with_peak_rss(pid, apiserver_before, || {
+        std::thread::scope(|s| {
+            let zones: Vec<_> = servers
+                .iter()
+                .zip(ZONES)
+                .enumerate()
+                .map(|(z, (server, zone))| {
+                    let port = server.port;
+                    s.spawn(move || {
+                        let names: Vec<Probe> = (0..opts.services)
+                            .filter(|&i| i % ZONES.len() == z)
+                            .map(|i| (format!("svc-{i}.{zone}"), None))
+                            .collect();
+                        let count = names.len();
+                        scale::wait_zone_named(port, zone, began, timeout, &scale::spread(&names), |records| {
+                            scale::every_service(records, count)
+                        })
                     })
                 })
-            })
-            .collect();
-        let each: Vec<Option<Duration>> = zones.into_iter().map(|h| h.join().ok().flatten()).collect();
-        stop.store(true, Ordering::Relaxed);
-        let all = each.iter().try_fold(Duration::ZERO, |max, d| d.map(|d| max.max(d)));
-        (all, sampler.join().unwrap_or_default())
+                .collect();
+            let each: Vec<Option<Duration>> = zones.into_iter().map(|h| h.join().ok().flatten()).collect();
+            each.iter().try_fold(Duration::ZERO, |max, d| d.map(|d| max.max(d)))
+        })
     });
     let mut out = Side {
         first_sync: synced,

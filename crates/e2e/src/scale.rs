@@ -317,6 +317,25 @@ pub(crate) fn rss_of(pid: u32) -> Option<f64> {
     Some(line.split_whitespace().nth(1)?.parse::<f64>().ok()? * 1024.0)
 }
 
+/// Runs `f` while sampling the VmRSS of process `pid` every 50 ms: `f`'s result and the peak (at least
+/// `baseline`, bytes).
+pub(crate) fn with_peak_rss<T>(pid: u32, baseline: f64, f: impl FnOnce() -> T) -> (T, f64) {
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let sampler = s.spawn(|| {
+            let mut peak = baseline;
+            while !stop.load(Ordering::Relaxed) {
+                peak = peak.max(rss_of(pid).unwrap_or_default());
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            peak
+        });
+        let out = f();
+        stop.store(true, Ordering::Relaxed);
+        (out, sampler.join().unwrap_or(baseline))
+    })
+}
+
 /// Each controller's first sync alone: the API server restarted (its memory then holds only its own caches),
 /// left to settle, the controller started against a BIND of its own, the API server's VmRSS sampled every
 /// 50 ms until every Service name answers, the controller stopped. `watch_list`: the API server's WatchList
@@ -347,19 +366,8 @@ fn first_syncs_alone(
         let apiserver_before = rss_of(pid).unwrap_or_default();
         let since = Instant::now();
         let mut proc = run.start(&ctx.cp, &server, &ctx.log(&format!("scale-alone-{}", which.name())))?;
-        let stop = AtomicBool::new(false);
-        let (synced, peak) = std::thread::scope(|s| {
-            let sampler = s.spawn(|| {
-                let mut peak = apiserver_before;
-                while !stop.load(Ordering::Relaxed) {
-                    peak = peak.max(rss_of(pid).unwrap_or_default());
-                    std::thread::sleep(Duration::from_millis(50));
-                }
-                peak
-            });
-            let synced = wait_zone(server.port, since, timeout, probes, |z| every_service(z, services));
-            stop.store(true, Ordering::Relaxed);
-            (synced, sampler.join().unwrap_or_default())
+        let (synced, peak) = with_peak_rss(pid, apiserver_before, || {
+            wait_zone(server.port, since, timeout, probes, |z| every_service(z, services))
         });
         proc.terminate(Duration::from_secs(5));
         let after = requests_by_verb(audit)?;
