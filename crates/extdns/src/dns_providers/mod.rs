@@ -631,7 +631,7 @@ impl Manager {
     /// Adds or removes extdns's finalizer among `finalizers` (the object's as delivered), under the
     /// object's resourceVersion: a write over a newer object (another finalizer added meanwhile) is refused
     /// and done again from the newer one.
-    async fn set_finalizer(&self, id: &ProviderId, finalizers: &[String], present: bool) {
+    async fn set_finalizer(&mut self, id: &ProviderId, finalizers: &[String], present: bool) {
         let mut finalizers: Vec<&str> = finalizers
             .iter()
             .map(String::as_str)
@@ -649,7 +649,15 @@ impl Manager {
             .patch(id.name(), &PatchParams::default(), &Patch::Merge(&patch))
             .await
         {
-            Ok(_) => {}
+            // Known at once, so the next pass does not write it again before the watch delivers it.
+            Ok(updated) => {
+                if let Some(version) = updated.metadata.resource_version {
+                    self.versions.insert(id.clone(), version);
+                }
+                if let Some(object) = self.objects.get_mut(id) {
+                    object.finalizers = updated.metadata.finalizers.unwrap_or_default();
+                }
+            }
             // Gone already: the finalizer was the last thing holding it.
             Err(kube::Error::Api(e)) if e.code == 404 => {}
             // Changed since delivered: done again from the newer object the watch brings.
