@@ -55,7 +55,7 @@ impl SourceConfig {
             && !route.admits(&self.annotations, &meta.namespace, a)
         {
             // It belongs to another provider: not a warning.
-            tracing::trace!(%kind, namespace = %meta.namespace, name = %meta.name, "routed to another provider");
+            tracing::debug!(%kind, namespace = %meta.namespace, name = %meta.name, "routed to another provider");
             return false;
         }
         let admitted = self
@@ -148,6 +148,54 @@ mod tests {
         assert!(!c.admits(ResourceKind::Service, &meta("d", &[], &[(&ga, "other")])));
         assert!(!c.admits(ResourceKind::Service, &meta("d", &[], &[(&alpha, "other")])));
         assert!(c.admits(ResourceKind::Service, &meta("d", &[], &[(&alpha, "dns-controller")])));
+    }
+
+    fn routed(route: Option<ProviderRoute>) -> SourceConfig {
+        SourceConfig {
+            route,
+            ..SourceConfig::default()
+        }
+    }
+
+    const PROVIDER: &str = "external-dns.kubernetes.io/provider";
+    const CLUSTER_PROVIDER: &str = "external-dns.kubernetes.io/cluster-provider";
+
+    #[test]
+    fn flag_mode_ignores_both_routing_annotations() {
+        let flags = routed(None);
+        let named = [(PROVIDER, "zone"), (CLUSTER_PROVIDER, "public")];
+        assert!(flags.admits(ResourceKind::Service, &meta("a", &[], &named)));
+        assert!(flags.admits(ResourceKind::Ingress, &meta("b", &[], &[(CLUSTER_PROVIDER, "other")])));
+    }
+
+    #[test]
+    fn a_route_refuses_what_the_object_routes_elsewhere_before_any_filter() -> Result<(), SelectorError> {
+        let internal = routed(Some(ProviderRoute::cluster("internal")));
+        let public = [(CLUSTER_PROVIDER, "public")];
+        assert!(!internal.admits(ResourceKind::Service, &meta("a", &[], &public)));
+        assert!(internal.admits(ResourceKind::Service, &meta("a", &[], &[])));
+        // Routed here, the filters still select as usual.
+        let filtered = SourceConfig {
+            label_filter: Selector::parse("dns=public")?,
+            ..routed(Some(ProviderRoute::cluster("public")))
+        };
+        assert!(filtered.admits(ResourceKind::Service, &meta("a", &[("dns", "public")], &public)));
+        assert!(!filtered.admits(ResourceKind::Service, &meta("a", &[], &public)));
+        Ok(())
+    }
+
+    #[test]
+    fn a_dns_provider_never_admits_another_namespace_even_when_named() {
+        let tenant = SourceConfig {
+            namespace: Some("a".into()),
+            ..routed(Some(ProviderRoute::namespaced("a", "zone")))
+        };
+        assert!(tenant.admits(ResourceKind::Service, &meta("a", &[], &[(PROVIDER, "zone")])));
+        assert!(!tenant.admits(ResourceKind::Service, &meta("b", &[], &[(PROVIDER, "zone")])));
+        // Even without the namespace scope the route itself refuses another namespace.
+        let unscoped = routed(Some(ProviderRoute::namespaced("a", "zone")));
+        assert!(!unscoped.admits(ResourceKind::Service, &meta("b", &[], &[(PROVIDER, "zone")])));
+        assert!(!unscoped.admits(ResourceKind::Service, &meta("b", &[], &[])));
     }
 
     /// external-dns #6703: filters run after legacy keys are copied to the configured prefix, so a filter

@@ -125,6 +125,18 @@ mod tests {
             !admits(&ProviderRoute::cluster("zone"), "a", &named),
             "no ClusterDNSProvider"
         );
+        assert!(
+            !admits(&ProviderRoute::namespaced("b", "zone"), "a", &named),
+            "the same name in another namespace"
+        );
+    }
+
+    #[test]
+    fn names_are_compared_exactly() {
+        let named = [(C, "Public,pub")];
+        assert!(!admits(&ProviderRoute::cluster("public"), "a", &named));
+        assert!(admits(&ProviderRoute::cluster("Public"), "a", &named));
+        assert!(!admits(&ProviderRoute::cluster("publ"), "a", &named));
     }
 
     #[test]
@@ -145,5 +157,10 @@ mod tests {
         let legacy = [(key.as_str(), "public")];
         assert!(admits(&ProviderRoute::cluster("public"), "a", &legacy));
         assert!(!admits(&ProviderRoute::cluster("internal"), "a", &legacy));
+        // Set under both prefixes, the configured one wins (and the conflict is warned about with the others).
+        let both = [(C, "internal"), (key.as_str(), "public")];
+        assert!(admits(&ProviderRoute::cluster("internal"), "a", &both));
+        assert!(!admits(&ProviderRoute::cluster("public"), "a", &both));
+        assert_eq!(Annotations::default().conflicts(&annotations(&both)).len(), 1);
     }
 }
