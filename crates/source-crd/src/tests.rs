@@ -668,3 +668,36 @@ fn legacy_annotation_prefix_6703_the_annotation_filter_reads_legacy_keys_on_dnse
     });
     assert!(evaluate(&ga_only, &store).is_empty());
 }
+
+/// `--dns-provider-crds`: a DNSEndpoint routes like any object: named, it goes to the providers it names;
+/// unnamed, to every ClusterDNSProvider and the DNSProviders of its namespace; in flag mode the annotations
+/// mean nothing.
+#[test]
+fn a_dnsendpoint_routes_like_any_object() {
+    use extdns_source::ProviderRoute;
+    let records = || json!([ep("a.example.org", "A", &["192.0.2.1"])]);
+    let named = store_with(
+        &[dns_endpoint(
+            "team-a",
+            json!({}),
+            json!({"external-dns.kubernetes.io/cluster-provider": "public"}),
+            records(),
+        )],
+        KindOverrides::new(),
+    );
+    let unnamed = one_object("team-a", records());
+    let count = |store: &ClusterStore, route: Option<ProviderRoute>| {
+        let config = CrdSourceConfig {
+            route,
+            ..CrdSourceConfig::default()
+        };
+        evaluate(&CrdSource::new(config), store).len()
+    };
+    assert_eq!(count(&named, Some(ProviderRoute::cluster("public"))), 1);
+    assert_eq!(count(&named, Some(ProviderRoute::cluster("internal"))), 0);
+    assert_eq!(count(&named, Some(ProviderRoute::namespaced("team-a", "public"))), 0);
+    assert_eq!(count(&named, None), 1, "flag mode");
+    assert_eq!(count(&unnamed, Some(ProviderRoute::namespaced("team-a", "zone"))), 1);
+    assert_eq!(count(&unnamed, Some(ProviderRoute::namespaced("team-b", "zone"))), 0);
+    assert_eq!(count(&unnamed, Some(ProviderRoute::cluster("internal"))), 1);
+}

@@ -344,3 +344,37 @@ fn a_name_shared_with_records_without_a_resource_label_is_merged_again_with_them
         &[LB, SHARED2, "service/a/zz-mate", B_DB],
     );
 }
+
+/// `--dns-provider-crds`: a Service re-annotated from ClusterDNSProvider `a` to `b` leaves `a`'s desired set
+/// (its old names are still affected there) and enters `b`'s, through each pipeline's incremental path over
+/// one store.
+#[test]
+fn a_service_routed_to_another_provider_moves_its_records() {
+    use extdns_source::ProviderRoute;
+    const ROUTE: &str = "external-dns.kubernetes.io/cluster-provider";
+    let routed = |to: &str| {
+        let mut f = base();
+        let lb = f.service("a", "lb");
+        let others = lb.meta.annotations.iter().filter(|(k, _)| *k != ROUTE);
+        lb.meta.annotations = others.chain(std::iter::once((ROUTE, to))).collect();
+        f.store()
+    };
+    let (before, after) = (routed("a"), routed("b"));
+    let changes = changed(ResourceKind::Service, "a", "lb");
+    let lb = |eps: &[extdns_endpoint::Endpoint]| eps.iter().filter(|e| e.dns_name == "lb.example.com").count();
+    let full = |p: &Pipeline, store: &ClusterStore| match block_on(p.evaluate(store, None)) {
+        Ok(out) => lb(&out.endpoints),
+        Err(e) => panic!("{e}"),
+    };
+
+    let a = pipeline(&sharing(|c| c.route = Some(ProviderRoute::cluster("a"))));
+    let b = pipeline(&sharing(|c| c.route = Some(ProviderRoute::cluster("b"))));
+    assert_eq!((full(&a, &before), full(&b, &before)), (1, 0), "a's before");
+
+    let from_a = block_on(check_against_full(&a, &before, &after, &changes, "provider a"));
+    assert!(from_a.names.contains("lb.example.com"), "{:?}", from_a.names);
+    assert_eq!(lb(&from_a.output.endpoints), 0, "gone from a");
+    let to_b = block_on(check_against_full(&b, &before, &after, &changes, "provider b"));
+    assert!(to_b.names.contains("lb.example.com"), "{:?}", to_b.names);
+    assert_eq!(lb(&to_b.output.endpoints), 1, "b's now");
+}
