@@ -189,6 +189,25 @@ fn annotation_filter_does_not_apply_to_gateways() -> Result<(), extdns_source::S
     Ok(())
 }
 
+/// `--dns-provider-crds`: a route's own routing annotations decide which provider publishes it; its
+/// Gateway's are not read (the Gateway makes no records of its own).
+#[test]
+fn a_route_is_routed_by_its_own_annotations_not_its_gateways() {
+    use extdns_source::ProviderRoute;
+    const ROUTE: &str = "external-dns.kubernetes.io/cluster-provider";
+    let mut c = ClusterStore::new();
+    c.add(infra_gw(vec![http("http", None)]).annotated(&[(ROUTE, "elsewhere")]));
+    c.add(attached("apps", "web", &["web.example.com"]));
+    c.add(attached("apps", "pub", &["pub.example.com"]).annotated(&[(ROUTE, "public")]));
+    let provider = |name: &str| sharing(config(), |s| s.route = Some(ProviderRoute::cluster(name)));
+    assert_eq!(
+        names(&run(provider("public"), &c)),
+        vec!["pub.example.com", "web.example.com"]
+    );
+    assert_eq!(names(&run(provider("internal"), &c)), vec!["web.example.com"]);
+    assert_eq!(names(&run(provider("elsewhere"), &c)), vec!["web.example.com"]);
+}
+
 /// ListenerSets from the namespaces `from` (and `selector`) may attach to the Gateway.
 fn allowed_listeners(from: &str, selector: Option<LabelSelector>) -> Option<AllowedListeners> {
     Some(AllowedListeners {
