@@ -26,6 +26,7 @@
 
 pub mod backoff;
 pub mod batch;
+pub mod credentials;
 pub mod gather;
 pub mod http;
 pub mod inmemory;
