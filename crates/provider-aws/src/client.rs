@@ -6,9 +6,9 @@ use extdns_provider::{Backoff, HttpClient, Retry};
 use reqwest::{Method, StatusCode};
 use serde::de::DeserializeOwned;
 
+use extdns_aws::{CredentialsError, SignError, Signer, SignerConfig, SignerError};
+
 use crate::config::{AwsConfig, ConfigError};
-use crate::credentials::{CredentialCache, CredentialsError};
-use crate::sign::{self, SignError};
 use crate::xml;
 
 const API: &str = "2013-04-01";
@@ -133,8 +133,8 @@ pub struct RecordPage {
 pub struct Client {
     http: HttpClient,
     base: String,
-    credentials: CredentialCache,
-    signing_region: String,
+    /// Signs for `route53` in the configured region with the credential chain's credentials.
+    signer: Signer,
     /// Its attempts are the configured retries plus the first call.
     backoff: Backoff,
     /// Route53 allows 5 requests a second per account (every call counts; a change request counts under
@@ -149,19 +149,15 @@ impl Client {
             .timeout(config.request_timeout)
             .build()
             .map_err(ConfigError::Client)?;
-        let credentials = CredentialCache::new(
-            config.credentials.clone(),
-            config.assume_role.clone(),
-            config.credentials_refresh_before,
-            config.request_timeout,
-            &config.observer,
-        )
-        .map_err(ConfigError::Client)?;
+        let mut signing = SignerConfig::new(config.credentials.clone(), config.signing_region.clone(), "route53");
+        signing.assume_role = config.assume_role.clone();
+        signing.refresh_before = config.credentials_refresh_before;
+        signing.timeout = config.request_timeout;
+        let signer = Signer::new(signing, &config.observer).map_err(ConfigError::Client)?;
         Ok(Client {
             http,
             base: config.endpoint.as_str().trim_end_matches('/').to_string(),
-            credentials,
-            signing_region: config.signing_region.clone(),
+            signer,
             backoff: Backoff {
                 max_attempts: config.api_retries.saturating_add(1),
                 ..config.backoff.clone()
@@ -310,39 +306,25 @@ impl Client {
             url.push('?');
             url.push_str(&q.join("&"));
         }
-        let body_bytes = body.unwrap_or("").as_bytes();
-        let mut headers = vec![("content-type", "application/xml")];
-        if body.is_none() {
-            headers.clear();
-        }
-        let sign_error = |source| ApiError::Sign {
-            call: name.to_string(),
-            source,
+        let headers: &[(&str, &str)] = if body.is_some() {
+            &[("content-type", "application/xml")]
+        } else {
+            &[]
         };
-        let credentials = self.credentials.get().await.map_err(|source| ApiError::Credentials {
-            call: name.to_string(),
-            source,
-        })?;
-        let signed = sign::headers(
-            &sign::identity(&credentials),
-            &self.signing_region,
-            "route53",
-            method.as_str(),
-            &url,
-            &headers,
-            body_bytes,
-        )
-        .map_err(sign_error)?;
-        let mut request = self.http.request(method, &url);
-        for (k, v) in &headers {
-            request = request.header(*k, *v);
-        }
-        for (k, v) in signed {
-            request = request.header(k, v);
-        }
-        if let Some(b) = body {
-            request = request.body(b.to_string());
-        }
+        let request = self
+            .signer
+            .request(&self.http, method, &url, headers, body.map(str::to_string))
+            .await
+            .map_err(|e| match e {
+                SignerError::Credentials(source) => ApiError::Credentials {
+                    call: name.to_string(),
+                    source,
+                },
+                SignerError::Sign(source) => ApiError::Sign {
+                    call: name.to_string(),
+                    source,
+                },
+            })?;
         if name == CHANGE {
             self.pacer.write().await;
         } else {

@@ -1,12 +1,12 @@
 //! The provider's configuration, and the credentials and endpoint read from the standard AWS environment.
 
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use extdns_endpoint::DomainFilter;
 use extdns_provider::Backoff;
 use url::Url;
 
-use crate::credentials::{AssumeRole, CredentialSource};
+use extdns_aws::{AssumeRole, CredentialSource, Credentials};
 
 /// Route53's own endpoint; only tests and other partitions need another.
 pub const DEFAULT_ENDPOINT: &str = "https://route53.amazonaws.com";
@@ -19,48 +19,6 @@ pub enum ZoneType {
     Public,
     /// Zones attached to VPCs.
     Private,
-}
-
-/// One set of credentials: static keys, or temporary ones with a session token and an expiry.
-#[derive(Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Credentials {
-    /// The key id requests are signed as.
-    pub access_key_id: String,
-    /// The secret that signs them.
-    pub secret_access_key: String,
-    /// Set for temporary credentials (a role, a session).
-    pub session_token: Option<String>,
-    /// When temporary credentials stop working; `None` for keys that do not expire.
-    pub expires: Option<SystemTime>,
-}
-
-impl Credentials {
-    /// Long-lived keys, without a session token.
-    pub fn new(access_key_id: impl Into<String>, secret_access_key: impl Into<String>) -> Self {
-        Credentials {
-            access_key_id: access_key_id.into(),
-            secret_access_key: secret_access_key.into(),
-            session_token: None,
-            expires: None,
-        }
-    }
-
-    pub(crate) fn from_env(access_key_id: &str, secret_access_key: &str, session_token: Option<&str>) -> Self {
-        Credentials {
-            session_token: session_token.map(str::to_string),
-            ..Credentials::new(access_key_id, secret_access_key)
-        }
-    }
-}
-
-impl std::fmt::Debug for Credentials {
-    /// Never prints the secret or the token, so a config can be logged.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Credentials")
-            .field("access_key_id", &self.access_key_id)
-            .finish_non_exhaustive()
-    }
 }
 
 /// Everything the provider needs, typed. The binary builds it from external-dns's `--aws-*` flags and the
@@ -156,7 +114,7 @@ impl AwsConfig {
         }
     }
 
-    /// The credential chain over the standard AWS variables (crate::credentials), the region (`AWS_REGION`
+    /// The credential chain over the standard AWS variables (`extdns_aws`), the region (`AWS_REGION`
     /// or `AWS_DEFAULT_REGION`) and the endpoint (`AWS_ENDPOINT_URL_ROUTE_53` or `AWS_ENDPOINT_URL`). `var`
     /// reads one variable, so tests need not touch the process environment; the variables are read now,
     /// the credentials when the provider first needs them.

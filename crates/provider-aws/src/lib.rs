@@ -29,10 +29,7 @@
 
 mod client;
 mod config;
-mod credentials;
-mod profile;
 mod records;
-mod sign;
 mod xml;
 
 use std::collections::{BTreeMap, HashMap};
@@ -45,12 +42,12 @@ use extdns_provider::batch::{self, AsUnit, Failures, Limits, Size, Unit};
 use extdns_provider::{ChangeFailure, Provider, ProviderError, ReadState, Records, zone};
 
 pub use client::ApiError;
-pub use config::{AwsConfig, ConfigError, Credentials, DEFAULT_ENDPOINT, Setting, ZoneType};
-pub use credentials::{
-    AssumeRole, CredentialSource, CredentialSourceError, CredentialsError, Tried, VARIABLES as CREDENTIAL_VARIABLES,
+pub use config::{AwsConfig, ConfigError, DEFAULT_ENDPOINT, Setting, ZoneType};
+pub use extdns_aws::{
+    AssumeRole, CredentialSource, CredentialSourceError, Credentials, CredentialsError, SignError,
+    VARIABLES as CREDENTIAL_VARIABLES,
 };
 pub use records::canonical_hosted_zone;
-pub use sign::{SignError, Signer, SignerError};
 
 use client::Client;
 use xml::{Action, ResourceRecordSet};

@@ -1,12 +1,13 @@
 //! The three DynamoDB calls the registry makes (`DescribeTable`, `Scan`, `BatchExecuteStatement`), over
 //! DynamoDB's JSON 1.0 API (`POST /`, `X-Amz-Target: DynamoDB_20120810.<Op>`), SigV4-signed with the AWS
-//! provider's credential chain, retried with backoff while DynamoDB throttles or fails.
+//! credential chain (`extdns_aws`, the one the Route53 provider signs with), retried with backoff while
+//! DynamoDB throttles or fails.
 
 use std::time::Duration;
 
+use extdns_aws::{AssumeRole, CredentialSource, Signer, SignerConfig, SignerError};
 use extdns_provider::http::Observer;
 use extdns_provider::{Backoff, HttpClient, Retry};
-use extdns_provider_aws::{AssumeRole, CredentialSource, Signer, SignerError};
 use reqwest::Method;
 use serde_json::{Value, json};
 use url::Url;
@@ -188,14 +189,10 @@ impl Client {
             .observed_by(&config.observer)
             .timeout(config.request_timeout)
             .build()?;
-        let signer = Signer::new(
-            config.credentials.clone(),
-            config.assume_role.clone(),
-            config.region.clone(),
-            "dynamodb",
-            config.request_timeout,
-            &config.observer,
-        )?;
+        let mut signing = SignerConfig::new(config.credentials.clone(), config.region.clone(), "dynamodb");
+        signing.assume_role = config.assume_role.clone();
+        signing.timeout = config.request_timeout;
+        let signer = Signer::new(signing, &config.observer)?;
         Ok(Client {
             http,
             url: config.endpoint.as_str().to_string(),
@@ -341,20 +338,13 @@ impl Client {
             ("content-type", "application/x-amz-json-1.0"),
             ("x-amz-target", target.as_str()),
         ];
-        let signed = self
+        let request = self
             .signer
-            .headers("POST", &self.url, &headers, body.as_bytes())
+            .request(&self.http, Method::POST, &self.url, &headers, Some(body.to_string()))
             .await
             .map_err(|source| ApiError::Sign { call: name, source })?;
-        let mut request = self.http.request(Method::POST, &self.url);
-        for (k, v) in headers {
-            request = request.header(k, v);
-        }
-        for (k, v) in signed {
-            request = request.header(k, v);
-        }
         let transport = |source| ApiError::Transport { call: name, source };
-        let response = request.body(body.to_string()).send().await.map_err(transport)?;
+        let response = request.send().await.map_err(transport)?;
         let status = response.status();
         let text = response.text().await.map_err(transport)?;
         if !status.is_success() {

@@ -57,10 +57,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use extdns_aws::{AssumeRole, CredentialSource};
 use extdns_endpoint::{Change, DomainFilter, Endpoint, Labels, RecordType, label};
 use extdns_provider::http::Observer;
 use extdns_provider::{Backoff, ChangeFailure, Provider, ProviderError, Unit};
-use extdns_provider_aws::{AssumeRole, CredentialSource};
 use extdns_registry::{Ownership, Registry, RegistryError, Snapshot, Written, labels};
 use url::Url;
 

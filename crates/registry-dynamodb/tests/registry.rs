@@ -4,9 +4,9 @@
 
 use std::sync::Arc;
 
+use extdns_aws::{CredentialSource, Credentials};
 use extdns_endpoint::{Change, Endpoint, RecordType, label};
 use extdns_provider::{InMemoryProvider, Provider, ProviderError};
-use extdns_provider_aws::{CredentialSource, Credentials};
 use extdns_registry::{Ownership, OwnershipConfig, Registry, RegistryError};
 use extdns_registry_dynamodb::{DynamoDbConfig, DynamoDbRegistry, NEEDS_MIGRATION};
 use extdns_test_support::dynamodb_fake::Fake;

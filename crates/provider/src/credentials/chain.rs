@@ -107,6 +107,11 @@ pub struct NoCredentials<E> {
 }
 
 impl<E> NoCredentials<E> {
+    /// The error of a chain whose text begins with `headline`, after trying `tried`.
+    pub fn new(headline: &'static str, tried: Vec<Tried<E>>) -> NoCredentials<E> {
+        NoCredentials { headline, tried }
+    }
+
     /// The error of the source that failed, if one did (rather than every source being absent).
     pub fn failure(&self) -> Option<&E> {
         self.tried

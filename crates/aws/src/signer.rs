@@ -1,0 +1,143 @@
+//! Requests to an AWS API, signed with the credential chain's credentials: what the Route53 provider and the
+//! DynamoDB registry both send.
+
+use std::time::Duration;
+
+use extdns_provider::HttpClient;
+use extdns_provider::credentials::CredentialCache;
+use extdns_provider::http::{HttpError, Observer, Request};
+use reqwest::Method;
+
+use crate::credentials::{AssumeRole, CredentialSource, CredentialsError, cache};
+use crate::error::CredentialSourceError;
+use crate::keys::Credentials;
+use crate::sign::{self, SignError};
+
+/// Why a request could not be signed: the two steps of signing, so a caller can tell them apart.
+#[derive(Debug, thiserror::Error)]
+pub enum SignerError {
+    /// The credential chain gave no credentials.
+    #[error("{0}")]
+    Credentials(#[source] CredentialsError),
+    /// The request could not be signed with them.
+    #[error("cannot sign the request: {0}")]
+    Sign(#[source] SignError),
+}
+
+/// SigV4 for one AWS API: the credential chain and `--aws-assume-role`, credentials kept until shortly
+/// before they expire, requests signed for one service in one region.
+pub struct Signer {
+    credentials: CredentialCache<Credentials, CredentialSourceError>,
+    region: String,
+    service: String,
+}
+
+impl std::fmt::Debug for Signer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Signer")
+            .field("region", &self.region)
+            .field("service", &self.service)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a [`Signer`] signs with and for.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct SignerConfig {
+    /// Where the credentials come from.
+    pub credentials: CredentialSource,
+    /// A role assumed with them (`--aws-assume-role`).
+    pub assume_role: Option<AssumeRole>,
+    /// The region requests are signed for.
+    pub region: String,
+    /// The credential scope's service name (`route53`, `dynamodb`).
+    pub service: String,
+    /// Temporary credentials are replaced this long before they expire (the SDKs' five minutes).
+    pub refresh_before: Duration,
+    /// Timeout of one credential request.
+    pub timeout: Duration,
+}
+
+impl SignerConfig {
+    /// Signing for `service` in `region` with credentials from `credentials`, refreshed five minutes before
+    /// they expire, credential requests timing out after 30 s.
+    pub fn new(credentials: CredentialSource, region: impl Into<String>, service: impl Into<String>) -> SignerConfig {
+        SignerConfig {
+            credentials,
+            assume_role: None,
+            region: region.into(),
+            service: service.into(),
+            refresh_before: Duration::from_secs(300),
+            timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+impl Signer {
+    /// A signer for `config`; credential requests are reported to `observer`.
+    pub fn new(config: SignerConfig, observer: &Observer) -> Result<Signer, HttpError> {
+        Ok(Signer {
+            credentials: cache(
+                config.credentials,
+                config.assume_role,
+                config.refresh_before,
+                config.timeout,
+                observer,
+            )?,
+            region: config.region,
+            service: config.service,
+        })
+    }
+
+    /// The region requests are signed for.
+    pub fn region(&self) -> &str {
+        &self.region
+    }
+
+    /// The headers that sign `method url` with `headers` and `body` (to be sent beside `headers`).
+    pub async fn headers(
+        &self,
+        method: &str,
+        url: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+    ) -> Result<Vec<(String, String)>, SignerError> {
+        let credentials = self.credentials.get().await.map_err(SignerError::Credentials)?;
+        sign::headers(
+            &sign::identity(&credentials),
+            &self.region,
+            &self.service,
+            method,
+            url,
+            headers,
+            body,
+        )
+        .map_err(SignerError::Sign)
+    }
+
+    /// `method url` on `http` with `headers`, the signature and `body` (none: empty): the request as it is
+    /// signed, ready to send.
+    pub async fn request<'c>(
+        &self,
+        http: &'c HttpClient,
+        method: Method,
+        url: &str,
+        headers: &[(&str, &str)],
+        body: Option<String>,
+    ) -> Result<Request<'c>, SignerError> {
+        let bytes = body.as_deref().unwrap_or_default().as_bytes();
+        let signed = self.headers(method.as_str(), url, headers, bytes).await?;
+        let mut request = http.request(method, url);
+        for (k, v) in headers {
+            request = request.header(*k, *v);
+        }
+        for (k, v) in signed {
+            request = request.header(k, v);
+        }
+        if let Some(body) = body {
+            request = request.body(body);
+        }
+        Ok(request)
+    }
+}
