@@ -25,7 +25,7 @@ use crate::calls::{Calls, Env};
 use crate::error::CredentialSourceError;
 use crate::keys::Credentials;
 use crate::profile::ProfileFiles;
-use crate::sources;
+use crate::sources::{self, HEADLINE};
 
 /// The environment variables the chain reads; the binary captures them once at startup.
 pub const VARIABLES: &[&str] = &[
@@ -50,9 +50,6 @@ pub const VARIABLES: &[&str] = &[
     "AWS_ENDPOINT_URL",
     "HOME",
 ];
-
-/// How the chain's error begins.
-pub(crate) const HEADLINE: &str = "no AWS credentials";
 
 /// Why no credentials came: every source tried, and why each gave nothing.
 pub type CredentialsError = NoCredentials<CredentialSourceError>;

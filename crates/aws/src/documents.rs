@@ -203,10 +203,7 @@ mod tests {
         assert!(cause.is_some_and(|c| c.is_data()), "{e:?}");
 
         // Through the chain's own error, the cause is still there, two levels further down.
-        let chain = NoCredentials::new(
-            crate::credentials::HEADLINE,
-            vec![Tried::failed("container credentials", e)],
-        );
+        let chain = NoCredentials::new("no AWS credentials", vec![Tried::failed("container credentials", e)]);
         assert!(
             chain
                 .to_string()

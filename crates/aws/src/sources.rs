@@ -12,10 +12,12 @@ use async_trait::async_trait;
 use extdns_provider::credentials::{Chain, Miss, Source};
 
 use crate::calls::{Calls, IMDS};
-use crate::credentials::HEADLINE;
 use crate::error::{CredentialSourceError, MAX_PROFILE_DEPTH};
 use crate::keys::Credentials;
 use crate::profile::{Profile, ProfileFiles};
+
+/// How the chain's error begins.
+pub(crate) const HEADLINE: &str = "no AWS credentials";
 
 /// The chain over `calls`' environment and the shared `files`, reading `profile` if one is named.
 pub(crate) fn chain(

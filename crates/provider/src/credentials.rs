@@ -14,16 +14,9 @@ mod chain;
 pub mod endpoint;
 
 use std::collections::BTreeMap;
-use std::time::SystemTime;
 
-pub use cache::{Clock, CredentialCache, Margin, SystemClock};
+pub use cache::{Clock, Credential, CredentialCache, Margin, SystemClock};
 pub use chain::{Chain, Fetch, FetchError, Miss, NoCredentials, Outcome, Source, Tried};
-
-/// What a cache keeps: a credential that may say when it stops working.
-pub trait Credential: Clone + PartialEq + Send + Sync + 'static {
-    /// When it stops working; `None` for one that does not expire (static keys).
-    fn expires(&self) -> Option<SystemTime>;
-}
 
 /// The variables among `names` that `var` gives a non-blank value, trimmed: the environment a chain reads,
 /// captured once at startup so a source never reads the process environment itself.

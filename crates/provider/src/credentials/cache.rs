@@ -5,8 +5,13 @@ use std::time::{Duration, SystemTime};
 
 use tokio::sync::Mutex;
 
-use super::Credential;
 use super::chain::{Fetch, NoCredentials};
+
+/// What a cache keeps: a credential that may say when it stops working.
+pub trait Credential: Clone + PartialEq + Send + Sync + 'static {
+    /// When it stops working; `None` for one that does not expire (static keys).
+    fn expires(&self) -> Option<SystemTime>;
+}
 
 /// Where the cache reads the time; tests pass a clock they move by hand.
 pub trait Clock: Send + Sync {
@@ -173,7 +178,7 @@ mod tests {
     use async_trait::async_trait;
 
     use super::*;
-    use crate::credentials::Tried;
+    use crate::credentials::chain::Tried;
 
     const T0: Duration = Duration::from_secs(1_000_000);
 
