@@ -141,13 +141,7 @@ impl CallError for ApiError {
         match self {
             ApiError::Unreachable { .. } | ApiError::NotDone { .. } => true,
             ApiError::Api { .. } => self.is_rate_limit(),
-            ApiError::Credentials(e) => matches!(
-                **e,
-                CredentialsError::Failed {
-                    source: crate::credentials::SourceError::Request { .. },
-                    ..
-                }
-            ),
+            ApiError::Credentials(e) => e.is_transient(),
             ApiError::BadAnswer { .. } | ApiError::PageLoop { .. } => false,
         }
     }
@@ -346,7 +340,7 @@ impl Api {
     ) -> Result<T, Verdict<ApiError>> {
         let token = self
             .tokens
-            .token()
+            .get()
             .await
             .map_err(|e| ApiError::Credentials(Box::new(e)))?;
         let method_name = if method == reqwest::Method::GET { "GET" } else { "POST" };
@@ -397,7 +391,7 @@ impl Api {
         };
         if status == 401 {
             // An expired or revoked token: the next attempt gets a new one.
-            self.tokens.invalidate().await;
+            self.tokens.refused(&token).await;
         }
         let retry = if error.is_rate_limit() {
             after.map_or(Retry::Backoff, Retry::After)

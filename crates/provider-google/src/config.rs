@@ -1,13 +1,14 @@
-//! The provider's configuration: external-dns's `--google-*` flags and the generic zone filters, typed.
+//! The provider's configuration: external-dns's `--google-*` flags, the generic zone filters and where
+//! Application Default Credentials are looked for, typed.
 
+use std::collections::BTreeMap;
 use std::num::NonZeroU32;
 use std::time::Duration;
 
 use extdns_endpoint::DomainFilter;
 use extdns_provider::Backoff;
+use extdns_provider::credentials::capture_env;
 use extdns_provider::pace::Rate;
-
-use crate::credentials::CredentialSource;
 
 /// Cloud DNS's v1 API (the discovery document's `rootUrl` + `servicePath`).
 pub const DEFAULT_BASE_URL: &str = "https://dns.googleapis.com/dns/v1";
@@ -26,6 +27,60 @@ pub const API_LIMIT: Rate = Rate::new(
     },
     Duration::from_secs(61),
 );
+
+/// The environment variables the chain reads; the binary captures them once at startup.
+pub const VARIABLES: &[&str] = &[
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "CLOUDSDK_CONFIG",
+    "HOME",
+    "GCE_METADATA_HOST",
+];
+
+/// The metadata server of every GCE VM and GKE node.
+pub const METADATA_HOST: &str = "169.254.169.254";
+/// Where the tokens come from.
+#[derive(Clone)]
+#[non_exhaustive]
+pub enum CredentialSource {
+    /// A fixed access token (tests, or a caller that has one).
+    Token(String),
+    /// Application Default Credentials over these environment variables ([`VARIABLES`]).
+    Adc {
+        /// The environment the chain reads (the process's, or a test's).
+        env: BTreeMap<String, String>,
+    },
+}
+
+impl std::fmt::Debug for CredentialSource {
+    /// Names the variables, never a token.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CredentialSource::Token(_) => f.write_str("Token(..)"),
+            CredentialSource::Adc { env } => f
+                .debug_struct("Adc")
+                .field("variables", &env.keys().collect::<Vec<_>>())
+                .finish(),
+        }
+    }
+}
+
+impl CredentialSource {
+    /// Application Default Credentials over the [`VARIABLES`] `var` gives.
+    pub fn adc(var: &dyn Fn(&str) -> Option<String>) -> CredentialSource {
+        CredentialSource::Adc {
+            env: capture_env(VARIABLES, var),
+        }
+    }
+
+    /// The metadata server's address this source would ask (`GCE_METADATA_HOST`, else 169.254.169.254).
+    pub fn metadata_host(&self) -> String {
+        match self {
+            CredentialSource::Adc { env } => env.get("GCE_METADATA_HOST").cloned(),
+            CredentialSource::Token(_) => None,
+        }
+        .unwrap_or_else(|| METADATA_HOST.to_string())
+    }
+}
 
 /// `--google-zone-visibility`: which zones to manage by `ManagedZone.visibility`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -35,14 +35,13 @@ use extdns_provider::{ChangeFailure, Provider, ProviderError, ReadState, Records
 use tokio::sync::OnceCell;
 
 pub use api::{ApiError, ErrorItem};
-pub use config::{API_LIMIT, ConfigError, DEFAULT_BASE_URL, GoogleConfig, MAX_CHANGE_BYTES, SCOPE, Visibility};
-pub use credentials::{
-    AccessToken, CredentialSource, CredentialsError, DEFAULT_TOKEN_URI, METADATA_HOST, SourceError, Tried,
-    VARIABLES as CREDENTIAL_VARIABLES, jwt,
+pub use config::{
+    API_LIMIT, ConfigError, CredentialSource, DEFAULT_BASE_URL, GoogleConfig, MAX_CHANGE_BYTES, METADATA_HOST, SCOPE,
+    VARIABLES as CREDENTIAL_VARIABLES, Visibility,
 };
+pub use credentials::{AccessToken, CredentialsError, DEFAULT_TOKEN_URI, MetadataServer, SourceError, Tried, jwt};
 
 use api::{Api, ResourceRecordSet};
-use credentials::TokenCache;
 
 /// The TTL Cloud DNS records get when an endpoint has none, as external-dns writes them.
 pub const DEFAULT_TTL: i64 = 300;
@@ -72,7 +71,8 @@ struct ReadZones {
 pub struct GoogleProvider {
     config: GoogleConfig,
     api: Api,
-    tokens: Arc<TokenCache>,
+    /// Asked for the project when `--google-project` is empty.
+    metadata: Arc<MetadataServer>,
     /// `--google-project`, or the metadata server's answer, asked once.
     project: OnceCell<String>,
 }
@@ -106,11 +106,9 @@ impl GoogleProvider {
                 source,
             });
         }
-        let tokens = Arc::new(
-            TokenCache::new(config.credentials.clone(), config.timeout, &config.observer)
-                .map_err(ConfigError::Client)?,
-        );
-        let api = Api::new(&config, tokens.clone())?;
+        let (tokens, metadata) =
+            credentials::tokens(&config.credentials, config.timeout, &config.observer).map_err(ConfigError::Client)?;
+        let api = Api::new(&config, Arc::new(tokens))?;
         let project = match &config.project {
             Some(p) => OnceCell::new_with(Some(p.clone())),
             None => OnceCell::new(),
@@ -118,7 +116,7 @@ impl GoogleProvider {
         Ok(GoogleProvider {
             config,
             api,
-            tokens,
+            metadata,
             project,
         })
     }
@@ -128,7 +126,7 @@ impl GoogleProvider {
     pub async fn project(&self) -> Result<&str, ProviderError> {
         self.project
             .get_or_try_init(|| async {
-                let p = self.tokens.metadata_project().await.map_err(|e| {
+                let p = self.metadata.project().await.map_err(|e| {
                     ProviderError::other_from("--google-project is empty and the project cannot be found", e)
                 })?;
                 tracing::info!(project = %p, "Google project found on the metadata server");
