@@ -255,7 +255,7 @@ impl Api {
         body: Option<&Value>,
         when: Option<&Precondition>,
     ) -> Result<Vec<u8>, Verdict<ApiError>> {
-        let token = match self.tokens.token().await {
+        let token = match self.tokens.get().await {
             Ok(t) => t,
             Err(e) => {
                 let retry = if e.is_transient() { Retry::Backoff } else { Retry::No };
@@ -270,7 +270,7 @@ impl Api {
         } else {
             self.pacer.write().await;
         }
-        let mut req = self.http.request(method.clone(), url).bearer_auth(&token);
+        let mut req = self.http.request(method.clone(), url).bearer_auth(&token.token);
         req = match when {
             Some(Precondition::Absent) => req.header(reqwest::header::IF_NONE_MATCH, "*"),
             Some(Precondition::Etag(e)) => req.header(reqwest::header::IF_MATCH, e.as_str()),
@@ -312,7 +312,7 @@ impl Api {
             message,
         };
         if status == 401 {
-            self.tokens.invalidate().await;
+            self.tokens.refused(&token).await;
         }
         let retry = if ApiError::retryable_status(status) {
             after.map_or(Retry::Backoff, Retry::After)

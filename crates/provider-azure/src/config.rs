@@ -2,12 +2,14 @@
 //! as Go's `encoding/json` matches them), the cloud it names, and the `--azure-*` flags, typed.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use extdns_endpoint::DomainFilter;
 use extdns_provider::Backoff;
+use extdns_provider::credentials::{NoCredentials, Tried};
 
-use crate::credentials::CredentialSource;
+use crate::credentials::{CredentialSource, CredentialsError, HEADLINE, SourceError};
 
 /// Public Azure DNS's api-version (armdns v1.2.0, what external-dns v0.23.0 links).
 pub const PUBLIC_API_VERSION: &str = "2018-05-01";
@@ -205,6 +207,89 @@ impl AzureFile {
     }
 }
 
+impl CredentialSource {
+    /// The identity external-dns would pick for this file, environment (`env` reads [`crate::CREDENTIAL_VARIABLES`]) and
+    /// `--azure-user-assigned-identity-client-id` (`user_assigned`, overriding the file's).
+    pub fn select(
+        file: &AzureFile,
+        cloud: &Cloud,
+        user_assigned: &str,
+        imds: &str,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<CredentialSource, CredentialsError> {
+        let var = |k: &str| env(k).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+        let mut tried = Vec::new();
+        let (id, secret) = (file.aad_client_id.trim(), file.aad_client_secret.trim());
+        let msi = |v: &str| v.eq_ignore_ascii_case("msi");
+        if !id.is_empty() && !secret.is_empty() && !msi(id) && !msi(secret) {
+            return Ok(CredentialSource::ClientSecret {
+                authority: cloud.authority_host.clone(),
+                tenant: file.tenant_id.trim().to_string(),
+                client_id: id.to_string(),
+                secret: secret.to_string(),
+            });
+        }
+        tried.push(Tried::not_configured(
+            "client secret",
+            SourceError::NotConfigured(if msi(id) || msi(secret) {
+                "aadClientId/aadClientSecret is the \"msi\" placeholder"
+            } else {
+                "aadClientId or aadClientSecret is empty"
+            }),
+        ));
+        if file.use_workload_identity_extension {
+            let tenant = Some(file.tenant_id.trim().to_string())
+                .filter(|t| !t.is_empty())
+                .or_else(|| var("AZURE_TENANT_ID"));
+            let client = Some(id.to_string())
+                .filter(|c| !c.is_empty() && !msi(c))
+                .or_else(|| var("AZURE_CLIENT_ID"));
+            let file_var = var("AZURE_FEDERATED_TOKEN_FILE");
+            return match (tenant, client, file_var) {
+                (Some(tenant), Some(client_id), Some(f)) => Ok(CredentialSource::Workload {
+                    authority: cloud.authority_host.clone(),
+                    tenant,
+                    client_id,
+                    token_file: PathBuf::from(f),
+                }),
+                (t, c, f) => {
+                    let missing: Vec<&str> = [
+                        (t.is_none(), "a tenant (tenantId or AZURE_TENANT_ID)"),
+                        (c.is_none(), "a client id (aadClientId or AZURE_CLIENT_ID)"),
+                        (f.is_none(), "AZURE_FEDERATED_TOKEN_FILE"),
+                    ]
+                    .into_iter()
+                    .filter_map(|(m, s)| m.then_some(s))
+                    .collect();
+                    tried.push(Tried::failed(
+                        "workload identity",
+                        SourceError::Workload(missing.join(", ")),
+                    ));
+                    Err(NoCredentials::new(HEADLINE, tried))
+                }
+            };
+        }
+        tried.push(Tried::not_configured(
+            "workload identity",
+            SourceError::NotConfigured("useWorkloadIdentityExtension is not true"),
+        ));
+        if file.use_managed_identity_extension {
+            let uai = Some(user_assigned.trim())
+                .filter(|u| !u.is_empty())
+                .or(Some(file.user_assigned_identity_id.trim()).filter(|u| !u.is_empty()));
+            return Ok(CredentialSource::Managed {
+                imds: imds.trim_end_matches('/').to_string(),
+                client_id: uai.map(str::to_string),
+            });
+        }
+        tried.push(Tried::not_configured(
+            "managed identity",
+            SourceError::NotConfigured("useManagedIdentityExtension is not true"),
+        ));
+        Err(NoCredentials::new(HEADLINE, tried))
+    }
+}
+
 /// The provider's settings. Built with [`AzureConfig::new`], then adjusted field by field.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
@@ -393,5 +478,72 @@ mod tests {
         assert_eq!(AzureConfig::attempts_for(0), 4);
         assert_eq!(AzureConfig::attempts_for(-1), 1);
         assert_eq!(AzureConfig::attempts_for(10), 11);
+    }
+
+    fn file(json: &str) -> AzureFile {
+        AzureFile::parse(json).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn select(json: &str, env: &[(&str, &str)]) -> Result<CredentialSource, CredentialsError> {
+        let env: Vec<(String, String)> = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        CredentialSource::select(&file(json), &Cloud::public(), "", IMDS_URL, &|k| {
+            env.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
+        })
+    }
+
+    #[test]
+    fn a_client_secret_comes_first_even_with_managed_identity() {
+        let s = select(
+            r#"{"tenantId":"t","aadClientId":"c","aadClientSecret":"s","useManagedIdentityExtension":true}"#,
+            &[],
+        );
+        assert!(matches!(s, Ok(CredentialSource::ClientSecret { ref client_id, .. }) if client_id == "c"));
+    }
+
+    #[test]
+    fn the_msi_placeholder_means_no_secret() {
+        let s = select(
+            r#"{"aadClientId":"msi","aadClientSecret":"MSI","useManagedIdentityExtension":true,"userAssignedIdentityID":"u"}"#,
+            &[],
+        );
+        assert!(
+            matches!(s, Ok(CredentialSource::Managed { ref client_id, ref imds }) if client_id.as_deref() == Some("u") && imds == IMDS_URL)
+        );
+    }
+
+    #[test]
+    fn workload_identity_falls_back_to_the_webhook_s_variables() {
+        let s = select(
+            r#"{"useWorkloadIdentityExtension":true}"#,
+            &[
+                ("AZURE_TENANT_ID", "tenant"),
+                ("AZURE_CLIENT_ID", "client"),
+                (
+                    "AZURE_FEDERATED_TOKEN_FILE",
+                    "/var/run/secrets/azure/tokens/azure-identity-token",
+                ),
+            ],
+        );
+        assert!(
+            matches!(s, Ok(CredentialSource::Workload { ref tenant, ref client_id, .. }) if tenant == "tenant" && client_id == "client")
+        );
+        let e = select(r#"{"useWorkloadIdentityExtension":true,"tenantId":"t"}"#, &[])
+            .err()
+            .map(|e| e.to_string());
+        assert!(e.is_some_and(|e| e.contains("AZURE_FEDERATED_TOKEN_FILE") && e.contains("client id")));
+    }
+
+    #[test]
+    fn nothing_resolving_names_every_source_tried() {
+        let e = select(r#"{"tenantId":"t"}"#, &[]).err().map(|e| e.to_string());
+        let e = e.unwrap_or_default();
+        for s in [
+            "client secret",
+            "workload identity",
+            "managed identity",
+            "no credentials provided",
+        ] {
+            assert!(e.contains(s), "{s} in {e}");
+        }
     }
 }

@@ -1,31 +1,37 @@
-//! Where access tokens come from, chosen from `azure.json` in external-dns's order, and kept until shortly
-//! before they expire:
+//! Where access tokens come from: the identity `azure.json` names ([`CredentialSource`], chosen in
+//! external-dns's order by `CredentialSource::select` in `config.rs`), as the one source of the toolkit's
+//! credential chain, its token kept until five minutes (at most half its life) before it expires and
+//! dropped when Resource Manager answers 401:
 //!
-//! 1. a client secret (`aadClientId` and `aadClientSecret`, neither the `msi` placeholder of pure managed
-//!    identity clusters): the client-credentials grant at `<authority>/<tenant>/oauth2/v2.0/token`;
-//! 2. workload identity (`useWorkloadIdentityExtension`): the same grant with the Kubernetes token in
-//!    `AZURE_FEDERATED_TOKEN_FILE` as the client assertion, re-read on every fetch since the kubelet rotates
-//!    it; tenant and client from the file, else `AZURE_TENANT_ID`/`AZURE_CLIENT_ID`;
-//! 3. managed identity (`useManagedIdentityExtension`): IMDS, asked with `Metadata: true`, system-assigned
-//!    or the user-assigned identity's client id.
-//!
-//! When none applies the error names every source and why it was passed over.
+//! 1. a client secret: the client-credentials grant at `<authority>/<tenant>/oauth2/v2.0/token`;
+//! 2. workload identity: the same grant with the Kubernetes token in `AZURE_FEDERATED_TOKEN_FILE` as the
+//!    client assertion, re-read on every fetch since the kubelet rotates it;
+//! 3. managed identity: IMDS, asked with `Metadata: true`, system-assigned or the user-assigned identity's
+//!    client id.
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::{Duration, SystemTime};
 
+use async_trait::async_trait;
 use extdns_provider::HttpClient;
-use extdns_provider::http::Observer;
-use serde::Deserialize;
-use tokio::sync::Mutex;
-
-use crate::config::{AzureFile, Cloud};
+use extdns_provider::credentials::endpoint::{self, EndpointError, Grant};
+use extdns_provider::credentials::{
+    Chain, Credential, CredentialCache, FetchError, Margin, Miss, NoCredentials, Source,
+};
+use extdns_provider::http::{HttpError, Observer};
 
 /// The environment variables the chain reads; the binary captures them once at startup.
 pub const VARIABLES: &[&str] = &["AZURE_FEDERATED_TOKEN_FILE", "AZURE_TENANT_ID", "AZURE_CLIENT_ID"];
 const ASSERTION_TYPE: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
 /// IMDS's api-version for tokens.
 pub const IMDS_API_VERSION: &str = "2018-02-01";
+/// How the chain's error begins (external-dns's words).
+pub(crate) const HEADLINE: &str = "no credentials provided for Azure API";
+/// azcore's margin: five minutes before expiry, at most half a token's life.
+const MARGIN: Margin = Margin::fixed(Duration::from_secs(300)).at_most_half_life();
+
+/// Why no token came: the identities considered, and why each gave nothing.
+pub type CredentialsError = NoCredentials<SourceError>;
 
 /// Where tokens come from.
 #[derive(Clone)]
@@ -88,85 +94,15 @@ impl std::fmt::Debug for CredentialSource {
     }
 }
 
-impl CredentialSource {
-    /// The source external-dns would pick for this file, environment (`env` reads [`VARIABLES`]) and
-    /// `--azure-user-assigned-identity-client-id` (`user_assigned`, overriding the file's).
-    pub fn select(
-        file: &AzureFile,
-        cloud: &Cloud,
-        user_assigned: &str,
-        imds: &str,
-        env: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<CredentialSource, CredentialsError> {
-        let var = |k: &str| env(k).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
-        let mut tried = Vec::new();
-        let (id, secret) = (file.aad_client_id.trim(), file.aad_client_secret.trim());
-        let msi = |v: &str| v.eq_ignore_ascii_case("msi");
-        if !id.is_empty() && !secret.is_empty() && !msi(id) && !msi(secret) {
-            return Ok(CredentialSource::ClientSecret {
-                authority: cloud.authority_host.clone(),
-                tenant: file.tenant_id.trim().to_string(),
-                client_id: id.to_string(),
-                secret: secret.to_string(),
-            });
-        }
-        tried.push(if msi(id) || msi(secret) {
-            "client secret: aadClientId/aadClientSecret is the \"msi\" placeholder"
-        } else {
-            "client secret: aadClientId or aadClientSecret is empty"
-        });
-        if file.use_workload_identity_extension {
-            let tenant = Some(file.tenant_id.trim().to_string())
-                .filter(|t| !t.is_empty())
-                .or_else(|| var("AZURE_TENANT_ID"));
-            let client = Some(id.to_string())
-                .filter(|c| !c.is_empty() && !msi(c))
-                .or_else(|| var("AZURE_CLIENT_ID"));
-            let file_var = var("AZURE_FEDERATED_TOKEN_FILE");
-            return match (tenant, client, file_var) {
-                (Some(tenant), Some(client_id), Some(f)) => Ok(CredentialSource::Workload {
-                    authority: cloud.authority_host.clone(),
-                    tenant,
-                    client_id,
-                    token_file: PathBuf::from(f),
-                }),
-                (t, c, f) => {
-                    let missing: Vec<&str> = [
-                        (t.is_none(), "a tenant (tenantId or AZURE_TENANT_ID)"),
-                        (c.is_none(), "a client id (aadClientId or AZURE_CLIENT_ID)"),
-                        (f.is_none(), "AZURE_FEDERATED_TOKEN_FILE"),
-                    ]
-                    .into_iter()
-                    .filter_map(|(m, s)| m.then_some(s))
-                    .collect();
-                    Err(CredentialsError::Workload(missing.join(", ")))
-                }
-            };
-        }
-        tried.push("workload identity: useWorkloadIdentityExtension is not true");
-        if file.use_managed_identity_extension {
-            let uai = Some(user_assigned.trim())
-                .filter(|u| !u.is_empty())
-                .or(Some(file.user_assigned_identity_id.trim()).filter(|u| !u.is_empty()));
-            return Ok(CredentialSource::Managed {
-                imds: imds.trim_end_matches('/').to_string(),
-                client_id: uai.map(str::to_string),
-            });
-        }
-        tried.push("managed identity: useManagedIdentityExtension is not true");
-        Err(CredentialsError::NotFound(tried.join("; ")))
-    }
-}
-
-/// Why no token came.
+/// Why one identity gave no token.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum CredentialsError {
-    /// No source applies; names each one and why.
-    #[error("no credentials provided for Azure API; tried {0}")]
-    NotFound(String),
-    /// Workload identity is asked for but not set up.
-    #[error("workload identity (useWorkloadIdentityExtension) lacks {0}")]
+pub enum SourceError {
+    /// `azure.json` does not ask for this identity; the message says why.
+    #[error("{0}")]
+    NotConfigured(&'static str),
+    /// Workload identity is asked for but not set up: what it lacks.
+    #[error("useWorkloadIdentityExtension lacks {0}")]
     Workload(String),
     /// The federated token file cannot be read.
     #[error("cannot read the federated token {}: {source}", .path.display())]
@@ -177,149 +113,101 @@ pub enum CredentialsError {
         #[source]
         source: std::io::Error,
     },
-    /// No answer from the token endpoint.
-    #[error("token request to {url}: {}", extdns_provider::http::error_chain(.source))]
-    Request {
-        /// The URL asked.
-        url: String,
-        /// The HTTP client's reason.
-        #[source]
-        source: reqwest::Error,
-    },
-    /// A refusal.
-    #[error("token request to {url}: HTTP {status}: {detail}")]
-    Status {
-        /// The URL asked.
-        url: String,
-        /// The status.
-        status: u16,
-        /// `error`/`error_description`, or the body's first characters.
-        detail: String,
-    },
-    /// A success that is not the JSON documented.
-    #[error("token answer from {url} cannot be read: {detail}")]
-    Answer {
-        /// The URL asked.
-        url: String,
-        /// The decoder's reason.
-        detail: String,
-    },
+    /// The token endpoint or IMDS gave no token (no answer, a refusal, an unreadable one).
+    #[error("token request to {0}")]
+    Endpoint(#[source] EndpointError),
 }
 
-impl CredentialsError {
-    /// Whether asking again later may help (no answer, or the endpoint's 429/5xx).
-    pub fn is_transient(&self) -> bool {
-        match self {
-            CredentialsError::Request { .. } => true,
-            CredentialsError::Status { status, .. } => *status == 429 || *status >= 500,
-            _ => false,
-        }
+impl FetchError for SourceError {
+    fn is_transient(&self) -> bool {
+        matches!(self, SourceError::Endpoint(e) if e.is_transient())
     }
 }
 
-/// A token and when to fetch the next.
-#[derive(Clone)]
-struct Cached {
-    token: String,
-    refresh_at: Instant,
+/// An access token and when it expires.
+#[derive(Clone, PartialEq, Eq)]
+pub struct AccessToken {
+    /// The bearer token.
+    pub token: String,
+    /// When it expires; `None` for a fixed token.
+    pub expires: Option<SystemTime>,
 }
 
-/// `expires_in` arrives as a number from the identity platform and as a string from IMDS.
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum Seconds {
-    Number(u64),
-    Text(String),
-}
-
-#[derive(Deserialize)]
-struct TokenAnswer {
-    access_token: String,
-    expires_in: Option<Seconds>,
-}
-
-/// Fetches tokens and keeps the current one.
-pub struct TokenCache {
-    source: CredentialSource,
-    scope_audience: String,
-    http: HttpClient,
-    current: Mutex<Option<Cached>>,
-}
-
-impl std::fmt::Debug for TokenCache {
+impl std::fmt::Debug for AccessToken {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TokenCache")
-            .field("source", &self.source)
+        f.debug_struct("AccessToken")
+            .field("expires", &self.expires)
             .finish_non_exhaustive()
     }
 }
 
-impl TokenCache {
-    /// A cache over `source` for Resource Manager's `audience`.
-    pub fn new(
-        source: CredentialSource,
-        audience: &str,
-        timeout: Duration,
-        observer: &Observer,
-    ) -> Result<TokenCache, extdns_provider::http::HttpError> {
-        let http = HttpClient::builder()
-            .observed_by(observer)
-            .timeout(timeout)
-            .connect_timeout(Duration::from_secs(10))
-            .build()?;
-        Ok(TokenCache {
-            source,
-            scope_audience: audience.to_string(),
-            http,
-            current: Mutex::new(None),
-        })
+impl Credential for AccessToken {
+    fn expires(&self) -> Option<SystemTime> {
+        self.expires
     }
+}
 
-    /// The current token, fetched again once it is within five minutes (or half its life) of expiring.
-    pub async fn token(&self) -> Result<String, CredentialsError> {
-        let mut current = self.current.lock().await;
-        if let Some(c) = current.as_ref()
-            && Instant::now() < c.refresh_at
-        {
-            return Ok(c.token.clone());
+/// Where the API client asks for its token.
+pub(crate) type TokenCache = CredentialCache<AccessToken, SourceError>;
+
+/// The token cache over `source`, for Resource Manager's `audience`; requests time out after `timeout` and
+/// are reported to `observer`.
+pub(crate) fn tokens(
+    source: CredentialSource,
+    audience: &str,
+    timeout: Duration,
+    observer: &Observer,
+) -> Result<TokenCache, HttpError> {
+    let http = HttpClient::builder()
+        .observed_by(observer)
+        .timeout(timeout)
+        .connect_timeout(Duration::from_secs(10))
+        .build()?;
+    let identity = Identity {
+        source,
+        audience: audience.to_string(),
+        http,
+    };
+    Ok(CredentialCache::new(Chain::new(HEADLINE).then(identity), MARGIN))
+}
+
+/// The identity `azure.json` names, asked for tokens of `audience`.
+struct Identity {
+    source: CredentialSource,
+    audience: String,
+    http: HttpClient,
+}
+
+#[async_trait]
+impl Source<AccessToken> for Identity {
+    type Error = SourceError;
+
+    fn name(&self) -> String {
+        match &self.source {
+            CredentialSource::Token(_) => "a fixed token",
+            CredentialSource::ClientSecret { .. } => "client secret",
+            CredentialSource::Workload { .. } => "workload identity",
+            CredentialSource::Managed { .. } => "managed identity",
         }
-        let (token, lifetime) = self.fetch().await?;
-        let margin = (lifetime / 2).min(Duration::from_secs(300));
-        *current = Some(Cached {
-            token: token.clone(),
-            refresh_at: Instant::now() + lifetime.saturating_sub(margin),
-        });
-        Ok(token)
+        .into()
     }
 
-    /// Forget the current token (Resource Manager answered 401).
-    pub async fn invalidate(&self) {
-        *self.current.lock().await = None;
-    }
-
-    async fn fetch(&self) -> Result<(String, Duration), CredentialsError> {
-        let scope = format!("{}/.default", self.scope_audience);
-        let (url, request) = match &self.source {
-            CredentialSource::Token(t) => return Ok((t.clone(), Duration::from_secs(3600))),
+    async fn fetch(&self) -> Result<AccessToken, Miss<SourceError>> {
+        let grant = match &self.source {
+            CredentialSource::Token(t) => {
+                return Ok(AccessToken {
+                    token: t.clone(),
+                    expires: None,
+                });
+            }
             CredentialSource::ClientSecret {
                 authority,
                 tenant,
                 client_id,
                 secret,
             } => {
-                let url = token_url(authority, tenant);
-                let form = [
-                    ("grant_type", "client_credentials"),
-                    ("client_id", client_id),
-                    ("client_secret", secret),
-                    ("scope", &scope),
-                ];
-                let req = self
-                    .http
-                    .post(&url)
-                    .body(encode(&form))
-                    .header(reqwest::header::CONTENT_TYPE, "application/x-www-form-urlencoded");
-                (url, req)
+                self.client_credentials(authority, tenant, client_id, ("client_secret", secret))
+                    .await
             }
             CredentialSource::Workload {
                 authority,
@@ -327,72 +215,67 @@ impl TokenCache {
                 client_id,
                 token_file,
             } => {
-                let assertion = std::fs::read_to_string(token_file).map_err(|source| CredentialsError::TokenFile {
-                    path: token_file.clone(),
-                    source,
+                let assertion = std::fs::read_to_string(token_file).map_err(|source| {
+                    Miss::Failed(SourceError::TokenFile {
+                        path: token_file.clone(),
+                        source,
+                    })
                 })?;
                 let url = token_url(authority, tenant);
                 let form = [
                     ("grant_type", "client_credentials"),
-                    ("client_id", client_id),
+                    ("client_id", client_id.as_str()),
                     ("client_assertion_type", ASSERTION_TYPE),
                     ("client_assertion", assertion.trim()),
-                    ("scope", &scope),
+                    ("scope", &self.scope()),
                 ];
-                let req = self
-                    .http
-                    .post(&url)
-                    .body(encode(&form))
-                    .header(reqwest::header::CONTENT_TYPE, "application/x-www-form-urlencoded");
-                (url, req)
+                endpoint::post_form(&self.http, &url, &form).await
             }
-            CredentialSource::Managed { imds, client_id } => {
-                let url = format!("{imds}/metadata/identity/oauth2/token");
-                let mut query = vec![
-                    ("api-version", IMDS_API_VERSION.to_string()),
-                    ("resource", self.scope_audience.clone()),
-                ];
-                if let Some(c) = client_id {
-                    query.push(("client_id", c.clone()));
-                }
-                let req = self.http.get(&url).query(&query).header("Metadata", "true");
-                (url, req)
-            }
+            CredentialSource::Managed { imds, client_id } => self.managed(imds, client_id.as_deref()).await,
         };
-        let resp = request.send().await.map_err(|source| CredentialsError::Request {
-            url: url.clone(),
-            source,
-        })?;
-        let status = resp.status().as_u16();
-        let bytes = resp.bytes().await.map_err(|source| CredentialsError::Request {
-            url: url.clone(),
-            source,
-        })?;
-        if !(200..300).contains(&status) {
-            let detail = serde_json::from_slice::<serde_json::Value>(&bytes)
-                .ok()
-                .and_then(|v| {
-                    let e = v.get("error")?.as_str()?.to_string();
-                    let d = v.get("error_description").and_then(|d| d.as_str()).unwrap_or("");
-                    Some(format!("{e}: {d}"))
-                })
-                .unwrap_or_else(|| String::from_utf8_lossy(&bytes).chars().take(200).collect());
-            return Err(CredentialsError::Status { url, status, detail });
+        let grant = grant.map_err(|e| Miss::Failed(SourceError::Endpoint(e)))?;
+        // Tokens without a lifetime last an hour, as the identity platform documents.
+        let lifetime = grant.expires_in.unwrap_or(Duration::from_secs(3600));
+        tracing::debug!(source = %self.name(), expires_in = lifetime.as_secs(), "Azure access token fetched");
+        Ok(AccessToken {
+            token: grant.access_token,
+            expires: Some(SystemTime::now() + lifetime),
+        })
+    }
+}
+
+impl Identity {
+    /// `<audience>/.default`, as azcore asks.
+    fn scope(&self) -> String {
+        format!("{}/.default", self.audience)
+    }
+
+    /// The client-credentials grant with `secret`.
+    async fn client_credentials(
+        &self,
+        authority: &str,
+        tenant: &str,
+        client_id: &str,
+        secret: (&str, &str),
+    ) -> Result<Grant, EndpointError> {
+        let form = [
+            ("grant_type", "client_credentials"),
+            ("client_id", client_id),
+            secret,
+            ("scope", &self.scope()),
+        ];
+        endpoint::post_form(&self.http, &token_url(authority, tenant), &form).await
+    }
+
+    /// IMDS's token for the system-assigned identity, or the user-assigned `client_id`.
+    async fn managed(&self, imds: &str, client_id: Option<&str>) -> Result<Grant, EndpointError> {
+        let url = format!("{imds}/metadata/identity/oauth2/token");
+        let mut query = vec![("api-version", IMDS_API_VERSION), ("resource", self.audience.as_str())];
+        if let Some(c) = client_id {
+            query.push(("client_id", c));
         }
-        let answer: TokenAnswer = serde_json::from_slice(&bytes).map_err(|e| CredentialsError::Answer {
-            url: url.clone(),
-            detail: e.to_string(),
-        })?;
-        let secs = match answer.expires_in {
-            Some(Seconds::Number(n)) => n,
-            Some(Seconds::Text(t)) => t.trim().parse().map_err(|_| CredentialsError::Answer {
-                url: url.clone(),
-                detail: format!("expires_in {t:?} is not a number"),
-            })?,
-            None => 3600,
-        };
-        tracing::debug!(%url, expires_in = secs, "Azure access token fetched");
-        Ok((answer.access_token, Duration::from_secs(secs)))
+        let request = self.http.get(&url).query(&query).header("Metadata", "true");
+        endpoint::grant(&url, &endpoint::send(request, &url).await?)
     }
 }
 
@@ -400,80 +283,34 @@ fn token_url(authority: &str, tenant: &str) -> String {
     format!("{}/{tenant}/oauth2/v2.0/token", authority.trim_end_matches('/'))
 }
 
-fn encode(form: &[(&str, &str)]) -> String {
-    url::form_urlencoded::Serializer::new(String::new())
-        .extend_pairs(form)
-        .finish()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn file(json: &str) -> AzureFile {
-        AzureFile::parse(json).unwrap_or_else(|e| panic!("{e}"))
-    }
-
-    fn select(json: &str, env: &[(&str, &str)]) -> Result<CredentialSource, CredentialsError> {
-        let env: Vec<(String, String)> = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        CredentialSource::select(&file(json), &Cloud::public(), "", crate::IMDS_URL, &|k| {
-            env.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
-        })
+    #[test]
+    fn tokens_are_replaced_five_minutes_or_half_their_life_before_they_expire() {
+        let secs = |life: u64| MARGIN.of(Duration::from_secs(life)).as_secs();
+        assert_eq!(secs(86_400), 300, "a managed identity's day-long token");
+        assert_eq!(secs(3600), 300);
+        assert_eq!(secs(2), 1, "half of a short token's life");
     }
 
     #[test]
-    fn a_client_secret_comes_first_even_with_managed_identity() {
-        let s = select(
-            r#"{"tenantId":"t","aadClientId":"c","aadClientSecret":"s","useManagedIdentityExtension":true}"#,
-            &[],
+    fn a_refused_grant_names_the_token_endpoint_and_keeps_its_cause() {
+        let e = SourceError::Endpoint(endpoint::status_error(
+            "https://login.example/t/oauth2/v2.0/token",
+            401,
+            br#"{"error":"invalid_client","error_description":"bad secret"}"#,
+        ));
+        assert_eq!(
+            e.to_string(),
+            "token request to https://login.example/t/oauth2/v2.0/token: HTTP 401: invalid_client: bad secret"
         );
-        assert!(matches!(s, Ok(CredentialSource::ClientSecret { ref client_id, .. }) if client_id == "c"));
-    }
-
-    #[test]
-    fn the_msi_placeholder_means_no_secret() {
-        let s = select(
-            r#"{"aadClientId":"msi","aadClientSecret":"MSI","useManagedIdentityExtension":true,"userAssignedIdentityID":"u"}"#,
-            &[],
-        );
+        assert!(!e.is_transient());
+        let cause = std::error::Error::source(&e).and_then(|c| c.downcast_ref::<EndpointError>());
         assert!(
-            matches!(s, Ok(CredentialSource::Managed { ref client_id, ref imds }) if client_id.as_deref() == Some("u") && imds == crate::IMDS_URL)
+            matches!(cause, Some(EndpointError::Status { status: 401, .. })),
+            "{e:?}"
         );
-    }
-
-    #[test]
-    fn workload_identity_falls_back_to_the_webhook_s_variables() {
-        let s = select(
-            r#"{"useWorkloadIdentityExtension":true}"#,
-            &[
-                ("AZURE_TENANT_ID", "tenant"),
-                ("AZURE_CLIENT_ID", "client"),
-                (
-                    "AZURE_FEDERATED_TOKEN_FILE",
-                    "/var/run/secrets/azure/tokens/azure-identity-token",
-                ),
-            ],
-        );
-        assert!(
-            matches!(s, Ok(CredentialSource::Workload { ref tenant, ref client_id, .. }) if tenant == "tenant" && client_id == "client")
-        );
-        let e = select(r#"{"useWorkloadIdentityExtension":true,"tenantId":"t"}"#, &[])
-            .err()
-            .map(|e| e.to_string());
-        assert!(e.is_some_and(|e| e.contains("AZURE_FEDERATED_TOKEN_FILE") && e.contains("client id")));
-    }
-
-    #[test]
-    fn nothing_resolving_names_every_source_tried() {
-        let e = select(r#"{"tenantId":"t"}"#, &[]).err().map(|e| e.to_string());
-        let e = e.unwrap_or_default();
-        for s in [
-            "client secret",
-            "workload identity",
-            "managed identity",
-            "no credentials provided",
-        ] {
-            assert!(e.contains(s), "{s} in {e}");
-        }
     }
 }

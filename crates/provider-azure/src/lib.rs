@@ -38,11 +38,12 @@ use tokio::sync::Mutex;
 
 pub use api::{ApiError, retry_after};
 pub use config::{AzureConfig, AzureFile, Cloud, ConfigError, IMDS_URL, Kind, PRIVATE_API_VERSION, PUBLIC_API_VERSION};
-pub use credentials::{CredentialSource, CredentialsError, IMDS_API_VERSION, VARIABLES as CREDENTIAL_VARIABLES};
+pub use credentials::{
+    AccessToken, CredentialSource, CredentialsError, IMDS_API_VERSION, SourceError, VARIABLES as CREDENTIAL_VARIABLES,
+};
 pub use records::{DEFAULT_TTL, METADATA_KEYS, METADATA_PREFIX, TAGS, TXT_CHUNK, split_txt};
 
 use api::{Api, Precondition};
-use credentials::TokenCache;
 
 /// A zone extdns manages.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,7 +103,7 @@ impl AzureProvider {
             }
         }
         let tokens = Arc::new(
-            TokenCache::new(
+            credentials::tokens(
                 config.credentials.clone(),
                 &config.cloud.audience,
                 config.timeout,
