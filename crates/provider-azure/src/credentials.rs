@@ -10,13 +10,13 @@
 //!    client id.
 
 use std::path::PathBuf;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use extdns_provider::HttpClient;
 use extdns_provider::credentials::endpoint::{self, EndpointError, Grant};
 use extdns_provider::credentials::{
-    Chain, Credential, CredentialCache, FetchError, Margin, Miss, NoCredentials, Source,
+    AccessToken, Chain, CredentialCache, FetchError, Margin, Miss, NoCredentials, Source,
 };
 use extdns_provider::http::{HttpError, Observer};
 
@@ -124,29 +124,6 @@ impl FetchError for SourceError {
     }
 }
 
-/// An access token and when it expires.
-#[derive(Clone, PartialEq, Eq)]
-pub struct AccessToken {
-    /// The bearer token.
-    pub token: String,
-    /// When it expires; `None` for a fixed token.
-    pub expires: Option<SystemTime>,
-}
-
-impl std::fmt::Debug for AccessToken {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AccessToken")
-            .field("expires", &self.expires)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Credential for AccessToken {
-    fn expires(&self) -> Option<SystemTime> {
-        self.expires
-    }
-}
-
 /// Where the API client asks for its token.
 pub(crate) type TokenCache = CredentialCache<AccessToken, SourceError>;
 
@@ -195,10 +172,7 @@ impl Source<AccessToken> for Identity {
     async fn fetch(&self) -> Result<AccessToken, Miss<SourceError>> {
         let grant = match &self.source {
             CredentialSource::Token(t) => {
-                return Ok(AccessToken {
-                    token: t.clone(),
-                    expires: None,
-                });
+                return Ok(AccessToken::lasting(t.clone(), None));
             }
             CredentialSource::ClientSecret {
                 authority,
@@ -237,10 +211,7 @@ impl Source<AccessToken> for Identity {
         // Tokens without a lifetime last an hour, as the identity platform documents.
         let lifetime = grant.expires_in.unwrap_or(Duration::from_secs(3600));
         tracing::debug!(source = %self.name(), expires_in = lifetime.as_secs(), "Azure access token fetched");
-        Ok(AccessToken {
-            token: grant.access_token,
-            expires: Some(SystemTime::now() + lifetime),
-        })
+        Ok(AccessToken::lasting(grant.access_token, Some(lifetime)))
     }
 }
 

@@ -39,7 +39,7 @@ use tokio::sync::Mutex;
 pub use api::{ApiError, retry_after};
 pub use config::{AzureConfig, AzureFile, Cloud, ConfigError, IMDS_URL, Kind, PRIVATE_API_VERSION, PUBLIC_API_VERSION};
 pub use credentials::{
-    AccessToken, CredentialSource, CredentialsError, IMDS_API_VERSION, SourceError, VARIABLES as CREDENTIAL_VARIABLES,
+    CredentialSource, CredentialsError, IMDS_API_VERSION, SourceError, VARIABLES as CREDENTIAL_VARIABLES,
 };
 pub use records::{DEFAULT_TTL, METADATA_KEYS, METADATA_PREFIX, TAGS, TXT_CHUNK, split_txt};
 

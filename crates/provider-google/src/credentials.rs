@@ -18,14 +18,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use extdns_provider::HttpClient;
-use extdns_provider::credentials::{Chain, CredentialCache, Margin};
+use extdns_provider::credentials::{AccessToken, Chain, CredentialCache, Margin};
 use extdns_provider::http::{HttpError, Observer};
 
 use crate::config::CredentialSource;
 
 pub use file::{DEFAULT_TOKEN_URI, jwt};
 pub use metadata::MetadataServer;
-pub use token::{AccessToken, CredentialsError, SourceError, Tried};
+pub use token::{CredentialsError, SourceError, Tried};
 
 /// Where the API client asks for its token.
 pub(crate) type TokenCache = CredentialCache<AccessToken, SourceError>;

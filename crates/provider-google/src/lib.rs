@@ -39,7 +39,8 @@ pub use config::{
     API_LIMIT, ConfigError, CredentialSource, DEFAULT_BASE_URL, GoogleConfig, MAX_CHANGE_BYTES, METADATA_HOST, SCOPE,
     VARIABLES as CREDENTIAL_VARIABLES, Visibility,
 };
-pub use credentials::{AccessToken, CredentialsError, DEFAULT_TOKEN_URI, MetadataServer, SourceError, Tried, jwt};
+pub use credentials::{CredentialsError, DEFAULT_TOKEN_URI, MetadataServer, SourceError, Tried, jwt};
+pub use extdns_provider::credentials::AccessToken;
 
 use api::{Api, ResourceRecordSet};
 

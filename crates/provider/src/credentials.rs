@@ -7,16 +7,19 @@
 //! replaced by the node's identity). When nothing comes, one error, [`NoCredentials`], names every source
 //! tried and why each gave nothing. A [`CredentialCache`] keeps the credential until a [`Margin`] before it
 //! expires, refreshes it once for all concurrent callers, and drops it when the API answers 401.
-//! [`endpoint`] reads the answers of the token endpoints the sources call.
+//! [`endpoint`] reads the answers of the token endpoints the sources call; [`AccessToken`] is the bearer token
+//! they grant.
 
 mod cache;
 mod chain;
 pub mod endpoint;
+mod token;
 
 use std::collections::BTreeMap;
 
 pub use cache::{Clock, Credential, CredentialCache, Margin, SystemClock};
 pub use chain::{Chain, Fetch, FetchError, Miss, NoCredentials, Outcome, Source, Tried};
+pub use token::AccessToken;
 
 /// The variables among `names` that `var` gives a non-blank value, trimmed: the environment a chain reads,
 /// captured once at startup so a source never reads the process environment itself.

@@ -10,10 +10,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use base64::Engine;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use extdns_provider::HttpClient;
+use extdns_provider::credentials::AccessToken;
 use extdns_provider::credentials::endpoint::{self, EndpointError};
 use serde::Deserialize;
 
-use super::token::{AccessToken, SourceError};
+use super::token::SourceError;
 use crate::config::SCOPE;
 
 /// Google's token endpoint, when a credentials file names none.

@@ -3,10 +3,11 @@
 use std::time::Duration;
 
 use extdns_provider::HttpClient;
+use extdns_provider::credentials::AccessToken;
 use extdns_provider::credentials::endpoint::{self, EndpointError};
 use extdns_provider::http::{HttpError, Observer};
 
-use super::token::{AccessToken, SourceError};
+use super::token::SourceError;
 use crate::config::SCOPE;
 
 /// The metadata server, asked with `Metadata-Flavor: Google` and, as Google's metadata client does, never

@@ -9,12 +9,13 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use extdns_provider::HttpClient;
+use extdns_provider::credentials::AccessToken;
 use extdns_provider::credentials::endpoint::EndpointError;
 use extdns_provider::credentials::{Chain, Miss, Source};
 
 use super::file;
 use super::metadata::MetadataServer;
-use super::token::{AccessToken, SourceError};
+use super::token::SourceError;
 
 /// The chain over `env` (the captured [`crate::CREDENTIAL_VARIABLES`]): files read with `http`, then
 /// `metadata`.

@@ -1,10 +1,9 @@
-//! What the Google sources give and why they give nothing.
+//! Why the Google sources give no token.
 
 use std::path::PathBuf;
-use std::time::{Duration, SystemTime};
 
-use extdns_provider::credentials::endpoint::{EndpointError, Grant};
-use extdns_provider::credentials::{Credential, FetchError, NoCredentials};
+use extdns_provider::credentials::endpoint::EndpointError;
+use extdns_provider::credentials::{FetchError, NoCredentials};
 
 /// Why no token came: every source tried, and why each gave nothing.
 pub type CredentialsError = NoCredentials<SourceError>;
@@ -52,44 +51,5 @@ pub enum SourceError {
 impl FetchError for SourceError {
     fn is_transient(&self) -> bool {
         matches!(self, SourceError::Endpoint(e) if e.is_transient())
-    }
-}
-
-/// An access token and when it expires.
-#[derive(Clone, PartialEq, Eq)]
-pub struct AccessToken {
-    /// The bearer token.
-    pub token: String,
-    /// When it expires, if known.
-    pub expires: Option<SystemTime>,
-}
-
-impl std::fmt::Debug for AccessToken {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AccessToken")
-            .field("expires", &self.expires)
-            .finish_non_exhaustive()
-    }
-}
-
-impl AccessToken {
-    /// A token valid for `lifetime` from now (for good when unknown).
-    pub(crate) fn lasting(token: String, lifetime: Option<Duration>) -> AccessToken {
-        AccessToken {
-            token,
-            expires: lifetime.map(|l| SystemTime::now() + l),
-        }
-    }
-}
-
-impl From<Grant> for AccessToken {
-    fn from(grant: Grant) -> AccessToken {
-        AccessToken::lasting(grant.access_token, grant.expires_in)
-    }
-}
-
-impl Credential for AccessToken {
-    fn expires(&self) -> Option<SystemTime> {
-        self.expires
     }
 }
