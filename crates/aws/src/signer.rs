@@ -95,29 +95,8 @@ impl Signer {
         &self.region
     }
 
-    /// The headers that sign `method url` with `headers` and `body` (to be sent beside `headers`).
-    pub async fn headers(
-        &self,
-        method: &str,
-        url: &str,
-        headers: &[(&str, &str)],
-        body: &[u8],
-    ) -> Result<Vec<(String, String)>, SignerError> {
-        let credentials = self.credentials.get().await.map_err(SignerError::Credentials)?;
-        sign::headers(
-            &sign::identity(&credentials),
-            &self.region,
-            &self.service,
-            method,
-            url,
-            headers,
-            body,
-        )
-        .map_err(SignerError::Sign)
-    }
-
     /// `method url` on `http` with `headers`, the signature and `body` (none: empty): the request as it is
-    /// signed, ready to send.
+    /// signed, ready to send, and the credentials that signed it.
     pub async fn request<'c>(
         &self,
         http: &'c HttpClient,
@@ -125,9 +104,19 @@ impl Signer {
         url: &str,
         headers: &[(&str, &str)],
         body: Option<String>,
-    ) -> Result<Request<'c>, SignerError> {
+    ) -> Result<Signed<'c>, SignerError> {
+        let credentials = self.credentials.get().await.map_err(SignerError::Credentials)?;
         let bytes = body.as_deref().unwrap_or_default().as_bytes();
-        let signed = self.headers(method.as_str(), url, headers, bytes).await?;
+        let signed = sign::headers(
+            &sign::identity(&credentials),
+            &self.region,
+            &self.service,
+            method.as_str(),
+            url,
+            headers,
+            bytes,
+        )
+        .map_err(SignerError::Sign)?;
         let mut request = http.request(method, url);
         for (k, v) in headers {
             request = request.header(*k, *v);
@@ -138,6 +127,50 @@ impl Signer {
         if let Some(body) = body {
             request = request.body(body);
         }
-        Ok(request)
+        Ok(Signed {
+            request,
+            by: SignedBy(credentials),
+        })
+    }
+
+    /// The API answered `status` with error `code` to a request signed `by` these credentials: when that
+    /// refuses the credentials themselves ([`refuses_credentials`]), they are dropped, so the next request
+    /// fetches new ones rather than signing with them until the cache thinks they expire.
+    pub async fn answered(&self, by: &SignedBy, status: u16, code: &str) {
+        if refuses_credentials(status, code) {
+            self.credentials.refused(&by.0).await;
+        }
+    }
+}
+
+/// A signed request and the credentials that signed it.
+pub struct Signed<'c> {
+    /// The request, ready to send.
+    pub request: Request<'c>,
+    /// Who signed it, for [`Signer::answered`].
+    pub by: SignedBy,
+}
+
+/// The credentials a request was signed with (opaque: only [`Signer::answered`] reads them).
+pub struct SignedBy(Credentials);
+
+/// Whether an AWS API's answer refuses the credentials that signed the request (HTTP 401, or an expired
+/// session token: Route53's `ExpiredToken`, DynamoDB's `ExpiredTokenException`), rather than what they
+/// may do.
+pub fn refuses_credentials(status: u16, code: &str) -> bool {
+    status == 401 || matches!(code, "ExpiredToken" | "ExpiredTokenException")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_expired_token_or_a_401_refuses_the_credentials_a_denied_action_does_not() {
+        assert!(refuses_credentials(401, ""));
+        assert!(refuses_credentials(403, "ExpiredToken"));
+        assert!(refuses_credentials(400, "ExpiredTokenException"));
+        assert!(!refuses_credentials(403, "AccessDenied"));
+        assert!(!refuses_credentials(400, "ThrottlingException"));
     }
 }

@@ -6,7 +6,7 @@ use extdns_provider::{Backoff, HttpClient, Retry};
 use reqwest::{Method, StatusCode};
 use serde::de::DeserializeOwned;
 
-use extdns_aws::{CredentialsError, SignError, Signer, SignerConfig, SignerError};
+use extdns_aws::{CredentialsError, SignError, Signed, Signer, SignerConfig, SignerError};
 
 use crate::config::{AwsConfig, ConfigError};
 use crate::xml;
@@ -311,7 +311,7 @@ impl Client {
         } else {
             &[]
         };
-        let request = self
+        let signed = self
             .signer
             .request(&self.http, method, &url, headers, body.map(str::to_string))
             .await
@@ -334,6 +334,7 @@ impl Client {
             call: name.to_string(),
             source,
         };
+        let Signed { request, by } = signed;
         let response = request.send().await.map_err(transport)?;
         let status = response.status();
         let text = response.text().await.map_err(transport)?;
@@ -344,6 +345,7 @@ impl Client {
                     text.chars().take(200).collect(),
                 )
             });
+            self.signer.answered(&by, status.as_u16(), &code).await;
             return Err(ApiError::Status {
                 call: name.to_string(),
                 status: status.as_u16(),

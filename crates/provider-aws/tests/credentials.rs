@@ -455,3 +455,38 @@ async fn the_instance_profile_from_amazon_ec2_metadata_mock() {
     assert!(seen.count("PUT /latest/api/token") >= 1);
     assert!(seen.count("GET /latest/meta-data/iam/security-credentials/baskinc-role") >= 1);
 }
+
+/// A Route53 stand-in that refuses every request with `code` (HTTP 403, Route53's error document).
+async fn route53_refusing(code: &'static str) -> String {
+    let app = Router::new().fallback(move || async move {
+        let body = format!(
+            "<ErrorResponse><Error><Type>Sender</Type><Code>{code}</Code><Message>refused</Message></Error></ErrorResponse>"
+        );
+        (StatusCode::FORBIDDEN, body).into_response()
+    });
+    serve(app).await
+}
+
+#[tokio::test]
+async fn credentials_route53_says_expired_are_fetched_anew_and_a_denied_action_keeps_them() {
+    for (code, fetches) in [("ExpiredToken", 2), ("AccessDenied", 1)] {
+        // Container credentials valid for hours: only Route53's answer can make them be fetched again.
+        let issuer = Issuer::new(Duration::from_secs(6 * 3600));
+        let agent = container_fake(issuer.clone(), "t").await;
+        let home = tempdir();
+        let source = chain(
+            &[
+                ("AWS_CONTAINER_CREDENTIALS_FULL_URI", format!("{agent}/v1/credentials")),
+                ("AWS_CONTAINER_AUTHORIZATION_TOKEN", "t".into()),
+            ],
+            home.path(),
+        );
+        let route53 = route53_refusing(code).await;
+        let p = AwsProvider::new(config(&route53, source, &Arc::new(Seen::default()))).expect("a provider");
+        for _ in 0..2 {
+            let e = p.records().await.expect_err("refused").to_string();
+            assert!(e.contains(code), "{e}");
+        }
+        assert_eq!(issuer.fetches(), fetches, "after {code}");
+    }
+}

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use extdns_aws::{AssumeRole, CredentialSource, Signer, SignerConfig, SignerError};
+use extdns_aws::{AssumeRole, CredentialSource, Signed, Signer, SignerConfig, SignerError};
 use extdns_provider::http::Observer;
 use extdns_provider::{Backoff, HttpClient, Retry};
 use reqwest::Method;
@@ -338,12 +338,13 @@ impl Client {
             ("content-type", "application/x-amz-json-1.0"),
             ("x-amz-target", target.as_str()),
         ];
-        let request = self
+        let signed = self
             .signer
             .request(&self.http, Method::POST, &self.url, &headers, Some(body.to_string()))
             .await
             .map_err(|source| ApiError::Sign { call: name, source })?;
         let transport = |source| ApiError::Transport { call: name, source };
+        let Signed { request, by } = signed;
         let response = request.send().await.map_err(transport)?;
         let status = response.status();
         let text = response.text().await.map_err(transport)?;
@@ -358,6 +359,7 @@ impl Client {
                 .or_else(|| error["Message"].as_str())
                 .map(str::to_string)
                 .unwrap_or_else(|| text.chars().take(200).collect());
+            self.signer.answered(&by, status.as_u16(), &code).await;
             return Err(ApiError::Status {
                 call: name,
                 status: status.as_u16(),
