@@ -44,6 +44,7 @@ mod fuzz;
 mod gobuild;
 mod pgo;
 mod release;
+mod shipped;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -371,12 +372,12 @@ fn kube_e2e(go: &gobuild::GoBinaries, profile: Profile, args: &[String]) -> Resu
         }
         // The shipped binary itself: its code pages are part of the resident memory measured.
         Profile::Dist => {
-            let host = release::host_target()?;
-            let arch = release::ARCHES
+            let host = shipped::host_target()?;
+            let arch = shipped::ARCHES
                 .into_iter()
                 .find(|a| a.target == host)
                 .with_context(|| format!("extdns ships no binary for {host}"))?;
-            let extdns = release::build_shipped(arch, &host, &release::git_revision())?;
+            let extdns = release::build_shipped(arch, &host, &shipped::git_revision())?;
             (build_harness()?, extdns)
         }
     };
