@@ -21,6 +21,7 @@
 mod cloud_bench;
 mod controllers;
 mod dns;
+mod flags;
 mod multi_bench;
 mod objects;
 mod scale;

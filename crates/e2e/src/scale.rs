@@ -76,9 +76,7 @@ impl Options {
     /// `--services N --pods M --changes K --idle SECONDS --watch-list on|off --report FILE`, each optional.
     pub fn parse(args: &[String]) -> Result<Options> {
         let mut o = Options::default();
-        let mut it = args.iter();
-        while let Some(flag) = it.next() {
-            let value = it.next().with_context(|| format!("{flag} needs a value"))?;
+        for (flag, value) in crate::flags::pairs(args)? {
             let number = || {
                 value
                     .parse::<usize>()
@@ -209,6 +207,58 @@ pub(crate) struct Usage {
     pub anon: f64,
     pub hwm: f64,
     pub cpu: f64,
+}
+
+/// One figure of a benchmark's table: what it is, each controller's value (extdns, external-dns), the unit and
+/// the decimals shown.
+pub(crate) type FigureRow = (String, [Option<f64>; 2], &'static str, usize);
+
+/// The memory figures of the two controllers from their samples after the first sync (`first`) and after
+/// `idle` seconds idle (`rested`), each named after `who` (`""`, or `"controller "` beside other processes):
+/// RSS and peak RSS up to the first sync, RSS and anonymous memory after the idle time.
+pub(crate) fn memory_rows(who: &str, idle: u64, first: [Usage; 2], rested: [Usage; 2]) -> Vec<FigureRow> {
+    let mb = |b: f64| Some(b / 1_048_576.0);
+    vec![
+        (
+            format!("{who}RSS after the first sync"),
+            first.map(|u| mb(u.rss)),
+            "MB",
+            0,
+        ),
+        (
+            format!("{who}peak RSS up to the first sync (VmHWM)"),
+            first.map(|u| mb(u.hwm)),
+            "MB",
+            0,
+        ),
+        (
+            format!("{who}RSS after {idle} s idle"),
+            rested.map(|u| mb(u.rss)),
+            "MB",
+            0,
+        ),
+        (
+            format!("{who}anonymous memory (RssAnon) after {idle} s idle"),
+            rested.map(|u| mb(u.anon)),
+            "MB",
+            0,
+        ),
+    ]
+}
+
+/// The CPU figures of the two controllers from the same samples as [`memory_rows`]: start to the first sync,
+/// and over the idle time.
+pub(crate) fn cpu_rows(who: &str, idle: u64, first: [Usage; 2], rested: [Usage; 2]) -> Vec<FigureRow> {
+    let idle_cpu = [0, 1].map(|i| Some(rested[i].cpu - first[i].cpu));
+    vec![
+        (
+            format!("{who}CPU, start → first sync"),
+            first.map(|u| Some(u.cpu)),
+            "s",
+            2,
+        ),
+        (format!("{who}CPU, {idle} s idle"), idle_cpu, "s", 2),
+    ]
 }
 
 pub(crate) fn usage(proc: &Proc, ticks: f64) -> Result<Usage> {
@@ -863,7 +913,7 @@ fn report(opts: &Options, objects: usize, pods: usize, load: Duration, burst: us
         })
     };
     let verb = |f: &Alone, v: &str| Some(f.requests.get(v).copied().unwrap_or_default() as f64);
-    let mut rows: Vec<(String, [Option<f64>; 2], &str, usize)> = Vec::new();
+    let mut rows: Vec<FigureRow> = Vec::new();
     for (mode, label) in ["WatchList on", "WatchList off"].into_iter().enumerate() {
         let alone = |g: &dyn Fn(&Alone) -> Option<f64>| [g(&f[0].alone[mode]), g(&f[1].alone[mode])];
         rows.extend([
@@ -972,30 +1022,10 @@ fn report(opts: &Options, objects: usize, pods: usize, load: Duration, burst: us
             "s",
             1,
         ),
-        (
-            "RSS after the first sync".into(),
-            each(&|f| mb(f.usage[0].rss)),
-            "MB",
-            0,
-        ),
-        (
-            "peak RSS up to the first sync (VmHWM)".into(),
-            each(&|f| mb(f.usage[0].hwm)),
-            "MB",
-            0,
-        ),
-        (
-            format!("RSS after {idle} s idle"),
-            each(&|f| mb(f.usage[1].rss)),
-            "MB",
-            0,
-        ),
-        (
-            format!("anonymous memory (RssAnon) after {idle} s idle"),
-            each(&|f| mb(f.usage[1].anon)),
-            "MB",
-            0,
-        ),
+    ]);
+    let (first, rested) = ([f[0].usage[0], f[1].usage[0]], [f[0].usage[1], f[1].usage[1]]);
+    rows.extend(memory_rows("", idle, first, rested));
+    rows.extend(vec![
         (
             "RSS after the changes and the burst".into(),
             each(&|f| mb(f.usage[3].rss)),
@@ -1008,18 +1038,9 @@ fn report(opts: &Options, objects: usize, pods: usize, load: Duration, burst: us
             "MB",
             0,
         ),
-        (
-            "CPU, start → first sync".into(),
-            each(&|f| Some(f.usage[0].cpu)),
-            "s",
-            2,
-        ),
-        (
-            format!("CPU, {idle} s idle"),
-            each(&|f| Some(f.usage[1].cpu - f.usage[0].cpu)),
-            "s",
-            2,
-        ),
+    ]);
+    rows.extend(cpu_rows("", idle, first, rested));
+    rows.extend(vec![
         (
             format!("CPU, {k} changes"),
             each(&|f| Some(f.usage[2].cpu - f.usage[1].cpu)),

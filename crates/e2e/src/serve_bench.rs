@@ -93,21 +93,13 @@ impl Options {
             coredns: None,
             report: PathBuf::from("target/bench-serve.md"),
         };
-        let mut it = args.iter();
-        while let Some(flag) = it.next() {
-            let (flag, value) = match flag.split_once('=') {
-                Some((f, v)) => (f, v.to_string()),
-                None => (
-                    flag.as_str(),
-                    it.next().with_context(|| format!("{flag} needs a value"))?.clone(),
-                ),
-            };
+        for (flag, value) in crate::flags::pairs(args)? {
             let number = |what: &str| -> Result<u64> {
                 value
                     .parse()
                     .with_context(|| format!("serve: {what} {value}: not a number"))
             };
-            match flag {
+            match flag.as_str() {
                 "--records" => o.records = number("--records")? as usize,
                 "--seconds" => o.seconds = number("--seconds")?,
                 "--clients" => o.clients = number("--clients")? as usize,
