@@ -49,7 +49,7 @@ mod shipped;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, bail, ensure};
 
 fn main() -> Result<()> {
     let mut args = std::env::args().skip(1);
@@ -108,27 +108,31 @@ pub(crate) fn rustc() -> Command {
 }
 
 pub(crate) fn run(mut cmd: Command) -> Result<()> {
-    let shown = format!("{cmd:?}");
-    let status = cmd.status().with_context(|| format!("cannot start {shown}"))?;
-    if !status.success() {
-        bail!("{shown} failed with {status}");
-    }
+    let (shown, status) = start(&mut cmd, Command::status)?;
+    ensure!(status.success(), "{shown} failed with {status}");
     Ok(())
 }
 
 /// A command's standard output; a failure is an error naming the command and quoting what it printed.
 pub(crate) fn output(mut cmd: Command) -> Result<String> {
+    let (shown, out) = start(&mut cmd, Command::output)?;
+    let printed = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+    ensure!(
+        out.status.success(),
+        "{shown} failed with {}: {}{}",
+        out.status,
+        printed(&out.stdout),
+        printed(&out.stderr)
+    );
+    Ok(printed(&out.stdout))
+}
+
+/// Runs `cmd` by `how` (to its status, or its output), with the command as shown in errors: a command that
+/// cannot start is an error naming it.
+fn start<T>(cmd: &mut Command, how: fn(&mut Command) -> std::io::Result<T>) -> Result<(String, T)> {
     let shown = format!("{cmd:?}");
-    let out = cmd.output().with_context(|| format!("cannot start {shown}"))?;
-    if !out.status.success() {
-        bail!(
-            "{shown} failed with {}: {}{}",
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    let done = how(cmd).with_context(|| format!("cannot start {shown}"))?;
+    Ok((shown, done))
 }
 
 /// A program on PATH, or in the sbin directories Debian puts daemons in (not on a user's PATH).
