@@ -31,7 +31,7 @@
 //! - `image`: checks the Dockerfile against `dist` and writes the container build context to `target/image/`
 //!   (and builds the image where a container engine runs).
 //! - `check-crates`: every library crate has complete metadata and a runnable crate doc, tests alone and packages.
-//! - `conventions`: no string errors in library code, crate dependencies as DESIGN.md's layer table says, no
+//! - `conventions [DIR]`: no string errors in library code, crate dependencies as DESIGN.md's layer table says, no
 //!   import circle between the modules of a crate (src/conventions); also a test `cargo test --workspace` runs.
 //! - `fuzz [--seconds N] [--no-sanitizer] [TARGET...]`: the cargo-fuzz targets in `fuzz/`, each for a bounded
 //!   time (nightly).
@@ -60,7 +60,7 @@ fn main() -> Result<()> {
         "dist" => release::dist(&rest),
         "image" => release::image(),
         "check-crates" => crates::check_crates(&rest),
-        "conventions" => conventions::run(),
+        "conventions" => conventions::run(&rest),
         "bench" if rest.first().map(String::as_str) == Some("e2e-latency") => latency(&rest[1..]),
         "bench" if rest.first().map(String::as_str) == Some("scale") => scale(&rest[1..]),
         "bench" if rest.first().map(String::as_str) == Some("multi-provider") => multi_provider(&rest[1..]),
@@ -72,7 +72,7 @@ fn main() -> Result<()> {
         "fuzz" => fuzz::fuzz(&rest),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test | chart-tests | e2e [SCENARIO...] | bench [FILTER] | bench e2e-latency [--count N] | bench scale [--services N] [--pods M] [--changes K] [--idle SECONDS] [--stream SECONDS] [--watch-list on|off] | bench multi-provider [--services N] [--pods M] [--idle SECONDS] | bench cloud-first-sync [--records N] [--provider google|azure|all] [--batch-interval D] | bench serve [--records N] [--seconds S] [--clients C] [--servers knot,coredns,extdns] | dist [--arch amd64|arm64|all] [--pgo] | image | check-crates [--verify] | conventions | fuzz [--seconds N] [--no-sanitizer] [TARGET...]>"
+                "usage: cargo xtask <test | chart-tests | e2e [SCENARIO...] | bench [FILTER] | bench e2e-latency [--count N] | bench scale [--services N] [--pods M] [--changes K] [--idle SECONDS] [--stream SECONDS] [--watch-list on|off] | bench multi-provider [--services N] [--pods M] [--idle SECONDS] | bench cloud-first-sync [--records N] [--provider google|azure|all] [--batch-interval D] | bench serve [--records N] [--seconds S] [--clients C] [--servers knot,coredns,extdns] | dist [--arch amd64|arm64|all] [--pgo] | image | check-crates [--verify] | conventions [DIR] | fuzz [--seconds N] [--no-sanitizer] [TARGET...]>"
             );
             std::process::exit(2);
         }

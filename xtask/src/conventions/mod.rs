@@ -42,9 +42,15 @@ impl fmt::Display for Violation {
     }
 }
 
-/// `cargo xtask conventions`: every violation, one a line; an error when there is any.
-pub fn run() -> Result<()> {
-    let violations = check(&crate::root())?;
+/// `cargo xtask conventions [DIR]`: every violation in this workspace (or the checkout at `DIR`, to see a
+/// branch before it is merged), one a line; an error when there is any.
+pub fn run(args: &[String]) -> Result<()> {
+    let root = match args {
+        [] => crate::root(),
+        [dir] => PathBuf::from(dir),
+        _ => bail!("usage: cargo xtask conventions [DIR]"),
+    };
+    let violations = check(&root)?;
     if !violations.is_empty() {
         for v in &violations {
             eprintln!("{v}");
