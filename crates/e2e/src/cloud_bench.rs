@@ -29,6 +29,8 @@ use extdns_test_support::connector::{self, GobEndpoint};
 use extdns_test_support::google_fake::{FakeGoogle, GOOGLE_HOSTS, PROJECT};
 use extdns_test_support::tls_proxy::TlsProxy;
 
+use crate::procfs;
+
 /// Set in the copy of this program that runs inside the network namespace.
 const INSIDE: &str = "EXTDNS_BENCH_NETNS";
 const ZONE: &str = "example.org";
@@ -493,7 +495,7 @@ fn azure(extdns: &Path, external_dns: &Path, logs: &Path, opts: &Options) -> Res
 /// Runs `cmd` to its end, its output in `log`: wall time, CPU time (its own and the fake's), peak RSS.
 fn measure(who: &str, mut cmd: Command, log: &Path) -> Result<Figures> {
     let file = std::fs::File::create(log).with_context(|| format!("creating {}", log.display()))?;
-    let ticks = clock_ticks();
+    let ticks = procfs::clock_ticks();
     let (self_before, children_before) = cpu_of_self(ticks)?;
     let started = Instant::now();
     let mut child = cmd
@@ -538,32 +540,13 @@ fn measure(who: &str, mut cmd: Command, log: &Path) -> Result<Figures> {
 /// VmHWM of a running process, in KiB.
 fn hwm_kb(pid: u32) -> Option<f64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
+    Some(procfs::status_bytes(&status, "VmHWM:")? / 1024.0)
 }
 
 /// This process's CPU seconds, and those of its children waited for (utime+stime, cutime+cstime).
 fn cpu_of_self(ticks: f64) -> Result<(f64, f64)> {
-    let stat = std::fs::read_to_string("/proc/self/stat").context("reading /proc/self/stat")?;
-    let fields: Vec<f64> = stat
-        .rsplit_once(')')
-        .map(|(_, f)| f)
-        .unwrap_or_default()
-        .split_whitespace()
-        .map(|f| f.parse().unwrap_or(0.0))
-        .collect();
-    // After the command, fields start at 3: utime, stime, cutime, cstime are 14 to 17.
-    let field = |i: usize| fields.get(i - 3).copied().unwrap_or_default();
-    Ok(((field(14) + field(15)) / ticks, (field(16) + field(17)) / ticks))
-}
-
-fn clock_ticks() -> f64 {
-    Command::new("getconf")
-        .arg("CLK_TCK")
-        .output()
-        .ok()
-        .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok())
-        .unwrap_or(100.0)
+    let own = procfs::cpu_seconds("/proc/self/stat", 14, ticks)?;
+    Ok((own, procfs::cpu_seconds("/proc/self/stat", 16, ticks)?))
 }
 
 /// A row of the table: its name and how a controller's figure is written.

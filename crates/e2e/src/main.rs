@@ -24,6 +24,7 @@ mod dns;
 mod flags;
 mod multi_bench;
 mod objects;
+mod procfs;
 mod scale;
 mod scenarios;
 mod serve_bench;

@@ -213,7 +213,7 @@ fn side(ctx: &mut Ctx, audit: &Path, opts: &Options, which: Which, start: Start)
         }
         bail!("{}: not every zone complete within {timeout:?}", which.name());
     }
-    let ticks = scale::clock_ticks();
+    let ticks = crate::procfs::clock_ticks();
     let at_sync = requests(audit)?;
     out.usage[0] = summed(&procs, ticks)?;
     eprintln!(

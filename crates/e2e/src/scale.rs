@@ -25,6 +25,7 @@ use crate::controllers::{Run, Which};
 use crate::dns::{self, ZONE};
 use crate::objects::{self as o, annotations};
 use crate::proc::Proc;
+use crate::procfs;
 use crate::scenarios::Ctx;
 use crate::scenarios::latency::Figures as Latency;
 
@@ -264,39 +265,12 @@ pub(crate) fn cpu_rows(who: &str, idle: u64, first: [Usage; 2], rested: [Usage; 
 pub(crate) fn usage(proc: &Proc, ticks: f64) -> Result<Usage> {
     let pid = proc.pid().with_context(|| format!("{} is not running", proc.name))?;
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
-    let kb = |key: &str| -> Option<f64> {
-        let line = status.lines().find(|l| l.starts_with(key))?;
-        Some(line.split_whitespace().nth(1)?.parse::<f64>().ok()? * 1024.0)
-    };
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
-    // Fields after the command (which may hold spaces) start at field 3; utime and stime are 14 and 15.
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .map(|(_, f)| f)
-        .unwrap_or("")
-        .split_whitespace()
-        .collect();
-    let tick = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok());
-    let (Some(rss), Some(anon), Some(hwm), Some(utime), Some(stime)) =
-        (kb("VmRSS:"), kb("RssAnon:"), kb("VmHWM:"), tick(11), tick(12))
-    else {
+    let bytes = |key: &str| procfs::status_bytes(&status, key);
+    let cpu = procfs::cpu_seconds(&format!("/proc/{pid}/stat"), 14, ticks);
+    let (Some(rss), Some(anon), Some(hwm), Ok(cpu)) = (bytes("VmRSS:"), bytes("RssAnon:"), bytes("VmHWM:"), cpu) else {
         bail!("unreadable /proc/{pid}/status or stat of {}", proc.name);
     };
-    Ok(Usage {
-        rss,
-        anon,
-        hwm,
-        cpu: (utime + stime) / ticks,
-    })
-}
-
-pub(crate) fn clock_ticks() -> f64 {
-    std::process::Command::new("getconf")
-        .arg("CLK_TCK")
-        .output()
-        .ok()
-        .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok())
-        .unwrap_or(100.0)
+    Ok(Usage { rss, anon, hwm, cpu })
 }
 
 /// Requests per controller in the audit log so far (distinct audit ids, told apart by user agent), and the
@@ -683,7 +657,7 @@ pub fn run(mut ctx: Ctx, opts: &Options) -> Result<bool> {
         procs.push(run.start(&ctx.cp, server, &ctx.log(&format!("scale-{}", which.name())))?);
     }
     let mut figures: [Figures; 2] = Default::default();
-    let ticks = clock_ticks();
+    let ticks = procfs::clock_ticks();
 
     for (f, a) in figures.iter_mut().zip(alone) {
         f.alone = a;
