@@ -1,13 +1,18 @@
 //! `cargo xtask check-crates`: every library crate of the workspace can be used on its own. For each one:
-//! complete crates.io metadata, a crate-level doc with a runnable example, `cargo test -p <crate>` alone
-//! (every test target builds, unit tests and doctests pass: no feature it needs may come from a sibling in
-//! the workspace build), and `cargo package` building it from its packaged sources (no file outside the
-//! crate, every dependency declared with a version). CI checks the packages' file lists and manifests and
-//! leaves the build from packaged sources to `--verify` (a release): that build compiles every crate and
-//! its dependencies a second time, a fifth of CI's time, to learn what the file lists already tell for
-//! crates that read no file outside their sources (no `include_*!`; extdns's build script reads only
-//! environment variables).
+//! complete crates.io metadata, a crate-level doc with a runnable example, tests that pass, and a package
+//! holding every file git tracks in the crate, with every dependency declared with a version.
+//!
+//! In one build, not one per crate. CI packages every library crate in one `cargo package --no-verify`
+//! (the file lists read from the packages it wrote) and checks metadata and crate docs from the sources;
+//! their unit tests, integration tests and doctests run in `cargo xtask test`'s one workspace build, which CI
+//! runs first. Building and testing each crate alone, and each package from its packaged sources, is
+//! `--verify` (a release): the tests of each crate with only its own dependencies' features, and every crate
+//! and its dependencies compiled once more from the packages, cost one dependency tree per crate, which was
+//! most of CI's time in this stage, to learn what the workspace build and the file lists tell for crates
+//! that read no file outside their sources (no `include_*!`; extdns's build script reads only environment
+//! variables) and take the features they use from their own manifests.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
 
@@ -22,6 +27,7 @@ const REQUIRED_FIELDS: [&str; 5] = ["description", "license", "repository", "key
 
 struct Library {
     name: String,
+    version: String,
     manifest: String,
     lib_root: String,
     /// Required crates.io fields the manifest leaves empty.
@@ -45,23 +51,45 @@ pub fn check_crates(args: &[String]) -> Result<()> {
         if let Some(p) = doc_problem(lib)? {
             problems.push(p);
         }
-        if !verify && let Some(p) = missing_from_package(lib)? {
-            problems.push(p);
-        }
     }
     if !problems.is_empty() {
         bail!("crates that do not stand alone:\n  {}", problems.join("\n  "));
     }
-    println!(
-        "metadata, crate docs and package lists: {} library crates complete",
-        libraries.len()
-    );
+    println!("metadata and crate docs: {} library crates complete", libraries.len());
+    if verify {
+        test_each_alone(&libraries)?;
+    }
+    package(&libraries, verify)?;
+    if !verify {
+        let missing: Vec<String> = libraries
+            .iter()
+            .map(missing_from_package)
+            .collect::<Result<Vec<_>>>()?
+            .into_iter()
+            .flatten()
+            .collect();
+        if !missing.is_empty() {
+            bail!(
+                "files git tracks that the packages leave out:\n  {}",
+                missing.join("\n  ")
+            );
+        }
+    }
+    let how = if verify {
+        ", each tested alone and built from its package"
+    } else {
+        " in one build; their tests run in `cargo xtask test`'s workspace build (`--verify`: each alone)"
+    };
+    println!("check-crates: {} library crates package{how}", libraries.len());
+    Ok(())
+}
 
-    // Alone, every test target must build, and the unit tests and doctests must pass. The integration tests
-    // (which drive real DNS servers, etcd, moto and external-dns) are built alone here but run once, by the
-    // workspace suite: running them per crate would double CI time to learn nothing a build does not.
+/// Every library crate alone (`--verify`): every test target builds, and the unit tests and doctests pass,
+/// with only the features its own manifest asks of its dependencies. The integration tests (which drive real
+/// DNS servers, etcd, moto and external-dns) are built alone but run once, by the workspace suite.
+fn test_each_alone(libraries: &[Library]) -> Result<()> {
     let servers = TestServers::ensure()?;
-    for lib in &libraries {
+    for lib in libraries {
         let mut build = cargo();
         build.args(["test", "--locked", "-p", &lib.name, "--no-run"]);
         run(build).with_context(|| format!("{}'s tests do not build on their own", lib.name))?;
@@ -75,30 +103,42 @@ pub fn check_crates(args: &[String]) -> Result<()> {
             run(test).with_context(|| format!("{} does not pass its unit tests and doctests on its own", lib.name))?;
         }
     }
-
-    // All at once: cargo packages sibling crates into a local registry so each verifies against the others'
-    // packaged sources, as crates.io would serve them. Without `--verify`, the packages are written (every
-    // path dependency needs a version) and each must hold every file git tracks in its crate.
-    let mut package = cargo();
-    package.args(["package", "--locked", "--allow-dirty"]);
-    if verify {
-        forget_packaged_sources(&libraries)?;
-    } else {
-        package.arg("--no-verify");
-    }
-    for lib in &libraries {
-        package.args(["-p", &lib.name]);
-    }
-    run(package).context("cargo package failed")?;
-    let built = if verify { ", build from their packages" } else { "" };
-    println!(
-        "check-crates: {} library crates package{built}, document and test on their own",
-        libraries.len()
-    );
     Ok(())
 }
 
-/// The files git tracks in the crate's directory that `cargo package` would leave out.
+/// Every library crate packaged in one `cargo package`: cargo packages sibling crates into a local registry so
+/// each verifies against the others' packaged sources, as crates.io would serve them. Without `verify`, the
+/// packages are written (every path dependency needs a version) and not built, from the local index first:
+/// online, cargo updates the crates.io index once per crate, which took 170 of this step's 172 s; the
+/// workspace build before it (CI's tests) has the index entries of every dependency.
+fn package(libraries: &[Library], verify: bool) -> Result<()> {
+    let command = |offline: bool| {
+        let mut package = cargo();
+        package.args(["package", "--locked", "--allow-dirty"]);
+        if !verify {
+            package.arg("--no-verify");
+        }
+        if offline {
+            package.arg("--offline");
+        }
+        for lib in libraries {
+            package.args(["-p", &lib.name]);
+        }
+        package
+    };
+    if verify {
+        forget_packaged_sources(libraries)?;
+        return run(command(false)).context("cargo package failed");
+    }
+    if let Err(e) = run(command(true)) {
+        println!("packaging from the local index failed ({e:#}); again with the registry");
+        run(command(false)).context("cargo package failed")?;
+    }
+    Ok(())
+}
+
+/// The files git tracks in the crate's directory that its package, as `cargo package` wrote it
+/// (`target/package/<name>-<version>.crate`), leaves out.
 fn missing_from_package(lib: &Library) -> Result<Option<String>> {
     let dir = Path::new(&lib.manifest)
         .parent()
@@ -106,10 +146,14 @@ fn missing_from_package(lib: &Library) -> Result<Option<String>> {
     let mut git = Command::new("git");
     git.args(["ls-files", "--", "."]).current_dir(dir);
     let tracked = output(git)?;
-    let mut list = cargo();
-    list.args(["package", "--list", "--locked", "--allow-dirty", "-p", &lib.name]);
-    let packaged = output(list)?;
-    let packaged: std::collections::BTreeSet<&str> = packaged.lines().collect();
+    let archive = crate::target_dir()
+        .join("package")
+        .join(format!("{}-{}.crate", lib.name, lib.version));
+    let mut list = Command::new("tar");
+    list.arg("-tzf").arg(&archive);
+    let listed = output(list)?;
+    let root = format!("{}-{}/", lib.name, lib.version);
+    let packaged: BTreeSet<&str> = listed.lines().filter_map(|l| l.strip_prefix(&root)).collect();
     let missing: Vec<&str> = tracked.lines().filter(|f| !packaged.contains(f)).collect();
     Ok((!missing.is_empty()).then(|| format!("{}: not packaged: {}", lib.name, missing.join(", "))))
 }
@@ -179,6 +223,7 @@ fn libraries() -> Result<Vec<Library>> {
         if let (true, Some(lib_root)) = (publishable, lib_root) {
             libs.push(Library {
                 name: p["name"].as_str().unwrap_or_default().to_string(),
+                version: p["version"].as_str().unwrap_or_default().to_string(),
                 manifest: p["manifest_path"].as_str().unwrap_or_default().to_string(),
                 lib_root,
                 missing_fields: missing_fields(p),

@@ -4,10 +4,15 @@
 //! The targets are built once, then each runs on a working corpus under `fuzz/target/corpus/<target>`
 //! seeded from the committed `fuzz/corpus/<target>`: new inputs libFuzzer finds stay out of the git tree,
 //! and accumulate between local runs. Crashing inputs land in `fuzz/artifacts/<target>/`.
+//!
+//! The build goes to a cache outside the checkout ([`build_dir`]), as Go's build cache and cargo's registry
+//! are: CI runs in a fresh clone, and a `fuzz/target` inside it made every run compile the nightly,
+//! coverage-instrumented dependency tree again (most of the stage). Only the workspace's own crates, whose
+//! sources a fresh clone writes anew, are compiled again.
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
@@ -138,12 +143,32 @@ fn sanitizer_args(sanitizer: bool) -> &'static [&'static str] {
     if sanitizer { &[] } else { &["--sanitizer", "none"] }
 }
 
+/// Where the fuzz targets are built: `EXTDNS_FUZZ_TARGET_DIR` when set, else
+/// `$XDG_CACHE_HOME/extdns/fuzz-target` (`~/.cache/extdns/fuzz-target`), which outlives a checkout. Never the
+/// workspace's `CARGO_TARGET_DIR`: the nightly, instrumented builds share nothing with the workspace's.
+fn build_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("EXTDNS_FUZZ_TARGET_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache")));
+    match cache {
+        Some(cache) => cache.join("extdns").join("fuzz-target"),
+        // No home to cache in: the checkout's own, rebuilt in every clone.
+        None => root().join("fuzz").join("target"),
+    }
+}
+
 /// `cargo +nightly` through rustup's proxy: the `cargo` running xtask is the stable one, and would not
-/// understand `+nightly`; its toolchain variables must not leak into the nightly build either.
+/// understand `+nightly`; its toolchain variables must not leak into the nightly build either. It builds into
+/// [`build_dir`].
 fn nightly_cargo(dir: &Path) -> Command {
     let mut cmd = Command::new("cargo");
     cmd.arg("+nightly")
         .current_dir(dir)
+        .env("CARGO_TARGET_DIR", build_dir())
         .env_remove("RUSTUP_TOOLCHAIN")
         .env_remove("CARGO")
         .env_remove("RUSTC")

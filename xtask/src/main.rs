@@ -31,21 +31,25 @@
 //! - `image`: checks the Dockerfile against `dist` and writes the container build context to `target/image/`
 //!   (and builds the image where a container engine runs).
 //! - `check-crates`: every library crate has complete metadata and a runnable crate doc, tests alone and packages.
+//! - `conventions [DIR]`: no string errors in library code, crate dependencies as DESIGN.md's layer table says, no
+//!   import circle between the modules of a crate (src/conventions); also a test `cargo test --workspace` runs.
 //! - `fuzz [--seconds N] [--no-sanitizer] [TARGET...]`: the cargo-fuzz targets in `fuzz/`, each for a bounded
 //!   time (nightly).
 
 mod chart_tests;
+mod conventions;
 mod crates;
 mod deps;
 mod fuzz;
 mod gobuild;
 mod pgo;
 mod release;
+mod shipped;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, bail, ensure};
 
 fn main() -> Result<()> {
     let mut args = std::env::args().skip(1);
@@ -56,6 +60,7 @@ fn main() -> Result<()> {
         "dist" => release::dist(&rest),
         "image" => release::image(),
         "check-crates" => crates::check_crates(&rest),
+        "conventions" => conventions::run(&rest),
         "bench" if rest.first().map(String::as_str) == Some("e2e-latency") => latency(&rest[1..]),
         "bench" if rest.first().map(String::as_str) == Some("scale") => scale(&rest[1..]),
         "bench" if rest.first().map(String::as_str) == Some("multi-provider") => multi_provider(&rest[1..]),
@@ -67,7 +72,7 @@ fn main() -> Result<()> {
         "fuzz" => fuzz::fuzz(&rest),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test | chart-tests | e2e [SCENARIO...] | bench [FILTER] | bench e2e-latency [--count N] | bench scale [--services N] [--pods M] [--changes K] [--idle SECONDS] [--stream SECONDS] [--watch-list on|off] | bench multi-provider [--services N] [--pods M] [--idle SECONDS] | bench cloud-first-sync [--records N] [--provider google|azure|all] [--batch-interval D] | bench serve [--records N] [--seconds S] [--clients C] [--servers knot,coredns,extdns] | dist [--arch amd64|arm64|all] [--pgo] | image | check-crates [--verify] | fuzz [--seconds N] [--no-sanitizer] [TARGET...]>"
+                "usage: cargo xtask <test | chart-tests | e2e [SCENARIO...] | bench [FILTER] | bench e2e-latency [--count N] | bench scale [--services N] [--pods M] [--changes K] [--idle SECONDS] [--stream SECONDS] [--watch-list on|off] | bench multi-provider [--services N] [--pods M] [--idle SECONDS] | bench cloud-first-sync [--records N] [--provider google|azure|all] [--batch-interval D] | bench serve [--records N] [--seconds S] [--clients C] [--servers knot,coredns,extdns] | dist [--arch amd64|arm64|all] [--pgo] | image | check-crates [--verify] | conventions [DIR] | fuzz [--seconds N] [--no-sanitizer] [TARGET...]>"
             );
             std::process::exit(2);
         }
@@ -103,27 +108,31 @@ pub(crate) fn rustc() -> Command {
 }
 
 pub(crate) fn run(mut cmd: Command) -> Result<()> {
-    let shown = format!("{cmd:?}");
-    let status = cmd.status().with_context(|| format!("cannot start {shown}"))?;
-    if !status.success() {
-        bail!("{shown} failed with {status}");
-    }
+    let (shown, status) = start(&mut cmd, Command::status)?;
+    ensure!(status.success(), "{shown} failed with {status}");
     Ok(())
 }
 
 /// A command's standard output; a failure is an error naming the command and quoting what it printed.
 pub(crate) fn output(mut cmd: Command) -> Result<String> {
+    let (shown, out) = start(&mut cmd, Command::output)?;
+    let printed = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+    ensure!(
+        out.status.success(),
+        "{shown} failed with {}: {}{}",
+        out.status,
+        printed(&out.stdout),
+        printed(&out.stderr)
+    );
+    Ok(printed(&out.stdout))
+}
+
+/// Runs `cmd` by `how` (to its status, or its output), with the command as shown in errors: a command that
+/// cannot start is an error naming it.
+fn start<T>(cmd: &mut Command, how: fn(&mut Command) -> std::io::Result<T>) -> Result<(String, T)> {
     let shown = format!("{cmd:?}");
-    let out = cmd.output().with_context(|| format!("cannot start {shown}"))?;
-    if !out.status.success() {
-        bail!(
-            "{shown} failed with {}: {}{}",
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    let done = how(cmd).with_context(|| format!("cannot start {shown}"))?;
+    Ok((shown, done))
 }
 
 /// A program on PATH, or in the sbin directories Debian puts daemons in (not on a user's PATH).
@@ -367,12 +376,12 @@ fn kube_e2e(go: &gobuild::GoBinaries, profile: Profile, args: &[String]) -> Resu
         }
         // The shipped binary itself: its code pages are part of the resident memory measured.
         Profile::Dist => {
-            let host = release::host_target()?;
-            let arch = release::ARCHES
+            let host = shipped::host_target()?;
+            let arch = shipped::ARCHES
                 .into_iter()
                 .find(|a| a.target == host)
                 .with_context(|| format!("extdns ships no binary for {host}"))?;
-            let extdns = release::build_shipped(arch, &host, &release::git_revision())?;
+            let extdns = release::build_shipped(arch, &host, &shipped::git_revision())?;
             (build_harness()?, extdns)
         }
     };

@@ -18,7 +18,7 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
-use crate::release::{self, Arch, Pgo};
+use crate::shipped::{self, Arch, Pgo};
 use crate::{output, run, rustc, target_dir};
 
 /// The training run: the scale benchmark's scenario at a fifth of its size, every phase kept short.
@@ -127,12 +127,12 @@ pub(crate) fn train(arch: Arch, host: &str) -> Result<PathBuf> {
     std::fs::create_dir_all(&raw)?;
     // A target directory of its own: the instrumented build's flags differ from the shipped build's, and
     // sharing one would rebuild every crate at each switch.
-    let instrumented = release::build_binary(
+    let instrumented = shipped::build_binary(
         arch,
         host,
         Pgo::Record(&raw),
         &pgo.join("build"),
-        &release::git_revision(),
+        &shipped::git_revision(),
     )?;
     let harness = crate::build_harness()?;
     let logs = pgo.join("training-logs");
@@ -160,32 +160,11 @@ pub(crate) fn train(arch: Arch, host: &str) -> Result<PathBuf> {
     Ok(profile)
 }
 
-/// The flags of a build that records (`-Cprofile-generate`, one file per binary, merged across its runs) or
-/// uses a profile. Paths are absolute: rustc runs in each crate's directory.
-pub(crate) fn rustflags(pgo: Pgo<'_>) -> Result<String> {
-    let absolute = |p: &Path| -> Result<String> {
-        let p = std::path::absolute(p).with_context(|| format!("resolving {}", p.display()))?;
-        let text = p.to_str().with_context(|| format!("{} is not UTF-8", p.display()))?;
-        if text.contains(char::is_whitespace) {
-            bail!("{text}: a path with spaces cannot be passed in RUSTFLAGS");
-        }
-        Ok(text.to_string())
-    };
-    Ok(match pgo {
-        Pgo::Off => String::new(),
-        Pgo::Record(dir) => format!(" -C profile-generate={}", absolute(dir)?),
-        Pgo::Use(profile) => format!(
-            " -C profile-use={} -C link-arg=-Wl,-z,keep-text-section-prefix",
-            absolute(profile)?
-        ),
-    })
-}
-
 /// Copies the trained profiles into the container build context (its `target/pgo/`, where `dist` looks).
 /// Returns the Rust release they were recorded with, which the image must be built with to use them.
 pub(crate) fn copy_into(context: &Path) -> Result<Option<String>> {
     let mut release = None;
-    for arch in release::ARCHES {
+    for arch in shipped::ARCHES {
         let Some((profile, made_by)) = trained(arch)? else {
             continue;
         };
@@ -212,18 +191,6 @@ mod tests {
             Some("1.96.0-nightly")
         );
         assert_eq!(release_of("cargo 1.95.0"), None);
-    }
-
-    #[test]
-    fn a_build_records_into_a_directory_and_uses_a_profile_with_its_sections_kept_apart() -> Result<()> {
-        assert_eq!(rustflags(Pgo::Off)?, "");
-        let record = rustflags(Pgo::Record(Path::new("/tmp/raw")))?;
-        assert_eq!(record, " -C profile-generate=/tmp/raw");
-        let used = rustflags(Pgo::Use(Path::new("/tmp/extdns-amd64.profdata")))?;
-        assert!(used.contains("-C profile-use=/tmp/extdns-amd64.profdata"), "{used}");
-        assert!(used.contains("keep-text-section-prefix"), "{used}");
-        assert!(rustflags(Pgo::Use(Path::new("/tmp/a b.profdata"))).is_err());
-        Ok(())
     }
 
     #[test]

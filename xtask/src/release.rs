@@ -8,47 +8,12 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
+use crate::shipped::{ARCHES, Arch, Pgo, build_binary, git_revision, host_target};
 use crate::{cargo, root, run, target_dir};
-
-/// One architecture a release ships for: glibc, statically linked (`+crt-static`), so the binary runs on any
-/// Linux of that architecture, in a `scratch` or distroless image included. The resolver is hickory's (pure
-/// Rust), so glibc's NSS, which static glibc cannot load, is never called.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Arch {
-    /// The name container platforms use (`TARGETARCH`), and the `dist/linux-<name>/` directory.
-    pub name: &'static str,
-    pub target: &'static str,
-    /// Debian's cross compiler, which also links, for builds on another architecture, and the packages of it
-    /// and of the target's C library (headers and the static libc; apt's `--no-install-recommends` leaves that
-    /// one out).
-    cross_gcc: &'static str,
-    cross_packages: &'static [&'static str],
-    /// ELF `e_machine`, to check a binary that cannot run here.
-    elf_machine: u16,
-}
-
-pub const ARCHES: [Arch; 2] = [
-    Arch {
-        name: "amd64",
-        target: "x86_64-unknown-linux-gnu",
-        cross_gcc: "x86_64-linux-gnu-gcc",
-        cross_packages: &["gcc-x86-64-linux-gnu", "libc6-dev-amd64-cross"],
-        elf_machine: 62,
-    },
-    Arch {
-        name: "arm64",
-        target: "aarch64-unknown-linux-gnu",
-        cross_gcc: "aarch64-linux-gnu-gcc",
-        cross_packages: &["gcc-aarch64-linux-gnu", "libc6-dev-arm64-cross"],
-        elf_machine: 183,
-    },
-];
 
 /// The platform the SBOM of `cargo metadata` defaults to (the crates linked are the same on both
 /// architectures; each SBOM is made for its own target).
 pub const DIST_TARGET: &str = "x86_64-unknown-linux-gnu";
-/// Cargo profile of release binaries: `release` plus fat LTO, one codegen unit and stripped symbols.
-pub(crate) const DIST_PROFILE: &str = "dist";
 /// Where the image runs the binary, and as whom (distroless's `nonroot`).
 const IMAGE_BINARY: &str = "/extdns";
 const IMAGE_USER: &str = "65532:65532";
@@ -87,41 +52,6 @@ fn dist_args(args: &[String]) -> Result<(Vec<Arch>, bool)> {
     Ok((arches, train))
 }
 
-/// The host's target triple (`rustc -vV`).
-pub(crate) fn host_target() -> Result<String> {
-    let out = crate::rustc().arg("-vV").output().context("running rustc -vV")?;
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .find_map(|l| l.strip_prefix("host: "))
-        .map(str::to_string)
-        .context("rustc -vV names no host")
-}
-
-/// What a cross build needs: the Rust standard library for the target (rustup) and Debian's cross compiler
-/// (installed with apt-get when xtask runs as root, otherwise named in the error).
-fn ensure_cross(arch: Arch) -> Result<()> {
-    let installed = Command::new("rustup")
-        .args(["target", "list", "--installed"])
-        .output()
-        .map(|o| {
-            String::from_utf8_lossy(&o.stdout)
-                .lines()
-                .any(|l| l.trim() == arch.target)
-        })
-        .unwrap_or(false);
-    if !installed {
-        let mut add = Command::new("rustup");
-        add.args(["target", "add", arch.target]);
-        run(add).with_context(|| format!("the {} standard library is needed for linux/{}", arch.target, arch.name))?;
-    }
-    let libc = format!("/usr/{}/lib/libc.a", arch.cross_gcc.trim_end_matches("-gcc"));
-    if crate::find_program(arch.cross_gcc).is_none() || !Path::new(&libc).is_file() {
-        crate::deps::apt_install(arch.cross_packages)
-            .with_context(|| format!("{} is needed to build linux/{}", arch.cross_gcc, arch.name))?;
-    }
-    Ok(())
-}
-
 /// `cargo xtask dist [--arch NAME]... [--pgo]`: for each architecture, `dist/linux-<arch>/extdns` with its
 /// `extdns.sha256` and `extdns.cdx.json`; refuses a version CHANGELOG.md does not name. Each is built with the
 /// profile `--pgo` trains (for this machine's architecture) or an earlier one made by the same rustc
@@ -142,56 +72,6 @@ pub fn dist(args: &[String]) -> Result<()> {
         dist_one(arch, &host, &version, &revision)?;
     }
     Ok(())
-}
-
-/// How a build of the shipped binary uses profile-guided optimisation (crate::pgo).
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Pgo<'a> {
-    Off,
-    /// Instrumented, writing what it runs into this directory.
-    Record(&'a Path),
-    /// Laid out and optimised by this profile.
-    Use(&'a Path),
-}
-
-/// Builds the shipped binary of `arch` (the `dist` profile, static) into `target_dir`; returns its path.
-pub(crate) fn build_binary(arch: Arch, host: &str, pgo: Pgo<'_>, target_dir: &Path, revision: &str) -> Result<PathBuf> {
-    let native = arch.target == host;
-    if !native {
-        ensure_cross(arch)?;
-    }
-    let env_target = arch.target.to_ascii_uppercase().replace('-', "_");
-    let mut build = cargo();
-    build
-        .args([
-            "build",
-            "--locked",
-            "-p",
-            "extdns",
-            "--features",
-            "jemalloc",
-            "--profile",
-            DIST_PROFILE,
-            "--target",
-            arch.target,
-        ])
-        .arg("--target-dir")
-        .arg(target_dir)
-        // Only the target's code is linked statically (and instrumented); build scripts and proc macros
-        // stay ordinary.
-        .env(
-            format!("CARGO_TARGET_{env_target}_RUSTFLAGS"),
-            format!("-C target-feature=+crt-static{}", crate::pgo::rustflags(pgo)?),
-        )
-        .env("EXTDNS_REVISION", revision);
-    if !native {
-        // The cross gcc links, and compiles jemalloc's and ring's C (the cc crate reads CC_<target>).
-        build
-            .env(format!("CARGO_TARGET_{env_target}_LINKER"), arch.cross_gcc)
-            .env(format!("CC_{}", arch.target.replace('-', "_")), arch.cross_gcc);
-    }
-    run(build)?;
-    Ok(target_dir.join(arch.target).join(DIST_PROFILE).join("extdns"))
 }
 
 /// The shipped binary of `arch`, stamped with `revision`, with the profile it has, if any
@@ -297,35 +177,6 @@ fn require_changelog_entry(version: &str) -> Result<()> {
         );
     }
     Ok(())
-}
-
-/// The commit being built: `EXTDNS_REVISION` when the caller knows it (a container build has no `.git`),
-/// else git's, marked `-dirty` when tracked files changed.
-pub(crate) fn git_revision() -> String {
-    if let Ok(rev) = std::env::var("EXTDNS_REVISION")
-        && !rev.is_empty()
-    {
-        return rev;
-    }
-    let out = Command::new("git")
-        .args(["rev-parse", "--short=12", "HEAD"])
-        .current_dir(root())
-        .output();
-    match out {
-        Ok(o) if o.status.success() => {
-            let mut rev = String::from_utf8_lossy(&o.stdout).trim().to_string();
-            let dirty = Command::new("git")
-                .args(["status", "--porcelain", "--untracked-files=no"])
-                .current_dir(root())
-                .output()
-                .is_ok_and(|o| !o.stdout.is_empty());
-            if dirty {
-                rev.push_str("-dirty");
-            }
-            rev
-        }
-        _ => "unknown".to_string(),
-    }
 }
 
 fn check_version(binary: &Path, version: &str, revision: &str) -> Result<()> {

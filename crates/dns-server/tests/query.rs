@@ -6,91 +6,37 @@
 mod common;
 
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream, UdpSocket};
+use std::net::{TcpStream, UdpSocket};
 use std::process::Command;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{ep, zone_config};
-use extdns_dns_server::{DnsServer, DnsServerProvider, Limits, ServerConfig, ServerMetrics, Zones};
-use extdns_endpoint::{Change, Endpoint, RecordType};
-use extdns_provider::apply_changes;
+use common::{Served, ep};
+use extdns_dns_server::Limits;
+use extdns_endpoint::{Change, RecordType};
 use extdns_test_support::{need, require};
-use tokio_util::sync::CancellationToken;
 
-/// A server on a free port with the test zone, and the runtime it runs on.
-struct Served {
-    address: SocketAddr,
-    provider: DnsServerProvider,
-    metrics: ServerMetrics,
-    shutdown: CancellationToken,
-    runtime: tokio::runtime::Runtime,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        self.shutdown.cancel();
-    }
-}
-
-impl Served {
-    fn start(limits: Limits) -> Served {
-        let config = Arc::new(ServerConfig {
-            listen: vec!["127.0.0.1:0".parse().expect("address")],
-            zones: vec![zone_config()],
-            default_ttl: 60,
-            secondaries: Vec::new(),
-            keys: Vec::new(),
-            limits,
-        });
-        let zones = Arc::new(Zones::new(&config.zones, 2_026_010_100, limits));
-        let provider = DnsServerProvider::new(zones.clone(), 60);
-        let metrics = ServerMetrics::default();
-        let server = DnsServer::bind(config, zones, metrics.clone()).expect("binds 127.0.0.1:0");
-        let address = server.local_addrs()[0];
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .expect("runtime");
-        let shutdown = CancellationToken::new();
-        runtime.spawn(server.run(shutdown.clone()));
-        let served = Served {
-            address,
-            provider,
-            metrics,
-            shutdown,
-            runtime,
-        };
-        let many: Vec<String> = (0..100).map(|i| format!("10.0.{}.{}", i / 250, i % 250 + 1)).collect();
-        let many: Vec<&str> = many.iter().map(String::as_str).collect();
-        served.create(&[
-            ep("web.example.org", RecordType::A, &["192.0.2.1", "192.0.2.2"]),
-            ep("www.example.org", RecordType::Cname, &["web.example.org"]),
-            ep("chain.example.org", RecordType::Cname, &["www.example.org"]),
-            ep("out.example.org", RecordType::Cname, &["web.example.com"]),
-            ep("a.b.c.example.org", RecordType::A, &["192.0.2.3"]),
-            ep("*.wild.example.org", RecordType::A, &["192.0.2.4"]),
-            ep("sub.example.org", RecordType::Ns, &["ns.sub.example.org"]),
-            ep("ns.sub.example.org", RecordType::A, &["192.0.2.6"]),
-            ep("mail.example.org", RecordType::Mx, &["10 mx.example.org"]),
-            ep("mx.example.org", RecordType::A, &["192.0.2.7"]),
-            ep("txt.example.org", RecordType::Txt, &["\"hello world\""]),
-            ep("big.example.org", RecordType::A, &many),
-        ]);
-        served
-    }
-
-    fn create(&self, endpoints: &[Endpoint]) {
-        let changes: Vec<Change> = endpoints.iter().cloned().map(Change::Create).collect();
-        self.runtime
-            .block_on(apply_changes(&self.provider, &changes))
-            .expect("the provider applies");
-    }
-
-    fn port(&self) -> u16 {
-        self.address.port()
-    }
+/// The server with the test records: hits, a CNAME chain and one out of the zone, an empty non-terminal, a
+/// wildcard, a delegation with glue, MX, TXT, and an A record of 100 targets (too big for a plain UDP answer).
+fn served(limits: Limits) -> Served {
+    let served = Served::start(Vec::new(), Vec::new(), limits);
+    let many: Vec<String> = (0..100).map(|i| format!("10.0.{}.{}", i / 250, i % 250 + 1)).collect();
+    let many: Vec<&str> = many.iter().map(String::as_str).collect();
+    let records = [
+        ep("web.example.org", RecordType::A, &["192.0.2.1", "192.0.2.2"]),
+        ep("www.example.org", RecordType::Cname, &["web.example.org"]),
+        ep("chain.example.org", RecordType::Cname, &["www.example.org"]),
+        ep("out.example.org", RecordType::Cname, &["web.example.com"]),
+        ep("a.b.c.example.org", RecordType::A, &["192.0.2.3"]),
+        ep("*.wild.example.org", RecordType::A, &["192.0.2.4"]),
+        ep("sub.example.org", RecordType::Ns, &["ns.sub.example.org"]),
+        ep("ns.sub.example.org", RecordType::A, &["192.0.2.6"]),
+        ep("mail.example.org", RecordType::Mx, &["10 mx.example.org"]),
+        ep("mx.example.org", RecordType::A, &["192.0.2.7"]),
+        ep("txt.example.org", RecordType::Txt, &["\"hello world\""]),
+        ep("big.example.org", RecordType::A, &many),
+    ];
+    served.apply(&records.map(Change::Create));
+    served
 }
 
 /// The two clients, each asked with its own spelling of "no recursion, one try, two seconds".
@@ -199,7 +145,7 @@ fn parse(text: &str) -> Reply {
 #[test]
 fn hits_negative_answers_and_ents_read_right_in_dig_and_kdig() {
     require!(DnsClients);
-    let s = Served::start(Limits::default());
+    let s = served(Limits::default());
     for tool in TOOLS {
         let hit = ask(tool, s.port(), &["WEB.example.ORG", "A"]);
         assert_eq!(hit.status, "NOERROR", "{tool:?}: {}", hit.text);
@@ -272,7 +218,7 @@ fn hits_negative_answers_and_ents_read_right_in_dig_and_kdig() {
 #[test]
 fn wildcards_cname_chains_and_referrals_read_right_in_dig_and_kdig() {
     require!(DnsClients);
-    let s = Served::start(Limits::default());
+    let s = served(Limits::default());
     for tool in TOOLS {
         let wild = ask(tool, s.port(), &["anything.wild.example.org", "A"]);
         assert_eq!(
@@ -324,7 +270,7 @@ fn wildcards_cname_chains_and_referrals_read_right_in_dig_and_kdig() {
 #[test]
 fn edns_badvers_and_truncation_with_the_tcp_retry() {
     require!(DnsClients);
-    let s = Served::start(Limits::default());
+    let s = served(Limits::default());
     for tool in TOOLS {
         let edns = ask(tool, s.port(), &["+edns=0", "+bufsize=4096", "web.example.org", "A"]);
         assert_eq!(edns.udp_size, Some(1232), "{tool:?}: our payload size: {}", edns.text);
@@ -367,9 +313,9 @@ fn edns_badvers_and_truncation_with_the_tcp_retry() {
 #[test]
 fn a_change_through_the_provider_answers_on_the_next_query() {
     require!(DnsClients);
-    let s = Served::start(Limits::default());
+    let s = served(Limits::default());
     assert_eq!(ask(Tool::Dig, s.port(), &["new.example.org", "A"]).status, "NXDOMAIN");
-    s.create(&[ep("new.example.org", RecordType::A, &["192.0.2.99"])]);
+    s.apply(&[Change::Create(ep("new.example.org", RecordType::A, &["192.0.2.99"]))]);
     for tool in TOOLS {
         let r = ask(tool, s.port(), &["new.example.org", "A"]);
         assert_eq!(
@@ -381,14 +327,10 @@ fn a_change_through_the_provider_answers_on_the_next_query() {
     }
     let old = ep("web.example.org", RecordType::A, &["192.0.2.1", "192.0.2.2"]);
     let new = ep("web.example.org", RecordType::A, &["192.0.2.10"]);
-    s.runtime
-        .block_on(apply_changes(&s.provider, &[Change::update(old, new.clone())]))
-        .expect("update");
+    s.apply(&[Change::update(old, new.clone())]);
     let r = ask(Tool::Kdig, s.port(), &["web.example.org", "A"]);
     assert_eq!(Reply::short(&r.answer), ["web.example.org. A 192.0.2.10"], "{}", r.text);
-    s.runtime
-        .block_on(apply_changes(&s.provider, &[Change::Delete(new)]))
-        .expect("delete");
+    s.apply(&[Change::Delete(new)]);
     assert_eq!(ask(Tool::Dig, s.port(), &["web.example.org", "A"]).status, "NXDOMAIN");
 }
 
@@ -426,7 +368,7 @@ fn rcode(answer: &[u8]) -> u8 {
 
 #[test]
 fn malformed_bytes_get_formerr_or_silence_over_udp() {
-    let s = Served::start(Limits::default());
+    let s = served(Limits::default());
     let port = s.port();
     // The baseline: a well-formed query is answered.
     let ok = udp_exchange(port, &raw_query(0x1234, 0, &[])).expect("an answer");
@@ -513,7 +455,7 @@ fn tcp_read(stream: &mut TcpStream) -> Option<Vec<u8>> {
 
 #[test]
 fn tcp_answers_several_queries_per_connection_and_formerr_for_bad_ones() {
-    let s = Served::start(Limits::default());
+    let s = served(Limits::default());
     let mut stream = TcpStream::connect(s.address).expect("connect");
     stream.set_read_timeout(Some(Duration::from_secs(2))).expect("timeout");
     // Two queries written at once are answered in order.
@@ -555,7 +497,7 @@ fn tcp_connections_are_capped_and_idle_ones_closed() {
         tcp_idle: Duration::from_millis(400),
         ..Limits::default()
     };
-    let s = Served::start(limits);
+    let s = served(limits);
     let mut held: Vec<TcpStream> = (0..2)
         .map(|_| TcpStream::connect(s.address).expect("connect"))
         .collect();
@@ -566,13 +508,16 @@ fn tcp_connections_are_capped_and_idle_ones_closed() {
     let mut buf = [0u8; 1];
     assert_eq!(third.read(&mut buf).ok(), Some(0), "closed at once at the cap");
     assert_eq!(s.metrics.tcp_refused.get(), 1);
-    // The held ones are idle: closed after the idle time, which frees their slots.
-    let started = Instant::now();
+    // The held ones are idle: closed by the server after the idle time (a read that ends, not one that times
+    // out), which frees their slots for the next connection.
     for stream in &mut held {
-        stream.set_read_timeout(Some(Duration::from_secs(3))).expect("timeout");
-        assert_eq!(stream.read(&mut buf).ok(), Some(0), "idle connection closed");
+        stream.set_read_timeout(Some(Duration::from_secs(30))).expect("timeout");
+        assert_eq!(
+            stream.read(&mut buf).ok(),
+            Some(0),
+            "idle connection closed by the server"
+        );
     }
-    assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
     let mut again = TcpStream::connect(s.address).expect("connect");
     again.set_read_timeout(Some(Duration::from_secs(2))).expect("timeout");
     tcp_send(&mut again, &raw_query(9, 0, &[]));

@@ -1,29 +1,30 @@
 //! Zone transfers to real secondaries: BIND and Knot, configured as secondaries of the built-in server,
-//! take the zone by AXFR, follow every change made through [`DnsServerProvider`] by NOTIFY and IXFR within
-//! a second, and end with exactly the records the server serves. Transfers from another address, unsigned,
+//! take the zone by AXFR, follow every change made through [`extdns_dns_server::DnsServerProvider`] by
+//! NOTIFY and IXFR (in about a second on an idle machine, a figure the test prints), and end with exactly the records the server serves. Transfers from another address, unsigned,
 //! or with a wrong key are refused, as `dig` and `kdig` show.
 
 mod common;
 
 use std::net::{SocketAddr, UdpSocket};
 use std::process::Command;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{ep, name, zone_config};
-use extdns_dns_server::{DnsServer, DnsServerProvider, Limits, Secondary, ServerConfig, ServerMetrics, Zones};
+use common::{Served, ep, name};
+use extdns_dns_server::{Limits, Secondary};
 use extdns_dns_wire::{TsigAlgorithm, TsigKey};
 use extdns_endpoint::{Change, RecordType};
-use extdns_provider::apply_changes;
 use extdns_test_support::dns_server::{self, ExtraKey, Kind, Primary};
 use extdns_test_support::{dig, free_port, need, require};
 use hickory_proto::op::{Message, Query};
 use hickory_proto::rr::{RData, RecordType as WireType};
 use prometheus_client::encoding::text::encode;
 use prometheus_client::registry::Registry;
-use tokio_util::sync::CancellationToken;
 
 const ZONE: &str = "example.org";
+/// How long a secondary may take to follow a write before the test gives up: far below its own refresh
+/// timer, so following in time shows that the NOTIFY did it, and far above the second it takes on an idle
+/// machine, so a loaded one does not fail it.
+const FOLLOW_WITHIN: Duration = Duration::from_secs(20);
 
 /// The test key shared by the server and its secondaries (the launchers' own [`dns_server::KEY_NAME`]).
 fn shared_key() -> ExtraKey {
@@ -43,87 +44,35 @@ fn decode(b64: &str) -> Vec<u8> {
 
 /// The built-in server with the secondaries on `ports`, each required to sign with the shared key when
 /// `signed`.
-struct Served {
-    address: SocketAddr,
-    provider: DnsServerProvider,
-    zones: Arc<Zones>,
-    metrics: ServerMetrics,
-    shutdown: CancellationToken,
-    runtime: tokio::runtime::Runtime,
+fn served(ports: &[u16], signed: bool) -> Served {
+    let key = TsigKey::new(
+        dns_server::KEY_NAME,
+        TsigAlgorithm::HmacSha256,
+        &decode(dns_server::SECRET),
+    )
+    .expect("key");
+    let secondaries = ports
+        .iter()
+        .map(|p| Secondary {
+            address: SocketAddr::from(([127, 0, 0, 1], *p)),
+            key: signed.then(|| name(dns_server::KEY_NAME)),
+        })
+        .collect();
+    Served::start(secondaries, vec![key], Limits::default())
 }
 
-impl Drop for Served {
-    fn drop(&mut self) {
-        self.shutdown.cancel();
-    }
+/// The zone's serial, as the server holds it.
+fn serial(served: &Served) -> u32 {
+    served.zones.read().zones()[0].serial()
 }
 
-impl Served {
-    fn start(ports: &[u16], signed: bool) -> Served {
-        let key = TsigKey::new(
-            dns_server::KEY_NAME,
-            TsigAlgorithm::HmacSha256,
-            &decode(dns_server::SECRET),
-        )
-        .expect("key");
-        let secondaries = ports
-            .iter()
-            .map(|p| Secondary {
-                address: SocketAddr::from(([127, 0, 0, 1], *p)),
-                key: signed.then(|| name(dns_server::KEY_NAME)),
-            })
-            .collect();
-        let config = Arc::new(ServerConfig {
-            listen: vec!["127.0.0.1:0".parse().expect("address")],
-            zones: vec![zone_config()],
-            default_ttl: 60,
-            secondaries,
-            keys: vec![key],
-            limits: Limits::default(),
-        });
-        let zones = Arc::new(Zones::new(&config.zones, 2_026_010_100, Limits::default()));
-        let provider = DnsServerProvider::new(zones.clone(), 60);
-        let metrics = ServerMetrics::default();
-        let server = DnsServer::bind(config, zones.clone(), metrics.clone()).expect("binds 127.0.0.1:0");
-        let address = server.local_addrs()[0];
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .expect("runtime");
-        let shutdown = CancellationToken::new();
-        runtime.spawn(server.run(shutdown.clone()));
-        Served {
-            address,
-            provider,
-            zones,
-            metrics,
-            shutdown,
-            runtime,
-        }
-    }
-
-    fn apply(&self, changes: &[Change]) {
-        self.runtime
-            .block_on(apply_changes(&self.provider, changes))
-            .expect("the provider applies");
-    }
-
-    fn port(&self) -> u16 {
-        self.address.port()
-    }
-
-    fn serial(&self) -> u32 {
-        self.zones.read().zones()[0].serial()
-    }
-
-    fn metrics(&self) -> String {
-        let mut registry = Registry::with_prefix("extdns_dns_server");
-        self.metrics.register(&mut registry);
-        let mut text = String::new();
-        encode(&mut text, &registry).expect("metrics encode");
-        text
-    }
+/// The server's metrics in the text format.
+fn metrics(served: &Served) -> String {
+    let mut registry = Registry::with_prefix("extdns_dns_server");
+    served.metrics.register(&mut registry);
+    let mut text = String::new();
+    encode(&mut text, &registry).expect("metrics encode");
+    text
 }
 
 /// The zone's serial as `port` answers a SOA query over UDP (a socket, not a `dig` process, so that
@@ -194,14 +143,14 @@ fn kdig(port: u16, args: &[&str]) -> String {
 }
 
 #[test]
-fn bind_and_knot_secondaries_with_a_tsig_key_follow_every_change_by_notify_and_ixfr_within_a_second() {
+fn bind_and_knot_secondaries_with_a_tsig_key_follow_every_change_by_notify_and_ixfr() {
     require!(Bind, Knot, DnsClients);
     let served = follow(true);
     refusals(&served);
 }
 
 #[test]
-fn bind_and_knot_secondaries_by_address_alone_follow_every_change_by_notify_and_ixfr_within_a_second() {
+fn bind_and_knot_secondaries_by_address_alone_follow_every_change_by_notify_and_ixfr() {
     require!(Bind, Knot, DnsClients);
     let served = follow(false);
     // By address alone: an unsigned transfer from 127.0.0.1 is allowed, one from elsewhere is not.
@@ -212,10 +161,10 @@ fn bind_and_knot_secondaries_by_address_alone_follow_every_change_by_notify_and_
 }
 
 /// Starts the server and a BIND and a Knot secondary of it (signing with the shared key when `signed`),
-/// and checks that they take the zone and follow four writes within a second each, incrementally.
+/// and checks that they take the zone and follow each of four writes by NOTIFY, incrementally.
 fn follow(signed: bool) -> Served {
     let (bind_port, knot_port) = (free_port(), free_port());
-    let served = Served::start(&[bind_port, knot_port], signed);
+    let served = served(&[bind_port, knot_port], signed);
     served.apply(&[
         Change::Create(ep("web.example.org", RecordType::A, &["192.0.2.1", "192.0.2.2"])),
         Change::Create(ep("www.example.org", RecordType::Cname, &["web.example.org"])),
@@ -230,7 +179,7 @@ fn follow(signed: bool) -> Served {
     let bind = dns_server::DnsServer::start_secondary(Kind::Bind, bind_port, &[ZONE], &primary);
     let knot = dns_server::DnsServer::start_secondary(Kind::Knot, knot_port, &[ZONE], &primary);
     let secondaries = [&bind, &knot];
-    wait_serial(&secondaries, served.serial(), Instant::now(), Duration::from_secs(20));
+    wait_serial(&secondaries, serial(&served), Instant::now(), Duration::from_secs(20));
     same_records(&served, &secondaries, "after the first AXFR");
 
     // Each step, and the records of its IXFR: four SOAs (new; old, removed; new, added; new) and the
@@ -276,18 +225,15 @@ fn follow(signed: bool) -> Served {
         std::thread::sleep(Duration::from_millis(1100));
         let start = Instant::now();
         served.apply(changes);
-        let serial = served.serial();
-        let took = wait_serial(&secondaries, serial, start, Duration::from_secs(5));
+        let serial = serial(&served);
+        // Followed by NOTIFY, not by the secondaries' own refresh (hours away): what shows it is that they
+        // follow at all within the wait, the NOTIFYs acknowledged and the IXFRs counted below. How long it
+        // took is a figure (a loaded machine stretches it), not a pass mark.
+        let took = wait_serial(&secondaries, serial, start, FOLLOW_WITHIN);
         for (s, took) in secondaries.iter().zip(took) {
             eprintln!(
                 "{step}: {} serves serial {serial} {took:?} after the write began",
                 s.kind.name()
-            );
-            assert!(
-                took < Duration::from_secs(1),
-                "{step}: {} took {took:?} to follow (NOTIFY + IXFR); log:\n{}",
-                s.kind.name(),
-                s.log()
             );
             worst = worst.max(took);
         }
@@ -305,7 +251,7 @@ fn follow(signed: bool) -> Served {
             &["192.0.2.20"],
         ))]);
     }
-    let took = wait_serial(&secondaries, served.serial(), start, Duration::from_secs(5));
+    let took = wait_serial(&secondaries, serial(&served), start, FOLLOW_WITHIN);
     eprintln!("a burst of five writes: followed after {took:?}");
     same_records(&served, &secondaries, "after a burst");
 
@@ -339,7 +285,7 @@ fn follow(signed: bool) -> Served {
         knot_ixfr >= steps.len(),
         "Knot finished {knot_ixfr} incoming IXFRs:\n{knot_log}"
     );
-    let metrics = served.metrics();
+    let metrics = metrics(&served);
     assert!(
         metrics.contains("extdns_dns_server_transfers_total{kind=\"ixfr\"}"),
         "{metrics}"
@@ -388,7 +334,7 @@ fn refusals(served: &Served) {
     let k = kdig(port, &["+notcp", "-y", &good, "AXFR", ZONE]);
     assert!(k.contains("FORMERR"), "kdig AXFR over UDP: {k}");
 
-    let metrics = served.metrics();
+    let metrics = metrics(served);
     for reason in ["address", "key", "badsig", "badkey", "udp"] {
         assert!(
             metrics.contains(&format!("extdns_dns_server_refused_total{{reason=\"{reason}\"}}")),
@@ -400,16 +346,16 @@ fn refusals(served: &Served) {
 #[test]
 fn ixfr_answers_the_changes_since_the_clients_serial_and_the_whole_zone_before_the_journal() {
     require!(DnsClients);
-    let served = Served::start(&[free_port()], false);
+    let served = served(&[free_port()], false);
     served.apply(&[Change::Create(ep("web.example.org", RecordType::A, &["192.0.2.1"]))]);
-    let before = served.serial();
+    let before = serial(&served);
     served.apply(&[Change::Update {
         old: Box::new(ep("web.example.org", RecordType::A, &["192.0.2.1"])),
         new: Box::new(ep("web.example.org", RecordType::A, &["192.0.2.2"])),
     }]);
-    let mid = served.serial();
+    let mid = serial(&served);
     served.apply(&[Change::Create(ep("api.example.org", RecordType::A, &["192.0.2.3"]))]);
-    let now = served.serial();
+    let now = serial(&served);
 
     let ixfr = kdig(served.port(), &["+tcp", &format!("IXFR={before}"), ZONE]);
     let lines: Vec<&str> = ixfr.lines().filter(|l| l.contains("\tIN\t")).collect();

@@ -29,6 +29,8 @@ use extdns_test_support::connector::{self, GobEndpoint};
 use extdns_test_support::google_fake::{FakeGoogle, GOOGLE_HOSTS, PROJECT};
 use extdns_test_support::tls_proxy::TlsProxy;
 
+use crate::procfs;
+
 /// Set in the copy of this program that runs inside the network namespace.
 const INSIDE: &str = "EXTDNS_BENCH_NETNS";
 const ZONE: &str = "example.org";
@@ -71,16 +73,8 @@ impl Options {
             batch_interval: "1s".to_string(),
             report: PathBuf::from("target/bench-cloud.md"),
         };
-        let mut it = args.iter();
-        while let Some(flag) = it.next() {
-            let (flag, value) = match flag.split_once('=') {
-                Some((f, v)) => (f, v.to_string()),
-                None => (
-                    flag.as_str(),
-                    it.next().with_context(|| format!("{flag} needs a value"))?.clone(),
-                ),
-            };
-            match flag {
+        for (flag, value) in crate::flags::pairs(args)? {
+            match flag.as_str() {
                 "--records" => {
                     o.records = value
                         .parse()
@@ -391,24 +385,13 @@ fn google(extdns: &Path, external_dns: &Path, logs: &Path, opts: &Options) -> Re
          --google-batch-change-interval={}`; a fresh fake each, one empty zone, reached through the TLS proxy.\n",
         opts.records, opts.batch_interval
     );
-    let rows: [Row; 14] = [
-        ("wall time of the sync (start to exit)", |f| format!("{:.1} s", f.wall)),
-        ("CPU time of the controller", |f| format!("{:.2} s", f.cpu)),
-        ("peak RSS (VmHWM)", |f| format!("{:.1} MiB", f.peak_rss / 1048576.0)),
-        ("requests to Cloud DNS, all", |f| f.requests.to_string()),
-        ("TLS connections (CONNECTs through the proxy)", |f| {
-            f.connections.to_string()
-        }),
+    let calls: [Call; 4] = [
         ("managedZones.list", |f| f.zone_lists.to_string()),
         ("resourceRecordSets.list", |f| f.rrset_lists.to_string()),
         ("changes.create", |f| f.writes.to_string()),
         ("changes.get", |f| f.second_writes.to_string()),
-        ("answered 429", |f| f.rate_limited.to_string()),
-        ("token grants", |f| f.tokens.to_string()),
-        ("records in the zone at the end", |f| f.records.to_string()),
-        ("ownership records in the zone", |f| f.ownership.to_string()),
-        ("CPU time of the fake and the proxy", |f| format!("{:.2} s", f.fake_cpu)),
     ];
+    let rows = rows("Cloud DNS", &calls);
     Ok(table(&intro, &rows, &figures))
 }
 
@@ -498,32 +481,21 @@ fn azure(extdns: &Path, external_dns: &Path, logs: &Path, opts: &Options) -> Res
          public-cloud azure.json; a fresh fake each, one empty public zone, reached through the TLS proxy.\n",
         opts.records
     );
-    let rows: [Row; 15] = [
-        ("wall time of the sync (start to exit)", |f| format!("{:.1} s", f.wall)),
-        ("CPU time of the controller", |f| format!("{:.2} s", f.cpu)),
-        ("peak RSS (VmHWM)", |f| format!("{:.1} MiB", f.peak_rss / 1048576.0)),
-        ("requests to Resource Manager, all", |f| f.requests.to_string()),
-        ("TLS connections (CONNECTs through the proxy)", |f| {
-            f.connections.to_string()
-        }),
+    let calls: [Call; 5] = [
         ("zones list (pages)", |f| f.zone_lists.to_string()),
         ("record sets list (pages)", |f| f.rrset_lists.to_string()),
         ("record set GET", |f| f.set_reads.to_string()),
         ("record set PUT", |f| f.writes.to_string()),
         ("record set DELETE", |f| f.second_writes.to_string()),
-        ("answered 429", |f| f.rate_limited.to_string()),
-        ("token grants", |f| f.tokens.to_string()),
-        ("records in the zone at the end", |f| f.records.to_string()),
-        ("ownership records in the zone", |f| f.ownership.to_string()),
-        ("CPU time of the fake and the proxy", |f| format!("{:.2} s", f.fake_cpu)),
     ];
+    let rows = rows("Resource Manager", &calls);
     Ok(table(&intro, &rows, &figures))
 }
 
 /// Runs `cmd` to its end, its output in `log`: wall time, CPU time (its own and the fake's), peak RSS.
 fn measure(who: &str, mut cmd: Command, log: &Path) -> Result<Figures> {
     let file = std::fs::File::create(log).with_context(|| format!("creating {}", log.display()))?;
-    let ticks = clock_ticks();
+    let ticks = procfs::clock_ticks();
     let (self_before, children_before) = cpu_of_self(ticks)?;
     let started = Instant::now();
     let mut child = cmd
@@ -568,36 +540,48 @@ fn measure(who: &str, mut cmd: Command, log: &Path) -> Result<Figures> {
 /// VmHWM of a running process, in KiB.
 fn hwm_kb(pid: u32) -> Option<f64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
+    Some(procfs::status_bytes(&status, "VmHWM:")? / 1024.0)
 }
 
 /// This process's CPU seconds, and those of its children waited for (utime+stime, cutime+cstime).
 fn cpu_of_self(ticks: f64) -> Result<(f64, f64)> {
-    let stat = std::fs::read_to_string("/proc/self/stat").context("reading /proc/self/stat")?;
-    let fields: Vec<f64> = stat
-        .rsplit_once(')')
-        .map(|(_, f)| f)
-        .unwrap_or_default()
-        .split_whitespace()
-        .map(|f| f.parse().unwrap_or(0.0))
-        .collect();
-    // After the command, fields start at 3: utime, stime, cutime, cstime are 14 to 17.
-    let field = |i: usize| fields.get(i - 3).copied().unwrap_or_default();
-    Ok(((field(14) + field(15)) / ticks, (field(16) + field(17)) / ticks))
-}
-
-fn clock_ticks() -> f64 {
-    Command::new("getconf")
-        .arg("CLK_TCK")
-        .output()
-        .ok()
-        .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok())
-        .unwrap_or(100.0)
+    let own = procfs::cpu_seconds("/proc/self/stat", 14, ticks)?;
+    Ok((own, procfs::cpu_seconds("/proc/self/stat", 16, ticks)?))
 }
 
 /// A row of the table: its name and how a controller's figure is written.
-type Row = (&'static str, fn(&Figures) -> String);
+type Row = (String, fn(&Figures) -> String);
+/// A row naming one call of the cloud's API.
+type Call = (&'static str, fn(&Figures) -> String);
+
+/// Both clouds' rows: the controller's costs, every request to `api` and the connections, then the API's own
+/// `calls`, then what the fake saw (429s, token grants, the zone at the end, its own CPU).
+fn rows(api: &str, calls: &[Call]) -> Vec<Row> {
+    let head: [Row; 5] = [
+        ("wall time of the sync (start to exit)".into(), |f| {
+            format!("{:.1} s", f.wall)
+        }),
+        ("CPU time of the controller".into(), |f| format!("{:.2} s", f.cpu)),
+        ("peak RSS (VmHWM)".into(), |f| {
+            format!("{:.1} MiB", f.peak_rss / 1048576.0)
+        }),
+        (format!("requests to {api}, all"), |f| f.requests.to_string()),
+        ("TLS connections (CONNECTs through the proxy)".into(), |f| {
+            f.connections.to_string()
+        }),
+    ];
+    let tail: [Row; 5] = [
+        ("answered 429".into(), |f| f.rate_limited.to_string()),
+        ("token grants".into(), |f| f.tokens.to_string()),
+        ("records in the zone at the end".into(), |f| f.records.to_string()),
+        ("ownership records in the zone".into(), |f| f.ownership.to_string()),
+        ("CPU time of the fake and the proxy".into(), |f| {
+            format!("{:.2} s", f.fake_cpu)
+        }),
+    ];
+    let calls = calls.iter().map(|(name, value)| (name.to_string(), *value));
+    head.into_iter().chain(calls).chain(tail).collect()
+}
 
 fn table(intro: &str, rows: &[Row], figures: &[(&str, Figures)]) -> String {
     let mut t = String::new();

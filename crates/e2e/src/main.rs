@@ -21,8 +21,10 @@
 mod cloud_bench;
 mod controllers;
 mod dns;
+mod flags;
 mod multi_bench;
 mod objects;
+mod procfs;
 mod scale;
 mod scenarios;
 mod serve_bench;

@@ -54,9 +54,7 @@ impl Options {
     /// `--services N --pods M --idle SECONDS --report FILE`, each optional.
     pub fn parse(args: &[String]) -> Result<Options> {
         let mut o = Options::default();
-        let mut it = args.iter();
-        while let Some(flag) = it.next() {
-            let value = it.next().with_context(|| format!("{flag} needs a value"))?;
+        for (flag, value) in crate::flags::pairs(args)? {
             let number = || {
                 value
                     .parse::<usize>()
@@ -215,7 +213,7 @@ fn side(ctx: &mut Ctx, audit: &Path, opts: &Options, which: Which, start: Start)
         }
         bail!("{}: not every zone complete within {timeout:?}", which.name());
     }
-    let ticks = scale::clock_ticks();
+    let ticks = crate::procfs::clock_ticks();
     let at_sync = requests(audit)?;
     out.usage[0] = summed(&procs, ticks)?;
     eprintln!(
@@ -334,7 +332,7 @@ fn report(opts: &Options, objects: usize, pods: usize, load: Duration, s: &[Side
         )
     };
     let idle = opts.idle.as_secs();
-    let mut rows: Vec<(String, [Option<f64>; 2], &str, usize)> = vec![(
+    let mut rows: Vec<scale::FigureRow> = vec![(
         "first full sync (start → every name of the three zones answers)".into(),
         each(&|s| s.first_sync.map(|d| d.as_secs_f64())),
         "s",
@@ -385,43 +383,10 @@ fn report(opts: &Options, objects: usize, pods: usize, load: Duration, s: &[Side
             "MB",
             0,
         ),
-        (
-            "controller RSS after the first sync".into(),
-            each(&|s| mb(s.usage[0].rss)),
-            "MB",
-            0,
-        ),
-        (
-            "controller peak RSS to the first sync (VmHWM)".into(),
-            each(&|s| mb(s.usage[0].hwm)),
-            "MB",
-            0,
-        ),
-        (
-            format!("controller RSS after {idle} s idle"),
-            each(&|s| mb(s.usage[1].rss)),
-            "MB",
-            0,
-        ),
-        (
-            format!("controller anonymous memory (RssAnon) after {idle} s idle"),
-            each(&|s| mb(s.usage[1].anon)),
-            "MB",
-            0,
-        ),
-        (
-            "controller CPU, start → first sync".into(),
-            each(&|s| Some(s.usage[0].cpu)),
-            "s",
-            2,
-        ),
-        (
-            format!("controller CPU, {idle} s idle"),
-            each(&|s| Some(s.usage[1].cpu - s.usage[0].cpu)),
-            "s",
-            2,
-        ),
     ]);
+    let (first, rested) = ([s[0].usage[0], s[1].usage[0]], [s[0].usage[1], s[1].usage[1]]);
+    rows.extend(scale::memory_rows("controller ", idle, first, rested));
+    rows.extend(scale::cpu_rows("controller ", idle, first, rested));
     let mut out = String::new();
     let _ = writeln!(
         out,

@@ -25,6 +25,7 @@ use crate::controllers::{Run, Which};
 use crate::dns::{self, ZONE};
 use crate::objects::{self as o, annotations};
 use crate::proc::Proc;
+use crate::procfs;
 use crate::scenarios::Ctx;
 use crate::scenarios::latency::Figures as Latency;
 
@@ -76,9 +77,7 @@ impl Options {
     /// `--services N --pods M --changes K --idle SECONDS --watch-list on|off --report FILE`, each optional.
     pub fn parse(args: &[String]) -> Result<Options> {
         let mut o = Options::default();
-        let mut it = args.iter();
-        while let Some(flag) = it.next() {
-            let value = it.next().with_context(|| format!("{flag} needs a value"))?;
+        for (flag, value) in crate::flags::pairs(args)? {
             let number = || {
                 value
                     .parse::<usize>()
@@ -211,42 +210,67 @@ pub(crate) struct Usage {
     pub cpu: f64,
 }
 
+/// One figure of a benchmark's table: what it is, each controller's value (extdns, external-dns), the unit and
+/// the decimals shown.
+pub(crate) type FigureRow = (String, [Option<f64>; 2], &'static str, usize);
+
+/// The memory figures of the two controllers from their samples after the first sync (`first`) and after
+/// `idle` seconds idle (`rested`), each named after `who` (`""`, or `"controller "` beside other processes):
+/// RSS and peak RSS up to the first sync, RSS and anonymous memory after the idle time.
+pub(crate) fn memory_rows(who: &str, idle: u64, first: [Usage; 2], rested: [Usage; 2]) -> Vec<FigureRow> {
+    let mb = |b: f64| Some(b / 1_048_576.0);
+    vec![
+        (
+            format!("{who}RSS after the first sync"),
+            first.map(|u| mb(u.rss)),
+            "MB",
+            0,
+        ),
+        (
+            format!("{who}peak RSS up to the first sync (VmHWM)"),
+            first.map(|u| mb(u.hwm)),
+            "MB",
+            0,
+        ),
+        (
+            format!("{who}RSS after {idle} s idle"),
+            rested.map(|u| mb(u.rss)),
+            "MB",
+            0,
+        ),
+        (
+            format!("{who}anonymous memory (RssAnon) after {idle} s idle"),
+            rested.map(|u| mb(u.anon)),
+            "MB",
+            0,
+        ),
+    ]
+}
+
+/// The CPU figures of the two controllers from the same samples as [`memory_rows`]: start to the first sync,
+/// and over the idle time.
+pub(crate) fn cpu_rows(who: &str, idle: u64, first: [Usage; 2], rested: [Usage; 2]) -> Vec<FigureRow> {
+    let idle_cpu = [0, 1].map(|i| Some(rested[i].cpu - first[i].cpu));
+    vec![
+        (
+            format!("{who}CPU, start → first sync"),
+            first.map(|u| Some(u.cpu)),
+            "s",
+            2,
+        ),
+        (format!("{who}CPU, {idle} s idle"), idle_cpu, "s", 2),
+    ]
+}
+
 pub(crate) fn usage(proc: &Proc, ticks: f64) -> Result<Usage> {
     let pid = proc.pid().with_context(|| format!("{} is not running", proc.name))?;
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
-    let kb = |key: &str| -> Option<f64> {
-        let line = status.lines().find(|l| l.starts_with(key))?;
-        Some(line.split_whitespace().nth(1)?.parse::<f64>().ok()? * 1024.0)
-    };
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
-    // Fields after the command (which may hold spaces) start at field 3; utime and stime are 14 and 15.
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .map(|(_, f)| f)
-        .unwrap_or("")
-        .split_whitespace()
-        .collect();
-    let tick = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok());
-    let (Some(rss), Some(anon), Some(hwm), Some(utime), Some(stime)) =
-        (kb("VmRSS:"), kb("RssAnon:"), kb("VmHWM:"), tick(11), tick(12))
-    else {
+    let bytes = |key: &str| procfs::status_bytes(&status, key);
+    let cpu = procfs::cpu_seconds(&format!("/proc/{pid}/stat"), 14, ticks);
+    let (Some(rss), Some(anon), Some(hwm), Ok(cpu)) = (bytes("VmRSS:"), bytes("RssAnon:"), bytes("VmHWM:"), cpu) else {
         bail!("unreadable /proc/{pid}/status or stat of {}", proc.name);
     };
-    Ok(Usage {
-        rss,
-        anon,
-        hwm,
-        cpu: (utime + stime) / ticks,
-    })
-}
-
-pub(crate) fn clock_ticks() -> f64 {
-    std::process::Command::new("getconf")
-        .arg("CLK_TCK")
-        .output()
-        .ok()
-        .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok())
-        .unwrap_or(100.0)
+    Ok(Usage { rss, anon, hwm, cpu })
 }
 
 /// Requests per controller in the audit log so far (distinct audit ids, told apart by user agent), and the
@@ -633,7 +657,7 @@ pub fn run(mut ctx: Ctx, opts: &Options) -> Result<bool> {
         procs.push(run.start(&ctx.cp, server, &ctx.log(&format!("scale-{}", which.name())))?);
     }
     let mut figures: [Figures; 2] = Default::default();
-    let ticks = clock_ticks();
+    let ticks = procfs::clock_ticks();
 
     for (f, a) in figures.iter_mut().zip(alone) {
         f.alone = a;
@@ -863,7 +887,7 @@ fn report(opts: &Options, objects: usize, pods: usize, load: Duration, burst: us
         })
     };
     let verb = |f: &Alone, v: &str| Some(f.requests.get(v).copied().unwrap_or_default() as f64);
-    let mut rows: Vec<(String, [Option<f64>; 2], &str, usize)> = Vec::new();
+    let mut rows: Vec<FigureRow> = Vec::new();
     for (mode, label) in ["WatchList on", "WatchList off"].into_iter().enumerate() {
         let alone = |g: &dyn Fn(&Alone) -> Option<f64>| [g(&f[0].alone[mode]), g(&f[1].alone[mode])];
         rows.extend([
@@ -972,30 +996,10 @@ fn report(opts: &Options, objects: usize, pods: usize, load: Duration, burst: us
             "s",
             1,
         ),
-        (
-            "RSS after the first sync".into(),
-            each(&|f| mb(f.usage[0].rss)),
-            "MB",
-            0,
-        ),
-        (
-            "peak RSS up to the first sync (VmHWM)".into(),
-            each(&|f| mb(f.usage[0].hwm)),
-            "MB",
-            0,
-        ),
-        (
-            format!("RSS after {idle} s idle"),
-            each(&|f| mb(f.usage[1].rss)),
-            "MB",
-            0,
-        ),
-        (
-            format!("anonymous memory (RssAnon) after {idle} s idle"),
-            each(&|f| mb(f.usage[1].anon)),
-            "MB",
-            0,
-        ),
+    ]);
+    let (first, rested) = ([f[0].usage[0], f[1].usage[0]], [f[0].usage[1], f[1].usage[1]]);
+    rows.extend(memory_rows("", idle, first, rested));
+    rows.extend(vec![
         (
             "RSS after the changes and the burst".into(),
             each(&|f| mb(f.usage[3].rss)),
@@ -1008,18 +1012,9 @@ fn report(opts: &Options, objects: usize, pods: usize, load: Duration, burst: us
             "MB",
             0,
         ),
-        (
-            "CPU, start → first sync".into(),
-            each(&|f| Some(f.usage[0].cpu)),
-            "s",
-            2,
-        ),
-        (
-            format!("CPU, {idle} s idle"),
-            each(&|f| Some(f.usage[1].cpu - f.usage[0].cpu)),
-            "s",
-            2,
-        ),
+    ]);
+    rows.extend(cpu_rows("", idle, first, rested));
+    rows.extend(vec![
         (
             format!("CPU, {k} changes"),
             each(&|f| Some(f.usage[2].cpu - f.usage[1].cpu)),

@@ -27,6 +27,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use extdns_test_support::proc::{Proc, eventually};
 
+use crate::procfs;
+
 const ZONE: &str = "example.org";
 const TTL: u32 = 300;
 /// The apex NS and its glue, the same in all three servers.
@@ -93,21 +95,13 @@ impl Options {
             coredns: None,
             report: PathBuf::from("target/bench-serve.md"),
         };
-        let mut it = args.iter();
-        while let Some(flag) = it.next() {
-            let (flag, value) = match flag.split_once('=') {
-                Some((f, v)) => (f, v.to_string()),
-                None => (
-                    flag.as_str(),
-                    it.next().with_context(|| format!("{flag} needs a value"))?.clone(),
-                ),
-            };
+        for (flag, value) in crate::flags::pairs(args)? {
             let number = |what: &str| -> Result<u64> {
                 value
                     .parse()
                     .with_context(|| format!("serve: {what} {value}: not a number"))
             };
-            match flag {
+            match flag.as_str() {
                 "--records" => o.records = number("--records")? as usize,
                 "--seconds" => o.seconds = number("--seconds")?,
                 "--clients" => o.clients = number("--clients")? as usize,
@@ -704,37 +698,12 @@ fn rss_kib(pid: u32) -> Result<f64> {
 
 /// CPU seconds (user and system) a process has used.
 fn cpu_seconds(pid: u32) -> Result<f64> {
-    stat_seconds(&format!("/proc/{pid}/stat"), 14)
+    procfs::cpu_seconds(&format!("/proc/{pid}/stat"), 14, procfs::clock_ticks())
 }
 
 /// CPU seconds of this process's children that have been waited for (dnsperf's, once it has ended).
 fn children_cpu() -> Result<f64> {
-    stat_seconds("/proc/self/stat", 16)
-}
-
-/// The sum of two CPU time fields of a /proc stat file, `first` and the next (numbered as proc(5) does), in
-/// seconds.
-fn stat_seconds(path: &str, first: usize) -> Result<f64> {
-    let stat = std::fs::read_to_string(path).with_context(|| format!("reading {path}"))?;
-    let fields: Vec<f64> = stat
-        .rsplit_once(')')
-        .map(|(_, f)| f)
-        .unwrap_or_default()
-        .split_whitespace()
-        .map(|f| f.parse().unwrap_or(0.0))
-        .collect();
-    // After the command, fields start at 3.
-    let field = |i: usize| fields.get(i - 3).copied().unwrap_or_default();
-    Ok((field(first) + field(first + 1)) / clock_ticks())
-}
-
-fn clock_ticks() -> f64 {
-    Command::new("getconf")
-        .arg("CLK_TCK")
-        .output()
-        .ok()
-        .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok())
-        .unwrap_or(100.0)
+    procfs::cpu_seconds("/proc/self/stat", 16, procfs::clock_ticks())
 }
 
 fn load_average() -> String {

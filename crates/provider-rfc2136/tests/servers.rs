@@ -22,6 +22,17 @@ fn config(server: &DnsServer, zones: &[&str]) -> Rfc2136Config {
     }
 }
 
+/// [`config`] without TSIG (`--rfc2136-insecure`), for zones that take unsigned updates.
+fn unsigned(server: &DnsServer, zones: &[&str]) -> Rfc2136Config {
+    Rfc2136Config {
+        insecure: true,
+        tsig_keyname: String::new(),
+        tsig_secret: String::new(),
+        tsig_secret_alg: String::new(),
+        ..config(server, zones)
+    }
+}
+
 fn provider(c: &Rfc2136Config) -> Rfc2136Provider {
     Rfc2136Provider::new(c).unwrap_or_else(|e| panic!("config rejected: {e}"))
 }
@@ -410,13 +421,7 @@ async fn bind_more_changes_than_the_batch_size_all_land_in_few_messages() {
 async fn bind_insecure_updates_need_no_key() {
     require!(Bind);
     let server = DnsServer::start(Kind::Bind, &[Zone::new("open.example").open()]);
-    let c = Rfc2136Config {
-        insecure: true,
-        tsig_keyname: String::new(),
-        tsig_secret: String::new(),
-        tsig_secret_alg: String::new(),
-        ..config(&server, &["open.example"])
-    };
+    let c = unsigned(&server, &["open.example"]);
     let p = provider(&c);
     creates_and_reads_back(&p, &server, "w.open.example", "192.0.2.3").await;
 }
@@ -577,11 +582,7 @@ async fn bind_a_transfer_cut_short_leaves_nothing_when_the_next_host_answers() {
     let server = DnsServer::start(Kind::Bind, &[Zone::new("open.example").open()]);
     let c = Rfc2136Config {
         hosts: vec!["127.0.0.2".into(), "127.0.0.1".into()],
-        insecure: true,
-        tsig_keyname: String::new(),
-        tsig_secret: String::new(),
-        tsig_secret_alg: String::new(),
-        ..config(&server, &["open.example"])
+        ..unsigned(&server, &["open.example"])
     };
     let p = provider(&c);
     p.apply_changes(&a_create("whole.open.example", "192.0.2.5"))

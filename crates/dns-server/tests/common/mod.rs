@@ -1,10 +1,81 @@
-//! What the query and transfer suites share: the test zone and the spelling of names and endpoints.
+//! What the query and transfer suites share: the server on a free port, the test zone and the spelling of
+//! names and endpoints.
 
+use std::net::SocketAddr;
 use std::str::FromStr;
+use std::sync::Arc;
 
-use extdns_dns_server::ZoneConfig;
-use extdns_endpoint::{Endpoint, RecordType};
+use extdns_dns_server::{
+    DnsServer, DnsServerProvider, Limits, Secondary, ServerConfig, ServerMetrics, ZoneConfig, Zones,
+};
+use extdns_dns_wire::TsigKey;
+use extdns_endpoint::{Change, Endpoint, RecordType};
+use extdns_provider::apply_changes;
 use hickory_proto::rr::Name;
+use tokio_util::sync::CancellationToken;
+
+/// The built-in server on a free port of 127.0.0.1 with the test zone, filled through its provider as the
+/// controller fills it, and the runtime it runs on; stopped when dropped.
+pub struct Served {
+    pub address: SocketAddr,
+    pub provider: DnsServerProvider,
+    #[allow(dead_code, reason = "the transfer suite reads the serial; the query suite does not")]
+    pub zones: Arc<Zones>,
+    pub metrics: ServerMetrics,
+    pub runtime: tokio::runtime::Runtime,
+    shutdown: CancellationToken,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
+impl Served {
+    /// The server with these secondaries (NOTIFY and transfers), TSIG keys and limits.
+    pub fn start(secondaries: Vec<Secondary>, keys: Vec<TsigKey>, limits: Limits) -> Served {
+        let config = Arc::new(ServerConfig {
+            listen: vec!["127.0.0.1:0".parse().expect("address")],
+            zones: vec![zone_config()],
+            default_ttl: 60,
+            secondaries,
+            keys,
+            limits,
+        });
+        let zones = Arc::new(Zones::new(&config.zones, 2_026_010_100, limits));
+        let provider = DnsServerProvider::new(zones.clone(), 60);
+        let metrics = ServerMetrics::default();
+        let server = DnsServer::bind(config, zones.clone(), metrics.clone()).expect("binds 127.0.0.1:0");
+        let address = server.local_addrs()[0];
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let shutdown = CancellationToken::new();
+        runtime.spawn(server.run(shutdown.clone()));
+        Served {
+            address,
+            provider,
+            zones,
+            metrics,
+            runtime,
+            shutdown,
+        }
+    }
+
+    /// Writes the changes as the controller does, through the provider.
+    pub fn apply(&self, changes: &[Change]) {
+        self.runtime
+            .block_on(apply_changes(&self.provider, changes))
+            .expect("the provider applies");
+    }
+
+    pub fn port(&self) -> u16 {
+        self.address.port()
+    }
+}
 
 /// A fixed name.
 pub fn name(s: &str) -> Name {

@@ -34,13 +34,13 @@ use crate::objects::{self as o, annotations};
 use crate::proc::eventually;
 
 use super::Ctx;
-use super::differential::differences;
 use super::install::{
     apply_file, apply_json, container_command, from_env, helm_template, rendered_pod, rfc2136_values, start_extdns,
     tsig_secret,
 };
 use super::wait::record_writes;
 use super::wait::{alive, answers};
+use crate::dns::differences;
 
 /// DNSRecords by name: resourceVersion, and what the controllers read of them.
 type DnsRecords = BTreeMap<String, (String, Value)>;
@@ -73,6 +73,17 @@ fn records_api(kube: &Kube, namespace: &str) -> Api<DynamicObject> {
 
 fn a(name: &str, ip: &str) -> Endpoint {
     Endpoint::new(name, RecordType::A, [ip]).with_label(label::RESOURCE, "service/lib/web")
+}
+
+/// The DNSRecord's `Ready` condition has this status and reason.
+fn ensure_ready(o: &DynamicObject, status: &str, reason: &str) -> Result<()> {
+    let (found_status, found_reason) = condition(o);
+    ensure!(
+        found_status == status && found_reason == reason,
+        "{} is Ready {found_status} ({found_reason}), not {status} ({reason})",
+        o.metadata.name.as_deref().unwrap_or_default()
+    );
+    Ok(())
 }
 
 fn condition(o: &DynamicObject) -> (String, String) {
@@ -135,17 +146,9 @@ fn library(ctx: &Ctx) -> Result<()> {
         "{}",
         object.data["spec"]
     );
-    ensure!(
-        condition(&object) == ("True".into(), "Programmed".into()),
-        "{:?}",
-        condition(&object)
-    );
+    ensure_ready(&object, "True", "Programmed")?;
     let failed = get(&taken)?.context("taken's DNSRecord")?;
-    ensure!(
-        condition(&failed) == ("False".into(), "Failed".into()),
-        "{:?}",
-        condition(&failed)
-    );
+    ensure_ready(&failed, "False", "Failed")?;
 
     // Read back: the two Ready ones, owned.
     let snapshot = sa.block_on(registry.records())?;
@@ -194,11 +197,7 @@ fn library(ctx: &Ctx) -> Result<()> {
         "{}",
         object.data["spec"]
     );
-    ensure!(
-        condition(&object) == ("True".into(), "Programmed".into()),
-        "{:?}",
-        condition(&object)
-    );
+    ensure_ready(&object, "True", "Programmed")?;
     ensure!(
         provider
             .snapshot()
@@ -222,11 +221,7 @@ fn library(ctx: &Ctx) -> Result<()> {
         object.metadata.uid == failed.metadata.uid,
         "the Failed object was replaced, not taken over"
     );
-    ensure!(
-        condition(&object) == ("True".into(), "Programmed".into()),
-        "{:?}",
-        condition(&object)
-    );
+    ensure_ready(&object, "True", "Programmed")?;
 
     // A delete: the record, then its object.
     let snapshot = sa.block_on(registry.records())?;

@@ -1,30 +1,20 @@
 //! The differential: external-dns v0.23.0 and extdns, same objects, same flags, same owner id, each against
 //! its own BIND. The zones are compared by AXFR (TTLs and ownership records included); then each takes over
 //! the other's zone and must change nothing. A difference fails the test unless it is one of extdns's
-//! documented choices (docs/migration.md), listed in [`DOCUMENTED`].
+//! documented choices (docs/migration.md), listed in [`dns::DOCUMENTED`].
 
-use std::collections::BTreeSet;
 use std::time::Duration;
 
 use anyhow::{Result, bail};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::controllers::{Run, Which};
-use crate::dns::{self, DnsServer, Kind, Record, Zone};
+use crate::dns::{self, DnsServer, Kind, Record, Zone, differences};
 use crate::objects::{self as o, Parent, RouteKind, annotations};
 use crate::proc::eventually;
 
 use super::install::{apply_file, apply_json, from_env};
 use super::{Ctx, sources};
-
-/// A difference extdns makes on purpose: what it is (as docs/migration.md says) and the records it covers.
-struct Documented {
-    what: &'static str,
-    covers: fn(&Record) -> bool,
-}
-
-/// extdns's deliberate differences that show in these zones.
-const DOCUMENTED: &[Documented] = &[];
 
 /// How many times external-dns may need to run before its zone settles (see [`settle_external_dns`]).
 /// Go's iteration order over a two-entry map is far from a coin toss: one order comes up about once in
@@ -92,47 +82,38 @@ fn create_objects(ctx: &Ctx, ns: &str) -> Result<sources::Expected> {
     let kube = &ctx.cp.kube;
     let want = sources::create_every_kind(kube, ns)?;
     // Two routes publishing the same name and type: one names `*.apps.example.org` itself, the other has
-    // a TTL and inherits the listener's `*.apps.example.org`.
-    let parent = Parent::gateway("gw", "http");
-    kube.apply(&o::route(
-        RouteKind::Http,
-        ns,
-        "wild",
-        json!({}),
-        Some(&["*.apps.example.org"]),
-        &parent,
-        true,
-    ))?;
-    kube.apply(&o::route(
-        RouteKind::Http,
-        ns,
-        "wild-ttl",
-        annotations(&[("ttl", "60")]),
-        None,
-        &parent,
-        true,
-    ))?;
-    // A route without spec hostnames that names itself by annotation: external-dns publishes its name and,
-    // as the route names no hostname of its own, the listener's (`*.ls.example.org`) as well; an empty
-    // hostname annotation on a route with spec hostnames adds nothing (v0.23, empty values skipped).
-    kube.apply(&o::route(
-        RouteKind::Http,
-        ns,
-        "ls-annotated",
-        annotations(&[("hostname", "named.ls.example.org")]),
-        None,
-        &Parent::listener_set("ls"),
-        true,
-    ))?;
-    kube.apply(&o::route(
-        RouteKind::Http,
-        ns,
-        "empty-annotation",
-        annotations(&[("hostname", "")]),
-        Some(&["empty-ann.ls.example.org"]),
-        &Parent::listener_set("ls"),
-        true,
-    ))?;
+    // a TTL and inherits the listener's `*.apps.example.org`. Then a route without spec hostnames that names
+    // itself by annotation: external-dns publishes its name and, as the route names no hostname of its own,
+    // the listener's (`*.ls.example.org`) as well; an empty hostname annotation on a route with spec
+    // hostnames adds nothing (v0.23, empty values skipped).
+    let (gateway, listener_set) = (Parent::gateway("gw", "http"), Parent::listener_set("ls"));
+    let routes: [(&str, Value, Option<&[&str]>, &Parent<'_>); 4] = [
+        ("wild", json!({}), Some(&["*.apps.example.org"]), &gateway),
+        ("wild-ttl", annotations(&[("ttl", "60")]), None, &gateway),
+        (
+            "ls-annotated",
+            annotations(&[("hostname", "named.ls.example.org")]),
+            None,
+            &listener_set,
+        ),
+        (
+            "empty-annotation",
+            annotations(&[("hostname", "")]),
+            Some(&["empty-ann.ls.example.org"]),
+            &listener_set,
+        ),
+    ];
+    for (name, annotations, hostnames, parent) in routes {
+        kube.apply(&o::route(
+            RouteKind::Http,
+            ns,
+            name,
+            annotations,
+            hostnames,
+            parent,
+            true,
+        ))?;
+    }
     // Two Ingresses publishing one name with the same target, one with a TTL: the tie-break
     // (extdns_source::tie). external-dns picks at random each sync and settles on the one with the TTL.
     for (name, ann) in [("tie-a", json!({})), ("tie-b", annotations(&[("ttl", "75")]))] {
@@ -168,26 +149,6 @@ pub(super) fn settle_external_dns(
         serial = Some(now);
     }
     bail!("external-dns's zone did not settle in {EXTERNAL_DNS_RUNS} runs")
-}
-
-pub(super) fn differences(theirs: &[Record], ours: &[Record]) -> Vec<String> {
-    let a: BTreeSet<&Record> = theirs.iter().collect();
-    let b: BTreeSet<&Record> = ours.iter().collect();
-    let documented = |r: &Record| DOCUMENTED.iter().find(|d| (d.covers)(r));
-    let mut out = Vec::new();
-    for r in a.difference(&b) {
-        match documented(r) {
-            Some(d) => eprintln!("  documented difference ({}): - {r}", d.what),
-            None => out.push(format!("- {r}")),
-        }
-    }
-    for r in b.difference(&a) {
-        match documented(r) {
-            Some(d) => eprintln!("  documented difference ({}): + {r}", d.what),
-            None => out.push(format!("+ {r}")),
-        }
-    }
-    out
 }
 
 fn takeover(ctx: &Ctx, run: &Run<'_>, server: &DnsServer, what: &str) -> Result<()> {

@@ -396,7 +396,7 @@ fn same_zone_as_external_dns(ctx: &Ctx, c: &Container, kubeconfig: &Path, ours: 
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    let differ = super::differential::differences(&dns::zone(&theirs)?, &dns::zone(ours)?);
+    let differ = dns::differences(&dns::zone(&theirs)?, &dns::zone(ours)?);
     if !differ.is_empty() {
         bail!(
             "external-dns and extdns publish different zones from the chart's arguments (- external-dns, + extdns):\n{}",

@@ -124,7 +124,7 @@ fn planned(ctx: &Ctx, run: &Run<'_>, server: &DnsServer, extra: &[&str]) -> Resu
         Err(anyhow::anyhow!(
             "extdns plan changed the zone (serial {serial} -> {}):\n{}",
             server.serial(dns::ZONE),
-            super::differential::differences(&before, &after).join("\n")
+            dns::differences(&before, &after).join("\n")
         ))
     } else {
         Ok(())

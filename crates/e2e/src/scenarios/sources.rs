@@ -313,7 +313,7 @@ pub fn run(ctx: &mut Ctx) -> Result<()> {
     let before = dns::zone(&server)?;
     let second = run.once(&ctx.cp, &server)?;
     if server.serial(dns::ZONE) != serial {
-        let changed = super::differential::differences(&before, &dns::zone(&server)?);
+        let changed = dns::differences(&before, &dns::zone(&server)?);
         bail!(
             "a second extdns --once changed the zone (- first run, + second run):\n{}\nits log:\n{}",
             changed.join("\n"),

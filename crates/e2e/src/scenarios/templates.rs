@@ -11,7 +11,7 @@ use crate::controllers::{Run, Which};
 use crate::dns;
 use crate::objects as o;
 
-use super::{Ctx, differential};
+use super::Ctx;
 
 /// The template, as a Helm `|` block would pass it. (`toLower` on an IP family would fail in external-dns:
 /// `v1.IPFamily` is a named string type, which Go's template functions do not take as a string.)
@@ -52,7 +52,7 @@ pub fn run(ctx: &mut Ctx) -> Result<()> {
             bail!("{name}: extdns published {answers:?}, expected 203.0.113.40");
         }
     }
-    let undocumented = differential::differences(&dns::zone(&theirs)?, &dns::zone(&ours)?);
+    let undocumented = dns::differences(&dns::zone(&theirs)?, &dns::zone(&ours)?);
     if !undocumented.is_empty() {
         bail!(
             "the zones differ (- external-dns, + extdns):\n{}",
@@ -92,7 +92,7 @@ fn legacy_prefix_json_keys(ctx: &mut Ctx) -> Result<()> {
     if answers != ["203.0.113.41"] {
         bail!("{name}: extdns published {answers:?}, expected 203.0.113.41");
     }
-    let undocumented = differential::differences(&dns::zone(&theirs)?, &dns::zone(&ours)?);
+    let undocumented = dns::differences(&dns::zone(&theirs)?, &dns::zone(&ours)?);
     if !undocumented.is_empty() {
         bail!(
             "the zones differ with legacy-prefix keys read through JSON keys (- external-dns, + extdns):\n{}",
