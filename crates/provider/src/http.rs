@@ -13,6 +13,7 @@ use std::time::Duration;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use reqwest::{IntoUrl, Method, Response, StatusCode, Url};
 
+use crate::failure::HttpAnswer;
 use crate::tls::{TlsError, TlsOptions};
 
 /// What every request carries as `User-Agent`.
@@ -249,11 +250,10 @@ impl Request<'_> {
     }
 }
 
-/// How long an answer asks to wait before the next request (`Retry-After` in seconds; the HTTP-date form
-/// is not honoured, and the caller's backoff applies instead).
-pub fn retry_after(response: &Response) -> Option<Duration> {
-    let value = response.headers().get(reqwest::header::RETRY_AFTER)?.to_str().ok()?;
-    value.trim().parse::<u64>().ok().map(Duration::from_secs)
+/// What the HTTP layer knows of a failed answer, for [`crate::failure::classify`]: its status and how
+/// long it asks to wait ([`crate::failure::retry_after`]).
+pub fn answer_of(response: &Response) -> HttpAnswer {
+    HttpAnswer::new(response.status(), response.headers())
 }
 
 /// An error's text followed by each of its causes' that it does not already include: reqwest's own text
@@ -334,7 +334,7 @@ mod tests {
             .await
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
-        assert_eq!(retry_after(&response), Some(Duration::from_secs(7)));
+        assert_eq!(answer_of(&response).retry_after, Some(Duration::from_secs(7)));
         let head = heads.recv().await.unwrap_or_default().to_ascii_lowercase();
         assert!(
             head.contains(&format!("user-agent: {}", USER_AGENT.to_ascii_lowercase())),
