@@ -256,6 +256,21 @@ pub fn answer_of(response: &Response) -> HttpAnswer {
     HttpAnswer::new(response.status(), response.headers())
 }
 
+/// `text` with every byte but RFC 3986's unreserved characters (`A-Z a-z 0-9 - . _ ~`) percent-encoded:
+/// one URL path segment (Go's `url.PathEscape` for the characters extdns sends), and a query value as
+/// SigV4 canonicalises it, so the URL sent is the URL signed.
+pub fn percent_encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 /// An error's text followed by each of its causes' that it does not already include: reqwest's own text
 /// leaves out why a connection failed (which certificate check, which refusal).
 pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
@@ -351,6 +366,17 @@ mod tests {
                 (Method::GET, "/down".to_string(), None)
             ]
         );
+    }
+
+    #[test]
+    fn only_unreserved_characters_are_left_as_they_are() {
+        assert_eq!(
+            percent_encode("192.0.2.1 web.example.org"),
+            "192.0.2.1%20web.example.org"
+        );
+        assert_eq!(percent_encode("a,b+c/d~e_f"), "a%2Cb%2Bc%2Fd~e_f");
+        assert_eq!(percent_encode("\\052.example.com."), "%5C052.example.com.");
+        assert_eq!(percent_encode("é"), "%C3%A9");
     }
 
     #[test]

@@ -250,6 +250,12 @@ pub struct FailureReason {
     pub message: String,
 }
 
+impl std::fmt::Display for FailureReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
 /// What a provider's own call error says about itself, so every provider turns it into a [`ProviderError`]
 /// the same way ([`ProviderError::from_call`]) and retries it the same way ([`Backoff::retry`]).
 pub trait CallError: std::error::Error + Send + Sync + 'static {
