@@ -199,6 +199,14 @@ impl ChangeFailure {
             },
         }
     }
+
+    /// Whether this is a failure of `endpoint`'s record.
+    pub fn is_for(&self, endpoint: &Endpoint) -> bool {
+        let k = &self.key;
+        k.dns_name == endpoint.dns_name
+            && k.record_type == endpoint.record_type
+            && k.set_identifier == endpoint.set_identifier
+    }
 }
 
 /// The records some failures name, to tell which changes of a set failed without building a key per
@@ -452,6 +460,7 @@ mod tests {
         let f = ChangeFailure::new(&e, FailureKind::Refused, "no");
         assert_eq!(f.to_string(), "a.example.org A set-identifier=eu: no");
         assert_eq!(f.key, e.key());
+        assert!(f.is_for(&e) && !f.is_for(&e.clone().with_set_identifier("us")));
         assert_eq!(f.reason.kind, FailureKind::Refused);
         let p = ProviderError::Partial { failures: vec![f] };
         assert_eq!(p.kind(), None);
