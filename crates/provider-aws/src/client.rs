@@ -370,13 +370,7 @@ mod tests {
 
     fn kind(status: u16, code: &str) -> FailureKind {
         let status = StatusCode::from_u16(status).unwrap_or(StatusCode::IM_A_TEAPOT);
-        kind_of(
-            &HttpAnswer {
-                status,
-                retry_after: None,
-            },
-            code,
-        )
+        kind_of(&HttpAnswer::with_status(status), code)
     }
 
     #[test]

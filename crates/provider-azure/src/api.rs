@@ -4,7 +4,6 @@
 //! `Retry-After` asks, as azcore does.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use extdns_provider::failure::{self, FailureKind, HttpAnswer};
 use extdns_provider::pace::Pacer;
@@ -158,10 +157,7 @@ impl std::fmt::Debug for Api {
 
 impl Api {
     pub fn new(config: &AzureConfig, tokens: Arc<TokenCache>) -> Result<Api, ConfigError> {
-        let http = HttpClient::builder()
-            .observed_by(&config.observer)
-            .timeout(config.timeout)
-            .connect_timeout(Duration::from_secs(10))
+        let http = HttpClient::api_builder(&config.observer, config.timeout)
             .build()
             .map_err(ConfigError::Client)?;
         let base = format!(
@@ -329,6 +325,7 @@ fn error_of(body: &[u8], header_code: Option<String>) -> (String, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn errors_are_read_in_both_envelopes() {

@@ -451,14 +451,7 @@ mod tests {
     fn grpc_codes_refine_the_status() {
         let kind = |status: u16, code, message: &str| {
             let status = reqwest::StatusCode::from_u16(status).unwrap_or(reqwest::StatusCode::IM_A_TEAPOT);
-            kind_of(
-                &HttpAnswer {
-                    status,
-                    retry_after: None,
-                },
-                code,
-                message,
-            )
+            kind_of(&HttpAnswer::with_status(status), code, message)
         };
         assert_eq!(kind(503, 14, ""), FailureKind::Transient);
         assert_eq!(kind(429, 8, ""), FailureKind::Throttled { retry_after: None });

@@ -219,10 +219,7 @@ impl std::fmt::Debug for Api {
 
 impl Api {
     pub fn new(config: &GoogleConfig, tokens: Arc<TokenCache>) -> Result<Api, ConfigError> {
-        let http = HttpClient::builder()
-            .observed_by(&config.observer)
-            .timeout(config.timeout)
-            .connect_timeout(Duration::from_secs(10))
+        let http = HttpClient::api_builder(&config.observer, config.timeout)
             .build()
             .map_err(ConfigError::Client)?;
         Ok(Api {

@@ -304,10 +304,7 @@ mod tests {
                 what: "x".into(),
                 status,
                 message: "m".into(),
-                kind: api::kind_of(&extdns_provider::HttpAnswer {
-                    status,
-                    retry_after: None,
-                }),
+                kind: api::kind_of(&extdns_provider::HttpAnswer::with_status(status)),
             }
         };
         assert!(provider_error(status(429)).is_transient());

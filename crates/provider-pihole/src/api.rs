@@ -227,10 +227,7 @@ impl Api {
             skip_verify: config.tls_skip_verify,
             ..TlsOptions::default()
         };
-        let http = HttpClient::builder()
-            .observed_by(&config.observer)
-            .timeout(config.timeout)
-            .connect_timeout(Duration::from_secs(10))
+        let http = HttpClient::api_builder(&config.observer, config.timeout)
             .tls(&tls)
             .build()
             .map_err(ConfigError::Client)?;

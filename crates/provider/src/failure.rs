@@ -104,6 +104,14 @@ impl HttpAnswer {
         }
     }
 
+    /// An answer with only a status (no `Retry-After`).
+    pub fn with_status(status: StatusCode) -> HttpAnswer {
+        HttpAnswer {
+            status,
+            retry_after: None,
+        }
+    }
+
     /// The answer's kind when its API names a throttling code: throttled, keeping the server's wait.
     pub fn throttled(&self) -> FailureKind {
         FailureKind::Throttled {

@@ -74,6 +74,16 @@ impl HttpClient {
         }
     }
 
+    /// The builder a cloud API's client starts from: the configuration's request hook, its whole-request
+    /// time limit, and 10 s to open a connection (what a slow TLS handshake to a distant API needs, and
+    /// no more: an unreachable API shows within a sync).
+    pub fn api_builder(observer: &Observer, timeout: Duration) -> HttpClientBuilder {
+        HttpClient::builder()
+            .observed_by(observer)
+            .timeout(timeout)
+            .connect_timeout(Duration::from_secs(10))
+    }
+
     /// A request with any method; sent by [`Request::send`].
     pub fn request(&self, method: Method, url: impl IntoUrl) -> Request<'_> {
         Request {

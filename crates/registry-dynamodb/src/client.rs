@@ -390,13 +390,7 @@ mod tests {
 
     fn kind(status: u16, code: &str) -> FailureKind {
         let status = reqwest::StatusCode::from_u16(status).unwrap_or(reqwest::StatusCode::IM_A_TEAPOT);
-        kind_of(
-            &HttpAnswer {
-                status,
-                retry_after: None,
-            },
-            code,
-        )
+        kind_of(&HttpAnswer::with_status(status), code)
     }
 
     #[test]
