@@ -1,6 +1,6 @@
 //! The reconcile loop.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,6 +10,7 @@ use extdns_endpoint::{Change, Endpoint};
 use extdns_informer::{ChangeSet, Cluster, ClusterStore, ObjectKey};
 use extdns_leader::Leadership;
 use extdns_plan::{NotOwned, PlanConfig};
+use extdns_provider::FailedRecords;
 use extdns_registry::{Registry, RegistryError, Snapshot, Written};
 use extdns_source::{ChangedOutput, DesiredIndex, Failures, Pipeline, PipelineOutput, SourceError};
 use tokio::sync::watch;
@@ -656,7 +657,7 @@ impl Controller {
             .await;
             true
         } else if self.config.dry_run {
-            log_changes(&changes, Verb::DryRun, &HashSet::new());
+            log_changes(&changes, Verb::DryRun, &FailedRecords::default());
             info!(changes = changes.len(), "dry run: nothing was sent to the provider");
             self.metrics.mark_sync();
             true
@@ -688,7 +689,7 @@ impl Controller {
         self.metrics.count_write(full);
         match self.registry.apply(snapshot, &changes).await {
             Ok(written) => {
-                log_changes(&changes, Verb::Applied, &HashSet::new());
+                log_changes(&changes, Verb::Applied, &FailedRecords::default());
                 self.metrics.mark_sync();
                 self.emit(Outcome {
                     applied: changes.iter().collect(),
@@ -720,15 +721,16 @@ impl Controller {
                     ..Outcome::default()
                 };
                 if let RegistryError::Provider(extdns_provider::ProviderError::Partial { failures }) = &e {
-                    let failed: HashSet<&str> = failures.iter().map(|f| f.record.as_str()).collect();
+                    let failed = FailedRecords::of(failures);
                     log_changes(&changes, Verb::Applied, &failed);
-                    let (errored, applied): (Vec<&Change>, Vec<&Change>) = changes
-                        .iter()
-                        .partition(|c| failed.contains(c.record_name().to_string().as_str()));
-                    outcome.applied = applied;
-                    outcome.errored = errored;
+                    for c in &changes {
+                        match failures.iter().find(|f| f.is_for(c.endpoint())) {
+                            Some(f) => outcome.errored.push((c, Some(&f.reason))),
+                            None => outcome.applied.push(c),
+                        }
+                    }
                 } else {
-                    outcome.errored = changes.iter().collect();
+                    outcome.errored = changes.iter().map(|c| (c, None)).collect();
                 }
                 self.emit(outcome).await;
                 Err(e.into())
@@ -760,7 +762,7 @@ impl Controller {
             .partition(|c| matches!(c, Change::Delete(e) if verdict.holds(zones, e)));
         *changes = kept;
         if self.config.dry_run {
-            log_changes(&held, Verb::HeldBack, &HashSet::new());
+            log_changes(&held, Verb::HeldBack, &FailedRecords::default());
         }
         held
     }
@@ -1032,16 +1034,16 @@ enum Verb {
     HeldBack,
 }
 
-/// One info line per changed record: what, which name and type, which targets. Records named in `failed`
-/// (as [`extdns_provider::ChangeFailure`] names them) were not applied and are left out.
-fn log_changes(changes: &[Change], verb: Verb, failed: &HashSet<&str>) {
+/// One info line per changed record: what, which name and type, which targets. Records in `failed` (the
+/// keys of the [`extdns_provider::ChangeFailure`]s) were not applied and are left out.
+fn log_changes(changes: &[Change], verb: Verb, failed: &FailedRecords<'_>) {
     let msg = |action: &str| match verb {
         Verb::Applied => format!("{action} record"),
         Verb::DryRun => format!("would {action} record (dry run)"),
         Verb::HeldBack => format!("would {action} record, but the deletion guard holds it back (dry run)"),
     };
     for change in changes {
-        if !failed.is_empty() && failed.contains(change.record_name().to_string().as_str()) {
+        if failed.contains(change.endpoint()) {
             continue;
         }
         let e = change.endpoint();

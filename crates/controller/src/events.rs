@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use async_trait::async_trait;
 use extdns_endpoint::{Change, Endpoint, ObjectRefs};
 use extdns_informer::ObjectKey;
+use extdns_provider::FailureReason;
 
 /// The longest note an event carries: the API server rejects notes over 1 kB.
 pub const NOTE_MAX: usize = 1024;
@@ -127,8 +128,8 @@ pub trait EventSink: Send + Sync {
 pub(crate) struct Outcome<'a> {
     /// Changes the provider took.
     pub applied: Vec<&'a Change>,
-    /// Changes the provider refused.
-    pub errored: Vec<&'a Change>,
+    /// Changes the provider refused, with why when it named them one by one.
+    pub errored: Vec<(&'a Change, Option<&'a FailureReason>)>,
     pub held_back: &'a [Change],
     /// The objects the sources could not evaluate, with why when known.
     pub failed: Vec<(&'a ObjectKey, Option<&'a str>)>,
@@ -137,15 +138,19 @@ pub(crate) struct Outcome<'a> {
 /// The events for one sync's outcome, one per (object, reason), in a stable order.
 pub(crate) fn events_for(config: &EventsConfig, owner: &str, outcome: &Outcome<'_>) -> Vec<RecordEvent> {
     let mut grouped: BTreeMap<(ObjectKey, EventReason, &'static str), Vec<String>> = BTreeMap::new();
-    let mut add = |reason: EventReason, change: &Change| {
+    let mut add = |reason: EventReason, change: &Change, why: Option<&FailureReason>| {
         if !config.wants(reason) {
             return;
+        }
+        let mut record = describe(change.endpoint(), owner);
+        if let Some(why) = why {
+            record.push_str(&format!(" ({}: {})", why.kind, why.message));
         }
         for object in objects_of(change) {
             grouped
                 .entry((object, reason, action_of(change)))
                 .or_default()
-                .push(describe(change.endpoint(), owner));
+                .push(record.clone());
         }
     };
     for c in &outcome.applied {
@@ -153,13 +158,13 @@ pub(crate) fn events_for(config: &EventsConfig, owner: &str, outcome: &Outcome<'
             Change::Delete(_) => EventReason::RecordDeleted,
             _ => EventReason::RecordReady,
         };
-        add(reason, c);
+        add(reason, c, None);
     }
-    for c in &outcome.errored {
-        add(EventReason::RecordError, c);
+    for (c, why) in &outcome.errored {
+        add(EventReason::RecordError, c, *why);
     }
     for c in outcome.held_back {
-        add(EventReason::DeletionHeldBack, c);
+        add(EventReason::DeletionHeldBack, c, None);
     }
     let mut events: Vec<RecordEvent> = grouped
         .into_iter()

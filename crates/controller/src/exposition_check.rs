@@ -17,18 +17,88 @@ struct Declared {
     sampled: bool,
 }
 
+/// A rule of the exposition formats that a text breaks, and where.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum Violation {
+    #[error("empty exposition")]
+    Empty,
+    #[error("the last line has no newline")]
+    NoFinalNewline,
+    #[error("OpenMetrics must end with `# EOF`")]
+    NoEof,
+    #[error("line {line}: {rule}: {text:?}")]
+    Line { line: usize, rule: Rule, text: String },
+}
+
+/// The rule one line breaks.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum Rule {
+    #[error("empty line")]
+    EmptyLine,
+    #[error("`# EOF` other than as OpenMetrics's last line")]
+    MisplacedEof,
+    #[error("bare comment")]
+    BareComment,
+    #[error("bad metric name {0:?}")]
+    MetricName(String),
+    #[error("{keyword} of {name} after its samples")]
+    DescriptorAfterSamples { keyword: String, name: String },
+    #[error("second {keyword} for {name}")]
+    Second { keyword: &'static str, name: String },
+    #[error("unknown type {0:?}")]
+    UnknownType(String),
+    #[error("{name} does not end with its unit {unit}")]
+    UnitSuffix { name: String, unit: String },
+    #[error("comment {0:?} is not a descriptor")]
+    NotDescriptor(String),
+    #[error("{0} belongs to no family declared before it")]
+    NoFamily(String),
+    #[error("a label name twice")]
+    LabelTwice,
+    #[error("bad value {0:?}")]
+    Value(String),
+    #[error("a series twice")]
+    SeriesTwice,
+    #[error("{0} resumes after another family")]
+    Resumed(String),
+    #[error("a sample without a value")]
+    NoValue,
+    #[error("labels not closed")]
+    LabelsNotClosed,
+    #[error("no single space before the value")]
+    NoSpace,
+    #[error("more than a value after the labels (timestamp or exemplar)")]
+    AfterValue,
+    #[error("label without =\" in {0:?}")]
+    LabelWithoutEquals(String),
+    #[error("bad label name {0:?}")]
+    LabelName(String),
+    #[error("label value not closed")]
+    LabelValueNotClosed,
+    #[error("a trailing comma in the labels")]
+    TrailingComma,
+    #[error("{0:?} after a label")]
+    AfterLabel(String),
+    #[error("unknown escape \\{escape:?} in {text:?}")]
+    Escape { escape: Option<char>, text: String },
+    #[error("raw newline in {0:?}")]
+    RawNewline(String),
+    #[error("raw quote in {0:?}")]
+    RawQuote(String),
+}
+
 /// Checks `text` against `format`'s rules; the error names the line and the rule it breaks.
-pub(crate) fn check(text: &str, format: Format) -> Result<(), String> {
+pub(crate) fn check(text: &str, format: Format) -> Result<(), Violation> {
     let om = format == Format::OpenMetrics;
     if text.is_empty() {
-        return Err("empty exposition".into());
+        return Err(Violation::Empty);
     }
     if !text.ends_with('\n') {
-        return Err("the last line has no newline".into());
+        return Err(Violation::NoFinalNewline);
     }
     let lines: Vec<&str> = text.lines().collect();
     if om && lines.last() != Some(&"# EOF") {
-        return Err("OpenMetrics must end with `# EOF`".into());
+        return Err(Violation::NoEof);
     }
     let mut declared: HashMap<String, Declared> = HashMap::new();
     // Families left behind: a family's lines must be contiguous.
@@ -36,21 +106,25 @@ pub(crate) fn check(text: &str, format: Format) -> Result<(), String> {
     let mut current: Option<String> = None;
     let mut series: HashSet<String> = HashSet::new();
     for (n, line) in lines.iter().enumerate() {
-        let at = |why: String| format!("line {}: {why}: {line:?}", n + 1);
+        let at = |rule: Rule| Violation::Line {
+            line: n + 1,
+            rule,
+            text: line.to_string(),
+        };
         if line.is_empty() {
-            return Err(at("empty line".into()));
+            return Err(at(Rule::EmptyLine));
         }
         if *line == "# EOF" {
             if !om || n + 1 != lines.len() {
-                return Err(at("`# EOF` other than as OpenMetrics's last line".into()));
+                return Err(at(Rule::MisplacedEof));
             }
             continue;
         }
         let family = if let Some(rest) = line.strip_prefix("# ") {
-            let (keyword, rest) = rest.split_once(' ').ok_or_else(|| at("bare comment".into()))?;
+            let (keyword, rest) = rest.split_once(' ').ok_or_else(|| at(Rule::BareComment))?;
             let (name, value) = rest.split_once(' ').unwrap_or((rest, ""));
             if !is_metric_name(name) {
-                return Err(at(format!("bad metric name {name:?}")));
+                return Err(at(Rule::MetricName(name.to_string())));
             }
             let d = declared.entry(name.to_string()).or_insert(Declared {
                 kind: None,
@@ -59,12 +133,18 @@ pub(crate) fn check(text: &str, format: Format) -> Result<(), String> {
                 sampled: false,
             });
             if d.sampled {
-                return Err(at(format!("{keyword} of {name} after its samples")));
+                return Err(at(Rule::DescriptorAfterSamples {
+                    keyword: keyword.to_string(),
+                    name: name.to_string(),
+                }));
             }
             match keyword {
                 "HELP" => {
                     if std::mem::replace(&mut d.help, true) {
-                        return Err(at(format!("second HELP for {name}")));
+                        return Err(at(Rule::Second {
+                            keyword: "HELP",
+                            name: name.to_string(),
+                        }));
                     }
                     check_escapes(value, om, false).map_err(at)?;
                 }
@@ -84,27 +164,35 @@ pub(crate) fn check(text: &str, format: Format) -> Result<(), String> {
                         &["counter", "gauge", "histogram", "summary", "untyped"]
                     };
                     if !kinds.contains(&value) {
-                        return Err(at(format!("unknown type {value:?}")));
+                        return Err(at(Rule::UnknownType(value.to_string())));
                     }
                     if d.kind.replace(value.to_string()).is_some() {
-                        return Err(at(format!("second TYPE for {name}")));
+                        return Err(at(Rule::Second {
+                            keyword: "TYPE",
+                            name: name.to_string(),
+                        }));
                     }
                 }
                 "UNIT" if om => {
                     if std::mem::replace(&mut d.unit, true) {
-                        return Err(at(format!("second UNIT for {name}")));
+                        return Err(at(Rule::Second {
+                            keyword: "UNIT",
+                            name: name.to_string(),
+                        }));
                     }
                     if !value.is_empty() && !name.ends_with(&format!("_{value}")) {
-                        return Err(at(format!("{name} does not end with its unit {value}")));
+                        return Err(at(Rule::UnitSuffix {
+                            name: name.to_string(),
+                            unit: value.to_string(),
+                        }));
                     }
                 }
-                _ => return Err(at(format!("comment {keyword:?} is not a descriptor"))),
+                _ => return Err(at(Rule::NotDescriptor(keyword.to_string()))),
             }
             name.to_string()
         } else {
             let (name, labels, value) = split_sample(line).map_err(at)?;
-            let family = family_of(name, &declared, om)
-                .ok_or_else(|| at(format!("{name} belongs to no family declared before it")))?;
+            let family = family_of(name, &declared, om).ok_or_else(|| at(Rule::NoFamily(name.to_string())))?;
             if let Some(d) = declared.get_mut(&family) {
                 d.sampled = true;
             }
@@ -112,21 +200,21 @@ pub(crate) fn check(text: &str, format: Format) -> Result<(), String> {
             let mut names: Vec<&str> = labels.iter().map(|(k, _)| k.as_str()).collect();
             names.sort_unstable();
             if names.windows(2).any(|w| w[0] == w[1]) {
-                return Err(at("a label name twice".into()));
+                return Err(at(Rule::LabelTwice));
             }
             if !is_value(value) {
-                return Err(at(format!("bad value {value:?}")));
+                return Err(at(Rule::Value(value.to_string())));
             }
             let mut key: Vec<String> = labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
             key.sort_unstable();
             if !series.insert(format!("{name}{{{}}}", key.join(","))) {
-                return Err(at("a series twice".into()));
+                return Err(at(Rule::SeriesTwice));
             }
             family
         };
         if current.as_deref() != Some(family.as_str()) {
             if closed.contains(&family) {
-                return Err(at(format!("{family} resumes after another family")));
+                return Err(at(Rule::Resumed(family)));
             }
             if let Some(previous) = current.replace(family) {
                 closed.insert(previous);
@@ -164,23 +252,23 @@ fn family_of(name: &str, declared: &HashMap<String, Declared>, om: bool) -> Opti
 }
 
 /// A sample line's name, label text (inside the braces) and value; no timestamp, no exemplar.
-fn split_sample(line: &str) -> Result<(&str, &str, &str), String> {
-    let end = line.find(['{', ' ']).ok_or("a sample without a value")?;
+fn split_sample(line: &str) -> Result<(&str, &str, &str), Rule> {
+    let end = line.find(['{', ' ']).ok_or(Rule::NoValue)?;
     let name = &line[..end];
     if !is_metric_name(name) {
-        return Err(format!("bad metric name {name:?}"));
+        return Err(Rule::MetricName(name.to_string()));
     }
     let rest = &line[end..];
     let (labels, rest) = match rest.strip_prefix('{') {
         Some(inner) => {
-            let close = closing_brace(inner).ok_or("labels not closed")?;
+            let close = closing_brace(inner).ok_or(Rule::LabelsNotClosed)?;
             (&inner[..close], &inner[close + 1..])
         }
         None => ("", rest),
     };
-    let value = rest.strip_prefix(' ').ok_or("no single space before the value")?;
+    let value = rest.strip_prefix(' ').ok_or(Rule::NoSpace)?;
     if value.contains(' ') {
-        return Err("more than a value after the labels (timestamp or exemplar)".into());
+        return Err(Rule::AfterValue);
     }
     Ok((name, labels, value))
 }
@@ -202,14 +290,14 @@ fn closing_brace(s: &str) -> Option<usize> {
 }
 
 /// `k="v",…` into pairs (values still escaped); OpenMetrics allows no trailing comma.
-fn parse_labels(mut s: &str, om: bool) -> Result<Vec<(String, String)>, String> {
+fn parse_labels(mut s: &str, om: bool) -> Result<Vec<(String, String)>, Rule> {
     let mut out = Vec::new();
     while !s.is_empty() {
         let (name, rest) = s
             .split_once("=\"")
-            .ok_or_else(|| format!("label without =\" in {s:?}"))?;
+            .ok_or_else(|| Rule::LabelWithoutEquals(s.to_string()))?;
         if !is_label_name(name) {
-            return Err(format!("bad label name {name:?}"));
+            return Err(Rule::LabelName(name.to_string()));
         }
         let mut end = None;
         let mut escaped = false;
@@ -224,18 +312,18 @@ fn parse_labels(mut s: &str, om: bool) -> Result<Vec<(String, String)>, String> 
                 _ => {}
             }
         }
-        let end = end.ok_or("label value not closed")?;
+        let end = end.ok_or(Rule::LabelValueNotClosed)?;
         let value = &rest[..end];
         check_escapes(value, om, true)?;
         out.push((name.to_string(), value.to_string()));
         s = &rest[end + 1..];
         if let Some(next) = s.strip_prefix(',') {
             if next.is_empty() && om {
-                return Err("a trailing comma in the labels".into());
+                return Err(Rule::TrailingComma);
             }
             s = next;
         } else if !s.is_empty() {
-            return Err(format!("{s:?} after a label"));
+            return Err(Rule::AfterLabel(s.to_string()));
         }
     }
     Ok(out)
@@ -243,17 +331,20 @@ fn parse_labels(mut s: &str, om: bool) -> Result<Vec<(String, String)>, String> 
 
 /// Only the escapes the formats know: `\\`, `\n`, and in a label value `\"`; a label value has no raw `"`
 /// or newline.
-fn check_escapes(s: &str, om: bool, label: bool) -> Result<(), String> {
+fn check_escapes(s: &str, om: bool, label: bool) -> Result<(), Rule> {
     let mut chars = s.chars();
     while let Some(c) = chars.next() {
         match c {
             '\\' => match chars.next() {
                 Some('\\' | 'n') => {}
                 Some('"') if label || om => {}
-                other => return Err(format!("unknown escape \\{other:?} in {s:?}")),
+                escape => {
+                    let text = s.to_string();
+                    return Err(Rule::Escape { escape, text });
+                }
             },
-            '\n' => return Err(format!("raw newline in {s:?}")),
-            '"' if label => return Err(format!("raw quote in {s:?}")),
+            '\n' => return Err(Rule::RawNewline(s.to_string())),
+            '"' if label => return Err(Rule::RawQuote(s.to_string())),
             _ => {}
         }
     }
@@ -340,6 +431,25 @@ mod tests {
             ("# TYPE a gauge\n\na 1\n", Format::Text, "empty line"),
         ] {
             assert!(check(bad, format).is_err(), "{why} passed:\n{bad}");
+        }
+        let err = check("# TYPE a gauge\na one\n", Format::Text).map_err(|e| e.to_string());
+        assert_eq!(err, Err("line 2: bad value \"one\": \"a one\"".to_string()));
+        for (bad, rule) in [
+            ("# TYPE a gauge\na one\n", Rule::Value("one".into())),
+            ("b 1\n", Rule::NoFamily("b".into())),
+            (
+                "# TYPE a gauge\na{x=\"\\q\"} 1\n",
+                Rule::Escape {
+                    escape: Some('q'),
+                    text: "\\q".into(),
+                },
+            ),
+        ] {
+            let got = check(bad, Format::Text);
+            assert!(
+                matches!(&got, Err(Violation::Line { rule: r, .. }) if *r == rule),
+                "{bad}: {got:?}"
+            );
         }
     }
 }

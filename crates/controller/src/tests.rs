@@ -7,7 +7,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use extdns_endpoint::{Change, Changes, DomainFilter, Endpoint, RecordType, label};
 use extdns_informer::{Cluster, ClusterStore};
-use extdns_provider::{ChangeFailure, ProviderError};
+use extdns_provider::{ChangeFailure, FailureKind, ProviderError};
 use extdns_registry::{Registry, RegistryError, Snapshot, Written};
 use extdns_source::SourceError;
 use extdns_source::{DesiredIndex, Failures, PipelineOutput};
@@ -148,10 +148,10 @@ impl FakeRegistry {
         self.records.lock().map(|r| r.clone()).unwrap_or_default()
     }
 
-    fn write(&self, changes: &[Change], skip: &[String]) {
+    fn write(&self, changes: &[Change], skip: &[ChangeFailure]) {
         let Ok(mut records) = self.records.lock() else { return };
         let key = |e: &Endpoint| (e.dns_name.clone(), e.record_type.clone(), e.set_identifier.clone());
-        for c in changes.iter().filter(|c| !skip.contains(&c.record_name().to_string())) {
+        for c in changes.iter().filter(|c| !skip.iter().any(|f| f.is_for(c.endpoint()))) {
             if let Some(gone) = c.previous() {
                 records.retain(|r| key(r) != key(gone));
             }
@@ -178,8 +178,7 @@ impl Registry for FakeRegistry {
         if failing {
             let err = (self.failure)(changes);
             if let ProviderError::Partial { failures } = &err {
-                let skip: Vec<String> = failures.iter().map(|f| f.record.clone()).collect();
-                self.write(changes, &skip);
+                self.write(changes, failures);
             }
             return Err(err.into());
         }
@@ -386,10 +385,11 @@ async fn partial_failure_keeps_the_changes_that_landed() {
         a("bad.example.com", "10.0.0.2"),
     ]);
     let registry = FakeRegistry::failing(vec![], 1, |_| ProviderError::Partial {
-        failures: vec![ChangeFailure {
-            record: "bad.example.com A".into(),
-            reason: "REFUSED".into(),
-        }],
+        failures: vec![ChangeFailure::new(
+            &a("bad.example.com", "10.0.0.2"),
+            FailureKind::Refused,
+            "REFUSED",
+        )],
     });
     let c = controller(&cluster, &source, &registry, ControllerConfig::default());
 

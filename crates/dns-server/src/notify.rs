@@ -10,7 +10,7 @@ use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
-use extdns_dns_wire::{TsigKey, Verifier, unix_now};
+use extdns_dns_wire::{TsigError, TsigFailure, TsigKey, Verifier, unix_now};
 use extdns_provider::backoff::Backoff;
 use hickory_proto::op::{Message, MessageType, OpCode, Query, ResponseCode};
 use hickory_proto::rr::{DNSClass, LowerName, Name, Record, RecordType};
@@ -126,12 +126,38 @@ fn targets(config: &ServerConfig) -> Vec<Target> {
 }
 
 /// How one NOTIFY ended.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug)]
 enum Outcome {
     Acknowledged,
     Refused(ResponseCode),
     Unanswered,
-    Failed(String),
+    Failed(NotifyError),
+}
+
+/// Why a NOTIFY could not be sent, or its answer not be trusted.
+#[derive(Debug, thiserror::Error)]
+enum NotifyError {
+    /// No UDP socket to send from.
+    #[error("cannot open a UDP socket: {0}")]
+    Socket(#[source] std::io::Error),
+    /// The secondary's address cannot be connected to.
+    #[error("cannot reach {address}: {source}")]
+    Connect {
+        /// The secondary.
+        address: SocketAddr,
+        /// The socket's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The NOTIFY could not be signed with the secondary's key.
+    #[error("cannot sign the NOTIFY: {0}")]
+    Sign(#[source] TsigError),
+    /// The NOTIFY could not be encoded.
+    #[error("cannot encode the NOTIFY: {0}")]
+    Encode(#[source] hickory_proto::ProtoError),
+    /// The answer's TSIG does not verify.
+    #[error("the answer's TSIG: {0:?}")]
+    AnswerTsig(TsigFailure),
 }
 
 /// Sends one NOTIFY for the zone of `soa` to `target`, retrying until it answers, and counts the outcome.
@@ -166,11 +192,12 @@ async fn send(target: &Target, soa: &Record, backoff: &Backoff) -> Outcome {
     };
     let socket = match UdpSocket::bind(local).await {
         Ok(s) => s,
-        Err(e) => return Outcome::Failed(format!("cannot open a UDP socket: {e}")),
+        Err(e) => return Outcome::Failed(NotifyError::Socket(e)),
     };
     // Connected: the kernel drops datagrams from anyone but the secondary.
-    if let Err(e) = socket.connect(target.address).await {
-        return Outcome::Failed(format!("cannot reach {}: {e}", target.address));
+    if let Err(source) = socket.connect(target.address).await {
+        let address = target.address;
+        return Outcome::Failed(NotifyError::Connect { address, source });
     }
     let mut buf = vec![0u8; 4096];
     for attempt in 0..backoff.max_attempts.max(1) {
@@ -200,7 +227,7 @@ async fn send(target: &Target, soa: &Record, backoff: &Backoff) -> Outcome {
             if let (Some(key), Some(mac)) = (&target.key, mac.clone()) {
                 let mut verifier = Verifier::new(key, mac, unix_now());
                 if let Err(failure) = verifier.check(answer) {
-                    return Outcome::Failed(format!("the answer's TSIG: {failure:?}"));
+                    return Outcome::Failed(NotifyError::AnswerTsig(failure));
                 }
             }
             return match reply.metadata.response_code {
@@ -220,7 +247,7 @@ struct Notify {
 }
 
 /// A NOTIFY for `zone` carrying its current SOA (RFC 1996 §3.7), signed when `key` is given.
-fn message(zone: &Name, soa: &Record, key: Option<&TsigKey>) -> Result<Notify, String> {
+fn message(zone: &Name, soa: &Record, key: Option<&TsigKey>) -> Result<Notify, NotifyError> {
     let id = getrandom::u32().map(|r| r as u16).unwrap_or_else(|_| unix_now() as u16);
     let mut message = Message::new(id, MessageType::Query, OpCode::Notify);
     message.metadata.authoritative = true;
@@ -232,8 +259,8 @@ fn message(zone: &Name, soa: &Record, key: Option<&TsigKey>) -> Result<Notify, S
         Some(key) => key
             .sign(&mut message, unix_now())
             .map(|(wire, mac)| (wire, Some(mac)))
-            .map_err(|e| e.to_string())?,
-        None => (message.to_vec().map_err(|e| e.to_string())?, None),
+            .map_err(NotifyError::Sign)?,
+        None => (message.to_vec().map_err(NotifyError::Encode)?, None),
     };
     Ok(Notify { id, wire, mac })
 }
@@ -306,7 +333,7 @@ mod tests {
     async fn a_notify_is_retried_until_the_secondary_answers_and_carries_the_soa() {
         let (address, secondary) = secondary(2, ResponseCode::NoError, None).await;
         let outcome = send(&Target { address, key: None }, &soa(), &quick()).await;
-        assert_eq!(outcome, Outcome::Acknowledged);
+        assert!(matches!(outcome, Outcome::Acknowledged), "{outcome:?}");
         let got = secondary.await.expect("secondary");
         assert_eq!(got.len(), 2, "answered on the second try");
         let first = &got[0];
@@ -325,16 +352,20 @@ mod tests {
             address,
             key: Some(key.clone()),
         };
-        assert_eq!(send(&target, &soa(), &quick()).await, Outcome::Acknowledged);
+        let outcome = send(&target, &soa(), &quick()).await;
+        assert!(matches!(outcome, Outcome::Acknowledged), "{outcome:?}");
         assert!(secondary_task.await.expect("secondary")[0].signature.is_some());
 
         let (address, _secondary) = secondary(1, ResponseCode::Refused, None).await;
         let outcome = send(&Target { address, key: None }, &soa(), &quick()).await;
-        assert_eq!(outcome, Outcome::Refused(ResponseCode::Refused));
+        assert!(
+            matches!(outcome, Outcome::Refused(ResponseCode::Refused)),
+            "{outcome:?}"
+        );
 
         let (address, silent) = secondary(usize::MAX, ResponseCode::NoError, None).await;
         let outcome = send(&Target { address, key: None }, &soa(), &quick()).await;
-        assert_eq!(outcome, Outcome::Unanswered);
+        assert!(matches!(outcome, Outcome::Unanswered), "{outcome:?}");
         drop(silent);
     }
 }

@@ -38,6 +38,30 @@ impl DnsServerProvider {
     }
 }
 
+/// Why the built-in server cannot serve a record as asked: the change is refused for that record.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub(crate) enum Unservable {
+    /// A record with a routing policy.
+    #[error(
+        "set identifier {0:?}: the built-in DNS server serves one record set per name and type, without \
+         routing policies"
+    )]
+    SetIdentifier(String),
+    /// A name or a target that is not valid DNS data.
+    #[error(transparent)]
+    Encoding(#[from] extdns_dns_wire::CodecError),
+    /// A record without targets.
+    #[error("a record without targets")]
+    NoTargets,
+    /// No served zone holds the name.
+    #[error("the name is in no served zone")]
+    NoZone,
+    /// The zone does not take the change (a CNAME beside other data, a create of a set that exists).
+    #[error(transparent)]
+    Change(#[from] ChangeError),
+}
+
 /// One record set change, checked and encoded, ready to apply.
 struct Op {
     owner: Name,
@@ -58,22 +82,18 @@ impl DnsServerProvider {
         }
     }
 
-    fn set_of(&self, ep: &Endpoint) -> Result<(Name, RrSet), String> {
+    fn set_of(&self, ep: &Endpoint) -> Result<(Name, RrSet), Unservable> {
         if !ep.set_identifier.is_empty() {
-            return Err(format!(
-                "set identifier {:?}: the built-in DNS server serves one record set per name and type, without routing policies",
-                ep.set_identifier
-            ));
+            return Err(Unservable::SetIdentifier(ep.set_identifier.clone()));
         }
-        let owner = codec::name(&ep.dns_name).map_err(|e| e.to_string())?;
+        let owner = codec::name(&ep.dns_name)?;
         let data = ep
             .targets
             .iter()
             .map(|t| codec::rdata(&ep.record_type, t))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| e.to_string())?;
+            .collect::<Result<Vec<_>, _>>()?;
         let Some(record_type) = data.first().map(|d| d.record_type()) else {
-            return Err("a record without targets".into());
+            return Err(Unservable::NoTargets);
         };
         let spelt = (targets_of(&data) != ep.targets).then(|| ep.targets.clone());
         Ok((
@@ -90,7 +110,7 @@ impl DnsServerProvider {
         ))
     }
 
-    fn op(&self, change: &Change) -> Result<Op, String> {
+    fn op(&self, change: &Change) -> Result<Op, Unservable> {
         let (ep, create, keep) = match change {
             Change::Create(ep) => (ep, true, true),
             Change::Update { new, .. } => (&**new, false, true),
@@ -106,7 +126,7 @@ impl DnsServerProvider {
         })
     }
 
-    fn ops(&self, unit: &Unit<'_>) -> Result<Vec<Op>, String> {
+    fn ops(&self, unit: &Unit<'_>) -> Result<Vec<Op>, Unservable> {
         unit.changes().map(|c| self.op(c)).collect()
     }
 }
@@ -140,25 +160,22 @@ impl Provider for DnsServerProvider {
         let mut diffs: HashMap<LowerName, (Vec<Record>, Vec<Record>)> = HashMap::new();
         // Encoded before the lock is taken: queries wait for a write only while it changes the zones,
         // not while a first sync's thousands of targets are parsed.
-        let prepared: Vec<Result<Vec<Op>, String>> = units.iter().map(|u| self.ops(u)).collect();
+        let prepared: Vec<Result<Vec<Op>, Unservable>> = units.iter().map(|u| self.ops(u)).collect();
         let mut set = self.zones.write();
         for (unit, ops) in units.iter().zip(prepared) {
             let ops = match ops {
                 Ok(ops) => ops,
                 Err(reason) => {
-                    failures.push(unit.failure(reason));
+                    failures.push(unit.refused(reason.to_string()));
                     continue;
                 }
             };
             let checked = ops.iter().try_for_each(|op| {
-                let zone = set
-                    .zone_for(&op.key)
-                    .ok_or_else(|| "the name is in no served zone".to_string())?;
-                zone.check(&op.key, op.record_type, op.create)
-                    .map_err(|e: ChangeError| e.to_string())
+                let zone = set.zone_for(&op.key).ok_or(Unservable::NoZone)?;
+                Ok::<_, Unservable>(zone.check(&op.key, op.record_type, op.create)?)
             });
             if let Err(reason) = checked {
-                failures.push(unit.failure(reason));
+                failures.push(unit.refused(reason.to_string()));
                 continue;
             }
             for op in ops {

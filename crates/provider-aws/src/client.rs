@@ -1,8 +1,10 @@
 //! The four Route53 calls extdns makes, SigV4-signed, paced under Route53's request rate and retried with
 //! backoff when Route53 throttles or fails.
 
+use extdns_provider::failure::{self, FailureKind, HttpAnswer};
+use extdns_provider::http::percent_encode;
 use extdns_provider::pace::{Pacer, Rate};
-use extdns_provider::{Backoff, HttpClient, Retry};
+use extdns_provider::{Backoff, CallError, HttpClient};
 use reqwest::{Method, StatusCode};
 use serde::de::DeserializeOwned;
 
@@ -39,10 +41,12 @@ pub enum ApiError {
         call: String,
         /// The HTTP status.
         status: u16,
-        /// Route53's error code (`Throttling`, `InvalidChangeBatch`, ...), which decides retries.
+        /// Route53's error code (`Throttling`, `InvalidChangeBatch`, ...).
         code: String,
         /// Route53's explanation.
         message: String,
+        /// The failure's kind, from the status and the code ([`kind_of`]); it decides retries.
+        kind: FailureKind,
     },
     /// The answer is not the document we asked for.
     #[error("{call}: unreadable answer: {source}")]
@@ -82,44 +86,26 @@ pub enum ApiError {
     },
 }
 
-impl ApiError {
-    /// Throttling, a rate limit, a 5xx or no answer at all: the same call may succeed later.
-    pub fn is_retryable(&self) -> bool {
-        match self {
-            ApiError::Transport { .. } => true,
-            ApiError::Status { status, code, .. } => {
-                *status == 429
-                    || *status >= 500
-                    || matches!(
-                        code.as_str(),
-                        "Throttling" | "ThrottlingException" | "PriorRequestNotComplete" | "RequestThrottled"
-                    )
-            }
-            _ => false,
-        }
-    }
+/// The kind of a Route53 error document: its code says more than the status (Route53 throttles with a
+/// 400 `Throttling` or `PriorRequestNotComplete`); a change batch it refuses (`InvalidChangeBatch`,
+/// `InvalidInput`) may be one record's fault, so it is split; any other 400 is final.
+pub fn kind_of(answer: &HttpAnswer, code: &str) -> FailureKind {
+    failure::classify(answer, |a| match code {
+        "Throttling" | "ThrottlingException" | "PriorRequestNotComplete" | "RequestThrottled" => Some(a.throttled()),
+        "InvalidClientTokenId" | "SignatureDoesNotMatch" | "AccessDenied" | "ExpiredToken" => Some(FailureKind::Auth),
+        "InvalidChangeBatch" | "InvalidInput" => Some(FailureKind::Refused),
+        _ => (a.status == StatusCode::BAD_REQUEST).then_some(FailureKind::Fatal),
+    })
+}
 
-    /// Route53 refused our credentials or signature.
-    pub fn is_auth(&self) -> bool {
+impl CallError for ApiError {
+    fn kind(&self) -> FailureKind {
         match self {
-            ApiError::Status { status, code, .. } => {
-                *status == 401
-                    || *status == 403
-                    || matches!(
-                        code.as_str(),
-                        "InvalidClientTokenId" | "SignatureDoesNotMatch" | "AccessDenied" | "ExpiredToken"
-                    )
-            }
-            ApiError::Sign { .. } | ApiError::Credentials { .. } => true,
-            _ => false,
+            ApiError::Transport { source, .. } => failure::unanswered(source),
+            ApiError::Status { kind, .. } => *kind,
+            ApiError::Sign { .. } | ApiError::Credentials { .. } => FailureKind::Auth,
+            ApiError::Decode { .. } | ApiError::Encode { .. } => FailureKind::Fatal,
         }
-    }
-
-    /// Route53 refused the change batch itself (a record that exists, a delete that matches nothing, an
-    /// invalid value): another batch without the bad change can succeed.
-    pub fn is_batch_refusal(&self) -> bool {
-        matches!(self, ApiError::Status { status: 400, code, .. }
-            if matches!(code.as_str(), "InvalidChangeBatch" | "InvalidInput"))
     }
 }
 
@@ -283,13 +269,8 @@ impl Client {
         query: &[(&str, String)],
         body: Option<String>,
     ) -> Result<T, ApiError> {
-        self.backoff
-            .retry(
-                name,
-                || self.once(name, method.clone(), path, query, body.as_deref()),
-                |e: &ApiError| if e.is_retryable() { Retry::Backoff } else { Retry::No },
-            )
-            .await
+        let attempt = || self.once(name, method.clone(), path, query, body.as_deref());
+        self.backoff.retry(name, attempt, ApiError::kind).await
     }
 
     async fn once<T: DeserializeOwned>(
@@ -302,7 +283,10 @@ impl Client {
     ) -> Result<T, ApiError> {
         let mut url = format!("{}{path}", self.base);
         if !query.is_empty() {
-            let q: Vec<String> = query.iter().map(|(k, v)| format!("{k}={}", encode(v))).collect();
+            let q: Vec<String> = query
+                .iter()
+                .map(|(k, v)| format!("{k}={}", percent_encode(v)))
+                .collect();
             url.push('?');
             url.push_str(&q.join("&"));
         }
@@ -336,7 +320,8 @@ impl Client {
         };
         let Signed { request, by } = signed;
         let response = request.send().await.map_err(transport)?;
-        let status = response.status();
+        let answer = HttpAnswer::new(response.status(), response.headers());
+        let status = answer.status;
         let text = response.text().await.map_err(transport)?;
         if status != StatusCode::OK {
             let (code, message) = xml::parse_error(&text).unwrap_or_else(|| {
@@ -346,11 +331,14 @@ impl Client {
                 )
             });
             self.signer.answered(&by, status.as_u16(), &code).await;
+            let kind = kind_of(&answer, &code);
+            self.pacer.hold_off(kind).await;
             return Err(ApiError::Status {
                 call: name.to_string(),
                 status: status.as_u16(),
                 code,
                 message,
+                kind,
             });
         }
         quick_xml::de::from_str(&text).map_err(|source| ApiError::Decode {
@@ -360,47 +348,37 @@ impl Client {
     }
 }
 
-/// Query values percent-encoded as SigV4 canonicalises them (RFC 3986 unreserved characters kept), so the
-/// URL sent is the URL signed.
-fn encode(v: &str) -> String {
-    let mut out = String::with_capacity(v.len());
-    for b in v.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn status(status: u16, code: &str) -> ApiError {
-        ApiError::Status {
-            call: "X".into(),
-            status,
-            code: code.into(),
-            message: String::new(),
-        }
+    fn kind(status: u16, code: &str) -> FailureKind {
+        let status = StatusCode::from_u16(status).unwrap_or(StatusCode::IM_A_TEAPOT);
+        kind_of(&HttpAnswer::with_status(status), code)
     }
 
     #[test]
-    fn throttling_and_server_errors_are_retried_refusals_are_not() {
-        assert!(status(400, "Throttling").is_retryable());
-        assert!(status(400, "PriorRequestNotComplete").is_retryable());
-        assert!(status(429, "TooManyRequests").is_retryable());
-        assert!(status(503, "ServiceUnavailable").is_retryable());
-        assert!(!status(400, "InvalidChangeBatch").is_retryable());
-        assert!(status(400, "InvalidChangeBatch").is_batch_refusal());
-        assert!(status(403, "SignatureDoesNotMatch").is_auth());
-    }
-
-    #[test]
-    fn query_values_are_encoded_as_signed() {
-        assert_eq!(encode("\\052.example.com."), "%5C052.example.com.");
-        assert_eq!(encode("a b+c"), "a%20b%2Bc");
+    fn route53_codes_refine_the_status() {
+        let throttled = FailureKind::Throttled { retry_after: None };
+        assert_eq!(kind(400, "Throttling"), throttled);
+        assert_eq!(kind(400, "PriorRequestNotComplete"), throttled);
+        let asked = HttpAnswer {
+            status: StatusCode::BAD_REQUEST,
+            retry_after: Some(std::time::Duration::from_secs(2)),
+        };
+        assert_eq!(
+            kind_of(&asked, "Throttling"),
+            FailureKind::Throttled {
+                retry_after: Some(std::time::Duration::from_secs(2))
+            }
+        );
+        assert_eq!(kind(429, "TooManyRequests"), throttled);
+        assert_eq!(kind(503, "ServiceUnavailable"), FailureKind::Transient);
+        assert_eq!(kind(400, "InvalidChangeBatch"), FailureKind::Refused);
+        assert_eq!(kind(400, "InvalidInput"), FailureKind::Refused);
+        assert_eq!(kind(400, "NoSuchHealthCheck"), FailureKind::Fatal);
+        assert_eq!(kind(404, "NoSuchHostedZone"), FailureKind::Fatal);
+        assert_eq!(kind(403, "SignatureDoesNotMatch"), FailureKind::Auth);
+        assert_eq!(kind(400, "ExpiredToken"), FailureKind::Auth);
     }
 }

@@ -39,7 +39,7 @@ use std::time::Instant;
 use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint};
 use extdns_provider::batch::{self, AsUnit, Failures, Limits, Size, Unit};
-use extdns_provider::{ChangeFailure, Provider, ProviderError, ReadState, Records, zone};
+use extdns_provider::{CallError, FailureKind, Provider, ProviderError, ReadState, Records, zone};
 
 pub use client::ApiError;
 pub use config::{AwsConfig, ConfigError, DEFAULT_ENDPOINT, Setting, ZoneType};
@@ -176,7 +176,7 @@ impl AwsProvider {
             match page.next {
                 Some(next) if Some(&next) != start.as_ref() => start = Some(next),
                 Some(_) => {
-                    return Err(ProviderError::other(format!(
+                    return Err(ProviderError::fatal(format!(
                         "Route53 returned the same page twice for zone {} ({})",
                         zone.name, zone.id
                     )));
@@ -260,17 +260,15 @@ impl AwsProvider {
                 tracing::debug!(zone = %zone.name, changes = changes.len(), "change batch applied");
                 Ok(())
             }
-            Err(e) if e.is_batch_refusal() && part.len() > 1 => {
-                Err(ProviderError::refused_from(format!("zone {}", zone.name), e))
+            Err(e) if e.kind() == FailureKind::Refused && part.len() > 1 => {
+                Err(ProviderError::from_call(format!("zone {}", zone.name), e))
             }
-            Err(e) if e.is_batch_refusal() => {
+            Err(e) if e.kind() == FailureKind::Refused => {
                 let u = &part[0].unit;
                 tracing::warn!(record = %u.record_name(), zone = %zone.name, error = %e, "change refused");
+                let message = format!("{} in zone {} ({}): {e}", u.change.action(), zone.name, zone.id);
                 Err(ProviderError::Partial {
-                    failures: vec![ChangeFailure {
-                        record: u.record_name().to_string(),
-                        reason: format!("{} in zone {} ({}): {e}", u.change.action(), zone.name, zone.id),
-                    }],
+                    failures: vec![u.refused(message)],
                 })
             }
             Err(e) => Err(api_error(e)),
@@ -311,23 +309,22 @@ impl<'a> AsUnit<'a> for ZoneUnit<'a> {
     }
 }
 
-/// A call error as the provider layer sees it.
+/// A call error as the provider layer sees it, of the kind the call named.
 fn api_error(e: ApiError) -> ProviderError {
-    if let ApiError::Credentials { .. } = e {
+    let kind = e.kind();
+    match (&e, kind) {
         // Already names every source it tried, or the one that failed.
-        ProviderError::Auth {
+        (ApiError::Credentials { .. }, _) => ProviderError::Failed {
+            kind,
             message: e.to_string(),
             source: Some(Box::new(e)),
-        }
-    } else if e.is_auth() {
-        ProviderError::Auth {
+        },
+        (_, FailureKind::Auth) => ProviderError::Failed {
+            kind,
             message: format!("{e}; check the credentials and the IAM policy"),
             source: Some(Box::new(e)),
-        }
-    } else if e.is_retryable() {
-        ProviderError::transient_from("Route53", e)
-    } else {
-        ProviderError::other_from("Route53", e)
+        },
+        _ => ProviderError::from_call("Route53", e),
     }
 }
 

@@ -4,11 +4,10 @@
 //! `Retry-After` asks, as azcore does.
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use extdns_provider::backoff::Verdict;
+use extdns_provider::failure::{self, FailureKind, HttpAnswer};
 use extdns_provider::pace::Pacer;
-use extdns_provider::{Backoff, CallError, HttpClient, Retry};
+use extdns_provider::{Backoff, CallError, HttpClient};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -44,6 +43,8 @@ pub enum ApiError {
         code: String,
         /// `error.message`, or the body's first characters.
         message: String,
+        /// The failure's kind, from the status and the code ([`kind_of`]).
+        kind: FailureKind,
     },
     /// A success whose body is not the JSON documented.
     #[error("Azure answered {url} with something that cannot be read: {detail}")]
@@ -69,27 +70,33 @@ impl ApiError {
             _ => None,
         }
     }
+}
 
-    fn retryable_status(status: u16) -> bool {
-        matches!(status, 408 | 429 | 500 | 502 | 503 | 504)
-    }
+/// ARM's codes for going too fast, whatever the status they come with.
+const THROTTLE_CODES: [&str; 3] = ["TooManyRequests", "Throttled", "SubscriptionRequestsThrottled"];
+
+/// The kind of an unsuccessful answer: a throttling code is throttled; `PreconditionFailed` (a record
+/// set changed since it was read, or one that exists where none was expected) refuses that one record.
+pub fn kind_of(answer: &HttpAnswer, code: &str) -> FailureKind {
+    failure::classify(answer, |a| {
+        if THROTTLE_CODES.contains(&code) {
+            Some(a.throttled())
+        } else if code == "PreconditionFailed" || a.status.as_u16() == 412 {
+            Some(FailureKind::Refused)
+        } else {
+            None
+        }
+    })
 }
 
 impl CallError for ApiError {
-    fn is_transient(&self) -> bool {
+    fn kind(&self) -> FailureKind {
         match self {
-            ApiError::Unreachable { .. } => true,
-            ApiError::Api { status, .. } => Self::retryable_status(*status),
-            ApiError::Credentials(e) => e.is_transient(),
-            ApiError::BadAnswer { .. } | ApiError::PageLoop { .. } => false,
-        }
-    }
-
-    fn is_auth(&self) -> bool {
-        match self {
-            ApiError::Credentials(e) => !e.is_transient(),
-            ApiError::Api { status, .. } => matches!(status, 401 | 403),
-            _ => false,
+            ApiError::Unreachable { source, .. } => failure::unanswered(source),
+            ApiError::Api { kind, .. } => *kind,
+            ApiError::Credentials(e) if e.is_transient() => FailureKind::Transient,
+            ApiError::Credentials(_) => FailureKind::Auth,
+            ApiError::BadAnswer { .. } | ApiError::PageLoop { .. } => FailureKind::Fatal,
         }
     }
 }
@@ -150,10 +157,7 @@ impl std::fmt::Debug for Api {
 
 impl Api {
     pub fn new(config: &AzureConfig, tokens: Arc<TokenCache>) -> Result<Api, ConfigError> {
-        let http = HttpClient::builder()
-            .observed_by(&config.observer)
-            .timeout(config.timeout)
-            .connect_timeout(Duration::from_secs(10))
+        let http = HttpClient::api_builder(&config.observer, config.timeout)
             .build()
             .map_err(ConfigError::Client)?;
         let base = format!(
@@ -245,7 +249,7 @@ impl Api {
         when: Option<&Precondition>,
     ) -> Result<Vec<u8>, ApiError> {
         let attempt = || self.call_once(method.clone(), url, body, when);
-        self.backoff.retry(url, attempt, |v| v.retry).await.map_err(|v| v.error)
+        self.backoff.retry(url, attempt, ApiError::kind).await
     }
 
     async fn call_once(
@@ -254,17 +258,12 @@ impl Api {
         url: &str,
         body: Option<&Value>,
         when: Option<&Precondition>,
-    ) -> Result<Vec<u8>, Verdict<ApiError>> {
-        let token = match self.tokens.get().await {
-            Ok(t) => t,
-            Err(e) => {
-                let retry = if e.is_transient() { Retry::Backoff } else { Retry::No };
-                return Err(Verdict {
-                    error: ApiError::Credentials(Box::new(e)),
-                    retry,
-                });
-            }
-        };
+    ) -> Result<Vec<u8>, ApiError> {
+        let token = self
+            .tokens
+            .get()
+            .await
+            .map_err(|e| ApiError::Credentials(Box::new(e)))?;
         if method == reqwest::Method::GET {
             self.pacer.request().await;
         } else {
@@ -283,17 +282,9 @@ impl Api {
             url: url.to_string(),
             source,
         };
-        let resp = match req.send().await {
-            Ok(r) => r,
-            Err(e) => {
-                return Err(Verdict {
-                    error: unreachable(e),
-                    retry: Retry::Backoff,
-                });
-            }
-        };
-        let status = resp.status().as_u16();
-        let after = retry_after(resp.headers());
+        let resp = req.send().await.map_err(unreachable)?;
+        let answer = HttpAnswer::new(resp.status(), resp.headers());
+        let status = answer.status.as_u16();
         let header_code = resp
             .headers()
             .get("x-ms-error-code")
@@ -304,22 +295,20 @@ impl Api {
             return Ok(bytes.to_vec());
         }
         let (code, message) = error_of(&bytes, header_code);
-        let error = ApiError::Api {
+        let kind = kind_of(&answer, &code);
+        if status == 401 {
+            // An expired or revoked token: the next attempt gets a new one.
+            self.tokens.refused(&token).await;
+        }
+        self.pacer.hold_off(kind).await;
+        Err(ApiError::Api {
             method: method.to_string(),
             url: url.to_string(),
             status,
             code,
             message,
-        };
-        if status == 401 {
-            self.tokens.refused(&token).await;
-        }
-        let retry = if ApiError::retryable_status(status) {
-            after.map_or(Retry::Backoff, Retry::After)
-        } else {
-            Retry::No
-        };
-        Err(Verdict { error, retry })
+            kind,
+        })
     }
 }
 
@@ -334,18 +323,10 @@ fn error_of(body: &[u8], header_code: Option<String>) -> (String, String) {
     (code, message)
 }
 
-/// How long an answer asks to wait: `retry-after-ms`, `x-ms-retry-after-ms`, then `Retry-After` seconds.
-pub fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
-    let num = |k: &str| headers.get(k)?.to_str().ok()?.trim().parse::<u64>().ok();
-    num("retry-after-ms")
-        .or_else(|| num("x-ms-retry-after-ms"))
-        .map(Duration::from_millis)
-        .or_else(|| num("retry-after").map(Duration::from_secs))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn errors_are_read_in_both_envelopes() {
@@ -358,11 +339,28 @@ mod tests {
     }
 
     #[test]
-    fn retry_after_prefers_milliseconds() {
-        let mut h = reqwest::header::HeaderMap::new();
-        h.insert("retry-after", reqwest::header::HeaderValue::from_static("10"));
-        assert_eq!(retry_after(&h), Some(Duration::from_secs(10)));
-        h.insert("retry-after-ms", reqwest::header::HeaderValue::from_static("250"));
-        assert_eq!(retry_after(&h), Some(Duration::from_millis(250)));
+    fn arm_codes_refine_the_status() {
+        let answer = |status: u16, after: Option<u64>| HttpAnswer {
+            status: reqwest::StatusCode::from_u16(status).unwrap_or(reqwest::StatusCode::IM_A_TEAPOT),
+            retry_after: after.map(Duration::from_millis),
+        };
+        assert_eq!(
+            kind_of(&answer(429, Some(250)), "TooManyRequests"),
+            FailureKind::Throttled {
+                retry_after: Some(Duration::from_millis(250))
+            }
+        );
+        assert_eq!(
+            kind_of(&answer(400, None), "SubscriptionRequestsThrottled"),
+            FailureKind::Throttled { retry_after: None }
+        );
+        assert_eq!(kind_of(&answer(412, None), "PreconditionFailed"), FailureKind::Refused);
+        assert_eq!(
+            kind_of(&answer(503, None), "ServiceUnavailable"),
+            FailureKind::Transient
+        );
+        assert_eq!(kind_of(&answer(403, None), "AuthorizationFailed"), FailureKind::Auth);
+        assert_eq!(kind_of(&answer(400, None), "BadRequest"), FailureKind::Refused);
+        assert_eq!(kind_of(&answer(404, None), "ResourceNotFound"), FailureKind::Fatal);
     }
 }

@@ -33,10 +33,10 @@ use std::time::Instant;
 use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, Ttl};
 use extdns_provider::batch::{self, Failures, Unit};
-use extdns_provider::{CallError, Provider, ProviderError, ReadState, Records, zone};
+use extdns_provider::{CallError, FailureKind, Provider, ProviderError, ReadState, Records, zone};
 use tokio::sync::Mutex;
 
-pub use api::{ApiError, retry_after};
+pub use api::ApiError;
 pub use config::{AzureConfig, AzureFile, Cloud, ConfigError, IMDS_URL, Kind, PRIVATE_API_VERSION, PUBLIC_API_VERSION};
 pub use credentials::{
     CredentialSource, CredentialsError, IMDS_API_VERSION, SourceError, VARIABLES as CREDENTIAL_VARIABLES,
@@ -295,35 +295,20 @@ impl Provider for AzureProvider {
         let mut failures = Failures::default();
         let mut ordered = units.to_vec();
         batch::sort_for_apply(&mut ordered);
+        let provider = match kind {
+            Kind::Public => "Azure DNS",
+            Kind::Private => "Azure Private DNS",
+        };
         'units: for unit in ordered {
-            let mut zone = None;
-            for c in unit.changes() {
-                let ep = c.endpoint();
-                let reason = if !records::supported(kind, &ep.record_type) {
-                    Some(format!(
-                        "{} records are not supported by Azure {}",
-                        ep.record_type,
-                        kind.flag()
-                    ))
-                } else {
-                    match (zone::closest(&read.zones, &ep.dns_name, |z| &z.name), zone) {
-                        (None, _) => Some(format!("no zone in the resource group contains {}", ep.dns_name)),
-                        (Some(z), Some(prev)) if z != prev => {
-                            Some("the record and its ownership record are in different zones".to_string())
-                        }
-                        (Some(z), _) => {
-                            zone = Some(z);
-                            None
-                        }
-                    }
-                };
-                if let Some(reason) = reason {
-                    tracing::warn!(record = %unit.record_name(), %reason, "change refused");
-                    failures.push(unit.failure(reason));
-                    continue 'units;
+            let supported = |t: &RecordType| records::supported(kind, t);
+            let zone_for = |name: &str| zone::closest(&read.zones, name, |z| &z.name);
+            let z = match zone::of_unit(&unit, provider, supported, zone_for) {
+                Ok(z) => z,
+                Err(refusal) => {
+                    failures.refuse(&unit, refusal);
+                    continue;
                 }
-            }
-            let Some(z) = zone else { continue };
+            };
             let zone = &read.zones[z];
             // The record first, then its ownership record: an ownership record written first would claim a
             // record set someone else holds when the record's own write is refused. A created record whose
@@ -345,14 +330,14 @@ impl Provider for AzureProvider {
                         }
                         continue;
                     }
-                    Err(Written::Invalid(reason)) => reason,
-                    Err(Written::Api(e)) if e.status() == Some(412) => format!(
+                    Err(Written::Invalid(reason)) => unit.refused(reason),
+                    Err(Written::Api(e)) if e.status() == Some(412) => unit.refused(format!(
                         "{} {}: the record set changed in Azure since it was read (ETag); left alone, read again \
                          and planned again on the next sync",
                         change.action(),
                         change.endpoint().record_type
-                    ),
-                    Err(Written::Api(e)) if e.is_transient() || e.is_auth() => {
+                    )),
+                    Err(Written::Api(e)) if e.kind().is_transient() || e.kind() == FailureKind::Auth => {
                         // Retrying cannot help within this sync: stop, and plan again from a new read.
                         if let Err(ProviderError::Partial { failures }) = failures.into_result() {
                             tracing::warn!(failed = failures.len(), "changes failed before the provider stopped");
@@ -360,10 +345,10 @@ impl Provider for AzureProvider {
                         let what = format!("writing {} in zone {}", unit.record_name(), zone.name);
                         return Err(ProviderError::from_call(what, e));
                     }
-                    Err(Written::Api(e)) => format!("{}: {e}", change.action()),
+                    Err(Written::Api(e)) => unit.failure(e.kind(), format!("{}: {e}", change.action())),
                 };
-                tracing::warn!(record = %unit.record_name(), zone = %zone.name, %reason, "change not applied");
-                failures.push(unit.failure(reason));
+                tracing::warn!(record = %unit.record_name(), zone = %zone.name, reason = %reason.reason.message, "change not applied");
+                failures.push(reason);
                 continue 'units;
             }
             tracing::debug!(record = %unit.record_name(), zone = %zone.name, "written");

@@ -188,7 +188,9 @@ async fn private_zones_speak_camel_case_with_workload_identity_and_have_no_ns() 
     match e {
         Some(ProviderError::Partial { failures }) => {
             assert_eq!(failures.len(), 1, "{failures:?}");
-            assert!(failures[0].record.contains("ns.internal.example") && failures[0].reason.contains("NS"));
+            assert!(
+                failures[0].key.dns_name.contains("ns.internal.example") && failures[0].reason.message.contains("NS")
+            );
         }
         other => panic!("NS in a private zone must be named: {other:?}"),
     }
@@ -263,10 +265,13 @@ async fn a_record_changed_since_the_read_is_named_and_never_overwritten() {
     let Some(ProviderError::Partial { failures }) = e else {
         panic!("conflicts must be reported: {e:?}")
     };
-    let names: Vec<&str> = failures.iter().map(|f| f.record.as_str()).collect();
+    let names: Vec<&str> = failures.iter().map(|f| f.key.dns_name.as_str()).collect();
     assert_eq!(failures.len(), 2, "{failures:?}");
     assert!(names.iter().any(|n| n.contains("www.example.org")) && names.iter().any(|n| n.contains("new.example.org")));
-    assert!(failures.iter().all(|f| f.reason.contains("ETag")), "{failures:?}");
+    assert!(
+        failures.iter().all(|f| f.reason.message.contains("ETag")),
+        "{failures:?}"
+    );
     for name in ["www", "new"] {
         let got = fake
             .get(Service::Public, "example.org", name, "A")
@@ -297,7 +302,7 @@ async fn a_refused_put_is_named_and_the_others_land_through_a_429_storm() {
         panic!("the refused record must be named: {e:?}")
     };
     assert_eq!(failures.len(), 1);
-    assert!(failures[0].record.contains("bad.example.org") && failures[0].reason.contains("BadRequest"));
+    assert!(failures[0].key.dns_name.contains("bad.example.org") && failures[0].reason.message.contains("BadRequest"));
     assert!(fake.get(Service::Public, "example.org", "a", "A").is_some());
     assert!(fake.get(Service::Public, "example.org", "c", "A").is_some());
     assert_eq!(fake.state().throttled, 5, "every 429 was waited out");
@@ -355,7 +360,7 @@ async fn a_record_goes_before_its_ownership_record_and_is_undone_when_that_fails
         .await
         .err();
     assert!(
-        matches!(e, Some(ProviderError::Partial { ref failures }) if failures[0].record.contains("api.example.org")),
+        matches!(e, Some(ProviderError::Partial { ref failures }) if failures[0].key.dns_name.contains("api.example.org")),
         "{e:?}"
     );
     assert!(

@@ -4,10 +4,10 @@
 
 use std::time::Duration;
 
-use extdns_provider::backoff::Verdict;
-use extdns_provider::http::retry_after;
+use extdns_provider::failure::{self, FailureKind, HttpAnswer};
+use extdns_provider::http::answer_of;
 use extdns_provider::pace::Pacer;
-use extdns_provider::{Backoff, CallError, HttpClient, Retry};
+use extdns_provider::{Backoff, CallError, HttpClient};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
@@ -48,6 +48,8 @@ pub enum ApiError {
         url: String,
         /// How many times it was tried.
         attempts: u32,
+        /// The wait the last answer asked for, when it said.
+        retry_after: Option<Duration>,
     },
     /// Any other unsuccessful answer (`success: false` or a non-2xx status).
     #[error("Cloudflare API answered HTTP {status} to {method} {url}: {}", join(errors))]
@@ -60,6 +62,8 @@ pub enum ApiError {
         status: u16,
         /// The answer's `errors`, possibly empty.
         errors: Vec<ApiMessage>,
+        /// The failure's kind, from the status and the error codes ([`kind_of`]).
+        kind: FailureKind,
     },
     /// A success whose body is not the JSON Cloudflare documents.
     #[error("Cloudflare API answered {url} with something that cannot be read: {detail}")]
@@ -81,21 +85,34 @@ fn join(errors: &[ApiMessage]) -> String {
 /// Cloudflare's codes for a missing, malformed or refused credential.
 const AUTH_CODES: [i64; 6] = [10000, 9103, 9106, 9107, 9109, 6003];
 
-impl CallError for ApiError {
-    fn is_transient(&self) -> bool {
-        match self {
-            ApiError::Unreachable { .. } | ApiError::RateLimited { .. } => true,
-            ApiError::Api { status, .. } => *status >= 500,
-            ApiError::BadAnswer { .. } => false,
-        }
-    }
+/// Cloudflare's codes for "slow down" (971: "Please wait and consider throttling your request speed";
+/// 10429: the API's rate limit).
+const THROTTLE_CODES: [i64; 2] = [971, 10429];
 
-    fn is_auth(&self) -> bool {
+/// The kind of an unsuccessful answer: a credential or throttling code says more than the status; a
+/// `success: false` under a 2xx status is Cloudflare refusing what was sent.
+pub fn kind_of(answer: &HttpAnswer, errors: &[ApiMessage]) -> FailureKind {
+    failure::classify(answer, |a| {
+        let has = |codes: &[i64]| errors.iter().any(|e| codes.contains(&e.code));
+        if has(&AUTH_CODES) {
+            Some(FailureKind::Auth)
+        } else if has(&THROTTLE_CODES) {
+            Some(a.throttled())
+        } else {
+            a.status.is_success().then_some(FailureKind::Refused)
+        }
+    })
+}
+
+impl CallError for ApiError {
+    fn kind(&self) -> FailureKind {
         match self {
-            ApiError::Api { status, errors, .. } => {
-                *status == 401 || *status == 403 || errors.iter().any(|e| AUTH_CODES.contains(&e.code))
-            }
-            _ => false,
+            ApiError::Unreachable { source, .. } => failure::unanswered(source),
+            ApiError::RateLimited { retry_after, .. } => FailureKind::Throttled {
+                retry_after: *retry_after,
+            },
+            ApiError::Api { kind, .. } => *kind,
+            ApiError::BadAnswer { .. } => FailureKind::Fatal,
         }
     }
 }
@@ -211,10 +228,7 @@ impl std::fmt::Debug for Api {
 
 impl Api {
     pub fn new(config: &CloudflareConfig) -> Result<Api, ConfigError> {
-        let http = HttpClient::builder()
-            .observed_by(&config.observer)
-            .timeout(config.timeout)
-            .connect_timeout(Duration::from_secs(10))
+        let http = HttpClient::api_builder(&config.observer, config.timeout)
             .build()
             .map_err(ConfigError::Client)?;
         Ok(Api {
@@ -270,10 +284,7 @@ impl Api {
     ) -> Result<(T, Option<ResultInfo>), ApiError> {
         let url = format!("{}{path}", self.base);
         let attempt = || self.send_once(method.clone(), &url, query, body);
-        self.backoff
-            .retry(&url, attempt, |v| v.retry)
-            .await
-            .map_err(|v| v.error)
+        self.backoff.retry(&url, attempt, ApiError::kind).await
     }
 
     async fn send_once<T: DeserializeOwned>(
@@ -282,7 +293,7 @@ impl Api {
         url: &str,
         query: &[(&str, String)],
         body: Option<&impl Serialize>,
-    ) -> Result<(T, Option<ResultInfo>), Verdict<ApiError>> {
+    ) -> Result<(T, Option<ResultInfo>), ApiError> {
         let method_name = method_name(&method);
         if method == reqwest::Method::GET {
             self.pacer.request().await;
@@ -302,39 +313,41 @@ impl Api {
             source,
         };
         let resp = req.send().await.map_err(unreachable)?;
-        let status = resp.status().as_u16();
+        let answer = answer_of(&resp);
+        let status = answer.status.as_u16();
         if status == 429 {
-            let error = ApiError::RateLimited {
+            self.pacer.hold_off(answer.throttled()).await;
+            return Err(ApiError::RateLimited {
                 url: url.to_string(),
                 attempts: self.backoff.max_attempts.max(1),
-            };
-            let retry = retry_after(&resp).map_or(Retry::Backoff, Retry::After);
-            return Err(Verdict { error, retry });
+                retry_after: answer.retry_after,
+            });
         }
         let bytes = resp.bytes().await.map_err(unreachable)?;
         let bad_answer = |detail: String| ApiError::BadAnswer {
             url: url.to_string(),
             detail,
         };
-        let refused = |errors| ApiError::Api {
+        let refused = |errors: Vec<ApiMessage>| ApiError::Api {
             method: method_name,
             url: url.to_string(),
             status,
+            kind: kind_of(&answer, &errors),
             errors,
         };
         let envelope: Envelope<T> = match serde_json::from_slice(&bytes) {
             Ok(e) => e,
-            Err(e) if (200..300).contains(&status) => return Err(bad_answer(e.to_string()).into()),
+            Err(e) if (200..300).contains(&status) => return Err(bad_answer(e.to_string())),
             Err(_) => {
                 let message = String::from_utf8_lossy(&bytes).chars().take(200).collect();
-                return Err(refused(vec![ApiMessage { code: 0, message }]).into());
+                return Err(refused(vec![ApiMessage { code: 0, message }]));
             }
         };
         if !(200..300).contains(&status) || !envelope.success {
-            return Err(refused(envelope.errors).into());
+            return Err(refused(envelope.errors));
         }
         let Some(result) = envelope.result else {
-            return Err(bad_answer("no result".into()).into());
+            return Err(bad_answer("no result".into()));
         };
         Ok((result, envelope.result_info))
     }
@@ -348,5 +361,46 @@ fn method_name(m: &reqwest::Method) -> &'static str {
         reqwest::Method::PUT => "PUT",
         reqwest::Method::DELETE => "DELETE",
         _ => "request",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::StatusCode;
+
+    fn kind(status: u16, retry_after: Option<u64>, codes: &[i64]) -> FailureKind {
+        let answer = HttpAnswer {
+            status: StatusCode::from_u16(status).unwrap_or(StatusCode::IM_A_TEAPOT),
+            retry_after: retry_after.map(Duration::from_secs),
+        };
+        let errors: Vec<ApiMessage> = codes
+            .iter()
+            .map(|&code| ApiMessage {
+                code,
+                message: "m".into(),
+            })
+            .collect();
+        kind_of(&answer, &errors)
+    }
+
+    #[test]
+    fn cloudflare_codes_refine_the_status() {
+        assert_eq!(kind(400, None, &[10000]), FailureKind::Auth, "a credential code");
+        assert_eq!(kind(200, None, &[9109]), FailureKind::Auth);
+        assert_eq!(
+            kind(400, Some(4), &[971]),
+            FailureKind::Throttled {
+                retry_after: Some(Duration::from_secs(4))
+            }
+        );
+        assert_eq!(
+            kind(200, None, &[81057]),
+            FailureKind::Refused,
+            "success: false under a 200"
+        );
+        assert_eq!(kind(400, None, &[81057]), FailureKind::Refused);
+        assert_eq!(kind(502, None, &[]), FailureKind::Transient);
+        assert_eq!(kind(404, None, &[7003]), FailureKind::Fatal);
     }
 }

@@ -29,7 +29,7 @@ use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, Ttl};
 use extdns_provider::batch::{self, Failures, Limits, Size, Unit};
 use extdns_provider::gather::Gather;
-use extdns_provider::{CallError, Provider, ProviderError, ReadState, Records, zone};
+use extdns_provider::{CallError, FailureKind, Provider, ProviderError, ReadState, Records, zone};
 
 pub use api::{ApiError, ApiMessage};
 pub use config::{API_LIMIT, Auth, CloudflareConfig, ConfigError, DEFAULT_BASE_URL};
@@ -264,17 +264,11 @@ impl CloudflareProvider {
                 tracing::debug!(zone = %zone.name, units = units.len(), records = b.len(), "batch applied");
                 Ok(())
             }
-            Err(e) if e.is_transient() || e.is_auth() => {
-                Err(ProviderError::from_call(format!("batch on zone {}", zone.name), e))
-            }
             Err(e) => {
-                if units.len() > 1 {
+                if e.kind() == FailureKind::Refused && units.len() > 1 {
                     tracing::info!(zone = %zone.name, units = units.len(), error = %e, "batch refused; splitting it");
                 }
-                Err(ProviderError::Refused {
-                    message: e.to_string(),
-                    source: Some(Box::new(e)),
-                })
+                Err(ProviderError::from_call(format!("batch on zone {}", zone.name), e))
             }
         }
     }
@@ -323,37 +317,9 @@ impl Provider for CloudflareProvider {
         let mut failures = Failures::default();
         let mut by_zone: BTreeMap<usize, Vec<Unit<'_>>> = BTreeMap::new();
         for unit in units {
-            let mut zone = None;
-            let mut refusal = None;
-            for c in unit.changes() {
-                let ep = c.endpoint();
-                if !supported(&ep.record_type) {
-                    refusal = Some(format!(
-                        "{} records are not supported on Cloudflare by extdns",
-                        ep.record_type
-                    ));
-                    break;
-                }
-                match (index.zone_for(&ep.dns_name), zone) {
-                    (None, _) => {
-                        refusal = Some(format!("no Cloudflare zone contains {}", ep.dns_name));
-                        break;
-                    }
-                    (Some(z), None) => zone = Some(z),
-                    (Some(z), Some(prev)) if z != prev => {
-                        refusal = Some("the record and its ownership record are in different zones".into());
-                        break;
-                    }
-                    _ => {}
-                }
-            }
-            match (refusal, zone) {
-                (None, Some(z)) => by_zone.entry(z).or_default().push(*unit),
-                (reason, _) => {
-                    let reason = reason.unwrap_or_else(|| "no change in the unit".into());
-                    tracing::warn!(record = %unit.record_name(), %reason, "change refused");
-                    failures.push(unit.failure(reason));
-                }
+            match zone::of_unit(unit, "Cloudflare", supported, |name| index.zone_for(name)) {
+                Ok(z) => by_zone.entry(z).or_default().push(*unit),
+                Err(refusal) => failures.refuse(unit, refusal),
             }
         }
         let mut first = true;

@@ -204,7 +204,7 @@ async fn rate_limits_are_waited_out() {
     // More 429s than attempts: a transient error, so the next sync retries.
     cf.state().rate_limit_next = 100;
     let err = p.records().await;
-    assert!(matches!(err, Err(ProviderError::Transient { .. })), "{err:?}");
+    assert!(err.as_ref().is_err_and(ProviderError::is_transient), "{err:?}");
 }
 
 #[tokio::test]
@@ -213,7 +213,7 @@ async fn a_wrong_token_is_an_authentication_error() {
     let p = provider_with(&cf, |c| c.auth = Auth::Token("wrong".into()));
     let err = p.records().await;
     assert!(
-        matches!(&err, Err(ProviderError::Auth { message, .. }) if message.contains("9109")),
+        matches!(&err, Err(ProviderError::Failed { kind: extdns_provider::FailureKind::Auth, message, .. }) if message.contains("9109")),
         "{err:?}"
     );
 }
@@ -281,7 +281,13 @@ async fn the_global_api_key_and_email_authenticate_too() {
             email: API_EMAIL.into(),
         }
     });
-    assert!(matches!(wrong.records().await, Err(ProviderError::Auth { .. })));
+    assert!(matches!(
+        wrong.records().await,
+        Err(ProviderError::Failed {
+            kind: extdns_provider::FailureKind::Auth,
+            ..
+        })
+    ));
 }
 
 #[tokio::test]

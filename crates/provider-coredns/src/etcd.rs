@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as B64;
-use extdns_provider::http::Request;
+use extdns_provider::failure::{self, FailureKind, HttpAnswer};
+use extdns_provider::http::{Request, answer_of};
 use extdns_provider::pace::Pacer;
 use extdns_provider::{CallError, HttpClient};
 use serde::{Deserialize, Serialize};
@@ -46,6 +47,8 @@ pub enum EtcdError {
         code: i64,
         /// etcd's message.
         message: String,
+        /// The failure's kind, from the status, the code and the message ([`kind_of`]).
+        kind: FailureKind,
     },
     /// etcd answered something that is not the JSON it documents.
     #[error("etcd at {url} answered {what} that cannot be read: {detail}")]
@@ -59,36 +62,49 @@ pub enum EtcdError {
     },
 }
 
+/// etcd's texts for credentials it refuses: it answers a wrong password and a missing user with
+/// INVALID_ARGUMENT, so only the text tells.
+const AUTH_MESSAGES: [&str; 4] = [
+    "authentication failed",
+    "user name is empty",
+    "permission denied",
+    "invalid auth token",
+];
+
+/// The kind of an error answer by its gRPC code: RESOURCE_EXHAUSTED is throttling; UNAVAILABLE,
+/// DEADLINE_EXCEEDED and ABORTED transient; PERMISSION_DENIED, UNAUTHENTICATED (or a text that says the
+/// credentials are wrong) authentication; any other code a refusal of the transaction (too many
+/// operations, a request too large), which one unit may cause. Without a code the status decides.
+pub fn kind_of(answer: &HttpAnswer, code: i64, message: &str) -> FailureKind {
+    failure::classify(answer, |a| match code {
+        8 => Some(a.throttled()),
+        4 | 10 | 14 => Some(FailureKind::Transient),
+        7 | 16 => Some(FailureKind::Auth),
+        _ if AUTH_MESSAGES.iter().any(|m| message.contains(m)) => Some(FailureKind::Auth),
+        0 => None,
+        _ => Some(FailureKind::Refused),
+    })
+}
+
 impl CallError for EtcdError {
-    /// Worth retrying later: nothing answered, or etcd itself is unavailable or overloaded.
-    fn is_transient(&self) -> bool {
+    fn kind(&self) -> FailureKind {
         match self {
-            EtcdError::Unreachable { .. } => true,
-            // UNAVAILABLE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, ABORTED; or a 5xx with no code.
-            EtcdError::Status { status, code, .. } => matches!(code, 4 | 8 | 10 | 14) || (*status >= 500 && *code == 0),
-            EtcdError::BadAnswer { .. } => false,
+            EtcdError::Unreachable { source, .. } => failure::unanswered(source),
+            EtcdError::Status { kind, .. } => *kind,
+            EtcdError::BadAnswer { .. } => FailureKind::Fatal,
         }
     }
+}
 
-    /// Credentials missing, wrong, or not allowed to touch the prefix.
-    fn is_auth(&self) -> bool {
-        match self {
-            // etcd answers a wrong password and a missing user with INVALID_ARGUMENT: the text tells.
-            EtcdError::Status {
-                status, code, message, ..
-            } => {
-                matches!(code, 7 | 16)
-                    || matches!(status, 401 | 403)
-                    || [
-                        "authentication failed",
-                        "user name is empty",
-                        "permission denied",
-                        "invalid auth token",
-                    ]
-                    .iter()
-                    .any(|m| message.contains(m))
-            }
-            _ => false,
+impl EtcdError {
+    /// An error answer, of the kind its status, code and message name.
+    fn status(url: String, answer: &HttpAnswer, code: i64, message: String) -> EtcdError {
+        EtcdError::Status {
+            url,
+            status: answer.status.as_u16(),
+            code,
+            kind: kind_of(answer, code, &message),
+            message,
         }
     }
 }
@@ -337,8 +353,8 @@ impl EtcdClient {
             if let Some(t) = token {
                 req = req.header(reqwest::header::AUTHORIZATION, t);
             }
-            let (status, bytes) = exchange(&url, req).await?;
-            if (200..300).contains(&status) {
+            let (answer, bytes) = exchange(&url, req).await?;
+            if answer.status.is_success() {
                 return Ok((url, bytes));
             }
             let err = ErrorAnswer::parse(&bytes);
@@ -346,12 +362,9 @@ impl EtcdClient {
             if err.code == 16 && attempt == 0 && self.credentials.is_some() {
                 continue;
             }
-            return Err(EtcdError::Status {
-                url,
-                status,
-                code: err.code,
-                message: err.text(),
-            });
+            let error = EtcdError::status(url, &answer, err.code, err.text());
+            self.pacer.hold_off(error.kind()).await;
+            return Err(error);
         }
         Err(EtcdError::BadAnswer {
             url,
@@ -367,16 +380,12 @@ impl EtcdClient {
         }
         let url = format!("{base}/v3/auth/authenticate");
         let request = self.http.post(&url).json(&Credentials { name: user, password });
-        let (status, bytes) = exchange(&url, request).await?;
-        if !(200..300).contains(&status) {
+        let (answer, bytes) = exchange(&url, request).await?;
+        if !answer.status.is_success() {
             let err = ErrorAnswer::parse(&bytes);
             let code = if err.code == 0 { 16 } else { err.code };
-            return Err(EtcdError::Status {
-                url,
-                status,
-                code,
-                message: format!("authenticating user {user}: {}", err.text()),
-            });
+            let message = format!("authenticating user {user}: {}", err.text());
+            return Err(EtcdError::status(url, &answer, code, message));
         }
         let t: Token = serde_json::from_slice(&bytes).map_err(|e| EtcdError::BadAnswer {
             url,
@@ -388,16 +397,17 @@ impl EtcdClient {
     }
 }
 
-/// Send a request and read its whole answer: the status and the body. No answer is `Unreachable`.
-async fn exchange(url: &str, request: Request<'_>) -> Result<(u16, Vec<u8>), EtcdError> {
+/// Send a request and read its whole answer: the status (and wait asked for) and the body. No answer is
+/// `Unreachable`.
+async fn exchange(url: &str, request: Request<'_>) -> Result<(HttpAnswer, Vec<u8>), EtcdError> {
     let unreachable = |source| EtcdError::Unreachable {
         url: url.to_string(),
         source,
     };
     let response = request.send().await.map_err(unreachable)?;
-    let status = response.status().as_u16();
+    let answer = answer_of(&response);
     let body = response.bytes().await.map_err(unreachable)?;
-    Ok((status, body.to_vec()))
+    Ok((answer, body.to_vec()))
 }
 
 /// The end of the key range of a prefix: the prefix with its last byte that is not 0xff increased by one.
@@ -438,17 +448,21 @@ mod tests {
     }
 
     #[test]
-    fn grpc_codes_classify_errors() {
-        let status = |status, code| EtcdError::Status {
-            url: String::new(),
-            status,
-            code,
-            message: String::new(),
+    fn grpc_codes_refine_the_status() {
+        let kind = |status: u16, code, message: &str| {
+            let status = reqwest::StatusCode::from_u16(status).unwrap_or(reqwest::StatusCode::IM_A_TEAPOT);
+            kind_of(&HttpAnswer::with_status(status), code, message)
         };
-        assert!(status(503, 14).is_transient());
-        assert!(!status(400, 3).is_transient());
-        assert!(status(401, 16).is_auth());
-        assert!(status(403, 7).is_auth());
-        assert!(!status(400, 3).is_auth());
+        assert_eq!(kind(503, 14, ""), FailureKind::Transient);
+        assert_eq!(kind(429, 8, ""), FailureKind::Throttled { retry_after: None });
+        assert_eq!(kind(503, 0, ""), FailureKind::Transient, "no code: the status decides");
+        assert_eq!(kind(401, 16, ""), FailureKind::Auth);
+        assert_eq!(kind(403, 7, ""), FailureKind::Auth);
+        assert_eq!(kind(400, 3, "etcdserver: authentication failed"), FailureKind::Auth);
+        assert_eq!(
+            kind(400, 3, "etcdserver: too many operations in txn request"),
+            FailureKind::Refused
+        );
+        assert_eq!(kind(404, 0, ""), FailureKind::Fatal);
     }
 }

@@ -26,7 +26,7 @@ use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, TargetKind, Ttl};
 use extdns_provider::batch::{self, Failures, Limits, Size, Unit};
 use extdns_provider::gather::Gather;
-use extdns_provider::{CallError, Provider, ProviderError, ReadState, Records};
+use extdns_provider::{Provider, ProviderError, ReadState, Records};
 
 pub use config::{ConfigError, CorednsConfig, EtcdTls};
 pub use etcd::EtcdError;
@@ -247,13 +247,9 @@ impl CorednsProvider {
                 tracing::debug!(units = batch.len(), writes = ops.len(), "etcd transaction applied");
                 Ok(())
             }
-            Err(e) if e.is_transient() || e.is_auth() => Err(ProviderError::from_call("writing records", e)),
-            // etcd refused the transaction (too many operations, a request too large): one unit may be
-            // the cause, so the batch helper splits it.
-            Err(e) if batch.len() > 1 => Err(ProviderError::refused_from("writing records", e)),
-            Err(e) => Err(ProviderError::Partial {
-                failures: vec![batch[0].failure(format!("{}: {e}", batch[0].change.action()))],
-            }),
+            // A refusal of the transaction (too many operations, a request too large) may be one unit's
+            // fault: the batch helper splits it.
+            Err(e) => Err(ProviderError::from_call("writing records", e)),
         }
     }
 }
@@ -322,10 +318,7 @@ impl Provider for CorednsProvider {
         let mut valid: Vec<Unit<'_>> = Vec::with_capacity(units.len());
         for unit in units {
             match unit.changes().find_map(|c| refusal(c.endpoint())) {
-                Some(reason) => {
-                    tracing::warn!(record = %unit.record_name(), %reason, "change refused");
-                    failures.push(unit.failure(reason));
-                }
+                Some(reason) => failures.refuse(unit, reason),
                 None => valid.push(*unit),
             }
         }

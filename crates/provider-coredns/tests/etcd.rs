@@ -241,10 +241,13 @@ async fn a_refused_record_does_not_block_the_others() {
     let Err(ProviderError::Partial { failures }) = err else {
         panic!("expected a partial failure, got {err:?}")
     };
-    let mut named: Vec<&str> = failures.iter().map(|f| f.record.as_str()).collect();
+    let mut named: Vec<String> = failures
+        .iter()
+        .map(|f| format!("{} {}", f.key.dns_name, f.key.record_type))
+        .collect();
     named.sort();
     assert_eq!(named, ["_sip._tcp.example.org SRV", "v6.example.org A"]);
-    assert!(failures.iter().any(|f| f.reason.contains("SRV")));
+    assert!(failures.iter().any(|f| f.reason.message.contains("SRV")));
     assert_eq!(
         read(&p).await,
         vec!["ok1.example.org A 0 192.0.2.1", "ok2.example.org TXT 0 x"]
@@ -314,7 +317,7 @@ async fn an_unreachable_etcd_is_a_transient_error() {
     let config = CorednsConfig::new(vec![format!("http://127.0.0.1:{port}")], PREFIX);
     let p = CorednsProvider::new(config).unwrap_or_else(|e| panic!("{e}"));
     let err = p.records().await;
-    assert!(matches!(err, Err(ProviderError::Transient { .. })), "{err:?}");
+    assert!(err.as_ref().is_err_and(ProviderError::is_transient), "{err:?}");
 }
 
 #[tokio::test]
@@ -336,7 +339,13 @@ async fn etcd_authentication_is_used_and_a_wrong_password_is_an_auth_error() {
     writes_and_reads_one(&p).await;
     let anonymous = provider(&etcd);
     assert!(
-        matches!(anonymous.records().await, Err(ProviderError::Auth { .. })),
+        matches!(
+            anonymous.records().await,
+            Err(ProviderError::Failed {
+                kind: extdns_provider::FailureKind::Auth,
+                ..
+            })
+        ),
         "no credentials"
     );
     let wrong = provider_with(&etcd, |c| {
@@ -345,7 +354,7 @@ async fn etcd_authentication_is_used_and_a_wrong_password_is_an_auth_error() {
     });
     let err = wrong.records().await;
     assert!(
-        matches!(&err, Err(ProviderError::Auth { message, .. }) if message.contains("root")),
+        matches!(&err, Err(ProviderError::Failed { kind: extdns_provider::FailureKind::Auth, message, .. }) if message.contains("root")),
         "{err:?}"
     );
 }
@@ -366,7 +375,7 @@ async fn etcd_over_tls_with_a_client_certificate_and_a_server_name() {
     writes_and_reads_one(&p).await;
     // Without it the name does not match: refused, and retried later as transient.
     let mismatch = provider_with(&etcd, |c| tls(c, None));
-    assert!(matches!(mismatch.records().await, Err(ProviderError::Transient { .. })));
+    assert!(mismatch.records().await.is_err_and(|e| e.is_transient()));
     // ETCD_TLS_INSECURE skips the check of the server, but etcd still wants the client certificate.
     let insecure = provider_with(&etcd, |c| {
         tls(c, None);

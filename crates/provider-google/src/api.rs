@@ -5,10 +5,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use extdns_provider::backoff::Verdict;
-use extdns_provider::http::retry_after;
+use extdns_provider::failure::{self, FailureKind, HttpAnswer};
+use extdns_provider::http::answer_of;
 use extdns_provider::pace::Pacer;
-use extdns_provider::{Backoff, CallError, HttpClient, Retry};
+use extdns_provider::{Backoff, CallError, HttpClient};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
@@ -71,6 +71,8 @@ pub enum ApiError {
         message: String,
         /// `error.errors[0].reason`, when given.
         reason: Option<String>,
+        /// The failure's kind, from the status and the reason ([`kind_of`]).
+        kind: FailureKind,
     },
     /// A success whose body is not the JSON Google documents.
     #[error("Cloud DNS answered {url} with something that cannot be read: {detail}")]
@@ -103,56 +105,30 @@ fn reason_text(reason: &Option<String>) -> String {
 }
 
 /// Reasons Google gives for going too fast (some with 403).
-const RATE_REASONS: [&str; 3] = ["rateLimitExceeded", "userRateLimitExceeded", "backendError"];
+const RATE_REASONS: [&str; 2] = ["rateLimitExceeded", "userRateLimitExceeded"];
 
-impl ApiError {
-    fn reason(&self) -> Option<&str> {
-        match self {
-            ApiError::Api { reason, .. } => reason.as_deref(),
-            _ => None,
-        }
-    }
-
-    /// Whether Cloud DNS refused a change as a whole for something one of its rrsets may cause (an rrset
-    /// that exists, a deletion that does not match, a quota of the change): splitting the change finds it.
-    pub fn is_change_refusal(&self) -> bool {
-        match self {
-            ApiError::Api { status, .. } => match status {
-                400 | 404 | 409 | 412 => true,
-                403 => self.reason() == Some("quotaExceeded"),
-                _ => false,
-            },
-            _ => false,
-        }
-    }
-
-    fn is_rate_limit(&self) -> bool {
-        match self {
-            ApiError::Api { status, .. } => {
-                *status == 429 || *status >= 500 || self.reason().is_some_and(|r| RATE_REASONS.contains(&r))
-            }
-            _ => false,
-        }
-    }
+/// The kind of an unsuccessful answer. A rate-limit reason is throttled whatever the status (Google
+/// answers some with 403), `backendError` transient; Cloud DNS refuses a change as a whole for what one of
+/// its rrsets may cause (an rrset that exists, a deletion that does not match: 400, 404, 409, 412, or a
+/// 403 `quotaExceeded`), so those are refusals that splitting the change names.
+pub fn kind_of(answer: &HttpAnswer, reason: Option<&str>) -> FailureKind {
+    failure::classify(answer, |a| match reason {
+        Some(r) if RATE_REASONS.contains(&r) => Some(a.throttled()),
+        Some("backendError") => Some(FailureKind::Transient),
+        Some("quotaExceeded") => Some(FailureKind::Refused),
+        _ => matches!(a.status.as_u16(), 404 | 412).then_some(FailureKind::Refused),
+    })
 }
 
 impl CallError for ApiError {
-    fn is_transient(&self) -> bool {
+    fn kind(&self) -> FailureKind {
         match self {
-            ApiError::Unreachable { .. } | ApiError::NotDone { .. } => true,
-            ApiError::Api { .. } => self.is_rate_limit(),
-            ApiError::Credentials(e) => e.is_transient(),
-            ApiError::BadAnswer { .. } | ApiError::PageLoop { .. } => false,
-        }
-    }
-
-    fn is_auth(&self) -> bool {
-        match self {
-            ApiError::Credentials(_) => true,
-            ApiError::Api { status, .. } => {
-                *status == 401 || (*status == 403 && !self.is_rate_limit() && !self.is_change_refusal())
-            }
-            _ => false,
+            ApiError::Unreachable { source, .. } => failure::unanswered(source),
+            ApiError::NotDone { .. } => FailureKind::Transient,
+            ApiError::Api { kind, .. } => *kind,
+            ApiError::Credentials(e) if e.is_transient() => FailureKind::Transient,
+            ApiError::Credentials(_) => FailureKind::Auth,
+            ApiError::BadAnswer { .. } | ApiError::PageLoop { .. } => FailureKind::Fatal,
         }
     }
 }
@@ -238,10 +214,7 @@ impl std::fmt::Debug for Api {
 
 impl Api {
     pub fn new(config: &GoogleConfig, tokens: Arc<TokenCache>) -> Result<Api, ConfigError> {
-        let http = HttpClient::builder()
-            .observed_by(&config.observer)
-            .timeout(config.timeout)
-            .connect_timeout(Duration::from_secs(10))
+        let http = HttpClient::api_builder(&config.observer, config.timeout)
             .build()
             .map_err(ConfigError::Client)?;
         Ok(Api {
@@ -325,10 +298,7 @@ impl Api {
     ) -> Result<T, ApiError> {
         let url = format!("{}{path}", self.base);
         let attempt = || self.call_once(method.clone(), &url, query, body);
-        self.backoff
-            .retry(&url, attempt, |v| v.retry)
-            .await
-            .map_err(|v| v.error)
+        self.backoff.retry(&url, attempt, ApiError::kind).await
     }
 
     async fn call_once<T: DeserializeOwned>(
@@ -337,7 +307,7 @@ impl Api {
         url: &str,
         query: &[(&str, String)],
         body: Option<&impl Serialize>,
-    ) -> Result<T, Verdict<ApiError>> {
+    ) -> Result<T, ApiError> {
         let token = self
             .tokens
             .get()
@@ -358,16 +328,13 @@ impl Api {
             source,
         };
         let resp = req.send().await.map_err(unreachable)?;
-        let status = resp.status().as_u16();
-        let after = retry_after(&resp);
+        let answer = answer_of(&resp);
+        let status = answer.status.as_u16();
         let bytes = resp.bytes().await.map_err(unreachable)?;
         if (200..300).contains(&status) {
-            return serde_json::from_slice(&bytes).map_err(|e| {
-                ApiError::BadAnswer {
-                    url: url.to_string(),
-                    detail: e.to_string(),
-                }
-                .into()
+            return serde_json::from_slice(&bytes).map_err(|e| ApiError::BadAnswer {
+                url: url.to_string(),
+                detail: e.to_string(),
             });
         }
         let (message, reason) = match serde_json::from_slice::<Envelope>(&bytes) {
@@ -382,23 +349,20 @@ impl Api {
             }
             Err(_) => (String::from_utf8_lossy(&bytes).chars().take(200).collect(), None),
         };
-        let error = ApiError::Api {
+        let kind = kind_of(&answer, reason.as_deref());
+        if status == 401 {
+            // An expired or revoked token: the next attempt gets a new one.
+            self.tokens.refused(&token).await;
+        }
+        self.pacer.hold_off(kind).await;
+        Err(ApiError::Api {
             method: method_name,
             url: url.to_string(),
             status,
             message,
             reason,
-        };
-        if status == 401 {
-            // An expired or revoked token: the next attempt gets a new one.
-            self.tokens.refused(&token).await;
-        }
-        let retry = if error.is_rate_limit() {
-            after.map_or(Retry::Backoff, Retry::After)
-        } else {
-            Retry::No
-        };
-        Err(Verdict { error, retry })
+            kind,
+        })
     }
 }
 
@@ -406,5 +370,41 @@ fn next(token: Option<String>, previous: &Option<String>, path: &str) -> Result<
     match token.filter(|t| !t.is_empty()) {
         Some(t) if Some(&t) == previous.as_ref() => Err(ApiError::PageLoop { url: path.to_string() }),
         other => Ok(other),
+    }
+}
+
+#[cfg(test)]
+mod kind_tests {
+    use super::*;
+    use reqwest::StatusCode;
+
+    fn kind(status: u16, retry_after: Option<u64>, reason: Option<&str>) -> FailureKind {
+        let answer = HttpAnswer {
+            status: StatusCode::from_u16(status).unwrap_or(StatusCode::IM_A_TEAPOT),
+            retry_after: retry_after.map(Duration::from_secs),
+        };
+        kind_of(&answer, reason)
+    }
+
+    #[test]
+    fn cloud_dns_reasons_refine_the_status() {
+        let throttled = |s: Option<u64>| FailureKind::Throttled {
+            retry_after: s.map(Duration::from_secs),
+        };
+        assert_eq!(kind(403, Some(2), Some("rateLimitExceeded")), throttled(Some(2)));
+        assert_eq!(kind(403, None, Some("userRateLimitExceeded")), throttled(None));
+        assert_eq!(kind(429, None, None), throttled(None));
+        assert_eq!(kind(500, None, Some("backendError")), FailureKind::Transient);
+        assert_eq!(kind(403, None, Some("quotaExceeded")), FailureKind::Refused);
+        assert_eq!(kind(403, None, Some("forbidden")), FailureKind::Auth);
+        assert_eq!(kind(401, None, None), FailureKind::Auth);
+        for status in [400, 404, 409, 412] {
+            assert_eq!(
+                kind(status, None, Some("alreadyExists")),
+                FailureKind::Refused,
+                "{status}"
+            );
+        }
+        assert_eq!(kind(405, None, None), FailureKind::Fatal);
     }
 }

@@ -31,7 +31,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, Ttl};
 use extdns_provider::batch::{self, AsUnit, Failures, Limits, Size, Unit};
-use extdns_provider::{ChangeFailure, Provider, ProviderError, ReadState, Records, zone};
+use extdns_provider::{CallError, FailureKind, Provider, ProviderError, ReadState, Records, zone};
 use tokio::sync::OnceCell;
 
 pub use api::{ApiError, ErrorItem};
@@ -128,7 +128,7 @@ impl GoogleProvider {
         self.project
             .get_or_try_init(|| async {
                 let p = self.metadata.project().await.map_err(|e| {
-                    ProviderError::other_from("--google-project is empty and the project cannot be found", e)
+                    ProviderError::fatal_from("--google-project is empty and the project cannot be found", e)
                 })?;
                 tracing::info!(project = %p, "Google project found on the metadata server");
                 Ok(p)
@@ -214,18 +214,16 @@ impl GoogleProvider {
                 tracing::debug!(zone = %zone.name, additions = change.additions.len(), deletions = change.deletions.len(), "change done");
                 Ok(())
             }
-            Err(e) if e.is_change_refusal() && part.len() > 1 => {
+            Err(e) if e.kind() == FailureKind::Refused && part.len() > 1 => {
                 tracing::info!(zone = %zone.name, units = part.len(), error = %e, "change refused; splitting it");
-                Err(ProviderError::refused_from(format!("zone {}", zone.name), e))
+                Err(ProviderError::from_call(format!("zone {}", zone.name), e))
             }
-            Err(e) if e.is_change_refusal() => {
+            Err(e) if e.kind() == FailureKind::Refused => {
                 let u = &part[0].unit;
                 tracing::warn!(record = %u.record_name(), zone = %zone.name, error = %e, "change refused");
+                let message = format!("{} in zone {}: {e}", u.change.action(), zone.name);
                 Err(ProviderError::Partial {
-                    failures: vec![ChangeFailure {
-                        record: u.record_name().to_string(),
-                        reason: format!("{} in zone {}: {e}", u.change.action(), zone.name),
-                    }],
+                    failures: vec![u.refused(message)],
                 })
             }
             Err(e) => Err(ProviderError::from_call(format!("change in zone {}", zone.name), e)),
@@ -336,36 +334,11 @@ impl Provider for GoogleProvider {
         batch::sort_for_apply(&mut ordered);
         let mut by_zone: BTreeMap<usize, Vec<ZoneUnit<'_>>> = BTreeMap::new();
         for unit in ordered {
-            let mut zone = None;
-            let mut refusal = None;
-            for c in unit.changes() {
-                let ep = c.endpoint();
-                if !read_type(&ep.record_type) {
-                    refusal = Some(format!(
-                        "{} records are not supported on Cloud DNS by extdns",
-                        ep.record_type
-                    ));
-                    break;
-                }
-                match (zone::closest(&read.zones, &ep.dns_name, |z| &z.dns_name), zone) {
-                    (None, _) => {
-                        refusal = Some(format!("no managed zone contains {}", ep.dns_name));
-                        break;
-                    }
-                    (Some(z), None) => zone = Some(z),
-                    (Some(z), Some(prev)) if z != prev => {
-                        refusal = Some("the record and its ownership record are in different zones".into());
-                        break;
-                    }
-                    _ => {}
-                }
-            }
-            let z = match (refusal, zone) {
-                (None, Some(z)) => z,
-                (reason, _) => {
-                    let reason = reason.unwrap_or_else(|| "no change in the unit".into());
-                    tracing::warn!(record = %unit.record_name(), %reason, "change refused");
-                    failures.push(unit.failure(reason));
+            let zone_for = |name: &str| zone::closest(&read.zones, name, |z| &z.dns_name);
+            let z = match zone::of_unit(&unit, "Cloud DNS", read_type, zone_for) {
+                Ok(z) => z,
+                Err(refusal) => {
+                    failures.refuse(&unit, refusal);
                     continue;
                 }
             };

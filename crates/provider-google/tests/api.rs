@@ -260,7 +260,10 @@ async fn a_refused_change_is_split_until_each_refused_record_is_named_and_the_ot
     let Err(ProviderError::Partial { failures }) = err else {
         panic!("expected the refused records named, got {err:?}")
     };
-    let mut named: Vec<String> = failures.iter().map(|f| f.record.clone()).collect();
+    let mut named: Vec<String> = failures
+        .iter()
+        .map(|f| format!("{} {}", f.key.dns_name, f.key.record_type))
+        .collect();
     named.sort();
     assert_eq!(
         named,
@@ -269,8 +272,8 @@ async fn a_refused_change_is_split_until_each_refused_record_is_named_and_the_ot
     let reason = |r: &str| {
         failures
             .iter()
-            .find(|f| f.record.starts_with(r))
-            .map(|f| f.reason.clone())
+            .find(|f| f.key.dns_name.starts_with(r))
+            .map(|f| f.reason.message.clone())
             .unwrap_or_default()
     };
     assert!(reason("taken").contains("alreadyExists"), "{}", reason("taken"));

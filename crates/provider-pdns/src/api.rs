@@ -3,10 +3,10 @@
 
 use std::time::Duration;
 
-use extdns_provider::backoff::Verdict;
-use extdns_provider::http::{Request, error_chain, retry_after};
+use extdns_provider::failure::{self, FailureKind, HttpAnswer};
+use extdns_provider::http::{Request, answer_of, error_chain};
 use extdns_provider::pace::Pacer;
-use extdns_provider::{Backoff, HttpClient, Retry};
+use extdns_provider::{Backoff, CallError, HttpClient};
 use reqwest::header::{HeaderMap, HeaderValue};
 use reqwest::{Response, StatusCode, Url};
 
@@ -41,6 +41,8 @@ pub enum ApiError {
         status: StatusCode,
         /// PowerDNS's `error` text, or the start of the body when it sent none.
         message: String,
+        /// The failure's kind ([`kind_of`]).
+        kind: FailureKind,
     },
     /// A success whose body is not the JSON PowerDNS sends.
     #[error("{what}: the answer is not PowerDNS's JSON: {source}")]
@@ -51,6 +53,25 @@ pub enum ApiError {
         #[source]
         source: serde_json::Error,
     },
+}
+
+/// The kind of an unsuccessful answer: PowerDNS's statuses say it all, except that a zone that is not
+/// found vanished since it was read, which the next read sees (transient); 400 and 422 refuse the content
+/// of a PATCH, which one change may cause.
+pub fn kind_of(answer: &HttpAnswer) -> FailureKind {
+    failure::classify(answer, |a| {
+        (a.status == StatusCode::NOT_FOUND).then_some(FailureKind::Transient)
+    })
+}
+
+impl CallError for ApiError {
+    fn kind(&self) -> FailureKind {
+        match self {
+            ApiError::Network { source, .. } => failure::unanswered(source),
+            ApiError::Status { kind, .. } => *kind,
+            ApiError::Decode { .. } => FailureKind::Fatal,
+        }
+    }
 }
 
 /// A client of one PowerDNS server's API.
@@ -157,27 +178,24 @@ impl Api {
             let response = match build().send().await {
                 Ok(response) if response.status().is_success() => return Ok(response),
                 Ok(response) => response,
-                Err(source) => {
-                    return Err(Verdict {
-                        error: network(what, source),
-                        retry: Retry::Backoff,
-                    });
-                }
+                Err(source) => return Err(network(what, source)),
             };
-            let status = response.status();
-            let retry = match retry_after(&response) {
-                _ if !is_transient(status) => Retry::No,
-                Some(asked) => Retry::After(asked),
-                None => Retry::Backoff,
-            };
-            let error = ApiError::Status {
+            let answer = answer_of(&response);
+            let kind = kind_of(&answer);
+            self.pacer.hold_off(kind).await;
+            Err(ApiError::Status {
                 what: what.to_string(),
-                status,
+                status: answer.status,
                 message: message(response).await,
-            };
-            Err(Verdict { error, retry })
+                kind,
+            })
         };
-        self.retry.retry(what, attempt, |v| v.retry).await.map_err(|v| v.error)
+        // A zone not found is not asked again: only a new read cures it.
+        let retry = |e: &ApiError| match e {
+            ApiError::Status { status, .. } if *status == StatusCode::NOT_FOUND => FailureKind::Fatal,
+            e => e.kind(),
+        };
+        self.retry.retry(what, attempt, retry).await
     }
 }
 
@@ -186,11 +204,6 @@ impl Api {
 enum Kind {
     Read,
     Write,
-}
-
-/// Statuses worth asking again: rate limited, or the server failing.
-pub fn is_transient(status: StatusCode) -> bool {
-    status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error()
 }
 
 /// PowerDNS's error text (`{"error": "..."}`), or the start of whatever else the body holds.

@@ -26,7 +26,7 @@ mod wire;
 use async_trait::async_trait;
 use extdns_endpoint::{DomainFilter, Endpoint, RecordType};
 use extdns_provider::batch::{self, Unit};
-use extdns_provider::{Provider, ProviderError, ReadState, Records, zone};
+use extdns_provider::{CallError, FailureKind, Provider, ProviderError, ReadState, Records, zone};
 use reqwest::StatusCode;
 
 pub use api::ApiError;
@@ -79,7 +79,8 @@ impl PdnsProvider {
             ApiError::Status {
                 status: StatusCode::NOT_FOUND,
                 ..
-            } => ProviderError::Other {
+            } => ProviderError::Failed {
+                kind: FailureKind::Fatal,
                 message: format!("{e}; check the PowerDNS server id"),
                 source: Some(Box::new(e)),
             },
@@ -99,32 +100,18 @@ impl PdnsProvider {
         if !rrsets.is_empty() {
             match self.api.patch(&zone.id, &Patch { rrsets }).await {
                 Ok(()) => tracing::debug!(zone = %zone.name, changes = sent.len(), "zone patched"),
-                Err(ApiError::Status { status, message, .. }) if is_refusal(status) => {
-                    let reason = format!(
-                        "PowerDNS refused the change to zone {} ({status}): {message}",
-                        zone.name
-                    );
+                Err(e) if e.kind() == FailureKind::Refused => {
+                    let reason = format!("PowerDNS refused the change to zone {}: {e}", zone.name);
                     if sent.len() > 1 {
                         tracing::info!(zone = %zone.name, changes = sent.len(), %reason, "patch refused; splitting it");
-                        return Err(ProviderError::refused(reason));
+                        return Err(ProviderError::caused(FailureKind::Refused, reason, e));
                     }
                     for unit in sent {
                         tracing::warn!(record = %unit.record_name(), %reason, "change refused");
-                        failures.push(unit.failure(reason.clone()));
+                        failures.push(unit.refused(reason.clone()));
                     }
                 }
-                Err(e) => match provider_error(e) {
-                    // Neither transient nor a refused key: as with a refusal, one change may be the cause.
-                    ProviderError::Other { message, source } if sent.len() > 1 => {
-                        return Err(ProviderError::Refused { message, source });
-                    }
-                    e @ ProviderError::Other { .. } => {
-                        for unit in sent {
-                            failures.push(unit.failure(format!("{}: {e}", unit.change.action())));
-                        }
-                    }
-                    e => return Err(e),
-                },
+                Err(e) => return Err(provider_error(e)),
             }
         }
         if failures.is_empty() {
@@ -154,34 +141,18 @@ fn zone_for<'z>(zones: &'z [Zone], name: &str) -> Option<(usize, &'z Zone)> {
     zone::closest(zones, name, |z| &z.name).map(|i| (i, &zones[i]))
 }
 
-/// Statuses by which PowerDNS refuses the content of a PATCH (a malformed record, a CNAME next to other
-/// data, an rrset twice in one PATCH): one change may be the cause, so splitting finds it.
-fn is_refusal(status: StatusCode) -> bool {
-    matches!(status, StatusCode::BAD_REQUEST | StatusCode::UNPROCESSABLE_ENTITY)
-}
-
-/// How an API failure reaches the controller: rate limits, 5xx and network errors are transient (the
-/// controller backs off and syncs again), a refused key is an authentication failure, a zone that vanished
-/// since the read is transient too (the next read no longer sees it).
+/// How an API failure reaches the controller, of the kind the call named (rate limits, 5xx, network
+/// errors and a zone that vanished since the read are transient; the controller backs off and syncs
+/// again); a refused key says which setting to check.
 fn provider_error(e: ApiError) -> ProviderError {
-    match &e {
-        ApiError::Network { .. } => ProviderError::Transient {
-            message: e.to_string(),
+    match e.kind() {
+        FailureKind::Auth => ProviderError::Failed {
+            kind: FailureKind::Auth,
+            message: format!("{e}; check the PowerDNS API key and the server's api-key setting"),
             source: Some(Box::new(e)),
         },
-        ApiError::Status { status, .. } if api::is_transient(*status) || *status == StatusCode::NOT_FOUND => {
-            ProviderError::Transient {
-                message: e.to_string(),
-                source: Some(Box::new(e)),
-            }
-        }
-        ApiError::Status { status, .. } if matches!(*status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN) => {
-            ProviderError::Auth {
-                message: format!("{e}; check the PowerDNS API key and the server's api-key setting"),
-                source: Some(Box::new(e)),
-            }
-        }
-        _ => ProviderError::Other {
+        kind => ProviderError::Failed {
+            kind,
             message: e.to_string(),
             source: Some(Box::new(e)),
         },
@@ -216,7 +187,7 @@ impl Provider for PdnsProvider {
             let name = &unit.change.endpoint().dns_name;
             match zone_for(zones, name) {
                 Some((i, _)) => by_zone[i].push(*unit),
-                None => failures.push(unit.failure(format!("no PowerDNS zone extdns manages contains {name}"))),
+                None => failures.push(unit.refused(format!("no PowerDNS zone extdns manages contains {name}"))),
             }
         }
         for (zone, zone_units) in zones.iter().zip(&mut by_zone) {
@@ -327,17 +298,21 @@ mod tests {
 
     #[test]
     fn api_failures_map_to_what_the_controller_does_with_them() {
-        let status = |s: u16| ApiError::Status {
-            what: "x".into(),
-            status: StatusCode::from_u16(s).unwrap_or(StatusCode::IM_A_TEAPOT),
-            message: "m".into(),
+        let status = |s: u16| {
+            let status = StatusCode::from_u16(s).unwrap_or(StatusCode::IM_A_TEAPOT);
+            ApiError::Status {
+                what: "x".into(),
+                status,
+                message: "m".into(),
+                kind: api::kind_of(&extdns_provider::HttpAnswer::with_status(status)),
+            }
         };
         assert!(provider_error(status(429)).is_transient());
         assert!(provider_error(status(503)).is_transient());
         assert!(provider_error(status(404)).is_transient());
         let refused = provider_error(status(401));
         assert!(
-            matches!(&refused, ProviderError::Auth { message, .. } if message.contains("API key")),
+            matches!(&refused, ProviderError::Failed { kind: FailureKind::Auth, message, .. } if message.contains("API key")),
             "{refused:?}"
         );
         let cause = std::error::Error::source(&refused).and_then(|c| c.downcast_ref::<ApiError>());
@@ -345,10 +320,15 @@ mod tests {
             matches!(cause, Some(ApiError::Status { status, .. }) if *status == StatusCode::UNAUTHORIZED),
             "the API's answer is kept as the source: {refused:?}"
         );
-        assert!(matches!(provider_error(status(403)), ProviderError::Auth { .. }));
-        assert!(matches!(provider_error(status(409)), ProviderError::Other { .. }));
-        assert!(is_refusal(StatusCode::UNPROCESSABLE_ENTITY) && is_refusal(StatusCode::BAD_REQUEST));
-        assert!(!is_refusal(StatusCode::UNAUTHORIZED));
+        assert!(provider_error(status(403)).is_auth());
+        for refused in [400, 409, 422] {
+            assert_eq!(
+                provider_error(status(refused)).kind(),
+                Some(FailureKind::Refused),
+                "{refused}"
+            );
+        }
+        assert_eq!(provider_error(status(405)).kind(), Some(FailureKind::Fatal));
     }
 
     #[test]

@@ -218,9 +218,9 @@ async fn a_refused_change_fails_alone_with_its_ownership_record_and_the_others_l
         panic!("expected a partial failure, got {result:?}")
     };
     assert_eq!(failures.len(), 1, "{failures:?}");
-    assert_eq!(failures[0].record, "bad.example.org CNAME");
+    assert_eq!(failures[0].key.dns_name, "bad.example.org");
     assert!(
-        failures[0].reason.contains("422") && failures[0].reason.contains("bad.example.org"),
+        failures[0].reason.message.contains("422") && failures[0].reason.message.contains("bad.example.org"),
         "PowerDNS's reason is kept: {}",
         failures[0].reason
     );
@@ -247,7 +247,7 @@ async fn a_wrong_api_key_is_an_authentication_failure_and_writes_nothing() {
     let p = provider_with(&pdns.url(), "not-the-key", &[]);
     let read = p.records().await;
     assert!(
-        matches!(&read, Err(ProviderError::Auth { message, .. }) if message.contains("401")),
+        matches!(&read, Err(ProviderError::Failed { kind: extdns_provider::FailureKind::Auth, message, .. }) if message.contains("401")),
         "{read:?}"
     );
     let write = apply(
@@ -255,7 +255,16 @@ async fn a_wrong_api_key_is_an_authentication_failure_and_writes_nothing() {
         &[Change::Create(ep("a.example.org", RecordType::A, &["192.0.2.1"]))],
     )
     .await;
-    assert!(matches!(&write, Err(ProviderError::Auth { .. })), "{write:?}");
+    assert!(
+        matches!(
+            &write,
+            Err(ProviderError::Failed {
+                kind: extdns_provider::FailureKind::Auth,
+                ..
+            })
+        ),
+        "{write:?}"
+    );
     assert!(pdns.dig("a.example.org", "A").is_empty());
 }
 
@@ -286,8 +295,8 @@ async fn zones_are_picked_by_the_domain_filter_and_changes_outside_them_fail_by_
         panic!("expected a partial failure, got {result:?}")
     };
     assert_eq!(
-        failures.iter().map(|f| f.record.as_str()).collect::<Vec<_>>(),
-        ["new.example.com A"]
+        failures.iter().map(|f| f.key.dns_name.as_str()).collect::<Vec<_>>(),
+        ["new.example.com"]
     );
     // The record went to the closest zone.
     assert_eq!(pdns.dig("new.k8s.example.org", "A"), ["192.0.2.7"]);
@@ -348,10 +357,11 @@ async fn rate_limits_and_server_errors_are_retried_then_reported_as_transient() 
     );
     assert_eq!(calls.load(Ordering::SeqCst), 3);
 
-    // A 400 is not retried.
+    // A 400 is not retried: PowerDNS refused what was sent.
     let (url, calls) = fake(vec![400; 10]).await;
     let p = provider_with(&url, "k", &[]);
-    assert!(matches!(p.records().await, Err(ProviderError::Other { .. })));
+    let kind = p.records().await.err().and_then(|e| e.kind());
+    assert_eq!(kind, Some(extdns_provider::FailureKind::Refused));
     assert_eq!(calls.load(Ordering::SeqCst), 1);
 }
 
@@ -364,7 +374,7 @@ async fn an_unknown_server_id_is_a_configuration_error_not_a_transient_one() {
     let p = PdnsProvider::new(&config).unwrap_or_else(|e| panic!("{e}"));
     let r = p.records().await;
     assert!(
-        matches!(&r, Err(ProviderError::Other { message, .. }) if message.contains("404") && message.contains("server id")),
+        matches!(&r, Err(ProviderError::Failed { kind: extdns_provider::FailureKind::Fatal, message, .. }) if message.contains("404") && message.contains("server id")),
         "{r:?}"
     );
 }

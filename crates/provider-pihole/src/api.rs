@@ -5,10 +5,10 @@
 
 use std::time::Duration;
 
-use extdns_provider::backoff::Verdict;
-use extdns_provider::http::{error_chain, retry_after};
+use extdns_provider::failure::{self, FailureKind, HttpAnswer};
+use extdns_provider::http::{answer_of, error_chain, percent_encode};
 use extdns_provider::pace::Pacer;
-use extdns_provider::{Backoff, CallError, HttpClient, Retry, TlsOptions};
+use extdns_provider::{Backoff, CallError, HttpClient, TlsOptions};
 use reqwest::{Method, StatusCode};
 use serde::Deserialize;
 
@@ -69,7 +69,7 @@ pub enum ApiError {
     #[error("Pi-hole answered 401 to {method} {url}: it is protected by a password; set --pihole-password")]
     PasswordNeeded {
         /// The request's method.
-        method: &'static str,
+        method: Method,
         /// The URL called.
         url: String,
     },
@@ -77,7 +77,7 @@ pub enum ApiError {
     #[error("Pi-hole answered HTTP {status} to {method} {url}: {}", describe(key, message, hint))]
     Api {
         /// The request's method.
-        method: &'static str,
+        method: Method,
         /// The URL called.
         url: String,
         /// The HTTP status.
@@ -88,6 +88,8 @@ pub enum ApiError {
         message: String,
         /// `error.hint`, which names the item at fault (`dns.hosts[3]: invalid hostname ("a*b")`).
         hint: Option<String>,
+        /// The failure's kind, from the status and the key ([`kind_of`]).
+        kind: FailureKind,
     },
     /// A success whose body is not the JSON Pi-hole documents.
     #[error("Pi-hole answered {url} with something that cannot be read: {detail}")]
@@ -112,20 +114,25 @@ fn describe(key: &str, message: &str, hint: &Option<String>) -> String {
     s
 }
 
-impl CallError for ApiError {
-    fn is_transient(&self) -> bool {
-        match self {
-            ApiError::Unreachable { .. } => true,
-            ApiError::Api { status, .. } => *status == 429 || *status >= 500,
-            _ => false,
-        }
-    }
+/// The kind of an unsuccessful answer: Pi-hole's `api_seats_exceeded` (every session seat taken) and
+/// `rate_limiting` are throttling, `unauthorized` refused credentials, `bad_request` (an item Pi-hole will
+/// not take) a refusal of that item; otherwise the status decides.
+pub fn kind_of(answer: &HttpAnswer, key: &str) -> FailureKind {
+    failure::classify(answer, |a| match key {
+        "api_seats_exceeded" | "rate_limiting" => Some(a.throttled()),
+        "unauthorized" => Some(FailureKind::Auth),
+        "bad_request" => Some(FailureKind::Refused),
+        _ => None,
+    })
+}
 
-    fn is_auth(&self) -> bool {
+impl CallError for ApiError {
+    fn kind(&self) -> FailureKind {
         match self {
-            ApiError::PasswordRefused { .. } | ApiError::PasswordNeeded { .. } => true,
-            ApiError::Api { status, .. } => *status == 401 || *status == 403,
-            _ => false,
+            ApiError::Unreachable { source, .. } => failure::unanswered(source),
+            ApiError::PasswordRefused { .. } | ApiError::PasswordNeeded { .. } => FailureKind::Auth,
+            ApiError::Api { kind, .. } => *kind,
+            ApiError::BadAnswer { .. } => FailureKind::Fatal,
         }
     }
 }
@@ -207,9 +214,10 @@ impl std::fmt::Debug for Api {
     }
 }
 
-/// One answer: its status and body.
+/// One answer: its status, the wait it asks for, and its body.
 struct Answer {
     status: StatusCode,
+    retry_after: Option<Duration>,
     body: Vec<u8>,
 }
 
@@ -219,10 +227,7 @@ impl Api {
             skip_verify: config.tls_skip_verify,
             ..TlsOptions::default()
         };
-        let http = HttpClient::builder()
-            .observed_by(&config.observer)
-            .timeout(config.timeout)
-            .connect_timeout(Duration::from_secs(10))
+        let http = HttpClient::api_builder(&config.observer, config.timeout)
             .tls(&tls)
             .build()
             .map_err(ConfigError::Client)?;
@@ -241,7 +246,7 @@ impl Api {
         let url = format!("{}/api/config/dns/{}", self.base, list.path());
         let answer = self.call(Method::GET, &url).await?;
         if !answer.status.is_success() {
-            return Err(self.refusal("GET", &url, &answer));
+            return Err(self.refusal(Method::GET, &url, &answer));
         }
         let parsed: ConfigAnswer = serde_json::from_slice(&answer.body).map_err(|e| ApiError::BadAnswer {
             url: url.clone(),
@@ -261,12 +266,8 @@ impl Api {
     /// DELETE leave the list as asked: [`Outcome::AlreadyDone`].
     pub async fn write(&self, list: List, item: &str, add: bool) -> Result<Outcome, ApiError> {
         let url = format!("{}/api/config/dns/{}/{}", self.base, list.path(), path_escape(item));
-        let (method, name) = if add {
-            (Method::PUT, "PUT")
-        } else {
-            (Method::DELETE, "DELETE")
-        };
-        let answer = self.call(method, &url).await?;
+        let method = if add { Method::PUT } else { Method::DELETE };
+        let answer = self.call(method.clone(), &url).await?;
         if answer.status.is_success() {
             return Ok(Outcome::Changed);
         }
@@ -277,35 +278,34 @@ impl Api {
         if !add && answer.status == StatusCode::NOT_FOUND {
             return Ok(Outcome::AlreadyDone);
         }
-        Err(self.refusal(name, &url, &answer))
+        Err(self.refusal(method, &url, &answer))
     }
 
     /// One call with the current session, logged in first when there is none and again once on a 401;
     /// retried with backoff while it fails transiently.
     async fn call(&self, method: Method, url: &str) -> Result<Answer, ApiError> {
         let attempt = || self.call_once(method.clone(), url);
-        self.backoff.retry(url, attempt, |v| v.retry).await.map_err(|v| v.error)
+        self.backoff.retry(url, attempt, ApiError::kind).await
     }
 
-    async fn call_once(&self, method: Method, url: &str) -> Result<Answer, Verdict<ApiError>> {
-        let session = self.session().await.map_err(verdict)?;
+    async fn call_once(&self, method: Method, url: &str) -> Result<Answer, ApiError> {
+        let session = self.session().await?;
         let answer = self.send(method.clone(), url, &session).await?;
         if answer.status != StatusCode::UNAUTHORIZED {
             return Ok(answer);
         }
         if self.password.is_none() {
             return Err(ApiError::PasswordNeeded {
-                method: method_name(&method),
+                method,
                 url: url.to_string(),
-            }
-            .into());
+            });
         }
         // The session expired (or Pi-hole restarted, or someone logged it out): log in again, once.
         tracing::debug!(url, "Pi-hole answered 401; logging in again");
-        let renewed = self.renew(&session).await.map_err(verdict)?;
+        let renewed = self.renew(&session).await?;
         let answer = self.send(method.clone(), url, &renewed).await?;
         if answer.status == StatusCode::UNAUTHORIZED {
-            return Err(self.refusal(method_name(&method), url, &answer).into());
+            return Err(self.refusal(method, url, &answer));
         }
         Ok(answer)
     }
@@ -361,17 +361,17 @@ impl Api {
                 url,
                 detail: "the login answer holds no valid session".into(),
             }),
-            _ => Err(self.refusal("POST", &url, &answer)),
+            _ => Err(self.refusal(Method::POST, &url, &answer)),
         }
     }
 
-    async fn send(&self, method: Method, url: &str, session: &Session) -> Result<Answer, Verdict<ApiError>> {
+    async fn send(&self, method: Method, url: &str, session: &Session) -> Result<Answer, ApiError> {
         if method == Method::GET {
             self.pacer.request().await;
         } else {
             self.pacer.write().await;
         }
-        let mut request = self.http.request(method, url);
+        let mut request = self.http.request(method.clone(), url);
         if let Session::Sid(sid) = session {
             request = request.header(SID_HEADER, sid.as_str());
         }
@@ -380,26 +380,34 @@ impl Api {
             source,
         };
         let response = request.send().await.map_err(unreachable)?;
-        let retry = retry_after(&response).map_or(Retry::Backoff, Retry::After);
         let answer = read(response, url).await?;
-        if answer.status == StatusCode::TOO_MANY_REQUESTS || answer.status.is_server_error() {
-            let error = self.refusal("request", url, &answer);
-            return Err(Verdict { error, retry });
+        if answer.status.is_success() || answer.status == StatusCode::UNAUTHORIZED {
+            return Ok(answer);
+        }
+        let refusal = self.refusal(method, url, &answer);
+        if refusal.kind().is_transient() {
+            self.pacer.hold_off(refusal.kind()).await;
+            return Err(refusal);
         }
         Ok(answer)
     }
 
     /// An unsuccessful answer as an error, with Pi-hole's envelope when the body is one.
-    fn refusal(&self, method: &'static str, url: &str, answer: &Answer) -> ApiError {
+    fn refusal(&self, method: Method, url: &str, answer: &Answer) -> ApiError {
         let envelope: ErrorEnvelope = serde_json::from_slice(&answer.body).unwrap_or_default();
         let mut message = envelope.error.message;
         if message.is_empty() && envelope.error.key.is_empty() {
             message = String::from_utf8_lossy(&answer.body).chars().take(200).collect();
         }
+        let http = HttpAnswer {
+            status: answer.status,
+            retry_after: answer.retry_after,
+        };
         ApiError::Api {
             method,
             url: url.to_string(),
             status: answer.status.as_u16(),
+            kind: kind_of(&http, &envelope.error.key),
             key: envelope.error.key,
             message,
             hint: envelope.error.hint,
@@ -407,51 +415,23 @@ impl Api {
     }
 }
 
-/// A failed login as a retry verdict: retried when it may succeed later (unreachable, 429 when every
-/// session seat is taken, 5xx).
-fn verdict(error: ApiError) -> Verdict<ApiError> {
-    let retry = if error.is_transient() {
-        Retry::Backoff
-    } else {
-        Retry::No
-    };
-    Verdict { error, retry }
-}
-
 async fn read(response: reqwest::Response, url: &str) -> Result<Answer, ApiError> {
-    let status = response.status();
+    let HttpAnswer { status, retry_after } = answer_of(&response);
     let body = response.bytes().await.map_err(|source| ApiError::Unreachable {
         url: url.to_string(),
         source,
     })?;
     Ok(Answer {
         status,
+        retry_after,
         body: body.to_vec(),
     })
 }
 
-fn method_name(m: &Method) -> &'static str {
-    match *m {
-        Method::GET => "GET",
-        Method::PUT => "PUT",
-        Method::DELETE => "DELETE",
-        Method::POST => "POST",
-        _ => "request",
-    }
-}
-
-/// An item as one URL path segment: every byte but RFC 3986's unreserved characters percent-encoded (the
-/// space of `"IP HOST"` and the commas of a CNAME item included, as Go's `url.PathEscape` does for them).
+/// An item as one URL path segment (the space of `"IP HOST"` and the commas of a CNAME item
+/// percent-encoded, as Go's `url.PathEscape` does for them).
 pub fn path_escape(item: &str) -> String {
-    let mut out = String::with_capacity(item.len());
-    for b in item.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    percent_encode(item)
 }
 
 #[cfg(test)]
@@ -471,27 +451,37 @@ mod tests {
     #[test]
     fn errors_say_what_pihole_said() {
         let e = ApiError::Api {
-            method: "PUT",
+            method: Method::PUT,
             url: "http://pi.hole/api/config/dns/hosts/x".into(),
             status: 400,
             key: "bad_request".into(),
             message: "Invalid value".into(),
             hint: Some("dns.hosts[0]: invalid hostname (\"a*b\")".into()),
+            kind: FailureKind::Refused,
         };
         assert_eq!(
             e.to_string(),
             "Pi-hole answered HTTP 400 to PUT http://pi.hole/api/config/dns/hosts/x: [bad_request] Invalid value \
              (dns.hosts[0]: invalid hostname (\"a*b\"))"
         );
-        assert!(!e.is_transient() && !e.is_auth());
-        let busy = ApiError::Api {
-            method: "GET",
-            url: String::new(),
-            status: 503,
-            key: String::new(),
-            message: String::new(),
-            hint: None,
+        assert_eq!(e.kind(), FailureKind::Refused);
+    }
+
+    #[test]
+    fn pihole_keys_refine_the_status() {
+        let answer = |status: u16, after: Option<u64>| HttpAnswer {
+            status: StatusCode::from_u16(status).unwrap_or(StatusCode::IM_A_TEAPOT),
+            retry_after: after.map(Duration::from_secs),
         };
-        assert!(busy.is_transient());
+        assert_eq!(
+            kind_of(&answer(429, Some(3)), "api_seats_exceeded"),
+            FailureKind::Throttled {
+                retry_after: Some(Duration::from_secs(3))
+            }
+        );
+        assert_eq!(kind_of(&answer(401, None), "unauthorized"), FailureKind::Auth);
+        assert_eq!(kind_of(&answer(400, None), "bad_request"), FailureKind::Refused);
+        assert_eq!(kind_of(&answer(503, None), ""), FailureKind::Transient);
+        assert_eq!(kind_of(&answer(404, None), "not_found"), FailureKind::Fatal);
     }
 }

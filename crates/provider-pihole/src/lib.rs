@@ -39,7 +39,7 @@ use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, Ttl};
 use extdns_provider::batch::{self, Failures, Unit};
 use extdns_provider::gather::Gather;
-use extdns_provider::{CallError, Provider, ProviderError, ReadState, Records};
+use extdns_provider::{CallError, FailureKind, Provider, ProviderError, ReadState, Records};
 
 pub use api::{ApiError, List, Outcome, path_escape};
 pub use config::{ConfigError, PiholeConfig};
@@ -133,7 +133,7 @@ impl PiholeProvider {
     }
 
     /// The writes of one unit, in order, or why Pi-hole cannot hold it.
-    fn ops(&self, index: &Index, unit: &Unit<'_>) -> Result<Vec<Op>, String> {
+    fn ops(&self, index: &Index, unit: &Unit<'_>) -> Result<Vec<Op>, Unfit> {
         let mut ops = Vec::new();
         for change in unit.changes() {
             check(change.endpoint())?;
@@ -213,26 +213,52 @@ impl PiholeProvider {
     }
 }
 
+/// Why Pi-hole cannot hold a record, or cannot change it without touching other names.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Unfit {
+    /// Pi-hole's local DNS records are addresses and CNAMEs only.
+    #[error(
+        "Pi-hole stores only A, AAAA and CNAME records, not {0} (with Pi-hole, run --registry=noop as \
+         external-dns's Pi-hole tutorial says)"
+    )]
+    RecordType(RecordType),
+    /// A name with `*`.
+    #[error("Pi-hole cannot serve wildcard names")]
+    Wildcard,
+    /// A record with a set identifier.
+    #[error("Pi-hole has no set identifiers")]
+    SetIdentifier,
+    /// A CNAME with several targets.
+    #[error("a Pi-hole CNAME record has one target")]
+    CnameTargets,
+    /// A record without targets.
+    #[error("the record has no target")]
+    NoTarget,
+    /// The item to remove also serves other names, which removing it would take with it.
+    #[error(
+        "the Pi-hole entry {0:?} also serves other names; extdns does not rewrite shared entries, edit it in \
+         Pi-hole"
+    )]
+    SharedEntry(String),
+}
+
 /// Why Pi-hole cannot hold `ep`, if it cannot.
-fn check(ep: &Endpoint) -> Result<(), String> {
+fn check(ep: &Endpoint) -> Result<(), Unfit> {
     if !matches!(ep.record_type, RecordType::A | RecordType::Aaaa | RecordType::Cname) {
-        return Err(format!(
-            "Pi-hole stores only A, AAAA and CNAME records, not {} (with Pi-hole, run --registry=noop as \
-             external-dns's Pi-hole tutorial says)",
-            ep.record_type
-        ));
+        return Err(Unfit::RecordType(ep.record_type.clone()));
     }
     if ep.dns_name.contains('*') {
-        return Err("Pi-hole cannot serve wildcard names".into());
+        return Err(Unfit::Wildcard);
     }
     if !ep.set_identifier.is_empty() {
-        return Err("Pi-hole has no set identifiers".into());
+        return Err(Unfit::SetIdentifier);
     }
     if ep.record_type == RecordType::Cname && ep.targets.len() > 1 {
-        return Err("a Pi-hole CNAME record has one target".into());
+        return Err(Unfit::CnameTargets);
     }
     if ep.targets.is_empty() {
-        return Err("the record has no target".into());
+        return Err(Unfit::NoTarget);
     }
     Ok(())
 }
@@ -260,7 +286,7 @@ fn item(ep: &Endpoint, target: &str) -> Item {
 
 /// The item a record to remove was read from, as Pi-hole spells it (or as extdns writes it, for a record
 /// not read); refused when that item also serves other names, which removing it would take with it.
-fn stored(index: &Index, ep: &Endpoint, target: &str) -> Result<Item, String> {
+fn stored(index: &Index, ep: &Endpoint, target: &str) -> Result<Item, Unfit> {
     let mut it = item(ep, target);
     let key = (
         ep.dns_name.to_ascii_lowercase(),
@@ -269,11 +295,7 @@ fn stored(index: &Index, ep: &Endpoint, target: &str) -> Result<Item, String> {
     );
     if let Some(s) = index.items.get(&key) {
         if s.names > 1 {
-            return Err(format!(
-                "the Pi-hole entry {:?} also serves other names; extdns does not rewrite shared entries, edit it \
-                 in Pi-hole",
-                s.text
-            ));
+            return Err(Unfit::SharedEntry(s.text.clone()));
         }
         it.text = s.text.clone();
     }
@@ -355,20 +377,19 @@ impl Provider for PiholeProvider {
             let ops = match self.ops(index, unit) {
                 Ok(ops) => ops,
                 Err(reason) => {
-                    tracing::warn!(record = %unit.record_name(), %reason, "change refused");
-                    failures.push(unit.failure(reason));
+                    failures.refuse(unit, reason);
                     continue;
                 }
             };
             match self.run(unit, &ops).await {
                 Ok(()) => tracing::info!(record = %unit.record_name(), action = unit.change.action(), "applied"),
                 // Pi-hole down or the password refused: every other write would fail the same way.
-                Err(e) if e.is_transient() || e.is_auth() => {
+                Err(e) if e.kind().is_transient() || e.kind() == FailureKind::Auth => {
                     return Err(ProviderError::from_call(format!("writing {}", unit.record_name()), e));
                 }
                 Err(e) => {
                     tracing::warn!(record = %unit.record_name(), error = %e, "Pi-hole refused the change");
-                    failures.push(unit.failure(e.to_string()));
+                    failures.push(unit.failure(e.kind(), e.to_string()));
                 }
             }
         }
@@ -452,13 +473,13 @@ mod tests {
     #[test]
     fn what_pihole_cannot_hold_is_refused_with_the_reason() {
         let txt = Endpoint::new("a-web.example.org", RecordType::Txt, ["\"heritage=external-dns\""]);
-        assert!(check(&txt).is_err_and(|r| r.contains("--registry=noop")));
+        assert!(check(&txt).is_err_and(|r| r.to_string().contains("--registry=noop")));
         let wild = Endpoint::new("*.example.org", RecordType::A, ["192.0.2.1"]);
-        assert!(check(&wild).is_err_and(|r| r.contains("wildcard")));
+        assert_eq!(check(&wild), Err(Unfit::Wildcard));
         let two = Endpoint::new("c.example.org", RecordType::Cname, ["a.example.org", "b.example.org"]);
-        assert!(check(&two).is_err_and(|r| r.contains("one target")));
+        assert_eq!(check(&two), Err(Unfit::CnameTargets));
         let mut weighted = Endpoint::new("w.example.org", RecordType::A, ["192.0.2.1"]);
         weighted.set_identifier = "eu".into();
-        assert!(check(&weighted).is_err_and(|r| r.contains("set identifier")));
+        assert_eq!(check(&weighted), Err(Unfit::SetIdentifier));
     }
 }

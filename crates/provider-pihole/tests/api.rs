@@ -177,7 +177,16 @@ async fn a_wrong_password_is_an_authentication_error_that_says_so() {
     let p = provider_with(&pi, Some("not the password"));
     let e = p.records().await.err();
     let text = e.as_ref().map(ToString::to_string).unwrap_or_default();
-    assert!(matches!(e, Some(ProviderError::Auth { .. })), "{e:?}");
+    assert!(
+        matches!(
+            e,
+            Some(ProviderError::Failed {
+                kind: extdns_provider::FailureKind::Auth,
+                ..
+            })
+        ),
+        "{e:?}"
+    );
     assert!(
         text.contains("refused the password") && text.contains("password incorrect"),
         "{text}"
@@ -236,7 +245,10 @@ async fn a_refused_record_is_named_and_the_others_land() {
     let Err(ProviderError::Partial { failures }) = &result else {
         panic!("expected a partial failure, got {result:?}");
     };
-    let named: Vec<String> = failures.iter().map(|f| f.record.clone()).collect();
+    let named: Vec<String> = failures
+        .iter()
+        .map(|f| format!("{} {}", f.key.dns_name, f.key.record_type))
+        .collect();
     assert_eq!(
         named,
         [
@@ -247,7 +259,7 @@ async fn a_refused_record_is_named_and_the_others_land() {
             "two.example.org CNAME"
         ]
     );
-    let reasons: Vec<&str> = failures.iter().map(|f| f.reason.as_str()).collect();
+    let reasons: Vec<&str> = failures.iter().map(|f| f.reason.message.as_str()).collect();
     assert!(
         reasons[0].contains("Invalid value") && reasons[0].contains("invalid hostname"),
         "{reasons:?}"

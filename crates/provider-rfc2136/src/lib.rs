@@ -38,7 +38,7 @@ use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, Ttl};
 use extdns_provider::batch::{self, Unit};
 use extdns_provider::pace::Pacer;
-use extdns_provider::{Provider, ProviderError, ReadState, Records, zone};
+use extdns_provider::{FailureKind, Provider, ProviderError, ReadState, Records, zone};
 use hickory_proto::rr::rdata::TXT;
 use hickory_proto::rr::{DNSClass, Name, RData, Record};
 
@@ -200,7 +200,7 @@ impl Rfc2136Provider {
             let name = &unit.change.endpoint().dns_name;
             match self.zone_index(name) {
                 Some(z) => out.entry(z).or_default().push(*unit),
-                None => failures.push(unit.failure(format!("no configured zone contains {name}"))),
+                None => failures.push(unit.refused(format!("no configured zone contains {name}"))),
             }
         }
         for zone_units in out.values_mut() {
@@ -235,9 +235,15 @@ impl Rfc2136Provider {
                         tracing::info!(zone = %zone, changes = sent.len(), %reason, "batch refused; splitting it");
                         return Err(ProviderError::refused(reason));
                     }
+                    // NOTAUTH and NOTIMP are about the zone, not the record: nothing a new try of it mends.
+                    let kind = if splittable(rcode) {
+                        FailureKind::Refused
+                    } else {
+                        FailureKind::Fatal
+                    };
                     for unit in sent {
                         tracing::warn!(record = %unit.record_name(), %reason, "change refused");
-                        failures.push(unit.failure(reason.clone()));
+                        failures.push(unit.failure(kind, reason.clone()));
                     }
                 }
                 Err(e @ ExchangeError::Auth { .. }) => return Err(auth_error(self, e)),
@@ -248,7 +254,8 @@ impl Rfc2136Provider {
                     ));
                 }
                 Err(e @ ExchangeError::BadAnswer { .. }) => {
-                    return Err(ProviderError::Auth {
+                    return Err(ProviderError::Failed {
+                        kind: FailureKind::Auth,
                         message: e.to_string(),
                         source: Some(Box::new(e)),
                     });
@@ -288,7 +295,8 @@ fn auth_error(p: &Rfc2136Provider, e: ExchangeError) -> ProviderError {
         ),
         other => format!("{other} (TSIG key {key})"),
     };
-    ProviderError::Auth {
+    ProviderError::Failed {
+        kind: FailureKind::Auth,
         message,
         source: Some(Box::new(e)),
     }
@@ -309,7 +317,8 @@ fn transfer_refused(p: &Rfc2136Provider, zone: &str, e: ExchangeError) -> Provid
         ),
         other => format!("zone transfer of {zone}: {other}"),
     };
-    ProviderError::Auth {
+    ProviderError::Failed {
+        kind: FailureKind::Auth,
         message,
         source: Some(Box::new(e)),
     }
@@ -335,7 +344,7 @@ impl Provider for Rfc2136Provider {
                 Err(e @ ExchangeError::Auth { .. }) => return Err(auth_error(self, e)),
                 Err(e @ ExchangeError::Rcode { .. }) => return Err(transfer_refused(self, zone, e)),
                 Err(ExchangeError::BadAnswer { server, detail }) => {
-                    return Err(ProviderError::other(format!(
+                    return Err(ProviderError::fatal(format!(
                         "zone transfer of {zone} from {server}: {detail}"
                     )));
                 }
@@ -470,8 +479,8 @@ mod tests {
             panic!("expected the out-of-zone change to fail")
         };
         assert_eq!(
-            failures.iter().map(|f| f.record.as_str()).collect::<Vec<_>>(),
-            vec!["web.example.com A"]
+            failures.iter().map(|f| f.key.dns_name.as_str()).collect::<Vec<_>>(),
+            vec!["web.example.com"]
         );
     }
 

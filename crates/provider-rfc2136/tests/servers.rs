@@ -78,7 +78,7 @@ impl ApplyChanges for Rfc2136Provider {
         let changes = changes
             .clone()
             .into_changes()
-            .map_err(|e| ProviderError::Invalid(e.to_string()))?;
+            .map_err(|e| ProviderError::fatal(e.to_string()))?;
         let units: Vec<Unit<'_>> = changes.iter().map(Unit::new).collect();
         self.apply(&state, &units).await
     }
@@ -248,7 +248,11 @@ async fn wrong_key_changes_nothing(kind: Kind) {
     let serial = server.serial("example.org");
     let changes = a_create("web.example.org", "192.0.2.1");
     match p.apply_changes(&changes).await {
-        Err(ProviderError::Auth { message, source }) => {
+        Err(ProviderError::Failed {
+            kind: extdns_provider::FailureKind::Auth,
+            message,
+            source,
+        }) => {
             assert!(
                 message.contains("BADSIG") && message.contains(KEY_NAME) && message.contains("secret"),
                 "{message}"
@@ -262,7 +266,11 @@ async fn wrong_key_changes_nothing(kind: Kind) {
         other => panic!("expected an authentication failure on {kind:?}, got {other:?}"),
     }
     match p.records().await {
-        Err(ProviderError::Auth { message, .. }) => assert!(message.contains("BADSIG"), "{message}"),
+        Err(ProviderError::Failed {
+            kind: extdns_provider::FailureKind::Auth,
+            message,
+            ..
+        }) => assert!(message.contains("BADSIG"), "{message}"),
         other => panic!("expected an authentication failure reading {kind:?}, got {other:?}"),
     }
     assert_eq!(server.dig("web.example.org", "A"), Vec::<String>::new());
@@ -375,8 +383,8 @@ async fn bind_refused_record_is_split_out_and_the_others_land() {
     {
         Err(ProviderError::Partial { failures }) => {
             assert_eq!(failures.len(), 1, "{failures:?}");
-            assert_eq!(failures[0].record, "refused.example.org A");
-            assert!(failures[0].reason.contains("REFUSED"), "{}", failures[0].reason);
+            assert_eq!(failures[0].key.dns_name, "refused.example.org");
+            assert!(failures[0].reason.message.contains("REFUSED"), "{}", failures[0].reason);
         }
         other => panic!("expected a partial failure, got {other:?}"),
     }
@@ -456,7 +464,7 @@ async fn no_server_listening_is_a_transient_error() {
         ..Rfc2136Config::default()
     };
     let p = provider(&c);
-    assert!(matches!(p.records().await, Err(ProviderError::Transient { .. })));
+    assert!(p.records().await.is_err_and(|e| e.is_transient()));
     let changes = a_create("x.example.org", "192.0.2.1");
     let got = p.apply_changes(&changes).await;
     assert!(matches!(&got, Err(e) if e.is_transient()), "{got:?}");
@@ -524,7 +532,7 @@ async fn bind_over_tls_refuses_an_unknown_certificate_unless_told_to_skip_verifi
     let strict = provider(&tls_config(&server, extdns_provider_rfc2136::TlsOptions::default()));
     let got = strict.apply_changes(&changes).await;
     assert!(
-        matches!(&got, Err(ProviderError::Transient { message: m, .. }) if m.contains("TLS")),
+        matches!(&got, Err(ProviderError::Failed { kind: extdns_provider::FailureKind::Transient, message: m, .. }) if m.contains("TLS")),
         "{got:?}"
     );
     assert_eq!(server.dig("tls.example.org", "A"), Vec::<String>::new());

@@ -5,7 +5,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint};
 use extdns_provider::pace::Pacer;
-use extdns_provider::{Backoff, HttpClient, Provider, ProviderError, ReadState, Records, Retry, Unit};
+use extdns_provider::{Backoff, FailureKind, HttpClient, Provider, ProviderError, ReadState, Records, Unit};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 use reqwest::{Response, StatusCode, Url};
 use serde::Serialize;
@@ -138,7 +138,11 @@ impl WebhookProvider {
         };
         provider.domain_filter = config
             .negotiate_backoff
-            .retry("webhook negotiation", || provider.negotiate(), |_| Retry::Backoff)
+            .retry(
+                "webhook negotiation",
+                || provider.negotiate(),
+                |_| FailureKind::Transient,
+            )
             .await?;
         debug!(url = %provider.base, "webhook negotiated");
         Ok(provider)

@@ -46,6 +46,9 @@ pub use client::{Call, CallCounter, CountCalls, WebhookConfig, WebhookProvider};
 pub use deadline::ServerTimeouts;
 pub use server::{ServerOptions, WebhookServer, serve, start_server};
 
+use extdns_provider::FailureKind;
+use extdns_provider::failure;
+
 /// The media type both sides exchange, compared byte for byte: external-dns's client refuses a server
 /// whose `Content-Type` differs in any way, even by a space after the `;`.
 pub const MEDIA_TYPE: &str = "application/external.dns.webhook+json;version=1";
@@ -143,30 +146,27 @@ pub enum WebhookError {
     },
 }
 
-impl WebhookError {
-    /// external-dns's soft errors: only 500–510 (and a request that did not complete) are worth the next
-    /// loop's retry; any other status, including 408, 413 and 429, means the call itself is wrong.
-    pub fn is_transient(&self) -> bool {
+/// The kind of a webhook call's failure, as external-dns's soft errors: only 500–510 (and a request that
+/// did not complete) are worth the next loop's retry; 401 and 403 refuse the credentials; any other status,
+/// including 408, 413 and 429, means the call itself is wrong (the protocol has no throttling).
+impl extdns_provider::CallError for WebhookError {
+    fn kind(&self) -> FailureKind {
         match self {
-            WebhookError::Status { status, .. } => (500..=510).contains(status),
-            WebhookError::Request { .. } => true,
-            _ => false,
+            WebhookError::Status { status, .. } if (500..=510).contains(status) => FailureKind::Transient,
+            WebhookError::Status { status: 401 | 403, .. } => FailureKind::Auth,
+            WebhookError::Request { source, .. } => failure::unanswered(source),
+            _ => FailureKind::Fatal,
         }
     }
 }
 
 impl From<WebhookError> for extdns_provider::ProviderError {
     fn from(e: WebhookError) -> Self {
-        if e.is_transient() {
-            extdns_provider::ProviderError::Transient {
-                message: e.to_string(),
-                source: Some(Box::new(e)),
-            }
-        } else {
-            extdns_provider::ProviderError::Other {
-                message: e.to_string(),
-                source: Some(Box::new(e)),
-            }
+        let kind = extdns_provider::CallError::kind(&e);
+        extdns_provider::ProviderError::Failed {
+            kind,
+            message: e.to_string(),
+            source: Some(Box::new(e)),
         }
     }
 }

@@ -11,7 +11,9 @@ use std::future::Future;
 use std::hash::{BuildHasher, Hasher};
 use std::time::Duration;
 
-/// What a failed attempt calls for.
+use crate::failure::FailureKind;
+
+/// What a failed attempt calls for, as its [`FailureKind`] says ([`FailureKind::retry`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Retry {
     /// The error is final: trying again cannot help.
@@ -69,41 +71,16 @@ impl Backoff {
     }
 }
 
-/// An error with what it calls for, for calls whose retry depends on more than the error (a `Retry-After`
-/// header of the answer): `backoff.retry(what, attempt, |v| v.retry)`, then `map_err(|v| v.error)`.
-#[derive(Debug)]
-pub struct Verdict<E> {
-    /// The error, returned as is when no retry is left.
-    pub error: E,
-    /// Whether to retry, and after how long.
-    pub retry: Retry,
-}
-
-/// An error without a verdict is final.
-impl<E> From<E> for Verdict<E> {
-    fn from(error: E) -> Self {
-        Verdict {
-            error,
-            retry: Retry::No,
-        }
-    }
-}
-
-impl<E: Display> Display for Verdict<E> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.error.fmt(f)
-    }
-}
-
 impl Backoff {
-    /// Call `attempt` until it succeeds, `classify` calls its error final ([`Retry::No`]), or
-    /// `max_attempts` calls have been made; the last error is returned as it is. `what` names the call in
-    /// the log line of each retry.
+    /// Call `attempt` until it succeeds, `classify` names its error's kind as not transient, or
+    /// `max_attempts` calls have been made; the last error is returned as it is. A throttled call waits as
+    /// long as the server asked (at most `max`), any other transient one the next backoff delay
+    /// ([`FailureKind::retry`]). `what` names the call in the log line of each retry.
     pub async fn retry<T, E, Fut>(
         &self,
         what: &str,
         mut attempt: impl FnMut() -> Fut,
-        classify: impl Fn(&E) -> Retry,
+        classify: impl Fn(&E) -> FailureKind,
     ) -> Result<T, E>
     where
         E: Display,
@@ -117,7 +94,7 @@ impl Backoff {
                 Err(e) => e,
             };
             made += 1;
-            let wait = match classify(&error) {
+            let wait = match classify(&error).retry() {
                 Retry::No => return Err(error),
                 _ if made >= attempts => return Err(error),
                 Retry::Backoff => self.delay(made - 1),
@@ -188,9 +165,9 @@ mod tests {
         assert!((0..100).map(|_| random_unit()).all(|u| (0.0..1.0).contains(&u)));
     }
 
-    /// The error of the `n`th call (from 0) and what it calls for.
+    /// The error of the `n`th call (from 0) and its kind.
     #[derive(Debug)]
-    struct Failure(usize, Retry);
+    struct Failure(usize, FailureKind);
 
     impl std::fmt::Display for Failure {
         fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -200,7 +177,7 @@ mod tests {
 
     /// Retry a call that fails `failures` times with `retry`, then succeeds: the outcome (the index of the
     /// error returned), the calls made and the (paused) time waited.
-    async fn run(b: &Backoff, failures: usize, retry: Retry) -> (Result<(), usize>, usize, Duration) {
+    async fn run(b: &Backoff, failures: usize, retry: FailureKind) -> (Result<(), usize>, usize, Duration) {
         let start = tokio::time::Instant::now();
         let mut calls = 0;
         let r = b
@@ -220,17 +197,23 @@ mod tests {
         (r.map_err(|e| e.0), calls, start.elapsed())
     }
 
+    fn throttled(asked: Duration) -> FailureKind {
+        FailureKind::Throttled {
+            retry_after: Some(asked),
+        }
+    }
+
     #[tokio::test(start_paused = true)]
     async fn retry_waits_as_long_as_retry_after_asks() {
         let b = Backoff {
             max_attempts: 3,
             ..no_jitter()
         };
-        let (r, n, waited) = run(&b, 2, Retry::After(Duration::from_millis(700))).await;
+        let (r, n, waited) = run(&b, 2, throttled(Duration::from_millis(700))).await;
         assert_eq!((r, n), (Ok(()), 3));
         assert_eq!(waited, Duration::from_millis(1400), "two waits of the asked 700 ms");
         // A longer ask is capped at the backoff's max (1 s).
-        let (r, _, waited) = run(&b, 1, Retry::After(Duration::from_secs(120))).await;
+        let (r, _, waited) = run(&b, 1, throttled(Duration::from_secs(120))).await;
         assert_eq!((r, waited), (Ok(()), Duration::from_secs(1)));
     }
 
@@ -240,7 +223,7 @@ mod tests {
             max_attempts: 3,
             ..no_jitter()
         };
-        let (r, n, waited) = run(&b, 10, Retry::Backoff).await;
+        let (r, n, waited) = run(&b, 10, FailureKind::Transient).await;
         assert_eq!((r, n), (Err(2), 3));
         assert_eq!(
             waited,
@@ -251,13 +234,13 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_final_error_is_not_retried() {
-        let (r, n, waited) = run(&no_jitter(), 10, Retry::No).await;
+        let (r, n, waited) = run(&no_jitter(), 10, FailureKind::Refused).await;
         assert_eq!((r, n, waited), (Err(0), 1, Duration::ZERO));
         let once = Backoff {
             max_attempts: 0,
             ..no_jitter()
         };
-        let (_, n, _) = run(&once, 10, Retry::Backoff).await;
+        let (_, n, _) = run(&once, 10, FailureKind::Transient).await;
         assert_eq!(n, 1, "zero attempts still makes the call once");
     }
 }

@@ -7,7 +7,7 @@
 //! else created.
 //!
 //! The splitting assumes what DNS backends generally guarantee: a batch the backend refuses
-//! ([`ProviderError::Refused`]) was not applied at all (an RFC 2136 UPDATE is atomic, so are Route53 change batches and the in-memory
+//! ([`FailureKind::Refused`]) was not applied at all (an RFC 2136 UPDATE is atomic, so are Route53 change batches and the in-memory
 //! provider's validation). Applying its halves again therefore never applies a change twice. Batches are
 //! sub-slices of the caller's units: nothing is copied to split or retry them.
 
@@ -15,7 +15,7 @@ use std::future::Future;
 
 use extdns_endpoint::{Change, RecordName};
 
-use crate::{ChangeFailure, ProviderError};
+use crate::{ChangeFailure, FailureKind, ProviderError};
 
 /// A record's change and the ownership change the registry adds for it: applied whole or not at all.
 #[derive(Debug, Clone, Copy)]
@@ -63,12 +63,14 @@ impl<'a> Unit<'a> {
         self.change.record_name()
     }
 
-    /// A failure of the whole unit.
-    pub fn failure(&self, reason: impl Into<String>) -> ChangeFailure {
-        ChangeFailure {
-            record: self.record_name().to_string(),
-            reason: reason.into(),
-        }
+    /// A failure of the whole unit, of `kind`, as `message` says; named by its record's key.
+    pub fn failure(&self, kind: FailureKind, message: impl Into<String>) -> ChangeFailure {
+        ChangeFailure::new(self.change.endpoint(), kind, message)
+    }
+
+    /// The backend (or the provider's own validation) refused this unit's record.
+    pub fn refused(&self, message: impl Into<String>) -> ChangeFailure {
+        self.failure(FailureKind::Refused, message)
     }
 }
 
@@ -196,7 +198,7 @@ pub fn encode<'u, 'a, T, E: std::fmt::Display>(
                 out.items.extend(items);
                 out.sent.push(unit);
             }
-            Err(e) => out.failures.push(unit.failure(e.to_string())),
+            Err(e) => out.failures.push(unit.refused(e.to_string())),
         }
     }
     out
@@ -215,7 +217,7 @@ impl<'a> AsUnit<'a> for Unit<'a> {
 }
 
 /// Apply `items` through `apply` (which applies one batch atomically). When the backend refuses a batch as
-/// a whole ([`ProviderError::Refused`]), the batch is split in halves and each half applied again, down to
+/// a whole ([`FailureKind::Refused`]), the batch is split in halves and each half applied again, down to
 /// single units, so every good unit lands and each bad one is reported by name in
 /// [`ProviderError::Partial`]. Any other error stops at once (a transient error, refused credentials, an
 /// answer that cannot be used: splitting cannot help), and the next sync plans again from what did land.
@@ -235,12 +237,12 @@ where
         match apply(batch).await {
             Ok(()) => {}
             Err(ProviderError::Partial { failures: f }) => failures.extend(f),
-            Err(e @ ProviderError::Refused { .. }) if batch.len() == 1 => {
+            Err(e) if e.kind() == Some(FailureKind::Refused) && batch.len() == 1 => {
                 let u = batch[0].unit();
-                failures.push(u.failure(format!("{}: {}", u.change.action(), e)));
+                failures.push(u.refused(format!("{}: {}", u.change.action(), e)));
             }
-            Err(ProviderError::Refused { message, .. }) => {
-                tracing::debug!(units = batch.len(), reason = %message, "batch refused; splitting it");
+            Err(e) if e.kind() == Some(FailureKind::Refused) => {
+                tracing::debug!(units = batch.len(), reason = %e, "batch refused; splitting it");
                 let (first, second) = batch.split_at(batch.len() / 2);
                 // Pushed in reverse so the first half is applied first (deletes before creates).
                 stack.push(second);
@@ -296,6 +298,13 @@ impl Failures {
     /// Record one failure found before anything was applied (e.g. a change no zone accepts).
     pub fn push(&mut self, failure: ChangeFailure) {
         self.0.push(failure);
+    }
+
+    /// Refuse `unit` before anything is sent (a type the provider does not manage, a name no zone holds),
+    /// with a warning naming its record and why.
+    pub fn refuse(&mut self, unit: &Unit<'_>, reason: impl std::fmt::Display) {
+        tracing::warn!(record = %unit.record_name(), %reason, "change refused");
+        self.0.push(unit.refused(reason.to_string()));
     }
 
     /// `Ok` when nothing failed, else one [`ProviderError::Partial`] naming every failed change.
@@ -438,8 +447,10 @@ mod tests {
             panic!("expected a partial failure, got {err:?}")
         };
         assert_eq!(failures.len(), 1);
-        assert_eq!(failures[0].record, "bad.example.com A");
-        assert!(failures[0].reason.contains("create") && failures[0].reason.contains("REFUSED"));
+        assert_eq!(failures[0].key, a("bad.example.com").key());
+        assert_eq!(failures[0].reason.kind, FailureKind::Refused);
+        let message = &failures[0].reason.message;
+        assert!(message.contains("create") && message.contains("REFUSED"), "{message}");
         let mut got = applied.lock().unwrap_or_else(|p| p.into_inner()).clone();
         got.sort();
         assert_eq!(got, (0..7).map(|i| format!("ok{i}.example.com")).collect::<Vec<_>>());
@@ -457,9 +468,9 @@ mod tests {
         else {
             panic!("expected a partial failure")
         };
-        let mut named: Vec<_> = failures.iter().map(|f| f.record.clone()).collect();
+        let mut named: Vec<_> = failures.iter().map(|f| f.key.dns_name.clone()).collect();
         named.sort();
-        assert_eq!(named, ["bad1.example.com A", "bad2.example.com A"]);
+        assert_eq!(named, ["bad1.example.com", "bad2.example.com"]);
         assert_eq!(*applied.lock().unwrap_or_else(|p| p.into_inner()), ["ok.example.com"]);
     }
 
@@ -526,8 +537,8 @@ mod tests {
         let units = units(&changes);
         for error in [
             || ProviderError::transient("timeout"),
-            || ProviderError::Invalid("bad".into()),
-            || ProviderError::other("unreadable answer"),
+            || ProviderError::new(FailureKind::Throttled { retry_after: None }, "slow down"),
+            || ProviderError::fatal("unreadable answer"),
             || ProviderError::auth("wrong key"),
         ] {
             let mut calls = 0;

@@ -13,6 +13,7 @@ use std::time::Duration;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use reqwest::{IntoUrl, Method, Response, StatusCode, Url};
 
+use crate::failure::HttpAnswer;
 use crate::tls::{TlsError, TlsOptions};
 
 /// What every request carries as `User-Agent`.
@@ -71,6 +72,16 @@ impl HttpClient {
             tls: TlsOptions::default(),
             observer: None,
         }
+    }
+
+    /// The builder a cloud API's client starts from: the configuration's request hook, its whole-request
+    /// time limit, and 10 s to open a connection (what a slow TLS handshake to a distant API needs, and
+    /// no more: an unreachable API shows within a sync).
+    pub fn api_builder(observer: &Observer, timeout: Duration) -> HttpClientBuilder {
+        HttpClient::builder()
+            .observed_by(observer)
+            .timeout(timeout)
+            .connect_timeout(Duration::from_secs(10))
     }
 
     /// A request with any method; sent by [`Request::send`].
@@ -249,11 +260,25 @@ impl Request<'_> {
     }
 }
 
-/// How long an answer asks to wait before the next request (`Retry-After` in seconds; the HTTP-date form
-/// is not honoured, and the caller's backoff applies instead).
-pub fn retry_after(response: &Response) -> Option<Duration> {
-    let value = response.headers().get(reqwest::header::RETRY_AFTER)?.to_str().ok()?;
-    value.trim().parse::<u64>().ok().map(Duration::from_secs)
+/// What the HTTP layer knows of a failed answer, for [`crate::failure::classify`]: its status and how
+/// long it asks to wait ([`crate::failure::retry_after`]).
+pub fn answer_of(response: &Response) -> HttpAnswer {
+    HttpAnswer::new(response.status(), response.headers())
+}
+
+/// `text` with every byte but RFC 3986's unreserved characters (`A-Z a-z 0-9 - . _ ~`) percent-encoded:
+/// one URL path segment (Go's `url.PathEscape` for the characters extdns sends), and a query value as
+/// SigV4 canonicalises it, so the URL sent is the URL signed.
+pub fn percent_encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 /// An error's text followed by each of its causes' that it does not already include: reqwest's own text
@@ -334,7 +359,7 @@ mod tests {
             .await
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
-        assert_eq!(retry_after(&response), Some(Duration::from_secs(7)));
+        assert_eq!(answer_of(&response).retry_after, Some(Duration::from_secs(7)));
         let head = heads.recv().await.unwrap_or_default().to_ascii_lowercase();
         assert!(
             head.contains(&format!("user-agent: {}", USER_AGENT.to_ascii_lowercase())),
@@ -351,6 +376,17 @@ mod tests {
                 (Method::GET, "/down".to_string(), None)
             ]
         );
+    }
+
+    #[test]
+    fn only_unreserved_characters_are_left_as_they_are() {
+        assert_eq!(
+            percent_encode("192.0.2.1 web.example.org"),
+            "192.0.2.1%20web.example.org"
+        );
+        assert_eq!(percent_encode("a,b+c/d~e_f"), "a%2Cb%2Bc%2Fd~e_f");
+        assert_eq!(percent_encode("\\052.example.com."), "%5C052.example.com.");
+        assert_eq!(percent_encode("é"), "%C3%A9");
     }
 
     #[test]

@@ -291,7 +291,7 @@ mod tests {
             let changes = changes
                 .clone()
                 .into_changes()
-                .map_err(|e| ProviderError::Invalid(e.to_string()))?;
+                .map_err(|e| ProviderError::fatal(e.to_string()))?;
             crate::apply_changes(self, &changes).await
         }
     }
@@ -348,8 +348,12 @@ mod tests {
     async fn creating_an_existing_record_is_refused_and_named() {
         let p = InMemoryProvider::with_records(vec!["example.com".into()], [a("x.example.com", "1.1.1.1")]);
         let failures = refused(&p, &create(vec![a("x.example.com", "2.2.2.2")])).await;
-        assert_eq!(failures[0].record, "x.example.com A");
-        assert!(failures[0].reason.contains("already exists"), "{}", failures[0].reason);
+        assert_eq!(failures[0].key.dns_name, "x.example.com");
+        assert!(
+            failures[0].reason.message.contains("already exists"),
+            "{}",
+            failures[0].reason.message
+        );
         assert_eq!(p.snapshot()[0].targets.0, ["1.1.1.1"]);
     }
 
@@ -362,14 +366,16 @@ mod tests {
             ..Changes::default()
         };
         let r = p.apply_changes(&update).await;
-        assert!(matches!(&r, Err(ProviderError::Partial { failures }) if failures[0].reason.contains("not found")));
+        assert!(
+            matches!(&r, Err(ProviderError::Partial { failures }) if failures[0].reason.message.contains("not found"))
+        );
         let r = p
             .apply_changes(&Changes {
                 delete: vec![a("y.example.com", "1.1.1.1")],
                 ..Changes::default()
             })
             .await;
-        assert!(matches!(&r, Err(ProviderError::Partial { failures }) if failures[0].record == "y.example.com A"));
+        assert!(matches!(&r, Err(ProviderError::Partial { failures }) if failures[0].key.dns_name == "y.example.com"));
         assert!(p.snapshot().is_empty());
     }
 
@@ -393,7 +399,7 @@ mod tests {
         ]);
         let failures = refused(&p, &changes).await;
         assert_eq!(failures.len(), 1);
-        assert_eq!(failures[0].record, "taken.example.com A");
+        assert_eq!(failures[0].key.dns_name, "taken.example.com");
         let names: Vec<_> = p.records().await?.endpoints.into_iter().map(|e| e.dns_name).collect();
         assert_eq!(names, ["one.example.com", "taken.example.com", "two.example.com"]);
         Ok(())

@@ -4,7 +4,8 @@
 //! The toolkit: [`zone`] (is a name in a zone, the closest zone, zones a domain filter selects), [`batch`]
 //! (batches by changes, bytes and values; a refused batch split until the bad change is named), [`gather`]
 //! (endpoints from backends that store one record per target), [`pace`] (requests kept under a rate),
-//! [`backoff`] (retries with backoff and jitter, honouring `Retry-After`), [`http`] (the one HTTP client
+//! [`backoff`] (retries with backoff and jitter, honouring `Retry-After`), [`failure`] (one classification of
+//! a failed call, which retry, pacing and batch splitting read), [`http`] (the one HTTP client
 //! builder and send path) and [`tls`] (TLS files read once, errors naming the file).
 //!
 //! ```
@@ -27,6 +28,7 @@
 pub mod backoff;
 pub mod batch;
 pub mod credentials;
+pub mod failure;
 pub mod gather;
 pub mod http;
 pub mod inmemory;
@@ -39,10 +41,11 @@ use std::future::Future;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use extdns_endpoint::{Change, DomainFilter, Endpoint};
+use extdns_endpoint::{Change, DomainFilter, Endpoint, EndpointKey, RecordType};
 
 pub use backoff::{Backoff, Retry};
 pub use batch::{Failures, Unit, apply_split, split};
+pub use failure::{FailureKind, HttpAnswer};
 pub use http::HttpClient;
 pub use inmemory::InMemoryProvider;
 pub use tls::TlsOptions;
@@ -176,28 +179,97 @@ pub async fn apply_changes(provider: &dyn Provider, changes: &[Change]) -> Resul
     provider.apply(&ReadState::default(), &units).await
 }
 
-/// One change a provider could not apply, named so the user can find it.
+/// One change a provider could not apply: which record, and why, typed so a consumer (the controller's
+/// Events and metrics, the CRD registry's per-record status) reads it without parsing a message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChangeFailure {
-    /// `<name> <type>` of the record.
-    pub record: String,
-    /// What the backend said (an rcode, an HTTP status and message, a validation rule).
-    pub reason: String,
+    /// The record's identity: name, type and set identifier.
+    pub key: EndpointKey,
+    /// Why it was not applied.
+    pub reason: FailureReason,
+}
+
+impl ChangeFailure {
+    /// A failure of the change to `endpoint`'s record, of `kind`, as `message` says.
+    pub fn new(endpoint: &Endpoint, kind: FailureKind, message: impl Into<String>) -> Self {
+        ChangeFailure {
+            key: endpoint.key(),
+            reason: FailureReason {
+                kind,
+                message: message.into(),
+            },
+        }
+    }
+
+    /// Whether this is a failure of `endpoint`'s record.
+    pub fn is_for(&self, endpoint: &Endpoint) -> bool {
+        let k = &self.key;
+        k.dns_name == endpoint.dns_name
+            && k.record_type == endpoint.record_type
+            && k.set_identifier == endpoint.set_identifier
+    }
+}
+
+/// The records some failures name, to tell which changes of a set failed without building a key per
+/// change.
+#[derive(Debug, Default)]
+pub struct FailedRecords<'a>(std::collections::HashSet<(&'a str, &'a RecordType, &'a str)>);
+
+impl<'a> FailedRecords<'a> {
+    /// The records `failures` name.
+    pub fn of(failures: &'a [ChangeFailure]) -> Self {
+        let key = |f: &'a ChangeFailure| {
+            let k = &f.key;
+            (k.dns_name.as_str(), &k.record_type, k.set_identifier.as_str())
+        };
+        FailedRecords(failures.iter().map(key).collect())
+    }
+
+    /// Whether a change of `endpoint`'s record failed.
+    pub fn contains(&self, endpoint: &Endpoint) -> bool {
+        let e = endpoint;
+        self.0
+            .contains(&(e.dns_name.as_str(), &e.record_type, e.set_identifier.as_str()))
+    }
+
+    /// Whether nothing failed.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
 }
 
 impl std::fmt::Display for ChangeFailure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.record, self.reason)
+        let k = &self.key;
+        write!(f, "{} {}", k.dns_name, k.record_type)?;
+        if !k.set_identifier.is_empty() {
+            write!(f, " set-identifier={}", k.set_identifier)?;
+        }
+        write!(f, ": {}", self.reason.message)
+    }
+}
+
+/// Why one change failed: the kind of failure and what the backend (or the provider's own validation)
+/// said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailureReason {
+    /// What kind of failure it was ([`FailureKind::Refused`] for a record the backend would not take).
+    pub kind: FailureKind,
+    /// What the backend said (an rcode, an HTTP status and message, a validation rule).
+    pub message: String,
+}
+
+impl std::fmt::Display for FailureReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
     }
 }
 
 /// What a provider's own call error says about itself, so every provider turns it into a [`ProviderError`]
-/// the same way ([`ProviderError::from_call`]).
+/// the same way ([`ProviderError::from_call`]) and retries it the same way ([`Backoff::retry`]).
 pub trait CallError: std::error::Error + Send + Sync + 'static {
-    /// The same call may succeed later (no answer, a rate limit, a 5xx).
-    fn is_transient(&self) -> bool;
-    /// The backend refused the credentials.
-    fn is_auth(&self) -> bool;
+    /// The kind of the failure, as [`failure::classify`] (or [`failure::unanswered`]) named it.
+    fn kind(&self) -> FailureKind;
 }
 
 /// A boxed cause, kept as an error's source.
@@ -208,22 +280,15 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ProviderError {
-    /// Worth retrying later: a timeout, a refused connection, a rate limit, a 5xx.
-    #[error("transient provider error: {message}")]
-    Transient {
+    /// A call failed; `kind` says whether it is worth retrying, splitting, or neither, and is the only
+    /// thing retry, pacing and [`batch::apply_split`] read.
+    #[error("{}: {message}", headline(*kind))]
+    Failed {
+        /// What kind of failure it was.
+        kind: FailureKind,
         /// The whole message, cause included.
         message: String,
         /// The underlying error, when there is one.
-        #[source]
-        source: Option<BoxError>,
-    },
-    /// The backend rejected our credentials (a wrong TSIG key, a bad API key). Retrying will not help until
-    /// the configuration changes, but the loop keeps running.
-    #[error("authentication failed: {message}")]
-    Auth {
-        /// The whole message, cause included.
-        message: String,
-        /// The underlying error (the backend's refusal, the call that failed), when there is one.
         #[source]
         source: Option<BoxError>,
     },
@@ -233,104 +298,102 @@ pub enum ProviderError {
         /// One entry per change that was not applied, naming the record and why.
         failures: Vec<ChangeFailure>,
     },
-    /// A change this provider cannot express (a record outside its zones, an unsupported type).
-    #[error("invalid change: {0}")]
-    Invalid(String),
-    /// The backend refused a batch as a whole without naming the change at fault (an RFC 2136 rcode, an
-    /// HTTP 400 to a batch): one of its changes may be the cause, so [`batch::apply_split`] splits the
-    /// batch to find it. Nothing else is split on.
-    #[error("refused: {message}")]
-    Refused {
-        /// The whole message, cause included.
-        message: String,
-        /// The underlying error, when there is one.
-        #[source]
-        source: Option<BoxError>,
-    },
-    /// The backend answered something we cannot use.
-    #[error("provider error: {message}")]
-    Other {
-        /// The whole message, cause included.
-        message: String,
-        /// The underlying error, when there is one.
-        #[source]
-        source: Option<BoxError>,
-    },
+}
+
+/// How a failure's message starts, by kind.
+fn headline(kind: FailureKind) -> &'static str {
+    match kind {
+        FailureKind::Throttled { .. } => "throttled by the provider",
+        FailureKind::Transient => "transient provider error",
+        FailureKind::Refused => "refused",
+        FailureKind::Auth => "authentication failed",
+        FailureKind::Fatal => "provider error",
+    }
 }
 
 impl ProviderError {
-    /// Whether the same call may succeed later without any change of configuration.
-    pub fn is_transient(&self) -> bool {
-        matches!(self, ProviderError::Transient { .. })
+    /// The kind of a failed call; `None` for a partial failure (each failed change has its own).
+    pub fn kind(&self) -> Option<FailureKind> {
+        match self {
+            ProviderError::Failed { kind, .. } => Some(*kind),
+            ProviderError::Partial { .. } => None,
+        }
     }
 
-    /// A failed call: transient, refused credentials, or else final; `context` says what was being done.
-    pub fn from_call(context: impl std::fmt::Display, error: impl CallError) -> Self {
-        if error.is_transient() {
-            ProviderError::transient_from(context, error)
-        } else if error.is_auth() {
-            ProviderError::auth_from(context, error)
-        } else {
-            ProviderError::other_from(context, error)
+    /// Whether the same call may succeed later without any change of configuration.
+    pub fn is_transient(&self) -> bool {
+        self.kind().is_some_and(FailureKind::is_transient)
+    }
+
+    /// Whether the backend refused the credentials.
+    pub fn is_auth(&self) -> bool {
+        self.kind() == Some(FailureKind::Auth)
+    }
+
+    /// A failure of `kind` described by `message`.
+    pub fn new(kind: FailureKind, message: impl Into<String>) -> Self {
+        ProviderError::Failed {
+            kind,
+            message: message.into(),
+            source: None,
         }
+    }
+
+    /// A failure of `kind` caused by `source`; `context` says what was being done, the message ends with
+    /// the cause's own text.
+    pub fn caused(kind: FailureKind, context: impl std::fmt::Display, source: impl Into<BoxError>) -> Self {
+        let source = source.into();
+        ProviderError::Failed {
+            kind,
+            message: format!("{context}: {source}"),
+            source: Some(source),
+        }
+    }
+
+    /// A failed call, of the kind it names itself; `context` says what was being done.
+    pub fn from_call(context: impl std::fmt::Display, error: impl CallError) -> Self {
+        ProviderError::caused(error.kind(), context, error)
     }
 
     /// A transient failure described by `message`.
     pub fn transient(message: impl Into<String>) -> Self {
-        let (message, source) = (message.into(), None);
-        ProviderError::Transient { message, source }
+        ProviderError::new(FailureKind::Transient, message)
     }
 
-    /// A transient failure caused by `source`; `context` says what was being done, the message ends with
-    /// the cause's own text.
+    /// A transient failure caused by `source`.
     pub fn transient_from(context: impl std::fmt::Display, source: impl Into<BoxError>) -> Self {
-        let (message, source) = caused(context, source);
-        ProviderError::Transient { message, source }
+        ProviderError::caused(FailureKind::Transient, context, source)
     }
 
     /// Refused credentials described by `message`.
     pub fn auth(message: impl Into<String>) -> Self {
-        let (message, source) = (message.into(), None);
-        ProviderError::Auth { message, source }
+        ProviderError::new(FailureKind::Auth, message)
     }
 
-    /// Refused credentials, as `source` says; `context` says what was being done, the message ends with
-    /// the cause's own text.
+    /// Refused credentials, as `source` says.
     pub fn auth_from(context: impl std::fmt::Display, source: impl Into<BoxError>) -> Self {
-        let (message, source) = caused(context, source);
-        ProviderError::Auth { message, source }
+        ProviderError::caused(FailureKind::Auth, context, source)
     }
 
-    /// A refusal of a whole batch described by `message`: split it ([`ProviderError::Refused`]).
+    /// A refusal of a whole batch described by `message`: [`batch::apply_split`] splits it.
     pub fn refused(message: impl Into<String>) -> Self {
-        let (message, source) = (message.into(), None);
-        ProviderError::Refused { message, source }
+        ProviderError::new(FailureKind::Refused, message)
     }
 
-    /// A refusal of a whole batch caused by `source`; `context` says what was being done.
+    /// A refusal of a whole batch caused by `source`.
     pub fn refused_from(context: impl std::fmt::Display, source: impl Into<BoxError>) -> Self {
-        let (message, source) = caused(context, source);
-        ProviderError::Refused { message, source }
+        ProviderError::caused(FailureKind::Refused, context, source)
     }
 
-    /// An unusable answer described by `message`.
-    pub fn other(message: impl Into<String>) -> Self {
-        let (message, source) = (message.into(), None);
-        ProviderError::Other { message, source }
+    /// A failure that neither retrying nor splitting mends, described by `message`.
+    pub fn fatal(message: impl Into<String>) -> Self {
+        ProviderError::new(FailureKind::Fatal, message)
     }
 
-    /// A failure caused by `source` that retrying will not mend; `context` says what was being done, the
-    /// message ends with the cause's own text.
-    pub fn other_from(context: impl std::fmt::Display, source: impl Into<BoxError>) -> Self {
-        let (message, source) = caused(context, source);
-        ProviderError::Other { message, source }
+    /// A failure caused by `source` that neither retrying nor splitting mends.
+    pub fn fatal_from(context: impl std::fmt::Display, source: impl Into<BoxError>) -> Self {
+        ProviderError::caused(FailureKind::Fatal, context, source)
     }
-}
-
-/// A message that ends with its cause's text, and the cause kept.
-fn caused(context: impl std::fmt::Display, source: impl Into<BoxError>) -> (String, Option<BoxError>) {
-    let source = source.into();
-    (format!("{context}: {source}"), Some(source))
 }
 
 #[cfg(test)]
@@ -364,16 +427,17 @@ mod tests {
     struct Call(&'static str);
 
     impl CallError for Call {
-        fn is_transient(&self) -> bool {
-            self.0 == "503"
-        }
-        fn is_auth(&self) -> bool {
-            self.0 == "401"
+        fn kind(&self) -> FailureKind {
+            match self.0 {
+                "503" => FailureKind::Transient,
+                "401" => FailureKind::Auth,
+                _ => FailureKind::Fatal,
+            }
         }
     }
 
     #[test]
-    fn call_errors_map_by_what_they_say() {
+    fn call_errors_map_by_their_kind() {
         let e = ProviderError::from_call("listing zones", Call("503"));
         assert!(
             e.is_transient() && e.to_string().contains("listing zones: backend said 503"),
@@ -381,16 +445,39 @@ mod tests {
         );
         assert!(std::error::Error::source(&e).is_some(), "the cause is kept");
         let auth = ProviderError::from_call("x", Call("401"));
-        assert!(
-            matches!(&auth, ProviderError::Auth { message, .. } if message == "x: backend said 401"),
-            "{auth:?}"
-        );
+        assert!(auth.is_auth(), "{auth:?}");
         assert_eq!(auth.to_string(), "authentication failed: x: backend said 401");
         let cause = std::error::Error::source(&auth).and_then(|c| c.downcast_ref::<Call>());
         assert_eq!(cause.map(|c| c.0), Some("401"), "the refusal is kept as the source");
-        assert!(matches!(
-            ProviderError::from_call("x", Call("400")),
-            ProviderError::Other { .. }
-        ));
+        assert_eq!(
+            ProviderError::from_call("x", Call("400")).kind(),
+            Some(FailureKind::Fatal)
+        );
+    }
+
+    #[test]
+    fn a_change_failure_names_its_record_and_keeps_its_kind() {
+        let e = Endpoint::new("a.example.org", extdns_endpoint::RecordType::A, ["192.0.2.1"]).with_set_identifier("eu");
+        let f = ChangeFailure::new(&e, FailureKind::Refused, "no");
+        assert_eq!(f.to_string(), "a.example.org A set-identifier=eu: no");
+        assert_eq!(f.key, e.key());
+        assert!(f.is_for(&e) && !f.is_for(&e.clone().with_set_identifier("us")));
+        assert_eq!(f.reason.kind, FailureKind::Refused);
+        let p = ProviderError::Partial { failures: vec![f] };
+        assert_eq!(p.kind(), None);
+        assert_eq!(
+            p.to_string(),
+            "1 change(s) failed: a.example.org A set-identifier=eu: no"
+        );
+        let ProviderError::Partial { failures } = &p else {
+            panic!("{p:?}")
+        };
+        let failed = FailedRecords::of(failures);
+        assert!(failed.contains(&e));
+        assert!(
+            !failed.contains(&e.clone().with_set_identifier("us")),
+            "the set identifier tells records apart"
+        );
+        assert!(FailedRecords::of(&[]).is_empty());
     }
 }

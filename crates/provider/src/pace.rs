@@ -12,6 +12,8 @@ use std::time::Duration;
 use tokio::sync::Mutex;
 use tokio::time::Instant;
 
+use crate::failure::FailureKind;
+
 /// At most `requests` requests in any `window`, counted at the instants they leave.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rate {
@@ -74,6 +76,8 @@ impl Slots {
 struct State {
     every: Slots,
     writes: Slots,
+    /// No request leaves before this: a throttled answer asked the whole provider to wait.
+    held_until: Option<Instant>,
 }
 
 /// The slots of one provider's requests, shared by every caller: `every` limits all its requests (the
@@ -121,19 +125,41 @@ impl Pacer {
         self.wait(true).await;
     }
 
+    /// Tell the pacer how a call failed: when the backend throttled it and said how long to wait, no
+    /// request of this provider leaves before then (the other callers' requests would only be throttled
+    /// too). Any other kind leaves the pace as it is.
+    pub async fn hold_off(&self, kind: FailureKind) {
+        let FailureKind::Throttled {
+            retry_after: Some(asked),
+        } = kind
+        else {
+            return;
+        };
+        let until = Instant::now() + asked;
+        let mut state = self.state.lock().await;
+        state.held_until = Some(state.held_until.map_or(until, |held| held.max(until)));
+    }
+
     async fn wait(&self, write: bool) {
         let writes = self.writes.filter(|_| write);
+        let mut state = self.state.lock().await;
         if self.every.is_none() && writes.is_none() {
+            if let Some(held) = state.held_until.take() {
+                tokio::time::sleep_until(held).await;
+            }
             return;
         }
         // The lock is held through the wait, and the slot recorded at the instant the wait ends: a caller
         // the scheduler wakes late pushes the next ones back rather than leaving closer to them than the
         // rate allows. Waiters queue in order (tokio's mutex is fair).
-        let mut state = self.state.lock().await;
         let now = Instant::now();
         let every_free = self.every.and_then(|rate| state.every.free_at(rate));
         let writes_free = writes.and_then(|rate| state.writes.free_at(rate));
-        let at = [every_free, writes_free].into_iter().flatten().fold(now, Instant::max);
+        let held = state.held_until.take();
+        let at = [every_free, writes_free, held]
+            .into_iter()
+            .flatten()
+            .fold(now, Instant::max);
         tokio::time::sleep_until(at).await;
         let left = Instant::now();
         if let Some(rate) = self.every {
@@ -235,6 +261,32 @@ mod tests {
         writes_only.write().await;
         writes_only.write().await;
         assert_eq!(start.elapsed(), Duration::from_secs(1));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_throttled_answer_holds_every_request_for_as_long_as_it_asked() {
+        let start = Instant::now();
+        for pacer in [Pacer::unlimited(), Pacer::new(Rate::per_second(10.0), None)] {
+            let begun = Instant::now();
+            pacer.hold_off(FailureKind::Transient).await;
+            pacer.hold_off(FailureKind::Throttled { retry_after: None }).await;
+            pacer.request().await;
+            assert_eq!(
+                begun.elapsed(),
+                Duration::ZERO,
+                "only a wait the server asked for holds"
+            );
+            pacer
+                .hold_off(FailureKind::Throttled {
+                    retry_after: Some(Duration::from_secs(3)),
+                })
+                .await;
+            pacer.write().await;
+            assert_eq!(begun.elapsed(), Duration::from_secs(3));
+            pacer.request().await;
+            assert!(begun.elapsed() < Duration::from_secs(4), "the hold is over once waited");
+        }
+        assert!(start.elapsed() >= Duration::from_secs(6));
     }
 
     #[test]

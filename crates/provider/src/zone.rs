@@ -3,7 +3,9 @@
 //! that contains it (the longest suffix). DNS names compare without regard to ASCII case or a trailing dot,
 //! so neither side needs normalising first.
 
-use extdns_endpoint::DomainFilter;
+use extdns_endpoint::{DomainFilter, RecordType};
+
+use crate::batch::Unit;
 
 /// Whether `name` is `zone` or a name under it, on a label boundary, ignoring ASCII case and trailing dots.
 /// The root zone (`""` or `"."`) contains every name.
@@ -44,6 +46,60 @@ pub fn selected(filter: &DomainFilter, zone: &str, match_parent: bool) -> bool {
     filter.matches(zone) || (match_parent && filter.match_parent(zone))
 }
 
+/// Why a unit cannot be written to one of a provider's zones: the provider refuses it before sending
+/// anything.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Unplaced {
+    /// A change of a record type the provider does not manage.
+    #[error("{record_type} records are not supported on {provider} by extdns")]
+    Unsupported {
+        /// The record's type.
+        record_type: RecordType,
+        /// How messages name the provider.
+        provider: &'static str,
+    },
+    /// No zone of the provider holds the name.
+    #[error("no {provider} zone contains {name}")]
+    NoZone {
+        /// The record's name.
+        name: String,
+        /// How messages name the provider.
+        provider: &'static str,
+    },
+    /// The record and its ownership record would go to different zones, so they could not land together.
+    #[error("the record and its ownership record are in different zones")]
+    SplitZones,
+}
+
+/// The zone every change of `unit` goes to (an index, as [`closest`] gives), when the provider manages
+/// their types (`supported`) and one zone holds them all (`zone_for`); `provider` names the provider in
+/// the refusal.
+pub fn of_unit(
+    unit: &Unit<'_>,
+    provider: &'static str,
+    supported: impl Fn(&RecordType) -> bool,
+    zone_for: impl Fn(&str) -> Option<usize>,
+) -> Result<usize, Unplaced> {
+    let mut zone = None;
+    for ep in unit.changes().map(|c| c.endpoint()) {
+        if !supported(&ep.record_type) {
+            let record_type = ep.record_type.clone();
+            return Err(Unplaced::Unsupported { record_type, provider });
+        }
+        match (zone_for(&ep.dns_name), zone) {
+            (None, _) => {
+                let name = ep.dns_name.clone();
+                return Err(Unplaced::NoZone { name, provider });
+            }
+            (Some(z), Some(prev)) if z != prev => return Err(Unplaced::SplitZones),
+            (Some(z), _) => zone = Some(z),
+        }
+    }
+    // A unit holds at least its record's change, so a zone was found.
+    zone.ok_or(Unplaced::SplitZones)
+}
+
 fn trim(name: &str) -> &str {
     name.trim_end_matches('.')
 }
@@ -51,6 +107,29 @@ fn trim(name: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use extdns_endpoint::{Change, Endpoint};
+
+    #[test]
+    fn a_unit_goes_to_the_one_zone_of_all_its_changes() {
+        let zones = ["example.org", "sub.example.org"];
+        let zone_for = |name: &str| closest(&zones, name, |z| z);
+        let a = |name: &str| Change::Create(Endpoint::new(name, RecordType::A, ["192.0.2.1"]));
+        let txt = |name: &str| Change::Create(Endpoint::new(name, RecordType::Txt, ["\"x\""]));
+        let only_a = |t: &RecordType| *t == RecordType::A;
+        let place = |unit: Unit<'_>| of_unit(&unit, "Test", only_a, zone_for);
+        let (web, www) = (a("web.sub.example.org"), a("www.example.org"));
+        assert_eq!(place(Unit::new(&web)), Ok(1));
+        assert_eq!(place(Unit::with_ownership(&web, &www)), Err(Unplaced::SplitZones));
+        let outside = a("web.example.com");
+        let refused = place(Unit::new(&outside)).map_err(|e| e.to_string());
+        assert_eq!(refused, Err("no Test zone contains web.example.com".to_string()));
+        let ownership = txt("a-web.sub.example.org");
+        let refused = place(Unit::with_ownership(&web, &ownership)).map_err(|e| e.to_string());
+        assert_eq!(
+            refused,
+            Err("TXT records are not supported on Test by extdns".to_string())
+        );
+    }
 
     #[test]
     fn names_are_in_a_zone_only_on_a_label_boundary() {

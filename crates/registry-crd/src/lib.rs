@@ -54,14 +54,13 @@
 mod name;
 pub mod object;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, label};
-use extdns_provider::backoff::{Backoff, Retry};
-use extdns_provider::{ChangeFailure, Provider, ProviderError, Unit};
+use extdns_provider::backoff::Backoff;
+use extdns_provider::{ChangeFailure, FailureKind, Provider, ProviderError, Unit};
 use extdns_registry::{Registry, RegistryError, Snapshot, Written};
 use futures::StreamExt;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, PostParams};
@@ -90,6 +89,50 @@ pub enum CrdRegistryError {
          '-', '_' and '.', beginning and ending alphanumeric), which the DNSRecords' owner label needs"
     )]
     InvalidOwnerId(String),
+}
+
+/// Why a record's DNSRecord could not be claimed before the provider writes it: the record is then not
+/// written, and this is its failure.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClaimError {
+    /// The API server refused or failed the write.
+    #[error("cannot write {object}: {source}")]
+    Write {
+        /// The DNSRecord, as messages name it.
+        object: String,
+        /// The API's error.
+        #[source]
+        source: kube::Error,
+    },
+    /// Another owner's DNSRecord holds the record.
+    #[error("{object} belongs to owner {owner:?}, not {ours:?}; the record is left alone")]
+    Owned {
+        /// The DNSRecord, as messages name it.
+        object: String,
+        /// Its owner label's value (empty without one).
+        owner: String,
+        /// Our owner id.
+        ours: String,
+    },
+    /// The DNSRecord changed under every attempt to write it.
+    #[error("{object} kept changing while it was written")]
+    KeptChanging {
+        /// The DNSRecord, as messages name it.
+        object: String,
+    },
+}
+
+impl ClaimError {
+    /// What kind of failure it is for the record: another owner's record is refused; an API error is of
+    /// its own kind ([`kind_of`]); an object that kept changing may settle by the next sync.
+    pub fn kind(&self) -> FailureKind {
+        match self {
+            ClaimError::Write { source, .. } => kind_of(source),
+            ClaimError::Owned { .. } => FailureKind::Refused,
+            ClaimError::KeptChanging { .. } => FailureKind::Transient,
+        }
+    }
 }
 
 /// The CRD registry's settings.
@@ -232,7 +275,7 @@ impl CrdRegistry {
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, kube::Error>>,
     {
-        self.backoff.retry(what, attempt, retry_of).await
+        self.backoff.retry(what, attempt, kind_of).await
     }
 
     async fn get(&self, name: &str) -> Result<Option<DynamicObject>, kube::Error> {
@@ -298,9 +341,12 @@ impl CrdRegistry {
     /// Before the provider writes `desired` (a create, or an update's new side): its object holds it, not
     /// `Ready` (a new object has no status yet; an existing one is made `Accepted`). An object of another
     /// owner is refused.
-    async fn claim(&self, desired: &Endpoint, exists: bool) -> Result<DynamicObject, String> {
+    async fn claim(&self, desired: &Endpoint, exists: bool) -> Result<DynamicObject, ClaimError> {
         let name = object_name(desired);
-        let failed = |e: kube::Error| format!("cannot write {}: {e}", self.describe(&name));
+        let failed = |source: kube::Error| ClaimError::Write {
+            object: self.describe(&name),
+            source,
+        };
         let params = PostParams::default();
         for attempt in 0..CONFLICT_ATTEMPTS {
             let current = if exists || attempt > 0 {
@@ -319,12 +365,11 @@ impl CrdRegistry {
             match object::owner(&current) {
                 Some(owner) if owner == self.config.owner_id => {}
                 other => {
-                    return Err(format!(
-                        "{} belongs to owner {:?}, not {:?}; the record is left alone",
-                        self.describe(&name),
-                        other.unwrap_or_default(),
-                        self.config.owner_id
-                    ));
+                    return Err(ClaimError::Owned {
+                        object: self.describe(&name),
+                        owner: other.unwrap_or_default().to_string(),
+                        ours: self.config.owner_id.clone(),
+                    });
                 }
             }
             let message = "taken into the plan; not yet written to the provider";
@@ -334,7 +379,9 @@ impl CrdRegistry {
                 Err(e) => return Err(failed(e)),
             }
         }
-        Err(format!("{} kept changing while it was written", self.describe(&name)))
+        Err(ClaimError::KeptChanging {
+            object: self.describe(&name),
+        })
     }
 
     /// The object a change's record needs before the provider writes it (none for a delete).
@@ -344,10 +391,9 @@ impl CrdRegistry {
             Change::Update { new, .. } => self.claim(new, true).await,
             Change::Delete(_) => return Ok(None),
         };
-        claimed.map(Some).map_err(|reason| ChangeFailure {
-            record: change.record_name().to_string(),
-            reason,
-        })
+        claimed
+            .map(Some)
+            .map_err(|e| ChangeFailure::new(change.endpoint(), e.kind(), e.to_string()))
     }
 
     /// After the provider: the object says what became of its record. Failures here are logged, not
@@ -442,31 +488,27 @@ impl Registry for CrdRegistry {
         };
         drop(units);
         // The units the provider did not write: those it names, or every one when it names none.
-        let (named, whole): (HashMap<&str, &str>, Option<String>) = match &result {
-            Ok(()) => (HashMap::new(), None),
-            Err(ProviderError::Partial { failures }) => (
-                failures
-                    .iter()
-                    .map(|f| (f.record.as_str(), f.reason.as_str()))
-                    .collect(),
-                None,
-            ),
-            Err(e) => (HashMap::new(), Some(e.to_string())),
+        let (named, whole): (&[ChangeFailure], Option<(FailureKind, String)>) = match &result {
+            Ok(()) => (&[], None),
+            Err(ProviderError::Partial { failures }) => (failures, None),
+            Err(e) => (&[], Some((e.kind().unwrap_or(FailureKind::Fatal), e.to_string()))),
         };
-        if let Some(why) = &whole
+        if let Some((kind, why)) = &whole
             && !failures.is_empty()
         {
             // Some changes never reached the provider: they are named beside the ones it failed.
-            failures.extend(claimed.iter().map(|(c, _)| ChangeFailure {
-                record: c.record_name().to_string(),
-                reason: why.clone(),
-            }));
+            failures.extend(
+                claimed
+                    .iter()
+                    .map(|(c, _)| ChangeFailure::new(c.endpoint(), *kind, why.clone())),
+            );
         }
         let settled: Vec<_> = claimed
             .into_iter()
             .map(|(change, object)| {
-                let record = change.record_name().to_string();
-                let outcome = match whole.as_deref().or_else(|| named.get(record.as_str()).copied()) {
+                let failed = named.iter().find(|f| f.is_for(change.endpoint()));
+                let why = whole.as_ref().map(|(_, why)| why.as_str());
+                let outcome = match why.or_else(|| failed.map(|f| f.reason.message.as_str())) {
                     Some(why) => Outcome::Refused(why),
                     None => Outcome::Written,
                 };
@@ -528,12 +570,18 @@ fn code(e: &kube::Error) -> Option<u16> {
     }
 }
 
-/// Unavailable, overloaded or unreachable: worth another try. Everything else is final.
-fn retry_of(e: &kube::Error) -> Retry {
+/// The kind of an API server's error: a 429 is throttling, a 5xx or no answer transient (worth another
+/// try), 401 and 403 refused credentials, anything else final (a conflict is handled where it comes).
+fn kind_of(e: &kube::Error) -> FailureKind {
     match e {
-        kube::Error::Api(s) if s.code == 429 || s.code >= 500 => Retry::Backoff,
-        kube::Error::HyperError(_) | kube::Error::Service(_) => Retry::Backoff,
-        _ => Retry::No,
+        kube::Error::Api(s) => match s.code {
+            429 => FailureKind::Throttled { retry_after: None },
+            500..=599 => FailureKind::Transient,
+            401 | 403 => FailureKind::Auth,
+            _ => FailureKind::Fatal,
+        },
+        kube::Error::HyperError(_) | kube::Error::Service(_) => FailureKind::Transient,
+        _ => FailureKind::Fatal,
     }
 }
 
@@ -573,10 +621,17 @@ mod tests {
     #[test]
     fn only_unavailable_servers_are_retried() {
         let api = |code: u16| kube::Error::Api(Box::new(kube::core::Status::failure("x", "y").with_code(code)));
-        assert_eq!(retry_of(&api(503)), Retry::Backoff);
-        assert_eq!(retry_of(&api(429)), Retry::Backoff);
-        assert_eq!(retry_of(&api(409)), Retry::No);
-        assert_eq!(retry_of(&api(403)), Retry::No);
+        assert_eq!(kind_of(&api(503)), FailureKind::Transient);
+        assert_eq!(kind_of(&api(429)), FailureKind::Throttled { retry_after: None });
+        assert_eq!(kind_of(&api(409)), FailureKind::Fatal);
+        assert_eq!(kind_of(&api(403)), FailureKind::Auth);
+        let owned = ClaimError::Owned {
+            object: "DNSRecord ns/x".into(),
+            owner: "other".into(),
+            ours: "us".into(),
+        };
+        assert_eq!(owned.kind(), FailureKind::Refused);
+        assert!(owned.to_string().contains("belongs to owner \"other\""), "{owned}");
         assert_eq!(code(&api(404)), Some(404));
     }
 }

@@ -6,8 +6,9 @@
 use std::time::Duration;
 
 use extdns_aws::{AssumeRole, CredentialSource, Signed, Signer, SignerConfig, SignerError};
+use extdns_provider::failure::{self, FailureKind, HttpAnswer};
 use extdns_provider::http::Observer;
-use extdns_provider::{Backoff, HttpClient, Retry};
+use extdns_provider::{Backoff, CallError, HttpClient};
 use reqwest::Method;
 use serde_json::{Value, json};
 use url::Url;
@@ -39,6 +40,8 @@ pub enum ApiError {
         code: String,
         /// DynamoDB's explanation.
         message: String,
+        /// The failure's kind, from the status and the code ([`kind_of`]); it decides retries.
+        kind: FailureKind,
     },
     /// The answer is not the document asked for.
     #[error("DynamoDB {call}: unreadable answer: {source}")]
@@ -60,60 +63,63 @@ pub enum ApiError {
     },
 }
 
-impl ApiError {
-    /// Throttling, a 5xx or no answer: the same call may succeed later.
-    pub fn is_retryable(&self) -> bool {
+impl CallError for ApiError {
+    fn kind(&self) -> FailureKind {
         match self {
-            ApiError::Transport { .. } => true,
-            ApiError::Status { status, code, .. } => *status >= 500 || is_transient_code(code),
-            _ => false,
-        }
-    }
-
-    /// DynamoDB refused the credentials or the signature.
-    pub fn is_auth(&self) -> bool {
-        match self {
-            ApiError::Status { status, code, .. } => {
-                *status == 401
-                    || *status == 403
-                    || matches!(
-                        code.as_str(),
-                        "UnrecognizedClientException"
-                            | "InvalidSignatureException"
-                            | "AccessDeniedException"
-                            | "ExpiredTokenException"
-                            | "MissingAuthenticationTokenException"
-                    )
-            }
-            ApiError::Sign { .. } => true,
-            _ => false,
+            ApiError::Transport { source, .. } => failure::unanswered(source),
+            ApiError::Status { kind, .. } => *kind,
+            ApiError::Sign { .. } => FailureKind::Auth,
+            ApiError::Decode { .. } => FailureKind::Fatal,
         }
     }
 }
 
-impl extdns_provider::CallError for ApiError {
-    fn is_transient(&self) -> bool {
-        self.is_retryable()
-    }
+/// DynamoDB's codes for going too fast, of a call's error type or of one statement in a batch.
+const THROTTLE_CODES: [&str; 5] = [
+    "ThrottlingException",
+    "ProvisionedThroughputExceededException",
+    "RequestLimitExceeded",
+    "ProvisionedThroughputExceeded",
+    "ThrottlingError",
+];
 
-    fn is_auth(&self) -> bool {
-        ApiError::is_auth(self)
+/// Codes of a failure that may pass if tried again.
+const TRANSIENT_CODES: [&str; 3] = ["InternalServerError", "ServiceUnavailable", "TransactionConflict"];
+
+/// Codes of refused credentials or signatures.
+const AUTH_CODES: [&str; 5] = [
+    "UnrecognizedClientException",
+    "InvalidSignatureException",
+    "AccessDeniedException",
+    "ExpiredTokenException",
+    "MissingAuthenticationTokenException",
+];
+
+/// The kind a DynamoDB code names on its own, when it names one; `retry_after` is kept for throttling.
+fn code_kind(code: &str, retry_after: Option<Duration>) -> Option<FailureKind> {
+    if THROTTLE_CODES.contains(&code) {
+        Some(FailureKind::Throttled { retry_after })
+    } else if TRANSIENT_CODES.contains(&code) {
+        Some(FailureKind::Transient)
+    } else if AUTH_CODES.contains(&code) {
+        Some(FailureKind::Auth)
+    } else {
+        None
     }
 }
 
-/// Error types (of a call) and codes (of one statement in a batch) that ask to try again later.
-fn is_transient_code(code: &str) -> bool {
-    matches!(
-        code,
-        "ThrottlingException"
-            | "ProvisionedThroughputExceededException"
-            | "RequestLimitExceeded"
-            | "InternalServerError"
-            | "ServiceUnavailable"
-            | "ProvisionedThroughputExceeded"
-            | "ThrottlingError"
-            | "TransactionConflict"
-    )
+/// The kind of a failed call: DynamoDB answers throttling and refused credentials with a 400 and a code;
+/// any other 400 (a missing table, a malformed request) is final.
+pub fn kind_of(answer: &HttpAnswer, code: &str) -> FailureKind {
+    failure::classify(answer, |a| {
+        code_kind(code, a.retry_after).or((a.status == reqwest::StatusCode::BAD_REQUEST).then_some(FailureKind::Fatal))
+    })
+}
+
+/// The kind of one statement's error in a batch: throttling or a transient code as for a call, anything
+/// else (a condition that failed, an invalid value) a refusal of that one record.
+pub fn statement_kind(code: &str) -> FailureKind {
+    code_kind(code, None).unwrap_or(FailureKind::Refused)
 }
 
 /// A table's key as `DescribeTable` states it.
@@ -304,7 +310,8 @@ impl Client {
                             code: error["Code"].as_str().unwrap_or("Unknown").to_string(),
                             message: error["Message"].as_str().unwrap_or_default().to_string(),
                         };
-                        if is_transient_code(&error.code) && attempt + 1 < self.backoff.max_attempts {
+                        let transient = statement_kind(&error.code).is_transient();
+                        if transient && attempt + 1 < self.backoff.max_attempts {
                             again = true;
                         } else {
                             results[i] = Some(Err(error));
@@ -324,11 +331,7 @@ impl Client {
     async fn call(&self, name: &'static str, body: &Value) -> Result<Value, ApiError> {
         let body = body.to_string();
         self.backoff
-            .retry(
-                name,
-                || self.once(name, &body),
-                |e: &ApiError| if e.is_retryable() { Retry::Backoff } else { Retry::No },
-            )
+            .retry(name, || self.once(name, &body), ApiError::kind)
             .await
     }
 
@@ -346,7 +349,8 @@ impl Client {
         let transport = |source| ApiError::Transport { call: name, source };
         let Signed { request, by } = signed;
         let response = request.send().await.map_err(transport)?;
-        let status = response.status();
+        let answer = HttpAnswer::new(response.status(), response.headers());
+        let status = answer.status;
         let text = response.text().await.map_err(transport)?;
         if !status.is_success() {
             let error: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
@@ -363,6 +367,7 @@ impl Client {
             return Err(ApiError::Status {
                 call: name,
                 status: status.as_u16(),
+                kind: kind_of(&answer, &code),
                 code,
                 message,
             });
@@ -375,22 +380,31 @@ impl Client {
 mod tests {
     use super::*;
 
-    fn status(status: u16, code: &str) -> ApiError {
-        ApiError::Status {
-            call: "Scan",
-            status,
-            code: code.into(),
-            message: String::new(),
-        }
+    fn kind(status: u16, code: &str) -> FailureKind {
+        let status = reqwest::StatusCode::from_u16(status).unwrap_or(reqwest::StatusCode::IM_A_TEAPOT);
+        kind_of(&HttpAnswer::with_status(status), code)
     }
 
     #[test]
-    fn throttling_and_server_errors_are_retried_refusals_are_not() {
-        assert!(status(400, "ThrottlingException").is_retryable());
-        assert!(status(400, "ProvisionedThroughputExceededException").is_retryable());
-        assert!(status(500, "InternalServerError").is_retryable());
-        assert!(!status(400, "ResourceNotFoundException").is_retryable());
-        assert!(!status(400, "ValidationException").is_retryable());
-        assert!(status(400, "UnrecognizedClientException").is_auth());
+    fn dynamodb_codes_refine_the_status() {
+        let throttled = FailureKind::Throttled { retry_after: None };
+        assert_eq!(kind(400, "ThrottlingException"), throttled);
+        assert_eq!(kind(400, "ProvisionedThroughputExceededException"), throttled);
+        assert_eq!(kind(500, "InternalServerError"), FailureKind::Transient);
+        assert_eq!(kind(400, "ResourceNotFoundException"), FailureKind::Fatal);
+        assert_eq!(kind(400, "ValidationException"), FailureKind::Fatal);
+        assert_eq!(kind(400, "UnrecognizedClientException"), FailureKind::Auth);
+        assert_eq!(kind(403, "Whatever"), FailureKind::Auth);
+    }
+
+    #[test]
+    fn a_statement_error_is_retried_or_refuses_its_record() {
+        assert_eq!(
+            statement_kind("ProvisionedThroughputExceeded"),
+            FailureKind::Throttled { retry_after: None }
+        );
+        assert_eq!(statement_kind("TransactionConflict"), FailureKind::Transient);
+        assert_eq!(statement_kind("ConditionalCheckFailed"), FailureKind::Refused);
+        assert_eq!(statement_kind("DuplicateItem"), FailureKind::Refused);
     }
 }

@@ -34,31 +34,45 @@ impl std::fmt::Display for ItemKey {
     }
 }
 
+/// Why an item read is not as external-dns writes them.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum BadItem {
+    /// `k` is missing or not a string.
+    #[error("attribute \"k\" is not a string")]
+    KeyNotString,
+    /// `k` is not `<name>#<type>#<set identifier>`.
+    #[error("key {0:?} is not <name>#<type>#<set identifier>")]
+    KeyLayout(String),
+    /// `l` is neither a map nor null.
+    #[error("attribute \"l\" is not a map")]
+    LabelsNotMap,
+    /// A label's value is not a string.
+    #[error("label {0:?} is not a string")]
+    LabelNotString(String),
+}
+
 /// The key and labels of one item read (projected to `k` and `l`), owned by `owner`; why not, if the item
 /// is not as external-dns writes them.
-pub(crate) fn parse(item: &Map<String, Value>, owner: &str) -> Result<(ItemKey, Labels), String> {
+pub(crate) fn parse(item: &Map<String, Value>, owner: &str) -> Result<(ItemKey, Labels), BadItem> {
     let key = item
         .get("k")
         .and_then(|k| k.get("S"))
         .and_then(Value::as_str)
-        .ok_or("attribute \"k\" is not a string")?;
+        .ok_or(BadItem::KeyNotString)?;
     if key.matches('#').count() < 2 {
-        return Err(format!("key {key:?} is not <name>#<type>#<set identifier>"));
+        return Err(BadItem::KeyLayout(key.to_string()));
     }
     let mut labels = Labels::new();
     match item.get("l") {
         None | Some(Value::Null) => {}
         Some(l) => {
             if l.get("NULL").is_none() {
-                let map = l
-                    .get("M")
-                    .and_then(Value::as_object)
-                    .ok_or("attribute \"l\" is not a map")?;
+                let map = l.get("M").and_then(Value::as_object).ok_or(BadItem::LabelsNotMap)?;
                 for (k, v) in map {
                     let v = v
                         .get("S")
                         .and_then(Value::as_str)
-                        .ok_or_else(|| format!("label {k:?} is not a string"))?;
+                        .ok_or_else(|| BadItem::LabelNotString(k.clone()))?;
                     labels.insert(k.clone(), v.to_string());
                 }
             }
@@ -146,9 +160,14 @@ mod tests {
     #[test]
     fn unreadable_items_say_why() {
         let item = |v: Value| serde_json::from_value::<Map<String, Value>>(v).expect("an object");
-        assert!(parse(&item(json!({"k": {"S": "no-hashes"}})), "me").is_err());
-        assert!(parse(&item(json!({"k": {"N": "1"}})), "me").is_err());
+        let no_hashes = parse(&item(json!({"k": {"S": "no-hashes"}})), "me");
+        assert_eq!(no_hashes, Err(BadItem::KeyLayout("no-hashes".into())));
+        assert_eq!(parse(&item(json!({"k": {"N": "1"}})), "me"), Err(BadItem::KeyNotString));
         let err = parse(&item(json!({"k": {"S": "a#A#"}, "l": {"M": {"x": {"N": "1"}}}})), "me");
-        assert_eq!(err, Err("label \"x\" is not a string".to_string()));
+        assert_eq!(err, Err(BadItem::LabelNotString("x".into())));
+        assert_eq!(
+            err.map_err(|e| e.to_string()),
+            Err("label \"x\" is not a string".to_string())
+        );
     }
 }

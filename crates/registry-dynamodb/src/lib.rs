@@ -60,7 +60,7 @@ use async_trait::async_trait;
 use extdns_aws::{AssumeRole, CredentialSource};
 use extdns_endpoint::{Change, DomainFilter, Endpoint, Labels, RecordType, label};
 use extdns_provider::http::Observer;
-use extdns_provider::{Backoff, ChangeFailure, Provider, ProviderError, Unit};
+use extdns_provider::{Backoff, CallError, ChangeFailure, FailedRecords, FailureKind, Provider, ProviderError, Unit};
 use extdns_registry::{Ownership, Registry, RegistryError, Snapshot, Written, labels};
 use url::Url;
 
@@ -222,7 +222,7 @@ impl DynamoDbRegistry {
     }
 
     fn store_error(&self, what: &str, e: ApiError) -> RegistryError {
-        if e.is_retryable() || e.is_auth() {
+        if e.kind().is_transient() || e.kind() == FailureKind::Auth {
             return RegistryError::Provider(ProviderError::from_call(
                 format!("{what} DynamoDB table {:?}", self.table),
                 e,
@@ -436,7 +436,7 @@ impl Registry for DynamoDbRegistry {
                 Err(e) => return Err(e.into()),
             }
         }
-        let failed: HashSet<&str> = failures.iter().map(|f| f.record.as_str()).collect();
+        let failed = FailedRecords::of(&failures);
 
         // 3. After the records: a refused create's claim taken back; the labels of updated records (the
         // item inserted for a migrated one); the items of deleted records and of records gone (only ours:
@@ -447,7 +447,7 @@ impl Registry for DynamoDbRegistry {
             if written.skipped.contains(&at) {
                 continue;
             }
-            let refused = failed.contains(change.record_name().to_string().as_str());
+            let refused = failed.contains(change.endpoint());
             if refused {
                 written.skipped.insert(at);
             }
@@ -578,8 +578,5 @@ fn refused(change: &Change, table: &str, e: &StatementError) -> ChangeFailure {
         tracing::warn!(record = %record, table = %table, error = %e, "the record's DynamoDB item was not written");
         format!("its DynamoDB item in table {table:?} was not written: {e}")
     };
-    ChangeFailure {
-        record: change.record_name().to_string(),
-        reason,
-    }
+    ChangeFailure::new(record, client::statement_kind(&e.code), reason)
 }

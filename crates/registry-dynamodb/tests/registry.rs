@@ -133,8 +133,12 @@ async fn other_owners_items_are_neither_read_nor_taken() -> Result<(), RegistryE
     match err {
         RegistryError::Provider(ProviderError::Partial { failures }) => {
             assert_eq!(failures.len(), 1);
-            assert_eq!(failures[0].record, "theirs.example.org A");
-            assert!(failures[0].reason.contains("another owner"), "{}", failures[0].reason);
+            assert_eq!(failures[0].key.dns_name, "theirs.example.org");
+            assert!(
+                failures[0].reason.message.contains("another owner"),
+                "{}",
+                failures[0].reason
+            );
         }
         other => panic!("not a per-record failure: {other}"),
     }

@@ -66,7 +66,7 @@ async fn apply(registry: &TxtRegistry, changes: Changes) -> Result<(), RegistryE
     let snapshot = registry.records().await?;
     let changes = changes
         .into_changes()
-        .map_err(|e| RegistryError::Provider(ProviderError::Invalid(e.to_string())))?;
+        .map_err(|e| RegistryError::Provider(ProviderError::fatal(e.to_string())))?;
     registry.apply(&snapshot, &changes).await.map(drop)
 }
 
@@ -171,7 +171,7 @@ async fn old_format_txt_records_are_read_and_the_new_one_is_forced() -> Result<(
     let (_, registry) = zone(nginx_at("foo.example.com"));
     let records = registry.records().await?.records;
     let r = find(&records, "foo.example.com", RecordType::A)
-        .ok_or(RegistryError::Provider(ProviderError::other("missing")))?;
+        .ok_or(RegistryError::Provider(ProviderError::fatal("missing")))?;
     assert_eq!(r.owner(), Some("default"));
     assert_eq!(r.provider_specific.get(FORCE_UPDATE), Some("true"));
     Ok(())
@@ -295,7 +295,7 @@ async fn created_records_get_the_txt_record_external_dns_would_write() -> Result
     assert_eq!(snapshot.len(), 2);
     assert_eq!(value_of(&snapshot, "a-foo.example.com").as_deref(), Some(NGINX_VALUE));
     let t = find(&snapshot, "a-foo.example.com", RecordType::Txt)
-        .ok_or(RegistryError::Provider(ProviderError::other("no txt")))?;
+        .ok_or(RegistryError::Provider(ProviderError::fatal("no txt")))?;
     assert_eq!(t.record_ttl.0, 0);
     // Read back: owned, and nothing to migrate.
     let records = registry.records().await?.records;
@@ -314,7 +314,7 @@ async fn txt_records_carry_the_set_identifier_and_provider_specific_properties()
         .with_provider_specific(ps.clone());
     let snapshot = created(e).await?.snapshot();
     let t = find(&snapshot, "a-foo.example.com", RecordType::Txt)
-        .ok_or(RegistryError::Provider(ProviderError::other("no txt")))?;
+        .ok_or(RegistryError::Provider(ProviderError::fatal("no txt")))?;
     assert_eq!(t.set_identifier, "blue");
     assert_eq!(t.provider_specific, ps);
     Ok(())
@@ -526,7 +526,7 @@ async fn a_rejected_record_is_named_and_the_others_land() -> Result<(), Registry
         panic!("expected a partial failure, got {r:?}")
     };
     assert_eq!(failures.len(), 1);
-    assert_eq!(failures[0].record, "bad.example.com A");
+    assert_eq!(failures[0].key.dns_name, "bad.example.com");
     let snapshot = provider.snapshot();
     assert!(find(&snapshot, "ok.example.com", RecordType::A).is_some());
     assert!(find(&snapshot, "a-ok.example.com", RecordType::Txt).is_some());
@@ -555,7 +555,7 @@ async fn encrypted_txt_records_round_trip() -> Result<(), RegistryError> {
     let e = a("foo.example.com", "1.2.3.4").with_label(label::RESOURCE, "service/default/nginx");
     create(&registry, vec![e]).await?;
     let value = value_of(&provider.snapshot(), "a-foo.example.com")
-        .ok_or(RegistryError::Provider(ProviderError::other("no txt")))?;
+        .ok_or(RegistryError::Provider(ProviderError::fatal("no txt")))?;
     assert!(
         value.starts_with('"') && value.ends_with('"') && !value.contains("heritage"),
         "{value}"
@@ -566,7 +566,7 @@ async fn encrypted_txt_records_round_trip() -> Result<(), RegistryError> {
     // Unchanged labels re-encrypt to the same value (the nonce is reused), so updates do not churn.
     let mut labels = records[0].labels.clone();
     let again = crate::labels::serialize(&mut labels, true, crate::AesKey::parse(KEY).ok().as_ref())
-        .map_err(|e| RegistryError::Provider(ProviderError::other(e.to_string())))?;
+        .map_err(|e| RegistryError::Provider(ProviderError::fatal(e.to_string())))?;
     assert_eq!(again, value);
     Ok(())
 }

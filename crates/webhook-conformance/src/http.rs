@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use extdns_provider::http::Request;
-use extdns_provider::{Backoff, HttpClient, Retry};
+use extdns_provider::{Backoff, FailureKind, HttpClient};
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 
 use crate::{Config, Error, MEDIA_TYPE};
@@ -78,7 +78,9 @@ impl Client {
             self.send("GET", self.negotiate_url.as_str(), request)
         };
         NEGOTIATE
-            .retry("negotiation with the webhook server", attempt, |_| Retry::Backoff)
+            .retry("negotiation with the webhook server", attempt, |_| {
+                FailureKind::Transient
+            })
             .await
     }
 

@@ -122,15 +122,23 @@ async fn a_partial_failure_is_ready_for_what_landed_and_an_error_for_the_rest() 
         a("shop.example.com", "10.0.0.2").with_ref_object(shop.clone()),
     ]);
     let registry = FakeRegistry::failing(vec![], 1, |_| ProviderError::Partial {
-        failures: vec![ChangeFailure {
-            record: "shop.example.com A".into(),
-            reason: "REFUSED".into(),
-        }],
+        failures: vec![ChangeFailure::new(
+            &a("shop.example.com", "10.0.0.2"),
+            FailureKind::Refused,
+            "REFUSED",
+        )],
     });
     let (c, sink) = with_events(&source, &registry, ControllerConfig::default(), all());
 
     assert!(c.run_once().await.is_err());
-    let got: Vec<(String, EventReason)> = sink.take().into_iter().map(|e| (e.object.name, e.reason)).collect();
+    let events = sink.take();
+    let refused = events.iter().find(|e| e.reason == EventReason::RecordError);
+    let note = refused.map(|e| e.note.as_str()).unwrap_or_default();
+    assert!(
+        note.contains("record:shop.example.com,") && note.ends_with("(refused: REFUSED)"),
+        "{note}"
+    );
+    let got: Vec<(String, EventReason)> = events.into_iter().map(|e| (e.object.name, e.reason)).collect();
     assert_eq!(
         got,
         vec![

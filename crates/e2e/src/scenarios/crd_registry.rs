@@ -100,9 +100,10 @@ fn condition(o: &DynamicObject) -> (String, String) {
 
 fn refused_records(e: &RegistryError) -> Vec<String> {
     match e {
-        RegistryError::Provider(ProviderError::Partial { failures }) => {
-            failures.iter().map(|f| f.record.clone()).collect()
-        }
+        RegistryError::Provider(ProviderError::Partial { failures }) => failures
+            .iter()
+            .map(|f| format!("{} {}", f.key.dns_name, f.key.record_type))
+            .collect(),
         _ => Vec::new(),
     }
 }

@@ -181,7 +181,7 @@ fn reason_of(e: &SyncError) -> Reason {
 }
 
 fn is_auth(e: &ProviderError) -> bool {
-    matches!(e, ProviderError::Auth { .. })
+    e.is_auth()
 }
 
 /// Reports each sync of a pipeline on its object.
