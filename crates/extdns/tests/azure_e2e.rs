@@ -147,9 +147,9 @@ fn azure_a_refused_put_a_429_storm_and_a_conflict_lose_nothing() {
     let theirs = json!({ "ttl": 60, "aRecords": [{ "ipv4Address": "203.0.113.7" }] });
     {
         let mut s = fake.state();
-        s.refuse_names.insert("s6".into());
+        s.faults.refuse("s6");
         s.interfere.insert("s7".into(), ("A".into(), theirs.clone()));
-        s.throttle_next = 3;
+        s.faults.throttle_next = 3;
     }
     let out = extdns(&fake, "azure-private-dns", home.path(), dir.path(), &[]);
     let log = text(&out);
@@ -162,7 +162,7 @@ fn azure_a_refused_put_a_429_storm_and_a_conflict_lose_nothing() {
         log.contains("s7.internal.example") && log.contains("ETag"),
         "the conflict is named: {log}"
     );
-    assert_eq!(fake.state().throttled, 3, "every 429 was waited out");
+    assert_eq!(fake.state().requests.throttled(), 3, "every 429 was waited out");
     let now = fake.lines();
     assert!(before.iter().all(|l| now.contains(l)), "nothing deleted: {now:?}");
     assert!(
@@ -179,7 +179,7 @@ fn azure_a_refused_put_a_429_storm_and_a_conflict_lose_nothing() {
     assert_eq!(s7, Some(theirs), "someone else's write is not overwritten");
 
     // Refusal lifted: the next sync lands s6; s7 stays someone else's (it has no owner extdns knows).
-    fake.state().refuse_names.clear();
+    fake.state().faults.refused.clear();
     let out = extdns(&fake, "azure-private-dns", home.path(), dir.path(), &[]);
     assert!(
         fake.lines().iter().any(|l| l.starts_with("s6.internal.example A")),

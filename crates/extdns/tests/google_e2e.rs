@@ -68,7 +68,11 @@ fn google_full_controller_create_update_delete_idempotent() {
     ];
     cli::write_manifests(dir.path(), &docs.join("---\n"));
     ok(&extdns(&fake, home.path(), dir.path(), &["--dry-run"]), "dry run");
-    assert_eq!(fake.state().change_calls, 0, "a dry run sends no change");
+    assert_eq!(
+        fake.state().requests.count("changes.create"),
+        0,
+        "a dry run sends no change"
+    );
 
     ok(&extdns(&fake, home.path(), dir.path(), &[]), "first sync");
     assert_eq!(
@@ -81,7 +85,10 @@ fn google_full_controller_create_update_delete_idempotent() {
         ]
     );
     assert_eq!(owned(&fake), 3, "{:?}", fake.lines());
-    assert!(fake.state().change_polls > 0, "changes.get polled until done");
+    assert!(
+        fake.state().requests.count("changes.get") > 0,
+        "changes.get polled until done"
+    );
     assert_eq!(
         fake.state().grants,
         ["jwt", "jwt"],
@@ -166,7 +173,7 @@ fn google_a_429_storm_loses_nothing() {
     // Two more Services; a storm of 429s longer than one call's retries: the sync fails, nothing is
     // deleted, and the next sync lands everything.
     services(dir.path(), 8);
-    fake.state().rate_limit_next = 12;
+    fake.state().faults.throttle_next = 12;
     let out = extdns(&fake, home.path(), dir.path(), &[]);
     assert_ne!(
         out.status.code(),
@@ -174,17 +181,17 @@ fn google_a_429_storm_loses_nothing() {
         "the sync reports the failure\n{}",
         text(&out)
     );
-    let storm = fake.state().rate_limited;
+    let storm = fake.state().requests.throttled();
     assert!(storm >= 5, "every attempt a call may make was answered 429 ({storm})");
     let now = fake.lines();
     assert!(before.iter().all(|l| now.contains(l)), "nothing deleted: {now:?}");
 
     // A storm within the retries is waited out.
-    fake.state().rate_limit_next = 3;
+    fake.state().faults.throttle_next = 3;
     ok(&extdns(&fake, home.path(), dir.path(), &[]), "sync after the storm");
     assert_eq!(records(&fake).len(), 8, "{:?}", fake.lines());
     assert_eq!(owned(&fake), 8);
-    assert_eq!(fake.state().rate_limited, storm + 3);
+    assert_eq!(fake.state().requests.throttled(), storm + 3);
 }
 
 // ------------------------------------------------------------------------------------- external-dns

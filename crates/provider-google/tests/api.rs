@@ -191,11 +191,11 @@ async fn writes_land_with_their_ownership_record_in_one_change_polled_until_done
     {
         let s = fake.state();
         assert_eq!(
-            (s.change_calls, s.changes_applied),
+            (s.requests.count("changes.create"), s.changes_applied),
             (1, 1),
             "one change for the record and its TXT"
         );
-        assert_eq!(s.change_polls, 3, "polled until done");
+        assert_eq!(s.requests.count("changes.get"), 3, "polled until done");
     }
     assert_eq!(
         fake.lines(),
@@ -359,7 +359,7 @@ async fn the_batch_interval_spaces_submissions_and_holds_the_wait_for_done() {
     let p = GoogleProvider::new(config).unwrap_or_else(|e| panic!("{e}"));
     let write = |from: usize, to: usize, pending_polls: u32| {
         fake.state().pending_polls = pending_polls;
-        fake.state().change_times.clear();
+        let since = std::time::Instant::now();
         let records: Vec<Change> = (from..to)
             .map(|i| Change::Create(a(&format!("h{i}.example.org"), "192.0.2.1")))
             .collect();
@@ -377,7 +377,8 @@ async fn the_batch_interval_spaces_submissions_and_holds_the_wait_for_done() {
             p.apply(&ReadState::default(), &units)
                 .await
                 .unwrap_or_else(|e| panic!("{e}"));
-            let times = fake.state().change_times.clone();
+            let times: Vec<std::time::Instant> = fake.state().requests.times("changes.create");
+            let times: Vec<std::time::Instant> = times.into_iter().filter(|t| *t >= since).collect();
             assert_eq!(times.len(), to - from, "one change per unit");
             times.windows(2).map(|w| w[1] - w[0]).collect::<Vec<Duration>>()
         }
@@ -401,7 +402,7 @@ async fn the_batch_interval_spaces_submissions_and_holds_the_wait_for_done() {
         "the next change right after a slow one is done: {gaps:?}"
     );
     let s = fake.state();
-    assert_eq!((s.changes_applied, s.change_polls), (5, 3 + 2 * 3));
+    assert_eq!((s.changes_applied, s.requests.count("changes.get")), (5, 3 + 2 * 3));
     assert!(s.refusals.is_empty(), "{:?}", s.refusals);
 }
 
@@ -410,11 +411,11 @@ async fn rate_limits_are_retried_with_backoff() {
     let fake = FakeGoogle::start(&[("example-org", "example.org")]);
     fake.seed("example-org", "web.example.org.", "A", 300, &["192.0.2.1"]);
     let p = provider(&fake);
-    fake.state().rate_limit_next = 3;
+    fake.state().faults.throttle_next = 3;
     let read = p.records().await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(lines(&read.endpoints), ["web.example.org A 300 192.0.2.1"]);
-    assert_eq!(fake.state().rate_limited, 3);
-    fake.state().rate_limit_next = 100;
+    assert_eq!(fake.state().requests.throttled(), 3);
+    fake.state().faults.throttle_next = 100;
     let err = p.records().await;
     assert!(
         matches!(&err, Err(e) if e.is_transient()),

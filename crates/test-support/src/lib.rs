@@ -35,6 +35,7 @@ pub mod dns_server;
 pub mod dnsmasq;
 pub mod dynamodb_fake;
 pub mod etcd;
+pub mod fake;
 pub mod google_fake;
 #[cfg(feature = "kube-objects")]
 pub mod kube_objects;
