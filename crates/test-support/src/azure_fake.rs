@@ -164,6 +164,16 @@ pub struct FakeAzureState {
 }
 
 impl Api for FakeAzureState {
+    fn routes(url: &str) -> Router<Shared> {
+        let base = url.to_string();
+        Router::new().fallback(
+            move |State(state): State<Shared>, method: Method, uri: Uri, headers: HeaderMap, body: Bytes| {
+                let base = base.clone();
+                async move { handle(&state, &base, &method, &uri, &headers, &body) }
+            },
+        )
+    }
+
     fn purpose(method: &Method, uri: &Uri, _: &HeaderMap) -> Purpose {
         let path = uri.path();
         if !path.to_ascii_lowercase().starts_with("/subscriptions/") {
@@ -249,19 +259,11 @@ impl FakeAzure {
                 state.store(*service, &zone, "@", "NS", json!({ "TTL": 172800, "NSRecords": ns }));
             }
         }
-        let server = FakeServer::start(state, |url| {
-            let base = url.to_string();
-            Router::new().fallback(
-                move |State(state): State<Shared>, method: Method, uri: Uri, headers: HeaderMap, body: Bytes| {
-                    let base = base.clone();
-                    async move { handle(&state, &base, &method, &uri, &headers, &body) }
-                },
-            )
-        });
+        let server = FakeServer::serve(state);
         // What Resource Manager asks of a throttled client, in milliseconds as Azure's SDKs read it.
         server.lock().faults.retry_after = Duration::from_millis(20);
         FakeAzure {
-            url: server.url().to_string(),
+            url: server.url.to_string(),
             server,
         }
     }

@@ -122,6 +122,21 @@ impl FakeState {
 }
 
 impl Api for FakeState {
+    fn routes(_: &str) -> Router<Shared> {
+        Router::new()
+            .route("/client/v4/zones", get(list_zones))
+            .route("/client/v4/zones/{zone}", get(get_zone))
+            .route(
+                "/client/v4/zones/{zone}/dns_records",
+                get(list_records).post(create_record),
+            )
+            .route("/client/v4/zones/{zone}/dns_records/batch", post(batch))
+            .route(
+                "/client/v4/zones/{zone}/dns_records/{id}",
+                get(record_call).patch(record_call).put(record_call).delete(record_call),
+            )
+    }
+
     fn purpose(method: &Method, uri: &Uri, _: &HeaderMap) -> Purpose {
         let path = uri.path().trim_start_matches("/client/v4/zones");
         let parts = path.split('/').filter(|p| !p.is_empty()).count();
@@ -168,9 +183,9 @@ impl FakeCloudflare {
             zones: zones.iter().map(|(i, n)| (i.to_string(), n.to_string())).collect(),
             ..FakeState::default()
         };
-        let server = FakeServer::start(state, |_| router());
+        let server = FakeServer::serve(state);
         FakeCloudflare {
-            url: format!("{}/client/v4", server.url()),
+            url: format!("{}/client/v4", server.url),
             server,
         }
     }
@@ -205,21 +220,6 @@ impl FakeCloudflare {
         v.sort();
         v
     }
-}
-
-fn router() -> Router<Shared> {
-    Router::new()
-        .route("/client/v4/zones", get(list_zones))
-        .route("/client/v4/zones/{zone}", get(get_zone))
-        .route(
-            "/client/v4/zones/{zone}/dns_records",
-            get(list_records).post(create_record),
-        )
-        .route("/client/v4/zones/{zone}/dns_records/batch", post(batch))
-        .route(
-            "/client/v4/zones/{zone}/dns_records/{id}",
-            get(record_call).patch(record_call).put(record_call).delete(record_call),
-        )
 }
 
 type Err = (StatusCode, Vec<(i64, String)>);

@@ -11,7 +11,6 @@
 //! answer (`ValidationError`) while the others run.
 
 use std::collections::{BTreeMap, HashSet};
-use std::sync::MutexGuard;
 use std::time::Duration;
 
 use axum::Router;
@@ -46,8 +45,8 @@ impl Table {
     }
 }
 
-/// Everything the fake holds and counts; inspect it through [`Fake::lock`].
-#[derive(Debug, Default)]
+/// Everything the fake holds and counts; inspect it through [`FakeServer::lock`].
+#[derive(Debug)]
 pub struct Inner {
     /// Tables by name.
     pub tables: BTreeMap<String, Table>,
@@ -62,7 +61,24 @@ pub struct Inner {
     pub scan_page: usize,
 }
 
+/// No tables; scan pages of 1,000 items.
+impl Default for Inner {
+    fn default() -> Inner {
+        Inner {
+            tables: BTreeMap::new(),
+            throttle_statements_next: 0,
+            statements: Vec::new(),
+            last_scope: String::new(),
+            scan_page: 1000,
+        }
+    }
+}
+
 impl Api for Inner {
+    fn routes(_: &str) -> Router<Shared> {
+        Router::new().fallback(handle)
+    }
+
     fn purpose(_: &Method, _: &Uri, headers: &HeaderMap) -> Purpose {
         let target = headers.get("x-amz-target").and_then(|v| v.to_str().ok());
         Purpose::api(match target.and_then(|t| t.strip_prefix("DynamoDB_20120810.")) {
@@ -90,39 +106,11 @@ impl Api for Inner {
 
 type Shared = fake::Shared<Inner>;
 
-/// A running fake; clones share it, and it stops when the last is dropped.
-#[derive(Clone)]
-pub struct Fake {
-    /// Endpoint URL, `http://127.0.0.1:<port>`.
-    pub url: String,
-    server: FakeServer<Inner>,
-}
+/// A running fake: its `url` the endpoint, [`FakeServer::lock`] its state, log and faults; clones share it,
+/// and it stops when the last is dropped.
+pub type Fake = FakeServer<Inner>;
 
 impl Fake {
-    /// Starts the fake (on its own thread and runtime: async tests and tests that run a child process can
-    /// both use it).
-    pub async fn start() -> Fake {
-        Fake::start_in_background()
-    }
-
-    /// [`Fake::start`] from synchronous code.
-    pub fn start_in_background() -> Fake {
-        let state = Inner {
-            scan_page: 1000,
-            ..Inner::default()
-        };
-        let server = FakeServer::start(state, |_| Router::new().fallback(handle));
-        Fake {
-            url: server.url().to_string(),
-            server,
-        }
-    }
-
-    /// The fake's state, request log and faults, locked (a poisoned lock is taken anyway).
-    pub fn lock(&self) -> MutexGuard<'_, Locked<Inner>> {
-        self.server.lock()
-    }
-
     /// Creates a table as external-dns documents it: hash key `k` of type `S`, no range key.
     pub fn table(&self, name: &str) {
         self.create_table(name, &[("k", "S")], &[("k", "HASH")]);

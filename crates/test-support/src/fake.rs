@@ -28,9 +28,13 @@ use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::middleware::Next;
 use axum::response::Response;
 
-/// What a fake's API is, for the skeleton: what each request is for, and how the API says "slow down" and
-/// "unavailable".
-pub trait Api: Send + 'static {
+/// What a fake's API is, for the skeleton: its routes, what each request is for, and how the API says
+/// "slow down" and "unavailable". The type is the fake's state.
+pub trait Api: Sized + Send + 'static {
+    /// The API's routes, given the fake's base URL (`http://127.0.0.1:<port>`) for APIs that link to
+    /// themselves; their handlers take the [`Shared`] state.
+    fn routes(url: &str) -> Router<Shared<Self>>;
+
     /// What a request is for: the name it is counted by, and whether it is a call of the API under test.
     fn purpose(method: &Method, uri: &Uri, headers: &HeaderMap) -> Purpose;
 
@@ -388,7 +392,8 @@ impl Drop for Running {
 /// A running fake on 127.0.0.1; clones share it, and it stops when the last is dropped.
 #[derive(Debug)]
 pub struct FakeServer<S> {
-    url: String,
+    /// `http://127.0.0.1:<port>`.
+    pub url: String,
     addr: SocketAddr,
     shared: Shared<S>,
     _running: Arc<Running>,
@@ -406,9 +411,8 @@ impl<S> Clone for FakeServer<S> {
 }
 
 impl<S: Api> FakeServer<S> {
-    /// Serves `routes` (given the fake's base URL, `http://127.0.0.1:<port>`, for APIs that link to
-    /// themselves) over `api`, behind the gate.
-    pub fn start(api: S, routes: impl FnOnce(&str) -> Router<Shared<S>>) -> FakeServer<S> {
+    /// Serves the API's routes over `api`, its state, behind the gate.
+    pub fn serve(api: S) -> FakeServer<S> {
         let shared: Shared<S> = Arc::new(Mutex::new(Locked {
             api,
             requests: RequestLog::default(),
@@ -420,7 +424,7 @@ impl<S: Api> FakeServer<S> {
             panic!("{e}");
         }
         let url = format!("http://{addr}");
-        let app = routes(&url)
+        let app = S::routes(&url)
             .layer(axum::middleware::from_fn_with_state(shared.clone(), gate::<S>))
             .with_state(shared.clone());
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
@@ -450,12 +454,20 @@ impl<S: Api> FakeServer<S> {
     }
 }
 
-impl<S> FakeServer<S> {
-    /// `http://127.0.0.1:<port>`.
-    pub fn url(&self) -> &str {
-        &self.url
+impl<S: Api + Default> FakeServer<S> {
+    /// Starts a fake in its API's default state (on its own thread and runtime: async tests and tests that
+    /// run a child process can both use it).
+    pub async fn start() -> FakeServer<S> {
+        FakeServer::serve(S::default())
     }
 
+    /// [`FakeServer::start`] from synchronous code.
+    pub fn start_in_background() -> FakeServer<S> {
+        FakeServer::serve(S::default())
+    }
+}
+
+impl<S> FakeServer<S> {
     /// Where it listens (for [`crate::tls_proxy::TlsProxy::start`]).
     pub fn addr(&self) -> SocketAddr {
         self.addr
@@ -482,6 +494,13 @@ mod tests {
     }
 
     impl Api for Toy {
+        fn routes(_: &str) -> Router<Shared<Toy>> {
+            Router::new()
+                .route("/records", get(list))
+                .route("/records/{name}", put(store))
+                .route("/token", axum::routing::post(|| async { "t" }))
+        }
+
         fn purpose(method: &Method, uri: &Uri, _: &HeaderMap) -> Purpose {
             match (method.as_str(), uri.path()) {
                 ("POST", "/token") => Purpose::beside("token"),
@@ -505,12 +524,7 @@ mod tests {
     }
 
     fn toy() -> FakeServer<Toy> {
-        FakeServer::start(Toy::default(), |_| {
-            Router::new()
-                .route("/records", get(list))
-                .route("/records/{name}", put(store))
-                .route("/token", axum::routing::post(|| async { "t" }))
-        })
+        FakeServer::serve(Toy::default())
     }
 
     async fn list(State(s): State<Shared<Toy>>) -> String {
@@ -529,7 +543,7 @@ mod tests {
     /// Status, `Retry-After` and body of one call.
     async fn call(fake: &FakeServer<Toy>, method: Method, path: &str) -> (u16, Option<String>, String) {
         let r = reqwest::Client::new()
-            .request(method, format!("{}{path}", fake.url()))
+            .request(method, format!("{}{path}", fake.url))
             .send()
             .await
             .unwrap_or_else(|e| panic!("{path}: {e}"));
@@ -662,7 +676,7 @@ mod tests {
         assert_eq!(lines, ["GET /records?page=2&x=a%20b", "DELETE /records/a%2Cb"]);
         let uri: Uri = "/records?page=2&x=a%20b".parse().unwrap_or_default();
         assert_eq!(query(&uri).get("x").map(String::as_str), Some("a b"));
-        let url = fake.url().to_string();
+        let url = fake.url.clone();
         let other = fake.clone();
         drop(fake);
         assert!(

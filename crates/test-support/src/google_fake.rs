@@ -152,6 +152,32 @@ pub struct FakeState {
 }
 
 impl Api for FakeState {
+    fn routes(url: &str) -> Router<Shared> {
+        Router::new()
+            .route("/dns/v1/projects/{project}/managedZones", get(list_zones))
+            .route(
+                "/dns/v1/projects/{project}/managedZones/{zone}/rrsets",
+                get(list_rrsets),
+            )
+            .route(
+                "/dns/v1/projects/{project}/managedZones/{zone}/changes",
+                post(create_change),
+            )
+            .route(
+                "/dns/v1/projects/{project}/managedZones/{zone}/changes/{id}",
+                get(get_change),
+            )
+            .route("/token", post(token))
+            .route("/sts/v1/token", post(sts))
+            .route("/iam/v1/projects/-/serviceAccounts/{call}", post(impersonate))
+            .route(
+                "/computeMetadata/v1/instance/service-accounts/default/token",
+                get(metadata_token),
+            )
+            .route("/computeMetadata/v1/project/project-id", get(metadata_project))
+            .layer(Extension(OwnUrl(url.to_string())))
+    }
+
     fn purpose(method: &Method, uri: &Uri, _: &HeaderMap) -> Purpose {
         let path = uri.path();
         if !path.starts_with("/dns/v1/") {
@@ -260,10 +286,10 @@ impl FakeGoogle {
             grants: Vec::new(),
             refusals: Vec::new(),
         };
-        let server = FakeServer::start(state, router);
+        let server = FakeServer::serve(state);
         FakeGoogle {
             host: server.addr().to_string(),
-            url: server.url().to_string(),
+            url: server.url.to_string(),
             server,
         }
     }
@@ -374,32 +400,6 @@ fn write(dir: &FsPath, name: &str, v: Value) -> PathBuf {
     let path = dir.join(name);
     std::fs::write(&path, v.to_string()).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
     path
-}
-
-fn router(url: &str) -> Router<Shared> {
-    Router::new()
-        .route("/dns/v1/projects/{project}/managedZones", get(list_zones))
-        .route(
-            "/dns/v1/projects/{project}/managedZones/{zone}/rrsets",
-            get(list_rrsets),
-        )
-        .route(
-            "/dns/v1/projects/{project}/managedZones/{zone}/changes",
-            post(create_change),
-        )
-        .route(
-            "/dns/v1/projects/{project}/managedZones/{zone}/changes/{id}",
-            get(get_change),
-        )
-        .route("/token", post(token))
-        .route("/sts/v1/token", post(sts))
-        .route("/iam/v1/projects/-/serviceAccounts/{call}", post(impersonate))
-        .route(
-            "/computeMetadata/v1/instance/service-accounts/default/token",
-            get(metadata_token),
-        )
-        .route("/computeMetadata/v1/project/project-id", get(metadata_project))
-        .layer(Extension(OwnUrl(url.to_string())))
 }
 
 /// A JSON answer.

@@ -106,6 +106,14 @@ impl FakeState {
 }
 
 impl Api for FakeState {
+    fn routes(_: &str) -> Router<Shared> {
+        Router::new()
+            .route("/api/auth", get(auth_get).post(auth_post).delete(auth_delete))
+            .route("/api/config/dns/{list}", get(list_get))
+            .route("/api/config/dns/{list}/{item}", put(item_put).delete(item_delete))
+            .fallback(not_found)
+    }
+
     fn purpose(method: &Method, uri: &Uri, _: &HeaderMap) -> Purpose {
         let path = uri.path();
         Purpose::api(if path.starts_with("/api/auth") {
@@ -167,9 +175,9 @@ impl FakePihole {
     }
 
     fn serve(state: FakeState) -> FakePihole {
-        let server = FakeServer::start(state, |_| router());
+        let server = FakeServer::serve(state);
         FakePihole {
-            url: server.url().to_string(),
+            url: server.url.to_string(),
             server,
         }
     }
@@ -206,14 +214,6 @@ impl FakePihole {
             None => panic!("this fake has no dnsmasq: start it with FakePihole::with_dnsmasq"),
         }
     }
-}
-
-fn router() -> Router<Shared> {
-    Router::new()
-        .route("/api/auth", get(auth_get).post(auth_post).delete(auth_delete))
-        .route("/api/config/dns/{list}", get(list_get))
-        .route("/api/config/dns/{list}/{item}", put(item_put).delete(item_delete))
-        .fallback(not_found)
 }
 
 const TOOK: f64 = 0.003;

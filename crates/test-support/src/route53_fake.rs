@@ -7,7 +7,6 @@
 //! requests a second), a refused record name refuses its whole change batch (`InvalidChangeBatch`).
 
 use std::collections::BTreeMap;
-use std::sync::MutexGuard;
 use std::time::Duration;
 
 use axum::Router;
@@ -147,8 +146,8 @@ pub struct Zone {
     pub sets: BTreeMap<Key, Set>,
 }
 
-/// Everything the fake holds and counts; inspect it through [`Fake::lock`].
-#[derive(Debug, Default)]
+/// Everything the fake holds and counts; inspect it through [`FakeServer::lock`].
+#[derive(Debug)]
 pub struct Inner {
     /// Hosted zones, in creation order.
     pub zones: Vec<Zone>,
@@ -164,7 +163,25 @@ pub struct Inner {
     pub record_page: usize,
 }
 
+/// No zones; Route53's page sizes.
+impl Default for Inner {
+    fn default() -> Inner {
+        Inner {
+            zones: Vec::new(),
+            last_signature: Vec::new(),
+            applied_batches: Vec::new(),
+            refused_batches: 0,
+            zone_page: 100,
+            record_page: 300,
+        }
+    }
+}
+
 impl Api for Inner {
+    fn routes(_: &str) -> Router<Shared> {
+        Router::new().fallback(handle)
+    }
+
     fn purpose(method: &Method, uri: &Uri, _: &HeaderMap) -> Purpose {
         let path = uri.path().trim_end_matches('/');
         Purpose::api(match (method.as_str(), path.ends_with("/rrset")) {
@@ -187,40 +204,11 @@ impl Api for Inner {
 
 type Shared = fake::Shared<Inner>;
 
-/// A running fake; clones share it, and it stops when the last is dropped.
-#[derive(Clone)]
-pub struct Fake {
-    /// Endpoint URL, `http://127.0.0.1:<port>`.
-    pub url: String,
-    server: FakeServer<Inner>,
-}
+/// A running fake: its `url` the endpoint, [`FakeServer::lock`] its state, log and faults; clones share it,
+/// and it stops when the last is dropped.
+pub type Fake = FakeServer<Inner>;
 
 impl Fake {
-    /// Starts the fake (on its own thread and runtime: async tests and tests that run a child process can
-    /// both use it).
-    pub async fn start() -> Fake {
-        Fake::start_in_background()
-    }
-
-    /// [`Fake::start`] from synchronous code.
-    pub fn start_in_background() -> Fake {
-        let state = Inner {
-            zone_page: 100,
-            record_page: 300,
-            ..Inner::default()
-        };
-        let server = FakeServer::start(state, |_| Router::new().fallback(handle));
-        Fake {
-            url: server.url().to_string(),
-            server,
-        }
-    }
-
-    /// The fake's state, request log and faults, locked (a poisoned lock is taken anyway).
-    pub fn lock(&self) -> MutexGuard<'_, Locked<Inner>> {
-        self.server.lock()
-    }
-
     /// Add a zone; returns its id.
     pub fn zone(&self, name: &str, private: bool, tags: &[(&str, &str)]) -> String {
         let mut s = self.lock();
