@@ -89,8 +89,8 @@ impl Objects {
         }
     }
 
-    /// The two Services the cloud differentials publish ([`web_and_api`]) in `zone`, `names` their web and
-    /// api names, web's IPv4 address `web`; nothing with `None`.
+    /// The two Services the cloud differentials publish in `zone` (`web` with the IPv4 address `web` and an
+    /// IPv6 one at TTL 120, `api` with one address), `names` their web and api names; nothing with `None`.
     pub fn publish_web_and_api(&self, zone: &str, names: [&'static str; 2], web: Option<&str>) {
         match web {
             Some(web) => self.publish(&web_and_api(zone, web), web_and_api_endpoints(names, web)),
