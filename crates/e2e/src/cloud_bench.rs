@@ -357,13 +357,13 @@ fn google(extdns: &Path, external_dns: &Path, logs: &Path, opts: &Options) -> Re
         let mut f = measure(who, cmd, &log)?;
         {
             let s = fake.state();
-            f.zone_lists = s.zone_lists;
-            f.rrset_lists = s.rrset_lists;
-            f.writes = s.change_calls;
-            f.second_writes = s.change_polls;
+            f.zone_lists = s.requests.count("managedZones.list");
+            f.rrset_lists = s.requests.count("resourceRecordSets.list");
+            f.writes = s.requests.count("changes.create");
+            f.second_writes = s.requests.count("changes.get");
             f.tokens = s.grants.len();
-            f.requests = s.requests;
-            f.rate_limited = s.rate_limited;
+            f.requests = s.requests.api_calls();
+            f.rate_limited = s.requests.throttled();
             if !s.refusals.is_empty() {
                 bail!("{who}: the fake refused changes: {:?}", s.refusals);
             }
@@ -443,24 +443,13 @@ fn azure(extdns: &Path, external_dns: &Path, logs: &Path, opts: &Options) -> Res
         let mut f = measure(who, cmd, &log)?;
         {
             let s = fake.state();
-            let count = |p: &dyn Fn(&str, &str) -> bool| {
-                s.requests
-                    .iter()
-                    .filter(|r| {
-                        let (method, uri) = r.split_once(' ').unwrap_or_default();
-                        p(method, uri.split('?').next().unwrap_or_default())
-                    })
-                    .count()
-            };
-            // ARM paths: .../Microsoft.Network/dnsZones[/{zone}[/all | /{type}/{name}]].
-            let depth = |path: &str| path.split("/dnsZones").nth(1).map(|t| t.split('/').count());
-            f.requests = s.requests.len();
-            f.zone_lists = count(&|m, p| m == "GET" && depth(p) == Some(1));
-            f.rrset_lists = count(&|m, p| m == "GET" && depth(p) == Some(3));
-            f.set_reads = count(&|m, p| m == "GET" && depth(p) == Some(4));
-            f.writes = count(&|m, _| m == "PUT");
-            f.second_writes = count(&|m, _| m == "DELETE");
-            f.rate_limited = s.throttled as usize;
+            f.requests = s.requests.api_calls();
+            f.zone_lists = s.requests.count("zones.list");
+            f.rrset_lists = s.requests.count("recordSets.list");
+            f.set_reads = s.requests.count("recordSets.get");
+            f.writes = s.requests.count("recordSets.put");
+            f.second_writes = s.requests.count("recordSets.delete");
+            f.rate_limited = s.requests.throttled();
             f.tokens = s.grants.len();
         }
         f.connections = checked_connects(who, &proxy)?;

@@ -70,7 +70,7 @@ fn cloudflare_full_controller_create_update_delete_idempotent() {
     );
     // A dry run writes nothing.
     ok(&extdns(&cf, dir.path(), &["--dry-run"]), "dry run");
-    assert_eq!(cf.state().batch_calls, 0, "a dry run sends no batch");
+    assert_eq!(cf.state().requests.count("batch"), 0, "a dry run sends no batch");
     assert_eq!(cf.lines(), ["legacy.example.org A 192.0.2.99 proxied=false ttl=1"]);
 
     // 1. Create.
@@ -140,7 +140,7 @@ fn cloudflare_a_refused_record_fails_alone_and_the_others_land() {
         ],
     );
     // 429s on the way are waited out.
-    cf.state().rate_limit_next = 2;
+    cf.state().faults.throttle_next = 2;
     let out = extdns(&cf, dir.path(), &[]);
     let text = text(&out);
     assert!(
@@ -149,7 +149,7 @@ fn cloudflare_a_refused_record_fails_alone_and_the_others_land() {
     );
     assert_eq!(records(&cf), ["web.example.org A 192.0.2.10 proxied=false ttl=1"]);
     assert_eq!(owned_txt(&cf), ["a-web.example.org"]);
-    assert_eq!(cf.state().rate_limited, 2);
+    assert_eq!(cf.state().requests.throttled(), 2);
 }
 
 /// A DNSEndpoint entry with its Cloudflare property under the canonical name, under a v0.22 name (the

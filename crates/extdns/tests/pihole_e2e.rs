@@ -4,15 +4,15 @@
 //! fake (its own Pi-hole client, fed the same records through its connector source): both leave the same
 //! lists, and each takes over from the other with nothing to write.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Output;
-use std::sync::{Arc, Mutex};
 
 use extdns_test_support::cli::{self, ok, tempdir, text};
-use extdns_test_support::connector::{self, GobEndpoint};
+use extdns_test_support::connector::GobEndpoint;
+use extdns_test_support::differential::{self, Objects};
 use extdns_test_support::manifests::{alias, lb_service, web};
 use extdns_test_support::pihole_fake::{FakePihole, PASSWORD};
-use extdns_test_support::{free_port, require};
+use extdns_test_support::require;
 
 fn extdns(pi: &FakePihole, manifests: &Path, extra: &[&str]) -> Output {
     let mut cmd = cli::command(env!("CARGO_BIN_EXE_extdns"), &[]);
@@ -132,11 +132,6 @@ fn pihole_refusals_are_named_and_a_wrong_password_fails_the_sync() {
 
 // ------------------------------------------------------------------------------------- external-dns
 
-fn external_dns() -> PathBuf {
-    extdns_test_support::env_program("EXTDNS_TEST_EXTERNAL_DNS")
-        .unwrap_or_else(|e| panic!("{e}: run `cargo xtask test`"))
-}
-
 /// What the manifests of [`extdns`] publish, as external-dns's connector source hands them over.
 fn records(web_addresses: &[&str], with_alias: bool) -> Vec<GobEndpoint> {
     let mut v = Vec::new();
@@ -184,14 +179,12 @@ fn manifests(web_addresses: &[&str], with_alias: bool) -> String {
 
 /// external-dns v0.23 with its Pi-hole provider as its tutorial runs it, fed `endpoints` by its connector
 /// source.
-fn run_external_dns(pi: &FakePihole, source: u16) -> Output {
-    let mut cmd = cli::command(external_dns(), &[]);
+fn run_external_dns(pi: &FakePihole, home: &Path, objects: &Objects) -> Output {
+    let mut cmd = differential::external_dns(None, home, objects.source, &[]);
     cmd.env("EXTERNAL_DNS_PIHOLE_PASSWORD", PASSWORD)
-        .args(["--once", "--source=connector", "--provider=pihole", "--registry=noop"])
+        .args(["--provider=pihole", "--registry=noop"])
         .args(["--policy=sync", "--domain-filter=example.org"])
-        .arg(format!("--connector-source-server=127.0.0.1:{source}"))
-        .arg(format!("--pihole-server={}", pi.url))
-        .arg(format!("--metrics-address=127.0.0.1:{}", free_port()));
+        .arg(format!("--pihole-server={}", pi.url));
     cli::run(&mut cmd)
 }
 
@@ -200,16 +193,15 @@ fn pihole_differential_with_external_dns() {
     require!(ExternalDns, Dnsmasq);
     let ours = FakePihole::with_dnsmasq(Some(PASSWORD));
     let theirs = FakePihole::with_dnsmasq(Some(PASSWORD));
-    let dir = tempdir();
-    let endpoints = Arc::new(Mutex::new(Vec::new()));
-    let source = connector::serve(endpoints.clone());
+    let home = tempdir();
+    let objects = Objects::serve();
     let step = |addresses: &[&str], with_alias: bool, what: &str| {
-        cli::write_manifests(dir.path(), &manifests(addresses, with_alias));
-        if let Ok(mut e) = endpoints.lock() {
-            *e = records(addresses, with_alias);
-        }
-        ok(&extdns(&ours, dir.path(), &[]), &format!("extdns: {what}"));
-        ok(&run_external_dns(&theirs, source), &format!("external-dns: {what}"));
+        objects.publish(&manifests(addresses, with_alias), records(addresses, with_alias));
+        ok(&extdns(&ours, objects.dir.path(), &[]), &format!("extdns: {what}"));
+        ok(
+            &run_external_dns(&theirs, home.path(), &objects),
+            &format!("external-dns: {what}"),
+        );
         assert_eq!(ours.lines(), theirs.lines(), "{what}: the same lists");
         for (name, rtype) in [
             ("web.example.org", "A"),
@@ -227,18 +219,14 @@ fn pihole_differential_with_external_dns() {
 
     // Take-over both ways on one Pi-hole: what one wrote, the other finds as it wants it.
     step(&["192.0.2.10", "2001:db8::10"], true, "create again");
-    let writes = theirs.state().writes;
-    ok(&extdns(&theirs, dir.path(), &[]), "extdns after external-dns");
-    assert_eq!(
-        theirs.state().writes,
-        writes,
-        "extdns finds nothing to change in external-dns's lists"
+    differential::assert_writes_nothing(
+        "extdns on external-dns's lists",
+        || theirs.state().writes,
+        || extdns(&theirs, objects.dir.path(), &[]),
     );
-    let writes = ours.state().writes;
-    ok(&run_external_dns(&ours, source), "external-dns after extdns");
-    assert_eq!(
-        ours.state().writes,
-        writes,
-        "external-dns finds nothing to change in extdns's lists"
+    differential::assert_writes_nothing(
+        "external-dns on extdns's lists",
+        || ours.state().writes,
+        || run_external_dns(&ours, home.path(), &objects),
     );
 }

@@ -173,12 +173,7 @@ async fn record_pages_continue_at_the_next_set_identifier() {
     assert!(eps.iter().any(|e| e.dns_name == "x.example.com"));
     let w3 = eps.iter().find(|e| e.set_identifier == "id-3").expect("id-3");
     assert_eq!(w3.provider_specific.get("aws/weight"), Some("3"));
-    let pages = fake
-        .lock()
-        .requests
-        .iter()
-        .filter(|(_, r)| r.ends_with("/rrset"))
-        .count();
+    let pages = fake.lock().requests.count("ListResourceRecordSets");
     assert_eq!(pages, 5, "10 record sets (SOA and NS included) in pages of 2");
 }
 
@@ -207,14 +202,8 @@ async fn hosted_zones_are_read_across_pages_and_tags_ten_at_a_time() {
         ]
     );
     let s = fake.lock();
-    assert_eq!(
-        s.requests
-            .iter()
-            .filter(|(_, r)| r == "GET /2013-04-01/hostedzone")
-            .count(),
-        6
-    );
-    assert_eq!(s.requests.iter().filter(|(_, r)| r.contains("/tags/")).count(), 2);
+    assert_eq!(s.requests.count("ListHostedZones"), 6);
+    assert_eq!(s.requests.count("ListTagsForResources"), 2);
 }
 
 #[tokio::test]
@@ -245,16 +234,16 @@ async fn batches_respect_the_change_byte_and_value_limits() {
 #[tokio::test]
 async fn throttling_is_retried_with_backoff_then_reported_as_transient() {
     let (fake, _, p) = example_com([]).await;
-    fake.lock().throttle_next = 3;
+    fake.lock().faults.throttle_next = 3;
     let eps = p.records().await.expect("records after three throttled calls");
     assert!(eps.endpoints.iter().any(|e| e.record_type == RecordType::Ns));
 
-    fake.lock().throttle_next = 100;
+    fake.lock().faults.throttle_next = 100;
     let err = p.records().await.expect_err("still throttled after the retries");
     assert!(err.is_transient(), "{err}");
     assert!(err.to_string().contains("Throttling"), "{err}");
     // One call and three retries.
-    assert_eq!(100 - fake.lock().throttle_next, 4);
+    assert_eq!(100 - fake.lock().faults.throttle_next, 4);
 }
 
 #[tokio::test]
@@ -271,8 +260,9 @@ async fn requests_are_paced_under_the_rate_limit() {
     let s = fake.lock();
     assert_eq!(s.requests.len(), 7, "1 zone page and 6 record pages");
     // Requests leave on slots 200 ms apart; arrivals jitter a little around them, never ahead of the pace.
-    let first = s.requests[0].0;
-    for (i, (at, _)) in s.requests.iter().enumerate() {
+    let arrivals: Vec<std::time::Instant> = s.requests.iter().map(|r| r.at).collect();
+    let first = arrivals[0];
+    for (i, at) in arrivals.iter().enumerate() {
         let earliest = Duration::from_millis(200 * i as u64).saturating_sub(Duration::from_millis(50));
         assert!(
             at.duration_since(first) >= earliest,
@@ -315,12 +305,7 @@ async fn the_zone_list_is_cached_for_its_duration_and_becomes_the_domain_filter(
     p.records().await.expect("records");
     fake.zone("example.net", false, &[]);
     p.records().await.expect("records");
-    let zone_lists = fake
-        .lock()
-        .requests
-        .iter()
-        .filter(|(_, r)| r == "GET /2013-04-01/hostedzone")
-        .count();
+    let zone_lists = fake.lock().requests.count("ListHostedZones");
     assert_eq!(zone_lists, 1, "the second sync used the cached zone list");
     let f = p.domain_filter();
     assert!(f.matches("www.example.com") && !f.matches("www.example.net"));
@@ -398,24 +383,20 @@ async fn a_stream_of_applies_never_makes_more_than_five_requests_a_second() {
     stream_of_applies(p, 12).await;
 
     let s = fake.lock();
-    let changes: Vec<std::time::Instant> = s
-        .requests
-        .iter()
-        .filter(|(_, what)| what.starts_with("POST") && what.ends_with("/rrset/"))
-        .map(|(at, _)| *at)
-        .collect();
+    let changes = s.requests.times("ChangeResourceRecordSets");
     assert_eq!(
         changes.len(),
         24,
         "each apply split into two change requests: {:?}",
-        s.requests
+        s.requests.lines()
     );
     assert_eq!(
         six_within_a_second(&changes, Duration::from_millis(50)),
         None,
         "six change requests arrived within a second"
     );
-    let every: Vec<std::time::Instant> = s.requests.iter().map(|(at, _)| *at).collect();
+    let mut every: Vec<std::time::Instant> = s.requests.iter().map(|r| r.at).collect();
+    every.sort();
     assert_eq!(
         six_within_a_second(&every, Duration::from_millis(50)),
         None,

@@ -28,7 +28,7 @@ fn main() {
         let provider = CloudflareProvider::new(config).unwrap_or_else(|e| panic!("{e}"));
         let round = runtime.block_on(bench::create_read_delete(&provider, n, "bench.example"));
         assert!(cf.state().records.is_empty(), "every record was deleted");
-        let calls = cf.state().requests;
+        let calls = cf.state().requests.len();
         println!("{batch:>8} {calls:>10} {round}");
     }
 }

@@ -81,7 +81,7 @@ async fn records_are_created_read_back_and_proxied_only_where_cloudflare_can() {
             "web.example.org AAAA 2001:db8::1 proxied=false ttl=120",
         ]
     );
-    assert_eq!(cf.state().batch_calls, 2, "one batch per zone");
+    assert_eq!(cf.state().requests.count("batch"), 2, "one batch per zone");
     let proxied = |e: &Endpoint| format!(" proxied={}", e.provider_specific.get(PROXIED_PROPERTY).unwrap_or("-"));
     assert_eq!(
         read_lines(&p, proxied).await,
@@ -181,28 +181,28 @@ async fn large_change_sets_are_cut_into_batches_and_lists_are_paged() {
         .collect();
     apply(&p, &changes).await;
     assert_eq!(cf.state().records.len(), 450);
-    assert_eq!(cf.state().batch_calls, 3, "batches of at most 200 records");
-    let before = cf.state().requests;
+    assert_eq!(cf.state().requests.count("batch"), 3, "batches of at most 200 records");
+    let before = cf.state().requests.len();
     let records = p.records().await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(records.endpoints.len(), 450);
     // One zones list, then 65 pages of example.org's records and one of example.net's.
-    assert_eq!(cf.state().requests - before, 1 + 65 + 1);
+    assert_eq!(cf.state().requests.len() - before, 1 + 65 + 1);
 }
 
 #[tokio::test]
 async fn rate_limits_are_waited_out() {
     let cf = fake();
     let p = provider(&cf);
-    cf.state().rate_limit_next = 3;
+    cf.state().faults.throttle_next = 3;
     apply(
         &p,
         &[Change::Create(ep("web.example.org", RecordType::A, &["192.0.2.1"]))],
     )
     .await;
-    assert_eq!(cf.state().rate_limited, 3);
+    assert_eq!(cf.state().requests.throttled(), 3);
     assert_eq!(cf.lines(), vec!["web.example.org A 192.0.2.1 proxied=false ttl=1"]);
     // More 429s than attempts: a transient error, so the next sync retries.
-    cf.state().rate_limit_next = 100;
+    cf.state().faults.throttle_next = 100;
     let err = p.records().await;
     assert!(err.as_ref().is_err_and(ProviderError::is_transient), "{err:?}");
 }

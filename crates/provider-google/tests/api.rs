@@ -44,9 +44,46 @@ fn provider_with(fake: &FakeGoogle, env: &[(&str, String)], edit: impl FnOnce(&m
 }
 
 fn provider(fake: &FakeGoogle) -> GoogleProvider {
+    provider_edited(fake, |_| {})
+}
+
+/// [`provider`] with a token the fake issued, its configuration edited.
+fn provider_edited(fake: &FakeGoogle, edit: impl FnOnce(&mut GoogleConfig)) -> GoogleProvider {
     let mut config = fast(GoogleConfig::new(CredentialSource::Token(fake.issue_token())), fake);
     config.project = Some(google_fake::PROJECT.to_string());
+    edit(&mut config);
     GoogleProvider::new(config).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The A records `h<i>.example.org` for `hosts` and their ownership records, to be applied as units.
+fn owned_records(hosts: std::ops::Range<usize>) -> (Vec<Change>, Vec<Change>) {
+    let records = hosts
+        .clone()
+        .map(|i| Change::Create(a(&format!("h{i}.example.org"), "192.0.2.1")))
+        .collect();
+    let owners = hosts
+        .map(|i| Change::Create(txt(&format!("h{i}.example.org"))))
+        .collect();
+    (records, owners)
+}
+
+/// The names of the zones the provider reads (none when it fails).
+async fn zone_names(p: &GoogleProvider) -> Vec<String> {
+    p.zones()
+        .await
+        .unwrap_or_default()
+        .into_iter()
+        .map(|z| z.name)
+        .collect()
+}
+
+/// Each record with its ownership record, one unit.
+fn units_of<'a>(records: &'a [Change], owners: &'a [Change]) -> Vec<Unit<'a>> {
+    records
+        .iter()
+        .zip(owners)
+        .map(|(r, o)| Unit::with_ownership(r, o))
+        .collect()
 }
 
 fn a(name: &str, ip: &str) -> Endpoint {
@@ -112,13 +149,7 @@ async fn zones_and_records_are_listed_across_pages_with_external_dns_s_filters()
     fake.seed("internal", "db.internal.example.org.", "A", 300, &["10.0.0.1"]);
     fake.seed("peered", "x.peer.example.org.", "A", 300, &["10.0.0.2"]);
     let p = provider(&fake);
-    let names: Vec<String> = p
-        .zones()
-        .await
-        .unwrap_or_default()
-        .into_iter()
-        .map(|z| z.name)
-        .collect();
+    let names = zone_names(&p).await;
     assert_eq!(names, ["example-org", "internal", "other"], "peering zone dropped");
 
     let read = p.records().await.unwrap_or_else(|e| panic!("{e}"));
@@ -143,35 +174,17 @@ async fn zones_and_records_are_listed_across_pages_with_external_dns_s_filters()
 
     let only = |edit: fn(&mut GoogleConfig)| provider_with(&fake, &[], edit);
     let private = only(|c| c.zone_visibility = Some(Visibility::Private));
-    let names: Vec<String> = private
-        .zones()
-        .await
-        .unwrap_or_default()
-        .into_iter()
-        .map(|z| z.name)
-        .collect();
+    let names = zone_names(&private).await;
     assert_eq!(names, ["internal"]);
     let by_id = only(|c| c.zone_ids = vec!["01".into(), "ther".into()]);
-    let names: Vec<String> = by_id
-        .zones()
-        .await
-        .unwrap_or_default()
-        .into_iter()
-        .map(|z| z.name)
-        .collect();
+    let names = zone_names(&by_id).await;
     assert_eq!(
         names,
         ["example-org", "other"],
         "a suffix of id 1001, or of the name other"
     );
     let by_domain = only(|c| c.domain_filter = extdns_endpoint::DomainFilter::new(&["other.net".to_string()], &[]));
-    let names: Vec<String> = by_domain
-        .zones()
-        .await
-        .unwrap_or_default()
-        .into_iter()
-        .map(|z| z.name)
-        .collect();
+    let names = zone_names(&by_domain).await;
     assert_eq!(names, ["other"]);
 }
 
@@ -191,11 +204,11 @@ async fn writes_land_with_their_ownership_record_in_one_change_polled_until_done
     {
         let s = fake.state();
         assert_eq!(
-            (s.change_calls, s.changes_applied),
+            (s.requests.count("changes.create"), s.changes_applied),
             (1, 1),
             "one change for the record and its TXT"
         );
-        assert_eq!(s.change_polls, 3, "polled until done");
+        assert_eq!(s.requests.count("changes.get"), 3, "polled until done");
     }
     assert_eq!(
         fake.lines(),
@@ -298,17 +311,8 @@ async fn a_change_over_cloud_dns_s_quota_is_split_until_it_fits() {
     let fake = FakeGoogle::start(&[("example-org", "example.org")]);
     fake.state().max_additions = 5;
     let p = provider(&fake);
-    let records: Vec<Change> = (0..8)
-        .map(|i| Change::Create(a(&format!("h{i}.example.org"), "192.0.2.1")))
-        .collect();
-    let owners: Vec<Change> = (0..8)
-        .map(|i| Change::Create(txt(&format!("h{i}.example.org"))))
-        .collect();
-    let units: Vec<Unit<'_>> = records
-        .iter()
-        .zip(&owners)
-        .map(|(r, o)| Unit::with_ownership(r, o))
-        .collect();
+    let (records, owners) = owned_records(0..8);
+    let units = units_of(&records, &owners);
     // The default batch size (1,000) would send all 16 additions at once; Cloud DNS here takes 5.
     p.apply(&ReadState::default(), &units)
         .await
@@ -322,21 +326,9 @@ async fn a_change_over_cloud_dns_s_quota_is_split_until_it_fits() {
 #[tokio::test]
 async fn the_batch_size_cuts_changes_and_keeps_units_whole() {
     let fake = FakeGoogle::start(&[("example-org", "example.org")]);
-    let mut config = fast(GoogleConfig::new(CredentialSource::Token(fake.issue_token())), &fake);
-    config.project = Some(google_fake::PROJECT.into());
-    config.batch_change_size = 3;
-    let p = GoogleProvider::new(config).unwrap_or_else(|e| panic!("{e}"));
-    let records: Vec<Change> = (0..4)
-        .map(|i| Change::Create(a(&format!("h{i}.example.org"), "192.0.2.1")))
-        .collect();
-    let owners: Vec<Change> = (0..4)
-        .map(|i| Change::Create(txt(&format!("h{i}.example.org"))))
-        .collect();
-    let units: Vec<Unit<'_>> = records
-        .iter()
-        .zip(&owners)
-        .map(|(r, o)| Unit::with_ownership(r, o))
-        .collect();
+    let p = provider_edited(&fake, |c| c.batch_change_size = 3);
+    let (records, owners) = owned_records(0..4);
+    let units = units_of(&records, &owners);
     p.apply(&ReadState::default(), &units)
         .await
         .unwrap_or_else(|e| panic!("{e}"));
@@ -354,33 +346,24 @@ async fn the_batch_interval_spaces_submissions_and_holds_the_wait_for_done() {
     // Loopback transit may make a gap look this much shorter at the fake than at the client.
     const TRANSIT: Duration = Duration::from_millis(25);
     let fake = FakeGoogle::start(&[("example-org", "example.org")]);
-    let mut config = fast(GoogleConfig::new(CredentialSource::Token(fake.issue_token())), &fake);
-    config.project = Some(google_fake::PROJECT.into());
-    config.batch_change_size = 2;
-    config.batch_change_interval = INTERVAL;
-    config.change_poll = POLL;
-    let p = GoogleProvider::new(config).unwrap_or_else(|e| panic!("{e}"));
+    let p = provider_edited(&fake, |c| {
+        c.batch_change_size = 2;
+        c.batch_change_interval = INTERVAL;
+        c.change_poll = POLL;
+    });
     let write = |from: usize, to: usize, pending_polls: u32| {
         fake.state().pending_polls = pending_polls;
-        fake.state().change_times.clear();
-        let records: Vec<Change> = (from..to)
-            .map(|i| Change::Create(a(&format!("h{i}.example.org"), "192.0.2.1")))
-            .collect();
-        let owners: Vec<Change> = (from..to)
-            .map(|i| Change::Create(txt(&format!("h{i}.example.org"))))
-            .collect();
+        let since = std::time::Instant::now();
+        let (records, owners) = owned_records(from..to);
         let p = &p;
         let fake = &fake;
         async move {
-            let units: Vec<Unit<'_>> = records
-                .iter()
-                .zip(&owners)
-                .map(|(r, o)| Unit::with_ownership(r, o))
-                .collect();
+            let units = units_of(&records, &owners);
             p.apply(&ReadState::default(), &units)
                 .await
                 .unwrap_or_else(|e| panic!("{e}"));
-            let times = fake.state().change_times.clone();
+            let times: Vec<std::time::Instant> = fake.state().requests.times("changes.create");
+            let times: Vec<std::time::Instant> = times.into_iter().filter(|t| *t >= since).collect();
             assert_eq!(times.len(), to - from, "one change per unit");
             times.windows(2).map(|w| w[1] - w[0]).collect::<Vec<Duration>>()
         }
@@ -404,7 +387,7 @@ async fn the_batch_interval_spaces_submissions_and_holds_the_wait_for_done() {
         "the next change right after a slow one is done: {gaps:?}"
     );
     let s = fake.state();
-    assert_eq!((s.changes_applied, s.change_polls), (5, 3 + 2 * 3));
+    assert_eq!((s.changes_applied, s.requests.count("changes.get")), (5, 3 + 2 * 3));
     assert!(s.refusals.is_empty(), "{:?}", s.refusals);
 }
 
@@ -413,11 +396,11 @@ async fn rate_limits_are_retried_with_backoff() {
     let fake = FakeGoogle::start(&[("example-org", "example.org")]);
     fake.seed("example-org", "web.example.org.", "A", 300, &["192.0.2.1"]);
     let p = provider(&fake);
-    fake.state().rate_limit_next = 3;
+    fake.state().faults.throttle_next = 3;
     let read = p.records().await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(lines(&read.endpoints), ["web.example.org A 300 192.0.2.1"]);
-    assert_eq!(fake.state().rate_limited, 3);
-    fake.state().rate_limit_next = 100;
+    assert_eq!(fake.state().requests.throttled(), 3);
+    fake.state().faults.throttle_next = 100;
     let err = p.records().await;
     assert!(
         matches!(&err, Err(e) if e.is_transient()),

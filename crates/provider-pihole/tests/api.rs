@@ -78,13 +78,11 @@ async fn records_land_in_pihole_and_dnsmasq_answers_them() {
     );
     let s = pi.state();
     assert_eq!(s.logins, 1, "one session serves every call");
+    let log = s.requests.lines();
     assert!(
-        s.log
-            .contains(&"PUT /api/config/dns/hosts/192.0.2.1%20web.example.org".to_string())
-            && s.log
-                .contains(&"PUT /api/config/dns/cnameRecords/timed.example.org%2Cweb.example.org%2C60".to_string()),
-        "{:?}",
-        s.log
+        log.contains(&"PUT /api/config/dns/hosts/192.0.2.1%20web.example.org".to_string())
+            && log.contains(&"PUT /api/config/dns/cnameRecords/timed.example.org%2Cweb.example.org%2C60".to_string()),
+        "{log:?}"
     );
 }
 
@@ -98,7 +96,7 @@ async fn updates_write_only_what_differs_and_deletes_leave_foreign_entries() {
     let alias = ep("alias.example.org", RecordType::Cname, &["web.example.org"]);
     apply(&p, &[Change::Create(web.clone()), Change::Create(alias.clone())]).await;
     let records = p.records().await.unwrap_or_else(|e| panic!("{e}"));
-    pi.state().log.clear();
+    pi.state().requests.clear();
     let web2 = ep("web.example.org", RecordType::A, &["192.0.2.2", "192.0.2.3"]);
     let alias2 = ep("alias.example.org", RecordType::Cname, &["legacy.example.org"]).with_ttl(Ttl(120));
     let changes = [
@@ -110,7 +108,7 @@ async fn updates_write_only_what_differs_and_deletes_leave_foreign_entries() {
         panic!("{e}");
     }
     assert_eq!(
-        pi.state().log,
+        pi.state().requests.lines(),
         [
             "PUT /api/config/dns/hosts/192.0.2.3%20web.example.org",
             "DELETE /api/config/dns/hosts/192.0.2.1%20web.example.org",
@@ -213,7 +211,7 @@ async fn an_open_pihole_is_called_without_a_session() {
     )
     .await;
     assert_eq!(pi.lines(), ["hosts: 192.0.2.1 a.example.org"]);
-    assert!(!pi.state().log.iter().any(|l| l.contains("/api/auth")), "no login");
+    assert!(!pi.state().requests.count("auth") > 0, "no login");
     // A password given to an open Pi-hole logs in and gets no session id: calls go without one.
     let p = provider_with(&pi, Some("anything"));
     assert_eq!(lines(&p).await, ["a.example.org A 0 192.0.2.1"]);
@@ -325,10 +323,14 @@ async fn entries_with_several_names_are_read_and_never_split() {
 async fn pihole_busy_is_retried_with_backoff() {
     let pi = FakePihole::start(Some(PASSWORD));
     pi.seed(&["192.0.2.1 a.example.org"], &[]);
-    pi.state().unavailable_next = 2;
+    {
+        let mut s = pi.state();
+        s.faults.fail_next = 2;
+        s.faults.only = Some("list");
+    }
     let p = provider(&pi);
     assert_eq!(lines(&p).await, ["a.example.org A 0 192.0.2.1"]);
-    pi.state().unavailable_next = 100;
+    pi.state().faults.fail_next = 100;
     let e = p.records().await.err();
     assert!(e.as_ref().is_some_and(ProviderError::is_transient), "{e:?}");
 }

@@ -258,7 +258,7 @@ async fn items_of_records_gone_are_released_and_throttling_is_retried() -> Resul
     fake.put(TABLE, item("gone.example.org#A#", "me", "service/default/gone"));
     fake.put(TABLE, item("elsewhere.example.com#A#", "me", "service/default/x"));
     fake.lock().scan_page = 1;
-    fake.lock().throttle_next = 2;
+    fake.lock().faults.throttle_next = 2;
     let snapshot = registry.records().await?;
     registry
         .apply(&snapshot, &[Change::Create(a("new.example.org", "192.0.2.1"))])
@@ -270,16 +270,8 @@ async fn items_of_records_gone_are_released_and_throttling_is_retried() -> Resul
         "the orphan in the provider's zones is released, the one outside them kept"
     );
     let s = fake.lock();
-    assert_eq!(
-        s.requests.iter().filter(|r| *r == "Scan").count(),
-        2,
-        "both pages are read"
-    );
-    assert_eq!(
-        s.requests.iter().filter(|r| *r == "DescribeTable").count(),
-        3,
-        "throttled twice, then answered"
-    );
+    assert_eq!(s.requests.count("Scan"), 2, "both pages are read");
+    assert_eq!(s.requests.count("DescribeTable"), 3, "throttled twice, then answered");
     drop(s);
     assert_eq!(provider.snapshot().len(), 1);
     Ok(())
@@ -350,6 +342,6 @@ async fn statements_dynamodb_throttles_are_sent_again_alone() -> Result<(), Regi
         3,
         "the throttled statement once more, the other not again"
     );
-    assert_eq!(s.requests.iter().filter(|r| *r == "BatchExecuteStatement").count(), 2);
+    assert_eq!(s.requests.count("BatchExecuteStatement"), 2);
     Ok(())
 }

@@ -9,23 +9,31 @@
 //!   does not match and `If-None-Match: *` on an existing set answer 412; each API's JSON casing and nothing
 //!   else (public `TTL`/`ARecords`, private `ttl`/`aRecords`; NS only in public zones; a TXT string longer
 //!   than 255 characters refused); an api-version other than the service's refused; a token the fake did not
-//!   issue refused with 401; injected 429s with `Retry-After` and `retry-after-ms`; refusals of chosen
-//!   names (400) to test that one refused record is named while the others land.
+//!   issue refused with 401.
 //! - `/{TENANT}/oauth2/v2.0/token`: the client-credentials grant with [`CLIENT_SECRET`] or the
 //!   [`FEDERATED_TOKEN`] as a client assertion, for scope `<audience>/.default`.
 //! - `/metadata/identity/oauth2/token`: IMDS, only with `Metadata: true`, system-assigned or
 //!   [`USER_ASSIGNED_CLIENT_ID`].
 //!
-//! It runs on its own thread and runtime so both async tests and tests that run a binary can use it.
+//! On the [`crate::fake`] skeleton, whose faults reach Resource Manager only: throttled as Resource Manager
+//! throttles (429 `Throttled` with `Retry-After` and `retry-after-ms`), the PUT of a refused record set name
+//! answered 400 `BadRequest` naming it, while the others land.
+
+// A handler's refusal is its answer: helpers return it as the `Err` they are checked with.
+#![allow(clippy::result_large_err)]
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::MutexGuard;
+use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
+use axum::extract::State;
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
+
+use crate::fake::{self, Api, FakeServer, Locked, Purpose};
 
 /// The subscription the fake serves.
 pub const SUBSCRIPTION: &str = "00000000-0000-0000-0000-0000000000aa";
@@ -144,17 +152,9 @@ pub struct FakeAzureState {
     pub token_lifetime: u64,
     /// Items per page of a list.
     pub page_limit: usize,
-    /// The next this many ARM calls answer 429.
-    pub throttle_next: u32,
-    /// The 429s sent.
-    pub throttled: u32,
-    /// Record set names (relative, lower-case) whose PUTs are refused with 400.
-    pub refuse_names: BTreeSet<String>,
     /// Someone else writes these record sets (relative name, lower-case, → type and properties) just before
     /// extdns's next PUT or DELETE of that name arrives: a change between extdns's read and its write.
     pub interfere: BTreeMap<String, (String, Value)>,
-    /// Every ARM request, `METHOD path` (with the query).
-    pub requests: Vec<String>,
     /// Every token granted: `client_secret`, `client_assertion`, `imds` or `imds <client id>`.
     pub grants: Vec<String>,
     /// PUTs and DELETEs that changed something.
@@ -163,20 +163,67 @@ pub struct FakeAzureState {
     next_token: u64,
 }
 
-type Shared = Arc<Mutex<FakeAzureState>>;
+impl Api for FakeAzureState {
+    fn routes(url: &str) -> Router<Shared> {
+        let base = url.to_string();
+        Router::new().fallback(
+            move |State(state): State<Shared>, method: Method, uri: Uri, headers: HeaderMap, body: Bytes| {
+                let base = base.clone();
+                async move { handle(&state, &base, &method, &uri, &headers, &body) }
+            },
+        )
+    }
 
-fn lock(s: &Shared) -> MutexGuard<'_, FakeAzureState> {
-    s.lock().unwrap_or_else(|p| p.into_inner())
+    fn purpose(method: &Method, uri: &Uri, _: &HeaderMap) -> Purpose {
+        let path = uri.path();
+        if !path.to_ascii_lowercase().starts_with("/subscriptions/") {
+            return Purpose::beside(if path.starts_with("/metadata/") {
+                "imds"
+            } else if path.ends_with("/token") {
+                "token"
+            } else {
+                "discovery"
+            });
+        }
+        let segments = path.split('/').filter(|p| !p.is_empty()).count();
+        Purpose::api(match (method.as_str(), segments) {
+            ("GET", 7) => "zones.list",
+            ("GET", 9) => "recordSets.list",
+            ("GET", _) => "recordSets.get",
+            ("PUT", _) => "recordSets.put",
+            ("DELETE", _) => "recordSets.delete",
+            _ => "other",
+        })
+    }
+
+    fn throttled(retry_after: Duration) -> Response {
+        let mut r = reply(
+            StatusCode::TOO_MANY_REQUESTS,
+            json!({ "code": "Throttled", "message": "Too many operations are requested. Current operation is throttled." }),
+        );
+        for (name, value) in [
+            ("retry-after", fake::retry_after_seconds(retry_after)),
+            ("retry-after-ms", retry_after.as_millis().to_string()),
+        ] {
+            if let Ok(v) = value.parse() {
+                r.headers_mut().insert(name, v);
+            }
+        }
+        r
+    }
+
+    fn unavailable(status: StatusCode) -> Response {
+        arm_error(status, "ServiceUnavailable", "The service is temporarily unavailable.")
+    }
 }
+
+type Shared = fake::Shared<FakeAzureState>;
 
 /// A running fake on 127.0.0.1; stops when dropped.
 pub struct FakeAzure {
     /// `http://127.0.0.1:<port>`: Resource Manager, the identity platform and IMDS alike.
     pub url: String,
-    addr: std::net::SocketAddr,
-    state: Shared,
-    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    server: FakeServer<FakeAzureState>,
 }
 
 impl FakeAzure {
@@ -188,11 +235,7 @@ impl FakeAzure {
             tokens: BTreeMap::new(),
             token_lifetime: 3599,
             page_limit: 100,
-            throttle_next: 0,
-            throttled: 0,
-            refuse_names: BTreeSet::new(),
             interfere: BTreeMap::new(),
-            requests: Vec::new(),
             grants: Vec::new(),
             writes: 0,
             next_etag: 0,
@@ -216,53 +259,23 @@ impl FakeAzure {
                 state.store(*service, &zone, "@", "NS", json!({ "TTL": 172800, "NSRecords": ns }));
             }
         }
-        let state: Shared = Arc::new(Mutex::new(state));
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("cannot bind: {e}"));
-        let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
-        let port = addr.port();
-        if let Err(e) = listener.set_nonblocking(true) {
-            panic!("{e}");
-        }
-        let url = format!("http://127.0.0.1:{port}");
-        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-        let shared = state.clone();
-        let base = url.clone();
-        let app = Router::new().fallback(move |method: Method, uri: Uri, headers: HeaderMap, body: Bytes| {
-            let state = shared.clone();
-            let base = base.clone();
-            async move { handle(&state, &base, &method, &uri, &headers, &body) }
-        });
-        let thread = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap_or_else(|e| panic!("{e}"));
-            rt.block_on(async move {
-                let listener = tokio::net::TcpListener::from_std(listener).unwrap_or_else(|e| panic!("{e}"));
-                let _ = axum::serve(listener, app)
-                    .with_graceful_shutdown(async {
-                        let _ = rx.await;
-                    })
-                    .await;
-            });
-        });
+        let server = FakeServer::serve(state);
+        // What Resource Manager asks of a throttled client, in milliseconds as Azure's SDKs read it.
+        server.lock().faults.retry_after = Duration::from_millis(20);
         FakeAzure {
-            url,
-            addr,
-            state,
-            shutdown: Some(tx),
-            thread: Some(thread),
+            url: server.url.to_string(),
+            server,
         }
     }
 
     /// Where it listens, for [`crate::tls_proxy::TlsProxy::start`].
     pub fn addr(&self) -> std::net::SocketAddr {
-        self.addr
+        self.server.addr()
     }
 
-    /// The fake's state, to read or adjust.
-    pub fn state(&self) -> MutexGuard<'_, FakeAzureState> {
-        lock(&self.state)
+    /// The fake's state, request log and faults, to read or adjust.
+    pub fn state(&self) -> MutexGuard<'_, Locked<FakeAzureState>> {
+        self.server.lock()
     }
 
     /// A token the fake accepts, as if granted.
@@ -323,17 +336,6 @@ impl FakeAzure {
     }
 }
 
-impl Drop for FakeAzure {
-    fn drop(&mut self) {
-        if let Some(tx) = self.shutdown.take() {
-            let _ = tx.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
 impl FakeAzureState {
     fn issue(&mut self, what: &str) -> String {
         self.next_token += 1;
@@ -380,12 +382,6 @@ fn arm_error(status: StatusCode, code: &str, message: &str) -> Response {
 
 fn aad_error(status: StatusCode, code: &str, description: &str) -> Response {
     reply(status, json!({ "error": code, "error_description": description }))
-}
-
-fn query(uri: &Uri) -> BTreeMap<String, String> {
-    url::form_urlencoded::parse(uri.query().unwrap_or("").as_bytes())
-        .map(|(k, v)| (k.into_owned(), v.into_owned()))
-        .collect()
 }
 
 fn handle(state: &Shared, base: &str, method: &Method, uri: &Uri, headers: &HeaderMap, body: &[u8]) -> Response {
@@ -454,7 +450,7 @@ fn imds(state: &Shared, uri: &Uri, headers: &HeaderMap) -> Response {
             "Required metadata header not specified",
         );
     }
-    let q = query(uri);
+    let q = fake::query(uri);
     if q.get("api-version").map(String::as_str) != Some("2018-02-01") || !q.contains_key("resource") {
         return aad_error(
             StatusCode::BAD_REQUEST,
@@ -462,7 +458,7 @@ fn imds(state: &Shared, uri: &Uri, headers: &HeaderMap) -> Response {
             "api-version and resource are required",
         );
     }
-    let mut s = lock(state);
+    let mut s = fake::lock(state);
     let grant = match q.get("client_id") {
         None => "imds".to_string(),
         Some(c) if c == USER_ASSIGNED_CLIENT_ID => format!("imds {c}"),
@@ -539,7 +535,7 @@ fn token(state: &Shared, base: &str, method: &Method, path: &str, body: &[u8]) -
             );
         }
     };
-    let mut s = lock(state);
+    let mut s = fake::lock(state);
     s.grants.push(grant.to_string());
     let t = s.issue(grant);
     reply(
@@ -549,8 +545,8 @@ fn token(state: &Shared, base: &str, method: &Method, path: &str, body: &[u8]) -
 }
 
 fn arm(state: &Shared, base: &str, method: &Method, uri: &Uri, headers: &HeaderMap, body: &[u8]) -> Response {
-    let mut s = lock(state);
-    s.requests.push(format!("{method} {uri}"));
+    let mut locked = fake::lock(state);
+    let Locked { api: s, faults, .. } = &mut *locked;
     let authorized = headers
         .get("authorization")
         .and_then(|v| v.to_str().ok())
@@ -569,19 +565,6 @@ fn arm(state: &Shared, base: &str, method: &Method, uri: &Uri, headers: &HeaderM
             "AuthenticationFailed",
             "Authentication failed. The 'Authorization' header is missing or invalid.",
         );
-    }
-    if s.throttle_next > 0 {
-        s.throttle_next -= 1;
-        s.throttled += 1;
-        let mut r = reply(
-            StatusCode::TOO_MANY_REQUESTS,
-            json!({ "code": "Throttled", "message": "Too many operations are requested. Current operation is throttled." }),
-        );
-        r.headers_mut()
-            .insert("retry-after", axum::http::HeaderValue::from_static("1"));
-        r.headers_mut()
-            .insert("retry-after-ms", axum::http::HeaderValue::from_static("20"));
-        return r;
     }
     let segs: Vec<&str> = uri.path().trim_start_matches('/').split('/').collect();
     // subscriptions/{s}/resourceGroups/{rg}/providers/Microsoft.Network/{service}[/{zone}[/{type}/{name}]]
@@ -606,7 +589,7 @@ fn arm(state: &Shared, base: &str, method: &Method, uri: &Uri, headers: &HeaderM
     } else {
         return arm_error(StatusCode::NOT_FOUND, "InvalidResourceType", segs[6]);
     };
-    let q = query(uri);
+    let q = fake::query(uri);
     let version = q.get("api-version").map(String::as_str).unwrap_or("");
     if version != service.api_version() {
         return arm_error(
@@ -635,34 +618,26 @@ fn arm(state: &Shared, base: &str, method: &Method, uri: &Uri, headers: &HeaderM
                             "properties": { "numberOfRecordSets": 2, "maxNumberOfRecordSets": 25000 } })
                 })
                 .collect();
-            page(&s, base, uri, zones, skip)
+            page(s, base, uri, zones, skip)
         }
         (&Method::GET, [zone, all]) if all.eq_ignore_ascii_case("all") => {
-            let zone = zone.to_ascii_lowercase();
-            if !s.zones.contains(&(service, zone.clone())) {
-                return arm_error(
-                    StatusCode::NOT_FOUND,
-                    "ParentResourceNotFound",
-                    &format!("zone {zone} not found"),
-                );
-            }
+            let zone = match zone_in(s, service, zone) {
+                Ok(z) => z,
+                Err(r) => return r,
+            };
             let sets: Vec<Value> = s
                 .sets
                 .iter()
                 .filter(|((svc, z, _, _), _)| *svc == service && *z == zone)
                 .map(|((_, _, _, t), set)| record_json(service, &zone_prefix, &zone, t, set))
                 .collect();
-            page(&s, base, uri, sets, skip)
+            page(s, base, uri, sets, skip)
         }
         (m, [zone, rtype, name]) => {
-            let zone = zone.to_ascii_lowercase();
-            if !s.zones.contains(&(service, zone.clone())) {
-                return arm_error(
-                    StatusCode::NOT_FOUND,
-                    "ParentResourceNotFound",
-                    &format!("zone {zone} not found"),
-                );
-            }
+            let zone = match zone_in(s, service, zone) {
+                Ok(z) => z,
+                Err(r) => return r,
+            };
             let rtype = rtype.to_ascii_uppercase();
             if !service.keys().iter().any(|(t, _)| *t == rtype) {
                 return arm_error(
@@ -718,7 +693,7 @@ fn arm(state: &Shared, base: &str, method: &Method, uri: &Uri, headers: &HeaderM
                     if let Some(p) = precondition {
                         return arm_error(StatusCode::PRECONDITION_FAILED, "PreconditionFailed", p);
                     }
-                    if s.refuse_names.contains(&name.to_ascii_lowercase()) {
+                    if faults.refuses(name) {
                         return arm_error(
                             StatusCode::BAD_REQUEST,
                             "BadRequest",
@@ -746,13 +721,26 @@ fn arm(state: &Shared, base: &str, method: &Method, uri: &Uri, headers: &HeaderM
     }
 }
 
+/// The zone a path names, lower-case, or Resource Manager's answer when the resource group has none such.
+fn zone_in(s: &FakeAzureState, service: Service, zone: &str) -> Result<String, Response> {
+    let zone = zone.to_ascii_lowercase();
+    if s.zones.contains(&(service, zone.clone())) {
+        return Ok(zone);
+    }
+    Err(arm_error(
+        StatusCode::NOT_FOUND,
+        "ParentResourceNotFound",
+        &format!("zone {zone} not found"),
+    ))
+}
+
 fn page(s: &FakeAzureState, base: &str, uri: &Uri, items: Vec<Value>, skip: usize) -> Response {
     let limit = s.page_limit.max(1);
     let end = (skip + limit).min(items.len());
     let value: Vec<Value> = items.get(skip..end).map(<[Value]>::to_vec).unwrap_or_default();
     let mut body = json!({ "value": value });
     if end < items.len() {
-        let version = query(uri).get("api-version").cloned().unwrap_or_default();
+        let version = fake::query(uri).get("api-version").cloned().unwrap_or_default();
         body["nextLink"] = json!(format!("{base}{}?api-version={version}&$skipToken={end}", uri.path()));
     }
     reply(StatusCode::OK, body)

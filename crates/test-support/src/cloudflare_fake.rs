@@ -1,19 +1,24 @@
 //! A stateful fake of the part of Cloudflare's v4 API extdns uses, written from Cloudflare's published API
 //! reference: zones list/get, DNS records list (paged with `page`/`per_page`/`result_info`), create, patch,
-//! put, delete and the transactional batch; strict validation answering Cloudflare's error codes; injected
-//! 429s. It runs on its own thread and runtime so both async tests and tests that run the binary can use it.
+//! put, delete and the transactional batch; strict validation answering Cloudflare's error codes. On the
+//! [`crate::fake`] skeleton: throttled as Cloudflare throttles (429, error 971, `Retry-After`; its documented
+//! limit is 1,200 requests per five minutes), a refused record name answered with error 1004 "DNS Validation
+//! Error".
 
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::MutexGuard;
+use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, RawQuery, State};
-use axum::http::{HeaderMap, Method, StatusCode};
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::{Map, Value, json};
+
+use crate::fake::{self, Api, FakeServer, Faults, Locked, Purpose, RateLimit};
 
 /// The API token the fake accepts as `Authorization: Bearer`.
 pub const TOKEN: &str = "test-token";
@@ -23,6 +28,11 @@ pub const API_KEY: &str = "144c9defac04969c7bfad8efaa8ea194";
 pub const API_EMAIL: &str = "user@example.com";
 /// Operations one batch call accepts (Cloudflare's free plan).
 pub const MAX_BATCH: usize = 200;
+/// Cloudflare's documented global rate limit: 1,200 requests per five minutes per user.
+pub const RATE_LIMIT: RateLimit = RateLimit {
+    requests: 1200,
+    window: Duration::from_secs(300),
+};
 
 /// One DNS record as the fake stores it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,14 +94,6 @@ pub struct FakeState {
     /// Ids by (zone id, name), so conflict checks do not scan the zone.
     names: std::collections::HashMap<(String, String), std::collections::BTreeSet<String>>,
     next_id: u64,
-    /// Answer the next this many requests with 429.
-    pub rate_limit_next: usize,
-    /// Requests received, any endpoint.
-    pub requests: usize,
-    /// Requests answered with 429.
-    pub rate_limited: usize,
-    /// Calls to the batch endpoint, changing anything or not.
-    pub batch_calls: usize,
     /// Batch calls that changed something.
     pub writes: usize,
 }
@@ -119,56 +121,78 @@ impl FakeState {
     }
 }
 
-type Shared = Arc<Mutex<FakeState>>;
+impl Api for FakeState {
+    fn routes(_: &str) -> Router<Shared> {
+        Router::new()
+            .route("/client/v4/zones", get(list_zones))
+            .route("/client/v4/zones/{zone}", get(get_zone))
+            .route(
+                "/client/v4/zones/{zone}/dns_records",
+                get(list_records).post(create_record),
+            )
+            .route("/client/v4/zones/{zone}/dns_records/batch", post(batch))
+            .route(
+                "/client/v4/zones/{zone}/dns_records/{id}",
+                get(record_call).patch(record_call).put(record_call).delete(record_call),
+            )
+    }
+
+    fn purpose(method: &Method, uri: &Uri, _: &HeaderMap) -> Purpose {
+        let path = uri.path().trim_start_matches("/client/v4/zones");
+        let parts = path.split('/').filter(|p| !p.is_empty()).count();
+        Purpose::api(match (method.as_str(), parts, path.ends_with("/batch")) {
+            (_, 0, _) => "zones.list",
+            (_, 1, _) => "zones.get",
+            ("GET", 2, _) => "records.list",
+            (_, 2, _) => "records.create",
+            (_, _, true) => "batch",
+            _ => "record",
+        })
+    }
+
+    fn throttled(retry_after: Duration) -> Response {
+        let mut r = error_response(fail(
+            StatusCode::TOO_MANY_REQUESTS,
+            971,
+            "Please wait and consider throttling your request speed",
+        ));
+        if let Ok(v) = fake::retry_after_seconds(retry_after).parse() {
+            r.headers_mut().insert("retry-after", v);
+        }
+        r
+    }
+
+    fn unavailable(status: StatusCode) -> Response {
+        error_response(fail(status, 10000, "Internal server error"))
+    }
+}
+
+type Shared = fake::Shared<FakeState>;
 
 /// A running fake of Cloudflare's v4 API on 127.0.0.1; stops when dropped.
 pub struct FakeCloudflare {
     /// The base URL, `http://127.0.0.1:<port>/client/v4`.
     pub url: String,
-    state: Shared,
-    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    server: FakeServer<FakeState>,
 }
 
 impl FakeCloudflare {
     /// A fake serving these zones (`(id, name)`).
     pub fn start(zones: &[(&str, &str)]) -> FakeCloudflare {
-        let state: Shared = Arc::new(Mutex::new(FakeState {
+        let state = FakeState {
             zones: zones.iter().map(|(i, n)| (i.to_string(), n.to_string())).collect(),
             ..FakeState::default()
-        }));
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("cannot bind: {e}"));
-        let port = listener.local_addr().map(|a| a.port()).unwrap_or_default();
-        if let Err(e) = listener.set_nonblocking(true) {
-            panic!("{e}");
-        }
-        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-        let app = router(state.clone());
-        let thread = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap_or_else(|e| panic!("{e}"));
-            rt.block_on(async move {
-                let listener = tokio::net::TcpListener::from_std(listener).unwrap_or_else(|e| panic!("{e}"));
-                let _ = axum::serve(listener, app)
-                    .with_graceful_shutdown(async {
-                        let _ = rx.await;
-                    })
-                    .await;
-            });
-        });
+        };
+        let server = FakeServer::serve(state);
         FakeCloudflare {
-            url: format!("http://127.0.0.1:{port}/client/v4"),
-            state,
-            shutdown: Some(tx),
-            thread: Some(thread),
+            url: format!("{}/client/v4", server.url),
+            server,
         }
     }
 
-    /// The fake's state, locked (a poisoned lock is taken anyway).
-    pub fn state(&self) -> MutexGuard<'_, FakeState> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    /// The fake's state, request log and faults, locked (a poisoned lock is taken anyway).
+    pub fn state(&self) -> MutexGuard<'_, Locked<FakeState>> {
+        self.server.lock()
     }
 
     /// Add a record directly (someone else's, made in the dashboard).
@@ -198,33 +222,6 @@ impl FakeCloudflare {
     }
 }
 
-impl Drop for FakeCloudflare {
-    fn drop(&mut self) {
-        if let Some(tx) = self.shutdown.take() {
-            let _ = tx.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-fn router(state: Shared) -> Router {
-    Router::new()
-        .route("/client/v4/zones", get(list_zones))
-        .route("/client/v4/zones/{zone}", get(get_zone))
-        .route(
-            "/client/v4/zones/{zone}/dns_records",
-            get(list_records).post(create_record),
-        )
-        .route("/client/v4/zones/{zone}/dns_records/batch", post(batch))
-        .route(
-            "/client/v4/zones/{zone}/dns_records/{id}",
-            get(record_call).patch(record_call).put(record_call).delete(record_call),
-        )
-        .with_state(state)
-}
-
 type Err = (StatusCode, Vec<(i64, String)>);
 
 fn fail(status: StatusCode, code: i64, message: impl Into<String>) -> Err {
@@ -249,23 +246,8 @@ fn ok(result: Value, info: Option<Value>) -> Response {
     (StatusCode::OK, [("content-type", "application/json")], body.to_string()).into_response()
 }
 
-/// Counting, injected 429s and authentication, shared by every route.
-/// `Some` answer when the request is turned away.
-fn gate(state: &Shared, headers: &HeaderMap) -> Option<Response> {
-    let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
-    s.requests += 1;
-    if s.rate_limit_next > 0 {
-        s.rate_limit_next -= 1;
-        s.rate_limited += 1;
-        let mut r = error_response(fail(
-            StatusCode::TOO_MANY_REQUESTS,
-            971,
-            "Please wait and consider throttling your request speed",
-        ));
-        r.headers_mut()
-            .insert("retry-after", axum::http::HeaderValue::from_static("0"));
-        return Some(r);
-    }
+/// Authentication, shared by every route: `Some` answer when the request is turned away.
+fn authenticate(headers: &HeaderMap) -> Option<Response> {
     let header = |k: &str| headers.get(k).and_then(|v| v.to_str().ok());
     if let (Some(key), Some(email)) = (header("x-auth-key"), header("x-auth-email")) {
         return (key != API_KEY || email != API_EMAIL)
@@ -284,15 +266,6 @@ fn gate(state: &Shared, headers: &HeaderMap) -> Option<Response> {
             "Missing X-Auth-Key, X-Auth-Email or Authorization headers",
         ))),
     }
-}
-
-fn query(raw: &Option<String>) -> BTreeMap<String, String> {
-    raw.as_deref()
-        .unwrap_or_default()
-        .split('&')
-        .filter_map(|kv| kv.split_once('='))
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
 }
 
 /// `page`/`per_page` of a list, validated as Cloudflare does.
@@ -314,7 +287,7 @@ fn paging(q: &BTreeMap<String, String>, default: usize, max: usize) -> Result<(u
     Ok((page, per_page))
 }
 
-/// A list call: the [`gate`], the page its query asks for (`default` items a page unless it says, at most
+/// A list call: [`authenticate`], the page its query asks for (`default` items a page unless it says, at most
 /// `max`), then that page of what `items` lists.
 fn list(
     state: &Shared,
@@ -323,14 +296,14 @@ fn list(
     (default, max): (usize, usize),
     items: impl FnOnce(&FakeState) -> Result<Vec<Value>, Err>,
 ) -> Response {
-    if let Some(r) = gate(state, headers) {
+    if let Some(r) = authenticate(headers) {
         return r;
     }
-    let (page, per_page) = match paging(&query(raw), default, max) {
+    let (page, per_page) = match paging(&fake::query_pairs(raw.as_deref()), default, max) {
         Ok(p) => p,
         Err(e) => return error_response(e),
     };
-    let s = state.lock().unwrap_or_else(|p| p.into_inner());
+    let s = fake::lock(state);
     match items(&s) {
         Ok(items) => page_of(items, page, per_page),
         Err(e) => error_response(e),
@@ -353,11 +326,10 @@ async fn list_zones(State(state): State<Shared>, headers: HeaderMap, RawQuery(ra
 }
 
 async fn get_zone(State(state): State<Shared>, headers: HeaderMap, Path(zone): Path<String>) -> Response {
-    if let Some(r) = gate(&state, &headers) {
+    if let Some(r) = authenticate(&headers) {
         return r;
     }
-    let s = state.lock().unwrap_or_else(|p| p.into_inner());
-    match s.zone_name(&zone) {
+    match fake::lock(&state).zone_name(&zone) {
         Some(name) => ok(json!({"id": zone, "name": name, "status": "active"}), None),
         None => error_response(fail(StatusCode::NOT_FOUND, 1001, "Invalid zone identifier")),
     }
@@ -528,6 +500,19 @@ fn replace(s: &mut FakeState, r: Rec) -> Result<Rec, Err> {
     Ok(r)
 }
 
+/// A record whose name a test refused ([`Faults::refuse`]) is refused as Cloudflare refuses a name it will
+/// not take: 400, error 1004.
+fn admit(faults: &Faults, r: Rec) -> Result<Rec, Err> {
+    if faults.refuses(&r.name) {
+        return Err(fail(
+            StatusCode::BAD_REQUEST,
+            1004,
+            format!("DNS Validation Error: {} is refused", r.name),
+        ));
+    }
+    Ok(r)
+}
+
 fn parse(body: &Bytes) -> Result<Value, Err> {
     serde_json::from_slice(body)
         .map_err(|e| fail(StatusCode::BAD_REQUEST, 9207, format!("Request body is invalid: {e}")))
@@ -550,14 +535,21 @@ fn existing<'a>(s: &'a FakeState, zone: &str, id: &str) -> Result<&'a Rec, Err> 
         .ok_or_else(|| fail(StatusCode::NOT_FOUND, 81044, "Record does not exist."))
 }
 
-/// One call on a single record: the [`gate`] first, then `f` on the locked state, its value the answer's
-/// `result`.
-fn answer(state: &Shared, headers: &HeaderMap, f: impl FnOnce(&mut FakeState) -> Result<Value, Err>) -> Response {
-    if let Some(r) = gate(state, headers) {
+/// One call on a single record: [`authenticate`] first, then `f` on the locked state and the faults, its
+/// value the answer's `result`.
+fn answer(
+    state: &Shared,
+    headers: &HeaderMap,
+    f: impl FnOnce(&mut FakeState, &Faults) -> Result<Value, Err>,
+) -> Response {
+    if let Some(r) = authenticate(headers) {
         return r;
     }
-    let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
-    f(&mut s).map(|v| ok(v, None)).unwrap_or_else(error_response)
+    let mut guard = fake::lock(state);
+    let s = &mut *guard;
+    f(&mut s.api, &s.faults)
+        .map(|v| ok(v, None))
+        .unwrap_or_else(error_response)
 }
 
 async fn create_record(
@@ -566,9 +558,9 @@ async fn create_record(
     Path(zone): Path<String>,
     body: Bytes,
 ) -> Response {
-    answer(&state, &headers, |s| {
+    answer(&state, &headers, |s, faults| {
         let zn = zone_of(s, &zone)?;
-        let r = validate(&parse(&body)?, &zone, &zn, None, false)?;
+        let r = admit(faults, validate(&parse(&body)?, &zone, &zn, None, false)?)?;
         Ok(insert_new(s, r)?.json(&zn))
     })
 }
@@ -582,7 +574,7 @@ async fn record_call(
     Path((zone, id)): Path<(String, String)>,
     body: Bytes,
 ) -> Response {
-    answer(&state, &headers, |s| {
+    answer(&state, &headers, |s, faults| {
         let zn = zone_of(s, &zone)?;
         let base = existing(s, &zone, &id)?.clone();
         match method {
@@ -593,7 +585,10 @@ async fn record_call(
             }
             _ => {
                 let patch = method == Method::PATCH;
-                let mut r = validate(&parse(&body)?, &zone, &zn, patch.then_some(&base), false)?;
+                let mut r = admit(
+                    faults,
+                    validate(&parse(&body)?, &zone, &zn, patch.then_some(&base), false)?,
+                )?;
                 r.id = id.clone();
                 Ok(replace(s, r)?.json(&zn))
             }
@@ -604,13 +599,13 @@ async fn record_call(
 /// The batch: deletes, patches, puts, posts, in that order, on a copy of the zone that replaces it only when
 /// every operation succeeded.
 async fn batch(State(state): State<Shared>, headers: HeaderMap, Path(zone): Path<String>, body: Bytes) -> Response {
-    if let Some(r) = gate(&state, &headers) {
+    if let Some(r) = authenticate(&headers) {
         return r;
     }
-    let mut guard = state.lock().unwrap_or_else(|p| p.into_inner());
-    guard.batch_calls += 1;
+    let mut locked = fake::lock(&state);
+    let Locked { api: guard, faults, .. } = &mut *locked;
     let result = (|| {
-        let zn = zone_of(&guard, &zone)?;
+        let zn = zone_of(guard, &zone)?;
         let v = parse(&body)?;
         let Some(obj) = v.as_object() else {
             return Err(fail(StatusCode::BAD_REQUEST, 9207, "Request body is invalid."));
@@ -676,7 +671,7 @@ async fn batch(State(state): State<Shared>, headers: HeaderMap, Path(zone): Path
             for p in ops {
                 let id = id_of(p)?;
                 let base = existing(&work, &zone, &id)?.clone();
-                let mut r = validate(p, &zone, &zn, is_patch.then_some(&base), true)?;
+                let mut r = admit(faults, validate(p, &zone, &zn, is_patch.then_some(&base), true)?)?;
                 r.id = id;
                 done.push(replace(&mut work, r)?.json(&zn));
             }
@@ -686,7 +681,7 @@ async fn batch(State(state): State<Shared>, headers: HeaderMap, Path(zone): Path
             );
         }
         for p in posts {
-            let r = validate(p, &zone, &zn, None, false)?;
+            let r = admit(faults, validate(p, &zone, &zn, None, false)?)?;
             done.push(insert_new(&mut work, r)?.json(&zn));
         }
         out.insert("posts".into(), Value::Array(done));

@@ -6,17 +6,21 @@
 //! `BatchExecuteStatement` of at most 25 statements, none on the same item twice, whose `INSERT` refuses an
 //! existing key (`DuplicateItem`), whose `UPDATE` needs the item and its conditions (`ConditionalCheckFailed`)
 //! and whose `DELETE` of a missing item succeeds but refuses a false condition. Anything else is refused
-//! with a `ValidationException`, never guessed. It can throttle.
+//! with a `ValidationException`, never guessed. On the [`crate::fake`] skeleton: throttled as DynamoDB
+//! throttles (400 `ThrottlingException`), a statement on a refused item key failed alone in the batch's
+//! answer (`ValidationError`) while the others run.
 
 use std::collections::{BTreeMap, HashSet};
-use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
+
+use crate::fake::{self, Api, FakeServer, Faults, Locked, Purpose};
 
 /// An item: attribute name → attribute value in DynamoDB's JSON (`{"S": "..."}`, `{"M": {...}}`).
 pub type Item = Map<String, Value>;
@@ -41,18 +45,14 @@ impl Table {
     }
 }
 
-/// Everything the fake holds and counts; inspect it through [`Fake::lock`].
-#[derive(Debug, Default)]
+/// Everything the fake holds and counts; inspect it through [`FakeServer::lock`].
+#[derive(Debug)]
 pub struct Inner {
     /// Tables by name.
     pub tables: BTreeMap<String, Table>,
-    /// Answer the next this many requests with `ProvisionedThroughputExceededException`.
-    pub throttle_next: usize,
     /// Answer the next this many statements of a batch (each alone) with `ProvisionedThroughputExceeded`, as
     /// DynamoDB does when a batch's statements exceed the table's throughput: the others run.
     pub throttle_statements_next: usize,
-    /// Every request's operation (`Scan`, `BatchExecuteStatement`, ...), in order.
-    pub requests: Vec<String>,
     /// Every statement of every `BatchExecuteStatement`, as sent.
     pub statements: Vec<String>,
     /// The credential scope of the last request's signature (`<date>/<region>/<service>/aws4_request`).
@@ -61,48 +61,56 @@ pub struct Inner {
     pub scan_page: usize,
 }
 
-/// A running fake. Dropping it stops nothing; the runtime it runs on ends the task.
-#[derive(Clone)]
-pub struct Fake {
-    /// The fake's state.
-    pub state: Arc<Mutex<Inner>>,
-    /// Endpoint URL, `http://127.0.0.1:<port>`.
-    pub url: String,
+/// No tables; scan pages of 1,000 items.
+impl Default for Inner {
+    fn default() -> Inner {
+        Inner {
+            tables: BTreeMap::new(),
+            throttle_statements_next: 0,
+            statements: Vec::new(),
+            last_scope: String::new(),
+            scan_page: 1000,
+        }
+    }
 }
 
+impl Api for Inner {
+    fn routes(_: &str) -> Router<Shared> {
+        Router::new().fallback(handle)
+    }
+
+    fn purpose(_: &Method, _: &Uri, headers: &HeaderMap) -> Purpose {
+        let target = headers.get("x-amz-target").and_then(|v| v.to_str().ok());
+        Purpose::api(match target.and_then(|t| t.strip_prefix("DynamoDB_20120810.")) {
+            Some("DescribeTable") => "DescribeTable",
+            Some("Scan") => "Scan",
+            Some("BatchExecuteStatement") => "BatchExecuteStatement",
+            _ => "other",
+        })
+    }
+
+    fn throttled(_: Duration) -> Response {
+        error(
+            "ThrottlingException",
+            "Rate of requests exceeds the allowed throughput.",
+        )
+    }
+
+    fn unavailable(status: StatusCode) -> Response {
+        json_response(
+            status,
+            json!({"__type": "com.amazonaws.dynamodb.v20120810#InternalServerError", "message": "Internal server error"}),
+        )
+    }
+}
+
+type Shared = fake::Shared<Inner>;
+
+/// A running fake: its `url` the endpoint, [`FakeServer::lock`] its state, log and faults; clones share it,
+/// and it stops when the last is dropped.
+pub type Fake = FakeServer<Inner>;
+
 impl Fake {
-    /// Starts the fake on the current runtime.
-    pub async fn start() -> Fake {
-        let state = Arc::new(Mutex::new(Inner {
-            scan_page: 1000,
-            ..Inner::default()
-        }));
-        let url = crate::serve(Router::new().fallback(handle).with_state(state.clone())).await;
-        Fake { state, url }
-    }
-
-    /// Starts the fake on its own thread and runtime, for callers that run a blocking child process.
-    pub fn start_in_background() -> Fake {
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("a runtime");
-            rt.block_on(async move {
-                let fake = Fake::start().await;
-                let _ = tx.send(fake);
-                std::future::pending::<()>().await;
-            });
-        });
-        rx.recv().expect("the fake started")
-    }
-
-    /// The fake's state, locked (a poisoned lock is taken anyway).
-    pub fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     /// Creates a table as external-dns documents it: hash key `k` of type `S`, no range key.
     pub fn table(&self, name: &str) {
         self.create_table(name, &[("k", "S")], &[("k", "HASH")]);
@@ -179,14 +187,13 @@ fn validation(message: impl Into<String>) -> Response {
     error("ValidationException", &message.into())
 }
 
-async fn handle(State(state): State<Arc<Mutex<Inner>>>, headers: HeaderMap, body: Bytes) -> Response {
-    let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
+async fn handle(State(state): State<Shared>, headers: HeaderMap, body: Bytes) -> Response {
+    let mut s = fake::lock(&state);
     let header = |h: &str| headers.get(h).and_then(|v| v.to_str().ok()).unwrap_or("");
     let Some(op) = header("x-amz-target").strip_prefix("DynamoDB_20120810.") else {
         return error("UnknownOperationException", "no DynamoDB_20120810 X-Amz-Target");
     };
     let op = op.to_string();
-    s.requests.push(op.clone());
     let Some(scope) = header("authorization")
         .split("Credential=")
         .nth(1)
@@ -210,13 +217,6 @@ async fn handle(State(state): State<Arc<Mutex<Inner>>>, headers: HeaderMap, body
         return error(
             "SerializationException",
             "content type must be application/x-amz-json-1.0",
-        );
-    }
-    if s.throttle_next > 0 {
-        s.throttle_next -= 1;
-        return error(
-            "ProvisionedThroughputExceededException",
-            "The level of configured provisioned throughput for the table was exceeded.",
         );
     }
     let Ok(Value::Object(request)) = serde_json::from_slice::<Value>(&body) else {
@@ -509,7 +509,8 @@ fn parse(text: &str) -> Result<Statement, String> {
     Ok(statement)
 }
 
-fn batch_execute_statement(s: &mut Inner, request: &Item) -> Response {
+fn batch_execute_statement(locked: &mut Locked<Inner>, request: &Item) -> Response {
+    let Locked { api: s, faults, .. } = locked;
     let Some(statements) = request.get("Statements").and_then(Value::as_array) else {
         return validation("Statements is required");
     };
@@ -580,13 +581,14 @@ fn batch_execute_statement(s: &mut Inner, request: &Item) -> Response {
                     "Message": "The level of configured provisioned throughput for the table was exceeded."
                 }});
             }
-            execute(s, &statement, &params)
+            execute(s, faults, &statement, &params)
         })
         .collect();
     json_response(StatusCode::OK, json!({"Responses": responses}))
 }
 
-fn execute(s: &mut Inner, st: &Statement, params: &[Value]) -> Value {
+/// One statement of a batch; one on an item whose key a test refused fails alone, as an invalid one does.
+fn execute(s: &mut Inner, faults: &Faults, st: &Statement, params: &[Value]) -> Value {
     let failed = |code: &str, message: &str| json!({"Error": {"Code": code, "Message": message}});
     let Some(t) = s.tables.get_mut(&st.table) else {
         return failed("ResourceNotFound", "Requested resource not found");
@@ -601,9 +603,16 @@ fn execute(s: &mut Inner, st: &Statement, params: &[Value]) -> Value {
             .unwrap_or_default()
     };
     let ok = json!({"TableName": st.table});
+    let key = key_of(if st.verb == Verb::Insert {
+        &st.set
+    } else {
+        &st.conditions
+    });
+    if faults.refuses(&key) {
+        return failed("ValidationError", &format!("The item {key} is refused by this test"));
+    }
     match st.verb {
         Verb::Insert => {
-            let key = key_of(&st.set);
             if t.items.contains_key(&key) {
                 return failed("DuplicateItem", "Duplicate primary key exists in table");
             }
@@ -612,7 +621,6 @@ fn execute(s: &mut Inner, st: &Statement, params: &[Value]) -> Value {
             ok
         }
         Verb::Update | Verb::Delete => {
-            let key = key_of(&st.conditions);
             let Some(item) = t.items.get_mut(&key) else {
                 return if st.verb == Verb::Delete {
                     ok

@@ -7,7 +7,7 @@
 //!   a page); a change applied atomically or not at all, refused exactly as Cloud DNS documents (409
 //!   `alreadyExists`, 412 `conditionNotMet`, 404 `notFound`, 403 `quotaExceeded` past the additions,
 //!   deletions or record data a change may hold, 400 `invalid`), in Google's error envelope; a change is
-//!   `pending` for [`FakeState::pending_polls`] `changes.get` calls, then `done`; injected 429s.
+//!   `pending` for [`FakeState::pending_polls`] `changes.get` calls, then `done`.
 //! - `/token`: the JWT-bearer grant, the signed JWT checked against the test key (`kid`, `iss`, `aud`,
 //!   `scope`, `iat`/`exp`, RS256 signature), and the refresh-token grant.
 //! - `/computeMetadata/v1/...`: the metadata server's token and project id, only with
@@ -15,8 +15,9 @@
 //! - `/sts/v1/token` and `/iam/v1/projects/-/serviceAccounts/{email}:generateAccessToken`: Workload
 //!   Identity Federation.
 //!
-//! Every Cloud DNS call needs a token the fake issued. It runs on its own thread and runtime so both async
-//! tests and tests that run a binary can use it.
+//! Every Cloud DNS call needs a token the fake issued. On the [`crate::fake`] skeleton, whose faults reach
+//! Cloud DNS only (never the token endpoints): throttled as Cloud DNS throttles (429 `rateLimitExceeded`), a
+//! change touching a refused record name refused whole (400 `invalid`, naming the entry).
 
 // A handler's refusal is its answer: helpers return it as the `Err` they are checked with.
 #![allow(clippy::result_large_err)]
@@ -24,18 +25,20 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::{Ipv4Addr, Ipv6Addr};
 use std::path::{Path as FsPath, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::sync::MutexGuard;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, RawQuery, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use axum::{Extension, Router};
 use base64::Engine;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use serde_json::{Value, json};
+
+use crate::fake::{self, Api, FakeServer, Locked, Purpose};
 
 /// The project the fake serves.
 pub const PROJECT: &str = "extdns-test";
@@ -128,8 +131,6 @@ pub struct FakeState {
     next_change: u64,
     tokens: BTreeSet<String>,
     next_token: u64,
-    /// Answer the next this many Cloud DNS requests with 429.
-    pub rate_limit_next: usize,
     /// Answer `changes.get` with `pending` this many times per change before `done`.
     pub pending_polls: u32,
     /// At most this many entries a list page holds.
@@ -142,33 +143,82 @@ pub struct FakeState {
     pub max_change_bytes: usize,
     /// `expires_in` of the tokens the fake issues.
     pub token_lifetime: u64,
-    /// Cloud DNS requests received.
-    pub requests: usize,
-    /// `managedZones.list` calls (one per page).
-    pub zone_lists: usize,
-    /// `resourceRecordSets.list` calls (one per page).
-    pub rrset_lists: usize,
-    /// Requests answered 429.
-    pub rate_limited: usize,
-    /// `changes.create` calls, applied or refused.
-    pub change_calls: usize,
-    /// When each `changes.create` call arrived, in order (the spacing a batch interval gives).
-    pub change_times: Vec<std::time::Instant>,
     /// Changes applied.
     pub changes_applied: usize,
-    /// `changes.get` calls.
-    pub change_polls: usize,
     /// Token grants issued, by kind (`jwt`, `refresh`, `metadata`, `sts`, `impersonation`).
     pub grants: Vec<String>,
     /// Every refusal sent, as `status reason`.
     pub refusals: Vec<String>,
 }
 
-type Shared = Arc<Mutex<FakeState>>;
+impl Api for FakeState {
+    fn routes(url: &str) -> Router<Shared> {
+        Router::new()
+            .route("/dns/v1/projects/{project}/managedZones", get(list_zones))
+            .route(
+                "/dns/v1/projects/{project}/managedZones/{zone}/rrsets",
+                get(list_rrsets),
+            )
+            .route(
+                "/dns/v1/projects/{project}/managedZones/{zone}/changes",
+                post(create_change),
+            )
+            .route(
+                "/dns/v1/projects/{project}/managedZones/{zone}/changes/{id}",
+                get(get_change),
+            )
+            .route("/token", post(token))
+            .route("/sts/v1/token", post(sts))
+            .route("/iam/v1/projects/-/serviceAccounts/{call}", post(impersonate))
+            .route(
+                "/computeMetadata/v1/instance/service-accounts/default/token",
+                get(metadata_token),
+            )
+            .route("/computeMetadata/v1/project/project-id", get(metadata_project))
+            .layer(Extension(OwnUrl(url.to_string())))
+    }
 
-fn lock(s: &Shared) -> MutexGuard<'_, FakeState> {
-    s.lock().unwrap_or_else(|p| p.into_inner())
+    fn purpose(method: &Method, uri: &Uri, _: &HeaderMap) -> Purpose {
+        let path = uri.path();
+        if !path.starts_with("/dns/v1/") {
+            return Purpose::beside(if path.starts_with("/computeMetadata/") {
+                "metadata"
+            } else if path.starts_with("/sts/") {
+                "sts"
+            } else if path.starts_with("/iam/") {
+                "generateAccessToken"
+            } else {
+                "token"
+            });
+        }
+        let segments: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+        Purpose::api(match (segments.get(6).copied(), segments.len()) {
+            (None, 5) => "managedZones.list",
+            (Some("rrsets"), _) => "resourceRecordSets.list",
+            (Some("changes"), 7) if method == Method::POST => "changes.create",
+            (Some("changes"), 8) => "changes.get",
+            _ => "other",
+        })
+    }
+
+    fn throttled(_: Duration) -> Response {
+        error(
+            429,
+            "rateLimitExceeded",
+            "Rate limit exceeded for quota metric 'Read requests'",
+        )
+    }
+
+    fn unavailable(status: StatusCode) -> Response {
+        error(status.as_u16(), "backendError", "Backend Error")
+    }
 }
+
+type Shared = fake::Shared<FakeState>;
+
+/// The fake's own URL, for the token endpoint to recognise the audience of a key file that names it.
+#[derive(Clone)]
+struct OwnUrl(String);
 
 /// A running fake on 127.0.0.1; stops when dropped.
 pub struct FakeGoogle {
@@ -176,9 +226,7 @@ pub struct FakeGoogle {
     pub url: String,
     /// `127.0.0.1:<port>`, for `GCE_METADATA_HOST`.
     pub host: String,
-    state: Shared,
-    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    server: FakeServer<FakeState>,
 }
 
 impl FakeGoogle {
@@ -221,59 +269,28 @@ impl FakeGoogle {
                 },
             );
         }
-        let state: Shared = Arc::new(Mutex::new(FakeState {
+        let state = FakeState {
             zones,
             rrsets,
             changes: HashMap::new(),
             next_change: 0,
             tokens: BTreeSet::new(),
             next_token: 0,
-            rate_limit_next: 0,
             pending_polls: 1,
             page_limit: 50,
             max_additions: 1000,
             max_deletions: 1000,
             max_change_bytes: 100_000,
             token_lifetime: 3600,
-            requests: 0,
-            zone_lists: 0,
-            rrset_lists: 0,
-            rate_limited: 0,
-            change_calls: 0,
-            change_times: Vec::new(),
             changes_applied: 0,
-            change_polls: 0,
             grants: Vec::new(),
             refusals: Vec::new(),
-        }));
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("cannot bind: {e}"));
-        let port = listener.local_addr().map(|a| a.port()).unwrap_or_default();
-        if let Err(e) = listener.set_nonblocking(true) {
-            panic!("{e}");
-        }
-        let url = format!("http://127.0.0.1:{port}");
-        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-        let app = router(state.clone(), url.clone());
-        let thread = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap_or_else(|e| panic!("{e}"));
-            rt.block_on(async move {
-                let listener = tokio::net::TcpListener::from_std(listener).unwrap_or_else(|e| panic!("{e}"));
-                let _ = axum::serve(listener, app)
-                    .with_graceful_shutdown(async {
-                        let _ = rx.await;
-                    })
-                    .await;
-            });
-        });
+        };
+        let server = FakeServer::serve(state);
         FakeGoogle {
-            host: format!("127.0.0.1:{port}"),
-            url,
-            state,
-            shutdown: Some(tx),
-            thread: Some(thread),
+            host: server.addr().to_string(),
+            url: server.url.to_string(),
+            server,
         }
     }
 
@@ -282,9 +299,9 @@ impl FakeGoogle {
         format!("{}/dns/v1", self.url)
     }
 
-    /// The fake's state, locked.
-    pub fn state(&self) -> MutexGuard<'_, FakeState> {
-        lock(&self.state)
+    /// The fake's state, request log and faults, locked.
+    pub fn state(&self) -> MutexGuard<'_, Locked<FakeState>> {
+        self.server.lock()
     }
 
     /// A token the fake accepts, without any grant (for tests of the API alone).
@@ -318,9 +335,7 @@ impl FakeGoogle {
 
     /// Where the fake listens.
     pub fn addr(&self) -> std::net::SocketAddr {
-        self.host
-            .parse()
-            .unwrap_or_else(|e| panic!("the fake's own address {}: {e}", self.host))
+        self.server.addr()
     }
 
     /// A `service_account` key file for the test key, its `token_uri` the fake's.
@@ -387,49 +402,6 @@ fn write(dir: &FsPath, name: &str, v: Value) -> PathBuf {
     path
 }
 
-impl Drop for FakeGoogle {
-    fn drop(&mut self) {
-        if let Some(tx) = self.shutdown.take() {
-            let _ = tx.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-#[derive(Clone)]
-struct App {
-    state: Shared,
-    url: String,
-}
-
-fn router(state: Shared, url: String) -> Router {
-    Router::new()
-        .route("/dns/v1/projects/{project}/managedZones", get(list_zones))
-        .route(
-            "/dns/v1/projects/{project}/managedZones/{zone}/rrsets",
-            get(list_rrsets),
-        )
-        .route(
-            "/dns/v1/projects/{project}/managedZones/{zone}/changes",
-            post(create_change),
-        )
-        .route(
-            "/dns/v1/projects/{project}/managedZones/{zone}/changes/{id}",
-            get(get_change),
-        )
-        .route("/token", post(token))
-        .route("/sts/v1/token", post(sts))
-        .route("/iam/v1/projects/-/serviceAccounts/{call}", post(impersonate))
-        .route(
-            "/computeMetadata/v1/instance/service-accounts/default/token",
-            get(metadata_token),
-        )
-        .route("/computeMetadata/v1/project/project-id", get(metadata_project))
-        .with_state(App { state, url })
-}
-
 /// A JSON answer.
 fn reply(code: u16, v: Value) -> Response {
     let status = StatusCode::from_u16(code).unwrap_or(StatusCode::BAD_REQUEST);
@@ -467,18 +439,14 @@ fn error(code: u16, reason: &str, message: &str) -> Response {
     reply(code, body)
 }
 
-/// The checks every Cloud DNS call passes first: an injected 429, a token the fake issued, the project.
-fn admit(s: &mut FakeState, headers: &HeaderMap, project: &str) -> Result<(), Response> {
-    s.requests += 1;
-    if s.rate_limit_next > 0 {
-        s.rate_limit_next -= 1;
-        s.rate_limited += 1;
-        return Err(error(
-            429,
-            "rateLimitExceeded",
-            "Rate limit exceeded for quota metric 'Read requests'",
-        ));
-    }
+/// The checks every Cloud DNS call passes first, a token the fake issued and the project: the state locked
+/// when they pass.
+fn admit<'a>(
+    state: &'a Shared,
+    headers: &HeaderMap,
+    project: &str,
+) -> Result<MutexGuard<'a, Locked<FakeState>>, Response> {
+    let s = fake::lock(state);
     let bearer = headers
         .get("authorization")
         .and_then(|v| v.to_str().ok())
@@ -497,13 +465,11 @@ fn admit(s: &mut FakeState, headers: &HeaderMap, project: &str) -> Result<(), Re
             &format!("The 'parameters.project' resource named '{project}' does not exist."),
         ));
     }
-    Ok(())
+    Ok(s)
 }
 
-fn query(raw: &Option<String>) -> HashMap<String, String> {
-    raw.as_deref()
-        .map(|q| url::form_urlencoded::parse(q.as_bytes()).into_owned().collect())
-        .unwrap_or_default()
+fn query(raw: &Option<String>) -> BTreeMap<String, String> {
+    fake::query_pairs(raw.as_deref())
 }
 
 /// Which of `len` items one page holds (`maxResults`, at most the fake's page limit, from `pageToken`), and
@@ -511,7 +477,7 @@ fn query(raw: &Option<String>) -> HashMap<String, String> {
 /// the fake time in proportion to the zone, not to its square.
 fn page(
     len: usize,
-    q: &HashMap<String, String>,
+    q: &BTreeMap<String, String>,
     limit: usize,
 ) -> Result<(std::ops::Range<usize>, Option<String>), Response> {
     let size = match q.get("maxResults") {
@@ -534,15 +500,12 @@ fn page(
 }
 
 async fn list_zones(
-    State(app): State<App>,
+    State(state): State<Shared>,
     Path(project): Path<String>,
     headers: HeaderMap,
     RawQuery(raw): RawQuery,
-) -> Response {
-    let mut s = lock(&app.state);
-    if let Err(r) = admit(&mut s, &headers, &project) {
-        return r;
-    }
+) -> Result<Response, Response> {
+    let s = admit(&state, &headers, &project)?;
     let zones: Vec<Value> = s
         .zones
         .iter()
@@ -556,17 +519,12 @@ async fn list_zones(
             v
         })
         .collect();
-    s.zone_lists += 1;
-    match page(zones.len(), &query(&raw), s.page_limit) {
-        Ok((range, next)) => {
-            let mut v = json!({"kind": "dns#managedZonesListResponse", "managedZones": zones[range]});
-            if let Some(n) = next {
-                v["nextPageToken"] = json!(n);
-            }
-            reply(200, v)
-        }
-        Err(r) => r,
+    let (range, next) = page(zones.len(), &query(&raw), s.page_limit)?;
+    let mut v = json!({"kind": "dns#managedZonesListResponse", "managedZones": zones[range]});
+    if let Some(n) = next {
+        v["nextPageToken"] = json!(n);
     }
+    Ok(reply(200, v))
 }
 
 fn zone_of<'a>(s: &'a FakeState, zone: &str) -> Option<&'a FakeZone> {
@@ -574,39 +532,31 @@ fn zone_of<'a>(s: &'a FakeState, zone: &str) -> Option<&'a FakeZone> {
 }
 
 async fn list_rrsets(
-    State(app): State<App>,
+    State(state): State<Shared>,
     Path((project, zone)): Path<(String, String)>,
     headers: HeaderMap,
     RawQuery(raw): RawQuery,
-) -> Response {
-    let mut s = lock(&app.state);
-    if let Err(r) = admit(&mut s, &headers, &project) {
-        return r;
-    }
+) -> Result<Response, Response> {
+    let s = admit(&state, &headers, &project)?;
     let Some(z) = zone_of(&s, &zone).cloned() else {
-        return error(
+        return Err(error(
             404,
             "notFound",
             &format!("The 'parameters.managedZone' resource named '{zone}' does not exist."),
-        );
+        ));
     };
-    s.rrset_lists += 1;
     let len = zone_sets(&s.rrsets, &z.name).count();
-    match page(len, &query(&raw), s.page_limit) {
-        Ok((range, next)) => {
-            let items: Vec<Value> = zone_sets(&s.rrsets, &z.name)
-                .skip(range.start)
-                .take(range.len())
-                .map(|((_, n, t), r)| json!({"kind": "dns#resourceRecordSet", "name": n, "type": t, "ttl": r.ttl, "rrdatas": r.rrdatas}))
-                .collect();
-            let mut v = json!({"kind": "dns#resourceRecordSetsListResponse", "rrsets": items});
-            if let Some(n) = next {
-                v["nextPageToken"] = json!(n);
-            }
-            reply(200, v)
-        }
-        Err(r) => r,
+    let (range, next) = page(len, &query(&raw), s.page_limit)?;
+    let items: Vec<Value> = zone_sets(&s.rrsets, &z.name)
+        .skip(range.start)
+        .take(range.len())
+        .map(|((_, n, t), r)| json!({"kind": "dns#resourceRecordSet", "name": n, "type": t, "ttl": r.ttl, "rrdatas": r.rrdatas}))
+        .collect();
+    let mut v = json!({"kind": "dns#resourceRecordSetsListResponse", "rrsets": items});
+    if let Some(n) = next {
+        v["nextPageToken"] = json!(n);
     }
+    Ok(reply(200, v))
 }
 
 type RrsetKey = (String, String, String);
@@ -703,38 +653,57 @@ fn same_data(a: &Rrset, b: &Rrset) -> bool {
     a.ttl == b.ttl && x == y
 }
 
+/// A change entry whose name a test refused ([`fake::Faults::refuse`]) is refused as an invalid name is.
+fn refused(
+    faults: &fake::Faults,
+    entry: Result<(String, String, Rrset), Response>,
+    field: &str,
+    i: usize,
+) -> Result<(String, String, Rrset), Response> {
+    let (name, kind, set) = entry?;
+    if faults.refuses(&name) {
+        return Err(error(
+            400,
+            "invalid",
+            &format!("Invalid value for 'entity.change.{field}[{i}].name': '{name}'"),
+        ));
+    }
+    Ok((name, kind, set))
+}
+
 fn refuse(s: &mut FakeState, code: u16, reason: &str, message: &str) -> Response {
     s.refusals.push(format!("{code} {reason}"));
     error(code, reason, message)
 }
 
 async fn create_change(
-    State(app): State<App>,
+    State(state): State<Shared>,
     Path((project, zone)): Path<(String, String)>,
     headers: HeaderMap,
     body: Bytes,
-) -> Response {
-    let mut s = lock(&app.state);
-    if let Err(r) = admit(&mut s, &headers, &project) {
-        return r;
-    }
-    s.change_calls += 1;
-    s.change_times.push(std::time::Instant::now());
-    let Some(z) = zone_of(&s, &zone).cloned() else {
-        return refuse(
-            &mut s,
+) -> Result<Response, Response> {
+    let mut locked = admit(&state, &headers, &project)?;
+    let Locked { api: s, faults, .. } = &mut *locked;
+    let Some(z) = zone_of(s, &zone).cloned() else {
+        return Err(refuse(
+            s,
             404,
             "notFound",
             &format!("The 'parameters.managedZone' resource named '{zone}' does not exist."),
-        );
+        ));
     };
     let Ok(change) = serde_json::from_slice::<Value>(&body) else {
-        return refuse(&mut s, 400, "parseError", "Parse Error");
+        return Err(refuse(s, 400, "parseError", "Parse Error"));
     };
     let list = |field: &str| change.get(field).and_then(Value::as_array).cloned().unwrap_or_default();
     let (additions, deletions) = (list("additions"), list("deletions"));
     if additions.is_empty() && deletions.is_empty() {
-        return refuse(&mut s, 400, "required", "Required field 'entity.change' not specified");
+        return Err(refuse(
+            s,
+            400,
+            "required",
+            "Required field 'entity.change' not specified",
+        ));
     }
     let bytes: usize = additions
         .iter()
@@ -750,12 +719,12 @@ async fn create_change(
         (bytes, s.max_change_bytes, "total rrdata size per change"),
     ] {
         if n > max {
-            return refuse(
-                &mut s,
+            return Err(refuse(
+                s,
                 403,
                 "quotaExceeded",
                 &format!("The change would exceed quota for {what}."),
-            );
+            ));
         }
     }
     // Checked against the zone as it would be after the change's earlier entries (those entries kept
@@ -764,10 +733,7 @@ async fn create_change(
     let mut removed: BTreeSet<RrsetKey> = BTreeSet::new();
     let mut added: BTreeMap<RrsetKey, Rrset> = BTreeMap::new();
     for (i, d) in deletions.iter().enumerate() {
-        let (name, kind, want) = match rrset_of(d, "deletions", i, &z) {
-            Ok(r) => r,
-            Err(r) => return r,
-        };
+        let (name, kind, want) = refused(faults, rrset_of(d, "deletions", i, &z), "deletions", i)?;
         let key = (z.name.clone(), name.clone(), kind.clone());
         let have = if removed.contains(&key) {
             None
@@ -776,20 +742,20 @@ async fn create_change(
         };
         match have {
             None => {
-                return refuse(
-                    &mut s,
+                return Err(refuse(
+                    s,
                     404,
                     "notFound",
                     &format!("The 'entity.change.deletions[{i}]' resource named '{name} ({kind})' does not exist."),
-                );
+                ));
             }
             Some(have) if !same_data(have, &want) => {
-                return refuse(
-                    &mut s,
+                return Err(refuse(
+                    s,
                     412,
                     "conditionNotMet",
                     &format!("Precondition not met for 'entity.change.deletions[{i}]'"),
-                );
+                ));
             }
             Some(_) => {
                 removed.insert(key);
@@ -797,18 +763,15 @@ async fn create_change(
         }
     }
     for (i, a) in additions.iter().enumerate() {
-        let (name, kind, set) = match rrset_of(a, "additions", i, &z) {
-            Ok(r) => r,
-            Err(r) => return r,
-        };
+        let (name, kind, set) = refused(faults, rrset_of(a, "additions", i, &z), "additions", i)?;
         let key = (z.name.clone(), name.clone(), kind.clone());
         if added.contains_key(&key) || (s.rrsets.contains_key(&key) && !removed.contains(&key)) {
-            return refuse(
-                &mut s,
+            return Err(refuse(
+                s,
                 409,
                 "alreadyExists",
                 &format!("The resource 'entity.change.additions[{i}]' named '{name} ({kind})' already exists"),
-            );
+            ));
         }
         let kept = types_at(&s.rrsets, &z.name, &name)
             .filter(|t| !removed.contains(&(z.name.clone(), name.clone(), t.to_string())));
@@ -816,14 +779,14 @@ async fn create_change(
             .chain(types_at(&added, &z.name, &name))
             .any(|t| t != "NSEC" && (kind == "CNAME") != (t == "CNAME"));
         if others {
-            return refuse(
-                &mut s,
+            return Err(refuse(
+                s,
                 400,
                 "cnameResourceRecordSetConflict",
                 &format!(
                     "The resource 'entity.change.additions[{i}]' named '{name} (CNAME)' cannot coexist with other record sets of that name"
                 ),
-            );
+            ));
         }
         added.insert(key, set);
     }
@@ -841,31 +804,27 @@ async fn create_change(
     v["startTime"] = json!("2026-01-01T00:00:00.000Z");
     v["status"] = json!(if pending > 0 { "pending" } else { "done" });
     s.changes.insert(id, (z.name.clone(), v.clone(), pending));
-    reply(200, v)
+    Ok(reply(200, v))
 }
 
 async fn get_change(
-    State(app): State<App>,
+    State(state): State<Shared>,
     Path((project, zone, id)): Path<(String, String, String)>,
     headers: HeaderMap,
-) -> Response {
-    let mut s = lock(&app.state);
-    if let Err(r) = admit(&mut s, &headers, &project) {
-        return r;
-    }
-    s.change_polls += 1;
+) -> Result<Response, Response> {
+    let mut s = admit(&state, &headers, &project)?;
     let zone_name = zone_of(&s, &zone).map(|z| z.name.clone());
     match s.changes.get_mut(&id) {
         Some((zn, v, left)) if Some(&*zn) == zone_name.as_ref() => {
             *left = left.saturating_sub(1);
             v["status"] = json!(if *left > 0 { "pending" } else { "done" });
-            reply(200, v.clone())
+            Ok(reply(200, v.clone()))
         }
-        _ => error(
+        _ => Err(error(
             404,
             "notFound",
             &format!("The 'parameters.changeId' resource named '{id}' does not exist."),
-        ),
+        )),
     }
 }
 
@@ -881,7 +840,7 @@ fn oauth_error(code: u16, error: &str, description: &str) -> Response {
     reply(code, json!({"error": error, "error_description": description}))
 }
 
-fn form(body: &[u8]) -> HashMap<String, String> {
+fn form(body: &[u8]) -> BTreeMap<String, String> {
     url::form_urlencoded::parse(body).into_owned().collect()
 }
 
@@ -942,7 +901,12 @@ pub fn test_public_key() -> Vec<u8> {
     pair.public_key().as_ref().to_vec()
 }
 
-async fn token(State(app): State<App>, headers: HeaderMap, body: Bytes) -> Response {
+async fn token(
+    State(state): State<Shared>,
+    Extension(OwnUrl(url)): Extension<OwnUrl>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     if !headers
         .get("content-type")
         .and_then(|v| v.to_str().ok())
@@ -955,12 +919,12 @@ async fn token(State(app): State<App>, headers: HeaderMap, body: Bytes) -> Respo
         );
     }
     let f = form(&body);
-    let mut s = lock(&app.state);
+    let mut s = fake::lock(&state);
     match f.get("grant_type").map(String::as_str) {
         Some("urn:ietf:params:oauth:grant-type:jwt-bearer") => {
             // The token URI the key file names: the fake's own, or Google's when a client reaches the fake
             // through the TLS proxy at Google's host names.
-            let own = format!("{}/token", app.url);
+            let own = format!("{url}/token");
             if let Err(e) = check_jwt(
                 f.get("assertion").map(String::as_str).unwrap_or_default(),
                 &[own.as_str(), GOOGLE_TOKEN_URI],
@@ -990,7 +954,7 @@ async fn token(State(app): State<App>, headers: HeaderMap, body: Bytes) -> Respo
     }
 }
 
-async fn sts(State(app): State<App>, body: Bytes) -> Response {
+async fn sts(State(state): State<Shared>, body: Bytes) -> Response {
     let f = form(&body);
     let want = [
         ("grant_type", "urn:ietf:params:oauth:grant-type:token-exchange"),
@@ -1006,7 +970,7 @@ async fn sts(State(app): State<App>, body: Bytes) -> Response {
     if !f.contains_key("subject_token_type") || !f.contains_key("scope") {
         return oauth_error(400, "invalid_request", "subject_token_type and scope are required");
     }
-    let mut s = lock(&app.state);
+    let mut s = fake::lock(&state);
     let t = issue(&mut s, "sts");
     reply(
         200,
@@ -1014,8 +978,13 @@ async fn sts(State(app): State<App>, body: Bytes) -> Response {
     )
 }
 
-async fn impersonate(State(app): State<App>, Path(call): Path<String>, headers: HeaderMap, body: Bytes) -> Response {
-    let mut s = lock(&app.state);
+async fn impersonate(
+    State(state): State<Shared>,
+    Path(call): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let mut s = fake::lock(&state);
     let bearer = headers
         .get("authorization")
         .and_then(|v| v.to_str().ok())
@@ -1039,27 +1008,9 @@ async fn impersonate(State(app): State<App>, Path(call): Path<String>, headers: 
     }
     let t = issue(&mut s, "impersonation");
     let expire = now() + s.token_lifetime;
-    reply(200, json!({"accessToken": t, "expireTime": rfc3339(expire)}))
-}
-
-fn rfc3339(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Civil date from days (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
+    reply(
+        200,
+        json!({"accessToken": t, "expireTime": crate::rfc3339::utc(expire)}),
     )
 }
 
@@ -1075,7 +1026,7 @@ fn metadata_flavor(headers: &HeaderMap) -> Result<(), Response> {
     }
 }
 
-async fn metadata_token(State(app): State<App>, headers: HeaderMap, RawQuery(raw): RawQuery) -> Response {
+async fn metadata_token(State(state): State<Shared>, headers: HeaderMap, RawQuery(raw): RawQuery) -> Response {
     if let Err(r) = metadata_flavor(&headers) {
         return r;
     }
@@ -1085,7 +1036,7 @@ async fn metadata_token(State(app): State<App>, headers: HeaderMap, RawQuery(raw
     {
         return (StatusCode::BAD_REQUEST, "scopes lack the Cloud DNS scope").into_response();
     }
-    let mut s = lock(&app.state);
+    let mut s = fake::lock(&state);
     let t = issue(&mut s, "metadata");
     reply(
         200,
@@ -1103,12 +1054,6 @@ async fn metadata_project(headers: HeaderMap) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn times_are_written_as_rfc3339() {
-        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
-        assert_eq!(rfc3339(1_795_827_723), "2026-11-28T01:02:03Z");
-    }
 
     #[test]
     fn the_test_key_loads() {

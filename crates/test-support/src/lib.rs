@@ -1,9 +1,11 @@
 //! What extdns's test suites share: real servers started on 127.0.0.1 free ports ([`dns_server`] for BIND
 //! and Knot, [`pdns`], [`etcd`], [`moto`], [`dnsmasq`]), strict stateful fakes of the APIs that have no
-//! runnable server ([`route53_fake`], [`cloudflare_fake`], [`pihole_fake`]), a Kubernetes control plane
-//! (`control_plane`, feature `control-plane`: etcd and kube-apiserver with deploy/ applied), [`dig`] helpers,
-//! certificates ([`tls`]), child processes owned by PID ([`proc`]), runs of the binary under test ([`cli`])
-//! over [`manifests`], external-dns's connector source ([`connector`]), the providers' benchmark round
+//! runnable server ([`route53_fake`], [`cloudflare_fake`], [`google_fake`], [`azure_fake`], [`pihole_fake`],
+//! [`dynamodb_fake`]) on one skeleton ([`fake`]: serving, state, request log, faults), a Kubernetes control
+//! plane (`control_plane`, feature `control-plane`: etcd and kube-apiserver with deploy/ applied), [`dig`]
+//! helpers, certificates ([`tls`]), RFC 3339 timestamps ([`rfc3339`]), child processes owned by PID
+//! ([`proc`]), runs of the binary under test ([`cli`]) over [`manifests`], external-dns's connector source ([`connector`]) and what a test that runs external-dns
+//! beside extdns needs ([`differential`]), the providers' benchmark round
 //! ([`bench`](mod@bench)), and the one rule for a server that is not installed ([`available`]).
 //!
 //! That rule: plain `cargo test` on a machine with only the Rust toolchain passes, so a test that needs a
@@ -30,11 +32,13 @@ pub mod cloudflare_fake;
 pub mod connector;
 #[cfg(feature = "control-plane")]
 pub mod control_plane;
+pub mod differential;
 pub mod dig;
 pub mod dns_server;
 pub mod dnsmasq;
 pub mod dynamodb_fake;
 pub mod etcd;
+pub mod fake;
 pub mod google_fake;
 #[cfg(feature = "kube-objects")]
 pub mod kube_objects;
@@ -44,6 +48,7 @@ pub mod moto;
 pub mod pdns;
 pub mod pihole_fake;
 pub mod proc;
+pub mod rfc3339;
 pub mod route53_fake;
 pub mod tls;
 pub mod tls_proxy;

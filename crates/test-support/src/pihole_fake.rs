@@ -15,24 +15,29 @@
 //!   one name) a 400 `Invalid configuration`.
 //!
 //! With [`FakePihole::with_dnsmasq`] the lists feed a real dnsmasq ([`crate::dnsmasq`]) after every change,
-//! and CNAME lists are checked by `dnsmasq --test` as FTL checks them. It runs on its own thread and runtime
-//! so async tests and tests that run a binary can both use it.
+//! and CNAME lists are checked by `dnsmasq --test` as FTL checks them. On the [`crate::fake`] skeleton: an
+//! item naming a refused record is refused as FTL's validator refuses one (400 `Invalid value`); FTL
+//! documents no rate limit, so a throttled call is answered as its other limit, the API seats, is (429).
+
+// A handler's refusal is its answer: helpers return it as the `Err` they are checked with.
+#![allow(clippy::result_large_err)]
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::MutexGuard;
 use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, RawQuery, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, put};
 use base64::Engine;
 use serde_json::{Value, json};
 
 use crate::dnsmasq::Dnsmasq;
+use crate::fake::{self, Api, FakeServer, Locked, Purpose};
 
 /// The password the fakes of these tests are protected by.
 pub const PASSWORD: &str = "correct horse battery staple";
@@ -66,12 +71,6 @@ pub struct FakeState {
     pub unauthorized: usize,
     /// Item writes (PUT, DELETE) that changed a list.
     pub writes: usize,
-    /// Requests of any kind.
-    pub requests: usize,
-    /// Answer the next this many calls to the lists with 503.
-    pub unavailable_next: usize,
-    /// Every request as `METHOD /path` (the path still percent-encoded), for tests of the wire format.
-    pub log: Vec<String>,
     dns: Option<Dnsmasq>,
     counter: u64,
 }
@@ -106,15 +105,55 @@ impl FakeState {
     }
 }
 
-type Shared = Arc<Mutex<FakeState>>;
+impl Api for FakeState {
+    fn routes(_: &str) -> Router<Shared> {
+        Router::new()
+            .route("/api/auth", get(auth_get).post(auth_post).delete(auth_delete))
+            .route("/api/config/dns/{list}", get(list_get))
+            .route("/api/config/dns/{list}/{item}", put(item_put).delete(item_delete))
+            .fallback(not_found)
+    }
+
+    fn purpose(method: &Method, uri: &Uri, _: &HeaderMap) -> Purpose {
+        let path = uri.path();
+        Purpose::api(if path.starts_with("/api/auth") {
+            "auth"
+        } else if !path.starts_with("/api/config/dns/") {
+            "other"
+        } else if *method == Method::GET {
+            "list"
+        } else if *method == Method::PUT {
+            "item.put"
+        } else {
+            "item.delete"
+        })
+    }
+
+    fn throttled(retry_after: Duration) -> Response {
+        let mut r = error(
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate_limiting",
+            "Rate-limiting",
+            Some("slow down".into()),
+        );
+        if let Ok(v) = fake::retry_after_seconds(retry_after).parse() {
+            r.headers_mut().insert("retry-after", v);
+        }
+        r
+    }
+
+    fn unavailable(status: StatusCode) -> Response {
+        error(status, "service_unavailable", "FTL is restarting", None)
+    }
+}
+
+type Shared = fake::Shared<FakeState>;
 
 /// A running fake of Pi-hole's API on 127.0.0.1; stops when dropped.
 pub struct FakePihole {
     /// The base URL (`--pihole-server`), `http://127.0.0.1:<port>`.
     pub url: String,
-    state: Shared,
-    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    server: FakeServer<FakeState>,
 }
 
 impl FakePihole {
@@ -136,39 +175,16 @@ impl FakePihole {
     }
 
     fn serve(state: FakeState) -> FakePihole {
-        let state: Shared = Arc::new(Mutex::new(state));
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("cannot bind: {e}"));
-        let port = listener.local_addr().map(|a| a.port()).unwrap_or_default();
-        if let Err(e) = listener.set_nonblocking(true) {
-            panic!("{e}");
-        }
-        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-        let app = router(state.clone());
-        let thread = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap_or_else(|e| panic!("{e}"));
-            rt.block_on(async move {
-                let listener = tokio::net::TcpListener::from_std(listener).unwrap_or_else(|e| panic!("{e}"));
-                let _ = axum::serve(listener, app)
-                    .with_graceful_shutdown(async {
-                        let _ = rx.await;
-                    })
-                    .await;
-            });
-        });
+        let server = FakeServer::serve(state);
         FakePihole {
-            url: format!("http://127.0.0.1:{port}"),
-            state,
-            shutdown: Some(tx),
-            thread: Some(thread),
+            url: server.url.to_string(),
+            server,
         }
     }
 
-    /// The fake's state, locked (a poisoned lock is taken anyway).
-    pub fn state(&self) -> MutexGuard<'_, FakeState> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    /// The fake's state, request log and faults, locked (a poisoned lock is taken anyway).
+    pub fn state(&self) -> MutexGuard<'_, Locked<FakeState>> {
+        self.server.lock()
     }
 
     /// Adds entries directly, as a user would in Pi-hole's web interface (`hosts` and `cnames` items).
@@ -200,26 +216,6 @@ impl FakePihole {
     }
 }
 
-impl Drop for FakePihole {
-    fn drop(&mut self) {
-        if let Some(tx) = self.shutdown.take() {
-            let _ = tx.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-fn router(state: Shared) -> Router {
-    Router::new()
-        .route("/api/auth", get(auth_get).post(auth_post).delete(auth_delete))
-        .route("/api/config/dns/{list}", get(list_get))
-        .route("/api/config/dns/{list}/{item}", put(item_put).delete(item_delete))
-        .fallback(not_found)
-        .with_state(state)
-}
-
 const TOOK: f64 = 0.003;
 
 fn json_answer(status: StatusCode, body: Value) -> Response {
@@ -245,10 +241,6 @@ fn session_answer(status: StatusCode, valid: bool, sid: Option<&Session>, validi
 
 async fn not_found() -> Response {
     error(StatusCode::NOT_FOUND, "not_found", "Not found", None)
-}
-
-fn lock(state: &Shared) -> MutexGuard<'_, FakeState> {
-    state.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// The session id a request carries, as FTL looks for it: `sid` or `X-FTL-SID` header, `sid` query.
@@ -280,10 +272,8 @@ fn authenticate(s: &mut FakeState, sid: Option<&str>) -> Option<&'static str> {
     }
 }
 
-/// The gate of every call but the login: counting, then the session.
-fn gate(s: &mut FakeState, headers: &HeaderMap, query: &Option<String>, line: String) -> Option<Response> {
-    s.requests += 1;
-    s.log.push(line);
+/// The check of every call but the login: the session.
+fn authorize(s: &mut FakeState, headers: &HeaderMap, query: &Option<String>) -> Option<Response> {
     let sid = sid_of(headers, query);
     authenticate(s, sid.as_deref()).map(|_| {
         s.unauthorized += 1;
@@ -292,9 +282,7 @@ fn gate(s: &mut FakeState, headers: &HeaderMap, query: &Option<String>, line: St
 }
 
 async fn auth_post(State(state): State<Shared>, body: Bytes) -> Response {
-    let mut s = lock(&state);
-    s.requests += 1;
-    s.log.push("POST /api/auth".into());
+    let mut s = fake::lock(&state);
     let Ok(payload) = serde_json::from_slice::<Value>(&body) else {
         return error(
             StatusCode::BAD_REQUEST,
@@ -355,9 +343,7 @@ async fn auth_post(State(state): State<Shared>, body: Bytes) -> Response {
 }
 
 async fn auth_get(State(state): State<Shared>, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
-    let mut s = lock(&state);
-    s.requests += 1;
-    s.log.push("GET /api/auth".into());
+    let mut s = fake::lock(&state);
     if s.password.is_none() {
         return session_answer(StatusCode::OK, true, None, -1, "no password set");
     }
@@ -373,9 +359,7 @@ async fn auth_get(State(state): State<Shared>, headers: HeaderMap, RawQuery(quer
 }
 
 async fn auth_delete(State(state): State<Shared>, headers: HeaderMap, RawQuery(query): RawQuery) -> Response {
-    let mut s = lock(&state);
-    s.requests += 1;
-    s.log.push("DELETE /api/auth".into());
+    let mut s = fake::lock(&state);
     let sid = sid_of(&headers, &query);
     match authenticate(&mut s, sid.as_deref()) {
         Some(why) => session_answer(StatusCode::UNAUTHORIZED, false, None, -1, why),
@@ -397,18 +381,9 @@ async fn list_get(
     RawQuery(query): RawQuery,
     Path(list): Path<String>,
 ) -> Response {
-    let mut s = lock(&state);
-    if let Some(r) = gate(&mut s, &headers, &query, format!("GET /api/config/dns/{list}")) {
+    let mut s = fake::lock(&state);
+    if let Some(r) = authorize(&mut s, &headers, &query) {
         return r;
-    }
-    if s.unavailable_next > 0 {
-        s.unavailable_next -= 1;
-        return error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "service_unavailable",
-            "FTL is restarting",
-            None,
-        );
     }
     match s.list(&list) {
         Some(items) => json_answer(
@@ -493,12 +468,7 @@ fn valid_domain(d: &str) -> bool {
 fn duplicate_cname(items: &[String]) -> Option<String> {
     let mut seen = std::collections::HashSet::new();
     for (line, item) in items.iter().enumerate() {
-        let fields: Vec<&str> = item.split(',').collect();
-        let names_end = match fields.last().map(|f| f.parse::<u32>().is_ok()) {
-            Some(true) if fields.len() >= 3 => fields.len() - 2,
-            _ => fields.len() - 1,
-        };
-        for name in &fields[..names_end] {
+        for name in item_names("cnameRecords", item) {
             if !seen.insert(name.to_ascii_lowercase()) {
                 return Some(format!(
                     "dnsmasq: duplicate CNAME at line {} of /etc/pihole/dnsmasq.conf",
@@ -510,19 +480,49 @@ fn duplicate_cname(items: &[String]) -> Option<String> {
     None
 }
 
+/// The locked state and a copy of the list an item call names, once the session is checked; the answer
+/// when it is not, or when there is no such list.
+fn open_list<'a>(
+    state: &'a Shared,
+    headers: &HeaderMap,
+    query: &Option<String>,
+    list: &str,
+) -> Result<(MutexGuard<'a, Locked<FakeState>>, Vec<String>), Response> {
+    let mut s = fake::lock(state);
+    if let Some(r) = authorize(&mut s, headers, query) {
+        return Err(r);
+    }
+    let items = s
+        .list(list)
+        .map(|items| items.clone())
+        .ok_or_else(|| json_answer(StatusCode::NOT_FOUND, json!({"took": TOOK})))?;
+    Ok((s, items))
+}
+
+/// The record names an item defines: a hosts line's names, a CNAME line's aliases (not its target).
+fn item_names<'a>(list: &str, item: &'a str) -> Vec<&'a str> {
+    if list == "hosts" {
+        let fields = item.split([' ', '\t']).filter(|f| !f.is_empty());
+        return fields.skip(1).take_while(|f| !f.starts_with('#')).collect();
+    }
+    let mut fields: Vec<&str> = item.split(',').collect();
+    let aliases = match fields.last().map(|f| f.parse::<u32>().is_ok()) {
+        Some(true) if fields.len() >= 3 => fields.len() - 2,
+        _ => fields.len().saturating_sub(1),
+    };
+    fields.truncate(aliases);
+    fields
+}
+
 async fn item_put(
     State(state): State<Shared>,
     headers: HeaderMap,
     RawQuery(query): RawQuery,
     Path((list, item)): Path<(String, String)>,
 ) -> Response {
-    let mut s = lock(&state);
-    let line = format!("PUT /api/config/dns/{list}/{}", crate_escape(&item));
-    if let Some(r) = gate(&mut s, &headers, &query, line) {
-        return r;
-    }
-    let Some(items) = s.list(&list) else {
-        return json_answer(StatusCode::NOT_FOUND, json!({"took": TOOK}));
+    let (mut s, items) = match open_list(&state, &headers, &query, &list) {
+        Ok(open) => open,
+        Err(r) => return r,
     };
     if items.contains(&item) {
         return error(
@@ -532,7 +532,11 @@ async fn item_put(
             Some("Uniqueness of items is enforced".into()),
         );
     }
-    let mut next = items.clone();
+    if let Some(name) = item_names(&list, &item).into_iter().find(|n| s.faults.refuses(n)) {
+        let hint = format!("dns.{list}[{}]: invalid hostname (\"{name}\")", items.len());
+        return error(StatusCode::BAD_REQUEST, "bad_request", "Invalid value", Some(hint));
+    }
+    let mut next = items;
     next.push(item);
     if let Err(hint) = validate(&list, &next) {
         return error(StatusCode::BAD_REQUEST, "bad_request", "Invalid value", Some(hint));
@@ -560,24 +564,19 @@ async fn item_delete(
     RawQuery(query): RawQuery,
     Path((list, item)): Path<(String, String)>,
 ) -> Response {
-    let mut s = lock(&state);
-    let line = format!("DELETE /api/config/dns/{list}/{}", crate_escape(&item));
-    if let Some(r) = gate(&mut s, &headers, &query, line) {
-        return r;
-    }
-    let Some(items) = s.list(&list) else {
+    let (mut s, mut next) = match open_list(&state, &headers, &query, &list) {
+        Ok(open) => open,
+        Err(r) => return r,
+    };
+    let Some(at) = next.iter().position(|i| *i == item) else {
         return json_answer(StatusCode::NOT_FOUND, json!({"took": TOOK}));
     };
-    let Some(at) = items.iter().position(|i| *i == item) else {
-        return json_answer(StatusCode::NOT_FOUND, json!({"took": TOOK}));
-    };
-    let mut next = items.clone();
     next.remove(at);
     commit(&mut s, &list, next, StatusCode::NO_CONTENT)
 }
 
 /// Installs a list and has dnsmasq serve it; dnsmasq refusing it is a 400, the list unchanged.
-fn commit(s: &mut FakeState, list: &str, next: Vec<String>, status: StatusCode) -> Response {
+fn commit(s: &mut Locked<FakeState>, list: &str, next: Vec<String>, status: StatusCode) -> Response {
     let Some(items) = s.list(list) else {
         return json_answer(StatusCode::NOT_FOUND, json!({"took": TOOK}));
     };
@@ -594,19 +593,6 @@ fn commit(s: &mut FakeState, list: &str, next: Vec<String>, status: StatusCode) 
         return status.into_response();
     }
     json_answer(status, json!({"took": TOOK}))
-}
-
-/// How the request log spells an item: its path segment as a client sends it (`%20`, `%2C`).
-fn crate_escape(item: &str) -> String {
-    let mut out = String::new();
-    for b in item.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -1,18 +1,28 @@
 //! A strict Route53 of our own, for what moto gets wrong: a CREATE of an existing record set is refused, a
 //! DELETE must match the record set exactly, a CNAME cannot share its name, a change batch is atomic, record
-//! pages carry NextRecordIdentifier, and it can throttle. Its XML types are its own, written from Route53's
-//! API reference, so it does not share the provider's (possibly wrong) idea of the wire format.
+//! pages carry NextRecordIdentifier. Its XML types are its own, written from Route53's API reference, so it
+//! does not share the provider's (possibly wrong) idea of the wire format: that they look like the
+//! provider's is the point, and the one repetition between the two kept on purpose. On the [`crate::fake`]
+//! skeleton: throttled as Route53 throttles (400 `Throttling`, no `Retry-After`; its documented limit is five
+//! requests a second), a refused record name refuses its whole change batch (`InvalidChangeBatch`).
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{Method, StatusCode, Uri};
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
+
+use crate::fake::{self, Api, FakeServer, Faults, Locked, Purpose, RateLimit};
+
+/// Route53's documented rate limit: five requests a second per account.
+pub const RATE_LIMIT: RateLimit = RateLimit {
+    requests: 5,
+    window: Duration::from_secs(1),
+};
 
 /// A resource record set in Route53's XML shape.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -136,15 +146,11 @@ pub struct Zone {
     pub sets: BTreeMap<Key, Set>,
 }
 
-/// Everything the fake holds and counts; inspect it through [`Fake::lock`].
-#[derive(Debug, Default)]
+/// Everything the fake holds and counts; inspect it through [`FakeServer::lock`].
+#[derive(Debug)]
 pub struct Inner {
     /// Hosted zones, in creation order.
     pub zones: Vec<Zone>,
-    /// Answer the next this many requests with a throttling error.
-    pub throttle_next: usize,
-    /// Every request: when, the method and the path.
-    pub requests: Vec<(Instant, String)>,
     /// The signing headers of the last request: authorization, x-amz-date, x-amz-security-token.
     pub last_signature: Vec<(String, String)>,
     /// Change batches applied, by the number of changes in each.
@@ -157,49 +163,52 @@ pub struct Inner {
     pub record_page: usize,
 }
 
-/// A running fake. Dropping it stops nothing; the test runtime ends the task.
-#[derive(Clone)]
-pub struct Fake {
-    /// The fake's state.
-    pub state: Arc<Mutex<Inner>>,
-    /// Endpoint URL, `http://127.0.0.1:<port>`.
-    pub url: String,
-}
-
-impl Fake {
-    /// Starts the fake on the current runtime.
-    pub async fn start() -> Fake {
-        let state = Arc::new(Mutex::new(Inner {
+/// No zones; Route53's page sizes.
+impl Default for Inner {
+    fn default() -> Inner {
+        Inner {
+            zones: Vec::new(),
+            last_signature: Vec::new(),
+            applied_batches: Vec::new(),
+            refused_batches: 0,
             zone_page: 100,
             record_page: 300,
-            ..Inner::default()
-        }));
-        let url = crate::serve(Router::new().fallback(handle).with_state(state.clone())).await;
-        Fake { state, url }
+        }
+    }
+}
+
+impl Api for Inner {
+    fn routes(_: &str) -> Router<Shared> {
+        Router::new().fallback(handle)
     }
 
-    /// Starts the fake on its own thread and runtime, for callers that run a blocking child process.
-    pub fn start_in_background() -> Fake {
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("a runtime");
-            rt.block_on(async move {
-                let fake = Fake::start().await;
-                let _ = tx.send(fake);
-                std::future::pending::<()>().await;
-            });
-        });
-        rx.recv().expect("the fake started")
+    fn purpose(method: &Method, uri: &Uri, _: &HeaderMap) -> Purpose {
+        let path = uri.path().trim_end_matches('/');
+        Purpose::api(match (method.as_str(), path.ends_with("/rrset")) {
+            ("GET", true) => "ListResourceRecordSets",
+            ("POST", true) => "ChangeResourceRecordSets",
+            _ if path.ends_with("/tags/hostedzone") => "ListTagsForResources",
+            _ if path.ends_with("/hostedzone") => "ListHostedZones",
+            _ => "other",
+        })
     }
 
-    /// The fake's state, locked (a poisoned lock is taken anyway).
-    pub fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    fn throttled(_: Duration) -> Response {
+        error(StatusCode::BAD_REQUEST, "Throttling", "Rate exceeded")
     }
 
+    fn unavailable(status: StatusCode) -> Response {
+        error(status, "ServiceUnavailable", "Service is unavailable")
+    }
+}
+
+type Shared = fake::Shared<Inner>;
+
+/// A running fake: its `url` the endpoint, [`FakeServer::lock`] its state, log and faults; clones share it,
+/// and it stops when the last is dropped.
+pub type Fake = FakeServer<Inner>;
+
+impl Fake {
     /// Add a zone; returns its id.
     pub fn zone(&self, name: &str, private: bool, tags: &[(&str, &str)]) -> String {
         let mut s = self.lock();
@@ -303,47 +312,12 @@ fn invalid_batch(messages: &[String]) -> Response {
     (StatusCode::BAD_REQUEST, body).into_response()
 }
 
-fn query(uri: &Uri) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    for pair in uri.query().unwrap_or("").split('&').filter(|p| !p.is_empty()) {
-        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        out.insert(k.to_string(), decode(v));
-    }
-    out
-}
-
-fn decode(v: &str) -> String {
-    let bytes = v.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%'
-            && i + 2 < bytes.len()
-            && let Ok(b) = u8::from_str_radix(&v[i + 1..i + 3], 16)
-        {
-            out.push(b);
-            i += 3;
-            continue;
-        }
-        out.push(if bytes[i] == b'+' { b' ' } else { bytes[i] });
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 fn set_xml(set: &Set) -> String {
     quick_xml::se::to_string_with_root("ResourceRecordSet", set).unwrap_or_default()
 }
 
-async fn handle(
-    State(state): State<Arc<Mutex<Inner>>>,
-    method: Method,
-    uri: Uri,
-    headers: axum::http::HeaderMap,
-    body: Bytes,
-) -> Response {
-    let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
-    s.requests.push((Instant::now(), format!("{method} {}", uri.path())));
+async fn handle(State(state): State<Shared>, method: Method, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
+    let mut s = fake::lock(&state);
     s.last_signature = ["authorization", "x-amz-date", "x-amz-security-token"]
         .iter()
         .filter_map(|h| Some((h.to_string(), headers.get(*h)?.to_str().ok()?.to_string())))
@@ -355,13 +329,9 @@ async fn handle(
             "Missing Authentication Token",
         );
     }
-    if s.throttle_next > 0 {
-        s.throttle_next -= 1;
-        return error(StatusCode::BAD_REQUEST, "Throttling", "Rate exceeded");
-    }
     let path = uri.path().trim_end_matches('/').to_string();
     let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
-    let q = query(&uri);
+    let q = fake::query(&uri);
     let body = String::from_utf8_lossy(&body).into_owned();
     match (method, parts.as_slice()) {
         (Method::GET, ["2013-04-01", "hostedzone"]) => list_zones(&s, &q),
@@ -490,8 +460,15 @@ fn list_sets(s: &Inner, id: &str, q: &BTreeMap<String, String>) -> Response {
         .into_response()
 }
 
-/// Route53's rules for one change against the zone as the batch left it so far.
-fn check(zone: &BTreeMap<Key, Set>, zone_name: &str, action: &str, set: &Set) -> Result<Option<Set>, String> {
+/// Route53's rules for one change against the zone as the batch left it so far (a name a test refused is
+/// refused as an invalid record).
+fn check(
+    zone: &BTreeMap<Key, Set>,
+    zone_name: &str,
+    faults: &Faults,
+    action: &str,
+    set: &Set,
+) -> Result<Option<Set>, String> {
     let k = key(set);
     let label = format!(
         "[name='{}', type='{}'{}]",
@@ -507,6 +484,11 @@ fn check(zone: &BTreeMap<Key, Set>, zone_name: &str, action: &str, set: &Set) ->
         return Err(format!(
             "RRSet with DNS name {} is not permitted in zone {zone_name}",
             k.0
+        ));
+    }
+    if faults.refuses(&k.0) {
+        return Err(format!(
+            "Invalid Resource Record: FATAL problem: {label} is refused by this test"
         ));
     }
     let has_values = set.resource_records.as_ref().is_some_and(|r| !r.items.is_empty());
@@ -568,7 +550,8 @@ fn normalized(s: &Set) -> Set {
     s
 }
 
-fn change(s: &mut Inner, id: &str, body: &str) -> Response {
+fn change(locked: &mut Locked<Inner>, id: &str, body: &str) -> Response {
+    let Locked { api: s, faults, .. } = locked;
     let req: ChangeRequest = match quick_xml::de::from_str(body) {
         Ok(r) => r,
         Err(e) => {
@@ -599,7 +582,7 @@ fn change(s: &mut Inner, id: &str, body: &str) -> Response {
     let mut sets = s.zones[zi].sets.clone();
     let mut messages = Vec::new();
     for c in &changes {
-        match check(&sets, &zone_name, &c.action, &c.resource_record_set) {
+        match check(&sets, &zone_name, faults, &c.action, &c.resource_record_set) {
             Ok(Some(set)) => {
                 sets.insert(key(&set), set);
             }

@@ -1,0 +1,699 @@
+//! The one skeleton every cloud fake stands on, so that a fake is its API's shapes and rules only: an axum
+//! app served on a free port of 127.0.0.1 from its own thread and runtime (async tests and tests that run a
+//! binary can both use it; it stops when the last handle is dropped), the fake's state, its request log and
+//! its faults behind one lock ([`Locked`]), and a gate in front of every route that logs each request and
+//! injects the faults a test asked for:
+//!
+//! - the next N requests (or the next N of one purpose) throttled as the API throttles, with a
+//!   `Retry-After` ([`Faults::throttle_next`], [`Faults::retry_after`], [`Faults::only`]);
+//! - the next N answered with a 5xx ([`Faults::fail_next`], [`Faults::fail_with`]);
+//! - a documented rate limit, N requests a window, past it throttled as the API throttles
+//!   ([`Faults::rate_limit`]);
+//! - latency added to every request ([`Faults::latency`]);
+//! - named records refused ([`Faults::refused`]): only the fake knows where a record's name is in a
+//!   request, so each fake asks [`Faults::refuses`] and refuses it its API's own way.
+//!
+//! Faults apply to the calls of the API under test only ([`Purpose::api`]), never to the token endpoints
+//! and metadata servers that some fakes serve beside it.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::net::SocketAddr;
+use std::ops::{Deref, DerefMut};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::middleware::Next;
+use axum::response::Response;
+
+/// What a fake's API is, for the skeleton: its routes, what each request is for, and how the API says
+/// "slow down" and "unavailable". The type is the fake's state.
+pub trait Api: Sized + Send + 'static {
+    /// The API's routes, given the fake's base URL (`http://127.0.0.1:<port>`) for APIs that link to
+    /// themselves; their handlers take the [`Shared`] state.
+    fn routes(url: &str) -> Router<Shared<Self>>;
+
+    /// What a request is for: the name it is counted by, and whether it is a call of the API under test.
+    fn purpose(method: &Method, uri: &Uri, headers: &HeaderMap) -> Purpose;
+
+    /// The API's answer to a request past its rate limit or throttled by a test: its status, error body
+    /// and `Retry-After` (`retry_after`, rounded up to whole seconds where the API counts in seconds).
+    fn throttled(retry_after: Duration) -> Response;
+
+    /// The API's answer when it is down (`status`, a 5xx).
+    fn unavailable(status: StatusCode) -> Response;
+}
+
+/// What a request is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Purpose {
+    /// The name it is counted by in the log (`changes.create`, `Scan`, `token`).
+    pub name: &'static str,
+    /// A call of the API under test, which faults apply to; `false` for token endpoints and metadata
+    /// servers.
+    pub api: bool,
+}
+
+impl Purpose {
+    /// A call of the API under test.
+    pub fn api(name: &'static str) -> Purpose {
+        Purpose { name, api: true }
+    }
+
+    /// A call beside it (a token endpoint), logged but never faulted.
+    pub fn beside(name: &'static str) -> Purpose {
+        Purpose { name, api: false }
+    }
+}
+
+/// `Retry-After` in whole seconds, rounded up, as HTTP spells it.
+pub fn retry_after_seconds(retry_after: Duration) -> String {
+    let whole = retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0);
+    whole.to_string()
+}
+
+/// A query string's pairs, percent- and `+`-decoded.
+pub fn query(uri: &Uri) -> BTreeMap<String, String> {
+    query_pairs(uri.query())
+}
+
+/// [`query`] of a raw query string (axum's `RawQuery`).
+pub fn query_pairs(raw: Option<&str>) -> BTreeMap<String, String> {
+    url::form_urlencoded::parse(raw.unwrap_or_default().as_bytes())
+        .into_owned()
+        .collect()
+}
+
+/// A documented rate limit: at most `requests` in any `window`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateLimit {
+    /// Requests admitted in one window.
+    pub requests: usize,
+    /// The sliding window.
+    pub window: Duration,
+}
+
+/// The faults a test asks for; every field is read on each request.
+#[derive(Debug)]
+pub struct Faults {
+    /// Throttle the next this many requests (of [`Faults::only`]'s purpose, when set).
+    pub throttle_next: usize,
+    /// The `Retry-After` of those throttled answers.
+    pub retry_after: Duration,
+    /// Answer the next this many requests (of [`Faults::only`]'s purpose, when set) with
+    /// [`Faults::fail_with`].
+    pub fail_next: usize,
+    /// The 5xx of [`Faults::fail_next`] (503 unless set).
+    pub fail_with: StatusCode,
+    /// When set, [`Faults::throttle_next`] and [`Faults::fail_next`] count only requests of this purpose.
+    pub only: Option<&'static str>,
+    /// Added before every request is answered.
+    pub latency: Duration,
+    /// Record names refused, lower-case without the final dot; each fake refuses them its API's way.
+    pub refused: BTreeSet<String>,
+    /// The API's documented rate limit, when a test turns it on.
+    pub rate_limit: Option<RateLimit>,
+    /// When the requests the rate limit admitted arrived, the last window's.
+    admitted: VecDeque<Instant>,
+}
+
+impl Default for Faults {
+    fn default() -> Faults {
+        Faults {
+            throttle_next: 0,
+            retry_after: Duration::ZERO,
+            fail_next: 0,
+            fail_with: StatusCode::SERVICE_UNAVAILABLE,
+            only: None,
+            latency: Duration::ZERO,
+            refused: BTreeSet::new(),
+            rate_limit: None,
+            admitted: VecDeque::new(),
+        }
+    }
+}
+
+/// How a name is compared: lower-case, without the final dot.
+fn name_key(name: &str) -> String {
+    name.trim_end_matches('.').to_ascii_lowercase()
+}
+
+impl Faults {
+    /// Refuse every change of this record name (absolute or relative, as the fake's API names records).
+    pub fn refuse(&mut self, name: &str) {
+        self.refused.insert(name_key(name));
+    }
+
+    /// Whether a change of this record name is refused.
+    pub fn refuses(&self, name: &str) -> bool {
+        !self.refused.is_empty() && self.refused.contains(&name_key(name))
+    }
+
+    /// The fault a request of `purpose` arriving `now` meets, if any.
+    fn decide(&mut self, purpose: &str, now: Instant) -> Option<Fault> {
+        let counted = self.only.is_none_or(|only| only == purpose);
+        if counted && self.throttle_next > 0 {
+            self.throttle_next -= 1;
+            return Some(Fault::Throttled(self.retry_after));
+        }
+        if counted && self.fail_next > 0 {
+            self.fail_next -= 1;
+            return Some(Fault::Failed(self.fail_with));
+        }
+        let limit = self.rate_limit?;
+        while self
+            .admitted
+            .front()
+            .is_some_and(|at| now.duration_since(*at) >= limit.window)
+        {
+            self.admitted.pop_front();
+        }
+        if self.admitted.len() >= limit.requests {
+            let oldest = self.admitted.front().copied().unwrap_or(now);
+            return Some(Fault::RateLimited(
+                limit.window.saturating_sub(now.duration_since(oldest)),
+            ));
+        }
+        self.admitted.push_back(now);
+        None
+    }
+}
+
+/// A fault injected into one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// Throttled by [`Faults::throttle_next`], with this `Retry-After`.
+    Throttled(Duration),
+    /// Past [`Faults::rate_limit`], with the time until the window admits another.
+    RateLimited(Duration),
+    /// Answered with this 5xx by [`Faults::fail_next`].
+    Failed(StatusCode),
+}
+
+/// One request as the fake saw and answered it.
+#[derive(Debug, Clone)]
+pub struct Logged {
+    /// When it arrived.
+    pub at: Instant,
+    /// Its method.
+    pub method: Method,
+    /// Its path as sent (still percent-encoded).
+    pub path: String,
+    /// Its query as sent, if any.
+    pub query: Option<String>,
+    /// What it was for.
+    pub purpose: Purpose,
+    /// The status it was answered with.
+    pub status: StatusCode,
+    /// The fault injected into it, if any.
+    pub fault: Option<Fault>,
+}
+
+impl Logged {
+    /// `METHOD path[?query]`, how tests of the wire format compare.
+    pub fn line(&self) -> String {
+        match &self.query {
+            Some(q) => format!("{} {}?{q}", self.method, self.path),
+            None => format!("{} {}", self.method, self.path),
+        }
+    }
+
+    /// Whether a throttle (injected or the rate limit) answered it.
+    pub fn throttled(&self) -> bool {
+        matches!(self.fault, Some(Fault::Throttled(_) | Fault::RateLimited(_)))
+    }
+}
+
+/// Every request the fake answered, in the order their answers were sent, and the counts tests and
+/// benchmarks read.
+#[derive(Debug, Default)]
+pub struct RequestLog {
+    entries: Vec<Logged>,
+}
+
+impl RequestLog {
+    /// Every request.
+    pub fn iter(&self) -> std::slice::Iter<'_, Logged> {
+        self.entries.iter()
+    }
+
+    /// How many requests.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether none arrived.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Forgets every request (a test's phase starts).
+    pub fn clear(&mut self) {
+        self.entries.clear();
+    }
+
+    /// Requests of this purpose.
+    pub fn count(&self, purpose: &str) -> usize {
+        self.iter().filter(|r| r.purpose.name == purpose).count()
+    }
+
+    /// Calls of the API under test (not its token endpoints).
+    pub fn api_calls(&self) -> usize {
+        self.iter().filter(|r| r.purpose.api).count()
+    }
+
+    /// Requests answered with this status.
+    pub fn with_status(&self, status: StatusCode) -> usize {
+        self.iter().filter(|r| r.status == status).count()
+    }
+
+    /// Requests a throttle answered (injected or the rate limit).
+    pub fn throttled(&self) -> usize {
+        self.iter().filter(|r| r.throttled()).count()
+    }
+
+    /// When each request of this purpose arrived, in order.
+    pub fn times(&self, purpose: &str) -> Vec<Instant> {
+        let mut at: Vec<Instant> = self
+            .iter()
+            .filter(|r| r.purpose.name == purpose)
+            .map(|r| r.at)
+            .collect();
+        at.sort();
+        at
+    }
+
+    /// Every request as [`Logged::line`].
+    pub fn lines(&self) -> Vec<String> {
+        self.iter().map(Logged::line).collect()
+    }
+
+    fn push(&mut self, entry: Logged) {
+        self.entries.push(entry);
+    }
+}
+
+impl<'a> IntoIterator for &'a RequestLog {
+    type Item = &'a Logged;
+    type IntoIter = std::slice::Iter<'a, Logged>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+/// Everything behind the fake's one lock: its API's state (what the guard derefs to), the request log
+/// and the faults.
+#[derive(Debug, Default)]
+pub struct Locked<S> {
+    /// The API's own state.
+    pub api: S,
+    /// Every request answered.
+    pub requests: RequestLog,
+    /// The faults injected.
+    pub faults: Faults,
+}
+
+impl<S> Deref for Locked<S> {
+    type Target = S;
+
+    fn deref(&self) -> &S {
+        &self.api
+    }
+}
+
+impl<S> DerefMut for Locked<S> {
+    fn deref_mut(&mut self) -> &mut S {
+        &mut self.api
+    }
+}
+
+/// The state handlers share (axum's `State`).
+pub type Shared<S> = Arc<Mutex<Locked<S>>>;
+
+/// The fake's state, locked (a poisoned lock is taken anyway: a test that panicked holding it has failed
+/// already).
+pub fn lock<S>(shared: &Shared<S>) -> MutexGuard<'_, Locked<S>> {
+    shared.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The gate in front of every route: logs the request and injects the faults.
+async fn gate<S: Api>(State(shared): State<Shared<S>>, request: Request, next: Next) -> Response {
+    let at = Instant::now();
+    let method = request.method().clone();
+    let uri = request.uri().clone();
+    let purpose = S::purpose(&method, &uri, request.headers());
+    let (fault, latency) = if purpose.api {
+        let mut s = lock(&shared);
+        (s.faults.decide(purpose.name, at), s.faults.latency)
+    } else {
+        (None, Duration::ZERO)
+    };
+    if !latency.is_zero() {
+        tokio::time::sleep(latency).await;
+    }
+    let response = match fault {
+        Some(Fault::Throttled(after) | Fault::RateLimited(after)) => S::throttled(after),
+        Some(Fault::Failed(status)) => S::unavailable(status),
+        None => next.run(request).await,
+    };
+    lock(&shared).requests.push(Logged {
+        at,
+        method,
+        path: uri.path().to_string(),
+        query: uri.query().map(str::to_string),
+        purpose,
+        status: response.status(),
+        fault,
+    });
+    response
+}
+
+/// Stops the server when the last handle of a fake is dropped.
+#[derive(Debug)]
+struct Running {
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// A running fake on 127.0.0.1; clones share it, and it stops when the last is dropped.
+#[derive(Debug)]
+pub struct FakeServer<S> {
+    /// `http://127.0.0.1:<port>`.
+    pub url: String,
+    addr: SocketAddr,
+    shared: Shared<S>,
+    _running: Arc<Running>,
+}
+
+impl<S> Clone for FakeServer<S> {
+    fn clone(&self) -> Self {
+        FakeServer {
+            url: self.url.clone(),
+            addr: self.addr,
+            shared: self.shared.clone(),
+            _running: self._running.clone(),
+        }
+    }
+}
+
+impl<S: Api> FakeServer<S> {
+    /// Serves the API's routes over `api`, its state, behind the gate.
+    pub fn serve(api: S) -> FakeServer<S> {
+        let shared: Shared<S> = Arc::new(Mutex::new(Locked {
+            api,
+            requests: RequestLog::default(),
+            faults: Faults::default(),
+        }));
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("cannot bind: {e}"));
+        let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
+        if let Err(e) = listener.set_nonblocking(true) {
+            panic!("{e}");
+        }
+        let url = format!("http://{addr}");
+        let app = S::routes(&url)
+            .layer(axum::middleware::from_fn_with_state(shared.clone(), gate::<S>))
+            .with_state(shared.clone());
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap_or_else(|e| panic!("{e}"));
+            rt.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(listener).unwrap_or_else(|e| panic!("{e}"));
+                let _ = axum::serve(listener, app)
+                    .with_graceful_shutdown(async {
+                        let _ = rx.await;
+                    })
+                    .await;
+            });
+        });
+        FakeServer {
+            url,
+            addr,
+            shared,
+            _running: Arc::new(Running {
+                shutdown: Some(tx),
+                thread: Some(thread),
+            }),
+        }
+    }
+}
+
+impl<S: Api + Default> FakeServer<S> {
+    /// Starts a fake in its API's default state (on its own thread and runtime: async tests and tests that
+    /// run a child process can both use it).
+    pub async fn start() -> FakeServer<S> {
+        FakeServer::serve(S::default())
+    }
+
+    /// [`FakeServer::start`] from synchronous code.
+    pub fn start_in_background() -> FakeServer<S> {
+        FakeServer::serve(S::default())
+    }
+}
+
+impl<S> FakeServer<S> {
+    /// Where it listens (for [`crate::tls_proxy::TlsProxy::start`]).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The state, log and faults, locked.
+    pub fn lock(&self) -> MutexGuard<'_, Locked<S>> {
+        lock(&self.shared)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::extract::Path;
+    use axum::response::IntoResponse;
+    use axum::routing::{get, put};
+
+    /// A toy API: `PUT /records/{name}` stores a name (refused with 422), `GET /records` counts them,
+    /// `POST /token` stands beside the API.
+    #[derive(Debug, Default)]
+    struct Toy {
+        names: Vec<String>,
+    }
+
+    impl Api for Toy {
+        fn routes(_: &str) -> Router<Shared<Toy>> {
+            Router::new()
+                .route("/records", get(list))
+                .route("/records/{name}", put(store))
+                .route("/token", axum::routing::post(|| async { "t" }))
+        }
+
+        fn purpose(method: &Method, uri: &Uri, _: &HeaderMap) -> Purpose {
+            match (method.as_str(), uri.path()) {
+                ("POST", "/token") => Purpose::beside("token"),
+                ("GET", _) => Purpose::api("list"),
+                _ => Purpose::api("put"),
+            }
+        }
+
+        fn throttled(retry_after: Duration) -> Response {
+            (
+                StatusCode::TOO_MANY_REQUESTS,
+                [("retry-after", retry_after_seconds(retry_after))],
+                "slow down",
+            )
+                .into_response()
+        }
+
+        fn unavailable(status: StatusCode) -> Response {
+            (status, "down").into_response()
+        }
+    }
+
+    fn toy() -> FakeServer<Toy> {
+        FakeServer::serve(Toy::default())
+    }
+
+    async fn list(State(s): State<Shared<Toy>>) -> String {
+        lock(&s).names.len().to_string()
+    }
+
+    async fn store(State(s): State<Shared<Toy>>, Path(name): Path<String>) -> Response {
+        let mut s = lock(&s);
+        if s.faults.refuses(&name) {
+            return (StatusCode::UNPROCESSABLE_ENTITY, format!("{name} refused")).into_response();
+        }
+        s.names.push(name);
+        StatusCode::CREATED.into_response()
+    }
+
+    /// Status, `Retry-After` and body of one call.
+    async fn call(fake: &FakeServer<Toy>, method: Method, path: &str) -> (u16, Option<String>, String) {
+        let r = reqwest::Client::new()
+            .request(method, format!("{}{path}", fake.url))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{path}: {e}"));
+        let retry = r
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        (r.status().as_u16(), retry, r.text().await.unwrap_or_default())
+    }
+
+    #[tokio::test]
+    async fn throttles_the_next_requests_with_retry_after_then_answers() {
+        let fake = toy();
+        {
+            let mut s = fake.lock();
+            s.faults.throttle_next = 2;
+            s.faults.retry_after = Duration::from_millis(1500);
+        }
+        assert_eq!(
+            call(&fake, Method::GET, "/records").await,
+            (429, Some("2".into()), "slow down".into())
+        );
+        assert_eq!(call(&fake, Method::GET, "/records").await.0, 429);
+        assert_eq!(call(&fake, Method::GET, "/records").await, (200, None, "0".into()));
+        let s = fake.lock();
+        assert_eq!((s.requests.len(), s.requests.throttled()), (3, 2));
+        assert_eq!(s.requests.with_status(StatusCode::OK), 1);
+    }
+
+    #[tokio::test]
+    async fn faults_of_one_purpose_spare_the_others_and_the_token_endpoint() {
+        let fake = toy();
+        {
+            let mut s = fake.lock();
+            s.faults.throttle_next = 1;
+            s.faults.only = Some("put");
+        }
+        assert_eq!(call(&fake, Method::POST, "/token").await.0, 200, "never faulted");
+        assert_eq!(call(&fake, Method::GET, "/records").await.0, 200, "another purpose");
+        assert_eq!(call(&fake, Method::PUT, "/records/a").await.0, 429);
+        assert_eq!(call(&fake, Method::PUT, "/records/a").await.0, 201);
+        let s = fake.lock();
+        assert_eq!((s.requests.count("put"), s.requests.count("token")), (2, 1));
+        assert_eq!(s.requests.api_calls(), 3);
+    }
+
+    #[tokio::test]
+    async fn fails_the_next_requests_with_the_chosen_5xx() {
+        let fake = toy();
+        {
+            let mut s = fake.lock();
+            s.faults.fail_next = 1;
+            s.faults.fail_with = StatusCode::BAD_GATEWAY;
+        }
+        assert_eq!(call(&fake, Method::PUT, "/records/a").await, (502, None, "down".into()));
+        assert_eq!(call(&fake, Method::PUT, "/records/a").await.0, 201);
+        let s = fake.lock();
+        assert_eq!(s.names, ["a"], "the failed call never reached the API");
+        assert_eq!(
+            s.requests.iter().filter_map(|r| r.fault).collect::<Vec<_>>(),
+            [Fault::Failed(StatusCode::BAD_GATEWAY)]
+        );
+    }
+
+    #[tokio::test]
+    async fn refuses_a_named_record_the_fakes_way_and_stores_the_others() {
+        let fake = toy();
+        fake.lock().faults.refuse("Bad.Example.org.");
+        assert_eq!(call(&fake, Method::PUT, "/records/bad.example.org").await.0, 422);
+        assert_eq!(call(&fake, Method::PUT, "/records/good.example.org").await.0, 201);
+        assert_eq!(fake.lock().names, ["good.example.org"]);
+    }
+
+    #[tokio::test]
+    async fn adds_latency_before_answering() {
+        let fake = toy();
+        fake.lock().faults.latency = Duration::from_millis(200);
+        let started = Instant::now();
+        assert_eq!(call(&fake, Method::GET, "/records").await.0, 200);
+        assert!(
+            started.elapsed() >= Duration::from_millis(200),
+            "answered before the latency passed"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_rate_limit_admits_its_requests_a_window_and_throttles_the_rest() {
+        let fake = toy();
+        fake.lock().faults.rate_limit = Some(RateLimit {
+            requests: 2,
+            window: Duration::from_secs(3600),
+        });
+        assert_eq!(call(&fake, Method::GET, "/records").await.0, 200);
+        assert_eq!(call(&fake, Method::PUT, "/records/a").await.0, 201);
+        let (status, retry, _) = call(&fake, Method::GET, "/records").await;
+        assert_eq!(status, 429);
+        let retry: u64 = retry.and_then(|r| r.parse().ok()).unwrap_or_default();
+        assert!((1..=3600).contains(&retry), "retry after the window's end, not {retry}");
+        assert_eq!(call(&fake, Method::POST, "/token").await.0, 200, "outside the API");
+        let s = fake.lock();
+        assert!(s.requests.iter().last().and_then(|r| r.fault).is_none());
+        assert_eq!(s.requests.throttled(), 1);
+    }
+
+    #[test]
+    fn a_window_readmits_once_its_oldest_request_leaves_it() {
+        let mut f = Faults {
+            rate_limit: Some(RateLimit {
+                requests: 1,
+                window: Duration::from_secs(10),
+            }),
+            ..Faults::default()
+        };
+        let t0 = Instant::now();
+        assert_eq!(f.decide("list", t0), None);
+        assert_eq!(
+            f.decide("list", t0 + Duration::from_secs(4)),
+            Some(Fault::RateLimited(Duration::from_secs(6)))
+        );
+        assert_eq!(f.decide("list", t0 + Duration::from_secs(10)), None);
+    }
+
+    #[tokio::test]
+    async fn logs_method_path_query_and_status_and_stops_when_dropped() {
+        let fake = toy();
+        assert_eq!(call(&fake, Method::GET, "/records?page=2&x=a%20b").await.0, 200);
+        assert_eq!(call(&fake, Method::DELETE, "/records/a%2Cb").await.0, 405);
+        let lines = fake.lock().requests.lines();
+        assert_eq!(lines, ["GET /records?page=2&x=a%20b", "DELETE /records/a%2Cb"]);
+        let uri: Uri = "/records?page=2&x=a%20b".parse().unwrap_or_default();
+        assert_eq!(query(&uri).get("x").map(String::as_str), Some("a b"));
+        let url = fake.url.clone();
+        let other = fake.clone();
+        drop(fake);
+        assert!(
+            reqwest::get(format!("{url}/records")).await.is_ok(),
+            "a clone keeps it running"
+        );
+        drop(other);
+        assert!(
+            reqwest::get(format!("{url}/records")).await.is_err(),
+            "stopped with its last handle"
+        );
+    }
+
+    #[test]
+    fn retry_after_rounds_up_to_whole_seconds() {
+        assert_eq!(retry_after_seconds(Duration::ZERO), "0");
+        assert_eq!(retry_after_seconds(Duration::from_millis(20)), "1");
+        assert_eq!(retry_after_seconds(Duration::from_secs(2)), "2");
+    }
+}

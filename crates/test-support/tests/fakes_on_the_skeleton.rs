@@ -1,0 +1,210 @@
+//! Each cloud fake's answers to the skeleton's faults, over HTTP as a client sees them: a refused record
+//! refused the way its API refuses one record (the others land), a throttled call answered the way its API
+//! throttles, and its token endpoints never faulted.
+
+use extdns_test_support::azure_fake::{FakeAzure, Service};
+use extdns_test_support::cloudflare_fake::{FakeCloudflare, TOKEN};
+use extdns_test_support::dynamodb_fake::Fake as FakeDynamo;
+use extdns_test_support::google_fake::{self, FakeGoogle};
+use extdns_test_support::pihole_fake::FakePihole;
+use extdns_test_support::route53_fake::Fake as FakeRoute53;
+use serde_json::{Value, json};
+
+/// Status, one header and the body of an answer.
+async fn answer(r: reqwest::RequestBuilder, header: &str) -> (u16, Option<String>, String) {
+    let r = r.send().await.unwrap_or_else(|e| panic!("{e}"));
+    let value = r
+        .headers()
+        .get(header)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    (r.status().as_u16(), value, r.text().await.unwrap_or_default())
+}
+
+#[tokio::test]
+async fn route53_refuses_the_whole_batch_and_throttles_with_a_400() {
+    let fake = FakeRoute53::start().await;
+    let zone = fake.zone("example.com", false, &[]);
+    fake.lock().faults.refuse("bad.example.com");
+    let change = |name: &str| {
+        format!(
+            "<ChangeResourceRecordSetsRequest><ChangeBatch><Changes><Change><Action>CREATE</Action>\
+             <ResourceRecordSet><Name>{name}</Name><Type>A</Type><TTL>60</TTL><ResourceRecords>\
+             <ResourceRecord><Value>192.0.2.1</Value></ResourceRecord></ResourceRecords></ResourceRecordSet>\
+             </Change></Changes></ChangeBatch></ChangeResourceRecordSetsRequest>"
+        )
+    };
+    let client = reqwest::Client::new();
+    let post = |name: &str| {
+        client
+            .post(format!("{}/2013-04-01/hostedzone/{zone}/rrset/", fake.url))
+            .header("authorization", "AWS4-HMAC-SHA256 Credential=test")
+            .body(change(name))
+    };
+    let (status, _, body) = answer(post("bad.example.com."), "retry-after").await;
+    assert_eq!(status, 400);
+    assert!(
+        body.contains("InvalidChangeBatch") && body.contains("bad.example.com"),
+        "{body}"
+    );
+    assert_eq!(answer(post("good.example.com."), "retry-after").await.0, 200);
+    assert!(fake.find(&zone, "good.example.com", "A").is_some());
+
+    fake.lock().faults.throttle_next = 1;
+    let (status, _, body) = answer(post("other.example.com."), "retry-after").await;
+    assert_eq!(status, 400);
+    assert!(body.contains("<Code>Throttling</Code>"), "{body}");
+    let s = fake.lock();
+    assert_eq!(
+        (s.requests.count("ChangeResourceRecordSets"), s.requests.throttled()),
+        (3, 1)
+    );
+    assert_eq!(s.refused_batches, 1);
+}
+
+#[tokio::test]
+async fn cloudflare_refuses_one_record_with_error_1004_and_throttles_with_971() {
+    let cf = FakeCloudflare::start(&[("z1", "example.org")]);
+    cf.state().faults.refuse("bad.example.org");
+    let client = reqwest::Client::new();
+    let create = |name: &str| {
+        client
+            .post(format!("{}/zones/z1/dns_records", cf.url))
+            .bearer_auth(TOKEN)
+            .json(&json!({"name": name, "type": "A", "content": "192.0.2.1"}))
+    };
+    let (status, _, body) = answer(create("bad.example.org"), "retry-after").await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        serde_json::from_str::<Value>(&body)
+            .ok()
+            .map(|v| v["errors"][0]["code"].clone()),
+        Some(json!(1004))
+    );
+    assert_eq!(answer(create("good.example.org"), "retry-after").await.0, 200);
+    assert_eq!(cf.lines(), ["good.example.org A 192.0.2.1 proxied=false ttl=1"]);
+
+    cf.state().faults.throttle_next = 1;
+    let (status, retry, body) = answer(create("other.example.org"), "retry-after").await;
+    assert_eq!((status, retry.as_deref()), (429, Some("0")));
+    assert!(body.contains("971"), "{body}");
+}
+
+#[tokio::test]
+async fn cloud_dns_refuses_the_change_naming_the_entry_and_throttles_with_rate_limit_exceeded() {
+    let fake = FakeGoogle::start(&[("example-org", "example.org")]);
+    fake.state().faults.refuse("bad.example.org.");
+    let token = fake.issue_token();
+    let client = reqwest::Client::new();
+    let change = |name: &str| {
+        client
+            .post(format!(
+                "{}/projects/{}/managedZones/example-org/changes",
+                fake.dns_url(),
+                google_fake::PROJECT
+            ))
+            .bearer_auth(&token)
+            .json(&json!({"additions": [{"name": name, "type": "A", "ttl": 60, "rrdatas": ["192.0.2.1"]}]}))
+    };
+    let (status, _, body) = answer(change("bad.example.org."), "retry-after").await;
+    assert_eq!(status, 400);
+    assert!(body.contains("entity.change.additions[0].name"), "{body}");
+    assert_eq!(answer(change("good.example.org."), "retry-after").await.0, 200);
+    assert_eq!(fake.lines(), ["good.example.org. A 60 192.0.2.1"]);
+
+    fake.state().faults.throttle_next = 1;
+    let token_call = client
+        .get(format!(
+            "{}/computeMetadata/v1/instance/service-accounts/default/token",
+            fake.url
+        ))
+        .header("metadata-flavor", "Google");
+    assert_eq!(
+        answer(token_call, "retry-after").await.0,
+        200,
+        "the metadata server is never faulted"
+    );
+    let (status, _, body) = answer(change("other.example.org."), "retry-after").await;
+    assert_eq!(status, 429);
+    assert!(body.contains("rateLimitExceeded"), "{body}");
+    assert_eq!(fake.state().requests.count("changes.create"), 3);
+}
+
+#[tokio::test]
+async fn resource_manager_throttles_with_retry_after_in_seconds_and_milliseconds() {
+    let fake = FakeAzure::start(&[(Service::Public, "example.org")]);
+    let token = fake.issue_token();
+    fake.state().faults.throttle_next = 1;
+    let url = format!(
+        "{}/subscriptions/{}/resourceGroups/{}/providers/Microsoft.Network/dnsZones?api-version=2018-05-01",
+        fake.url,
+        extdns_test_support::azure_fake::SUBSCRIPTION,
+        extdns_test_support::azure_fake::RESOURCE_GROUP
+    );
+    let client = reqwest::Client::new();
+    let (status, retry, _) = answer(client.get(&url).bearer_auth(&token), "retry-after").await;
+    assert_eq!((status, retry.as_deref()), (429, Some("1")));
+    fake.state().faults.throttle_next = 1;
+    let (_, ms, _) = answer(client.get(&url).bearer_auth(&token), "retry-after-ms").await;
+    assert_eq!(ms.as_deref(), Some("20"));
+    assert_eq!(answer(client.get(&url).bearer_auth(&token), "retry-after").await.0, 200);
+    assert_eq!(fake.state().requests.count("zones.list"), 3);
+}
+
+#[tokio::test]
+async fn pihole_refuses_an_item_naming_a_refused_host_as_an_invalid_value() {
+    let pi = FakePihole::start(None);
+    pi.state().faults.refuse("bad.example.org");
+    let client = reqwest::Client::new();
+    let put = |item: &str| client.put(format!("{}/api/config/dns/hosts/{item}", pi.url));
+    let (status, _, body) = answer(put("192.0.2.1 bad.example.org"), "retry-after").await;
+    assert_eq!(status, 400);
+    assert!(
+        body.contains("Invalid value") && body.contains("bad.example.org"),
+        "{body}"
+    );
+    assert_eq!(answer(put("192.0.2.1 good.example.org"), "retry-after").await.0, 201);
+    assert_eq!(pi.lines(), ["hosts: 192.0.2.1 good.example.org"]);
+    assert_eq!(pi.state().requests.count("item.put"), 2);
+}
+
+#[tokio::test]
+async fn dynamodb_fails_the_refused_statement_alone_and_throttles_with_throttling_exception() {
+    let fake = FakeDynamo::start().await;
+    fake.table("t");
+    fake.lock().faults.refuse("bad");
+    let client = reqwest::Client::new();
+    let call = |op: &str, body: Value| {
+        client
+            .post(&fake.url)
+            .header("x-amz-target", format!("DynamoDB_20120810.{op}"))
+            .header("content-type", "application/x-amz-json-1.0")
+            .header(
+                "authorization",
+                "AWS4-HMAC-SHA256 Credential=AKID/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0",
+            )
+            .body(body.to_string())
+    };
+    let insert = |key: &str| json!({"Statement": "INSERT INTO \"t\" VALUE {'k':?}", "Parameters": [{"S": key}]});
+    let (status, _, body) = answer(
+        call(
+            "BatchExecuteStatement",
+            json!({"Statements": [insert("bad"), insert("good")]}),
+        ),
+        "retry-after",
+    )
+    .await;
+    assert_eq!(status, 200);
+    let responses = serde_json::from_str::<Value>(&body)
+        .map(|v| v["Responses"].clone())
+        .unwrap_or_default();
+    assert_eq!(responses[0]["Error"]["Code"], "ValidationError", "{body}");
+    assert!(responses[1].get("Error").is_none(), "{body}");
+    assert_eq!(fake.items("t").len(), 1);
+
+    fake.lock().faults.throttle_next = 1;
+    let (status, _, body) = answer(call("Scan", json!({"TableName": "t"})), "retry-after").await;
+    assert_eq!(status, 400);
+    assert!(body.contains("ThrottlingException"), "{body}");
+    assert_eq!(fake.lock().requests.count("Scan"), 1);
+}
