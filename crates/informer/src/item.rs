@@ -5,7 +5,7 @@
 
 use crate::index::Ref;
 use crate::intern::Interner;
-use crate::{ResourceKind, StrMap};
+use crate::{ResourceKind, StrMap, Uid};
 
 /// What an index needs from a view. Implemented beside each view ([`crate::view`]).
 pub trait Item: PartialEq + Send + Sync + 'static {
@@ -15,6 +15,11 @@ pub trait Item: PartialEq + Send + Sync + 'static {
     /// Empty for cluster-scoped kinds.
     fn namespace(&self) -> &str {
         ""
+    }
+    /// `metadata.uid`, for the kinds whose objects Events and status are written on (those that keep
+    /// their metadata whole); `None` for the others and for an object read without one (a manifest).
+    fn uid(&self) -> Option<Uid> {
+        None
     }
     /// The secondary key within the namespace, if the kind has one.
     fn group(&self) -> Option<&str> {

@@ -23,7 +23,7 @@ use crate::intern::Interner;
 use crate::item::Item;
 use crate::kinds::{self, KINDS, KindVisitor};
 use crate::watched::Watched;
-use crate::{ResourceKind, Sym};
+use crate::{ResourceKind, Sym, Uid};
 
 pub use extdns_object::ObjectKey;
 
@@ -110,6 +110,13 @@ impl ClusterStore {
     /// The object `key` names, if it is stored and its views are `V`.
     pub fn get<V: Item>(&self, key: &ObjectKey) -> Option<Arc<V>> {
         self.index::<V>(key.kind)?.get(&key.namespace, &key.name)
+    }
+
+    /// The uid of the object `key` names, as it was when the watcher last stored it: what an Event or a
+    /// status names the object by, with no read from the API server. `None` when the object is not stored
+    /// (gone, or undecodable), is of a kind whose views keep no metadata, or has no canonical uid.
+    pub fn uid(&self, key: &ObjectKey) -> Option<Uid> {
+        self.any_index(key.kind)?.uid_of(&key.namespace, &key.name)
     }
 
     /// The objects that exist but could not be decoded, sorted by kind, namespace and name. None of them is
@@ -442,6 +449,8 @@ pub(crate) trait AnyIndex: Send + Sync {
     fn retain_labelled(&self, keep: &dyn Fn(&str, &StrMap) -> bool) -> usize;
     /// The selector of the stored object `ns/name` ([`Item::selects`]); `None` when it is not stored.
     fn selector_of(&self, ns: &str, name: &str) -> Option<Option<StrMap>>;
+    /// The uid of the stored object `ns/name` ([`Item::uid`]).
+    fn uid_of(&self, ns: &str, name: &str) -> Option<Uid>;
     /// Every stored object that selects, with its namespace, name and selector ([`Item::selects`]).
     fn selectors(&self) -> Vec<(Sym, Box<str>, StrMap)>;
 }
@@ -476,6 +485,9 @@ impl<V: Item> AnyIndex for Index<V> {
     }
     fn selector_of(&self, ns: &str, name: &str) -> Option<Option<StrMap>> {
         self.get(ns, name).map(|v| v.selects().cloned())
+    }
+    fn uid_of(&self, ns: &str, name: &str) -> Option<Uid> {
+        self.read().by_ns.get(ns)?.get(name)?.0.uid()
     }
     fn selectors(&self) -> Vec<(Sym, Box<str>, StrMap)> {
         let st = self.read();

@@ -23,6 +23,9 @@ macro_rules! item_with_meta {
             fn intern_meta(&mut self, interner: &Interner) {
                 self.meta.intern(interner);
             }
+            fn uid(&self) -> Option<crate::Uid> {
+                self.meta.uid
+            }
             $(fn group(&self) -> Option<&str> {
                 self.$group.as_deref()
             })?
@@ -64,6 +67,9 @@ impl Item for Route {
     }
     fn intern_meta(&mut self, interner: &Interner) {
         self.meta.intern(interner);
+    }
+    fn uid(&self) -> Option<crate::Uid> {
+        self.meta.uid
     }
     fn template_fields_slot(&mut self) -> Option<&mut Option<Box<str>>> {
         Some(&mut self.template_fields)
@@ -120,6 +126,9 @@ pub struct Meta {
     pub labels: StrMap,
     /// `metadata.annotations`, where the extdns annotations live.
     pub annotations: StrMap,
+    /// `metadata.uid`, kept so Events and status name this very object without reading it back from the
+    /// API server; `None` when the object has none in the canonical form (a manifest's, see [`crate::Uid`]).
+    pub uid: Option<crate::Uid>,
 }
 
 impl Meta {
