@@ -82,6 +82,7 @@ mod tests {
             namespace: ns.into(),
             labels: labels.iter().copied().collect(),
             annotations: annotations.iter().copied().collect(),
+            uid: None,
         }
     }
 
