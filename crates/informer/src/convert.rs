@@ -34,7 +34,7 @@ use crate::watched::Convert;
 /// Also here, beside the Pod conversion that reads it; its home is the ingest path's `Convert`.
 pub use crate::watched::PodAnnotationPrefixes;
 use crate::watched::sealed::Sealed;
-use crate::{StrMap, Sym, Uid};
+use crate::{StrMap, Sym};
 
 /// The annotation `kubectl apply` writes: a full JSON copy of the object, never read by a source.
 pub const LAST_APPLIED_ANNOTATION: &str = "kubectl.kubernetes.io/last-applied-configuration";
@@ -78,7 +78,6 @@ pub fn meta(m: &ObjectMeta) -> Meta {
         namespace: m.namespace.as_deref().unwrap_or_default().into(),
         labels: labels(m),
         annotations: annotations(m),
-        uid: m.uid.as_deref().and_then(Uid::parse),
     }
 }
 

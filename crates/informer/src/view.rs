@@ -11,6 +11,7 @@ use crate::{ResourceKind, StrMap, Sym};
 macro_rules! item_with_meta {
     ($view:ty, $kind:expr $(, group: $group:ident)? $(, template_fields: $fields:ident)? $(, selects: $selects:ident)? $(, refs: $refs:path)? $(, values: $values:ident)?) => {
         impl Item for $view {
+            type Uid = Option<crate::Uid>;
             fn kind(&self) -> ResourceKind {
                 $kind
             }
@@ -22,9 +23,6 @@ macro_rules! item_with_meta {
             }
             fn intern_meta(&mut self, interner: &Interner) {
                 self.meta.intern(interner);
-            }
-            fn uid(&self) -> Option<crate::Uid> {
-                self.meta.uid
             }
             $(fn group(&self) -> Option<&str> {
                 self.$group.as_deref()
@@ -53,6 +51,7 @@ item_with_meta!(Ingress, ResourceKind::Ingress, template_fields: template_fields
 item_with_meta!(DnsEndpoint, ResourceKind::DnsEndpoint);
 
 impl Item for Route {
+    type Uid = Option<crate::Uid>;
     fn kind(&self) -> ResourceKind {
         ResourceKind::Route(self.kind)
     }
@@ -68,15 +67,13 @@ impl Item for Route {
     fn intern_meta(&mut self, interner: &Interner) {
         self.meta.intern(interner);
     }
-    fn uid(&self) -> Option<crate::Uid> {
-        self.meta.uid
-    }
     fn template_fields_slot(&mut self) -> Option<&mut Option<Box<str>>> {
         Some(&mut self.template_fields)
     }
 }
 
 impl Item for Pod {
+    type Uid = ();
     fn kind(&self) -> ResourceKind {
         ResourceKind::Pod
     }
@@ -97,6 +94,7 @@ impl Item for Pod {
 }
 
 impl Item for Node {
+    type Uid = ();
     fn kind(&self) -> ResourceKind {
         ResourceKind::Node
     }
@@ -106,6 +104,7 @@ impl Item for Node {
 }
 
 impl Item for Namespace {
+    type Uid = ();
     fn kind(&self) -> ResourceKind {
         ResourceKind::Namespace
     }
@@ -126,9 +125,6 @@ pub struct Meta {
     pub labels: StrMap,
     /// `metadata.annotations`, where the extdns annotations live.
     pub annotations: StrMap,
-    /// `metadata.uid`, kept so Events and status name this very object without reading it back from the
-    /// API server; `None` when the object has none in the canonical form (a manifest's, see [`crate::Uid`]).
-    pub uid: Option<crate::Uid>,
 }
 
 impl Meta {

@@ -48,10 +48,12 @@ impl CrdStatus {
         }
     }
 
+    /// Writes `conditions` on `o`, unless the object read is not the one of uid `uid` (the view's).
     async fn write(
         &self,
         resource: &ApiResource,
         o: &DnsEndpoint,
+        uid: Option<Uid>,
         conditions: &[DnsEndpointCondition],
     ) -> Result<(), kube::Error> {
         let api: Api<DynamicObject> = Api::namespaced_with(self.client.clone(), &o.meta.namespace, resource);
@@ -59,7 +61,7 @@ impl CrdStatus {
         // The view's uid names the object the conditions were computed for; one recreated since under the
         // same name gets its status at the next sync, from its own view.
         let read = current.metadata.uid.as_deref().and_then(Uid::parse);
-        if o.meta.uid.is_some() && read != o.meta.uid {
+        if uid.is_some() && read != uid {
             debug!(namespace = %o.meta.namespace, name = %o.meta.name, "DNSEndpoint recreated since the view; status left to the next sync");
             return Ok(());
         }
@@ -188,7 +190,12 @@ impl StatusSink for CrdStatus {
             if !needs_write(&o, &wanted) {
                 continue;
             }
-            match self.write(&resource, &o, &wanted).await {
+            let uid = cluster.uid(&ObjectKey::new(
+                ResourceKind::DnsEndpoint,
+                &o.meta.namespace,
+                &o.meta.name,
+            ));
+            match self.write(&resource, &o, uid, &wanted).await {
                 Ok(()) => debug!(namespace = %o.meta.namespace, name = %o.meta.name, "DNSEndpoint status written"),
                 Err(e) => warn!(
                     "could not update the status of DNSEndpoint {}/{}: {e}",

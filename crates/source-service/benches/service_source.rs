@@ -70,7 +70,6 @@ fn service(i: usize, service_type: &str, annotations: StrMap) -> Service {
             namespace: format!("ns-{}", i % NAMESPACES).into(),
             labels: map(&[("app", &format!("app-{i}"))]),
             annotations,
-            uid: None,
         },
         service_type: service_type.into(),
         cluster_ip: Some(format!("10.96.{}.{}", i / 250, i % 250).into()),

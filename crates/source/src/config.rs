@@ -82,7 +82,6 @@ mod tests {
             namespace: ns.into(),
             labels: labels.iter().copied().collect(),
             annotations: annotations.iter().copied().collect(),
-            uid: None,
         }
     }
 

@@ -15,7 +15,6 @@ fn service() -> Service {
             annotations: [("note", "{\"zone\":\"eu\",\"n\":3}"), ("owner", "team-a")]
                 .into_iter()
                 .collect(),
-            uid: None,
         },
         service_type: "LoadBalancer".into(),
         cluster_ip: Some("10.0.0.7".into()),
