@@ -5,8 +5,8 @@ use std::fmt;
 use std::num::NonZeroU64;
 
 /// An object's `metadata.uid`: the API server's UUID, held as its 128 bits rather than its 36 characters.
-/// The store keeps one per object it reads, so a string would cost a heap allocation per object (and the
-/// 16 bytes here fit in the views' padding budget, see the informer's `Meta`); `Option<Uid>` is 16 bytes too.
+/// The store keeps one beside each object Events and status are written on, so a string would cost a heap
+/// allocation per object; `Option<Uid>` is 16 bytes, no more than `Uid`.
 ///
 /// Only the canonical form the API server writes (lower-case hex in 8-4-4-4-12 groups) is kept, as that is
 /// the form [`Display`](fmt::Display) gives back byte for byte; anything else (an object read from a

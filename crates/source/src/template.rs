@@ -91,6 +91,17 @@ pub struct TemplateParts<'a> {
     pub kept_fields: Option<&'a str>,
 }
 
+impl<'a> TemplateParts<'a> {
+    /// The parts of an object of `kind` with `meta` and the fields the informer kept for templates.
+    pub fn new(meta: &'a Meta, kind: TemplateKind, kept_fields: Option<&'a str>) -> Self {
+        TemplateParts {
+            meta,
+            kind,
+            kept_fields,
+        }
+    }
+}
+
 /// An object a template can run on.
 pub trait TemplateObject {
     /// Its metadata, Go type and kept fields.

@@ -129,11 +129,7 @@ fn unstructured_object(
 
 impl TemplateObject for Service {
     fn parts(&self) -> TemplateParts<'_> {
-        TemplateParts {
-            meta: &self.meta,
-            kind: TemplateKind::Service,
-            kept_fields: self.template_fields.as_deref(),
-        }
+        TemplateParts::new(&self.meta, TemplateKind::Service, self.template_fields.as_deref())
     }
 
     fn typed(&self, annotations: &StrMap) -> Value {
@@ -281,11 +277,11 @@ fn has_hostnames(kind: RouteKind) -> bool {
 
 impl TemplateObject for Route {
     fn parts(&self) -> TemplateParts<'_> {
-        TemplateParts {
-            meta: &self.meta,
-            kind: TemplateKind::Route(self.kind),
-            kept_fields: self.template_fields.as_deref(),
-        }
+        TemplateParts::new(
+            &self.meta,
+            TemplateKind::Route(self.kind),
+            self.template_fields.as_deref(),
+        )
     }
 
     fn typed(&self, annotations: &StrMap) -> Value {
@@ -349,11 +345,7 @@ impl TemplateObject for Route {
 /// reads comes from the kept fields, rendered by the schema.
 impl TemplateObject for Ingress {
     fn parts(&self) -> TemplateParts<'_> {
-        TemplateParts {
-            meta: &self.meta,
-            kind: TemplateKind::Ingress,
-            kept_fields: self.template_fields.as_deref(),
-        }
+        TemplateParts::new(&self.meta, TemplateKind::Ingress, self.template_fields.as_deref())
     }
 
     fn typed(&self, annotations: &StrMap) -> Value {
