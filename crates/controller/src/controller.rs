@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, error, info, warn};
 
 use crate::Metrics;
-use crate::events::{EventSink, EventsConfig, Outcome, events_for};
+use crate::events::{EventSink, EventsConfig, Outcome, events_for, with_uids};
 use crate::guard::{DeletionGuard, OwnedCounts};
 use crate::hold::hold_records_of_failed_objects;
 use crate::schedule::Schedule;
@@ -300,7 +300,7 @@ impl Controller {
         };
         let events = events_for(config, &self.config.plan.owner_id, &outcome);
         if !events.is_empty() {
-            sink.emit(events).await;
+            sink.emit(with_uids(events, &self.cluster.store())).await;
         }
     }
 

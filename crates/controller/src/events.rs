@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use async_trait::async_trait;
 use extdns_endpoint::{Change, Endpoint, ObjectRefs};
-use extdns_informer::ObjectKey;
+use extdns_informer::{ClusterStore, ObjectKey, Uid};
 use extdns_provider::FailureReason;
 
 /// The longest note an event carries: the API server rejects notes over 1 kB.
@@ -105,6 +105,11 @@ impl EventsConfig {
 pub struct RecordEvent {
     /// The object the event is recorded on, so `kubectl describe` shows it there.
     pub object: ObjectKey,
+    /// The object's uid as the watcher last stored it ([`ClusterStore::uid`]), which `kubectl describe`
+    /// matches events by; `None` for an object that is gone (its records were deleted), one read from a
+    /// manifest without a canonical uid, or a kind whose views keep none. The sink records the event
+    /// without a uid then: it never reads the object back from the API server for it.
+    pub uid: Option<Uid>,
     /// Normal or Warning.
     pub kind: EventKind,
     /// Why; the recorder counts repeats per reason.
@@ -148,7 +153,7 @@ pub(crate) fn events_for(config: &EventsConfig, owner: &str, outcome: &Outcome<'
         }
         for object in objects_of(change) {
             grouped
-                .entry((object, reason, action_of(change)))
+                .entry((ObjectKey::clone(&object), reason, action_of(change)))
                 .or_default()
                 .push(record.clone());
         }
@@ -177,6 +182,7 @@ pub(crate) fn events_for(config: &EventsConfig, owner: &str, outcome: &Outcome<'
             };
             RecordEvent {
                 object,
+                uid: None,
                 kind: reason.kind(),
                 reason,
                 action,
@@ -190,6 +196,7 @@ pub(crate) fn events_for(config: &EventsConfig, owner: &str, outcome: &Outcome<'
             let why = why.unwrap_or("it could not be evaluated (see the extdns log)");
             events.push(RecordEvent {
                 object,
+                uid: None,
                 kind: EventKind::Warning,
                 reason: EventReason::InvalidInput,
                 action: "Evaluate",
@@ -198,6 +205,14 @@ pub(crate) fn events_for(config: &EventsConfig, owner: &str, outcome: &Outcome<'
                 )),
             });
         }
+    }
+    events
+}
+
+/// Gives each event the uid of its object as `store` holds it, so the sink needs no read of the object.
+pub(crate) fn with_uids(mut events: Vec<RecordEvent>, store: &ClusterStore) -> Vec<RecordEvent> {
+    for e in &mut events {
+        e.uid = store.uid(&e.object);
     }
     events
 }

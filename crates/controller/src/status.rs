@@ -27,7 +27,7 @@ impl SyncStatus {
             errored: outcome
                 .errored
                 .iter()
-                .flat_map(|(c, _)| objects_of(c).iter().cloned().collect::<Vec<_>>())
+                .flat_map(|(c, _)| objects_of(c).into_iter().map(|k| ObjectKey::clone(&k)))
                 .collect(),
             failed: outcome.failed.iter().map(|(k, _)| (*k).clone()).collect(),
         }

@@ -29,8 +29,13 @@ struct FakeCluster {
 
 impl FakeCluster {
     fn new(synced: bool) -> Arc<Self> {
+        Self::holding(ClusterStore::new(), synced)
+    }
+
+    /// A cluster holding `store`'s objects (for what reads them beside the source: uids).
+    fn holding(store: ClusterStore, synced: bool) -> Arc<Self> {
         Arc::new(FakeCluster {
-            store: Arc::new(ClusterStore::new()),
+            store: Arc::new(store),
             synced: AtomicBool::new(synced),
             changes: watch::Sender::new(0),
         })

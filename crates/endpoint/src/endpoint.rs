@@ -1,6 +1,7 @@
 use extdns_object::ObjectKey;
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -93,10 +94,13 @@ impl ProviderSpecific {
 /// The objects an endpoint was built from, by their one identity ([`ObjectKey`]), sorted and without
 /// repeats; usually one.
 ///
-/// A vector rather than a `BTreeSet`: a `BTreeSet` of these allocates a node for eleven (about 800 bytes) for
-/// the one object nearly every endpoint has, and the desired index keeps every endpoint between syncs.
+/// The keys are shared: a source makes its object's key once and every endpoint of the object holds the
+/// same `Arc`, so a Service with 20 names costs one key and 20 pointers, not 20 copies of its namespace and
+/// name (a copy is three allocations: the key and its two strings). A boxed slice rather than a
+/// `BTreeSet`: a `BTreeSet` allocates a node for eleven for the one object nearly every endpoint has, and
+/// the desired index keeps every endpoint between syncs.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-pub struct ObjectRefs(Box<[ObjectKey]>);
+pub struct ObjectRefs(Box<[Arc<ObjectKey>]>);
 
 impl ObjectRefs {
     /// No objects; does not allocate.
@@ -104,8 +108,10 @@ impl ObjectRefs {
         ObjectRefs(Box::default())
     }
 
-    /// Adds an object unless it is there already; says whether it was added.
-    pub fn insert(&mut self, r: ObjectKey) -> bool {
+    /// Adds an object unless it is there already; says whether it was added. Pass the `Arc` the source
+    /// shares between its endpoints; a plain key is put in an `Arc` of its own.
+    pub fn insert(&mut self, r: impl Into<Arc<ObjectKey>>) -> bool {
+        let r = r.into();
         match self.0.binary_search(&r) {
             Ok(_) => false,
             Err(i) => {
@@ -124,8 +130,13 @@ impl ObjectRefs {
     }
 
     /// In sorted order.
-    pub fn iter(&self) -> std::slice::Iter<'_, ObjectKey> {
+    pub fn iter(&self) -> std::slice::Iter<'_, Arc<ObjectKey>> {
         self.0.iter()
+    }
+
+    /// Whether `key` is one of the objects.
+    pub fn contains(&self, key: &ObjectKey) -> bool {
+        self.0.binary_search_by(|r| (**r).cmp(key)).is_ok()
     }
 
     /// How many distinct objects.
@@ -144,16 +155,16 @@ impl ObjectRefs {
     }
 }
 
-impl Extend<ObjectKey> for ObjectRefs {
-    fn extend<I: IntoIterator<Item = ObjectKey>>(&mut self, iter: I) {
+impl<K: Into<Arc<ObjectKey>>> Extend<K> for ObjectRefs {
+    fn extend<I: IntoIterator<Item = K>>(&mut self, iter: I) {
         for r in iter {
             self.insert(r);
         }
     }
 }
 
-impl FromIterator<ObjectKey> for ObjectRefs {
-    fn from_iter<I: IntoIterator<Item = ObjectKey>>(iter: I) -> Self {
+impl<K: Into<Arc<ObjectKey>>> FromIterator<K> for ObjectRefs {
+    fn from_iter<I: IntoIterator<Item = K>>(iter: I) -> Self {
         let mut refs = ObjectRefs::default();
         refs.extend(iter);
         refs
@@ -161,8 +172,8 @@ impl FromIterator<ObjectKey> for ObjectRefs {
 }
 
 impl IntoIterator for ObjectRefs {
-    type Item = ObjectKey;
-    type IntoIter = std::vec::IntoIter<ObjectKey>;
+    type Item = Arc<ObjectKey>;
+    type IntoIter = std::vec::IntoIter<Arc<ObjectKey>>;
 
     fn into_iter(self) -> Self::IntoIter {
         self.0.into_vec().into_iter()
@@ -170,8 +181,8 @@ impl IntoIterator for ObjectRefs {
 }
 
 impl<'a> IntoIterator for &'a ObjectRefs {
-    type Item = &'a ObjectKey;
-    type IntoIter = std::slice::Iter<'a, ObjectKey>;
+    type Item = &'a Arc<ObjectKey>;
+    type IntoIter = std::slice::Iter<'a, Arc<ObjectKey>>;
 
     fn into_iter(self) -> Self::IntoIter {
         self.0.iter()
@@ -324,8 +335,8 @@ impl Endpoint {
         self
     }
 
-    /// Records one more source object (kept sorted, no repeats).
-    pub fn with_ref_object(mut self, r: ObjectKey) -> Self {
+    /// Records one more source object (kept sorted, no repeats); a shared key stays shared.
+    pub fn with_ref_object(mut self, r: impl Into<Arc<ObjectKey>>) -> Self {
         self.ref_objects.insert(r);
         self
     }

@@ -20,12 +20,14 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-pub mod crd_status;
+// The kube-facing sinks live in their own crate; re-exported here so `crate::events::KubeEvents` and
+// `crate::crd_status::CrdStatus` keep naming them.
+pub use extdns_kube_sinks::crd_status;
 pub mod dns_providers;
 pub mod dns_server;
 pub mod duration;
 pub mod endpoints;
-pub mod events;
+pub use extdns_kube_sinks::events;
 pub mod flags;
 mod foreign_flags;
 pub mod logging;

@@ -5,10 +5,39 @@
 
 use crate::index::Ref;
 use crate::intern::Interner;
-use crate::{ResourceKind, StrMap};
+use crate::{ResourceKind, StrMap, Uid};
+
+/// Where an index keeps an object's uid, beside its view rather than in it: the views are sized to their
+/// allocator class (a shared Service fills 256 bytes exactly), and most objects never need one. `Option<Uid>`
+/// for the kinds Events and status are written on, `()` (nothing at all) for the others: Pods, Nodes,
+/// Namespaces.
+pub trait UidSlot: Copy + Default + PartialEq + Send + Sync + 'static {
+    /// The slot holding `uid`, or nothing for a kind that keeps none.
+    fn keep(uid: Option<Uid>) -> Self;
+    /// The uid kept, if any.
+    fn uid(self) -> Option<Uid>;
+}
+
+impl UidSlot for () {
+    fn keep(_: Option<Uid>) -> Self {}
+    fn uid(self) -> Option<Uid> {
+        None
+    }
+}
+
+impl UidSlot for Option<Uid> {
+    fn keep(uid: Option<Uid>) -> Self {
+        uid
+    }
+    fn uid(self) -> Option<Uid> {
+        self
+    }
+}
 
 /// What an index needs from a view. Implemented beside each view ([`crate::view`]).
 pub trait Item: PartialEq + Send + Sync + 'static {
+    /// Where the index keeps the object's uid ([`UidSlot`]).
+    type Uid: UidSlot;
     /// The kind of the object (a view may serve several kinds: routes).
     fn kind(&self) -> ResourceKind;
     fn name(&self) -> &str;

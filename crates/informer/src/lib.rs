@@ -54,6 +54,7 @@ pub use availability::{Unavailable, UnavailableReason};
 pub use changes::ChangeSet;
 pub use convert::PodAnnotationPrefixes;
 pub use decode::DecodeError;
+pub use extdns_object::Uid;
 pub use fanout::ClusterFanout;
 pub use fields::{FieldTree, PathStep, TemplateFields};
 pub use intern::Interner;

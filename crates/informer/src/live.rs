@@ -723,7 +723,7 @@ impl Inner {
                 let groups = [index.group_of(&ns, &name), view.group().map(Box::from)];
                 touched = Some((ns.clone(), name.clone(), groups));
                 if self.keeps(&view, &ns) {
-                    index.upsert(ns, view)
+                    index.upsert(ns, view, watched::uid(&o))
                 } else {
                     index.remove(&ns, &name)
                 }
@@ -749,7 +749,7 @@ impl Inner {
                 let ns = ns(o.meta());
                 let view = watched::convert(&o, &convert);
                 if self.keeps(&view, &ns) {
-                    index.relist_add(ns, Ok(view));
+                    index.relist_add(ns, Ok((view, watched::uid(&o))));
                 }
                 false
             }
@@ -985,7 +985,7 @@ impl Inner {
             let changed = match object {
                 Decoded::Object(o) => {
                     let view = watched::convert(&o, &self.convert());
-                    self.keeps(&view, &ns) && index.upsert(ns.clone(), view)
+                    self.keeps(&view, &ns) && index.upsert(ns.clone(), view, watched::uid(&o))
                 }
                 Decoded::Undecodable { meta, error } => {
                     warn_undecodable(K::KIND, &meta, &error);

@@ -242,14 +242,14 @@ mod index_tests {
             "another namespace's Pod"
         );
         // The slice stops naming web-1, then goes.
-        slices(&c).upsert(Sym::new("default"), slice("api-a", "api", &["api-0"]));
+        slices(&c).upsert(Sym::new("default"), slice("api-a", "api", &["api-0"]), None);
         assert_eq!(names(&c.endpoint_slices_naming_pod("default", "web-1")), ["web-a"]);
         slices(&c).remove("default", "web-a");
         assert!(c.endpoint_slices_naming_pod("default", "web-1").is_empty());
         assert!(c.endpoint_slices_naming_pod("default", "web-0").is_empty());
         // A re-list replaces the index with what it lists.
         slices(&c).begin_relist();
-        slices(&c).relist_add(Sym::new("default"), Ok(slice("new", "web", &["web-9"])));
+        slices(&c).relist_add(Sym::new("default"), Ok((slice("new", "web", &["web-9"]), None)));
         assert_eq!(
             names(&c.endpoint_slices_naming_pod("default", "api-0")),
             ["api-a"],
@@ -280,6 +280,7 @@ mod index_tests {
         index.upsert(
             Sym::new("a"),
             service("a", "local", "LoadBalancer", Some("Local"), Some("10.0.0.2")),
+            None,
         );
         assert!(c.local_node_port_services("a").is_empty());
         assert_eq!(names(&c.node_port_services()), ["np", "local"]);

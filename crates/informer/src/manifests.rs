@@ -731,7 +731,7 @@ impl KindVisitor for Load<'_> {
             template_fields: &self.opts.template_fields,
         };
         let view = watched::convert(&object, &c);
-        self.store.add_as(K::KIND, view);
+        self.store.add_with_uid(K::KIND, view, watched::uid(&object));
         Ok(())
     }
 }

@@ -20,10 +20,10 @@ use crate::StrMap;
 use crate::availability::Unavailable;
 use crate::index::{Ref, Refs};
 use crate::intern::Interner;
-use crate::item::Item;
+use crate::item::{Item, UidSlot};
 use crate::kinds::{self, KINDS, KindVisitor};
 use crate::watched::Watched;
-use crate::{ResourceKind, Sym};
+use crate::{ResourceKind, Sym, Uid};
 
 pub use extdns_object::ObjectKey;
 
@@ -112,6 +112,13 @@ impl ClusterStore {
         self.index::<V>(key.kind)?.get(&key.namespace, &key.name)
     }
 
+    /// The uid of the object `key` names, as it was when the watcher last stored it: what an Event or a
+    /// status names the object by, with no read from the API server. `None` when the object is not stored
+    /// (gone, or undecodable), is of a kind whose views keep no metadata, or has no canonical uid.
+    pub fn uid(&self, key: &ObjectKey) -> Option<Uid> {
+        self.any_index(key.kind)?.uid_of(&key.namespace, &key.name)
+    }
+
     /// The objects that exist but could not be decoded, sorted by kind, namespace and name. None of them is
     /// in the lists above.
     pub fn undecodable(&self) -> Vec<ObjectKey> {
@@ -187,11 +194,16 @@ impl ClusterStore {
         self.add_as(kind, v)
     }
 
-    pub(crate) fn add_as<V: Item>(&mut self, kind: ResourceKind, mut v: V) -> &mut Self {
+    pub(crate) fn add_as<V: Item>(&mut self, kind: ResourceKind, v: V) -> &mut Self {
+        self.add_with_uid(kind, v, None)
+    }
+
+    /// Adds a view of `kind` with the uid of its object (the manifest loader's path; tests).
+    pub fn add_with_uid<V: Item>(&mut self, kind: ResourceKind, mut v: V, uid: Option<Uid>) -> &mut Self {
         v.intern(&self.interner);
         let ns = self.interner.intern(v.namespace());
         if let Some(index) = self.index_mut::<V>(kind) {
-            index.insert_mut(ns, v);
+            index.insert_mut(ns, v, uid);
         }
         self
     }
@@ -207,9 +219,10 @@ impl ClusterStore {
     }
 }
 
-/// A stored object ordered and found by its name: the set holds the `Arc` only, so names are not stored
-/// twice (Pods are by far the most numerous objects; see docs/performance.md).
-struct ByName<V>(Arc<V>);
+/// A stored object ordered and found by its name: the set holds the `Arc` (and the uid, for the kinds that
+/// keep one: [`UidSlot`]), so names are not stored twice (Pods are by far the most numerous objects; see
+/// docs/performance.md).
+struct ByName<V: Item>(Arc<V>, V::Uid);
 
 impl<V: Item> Borrow<str> for ByName<V> {
     fn borrow(&self) -> &str {
@@ -234,16 +247,17 @@ impl<V: Item> Ord for ByName<V> {
     }
 }
 
-/// One entry of a list in progress: the shared view, or the name of an object that could not be decoded.
-pub type Listed<V> = (Sym, Result<Arc<V>, Box<str>>);
+/// One entry of a list in progress: the shared view and its uid, or the name of an object that could not be
+/// decoded.
+pub type Listed<V> = (Sym, Result<(Arc<V>, Option<Uid>), Box<str>>);
 
 /// The objects of one kind, by namespace and name.
-pub struct Index<V> {
+pub struct Index<V: Item> {
     kind: ResourceKind,
     state: RwLock<IndexState<V>>,
 }
 
-struct IndexState<V> {
+struct IndexState<V: Item> {
     by_ns: BTreeMap<Sym, BTreeSet<ByName<V>>>,
     /// namespace → group (e.g. Service name) → objects, sorted by name.
     groups: BTreeMap<Sym, BTreeMap<Box<str>, Vec<Arc<V>>>>,
@@ -255,7 +269,7 @@ struct IndexState<V> {
     relist: Option<Vec<Listed<V>>>,
 }
 
-impl<V> fmt::Debug for Index<V> {
+impl<V: Item> fmt::Debug for Index<V> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Index")
             .field("kind", &self.kind)
@@ -291,14 +305,15 @@ impl<V: Item> Index<V> {
         self.state.get_mut().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn insert_mut(&mut self, ns: Sym, v: V) {
-        self.state_mut().upsert(ns, v);
+    fn insert_mut(&mut self, ns: Sym, v: V, uid: Option<Uid>) {
+        self.state_mut().upsert(ns, v, uid);
     }
 
-    /// Inserts or replaces; false when the view is unchanged (a status heartbeat or a field no source
-    /// reads), so such updates wake nobody.
-    pub(crate) fn upsert(&self, ns: Sym, v: V) -> bool {
-        self.write().upsert(ns, v)
+    /// Inserts or replaces, keeping `uid` beside the view (for the kinds that keep one); false when the
+    /// view and uid are unchanged (a status heartbeat or a field no source reads), so such updates wake
+    /// nobody.
+    pub(crate) fn upsert(&self, ns: Sym, v: V, uid: Option<Uid>) -> bool {
+        self.write().upsert(ns, v, uid)
     }
 
     /// Records the object as undecodable, dropping its earlier view; false when it was already recorded.
@@ -319,17 +334,17 @@ impl<V: Item> Index<V> {
         self.write().relist = Some(Vec::new());
     }
 
-    pub(crate) fn relist_add(&self, ns: Sym, entry: Result<V, Box<str>>) {
+    pub(crate) fn relist_add(&self, ns: Sym, entry: Result<(V, Option<Uid>), Box<str>>) {
         let mut st = self.write();
         match st.relist.as_mut() {
             // Shared at once: the buffer holds a pointer per object, not the view (a list of 10,000
             // Services held 2.5 MB more at its end, moved again when it completed), and completing the list
             // moves the pointers into the index without copying a view.
-            Some(buf) => buf.push((ns, entry.map(Arc::new))),
+            Some(buf) => buf.push((ns, entry.map(|(v, uid)| (Arc::new(v), uid)))),
             None => {
                 // A list item with no list started: apply it as a plain update.
                 match entry {
-                    Ok(v) => st.upsert(ns, v),
+                    Ok((v, uid)) => st.upsert(ns, v, uid),
                     Err(name) => st.mark_undecodable(ns, &name),
                 };
             }
@@ -367,7 +382,7 @@ impl<V: Item> Index<V> {
         st.undecodable.clear();
         for (ns, entry) in buf {
             match entry {
-                Ok(v) => st.put(ns, v),
+                Ok((v, uid)) => st.put(ns, v, V::Uid::keep(uid)),
                 Err(name) => {
                     st.mark_undecodable(ns, &name);
                 }
@@ -442,6 +457,8 @@ pub(crate) trait AnyIndex: Send + Sync {
     fn retain_labelled(&self, keep: &dyn Fn(&str, &StrMap) -> bool) -> usize;
     /// The selector of the stored object `ns/name` ([`Item::selects`]); `None` when it is not stored.
     fn selector_of(&self, ns: &str, name: &str) -> Option<Option<StrMap>>;
+    /// The uid of the stored object `ns/name` ([`Item::uid`]).
+    fn uid_of(&self, ns: &str, name: &str) -> Option<Uid>;
     /// Every stored object that selects, with its namespace, name and selector ([`Item::selects`]).
     fn selectors(&self) -> Vec<(Sym, Box<str>, StrMap)>;
 }
@@ -477,6 +494,9 @@ impl<V: Item> AnyIndex for Index<V> {
     fn selector_of(&self, ns: &str, name: &str) -> Option<Option<StrMap>> {
         self.get(ns, name).map(|v| v.selects().cloned())
     }
+    fn uid_of(&self, ns: &str, name: &str) -> Option<Uid> {
+        self.read().by_ns.get(ns)?.get(name)?.1.uid()
+    }
     fn selectors(&self) -> Vec<(Sym, Box<str>, StrMap)> {
         let st = self.read();
         st.by_ns
@@ -490,23 +510,25 @@ impl<V: Item> AnyIndex for Index<V> {
 }
 
 impl<V: Item> IndexState<V> {
-    fn upsert(&mut self, ns: Sym, v: V) -> bool {
-        // Compared before it is shared: an unchanged object costs no allocation.
+    fn upsert(&mut self, ns: Sym, v: V, uid: Option<Uid>) -> bool {
+        let uid = V::Uid::keep(uid);
+        // Compared before it is shared: an unchanged object costs no allocation. An object deleted and
+        // made again under its name has another uid: stored again, so its Events name the new one.
         let unchanged = self
             .by_ns
             .get(&ns)
             .and_then(|set| set.get(v.name()))
-            .is_some_and(|old| *old.0 == v);
+            .is_some_and(|old| *old.0 == v && old.1 == uid);
         if !unchanged {
-            self.put(ns, Arc::new(v));
+            self.put(ns, Arc::new(v), uid);
         }
         !unchanged
     }
 
-    /// Stores `new` in place of any object of its name.
-    fn put(&mut self, ns: Sym, new: Arc<V>) {
+    /// Stores `new` (with `uid`) in place of any object of its name.
+    fn put(&mut self, ns: Sym, new: Arc<V>, uid: V::Uid) {
         let set = self.by_ns.entry(ns.clone()).or_default();
-        let old = set.replace(ByName(Arc::clone(&new)));
+        let old = set.replace(ByName(Arc::clone(&new), uid));
         if let Some(old) = old {
             self.unindex(&ns, &old.0);
         } else if !self.undecodable.is_empty() {
@@ -624,8 +646,8 @@ mod tests {
     fn a_relabelled_slice_moves_to_its_new_service() {
         let c = ClusterStore::new();
         let ns = Sym::new("a");
-        index::<EndpointSlice>(&c, ResourceKind::EndpointSlice).upsert(ns.clone(), slice("a", "s1", "web"));
-        index::<EndpointSlice>(&c, ResourceKind::EndpointSlice).upsert(ns.clone(), slice("a", "s1", "api"));
+        index::<EndpointSlice>(&c, ResourceKind::EndpointSlice).upsert(ns.clone(), slice("a", "s1", "web"), None);
+        index::<EndpointSlice>(&c, ResourceKind::EndpointSlice).upsert(ns.clone(), slice("a", "s1", "api"), None);
         assert!(c.endpoint_slices("a", "web").is_empty());
         assert_eq!(names(&c.endpoint_slices("a", "api")), vec!["s1"]);
         assert!(index::<EndpointSlice>(&c, ResourceKind::EndpointSlice).remove("a", "s1"));
@@ -649,12 +671,51 @@ mod tests {
             },
             ..Service::default()
         };
-        assert!(index::<Service>(&c, ResourceKind::Service).upsert(Sym::new("a"), svc("1")));
-        assert!(!index::<Service>(&c, ResourceKind::Service).upsert(Sym::new("a"), svc("1")));
-        assert!(index::<Service>(&c, ResourceKind::Service).upsert(Sym::new("a"), svc("2")));
+        assert!(index::<Service>(&c, ResourceKind::Service).upsert(Sym::new("a"), svc("1"), None));
+        assert!(!index::<Service>(&c, ResourceKind::Service).upsert(Sym::new("a"), svc("1"), None));
+        assert!(index::<Service>(&c, ResourceKind::Service).upsert(Sym::new("a"), svc("2"), None));
         let all = c.services();
         assert_eq!(all.len(), 1);
         assert_eq!(all[0].meta.labels.get("v"), Some("2"));
+    }
+
+    /// The uid travels with the view into the store: found by key, replaced when an object is made again
+    /// under its name (same view, another uid: a change), gone with the object; kinds that keep none
+    /// (Pods) answer `None`.
+    #[test]
+    fn the_uid_is_kept_beside_the_view_and_follows_the_object() {
+        let (first, second) = (
+            Uid::parse("3f2b7c1e-9a4d-4e0b-8c6f-0123456789ab"),
+            Uid::parse("9e1d2c3b-4a59-4687-b5a4-0123456789ab"),
+        );
+        assert!(first.is_some() && second.is_some());
+        let c = ClusterStore::new();
+        let services = index::<Service>(&c, ResourceKind::Service);
+        let web = || Service {
+            meta: meta("a", "web"),
+            ..Service::default()
+        };
+        let key = ObjectKey::new(ResourceKind::Service, "a", "web");
+        assert!(services.upsert(Sym::new("a"), web(), first));
+        assert_eq!(c.uid(&key), first);
+        assert!(!services.upsert(Sym::new("a"), web(), first), "same view, same uid");
+        assert!(services.upsert(Sym::new("a"), web(), second), "recreated: another uid");
+        assert_eq!(c.uid(&key), second);
+        assert!(services.remove("a", "web"));
+        assert_eq!(c.uid(&key), None);
+
+        let mut pods = ClusterStore::new();
+        pods.add_with_uid(
+            ResourceKind::Pod,
+            Pod {
+                name: "p".into(),
+                namespace: "a".into(),
+                ..Pod::default()
+            },
+            first,
+        );
+        assert!(pods.pod("a", "p").is_some());
+        assert_eq!(pods.uid(&ObjectKey::new(ResourceKind::Pod, "a", "p")), None);
     }
 
     #[test]
@@ -680,7 +741,7 @@ mod tests {
             ..Route::default()
         };
         let tls = index::<Route>(&c, ResourceKind::Route(RouteKind::Tls));
-        tls.upsert(ns.clone(), route.clone());
+        tls.upsert(ns.clone(), route.clone(), None);
         assert!(tls.mark_undecodable(ns.clone(), "r"));
         assert!(c.routes(RouteKind::Tls).is_empty(), "the stale view is not served");
         assert!(!tls.mark_undecodable(ns.clone(), "r"), "already recorded");
@@ -690,7 +751,7 @@ mod tests {
         );
         assert_eq!(c.undecodable()[0].to_string(), "TLSRoute apps/r");
 
-        tls.upsert(ns.clone(), route);
+        tls.upsert(ns.clone(), route, None);
         assert!(c.undecodable().is_empty());
         assert_eq!(c.routes(RouteKind::Tls).len(), 1);
 
@@ -698,6 +759,8 @@ mod tests {
         assert!(tls.remove("apps", "r"), "a deleted object leaves no record");
         assert!(c.undecodable().is_empty());
     }
+
+    const NEW_UID: &str = "5a6b7c8d-1e2f-4a3b-9c4d-0123456789ab";
 
     #[test]
     fn a_relist_replaces_views_and_undecodable_records() {
@@ -709,15 +772,19 @@ mod tests {
                 meta: meta("a", "old"),
                 ..Service::default()
             },
+            None,
         );
         index::<Service>(&c, ResourceKind::Service).mark_undecodable(ns.clone(), "was-bad");
         index::<Service>(&c, ResourceKind::Service).begin_relist();
         index::<Service>(&c, ResourceKind::Service).relist_add(
             ns.clone(),
-            Ok(Service {
-                meta: meta("a", "new"),
-                ..Service::default()
-            }),
+            Ok((
+                Service {
+                    meta: meta("a", "new"),
+                    ..Service::default()
+                },
+                Uid::parse(NEW_UID),
+            )),
         );
         index::<Service>(&c, ResourceKind::Service).relist_add(ns, Err("bad".into()));
         assert_eq!(
@@ -727,6 +794,8 @@ mod tests {
         );
         index::<Service>(&c, ResourceKind::Service).finish_relist();
         assert_eq!(names(&c.services()), vec!["new"]);
+        let uid = c.uid(&ObjectKey::new(ResourceKind::Service, "a", "new"));
+        assert_eq!(uid.map(|u| u.to_string()).as_deref(), Some(NEW_UID));
         let bad: Vec<String> = c.undecodable().into_iter().map(|k| k.name).collect();
         assert_eq!(bad, vec!["bad"]);
     }

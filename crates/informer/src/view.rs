@@ -11,6 +11,7 @@ use crate::{ResourceKind, StrMap, Sym};
 macro_rules! item_with_meta {
     ($view:ty, $kind:expr $(, group: $group:ident)? $(, template_fields: $fields:ident)? $(, selects: $selects:ident)? $(, refs: $refs:path)? $(, values: $values:ident)?) => {
         impl Item for $view {
+            type Uid = Option<crate::Uid>;
             fn kind(&self) -> ResourceKind {
                 $kind
             }
@@ -50,6 +51,7 @@ item_with_meta!(Ingress, ResourceKind::Ingress, template_fields: template_fields
 item_with_meta!(DnsEndpoint, ResourceKind::DnsEndpoint);
 
 impl Item for Route {
+    type Uid = Option<crate::Uid>;
     fn kind(&self) -> ResourceKind {
         ResourceKind::Route(self.kind)
     }
@@ -71,6 +73,7 @@ impl Item for Route {
 }
 
 impl Item for Pod {
+    type Uid = ();
     fn kind(&self) -> ResourceKind {
         ResourceKind::Pod
     }
@@ -91,6 +94,7 @@ impl Item for Pod {
 }
 
 impl Item for Node {
+    type Uid = ();
     fn kind(&self) -> ResourceKind {
         ResourceKind::Node
     }
@@ -100,6 +104,7 @@ impl Item for Node {
 }
 
 impl Item for Namespace {
+    type Uid = ();
     fn kind(&self) -> ResourceKind {
         ResourceKind::Namespace
     }

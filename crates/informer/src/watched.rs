@@ -105,6 +105,12 @@ pub(crate) fn convert<K: Watched>(object: &K, c: &Convert<'_>) -> K::View {
     view
 }
 
+/// The object's `metadata.uid`, which the store keeps beside its view ([`crate::item::UidSlot`]) so whatever
+/// reports on the object names it without reading it back.
+pub(crate) fn uid<K: Watched>(object: &K) -> Option<crate::Uid> {
+    object.meta().uid.as_deref().and_then(crate::Uid::parse)
+}
+
 /// Decodes one object's JSON into `K` ([`sealed::Sealed::prepare`] first, which may change `value`).
 pub(crate) fn decode<K: Watched>(value: &mut Value) -> Result<K, DecodeError> {
     K::prepare(value);

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use extdns_informer::view::RouteKind;
-use extdns_informer::{Cluster, LiveCluster, LiveOptions, ResourceKind, UnavailableReason};
+use extdns_informer::{Cluster, LiveCluster, LiveOptions, ObjectKey, ResourceKind, UnavailableReason};
 use futures::StreamExt;
 use futures::channel::mpsc;
 use http::{Request, Response};
@@ -365,6 +365,36 @@ async fn synced_only_after_every_initial_list_completes() -> TestResult {
     assert!(cluster.synced());
     assert_eq!(cluster.store().services().len(), 1);
     assert!(*cluster.changes().borrow() >= 1, "becoming synced is announced");
+    Ok(())
+}
+
+/// The watcher keeps each object's uid beside its view: what reports on the object (Events, status) reads
+/// it from the store, never from the API server. An object made again under its name is a change.
+#[tokio::test]
+async fn the_uid_of_each_object_comes_with_it_from_the_watcher() -> TestResult {
+    const FIRST: &str = "3f2b7c1e-9a4d-4e0b-8c6f-0123456789ab";
+    const SECOND: &str = "9e1d2c3b-4a59-4687-b5a4-0123456789ab";
+    let with_uid = |uid: &str, rv: &str| {
+        let mut s = service("web", "default");
+        s["metadata"]["uid"] = json!(uid);
+        s["metadata"]["resourceVersion"] = json!(rv);
+        s
+    };
+    let fake = FakeApi::default();
+    let services = fake.serve("/api/v1/services", "ServiceList", "v1", vec![with_uid(FIRST, "1")]);
+    services.release();
+    let cluster = LiveCluster::start(fake.client(), &[ResourceKind::Service], LiveOptions::default())?;
+    cluster.wait_until_synced(Duration::from_secs(5)).await?;
+    let key = ObjectKey::new(ResourceKind::Service, "default", "web");
+    let uid = |cluster: &LiveCluster| cluster.store().uid(&key).map(|u| u.to_string());
+    assert_eq!(uid(&cluster).as_deref(), Some(FIRST));
+
+    let mut changes = cluster.changes();
+    let seen = *changes.borrow_and_update();
+    services.send("DELETED", with_uid(FIRST, "2"));
+    services.send("ADDED", with_uid(SECOND, "3"));
+    next_change(&mut changes, seen).await?;
+    wait_for("the new uid", || uid(&cluster).as_deref() == Some(SECOND)).await?;
     Ok(())
 }
 

@@ -10,7 +10,8 @@
 //! they evaluate by it, endpoints refer to the objects that made them by it, and Events and DNSEndpoint
 //! status find their object by it. The `resource` label external-dns writes (`service/default/web`) is that
 //! key rendered at the edge ([`ObjectKey::resource_label`]) and parsed only where records come back from DNS
-//! ([`ObjectKey::from_resource_label`]).
+//! ([`ObjectKey::from_resource_label`]). The object's [`Uid`] is kept by the store beside its key, so what
+//! reports on an object names it without a read from the API server.
 //!
 //! ```
 //! use extdns_object::{ObjectKey, ResourceKind, RouteKind};
@@ -26,6 +27,10 @@
 
 use std::borrow::Cow;
 use std::fmt;
+
+mod uid;
+
+pub use uid::Uid;
 
 /// The kinds of Kubernetes objects extdns can watch. A source lists the kinds it reads, and the live
 /// cluster starts watchers for those kinds only. The order is the order of [`KINDS`].

@@ -129,7 +129,12 @@ impl CrdSource {
 /// One object's records, and its invalid entries, left out. Pure: the source warns about them once per
 /// evaluation ([`warn_invalid`]); the status writer reads them again without repeating the warning.
 pub fn object_endpoints(o: &DnsEndpoint) -> (Vec<Endpoint>, Vec<InvalidEntry>) {
-    let reference = ObjectKey::new(ResourceKind::DnsEndpoint, &o.meta.namespace, &o.meta.name);
+    // One key shared by every endpoint of the object.
+    let reference = std::sync::Arc::new(ObjectKey::new(
+        ResourceKind::DnsEndpoint,
+        &o.meta.namespace,
+        &o.meta.name,
+    ));
     let resource = reference.resource_label();
     let mut endpoints = Vec::with_capacity(o.endpoints.len());
     let mut invalid = Vec::new();
@@ -140,7 +145,7 @@ pub fn object_endpoints(o: &DnsEndpoint) -> (Vec<Endpoint>, Vec<InvalidEntry>) {
         match entry::endpoint(entry) {
             Ok(e) => endpoints.push(
                 e.with_label(extdns_endpoint::label::RESOURCE, resource.as_str())
-                    .with_ref_object(reference.clone()),
+                    .with_ref_object(std::sync::Arc::clone(&reference)),
             ),
             Err(why) => invalid.push(InvalidEntry { index, why }),
         }

@@ -441,7 +441,7 @@ fn crd_test_go_resource_labels_are_set() {
     for e in &endpoints {
         assert_eq!(e.label("resource"), Some("crd/ns/test"));
         assert_eq!(
-            e.ref_objects.iter().next(),
+            e.ref_objects.iter().next().map(|k| &**k),
             Some(&extdns_informer::ObjectKey::new(
                 ResourceKind::DnsEndpoint,
                 "ns",

@@ -333,6 +333,8 @@ impl GatewayRouteSource {
         };
         let (provider_specific, set_identifier) = annotations.provider_specific(&route.meta.annotations);
         let resource = object.resource_label();
+        // One key shared by every endpoint of the route.
+        let shared = Arc::new(object.clone());
         let mut union: Vec<Target> = Vec::new();
         for (host, lists) in hosts {
             // Each parent's list is already sorted and deduplicated; only a union of several needs work.
@@ -347,7 +349,7 @@ impl GatewayRouteSource {
                 }
             };
             for e in Endpoint::for_hostname(host, targets, ttl, &provider_specific, &set_identifier, &resource) {
-                out.push(e.with_ref_object(object.clone()));
+                out.push(e.with_ref_object(Arc::clone(&shared)));
             }
         }
         evaluated

@@ -217,7 +217,13 @@ impl IngressSource {
             }
         }
 
-        out.extend(endpoints.into_iter().map(|e| e.with_ref_object(object.clone())));
+        // One key shared by every endpoint of the Ingress.
+        let shared = std::sync::Arc::new(object.clone());
+        out.extend(
+            endpoints
+                .into_iter()
+                .map(|e| e.with_ref_object(std::sync::Arc::clone(&shared))),
+        );
         Ok(())
     }
 

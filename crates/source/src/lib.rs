@@ -33,7 +33,7 @@ pub use pipeline::{ChangedOutput, DesiredIndex, Pipeline, PipelineConfig, Pipeli
 pub use resolver::{ResolveError, Resolver, StaticResolver, SystemResolver};
 pub use route::ProviderRoute;
 pub use selector::{Selector, SelectorError};
-pub use template::{FqdnTemplate, TemplateError, TemplateObject};
+pub use template::{FqdnTemplate, TemplateError, TemplateObject, TemplateParts};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;

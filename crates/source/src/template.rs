@@ -16,6 +16,7 @@ pub mod schema;
 
 use std::fmt;
 
+use extdns_informer::view::Meta;
 use extdns_informer::{FieldTree, ResourceKind, StrMap, TemplateFields};
 use extdns_template::{
     ExecError, ExecOptions, FieldPath, FuncError, Funcs, MapValues, MissingKey, ParseError, Template, Value,
@@ -79,21 +80,59 @@ impl Funcs for SourceFuncs<'_> {
     }
 }
 
+/// What every object a template runs on has, in one value so each kind states it once.
+#[derive(Debug, Clone, Copy)]
+pub struct TemplateParts<'a> {
+    /// Identity, labels and the annotations as set.
+    pub meta: &'a Meta,
+    /// The Go type the object is, for the fields beyond the view.
+    pub kind: TemplateKind,
+    /// The fields templates read beyond the view, kept by the informer as JSON text ([`template_fields`]).
+    pub kept_fields: Option<&'a str>,
+}
+
+impl<'a> TemplateParts<'a> {
+    /// The parts of an object of `kind` with `meta` and the fields the informer kept for templates.
+    pub fn new(meta: &'a Meta, kind: TemplateKind, kept_fields: Option<&'a str>) -> Self {
+        TemplateParts {
+            meta,
+            kind,
+            kept_fields,
+        }
+    }
+}
+
 /// An object a template can run on.
 pub trait TemplateObject {
-    /// Names the object in errors and logs: `service default/web`.
-    fn describe(&self) -> String;
+    /// Its metadata, Go type and kept fields.
+    fn parts(&self) -> TemplateParts<'_>;
     /// The typed view, with Go field names (`.Name`, `.Spec.ClusterIP`), showing `annotations`.
     fn typed(&self, annotations: &StrMap) -> Value;
     /// The unstructured view with JSON keys (`.Spec.clusterIP`), tried when the typed one fails, showing
     /// `annotations`.
     fn unstructured(&self, annotations: &StrMap) -> Value;
+    /// Names the object in errors and logs: `service default/web`.
+    fn describe(&self) -> String {
+        let TemplateParts { meta, kind, .. } = self.parts();
+        format!(
+            "{} {}/{}",
+            kind.api_kind().to_ascii_lowercase(),
+            meta.namespace,
+            meta.name
+        )
+    }
     /// The object's annotations as set.
-    fn annotations(&self) -> &StrMap;
+    fn annotations(&self) -> &StrMap {
+        &self.parts().meta.annotations
+    }
     /// The Go type the object is, for the fields beyond the view.
-    fn kind(&self) -> TemplateKind;
+    fn kind(&self) -> TemplateKind {
+        self.parts().kind
+    }
     /// The fields templates read beyond the view, kept by the informer as JSON text ([`template_fields`]).
-    fn kept_fields(&self) -> Option<&str>;
+    fn kept_fields(&self) -> Option<&str> {
+        self.parts().kept_fields
+    }
 }
 
 /// The kept fields, decoded. The informer wrote the text, so it always decodes; should it not, the

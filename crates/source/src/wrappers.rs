@@ -23,6 +23,7 @@ use std::net::{IpAddr, Ipv4Addr};
 use extdns_endpoint::{
     Endpoint, ProviderSpecific, RecordType, Target, TargetKind, TargetNetFilter, Targets, Ttl, validate_endpoint,
 };
+use extdns_informer::ObjectKey;
 use ipnet::Ipv6Net;
 
 use crate::annotations::legacy_cloudflare_property;
@@ -170,11 +171,12 @@ fn dedup(tagged: Tagged, names: &[&str], out: &mut PipelineOutput) -> Vec<Endpoi
                     Some(crate::Held::Part(_)) => {
                         let mut held = crate::HeldRecords::new();
                         held.name(&e.dns_name, Some(e.record_type.clone()));
-                        out.failed.insert_part(object.clone(), Some(why.clone()), held);
+                        out.failed
+                            .insert_part(ObjectKey::clone(object), Some(why.clone()), held);
                     }
                     None => {
                         *out.failed_by_source.entry(source_name(*src)).or_default() += 1;
-                        out.failed.insert(object.clone(), Some(why.clone()));
+                        out.failed.insert(ObjectKey::clone(object), Some(why.clone()));
                     }
                 }
             }

@@ -2,7 +2,8 @@
 
 use super::*;
 use crate::{DeletionGuard, EventKind, EventReason, EventSink, EventsConfig, RecordEvent};
-use extdns_informer::{ObjectKey, ResourceKind};
+use extdns_informer::view::{Meta, Service};
+use extdns_informer::{ObjectKey, ResourceKind, Uid};
 
 #[derive(Default)]
 pub(super) struct KeptEvents(Mutex<Vec<RecordEvent>>);
@@ -51,7 +52,18 @@ fn with_events(
     config: ControllerConfig,
     events: EventsConfig,
 ) -> (Controller, Arc<KeptEvents>) {
-    let c = controller(&FakeCluster::new(true), source, registry, config);
+    with_events_on(&FakeCluster::new(true), source, registry, config, events)
+}
+
+/// [`with_events`] over `cluster`.
+fn with_events_on(
+    cluster: &Arc<FakeCluster>,
+    source: &Arc<FakeSource>,
+    registry: &Arc<FakeRegistry>,
+    config: ControllerConfig,
+    events: EventsConfig,
+) -> (Controller, Arc<KeptEvents>) {
+    let c = controller(cluster, source, registry, config);
     let sink = Arc::new(KeptEvents::default());
     let dyn_sink: Arc<dyn EventSink> = sink.clone();
     (c.with_events(events, dyn_sink), sink)
@@ -69,6 +81,7 @@ async fn a_created_record_is_ready_on_its_object_and_a_no_op_sync_says_nothing()
         events,
         vec![RecordEvent {
             object: web(),
+            uid: None,
             kind: EventKind::Normal,
             reason: EventReason::RecordReady,
             action: "CreateRecord",
@@ -78,6 +91,37 @@ async fn a_created_record_is_ready_on_its_object_and_a_no_op_sync_says_nothing()
 
     c.run_once().await?;
     assert_eq!(sink.take(), vec![]);
+    Ok(())
+}
+
+/// The uid comes from the store the watcher fills, so the sink records the event on that very object
+/// without reading it back; an object the store does not hold (gone) gets its event without one.
+#[tokio::test]
+async fn an_event_carries_the_uid_the_store_holds_for_its_object() -> Result<(), SyncError> {
+    let uid = Uid::parse("3f2b7c1e-9a4d-4e0b-8c6f-0123456789ab");
+    let mut store = ClusterStore::new();
+    let service = Service {
+        meta: Meta {
+            name: "web".into(),
+            namespace: "shop".into(),
+            ..Meta::default()
+        },
+        ..Service::default()
+    };
+    store.add_with_uid(ResourceKind::Service, service, uid);
+    let gone = ObjectKey::new(ResourceKind::Service, "shop", "gone");
+    let source = FakeSource::with(vec![
+        of_web(a("web.example.com", "10.0.0.1")),
+        a("gone.example.com", "10.0.0.2").with_ref_object(gone.clone()),
+    ]);
+    let registry = FakeRegistry::new(vec![]);
+    let cluster = FakeCluster::holding(store, true);
+    let (c, sink) = with_events_on(&cluster, &source, &registry, ControllerConfig::default(), all());
+
+    c.run_once().await?;
+    let uids: Vec<(ObjectKey, Option<Uid>)> = sink.take().into_iter().map(|e| (e.object, e.uid)).collect();
+    assert!(uid.is_some());
+    assert_eq!(uids, vec![(gone, None), (web(), uid)]);
     Ok(())
 }
 

@@ -124,7 +124,7 @@ fn resource_label_is_kind_namespace_name() {
     let eps = run(config(), &c);
     assert_eq!(eps.len(), 1);
     assert_eq!(eps[0].resource(), Some("httproute/apps/echo"));
-    let refs: Vec<&ObjectKey> = eps[0].ref_objects.iter().collect();
+    let refs: Vec<&ObjectKey> = eps[0].ref_objects.iter().map(|k| &**k).collect();
     assert_eq!(
         refs,
         vec![&ObjectKey::new(ResourceKind::Route(RouteKind::Http), "apps", "echo")]

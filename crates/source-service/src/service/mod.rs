@@ -138,12 +138,14 @@ pub(crate) fn endpoints(
         tracing::debug!(service = s.id(), "no endpoints could be generated");
         return failed;
     }
-    let object = ObjectKey::new(ResourceKind::Service, &svc.meta.namespace, &svc.meta.name);
-    if let Some((last, rest)) = out[start..].split_last_mut() {
-        for e in rest {
-            e.ref_objects.insert(object.clone());
-        }
-        last.ref_objects.insert(object);
+    // One key shared by every endpoint of the Service.
+    let object = std::sync::Arc::new(ObjectKey::new(
+        ResourceKind::Service,
+        &svc.meta.namespace,
+        &svc.meta.name,
+    ));
+    for e in &mut out[start..] {
+        e.ref_objects.insert(std::sync::Arc::clone(&object));
     }
     failed
 }
@@ -464,7 +466,7 @@ mod tests {
             .ingress_ip("1.2.3.4");
         let eps = run(cfg(), &one(s));
         assert_eq!(eps[0].label(label::RESOURCE), Some("service/team/web"));
-        let refs: Vec<&ObjectKey> = eps[0].ref_objects.iter().collect();
+        let refs: Vec<&ObjectKey> = eps[0].ref_objects.iter().map(|k| &**k).collect();
         assert_eq!(refs, vec![&ObjectKey::new(ResourceKind::Service, "team", "web")]);
     }
 

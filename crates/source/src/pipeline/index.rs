@@ -50,7 +50,7 @@ pub(super) struct ObjectIndex {
 }
 
 /// One object's endpoints as the index keeps them. An endpoint a source makes names exactly its own object
-/// in `ref_objects`: the key the index already holds, two strings and a slice. Such endpoints are kept without it and given it back when gathered
+/// in `ref_objects`: a slice holding a pointer to a key the index already holds. Such endpoints are kept without it and given it back when gathered
 /// (docs/performance.md, "A smaller Service view and desired index"); endpoints naming anything else are
 /// kept as they are.
 #[derive(Debug)]
@@ -95,7 +95,7 @@ impl ObjectIndex {
         !endpoints.is_empty()
             && endpoints.iter().all(|e| {
                 let mut refs = e.ref_objects.iter();
-                matches!((refs.next(), refs.next()), (Some(r), None) if r == key)
+                matches!((refs.next(), refs.next()), (Some(r), None) if **r == *key)
             })
     }
 
@@ -131,7 +131,7 @@ impl ObjectIndex {
             out.extend(kept.endpoints.iter().cloned());
             if kept.own_ref_dropped {
                 for e in &mut out[start..] {
-                    e.ref_objects.insert(ObjectKey::clone(key));
+                    e.ref_objects.insert(Arc::clone(key));
                 }
             }
         }
@@ -159,7 +159,7 @@ mod tests {
     fn refs(endpoints: &[Endpoint]) -> Vec<Vec<ObjectKey>> {
         endpoints
             .iter()
-            .map(|e| e.ref_objects.iter().cloned().collect())
+            .map(|e| e.ref_objects.iter().map(|k| ObjectKey::clone(k)).collect())
             .collect()
     }
 

@@ -7,7 +7,7 @@ use extdns_informer::StrMap;
 use extdns_informer::view::{Ingress, Meta, ParentReference, Route, RouteKind, Service};
 use extdns_template::Value;
 
-use super::{TemplateKind, TemplateObject};
+use super::{TemplateKind, TemplateObject, TemplateParts};
 
 fn map_of(m: &StrMap) -> Value {
     Value::string_map(m.iter())
@@ -127,25 +127,9 @@ fn unstructured_object(
     )
 }
 
-fn describe(kind: &str, meta: &Meta) -> String {
-    format!("{} {}/{}", kind.to_ascii_lowercase(), meta.namespace, meta.name)
-}
-
 impl TemplateObject for Service {
-    fn describe(&self) -> String {
-        describe("service", &self.meta)
-    }
-
-    fn kind(&self) -> TemplateKind {
-        TemplateKind::Service
-    }
-
-    fn kept_fields(&self) -> Option<&str> {
-        self.template_fields.as_deref()
-    }
-
-    fn annotations(&self) -> &StrMap {
-        &self.meta.annotations
+    fn parts(&self) -> TemplateParts<'_> {
+        TemplateParts::new(&self.meta, TemplateKind::Service, self.template_fields.as_deref())
     }
 
     fn typed(&self, annotations: &StrMap) -> Value {
@@ -292,20 +276,12 @@ fn has_hostnames(kind: RouteKind) -> bool {
 }
 
 impl TemplateObject for Route {
-    fn describe(&self) -> String {
-        describe(self.kind.kind(), &self.meta)
-    }
-
-    fn kind(&self) -> TemplateKind {
-        TemplateKind::Route(self.kind)
-    }
-
-    fn kept_fields(&self) -> Option<&str> {
-        self.template_fields.as_deref()
-    }
-
-    fn annotations(&self) -> &StrMap {
-        &self.meta.annotations
+    fn parts(&self) -> TemplateParts<'_> {
+        TemplateParts::new(
+            &self.meta,
+            TemplateKind::Route(self.kind),
+            self.template_fields.as_deref(),
+        )
     }
 
     fn typed(&self, annotations: &StrMap) -> Value {
@@ -368,20 +344,8 @@ impl TemplateObject for Route {
 /// The Ingress view holds no more than its names, class and load balancer; every other field a template
 /// reads comes from the kept fields, rendered by the schema.
 impl TemplateObject for Ingress {
-    fn describe(&self) -> String {
-        describe("ingress", &self.meta)
-    }
-
-    fn kind(&self) -> TemplateKind {
-        TemplateKind::Ingress
-    }
-
-    fn kept_fields(&self) -> Option<&str> {
-        self.template_fields.as_deref()
-    }
-
-    fn annotations(&self) -> &StrMap {
-        &self.meta.annotations
+    fn parts(&self) -> TemplateParts<'_> {
+        TemplateParts::new(&self.meta, TemplateKind::Ingress, self.template_fields.as_deref())
     }
 
     fn typed(&self, annotations: &StrMap) -> Value {

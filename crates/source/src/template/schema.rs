@@ -9,8 +9,8 @@
 
 use std::collections::BTreeMap;
 
-use extdns_informer::PathStep;
 use extdns_informer::view::RouteKind;
+use extdns_informer::{PathStep, ResourceKind};
 use extdns_template::{FieldPath, Step, Value};
 use serde_json::Value as Json;
 
@@ -449,6 +449,15 @@ pub enum TemplateKind {
 }
 
 impl TemplateKind {
+    /// The API kind: `Service`, `HTTPRoute`, `Ingress`.
+    pub fn api_kind(self) -> &'static str {
+        match self {
+            TemplateKind::Service => ResourceKind::Service.kind(),
+            TemplateKind::Route(r) => r.kind(),
+            TemplateKind::Ingress => ResourceKind::Ingress.kind(),
+        }
+    }
+
     /// The Go type templates see for this kind.
     pub fn schema(self) -> &'static StructTy {
         match self {

@@ -11,14 +11,15 @@
 //!
 //! Writes happen only when something changed. The status is read first (the view keeps no
 //! resourceVersion) and replaced with the read's resourceVersion, so a concurrent edit wins and the next
-//! sync retries.
+//! sync retries; an object whose uid is not the view's (deleted and made again since) is left to the next
+//! sync.
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use extdns_controller::{StatusSink, SyncStatus};
 use extdns_informer::view::{DnsEndpoint, DnsEndpointCondition};
-use extdns_informer::{ClusterStore, KindOverrides, ObjectKey, ResourceKind};
+use extdns_informer::{ClusterStore, KindOverrides, ObjectKey, ResourceKind, Uid};
 use extdns_plan::PlanConfig;
 use extdns_source_crd::{CrdSourceConfig, InvalidEntry, object_endpoints};
 use kube::api::{Api, ApiResource, DynamicObject, PostParams};
@@ -47,14 +48,23 @@ impl CrdStatus {
         }
     }
 
+    /// Writes `conditions` on `o`, unless the object read is not the one of uid `uid` (the view's).
     async fn write(
         &self,
         resource: &ApiResource,
         o: &DnsEndpoint,
+        uid: Option<Uid>,
         conditions: &[DnsEndpointCondition],
     ) -> Result<(), kube::Error> {
         let api: Api<DynamicObject> = Api::namespaced_with(self.client.clone(), &o.meta.namespace, resource);
         let mut current = api.get(&o.meta.name).await?;
+        // The view's uid names the object the conditions were computed for; one recreated since under the
+        // same name gets its status at the next sync, from its own view.
+        let read = current.metadata.uid.as_deref().and_then(Uid::parse);
+        if uid.is_some() && read != uid {
+            debug!(namespace = %o.meta.namespace, name = %o.meta.name, "DNSEndpoint recreated since the view; status left to the next sync");
+            return Ok(());
+        }
         let generation = current.metadata.generation;
         let now = k8s_openapi::jiff::Timestamp::now().to_string();
         let old: Vec<Value> = current.data["status"]["conditions"]
@@ -180,7 +190,12 @@ impl StatusSink for CrdStatus {
             if !needs_write(&o, &wanted) {
                 continue;
             }
-            match self.write(&resource, &o, &wanted).await {
+            let uid = cluster.uid(&ObjectKey::new(
+                ResourceKind::DnsEndpoint,
+                &o.meta.namespace,
+                &o.meta.name,
+            ));
+            match self.write(&resource, &o, uid, &wanted).await {
                 Ok(()) => debug!(namespace = %o.meta.namespace, name = %o.meta.name, "DNSEndpoint status written"),
                 Err(e) => warn!(
                     "could not update the status of DNSEndpoint {}/{}: {e}",

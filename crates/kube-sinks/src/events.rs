@@ -5,12 +5,17 @@
 //! costs one small write per sync, not a growing pile of events. A cap per sync bounds the rest: a sync
 //! that touches thousands of objects (the first one of a large cluster) emits the first
 //! [`MAX_EVENTS_PER_SYNC`] and logs how many it left out.
+//!
+//! An event costs its write alone: the object's uid, which `kubectl describe` matches events by, comes with
+//! the event ([`RecordEvent::uid`], from the watcher's store), so the object is never read back for it. An
+//! event without one (the object is gone, or was read from a manifest without a canonical uid) is recorded
+//! by kind, namespace and name only: `kubectl get events` lists it, `kubectl describe` of a recreated object
+//! of that name does not.
 
 use async_trait::async_trait;
 use extdns_controller::{EventKind, EventSink, RecordEvent};
-use extdns_informer::{KindOverrides, ObjectKey};
+use extdns_informer::KindOverrides;
 use k8s_openapi::api::core::v1::ObjectReference;
-use kube::api::{Api, DynamicObject};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use tracing::{debug, warn};
 
@@ -22,7 +27,6 @@ pub const REPORTING_CONTROLLER: &str = "external-dns";
 
 /// Publishes the controller's events through kube's recorder.
 pub struct KubeEvents {
-    client: kube::Client,
     recorder: Recorder,
     /// Where configuration moved a kind (a DNSEndpoint of another group), so its events name it there.
     overrides: KindOverrides,
@@ -36,37 +40,25 @@ impl KubeEvents {
             instance,
         };
         KubeEvents {
-            recorder: Recorder::new(client.clone(), reporter),
-            client,
+            recorder: Recorder::new(client, reporter),
             overrides,
         }
     }
+}
 
-    /// The reference to the object, with its uid when it still exists: `kubectl describe` matches events
-    /// by uid, and an object that is gone (its records were deleted) gets its event without one.
-    async fn reference(&self, object: &ObjectKey) -> ObjectReference {
-        let resource = self.overrides.api_resource(object.kind);
-        let namespace = (!object.namespace.is_empty()).then(|| object.namespace.clone());
-        let api: Api<DynamicObject> = match &namespace {
-            Some(ns) => Api::namespaced_with(self.client.clone(), ns, &resource),
-            None => Api::all_with(self.client.clone(), &resource),
-        };
-        let meta = match api.get_opt(&object.name).await {
-            Ok(found) => found.map(|o| o.metadata),
-            Err(e) => {
-                debug!(object = %object, error = %e, "cannot read the object for its event's uid");
-                None
-            }
-        };
-        ObjectReference {
-            api_version: Some(resource.api_version.clone()),
-            kind: Some(resource.kind.clone()),
-            namespace,
-            name: Some(object.name.clone()),
-            uid: meta.as_ref().and_then(|m| m.uid.clone()),
-            resource_version: meta.and_then(|m| m.resource_version),
-            field_path: None,
-        }
+/// The reference to the event's object: its kind where configuration (`overrides`) put it, and the uid the
+/// event carries, if any (see the module's documentation). Made from the event alone: no API call.
+pub fn reference(overrides: &KindOverrides, event: &RecordEvent) -> ObjectReference {
+    let object = &event.object;
+    let resource = overrides.api_resource(object.kind);
+    ObjectReference {
+        api_version: Some(resource.api_version),
+        kind: Some(resource.kind),
+        namespace: (!object.namespace.is_empty()).then(|| object.namespace.clone()),
+        name: Some(object.name.clone()),
+        uid: event.uid.map(|u| u.to_string()),
+        resource_version: None,
+        field_path: None,
     }
 }
 
@@ -75,7 +67,7 @@ impl EventSink for KubeEvents {
     async fn emit(&self, events: Vec<RecordEvent>) {
         let total = events.len();
         for e in events.into_iter().take(MAX_EVENTS_PER_SYNC) {
-            let reference = self.reference(&e.object).await;
+            let reference = reference(&self.overrides, &e);
             let event = Event {
                 type_: match e.kind {
                     EventKind::Normal => EventType::Normal,
@@ -97,5 +89,46 @@ impl EventSink for KubeEvents {
                 "too many events for one sync; the rest were left out"
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use extdns_controller::EventReason;
+    use extdns_informer::{ObjectKey, ResourceKind, Uid};
+
+    use super::*;
+
+    fn event(object: ObjectKey, uid: Option<Uid>) -> RecordEvent {
+        RecordEvent {
+            object,
+            uid,
+            kind: EventKind::Normal,
+            reason: EventReason::RecordReady,
+            action: "CreateRecord",
+            note: String::new(),
+        }
+    }
+
+    #[test]
+    fn the_reference_names_the_object_by_the_uid_the_event_carries() {
+        let text = "3f2b7c1e-9a4d-4e0b-8c6f-0123456789ab";
+        let web = ObjectKey::new(ResourceKind::Service, "shop", "web");
+        let r = reference(&KindOverrides::default(), &event(web.clone(), Uid::parse(text)));
+        assert_eq!(
+            (
+                r.api_version.as_deref(),
+                r.kind.as_deref(),
+                r.namespace.as_deref(),
+                r.name.as_deref()
+            ),
+            (Some("v1"), Some("Service"), Some("shop"), Some("web"))
+        );
+        assert_eq!(r.uid.as_deref(), Some(text));
+        // Gone, or from a manifest without a canonical uid: by name only.
+        assert_eq!(reference(&KindOverrides::default(), &event(web, None)).uid, None);
+        // A cluster-scoped object has no namespace.
+        let node = ObjectKey::new(ResourceKind::Node, "", "n1");
+        assert_eq!(reference(&KindOverrides::default(), &event(node, None)).namespace, None);
     }
 }
