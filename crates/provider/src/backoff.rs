@@ -11,18 +11,7 @@ use std::future::Future;
 use std::hash::{BuildHasher, Hasher};
 use std::time::Duration;
 
-use crate::failure::FailureKind;
-
-/// What a failed attempt calls for, as its [`FailureKind`] says ([`FailureKind::retry`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Retry {
-    /// The error is final: trying again cannot help.
-    No,
-    /// Try again after the backoff's next delay.
-    Backoff,
-    /// Try again after this long, as the server asked (`Retry-After`), at most the backoff's `max`.
-    After(Duration),
-}
+use crate::failure::{FailureKind, Retry};
 
 /// An exponential backoff: `initial * multiplier^attempt`, capped at `max`, each delay drawn uniformly from
 /// `[(1 - jitter) * d, d]` ("equal jitter" when `jitter` is 0.5, "full jitter" at 1.0).

@@ -12,7 +12,16 @@ use std::time::Duration;
 use reqwest::StatusCode;
 use reqwest::header::HeaderMap;
 
-use crate::backoff::Retry;
+/// What a failed attempt calls for, as its [`FailureKind`] says ([`FailureKind::retry`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Retry {
+    /// The error is final: trying again cannot help.
+    No,
+    /// Try again after the backoff's next delay.
+    Backoff,
+    /// Try again after this long, as the server asked (`Retry-After`), at most the backoff's `max`.
+    After(Duration),
+}
 
 /// What a failed call says about what to do next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -43,9 +43,9 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, EndpointKey, RecordType};
 
-pub use backoff::{Backoff, Retry};
+pub use backoff::Backoff;
 pub use batch::{Failures, Unit, apply_split, split};
-pub use failure::{FailureKind, HttpAnswer};
+pub use failure::{FailureKind, HttpAnswer, Retry};
 pub use http::HttpClient;
 pub use inmemory::InMemoryProvider;
 pub use tls::TlsOptions;

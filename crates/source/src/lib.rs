@@ -25,11 +25,10 @@ pub mod route;
 pub mod selector;
 pub mod template;
 pub mod tie;
-pub mod wrappers;
 
 pub use annotations::{AnnotationError, Annotations, DurationError, PREFIX_ALPHA, PREFIX_GA, PrefixConflict, TtlError};
 pub use config::SourceConfig;
-pub use pipeline::{ChangedOutput, DesiredIndex, Pipeline, PipelineConfig, PipelineOutput};
+pub use pipeline::{ChangedOutput, DesiredIndex, Pipeline, PipelineConfig, PipelineOutput, wrappers};
 pub use resolver::{ResolveError, Resolver, StaticResolver, SystemResolver};
 pub use route::ProviderRoute;
 pub use selector::{Selector, SelectorError};

@@ -9,6 +9,11 @@ use anyhow::{Context, Result, bail};
 
 use crate::need;
 
+/// The TSIG key name every test zone accepts (hmac-sha256).
+pub const KEY_NAME: &str = "externaldns-key";
+/// The base64 secret of [`KEY_NAME`].
+pub const SECRET: &str = "c2VjcmV0LXRzaWcta2V5LWZvci1pbnRlZ3JhdGlvbi10ZXN0cw==";
+
 /// `dig @127.0.0.1 -p PORT +time=2 +tries=1 +norec ARGS...`: its output, empty when it printed nothing.
 pub fn dig(port: u16, args: &[&str]) -> String {
     let out = Command::new(need("dig"))
@@ -78,14 +83,10 @@ impl std::fmt::Display for Record {
     }
 }
 
-/// `zone` from the server on `port` by AXFR signed with the test key ([`crate::dns_server::KEY_NAME`]),
+/// `zone` from the server on `port` by AXFR signed with the test key ([`KEY_NAME`]),
 /// sorted, without the SOA (its serial counts changes, not content).
 pub fn axfr(port: u16, zone: &str) -> Result<Vec<Record>> {
-    let key = format!(
-        "hmac-sha256:{}:{}",
-        crate::dns_server::KEY_NAME,
-        crate::dns_server::SECRET
-    );
+    let key = format!("hmac-sha256:{KEY_NAME}:{SECRET}");
     let out = Command::new(need("dig"))
         .args(["@127.0.0.1", "-p", &port.to_string(), "+tcp", "+noall", "+answer"])
         .args(["-y", &key, zone, "AXFR"])

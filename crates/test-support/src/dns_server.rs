@@ -10,10 +10,8 @@ use std::time::{Duration, Instant};
 
 use crate::{dig, free_port, need};
 
-/// The TSIG key name every test zone accepts (hmac-sha256).
-pub const KEY_NAME: &str = "externaldns-key";
-/// The base64 secret of [`KEY_NAME`].
-pub const SECRET: &str = "c2VjcmV0LXRzaWcta2V5LWZvci1pbnRlZ3JhdGlvbi10ZXN0cw==";
+/// The test TSIG key, kept with the `dig` helpers that sign with it.
+pub use crate::dig::{KEY_NAME, SECRET};
 /// A secret the servers do not know, for the wrong-key tests.
 pub const WRONG_SECRET: &str = "d3Jvbmctc2VjcmV0LWZvci1pbnRlZ3JhdGlvbi10ZXN0cw==";
 

@@ -1,4 +1,4 @@
-//! The source pipeline: every configured source, then the wrappers ([`crate::wrappers`]) over their
+//! The source pipeline: every configured source, then the wrappers ([`wrappers`]) over their
 //! endpoints, in two ways that give the same endpoints for every name they plan.
 //!
 //! A full evaluation ([`Pipeline::evaluate`]) evaluates every object of every source, merges each source's
@@ -20,12 +20,14 @@ use extdns_endpoint::Endpoint;
 use extdns_endpoint::name::name_key;
 use extdns_informer::{ChangeSet, ClusterStore, ResourceKind};
 
+pub mod wrappers;
+
 pub use index::DesiredIndex;
 use index::ObjectIndex;
 
-pub use crate::wrappers::PipelineConfig;
-use crate::wrappers::{self, Tagged};
 use crate::{Failures, Objects, Source, SourceError};
+pub use wrappers::PipelineConfig;
+use wrappers::Tagged;
 
 /// The desired endpoints and what the pipeline dropped, for the `source_invalid_endpoints` and
 /// `source_deduplicated_endpoints` metrics. Both maps are keyed by (record type, source name).
@@ -195,7 +197,7 @@ impl Pipeline {
         out
     }
 
-    /// The wrappers (steps 1 to 6 of [`crate::wrappers`]) on endpoints already collected, each tagged with
+    /// The wrappers (steps 1 to 6 of [`wrappers`]) on endpoints already collected, each tagged with
     /// the index of its source in `names`.
     pub fn process(&self, tagged: Vec<(usize, Endpoint)>, names: &[&str]) -> PipelineOutput {
         let mut out = PipelineOutput::default();

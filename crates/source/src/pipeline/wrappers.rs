@@ -26,8 +26,8 @@ use extdns_endpoint::{
 use extdns_informer::ObjectKey;
 use ipnet::Ipv6Net;
 
+use super::PipelineOutput;
 use crate::annotations::legacy_cloudflare_property;
-use crate::pipeline::PipelineOutput;
 
 /// The pipeline flags.
 #[derive(Debug, Clone, Default)]
