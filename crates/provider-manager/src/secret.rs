@@ -25,7 +25,7 @@ pub enum SecretError {
         secret: String,
         /// The API server's answer.
         #[source]
-        source: kube::Error,
+        source: Box<kube::Error>,
     },
     /// Its keys are not a provider's environment and flags.
     #[error("{0}")]
@@ -37,7 +37,7 @@ pub enum SecretError {
         secret: String,
         /// The client's error.
         #[source]
-        source: kube::Error,
+        source: Box<kube::Error>,
     },
 }
 
@@ -67,9 +67,13 @@ pub async fn read_secret(
         Ok(Some(secret)) => secret,
         Ok(None) => return Err(SecretError::NotFound { secret: shown }),
         Err(source) if matches!(&source, kube::Error::Api(e) if e.code == 403) => {
+            let source = Box::new(source);
             return Err(SecretError::Forbidden { secret: shown, source });
         }
-        Err(source) => return Err(SecretError::Unreachable { secret: shown, source }),
+        Err(source) => {
+            let source = Box::new(source);
+            return Err(SecretError::Unreachable { secret: shown, source });
+        }
     };
     let data = secret.data.unwrap_or_default();
     let credentials = Credentials::from_secret(&shown, data.iter().map(|(k, v)| (k.as_str(), v.0.as_slice())))?;
