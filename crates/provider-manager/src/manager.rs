@@ -18,7 +18,7 @@ use extdns_leader::Leadership;
 use futures::{FutureExt as _, Stream, StreamExt as _};
 use kube::api::{Api, DynamicObject};
 use kube::runtime::controller::{Action, Controller};
-use kube::runtime::finalizer::{Event as Finalize, finalizer};
+use kube::runtime::finalizer::{Error as FinalizerError, Event as Finalize, finalizer};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::watcher::{self, Event};
 use kube::runtime::{WatchStreamExt as _, reflector::store::Writer};
@@ -54,7 +54,7 @@ pub enum Error {
         provider: String,
         /// kube-runtime's error.
         #[source]
-        source: kube::runtime::finalizer::Error<Infallible>,
+        source: FinalizerError<Infallible>,
     },
 }
 
@@ -167,20 +167,42 @@ async fn reconcile(object: Arc<DynamicObject>, m: Arc<Manager>) -> Result<Action
         return Ok(m.reconcile_one(&id, &object).await);
     }
     let api = m.api(&id);
-    finalizer(&api, FINALIZER, object, |event| async {
+    let result = finalizer(&api, FINALIZER, object, |event| async {
         let (Finalize::Apply(o) | Finalize::Cleanup(o)) = event;
         Ok::<_, Infallible>(m.reconcile_one(&id, &o).await)
     })
-    .await
-    .map_err(|source| Error::Finalizer {
-        provider: id.to_string(),
-        source,
-    })
+    .await;
+    match result {
+        // Gone already: the finalizer was the last thing holding it.
+        Err(FinalizerError::RemoveFinalizer(kube::Error::Api(e))) if e.code == 404 => Ok(Action::await_change()),
+        other => other.map_err(|source| Error::Finalizer {
+            provider: id.to_string(),
+            source,
+        }),
+    }
 }
 
 fn error_policy(_: Arc<DynamicObject>, error: &Error, _: Arc<Manager>) -> Action {
-    warn!(%error, "trying again");
+    if error.is_conflict() {
+        // The object changed since the store had it (the helper's patch tests the finalizers it saw): the
+        // newer object is decided again.
+        debug!(%error, "trying again");
+    } else {
+        warn!(%error, "trying again");
+    }
     Action::requeue(decide::REBUILD_AFTER)
+}
+
+impl Error {
+    /// Whether the object changed under the write (409, or 422 from the patch's test of the finalizers).
+    fn is_conflict(&self) -> bool {
+        let Error::Finalizer { source, .. } = self;
+        matches!(
+            source,
+            FinalizerError::AddFinalizer(kube::Error::Api(e)) | FinalizerError::RemoveFinalizer(kube::Error::Api(e))
+                if e.code == 409 || e.code == 422
+        )
+    }
 }
 
 impl Manager {
