@@ -565,16 +565,14 @@ fn isolation_steps(
             &format!("10.3.1.{i}"),
         )
     };
+    // Service `t{i}` written and answered by provider one's server: how long that took.
+    let change = |extdns: &mut Proc, i: u32| {
+        let (name, ip) = (format!("t{i}.example.org"), format!("10.3.1.{i}"));
+        timed_change(ctx, extdns, one_dns, &svc(i), &name, &ip)
+    };
     let mut before = Vec::new();
     for i in 1..=3 {
-        before.push(timed_change(
-            ctx,
-            extdns,
-            one_dns,
-            &svc(i),
-            &format!("t{i}.example.org"),
-            &format!("10.3.1.{i}"),
-        )?);
+        before.push(change(extdns, i)?);
     }
 
     // Every A record of both zones before the outage: none may be gone after it.
@@ -588,14 +586,7 @@ fn isolation_steps(
     let mut during = Vec::new();
     let mut i = 10;
     while frozen.elapsed() < down {
-        during.push(timed_change(
-            ctx,
-            extdns,
-            one_dns,
-            &svc(i),
-            &format!("t{i}.example.org"),
-            &format!("10.3.1.{i}"),
-        )?);
+        during.push(change(extdns, i)?);
         i += 1;
         std::thread::sleep(Duration::from_secs(2));
     }

@@ -188,7 +188,8 @@ mod tests {
         let line = super::super::manifests_line(
             "plan",
             dir.path(),
-            r#"
+            &[
+                r#"
 apiVersion: externaldns.k8s.io/v1alpha1
 kind: ClusterDNSProvider
 metadata: { name: internal }
@@ -202,15 +203,10 @@ spec:
   domainFilter: { include: [team-a.example.com] }
   credentialsRef: { name: missing }
 ---
-apiVersion: v1
-kind: Service
-metadata:
-  name: web
-  namespace: team-b
-  annotations: { external-dns.alpha.kubernetes.io/hostname: web.example.org }
-spec: { type: LoadBalancer }
-status: { loadBalancer: { ingress: [ { ip: 10.0.0.1 } ] } }
 "#,
+                super::super::WEB_SERVICE,
+            ]
+            .concat(),
         )?;
         let cli = crate::flags::try_parse_from(&line)?;
         let flags = super::super::args::command_flags(cli);

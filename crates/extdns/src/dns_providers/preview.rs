@@ -186,15 +186,6 @@ spec: { type: inmemory, config: { source: ingress } }
 apiVersion: v1
 kind: Service
 metadata:
-  name: web
-  namespace: team-b
-  annotations: { external-dns.alpha.kubernetes.io/hostname: web.example.org }
-spec: { type: LoadBalancer }
-status: { loadBalancer: { ingress: [ { ip: 10.0.0.1 } ] } }
----
-apiVersion: v1
-kind: Service
-metadata:
   name: shop
   namespace: team-b
   annotations:
@@ -211,12 +202,17 @@ metadata:
   annotations: { external-dns.alpha.kubernetes.io/hostname: app.team-a.example.com }
 spec: { type: LoadBalancer }
 status: { loadBalancer: { ingress: [ { ip: 10.0.0.3 } ] } }
+---
 "#;
 
     #[tokio::test]
     async fn each_record_is_shown_with_every_provider_it_goes_to() -> Result<(), Box<dyn std::error::Error>> {
         let dir = tempfile::tempdir()?;
-        let line = super::super::manifests_line("endpoints", dir.path(), OBJECTS)?;
+        let line = super::super::manifests_line(
+            "endpoints",
+            dir.path(),
+            &format!("{OBJECTS}{}", super::super::WEB_SERVICE),
+        )?;
         let cli = crate::flags::try_parse_from(&line)?;
         let Some(Command::Endpoints(args)) = cli.command else {
             return Err("not the endpoints command".into());
