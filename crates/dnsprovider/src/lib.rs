@@ -29,12 +29,14 @@
 //! ```
 
 mod args;
+mod command_line;
 mod conflict;
 mod credentials;
 mod spec;
 pub mod status;
 
 pub use args::{FlagValue, RESERVED_FLAGS, flag_args};
+pub use command_line::{SECRET_FLAGS, command_line, names_a_file};
 pub use conflict::{Conflict, conflicts};
 pub use credentials::Credentials;
 pub use spec::{

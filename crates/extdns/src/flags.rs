@@ -821,94 +821,64 @@ pub struct InMemoryFlags {
 #[command(next_help_heading = "RFC2136 provider")]
 pub struct Rfc2136Flags {
     /// DNS server host(s) to send updates to (repeatable).
-    #[arg(long = "rfc2136-host", id = "rfc2136-host", value_name = "HOST")]
+    #[arg(id = "rfc2136-host", long, value_name = "HOST")]
     pub host: Vec<String>,
     /// DNS server port.
-    #[arg(long = "rfc2136-port", id = "rfc2136-port", value_name = "PORT", default_value_t = 0)]
+    #[arg(id = "rfc2136-port", long, value_name = "PORT", default_value_t = 0)]
     pub port: u16,
     /// Zones to manage (repeatable).
-    #[arg(long = "rfc2136-zone", id = "rfc2136-zone", value_name = "ZONE")]
+    #[arg(id = "rfc2136-zone", long, value_name = "ZONE")]
     pub zone: Vec<String>,
     /// Send updates without TSIG.
-    #[arg(long = "rfc2136-insecure", id = "rfc2136-insecure", value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    #[arg(id = "rfc2136-insecure", long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
     pub insecure: bool,
     /// TSIG key name.
-    #[arg(
-        long = "rfc2136-tsig-keyname",
-        id = "rfc2136-tsig-keyname",
-        value_name = "NAME",
-        default_value = ""
-    )]
+    #[arg(id = "rfc2136-tsig-keyname", long, value_name = "NAME", default_value = "")]
     pub tsig_keyname: String,
     /// TSIG secret (base64).
-    #[arg(
-        long = "rfc2136-tsig-secret",
-        id = "rfc2136-tsig-secret",
-        value_name = "SECRET",
-        default_value = ""
-    )]
+    #[arg(id = "rfc2136-tsig-secret", long, value_name = "SECRET", default_value = "")]
     pub tsig_secret: String,
     /// TSIG algorithm (e.g. hmac-sha256).
-    #[arg(
-        long = "rfc2136-tsig-secret-alg",
-        id = "rfc2136-tsig-secret-alg",
-        value_name = "ALG",
-        default_value = ""
-    )]
+    #[arg(id = "rfc2136-tsig-secret-alg", long, value_name = "ALG", default_value = "")]
     pub tsig_secret_alg: String,
     /// Read records with zone transfers (AXFR).
-    #[arg(long = "rfc2136-axfr", id = "rfc2136-axfr", value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    #[arg(id = "rfc2136-axfr", long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
     pub axfr: bool,
     /// Deprecated: same as --rfc2136-axfr.
-    #[arg(long = "rfc2136-tsig-axfr", id = "rfc2136-tsig-axfr", value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    #[arg(id = "rfc2136-tsig-axfr", long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
     pub tsig_axfr: bool,
     /// Smallest TTL of records written.
-    #[arg(long = "rfc2136-min-ttl", id = "rfc2136-min-ttl", value_name = "DURATION", default_value = "0s", value_parser = duration::parse)]
+    #[arg(id = "rfc2136-min-ttl", long, value_name = "DURATION", default_value = "0s", value_parser = duration::parse)]
     pub min_ttl: Duration,
     /// GSS-TSIG (Kerberos) authentication; not supported by extdns.
-    #[arg(long = "rfc2136-gss-tsig", id = "rfc2136-gss-tsig", value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    #[arg(id = "rfc2136-gss-tsig", long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
     pub gss_tsig: bool,
     /// Kerberos user name (GSS-TSIG).
-    #[arg(
-        long = "rfc2136-kerberos-username",
-        id = "rfc2136-kerberos-username",
-        value_name = "USER",
-        default_value = ""
-    )]
+    #[arg(id = "rfc2136-kerberos-username", long, value_name = "USER", default_value = "")]
     pub kerberos_username: String,
     /// Kerberos password (GSS-TSIG).
-    #[arg(
-        long = "rfc2136-kerberos-password",
-        id = "rfc2136-kerberos-password",
-        value_name = "PASSWORD",
-        default_value = ""
-    )]
+    #[arg(id = "rfc2136-kerberos-password", long, value_name = "PASSWORD", default_value = "")]
     pub kerberos_password: String,
     /// Kerberos realm (GSS-TSIG).
-    #[arg(
-        long = "rfc2136-kerberos-realm",
-        id = "rfc2136-kerberos-realm",
-        value_name = "REALM",
-        default_value = ""
-    )]
+    #[arg(id = "rfc2136-kerberos-realm", long, value_name = "REALM", default_value = "")]
     pub kerberos_realm: String,
     /// Changes per DNS UPDATE message (≥ 1).
     #[arg(
-        long = "rfc2136-batch-change-size",
         id = "rfc2136-batch-change-size",
+        long,
         value_name = "N",
         default_value_t = 50,
         allow_negative_numbers = true
     )]
     pub batch_change_size: i32,
     /// Talk to the server over DNS-over-TLS.
-    #[arg(long = "rfc2136-use-tls", id = "rfc2136-use-tls", value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    #[arg(id = "rfc2136-use-tls", long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
     pub use_tls: bool,
     /// Do not verify the server's TLS certificate.
-    #[arg(long = "rfc2136-skip-tls-verify", id = "rfc2136-skip-tls-verify", value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    #[arg(id = "rfc2136-skip-tls-verify", long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
     pub skip_tls_verify: bool,
     /// How to spread updates over several --rfc2136-host: random, round-robin, disabled.
-    #[arg(long = "rfc2136-load-balancing-strategy", id = "rfc2136-load-balancing-strategy", value_name = "STRATEGY", value_enum,
+    #[arg(id = "rfc2136-load-balancing-strategy", long, value_name = "STRATEGY", value_enum,
           default_value_t = LoadBalancingStrategy::Disabled)]
     pub load_balancing_strategy: LoadBalancingStrategy,
 }
@@ -940,25 +910,20 @@ pub enum LoadBalancingStrategy {
 pub struct PdnsFlags {
     /// PowerDNS API URL.
     #[arg(
-        long = "pdns-server",
         id = "pdns-server",
+        long,
         value_name = "URL",
         default_value = "http://localhost:8081"
     )]
     pub server: String,
     /// PowerDNS server id.
-    #[arg(
-        long = "pdns-server-id",
-        id = "pdns-server-id",
-        value_name = "ID",
-        default_value = "localhost"
-    )]
+    #[arg(id = "pdns-server-id", long, value_name = "ID", default_value = "localhost")]
     pub server_id: String,
     /// PowerDNS API key.
-    #[arg(long = "pdns-api-key", id = "pdns-api-key", value_name = "KEY", default_value = "")]
+    #[arg(id = "pdns-api-key", long, value_name = "KEY", default_value = "")]
     pub api_key: String,
     /// Do not verify the PowerDNS API's TLS certificate.
-    #[arg(long = "pdns-skip-tls-verify", id = "pdns-skip-tls-verify", value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    #[arg(id = "pdns-skip-tls-verify", long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
     pub skip_tls_verify: bool,
 }
 
@@ -969,35 +934,25 @@ pub struct PdnsFlags {
 #[command(next_help_heading = "AWS provider")]
 pub struct AwsFlags {
     /// Only public or private hosted zones (all when empty).
-    #[arg(long = "aws-zone-type", id = "aws-zone-type", value_name = "TYPE", default_value = "",
+    #[arg(id = "aws-zone-type", long, value_name = "TYPE", default_value = "",
           value_parser = PossibleValuesParser::new(["", "public", "private"]))]
     pub zone_type: String,
     /// Only hosted zones with these tags (repeatable `key=value`).
-    #[arg(long = "aws-zone-tags", id = "aws-zone-tags", value_name = "TAG")]
+    #[arg(id = "aws-zone-tags", long, value_name = "TAG")]
     pub zone_tags: Vec<String>,
     /// AWS profile to take credentials from (one; given twice, refused).
-    #[arg(long = "aws-profile", id = "aws-profile", value_name = "PROFILE")]
+    #[arg(id = "aws-profile", long, value_name = "PROFILE")]
     pub profile: Vec<String>,
     /// IAM role to assume with the credentials found.
-    #[arg(
-        long = "aws-assume-role",
-        id = "aws-assume-role",
-        value_name = "ARN",
-        default_value = ""
-    )]
+    #[arg(id = "aws-assume-role", long, value_name = "ARN", default_value = "")]
     pub assume_role: String,
     /// External id when assuming the role (needs --aws-assume-role).
-    #[arg(
-        long = "aws-assume-role-external-id",
-        id = "aws-assume-role-external-id",
-        value_name = "ID",
-        default_value = ""
-    )]
+    #[arg(id = "aws-assume-role-external-id", long, value_name = "ID", default_value = "")]
     pub assume_role_external_id: String,
     /// Changes per Route53 batch.
     #[arg(
-        long = "aws-batch-change-size",
         id = "aws-batch-change-size",
+        long,
         value_name = "N",
         default_value_t = 1000,
         allow_negative_numbers = true
@@ -1005,8 +960,8 @@ pub struct AwsFlags {
     pub batch_change_size: i32,
     /// Bytes per Route53 batch.
     #[arg(
-        long = "aws-batch-change-size-bytes",
         id = "aws-batch-change-size-bytes",
+        long,
         value_name = "N",
         default_value_t = 32000,
         allow_negative_numbers = true
@@ -1014,38 +969,38 @@ pub struct AwsFlags {
     pub batch_change_size_bytes: i32,
     /// Record values per Route53 batch.
     #[arg(
-        long = "aws-batch-change-size-values",
         id = "aws-batch-change-size-values",
+        long,
         value_name = "N",
         default_value_t = 1000,
         allow_negative_numbers = true
     )]
     pub batch_change_size_values: i32,
     /// Pause between Route53 batches.
-    #[arg(long = "aws-batch-change-interval", id = "aws-batch-change-interval", value_name = "DURATION", default_value = "1s",
+    #[arg(id = "aws-batch-change-interval", long, value_name = "DURATION", default_value = "1s",
           value_parser = duration::parse)]
     pub batch_change_interval: Duration,
     /// Default of evaluate-target-health for alias records.
-    #[arg(long = "aws-evaluate-target-health", id = "aws-evaluate-target-health", value_name = BOOL, action = ArgAction::Set, default_value = "true")]
+    #[arg(id = "aws-evaluate-target-health", long, value_name = BOOL, action = ArgAction::Set, default_value = "true")]
     pub evaluate_target_health: bool,
     /// Retries of failed AWS API calls.
     #[arg(
-        long = "aws-api-retries",
         id = "aws-api-retries",
+        long,
         value_name = "N",
         default_value_t = 3,
         allow_negative_numbers = true
     )]
     pub api_retries: i32,
     /// Publish CNAMEs instead of alias records.
-    #[arg(long = "aws-prefer-cname", id = "aws-prefer-cname", value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    #[arg(id = "aws-prefer-cname", long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
     pub prefer_cname: bool,
     /// Cache the hosted zone list for this long (0s disables the cache).
-    #[arg(long = "aws-zones-cache-duration", id = "aws-zones-cache-duration", value_name = "DURATION", default_value = "0s",
+    #[arg(id = "aws-zones-cache-duration", long, value_name = "DURATION", default_value = "0s",
           value_parser = duration::parse)]
     pub zones_cache_duration: Duration,
     /// Let --domain-filter also match parent zones.
-    #[arg(long = "aws-zone-match-parent", id = "aws-zone-match-parent", value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    #[arg(id = "aws-zone-match-parent", long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
     pub zone_match_parent: bool,
 }
 
@@ -1056,15 +1011,10 @@ pub struct AwsFlags {
 #[command(next_help_heading = "CoreDNS provider")]
 pub struct CorednsFlags {
     /// etcd key prefix of CoreDNS records.
-    #[arg(
-        long = "coredns-prefix",
-        id = "coredns-prefix",
-        value_name = "PREFIX",
-        default_value = "/skydns/"
-    )]
+    #[arg(id = "coredns-prefix", long, value_name = "PREFIX", default_value = "/skydns/")]
     pub prefix: String,
     /// Only touch etcd entries that carry this instance's owner id.
-    #[arg(long = "coredns-strictly-owned", id = "coredns-strictly-owned", value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    #[arg(id = "coredns-strictly-owned", long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
     pub strictly_owned: bool,
 }
 
@@ -1075,54 +1025,44 @@ pub struct CorednsFlags {
 #[command(next_help_heading = "Cloudflare provider")]
 pub struct CloudflareFlags {
     /// Proxy records through Cloudflare unless their cloudflare-proxied property says otherwise.
-    #[arg(long = "cloudflare-proxied", id = "cloudflare-proxied", value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    #[arg(id = "cloudflare-proxied", long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
     pub proxied: bool,
     /// Manage Cloudflare custom hostnames (not supported by extdns).
-    #[arg(long = "cloudflare-custom-hostnames", id = "cloudflare-custom-hostnames", value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    #[arg(id = "cloudflare-custom-hostnames", long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
     pub custom_hostnames: bool,
     /// Minimum TLS version of custom hostnames (not supported: a value other than the default is refused).
     #[arg(
-        long = "cloudflare-custom-hostnames-min-tls-version",
         id = "cloudflare-custom-hostnames-min-tls-version",
+        long,
         value_name = "VERSION",
         default_value = "1.0"
     )]
     pub custom_hostnames_min_tls_version: String,
     /// Certificate authority of custom hostnames (not supported: a value other than the default is refused).
     #[arg(
-        long = "cloudflare-custom-hostnames-certificate-authority",
         id = "cloudflare-custom-hostnames-certificate-authority",
+        long,
         value_name = "CA",
         default_value = "none"
     )]
     pub custom_hostnames_certificate_authority: String,
     /// Records per page when listing a zone's records (1..5000).
     #[arg(
-        long = "cloudflare-dns-records-per-page",
         id = "cloudflare-dns-records-per-page",
+        long,
         value_name = "N",
         default_value_t = 100,
         allow_negative_numbers = true
     )]
     pub dns_records_per_page: i32,
     /// Use Cloudflare's regional services (not supported by extdns).
-    #[arg(long = "cloudflare-regional-services", id = "cloudflare-regional-services", value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    #[arg(id = "cloudflare-regional-services", long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
     pub regional_services: bool,
     /// Default region key of regional hostnames (not supported: a value is refused).
-    #[arg(
-        long = "cloudflare-region-key",
-        id = "cloudflare-region-key",
-        value_name = "KEY",
-        default_value = ""
-    )]
+    #[arg(id = "cloudflare-region-key", long, value_name = "KEY", default_value = "")]
     pub region_key: String,
     /// Comment written on records that have none of their own.
-    #[arg(
-        long = "cloudflare-record-comment",
-        id = "cloudflare-record-comment",
-        value_name = "TEXT",
-        default_value = ""
-    )]
+    #[arg(id = "cloudflare-record-comment", long, value_name = "TEXT", default_value = "")]
     pub record_comment: String,
 }
 
@@ -1133,35 +1073,24 @@ pub struct CloudflareFlags {
 #[command(next_help_heading = "Google Cloud DNS provider")]
 pub struct GoogleFlags {
     /// The project of the managed zones; asked of the metadata server when empty (on GCE and GKE).
-    #[arg(
-        long = "google-project",
-        id = "google-project",
-        value_name = "PROJECT",
-        default_value = ""
-    )]
+    #[arg(id = "google-project", long, value_name = "PROJECT", default_value = "")]
     pub project: String,
     /// Most additions plus deletions in one Cloud DNS change (0: no limit but Cloud DNS's own).
     #[arg(
-        long = "google-batch-change-size",
         id = "google-batch-change-size",
+        long,
         value_name = "N",
         default_value_t = 1000,
         allow_negative_numbers = true
     )]
     pub batch_change_size: i64,
     /// The pause between two Cloud DNS changes.
-    #[arg(
-        long = "google-batch-change-interval",
-        id = "google-batch-change-interval",
-        value_name = "DURATION",
-        default_value = "1s",
-        value_parser = duration::parse
-    )]
+    #[arg(id = "google-batch-change-interval", long, value_name = "DURATION", default_value = "1s", value_parser = duration::parse)]
     pub batch_change_interval: Duration,
     /// Manage only public or only private zones (empty: both).
     #[arg(
-        long = "google-zone-visibility",
         id = "google-zone-visibility",
+        long,
         value_name = "public|private",
         default_value = ""
     )]
@@ -1176,49 +1105,33 @@ pub struct GoogleFlags {
 pub struct AzureFlags {
     /// The azure.json with the tenant, subscription, resource group and credentials.
     #[arg(
-        long = "azure-config-file",
         id = "azure-config-file",
+        long,
         value_name = "FILE",
         default_value = "/etc/kubernetes/azure.json"
     )]
     pub config_file: String,
     /// The resource group of the zones (overrides the file's resourceGroup).
-    #[arg(
-        long = "azure-resource-group",
-        id = "azure-resource-group",
-        value_name = "GROUP",
-        default_value = ""
-    )]
+    #[arg(id = "azure-resource-group", long, value_name = "GROUP", default_value = "")]
     pub resource_group: String,
     /// The subscription of the zones (overrides the file's subscriptionId).
-    #[arg(
-        long = "azure-subscription-id",
-        id = "azure-subscription-id",
-        value_name = "ID",
-        default_value = ""
-    )]
+    #[arg(id = "azure-subscription-id", long, value_name = "ID", default_value = "")]
     pub subscription_id: String,
     /// The client id of a user-assigned managed identity (overrides the file's userAssignedIdentityID).
     #[arg(
-        long = "azure-user-assigned-identity-client-id",
         id = "azure-user-assigned-identity-client-id",
+        long,
         value_name = "ID",
         default_value = ""
     )]
     pub user_assigned_identity_client_id: String,
     /// How long the zone list is reused (0s: read it every sync).
-    #[arg(
-        long = "azure-zones-cache-duration",
-        id = "azure-zones-cache-duration",
-        value_name = "DURATION",
-        default_value = "0s",
-        value_parser = duration::parse
-    )]
+    #[arg(id = "azure-zones-cache-duration", long, value_name = "DURATION", default_value = "0s", value_parser = duration::parse)]
     pub zones_cache_duration: Duration,
     /// Retries of a throttled or failed Azure call (0: the SDK's default of 3; negative: none).
     #[arg(
-        long = "azure-maxretries-count",
         id = "azure-maxretries-count",
+        long,
         value_name = "N",
         default_value_t = 3,
         allow_negative_numbers = true
@@ -1233,18 +1146,13 @@ pub struct AzureFlags {
 #[command(next_help_heading = "Pi-hole provider")]
 pub struct PiholeFlags {
     /// The base URL of the Pi-hole web server (required with --provider=pihole).
-    #[arg(long = "pihole-server", id = "pihole-server", value_name = "URL", default_value = "")]
+    #[arg(id = "pihole-server", long, value_name = "URL", default_value = "")]
     pub server: String,
     /// The Pi-hole web interface's password (or an app password), if it has one.
-    #[arg(
-        long = "pihole-password",
-        id = "pihole-password",
-        value_name = "PASSWORD",
-        default_value = ""
-    )]
+    #[arg(id = "pihole-password", long, value_name = "PASSWORD", default_value = "")]
     pub password: String,
     /// Do not verify the TLS certificate of the Pi-hole web server.
-    #[arg(long = "pihole-tls-skip-verify", id = "pihole-tls-skip-verify", value_name = BOOL, action = ArgAction::Set, default_value = "false")]
+    #[arg(id = "pihole-tls-skip-verify", long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
     pub tls_skip_verify: bool,
 }
 

@@ -86,26 +86,14 @@ where
                 Ok(settings) => settings,
                 Err(code) => return code,
             };
-            match runtime.block_on(webhook_server::run(&settings)) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("error: {e:#}");
-                    ExitCode::from(EXIT_FAILURE)
-                }
-            }
+            exit(runtime.block_on(webhook_server::run(&settings)).map(|()| 0))
         }
         None if cli.flags.provider.dns_provider_crds => {
             let fleet = match checked(&cli.flags, |f| settings::fleet::fleet(f, &command_line)) {
                 Ok(fleet) => fleet,
                 Err(code) => return code,
             };
-            match runtime.block_on(dns_providers::run(&fleet)) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("error: {}", error_text(&e));
-                    ExitCode::from(EXIT_FAILURE)
-                }
-            }
+            exit(runtime.block_on(dns_providers::run(&fleet)).map(|()| 0))
         }
         None => {
             let settings = match checked(&cli.flags, settings::controller) {
@@ -161,19 +149,14 @@ where
             logging::init(control.log_format, plan::log_level(control.log_level));
             let (mut stdout, mut stderr) = (std::io::stdout().lock(), std::io::stderr());
             let manifests = &args.flags.offline.manifests;
-            match runtime.block_on(dns_providers::plan::run(
+            let output = args.output;
+            exit(runtime.block_on(dns_providers::plan::run(
                 &fleet,
                 manifests,
-                args.output,
+                output,
                 &mut stdout,
                 &mut stderr,
-            )) {
-                Ok(code) => ExitCode::from(code),
-                Err(e) => {
-                    eprintln!("error: {}", error_text(&e));
-                    ExitCode::from(EXIT_FAILURE)
-                }
-            }
+            )))
         }
         Some(Command::Plan(args)) => {
             let settings = match settings::controller(&args.flags) {
@@ -186,17 +169,22 @@ where
             let control = &args.flags.control;
             logging::init(control.log_format, plan::log_level(control.log_level));
             let mut stdout = std::io::stdout().lock();
-            match runtime.block_on(plan::run(&settings, args.output, &mut stdout)) {
-                Ok(code) => ExitCode::from(code),
-                Err(e) => {
-                    eprintln!("error: {}", error_text(&e));
-                    ExitCode::from(EXIT_FAILURE)
-                }
-            }
+            exit(runtime.block_on(plan::run(&settings, args.output, &mut stdout)))
         }
         Some(Command::WebhookConformance(args)) => {
             let mut stdout = std::io::stdout().lock();
             ExitCode::from(runtime.block_on(webhook_conformance::run(&args, &mut stdout)))
+        }
+    }
+}
+
+/// A command's exit code, or its error (with its causes) on stderr and [`EXIT_FAILURE`].
+fn exit(result: anyhow::Result<u8>) -> ExitCode {
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("error: {}", error_text(&e));
+            ExitCode::from(EXIT_FAILURE)
         }
     }
 }

@@ -136,6 +136,14 @@ pub async fn run(settings: &Settings) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The controller's namespace: `POD_NAMESPACE` (the downward API), else the client's default.
+pub(crate) fn pod_namespace(client: &kube::Client) -> String {
+    std::env::var("POD_NAMESPACE")
+        .ok()
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| client.default_namespace().to_string())
+}
+
 /// The election for `--leader-elect`, not started yet: the Lease in the configured namespace (else the
 /// pod's), held under this pod's name and a random suffix.
 pub(crate) async fn start_election(

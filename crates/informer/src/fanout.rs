@@ -116,6 +116,16 @@ mod tests {
         }
     }
 
+    /// A cluster changed by hand, and a fan-out over it.
+    fn hand() -> (Arc<Hand>, Arc<ClusterFanout>) {
+        let hand = Arc::new(Hand {
+            changes: Mutex::new(ChangeSet::new()),
+            tx: watch::channel(0).0,
+        });
+        let fanout = ClusterFanout::new(hand.clone());
+        (hand, fanout)
+    }
+
     fn key(name: &str) -> ObjectKey {
         ObjectKey::new(ResourceKind::Service, "default", name)
     }
@@ -126,11 +136,7 @@ mod tests {
 
     #[test]
     fn each_subscriber_sees_every_change_once_whoever_takes_first() {
-        let hand = Arc::new(Hand {
-            changes: Mutex::new(ChangeSet::new()),
-            tx: watch::channel(0).0,
-        });
-        let fanout = ClusterFanout::new(hand.clone());
+        let (hand, fanout) = hand();
         let a = fanout.subscribe();
         let b = fanout.subscribe();
         lock(&hand.changes).insert(key("web"));
@@ -144,11 +150,7 @@ mod tests {
 
     #[test]
     fn a_relist_reaches_every_subscriber_and_a_dropped_one_is_forgotten() {
-        let hand = Arc::new(Hand {
-            changes: Mutex::new(ChangeSet::new()),
-            tx: watch::channel(0).0,
-        });
-        let fanout = ClusterFanout::new(hand.clone());
+        let (hand, fanout) = hand();
         let a = fanout.subscribe();
         let b = fanout.subscribe();
         drop(b);

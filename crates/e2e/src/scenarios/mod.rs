@@ -235,7 +235,7 @@ pub const ALL: &[Scenario] = &[
     },
     Scenario {
         name: "provider-isolation",
-        about: "--dns-provider-crds: one provider's BIND frozen for EXTDNS_E2E_OUTAGE_SECS (20 s): the other publishes at its usual pace, the failing one's status says SyncFailed, and after it answers again the changes made meanwhile land and nothing was deleted",
+        about: "--dns-provider-crds: one provider's BIND frozen for EXTDNS_E2E_OUTAGE_SECS (20 s): every change made meanwhile lands in the other's zone before the frozen one comes back (the times printed, never compared), the failing one's status says SyncFailed, and after it answers again the changes made meanwhile land and nothing was deleted",
         default: true,
         run: providers::isolation,
     },

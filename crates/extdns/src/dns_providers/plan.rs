@@ -7,17 +7,44 @@ use std::collections::HashMap;
 use std::io::Write;
 
 use extdns_controller::SyncReport;
-use extdns_dnsprovider::{Credentials, ProviderKind, ProviderObject};
+use extdns_dnsprovider::{Credentials, ProviderKind, ProviderObject, SpecError};
 use extdns_informer::load_keeping;
+use extdns_provider_manager::{SecretError, read_secret};
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, DynamicObject, ListParams, TypeMeta};
 
 use super::args::provider_settings;
 use super::preview::{provider_kinds, provider_objects};
-use super::{SecretError, read_secret};
 use crate::flags::OutputFormat;
+use crate::settings::ValidationError;
 use crate::settings::fleet::FleetSettings;
 use crate::{EXIT_FAILURE, plan};
+
+/// Why one provider is left out of the plan.
+#[derive(Debug, thiserror::Error)]
+enum LeftOut {
+    /// Its Secret cannot be read from the API server.
+    #[error(transparent)]
+    Secret(#[from] SecretError),
+    /// Its Secret is not among the manifests.
+    #[error("Secret {0} (spec.credentialsRef) is not among the manifests")]
+    NotInManifests(String),
+    /// Its Secret's keys are not a provider's environment and flags.
+    #[error(transparent)]
+    Credentials(#[from] SpecError),
+    /// Its settings are refused.
+    #[error(transparent)]
+    Settings(#[from] ValidationError),
+    /// Its dry-run sync failed.
+    #[error("{message}")]
+    Sync {
+        /// The error and its causes on one line.
+        message: String,
+        /// The error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
 
 /// Where the provider objects and their Secrets are read from.
 enum Objects {
@@ -37,10 +64,7 @@ pub async fn run(
 ) -> anyhow::Result<u8> {
     let (objects, refused, source) = if manifests.is_empty() {
         let client = crate::run::kube_client(&fleet.kube).await?;
-        let namespace = std::env::var("POD_NAMESPACE")
-            .ok()
-            .filter(|n| !n.is_empty())
-            .unwrap_or_else(|| client.default_namespace().to_string());
+        let namespace = crate::run::pod_namespace(&client);
         let (objects, refused) = list(&client).await?;
         (objects, refused, Objects::Api { client, namespace })
     } else {
@@ -118,30 +142,31 @@ async fn plan_one(
     fleet: &FleetSettings,
     source: &Objects,
     object: &ProviderObject,
-) -> Result<(SyncReport, String), String> {
+) -> Result<(SyncReport, String), LeftOut> {
     let credentials = match source {
-        Objects::Api { client, namespace } => match read_secret(client, object, namespace).await {
-            Ok((credentials, _)) => credentials,
-            Err(SecretError::Invalid(why) | SecretError::Unreachable(why)) => return Err(why),
-        },
+        Objects::Api { client, namespace } => read_secret(client, object, namespace).await?.0,
         Objects::Manifests(secrets) => from_manifests(secrets, object)?,
     };
-    let settings = provider_settings(fleet, object, &credentials).map_err(|e| e.to_string())?;
-    let report = plan::plan(&settings).await.map_err(|e| crate::error_text(&e))?;
+    let settings = provider_settings(fleet, object, &credentials)?;
+    let report = plan::plan(&settings).await.map_err(|e| LeftOut::Sync {
+        message: crate::error_text(&e),
+        source: e.into(),
+    })?;
     Ok((report, settings.controller.plan.owner_id.clone()))
 }
 
 /// `object`'s credentials from the Secrets among the manifests (a ClusterDNSProvider's in `default` unless
 /// it names a namespace).
-fn from_manifests(secrets: &HashMap<(String, String), Secret>, object: &ProviderObject) -> Result<Credentials, String> {
+fn from_manifests(
+    secrets: &HashMap<(String, String), Secret>,
+    object: &ProviderObject,
+) -> Result<Credentials, LeftOut> {
     let Some((namespace, name)) = object.secret("default") else {
         return Ok(Credentials::default());
     };
     let shown = format!("{namespace}/{name}");
     let Some(secret) = secrets.get(&(namespace, name)) else {
-        return Err(format!(
-            "Secret {shown} (spec.credentialsRef) is not among the manifests"
-        ));
+        return Err(LeftOut::NotInManifests(shown));
     };
     let data = secret.data.clone().unwrap_or_default();
     let strings = secret.string_data.clone().unwrap_or_default();
@@ -149,23 +174,22 @@ fn from_manifests(secrets: &HashMap<(String, String), Secret>, object: &Provider
         .iter()
         .map(|(k, v)| (k.as_str(), v.0.as_slice()))
         .chain(strings.iter().map(|(k, v)| (k.as_str(), v.as_bytes())));
-    Credentials::from_secret(&shown, pairs).map_err(|e| e.to_string())
+    Ok(Credentials::from_secret(&shown, pairs)?)
 }
 
 #[cfg(test)]
 mod tests {
-    use std::ffi::OsString;
-
     use super::*;
     use extdns_endpoint::{Endpoint, RecordType};
 
     #[tokio::test]
     async fn each_provider_is_planned_over_its_own_records_and_one_left_out_says_why() -> anyhow::Result<()> {
         let dir = tempfile::tempdir()?;
-        let path = dir.path().join("all.yaml");
-        std::fs::write(
-            &path,
-            r#"
+        let line = super::super::manifests_line(
+            "plan",
+            dir.path(),
+            &[
+                r#"
 apiVersion: externaldns.k8s.io/v1alpha1
 kind: ClusterDNSProvider
 metadata: { name: internal }
@@ -179,26 +203,11 @@ spec:
   domainFilter: { include: [team-a.example.com] }
   credentialsRef: { name: missing }
 ---
-apiVersion: v1
-kind: Service
-metadata:
-  name: web
-  namespace: team-b
-  annotations: { external-dns.alpha.kubernetes.io/hostname: web.example.org }
-spec: { type: LoadBalancer }
-status: { loadBalancer: { ingress: [ { ip: 10.0.0.1 } ] } }
 "#,
+                super::super::WEB_SERVICE,
+            ]
+            .concat(),
         )?;
-        let line: Vec<OsString> = [
-            "extdns",
-            "plan",
-            "--source=service",
-            "--dns-provider-crds",
-            &format!("--manifests={}", path.display()),
-        ]
-        .iter()
-        .map(OsString::from)
-        .collect();
         let cli = crate::flags::try_parse_from(&line)?;
         let flags = super::super::args::command_flags(cli);
         let fleet = crate::settings::fleet::for_plan(&flags, &line)?;

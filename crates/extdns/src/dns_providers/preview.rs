@@ -11,22 +11,14 @@ use std::sync::Arc;
 use extdns_dnsprovider::{GROUP, ProviderKind, ProviderObject, VERSION};
 use extdns_endpoint::{DomainFilter, Endpoint};
 use extdns_informer::{SkippedKinds, load_keeping};
+use extdns_report::endpoints::{Routed, render_json_by_provider, render_table_by_provider, sort};
 use extdns_source::resolver::Resolver;
 use kube::api::DynamicObject;
 
-use crate::endpoints::{COLUMNS, EndpointsError, aligned, row, sort};
+use crate::endpoints::EndpointsError;
 use crate::flags::OutputFormat;
 use crate::settings::{self, EndpointsSettings, ValidationError};
 use crate::wiring;
-
-/// One record and the provider it goes to.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Routed {
-    /// The provider's label: `NAME` for a ClusterDNSProvider, `NAMESPACE/NAME` for a DNSProvider.
-    pub provider: String,
-    /// The record.
-    pub endpoint: Endpoint,
-}
 
 /// What the preview found.
 #[derive(Debug, Default)]
@@ -153,40 +145,12 @@ pub async fn run(
         writeln!(err, "{}", preview.skipped)?;
     }
     let text = match output {
-        OutputFormat::Json => render_json(&preview.routed),
-        OutputFormat::Table => render_table(&preview.routed),
+        OutputFormat::Json => render_json_by_provider(&preview.routed),
+        OutputFormat::Table => render_table_by_provider(&preview.routed),
     };
     out.write_all(text.as_bytes())?;
     out.flush()?;
     Ok(())
-}
-
-/// `extdns endpoints`'s JSON, each record with a `"provider"` field.
-pub fn render_json(routed: &[Routed]) -> String {
-    let values: Vec<serde_json::Value> = routed
-        .iter()
-        .map(|r| {
-            let mut v = serde_json::to_value(&r.endpoint).unwrap_or_default();
-            if let Some(map) = v.as_object_mut() {
-                map.insert("provider".into(), serde_json::Value::String(r.provider.clone()));
-            }
-            v
-        })
-        .collect();
-    let mut s = serde_json::to_string_pretty(&values).unwrap_or_else(|_| "[]".to_string());
-    s.push('\n');
-    s
-}
-
-/// `extdns endpoints`'s table with a PROVIDER column first.
-pub fn render_table(routed: &[Routed]) -> String {
-    let header = std::iter::once("PROVIDER").chain(COLUMNS).map(String::from).collect();
-    let rows = routed.iter().map(|r| {
-        let mut cells = vec![r.provider.clone()];
-        cells.extend(row(&r.endpoint));
-        cells
-    });
-    aligned(std::iter::once(header).chain(rows).collect())
 }
 
 #[cfg(test)]
@@ -222,15 +186,6 @@ spec: { type: inmemory, config: { source: ingress } }
 apiVersion: v1
 kind: Service
 metadata:
-  name: web
-  namespace: team-b
-  annotations: { external-dns.alpha.kubernetes.io/hostname: web.example.org }
-spec: { type: LoadBalancer }
-status: { loadBalancer: { ingress: [ { ip: 10.0.0.1 } ] } }
----
-apiVersion: v1
-kind: Service
-metadata:
   name: shop
   namespace: team-b
   annotations:
@@ -247,23 +202,17 @@ metadata:
   annotations: { external-dns.alpha.kubernetes.io/hostname: app.team-a.example.com }
 spec: { type: LoadBalancer }
 status: { loadBalancer: { ingress: [ { ip: 10.0.0.3 } ] } }
+---
 "#;
 
     #[tokio::test]
     async fn each_record_is_shown_with_every_provider_it_goes_to() -> Result<(), Box<dyn std::error::Error>> {
         let dir = tempfile::tempdir()?;
-        let path = dir.path().join("all.yaml");
-        std::fs::write(&path, OBJECTS)?;
-        let line: Vec<OsString> = [
-            "extdns",
+        let line = super::super::manifests_line(
             "endpoints",
-            "--source=service",
-            "--dns-provider-crds",
-            &format!("--manifests={}", path.display()),
-        ]
-        .iter()
-        .map(OsString::from)
-        .collect();
+            dir.path(),
+            &format!("{OBJECTS}{}", super::super::WEB_SERVICE),
+        )?;
         let cli = crate::flags::try_parse_from(&line)?;
         let Some(Command::Endpoints(args)) = cli.command else {
             return Err("not the endpoints command".into());
@@ -286,9 +235,9 @@ status: { loadBalancer: { ingress: [ { ip: 10.0.0.3 } ] } }
         );
         assert_eq!(preview.refused.len(), 1, "{:?}", preview.refused);
         assert!(preview.refused[0].contains("wrong") && preview.refused[0].contains("spec.config.source"));
-        let table = render_table(&preview.routed);
+        let table = render_table_by_provider(&preview.routed);
         assert!(table.starts_with("PROVIDER      NAME"), "{table}");
-        let json: serde_json::Value = serde_json::from_str(&render_json(&preview.routed))?;
+        let json: serde_json::Value = serde_json::from_str(&render_json_by_provider(&preview.routed))?;
         assert_eq!(json[3]["provider"], "team-a/zone");
         assert_eq!(json[3]["dnsName"], "app.team-a.example.com");
         Ok(())
