@@ -58,13 +58,7 @@ pub fn config(
         .map(|z| z.trim().trim_end_matches('.').to_ascii_lowercase())
         .filter(|z| !z.is_empty())
         .collect();
-    config.zone_ids = flags
-        .provider
-        .zone_id_filter
-        .iter()
-        .filter(|z| !z.is_empty())
-        .cloned()
-        .collect();
+    config.zone_ids = super::zone_ids(flags);
     if config.subscription_id.is_empty() {
         return Err(invalid(
             "no subscription: set subscriptionId in the config file or --azure-subscription-id".into(),

@@ -46,13 +46,7 @@ pub fn config(flags: &Flags, domain_filter: &DomainFilter, env: Env<'_>) -> Resu
     config.batch_change_interval = f.batch_change_interval;
     config.zone_visibility = zone_visibility;
     config.domain_filter = domain_filter.clone();
-    config.zone_ids = flags
-        .provider
-        .zone_id_filter
-        .iter()
-        .filter(|z| !z.is_empty())
-        .cloned()
-        .collect();
+    config.zone_ids = super::zone_ids(flags);
     Ok(config)
 }
 

@@ -80,6 +80,18 @@ fn write_rate(per_second: f64) -> Result<Option<Rate>, ValidationError> {
     }
 }
 
+/// `--zone-id-filter` as the providers that match it as written take it: the values given, empty ones
+/// dropped (Route53 first strips its `/hostedzone/` prefix, so it reads the flag itself).
+fn zone_ids(flags: &Flags) -> Vec<String> {
+    flags
+        .provider
+        .zone_id_filter
+        .iter()
+        .filter(|z| !z.is_empty())
+        .cloned()
+        .collect()
+}
+
 fn invalid(message: impl Into<String>) -> ValidationError {
     ValidationError(message.into())
 }

@@ -17,45 +17,55 @@ fn strs<S: AsRef<str>>(v: &[S]) -> Value {
     Value::list(v, |s| Value::str(s.as_ref()))
 }
 
-/// The typed top level: TypeMeta and ObjectMeta are embedded, so their fields are promoted (`.Kind`,
-/// `.Name`) and also reachable by type name (`.ObjectMeta.Name`).
-fn typed_object(
-    type_name: &'static str,
-    kind: &str,
-    api_version: &str,
-    meta: &Meta,
-    annotations: &StrMap,
-    spec: Value,
-    status: Value,
-) -> Value {
-    let object_meta = Value::Struct(
-        "v1.ObjectMeta",
-        vec![
-            ("Name", Value::str(meta.name.as_str())),
-            ("Namespace", Value::str(meta.namespace.as_str())),
-            ("Labels", map_of(&meta.labels)),
-            ("Annotations", map_of(annotations)),
-        ],
-    );
-    let type_meta = Value::Struct(
-        "v1.TypeMeta",
-        vec![("Kind", Value::str(kind)), ("APIVersion", Value::str(api_version))],
-    );
-    Value::Struct(
-        type_name,
-        vec![
-            ("Kind", Value::str(kind)),
-            ("APIVersion", Value::str(api_version)),
-            ("TypeMeta", type_meta),
-            ("Name", Value::str(meta.name.as_str())),
-            ("Namespace", Value::str(meta.namespace.as_str())),
-            ("Labels", map_of(&meta.labels)),
-            ("Annotations", map_of(annotations)),
-            ("ObjectMeta", object_meta),
-            ("Spec", spec),
-            ("Status", status),
-        ],
-    )
+/// What every object's template data starts from, typed or unstructured: its kind, API version, metadata and
+/// the annotations templates see; the kind's own `spec` and `status` go inside.
+#[derive(Clone, Copy)]
+struct Envelope<'a> {
+    kind: &'a str,
+    api_version: &'a str,
+    meta: &'a Meta,
+    annotations: &'a StrMap,
+}
+
+impl Envelope<'_> {
+    /// The typed top level: TypeMeta and ObjectMeta are embedded, so their fields are promoted (`.Kind`,
+    /// `.Name`) and also reachable by type name (`.ObjectMeta.Name`).
+    fn typed(&self, type_name: &'static str, spec: Value, status: Value) -> Value {
+        let Envelope {
+            kind,
+            api_version,
+            meta,
+            annotations,
+        } = *self;
+        let object_meta = Value::Struct(
+            "v1.ObjectMeta",
+            vec![
+                ("Name", Value::str(meta.name.as_str())),
+                ("Namespace", Value::str(meta.namespace.as_str())),
+                ("Labels", map_of(&meta.labels)),
+                ("Annotations", map_of(annotations)),
+            ],
+        );
+        let type_meta = Value::Struct(
+            "v1.TypeMeta",
+            vec![("Kind", Value::str(kind)), ("APIVersion", Value::str(api_version))],
+        );
+        Value::Struct(
+            type_name,
+            vec![
+                ("Kind", Value::str(kind)),
+                ("APIVersion", Value::str(api_version)),
+                ("TypeMeta", type_meta),
+                ("Name", Value::str(meta.name.as_str())),
+                ("Namespace", Value::str(meta.namespace.as_str())),
+                ("Labels", map_of(&meta.labels)),
+                ("Annotations", map_of(annotations)),
+                ("ObjectMeta", object_meta),
+                ("Spec", spec),
+                ("Status", status),
+            ],
+        )
+    }
 }
 
 /// A JSON object builder that leaves out empty fields, as `omitempty` does.
@@ -88,43 +98,44 @@ impl Obj {
     }
 }
 
-/// The unstructured wrapper: a few promoted fields plus the raw JSON object.
-fn unstructured_object(
-    kind: &str,
-    api_version: &str,
-    meta: &Meta,
-    annotations: &StrMap,
-    spec: Value,
-    status: Value,
-) -> Value {
-    let metadata = Obj::default()
-        .put("name", Value::str(meta.name.as_str()))
-        .nonempty_str("namespace", &meta.namespace)
-        .nonempty_list("labels", map_of(&meta.labels))
-        .nonempty_list("annotations", map_of(annotations))
-        .done();
-    let object = Obj::default()
-        .put("apiVersion", Value::str(api_version))
-        .put("kind", Value::str(kind))
-        .put("metadata", metadata.clone())
-        .put("spec", spec.clone())
-        .put("status", status.clone())
-        .done();
-    Value::Struct(
-        "unstructured",
-        vec![
-            ("Name", Value::str(meta.name.as_str())),
-            ("Namespace", Value::str(meta.namespace.as_str())),
-            ("Kind", Value::str(kind)),
-            ("APIVersion", Value::str(api_version)),
-            ("Labels", map_of(&meta.labels)),
-            ("Annotations", map_of(annotations)),
-            ("Metadata", metadata),
-            ("Spec", spec),
-            ("Status", status),
-            ("Object", object),
-        ],
-    )
+impl Envelope<'_> {
+    /// The unstructured wrapper: a few promoted fields plus the raw JSON object.
+    fn unstructured(&self, spec: Value, status: Value) -> Value {
+        let Envelope {
+            kind,
+            api_version,
+            meta,
+            annotations,
+        } = *self;
+        let metadata = Obj::default()
+            .put("name", Value::str(meta.name.as_str()))
+            .nonempty_str("namespace", &meta.namespace)
+            .nonempty_list("labels", map_of(&meta.labels))
+            .nonempty_list("annotations", map_of(annotations))
+            .done();
+        let object = Obj::default()
+            .put("apiVersion", Value::str(api_version))
+            .put("kind", Value::str(kind))
+            .put("metadata", metadata.clone())
+            .put("spec", spec.clone())
+            .put("status", status.clone())
+            .done();
+        Value::Struct(
+            "unstructured",
+            vec![
+                ("Name", Value::str(meta.name.as_str())),
+                ("Namespace", Value::str(meta.namespace.as_str())),
+                ("Kind", Value::str(kind)),
+                ("APIVersion", Value::str(api_version)),
+                ("Labels", map_of(&meta.labels)),
+                ("Annotations", map_of(annotations)),
+                ("Metadata", metadata),
+                ("Spec", spec),
+                ("Status", status),
+                ("Object", object),
+            ],
+        )
+    }
 }
 
 impl TemplateObject for Service {
@@ -185,7 +196,13 @@ impl TemplateObject for Service {
                 Value::Struct("v1.LoadBalancerStatus", vec![("Ingress", ingress)]),
             )],
         );
-        typed_object("*v1.Service", "Service", "v1", &self.meta, annotations, spec, status)
+        Envelope {
+            kind: "Service",
+            api_version: "v1",
+            meta: &self.meta,
+            annotations,
+        }
+        .typed("*v1.Service", spec, status)
     }
 
     fn unstructured(&self, annotations: &StrMap) -> Value {
@@ -231,7 +248,13 @@ impl TemplateObject for Service {
         let status = Obj::default()
             .put("loadBalancer", Obj::default().nonempty_list("ingress", ingress).done())
             .done();
-        unstructured_object("Service", "v1", &self.meta, annotations, spec, status)
+        Envelope {
+            kind: "Service",
+            api_version: "v1",
+            meta: &self.meta,
+            annotations,
+        }
+        .unstructured(spec, status)
     }
 }
 
@@ -307,15 +330,13 @@ impl TemplateObject for Route {
                 ),
             ],
         );
-        typed_object(
-            type_name,
-            self.kind.kind(),
-            &self.kind.api_version(),
-            &self.meta,
+        Envelope {
+            kind: self.kind.kind(),
+            api_version: &self.kind.api_version(),
+            meta: &self.meta,
             annotations,
-            Value::Struct(spec_name, spec_fields),
-            status,
-        )
+        }
+        .typed(type_name, Value::Struct(spec_name, spec_fields), status)
     }
 
     fn unstructured(&self, annotations: &StrMap) -> Value {
@@ -330,14 +351,13 @@ impl TemplateObject for Route {
             Obj::default().put("parentRef", json_parent_ref(&p.parent_ref)).done()
         });
         let status = Obj::default().nonempty_list("parents", parents).done();
-        unstructured_object(
-            self.kind.kind(),
-            &self.kind.api_version(),
-            &self.meta,
+        Envelope {
+            kind: self.kind.kind(),
+            api_version: &self.kind.api_version(),
+            meta: &self.meta,
             annotations,
-            spec,
-            status,
-        )
+        }
+        .unstructured(spec, status)
     }
 }
 
@@ -354,28 +374,25 @@ impl TemplateObject for Ingress {
             vec![("IngressClassName", Value::opt_str(self.ingress_class_name.as_deref()))],
         );
         let status = Value::Struct("v1.IngressStatus", vec![]);
-        typed_object(
-            "*v1.Ingress",
-            "Ingress",
-            "networking.k8s.io/v1",
-            &self.meta,
+        Envelope {
+            kind: "Ingress",
+            api_version: "networking.k8s.io/v1",
+            meta: &self.meta,
             annotations,
-            spec,
-            status,
-        )
+        }
+        .typed("*v1.Ingress", spec, status)
     }
 
     fn unstructured(&self, annotations: &StrMap) -> Value {
         let spec = Obj::default()
             .opt("ingressClassName", self.ingress_class_name.as_deref().map(Value::str))
             .done();
-        unstructured_object(
-            "Ingress",
-            "networking.k8s.io/v1",
-            &self.meta,
+        Envelope {
+            kind: "Ingress",
+            api_version: "networking.k8s.io/v1",
+            meta: &self.meta,
             annotations,
-            spec,
-            Obj::default().done(),
-        )
+        }
+        .unstructured(spec, Obj::default().done())
     }
 }
