@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use extdns_provider::failure::{self, FailureKind, HttpAnswer};
 use extdns_provider::pace::Pacer;
-use extdns_provider::{Backoff, CallError, HttpClient};
+use extdns_provider::{ApiClient, CallError};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -139,27 +139,17 @@ pub enum Precondition {
     Etag(String),
 }
 
-/// The client.
+/// The client: the shared API skeleton (its base the resource group's DNS provider), the kind of zones,
+/// and the token cache.
+#[derive(Debug)]
 pub struct Api {
-    http: HttpClient,
-    base: String,
+    client: ApiClient,
     kind: Kind,
     tokens: Arc<TokenCache>,
-    backoff: Backoff,
-    pacer: Pacer,
-}
-
-impl std::fmt::Debug for Api {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Api").field("base", &self.base).finish_non_exhaustive()
-    }
 }
 
 impl Api {
     pub fn new(config: &AzureConfig, tokens: Arc<TokenCache>) -> Result<Api, ConfigError> {
-        let http = HttpClient::api_builder(&config.observer, config.timeout)
-            .build()
-            .map_err(ConfigError::Client)?;
         let base = format!(
             "{}/subscriptions/{}/resourceGroups/{}/providers/Microsoft.Network/{}",
             config.cloud.resource_manager.trim_end_matches('/'),
@@ -167,24 +157,25 @@ impl Api {
             config.resource_group,
             config.kind.resource()
         );
+        let pacer = Pacer::new(None, config.write_rate);
+        let client = ApiClient::new(&config.observer, config.timeout, &base, config.backoff.clone(), pacer)
+            .map_err(ConfigError::Client)?;
         Ok(Api {
-            http,
-            base,
+            client,
             kind: config.kind,
             tokens,
-            backoff: config.backoff.clone(),
-            pacer: Pacer::new(None, config.write_rate),
         })
     }
 
     /// Every zone of the resource group, all pages.
     pub async fn zones(&self) -> Result<Vec<ArmZone>, ApiError> {
-        self.list(&self.base).await
+        self.list(self.client.base()).await
     }
 
     /// Every record set of a zone, all pages.
     pub async fn record_sets(&self, zone: &str) -> Result<Vec<RecordSet>, ApiError> {
-        self.list(&format!("{}/{zone}/{}", self.base, self.kind.all())).await
+        self.list(&self.client.url(&format!("/{zone}/{}", self.kind.all())))
+            .await
     }
 
     /// PUT a record set under a precondition; the new ETag when Azure returns one.
@@ -216,7 +207,7 @@ impl Api {
         // As the SDK: the relative name goes into the path as it is (`@`, `*.foo`).
         format!(
             "{}/{zone}/{rtype}/{name}?api-version={}",
-            self.base,
+            self.client.base(),
             self.kind.api_version()
         )
     }
@@ -248,13 +239,13 @@ impl Api {
         body: Option<&Value>,
         when: Option<&Precondition>,
     ) -> Result<Vec<u8>, ApiError> {
-        let attempt = || self.call_once(method.clone(), url, body, when);
-        self.backoff.retry(url, attempt, ApiError::kind).await
+        let attempt = || self.call_once(&method, url, body, when);
+        self.client.backoff().retry(url, attempt, ApiError::kind).await
     }
 
     async fn call_once(
         &self,
-        method: reqwest::Method,
+        method: &reqwest::Method,
         url: &str,
         body: Option<&Value>,
         when: Option<&Precondition>,
@@ -264,12 +255,7 @@ impl Api {
             .get()
             .await
             .map_err(|e| ApiError::Credentials(Box::new(e)))?;
-        if method == reqwest::Method::GET {
-            self.pacer.request().await;
-        } else {
-            self.pacer.write().await;
-        }
-        let mut req = self.http.request(method.clone(), url).bearer_auth(&token.token);
+        let mut req = self.client.paced(method.clone(), url).await.bearer_auth(&token.token);
         req = match when {
             Some(Precondition::Absent) => req.header(reqwest::header::IF_NONE_MATCH, "*"),
             Some(Precondition::Etag(e)) => req.header(reqwest::header::IF_MATCH, e.as_str()),
@@ -300,7 +286,7 @@ impl Api {
             // An expired or revoked token: the next attempt gets a new one.
             self.tokens.refused(&token).await;
         }
-        self.pacer.hold_off(kind).await;
+        self.client.pacer().hold_off(kind).await;
         Err(ApiError::Api {
             method: method.to_string(),
             url: url.to_string(),

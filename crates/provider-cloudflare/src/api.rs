@@ -7,7 +7,7 @@ use std::time::Duration;
 use extdns_provider::failure::{self, FailureKind, HttpAnswer};
 use extdns_provider::http::answer_of;
 use extdns_provider::pace::Pacer;
-use extdns_provider::{Backoff, CallError, HttpClient};
+use extdns_provider::{ApiClient, CallError};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
@@ -210,33 +210,28 @@ impl Batch {
     }
 }
 
-/// The client.
+/// The client: the shared API skeleton (pacing Cloudflare's request limit and `--provider-write-rate`
+/// across every call) and Cloudflare's credentials.
+#[derive(Debug)]
 pub struct Api {
-    http: HttpClient,
-    base: String,
+    client: ApiClient,
     auth: Auth,
-    backoff: Backoff,
-    /// Cloudflare's request limit and `--provider-write-rate`, shared by every call.
-    pacer: Pacer,
-}
-
-impl std::fmt::Debug for Api {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Api").field("base", &self.base).finish_non_exhaustive()
-    }
 }
 
 impl Api {
     pub fn new(config: &CloudflareConfig) -> Result<Api, ConfigError> {
-        let http = HttpClient::api_builder(&config.observer, config.timeout)
-            .build()
-            .map_err(ConfigError::Client)?;
+        let pacer = Pacer::new(config.requests, config.write_rate);
+        let client = ApiClient::new(
+            &config.observer,
+            config.timeout,
+            &config.base_url,
+            config.backoff.clone(),
+            pacer,
+        )
+        .map_err(ConfigError::Client)?;
         Ok(Api {
-            http,
-            base: config.base_url.trim_end_matches('/').to_string(),
+            client,
             auth: config.auth.clone(),
-            backoff: config.backoff.clone(),
-            pacer: Pacer::new(config.requests, config.write_rate),
         })
     }
 
@@ -282,9 +277,9 @@ impl Api {
         query: &[(&str, String)],
         body: Option<&impl Serialize>,
     ) -> Result<(T, Option<ResultInfo>), ApiError> {
-        let url = format!("{}{path}", self.base);
+        let url = self.client.url(path);
         let attempt = || self.send_once(method.clone(), &url, query, body);
-        self.backoff.retry(&url, attempt, ApiError::kind).await
+        self.client.backoff().retry(&url, attempt, ApiError::kind).await
     }
 
     async fn send_once<T: DeserializeOwned>(
@@ -295,12 +290,7 @@ impl Api {
         body: Option<&impl Serialize>,
     ) -> Result<(T, Option<ResultInfo>), ApiError> {
         let method_name = method_name(&method);
-        if method == reqwest::Method::GET {
-            self.pacer.request().await;
-        } else {
-            self.pacer.write().await;
-        }
-        let mut req = self.http.request(method, url).query(query);
+        let mut req = self.client.paced(method, url).await.query(query);
         req = match &self.auth {
             Auth::Token(t) => req.bearer_auth(t),
             Auth::Key { key, email } => req.header("X-Auth-Key", key).header("X-Auth-Email", email),
@@ -316,10 +306,10 @@ impl Api {
         let answer = answer_of(&resp);
         let status = answer.status.as_u16();
         if status == 429 {
-            self.pacer.hold_off(answer.throttled()).await;
+            self.client.pacer().hold_off(answer.throttled()).await;
             return Err(ApiError::RateLimited {
                 url: url.to_string(),
-                attempts: self.backoff.max_attempts.max(1),
+                attempts: self.client.backoff().max_attempts.max(1),
                 retry_after: answer.retry_after,
             });
         }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use extdns_provider::failure::{self, FailureKind, HttpAnswer};
 use extdns_provider::http::answer_of;
 use extdns_provider::pace::Pacer;
-use extdns_provider::{Backoff, CallError, HttpClient};
+use extdns_provider::{ApiClient, CallError};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
@@ -194,35 +194,30 @@ struct RrsetPage {
     next_page_token: Option<String>,
 }
 
-/// The client.
+/// The client: the shared API skeleton, the token cache, and how Cloud DNS is paged and polled.
+#[derive(Debug)]
 pub struct Api {
-    http: HttpClient,
-    base: String,
+    client: ApiClient,
     tokens: Arc<TokenCache>,
-    backoff: Backoff,
-    pacer: Pacer,
     page_size: u32,
     change_poll: Duration,
     change_wait: Duration,
 }
 
-impl std::fmt::Debug for Api {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Api").field("base", &self.base).finish_non_exhaustive()
-    }
-}
-
 impl Api {
     pub fn new(config: &GoogleConfig, tokens: Arc<TokenCache>) -> Result<Api, ConfigError> {
-        let http = HttpClient::api_builder(&config.observer, config.timeout)
-            .build()
-            .map_err(ConfigError::Client)?;
+        let pacer = Pacer::new(config.requests, config.write_rate);
+        let client = ApiClient::new(
+            &config.observer,
+            config.timeout,
+            &config.base_url,
+            config.backoff.clone(),
+            pacer,
+        )
+        .map_err(ConfigError::Client)?;
         Ok(Api {
-            http,
-            base: config.base_url.trim_end_matches('/').to_string(),
+            client,
             tokens,
-            backoff: config.backoff.clone(),
-            pacer: Pacer::new(config.requests, config.write_rate),
             page_size: config.page_size,
             change_poll: config.change_poll,
             change_wait: config.change_wait,
@@ -296,9 +291,9 @@ impl Api {
         query: &[(&str, String)],
         body: Option<&impl Serialize>,
     ) -> Result<T, ApiError> {
-        let url = format!("{}{path}", self.base);
+        let url = self.client.url(path);
         let attempt = || self.call_once(method.clone(), &url, query, body);
-        self.backoff.retry(&url, attempt, ApiError::kind).await
+        self.client.backoff().retry(&url, attempt, ApiError::kind).await
     }
 
     async fn call_once<T: DeserializeOwned>(
@@ -314,12 +309,12 @@ impl Api {
             .await
             .map_err(|e| ApiError::Credentials(Box::new(e)))?;
         let method_name = if method == reqwest::Method::GET { "GET" } else { "POST" };
-        if method == reqwest::Method::GET {
-            self.pacer.request().await;
-        } else {
-            self.pacer.write().await;
-        }
-        let mut req = self.http.request(method, url).query(query).bearer_auth(&token.token);
+        let mut req = self
+            .client
+            .paced(method, url)
+            .await
+            .query(query)
+            .bearer_auth(&token.token);
         if let Some(b) = body {
             req = req.json(b);
         }
@@ -354,7 +349,7 @@ impl Api {
             // An expired or revoked token: the next attempt gets a new one.
             self.tokens.refused(&token).await;
         }
-        self.pacer.hold_off(kind).await;
+        self.client.pacer().hold_off(kind).await;
         Err(ApiError::Api {
             method: method_name,
             url: url.to_string(),

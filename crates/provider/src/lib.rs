@@ -1,7 +1,8 @@
 //! The provider side of extdns: the [`Provider`] trait every DNS backend implements, the toolkit they
 //! share, and the in-memory provider.
 //!
-//! The toolkit: [`zone`] (is a name in a zone, the closest zone, zones a domain filter selects), [`batch`]
+//! The toolkit: [`api_client`] (what a JSON cloud API client is: HTTP client, base URL, retry, pacing),
+//! [`zone`] (is a name in a zone, the closest zone, zones a domain filter selects), [`batch`]
 //! (batches by changes, bytes and values; a refused batch split until the bad change is named), [`gather`]
 //! (endpoints from backends that store one record per target), [`pace`] (requests kept under a rate),
 //! [`backoff`] (retries with backoff and jitter, honouring `Retry-After`), [`failure`] (one classification of
@@ -25,6 +26,7 @@
 //! # }
 //! ```
 
+pub mod api_client;
 pub mod backoff;
 pub mod batch;
 pub mod credentials;
@@ -43,6 +45,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, EndpointKey, RecordType};
 
+pub use api_client::ApiClient;
 pub use backoff::Backoff;
 pub use batch::{Failures, Unit, apply_split, split};
 pub use failure::{FailureKind, HttpAnswer, Retry};

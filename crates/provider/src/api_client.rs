@@ -1,0 +1,101 @@
+//! What a JSON cloud API client is, whatever the cloud: the HTTP client, the API's base URL, the retry
+//! policy and the pacer its calls share. Each provider's `Api` holds one beside what is its own (its
+//! credentials, its paging, its error envelope), so the skeleton is written once.
+
+use std::time::Duration;
+
+use reqwest::Method;
+
+use crate::backoff::Backoff;
+use crate::http::{HttpClient, HttpError, Observer, Request};
+use crate::pace::Pacer;
+
+/// The shared part of a cloud API client. Its `Debug` shows the base URL only: the rest is either
+/// configuration printed elsewhere or internal state.
+pub struct ApiClient {
+    http: HttpClient,
+    base: String,
+    backoff: Backoff,
+    pacer: Pacer,
+}
+
+impl std::fmt::Debug for ApiClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApiClient")
+            .field("base", &self.base)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ApiClient {
+    /// A client built as [`HttpClient::api_builder`] builds one (the configuration's request hook and
+    /// time limit). `base` is kept without a trailing `/`, so paths starting with `/` append to it.
+    pub fn new(
+        observer: &Observer,
+        timeout: Duration,
+        base: &str,
+        backoff: Backoff,
+        pacer: Pacer,
+    ) -> Result<ApiClient, HttpError> {
+        Ok(ApiClient {
+            http: HttpClient::api_builder(observer, timeout).build()?,
+            base: base.trim_end_matches('/').to_string(),
+            backoff,
+            pacer,
+        })
+    }
+
+    /// The API's base URL, without a trailing `/`.
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    /// The URL of `path` (which starts with `/`) under the base.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// The retry policy every call of the API runs under ([`Backoff::retry`]).
+    pub fn backoff(&self) -> &Backoff {
+        &self.backoff
+    }
+
+    /// The pacer, for an answer that asks the client to hold off ([`Pacer::hold_off`]).
+    pub fn pacer(&self) -> &Pacer {
+        &self.pacer
+    }
+
+    /// A request to `url`, once the pacer lets it go: a GET waits for the request rate, any other method
+    /// for the write rate as well, so reads are never held back by a write budget.
+    pub async fn paced(&self, method: Method, url: &str) -> Request<'_> {
+        if method == Method::GET {
+            self.pacer.request().await;
+        } else {
+            self.pacer.write().await;
+        }
+        self.http.request(method, url)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_append_to_the_base_without_a_double_slash() {
+        let client = ApiClient::new(
+            &Observer::default(),
+            Duration::from_secs(1),
+            "https://api.example.test/v4/",
+            Backoff::default(),
+            Pacer::unlimited(),
+        )
+        .expect("a client with default TLS builds");
+        assert_eq!(client.base(), "https://api.example.test/v4");
+        assert_eq!(client.url("/zones"), "https://api.example.test/v4/zones");
+        assert_eq!(
+            format!("{client:?}"),
+            "ApiClient { base: \"https://api.example.test/v4\", .. }"
+        );
+    }
+}
