@@ -6,7 +6,6 @@
 use std::sync::Arc;
 
 use extdns_provider::failure::{self, FailureKind, HttpAnswer};
-use extdns_provider::pace::Pacer;
 use extdns_provider::{ApiClient, CallError};
 use serde::Deserialize;
 use serde_json::Value;
@@ -157,9 +156,7 @@ impl Api {
             config.resource_group,
             config.kind.resource()
         );
-        let pacer = Pacer::new(None, config.write_rate);
-        let client = ApiClient::new(&config.observer, config.timeout, &base, config.backoff.clone(), pacer)
-            .map_err(ConfigError::Client)?;
+        let client = ApiClient::new(&config.observer, &config.api, &base).map_err(ConfigError::Client)?;
         Ok(Api {
             client,
             kind: config.kind,

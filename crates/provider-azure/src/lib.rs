@@ -107,7 +107,7 @@ impl AzureProvider {
             credentials::tokens(
                 config.credentials.clone(),
                 &config.cloud.audience,
-                config.timeout,
+                config.api.timeout,
                 &config.observer,
             )
             .map_err(ConfigError::Client)?,

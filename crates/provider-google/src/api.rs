@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use extdns_provider::failure::{self, FailureKind, HttpAnswer};
 use extdns_provider::http::answer_of;
-use extdns_provider::pace::Pacer;
 use extdns_provider::{ApiClient, CallError};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -206,15 +205,7 @@ pub struct Api {
 
 impl Api {
     pub fn new(config: &GoogleConfig, tokens: Arc<TokenCache>) -> Result<Api, ConfigError> {
-        let pacer = Pacer::new(config.requests, config.write_rate);
-        let client = ApiClient::new(
-            &config.observer,
-            config.timeout,
-            &config.base_url,
-            config.backoff.clone(),
-            pacer,
-        )
-        .map_err(ConfigError::Client)?;
+        let client = ApiClient::new(&config.observer, &config.api, &config.base_url).map_err(ConfigError::Client)?;
         Ok(Api {
             client,
             tokens,

@@ -108,8 +108,8 @@ impl GoogleProvider {
                 source,
             });
         }
-        let (tokens, metadata) =
-            credentials::tokens(&config.credentials, config.timeout, &config.observer).map_err(ConfigError::Client)?;
+        let (tokens, metadata) = credentials::tokens(&config.credentials, config.api.timeout, &config.observer)
+            .map_err(ConfigError::Client)?;
         let api = Api::new(&config, Arc::new(tokens))?;
         let project = match &config.project {
             Some(p) => OnceCell::new_with(Some(p.clone())),

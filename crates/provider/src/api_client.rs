@@ -8,7 +8,33 @@ use reqwest::Method;
 
 use crate::backoff::Backoff;
 use crate::http::{HttpClient, HttpError, Observer, Request};
-use crate::pace::Pacer;
+use crate::pace::{Pacer, Rate};
+
+/// The settings every cloud API client takes, embedded in each cloud provider's configuration, so the
+/// fields are declared, defaulted and read into an [`ApiClient`] once.
+#[derive(Debug, Clone)]
+pub struct ApiSettings {
+    /// Per-request time limit (connect, send, answer).
+    pub timeout: Duration,
+    /// Retries of the calls the provider's classification names transient or throttled.
+    pub backoff: Backoff,
+    /// Every request at most this often: the API's documented limit, where it has one.
+    pub requests: Option<Rate>,
+    /// `--provider-write-rate`: write requests at most this often, within `requests`.
+    pub write_rate: Option<Rate>,
+}
+
+impl ApiSettings {
+    /// 30 s a request, the default backoff, no write rate, and `requests` the API's own limit.
+    pub fn new(requests: Option<Rate>) -> ApiSettings {
+        ApiSettings {
+            timeout: Duration::from_secs(30),
+            backoff: Backoff::default(),
+            requests,
+            write_rate: None,
+        }
+    }
+}
 
 /// The shared part of a cloud API client. Its `Debug` shows the base URL only: the rest is either
 /// configuration printed elsewhere or internal state.
@@ -29,19 +55,14 @@ impl std::fmt::Debug for ApiClient {
 
 impl ApiClient {
     /// A client built as [`HttpClient::api_builder`] builds one (the configuration's request hook and
-    /// time limit). `base` is kept without a trailing `/`, so paths starting with `/` append to it.
-    pub fn new(
-        observer: &Observer,
-        timeout: Duration,
-        base: &str,
-        backoff: Backoff,
-        pacer: Pacer,
-    ) -> Result<ApiClient, HttpError> {
+    /// time limit), paced by the settings' rates. `base` is kept without a trailing `/`, so paths starting
+    /// with `/` append to it.
+    pub fn new(observer: &Observer, settings: &ApiSettings, base: &str) -> Result<ApiClient, HttpError> {
         Ok(ApiClient {
-            http: HttpClient::api_builder(observer, timeout).build()?,
+            http: HttpClient::api_builder(observer, settings.timeout).build()?,
             base: base.trim_end_matches('/').to_string(),
-            backoff,
-            pacer,
+            backoff: settings.backoff.clone(),
+            pacer: Pacer::new(settings.requests, settings.write_rate),
         })
     }
 
@@ -83,14 +104,9 @@ mod tests {
 
     #[test]
     fn paths_append_to_the_base_without_a_double_slash() {
-        let client = ApiClient::new(
-            &Observer::default(),
-            Duration::from_secs(1),
-            "https://api.example.test/v4/",
-            Backoff::default(),
-            Pacer::unlimited(),
-        )
-        .expect("a client with default TLS builds");
+        let settings = ApiSettings::new(None);
+        let client = ApiClient::new(&Observer::default(), &settings, "https://api.example.test/v4/")
+            .expect("a client with default TLS builds");
         assert_eq!(client.base(), "https://api.example.test/v4");
         assert_eq!(client.url("/zones"), "https://api.example.test/v4/zones");
         assert_eq!(
