@@ -258,26 +258,24 @@ impl Api {
             Some(Precondition::Etag(e)) => req.header(reqwest::header::IF_MATCH, e.as_str()),
             None => req,
         };
-        if let Some(b) = body {
-            req = req.json(b);
+        let reply = req
+            .json_if(body)
+            .exchange()
+            .await
+            .map_err(|source| ApiError::Unreachable {
+                url: url.to_string(),
+                source,
+            })?;
+        let (answer, status) = (reply.answer, reply.status());
+        if reply.is_success() {
+            return Ok(reply.body);
         }
-        let unreachable = |source| ApiError::Unreachable {
-            url: url.to_string(),
-            source,
-        };
-        let resp = req.send().await.map_err(unreachable)?;
-        let answer = HttpAnswer::new(resp.status(), resp.headers());
-        let status = answer.status.as_u16();
-        let header_code = resp
-            .headers()
+        let header_code = reply
+            .headers
             .get("x-ms-error-code")
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
-        let bytes = resp.bytes().await.map_err(unreachable)?;
-        if (200..300).contains(&status) {
-            return Ok(bytes.to_vec());
-        }
-        let (code, message) = error_of(&bytes, header_code);
+        let (code, message) = error_of(&reply.body, header_code);
         let kind = kind_of(&answer, &code);
         if status == 401 {
             // An expired or revoked token: the next attempt gets a new one.

@@ -5,7 +5,6 @@
 use std::time::Duration;
 
 use extdns_provider::failure::{self, FailureKind, HttpAnswer};
-use extdns_provider::http::answer_of;
 use extdns_provider::{ApiClient, CallError};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -286,16 +285,15 @@ impl Api {
             Auth::Token(t) => req.bearer_auth(t),
             Auth::Key { key, email } => req.header("X-Auth-Key", key).header("X-Auth-Email", email),
         };
-        if let Some(b) = body {
-            req = req.json(b);
-        }
-        let unreachable = |source| ApiError::Unreachable {
-            url: url.to_string(),
-            source,
-        };
-        let resp = req.send().await.map_err(unreachable)?;
-        let answer = answer_of(&resp);
-        let status = answer.status.as_u16();
+        let reply = req
+            .json_if(body)
+            .exchange()
+            .await
+            .map_err(|source| ApiError::Unreachable {
+                url: url.to_string(),
+                source,
+            })?;
+        let (answer, status) = (reply.answer, reply.status());
         if status == 429 {
             self.client.pacer().hold_off(answer.throttled()).await;
             return Err(ApiError::RateLimited {
@@ -304,7 +302,6 @@ impl Api {
                 retry_after: answer.retry_after,
             });
         }
-        let bytes = resp.bytes().await.map_err(unreachable)?;
         let bad_answer = |detail: String| ApiError::BadAnswer {
             url: url.to_string(),
             detail,
@@ -316,11 +313,11 @@ impl Api {
             kind: kind_of(&answer, &errors),
             errors,
         };
-        let envelope: Envelope<T> = match serde_json::from_slice(&bytes) {
+        let envelope: Envelope<T> = match serde_json::from_slice(&reply.body) {
             Ok(e) => e,
             Err(e) if (200..300).contains(&status) => return Err(bad_answer(e.to_string())),
             Err(_) => {
-                let message = String::from_utf8_lossy(&bytes).chars().take(200).collect();
+                let message = String::from_utf8_lossy(&reply.body).chars().take(200).collect();
                 return Err(refused(vec![ApiMessage { code: 0, message }]));
             }
         };

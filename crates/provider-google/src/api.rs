@@ -6,7 +6,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use extdns_provider::failure::{self, FailureKind, HttpAnswer};
-use extdns_provider::http::answer_of;
 use extdns_provider::{ApiClient, CallError};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -300,24 +299,19 @@ impl Api {
             .await
             .map_err(|e| ApiError::Credentials(Box::new(e)))?;
         let method_name = if method == reqwest::Method::GET { "GET" } else { "POST" };
-        let mut req = self
-            .client
-            .paced(method, url)
-            .await
+        let req = self.client.paced(method, url).await;
+        let reply = req
             .query(query)
-            .bearer_auth(&token.token);
-        if let Some(b) = body {
-            req = req.json(b);
-        }
-        let unreachable = |source| ApiError::Unreachable {
-            url: url.to_string(),
-            source,
-        };
-        let resp = req.send().await.map_err(unreachable)?;
-        let answer = answer_of(&resp);
-        let status = answer.status.as_u16();
-        let bytes = resp.bytes().await.map_err(unreachable)?;
-        if (200..300).contains(&status) {
+            .bearer_auth(&token.token)
+            .json_if(body)
+            .exchange()
+            .await
+            .map_err(|source| ApiError::Unreachable {
+                url: url.to_string(),
+                source,
+            })?;
+        let (answer, status, bytes) = (reply.answer, reply.status(), reply.body);
+        if answer.status.is_success() {
             return serde_json::from_slice(&bytes).map_err(|e| ApiError::BadAnswer {
                 url: url.to_string(),
                 detail: e.to_string(),
