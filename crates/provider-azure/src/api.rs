@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use extdns_provider::failure::{self, FailureKind, HttpAnswer};
-use extdns_provider::{ApiClient, CallError};
-use serde::Deserialize;
+use extdns_provider::{ApiClient, Call, CallError};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::config::{AzureConfig, ConfigError, Kind};
@@ -186,7 +186,9 @@ impl Api {
     ) -> Result<Option<String>, ApiError> {
         let url = self.set_url(zone, rtype, name);
         let body = serde_json::json!({ "properties": properties });
-        let answer = self.call(reqwest::Method::PUT, &url, Some(&body), Some(when)).await?;
+        let answer = self
+            .call(&Call::new(reqwest::Method::PUT, url).json(&body), Some(when))
+            .await?;
         // The record set as written, whose ETag lets a write be undone without touching a later one.
         Ok(serde_json::from_slice::<RecordSet>(&answer).ok().and_then(|s| s.etag))
     }
@@ -195,9 +197,8 @@ impl Api {
     pub async fn delete(&self, zone: &str, rtype: &str, name: &str, etag: Option<&str>) -> Result<(), ApiError> {
         let url = self.set_url(zone, rtype, name);
         let when = etag.map(|e| Precondition::Etag(e.to_string()));
-        self.call(reqwest::Method::DELETE, &url, None, when.as_ref())
-            .await
-            .map(drop)
+        let call = Call::new(reqwest::Method::DELETE, url);
+        self.call(&call, when.as_ref()).await.map(drop)
     }
 
     fn set_url(&self, zone: &str, rtype: &str, name: &str) -> String {
@@ -214,7 +215,7 @@ impl Api {
         let mut url = format!("{first}?api-version={}", self.kind.api_version());
         let mut seen = std::collections::HashSet::new();
         loop {
-            let body = self.call(reqwest::Method::GET, &url, None, None).await?;
+            let body = self.call(&Call::new(reqwest::Method::GET, url.clone()), None).await?;
             let page: Page<T> = serde_json::from_slice(&body).map_err(|e| ApiError::BadAnswer {
                 url: url.clone(),
                 detail: e.to_string(),
@@ -229,22 +230,18 @@ impl Api {
     }
 
     /// One call, retried while Azure answers 408, 429 or 5xx or cannot be reached.
-    async fn call(
+    async fn call<B: Serialize + ?Sized>(
         &self,
-        method: reqwest::Method,
-        url: &str,
-        body: Option<&Value>,
+        call: &Call<'_, B>,
         when: Option<&Precondition>,
     ) -> Result<Vec<u8>, ApiError> {
-        let attempt = || self.call_once(&method, url, body, when);
-        self.client.backoff().retry(url, attempt, ApiError::kind).await
+        let attempt = || self.call_once(call, when);
+        self.client.backoff().retry(&call.url, attempt, ApiError::kind).await
     }
 
-    async fn call_once(
+    async fn call_once<B: Serialize + ?Sized>(
         &self,
-        method: &reqwest::Method,
-        url: &str,
-        body: Option<&Value>,
+        call: &Call<'_, B>,
         when: Option<&Precondition>,
     ) -> Result<Vec<u8>, ApiError> {
         let token = self
@@ -252,20 +249,17 @@ impl Api {
             .get()
             .await
             .map_err(|e| ApiError::Credentials(Box::new(e)))?;
-        let mut req = self.client.paced(method.clone(), url).await.bearer_auth(&token.token);
+        let url = call.url.as_str();
+        let mut req = self.client.paced(call).await.bearer_auth(&token.token);
         req = match when {
             Some(Precondition::Absent) => req.header(reqwest::header::IF_NONE_MATCH, "*"),
             Some(Precondition::Etag(e)) => req.header(reqwest::header::IF_MATCH, e.as_str()),
             None => req,
         };
-        let reply = req
-            .json_if(body)
-            .exchange()
-            .await
-            .map_err(|source| ApiError::Unreachable {
-                url: url.to_string(),
-                source,
-            })?;
+        let reply = req.exchange().await.map_err(|source| ApiError::Unreachable {
+            url: url.to_string(),
+            source,
+        })?;
         let (answer, status) = (reply.answer, reply.status());
         if reply.is_success() {
             return Ok(reply.body);
@@ -283,7 +277,7 @@ impl Api {
         }
         self.client.pacer().hold_off(kind).await;
         Err(ApiError::Api {
-            method: method.to_string(),
+            method: call.method.to_string(),
             url: url.to_string(),
             status,
             code,

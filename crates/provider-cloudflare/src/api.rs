@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use extdns_provider::failure::{self, FailureKind, HttpAnswer};
-use extdns_provider::{ApiClient, CallError};
+use extdns_provider::{ApiClient, Call, CallError};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
@@ -237,9 +237,8 @@ impl Api {
 
     pub async fn batch(&self, zone_id: &str, batch: &Batch) -> Result<(), ApiError> {
         let path = format!("/zones/{zone_id}/dns_records/batch");
-        self.send::<serde_json::Value>(reqwest::Method::POST, &path, &[], Some(batch))
-            .await
-            .map(|_| ())
+        let call = self.client.call(reqwest::Method::POST, &path).json(batch);
+        self.send::<serde_json::Value, _>(&call).await.map(|_| ())
     }
 
     async fn all_pages<T: DeserializeOwned>(&self, path: &str, per_page: u32) -> Result<Vec<T>, ApiError> {
@@ -247,9 +246,8 @@ impl Api {
         let mut page = 1u32;
         loop {
             let query = [("page", page.to_string()), ("per_page", per_page.to_string())];
-            let (items, info) = self
-                .send::<Vec<T>>(reqwest::Method::GET, path, &query, None::<&()>)
-                .await?;
+            let call = self.client.call(reqwest::Method::GET, path).query(&query);
+            let (items, info) = self.send::<Vec<T>, ()>(&call).await?;
             let got = items.len();
             out.extend(items);
             match info {
@@ -260,39 +258,28 @@ impl Api {
     }
 
     /// One call, retried while Cloudflare answers 429 (after its `Retry-After` when it sends one).
-    async fn send<T: DeserializeOwned>(
+    async fn send<T: DeserializeOwned, B: Serialize + ?Sized>(
         &self,
-        method: reqwest::Method,
-        path: &str,
-        query: &[(&str, String)],
-        body: Option<&impl Serialize>,
+        call: &Call<'_, B>,
     ) -> Result<(T, Option<ResultInfo>), ApiError> {
-        let url = self.client.url(path);
-        let attempt = || self.send_once(method.clone(), &url, query, body);
-        self.client.backoff().retry(&url, attempt, ApiError::kind).await
+        let attempt = || self.send_once(call);
+        self.client.backoff().retry(&call.url, attempt, ApiError::kind).await
     }
 
-    async fn send_once<T: DeserializeOwned>(
+    async fn send_once<T: DeserializeOwned, B: Serialize + ?Sized>(
         &self,
-        method: reqwest::Method,
-        url: &str,
-        query: &[(&str, String)],
-        body: Option<&impl Serialize>,
+        call: &Call<'_, B>,
     ) -> Result<(T, Option<ResultInfo>), ApiError> {
-        let method_name = method_name(&method);
-        let mut req = self.client.paced(method, url).await.query(query);
+        let (method_name, url) = (method_name(&call.method), call.url.as_str());
+        let mut req = self.client.paced(call).await;
         req = match &self.auth {
             Auth::Token(t) => req.bearer_auth(t),
             Auth::Key { key, email } => req.header("X-Auth-Key", key).header("X-Auth-Email", email),
         };
-        let reply = req
-            .json_if(body)
-            .exchange()
-            .await
-            .map_err(|source| ApiError::Unreachable {
-                url: url.to_string(),
-                source,
-            })?;
+        let reply = req.exchange().await.map_err(|source| ApiError::Unreachable {
+            url: url.to_string(),
+            source,
+        })?;
         let (answer, status) = (reply.answer, reply.status());
         if status == 429 {
             self.client.pacer().hold_off(answer.throttled()).await;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use extdns_provider::failure::{self, FailureKind, HttpAnswer};
-use extdns_provider::{ApiClient, CallError};
+use extdns_provider::{ApiClient, Call, CallError};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
@@ -247,7 +247,9 @@ impl Api {
     /// Submit a change and wait until Cloud DNS says it is done.
     pub async fn apply(&self, project: &str, zone: &str, change: &Change) -> Result<(), ApiError> {
         let path = format!("/projects/{project}/managedZones/{zone}/changes");
-        let mut got: Change = self.call(reqwest::Method::POST, &path, &[], Some(change)).await?;
+        let mut got: Change = self
+            .call(&self.client.call(reqwest::Method::POST, &path).json(change))
+            .await?;
         let start = std::time::Instant::now();
         while got.status != "done" {
             if start.elapsed() >= self.change_wait {
@@ -258,9 +260,8 @@ impl Api {
                 });
             }
             tokio::time::sleep(self.change_poll).await;
-            got = self
-                .call(reqwest::Method::GET, &format!("{path}/{}", got.id), &[], None::<&()>)
-                .await?;
+            let poll = self.client.call(reqwest::Method::GET, &format!("{path}/{}", got.id));
+            got = self.call(&poll).await?;
         }
         Ok(())
     }
@@ -270,46 +271,33 @@ impl Api {
         if let Some(t) = page_token {
             query.push(("pageToken", t.to_string()));
         }
-        self.call(reqwest::Method::GET, path, &query, None::<&()>).await
+        self.call(&self.client.call(reqwest::Method::GET, path).query(&query))
+            .await
     }
 
     /// One call, retried while Cloud DNS answers 429, 5xx or a rate-limit reason.
-    async fn call<T: DeserializeOwned>(
-        &self,
-        method: reqwest::Method,
-        path: &str,
-        query: &[(&str, String)],
-        body: Option<&impl Serialize>,
-    ) -> Result<T, ApiError> {
-        let url = self.client.url(path);
-        let attempt = || self.call_once(method.clone(), &url, query, body);
-        self.client.backoff().retry(&url, attempt, ApiError::kind).await
+    async fn call<T: DeserializeOwned, B: Serialize + ?Sized>(&self, call: &Call<'_, B>) -> Result<T, ApiError> {
+        let attempt = || self.call_once(call);
+        self.client.backoff().retry(&call.url, attempt, ApiError::kind).await
     }
 
-    async fn call_once<T: DeserializeOwned>(
-        &self,
-        method: reqwest::Method,
-        url: &str,
-        query: &[(&str, String)],
-        body: Option<&impl Serialize>,
-    ) -> Result<T, ApiError> {
+    async fn call_once<T: DeserializeOwned, B: Serialize + ?Sized>(&self, call: &Call<'_, B>) -> Result<T, ApiError> {
         let token = self
             .tokens
             .get()
             .await
             .map_err(|e| ApiError::Credentials(Box::new(e)))?;
-        let method_name = if method == reqwest::Method::GET { "GET" } else { "POST" };
-        let req = self.client.paced(method, url).await;
-        let reply = req
-            .query(query)
-            .bearer_auth(&token.token)
-            .json_if(body)
-            .exchange()
-            .await
-            .map_err(|source| ApiError::Unreachable {
-                url: url.to_string(),
-                source,
-            })?;
+        let method_name = if call.method == reqwest::Method::GET {
+            "GET"
+        } else {
+            "POST"
+        };
+        let url = call.url.as_str();
+        let req = self.client.paced(call).await.bearer_auth(&token.token);
+        let reply = req.exchange().await.map_err(|source| ApiError::Unreachable {
+            url: url.to_string(),
+            source,
+        })?;
         let (answer, status, bytes) = (reply.answer, reply.status(), reply.body);
         if answer.status.is_success() {
             return serde_json::from_slice(&bytes).map_err(|e| ApiError::BadAnswer {

@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use reqwest::Method;
+use serde::Serialize;
 
 use crate::backoff::Backoff;
 use crate::http::{HttpClient, HttpError, Observer, Request};
@@ -86,15 +87,77 @@ impl ApiClient {
         &self.pacer
     }
 
-    /// A request to `url`, once the pacer lets it go: a GET waits for the request rate, any other method
-    /// for the write rate as well, so reads are never held back by a write budget.
-    pub async fn paced(&self, method: Method, url: &str) -> Request<'_> {
-        if method == Method::GET {
+    /// A call of `path` (which starts with `/`) under the base, with no query and no body yet.
+    pub fn call(&self, method: Method, path: &str) -> Call<'static> {
+        Call::new(method, self.url(path))
+    }
+
+    /// The request for `call` (its query and JSON body set), once the pacer lets it go: a GET waits for
+    /// the request rate, any other method for the write rate as well, so reads are never held back by
+    /// a write budget. Authentication and headers are the provider's to add.
+    pub async fn paced<B: Serialize + ?Sized>(&self, call: &Call<'_, B>) -> Request<'_> {
+        if call.method == Method::GET {
             self.pacer.request().await;
         } else {
             self.pacer.write().await;
         }
-        self.http.request(method, url)
+        self.http
+            .request(call.method.clone(), &call.url)
+            .query(call.query)
+            .json_if(call.body)
+    }
+}
+
+/// One call of a cloud API, built once and sent again by every attempt: method, URL, query and JSON body.
+#[derive(Debug)]
+pub struct Call<'a, B: ?Sized = ()> {
+    /// The method.
+    pub method: Method,
+    /// The whole URL, as the retry log names it.
+    pub url: String,
+    /// Query parameters, serialised form-style.
+    pub query: &'a [(&'a str, String)],
+    /// The JSON body, when there is one.
+    pub body: Option<&'a B>,
+}
+
+impl Call<'static> {
+    /// A call of a whole URL (a next-page link the API handed back), with no query and no body yet.
+    pub fn new(method: Method, url: String) -> Call<'static> {
+        Call {
+            method,
+            url,
+            query: &[],
+            body: None,
+        }
+    }
+}
+
+impl<'a, B: ?Sized> Call<'a, B> {
+    /// The call with these query parameters.
+    pub fn query<'b>(self, query: &'b [(&'b str, String)]) -> Call<'b, B>
+    where
+        'a: 'b,
+    {
+        Call {
+            method: self.method,
+            url: self.url,
+            query,
+            body: self.body,
+        }
+    }
+
+    /// The call with this JSON body.
+    pub fn json<'b, C: ?Sized>(self, body: &'b C) -> Call<'b, C>
+    where
+        'a: 'b,
+    {
+        Call {
+            method: self.method,
+            url: self.url,
+            query: self.query,
+            body: Some(body),
+        }
     }
 }
 
@@ -109,6 +172,11 @@ mod tests {
             .expect("a client with default TLS builds");
         assert_eq!(client.base(), "https://api.example.test/v4");
         assert_eq!(client.url("/zones"), "https://api.example.test/v4/zones");
+        let call = client.call(Method::POST, "/zones/z/batch").json(&[1, 2]);
+        assert_eq!(
+            (call.url.as_str(), call.body),
+            ("https://api.example.test/v4/zones/z/batch", Some(&[1, 2]))
+        );
         assert_eq!(
             format!("{client:?}"),
             "ApiClient { base: \"https://api.example.test/v4\", .. }"

@@ -47,7 +47,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, EndpointKey, RecordType};
 
-pub use api_client::{ApiClient, ApiSettings};
+pub use api_client::{ApiClient, ApiSettings, Call};
 pub use backoff::Backoff;
 pub use batch::{Failures, Unit, apply_split, split};
 pub use failure::{FailureKind, HttpAnswer, Retry};
