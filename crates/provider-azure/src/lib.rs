@@ -352,11 +352,10 @@ impl IndexedProvider for AzureProvider {
         failures.into_result()
     }
 
-    async fn canonicalise(&self, mut endpoints: Vec<Endpoint>) -> Result<Vec<Endpoint>, ProviderError> {
+    fn canonicalise(&self, ep: &mut Endpoint) {
         if self.config.kind == Kind::Public {
-            endpoints.iter_mut().for_each(records::expand_tags);
+            records::expand_tags(ep);
         }
-        Ok(endpoints)
     }
 
     fn domains(&self) -> DomainFilter {

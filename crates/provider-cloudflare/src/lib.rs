@@ -336,29 +336,23 @@ impl IndexedProvider for CloudflareProvider {
         failures.into_result()
     }
 
-    async fn canonicalise(&self, endpoints: Vec<Endpoint>) -> Result<Vec<Endpoint>, ProviderError> {
-        Ok(endpoints
-            .into_iter()
-            .map(|mut ep| {
-                let proxied = self.proxied(&ep);
-                let comment = self.comment(&ep);
-                ep.provider_specific.0.retain(|p| {
-                    ![PROXIED_PROPERTY, COMMENT_PROPERTY].contains(&p.name.as_str())
-                        && !is_property(&p.name, PROXIED_KEY)
-                        && !is_property(&p.name, COMMENT_KEY)
-                });
-                ep.provider_specific.set(PROXIED_PROPERTY, proxied.to_string());
-                if let Some(c) = comment {
-                    ep.provider_specific.set(COMMENT_PROPERTY, c);
-                }
-                ep.provider_specific.sort_by_name();
-                // Cloudflare keeps proxied records at TTL 1 (automatic) whatever is asked.
-                if proxied {
-                    ep.record_ttl = Ttl(0);
-                }
-                ep
-            })
-            .collect())
+    fn canonicalise(&self, ep: &mut Endpoint) {
+        let proxied = self.proxied(ep);
+        let comment = self.comment(ep);
+        ep.provider_specific.0.retain(|p| {
+            ![PROXIED_PROPERTY, COMMENT_PROPERTY].contains(&p.name.as_str())
+                && !is_property(&p.name, PROXIED_KEY)
+                && !is_property(&p.name, COMMENT_KEY)
+        });
+        ep.provider_specific.set(PROXIED_PROPERTY, proxied.to_string());
+        if let Some(c) = comment {
+            ep.provider_specific.set(COMMENT_PROPERTY, c);
+        }
+        ep.provider_specific.sort_by_name();
+        // Cloudflare keeps proxied records at TTL 1 (automatic) whatever is asked.
+        if proxied {
+            ep.record_ttl = Ttl(0);
+        }
     }
 
     fn domains(&self) -> DomainFilter {

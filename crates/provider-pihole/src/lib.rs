@@ -392,18 +392,12 @@ impl IndexedProvider for PiholeProvider {
         failures.into_result()
     }
 
-    async fn canonicalise(&self, endpoints: Vec<Endpoint>) -> Result<Vec<Endpoint>, ProviderError> {
+    fn canonicalise(&self, ep: &mut Endpoint) {
         // Pi-hole's hosts entries have no TTL (it answers with its local TTL), so a TTL asked for an address
         // is not a difference to write again every sync.
-        Ok(endpoints
-            .into_iter()
-            .map(|mut ep| {
-                if matches!(ep.record_type, RecordType::A | RecordType::Aaaa) {
-                    ep.record_ttl = Ttl(0);
-                }
-                ep
-            })
-            .collect())
+        if matches!(ep.record_type, RecordType::A | RecordType::Aaaa) {
+            ep.record_ttl = Ttl(0);
+        }
     }
 
     fn domains(&self) -> DomainFilter {

@@ -26,10 +26,10 @@ pub trait IndexedProvider: Send + Sync {
     /// Apply the units against `index`, each whole or not at all, as [`Provider::apply`] documents.
     async fn write(&self, index: &Self::Index, units: &[Unit<'_>]) -> Result<(), ProviderError>;
 
-    /// As [`Provider::adjust_endpoints`]: desired endpoints spelt as this provider stores them.
-    async fn canonicalise(&self, endpoints: Vec<Endpoint>) -> Result<Vec<Endpoint>, ProviderError> {
-        Ok(endpoints)
-    }
+    /// As [`Provider::adjust_endpoints`], one endpoint at a time: a desired endpoint spelt as this
+    /// provider stores it (a TTL it ignores cleared, a property set to its default). Leaves it as it is
+    /// unless overridden.
+    fn canonicalise(&self, _endpoint: &mut Endpoint) {}
 
     /// As [`Provider::domain_filter`]: the names this provider can manage.
     fn domains(&self) -> DomainFilter;
@@ -47,8 +47,9 @@ impl<P: IndexedProvider> Provider for P {
         self.write(&index, units).await
     }
 
-    async fn adjust_endpoints(&self, endpoints: Vec<Endpoint>) -> Result<Vec<Endpoint>, ProviderError> {
-        self.canonicalise(endpoints).await
+    async fn adjust_endpoints(&self, mut endpoints: Vec<Endpoint>) -> Result<Vec<Endpoint>, ProviderError> {
+        endpoints.iter_mut().for_each(|ep| self.canonicalise(ep));
+        Ok(endpoints)
     }
 
     fn domain_filter(&self) -> DomainFilter {
