@@ -15,6 +15,7 @@ use extdns_provider::Provider;
 use extdns_provider::http::{Observe, Observer};
 use extdns_provider_aws::{AssumeRole, AwsConfig, AwsProvider, CredentialSource};
 use extdns_test_support::moto::Moto;
+use extdns_test_support::rfc3339;
 use extdns_test_support::route53_fake::Fake;
 use extdns_test_support::{require, serve};
 use reqwest::{Method, StatusCode as ReqwestStatus, Url};
@@ -240,7 +241,7 @@ impl Issuer {
             "AccessKeyId": format!("{prefix}{n}"),
             "SecretAccessKey": "s",
             "Token": format!("token-{n}"),
-            "Expiration": rfc3339(secs),
+            "Expiration": rfc3339::utc(secs),
         })
         .to_string()
     }
@@ -250,27 +251,6 @@ impl Issuer {
 fn assert_signed(fake: &Fake, header: &str, check: impl Fn(&str) -> bool) {
     let auth = fake.lock().last_signature.clone();
     assert!(auth.iter().any(|(k, v)| k == header && check(v)), "{auth:?}");
-}
-
-fn rfc3339(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Civil date from days since the epoch (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
 }
 
 /// The container endpoint as ECS and EKS Pod Identity document it: GET, the token in `Authorization`.

@@ -6,9 +6,8 @@
 use std::sync::Arc;
 
 use extdns_provider::failure::{self, FailureKind, HttpAnswer};
-use extdns_provider::pace::Pacer;
-use extdns_provider::{Backoff, CallError, HttpClient};
-use serde::Deserialize;
+use extdns_provider::{ApiClient, Call, CallError};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::config::{AzureConfig, ConfigError, Kind};
@@ -139,27 +138,17 @@ pub enum Precondition {
     Etag(String),
 }
 
-/// The client.
+/// The client: the shared API skeleton (its base the resource group's DNS provider), the kind of zones,
+/// and the token cache.
+#[derive(Debug)]
 pub struct Api {
-    http: HttpClient,
-    base: String,
+    client: ApiClient,
     kind: Kind,
     tokens: Arc<TokenCache>,
-    backoff: Backoff,
-    pacer: Pacer,
-}
-
-impl std::fmt::Debug for Api {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Api").field("base", &self.base).finish_non_exhaustive()
-    }
 }
 
 impl Api {
     pub fn new(config: &AzureConfig, tokens: Arc<TokenCache>) -> Result<Api, ConfigError> {
-        let http = HttpClient::api_builder(&config.observer, config.timeout)
-            .build()
-            .map_err(ConfigError::Client)?;
         let base = format!(
             "{}/subscriptions/{}/resourceGroups/{}/providers/Microsoft.Network/{}",
             config.cloud.resource_manager.trim_end_matches('/'),
@@ -167,24 +156,23 @@ impl Api {
             config.resource_group,
             config.kind.resource()
         );
+        let client = ApiClient::new(&config.observer, &config.api, &base).map_err(ConfigError::Client)?;
         Ok(Api {
-            http,
-            base,
+            client,
             kind: config.kind,
             tokens,
-            backoff: config.backoff.clone(),
-            pacer: Pacer::new(None, config.write_rate),
         })
     }
 
     /// Every zone of the resource group, all pages.
     pub async fn zones(&self) -> Result<Vec<ArmZone>, ApiError> {
-        self.list(&self.base).await
+        self.list(self.client.base()).await
     }
 
     /// Every record set of a zone, all pages.
     pub async fn record_sets(&self, zone: &str) -> Result<Vec<RecordSet>, ApiError> {
-        self.list(&format!("{}/{zone}/{}", self.base, self.kind.all())).await
+        self.list(&self.client.url(&format!("/{zone}/{}", self.kind.all())))
+            .await
     }
 
     /// PUT a record set under a precondition; the new ETag when Azure returns one.
@@ -198,7 +186,9 @@ impl Api {
     ) -> Result<Option<String>, ApiError> {
         let url = self.set_url(zone, rtype, name);
         let body = serde_json::json!({ "properties": properties });
-        let answer = self.call(reqwest::Method::PUT, &url, Some(&body), Some(when)).await?;
+        let answer = self
+            .call(&Call::new(reqwest::Method::PUT, url).json(&body), Some(when))
+            .await?;
         // The record set as written, whose ETag lets a write be undone without touching a later one.
         Ok(serde_json::from_slice::<RecordSet>(&answer).ok().and_then(|s| s.etag))
     }
@@ -207,16 +197,15 @@ impl Api {
     pub async fn delete(&self, zone: &str, rtype: &str, name: &str, etag: Option<&str>) -> Result<(), ApiError> {
         let url = self.set_url(zone, rtype, name);
         let when = etag.map(|e| Precondition::Etag(e.to_string()));
-        self.call(reqwest::Method::DELETE, &url, None, when.as_ref())
-            .await
-            .map(drop)
+        let call = Call::new(reqwest::Method::DELETE, url);
+        self.call(&call, when.as_ref()).await.map(drop)
     }
 
     fn set_url(&self, zone: &str, rtype: &str, name: &str) -> String {
         // As the SDK: the relative name goes into the path as it is (`@`, `*.foo`).
         format!(
             "{}/{zone}/{rtype}/{name}?api-version={}",
-            self.base,
+            self.client.base(),
             self.kind.api_version()
         )
     }
@@ -226,7 +215,7 @@ impl Api {
         let mut url = format!("{first}?api-version={}", self.kind.api_version());
         let mut seen = std::collections::HashSet::new();
         loop {
-            let body = self.call(reqwest::Method::GET, &url, None, None).await?;
+            let body = self.call(&Call::new(reqwest::Method::GET, url.clone()), None).await?;
             let page: Page<T> = serde_json::from_slice(&body).map_err(|e| ApiError::BadAnswer {
                 url: url.clone(),
                 detail: e.to_string(),
@@ -241,22 +230,18 @@ impl Api {
     }
 
     /// One call, retried while Azure answers 408, 429 or 5xx or cannot be reached.
-    async fn call(
+    async fn call<B: Serialize + ?Sized>(
         &self,
-        method: reqwest::Method,
-        url: &str,
-        body: Option<&Value>,
+        call: &Call<'_, B>,
         when: Option<&Precondition>,
     ) -> Result<Vec<u8>, ApiError> {
-        let attempt = || self.call_once(method.clone(), url, body, when);
-        self.backoff.retry(url, attempt, ApiError::kind).await
+        let attempt = || self.call_once(call, when);
+        self.client.backoff().retry(&call.url, attempt, ApiError::kind).await
     }
 
-    async fn call_once(
+    async fn call_once<B: Serialize + ?Sized>(
         &self,
-        method: reqwest::Method,
-        url: &str,
-        body: Option<&Value>,
+        call: &Call<'_, B>,
         when: Option<&Precondition>,
     ) -> Result<Vec<u8>, ApiError> {
         let token = self
@@ -264,45 +249,35 @@ impl Api {
             .get()
             .await
             .map_err(|e| ApiError::Credentials(Box::new(e)))?;
-        if method == reqwest::Method::GET {
-            self.pacer.request().await;
-        } else {
-            self.pacer.write().await;
-        }
-        let mut req = self.http.request(method.clone(), url).bearer_auth(&token.token);
+        let url = call.url.as_str();
+        let mut req = self.client.paced(call).await.bearer_auth(&token.token);
         req = match when {
             Some(Precondition::Absent) => req.header(reqwest::header::IF_NONE_MATCH, "*"),
             Some(Precondition::Etag(e)) => req.header(reqwest::header::IF_MATCH, e.as_str()),
             None => req,
         };
-        if let Some(b) = body {
-            req = req.json(b);
-        }
-        let unreachable = |source| ApiError::Unreachable {
+        let reply = req.exchange().await.map_err(|source| ApiError::Unreachable {
             url: url.to_string(),
             source,
-        };
-        let resp = req.send().await.map_err(unreachable)?;
-        let answer = HttpAnswer::new(resp.status(), resp.headers());
-        let status = answer.status.as_u16();
-        let header_code = resp
-            .headers()
+        })?;
+        let (answer, status) = (reply.answer, reply.status());
+        if reply.is_success() {
+            return Ok(reply.body);
+        }
+        let header_code = reply
+            .headers
             .get("x-ms-error-code")
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
-        let bytes = resp.bytes().await.map_err(unreachable)?;
-        if (200..300).contains(&status) {
-            return Ok(bytes.to_vec());
-        }
-        let (code, message) = error_of(&bytes, header_code);
+        let (code, message) = error_of(&reply.body, header_code);
         let kind = kind_of(&answer, &code);
         if status == 401 {
             // An expired or revoked token: the next attempt gets a new one.
             self.tokens.refused(&token).await;
         }
-        self.pacer.hold_off(kind).await;
+        self.client.pacer().hold_off(kind).await;
         Err(ApiError::Api {
-            method: method.to_string(),
+            method: call.method.to_string(),
             url: url.to_string(),
             status,
             code,

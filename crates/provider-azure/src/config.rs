@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use extdns_endpoint::DomainFilter;
-use extdns_provider::Backoff;
 use extdns_provider::credentials::{NoCredentials, Tried};
+use extdns_provider::{ApiSettings, Backoff};
 
 use crate::credentials::{CredentialSource, CredentialsError, HEADLINE, SourceError};
 
@@ -312,12 +312,9 @@ pub struct AzureConfig {
     pub zone_ids: Vec<String>,
     /// `--domain-filter` and its relatives.
     pub domain_filter: DomainFilter,
-    /// Per-request time limit.
-    pub timeout: Duration,
-    /// Retries of 408, 429 and 5xx (`--azure-maxretries-count` sets the attempts).
-    pub backoff: Backoff,
-    /// `--provider-write-rate`: PUTs and DELETEs at most this often.
-    pub write_rate: Option<extdns_provider::pace::Rate>,
+    /// Time limit, retries (of 408, 429 and 5xx; `--azure-maxretries-count` sets the attempts) and
+    /// rates: no limit on every request, PUTs and DELETEs at most `--provider-write-rate`.
+    pub api: ApiSettings,
     /// Told about every HTTP request (the binary's request-duration metric).
     pub observer: extdns_provider::http::Observer,
 }
@@ -335,14 +332,15 @@ impl AzureConfig {
             zone_names: Vec::new(),
             zone_ids: Vec::new(),
             domain_filter: DomainFilter::default(),
-            timeout: Duration::from_secs(30),
-            backoff: Backoff {
-                initial: Duration::from_millis(800),
-                max: Duration::from_secs(60),
-                max_attempts: 4,
-                ..Backoff::default()
+            api: ApiSettings {
+                backoff: Backoff {
+                    initial: Duration::from_millis(800),
+                    max: Duration::from_secs(60),
+                    max_attempts: 4,
+                    ..Backoff::default()
+                },
+                ..ApiSettings::new(None)
             },
-            write_rate: None,
             observer: Default::default(),
         }
     }

@@ -33,7 +33,7 @@ use std::time::Instant;
 use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, Ttl};
 use extdns_provider::batch::{self, Failures, Unit};
-use extdns_provider::{CallError, FailureKind, Provider, ProviderError, ReadState, Records, zone};
+use extdns_provider::{CallError, FailureKind, IndexedProvider, ProviderError, zone};
 use tokio::sync::Mutex;
 
 pub use api::ApiError;
@@ -58,7 +58,8 @@ pub struct Zone {
 type SetKey = (String, String, String);
 
 /// What a read learnt: the zones and each record set's ETag.
-struct ReadZones {
+/// Opaque outside this crate: the provider's [`IndexedProvider::Index`], kept in the read's state.
+pub struct ReadZones {
     zones: Arc<Vec<Zone>>,
     etags: HashMap<SetKey, Option<String>>,
 }
@@ -106,7 +107,7 @@ impl AzureProvider {
             credentials::tokens(
                 config.credentials.clone(),
                 &config.cloud.audience,
-                config.timeout,
+                config.api.timeout,
                 &config.observer,
             )
             .map_err(ConfigError::Client)?,
@@ -151,51 +152,6 @@ impl AzureProvider {
             *cache = Some((Instant::now(), zones.clone()));
         }
         Ok(zones)
-    }
-
-    async fn read(&self) -> Result<(Vec<Endpoint>, ReadZones), ProviderError> {
-        let kind = self.config.kind;
-        let zones = self.zones().await?;
-        let mut endpoints = Vec::new();
-        let mut etags = HashMap::new();
-        for zone in zones.iter() {
-            let sets =
-                self.api.record_sets(&zone.name).await.map_err(|e| {
-                    ProviderError::from_call(format!("listing the record sets of zone {}", zone.name), e)
-                })?;
-            for set in sets {
-                let prefix = kind.type_prefix();
-                let Some(t) = set
-                    .kind
-                    .get(..prefix.len())
-                    .filter(|p| p.eq_ignore_ascii_case(prefix))
-                    .map(|_| &set.kind[prefix.len()..])
-                else {
-                    continue;
-                };
-                let Ok(rtype) = RecordType::from_str(&t.to_ascii_uppercase());
-                let Some((ttl, targets, ps)) = records::read(kind, &rtype, &set.properties) else {
-                    continue;
-                };
-                let relative = set.name.to_ascii_lowercase();
-                let name = if relative == "@" {
-                    zone.name.clone()
-                } else {
-                    format!("{relative}.{}", zone.name)
-                };
-                if !self.config.zone_names.is_empty() && !self.config.domain_filter.matches(&name) {
-                    continue;
-                }
-                endpoints.push(
-                    Endpoint::new(&name, rtype.clone(), targets.iter().map(String::as_str))
-                        .with_ttl(Ttl(ttl))
-                        .with_provider_specific(ps),
-                );
-                etags.insert((zone.name.clone(), relative, rtype.as_str().to_string()), set.etag);
-            }
-        }
-        tracing::debug!(zones = zones.len(), records = endpoints.len(), "Azure records read");
-        Ok((endpoints, ReadZones { zones, etags }))
     }
 
     /// Write one change of a unit under the ETag of the read; the record set's new ETag after a PUT.
@@ -282,15 +238,55 @@ fn relative(name: &str, zone: &str) -> String {
 }
 
 #[async_trait]
-impl Provider for AzureProvider {
-    async fn records(&self) -> Result<Records, ProviderError> {
-        let (endpoints, read) = self.read().await?;
-        Ok(Records::with_state(endpoints, read))
+impl IndexedProvider for AzureProvider {
+    type Index = ReadZones;
+
+    async fn read(&self) -> Result<(Vec<Endpoint>, Self::Index), ProviderError> {
+        let kind = self.config.kind;
+        let zones = self.zones().await?;
+        let mut endpoints = Vec::new();
+        let mut etags = HashMap::new();
+        for zone in zones.iter() {
+            let sets =
+                self.api.record_sets(&zone.name).await.map_err(|e| {
+                    ProviderError::from_call(format!("listing the record sets of zone {}", zone.name), e)
+                })?;
+            for set in sets {
+                let prefix = kind.type_prefix();
+                let Some(t) = set
+                    .kind
+                    .get(..prefix.len())
+                    .filter(|p| p.eq_ignore_ascii_case(prefix))
+                    .map(|_| &set.kind[prefix.len()..])
+                else {
+                    continue;
+                };
+                let Ok(rtype) = RecordType::from_str(&t.to_ascii_uppercase());
+                let Some((ttl, targets, ps)) = records::read(kind, &rtype, &set.properties) else {
+                    continue;
+                };
+                let relative = set.name.to_ascii_lowercase();
+                let name = if relative == "@" {
+                    zone.name.clone()
+                } else {
+                    format!("{relative}.{}", zone.name)
+                };
+                if !self.config.zone_names.is_empty() && !self.config.domain_filter.matches(&name) {
+                    continue;
+                }
+                endpoints.push(
+                    Endpoint::new(&name, rtype.clone(), targets.iter().map(String::as_str))
+                        .with_ttl(Ttl(ttl))
+                        .with_provider_specific(ps),
+                );
+                etags.insert((zone.name.clone(), relative, rtype.as_str().to_string()), set.etag);
+            }
+        }
+        tracing::debug!(zones = zones.len(), records = endpoints.len(), "Azure records read");
+        Ok((endpoints, ReadZones { zones, etags }))
     }
 
-    async fn apply(&self, read: &ReadState, units: &[Unit<'_>]) -> Result<(), ProviderError> {
-        let held = read.get_or_read(|| async { Ok(self.read().await?.1) }).await?;
-        let read: &ReadZones = &held;
+    async fn write(&self, read: &ReadZones, units: &[Unit<'_>]) -> Result<(), ProviderError> {
         let kind = self.config.kind;
         let mut failures = Failures::default();
         let mut ordered = units.to_vec();
@@ -356,14 +352,13 @@ impl Provider for AzureProvider {
         failures.into_result()
     }
 
-    async fn adjust_endpoints(&self, mut endpoints: Vec<Endpoint>) -> Result<Vec<Endpoint>, ProviderError> {
+    fn canonicalise(&self, ep: &mut Endpoint) {
         if self.config.kind == Kind::Public {
-            endpoints.iter_mut().for_each(records::expand_tags);
+            records::expand_tags(ep);
         }
-        Ok(endpoints)
     }
 
-    fn domain_filter(&self) -> DomainFilter {
+    fn domains(&self) -> DomainFilter {
         self.config.domain_filter.clone()
     }
 }

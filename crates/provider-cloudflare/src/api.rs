@@ -5,9 +5,7 @@
 use std::time::Duration;
 
 use extdns_provider::failure::{self, FailureKind, HttpAnswer};
-use extdns_provider::http::answer_of;
-use extdns_provider::pace::Pacer;
-use extdns_provider::{Backoff, CallError, HttpClient};
+use extdns_provider::{ApiClient, Call, CallError};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
@@ -210,33 +208,20 @@ impl Batch {
     }
 }
 
-/// The client.
+/// The client: the shared API skeleton (pacing Cloudflare's request limit and `--provider-write-rate`
+/// across every call) and Cloudflare's credentials.
+#[derive(Debug)]
 pub struct Api {
-    http: HttpClient,
-    base: String,
+    client: ApiClient,
     auth: Auth,
-    backoff: Backoff,
-    /// Cloudflare's request limit and `--provider-write-rate`, shared by every call.
-    pacer: Pacer,
-}
-
-impl std::fmt::Debug for Api {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Api").field("base", &self.base).finish_non_exhaustive()
-    }
 }
 
 impl Api {
     pub fn new(config: &CloudflareConfig) -> Result<Api, ConfigError> {
-        let http = HttpClient::api_builder(&config.observer, config.timeout)
-            .build()
-            .map_err(ConfigError::Client)?;
+        let client = ApiClient::new(&config.observer, &config.api, &config.base_url).map_err(ConfigError::Client)?;
         Ok(Api {
-            http,
-            base: config.base_url.trim_end_matches('/').to_string(),
+            client,
             auth: config.auth.clone(),
-            backoff: config.backoff.clone(),
-            pacer: Pacer::new(config.requests, config.write_rate),
         })
     }
 
@@ -252,9 +237,8 @@ impl Api {
 
     pub async fn batch(&self, zone_id: &str, batch: &Batch) -> Result<(), ApiError> {
         let path = format!("/zones/{zone_id}/dns_records/batch");
-        self.send::<serde_json::Value>(reqwest::Method::POST, &path, &[], Some(batch))
-            .await
-            .map(|_| ())
+        let call = self.client.call(reqwest::Method::POST, &path).json(batch);
+        self.send::<serde_json::Value, _>(&call).await.map(|_| ())
     }
 
     async fn all_pages<T: DeserializeOwned>(&self, path: &str, per_page: u32) -> Result<Vec<T>, ApiError> {
@@ -262,9 +246,8 @@ impl Api {
         let mut page = 1u32;
         loop {
             let query = [("page", page.to_string()), ("per_page", per_page.to_string())];
-            let (items, info) = self
-                .send::<Vec<T>>(reqwest::Method::GET, path, &query, None::<&()>)
-                .await?;
+            let call = self.client.call(reqwest::Method::GET, path).query(&query);
+            let (items, info) = self.send::<Vec<T>, ()>(&call).await?;
             let got = items.len();
             out.extend(items);
             match info {
@@ -275,55 +258,37 @@ impl Api {
     }
 
     /// One call, retried while Cloudflare answers 429 (after its `Retry-After` when it sends one).
-    async fn send<T: DeserializeOwned>(
+    async fn send<T: DeserializeOwned, B: Serialize + ?Sized>(
         &self,
-        method: reqwest::Method,
-        path: &str,
-        query: &[(&str, String)],
-        body: Option<&impl Serialize>,
+        call: &Call<'_, B>,
     ) -> Result<(T, Option<ResultInfo>), ApiError> {
-        let url = format!("{}{path}", self.base);
-        let attempt = || self.send_once(method.clone(), &url, query, body);
-        self.backoff.retry(&url, attempt, ApiError::kind).await
+        let attempt = || self.send_once(call);
+        self.client.backoff().retry(&call.url, attempt, ApiError::kind).await
     }
 
-    async fn send_once<T: DeserializeOwned>(
+    async fn send_once<T: DeserializeOwned, B: Serialize + ?Sized>(
         &self,
-        method: reqwest::Method,
-        url: &str,
-        query: &[(&str, String)],
-        body: Option<&impl Serialize>,
+        call: &Call<'_, B>,
     ) -> Result<(T, Option<ResultInfo>), ApiError> {
-        let method_name = method_name(&method);
-        if method == reqwest::Method::GET {
-            self.pacer.request().await;
-        } else {
-            self.pacer.write().await;
-        }
-        let mut req = self.http.request(method, url).query(query);
+        let (method_name, url) = (method_name(&call.method), call.url.as_str());
+        let mut req = self.client.paced(call).await;
         req = match &self.auth {
             Auth::Token(t) => req.bearer_auth(t),
             Auth::Key { key, email } => req.header("X-Auth-Key", key).header("X-Auth-Email", email),
         };
-        if let Some(b) = body {
-            req = req.json(b);
-        }
-        let unreachable = |source| ApiError::Unreachable {
+        let reply = req.exchange().await.map_err(|source| ApiError::Unreachable {
             url: url.to_string(),
             source,
-        };
-        let resp = req.send().await.map_err(unreachable)?;
-        let answer = answer_of(&resp);
-        let status = answer.status.as_u16();
+        })?;
+        let (answer, status) = (reply.answer, reply.status());
         if status == 429 {
-            self.pacer.hold_off(answer.throttled()).await;
+            self.client.pacer().hold_off(answer.throttled()).await;
             return Err(ApiError::RateLimited {
                 url: url.to_string(),
-                attempts: self.backoff.max_attempts.max(1),
+                attempts: self.client.backoff().max_attempts.max(1),
                 retry_after: answer.retry_after,
             });
         }
-        let bytes = resp.bytes().await.map_err(unreachable)?;
         let bad_answer = |detail: String| ApiError::BadAnswer {
             url: url.to_string(),
             detail,
@@ -335,11 +300,11 @@ impl Api {
             kind: kind_of(&answer, &errors),
             errors,
         };
-        let envelope: Envelope<T> = match serde_json::from_slice(&bytes) {
+        let envelope: Envelope<T> = match serde_json::from_slice(&reply.body) {
             Ok(e) => e,
             Err(e) if (200..300).contains(&status) => return Err(bad_answer(e.to_string())),
             Err(_) => {
-                let message = String::from_utf8_lossy(&bytes).chars().take(200).collect();
+                let message = String::from_utf8_lossy(&reply.body).chars().take(200).collect();
                 return Err(refused(vec![ApiMessage { code: 0, message }]));
             }
         };

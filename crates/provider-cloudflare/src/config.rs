@@ -4,7 +4,7 @@ use std::num::NonZeroU32;
 use std::time::Duration;
 
 use extdns_endpoint::DomainFilter;
-use extdns_provider::Backoff;
+use extdns_provider::ApiSettings;
 use extdns_provider::pace::Rate;
 
 /// Cloudflare's API.
@@ -67,15 +67,10 @@ pub struct CloudflareConfig {
     pub domain_filter: DomainFilter,
     /// Zone ids to manage (`--zone-id-filter`); empty for all.
     pub zone_ids: Vec<String>,
-    /// Per-request time limit (connect, send, answer).
-    pub timeout: Duration,
-    /// Retries of 429 answers.
-    pub backoff: Backoff,
-    /// Every request at most this often: Cloudflare allows 1,200 per 5 minutes per user, reads included
-    /// ([`API_LIMIT`] by default).
-    pub requests: Option<Rate>,
-    /// `--provider-write-rate`: batch calls at most this often, within `requests`.
-    pub write_rate: Option<Rate>,
+    /// Time limit, retries (of 429 answers) and rates: every request at most [`API_LIMIT`] by default
+    /// (Cloudflare allows 1,200 per 5 minutes per user, reads included), batch calls at most
+    /// `--provider-write-rate`.
+    pub api: ApiSettings,
     /// Told about every HTTP request (the binary's request-duration metric).
     pub observer: extdns_provider::http::Observer,
 }
@@ -94,10 +89,7 @@ impl CloudflareConfig {
             batch_interval: Duration::from_secs(1),
             domain_filter: DomainFilter::default(),
             zone_ids: Vec::new(),
-            timeout: Duration::from_secs(30),
-            backoff: Backoff::default(),
-            requests: Some(API_LIMIT),
-            write_rate: None,
+            api: ApiSettings::new(Some(API_LIMIT)),
         }
     }
 }

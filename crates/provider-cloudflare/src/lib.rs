@@ -29,7 +29,7 @@ use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, Ttl};
 use extdns_provider::batch::{self, Failures, Limits, Size, Unit};
 use extdns_provider::gather::Gather;
-use extdns_provider::{CallError, FailureKind, Provider, ProviderError, ReadState, Records, zone};
+use extdns_provider::{CallError, FailureKind, IndexedProvider, ProviderError, zone};
 
 pub use api::{ApiError, ApiMessage};
 pub use config::{API_LIMIT, Auth, CloudflareConfig, ConfigError, DEFAULT_BASE_URL};
@@ -55,8 +55,10 @@ struct RecordInfo {
 
 type RecordId = (String, RecordType, String);
 
+/// What a read learnt: the zones, and each record's Cloudflare id and settings.
+/// Opaque outside this crate: the provider's [`IndexedProvider::Index`], kept in the read's state.
 #[derive(Debug, Default)]
-struct Index {
+pub struct Index {
     zones: Vec<Zone>,
     records: HashMap<RecordId, Vec<RecordInfo>>,
 }
@@ -102,57 +104,6 @@ impl CloudflareProvider {
     fn wanted_zone(&self, zone: &Zone) -> bool {
         let ids_ok = self.config.zone_ids.is_empty() || self.config.zone_ids.contains(&zone.id);
         ids_ok && zone::selected(&self.config.domain_filter, &zone.name, true)
-    }
-
-    async fn read(&self) -> Result<(Vec<Endpoint>, Index), ProviderError> {
-        let zones: Vec<Zone> = self
-            .api
-            .zones()
-            .await
-            .map_err(|e| ProviderError::from_call("listing zones", e))?
-            .into_iter()
-            .filter(|z| self.wanted_zone(z))
-            .collect();
-        let mut index = Index::default();
-        let mut gathered = Gather::default();
-        for zone in &zones {
-            let records = self
-                .api
-                .records(&zone.id, self.config.records_per_page)
-                .await
-                .map_err(|e| ProviderError::from_call(format!("listing the records of zone {}", zone.name), e))?;
-            for r in records {
-                let Ok(rtype) = RecordType::from_str(&r.record_type);
-                let target = match (&rtype, r.priority) {
-                    (RecordType::Mx, Some(p)) => format!("{p} {}", r.content),
-                    _ => r.content.clone(),
-                };
-                let comment = r.comment.filter(|c| !c.is_empty());
-                gathered.add(&r.name, &rtype, &target, || {
-                    let mut ep =
-                        Endpoint::new(&r.name, rtype.clone(), [target.as_str()]).with_ttl(Ttl(i64::from(r.ttl)));
-                    ep.provider_specific.set(PROXIED_PROPERTY, r.proxied.to_string());
-                    if let Some(c) = &comment {
-                        ep.provider_specific.set(COMMENT_PROPERTY, c.clone());
-                    }
-                    ep.provider_specific.sort_by_name();
-                    ep
-                });
-                index
-                    .records
-                    .entry((r.name.to_ascii_lowercase(), rtype, target))
-                    .or_default()
-                    .push(RecordInfo {
-                        id: r.id,
-                        ttl: r.ttl,
-                        proxied: r.proxied,
-                        comment,
-                    });
-            }
-        }
-        let endpoints = gathered.into_endpoints();
-        index.zones = zones;
-        Ok((endpoints, index))
     }
 
     /// Whether a record of `ep` is proxied: never for a type Cloudflare cannot proxy or a wildcard name,
@@ -305,15 +256,61 @@ fn supported(t: &RecordType) -> bool {
 }
 
 #[async_trait]
-impl Provider for CloudflareProvider {
-    async fn records(&self) -> Result<Records, ProviderError> {
-        let (endpoints, index) = self.read().await?;
-        Ok(Records::with_state(endpoints, index))
+impl IndexedProvider for CloudflareProvider {
+    type Index = Index;
+
+    async fn read(&self) -> Result<(Vec<Endpoint>, Self::Index), ProviderError> {
+        let zones: Vec<Zone> = self
+            .api
+            .zones()
+            .await
+            .map_err(|e| ProviderError::from_call("listing zones", e))?
+            .into_iter()
+            .filter(|z| self.wanted_zone(z))
+            .collect();
+        let mut index = Index::default();
+        let mut gathered = Gather::default();
+        for zone in &zones {
+            let records = self
+                .api
+                .records(&zone.id, self.config.records_per_page)
+                .await
+                .map_err(|e| ProviderError::from_call(format!("listing the records of zone {}", zone.name), e))?;
+            for r in records {
+                let Ok(rtype) = RecordType::from_str(&r.record_type);
+                let target = match (&rtype, r.priority) {
+                    (RecordType::Mx, Some(p)) => format!("{p} {}", r.content),
+                    _ => r.content.clone(),
+                };
+                let comment = r.comment.filter(|c| !c.is_empty());
+                gathered.add(&r.name, &rtype, &target, || {
+                    let mut ep =
+                        Endpoint::new(&r.name, rtype.clone(), [target.as_str()]).with_ttl(Ttl(i64::from(r.ttl)));
+                    ep.provider_specific.set(PROXIED_PROPERTY, r.proxied.to_string());
+                    if let Some(c) = &comment {
+                        ep.provider_specific.set(COMMENT_PROPERTY, c.clone());
+                    }
+                    ep.provider_specific.sort_by_name();
+                    ep
+                });
+                index
+                    .records
+                    .entry((r.name.to_ascii_lowercase(), rtype, target))
+                    .or_default()
+                    .push(RecordInfo {
+                        id: r.id,
+                        ttl: r.ttl,
+                        proxied: r.proxied,
+                        comment,
+                    });
+            }
+        }
+        let endpoints = gathered.into_endpoints();
+        index.zones = zones;
+        Ok((endpoints, index))
     }
 
-    async fn apply(&self, read: &ReadState, units: &[Unit<'_>]) -> Result<(), ProviderError> {
-        let held = read.get_or_read(|| async { Ok(self.read().await?.1) }).await?;
-        let index: &Index = &held;
+    async fn write(&self, index: &Index, units: &[Unit<'_>]) -> Result<(), ProviderError> {
         let mut failures = Failures::default();
         let mut by_zone: BTreeMap<usize, Vec<Unit<'_>>> = BTreeMap::new();
         for unit in units {
@@ -339,32 +336,26 @@ impl Provider for CloudflareProvider {
         failures.into_result()
     }
 
-    async fn adjust_endpoints(&self, endpoints: Vec<Endpoint>) -> Result<Vec<Endpoint>, ProviderError> {
-        Ok(endpoints
-            .into_iter()
-            .map(|mut ep| {
-                let proxied = self.proxied(&ep);
-                let comment = self.comment(&ep);
-                ep.provider_specific.0.retain(|p| {
-                    ![PROXIED_PROPERTY, COMMENT_PROPERTY].contains(&p.name.as_str())
-                        && !is_property(&p.name, PROXIED_KEY)
-                        && !is_property(&p.name, COMMENT_KEY)
-                });
-                ep.provider_specific.set(PROXIED_PROPERTY, proxied.to_string());
-                if let Some(c) = comment {
-                    ep.provider_specific.set(COMMENT_PROPERTY, c);
-                }
-                ep.provider_specific.sort_by_name();
-                // Cloudflare keeps proxied records at TTL 1 (automatic) whatever is asked.
-                if proxied {
-                    ep.record_ttl = Ttl(0);
-                }
-                ep
-            })
-            .collect())
+    fn canonicalise(&self, ep: &mut Endpoint) {
+        let proxied = self.proxied(ep);
+        let comment = self.comment(ep);
+        ep.provider_specific.0.retain(|p| {
+            ![PROXIED_PROPERTY, COMMENT_PROPERTY].contains(&p.name.as_str())
+                && !is_property(&p.name, PROXIED_KEY)
+                && !is_property(&p.name, COMMENT_KEY)
+        });
+        ep.provider_specific.set(PROXIED_PROPERTY, proxied.to_string());
+        if let Some(c) = comment {
+            ep.provider_specific.set(COMMENT_PROPERTY, c);
+        }
+        ep.provider_specific.sort_by_name();
+        // Cloudflare keeps proxied records at TTL 1 (automatic) whatever is asked.
+        if proxied {
+            ep.record_ttl = Ttl(0);
+        }
     }
 
-    fn domain_filter(&self) -> DomainFilter {
+    fn domains(&self) -> DomainFilter {
         self.config.domain_filter.clone()
     }
 }

@@ -26,7 +26,7 @@ use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, TargetKind, Ttl};
 use extdns_provider::batch::{self, Failures, Limits, Size, Unit};
 use extdns_provider::gather::Gather;
-use extdns_provider::{Provider, ProviderError, ReadState, Records};
+use extdns_provider::{IndexedProvider, ProviderError};
 
 pub use config::{ConfigError, CorednsConfig, EtcdTls};
 pub use etcd::EtcdError;
@@ -42,8 +42,9 @@ type RecordId = (String, RecordType, String);
 
 /// What a read learnt: every value by key, and the keys that hold each record (several when a name was
 /// written twice with the same target).
+/// Opaque outside this crate: the provider's [`IndexedProvider::Index`], kept in the read's state.
 #[derive(Debug, Default)]
-struct Index {
+pub struct Index {
     services: HashMap<String, Service>,
     keys: HashMap<RecordId, Vec<String>>,
 }
@@ -66,58 +67,6 @@ impl CorednsProvider {
             client: EtcdClient::new(&config)?,
             config,
         })
-    }
-
-    async fn read(&self) -> Result<(Vec<Endpoint>, Index), ProviderError> {
-        let kvs = self
-            .client
-            .get_prefix(&self.config.prefix)
-            .await
-            .map_err(|e| ProviderError::from_call(format!("reading {}", self.config.prefix), e))?;
-        let mut index = Index::default();
-        let mut gathered = Gather::default();
-        for kv in kvs {
-            let service: Service = match serde_json::from_slice(&kv.value) {
-                Ok(s) => s,
-                Err(e) => {
-                    tracing::warn!(key = %kv.key, error = %e, "skipping an etcd value that is not a SkyDNS record");
-                    continue;
-                }
-            };
-            if let Some(owner) = &self.config.owned_by
-                && service.ownedby != *owner
-            {
-                continue;
-            }
-            let Some(name) = name_of(&self.config.prefix, &kv.key, service.targetstrip) else {
-                tracing::warn!(key = %kv.key, targetstrip = service.targetstrip, "skipping a key with no record name");
-                continue;
-            };
-            if !self.config.domain_filter.matches(&name) {
-                continue;
-            }
-            let ttl = Ttl(i64::from(service.ttl));
-            let parts = [
-                service.host_type().map(|t| (t, service.host_target())),
-                (!service.text.is_empty()).then(|| (RecordType::Txt, service.text.clone())),
-            ];
-            for (rtype, target) in parts.into_iter().flatten() {
-                gathered.add(&name, &rtype, &target, || {
-                    let mut ep = Endpoint::new(&name, rtype.clone(), [target.as_str()]).with_ttl(ttl);
-                    if !service.group.is_empty() {
-                        ep.provider_specific.set(GROUP_PROPERTY, service.group.clone());
-                    }
-                    ep
-                });
-                index
-                    .keys
-                    .entry((name.to_ascii_lowercase(), rtype, target))
-                    .or_default()
-                    .push(kv.key.clone());
-            }
-            index.services.insert(kv.key, service);
-        }
-        Ok((gathered.into_endpoints(), index))
     }
 
     /// The value written for one target of `ep`.
@@ -304,16 +253,62 @@ fn write_ttl(ttl: Ttl) -> u32 {
 }
 
 #[async_trait]
-impl Provider for CorednsProvider {
-    async fn records(&self) -> Result<Records, ProviderError> {
-        let (endpoints, index) = self.read().await?;
-        Ok(Records::with_state(endpoints, index))
+impl IndexedProvider for CorednsProvider {
+    type Index = Index;
+
+    async fn read(&self) -> Result<(Vec<Endpoint>, Self::Index), ProviderError> {
+        let kvs = self
+            .client
+            .get_prefix(&self.config.prefix)
+            .await
+            .map_err(|e| ProviderError::from_call(format!("reading {}", self.config.prefix), e))?;
+        let mut index = Index::default();
+        let mut gathered = Gather::default();
+        for kv in kvs {
+            let service: Service = match serde_json::from_slice(&kv.value) {
+                Ok(s) => s,
+                Err(e) => {
+                    tracing::warn!(key = %kv.key, error = %e, "skipping an etcd value that is not a SkyDNS record");
+                    continue;
+                }
+            };
+            if let Some(owner) = &self.config.owned_by
+                && service.ownedby != *owner
+            {
+                continue;
+            }
+            let Some(name) = name_of(&self.config.prefix, &kv.key, service.targetstrip) else {
+                tracing::warn!(key = %kv.key, targetstrip = service.targetstrip, "skipping a key with no record name");
+                continue;
+            };
+            if !self.config.domain_filter.matches(&name) {
+                continue;
+            }
+            let ttl = Ttl(i64::from(service.ttl));
+            let parts = [
+                service.host_type().map(|t| (t, service.host_target())),
+                (!service.text.is_empty()).then(|| (RecordType::Txt, service.text.clone())),
+            ];
+            for (rtype, target) in parts.into_iter().flatten() {
+                gathered.add(&name, &rtype, &target, || {
+                    let mut ep = Endpoint::new(&name, rtype.clone(), [target.as_str()]).with_ttl(ttl);
+                    if !service.group.is_empty() {
+                        ep.provider_specific.set(GROUP_PROPERTY, service.group.clone());
+                    }
+                    ep
+                });
+                index
+                    .keys
+                    .entry((name.to_ascii_lowercase(), rtype, target))
+                    .or_default()
+                    .push(kv.key.clone());
+            }
+            index.services.insert(kv.key, service);
+        }
+        Ok((gathered.into_endpoints(), index))
     }
 
-    async fn apply(&self, read: &ReadState, units: &[Unit<'_>]) -> Result<(), ProviderError> {
-        // Without a read (a webhook call) the keys of existing records are unknown: read them now.
-        let held = read.get_or_read(|| async { Ok(self.read().await?.1) }).await?;
-        let index: &Index = &held;
+    async fn write(&self, index: &Index, units: &[Unit<'_>]) -> Result<(), ProviderError> {
         let mut failures = Failures::default();
         let mut valid: Vec<Unit<'_>> = Vec::with_capacity(units.len());
         for unit in units {
@@ -331,7 +326,7 @@ impl Provider for CorednsProvider {
         failures.into_result()
     }
 
-    fn domain_filter(&self) -> DomainFilter {
+    fn domains(&self) -> DomainFilter {
         self.config.domain_filter.clone()
     }
 }

@@ -6,9 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use extdns_provider::failure::{self, FailureKind, HttpAnswer};
-use extdns_provider::http::answer_of;
-use extdns_provider::pace::Pacer;
-use extdns_provider::{Backoff, CallError, HttpClient};
+use extdns_provider::{ApiClient, Call, CallError};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
@@ -194,35 +192,22 @@ struct RrsetPage {
     next_page_token: Option<String>,
 }
 
-/// The client.
+/// The client: the shared API skeleton, the token cache, and how Cloud DNS is paged and polled.
+#[derive(Debug)]
 pub struct Api {
-    http: HttpClient,
-    base: String,
+    client: ApiClient,
     tokens: Arc<TokenCache>,
-    backoff: Backoff,
-    pacer: Pacer,
     page_size: u32,
     change_poll: Duration,
     change_wait: Duration,
 }
 
-impl std::fmt::Debug for Api {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Api").field("base", &self.base).finish_non_exhaustive()
-    }
-}
-
 impl Api {
     pub fn new(config: &GoogleConfig, tokens: Arc<TokenCache>) -> Result<Api, ConfigError> {
-        let http = HttpClient::api_builder(&config.observer, config.timeout)
-            .build()
-            .map_err(ConfigError::Client)?;
+        let client = ApiClient::new(&config.observer, &config.api, &config.base_url).map_err(ConfigError::Client)?;
         Ok(Api {
-            http,
-            base: config.base_url.trim_end_matches('/').to_string(),
+            client,
             tokens,
-            backoff: config.backoff.clone(),
-            pacer: Pacer::new(config.requests, config.write_rate),
             page_size: config.page_size,
             change_poll: config.change_poll,
             change_wait: config.change_wait,
@@ -262,7 +247,9 @@ impl Api {
     /// Submit a change and wait until Cloud DNS says it is done.
     pub async fn apply(&self, project: &str, zone: &str, change: &Change) -> Result<(), ApiError> {
         let path = format!("/projects/{project}/managedZones/{zone}/changes");
-        let mut got: Change = self.call(reqwest::Method::POST, &path, &[], Some(change)).await?;
+        let mut got: Change = self
+            .call(&self.client.call(reqwest::Method::POST, &path).json(change))
+            .await?;
         let start = std::time::Instant::now();
         while got.status != "done" {
             if start.elapsed() >= self.change_wait {
@@ -273,9 +260,8 @@ impl Api {
                 });
             }
             tokio::time::sleep(self.change_poll).await;
-            got = self
-                .call(reqwest::Method::GET, &format!("{path}/{}", got.id), &[], None::<&()>)
-                .await?;
+            let poll = self.client.call(reqwest::Method::GET, &format!("{path}/{}", got.id));
+            got = self.call(&poll).await?;
         }
         Ok(())
     }
@@ -285,53 +271,35 @@ impl Api {
         if let Some(t) = page_token {
             query.push(("pageToken", t.to_string()));
         }
-        self.call(reqwest::Method::GET, path, &query, None::<&()>).await
+        self.call(&self.client.call(reqwest::Method::GET, path).query(&query))
+            .await
     }
 
     /// One call, retried while Cloud DNS answers 429, 5xx or a rate-limit reason.
-    async fn call<T: DeserializeOwned>(
-        &self,
-        method: reqwest::Method,
-        path: &str,
-        query: &[(&str, String)],
-        body: Option<&impl Serialize>,
-    ) -> Result<T, ApiError> {
-        let url = format!("{}{path}", self.base);
-        let attempt = || self.call_once(method.clone(), &url, query, body);
-        self.backoff.retry(&url, attempt, ApiError::kind).await
+    async fn call<T: DeserializeOwned, B: Serialize + ?Sized>(&self, call: &Call<'_, B>) -> Result<T, ApiError> {
+        let attempt = || self.call_once(call);
+        self.client.backoff().retry(&call.url, attempt, ApiError::kind).await
     }
 
-    async fn call_once<T: DeserializeOwned>(
-        &self,
-        method: reqwest::Method,
-        url: &str,
-        query: &[(&str, String)],
-        body: Option<&impl Serialize>,
-    ) -> Result<T, ApiError> {
+    async fn call_once<T: DeserializeOwned, B: Serialize + ?Sized>(&self, call: &Call<'_, B>) -> Result<T, ApiError> {
         let token = self
             .tokens
             .get()
             .await
             .map_err(|e| ApiError::Credentials(Box::new(e)))?;
-        let method_name = if method == reqwest::Method::GET { "GET" } else { "POST" };
-        if method == reqwest::Method::GET {
-            self.pacer.request().await;
+        let method_name = if call.method == reqwest::Method::GET {
+            "GET"
         } else {
-            self.pacer.write().await;
-        }
-        let mut req = self.http.request(method, url).query(query).bearer_auth(&token.token);
-        if let Some(b) = body {
-            req = req.json(b);
-        }
-        let unreachable = |source| ApiError::Unreachable {
+            "POST"
+        };
+        let url = call.url.as_str();
+        let req = self.client.paced(call).await.bearer_auth(&token.token);
+        let reply = req.exchange().await.map_err(|source| ApiError::Unreachable {
             url: url.to_string(),
             source,
-        };
-        let resp = req.send().await.map_err(unreachable)?;
-        let answer = answer_of(&resp);
-        let status = answer.status.as_u16();
-        let bytes = resp.bytes().await.map_err(unreachable)?;
-        if (200..300).contains(&status) {
+        })?;
+        let (answer, status, bytes) = (reply.answer, reply.status(), reply.body);
+        if answer.status.is_success() {
             return serde_json::from_slice(&bytes).map_err(|e| ApiError::BadAnswer {
                 url: url.to_string(),
                 detail: e.to_string(),
@@ -354,7 +322,7 @@ impl Api {
             // An expired or revoked token: the next attempt gets a new one.
             self.tokens.refused(&token).await;
         }
-        self.pacer.hold_off(kind).await;
+        self.client.pacer().hold_off(kind).await;
         Err(ApiError::Api {
             method: method_name,
             url: url.to_string(),

@@ -6,7 +6,7 @@ use std::num::NonZeroU32;
 use std::time::Duration;
 
 use extdns_endpoint::DomainFilter;
-use extdns_provider::Backoff;
+use extdns_provider::ApiSettings;
 use extdns_provider::credentials::capture_env;
 use extdns_provider::pace::Rate;
 
@@ -125,19 +125,14 @@ pub struct GoogleConfig {
     pub domain_filter: DomainFilter,
     /// Zones and record sets asked per page (`maxResults`).
     pub page_size: u32,
-    /// Per-request time limit.
-    pub timeout: Duration,
-    /// Retries of 429, 5xx and rate-limit answers.
-    pub backoff: Backoff,
+    /// Time limit, retries (of 429, 5xx and rate-limit answers) and rates: every request at most
+    /// [`API_LIMIT`] by default, `changes.create` calls at most `--provider-write-rate`.
+    pub api: ApiSettings,
     /// How often `changes.get` asks whether a change is done.
     pub change_poll: Duration,
     /// How long a change may stay pending before the write is reported as not done (and the next sync
     /// reads again).
     pub change_wait: Duration,
-    /// Every request at most this often ([`API_LIMIT`] by default).
-    pub requests: Option<Rate>,
-    /// `--provider-write-rate`: `changes.create` calls at most this often, within `requests`.
-    pub write_rate: Option<Rate>,
     /// Told about every HTTP request (the binary's request-duration metric).
     pub observer: extdns_provider::http::Observer,
 }
@@ -155,12 +150,9 @@ impl GoogleConfig {
             zone_ids: Vec::new(),
             domain_filter: DomainFilter::default(),
             page_size: 1000,
-            timeout: Duration::from_secs(30),
-            backoff: Backoff::default(),
+            api: ApiSettings::new(Some(API_LIMIT)),
             change_poll: Duration::from_millis(500),
             change_wait: Duration::from_secs(300),
-            requests: Some(API_LIMIT),
-            write_rate: None,
             observer: Default::default(),
         }
     }

@@ -31,7 +31,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, Ttl};
 use extdns_provider::batch::{self, AsUnit, Failures, Limits, Size, Unit};
-use extdns_provider::{CallError, FailureKind, Provider, ProviderError, ReadState, Records, zone};
+use extdns_provider::{CallError, FailureKind, IndexedProvider, ProviderError, zone};
 use tokio::sync::OnceCell;
 
 pub use api::{ApiError, ErrorItem};
@@ -63,7 +63,8 @@ pub struct Zone {
 type SetKey = (String, String, String);
 
 /// What a read learnt: the zones and the rrsets as Cloud DNS returned them.
-struct ReadZones {
+/// Opaque outside this crate: the provider's [`IndexedProvider::Index`], kept in the read's state.
+pub struct ReadZones {
     zones: Arc<Vec<Zone>>,
     sets: HashMap<SetKey, ResourceRecordSet>,
 }
@@ -107,8 +108,8 @@ impl GoogleProvider {
                 source,
             });
         }
-        let (tokens, metadata) =
-            credentials::tokens(&config.credentials, config.timeout, &config.observer).map_err(ConfigError::Client)?;
+        let (tokens, metadata) = credentials::tokens(&config.credentials, config.api.timeout, &config.observer)
+            .map_err(ConfigError::Client)?;
         let api = Api::new(&config, Arc::new(tokens))?;
         let project = match &config.project {
             Some(p) => OnceCell::new_with(Some(p.clone())),
@@ -169,36 +170,6 @@ impl GoogleProvider {
         zones.sort_by(|a, b| a.dns_name.cmp(&b.dns_name).then(a.name.cmp(&b.name)));
         tracing::debug!(zones = zones.len(), "managed zones selected");
         Ok(zones)
-    }
-
-    async fn read(&self) -> Result<(Vec<Endpoint>, ReadZones), ProviderError> {
-        let project = self.project().await?;
-        let zones = Arc::new(self.zones().await?);
-        let mut endpoints = Vec::new();
-        let mut sets = HashMap::new();
-        for zone in zones.iter() {
-            let rrsets =
-                self.api.rrsets(project, &zone.name).await.map_err(|e| {
-                    ProviderError::from_call(format!("listing the record sets of zone {}", zone.name), e)
-                })?;
-            for set in rrsets {
-                let Ok(rtype) = RecordType::from_str(&set.kind);
-                if !read_type(&rtype) {
-                    continue;
-                }
-                if set.routing_policy.is_some() {
-                    tracing::info!(record = %set.name, r#type = %set.kind, zone = %zone.name, "record set with a routing policy left alone: extdns does not manage routing policies");
-                    continue;
-                }
-                endpoints.push(
-                    Endpoint::new(&set.name, rtype, set.rrdatas.iter().map(String::as_str)).with_ttl(Ttl(set.ttl)),
-                );
-                let key = (zone.name.clone(), set.name.to_ascii_lowercase(), set.kind.clone());
-                sets.insert(key, set);
-            }
-        }
-        tracing::debug!(zones = zones.len(), records = endpoints.len(), "Cloud DNS records read");
-        Ok((endpoints, ReadZones { zones, sets }))
     }
 
     /// Submit one change (a batch of units in one zone) and wait for it to be done. A refusal of several
@@ -319,15 +290,40 @@ impl ZoneUnit<'_> {
 }
 
 #[async_trait]
-impl Provider for GoogleProvider {
-    async fn records(&self) -> Result<Records, ProviderError> {
-        let (endpoints, read) = self.read().await?;
-        Ok(Records::with_state(endpoints, read))
+impl IndexedProvider for GoogleProvider {
+    type Index = ReadZones;
+
+    async fn read(&self) -> Result<(Vec<Endpoint>, Self::Index), ProviderError> {
+        let project = self.project().await?;
+        let zones = Arc::new(self.zones().await?);
+        let mut endpoints = Vec::new();
+        let mut sets = HashMap::new();
+        for zone in zones.iter() {
+            let rrsets =
+                self.api.rrsets(project, &zone.name).await.map_err(|e| {
+                    ProviderError::from_call(format!("listing the record sets of zone {}", zone.name), e)
+                })?;
+            for set in rrsets {
+                let Ok(rtype) = RecordType::from_str(&set.kind);
+                if !read_type(&rtype) {
+                    continue;
+                }
+                if set.routing_policy.is_some() {
+                    tracing::info!(record = %set.name, r#type = %set.kind, zone = %zone.name, "record set with a routing policy left alone: extdns does not manage routing policies");
+                    continue;
+                }
+                endpoints.push(
+                    Endpoint::new(&set.name, rtype, set.rrdatas.iter().map(String::as_str)).with_ttl(Ttl(set.ttl)),
+                );
+                let key = (zone.name.clone(), set.name.to_ascii_lowercase(), set.kind.clone());
+                sets.insert(key, set);
+            }
+        }
+        tracing::debug!(zones = zones.len(), records = endpoints.len(), "Cloud DNS records read");
+        Ok((endpoints, ReadZones { zones, sets }))
     }
 
-    async fn apply(&self, read: &ReadState, units: &[Unit<'_>]) -> Result<(), ProviderError> {
-        let held = read.get_or_read(|| async { Ok(self.read().await?.1) }).await?;
-        let read: &ReadZones = &held;
+    async fn write(&self, read: &ReadZones, units: &[Unit<'_>]) -> Result<(), ProviderError> {
         let project = self.project().await?;
         let mut failures = Failures::default();
         let mut ordered = units.to_vec();
@@ -393,7 +389,7 @@ impl Provider for GoogleProvider {
         failures.into_result()
     }
 
-    fn domain_filter(&self) -> DomainFilter {
+    fn domains(&self) -> DomainFilter {
         self.config.domain_filter.clone()
     }
 }

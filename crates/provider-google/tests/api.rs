@@ -15,8 +15,8 @@ fn fast(mut config: GoogleConfig, fake: &FakeGoogle) -> GoogleConfig {
     config.base_url = fake.dns_url();
     config.batch_change_interval = Duration::ZERO;
     config.change_poll = Duration::from_millis(5);
-    config.requests = None;
-    config.backoff = Backoff {
+    config.api.requests = None;
+    config.api.backoff = Backoff {
         initial: Duration::from_millis(5),
         max: Duration::from_millis(20),
         multiplier: 2.0,

@@ -39,7 +39,7 @@ use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, Ttl};
 use extdns_provider::batch::{self, Failures, Unit};
 use extdns_provider::gather::Gather;
-use extdns_provider::{CallError, FailureKind, Provider, ProviderError, ReadState, Records};
+use extdns_provider::{CallError, FailureKind, IndexedProvider, ProviderError};
 
 pub use api::{ApiError, List, Outcome, path_escape};
 pub use config::{ConfigError, PiholeConfig};
@@ -62,8 +62,9 @@ struct Op {
 
 /// What a read learnt: for each record (lower-case name, type, target), the item it was read from as
 /// Pi-hole spells it and how many names that item serves.
+/// Opaque outside this crate: the provider's [`IndexedProvider::Index`], kept in the read's state.
 #[derive(Debug, Default)]
-struct Index {
+pub struct Index {
     items: HashMap<(String, RecordType, String), Stored>,
 }
 
@@ -95,41 +96,6 @@ impl PiholeProvider {
             api: Api::new(&config)?,
             config,
         })
-    }
-
-    async fn read(&self) -> Result<(Vec<Endpoint>, Index), ProviderError> {
-        let hosts = self
-            .api
-            .list(List::Hosts)
-            .await
-            .map_err(|e| ProviderError::from_call("reading Pi-hole's dns.hosts", e))?;
-        let cnames = self
-            .api
-            .list(List::Cnames)
-            .await
-            .map_err(|e| ProviderError::from_call("reading Pi-hole's dns.cnameRecords", e))?;
-        let mut gathered = Gather::default();
-        let mut index = Index::default();
-        let records = hosts
-            .iter()
-            .filter_map(|line| parse_host(line).map(|r| (line, r)))
-            .chain(cnames.iter().filter_map(|line| parse_cname(line).map(|r| (line, r))));
-        for (line, parsed) in records {
-            for name in &parsed.names {
-                let rtype = parsed.rtype.clone();
-                gathered.add(name, &rtype, &parsed.target, || {
-                    Endpoint::new(name, rtype.clone(), [parsed.target.as_str()]).with_ttl(parsed.ttl)
-                });
-                index.items.insert(
-                    (name.to_ascii_lowercase(), rtype, parsed.target.clone()),
-                    Stored {
-                        text: line.clone(),
-                        names: parsed.names.len(),
-                    },
-                );
-            }
-        }
-        Ok((gathered.into_endpoints(), index))
     }
 
     /// The writes of one unit, in order, or why Pi-hole cannot hold it.
@@ -361,15 +327,45 @@ fn parse_cname(line: &str) -> Option<Parsed> {
 }
 
 #[async_trait]
-impl Provider for PiholeProvider {
-    async fn records(&self) -> Result<Records, ProviderError> {
-        let (endpoints, index) = self.read().await?;
-        Ok(Records::with_state(endpoints, index))
+impl IndexedProvider for PiholeProvider {
+    type Index = Index;
+
+    async fn read(&self) -> Result<(Vec<Endpoint>, Self::Index), ProviderError> {
+        let hosts = self
+            .api
+            .list(List::Hosts)
+            .await
+            .map_err(|e| ProviderError::from_call("reading Pi-hole's dns.hosts", e))?;
+        let cnames = self
+            .api
+            .list(List::Cnames)
+            .await
+            .map_err(|e| ProviderError::from_call("reading Pi-hole's dns.cnameRecords", e))?;
+        let mut gathered = Gather::default();
+        let mut index = Index::default();
+        let records = hosts
+            .iter()
+            .filter_map(|line| parse_host(line).map(|r| (line, r)))
+            .chain(cnames.iter().filter_map(|line| parse_cname(line).map(|r| (line, r))));
+        for (line, parsed) in records {
+            for name in &parsed.names {
+                let rtype = parsed.rtype.clone();
+                gathered.add(name, &rtype, &parsed.target, || {
+                    Endpoint::new(name, rtype.clone(), [parsed.target.as_str()]).with_ttl(parsed.ttl)
+                });
+                index.items.insert(
+                    (name.to_ascii_lowercase(), rtype, parsed.target.clone()),
+                    Stored {
+                        text: line.clone(),
+                        names: parsed.names.len(),
+                    },
+                );
+            }
+        }
+        Ok((gathered.into_endpoints(), index))
     }
 
-    async fn apply(&self, read: &ReadState, units: &[Unit<'_>]) -> Result<(), ProviderError> {
-        let held = read.get_or_read(|| async { Ok(self.read().await?.1) }).await?;
-        let index: &Index = &held;
+    async fn write(&self, index: &Index, units: &[Unit<'_>]) -> Result<(), ProviderError> {
         let mut sorted = units.to_vec();
         batch::sort_for_apply(&mut sorted);
         let mut failures = Failures::default();
@@ -396,21 +392,15 @@ impl Provider for PiholeProvider {
         failures.into_result()
     }
 
-    async fn adjust_endpoints(&self, endpoints: Vec<Endpoint>) -> Result<Vec<Endpoint>, ProviderError> {
+    fn canonicalise(&self, ep: &mut Endpoint) {
         // Pi-hole's hosts entries have no TTL (it answers with its local TTL), so a TTL asked for an address
         // is not a difference to write again every sync.
-        Ok(endpoints
-            .into_iter()
-            .map(|mut ep| {
-                if matches!(ep.record_type, RecordType::A | RecordType::Aaaa) {
-                    ep.record_ttl = Ttl(0);
-                }
-                ep
-            })
-            .collect())
+        if matches!(ep.record_type, RecordType::A | RecordType::Aaaa) {
+            ep.record_ttl = Ttl(0);
+        }
     }
 
-    fn domain_filter(&self) -> DomainFilter {
+    fn domains(&self) -> DomainFilter {
         self.config.domain_filter.clone()
     }
 }

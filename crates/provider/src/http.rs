@@ -226,6 +226,14 @@ impl Request<'_> {
         self.with(|r| r.json(body))
     }
 
+    /// A JSON body when there is one: a call whose method may or may not carry a body.
+    pub fn json_if<T: serde::Serialize + ?Sized>(self, body: Option<&T>) -> Self {
+        match body {
+            Some(b) => self.json(b),
+            None => self,
+        }
+    }
+
     /// A raw body; set any content type with [`Request::header`].
     pub fn body(self, body: impl Into<reqwest::Body>) -> Self {
         self.with(|r| r.body(body))
@@ -257,6 +265,39 @@ impl Request<'_> {
             start.elapsed(),
         );
         result
+    }
+
+    /// Send the request and read the whole answer. An error means no whole answer came (connection
+    /// refused, timeout, a body broken off); any status, success or not, is a [`Reply`] to classify.
+    pub async fn exchange(self) -> Result<Reply, reqwest::Error> {
+        let response = self.send().await?;
+        let answer = answer_of(&response);
+        let headers = response.headers().clone();
+        let body = response.bytes().await?.into();
+        Ok(Reply { answer, headers, body })
+    }
+}
+
+/// A whole answer, as [`Request::exchange`] reads it.
+#[derive(Debug)]
+pub struct Reply {
+    /// Its status and how long it asks to wait, for [`crate::failure::classify`].
+    pub answer: HttpAnswer,
+    /// Its headers (an API's error code may travel in one).
+    pub headers: HeaderMap,
+    /// Its body.
+    pub body: Vec<u8>,
+}
+
+impl Reply {
+    /// The HTTP status as a number.
+    pub fn status(&self) -> u16 {
+        self.answer.status.as_u16()
+    }
+
+    /// Whether the status is 2xx.
+    pub fn is_success(&self) -> bool {
+        self.answer.status.is_success()
     }
 }
 
@@ -416,6 +457,42 @@ mod tests {
     /// The proxy comes from the environment. The environment of this process is not changed (other tests
     /// run in it): the test runs itself again as a child with `HTTP_PROXY` set, and the child's request
     /// must reach the proxy.
+    #[tokio::test]
+    async fn an_exchange_reads_a_refusal_whole() {
+        let (base, mut heads) = server(
+            "HTTP/1.1 412 Precondition Failed\r\nx-ms-error-code: PreconditionFailed\r\n\
+             Content-Length: 4\r\nConnection: close\r\n\r\nstop",
+        )
+        .await;
+        let client = HttpClient::builder().build().unwrap_or_else(|e| panic!("{e}"));
+        let reply = client
+            .request(Method::PUT, format!("{base}/set"))
+            .json_if(Some(&serde_json::json!({"ttl": 60})))
+            .exchange()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((reply.status(), reply.is_success()), (412, false));
+        assert_eq!(
+            reply.headers.get("x-ms-error-code").map(|v| v.as_bytes()),
+            Some(&b"PreconditionFailed"[..])
+        );
+        assert_eq!(reply.body, b"stop");
+        let head = heads.recv().await.unwrap_or_default().to_ascii_lowercase();
+        assert!(head.contains("content-type: application/json"), "{head}");
+
+        let (base, mut heads) = server("HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").await;
+        let none: Option<&serde_json::Value> = None;
+        let reply = client
+            .get(format!("{base}/list"))
+            .json_if(none)
+            .exchange()
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(reply.is_success() && reply.body.is_empty());
+        let head = heads.recv().await.unwrap_or_default().to_ascii_lowercase();
+        assert!(!head.contains("content-type"), "no body, no content type: {head}");
+    }
+
     #[tokio::test]
     async fn the_proxy_comes_from_the_environment() {
         if std::env::var_os("EXTDNS_PROXY_CHILD").is_some() {

@@ -1,10 +1,12 @@
 //! The provider side of extdns: the [`Provider`] trait every DNS backend implements, the toolkit they
 //! share, and the in-memory provider.
 //!
-//! The toolkit: [`zone`] (is a name in a zone, the closest zone, zones a domain filter selects), [`batch`]
+//! The toolkit: [`api_client`] (what a JSON cloud API client is: HTTP client, base URL, retry, pacing),
+//! [`zone`] (is a name in a zone, the closest zone, zones a domain filter selects), [`batch`]
 //! (batches by changes, bytes and values; a refused batch split until the bad change is named), [`gather`]
 //! (endpoints from backends that store one record per target), [`pace`] (requests kept under a rate),
-//! [`backoff`] (retries with backoff and jitter, honouring `Retry-After`), [`failure`] (one classification of
+//! [`backoff`] (retries with backoff and jitter, honouring `Retry-After`), [`indexed`] (a provider whose read yields endpoints and the index
+//! its writes need, made a [`Provider`]), [`failure`] (one classification of
 //! a failed call, which retry, pacing and batch splitting read), [`http`] (the one HTTP client
 //! builder and send path) and [`tls`] (TLS files read once, errors naming the file).
 //!
@@ -25,12 +27,14 @@
 //! # }
 //! ```
 
+pub mod api_client;
 pub mod backoff;
 pub mod batch;
 pub mod credentials;
 pub mod failure;
 pub mod gather;
 pub mod http;
+pub mod indexed;
 pub mod inmemory;
 pub mod pace;
 pub mod tls;
@@ -43,10 +47,12 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, EndpointKey, RecordType};
 
+pub use api_client::{ApiClient, ApiSettings, Call};
 pub use backoff::Backoff;
 pub use batch::{Failures, Unit, apply_split, split};
 pub use failure::{FailureKind, HttpAnswer, Retry};
 pub use http::HttpClient;
+pub use indexed::IndexedProvider;
 pub use inmemory::InMemoryProvider;
 pub use tls::TlsOptions;
 

@@ -49,7 +49,7 @@ pub fn config(
     );
     config.cloud = cloud;
     config.zones_cache_duration = f.zones_cache_duration;
-    config.backoff.max_attempts = AzureConfig::attempts_for(f.maxretries_count);
+    config.api.backoff.max_attempts = AzureConfig::attempts_for(f.maxretries_count);
     config.domain_filter = domain_filter.clone();
     config.zone_names = flags
         .provider
@@ -103,7 +103,10 @@ mod tests {
             ("file-sub", "file-rg")
         );
         assert_eq!(c.zones_cache_duration, Duration::ZERO);
-        assert_eq!(c.backoff.max_attempts, 4, "--azure-maxretries-count=3 is four attempts");
+        assert_eq!(
+            c.api.backoff.max_attempts, 4,
+            "--azure-maxretries-count=3 is four attempts"
+        );
         assert!(
             matches!(&c.credentials, CredentialSource::Managed { imds, client_id } if imds == IMDS_URL && client_id.as_deref() == Some("file-uai"))
         );
@@ -126,7 +129,7 @@ mod tests {
             ("flag-sub", "flag-rg")
         );
         assert_eq!(c.zones_cache_duration, Duration::from_secs(300));
-        assert_eq!(c.backoff.max_attempts, 1);
+        assert_eq!(c.api.backoff.max_attempts, 1);
         assert_eq!(c.zone_names, ["example.org"]);
         assert_eq!(c.zone_ids, ["/dnszones/example.org"]);
         assert!(

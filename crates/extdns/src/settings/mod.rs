@@ -256,9 +256,9 @@ impl ProviderSettings {
             ProviderSettings::Aws(config) => config.write_rate = rate,
             ProviderSettings::Pdns { config } => config.write_rate = rate,
             ProviderSettings::Coredns(config) => config.write_rate = rate,
-            ProviderSettings::Cloudflare(config) => config.write_rate = rate,
-            ProviderSettings::Google(config) => config.write_rate = rate,
-            ProviderSettings::Azure(config) => config.write_rate = rate,
+            ProviderSettings::Cloudflare(config) => config.api.write_rate = rate,
+            ProviderSettings::Google(config) => config.api.write_rate = rate,
+            ProviderSettings::Azure(config) => config.api.write_rate = rate,
             ProviderSettings::Pihole { config, .. } => config.write_rate = rate,
             ProviderSettings::Webhook(config) => config.write_rate = rate,
             // Writes go to memory: nothing to pace.

@@ -1,0 +1,185 @@
+//! What a JSON cloud API client is, whatever the cloud: the HTTP client, the API's base URL, the retry
+//! policy and the pacer its calls share. Each provider's `Api` holds one beside what is its own (its
+//! credentials, its paging, its error envelope), so the skeleton is written once.
+
+use std::time::Duration;
+
+use reqwest::Method;
+use serde::Serialize;
+
+use crate::backoff::Backoff;
+use crate::http::{HttpClient, HttpError, Observer, Request};
+use crate::pace::{Pacer, Rate};
+
+/// The settings every cloud API client takes, embedded in each cloud provider's configuration, so the
+/// fields are declared, defaulted and read into an [`ApiClient`] once.
+#[derive(Debug, Clone)]
+pub struct ApiSettings {
+    /// Per-request time limit (connect, send, answer).
+    pub timeout: Duration,
+    /// Retries of the calls the provider's classification names transient or throttled.
+    pub backoff: Backoff,
+    /// Every request at most this often: the API's documented limit, where it has one.
+    pub requests: Option<Rate>,
+    /// `--provider-write-rate`: write requests at most this often, within `requests`.
+    pub write_rate: Option<Rate>,
+}
+
+impl ApiSettings {
+    /// 30 s a request, the default backoff, no write rate, and `requests` the API's own limit.
+    pub fn new(requests: Option<Rate>) -> ApiSettings {
+        ApiSettings {
+            timeout: Duration::from_secs(30),
+            backoff: Backoff::default(),
+            requests,
+            write_rate: None,
+        }
+    }
+}
+
+/// The shared part of a cloud API client. Its `Debug` shows the base URL only: the rest is either
+/// configuration printed elsewhere or internal state.
+pub struct ApiClient {
+    http: HttpClient,
+    base: String,
+    backoff: Backoff,
+    pacer: Pacer,
+}
+
+impl std::fmt::Debug for ApiClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApiClient")
+            .field("base", &self.base)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ApiClient {
+    /// A client built as [`HttpClient::api_builder`] builds one (the configuration's request hook and
+    /// time limit), paced by the settings' rates. `base` is kept without a trailing `/`, so paths starting
+    /// with `/` append to it.
+    pub fn new(observer: &Observer, settings: &ApiSettings, base: &str) -> Result<ApiClient, HttpError> {
+        Ok(ApiClient {
+            http: HttpClient::api_builder(observer, settings.timeout).build()?,
+            base: base.trim_end_matches('/').to_string(),
+            backoff: settings.backoff.clone(),
+            pacer: Pacer::new(settings.requests, settings.write_rate),
+        })
+    }
+
+    /// The API's base URL, without a trailing `/`.
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    /// The URL of `path` (which starts with `/`) under the base.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// The retry policy every call of the API runs under ([`Backoff::retry`]).
+    pub fn backoff(&self) -> &Backoff {
+        &self.backoff
+    }
+
+    /// The pacer, for an answer that asks the client to hold off ([`Pacer::hold_off`]).
+    pub fn pacer(&self) -> &Pacer {
+        &self.pacer
+    }
+
+    /// A call of `path` (which starts with `/`) under the base, with no query and no body yet.
+    pub fn call(&self, method: Method, path: &str) -> Call<'static> {
+        Call::new(method, self.url(path))
+    }
+
+    /// The request for `call` (its query and JSON body set), once the pacer lets it go: a GET waits for
+    /// the request rate, any other method for the write rate as well, so reads are never held back by
+    /// a write budget. Authentication and headers are the provider's to add.
+    pub async fn paced<B: Serialize + ?Sized>(&self, call: &Call<'_, B>) -> Request<'_> {
+        if call.method == Method::GET {
+            self.pacer.request().await;
+        } else {
+            self.pacer.write().await;
+        }
+        self.http
+            .request(call.method.clone(), &call.url)
+            .query(call.query)
+            .json_if(call.body)
+    }
+}
+
+/// One call of a cloud API, built once and sent again by every attempt: method, URL, query and JSON body.
+#[derive(Debug)]
+pub struct Call<'a, B: ?Sized = ()> {
+    /// The method.
+    pub method: Method,
+    /// The whole URL, as the retry log names it.
+    pub url: String,
+    /// Query parameters, serialised form-style.
+    pub query: &'a [(&'a str, String)],
+    /// The JSON body, when there is one.
+    pub body: Option<&'a B>,
+}
+
+impl Call<'static> {
+    /// A call of a whole URL (a next-page link the API handed back), with no query and no body yet.
+    pub fn new(method: Method, url: String) -> Call<'static> {
+        Call {
+            method,
+            url,
+            query: &[],
+            body: None,
+        }
+    }
+}
+
+impl<'a, B: ?Sized> Call<'a, B> {
+    /// The call with these query parameters.
+    pub fn query<'b>(self, query: &'b [(&'b str, String)]) -> Call<'b, B>
+    where
+        'a: 'b,
+    {
+        Call {
+            method: self.method,
+            url: self.url,
+            query,
+            body: self.body,
+        }
+    }
+
+    /// The call with this JSON body.
+    pub fn json<'b, C: ?Sized>(self, body: &'b C) -> Call<'b, C>
+    where
+        'a: 'b,
+    {
+        Call {
+            method: self.method,
+            url: self.url,
+            query: self.query,
+            body: Some(body),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_append_to_the_base_without_a_double_slash() {
+        let settings = ApiSettings::new(None);
+        let client = ApiClient::new(&Observer::default(), &settings, "https://api.example.test/v4/")
+            .expect("a client with default TLS builds");
+        assert_eq!(client.base(), "https://api.example.test/v4");
+        assert_eq!(client.url("/zones"), "https://api.example.test/v4/zones");
+        let call = client.call(Method::POST, "/zones/z/batch").json(&[1, 2]);
+        assert_eq!(
+            (call.url.as_str(), call.body),
+            ("https://api.example.test/v4/zones/z/batch", Some(&[1, 2]))
+        );
+        assert_eq!(
+            format!("{client:?}"),
+            "ApiClient { base: \"https://api.example.test/v4\", .. }"
+        );
+    }
+}
