@@ -70,16 +70,22 @@ impl BuildError {
     }
 }
 
+/// What one provider object's pipeline is built from.
+pub struct PipelineRequest<'a> {
+    /// The provider object, its spec decoded.
+    pub object: &'a ProviderObject,
+    /// Its Secret's environment and flags.
+    pub credentials: &'a Credentials,
+    /// Told each sync's outcome (the object's status).
+    pub observer: Arc<dyn SyncObserver>,
+    /// Stops the pipeline when cancelled.
+    pub cancel: CancellationToken,
+}
+
 /// Builds one provider object's pipeline.
 #[async_trait]
 pub trait PipelineFactory: Send + Sync {
-    /// `object`'s pipeline with `credentials` (its Secret's), reporting each sync to `observer` and
-    /// stopping when `cancel` is.
-    async fn build(
-        &self,
-        object: &ProviderObject,
-        credentials: &Credentials,
-        observer: Arc<dyn SyncObserver>,
-        cancel: CancellationToken,
-    ) -> Result<Built, BuildError>;
+    /// The pipeline the request asks for, reporting each sync to its observer and stopping when its
+    /// `cancel` is.
+    async fn build(&self, request: PipelineRequest<'_>) -> Result<Built, BuildError>;
 }

@@ -36,7 +36,7 @@ mod manager;
 mod secret;
 mod status;
 
-pub use factory::{BuildError, Built, Cause, PipelineFactory};
+pub use factory::{BuildError, Built, Cause, PipelineFactory, PipelineRequest};
 pub use manager::{Error, ManagerConfig, run};
 pub use secret::{SecretError, read_secret};
 pub use status::{Observer, REFRESH, StatusWriter};

@@ -26,7 +26,7 @@ use tokio::sync::mpsc;
 use tracing::{Instrument as _, debug, info, warn};
 
 use crate::decide::{self, Act, Decision, KindState, Now, Pipeline, PipelineState, Row, SecretRead, Seen};
-use crate::factory::PipelineFactory;
+use crate::factory::{PipelineFactory, PipelineRequest};
 use crate::held::{Held, HeldPipelines, Running};
 use crate::secret::read_secret;
 use crate::status::{Observer, StatusWriter};
@@ -512,7 +512,12 @@ impl Manager {
         let cancel = CancellationToken::new();
         let built = self
             .factory
-            .build(object, credentials, observer, cancel.clone())
+            .build(PipelineRequest {
+                object,
+                credentials,
+                observer,
+                cancel: cancel.clone(),
+            })
             .await?;
         info!(provider = %id, r#type = %object.spec.type_, "provider pipeline started");
         self.root.attach(&id.label(), built.metrics.clone());

@@ -13,11 +13,10 @@ pub mod preview;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use extdns_controller::{CancellationToken, EventSink, Metrics, SyncObserver, start_metrics_server};
-use extdns_dnsprovider::{Credentials, ProviderObject};
+use extdns_controller::{CancellationToken, EventSink, Metrics, start_metrics_server};
 use extdns_informer::{ClusterFanout, LiveCluster};
 use extdns_leader::Leadership;
-use extdns_provider_manager::{BuildError, Built, ManagerConfig, PipelineFactory};
+use extdns_provider_manager::{BuildError, Built, ManagerConfig, PipelineFactory, PipelineRequest};
 use futures::FutureExt as _;
 use tracing::info;
 
@@ -90,13 +89,13 @@ struct Factory {
 
 #[async_trait]
 impl PipelineFactory for Factory {
-    async fn build(
-        &self,
-        object: &ProviderObject,
-        credentials: &Credentials,
-        observer: Arc<dyn SyncObserver>,
-        cancel: CancellationToken,
-    ) -> Result<Built, BuildError> {
+    async fn build(&self, request: PipelineRequest<'_>) -> Result<Built, BuildError> {
+        let PipelineRequest {
+            object,
+            credentials,
+            observer,
+            cancel,
+        } = request;
         let invalid = |e: anyhow::Error| BuildError::invalid(crate::error_text(&e), e);
         let settings = args::provider_settings(&self.fleet, object, credentials)
             .map_err(|e| BuildError::invalid(e.to_string(), e))?;

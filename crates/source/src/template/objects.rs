@@ -27,7 +27,16 @@ struct Envelope<'a> {
     annotations: &'a StrMap,
 }
 
-impl Envelope<'_> {
+impl<'a> Envelope<'a> {
+    fn new(kind: &'a str, api_version: &'a str, meta: &'a Meta, annotations: &'a StrMap) -> Self {
+        Envelope {
+            kind,
+            api_version,
+            meta,
+            annotations,
+        }
+    }
+
     /// The typed top level: TypeMeta and ObjectMeta are embedded, so their fields are promoted (`.Kind`,
     /// `.Name`) and also reachable by type name (`.ObjectMeta.Name`).
     fn typed(&self, type_name: &'static str, spec: Value, status: Value) -> Value {
@@ -196,13 +205,7 @@ impl TemplateObject for Service {
                 Value::Struct("v1.LoadBalancerStatus", vec![("Ingress", ingress)]),
             )],
         );
-        Envelope {
-            kind: "Service",
-            api_version: "v1",
-            meta: &self.meta,
-            annotations,
-        }
-        .typed("*v1.Service", spec, status)
+        Envelope::new("Service", "v1", &self.meta, annotations).typed("*v1.Service", spec, status)
     }
 
     fn unstructured(&self, annotations: &StrMap) -> Value {
@@ -248,13 +251,7 @@ impl TemplateObject for Service {
         let status = Obj::default()
             .put("loadBalancer", Obj::default().nonempty_list("ingress", ingress).done())
             .done();
-        Envelope {
-            kind: "Service",
-            api_version: "v1",
-            meta: &self.meta,
-            annotations,
-        }
-        .unstructured(spec, status)
+        Envelope::new("Service", "v1", &self.meta, annotations).unstructured(spec, status)
     }
 }
 
@@ -330,13 +327,11 @@ impl TemplateObject for Route {
                 ),
             ],
         );
-        Envelope {
-            kind: self.kind.kind(),
-            api_version: &self.kind.api_version(),
-            meta: &self.meta,
-            annotations,
-        }
-        .typed(type_name, Value::Struct(spec_name, spec_fields), status)
+        Envelope::new(self.kind.kind(), &self.kind.api_version(), &self.meta, annotations).typed(
+            type_name,
+            Value::Struct(spec_name, spec_fields),
+            status,
+        )
     }
 
     fn unstructured(&self, annotations: &StrMap) -> Value {
@@ -351,13 +346,7 @@ impl TemplateObject for Route {
             Obj::default().put("parentRef", json_parent_ref(&p.parent_ref)).done()
         });
         let status = Obj::default().nonempty_list("parents", parents).done();
-        Envelope {
-            kind: self.kind.kind(),
-            api_version: &self.kind.api_version(),
-            meta: &self.meta,
-            annotations,
-        }
-        .unstructured(spec, status)
+        Envelope::new(self.kind.kind(), &self.kind.api_version(), &self.meta, annotations).unstructured(spec, status)
     }
 }
 
@@ -374,25 +363,14 @@ impl TemplateObject for Ingress {
             vec![("IngressClassName", Value::opt_str(self.ingress_class_name.as_deref()))],
         );
         let status = Value::Struct("v1.IngressStatus", vec![]);
-        Envelope {
-            kind: "Ingress",
-            api_version: "networking.k8s.io/v1",
-            meta: &self.meta,
-            annotations,
-        }
-        .typed("*v1.Ingress", spec, status)
+        Envelope::new("Ingress", "networking.k8s.io/v1", &self.meta, annotations).typed("*v1.Ingress", spec, status)
     }
 
     fn unstructured(&self, annotations: &StrMap) -> Value {
         let spec = Obj::default()
             .opt("ingressClassName", self.ingress_class_name.as_deref().map(Value::str))
             .done();
-        Envelope {
-            kind: "Ingress",
-            api_version: "networking.k8s.io/v1",
-            meta: &self.meta,
-            annotations,
-        }
-        .unstructured(spec, Obj::default().done())
+        Envelope::new("Ingress", "networking.k8s.io/v1", &self.meta, annotations)
+            .unstructured(spec, Obj::default().done())
     }
 }
