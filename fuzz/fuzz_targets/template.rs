@@ -10,8 +10,9 @@
 use std::collections::BTreeMap;
 
 use extdns_informer::StrMap;
+use extdns_informer::view::Meta;
 use extdns_source::annotations::Annotations;
-use extdns_source::template::{FqdnTemplate, TemplateKind, TemplateObject};
+use extdns_source::template::{FqdnTemplate, TemplateKind, TemplateObject, TemplateParts};
 use extdns_template::{ExecOptions, MapValues, MissingKey, Template, Value};
 use libfuzzer_sys::fuzz_target;
 
@@ -21,17 +22,22 @@ const MAX_OUTPUT: usize = 1 << 20;
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
     let service = Service {
-        annotations: [
-            ("external-dns.kubernetes.io/hostname", "web.example.com"),
-            ("note", r#"{"zone":"example.org","n":3,"list":[1,2]}"#),
-        ]
-        .into_iter()
-        .collect(),
+        meta: Meta {
+            name: "web".to_string(),
+            namespace: "default".into(),
+            labels: [("app", "web"), ("team", "shop")].into_iter().collect(),
+            annotations: [
+                ("external-dns.kubernetes.io/hostname", "web.example.com"),
+                ("note", r#"{"zone":"example.org","n":3,"list":[1,2]}"#),
+            ]
+            .into_iter()
+            .collect(),
+        },
     };
-    check_engine(text, &service.typed(&service.annotations), &ExecOptions::default());
+    check_engine(text, &service.typed(service.annotations()), &ExecOptions::default());
     check_engine(
         text,
-        &service.unstructured(&service.annotations),
+        &service.unstructured(service.annotations()),
         &ExecOptions::default()
             .missing_key(MissingKey::Error)
             .map_values(MapValues::Any),
@@ -97,12 +103,15 @@ fn check_fqdn(text: &str, service: &Service) {
 
 /// A Service as the service source shows it to templates.
 struct Service {
-    annotations: StrMap,
+    meta: Meta,
 }
 
+/// The fields a template reads beyond the view, as the informer keeps them.
+const KEPT_FIELDS: &str = r#"{"spec":{"ipFamilies":["IPv4"],"trafficDistribution":"PreferClose"}}"#;
+
 impl TemplateObject for Service {
-    fn describe(&self) -> String {
-        "service default/web".to_string()
+    fn parts(&self) -> TemplateParts<'_> {
+        TemplateParts::new(&self.meta, TemplateKind::Service, Some(KEPT_FIELDS))
     }
 
     fn typed(&self, annotations: &StrMap) -> Value {
@@ -138,18 +147,6 @@ impl TemplateObject for Service {
                 ("Spec", spec),
             ],
         )
-    }
-
-    fn kind(&self) -> TemplateKind {
-        TemplateKind::Service
-    }
-
-    fn kept_fields(&self) -> Option<&str> {
-        Some(r#"{"spec":{"ipFamilies":["IPv4"],"trafficDistribution":"PreferClose"}}"#)
-    }
-
-    fn annotations(&self) -> &StrMap {
-        &self.annotations
     }
 
     fn unstructured(&self, _annotations: &StrMap) -> Value {
