@@ -19,7 +19,6 @@ fn strs<S: AsRef<str>>(v: &[S]) -> Value {
 
 /// What every object's template data starts from, typed or unstructured: its kind, API version, metadata and
 /// the annotations templates see; the kind's own `spec` and `status` go inside.
-#[derive(Clone, Copy)]
 struct Envelope<'a> {
     kind: &'a str,
     api_version: &'a str,
@@ -40,35 +39,32 @@ impl<'a> Envelope<'a> {
     /// The typed top level: TypeMeta and ObjectMeta are embedded, so their fields are promoted (`.Kind`,
     /// `.Name`) and also reachable by type name (`.ObjectMeta.Name`).
     fn typed(&self, type_name: &'static str, spec: Value, status: Value) -> Value {
-        let Envelope {
-            kind,
-            api_version,
-            meta,
-            annotations,
-        } = *self;
         let object_meta = Value::Struct(
             "v1.ObjectMeta",
             vec![
-                ("Name", Value::str(meta.name.as_str())),
-                ("Namespace", Value::str(meta.namespace.as_str())),
-                ("Labels", map_of(&meta.labels)),
-                ("Annotations", map_of(annotations)),
+                ("Name", Value::str(self.meta.name.as_str())),
+                ("Namespace", Value::str(self.meta.namespace.as_str())),
+                ("Labels", map_of(&self.meta.labels)),
+                ("Annotations", map_of(self.annotations)),
             ],
         );
         let type_meta = Value::Struct(
             "v1.TypeMeta",
-            vec![("Kind", Value::str(kind)), ("APIVersion", Value::str(api_version))],
+            vec![
+                ("Kind", Value::str(self.kind)),
+                ("APIVersion", Value::str(self.api_version)),
+            ],
         );
         Value::Struct(
             type_name,
             vec![
-                ("Kind", Value::str(kind)),
-                ("APIVersion", Value::str(api_version)),
+                ("Kind", Value::str(self.kind)),
+                ("APIVersion", Value::str(self.api_version)),
                 ("TypeMeta", type_meta),
-                ("Name", Value::str(meta.name.as_str())),
-                ("Namespace", Value::str(meta.namespace.as_str())),
-                ("Labels", map_of(&meta.labels)),
-                ("Annotations", map_of(annotations)),
+                ("Name", Value::str(self.meta.name.as_str())),
+                ("Namespace", Value::str(self.meta.namespace.as_str())),
+                ("Labels", map_of(&self.meta.labels)),
+                ("Annotations", map_of(self.annotations)),
                 ("ObjectMeta", object_meta),
                 ("Spec", spec),
                 ("Status", status),
@@ -110,21 +106,15 @@ impl Obj {
 impl Envelope<'_> {
     /// The unstructured wrapper: a few promoted fields plus the raw JSON object.
     fn unstructured(&self, spec: Value, status: Value) -> Value {
-        let Envelope {
-            kind,
-            api_version,
-            meta,
-            annotations,
-        } = *self;
         let metadata = Obj::default()
-            .put("name", Value::str(meta.name.as_str()))
-            .nonempty_str("namespace", &meta.namespace)
-            .nonempty_list("labels", map_of(&meta.labels))
-            .nonempty_list("annotations", map_of(annotations))
+            .put("name", Value::str(self.meta.name.as_str()))
+            .nonempty_str("namespace", &self.meta.namespace)
+            .nonempty_list("labels", map_of(&self.meta.labels))
+            .nonempty_list("annotations", map_of(self.annotations))
             .done();
         let object = Obj::default()
-            .put("apiVersion", Value::str(api_version))
-            .put("kind", Value::str(kind))
+            .put("apiVersion", Value::str(self.api_version))
+            .put("kind", Value::str(self.kind))
             .put("metadata", metadata.clone())
             .put("spec", spec.clone())
             .put("status", status.clone())
@@ -132,12 +122,12 @@ impl Envelope<'_> {
         Value::Struct(
             "unstructured",
             vec![
-                ("Name", Value::str(meta.name.as_str())),
-                ("Namespace", Value::str(meta.namespace.as_str())),
-                ("Kind", Value::str(kind)),
-                ("APIVersion", Value::str(api_version)),
-                ("Labels", map_of(&meta.labels)),
-                ("Annotations", map_of(annotations)),
+                ("Name", Value::str(self.meta.name.as_str())),
+                ("Namespace", Value::str(self.meta.namespace.as_str())),
+                ("Kind", Value::str(self.kind)),
+                ("APIVersion", Value::str(self.api_version)),
+                ("Labels", map_of(&self.meta.labels)),
+                ("Annotations", map_of(self.annotations)),
                 ("Metadata", metadata),
                 ("Spec", spec),
                 ("Status", status),
