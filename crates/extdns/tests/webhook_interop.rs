@@ -477,8 +477,14 @@ fn stall(addr: &str, how: Stall) -> Seen {
     }
 }
 
-/// Each stall against both servers at once; their answers must be the same and their closing times within
-/// 400 ms of each other.
+/// Less than the gap between two of the timeouts under test (whole seconds): closing times closer than
+/// this come from the same timeout. Slack for a busy machine, not a latency target.
+const SAME_TIMEOUT: Duration = Duration::from_millis(900);
+
+/// Each stall against both servers at once; their answers must be the same, and closed by the same timeout:
+/// the timeouts under test are whole seconds apart, so two closing times less than [`SAME_TIMEOUT`] apart
+/// were caused by the same one, however busy the machine (a loaded scheduler delays a close, it never
+/// brings one forward).
 fn same_answers(extdns: &str, stalls: &[Stall]) -> Vec<Seen> {
     let runs: Vec<_> = stalls
         .iter()
@@ -500,7 +506,7 @@ fn same_answers(extdns: &str, stalls: &[Stall]) -> Vec<Seen> {
             "{how:?}: extdns {ours:?}, external-dns {theirs:?}"
         );
         assert!(
-            ours.closed_after.abs_diff(theirs.closed_after) < Duration::from_millis(400),
+            ours.closed_after.abs_diff(theirs.closed_after) < SAME_TIMEOUT,
             "{how:?}: extdns {ours:?}, external-dns {theirs:?}"
         );
     }
@@ -564,7 +570,12 @@ fn webhook_server_timeouts_6484_match_external_dns() {
                 Stall::SlowBody { .. } => ("", 0.0),
             };
             assert_eq!(s.status, status, "{how:?}");
-            assert!((s.closed_after.as_secs_f64() - secs).abs() < 0.5, "{how:?}: {s:?}");
+            // Closed by the expected timeout: not before it, and before the next one could have fired.
+            let closed = s.closed_after.as_secs_f64();
+            assert!(
+                closed > secs - 0.2 && closed < secs + SAME_TIMEOUT.as_secs_f64(),
+                "{how:?}: {s:?}"
+            );
         }
         drop(external_dns);
         assert!(extdns.running(), "extdns's server died:\n{}", extdns.log());
