@@ -257,13 +257,22 @@ impl Api {
         }
     }
 
-    /// One call, retried while Cloudflare answers 429 (after its `Retry-After` when it sends one).
+    /// One call, retried while Cloudflare throttles it (after its `Retry-After` when it sends one); a read
+    /// also on a transient failure. A write that got no answer, or a 5xx, is not sent again: the batch may
+    /// have landed, and posting it twice would create duplicates or name ids already gone. The error keeps
+    /// its own kind, so the next sync still treats it as transient.
     async fn send<T: DeserializeOwned, B: Serialize + ?Sized>(
         &self,
         call: &Call<'_, B>,
     ) -> Result<(T, Option<ResultInfo>), ApiError> {
         let attempt = || self.send_once(call);
-        self.client.backoff().retry(&call.url, attempt, ApiError::kind).await
+        let read = call.method == reqwest::Method::GET;
+        let retry_as = |e: &ApiError| match e.kind() {
+            throttled @ FailureKind::Throttled { .. } => throttled,
+            kind if read => kind,
+            _ => FailureKind::Fatal,
+        };
+        self.client.backoff().retry(&call.url, attempt, retry_as).await
     }
 
     async fn send_once<T: DeserializeOwned, B: Serialize + ?Sized>(

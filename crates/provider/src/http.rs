@@ -454,9 +454,7 @@ mod tests {
         );
     }
 
-    /// The proxy comes from the environment. The environment of this process is not changed (other tests
-    /// run in it): the test runs itself again as a child with `HTTP_PROXY` set, and the child's request
-    /// must reach the proxy.
+    /// A refused write's answer is read whole: status, headers and body.
     #[tokio::test]
     async fn an_exchange_reads_a_refusal_whole() {
         let (base, mut heads) = server(
@@ -493,6 +491,9 @@ mod tests {
         assert!(!head.contains("content-type"), "no body, no content type: {head}");
     }
 
+    /// The proxy comes from the environment. The environment of this process is not changed (other tests
+    /// run in it): the test runs itself again as a child with `HTTP_PROXY` set, and the child's request
+    /// must reach the proxy.
     #[tokio::test]
     async fn the_proxy_comes_from_the_environment() {
         if std::env::var_os("EXTDNS_PROXY_CHILD").is_some() {

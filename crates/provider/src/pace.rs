@@ -80,6 +80,9 @@ struct State {
     held_until: Option<Instant>,
 }
 
+/// The longest one throttled answer's `Retry-After` holds every request of a provider.
+pub const MAX_HOLD: Duration = Duration::from_secs(300);
+
 /// The slots of one provider's requests, shared by every caller: `every` limits all its requests (the
 /// backend's API limit, which counts reads too), `writes` its write requests alone. A write takes a slot
 /// under both at once, so both limits hold at the instants requests leave.
@@ -135,7 +138,11 @@ impl Pacer {
         else {
             return;
         };
-        let until = Instant::now() + asked;
+        // Capped: the header is the server's, and a bogus one must neither stop the provider for good nor
+        // overflow the clock.
+        let Some(until) = Instant::now().checked_add(asked.min(MAX_HOLD)) else {
+            return;
+        };
         let mut state = self.state.lock().await;
         state.held_until = Some(state.held_until.map_or(until, |held| held.max(until)));
     }

@@ -126,8 +126,9 @@ impl Source<AccessToken> for Metadata {
 
     async fn fetch(&self) -> Result<AccessToken, Miss<SourceError>> {
         self.0.token().await.map_err(|e| match e {
-            // No answer at its address: no metadata server here (off GCE), a source absent, not one failing.
-            SourceError::Endpoint(EndpointError::Request { .. }) => Miss::NotConfigured(e),
+            // No answer at the default address: no metadata server here (off GCE), a source absent, not one
+            // failing. One `GCE_METADATA_HOST` names that does not answer is failing (and transient).
+            SourceError::Endpoint(EndpointError::Request { .. }) if !self.0.named() => Miss::NotConfigured(e),
             e => Miss::Failed(e),
         })
     }

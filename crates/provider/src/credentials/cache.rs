@@ -86,6 +86,9 @@ struct Kept<C> {
     refresh_at: Option<SystemTime>,
 }
 
+/// After a failed refresh, how soon the next call tries again (at most half the kept credential's time left).
+const RETRY_FAILED_REFRESH: Duration = Duration::from_secs(30);
+
 /// Fetches a credential through a chain and keeps it.
 pub struct CredentialCache<C, E> {
     fetch: Box<dyn Fetch<C, E>>,
@@ -148,13 +151,25 @@ impl<C: Credential, E: std::fmt::Display> CredentialCache<C, E> {
                 });
                 Ok(fresh)
             }
-            Err(e) => match current.as_ref() {
-                Some(kept) if kept.credential.expires().is_some_and(|at| now < at) => {
-                    tracing::warn!(error = %e, "cannot refresh the credential; using the current one until it expires");
-                    Ok(kept.credential.clone())
+            Err(e) => {
+                // Read again: the failed fetch may have taken long enough for the kept one to expire.
+                let now = self.clock.now();
+                let left = current
+                    .as_ref()
+                    .and_then(|kept| kept.credential.expires())
+                    .and_then(|at| at.duration_since(now).ok())
+                    .filter(|left| !left.is_zero());
+                match (current.as_mut(), left) {
+                    (Some(kept), Some(left)) => {
+                        // Try again in a while, not at every call: callers would all queue behind a fetch
+                        // that keeps failing while a valid credential is in hand.
+                        kept.refresh_at = Some(now + (left / 2).min(RETRY_FAILED_REFRESH));
+                        tracing::warn!(error = %e, "cannot refresh the credential; using the current one until it expires");
+                        Ok(kept.credential.clone())
+                    }
+                    _ => Err(e),
                 }
-                _ => Err(e),
-            },
+            }
         }
     }
 
