@@ -219,6 +219,12 @@ impl Manager {
         kinds.insert(index(kind), state).unwrap_or(KindState::Waiting)
     }
 
+    /// Whether a kind has neither been listed nor found unavailable yet.
+    fn a_kind_is_unlisted(&self) -> bool {
+        let kinds = self.kinds.lock().unwrap_or_else(PoisonError::into_inner);
+        kinds.values().any(|k| *k == KindState::Waiting)
+    }
+
     fn trigger_everything(&self) {
         for (_, t) in &self.triggers {
             let _ = t.everything.send(());
@@ -231,7 +237,11 @@ impl Manager {
     fn watched(self: &Arc<Self>, kind: ProviderKind, event: &Result<Event<DynamicObject>, watcher::Error>) {
         match event {
             Ok(Event::InitDone) => {
-                self.set_kind(kind, KindState::Listed);
+                if self.set_kind(kind, KindState::Listed) != KindState::Listed {
+                    // The other kind's objects are judged for conflicts against this list now: those that
+                    // waited for it, and those that ran while this kind could not be listed.
+                    self.trigger_everything();
+                }
                 let (_, store) = &self.stores[index(kind)];
                 for id in self.held.ids().into_iter().filter(|id| id.kind() == kind) {
                     let present = store.state().iter().any(|o| ProviderId::of(o).as_ref() == Some(&id));
@@ -345,6 +355,12 @@ impl Manager {
 
     /// Decides `object`'s row (reading its Secret when the decision asks) and carries the decision out.
     async fn reconcile_one(&self, id: &ProviderId, object: &DynamicObject) -> Action {
+        // Until both kinds are listed (or known unavailable), a conflict with an object of the other kind
+        // cannot be seen: a newer provider over an older one's zones would run its first sync and delete what
+        // it does not ask for. The other kind's first list triggers every object again.
+        if self.a_kind_is_unlisted() {
+            return Action::requeue(STARTING);
+        }
         let (seen, decoded) = Seen::of(object);
         let writer = self.writer(id, decoded.as_ref());
         let mut secret = SecretRead::NotRead;
