@@ -255,6 +255,8 @@ mod tests {
                 ("HOME", "/nonexistent"),
                 ("AWS_ROLE_ARN", "arn:aws:iam::1:role/r"),
                 ("AWS_WEB_IDENTITY_TOKEN_FILE", "/nonexistent/token"),
+                // Nothing may reach 169.254.169.254 should the chain go on after the failure.
+                ("AWS_EC2_METADATA_DISABLED", "true"),
             ],
             None,
         )
