@@ -4,7 +4,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Context as _;
 use extdns_controller::{CancellationToken, Controller, Metrics, SyncReport, start_metrics_server};
 use extdns_informer::{Cluster, LiveCluster, ManifestCluster, ResourceKind};
 use extdns_leader::{ElectionConfig, LeaderElection};
@@ -322,91 +321,10 @@ pub async fn build_cluster(settings: &Settings, kinds: &[ResourceKind]) -> anyho
     }
 }
 
-/// A Kubernetes client from `--kubeconfig` (else `KUBECONFIG`, `~/.kube/config` or the in-cluster
-/// service account), `--server` overriding the URL. The request timeout bounds connecting and sending;
-/// reads are not cut, because watches are long-lived streams that may stay quiet for minutes.
-pub async fn kube_client(settings: &KubeSettings) -> anyhow::Result<kube::Client> {
-    let mut config = match &settings.kubeconfig {
-        None => match kube::Config::infer().await {
-            Ok(config) => config,
-            Err(e) => match &settings.server {
-                Some(server) => {
-                    tracing::debug!(error = %e, "no kubeconfig or in-cluster configuration; using --server alone");
-                    kube::Config::new(parse_server(server)?)
-                }
-                None => {
-                    return Err(e).context("cannot find a Kubernetes configuration (use --kubeconfig or --server)");
-                }
-            },
-        },
-        Some(path) => {
-            let kubeconfig = kube::config::Kubeconfig::read_from(path)
-                .with_context(|| format!("cannot read --kubeconfig {}", path.display()))?;
-            kube::Config::from_custom_kubeconfig(kubeconfig, &kube::config::KubeConfigOptions::default())
-                .await
-                .with_context(|| format!("invalid --kubeconfig {}", path.display()))?
-        }
-    };
-    if let Some(server) = &settings.server {
-        config.cluster_url = parse_server(server)?;
-    }
-    config.connect_timeout = settings.request_timeout;
-    config.write_timeout = settings.request_timeout;
-    // Named in API server audit logs and request metrics, as client-go names external-dns.
-    config.headers.push((
-        http::header::USER_AGENT,
-        http::HeaderValue::from_static(concat!("extdns/", env!("CARGO_PKG_VERSION"))),
-    ));
-    if config.proxy_url.is_some() {
-        // kube's own stack, which says what it makes of a proxy.
-        return kube::Client::try_from(config).context("cannot build the Kubernetes client");
-    }
-    kube_http_stack(config).context("cannot build the Kubernetes client")
-}
-
-/// The largest read buffer of one API server connection. hyper grows a connection's buffer while reads
-/// fill it, up to 408 KiB by default, and keeps it: a streaming list of 10,000 Services left each watch
-/// connection holding its maximum, 1.9 MB of extdns's 27 MB of live heap at that size (docs/performance.md,
-/// "Where the live heap goes in the running binary"). A list still arrives at this many bytes a read.
-const KUBE_READ_BUFFER: usize = 64 * 1024;
-
-/// kube's default client stack (TLS, timeouts, base URI, retry of 429/503/504, credentials, headers), with
-/// hyper's read buffer bounded by [`KUBE_READ_BUFFER`]. What kube's stack has beyond it: a debug span per
-/// request, and the expiry of client certificates from an exec plugin, which extdns never reads.
-fn kube_http_stack(config: kube::Config) -> Result<kube::Client, kube::Error> {
-    use kube::client::ConfigExt;
-    use tower::ServiceBuilder;
-
-    let mut http = hyper_util::client::legacy::connect::HttpConnector::new();
-    http.enforce_http(false);
-    let mut connector = hyper_timeout::TimeoutConnector::new(config.rustls_https_connector_with_connector(http)?);
-    connector.set_connect_timeout(config.connect_timeout);
-    connector.set_read_timeout(config.read_timeout);
-    connector.set_write_timeout(config.write_timeout);
-    let client = hyper_util::client::legacy::Builder::new(hyper_util::rt::TokioExecutor::new())
-        .http1_max_buf_size(KUBE_READ_BUFFER)
-        .build(connector);
-    let retry = config
-        .default_retry
-        .then(|| tower::retry::RetryLayer::new(kube::client::retry::RetryPolicy::server_retry()));
-    let service = ServiceBuilder::new()
-        .layer(config.base_uri_layer())
-        .option_layer(retry)
-        .option_layer(config.auth_layer()?)
-        .layer(config.extra_headers_layer()?)
-        .map_err(tower::BoxError::from)
-        .service(client);
-    Ok(kube::Client::new(service, config.default_namespace))
-}
-
-fn parse_server<T>(server: &str) -> anyhow::Result<T>
-where
-    T: std::str::FromStr,
-    T::Err: std::error::Error + Send + Sync + 'static,
-{
-    server
-        .parse::<T>()
-        .with_context(|| format!("--server {server:?} is not a URL"))
+/// The Kubernetes client of `--kubeconfig`/`--server` (extdns-informer's, which every part talking to the
+/// API server shares).
+pub async fn kube_client(settings: &KubeSettings) -> Result<kube::Client, extdns_informer::client::ClientError> {
+    extdns_informer::client::connect(&settings.client).await
 }
 
 /// SIGTERM (the kubelet stopping the pod) and SIGINT (Ctrl-C) stop the loop after the sync in progress.

@@ -31,6 +31,7 @@
 
 pub mod availability;
 mod changes;
+pub mod client;
 pub mod convert;
 mod decode;
 pub mod dnsendpoint;

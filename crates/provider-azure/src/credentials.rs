@@ -135,11 +135,15 @@ pub(crate) fn tokens(
     timeout: Duration,
     observer: &Observer,
 ) -> Result<TokenCache, HttpError> {
-    let http = HttpClient::builder()
+    let mut http = HttpClient::builder()
         .observed_by(observer)
         .timeout(timeout)
-        .connect_timeout(Duration::from_secs(10))
-        .build()?;
+        .connect_timeout(Duration::from_secs(10));
+    if matches!(source, CredentialSource::Managed { .. }) {
+        // IMDS is the VM's own link-local address: never asked through a proxy of the environment.
+        http = http.no_proxy();
+    }
+    let http = http.build()?;
     let identity = Identity {
         source,
         audience: audience.to_string(),

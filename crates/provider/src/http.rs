@@ -1,6 +1,7 @@
 //! The one HTTP client every HTTP provider builds (Route53, Cloudflare, etcd's gateway, PowerDNS, webhook,
 //! the webhook conformance kit): timeouts, TLS files, extdns's user agent, and a proxy from the
-//! environment (`HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY`, `NO_PROXY`, as every HTTP client reads them).
+//! environment as external-dns's Go clients read it (`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY` with ports and
+//! ranges, loopback never proxied: extdns-proxy), not as reqwest alone would (curl's rules).
 //!
 //! Every request leaves through [`Request::send`], which times it and hands method, URL, status and
 //! duration to the client's [`Observe`] hook: the one place a request-duration metric attaches to all
@@ -12,6 +13,8 @@ use std::time::Duration;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use reqwest::{IntoUrl, Method, Response, StatusCode, Url};
+
+use extdns_proxy::ProxyEnv;
 
 use crate::failure::HttpAnswer;
 use crate::tls::{TlsError, TlsOptions};
@@ -68,7 +71,10 @@ impl HttpClient {
     /// A builder with extdns's user agent, no timeout, no TLS files and the proxy of the environment.
     pub fn builder() -> HttpClientBuilder {
         HttpClientBuilder {
-            inner: reqwest::Client::builder().user_agent(USER_AGENT),
+            inner: environment_proxy(
+                reqwest::Client::builder().user_agent(USER_AGENT),
+                ProxyEnv::from_process(),
+            ),
             tls: TlsOptions::default(),
             observer: None,
         }
@@ -338,6 +344,19 @@ pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
     text
 }
 
+/// `builder` going through the proxy `proxies` name for each request's URL, by Go's rules; with no proxy
+/// named, through none (reqwest would otherwise read the environment itself, `ALL_PROXY` included).
+fn environment_proxy(builder: reqwest::ClientBuilder, proxies: ProxyEnv) -> reqwest::ClientBuilder {
+    if proxies.is_empty() {
+        return builder.no_proxy();
+    }
+    builder.proxy(reqwest::Proxy::custom(move |url| {
+        proxies
+            .proxy_for(url.scheme(), url.host_str()?, url.port_or_known_default())
+            .map(str::to_string)
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -521,5 +540,51 @@ mod tests {
         assert!(child.status.success() && out.contains("1 passed"), "{out}");
         let head = heads.recv().await.unwrap_or_default();
         assert!(head.starts_with("GET http://upstream.invalid/path HTTP/1.1"), "{head}");
+    }
+
+    /// Go's rules, not curl's: a host `NO_PROXY` names with its port, and loopback, are reached directly;
+    /// another host goes through the proxy. The variables are handed in, not set on this process.
+    #[tokio::test]
+    async fn no_proxy_and_loopback_are_reached_directly_as_go_reaches_them() {
+        let (direct, _) = server("HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").await;
+        let (proxy, mut proxied) =
+            server("HTTP/1.1 299 Proxied\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").await;
+        let addr: SocketAddr = direct
+            .trim_start_matches("http://")
+            .parse()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let port = addr.port();
+        let no_proxy = format!("upstream.invalid:{port}");
+        let vars = [("HTTP_PROXY", proxy.as_str()), ("NO_PROXY", no_proxy.as_str())];
+        let proxies = ProxyEnv::from_vars(|n| vars.iter().find(|(k, _)| *k == n).map(|(_, v)| v.to_string()));
+        let inner = environment_proxy(reqwest::Client::builder(), proxies)
+            .resolve("upstream.invalid", addr)
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let client = HttpClient { inner, observer: None };
+        let status = |url: String| {
+            let client = client.clone();
+            async move {
+                client
+                    .get(url)
+                    .send()
+                    .await
+                    .map(|a| a.status().as_u16())
+                    .unwrap_or_else(|e| panic!("{e}"))
+            }
+        };
+        assert_eq!(
+            status(format!("http://upstream.invalid:{port}/")).await,
+            200,
+            "named with its port"
+        );
+        assert_eq!(status(format!("{direct}/")).await, 200, "loopback");
+        assert_eq!(status(format!("http://other.invalid:{port}/")).await, 299, "not named");
+        let head = proxied.recv().await.unwrap_or_default();
+        assert!(
+            head.starts_with(&format!("GET http://other.invalid:{port}/ HTTP/1.1")),
+            "{head}"
+        );
+        assert!(proxied.try_recv().is_err(), "only one request went through the proxy");
     }
 }

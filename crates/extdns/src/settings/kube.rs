@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use extdns_informer::client::ClientConfig;
 use extdns_informer::view::RouteKind;
 use extdns_informer::{LiveOptions, ResourceKind};
 
@@ -42,10 +43,9 @@ pub(crate) fn config(flags: &Flags, sources: &SourceSettings) -> KubeSettings {
     live.template_fields = sources.load_options.template_fields.clone();
     live.pods_on_demand = true;
     live.overrides = sources.load_options.overrides.clone();
-    KubeSettings {
-        kubeconfig: (!k.kubeconfig.is_empty()).then(|| PathBuf::from(&k.kubeconfig)),
-        server: non_empty(&k.server),
-        request_timeout: (!timeout.is_zero() && !flags.control.events).then_some(timeout),
-        live,
-    }
+    let mut client = ClientConfig::new(concat!("extdns/", env!("CARGO_PKG_VERSION")));
+    client.kubeconfig = (!k.kubeconfig.is_empty()).then(|| PathBuf::from(&k.kubeconfig));
+    client.server = non_empty(&k.server);
+    client.request_timeout = (!timeout.is_zero() && !flags.control.events).then_some(timeout);
+    KubeSettings { client, live }
 }

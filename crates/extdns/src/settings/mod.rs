@@ -329,12 +329,9 @@ pub enum ClusterSettings {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct KubeSettings {
-    /// `--kubeconfig`; `None` tries the default locations, then the in-cluster configuration.
-    pub kubeconfig: Option<PathBuf>,
-    /// Kept as given: a URL that does not parse fails when the client is built, as it always has.
-    pub server: Option<String>,
-    /// Bounds connecting and sending; none with `--events`, whose watches stay quiet for minutes.
-    pub request_timeout: Option<Duration>,
+    /// `--kubeconfig`, `--server` and the request timeout (none with `--events`, whose watches stay quiet
+    /// for minutes).
+    pub client: extdns_informer::client::ClientConfig,
     /// What the live view watches: namespaces, selectors, kept fields.
     pub live: LiveOptions,
 }

@@ -455,7 +455,7 @@ fn the_crd_registry_owns_as_the_txt_owner_id_in_its_namespace() -> Result<(), Va
 fn events_lift_the_kube_request_timeout() -> Result<(), ValidationError> {
     let timeout = |args: &[&str]| -> Result<Option<Duration>, ValidationError> {
         match controller(&flags(args))?.cluster {
-            ClusterSettings::ApiServer(kube) => Ok(kube.request_timeout),
+            ClusterSettings::ApiServer(kube) => Ok(kube.client.request_timeout),
             other => panic!("expected the API server, got {other:?}"),
         }
     };
