@@ -204,3 +204,40 @@ fn bounded_stack(config: kube::Config) -> Result<kube::Client, kube::Error> {
         .service(client);
     Ok(kube::Client::new(service, config.default_namespace))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn proxies(vars: &[(&str, &str)]) -> ProxyEnv {
+        ProxyEnv::from_vars(|n| vars.iter().find(|(k, _)| *k == n).map(|(_, v)| v.to_string()))
+    }
+
+    fn proxy_of(server: &str, vars: &[(&str, &str)]) -> Option<String> {
+        let config = kube::Config::new(server.parse().unwrap_or_else(|e| panic!("{e}")));
+        let proxy = proxy_url(&config, &proxies(vars)).unwrap_or_else(|e| panic!("{e}"));
+        proxy.map(|p| p.to_string())
+    }
+
+    #[test]
+    fn the_server_goes_through_the_proxy_its_scheme_names_unless_no_proxy_names_it() {
+        let https = [("HTTPS_PROXY", "proxy.corp:3128"), ("NO_PROXY", ".svc,10.0.0.0/8")];
+        let through = proxy_of("https://api.corp:6443", &https);
+        assert_eq!(through.as_deref(), Some("http://proxy.corp:3128/"));
+        assert_eq!(proxy_of("https://kubernetes.default.svc", &https), None);
+        assert_eq!(proxy_of("https://10.96.0.1:443", &https), None);
+        assert_eq!(proxy_of("https://127.0.0.1:6443", &https), None, "loopback");
+        assert_eq!(proxy_of("https://api.corp:6443", &[("HTTP_PROXY", "http://p:1")]), None);
+        assert_eq!(
+            proxy_of("http://api.corp:8080", &[("HTTP_PROXY", "http://p:1")]).as_deref(),
+            Some("http://p:1/")
+        );
+    }
+
+    #[test]
+    fn a_proxy_that_is_not_a_url_is_an_error_naming_it() {
+        let config = kube::Config::new("https://api.corp".parse().unwrap_or_else(|e| panic!("{e}")));
+        let e = proxy_url(&config, &proxies(&[("HTTPS_PROXY", "http://bad host:1")])).err();
+        assert!(e.is_some_and(|e| e.to_string().contains("\"http://bad host:1\"")));
+    }
+}

@@ -88,6 +88,8 @@ pub enum Server {
     Helm,
     /// kubectl, the Go build `cargo xtask test` makes (`EXTDNS_TEST_KUBECTL`).
     Kubectl,
+    /// kube-apiserver, the Go build `cargo xtask test` makes (`EXTDNS_TEST_KUBE_APISERVER`).
+    KubeApiserver,
     /// external-dns v0.23.0's Helm chart (1.23.0), copied from its Go module by `cargo xtask test`
     /// (`EXTDNS_TEST_EXTERNAL_DNS_CHART`).
     ExternalDnsChart,
@@ -113,6 +115,7 @@ impl Server {
             Server::Ec2MetadataMock => "the amazon-ec2-metadata-mock build (EXTDNS_TEST_EC2_METADATA_MOCK)",
             Server::Helm => "helm (EXTDNS_TEST_HELM)",
             Server::Kubectl => "kubectl (EXTDNS_TEST_KUBECTL)",
+            Server::KubeApiserver => "kube-apiserver (EXTDNS_TEST_KUBE_APISERVER)",
             Server::ExternalDnsChart => "external-dns's Helm chart (EXTDNS_TEST_EXTERNAL_DNS_CHART)",
             Server::OpenSsl => "openssl",
             Server::NetNamespace => "unshare and ip",
@@ -140,6 +143,9 @@ impl Server {
             }
             Server::Helm => "run `cargo xtask test`, which builds helm v3.22.0 and sets EXTDNS_TEST_HELM",
             Server::Kubectl => "run `cargo xtask test`, which builds kubectl and sets EXTDNS_TEST_KUBECTL",
+            Server::KubeApiserver => {
+                "run `cargo xtask test`, which builds kube-apiserver and sets EXTDNS_TEST_KUBE_APISERVER"
+            }
             Server::ExternalDnsChart => {
                 "run `cargo xtask test`, which copies external-dns's chart and sets EXTDNS_TEST_EXTERNAL_DNS_CHART"
             }
@@ -167,6 +173,7 @@ impl Server {
             Server::Moto => return moto::moto_server().is_none().then(|| "moto_server".to_string()),
             Server::Helm => return env_program("EXTDNS_TEST_HELM").err(),
             Server::Kubectl => return env_program("EXTDNS_TEST_KUBECTL").err(),
+            Server::KubeApiserver => return env_program("EXTDNS_TEST_KUBE_APISERVER").err(),
             Server::ExternalDnsChart => {
                 return match std::env::var_os("EXTDNS_TEST_EXTERNAL_DNS_CHART").filter(|v| !v.is_empty()) {
                     Some(dir) if Path::new(&dir).join("Chart.yaml").is_file() => None,
