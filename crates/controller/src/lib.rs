@@ -70,6 +70,7 @@ mod process;
 mod requests;
 mod schedule;
 mod server;
+mod signal;
 mod status;
 
 pub use controller::{Controller, ControllerConfig, DesiredEndpoints, SyncError, SyncReport, SyncState};
@@ -80,6 +81,7 @@ pub use metrics::{Metrics, PREFIX as METRICS_PREFIX, WebhookCall};
 pub use requests::RequestDurations;
 pub use schedule::EVENT_DEBOUNCE;
 pub use server::{MetricsServer, ServerError, start_metrics_server};
+pub use signal::spawn_signal_handler;
 pub use status::{ProviderSync, StatusSink, SyncObserver, SyncStatus};
 /// Re-exported so the binary can stop the loop without depending on tokio-util itself.
 pub use tokio_util::sync::CancellationToken;

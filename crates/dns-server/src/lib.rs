@@ -29,6 +29,7 @@ pub mod metrics;
 mod notify;
 pub mod provider;
 pub mod server;
+pub mod serving;
 mod transfer;
 pub mod zones;
 
@@ -36,4 +37,5 @@ pub use config::{Limits, Secondary, ServerConfig, ZoneConfig};
 pub use metrics::ServerMetrics;
 pub use provider::DnsServerProvider;
 pub use server::{DnsServer, ServerError};
+pub use serving::{bind_serving, zones_and_provider};
 pub use zones::{Zone, ZoneSet, Zones};

@@ -1,136 +1,30 @@
-//! `--provider=dns-server` in the controller: the zones, the provider that writes them, and the listeners
-//! that answer from them, bound before the first sync so that a busy or foreign address fails the start
-//! rather than leaving a replica that syncs but never answers.
+//! `--provider=dns-server` in a command that runs a provider (the controller, the webhook server, a provider
+//! object): extdns-dns-server's zones, provider and listeners, bound into the process's metrics before the
+//! first sync.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 
 use anyhow::Context as _;
 use extdns_controller::Metrics;
-use extdns_dns_server::{DnsServer, ServerConfig, ServerMetrics, Zones};
+use extdns_dns_server::DnsServer;
+use extdns_dns_server::serving::{METRICS_PREFIX, bind_serving};
 use extdns_provider::Provider;
-use prometheus_client::collector::Collector;
-use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
-use prometheus_client::metrics::MetricType;
-use prometheus_client::metrics::gauge::ConstGauge;
-use tracing::info;
 
-use crate::providers::dns_server_provider;
 use crate::settings::ProviderSettings;
 
-/// The prefix of the server's metrics.
-pub const METRICS_PREFIX: &str = "extdns_dns_server";
-
-/// [`bind`] when the settings name `--provider=dns-server`; `None` for every other provider.
+/// The provider the controller writes and the server answering from it, bound but not serving yet, when
+/// the settings name `--provider=dns-server`; `None` for every other provider.
 pub fn bind_if_serving(
     provider: &ProviderSettings,
     metrics: &mut Metrics,
 ) -> anyhow::Result<Option<(Arc<dyn Provider>, DnsServer)>> {
-    match provider {
-        ProviderSettings::DnsServer(config) => bind(config, metrics).map(Some),
-        _ => Ok(None),
-    }
-}
-
-/// The provider the controller writes, and the server answering from what it wrote, bound but not serving
-/// yet ([`DnsServer::run`]). The server's metrics, and a gauge of the records served per zone, go into
-/// `metrics`.
-pub fn bind(config: &Arc<ServerConfig>, metrics: &mut Metrics) -> anyhow::Result<(Arc<dyn Provider>, DnsServer)> {
-    let (provider, zones) = dns_server_provider(config);
-    let server_metrics = ServerMetrics::default();
-    let served = ServedZones(zones.clone());
-    metrics.register_with_prefix(METRICS_PREFIX, |registry| {
-        server_metrics.register(registry);
-        registry.register_collector(Box::new(served));
-    });
-    let server = DnsServer::bind(config.clone(), zones, server_metrics)
-        .context("--dns-server-listen: cannot answer DNS there")?;
-    let zone_names: Vec<String> = config.zones.iter().map(|z| z.origin.to_ascii()).collect();
-    for address in server.local_addrs() {
-        let zone = zone_names.first().map_or(".", String::as_str);
-        info!(
-            %address,
-            zones = %zone_names.join(","),
-            "answering DNS for the zones on {address} (UDP and TCP); try: {}",
-            dig_command(address, zone)
-        );
-    }
-    Ok((Arc::new(provider), server))
-}
-
-/// The `dig` line that asks the server at `address` for `zone`'s SOA: a wildcard address is asked on its
-/// loopback, which it includes.
-pub fn dig_command(address: SocketAddr, zone: &str) -> String {
-    let ip = match address.ip() {
-        IpAddr::V4(ip) if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
-        IpAddr::V6(ip) if ip.is_unspecified() => IpAddr::V6(Ipv6Addr::LOCALHOST),
-        ip => ip,
+    let ProviderSettings::DnsServer(config) = provider else {
+        return Ok(None);
     };
-    format!("dig @{ip} -p {} +norecurse {zone} SOA", address.port())
-}
-
-/// `extdns_dns_server_zone_records{zone}` and `extdns_dns_server_zone_serial{zone}`, read from the zones at
-/// each scrape (one read lock, a count kept by the zone): nothing to keep in step on writes.
-#[derive(Debug)]
-struct ServedZones(Arc<Zones>);
-
-#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
-struct ZoneLabel {
-    zone: String,
-}
-
-impl Collector for ServedZones {
-    fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> Result<(), std::fmt::Error> {
-        let set = self.0.read();
-        let zones: Vec<(ZoneLabel, i64, i64)> = set
-            .zones()
-            .iter()
-            .map(|z| {
-                let label = ZoneLabel {
-                    zone: z.origin().to_ascii(),
-                };
-                let records = i64::try_from(z.record_count()).unwrap_or(i64::MAX);
-                (label, records, i64::from(z.serial()))
-            })
-            .collect();
-        drop(set);
-        let mut family = encoder.encode_descriptor(
-            "zone_records",
-            "Records served in each zone (the SOA, apex NS and glue included)",
-            None,
-            MetricType::Gauge,
-        )?;
-        for (label, records, _) in &zones {
-            ConstGauge::new(*records).encode(family.encode_family(label)?)?;
-        }
-        let mut family = encoder.encode_descriptor(
-            "zone_serial",
-            "The SOA serial each zone is served with (bumped by every write that changes it)",
-            None,
-            MetricType::Gauge,
-        )?;
-        for (label, _, serial) in &zones {
-            ConstGauge::new(*serial).encode(family.encode_family(label)?)?;
-        }
-        Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_dig_line_asks_loopback_for_a_wildcard_address() {
-        let dig = |a: &str| a.parse().map(|a| dig_command(a, "example.org.")).unwrap_or_default();
-        assert_eq!(
-            dig("0.0.0.0:1053"),
-            "dig @127.0.0.1 -p 1053 +norecurse example.org. SOA"
-        );
-        assert_eq!(dig("[::]:53"), "dig @::1 -p 53 +norecurse example.org. SOA");
-        assert_eq!(
-            dig("192.0.2.1:5353"),
-            "dig @192.0.2.1 -p 5353 +norecurse example.org. SOA"
-        );
-    }
+    let mut bound = None;
+    metrics.register_with_prefix(METRICS_PREFIX, |registry| bound = Some(bind_serving(config, registry)));
+    let (provider, server) = bound
+        .context("the metrics registry was not handed over")?
+        .context("--dns-server-listen: cannot answer DNS there")?;
+    Ok(Some((Arc::new(provider), server)))
 }

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use extdns_controller::{Metrics, WebhookCall};
-use extdns_dns_server::{DnsServerProvider, Zones};
+use extdns_dns_server::zones_and_provider;
 use extdns_provider::http::Observer;
 use extdns_provider::{InMemoryProvider, Provider};
 use extdns_provider_cloudflare::CloudflareProvider;
@@ -101,21 +101,12 @@ pub async fn build_observed_provider(
             config.observer = observer;
             started("--provider=pihole", PiholeProvider::new(config))
         }
-        ProviderSettings::DnsServer(config) => Ok(Arc::new(dns_server_provider(config).0)),
+        ProviderSettings::DnsServer(config) => Ok(Arc::new(zones_and_provider(config).0)),
         ProviderSettings::Unsupported(name) => Err(ValidationError(format!(
             "provider {} is not supported by extdns yet",
             name.as_str()
         ))),
     }
-}
-
-/// `--provider=dns-server`'s zones (empty but for their SOA, NS and glue) and the provider that writes them.
-/// The serial starts at the clock's seconds, so a restarted server never offers a serial older than one a
-/// secondary already holds (as BIND's `serial-update-method unixtime`).
-pub fn dns_server_provider(config: &extdns_dns_server::ServerConfig) -> (DnsServerProvider, Arc<Zones>) {
-    let serial = u32::try_from(extdns_dns_wire::unix_now()).unwrap_or(u32::MAX);
-    let zones = Arc::new(Zones::new(&config.zones, serial, config.limits));
-    (DnsServerProvider::new(zones.clone(), config.default_ttl), zones)
 }
 
 /// A provider just made, or its configuration error named after `flag`.

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+pub(crate) use extdns_controller::spawn_signal_handler;
 use extdns_controller::{CancellationToken, Controller, Metrics, SyncReport, start_metrics_server};
 use extdns_informer::{Cluster, LiveCluster, ManifestCluster, ResourceKind};
 use extdns_leader::{ElectionConfig, LeaderElection};
@@ -150,36 +151,8 @@ pub(crate) async fn start_election(
     kube: &KubeSettings,
 ) -> anyhow::Result<(LeaderElection, extdns_leader::Leadership)> {
     let client = kube_client(kube).await?;
-    let namespace = match &leader.namespace {
-        Some(ns) => ns.clone(),
-        None => extdns_leader::pod_namespace(
-            std::fs::read_to_string(extdns_leader::NAMESPACE_FILE).ok().as_deref(),
-            std::env::var("POD_NAMESPACE").ok().as_deref(),
-        ),
-    };
-    let hostname = std::env::var("POD_NAME")
-        .or_else(|_| std::env::var("HOSTNAME"))
-        .ok()
-        .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
-        .map(|h| h.trim().to_string())
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "extdns".to_string());
-    let identity = extdns_leader::identity(&hostname, random_u64());
-    info!(lease = %leader.name, %namespace, %identity, "leader election: competing for the lease");
-    let config = ElectionConfig::new(namespace, leader.name.clone(), identity, leader.timing);
+    let config = ElectionConfig::for_this_pod(&leader.name, leader.namespace.as_deref(), leader.timing);
     Ok(LeaderElection::new(client, config))
-}
-
-/// A random number for the lease identity, from the standard library's randomly seeded hasher (no
-/// cryptographic strength is needed: it only has to differ between two pods of the same name).
-fn random_u64() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u32(std::process::id());
-    if let Ok(t) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
-        h.write_u128(t.as_nanos());
-    }
-    h.finish()
 }
 
 /// One sync with a given provider, as `--once` does it (tests use an in-memory provider they can inspect).
@@ -325,35 +298,4 @@ pub async fn build_cluster(settings: &Settings, kinds: &[ResourceKind]) -> anyho
 /// API server shares).
 pub async fn kube_client(settings: &KubeSettings) -> Result<kube::Client, extdns_informer::client::ClientError> {
     extdns_informer::client::connect(&settings.client).await
-}
-
-/// SIGTERM (the kubelet stopping the pod) and SIGINT (Ctrl-C) stop the loop after the sync in progress.
-pub(crate) fn spawn_signal_handler(shutdown: CancellationToken) {
-    tokio::spawn(async move {
-        wait_for_signal().await;
-        info!("received a termination signal; stopping after the sync in progress");
-        shutdown.cancel();
-    });
-}
-
-#[cfg(unix)]
-async fn wait_for_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    match signal(SignalKind::terminate()) {
-        Ok(mut term) => {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = tokio::signal::ctrl_c() => {}
-            }
-        }
-        Err(e) => {
-            tracing::warn!(error = %e, "cannot listen for SIGTERM; only Ctrl-C stops extdns");
-            let _ = tokio::signal::ctrl_c().await;
-        }
-    }
-}
-
-#[cfg(not(unix))]
-async fn wait_for_signal() {
-    let _ = tokio::signal::ctrl_c().await;
 }

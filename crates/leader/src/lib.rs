@@ -35,6 +35,7 @@
 //! ```
 
 mod election;
+mod pod;
 pub mod state;
 
 use std::time::Duration;
