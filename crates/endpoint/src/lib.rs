@@ -23,6 +23,7 @@
 mod changes;
 mod domain_filter;
 mod endpoint;
+pub mod go_duration;
 mod labels;
 /// Helpers on DNS names: normal form, comparison and zone matching.
 pub mod name;

@@ -18,7 +18,7 @@ use std::time::Duration;
 use clap::builder::{BoolishValueParser, PossibleValue, PossibleValuesParser};
 use clap::{ArgAction, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
-use crate::duration;
+use extdns_endpoint::go_duration as duration;
 
 /// The value name that marks a boolean flag; [`command`] gives those the `--flag` / `--no-flag` syntax.
 const BOOL: &str = "BOOL";

@@ -25,7 +25,6 @@
 pub use extdns_kube_sinks::crd_status;
 pub mod dns_providers;
 pub mod dns_server;
-pub mod duration;
 pub mod endpoints;
 pub use extdns_kube_sinks::events;
 pub mod flags;

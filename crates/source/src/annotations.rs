@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
+pub use extdns_endpoint::go_duration::{DurationError, parse_nanos as parse_go_duration};
 use extdns_endpoint::{ProviderSpecific, Target, Ttl};
 use extdns_informer::view::Meta;
 use extdns_informer::{ObjectKey, ResourceKind, StrMap};
@@ -80,32 +81,6 @@ pub enum AnnotationError {
          legacy prefix {PREFIX_ALPHA}"
     )]
     UnderLegacyPrefix(String),
-}
-
-/// A value that is not a Go duration (`time.ParseDuration` syntax).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum DurationError {
-    /// Not a number and not a duration.
-    #[error("invalid duration {input:?}")]
-    Invalid {
-        /// The annotation's value.
-        input: String,
-    },
-    /// A number followed by something other than a unit.
-    #[error("missing unit in duration {input:?}")]
-    MissingUnit {
-        /// The annotation's value.
-        input: String,
-    },
-    /// A unit Go's durations do not have.
-    #[error("unknown unit {unit:?} in duration {input:?}")]
-    UnknownUnit {
-        /// The annotation's value.
-        input: String,
-        /// The unit.
-        unit: String,
-    },
 }
 
 /// A TTL annotation value that cannot be used.
@@ -517,93 +492,6 @@ pub fn parse_ttl(value: &str) -> Result<i64, TtlError> {
         Ok(s) if (1..=TTL_MAX).contains(&s) => Ok(s),
         _ => Err(TtlError::OutOfRange { seconds: secs }),
     }
-}
-
-/// Go's `time.ParseDuration`: an optionally signed sequence of decimal numbers, each with an optional
-/// fraction and a unit (`ns`, `us`, `µs`, `μs`, `ms`, `s`, `m`, `h`), e.g. `1h30m`, `1.5h`, `-300ms`.
-/// Returns nanoseconds; like Go, "0" needs no unit and anything beyond ±2^63 ns is an error.
-pub fn parse_go_duration(input: &str) -> Result<i128, DurationError> {
-    let invalid = || DurationError::Invalid {
-        input: input.to_string(),
-    };
-    let mut s = input;
-    let negative = if let Some(r) = s.strip_prefix('-') {
-        s = r;
-        true
-    } else {
-        if let Some(r) = s.strip_prefix('+') {
-            s = r;
-        }
-        false
-    };
-    if s == "0" {
-        return Ok(0);
-    }
-    if s.is_empty() {
-        return Err(invalid());
-    }
-    let mut total: i128 = 0;
-    while !s.is_empty() {
-        let int_len = s.bytes().take_while(u8::is_ascii_digit).count();
-        let (int_part, rest) = s.split_at(int_len);
-        let (frac_part, rest) = match rest.strip_prefix('.') {
-            Some(r) => {
-                let n = r.bytes().take_while(u8::is_ascii_digit).count();
-                r.split_at(n)
-            }
-            None => ("", rest),
-        };
-        if int_part.is_empty() && frac_part.is_empty() {
-            return Err(invalid());
-        }
-        let unit_len = rest
-            .find(|c: char| c == '.' || c.is_ascii_digit())
-            .unwrap_or(rest.len());
-        let (unit, rest) = rest.split_at(unit_len);
-        let scale: i128 = match unit {
-            "ns" => 1,
-            "us" | "µs" | "μs" => 1_000,
-            "ms" => 1_000_000,
-            "s" => 1_000_000_000,
-            "m" => 60_000_000_000,
-            "h" => 3_600_000_000_000,
-            "" => {
-                return Err(DurationError::MissingUnit {
-                    input: input.to_string(),
-                });
-            }
-            other => {
-                return Err(DurationError::UnknownUnit {
-                    input: input.to_string(),
-                    unit: other.to_string(),
-                });
-            }
-        };
-        let whole: i128 = if int_part.is_empty() {
-            0
-        } else {
-            int_part.parse().map_err(|_| invalid())?
-        };
-        let mut value = whole.checked_mul(scale).ok_or_else(invalid)?;
-        // The fraction, truncated to nanoseconds as Go does (digits past 18 cannot matter).
-        let mut f_scale = scale;
-        for d in frac_part.bytes().take(30) {
-            f_scale /= 10;
-            if f_scale == 0 {
-                break;
-            }
-            value += i128::from(d - b'0') * f_scale;
-        }
-        total = total.checked_add(value).ok_or_else(invalid)?;
-        if total > i128::from(i64::MAX) + 1 {
-            return Err(invalid());
-        }
-        s = rest;
-    }
-    if !negative && total > i128::from(i64::MAX) {
-        return Err(invalid());
-    }
-    Ok(if negative { -total } else { total })
 }
 
 #[cfg(test)]

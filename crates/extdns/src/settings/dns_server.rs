@@ -234,7 +234,7 @@ fn prepend(label: &str, origin: &Name) -> Result<Name, ValidationError> {
 /// A duration in a SOA or TTL field: whole seconds, at least `min`, at most 2^31 - 1 (RFC 2181 section 8
 /// for TTLs; BIND and Knot read the SOA timers as signed 32-bit values too).
 fn seconds(flag: &str, d: Duration, min: u32) -> Result<u32, ValidationError> {
-    let shown = crate::duration::format(d);
+    let shown = extdns_endpoint::go_duration::format(d);
     if d.subsec_nanos() != 0 {
         return fail(format!("{flag}={shown}: want whole seconds"));
     }
