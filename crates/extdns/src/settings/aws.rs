@@ -4,7 +4,7 @@
 use extdns_endpoint::DomainFilter;
 use extdns_provider_aws::{AssumeRole, AwsConfig, CredentialSource, ZoneType};
 
-use super::{Env, ValidationError};
+use super::{Env, ValidationError, count};
 use crate::flags::Flags;
 
 /// The Route53 provider's configuration; `var` reads one environment variable (tests pass their own).
@@ -27,10 +27,6 @@ pub fn config(flags: &Flags, domain_filter: &DomainFilter, var: Env<'_>) -> Resu
                 .to_string(),
         ));
     }
-    let positive = |flag: &str, value: i32| match usize::try_from(value) {
-        Ok(v @ 1..) => Ok(v),
-        _ => Err(ValidationError(format!("{flag} must be at least 1 (got {value})"))),
-    };
     let mut config = AwsConfig::from_env(var).map_err(|e| ValidationError(format!("--provider=aws: {e}")))?;
     if let (Some(profile), CredentialSource::Chain { env, .. }) = (profiles.first(), &config.credentials) {
         config.credentials = CredentialSource::Chain {
@@ -42,16 +38,11 @@ pub fn config(flags: &Flags, domain_filter: &DomainFilter, var: Env<'_>) -> Resu
         role_arn: role.to_string(),
         external_id: (!external_id.is_empty()).then(|| external_id.to_string()),
     });
-    config.batch_change_size = positive("--aws-batch-change-size", f.batch_change_size)?;
-    config.batch_change_size_bytes = positive("--aws-batch-change-size-bytes", f.batch_change_size_bytes)?;
-    config.batch_change_size_values = positive("--aws-batch-change-size-values", f.batch_change_size_values)?;
+    config.batch_change_size = count("--aws-batch-change-size", f.batch_change_size, true)?;
+    config.batch_change_size_bytes = count("--aws-batch-change-size-bytes", f.batch_change_size_bytes, true)?;
+    config.batch_change_size_values = count("--aws-batch-change-size-values", f.batch_change_size_values, true)?;
     config.batch_change_interval = f.batch_change_interval;
-    config.api_retries = u32::try_from(f.api_retries).map_err(|_| {
-        ValidationError(format!(
-            "--aws-api-retries must not be negative (got {})",
-            f.api_retries
-        ))
-    })?;
+    config.api_retries = count("--aws-api-retries", f.api_retries, false)?;
     config.evaluate_target_health = f.evaluate_target_health;
     config.prefer_cname = f.prefer_cname;
     config.zones_cache_duration = f.zones_cache_duration;

@@ -5,7 +5,7 @@
 use extdns_endpoint::DomainFilter;
 use extdns_provider_azure::{AzureConfig, AzureFile, CREDENTIAL_VARIABLES, CredentialSource, IMDS_URL, Kind};
 
-use super::{Env, ValidationError};
+use super::{Env, ValidationError, env_value};
 use crate::flags::Flags;
 
 /// extdns's own variable moving the managed identity endpoint (a test's fake; Azure's own is fixed).
@@ -33,10 +33,7 @@ pub fn config(
         if flag.is_empty() { from_file.trim() } else { flag }.to_string()
     };
     let vars: Vec<(&str, Option<String>)> = CREDENTIAL_VARIABLES.iter().map(|k| (*k, env(k))).collect();
-    let imds = env(IMDS_URL_ENV)
-        .map(|v| v.trim().to_string())
-        .filter(|v| !v.is_empty())
-        .unwrap_or_else(|| IMDS_URL.to_string());
+    let imds = env_value(env, IMDS_URL_ENV).unwrap_or_else(|| IMDS_URL.to_string());
     let credentials = CredentialSource::select(&file, &cloud, &f.user_assigned_identity_client_id, &imds, &|k| {
         vars.iter().find(|(n, _)| *n == k).and_then(|(_, v)| v.clone())
     })

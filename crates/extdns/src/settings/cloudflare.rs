@@ -4,7 +4,7 @@
 use extdns_endpoint::DomainFilter;
 use extdns_provider_cloudflare::{Auth, CloudflareConfig};
 
-use super::{Env, ValidationError};
+use super::{Env, ValidationError, count, env_value};
 use crate::flags::Flags;
 
 /// extdns's own variable pointing the provider at another API endpoint (a proxy, a test fake).
@@ -51,13 +51,8 @@ pub fn config(flags: &Flags, domain_filter: &DomainFilter, env: Env<'_>) -> Resu
             f.dns_records_per_page
         ));
     };
-    let Ok(batch_size @ 1..) = usize::try_from(flags.provider.batch_change_size) else {
-        return invalid(format!(
-            "--batch-change-size must be at least 1 (got {})",
-            flags.provider.batch_change_size
-        ));
-    };
-    let non_empty = |k: &str| env(k).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+    let batch_size = count("--batch-change-size", flags.provider.batch_change_size, true)?;
+    let non_empty = |k: &str| env_value(env, k);
     let auth = match (
         non_empty("CF_API_TOKEN"),
         non_empty("CF_API_KEY"),

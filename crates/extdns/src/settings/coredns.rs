@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use extdns_endpoint::DomainFilter;
 use extdns_provider_coredns::{CorednsConfig, EtcdTls};
 
-use super::{Env, ValidationError};
+use super::{Env, ValidationError, env_value};
 use crate::flags::Flags;
 
 /// external-dns's default when `ETCD_URLS` is unset.
@@ -18,7 +18,7 @@ pub fn config(flags: &Flags, domain_filter: &DomainFilter, env: Env<'_>) -> Resu
     if f.prefix.is_empty() {
         return Err(ValidationError("--coredns-prefix must not be empty".into()));
     }
-    let non_empty = |k: &str| env(k).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+    let non_empty = |k: &str| env_value(env, k);
     let urls: Vec<String> = non_empty("ETCD_URLS")
         .map(|v| {
             v.split(',')

@@ -5,7 +5,7 @@
 use extdns_endpoint::DomainFilter;
 use extdns_provider_google::{CREDENTIAL_VARIABLES, CredentialSource, GoogleConfig, Visibility};
 
-use super::{Env, ValidationError};
+use super::{Env, ValidationError, count, env_value};
 use crate::flags::Flags;
 
 /// extdns's own variable pointing the provider at another Cloud DNS endpoint (a proxy, a test fake).
@@ -15,12 +15,7 @@ pub const BASE_URL_ENV: &str = "EXTDNS_GOOGLE_API_URL";
 pub fn config(flags: &Flags, domain_filter: &DomainFilter, env: Env<'_>) -> Result<GoogleConfig, ValidationError> {
     let f = &flags.google;
     let invalid = |m: String| Err(ValidationError(m));
-    let Ok(batch_change_size) = usize::try_from(f.batch_change_size) else {
-        return invalid(format!(
-            "--google-batch-change-size must not be negative (got {})",
-            f.batch_change_size
-        ));
-    };
+    let batch_change_size = count("--google-batch-change-size", f.batch_change_size, false)?;
     let zone_visibility = match f.zone_visibility.trim() {
         "" => None,
         "public" => Some(Visibility::Public),
@@ -36,10 +31,7 @@ pub fn config(flags: &Flags, domain_filter: &DomainFilter, env: Env<'_>) -> Resu
     let mut config = GoogleConfig::new(credentials);
     let project = f.project.trim();
     config.project = (!project.is_empty()).then(|| project.to_string());
-    if let Some(url) = env(BASE_URL_ENV)
-        .map(|v| v.trim().to_string())
-        .filter(|v| !v.is_empty())
-    {
+    if let Some(url) = env_value(env, BASE_URL_ENV) {
         config.base_url = url;
     }
     config.batch_change_size = batch_change_size;

@@ -92,6 +92,21 @@ fn zone_ids(flags: &Flags) -> Vec<String> {
         .collect()
 }
 
+/// A count flag as the configuration's type: at least 1 when `positive`, else at least 0.
+fn count<T: TryFrom<i64>>(flag: &str, value: impl Into<i64>, positive: bool) -> Result<T, ValidationError> {
+    let value = value.into();
+    match T::try_from(value) {
+        Ok(v) if value >= i64::from(positive) => Ok(v),
+        _ if positive => fail(format!("{flag} must be at least 1 (got {value})")),
+        _ => fail(format!("{flag} must not be negative (got {value})")),
+    }
+}
+
+/// A variable of `env` as providers read one: trimmed, unset when empty.
+fn env_value(env: Env<'_>, name: &str) -> Option<String> {
+    env(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty())
+}
+
 fn invalid(message: impl Into<String>) -> ValidationError {
     ValidationError(message.into())
 }

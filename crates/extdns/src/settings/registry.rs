@@ -8,7 +8,7 @@ use extdns_registry::{Ownership, OwnershipConfig, RegistryError};
 use extdns_registry_crd::{CrdRegistryConfig, CrdRegistryError};
 use extdns_registry_dynamodb::DynamoDbConfig;
 
-use super::{Env, ValidationError, invalid, non_empty};
+use super::{Env, ValidationError, count, invalid, non_empty};
 use crate::flags::Flags;
 
 /// The TXT registry's ownership settings, validated; errors name the flag at fault.
@@ -76,14 +76,8 @@ pub(crate) fn dynamodb(
     )
     .map_err(|e| invalid(format!("--registry=dynamodb: {e}")))?;
     config.txt_managed = managed.contains(&RecordType::Txt) && !excluded.contains(&RecordType::Txt);
-    config.client.backoff.max_attempts = u32::try_from(aws.api_retries)
-        .map_err(|_| {
-            invalid(format!(
-                "--aws-api-retries must not be negative (got {})",
-                aws.api_retries
-            ))
-        })?
-        .saturating_add(1);
+    let retries: u32 = count("--aws-api-retries", aws.api_retries, false)?;
+    config.client.backoff.max_attempts = retries.saturating_add(1);
     Ok(config)
 }
 

@@ -3,7 +3,7 @@
 
 use extdns_provider_rfc2136::{LoadBalancing, Rfc2136Config, TlsOptions};
 
-use super::{ValidationError, fail, tls_path};
+use super::{ValidationError, count, fail, tls_path};
 use crate::flags::{Flags, LoadBalancingStrategy};
 
 /// The RFC 2136 provider's configuration.
@@ -12,12 +12,7 @@ pub(crate) fn config(flags: &Flags) -> Result<Rfc2136Config, ValidationError> {
     if f.gss_tsig {
         return fail("Kerberos/GSS-TSIG is not supported by extdns (--rfc2136-gss-tsig); use TSIG keys instead");
     }
-    let Ok(batch_change_size @ 1..) = usize::try_from(f.batch_change_size) else {
-        return fail(format!(
-            "--rfc2136-batch-change-size must be at least 1 (got {})",
-            f.batch_change_size
-        ));
-    };
+    let batch_change_size = count("--rfc2136-batch-change-size", f.batch_change_size, true)?;
     if f.host.iter().all(|h| h.trim().is_empty()) {
         return fail("--rfc2136-host is required with --provider=rfc2136");
     }

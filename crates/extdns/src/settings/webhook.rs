@@ -2,7 +2,7 @@
 
 use extdns_provider_webhook::{ServerOptions, ServerTimeouts, WebhookConfig};
 
-use super::{ProviderSettings, ValidationError, controller};
+use super::{ProviderSettings, ValidationError, controller, count};
 use crate::flags::Flags;
 
 /// The client of `--provider=webhook`: its whole-request timeout is read + write, as external-dns's.
@@ -19,13 +19,8 @@ pub(crate) fn config(flags: &Flags) -> Result<WebhookConfig, ValidationError> {
 
 /// `--webhook-provider-max-body-size`: 0 is no limit, as in external-dns.
 fn max_body_size(bytes: i64) -> Result<Option<u64>, ValidationError> {
-    match u64::try_from(bytes) {
-        Ok(0) => Ok(None),
-        Ok(n) => Ok(Some(n)),
-        Err(_) => Err(ValidationError(format!(
-            "--webhook-provider-max-body-size must not be negative (got {bytes})"
-        ))),
-    }
+    let bytes: u64 = count("--webhook-provider-max-body-size", bytes, false)?;
+    Ok(Some(bytes).filter(|&n| n > 0))
 }
 
 /// `extdns --webhook-server`: the provider the flags select, served over the webhook protocol.
