@@ -79,51 +79,43 @@ where
             return ExitCode::from(EXIT_FAILURE);
         }
     };
-    match cli.command {
+    match dispatch(cli, &command_line, &runtime) {
+        Ok(code) | Err(code) => code,
+    }
+}
+
+/// The command the command line names, run to its exit code; `Err` is a configuration refused before
+/// anything ran.
+fn dispatch(cli: Cli, command_line: &[OsString], runtime: &tokio::runtime::Runtime) -> Result<ExitCode, ExitCode> {
+    let code = match cli.command {
         None if cli.flags.webhook.webhook_server => {
-            let settings = match checked(&cli.flags, settings::webhook::server) {
-                Ok(settings) => settings,
-                Err(code) => return code,
-            };
+            let settings = checked(&cli.flags, settings::webhook::server)?;
             exit(runtime.block_on(webhook_server::run(&settings)).map(|()| 0))
         }
         None if cli.flags.provider.dns_provider_crds => {
-            let fleet = match checked(&cli.flags, |f| settings::fleet::fleet(f, &command_line)) {
-                Ok(fleet) => fleet,
-                Err(code) => return code,
-            };
+            let fleet = checked(&cli.flags, |f| settings::fleet::fleet(f, command_line))?;
             exit(runtime.block_on(dns_providers::run(&fleet)).map(|()| 0))
         }
         None => {
-            let settings = match checked(&cli.flags, settings::controller) {
-                Ok(settings) => settings,
-                Err(code) => return code,
-            };
+            let settings = checked(&cli.flags, settings::controller)?;
             match runtime.block_on(run::run(&settings)) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("error: {}", error_text(&e));
                     // A provider or registry that cannot be built from the flags is bad configuration,
                     // whether it is found while checking the flags or while wiring them.
-                    if e.chain().any(|c| c.is::<ValidationError>()) {
-                        ExitCode::from(EXIT_USAGE)
-                    } else {
-                        ExitCode::from(EXIT_FAILURE)
-                    }
+                    let usage = e.chain().any(|c| c.is::<ValidationError>());
+                    ExitCode::from(if usage { EXIT_USAGE } else { EXIT_FAILURE })
                 }
             }
         }
         Some(Command::Endpoints(args)) => {
-            let settings = match checked(&args.flags, settings::endpoints) {
-                Ok(settings) => settings,
-                Err(code) => return code,
-            };
-            let mut stdout = std::io::stdout().lock();
-            let mut stderr = std::io::stderr();
+            let settings = checked(&args.flags, settings::endpoints)?;
+            let (mut stdout, mut stderr) = (std::io::stdout().lock(), std::io::stderr());
             let run = async {
                 if args.flags.provider.dns_provider_crds {
                     let output = args.output;
-                    dns_providers::preview::run(&command_line, &settings, output, &mut stdout, &mut stderr).await
+                    dns_providers::preview::run(command_line, &settings, output, &mut stdout, &mut stderr).await
                 } else {
                     endpoints::run(&settings, args.output, &mut stdout, &mut stderr).await
                 }
@@ -137,36 +129,14 @@ where
             }
         }
         Some(Command::Plan(args)) if args.flags.provider.dns_provider_crds => {
-            let fleet = match settings::fleet::for_plan(&args.flags, &command_line) {
-                Ok(fleet) => fleet,
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    return ExitCode::from(EXIT_FAILURE);
-                }
-            };
-            let control = &args.flags.control;
-            logging::init(control.log_format, plan::log_level(control.log_level));
+            let fleet = for_plan(&args.flags, |f| settings::fleet::for_plan(f, command_line))?;
             let (mut stdout, mut stderr) = (std::io::stdout().lock(), std::io::stderr());
             let manifests = &args.flags.offline.manifests;
-            let output = args.output;
-            exit(runtime.block_on(dns_providers::plan::run(
-                &fleet,
-                manifests,
-                output,
-                &mut stdout,
-                &mut stderr,
-            )))
+            let plan = dns_providers::plan::run(&fleet, manifests, args.output, &mut stdout, &mut stderr);
+            exit(runtime.block_on(plan))
         }
         Some(Command::Plan(args)) => {
-            let settings = match settings::controller(&args.flags) {
-                Ok(settings) => settings,
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    return ExitCode::from(EXIT_FAILURE);
-                }
-            };
-            let control = &args.flags.control;
-            logging::init(control.log_format, plan::log_level(control.log_level));
+            let settings = for_plan(&args.flags, settings::controller)?;
             let mut stdout = std::io::stdout().lock();
             exit(runtime.block_on(plan::run(&settings, args.output, &mut stdout)))
         }
@@ -174,7 +144,8 @@ where
             let mut stdout = std::io::stdout().lock();
             ExitCode::from(runtime.block_on(webhook_conformance::run(&args, &mut stdout)))
         }
-    }
+    };
+    Ok(code)
 }
 
 /// A command's exit code, or its error (with its causes) on stderr and [`EXIT_FAILURE`].
@@ -196,6 +167,17 @@ fn checked<S>(flags: &Flags, check: impl FnOnce(&Flags) -> Result<S, ValidationE
         ExitCode::from(EXIT_USAGE)
     })?;
     logging::init(flags.control.log_format, flags.control.log_level);
+    Ok(settings)
+}
+
+/// [`checked`] for `extdns plan`: a refused configuration exits 1 (2 means changes), and logging starts at
+/// the plan's level ([`plan::log_level`]).
+fn for_plan<S>(flags: &Flags, check: impl FnOnce(&Flags) -> Result<S, ValidationError>) -> Result<S, ExitCode> {
+    let settings = check(flags).map_err(|e| {
+        eprintln!("error: {e}");
+        ExitCode::from(EXIT_FAILURE)
+    })?;
+    logging::init(flags.control.log_format, plan::log_level(flags.control.log_level));
     Ok(settings)
 }
 

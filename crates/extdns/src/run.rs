@@ -17,8 +17,8 @@ use extdns_source::Pipeline;
 use tracing::info;
 
 use crate::crd_status::CrdStatus;
+use crate::dns_server::provider_and_server;
 use crate::events::KubeEvents;
-use crate::providers::build_observed_provider;
 use crate::settings::{
     ClusterSettings, EnabledSource, KubeSettings, LeaderSettings, RegistrySettings, Settings, ValidationError,
 };
@@ -40,16 +40,11 @@ pub const REVISION: &str = match option_env!("EXTDNS_REVISION") {
 pub async fn run(settings: &Settings) -> anyhow::Result<()> {
     let shutdown = CancellationToken::new();
     spawn_signal_handler(shutdown.clone());
-    let mut metrics = Metrics::new(VERSION, REVISION);
     // The built-in DNS server is bound before anything else connects anywhere: a busy address fails the
     // start. It serves from the first sync on; until then every name in its zones is NXDOMAIN, which is
     // why /readyz waits for that sync.
-    let dns_server = crate::dns_server::bind_if_serving(&settings.provider, &mut metrics)?;
-    let metrics = Arc::new(metrics);
-    let (provider, dns_server) = match dns_server {
-        Some((provider, server)) => (provider, Some(server)),
-        None => (build_observed_provider(&settings.provider, Some(&metrics)).await?, None),
-    };
+    let (metrics, provider, dns_server) =
+        provider_and_server(&settings.provider, Metrics::new(VERSION, REVISION)).await?;
     let mut controller = build_controller(settings, provider, metrics.clone()).await?;
     if dns_server.is_some() {
         // The zones are this process's: every replica writes its own, leader or not.

@@ -2,14 +2,12 @@
 //! controller (or any webhook client) can use an extdns provider. No sources, no registry, no loop: the
 //! client owns all of that.
 
-use std::sync::Arc;
-
 use anyhow::Context as _;
 use extdns_controller::{CancellationToken, Metrics, start_metrics_server};
 use extdns_provider_webhook::start_server;
 use tracing::info;
 
-use crate::providers::build_observed_provider;
+use crate::dns_server::provider_and_server;
 use crate::run::{REVISION, VERSION, spawn_signal_handler};
 use crate::settings::WebhookServerSettings;
 
@@ -18,18 +16,13 @@ use crate::settings::WebhookServerSettings;
 pub async fn run(settings: &WebhookServerSettings) -> anyhow::Result<()> {
     let shutdown = CancellationToken::new();
     spawn_signal_handler(shutdown.clone());
-    let mut metrics = Metrics::new(VERSION, REVISION);
     // The built-in DNS server behind the webhook: a webhook client (external-dns) writes the zones, and this
     // process answers for them, as the controller would.
-    let dns_server = crate::dns_server::bind_if_serving(&settings.provider, &mut metrics)?;
-    let metrics = Arc::new(metrics);
-    let provider = match dns_server {
-        Some((provider, server)) => {
-            tokio::spawn(server.run(shutdown.clone()));
-            provider
-        }
-        None => build_observed_provider(&settings.provider, Some(&metrics)).await?,
-    };
+    let (metrics, provider, dns_server) =
+        provider_and_server(&settings.provider, Metrics::new(VERSION, REVISION)).await?;
+    if let Some(server) = dns_server {
+        tokio::spawn(server.run(shutdown.clone()));
+    }
     let health = start_metrics_server(&settings.metrics_address, metrics, shutdown.clone()).await?;
     let server = start_server(&settings.address, provider, settings.options, shutdown.clone())
         .await
