@@ -159,15 +159,12 @@ pub struct PlanArgs {
     pub flags: Flags,
 }
 
-/// How `extdns endpoints` and `extdns plan` print.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-#[allow(
-    missing_docs,
-    reason = "clap shows a variant's doc comment in --help; the flag's own help lists the values"
-)]
-pub enum OutputFormat {
-    Table,
-    Json,
+names! {
+    /// How `extdns endpoints` and `extdns plan` print.
+    pub enum OutputFormat {
+        Table = "table",
+        Json = "json",
+    }
 }
 
 /// Every controller flag, grouped as external-dns groups them.
@@ -355,29 +352,6 @@ pub struct SourceFlags {
     /// Publish PTR records for A/AAAA endpoints (needs PTR in --managed-record-types).
     #[arg(long, value_name = BOOL, action = ArgAction::Set, default_value = "false")]
     pub create_ptr: bool,
-}
-
-impl SourceFlags {
-    /// The `--compatibility` mode; `None` when empty.
-    pub fn compatibility(&self) -> Option<Compatibility> {
-        match self.compatibility.as_str() {
-            "mate" => Some(Compatibility::Mate),
-            "molecule" => Some(Compatibility::Molecule),
-            "kops-dns-controller" => Some(Compatibility::KopsDnsController),
-            _ => None,
-        }
-    }
-}
-
-/// `--compatibility` modes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Compatibility {
-    /// `mate`.
-    Mate,
-    /// `molecule`.
-    Molecule,
-    /// `kops-dns-controller`.
-    KopsDnsController,
 }
 
 names! {
@@ -737,31 +711,26 @@ pub struct LeaderFlags {
     pub leader_elect_resource_namespace: String,
 }
 
-/// `--log-format`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-#[allow(
-    missing_docs,
-    reason = "clap shows a variant's doc comment in --help; the flag's own help lists the values"
-)]
-pub enum LogFormat {
-    Text,
-    Json,
+names! {
+    /// `--log-format`.
+    pub enum LogFormat {
+        Text = "text",
+        Json = "json",
+    }
 }
 
-/// external-dns's (logrus) level names. Panic and fatal log only errors: extdns has no more severe level.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, ValueEnum)]
-#[allow(
-    missing_docs,
-    reason = "clap shows a variant's doc comment in --help; the flag's own help lists the values"
-)]
-pub enum LogLevel {
-    Panic,
-    Fatal,
-    Error,
-    Warning,
-    Info,
-    Debug,
-    Trace,
+names! {
+    /// external-dns's (logrus) level names, least verbose first. Panic and fatal log only errors: extdns
+    /// has no more severe level.
+    pub enum LogLevel {
+        Panic = "panic",
+        Fatal = "fatal",
+        Error = "error",
+        Warning = "warning",
+        Info = "info",
+        Debug = "debug",
+        Trace = "trace",
+    }
 }
 
 // -------------------------------------------------------------------------------------------- Webhook
@@ -883,23 +852,13 @@ pub struct Rfc2136Flags {
     pub load_balancing_strategy: LoadBalancingStrategy,
 }
 
-impl Rfc2136Flags {
-    /// Zone transfers are on with either the flag or its deprecated alias.
-    pub fn effective_axfr(&self) -> bool {
-        self.axfr || self.tsig_axfr
+names! {
+    /// `--rfc2136-load-balancing-strategy`: which server of `--rfc2136-host` gets each request.
+    pub enum LoadBalancingStrategy {
+        Random = "random",
+        RoundRobin = "round-robin",
+        Disabled = "disabled",
     }
-}
-
-/// `--rfc2136-load-balancing-strategy`: which server of `--rfc2136-host` gets each request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-#[allow(
-    missing_docs,
-    reason = "clap shows a variant's doc comment in --help; the flag's own help lists the values"
-)]
-pub enum LoadBalancingStrategy {
-    Random,
-    RoundRobin,
-    Disabled,
 }
 
 // ------------------------------------------------------------------------------------------- PowerDNS
@@ -1589,7 +1548,7 @@ mod tests {
         assert_eq!(f.provider.provider, Some(ProviderName::Rfc2136));
         assert_eq!(f.registry.policy, PolicyName::UpsertOnly);
         assert_eq!(f.control.log_level, LogLevel::Warning);
-        assert_eq!(f.sources.compatibility(), Some(Compatibility::KopsDnsController));
+        assert_eq!(f.sources.compatibility, "kops-dns-controller");
         assert_eq!(f.rfc2136.load_balancing_strategy, LoadBalancingStrategy::RoundRobin);
     }
 
@@ -1666,16 +1625,6 @@ mod tests {
             check(sub);
         }
         assert!(checked > 200, "only {checked} flags checked");
-    }
-
-    #[test]
-    fn rfc2136_tsig_axfr_is_an_alias_of_axfr() {
-        assert!(
-            flags(&["--source=service", "--rfc2136-tsig-axfr"])
-                .rfc2136
-                .effective_axfr()
-        );
-        assert!(!flags(&["--source=service"]).rfc2136.effective_axfr());
     }
 
     #[test]

@@ -27,7 +27,8 @@ pub(crate) fn config(flags: &Flags) -> Result<Rfc2136Config, ValidationError> {
         tsig_keyname: f.tsig_keyname.clone(),
         tsig_secret: f.tsig_secret.clone(),
         tsig_secret_alg: f.tsig_secret_alg.clone(),
-        axfr: f.effective_axfr(),
+        // The flag or its deprecated alias.
+        axfr: f.axfr || f.tsig_axfr,
         min_ttl: f.min_ttl,
         batch_change_size,
         gss_tsig: f.gss_tsig,
@@ -44,4 +45,22 @@ pub(crate) fn config(flags: &Flags) -> Result<Rfc2136Config, ValidationError> {
         }),
         ..Rfc2136Config::default()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn axfr(extra: &[&str]) -> Result<bool, ValidationError> {
+        let args = ["--source=service", "--rfc2136-host=ns", "--rfc2136-zone=example.org"];
+        Ok(config(&crate::settings::test_flags(args.iter().chain(extra).copied()))?.axfr)
+    }
+
+    #[test]
+    fn tsig_axfr_is_an_alias_of_axfr() -> Result<(), ValidationError> {
+        assert!(axfr(&["--rfc2136-tsig-axfr"])?);
+        assert!(axfr(&["--rfc2136-axfr"])?);
+        assert!(!axfr(&[])?);
+        Ok(())
+    }
 }

@@ -6,7 +6,7 @@ use extdns_source::{FqdnTemplate, SourceConfig};
 use extdns_source_service::{ConfigError as ServiceConfigError, ServiceSourceConfig};
 
 use super::{ValidationError, invalid};
-use crate::flags::{Compatibility, Flags};
+use crate::flags::Flags;
 
 /// The service source's configuration on top of `common`.
 pub(crate) fn config(flags: &Flags, common: SourceConfig) -> Result<ServiceSourceConfig, ValidationError> {
@@ -23,11 +23,10 @@ pub(crate) fn config(flags: &Flags, common: SourceConfig) -> Result<ServiceSourc
     config.resolve_load_balancer_hostname = sv.resolve_service_load_balancer_hostname;
     config.expose_internal_ipv6 = sv.expose_internal_ipv6;
     config.exclude_unschedulable = sv.exclude_unschedulable;
-    config.compatibility = flags.sources.compatibility().map(|c| match c {
-        Compatibility::Mate => extdns_source_service::Compatibility::Mate,
-        Compatibility::Molecule => extdns_source_service::Compatibility::Molecule,
-        Compatibility::KopsDnsController => extdns_source_service::Compatibility::KopsDnsController,
-    });
+    config.compatibility = match flags.sources.compatibility.as_str() {
+        "" => None,
+        mode => Some(mode.parse().map_err(|e| invalid(format!("--compatibility: {e}")))?),
+    };
     config.fqdn_target_template = fqdn_target_template;
     config.validate().map_err(|e| match e {
         ServiceConfigError::UnknownServiceType(_) => invalid(format!("--service-type-filter: {e}")),
