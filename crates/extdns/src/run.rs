@@ -261,16 +261,11 @@ async fn crd_registry(
         anyhow::bail!("--registry=crd keeps ownership in DNSRecord objects on the API server; --manifests has none");
     };
     let client = kube_client(kube).await?;
-    let mut config = config.clone();
-    if config.namespace.is_empty() {
-        let pod = std::env::var("POD_NAMESPACE").ok();
-        config.namespace = extdns_registry_crd::default_namespace(client.default_namespace(), pod.as_deref());
-        info!(
-            namespace = %config.namespace,
-            "--crd-registry-namespace not given: the DNSRecords are kept in the controller's namespace"
-        );
-    }
-    Ok(Arc::new(CrdRegistry::new(client, provider, config)))
+    Ok(Arc::new(CrdRegistry::in_controller_namespace(
+        client,
+        provider,
+        config.clone(),
+    )))
 }
 
 /// The cluster view: the manifest files when given, else the API server (kubeconfig or in-cluster).

@@ -52,6 +52,7 @@
 //! ```
 
 mod name;
+mod namespace;
 pub mod object;
 
 use std::sync::Arc;

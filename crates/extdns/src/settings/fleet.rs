@@ -7,7 +7,7 @@
 use std::ffi::OsString;
 use std::time::Duration;
 
-use super::{KubeSettings, LeaderSettings, SourceSettings, ValidationError, fail, kube, leader, sources};
+use super::{KubeSettings, LeaderSettings, SourceSettings, ValidationError, events, fail, kube, leader, sources};
 use crate::flags::Flags;
 
 /// The deployment's settings in `--dns-provider-crds` mode.
@@ -62,9 +62,7 @@ pub fn for_plan(flags: &Flags, args: &[OsString]) -> Result<FleetSettings, Valid
     let sources = sources(flags)?;
     let leader = leader::config(&flags.leader)?;
     let c = &flags.control;
-    let wants = |kind: &str| c.events_emit.iter().any(|k| k == kind);
-    let events =
-        extdns_controller::EventsConfig::new(wants("RecordReady"), wants("RecordDeleted"), wants("RecordError"));
+    let events = events(flags);
     Ok(FleetSettings {
         args: args.to_vec(),
         kube: kube::config(flags, &sources),

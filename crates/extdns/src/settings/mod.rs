@@ -627,9 +627,7 @@ pub fn controller_with_env(flags: &Flags, env: Env<'_>) -> Result<Settings, Vali
     if leader.is_some() && !flags.offline.manifests.is_empty() {
         return fail("--leader-elect needs the API server for its Lease; it cannot be used with --manifests");
     }
-    let wants = |kind: &str| c.events_emit.iter().any(|k| k == kind);
-    let events =
-        extdns_controller::EventsConfig::new(wants("RecordReady"), wants("RecordDeleted"), wants("RecordError"));
+    let events = events(flags);
     if events.any() && !flags.offline.manifests.is_empty() {
         return fail("--events-emit needs the API server to send the events to; it cannot be used with --manifests");
     }
@@ -649,6 +647,12 @@ pub fn controller_with_env(flags: &Flags, env: Env<'_>) -> Result<Settings, Vali
         leader,
         events,
     })
+}
+
+/// `--events-emit`: the kinds of Kubernetes Events to emit.
+fn events(flags: &Flags) -> extdns_controller::EventsConfig {
+    let wants = |kind: &str| flags.control.events_emit.iter().any(|k| k == kind);
+    extdns_controller::EventsConfig::new(wants("RecordReady"), wants("RecordDeleted"), wants("RecordError"))
 }
 
 /// `--registry`, or its default: `noop` with `--provider=dns-server` (the zones it serves are extdns's alone,
