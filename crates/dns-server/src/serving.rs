@@ -89,23 +89,23 @@ impl Collector for ServedZones {
             })
             .collect();
         drop(set);
-        let mut family = encoder.encode_descriptor(
-            "zone_records",
-            "Records served in each zone (the SOA, apex NS and glue included)",
-            None,
-            MetricType::Gauge,
-        )?;
-        for (label, records, _) in &zones {
-            ConstGauge::new(*records).encode(family.encode_family(label)?)?;
-        }
-        let mut family = encoder.encode_descriptor(
-            "zone_serial",
-            "The SOA serial each zone is served with (bumped by every write that changes it)",
-            None,
-            MetricType::Gauge,
-        )?;
-        for (label, _, serial) in &zones {
-            ConstGauge::new(*serial).encode(family.encode_family(label)?)?;
+        let families: [(&str, &str, fn(&(ZoneLabel, i64, i64)) -> i64); 2] = [
+            (
+                "zone_records",
+                "Records served in each zone (the SOA, apex NS and glue included)",
+                |z| z.1,
+            ),
+            (
+                "zone_serial",
+                "The SOA serial each zone is served with (bumped by every write that changes it)",
+                |z| z.2,
+            ),
+        ];
+        for (name, help, value) in families {
+            let mut family = encoder.encode_descriptor(name, help, None, MetricType::Gauge)?;
+            for zone in &zones {
+                ConstGauge::new(value(zone)).encode(family.encode_family(&zone.0)?)?;
+            }
         }
         Ok(())
     }
