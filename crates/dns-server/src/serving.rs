@@ -74,37 +74,47 @@ struct ZoneLabel {
     zone: String,
 }
 
+/// One zone's figures at a scrape.
+struct Served {
+    label: ZoneLabel,
+    records: i64,
+    serial: i64,
+}
+
+/// A gauge family: its name, its help, and its value for a zone.
+type Family = (&'static str, &'static str, fn(&Served) -> i64);
+
 impl Collector for ServedZones {
     fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> Result<(), std::fmt::Error> {
         let set = self.0.read();
-        let zones: Vec<(ZoneLabel, i64, i64)> = set
+        let zones: Vec<Served> = set
             .zones()
             .iter()
-            .map(|z| {
-                let label = ZoneLabel {
+            .map(|z| Served {
+                label: ZoneLabel {
                     zone: z.origin().to_ascii(),
-                };
-                let records = i64::try_from(z.record_count()).unwrap_or(i64::MAX);
-                (label, records, i64::from(z.serial()))
+                },
+                records: i64::try_from(z.record_count()).unwrap_or(i64::MAX),
+                serial: i64::from(z.serial()),
             })
             .collect();
         drop(set);
-        let families: [(&str, &str, fn(&(ZoneLabel, i64, i64)) -> i64); 2] = [
+        let families: [Family; 2] = [
             (
                 "zone_records",
                 "Records served in each zone (the SOA, apex NS and glue included)",
-                |z| z.1,
+                |z| z.records,
             ),
             (
                 "zone_serial",
                 "The SOA serial each zone is served with (bumped by every write that changes it)",
-                |z| z.2,
+                |z| z.serial,
             ),
         ];
         for (name, help, value) in families {
             let mut family = encoder.encode_descriptor(name, help, None, MetricType::Gauge)?;
             for zone in &zones {
-                ConstGauge::new(value(zone)).encode(family.encode_family(&zone.0)?)?;
+                ConstGauge::new(value(zone)).encode(family.encode_family(&zone.label)?)?;
             }
         }
         Ok(())

@@ -337,7 +337,7 @@ pub enum ClusterSettings {
     /// Objects loaded from files (read with [`SourceSettings::load_options`]).
     Manifests(Vec<PathBuf>),
     /// Objects watched on the API server.
-    ApiServer(KubeSettings),
+    ApiServer(Box<KubeSettings>),
 }
 
 /// The Kubernetes client and what the live view watches.
@@ -632,7 +632,7 @@ pub fn controller_with_env(flags: &Flags, env: Env<'_>) -> Result<Settings, Vali
         return fail("--events-emit needs the API server to send the events to; it cannot be used with --manifests");
     }
     let cluster = if flags.offline.manifests.is_empty() {
-        ClusterSettings::ApiServer(kube::config(flags, &sources))
+        ClusterSettings::ApiServer(Box::new(kube::config(flags, &sources)))
     } else {
         ClusterSettings::Manifests(flags.offline.manifests.clone())
     };
