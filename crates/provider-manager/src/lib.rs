@@ -30,13 +30,17 @@
 //! ```
 
 pub mod decide;
+mod decoded;
 mod factory;
+mod first_sync;
+mod forbidden;
 mod held;
 mod manager;
 mod secret;
 mod status;
 
 pub use factory::{BuildError, Built, Cause, PipelineFactory, PipelineRequest};
+pub use forbidden::{Forbidden, Write};
 pub use manager::{Error, ManagerConfig, run};
 pub use secret::{SecretError, read_secret};
 pub use status::{Observer, REFRESH, StatusWriter};
