@@ -36,11 +36,13 @@ mod first_sync;
 mod forbidden;
 mod held;
 mod manager;
+mod objects;
 mod secret;
 mod status;
 
 pub use factory::{BuildError, Built, Cause, PipelineFactory, PipelineRequest};
 pub use forbidden::{Forbidden, Write};
 pub use manager::{Error, ManagerConfig, run};
-pub use secret::{SecretError, read_secret};
+pub use objects::list_objects;
+pub use secret::{SecretError, Secrets, read_secret};
 pub use status::{Observer, REFRESH, StatusWriter};
