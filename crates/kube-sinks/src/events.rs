@@ -48,6 +48,15 @@ impl KubeEvents {
     }
 }
 
+impl KubeEvents {
+    /// [`KubeEvents::new`] for this replica: its instance is the pod's name as the downward API gives it
+    /// (`POD_NAME`), none when unset.
+    pub fn for_this_pod(client: kube::Client, overrides: KindOverrides) -> Self {
+        let instance = std::env::var("POD_NAME").ok().filter(|n| !n.is_empty());
+        KubeEvents::new(client, instance, overrides)
+    }
+}
+
 /// The reference to the event's object: its kind where configuration (`overrides`) put it, and the uid the
 /// event carries, if any (see the module's documentation). Made from the event alone: no API call.
 pub fn reference(overrides: &KindOverrides, event: &RecordEvent) -> ObjectReference {

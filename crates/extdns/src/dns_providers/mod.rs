@@ -44,14 +44,11 @@ pub async fn run(fleet: &FleetSettings) -> anyhow::Result<()> {
         leadership = lead;
         election_task = Some(tokio::spawn(election.run(election_stop.clone())));
     }
-    let events: Option<Arc<dyn EventSink>> = fleet.events.any().then(|| {
-        let instance = std::env::var("POD_NAME").ok().filter(|n| !n.is_empty());
-        Arc::new(KubeEvents::new(
-            client.clone(),
-            instance,
-            fleet.kube.live.overrides.clone(),
-        )) as Arc<dyn EventSink>
-    });
+    let overrides = fleet.kube.live.overrides.clone();
+    let events = fleet
+        .events
+        .any()
+        .then(|| Arc::new(KubeEvents::for_this_pod(client.clone(), overrides)) as Arc<dyn EventSink>);
     let namespace = crate::run::pod_namespace(&client);
     info!(
         version = VERSION,
