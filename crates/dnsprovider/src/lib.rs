@@ -182,3 +182,17 @@ pub enum SpecError {
         why: String,
     },
 }
+
+/// A provider object `id` with `spec`, generation 1, as the tests of this crate build them.
+#[cfg(test)]
+pub(crate) fn test_object(id: ProviderId, spec: DnsProviderSpec) -> ProviderObject {
+    ProviderObject {
+        id,
+        generation: 1,
+        created: None,
+        deleting: false,
+        finalizers: Vec::new(),
+        spec,
+        status: None,
+    }
+}

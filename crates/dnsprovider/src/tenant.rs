@@ -92,18 +92,11 @@ mod tests {
         } else {
             ProviderId::Cluster { name: "p".into() }
         };
-        ProviderObject {
-            id,
-            generation: 1,
-            created: None,
-            deleting: false,
-            finalizers: Vec::new(),
-            spec: DnsProviderSpec {
-                type_: type_.into(),
-                ..DnsProviderSpec::default()
-            },
-            status: None,
-        }
+        let spec = DnsProviderSpec {
+            type_: type_.into(),
+            ..DnsProviderSpec::default()
+        };
+        crate::test_object(id, spec)
     }
 
     fn flag(name: &str, value: &str) -> FlagValue {

@@ -99,16 +99,7 @@ async fn a_created_record_is_ready_on_its_object_and_a_no_op_sync_says_nothing()
 #[tokio::test]
 async fn an_event_carries_the_uid_the_store_holds_for_its_object() -> Result<(), SyncError> {
     let uid = Uid::parse("3f2b7c1e-9a4d-4e0b-8c6f-0123456789ab");
-    let mut store = ClusterStore::new();
-    let service = Service {
-        meta: Meta {
-            name: "web".into(),
-            namespace: "shop".into(),
-            ..Meta::default()
-        },
-        ..Service::default()
-    };
-    store.add_with_uid(ResourceKind::Service, service, uid);
+    let store = web_with_uid(uid);
     let gone = ObjectKey::new(ResourceKind::Service, "shop", "gone");
     let source = FakeSource::with(vec![
         of_web(a("web.example.com", "10.0.0.1")),

@@ -97,6 +97,14 @@ fn follower(at: Instant) -> Now {
     }
 }
 
+/// Nothing to do but look again after `secs`.
+fn look_again(secs: u64) -> Decision {
+    Decision {
+        requeue: Some(Duration::from_secs(secs)),
+        ..Decision::default()
+    }
+}
+
 fn id(name: &str) -> ProviderId {
     ProviderId::Cluster { name: name.into() }
 }
@@ -164,13 +172,7 @@ fn an_unchanged_object_within_the_interval_is_left_alone_until_its_secret_is_due
         None,
         leader(t + Duration::from_secs(20)),
     );
-    assert_eq!(
-        d,
-        Decision {
-            requeue: Some(Duration::from_secs(40)),
-            ..Decision::default()
-        }
-    );
+    assert_eq!(d, look_again(40));
 }
 
 #[test]
@@ -444,13 +446,7 @@ fn a_panicked_pipeline_is_backed_off_then_rebuilt() {
         None,
         leader(t + Duration::from_secs(4)),
     );
-    assert_eq!(
-        early,
-        Decision {
-            requeue: Some(Duration::from_secs(6)),
-            ..Decision::default()
-        }
-    );
+    assert_eq!(early, look_again(6));
     let due = leader(t + Duration::from_secs(10));
     let d = decide(&row(&o, SecretRead::NotRead, Some(backed_off.clone())), None, due);
     assert_eq!(d.pipeline, Act::ReadSecret);
@@ -567,13 +563,7 @@ fn a_pipeline_that_never_syncs_is_looked_at_less_and_less_often_and_its_status_s
         None,
         hourly(t + Duration::from_secs(8)),
     );
-    assert_eq!(
-        synced,
-        Decision {
-            requeue: Some(Duration::from_secs(3592)),
-            ..Decision::default()
-        }
-    );
+    assert_eq!(synced, look_again(3592));
 }
 
 #[test]

@@ -5,6 +5,7 @@ use std::sync::{Arc, PoisonError};
 
 use extdns_controller::CancellationToken;
 use extdns_dnsprovider::{ProviderId, ProviderKind};
+use extdns_informer::status_of;
 use kube::api::DynamicObject;
 use kube::runtime::watcher::{self, Event};
 use tracing::{info, warn};
@@ -12,17 +13,6 @@ use tracing::{info, warn};
 use super::{Manager, index};
 use crate::decide::{self, Act, KindState, Row, SecretRead};
 use crate::status::StatusWriter;
-
-/// The HTTP status of a failed list or watch, when the API server answered one.
-fn status_of(e: &watcher::Error) -> Option<u16> {
-    match e {
-        watcher::Error::InitialListFailed(kube::Error::Api(s))
-        | watcher::Error::WatchStartFailed(kube::Error::Api(s))
-        | watcher::Error::WatchFailed(kube::Error::Api(s)) => Some(s.code),
-        watcher::Error::WatchError(s) => Some(s.code),
-        _ => None,
-    }
-}
 
 impl Manager {
     /// Sets `kind`'s state; the one it had.
