@@ -1,7 +1,7 @@
 //! What the manager does about each provider object, decided without I/O: one map from each provider id to
 //! what is known of it (the object as the watch last delivered it, its Secret's version when read this pass,
-//! the pipeline running for it), and the time, in; per id the pipeline action, the finalizer change, the
-//! status to write and when to look again, out. The runner ([`crate::manager`]) only carries decisions out,
+//! the pipeline running for it), and the time, in; per id the pipeline action, the status to write and when
+//! to look again, out. The runner ([`crate::manager`]) only carries decisions out,
 //! so every rule of the manager is a case of [`decide`] and tested as one.
 
 use std::collections::BTreeMap;
