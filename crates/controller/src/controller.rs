@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, error, info, warn};
 
 use crate::Metrics;
-use crate::events::{EventSink, EventsConfig, Outcome, events_for, with_uids};
+use crate::events::{EventSink, EventsConfig, Outcome, Uids, events_for, with_uids};
 use crate::guard::{DeletionGuard, OwnedCounts};
 use crate::hold::hold_records_of_failed_objects;
 use crate::schedule::Schedule;
@@ -103,6 +103,8 @@ struct PlanInput<'a> {
     desired: Vec<Endpoint>,
     failed: &'a Failures,
     full: bool,
+    /// The store the sources evaluated: the uids of the objects the outcome names are taken from it.
+    store: &'a ClusterStore,
 }
 
 /// The loop's knobs (`--interval`, `--min-event-sync-interval`, `--events`, `--dry-run`) and the plan's.
@@ -286,21 +288,24 @@ impl Controller {
         observer.observe(ProviderSync { result, zones }).await;
     }
 
-    /// Hands one sync's outcome to the status sink, and its events to the event sink, if they are on.
-    async fn emit(&self, outcome: Outcome<'_>) {
+    /// Hands one sync's outcome to the status sink, and its events to the event sink, if they are on;
+    /// `uids` are its objects' when the outcome was computed.
+    async fn emit(&self, outcome: Outcome<'_>, uids: &Uids) {
         // Every replica of a local provider syncs: only the leader reports, so nothing is written twice.
         if self.local_provider && !self.leadership.is_leader() {
             return;
         }
         if let Some(status) = &self.status {
-            status.report(self.cluster.store(), SyncStatus::of(&outcome)).await;
+            status
+                .report(self.cluster.store(), SyncStatus::of(&outcome, uids))
+                .await;
         }
         let Some((config, sink)) = &self.events else {
             return;
         };
         let events = events_for(config, &self.config.plan.owner_id, &outcome);
         if !events.is_empty() {
-            sink.emit(with_uids(events, &self.cluster.store())).await;
+            sink.emit(with_uids(events, uids)).await;
         }
     }
 
@@ -475,6 +480,7 @@ impl Controller {
                 desired,
                 failed: &output.failed,
                 full: true,
+                store: &store,
             })
             .await?;
         let keep = index.is_some() || !self.config.records_cache_interval.is_zero();
@@ -571,6 +577,7 @@ impl Controller {
                 desired,
                 failed: &changed.output.failed,
                 full: false,
+                store: &store,
             })
             .await?;
         if let Some(written) = written {
@@ -608,6 +615,7 @@ impl Controller {
             desired,
             failed,
             full,
+            store,
         } = input;
         let provider_filter = self.registry.domain_filter();
         // The desired set goes into the plan, which moves what it creates into its changes and drops the
@@ -639,6 +647,8 @@ impl Controller {
         let owned_before = owned.total();
         let held_back = self.guard_deletes(zones, owned, &mut changes);
         let mut failed: Vec<(&ObjectKey, Option<&str>)> = failed.iter().collect();
+        // Taken now, before the write: what the events and status say is about these very objects.
+        let uids = Uids::of(store, changes.iter().chain(&held_back), failed.iter().map(|(k, _)| *k));
 
         // Nothing to write, or a dry run: reported, nothing sent.
         let unwritten = if changes.is_empty() {
@@ -649,11 +659,14 @@ impl Controller {
                 debug!("All records are already up to date");
             }
             self.metrics.mark_sync();
-            self.emit(Outcome {
-                held_back: &held_back,
-                failed: std::mem::take(&mut failed),
-                ..Outcome::default()
-            })
+            self.emit(
+                Outcome {
+                    held_back: &held_back,
+                    failed: std::mem::take(&mut failed),
+                    ..Outcome::default()
+                },
+                &uids,
+            )
             .await;
             true
         } else if self.config.dry_run {
@@ -691,12 +704,15 @@ impl Controller {
             Ok(written) => {
                 log_changes(&changes, Verb::Applied, &FailedRecords::default());
                 self.metrics.mark_sync();
-                self.emit(Outcome {
-                    applied: changes.iter().collect(),
-                    held_back: &held_back,
-                    failed,
-                    ..Outcome::default()
-                })
+                self.emit(
+                    Outcome {
+                        applied: changes.iter().collect(),
+                        held_back: &held_back,
+                        failed,
+                        ..Outcome::default()
+                    },
+                    &uids,
+                )
                 .await;
                 let owned = owned_after(owned_before, &changes);
                 Ok((
@@ -732,7 +748,7 @@ impl Controller {
                 } else {
                     outcome.errored = changes.iter().map(|c| (c, None)).collect();
                 }
-                self.emit(outcome).await;
+                self.emit(outcome, &uids).await;
                 Err(e.into())
             }
         }

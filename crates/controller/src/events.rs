@@ -105,8 +105,9 @@ impl EventsConfig {
 pub struct RecordEvent {
     /// The object the event is recorded on, so `kubectl describe` shows it there.
     pub object: ObjectKey,
-    /// The object's uid as the watcher last stored it ([`ClusterStore::uid`]), which `kubectl describe`
-    /// matches events by; `None` for an object that is gone (its records were deleted), one read from a
+    /// The object's uid as the watcher's store held it when the sync planned ([`ClusterStore::uid`], taken
+    /// before the write, so an object made again under its name since gets none of these events), which
+    /// `kubectl describe` matches events by; `None` for an object that is gone (its records were deleted), one read from a
     /// manifest without a canonical uid, or a kind whose views keep none. The sink records the event
     /// without a uid then: it never reads the object back from the API server for it.
     pub uid: Option<Uid>,
@@ -209,10 +210,45 @@ pub(crate) fn events_for(config: &EventsConfig, owner: &str, outcome: &Outcome<'
     events
 }
 
-/// Gives each event the uid of its object as `store` holds it, so the sink needs no read of the object.
-pub(crate) fn with_uids(mut events: Vec<RecordEvent>, store: &ClusterStore) -> Vec<RecordEvent> {
+/// The uid of each object one sync's outcome names, as the store the sync evaluated held it when the plan
+/// was made: before the write, which may take long. An object deleted and made again under its name
+/// meanwhile is another object (another uid), and this outcome's Events and status are not its own.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct Uids(BTreeMap<ObjectKey, Uid>);
+
+impl Uids {
+    /// The uids `store` holds now for the objects of `changes` and `failed`.
+    pub(crate) fn of<'a>(
+        store: &ClusterStore,
+        changes: impl IntoIterator<Item = &'a Change>,
+        failed: impl IntoIterator<Item = &'a ObjectKey>,
+    ) -> Uids {
+        let mut uids = BTreeMap::new();
+        let objects = changes.into_iter().flat_map(objects_of);
+        for key in objects.map(|k| ObjectKey::clone(&k)).chain(failed.into_iter().cloned()) {
+            if let Some(uid) = store.uid(&key) {
+                uids.insert(key, uid);
+            }
+        }
+        Uids(uids)
+    }
+
+    /// The uid of `key`'s object when the outcome was computed, if the store held one.
+    pub(crate) fn get(&self, key: &ObjectKey) -> Option<Uid> {
+        self.0.get(key).copied()
+    }
+
+    /// Every object's uid.
+    pub(crate) fn into_map(self) -> BTreeMap<ObjectKey, Uid> {
+        self.0
+    }
+}
+
+/// Gives each event the uid its object had when the sync computed the outcome ([`Uids`]), so the sink
+/// needs no read of the object, and an object made again since never gets an event of the old one's.
+pub(crate) fn with_uids(mut events: Vec<RecordEvent>, uids: &Uids) -> Vec<RecordEvent> {
     for e in &mut events {
-        e.uid = store.uid(&e.object);
+        e.uid = uids.get(&e.object);
     }
     events
 }

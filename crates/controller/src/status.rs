@@ -2,13 +2,13 @@
 //! onto them (DNSEndpoint status, `--source=crd`). The controller never holds an API client: the binary's
 //! sink does, as for Events.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use extdns_informer::{ClusterStore, ObjectKey};
+use extdns_informer::{ClusterStore, ObjectKey, Uid};
 
-use crate::events::{Outcome, objects_of};
+use crate::events::{Outcome, Uids, objects_of};
 use crate::{SyncError, SyncReport};
 
 /// One sync's outcome, by object.
@@ -19,11 +19,15 @@ pub struct SyncStatus {
     pub errored: BTreeSet<ObjectKey>,
     /// Objects the sources could not evaluate.
     pub failed: BTreeSet<ObjectKey>,
+    /// The uid each object of the outcome had when the sync computed it, where the store kept one: a sink
+    /// writes nothing of this outcome on an object whose uid is another now (deleted and made again since).
+    pub uids: BTreeMap<ObjectKey, Uid>,
 }
 
 impl SyncStatus {
-    pub(crate) fn of(outcome: &Outcome<'_>) -> SyncStatus {
+    pub(crate) fn of(outcome: &Outcome<'_>, uids: &Uids) -> SyncStatus {
         SyncStatus {
+            uids: uids.clone().into_map(),
             errored: outcome
                 .errored
                 .iter()

@@ -23,6 +23,9 @@ const OWNER: &str = "default";
 /// fake source ignores them.
 struct FakeCluster {
     store: Arc<ClusterStore>,
+    /// The store served from the second call of `store()` on (the cluster as it is once a sync evaluated).
+    later: Mutex<Option<Arc<ClusterStore>>>,
+    served: AtomicUsize,
     synced: AtomicBool,
     changes: watch::Sender<u64>,
 }
@@ -36,6 +39,8 @@ impl FakeCluster {
     fn holding(store: ClusterStore, synced: bool) -> Arc<Self> {
         Arc::new(FakeCluster {
             store: Arc::new(store),
+            later: Mutex::new(None),
+            served: AtomicUsize::new(0),
             synced: AtomicBool::new(synced),
             changes: watch::Sender::new(0),
         })
@@ -48,7 +53,11 @@ impl FakeCluster {
 
 impl Cluster for FakeCluster {
     fn store(&self) -> Arc<ClusterStore> {
-        Arc::clone(&self.store)
+        let later = self.later.lock().map(|l| l.clone()).unwrap_or_default();
+        match later {
+            Some(later) if self.served.fetch_add(1, Ordering::SeqCst) > 0 => later,
+            _ => Arc::clone(&self.store),
+        }
     }
     fn synced(&self) -> bool {
         self.synced.load(Ordering::SeqCst)

@@ -184,15 +184,7 @@ mod tests {
     use crate::{DnsProviderSpec, DomainFilterSpec, ProviderId};
 
     fn provider(id: ProviderId, spec: DnsProviderSpec) -> ProviderObject {
-        ProviderObject {
-            id,
-            generation: 1,
-            created: None,
-            deleting: false,
-            finalizers: Vec::new(),
-            spec,
-            status: None,
-        }
+        crate::test_object(id, spec)
     }
 
     fn args(o: &ProviderObject) -> Result<Vec<String>, SpecError> {

@@ -32,16 +32,20 @@ mod args;
 mod command_line;
 mod conflict;
 mod credentials;
+mod manifests;
 mod spec;
 pub mod status;
+mod tenant;
 
 pub use args::{FlagValue, RESERVED_FLAGS, flag_args};
 pub use command_line::{SECRET_FLAGS, command_line, names_a_file};
 pub use conflict::{Conflict, conflicts};
 pub use credentials::Credentials;
+pub use manifests::{decode_all, manifest_kinds};
 pub use spec::{
     CredentialsRef, DnsProviderSpec, DnsProviderStatus, DomainFilterSpec, ProviderKind, ProviderObject, RegistrySpec,
 };
+pub use tenant::{check_tenant, tenant_flags};
 
 use std::fmt;
 
@@ -158,6 +162,15 @@ pub enum SpecError {
         /// What is wrong.
         why: String,
     },
+    /// What a DNSProvider (a tenant's) may not do or be: name a file of the controller's, be of a type whose
+    /// credentials are the controller's.
+    #[error("{what}: {why}")]
+    Tenant {
+        /// What it names or is (`--tls-ca`, `type google`, `credentialsRef`).
+        what: String,
+        /// Why not, and what to do instead.
+        why: String,
+    },
     /// A Secret key that is neither an environment variable nor a flag name, or a value that is not text.
     #[error("Secret {secret} key {key:?}: {why}")]
     Credentials {
@@ -168,4 +181,18 @@ pub enum SpecError {
         /// What is wrong.
         why: String,
     },
+}
+
+/// A provider object `id` with `spec`, generation 1, as the tests of this crate build them.
+#[cfg(test)]
+pub(crate) fn test_object(id: ProviderId, spec: DnsProviderSpec) -> ProviderObject {
+    ProviderObject {
+        id,
+        generation: 1,
+        created: None,
+        deleting: false,
+        finalizers: Vec::new(),
+        spec,
+        status: None,
+    }
 }

@@ -164,6 +164,15 @@ impl ProviderObject {
     /// Reads an object of either kind (its `kind` says which). Refused: no name, a `DNSProvider` without a
     /// namespace or naming a Secret in another namespace, a spec that does not decode, an empty `type`.
     pub fn from_dynamic(object: &DynamicObject) -> Result<ProviderObject, SpecError> {
+        let (id, spec) = ProviderObject::decode_spec(object)?;
+        Ok(ProviderObject::with_spec(object, id, spec))
+    }
+
+    /// What of [`ProviderObject::from_dynamic`] depends on the object's spec alone (and its kind, name and
+    /// namespace, which never change): its id and its spec, decoded and checked. A generation's spec never
+    /// changes, so a caller that looks at an object often decodes it once per generation and builds the
+    /// rest, which does change (status, finalizers, deletion), with [`ProviderObject::with_spec`].
+    pub fn decode_spec(object: &DynamicObject) -> Result<(ProviderId, DnsProviderSpec), SpecError> {
         let kind_name = object.types.as_ref().map(|t| t.kind.as_str()).unwrap_or_default();
         let meta = &object.metadata;
         let name = meta.name.clone().unwrap_or_default();
@@ -214,12 +223,19 @@ impl ProviderObject {
         if spec.credentials_ref.as_ref().is_some_and(|r| r.name.is_empty()) {
             return Err(invalid("spec.credentialsRef.name", "empty".to_string()));
         }
+        Ok((id, spec))
+    }
+
+    /// `object` as the provider `id` with `spec` (what [`ProviderObject::decode_spec`] made of it): its
+    /// metadata and status read now.
+    pub fn with_spec(object: &DynamicObject, id: ProviderId, spec: DnsProviderSpec) -> ProviderObject {
+        let meta = &object.metadata;
         // A status that does not decode is only ours, from an older version: it is written anew.
         let status = object
             .data
             .get("status")
             .and_then(|v| DnsProviderStatus::deserialize(v).ok());
-        Ok(ProviderObject {
+        ProviderObject {
             id,
             generation: meta.generation.unwrap_or(0),
             created: meta.creation_timestamp.clone(),
@@ -227,7 +243,7 @@ impl ProviderObject {
             finalizers: meta.finalizers.clone().unwrap_or_default(),
             spec,
             status,
-        })
+        }
     }
 
     /// The TXT owner id this provider writes: `spec.registry.txtOwnerId`, else the object's name.

@@ -3,7 +3,9 @@
 //! offers the registries extdns builds; and every provider object the docs show is accepted by the schema, read
 //! by the types, and built into a pipeline's settings as the controller builds it (its `config` through the
 //! flag parser, its Secret as its credentials). A doc example that the API server or the controller would
-//! refuse fails here.
+//! refuse fails here. And the provider manager against a real kube-apiserver (`EXTDNS_TEST_ETCD`,
+//! `EXTDNS_TEST_KUBE_APISERVER`, `EXTDNS_TEST_KUBECTL`), as a user RBAC lets read provider objects but not
+//! patch them.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
@@ -352,5 +354,168 @@ fn every_provider_object_of_the_docs_is_accepted_and_builds() -> Result<(), Erro
             && checked.get("DNSProvider").copied().unwrap_or(0) >= 1,
         "fewer examples than the docs have: {checked:?}"
     );
+    Ok(())
+}
+
+/// What the manager asked a fake factory to build: each pipeline's include filter and its stop token.
+#[derive(Default)]
+struct Built(std::sync::Mutex<Vec<(Vec<String>, extdns_controller::CancellationToken)>>);
+
+impl Built {
+    fn seen(&self) -> Vec<(Vec<String>, bool)> {
+        let built = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        built
+            .iter()
+            .map(|(include, c)| (include.clone(), c.is_cancelled()))
+            .collect()
+    }
+}
+
+#[async_trait::async_trait]
+impl extdns_provider_manager::PipelineFactory for Built {
+    async fn build(
+        &self,
+        request: extdns_provider_manager::PipelineRequest<'_>,
+    ) -> Result<extdns_provider_manager::Built, extdns_provider_manager::BuildError> {
+        use futures::FutureExt as _;
+        let include = request.object.spec.domain_filter.clone().unwrap_or_default().include;
+        let cancel = request.cancel.clone();
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push((include, cancel.clone()));
+        let metrics = std::sync::Arc::new(extdns_controller::Metrics::for_providers("test", "test").child());
+        let run = async move { cancel.cancelled().await }.boxed();
+        Ok(extdns_provider_manager::Built { run, metrics })
+    }
+}
+
+/// ClusterDNSProvider `p` over `zone`.
+fn cluster_provider(zone: &str) -> Result<kube::api::DynamicObject, Error> {
+    Ok(serde_json::from_value(json!({
+        "apiVersion": "externaldns.k8s.io/v1alpha1", "kind": "ClusterDNSProvider",
+        "metadata": { "name": "p" },
+        "spec": { "type": "inmemory", "domainFilter": { "include": [zone] } },
+    }))?)
+}
+
+/// Polls `check` every 100 ms for up to 60 s.
+async fn until(what: &str, check: impl Fn() -> bool) -> Result<(), Error> {
+    for _ in 0..600 {
+        if check() {
+            return Ok(());
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    Err(format!("{what}: not after 60 s").into())
+}
+
+#[test]
+fn on_a_real_api_server_a_provider_runs_without_rbac_to_patch_it_and_one_made_again_gets_its_own_pipeline()
+-> Result<(), Error> {
+    use extdns_test_support::control_plane::{Binaries, ControlPlane};
+    use extdns_test_support::env_program;
+    use kube::api::{Api, DeleteParams, DynamicObject, PostParams};
+
+    let bins = Binaries {
+        etcd: env_program("EXTDNS_TEST_ETCD")?,
+        kube_apiserver: env_program("EXTDNS_TEST_KUBE_APISERVER")?,
+        kubectl: env_program("EXTDNS_TEST_KUBECTL")?,
+        external_dns: PathBuf::new(),
+        external_dns_previous: PathBuf::new(),
+        extdns: PathBuf::new(),
+    };
+    let cp = ControlPlane::start(&bins)?;
+    let admin = cp.kube.client();
+    let kubeconfig = kube::config::Kubeconfig::read_from(&cp.admin_kubeconfig)?;
+    cp.kube.block_on(async move {
+        let mut config =
+            kube::Config::from_custom_kubeconfig(kubeconfig, &kube::config::KubeConfigOptions::default()).await?;
+        config.auth_info.impersonate = Some("reader".into());
+        let reader = kube::Client::try_from(config)?;
+        // A user who may read provider objects, and patch neither them nor their status.
+        let rbac = |kind: &str, plural: &str| {
+            let gvk = kube::api::GroupVersionKind::gvk("rbac.authorization.k8s.io", "v1", kind);
+            Api::<DynamicObject>::all_with(
+                admin.clone(),
+                &kube::api::ApiResource::from_gvk_with_plural(&gvk, plural),
+            )
+        };
+        let role = json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": { "name": "provider-reader" },
+            "rules": [{ "apiGroups": ["externaldns.k8s.io"], "resources": ["clusterdnsproviders", "dnsproviders"],
+                        "verbs": ["get", "list", "watch"] }],
+        });
+        let binding = json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": { "name": "provider-reader" },
+            "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "provider-reader" },
+            "subjects": [{ "apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "reader" }],
+        });
+        let post = PostParams::default();
+        rbac("ClusterRole", "clusterroles")
+            .create(&post, &serde_json::from_value(role)?)
+            .await?;
+        rbac("ClusterRoleBinding", "clusterrolebindings")
+            .create(&post, &serde_json::from_value(binding)?)
+            .await?;
+        let providers: Api<DynamicObject> = Api::all_with(admin, &ProviderKind::Cluster.api_resource());
+        providers
+            .create(&PostParams::default(), &cluster_provider("a.example.org")?)
+            .await?;
+
+        let mut root = extdns_controller::Metrics::for_providers("test", "test");
+        let forbidden = extdns_provider_manager::Forbidden::register(&mut root);
+        let built = std::sync::Arc::new(Built::default());
+        let shutdown = extdns_controller::CancellationToken::new();
+        let config = extdns_provider_manager::ManagerConfig {
+            interval: std::time::Duration::from_secs(3600),
+            namespace: "extdns".into(),
+            forbidden: forbidden.clone(),
+        };
+        let manager = tokio::spawn(extdns_provider_manager::run(
+            reader,
+            built.clone(),
+            std::sync::Arc::new(root),
+            extdns_leader::Leadership::always(),
+            config,
+            shutdown.clone(),
+        ));
+        let p = extdns_dnsprovider::ProviderId::Cluster { name: "p".into() };
+        until("the provider runs though its finalizer is refused", || {
+            built.seen() == [(vec!["a.example.org".to_string()], false)]
+                && forbidden.is_refused(&p, extdns_provider_manager::Write::Finalizer)
+        })
+        .await?;
+        until("its status refused too", || {
+            forbidden.is_refused(&p, extdns_provider_manager::Write::Status)
+        })
+        .await?;
+
+        // Deleted (no finalizer holds it) and made again under its name at once, with another zone.
+        providers.delete("p", &DeleteParams::default()).await?;
+        providers
+            .create(&PostParams::default(), &cluster_provider("b.example.org")?)
+            .await?;
+        until("the old pipeline stopped and the new object's runs", || {
+            let seen = built.seen();
+            seen.first().is_some_and(|(_, stopped)| *stopped)
+                && seen
+                    .iter()
+                    .filter(|(_, stopped)| !stopped)
+                    .map(|(i, _)| i.clone())
+                    .collect::<Vec<_>>()
+                    == [vec!["b.example.org".to_string()]]
+        })
+        .await?;
+        shutdown.cancel();
+        manager.await?;
+        assert!(
+            built.seen().iter().all(|(_, stopped)| *stopped),
+            "every pipeline stopped at shutdown"
+        );
+        Ok::<_, Error>(())
+    })?;
     Ok(())
 }

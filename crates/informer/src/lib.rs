@@ -60,7 +60,7 @@ pub use fanout::ClusterFanout;
 pub use fields::{FieldTree, PathStep, TemplateFields};
 pub use intern::Interner;
 pub use kinds::{ApiResourceOf, KINDS, KindOverrides, KindSpec, ResourceKind, Watched};
-pub use live::{InformerError, LiveCluster, LiveOptions};
+pub use live::{InformerError, LiveCluster, LiveOptions, status_of};
 pub use manifest_cluster::ManifestCluster;
 pub use manifests::{
     LoadOptions, Loaded, ManifestError, ManifestWarning, SkippedKinds, load, load_counting_skipped, load_keeping,

@@ -453,8 +453,9 @@ impl Recheck {
     }
 }
 
-/// The HTTP status of a failed list or watch, when the API server answered one.
-fn status_of(e: &watcher::Error) -> Option<u16> {
+/// The HTTP status of a failed list or watch, when the API server answered one (also how the provider
+/// manager tells a kind that cannot be listed from a transient failure).
+pub fn status_of(e: &watcher::Error) -> Option<u16> {
     match e {
         watcher::Error::InitialListFailed(kube::Error::Api(s))
         | watcher::Error::WatchStartFailed(kube::Error::Api(s))

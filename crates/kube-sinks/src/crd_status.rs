@@ -11,8 +11,10 @@
 //!
 //! Writes happen only when something changed. The status is read first (the view keeps no
 //! resourceVersion) and replaced with the read's resourceVersion, so a concurrent edit wins and the next
-//! sync retries; an object whose uid is not the view's (deleted and made again since) is left to the next
-//! sync.
+//! sync retries. The outcome is the sync's, computed before its write, which may take long: an object the
+//! outcome names whose uid is no longer the one it had then (deleted and made again since,
+//! [`SyncStatus::uids`]), or whose uid as read is not the view's, is left to the next sync, which computes
+//! its own.
 
 use std::sync::Arc;
 
@@ -162,6 +164,17 @@ fn describe(invalid: &[InvalidEntry]) -> String {
     extdns_source_crd::describe(invalid)
 }
 
+/// Whether `status` may be written on the object `key`, whose uid the view holds as `stored`: not when the
+/// outcome names the object and it had another uid when the sync computed it (deleted and made again
+/// since: that outcome is the old object's).
+pub fn outcome_is_for(status: &SyncStatus, key: &ObjectKey, stored: Option<Uid>) -> bool {
+    let named = status.failed.contains(key) || status.errored.contains(key);
+    match status.uids.get(key) {
+        Some(then) if named => stored == Some(*then),
+        _ => true,
+    }
+}
+
 /// Whether `o`'s status needs writing to show `wanted`.
 pub fn needs_write(o: &DnsEndpoint, wanted: &[DnsEndpointCondition]) -> bool {
     if o.observed_generation != o.generation {
@@ -186,15 +199,16 @@ impl StatusSink for CrdStatus {
             if !self.config.admits(&o) {
                 continue;
             }
+            let key = ObjectKey::new(ResourceKind::DnsEndpoint, &o.meta.namespace, &o.meta.name);
+            let uid = cluster.uid(&key);
+            if !outcome_is_for(&status, &key, uid) {
+                debug!(namespace = %o.meta.namespace, name = %o.meta.name, "DNSEndpoint made again since the sync; status left to the next sync");
+                continue;
+            }
             let wanted = conditions(&o, &status, &self.plan);
             if !needs_write(&o, &wanted) {
                 continue;
             }
-            let uid = cluster.uid(&ObjectKey::new(
-                ResourceKind::DnsEndpoint,
-                &o.meta.namespace,
-                &o.meta.name,
-            ));
             match self.write(&resource, &o, uid, &wanted).await {
                 Ok(()) => debug!(namespace = %o.meta.namespace, name = %o.meta.name, "DNSEndpoint status written"),
                 Err(e) => warn!(
@@ -281,6 +295,33 @@ mod tests {
             reasons(&conditions(&empty, &quiet, &plan))[1],
             ("Ready", "False", "Filtered")
         );
+    }
+
+    #[test]
+    fn an_outcome_is_not_written_on_an_object_made_again_since_the_sync_computed_it() {
+        let key = ObjectKey::new(ResourceKind::DnsEndpoint, "ns", "web");
+        let then = Uid::parse("3f2b7c1e-9a4d-4e0b-8c6f-0123456789ab");
+        let now = Uid::parse("77777777-9a4d-4e0b-8c6f-0123456789ab");
+        let mut failed = SyncStatus::default();
+        failed.failed.insert(key.clone());
+        if let Some(then) = then {
+            failed.uids.insert(key.clone(), then);
+        }
+        assert!(outcome_is_for(&failed, &key, then), "the very object");
+        assert!(
+            !outcome_is_for(&failed, &key, now),
+            "made again since: the failure is the old one's"
+        );
+        assert!(!outcome_is_for(&failed, &key, None), "gone from the view since");
+        let mut errored = SyncStatus::default();
+        errored.errored = failed.failed.clone();
+        errored.uids = failed.uids.clone();
+        assert!(!outcome_is_for(&errored, &key, now));
+        // Not named by the outcome, or named without a uid kept (a manifest): the view's conditions alone.
+        assert!(outcome_is_for(&SyncStatus::default(), &key, now));
+        let mut no_uid = SyncStatus::default();
+        no_uid.failed.insert(key.clone());
+        assert!(outcome_is_for(&no_uid, &key, now));
     }
 
     #[test]

@@ -7,7 +7,9 @@
 //! [`MAX_EVENTS_PER_SYNC`] and logs how many it left out.
 //!
 //! An event costs its write alone: the object's uid, which `kubectl describe` matches events by, comes with
-//! the event ([`RecordEvent::uid`], from the watcher's store), so the object is never read back for it. An
+//! the event ([`RecordEvent::uid`], from the watcher's store as the sync planned, before its write: an
+//! object deleted and made again under its name while the write ran is another uid, and gets none of the
+//! old one's events), so the object is never read back for it. An
 //! event without one (the object is gone, or was read from a manifest without a canonical uid) is recorded
 //! by kind, namespace and name only: `kubectl get events` lists it, `kubectl describe` of a recreated object
 //! of that name does not.
@@ -43,6 +45,15 @@ impl KubeEvents {
             recorder: Recorder::new(client, reporter),
             overrides,
         }
+    }
+}
+
+impl KubeEvents {
+    /// [`KubeEvents::new`] for this replica: its instance is the pod's name as the downward API gives it
+    /// (`POD_NAME`), none when unset.
+    pub fn for_this_pod(client: kube::Client, overrides: KindOverrides) -> Self {
+        let instance = std::env::var("POD_NAME").ok().filter(|n| !n.is_empty());
+        KubeEvents::new(client, instance, overrides)
     }
 }
 

@@ -1,7 +1,7 @@
 //! What the manager does about each provider object, decided without I/O: one map from each provider id to
 //! what is known of it (the object as the watch last delivered it, its Secret's version when read this pass,
-//! the pipeline running for it), and the time, in; per id the pipeline action, the finalizer change, the
-//! status to write and when to look again, out. The runner ([`crate::manager`]) only carries decisions out,
+//! the pipeline running for it), and the time, in; per id the pipeline action, the status to write and when
+//! to look again, out. The runner ([`crate::manager`]) only carries decisions out,
 //! so every rule of the manager is a case of [`decide`] and tested as one.
 
 use std::collections::BTreeMap;
@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 use extdns_dnsprovider::status::Reason;
 use extdns_dnsprovider::{FINALIZER, ProviderId, ProviderObject, conflicts};
 use kube::api::DynamicObject;
+
+pub use crate::first_sync::{FIRST_SYNC_LOOK, FIRST_SYNC_LOOK_MAX, PENDING, first_sync_wait};
 
 /// How long a pipeline that failed (to build, or by a panic) first waits before it is built again with an
 /// unchanged spec; doubled at each failure in a row, up to [`REBUILD_AFTER_MAX`].
@@ -27,6 +29,9 @@ pub fn rebuild_after(failures: u32) -> Duration {
 /// A provider object as the decision reads it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Seen {
+    /// `metadata.uid`: an object deleted and made again under its name is another object, whose pipeline
+    /// is not the old one's.
+    pub uid: Option<String>,
     /// `metadata.generation`: a new one means a changed spec.
     pub generation: i64,
     /// `metadata.deletionTimestamp` is set.
@@ -40,24 +45,31 @@ pub struct Seen {
 }
 
 impl Seen {
-    /// What `object` says, and the decoded provider object when its spec decodes.
+    /// What `object` says, and the decoded provider object when its spec decodes (decoded here: the runner
+    /// decodes each generation once, [`crate::decoded::Decoded`]).
     pub fn of(object: &DynamicObject) -> (Seen, Option<ProviderObject>) {
+        Seen::with(object, ProviderObject::from_dynamic(object).map_err(|e| e.to_string()))
+    }
+
+    /// What `object` says, its spec decoded as `decoded` (the provider object, or why it does not decode).
+    pub fn with(object: &DynamicObject, decoded: Result<ProviderObject, String>) -> (Seen, Option<ProviderObject>) {
         let meta = &object.metadata;
         let finalizers = meta.finalizers.as_deref().unwrap_or_default();
         let mut seen = Seen {
+            uid: meta.uid.clone(),
             generation: meta.generation.unwrap_or(0),
             deleting: meta.deletion_timestamp.is_some(),
             finalized: finalizers.iter().any(|f| f == FINALIZER),
             records: None,
             invalid: None,
         };
-        match ProviderObject::from_dynamic(object) {
+        match decoded {
             Ok(p) => {
                 seen.records = p.status.as_ref().and_then(|s| s.records);
                 (seen, Some(p))
             }
-            Err(e) => {
-                seen.invalid = Some(e.to_string());
+            Err(why) => {
+                seen.invalid = Some(why);
                 (seen, None)
             }
         }
@@ -80,6 +92,8 @@ pub enum SecretRead {
 /// A pipeline the manager holds for an object: running, ended, or refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pipeline {
+    /// The uid of the object it was built (or refused) for.
+    pub uid: Option<String>,
     /// The generation it was built (or refused) from.
     pub generation: i64,
     /// The Secret's resourceVersion it was built with.
@@ -88,6 +102,10 @@ pub struct Pipeline {
     pub secret_read: Instant,
     /// Failures in a row with this generation and Secret (the rebuild's backoff); a change starts again.
     pub failures: u32,
+    /// When it was started (or refused).
+    pub started: Instant,
+    /// Whether it completed a sync since (its metrics say ready).
+    pub synced: bool,
     /// Where it is.
     pub state: PipelineState,
 }
@@ -172,33 +190,20 @@ pub enum Act {
     },
 }
 
-/// The change to extdns's finalizer on the object (kube-runtime's `finalizer` helper carries it out).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Finalizer {
-    /// As it is.
-    #[default]
-    Keep,
-    /// Add it before anything runs, so a deletion waits until the status says the records stay.
-    Add,
-    /// Remove it: the deletion goes on.
-    Remove,
-}
-
-/// The decision for one provider id.
+/// The decision for one provider id. extdns's finalizer is not in it: kube-runtime's `finalizer` helper adds
+/// it before the leader decides, and removes it once a deletion's decision is carried out.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Decision {
     /// The pipeline.
     pub pipeline: Act,
-    /// The finalizer.
-    pub finalizer: Finalizer,
     /// The status to say, when it changes (written by the leader; a follower keeps it for when it leads).
     pub status: Option<(Reason, String)>,
+    /// What the status says of a running pipeline none of whose syncs has reported yet (written only while
+    /// none has: a sync's own outcome says more).
+    pub first_sync: Option<String>,
     /// When to look at the object again with nothing changed (the Secret's next read, a backoff's end).
     pub requeue: Option<Duration>,
 }
-
-/// The status message of a pipeline waiting for its first sync.
-pub const PENDING: &str = "waiting for the first sync";
 
 /// Every id's decision: conflicts are found among the map's objects (the newer of two refused), then each
 /// row is decided alone.
@@ -212,8 +217,8 @@ pub fn decide_all(rows: &BTreeMap<ProviderId, Row>, now: Now) -> BTreeMap<Provid
 
 /// One row's decision, `conflict` saying why it is refused in favour of an older provider.
 pub fn decide(row: &Row, conflict: Option<&str>, now: Now) -> Decision {
-    let current = row.pipeline.as_ref();
-    let stop = if current.is_some() { Act::Stop } else { Act::Leave };
+    let held = row.pipeline.as_ref();
+    let stop = if held.is_some() { Act::Stop } else { Act::Leave };
     let Some(seen) = &row.seen else {
         // Gone (deleted without our finalizer, or after it went): its records stay, its pipeline stops.
         return Decision {
@@ -235,18 +240,13 @@ pub fn decide(row: &Row, conflict: Option<&str>, now: Now) -> Decision {
         };
         return Decision {
             pipeline: stop,
-            finalizer: Finalizer::Remove,
             status: Some((Reason::Deleting, message)),
-            requeue: None,
-        };
-    }
-    if now.leader && !seen.finalized {
-        // The object comes back from the watch with it, and is decided then.
-        return Decision {
-            finalizer: Finalizer::Add,
             ..Decision::default()
         };
     }
+    // A pipeline held for an object of this name deleted and made again is not this object's: it is
+    // stopped and this one's started (`Rebuild`), whatever their generations say.
+    let current = held.filter(|p| p.uid == seen.uid);
     let refused_as = |reason: Reason| {
         current.is_some_and(|p| {
             p.generation == seen.generation
@@ -300,6 +300,15 @@ pub fn decide(row: &Row, conflict: Option<&str>, now: Now) -> Decision {
         PipelineState::Refused { retry: true, at, .. } => Some(at + rebuild_after(p.failures)),
         _ => None,
     });
+    // A running pipeline that has not synced yet is looked at again (for `/readyz`, and to say so),
+    // backing off while it does not.
+    let waited = same
+        .filter(|p| p.state == PipelineState::Running && !p.synced)
+        .map(|p| now.at.saturating_duration_since(p.started));
+    let look = waited.map(first_sync_wait);
+    let first_sync = waited
+        .zip(look)
+        .and_then(|(waited, look)| crate::first_sync::waiting(waited, look));
     let healthy = match (same, retry_at) {
         // A conflict that no longer holds frees the newer provider at once.
         (Some(p), _)
@@ -317,7 +326,7 @@ pub fn decide(row: &Row, conflict: Option<&str>, now: Now) -> Decision {
         (Some(_), None) => true,
         (None, _) => false,
     };
-    let next = [secret_due, retry_at]
+    let next = [secret_due, retry_at, look.map(|w| now.at + w)]
         .into_iter()
         .flatten()
         .filter(|t| *t > now.at)
@@ -326,6 +335,7 @@ pub fn decide(row: &Row, conflict: Option<&str>, now: Now) -> Decision {
     if healthy && secret_due.is_some_and(|t| now.at < t) {
         return Decision {
             requeue: next,
+            first_sync,
             ..Decision::default()
         };
     }
@@ -350,12 +360,13 @@ pub fn decide(row: &Row, conflict: Option<&str>, now: Now) -> Decision {
                 return Decision {
                     pipeline: Act::SecretChecked,
                     requeue: Some(now.interval.min(next.unwrap_or(now.interval))),
+                    first_sync,
                     ..Decision::default()
                 };
             }
             let failures = if rotated { 0 } else { failures };
             Decision {
-                pipeline: match current {
+                pipeline: match held {
                     Some(_) => Act::Rebuild { failures },
                     None => Act::Start { failures },
                 },
@@ -393,6 +404,14 @@ pub enum KindState {
     /// It cannot be listed (its CRD absent, or extdns may not): its watch tries again with backoff, and
     /// the other kind's providers run meanwhile.
     Unavailable,
+}
+
+/// Whether a kind whose list or watch failed with HTTP `status` cannot be listed: only 404 (its CRD is not
+/// installed, or not served) and 403 (extdns may not list it). Anything else (a timeout, a 5xx, a dropped
+/// connection) is transient: the watch tries again with backoff, the kind still waits for its first list
+/// (a conflict with its objects could not be seen), and the pipelines running are kept.
+pub fn unavailable(status: Option<u16>) -> bool {
+    matches!(status, Some(403 | 404))
 }
 
 /// Whether the manager is ready (`/readyz`): every kind listed or known unavailable, and every pipeline

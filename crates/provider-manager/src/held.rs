@@ -68,14 +68,18 @@ impl HeldPipelines {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Each id's pipeline as the decision sees it: a task that ended is `Ended`.
+    /// Each id's pipeline as the decision sees it: a task that ended is `Ended`, one whose metrics say
+    /// ready has synced.
     pub fn views(&self) -> BTreeMap<ProviderId, Pipeline> {
         self.lock()
             .iter()
             .map(|(id, held)| {
                 let mut view = held.pipeline.clone();
-                if let Some(panic) = held.running.as_ref().and_then(|r| r.ended.borrow().clone()) {
-                    view.state = PipelineState::Ended { panic };
+                if let Some(running) = &held.running {
+                    view.synced = running.metrics.is_ready();
+                    if let Some(panic) = running.ended.borrow().clone() {
+                        view.state = PipelineState::Ended { panic };
+                    }
                 }
                 (id.clone(), view)
             })
@@ -83,8 +87,23 @@ impl HeldPipelines {
     }
 
     /// Holds `held` for `id` (what was held is stopped before by the caller).
+    #[cfg(test)]
     pub fn insert(&self, id: ProviderId, held: Held) {
         self.lock().insert(id, held);
+    }
+
+    /// Holds what `held` makes (a pipeline's task is spawned there) for `id` if `current` says, under the
+    /// lock, that its object is still the one it was built for; else nothing is started; whether it was. Whoever
+    /// forgets an object takes the same lock after the object left the watch's store, so either this sees
+    /// it gone, or the forgetting sees what this held and stops it: a build that returns after the object
+    /// was deleted never leaves a pipeline running for it.
+    pub fn insert_if(&self, id: ProviderId, current: impl FnOnce() -> bool, held: impl FnOnce() -> Held) -> bool {
+        let mut pipelines = self.lock();
+        if !current() {
+            return false;
+        }
+        pipelines.insert(id, held());
+        true
     }
 
     /// Updates the pipeline view held for `id`.
@@ -108,22 +127,35 @@ impl HeldPipelines {
             .collect()
     }
 
-    /// Whether `id`'s pipeline runs and has not synced once yet.
-    pub fn starting(&self, id: &ProviderId) -> bool {
-        self.lock()
-            .get(id)
-            .and_then(|h| h.running.as_ref())
-            .is_some_and(|r| !r.metrics.is_ready() && r.ended.borrow().is_none())
-    }
-
     /// Takes `id`'s pipeline out and stops it: cancelled, then awaited (its sync in progress finishes, so a
     /// record is never left half written). `root` forgets its metrics.
     pub async fn stop(&self, id: &ProviderId, root: &Metrics) {
-        let held = self.lock().remove(id);
-        if let Some(running) = held.and_then(|h| h.running) {
+        self.stop_if(id, |_| true, root).await;
+    }
+
+    /// [`HeldPipelines::stop`], if what is held for `id` is the pipeline of the object of uid `uid` (a
+    /// deletion seen late stops nothing of an object made again under its name since); whether it did.
+    pub async fn stop_uid(&self, id: &ProviderId, uid: Option<&str>, root: &Metrics) -> bool {
+        self.stop_if(id, |p| uid.is_none() || p.uid.as_deref() == uid, root)
+            .await
+    }
+
+    async fn stop_if(&self, id: &ProviderId, whose: impl FnOnce(&Pipeline) -> bool, root: &Metrics) -> bool {
+        let held = {
+            let mut pipelines = self.lock();
+            match pipelines.get(id) {
+                Some(h) if whose(&h.pipeline) => pipelines.remove(id),
+                _ => None,
+            }
+        };
+        let Some(held) = held else {
+            return false;
+        };
+        if let Some(running) = held.running {
             running.cancel.cancel();
             finish(id, running, root).await;
         }
+        true
     }
 
     /// SIGTERM: every pipeline told at once, then each awaited, so the shutdown waits for the longest sync in
@@ -175,10 +207,13 @@ mod tests {
     fn held(running: Option<Running>, state: PipelineState) -> Held {
         Held {
             pipeline: Pipeline {
+                uid: None,
                 generation: 1,
                 secret_version: None,
                 secret_read: Instant::now(),
                 failures: 0,
+                started: Instant::now(),
+                synced: false,
                 state,
             },
             running,

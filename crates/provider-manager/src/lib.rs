@@ -4,9 +4,10 @@
 //!
 //! Two parts. [`decide`] is pure: from one map of what is known of each provider object (the object, its
 //! Secret's version, the pipeline held for it) and the time, the action per object: start, rebuild, stop,
-//! leave alone, add or remove the finalizer, and the status to write. [`run`] carries those decisions out
-//! on kube-runtime's `Controller` and its `finalizer` helper, watch-driven: a change, a deletion, a pipeline
-//! that ended or a requeue (the Secret read again every `--interval`, a backoff's end) is what makes it look.
+//! leave alone, and the status to write. [`run`] carries those decisions out on kube-runtime's `Controller`
+//! and its `finalizer` helper (which owns the finalizer), watch-driven: a change, a deletion, a pipeline
+//! that ended or synced first, or a requeue (the Secret read again every `--interval`, a backoff's end, the
+//! next look at a pipeline not synced yet) is what makes it look.
 //! The pipeline itself is the binary's to build, through [`PipelineFactory`]: this crate knows no flag and
 //! no provider.
 //!
@@ -30,13 +31,19 @@
 //! ```
 
 pub mod decide;
+mod decoded;
 mod factory;
+mod first_sync;
+mod forbidden;
 mod held;
 mod manager;
+mod objects;
 mod secret;
 mod status;
 
 pub use factory::{BuildError, Built, Cause, PipelineFactory, PipelineRequest};
+pub use forbidden::{Forbidden, Write};
 pub use manager::{Error, ManagerConfig, run};
-pub use secret::{SecretError, read_secret};
+pub use objects::list_objects;
+pub use secret::{SecretError, Secrets, read_secret};
 pub use status::{Observer, REFRESH, StatusWriter};

@@ -1,6 +1,9 @@
 //! A provider object's Secret, read by one GET in the namespace the object may read (a DNSProvider's own,
 //! a ClusterDNSProvider's as its ref says, else the controller's): never a watch or a list of Secrets, so
-//! extdns reads no Secret a provider does not name (the e2e `tenancy` scenario audits it).
+//! extdns reads no Secret a provider does not name (the e2e `tenancy` scenario audits it). `extdns plan`
+//! reads them the same way, or finds them among its manifests ([`Secrets`]).
+
+use std::collections::HashMap;
 
 use extdns_dnsprovider::{Credentials, ProviderObject, SpecError};
 use k8s_openapi::api::core::v1::Secret;
@@ -26,6 +29,12 @@ pub enum SecretError {
         /// The API server's answer.
         #[source]
         source: Box<kube::Error>,
+    },
+    /// Not among the manifests a plan reads.
+    #[error("Secret {secret} (spec.credentialsRef) is not among the manifests")]
+    NotInManifests {
+        /// `namespace/name`.
+        secret: String,
     },
     /// Its keys are not a provider's environment and flags.
     #[error("{0}")]
@@ -75,7 +84,58 @@ pub async fn read_secret(
             return Err(SecretError::Unreachable { secret: shown, source });
         }
     };
-    let data = secret.data.unwrap_or_default();
-    let credentials = Credentials::from_secret(&shown, data.iter().map(|(k, v)| (k.as_str(), v.0.as_slice())))?;
+    let credentials = Credentials::of_secret(&secret)?;
     Ok((credentials, secret.metadata.resource_version))
+}
+
+/// Where `extdns plan` finds the provider objects' Secrets: the API server, as the manager reads them, or
+/// the manifests it reads the cluster from.
+pub enum Secrets {
+    /// Read by [`read_secret`]; a ClusterDNSProvider's in `namespace` unless it names another.
+    Api {
+        /// The client.
+        client: kube::Client,
+        /// The controller's namespace.
+        namespace: String,
+    },
+    /// The Secrets among the manifests, by namespace and name (a ClusterDNSProvider's in `default` unless
+    /// it names another, as `kubectl apply` would put it).
+    Manifests(HashMap<(String, String), Secret>),
+}
+
+impl Secrets {
+    /// The Secrets among `values` (other kinds are skipped).
+    pub fn from_manifests(values: &[serde_json::Value]) -> Secrets {
+        let secrets = values
+            .iter()
+            .filter(|v| v["kind"] == "Secret")
+            .filter_map(|v| serde_json::from_value::<Secret>(v.clone()).ok())
+            .map(|mut secret| {
+                let namespace = secret
+                    .metadata
+                    .namespace
+                    .get_or_insert_with(|| "default".into())
+                    .clone();
+                let name = secret.metadata.name.clone().unwrap_or_default();
+                ((namespace, name), secret)
+            })
+            .collect();
+        Secrets::Manifests(secrets)
+    }
+
+    /// `object`'s credentials.
+    pub async fn credentials(&self, object: &ProviderObject) -> Result<Credentials, SecretError> {
+        match self {
+            Secrets::Api { client, namespace } => Ok(read_secret(client, object, namespace).await?.0),
+            Secrets::Manifests(secrets) => {
+                let Some((namespace, name)) = object.secret("default") else {
+                    return Ok(Credentials::default());
+                };
+                let secret = format!("{namespace}/{name}");
+                let found = secrets.get(&(namespace, name));
+                let found = found.ok_or(SecretError::NotInManifests { secret })?;
+                Ok(Credentials::of_secret(found)?)
+            }
+        }
+    }
 }

@@ -2,13 +2,13 @@
 //! conflict) and what each sync of its pipeline did, written by the leader only, when it changed, and the
 //! last sync time at most every [`REFRESH`].
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
 use extdns_controller::{ProviderSync, SyncError, SyncObserver};
-use extdns_dnsprovider::DnsProviderStatus;
 use extdns_dnsprovider::status::{Reason, patch, ready_condition};
+use extdns_dnsprovider::{DnsProviderStatus, ProviderId};
 use extdns_leader::Leadership;
 use extdns_provider::ProviderError;
 use extdns_registry::RegistryError;
@@ -16,6 +16,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use tokio::time::Instant;
 use tracing::{debug, warn};
+
+use crate::forbidden::{Forbidden, Write, is_forbidden};
 
 /// How long a sync that changed nothing may go without its `lastSyncTime` being written.
 pub const REFRESH: Duration = Duration::from_secs(30);
@@ -38,33 +40,47 @@ struct State {
     /// When the status was last written, and whether the last sync since then is not written yet.
     written_at: Option<Instant>,
     synced_since: bool,
+    /// Whether a sync's outcome was said since the manager last said something (a pipeline started).
+    reported: bool,
 }
 
 /// One provider object's status.
 pub struct StatusWriter {
     api: Api<DynamicObject>,
-    name: String,
+    id: ProviderId,
+    /// The uid of the object it writes on.
+    uid: Option<String>,
     leadership: Leadership,
+    forbidden: Arc<Forbidden>,
     state: Mutex<State>,
 }
 
 impl StatusWriter {
-    /// A writer for the object `name` of `api`, starting from the status it has.
+    /// A writer for the object `id` of uid `uid` in `api`, starting from the status it has; a write the
+    /// API server forbids is told to `forbidden`.
     pub fn new(
         api: Api<DynamicObject>,
-        name: &str,
+        (id, uid): (ProviderId, Option<String>),
         status: Option<DnsProviderStatus>,
         leadership: Leadership,
+        forbidden: Arc<Forbidden>,
     ) -> StatusWriter {
         StatusWriter {
             api,
-            name: name.to_string(),
+            id,
+            uid,
             leadership,
+            forbidden,
             state: Mutex::new(State {
                 written: status,
                 ..State::default()
             }),
         }
+    }
+
+    /// The uid of the object it writes on.
+    pub fn uid(&self) -> Option<&str> {
+        self.uid.as_deref()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -74,17 +90,30 @@ impl StatusWriter {
     /// Says `reason` and `message` about `generation` (zones and records kept from before when `None`), and
     /// writes it if this replica leads and it differs from what is written.
     pub async fn set(&self, generation: i64, reason: Reason, message: impl Into<String>) {
-        self.want(generation, reason, message.into(), None, None, false).await;
+        self.want_as(generation, reason, message.into(), (None, None), false, false)
+            .await;
     }
 
-    async fn want(
+    /// Says `Pending` with `message` about `generation`, unless a sync's outcome was said since the
+    /// manager last said something: what a sync said of itself says more than that it is awaited.
+    pub async fn set_unless_reported(&self, generation: i64, message: String) {
+        if self.lock().reported {
+            return;
+        }
+        self.want_as(generation, Reason::Pending, message, (None, None), false, false)
+            .await;
+    }
+
+    /// Wants `reason` and `message` said about `generation` (`zones` and `records` kept from before when
+    /// `None`), and writes it; `synced` when a sync completed, `reported` when a sync's outcome says it.
+    async fn want_as(
         &self,
         generation: i64,
         reason: Reason,
         message: String,
-        zones: Option<Vec<String>>,
-        records: Option<u64>,
+        (zones, records): (Option<Vec<String>>, Option<u64>),
         synced: bool,
+        reported: bool,
     ) {
         {
             let mut state = self.lock();
@@ -97,6 +126,7 @@ impl StatusWriter {
             };
             state.wanted = Some((wanted, generation));
             state.synced_since |= synced;
+            state.reported = reported;
         }
         self.flush().await;
     }
@@ -152,18 +182,27 @@ impl StatusWriter {
             state.written_at = Some(Instant::now());
             status
         };
+        let name = self.id.name();
         match self
             .api
-            .patch_status(&self.name, &PatchParams::default(), &Patch::Merge(patch(&status)))
+            .patch_status(name, &PatchParams::default(), &Patch::Merge(patch(&status)))
             .await
         {
-            Ok(_) => debug!(provider = %self.name, reason = %status.conditions[0].reason, "provider status written"),
-            Err(kube::Error::Api(e)) if e.code == 404 => debug!(provider = %self.name, "provider object gone"),
+            Ok(_) => {
+                self.forbidden.allowed(&self.id, Write::Status);
+                debug!(provider = %self.id, reason = %status.conditions[0].reason, "provider status written");
+            }
+            Err(kube::Error::Api(e)) if e.code == 404 => debug!(provider = %self.id, "provider object gone"),
             Err(e) => {
-                warn!(provider = %self.name, error = %e, "cannot write the provider's status; trying again later");
+                if is_forbidden(&e) {
+                    self.forbidden.refused(&self.id, Write::Status, &e);
+                } else {
+                    warn!(provider = %self.id, error = %e, "cannot write the provider's status; trying again later");
+                }
                 // Written again at the next flush.
-                self.lock().written_at = None;
-                self.lock().written = None;
+                let mut state = self.lock();
+                state.written_at = None;
+                state.written = None;
             }
         }
     }
@@ -184,14 +223,33 @@ fn is_auth(e: &ProviderError) -> bool {
     e.is_auth()
 }
 
+/// What is called after a pipeline's first completed sync.
+pub type OnFirstSync = Box<dyn FnOnce() + Send>;
+
 /// Reports each sync of a pipeline on its object.
 pub struct Observer {
     /// The object's status.
-    pub writer: std::sync::Arc<StatusWriter>,
+    pub writer: Arc<StatusWriter>,
     /// The generation the pipeline was built from.
     pub generation: i64,
     /// Whether the spec includes zones (an empty read of them is `ZonesNotFound`).
     pub includes_zones: bool,
+    /// Called once, after the first sync that completes: the manager looks at the object then (its
+    /// readiness), rather than asking every second.
+    pub first_sync: Mutex<Option<OnFirstSync>>,
+}
+
+impl Observer {
+    fn synced(&self) {
+        let first = self
+            .first_sync
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(first) = first {
+            first();
+        }
+    }
 }
 
 #[async_trait]
@@ -203,29 +261,31 @@ impl SyncObserver for Observer {
                 let owned = report.owned.map(|n| n as u64);
                 if self.includes_zones && sync.zones.is_empty() && report.owned == Some(0) {
                     let message = "none of spec.domainFilter.include was found with these credentials".to_string();
-                    w.want(
+                    w.want_as(
                         self.generation,
                         Reason::ZonesNotFound,
                         message,
-                        Some(Vec::new()),
-                        owned,
+                        (Some(Vec::new()), owned),
+                        true,
                         true,
                     )
                     .await;
+                    self.synced();
                     return;
                 }
-                w.want(
+                w.want_as(
                     self.generation,
                     Reason::Synced,
                     String::new(),
-                    Some(sync.zones),
-                    owned,
+                    (Some(sync.zones), owned),
+                    true,
                     true,
                 )
                 .await;
+                self.synced();
             }
             Err(e) => {
-                w.want(self.generation, reason_of(e), e.to_string(), None, None, false)
+                w.want_as(self.generation, reason_of(e), e.to_string(), (None, None), false, true)
                     .await
             }
         }

@@ -99,16 +99,7 @@ async fn a_created_record_is_ready_on_its_object_and_a_no_op_sync_says_nothing()
 #[tokio::test]
 async fn an_event_carries_the_uid_the_store_holds_for_its_object() -> Result<(), SyncError> {
     let uid = Uid::parse("3f2b7c1e-9a4d-4e0b-8c6f-0123456789ab");
-    let mut store = ClusterStore::new();
-    let service = Service {
-        meta: Meta {
-            name: "web".into(),
-            namespace: "shop".into(),
-            ..Meta::default()
-        },
-        ..Service::default()
-    };
-    store.add_with_uid(ResourceKind::Service, service, uid);
+    let store = web_with_uid(uid);
     let gone = ObjectKey::new(ResourceKind::Service, "shop", "gone");
     let source = FakeSource::with(vec![
         of_web(a("web.example.com", "10.0.0.1")),
@@ -122,6 +113,42 @@ async fn an_event_carries_the_uid_the_store_holds_for_its_object() -> Result<(),
     let uids: Vec<(ObjectKey, Option<Uid>)> = sink.take().into_iter().map(|e| (e.object, e.uid)).collect();
     assert!(uid.is_some());
     assert_eq!(uids, vec![(gone, None), (web(), uid)]);
+    Ok(())
+}
+
+/// A store holding Service shop/web with `uid`.
+fn web_with_uid(uid: Option<Uid>) -> ClusterStore {
+    let mut store = ClusterStore::new();
+    let service = Service {
+        meta: Meta {
+            name: "web".into(),
+            namespace: "shop".into(),
+            ..Meta::default()
+        },
+        ..Service::default()
+    };
+    store.add_with_uid(ResourceKind::Service, service, uid);
+    store
+}
+
+/// The write may take long: a Service deleted and made again under its name while it runs is another
+/// object, and the events of records planned for the old one are not attached to it.
+#[tokio::test]
+async fn an_event_carries_the_uid_its_object_had_when_the_sync_planned_it() -> Result<(), SyncError> {
+    let planned = Uid::parse("3f2b7c1e-9a4d-4e0b-8c6f-0123456789ab");
+    let made_again = Uid::parse("77777777-9a4d-4e0b-8c6f-0123456789ab");
+    let source = FakeSource::with(vec![of_web(a("web.example.com", "10.0.0.1"))]);
+    let registry = FakeRegistry::new(vec![]);
+    let cluster = FakeCluster::holding(web_with_uid(planned), true);
+    if let Ok(mut later) = cluster.later.lock() {
+        *later = Some(Arc::new(web_with_uid(made_again)));
+    }
+    let (c, sink) = with_events_on(&cluster, &source, &registry, ControllerConfig::default(), all());
+
+    c.run_once().await?;
+    let event = sink.the_one();
+    assert!(planned.is_some() && made_again.is_some());
+    assert_eq!((event.object, event.uid), (web(), planned));
     Ok(())
 }
 

@@ -3,7 +3,7 @@
 
 use std::ffi::OsString;
 
-use extdns_dnsprovider::{Credentials, FlagValue, ProviderId, ProviderObject, SECRET_FLAGS, names_a_file};
+use extdns_dnsprovider::{Credentials, FlagValue, ProviderId, ProviderObject, check_tenant, tenant_flags};
 use extdns_source::ProviderRoute;
 
 use crate::flags::{Cli, Command, Flags};
@@ -55,32 +55,10 @@ pub fn provider_settings(
     credentials: &Credentials,
 ) -> Result<Settings, ValidationError> {
     let cli = parse(&fleet.args, object, &credentials.flags)?;
-    let namespaced = object.id.namespace().is_some();
-    if namespaced && let Some(name) = credentials.env.keys().find(|k| names_a_file(k)) {
-        return Err(ValidationError(format!(
-            "credentialsRef: {name} names a file of the controller's; a DNSProvider's Secret may not set it (its \
-             credentials must be in the Secret itself)"
-        )));
-    }
-    let env = |name: &str| -> Option<String> {
-        if let Some(v) = credentials.env.get(name) {
-            return Some(v.clone());
-        }
-        if namespaced {
-            // A tenant never borrows the controller's identity, not even the node's role.
-            return (name == "AWS_EC2_METADATA_DISABLED").then(|| "true".to_string());
-        }
-        std::env::var(name).ok()
-    };
+    check_tenant(object, credentials).map_err(|e| ValidationError(e.to_string()))?;
+    let tenant = object.id.namespace().is_some();
+    let env = |name: &str| credentials.env_var(name, tenant, |n| std::env::var(n).ok());
     let mut settings = settings::controller_with_env(&command_flags(cli), &env)?;
-    if namespaced && matches!(settings.provider, settings::ProviderSettings::Google(_)) {
-        // Google's credentials are a file or the metadata server: for a tenant, both are the controller's.
-        return Err(ValidationError(
-            "type google: a DNSProvider has no Google credentials of its own (they are a file or the metadata \
-             server, both the controller's); use a ClusterDNSProvider"
-                .to_string(),
-        ));
-    }
     watched(&fleet.sources, &settings.sources)?;
     settings.sources.set_route(route(&object.id));
     Ok(settings)
@@ -91,26 +69,7 @@ pub fn provider_settings(
 pub fn parse(base: &[OsString], object: &ProviderObject, extra: &[FlagValue]) -> Result<Cli, ValidationError> {
     let mut flags = extdns_dnsprovider::flag_args(object).map_err(|e| ValidationError(e.to_string()))?;
     flags.extend(extra.iter().cloned());
-    if object.id.namespace().is_some() {
-        let files = file_flags();
-        if let Some(f) = flags.iter().find(|f| files.contains(&f.flag)) {
-            return Err(ValidationError(format!(
-                "--{}: a DNSProvider may not name a file of the controller's (use a ClusterDNSProvider)",
-                f.flag
-            )));
-        }
-        let blank: Vec<FlagValue> = SECRET_FLAGS
-            .iter()
-            .map(|f| f.to_string())
-            .filter(|f| !flags.iter().any(|g| g.flag == *f))
-            .chain(files)
-            .map(|flag| FlagValue {
-                flag,
-                values: vec![String::new()],
-            })
-            .collect();
-        flags.extend(blank);
-    }
+    tenant_flags(object, &mut flags, file_flags()).map_err(|e| ValidationError(e.to_string()))?;
     crate::flags::try_parse_from(command_line(base, &flags)).map_err(|e| ValidationError(clap_message(&e)))
 }
 

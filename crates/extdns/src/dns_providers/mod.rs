@@ -16,7 +16,7 @@ use async_trait::async_trait;
 use extdns_controller::{CancellationToken, EventSink, Metrics, start_metrics_server};
 use extdns_informer::{ClusterFanout, LiveCluster};
 use extdns_leader::Leadership;
-use extdns_provider_manager::{BuildError, Built, ManagerConfig, PipelineFactory, PipelineRequest};
+use extdns_provider_manager::{BuildError, Built, Forbidden, ManagerConfig, PipelineFactory, PipelineRequest};
 use futures::FutureExt as _;
 use tracing::info;
 
@@ -33,7 +33,9 @@ pub async fn run(fleet: &FleetSettings) -> anyhow::Result<()> {
     let client = kube_client(&fleet.kube).await?;
     let kinds = crate::wiring::build_pipeline(&fleet.sources)?.watched_kinds();
     let cluster = LiveCluster::start(client.clone(), &kinds, fleet.kube.live.clone())?;
-    let root = Arc::new(Metrics::for_providers(VERSION, REVISION));
+    let mut root = Metrics::for_providers(VERSION, REVISION);
+    let forbidden = Forbidden::register(&mut root);
+    let root = Arc::new(root);
     let election_stop = CancellationToken::new();
     let mut election_task = None;
     let mut leadership = Leadership::always();
@@ -42,14 +44,11 @@ pub async fn run(fleet: &FleetSettings) -> anyhow::Result<()> {
         leadership = lead;
         election_task = Some(tokio::spawn(election.run(election_stop.clone())));
     }
-    let events: Option<Arc<dyn EventSink>> = fleet.events.any().then(|| {
-        let instance = std::env::var("POD_NAME").ok().filter(|n| !n.is_empty());
-        Arc::new(KubeEvents::new(
-            client.clone(),
-            instance,
-            fleet.kube.live.overrides.clone(),
-        )) as Arc<dyn EventSink>
-    });
+    let overrides = fleet.kube.live.overrides.clone();
+    let events = fleet
+        .events
+        .any()
+        .then(|| Arc::new(KubeEvents::for_this_pod(client.clone(), overrides)) as Arc<dyn EventSink>);
     let namespace = crate::run::pod_namespace(&client);
     info!(
         version = VERSION,
@@ -68,6 +67,7 @@ pub async fn run(fleet: &FleetSettings) -> anyhow::Result<()> {
     let config = ManagerConfig {
         interval: fleet.interval,
         namespace,
+        forbidden,
     };
     extdns_provider_manager::run(client, factory, root, leadership, config, shutdown).await;
     election_stop.cancel();

@@ -3,18 +3,14 @@
 //! `extdns plan` plans one provider (a dry run of one sync). The provider objects and their Secrets come
 //! from the API server, or from `--manifests` with the cluster's other objects.
 
-use std::collections::HashMap;
 use std::io::Write;
 
 use extdns_controller::SyncReport;
-use extdns_dnsprovider::{Credentials, ProviderKind, ProviderObject, SpecError};
+use extdns_dnsprovider::{ProviderObject, decode_all, manifest_kinds};
 use extdns_informer::load_keeping;
-use extdns_provider_manager::{SecretError, read_secret};
-use k8s_openapi::api::core::v1::Secret;
-use kube::api::{Api, DynamicObject, ListParams, TypeMeta};
+use extdns_provider_manager::{SecretError, Secrets, list_objects};
 
 use super::args::provider_settings;
-use super::preview::{provider_kinds, provider_objects};
 use crate::flags::OutputFormat;
 use crate::settings::ValidationError;
 use crate::settings::fleet::FleetSettings;
@@ -23,15 +19,9 @@ use crate::{EXIT_FAILURE, plan};
 /// Why one provider is left out of the plan.
 #[derive(Debug, thiserror::Error)]
 enum LeftOut {
-    /// Its Secret cannot be read from the API server.
+    /// Its Secret cannot be read, found or used.
     #[error(transparent)]
     Secret(#[from] SecretError),
-    /// Its Secret is not among the manifests.
-    #[error("Secret {0} (spec.credentialsRef) is not among the manifests")]
-    NotInManifests(String),
-    /// Its Secret's keys are not a provider's environment and flags.
-    #[error(transparent)]
-    Credentials(#[from] SpecError),
     /// Its settings are refused.
     #[error(transparent)]
     Settings(#[from] ValidationError),
@@ -46,12 +36,6 @@ enum LeftOut {
     },
 }
 
-/// Where the provider objects and their Secrets are read from.
-enum Objects {
-    Api { client: kube::Client, namespace: String },
-    Manifests(HashMap<(String, String), Secret>),
-}
-
 /// Plans every provider object's pipeline; prints the changes with their provider on `out`, each provider
 /// left out (and why) on `err`. The exit code is `extdns plan`'s: 1 when a provider could not be planned,
 /// else 2 when one would change its zone, else 0.
@@ -62,27 +46,20 @@ pub async fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> anyhow::Result<u8> {
-    let (objects, refused, source) = if manifests.is_empty() {
+    let (objects, refused, secrets) = if manifests.is_empty() {
         let client = crate::run::kube_client(&fleet.kube).await?;
         let namespace = crate::run::pod_namespace(&client);
-        let (objects, refused) = list(&client).await?;
-        (objects, refused, Objects::Api { client, namespace })
+        let (objects, refused) = list_objects(&client).await;
+        (objects, refused, Secrets::Api { client, namespace })
     } else {
         let mut options = fleet.sources.load_options.clone();
         options.skip_unknown_kinds = true;
-        options.keep_kinds = provider_kinds();
+        options.keep_kinds = manifest_kinds();
         options.keep_kinds.push(("v1".into(), "Secret".into()));
         let (loaded, _) = load_keeping(manifests, &options)?;
-        let mut secrets = HashMap::new();
-        for value in loaded.kept.iter().filter(|v| v["kind"] == "Secret") {
-            if let Ok(secret) = serde_json::from_value::<Secret>(value.clone()) {
-                let namespace = secret.metadata.namespace.clone().unwrap_or_else(|| "default".into());
-                let name = secret.metadata.name.clone().unwrap_or_default();
-                secrets.insert((namespace, name), secret);
-            }
-        }
-        let (objects, refused) = provider_objects(loaded.kept);
-        (objects, refused, Objects::Manifests(secrets))
+        let secrets = Secrets::from_manifests(&loaded.kept);
+        let (objects, refused) = decode_all(loaded.kept);
+        (objects, refused, secrets)
     };
     let mut failed = !refused.is_empty();
     for why in &refused {
@@ -90,7 +67,7 @@ pub async fn run(
     }
     let mut reports: Vec<(String, SyncReport, String)> = Vec::new();
     for object in objects.iter().filter(|o| !o.deleting) {
-        match plan_one(fleet, &source, object).await {
+        match plan_one(fleet, &secrets, object).await {
             Ok((report, owner)) => reports.push((object.id.label(), report, owner)),
             Err(why) => {
                 failed = true;
@@ -110,71 +87,19 @@ pub async fn run(
     Ok(reports.iter().map(|(_, r, _)| plan::exit_code(r)).max().unwrap_or(0))
 }
 
-/// Both kinds' objects on the API server; a kind that cannot be listed (its CRD absent) is left out with a
-/// line saying so.
-async fn list(client: &kube::Client) -> anyhow::Result<(Vec<ProviderObject>, Vec<String>)> {
-    let mut kept = Vec::new();
-    let mut refused = Vec::new();
-    for kind in ProviderKind::ALL {
-        let resource = kind.api_resource();
-        let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
-        match api.list(&ListParams::default()).await {
-            Ok(list) => {
-                for mut o in list.items {
-                    // A list's items may leave their kind out.
-                    o.types.get_or_insert_with(|| TypeMeta {
-                        api_version: resource.api_version.clone(),
-                        kind: resource.kind.clone(),
-                    });
-                    kept.push(serde_json::to_value(o)?);
-                }
-            }
-            Err(e) => refused.push(format!("cannot list the {} objects: {e}", kind.kind())),
-        }
-    }
-    let (objects, mut undecodable) = provider_objects(kept);
-    refused.append(&mut undecodable);
-    Ok((objects, refused))
-}
-
 /// One provider's dry-run sync and its owner id.
 async fn plan_one(
     fleet: &FleetSettings,
-    source: &Objects,
+    secrets: &Secrets,
     object: &ProviderObject,
 ) -> Result<(SyncReport, String), LeftOut> {
-    let credentials = match source {
-        Objects::Api { client, namespace } => read_secret(client, object, namespace).await?.0,
-        Objects::Manifests(secrets) => from_manifests(secrets, object)?,
-    };
+    let credentials = secrets.credentials(object).await?;
     let settings = provider_settings(fleet, object, &credentials)?;
     let report = plan::plan(&settings).await.map_err(|e| LeftOut::Sync {
         message: crate::error_text(&e),
         source: e.into(),
     })?;
     Ok((report, settings.controller.plan.owner_id.clone()))
-}
-
-/// `object`'s credentials from the Secrets among the manifests (a ClusterDNSProvider's in `default` unless
-/// it names a namespace).
-fn from_manifests(
-    secrets: &HashMap<(String, String), Secret>,
-    object: &ProviderObject,
-) -> Result<Credentials, LeftOut> {
-    let Some((namespace, name)) = object.secret("default") else {
-        return Ok(Credentials::default());
-    };
-    let shown = format!("{namespace}/{name}");
-    let Some(secret) = secrets.get(&(namespace, name)) else {
-        return Err(LeftOut::NotInManifests(shown));
-    };
-    let data = secret.data.clone().unwrap_or_default();
-    let strings = secret.string_data.clone().unwrap_or_default();
-    let pairs = data
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.0.as_slice()))
-        .chain(strings.iter().map(|(k, v)| (k.as_str(), v.as_bytes())));
-    Ok(Credentials::from_secret(&shown, pairs)?)
 }
 
 #[cfg(test)]

@@ -8,12 +8,11 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::sync::Arc;
 
-use extdns_dnsprovider::{GROUP, ProviderKind, ProviderObject, VERSION};
+use extdns_dnsprovider::{ProviderObject, decode_all, manifest_kinds};
 use extdns_endpoint::{DomainFilter, Endpoint};
 use extdns_informer::{SkippedKinds, load_keeping};
 use extdns_report::endpoints::{Routed, render_json_by_provider, render_table_by_provider, sort};
 use extdns_source::resolver::Resolver;
-use kube::api::DynamicObject;
 
 use crate::endpoints::EndpointsError;
 use crate::flags::OutputFormat;
@@ -44,9 +43,9 @@ pub async fn collect(
     };
     let mut options = settings.sources.load_options.clone();
     options.skip_unknown_kinds = true;
-    options.keep_kinds = provider_kinds();
+    options.keep_kinds = manifest_kinds();
     let (loaded, skipped) = load_keeping(&settings.manifests, &options)?;
-    let (objects, mut refused) = provider_objects(loaded.kept);
+    let (objects, mut refused) = decode_all(loaded.kept);
     let mut routed = Vec::new();
     for object in &objects {
         let (sources, filter) = match provider_sources(command_line, settings, object) {
@@ -76,34 +75,6 @@ pub async fn collect(
         skipped,
         refused,
     })
-}
-
-/// The kinds the preview keeps from the manifests.
-pub(crate) fn provider_kinds() -> Vec<(String, String)> {
-    ProviderKind::ALL
-        .iter()
-        .map(|k| (format!("{GROUP}/{VERSION}"), k.kind().to_string()))
-        .collect()
-}
-
-/// The provider objects among `kept`, sorted by id, and why each of the others does not decode.
-pub(crate) fn provider_objects(kept: Vec<serde_json::Value>) -> (Vec<ProviderObject>, Vec<String>) {
-    let mut objects = Vec::new();
-    let mut refused = Vec::new();
-    for value in kept {
-        if !ProviderKind::ALL.iter().any(|k| value["kind"] == k.kind()) {
-            continue;
-        }
-        match serde_json::from_value::<DynamicObject>(value)
-            .map_err(|e| e.to_string())
-            .and_then(|o| ProviderObject::from_dynamic(&o).map_err(|e| e.to_string()))
-        {
-            Ok(o) => objects.push(o),
-            Err(why) => refused.push(why),
-        }
-    }
-    objects.sort_by(|a, b| a.id.cmp(&b.id));
-    (objects, refused)
 }
 
 /// `object`'s sources (its route and namespace set) and domain filter, from the command line as its pipeline

@@ -54,13 +54,31 @@ fn read(version: &str) -> SecretRead {
     SecretRead::Read(Some(version.to_string()))
 }
 
+/// A pipeline running since `read_at` (its Secret read then), synced once.
 fn running(generation: i64, version: &str, read_at: Instant) -> Pipeline {
     Pipeline {
+        uid: None,
         generation,
         secret_version: Some(version.to_string()),
         secret_read: read_at,
         failures: 0,
+        started: read_at,
+        synced: true,
         state: PipelineState::Running,
+    }
+}
+
+/// A pipeline held refused for `reason` at `at`.
+fn refused(generation: i64, reason: Reason, at: Instant) -> Pipeline {
+    Pipeline {
+        secret_version: None,
+        synced: false,
+        state: PipelineState::Refused {
+            reason,
+            at,
+            retry: false,
+        },
+        ..running(generation, "", at)
     }
 }
 
@@ -76,6 +94,14 @@ fn follower(at: Instant) -> Now {
     Now {
         leader: false,
         ..leader(at)
+    }
+}
+
+/// Nothing to do but look again after `secs`.
+fn look_again(secs: u64) -> Decision {
+    Decision {
+        requeue: Some(Duration::from_secs(secs)),
+        ..Decision::default()
     }
 }
 
@@ -101,21 +127,18 @@ fn an_added_object_has_its_secret_read_then_its_pipeline_started_pending() {
     assert_eq!(d.pipeline, Act::Start { failures: 0 });
     assert_eq!(d.status, Some((Reason::Pending, PENDING.to_string())));
     assert_eq!(d.requeue, Some(INTERVAL), "the Secret is read again every --interval");
-    assert_eq!(d.finalizer, Finalizer::Keep);
 }
 
 #[test]
-fn the_leader_adds_the_finalizer_before_anything_runs() {
+fn a_leader_that_may_not_add_the_finalizer_runs_the_provider_all_the_same() {
+    // kube-runtime's helper adds the finalizer before the leader decides; an object without it is one
+    // extdns may not patch (RBAC), and it runs.
     let t = Instant::now();
     let o = inmemory(serde_json::json!({ "finalizers": [] }));
     let d = decide(&row(&o, SecretRead::NotRead, None), None, leader(t));
-    assert_eq!(
-        d,
-        Decision {
-            finalizer: Finalizer::Add,
-            ..Decision::default()
-        }
-    );
+    assert_eq!(d.pipeline, Act::ReadSecret);
+    let d = decide(&row(&o, read("1"), None), None, leader(t));
+    assert_eq!(d.pipeline, Act::Start { failures: 0 });
 }
 
 #[test]
@@ -124,7 +147,6 @@ fn a_follower_runs_the_pipeline_but_never_writes_a_finalizer() {
     let o = inmemory(serde_json::json!({ "finalizers": [] }));
     let d = decide(&row(&o, read("1"), None), None, follower(t));
     assert_eq!(d.pipeline, Act::Start { failures: 0 });
-    assert_eq!(d.finalizer, Finalizer::Keep);
     // Deleted while it follows: stopped, and the finalizer and the status left to the leader.
     let deleting = inmemory(serde_json::json!({ "deletionTimestamp": "2026-01-02T00:00:00Z" }));
     let d = decide(
@@ -150,13 +172,7 @@ fn an_unchanged_object_within_the_interval_is_left_alone_until_its_secret_is_due
         None,
         leader(t + Duration::from_secs(20)),
     );
-    assert_eq!(
-        d,
-        Decision {
-            requeue: Some(Duration::from_secs(40)),
-            ..Decision::default()
-        }
-    );
+    assert_eq!(d, look_again(40));
 }
 
 #[test]
@@ -260,9 +276,8 @@ fn deleted_with_the_finalizer_says_the_records_stay_then_lets_it_go() {
         d,
         Decision {
             pipeline: Act::Stop,
-            finalizer: Finalizer::Remove,
             status: Some((Reason::Deleting, "stopped; its 3 records are left in place".into())),
-            requeue: None,
+            ..Decision::default()
         }
     );
     let one = decide(
@@ -332,22 +347,11 @@ fn a_spec_that_does_not_decode_is_config_invalid_once() {
             .is_some_and(|(r, why)| *r == Reason::ConfigInvalid && why.contains("spec.type")),
         "{d:?}"
     );
-    let refused = Pipeline {
-        generation: 2,
-        secret_version: None,
-        secret_read: t,
-        failures: 0,
-        state: PipelineState::Refused {
-            reason: Reason::ConfigInvalid,
-            at: t,
-            retry: false,
-        },
-    };
-    let again = decide(&row(&o, SecretRead::NotRead, Some(refused)), None, leader(t + INTERVAL));
+    let held = refused(2, Reason::ConfigInvalid, t);
+    let again = decide(&row(&o, SecretRead::NotRead, Some(held)), None, leader(t + INTERVAL));
     assert_eq!(again, Decision::default(), "the same bad spec: nothing new to do");
     // Deleting it is not stuck on its bad spec.
     let d = decide(&row(&undecodable(2, true), SecretRead::NotRead, None), None, leader(t));
-    assert_eq!(d.finalizer, Finalizer::Remove);
     assert_eq!(
         d.status,
         Some((Reason::Deleting, "stopped; its records are left in place".into()))
@@ -389,15 +393,8 @@ fn of_two_providers_with_one_owner_over_one_zone_the_newer_is_refused_until_the_
     if let Some(r) = rows.get_mut(&id("new")) {
         r.secret = SecretRead::NotRead;
         r.pipeline = Some(Pipeline {
-            generation: 2,
             secret_version: Some("1".into()),
-            secret_read: t,
-            failures: 0,
-            state: PipelineState::Refused {
-                reason: Reason::Conflict,
-                at: t,
-                retry: false,
-            },
+            ..refused(2, Reason::Conflict, t)
         });
     }
     let d = decide_all(&rows, leader(t + Duration::from_secs(1)));
@@ -449,13 +446,7 @@ fn a_panicked_pipeline_is_backed_off_then_rebuilt() {
         None,
         leader(t + Duration::from_secs(4)),
     );
-    assert_eq!(
-        early,
-        Decision {
-            requeue: Some(Duration::from_secs(6)),
-            ..Decision::default()
-        }
-    );
+    assert_eq!(early, look_again(6));
     let due = leader(t + Duration::from_secs(10));
     let d = decide(&row(&o, SecretRead::NotRead, Some(backed_off.clone())), None, due);
     assert_eq!(d.pipeline, Act::ReadSecret);
@@ -519,4 +510,99 @@ fn a_dns_provider_and_a_cluster_dns_provider_of_one_name_are_two_providers_with_
     assert_eq!(d.len(), 2);
     assert_eq!(d[&id("p")].pipeline, Act::Start { failures: 0 });
     assert_eq!(d[&team].pipeline, Act::Start { failures: 0 });
+}
+
+/// ClusterDNSProvider `p` of uid `uid`, generation 1.
+fn with_uid(uid: &str) -> DynamicObject {
+    inmemory(serde_json::json!({ "uid": uid }))
+}
+
+#[test]
+fn a_pipeline_that_never_syncs_is_looked_at_less_and_less_often_and_its_status_says_so() {
+    let t = Instant::now();
+    let o = cluster("p", 1);
+    // The Secret is read again hourly: only the looks at the pipeline bring the object back sooner.
+    let hourly = |at: Instant| Now {
+        interval: Duration::from_secs(3600),
+        ..leader(at)
+    };
+    let unsynced = Pipeline {
+        synced: false,
+        ..running(1, "7", t)
+    };
+    let look = |after: u64| {
+        decide(
+            &row(&o, SecretRead::NotRead, Some(unsynced.clone())),
+            None,
+            hourly(t + Duration::from_secs(after)),
+        )
+    };
+    let first = look(0);
+    assert_eq!((first.requeue, first.first_sync), (Some(Duration::from_secs(1)), None));
+    let waits: Vec<u64> = [1, 2, 4, 8, 160, 300, 1000]
+        .into_iter()
+        .map(|after| look(after).requeue.map_or(0, |d| d.as_secs()))
+        .collect();
+    assert_eq!(
+        waits,
+        [1, 2, 4, 8, 160, 300, 300],
+        "doubling, at most five minutes apart"
+    );
+    assert_eq!(
+        look(8).first_sync.as_deref(),
+        Some("waiting for the first sync: none completed in 8s; looked at again in 8s")
+    );
+    assert_eq!(
+        look(8).status,
+        None,
+        "said only while no sync's own outcome is (the runner's part)"
+    );
+    // Synced once: only the Secret brings it back.
+    let synced = decide(
+        &row(&o, SecretRead::NotRead, Some(running(1, "7", t))),
+        None,
+        hourly(t + Duration::from_secs(8)),
+    );
+    assert_eq!(synced, look_again(3592));
+}
+
+#[test]
+fn an_object_made_again_under_its_name_is_not_the_old_ones_pipeline() {
+    let t = Instant::now();
+    let old = Pipeline {
+        uid: Some("old".into()),
+        ..running(1, "7", t)
+    };
+    // Same name, generation and Secret, another uid: the old pipeline stops, the new object's starts.
+    let d = decide(
+        &row(&with_uid("new"), SecretRead::NotRead, Some(old.clone())),
+        None,
+        leader(t),
+    );
+    assert_eq!(d.pipeline, Act::ReadSecret, "not left alone as the old object's");
+    let d = decide(&row(&with_uid("new"), read("7"), Some(old)), None, leader(t));
+    assert_eq!(d.pipeline, Act::Rebuild { failures: 0 });
+    // Nor is the old object's refusal the new one's.
+    let refused_old = Pipeline {
+        uid: Some("old".into()),
+        ..refused(1, Reason::ConfigInvalid, t)
+    };
+    let d = decide(&row(&with_uid("new"), read("7"), Some(refused_old)), None, leader(t));
+    assert_eq!(d.pipeline, Act::Rebuild { failures: 0 });
+    // The same object: left alone.
+    let same = Pipeline {
+        uid: Some("new".into()),
+        ..running(1, "7", t)
+    };
+    let d = decide(&row(&with_uid("new"), SecretRead::NotRead, Some(same)), None, leader(t));
+    assert_eq!(d.pipeline, Act::Leave);
+}
+
+#[test]
+fn only_a_list_refused_for_good_makes_a_kind_unavailable() {
+    assert!(unavailable(Some(404)), "the CRD is not installed");
+    assert!(unavailable(Some(403)), "extdns may not list it");
+    for transient in [Some(500), Some(503), Some(429), Some(410), None] {
+        assert!(!unavailable(transient), "{transient:?}");
+    }
 }
