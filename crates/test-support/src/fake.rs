@@ -687,6 +687,14 @@ impl<S: Api + Default> FakeServer<S> {
 }
 
 impl<S> FakeServer<S> {
+    /// The fake with these limits instead of its API's documented ones: a test that runs its client
+    /// faster than the documented figure raises them to its pace, one about the limit lowers them to stay
+    /// short.
+    pub fn with_limits(self, limits: Vec<RateLimit>) -> Self {
+        self.lock().faults.limit(limits);
+        self
+    }
+
     /// Where it listens (for [`crate::tls_proxy::TlsProxy::start`]).
     pub fn addr(&self) -> SocketAddr {
         self.addr

@@ -28,6 +28,12 @@ use crate::fake::{self, Api, FakeServer, Faults, Locked, Purpose, RateLimit};
 /// the five a second extdns paces to stays within both.
 pub const RATE_LIMIT: RateLimit = RateLimit::bucket(5, 5.0);
 
+/// Route53's limit metered the same way at another figure: `per_second` requests a second per account, as
+/// many at once (a test's lower or higher figure; [`FakeServer::with_limits`]).
+pub fn per_second(per_second: u32) -> RateLimit {
+    RateLimit::bucket(per_second, f64::from(per_second))
+}
+
 /// A resource record set in Route53's XML shape.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "PascalCase", default)]
