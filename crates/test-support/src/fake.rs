@@ -706,6 +706,38 @@ impl<S> FakeServer<S> {
     }
 }
 
+/// Another client of an account (another cluster on it), for tests of a shared budget: sends `GET url`
+/// with `headers` `burst` times at once, then `per_second` times a second, until `stop` is set; returns how
+/// many it sent. Its answers are not read beyond their status: it only spends the account's budget.
+pub async fn other_client(
+    url: String,
+    headers: Vec<(&'static str, String)>,
+    burst: usize,
+    per_second: f64,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+) -> usize {
+    let client = reqwest::Client::new();
+    let send = || {
+        let mut request = client.get(&url);
+        for (name, value) in &headers {
+            request = request.header(*name, value);
+        }
+        request.send()
+    };
+    let mut sent = 0;
+    for _ in 0..burst {
+        let _ = send().await;
+        sent += 1;
+    }
+    let mut every = tokio::time::interval(Duration::from_secs_f64(1.0 / per_second));
+    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        every.tick().await;
+        let _ = send().await;
+        sent += 1;
+    }
+    sent
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
