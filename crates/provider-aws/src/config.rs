@@ -282,6 +282,44 @@ mod tests {
     }
 
     #[test]
+    fn the_account_is_the_role_s_else_the_key_else_the_profile_else_the_ambient_credentials() {
+        let account = |pairs: &[(&str, &str)]| AwsConfig::from_env(env(pairs)).expect("a value").account();
+        let key = [("AWS_ACCESS_KEY_ID", "AKIDONE"), ("AWS_SECRET_ACCESS_KEY", "s")];
+        assert_eq!(
+            account(&key),
+            account(&[("AWS_ACCESS_KEY_ID", "AKIDONE")]),
+            "one key, one account"
+        );
+        assert_ne!(account(&key), account(&[("AWS_ACCESS_KEY_ID", "AKIDTWO")]));
+        fn role(arn: &str) -> [(&str, &str); 2] {
+            [("AWS_ROLE_ARN", arn), ("AWS_WEB_IDENTITY_TOKEN_FILE", "/t")]
+        }
+        assert_eq!(
+            account(&role("arn:aws:iam::111122223333:role/a")),
+            account(&role("arn:aws:iam::111122223333:role/b")),
+            "two roles of one account"
+        );
+        let mut assumed = AwsConfig::from_env(env(&key)).expect("a value");
+        assumed.assume_role = Some(AssumeRole {
+            role_arn: "arn:aws:iam::111122223333:role/dns".into(),
+            external_id: None,
+        });
+        assert_eq!(assumed.account(), account(&role("arn:aws:iam::111122223333:role/a")));
+        assert_ne!(account(&[("AWS_PROFILE", "a")]), account(&[("AWS_PROFILE", "b")]));
+        assert_eq!(
+            account(&[]),
+            account(&[("AWS_REGION", "eu-west-1")]),
+            "the ambient credentials"
+        );
+        assert_ne!(
+            account(&[]),
+            account(&[("AWS_ENDPOINT_URL_ROUTE_53", "http://127.0.0.1:1")]),
+            "another endpoint is another budget"
+        );
+        assert!(account(&key).to_string().contains("AKIDONE"), "no secret in it");
+    }
+
+    #[test]
     fn credentials_and_the_route53_endpoint_come_from_the_environment() {
         let c = AwsConfig::from_env(env(&[
             ("AWS_ACCESS_KEY_ID", "AKID"),

@@ -436,6 +436,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_account_is_the_subscription_and_resource_manager_s_limits_are_paced() {
+        let config = |subscription: &str, group: &str| {
+            AzureConfig::new(Kind::Public, subscription, group, CredentialSource::Token("t".into()))
+        };
+        assert_eq!(
+            config("SUB-A", "rg1").account(),
+            config("sub-a", "rg2").account(),
+            "one subscription"
+        );
+        assert_ne!(config("sub-a", "rg").account(), config("sub-b", "rg").account());
+        let c = config("sub-a", "rg");
+        assert_eq!(
+            (c.api.requests, c.api.account_writes),
+            (Some(READ_LIMIT), Some(WRITE_LIMIT))
+        );
+    }
+
+    #[test]
     fn keys_match_without_regard_to_case() {
         let f = AzureFile::parse(
             r#"{"tenantId":"t","SubscriptionID":"s","resourceGroup":"rg","aadClientID":"c","AADCLIENTSECRET":"x",

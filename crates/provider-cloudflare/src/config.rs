@@ -116,3 +116,24 @@ pub enum ConfigError {
     #[error("{0}")]
     Client(#[source] extdns_provider::http::HttpError),
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_account_is_the_token_or_the_global_key_s_user() {
+        let token = |t: &str| CloudflareConfig::new(Auth::Token(t.into())).account();
+        let key = |k: &str, email: &str| {
+            CloudflareConfig::new(Auth::Key {
+                key: k.into(),
+                email: email.into(),
+            })
+            .account()
+        };
+        assert_eq!(token("a"), token("a"));
+        assert_ne!(token("a"), token("b"));
+        assert_eq!(key("k1", "u@example.org"), key("k2", "u@example.org"), "one user");
+        assert!(!token("secret-token").to_string().contains("secret-token"));
+    }
+}

@@ -197,3 +197,25 @@ pub enum ConfigError {
     #[error("{0}")]
     Client(#[source] extdns_provider::http::HttpError),
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_account_is_the_project_else_the_credentials_it_will_come_from() {
+        let config = |project: Option<&str>, file: &str| {
+            let env = BTreeMap::from([("GOOGLE_APPLICATION_CREDENTIALS".to_string(), file.to_string())]);
+            let mut c = GoogleConfig::new(CredentialSource::Adc { env });
+            c.project = project.map(str::to_string);
+            c.account()
+        };
+        assert_eq!(
+            config(Some("p"), "/a.json"),
+            config(Some("p"), "/b.json"),
+            "one project"
+        );
+        assert_ne!(config(Some("p"), "/a.json"), config(Some("q"), "/a.json"));
+        assert_ne!(config(None, "/a.json"), config(None, "/b.json"));
+    }
+}

@@ -654,7 +654,6 @@ async fn batch(State(state): State<Shared>, headers: HeaderMap, Path(zone): Path
             records: guard.records.clone(),
             names: guard.names.clone(),
             next_id: guard.next_id,
-            ..FakeState::default()
         };
         let id_of = |v: &Value| -> Result<String, Err> {
             v.get("id").and_then(Value::as_str).map(str::to_string).ok_or_else(|| {
