@@ -16,7 +16,7 @@ use extdns_provider::Provider;
 use extdns_provider::budget::PacerPool;
 use extdns_test_support::cli::{tempdir, write_manifests};
 use extdns_test_support::cloudflare_fake::{FakeCloudflare, TOKEN};
-use extdns_test_support::fake::{RateLimit, other_client};
+use extdns_test_support::fake::{RateLimit, RequestLog, other_client};
 use extdns_test_support::manifests::lb_service;
 use extdns_test_support::route53_fake::{self, Fake, Set, Value, Values};
 use tempfile::TempDir;
@@ -96,6 +96,32 @@ async fn converge_all(pipelines: &[Pipeline], pools: &[Arc<PacerPool>]) -> Vec<O
         syncs.push(t.await.unwrap_or(None));
     }
     syncs
+}
+
+/// Pipeline `p` syncs until it converges, then syncs again until it converges once more (syncs whose reads
+/// are throttled mid-way must plan nothing), while another client of its account sends `GET url` with
+/// `header`: a burst of 20 (the account's whole burst), then 10 a second (half its rate). Panics unless
+/// both runs converge and the other client spent its share.
+async fn converge_beside_another_client(p: &Pipeline, url: String, header: (&'static str, String)) {
+    let stop = Arc::new(AtomicBool::new(false));
+    let other = tokio::spawn(other_client(url, vec![header], 20, 10.0, stop.clone()));
+    let pool = Arc::new(PacerPool::new());
+    let first = converge_all(std::slice::from_ref(p), std::slice::from_ref(&pool)).await;
+    let again = converge_all(std::slice::from_ref(p), &[pool]).await;
+    stop.store(true, Ordering::Relaxed);
+    let sent = other.await.unwrap_or_default();
+    assert!(
+        first[0].is_some() && again[0].is_some(),
+        "converges: {first:?} {again:?}"
+    );
+    assert!(sent > 20, "the other client spent its share: {sent}");
+}
+
+/// extdns's requests a throttle answered (not the other client's, whose query names `other-cluster`).
+fn ours_throttled(log: &RequestLog) -> usize {
+    log.iter()
+        .filter(|r| r.throttled() && !r.query.as_deref().unwrap_or_default().contains("other-cluster"))
+        .count()
 }
 
 /// A Route53 fake of one zone, example.org, holding someone else's record, whose account limit is 20
@@ -201,34 +227,15 @@ async fn three_route53_pipelines_pacing_apart_pass_the_account_s_limit() {
 async fn a_route53_pipeline_converges_while_another_client_spends_half_the_account_and_nothing_is_deleted() {
     let (fake, zone) = route53();
     let p = route53_pipeline(&fake, "p0", 12, "--aws-batch-change-size=2");
-    let stop = Arc::new(AtomicBool::new(false));
     let auth = format!(
         "AWS4-HMAC-SHA256 Credential={ACCESS_KEY}/20260101/us-east-1/route53/aws4_request, SignedHeaders=host, Signature=0"
     );
-    let other = tokio::spawn(other_client(
-        format!("{}/2013-04-01/hostedzone?marker=other-cluster", fake.url),
-        vec![("authorization", auth)],
-        20,
-        10.0,
-        stop.clone(),
-    ));
-    let pool = Arc::new(PacerPool::new());
-    let syncs = converge_all(std::slice::from_ref(&p), std::slice::from_ref(&pool)).await;
-    assert!(syncs[0].is_some(), "converges: {syncs:?}");
-    // Two more syncs while the other client goes on: reads throttled mid-way plan nothing.
-    let again = converge_all(std::slice::from_ref(&p), &[pool]).await;
-    stop.store(true, Ordering::Relaxed);
-    let sent = other.await.unwrap_or_default();
-    assert!(again[0].is_some());
-    let s = fake.lock();
-    let ours_throttled = s
-        .requests
-        .iter()
-        .filter(|r| r.throttled() && !r.query.as_deref().unwrap_or_default().contains("other-cluster"))
-        .count();
-    assert!(sent > 20, "the other client spent its share: {sent}");
-    assert!(ours_throttled > 0, "extdns met the other client's traffic");
-    drop(s);
+    let url = format!("{}/2013-04-01/hostedzone?marker=other-cluster", fake.url);
+    converge_beside_another_client(&p, url, ("authorization", auth)).await;
+    assert!(
+        ours_throttled(&fake.lock().requests) > 0,
+        "extdns met the other client's traffic"
+    );
     let (names, other) = route53_names(&fake, &zone);
     for name in &p.names {
         assert!(names.contains(name), "{name} published: {names:?}");
@@ -317,30 +324,12 @@ async fn three_cloudflare_pipelines_pacing_apart_pass_the_token_s_limit() {
 async fn a_cloudflare_pipeline_converges_while_another_client_spends_half_the_token_and_nothing_is_deleted() {
     let cf = cloudflare();
     let p = cloudflare_pipeline(&cf, "p0", 10);
-    let stop = Arc::new(AtomicBool::new(false));
-    let other = tokio::spawn(other_client(
-        format!("{}/zones?name=other-cluster", cf.url),
-        vec![("authorization", format!("Bearer {TOKEN}"))],
-        20,
-        10.0,
-        stop.clone(),
-    ));
-    let pool = Arc::new(PacerPool::new());
-    let syncs = converge_all(std::slice::from_ref(&p), std::slice::from_ref(&pool)).await;
-    assert!(syncs[0].is_some(), "converges: {syncs:?}");
-    let again = converge_all(std::slice::from_ref(&p), &[pool]).await;
-    stop.store(true, Ordering::Relaxed);
-    let sent = other.await.unwrap_or_default();
-    assert!(again[0].is_some());
-    let s = cf.state();
-    let ours_throttled = s
-        .requests
-        .iter()
-        .filter(|r| r.throttled() && !r.query.as_deref().unwrap_or_default().contains("other-cluster"))
-        .count();
-    assert!(sent > 20, "the other client spent its share: {sent}");
-    assert!(ours_throttled > 0, "extdns met the other client's traffic");
-    drop(s);
+    let url = format!("{}/zones?name=other-cluster", cf.url);
+    converge_beside_another_client(&p, url, ("authorization", format!("Bearer {TOKEN}"))).await;
+    assert!(
+        ours_throttled(&cf.state().requests) > 0,
+        "extdns met the other client's traffic"
+    );
     let names = cloudflare_a_names(&cf);
     for name in &p.names {
         assert!(names.contains(name), "{name} published: {names:?}");
