@@ -1,7 +1,7 @@
 //! What a JSON cloud API client is, whatever the cloud: the HTTP client, the API's base URL, the retry
 //! policy and the pacers its calls wait for: its account's, shared through the settings' [`PacerPool`]
-//! with every other client of the account, and its own write rate. Each provider's `Api` holds one beside what is its own (its
-//! credentials, its paging, its error envelope), so the skeleton is written once.
+//! with every other client of the account, and its own write rate. Each provider's `Api` holds one beside
+//! what is its own (its credentials, its paging, its error envelope), so the skeleton is written once.
 
 use std::sync::Arc;
 use std::time::Duration;

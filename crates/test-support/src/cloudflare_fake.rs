@@ -2,8 +2,8 @@
 //! reference: zones list/get, DNS records list (paged with `page`/`per_page`/`result_info`), create, patch,
 //! put, delete and the transactional batch; strict validation answering Cloudflare's error codes. On the
 //! [`crate::fake`] skeleton: throttled as Cloudflare throttles (429, error 971, `Retry-After`) past its
-//! documented limit ([`RATE_LIMIT`], per token or per user of a global key), a refused record name answered with error 1004 "DNS Validation
-//! Error".
+//! documented limit ([`RATE_LIMIT`], per token or per user of a global key), a refused record name answered
+//! with error 1004 "DNS Validation Error".
 
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};

@@ -14,8 +14,8 @@
 //! - named records refused ([`Faults::refused`]): only the fake knows where a record's name is in a
 //!   request, so each fake asks [`Faults::refuses`] and refuses it its API's own way.
 //!
-//! Faults apply to the calls of the API under test only ([`Purpose::api`](Purpose#structfield.api)), never to the token endpoints
-//! and metadata servers that some fakes serve beside it.
+//! Faults apply to the calls of the API under test only ([`Purpose::api`](Purpose#structfield.api)), never
+//! to the token endpoints and metadata servers that some fakes serve beside it.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::net::SocketAddr;
