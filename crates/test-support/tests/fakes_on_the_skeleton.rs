@@ -296,3 +296,42 @@ async fn resource_manager_counts_reads_and_writes_of_each_subscription_apart() {
     assert!(s.requests.iter().all(|r| !r.purpose.api || r.account == SUBSCRIPTION));
     assert_eq!(s.requests.writes(), 1, "the one PUT that landed");
 }
+
+#[tokio::test]
+async fn cloud_dns_counts_per_project_and_cloudflare_per_token() {
+    use extdns_test_support::fake::RateLimit;
+    use std::time::Duration;
+    let google = FakeGoogle::start(&[("example-org", "example.org")]);
+    google
+        .state()
+        .faults
+        .limit(vec![RateLimit::window(1, Duration::from_secs(3600))]);
+    let token = google.issue_token();
+    let client = reqwest::Client::new();
+    let zones = |project: &str| {
+        client
+            .get(format!("{}/projects/{project}/managedZones", google.dns_url()))
+            .bearer_auth(&token)
+    };
+    assert_eq!(answer(zones(google_fake::PROJECT), "retry-after").await.0, 200);
+    assert_eq!(answer(zones(google_fake::PROJECT), "retry-after").await.0, 429);
+    assert_ne!(
+        answer(zones("another-project"), "retry-after").await.0,
+        429,
+        "its own quota"
+    );
+
+    let cf = FakeCloudflare::start(&[]);
+    cf.state()
+        .faults
+        .limit(vec![RateLimit::window(1, Duration::from_secs(3600))]);
+    let zones = |token: &str| client.get(format!("{}/zones", cf.url)).bearer_auth(token);
+    assert_eq!(answer(zones(TOKEN), "retry-after").await.0, 200);
+    let (status, retry, _) = answer(zones(TOKEN), "retry-after").await;
+    assert_eq!((status, retry.is_some()), (429, true));
+    assert_ne!(
+        answer(zones("another-token"), "retry-after").await.0,
+        429,
+        "its own limit"
+    );
+}
