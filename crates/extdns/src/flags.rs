@@ -516,9 +516,12 @@ pub struct ProviderFlags {
     /// Pause between provider batches.
     #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = duration::parse)]
     pub batch_change_interval: Duration,
-    /// Most write requests a second to the provider, however fast the cluster changes (0: only the provider's own API limit: Route53 5 requests a second, Cloudflare 1,200 per 5 minutes; none for the others). extdns only.
+    /// Most write requests a second to the provider, however fast the cluster changes (0: only the provider's own API limit, which --provider-request-rate sets for the cloud providers; none for the others). extdns only.
     #[arg(long, value_name = "PER_SECOND", default_value_t = 0.0)]
     pub provider_write_rate: f64,
+    /// Most requests a second one cloud account takes from extdns, every provider with its credentials together (0: the cloud's documented limit: Route53 5 a second per account, Cloudflare 1,200 per 5 minutes per token, Azure 250 reads per 10 s and 200 writes per 20 s per subscription, Google 600 a minute per project). extdns only.
+    #[arg(long, value_name = "PER_SECOND", default_value_t = 0.0)]
+    pub provider_request_rate: f64,
     /// CA certificate for providers that use TLS.
     #[arg(long, value_name = "PATH", default_value = "")]
     pub tls_ca: String,

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use extdns_controller::{Metrics, WebhookCall};
 use extdns_dns_server::zones_and_provider;
+use extdns_provider::budget::PacerPool;
 use extdns_provider::http::Observer;
 use extdns_provider::{InMemoryProvider, Provider};
 use extdns_provider_cloudflare::CloudflareProvider;
@@ -22,10 +23,21 @@ pub async fn build_provider(settings: &ProviderSettings) -> Result<Arc<dyn Provi
 }
 
 /// [`build_provider`] whose HTTP requests and webhook calls feed `metrics`
-/// (`external_dns_http_request_duration_seconds`, `external_dns_webhook_provider_*`).
+/// (`external_dns_http_request_duration_seconds`, `external_dns_webhook_provider_*`). Its cloud account's
+/// budget is its own: the one provider of the process.
 pub async fn build_observed_provider(
     settings: &ProviderSettings,
     metrics: Option<&Arc<Metrics>>,
+) -> Result<Arc<dyn Provider>, ValidationError> {
+    build_pooled_provider(settings, metrics, &Arc::new(PacerPool::new())).await
+}
+
+/// [`build_observed_provider`] drawing its cloud account's requests from `pool`, which every provider
+/// of the process is given, so the providers of one account share its budget (`--dns-provider-crds`).
+pub async fn build_pooled_provider(
+    settings: &ProviderSettings,
+    metrics: Option<&Arc<Metrics>>,
+    pool: &Arc<PacerPool>,
 ) -> Result<Arc<dyn Provider>, ValidationError> {
     let observer = Observer(metrics.map(|m| m.request_durations() as Arc<dyn extdns_provider::http::Observe>));
     match settings {
@@ -57,6 +69,7 @@ pub async fn build_observed_provider(
         ProviderSettings::Aws(config) => {
             let mut config = config.as_ref().clone();
             config.observer = observer;
+            config.pool = pool.clone();
             let provider = extdns_provider_aws::AwsProvider::new(config)
                 .map_err(|e| ValidationError(format!("--provider=aws: {}", aws_error(&e))))?;
             Ok(Arc::new(provider))
@@ -76,16 +89,19 @@ pub async fn build_observed_provider(
         ProviderSettings::Cloudflare(config) => {
             let mut config = (**config).clone();
             config.observer = observer;
+            config.api.pool = pool.clone();
             started("--provider=cloudflare", CloudflareProvider::new(config))
         }
         ProviderSettings::Google(config) => {
             let mut config = (**config).clone();
             config.observer = observer;
+            config.api.pool = pool.clone();
             started("--provider=google", extdns_provider_google::GoogleProvider::new(config))
         }
         ProviderSettings::Azure(config) => {
             let mut config = (**config).clone();
             config.observer = observer;
+            config.api.pool = pool.clone();
             let flag = format!("--provider={}", config.kind.flag());
             started(&flag, extdns_provider_azure::AzureProvider::new(config))
         }

@@ -75,7 +75,7 @@ fn azure_full_controller_create_update_delete_idempotent() {
         &extdns(&fake, "azure", home.path(), dir.path(), &["--dry-run"]),
         "dry run",
     );
-    assert_eq!(fake.state().writes, 0, "a dry run writes nothing");
+    assert_eq!(fake.state().requests.writes(), 0, "a dry run writes nothing");
 
     ok(&extdns(&fake, "azure", home.path(), dir.path(), &[]), "first sync");
     let got = records(&fake);
@@ -96,10 +96,10 @@ fn azure_full_controller_create_update_delete_idempotent() {
         "one token a run"
     );
 
-    let writes = fake.state().writes;
+    let writes = fake.state().requests.writes();
     ok(&extdns(&fake, "azure", home.path(), dir.path(), &[]), "second sync");
     assert_eq!(
-        fake.state().writes,
+        fake.state().requests.writes(),
         writes,
         "a second run (tags read back as written) changes nothing"
     );
@@ -279,12 +279,12 @@ fn against_external_dns(service: Service, provider: &str, zone: &str, names: [&'
     step(Some("192.0.2.10"), "create again");
     differential::assert_writes_nothing(
         "extdns on external-dns's zone",
-        || theirs.state().writes as usize,
+        || theirs.state().requests.writes(),
         || extdns(&theirs, provider, home.path(), objects.dir.path(), &[]),
     );
     differential::assert_writes_nothing(
         "external-dns on extdns's zone",
-        || ours.state().writes as usize,
+        || ours.state().requests.writes(),
         || run_external_dns(&to_ours, provider, home.path(), objects.source),
     );
     assert!(to_ours.log().refused.is_empty() && to_theirs.log().refused.is_empty());

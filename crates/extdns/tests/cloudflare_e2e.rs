@@ -90,9 +90,9 @@ fn cloudflare_full_controller_create_update_delete_idempotent() {
     );
 
     // 2. The same objects again: nothing is written (proxied and TTL 1 are not seen as differences).
-    let writes = cf.state().writes;
+    let writes = cf.state().requests.writes();
     ok(&extdns(&cf, dir.path(), &[]), "second sync");
-    assert_eq!(cf.state().writes, writes, "a second run changes nothing");
+    assert_eq!(cf.state().requests.writes(), writes, "a second run changes nothing");
 
     // 3. Update web's address, un-proxy nothing, remove the alias.
     write_manifests(
@@ -198,7 +198,7 @@ fn cloudflare_provider_specific_6731_dnsendpoint_names_canonical_and_legacy() {
             "legacy.example.org A 192.0.2.30 proxied=true ttl=1",
         ]
     );
-    let writes = cf.state().writes;
+    let writes = cf.state().requests.writes();
     ok(&extdns(&cf, dir.path(), &crd), "second sync");
-    assert_eq!(cf.state().writes, writes, "a second run changes nothing");
+    assert_eq!(cf.state().requests.writes(), writes, "a second run changes nothing");
 }

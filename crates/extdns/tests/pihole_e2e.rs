@@ -46,7 +46,7 @@ fn pihole_full_controller_create_update_delete() {
     );
     // A dry run writes nothing.
     ok(&extdns(&pi, dir.path(), &["--dry-run"]), "dry run");
-    assert_eq!(pi.state().writes, 0, "a dry run writes nothing");
+    assert_eq!(pi.state().requests.writes(), 0, "a dry run writes nothing");
 
     // 1. Create, with the tutorial's --policy=upsert-only: the entry made by hand stays.
     let upsert = ["--policy=upsert-only"];
@@ -65,9 +65,9 @@ fn pihole_full_controller_create_update_delete() {
     assert_eq!(pi.dig("alias.example.org", "CNAME"), ["web.example.org."]);
 
     // 2. The same objects again: nothing is written (the TTL of 120 an address cannot keep is no difference).
-    let writes = pi.state().writes;
+    let writes = pi.state().requests.writes();
     ok(&extdns(&pi, dir.path(), &upsert), "second sync");
-    assert_eq!(pi.state().writes, writes, "a second run changes nothing");
+    assert_eq!(pi.state().requests.writes(), writes, "a second run changes nothing");
 
     // 3. web's address changes, the alias goes (--policy=sync); the session expired meanwhile. With
     // --registry=noop every record is extdns's, as external-dns's: the entry made by hand goes too.
@@ -221,12 +221,12 @@ fn pihole_differential_with_external_dns() {
     step(&["192.0.2.10", "2001:db8::10"], true, "create again");
     differential::assert_writes_nothing(
         "extdns on external-dns's lists",
-        || theirs.state().writes,
+        || theirs.state().requests.writes(),
         || extdns(&theirs, objects.dir.path(), &[]),
     );
     differential::assert_writes_nothing(
         "external-dns on extdns's lists",
-        || ours.state().writes,
+        || ours.state().requests.writes(),
         || run_external_dns(&ours, home.path(), &objects),
     );
 }

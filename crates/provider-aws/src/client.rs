@@ -3,6 +3,8 @@
 
 use extdns_provider::failure::{self, FailureKind, HttpAnswer};
 use extdns_provider::http::percent_encode;
+use std::sync::Arc;
+
 use extdns_provider::pace::{Pacer, Rate};
 use extdns_provider::{Backoff, CallError, HttpClient};
 use reqwest::{Method, StatusCode};
@@ -123,9 +125,11 @@ pub struct Client {
     signer: Signer,
     /// Its attempts are the configured retries plus the first call.
     backoff: Backoff,
-    /// Route53 allows 5 requests a second per account (every call counts; a change request counts under
-    /// `--provider-write-rate` too); shared by every call of this client.
-    pacer: Pacer,
+    /// Route53 allows 5 requests a second per account (every call counts): the account's pacer, shared by
+    /// every pipeline of the account through the configuration's pool.
+    account: Arc<Pacer>,
+    /// `--provider-write-rate` on this client's change requests.
+    own: Pacer,
 }
 
 impl Client {
@@ -148,7 +152,10 @@ impl Client {
                 max_attempts: config.api_retries.saturating_add(1),
                 ..config.backoff.clone()
             },
-            pacer: Pacer::new(Rate::per_second(config.requests_per_second), config.write_rate),
+            account: config
+                .pool
+                .pacer(&config.account(), Rate::per_second(config.requests_per_second), None),
+            own: Pacer::new(None, config.write_rate),
         })
     }
 
@@ -310,9 +317,9 @@ impl Client {
                 },
             })?;
         if name == CHANGE {
-            self.pacer.write().await;
+            self.own.write_within(&self.account).await;
         } else {
-            self.pacer.request().await;
+            self.account.request().await;
         }
         let transport = |source| ApiError::Transport {
             call: name.to_string(),
@@ -332,7 +339,8 @@ impl Client {
             });
             self.signer.answered(&by, status.as_u16(), &code).await;
             let kind = kind_of(&answer, &code);
-            self.pacer.hold_off(kind).await;
+            // Route53 throttled the account: every pipeline of it holds.
+            self.account.hold_off(kind).await;
             return Err(ApiError::Status {
                 call: name.to_string(),
                 status: status.as_u16(),

@@ -1,9 +1,11 @@
 //! The provider's configuration, and the credentials and endpoint read from the standard AWS environment.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use extdns_endpoint::DomainFilter;
 use extdns_provider::Backoff;
+use extdns_provider::budget::{AccountKey, PacerPool};
 use url::Url;
 
 use extdns_aws::{AssumeRole, CredentialSource, Credentials};
@@ -57,12 +59,20 @@ pub struct AwsConfig {
     pub batch_change_interval: Duration,
     /// Retries of a throttled or failed call before the sync gives up.
     pub api_retries: u32,
-    /// Requests per second at most: Route53 allows 5 per account.
+    /// Requests per second at most, every pipeline of the account together ([`AwsConfig::account`]):
+    /// Route53 allows 5 per account ("five requests per second per AWS account",
+    /// <https://docs.aws.amazon.com/Route53/latest/DeveloperGuide/DNSLimitations.html>; AWS's newer
+    /// <https://docs.aws.amazon.com/Route53/latest/DeveloperGuide/throttling-api-requests.html> gives the
+    /// account a token bucket of 50 refilled 10 a second, which 5 a second stays within);
+    /// `--provider-request-rate` sets another.
     pub requests_per_second: f64,
     /// `--provider-write-rate`: change requests at most this often, within `requests_per_second`.
     pub write_rate: Option<extdns_provider::pace::Rate>,
     /// How throttled requests are retried.
     pub backoff: Backoff,
+    /// Where the account's pacer comes from: the binary hands every provider one pool, so the pipelines
+    /// of one account share it; a pool of its own by default.
+    pub pool: Arc<PacerPool>,
     /// evaluate-target-health of alias records that do not say.
     pub evaluate_target_health: bool,
     /// Publish CNAMEs to AWS load balancers and the like as CNAMEs rather than alias records.
@@ -102,6 +112,7 @@ impl AwsConfig {
             api_retries: 3,
             requests_per_second: 5.0,
             write_rate: None,
+            pool: Arc::new(PacerPool::new()),
             backoff: Backoff {
                 initial: Duration::from_millis(500),
                 max: Duration::from_secs(10),
@@ -140,6 +151,35 @@ impl AwsConfig {
         let mut config = AwsConfig::with_source(endpoint, credentials);
         config.signing_region = signing_region.to_string();
         Ok(config)
+    }
+
+    /// Whom Route53 counts this configuration's requests for, as far as the configuration tells without
+    /// asking AWS: the account of the role it ends up as (`--aws-assume-role`, else web identity's
+    /// `AWS_ROLE_ARN`), else the access key it signs with, else the profile it reads, else the ambient
+    /// credentials every such pipeline shares (the pod's or node's). Two access keys of one account are
+    /// two keys here: telling them apart would take a call to STS.
+    pub fn account(&self) -> AccountKey {
+        let endpoint = self.endpoint.as_str();
+        let role_account = |arn: &str| arn.split(':').nth(4).filter(|a| !a.is_empty()).map(str::to_string);
+        if let Some(account) = self.assume_role.as_ref().and_then(|r| role_account(&r.role_arn)) {
+            return AccountKey::named("route53", endpoint, &account);
+        }
+        let identity = match &self.credentials {
+            CredentialSource::Static(c) => format!("key {}", c.access_key_id),
+            CredentialSource::Chain { env, profile } => {
+                let var = |name: &str| env.get(name).map(|v| v.trim()).filter(|v| !v.is_empty());
+                match (var("AWS_ROLE_ARN").and_then(role_account), var("AWS_ACCESS_KEY_ID")) {
+                    (Some(account), _) => return AccountKey::named("route53", endpoint, &account),
+                    (None, Some(key)) => format!("key {key}"),
+                    (None, None) => match profile.as_deref().or(var("AWS_PROFILE")) {
+                        Some(p) => format!("profile {p}"),
+                        None => "ambient credentials".to_string(),
+                    },
+                }
+            }
+            _ => "ambient credentials".to_string(),
+        };
+        AccountKey::named("route53", endpoint, &identity)
     }
 
     /// Checks what types cannot: non-zero batch limits and request rate.
@@ -239,6 +279,44 @@ mod tests {
     fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
         let map: HashMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         move |k| map.get(k).cloned()
+    }
+
+    #[test]
+    fn the_account_is_the_role_s_else_the_key_else_the_profile_else_the_ambient_credentials() {
+        let account = |pairs: &[(&str, &str)]| AwsConfig::from_env(env(pairs)).expect("a value").account();
+        let key = [("AWS_ACCESS_KEY_ID", "AKIDONE"), ("AWS_SECRET_ACCESS_KEY", "s")];
+        assert_eq!(
+            account(&key),
+            account(&[("AWS_ACCESS_KEY_ID", "AKIDONE")]),
+            "one key, one account"
+        );
+        assert_ne!(account(&key), account(&[("AWS_ACCESS_KEY_ID", "AKIDTWO")]));
+        fn role(arn: &str) -> [(&str, &str); 2] {
+            [("AWS_ROLE_ARN", arn), ("AWS_WEB_IDENTITY_TOKEN_FILE", "/t")]
+        }
+        assert_eq!(
+            account(&role("arn:aws:iam::111122223333:role/a")),
+            account(&role("arn:aws:iam::111122223333:role/b")),
+            "two roles of one account"
+        );
+        let mut assumed = AwsConfig::from_env(env(&key)).expect("a value");
+        assumed.assume_role = Some(AssumeRole {
+            role_arn: "arn:aws:iam::111122223333:role/dns".into(),
+            external_id: None,
+        });
+        assert_eq!(assumed.account(), account(&role("arn:aws:iam::111122223333:role/a")));
+        assert_ne!(account(&[("AWS_PROFILE", "a")]), account(&[("AWS_PROFILE", "b")]));
+        assert_eq!(
+            account(&[]),
+            account(&[("AWS_REGION", "eu-west-1")]),
+            "the ambient credentials"
+        );
+        assert_ne!(
+            account(&[]),
+            account(&[("AWS_ENDPOINT_URL_ROUTE_53", "http://127.0.0.1:1")]),
+            "another endpoint is another budget"
+        );
+        assert!(account(&key).to_string().contains("AKIDONE"), "no secret in it");
     }
 
     #[test]

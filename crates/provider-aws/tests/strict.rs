@@ -6,7 +6,7 @@ use std::time::Duration;
 use extdns_endpoint::{Change, Endpoint, ProviderSpecific, RecordType, Ttl, label};
 use extdns_provider::{Provider, ProviderError, ReadState, Unit, apply_changes};
 use extdns_provider_aws::{AwsConfig, AwsProvider, CredentialSource, Credentials};
-use extdns_test_support::route53_fake::{Fake, Set, Value, Values};
+use extdns_test_support::route53_fake::{self, Fake, Set, Value, Values};
 
 fn config(url: &str) -> AwsConfig {
     let mut c = AwsConfig::new(url.parse().expect("the fake's URL"), Credentials::new("AKID", "secret"));
@@ -15,6 +15,11 @@ fn config(url: &str) -> AwsConfig {
     c.backoff.initial = Duration::from_millis(10);
     c.backoff.max = Duration::from_millis(50);
     c
+}
+
+/// A fake whose account limit is the tests' pace, 1,000 a second ([`config`]).
+fn fast_fake() -> Fake {
+    Fake::start_in_background().with_limits(vec![route53_fake::per_second(1000)])
 }
 
 fn provider(c: AwsConfig) -> AwsProvider {
@@ -40,7 +45,7 @@ fn set(name: &str, kind: &str, ttl: i64, values: &[&str]) -> Set {
 /// The fake holding one public zone, example.com, with `sets` in it: the fake, the zone's id, and a provider
 /// against it.
 async fn example_com<const N: usize>(sets: [Set; N]) -> (Fake, String, AwsProvider) {
-    let fake = Fake::start().await;
+    let fake = fast_fake();
     let zone = fake.zone("example.com", false, &[]);
     for set in sets {
         fake.put(&zone, set);
@@ -179,7 +184,7 @@ async fn record_pages_continue_at_the_next_set_identifier() {
 
 #[tokio::test]
 async fn hosted_zones_are_read_across_pages_and_tags_ten_at_a_time() {
-    let fake = Fake::start().await;
+    let fake = fast_fake();
     fake.lock().zone_page = 2;
     for i in 0..12 {
         fake.zone(
@@ -248,6 +253,7 @@ async fn throttling_is_retried_with_backoff_then_reported_as_transient() {
 
 #[tokio::test]
 async fn requests_are_paced_under_the_rate_limit() {
+    // Route53's documented limit, which the fake enforces: paced at it, nothing is throttled.
     let fake = Fake::start().await;
     let zone = fake.zone("example.com", false, &[]);
     fake.lock().record_page = 1;
@@ -259,6 +265,7 @@ async fn requests_are_paced_under_the_rate_limit() {
     provider(c).records().await.expect("records");
     let s = fake.lock();
     assert_eq!(s.requests.len(), 7, "1 zone page and 6 record pages");
+    assert_eq!(s.requests.throttled(), 0, "never past the account's limit");
     // Requests leave on slots 200 ms apart; arrivals jitter a little around them, never ahead of the pace.
     let arrivals: Vec<std::time::Instant> = s.requests.iter().map(|r| r.at).collect();
     let first = arrivals[0];
@@ -274,7 +281,7 @@ async fn requests_are_paced_under_the_rate_limit() {
 
 #[tokio::test]
 async fn a_change_outside_every_zone_is_skipped_and_a_split_horizon_name_goes_to_both_sides() {
-    let fake = Fake::start().await;
+    let fake = fast_fake();
     let public = fake.zone("example.com", false, &[]);
     let private = fake.zone("example.com", true, &[]);
     let p = provider(config(&fake.url));

@@ -156,7 +156,8 @@ impl Api {
             config.resource_group,
             config.kind.resource()
         );
-        let client = ApiClient::new(&config.observer, &config.api, &base).map_err(ConfigError::Client)?;
+        let client =
+            ApiClient::new(&config.observer, &config.api, &base, &config.account()).map_err(ConfigError::Client)?;
         Ok(Api {
             client,
             kind: config.kind,

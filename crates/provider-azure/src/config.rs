@@ -2,11 +2,14 @@
 //! as Go's `encoding/json` matches them), the cloud it names, and the `--azure-*` flags, typed.
 
 use std::collections::BTreeMap;
+use std::num::NonZeroU32;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use extdns_endpoint::DomainFilter;
+use extdns_provider::budget::AccountKey;
 use extdns_provider::credentials::{NoCredentials, Tried};
+use extdns_provider::pace::Rate;
 use extdns_provider::{ApiSettings, Backoff};
 
 use crate::credentials::{CredentialSource, CredentialsError, HEADLINE, SourceError};
@@ -313,13 +316,47 @@ pub struct AzureConfig {
     /// `--domain-filter` and its relatives.
     pub domain_filter: DomainFilter,
     /// Time limit, retries (of 408, 429 and 5xx; `--azure-maxretries-count` sets the attempts) and
-    /// rates: no limit on every request, PUTs and DELETEs at most `--provider-write-rate`.
+    /// rates: every request at most [`READ_LIMIT`] and PUTs and DELETEs at most [`WRITE_LIMIT`] per
+    /// subscription ([`AzureConfig::account`]), a pipeline's own PUTs and DELETEs at most
+    /// `--provider-write-rate`.
     pub api: ApiSettings,
     /// Told about every HTTP request (the binary's request-duration metric).
     pub observer: extdns_provider::http::Observer,
 }
 
+/// Resource Manager's limit on a subscription's reads, a token bucket of 250 refilled 25 a second
+/// (<https://learn.microsoft.com/en-us/azure/azure-resource-manager/management/request-limits-and-throttling>),
+/// paced as at most 250 in any 10.1 s: a window of the bucket's size over the time it takes to refill
+/// never empties it, and the tenth of a second absorbs requests arriving later than they left. Writes count
+/// under it too, which only keeps further from the limit.
+pub const READ_LIMIT: Rate = Rate::new(
+    match NonZeroU32::new(250) {
+        Some(n) => n,
+        None => NonZeroU32::MIN,
+    },
+    Duration::from_millis(10_100),
+);
+
+/// The same page's limit on a subscription's writes (and, as a bucket of its own, deletes): 200 refilled
+/// 10 a second, paced as at most 200 in any 20.2 s.
+pub const WRITE_LIMIT: Rate = Rate::new(
+    match NonZeroU32::new(200) {
+        Some(n) => n,
+        None => NonZeroU32::MIN,
+    },
+    Duration::from_millis(20_200),
+);
+
 impl AzureConfig {
+    /// Whom Resource Manager counts this configuration's requests for: its subscription.
+    pub fn account(&self) -> AccountKey {
+        AccountKey::named(
+            "azure",
+            &self.cloud.resource_manager,
+            &self.subscription_id.to_ascii_lowercase(),
+        )
+    }
+
     /// external-dns's defaults for this service, subscription and resource group.
     pub fn new(kind: Kind, subscription_id: &str, resource_group: &str, credentials: CredentialSource) -> AzureConfig {
         AzureConfig {
@@ -339,7 +376,8 @@ impl AzureConfig {
                     max_attempts: 4,
                     ..Backoff::default()
                 },
-                ..ApiSettings::new(None)
+                account_writes: Some(WRITE_LIMIT),
+                ..ApiSettings::new(Some(READ_LIMIT))
             },
             observer: Default::default(),
         }
@@ -396,6 +434,24 @@ pub enum ConfigError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_account_is_the_subscription_and_resource_manager_s_limits_are_paced() {
+        let config = |subscription: &str, group: &str| {
+            AzureConfig::new(Kind::Public, subscription, group, CredentialSource::Token("t".into()))
+        };
+        assert_eq!(
+            config("SUB-A", "rg1").account(),
+            config("sub-a", "rg2").account(),
+            "one subscription"
+        );
+        assert_ne!(config("sub-a", "rg").account(), config("sub-b", "rg").account());
+        let c = config("sub-a", "rg");
+        assert_eq!(
+            (c.api.requests, c.api.account_writes),
+            (Some(READ_LIMIT), Some(WRITE_LIMIT))
+        );
+    }
 
     #[test]
     fn keys_match_without_regard_to_case() {

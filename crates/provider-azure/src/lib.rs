@@ -37,7 +37,10 @@ use extdns_provider::{CallError, FailureKind, IndexedProvider, ProviderError, zo
 use tokio::sync::Mutex;
 
 pub use api::ApiError;
-pub use config::{AzureConfig, AzureFile, Cloud, ConfigError, IMDS_URL, Kind, PRIVATE_API_VERSION, PUBLIC_API_VERSION};
+pub use config::{
+    AzureConfig, AzureFile, Cloud, ConfigError, IMDS_URL, Kind, PRIVATE_API_VERSION, PUBLIC_API_VERSION, READ_LIMIT,
+    WRITE_LIMIT,
+};
 pub use credentials::{
     CredentialSource, CredentialsError, IMDS_API_VERSION, SourceError, VARIABLES as CREDENTIAL_VARIABLES,
 };

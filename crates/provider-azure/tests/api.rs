@@ -320,7 +320,7 @@ async fn an_endless_429_is_a_transient_error_and_nothing_is_reported_written() {
     ))];
     let e = p.apply(&ReadState::default(), &units(&changes)).await.err();
     assert!(e.as_ref().is_some_and(ProviderError::is_transient), "{e:?}");
-    assert_eq!(fake.state().writes, 0);
+    assert_eq!(fake.state().requests.writes(), 0);
 }
 
 #[tokio::test]

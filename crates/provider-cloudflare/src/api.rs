@@ -218,7 +218,8 @@ pub struct Api {
 
 impl Api {
     pub fn new(config: &CloudflareConfig) -> Result<Api, ConfigError> {
-        let client = ApiClient::new(&config.observer, &config.api, &config.base_url).map_err(ConfigError::Client)?;
+        let client = ApiClient::new(&config.observer, &config.api, &config.base_url, &config.account())
+            .map_err(ConfigError::Client)?;
         Ok(Api {
             client,
             auth: config.auth.clone(),

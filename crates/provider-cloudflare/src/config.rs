@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use extdns_endpoint::DomainFilter;
 use extdns_provider::ApiSettings;
+use extdns_provider::budget::AccountKey;
 use extdns_provider::pace::Rate;
 
 /// Cloudflare's API.
@@ -34,8 +35,10 @@ impl std::fmt::Debug for Auth {
     }
 }
 
-/// Cloudflare's API limit, 1,200 requests per 5 minutes per user, counted over a window a second longer so
-/// that requests arriving late at Cloudflare cannot put 1,201 into one of its windows.
+/// Cloudflare's API limit, 1,200 requests per 5 minutes per user or account token
+/// (<https://developers.cloudflare.com/fundamentals/api/reference/limits/>), counted over a window a second
+/// longer so that requests arriving late at Cloudflare cannot put 1,201 into one of its windows. Every
+/// pipeline with the same token (or global key's user) shares it ([`CloudflareConfig::account`]).
 pub const API_LIMIT: Rate = Rate::new(
     match NonZeroU32::new(1200) {
         Some(n) => n,
@@ -76,6 +79,14 @@ pub struct CloudflareConfig {
 }
 
 impl CloudflareConfig {
+    /// Whom Cloudflare counts this configuration's requests for: its token, or its global key's user.
+    pub fn account(&self) -> AccountKey {
+        match &self.auth {
+            Auth::Token(token) => AccountKey::secret("cloudflare", &self.base_url, token),
+            Auth::Key { email, .. } => AccountKey::named("cloudflare", &self.base_url, email),
+        }
+    }
+
     /// external-dns's defaults with these credentials.
     pub fn new(auth: Auth) -> CloudflareConfig {
         CloudflareConfig {
@@ -104,4 +115,25 @@ pub enum ConfigError {
     /// The HTTP client cannot be built (its TLS backend, say).
     #[error("{0}")]
     Client(#[source] extdns_provider::http::HttpError),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_account_is_the_token_or_the_global_key_s_user() {
+        let token = |t: &str| CloudflareConfig::new(Auth::Token(t.into())).account();
+        let key = |k: &str, email: &str| {
+            CloudflareConfig::new(Auth::Key {
+                key: k.into(),
+                email: email.into(),
+            })
+            .account()
+        };
+        assert_eq!(token("a"), token("a"));
+        assert_ne!(token("a"), token("b"));
+        assert_eq!(key("k1", "u@example.org"), key("k2", "u@example.org"), "one user");
+        assert!(!token("secret-token").to_string().contains("secret-token"));
+    }
 }

@@ -204,7 +204,8 @@ pub struct Api {
 
 impl Api {
     pub fn new(config: &GoogleConfig, tokens: Arc<TokenCache>) -> Result<Api, ConfigError> {
-        let client = ApiClient::new(&config.observer, &config.api, &config.base_url).map_err(ConfigError::Client)?;
+        let client = ApiClient::new(&config.observer, &config.api, &config.base_url, &config.account())
+            .map_err(ConfigError::Client)?;
         Ok(Api {
             client,
             tokens,

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use extdns_endpoint::DomainFilter;
 use extdns_provider::ApiSettings;
+use extdns_provider::budget::AccountKey;
 use extdns_provider::credentials::capture_env;
 use extdns_provider::pace::Rate;
 
@@ -18,8 +19,10 @@ pub const SCOPE: &str = "https://www.googleapis.com/auth/ndev.clouddns.readwrite
 pub const MAX_CHANGE_BYTES: usize = 100_000;
 
 /// Every request at most this often: 600 a minute. Cloud DNS's API quota is per project and per user and
-/// shown only in the project's console (its quota page names the quota without a number), so extdns keeps
-/// well under the smallest defaults seen in practice; a 429 is still retried with backoff.
+/// shown only in the project's console (its quota page, <https://cloud.google.com/dns/quotas>, names the
+/// per-minute read and write quotas without a number), so extdns keeps well under the smallest defaults
+/// seen in practice; a 429 is still retried with backoff. Every pipeline of one project shares it
+/// ([`GoogleConfig::account`]); `--provider-request-rate` sets another.
 pub const API_LIMIT: Rate = Rate::new(
     match NonZeroU32::new(600) {
         Some(n) => n,
@@ -138,6 +141,19 @@ pub struct GoogleConfig {
 }
 
 impl GoogleConfig {
+    /// Whom Cloud DNS counts this configuration's requests for: the project, or when the metadata server
+    /// or the credentials name it at run time, the credentials it will come from.
+    pub fn account(&self) -> AccountKey {
+        match (&self.project, &self.credentials) {
+            (Some(project), _) => AccountKey::named("google", &self.base_url, project),
+            (None, CredentialSource::Token(token)) => AccountKey::secret("google", &self.base_url, token),
+            (None, CredentialSource::Adc { env }) => {
+                let file = env.get("GOOGLE_APPLICATION_CREDENTIALS").map_or("", String::as_str);
+                AccountKey::named("google", &self.base_url, &format!("project of the credentials {file}"))
+            }
+        }
+    }
+
     /// external-dns's defaults with these credentials.
     pub fn new(credentials: CredentialSource) -> GoogleConfig {
         GoogleConfig {
@@ -180,4 +196,26 @@ pub enum ConfigError {
     /// The HTTP client cannot be built (its TLS backend, say).
     #[error("{0}")]
     Client(#[source] extdns_provider::http::HttpError),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_account_is_the_project_else_the_credentials_it_will_come_from() {
+        let config = |project: Option<&str>, file: &str| {
+            let env = BTreeMap::from([("GOOGLE_APPLICATION_CREDENTIALS".to_string(), file.to_string())]);
+            let mut c = GoogleConfig::new(CredentialSource::Adc { env });
+            c.project = project.map(str::to_string);
+            c.account()
+        };
+        assert_eq!(
+            config(Some("p"), "/a.json"),
+            config(Some("p"), "/b.json"),
+            "one project"
+        );
+        assert_ne!(config(Some("p"), "/a.json"), config(Some("q"), "/a.json"));
+        assert_ne!(config(None, "/a.json"), config(None, "/b.json"));
+    }
 }

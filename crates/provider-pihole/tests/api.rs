@@ -291,7 +291,7 @@ async fn a_change_lands_whole_or_not_at_all() {
     .await;
     assert!(matches!(result, Err(ProviderError::Partial { .. })), "{result:?}");
     assert_eq!(pi.lines(), Vec::<String>::new());
-    assert_eq!(pi.state().writes, 2, "one added, then taken back");
+    assert_eq!(pi.state().requests.writes(), 2, "one added, then taken back");
 }
 
 #[tokio::test]
@@ -316,7 +316,7 @@ async fn entries_with_several_names_are_read_and_never_split() {
     let result = p.apply(&records.state, &[Unit::new(&delete)]).await;
     let text = result.err().map(|e| e.to_string()).unwrap_or_default();
     assert!(text.contains("also serves other names"), "{text}");
-    assert_eq!(pi.state().writes, 0, "nothing written");
+    assert_eq!(pi.state().requests.writes(), 0, "nothing written");
 }
 
 #[tokio::test]

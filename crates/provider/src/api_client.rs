@@ -1,13 +1,16 @@
 //! What a JSON cloud API client is, whatever the cloud: the HTTP client, the API's base URL, the retry
-//! policy and the pacer its calls share. Each provider's `Api` holds one beside what is its own (its
-//! credentials, its paging, its error envelope), so the skeleton is written once.
+//! policy and the pacers its calls wait for: its account's, shared through the settings' [`PacerPool`]
+//! with every other client of the account, and its own write rate. Each provider's `Api` holds one beside
+//! what is its own (its credentials, its paging, its error envelope), so the skeleton is written once.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::Method;
 use serde::Serialize;
 
 use crate::backoff::Backoff;
+use crate::budget::{AccountKey, PacerPool};
 use crate::http::{HttpClient, HttpError, Observer, Request};
 use crate::pace::{Pacer, Rate};
 
@@ -19,10 +22,18 @@ pub struct ApiSettings {
     pub timeout: Duration,
     /// Retries of the calls the provider's classification names transient or throttled.
     pub backoff: Backoff,
-    /// Every request at most this often: the API's documented limit, where it has one.
+    /// Every request of the account at most this often: the API's documented limit, where it has one, or
+    /// `--provider-request-rate`; every client of the account together.
     pub requests: Option<Rate>,
-    /// `--provider-write-rate`: write requests at most this often, within `requests`.
+    /// Write requests of the account at most this often, within `requests`: the API's own write limit
+    /// (Resource Manager's), every client of the account together.
+    pub account_writes: Option<Rate>,
+    /// `--provider-write-rate`: this client's write requests at most this often, within the account's
+    /// limits.
     pub write_rate: Option<Rate>,
+    /// Where the account's pacer comes from: the binary hands every provider one pool, so the clients of
+    /// one account share it; a pool of its own by default (no one to share with).
+    pub pool: Arc<PacerPool>,
 }
 
 impl ApiSettings {
@@ -32,7 +43,9 @@ impl ApiSettings {
             timeout: Duration::from_secs(30),
             backoff: Backoff::default(),
             requests,
+            account_writes: None,
             write_rate: None,
+            pool: Arc::new(PacerPool::new()),
         }
     }
 }
@@ -43,7 +56,10 @@ pub struct ApiClient {
     http: HttpClient,
     base: String,
     backoff: Backoff,
-    pacer: Pacer,
+    /// The account's limits, shared with every client of the account.
+    account: Arc<Pacer>,
+    /// This client's own write rate.
+    own: Pacer,
 }
 
 impl std::fmt::Debug for ApiClient {
@@ -56,14 +72,21 @@ impl std::fmt::Debug for ApiClient {
 
 impl ApiClient {
     /// A client built as [`HttpClient::api_builder`] builds one (the configuration's request hook and
-    /// time limit), paced by the settings' rates. `base` is kept without a trailing `/`, so paths starting
-    /// with `/` append to it.
-    pub fn new(observer: &Observer, settings: &ApiSettings, base: &str) -> Result<ApiClient, HttpError> {
+    /// time limit), paced by the settings' rates: the account's from the settings' pool under `account`,
+    /// the write rate its own. `base` is kept without a trailing `/`, so paths starting with `/` append
+    /// to it.
+    pub fn new(
+        observer: &Observer,
+        settings: &ApiSettings,
+        base: &str,
+        account: &AccountKey,
+    ) -> Result<ApiClient, HttpError> {
         Ok(ApiClient {
             http: HttpClient::api_builder(observer, settings.timeout).build()?,
             base: base.trim_end_matches('/').to_string(),
             backoff: settings.backoff.clone(),
-            pacer: Pacer::new(settings.requests, settings.write_rate),
+            account: settings.pool.pacer(account, settings.requests, settings.account_writes),
+            own: Pacer::new(None, settings.write_rate),
         })
     }
 
@@ -82,9 +105,10 @@ impl ApiClient {
         &self.backoff
     }
 
-    /// The pacer, for an answer that asks the client to hold off ([`Pacer::hold_off`]).
+    /// The account's pacer, for an answer that asks the client to hold off ([`Pacer::hold_off`]): the cloud
+    /// throttled the account, so every client of it holds.
     pub fn pacer(&self) -> &Pacer {
-        &self.pacer
+        &self.account
     }
 
     /// A call of `path` (which starts with `/`) under the base, with no query and no body yet.
@@ -97,9 +121,9 @@ impl ApiClient {
     /// a write budget. Authentication and headers are the provider's to add.
     pub async fn paced<B: Serialize + ?Sized>(&self, call: &Call<'_, B>) -> Request<'_> {
         if call.method == Method::GET {
-            self.pacer.request().await;
+            self.account.request().await;
         } else {
-            self.pacer.write().await;
+            self.own.write_within(&self.account).await;
         }
         self.http
             .request(call.method.clone(), &call.url)
@@ -168,8 +192,14 @@ mod tests {
     #[test]
     fn paths_append_to_the_base_without_a_double_slash() {
         let settings = ApiSettings::new(None);
-        let client = ApiClient::new(&Observer::default(), &settings, "https://api.example.test/v4/")
-            .expect("a client with default TLS builds");
+        let account = AccountKey::named("test", "https://api.example.test", "a");
+        let client = ApiClient::new(
+            &Observer::default(),
+            &settings,
+            "https://api.example.test/v4/",
+            &account,
+        )
+        .expect("a client with default TLS builds");
         assert_eq!(client.base(), "https://api.example.test/v4");
         assert_eq!(client.url("/zones"), "https://api.example.test/v4/zones");
         let call = client.call(Method::POST, "/zones/z/batch").json(&[1, 2]);

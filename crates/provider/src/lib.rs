@@ -30,6 +30,7 @@
 pub mod api_client;
 pub mod backoff;
 pub mod batch;
+pub mod budget;
 pub mod credentials;
 pub mod failure;
 pub mod gather;

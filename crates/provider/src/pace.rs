@@ -4,6 +4,10 @@
 //! spread out rather than refused and retried, and the limit holds per request: an apply that splits into
 //! several batches counts each. The controller writes as soon as a change is evaluated; this is what stops
 //! a busy cluster from outrunning the provider (changes that arrive meanwhile join the next write).
+//!
+//! A cloud counts its limit per account, so a cloud provider's API limit is paced by its account's pacer
+//! from [`crate::budget::PacerPool`], shared by every pipeline of the account, and only the write rate a
+//! pipeline sets for itself by a pacer of its own ([`Pacer::write_within`]).
 
 use std::collections::VecDeque;
 use std::num::NonZeroU32;
@@ -145,6 +149,26 @@ impl Pacer {
         };
         let mut state = self.state.lock().await;
         state.held_until = Some(state.held_until.map_or(until, |held| held.max(until)));
+    }
+
+    /// Wait for a write slot of this pacer (a pipeline's own write rate) and then of `account`'s (the
+    /// account's limits, shared with the other pipelines of the account). This pacer's slot is taken when
+    /// the request leaves, after both waits, so its rate holds at the instants requests leave however
+    /// long the account made it wait; its writes queue behind one another meanwhile.
+    pub async fn write_within(&self, account: &Pacer) {
+        let Some(rate) = self.writes else {
+            account.write().await;
+            return;
+        };
+        let mut state = self.state.lock().await;
+        let now = Instant::now();
+        let at = [state.writes.free_at(rate), state.held_until.take()]
+            .into_iter()
+            .flatten()
+            .fold(now, Instant::max);
+        tokio::time::sleep_until(at).await;
+        account.write().await;
+        state.writes.take(rate, Instant::now());
     }
 
     async fn wait(&self, write: bool) {
@@ -294,6 +318,39 @@ mod tests {
             assert!(begun.elapsed() < Duration::from_secs(4), "the hold is over once waited");
         }
         assert!(start.elapsed() >= Duration::from_secs(6));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_pipeline_s_write_rate_holds_within_the_account_s_shared_limit() {
+        let account = Pacer::new(Rate::per_second(10.0), None);
+        let own = Pacer::new(None, Rate::per_second(2.0));
+        let start = Instant::now();
+        let mut log = Vec::new();
+        for step in ["w", "r", "w", "r"] {
+            if step == "w" {
+                own.write_within(&account).await;
+            } else {
+                account.request().await;
+            }
+            log.push((step, start.elapsed().as_millis()));
+        }
+        assert_eq!(log, [("w", 0), ("r", 100), ("w", 500), ("r", 600)]);
+        // Another pipeline's writes took the account's slots meanwhile: this one's next write leaves
+        // after them and still half a second after its previous one.
+        for _ in 0..10 {
+            account.request().await;
+        }
+        let before = start.elapsed();
+        own.write_within(&account).await;
+        assert_eq!(before, Duration::from_millis(1600));
+        assert_eq!(start.elapsed(), Duration::from_millis(1700));
+        let unlimited = Pacer::unlimited();
+        unlimited.write_within(&account).await;
+        assert_eq!(
+            start.elapsed(),
+            Duration::from_millis(1800),
+            "no rate of its own: the account's alone"
+        );
     }
 
     #[test]

@@ -16,7 +16,8 @@
 //!   [`USER_ASSIGNED_CLIENT_ID`].
 //!
 //! On the [`crate::fake`] skeleton, whose faults reach Resource Manager only: throttled as Resource Manager
-//! throttles (429 `Throttled` with `Retry-After` and `retry-after-ms`), the PUT of a refused record set name
+//! throttles (429 `Throttled` with `Retry-After` and `retry-after-ms`) past its documented limits per
+//! subscription ([`READ_LIMIT`], [`WRITE_LIMIT`], [`DELETE_LIMIT`]), the PUT of a refused record set name
 //! answered 400 `BadRequest` naming it, while the others land.
 
 // A handler's refusal is its answer: helpers return it as the `Err` they are checked with.
@@ -33,7 +34,16 @@ use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use crate::fake::{self, Api, FakeServer, Locked, Purpose};
+use crate::fake::{self, Api, FakeServer, Locked, Op, Purpose, RateLimit};
+
+/// Resource Manager's documented limit on a subscription's reads: a token bucket of 250 refilled 25 a
+/// second, per subscription and region (the regional token-bucket limits Microsoft moved subscriptions to
+/// in 2024), <https://learn.microsoft.com/en-us/azure/azure-resource-manager/management/request-limits-and-throttling>.
+pub const READ_LIMIT: RateLimit = RateLimit::bucket(250, 25.0).of(Op::Read);
+/// The same page's limit on a subscription's writes: a bucket of 200 refilled 10 a second.
+pub const WRITE_LIMIT: RateLimit = RateLimit::bucket(200, 10.0).of(Op::Write);
+/// The same page's limit on a subscription's deletes: a bucket of 200 refilled 10 a second.
+pub const DELETE_LIMIT: RateLimit = RateLimit::bucket(200, 10.0).of(Op::Delete);
 
 /// The subscription the fake serves.
 pub const SUBSCRIPTION: &str = "00000000-0000-0000-0000-0000000000aa";
@@ -157,8 +167,6 @@ pub struct FakeAzureState {
     pub interfere: BTreeMap<String, (String, Value)>,
     /// Every token granted: `client_secret`, `client_assertion`, `imds` or `imds <client id>`.
     pub grants: Vec<String>,
-    /// PUTs and DELETEs that changed something.
-    pub writes: u32,
     next_etag: u64,
     next_token: u64,
 }
@@ -186,14 +194,32 @@ impl Api for FakeAzureState {
             });
         }
         let segments = path.split('/').filter(|p| !p.is_empty()).count();
-        Purpose::api(match (method.as_str(), segments) {
-            ("GET", 7) => "zones.list",
-            ("GET", 9) => "recordSets.list",
-            ("GET", _) => "recordSets.get",
-            ("PUT", _) => "recordSets.put",
-            ("DELETE", _) => "recordSets.delete",
-            _ => "other",
-        })
+        match (method.as_str(), segments) {
+            ("GET", 7) => Purpose::read("zones.list"),
+            ("GET", 9) => Purpose::read("recordSets.list"),
+            ("GET", _) => Purpose::read("recordSets.get"),
+            ("PUT", _) => Purpose::write("recordSets.put"),
+            ("DELETE", _) => Purpose::delete("recordSets.delete"),
+            _ => Purpose::read("other"),
+        }
+    }
+
+    fn limits() -> Vec<RateLimit> {
+        vec![READ_LIMIT, WRITE_LIMIT, DELETE_LIMIT]
+    }
+
+    /// Resource Manager counts per subscription: the path's `/subscriptions/{id}/`, lower-case.
+    fn account(_: &Method, uri: &Uri, _: &HeaderMap) -> String {
+        let mut segments = uri.path().split('/').filter(|p| !p.is_empty());
+        match (segments.next(), segments.next()) {
+            (Some(s), Some(id)) if s.eq_ignore_ascii_case("subscriptions") => id.to_ascii_lowercase(),
+            _ => String::new(),
+        }
+    }
+
+    /// A DELETE of an absent record set (204) changes nothing.
+    fn changed(purpose: &Purpose, status: StatusCode) -> bool {
+        purpose.op != Op::Read && status.is_success() && status != StatusCode::NO_CONTENT
     }
 
     fn throttled(retry_after: Duration) -> Response {
@@ -237,7 +263,6 @@ impl FakeAzure {
             page_limit: 100,
             interfere: BTreeMap::new(),
             grants: Vec::new(),
-            writes: 0,
             next_etag: 0,
             next_token: 0,
         };
@@ -682,10 +707,7 @@ fn arm(state: &Shared, base: &str, method: &Method, uri: &Uri, headers: &HeaderM
                         );
                     }
                     match s.sets.remove(&key) {
-                        Some(_) => {
-                            s.writes += 1;
-                            StatusCode::OK.into_response()
-                        }
+                        Some(_) => StatusCode::OK.into_response(),
                         None => StatusCode::NO_CONTENT.into_response(),
                     }
                 }
@@ -704,7 +726,6 @@ fn arm(state: &Shared, base: &str, method: &Method, uri: &Uri, headers: &HeaderM
                         Ok(p) => p,
                         Err(m) => return arm_error(StatusCode::BAD_REQUEST, "BadRequest", &m),
                     };
-                    s.writes += 1;
                     let created = current.is_none();
                     let set = s.store(service, &zone, name, &rtype, props);
                     let status = if created { StatusCode::CREATED } else { StatusCode::OK };

@@ -1,9 +1,9 @@
 //! A stateful fake of the part of Cloudflare's v4 API extdns uses, written from Cloudflare's published API
 //! reference: zones list/get, DNS records list (paged with `page`/`per_page`/`result_info`), create, patch,
 //! put, delete and the transactional batch; strict validation answering Cloudflare's error codes. On the
-//! [`crate::fake`] skeleton: throttled as Cloudflare throttles (429, error 971, `Retry-After`; its documented
-//! limit is 1,200 requests per five minutes), a refused record name answered with error 1004 "DNS Validation
-//! Error".
+//! [`crate::fake`] skeleton: throttled as Cloudflare throttles (429, error 971, `Retry-After`) past its
+//! documented limit ([`RATE_LIMIT`], per token or per user of a global key), a refused record name answered
+//! with error 1004 "DNS Validation Error".
 
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -28,11 +28,11 @@ pub const API_KEY: &str = "144c9defac04969c7bfad8efaa8ea194";
 pub const API_EMAIL: &str = "user@example.com";
 /// Operations one batch call accepts (Cloudflare's free plan).
 pub const MAX_BATCH: usize = 200;
-/// Cloudflare's documented global rate limit: 1,200 requests per five minutes per user.
-pub const RATE_LIMIT: RateLimit = RateLimit {
-    requests: 1200,
-    window: Duration::from_secs(300),
-};
+/// Cloudflare's documented global rate limit: 1,200 requests per five minutes per user or account token
+/// ("If you exceed this limit, all API calls for the next five minutes will be blocked, receiving a HTTP
+/// 429"), <https://developers.cloudflare.com/fundamentals/api/reference/limits/>. A sliding window that
+/// counts every call, blocked ones too, so a client that keeps calling stays blocked.
+pub const RATE_LIMIT: RateLimit = RateLimit::window(1200, Duration::from_secs(300));
 
 /// One DNS record as the fake stores it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,8 +94,6 @@ pub struct FakeState {
     /// Ids by (zone id, name), so conflict checks do not scan the zone.
     names: std::collections::HashMap<(String, String), std::collections::BTreeSet<String>>,
     next_id: u64,
-    /// Batch calls that changed something.
-    pub writes: usize,
 }
 
 impl FakeState {
@@ -140,14 +138,30 @@ impl Api for FakeState {
     fn purpose(method: &Method, uri: &Uri, _: &HeaderMap) -> Purpose {
         let path = uri.path().trim_start_matches("/client/v4/zones");
         let parts = path.split('/').filter(|p| !p.is_empty()).count();
-        Purpose::api(match (method.as_str(), parts, path.ends_with("/batch")) {
-            (_, 0, _) => "zones.list",
-            (_, 1, _) => "zones.get",
-            ("GET", 2, _) => "records.list",
-            (_, 2, _) => "records.create",
-            (_, _, true) => "batch",
-            _ => "record",
-        })
+        match (method.as_str(), parts, path.ends_with("/batch")) {
+            (_, 0, _) => Purpose::read("zones.list"),
+            (_, 1, _) => Purpose::read("zones.get"),
+            ("GET", 2, _) => Purpose::read("records.list"),
+            (_, 2, _) => Purpose::write("records.create"),
+            (_, _, true) => Purpose::write("batch"),
+            ("GET", _, _) => Purpose::read("record"),
+            ("DELETE", _, _) => Purpose::delete("record"),
+            _ => Purpose::write("record"),
+        }
+    }
+
+    fn limits() -> Vec<RateLimit> {
+        vec![RATE_LIMIT]
+    }
+
+    /// Cloudflare counts per user or token: the bearer token, or the global key's email.
+    fn account(_: &Method, _: &Uri, headers: &HeaderMap) -> String {
+        let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+        match (header("authorization"), header("x-auth-email")) {
+            (Some(bearer), _) => bearer.trim_start_matches("Bearer ").to_string(),
+            (None, Some(email)) => email.to_string(),
+            (None, None) => String::new(),
+        }
     }
 
     fn throttled(retry_after: Duration) -> Response {
@@ -640,7 +654,6 @@ async fn batch(State(state): State<Shared>, headers: HeaderMap, Path(zone): Path
             records: guard.records.clone(),
             names: guard.names.clone(),
             next_id: guard.next_id,
-            ..FakeState::default()
         };
         let id_of = |v: &Value| -> Result<String, Err> {
             v.get("id").and_then(Value::as_str).map(str::to_string).ok_or_else(|| {
@@ -688,7 +701,6 @@ async fn batch(State(state): State<Shared>, headers: HeaderMap, Path(zone): Path
         guard.records = work.records;
         guard.names = work.names;
         guard.next_id = work.next_id;
-        guard.writes += 1;
         Ok(Value::Object(out))
     })();
     result.map(|v| ok(v, None)).unwrap_or_else(error_response)

@@ -81,12 +81,12 @@ impl Api for Inner {
 
     fn purpose(_: &Method, _: &Uri, headers: &HeaderMap) -> Purpose {
         let target = headers.get("x-amz-target").and_then(|v| v.to_str().ok());
-        Purpose::api(match target.and_then(|t| t.strip_prefix("DynamoDB_20120810.")) {
-            Some("DescribeTable") => "DescribeTable",
-            Some("Scan") => "Scan",
-            Some("BatchExecuteStatement") => "BatchExecuteStatement",
-            _ => "other",
-        })
+        match target.and_then(|t| t.strip_prefix("DynamoDB_20120810.")) {
+            Some("DescribeTable") => Purpose::read("DescribeTable"),
+            Some("Scan") => Purpose::read("Scan"),
+            Some("BatchExecuteStatement") => Purpose::write("BatchExecuteStatement"),
+            _ => Purpose::read("other"),
+        }
     }
 
     fn throttled(_: Duration) -> Response {

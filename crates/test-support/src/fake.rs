@@ -7,14 +7,15 @@
 //! - the next N requests (or the next N of one purpose) throttled as the API throttles, with a
 //!   `Retry-After` ([`Faults::throttle_next`], [`Faults::retry_after`], [`Faults::only`]);
 //! - the next N answered with a 5xx ([`Faults::fail_next`], [`Faults::fail_with`]);
-//! - a documented rate limit, N requests a window, past it throttled as the API throttles
-//!   ([`Faults::rate_limit`]);
+//! - the API's documented rate limits ([`Api::limits`], on from the start: [`Faults::limits`]), each
+//!   counted per account as the vendor keys it ([`Api::account`]) and as the vendor counts ([`Meter`]),
+//!   past it throttled as the API throttles; a test lowers them to stay short ([`Faults::limit`]);
 //! - latency added to every request ([`Faults::latency`]);
 //! - named records refused ([`Faults::refused`]): only the fake knows where a record's name is in a
 //!   request, so each fake asks [`Faults::refuses`] and refuses it its API's own way.
 //!
-//! Faults apply to the calls of the API under test only ([`Purpose::api`]), never to the token endpoints
-//! and metadata servers that some fakes serve beside it.
+//! Faults apply to the calls of the API under test only ([`Purpose::api`](Purpose#structfield.api)), never
+//! to the token endpoints and metadata servers that some fakes serve beside it.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::net::SocketAddr;
@@ -44,6 +45,35 @@ pub trait Api: Sized + Send + 'static {
 
     /// The API's answer when it is down (`status`, a 5xx).
     fn unavailable(status: StatusCode) -> Response;
+
+    /// The API's documented rate limits, each with its figure and its source beside it; every fake
+    /// enforces them from the start. None by default (an API that documents none).
+    fn limits() -> Vec<RateLimit> {
+        Vec::new()
+    }
+
+    /// Whom a request's limits are counted for, as the vendor keys them (the account of an access key, a
+    /// token, a subscription, a project); one account for all by default.
+    fn account(_method: &Method, _uri: &Uri, _headers: &HeaderMap) -> String {
+        String::new()
+    }
+
+    /// Whether a request so answered changed the API's state (what [`RequestLog::writes`] counts): by
+    /// default a write or delete answered with a 2xx.
+    fn changed(purpose: &Purpose, status: StatusCode) -> bool {
+        purpose.op != Op::Read && status.is_success()
+    }
+}
+
+/// What a request does, as the vendors' limits tell requests apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// Reads (and calls that change no record, like a login).
+    Read,
+    /// Creates or changes something.
+    Write,
+    /// Deletes something.
+    Delete,
 }
 
 /// What a request is for.
@@ -54,17 +84,45 @@ pub struct Purpose {
     /// A call of the API under test, which faults apply to; `false` for token endpoints and metadata
     /// servers.
     pub api: bool,
+    /// What it does, for the limits that count reads and writes apart and for [`RequestLog::writes`].
+    pub op: Op,
 }
 
 impl Purpose {
-    /// A call of the API under test.
-    pub fn api(name: &'static str) -> Purpose {
-        Purpose { name, api: true }
+    /// A read of the API under test.
+    pub fn read(name: &'static str) -> Purpose {
+        Purpose {
+            name,
+            api: true,
+            op: Op::Read,
+        }
+    }
+
+    /// A write of the API under test.
+    pub fn write(name: &'static str) -> Purpose {
+        Purpose {
+            name,
+            api: true,
+            op: Op::Write,
+        }
+    }
+
+    /// A delete of the API under test.
+    pub fn delete(name: &'static str) -> Purpose {
+        Purpose {
+            name,
+            api: true,
+            op: Op::Delete,
+        }
     }
 
     /// A call beside it (a token endpoint), logged but never faulted.
     pub fn beside(name: &'static str) -> Purpose {
-        Purpose { name, api: false }
+        Purpose {
+            name,
+            api: false,
+            op: Op::Read,
+        }
     }
 }
 
@@ -86,13 +144,125 @@ pub fn query_pairs(raw: Option<&str>) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// A documented rate limit: at most `requests` in any `window`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How a documented limit counts requests, which differs by vendor.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Meter {
+    /// At most `requests` in any sliding `window`, counting every request that arrives, refused ones
+    /// included: a client that keeps calling past the limit stays blocked (Cloudflare: "all API calls for
+    /// the next five minutes will be blocked").
+    Window {
+        /// Requests counted in one window before the next is refused.
+        requests: usize,
+        /// The sliding window.
+        window: Duration,
+    },
+    /// A token bucket (Route53, Azure Resource Manager): `capacity` tokens, refilled at `per_second` up to
+    /// the capacity; an admitted request takes one, a refused one none (the bucket was empty).
+    Bucket {
+        /// The burst: tokens of a full bucket.
+        capacity: u32,
+        /// Tokens added a second.
+        per_second: f64,
+    },
+}
+
+/// One documented rate limit: how it counts, and which requests (every call of the API, or only its
+/// reads, writes or deletes, which Azure counts apart).
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RateLimit {
-    /// Requests admitted in one window.
-    pub requests: usize,
-    /// The sliding window.
-    pub window: Duration,
+    /// How it counts.
+    pub meter: Meter,
+    /// The requests it counts: `None` for every call of the API.
+    pub counts: Option<Op>,
+}
+
+impl RateLimit {
+    /// At most `requests` in any `window`, every call counted.
+    pub const fn window(requests: usize, window: Duration) -> RateLimit {
+        RateLimit {
+            meter: Meter::Window { requests, window },
+            counts: None,
+        }
+    }
+
+    /// A token bucket of `capacity` refilled at `per_second`, every call counted.
+    pub const fn bucket(capacity: u32, per_second: f64) -> RateLimit {
+        RateLimit {
+            meter: Meter::Bucket { capacity, per_second },
+            counts: None,
+        }
+    }
+
+    /// The same limit over one kind of request only.
+    pub const fn of(self, op: Op) -> RateLimit {
+        RateLimit {
+            meter: self.meter,
+            counts: Some(op),
+        }
+    }
+
+    /// Whether it counts a request doing `op`.
+    fn counts(&self, op: Op) -> bool {
+        self.counts.is_none_or(|counted| counted == op)
+    }
+}
+
+/// One account's use of one limit.
+#[derive(Debug)]
+enum Use {
+    /// The arrivals of the last window, oldest first.
+    Window(VecDeque<Instant>),
+    /// The tokens left when last looked at, and when that was.
+    Bucket { tokens: f64, at: Instant },
+}
+
+impl Use {
+    fn new(meter: Meter, now: Instant) -> Use {
+        match meter {
+            Meter::Window { .. } => Use::Window(VecDeque::new()),
+            Meter::Bucket { capacity, .. } => Use::Bucket {
+                tokens: f64::from(capacity),
+                at: now,
+            },
+        }
+    }
+
+    /// How long until the limit admits a request arriving `now`, or `None` if it admits it now. Only an
+    /// admitted request takes a token; a window counts every arrival.
+    fn check(&mut self, meter: Meter, now: Instant) -> Option<Duration> {
+        match (self, meter) {
+            (Use::Window(arrived), Meter::Window { requests, window }) => {
+                while arrived.front().is_some_and(|at| now.duration_since(*at) >= window) {
+                    arrived.pop_front();
+                }
+                let full = arrived.len() >= requests;
+                let wait = full.then(|| {
+                    let oldest = arrived.front().copied().unwrap_or(now);
+                    window.saturating_sub(now.duration_since(oldest))
+                });
+                arrived.push_back(now);
+                wait
+            }
+            (Use::Bucket { tokens, at }, Meter::Bucket { capacity, per_second }) => {
+                let refill = now.duration_since(*at).as_secs_f64() * per_second;
+                *tokens = (*tokens + refill).min(f64::from(capacity));
+                *at = now;
+                if *tokens >= 1.0 {
+                    *tokens -= 1.0;
+                    return None;
+                }
+                let missing = 1.0 - *tokens;
+                Some(Duration::from_secs_f64(
+                    (missing / per_second.max(f64::MIN_POSITIVE)).min(3600.0),
+                ))
+            }
+            // A limit's use is made from its own meter, so the two always match.
+            (usage, meter) => {
+                *usage = Use::new(meter, now);
+                None
+            }
+        }
+    }
 }
 
 /// The faults a test asks for; every field is read on each request.
@@ -107,16 +277,18 @@ pub struct Faults {
     pub fail_next: usize,
     /// The 5xx of [`Faults::fail_next`] (503 unless set).
     pub fail_with: StatusCode,
-    /// When set, [`Faults::throttle_next`] and [`Faults::fail_next`] count only requests of this purpose.
+    /// When set, [`Faults::throttle_next`] and [`Faults::fail_next`] count only requests of this purpose;
+    /// cleared once both have run out, so a fault a test sets later counts every purpose again.
     pub only: Option<&'static str>,
     /// Added before every request is answered.
     pub latency: Duration,
     /// Record names refused, lower-case without the final dot; each fake refuses them its API's way.
     pub refused: BTreeSet<String>,
-    /// The API's documented rate limit, when a test turns it on.
-    pub rate_limit: Option<RateLimit>,
-    /// When the requests the rate limit admitted arrived, the last window's.
-    admitted: VecDeque<Instant>,
+    /// The API's documented rate limits ([`Api::limits`] from the start); a test lowers, raises or
+    /// clears them ([`Faults::limit`]).
+    pub limits: Vec<RateLimit>,
+    /// Each account's use of each limit, by the limit's place in `limits` and the account.
+    usage: BTreeMap<(usize, String), Use>,
 }
 
 impl Default for Faults {
@@ -129,8 +301,8 @@ impl Default for Faults {
             only: None,
             latency: Duration::ZERO,
             refused: BTreeSet::new(),
-            rate_limit: None,
-            admitted: VecDeque::new(),
+            limits: Vec::new(),
+            usage: BTreeMap::new(),
         }
     }
 }
@@ -151,33 +323,44 @@ impl Faults {
         !self.refused.is_empty() && self.refused.contains(&name_key(name))
     }
 
-    /// The fault a request of `purpose` arriving `now` meets, if any.
-    fn decide(&mut self, purpose: &str, now: Instant) -> Option<Fault> {
-        let counted = self.only.is_none_or(|only| only == purpose);
-        if counted && self.throttle_next > 0 {
+    /// Replaces the limits (a test's lower figure, or none: `limit(Vec::new())`), forgetting what
+    /// the old ones counted.
+    pub fn limit(&mut self, limits: Vec<RateLimit>) {
+        self.limits = limits;
+        self.usage.clear();
+    }
+
+    /// The fault a request of `purpose` for `account` arriving `now` meets, if any.
+    fn decide(&mut self, purpose: &Purpose, account: &str, now: Instant) -> Option<Fault> {
+        let counted = self.only.is_none_or(|only| only == purpose.name);
+        let injected = if counted && self.throttle_next > 0 {
             self.throttle_next -= 1;
-            return Some(Fault::Throttled(self.retry_after));
-        }
-        if counted && self.fail_next > 0 {
+            Some(Fault::Throttled(self.retry_after))
+        } else if counted && self.fail_next > 0 {
             self.fail_next -= 1;
-            return Some(Fault::Failed(self.fail_with));
+            Some(Fault::Failed(self.fail_with))
+        } else {
+            None
+        };
+        if self.throttle_next == 0 && self.fail_next == 0 {
+            self.only = None;
         }
-        let limit = self.rate_limit?;
-        while self
-            .admitted
-            .front()
-            .is_some_and(|at| now.duration_since(*at) >= limit.window)
-        {
-            self.admitted.pop_front();
+        // Every limit sees every request it counts, an injected fault's too: the vendor counts what
+        // arrives, whatever the answer.
+        let mut wait: Option<Duration> = None;
+        for (i, limit) in self.limits.iter().enumerate() {
+            if !limit.counts(purpose.op) {
+                continue;
+            }
+            let usage = self
+                .usage
+                .entry((i, account.to_string()))
+                .or_insert_with(|| Use::new(limit.meter, now));
+            if let Some(w) = usage.check(limit.meter, now) {
+                wait = Some(wait.map_or(w, |longest| longest.max(w)));
+            }
         }
-        if self.admitted.len() >= limit.requests {
-            let oldest = self.admitted.front().copied().unwrap_or(now);
-            return Some(Fault::RateLimited(
-                limit.window.saturating_sub(now.duration_since(oldest)),
-            ));
-        }
-        self.admitted.push_back(now);
-        None
+        injected.or(wait.map(Fault::RateLimited))
     }
 }
 
@@ -186,7 +369,7 @@ impl Faults {
 pub enum Fault {
     /// Throttled by [`Faults::throttle_next`], with this `Retry-After`.
     Throttled(Duration),
-    /// Past [`Faults::rate_limit`], with the time until the window admits another.
+    /// Past one of [`Faults::limits`], with the time until it admits another.
     RateLimited(Duration),
     /// Answered with this 5xx by [`Faults::fail_next`].
     Failed(StatusCode),
@@ -205,8 +388,12 @@ pub struct Logged {
     pub query: Option<String>,
     /// What it was for.
     pub purpose: Purpose,
+    /// Whom the API's limits counted it for ([`Api::account`]).
+    pub account: String,
     /// The status it was answered with.
     pub status: StatusCode,
+    /// Whether it changed the API's state ([`Api::changed`]).
+    pub changed: bool,
     /// The fault injected into it, if any.
     pub fault: Option<Fault>,
 }
@@ -272,6 +459,32 @@ impl RequestLog {
     /// Requests a throttle answered (injected or the rate limit).
     pub fn throttled(&self) -> usize {
         self.iter().filter(|r| r.throttled()).count()
+    }
+
+    /// Requests that changed the API's state ([`Api::changed`]): derived from the log, so no fake keeps
+    /// a count of its own.
+    pub fn writes(&self) -> usize {
+        self.iter().filter(|r| r.changed).count()
+    }
+
+    /// The most calls of the API under test `account` made in any `window` (by arrival): what a test
+    /// compares with the account's limit.
+    pub fn most_in_window(&self, account: &str, window: Duration) -> usize {
+        let mut at: Vec<Instant> = self
+            .iter()
+            .filter(|r| r.purpose.api && r.account == account)
+            .map(|r| r.at)
+            .collect();
+        at.sort();
+        let mut most = 0;
+        let mut first = 0;
+        for (last, t) in at.iter().enumerate() {
+            while t.duration_since(at[first]) >= window {
+                first += 1;
+            }
+            most = most.max(last + 1 - first);
+        }
+        most
     }
 
     /// When each request of this purpose arrived, in order.
@@ -345,9 +558,10 @@ async fn gate<S: Api>(State(shared): State<Shared<S>>, request: Request, next: N
     let method = request.method().clone();
     let uri = request.uri().clone();
     let purpose = S::purpose(&method, &uri, request.headers());
+    let account = S::account(&method, &uri, request.headers());
     let (fault, latency) = if purpose.api {
         let mut s = lock(&shared);
-        (s.faults.decide(purpose.name, at), s.faults.latency)
+        (s.faults.decide(&purpose, &account, at), s.faults.latency)
     } else {
         (None, Duration::ZERO)
     };
@@ -365,7 +579,9 @@ async fn gate<S: Api>(State(shared): State<Shared<S>>, request: Request, next: N
         path: uri.path().to_string(),
         query: uri.query().map(str::to_string),
         purpose,
+        account,
         status: response.status(),
+        changed: S::changed(&purpose, response.status()),
         fault,
     });
     response
@@ -411,12 +627,15 @@ impl<S> Clone for FakeServer<S> {
 }
 
 impl<S: Api> FakeServer<S> {
-    /// Serves the API's routes over `api`, its state, behind the gate.
+    /// Serves the API's routes over `api`, its state, behind the gate, its documented limits on.
     pub fn serve(api: S) -> FakeServer<S> {
         let shared: Shared<S> = Arc::new(Mutex::new(Locked {
             api,
             requests: RequestLog::default(),
-            faults: Faults::default(),
+            faults: Faults {
+                limits: S::limits(),
+                ..Faults::default()
+            },
         }));
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("cannot bind: {e}"));
         let addr = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
@@ -468,6 +687,14 @@ impl<S: Api + Default> FakeServer<S> {
 }
 
 impl<S> FakeServer<S> {
+    /// The fake with these limits instead of its API's documented ones: a test that runs its client
+    /// faster than the documented figure raises them to its pace, one about the limit lowers them to stay
+    /// short.
+    pub fn with_limits(self, limits: Vec<RateLimit>) -> Self {
+        self.lock().faults.limit(limits);
+        self
+    }
+
     /// Where it listens (for [`crate::tls_proxy::TlsProxy::start`]).
     pub fn addr(&self) -> SocketAddr {
         self.addr
@@ -477,6 +704,38 @@ impl<S> FakeServer<S> {
     pub fn lock(&self) -> MutexGuard<'_, Locked<S>> {
         lock(&self.shared)
     }
+}
+
+/// Another client of an account (another cluster on it), for tests of a shared budget: sends `GET url`
+/// with `headers` `burst` times at once, then `per_second` times a second, until `stop` is set; returns how
+/// many it sent. Its answers are not read beyond their status: it only spends the account's budget.
+pub async fn other_client(
+    url: String,
+    headers: Vec<(&'static str, String)>,
+    burst: usize,
+    per_second: f64,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+) -> usize {
+    let client = reqwest::Client::new();
+    let send = || {
+        let mut request = client.get(&url);
+        for (name, value) in &headers {
+            request = request.header(*name, value);
+        }
+        request.send()
+    };
+    let mut sent = 0;
+    for _ in 0..burst {
+        let _ = send().await;
+        sent += 1;
+    }
+    let mut every = tokio::time::interval(Duration::from_secs_f64(1.0 / per_second));
+    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        every.tick().await;
+        let _ = send().await;
+        sent += 1;
+    }
+    sent
 }
 
 #[cfg(test)]
@@ -504,8 +763,8 @@ mod tests {
         fn purpose(method: &Method, uri: &Uri, _: &HeaderMap) -> Purpose {
             match (method.as_str(), uri.path()) {
                 ("POST", "/token") => Purpose::beside("token"),
-                ("GET", _) => Purpose::api("list"),
-                _ => Purpose::api("put"),
+                ("GET", _) => Purpose::read("list"),
+                _ => Purpose::write("put"),
             }
         }
 
@@ -633,10 +892,9 @@ mod tests {
     #[tokio::test]
     async fn a_rate_limit_admits_its_requests_a_window_and_throttles_the_rest() {
         let fake = toy();
-        fake.lock().faults.rate_limit = Some(RateLimit {
-            requests: 2,
-            window: Duration::from_secs(3600),
-        });
+        fake.lock()
+            .faults
+            .limit(vec![RateLimit::window(2, Duration::from_secs(3600))]);
         assert_eq!(call(&fake, Method::GET, "/records").await.0, 200);
         assert_eq!(call(&fake, Method::PUT, "/records/a").await.0, 201);
         let (status, retry, _) = call(&fake, Method::GET, "/records").await;
@@ -649,22 +907,95 @@ mod tests {
         assert_eq!(s.requests.throttled(), 1);
     }
 
+    fn faults(limits: Vec<RateLimit>) -> Faults {
+        let mut f = Faults::default();
+        f.limit(limits);
+        f
+    }
+
     #[test]
-    fn a_window_readmits_once_its_oldest_request_leaves_it() {
+    fn a_window_counts_refused_requests_too_so_a_client_calling_on_stays_blocked() {
+        let mut f = faults(vec![RateLimit::window(1, Duration::from_secs(10))]);
+        let list = Purpose::read("list");
+        let t0 = Instant::now();
+        assert_eq!(f.decide(&list, "", t0), None);
+        assert_eq!(
+            f.decide(&list, "", t0 + Duration::from_secs(4)),
+            Some(Fault::RateLimited(Duration::from_secs(6)))
+        );
+        // The first request has left the window, but the refused one at 4 s has not.
+        assert!(f.decide(&list, "", t0 + Duration::from_secs(10)).is_some());
+        assert_eq!(f.decide(&list, "", t0 + Duration::from_secs(20)), None);
+    }
+
+    #[test]
+    fn a_bucket_refills_at_its_rate_and_a_refused_request_takes_no_token() {
+        let mut f = faults(vec![RateLimit::bucket(2, 1.0)]);
+        let list = Purpose::read("list");
+        let t0 = Instant::now();
+        assert_eq!(f.decide(&list, "", t0), None);
+        assert_eq!(f.decide(&list, "", t0), None, "the burst");
+        assert_eq!(
+            f.decide(&list, "", t0 + Duration::from_millis(500)),
+            Some(Fault::RateLimited(Duration::from_millis(500)))
+        );
+        assert_eq!(
+            f.decide(&list, "", t0 + Duration::from_secs(1)),
+            None,
+            "refilled, nothing taken by the refusal"
+        );
+        assert!(f.decide(&list, "", t0 + Duration::from_secs(1)).is_some());
+    }
+
+    #[test]
+    fn limits_count_per_account_and_per_kind_of_request() {
+        let mut f = faults(vec![
+            RateLimit::window(1, Duration::from_secs(60)).of(Op::Read),
+            RateLimit::window(1, Duration::from_secs(60)).of(Op::Write),
+        ]);
+        let t0 = Instant::now();
+        let (read, write) = (Purpose::read("list"), Purpose::write("put"));
+        assert_eq!(f.decide(&read, "sub-a", t0), None);
+        assert_eq!(f.decide(&write, "sub-a", t0), None, "writes have their own limit");
+        assert_eq!(f.decide(&read, "sub-b", t0), None, "another account has its own");
+        assert!(f.decide(&read, "sub-a", t0).is_some());
+        assert!(f.decide(&write, "sub-a", t0).is_some());
+    }
+
+    #[test]
+    fn only_ends_with_its_counters() {
         let mut f = Faults {
-            rate_limit: Some(RateLimit {
-                requests: 1,
-                window: Duration::from_secs(10),
-            }),
+            throttle_next: 1,
+            only: Some("put"),
             ..Faults::default()
         };
         let t0 = Instant::now();
-        assert_eq!(f.decide("list", t0), None);
+        assert_eq!(f.decide(&Purpose::read("list"), "", t0), None, "another purpose");
+        assert!(f.decide(&Purpose::write("put"), "", t0).is_some());
+        assert_eq!(f.only, None, "run out, so it no longer filters");
+        f.fail_next = 1;
         assert_eq!(
-            f.decide("list", t0 + Duration::from_secs(4)),
-            Some(Fault::RateLimited(Duration::from_secs(6)))
+            f.decide(&Purpose::read("list"), "", t0),
+            Some(Fault::Failed(StatusCode::SERVICE_UNAVAILABLE)),
+            "a later fault counts every purpose"
         );
-        assert_eq!(f.decide("list", t0 + Duration::from_secs(10)), None);
+    }
+
+    #[tokio::test]
+    async fn writes_are_derived_from_the_log_and_windows_measured_per_account() {
+        let fake = toy();
+        assert_eq!(call(&fake, Method::PUT, "/records/a").await.0, 201);
+        assert_eq!(call(&fake, Method::GET, "/records").await.0, 200);
+        fake.lock().faults.refuse("b");
+        assert_eq!(call(&fake, Method::PUT, "/records/b").await.0, 422);
+        let s = fake.lock();
+        assert_eq!(
+            s.requests.writes(),
+            1,
+            "one write landed; a read and a refusal changed nothing"
+        );
+        assert_eq!(s.requests.most_in_window("", Duration::from_secs(3600)), 3);
+        assert_eq!(s.requests.most_in_window("someone else", Duration::from_secs(3600)), 0);
     }
 
     #[tokio::test]

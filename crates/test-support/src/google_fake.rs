@@ -16,7 +16,8 @@
 //!   Identity Federation.
 //!
 //! Every Cloud DNS call needs a token the fake issued. On the [`crate::fake`] skeleton, whose faults reach
-//! Cloud DNS only (never the token endpoints): throttled as Cloud DNS throttles (429 `rateLimitExceeded`), a
+//! Cloud DNS only (never the token endpoints): throttled as Cloud DNS throttles (429 `rateLimitExceeded`)
+//! past its per-project limit ([`RATE_LIMIT`]), a
 //! change touching a refused record name refused whole (400 `invalid`, naming the entry).
 
 // A handler's refusal is its answer: helpers return it as the `Err` they are checked with.
@@ -38,7 +39,14 @@ use base64::Engine;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use serde_json::{Value, json};
 
-use crate::fake::{self, Api, FakeServer, Locked, Purpose};
+use crate::fake::{self, Api, FakeServer, Locked, Purpose, RateLimit};
+
+/// Cloud DNS's API requests per project: its quota page
+/// (<https://cloud.google.com/dns/quotas>) names the per-minute read and write quotas of a project's
+/// principals but no figure (each project's console shows its own), so the fake meters the 600 a minute
+/// extdns assumes (`extdns_provider_google::API_LIMIT`) as a one-minute window counting every call, as
+/// Google's quotas count requests; a test lowers it with [`crate::fake::Faults::limit`].
+pub const RATE_LIMIT: RateLimit = RateLimit::window(600, Duration::from_secs(60));
 
 /// The project the fake serves.
 pub const PROJECT: &str = "extdns-test";
@@ -192,13 +200,26 @@ impl Api for FakeState {
             });
         }
         let segments: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
-        Purpose::api(match (segments.get(6).copied(), segments.len()) {
-            (None, 5) => "managedZones.list",
-            (Some("rrsets"), _) => "resourceRecordSets.list",
-            (Some("changes"), 7) if method == Method::POST => "changes.create",
-            (Some("changes"), 8) => "changes.get",
-            _ => "other",
-        })
+        match (segments.get(6).copied(), segments.len()) {
+            (None, 5) => Purpose::read("managedZones.list"),
+            (Some("rrsets"), _) => Purpose::read("resourceRecordSets.list"),
+            (Some("changes"), 7) if method == Method::POST => Purpose::write("changes.create"),
+            (Some("changes"), 8) => Purpose::read("changes.get"),
+            _ => Purpose::read("other"),
+        }
+    }
+
+    fn limits() -> Vec<RateLimit> {
+        vec![RATE_LIMIT]
+    }
+
+    /// Cloud DNS counts per project: the path's `/dns/v1/projects/{project}/`.
+    fn account(_: &Method, uri: &Uri, _: &HeaderMap) -> String {
+        let segments: Vec<&str> = uri.path().split('/').filter(|p| !p.is_empty()).collect();
+        match segments.as_slice() {
+            ["dns", "v1", "projects", project, ..] => project.to_string(),
+            _ => String::new(),
+        }
     }
 
     fn throttled(_: Duration) -> Response {

@@ -3,8 +3,9 @@
 //! pages carry NextRecordIdentifier. Its XML types are its own, written from Route53's API reference, so it
 //! does not share the provider's (possibly wrong) idea of the wire format: that they look like the
 //! provider's is the point, and the one repetition between the two kept on purpose. On the [`crate::fake`]
-//! skeleton: throttled as Route53 throttles (400 `Throttling`, no `Retry-After`; its documented limit is five
-//! requests a second), a refused record name refuses its whole change batch (`InvalidChangeBatch`).
+//! skeleton: throttled as Route53 throttles (400 `Throttling`, no `Retry-After`) past its documented limit
+//! ([`RATE_LIMIT`], per account: here one access key is one account), a refused record name refuses its
+//! whole change batch (`InvalidChangeBatch`).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -18,11 +19,20 @@ use serde::{Deserialize, Serialize};
 
 use crate::fake::{self, Api, FakeServer, Faults, Locked, Purpose, RateLimit};
 
-/// Route53's documented rate limit: five requests a second per account.
-pub const RATE_LIMIT: RateLimit = RateLimit {
-    requests: 5,
-    window: Duration::from_secs(1),
-};
+/// Route53's documented rate limit: five requests a second per AWS account, every API call counted
+/// ("If you submit more than five requests per second, Route 53 returns an HTTP 400 error", code
+/// `Throttling`), <https://docs.aws.amazon.com/Route53/latest/DeveloperGuide/DNSLimitations.html> and
+/// <https://repost.aws/knowledge-center/route-53-avoid-throttling-errors>. Metered as AWS meters it, a token
+/// bucket (<https://docs.aws.amazon.com/Route53/latest/DeveloperGuide/throttling-api-requests.html>), of five
+/// tokens refilled five a second. That newer page gives the account a bucket of 50 refilled 10 a second;
+/// the five a second extdns paces to stays within both.
+pub const RATE_LIMIT: RateLimit = RateLimit::bucket(5, 5.0);
+
+/// Route53's limit metered the same way at another figure: `per_second` requests a second per account, as
+/// many at once (a test's lower or higher figure; [`FakeServer::with_limits`]).
+pub fn per_second(per_second: u32) -> RateLimit {
+    RateLimit::bucket(per_second, f64::from(per_second))
+}
 
 /// A resource record set in Route53's XML shape.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -184,13 +194,23 @@ impl Api for Inner {
 
     fn purpose(method: &Method, uri: &Uri, _: &HeaderMap) -> Purpose {
         let path = uri.path().trim_end_matches('/');
-        Purpose::api(match (method.as_str(), path.ends_with("/rrset")) {
-            ("GET", true) => "ListResourceRecordSets",
-            ("POST", true) => "ChangeResourceRecordSets",
-            _ if path.ends_with("/tags/hostedzone") => "ListTagsForResources",
-            _ if path.ends_with("/hostedzone") => "ListHostedZones",
-            _ => "other",
-        })
+        match (method.as_str(), path.ends_with("/rrset")) {
+            ("GET", true) => Purpose::read("ListResourceRecordSets"),
+            ("POST", true) => Purpose::write("ChangeResourceRecordSets"),
+            _ if path.ends_with("/tags/hostedzone") => Purpose::read("ListTagsForResources"),
+            _ if path.ends_with("/hostedzone") => Purpose::read("ListHostedZones"),
+            _ => Purpose::read("other"),
+        }
+    }
+
+    fn limits() -> Vec<RateLimit> {
+        vec![RATE_LIMIT]
+    }
+
+    /// The access key a request is signed with (`Credential=<key>/<date>/...`): Route53 counts per account,
+    /// and the fake's accounts are its access keys.
+    fn account(_: &Method, _: &Uri, headers: &HeaderMap) -> String {
+        access_key(headers).unwrap_or_default()
     }
 
     fn throttled(_: Duration) -> Response {
@@ -200,6 +220,13 @@ impl Api for Inner {
     fn unavailable(status: StatusCode) -> Response {
         error(status, "ServiceUnavailable", "Service is unavailable")
     }
+}
+
+/// The access key id of a SigV4 `Authorization` header.
+pub fn access_key(headers: &HeaderMap) -> Option<String> {
+    let auth = headers.get("authorization")?.to_str().ok()?;
+    let credential = auth.split("Credential=").nth(1)?;
+    credential.split('/').next().map(str::to_string)
 }
 
 type Shared = fake::Shared<Inner>;

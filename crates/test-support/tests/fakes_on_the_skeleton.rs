@@ -208,3 +208,130 @@ async fn dynamodb_fails_the_refused_statement_alone_and_throttles_with_throttlin
     assert!(body.contains("ThrottlingException"), "{body}");
     assert_eq!(fake.lock().requests.count("Scan"), 1);
 }
+
+/// Every fake enforces its API's documented limits from the start, keyed as its vendor keys them.
+#[test]
+fn each_cloud_fake_enforces_its_documented_limits_from_the_start() {
+    use extdns_test_support::fake::{Meter, Op};
+    use extdns_test_support::{azure_fake, cloudflare_fake, route53_fake};
+    let route53 = FakeRoute53::start_in_background();
+    assert_eq!(route53.lock().faults.limits, [route53_fake::RATE_LIMIT]);
+    assert_eq!(
+        route53_fake::RATE_LIMIT.meter,
+        Meter::Bucket {
+            capacity: 5,
+            per_second: 5.0
+        }
+    );
+    let cf = FakeCloudflare::start(&[]);
+    assert_eq!(cf.state().faults.limits, [cloudflare_fake::RATE_LIMIT]);
+    let azure = FakeAzure::start(&[]);
+    let limits = azure.state().faults.limits.clone();
+    assert_eq!(
+        limits.iter().map(|l| l.counts).collect::<Vec<_>>(),
+        [Some(Op::Read), Some(Op::Write), Some(Op::Delete)]
+    );
+    assert_eq!(limits[0], azure_fake::READ_LIMIT);
+    let google = FakeGoogle::start(&[]);
+    assert_eq!(google.state().faults.limits, [google_fake::RATE_LIMIT]);
+}
+
+#[tokio::test]
+async fn route53_counts_per_access_key_and_throttles_past_its_bucket() {
+    use extdns_test_support::route53_fake;
+    let fake = FakeRoute53::start_in_background().with_limits(vec![route53_fake::per_second(2)]);
+    let client = reqwest::Client::new();
+    let list = |key: &str| {
+        client.get(format!("{}/2013-04-01/hostedzone", fake.url)).header(
+            "authorization",
+            format!("AWS4-HMAC-SHA256 Credential={key}/20260101/us-east-1/route53/aws4_request, Signature=0"),
+        )
+    };
+    assert_eq!(answer(list("AKIDA"), "retry-after").await.0, 200);
+    assert_eq!(answer(list("AKIDA"), "retry-after").await.0, 200);
+    let (status, _, body) = answer(list("AKIDA"), "retry-after").await;
+    assert_eq!(status, 400, "past the account's bucket");
+    assert!(body.contains("<Code>Throttling</Code>"), "{body}");
+    assert_eq!(answer(list("AKIDB"), "retry-after").await.0, 200, "another account");
+    let s = fake.lock();
+    assert_eq!(
+        s.requests.iter().map(|r| r.account.as_str()).collect::<Vec<_>>(),
+        ["AKIDA", "AKIDA", "AKIDA", "AKIDB"]
+    );
+}
+
+#[tokio::test]
+async fn resource_manager_counts_reads_and_writes_of_each_subscription_apart() {
+    use extdns_test_support::azure_fake::{RESOURCE_GROUP, SUBSCRIPTION};
+    use extdns_test_support::fake::{Op, RateLimit};
+    let fake = FakeAzure::start(&[(Service::Public, "example.org")]);
+    fake.state().faults.limit(vec![
+        RateLimit::bucket(1, 0.001).of(Op::Read),
+        RateLimit::bucket(1, 0.001).of(Op::Write),
+    ]);
+    let token = fake.issue_token();
+    let client = reqwest::Client::new();
+    let zone = format!(
+        "{}/subscriptions/{SUBSCRIPTION}/resourceGroups/{RESOURCE_GROUP}/providers/Microsoft.Network/dnsZones",
+        fake.url
+    );
+    let list = || client.get(format!("{zone}?api-version=2018-05-01")).bearer_auth(&token);
+    let put = || {
+        client
+            .put(format!("{zone}/example.org/A/www?api-version=2018-05-01"))
+            .bearer_auth(&token)
+            .json(&json!({"properties": {"TTL": 60, "ARecords": [{"ipv4Address": "192.0.2.1"}]}}))
+    };
+    assert_eq!(answer(list(), "retry-after").await.0, 200);
+    assert_eq!(
+        answer(put(), "retry-after").await.0,
+        201,
+        "writes have their own bucket"
+    );
+    let (status, retry, _) = answer(list(), "retry-after").await;
+    assert_eq!(status, 429);
+    assert!(retry.is_some_and(|r| r.parse::<u64>().is_ok_and(|s| s >= 1)));
+    assert_eq!(answer(put(), "retry-after").await.0, 429);
+    let s = fake.state();
+    assert!(s.requests.iter().all(|r| !r.purpose.api || r.account == SUBSCRIPTION));
+    assert_eq!(s.requests.writes(), 1, "the one PUT that landed");
+}
+
+#[tokio::test]
+async fn cloud_dns_counts_per_project_and_cloudflare_per_token() {
+    use extdns_test_support::fake::RateLimit;
+    use std::time::Duration;
+    let google = FakeGoogle::start(&[("example-org", "example.org")]);
+    google
+        .state()
+        .faults
+        .limit(vec![RateLimit::window(1, Duration::from_secs(3600))]);
+    let token = google.issue_token();
+    let client = reqwest::Client::new();
+    let zones = |project: &str| {
+        client
+            .get(format!("{}/projects/{project}/managedZones", google.dns_url()))
+            .bearer_auth(&token)
+    };
+    assert_eq!(answer(zones(google_fake::PROJECT), "retry-after").await.0, 200);
+    assert_eq!(answer(zones(google_fake::PROJECT), "retry-after").await.0, 429);
+    assert_ne!(
+        answer(zones("another-project"), "retry-after").await.0,
+        429,
+        "its own quota"
+    );
+
+    let cf = FakeCloudflare::start(&[]);
+    cf.state()
+        .faults
+        .limit(vec![RateLimit::window(1, Duration::from_secs(3600))]);
+    let zones = |token: &str| client.get(format!("{}/zones", cf.url)).bearer_auth(token);
+    assert_eq!(answer(zones(TOKEN), "retry-after").await.0, 200);
+    let (status, retry, _) = answer(zones(TOKEN), "retry-after").await;
+    assert_eq!((status, retry.is_some()), (429, true));
+    assert_ne!(
+        answer(zones("another-token"), "retry-after").await.0,
+        429,
+        "its own limit"
+    );
+}

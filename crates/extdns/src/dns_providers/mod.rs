@@ -21,10 +21,11 @@ use futures::FutureExt as _;
 use tracing::info;
 
 use crate::events::KubeEvents;
-use crate::providers::build_observed_provider;
+use crate::providers::build_pooled_provider;
 use crate::run::{REVISION, VERSION, kube_client, spawn_signal_handler};
 use crate::settings::ProviderSettings;
 use crate::settings::fleet::FleetSettings;
+use extdns_provider::budget::PacerPool;
 
 /// Runs the providers of the provider objects until SIGTERM.
 pub async fn run(fleet: &FleetSettings) -> anyhow::Result<()> {
@@ -63,6 +64,7 @@ pub async fn run(fleet: &FleetSettings) -> anyhow::Result<()> {
         root: root.clone(),
         leadership: leadership.clone(),
         events,
+        pool: Arc::new(PacerPool::new()),
     });
     let config = ManagerConfig {
         interval: fleet.interval,
@@ -85,6 +87,8 @@ struct Factory {
     root: Arc<Metrics>,
     leadership: Leadership,
     events: Option<Arc<dyn EventSink>>,
+    /// Every provider's account budget: the providers whose credentials name one account share it.
+    pool: Arc<PacerPool>,
 }
 
 #[async_trait]
@@ -105,7 +109,7 @@ impl PipelineFactory for Factory {
         let (provider, server) = match bound {
             Some((provider, server)) => (provider, Some(server)),
             None => {
-                let provider = build_observed_provider(&settings.provider, Some(&metrics))
+                let provider = build_pooled_provider(&settings.provider, Some(&metrics), &self.pool)
                     .await
                     .map_err(|e| BuildError::unavailable(e.to_string(), e))?;
                 (provider, None)

@@ -13,6 +13,7 @@
 
 pub mod aws;
 pub mod azure;
+mod budget;
 pub mod cloudflare;
 pub mod coredns;
 mod crd;
@@ -562,6 +563,7 @@ pub fn controller_with_env(flags: &Flags, env: Env<'_>) -> Result<Settings, Vali
     };
     let mut provider = provider;
     provider.set_write_rate(write_rate(p.provider_write_rate)?);
+    budget::set_request_rate(&mut provider, p.provider_request_rate)?;
     let managed_types = record_types(&p.managed_record_types);
     let excluded_types = record_types(&p.exclude_record_types);
     let registry = match registry_name {
