@@ -46,15 +46,16 @@ pub enum FailureKind {
 
 impl FailureKind {
     /// The kind of an HTTP status, with the answer's `Retry-After`: 429 (and a 503 that says when to come
-    /// back) is throttled, 408 and other 5xx transient, 401 and 403 authentication, 400, 409 and 422 a
-    /// refusal of what was sent, anything else fatal.
+    /// back) is throttled, 408 and other 5xx transient, 401 and 403 authentication, 400, 409, 413 and 422 a
+    /// refusal of what was sent, anything else fatal. A 413 (payload too large) is the batch's size, not the
+    /// backend's health: splitting it ([`apply_split`](crate::batch::apply_split)) sends smaller ones.
     pub fn of_status(status: StatusCode, retry_after: Option<Duration>) -> FailureKind {
         match status.as_u16() {
             429 => FailureKind::Throttled { retry_after },
             503 if retry_after.is_some() => FailureKind::Throttled { retry_after },
             408 | 500..=599 => FailureKind::Transient,
             401 | 403 => FailureKind::Auth,
-            400 | 409 | 422 => FailureKind::Refused,
+            400 | 409 | 413 | 422 => FailureKind::Refused,
             _ => FailureKind::Fatal,
         }
     }
@@ -195,6 +196,11 @@ mod tests {
         assert_eq!(kind(400, &[]), FailureKind::Refused);
         assert_eq!(kind(409, &[]), FailureKind::Refused);
         assert_eq!(kind(422, &[]), FailureKind::Refused);
+        assert_eq!(
+            kind(413, &[]),
+            FailureKind::Refused,
+            "a payload too large is split, not fatal"
+        );
         assert_eq!(kind(404, &[]), FailureKind::Fatal);
         assert_eq!(kind(301, &[]), FailureKind::Fatal);
     }
