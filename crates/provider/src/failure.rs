@@ -148,6 +148,37 @@ pub fn unanswered(error: &reqwest::Error) -> FailureKind {
     }
 }
 
+/// A call that got no whole answer (a refused connection, a timeout, a TLS failure, a body broken off),
+/// the same for every HTTP backend: each API's error holds one (`#[error(transparent)]`), so the message
+/// and the kind ([`unanswered`]) are written once. `api` names the backend in the message.
+#[derive(Debug, thiserror::Error)]
+#[error("{api} at {url} is unreachable: {}", crate::http::error_chain(.source))]
+pub struct Unreachable {
+    /// The backend, as messages name it (`Cloud DNS`, `etcd`).
+    pub api: &'static str,
+    /// The URL called.
+    pub url: String,
+    /// The HTTP client's error.
+    #[source]
+    pub source: reqwest::Error,
+}
+
+impl Unreachable {
+    /// The error of a call of `url` on `api` that got no answer, for `map_err`.
+    pub fn at<'u>(api: &'static str, url: &'u str) -> impl Fn(reqwest::Error) -> Unreachable + 'u {
+        move |source| Unreachable {
+            api,
+            url: url.to_string(),
+            source,
+        }
+    }
+
+    /// Fatal when the request could not be built or was redirected away, else transient ([`unanswered`]).
+    pub fn kind(&self) -> FailureKind {
+        unanswered(&self.source)
+    }
+}
+
 /// How long an answer asks to wait: `retry-after-ms` or `x-ms-retry-after-ms` (Azure's, in
 /// milliseconds) first, else `Retry-After` in seconds (the HTTP-date form is not honoured: the caller's
 /// backoff applies instead).
@@ -256,5 +287,27 @@ mod tests {
         assert_eq!(refused.as_ref().map(unanswered), Some(FailureKind::Transient));
         let bad = client.get("not a url").send().await.err();
         assert_eq!(bad.as_ref().map(unanswered), Some(FailureKind::Fatal));
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_backend_is_named_with_its_url_and_cause() {
+        let url = "http://127.0.0.1:1/zones";
+        let error = reqwest::Client::new()
+            .get(url)
+            .send()
+            .await
+            .map_err(Unreachable::at("Example DNS", url))
+            .err();
+        let text = error.as_ref().map(ToString::to_string).unwrap_or_default();
+        assert!(
+            text.starts_with("Example DNS at http://127.0.0.1:1/zones is unreachable: "),
+            "{text}"
+        );
+        assert_eq!(error.as_ref().map(Unreachable::kind), Some(FailureKind::Transient));
+        let cause = error.as_ref().and_then(|e| std::error::Error::source(e));
+        assert!(
+            cause.is_some_and(|c| c.is::<reqwest::Error>()),
+            "the client's error is the source"
+        );
     }
 }
