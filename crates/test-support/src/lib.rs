@@ -1,7 +1,8 @@
 //! What extdns's test suites share: real servers started on 127.0.0.1 free ports ([`dns_server`] for BIND
 //! and Knot, [`pdns`], [`etcd`], [`moto`], [`dnsmasq`]), strict stateful fakes of the APIs that have no
 //! runnable server ([`route53_fake`], [`cloudflare_fake`], [`google_fake`], [`azure_fake`], [`pihole_fake`],
-//! [`dynamodb_fake`]) on one skeleton ([`fake`]: serving, state, request log, faults), a Kubernetes control
+//! [`dynamodb_fake`]) on one skeleton ([`fake`]: serving, state, request log, faults), a server with one
+//! fixed answer on the same skeleton ([`canned`]), a Kubernetes control
 //! plane (`control_plane`, feature `control-plane`: etcd and kube-apiserver with deploy/ applied), [`dig`]
 //! helpers, certificates ([`tls`]), RFC 3339 timestamps ([`rfc3339`]), child processes owned by PID
 //! ([`proc`]), runs of the binary under test ([`cli`]) over [`manifests`], external-dns's connector source ([`connector`]) and what a test that runs external-dns
@@ -27,6 +28,7 @@
 
 pub mod azure_fake;
 pub mod bench;
+pub mod canned;
 pub mod cli;
 pub mod cloudflare_fake;
 pub mod connector;
