@@ -2,13 +2,13 @@
 //! backoff when Route53 throttles or fails.
 
 use extdns_provider::failure::{self, FailureKind, HttpAnswer};
-use extdns_provider::http::percent_encode;
+use extdns_provider::http::{Reply, percent_encode};
 use extdns_provider::pace::{Pacer, Rate};
 use extdns_provider::{Backoff, CallError, HttpClient};
 use reqwest::{Method, StatusCode};
 use serde::de::DeserializeOwned;
 
-use extdns_aws::{CredentialsError, SignError, Signed, Signer, SignerConfig, SignerError};
+use extdns_aws::{Call, CredentialsError, SignError, Signer, SignerConfig, SignerError};
 
 use crate::config::{AwsConfig, ConfigError};
 use crate::xml;
@@ -295,9 +295,16 @@ impl Client {
         } else {
             &[]
         };
-        let signed = self
+        let call = Call {
+            method: &method,
+            url: &url,
+            headers,
+            body,
+            write: name == CHANGE,
+        };
+        let reply = self
             .signer
-            .request(&self.http, method, &url, headers, body.map(str::to_string))
+            .send(&self.http, &self.pacer, call, |r| error_of(r).0)
             .await
             .map_err(|e| match e {
                 SignerError::Credentials(source) => ApiError::Credentials {
@@ -308,34 +315,19 @@ impl Client {
                     call: name.to_string(),
                     source,
                 },
+                SignerError::Unanswered(source) => ApiError::Transport {
+                    call: name.to_string(),
+                    source,
+                },
             })?;
-        if name == CHANGE {
-            self.pacer.write().await;
-        } else {
-            self.pacer.request().await;
-        }
-        let transport = |source| ApiError::Transport {
-            call: name.to_string(),
-            source,
-        };
-        let Signed { request, by } = signed;
-        let response = request.send().await.map_err(transport)?;
-        let answer = HttpAnswer::new(response.status(), response.headers());
-        let status = answer.status;
-        let text = response.text().await.map_err(transport)?;
-        if status != StatusCode::OK {
-            let (code, message) = xml::parse_error(&text).unwrap_or_else(|| {
-                (
-                    status.canonical_reason().unwrap_or("error").to_string(),
-                    text.chars().take(200).collect(),
-                )
-            });
-            self.signer.answered(&by, status.as_u16(), &code).await;
-            let kind = kind_of(&answer, &code);
+        let text = String::from_utf8_lossy(&reply.body);
+        if reply.answer.status != StatusCode::OK {
+            let (code, message) = error_of(&reply);
+            let kind = kind_of(&reply.answer, &code);
             self.pacer.hold_off(kind).await;
             return Err(ApiError::Status {
                 call: name.to_string(),
-                status: status.as_u16(),
+                status: reply.status(),
                 code,
                 message,
                 kind,
@@ -346,6 +338,18 @@ impl Client {
             source,
         })
     }
+}
+
+/// Route53's error code and message in a failed answer: its XML `Error`, or the status's reason and the
+/// body's first characters when the body is not one.
+fn error_of(reply: &Reply) -> (String, String) {
+    let text = String::from_utf8_lossy(&reply.body);
+    xml::parse_error(&text).unwrap_or_else(|| {
+        (
+            reply.answer.status.canonical_reason().unwrap_or("error").to_string(),
+            text.chars().take(200).collect(),
+        )
+    })
 }
 
 #[cfg(test)]

@@ -449,7 +449,9 @@ async fn route53_refusing(code: &'static str) -> String {
 
 #[tokio::test]
 async fn credentials_route53_says_expired_are_fetched_anew_and_a_denied_action_keeps_them() {
-    for (code, fetches) in [("ExpiredToken", 2), ("AccessDenied", 1)] {
+    // ExpiredToken: each call drops the credentials, signs with fresh ones and is sent once more (refused
+    // again here), so two calls fetch four times; AccessDenied keeps them.
+    for (code, fetches) in [("ExpiredToken", 4), ("AccessDenied", 1)] {
         // Container credentials valid for hours: only Route53's answer can make them be fetched again.
         let issuer = Issuer::new(Duration::from_secs(6 * 3600));
         let agent = container_fake(issuer.clone(), "t").await;
