@@ -59,6 +59,18 @@ use std::io::Write;
 use std::net::{TcpListener, UdpSocket};
 use std::path::{Path, PathBuf};
 
+/// Whether `url` names this machine (`127.0.0.0/8`, `::1` or `localhost`): what a test asserts of an
+/// endpoint it built from variables before the first request, so that a variable missing or misspelt
+/// fails the test rather than sending it to a cloud host.
+pub fn is_loopback(url: &url::Url) -> bool {
+    match url.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+        None => false,
+    }
+}
+
 /// Set (to anything but empty or `0`) by `cargo xtask test` on the `cargo test` it runs: a missing server
 /// is then a failure, never a skip.
 pub const REQUIRE_SERVERS: &str = "EXTDNS_REQUIRE_TEST_SERVERS";
@@ -324,6 +336,16 @@ pub async fn serve(app: axum::Router) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_this_machine_is_loopback() {
+        let url = |u: &str| url::Url::parse(u).unwrap_or_else(|e| panic!("{u}: {e}"));
+        assert!(is_loopback(&url("http://127.0.0.1:8000/")));
+        assert!(is_loopback(&url("http://[::1]:8000/")));
+        assert!(is_loopback(&url("http://localhost/")));
+        assert!(!is_loopback(&url("https://dynamodb.eu-west-1.amazonaws.com/")));
+        assert!(!is_loopback(&url("http://169.254.169.254/latest")));
+    }
 
     #[test]
     fn free_ports_bind_for_tcp_and_udp() {
