@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use extdns_provider::HttpClient;
 use extdns_provider::credentials::CredentialCache;
+use extdns_provider::failure::{self, FailureKind};
 use extdns_provider::http::{HttpError, Observer, Reply, Request};
 use extdns_provider::pace::Pacer;
 use reqwest::Method;
@@ -26,6 +27,19 @@ pub enum SignerError {
     /// The signed request got no whole answer.
     #[error("no answer: {}", extdns_provider::http::error_chain(.0))]
     Unanswered(#[source] reqwest::Error),
+}
+
+impl SignerError {
+    /// Transient when the credential source that failed did so transiently (a metadata service or STS
+    /// that did not answer, a 5xx) or the request got no answer; otherwise authentication (no credentials,
+    /// or none that sign).
+    pub fn kind(&self) -> FailureKind {
+        match self {
+            SignerError::Credentials(e) if e.is_transient() => FailureKind::Transient,
+            SignerError::Credentials(_) | SignerError::Sign(_) => FailureKind::Auth,
+            SignerError::Unanswered(e) => failure::unanswered(e),
+        }
+    }
 }
 
 /// One request of an AWS API, as [`Signer::send`] signs and sends it.
