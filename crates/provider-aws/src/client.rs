@@ -103,6 +103,8 @@ impl CallError for ApiError {
         match self {
             ApiError::Transport { source, .. } => failure::unanswered(source),
             ApiError::Status { kind, .. } => *kind,
+            // A metadata service or STS that did not answer may next time: not the configuration's fault.
+            ApiError::Credentials { source, .. } if source.is_transient() => FailureKind::Transient,
             ApiError::Sign { .. } | ApiError::Credentials { .. } => FailureKind::Auth,
             ApiError::Decode { .. } | ApiError::Encode { .. } => FailureKind::Fatal,
         }
@@ -355,6 +357,31 @@ fn error_of(reply: &Reply) -> (String, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_credential_source_that_did_not_answer_is_transient_a_missing_one_auth() {
+        use extdns_aws::CredentialSourceError;
+        use extdns_provider::credentials::{NoCredentials, Tried};
+        let url = "http://127.0.0.1:1/latest/api/token";
+        let Err(source) = reqwest::Client::new().put(url).send().await else {
+            panic!("port 1 answered");
+        };
+        let unanswered = CredentialSourceError::Request {
+            endpoint: url.into(),
+            source,
+        };
+        let error = |tried| ApiError::Credentials {
+            call: "ListHostedZones".into(),
+            source: NoCredentials::new("no AWS credentials", tried),
+        };
+        let failed = error(vec![Tried::failed("instance metadata", unanswered)]);
+        assert_eq!(failed.kind(), FailureKind::Transient);
+        let missing = CredentialSourceError::NotConfigured("no variables");
+        assert_eq!(
+            error(vec![Tried::not_configured("environment", missing)]).kind(),
+            FailureKind::Auth
+        );
+    }
 
     fn kind(status: u16, code: &str) -> FailureKind {
         let status = StatusCode::from_u16(status).unwrap_or(StatusCode::IM_A_TEAPOT);

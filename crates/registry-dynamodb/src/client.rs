@@ -69,7 +69,7 @@ impl CallError for ApiError {
         match self {
             ApiError::Transport { source, .. } => failure::unanswered(source),
             ApiError::Status { kind, .. } => *kind,
-            ApiError::Sign { .. } => FailureKind::Auth,
+            ApiError::Sign { source, .. } => source.kind(),
             ApiError::Decode { .. } => FailureKind::Fatal,
         }
     }
