@@ -26,9 +26,6 @@ impl std::fmt::Display for ApiMessage {
     }
 }
 
-/// How messages name the backend.
-const API: &str = "Cloudflare API";
-
 /// Why a call failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -212,6 +209,9 @@ pub struct Api {
     client: ApiClient,
     auth: Auth,
 }
+
+/// How the API's errors name the backend.
+const API: &str = "Cloudflare API";
 
 impl Api {
     pub fn new(config: &CloudflareConfig) -> Result<Api, ConfigError> {

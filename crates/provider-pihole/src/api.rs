@@ -42,9 +42,6 @@ pub enum Outcome {
     AlreadyDone,
 }
 
-/// How messages name the backend.
-const API: &str = "Pi-hole";
-
 /// Why a call failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -208,6 +205,9 @@ impl std::fmt::Debug for Api {
         f.debug_struct("Api").field("base", &self.base).finish_non_exhaustive()
     }
 }
+
+/// How the API's errors name the backend.
+const API: &str = "Pi-hole";
 
 impl Api {
     pub fn new(config: &PiholeConfig) -> Result<Api, ConfigError> {
