@@ -40,9 +40,6 @@ struct ErrorBody {
     errors: Vec<ErrorItem>,
 }
 
-/// How messages name the backend.
-const API: &str = "Cloud DNS";
-
 /// Why a call failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -198,6 +195,9 @@ pub struct Api {
     change_poll: Duration,
     change_wait: Duration,
 }
+
+/// How the API's errors name the backend.
+const API: &str = "Cloud DNS";
 
 impl Api {
     pub fn new(config: &GoogleConfig, tokens: Arc<TokenCache>) -> Result<Api, ConfigError> {
