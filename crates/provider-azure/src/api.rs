@@ -13,9 +13,6 @@ use serde_json::Value;
 use crate::config::{AzureConfig, ConfigError, Kind};
 use crate::credentials::{CredentialsError, TokenCache};
 
-/// How messages name the backend.
-const API: &str = "Azure";
-
 /// Why a call failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -143,6 +140,9 @@ pub struct Api {
     kind: Kind,
     tokens: Arc<TokenCache>,
 }
+
+/// How the API's errors name the backend.
+const API: &str = "Azure";
 
 impl Api {
     pub fn new(config: &AzureConfig, tokens: Arc<TokenCache>) -> Result<Api, ConfigError> {
