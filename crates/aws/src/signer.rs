@@ -128,42 +128,35 @@ impl Signer {
         &self.region
     }
 
-    /// `method url` on `http` with `headers`, the signature and `body` (none: empty): the request as it is
-    /// signed, ready to send, and the credentials that signed it.
-    async fn request<'c>(
+    /// `call` on `http`, signed with `credentials`, ready to send.
+    fn request<'c>(
         &self,
         http: &'c HttpClient,
-        method: Method,
-        url: &str,
-        headers: &[(&str, &str)],
-        body: Option<String>,
-    ) -> Result<Signed<'c>, SignerError> {
-        let credentials = self.credentials.get().await.map_err(SignerError::Credentials)?;
-        let bytes = body.as_deref().unwrap_or_default().as_bytes();
+        call: &Call<'_>,
+        credentials: &Credentials,
+    ) -> Result<Request<'c>, SignerError> {
+        let body = call.body.unwrap_or_default();
         let signed = sign::headers(
-            &sign::identity(&credentials),
+            &sign::identity(credentials),
             &self.region,
             &self.service,
-            method.as_str(),
-            url,
-            headers,
-            bytes,
+            call.method.as_str(),
+            call.url,
+            call.headers,
+            body.as_bytes(),
         )
         .map_err(SignerError::Sign)?;
-        let mut request = http.request(method, url);
-        for (k, v) in headers {
+        let mut request = http.request(call.method.clone(), call.url);
+        for (k, v) in call.headers {
             request = request.header(*k, *v);
         }
         for (k, v) in signed {
             request = request.header(k, v);
         }
-        if let Some(body) = body {
-            request = request.body(body);
+        if let Some(body) = call.body {
+            request = request.body(body.to_string());
         }
-        Ok(Signed {
-            request,
-            by: credentials,
-        })
+        Ok(request)
     }
 
     /// `call` on `http`, once `pacer` lets it go, signed with the current credentials, and its whole answer.
@@ -179,41 +172,34 @@ impl Signer {
         call: Call<'_>,
         code: impl Fn(&Reply) -> String,
     ) -> Result<Reply, SignerError> {
-        let mut refused_once = false;
-        loop {
-            let Signed { request, by } = self
-                .request(
-                    http,
-                    call.method.clone(),
-                    call.url,
-                    call.headers,
-                    call.body.map(str::to_string),
-                )
-                .await?;
-            if call.write {
-                pacer.write().await;
-            } else {
-                pacer.request().await;
-            }
-            let reply = request.exchange().await.map_err(SignerError::Unanswered)?;
-            if reply.is_success() || !refuses_credentials(reply.status(), &code(&reply)) {
-                return Ok(reply);
-            }
-            self.credentials.refused(&by).await;
-            if refused_once {
-                return Ok(reply);
-            }
-            tracing::debug!(url = call.url, "the credentials were refused; signing with fresh ones");
-            refused_once = true;
-        }
+        let refuses = |outcome: &Result<Reply, SignerError>| match outcome {
+            Ok(r) => !r.is_success() && refuses_credentials(r.status(), &code(r)),
+            Err(_) => false,
+        };
+        self.credentials
+            .call(
+                |credentials| self.sign_and_send(http, pacer, call, credentials),
+                refuses,
+            )
+            .await
+            .map_err(SignerError::Credentials)?
     }
-}
 
-/// A signed request and the credentials that signed it, which [`Signer::send`] drops when the answer
-/// refuses them.
-struct Signed<'c> {
-    request: Request<'c>,
-    by: Credentials,
+    async fn sign_and_send(
+        &self,
+        http: &HttpClient,
+        pacer: &Pacer,
+        call: Call<'_>,
+        credentials: Credentials,
+    ) -> Result<Reply, SignerError> {
+        let request = self.request(http, &call, &credentials)?;
+        if call.write {
+            pacer.write().await;
+        } else {
+            pacer.request().await;
+        }
+        request.exchange().await.map_err(SignerError::Unanswered)
+    }
 }
 
 /// Whether an AWS API's answer refuses the credentials that signed the request (HTTP 401, or an expired
