@@ -10,7 +10,7 @@ use std::str::FromStr;
 use std::sync::{Arc, OnceLock};
 
 use extdns_dns_server::server::fuzzing::QueryPath;
-use extdns_dns_server::{DnsServerProvider, Limits, ServerConfig, ZoneConfig, Zones};
+use extdns_dns_server::{DnsServerProvider, ServerConfig, ZoneConfig, Zones};
 use extdns_endpoint::{Change, Endpoint, RecordType};
 use hickory_proto::op::{Message, MessageType};
 use hickory_proto::rr::Name;
@@ -29,14 +29,7 @@ fn path() -> &'static QueryPath {
             Some("192.0.2.53".parse().expect("fixed address")),
         )
         .expect("fixed zone");
-        let config = Arc::new(ServerConfig {
-            listen: Vec::new(),
-            zones: vec![zone],
-            default_ttl: 60,
-            secondaries: Vec::new(),
-            keys: Vec::new(),
-            limits: Limits::default(),
-        });
+        let config = Arc::new(ServerConfig::new(Vec::new(), vec![zone]));
         let zones = Arc::new(Zones::new(&config.zones, 1, config.limits));
         let provider = DnsServerProvider::new(zones.clone(), 60);
         let many: Vec<String> = (0..120).map(|i| format!("10.0.0.{i}")).collect();

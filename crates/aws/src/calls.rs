@@ -4,9 +4,10 @@
 use std::collections::BTreeMap;
 
 use extdns_provider::HttpClient;
+use extdns_provider::credentials::rfc3339::parse as parse_time;
 use reqwest::Method;
 
-use crate::documents::{check_container_uri, element, json_credentials, parse_time, read_file, session_name};
+use crate::documents::{check_container_uri, element, json_credentials, read_file, session_name};
 use crate::error::CredentialSourceError;
 use crate::keys::Credentials;
 use crate::sign;

@@ -33,4 +33,4 @@ pub use credentials::{AssumeRole, CredentialSource, CredentialsError, VARIABLES}
 pub use error::CredentialSourceError;
 pub use keys::Credentials;
 pub use sign::SignError;
-pub use signer::{Signed, SignedBy, Signer, SignerConfig, SignerError, refuses_credentials};
+pub use signer::{Call, Pacing, Signer, SignerConfig, SignerError, refuses_credentials};

@@ -197,6 +197,24 @@ impl Instance {
     fn endpoint(&self) -> &str {
         self.0.env.get("AWS_EC2_METADATA_SERVICE_ENDPOINT").unwrap_or(IMDS)
     }
+
+    /// Whether something asked for the metadata service (its endpoint variable), rather than the chain
+    /// trying its default address.
+    fn configured(&self) -> bool {
+        self.0.env.get("AWS_EC2_METADATA_SERVICE_ENDPOINT").is_some()
+    }
+}
+
+/// What a failed instance-metadata fetch says to the chain. Off EC2 nothing answers at the default
+/// address, as the SDKs expect: when nothing configured the service, no answer there means no instance
+/// profile here (not configured, so the chain reports no credentials), not a failure that would read as
+/// transient and be retried for ever. Any other failure, or no answer from a configured endpoint, is the
+/// source's failure, transient or not as its error says.
+fn instance_miss(configured: bool, error: CredentialSourceError) -> Miss<CredentialSourceError> {
+    match error {
+        e @ CredentialSourceError::Request { .. } if !configured => Miss::NotConfigured(e),
+        e => Miss::Failed(e),
+    }
 }
 
 #[async_trait]
@@ -215,7 +233,11 @@ impl Source<Credentials> for Instance {
         if self.disabled() {
             return Err(not_configured("disabled by AWS_EC2_METADATA_DISABLED"));
         }
-        self.0.instance(self.endpoint()).await.map_err(Miss::Failed)
+        let configured = self.configured();
+        self.0
+            .instance(self.endpoint())
+            .await
+            .map_err(|e| instance_miss(configured, e))
     }
 }
 
@@ -293,4 +315,41 @@ async fn profile(
     calls
         .assume_role(&source, role, p.get("external_id").map(String::as_str), session)
         .await
+}
+
+#[cfg(test)]
+mod tests {
+    use extdns_provider::credentials::FetchError;
+
+    use super::*;
+
+    async fn unanswered() -> CredentialSourceError {
+        let url = "http://127.0.0.1:1/latest/api/token";
+        match reqwest::Client::new().put(url).send().await {
+            Err(source) => CredentialSourceError::Request {
+                endpoint: url.into(),
+                source,
+            },
+            Ok(r) => panic!("port 1 answered {}", r.status()),
+        }
+    }
+
+    #[tokio::test]
+    async fn no_answer_at_the_default_metadata_address_is_no_instance_profile_not_a_failure() {
+        assert!(matches!(
+            instance_miss(false, unanswered().await),
+            Miss::NotConfigured(_)
+        ));
+        let configured = instance_miss(true, unanswered().await);
+        assert!(
+            matches!(&configured, Miss::Failed(e) if e.is_transient()),
+            "a configured endpoint that does not answer is a transient failure"
+        );
+        let refused = CredentialSourceError::Status {
+            endpoint: IMDS.into(),
+            status: 403,
+            detail: String::new(),
+        };
+        assert!(matches!(instance_miss(false, refused), Miss::Failed(_)));
+    }
 }

@@ -740,7 +740,7 @@ impl Controller {
                     let failed = FailedRecords::of(failures);
                     log_changes(&changes, Verb::Applied, &failed);
                     for c in &changes {
-                        match failures.iter().find(|f| f.is_for(c.endpoint())) {
+                        match failed.get(c.endpoint()) {
                             Some(f) => outcome.errored.push((c, Some(&f.reason))),
                             None => outcome.applied.push(c),
                         }

@@ -12,7 +12,7 @@
 use std::str::FromStr;
 use std::sync::Arc;
 
-use extdns_dns_server::{DnsServer, DnsServerProvider, Limits, ServerConfig, ServerMetrics, ZoneConfig, Zones};
+use extdns_dns_server::{DnsServer, DnsServerProvider, ServerConfig, ServerMetrics, ZoneConfig, Zones};
 use extdns_endpoint::{Change, Endpoint, RecordType};
 use hickory_proto::rr::Name;
 use tokio_util::sync::CancellationToken;
@@ -24,14 +24,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let records: usize = args.next().map_or(Ok(10_000), |n| n.parse())?;
     let origin = Name::from_str("example.org.")?;
     let zone = ZoneConfig::new(origin, Name::from_str("ns1.example.org.")?, Some("192.0.2.53".parse()?))?;
-    let config = Arc::new(ServerConfig {
-        listen: vec![listen],
-        zones: vec![zone],
-        default_ttl: 60,
-        secondaries: Vec::new(),
-        keys: Vec::new(),
-        limits: Limits::default(),
-    });
+    let config = Arc::new(ServerConfig::new(vec![listen], vec![zone]));
     let zones = Arc::new(Zones::new(&config.zones, 1, config.limits));
     let provider = DnsServerProvider::new(zones.clone(), 60);
     let mut changes = Vec::new();

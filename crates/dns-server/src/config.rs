@@ -25,6 +25,21 @@ pub struct ServerConfig {
     pub limits: Limits,
 }
 
+impl ServerConfig {
+    /// A server of `zones` on `listen` as the `--dns-server-*` flags' defaults make it: TTL 60 s where an
+    /// endpoint sets none, no secondaries, no TSIG keys, the default limits. Set the fields to differ.
+    pub fn new(listen: Vec<SocketAddr>, zones: Vec<ZoneConfig>) -> ServerConfig {
+        ServerConfig {
+            listen,
+            zones,
+            default_ttl: 60,
+            secondaries: Vec::new(),
+            keys: Vec::new(),
+            limits: Limits::default(),
+        }
+    }
+}
+
 /// One zone's fixed parts: SOA timers and the apex NS records with their glue.
 #[derive(Debug, Clone)]
 pub struct ZoneConfig {

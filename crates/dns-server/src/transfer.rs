@@ -508,12 +508,10 @@ mod tests {
         limits: crate::config::Limits,
     ) -> Transfers {
         let config = Arc::new(ServerConfig {
-            listen: Vec::new(),
-            zones: vec![crate::zones::tests::zone_config("example.org.")],
-            default_ttl: 60,
             secondaries,
             keys: vec![key.clone()],
             limits,
+            ..ServerConfig::new(Vec::new(), vec![crate::zones::tests::zone_config("example.org.")])
         });
         let zones = Arc::new(Zones::new(&config.zones, 5, config.limits));
         Transfers::new(zones, config, ServerMetrics::default())

@@ -75,11 +75,7 @@ impl Options {
         };
         for (flag, value) in crate::flags::pairs(args)? {
             match flag.as_str() {
-                "--records" => {
-                    o.records = value
-                        .parse()
-                        .with_context(|| format!("--records {value}: not a number"))?;
-                }
+                "--records" => o.records = crate::flags::count(&flag, &value)?,
                 "--provider" => {
                     o.providers = match value.as_str() {
                         "google" => vec![Provider::Google],

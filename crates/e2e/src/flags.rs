@@ -1,5 +1,7 @@
 //! The benchmarks' options, as each subcommand reads them: `--flag value` or `--flag=value`.
 
+use std::time::Duration;
+
 use anyhow::{Context, Result};
 
 /// Each flag of `args` with its value, in order; a flag without one is an error naming it.
@@ -19,6 +21,18 @@ pub fn pairs(args: &[String]) -> Result<Vec<(String, String)>> {
     Ok(out)
 }
 
+/// `value` as a count, the error naming `flag` (`--services abc: not a number`).
+pub fn count(flag: &str, value: &str) -> Result<usize> {
+    value
+        .parse::<usize>()
+        .with_context(|| format!("{flag} {value}: not a number"))
+}
+
+/// `value` as whole seconds, the error naming `flag`.
+pub fn seconds(flag: &str, value: &str) -> Result<Duration> {
+    count(flag, value).map(|s| Duration::from_secs(s as u64))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -34,6 +48,15 @@ mod tests {
         assert_eq!(got, want);
         let missing = pairs(&args(&["--records"])).err().map(|e| e.to_string());
         assert_eq!(missing.as_deref(), Some("--records needs a value"));
+        Ok(())
+    }
+
+    #[test]
+    fn counts_and_seconds_name_the_flag_they_could_not_read() -> Result<()> {
+        assert_eq!(count("--pods", "12")?, 12);
+        assert_eq!(seconds("--idle", "3")?, Duration::from_secs(3));
+        let bad = seconds("--idle", "3s").err().map(|e| e.to_string());
+        assert_eq!(bad.as_deref(), Some("--idle 3s: not a number"));
         Ok(())
     }
 }

@@ -16,6 +16,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
+
+use crate::flags::{self, count, seconds};
 use extdns_dnsprovider::ProviderKind;
 use serde_json::json;
 
@@ -54,16 +56,11 @@ impl Options {
     /// `--services N --pods M --idle SECONDS --report FILE`, each optional.
     pub fn parse(args: &[String]) -> Result<Options> {
         let mut o = Options::default();
-        for (flag, value) in crate::flags::pairs(args)? {
-            let number = || {
-                value
-                    .parse::<usize>()
-                    .with_context(|| format!("{flag} {value}: not a number"))
-            };
+        for (flag, value) in flags::pairs(args)? {
             match flag.as_str() {
-                "--services" => o.services = number()?,
-                "--pods" => o.pods = number()?,
-                "--idle" => o.idle = Duration::from_secs(number()? as u64),
+                "--services" => o.services = count(&flag, &value)?,
+                "--pods" => o.pods = count(&flag, &value)?,
+                "--idle" => o.idle = seconds(&flag, &value)?,
                 "--report" => o.report = PathBuf::from(value),
                 other => bail!("multi-provider: unknown argument {other}"),
             }
@@ -403,21 +400,7 @@ fn report(opts: &Options, objects: usize, pods: usize, load: Duration, s: &[Side
         s[1].processes,
         scale::FLAGS.join(" "),
     );
-    let _ = writeln!(
-        out,
-        "| | extdns, 3 providers | 3 × external-dns v0.23.0 | extdns / external-dns |\n|---|---|---|---|"
-    );
-    for (label, [a, b], unit, prec) in rows.drain(..) {
-        let show = |v: Option<f64>| match v {
-            Some(v) => format!("{v:.prec$} {unit}").trim_end().to_string(),
-            None => "–".to_string(),
-        };
-        let ratio = match (a, b) {
-            (Some(a), Some(b)) if b > 0.0 => format!("{:.2}", a / b),
-            _ => "–".to_string(),
-        };
-        let _ = writeln!(out, "| {label} | {} | {} | {ratio} |", show(a), show(b));
-    }
+    scale::comparison(&mut out, ["extdns, 3 providers", "3 × external-dns v0.23.0"], rows);
     out
 }
 

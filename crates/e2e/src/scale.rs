@@ -19,6 +19,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
+
+use crate::flags::{self, count, seconds};
 use serde_json::{Value, json};
 
 use crate::controllers::{Run, Which};
@@ -77,18 +79,13 @@ impl Options {
     /// `--services N --pods M --changes K --idle SECONDS --watch-list on|off --report FILE`, each optional.
     pub fn parse(args: &[String]) -> Result<Options> {
         let mut o = Options::default();
-        for (flag, value) in crate::flags::pairs(args)? {
-            let number = || {
-                value
-                    .parse::<usize>()
-                    .with_context(|| format!("{flag} {value}: not a number"))
-            };
+        for (flag, value) in flags::pairs(args)? {
             match flag.as_str() {
-                "--services" => o.services = number()?,
-                "--pods" => o.pods = number()?,
-                "--changes" => o.changes = number()?,
-                "--idle" => o.idle = Duration::from_secs(number()? as u64),
-                "--stream" => o.stream = Duration::from_secs(number()? as u64),
+                "--services" => o.services = count(&flag, &value)?,
+                "--pods" => o.pods = count(&flag, &value)?,
+                "--changes" => o.changes = count(&flag, &value)?,
+                "--idle" => o.idle = seconds(&flag, &value)?,
+                "--stream" => o.stream = seconds(&flag, &value)?,
                 "--report" => o.report = PathBuf::from(value),
                 "--watch-list" => {
                     o.watch_list = match value.as_str() {
@@ -1068,9 +1065,17 @@ fn report(opts: &Options, objects: usize, pods: usize, load: Duration, burst: us
         FLAGS.join(" "),
         if opts.watch_list { "on" } else { "off" },
     );
+    comparison(&mut out, ["extdns", "external-dns v0.23.0"], rows);
+    out
+}
+
+/// The table of `rows` under `out`'s intro: each figure of both sides (`–` where one is missing) and
+/// their ratio, shared by the benchmarks that set extdns beside external-dns.
+pub(crate) fn comparison(out: &mut String, sides: [&str; 2], rows: Vec<FigureRow>) {
+    let [ours, theirs] = sides;
     let _ = writeln!(
         out,
-        "| | extdns | external-dns v0.23.0 | extdns / external-dns |\n|---|---|---|---|"
+        "| | {ours} | {theirs} | extdns / external-dns |\n|---|---|---|---|"
     );
     for (label, [a, b], unit, prec) in rows {
         let show = |v: Option<f64>| match v {
@@ -1083,7 +1088,6 @@ fn report(opts: &Options, objects: usize, pods: usize, load: Duration, burst: us
         };
         let _ = writeln!(out, "| {label} | {} | {} | {ratio} |", show(a), show(b));
     }
-    out
 }
 
 #[cfg(test)]

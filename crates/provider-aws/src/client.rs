@@ -2,7 +2,7 @@
 //! backoff when Route53 throttles or fails.
 
 use extdns_provider::failure::{self, FailureKind, HttpAnswer};
-use extdns_provider::http::percent_encode;
+use extdns_provider::http::{Reply, percent_encode};
 use std::sync::Arc;
 
 use extdns_provider::pace::{Pacer, Rate};
@@ -10,7 +10,7 @@ use extdns_provider::{Backoff, CallError, HttpClient};
 use reqwest::{Method, StatusCode};
 use serde::de::DeserializeOwned;
 
-use extdns_aws::{CredentialsError, SignError, Signed, Signer, SignerConfig, SignerError};
+use extdns_aws::{Call, CredentialsError, Pacing, SignError, Signer, SignerConfig, SignerError};
 
 use crate::config::{AwsConfig, ConfigError};
 use crate::xml;
@@ -105,6 +105,8 @@ impl CallError for ApiError {
         match self {
             ApiError::Transport { source, .. } => failure::unanswered(source),
             ApiError::Status { kind, .. } => *kind,
+            // A metadata service or STS that did not answer may next time: not the configuration's fault.
+            ApiError::Credentials { source, .. } if source.is_transient() => FailureKind::Transient,
             ApiError::Sign { .. } | ApiError::Credentials { .. } => FailureKind::Auth,
             ApiError::Decode { .. } | ApiError::Encode { .. } => FailureKind::Fatal,
         }
@@ -302,9 +304,24 @@ impl Client {
         } else {
             &[]
         };
-        let signed = self
+        let call = Call {
+            method: &method,
+            url: &url,
+            headers,
+            body,
+            write: name == CHANGE,
+        };
+        let reply = self
             .signer
-            .request(&self.http, method, &url, headers, body.map(str::to_string))
+            .send(
+                &self.http,
+                Pacing {
+                    account: &self.account,
+                    own: Some(&self.own),
+                },
+                call,
+                |r| error_of(r).0,
+            )
             .await
             .map_err(|e| match e {
                 SignerError::Credentials(source) => ApiError::Credentials {
@@ -315,35 +332,20 @@ impl Client {
                     call: name.to_string(),
                     source,
                 },
+                SignerError::Unanswered(source) => ApiError::Transport {
+                    call: name.to_string(),
+                    source,
+                },
             })?;
-        if name == CHANGE {
-            self.own.write_within(&self.account).await;
-        } else {
-            self.account.request().await;
-        }
-        let transport = |source| ApiError::Transport {
-            call: name.to_string(),
-            source,
-        };
-        let Signed { request, by } = signed;
-        let response = request.send().await.map_err(transport)?;
-        let answer = HttpAnswer::new(response.status(), response.headers());
-        let status = answer.status;
-        let text = response.text().await.map_err(transport)?;
-        if status != StatusCode::OK {
-            let (code, message) = xml::parse_error(&text).unwrap_or_else(|| {
-                (
-                    status.canonical_reason().unwrap_or("error").to_string(),
-                    text.chars().take(200).collect(),
-                )
-            });
-            self.signer.answered(&by, status.as_u16(), &code).await;
-            let kind = kind_of(&answer, &code);
+        let text = String::from_utf8_lossy(&reply.body);
+        if reply.answer.status != StatusCode::OK {
+            let (code, message) = error_of(&reply);
+            let kind = kind_of(&reply.answer, &code);
             // Route53 throttled the account: every pipeline of it holds.
             self.account.hold_off(kind).await;
             return Err(ApiError::Status {
                 call: name.to_string(),
-                status: status.as_u16(),
+                status: reply.status(),
                 code,
                 message,
                 kind,
@@ -356,9 +358,46 @@ impl Client {
     }
 }
 
+/// Route53's error code and message in a failed answer: its XML `Error`, or the status's reason and the
+/// body's first characters when the body is not one.
+fn error_of(reply: &Reply) -> (String, String) {
+    let text = String::from_utf8_lossy(&reply.body);
+    xml::parse_error(&text).unwrap_or_else(|| {
+        (
+            reply.answer.status.canonical_reason().unwrap_or("error").to_string(),
+            text.chars().take(200).collect(),
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_credential_source_that_did_not_answer_is_transient_a_missing_one_auth() {
+        use extdns_aws::CredentialSourceError;
+        use extdns_provider::credentials::{NoCredentials, Tried};
+        let url = "http://127.0.0.1:1/latest/api/token";
+        let Err(source) = reqwest::Client::new().put(url).send().await else {
+            panic!("port 1 answered");
+        };
+        let unanswered = CredentialSourceError::Request {
+            endpoint: url.into(),
+            source,
+        };
+        let error = |tried| ApiError::Credentials {
+            call: "ListHostedZones".into(),
+            source: NoCredentials::new("no AWS credentials", tried),
+        };
+        let failed = error(vec![Tried::failed("instance metadata", unanswered)]);
+        assert_eq!(failed.kind(), FailureKind::Transient);
+        let missing = CredentialSourceError::NotConfigured("no variables");
+        assert_eq!(
+            error(vec![Tried::not_configured("environment", missing)]).kind(),
+            FailureKind::Auth
+        );
+    }
 
     fn kind(status: u16, code: &str) -> FailureKind {
         let status = StatusCode::from_u16(status).unwrap_or(StatusCode::IM_A_TEAPOT);

@@ -17,7 +17,7 @@ use extdns_provider_aws::{AssumeRole, AwsConfig, AwsProvider, CredentialSource};
 use extdns_test_support::moto::Moto;
 use extdns_test_support::rfc3339;
 use extdns_test_support::route53_fake::Fake;
-use extdns_test_support::{require, serve};
+use extdns_test_support::{is_loopback, require, serve};
 use reqwest::{Method, StatusCode as ReqwestStatus, Url};
 
 /// Every request the provider's clients sent: method, host:port and path.
@@ -81,8 +81,38 @@ async fn moto_with_a_zone() -> Moto {
     moto
 }
 
+/// Fails the test before its first request unless everything the provider and its chain may call is on
+/// this machine: Route53, every endpoint variable, the metadata service unless it is disabled, STS
+/// wherever a role is assumed. A variable missing or misspelt would otherwise send it to AWS.
+fn assert_only_loopback(route53: &Url, source: &CredentialSource) {
+    assert!(is_loopback(route53), "Route53 at {route53}");
+    let CredentialSource::Chain { env, profile } = source else {
+        return;
+    };
+    for (name, value) in env.iter().filter(|(_, v)| v.contains("://")) {
+        let url = Url::parse(value).unwrap_or_else(|e| panic!("{name}={value}: {e}"));
+        assert!(is_loopback(&url), "{name}={value}");
+    }
+    let set = |name: &str| env.contains_key(name);
+    assert!(
+        env.get("AWS_EC2_METADATA_DISABLED").is_some_and(|v| v == "true") || set("AWS_EC2_METADATA_SERVICE_ENDPOINT"),
+        "the metadata service is enabled at its default address"
+    );
+    let profile_role = profile.is_some()
+        && env.get("HOME").is_some_and(|home| {
+            std::fs::read_to_string(std::path::Path::new(home).join(".aws/config"))
+                .is_ok_and(|c| c.contains("role_arn"))
+        });
+    assert!(
+        !(set("AWS_ROLE_ARN") || profile_role) || set("AWS_ENDPOINT_URL"),
+        "a role is assumed through the default STS"
+    );
+}
+
 fn config(route53: &str, source: CredentialSource, seen: &Arc<Seen>) -> AwsConfig {
-    let mut c = AwsConfig::with_source(route53.parse().expect("a URL"), source);
+    let route53: Url = route53.parse().expect("a URL");
+    assert_only_loopback(&route53, &source);
+    let mut c = AwsConfig::with_source(route53, source);
     c.batch_change_interval = Duration::ZERO;
     c.requests_per_second = 1000.0;
     c.observer = Observer(Some(seen.clone()));
@@ -449,7 +479,9 @@ async fn route53_refusing(code: &'static str) -> String {
 
 #[tokio::test]
 async fn credentials_route53_says_expired_are_fetched_anew_and_a_denied_action_keeps_them() {
-    for (code, fetches) in [("ExpiredToken", 2), ("AccessDenied", 1)] {
+    // ExpiredToken: each call drops the credentials, signs with fresh ones and is sent once more (refused
+    // again here), so two calls fetch four times; AccessDenied keeps them.
+    for (code, fetches) in [("ExpiredToken", 4), ("AccessDenied", 1)] {
         // Container credentials valid for hours: only Route53's answer can make them be fetched again.
         let issuer = Issuer::new(Duration::from_secs(6 * 3600));
         let agent = container_fake(issuer.clone(), "t").await;

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use extdns_provider::failure::{self, FailureKind, HttpAnswer};
+use extdns_provider::failure::{self, FailureKind, HttpAnswer, Unreachable};
 use extdns_provider::{ApiClient, Call, CallError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -18,14 +18,8 @@ use crate::credentials::{CredentialsError, TokenCache};
 #[non_exhaustive]
 pub enum ApiError {
     /// No answer.
-    #[error("Azure at {url} is unreachable: {}", extdns_provider::http::error_chain(.source))]
-    Unreachable {
-        /// The URL called.
-        url: String,
-        /// The HTTP client's error.
-        #[source]
-        source: reqwest::Error,
-    },
+    #[error(transparent)]
+    Unreachable(#[from] Unreachable),
     /// No access token.
     #[error("{0}")]
     Credentials(#[source] Box<CredentialsError>),
@@ -91,7 +85,7 @@ pub fn kind_of(answer: &HttpAnswer, code: &str) -> FailureKind {
 impl CallError for ApiError {
     fn kind(&self) -> FailureKind {
         match self {
-            ApiError::Unreachable { source, .. } => failure::unanswered(source),
+            ApiError::Unreachable(e) => e.kind(),
             ApiError::Api { kind, .. } => *kind,
             ApiError::Credentials(e) if e.is_transient() => FailureKind::Transient,
             ApiError::Credentials(_) => FailureKind::Auth,
@@ -146,6 +140,9 @@ pub struct Api {
     kind: Kind,
     tokens: Arc<TokenCache>,
 }
+
+/// How the API's errors name the backend.
+const API: &str = "Azure";
 
 impl Api {
     pub fn new(config: &AzureConfig, tokens: Arc<TokenCache>) -> Result<Api, ConfigError> {
@@ -257,10 +254,7 @@ impl Api {
             Some(Precondition::Etag(e)) => req.header(reqwest::header::IF_MATCH, e.as_str()),
             None => req,
         };
-        let reply = req.exchange().await.map_err(|source| ApiError::Unreachable {
-            url: url.to_string(),
-            source,
-        })?;
+        let reply = req.exchange().await.map_err(Unreachable::at(API, url))?;
         let (answer, status) = (reply.answer, reply.status());
         if reply.is_success() {
             return Ok(reply.body);

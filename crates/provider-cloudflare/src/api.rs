@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use extdns_provider::failure::{self, FailureKind, HttpAnswer};
+use extdns_provider::failure::{self, FailureKind, HttpAnswer, Unreachable};
 use extdns_provider::{ApiClient, Call, CallError};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -31,14 +31,8 @@ impl std::fmt::Display for ApiMessage {
 #[non_exhaustive]
 pub enum ApiError {
     /// No answer: connection refused, timeout, TLS failure.
-    #[error("Cloudflare API at {url} is unreachable: {source}")]
-    Unreachable {
-        /// The URL called.
-        url: String,
-        /// The HTTP client's error.
-        #[source]
-        source: reqwest::Error,
-    },
+    #[error(transparent)]
+    Unreachable(#[from] Unreachable),
     /// Answered 429 on every attempt the backoff allows.
     #[error("Cloudflare API rate limit exceeded ({url}; {attempts} attempts at most)")]
     RateLimited {
@@ -105,7 +99,7 @@ pub fn kind_of(answer: &HttpAnswer, errors: &[ApiMessage]) -> FailureKind {
 impl CallError for ApiError {
     fn kind(&self) -> FailureKind {
         match self {
-            ApiError::Unreachable { source, .. } => failure::unanswered(source),
+            ApiError::Unreachable(e) => e.kind(),
             ApiError::RateLimited { retry_after, .. } => FailureKind::Throttled {
                 retry_after: *retry_after,
             },
@@ -216,6 +210,9 @@ pub struct Api {
     auth: Auth,
 }
 
+/// How the API's errors name the backend.
+const API: &str = "Cloudflare API";
+
 impl Api {
     pub fn new(config: &CloudflareConfig) -> Result<Api, ConfigError> {
         let client = ApiClient::new(&config.observer, &config.api, &config.base_url, &config.account())
@@ -286,18 +283,16 @@ impl Api {
             Auth::Token(t) => req.bearer_auth(t),
             Auth::Key { key, email } => req.header("X-Auth-Key", key).header("X-Auth-Email", email),
         };
-        let reply = req.exchange().await.map_err(|source| ApiError::Unreachable {
-            url: url.to_string(),
-            source,
-        })?;
+        let reply = req.exchange().await.map_err(Unreachable::at(API, url))?;
         let (answer, status) = (reply.answer, reply.status());
         if status == 429 {
-            self.client.pacer().hold_off(answer.throttled()).await;
-            return Err(ApiError::RateLimited {
-                url: url.to_string(),
-                attempts: self.client.backoff().max_attempts.max(1),
-                retry_after: answer.retry_after,
-            });
+            return Err(self
+                .held(ApiError::RateLimited {
+                    url: url.to_string(),
+                    attempts: self.client.backoff().max_attempts.max(1),
+                    retry_after: answer.retry_after,
+                })
+                .await);
         }
         let bad_answer = |detail: String| ApiError::BadAnswer {
             url: url.to_string(),
@@ -315,16 +310,26 @@ impl Api {
             Err(e) if (200..300).contains(&status) => return Err(bad_answer(e.to_string())),
             Err(_) => {
                 let message = String::from_utf8_lossy(&reply.body).chars().take(200).collect();
-                return Err(refused(vec![ApiMessage { code: 0, message }]));
+                return Err(self.held(refused(vec![ApiMessage { code: 0, message }])).await);
             }
         };
         if !(200..300).contains(&status) || !envelope.success {
-            return Err(refused(envelope.errors));
+            return Err(self.held(refused(envelope.errors)).await);
         }
         let Some(result) = envelope.result else {
             return Err(bad_answer("no result".into()));
         };
         Ok((result, envelope.result_info))
+    }
+}
+
+impl Api {
+    /// `error`, once a throttling one (a 429, or the codes 971 and 10429 under any status) has held every
+    /// request of the provider as long as the answer asked: the other callers' requests would only be
+    /// throttled too.
+    async fn held(&self, error: ApiError) -> ApiError {
+        self.client.pacer().hold_off(error.kind()).await;
+        error
     }
 }
 
@@ -377,5 +382,31 @@ mod tests {
         assert_eq!(kind(400, None, &[81057]), FailureKind::Refused);
         assert_eq!(kind(502, None, &[]), FailureKind::Transient);
         assert_eq!(kind(404, None, &[7003]), FailureKind::Fatal);
+    }
+
+    /// A rate-limit code under a status other than 429 holds the pacer as a 429 does: the provider's next
+    /// request waits out the answer's `Retry-After`.
+    #[tokio::test]
+    async fn a_rate_limit_code_holds_every_request_like_a_429() {
+        use extdns_test_support::canned::{self, Answer};
+        let server = canned::serve(Answer {
+            status: StatusCode::BAD_REQUEST,
+            headers: vec![("retry-after", "30".into())],
+            body: r#"{"success":false,"errors":[{"code":10429,"message":"rate limited"}]}"#.into(),
+        });
+        let mut config = CloudflareConfig::new(Auth::Token("t".into()));
+        config.base_url = server.url.clone();
+        config.api.backoff.max_attempts = 1;
+        let api = Api::new(&config).unwrap_or_else(|e| panic!("{e}"));
+        let err = api.zones().await.err();
+        assert!(
+            err.as_ref()
+                .is_some_and(|e| matches!(e.kind(), FailureKind::Throttled { .. })),
+            "{err:?}"
+        );
+        // Held for 30 s: the next request cannot leave within a second.
+        let next = tokio::time::timeout(Duration::from_secs(1), api.client.pacer().request()).await;
+        assert!(next.is_err(), "the pacer let the next request go at once");
+        assert_eq!(server.lock().requests.len(), 1);
     }
 }

@@ -6,8 +6,7 @@ use std::time::Duration;
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as B64;
-use extdns_provider::failure::{self, FailureKind, HttpAnswer};
-use extdns_provider::http::{Request, answer_of};
+use extdns_provider::failure::{self, FailureKind, HttpAnswer, Unreachable};
 use extdns_provider::pace::Pacer;
 use extdns_provider::{CallError, HttpClient};
 use serde::{Deserialize, Serialize};
@@ -15,6 +14,9 @@ use serde_json::json;
 use tokio::sync::Mutex;
 
 use crate::config::{ConfigError, CorednsConfig};
+
+/// How messages name the backend.
+const API: &str = "etcd";
 
 /// The one write call: what `--provider-write-rate` counts.
 const TXN: &str = "/v3/kv/txn";
@@ -28,14 +30,8 @@ const PAGE: u64 = 1000;
 #[non_exhaustive]
 pub enum EtcdError {
     /// No endpoint answered (connection refused, timeout, TLS failure).
-    #[error("etcd at {url} is unreachable: {source}")]
-    Unreachable {
-        /// The endpoint called.
-        url: String,
-        /// The HTTP client's error.
-        #[source]
-        source: reqwest::Error,
-    },
+    #[error(transparent)]
+    Unreachable(#[from] Unreachable),
     /// etcd answered with an error; `code` is the gRPC status code it carries.
     #[error("etcd at {url} answered HTTP {status}: {message} (grpc code {code})")]
     Status {
@@ -89,7 +85,7 @@ pub fn kind_of(answer: &HttpAnswer, code: i64, message: &str) -> FailureKind {
 impl CallError for EtcdError {
     fn kind(&self) -> FailureKind {
         match self {
-            EtcdError::Unreachable { source, .. } => failure::unanswered(source),
+            EtcdError::Unreachable(e) => e.kind(),
             EtcdError::Status { kind, .. } => *kind,
             EtcdError::BadAnswer { .. } => FailureKind::Fatal,
         }
@@ -325,7 +321,7 @@ impl EtcdClient {
         let mut last = None;
         for base in &self.urls {
             match self.call_one(base, path, body).await {
-                Err(e @ EtcdError::Unreachable { .. }) => {
+                Err(e @ EtcdError::Unreachable(_)) => {
                     tracing::debug!(error = %e, "etcd endpoint unreachable; trying the next one");
                     last = Some(e);
                 }
@@ -353,16 +349,16 @@ impl EtcdClient {
             if let Some(t) = token {
                 req = req.header(reqwest::header::AUTHORIZATION, t);
             }
-            let (answer, bytes) = exchange(&url, req).await?;
-            if answer.status.is_success() {
-                return Ok((url, bytes));
+            let reply = req.exchange().await.map_err(Unreachable::at(API, &url))?;
+            if reply.is_success() {
+                return Ok((url, reply.body));
             }
-            let err = ErrorAnswer::parse(&bytes);
+            let err = ErrorAnswer::parse(&reply.body);
             // An expired or revoked token: authenticate again, once.
             if err.code == 16 && attempt == 0 && self.credentials.is_some() {
                 continue;
             }
-            let error = EtcdError::status(url, &answer, err.code, err.text());
+            let error = EtcdError::status(url, &reply.answer, err.code, err.text());
             self.pacer.hold_off(error.kind()).await;
             return Err(error);
         }
@@ -380,14 +376,14 @@ impl EtcdClient {
         }
         let url = format!("{base}/v3/auth/authenticate");
         let request = self.http.post(&url).json(&Credentials { name: user, password });
-        let (answer, bytes) = exchange(&url, request).await?;
-        if !answer.status.is_success() {
-            let err = ErrorAnswer::parse(&bytes);
+        let reply = request.exchange().await.map_err(Unreachable::at(API, &url))?;
+        if !reply.is_success() {
+            let err = ErrorAnswer::parse(&reply.body);
             let code = if err.code == 0 { 16 } else { err.code };
             let message = format!("authenticating user {user}: {}", err.text());
-            return Err(EtcdError::status(url, &answer, code, message));
+            return Err(EtcdError::status(url, &reply.answer, code, message));
         }
-        let t: Token = serde_json::from_slice(&bytes).map_err(|e| EtcdError::BadAnswer {
+        let t: Token = serde_json::from_slice(&reply.body).map_err(|e| EtcdError::BadAnswer {
             url,
             what: "an authentication answer",
             detail: e.to_string(),
@@ -395,19 +391,6 @@ impl EtcdClient {
         *token = Some(t.token.clone());
         Ok(t.token)
     }
-}
-
-/// Send a request and read its whole answer: the status (and wait asked for) and the body. No answer is
-/// `Unreachable`.
-async fn exchange(url: &str, request: Request<'_>) -> Result<(HttpAnswer, Vec<u8>), EtcdError> {
-    let unreachable = |source| EtcdError::Unreachable {
-        url: url.to_string(),
-        source,
-    };
-    let response = request.send().await.map_err(unreachable)?;
-    let answer = answer_of(&response);
-    let body = response.bytes().await.map_err(unreachable)?;
-    Ok((answer, body.to_vec()))
 }
 
 /// The end of the key range of a prefix: the prefix with its last byte that is not 0xff increased by one.

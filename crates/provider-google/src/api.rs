@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use extdns_provider::failure::{self, FailureKind, HttpAnswer};
+use extdns_provider::failure::{self, FailureKind, HttpAnswer, Unreachable};
 use extdns_provider::{ApiClient, Call, CallError};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -45,14 +45,8 @@ struct ErrorBody {
 #[non_exhaustive]
 pub enum ApiError {
     /// No answer: connection refused, timeout, TLS failure.
-    #[error("Cloud DNS at {url} is unreachable: {}", extdns_provider::http::error_chain(.source))]
-    Unreachable {
-        /// The URL called.
-        url: String,
-        /// The HTTP client's error.
-        #[source]
-        source: reqwest::Error,
-    },
+    #[error(transparent)]
+    Unreachable(#[from] Unreachable),
     /// No access token.
     #[error("{0}")]
     Credentials(#[source] Box<CredentialsError>),
@@ -121,7 +115,7 @@ pub fn kind_of(answer: &HttpAnswer, reason: Option<&str>) -> FailureKind {
 impl CallError for ApiError {
     fn kind(&self) -> FailureKind {
         match self {
-            ApiError::Unreachable { source, .. } => failure::unanswered(source),
+            ApiError::Unreachable(e) => e.kind(),
             ApiError::NotDone { .. } => FailureKind::Transient,
             ApiError::Api { kind, .. } => *kind,
             ApiError::Credentials(e) if e.is_transient() => FailureKind::Transient,
@@ -201,6 +195,9 @@ pub struct Api {
     change_poll: Duration,
     change_wait: Duration,
 }
+
+/// How the API's errors name the backend.
+const API: &str = "Cloud DNS";
 
 impl Api {
     pub fn new(config: &GoogleConfig, tokens: Arc<TokenCache>) -> Result<Api, ConfigError> {
@@ -295,10 +292,7 @@ impl Api {
         };
         let url = call.url.as_str();
         let req = self.client.paced(call).await.bearer_auth(&token.token);
-        let reply = req.exchange().await.map_err(|source| ApiError::Unreachable {
-            url: url.to_string(),
-            source,
-        })?;
+        let reply = req.exchange().await.map_err(Unreachable::at(API, url))?;
         let (answer, status, bytes) = (reply.answer, reply.status(), reply.body);
         if answer.status.is_success() {
             return serde_json::from_slice(&bytes).map_err(|e| ApiError::BadAnswer {

@@ -3,10 +3,8 @@
 //! (`PUT`/`DELETE /api/config/dns/<list>/<item>`), every error in Pi-hole's `{"error": {key, message, hint}}`
 //! envelope. 429s, 5xx and unreachable servers are retried with backoff.
 
-use std::time::Duration;
-
-use extdns_provider::failure::{self, FailureKind, HttpAnswer};
-use extdns_provider::http::{answer_of, error_chain, percent_encode};
+use extdns_provider::failure::{self, FailureKind, HttpAnswer, Unreachable};
+use extdns_provider::http::{Reply, percent_encode};
 use extdns_provider::pace::Pacer;
 use extdns_provider::{Backoff, CallError, HttpClient, TlsOptions};
 use reqwest::{Method, StatusCode};
@@ -49,14 +47,8 @@ pub enum Outcome {
 #[non_exhaustive]
 pub enum ApiError {
     /// No answer: connection refused, timeout, TLS failure.
-    #[error("Pi-hole at {url} is unreachable: {}", error_chain(source))]
-    Unreachable {
-        /// The URL called.
-        url: String,
-        /// The HTTP client's error.
-        #[source]
-        source: reqwest::Error,
-    },
+    #[error(transparent)]
+    Unreachable(#[from] Unreachable),
     /// `POST /api/auth` refused the password.
     #[error("Pi-hole at {url} refused the password (--pihole-password): {message}")]
     PasswordRefused {
@@ -129,7 +121,7 @@ pub fn kind_of(answer: &HttpAnswer, key: &str) -> FailureKind {
 impl CallError for ApiError {
     fn kind(&self) -> FailureKind {
         match self {
-            ApiError::Unreachable { source, .. } => failure::unanswered(source),
+            ApiError::Unreachable(e) => e.kind(),
             ApiError::PasswordRefused { .. } | ApiError::PasswordNeeded { .. } => FailureKind::Auth,
             ApiError::Api { kind, .. } => *kind,
             ApiError::BadAnswer { .. } => FailureKind::Fatal,
@@ -214,12 +206,8 @@ impl std::fmt::Debug for Api {
     }
 }
 
-/// One answer: its status, the wait it asks for, and its body.
-struct Answer {
-    status: StatusCode,
-    retry_after: Option<Duration>,
-    body: Vec<u8>,
-}
+/// How the API's errors name the backend.
+const API: &str = "Pi-hole";
 
 impl Api {
     pub fn new(config: &PiholeConfig) -> Result<Api, ConfigError> {
@@ -244,11 +232,11 @@ impl Api {
     /// Every item of a list, as Pi-hole stores it.
     pub async fn list(&self, list: List) -> Result<Vec<String>, ApiError> {
         let url = format!("{}/api/config/dns/{}", self.base, list.path());
-        let answer = self.call(Method::GET, &url).await?;
-        if !answer.status.is_success() {
-            return Err(self.refusal(Method::GET, &url, &answer));
+        let reply = self.call(Method::GET, &url).await?;
+        if !reply.answer.status.is_success() {
+            return Err(self.refusal(Method::GET, &url, &reply));
         }
-        let parsed: ConfigAnswer = serde_json::from_slice(&answer.body).map_err(|e| ApiError::BadAnswer {
+        let parsed: ConfigAnswer = serde_json::from_slice(&reply.body).map_err(|e| ApiError::BadAnswer {
             url: url.clone(),
             detail: e.to_string(),
         })?;
@@ -267,32 +255,32 @@ impl Api {
     pub async fn write(&self, list: List, item: &str, add: bool) -> Result<Outcome, ApiError> {
         let url = format!("{}/api/config/dns/{}/{}", self.base, list.path(), path_escape(item));
         let method = if add { Method::PUT } else { Method::DELETE };
-        let answer = self.call(method.clone(), &url).await?;
-        if answer.status.is_success() {
+        let reply = self.call(method.clone(), &url).await?;
+        if reply.answer.status.is_success() {
             return Ok(Outcome::Changed);
         }
-        let envelope: ErrorEnvelope = serde_json::from_slice(&answer.body).unwrap_or_default();
-        if add && answer.status == StatusCode::BAD_REQUEST && envelope.error.message == "Item already present" {
+        let envelope: ErrorEnvelope = serde_json::from_slice(&reply.body).unwrap_or_default();
+        if add && reply.answer.status == StatusCode::BAD_REQUEST && envelope.error.message == "Item already present" {
             return Ok(Outcome::AlreadyDone);
         }
-        if !add && answer.status == StatusCode::NOT_FOUND {
+        if !add && reply.answer.status == StatusCode::NOT_FOUND {
             return Ok(Outcome::AlreadyDone);
         }
-        Err(self.refusal(method, &url, &answer))
+        Err(self.refusal(method, &url, &reply))
     }
 
     /// One call with the current session, logged in first when there is none and again once on a 401;
     /// retried with backoff while it fails transiently.
-    async fn call(&self, method: Method, url: &str) -> Result<Answer, ApiError> {
+    async fn call(&self, method: Method, url: &str) -> Result<Reply, ApiError> {
         let attempt = || self.call_once(method.clone(), url);
         self.backoff.retry(url, attempt, ApiError::kind).await
     }
 
-    async fn call_once(&self, method: Method, url: &str) -> Result<Answer, ApiError> {
+    async fn call_once(&self, method: Method, url: &str) -> Result<Reply, ApiError> {
         let session = self.session().await?;
-        let answer = self.send(method.clone(), url, &session).await?;
-        if answer.status != StatusCode::UNAUTHORIZED {
-            return Ok(answer);
+        let reply = self.send(method.clone(), url, &session).await?;
+        if reply.answer.status != StatusCode::UNAUTHORIZED {
+            return Ok(reply);
         }
         if self.password.is_none() {
             return Err(ApiError::PasswordNeeded {
@@ -303,11 +291,11 @@ impl Api {
         // The session expired (or Pi-hole restarted, or someone logged it out): log in again, once.
         tracing::debug!(url, "Pi-hole answered 401; logging in again");
         let renewed = self.renew(&session).await?;
-        let answer = self.send(method.clone(), url, &renewed).await?;
-        if answer.status == StatusCode::UNAUTHORIZED {
-            return Err(self.refusal(method, url, &answer));
+        let reply = self.send(method.clone(), url, &renewed).await?;
+        if reply.answer.status == StatusCode::UNAUTHORIZED {
+            return Err(self.refusal(method, url, &reply));
         }
-        Ok(answer)
+        Ok(reply)
     }
 
     /// The current session, logging in when there is none.
@@ -338,14 +326,15 @@ impl Api {
         let url = format!("{}/api/auth", self.base);
         self.pacer.request().await;
         let body = serde_json::json!({ "password": password });
-        let request = self.http.post(&url).json(&body);
-        let response = request.send().await.map_err(|source| ApiError::Unreachable {
-            url: url.clone(),
-            source,
-        })?;
-        let answer = read(response, &url).await?;
-        let session: Option<AuthAnswer> = serde_json::from_slice(&answer.body).ok();
-        match (answer.status, session) {
+        let reply = self
+            .http
+            .post(&url)
+            .json(&body)
+            .exchange()
+            .await
+            .map_err(Unreachable::at(API, &url))?;
+        let session: Option<AuthAnswer> = serde_json::from_slice(&reply.body).ok();
+        match (reply.answer.status, session) {
             (StatusCode::OK, Some(a)) if a.session.valid => {
                 tracing::debug!(url, "logged in to Pi-hole");
                 Ok(a.session
@@ -361,11 +350,11 @@ impl Api {
                 url,
                 detail: "the login answer holds no valid session".into(),
             }),
-            _ => Err(self.refusal(Method::POST, &url, &answer)),
+            _ => Err(self.refusal(Method::POST, &url, &reply)),
         }
     }
 
-    async fn send(&self, method: Method, url: &str, session: &Session) -> Result<Answer, ApiError> {
+    async fn send(&self, method: Method, url: &str, session: &Session) -> Result<Reply, ApiError> {
         if method == Method::GET {
             self.pacer.request().await;
         } else {
@@ -375,57 +364,35 @@ impl Api {
         if let Session::Sid(sid) = session {
             request = request.header(SID_HEADER, sid.as_str());
         }
-        let unreachable = |source| ApiError::Unreachable {
-            url: url.to_string(),
-            source,
-        };
-        let response = request.send().await.map_err(unreachable)?;
-        let answer = read(response, url).await?;
-        if answer.status.is_success() || answer.status == StatusCode::UNAUTHORIZED {
-            return Ok(answer);
+        let reply = request.exchange().await.map_err(Unreachable::at(API, url))?;
+        if reply.answer.status.is_success() || reply.answer.status == StatusCode::UNAUTHORIZED {
+            return Ok(reply);
         }
-        let refusal = self.refusal(method, url, &answer);
+        let refusal = self.refusal(method, url, &reply);
         if refusal.kind().is_transient() {
             self.pacer.hold_off(refusal.kind()).await;
             return Err(refusal);
         }
-        Ok(answer)
+        Ok(reply)
     }
 
     /// An unsuccessful answer as an error, with Pi-hole's envelope when the body is one.
-    fn refusal(&self, method: Method, url: &str, answer: &Answer) -> ApiError {
-        let envelope: ErrorEnvelope = serde_json::from_slice(&answer.body).unwrap_or_default();
+    fn refusal(&self, method: Method, url: &str, reply: &Reply) -> ApiError {
+        let envelope: ErrorEnvelope = serde_json::from_slice(&reply.body).unwrap_or_default();
         let mut message = envelope.error.message;
         if message.is_empty() && envelope.error.key.is_empty() {
-            message = String::from_utf8_lossy(&answer.body).chars().take(200).collect();
+            message = String::from_utf8_lossy(&reply.body).chars().take(200).collect();
         }
-        let http = HttpAnswer {
-            status: answer.status,
-            retry_after: answer.retry_after,
-        };
         ApiError::Api {
             method,
             url: url.to_string(),
-            status: answer.status.as_u16(),
-            kind: kind_of(&http, &envelope.error.key),
+            status: reply.answer.status.as_u16(),
+            kind: kind_of(&reply.answer, &envelope.error.key),
             key: envelope.error.key,
             message,
             hint: envelope.error.hint,
         }
     }
-}
-
-async fn read(response: reqwest::Response, url: &str) -> Result<Answer, ApiError> {
-    let HttpAnswer { status, retry_after } = answer_of(&response);
-    let body = response.bytes().await.map_err(|source| ApiError::Unreachable {
-        url: url.to_string(),
-        source,
-    })?;
-    Ok(Answer {
-        status,
-        retry_after,
-        body: body.to_vec(),
-    })
 }
 
 /// An item as one URL path segment (the space of `"IP HOST"` and the commas of a CNAME item
@@ -437,6 +404,7 @@ pub fn path_escape(item: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn items_are_one_path_segment() {

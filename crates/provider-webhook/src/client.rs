@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint};
+use extdns_provider::failure;
 use extdns_provider::pace::Pacer;
 use extdns_provider::{Backoff, FailureKind, HttpClient, Provider, ProviderError, ReadState, Records, Unit};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
@@ -157,7 +158,8 @@ impl WebhookProvider {
             .send()
             .await
             .map_err(|source| request_error(METHOD, &self.base, source))?;
-        expect_status(METHOD, &self.base, &response, StatusCode::OK)?;
+        self.expect_status(METHOD, &self.base, &response, StatusCode::OK)
+            .await?;
         let content_type = response.headers().get(CONTENT_TYPE).map(HeaderValue::as_bytes);
         if content_type != Some(MEDIA_TYPE.as_bytes()) {
             return Err(WebhookError::MediaType {
@@ -206,6 +208,32 @@ impl WebhookProvider {
         })
     }
 
+    /// `Ok` when `response` has the status the protocol allows, else the error. A 429 (or a 503) that asks
+    /// to wait with `Retry-After` holds every request of this provider as long as it asked, as the other
+    /// HTTP clients do: the call's kind stays the protocol's (a 429 is not retried), but nothing is sent
+    /// to a server that asked for quiet before it wanted.
+    async fn expect_status(
+        &self,
+        method: &'static str,
+        url: &Url,
+        response: &Response,
+        expected: StatusCode,
+    ) -> Result<(), WebhookError> {
+        if response.status() == expected {
+            return Ok(());
+        }
+        let asked = failure::retry_after(response.headers());
+        self.pacer
+            .hold_off(FailureKind::of_status(response.status(), asked))
+            .await;
+        Err(WebhookError::Status {
+            method,
+            url: url.to_string(),
+            status: response.status().as_u16(),
+            expected: expected.as_u16(),
+        })
+    }
+
     async fn post<B: Serialize>(&self, url: &Url, body: &B, accept: bool) -> Result<Response, WebhookError> {
         const METHOD: &str = "POST";
         let body = serde_json::to_vec(body).map_err(|source| WebhookError::Encode {
@@ -230,6 +258,7 @@ impl WebhookProvider {
     async fn read_records(&self) -> Result<Vec<Endpoint>, WebhookError> {
         const METHOD: &str = "GET";
         let url = &self.records_url;
+        self.pacer.request().await;
         let response = self
             .client
             .get(url.clone())
@@ -237,7 +266,7 @@ impl WebhookProvider {
             .send()
             .await
             .map_err(|source| request_error(METHOD, url, source))?;
-        expect_status(METHOD, url, &response, StatusCode::OK)?;
+        self.expect_status(METHOD, url, &response, StatusCode::OK).await?;
         // A Go server with no records encodes its nil slice as `null`.
         Ok(self
             .decode::<Option<Vec<Endpoint>>>(METHOD, url, response)
@@ -250,13 +279,14 @@ impl WebhookProvider {
         let url = &self.records_url;
         self.pacer.write().await;
         let response = self.post(url, &changes, false).await?;
-        expect_status("POST", url, &response, StatusCode::NO_CONTENT)
+        self.expect_status("POST", url, &response, StatusCode::NO_CONTENT).await
     }
 
     async fn adjust(&self, endpoints: &[Endpoint]) -> Result<Vec<Endpoint>, WebhookError> {
         let url = &self.adjust_url;
+        self.pacer.request().await;
         let response = self.post(url, &endpoints, true).await?;
-        expect_status("POST", url, &response, StatusCode::OK)?;
+        self.expect_status("POST", url, &response, StatusCode::OK).await?;
         Ok(self
             .decode::<Option<Vec<Endpoint>>>("POST", url, response)
             .await?
@@ -342,21 +372,4 @@ fn request_error(method: &'static str, url: &Url, source: reqwest::Error) -> Web
         url: url.to_string(),
         source,
     }
-}
-
-fn expect_status(
-    method: &'static str,
-    url: &Url,
-    response: &Response,
-    expected: StatusCode,
-) -> Result<(), WebhookError> {
-    if response.status() == expected {
-        return Ok(());
-    }
-    Err(WebhookError::Status {
-        method,
-        url: url.to_string(),
-        status: response.status().as_u16(),
-        expected: expected.as_u16(),
-    })
 }

@@ -509,3 +509,22 @@ async fn every_call_is_counted_with_its_failures_and_every_request_observed() {
         ]
     );
 }
+
+/// A `Retry-After` on a 429 holds the provider's next request as long as the server asked, though the
+/// protocol retries nothing itself.
+#[tokio::test]
+async fn a_retry_after_holds_the_next_request() {
+    let handler: Handler = Arc::new(|s: &Seen| match (s.method.as_str(), s.path.as_str()) {
+        ("GET", "/") => webhook_json("{}"),
+        ("GET", "/records") => (StatusCode::TOO_MANY_REQUESTS, [(header::RETRY_AFTER, "30")]).into_response(),
+        _ => StatusCode::NOT_FOUND.into_response(),
+    });
+    let (url, seen) = fake(handler).await;
+    let p = connect(&url).await;
+    let first = p.records().await;
+    assert!(first.is_err(), "{first:?}");
+    let next = tokio::time::timeout(Duration::from_secs(1), p.records()).await;
+    assert!(next.is_err(), "the next request left at once");
+    let reads = seen.lock().map(|s| s.iter().filter(|r| r.path == "/records").count());
+    assert_eq!(reads.unwrap_or_default(), 1);
+}

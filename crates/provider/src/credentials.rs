@@ -8,11 +8,12 @@
 //! tried and why each gave nothing. A [`CredentialCache`] keeps the credential until a [`Margin`] before it
 //! expires, refreshes it once for all concurrent callers, and drops it when the API answers 401.
 //! [`endpoint`] reads the answers of the token endpoints the sources call; [`AccessToken`] is the bearer token
-//! they grant.
+//! they grant; [`rfc3339`] reads the expiry times they write.
 
 mod cache;
 mod chain;
 pub mod endpoint;
+pub mod rfc3339;
 mod token;
 
 use std::collections::BTreeMap;

@@ -46,15 +46,16 @@ pub enum FailureKind {
 
 impl FailureKind {
     /// The kind of an HTTP status, with the answer's `Retry-After`: 429 (and a 503 that says when to come
-    /// back) is throttled, 408 and other 5xx transient, 401 and 403 authentication, 400, 409 and 422 a
-    /// refusal of what was sent, anything else fatal.
+    /// back) is throttled, 408 and other 5xx transient, 401 and 403 authentication, 400, 409, 413 and 422 a
+    /// refusal of what was sent, anything else fatal. A 413 (payload too large) is the batch's size, not the
+    /// backend's health: splitting it ([`apply_split`](crate::batch::apply_split)) sends smaller ones.
     pub fn of_status(status: StatusCode, retry_after: Option<Duration>) -> FailureKind {
         match status.as_u16() {
             429 => FailureKind::Throttled { retry_after },
             503 if retry_after.is_some() => FailureKind::Throttled { retry_after },
             408 | 500..=599 => FailureKind::Transient,
             401 | 403 => FailureKind::Auth,
-            400 | 409 | 422 => FailureKind::Refused,
+            400 | 409 | 413 | 422 => FailureKind::Refused,
             _ => FailureKind::Fatal,
         }
     }
@@ -147,6 +148,37 @@ pub fn unanswered(error: &reqwest::Error) -> FailureKind {
     }
 }
 
+/// A call that got no whole answer (a refused connection, a timeout, a TLS failure, a body broken off),
+/// the same for every HTTP backend: each API's error holds one (`#[error(transparent)]`), so the message
+/// and the kind ([`unanswered`]) are written once. `api` names the backend in the message.
+#[derive(Debug, thiserror::Error)]
+#[error("{api} at {url} is unreachable: {}", crate::http::error_chain(.source))]
+pub struct Unreachable {
+    /// The backend, as messages name it (`Cloud DNS`, `etcd`).
+    pub api: &'static str,
+    /// The URL called.
+    pub url: String,
+    /// The HTTP client's error.
+    #[source]
+    pub source: reqwest::Error,
+}
+
+impl Unreachable {
+    /// The error of a call of `url` on `api` that got no answer, for `map_err`.
+    pub fn at<'u>(api: &'static str, url: &'u str) -> impl Fn(reqwest::Error) -> Unreachable + 'u {
+        move |source| Unreachable {
+            api,
+            url: url.to_string(),
+            source,
+        }
+    }
+
+    /// Fatal when the request could not be built or was redirected away, else transient ([`unanswered`]).
+    pub fn kind(&self) -> FailureKind {
+        unanswered(&self.source)
+    }
+}
+
 /// How long an answer asks to wait: `retry-after-ms` or `x-ms-retry-after-ms` (Azure's, in
 /// milliseconds) first, else `Retry-After` in seconds (the HTTP-date form is not honoured: the caller's
 /// backoff applies instead).
@@ -195,6 +227,11 @@ mod tests {
         assert_eq!(kind(400, &[]), FailureKind::Refused);
         assert_eq!(kind(409, &[]), FailureKind::Refused);
         assert_eq!(kind(422, &[]), FailureKind::Refused);
+        assert_eq!(
+            kind(413, &[]),
+            FailureKind::Refused,
+            "a payload too large is split, not fatal"
+        );
         assert_eq!(kind(404, &[]), FailureKind::Fatal);
         assert_eq!(kind(301, &[]), FailureKind::Fatal);
     }
@@ -250,5 +287,27 @@ mod tests {
         assert_eq!(refused.as_ref().map(unanswered), Some(FailureKind::Transient));
         let bad = client.get("not a url").send().await.err();
         assert_eq!(bad.as_ref().map(unanswered), Some(FailureKind::Fatal));
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_backend_is_named_with_its_url_and_cause() {
+        let url = "http://127.0.0.1:1/zones";
+        let error = reqwest::Client::new()
+            .get(url)
+            .send()
+            .await
+            .map_err(Unreachable::at("Example DNS", url))
+            .err();
+        let text = error.as_ref().map(ToString::to_string).unwrap_or_default();
+        assert!(
+            text.starts_with("Example DNS at http://127.0.0.1:1/zones is unreachable: "),
+            "{text}"
+        );
+        assert_eq!(error.as_ref().map(Unreachable::kind), Some(FailureKind::Transient));
+        let cause = error.as_ref().and_then(|e| std::error::Error::source(e));
+        assert!(
+            cause.is_some_and(|c| c.is::<reqwest::Error>()),
+            "the client's error is the source"
+        );
     }
 }

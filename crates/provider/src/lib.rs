@@ -217,26 +217,34 @@ impl ChangeFailure {
     }
 }
 
-/// The records some failures name, to tell which changes of a set failed without building a key per
-/// change.
+/// The records some failures name, each with its failure, to tell which changes of a set failed (and why)
+/// with one lookup a change, without building a key per change.
 #[derive(Debug, Default)]
-pub struct FailedRecords<'a>(std::collections::HashSet<(&'a str, &'a RecordType, &'a str)>);
+pub struct FailedRecords<'a>(std::collections::HashMap<(&'a str, &'a RecordType, &'a str), &'a ChangeFailure>);
 
 impl<'a> FailedRecords<'a> {
-    /// The records `failures` name.
+    /// The records `failures` name (the first failure of a record when several name it).
     pub fn of(failures: &'a [ChangeFailure]) -> Self {
-        let key = |f: &'a ChangeFailure| {
+        let mut map = std::collections::HashMap::with_capacity(failures.len());
+        for f in failures {
             let k = &f.key;
-            (k.dns_name.as_str(), &k.record_type, k.set_identifier.as_str())
-        };
-        FailedRecords(failures.iter().map(key).collect())
+            map.entry((k.dns_name.as_str(), &k.record_type, k.set_identifier.as_str()))
+                .or_insert(f);
+        }
+        FailedRecords(map)
+    }
+
+    /// The failure of `endpoint`'s record, if a change of it failed.
+    pub fn get(&self, endpoint: &Endpoint) -> Option<&'a ChangeFailure> {
+        let e = endpoint;
+        self.0
+            .get(&(e.dns_name.as_str(), &e.record_type, e.set_identifier.as_str()))
+            .copied()
     }
 
     /// Whether a change of `endpoint`'s record failed.
     pub fn contains(&self, endpoint: &Endpoint) -> bool {
-        let e = endpoint;
-        self.0
-            .contains(&(e.dns_name.as_str(), &e.record_type, e.set_identifier.as_str()))
+        self.get(endpoint).is_some()
     }
 
     /// Whether nothing failed.
@@ -481,6 +489,7 @@ mod tests {
         };
         let failed = FailedRecords::of(failures);
         assert!(failed.contains(&e));
+        assert_eq!(failed.get(&e).map(|f| f.reason.message.as_str()), Some("no"));
         assert!(
             !failed.contains(&e.clone().with_set_identifier("us")),
             "the set identifier tells records apart"

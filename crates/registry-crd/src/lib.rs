@@ -572,13 +572,16 @@ fn code(e: &kube::Error) -> Option<u16> {
 }
 
 /// The kind of an API server's error: a 429 is throttling, a 5xx or no answer transient (worth another
-/// try), 401 and 403 refused credentials, anything else final (a conflict is handled where it comes).
+/// try), 401 and 403 refused credentials, a 422 (the object is invalid: a name or label its schema
+/// refuses) the one record's fault, so only that record fails; anything else final (a conflict is
+/// handled where it comes).
 fn kind_of(e: &kube::Error) -> FailureKind {
     match e {
         kube::Error::Api(s) => match s.code {
             429 => FailureKind::Throttled { retry_after: None },
             500..=599 => FailureKind::Transient,
             401 | 403 => FailureKind::Auth,
+            422 => FailureKind::Refused,
             _ => FailureKind::Fatal,
         },
         kube::Error::HyperError(_) | kube::Error::Service(_) => FailureKind::Transient,
@@ -626,6 +629,11 @@ mod tests {
         assert_eq!(kind_of(&api(429)), FailureKind::Throttled { retry_after: None });
         assert_eq!(kind_of(&api(409)), FailureKind::Fatal);
         assert_eq!(kind_of(&api(403)), FailureKind::Auth);
+        assert_eq!(
+            kind_of(&api(422)),
+            FailureKind::Refused,
+            "an invalid object is its record's fault"
+        );
         let owned = ClaimError::Owned {
             object: "DNSRecord ns/x".into(),
             owner: "other".into(),

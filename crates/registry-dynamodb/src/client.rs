@@ -5,9 +5,10 @@
 
 use std::time::Duration;
 
-use extdns_aws::{AssumeRole, CredentialSource, Signed, Signer, SignerConfig, SignerError};
+use extdns_aws::{AssumeRole, Call, CredentialSource, Pacing, Signer, SignerConfig, SignerError};
 use extdns_provider::failure::{self, FailureKind, HttpAnswer};
-use extdns_provider::http::Observer;
+use extdns_provider::http::{Observer, Reply};
+use extdns_provider::pace::Pacer;
 use extdns_provider::{Backoff, CallError, HttpClient};
 use reqwest::Method;
 use serde_json::{Value, json};
@@ -68,7 +69,7 @@ impl CallError for ApiError {
         match self {
             ApiError::Transport { source, .. } => failure::unanswered(source),
             ApiError::Status { kind, .. } => *kind,
-            ApiError::Sign { .. } => FailureKind::Auth,
+            ApiError::Sign { source, .. } => source.kind(),
             ApiError::Decode { .. } => FailureKind::Fatal,
         }
     }
@@ -180,6 +181,8 @@ pub struct Client {
     url: String,
     signer: Signer,
     backoff: Backoff,
+    /// Unlimited, but held while DynamoDB's `Retry-After` asks every call to wait.
+    pacer: Pacer,
 }
 
 impl std::fmt::Debug for Client {
@@ -204,6 +207,7 @@ impl Client {
             url: config.endpoint.as_str().to_string(),
             signer,
             backoff: config.backoff.clone(),
+            pacer: Pacer::unlimited(),
         })
     }
 
@@ -341,33 +345,35 @@ impl Client {
             ("content-type", "application/x-amz-json-1.0"),
             ("x-amz-target", target.as_str()),
         ];
-        let signed = self
+        let call = Call {
+            method: &Method::POST,
+            url: &self.url,
+            headers: &headers,
+            body: Some(body),
+            // The registry has no write rate: the pacer only holds calls while DynamoDB asks.
+            write: false,
+        };
+        let reply = self
             .signer
-            .request(&self.http, Method::POST, &self.url, &headers, Some(body.to_string()))
+            .send(&self.http, Pacing::account(&self.pacer), call, |r| error_of(r).0)
             .await
-            .map_err(|source| ApiError::Sign { call: name, source })?;
-        let transport = |source| ApiError::Transport { call: name, source };
-        let Signed { request, by } = signed;
-        let response = request.send().await.map_err(transport)?;
-        let answer = HttpAnswer::new(response.status(), response.headers());
-        let status = answer.status;
-        let text = response.text().await.map_err(transport)?;
-        if !status.is_success() {
-            let error: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
-            let code = error["__type"]
-                .as_str()
-                .map(|t| t.rsplit('#').next().unwrap_or(t).to_string())
-                .unwrap_or_else(|| status.canonical_reason().unwrap_or("error").to_string());
-            let message = error["message"]
-                .as_str()
-                .or_else(|| error["Message"].as_str())
-                .map(str::to_string)
-                .unwrap_or_else(|| text.chars().take(200).collect());
-            self.signer.answered(&by, status.as_u16(), &code).await;
+            .map_err(|e| match e {
+                SignerError::Unanswered(source) => ApiError::Transport { call: name, source },
+                other => ApiError::Sign {
+                    call: name,
+                    source: other,
+                },
+            })?;
+        let text = String::from_utf8_lossy(&reply.body);
+        if !reply.is_success() {
+            let (code, message) = error_of(&reply);
+            let kind = kind_of(&reply.answer, &code);
+            // A throttled answer holds this table's every call as long as DynamoDB asked.
+            self.pacer.hold_off(kind).await;
             return Err(ApiError::Status {
                 call: name,
-                status: status.as_u16(),
-                kind: kind_of(&answer, &code),
+                status: reply.status(),
+                kind,
                 code,
                 message,
             });
@@ -376,9 +382,61 @@ impl Client {
     }
 }
 
+/// DynamoDB's error code (`__type` after its `#`) and message in a failed answer, or the status's reason
+/// and the body's first characters when the body is not its JSON.
+fn error_of(reply: &Reply) -> (String, String) {
+    let text = String::from_utf8_lossy(&reply.body);
+    let error: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+    let code = error["__type"]
+        .as_str()
+        .map(|t| t.rsplit('#').next().unwrap_or(t).to_string())
+        .unwrap_or_else(|| reply.answer.status.canonical_reason().unwrap_or("error").to_string());
+    let message = error["message"]
+        .as_str()
+        .or_else(|| error["Message"].as_str())
+        .map(str::to_string)
+        .unwrap_or_else(|| text.chars().take(200).collect());
+    (code, message)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use extdns_test_support::canned::{self, Answer};
+
+    /// A throttled answer's `Retry-After` holds the client's next call, whichever it is, as the other HTTP
+    /// clients do.
+    #[tokio::test]
+    async fn a_throttled_answer_holds_the_next_call_as_long_as_dynamodb_asked() {
+        let server = canned::serve(Answer {
+            status: reqwest::StatusCode::BAD_REQUEST,
+            headers: vec![("retry-after", "30".into())],
+            body: r#"{"__type":"com.amazonaws.dynamodb.v20120810#ThrottlingException","message":"slow down"}"#.into(),
+        });
+        let endpoint = Url::parse(&server.url).unwrap_or_else(|e| panic!("{e}"));
+        assert!(extdns_test_support::is_loopback(&endpoint), "{endpoint}");
+        let client = Client::new(&ClientConfig {
+            endpoint,
+            region: "eu-west-1".into(),
+            credentials: CredentialSource::Static(extdns_aws::Credentials::new("AKIDTEST", "secret")),
+            assume_role: None,
+            backoff: Backoff {
+                max_attempts: 1,
+                ..Backoff::default()
+            },
+            request_timeout: Duration::from_secs(30),
+            observer: Observer::default(),
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+        let err = client.describe_table("t").await.err();
+        assert!(
+            err.as_ref()
+                .is_some_and(|e| matches!(e.kind(), FailureKind::Throttled { .. })),
+            "{err:?}"
+        );
+        let next = tokio::time::timeout(Duration::from_secs(1), client.pacer.request()).await;
+        assert!(next.is_err(), "the next call may leave at once");
+    }
 
     fn kind(status: u16, code: &str) -> FailureKind {
         let status = reqwest::StatusCode::from_u16(status).unwrap_or(reqwest::StatusCode::IM_A_TEAPOT);

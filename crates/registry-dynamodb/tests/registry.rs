@@ -27,6 +27,12 @@ fn registry(fake: &Fake, provider: Arc<InMemoryProvider>, owner: &str) -> Dynamo
     };
     let mut config =
         DynamoDbConfig::from_env(TABLE, "eu-west-1", ownership(owner), None, &env).expect("a configuration");
+    // Were the variable's name wrong, the endpoint would be DynamoDB's own: fail before any request.
+    assert!(
+        extdns_test_support::is_loopback(&config.client.endpoint),
+        "{}",
+        config.client.endpoint
+    );
     config.client.credentials = CredentialSource::Static(Credentials::new("AKIDTEST", "secret"));
     config.client.backoff.initial = std::time::Duration::from_millis(5);
     DynamoDbRegistry::new(provider, config).expect("a registry")

@@ -1,7 +1,8 @@
 //! What extdns's test suites share: real servers started on 127.0.0.1 free ports ([`dns_server`] for BIND
 //! and Knot, [`pdns`], [`etcd`], [`moto`], [`dnsmasq`]), strict stateful fakes of the APIs that have no
 //! runnable server ([`route53_fake`], [`cloudflare_fake`], [`google_fake`], [`azure_fake`], [`pihole_fake`],
-//! [`dynamodb_fake`]) on one skeleton ([`fake`]: serving, state, request log, faults), a Kubernetes control
+//! [`dynamodb_fake`]) on one skeleton ([`fake`]: serving, state, request log, faults), a server with one
+//! fixed answer on the same skeleton ([`canned`]), a Kubernetes control
 //! plane (`control_plane`, feature `control-plane`: etcd and kube-apiserver with deploy/ applied), [`dig`]
 //! helpers, certificates ([`tls`]), RFC 3339 timestamps ([`rfc3339`]), child processes owned by PID
 //! ([`proc`]), runs of the binary under test ([`cli`]) over [`manifests`], external-dns's connector source ([`connector`]) and what a test that runs external-dns
@@ -27,6 +28,7 @@
 
 pub mod azure_fake;
 pub mod bench;
+pub mod canned;
 pub mod cli;
 pub mod cloudflare_fake;
 pub mod connector;
@@ -56,6 +58,18 @@ pub mod tls_proxy;
 use std::io::Write;
 use std::net::{TcpListener, UdpSocket};
 use std::path::{Path, PathBuf};
+
+/// Whether `url` names this machine (`127.0.0.0/8`, `::1` or `localhost`): what a test asserts of an
+/// endpoint it built from variables before the first request, so that a variable missing or misspelt
+/// fails the test rather than sending it to a cloud host.
+pub fn is_loopback(url: &url::Url) -> bool {
+    match url.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+        None => false,
+    }
+}
 
 /// Set (to anything but empty or `0`) by `cargo xtask test` on the `cargo test` it runs: a missing server
 /// is then a failure, never a skip.
@@ -329,6 +343,16 @@ pub async fn serve(app: axum::Router) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_this_machine_is_loopback() {
+        let url = |u: &str| url::Url::parse(u).unwrap_or_else(|e| panic!("{u}: {e}"));
+        assert!(is_loopback(&url("http://127.0.0.1:8000/")));
+        assert!(is_loopback(&url("http://[::1]:8000/")));
+        assert!(is_loopback(&url("http://localhost/")));
+        assert!(!is_loopback(&url("https://dynamodb.eu-west-1.amazonaws.com/")));
+        assert!(!is_loopback(&url("http://169.254.169.254/latest")));
+    }
 
     #[test]
     fn free_ports_bind_for_tcp_and_udp() {

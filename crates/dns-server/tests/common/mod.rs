@@ -36,12 +36,10 @@ impl Served {
     /// The server with these secondaries (NOTIFY and transfers), TSIG keys and limits.
     pub fn start(secondaries: Vec<Secondary>, keys: Vec<TsigKey>, limits: Limits) -> Served {
         let config = Arc::new(ServerConfig {
-            listen: vec!["127.0.0.1:0".parse().expect("address")],
-            zones: vec![zone_config()],
-            default_ttl: 60,
             secondaries,
             keys,
             limits,
+            ..ServerConfig::new(vec!["127.0.0.1:0".parse().expect("address")], vec![zone_config()])
         });
         let zones = Arc::new(Zones::new(&config.zones, 2_026_010_100, limits));
         let provider = DnsServerProvider::new(zones.clone(), 60);

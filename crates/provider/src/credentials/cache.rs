@@ -173,6 +173,34 @@ impl<C: Credential, E: std::fmt::Display> CredentialCache<C, E> {
         }
     }
 
+    /// `call` with a valid credential. When its outcome says the API refused the credential (`refused`: a
+    /// 401, an expired token), the credential is dropped and `call` runs once more with a fresh one: a
+    /// token revoked or expired early is mended at once, rather than failing the call as an
+    /// authentication error until the next sync. A second refusal is returned as it is (the configuration
+    /// is at fault then), its credential dropped too.
+    pub async fn call<O, Fut>(
+        &self,
+        call: impl Fn(C) -> Fut,
+        refused: impl Fn(&O) -> bool,
+    ) -> Result<O, NoCredentials<E>>
+    where
+        Fut: std::future::Future<Output = O>,
+    {
+        let credential = self.get().await?;
+        let outcome = call(credential.clone()).await;
+        if !refused(&outcome) {
+            return Ok(outcome);
+        }
+        self.refused(&credential).await;
+        tracing::debug!("credential refused; calling once more with a fresh one");
+        let fresh = self.get().await?;
+        let outcome = call(fresh.clone()).await;
+        if refused(&outcome) {
+            self.refused(&fresh).await;
+        }
+        Ok(outcome)
+    }
+
     /// The API refused `credential` (HTTP 401): it is dropped, unless another caller has replaced it
     /// already, so the next call fetches anew.
     pub async fn refused(&self, credential: &C) {
@@ -280,6 +308,42 @@ mod tests {
 
     async fn n(cache: &CredentialCache<Token, Down>) -> Option<u64> {
         cache.get().await.ok().map(|t| t.n)
+    }
+
+    /// A call the API answers 401 with the first token is made once more with a fresh one and succeeds;
+    /// one refused whatever the token is made twice, and the refusal returned.
+    #[tokio::test]
+    async fn a_refused_credential_is_replaced_and_the_call_made_once_more() {
+        let issuer = Issuer::new(&HandClock::default(), None);
+        let cache = cache(&issuer, Margin::fixed(Duration::ZERO));
+        let calls = AtomicU64::new(0);
+        let first_refused = |t: Token| {
+            calls.fetch_add(1, Ordering::SeqCst);
+            async move { if t.n == 1 { 401 } else { 200 } }
+        };
+        let outcome = cache.call(first_refused, |status| *status == 401).await.ok();
+        assert_eq!((outcome, calls.load(Ordering::SeqCst)), (Some(200), 2));
+        assert_eq!(n(&cache).await, Some(2), "the fresh token is kept");
+
+        calls.store(0, Ordering::SeqCst);
+        let always_refused = |_: Token| {
+            calls.fetch_add(1, Ordering::SeqCst);
+            async { 401 }
+        };
+        let outcome = cache.call(always_refused, |status| *status == 401).await.ok();
+        assert_eq!(
+            (outcome, calls.load(Ordering::SeqCst)),
+            (Some(401), 2),
+            "once more, not again and again"
+        );
+
+        calls.store(0, Ordering::SeqCst);
+        let accepted = |_: Token| {
+            calls.fetch_add(1, Ordering::SeqCst);
+            async { 200 }
+        };
+        assert_eq!(cache.call(accepted, |status| *status == 401).await.ok(), Some(200));
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
     }
 
     #[tokio::test]
