@@ -135,7 +135,6 @@ pub fn object_endpoints(o: &DnsEndpoint) -> (Vec<Endpoint>, Vec<InvalidEntry>) {
         &o.meta.namespace,
         &o.meta.name,
     ));
-    let resource = reference.resource_label();
     let mut endpoints = Vec::with_capacity(o.endpoints.len());
     let mut invalid = Vec::new();
     for (index, entry) in o.endpoints.iter().enumerate() {
@@ -143,10 +142,12 @@ pub fn object_endpoints(o: &DnsEndpoint) -> (Vec<Endpoint>, Vec<InvalidEntry>) {
             continue;
         };
         match entry::endpoint(entry) {
-            Ok(e) => endpoints.push(
-                e.with_label(extdns_endpoint::label::RESOURCE, resource.as_str())
-                    .with_ref_object(std::sync::Arc::clone(&reference)),
-            ),
+            // The object names every record (`crd/<namespace>/<name>`, rendered where it is written), whatever
+            // `resource` label the entry itself gives: that one goes, as external-dns overwrites it.
+            Ok(mut e) => {
+                e.labels.remove(extdns_endpoint::label::RESOURCE);
+                endpoints.push(e.with_ref_object(std::sync::Arc::clone(&reference)));
+            }
             Err(why) => invalid.push(InvalidEntry { index, why }),
         }
     }

@@ -14,8 +14,8 @@ use std::borrow::Cow;
 use std::cell::OnceCell;
 
 use extdns_endpoint::{Endpoint, Target, merge_endpoints};
+use extdns_informer::ObjectKey;
 use extdns_informer::view::Service;
-use extdns_informer::{ObjectKey, ResourceKind};
 use extdns_source::annotations::key;
 
 use crate::SOURCE_NAME;
@@ -138,20 +138,17 @@ pub(crate) fn endpoints(
         tracing::debug!(service = s.id(), "no endpoints could be generated");
         return failed;
     }
-    // One key shared by every endpoint of the Service.
-    let object = std::sync::Arc::new(ObjectKey::new(
-        ResourceKind::Service,
-        &svc.meta.namespace,
-        &svc.meta.name,
-    ));
+    // One key shared by every endpoint of the Service, and the only place it is named: the `resource`
+    // label of every record, target templates' and compatibility modes' included, is rendered from it.
     for e in &mut out[start..] {
-        e.ref_objects.insert(std::sync::Arc::clone(&object));
+        e.ref_objects.insert(std::sync::Arc::clone(&s.object));
     }
     failed
 }
 
-/// `--fqdn-target-template`: `host:target` pairs. Like external-dns these records carry no TTL, labels or
-/// provider-specific properties; pairs for the same host are merged.
+/// `--fqdn-target-template`: `host:target` pairs. Like external-dns these records carry no TTL or
+/// provider-specific properties; pairs for the same host are merged. Unlike it, they name their Service (the
+/// `resource` label of their ownership record), as every other record does.
 fn target_template_endpoints(
     s: &Svc<'_>,
     template: &extdns_source::template::FqdnTemplate,
@@ -465,7 +462,12 @@ mod tests {
             .a("hostname", "web.example.com")
             .ingress_ip("1.2.3.4");
         let eps = run(cfg(), &one(s));
-        assert_eq!(eps[0].label(label::RESOURCE), Some("service/team/web"));
+        assert_eq!(
+            eps[0].label(label::RESOURCE),
+            None,
+            "rendered where the record is written"
+        );
+        assert_eq!(eps[0].resource().as_deref(), Some("service/team/web"));
         let refs: Vec<&ObjectKey> = eps[0].ref_objects.iter().map(|k| &**k).collect();
         assert_eq!(refs, vec![&ObjectKey::new(ResourceKind::Service, "team", "web")]);
     }
@@ -482,7 +484,7 @@ mod tests {
             .ingress_ip("1.1.1.1");
         let eps = run(cfg(), &cluster_of(vec![a.build(), b.build()]));
         assert_eq!(show(&eps), lines(&["web.example.com A 1.1.1.1,2.2.2.2 ttl=60"]));
-        assert_eq!(eps[0].resource(), Some("service/default/a-web"));
+        assert_eq!(eps[0].resource().as_deref(), Some("service/default/a-web"));
         assert_eq!(eps[0].ref_objects.len(), 2);
     }
 
@@ -796,7 +798,7 @@ mod tests {
     }
 
     #[test]
-    fn fqdn_target_template_publishes_host_target_pairs_without_labels() {
+    fn fqdn_target_template_publishes_host_target_pairs_named_by_their_service() {
         let s = Sv::lb("shop", "web").ingress_ip("1.2.3.4");
         let c = ServiceSourceConfig {
             fqdn_target_template: template(
@@ -813,6 +815,8 @@ mod tests {
             ])
         );
         assert!(eps.iter().all(|e| e.labels.is_empty()));
+        // external-dns writes these without a `resource` label; here they name their Service like any record.
+        assert!(eps.iter().all(|e| e.resource().as_deref() == Some("service/shop/web")));
     }
 
     #[test]

@@ -123,7 +123,6 @@ fn apply_default_targets(tagged: Tagged, defaults: &[Target], force: bool) -> Ta
             e.record_ttl,
             &e.provider_specific,
             &e.set_identifier,
-            "",
         ) {
             d.labels = e.labels.clone();
             d.ref_objects = e.ref_objects.clone();
@@ -672,7 +671,7 @@ mod tests {
         assert!(
             out.endpoints[..3]
                 .iter()
-                .all(|e| e.record_ttl == Ttl(60) && e.resource() == Some("crd/ns/a"))
+                .all(|e| e.record_ttl == Ttl(60) && e.resource().as_deref() == Some("crd/ns/a"))
         );
         Ok(())
     }
@@ -751,6 +750,32 @@ mod tests {
         assert_eq!(out.endpoints[1].set_identifier, "blue");
         let expected: BTreeMap<_, _> = [(key("A", "service"), 1), (key("A", "crd"), 1)].into_iter().collect();
         assert_eq!(out.deduplicated, expected);
+        Ok(())
+    }
+
+    /// external-dns keeps the first endpoint with its `resource` label; here its object stays the first, the
+    /// one the label is rendered from, even where the object absorbed sorts before it.
+    #[tokio::test]
+    async fn a_duplicate_of_another_source_leaves_the_record_named_by_the_first() -> Result<(), SourceError> {
+        let service = ObjectKey::new(ResourceKind::Service, "z", "web");
+        let ingress = ObjectKey::new(ResourceKind::Ingress, "a", "web");
+        let out = run(
+            vec![
+                src(
+                    "service",
+                    vec![a("x.example.com", &["192.0.2.1"]).with_ref_object(service)],
+                ),
+                src(
+                    "ingress",
+                    vec![a("x.example.com", &["192.0.2.1"]).with_ref_object(ingress)],
+                ),
+            ],
+            PipelineConfig::default(),
+        )
+        .await?;
+        assert_eq!(out.endpoints.len(), 1);
+        assert_eq!(out.endpoints[0].ref_objects.len(), 2);
+        assert_eq!(out.endpoints[0].resource().as_deref(), Some("service/z/web"));
         Ok(())
     }
 
