@@ -2,10 +2,10 @@
 //! changes with why, and the records left alone; as an aligned table or as JSON, for one provider or one
 //! document per provider object.
 
-use extdns_controller::SyncReport;
-use extdns_endpoint::{Change, Endpoint};
 use std::borrow::Cow;
 
+use extdns_controller::SyncReport;
+use extdns_endpoint::{Change, Endpoint};
 use serde::Serialize;
 
 use crate::table::aligned;

@@ -1,7 +1,8 @@
 //! The DNSEndpoint source (`--source=crd`): the records external-dns's DNSEndpoint objects spell out.
 //!
 //! Each `spec.endpoints[]` entry is one record as written: name, targets, type, set identifier, TTL,
-//! labels and provider-specific properties. The source adds the `resource` label (`crd/<ns>/<name>`) and
+//! labels and provider-specific properties. The source names the object on each (its `resource` label,
+//! `crd/<ns>/<name>`, is rendered from it where the record is written; an entry's own goes) and
 //! checks targets as external-dns v0.22 does: a trailing dot is allowed for CNAME and DNAME (either form)
 //! and SRV (RFC 2782 wants it), required for NAPTR, and rejected for the other types except TXT and MX,
 //! whose text is free. An entry that breaks a rule (those, or any rule every record follows) is skipped
