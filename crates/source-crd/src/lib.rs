@@ -39,7 +39,8 @@
 //! let endpoints = futures::executor::block_on(source.evaluate_all(&store))?.endpoints;
 //! assert_eq!(endpoints.len(), 1);
 //! assert_eq!(endpoints[0].dns_name, "web.example.org");
-//! assert_eq!(endpoints[0].label("resource"), Some("crd/default/web"));
+//! // The object names the record; its `resource` label is rendered from it where the record is written.
+//! assert_eq!(endpoints[0].resource().as_deref(), Some("crd/default/web"));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
