@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde::ser::SerializeStruct;
 use serde::{Deserialize, Serialize, Serializer};
 
-use crate::{Labels, RecordType, Target, TargetKind, Targets, label};
+use crate::{Labels, ObjectRefs, RecordType, Target, TargetKind, Targets, label};
 
 /// A record TTL in seconds. Zero (or negative) means "not configured": the provider's default applies and the
 /// plan never updates a record just to clear its TTL.
@@ -93,124 +93,6 @@ impl ProviderSpecific {
     }
 }
 
-/// The objects an endpoint was built from, by their one identity ([`ObjectKey`]), without repeats;
-/// usually one.
-///
-/// The first object added names the record: its `resource` label is rendered from that one
-/// ([`ObjectRefs::first`], [`Endpoint::resource`]) where the record is written, and nowhere else. That is
-/// external-dns's rule: when endpoints of one name are merged the first keeps its labels (the service
-/// source's merge runs in `resource` order, the dedup in source order), and every merge here appends the
-/// later endpoint's objects to the first's, so the first stays first (a record of no object that takes in
-/// another's is named by the first of those). The others follow in key order, so two lists of the same
-/// objects named by the same one compare equal.
-///
-/// The keys are shared: a source makes its object's key once and every endpoint of the object holds the
-/// same `Arc`, so a Service with 20 names costs one key and 20 pointers, not 20 copies of its namespace and
-/// name (a copy is three allocations: the key and its two strings). A boxed slice rather than a
-/// `BTreeSet`: a `BTreeSet` allocates a node for eleven for the one object nearly every endpoint has, and
-/// the desired index keeps every endpoint between syncs.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-pub struct ObjectRefs(Box<[Arc<ObjectKey>]>);
-
-impl ObjectRefs {
-    /// No objects; does not allocate.
-    pub fn new() -> Self {
-        ObjectRefs(Box::default())
-    }
-
-    /// Adds an object unless it is there already; says whether it was added. The first one added names the
-    /// record. Pass the `Arc` the source shares between its endpoints; a plain key is put in an `Arc` of its
-    /// own.
-    pub fn insert(&mut self, r: impl Into<Arc<ObjectKey>>) -> bool {
-        let r = r.into();
-        let at = match self.0.split_first() {
-            None => 0,
-            Some((first, _)) if *first == r => return false,
-            Some((_, others)) => match others.binary_search(&r) {
-                Ok(_) => return false,
-                Err(i) => i + 1,
-            },
-        };
-        let mut refs = std::mem::take(&mut self.0).into_vec();
-        refs.reserve_exact(1);
-        refs.insert(at, r);
-        self.0 = refs.into_boxed_slice();
-        true
-    }
-
-    /// The object that names the record (the first one added): its `resource` label is this key rendered.
-    pub fn first(&self) -> Option<&Arc<ObjectKey>> {
-        self.0.first()
-    }
-
-    /// Moves every object of `other` in, leaving it empty.
-    pub fn append(&mut self, other: &mut ObjectRefs) {
-        self.extend(std::mem::take(other));
-    }
-
-    /// The object naming the record first, then the others in key order.
-    pub fn iter(&self) -> std::slice::Iter<'_, Arc<ObjectKey>> {
-        self.0.iter()
-    }
-
-    /// Whether `key` is one of the objects.
-    pub fn contains(&self, key: &ObjectKey) -> bool {
-        match self.0.split_first() {
-            None => false,
-            Some((first, others)) => **first == *key || others.binary_search_by(|r| (**r).cmp(key)).is_ok(),
-        }
-    }
-
-    /// How many distinct objects.
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    /// True when the endpoint came from no known object (e.g. read back from a provider).
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    /// Forgets every object and frees the storage.
-    pub fn clear(&mut self) {
-        self.0 = Box::default();
-    }
-}
-
-impl<K: Into<Arc<ObjectKey>>> Extend<K> for ObjectRefs {
-    fn extend<I: IntoIterator<Item = K>>(&mut self, iter: I) {
-        for r in iter {
-            self.insert(r);
-        }
-    }
-}
-
-impl<K: Into<Arc<ObjectKey>>> FromIterator<K> for ObjectRefs {
-    fn from_iter<I: IntoIterator<Item = K>>(iter: I) -> Self {
-        let mut refs = ObjectRefs::default();
-        refs.extend(iter);
-        refs
-    }
-}
-
-impl IntoIterator for ObjectRefs {
-    type Item = Arc<ObjectKey>;
-    type IntoIter = std::vec::IntoIter<Arc<ObjectKey>>;
-
-    fn into_iter(self) -> Self::IntoIter {
-        self.0.into_vec().into_iter()
-    }
-}
-
-impl<'a> IntoIterator for &'a ObjectRefs {
-    type Item = &'a Arc<ObjectKey>;
-    type IntoIter = std::slice::Iter<'a, Arc<ObjectKey>>;
-
-    fn into_iter(self) -> Self::IntoIter {
-        self.0.iter()
-    }
-}
-
 /// One DNS name of one record type, with its targets and metadata. The JSON form is external-dns's
 /// (`dnsName`, `targets`, `recordType`, `setIdentifier`, `recordTTL`, `labels`, `providerSpecific`, each
 /// omitted when empty), which is also the webhook protocol's wire format; its `labels` carry the `resource`
@@ -234,14 +116,15 @@ pub struct Endpoint {
     #[serde(default, deserialize_with = "crate::null::or_default", rename = "recordTTL")]
     pub record_ttl: Ttl,
     /// Ownership labels the registry persists (`owner`, `resource`, ...); not DNS data. An endpoint a source
-    /// made has no `resource` label here: it is rendered from `ref_objects` where the record is written
-    /// ([`Endpoint::labels_as_written`]). Records read back keep the one they were written with.
+    /// made has no `resource` label here: it is rendered from the object `ref_objects` names where the
+    /// record is written ([`Endpoint::labels_as_written`]), or left out where it names none. Records read
+    /// back keep the one they were written with.
     #[serde(default, deserialize_with = "crate::null::or_default")]
     pub labels: Labels,
     /// Per-provider hints (`alias`, `aws/weight`, ...), compared by the plan but not stored in DNS as such.
     #[serde(default, deserialize_with = "crate::null::or_default")]
     pub provider_specific: ProviderSpecific,
-    /// The objects this endpoint was built from, the one naming the record first; in memory only.
+    /// The objects this endpoint was built from, the one the record names (if any) first; in memory only.
     #[serde(skip)]
     pub ref_objects: ObjectRefs,
 }
@@ -264,7 +147,7 @@ impl Default for RecordType {
 /// ([`Endpoint::labels_as_written`]): the webhook protocol sends the `resource` label.
 impl Serialize for Endpoint {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let labels: Cow<'_, Labels> = if self.ref_objects.is_empty() {
+        let labels: Cow<'_, Labels> = if self.ref_objects.named().is_none() {
             Cow::Borrowed(&self.labels)
         } else {
             Cow::Owned(self.labels_as_written())
@@ -369,7 +252,8 @@ impl Endpoint {
         self
     }
 
-    /// Records one more source object (kept sorted, no repeats); a shared key stays shared.
+    /// Records one more source object (no repeats; the first one added is the one the record names); a
+    /// shared key stays shared.
     pub fn with_ref_object(mut self, r: impl Into<Arc<ObjectKey>>) -> Self {
         self.ref_objects.insert(r);
         self
@@ -395,22 +279,23 @@ impl Endpoint {
     }
 
     /// The `resource` label the record is written with, naming the object that asked for it
-    /// (`service/default/web`): rendered from the object that names it ([`ObjectRefs::first`]) when it was
-    /// built from objects, else its label as read back (from DNS, a registry, a webhook). `None` when
-    /// neither names one; an empty label counts as none, as external-dns compares a missing label as empty.
-    /// Renders a string for an endpoint with objects: for the edges, not for loops over every endpoint.
+    /// (`service/default/web`): rendered from the object it names ([`ObjectRefs::named`]), else its label
+    /// as read back (from DNS, a registry, a webhook). `None` when neither names one, as for the records
+    /// external-dns writes without a label (`--fqdn-target-template`, `--compatibility`); an empty label
+    /// counts as none, as external-dns compares a missing label as empty. Renders a string for an endpoint
+    /// naming its object: for the edges, not for loops over every endpoint.
     pub fn resource(&self) -> Option<Cow<'_, str>> {
-        match self.ref_objects.first() {
+        match self.ref_objects.named() {
             Some(object) => Some(Cow::Owned(object.resource_label())),
             None => self.label(label::RESOURCE).filter(|r| !r.is_empty()).map(Cow::Borrowed),
         }
     }
 
     /// The labels the record is written with (by a registry, in the webhook's and the reports' JSON): its
-    /// own, with the `resource` label rendered from the object that names it when it was built from objects.
+    /// own, with the `resource` label rendered from the object it names, if it names one.
     pub fn labels_as_written(&self) -> Labels {
         let mut labels = self.labels.clone();
-        if let Some(object) = self.ref_objects.first() {
+        if let Some(object) = self.ref_objects.named() {
             labels.insert(label::RESOURCE, object.resource_label());
         }
         labels
@@ -419,7 +304,7 @@ impl Endpoint {
     /// Drops the objects, the `resource` label they render written into the labels first: the record as a
     /// store that keeps labels but no objects holds it (a registry's records, folded in after a write).
     pub fn detach_objects(&mut self) {
-        if let Some(object) = self.ref_objects.first() {
+        if let Some(object) = self.ref_objects.named() {
             self.labels.insert(label::RESOURCE, object.resource_label());
         }
         self.ref_objects.clear();
@@ -488,13 +373,14 @@ pub fn suitable_type(text: &str) -> RecordType {
 
 /// Merge endpoints that describe the same record: same name, type, set identifier and TTL (for CNAME and DNAME
 /// also the same first target, so different aliases are never merged). Targets are unioned, sorted and
-/// deduplicated; the first endpoint's metadata wins; object references are unioned. CNAME/DNAME endpoints
+/// deduplicated; the first endpoint's metadata wins, and what its record names ([`ObjectRefs::append`]);
+/// object references are unioned. CNAME/DNAME endpoints
 /// without targets are dropped. Unlike external-dns the output order is deterministic (first appearance).
 pub fn merge_endpoints(endpoints: Vec<Endpoint>) -> Vec<Endpoint> {
     type Key = (String, RecordType, String, Ttl, Option<Target>);
     let mut index: HashMap<Key, usize> = HashMap::with_capacity(endpoints.len());
     let mut out: Vec<Endpoint> = Vec::with_capacity(endpoints.len());
-    for e in endpoints {
+    for mut e in endpoints {
         let alias_like = matches!(e.record_type, RecordType::Cname | RecordType::Dname);
         let first_target = if alias_like {
             match e.targets.first() {
@@ -515,7 +401,7 @@ pub fn merge_endpoints(endpoints: Vec<Endpoint>) -> Vec<Endpoint> {
             Some(&i) => {
                 let merged = &mut out[i];
                 merged.targets.extend(e.targets.0);
-                merged.ref_objects.extend(e.ref_objects);
+                merged.ref_objects.append(&mut e.ref_objects);
             }
             None => {
                 index.insert(key, out.len());
@@ -665,31 +551,7 @@ mod tests {
     }
 
     #[test]
-    fn the_first_object_added_names_the_record_whatever_the_others_are() {
-        let mut refs = ObjectRefs::new();
-        for name in ["web", "api", "zzz", "api", "web"] {
-            refs.insert(service(name));
-        }
-        let names: Vec<&str> = refs.iter().map(|k| k.name.as_str()).collect();
-        assert_eq!(
-            names,
-            ["web", "api", "zzz"],
-            "the first, then the others in key order, once each"
-        );
-        assert_eq!(refs.first().map(|k| k.name.as_str()), Some("web"));
-        assert!(refs.contains(&service("web")) && refs.contains(&service("zzz")) && !refs.contains(&service("x")));
-        let mut other: ObjectRefs = [service("api"), service("web")].into_iter().collect();
-        refs.append(&mut other);
-        assert_eq!(
-            refs.first().map(|k| k.name.as_str()),
-            Some("web"),
-            "a merge keeps the first"
-        );
-        assert!(other.is_empty());
-    }
-
-    #[test]
-    fn the_resource_label_is_rendered_from_the_first_object_else_read_from_the_labels() {
+    fn the_resource_label_is_rendered_from_the_named_object_else_read_from_the_labels() {
         let bare = Endpoint::new("x.example.com", RecordType::A, ["192.0.2.1"]);
         assert_eq!(bare.resource(), None);
         let read = bare.clone().with_label(label::RESOURCE, "service/default/old");
@@ -707,6 +569,30 @@ mod tests {
         assert!(detached.ref_objects.is_empty());
         assert_eq!(detached.labels, written);
         assert_eq!(detached.resource(), made.resource());
+    }
+
+    /// external-dns writes the records of `--fqdn-target-template` and `--compatibility` without a
+    /// `resource` label, still attaching the Service for Events: every edge leaves it out, and a merge
+    /// (`MergeEndpoints`: the first keeps its labels) keeps it out.
+    #[test]
+    fn a_record_referencing_its_object_only_is_written_without_a_resource() {
+        let mut template = Endpoint::new("x.example.com", RecordType::A, ["192.0.2.9"]).with_ref_object(service("z"));
+        template.ref_objects.reference_only();
+        assert_eq!(template.resource(), None);
+        assert!(template.labels_as_written().is_empty());
+        assert_eq!(
+            serde_json::to_string(&template).unwrap_or_default(),
+            r#"{"dnsName":"x.example.com","targets":["192.0.2.9"],"recordType":"A"}"#
+        );
+        let annotated = Endpoint::new("x.example.com", RecordType::A, ["192.0.2.1"]).with_ref_object(service("a"));
+        let merged = merge_endpoints(vec![template.clone(), annotated.clone()]);
+        assert_eq!(merged.len(), 1);
+        assert_eq!(merged[0].resource(), None, "the first, unlabelled, keeps its labels");
+        assert_eq!(merged[0].ref_objects.len(), 2, "both Services get the Events");
+        let merged = merge_endpoints(vec![annotated, template.clone()]);
+        assert_eq!(merged[0].resource().as_deref(), Some("service/default/a"));
+        template.detach_objects();
+        assert!(template.labels.is_empty() && template.ref_objects.is_empty());
     }
 
     #[test]

@@ -322,9 +322,8 @@ fn changes_to_kinds_the_source_does_not_read_affect_nothing() {
 }
 
 #[test]
-fn a_name_shared_with_compatibility_records_is_merged_again_with_them() {
-    // Mate's annotation makes records without TTL or provider-specific properties, named by their Service
-    // like any other; they share a name with another Service's records.
+fn a_name_shared_with_records_without_a_resource_label_is_merged_again_with_them() {
+    // Mate's annotation makes records without labels; they own a name they share with a labelled one.
     let cfg = ServiceSourceConfig {
         compatibility: Some(crate::Compatibility::Mate),
         ..ServiceSourceConfig::default()

@@ -211,8 +211,9 @@ fn dedup(tagged: Tagged, names: &[&str], out: &mut PipelineOutput) -> Vec<Endpoi
         *out.deduplicated
             .entry((e.record_type.to_string(), source_name(sources[dup])))
             .or_default() += 1;
-        let refs = std::mem::take(&mut e.ref_objects);
-        tagged[first].ref_objects.extend(refs);
+        let mut refs = std::mem::take(&mut e.ref_objects);
+        // external-dns keeps the first with its labels: it keeps naming what it named, or nothing.
+        tagged[first].ref_objects.append(&mut refs);
     }
     let mut kept = keep.into_iter();
     tagged.retain(|_| kept.next().unwrap_or(true));
@@ -776,6 +777,31 @@ mod tests {
         assert_eq!(out.endpoints.len(), 1);
         assert_eq!(out.endpoints[0].ref_objects.len(), 2);
         assert_eq!(out.endpoints[0].resource().as_deref(), Some("service/z/web"));
+        Ok(())
+    }
+
+    /// The same rule for a first written without a `resource` label (a target-template record): the
+    /// duplicate's object is referenced, not named.
+    #[tokio::test]
+    async fn a_duplicate_taken_in_by_a_record_naming_no_object_leaves_it_naming_none() -> Result<(), SourceError> {
+        let mut templated =
+            a("x.example.com", &["192.0.2.1"]).with_ref_object(ObjectKey::new(ResourceKind::Service, "z", "web"));
+        templated.ref_objects.reference_only();
+        let ingress = ObjectKey::new(ResourceKind::Ingress, "a", "web");
+        let out = run(
+            vec![
+                src("service", vec![templated]),
+                src(
+                    "ingress",
+                    vec![a("x.example.com", &["192.0.2.1"]).with_ref_object(ingress)],
+                ),
+            ],
+            PipelineConfig::default(),
+        )
+        .await?;
+        assert_eq!(out.endpoints.len(), 1);
+        assert_eq!(out.endpoints[0].ref_objects.len(), 2);
+        assert_eq!(out.endpoints[0].resource(), None);
         Ok(())
     }
 
