@@ -505,6 +505,43 @@ fn when_the_holding_resource_is_gone_the_create_rule_picks_the_update() {
     assert_eq!(c.update_new[0].resource().as_deref(), Some("service/default/a"));
 }
 
+/// A desired record of the Service `r` names that names no object, as the service source makes the records
+/// of `--fqdn-target-template` and `--compatibility` (external-dns writes them without a `resource`).
+fn referencing(e: Endpoint, r: &str) -> Endpoint {
+    let mut e = of(e, r);
+    e.ref_objects.reference_only();
+    e
+}
+
+/// A target-template CNAME and an annotated Service's CNAME at one name, resolved as external-dns's
+/// `ResolveUpdate` does (`plan/conflict.go`; behaviour reference §9.4): the candidate whose `resource` label
+/// equals the current record's wins, a missing label compared as empty, else the least targets. The record
+/// written without `resource` stays the template's though the annotated Service's target is the lesser;
+/// the record the annotated Service holds stays its own though the template's target is the lesser.
+#[test]
+fn a_record_written_without_resource_stays_with_the_candidate_naming_no_object() {
+    let templated = |target| referencing(cname("x.example.com", target), "service/default/z");
+    let annotated = |target| of(cname("x.example.com", target), "service/default/a");
+
+    let current = [ours(cname("x.example.com", "t.example.net"))];
+    let c = plan(
+        &config(),
+        &current,
+        &[annotated("a.example.net"), templated("u.example.net")],
+    );
+    assert_eq!(c.update_new.len(), 1, "{c:?}");
+    assert_eq!(c.update_new[0].targets.0, ["u.example.net"]);
+    assert_eq!(c.update_new[0].resource(), None);
+
+    let current = [res(ours(cname("x.example.com", "b.example.net")), "service/default/a")];
+    let c = plan(
+        &config(),
+        &current,
+        &[templated("a.example.net"), annotated("b.example.net")],
+    );
+    assert!(c.is_empty(), "{c:?}");
+}
+
 // --- policies ---
 
 /// The plan under `policy` of a scene that holds one of each change: a record gone from the desired ones, one

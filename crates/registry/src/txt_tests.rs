@@ -311,14 +311,33 @@ async fn created_records_get_the_txt_record_external_dns_would_write() -> Result
     Ok(())
 }
 
-/// A record without labels of its own (an `--fqdn-target-template` pair, a compatibility mode's record)
-/// still names the object that asked for it: external-dns writes these without a `resource`.
+/// What external-dns writes for the records of `--fqdn-target-template` and `--compatibility`: an ownership
+/// record without `resource` (behaviour reference §6.2 step 3, §6.8), though the Service is theirs for
+/// Events. Both as the service source makes them: the Service referenced, not named.
 #[tokio::test]
-async fn a_record_made_without_labels_states_its_object_in_the_txt_record() -> Result<(), RegistryError> {
-    let e = a("foo.example.com", "1.2.3.4").with_ref_object(service("default", "nginx"));
-    assert!(e.labels.is_empty());
-    let snapshot = created(e).await?.snapshot();
-    assert_eq!(value_of(&snapshot, "a-foo.example.com").as_deref(), Some(NGINX_VALUE));
+async fn records_naming_no_object_get_an_ownership_record_without_resource() -> Result<(), RegistryError> {
+    let referencing_nginx = |mut e: Endpoint| {
+        e.ref_objects.insert(service("default", "nginx"));
+        e.ref_objects.reference_only();
+        e
+    };
+    let templated = referencing_nginx(a("foo.example.com", "1.2.3.4"));
+    let compat = referencing_nginx(Endpoint::new("bar.example.com", RecordType::Cname, ["lb.example.net"]));
+    let (provider, registry) = zone(vec![]);
+    let mut snapshot = registry.records().await?;
+    let changes = [Change::Create(templated), Change::Create(compat)];
+    let written = registry.apply(&snapshot, &changes).await?;
+    assert!(registry.fold_applied(&mut snapshot, &changes, written));
+    let zone = provider.snapshot();
+    for name in ["a-foo.example.com", "cname-bar.example.com"] {
+        assert_eq!(
+            value_of(&zone, name).as_deref(),
+            Some("\"heritage=external-dns,external-dns/owner=default\""),
+            "{name}"
+        );
+    }
+    assert_eq!(cached(&snapshot, "foo.example.com").resource(), None);
+    assert_eq!(snapshot_text(&snapshot), snapshot_text(&registry.records().await?));
     Ok(())
 }
 
