@@ -20,8 +20,9 @@ pub fn resolve_create<'a>(candidates: &[&'a Endpoint]) -> Option<&'a Endpoint> {
 
 /// The candidate to update `current` to: the resource that already holds the name keeps it (so a second
 /// object claiming the same name does not steal it); otherwise the create rule decides. The current record
-/// names its object by the `resource` label it was written with, a candidate by the object that names it
-/// ([`Endpoint::resource`] renders it): compared as the labels they are written with, a missing one as empty.
+/// names its object by the `resource` label it was written with, a candidate by the object it names
+/// ([`Endpoint::resource`] renders it; none for one naming no object): compared as the labels they are
+/// written with, a missing one as empty, so a record written without `resource` stays with such a candidate.
 pub fn resolve_update<'a>(current: &Endpoint, candidates: &[&'a Endpoint]) -> Option<&'a Endpoint> {
     let current_resource = current.resource();
     let mut sorted: Vec<&'a Endpoint> = candidates.to_vec();
