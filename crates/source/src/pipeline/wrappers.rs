@@ -754,54 +754,29 @@ mod tests {
         Ok(())
     }
 
-    /// external-dns keeps the first endpoint with its `resource` label; here its object stays the first, the
-    /// one the label is rendered from, even where the object absorbed sorts before it.
-    #[tokio::test]
-    async fn a_duplicate_of_another_source_leaves_the_record_named_by_the_first() -> Result<(), SourceError> {
-        let service = ObjectKey::new(ResourceKind::Service, "z", "web");
+    /// The service source's `first` and an ingress's duplicate of it, through the dedup: one record left.
+    async fn deduplicated_with_an_ingress_copy(first: Endpoint) -> Result<Endpoint, SourceError> {
         let ingress = ObjectKey::new(ResourceKind::Ingress, "a", "web");
-        let out = run(
-            vec![
-                src(
-                    "service",
-                    vec![a("x.example.com", &["192.0.2.1"]).with_ref_object(service)],
-                ),
-                src(
-                    "ingress",
-                    vec![a("x.example.com", &["192.0.2.1"]).with_ref_object(ingress)],
-                ),
-            ],
-            PipelineConfig::default(),
-        )
-        .await?;
+        let copy = a("x.example.com", &["192.0.2.1"]).with_ref_object(ingress);
+        let sources = vec![src("service", vec![first]), src("ingress", vec![copy])];
+        let mut out = run(sources, PipelineConfig::default()).await?;
         assert_eq!(out.endpoints.len(), 1);
-        assert_eq!(out.endpoints[0].ref_objects.len(), 2);
-        assert_eq!(out.endpoints[0].resource().as_deref(), Some("service/z/web"));
-        Ok(())
+        assert_eq!(out.endpoints[0].ref_objects.len(), 2, "both objects referenced");
+        Ok(out.endpoints.remove(0))
     }
 
-    /// The same rule for a first written without a `resource` label (a target-template record): the
-    /// duplicate's object is referenced, not named.
+    /// external-dns keeps the first endpoint with its labels: its `resource`, or its lack of one. Here the
+    /// first keeps naming its object, even where the object absorbed sorts before it, or keeps naming none
+    /// (a target-template record).
     #[tokio::test]
-    async fn a_duplicate_taken_in_by_a_record_naming_no_object_leaves_it_naming_none() -> Result<(), SourceError> {
-        let mut templated =
-            a("x.example.com", &["192.0.2.1"]).with_ref_object(ObjectKey::new(ResourceKind::Service, "z", "web"));
+    async fn a_duplicate_of_another_source_leaves_the_record_named_as_the_first() -> Result<(), SourceError> {
+        let service = ObjectKey::new(ResourceKind::Service, "z", "web");
+        let named = a("x.example.com", &["192.0.2.1"]).with_ref_object(service);
+        let mut templated = named.clone();
         templated.ref_objects.reference_only();
-        let ingress = ObjectKey::new(ResourceKind::Ingress, "a", "web");
-        let out = run(
-            vec![
-                src("service", vec![templated]),
-                src(
-                    "ingress",
-                    vec![a("x.example.com", &["192.0.2.1"]).with_ref_object(ingress)],
-                ),
-            ],
-            PipelineConfig::default(),
-        )
-        .await?;
-        assert_eq!(out.endpoints.len(), 1);
-        assert_eq!(out.endpoints[0].ref_objects.len(), 2);
-        assert_eq!(out.endpoints[0].resource(), None);
+        let kept = deduplicated_with_an_ingress_copy(named).await?;
+        assert_eq!(kept.resource().as_deref(), Some("service/z/web"));
+        assert_eq!(deduplicated_with_an_ingress_copy(templated).await?.resource(), None);
         Ok(())
     }
 
