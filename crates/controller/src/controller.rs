@@ -638,7 +638,7 @@ impl Controller {
             let e = c.endpoint();
             warn!(
                 name = %e.dns_name, record_type = %e.record_type, action = c.action(),
-                object = c.previous().and_then(Endpoint::resource).unwrap_or_default(),
+                object = %c.previous().and_then(Endpoint::resource).unwrap_or_default(),
                 "keeping the record as it is: the object it belongs to could not be evaluated this sync"
             );
         }

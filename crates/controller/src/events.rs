@@ -266,7 +266,7 @@ pub(crate) fn objects_of(change: &Change) -> ObjectRefs {
         .previous()
         .and_then(Endpoint::resource)
         .or_else(|| e.resource())
-        .and_then(ObjectKey::from_resource_label)
+        .and_then(|r| ObjectKey::from_resource_label(&r))
         .into_iter()
         .collect()
 }

@@ -29,7 +29,7 @@ pub(crate) fn hold_records_of_failed_objects(failed: &Failures, changes: &mut Ve
         let Some(record) = c.previous() else {
             return false;
         };
-        let Some(object) = record.resource().and_then(ObjectKey::from_resource_label) else {
+        let Some(object) = record.resource().and_then(|r| ObjectKey::from_resource_label(&r)) else {
             return false;
         };
         match failed.held(&object) {

@@ -1,11 +1,13 @@
 use extdns_object::ObjectKey;
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
+use serde::ser::SerializeStruct;
+use serde::{Deserialize, Serialize, Serializer};
 
-use crate::{Labels, RecordType, Target, TargetKind, Targets, label};
+use crate::{Labels, ObjectRefs, RecordType, Target, TargetKind, Targets, label};
 
 /// A record TTL in seconds. Zero (or negative) means "not configured": the provider's default applies and the
 /// plan never updates a record just to clear its TTL.
@@ -91,161 +93,38 @@ impl ProviderSpecific {
     }
 }
 
-/// The objects an endpoint was built from, by their one identity ([`ObjectKey`]), sorted and without
-/// repeats; usually one.
-///
-/// The keys are shared: a source makes its object's key once and every endpoint of the object holds the
-/// same `Arc`, so a Service with 20 names costs one key and 20 pointers, not 20 copies of its namespace and
-/// name (a copy is three allocations: the key and its two strings). A boxed slice rather than a
-/// `BTreeSet`: a `BTreeSet` allocates a node for eleven for the one object nearly every endpoint has, and
-/// the desired index keeps every endpoint between syncs.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-pub struct ObjectRefs(Box<[Arc<ObjectKey>]>);
-
-impl ObjectRefs {
-    /// No objects; does not allocate.
-    pub fn new() -> Self {
-        ObjectRefs(Box::default())
-    }
-
-    /// Adds an object unless it is there already; says whether it was added. Pass the `Arc` the source
-    /// shares between its endpoints; a plain key is put in an `Arc` of its own.
-    pub fn insert(&mut self, r: impl Into<Arc<ObjectKey>>) -> bool {
-        let r = r.into();
-        match self.0.binary_search(&r) {
-            Ok(_) => false,
-            Err(i) => {
-                let mut refs = std::mem::take(&mut self.0).into_vec();
-                refs.reserve_exact(1);
-                refs.insert(i, r);
-                self.0 = refs.into_boxed_slice();
-                true
-            }
-        }
-    }
-
-    /// Moves every object of `other` in, leaving it empty.
-    pub fn append(&mut self, other: &mut ObjectRefs) {
-        self.extend(std::mem::take(other));
-    }
-
-    /// In sorted order.
-    pub fn iter(&self) -> std::slice::Iter<'_, Arc<ObjectKey>> {
-        self.0.iter()
-    }
-
-    /// Whether `key` is one of the objects.
-    pub fn contains(&self, key: &ObjectKey) -> bool {
-        self.0.binary_search_by(|r| (**r).cmp(key)).is_ok()
-    }
-
-    /// How many distinct objects.
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    /// True when the endpoint came from no known object (e.g. read back from a provider).
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    /// Forgets every object and frees the storage.
-    pub fn clear(&mut self) {
-        self.0 = Box::default();
-    }
-}
-
-impl<K: Into<Arc<ObjectKey>>> Extend<K> for ObjectRefs {
-    fn extend<I: IntoIterator<Item = K>>(&mut self, iter: I) {
-        for r in iter {
-            self.insert(r);
-        }
-    }
-}
-
-impl<K: Into<Arc<ObjectKey>>> FromIterator<K> for ObjectRefs {
-    fn from_iter<I: IntoIterator<Item = K>>(iter: I) -> Self {
-        let mut refs = ObjectRefs::default();
-        refs.extend(iter);
-        refs
-    }
-}
-
-impl IntoIterator for ObjectRefs {
-    type Item = Arc<ObjectKey>;
-    type IntoIter = std::vec::IntoIter<Arc<ObjectKey>>;
-
-    fn into_iter(self) -> Self::IntoIter {
-        self.0.into_vec().into_iter()
-    }
-}
-
-impl<'a> IntoIterator for &'a ObjectRefs {
-    type Item = &'a Arc<ObjectKey>;
-    type IntoIter = std::slice::Iter<'a, Arc<ObjectKey>>;
-
-    fn into_iter(self) -> Self::IntoIter {
-        self.0.iter()
-    }
-}
-
 /// One DNS name of one record type, with its targets and metadata. The JSON form is external-dns's
 /// (`dnsName`, `targets`, `recordType`, `setIdentifier`, `recordTTL`, `labels`, `providerSpecific`, each
-/// omitted when empty), which is also the webhook protocol's wire format.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+/// omitted when empty), which is also the webhook protocol's wire format; its `labels` carry the `resource`
+/// label rendered from the objects ([`Endpoint::labels_as_written`]), as external-dns sends them.
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Endpoint {
     /// The record's name without a trailing dot (`web.example.org`); `dnsName` in JSON.
-    #[serde(
-        default,
-        deserialize_with = "crate::null::or_default",
-        skip_serializing_if = "String::is_empty"
-    )]
+    #[serde(default, deserialize_with = "crate::null::or_default")]
     pub dns_name: String,
     /// The record data, one value per entry, in the order given.
-    #[serde(
-        default,
-        deserialize_with = "crate::null::or_default",
-        skip_serializing_if = "Vec::is_empty"
-    )]
+    #[serde(default, deserialize_with = "crate::null::or_default")]
     pub targets: Targets,
     /// The record type; empty (`Other("")`) when the JSON omits `recordType`.
-    #[serde(
-        default = "empty_record_type",
-        deserialize_with = "crate::null::or_default",
-        skip_serializing_if = "is_empty_record_type"
-    )]
+    #[serde(default = "empty_record_type", deserialize_with = "crate::null::or_default")]
     pub record_type: RecordType,
     /// Distinguishes records of the same name and type in routing policies (weighted, geo...); empty for plain records.
-    #[serde(
-        default,
-        deserialize_with = "crate::null::or_default",
-        skip_serializing_if = "String::is_empty"
-    )]
+    #[serde(default, deserialize_with = "crate::null::or_default")]
     pub set_identifier: String,
     /// TTL in seconds; `recordTTL` in JSON, omitted when unset.
-    #[serde(
-        default,
-        deserialize_with = "crate::null::or_default",
-        rename = "recordTTL",
-        skip_serializing_if = "Ttl::is_unset"
-    )]
+    #[serde(default, deserialize_with = "crate::null::or_default", rename = "recordTTL")]
     pub record_ttl: Ttl,
-    /// Ownership labels the registry persists (`owner`, `resource`, ...); not DNS data.
-    #[serde(
-        default,
-        deserialize_with = "crate::null::or_default",
-        skip_serializing_if = "Labels::is_empty"
-    )]
+    /// Ownership labels the registry persists (`owner`, `resource`, ...); not DNS data. An endpoint a source
+    /// made has no `resource` label here: it is rendered from the object `ref_objects` names where the
+    /// record is written ([`Endpoint::labels_as_written`]), or left out where it names none. Records read
+    /// back keep the one they were written with.
+    #[serde(default, deserialize_with = "crate::null::or_default")]
     pub labels: Labels,
     /// Per-provider hints (`alias`, `aws/weight`, ...), compared by the plan but not stored in DNS as such.
-    #[serde(
-        default,
-        deserialize_with = "crate::null::or_default",
-        skip_serializing_if = "ProviderSpecific::is_empty"
-    )]
+    #[serde(default, deserialize_with = "crate::null::or_default")]
     pub provider_specific: ProviderSpecific,
-    /// The objects this endpoint was built from; in memory only.
+    /// The objects this endpoint was built from, the one the record names (if any) first; in memory only.
     #[serde(skip)]
     pub ref_objects: ObjectRefs,
 }
@@ -261,6 +140,44 @@ fn is_empty_record_type(t: &RecordType) -> bool {
 impl Default for RecordType {
     fn default() -> Self {
         empty_record_type()
+    }
+}
+
+/// external-dns's JSON, field by field in its order, each omitted when empty; `labels` as written
+/// ([`Endpoint::labels_as_written`]): the webhook protocol sends the `resource` label.
+impl Serialize for Endpoint {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let labels: Cow<'_, Labels> = if self.ref_objects.named().is_none() {
+            Cow::Borrowed(&self.labels)
+        } else {
+            Cow::Owned(self.labels_as_written())
+        };
+        let mut out = s.serialize_struct("Endpoint", 7)?;
+        field(&mut out, "dnsName", &self.dns_name, self.dns_name.is_empty())?;
+        field(&mut out, "targets", &self.targets, self.targets.is_empty())?;
+        let record_type = &self.record_type;
+        field(&mut out, "recordType", record_type, is_empty_record_type(record_type))?;
+        let set_identifier = &self.set_identifier;
+        field(&mut out, "setIdentifier", set_identifier, set_identifier.is_empty())?;
+        field(&mut out, "recordTTL", &self.record_ttl, self.record_ttl.is_unset())?;
+        field(&mut out, "labels", &*labels, labels.is_empty())?;
+        let ps = &self.provider_specific;
+        field(&mut out, "providerSpecific", ps, ps.is_empty())?;
+        out.end()
+    }
+}
+
+/// One field of a struct, or its omission.
+fn field<S: SerializeStruct, T: Serialize + ?Sized>(
+    out: &mut S,
+    key: &'static str,
+    value: &T,
+    omit: bool,
+) -> Result<(), S::Error> {
+    if omit {
+        out.skip_field(key)
+    } else {
+        out.serialize_field(key, value)
     }
 }
 
@@ -335,7 +252,8 @@ impl Endpoint {
         self
     }
 
-    /// Records one more source object (kept sorted, no repeats); a shared key stays shared.
+    /// Records one more source object (no repeats; the first one added is the one the record names); a
+    /// shared key stays shared.
     pub fn with_ref_object(mut self, r: impl Into<Arc<ObjectKey>>) -> Self {
         self.ref_objects.insert(r);
         self
@@ -360,21 +278,48 @@ impl Endpoint {
         self.label(label::OWNER)
     }
 
-    /// The `resource` label: the object that asked for the record (`service/default/web`).
-    pub fn resource(&self) -> Option<&str> {
-        self.label(label::RESOURCE)
+    /// The `resource` label the record is written with, naming the object that asked for it
+    /// (`service/default/web`): rendered from the object it names ([`ObjectRefs::named`]), else its label
+    /// as read back (from DNS, a registry, a webhook). `None` when neither names one, as for the records
+    /// external-dns writes without a label (`--fqdn-target-template`, `--compatibility`); an empty label
+    /// counts as none, as external-dns compares a missing label as empty. Renders a string for an endpoint
+    /// naming its object: for the edges, not for loops over every endpoint.
+    pub fn resource(&self) -> Option<Cow<'_, str>> {
+        match self.ref_objects.named() {
+            Some(object) => Some(Cow::Owned(object.resource_label())),
+            None => self.label(label::RESOURCE).filter(|r| !r.is_empty()).map(Cow::Borrowed),
+        }
+    }
+
+    /// The labels the record is written with (by a registry, in the webhook's and the reports' JSON): its
+    /// own, with the `resource` label rendered from the object it names, if it names one.
+    pub fn labels_as_written(&self) -> Labels {
+        let mut labels = self.labels.clone();
+        if let Some(object) = self.ref_objects.named() {
+            labels.insert(label::RESOURCE, object.resource_label());
+        }
+        labels
+    }
+
+    /// Drops the objects, the `resource` label they render written into the labels first: the record as a
+    /// store that keeps labels but no objects holds it (a registry's records, folded in after a write).
+    pub fn detach_objects(&mut self) {
+        if let Some(object) = self.ref_objects.named() {
+            self.labels.insert(label::RESOURCE, object.resource_label());
+        }
+        self.ref_objects.clear();
     }
 
     /// Endpoints for one hostname from a mixed list of targets: the IPv4 ones become an A record, the IPv6
     /// ones an AAAA record and the rest a CNAME, in that order (external-dns's `EndpointsForHostname`, the
-    /// dual-stack split). Targets keep their order; `resource`, when not empty, becomes the resource label.
+    /// dual-stack split). Targets keep their order. external-dns also passes the `resource` label here; the
+    /// caller adds the object instead ([`Endpoint::with_ref_object`]), which the label is rendered from.
     pub fn for_hostname(
         hostname: &str,
         targets: &[Target],
         ttl: Ttl,
         provider_specific: &ProviderSpecific,
         set_identifier: &str,
-        resource: &str,
     ) -> Vec<Endpoint> {
         let mut by_type: [(RecordType, Vec<&Target>); 3] = [
             (RecordType::A, vec![]),
@@ -393,14 +338,10 @@ impl Endpoint {
             .into_iter()
             .filter(|(_, ts)| !ts.is_empty())
             .map(|(rt, ts)| {
-                let mut e = Endpoint::new(hostname, rt, ts)
+                Endpoint::new(hostname, rt, ts)
                     .with_ttl(ttl)
                     .with_set_identifier(set_identifier)
-                    .with_provider_specific(provider_specific.clone());
-                if !resource.is_empty() {
-                    e.labels.insert(label::RESOURCE.to_string(), resource.to_string());
-                }
-                e
+                    .with_provider_specific(provider_specific.clone())
             })
             .collect()
     }
@@ -432,13 +373,14 @@ pub fn suitable_type(text: &str) -> RecordType {
 
 /// Merge endpoints that describe the same record: same name, type, set identifier and TTL (for CNAME and DNAME
 /// also the same first target, so different aliases are never merged). Targets are unioned, sorted and
-/// deduplicated; the first endpoint's metadata wins; object references are unioned. CNAME/DNAME endpoints
+/// deduplicated; the first endpoint's metadata wins, and what its record names ([`ObjectRefs::append`]);
+/// object references are unioned. CNAME/DNAME endpoints
 /// without targets are dropped. Unlike external-dns the output order is deterministic (first appearance).
 pub fn merge_endpoints(endpoints: Vec<Endpoint>) -> Vec<Endpoint> {
     type Key = (String, RecordType, String, Ttl, Option<Target>);
     let mut index: HashMap<Key, usize> = HashMap::with_capacity(endpoints.len());
     let mut out: Vec<Endpoint> = Vec::with_capacity(endpoints.len());
-    for e in endpoints {
+    for mut e in endpoints {
         let alias_like = matches!(e.record_type, RecordType::Cname | RecordType::Dname);
         let first_target = if alias_like {
             match e.targets.first() {
@@ -459,7 +401,7 @@ pub fn merge_endpoints(endpoints: Vec<Endpoint>) -> Vec<Endpoint> {
             Some(&i) => {
                 let merged = &mut out[i];
                 merged.targets.extend(e.targets.0);
-                merged.ref_objects.extend(e.ref_objects);
+                merged.ref_objects.append(&mut e.ref_objects);
             }
             None => {
                 index.insert(key, out.len());
@@ -556,7 +498,6 @@ mod tests {
             Ttl(60),
             &ProviderSpecific::default(),
             "blue",
-            "service/default/x",
         );
         let types: Vec<_> = eps.iter().map(|e| e.record_type.clone()).collect();
         assert_eq!(types, vec![RecordType::A, RecordType::Aaaa, RecordType::Cname]);
@@ -565,7 +506,7 @@ mod tests {
             eps.iter()
                 .all(|e| e.record_ttl == Ttl(60) && e.set_identifier == "blue")
         );
-        assert!(eps.iter().all(|e| e.resource() == Some("service/default/x")));
+        assert!(eps.iter().all(|e| e.labels.is_empty() && e.resource().is_none()));
     }
 
     #[test]
@@ -603,6 +544,73 @@ mod tests {
         );
         let back: Endpoint = serde_json::from_str(&json).unwrap_or_default();
         assert_eq!(back, e);
+    }
+
+    fn service(name: &str) -> Arc<ObjectKey> {
+        Arc::new(ObjectKey::new(extdns_object::ResourceKind::Service, "default", name))
+    }
+
+    #[test]
+    fn the_resource_label_is_rendered_from_the_named_object_else_read_from_the_labels() {
+        let bare = Endpoint::new("x.example.com", RecordType::A, ["192.0.2.1"]);
+        assert_eq!(bare.resource(), None);
+        let read = bare.clone().with_label(label::RESOURCE, "service/default/old");
+        assert_eq!(read.resource().as_deref(), Some("service/default/old"));
+        assert_eq!(bare.clone().with_label(label::RESOURCE, "").resource(), None);
+        let made = read.with_ref_object(service("web")).with_ref_object(service("api"));
+        assert_eq!(made.resource().as_deref(), Some("service/default/web"));
+        let written = made.labels_as_written();
+        assert_eq!(
+            written.get(label::RESOURCE).map(String::as_str),
+            Some("service/default/web")
+        );
+        let mut detached = made.clone();
+        detached.detach_objects();
+        assert!(detached.ref_objects.is_empty());
+        assert_eq!(detached.labels, written);
+        assert_eq!(detached.resource(), made.resource());
+    }
+
+    /// external-dns writes the records of `--fqdn-target-template` and `--compatibility` without a
+    /// `resource` label, still attaching the Service for Events: every edge leaves it out, and a merge
+    /// (`MergeEndpoints`: the first keeps its labels) keeps it out.
+    #[test]
+    fn a_record_referencing_its_object_only_is_written_without_a_resource() {
+        let mut template = Endpoint::new("x.example.com", RecordType::A, ["192.0.2.9"]).with_ref_object(service("z"));
+        template.ref_objects.reference_only();
+        assert_eq!(template.resource(), None);
+        assert!(template.labels_as_written().is_empty());
+        assert_eq!(
+            serde_json::to_string(&template).unwrap_or_default(),
+            r#"{"dnsName":"x.example.com","targets":["192.0.2.9"],"recordType":"A"}"#
+        );
+        let annotated = Endpoint::new("x.example.com", RecordType::A, ["192.0.2.1"]).with_ref_object(service("a"));
+        let merged = merge_endpoints(vec![template.clone(), annotated.clone()]);
+        assert_eq!(merged.len(), 1);
+        assert_eq!(merged[0].resource(), None, "the first, unlabelled, keeps its labels");
+        assert_eq!(merged[0].ref_objects.len(), 2, "both Services get the Events");
+        let merged = merge_endpoints(vec![annotated, template.clone()]);
+        assert_eq!(merged[0].resource().as_deref(), Some("service/default/a"));
+        template.detach_objects();
+        assert!(template.labels.is_empty() && template.ref_objects.is_empty());
+    }
+
+    #[test]
+    fn json_labels_carry_the_rendered_resource_in_key_order() {
+        let e = Endpoint::new("a.example.com", RecordType::A, ["1.2.3.4"])
+            .with_label(label::OWNER, "me")
+            .with_label("zone", "z")
+            .with_ref_object(service("web"));
+        assert_eq!(
+            serde_json::to_string(&e).unwrap_or_default(),
+            r#"{"dnsName":"a.example.com","targets":["1.2.3.4"],"recordType":"A","labels":{"owner":"me","resource":"service/default/web","zone":"z"}}"#
+        );
+        let back: Endpoint = serde_json::from_str(&serde_json::to_string(&e).unwrap_or_default()).unwrap_or_default();
+        assert_eq!(
+            back.resource(),
+            e.resource(),
+            "read back, the label names the same object"
+        );
     }
 
     #[test]

@@ -28,6 +28,7 @@ mod labels;
 /// Helpers on DNS names: normal form, comparison and zone matching.
 pub mod name;
 mod null;
+mod object_refs;
 mod record_type;
 mod target;
 mod target_filter;
@@ -37,10 +38,11 @@ mod validation;
 pub use changes::{Change, Changes, RecordName, UnpairedUpdates};
 pub use domain_filter::{DomainFilter, DomainFilterError};
 pub use endpoint::{
-    Endpoint, EndpointKey, ObjectRefs, ProviderSpecific, ProviderSpecificProperty, Ttl, merge_endpoints, suitable_type,
+    Endpoint, EndpointKey, ProviderSpecific, ProviderSpecificProperty, Ttl, merge_endpoints, suitable_type,
 };
 pub use extdns_object::ObjectKey;
 pub use labels::{Labels, label};
+pub use object_refs::ObjectRefs;
 pub use record_type::RecordType;
 pub use target::{Target, TargetKind};
 pub use target_filter::{NetworkList, TargetNetFilter, TargetNetFilterError};

@@ -89,7 +89,8 @@ impl Expected {
             ));
         }
         if let Some(labels) = &self.labels {
-            let got: BTreeMap<String, String> = e.labels.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            // As `extdns endpoints` prints them: the `resource` label rendered from the record's object.
+            let got: BTreeMap<String, String> = e.labels_as_written().into_iter().collect();
             if *labels != got {
                 d.push(format!("labels: expected {labels:?}, got {got:?}"));
             }

@@ -256,9 +256,17 @@ impl ResourceKind {
     /// How the `resource` label external-dns writes names this kind: the API kind in lower case, except
     /// DNSEndpoints, which external-dns labels `crd` whatever their kind.
     pub fn label_name(self) -> Cow<'static, str> {
+        match self.label_spelling() {
+            "crd" => Cow::Borrowed("crd"),
+            kind => Cow::Owned(kind.to_ascii_lowercase()),
+        }
+    }
+
+    /// [`label_name`](Self::label_name) before lower-casing: the API kind, or `crd`.
+    fn label_spelling(self) -> &'static str {
         match self {
-            ResourceKind::DnsEndpoint => Cow::Borrowed("crd"),
-            k => Cow::Owned(k.kind().to_ascii_lowercase()),
+            ResourceKind::DnsEndpoint => "crd",
+            k => k.kind(),
         }
     }
 
@@ -366,6 +374,25 @@ impl ObjectKey {
         format!("{}/{}/{}", self.kind.label_name(), self.namespace, self.name)
     }
 
+    /// How this key's [`resource_label`](Self::resource_label) sorts against `other`'s, without rendering
+    /// either: external-dns orders records by that string (the first Service in it owns a shared name), and
+    /// it is not the keys' own order where one namespace is a prefix of another (`a-b/` sorts before `a/`).
+    pub fn cmp_resource_label(&self, other: &ObjectKey) -> std::cmp::Ordering {
+        self.label_bytes().cmp(other.label_bytes())
+    }
+
+    /// The bytes of [`resource_label`](Self::resource_label), one at a time.
+    fn label_bytes(&self) -> impl Iterator<Item = u8> + '_ {
+        self.kind
+            .label_spelling()
+            .bytes()
+            .map(|b| b.to_ascii_lowercase())
+            .chain(std::iter::once(b'/'))
+            .chain(self.namespace.bytes())
+            .chain(std::iter::once(b'/'))
+            .chain(self.name.bytes())
+    }
+
     /// The object a `resource` label read from DNS names, if it names a kind extdns reads. Records other
     /// external-dns sources wrote (`istio-gateway/...`) name kinds it does not; so do labels of another shape.
     pub fn from_resource_label(label: &str) -> Option<ObjectKey> {
@@ -435,6 +462,28 @@ mod tests {
         );
         assert_eq!(ResourceKind::DnsEndpoint.label_name(), "crd");
         assert_eq!(ResourceKind::from_lowercase("crd"), Some(ResourceKind::DnsEndpoint));
+    }
+
+    #[test]
+    fn resource_labels_compare_as_the_strings_they_render() {
+        let keys: Vec<ObjectKey> = ResourceKind::all()
+            .flat_map(|kind| {
+                [("a", "web"), ("a-b", "web"), ("a", "web-1"), ("", "node-1")]
+                    .map(|(ns, name)| ObjectKey::new(kind, ns, name))
+            })
+            .collect();
+        for a in &keys {
+            for b in &keys {
+                assert_eq!(
+                    a.cmp_resource_label(b),
+                    a.resource_label().cmp(&b.resource_label()),
+                    "{a} against {b}"
+                );
+            }
+        }
+        // The case the keys' own order gets wrong: a namespace that is a prefix of another.
+        let (a, ab) = (&keys[0], &keys[1]);
+        assert!(a < ab && a.cmp_resource_label(ab) == std::cmp::Ordering::Greater);
     }
 
     #[test]

@@ -19,9 +19,12 @@ pub fn resolve_create<'a>(candidates: &[&'a Endpoint]) -> Option<&'a Endpoint> {
 }
 
 /// The candidate to update `current` to: the resource that already holds the name keeps it (so a second
-/// object claiming the same name does not steal it); otherwise the create rule decides.
+/// object claiming the same name does not steal it); otherwise the create rule decides. The current record
+/// names its object by the `resource` label it was written with, a candidate by the object it names
+/// ([`Endpoint::resource`] renders it; none for one naming no object): compared as the labels they are
+/// written with, a missing one as empty, so a record written without `resource` stays with such a candidate.
 pub fn resolve_update<'a>(current: &Endpoint, candidates: &[&'a Endpoint]) -> Option<&'a Endpoint> {
-    let current_resource = current.resource().unwrap_or("");
+    let current_resource = current.resource();
     let mut sorted: Vec<&'a Endpoint> = candidates.to_vec();
     // A stable sort by the create order, so among several candidates of the holding resource the least wins.
     sorted.sort_by(|a, b| {
@@ -36,7 +39,7 @@ pub fn resolve_update<'a>(current: &Endpoint, candidates: &[&'a Endpoint]) -> Op
     sorted
         .iter()
         .copied()
-        .find(|c| c.resource().unwrap_or("") == current_resource)
+        .find(|c| c.resource() == current_resource)
         .or_else(|| resolve_create(&sorted))
 }
 
@@ -64,7 +67,8 @@ pub fn cname_conflicts(candidates: &[&Endpoint]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use extdns_endpoint::label;
+    use extdns_endpoint::{ObjectKey, label};
+    use extdns_object::ResourceKind;
 
     fn ep(targets: &[&str]) -> Endpoint {
         Endpoint::new("x.example.com", RecordType::A, targets.iter().copied())
@@ -74,14 +78,21 @@ mod tests {
         Endpoint::new("x.example.com", RecordType::Cname, [target])
     }
 
-    /// An A record of `service/default/<service>`.
+    /// A desired A record of the Service `default/<service>`.
     fn of(service: &str, targets: &[&str]) -> Endpoint {
+        ep(targets).with_ref_object(ObjectKey::new(ResourceKind::Service, "default", service))
+    }
+
+    /// A current A record written for the Service `default/<service>`: its `resource` label as read back.
+    fn held_by(service: &str, targets: &[&str]) -> Endpoint {
         ep(targets).with_label(label::RESOURCE, format!("service/default/{service}"))
     }
 
     /// The resource whose candidate [`resolve_update`] keeps.
-    fn update_winner<'a>(current: &Endpoint, candidates: &[&'a Endpoint]) -> Option<&'a str> {
-        resolve_update(current, candidates).and_then(Endpoint::resource)
+    fn update_winner(current: &Endpoint, candidates: &[&Endpoint]) -> Option<String> {
+        resolve_update(current, candidates)
+            .and_then(Endpoint::resource)
+            .map(|r| r.into_owned())
     }
 
     #[test]
@@ -105,7 +116,7 @@ mod tests {
         let a = of("a", &["1.1.1.1"]);
         let b = of("b", &["1.1.1.1"]);
         assert_eq!(
-            resolve_create(&[&a, &b]).and_then(Endpoint::resource),
+            resolve_create(&[&a, &b]).and_then(Endpoint::resource).as_deref(),
             Some("service/default/a")
         );
         assert_eq!(resolve_create(&[]), None);
@@ -113,23 +124,30 @@ mod tests {
 
     #[test]
     fn resolve_update_keeps_the_resource_that_holds_the_record() {
-        let current = of("b", &["1.1.1.1"]);
+        let current = held_by("b", &["1.1.1.1"]);
         let a = of("a", &["1.1.1.1"]);
         let b = of("b", &["2.2.2.2", "3.3.3.3"]);
-        assert_eq!(update_winner(&current, &[&a, &b]), Some("service/default/b"));
+        assert_eq!(update_winner(&current, &[&a, &b]).as_deref(), Some("service/default/b"));
+        // A record merged from two Services is named by the first, whatever the other is.
+        let merged =
+            of("b", &["2.2.2.2", "3.3.3.3"]).with_ref_object(ObjectKey::new(ResourceKind::Service, "default", "a"));
+        assert_eq!(
+            update_winner(&current, &[&a, &merged]).as_deref(),
+            Some("service/default/b")
+        );
     }
 
     #[test]
     fn resolve_update_falls_back_to_the_create_rule() {
-        let current = of("gone", &["1.1.1.1"]);
+        let current = held_by("gone", &["1.1.1.1"]);
         let a = of("a", &["2.2.2.2", "3.3.3.3"]);
         let b = of("b", &["4.4.4.4"]);
-        assert_eq!(update_winner(&current, &[&a, &b]), Some("service/default/b"));
+        assert_eq!(update_winner(&current, &[&a, &b]).as_deref(), Some("service/default/b"));
     }
 
     #[test]
     fn resolve_update_prefers_the_least_candidate_of_the_holding_resource() {
-        let current = of("a", &["1.1.1.1"]);
+        let current = held_by("a", &["1.1.1.1"]);
         let a1 = of("a", &["5.5.5.5"]);
         let a2 = of("a", &["4.4.4.4"]);
         assert_eq!(

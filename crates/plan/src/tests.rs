@@ -30,8 +30,17 @@ fn theirs(e: Endpoint) -> Endpoint {
     e.with_label(label::OWNER, "someone-else")
 }
 
+/// A current record, written for the object `r` names (its `resource` label as read back).
 fn res(e: Endpoint, r: &str) -> Endpoint {
     e.with_label(label::RESOURCE, r)
+}
+
+/// A desired record of the object `r` names, as a source makes it: the object, no label.
+fn of(e: Endpoint, r: &str) -> Endpoint {
+    match extdns_endpoint::ObjectKey::from_resource_label(r) {
+        Some(object) => e.with_ref_object(object),
+        None => e,
+    }
 }
 
 fn config() -> PlanConfig {
@@ -268,10 +277,10 @@ fn changed_targets_update_an_owned_record() {
 fn update_copies_the_owner_label_from_the_current_record() {
     let c = plan_one(
         a("x.example.com", &["1.1.1.1"]),
-        res(a("x.example.com", &["2.2.2.2"]), "service/default/x"),
+        of(a("x.example.com", &["2.2.2.2"]), "service/default/x"),
     );
     assert_eq!(c.update_new[0].owner(), Some(OWNER));
-    assert_eq!(c.update_new[0].resource(), Some("service/default/x"));
+    assert_eq!(c.update_new[0].resource().as_deref(), Some("service/default/x"));
 }
 
 #[test]
@@ -478,8 +487,8 @@ fn the_resource_holding_a_record_keeps_it() {
         "service/default/holder",
     )];
     let desired = [
-        res(a("x.example.com", &["1.1.1.1"]), "service/default/newcomer"),
-        res(a("x.example.com", &["5.5.5.5", "6.6.6.6"]), "service/default/holder"),
+        of(a("x.example.com", &["1.1.1.1"]), "service/default/newcomer"),
+        of(a("x.example.com", &["5.5.5.5", "6.6.6.6"]), "service/default/holder"),
     ];
     let c = plan(&config(), &current, &desired);
     assert!(c.is_empty(), "{c:?}");
@@ -489,11 +498,48 @@ fn the_resource_holding_a_record_keeps_it() {
 fn when_the_holding_resource_is_gone_the_create_rule_picks_the_update() {
     let current = [res(ours(a("x.example.com", &["5.5.5.5"])), "service/default/gone")];
     let desired = [
-        res(a("x.example.com", &["3.3.3.3", "4.4.4.4"]), "service/default/b"),
-        res(a("x.example.com", &["2.2.2.2"]), "service/default/a"),
+        of(a("x.example.com", &["3.3.3.3", "4.4.4.4"]), "service/default/b"),
+        of(a("x.example.com", &["2.2.2.2"]), "service/default/a"),
     ];
     let c = plan(&config(), &current, &desired);
-    assert_eq!(c.update_new[0].resource(), Some("service/default/a"));
+    assert_eq!(c.update_new[0].resource().as_deref(), Some("service/default/a"));
+}
+
+/// A desired record of the Service `r` names that names no object, as the service source makes the records
+/// of `--fqdn-target-template` and `--compatibility` (external-dns writes them without a `resource`).
+fn referencing(e: Endpoint, r: &str) -> Endpoint {
+    let mut e = of(e, r);
+    e.ref_objects.reference_only();
+    e
+}
+
+/// A target-template CNAME and an annotated Service's CNAME at one name, resolved as external-dns's
+/// `ResolveUpdate` does (`plan/conflict.go`; behaviour reference §9.4): the candidate whose `resource` label
+/// equals the current record's wins, a missing label compared as empty, else the least targets. The record
+/// written without `resource` stays the template's though the annotated Service's target is the lesser;
+/// the record the annotated Service holds stays its own though the template's target is the lesser.
+#[test]
+fn a_record_written_without_resource_stays_with_the_candidate_naming_no_object() {
+    let templated = |target| referencing(cname("x.example.com", target), "service/default/z");
+    let annotated = |target| of(cname("x.example.com", target), "service/default/a");
+
+    let current = [ours(cname("x.example.com", "t.example.net"))];
+    let c = plan(
+        &config(),
+        &current,
+        &[annotated("a.example.net"), templated("u.example.net")],
+    );
+    assert_eq!(c.update_new.len(), 1, "{c:?}");
+    assert_eq!(c.update_new[0].targets.0, ["u.example.net"]);
+    assert_eq!(c.update_new[0].resource(), None);
+
+    let current = [res(ours(cname("x.example.com", "b.example.net")), "service/default/a")];
+    let c = plan(
+        &config(),
+        &current,
+        &[templated("a.example.net"), annotated("b.example.net")],
+    );
+    assert!(c.is_empty(), "{c:?}");
 }
 
 // --- policies ---

@@ -9,7 +9,7 @@ use axum::body::Bytes;
 use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::any;
-use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType};
+use extdns_endpoint::{Change, DomainFilter, Endpoint, ObjectKey, RecordType, label};
 use extdns_provider::{Backoff, Provider, ProviderError, ReadState, Unit};
 use extdns_provider_webhook::{
     Call, CallCounter, CountCalls, MEDIA_TYPE, WebhookConfig, WebhookError, WebhookProvider,
@@ -304,15 +304,17 @@ async fn apply_wants_exactly_204() {
 async fn apply_sends_the_four_lists_with_the_media_type_and_ownership_records() {
     let (url, seen) = fake(protocol("{}", "[]", StatusCode::NO_CONTENT)).await;
     let p = connect(&url).await;
-    let create = Change::Create(a("new.example.org", "1.1.1.1"));
+    let create = Change::Create(of_web(a("new.example.org", "1.1.1.1")));
     let owner = Change::Create(Endpoint::new(
         "a-new.example.org",
         RecordType::Txt,
         ["\"heritage=external-dns\""],
     ));
     let update = Change::update(
-        a("upd.example.org", "1.1.1.1").with_set_identifier("s1"),
-        a("upd.example.org", "2.2.2.2").with_set_identifier("s1"),
+        a("upd.example.org", "1.1.1.1")
+            .with_set_identifier("s1")
+            .with_label(label::RESOURCE, "service/shop/old"),
+        of_web(a("upd.example.org", "2.2.2.2").with_set_identifier("s1")),
     );
     let delete = Change::Delete(a("old.example.org", "3.3.3.3"));
     let units = [
@@ -341,6 +343,25 @@ async fn apply_sends_the_four_lists_with_the_media_type_and_ownership_records() 
     assert_eq!(body["updateNew"][0]["targets"][0], "2.2.2.2");
     assert_eq!(body["updateNew"][0]["setIdentifier"], "s1");
     assert_eq!(names("delete"), ["old.example.org"]);
+    // external-dns sends the `resource` label of the records it asks for: rendered from their object here;
+    // a record read back keeps the one it was written with.
+    assert_eq!(
+        body["create"][0]["labels"],
+        serde_json::json!({"resource": "service/shop/web"})
+    );
+    assert_eq!(body["updateNew"][0]["labels"]["resource"], "service/shop/web");
+    assert_eq!(body["updateOld"][0]["labels"]["resource"], "service/shop/old");
+    assert_eq!(
+        body["create"][1].get("labels"),
+        None,
+        "an ownership record names no object"
+    );
+}
+
+/// `e` as a source makes it for the Service `shop/web`: the object, no `resource` label of its own.
+fn of_web(mut e: Endpoint) -> Endpoint {
+    e.ref_objects.extend(ObjectKey::from_resource_label("service/shop/web"));
+    e
 }
 
 #[tokio::test]
@@ -356,12 +377,19 @@ async fn adjust_endpoints_round_trips_through_the_server() {
     let (url, seen) = fake(protocol("{}", "[]", StatusCode::NO_CONTENT)).await;
     let p = connect(&url).await;
     let adjusted = p
-        .adjust_endpoints(vec![a("a.example.org", "1.1.1.1").with_set_identifier("x")])
-        .await;
+        .adjust_endpoints(vec![of_web(a("a.example.org", "1.1.1.1").with_set_identifier("x"))])
+        .await
+        .unwrap_or_default();
+    // The server echoes what it was sent: the label comes back, naming the same object.
     assert_eq!(
-        adjusted.ok(),
-        Some(vec![a("a.example.org", "1.1.1.1").with_set_identifier("x")])
+        adjusted,
+        vec![
+            a("a.example.org", "1.1.1.1")
+                .with_set_identifier("x")
+                .with_label(label::RESOURCE, "service/shop/web")
+        ]
     );
+    assert_eq!(adjusted[0].resource().as_deref(), Some("service/shop/web"));
     let seen = seen.lock().map(|s| s.clone()).unwrap_or_default();
     assert_eq!(seen[1].path, "/adjustendpoints");
     assert_eq!(seen[1].accept.as_deref(), Some(MEDIA_TYPE));

@@ -538,11 +538,11 @@ impl Registry for CrdRegistry {
         let written = changes.iter().filter(|c| self.writes(c));
         snapshot.records.fold(written, |_, change| match change {
             Change::Create(r) => {
-                let mut labels = r.labels.clone();
+                let mut labels = r.labels_as_written();
                 labels.insert(label::OWNER.to_string(), owner.clone());
                 Some(labels)
             }
-            Change::Update { new, .. } => Some(new.labels.clone()),
+            Change::Update { new, .. } => Some(new.labels_as_written()),
             Change::Delete(_) => None,
         });
         self.provider.read_state_outlives_writes()

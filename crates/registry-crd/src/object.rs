@@ -139,10 +139,15 @@ mod tests {
 
     #[test]
     fn an_object_holds_its_record_and_owner() -> Result<(), serde_json::Error> {
-        let e = Endpoint::new("web.example.org", RecordType::A, ["192.0.2.1"]).with_label("owner", "me");
+        let mut e = Endpoint::new("web.example.org", RecordType::A, ["192.0.2.1"]).with_label("owner", "me");
+        e.ref_objects
+            .extend(extdns_endpoint::ObjectKey::from_resource_label("service/shop/web"));
         let o = new_object("web-example-org-43fd9d43", "dns", "me", &e);
         assert_eq!(owner(&o), Some("me"));
-        assert_eq!(endpoint(&o)?, e);
+        // Read back, the record names its object by the `resource` label rendered when it was written.
+        let mut as_written = e.clone();
+        as_written.detach_objects();
+        assert_eq!(endpoint(&o)?, as_written);
         assert!(!is_ready(&o));
         let json = serde_json::to_value(&o)?;
         assert_eq!(json["apiVersion"], "externaldns.k8s.io/v1alpha1");
@@ -150,7 +155,7 @@ mod tests {
         assert_eq!(
             json["spec"]["endpoint"],
             json!({"dnsName": "web.example.org", "targets": ["192.0.2.1"], "recordType": "A",
-                   "labels": {"owner": "me"}})
+                   "labels": {"owner": "me", "resource": "service/shop/web"}})
         );
         Ok(())
     }

@@ -370,9 +370,10 @@ fn writes(change: &Change, owner: &str) -> bool {
     }
 }
 
-/// The labels an item of `r` states: its labels, owned by `owner`.
+/// The labels an item of `r` states: its labels as written (the `resource` label rendered from the object
+/// that asked for it), owned by `owner`.
 fn owned_labels(r: &Endpoint, owner: &str) -> Labels {
-    let mut labels = r.labels.clone();
+    let mut labels = r.labels_as_written();
     labels.insert(label::OWNER.to_string(), owner.to_string());
     labels
 }
@@ -464,16 +465,13 @@ impl Registry for DynamoDbRegistry {
                 Change::Update { old, new } if !refused => {
                     let key = ItemKey::of(new);
                     kept.insert(key.clone());
-                    let labels = Some(new.labels.clone());
+                    let labels = new.labels_as_written();
                     if old.provider_specific.get(NEEDS_MIGRATION).is_some() {
-                        after.push((
-                            Some(at),
-                            key.clone(),
-                            items::insert(table, &key, owner, &new.labels),
-                            labels,
-                        ));
-                    } else if old.labels != new.labels {
-                        after.push((Some(at), key.clone(), items::update(table, &key, &new.labels), labels));
+                        let insert = items::insert(table, &key, owner, &labels);
+                        after.push((Some(at), key.clone(), insert, Some(labels)));
+                    } else if old.labels != labels {
+                        let update = items::update(table, &key, &labels);
+                        after.push((Some(at), key.clone(), update, Some(labels)));
                     }
                 }
                 Change::Delete(r) if !refused => {

@@ -42,8 +42,11 @@ fn a(name: &str, target: &str) -> Endpoint {
     Endpoint::new(name, RecordType::A, [target])
 }
 
+/// `e` as a source asks for it: named by the object `resource` names, whose label the registry renders.
 fn with_resource(mut e: Endpoint, resource: &str) -> Endpoint {
-    e.labels.insert(label::RESOURCE.to_string(), resource.to_string());
+    e.ref_objects
+        .extend(extdns_endpoint::ObjectKey::from_resource_label(resource));
+    assert!(!e.ref_objects.is_empty(), "{resource} names an object");
     e
 }
 

@@ -9,7 +9,7 @@ use std::hash::BuildHasher;
 use std::ops::Deref;
 
 use extdns_endpoint::name::name_key;
-use extdns_endpoint::{Change, Endpoint, Labels, ObjectRefs};
+use extdns_endpoint::{Change, Endpoint, Labels};
 use hashbrown::HashTable;
 
 /// Records as read, with the positions of each name's records.
@@ -79,7 +79,8 @@ impl RecordsByName {
 
     /// Folds applied changes in: the records a change replaced or deleted go (matched by name, type, set
     /// identifier and targets, every copy of one), the ones it created or updated to come in, with the
-    /// labels `labels` gives (`None`: as planned). Costs what the changes touch, not what the read holds.
+    /// labels `labels` gives (`None`: as planned) and the `resource` label their object renders, as a read
+    /// would give them back. Costs what the changes touch, not what the read holds.
     ///
     /// Two passes over `applied` (every removal, then every addition) rather than the additions gathered
     /// on the side: on a first sync that would be a second copy of every record at the sync's peak.
@@ -108,8 +109,8 @@ impl RecordsByName {
                 now.labels = labels;
             }
             // As a read gives it back: the objects it came from belong to the desired side (and would
-            // stay in the cache until the next full sync).
-            now.ref_objects = ObjectRefs::new();
+            // stay in the cache until the next full sync); the `resource` label they render stays.
+            now.detach_objects();
             self.push(now);
         }
     }
@@ -217,7 +218,7 @@ mod tests {
         });
         for c in changes.iter().filter(|c| !matches!(c, Change::Delete(_))) {
             let mut e = c.endpoint().clone();
-            e.ref_objects = ObjectRefs::new();
+            e.detach_objects();
             records.push(e);
         }
     }

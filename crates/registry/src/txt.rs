@@ -118,11 +118,11 @@ impl Ownership {
         self.key.as_ref()
     }
 
-    /// The labels a record's ownership record states: the record's own labels, owned by us. With encryption
-    /// a fresh nonce is added where the labels have none, as external-dns does, so the value can be written
-    /// again byte for byte later.
+    /// The labels a record's ownership record states: the record's own labels as written (the `resource`
+    /// label rendered from the object that asked for it), owned by us. With encryption a fresh nonce is added
+    /// where the labels have none, as external-dns does, so the value can be written again byte for byte later.
     fn record_labels(&self, r: &Endpoint) -> Labels {
-        let mut labels = r.labels.clone();
+        let mut labels = r.labels_as_written();
         labels.insert(label::OWNER.to_string(), self.owner_id.clone());
         labels
     }
@@ -547,7 +547,7 @@ impl TxtRegistry {
                 }
                 Change::Update { old, new } => {
                     let old_txt = own.stored_txt_record(old, present)?;
-                    let mut labels = new.labels.clone();
+                    let mut labels = new.labels_as_written();
                     let new_txt = own.txt_record(new, &mut labels)?;
                     let ownership = if txt_absent(&old_txt) {
                         // The TXT record is missing (a forced update writing the new format): create it rather
@@ -619,7 +619,7 @@ impl Registry for TxtRegistry {
         snapshot.records.fold(written, |at, change| {
             let mut labels = match change {
                 Change::Create(r) => own.record_labels(r),
-                Change::Update { new, .. } => new.labels.clone(),
+                Change::Update { new, .. } => new.labels_as_written(),
                 Change::Delete(_) => return None,
             };
             if let Some(nonce) = nonces.get_mut(at).and_then(Option::take) {

@@ -105,6 +105,12 @@ const NGINX_VALUE: &str =
     "\"heritage=external-dns,external-dns/owner=default,external-dns/resource=service/default/nginx\"";
 const KEY: &str = "01234567890123456789012345678901";
 
+/// A Service's key, as a source names the object of the records it asks for: their `resource` label is
+/// rendered from it where they are written.
+fn service(namespace: &str, name: &str) -> extdns_endpoint::ObjectKey {
+    extdns_endpoint::ObjectKey::new(extdns_object::ResourceKind::Service, namespace, name)
+}
+
 fn a(name: &str, ip: &str) -> Endpoint {
     Endpoint::new(name, RecordType::A, [ip])
 }
@@ -153,7 +159,7 @@ async fn records_external_dns_wrote_are_read_as_owned() -> Result<(), RegistryEr
     let records = registry.records().await?.records;
     assert_eq!(records.len(), 1, "the registry's TXT record is hidden: {records:?}");
     assert_eq!(records[0].owner(), Some("default"));
-    assert_eq!(records[0].resource(), Some("service/default/nginx"));
+    assert_eq!(records[0].resource().as_deref(), Some("service/default/nginx"));
     assert!(records[0].provider_specific.get(FORCE_UPDATE).is_none());
     Ok(())
 }
@@ -289,7 +295,7 @@ async fn wildcard_records_are_owned_through_the_replacement() -> Result<(), Regi
 #[tokio::test]
 async fn created_records_get_the_txt_record_external_dns_would_write() -> Result<(), RegistryError> {
     let (provider, registry) = zone(vec![]);
-    let e = a("foo.example.com", "1.2.3.4").with_label(label::RESOURCE, "service/default/nginx");
+    let e = a("foo.example.com", "1.2.3.4").with_ref_object(service("default", "nginx"));
     create(&registry, vec![e]).await?;
     let snapshot = provider.snapshot();
     assert_eq!(snapshot.len(), 2);
@@ -302,6 +308,64 @@ async fn created_records_get_the_txt_record_external_dns_would_write() -> Result
     assert_eq!(records.len(), 1);
     assert_eq!(records[0].owner(), Some("default"));
     assert!(records[0].provider_specific.get(FORCE_UPDATE).is_none());
+    Ok(())
+}
+
+/// What external-dns writes for the records of `--fqdn-target-template` and `--compatibility`: an ownership
+/// record without `resource` (behaviour reference §6.2 step 3, §6.8), though the Service is theirs for
+/// Events. Both as the service source makes them: the Service referenced, not named.
+#[tokio::test]
+async fn records_naming_no_object_get_an_ownership_record_without_resource() -> Result<(), RegistryError> {
+    let referencing_nginx = |mut e: Endpoint| {
+        e.ref_objects.insert(service("default", "nginx"));
+        e.ref_objects.reference_only();
+        e
+    };
+    let templated = referencing_nginx(a("foo.example.com", "1.2.3.4"));
+    let compat = referencing_nginx(Endpoint::new("bar.example.com", RecordType::Cname, ["lb.example.net"]));
+    let (provider, registry) = zone(vec![]);
+    let mut snapshot = registry.records().await?;
+    let changes = [Change::Create(templated), Change::Create(compat)];
+    let written = registry.apply(&snapshot, &changes).await?;
+    assert!(registry.fold_applied(&mut snapshot, &changes, written));
+    let zone = provider.snapshot();
+    for name in ["a-foo.example.com", "cname-bar.example.com"] {
+        assert_eq!(
+            value_of(&zone, name).as_deref(),
+            Some("\"heritage=external-dns,external-dns/owner=default\""),
+            "{name}"
+        );
+    }
+    assert_eq!(cached(&snapshot, "foo.example.com").resource(), None);
+    assert_eq!(snapshot_text(&snapshot), snapshot_text(&registry.records().await?));
+    Ok(())
+}
+
+/// Two Services asking for one name: the record is named by the first (the one the merges keep first),
+/// though the other sorts before it; the TXT record, the cache after the write and the record read back
+/// agree.
+#[tokio::test]
+async fn a_record_of_two_objects_is_named_by_the_first_everywhere() -> Result<(), RegistryError> {
+    let (provider, registry) = zone(vec![]);
+    let e = a("foo.example.com", "1.2.3.4")
+        .with_ref_object(service("default", "nginx"))
+        .with_ref_object(service("default", "api"));
+    let mut snapshot = registry.records().await?;
+    let changes = [Change::Create(e.clone())];
+    let written = registry.apply(&snapshot, &changes).await?;
+    assert!(registry.fold_applied(&mut snapshot, &changes, written));
+    assert_eq!(
+        value_of(&provider.snapshot(), "a-foo.example.com").as_deref(),
+        Some(NGINX_VALUE)
+    );
+    let cached = cached(&snapshot, "foo.example.com");
+    assert_eq!(cached.resource().as_deref(), Some("service/default/nginx"));
+    assert!(
+        cached.ref_objects.is_empty(),
+        "the cache keeps the label, not the objects"
+    );
+    assert_eq!(snapshot_text(&snapshot), snapshot_text(&registry.records().await?));
+    assert_eq!(e.resource(), cached.resource(), "as the plan compares them next time");
     Ok(())
 }
 
@@ -324,7 +388,7 @@ async fn txt_records_carry_the_set_identifier_and_provider_specific_properties()
 async fn a_txt_record_that_exists_is_not_created_again() -> Result<(), RegistryError> {
     let (provider, registry) = zone(vec![txt("a-foo.example.com", NGINX_VALUE)]);
     registry.records().await?;
-    let e = a("foo.example.com", "1.2.3.4").with_label(label::RESOURCE, "service/default/nginx");
+    let e = a("foo.example.com", "1.2.3.4").with_ref_object(service("default", "nginx"));
     create(&registry, vec![e]).await?;
     assert_eq!(provider.snapshot().len(), 2);
     Ok(())
@@ -339,7 +403,7 @@ async fn existing_txt_records_are_told_apart_by_set_identifier() -> Result<(), R
     let record = |name: &str, set: &str| {
         a(name, "1.2.3.4")
             .with_set_identifier(set)
-            .with_label(label::RESOURCE, "service/default/nginx")
+            .with_ref_object(service("default", "nginx"))
     };
     // foo's blue TXT record exists, its green one does not; bar has a blue TXT record but none without a
     // set identifier. The in-memory provider refuses to create a record that exists, so writing the blue one
@@ -428,7 +492,7 @@ async fn updates_rewrite_the_txt_record_from_the_new_labels() -> Result<(), Regi
     let old = registry.records().await?.records.into_vec().remove(0);
     let new = a("foo.example.com", "5.6.7.8")
         .with_label(label::OWNER, "default")
-        .with_label(label::RESOURCE, "service/default/other");
+        .with_ref_object(service("default", "other"));
     update(&registry, vec![old], vec![new]).await?;
     let snapshot = provider.snapshot();
     assert_eq!(
@@ -552,7 +616,7 @@ fn encrypted() -> TestConfig {
 #[tokio::test]
 async fn encrypted_txt_records_round_trip() -> Result<(), RegistryError> {
     let (provider, registry) = setup(vec![], encrypted());
-    let e = a("foo.example.com", "1.2.3.4").with_label(label::RESOURCE, "service/default/nginx");
+    let e = a("foo.example.com", "1.2.3.4").with_ref_object(service("default", "nginx"));
     create(&registry, vec![e]).await?;
     let value = value_of(&provider.snapshot(), "a-foo.example.com")
         .ok_or(RegistryError::Provider(ProviderError::fatal("no txt")))?;
@@ -562,7 +626,7 @@ async fn encrypted_txt_records_round_trip() -> Result<(), RegistryError> {
     );
     let records = registry.records().await?.records;
     assert_eq!(records[0].owner(), Some("default"));
-    assert_eq!(records[0].resource(), Some("service/default/nginx"));
+    assert_eq!(records[0].resource().as_deref(), Some("service/default/nginx"));
     // Unchanged labels re-encrypt to the same value (the nonce is reused), so updates do not churn.
     let mut labels = records[0].labels.clone();
     let again = crate::labels::serialize(&mut labels, true, crate::AesKey::parse(KEY).ok().as_ref())
@@ -706,15 +770,8 @@ async fn a_snapshot_with_the_applied_changes_folded_in_reads_as_the_provider_the
         ..TestConfig::default()
     }
     .registry(provider.clone())?;
-    let web = Endpoint::new("web.example.org", RecordType::A, ["192.0.2.1"])
-        .with_label(label::RESOURCE, "service/a/web")
-        .with_ref_object(extdns_endpoint::ObjectKey::new(
-            extdns_object::ResourceKind::Service,
-            "a",
-            "web",
-        ));
-    let api =
-        Endpoint::new("api.example.org", RecordType::A, ["192.0.2.2"]).with_label(label::RESOURCE, "service/a/api");
+    let web = Endpoint::new("web.example.org", RecordType::A, ["192.0.2.1"]).with_ref_object(service("a", "web"));
+    let api = Endpoint::new("api.example.org", RecordType::A, ["192.0.2.2"]).with_ref_object(service("a", "api"));
     let mut snapshot = registry.records().await?;
     let first = [Change::Create(web.clone()), Change::Create(api.clone())];
     let written = registry.apply(&snapshot, &first).await?;
@@ -793,7 +850,7 @@ async fn an_encrypted_ownership_record_is_cached_as_written_and_updates_and_dele
     let provider = Arc::new(InMemoryProvider::new(vec!["example.com".into()]));
     let registry = encrypted().registry(provider.clone())?;
     let mut snapshot = registry.records().await?;
-    let web = a("web.example.com", "192.0.2.1").with_label(label::RESOURCE, "service/default/web");
+    let web = a("web.example.com", "192.0.2.1").with_ref_object(service("default", "web"));
     apply_and_fold(&registry, &mut snapshot, &[Change::Create(web)]).await?;
     // The cache names the nonce the zone's value was sealed under, as a read would.
     assert_eq!(snapshot_text(&snapshot), snapshot_text(&registry.records().await?));

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use extdns_endpoint::{Change, Changes, Endpoint, RecordType, label};
+use extdns_endpoint::{Change, Changes, Endpoint, ObjectKey, RecordType};
 use extdns_plan::{PlanConfig, calculate};
 use extdns_provider::InMemoryProvider;
 use extdns_registry::{Ownership, OwnershipConfig, Registry, RegistryError, TxtRegistry, TxtRegistryConfig};
@@ -14,8 +14,12 @@ const NGINX: &str = "\"heritage=external-dns,external-dns/owner=default,external
 const WEB: &str = "\"heritage=external-dns,external-dns/owner=default,external-dns/resource=service/default/web\"";
 const TEAM_B: &str = "\"heritage=external-dns,external-dns/owner=team-b\"";
 
+/// An A record as a source asks for it: named by its object, whose `resource` label the registry renders.
 fn a(name: &str, ip: &str, resource: &str) -> Endpoint {
-    Endpoint::new(name, RecordType::A, [ip]).with_label(label::RESOURCE, resource)
+    let mut e = Endpoint::new(name, RecordType::A, [ip]);
+    e.ref_objects.extend(ObjectKey::from_resource_label(resource));
+    assert!(!e.ref_objects.is_empty(), "{resource} names an object");
+    e
 }
 
 /// An A record as a zone holds it, with no labels.

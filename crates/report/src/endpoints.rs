@@ -120,14 +120,17 @@ mod tests {
 
     #[test]
     fn json_output_uses_external_dns_field_names() -> Result<(), serde_json::Error> {
-        let e = Endpoint::new("a.example.com", RecordType::A, ["1.2.3.4"])
+        let mut e = Endpoint::new("a.example.com", RecordType::A, ["1.2.3.4"])
             .with_ttl(Ttl(60))
             .with_set_identifier("s");
+        e.ref_objects
+            .extend(extdns_endpoint::ObjectKey::from_resource_label("service/ns/web"));
         let v: serde_json::Value = serde_json::from_str(&render_json(&[e]))?;
+        // The `resource` label as external-dns prints it, rendered from the object that asked for the record.
         assert_eq!(
             v,
             serde_json::json!([{"dnsName": "a.example.com", "targets": ["1.2.3.4"], "recordType": "A",
-                "setIdentifier": "s", "recordTTL": 60}])
+                "setIdentifier": "s", "recordTTL": 60, "labels": {"resource": "service/ns/web"}}])
         );
         assert_eq!(render_json(&[]), "[]\n");
         Ok(())

@@ -2,6 +2,8 @@
 //! changes with why, and the records left alone; as an aligned table or as JSON, for one provider or one
 //! document per provider object.
 
+use std::borrow::Cow;
+
 use extdns_controller::SyncReport;
 use extdns_endpoint::{Change, Endpoint};
 use serde::Serialize;
@@ -41,7 +43,7 @@ struct Entry<'a> {
     owner: Option<&'a str>,
     /// The object responsible (the ownership TXT's `resource`): the one asking for the record now, else
     /// the one that asked for it when it was written.
-    resource: Option<&'a str>,
+    resource: Option<Cow<'a, str>>,
     /// For an update: which parts of the record change.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     changed: Vec<&'static str>,
@@ -84,12 +86,13 @@ impl<'a> Entry<'a> {
     }
 }
 
-/// The parts of a record an update changes (its key, name, type and set identifier, never does).
+/// The parts of a record an update changes (its key, name, type and set identifier, never does). The new
+/// side's labels as they will be written: with the `resource` label its object renders.
 fn changed(old: &Endpoint, new: &Endpoint) -> Vec<&'static str> {
     [
         (old.targets != new.targets, "targets"),
         (old.record_ttl != new.record_ttl, "ttl"),
-        (old.labels != new.labels, "labels"),
+        (old.labels != new.labels_as_written(), "labels"),
         (old.provider_specific != new.provider_specific, "providerSpecific"),
     ]
     .into_iter()
@@ -294,7 +297,7 @@ fn table(entries: &[Entry<'_>], providers: &[&str]) -> String {
             }
         }));
         row.push(dash(e.owner.unwrap_or_default()));
-        row.push(dash(e.resource.unwrap_or_default()));
+        row.push(dash(e.resource.as_deref().unwrap_or_default()));
         rows.push(row);
     }
     aligned(rows)
@@ -312,8 +315,18 @@ mod tests {
 
     const OWNER: &str = "default";
 
+    /// A record read back, written for the object `resource` names.
     fn a(name: &str, ip: &str, resource: &str) -> Endpoint {
         Endpoint::new(name, RecordType::A, [ip]).with_label(label::RESOURCE, resource)
+    }
+
+    /// A record a source asks for: named by its object, no `resource` label of its own.
+    fn made(name: &str, ip: &str, resource: &str) -> Endpoint {
+        let e = Endpoint::new(name, RecordType::A, [ip]);
+        match extdns_endpoint::ObjectKey::from_resource_label(resource) {
+            Some(object) => e.with_ref_object(object),
+            None => e,
+        }
     }
 
     fn ours(e: Endpoint) -> Endpoint {
@@ -347,7 +360,7 @@ mod tests {
     #[test]
     fn changes_exit_2_and_the_table_shows_old_and_new() {
         let old = ours(a("web.example.org", "192.0.2.1", "service/ns/web")).with_ttl(Ttl(300));
-        let new = ours(a("web.example.org", "192.0.2.2", "service/ns/web")).with_ttl(Ttl(300));
+        let new = ours(made("web.example.org", "192.0.2.2", "service/ns/web")).with_ttl(Ttl(300));
         let r = SyncReport {
             not_owned: NotOwned { records: 2, wanted: 1 },
             held_back: vec![Change::Delete(ours(a(
@@ -358,7 +371,7 @@ mod tests {
             ..report(vec![
                 Change::Delete(ours(a("old.example.org", "192.0.2.3", "ingress/ns/old"))),
                 Change::update(old, new),
-                Change::Create(a("new.example.org", "192.0.2.4", "service/ns/new").with_ttl(Ttl(60))),
+                Change::Create(made("new.example.org", "192.0.2.4", "service/ns/new").with_ttl(Ttl(60))),
             ])
         };
         assert_eq!(exit_code(&r), EXIT_CHANGES);
@@ -383,7 +396,7 @@ mod tests {
     #[test]
     fn an_update_of_labels_only_says_so_and_set_identifiers_get_a_column() {
         let old = ours(a("w.example.org", "192.0.2.1", "service/ns/a")).with_set_identifier("blue");
-        let new = ours(a("w.example.org", "192.0.2.1", "service/ns/b")).with_set_identifier("blue");
+        let new = ours(made("w.example.org", "192.0.2.1", "service/ns/b")).with_set_identifier("blue");
         let table = render_table(&report(vec![Change::update(old, new)]), OWNER);
         assert_eq!(
             table.lines().take(2).collect::<Vec<_>>(),
@@ -397,13 +410,13 @@ mod tests {
     #[test]
     fn json_lists_every_change_with_old_new_owner_and_object() -> Result<(), serde_json::Error> {
         let old = ours(a("web.example.org", "192.0.2.1", "service/ns/web"));
-        let new = ours(a("web.example.org", "192.0.2.2", "service/ns/web")).with_ttl(Ttl(60));
+        let new = ours(made("web.example.org", "192.0.2.2", "service/ns/web")).with_ttl(Ttl(60));
         let r = SyncReport {
             kept: vec![Change::Delete(ours(a("x.example.org", "192.0.2.5", "service/ns/x")))],
             not_owned: NotOwned { records: 4, wanted: 0 },
             ..report(vec![
                 Change::update(old, new),
-                Change::Create(a("new.example.org", "192.0.2.4", "service/ns/new")),
+                Change::Create(made("new.example.org", "192.0.2.4", "service/ns/new")),
             ])
         };
         let v: serde_json::Value = serde_json::from_str(&render_json(&r, OWNER))?;

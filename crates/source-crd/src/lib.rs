@@ -1,7 +1,8 @@
 //! The DNSEndpoint source (`--source=crd`): the records external-dns's DNSEndpoint objects spell out.
 //!
 //! Each `spec.endpoints[]` entry is one record as written: name, targets, type, set identifier, TTL,
-//! labels and provider-specific properties. The source adds the `resource` label (`crd/<ns>/<name>`) and
+//! labels and provider-specific properties. The source names the object on each (its `resource` label,
+//! `crd/<ns>/<name>`, is rendered from it where the record is written; an entry's own goes) and
 //! checks targets as external-dns v0.22 does: a trailing dot is allowed for CNAME and DNAME (either form)
 //! and SRV (RFC 2782 wants it), required for NAPTR, and rejected for the other types except TXT and MX,
 //! whose text is free. An entry that breaks a rule (those, or any rule every record follows) is skipped
@@ -38,7 +39,8 @@
 //! let endpoints = futures::executor::block_on(source.evaluate_all(&store))?.endpoints;
 //! assert_eq!(endpoints.len(), 1);
 //! assert_eq!(endpoints[0].dns_name, "web.example.org");
-//! assert_eq!(endpoints[0].label("resource"), Some("crd/default/web"));
+//! // The object names the record; its `resource` label is rendered from it where the record is written.
+//! assert_eq!(endpoints[0].resource().as_deref(), Some("crd/default/web"));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
@@ -135,7 +137,6 @@ pub fn object_endpoints(o: &DnsEndpoint) -> (Vec<Endpoint>, Vec<InvalidEntry>) {
         &o.meta.namespace,
         &o.meta.name,
     ));
-    let resource = reference.resource_label();
     let mut endpoints = Vec::with_capacity(o.endpoints.len());
     let mut invalid = Vec::new();
     for (index, entry) in o.endpoints.iter().enumerate() {
@@ -143,10 +144,12 @@ pub fn object_endpoints(o: &DnsEndpoint) -> (Vec<Endpoint>, Vec<InvalidEntry>) {
             continue;
         };
         match entry::endpoint(entry) {
-            Ok(e) => endpoints.push(
-                e.with_label(extdns_endpoint::label::RESOURCE, resource.as_str())
-                    .with_ref_object(std::sync::Arc::clone(&reference)),
-            ),
+            // The object names every record (`crd/<namespace>/<name>`, rendered where it is written), whatever
+            // `resource` label the entry itself gives: that one goes, as external-dns overwrites it.
+            Ok(mut e) => {
+                e.labels.remove(extdns_endpoint::label::RESOURCE);
+                endpoints.push(e.with_ref_object(std::sync::Arc::clone(&reference)));
+            }
             Err(why) => invalid.push(InvalidEntry { index, why }),
         }
     }

@@ -383,7 +383,7 @@ fn crd_test_go_endpoints_table() {
         assert_eq!(got(&endpoints), expected(&c.endpoints), "{}", c.title);
         let resource = format!("crd/{}/test", scope.object_namespace);
         for e in &endpoints {
-            assert_eq!(e.label("resource"), Some(resource.as_str()), "{}", c.title);
+            assert_eq!(e.resource().as_deref(), Some(resource.as_str()), "{}", c.title);
         }
     }
 }
@@ -432,14 +432,20 @@ fn crd_test_go_illegal_target_warnings() {
 #[test]
 fn crd_test_go_resource_labels_are_set() {
     let entries = json!([
-        {"dnsName": "a.example.org", "recordType": "A", "targets": ["1.1.1.1"], "labels": {"owner": "x"}},
+        {"dnsName": "a.example.org", "recordType": "A", "targets": ["1.1.1.1"],
+         "labels": {"owner": "x", "resource": "service/ns/other"}},
         {"dnsName": "b.example.org", "recordType": "AAAA", "targets": ["2001:db8::1"]}
     ]);
     let store = one_object("ns", entries);
     let endpoints = evaluate(&CrdSource::new(CrdSourceConfig::default()), &store);
     assert_eq!(endpoints.len(), 2);
     for e in &endpoints {
-        assert_eq!(e.label("resource"), Some("crd/ns/test"));
+        assert_eq!(e.label("resource"), None, "rendered where the record is written");
+        assert_eq!(e.resource().as_deref(), Some("crd/ns/test"));
+        assert_eq!(
+            e.labels_as_written().get("resource").map(String::as_str),
+            Some("crd/ns/test")
+        );
         assert_eq!(
             e.ref_objects.iter().next().map(|k| &**k),
             Some(&extdns_informer::ObjectKey::new(
@@ -512,7 +518,7 @@ fn records_several_objects_share_are_merged_the_first_owning_them() {
             .join(","),
         "192.0.2.1,192.0.2.2"
     );
-    assert_eq!(endpoints[0].label("resource"), Some("crd/a/test"));
+    assert_eq!(endpoints[0].resource().as_deref(), Some("crd/a/test"));
     assert_eq!(endpoints[0].ref_objects.len(), 2);
 }
 
@@ -530,7 +536,7 @@ fn a_configured_group_and_kind_is_read_and_the_default_one_is_not() {
     let store = store_with(&[nginx], overrides.clone());
     let endpoints = evaluate(&CrdSource::new(CrdSourceConfig::default()), &store);
     assert_eq!(endpoints.len(), 1);
-    assert_eq!(endpoints[0].label("resource"), Some("crd/ns/test"));
+    assert_eq!(endpoints[0].resource().as_deref(), Some("crd/ns/test"));
 
     let upstream = plain("ns", json!([]));
     let mut opts = LoadOptions::default();

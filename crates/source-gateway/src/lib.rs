@@ -328,11 +328,10 @@ impl GatewayRouteSource {
         let annotations = &self.config.common.annotations;
         // The object's name is only spelled out for the warning an invalid TTL gives.
         let ttl = match annotations.get(&route.meta.annotations, key::TTL) {
-            Some(_) => annotations.ttl(&route.meta.annotations, &object.to_string()),
+            Some(_) => annotations.ttl(&route.meta.annotations, object),
             None => Ttl(0),
         };
         let (provider_specific, set_identifier) = annotations.provider_specific(&route.meta.annotations);
-        let resource = object.resource_label();
         // One key shared by every endpoint of the route.
         let shared = Arc::new(object.clone());
         let mut union: Vec<Target> = Vec::new();
@@ -348,7 +347,7 @@ impl GatewayRouteSource {
                     &union
                 }
             };
-            for e in Endpoint::for_hostname(host, targets, ttl, &provider_specific, &set_identifier, &resource) {
+            for e in Endpoint::for_hostname(host, targets, ttl, &provider_specific, &set_identifier) {
                 out.push(e.with_ref_object(Arc::clone(&shared)));
             }
         }

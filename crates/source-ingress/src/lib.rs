@@ -160,15 +160,13 @@ impl IngressSource {
         let common = &self.config.common;
         let annotations = &common.annotations;
         let a = &ing.meta.annotations;
-        let resource = object.resource_label();
-        let ttl = annotations.ttl(a, &resource);
+        let ttl = annotations.ttl(a, object);
         let mut targets = annotations.targets(a);
         if targets.is_empty() {
             targets = status_targets(ing);
         }
         let (provider_specific, set_identifier) = annotations.provider_specific(a);
-        let for_host =
-            |host: &str| Endpoint::for_hostname(host, &targets, ttl, &provider_specific, &set_identifier, &resource);
+        let for_host = |host: &str| Endpoint::for_hostname(host, &targets, ttl, &provider_specific, &set_identifier);
 
         let mut defined = Vec::new();
         if !self.config.ignore_rules_spec {

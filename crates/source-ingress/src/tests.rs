@@ -809,9 +809,9 @@ fn ingress_with_configuration() {
             .lb(&["blah-3488114.us-west-2.elb.amazonaws.com"]),
     ];
     let endpoints = run(&none(), &keycloak);
-    let mut got: Vec<(String, &str)> = endpoints
+    let mut got: Vec<(String, String)> = endpoints
         .iter()
-        .map(|e| (render(e), e.label(extdns_endpoint::label::RESOURCE).unwrap_or("")))
+        .map(|e| (render(e), e.resource().unwrap_or_default().into_owned()))
         .collect();
     got.sort();
     assert_eq!(
@@ -819,15 +819,15 @@ fn ingress_with_configuration() {
         vec![
             (
                 "anotherkeycloak.blah.com CNAME blah-3488114.us-west-2.elb.amazonaws.com".to_string(),
-                "ingress/default/keycloak-another"
+                "ingress/default/keycloak-another".to_string()
             ),
             (
                 "keycloak.blah.com CNAME blah-1922533626.us-west-2.elb.amazonaws.com".to_string(),
-                "ingress/default/keycloak"
+                "ingress/default/keycloak".to_string()
             ),
             (
                 "keycloak.blah.com CNAME blah-3488114.us-west-2.elb.amazonaws.com".to_string(),
-                "ingress/default/keycloak-another"
+                "ingress/default/keycloak-another".to_string()
             ),
         ],
         "multiple ingresses with same hostname, different CNAME targets and hostname annotation override"
@@ -967,10 +967,7 @@ fn the_tie_break_of_equal_records_is_the_configured_ttl_then_object_order() {
             .iter()
             .find(|e| e.dns_name == "shared.example.org")
             .expect("published");
-        (
-            e.label(extdns_endpoint::label::RESOURCE).unwrap_or("").to_string(),
-            e.record_ttl.0,
-        )
+        (e.resource().unwrap_or_default().into_owned(), e.record_ttl.0)
     };
     let plain = |n| Fake::new(n).hosts(&["shared.example.org"]).ips(&["192.0.2.1"]);
     assert_eq!(

@@ -53,7 +53,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use extdns_endpoint::{Endpoint, Target, label};
+use extdns_endpoint::{Endpoint, Target};
 use extdns_informer::view::Service;
 use extdns_informer::{ChangeSet, ClusterStore, ObjectKey, ResourceKind};
 use extdns_source::annotations::key;
@@ -206,10 +206,6 @@ impl ServiceSource {
     }
 }
 
-fn resource(e: &Endpoint) -> &str {
-    e.label(label::RESOURCE).unwrap_or("")
-}
-
 /// A headless ClusterIP Service: its targets are its Pods.
 fn headless(svc: &Service) -> bool {
     svc.service_type == "ClusterIP" && svc.is_headless()
@@ -296,16 +292,16 @@ impl Source for ServiceSource {
         Some(out)
     }
 
-    /// In the order of their `resource` labels, which [`merge`] needs: records without one (compatibility
-    /// modes, `--fqdn-target-template`) first, as an empty label sorts first, then the Services'. The sort
-    /// is stable and Services come in object order, which is the labels' order but where one namespace is
-    /// a prefix of another (`a` and `a-b`), so it costs one pass over sorted runs. It keeps each name's
-    /// records in their relative order, so the merge treats every name on its own.
+    /// In the order of the `resource` labels their records are written with, which [`merge`] needs
+    /// ([`merge::by_resource`]: the label of the Service that names each, compared without rendering it).
+    /// The sort is stable and Services come in object order, which is the labels' order but where one
+    /// namespace is a prefix of another (`a` and `a-b`), so it costs one pass over sorted runs. It keeps each
+    /// name's records in their relative order, so the merge treats every name on its own.
     fn merge(&self, mut endpoints: Vec<Endpoint>) -> Vec<Endpoint> {
         // Objects come in key order, which is nearly always resource order already: the stable sort's buffer,
         // a copy of every endpoint at a full sync's peak, is only taken when it is not.
-        if !endpoints.is_sorted_by(|a, b| resource(a) <= resource(b)) {
-            endpoints.sort_by(|a, b| resource(a).cmp(resource(b)));
+        if !endpoints.is_sorted_by(|a, b| merge::by_resource(a, b).is_le()) {
+            endpoints.sort_by(merge::by_resource);
         }
         merge::merge_services(endpoints)
     }

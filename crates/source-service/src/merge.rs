@@ -1,28 +1,43 @@
 //! Several Services may publish the same name. external-dns merges their targets into one record, owned
 //! (labels, TTL, provider-specific properties) by the Service whose `resource` label sorts first, so the
-//! owner recorded by the TXT registry does not change from one sync to the next. CNAMEs are never merged
-//! this way: a name has one alias, and the plan's conflict resolution picks among competing ones; only
+//! owner recorded by the TXT registry does not change from one sync to the next. Records written without
+//! a `resource` label (`--fqdn-target-template`, `--compatibility`) sort first, as an empty label does, and
+//! own what they share: the merged record keeps no label. Here the first record keeps naming what it named
+//! ([`extdns_endpoint::ObjectRefs::append`]): that Service's key, which its `resource` label is rendered
+//! from where it is written, or none. CNAMEs are never merged this way: a name has one alias, and the plan's conflict resolution picks among competing ones; only
 //! identical aliases (same first target and TTL) collapse into one record.
 //!
 //! external-dns sorts every endpoint by its `resource` label, merges, re-sorts and merges again. Here the
-//! source's `merge` sorts them by that label once (a stable sort over Services that arrive in object order,
-//! nearly that order already; records without the label first, as an empty label sorts first), and both
-//! merges happen in one pass keyed by borrowed strings, so 20,000 records cost no key allocation.
+//! source's `merge` sorts them by that label once ([`by_resource`], compared without rendering it; a stable
+//! sort over Services that arrive in object order, nearly that order already; records naming no object
+//! first, as an empty label sorts first), and both merges happen in one pass keyed by borrowed strings, so 20,000
+//! records cost no key allocation.
 
+use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 
-use extdns_endpoint::{Endpoint, RecordType, Ttl, label};
+use extdns_endpoint::{Endpoint, RecordType, Ttl};
 // Seeded per process, so names chosen by cluster users cannot be crafted to collide.
 use foldhash::fast::RandomState;
 
 /// What makes two records one: name, type and set identifier; for a CNAME also its TTL and first target.
 type Key<'a> = (&'a str, &'a RecordType, &'a str, Option<(Ttl, &'a str)>);
 
-/// Merge `endpoints`, which must come in `resource` label order (records without the label first), each
-/// with sorted, deduplicated targets.
+/// The order of the `resource` labels two records will be written with: of the objects they name (records
+/// naming none first, as external-dns sorts a missing label as empty), without rendering either.
+pub(crate) fn by_resource(a: &Endpoint, b: &Endpoint) -> Ordering {
+    match (a.ref_objects.named(), b.ref_objects.named()) {
+        (Some(a), Some(b)) => a.cmp_resource_label(b),
+        (a, b) => a.is_some().cmp(&b.is_some()),
+    }
+}
+
+/// Merge `endpoints`, which must come in [`by_resource`] order, each with sorted, deduplicated targets.
+/// The record a later one merges into keeps naming what it named (its first object, or none); the other's
+/// objects follow.
 pub(crate) fn merge_services(endpoints: Vec<Endpoint>) -> Vec<Endpoint> {
-    debug_assert!(endpoints.windows(2).all(|w| resource(&w[0]) <= resource(&w[1])));
+    debug_assert!(endpoints.is_sorted_by(|a, b| by_resource(a, b).is_le()));
     debug_assert!(endpoints.iter().all(|e| e.targets.windows(2).all(|t| t[0] < t[1])));
     // Where each record goes: its own index, or the index of the earlier record it merges into.
     let mut into: Vec<Option<usize>> = Vec::with_capacity(endpoints.len());
@@ -75,22 +90,27 @@ pub(crate) fn merge_services(endpoints: Vec<Endpoint>) -> Vec<Endpoint> {
     endpoints
 }
 
-fn resource(e: &Endpoint) -> &str {
-    e.label(label::RESOURCE).unwrap_or("")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use extdns_informer::ObjectKey;
 
-    /// A record at `x.example.com` of the Service `resource` (none when empty).
+    /// A record at `x.example.com` of the Service `resource` names (of no object when empty).
+    /// `resource` may be prefixed with `~`: the record only references that Service, naming no object, as
+    /// `--fqdn-target-template` and `--compatibility` records do.
     fn x(rt: RecordType, targets: &[&str], resource: &str, ttl: i64) -> Endpoint {
         let mut e = Endpoint::new("x.example.com", rt, targets.iter().copied()).with_ttl(Ttl(ttl));
         e.targets.normalize();
-        if resource.is_empty() {
-            e
-        } else {
-            e.with_label(label::RESOURCE, resource)
+        let (referenced_only, resource) = match resource.strip_prefix('~') {
+            Some(r) => (true, r),
+            None => (false, resource),
+        };
+        if referenced_only {
+            e.ref_objects.reference_only();
+        }
+        match ObjectKey::from_resource_label(resource) {
+            Some(object) => e.with_ref_object(object),
+            None => e,
         }
     }
 
@@ -108,7 +128,8 @@ mod tests {
             x(RecordType::A, &["1.1.1.1"], "service/default/b", 300),
         ]);
         assert_eq!(e.targets.0, vec!["1.1.1.1", "2.2.2.2"]);
-        assert_eq!(e.resource(), Some("service/default/a"));
+        assert_eq!(e.resource().as_deref(), Some("service/default/a"));
+        assert_eq!(e.ref_objects.len(), 2);
         assert_eq!(e.record_ttl, Ttl(60));
     }
 
@@ -130,7 +151,7 @@ mod tests {
             x(RecordType::Cname, &["lb.com"], "service/default/c", 30),
         ]);
         assert_eq!(out.len(), 2, "a different TTL keeps the alias apart");
-        assert_eq!(out[0].resource(), Some("service/default/a"));
+        assert_eq!(out[0].resource().as_deref(), Some("service/default/a"));
         assert_eq!(out[0].targets.0, vec!["lb.com", "z.com"]);
     }
 
@@ -142,13 +163,31 @@ mod tests {
     }
 
     #[test]
-    fn records_without_a_resource_label_come_first_and_own_what_they_share() {
+    fn records_of_no_object_come_first_and_own_what_they_share() {
         let e = merged_into_one(vec![
             x(RecordType::A, &["9.9.9.9"], "", 0),
             x(RecordType::A, &["1.1.1.1"], "service/default/a", 60),
         ]);
-        assert_eq!(e.resource(), None);
+        assert_eq!(e.record_ttl, Ttl(0), "the first record's");
+        assert_eq!(e.resource(), None, "the first record's: none");
         assert_eq!(e.targets.0, vec!["1.1.1.1", "9.9.9.9"]);
+    }
+
+    /// external-dns (`service.go`, §6.2 steps 3 and 6 of the behaviour reference): a target-template record
+    /// has no `resource` label, so it sorts before every Service's, and the first keeps its labels and TTL.
+    /// Its Service `z` sorting after `a` makes no difference; both Services are still referenced.
+    #[test]
+    fn a_record_naming_no_object_comes_first_and_owns_what_it_shares() {
+        let mut eps = vec![
+            x(RecordType::A, &["1.1.1.1"], "service/default/a", 60),
+            x(RecordType::A, &["9.9.9.9"], "~service/default/z", 0),
+        ];
+        eps.sort_by(by_resource);
+        let e = merged_into_one(eps);
+        assert_eq!(e.resource(), None);
+        assert_eq!(e.record_ttl, Ttl(0));
+        assert_eq!(e.targets.0, vec!["1.1.1.1", "9.9.9.9"]);
+        assert_eq!(e.ref_objects.len(), 2);
     }
 
     #[test]

@@ -30,11 +30,7 @@ fn endpoints() -> Vec<(usize, Endpoint)> {
             Endpoint::new(&name, RecordType::A, [b, a])
         };
         let ttl = if i % 3 == 0 { Ttl(0) } else { Ttl(300) };
-        let e = e
-            .with_ttl(ttl)
-            .with_provider_specific(ps)
-            .with_label("resource", r.resource_label())
-            .with_ref_object(r);
+        let e = e.with_ttl(ttl).with_provider_specific(ps).with_ref_object(r);
         out.push((i % 2, e));
     }
     for i in 0..N - unique {

@@ -378,8 +378,8 @@ impl Annotations {
 
     /// The `ttl` annotation: integer seconds or a Go duration (`10m`, `1h30m`, `1.5h`; fractions of a second
     /// truncated), within 1..=2147483647. Anything else is a warning naming `object` and the annotation, and
-    /// the TTL stays unset so the provider default applies.
-    pub fn ttl(&self, a: &StrMap, object: &str) -> Ttl {
+    /// the TTL stays unset so the provider default applies. `object` is only rendered for that warning.
+    pub fn ttl(&self, a: &StrMap, object: impl std::fmt::Display) -> Ttl {
         let Some((prefix, value)) = self.get_with_prefix(a, key::TTL) else {
             return Ttl(0);
         };
@@ -387,7 +387,7 @@ impl Annotations {
             Ok(secs) => Ttl(secs),
             Err(reason) => {
                 tracing::warn!(
-                    object,
+                    %object,
                     annotation = %format_args!("{prefix}{}", key::TTL),
                     value,
                     "ignoring invalid TTL annotation: {reason}"

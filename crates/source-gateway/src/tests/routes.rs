@@ -449,7 +449,7 @@ fn of_two_routes_publishing_the_same_name_and_targets_the_one_with_a_ttl_comes_f
         vec!["*.apps.example.org A 1.1.1.1", "*.apps.example.org A 1.1.1.1"]
     );
     assert_eq!(eps[0].record_ttl, Ttl(60));
-    assert_eq!(eps[0].resource(), Some("httproute/infra/wild-ttl"));
+    assert_eq!(eps[0].resource().as_deref(), Some("httproute/infra/wild-ttl"));
     assert_eq!(eps[1].record_ttl, Ttl(0));
 }
 
@@ -461,7 +461,7 @@ fn endpoints_differing_only_in_ttl_keep_their_order_when_the_first_has_a_ttl() {
     let eps = run(config(), &c);
     assert_eq!(eps.len(), 2);
     assert_eq!(eps[0].record_ttl, Ttl(120));
-    assert_eq!(eps[0].resource(), Some("httproute/infra/a"));
+    assert_eq!(eps[0].resource().as_deref(), Some("httproute/infra/a"));
 }
 
 /// The `resource` labels of the routes that could not be evaluated.
@@ -481,7 +481,7 @@ fn routes_that_cannot_be_evaluated_are_reported_by_their_resource_key() {
     assert_eq!(names(&out.endpoints), vec!["shop.example.com"]);
     assert_eq!(failed_labels(&out), vec!["httproute/apps/broken", "httproute/apps/web"]);
     // The resource key is the one the route's records carry.
-    assert_eq!(out.endpoints[0].resource(), Some("httproute/apps/shop"));
+    assert_eq!(out.endpoints[0].resource().as_deref(), Some("httproute/apps/shop"));
 }
 
 #[test]

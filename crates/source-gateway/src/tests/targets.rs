@@ -123,7 +123,7 @@ fn resource_label_is_kind_namespace_name() {
     c.add(attached_kind(RouteKind::Tcp, "data", "db", &[]));
     let eps = run(config(), &c);
     assert_eq!(eps.len(), 1);
-    assert_eq!(eps[0].resource(), Some("httproute/apps/echo"));
+    assert_eq!(eps[0].resource().as_deref(), Some("httproute/apps/echo"));
     let refs: Vec<&ObjectKey> = eps[0].ref_objects.iter().map(|k| &**k).collect();
     assert_eq!(
         refs,
@@ -131,7 +131,7 @@ fn resource_label_is_kind_namespace_name() {
     );
     let tcp = run_kind(RouteKind::Tcp, config(), &c);
     assert_eq!(tcp.len(), 1);
-    assert_eq!(tcp[0].resource(), Some("tcproute/data/db"));
+    assert_eq!(tcp[0].resource().as_deref(), Some("tcproute/data/db"));
 }
 
 #[test]

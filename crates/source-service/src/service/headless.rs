@@ -243,7 +243,7 @@ mod tests {
         let (pods, s) = three_pods();
         let eps = run(cfg(), &cluster(headless(), pods, vec![s]));
         assert_eq!(show(&eps), lines(&["db.example.com A 10.0.0.1,10.0.0.2,10.0.0.3"]));
-        assert_eq!(eps[0].resource(), Some("service/default/db"));
+        assert_eq!(eps[0].resource().as_deref(), Some("service/default/db"));
     }
 
     #[test]

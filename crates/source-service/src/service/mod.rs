@@ -14,8 +14,8 @@ use std::borrow::Cow;
 use std::cell::OnceCell;
 
 use extdns_endpoint::{Endpoint, Target, merge_endpoints};
+use extdns_informer::ObjectKey;
 use extdns_informer::view::Service;
-use extdns_informer::{ObjectKey, ResourceKind};
 use extdns_source::annotations::key;
 
 use crate::SOURCE_NAME;
@@ -105,12 +105,12 @@ pub(crate) fn endpoints(
     if none_yet(out)
         && let Some(mode) = cfg.compatibility
     {
-        out.extend(compat::endpoints(ctx, &s, mode));
+        out.extend(referencing_only(compat::endpoints(ctx, &s, mode)));
     }
 
     if none_yet(out) || common.combine_fqdn_annotation {
         if let Some(t) = cfg.fqdn_target_template.as_deref() {
-            out.extend(target_template_endpoints(&s, t, &common.annotations));
+            out.extend(referencing_only(target_template_endpoints(&s, t, &common.annotations)));
         }
         if let Some(t) = common.fqdn_template.as_deref()
             && (none_yet(out) || common.combine_fqdn_annotation)
@@ -138,20 +138,27 @@ pub(crate) fn endpoints(
         tracing::debug!(service = s.id(), "no endpoints could be generated");
         return failed;
     }
-    // One key shared by every endpoint of the Service.
-    let object = std::sync::Arc::new(ObjectKey::new(
-        ResourceKind::Service,
-        &svc.meta.namespace,
-        &svc.meta.name,
-    ));
+    // One key shared by every endpoint of the Service, and the only place it is named: the `resource`
+    // label of every record naming it is rendered from it.
     for e in &mut out[start..] {
-        e.ref_objects.insert(std::sync::Arc::clone(&object));
+        e.ref_objects.insert(std::sync::Arc::clone(&s.object));
     }
     failed
 }
 
-/// `--fqdn-target-template`: `host:target` pairs. Like external-dns these records carry no TTL, labels or
-/// provider-specific properties; pairs for the same host are merged.
+/// Marks records that name none of their objects, as external-dns writes those of `--compatibility` and
+/// `--fqdn-target-template` without a `resource` label (the Service is still theirs for Events). A drop-in
+/// replacement writes the same ownership TXT values and resolves the same conflicts with them.
+fn referencing_only(mut eps: Vec<Endpoint>) -> Vec<Endpoint> {
+    for e in &mut eps {
+        e.ref_objects.reference_only();
+    }
+    eps
+}
+
+/// `--fqdn-target-template`: `host:target` pairs. Like external-dns these records carry no TTL, labels (no
+/// `resource` either: see [`referencing_only`]) or provider-specific properties; pairs for the same host
+/// are merged.
 fn target_template_endpoints(
     s: &Svc<'_>,
     template: &extdns_source::template::FqdnTemplate,
@@ -465,7 +472,12 @@ mod tests {
             .a("hostname", "web.example.com")
             .ingress_ip("1.2.3.4");
         let eps = run(cfg(), &one(s));
-        assert_eq!(eps[0].label(label::RESOURCE), Some("service/team/web"));
+        assert_eq!(
+            eps[0].label(label::RESOURCE),
+            None,
+            "rendered where the record is written"
+        );
+        assert_eq!(eps[0].resource().as_deref(), Some("service/team/web"));
         let refs: Vec<&ObjectKey> = eps[0].ref_objects.iter().map(|k| &**k).collect();
         assert_eq!(refs, vec![&ObjectKey::new(ResourceKind::Service, "team", "web")]);
     }
@@ -482,7 +494,7 @@ mod tests {
             .ingress_ip("1.1.1.1");
         let eps = run(cfg(), &cluster_of(vec![a.build(), b.build()]));
         assert_eq!(show(&eps), lines(&["web.example.com A 1.1.1.1,2.2.2.2 ttl=60"]));
-        assert_eq!(eps[0].resource(), Some("service/default/a-web"));
+        assert_eq!(eps[0].resource().as_deref(), Some("service/default/a-web"));
         assert_eq!(eps[0].ref_objects.len(), 2);
     }
 
@@ -812,7 +824,52 @@ mod tests {
                 "web.example.com CNAME alias.example.net"
             ])
         );
-        assert!(eps.iter().all(|e| e.labels.is_empty()));
+        // external-dns writes these without a `resource` label, the Service still theirs for Events.
+        assert!(
+            eps.iter()
+                .all(|e| e.labels_as_written().is_empty() && e.resource().is_none())
+        );
+        let web = ObjectKey::new(ResourceKind::Service, "shop", "web");
+        assert!(eps.iter().all(|e| e.ref_objects.contains(&web)));
+    }
+
+    /// external-dns writes the compatibility modes' records without a `resource` label (§6.8 of the
+    /// behaviour reference), the Service still theirs for Events.
+    #[test]
+    fn compatibility_records_name_no_object_but_reference_their_service() {
+        let s = Sv::lb("default", "web")
+            .ann(super::MATE_HOSTNAME, "web.example.com")
+            .ingress_ip("1.2.3.4");
+        let c = configured(|c| c.compatibility = Some(crate::Compatibility::Mate));
+        let eps = run(c, &one(s));
+        assert_eq!(show(&eps), lines(&["web.example.com A 1.2.3.4"]));
+        assert_eq!(eps[0].resource(), None);
+        assert!(eps[0].labels_as_written().is_empty());
+        let web = ObjectKey::new(ResourceKind::Service, "default", "web");
+        assert!(eps[0].ref_objects.contains(&web));
+    }
+
+    /// A target-template record and an annotated Service's record at one name, as external-dns resolves
+    /// them (`source/service.go`; §6.2 steps 3 and 6 of the behaviour reference): the template's record has
+    /// no `resource` label, so the sort by that label puts it before `service/default/a`, and in the merge
+    /// the first keeps its labels and TTL: one A record with both targets, no TTL and no `resource`, though
+    /// its Service `z` sorts after `a`. Both Services are referenced, for Events.
+    #[test]
+    fn a_target_template_record_owns_a_name_it_shares_with_an_annotated_service() {
+        let templated = Sv::lb("default", "z").ingress_ip("192.0.2.9");
+        let annotated = Sv::lb("default", "a")
+            .a("hostname", "x.example.com")
+            .a("ttl", "60")
+            .ingress_ip("192.0.2.1");
+        let c = ServiceSourceConfig {
+            fqdn_target_template: template("x.example.com:{{.Spec.ClusterIP}}"),
+            ..cfg()
+        };
+        let eps = run(c, &cluster_of(vec![annotated.build(), templated.build()]));
+        assert_eq!(show(&eps), lines(&["x.example.com A 10.96.0.10,192.0.2.1"]));
+        assert_eq!(eps[0].resource(), None);
+        assert!(eps[0].labels_as_written().is_empty());
+        assert_eq!(eps[0].ref_objects.len(), 2);
     }
 
     #[test]

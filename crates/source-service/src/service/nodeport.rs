@@ -326,7 +326,10 @@ mod tests {
                 "web.example.com A 34.0.0.1 ttl=300",
             ])
         );
-        assert!(eps.iter().all(|e| e.resource() == Some("service/default/web")));
+        assert!(
+            eps.iter()
+                .all(|e| e.resource().as_deref() == Some("service/default/web"))
+        );
     }
 
     #[test]

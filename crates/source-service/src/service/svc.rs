@@ -1,8 +1,9 @@
 //! One Service being worked on: what every one of its names shares (TTL, provider-specific properties,
-//! the `resource` label, the addresses its type exposes), and the checks every name and address goes
+//! its key, the addresses its type exposes), and the checks every name and address goes
 //! through. The type-specific targets (headless, NodePort, compatibility modes) build on it.
 
 use std::cell::{Cell, OnceCell};
+use std::sync::Arc;
 
 use extdns_endpoint::{Endpoint, ProviderSpecific, RecordType, Target, TargetKind, Ttl, validate_dns_name};
 use extdns_informer::view::Service;
@@ -19,8 +20,10 @@ pub(crate) fn selector_matches(selector: &StrMap, labels: &StrMap) -> bool {
 /// once per Service, however many names it has, so warnings about them appear once too.
 pub(crate) struct Svc<'c> {
     pub svc: &'c Service,
-    /// The `resource` label: `service/<namespace>/<name>`.
-    pub resource: String,
+    /// The Service's key, shared by all its endpoints (their `resource` label is rendered from it).
+    pub object: Arc<ObjectKey>,
+    /// `namespace/name`, naming the Service in warnings; rendered for the first one.
+    id: OnceCell<String>,
     pub ttl: Ttl,
     pub provider_specific: ProviderSpecific,
     pub set_identifier: String,
@@ -41,14 +44,13 @@ impl<'c> Svc<'c> {
     pub fn new(ctx: &Ctx<'_>, svc: &'c Service, object: &ObjectKey) -> Self {
         let annotations = &ctx.cfg.common.annotations;
         let a = &svc.meta.annotations;
-        let resource = object.resource_label();
-        let id = id_of(&resource);
-        let ttl = annotations.ttl(a, &resource);
+        let ttl = annotations.ttl(a, object);
+        let id = || id_of(object);
         let (provider_specific, set_identifier) = annotations.provider_specific(a);
         let mut target_override = annotations.targets(a);
         if target_override.iter().any(|t| t.is_empty()) {
             tracing::warn!(
-                service = id,
+                service = id(),
                 field = "target annotation",
                 "skipping empty items of the target annotation"
             );
@@ -59,7 +61,7 @@ impl<'c> Svc<'c> {
         let unwritable = target_override.iter().find(|t| t.kind() == TargetKind::Other);
         if let Some(t) = unwritable {
             tracing::warn!(
-                service = id,
+                service = id(),
                 field = "target annotation",
                 value = %extdns_source::shorten(t.as_str()),
                 "the target is neither an IP address nor a host name; the Service's records are kept as they are"
@@ -74,7 +76,8 @@ impl<'c> Svc<'c> {
         });
         Svc {
             svc,
-            resource,
+            object: Arc::new(object.clone()),
+            id: OnceCell::new(),
             ttl,
             provider_specific,
             set_identifier,
@@ -94,7 +97,7 @@ impl<'c> Svc<'c> {
 
     /// `namespace/name`, naming the Service in warnings.
     pub fn id(&self) -> &str {
-        id_of(&self.resource)
+        self.id.get_or_init(|| id_of(&self.object))
     }
 
     /// The endpoints for one name with these targets: A, AAAA and CNAME by the targets' families.
@@ -106,7 +109,6 @@ impl<'c> Svc<'c> {
             self.ttl,
             &self.provider_specific,
             &self.set_identifier,
-            &self.resource,
         );
         for e in &mut eps {
             e.targets.normalize();
@@ -133,7 +135,7 @@ impl<'c> Svc<'c> {
         e
     }
 
-    /// A single endpoint of a given type carrying the Service's TTL, labels and provider-specific properties
+    /// A single endpoint of a given type carrying the Service's TTL, set identifier and provider-specific properties
     /// (headless and SRV records, which are not split by target family).
     pub fn record(&self, name: &str, record_type: RecordType, targets: Vec<Target>) -> Endpoint {
         let mut e = self.record_sorted(name, record_type, targets);
@@ -147,7 +149,6 @@ impl<'c> Svc<'c> {
             .with_ttl(self.ttl)
             .with_set_identifier(self.set_identifier.clone())
             .with_provider_specific(self.provider_specific.clone())
-            .with_label(extdns_endpoint::label::RESOURCE, self.resource.clone())
     }
 
     /// Keep a value of a field that must be an IP address; warn (naming the field) and drop it otherwise.
@@ -236,7 +237,7 @@ impl<'c> Svc<'c> {
     }
 }
 
-/// `namespace/name` out of a `resource` label: what names the Service in warnings, without a copy.
-fn id_of(resource: &str) -> &str {
-    resource.split_once('/').map_or(resource, |(_, id)| id)
+/// `namespace/name`: what names a Service in warnings.
+fn id_of(object: &ObjectKey) -> String {
+    format!("{}/{}", object.namespace, object.name)
 }

@@ -233,7 +233,7 @@ mod tests {
     use std::sync::Mutex;
 
     use async_trait::async_trait;
-    use extdns_endpoint::{RecordType, label};
+    use extdns_endpoint::RecordType;
     use extdns_informer::ResourceKind;
 
     use extdns_informer::ObjectKey;
@@ -242,7 +242,7 @@ mod tests {
     use crate::{Evaluation, ObjectEndpoints};
 
     /// Services of namespace `default`, each asking for the given (name, address) records; the
-    /// merge joins the targets of one name, first object's labels winning, as the real sources do.
+    /// merge joins the targets of one name, the first object naming the record, as the real sources do.
     #[derive(Default)]
     struct Fake(Mutex<BTreeMap<String, Vec<(String, String)>>>);
 
@@ -280,10 +280,7 @@ mod tests {
                 .map(|(object, records)| ObjectEndpoints {
                     endpoints: records
                         .iter()
-                        .map(|(n, t)| {
-                            Endpoint::new(n, RecordType::A, [t.as_str()])
-                                .with_label(label::RESOURCE, object.resource_label())
-                        })
+                        .map(|(n, t)| Endpoint::new(n, RecordType::A, [t.as_str()]).with_ref_object(object.clone()))
                         .collect(),
                     object,
                 })
@@ -295,9 +292,12 @@ mod tests {
         }
         fn merge(&self, endpoints: Vec<Endpoint>) -> Vec<Endpoint> {
             let mut out: Vec<Endpoint> = Vec::new();
-            for e in endpoints {
+            for mut e in endpoints {
                 match out.iter_mut().find(|o| o.dns_name == e.dns_name) {
-                    Some(first) => first.targets.0.extend(e.targets.0),
+                    Some(first) => {
+                        first.targets.0.extend(e.targets.0);
+                        first.ref_objects.append(&mut e.ref_objects);
+                    }
                     None => out.push(e),
                 }
             }
@@ -329,7 +329,14 @@ mod tests {
     fn texts(eps: &[Endpoint]) -> Vec<String> {
         let mut v: Vec<String> = eps
             .iter()
-            .map(|e| format!("{} {} {}", e.dns_name, e.targets.join(","), e.resource().unwrap_or("")))
+            .map(|e| {
+                format!(
+                    "{} {} {}",
+                    e.dns_name,
+                    e.targets.join(","),
+                    e.resource().unwrap_or_default()
+                )
+            })
             .collect();
         v.sort();
         v

@@ -123,7 +123,6 @@ fn apply_default_targets(tagged: Tagged, defaults: &[Target], force: bool) -> Ta
             e.record_ttl,
             &e.provider_specific,
             &e.set_identifier,
-            "",
         ) {
             d.labels = e.labels.clone();
             d.ref_objects = e.ref_objects.clone();
@@ -212,8 +211,9 @@ fn dedup(tagged: Tagged, names: &[&str], out: &mut PipelineOutput) -> Vec<Endpoi
         *out.deduplicated
             .entry((e.record_type.to_string(), source_name(sources[dup])))
             .or_default() += 1;
-        let refs = std::mem::take(&mut e.ref_objects);
-        tagged[first].ref_objects.extend(refs);
+        let mut refs = std::mem::take(&mut e.ref_objects);
+        // external-dns keeps the first with its labels: it keeps naming what it named, or nothing.
+        tagged[first].ref_objects.append(&mut refs);
     }
     let mut kept = keep.into_iter();
     tagged.retain(|_| kept.next().unwrap_or(true));
@@ -672,7 +672,7 @@ mod tests {
         assert!(
             out.endpoints[..3]
                 .iter()
-                .all(|e| e.record_ttl == Ttl(60) && e.resource() == Some("crd/ns/a"))
+                .all(|e| e.record_ttl == Ttl(60) && e.resource().as_deref() == Some("crd/ns/a"))
         );
         Ok(())
     }
@@ -751,6 +751,32 @@ mod tests {
         assert_eq!(out.endpoints[1].set_identifier, "blue");
         let expected: BTreeMap<_, _> = [(key("A", "service"), 1), (key("A", "crd"), 1)].into_iter().collect();
         assert_eq!(out.deduplicated, expected);
+        Ok(())
+    }
+
+    /// The service source's `first` and an ingress's duplicate of it, through the dedup: one record left.
+    async fn deduplicated_with_an_ingress_copy(first: Endpoint) -> Result<Endpoint, SourceError> {
+        let ingress = ObjectKey::new(ResourceKind::Ingress, "a", "web");
+        let copy = a("x.example.com", &["192.0.2.1"]).with_ref_object(ingress);
+        let sources = vec![src("service", vec![first]), src("ingress", vec![copy])];
+        let mut out = run(sources, PipelineConfig::default()).await?;
+        assert_eq!(out.endpoints.len(), 1);
+        assert_eq!(out.endpoints[0].ref_objects.len(), 2, "both objects referenced");
+        Ok(out.endpoints.remove(0))
+    }
+
+    /// external-dns keeps the first endpoint with its labels: its `resource`, or its lack of one. Here the
+    /// first keeps naming its object, even where the object absorbed sorts before it, or keeps naming none
+    /// (a target-template record).
+    #[tokio::test]
+    async fn a_duplicate_of_another_source_leaves_the_record_named_as_the_first() -> Result<(), SourceError> {
+        let service = ObjectKey::new(ResourceKind::Service, "z", "web");
+        let named = a("x.example.com", &["192.0.2.1"]).with_ref_object(service);
+        let mut templated = named.clone();
+        templated.ref_objects.reference_only();
+        let kept = deduplicated_with_an_ingress_copy(named).await?;
+        assert_eq!(kept.resource().as_deref(), Some("service/z/web"));
+        assert_eq!(deduplicated_with_an_ingress_copy(templated).await?.resource(), None);
         Ok(())
     }
 
