@@ -47,7 +47,7 @@ impl Api for Answer {
     }
 
     fn purpose(_: &Method, _: &Uri, _: &HeaderMap) -> Purpose {
-        Purpose::api("any")
+        Purpose::read("any")
     }
 
     fn throttled(retry_after: Duration) -> Response {
