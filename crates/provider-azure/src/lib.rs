@@ -361,6 +361,18 @@ impl IndexedProvider for AzureProvider {
     fn domains(&self) -> DomainFilter {
         self.config.domain_filter.clone()
     }
+
+    /// The zone `write` sends a name to (the closest of the read's), unless Azure refuses the name itself
+    /// (a `*` anywhere but as a whole first label: `a-*.example.org`, the ownership name of a wildcard
+    /// with default flags).
+    fn zone_of(&self, read: &ReadZones, name: &str) -> zone::Placement {
+        match zone::Placement::closest(&read.zones, name, |z| &z.name) {
+            zone::Placement::Zone(_) if !records::valid_wildcard(name) => {
+                zone::Placement::Refused(records::WILDCARD_RULE)
+            }
+            placed => placed,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -29,7 +29,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, Ttl};
+use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, Ttl, txt};
 use extdns_provider::batch::{self, AsUnit, Failures, Limits, Size, Unit};
 use extdns_provider::{CallError, FailureKind, IndexedProvider, ProviderError, zone};
 use tokio::sync::OnceCell;
@@ -244,6 +244,8 @@ fn record_set(ep: &Endpoint) -> ResourceRecordSet {
             let cname_host = ep.record_type == RecordType::Cname && i == 0;
             if dotted || cname_host {
                 absolute(t.as_str())
+            } else if ep.record_type == RecordType::Txt {
+                txt_rrdata(t.as_str())
             } else {
                 t.as_str().to_string()
             }
@@ -261,6 +263,29 @@ fn record_set(ep: &Endpoint) -> ResourceRecordSet {
         signature_rrdatas: Vec::new(),
         routing_policy: None,
     }
+}
+
+/// A TXT value as Cloud DNS takes it: as given while each of its strings fits in 255 octets; one longer
+/// string (an ownership value with a long owner id, names or encryption) cut into quoted 255-octet
+/// strings, which Cloud DNS serves as one TXT record that DNS clients join again.
+fn txt_rrdata(value: &str) -> String {
+    let whole = match txt::unquoted_strings(value) {
+        Some(strings) if strings.len() == 1 => strings.into_iter().next().unwrap_or_default(),
+        // Strings someone split already are theirs to keep.
+        Some(_) => return value.to_string(),
+        None => value.to_string(),
+    };
+    if whole.len() <= txt::CHARACTER_STRING_MAX {
+        value.to_string()
+    } else {
+        txt::quoted_strings(&whole)
+    }
+}
+
+/// A TXT rrdata as read: strings [`txt_rrdata`] cut are joined into the one quoted value they were written
+/// from, so the registry reads its ownership value back and the plan sees no difference.
+fn txt_value(rrdata: &str) -> std::borrow::Cow<'_, str> {
+    txt::joined(rrdata).map_or(std::borrow::Cow::Borrowed(rrdata), std::borrow::Cow::Owned)
 }
 
 /// A unit's deletions and additions in one zone.
@@ -312,9 +337,12 @@ impl IndexedProvider for GoogleProvider {
                     tracing::info!(record = %set.name, r#type = %set.kind, zone = %zone.name, "record set with a routing policy left alone: extdns does not manage routing policies");
                     continue;
                 }
-                endpoints.push(
-                    Endpoint::new(&set.name, rtype, set.rrdatas.iter().map(String::as_str)).with_ttl(Ttl(set.ttl)),
-                );
+                let data = set.rrdatas.iter().map(|d| match rtype {
+                    RecordType::Txt => txt_value(d),
+                    _ => std::borrow::Cow::Borrowed(d.as_str()),
+                });
+                let data: Vec<std::borrow::Cow<'_, str>> = data.collect();
+                endpoints.push(Endpoint::new(&set.name, rtype, data.iter().map(|d| d.as_ref())).with_ttl(Ttl(set.ttl)));
                 let key = (zone.name.clone(), set.name.to_ascii_lowercase(), set.kind.clone());
                 sets.insert(key, set);
             }
@@ -392,6 +420,11 @@ impl IndexedProvider for GoogleProvider {
     fn domains(&self) -> DomainFilter {
         self.config.domain_filter.clone()
     }
+
+    /// The managed zone `write` sends a name to: the closest of the read's.
+    fn zone_of(&self, read: &ReadZones, name: &str) -> zone::Placement {
+        zone::Placement::closest(&read.zones, name, |z| &z.dns_name)
+    }
 }
 
 #[cfg(test)]
@@ -418,6 +451,22 @@ mod tests {
         assert_eq!(record_set(&txt).rrdatas, ["\"heritage=external-dns\""], "TXT as given");
         let a = Endpoint::new("a.example.org", RecordType::A, ["192.0.2.1", "192.0.2.2"]);
         assert_eq!(record_set(&a).rrdatas, ["192.0.2.1", "192.0.2.2"]);
+    }
+
+    #[test]
+    fn a_long_txt_value_is_cut_into_255_octet_strings_and_read_back_whole() {
+        let value = format!("\"heritage=external-dns,external-dns/owner={}\"", "o".repeat(300));
+        let txt = Endpoint::new("a-web.example.org", RecordType::Txt, [value.as_str()]);
+        let written = record_set(&txt).rrdatas;
+        assert_eq!(written.len(), 1, "one record of several strings");
+        let strings = txt::unquoted_strings(&written[0]).unwrap_or_default();
+        assert_eq!(strings.iter().map(String::len).collect::<Vec<_>>(), [255, 86]);
+        assert_eq!(txt_value(&written[0]), value, "read back as written by the registry");
+        let short = "\"heritage=external-dns\"";
+        assert_eq!(txt_rrdata(short), short, "short values as given");
+        let theirs = "\"v=spf1\" \"-all\"";
+        assert_eq!(txt_rrdata(theirs), theirs);
+        assert_eq!(txt_value(theirs), theirs, "strings someone split are not joined");
     }
 
     #[test]
