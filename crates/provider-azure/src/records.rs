@@ -64,9 +64,9 @@ pub fn split_txt(value: &str) -> Vec<String> {
         .collect()
 }
 
-/// Why Azure refuses a record set name with a `*` elsewhere: "use the record set name '*', or a name
-/// with '*' as its left-most label, for example '*.foo'" (Microsoft Learn, "Overview of DNS zones and
-/// records", wildcard records; the same for Private DNS).
+/// Why Azure refuses a record set name with a `*` elsewhere: a wildcard record set is named `*` or has
+/// `*` as its left-most label (`*.foo`), as Microsoft Learn's "Overview of DNS zones and records" and
+/// "Overview of Private DNS records" describe wildcard records.
 pub const WILDCARD_RULE: &str = "Azure takes a '*' in a record set name only as its whole first label";
 
 /// Whether `name` keeps Azure's wildcard rule: no `*`, or `*` as the whole first label and nowhere else.
