@@ -8,6 +8,7 @@ use async_trait::async_trait;
 use extdns_dns_wire::codec;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, Ttl};
 use extdns_provider::batch::{self, Unit};
+use extdns_provider::zone::Placement;
 use extdns_provider::{Failures, Provider, ProviderError, ReadState, Records};
 use hickory_proto::rr::{LowerName, Name, Record, RecordType};
 
@@ -217,6 +218,17 @@ impl Provider for DnsServerProvider {
 
     fn domain_filter(&self) -> DomainFilter {
         self.filter.clone()
+    }
+
+    /// The served zone a name is written to (the closest); a name no DNS name can hold is left to the
+    /// write, which names why.
+    fn placement(&self, _read: &ReadState, name: &str) -> Placement {
+        let Ok(owner) = codec::name(name) else {
+            return Placement::Unknown;
+        };
+        let key = LowerName::new(&owner);
+        let position = self.zones.read().position_for(&key);
+        position.map_or(Placement::Outside, Placement::Zone)
     }
 
     fn read_state_outlives_writes(&self) -> bool {

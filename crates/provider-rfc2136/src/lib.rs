@@ -398,6 +398,16 @@ impl Provider for Rfc2136Provider {
         DomainFilter::new(&self.settings.zones, &[] as &[String])
     }
 
+    /// The configured zone an UPDATE for the name goes to: the closest (an UPDATE names one zone, and
+    /// every record in it must be in that zone).
+    fn placement(&self, _read: &ReadState, name: &str) -> zone::Placement {
+        match self.zone_index(name) {
+            Some(z) => zone::Placement::Zone(z),
+            None if self.settings.zones.is_empty() => zone::Placement::Unknown,
+            None => zone::Placement::Outside,
+        }
+    }
+
     /// Its read state is how TXT records read were split into strings; records it writes are split the canonical way, which is what an absent entry means.
     fn read_state_outlives_writes(&self) -> bool {
         true
