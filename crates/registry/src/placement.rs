@@ -92,8 +92,9 @@ pub(crate) fn warn_refused(once: &Once, record: &Endpoint, txt: &str, why: &str)
 
 /// Write pairs (record change, ownership change) whose two halves two zones hold: the first half of
 /// every pair in one call, then the second half of those whose first half landed; a create whose record
-/// failed after its new ownership record landed has that ownership record deleted again. Returns the
-/// failures, each named by its record (the plan's change), whichever half failed.
+/// failed after its new ownership record landed has that ownership record deleted again (after a new
+/// read, which the rare failure pays for). Returns the failures, each named by its record (the plan's
+/// change), whichever half failed.
 pub(crate) async fn write_apart(
     provider: &dyn Provider,
     read: &ReadState,
@@ -133,9 +134,15 @@ pub(crate) async fn write_apart(
         }
     }
     if !undo.is_empty() {
+        // Read again first: the ownership records were written after `read`, and a provider that writes
+        // under what it read (Azure's ETags, Cloudflare's record ids) can delete only what a read saw.
         let units: Vec<Unit<'_>> = undo.iter().map(Unit::new).collect();
-        if let Err(e) = provider.apply(read, &units).await {
-            tracing::warn!(error = %e, "ownership records written for records that then failed could not be removed; the next sync reads them as owning nothing");
+        let undone = match provider.records().await {
+            Ok(fresh) => provider.apply(&fresh.state, &units).await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = undone {
+            tracing::warn!(error = %e, "ownership records written for records that then failed could not be taken back");
         }
     }
     Ok(failures)

@@ -206,3 +206,28 @@ async fn a_record_refused_after_its_ownership_landed_in_another_zone_takes_it_ba
         "the ownership record was removed again"
     );
 }
+
+#[tokio::test]
+async fn the_prefix_the_warning_names_puts_a_top_apex_s_ownership_record_inside_the_zone() {
+    let provider = Arc::new(StrictZones::new(vec!["example.org"]));
+    let mut flags = OwnershipConfig::default();
+    flags.prefix = "_extdns-%{record_type}.".to_string();
+    let ownership = Ownership::new(flags).expect("ownership");
+    let registry = TxtRegistry::new(provider.clone(), TxtRegistryConfig::new(ownership));
+    sync(&registry, &[Change::Create(a("example.org"))])
+        .await
+        .expect("written");
+    assert_eq!(
+        provider.zone("example.org"),
+        ["_extdns-a.example.org TXT", "example.org A"]
+    );
+    let read = registry.records().await.expect("read");
+    assert_eq!(read.records[0].owner(), Some("default"), "owned");
+
+    // A prefix without the record type still names it outside the zone.
+    let mapper = crate::NameMapper::new("_extdns.", "", "");
+    assert_eq!(
+        mapper.to_txt_name("example.org", &RecordType::A),
+        "_extdns.a-example.org"
+    );
+}
