@@ -3,6 +3,8 @@
 //! so every backend that stores strings (a DNS message, Cloud DNS's and PowerDNS's zone-file form, Azure's
 //! string lists) cuts it the same way, here, and reads it back joined.
 
+use std::borrow::Cow;
+
 /// The most octets one character-string holds (RFC 1035, section 3.3.14: a length octet, then the data).
 pub const CHARACTER_STRING_MAX: usize = 255;
 
@@ -97,9 +99,47 @@ pub fn joined(text: &str) -> Option<String> {
     all_full.then(|| quoted(&strings.concat()))
 }
 
+/// A TXT value in zone-file form as a backend that holds each character-string to 255 octets takes it
+/// (Cloud DNS's rrdatas, Route53's values): as given while it is one string that fits, or strings
+/// someone split; one longer string (quoted or bare) cut into quoted strings ([`quoted_strings`]).
+pub fn fitted(value: &str) -> Cow<'_, str> {
+    let whole = match unquoted_strings(value) {
+        Some(mut strings) if strings.len() == 1 => strings.pop().unwrap_or_default(),
+        Some(_) => return Cow::Borrowed(value),
+        None => value.to_string(),
+    };
+    if whole.len() <= CHARACTER_STRING_MAX {
+        Cow::Borrowed(value)
+    } else {
+        Cow::Owned(quoted_strings(&whole))
+    }
+}
+
+/// Zone-file TXT data as read back from such a backend: strings [`fitted`] cut joined into the one quoted
+/// value they were written from ([`joined`]), anything else as it is, so the plan sees what it wrote.
+pub fn unfitted(data: &str) -> Cow<'_, str> {
+    joined(data).map_or(Cow::Borrowed(data), Cow::Owned)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn values_that_fit_are_written_as_given_and_longer_ones_read_back_as_written() {
+        let long = format!("\"heritage=external-dns,external-dns/owner={}\"", "o".repeat(300));
+        let written = fitted(&long);
+        assert_eq!(unquoted_strings(&written).map(|s| s.len()), Some(2));
+        assert_eq!(unfitted(&written), long);
+        assert_eq!(fitted("\"short\""), "\"short\"");
+        assert_eq!(
+            fitted(&"b".repeat(300)),
+            quoted_strings(&"b".repeat(300)),
+            "a bare long value quoted"
+        );
+        let theirs = "\"v=spf1\" \"-all\"";
+        assert_eq!((fitted(theirs), unfitted(theirs)), (theirs.into(), theirs.into()));
+    }
 
     #[test]
     fn long_values_are_cut_at_255_octets_on_character_boundaries() {

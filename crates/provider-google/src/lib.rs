@@ -245,7 +245,7 @@ fn record_set(ep: &Endpoint) -> ResourceRecordSet {
             if dotted || cname_host {
                 absolute(t.as_str())
             } else if ep.record_type == RecordType::Txt {
-                txt_rrdata(t.as_str())
+                txt::fitted(t.as_str()).into_owned()
             } else {
                 t.as_str().to_string()
             }
@@ -263,29 +263,6 @@ fn record_set(ep: &Endpoint) -> ResourceRecordSet {
         signature_rrdatas: Vec::new(),
         routing_policy: None,
     }
-}
-
-/// A TXT value as Cloud DNS takes it: as given while each of its strings fits in 255 octets; one longer
-/// string (an ownership value with a long owner id, names or encryption) cut into quoted 255-octet
-/// strings, which Cloud DNS serves as one TXT record that DNS clients join again.
-fn txt_rrdata(value: &str) -> String {
-    let whole = match txt::unquoted_strings(value) {
-        Some(strings) if strings.len() == 1 => strings.into_iter().next().unwrap_or_default(),
-        // Strings someone split already are theirs to keep.
-        Some(_) => return value.to_string(),
-        None => value.to_string(),
-    };
-    if whole.len() <= txt::CHARACTER_STRING_MAX {
-        value.to_string()
-    } else {
-        txt::quoted_strings(&whole)
-    }
-}
-
-/// A TXT rrdata as read: strings [`txt_rrdata`] cut are joined into the one quoted value they were written
-/// from, so the registry reads its ownership value back and the plan sees no difference.
-fn txt_value(rrdata: &str) -> std::borrow::Cow<'_, str> {
-    txt::joined(rrdata).map_or(std::borrow::Cow::Borrowed(rrdata), std::borrow::Cow::Owned)
 }
 
 /// A unit's deletions and additions in one zone.
@@ -338,7 +315,7 @@ impl IndexedProvider for GoogleProvider {
                     continue;
                 }
                 let data = set.rrdatas.iter().map(|d| match rtype {
-                    RecordType::Txt => txt_value(d),
+                    RecordType::Txt => txt::unfitted(d),
                     _ => std::borrow::Cow::Borrowed(d.as_str()),
                 });
                 let data: Vec<std::borrow::Cow<'_, str>> = data.collect();
@@ -461,12 +438,11 @@ mod tests {
         assert_eq!(written.len(), 1, "one record of several strings");
         let strings = txt::unquoted_strings(&written[0]).unwrap_or_default();
         assert_eq!(strings.iter().map(String::len).collect::<Vec<_>>(), [255, 86]);
-        assert_eq!(txt_value(&written[0]), value, "read back as written by the registry");
-        let short = "\"heritage=external-dns\"";
-        assert_eq!(txt_rrdata(short), short, "short values as given");
-        let theirs = "\"v=spf1\" \"-all\"";
-        assert_eq!(txt_rrdata(theirs), theirs);
-        assert_eq!(txt_value(theirs), theirs, "strings someone split are not joined");
+        assert_eq!(
+            txt::unfitted(&written[0]),
+            value,
+            "read back as written by the registry"
+        );
     }
 
     #[test]
