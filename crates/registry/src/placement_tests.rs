@@ -210,8 +210,10 @@ async fn a_record_refused_after_its_ownership_landed_in_another_zone_takes_it_ba
 #[tokio::test]
 async fn the_prefix_the_warning_names_puts_a_top_apex_s_ownership_record_inside_the_zone() {
     let provider = Arc::new(StrictZones::new(vec!["example.org"]));
-    let mut flags = OwnershipConfig::default();
-    flags.prefix = "_extdns-%{record_type}.".to_string();
+    let flags = OwnershipConfig {
+        prefix: "_extdns-%{record_type}.".to_string(),
+        ..OwnershipConfig::default()
+    };
     let ownership = Ownership::new(flags).expect("ownership");
     let registry = TxtRegistry::new(provider.clone(), TxtRegistryConfig::new(ownership));
     sync(&registry, &[Change::Create(a("example.org"))])
