@@ -9,7 +9,6 @@ use std::process::Output;
 
 use extdns_test_support::azure_fake::{self, FakeAzure, Service};
 use extdns_test_support::cli::{self, ok, tempdir, text};
-use extdns_test_support::connector::GobEndpoint;
 use extdns_test_support::differential::{self, Objects};
 use extdns_test_support::manifests::{self, lb_service};
 use extdns_test_support::tls_proxy::TlsProxy;
@@ -321,24 +320,16 @@ fn azure_private_dns_differential_with_external_dns() {
 // ------------------------------------------------------------------------------------- apex and wildcards
 
 /// Services at the top zone's apex, at a delegated child zone's apex and (with `wildcard`) at
-/// `*.apps.example.org`, as manifests for extdns and as the connector source's endpoints for external-dns.
+/// `*.apps.example.org`.
 fn publish_apexes(objects: &Objects, wildcard: bool) {
-    let mut docs = vec![
-        lb_service("top", "example.org", &["192.0.2.30"], &[]),
-        lb_service("child", "sub.example.org", &["192.0.2.31"], &[]),
+    let mut records = vec![
+        ("top", "example.org", "192.0.2.30"),
+        ("child", "sub.example.org", "192.0.2.31"),
     ];
-    let e = |dns_name, target: &str| GobEndpoint {
-        dns_name,
-        targets: vec![target.to_string()],
-        record_type: "A",
-        ttl: 0,
-    };
-    let mut endpoints = vec![e("example.org", "192.0.2.30"), e("sub.example.org", "192.0.2.31")];
     if wildcard {
-        docs.push(lb_service("apps", "*.apps.example.org", &["192.0.2.32"], &[]));
-        endpoints.push(e("*.apps.example.org", "192.0.2.32"));
+        records.push(("apps", "*.apps.example.org", "192.0.2.32"));
     }
-    objects.publish(&docs.join("---\n"), endpoints);
+    objects.publish_a_records(&records);
 }
 
 /// The fake's record sets with their zone (`zone name TYPE properties`), the `resource` label dropped.

@@ -7,7 +7,6 @@ use std::path::Path;
 use std::process::Output;
 
 use extdns_test_support::cli::{self, ok, tempdir, text};
-use extdns_test_support::connector::GobEndpoint;
 use extdns_test_support::differential::{self, Objects};
 use extdns_test_support::google_fake::{FakeGoogle, GOOGLE_HOSTS};
 use extdns_test_support::manifests::{self, lb_service};
@@ -283,23 +282,12 @@ fn google_differential_with_external_dns() {
 
 // ------------------------------------------------------------------------------------- apex records
 
-/// A Service at the top zone's apex and one at a delegated child zone's apex, as manifests for extdns and
-/// as the connector source's endpoints for external-dns.
+/// A Service at the top zone's apex and one at a delegated child zone's apex.
 fn publish_apexes(objects: &Objects) {
-    let docs = [
-        lb_service("top", "example.org", &["192.0.2.30"], &[]),
-        lb_service("child", "sub.example.org", &["192.0.2.31"], &[]),
-    ];
-    let e = |dns_name, target: &str| GobEndpoint {
-        dns_name,
-        targets: vec![target.to_string()],
-        record_type: "A",
-        ttl: 0,
-    };
-    objects.publish(
-        &docs.join("---\n"),
-        vec![e("example.org", "192.0.2.30"), e("sub.example.org", "192.0.2.31")],
-    );
+    objects.publish_a_records(&[
+        ("top", "example.org", "192.0.2.30"),
+        ("child", "sub.example.org", "192.0.2.31"),
+    ]);
 }
 
 /// The fake's rrsets with the managed zone each is in (`zone name type ttl data`), SOA and NS left out,
