@@ -250,6 +250,20 @@ mod tests {
         DnsServerProvider::new(zones, 60)
     }
 
+    #[test]
+    fn the_registry_is_told_which_served_zone_holds_a_name() {
+        let configs = [zone_config("example.org."), zone_config("sub.example.org.")];
+        let p = DnsServerProvider::new(Arc::new(Zones::new(&configs, 1, Limits::default())), 60);
+        let at = |name: &str| p.placement(&ReadState::default(), name);
+        assert_eq!(at("a-example.org"), Placement::Outside, "a top apex's ownership name");
+        assert!(matches!(at("sub.example.org"), Placement::Zone(_)));
+        assert!(
+            at("sub.example.org") != at("a-sub.example.org"),
+            "a child apex's ownership name is in the parent zone"
+        );
+        assert_eq!(at("web.example.org"), at("a-sub.example.org"));
+    }
+
     #[tokio::test]
     async fn what_is_applied_reads_back_exactly_and_bumps_the_serial() -> Result<(), ProviderError> {
         let p = provider();

@@ -435,6 +435,20 @@ mod tests {
     }
 
     #[test]
+    fn the_registry_is_told_which_configured_zone_an_update_goes_to() {
+        let p = provider(&["example.org", "sub.example.org"]);
+        let at = |name: &str| p.placement(&ReadState::default(), name);
+        assert_eq!(
+            at("a-example.org"),
+            zone::Placement::Outside,
+            "a top apex's ownership name"
+        );
+        assert!(matches!(at("sub.example.org"), zone::Placement::Zone(_)));
+        assert_eq!(at("a-sub.example.org"), at("web.example.org"), "in the parent zone");
+        assert!(at("a-sub.example.org") != at("sub.example.org"));
+    }
+
+    #[test]
     fn each_change_goes_to_the_longest_zone_containing_it() {
         let p = provider(&["example.org", "k8s.example.org", "2.0.192.in-addr.arpa"]);
         assert_eq!(p.zone_for("web.k8s.example.org"), Some("k8s.example.org"));
