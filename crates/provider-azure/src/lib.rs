@@ -9,7 +9,9 @@
 //! read, never overwritten; a record is written before its ownership TXT (so a refused record never leaves
 //! an ownership claim on someone else's record set) and a created record whose ownership record fails is
 //! undone, so the two land together; every string of every TXT record is read (external-dns reads the first) and long values are
-//! split at 255 characters as Azure stores them; SRV and PTR records are managed.
+//! split at 255 characters as Azure stores them; SRV and PTR records are managed; a name Azure refuses
+//! (a `*` inside a label: a wildcard's default ownership name `a-*.x`) is known before anything is sent
+//! ([`IndexedProvider::zone_of`]), so the registry writes neither the record nor its ownership record.
 //!
 //! ```
 //! use extdns_provider_azure::{AzureConfig, AzureProvider, CredentialSource, Kind};

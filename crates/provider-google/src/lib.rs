@@ -7,7 +7,8 @@
 //! batch); a write counts only once `changes.get` says `done`; 429, 5xx and rate-limit answers are retried
 //! with backoff and jitter; requests are paced; a name with more changes than the batch size travels alone
 //! instead of being skipped; rrsets with a routing policy are left alone instead of read as records with
-//! no targets.
+//! no targets; a TXT value over 255 octets (a long ownership value) is cut into strings Cloud DNS takes
+//! and read back whole.
 //!
 //! ```
 //! use extdns_provider_google::{CredentialSource, GoogleConfig, GoogleProvider};
