@@ -581,3 +581,33 @@ fn the_fake_refuses_a_star_inside_a_label_as_azure_documents() {
         assert!(matches!(refused, Err(ProviderError::Partial { .. })), "{refused:?}");
     });
 }
+
+#[tokio::test]
+async fn an_ownership_name_azure_refused_once_is_not_tried_again() {
+    let fake = FakeAzure::start(&[(Service::Public, "example.org")]);
+    fake.state().faults.refuse("a-web");
+    let registry = registry(provider(&fake, Kind::Public));
+    let web = [Change::Create(Endpoint::new(
+        "web.example.org",
+        RecordType::A,
+        ["192.0.2.1"],
+    ))];
+    let first = sync(&registry, &web).await;
+    assert!(first.is_err(), "the first sync reports the refusal");
+    let sent = || {
+        let s = fake.state();
+        s.requests.count("recordSets.put") + s.requests.count("recordSets.delete")
+    };
+    let after_first = sent();
+    assert_eq!(
+        after_first, 3,
+        "the record, its refused ownership record, the record undone"
+    );
+    for _ in 0..2 {
+        sync(&registry, &web)
+            .await
+            .unwrap_or_else(|e| panic!("no failing sync after: {e}"));
+    }
+    assert_eq!(sent(), after_first, "nothing created and deleted again");
+    assert!(fake.lines().is_empty(), "{:?}", fake.lines());
+}
