@@ -8,6 +8,7 @@ use async_trait::async_trait;
 use extdns_dns_wire::codec;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, Ttl};
 use extdns_provider::batch::{self, Unit};
+use extdns_provider::zone::Placement;
 use extdns_provider::{Failures, Provider, ProviderError, ReadState, Records};
 use hickory_proto::rr::{LowerName, Name, Record, RecordType};
 
@@ -219,6 +220,17 @@ impl Provider for DnsServerProvider {
         self.filter.clone()
     }
 
+    /// The served zone a name is written to (the closest); a name no DNS name can hold is left to the
+    /// write, which names why.
+    fn placement(&self, _read: &ReadState, name: &str) -> Placement {
+        let Ok(owner) = codec::name(name) else {
+            return Placement::Unknown;
+        };
+        let key = LowerName::new(&owner);
+        let position = self.zones.read().position_for(&key);
+        position.map_or(Placement::Outside, Placement::Zone)
+    }
+
     fn read_state_outlives_writes(&self) -> bool {
         true
     }
@@ -236,6 +248,20 @@ mod tests {
     fn provider() -> DnsServerProvider {
         let zones = Arc::new(Zones::new(&[zone_config("example.org.")], 1, Limits::default()));
         DnsServerProvider::new(zones, 60)
+    }
+
+    #[test]
+    fn the_registry_is_told_which_served_zone_holds_a_name() {
+        let configs = [zone_config("example.org."), zone_config("sub.example.org.")];
+        let p = DnsServerProvider::new(Arc::new(Zones::new(&configs, 1, Limits::default())), 60);
+        let at = |name: &str| p.placement(&ReadState::default(), name);
+        assert_eq!(at("a-example.org"), Placement::Outside, "a top apex's ownership name");
+        assert!(matches!(at("sub.example.org"), Placement::Zone(_)));
+        assert!(
+            at("sub.example.org") != at("a-sub.example.org"),
+            "a child apex's ownership name is in the parent zone"
+        );
+        assert_eq!(at("web.example.org"), at("a-sub.example.org"));
     }
 
     #[tokio::test]

@@ -71,6 +71,11 @@ impl ZoneSet {
         self.zones.iter().find(|z| z.origin.zone_of(name))
     }
 
+    /// The position in [`ZoneSet::zones`] of the closest zone containing `name`, if any.
+    pub fn position_for(&self, name: &LowerName) -> Option<usize> {
+        self.zones.iter().position(|z| z.origin.zone_of(name))
+    }
+
     /// Mutable [`ZoneSet::zone_for`].
     pub(crate) fn zone_for_mut(&mut self, name: &LowerName) -> Option<&mut Zone> {
         self.zones.iter_mut().find(|z| z.origin.zone_of(name))

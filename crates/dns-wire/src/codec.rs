@@ -13,9 +13,6 @@ use hickory_proto::rr::rdata::{A, AAAA, CNAME, MX, NS, NULL, PTR, SRV, TXT};
 use hickory_proto::rr::{Name, RData, RecordType as WireType};
 use hickory_proto::serialize::binary::{BinDecodable, BinDecoder, BinEncodable, BinEncoder};
 
-/// The longest character-string a TXT record can hold.
-const TXT_CHUNK: usize = 255;
-
 /// Why a name or a target cannot be written as DNS data.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -341,18 +338,10 @@ fn unquote(s: &str) -> Option<Vec<Vec<u8>>> {
 
 /// Split a canonical TXT value into character-strings of at most 255 bytes, never inside a UTF-8 sequence.
 pub fn txt_chunks(value: &str) -> Vec<Vec<u8>> {
-    let mut rest = value;
-    let mut out = Vec::new();
-    while rest.len() > TXT_CHUNK {
-        let mut end = TXT_CHUNK;
-        while end > 0 && !rest.is_char_boundary(end) {
-            end -= 1;
-        }
-        out.push(rest.as_bytes()[..end].to_vec());
-        rest = &rest[end..];
-    }
-    out.push(rest.as_bytes().to_vec());
-    out
+    extdns_endpoint::txt::character_strings(value)
+        .into_iter()
+        .map(|s| s.as_bytes().to_vec())
+        .collect()
 }
 
 #[cfg(test)]

@@ -33,6 +33,8 @@ mod record_type;
 mod target;
 mod target_filter;
 mod targets;
+/// TXT data as character-strings of at most 255 octets: cut, quoted, read back joined.
+pub mod txt;
 mod validation;
 
 pub use changes::{Change, Changes, RecordName, UnpairedUpdates};

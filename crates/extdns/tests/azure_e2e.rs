@@ -316,3 +316,118 @@ fn azure_private_dns_differential_with_external_dns() {
         );
     }
 }
+
+// ------------------------------------------------------------------------------------- apex and wildcards
+
+/// Services at the top zone's apex, at a delegated child zone's apex and (with `wildcard`) at
+/// `*.apps.example.org`.
+fn publish_apexes(objects: &Objects, wildcard: bool) {
+    let mut records = vec![
+        ("top", "example.org", "192.0.2.30"),
+        ("child", "sub.example.org", "192.0.2.31"),
+    ];
+    if wildcard {
+        records.push(("apps", "*.apps.example.org", "192.0.2.32"));
+    }
+    objects.publish_a_records(&records);
+}
+
+/// The fake's record sets with their zone (`zone name TYPE properties`), the `resource` label dropped.
+fn zoned(fake: &FakeAzure) -> Vec<String> {
+    let lines = fake
+        .state()
+        .sets
+        .iter()
+        .filter(|((_, _, _, t), _)| t != "SOA" && t != "NS")
+        .map(|((_, zone, name, t), set)| format!("{zone} {name} {t} {}", set.properties))
+        .collect();
+    differential::without_resource_label(lines, "\\\"")
+}
+
+/// PUTs and DELETEs a fake answered (refused ones included).
+fn writes_sent(fake: &FakeAzure) -> usize {
+    let s = fake.state();
+    s.requests.count("recordSets.put") + s.requests.count("recordSets.delete")
+}
+
+/// The apexes of the top zone and of a delegated child zone: the same zones as external-dns v0.23.0, no
+/// failing sync, nothing written by the second. Then a wildcard with default flags, whose ownership name
+/// `a-*.apps` Azure refuses: external-dns creates the record, is refused its ownership record and leaves
+/// the record nobody's; extdns sends neither, on any sync, and says once which flag avoids it.
+fn apexes_against_external_dns(service: Service, provider: &str) {
+    let zones = [(service, "example.org"), (service, "sub.example.org")];
+    let (ours, theirs) = (FakeAzure::start(&zones), FakeAzure::start(&zones));
+    let to_theirs = differential::proxy(&azure_fake::AZURE_HOSTS, theirs.addr());
+    let home = tempdir();
+    let objects = Objects::serve();
+    publish_apexes(&objects, false);
+    ok(
+        &extdns(&ours, provider, home.path(), objects.dir.path(), &[]),
+        "extdns: the first sync",
+    );
+    let written = ours.state().writes;
+    ok(
+        &extdns(&ours, provider, home.path(), objects.dir.path(), &[]),
+        "extdns: the second sync",
+    );
+    assert_eq!(ours.state().writes, written, "the second sync writes nothing");
+    ok(
+        &run_external_dns(&to_theirs, provider, home.path(), objects.source),
+        "external-dns",
+    );
+    assert_eq!(zoned(&ours), zoned(&theirs), "the same zones");
+    assert!(
+        zoned(&ours).iter().any(|l| l.starts_with("example.org a-sub TXT")),
+        "{:?}",
+        zoned(&ours)
+    );
+
+    publish_apexes(&objects, true);
+    let before = writes_sent(&ours);
+    for sync in ["first", "second"] {
+        let out = extdns(&ours, provider, home.path(), objects.dir.path(), &[]);
+        ok(&out, &format!("extdns: the wildcard's {sync} sync"));
+        if sync == "first" {
+            assert!(
+                text(&out).contains("--txt-wildcard-replacement"),
+                "said once, with the flag"
+            );
+        }
+    }
+    assert_eq!(
+        writes_sent(&ours),
+        before,
+        "extdns never sends the wildcard it cannot own"
+    );
+    let before = writes_sent(&theirs);
+    let _ = run_external_dns(&to_theirs, provider, home.path(), objects.source);
+    let theirs_sent = writes_sent(&theirs) - before;
+    let wildcard = zoned(&theirs)
+        .into_iter()
+        .filter(|l| l.contains("*.apps"))
+        .collect::<Vec<_>>();
+    println!("external-dns v0.23.0 on a wildcard with default flags: {theirs_sent} writes sent, left {wildcard:?}");
+    assert!(theirs_sent >= 2, "external-dns tries the record and a-*.apps");
+    assert_eq!(
+        wildcard.len(),
+        1,
+        "external-dns leaves the wildcard record, nobody's: {wildcard:?}"
+    );
+    println!("{}", differential::DONE);
+}
+
+#[test]
+fn azure_apex_and_wildcard_records_against_external_dns() {
+    extdns_test_support::require!(ExternalDns, NetNamespace, OpenSsl);
+    if differential::inside_loopback_namespace("azure_apex_and_wildcard_records_against_external_dns") {
+        apexes_against_external_dns(Service::Public, "azure");
+    }
+}
+
+#[test]
+fn azure_private_dns_apex_and_wildcard_records_against_external_dns() {
+    extdns_test_support::require!(ExternalDns, NetNamespace, OpenSsl);
+    if differential::inside_loopback_namespace("azure_private_dns_apex_and_wildcard_records_against_external_dns") {
+        apexes_against_external_dns(Service::Private, "azure-private-dns");
+    }
+}

@@ -279,3 +279,68 @@ fn google_differential_with_external_dns() {
     assert!(to_ours.log().refused.is_empty() && to_theirs.log().refused.is_empty());
     println!("{}", differential::DONE);
 }
+
+// ------------------------------------------------------------------------------------- apex records
+
+/// A Service at the top zone's apex and one at a delegated child zone's apex.
+fn publish_apexes(objects: &Objects) {
+    objects.publish_a_records(&[
+        ("top", "example.org", "192.0.2.30"),
+        ("child", "sub.example.org", "192.0.2.31"),
+    ]);
+}
+
+/// The fake's rrsets with the managed zone each is in (`zone name type ttl data`), SOA and NS left out,
+/// the `resource` label dropped.
+fn zoned(fake: &FakeGoogle) -> Vec<String> {
+    let lines = fake
+        .state()
+        .rrsets
+        .iter()
+        .filter(|((_, _, t), _)| t != "SOA" && t != "NS")
+        .map(|((z, n, t), r)| format!("{z} {n} {t} {} {}", r.ttl, r.rrdatas.join(" ")))
+        .collect();
+    differential::without_resource_label(lines, "\"")
+}
+
+/// The apex of the top zone and of a delegated child zone (both managed): extdns publishes the same zones
+/// as external-dns v0.23.0 (the child's apex owned through `a-sub.example.org` in the parent zone, the top
+/// apex without an ownership record), its syncs do not fail, and the second finds nothing to write.
+#[test]
+fn google_apex_records_are_published_as_external_dns_publishes_them() {
+    extdns_test_support::require!(ExternalDns, NetNamespace, OpenSsl);
+    if !differential::inside_loopback_namespace("google_apex_records_are_published_as_external_dns_publishes_them") {
+        return;
+    }
+    let zones = [("example-org", "example.org"), ("sub-example-org", "sub.example.org")];
+    let (ours, theirs) = (FakeGoogle::start(&zones), FakeGoogle::start(&zones));
+    let to_theirs = differential::proxy(&GOOGLE_HOSTS, theirs.addr());
+    let home = tempdir();
+    let objects = Objects::serve();
+    publish_apexes(&objects);
+    let first = extdns(&ours, home.path(), objects.dir.path(), &[]);
+    ok(&first, "extdns: the first sync");
+    assert!(
+        text(&first).contains("--txt-prefix"),
+        "the top apex cannot be owned: said, with the flag that fixes it"
+    );
+    let written = ours.state().changes_applied;
+    ok(
+        &extdns(&ours, home.path(), objects.dir.path(), &[]),
+        "extdns: the second sync",
+    );
+    assert_eq!(ours.state().changes_applied, written, "the second sync writes nothing");
+    ok(
+        &run_external_dns(&theirs, &to_theirs, home.path(), objects.source),
+        "external-dns",
+    );
+    assert_eq!(zoned(&ours), zoned(&theirs), "the same zones");
+    assert!(
+        zoned(&ours)
+            .iter()
+            .any(|l| l.starts_with("example-org a-sub.example.org. TXT")),
+        "{:?}",
+        zoned(&ours)
+    );
+    println!("{}", differential::DONE);
+}

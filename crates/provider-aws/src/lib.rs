@@ -388,6 +388,15 @@ impl Provider for AwsProvider {
         failures.into_result()
     }
 
+    /// The closest hosted zone of the read holding the name (a record also goes to every private zone
+    /// of its name, which `apply` handles); outside every zone, the change would be skipped.
+    fn placement(&self, read: &ReadState, name: &str) -> zone::Placement {
+        match read.get::<ReadZones>() {
+            Some(r) => zone::Placement::closest(&r.zones, name, |z| &z.name),
+            None => zone::Placement::Unknown,
+        }
+    }
+
     async fn adjust_endpoints(&self, endpoints: Vec<Endpoint>) -> Result<Vec<Endpoint>, ProviderError> {
         Ok(records::adjust(
             endpoints,

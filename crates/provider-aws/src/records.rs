@@ -1,6 +1,6 @@
 //! Route53 record sets to endpoints and back, alias records included, with external-dns's property names.
 
-use extdns_endpoint::{Endpoint, ProviderSpecific, RecordType, Ttl};
+use extdns_endpoint::{Endpoint, ProviderSpecific, RecordType, Ttl, txt};
 
 use crate::xml::{self, AliasTarget, ResourceRecordSet};
 
@@ -72,7 +72,12 @@ pub fn endpoint_of(set: &ResourceRecordSet) -> Option<Endpoint> {
         if kind == RecordType::Cname {
             ps.set(ALIAS, "false");
         }
-        Endpoint::new(&name, kind, values.iter().map(|v| v.value.as_str())).with_ttl(Ttl(set.ttl.unwrap_or(0)))
+        let values = values.iter().map(|v| match kind {
+            RecordType::Txt => txt::unfitted(&v.value),
+            _ => std::borrow::Cow::Borrowed(v.value.as_str()),
+        });
+        let values: Vec<std::borrow::Cow<'_, str>> = values.collect();
+        Endpoint::new(&name, kind, values.iter().map(|v| v.as_ref())).with_ttl(Ttl(set.ttl.unwrap_or(0)))
     };
     if let Some(id) = &set.set_identifier {
         ep.set_identifier = id.clone();
@@ -167,7 +172,11 @@ pub fn record_set(ep: &Endpoint, cx: &WriteContext<'_>) -> ResourceRecordSet {
                 .targets
                 .iter()
                 .map(|t| xml::ResourceRecord {
-                    value: t.as_str().to_string(),
+                    // Route53 holds each string of a TXT value to 255 characters.
+                    value: match ep.record_type {
+                        RecordType::Txt => txt::fitted(t.as_str()).into_owned(),
+                        _ => t.as_str().to_string(),
+                    },
                 })
                 .collect(),
         });
@@ -384,6 +393,25 @@ const CANONICAL_ZONES: &[(&str, &str)] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_txt_value_over_255_characters_is_written_in_strings_and_read_back_whole() {
+        let value = format!("\"heritage=external-dns,external-dns/owner={}\"", "o".repeat(300));
+        let ep = Endpoint::new("a-web.example.com", RecordType::Txt, [value.as_str()]);
+        let cx = WriteContext {
+            evaluate_target_health: false,
+            zone_id: "Z1",
+        };
+        let set = record_set(&ep, &cx);
+        let written = &set
+            .resource_records
+            .as_ref()
+            .map(|r| r.items[0].value.clone())
+            .unwrap_or_default();
+        assert!(written.contains("\" \""), "several strings: {written}");
+        let read = endpoint_of(&set).map(|e| e.targets[0].as_str().to_string());
+        assert_eq!(read, Some(value));
+    }
 
     fn ps(pairs: &[(&str, &str)]) -> ProviderSpecific {
         let mut p = ProviderSpecific::default();

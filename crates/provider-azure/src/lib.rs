@@ -9,7 +9,9 @@
 //! read, never overwritten; a record is written before its ownership TXT (so a refused record never leaves
 //! an ownership claim on someone else's record set) and a created record whose ownership record fails is
 //! undone, so the two land together; every string of every TXT record is read (external-dns reads the first) and long values are
-//! split at 255 characters as Azure stores them; SRV and PTR records are managed.
+//! split at 255 characters as Azure stores them; SRV and PTR records are managed; a name Azure refuses
+//! (a `*` inside a label: a wildcard's default ownership name `a-*.x`) is known before anything is sent
+//! ([`IndexedProvider::zone_of`]), so the registry writes neither the record nor its ownership record.
 //!
 //! ```
 //! use extdns_provider_azure::{AzureConfig, AzureProvider, CredentialSource, Kind};
@@ -25,7 +27,7 @@ mod config;
 mod credentials;
 mod records;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Instant;
@@ -47,6 +49,9 @@ pub use credentials::{
 pub use records::{DEFAULT_TTL, METADATA_KEYS, METADATA_PREFIX, TAGS, TXT_CHUNK, split_txt};
 
 use api::{Api, Precondition};
+
+/// Why a name Azure refused once is refused again without asking.
+const REFUSED_BEFORE: &str = "Azure refused this name when extdns wrote it before";
 
 /// A zone extdns manages.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,6 +78,13 @@ pub struct AzureProvider {
     api: Api,
     /// `--azure-zones-cache-duration`: the zone list and when it was read.
     zone_cache: Mutex<Option<(Instant, Arc<Vec<Zone>>)>>,
+    /// Ownership record names Azure refused as a bad request (400: a name it will not take; the data of an
+    /// ownership record is always valid, and a conflict, 409, may clear, so it is not kept): answered
+    /// refused from then on ([`IndexedProvider::zone_of`]), so the registry stops writing a record, being
+    /// refused its ownership record and undoing the record at every sync. Kept while the process runs:
+    /// the flags that name ownership records (`--txt-prefix`, `--txt-wildcard-replacement`) change only
+    /// with a restart.
+    refused_names: std::sync::Mutex<HashSet<String>>,
 }
 
 impl std::fmt::Debug for AzureProvider {
@@ -120,6 +132,7 @@ impl AzureProvider {
             config,
             api,
             zone_cache: Mutex::new(None),
+            refused_names: std::sync::Mutex::new(HashSet::new()),
         })
     }
 
@@ -219,6 +232,21 @@ impl AzureProvider {
                 tracing::warn!(record = %ep.dns_name, error = %e, "record created without its ownership record could not be undone; the next sync sees it as not extdns's")
             }
         }
+    }
+}
+
+impl AzureProvider {
+    /// Remember that Azure refused the ownership record `name`: it will refuse it again.
+    fn remember_refused(&self, name: &str) {
+        let mut names = self.refused_names.lock().unwrap_or_else(|p| p.into_inner());
+        if names.insert(name.to_ascii_lowercase()) {
+            tracing::warn!(ownership_record = %name, "Azure refused this ownership record's name; its record is not written again until extdns restarts");
+        }
+    }
+
+    fn was_refused(&self, name: &str) -> bool {
+        let names = self.refused_names.lock().unwrap_or_else(|p| p.into_inner());
+        !names.is_empty() && names.contains(&name.to_ascii_lowercase())
     }
 }
 
@@ -344,7 +372,12 @@ impl IndexedProvider for AzureProvider {
                         let what = format!("writing {} in zone {}", unit.record_name(), zone.name);
                         return Err(ProviderError::from_call(what, e));
                     }
-                    Err(Written::Api(e)) => unit.failure(e.kind(), format!("{}: {e}", change.action())),
+                    Err(Written::Api(e)) => {
+                        if e.status() == Some(400) && !std::ptr::eq(change, unit.change) {
+                            self.remember_refused(&change.endpoint().dns_name);
+                        }
+                        unit.failure(e.kind(), format!("{}: {e}", change.action()))
+                    }
                 };
                 tracing::warn!(record = %unit.record_name(), zone = %zone.name, reason = %reason.reason.message, "change not applied");
                 failures.push(reason);
@@ -363,6 +396,19 @@ impl IndexedProvider for AzureProvider {
 
     fn domains(&self) -> DomainFilter {
         self.config.domain_filter.clone()
+    }
+
+    /// The zone `write` sends a name to (the closest of the read's), unless Azure refuses the name itself
+    /// (a `*` anywhere but as a whole first label: `a-*.example.org`, the ownership name of a wildcard
+    /// with default flags), or refused it before.
+    fn zone_of(&self, read: &ReadZones, name: &str) -> zone::Placement {
+        match zone::Placement::closest(&read.zones, name, |z| &z.name) {
+            zone::Placement::Zone(_) if !records::valid_wildcard(name) => {
+                zone::Placement::Refused(records::WILDCARD_RULE)
+            }
+            zone::Placement::Zone(_) if self.was_refused(name) => zone::Placement::Refused(REFUSED_BEFORE),
+            placed => placed,
+        }
     }
 }
 

@@ -10,8 +10,8 @@ use crate::config::Kind;
 
 /// The TTL written when an endpoint has none, as external-dns writes it.
 pub const DEFAULT_TTL: i64 = 300;
-/// Azure stores a TXT value as strings of at most this many characters.
-pub const TXT_CHUNK: usize = 255;
+/// Azure stores a TXT value as strings of at most this many octets (a DNS character-string's).
+pub const TXT_CHUNK: usize = extdns_endpoint::txt::CHARACTER_STRING_MAX;
 /// The provider-specific property the `azure-tags` annotation becomes.
 pub const TAGS: &str = "azure/tags";
 /// The prefix of one metadata entry's property.
@@ -55,20 +55,24 @@ fn list_key(kind: Kind, t: &RecordType) -> Option<&'static str> {
     })
 }
 
-/// A TXT value as Azure stores it: strings of at most 255 characters (cut on character boundaries).
+/// A TXT value as Azure stores it: strings of at most 255 octets (cut on character boundaries, as every
+/// provider cuts them: [`extdns_endpoint::txt::character_strings`]).
 pub fn split_txt(value: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    for c in value.chars() {
-        if cur.len() + c.len_utf8() > TXT_CHUNK {
-            out.push(std::mem::take(&mut cur));
-        }
-        cur.push(c);
-    }
-    if !cur.is_empty() || out.is_empty() {
-        out.push(cur);
-    }
-    out
+    extdns_endpoint::txt::character_strings(value)
+        .into_iter()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Why Azure refuses a record set name with a `*` elsewhere: a wildcard record set is named `*` or has
+/// `*` as its left-most label (`*.foo`), as Microsoft Learn's "Overview of DNS zones and records" and
+/// "Overview of Private DNS records" describe wildcard records.
+pub const WILDCARD_RULE: &str = "Azure takes a '*' in a record set name only as its whole first label";
+
+/// Whether `name` keeps Azure's wildcard rule: no `*`, or `*` as the whole first label and nowhere else.
+pub fn valid_wildcard(name: &str) -> bool {
+    let rest = name.strip_prefix("*.").unwrap_or(if name == "*" { "" } else { name });
+    !rest.contains('*')
 }
 
 fn target(t: &str) -> String {
@@ -262,6 +266,20 @@ mod tests {
         assert!(a.get("ARecords").is_some() && a.get("TTL").is_some(), "{a}");
         let a = properties(Kind::Private, &eps[0]).unwrap_or_default();
         assert!(a.get("aRecords").is_some() && a.get("ttl").is_some(), "{a}");
+    }
+
+    #[test]
+    fn a_star_is_a_valid_name_only_as_the_whole_first_label() {
+        assert!(valid_wildcard("*.example.org"));
+        assert!(valid_wildcard("*"));
+        assert!(valid_wildcard("web.example.org"));
+        assert!(
+            !valid_wildcard("a-*.example.org"),
+            "the ownership name of a wildcard, default flags"
+        );
+        assert!(!valid_wildcard("*web.example.org"));
+        assert!(!valid_wildcard("a.*.example.org"));
+        assert!(!valid_wildcard("*.*.example.org"));
     }
 
     #[test]

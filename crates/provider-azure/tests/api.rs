@@ -474,3 +474,140 @@ async fn tokens_are_fetched_again_before_they_expire() {
         "three reads of two calls each, none refused for an expired token"
     );
 }
+
+/// A TXT registry with default flags over `p`.
+fn registry(p: AzureProvider) -> extdns_registry::TxtRegistry {
+    use extdns_registry::{Ownership, OwnershipConfig, TxtRegistry, TxtRegistryConfig};
+    let ownership = Ownership::new(OwnershipConfig::default()).unwrap_or_else(|e| panic!("{e}"));
+    TxtRegistry::new(std::sync::Arc::new(p), TxtRegistryConfig::new(ownership))
+}
+
+/// One sync's write of `changes` through `registry`.
+async fn sync(
+    registry: &extdns_registry::TxtRegistry,
+    changes: &[Change],
+) -> Result<(), extdns_registry::RegistryError> {
+    use extdns_registry::Registry;
+    let snapshot = registry.records().await?;
+    registry.apply(&snapshot, changes).await.map(drop)
+}
+
+#[tokio::test]
+async fn apex_records_are_published_as_external_dns_publishes_them_on_both_apis() {
+    for (service, kind) in [(Service::Public, Kind::Public), (Service::Private, Kind::Private)] {
+        let fake = FakeAzure::start(&[(service, "example.org"), (service, "sub.example.org")]);
+        let registry = registry(provider(&fake, kind));
+        let changes = [
+            Change::Create(Endpoint::new("example.org", RecordType::A, ["192.0.2.1"])),
+            Change::Create(Endpoint::new("sub.example.org", RecordType::A, ["192.0.2.2"])),
+        ];
+        sync(&registry, &changes)
+            .await
+            .unwrap_or_else(|e| panic!("{kind:?}: both apexes are written and the sync does not fail: {e}"));
+        let sets: Vec<String> = fake
+            .state()
+            .sets
+            .keys()
+            .filter(|(_, _, _, t)| t != "SOA" && t != "NS")
+            .map(|(_, zone, name, t)| format!("{zone} {name} {t}"))
+            .collect();
+        assert_eq!(
+            sets,
+            ["example.org @ A", "example.org a-sub TXT", "sub.example.org @ A"],
+            "{kind:?}: the child zone's apex owned through the parent zone, the top apex without an ownership record"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_wildcard_whose_ownership_name_azure_refuses_is_never_written_and_never_flaps() {
+    let fake = FakeAzure::start(&[(Service::Public, "example.org")]);
+    let registry = registry(provider(&fake, Kind::Public));
+    let wildcard = [Change::Create(Endpoint::new(
+        "*.apps.example.org",
+        RecordType::A,
+        ["192.0.2.1"],
+    ))];
+    for _ in 0..3 {
+        sync(&registry, &wildcard)
+            .await
+            .unwrap_or_else(|e| panic!("no failing sync: {e}"));
+    }
+    let sent = {
+        let s = fake.state();
+        (
+            s.requests.count("recordSets.put"),
+            s.requests.count("recordSets.delete"),
+        )
+    };
+    assert_eq!(
+        sent,
+        (0, 0),
+        "neither the wildcard nor a-*.apps was ever sent, so nothing is created and deleted again"
+    );
+    assert!(fake.lines().is_empty(), "{:?}", fake.lines());
+
+    // With --txt-wildcard-replacement the ownership name is one Azure takes, and both land.
+    use extdns_registry::{Ownership, OwnershipConfig, TxtRegistry, TxtRegistryConfig};
+    let mut flags = OwnershipConfig::default();
+    flags.wildcard_replacement = "wildcard".to_string();
+    let ownership = Ownership::new(flags).unwrap_or_else(|e| panic!("{e}"));
+    let p = std::sync::Arc::new(provider(&fake, Kind::Public));
+    let replaced = TxtRegistry::new(p, TxtRegistryConfig::new(ownership));
+    sync(&replaced, &wildcard).await.unwrap_or_else(|e| panic!("{e}"));
+    let names: Vec<String> = fake
+        .lines()
+        .iter()
+        .map(|l| l.split(' ').take(2).collect::<Vec<_>>().join(" "))
+        .collect();
+    assert_eq!(names, ["*.apps.example.org A", "a-wildcard.apps.example.org TXT"]);
+}
+
+#[test]
+fn the_fake_refuses_a_star_inside_a_label_as_azure_documents() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    rt.block_on(async {
+        let fake = FakeAzure::start(&[(Service::Public, "example.org")]);
+        let p = provider(&fake, Kind::Public);
+        let bad = [Change::Create(Endpoint::new(
+            "a-*.example.org",
+            RecordType::Txt,
+            ["\"x\""],
+        ))];
+        let refused = p.apply(&ReadState::default(), &units(&bad)).await;
+        assert!(matches!(refused, Err(ProviderError::Partial { .. })), "{refused:?}");
+    });
+}
+
+#[tokio::test]
+async fn an_ownership_name_azure_refused_once_is_not_tried_again() {
+    let fake = FakeAzure::start(&[(Service::Public, "example.org")]);
+    fake.state().faults.refuse("a-web");
+    let registry = registry(provider(&fake, Kind::Public));
+    let web = [Change::Create(Endpoint::new(
+        "web.example.org",
+        RecordType::A,
+        ["192.0.2.1"],
+    ))];
+    let first = sync(&registry, &web).await;
+    assert!(first.is_err(), "the first sync reports the refusal");
+    let sent = || {
+        let s = fake.state();
+        s.requests.count("recordSets.put") + s.requests.count("recordSets.delete")
+    };
+    let after_first = sent();
+    assert_eq!(
+        after_first, 3,
+        "the record, its refused ownership record, the record undone"
+    );
+    for _ in 0..2 {
+        sync(&registry, &web)
+            .await
+            .unwrap_or_else(|e| panic!("no failing sync after: {e}"));
+    }
+    assert_eq!(sent(), after_first, "nothing created and deleted again");
+    assert!(fake.lines().is_empty(), "{:?}", fake.lines());
+}

@@ -358,6 +358,13 @@ impl IndexedProvider for CloudflareProvider {
     fn domains(&self) -> DomainFilter {
         self.config.domain_filter.clone()
     }
+
+    /// The zone `write` sends a name to: the closest of the read's.
+    fn zone_of(&self, index: &Index, name: &str) -> zone::Placement {
+        index
+            .zone_for(name)
+            .map_or(zone::Placement::Outside, zone::Placement::Zone)
+    }
 }
 
 #[cfg(test)]

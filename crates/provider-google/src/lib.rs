@@ -7,7 +7,8 @@
 //! batch); a write counts only once `changes.get` says `done`; 429, 5xx and rate-limit answers are retried
 //! with backoff and jitter; requests are paced; a name with more changes than the batch size travels alone
 //! instead of being skipped; rrsets with a routing policy are left alone instead of read as records with
-//! no targets.
+//! no targets; a TXT value over 255 octets (a long ownership value) is cut into strings Cloud DNS takes
+//! and read back whole.
 //!
 //! ```
 //! use extdns_provider_google::{CredentialSource, GoogleConfig, GoogleProvider};
@@ -29,7 +30,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, Ttl};
+use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, Ttl, txt};
 use extdns_provider::batch::{self, AsUnit, Failures, Limits, Size, Unit};
 use extdns_provider::{CallError, FailureKind, IndexedProvider, ProviderError, zone};
 use tokio::sync::OnceCell;
@@ -244,6 +245,8 @@ fn record_set(ep: &Endpoint) -> ResourceRecordSet {
             let cname_host = ep.record_type == RecordType::Cname && i == 0;
             if dotted || cname_host {
                 absolute(t.as_str())
+            } else if ep.record_type == RecordType::Txt {
+                txt::fitted(t.as_str()).into_owned()
             } else {
                 t.as_str().to_string()
             }
@@ -312,9 +315,12 @@ impl IndexedProvider for GoogleProvider {
                     tracing::info!(record = %set.name, r#type = %set.kind, zone = %zone.name, "record set with a routing policy left alone: extdns does not manage routing policies");
                     continue;
                 }
-                endpoints.push(
-                    Endpoint::new(&set.name, rtype, set.rrdatas.iter().map(String::as_str)).with_ttl(Ttl(set.ttl)),
-                );
+                let data = set.rrdatas.iter().map(|d| match rtype {
+                    RecordType::Txt => txt::unfitted(d),
+                    _ => std::borrow::Cow::Borrowed(d.as_str()),
+                });
+                let data: Vec<std::borrow::Cow<'_, str>> = data.collect();
+                endpoints.push(Endpoint::new(&set.name, rtype, data.iter().map(|d| d.as_ref())).with_ttl(Ttl(set.ttl)));
                 let key = (zone.name.clone(), set.name.to_ascii_lowercase(), set.kind.clone());
                 sets.insert(key, set);
             }
@@ -392,6 +398,11 @@ impl IndexedProvider for GoogleProvider {
     fn domains(&self) -> DomainFilter {
         self.config.domain_filter.clone()
     }
+
+    /// The managed zone `write` sends a name to: the closest of the read's.
+    fn zone_of(&self, read: &ReadZones, name: &str) -> zone::Placement {
+        zone::Placement::closest(&read.zones, name, |z| &z.dns_name)
+    }
 }
 
 #[cfg(test)]
@@ -418,6 +429,21 @@ mod tests {
         assert_eq!(record_set(&txt).rrdatas, ["\"heritage=external-dns\""], "TXT as given");
         let a = Endpoint::new("a.example.org", RecordType::A, ["192.0.2.1", "192.0.2.2"]);
         assert_eq!(record_set(&a).rrdatas, ["192.0.2.1", "192.0.2.2"]);
+    }
+
+    #[test]
+    fn a_long_txt_value_is_cut_into_255_octet_strings_and_read_back_whole() {
+        let value = format!("\"heritage=external-dns,external-dns/owner={}\"", "o".repeat(300));
+        let txt = Endpoint::new("a-web.example.org", RecordType::Txt, [value.as_str()]);
+        let written = record_set(&txt).rrdatas;
+        assert_eq!(written.len(), 1, "one record of several strings");
+        let strings = txt::unquoted_strings(&written[0]).unwrap_or_default();
+        assert_eq!(strings.iter().map(String::len).collect::<Vec<_>>(), [255, 86]);
+        assert_eq!(
+            txt::unfitted(&written[0]),
+            value,
+            "read back as written by the registry"
+        );
     }
 
     #[test]

@@ -577,3 +577,64 @@ async fn changes_are_cut_under_cloud_dns_s_record_data_limit() {
     );
     assert!(s.refusals.is_empty(), "never refused for quota: {:?}", s.refusals);
 }
+
+/// The zone (resource name) each rrset of the fake is in, as `zone name type`, SOA and NS left out.
+fn placed(fake: &FakeGoogle) -> Vec<String> {
+    let s = fake.state();
+    let sets = s.rrsets.keys().filter(|(_, _, t)| t != "SOA" && t != "NS");
+    sets.map(|(z, n, t)| format!("{z} {n} {t}")).collect()
+}
+
+#[tokio::test]
+async fn apex_records_are_published_as_external_dns_publishes_them_and_no_sync_fails() {
+    use extdns_registry::{Ownership, OwnershipConfig, Registry, TxtRegistry, TxtRegistryConfig};
+    let fake = FakeGoogle::start(&[("example-org", "example.org"), ("sub-example-org", "sub.example.org")]);
+    let p = std::sync::Arc::new(provider(&fake));
+    let ownership = Ownership::new(OwnershipConfig::default()).unwrap_or_else(|e| panic!("{e}"));
+    let registry = TxtRegistry::new(p, TxtRegistryConfig::new(ownership));
+    let changes = [
+        Change::Create(a("example.org", "192.0.2.1")),
+        Change::Create(a("sub.example.org", "192.0.2.2")),
+    ];
+    let snapshot = registry.records().await.unwrap_or_else(|e| panic!("{e}"));
+    registry
+        .apply(&snapshot, &changes)
+        .await
+        .unwrap_or_else(|e| panic!("both apexes are written: {e}"));
+    assert_eq!(
+        placed(&fake),
+        [
+            "example-org a-sub.example.org. TXT",
+            "example-org example.org. A",
+            "sub-example-org sub.example.org. A",
+        ],
+        "the child zone's apex owned through the parent zone, the top apex without an ownership record"
+    );
+    let read = registry.records().await.unwrap_or_else(|e| panic!("{e}"));
+    let owner = |name: &str| {
+        let r = read.records.iter().find(|r| r.dns_name == name);
+        r.and_then(|r| r.owner().map(str::to_string))
+    };
+    assert_eq!(owner("sub.example.org").as_deref(), Some("default"));
+    assert_eq!(owner("example.org"), None, "nobody's, as external-dns leaves it");
+}
+
+#[tokio::test]
+async fn an_ownership_value_longer_than_255_octets_is_written_in_strings_cloud_dns_takes() {
+    let fake = FakeGoogle::start(&[("example-org", "example.org")]);
+    let p = provider(&fake);
+    let value = format!("\"heritage=external-dns,external-dns/owner={}\"", "o".repeat(280));
+    let long = Endpoint::new("a-web.example.org", RecordType::Txt, [value.as_str()]);
+    apply_changes(&p, &[Change::Create(long)])
+        .await
+        .unwrap_or_else(|e| panic!("Cloud DNS refuses a string over 255 octets, not several: {e}"));
+    let stored = fake.lines();
+    assert!(stored[0].contains("\" \""), "stored as several strings: {stored:?}");
+    let read = p.records().await.unwrap_or_else(|e| panic!("{e}"));
+    let txt = read.endpoints.iter().find(|e| e.record_type == RecordType::Txt);
+    assert_eq!(
+        txt.map(|t| t.targets[0].as_str()),
+        Some(value.as_str()),
+        "read back as one value"
+    );
+}

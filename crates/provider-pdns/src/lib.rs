@@ -235,6 +235,14 @@ impl Provider for PdnsProvider {
         self.domain_filter.clone()
     }
 
+    /// The zone of the read a name is patched into: the closest.
+    fn placement(&self, read: &ReadState, name: &str) -> zone::Placement {
+        match read.get::<ReadZones>() {
+            Some(r) => zone::Placement::closest(&r.0, name, |z| &z.name),
+            None => zone::Placement::Unknown,
+        }
+    }
+
     /// Its read state is the zone list, which writes do not change.
     fn read_state_outlives_writes(&self) -> bool {
         true

@@ -12,9 +12,6 @@ pub const ALIAS_PROPERTY: &str = "alias";
 /// external-dns writes records whose TTL is not set with this TTL.
 pub const DEFAULT_TTL: u32 = 300;
 
-/// Longest character-string of a TXT record (RFC 1035, 3.3).
-const TXT_STRING: usize = 255;
-
 /// One zone of `GET /servers/{id}/zones`.
 #[derive(Debug, Clone, Deserialize)]
 pub struct ZoneInfo {
@@ -146,30 +143,7 @@ pub fn quote_txt(text: &str) -> Cow<'_, str> {
     if is_quoted(text) {
         return Cow::Borrowed(text);
     }
-    let mut out = String::with_capacity(text.len() + 2);
-    let mut rest = text;
-    loop {
-        let mut end = rest.len().min(TXT_STRING);
-        while !rest.is_char_boundary(end) {
-            end -= 1;
-        }
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push('"');
-        for c in rest[..end].chars() {
-            if c == '"' || c == '\\' {
-                out.push('\\');
-            }
-            out.push(c);
-        }
-        out.push('"');
-        rest = &rest[end..];
-        if rest.is_empty() {
-            break;
-        }
-    }
-    Cow::Owned(out)
+    Cow::Owned(extdns_endpoint::txt::quoted_strings(text))
 }
 
 /// Whether `text` is entirely quoted strings (`"a" "b"`, escapes inside allowed).

@@ -438,3 +438,23 @@ async fn a_zone_that_cannot_be_read_fails_the_whole_read() {
         "{r:?}"
     );
 }
+
+#[tokio::test]
+async fn an_ownership_value_over_255_octets_is_written_in_strings_and_read_back_whole() {
+    require!(PowerDns);
+    let pdns = PowerDns::start(&[Zone::new("example.org")]);
+    let p = provider(&pdns);
+    let value = format!("\"heritage=external-dns,external-dns/owner={}\"", "o".repeat(300));
+    must(
+        &p,
+        &[Change::Create(ep(
+            "a-web.example.org",
+            RecordType::Txt,
+            &[value.as_str()],
+        ))],
+    )
+    .await;
+    let read = read(&p).await;
+    let txt = find(&read, "a-web.example.org", &RecordType::Txt).map(|e| e.targets[0].as_str().to_string());
+    assert_eq!(txt, Some(value), "one value, as the registry wrote it");
+}

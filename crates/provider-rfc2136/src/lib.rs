@@ -398,6 +398,16 @@ impl Provider for Rfc2136Provider {
         DomainFilter::new(&self.settings.zones, &[] as &[String])
     }
 
+    /// The configured zone an UPDATE for the name goes to: the closest (an UPDATE names one zone, and
+    /// every record in it must be in that zone).
+    fn placement(&self, _read: &ReadState, name: &str) -> zone::Placement {
+        match self.zone_index(name) {
+            Some(z) => zone::Placement::Zone(z),
+            None if self.settings.zones.is_empty() => zone::Placement::Unknown,
+            None => zone::Placement::Outside,
+        }
+    }
+
     /// Its read state is how TXT records read were split into strings; records it writes are split the canonical way, which is what an absent entry means.
     fn read_state_outlives_writes(&self) -> bool {
         true
@@ -422,6 +432,20 @@ mod tests {
             Ok(p) => p,
             Err(e) => panic!("{e}"),
         }
+    }
+
+    #[test]
+    fn the_registry_is_told_which_configured_zone_an_update_goes_to() {
+        let p = provider(&["example.org", "sub.example.org"]);
+        let at = |name: &str| p.placement(&ReadState::default(), name);
+        assert_eq!(
+            at("a-example.org"),
+            zone::Placement::Outside,
+            "a top apex's ownership name"
+        );
+        assert!(matches!(at("sub.example.org"), zone::Placement::Zone(_)));
+        assert_eq!(at("a-sub.example.org"), at("web.example.org"), "in the parent zone");
+        assert!(at("a-sub.example.org") != at("sub.example.org"));
     }
 
     #[test]

@@ -9,6 +9,7 @@ use async_trait::async_trait;
 use extdns_endpoint::{DomainFilter, Endpoint};
 
 use crate::batch::Unit;
+use crate::zone::Placement;
 use crate::{Provider, ProviderError, ReadState, Records};
 
 /// A provider whose read yields endpoints and an index its writes need. Every such type is a
@@ -33,6 +34,12 @@ pub trait IndexedProvider: Send + Sync {
 
     /// As [`Provider::domain_filter`]: the names this provider can manage.
     fn domains(&self) -> DomainFilter;
+
+    /// As [`Provider::placement`], against the index of a read: which of its zones holds `name` (the
+    /// zone `write` would send it to). Unknown unless overridden.
+    fn zone_of(&self, _index: &Self::Index, _name: &str) -> Placement {
+        Placement::Unknown
+    }
 }
 
 #[async_trait]
@@ -54,6 +61,11 @@ impl<P: IndexedProvider> Provider for P {
 
     fn domain_filter(&self) -> DomainFilter {
         self.domains()
+    }
+
+    fn placement(&self, read: &ReadState, name: &str) -> Placement {
+        read.get::<P::Index>()
+            .map_or(Placement::Unknown, |index| self.zone_of(index, name))
     }
 }
 

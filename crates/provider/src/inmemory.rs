@@ -21,6 +21,7 @@ use extdns_endpoint::{Change, DomainFilter, Endpoint, EndpointKey, Labels};
 
 use crate::batch::{self, Unit};
 use crate::pace::{Pacer, Rate};
+use crate::zone::Placement;
 use crate::{Provider, ProviderError, ReadState, Records};
 
 /// Decides whether a change to this record should be refused (for tests); the string is the reason.
@@ -267,6 +268,11 @@ impl Provider for InMemoryProvider {
 
     fn domain_filter(&self) -> DomainFilter {
         self.filter.clone()
+    }
+
+    /// Its zones are configured, not read: the closest holds the name (the implicit zone holds every one).
+    fn placement(&self, _read: &ReadState, name: &str) -> Placement {
+        Placement::closest(&self.zone_names, name, String::as_str)
     }
 
     /// Its read state is empty.

@@ -84,6 +84,14 @@ pub trait Provider: Send + Sync {
         DomainFilter::default()
     }
 
+    /// Where a record named `name` would be written, as the read whose state is `read` knows the zones
+    /// (see [`zone::Placement`]). The registry asks before it pairs a record with its ownership record, so a
+    /// pair two zones hold, or one no zone holds, is written as the backend can take it. Unknown by default
+    /// (a provider without zones of its own, or a read without state).
+    fn placement(&self, _read: &ReadState, _name: &str) -> zone::Placement {
+        zone::Placement::Unknown
+    }
+
     /// Whether the [`ReadState`] of a read still serves [`apply`](Provider::apply) after changes were
     /// applied on top of that read, so a caller may keep a read current by folding in what it applied
     /// instead of reading the zones again (incremental reconcile). False, the safe default, for providers

@@ -46,6 +46,32 @@ pub fn selected(filter: &DomainFilter, zone: &str, match_parent: bool) -> bool {
     filter.matches(zone) || (match_parent && filter.match_parent(zone))
 }
 
+/// Where a provider would write a record of some name, as one read of its zones knows them
+/// ([`crate::Provider::placement`]). The registry asks it of a record and of its ownership record before
+/// writing them: two zones are two writes (the ownership record first), an ownership record no zone holds is
+/// not written at all (the record is then not extdns's, as external-dns leaves it), and a name the provider
+/// is known to refuse is never sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    /// The provider keeps no zones of its own (every name goes to one server), or there is no read to ask:
+    /// nothing is known, so the write decides.
+    Unknown,
+    /// The zone of the read that holds the name (an index into the read's zones).
+    Zone(usize),
+    /// No zone of the read holds the name.
+    Outside,
+    /// A zone holds the name, but the provider refuses such a name whatever its data (a documented rule of
+    /// the backend), for the reason given.
+    Refused(&'static str),
+}
+
+impl Placement {
+    /// The zone of the closest of `zones` (as [`closest`] picks it), or [`Placement::Outside`].
+    pub fn closest<Z>(zones: &[Z], name: &str, zone_name: impl Fn(&Z) -> &str) -> Placement {
+        closest(zones, name, zone_name).map_or(Placement::Outside, Placement::Zone)
+    }
+}
+
 /// Why a unit cannot be written to one of a provider's zones: the provider refuses it before sending
 /// anything.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -33,6 +33,9 @@ pub mod crypto;
 pub mod labels;
 pub mod mapper;
 mod noop;
+mod placement;
+#[cfg(test)]
+mod placement_tests;
 mod records;
 mod txt;
 #[cfg(test)]
@@ -147,7 +150,7 @@ impl Snapshot {
 #[derive(Debug, Default)]
 pub struct Written {
     /// One entry per change the registry wrote (in order), with the ownership change sent beside it.
-    ownership: Vec<Option<txt::SentOwnership>>,
+    ownership: Vec<txt::Sent>,
     /// What a registry outside this crate wrote (the DynamoDB registry's items, the changes it skipped).
     registry: Option<RegistryState>,
 }

@@ -8,11 +8,12 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, Labels, RecordType, Targets, label};
-use extdns_provider::{Provider, Unit};
+use extdns_provider::{Failures, Provider, Unit};
 
 use crate::crypto::AesKey;
 use crate::labels::{self, InvalidHeritage};
 use crate::mapper::NameMapper;
+use crate::placement::{self, Once, Pairing};
 use crate::{Registry, RegistryError, Snapshot, Written};
 
 /// Provider-specific property the registry sets on an owned record whose new-format TXT record is missing, so
@@ -223,6 +224,8 @@ pub struct TxtRegistry {
     provider: Arc<dyn Provider>,
     config: TxtRegistryConfig,
     state: Mutex<State>,
+    /// Records already said to be written without an ownership record, or not written because of its name.
+    warned: Once,
 }
 
 impl std::fmt::Debug for TxtRegistry {
@@ -240,6 +243,7 @@ impl TxtRegistry {
             provider,
             config,
             state: Mutex::new(State::default()),
+            warned: Once::default(),
         }
     }
 
@@ -498,6 +502,19 @@ struct Planned<'c> {
     change: &'c Change,
     ownership: Option<Change>,
     nonce: Option<String>,
+    /// How the change and its ownership change are written ([`Pairing::Together`] without one).
+    pairing: Pairing,
+}
+
+/// What [`Registry::apply`] did with one change it writes, for the fold.
+#[derive(Debug)]
+pub(crate) enum Sent {
+    /// Written, with the ownership change sent beside it (if any).
+    Owned(Option<SentOwnership>),
+    /// Written without an ownership record (no zone holds one): the record is not ours.
+    Unowned,
+    /// Not written: the provider refuses its ownership record's name.
+    Withheld,
 }
 
 impl TxtRegistry {
@@ -559,10 +576,27 @@ impl TxtRegistry {
                     (ownership, nonce(&labels))
                 }
             };
+            let (mut ownership, mut sealed) = (ownership, sealed);
+            let pairing = match &ownership {
+                Some(o) => placement::pairing(self.provider.as_ref(), &snapshot.provider, change, o),
+                None => Pairing::Together,
+            };
+            if let Some(o) = &ownership {
+                let txt = &o.endpoint().dns_name;
+                match pairing {
+                    Pairing::Unowned => {
+                        placement::warn_unowned(&self.warned, change.endpoint(), txt);
+                        (ownership, sealed) = (None, None);
+                    }
+                    Pairing::Refused(why) => placement::warn_refused(&self.warned, change.endpoint(), txt, why),
+                    Pairing::Together | Pairing::Apart => {}
+                }
+            }
             planned.push(Planned {
                 change,
                 ownership,
                 nonce: sealed,
+                pairing,
             });
         }
         Ok(planned)
@@ -584,19 +618,36 @@ impl Registry for TxtRegistry {
 
     async fn apply(&self, snapshot: &Snapshot, changes: &[Change]) -> Result<Written, RegistryError> {
         let planned = self.with_ownership(snapshot, changes)?;
-        let units: Vec<Unit<'_>> = planned
-            .iter()
-            .map(|p| Unit {
-                change: p.change,
-                ownership: p.ownership.as_ref(),
-            })
-            .collect();
-        self.provider.apply(&snapshot.provider, &units).await?;
-        drop(units);
+        let mut units: Vec<Unit<'_>> = Vec::with_capacity(planned.len());
+        let mut apart: Vec<(&Change, &Change)> = Vec::new();
+        for p in &planned {
+            match (p.pairing, &p.ownership) {
+                (Pairing::Apart, Some(o)) => apart.push((p.change, o)),
+                (Pairing::Refused(_), _) => {}
+                (_, ownership) => units.push(Unit {
+                    change: p.change,
+                    ownership: ownership.as_ref(),
+                }),
+            }
+        }
+        let mut failures = Failures::default();
+        if !apart.is_empty() {
+            let failed = placement::write_apart(self.provider.as_ref(), &snapshot.provider, &apart).await?;
+            failed.into_iter().for_each(|f| failures.push(f));
+        }
+        if !units.is_empty() {
+            failures.absorb(self.provider.apply(&snapshot.provider, &units).await)?;
+        }
+        failures.into_result()?;
+        drop((units, apart));
         // The ownership records go to the fold as sent: sealing them again would pick another nonce.
         let ownership = planned
             .into_iter()
-            .map(|p| p.ownership.map(|o| SentOwnership::new(o, p.nonce)))
+            .map(|p| match p.pairing {
+                Pairing::Refused(_) => Sent::Withheld,
+                Pairing::Unowned => Sent::Unowned,
+                Pairing::Together | Pairing::Apart => Sent::Owned(p.ownership.map(|o| SentOwnership::new(o, p.nonce))),
+            })
             .collect();
         Ok(Written {
             ownership,
@@ -608,21 +659,32 @@ impl Registry for TxtRegistry {
     /// holds it: nothing is sealed or serialised again.
     fn fold_applied(&self, snapshot: &mut Snapshot, changes: &[Change], written: Written) -> bool {
         let own = &self.config.ownership;
-        let mut nonces: Vec<Option<String>> = Vec::with_capacity(written.ownership.len());
-        for mut sent in written.ownership {
-            nonces.push(sent.as_mut().and_then(|s| s.nonce.take()));
-            if let (Some(sent), Some(present)) = (sent, snapshot.ownership_records.as_mut()) {
+        // Per change written, whether it is ours, and the nonce its ownership record was sealed under.
+        let mut nonces: Vec<(bool, Option<String>)> = Vec::with_capacity(written.ownership.len());
+        let mut landed: Vec<&Change> = Vec::with_capacity(written.ownership.len());
+        for (change, sent) in changes.iter().filter(|c| self.writes(c)).zip(written.ownership) {
+            let mut sent = match sent {
+                Sent::Withheld => continue,
+                Sent::Unowned => None,
+                Sent::Owned(sent) => Some(sent),
+            };
+            landed.push(change);
+            let nonce = sent.as_mut().and_then(|s| s.as_mut().and_then(|s| s.nonce.take()));
+            nonces.push((sent.is_some(), nonce));
+            if let (Some(Some(sent)), Some(present)) = (sent, snapshot.ownership_records.as_mut()) {
                 present.fold(sent);
             }
         }
-        let written = changes.iter().filter(|c| self.writes(c));
-        snapshot.records.fold(written, |at, change| {
+        snapshot.records.fold(landed.iter().copied(), |at, change| {
+            let ours = nonces.get(at).is_none_or(|(ours, _)| *ours);
             let mut labels = match change {
+                // Written without an ownership record: as the plan gave it, not ours.
+                Change::Create(_) if !ours => return None,
                 Change::Create(r) => own.record_labels(r),
                 Change::Update { new, .. } => new.labels_as_written(),
                 Change::Delete(_) => return None,
             };
-            if let Some(nonce) = nonces.get_mut(at).and_then(Option::take) {
+            if let Some(nonce) = nonces.get_mut(at).and_then(|(_, n)| n.take()) {
                 labels.insert(label::TXT_ENCRYPTION_NONCE.to_string(), nonce);
             }
             Some(labels)

@@ -8,7 +8,8 @@
 //!   GET, PUT (201 created, 200 replaced) and DELETE (200 deleted, 204 absent), with ETags: `If-Match` that
 //!   does not match and `If-None-Match: *` on an existing set answer 412; each API's JSON casing and nothing
 //!   else (public `TTL`/`ARecords`, private `ttl`/`aRecords`; NS only in public zones; a TXT string longer
-//!   than 255 characters refused); an api-version other than the service's refused; a token the fake did not
+//!   than 255 characters refused; a `*` anywhere but as a record set name's whole first label refused,
+//!   as Azure documents wildcards); an api-version other than the service's refused; a token the fake did not
 //!   issue refused with 401.
 //! - `/{TENANT}/oauth2/v2.0/token`: the client-credentials grant with [`CLIENT_SECRET`] or the
 //!   [`FEDERATED_TOKEN`] as a client assertion, for scope `<audience>/.default`.
@@ -715,6 +716,13 @@ fn arm(state: &Shared, base: &str, method: &Method, uri: &Uri, headers: &HeaderM
                     if let Some(p) = precondition {
                         return arm_error(StatusCode::PRECONDITION_FAILED, "PreconditionFailed", p);
                     }
+                    if !wildcard_name_ok(name) {
+                        return arm_error(
+                            StatusCode::BAD_REQUEST,
+                            "BadRequest",
+                            &format!("The record set name {name} is invalid: a '*' may only be its whole first label."),
+                        );
+                    }
                     if faults.refuses(name) {
                         return arm_error(
                             StatusCode::BAD_REQUEST,
@@ -791,8 +799,25 @@ fn record_json(service: Service, zone_prefix: &str, zone: &str, rtype: &str, set
     })
 }
 
+/// Azure's rule for `*` in a record set name (relative to the zone): the whole name `*`, or `*` as the
+/// left-most label (`*.foo`), nowhere else. Source: Microsoft Learn, "Overview of DNS zones and records"
+/// and "Overview of Private DNS records" (learn.microsoft.com/azure/dns/dns-private-records), Wildcard
+/// records: a wildcard record set is named `*`, or has `*` as its left-most label (`*.foo`). A name such
+/// as `a-*` (external-dns's ownership name of a wildcard) is refused.
+fn wildcard_name_ok(name: &str) -> bool {
+    let rest = if name == "*" {
+        ""
+    } else {
+        name.strip_prefix("*.").unwrap_or(name)
+    };
+    !rest.contains('*')
+}
+
 /// The properties of a PUT, held to the API's schema: its casing, the record list of the path's type and
-/// no other, TXT strings of at most 255 characters.
+/// no other, TXT strings of at most 255 characters (a DNS character-string; Azure PowerShell's
+/// `DnsRecordBase.TxtRecordChunkSize` is 255, its `TxtRecordMaxLength` 1,024 for a whole value, which
+/// Azure public DNS has since raised to 4,096: hashicorp/terraform-provider-azurerm#24152; an ownership
+/// value stays far below either, so only the string length is held here).
 fn validate(service: Service, rtype: &str, body: &[u8]) -> Result<Value, String> {
     let v: Value = serde_json::from_slice(body).map_err(|e| format!("The request body is not JSON: {e}"))?;
     let Some(props) = v.get("properties").and_then(Value::as_object) else {

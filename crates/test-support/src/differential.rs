@@ -89,6 +89,25 @@ impl Objects {
         }
     }
 
+    /// One LoadBalancer Service per `(object name, hostname, IPv4 address)`: manifests for extdns, and the
+    /// same A records (no TTL) from the connector source for external-dns.
+    pub fn publish_a_records(&self, records: &[(&str, &'static str, &str)]) {
+        let docs: Vec<String> = records
+            .iter()
+            .map(|(name, host, ip)| lb_service(name, host, &[ip], &[]))
+            .collect();
+        let endpoints = records
+            .iter()
+            .map(|(_, host, ip)| GobEndpoint {
+                dns_name: host,
+                targets: vec![ip.to_string()],
+                record_type: "A",
+                ttl: 0,
+            })
+            .collect();
+        self.publish(&docs.join("---\n"), endpoints);
+    }
+
     /// The two Services the cloud differentials publish in `zone` (`web` with the IPv4 address `web` and an
     /// IPv6 one at TTL 120, `api` with one address), `names` their web and api names; nothing with `None`.
     pub fn publish_web_and_api(&self, zone: &str, names: [&'static str; 2], web: Option<&str>) {

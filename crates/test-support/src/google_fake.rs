@@ -658,13 +658,50 @@ fn rrset_of(v: &Value, field: &str, i: usize, zone: &FakeZone) -> Result<(String
         }),
         "NS" | "PTR" | "DNAME" => rrdatas.iter().all(|d| d.ends_with('.')),
         "SRV" => rrdatas.iter().all(|d| d.split(' ').count() == 4 && d.ends_with('.')),
-        "TXT" | "NAPTR" | "CAA" | "SOA" => true,
+        "TXT" => rrdatas.iter().all(|d| txt_strings_fit(d)),
+        "NAPTR" | "CAA" | "SOA" => true,
         _ => false,
     };
     if !ok {
         return invalid(&format!(".rrdata': {kind} {}", rrdatas.join(" ")));
     }
     Ok((name.to_ascii_lowercase(), kind.to_string(), Rrset { ttl, rrdatas }))
+}
+
+/// Cloud DNS's rule for TXT data: each character-string of an rrdata at most 255 octets, the limit of
+/// RFC 1035 section 3.3.14 (a one-octet length). Cloud DNS refuses a longer string as invalid record data
+/// and stores unquoted words as separate strings (Mailhardener, "How to enter TXT values in Google Cloud
+/// DNS", https://mailhardener.com/blog/how-to-enter-txt-values-in-google-cloud-dns, citing Google's issue
+/// tracker; Google's own "Records format (JSON)" page shows TXT rrdatas as zone-file text). An rrdata is
+/// read as zone-file text: quoted strings (`\` escapes one character), or words separated by spaces.
+fn txt_strings_fit(rrdata: &str) -> bool {
+    const MOST: usize = 255;
+    let mut chars = rrdata.chars().peekable();
+    loop {
+        while chars.next_if(|c| c.is_ascii_whitespace()).is_some() {}
+        let Some(first) = chars.next() else {
+            return true;
+        };
+        let mut octets = 0;
+        if first == '"' {
+            loop {
+                match chars.next() {
+                    None => return false,
+                    Some('"') => break,
+                    Some('\\') => octets += chars.next().map_or(0, char::len_utf8),
+                    Some(c) => octets += c.len_utf8(),
+                }
+            }
+        } else {
+            octets += first.len_utf8();
+            while let Some(c) = chars.next_if(|c| !c.is_ascii_whitespace()) {
+                octets += c.len_utf8();
+            }
+        }
+        if octets > MOST {
+            return false;
+        }
+    }
 }
 
 fn same_data(a: &Rrset, b: &Rrset) -> bool {

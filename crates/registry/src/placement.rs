@@ -1,0 +1,169 @@
+//! Where a record and its ownership record go, and how a pair the provider cannot take in one write is
+//! written. A record's ownership record is named after the record (`a-` glued to its first label), so it is
+//! not always in the record's zone:
+//!
+//! * the apex of a delegated child zone (`sub.example.org`) has its ownership record (`a-sub.example.org`)
+//!   in the parent zone: the two are written one after the other, as external-dns writes them (per zone);
+//! * the apex of a top zone (`example.org`) has its ownership record (`a-example.org`) in no zone at all:
+//!   the record is written alone and is not extdns's (external-dns does the same), which is said once with
+//!   the flag that puts ownership records inside the zone;
+//! * a name the provider is documented to refuse (Azure: a `*` that is not a whole first label,
+//!   `a-*.example.org`) is never sent, so a record is not written and undone again on every sync.
+//!
+//! The decision is made here once, from [`Provider::placement`], for every provider that knows its zones.
+
+use std::collections::HashSet;
+use std::sync::Mutex;
+
+use extdns_endpoint::{Change, Endpoint};
+use extdns_provider::zone::Placement;
+use extdns_provider::{ChangeFailure, Provider, ProviderError, ReadState, Unit};
+
+/// How a record's change and its ownership change reach the provider.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pairing {
+    /// One unit: they land together or not at all.
+    Together,
+    /// Two zones hold them: two writes, ownership first for a create or update (the record is written
+    /// only once its ownership record landed), the record first for a delete (an ownership record is
+    /// never removed from a record that stays).
+    Apart,
+    /// No zone holds the ownership record: the record is written alone, and is not extdns's.
+    Unowned,
+    /// The provider refuses the ownership record's name: neither is written.
+    Refused(&'static str),
+}
+
+/// How `change` (a record's) and `ownership` (its ownership change) are written, as the provider places
+/// their names in the read `read`.
+pub(crate) fn pairing(provider: &dyn Provider, read: &ReadState, change: &Change, ownership: &Change) -> Pairing {
+    let record = provider.placement(read, &change.endpoint().dns_name);
+    let owner = provider.placement(read, &ownership.endpoint().dns_name);
+    match (record, owner) {
+        (_, Placement::Refused(why)) if matches!(change, Change::Create(_)) => Pairing::Refused(why),
+        (Placement::Zone(_), Placement::Outside) if matches!(change, Change::Create(_)) => Pairing::Unowned,
+        (Placement::Zone(a), Placement::Zone(b)) if a != b => Pairing::Apart,
+        _ => Pairing::Together,
+    }
+}
+
+/// Names already warned about, so a condition that repeats at every sync is logged once.
+#[derive(Debug, Default)]
+pub(crate) struct Once(Mutex<HashSet<String>>);
+
+impl Once {
+    /// True the first time `key` is seen.
+    pub(crate) fn first(&self, key: &str) -> bool {
+        let mut seen = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        !seen.contains(key) && seen.insert(key.to_string())
+    }
+}
+
+/// Say once that `record` is written without an ownership record (`txt` lies in no zone), with the flag
+/// that puts ownership records inside the zone.
+pub(crate) fn warn_unowned(once: &Once, record: &Endpoint, txt: &str) {
+    if once.first(&record.dns_name) {
+        tracing::warn!(
+            record = %record.dns_name, r#type = %record.record_type, ownership_record = %txt,
+            "no zone holds this record's ownership record, so it is written without one and is not extdns's: \
+             extdns will neither update nor delete it (external-dns leaves it so too). A --txt-prefix naming \
+             the record type and ending in a dot (e.g. --txt-prefix=_extdns-%{{record_type}}.) puts \
+             ownership records inside the zone"
+        );
+    }
+}
+
+/// Say once that `record` is not written because the provider refuses its ownership record's name.
+pub(crate) fn warn_refused(once: &Once, record: &Endpoint, txt: &str, why: &str) {
+    if once.first(&record.dns_name) {
+        let hint = if record.dns_name.starts_with('*') {
+            "; --txt-wildcard-replacement (e.g. --txt-wildcard-replacement=wildcard) names the ownership \
+             records of wildcards without the '*'"
+        } else {
+            ""
+        };
+        tracing::warn!(
+            record = %record.dns_name, r#type = %record.record_type, ownership_record = %txt,
+            "this record is not written: the provider refuses its ownership record's name ({why}), and a record \
+             extdns cannot own would be one it could never update or delete{hint}"
+        );
+    }
+}
+
+/// Write pairs (record change, ownership change) whose two halves two zones hold: the first half of
+/// every pair in one call, then the second half of those whose first half landed; a create whose record
+/// failed after its new ownership record landed has that ownership record deleted again (after a new
+/// read, which the rare failure pays for). Returns the failures, each named by its record (the plan's
+/// change), whichever half failed.
+pub(crate) async fn write_apart(
+    provider: &dyn Provider,
+    read: &ReadState,
+    pairs: &[(&Change, &Change)],
+) -> Result<Vec<ChangeFailure>, ProviderError> {
+    let halves: Vec<(&Change, &Change)> = pairs
+        .iter()
+        .map(|&(record, ownership)| match record {
+            Change::Delete(_) => (record, ownership),
+            _ => (ownership, record),
+        })
+        .collect();
+    let first: Vec<Unit<'_>> = halves.iter().map(|(a, _)| Unit::new(a)).collect();
+    let failed_first = partial(provider.apply(read, &first).await)?;
+    let mut failures = Vec::new();
+    let mut second: Vec<(usize, Unit<'_>)> = Vec::new();
+    for (i, (a, b)) in halves.iter().enumerate() {
+        match failed_first.iter().find(|f| f.is_for(a.endpoint())) {
+            Some(f) => failures.push(of_record(pairs[i].0, f)),
+            None => second.push((i, Unit::new(b))),
+        }
+    }
+    if second.is_empty() {
+        return Ok(failures);
+    }
+    let units: Vec<Unit<'_>> = second.iter().map(|(_, u)| *u).collect();
+    let failed_second = partial(provider.apply(read, &units).await)?;
+    let mut undo: Vec<Change> = Vec::new();
+    for &(i, unit) in &second {
+        let Some(f) = failed_second.iter().find(|f| f.is_for(unit.change.endpoint())) else {
+            continue;
+        };
+        let (record, ownership) = pairs[i];
+        failures.push(of_record(record, f));
+        if let (Change::Create(_), Change::Create(txt)) = (record, ownership) {
+            undo.push(Change::Delete(txt.clone()));
+        }
+    }
+    if !undo.is_empty() {
+        // Read again first: the ownership records were written after `read`, and a provider that writes
+        // under what it read (Azure's ETags, Cloudflare's record ids) can delete only what a read saw.
+        let units: Vec<Unit<'_>> = undo.iter().map(Unit::new).collect();
+        let undone = match provider.records().await {
+            Ok(fresh) => provider.apply(&fresh.state, &units).await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = undone {
+            tracing::warn!(error = %e, "ownership records written for records that then failed could not be taken back");
+        }
+    }
+    Ok(failures)
+}
+
+/// The failed changes of a partial failure (none when it succeeded); any other error is passed on.
+fn partial(result: Result<(), ProviderError>) -> Result<Vec<ChangeFailure>, ProviderError> {
+    match result {
+        Ok(()) => Ok(Vec::new()),
+        Err(ProviderError::Partial { failures }) => Ok(failures),
+        Err(e) => Err(e),
+    }
+}
+
+/// `failure` (of either half) as a failure of `record`'s change, which is what the controller matches.
+fn of_record(record: &Change, failure: &ChangeFailure) -> ChangeFailure {
+    let reason = &failure.reason;
+    let message = if failure.is_for(record.endpoint()) {
+        reason.message.clone()
+    } else {
+        format!("its ownership record {}: {}", failure.key.dns_name, reason.message)
+    };
+    ChangeFailure::new(record.endpoint(), reason.kind, message)
+}

@@ -1,0 +1,235 @@
+//! The TXT registry over a provider whose zones are strict as the clouds' are: a write names one zone, and
+//! every record in it must lie in that zone. Apex records (a top zone's, a delegated child zone's) and
+//! names the provider refuses are written as external-dns writes them, and no sync fails for them.
+
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use extdns_endpoint::{Change, Endpoint, RecordType, label};
+use extdns_provider::zone::{self, Placement};
+use extdns_provider::{Failures, Provider, ProviderError, ReadState, Records, Unit};
+
+use crate::{Ownership, OwnershipConfig, Registry, TxtRegistry, TxtRegistryConfig};
+
+/// Zones as a cloud keeps them: each record stored in one zone; a unit whose changes two zones (or none)
+/// hold is refused, as Cloud DNS and Azure refuse a change naming a record outside the zone.
+struct StrictZones {
+    zones: Vec<&'static str>,
+    records: Mutex<Vec<(usize, Endpoint)>>,
+    /// Records (by name) whose writes are refused.
+    refuse: Vec<&'static str>,
+    /// Calls to `apply`.
+    calls: Mutex<usize>,
+}
+
+impl StrictZones {
+    fn new(zones: Vec<&'static str>) -> Self {
+        StrictZones {
+            zones,
+            records: Mutex::new(Vec::new()),
+            refuse: Vec::new(),
+            calls: Mutex::new(0),
+        }
+    }
+
+    /// The records of zone `zone`, as `name type`.
+    fn zone(&self, zone: &str) -> Vec<String> {
+        let at = self.zones.iter().position(|z| *z == zone);
+        let records = self.records.lock().expect("records");
+        let mut names: Vec<String> = records
+            .iter()
+            .filter(|(z, _)| Some(*z) == at)
+            .map(|(_, e)| format!("{} {}", e.dns_name, e.record_type))
+            .collect();
+        names.sort();
+        names
+    }
+
+    fn calls(&self) -> usize {
+        *self.calls.lock().expect("calls")
+    }
+}
+
+#[async_trait]
+impl Provider for StrictZones {
+    async fn records(&self) -> Result<Records, ProviderError> {
+        let records = self.records.lock().expect("records");
+        Ok(records.iter().map(|(_, e)| e.clone()).collect::<Vec<_>>().into())
+    }
+
+    async fn apply(&self, _read: &ReadState, units: &[Unit<'_>]) -> Result<(), ProviderError> {
+        *self.calls.lock().expect("calls") += 1;
+        let mut failures = Failures::default();
+        for unit in units {
+            let zone_for = |name: &str| zone::closest(&self.zones, name, |z| z);
+            let z = match zone::of_unit(unit, "Strict", |_| true, zone_for) {
+                Ok(z) => z,
+                Err(refusal) => {
+                    failures.refuse(unit, refusal);
+                    continue;
+                }
+            };
+            if self.refuse.contains(&unit.change.endpoint().dns_name.as_str()) {
+                failures.refuse(unit, "refused by the test");
+                continue;
+            }
+            let mut records = self.records.lock().expect("records");
+            for change in unit.changes() {
+                if let Some(old) = change.previous() {
+                    records.retain(|(_, e)| e.key() != old.key());
+                }
+                if !matches!(change, Change::Delete(_)) {
+                    let mut stored = change.endpoint().clone();
+                    stored.labels = extdns_endpoint::Labels::new();
+                    records.push((z, stored));
+                }
+            }
+        }
+        failures.into_result()
+    }
+
+    fn placement(&self, _read: &ReadState, name: &str) -> Placement {
+        match Placement::closest(&self.zones, name, |z| z) {
+            Placement::Zone(_) if name.contains("-*") => Placement::Refused("a '*' inside a label"),
+            p => p,
+        }
+    }
+}
+
+fn registry(provider: &Arc<StrictZones>) -> TxtRegistry {
+    let ownership = Ownership::new(OwnershipConfig::default()).expect("ownership");
+    TxtRegistry::new(provider.clone(), TxtRegistryConfig::new(ownership))
+}
+
+fn a(name: &str) -> Endpoint {
+    Endpoint::new(name, RecordType::A, ["192.0.2.1"])
+}
+
+/// One sync's write of `changes`, folded into the snapshot it was planned from, which is returned.
+async fn sync(registry: &TxtRegistry, changes: &[Change]) -> Result<crate::Snapshot, crate::RegistryError> {
+    let mut snapshot = registry.records().await?;
+    let written = registry.apply(&snapshot, changes).await?;
+    registry.fold_applied(&mut snapshot, changes, written);
+    Ok(snapshot)
+}
+
+#[tokio::test]
+async fn a_child_zone_apex_is_owned_through_the_parent_zone() {
+    let provider = Arc::new(StrictZones::new(vec!["example.org", "sub.example.org"]));
+    let registry = registry(&provider);
+    sync(&registry, &[Change::Create(a("sub.example.org"))])
+        .await
+        .expect("the child zone's apex is written, its ownership record in the parent zone");
+    assert_eq!(provider.zone("sub.example.org"), ["sub.example.org A"]);
+    assert_eq!(provider.zone("example.org"), ["a-sub.example.org TXT"]);
+    let read = registry.records().await.expect("read");
+    assert_eq!(
+        read.records[0].owner(),
+        Some("default"),
+        "owned through a-sub.example.org"
+    );
+
+    let delete = Change::Delete(read.records[0].clone());
+    sync(&registry, &[delete])
+        .await
+        .expect("deleted, record then ownership");
+    assert!(provider.zone("sub.example.org").is_empty());
+    assert!(provider.zone("example.org").is_empty());
+}
+
+#[tokio::test]
+async fn a_top_zone_apex_is_written_without_ownership_and_is_never_taken_over() {
+    let provider = Arc::new(StrictZones::new(vec!["example.org"]));
+    let registry = registry(&provider);
+    let snapshot = sync(&registry, &[Change::Create(a("example.org"))])
+        .await
+        .expect("the apex is written, as external-dns writes it");
+    assert_eq!(
+        provider.zone("example.org"),
+        ["example.org A"],
+        "no ownership record anywhere"
+    );
+    assert_eq!(
+        snapshot.records[0].owner(),
+        None,
+        "the folded cache does not call it ours"
+    );
+    let read = registry.records().await.expect("read");
+    assert_eq!(read.records[0].owner(), None, "read back as nobody's");
+
+    let calls = provider.calls();
+    let delete = Change::Delete(read.records[0].clone());
+    sync(&registry, &[delete])
+        .await
+        .expect("a delete of a record that is not ours is dropped");
+    assert_eq!(provider.calls(), calls, "nothing sent");
+    assert_eq!(provider.zone("example.org"), ["example.org A"]);
+}
+
+#[tokio::test]
+async fn a_record_whose_ownership_name_is_refused_is_not_written() {
+    let provider = Arc::new(StrictZones::new(vec!["example.org"]));
+    let registry = registry(&provider);
+    let wildcard = a("*.example.org");
+    for _ in 0..2 {
+        let snapshot = sync(&registry, &[Change::Create(wildcard.clone())])
+            .await
+            .expect("no failing sync");
+        assert!(snapshot.records.is_empty(), "nothing folded in");
+    }
+    assert_eq!(
+        provider.calls(),
+        0,
+        "neither the record nor a-*.example.org was ever sent"
+    );
+}
+
+#[tokio::test]
+async fn a_record_refused_after_its_ownership_landed_in_another_zone_takes_it_back() {
+    let mut zones = StrictZones::new(vec!["example.org", "sub.example.org"]);
+    zones.refuse = vec!["sub.example.org"];
+    let provider = Arc::new(zones);
+    let registry = registry(&provider);
+    let err = sync(
+        &registry,
+        &[Change::Create(a("sub.example.org").with_label(label::RESOURCE, "x"))],
+    )
+    .await
+    .expect_err("the record was refused");
+    let crate::RegistryError::Provider(ProviderError::Partial { failures }) = err else {
+        panic!("a partial failure, got {err}");
+    };
+    assert_eq!(failures.len(), 1);
+    assert_eq!(failures[0].key.dns_name, "sub.example.org", "named by the record");
+    assert!(
+        provider.zone("example.org").is_empty(),
+        "the ownership record was removed again"
+    );
+}
+
+#[tokio::test]
+async fn the_prefix_the_warning_names_puts_a_top_apex_s_ownership_record_inside_the_zone() {
+    let provider = Arc::new(StrictZones::new(vec!["example.org"]));
+    let flags = OwnershipConfig {
+        prefix: "_extdns-%{record_type}.".to_string(),
+        ..OwnershipConfig::default()
+    };
+    let ownership = Ownership::new(flags).expect("ownership");
+    let registry = TxtRegistry::new(provider.clone(), TxtRegistryConfig::new(ownership));
+    sync(&registry, &[Change::Create(a("example.org"))])
+        .await
+        .expect("written");
+    assert_eq!(
+        provider.zone("example.org"),
+        ["_extdns-a.example.org TXT", "example.org A"]
+    );
+    let read = registry.records().await.expect("read");
+    assert_eq!(read.records[0].owner(), Some("default"), "owned");
+
+    // A prefix without the record type still names it outside the zone.
+    let mapper = crate::NameMapper::new("_extdns.", "", "");
+    assert_eq!(
+        mapper.to_txt_name("example.org", &RecordType::A),
+        "_extdns.a-example.org"
+    );
+}
