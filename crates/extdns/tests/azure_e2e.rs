@@ -365,12 +365,12 @@ fn apexes_against_external_dns(service: Service, provider: &str) {
         &extdns(&ours, provider, home.path(), objects.dir.path(), &[]),
         "extdns: the first sync",
     );
-    let written = ours.state().writes;
+    let written = ours.state().requests.writes();
     ok(
         &extdns(&ours, provider, home.path(), objects.dir.path(), &[]),
         "extdns: the second sync",
     );
-    assert_eq!(ours.state().writes, written, "the second sync writes nothing");
+    assert_eq!(ours.state().requests.writes(), written, "the second sync writes nothing");
     ok(
         &run_external_dns(&to_theirs, provider, home.path(), objects.source),
         "external-dns",
