@@ -702,18 +702,23 @@ impl Controller {
         self.metrics.count_write(full);
         match self.registry.apply(snapshot, &changes).await {
             Ok(written) => {
-                log_changes(&changes, Verb::Applied, &FailedRecords::default());
+                // A change the registry withheld (its ownership record's name refused) was not written:
+                // it is reported refused, never as applied; the sync itself succeeded.
+                let withheld = FailedRecords::of(written.withheld());
+                log_changes(&changes, Verb::Applied, &withheld);
                 self.metrics.mark_sync();
-                self.emit(
-                    Outcome {
-                        applied: changes.iter().collect(),
-                        held_back: &held_back,
-                        failed,
-                        ..Outcome::default()
-                    },
-                    &uids,
-                )
-                .await;
+                let mut outcome = Outcome {
+                    held_back: &held_back,
+                    failed,
+                    ..Outcome::default()
+                };
+                for c in &changes {
+                    match withheld.get(c.endpoint()) {
+                        Some(f) => outcome.errored.push((c, Some(&f.reason))),
+                        None => outcome.applied.push(c),
+                    }
+                }
+                self.emit(outcome, &uids).await;
                 let owned = owned_after(owned_before, &changes);
                 Ok((
                     SyncReport {

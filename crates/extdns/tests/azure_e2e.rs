@@ -370,7 +370,11 @@ fn apexes_against_external_dns(service: Service, provider: &str) {
         &extdns(&ours, provider, home.path(), objects.dir.path(), &[]),
         "extdns: the second sync",
     );
-    assert_eq!(ours.state().requests.writes(), written, "the second sync writes nothing");
+    assert_eq!(
+        ours.state().requests.writes(),
+        written,
+        "the second sync writes nothing"
+    );
     ok(
         &run_external_dns(&to_theirs, provider, home.path(), objects.source),
         "external-dns",

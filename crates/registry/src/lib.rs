@@ -43,7 +43,7 @@ mod txt_tests;
 
 use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint};
-use extdns_provider::{ProviderError, ReadState};
+use extdns_provider::{ChangeFailure, ProviderError, ReadState};
 
 pub use crypto::{AesKey, CryptoError};
 pub use mapper::NameMapper;
@@ -153,14 +153,23 @@ pub struct Written {
     ownership: Vec<txt::Sent>,
     /// What a registry outside this crate wrote (the DynamoDB registry's items, the changes it skipped).
     registry: Option<RegistryState>,
+    /// The changes the registry did not send, each with why (the provider refuses its ownership record's
+    /// name): the controller reports them as refused, never as written.
+    withheld: Vec<ChangeFailure>,
 }
 
 impl Written {
+    /// The changes this write did not send, and why: a write is reported only where it was made.
+    pub fn withheld(&self) -> &[ChangeFailure] {
+        &self.withheld
+    }
+
     /// What a registry that keeps its bookkeeping outside the provider wrote, for its `fold_applied`.
     pub fn with_registry_state<T: std::any::Any + Send + Sync>(state: T) -> Self {
         Written {
             ownership: Vec::new(),
             registry: Some(RegistryState(Box::new(state))),
+            withheld: Vec::new(),
         }
     }
 

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use extdns_endpoint::{Change, Endpoint, RecordType, label};
+use extdns_provider::failure::FailureKind;
 use extdns_provider::zone::{self, Placement};
 use extdns_provider::{Failures, Provider, ProviderError, ReadState, Records, Unit};
 
@@ -172,9 +173,20 @@ async fn a_record_whose_ownership_name_is_refused_is_not_written() {
     let registry = registry(&provider);
     let wildcard = a("*.example.org");
     for _ in 0..2 {
-        let snapshot = sync(&registry, &[Change::Create(wildcard.clone())])
-            .await
-            .expect("no failing sync");
+        let changes = [Change::Create(wildcard.clone())];
+        let mut snapshot = registry.records().await.expect("read");
+        let written = registry.apply(&snapshot, &changes).await.expect("no failing sync");
+        let withheld: Vec<_> = written
+            .withheld()
+            .iter()
+            .map(|f| (f.key.dns_name.as_str(), f.reason.kind))
+            .collect();
+        assert_eq!(
+            withheld,
+            [("*.example.org", FailureKind::Refused)],
+            "reported refused, never as written"
+        );
+        registry.fold_applied(&mut snapshot, &changes, written);
         assert!(snapshot.records.is_empty(), "nothing folded in");
     }
     assert_eq!(

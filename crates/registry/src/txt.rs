@@ -8,7 +8,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, Labels, RecordType, Targets, label};
-use extdns_provider::{Failures, Provider, Unit};
+use extdns_provider::failure::FailureKind;
+use extdns_provider::{ChangeFailure, Failures, Provider, Unit};
 
 use crate::crypto::AesKey;
 use crate::labels::{self, InvalidHeritage};
@@ -641,10 +642,18 @@ impl Registry for TxtRegistry {
         failures.into_result()?;
         drop((units, apart));
         // The ownership records go to the fold as sent: sealing them again would pick another nonce.
+        let mut withheld = Vec::new();
         let ownership = planned
             .into_iter()
             .map(|p| match p.pairing {
-                Pairing::Refused(_) => Sent::Withheld,
+                Pairing::Refused(why) => {
+                    withheld.push(ChangeFailure::new(
+                        p.change.endpoint(),
+                        FailureKind::Refused,
+                        format!("not written: the provider refuses its ownership record's name ({why})"),
+                    ));
+                    Sent::Withheld
+                }
                 Pairing::Unowned => Sent::Unowned,
                 Pairing::Together | Pairing::Apart => Sent::Owned(p.ownership.map(|o| SentOwnership::new(o, p.nonce))),
             })
@@ -652,6 +661,7 @@ impl Registry for TxtRegistry {
         Ok(Written {
             ownership,
             registry: None,
+            withheld,
         })
     }
 
