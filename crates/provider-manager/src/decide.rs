@@ -5,10 +5,11 @@
 //! so every rule of the manager is a case of [`decide`] and tested as one.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use extdns_dnsprovider::status::Reason;
-use extdns_dnsprovider::{FINALIZER, ProviderId, ProviderObject, conflicts};
+use extdns_dnsprovider::{FINALIZER, ProviderId, ProviderObject, SpecError, conflicts};
 use kube::api::DynamicObject;
 
 pub use crate::first_sync::{FIRST_SYNC_LOOK, FIRST_SYNC_LOOK_MAX, PENDING, first_sync_wait};
@@ -48,11 +49,14 @@ impl Seen {
     /// What `object` says, and the decoded provider object when its spec decodes (decoded here: the runner
     /// decodes each generation once, [`crate::decoded::Decoded`]).
     pub fn of(object: &DynamicObject) -> (Seen, Option<ProviderObject>) {
-        Seen::with(object, ProviderObject::from_dynamic(object).map_err(|e| e.to_string()))
+        Seen::with(object, ProviderObject::from_dynamic(object).map_err(Arc::new))
     }
 
     /// What `object` says, its spec decoded as `decoded` (the provider object, or why it does not decode).
-    pub fn with(object: &DynamicObject, decoded: Result<ProviderObject, String>) -> (Seen, Option<ProviderObject>) {
+    pub fn with(
+        object: &DynamicObject,
+        decoded: Result<ProviderObject, Arc<SpecError>>,
+    ) -> (Seen, Option<ProviderObject>) {
         let meta = &object.metadata;
         let finalizers = meta.finalizers.as_deref().unwrap_or_default();
         let mut seen = Seen {
@@ -69,7 +73,7 @@ impl Seen {
                 (seen, Some(p))
             }
             Err(why) => {
-                seen.invalid = Some(why);
+                seen.invalid = Some(why.to_string());
                 (seen, None)
             }
         }

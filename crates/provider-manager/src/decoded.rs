@@ -4,9 +4,9 @@
 //! generation (or a new object of the name: another uid) is first seen, and kept until then.
 
 use std::collections::BTreeMap;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
-use extdns_dnsprovider::{DnsProviderSpec, ProviderId, ProviderObject};
+use extdns_dnsprovider::{DnsProviderSpec, ProviderId, ProviderObject, SpecError};
 use kube::api::DynamicObject;
 
 use crate::decide::Seen;
@@ -15,7 +15,8 @@ use crate::decide::Seen;
 struct Entry {
     uid: Option<String>,
     generation: Option<i64>,
-    spec: Result<DnsProviderSpec, String>,
+    /// The spec, or why it does not decode (shared: every look at this generation answers the same).
+    spec: Result<DnsProviderSpec, Arc<SpecError>>,
 }
 
 /// The specs decoded so far, by provider id.
@@ -37,7 +38,7 @@ impl Decoded {
             *self.decodes.lock().unwrap_or_else(PoisonError::into_inner) += 1;
             let spec = ProviderObject::decode_spec(object)
                 .map(|(_, spec)| spec)
-                .map_err(|e| e.to_string());
+                .map_err(Arc::new);
             let entry = Entry {
                 uid: meta.uid.clone(),
                 generation: meta.generation,
@@ -48,7 +49,8 @@ impl Decoded {
         let decoded = match entries.get(id).map(|e| &e.spec) {
             Some(Ok(spec)) => Ok(ProviderObject::with_spec(object, id.clone(), spec.clone())),
             Some(Err(why)) => Err(why.clone()),
-            None => Err(format!("{id}: not decoded")),
+            // Inserted above when it was not fresh: decoding again is the honest answer all the same.
+            None => ProviderObject::from_dynamic(object).map_err(Arc::new),
         };
         Seen::with(object, decoded)
     }

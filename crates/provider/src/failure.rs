@@ -152,7 +152,7 @@ pub fn unanswered(error: &reqwest::Error) -> FailureKind {
 /// the same for every HTTP backend: each API's error holds one (`#[error(transparent)]`), so the message
 /// and the kind ([`unanswered`]) are written once. `api` names the backend in the message.
 #[derive(Debug, thiserror::Error)]
-#[error("{api} at {url} is unreachable: {}", crate::http::error_chain(.source))]
+#[error("{api} at {url} is unreachable: {}", error_chain(.source))]
 pub struct Unreachable {
     /// The backend, as messages name it (`Cloud DNS`, `etcd`).
     pub api: &'static str,
@@ -191,6 +191,22 @@ pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
         return Some(Duration::from_millis(ms));
     }
     text("retry-after")?.parse::<u64>().ok().map(Duration::from_secs)
+}
+
+/// An error's text followed by each of its causes' that it does not already include: reqwest's own text
+/// leaves out why a connection failed (which certificate check, which refusal).
+pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(c) = cause {
+        let more = c.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        cause = c.source();
+    }
+    text
 }
 
 #[cfg(test)]

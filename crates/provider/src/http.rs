@@ -17,6 +17,7 @@ use reqwest::{IntoUrl, Method, Response, StatusCode, Url};
 use extdns_proxy::ProxyEnv;
 
 use crate::failure::HttpAnswer;
+pub use crate::failure::error_chain;
 use crate::tls::{TlsError, TlsOptions};
 
 /// What every request carries as `User-Agent`.
@@ -326,22 +327,6 @@ pub fn percent_encode(text: &str) -> String {
         }
     }
     out
-}
-
-/// An error's text followed by each of its causes' that it does not already include: reqwest's own text
-/// leaves out why a connection failed (which certificate check, which refusal).
-pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut cause = error.source();
-    while let Some(c) = cause {
-        let more = c.to_string();
-        if !text.contains(&more) {
-            text.push_str(": ");
-            text.push_str(&more);
-        }
-        cause = c.source();
-    }
-    text
 }
 
 /// `builder` going through the proxy `proxies` name for each request's URL, by Go's rules; with no proxy
