@@ -101,12 +101,13 @@ impl CorednsConfig {
                 });
             }
         };
-        let mut tls = EtcdTls::default();
-        tls.ca_file = set("ETCD_CA_FILE").map(PathBuf::from);
-        tls.cert_file = set("ETCD_CERT_FILE").map(PathBuf::from);
-        tls.key_file = set("ETCD_KEY_FILE").map(PathBuf::from);
-        tls.server_name = set("ETCD_TLS_SERVER_NAME");
-        tls.insecure = insecure;
+        let tls = EtcdTls {
+            ca_file: set("ETCD_CA_FILE").map(PathBuf::from),
+            cert_file: set("ETCD_CERT_FILE").map(PathBuf::from),
+            key_file: set("ETCD_KEY_FILE").map(PathBuf::from),
+            server_name: set("ETCD_TLS_SERVER_NAME"),
+            insecure,
+        };
         if tls.cert_file.is_some() != tls.key_file.is_some() {
             return Err(ConfigError::CertWithoutKey);
         }
