@@ -63,6 +63,17 @@ pub struct AssumeRole {
     pub external_id: Option<String>,
 }
 
+impl AssumeRole {
+    /// The role as its two flags give it: none when the role is blank, an external id only when one is given.
+    pub fn from_flags(role_arn: &str, external_id: &str) -> Option<AssumeRole> {
+        let (role, external_id) = (role_arn.trim(), external_id.trim());
+        (!role.is_empty()).then(|| AssumeRole {
+            role_arn: role.to_string(),
+            external_id: (!external_id.is_empty()).then(|| external_id.to_string()),
+        })
+    }
+}
+
 /// Where the credentials come from.
 #[derive(Clone)]
 #[non_exhaustive]

@@ -5,7 +5,6 @@ use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use extdns_dns_wire::TsigKey;
-use hickory_proto::ProtoError;
 use hickory_proto::rr::Name;
 
 /// Everything the built-in server needs.
@@ -63,31 +62,6 @@ pub struct ZoneConfig {
     pub name_servers: Vec<Name>,
     /// Addresses of in-zone name servers (glue), served as their A/AAAA records.
     pub glue: Vec<(Name, IpAddr)>,
-}
-
-impl ZoneConfig {
-    /// A zone as the `--dns-server-*` flags' defaults make it: `name_server` its one NS (with `glue` when it
-    /// lies in the zone), `hostmaster.<zone>`, refresh 1 h, retry 10 min, expire 7 days, negative TTL 30 s,
-    /// SOA and NS TTL 60 s. Fails when `hostmaster.<zone>` is not a name (a zone of 253 bytes).
-    pub fn new(origin: Name, name_server: Name, glue: Option<IpAddr>) -> Result<ZoneConfig, ProtoError> {
-        let rname = Name::from_labels([b"hostmaster" as &[u8]])?.append_domain(&origin)?;
-        Ok(ZoneConfig {
-            mname: name_server.clone(),
-            rname,
-            refresh: 3_600,
-            retry: 600,
-            expire: 604_800,
-            minimum: 30,
-            ttl: 60,
-            glue: glue
-                .filter(|_| origin.zone_of(&name_server))
-                .map(|ip| (name_server.clone(), ip))
-                .into_iter()
-                .collect(),
-            name_servers: vec![name_server],
-            origin,
-        })
-    }
 }
 
 /// A secondary allowed to transfer (`--dns-server-secondary`): its address, and the key it must sign with.

@@ -31,6 +31,7 @@ pub mod provider;
 pub mod server;
 pub mod serving;
 mod transfer;
+pub mod values;
 pub mod zones;
 
 pub use config::{Limits, Secondary, ServerConfig, ZoneConfig};
@@ -38,4 +39,5 @@ pub use metrics::ServerMetrics;
 pub use provider::DnsServerProvider;
 pub use server::{DnsServer, ServerError};
 pub use serving::{bind_serving, zones_and_provider};
+pub use values::{ConfigError, NameServer};
 pub use zones::{Zone, ZoneSet, Zones};

@@ -13,9 +13,11 @@
 //! ```
 
 pub mod codec;
+pub mod key_spec;
 pub mod tsig;
 
 pub use codec::CodecError;
+pub use key_spec::KeySpecError;
 pub use tsig::{
     Algorithm as TsigAlgorithm, Key as TsigKey, Refusal, RequestError, ResponseSigner, SignedRequest, TsigError,
     TsigFailure, Verifier, unix_now, verify_request,

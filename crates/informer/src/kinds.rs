@@ -88,6 +88,17 @@ pub(crate) fn demand() -> Option<Demand> {
     })
 }
 
+/// An API version and kind that cannot name a resource: the version is empty or has more than one `/`,
+/// or the kind is empty.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{api_version:?} and {kind:?} do not name a group/version and a kind")]
+pub struct OverrideError {
+    /// The API version as given.
+    pub api_version: String,
+    /// The kind as given.
+    pub kind: String,
+}
+
 /// The API resources configuration puts in place of the table's for some kinds: DNSEndpoints of another
 /// group, version or kind (`--crd-source-apiversion`, `--crd-source-kind`), as external-dns read them up to
 /// v0.20. The schema (and so the API type and view) stays the table's; only the address changes. Watches
@@ -123,6 +134,24 @@ impl KindOverrides {
         );
     }
 
+    /// `kind` read as `kind_name` of `api_version` (`group/version`, or `version` for the core group) where
+    /// that is not what the table reads, at external-dns's plural (the kind lower-cased, then `s`).
+    pub fn read_as(&mut self, kind: ResourceKind, api_version: &str, kind_name: &str) -> Result<(), OverrideError> {
+        let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+        if version.is_empty() || version.contains('/') || kind_name.is_empty() {
+            return Err(OverrideError {
+                api_version: api_version.to_string(),
+                kind: kind_name.to_string(),
+            });
+        }
+        let spec = kind.spec();
+        if group != spec.group || !spec.versions.contains(&version) || kind_name != spec.name {
+            let plural = format!("{}s", kind_name.to_ascii_lowercase());
+            self.set_resource(kind, api_version, kind_name, &plural);
+        }
+        Ok(())
+    }
+
     /// The resource configuration puts in place of `kind`'s table row, if any.
     pub fn get(&self, kind: ResourceKind) -> Option<&ApiResource> {
         self.0.get(&kind)
@@ -156,6 +185,27 @@ impl KindOverrides {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_kind_is_read_elsewhere_only_when_it_is_not_the_tables() {
+        let spec = ResourceKind::DnsEndpoint.spec();
+        let mut o = KindOverrides::new();
+        let table = format!("{}/{}", spec.group, spec.versions[0]);
+        assert_eq!(o.read_as(ResourceKind::DnsEndpoint, &table, spec.name), Ok(()));
+        assert!(o.get(ResourceKind::DnsEndpoint).is_none());
+        assert_eq!(
+            o.read_as(ResourceKind::DnsEndpoint, "example.com/v2", "MyRecord"),
+            Ok(())
+        );
+        let r = o.get(ResourceKind::DnsEndpoint).cloned();
+        assert_eq!(
+            r.map(|r| (r.group, r.version, r.plural)),
+            Some(("example.com".into(), "v2".into(), "myrecords".into()))
+        );
+        assert!(o.read_as(ResourceKind::DnsEndpoint, "a/b/v1", "K").is_err());
+        assert!(o.read_as(ResourceKind::DnsEndpoint, "example.com/", "K").is_err());
+        assert!(o.read_as(ResourceKind::DnsEndpoint, "v1", "").is_err());
+    }
 
     /// The kind of the API type a kind dispatches to.
     struct KindOf;

@@ -59,7 +59,7 @@ pub use extdns_object::Uid;
 pub use fanout::ClusterFanout;
 pub use fields::{FieldTree, PathStep, TemplateFields};
 pub use intern::Interner;
-pub use kinds::{ApiResourceOf, KINDS, KindOverrides, KindSpec, ResourceKind, Watched};
+pub use kinds::{ApiResourceOf, KINDS, KindOverrides, KindSpec, OverrideError, ResourceKind, Watched};
 pub use live::{InformerError, LiveCluster, LiveOptions, status_of};
 pub use manifest_cluster::ManifestCluster;
 pub use manifests::{

@@ -35,6 +35,29 @@ impl std::fmt::Debug for Auth {
     }
 }
 
+impl Auth {
+    /// The credentials external-dns reads from the `CF_*` variables `var` reads (blank ones unset): a token
+    /// (`CF_API_TOKEN`, or `file:/path` to a file holding it) before a key and its email.
+    pub fn from_env(var: impl Fn(&str) -> Option<String>) -> Result<Auth, ConfigError> {
+        let set = |k: &str| var(k).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+        match (set("CF_API_TOKEN"), set("CF_API_KEY"), set("CF_API_EMAIL")) {
+            (Some(token), _, _) => match token.strip_prefix("file:") {
+                Some(path) => match std::fs::read_to_string(path) {
+                    Ok(t) if !t.trim().is_empty() => Ok(Auth::Token(t.trim().to_string())),
+                    Ok(_) => Err(ConfigError::EmptyTokenFile { path: path.to_string() }),
+                    Err(source) => Err(ConfigError::TokenFile {
+                        path: path.to_string(),
+                        source,
+                    }),
+                },
+                None => Ok(Auth::Token(token)),
+            },
+            (None, Some(key), Some(email)) => Ok(Auth::Key { key, email }),
+            _ => Err(ConfigError::NoCredentials),
+        }
+    }
+}
+
 /// Cloudflare's API limit, 1,200 requests per 5 minutes per user or account token
 /// (<https://developers.cloudflare.com/fundamentals/api/reference/limits/>), counted over a window a second
 /// longer so that requests arriving late at Cloudflare cannot put 1,201 into one of its windows. Every
@@ -109,6 +132,24 @@ impl CloudflareConfig {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ConfigError {
+    /// Neither `CF_API_TOKEN` nor both `CF_API_KEY` and `CF_API_EMAIL` are set.
+    #[error("Cloudflare credentials are missing: set CF_API_TOKEN (or file:/path), or CF_API_KEY and CF_API_EMAIL")]
+    NoCredentials,
+    /// `CF_API_TOKEN=file:PATH` names an empty file.
+    #[error("CF_API_TOKEN: the file {path} is empty")]
+    EmptyTokenFile {
+        /// The file.
+        path: String,
+    },
+    /// `CF_API_TOKEN=file:PATH` names a file that cannot be read.
+    #[error("CF_API_TOKEN: cannot read {path}: {source}")]
+    TokenFile {
+        /// The file.
+        path: String,
+        /// The read's error.
+        #[source]
+        source: std::io::Error,
+    },
     /// `--cloudflare-dns-records-per-page` is outside Cloudflare's 1..=5000.
     #[error("records per page must be between 1 and 5000 (got {0})")]
     RecordsPerPage(u32),
@@ -135,5 +176,34 @@ mod tests {
         assert_ne!(token("a"), token("b"));
         assert_eq!(key("k1", "u@example.org"), key("k2", "u@example.org"), "one user");
         assert!(!token("secret-token").to_string().contains("secret-token"));
+    }
+
+    fn auth(vars: &[(&str, &str)]) -> Result<Auth, ConfigError> {
+        Auth::from_env(|k| vars.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string()))
+    }
+
+    #[test]
+    fn a_token_comes_before_a_key_and_blank_variables_are_unset() {
+        let both = [
+            ("CF_API_TOKEN", " t "),
+            ("CF_API_KEY", "k"),
+            ("CF_API_EMAIL", "e@example.org"),
+        ];
+        assert!(matches!(auth(&both), Ok(Auth::Token(t)) if t == "t"));
+        let key = [
+            ("CF_API_TOKEN", " "),
+            ("CF_API_KEY", "k"),
+            ("CF_API_EMAIL", "e@example.org"),
+        ];
+        assert!(matches!(auth(&key), Ok(Auth::Key { key, .. }) if key == "k"));
+        assert!(matches!(auth(&[("CF_API_KEY", "k")]), Err(ConfigError::NoCredentials)));
+    }
+
+    #[test]
+    fn a_token_file_must_exist_and_hold_a_token() {
+        let e = auth(&[("CF_API_TOKEN", "file:/nonexistent/extdns-token")])
+            .err()
+            .map(|e| e.to_string());
+        assert!(e.is_some_and(|e| e.starts_with("CF_API_TOKEN: cannot read /nonexistent/extdns-token: ")));
     }
 }

@@ -44,6 +44,6 @@ mod status;
 pub use factory::{BuildError, Built, Cause, PipelineFactory, PipelineRequest};
 pub use forbidden::{Forbidden, Write};
 pub use manager::{Error, ManagerConfig, run};
-pub use objects::list_objects;
+pub use objects::{list_objects, manifest_objects};
 pub use secret::{SecretError, Secrets, read_secret};
 pub use status::{Observer, REFRESH, StatusWriter};

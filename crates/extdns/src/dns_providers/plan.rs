@@ -6,9 +6,8 @@
 use std::io::Write;
 
 use extdns_controller::SyncReport;
-use extdns_dnsprovider::{ProviderObject, decode_all, manifest_kinds};
-use extdns_informer::load_keeping;
-use extdns_provider_manager::{SecretError, Secrets, list_objects};
+use extdns_dnsprovider::ProviderObject;
+use extdns_provider_manager::{SecretError, Secrets, list_objects, manifest_objects};
 
 use super::args::provider_settings;
 use crate::flags::OutputFormat;
@@ -52,14 +51,7 @@ pub async fn run(
         let (objects, refused) = list_objects(&client).await;
         (objects, refused, Secrets::Api { client, namespace })
     } else {
-        let mut options = fleet.sources.load_options.clone();
-        options.skip_unknown_kinds = true;
-        options.keep_kinds = manifest_kinds();
-        options.keep_kinds.push(("v1".into(), "Secret".into()));
-        let (loaded, _) = load_keeping(manifests, &options)?;
-        let secrets = Secrets::from_manifests(&loaded.kept);
-        let (objects, refused) = decode_all(loaded.kept);
-        (objects, refused, secrets)
+        manifest_objects(manifests, &fleet.sources.load_options)?
     };
     let mut failed = !refused.is_empty();
     for why in &refused {

@@ -88,15 +88,7 @@ fn provider_sources(
     let mut sources = settings::sources(&flags)?;
     super::args::watched(&settings.sources, &sources)?;
     sources.set_route(super::args::route(&object.id));
-    let p = &flags.provider;
-    let filter = DomainFilter::from_flags(
-        &p.domain_filter,
-        &p.exclude_domains,
-        &p.regex_domain_filter,
-        &p.regex_domain_exclusion,
-    )
-    .map_err(|e| ValidationError(format!("--regex-domain-filter/--regex-domain-exclusion: {e}")))?;
-    Ok((sources, filter))
+    Ok((sources, settings::domain_filter(&flags)?))
 }
 
 /// The command: collect, then print in the chosen format on `out`; on `err` one line for each provider

@@ -34,10 +34,7 @@ pub fn config(flags: &Flags, domain_filter: &DomainFilter, var: Env<'_>) -> Resu
             profile: Some((*profile).to_string()),
         };
     }
-    config.assume_role = (!role.is_empty()).then(|| AssumeRole {
-        role_arn: role.to_string(),
-        external_id: (!external_id.is_empty()).then(|| external_id.to_string()),
-    });
+    config.assume_role = AssumeRole::from_flags(role, external_id);
     config.batch_change_size = count("--aws-batch-change-size", f.batch_change_size, true)?;
     config.batch_change_size_bytes = count("--aws-batch-change-size-bytes", f.batch_change_size_bytes, true)?;
     config.batch_change_size_values = count("--aws-batch-change-size-values", f.batch_change_size_values, true)?;

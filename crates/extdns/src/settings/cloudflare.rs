@@ -52,30 +52,9 @@ pub fn config(flags: &Flags, domain_filter: &DomainFilter, env: Env<'_>) -> Resu
         ));
     };
     let batch_size = count("--batch-change-size", flags.provider.batch_change_size, true)?;
-    let non_empty = |k: &str| env_value(env, k);
-    let auth = match (
-        non_empty("CF_API_TOKEN"),
-        non_empty("CF_API_KEY"),
-        non_empty("CF_API_EMAIL"),
-    ) {
-        (Some(token), _, _) => match token.strip_prefix("file:") {
-            Some(path) => match std::fs::read_to_string(path) {
-                Ok(t) if !t.trim().is_empty() => Auth::Token(t.trim().to_string()),
-                Ok(_) => return invalid(format!("CF_API_TOKEN: the file {path} is empty")),
-                Err(e) => return invalid(format!("CF_API_TOKEN: cannot read {path}: {e}")),
-            },
-            None => Auth::Token(token),
-        },
-        (None, Some(key), Some(email)) => Auth::Key { key, email },
-        _ => {
-            return invalid(
-                "Cloudflare credentials are missing: set CF_API_TOKEN (or file:/path), or CF_API_KEY and CF_API_EMAIL"
-                    .into(),
-            );
-        }
-    };
+    let auth = Auth::from_env(env).map_err(|e| ValidationError(e.to_string()))?;
     let mut config = CloudflareConfig::new(auth);
-    if let Some(url) = non_empty(BASE_URL_ENV) {
+    if let Some(url) = env_value(env, BASE_URL_ENV) {
         config.base_url = url;
     }
     config.proxied_by_default = f.proxied;

@@ -1,16 +1,11 @@
 //! `--provider=coredns` (and its older name `skydns`): `--coredns-*` flags and external-dns's `ETCD_*`
-//! environment into the provider's configuration.
-
-use std::path::PathBuf;
+//! environment (read by [`CorednsConfig::from_env`]) into the provider's configuration.
 
 use extdns_endpoint::DomainFilter;
-use extdns_provider_coredns::{CorednsConfig, EtcdTls};
+use extdns_provider_coredns::CorednsConfig;
 
-use super::{Env, ValidationError, env_value};
+use super::{Env, ValidationError};
 use crate::flags::Flags;
-
-/// external-dns's default when `ETCD_URLS` is unset.
-const DEFAULT_ETCD_URL: &str = "http://localhost:2379";
 
 /// The CoreDNS provider's configuration; `env` reads one environment variable (tests pass their own).
 pub fn config(flags: &Flags, domain_filter: &DomainFilter, env: Env<'_>) -> Result<CorednsConfig, ValidationError> {
@@ -18,49 +13,7 @@ pub fn config(flags: &Flags, domain_filter: &DomainFilter, env: Env<'_>) -> Resu
     if f.prefix.is_empty() {
         return Err(ValidationError("--coredns-prefix must not be empty".into()));
     }
-    let non_empty = |k: &str| env_value(env, k);
-    let urls: Vec<String> = non_empty("ETCD_URLS")
-        .map(|v| {
-            v.split(',')
-                .map(|u| u.trim().to_string())
-                .filter(|u| !u.is_empty())
-                .collect()
-        })
-        .unwrap_or_else(|| vec![DEFAULT_ETCD_URL.to_string()]);
-    if let Some(bad) = urls
-        .iter()
-        .find(|u| !(u.starts_with("http://") || u.starts_with("https://")))
-    {
-        return Err(ValidationError(format!(
-            "ETCD_URLS: {bad} is not an http:// or https:// URL"
-        )));
-    }
-    let insecure = match non_empty("ETCD_TLS_INSECURE").as_deref() {
-        None => false,
-        // Go's strconv.ParseBool spellings, as external-dns reads the variable.
-        Some("1" | "t" | "T" | "true" | "TRUE" | "True") => true,
-        Some("0" | "f" | "F" | "false" | "FALSE" | "False") => false,
-        Some(other) => {
-            return Err(ValidationError(format!(
-                "ETCD_TLS_INSECURE must be true or false (got {other:?})"
-            )));
-        }
-    };
-    let mut tls = EtcdTls::default();
-    tls.ca_file = non_empty("ETCD_CA_FILE").map(PathBuf::from);
-    tls.cert_file = non_empty("ETCD_CERT_FILE").map(PathBuf::from);
-    tls.key_file = non_empty("ETCD_KEY_FILE").map(PathBuf::from);
-    tls.server_name = non_empty("ETCD_TLS_SERVER_NAME");
-    tls.insecure = insecure;
-    if tls.cert_file.is_some() != tls.key_file.is_some() {
-        return Err(ValidationError(
-            "ETCD_CERT_FILE and ETCD_KEY_FILE go together: set both or neither".into(),
-        ));
-    }
-    let mut config = CorednsConfig::new(urls, f.prefix.clone());
-    config.tls = tls;
-    config.username = non_empty("ETCD_USERNAME");
-    config.password = env("ETCD_PASSWORD");
+    let mut config = CorednsConfig::from_env(f.prefix.clone(), env).map_err(|e| ValidationError(e.to_string()))?;
     config.domain_filter = domain_filter.clone();
     if f.strictly_owned {
         let owner = &flags.registry.txt_owner_id;
@@ -98,27 +51,14 @@ mod tests {
 
     #[test]
     fn the_etcd_environment_is_read() {
-        let c = coredns(
-            &["--coredns-prefix=/dns/"],
-            &[
-                ("ETCD_URLS", "https://a:2379, https://b:2379"),
-                ("ETCD_CA_FILE", "/ca.pem"),
-                ("ETCD_TLS_INSECURE", "true"),
-                ("ETCD_TLS_SERVER_NAME", "etcd.local"),
-                ("ETCD_USERNAME", "root"),
-                ("ETCD_PASSWORD", "pw"),
-            ],
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(c.urls, ["https://a:2379", "https://b:2379"]);
-        assert_eq!(c.prefix, "/dns/");
-        assert_eq!(c.tls.ca_file, Some(PathBuf::from("/ca.pem")));
-        assert!(c.tls.insecure);
-        assert_eq!(c.tls.server_name.as_deref(), Some("etcd.local"));
+        // The variables' rules are provider-coredns's (CorednsConfig::from_env); here: they reach the config.
+        let env = [("ETCD_URLS", "https://a:2379"), ("ETCD_USERNAME", "root")];
+        let c = coredns(&["--coredns-prefix=/dns/"], &env).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
-            (c.username.as_deref(), c.password.as_deref()),
-            (Some("root"), Some("pw"))
+            (c.urls.as_slice(), c.prefix.as_str()),
+            (&["https://a:2379".to_string()][..], "/dns/")
         );
+        assert_eq!(c.username.as_deref(), Some("root"));
     }
 
     #[test]

@@ -4,7 +4,7 @@ use extdns_informer::{KindOverrides, ResourceKind};
 use extdns_source::SourceConfig;
 use extdns_source_crd::CrdSourceConfig;
 
-use super::{ValidationError, fail};
+use super::ValidationError;
 use crate::flags::Flags;
 
 /// The crd source's scope, and the group, version and kind its objects are read as when not external-dns's
@@ -17,18 +17,12 @@ pub(crate) fn config(
 ) -> Result<CrdSourceConfig, ValidationError> {
     let c = &flags.crd;
     let api_version = c.crd_source_apiversion.as_str();
-    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
-    if version.is_empty() || version.contains('/') || c.crd_source_kind.is_empty() {
-        return fail(format!(
+    overrides.read_as(ResourceKind::DnsEndpoint, api_version, &c.crd_source_kind).map_err(|_| {
+        ValidationError(format!(
             "--crd-source-apiversion {api_version:?} and --crd-source-kind {:?} must name a group/version and a kind",
             c.crd_source_kind
-        ));
-    }
-    let spec = ResourceKind::DnsEndpoint.spec();
-    if group != spec.group || !spec.versions.contains(&version) || c.crd_source_kind != spec.name {
-        let plural = format!("{}s", c.crd_source_kind.to_ascii_lowercase());
-        overrides.set_resource(ResourceKind::DnsEndpoint, api_version, &c.crd_source_kind, &plural);
-    }
+        ))
+    })?;
     Ok(CrdSourceConfig {
         namespace: common.namespace.clone(),
         annotation_filter: common.annotation_filter.clone(),

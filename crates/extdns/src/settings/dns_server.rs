@@ -1,20 +1,17 @@
 //! `--provider=dns-server`: the `--dns-server-*` flags into the built-in server's [`ServerConfig`]. Every
-//! value is checked here, once, and a bad one fails startup with the flag and the value named (never a
-//! TSIG secret).
+//! value is checked here, once, by the server's own parsers ([`extdns_dns_server::values`]), and a bad one
+//! fails startup with the flag and the value named (never a TSIG secret).
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::time::Duration;
 
-use base64::Engine as _;
-use extdns_dns_server::{Limits, Secondary, ServerConfig, ZoneConfig};
-use extdns_dns_wire::{TsigAlgorithm, TsigKey};
+use extdns_dns_server::values::{domain_name, seconds as soa_seconds, text};
+use extdns_dns_server::{ConfigError, Limits, NameServer, Secondary, ServerConfig, ZoneConfig};
+use extdns_dns_wire::TsigKey;
 use hickory_proto::rr::Name;
 
 use super::{ValidationError, fail};
 use crate::flags::Flags;
-
-/// The port a `--dns-server-secondary` without one is sent NOTIFY on.
-const DNS_PORT: u16 = 53;
 
 /// The built-in server's configuration.
 pub fn config(flags: &Flags) -> Result<ServerConfig, ValidationError> {
@@ -35,15 +32,14 @@ pub fn config(flags: &Flags) -> Result<ServerConfig, ValidationError> {
     }
     let origins = zones(&f.dns_server_zone)?;
     let name_servers = name_servers(&f.dns_server_ns)?;
-    if let Some((name, ip)) = name_servers
+    if let Some(ns) = name_servers
         .iter()
-        .find_map(|(n, ip)| ip.map(|ip| (n, ip)).filter(|_| !origins.iter().any(|z| z.zone_of(n))))
+        .find(|ns| ns.glue.is_some() && !origins.iter().any(|z| z.zone_of(&ns.name)))
     {
+        let (name, ip) = (text(&ns.name), ns.glue.map(|ip| ip.to_string()).unwrap_or_default());
         return fail(format!(
-            "--dns-server-ns={}={ip}: an address is glue, served only for a name inside a --dns-server-zone, \
-             and {} is in none; drop =IP",
-            text(name),
-            text(name)
+            "--dns-server-ns={name}={ip}: an address is glue, served only for a name inside a --dns-server-zone, \
+             and {name} is in none; drop =IP"
         ));
     }
     let rname = match f.dns_server_soa_rname.trim() {
@@ -62,39 +58,22 @@ pub fn config(flags: &Flags) -> Result<ServerConfig, ValidationError> {
     let minimum = seconds("--dns-server-soa-minimum", f.dns_server_soa_minimum, 0)?;
     let default_ttl = seconds("--dns-server-ttl", f.dns_server_ttl, 0)?;
     let zones = origins
-        .iter()
+        .into_iter()
         .map(|origin| {
-            let default_ns = [(prepend("ns1", origin)?, None)];
-            let servers = if name_servers.is_empty() {
-                &default_ns[..]
-            } else {
-                &name_servers[..]
-            };
-            Ok(ZoneConfig {
-                origin: origin.clone(),
-                mname: servers[0].0.clone(),
-                rname: match &rname {
-                    Some(r) => r.clone(),
-                    None => prepend("hostmaster", origin)?,
-                },
-                refresh,
-                retry,
-                expire,
-                minimum,
-                ttl: default_ttl,
-                name_servers: servers.iter().map(|(n, _)| n.clone()).collect(),
-                glue: servers
-                    .iter()
-                    .filter_map(|(n, ip)| ip.filter(|_| origin.zone_of(n)).map(|ip| (n.clone(), ip)))
-                    .collect(),
-            })
+            let mut zone = ZoneConfig::served_by(origin, &name_servers).map_err(|e| ValidationError(e.to_string()))?;
+            zone.rname = rname.clone().unwrap_or(zone.rname);
+            (zone.refresh, zone.retry, zone.expire, zone.minimum) = (refresh, retry, expire, minimum);
+            zone.ttl = default_ttl;
+            Ok(zone)
         })
         .collect::<Result<Vec<_>, ValidationError>>()?;
     let keys = tsig_keys(&f.dns_server_tsig_key)?;
     let secondaries = f
         .dns_server_secondary
         .iter()
-        .map(|s| secondary(s, &keys))
+        .map(|s| {
+            Secondary::parse(s, &keys).map_err(|e| ValidationError(format!("--dns-server-secondary={}: {e}", s.trim())))
+        })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(ServerConfig {
         listen,
@@ -106,10 +85,15 @@ pub fn config(flags: &Flags) -> Result<ServerConfig, ValidationError> {
     })
 }
 
+/// The values given of a repeatable flag, blanks trimmed, empty ones dropped.
+fn given(values: &[String]) -> impl Iterator<Item = &str> {
+    values.iter().map(|v| v.trim()).filter(|v| !v.is_empty())
+}
+
 /// `--dns-server-zone`: at least one, each a valid name, none twice.
 fn zones(values: &[String]) -> Result<Vec<Name>, ValidationError> {
     let mut zones: Vec<Name> = Vec::new();
-    for value in values.iter().map(|v| v.trim()).filter(|v| !v.is_empty()) {
+    for value in given(values) {
         let zone = name("--dns-server-zone", value)?;
         if zones.contains(&zone) {
             return fail(format!("--dns-server-zone={value} is given twice"));
@@ -126,25 +110,14 @@ fn zones(values: &[String]) -> Result<Vec<Name>, ValidationError> {
 }
 
 /// `--dns-server-ns=NAME[=IP]`, in order (the first is every SOA's MNAME).
-fn name_servers(values: &[String]) -> Result<Vec<(Name, Option<IpAddr>)>, ValidationError> {
-    let mut out: Vec<(Name, Option<IpAddr>)> = Vec::new();
-    for value in values.iter().map(|v| v.trim()).filter(|v| !v.is_empty()) {
-        let (host, ip) = match value.split_once('=') {
-            Some((host, ip)) => {
-                let ip = ip.trim().parse::<IpAddr>().map_err(|_| {
-                    ValidationError(format!(
-                        "--dns-server-ns={value}: {ip:?} is not an IP address (want NAME or NAME=IP)"
-                    ))
-                })?;
-                (host.trim(), Some(ip))
-            }
-            None => (value, None),
-        };
-        let host = name("--dns-server-ns", host)?;
-        if out.iter().any(|(n, _)| *n == host) {
-            return fail(format!("--dns-server-ns: {} is given twice", text(&host)));
+fn name_servers(values: &[String]) -> Result<Vec<NameServer>, ValidationError> {
+    let mut out: Vec<NameServer> = Vec::new();
+    for value in given(values) {
+        let ns: NameServer = value.parse().map_err(|e| refused("--dns-server-ns", value, &e))?;
+        if out.iter().any(|n| n.name == ns.name) {
+            return fail(format!("--dns-server-ns: {} is given twice", text(&ns.name)));
         }
-        out.push((host, ip));
+        out.push(ns);
     }
     Ok(out)
 }
@@ -152,104 +125,32 @@ fn name_servers(values: &[String]) -> Result<Vec<(Name, Option<IpAddr>)>, Valida
 /// `--dns-server-tsig-key=NAME:ALGORITHM:BASE64-SECRET`; messages never show the secret.
 fn tsig_keys(values: &[String]) -> Result<Vec<TsigKey>, ValidationError> {
     let mut keys: Vec<TsigKey> = Vec::new();
-    for value in values.iter().map(|v| v.trim()).filter(|v| !v.is_empty()) {
-        let mut parts = value.splitn(3, ':');
-        let (Some(key_name), Some(algorithm), Some(secret)) = (parts.next(), parts.next(), parts.next()) else {
-            let shown = value.split(':').next().unwrap_or_default();
-            return fail(format!(
-                "--dns-server-tsig-key (key {shown:?}): want NAME:ALGORITHM:BASE64-SECRET"
-            ));
-        };
-        let flag = format!("--dns-server-tsig-key (key {key_name:?})");
-        let algorithm: TsigAlgorithm = algorithm.parse().map_err(|e| ValidationError(format!("{flag}: {e}")))?;
-        let secret = base64::engine::general_purpose::STANDARD
-            .decode(secret.trim())
-            .map_err(|_| ValidationError(format!("{flag}: the secret is not standard base64")))?;
-        let key = TsigKey::new(key_name, algorithm, &secret).map_err(|e| ValidationError(format!("{flag}: {e}")))?;
+    for value in given(values) {
+        let key: TsigKey = value.parse().map_err(|e: extdns_dns_wire::KeySpecError| {
+            ValidationError(format!("--dns-server-tsig-key (key {:?}): {e}", e.key()))
+        })?;
         if keys.iter().any(|k| k.name().eq_ignore_ascii_case(&key.name())) {
-            return fail(format!("{flag} is given twice"));
+            let written = value.split(':').next().unwrap_or_default();
+            return fail(format!("--dns-server-tsig-key (key {written:?}) is given twice"));
         }
         keys.push(key);
     }
     Ok(keys)
 }
 
-/// `--dns-server-secondary=ADDR[:PORT][/KEY-NAME]`: an IP address (transfers are allowed by source
-/// address), and the name of a `--dns-server-tsig-key`.
-fn secondary(value: &str, keys: &[TsigKey]) -> Result<Secondary, ValidationError> {
-    let value = value.trim();
-    let (address, key) = match value.rsplit_once('/') {
-        Some((address, key)) => (address.trim(), Some(key.trim())),
-        None => (value, None),
-    };
-    let address = address
-        .parse::<SocketAddr>()
-        .or_else(|_| {
-            address
-                .trim_matches(['[', ']'])
-                .parse::<IpAddr>()
-                .map(|ip| SocketAddr::new(ip, DNS_PORT))
-        })
-        .map_err(|_| {
-            ValidationError(format!(
-                "--dns-server-secondary={value}: {address:?} is not an IP address, with or without a port \
-                 (192.0.2.1, 192.0.2.1:5353, [2001:db8::1]:53)"
-            ))
-        })?;
-    let key = match key {
-        None => None,
-        Some(k) => {
-            let Some(known) = keys
-                .iter()
-                .find(|known| known.name().eq_ignore_ascii_case(k.trim_end_matches('.')))
-            else {
-                return fail(format!(
-                    "--dns-server-secondary={value}: no --dns-server-tsig-key is named {k:?}"
-                ));
-            };
-            Some(name("--dns-server-secondary", &known.name())?)
-        }
-    };
-    Ok(Secondary { address, key })
-}
-
 /// A domain name from a flag, fully qualified and lower case.
 fn name(flag: &str, value: &str) -> Result<Name, ValidationError> {
-    let bad = |why: &str| ValidationError(format!("{flag}={value}: not a domain name ({why})"));
-    if value.is_empty() || value == "." {
-        return Err(bad("empty"));
-    }
-    let mut n = Name::from_ascii(value).map_err(|e| bad(&e.to_string()))?;
-    n.set_fqdn(true);
-    Ok(n.to_lowercase())
+    domain_name(value).map_err(|e| refused(flag, value, &e))
 }
 
-/// `label.<origin>`.
-fn prepend(label: &str, origin: &Name) -> Result<Name, ValidationError> {
-    Name::from_ascii(label)
-        .and_then(|l| l.append_domain(origin))
-        .map_err(|e| ValidationError(format!("{label}.{}: {e}", text(origin))))
+/// `flag=value: why`.
+fn refused(flag: &str, value: &str, e: &ConfigError) -> ValidationError {
+    ValidationError(format!("{flag}={value}: {e}"))
 }
 
-/// A duration in a SOA or TTL field: whole seconds, at least `min`, at most 2^31 - 1 (RFC 2181 section 8
-/// for TTLs; BIND and Knot read the SOA timers as signed 32-bit values too).
+/// A SOA timer or TTL flag in whole seconds, at least `min`, shown as Go writes durations when refused.
 fn seconds(flag: &str, d: Duration, min: u32) -> Result<u32, ValidationError> {
-    let shown = extdns_endpoint::go_duration::format(d);
-    if d.subsec_nanos() != 0 {
-        return fail(format!("{flag}={shown}: want whole seconds"));
-    }
-    match u32::try_from(d.as_secs()).ok().filter(|&s| s <= i32::MAX as u32) {
-        None => fail(format!(
-            "{flag}={shown}: at most 2147483647s (about 68 years), the largest value a SOA or TTL field holds"
-        )),
-        Some(s) if s < min => fail(format!("{flag}={shown}: want at least {min}s")),
-        Some(s) => Ok(s),
-    }
-}
-
-/// A name as users write it: no trailing dot.
-fn text(n: &Name) -> String {
-    n.to_ascii().trim_end_matches('.').to_string()
+    soa_seconds(d, min).map_err(|e| refused(flag, &extdns_endpoint::go_duration::format(d), &e))
 }
 
 #[cfg(test)]

@@ -21,13 +21,7 @@ pub(crate) fn config(flags: &Flags, sources: &SourceSettings) -> KubeSettings {
         let selector = common.label_filter.to_string();
         label_selectors.insert(ResourceKind::Service, selector.clone());
         label_selectors.insert(ResourceKind::Ingress, selector.clone());
-        for kind in [
-            RouteKind::Http,
-            RouteKind::Grpc,
-            RouteKind::Tls,
-            RouteKind::Tcp,
-            RouteKind::Udp,
-        ] {
+        for kind in RouteKind::ALL {
             label_selectors.insert(ResourceKind::Route(kind), selector.clone());
         }
     }

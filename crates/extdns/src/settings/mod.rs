@@ -503,13 +503,7 @@ pub fn controller_with_env(flags: &Flags, env: Env<'_>) -> Result<Settings, Vali
     };
     unsupported::providers(flags)?;
     let p = &flags.provider;
-    let domain_filter = DomainFilter::from_flags(
-        &p.domain_filter,
-        &p.exclude_domains,
-        &p.regex_domain_filter,
-        &p.regex_domain_exclusion,
-    )
-    .map_err(|e| invalid(format!("--regex-domain-filter/--regex-domain-exclusion: {e}")))?;
+    let domain_filter = domain_filter(flags)?;
     let r = &flags.registry;
     let registry_name = effective_registry(flags);
     if !r.txt_prefix.is_empty() && !r.txt_suffix.is_empty() {
@@ -664,6 +658,29 @@ fn effective_registry(flags: &Flags) -> RegistryName {
         RegistryName::Noop
     } else {
         flags.registry.registry
+    }
+}
+
+/// `--domain-filter`, `--exclude-domains` and their regular-expression forms, as one filter.
+pub fn domain_filter(flags: &Flags) -> Result<DomainFilter, ValidationError> {
+    let p = &flags.provider;
+    DomainFilter::from_flags(
+        &p.domain_filter,
+        &p.exclude_domains,
+        &p.regex_domain_filter,
+        &p.regex_domain_exclusion,
+    )
+    .map_err(|e| invalid(format!("--regex-domain-filter/--regex-domain-exclusion: {e}")))
+}
+
+/// `--tls-ca`, `--tls-client-cert` and `--tls-client-cert-key`, with the provider's own skip-verify flag.
+fn tls_options(flags: &Flags, skip_verify: bool) -> extdns_provider::TlsOptions {
+    let p = &flags.provider;
+    extdns_provider::TlsOptions {
+        skip_verify,
+        ca_file: tls_path(&p.tls_ca),
+        client_cert: tls_path(&p.tls_client_cert),
+        client_key: tls_path(&p.tls_client_cert_key),
     }
 }
 

@@ -2,9 +2,9 @@
 //! (which picks the PowerDNS zones). The provider checks the rest (the URL, the TLS files) when it is built.
 
 use extdns_endpoint::DomainFilter;
-use extdns_provider_pdns::{PdnsConfig, TlsOptions};
+use extdns_provider_pdns::PdnsConfig;
 
-use super::{ValidationError, tls_path};
+use super::{ValidationError, tls_options};
 use crate::flags::Flags;
 
 /// The PowerDNS provider's configuration.
@@ -21,12 +21,7 @@ pub(crate) fn config(flags: &Flags, domain_filter: &DomainFilter) -> Result<Pdns
     let mut config = PdnsConfig::new(f.server.trim(), f.api_key.trim());
     config.server_id = f.server_id.trim().to_string();
     config.domain_filter = domain_filter.clone();
-    config.tls = TlsOptions {
-        skip_verify: f.skip_tls_verify,
-        ca_file: tls_path(&flags.provider.tls_ca),
-        client_cert: tls_path(&flags.provider.tls_client_cert),
-        client_key: tls_path(&flags.provider.tls_client_cert_key),
-    };
+    config.tls = tls_options(flags, f.skip_tls_verify);
     Ok(config)
 }
 

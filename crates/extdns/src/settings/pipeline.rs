@@ -2,8 +2,7 @@
 //! minimum TTL.
 
 use extdns_endpoint::{NetworkList, Target, TargetNetFilter, Ttl};
-use extdns_source::wrappers::PipelineConfig;
-use ipnet::Ipv6Net;
+use extdns_source::wrappers::{PipelineConfig, nat64_prefix};
 
 use super::{ValidationError, invalid};
 use crate::flags::Flags;
@@ -22,7 +21,7 @@ pub(crate) fn config(flags: &Flags, manage_ptr: bool) -> Result<PipelineConfig, 
     let nat64_networks = s
         .nat64_networks
         .iter()
-        .map(|n| parse_nat64(n))
+        .map(|n| nat64_prefix(n).map_err(|e| invalid(format!("--nat64-networks {n:?} {e}"))))
         .collect::<Result<Vec<_>, _>>()?;
     let mut pipeline = PipelineConfig::default();
     pipeline.default_targets = s.default_targets.iter().map(Target::from).collect();
@@ -39,19 +38,4 @@ pub(crate) fn config(flags: &Flags, manage_ptr: bool) -> Result<PipelineConfig, 
         .unwrap_or_default();
     pipeline.prefer_alias = s.prefer_alias;
     Ok(pipeline)
-}
-
-/// One `--nat64-networks` value: an IPv6 /96 prefix.
-fn parse_nat64(value: &str) -> Result<Ipv6Net, ValidationError> {
-    let net: ipnet::IpNet = value.trim().parse().map_err(|_| {
-        invalid(format!(
-            "--nat64-networks {value:?} is not a CIDR (expected an IPv6 /96 such as 64:ff9b::/96)"
-        ))
-    })?;
-    match net {
-        ipnet::IpNet::V6(v6) if v6.prefix_len() == 96 => Ok(v6),
-        _ => Err(invalid(format!(
-            "--nat64-networks {value:?} must be an IPv6 /96 prefix such as 64:ff9b::/96"
-        ))),
-    }
 }

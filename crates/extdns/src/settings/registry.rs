@@ -61,12 +61,7 @@ pub(crate) fn dynamodb(
 ) -> Result<DynamoDbConfig, ValidationError> {
     let r = &flags.registry;
     let aws = &flags.aws;
-    let role = aws.assume_role.trim();
-    let external_id = aws.assume_role_external_id.trim();
-    let assume_role = (!role.is_empty()).then(|| AssumeRole {
-        role_arn: role.to_string(),
-        external_id: (!external_id.is_empty()).then(|| external_id.to_string()),
-    });
+    let assume_role = AssumeRole::from_flags(&aws.assume_role, &aws.assume_role_external_id);
     let mut config = DynamoDbConfig::from_env(
         &r.dynamodb_table,
         &r.dynamodb_region,

@@ -1,9 +1,9 @@
 //! `--provider=rfc2136` from external-dns's `--rfc2136-*` flags (and the shared `--tls-*` ones). The
 //! provider checks the rest (TSIG key and algorithm, TLS files) when it is built.
 
-use extdns_provider_rfc2136::{LoadBalancing, Rfc2136Config, TlsOptions};
+use extdns_provider_rfc2136::{LoadBalancing, Rfc2136Config};
 
-use super::{ValidationError, count, fail, tls_path};
+use super::{ValidationError, count, fail, tls_options};
 use crate::flags::{Flags, LoadBalancingStrategy};
 
 /// The RFC 2136 provider's configuration.
@@ -37,12 +37,7 @@ pub(crate) fn config(flags: &Flags) -> Result<Rfc2136Config, ValidationError> {
             LoadBalancingStrategy::RoundRobin => LoadBalancing::RoundRobin,
             LoadBalancingStrategy::Disabled => LoadBalancing::Disabled,
         },
-        tls: f.use_tls.then(|| TlsOptions {
-            skip_verify: f.skip_tls_verify,
-            ca_file: tls_path(&flags.provider.tls_ca),
-            client_cert: tls_path(&flags.provider.tls_client_cert),
-            client_key: tls_path(&flags.provider.tls_client_cert_key),
-        }),
+        tls: f.use_tls.then(|| tls_options(flags, f.skip_tls_verify)),
         ..Rfc2136Config::default()
     })
 }

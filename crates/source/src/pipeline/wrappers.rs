@@ -379,9 +379,37 @@ fn post_process(eps: &mut [Endpoint], c: &PipelineConfig) {
     }
 }
 
+/// Why a `--nat64-networks` value is refused.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Nat64Error {
+    /// Not a network in CIDR notation.
+    #[error("is not a CIDR (expected an IPv6 /96 such as 64:ff9b::/96)")]
+    NotCidr(#[source] ipnet::AddrParseError),
+    /// A network, but not an IPv6 /96: only a /96 embeds an IPv4 address in its last 32 bits.
+    #[error("must be an IPv6 /96 prefix such as 64:ff9b::/96")]
+    NotV6Slash96,
+}
+
+/// One NAT64 prefix as written (`64:ff9b::/96`): an IPv6 /96, blanks around it ignored.
+pub fn nat64_prefix(value: &str) -> Result<Ipv6Net, Nat64Error> {
+    match value.trim().parse::<ipnet::IpNet>().map_err(Nat64Error::NotCidr)? {
+        ipnet::IpNet::V6(v6) if v6.prefix_len() == 96 => Ok(v6),
+        _ => Err(Nat64Error::NotV6Slash96),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_nat64_prefix_is_an_ipv6_slash_96() {
+        assert_eq!(nat64_prefix(" 64:ff9b::/96 ").map(|n| n.prefix_len()).ok(), Some(96));
+        assert!(matches!(nat64_prefix("64:ff9b::"), Err(Nat64Error::NotCidr(_))));
+        assert!(matches!(nat64_prefix("64:ff9b::/64"), Err(Nat64Error::NotV6Slash96)));
+        assert!(matches!(nat64_prefix("10.0.0.0/8"), Err(Nat64Error::NotV6Slash96)));
+    }
     use std::collections::BTreeMap;
 
     use async_trait::async_trait;
