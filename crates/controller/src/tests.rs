@@ -131,6 +131,9 @@ struct FakeRegistry {
     reads: AtomicUsize,
     fail_applies: AtomicUsize,
     failure: fn(&[Change]) -> ProviderError,
+    /// Records (by name) the registry does not send and reports withheld, as the TXT registry does a record
+    /// whose ownership name the provider refuses.
+    withhold: Mutex<Vec<&'static str>>,
 }
 
 impl FakeRegistry {
@@ -145,7 +148,16 @@ impl FakeRegistry {
             reads: AtomicUsize::new(0),
             fail_applies: AtomicUsize::new(fail_applies),
             failure,
+            withhold: Mutex::new(Vec::new()),
         })
+    }
+
+    /// Never sends the changes to these records' names, and says so in what it returns.
+    fn withholding(self: Arc<Self>, names: &[&'static str]) -> Arc<Self> {
+        if let Ok(mut w) = self.withhold.lock() {
+            w.extend_from_slice(names);
+        }
+        self
     }
 
     /// How many times the records were read: one per full sync.
@@ -196,8 +208,14 @@ impl Registry for FakeRegistry {
             }
             return Err(err.into());
         }
-        self.write(changes, &[]);
-        Ok(Written::default())
+        let withhold = self.withhold.lock().map(|w| w.clone()).unwrap_or_default();
+        let withheld: Vec<ChangeFailure> = changes
+            .iter()
+            .filter(|c| withhold.contains(&c.endpoint().dns_name.as_str()))
+            .map(|c| ChangeFailure::new(c.endpoint(), FailureKind::Refused, "withheld by the test"))
+            .collect();
+        self.write(changes, &withheld);
+        Ok(Written::withholding(withheld))
     }
 
     /// Reads every time: the fake's records are its truth.

@@ -164,6 +164,15 @@ impl Written {
         &self.withheld
     }
 
+    /// A write that sent everything but `withheld`, and keeps no bookkeeping (a registry whose reads are its
+    /// truth).
+    pub fn withholding(withheld: Vec<ChangeFailure>) -> Self {
+        Written {
+            withheld,
+            ..Written::default()
+        }
+    }
+
     /// What a registry that keeps its bookkeeping outside the provider wrote, for its `fold_applied`.
     pub fn with_registry_state<T: std::any::Any + Send + Sync>(state: T) -> Self {
         Written {

@@ -221,6 +221,34 @@ async fn a_partial_failure_is_ready_for_what_landed_and_an_error_for_the_rest() 
 }
 
 #[tokio::test]
+async fn a_change_the_registry_withheld_is_an_error_on_its_object_never_ready() -> Result<(), SyncError> {
+    let shop = ObjectKey {
+        name: "shop".into(),
+        ..web()
+    };
+    let source = FakeSource::with(vec![
+        of_web(a("web.example.com", "10.0.0.1")),
+        a("*.shop.example.com", "10.0.0.2").with_ref_object(shop.clone()),
+    ]);
+    let registry = FakeRegistry::new(vec![]).withholding(&["*.shop.example.com"]);
+    let (c, sink) = with_events(&source, &registry, ControllerConfig::default(), all());
+
+    let report = c.run_once().await?;
+    assert!(report.applied, "the sync succeeds: the rest was written");
+    assert_eq!(names(&registry.snapshot()), ["web.example.com A 10.0.0.1"]);
+    let got: Vec<(String, EventReason)> = sink.take().into_iter().map(|e| (e.object.name, e.reason)).collect();
+    assert_eq!(
+        got,
+        vec![
+            ("shop".to_string(), EventReason::RecordError),
+            ("web".to_string(), EventReason::RecordReady),
+        ],
+        "the withheld record is not reported written"
+    );
+    Ok(())
+}
+
+#[tokio::test]
 async fn an_object_that_could_not_be_evaluated_gets_a_warning_naming_why() -> Result<(), SyncError> {
     let source = FakeSource::with(vec![]);
     if let Ok(mut f) = source.failed.lock() {
