@@ -414,17 +414,9 @@ async fn until(what: &str, check: impl Fn() -> bool) -> Result<(), Error> {
 fn on_a_real_api_server_a_provider_runs_without_rbac_to_patch_it_and_one_made_again_gets_its_own_pipeline()
 -> Result<(), Error> {
     use extdns_test_support::control_plane::{Binaries, ControlPlane};
-    use extdns_test_support::env_program;
     use kube::api::{Api, DeleteParams, DynamicObject, PostParams};
 
-    let bins = Binaries {
-        etcd: env_program("EXTDNS_TEST_ETCD")?,
-        kube_apiserver: env_program("EXTDNS_TEST_KUBE_APISERVER")?,
-        kubectl: env_program("EXTDNS_TEST_KUBECTL")?,
-        external_dns: PathBuf::new(),
-        external_dns_previous: PathBuf::new(),
-        extdns: PathBuf::new(),
-    };
+    let bins = Binaries::control_plane_from_env(PathBuf::new())?;
     let cp = ControlPlane::start(&bins)?;
     let admin = cp.kube.client();
     let kubeconfig = kube::config::Kubeconfig::read_from(&cp.admin_kubeconfig)?;

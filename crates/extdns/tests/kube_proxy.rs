@@ -13,7 +13,7 @@ use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
 
 use extdns_test_support::control_plane::{Binaries, ControlPlane};
-use extdns_test_support::{env_program, require};
+use extdns_test_support::require;
 
 type Error = Box<dyn std::error::Error>;
 
@@ -128,14 +128,7 @@ fn extdns(kubeconfig: &Path, vars: &[(&str, &str)]) -> Result<Output, Error> {
 }
 
 fn control_plane() -> Result<ControlPlane, Error> {
-    let bins = Binaries {
-        etcd: env_program("EXTDNS_TEST_ETCD")?,
-        kube_apiserver: env_program("EXTDNS_TEST_KUBE_APISERVER")?,
-        kubectl: env_program("EXTDNS_TEST_KUBECTL")?,
-        external_dns: PathBuf::new(),
-        external_dns_previous: PathBuf::new(),
-        extdns: PathBuf::from(env!("CARGO_BIN_EXE_extdns")),
-    };
+    let bins = Binaries::control_plane_from_env(PathBuf::from(env!("CARGO_BIN_EXE_extdns")))?;
     Ok(ControlPlane::start(&bins)?)
 }
 

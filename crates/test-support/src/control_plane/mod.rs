@@ -43,6 +43,22 @@ pub struct Binaries {
     pub extdns: PathBuf,
 }
 
+impl Binaries {
+    /// The control plane's programs from the variables `cargo xtask test` sets (`EXTDNS_TEST_ETCD`,
+    /// `EXTDNS_TEST_KUBE_APISERVER`, `EXTDNS_TEST_KUBECTL`) and `extdns`, for a test that runs no
+    /// external-dns; which variable is missing or wrong is the error.
+    pub fn control_plane_from_env(extdns: PathBuf) -> Result<Binaries, String> {
+        Ok(Binaries {
+            etcd: crate::env_program("EXTDNS_TEST_ETCD")?,
+            kube_apiserver: crate::env_program("EXTDNS_TEST_KUBE_APISERVER")?,
+            kubectl: crate::env_program("EXTDNS_TEST_KUBECTL")?,
+            external_dns: PathBuf::new(),
+            external_dns_previous: PathBuf::new(),
+            extdns,
+        })
+    }
+}
+
 /// A running etcd and kube-apiserver on 127.0.0.1 with deploy/ applied; stopped when dropped.
 pub struct ControlPlane {
     /// Working directory: certificates, kubeconfigs, logs.
