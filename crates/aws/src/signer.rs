@@ -192,12 +192,14 @@ impl Signer {
         call: Call<'_>,
         credentials: Credentials,
     ) -> Result<Reply, SignerError> {
-        let request = self.request(http, &call, &credentials)?;
+        // Paced first, signed after: a wait in the account's queue (a throttle may hold it for minutes) must
+        // not age the signature's `x-amz-date` past what AWS accepts.
         match (call.write, pacing.own) {
             (true, Some(own)) => own.write_within(pacing.account).await,
             (true, None) => pacing.account.write().await,
             (false, _) => pacing.account.request().await,
         }
+        let request = self.request(http, &call, &credentials)?;
         request.exchange().await.map_err(SignerError::Unanswered)
     }
 }

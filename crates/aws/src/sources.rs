@@ -325,7 +325,14 @@ mod tests {
 
     async fn unanswered() -> CredentialSourceError {
         let url = "http://127.0.0.1:1/latest/api/token";
-        match reqwest::Client::new().put(url).send().await {
+        match reqwest::Client::builder()
+            .no_proxy()
+            .build()
+            .unwrap_or_default()
+            .put(url)
+            .send()
+            .await
+        {
             Err(source) => CredentialSourceError::Request {
                 endpoint: url.into(),
                 source,

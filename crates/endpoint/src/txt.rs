@@ -121,9 +121,51 @@ pub fn unfitted(data: &str) -> Cow<'_, str> {
     joined(data).map_or(Cow::Borrowed(data), Cow::Owned)
 }
 
+/// A desired TXT value as a backend holding 255-octet strings gives it back ([`fitted`] when written,
+/// [`unfitted`] when read): what the plan must compare with a read, or a value a user split themselves
+/// (a DKIM key as `"<255 octets>" "<rest>"`) would differ from its read-back and be written every sync.
+pub fn as_read_back(value: &str) -> Cow<'_, str> {
+    match fitted(value) {
+        Cow::Borrowed(v) => unfitted(v),
+        Cow::Owned(cut) => Cow::Owned(unfitted(&cut).into_owned()),
+    }
+}
+
+/// [`as_read_back`] over a desired endpoint's targets, if it is a TXT record (for `adjust_endpoints`).
+pub fn adjust_to_read_back(endpoint: &mut crate::Endpoint) {
+    if endpoint.record_type != crate::RecordType::Txt {
+        return;
+    }
+    for target in &mut endpoint.targets.0 {
+        if let Cow::Owned(read_back) = as_read_back(target.as_str()) {
+            *target = crate::Target::from(read_back.as_str());
+        }
+    }
+}
+
+/// The data of a record read from such a backend, TXT values [`unfitted`], for `Endpoint::new`.
+pub fn read_values<'a>(record_type: &crate::RecordType, data: impl IntoIterator<Item = &'a str>) -> Vec<Cow<'a, str>> {
+    let txt = *record_type == crate::RecordType::Txt;
+    data.into_iter()
+        .map(|d| if txt { unfitted(d) } else { Cow::Borrowed(d) })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_value_a_user_split_compares_equal_with_its_read_back() {
+        let dkim = format!("\"{}\" \"{}\"", "k".repeat(255), "tail");
+        let stored = fitted(&dkim).into_owned();
+        assert_eq!(stored, dkim, "written as the user split it");
+        assert_eq!(as_read_back(&dkim), unfitted(&stored), "desired and read-back agree");
+        let bare = "b".repeat(300);
+        assert_eq!(as_read_back(&bare), unfitted(&fitted(&bare)), "a bare long value too");
+        let short = "\"v=spf1 -all\"";
+        assert_eq!(as_read_back(short), short, "a short value is left as it is");
+    }
 
     #[test]
     fn values_that_fit_are_written_as_given_and_longer_ones_read_back_as_written() {

@@ -379,7 +379,14 @@ mod tests {
         use extdns_aws::CredentialSourceError;
         use extdns_provider::credentials::{NoCredentials, Tried};
         let url = "http://127.0.0.1:1/latest/api/token";
-        let Err(source) = reqwest::Client::new().put(url).send().await else {
+        let Err(source) = reqwest::Client::builder()
+            .no_proxy()
+            .build()
+            .unwrap_or_default()
+            .put(url)
+            .send()
+            .await
+        else {
             panic!("port 1 answered");
         };
         let unanswered = CredentialSourceError::Request {

@@ -72,11 +72,7 @@ pub fn endpoint_of(set: &ResourceRecordSet) -> Option<Endpoint> {
         if kind == RecordType::Cname {
             ps.set(ALIAS, "false");
         }
-        let values = values.iter().map(|v| match kind {
-            RecordType::Txt => txt::unfitted(&v.value),
-            _ => std::borrow::Cow::Borrowed(v.value.as_str()),
-        });
-        let values: Vec<std::borrow::Cow<'_, str>> = values.collect();
+        let values = txt::read_values(&kind, values.iter().map(|v| v.value.as_str()));
         Endpoint::new(&name, kind, values.iter().map(|v| v.as_ref())).with_ttl(Ttl(set.ttl.unwrap_or(0)))
     };
     if let Some(id) = &set.set_identifier {
@@ -254,6 +250,8 @@ pub fn adjust(endpoints: Vec<Endpoint>, prefer_cname: bool, evaluate_target_heal
     let mut extra = Vec::new();
     let mut out = Vec::with_capacity(endpoints.len());
     for mut ep in endpoints {
+        // Compared with what a read gives back (long values cut into strings, then joined).
+        txt::adjust_to_read_back(&mut ep);
         let is_alias_type = matches!(ep.record_type, RecordType::A | RecordType::Aaaa | RecordType::Cname);
         let alias = match ep.provider_specific.get(ALIAS).map(str::to_string) {
             Some(v) if v == "true" => {

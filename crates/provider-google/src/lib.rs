@@ -296,6 +296,11 @@ impl ZoneUnit<'_> {
 impl IndexedProvider for GoogleProvider {
     type Index = ReadZones;
 
+    /// A TXT value as a read gives it back (long values cut into 255-octet strings, then joined).
+    fn canonicalise(&self, endpoint: &mut Endpoint) {
+        txt::adjust_to_read_back(endpoint);
+    }
+
     async fn read(&self) -> Result<(Vec<Endpoint>, Self::Index), ProviderError> {
         let project = self.project().await?;
         let zones = Arc::new(self.zones().await?);
@@ -315,11 +320,7 @@ impl IndexedProvider for GoogleProvider {
                     tracing::info!(record = %set.name, r#type = %set.kind, zone = %zone.name, "record set with a routing policy left alone: extdns does not manage routing policies");
                     continue;
                 }
-                let data = set.rrdatas.iter().map(|d| match rtype {
-                    RecordType::Txt => txt::unfitted(d),
-                    _ => std::borrow::Cow::Borrowed(d.as_str()),
-                });
-                let data: Vec<std::borrow::Cow<'_, str>> = data.collect();
+                let data = txt::read_values(&rtype, set.rrdatas.iter().map(String::as_str));
                 endpoints.push(Endpoint::new(&set.name, rtype, data.iter().map(|d| d.as_ref())).with_ttl(Ttl(set.ttl)));
                 let key = (zone.name.clone(), set.name.to_ascii_lowercase(), set.kind.clone());
                 sets.insert(key, set);

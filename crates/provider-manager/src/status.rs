@@ -137,7 +137,7 @@ impl StatusWriter {
         if !self.leadership.is_leader() {
             return;
         }
-        let status = {
+        let (status, reports_sync) = {
             let mut state = self.lock();
             let Some((wanted, generation)) = state.wanted.clone() else {
                 return;
@@ -175,12 +175,15 @@ impl StatusWriter {
             if same {
                 return;
             }
-            if status.last_sync_time.is_some() && status.last_sync_time != previous.and_then(|p| p.last_sync_time) {
+            // The sync it reports is cleared only once written: a failed write keeps it for the next flush.
+            let reports_sync =
+                status.last_sync_time.is_some() && status.last_sync_time != previous.and_then(|p| p.last_sync_time);
+            if reports_sync {
                 state.synced_since = false;
             }
             state.written = Some(status.clone());
             state.written_at = Some(Instant::now());
-            status
+            (status, reports_sync)
         };
         let name = self.id.name();
         match self
@@ -199,10 +202,11 @@ impl StatusWriter {
                 } else {
                     warn!(provider = %self.id, error = %e, "cannot write the provider's status; trying again later");
                 }
-                // Written again at the next flush.
+                // Written again at the next flush, the sync it reported included.
                 let mut state = self.lock();
                 state.written_at = None;
                 state.written = None;
+                state.synced_since |= reports_sync;
             }
         }
     }

@@ -76,14 +76,6 @@ impl Slots {
     }
 }
 
-#[derive(Debug, Default)]
-struct State {
-    every: Slots,
-    writes: Slots,
-    /// No request leaves before this: a throttled answer asked the whole provider to wait.
-    held_until: Option<Instant>,
-}
-
 /// The longest one throttled answer's `Retry-After` holds every request of a provider.
 pub const MAX_HOLD: Duration = Duration::from_secs(300);
 
@@ -94,7 +86,15 @@ pub const MAX_HOLD: Duration = Duration::from_secs(300);
 pub struct Pacer {
     every: Option<Rate>,
     writes: Option<Rate>,
-    state: Mutex<State>,
+    /// The slots of every request. Waiters queue on it in order (tokio's mutex is fair).
+    every_slots: Mutex<Slots>,
+    /// The slots of write requests, its own lock: a write waiting for a write slot does not hold up the
+    /// reads, which need only an `every` slot.
+    write_slots: Mutex<Slots>,
+    /// No request leaves before this: a throttled answer asked the whole provider (account) to wait. A
+    /// plain lock, never held across a wait, so a throttle reaches the requests already queued at once; a
+    /// waiter re-reads it after each sleep and never clears it, so a cancelled waiter cannot drop it.
+    held_until: std::sync::Mutex<Option<Instant>>,
 }
 
 impl Pacer {
@@ -103,7 +103,9 @@ impl Pacer {
         Pacer {
             every,
             writes,
-            state: Mutex::new(State::default()),
+            every_slots: Mutex::new(Slots::default()),
+            write_slots: Mutex::new(Slots::default()),
+            held_until: std::sync::Mutex::new(None),
         }
     }
 
@@ -147,8 +149,31 @@ impl Pacer {
         let Some(until) = Instant::now().checked_add(asked.min(MAX_HOLD)) else {
             return;
         };
-        let mut state = self.state.lock().await;
-        state.held_until = Some(state.held_until.map_or(until, |held| held.max(until)));
+        let mut held = self
+            .held_until
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *held = Some(held.map_or(until, |h| h.max(until)));
+    }
+
+    /// The hold a throttled answer asked for, if it is still ahead.
+    fn held(&self) -> Option<Instant> {
+        let held = *self
+            .held_until
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        held.filter(|h| *h > Instant::now())
+    }
+
+    /// Sleep until `slot` (if any) and past any hold, re-reading the hold after each sleep: a throttle
+    /// that arrives meanwhile still holds this request.
+    async fn sleep_past(&self, slot: Option<Instant>) {
+        if let Some(at) = slot {
+            tokio::time::sleep_until(at).await;
+        }
+        while let Some(held) = self.held() {
+            tokio::time::sleep_until(held).await;
+        }
     }
 
     /// Wait for a write slot of this pacer (a pipeline's own write rate) and then of `account`'s (the
@@ -160,44 +185,41 @@ impl Pacer {
             account.write().await;
             return;
         };
-        let mut state = self.state.lock().await;
-        let now = Instant::now();
-        let at = [state.writes.free_at(rate), state.held_until.take()]
-            .into_iter()
-            .flatten()
-            .fold(now, Instant::max);
-        tokio::time::sleep_until(at).await;
+        let mut writes = self.write_slots.lock().await;
+        self.sleep_past(writes.free_at(rate)).await;
         account.write().await;
-        state.writes.take(rate, Instant::now());
+        writes.take(rate, Instant::now());
     }
 
     async fn wait(&self, write: bool) {
         let writes = self.writes.filter(|_| write);
-        let mut state = self.state.lock().await;
-        if self.every.is_none() && writes.is_none() {
-            if let Some(held) = state.held_until.take() {
-                tokio::time::sleep_until(held).await;
+        // A write first waits for its own slot, holding only the write lock; then, like a read, for a slot
+        // of every request. Each slot is recorded at the instant the request leaves: a caller the scheduler
+        // wakes late pushes the next ones back rather than leaving closer to them than the rate allows.
+        let mut write_slots = match writes {
+            Some(rate) => {
+                let slots = self.write_slots.lock().await;
+                self.sleep_past(slots.free_at(rate)).await;
+                Some((slots, rate))
             }
-            return;
-        }
-        // The lock is held through the wait, and the slot recorded at the instant the wait ends: a caller
-        // the scheduler wakes late pushes the next ones back rather than leaving closer to them than the
-        // rate allows. Waiters queue in order (tokio's mutex is fair).
-        let now = Instant::now();
-        let every_free = self.every.and_then(|rate| state.every.free_at(rate));
-        let writes_free = writes.and_then(|rate| state.writes.free_at(rate));
-        let held = state.held_until.take();
-        let at = [every_free, writes_free, held]
-            .into_iter()
-            .flatten()
-            .fold(now, Instant::max);
-        tokio::time::sleep_until(at).await;
-        let left = Instant::now();
-        if let Some(rate) = self.every {
-            state.every.take(rate, left);
-        }
-        if let Some(rate) = writes {
-            state.writes.take(rate, left);
+            None => None,
+        };
+        match self.every {
+            Some(rate) => {
+                let mut every = self.every_slots.lock().await;
+                self.sleep_past(every.free_at(rate)).await;
+                let left = Instant::now();
+                every.take(rate, left);
+                if let Some((slots, rate)) = write_slots.as_mut() {
+                    slots.take(*rate, left);
+                }
+            }
+            None => {
+                self.sleep_past(None).await;
+                if let Some((slots, rate)) = write_slots.as_mut() {
+                    slots.take(*rate, Instant::now());
+                }
+            }
         }
     }
 }
@@ -318,6 +340,57 @@ mod tests {
             assert!(begun.elapsed() < Duration::from_secs(4), "the hold is over once waited");
         }
         assert!(start.elapsed() >= Duration::from_secs(6));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_throttle_holds_the_requests_already_queued_and_survives_a_cancelled_waiter() {
+        let pacer = std::sync::Arc::new(Pacer::new(Rate::per_second(1.0), None));
+        let start = Instant::now();
+        pacer.request().await;
+        // Queued behind the first (the next slot is at 1 s): one gives up waiting, two wait on.
+        let cancelled = tokio::time::timeout(Duration::from_millis(500), pacer.request()).await;
+        assert!(cancelled.is_err(), "still waiting for its slot");
+        let queued: Vec<_> = (0..2)
+            .map(|_| {
+                let p = pacer.clone();
+                tokio::spawn(async move {
+                    p.request().await;
+                    start.elapsed()
+                })
+            })
+            .collect();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        // The server throttles now: the queued requests must not leave before the time it asked for.
+        pacer
+            .hold_off(FailureKind::Throttled {
+                retry_after: Some(Duration::from_secs(10)),
+            })
+            .await;
+        for q in queued {
+            let left = q.await.unwrap_or_default();
+            assert!(
+                left >= Duration::from_millis(10_600),
+                "left at {left:?}, inside the hold"
+            );
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_write_waiting_for_its_slot_does_not_hold_up_reads() {
+        let per_ten_seconds = Rate::new(NonZeroU32::MIN, Duration::from_secs(10));
+        let pacer = std::sync::Arc::new(Pacer::new(Rate::per_second(10.0), Some(per_ten_seconds)));
+        pacer.write().await;
+        let p = pacer.clone();
+        let second_write = tokio::spawn(async move { p.write().await });
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let before = Instant::now();
+        pacer.request().await;
+        assert!(
+            before.elapsed() < Duration::from_secs(1),
+            "a read waits only for a slot of every request"
+        );
+        assert!(!second_write.is_finished(), "the write still waits for its own slot");
+        second_write.await.unwrap_or_default();
     }
 
     #[tokio::test(start_paused = true)]

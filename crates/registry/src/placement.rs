@@ -16,6 +16,7 @@ use std::collections::HashSet;
 use std::sync::Mutex;
 
 use extdns_endpoint::{Change, Endpoint};
+use extdns_provider::failure::FailureKind;
 use extdns_provider::zone::Placement;
 use extdns_provider::{ChangeFailure, Provider, ProviderError, ReadState, Unit};
 
@@ -121,8 +122,21 @@ pub(crate) async fn write_apart(
         return Ok(failures);
     }
     let units: Vec<Unit<'_>> = second.iter().map(|(_, u)| *u).collect();
-    let failed_second = partial(provider.apply(read, &units).await)?;
-    let mut undo: Vec<Change> = Vec::new();
+    // A second call that failed whole failed every one of its changes: their first halves landed all the
+    // same, and are taken back below like those of a partial failure.
+    let failed_second = match provider.apply(read, &units).await {
+        Ok(()) => Vec::new(),
+        Err(ProviderError::Partial { failures }) => failures,
+        Err(e) => {
+            let kind = e.kind().unwrap_or(FailureKind::Transient);
+            let message = e.to_string();
+            units
+                .iter()
+                .map(|u| ChangeFailure::new(u.change.endpoint(), kind, message.clone()))
+                .collect()
+        }
+    };
+    let mut undo: Vec<(&Change, Change)> = Vec::new();
     for &(i, unit) in &second {
         let Some(f) = failed_second.iter().find(|f| f.is_for(unit.change.endpoint())) else {
             continue;
@@ -130,22 +144,40 @@ pub(crate) async fn write_apart(
         let (record, ownership) = pairs[i];
         failures.push(of_record(record, f));
         if let (Change::Create(_), Change::Create(txt)) = (record, ownership) {
-            undo.push(Change::Delete(txt.clone()));
+            undo.push((record, Change::Delete(txt.clone())));
         }
     }
     if !undo.is_empty() {
-        // Read again first: the ownership records were written after `read`, and a provider that writes
-        // under what it read (Azure's ETags, Cloudflare's record ids) can delete only what a read saw.
-        let units: Vec<Unit<'_>> = undo.iter().map(Unit::new).collect();
-        let undone = match provider.records().await {
-            Ok(fresh) => provider.apply(&fresh.state, &units).await,
-            Err(e) => Err(e),
-        };
-        if let Err(e) = undone {
-            tracing::warn!(error = %e, "ownership records written for records that then failed could not be taken back");
-        }
+        take_back(provider, &undo).await;
     }
     Ok(failures)
+}
+
+/// Delete the ownership records of creates whose record failed, unless a new read shows the record there
+/// after all (a timeout or a 5xx may hide a write that landed: its ownership record must stay, or the
+/// record would be nobody's for good). Read again first in any case: the ownership records were written
+/// after the plan's read, and a provider that writes under what it read (Azure's ETags, Cloudflare's record
+/// ids) can delete only what a read saw.
+async fn take_back(provider: &dyn Provider, undo: &[(&Change, Change)]) {
+    let fresh = match provider.records().await {
+        Ok(fresh) => fresh,
+        Err(e) => {
+            tracing::warn!(error = %e, "ownership records written for records that then failed could not be taken back");
+            return;
+        }
+    };
+    let landed = |record: &Change| fresh.endpoints.iter().any(|e| e.key() == record.endpoint().key());
+    let deletes: Vec<Unit<'_>> = undo
+        .iter()
+        .filter(|(record, _)| !landed(record))
+        .map(|(_, delete)| Unit::new(delete))
+        .collect();
+    if deletes.is_empty() {
+        return;
+    }
+    if let Err(e) = provider.apply(&fresh.state, &deletes).await {
+        tracing::warn!(error = %e, "ownership records written for records that then failed could not be taken back");
+    }
 }
 
 /// The failed changes of a partial failure (none when it succeeded); any other error is passed on.

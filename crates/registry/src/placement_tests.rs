@@ -19,6 +19,10 @@ struct StrictZones {
     records: Mutex<Vec<(usize, Endpoint)>>,
     /// Records (by name) whose writes are refused.
     refuse: Vec<&'static str>,
+    /// Records (by name) whose writes land but whose call fails whole (a timeout after the write).
+    land_then_fail: Vec<&'static str>,
+    /// Records (by name) whose call fails whole before anything is written.
+    fail_whole: Vec<&'static str>,
     /// Calls to `apply`.
     calls: Mutex<usize>,
 }
@@ -29,6 +33,8 @@ impl StrictZones {
             zones,
             records: Mutex::new(Vec::new()),
             refuse: Vec::new(),
+            land_then_fail: Vec::new(),
+            fail_whole: Vec::new(),
             calls: Mutex::new(0),
         }
     }
@@ -60,6 +66,14 @@ impl Provider for StrictZones {
 
     async fn apply(&self, _read: &ReadState, units: &[Unit<'_>]) -> Result<(), ProviderError> {
         *self.calls.lock().expect("calls") += 1;
+        let named = |names: &[&str]| {
+            units
+                .iter()
+                .any(|u| names.contains(&u.change.endpoint().dns_name.as_str()))
+        };
+        if named(&self.fail_whole) {
+            return Err(ProviderError::transient("the call failed before writing"));
+        }
         let mut failures = Failures::default();
         for unit in units {
             let zone_for = |name: &str| zone::closest(&self.zones, name, |z| z);
@@ -85,6 +99,9 @@ impl Provider for StrictZones {
                     records.push((z, stored));
                 }
             }
+        }
+        if named(&self.land_then_fail) {
+            return Err(ProviderError::transient("timed out after writing"));
         }
         failures.into_result()
     }
@@ -193,6 +210,58 @@ async fn a_record_whose_ownership_name_is_refused_is_not_written() {
         provider.calls(),
         0,
         "neither the record nor a-*.example.org was ever sent"
+    );
+}
+
+#[tokio::test]
+async fn a_withheld_record_is_named_among_the_failures_when_another_record_fails() {
+    let mut zones = StrictZones::new(vec!["example.org"]);
+    zones.refuse = vec!["bad.example.org"];
+    let provider = Arc::new(zones);
+    let registry = registry(&provider);
+    let changes = [Change::Create(a("*.example.org")), Change::Create(a("bad.example.org"))];
+    let snapshot = registry.records().await.expect("read");
+    let err = registry.apply(&snapshot, &changes).await.err();
+    let Some(crate::RegistryError::Provider(ProviderError::Partial { failures })) = err else {
+        panic!("want a partial failure, got {err:?}");
+    };
+    let mut failed: Vec<&str> = failures.iter().map(|f| f.key.dns_name.as_str()).collect();
+    failed.sort_unstable();
+    assert_eq!(
+        failed,
+        ["*.example.org", "bad.example.org"],
+        "the withheld wildcard is not reported applied"
+    );
+}
+
+#[tokio::test]
+async fn a_call_failing_whole_after_the_ownership_landed_takes_the_ownership_back() {
+    let mut zones = StrictZones::new(vec!["example.org", "sub.example.org"]);
+    zones.fail_whole = vec!["sub.example.org"];
+    let provider = Arc::new(zones);
+    let registry = registry(&provider);
+    let err = sync(&registry, &[Change::Create(a("sub.example.org"))]).await.err();
+    assert!(err.is_some(), "the record failed");
+    assert!(provider.zone("sub.example.org").is_empty());
+    assert!(
+        provider.zone("example.org").is_empty(),
+        "no ownership record left claiming the name"
+    );
+}
+
+#[tokio::test]
+async fn a_record_that_landed_behind_a_failed_call_keeps_its_ownership() {
+    let mut zones = StrictZones::new(vec!["example.org", "sub.example.org"]);
+    zones.land_then_fail = vec!["sub.example.org"];
+    let provider = Arc::new(zones);
+    let registry = registry(&provider);
+    let err = sync(&registry, &[Change::Create(a("sub.example.org"))]).await.err();
+    assert!(err.is_some(), "the call said it failed");
+    assert_eq!(provider.zone("sub.example.org"), ["sub.example.org A"]);
+    assert_eq!(
+        provider.zone("example.org"),
+        ["a-sub.example.org TXT"],
+        "the record is there: its ownership stays, or it would be nobody's for good"
     );
 }
 

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, Labels, RecordType, Targets, label};
 use extdns_provider::failure::FailureKind;
-use extdns_provider::{ChangeFailure, Failures, Provider, Unit};
+use extdns_provider::{ChangeFailure, Failures, Provider, ProviderError, Unit};
 
 use crate::crypto::AesKey;
 use crate::labels::{self, InvalidHeritage};
@@ -621,10 +621,16 @@ impl Registry for TxtRegistry {
         let planned = self.with_ownership(snapshot, changes)?;
         let mut units: Vec<Unit<'_>> = Vec::with_capacity(planned.len());
         let mut apart: Vec<(&Change, &Change)> = Vec::new();
+        // Not sent: reported refused, per record, whether the rest succeeds or fails in part.
+        let mut withheld = Vec::new();
         for p in &planned {
             match (p.pairing, &p.ownership) {
                 (Pairing::Apart, Some(o)) => apart.push((p.change, o)),
-                (Pairing::Refused(_), _) => {}
+                (Pairing::Refused(why), _) => withheld.push(ChangeFailure::new(
+                    p.change.endpoint(),
+                    FailureKind::Refused,
+                    format!("not written: the provider refuses its ownership record's name ({why})"),
+                )),
                 (_, ownership) => units.push(Unit {
                     change: p.change,
                     ownership: ownership.as_ref(),
@@ -639,21 +645,16 @@ impl Registry for TxtRegistry {
         if !units.is_empty() {
             failures.absorb(self.provider.apply(&snapshot.provider, &units).await)?;
         }
-        failures.into_result()?;
+        if let Err(ProviderError::Partial { failures: mut failed }) = failures.into_result() {
+            failed.extend(withheld);
+            return Err(ProviderError::Partial { failures: failed }.into());
+        }
         drop((units, apart));
         // The ownership records go to the fold as sent: sealing them again would pick another nonce.
-        let mut withheld = Vec::new();
         let ownership = planned
             .into_iter()
             .map(|p| match p.pairing {
-                Pairing::Refused(why) => {
-                    withheld.push(ChangeFailure::new(
-                        p.change.endpoint(),
-                        FailureKind::Refused,
-                        format!("not written: the provider refuses its ownership record's name ({why})"),
-                    ));
-                    Sent::Withheld
-                }
+                Pairing::Refused(_) => Sent::Withheld,
                 Pairing::Unowned => Sent::Unowned,
                 Pairing::Together | Pairing::Apart => Sent::Owned(p.ownership.map(|o| SentOwnership::new(o, p.nonce))),
             })

@@ -236,12 +236,14 @@ impl Use {
                     arrived.pop_front();
                 }
                 let full = arrived.len() >= requests;
-                let wait = full.then(|| {
-                    let oldest = arrived.front().copied().unwrap_or(now);
-                    window.saturating_sub(now.duration_since(oldest))
-                });
                 arrived.push_back(now);
-                wait
+                // Refused arrivals count too, this one included: the window admits again once only
+                // `requests - 1` of the arrivals it holds (this one among them) are left in it.
+                full.then(|| {
+                    let nth_newest = arrived.len().checked_sub(requests).and_then(|i| arrived.get(i));
+                    let at = nth_newest.copied().unwrap_or(now);
+                    window.saturating_sub(now.duration_since(at))
+                })
             }
             (Use::Bucket { tokens, at }, Meter::Bucket { capacity, per_second }) => {
                 let refill = now.duration_since(*at).as_secs_f64() * per_second;
@@ -708,7 +710,8 @@ impl<S> FakeServer<S> {
 
 /// Another client of an account (another cluster on it), for tests of a shared budget: sends `GET url`
 /// with `headers` `burst` times at once, then `per_second` times a second, until `stop` is set; returns how
-/// many it sent. Its answers are not read beyond their status: it only spends the account's budget.
+/// many it sent (only the burst when `per_second` is not positive). Its answers are not read beyond their
+/// status: it only spends the account's budget.
 pub async fn other_client(
     url: String,
     headers: Vec<(&'static str, String)>,
@@ -716,7 +719,7 @@ pub async fn other_client(
     per_second: f64,
     stop: Arc<std::sync::atomic::AtomicBool>,
 ) -> usize {
-    let client = reqwest::Client::new();
+    let client = reqwest::Client::builder().no_proxy().build().unwrap_or_default();
     let send = || {
         let mut request = client.get(&url);
         for (name, value) in &headers {
@@ -729,7 +732,12 @@ pub async fn other_client(
         let _ = send().await;
         sent += 1;
     }
+    if !(per_second.is_finite() && per_second > 0.0) {
+        return sent;
+    }
     let mut every = tokio::time::interval(Duration::from_secs_f64(1.0 / per_second));
+    // A slow send delays the next one rather than bunching the missed ticks into a burst.
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     while !stop.load(std::sync::atomic::Ordering::Relaxed) {
         every.tick().await;
         let _ = send().await;
@@ -801,7 +809,10 @@ mod tests {
 
     /// Status, `Retry-After` and body of one call.
     async fn call(fake: &FakeServer<Toy>, method: Method, path: &str) -> (u16, Option<String>, String) {
-        let r = reqwest::Client::new()
+        let r = reqwest::Client::builder()
+            .no_proxy()
+            .build()
+            .unwrap_or_default()
             .request(method, format!("{}{path}", fake.url))
             .send()
             .await
@@ -921,7 +932,8 @@ mod tests {
         assert_eq!(f.decide(&list, "", t0), None);
         assert_eq!(
             f.decide(&list, "", t0 + Duration::from_secs(4)),
-            Some(Fault::RateLimited(Duration::from_secs(6)))
+            Some(Fault::RateLimited(Duration::from_secs(10))),
+            "the refused arrival at 4 s fills the window until 14 s"
         );
         // The first request has left the window, but the refused one at 4 s has not.
         assert!(f.decide(&list, "", t0 + Duration::from_secs(10)).is_some());
