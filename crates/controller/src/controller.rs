@@ -718,8 +718,9 @@ impl Controller {
                         None => outcome.applied.push(c),
                     }
                 }
+                // What was withheld was not written, so it owns nothing new.
+                let owned = owned_after(owned_before, outcome.applied.iter().copied());
                 self.emit(outcome, &uids).await;
-                let owned = owned_after(owned_before, &changes);
                 Ok((
                     SyncReport {
                         changes,
@@ -1001,8 +1002,8 @@ fn report_waiting(waiting: Option<(Instant, Instant)>, now: Instant) -> (Instant
 
 /// The records extdns owns after `changes` were applied to the `before` it owned: each create adds one, each
 /// delete takes one (the plan only creates and deletes records it owns).
-fn owned_after(before: usize, changes: &[Change]) -> usize {
-    changes.iter().fold(before, |n, c| match c {
+fn owned_after<'a>(before: usize, changes: impl IntoIterator<Item = &'a Change>) -> usize {
+    changes.into_iter().fold(before, |n, c| match c {
         Change::Create(_) => n + 1,
         Change::Delete(_) => n.saturating_sub(1),
         Change::Update { .. } => n,

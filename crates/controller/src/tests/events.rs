@@ -235,6 +235,7 @@ async fn a_change_the_registry_withheld_is_an_error_on_its_object_never_ready() 
 
     let report = c.run_once().await?;
     assert!(report.applied, "the sync succeeds: the rest was written");
+    assert_eq!(report.owned, Some(1), "the withheld record is not counted as owned");
     assert_eq!(names(&registry.snapshot()), ["web.example.com A 10.0.0.1"]);
     let got: Vec<(String, EventReason)> = sink.take().into_iter().map(|e| (e.object.name, e.reason)).collect();
     assert_eq!(
