@@ -5,13 +5,14 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use base64::Engine;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use extdns_provider::HttpClient;
 use extdns_provider::credentials::AccessToken;
 use extdns_provider::credentials::endpoint::{self, EndpointError};
+use extdns_provider::credentials::rfc3339;
 use serde::Deserialize;
 
 use super::token::SourceError;
@@ -170,7 +171,7 @@ async fn impersonate(http: &HttpClient, url: &str, sts: &AccessToken) -> Result<
     };
     let got: Impersonated = serde_json::from_slice(&answer).map_err(|e| unreadable(e.to_string()))?;
     let expires =
-        parse_rfc3339(&got.expire_time).ok_or_else(|| unreadable(format!("expireTime {:?}", got.expire_time)))?;
+        rfc3339::parse(&got.expire_time).ok_or_else(|| unreadable(format!("expireTime {:?}", got.expire_time)))?;
     let lifetime = expires.duration_since(SystemTime::now()).unwrap_or_default();
     Ok(AccessToken::lasting(got.access_token, Some(lifetime)))
 }
@@ -257,40 +258,16 @@ fn pem_body(pem: &str) -> Option<Vec<u8>> {
     STANDARD.decode(b64).ok()
 }
 
-/// `YYYY-MM-DDTHH:MM:SS[.fff]Z`, as Google's APIs write times.
-fn parse_rfc3339(text: &str) -> Option<SystemTime> {
-    let t = text.trim().strip_suffix('Z')?;
-    let (date, time) = t.split_once('T')?;
-    let mut d = date.splitn(3, '-').map(|p| p.parse::<i64>().ok());
-    let (y, m, day) = (d.next()??, d.next()??, d.next()??);
-    let time = time.split_once('.').map_or(time, |(whole, _)| whole);
-    let mut h = time.splitn(3, ':').map(|p| p.parse::<i64>().ok());
-    let (hh, mm, ss) = (h.next()??, h.next()??, h.next()??);
-    if !(1..=12).contains(&m) || !(1..=31).contains(&day) || hh > 23 || mm > 59 || ss > 60 {
-        return None;
-    }
-    // Days from the civil date (Howard Hinnant's algorithm).
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    let secs = u64::try_from(days * 86_400 + hh * 3600 + mm * 60 + ss).ok()?;
-    Some(UNIX_EPOCH + Duration::from_secs(secs))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn rfc3339_times_are_read() {
-        let t = parse_rfc3339("2026-11-28T01:02:03.456Z").and_then(|t| t.duration_since(UNIX_EPOCH).ok());
+        let t = rfc3339::parse("2026-11-28T01:02:03.456Z").and_then(|t| t.duration_since(UNIX_EPOCH).ok());
         assert_eq!(t.map(|d| d.as_secs()), Some(1_795_827_723));
-        assert_eq!(parse_rfc3339("1970-01-01T00:00:00Z"), Some(UNIX_EPOCH));
-        assert!(parse_rfc3339("2026-13-01T00:00:00Z").is_none());
-        assert!(parse_rfc3339("yesterday").is_none());
+        assert_eq!(rfc3339::parse("1970-01-01T00:00:00Z"), Some(UNIX_EPOCH));
+        assert!(rfc3339::parse("2026-13-01T00:00:00Z").is_none());
+        assert!(rfc3339::parse("yesterday").is_none());
     }
 }
