@@ -533,9 +533,9 @@ async fn tokens_are_refreshed_before_they_expire() {
 async fn when_nothing_resolves_the_error_names_every_source_tried() {
     let fake = FakeGoogle::start(&[("example-org", "example.org")]);
     // A loopback port nothing listens on stands in for the metadata server's address: asserted, so no
-    // request can go to 169.254.169.254.
-    let closed = extdns_test_support::free_port();
-    let host = format!("127.0.0.1:{closed}");
+    // request can go to 169.254.169.254. Port 1 rather than a free port released: no test is handed a
+    // privileged port, so none can bind it meanwhile and change the answer.
+    let host = "127.0.0.1:1".to_string();
     let p = provider_with(
         &fake,
         &[("HOME", "/nonexistent".into()), ("GCE_METADATA_HOST", host.clone())],
