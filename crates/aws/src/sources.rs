@@ -324,20 +324,9 @@ mod tests {
     use super::*;
 
     async fn unanswered() -> CredentialSourceError {
-        let url = "http://127.0.0.1:1/latest/api/token";
-        match reqwest::Client::builder()
-            .no_proxy()
-            .build()
-            .unwrap_or_default()
-            .put(url)
-            .send()
-            .await
-        {
-            Err(source) => CredentialSourceError::Request {
-                endpoint: url.into(),
-                source,
-            },
-            Ok(r) => panic!("port 1 answered {}", r.status()),
+        CredentialSourceError::Request {
+            endpoint: extdns_test_support::UNANSWERED_URL.into(),
+            source: extdns_test_support::unanswered_request().await,
         }
     }
 

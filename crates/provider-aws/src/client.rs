@@ -378,20 +378,9 @@ mod tests {
     async fn a_credential_source_that_did_not_answer_is_transient_a_missing_one_auth() {
         use extdns_aws::CredentialSourceError;
         use extdns_provider::credentials::{NoCredentials, Tried};
-        let url = "http://127.0.0.1:1/latest/api/token";
-        let Err(source) = reqwest::Client::builder()
-            .no_proxy()
-            .build()
-            .unwrap_or_default()
-            .put(url)
-            .send()
-            .await
-        else {
-            panic!("port 1 answered");
-        };
         let unanswered = CredentialSourceError::Request {
-            endpoint: url.into(),
-            source,
+            endpoint: extdns_test_support::UNANSWERED_URL.into(),
+            source: extdns_test_support::unanswered_request().await,
         };
         let error = |tried| ApiError::Credentials {
             call: "ListHostedZones".into(),

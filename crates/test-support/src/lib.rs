@@ -59,6 +59,19 @@ use std::io::Write;
 use std::net::{TcpListener, UdpSocket};
 use std::path::{Path, PathBuf};
 
+/// Where nothing answers: port 1 of loopback, which no test is handed (free ports are ephemeral ones).
+pub const UNANSWERED_URL: &str = "http://127.0.0.1:1/latest/api/token";
+
+/// The error of a request to [`UNANSWERED_URL`] (a refused connection), for tests of how a call that got no
+/// answer is classified. Never through a proxy.
+pub async fn unanswered_request() -> reqwest::Error {
+    let client = reqwest::Client::builder().no_proxy().build().unwrap_or_default();
+    match client.put(UNANSWERED_URL).send().await {
+        Err(e) => e,
+        Ok(r) => panic!("{UNANSWERED_URL} answered {}", r.status()),
+    }
+}
+
 /// Whether `url` names this machine (`127.0.0.0/8`, `::1` or `localhost`): what a test asserts of an
 /// endpoint it built from variables before the first request, so that a variable missing or misspelt
 /// fails the test rather than sending it to a cloud host.
