@@ -14,6 +14,8 @@ use crate::sign;
 
 /// The instance metadata service of every EC2 instance.
 pub(crate) const IMDS: &str = "http://169.254.169.254";
+/// IMDSv2's first call: a session token, asked for with PUT.
+pub(crate) const TOKEN_PATH: &str = "/latest/api/token";
 /// The ECS agent's endpoint for `AWS_CONTAINER_CREDENTIALS_RELATIVE_URI`.
 const ECS: &str = "http://169.254.170.2";
 
@@ -216,7 +218,7 @@ impl Calls {
     /// IMDSv2: a session token (PUT), the instance profile's role name, then its credentials.
     pub(crate) async fn instance(&self, endpoint: &str) -> Result<Credentials, CredentialSourceError> {
         let base = endpoint.trim_end_matches('/');
-        let token_url = format!("{base}/latest/api/token");
+        let token_url = format!("{base}{TOKEN_PATH}");
         let failed_request = |url: &str| {
             let endpoint = url.to_string();
             move |source| CredentialSourceError::Request { endpoint, source }

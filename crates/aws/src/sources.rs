@@ -11,7 +11,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use extdns_provider::credentials::{Chain, Miss, Source};
 
-use crate::calls::{Calls, IMDS};
+use crate::calls::{Calls, IMDS, TOKEN_PATH};
 use crate::error::{CredentialSourceError, MAX_PROFILE_DEPTH};
 use crate::keys::Credentials;
 use crate::profile::{Profile, ProfileFiles};
@@ -206,13 +206,18 @@ impl Instance {
 }
 
 /// What a failed instance-metadata fetch says to the chain. Off EC2 nothing answers at the default
-/// address, as the SDKs expect: when nothing configured the service, no answer there means no instance
-/// profile here (not configured, so the chain reports no credentials), not a failure that would read as
-/// transient and be retried for ever. Any other failure, or no answer from a configured endpoint, is the
-/// source's failure, transient or not as its error says.
+/// address, as the SDKs expect: when nothing configured the service, no connection for the first call (the
+/// token PUT) means no instance profile here (not configured, so the chain reports no credentials), not a
+/// failure that would read as transient and be retried for ever. Once the service answered that, it is
+/// there: a later call that gets no answer is the source's transient failure, as is any other failure or
+/// no answer from a configured endpoint.
 fn instance_miss(configured: bool, error: CredentialSourceError) -> Miss<CredentialSourceError> {
     match error {
-        e @ CredentialSourceError::Request { .. } if !configured => Miss::NotConfigured(e),
+        CredentialSourceError::Request { endpoint, source }
+            if !configured && endpoint.ends_with(TOKEN_PATH) && (source.is_connect() || source.is_timeout()) =>
+        {
+            Miss::NotConfigured(CredentialSourceError::Request { endpoint, source })
+        }
         e => Miss::Failed(e),
     }
 }
@@ -336,6 +341,14 @@ mod tests {
             instance_miss(false, unanswered().await),
             Miss::NotConfigured(_)
         ));
+        let later_call = CredentialSourceError::Request {
+            endpoint: format!("{IMDS}/latest/meta-data/iam/security-credentials/"),
+            source: extdns_test_support::unanswered_request().await,
+        };
+        assert!(
+            matches!(instance_miss(false, later_call), Miss::Failed(e) if e.is_transient()),
+            "once the service gave a token it is there: a later call without an answer is transient"
+        );
         let configured = instance_miss(true, unanswered().await);
         assert!(
             matches!(&configured, Miss::Failed(e) if e.is_transient()),
