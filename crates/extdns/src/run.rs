@@ -65,8 +65,7 @@ pub async fn run(settings: &Settings) -> anyhow::Result<()> {
         let client = kube_client(kube).await?;
         let overrides = &kube.live.overrides;
         if settings.events.any() {
-            let instance = std::env::var("POD_NAME").ok().filter(|n| !n.is_empty());
-            let sink = KubeEvents::new(client.clone(), instance, overrides.clone());
+            let sink = KubeEvents::for_this_pod(client.clone(), overrides.clone());
             controller = controller.with_events(settings.events, Arc::new(sink));
         }
         if crd {

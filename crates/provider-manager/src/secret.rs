@@ -75,7 +75,7 @@ pub async fn read_secret(
     let secret = match api.get_opt(&name).await {
         Ok(Some(secret)) => secret,
         Ok(None) => return Err(SecretError::NotFound { secret: shown }),
-        Err(source) if matches!(&source, kube::Error::Api(e) if e.code == 403) => {
+        Err(source) if crate::forbidden::is_forbidden(&source) => {
             let source = Box::new(source);
             return Err(SecretError::Forbidden { secret: shown, source });
         }

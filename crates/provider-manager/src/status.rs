@@ -10,7 +10,6 @@ use extdns_controller::{ProviderSync, SyncError, SyncObserver};
 use extdns_dnsprovider::status::{Reason, patch, ready_condition};
 use extdns_dnsprovider::{DnsProviderStatus, ProviderId};
 use extdns_leader::Leadership;
-use extdns_provider::ProviderError;
 use extdns_registry::RegistryError;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
@@ -137,7 +136,7 @@ impl StatusWriter {
         if !self.leadership.is_leader() {
             return;
         }
-        let (status, reports_sync) = {
+        let (status, reports_sync, previous) = {
             let mut state = self.lock();
             let Some((wanted, generation)) = state.wanted.clone() else {
                 return;
@@ -176,14 +175,14 @@ impl StatusWriter {
                 return;
             }
             // The sync it reports is cleared only once written: a failed write keeps it for the next flush.
-            let reports_sync =
-                status.last_sync_time.is_some() && status.last_sync_time != previous.and_then(|p| p.last_sync_time);
+            let reports_sync = status.last_sync_time.is_some()
+                && status.last_sync_time != previous.as_ref().and_then(|p| p.last_sync_time.clone());
             if reports_sync {
                 state.synced_since = false;
             }
             state.written = Some(status.clone());
             state.written_at = Some(Instant::now());
-            (status, reports_sync)
+            (status, reports_sync, previous)
         };
         let name = self.id.name();
         match self
@@ -202,10 +201,14 @@ impl StatusWriter {
                 } else {
                     warn!(provider = %self.id, error = %e, "cannot write the provider's status; trying again later");
                 }
-                // Written again at the next flush, the sync it reported included.
+                // Written again at the next flush, the sync it reported included. The object still holds
+                // what was written before (unless a newer flush wrote since): the next flush compares with
+                // that, so an unchanged condition keeps its transition time.
                 let mut state = self.lock();
                 state.written_at = None;
-                state.written = None;
+                if state.written.as_ref() == Some(&status) {
+                    state.written = previous;
+                }
                 state.synced_since |= reports_sync;
             }
         }
@@ -218,13 +221,9 @@ fn reason_of(e: &SyncError) -> Reason {
         SyncError::NotSynced | SyncError::SyncTimeout(_) | SyncError::Cancelled | SyncError::NotLeader => {
             Reason::Pending
         }
-        SyncError::Registry(RegistryError::Provider(p)) if is_auth(p) => Reason::CredentialsInvalid,
+        SyncError::Registry(RegistryError::Provider(p)) if p.is_auth() => Reason::CredentialsInvalid,
         _ => Reason::SyncFailed,
     }
-}
-
-fn is_auth(e: &ProviderError) -> bool {
-    e.is_auth()
 }
 
 /// What is called after a pipeline's first completed sync.
