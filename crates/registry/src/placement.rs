@@ -40,9 +40,12 @@ pub(crate) enum Pairing {
 pub(crate) fn pairing(provider: &dyn Provider, read: &ReadState, change: &Change, ownership: &Change) -> Pairing {
     let record = provider.placement(read, &change.endpoint().dns_name);
     let owner = provider.placement(read, &ownership.endpoint().dns_name);
+    // An ownership record to be made (a create, or an update of a record owned through an old-format
+    // ownership record, which writes its new-format one) is what a zone may not hold or the provider refuse.
+    let new_ownership = matches!(ownership, Change::Create(_));
     match (record, owner) {
         (_, Placement::Refused(why)) if matches!(change, Change::Create(_)) => Pairing::Refused(why),
-        (Placement::Zone(_), Placement::Outside) if matches!(change, Change::Create(_)) => Pairing::Unowned,
+        (Placement::Zone(_), Placement::Outside) if new_ownership => Pairing::Unowned,
         (Placement::Zone(a), Placement::Zone(b)) if a != b => Pairing::Apart,
         _ => Pairing::Together,
     }
@@ -109,7 +112,24 @@ pub(crate) async fn write_apart(
         })
         .collect();
     let first: Vec<Unit<'_>> = halves.iter().map(|(a, _)| Unit::new(a)).collect();
-    let failed_first = partial(provider.apply(read, &first).await)?;
+    let failed_first = match partial(provider.apply(read, &first).await) {
+        Ok(failed) => failed,
+        Err(e) => {
+            // Failed whole, yet some ownership records may have landed (a timeout after the write): take
+            // back those whose records are not there, as after a failed second half.
+            let undo: Vec<(&Change, Change)> = pairs
+                .iter()
+                .filter_map(|&(record, ownership)| match (record, ownership) {
+                    (Change::Create(_), Change::Create(txt)) => Some((record, Change::Delete(txt.clone()))),
+                    _ => None,
+                })
+                .collect();
+            if !undo.is_empty() {
+                take_back(provider, &undo).await;
+            }
+            return Err(e);
+        }
+    };
     let mut failures = Vec::new();
     let mut second: Vec<(usize, Unit<'_>)> = Vec::new();
     for (i, (a, b)) in halves.iter().enumerate() {
@@ -166,10 +186,11 @@ async fn take_back(provider: &dyn Provider, undo: &[(&Change, Change)]) {
             return;
         }
     };
-    let landed = |record: &Change| fresh.endpoints.iter().any(|e| e.key() == record.endpoint().key());
+    let there = |change: &Change| fresh.endpoints.iter().any(|e| e.key() == change.endpoint().key());
+    // Only ownership records the read shows (a call that failed whole may not have written them).
     let deletes: Vec<Unit<'_>> = undo
         .iter()
-        .filter(|(record, _)| !landed(record))
+        .filter(|(record, delete)| !there(record) && there(delete))
         .map(|(_, delete)| Unit::new(delete))
         .collect();
     if deletes.is_empty() {

@@ -250,6 +250,37 @@ async fn a_call_failing_whole_after_the_ownership_landed_takes_the_ownership_bac
 }
 
 #[tokio::test]
+async fn ownership_records_that_landed_before_their_call_failed_whole_are_taken_back() {
+    let mut zones = StrictZones::new(vec!["example.org", "sub.example.org"]);
+    zones.land_then_fail = vec!["a-sub.example.org"];
+    let provider = Arc::new(zones);
+    let registry = registry(&provider);
+    let err = sync(&registry, &[Change::Create(a("sub.example.org"))]).await.err();
+    assert!(err.is_some(), "the ownership call said it failed");
+    assert!(provider.zone("sub.example.org").is_empty(), "the record was never sent");
+    assert!(
+        provider.zone("example.org").is_empty(),
+        "no ownership record left claiming the name"
+    );
+}
+
+#[test]
+fn an_update_that_writes_a_new_format_ownership_record_no_zone_holds_goes_unowned() {
+    let provider = StrictZones::new(vec!["example.org"]);
+    let read = ReadState::default();
+    let update = Change::Update {
+        old: Box::new(a("example.org")),
+        new: Box::new(a("example.org")),
+    };
+    let txt = Endpoint::new("a-example.org", RecordType::Txt, ["\"heritage=external-dns\""]);
+    assert_eq!(
+        crate::placement::pairing(&provider, &read, &update, &Change::Create(txt)),
+        crate::placement::Pairing::Unowned,
+        "an apex owned through an old-format record is updated, not refused for a new-format name outside"
+    );
+}
+
+#[tokio::test]
 async fn a_record_that_landed_behind_a_failed_call_keeps_its_ownership() {
     let mut zones = StrictZones::new(vec!["example.org", "sub.example.org"]);
     zones.land_then_fail = vec!["sub.example.org"];

@@ -34,7 +34,7 @@ async fn route53_refuses_the_whole_batch_and_throttles_with_a_400() {
              </Change></Changes></ChangeBatch></ChangeResourceRecordSetsRequest>"
         )
     };
-    let client = reqwest::Client::new();
+    let client = reqwest::Client::builder().no_proxy().build().unwrap_or_default();
     let post = |name: &str| {
         client
             .post(format!("{}/2013-04-01/hostedzone/{zone}/rrset/", fake.url))
@@ -66,7 +66,7 @@ async fn route53_refuses_the_whole_batch_and_throttles_with_a_400() {
 async fn cloudflare_refuses_one_record_with_error_1004_and_throttles_with_971() {
     let cf = FakeCloudflare::start(&[("z1", "example.org")]);
     cf.state().faults.refuse("bad.example.org");
-    let client = reqwest::Client::new();
+    let client = reqwest::Client::builder().no_proxy().build().unwrap_or_default();
     let create = |name: &str| {
         client
             .post(format!("{}/zones/z1/dns_records", cf.url))
@@ -95,7 +95,7 @@ async fn cloud_dns_refuses_the_change_naming_the_entry_and_throttles_with_rate_l
     let fake = FakeGoogle::start(&[("example-org", "example.org")]);
     fake.state().faults.refuse("bad.example.org.");
     let token = fake.issue_token();
-    let client = reqwest::Client::new();
+    let client = reqwest::Client::builder().no_proxy().build().unwrap_or_default();
     let change = |name: &str| {
         client
             .post(format!(
@@ -141,7 +141,7 @@ async fn resource_manager_throttles_with_retry_after_in_seconds_and_milliseconds
         extdns_test_support::azure_fake::SUBSCRIPTION,
         extdns_test_support::azure_fake::RESOURCE_GROUP
     );
-    let client = reqwest::Client::new();
+    let client = reqwest::Client::builder().no_proxy().build().unwrap_or_default();
     let (status, retry, _) = answer(client.get(&url).bearer_auth(&token), "retry-after").await;
     assert_eq!((status, retry.as_deref()), (429, Some("1")));
     fake.state().faults.throttle_next = 1;
@@ -155,7 +155,7 @@ async fn resource_manager_throttles_with_retry_after_in_seconds_and_milliseconds
 async fn pihole_refuses_an_item_naming_a_refused_host_as_an_invalid_value() {
     let pi = FakePihole::start(None);
     pi.state().faults.refuse("bad.example.org");
-    let client = reqwest::Client::new();
+    let client = reqwest::Client::builder().no_proxy().build().unwrap_or_default();
     let put = |item: &str| client.put(format!("{}/api/config/dns/hosts/{item}", pi.url));
     let (status, _, body) = answer(put("192.0.2.1 bad.example.org"), "retry-after").await;
     assert_eq!(status, 400);
@@ -173,7 +173,7 @@ async fn dynamodb_fails_the_refused_statement_alone_and_throttles_with_throttlin
     let fake = FakeDynamo::start().await;
     fake.table("t");
     fake.lock().faults.refuse("bad");
-    let client = reqwest::Client::new();
+    let client = reqwest::Client::builder().no_proxy().build().unwrap_or_default();
     let call = |op: &str, body: Value| {
         client
             .post(&fake.url)
@@ -240,7 +240,7 @@ fn each_cloud_fake_enforces_its_documented_limits_from_the_start() {
 async fn route53_counts_per_access_key_and_throttles_past_its_bucket() {
     use extdns_test_support::route53_fake;
     let fake = FakeRoute53::start_in_background().with_limits(vec![route53_fake::per_second(2)]);
-    let client = reqwest::Client::new();
+    let client = reqwest::Client::builder().no_proxy().build().unwrap_or_default();
     let list = |key: &str| {
         client.get(format!("{}/2013-04-01/hostedzone", fake.url)).header(
             "authorization",
@@ -270,7 +270,7 @@ async fn resource_manager_counts_reads_and_writes_of_each_subscription_apart() {
         RateLimit::bucket(1, 0.001).of(Op::Write),
     ]);
     let token = fake.issue_token();
-    let client = reqwest::Client::new();
+    let client = reqwest::Client::builder().no_proxy().build().unwrap_or_default();
     let zone = format!(
         "{}/subscriptions/{SUBSCRIPTION}/resourceGroups/{RESOURCE_GROUP}/providers/Microsoft.Network/dnsZones",
         fake.url
@@ -307,7 +307,7 @@ async fn cloud_dns_counts_per_project_and_cloudflare_per_token() {
         .faults
         .limit(vec![RateLimit::window(1, Duration::from_secs(3600))]);
     let token = google.issue_token();
-    let client = reqwest::Client::new();
+    let client = reqwest::Client::builder().no_proxy().build().unwrap_or_default();
     let zones = |project: &str| {
         client
             .get(format!("{}/projects/{project}/managedZones", google.dns_url()))
