@@ -19,7 +19,10 @@ fuzz_target!(|data: &[u8]| {
     if let Some(joined) = txt::joined(&text) {
         let parts = strings.as_ref().map(Vec::len).unwrap_or_default();
         assert!(parts >= 2, "{text:?} joined from {parts} strings");
-        assert_eq!(txt::unquoted_strings(&joined).map(|s| s.concat()), strings.map(|s| s.concat()));
+        assert_eq!(
+            txt::unquoted_strings(&joined).map(|s| s.concat()),
+            strings.map(|s| s.concat())
+        );
         assert_eq!(txt::unfitted(&txt::fitted(&joined)), joined, "{text:?}");
     }
 
