@@ -25,7 +25,7 @@ use std::collections::{BTreeMap, HashMap};
 use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, TargetKind, Ttl};
 use extdns_provider::batch::{self, Failures, Limits, Size, Unit};
-use extdns_provider::gather::Gather;
+use extdns_provider::gather::{ByRecord, Gather};
 use extdns_provider::{IndexedProvider, ProviderError};
 
 pub use config::{ConfigError, CorednsConfig, EtcdTls};
@@ -37,16 +37,13 @@ use etcd::{EtcdClient, Op};
 /// The provider-specific property that sets the SkyDNS `group` of a record (`<prefix>coredns-group`).
 pub const GROUP_PROPERTY: &str = "coredns/group";
 
-/// A record as the plan sees it: lower-case name, type, target text.
-type RecordId = (String, RecordType, String);
-
 /// What a read learnt: every value by key, and the keys that hold each record (several when a name was
 /// written twice with the same target).
 /// Opaque outside this crate: the provider's [`IndexedProvider::Index`], kept in the read's state.
 #[derive(Debug, Default)]
 pub struct Index {
     services: HashMap<String, Service>,
-    keys: HashMap<RecordId, Vec<String>>,
+    keys: ByRecord<String>,
 }
 
 /// The provider. Cheap to share: `Arc<CorednsProvider>` as `Arc<dyn Provider>`.
@@ -119,17 +116,7 @@ impl CorednsProvider {
             Some(v) => v.clone(),
             None => index.services.get(key).cloned(),
         };
-        let keys_of = |ep: &Endpoint, target: &str| {
-            index
-                .keys
-                .get(&(
-                    ep.dns_name.to_ascii_lowercase(),
-                    ep.record_type.clone(),
-                    target.to_string(),
-                ))
-                .map(Vec::as_slice)
-                .unwrap_or_default()
-        };
+        let keys_of = |ep: &Endpoint, target: &str| index.keys.get(ep, target);
         let create = |pending: &mut BTreeMap<String, Option<Service>>, ep: &Endpoint, target: &str| {
             let key = key_for(&self.config.prefix, &ep.dns_name, &skydns::random_id());
             pending.insert(key, Some(self.service_for(ep, target)));
@@ -297,11 +284,7 @@ impl IndexedProvider for CorednsProvider {
                     }
                     ep
                 });
-                index
-                    .keys
-                    .entry((name.to_ascii_lowercase(), rtype, target))
-                    .or_default()
-                    .push(kv.key.clone());
+                index.keys.push(&name, rtype, target, kv.key.clone());
             }
             index.services.insert(kv.key, service);
         }
