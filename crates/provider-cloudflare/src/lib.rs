@@ -22,13 +22,13 @@
 mod api;
 mod config;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::str::FromStr;
 
 use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, Ttl};
 use extdns_provider::batch::{self, Failures, Limits, Size, Unit};
-use extdns_provider::gather::Gather;
+use extdns_provider::gather::{ByRecord, Gather};
 use extdns_provider::{CallError, FailureKind, IndexedProvider, ProviderError, zone};
 
 pub use api::{ApiError, ApiMessage};
@@ -53,14 +53,12 @@ struct RecordInfo {
     comment: Option<String>,
 }
 
-type RecordId = (String, RecordType, String);
-
 /// What a read learnt: the zones, and each record's Cloudflare id and settings.
 /// Opaque outside this crate: the provider's [`IndexedProvider::Index`], kept in the read's state.
 #[derive(Debug, Default)]
 pub struct Index {
     zones: Vec<Zone>,
-    records: HashMap<RecordId, Vec<RecordInfo>>,
+    records: ByRecord<RecordInfo>,
 }
 
 impl Index {
@@ -70,14 +68,7 @@ impl Index {
     }
 
     fn find(&self, ep: &Endpoint, target: &str) -> &[RecordInfo] {
-        self.records
-            .get(&(
-                ep.dns_name.to_ascii_lowercase(),
-                ep.record_type.clone(),
-                target.to_string(),
-            ))
-            .map(Vec::as_slice)
-            .unwrap_or_default()
+        self.records.get(ep, target)
     }
 }
 
@@ -293,16 +284,13 @@ impl IndexedProvider for CloudflareProvider {
                     ep.provider_specific.sort_by_name();
                     ep
                 });
-                index
-                    .records
-                    .entry((r.name.to_ascii_lowercase(), rtype, target))
-                    .or_default()
-                    .push(RecordInfo {
-                        id: r.id,
-                        ttl: r.ttl,
-                        proxied: r.proxied,
-                        comment,
-                    });
+                let info = RecordInfo {
+                    id: r.id,
+                    ttl: r.ttl,
+                    proxied: r.proxied,
+                    comment,
+                };
+                index.records.push(&r.name, rtype, target, info);
             }
         }
         let endpoints = gathered.into_endpoints();
@@ -384,7 +372,7 @@ mod tests {
                     name: "sub.example.org".into(),
                 },
             ],
-            records: HashMap::new(),
+            records: ByRecord::default(),
         };
         assert_eq!(index.zone_for("a.sub.example.org"), Some(1));
         assert_eq!(index.zone_for("a.example.org."), Some(0));
