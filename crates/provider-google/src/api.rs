@@ -5,13 +5,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use extdns_provider::credentials::Unsent;
 use extdns_provider::failure::{self, FailureKind, HttpAnswer, Unreachable};
 use extdns_provider::{ApiClient, Call, CallError};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::config::{ConfigError, GoogleConfig};
-use crate::credentials::{CredentialsError, TokenCache};
+use crate::credentials::{SourceError, TokenCache};
 
 /// One entry of an error's `errors`.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
@@ -44,12 +45,9 @@ struct ErrorBody {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ApiError {
-    /// No answer: connection refused, timeout, TLS failure.
+    /// No answer: no access token to send, or no connection (refused, timeout, TLS failure).
     #[error(transparent)]
-    Unreachable(#[from] Unreachable),
-    /// No access token.
-    #[error("{0}")]
-    Credentials(#[source] Box<CredentialsError>),
+    Unsent(#[from] Unsent<SourceError>),
     /// An answer other than success, in Google's error envelope when it has one.
     #[error("Cloud DNS answered HTTP {status} to {method} {url}: {message}{}", reason_text(.reason))]
     Api {
@@ -115,11 +113,9 @@ pub fn kind_of(answer: &HttpAnswer, reason: Option<&str>) -> FailureKind {
 impl CallError for ApiError {
     fn kind(&self) -> FailureKind {
         match self {
-            ApiError::Unreachable(e) => e.kind(),
+            ApiError::Unsent(e) => e.kind(),
             ApiError::NotDone { .. } => FailureKind::Transient,
             ApiError::Api { kind, .. } => *kind,
-            ApiError::Credentials(e) if e.is_transient() => FailureKind::Transient,
-            ApiError::Credentials(_) => FailureKind::Auth,
             ApiError::BadAnswer { .. } | ApiError::PageLoop { .. } => FailureKind::Fatal,
         }
     }
@@ -280,11 +276,7 @@ impl Api {
     }
 
     async fn call_once<T: DeserializeOwned, B: Serialize + ?Sized>(&self, call: &Call<'_, B>) -> Result<T, ApiError> {
-        let token = self
-            .tokens
-            .get()
-            .await
-            .map_err(|e| ApiError::Credentials(Box::new(e)))?;
+        let token = self.tokens.get().await.map_err(Unsent::from)?;
         let method_name = if call.method == reqwest::Method::GET {
             "GET"
         } else {
@@ -292,7 +284,11 @@ impl Api {
         };
         let url = call.url.as_str();
         let req = self.client.paced(call).await.bearer_auth(&token.token);
-        let reply = req.exchange().await.map_err(Unreachable::at(API, url))?;
+        let reply = req
+            .exchange()
+            .await
+            .map_err(Unreachable::at(API, url))
+            .map_err(Unsent::from)?;
         let (answer, status, bytes) = (reply.answer, reply.status(), reply.body);
         if answer.status.is_success() {
             return serde_json::from_slice(&bytes).map_err(|e| ApiError::BadAnswer {

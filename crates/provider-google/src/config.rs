@@ -184,16 +184,7 @@ pub enum ConfigError {
     /// The page size is outside 1..=1000.
     #[error("page size must be between 1 and 1000 (got {0})")]
     PageSize(u32),
-    /// The API URL is not a URL.
-    #[error("the Cloud DNS API URL {url:?} is not a URL: {source}")]
-    BaseUrl {
-        /// The URL as given.
-        url: String,
-        /// The parser's reason.
-        #[source]
-        source: url::ParseError,
-    },
-    /// The HTTP client cannot be built (its TLS backend, say).
+    /// The HTTP client cannot be built (its TLS backend, say), or the API URL is not a URL.
     #[error("{0}")]
     Client(#[source] extdns_provider::http::HttpError),
 }

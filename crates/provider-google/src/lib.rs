@@ -103,12 +103,7 @@ impl GoogleProvider {
         if !(1..=1000).contains(&config.page_size) {
             return Err(ConfigError::PageSize(config.page_size));
         }
-        if let Err(source) = url::Url::parse(&config.base_url) {
-            return Err(ConfigError::BaseUrl {
-                url: config.base_url.clone(),
-                source,
-            });
-        }
+        extdns_provider::http::parse_url("the Cloud DNS API URL", &config.base_url).map_err(ConfigError::Client)?;
         let (tokens, metadata) = credentials::tokens(&config.credentials, config.api.timeout, &config.observer)
             .map_err(ConfigError::Client)?;
         let api = Api::new(&config, Arc::new(tokens))?;

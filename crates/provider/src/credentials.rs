@@ -8,19 +8,22 @@
 //! tried and why each gave nothing. A [`CredentialCache`] keeps the credential until a [`Margin`] before it
 //! expires, refreshes it once for all concurrent callers, and drops it when the API answers 401.
 //! [`endpoint`] reads the answers of the token endpoints the sources call; [`AccessToken`] is the bearer token
-//! they grant; [`rfc3339`] reads the expiry times they write.
+//! they grant; [`rfc3339`] reads the expiry times they write. [`Unsent`] is a call that got no answer,
+//! for want of a credential or of a connection.
 
 mod cache;
 mod chain;
 pub mod endpoint;
 pub mod rfc3339;
 mod token;
+mod unsent;
 
 use std::collections::BTreeMap;
 
 pub use cache::{Clock, Credential, CredentialCache, Margin, SystemClock};
 pub use chain::{Chain, Fetch, FetchError, Miss, NoCredentials, Outcome, Source, Tried};
 pub use token::AccessToken;
+pub use unsent::Unsent;
 
 /// The variables among `names` that `var` gives a non-blank value, trimmed: the environment a chain reads,
 /// captured once at startup so a source never reads the process environment itself.

@@ -51,6 +51,27 @@ pub enum HttpError {
     /// The HTTP library refused the configuration (its TLS backend could not start, say).
     #[error("cannot build the HTTP client: {0}")]
     Client(#[source] reqwest::Error),
+    /// An endpoint the client is to call is not a URL.
+    #[error("{what} {url:?} is not a URL: {source}")]
+    Url {
+        /// Which endpoint (`the authority host`).
+        what: &'static str,
+        /// As given.
+        url: String,
+        /// The parser's reason.
+        #[source]
+        source: url::ParseError,
+    },
+}
+
+/// `url` read as a URL, or the error that names it as `what`: a provider checks the endpoints it was given
+/// when it is built, so a mistyped one fails at startup rather than on the first sync.
+pub fn parse_url(what: &'static str, url: &str) -> Result<Url, HttpError> {
+    Url::parse(url).map_err(|source| HttpError::Url {
+        what,
+        url: url.to_string(),
+        source,
+    })
 }
 
 /// An HTTP client. Cheap to clone (the connection pool is shared).
@@ -421,6 +442,19 @@ mod tests {
                 (Method::GET, "/down".to_string(), None)
             ]
         );
+    }
+
+    #[test]
+    fn an_endpoint_that_is_not_a_url_is_named_with_the_parser_s_reason() {
+        assert!(parse_url("the API URL", "https://dns.example/v1").is_ok());
+        let e = parse_url("the authority host", "login.example").err();
+        let text = e.as_ref().map(ToString::to_string).unwrap_or_default();
+        assert!(
+            text.starts_with("the authority host \"login.example\" is not a URL: "),
+            "{text}"
+        );
+        let source = e.as_ref().and_then(std::error::Error::source);
+        assert!(source.is_some(), "the parser's error is kept as the cause");
     }
 
     #[test]
