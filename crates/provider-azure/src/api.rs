@@ -5,24 +5,22 @@
 
 use std::sync::Arc;
 
+use extdns_provider::credentials::Unsent;
 use extdns_provider::failure::{self, FailureKind, HttpAnswer, Unreachable};
 use extdns_provider::{ApiClient, Call, CallError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::config::{AzureConfig, ConfigError, Kind};
-use crate::credentials::{CredentialsError, TokenCache};
+use crate::credentials::{SourceError, TokenCache};
 
 /// Why a call failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ApiError {
-    /// No answer.
+    /// No answer: no access token to send, or no connection (refused, timeout, TLS failure).
     #[error(transparent)]
-    Unreachable(#[from] Unreachable),
-    /// No access token.
-    #[error("{0}")]
-    Credentials(#[source] Box<CredentialsError>),
+    Unsent(#[from] Unsent<SourceError>),
     /// An answer other than success, with ARM's error code and message when it gave them.
     #[error("Azure answered HTTP {status} to {method} {url}: {code}: {message}")]
     Api {
@@ -85,10 +83,8 @@ pub fn kind_of(answer: &HttpAnswer, code: &str) -> FailureKind {
 impl CallError for ApiError {
     fn kind(&self) -> FailureKind {
         match self {
-            ApiError::Unreachable(e) => e.kind(),
+            ApiError::Unsent(e) => e.kind(),
             ApiError::Api { kind, .. } => *kind,
-            ApiError::Credentials(e) if e.is_transient() => FailureKind::Transient,
-            ApiError::Credentials(_) => FailureKind::Auth,
             ApiError::BadAnswer { .. } | ApiError::PageLoop { .. } => FailureKind::Fatal,
         }
     }
@@ -242,11 +238,7 @@ impl Api {
         call: &Call<'_, B>,
         when: Option<&Precondition>,
     ) -> Result<Vec<u8>, ApiError> {
-        let token = self
-            .tokens
-            .get()
-            .await
-            .map_err(|e| ApiError::Credentials(Box::new(e)))?;
+        let token = self.tokens.get().await.map_err(Unsent::from)?;
         let url = call.url.as_str();
         let mut req = self.client.paced(call).await.bearer_auth(&token.token);
         req = match when {
@@ -254,7 +246,11 @@ impl Api {
             Some(Precondition::Etag(e)) => req.header(reqwest::header::IF_MATCH, e.as_str()),
             None => req,
         };
-        let reply = req.exchange().await.map_err(Unreachable::at(API, url))?;
+        let reply = req
+            .exchange()
+            .await
+            .map_err(Unreachable::at(API, url))
+            .map_err(Unsent::from)?;
         let (answer, status) = (reply.answer, reply.status());
         if reply.is_success() {
             return Ok(reply.body);

@@ -415,18 +415,7 @@ pub enum ConfigError {
     /// No resource group.
     #[error("no Azure resource group: set resourceGroup in the config file or --azure-resource-group")]
     ResourceGroup,
-    /// An endpoint is not a URL.
-    #[error("{what} {url:?} is not a URL: {source}")]
-    Url {
-        /// Which endpoint.
-        what: &'static str,
-        /// As given.
-        url: String,
-        /// The parser's reason.
-        #[source]
-        source: url::ParseError,
-    },
-    /// The HTTP client cannot be built.
+    /// The HTTP client cannot be built, or an endpoint is not a URL.
     #[error("{0}")]
     Client(#[source] extdns_provider::http::HttpError),
 }

@@ -110,13 +110,7 @@ impl AzureProvider {
             ("the Resource Manager endpoint", &config.cloud.resource_manager),
             ("the authority host", &config.cloud.authority_host),
         ] {
-            if let Err(source) = url::Url::parse(url) {
-                return Err(ConfigError::Url {
-                    what,
-                    url: url.clone(),
-                    source,
-                });
-            }
+            extdns_provider::http::parse_url(what, url).map_err(ConfigError::Client)?;
         }
         let tokens = Arc::new(
             credentials::tokens(
