@@ -168,6 +168,12 @@ async fn raw(addr: std::net::SocketAddr, method: &str, path: &str, body: &str) -
     (status, content_type, body.to_string())
 }
 
+/// `POST /adjustendpoints` with `endpoints`: the status and the body.
+async fn adjust(addr: std::net::SocketAddr, endpoints: &str) -> (u16, String) {
+    let (status, _, body) = raw(addr, "POST", "/adjustendpoints", endpoints).await;
+    (status, body)
+}
+
 #[tokio::test]
 async fn the_server_answers_as_external_dns_does() {
     let p = pair(&["example.org"]).await;
@@ -192,13 +198,7 @@ async fn the_server_answers_as_external_dns_does() {
         "[{\"dnsName\":\"a.example.org\",\"targets\":[\"1.2.3.4\"],\"recordType\":\"A\",\"setIdentifier\":\"s\",\"providerSpecific\":[{\"name\":\"x\",\"value\":\"y\"}]}]\n"
     );
 
-    let (status, _, body) = raw(
-        p.addr,
-        "POST",
-        "/adjustendpoints",
-        r#"[{"dnsName":"b.example.org","targets":null,"labels":null}]"#,
-    )
-    .await;
+    let (status, body) = adjust(p.addr, r#"[{"dnsName":"b.example.org","targets":null,"labels":null}]"#).await;
     assert_eq!((status, body.as_str()), (200, "[{\"dnsName\":\"b.example.org\"}]\n"));
 
     // Errors have no body: 400 for a bad body or method, 500 for a backend failure.
@@ -285,13 +285,7 @@ async fn request_keys_in_any_case_are_applied_as_go_decodes_them() {
         matches!(&records, Ok(e) if e.len() == 1 && e[0].dns_name == "any-case.example.org" && e[0].targets.len() == 1),
         "{records:?}"
     );
-    let (status, _, adjusted) = raw(
-        p.addr,
-        "POST",
-        "/adjustendpoints",
-        r#"[{"dnsname":"b.example.org","RECORDTYPE":"A"}]"#,
-    )
-    .await;
+    let (status, adjusted) = adjust(p.addr, r#"[{"dnsname":"b.example.org","RECORDTYPE":"A"}]"#).await;
     assert_eq!(status, 200);
     assert!(adjusted.contains(r#""dnsName":"b.example.org""#), "{adjusted}");
 }

@@ -98,6 +98,36 @@ fn within(elapsed: Duration, from_ms: u64, to_ms: u64) -> bool {
 
 const GET_RECORDS: &[u8] = b"GET /records HTTP/1.1\r\nHost: webhook\r\n\r\n";
 
+/// A change that creates one record, `web.example.org`.
+const CREATE_WEB: &[u8] = br#"{"create":[{"dnsName":"web.example.org","targets":["192.0.2.1"],"recordType":"A"}]}"#;
+
+/// A connection kept alive after one request answered 200.
+async fn kept_alive(s: &Server) -> TcpStream {
+    let mut c = connect(s).await;
+    send(&mut c, GET_RECORDS).await;
+    assert!(response(&mut c).await.starts_with("HTTP/1.1 200 OK\r\n"));
+    c
+}
+
+/// `POST /records` with `body`: the head, then the body's first ten bytes, and the rest after `pause`.
+async fn post_records_in_two_parts(c: &mut TcpStream, body: &[u8], pause: Duration) {
+    let head = format!(
+        "POST /records HTTP/1.1\r\nHost: webhook\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    send(c, head.as_bytes()).await;
+    let (first, rest) = body.split_at(10);
+    send(c, first).await;
+    tokio::time::sleep(pause).await;
+    send(c, rest).await;
+}
+
+/// The names of the backend's records.
+async fn names(backend: &InMemoryProvider) -> Result<Vec<String>, extdns_provider::ProviderError> {
+    let records = backend.records().await?;
+    Ok(records.endpoints.iter().map(|e| e.dns_name.clone()).collect())
+}
+
 #[tokio::test]
 async fn read_header_timeout_6484_closes_a_connection_whose_head_is_late_without_an_answer() {
     let s = server(300, 5_000, 10_000, 30_000).await;
@@ -117,9 +147,7 @@ async fn read_header_timeout_6484_closes_a_connection_whose_head_is_late_without
 #[tokio::test]
 async fn idle_timeout_6484_closes_a_kept_alive_connection_waiting_for_its_next_request() {
     let s = server(200, 5_000, 10_000, 900).await;
-    let mut c = connect(&s).await;
-    send(&mut c, GET_RECORDS).await;
-    assert!(response(&mut c).await.starts_with("HTTP/1.1 200 OK\r\n"));
+    let mut c = kept_alive(&s).await;
     // Idle past the header timeout: still open, the next request is served.
     tokio::time::sleep(Duration::from_millis(500)).await;
     send(&mut c, GET_RECORDS).await;
@@ -157,28 +185,11 @@ async fn read_timeout_6484_answers_400_and_closes_when_the_body_is_late() {
 #[tokio::test]
 async fn write_timeout_6484_drops_a_late_response_but_applies_the_changes() {
     let s = server(300, 5_000, 400, 30_000).await;
-    let body = br#"{"create":[{"dnsName":"web.example.org","targets":["192.0.2.1"],"recordType":"A"}]}"#;
     let mut c = connect(&s).await;
-    send(
-        &mut c,
-        format!(
-            "POST /records HTTP/1.1\r\nHost: webhook\r\nContent-Length: {}\r\n\r\n",
-            body.len()
-        )
-        .as_bytes(),
-    )
-    .await;
-    let (first, rest) = body.split_at(10);
-    send(&mut c, first).await;
-    tokio::time::sleep(Duration::from_millis(700)).await;
-    send(&mut c, rest).await;
+    post_records_in_two_parts(&mut c, CREATE_WEB, ms(700)).await;
     let (got, _) = until_closed(&mut c).await;
     assert_eq!(got, "");
-    let names = s
-        .backend
-        .records()
-        .await
-        .map(|r| r.endpoints.iter().map(|e| e.dns_name.clone()).collect::<Vec<_>>());
+    let names = names(&s.backend).await;
     assert!(matches!(&names, Ok(n) if n == &["web.example.org"]), "{names:?}");
 }
 
@@ -187,21 +198,8 @@ async fn write_timeout_6484_drops_a_late_response_but_applies_the_changes() {
 #[tokio::test]
 async fn within_the_timeouts_6484_requests_are_answered_and_connections_kept() {
     let s = server(300, 5_000, 2_000, 30_000).await;
-    let body = br#"{"create":[{"dnsName":"web.example.org","targets":["192.0.2.1"],"recordType":"A"}]}"#;
     let mut c = connect(&s).await;
-    send(
-        &mut c,
-        format!(
-            "POST /records HTTP/1.1\r\nHost: webhook\r\nContent-Length: {}\r\n\r\n",
-            body.len()
-        )
-        .as_bytes(),
-    )
-    .await;
-    let (first, rest) = body.split_at(10);
-    send(&mut c, first).await;
-    tokio::time::sleep(Duration::from_millis(400)).await;
-    send(&mut c, rest).await;
+    post_records_in_two_parts(&mut c, CREATE_WEB, ms(400)).await;
     assert!(response(&mut c).await.starts_with("HTTP/1.1 204 No Content\r\n"));
     send(&mut c, GET_RECORDS).await;
     assert!(response(&mut c).await.contains("web.example.org"));
@@ -211,9 +209,7 @@ async fn within_the_timeouts_6484_requests_are_answered_and_connections_kept() {
 #[tokio::test]
 async fn zero_timeouts_6484_fall_back_to_the_read_timeout_or_are_none() {
     let s = server(0, 600, 0, 0).await;
-    let mut c = connect(&s).await;
-    send(&mut c, GET_RECORDS).await;
-    assert!(response(&mut c).await.starts_with("HTTP/1.1 200 OK\r\n"));
+    let mut c = kept_alive(&s).await;
     let idle_from = Instant::now();
     let mut half = connect(&s).await;
     send(&mut half, b"GET /records HTTP/1.1\r\n").await;
@@ -264,26 +260,13 @@ async fn an_apply_outlives_a_client_that_hangs_up() {
     .await
     .unwrap_or_else(|e| panic!("{e}"));
     let _shutdown = shutdown.drop_guard();
-    let body = br#"{"create":[{"dnsName":"web.example.org","targets":["192.0.2.1"],"recordType":"A"}]}"#;
     let mut c = TcpStream::connect(started.local_addr)
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-    send(
-        &mut c,
-        format!(
-            "POST /records HTTP/1.1\r\nHost: webhook\r\nContent-Length: {}\r\n\r\n",
-            body.len()
-        )
-        .as_bytes(),
-    )
-    .await;
-    send(&mut c, body).await;
+    post_records_in_two_parts(&mut c, CREATE_WEB, Duration::ZERO).await;
     tokio::time::sleep(Duration::from_millis(100)).await;
     drop(c);
     tokio::time::sleep(Duration::from_millis(1_000)).await;
-    let names = backend
-        .records()
-        .await
-        .map(|r| r.endpoints.iter().map(|e| e.dns_name.clone()).collect::<Vec<_>>());
+    let names = names(&backend).await;
     assert!(matches!(&names, Ok(n) if n == &["web.example.org"]), "{names:?}");
 }
