@@ -123,14 +123,7 @@ pub(crate) fn cache(
     observer: &Observer,
 ) -> Result<CredentialCache<Credentials, CredentialSourceError>, HttpError> {
     let http = HttpClient::builder().timeout(timeout).observed_by(observer).build()?;
-    // The SDKs give the metadata service a second: off EC2 its address does not answer at all. It is the
-    // instance's own link-local address: never asked through a proxy of the environment.
-    let metadata = HttpClient::builder()
-        .no_proxy()
-        .connect_timeout(Duration::from_secs(1))
-        .timeout(Duration::from_secs(2))
-        .observed_by(observer)
-        .build()?;
+    let metadata = HttpClient::metadata_builder(observer, Duration::from_secs(2)).build()?;
     let (env, fixed, profile) = match source {
         CredentialSource::Static(c) => (BTreeMap::new(), Some(c), None),
         CredentialSource::Chain { env, profile } => (env, None, profile),

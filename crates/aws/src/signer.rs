@@ -58,20 +58,13 @@ pub struct Call<'a> {
 }
 
 /// SigV4 for one AWS API: the credential chain and `--aws-assume-role`, credentials kept until shortly
-/// before they expire, requests signed for one service in one region.
+/// before they expire, requests signed for one service in one region. Its `Debug` never shows a credential
+/// (the cache's does not).
+#[derive(Debug)]
 pub struct Signer {
     credentials: CredentialCache<Credentials, CredentialSourceError>,
     region: String,
     service: String,
-}
-
-impl std::fmt::Debug for Signer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Signer")
-            .field("region", &self.region)
-            .field("service", &self.service)
-            .finish_non_exhaustive()
-    }
 }
 
 /// What a [`Signer`] signs with and for.

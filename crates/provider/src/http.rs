@@ -112,6 +112,17 @@ impl HttpClient {
             .connect_timeout(Duration::from_secs(10))
     }
 
+    /// The builder for a cloud's instance metadata service (EC2's, GCE's), at the instance's own link-local
+    /// address: never asked through a proxy of the environment, and a second to connect, as the SDKs give
+    /// it, since off that cloud the address answers nothing; each request at most `timeout`.
+    pub fn metadata_builder(observer: &Observer, timeout: Duration) -> HttpClientBuilder {
+        HttpClient::builder()
+            .no_proxy()
+            .connect_timeout(Duration::from_secs(1))
+            .timeout(timeout)
+            .observed_by(observer)
+    }
+
     /// A request with any method; sent by [`Request::send`].
     pub fn request(&self, method: Method, url: impl IntoUrl) -> Request<'_> {
         Request {

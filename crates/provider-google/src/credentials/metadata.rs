@@ -12,6 +12,7 @@ use crate::config::SCOPE;
 
 /// The metadata server, asked with `Metadata-Flavor: Google` and, as Google's metadata client does, never
 /// through a proxy.
+#[derive(Debug)]
 pub struct MetadataServer {
     host: String,
     /// `GCE_METADATA_HOST` names it: a failure is then a failure, not a sign of being off GCE.
@@ -19,24 +20,10 @@ pub struct MetadataServer {
     http: HttpClient,
 }
 
-impl std::fmt::Debug for MetadataServer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MetadataServer")
-            .field("host", &self.host)
-            .finish_non_exhaustive()
-    }
-}
-
 impl MetadataServer {
     /// The server at `host`, `named` when `GCE_METADATA_HOST` gave it; requests reported to `observer`.
     pub(crate) fn new(host: String, named: bool, observer: &Observer) -> Result<MetadataServer, HttpError> {
-        // Little patience off GCE, where its address answers nothing.
-        let http = HttpClient::builder()
-            .no_proxy()
-            .connect_timeout(Duration::from_secs(1))
-            .timeout(Duration::from_secs(5))
-            .observed_by(observer)
-            .build()?;
+        let http = HttpClient::metadata_builder(observer, Duration::from_secs(5)).build()?;
         Ok(MetadataServer { host, named, http })
     }
 
