@@ -50,6 +50,29 @@ fn row(o: &DynamicObject, secret: SecretRead, pipeline: Option<Pipeline>) -> Row
     }
 }
 
+/// The row of `o` whose generation-1 pipeline has run since `t` on Secret version 7, the Secret not
+/// read again this time.
+fn kept(o: &DynamicObject, t: Instant) -> Row {
+    row(o, SecretRead::NotRead, Some(running(1, "7", t)))
+}
+
+/// The status of a provider being deleted, with its text.
+fn deleting_says(text: &str) -> Option<(Reason, String)> {
+    Some((Reason::Deleting, text.to_string()))
+}
+
+/// The leader's decision at `t` for `o` with nothing running and its Secret not read yet.
+fn unread(o: &DynamicObject, t: Instant) -> Decision {
+    decide(&row(o, SecretRead::NotRead, None), None, leader(t))
+}
+
+/// A provider object of type inmemory over `domain`, its records owned as `owner`.
+fn owning(kind: &str, name: &str, generation: i64, domain: &str, owner: &str) -> DynamicObject {
+    let spec = serde_json::json!({ "type": "inmemory", "domainFilter": { "include": [domain] },
+                                   "registry": { "txtOwnerId": owner } });
+    object(kind, name, generation, spec, serde_json::json!({}))
+}
+
 fn read(version: &str) -> SecretRead {
     SecretRead::Read(Some(version.to_string()))
 }
@@ -69,6 +92,16 @@ fn running(generation: i64, version: &str, read_at: Instant) -> Pipeline {
 }
 
 /// A pipeline held refused for `reason` at `at`.
+/// The pipeline of [`running`] (generation 1, Secret version 7, read at `t`) after `failures` failures,
+/// now in `state`.
+fn failed(failures: u32, state: PipelineState, t: Instant) -> Pipeline {
+    Pipeline {
+        failures,
+        state,
+        ..running(1, "7", t)
+    }
+}
+
 fn refused(generation: i64, reason: Reason, at: Instant) -> Pipeline {
     Pipeline {
         secret_version: None,
@@ -120,7 +153,7 @@ fn a_failing_pipeline_waits_longer_each_time_up_to_five_minutes() {
 fn an_added_object_has_its_secret_read_then_its_pipeline_started_pending() {
     let t = Instant::now();
     let o = cluster("p", 1);
-    let d = decide(&row(&o, SecretRead::NotRead, None), None, leader(t));
+    let d = unread(&o, t);
     assert_eq!(d.pipeline, Act::ReadSecret);
     assert_eq!(d.status, None);
     let d = decide(&row(&o, read("7"), None), None, leader(t));
@@ -135,7 +168,7 @@ fn a_leader_that_may_not_add_the_finalizer_runs_the_provider_all_the_same() {
     // extdns may not patch (RBAC), and it runs.
     let t = Instant::now();
     let o = inmemory(serde_json::json!({ "finalizers": [] }));
-    let d = decide(&row(&o, SecretRead::NotRead, None), None, leader(t));
+    let d = unread(&o, t);
     assert_eq!(d.pipeline, Act::ReadSecret);
     let d = decide(&row(&o, read("1"), None), None, leader(t));
     assert_eq!(d.pipeline, Act::Start { failures: 0 });
@@ -167,11 +200,7 @@ fn a_follower_runs_the_pipeline_but_never_writes_a_finalizer() {
 fn an_unchanged_object_within_the_interval_is_left_alone_until_its_secret_is_due() {
     let t = Instant::now();
     let o = cluster("p", 1);
-    let d = decide(
-        &row(&o, SecretRead::NotRead, Some(running(1, "7", t))),
-        None,
-        leader(t + Duration::from_secs(20)),
-    );
+    let d = decide(&kept(&o, t), None, leader(t + Duration::from_secs(20)));
     assert_eq!(d, look_again(40));
 }
 
@@ -180,7 +209,7 @@ fn a_secret_read_again_unchanged_keeps_the_pipeline() {
     let t = Instant::now();
     let o = cluster("p", 1);
     let later = leader(t + INTERVAL);
-    let d = decide(&row(&o, SecretRead::NotRead, Some(running(1, "7", t))), None, later);
+    let d = decide(&kept(&o, t), None, later);
     assert_eq!(d.pipeline, Act::ReadSecret);
     let d = decide(&row(&o, read("7"), Some(running(1, "7", t))), None, later);
     assert_eq!(d.pipeline, Act::SecretChecked);
@@ -192,7 +221,7 @@ fn a_secret_read_again_unchanged_keeps_the_pipeline() {
 fn a_changed_generation_rebuilds_at_once() {
     let t = Instant::now();
     let o = cluster("p", 2);
-    let d = decide(&row(&o, SecretRead::NotRead, Some(running(1, "7", t))), None, leader(t));
+    let d = decide(&kept(&o, t), None, leader(t));
     assert_eq!(d.pipeline, Act::ReadSecret, "not waiting for the interval");
     let d = decide(&row(&o, read("7"), Some(running(1, "7", t))), None, leader(t));
     assert_eq!(d.pipeline, Act::Rebuild { failures: 0 });
@@ -203,13 +232,12 @@ fn a_changed_generation_rebuilds_at_once() {
 fn a_rotated_secret_rebuilds_and_starts_its_failures_again() {
     let t = Instant::now();
     let o = cluster("p", 1);
-    let mut failing = running(1, "7", t);
-    failing.failures = 3;
-    failing.state = PipelineState::Refused {
+    let refusal = PipelineState::Refused {
         reason: Reason::ConfigInvalid,
         at: t,
         retry: false,
     };
+    let failing = failed(3, refusal, t);
     let d = decide(&row(&o, read("8"), Some(failing)), None, leader(t + INTERVAL));
     assert_eq!(d.pipeline, Act::Rebuild { failures: 0 });
 }
@@ -271,32 +299,25 @@ fn deleting(records: Option<u64>, finalizers: &[&str]) -> DynamicObject {
 fn deleted_with_the_finalizer_says_the_records_stay_then_lets_it_go() {
     let t = Instant::now();
     let o = deleting(Some(3), &[FINALIZER]);
-    let d = decide(&row(&o, SecretRead::NotRead, Some(running(1, "7", t))), None, leader(t));
+    let d = decide(&kept(&o, t), None, leader(t));
     assert_eq!(
         d,
         Decision {
             pipeline: Act::Stop,
-            status: Some((Reason::Deleting, "stopped; its 3 records are left in place".into())),
+            status: deleting_says("stopped; its 3 records are left in place"),
             ..Decision::default()
         }
     );
-    let one = decide(
-        &row(&deleting(Some(1), &[FINALIZER]), SecretRead::NotRead, None),
-        None,
-        leader(t),
-    );
+    let one = unread(&deleting(Some(1), &[FINALIZER]), t);
     assert_eq!(one.pipeline, Act::Leave, "nothing runs: nothing to stop");
-    assert_eq!(
-        one.status,
-        Some((Reason::Deleting, "stopped; its 1 record is left in place".into()))
-    );
+    assert_eq!(one.status, deleting_says("stopped; its 1 record is left in place"));
 }
 
 #[test]
 fn deleted_without_our_finalizer_or_gone_only_stops_the_pipeline() {
     let t = Instant::now();
     let o = deleting(None, &["someone-else"]);
-    let d = decide(&row(&o, SecretRead::NotRead, Some(running(1, "7", t))), None, leader(t));
+    let d = decide(&kept(&o, t), None, leader(t));
     assert_eq!(
         d,
         Decision {
@@ -332,7 +353,7 @@ fn undecodable(generation: i64, deleting: bool) -> DynamicObject {
 fn a_spec_that_does_not_decode_is_config_invalid_once() {
     let t = Instant::now();
     let o = undecodable(2, false);
-    let d = decide(&row(&o, SecretRead::NotRead, Some(running(1, "7", t))), None, leader(t));
+    let d = decide(&kept(&o, t), None, leader(t));
     assert!(matches!(
         d.pipeline,
         Act::Refuse {
@@ -351,11 +372,8 @@ fn a_spec_that_does_not_decode_is_config_invalid_once() {
     let again = decide(&row(&o, SecretRead::NotRead, Some(held)), None, leader(t + INTERVAL));
     assert_eq!(again, Decision::default(), "the same bad spec: nothing new to do");
     // Deleting it is not stuck on its bad spec.
-    let d = decide(&row(&undecodable(2, true), SecretRead::NotRead, None), None, leader(t));
-    assert_eq!(
-        d.status,
-        Some((Reason::Deleting, "stopped; its records are left in place".into()))
-    );
+    let d = unread(&undecodable(2, true), t);
+    assert_eq!(d.status, deleting_says("stopped; its records are left in place"));
 }
 
 #[test]
@@ -363,14 +381,7 @@ fn of_two_providers_with_one_owner_over_one_zone_the_newer_is_refused_until_the_
     let t = Instant::now();
     let mut rows = BTreeMap::new();
     rows.insert(id("old"), row(&cluster("old", 1), read("1"), None));
-    let newer = object(
-        "ClusterDNSProvider",
-        "new",
-        2,
-        serde_json::json!({ "type": "inmemory", "domainFilter": { "include": ["a.example.org"] },
-                            "registry": { "txtOwnerId": "old" } }),
-        serde_json::json!({}),
-    );
+    let newer = owning("ClusterDNSProvider", "new", 2, "a.example.org", "old");
     rows.insert(id("new"), row(&newer, read("1"), None));
     let d = decide_all(&rows, leader(t));
     assert_eq!(d[&id("old")].pipeline, Act::Start { failures: 0 });
@@ -410,11 +421,8 @@ fn of_two_providers_with_one_owner_over_one_zone_the_newer_is_refused_until_the_
 fn a_panicked_pipeline_is_backed_off_then_rebuilt() {
     let t = Instant::now();
     let o = cluster("p", 1);
-    let mut ended = running(1, "7", t);
-    ended.failures = 1;
-    ended.state = PipelineState::Ended {
-        panic: Some("a bug in one provider".into()),
-    };
+    let panic = Some("a bug in one provider".into());
+    let ended = failed(1, PipelineState::Ended { panic }, t);
     let d = decide(&row(&o, SecretRead::NotRead, Some(ended)), None, leader(t));
     assert_eq!(
         d.pipeline,
@@ -491,14 +499,7 @@ fn a_kind_that_cannot_be_listed_leaves_the_other_kinds_providers_running() {
 #[test]
 fn a_dns_provider_and_a_cluster_dns_provider_of_one_name_are_two_providers_with_owner_ids_of_their_own() {
     let t = Instant::now();
-    let namespaced = object(
-        "DNSProvider",
-        "p",
-        1,
-        serde_json::json!({ "type": "inmemory", "domainFilter": { "include": ["team-a.example.org"] },
-                            "registry": { "txtOwnerId": "team-a" } }),
-        serde_json::json!({}),
-    );
+    let namespaced = owning("DNSProvider", "p", 1, "team-a.example.org", "team-a");
     let mut rows = BTreeMap::new();
     rows.insert(id("p"), row(&cluster("p", 1), read("1"), None));
     let team = ProviderId::Namespaced {
@@ -558,11 +559,7 @@ fn a_pipeline_that_never_syncs_is_looked_at_less_and_less_often_and_its_status_s
         "said only while no sync's own outcome is (the runner's part)"
     );
     // Synced once: only the Secret brings it back.
-    let synced = decide(
-        &row(&o, SecretRead::NotRead, Some(running(1, "7", t))),
-        None,
-        hourly(t + Duration::from_secs(8)),
-    );
+    let synced = decide(&kept(&o, t), None, hourly(t + Duration::from_secs(8)));
     assert_eq!(synced, look_again(3592));
 }
 
