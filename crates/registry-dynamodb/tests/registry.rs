@@ -50,8 +50,32 @@ fn with_resource(mut e: Endpoint, resource: &str) -> Endpoint {
     e
 }
 
+/// `web.example.org` at `target`, for `resource`, labelled as owned by `me`: what the plan asks an update
+/// to write.
+fn my_web(target: &str, resource: &str) -> Endpoint {
+    let mut e = with_resource(a("web.example.org", target), resource);
+    e.labels.insert(label::OWNER.to_string(), "me".to_string());
+    e
+}
+
 fn item(key: &str, owner: &str, resource: &str) -> Value {
     json!({"k": {"S": key}, "o": {"S": owner}, "l": {"M": {"resource": {"S": resource}}}})
+}
+
+/// A sync from a fresh read that creates `refused` (192.0.2.1) and `accepted` (192.0.2.2), and the error it
+/// must end with, for `refused`.
+async fn create_one_refused(
+    registry: &DynamoDbRegistry,
+    refused: &str,
+    accepted: &str,
+) -> Result<RegistryError, RegistryError> {
+    let snapshot = registry.records().await?;
+    let changes = [
+        Change::Create(a(refused, "192.0.2.1")),
+        Change::Create(a(accepted, "192.0.2.2")),
+    ];
+    let applied = registry.apply(&snapshot, &changes).await;
+    Ok(applied.expect_err("one record is refused"))
 }
 
 async fn setup(owner: &str) -> (Fake, Arc<InMemoryProvider>, DynamoDbRegistry) {
@@ -88,8 +112,7 @@ async fn records_are_claimed_labelled_and_released_as_external_dns_lays_items_ou
     );
 
     // An update that changes the resource label rewrites `l`; the record moves too.
-    let mut new = with_resource(a("web.example.org", "192.0.2.2"), "ingress/default/web");
-    new.labels.insert(label::OWNER.to_string(), "me".to_string());
+    let new = my_web("192.0.2.2", "ingress/default/web");
     registry.apply(&snapshot, &[Change::update(current, new)]).await?;
     assert_eq!(
         fake.items(TABLE),
@@ -128,17 +151,7 @@ async fn other_owners_items_are_neither_read_nor_taken() -> Result<(), RegistryE
             )))],
         )
         .await?;
-    let snapshot = registry.records().await?;
-    let err = registry
-        .apply(
-            &snapshot,
-            &[
-                Change::Create(a("theirs.example.org", "192.0.2.1")),
-                Change::Create(a("mine.example.org", "192.0.2.2")),
-            ],
-        )
-        .await
-        .expect_err("the claim is refused");
+    let err = create_one_refused(&registry, "theirs.example.org", "mine.example.org").await?;
     match err {
         RegistryError::Provider(ProviderError::Partial { failures }) => {
             assert_eq!(failures.len(), 1);
@@ -173,17 +186,7 @@ async fn a_record_the_provider_refuses_leaves_no_item() -> Result<(), RegistryEr
     provider.set_fail_on(Some(Arc::new(|e: &Endpoint| {
         (e.dns_name == "bad.example.org").then(|| "refused by the test".to_string())
     })));
-    let snapshot = registry.records().await?;
-    let err = registry
-        .apply(
-            &snapshot,
-            &[
-                Change::Create(a("bad.example.org", "192.0.2.1")),
-                Change::Create(a("good.example.org", "192.0.2.2")),
-            ],
-        )
-        .await
-        .expect_err("one record is refused");
+    let err = create_one_refused(&registry, "bad.example.org", "good.example.org").await?;
     assert!(err.to_string().contains("bad.example.org"), "{err}");
     let keys: Vec<Value> = fake.items(TABLE).into_iter().map(|i| i["k"].clone()).collect();
     assert_eq!(
@@ -234,8 +237,7 @@ async fn txt_ownership_records_are_migrated_into_items() -> Result<(), RegistryE
     assert_eq!(other.owner(), Some("them"));
 
     // The plan updates the marked record (the desired one has no such property): the item is inserted.
-    let mut new = with_resource(a("web.example.org", "192.0.2.1"), "service/default/web");
-    new.labels.insert(label::OWNER.to_string(), "me".to_string());
+    let new = my_web("192.0.2.1", "service/default/web");
     registry.apply(&snapshot, &[Change::update(web, new)]).await?;
     assert_eq!(
         fake.items(TABLE),
