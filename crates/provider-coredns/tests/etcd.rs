@@ -5,7 +5,7 @@ use extdns_endpoint::{Change, Endpoint, RecordType, Ttl};
 use extdns_provider::{Provider, ProviderError, Unit, apply_changes};
 use extdns_provider_coredns::{CorednsConfig, CorednsProvider, GROUP_PROPERTY};
 use extdns_test_support::etcd::{Etcd, Pki};
-use extdns_test_support::lines::read_lines;
+use extdns_test_support::lines::{read_lines, refused_lines};
 use extdns_test_support::require;
 
 const PREFIX: &str = "/skydns/";
@@ -241,10 +241,7 @@ async fn a_refused_record_does_not_block_the_others() {
     let Err(ProviderError::Partial { failures }) = err else {
         panic!("expected a partial failure, got {err:?}")
     };
-    let mut named: Vec<String> = failures
-        .iter()
-        .map(|f| format!("{} {}", f.key.dns_name, f.key.record_type))
-        .collect();
+    let mut named = refused_lines(&failures);
     named.sort();
     assert_eq!(named, ["_sip._tcp.example.org SRV", "v6.example.org A"]);
     assert!(failures.iter().any(|f| f.reason.message.contains("SRV")));

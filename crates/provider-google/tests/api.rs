@@ -10,6 +10,7 @@ use extdns_provider::batch::Unit;
 use extdns_provider::{Backoff, Provider, ProviderError, ReadState, apply_changes};
 use extdns_provider_google::{CredentialSource, GoogleConfig, GoogleProvider, Visibility};
 use extdns_test_support::google_fake::{self, FakeGoogle, FakeZone};
+use extdns_test_support::lines::refused_lines;
 
 fn fast(mut config: GoogleConfig, fake: &FakeGoogle) -> GoogleConfig {
     config.base_url = fake.dns_url();
@@ -268,10 +269,7 @@ async fn a_refused_change_is_split_until_each_refused_record_is_named_and_the_ot
     let Err(ProviderError::Partial { failures }) = err else {
         panic!("expected the refused records named, got {err:?}")
     };
-    let mut named: Vec<String> = failures
-        .iter()
-        .map(|f| format!("{} {}", f.key.dns_name, f.key.record_type))
-        .collect();
+    let mut named = refused_lines(&failures);
     named.sort();
     assert_eq!(
         named,

@@ -6,7 +6,7 @@ use std::time::Duration;
 use extdns_endpoint::{Change, Endpoint, RecordType, Ttl};
 use extdns_provider::{Backoff, Provider, ProviderError, Unit, apply_changes};
 use extdns_provider_pihole::{PiholeConfig, PiholeProvider};
-use extdns_test_support::lines::read_lines;
+use extdns_test_support::lines::{read_lines, refused_lines};
 use extdns_test_support::pihole_fake::{FakePihole, PASSWORD};
 use extdns_test_support::require;
 
@@ -243,10 +243,7 @@ async fn a_refused_record_is_named_and_the_others_land() {
     let Err(ProviderError::Partial { failures }) = &result else {
         panic!("expected a partial failure, got {result:?}");
     };
-    let named: Vec<String> = failures
-        .iter()
-        .map(|f| format!("{} {}", f.key.dns_name, f.key.record_type))
-        .collect();
+    let named = refused_lines(failures);
     assert_eq!(
         named,
         [

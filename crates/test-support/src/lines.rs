@@ -1,7 +1,8 @@
-//! What a provider reads, as one sorted text line a record: an assertion then shows the whole zone at once.
+//! What a provider reads, as one sorted text line a record: an assertion then shows the whole zone at once;
+//! and the records a partial failure refused, one line each.
 
 use extdns_endpoint::Endpoint;
-use extdns_provider::Provider;
+use extdns_provider::{ChangeFailure, Provider};
 
 /// Every record `provider` reads, as sorted `name TYPE ttl target,target…` lines, each ending with what
 /// `extra` says of its record (a provider-specific property, say; empty for nothing).
@@ -18,4 +19,12 @@ pub async fn read_lines(provider: &dyn Provider, extra: impl Fn(&Endpoint) -> St
         .collect();
     lines.sort();
     lines
+}
+
+/// The records a partial failure refused, as `name TYPE` lines in the order it names them.
+pub fn refused_lines(failures: &[ChangeFailure]) -> Vec<String> {
+    failures
+        .iter()
+        .map(|f| format!("{} {}", f.key.dns_name, f.key.record_type))
+        .collect()
 }
