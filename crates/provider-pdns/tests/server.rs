@@ -23,6 +23,13 @@ fn provider(pdns: &PowerDns) -> PdnsProvider {
     provider_with(&pdns.url(), API_KEY, &[])
 }
 
+/// PowerDNS serving `example.org`, and a provider for it.
+fn example_org() -> (PowerDns, PdnsProvider) {
+    let pdns = PowerDns::start(&[Zone::new("example.org")]);
+    let p = provider(&pdns);
+    (pdns, p)
+}
+
 fn ep(name: &str, rtype: RecordType, targets: &[&str]) -> Endpoint {
     Endpoint::new(name, rtype, targets.iter().copied())
 }
@@ -182,8 +189,7 @@ async fn every_record_type_is_created_read_updated_and_deleted() {
 #[tokio::test]
 async fn a_refused_change_fails_alone_with_its_ownership_record_and_the_others_land() {
     require!(PowerDns);
-    let pdns = PowerDns::start(&[Zone::new("example.org")]);
-    let p = provider(&pdns);
+    let (pdns, p) = example_org();
     let owner = |name: &str| {
         Change::Create(ep(
             name,
@@ -382,8 +388,7 @@ async fn an_unknown_server_id_is_a_configuration_error_not_a_transient_one() {
 #[tokio::test]
 async fn a_cname_at_the_apex_is_an_alias_and_reads_back_as_desired() {
     require!(PowerDns);
-    let pdns = PowerDns::start(&[Zone::new("example.org")]);
-    let p = provider(&pdns);
+    let (pdns, p) = example_org();
     let desired = ep("example.org", RecordType::Cname, &["lb.example.net"]);
     must(&p, &[Change::Create(desired.clone())]).await;
     let axfr = pdns.axfr("example.org");
@@ -442,8 +447,7 @@ async fn a_zone_that_cannot_be_read_fails_the_whole_read() {
 #[tokio::test]
 async fn an_ownership_value_over_255_octets_is_written_in_strings_and_read_back_whole() {
     require!(PowerDns);
-    let pdns = PowerDns::start(&[Zone::new("example.org")]);
-    let p = provider(&pdns);
+    let (pdns, p) = example_org();
     let value = format!("\"heritage=external-dns,external-dns/owner={}\"", "o".repeat(300));
     must(
         &p,
