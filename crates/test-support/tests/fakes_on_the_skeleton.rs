@@ -21,6 +21,20 @@ async fn answer(r: reqwest::RequestBuilder, header: &str) -> (u16, Option<String
     (r.status().as_u16(), value, r.text().await.unwrap_or_default())
 }
 
+/// A client for the fakes: on loopback, never through a proxy of the environment.
+fn client() -> reqwest::Client {
+    reqwest::Client::builder().no_proxy().build().unwrap_or_default()
+}
+
+/// Sends `r` and asserts that the answer has `expected` as its status and a body containing each of `words`.
+async fn expect(r: reqwest::RequestBuilder, expected: u16, words: &[&str]) {
+    let (status, _, body) = answer(r, "retry-after").await;
+    assert_eq!(status, expected, "{body}");
+    for word in words {
+        assert!(body.contains(word), "{word:?} not in {body}");
+    }
+}
+
 #[tokio::test]
 async fn route53_refuses_the_whole_batch_and_throttles_with_a_400() {
     let fake = FakeRoute53::start().await;
@@ -34,26 +48,24 @@ async fn route53_refuses_the_whole_batch_and_throttles_with_a_400() {
              </Change></Changes></ChangeBatch></ChangeResourceRecordSetsRequest>"
         )
     };
-    let client = reqwest::Client::builder().no_proxy().build().unwrap_or_default();
+    let client = client();
     let post = |name: &str| {
         client
             .post(format!("{}/2013-04-01/hostedzone/{zone}/rrset/", fake.url))
             .header("authorization", "AWS4-HMAC-SHA256 Credential=test")
             .body(change(name))
     };
-    let (status, _, body) = answer(post("bad.example.com."), "retry-after").await;
-    assert_eq!(status, 400);
-    assert!(
-        body.contains("InvalidChangeBatch") && body.contains("bad.example.com"),
-        "{body}"
-    );
-    assert_eq!(answer(post("good.example.com."), "retry-after").await.0, 200);
+    expect(
+        post("bad.example.com."),
+        400,
+        &["InvalidChangeBatch", "bad.example.com"],
+    )
+    .await;
+    expect(post("good.example.com."), 200, &[]).await;
     assert!(fake.find(&zone, "good.example.com", "A").is_some());
 
     fake.lock().faults.throttle_next = 1;
-    let (status, _, body) = answer(post("other.example.com."), "retry-after").await;
-    assert_eq!(status, 400);
-    assert!(body.contains("<Code>Throttling</Code>"), "{body}");
+    expect(post("other.example.com."), 400, &["<Code>Throttling</Code>"]).await;
     let s = fake.lock();
     assert_eq!(
         (s.requests.count("ChangeResourceRecordSets"), s.requests.throttled()),
@@ -66,7 +78,7 @@ async fn route53_refuses_the_whole_batch_and_throttles_with_a_400() {
 async fn cloudflare_refuses_one_record_with_error_1004_and_throttles_with_971() {
     let cf = FakeCloudflare::start(&[("z1", "example.org")]);
     cf.state().faults.refuse("bad.example.org");
-    let client = reqwest::Client::builder().no_proxy().build().unwrap_or_default();
+    let client = client();
     let create = |name: &str| {
         client
             .post(format!("{}/zones/z1/dns_records", cf.url))
@@ -81,7 +93,7 @@ async fn cloudflare_refuses_one_record_with_error_1004_and_throttles_with_971() 
             .map(|v| v["errors"][0]["code"].clone()),
         Some(json!(1004))
     );
-    assert_eq!(answer(create("good.example.org"), "retry-after").await.0, 200);
+    expect(create("good.example.org"), 200, &[]).await;
     assert_eq!(cf.lines(), ["good.example.org A 192.0.2.1 proxied=false ttl=1"]);
 
     cf.state().faults.throttle_next = 1;
@@ -95,7 +107,7 @@ async fn cloud_dns_refuses_the_change_naming_the_entry_and_throttles_with_rate_l
     let fake = FakeGoogle::start(&[("example-org", "example.org")]);
     fake.state().faults.refuse("bad.example.org.");
     let token = fake.issue_token();
-    let client = reqwest::Client::builder().no_proxy().build().unwrap_or_default();
+    let client = client();
     let change = |name: &str| {
         client
             .post(format!(
@@ -106,10 +118,8 @@ async fn cloud_dns_refuses_the_change_naming_the_entry_and_throttles_with_rate_l
             .bearer_auth(&token)
             .json(&json!({"additions": [{"name": name, "type": "A", "ttl": 60, "rrdatas": ["192.0.2.1"]}]}))
     };
-    let (status, _, body) = answer(change("bad.example.org."), "retry-after").await;
-    assert_eq!(status, 400);
-    assert!(body.contains("entity.change.additions[0].name"), "{body}");
-    assert_eq!(answer(change("good.example.org."), "retry-after").await.0, 200);
+    expect(change("bad.example.org."), 400, &["entity.change.additions[0].name"]).await;
+    expect(change("good.example.org."), 200, &[]).await;
     assert_eq!(fake.lines(), ["good.example.org. A 60 192.0.2.1"]);
 
     fake.state().faults.throttle_next = 1;
@@ -124,9 +134,7 @@ async fn cloud_dns_refuses_the_change_naming_the_entry_and_throttles_with_rate_l
         200,
         "the metadata server is never faulted"
     );
-    let (status, _, body) = answer(change("other.example.org."), "retry-after").await;
-    assert_eq!(status, 429);
-    assert!(body.contains("rateLimitExceeded"), "{body}");
+    expect(change("other.example.org."), 429, &["rateLimitExceeded"]).await;
     assert_eq!(fake.state().requests.count("changes.create"), 3);
 }
 
@@ -141,13 +149,13 @@ async fn resource_manager_throttles_with_retry_after_in_seconds_and_milliseconds
         extdns_test_support::azure_fake::SUBSCRIPTION,
         extdns_test_support::azure_fake::RESOURCE_GROUP
     );
-    let client = reqwest::Client::builder().no_proxy().build().unwrap_or_default();
+    let client = client();
     let (status, retry, _) = answer(client.get(&url).bearer_auth(&token), "retry-after").await;
     assert_eq!((status, retry.as_deref()), (429, Some("1")));
     fake.state().faults.throttle_next = 1;
     let (_, ms, _) = answer(client.get(&url).bearer_auth(&token), "retry-after-ms").await;
     assert_eq!(ms.as_deref(), Some("20"));
-    assert_eq!(answer(client.get(&url).bearer_auth(&token), "retry-after").await.0, 200);
+    expect(client.get(&url).bearer_auth(&token), 200, &[]).await;
     assert_eq!(fake.state().requests.count("zones.list"), 3);
 }
 
@@ -155,15 +163,15 @@ async fn resource_manager_throttles_with_retry_after_in_seconds_and_milliseconds
 async fn pihole_refuses_an_item_naming_a_refused_host_as_an_invalid_value() {
     let pi = FakePihole::start(None);
     pi.state().faults.refuse("bad.example.org");
-    let client = reqwest::Client::builder().no_proxy().build().unwrap_or_default();
+    let client = client();
     let put = |item: &str| client.put(format!("{}/api/config/dns/hosts/{item}", pi.url));
-    let (status, _, body) = answer(put("192.0.2.1 bad.example.org"), "retry-after").await;
-    assert_eq!(status, 400);
-    assert!(
-        body.contains("Invalid value") && body.contains("bad.example.org"),
-        "{body}"
-    );
-    assert_eq!(answer(put("192.0.2.1 good.example.org"), "retry-after").await.0, 201);
+    expect(
+        put("192.0.2.1 bad.example.org"),
+        400,
+        &["Invalid value", "bad.example.org"],
+    )
+    .await;
+    expect(put("192.0.2.1 good.example.org"), 201, &[]).await;
     assert_eq!(pi.lines(), ["hosts: 192.0.2.1 good.example.org"]);
     assert_eq!(pi.state().requests.count("item.put"), 2);
 }
@@ -173,7 +181,7 @@ async fn dynamodb_fails_the_refused_statement_alone_and_throttles_with_throttlin
     let fake = FakeDynamo::start().await;
     fake.table("t");
     fake.lock().faults.refuse("bad");
-    let client = reqwest::Client::builder().no_proxy().build().unwrap_or_default();
+    let client = client();
     let call = |op: &str, body: Value| {
         client
             .post(&fake.url)
@@ -203,9 +211,7 @@ async fn dynamodb_fails_the_refused_statement_alone_and_throttles_with_throttlin
     assert_eq!(fake.items("t").len(), 1);
 
     fake.lock().faults.throttle_next = 1;
-    let (status, _, body) = answer(call("Scan", json!({"TableName": "t"})), "retry-after").await;
-    assert_eq!(status, 400);
-    assert!(body.contains("ThrottlingException"), "{body}");
+    expect(call("Scan", json!({"TableName": "t"})), 400, &["ThrottlingException"]).await;
     assert_eq!(fake.lock().requests.count("Scan"), 1);
 }
 
@@ -240,15 +246,15 @@ fn each_cloud_fake_enforces_its_documented_limits_from_the_start() {
 async fn route53_counts_per_access_key_and_throttles_past_its_bucket() {
     use extdns_test_support::route53_fake;
     let fake = FakeRoute53::start_in_background().with_limits(vec![route53_fake::per_second(2)]);
-    let client = reqwest::Client::builder().no_proxy().build().unwrap_or_default();
+    let client = client();
     let list = |key: &str| {
         client.get(format!("{}/2013-04-01/hostedzone", fake.url)).header(
             "authorization",
             format!("AWS4-HMAC-SHA256 Credential={key}/20260101/us-east-1/route53/aws4_request, Signature=0"),
         )
     };
-    assert_eq!(answer(list("AKIDA"), "retry-after").await.0, 200);
-    assert_eq!(answer(list("AKIDA"), "retry-after").await.0, 200);
+    expect(list("AKIDA"), 200, &[]).await;
+    expect(list("AKIDA"), 200, &[]).await;
     let (status, _, body) = answer(list("AKIDA"), "retry-after").await;
     assert_eq!(status, 400, "past the account's bucket");
     assert!(body.contains("<Code>Throttling</Code>"), "{body}");
@@ -270,7 +276,7 @@ async fn resource_manager_counts_reads_and_writes_of_each_subscription_apart() {
         RateLimit::bucket(1, 0.001).of(Op::Write),
     ]);
     let token = fake.issue_token();
-    let client = reqwest::Client::builder().no_proxy().build().unwrap_or_default();
+    let client = client();
     let zone = format!(
         "{}/subscriptions/{SUBSCRIPTION}/resourceGroups/{RESOURCE_GROUP}/providers/Microsoft.Network/dnsZones",
         fake.url
@@ -282,7 +288,7 @@ async fn resource_manager_counts_reads_and_writes_of_each_subscription_apart() {
             .bearer_auth(&token)
             .json(&json!({"properties": {"TTL": 60, "ARecords": [{"ipv4Address": "192.0.2.1"}]}}))
     };
-    assert_eq!(answer(list(), "retry-after").await.0, 200);
+    expect(list(), 200, &[]).await;
     assert_eq!(
         answer(put(), "retry-after").await.0,
         201,
@@ -291,7 +297,7 @@ async fn resource_manager_counts_reads_and_writes_of_each_subscription_apart() {
     let (status, retry, _) = answer(list(), "retry-after").await;
     assert_eq!(status, 429);
     assert!(retry.is_some_and(|r| r.parse::<u64>().is_ok_and(|s| s >= 1)));
-    assert_eq!(answer(put(), "retry-after").await.0, 429);
+    expect(put(), 429, &[]).await;
     let s = fake.state();
     assert!(s.requests.iter().all(|r| !r.purpose.api || r.account == SUBSCRIPTION));
     assert_eq!(s.requests.writes(), 1, "the one PUT that landed");
@@ -307,14 +313,14 @@ async fn cloud_dns_counts_per_project_and_cloudflare_per_token() {
         .faults
         .limit(vec![RateLimit::window(1, Duration::from_secs(3600))]);
     let token = google.issue_token();
-    let client = reqwest::Client::builder().no_proxy().build().unwrap_or_default();
+    let client = client();
     let zones = |project: &str| {
         client
             .get(format!("{}/projects/{project}/managedZones", google.dns_url()))
             .bearer_auth(&token)
     };
-    assert_eq!(answer(zones(google_fake::PROJECT), "retry-after").await.0, 200);
-    assert_eq!(answer(zones(google_fake::PROJECT), "retry-after").await.0, 429);
+    expect(zones(google_fake::PROJECT), 200, &[]).await;
+    expect(zones(google_fake::PROJECT), 429, &[]).await;
     assert_ne!(
         answer(zones("another-project"), "retry-after").await.0,
         429,
@@ -326,7 +332,7 @@ async fn cloud_dns_counts_per_project_and_cloudflare_per_token() {
         .faults
         .limit(vec![RateLimit::window(1, Duration::from_secs(3600))]);
     let zones = |token: &str| client.get(format!("{}/zones", cf.url)).bearer_auth(token);
-    assert_eq!(answer(zones(TOKEN), "retry-after").await.0, 200);
+    expect(zones(TOKEN), 200, &[]).await;
     let (status, retry, _) = answer(zones(TOKEN), "retry-after").await;
     assert_eq!((status, retry.is_some()), (429, true));
     assert_ne!(
