@@ -7,7 +7,8 @@
 //! helpers, certificates ([`tls`]), RFC 3339 timestamps ([`rfc3339`]), child processes owned by PID
 //! ([`proc`]), runs of the binary under test ([`cli`]) over [`manifests`], external-dns's connector source ([`connector`]) and what a test that runs external-dns
 //! beside extdns needs ([`differential`]), the providers' benchmark round
-//! ([`bench`](mod@bench)), and the one rule for a server that is not installed ([`available`]).
+//! ([`bench`](mod@bench)), XML requests read as element trees ([`xml_tree`]), and the one rule for a server
+//! that is not installed ([`available`]).
 //!
 //! That rule: plain `cargo test` on a machine with only the Rust toolchain passes, so a test that needs a
 //! real server skips with one line naming `cargo xtask test`. `cargo xtask test` (and so CI) sets
@@ -54,6 +55,7 @@ pub mod rfc3339;
 pub mod route53_fake;
 pub mod tls;
 pub mod tls_proxy;
+pub mod xml_tree;
 
 use std::io::Write;
 use std::net::{TcpListener, UdpSocket};

@@ -1,8 +1,8 @@
 //! A strict Route53 of our own, for what moto gets wrong: a CREATE of an existing record set is refused, a
 //! DELETE must match the record set exactly, a CNAME cannot share its name, a change batch is atomic, record
-//! pages carry NextRecordIdentifier. Its XML types are its own, written from Route53's API reference, so it
-//! does not share the provider's (possibly wrong) idea of the wire format: that they look like the
-//! provider's is the point, and the one repetition between the two kept on purpose. On the [`crate::fake`]
+//! pages carry NextRecordIdentifier. It reads requests as element trees ([`crate::xml_tree`]) and writes
+//! answers as text, by the element names of Route53's API reference, so it shares neither the provider's
+//! serde types nor their (possibly wrong) idea of the wire format. On the [`crate::fake`]
 //! skeleton: throttled as Route53 throttles (400 `Throttling`, no `Retry-After`) past its documented limit
 //! ([`RATE_LIMIT`], per account: here one access key is one account), a refused record name refuses its
 //! whole change batch (`InvalidChangeBatch`).
@@ -10,14 +10,15 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use anyhow::Context;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use serde::{Deserialize, Serialize};
 
 use crate::fake::{self, Api, FakeServer, Faults, Locked, Purpose, RateLimit};
+use crate::xml_tree::Element;
 
 /// Route53's documented rate limit: five requests a second per AWS account, every API call counted
 /// ("If you submit more than five requests per second, Route 53 returns an HTTP 400 error", code
@@ -34,108 +35,152 @@ pub fn per_second(per_second: u32) -> RateLimit {
     RateLimit::bucket(per_second, f64::from(per_second))
 }
 
-/// A resource record set in Route53's XML shape.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "PascalCase", default)]
+/// A resource record set, with the elements of Route53's `ResourceRecordSet` the fake keeps.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Set {
     /// Absolute name, lower-case, `*` escaped as `\052`.
     pub name: String,
     /// Record type.
-    #[serde(rename = "Type")]
     pub kind: String,
     /// Routing-policy identifier.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub set_identifier: Option<String>,
     /// Weighted routing weight.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub weight: Option<i64>,
     /// Latency routing region.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub region: Option<String>,
     /// Failover role (`PRIMARY`/`SECONDARY`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub failover: Option<String>,
     /// TTL in seconds; absent on alias sets.
-    #[serde(rename = "TTL", skip_serializing_if = "Option::is_none")]
     pub ttl: Option<i64>,
     /// The values; absent on alias sets.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub resource_records: Option<Values>,
     /// Alias target, for alias sets.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub alias_target: Option<Alias>,
     /// Attached health check id.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub health_check_id: Option<String>,
 }
 
 /// `ResourceRecords`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Values {
     /// One entry per value.
-    #[serde(rename = "ResourceRecord")]
     pub items: Vec<Value>,
 }
 
 /// One `ResourceRecord`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "PascalCase", default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Value {
     /// The value as Route53 spells it (TXT quoted).
     pub value: String,
 }
 
 /// An `AliasTarget`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Alias {
     /// Hosted zone of the target (an ELB's, or our own).
-    #[serde(rename = "HostedZoneId")]
     pub hosted_zone_id: String,
     /// The target's DNS name.
-    #[serde(rename = "DNSName")]
     pub dns_name: String,
     /// Whether Route53 checks the target's health.
-    #[serde(rename = "EvaluateTargetHealth")]
     pub evaluate_target_health: bool,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "PascalCase")]
-struct ChangeRequest {
-    change_batch: ChangeBatchIn,
+impl Set {
+    /// The set a `ResourceRecordSet` element describes; elements the fake does not keep are ignored, as
+    /// Route53 would apply them.
+    fn from_xml(e: &Element) -> anyhow::Result<Set> {
+        let text = |name: &str| e.text_of(name).map(str::to_string);
+        let number = |name: &str| {
+            e.text_of(name)
+                .map(|t| {
+                    t.parse::<i64>()
+                        .with_context(|| format!("{name} {t:?} is not a number"))
+                })
+                .transpose()
+        };
+        let values = |r: &Element| Values {
+            items: r
+                .all("ResourceRecord")
+                .map(|v| Value {
+                    value: v.text_of("Value").unwrap_or_default().to_string(),
+                })
+                .collect(),
+        };
+        let alias = |a: &Element| Alias {
+            hosted_zone_id: a.text_of("HostedZoneId").unwrap_or_default().to_string(),
+            dns_name: a.text_of("DNSName").unwrap_or_default().to_string(),
+            evaluate_target_health: a.text_of("EvaluateTargetHealth") == Some("true"),
+        };
+        Ok(Set {
+            name: text("Name").unwrap_or_default(),
+            kind: text("Type").unwrap_or_default(),
+            set_identifier: text("SetIdentifier"),
+            weight: number("Weight")?,
+            region: text("Region"),
+            failover: text("Failover"),
+            ttl: number("TTL")?,
+            resource_records: e.child("ResourceRecords").map(values),
+            alias_target: e.child("AliasTarget").map(alias),
+            health_check_id: text("HealthCheckId"),
+        })
+    }
+
+    /// The `ResourceRecordSet` element, its children in the schema's order.
+    fn to_xml(&self) -> String {
+        let mut out = String::from("<ResourceRecordSet>");
+        let mut add = |name: &str, text: &str| out.push_str(&format!("<{name}>{}</{name}>", xml_escape(text)));
+        add("Name", &self.name);
+        add("Type", &self.kind);
+        let optional = [
+            ("SetIdentifier", self.set_identifier.clone()),
+            ("Weight", self.weight.map(|w| w.to_string())),
+            ("Region", self.region.clone()),
+            ("Failover", self.failover.clone()),
+            ("TTL", self.ttl.map(|t| t.to_string())),
+        ];
+        for (name, text) in optional {
+            if let Some(text) = text {
+                add(name, &text);
+            }
+        }
+        if let Some(values) = &self.resource_records {
+            out.push_str("<ResourceRecords>");
+            for v in &values.items {
+                out.push_str(&format!(
+                    "<ResourceRecord><Value>{}</Value></ResourceRecord>",
+                    xml_escape(&v.value)
+                ));
+            }
+            out.push_str("</ResourceRecords>");
+        }
+        if let Some(a) = &self.alias_target {
+            out.push_str(&format!(
+                "<AliasTarget><HostedZoneId>{}</HostedZoneId><DNSName>{}</DNSName>\
+                 <EvaluateTargetHealth>{}</EvaluateTargetHealth></AliasTarget>",
+                xml_escape(&a.hosted_zone_id),
+                xml_escape(&a.dns_name),
+                a.evaluate_target_health
+            ));
+        }
+        if let Some(id) = &self.health_check_id {
+            out.push_str(&format!("<HealthCheckId>{}</HealthCheckId>", xml_escape(id)));
+        }
+        out.push_str("</ResourceRecordSet>");
+        out
+    }
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "PascalCase")]
-struct ChangeBatchIn {
-    changes: ChangesIn,
-}
-
-#[derive(Debug, Deserialize)]
-struct ChangesIn {
-    #[serde(rename = "Change", default)]
-    items: Vec<ChangeIn>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "PascalCase")]
-struct ChangeIn {
-    action: String,
-    resource_record_set: Set,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "PascalCase")]
-struct TagsRequest {
-    resource_ids: TagIds,
-}
-
-#[derive(Debug, Deserialize)]
-struct TagIds {
-    #[serde(rename = "ResourceId", default)]
-    items: Vec<String>,
+/// The changes of a `ChangeResourceRecordSetsRequest`: each one's action and record set, in order.
+fn changes_of(body: &str) -> anyhow::Result<Vec<(String, Set)>> {
+    let doc = Element::parse(body)?;
+    doc.every(&["ChangeBatch", "Changes", "Change"])
+        .map(|c| {
+            let set = c
+                .child("ResourceRecordSet")
+                .context("a Change without a ResourceRecordSet")?;
+            Ok((c.text_of("Action").unwrap_or_default().to_string(), Set::from_xml(set)?))
+        })
+        .collect()
 }
 
 /// (name, type, set identifier): how Route53 identifies a record set.
@@ -339,10 +384,6 @@ fn invalid_batch(messages: &[String]) -> Response {
     (StatusCode::BAD_REQUEST, body).into_response()
 }
 
-fn set_xml(set: &Set) -> String {
-    quick_xml::se::to_string_with_root("ResourceRecordSet", set).unwrap_or_default()
-}
-
 async fn handle(State(state): State<Shared>, method: Method, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
     let mut s = fake::lock(&state);
     s.last_signature = ["authorization", "x-amz-date", "x-amz-security-token"]
@@ -408,21 +449,23 @@ fn list_zones(s: &Inner, q: &BTreeMap<String, String>) -> Response {
 }
 
 fn list_tags(s: &Inner, body: &str) -> Response {
-    let Ok(req) = quick_xml::de::from_str::<TagsRequest>(body) else {
+    let Ok(req) = Element::parse(body) else {
         return error(
             StatusCode::BAD_REQUEST,
             "InvalidInput",
             "unreadable ListTagsForResourcesRequest",
         );
     };
-    if req.resource_ids.items.len() > 10 {
+    let ids: Vec<&str> = req
+        .every(&["ResourceIds", "ResourceId"])
+        .map(|i| i.text.as_str())
+        .collect();
+    if ids.len() > 10 {
         return error(StatusCode::BAD_REQUEST, "InvalidInput", "at most 10 resource ids");
     }
-    let sets: String = req
-        .resource_ids
-        .items
+    let sets: String = ids
         .iter()
-        .filter_map(|id| s.zones.iter().find(|z| &z.id == id))
+        .filter_map(|id| s.zones.iter().find(|z| z.id == *id))
         .map(|z| {
             let tags: String = z
                 .tags
@@ -466,7 +509,7 @@ fn list_sets(s: &Inner, id: &str, q: &BTreeMap<String, String>) -> Response {
     );
     let mut it = zone.sets.range(start..);
     let page: Vec<&Set> = it.by_ref().take(max).map(|(_, v)| v).collect();
-    let sets: String = page.iter().map(|s| set_xml(s)).collect();
+    let sets: String = page.iter().map(|s| s.to_xml()).collect();
     let tail = match it.next() {
         Some(((name, kind, ident), _)) => {
             let ident = if ident.is_empty() {
@@ -579,13 +622,13 @@ fn normalized(s: &Set) -> Set {
 
 fn change(locked: &mut Locked<Inner>, id: &str, body: &str) -> Response {
     let Locked { api: s, faults, .. } = locked;
-    let req: ChangeRequest = match quick_xml::de::from_str(body) {
-        Ok(r) => r,
+    let changes = match changes_of(body) {
+        Ok(changes) => changes,
         Err(e) => {
             return error(
                 StatusCode::BAD_REQUEST,
                 "InvalidInput",
-                &format!("unreadable change batch: {e}"),
+                &format!("unreadable change batch: {e:#}"),
             );
         }
     };
@@ -596,7 +639,6 @@ fn change(locked: &mut Locked<Inner>, id: &str, body: &str) -> Response {
             &format!("No hosted zone found with ID: {id}"),
         );
     };
-    let changes = req.change_batch.changes.items;
     if changes.is_empty() || changes.len() > 1000 {
         return error(
             StatusCode::BAD_REQUEST,
@@ -608,13 +650,13 @@ fn change(locked: &mut Locked<Inner>, id: &str, body: &str) -> Response {
     let zone_name = s.zones[zi].name.clone();
     let mut sets = s.zones[zi].sets.clone();
     let mut messages = Vec::new();
-    for c in &changes {
-        match check(&sets, &zone_name, faults, &c.action, &c.resource_record_set) {
+    for (action, set) in &changes {
+        match check(&sets, &zone_name, faults, action, set) {
             Ok(Some(set)) => {
                 sets.insert(key(&set), set);
             }
             Ok(None) => {
-                sets.remove(&key(&c.resource_record_set));
+                sets.remove(&key(set));
             }
             Err(m) => messages.push(m),
         }
@@ -630,4 +672,61 @@ fn change(locked: &mut Locked<Inner>, id: &str, body: &str) -> Response {
         "<?xml version=\"1.0\"?>\n<ChangeResourceRecordSetsResponse xmlns=\"https://route53.amazonaws.com/doc/2013-04-01/\"><ChangeInfo><Id>/change/C1</Id><Status>PENDING</Status><SubmittedAt>2026-01-01T00:00:00Z</SubmittedAt></ChangeInfo></ChangeResourceRecordSetsResponse>",
     )
         .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_set_is_written_and_read_back_by_route53_s_element_names() -> anyhow::Result<()> {
+        let weighted = Set {
+            name: "a.example.com.".into(),
+            kind: "TXT".into(),
+            set_identifier: Some("blue".into()),
+            weight: Some(10),
+            ttl: Some(300),
+            resource_records: Some(Values {
+                items: vec![Value {
+                    value: "\"x & <y>\"".into(),
+                }],
+            }),
+            ..Set::default()
+        };
+        let xml = weighted.to_xml();
+        assert!(
+            xml.starts_with("<ResourceRecordSet><Name>a.example.com.</Name><Type>TXT</Type><SetIdentifier>blue</SetIdentifier><Weight>10</Weight><TTL>300</TTL>"),
+            "{xml}"
+        );
+        assert_eq!(Set::from_xml(&Element::parse(&xml)?)?, weighted);
+        let alias = Set {
+            name: "b.example.com.".into(),
+            kind: "A".into(),
+            alias_target: Some(Alias {
+                hosted_zone_id: "Z1".into(),
+                dns_name: "lb.example.net.".into(),
+                evaluate_target_health: true,
+            }),
+            ..Set::default()
+        };
+        assert_eq!(Set::from_xml(&Element::parse(&alias.to_xml())?)?, alias);
+        Ok(())
+    }
+
+    #[test]
+    fn a_change_batch_is_read_change_by_change_and_a_bad_number_refuses_it() -> anyhow::Result<()> {
+        let body = "<ChangeResourceRecordSetsRequest xmlns=\"https://route53.amazonaws.com/doc/2013-04-01/\">\
+                    <ChangeBatch><Changes><Change><Action>CREATE</Action><ResourceRecordSet><Name>a.</Name>\
+                    <Type>A</Type><TTL>60</TTL></ResourceRecordSet></Change><Change><Action>DELETE</Action>\
+                    <ResourceRecordSet><Name>b.</Name><Type>A</Type></ResourceRecordSet></Change></Changes>\
+                    </ChangeBatch></ChangeResourceRecordSetsRequest>";
+        let changes = changes_of(body)?;
+        let read: Vec<(&str, &str, Option<i64>)> = changes
+            .iter()
+            .map(|(action, set)| (action.as_str(), set.name.as_str(), set.ttl))
+            .collect();
+        assert_eq!(read, [("CREATE", "a.", Some(60)), ("DELETE", "b.", None)]);
+        assert!(changes_of(&body.replace("<TTL>60</TTL>", "<TTL>soon</TTL>")).is_err());
+        Ok(())
+    }
 }
