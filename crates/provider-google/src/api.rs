@@ -211,27 +211,30 @@ impl Api {
     /// Every managed zone of the project, all pages.
     pub async fn zones(&self, project: &str) -> Result<Vec<ManagedZone>, ApiError> {
         let path = format!("/projects/{project}/managedZones");
-        let mut out = Vec::new();
-        let mut token: Option<String> = None;
-        loop {
-            let page: ZonePage = self.get(&path, token.as_deref()).await?;
-            out.extend(page.managed_zones);
-            match next(page.next_page_token, &token, &path)? {
-                Some(t) => token = Some(t),
-                None => return Ok(out),
-            }
-        }
+        self.all_pages(&path, |p: ZonePage| (p.managed_zones, p.next_page_token))
+            .await
     }
 
     /// Every rrset of a zone, all pages.
     pub async fn rrsets(&self, project: &str, zone: &str) -> Result<Vec<ResourceRecordSet>, ApiError> {
         let path = format!("/projects/{project}/managedZones/{zone}/rrsets");
+        self.all_pages(&path, |p: RrsetPage| (p.rrsets, p.next_page_token))
+            .await
+    }
+
+    /// Every item of the listing at `path`, page after page while Cloud DNS gives a next page token;
+    /// `parts` splits a page into its items and that token.
+    async fn all_pages<P: DeserializeOwned, T>(
+        &self,
+        path: &str,
+        parts: fn(P) -> (Vec<T>, Option<String>),
+    ) -> Result<Vec<T>, ApiError> {
         let mut out = Vec::new();
         let mut token: Option<String> = None;
         loop {
-            let page: RrsetPage = self.get(&path, token.as_deref()).await?;
-            out.extend(page.rrsets);
-            match next(page.next_page_token, &token, &path)? {
+            let (items, next_token) = parts(self.get(path, token.as_deref()).await?);
+            out.extend(items);
+            match next(next_token, &token, path)? {
                 Some(t) => token = Some(t),
                 None => return Ok(out),
             }
