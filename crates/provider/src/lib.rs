@@ -393,19 +393,9 @@ impl ProviderError {
         ProviderError::new(FailureKind::Auth, message)
     }
 
-    /// Refused credentials, as `source` says.
-    pub fn auth_from(context: impl std::fmt::Display, source: impl Into<BoxError>) -> Self {
-        ProviderError::caused(FailureKind::Auth, context, source)
-    }
-
     /// A refusal of a whole batch described by `message`: [`batch::apply_split`] splits it.
     pub fn refused(message: impl Into<String>) -> Self {
         ProviderError::new(FailureKind::Refused, message)
-    }
-
-    /// A refusal of a whole batch caused by `source`.
-    pub fn refused_from(context: impl std::fmt::Display, source: impl Into<BoxError>) -> Self {
-        ProviderError::caused(FailureKind::Refused, context, source)
     }
 
     /// A failure that neither retrying nor splitting mends, described by `message`.

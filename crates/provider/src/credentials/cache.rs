@@ -306,6 +306,15 @@ mod tests {
         CredentialCache::new(issuer.clone(), margin).with_clock(issuer.clock.clone())
     }
 
+    /// A hand clock, an issuer of credentials lasting `lifetime` on it, and a cache over the issuer that
+    /// replaces a credential five minutes before it expires.
+    fn five_minutes_early(lifetime: Option<u64>) -> (HandClock, Issuer, CredentialCache<Token, Down>) {
+        let clock = HandClock::default();
+        let issuer = Issuer::new(&clock, lifetime);
+        let cache = cache(&issuer, Margin::fixed(Duration::from_secs(300)));
+        (clock, issuer, cache)
+    }
+
     async fn n(cache: &CredentialCache<Token, Down>) -> Option<u64> {
         cache.get().await.ok().map(|t| t.n)
     }
@@ -348,9 +357,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_credential_is_kept_until_the_margin_then_replaced_before_it_expires() {
-        let clock = HandClock::default();
-        let issuer = Issuer::new(&clock, Some(3600));
-        let cache = cache(&issuer, Margin::fixed(Duration::from_secs(300)));
+        let (clock, issuer, cache) = five_minutes_early(Some(3600));
         assert_eq!(n(&cache).await, Some(1));
         clock.advance(3600 - 301);
         assert_eq!(n(&cache).await, Some(1), "kept until five minutes before expiry");
@@ -365,18 +372,14 @@ mod tests {
 
     #[tokio::test]
     async fn a_credential_shorter_than_a_fixed_margin_is_fetched_at_every_use() {
-        let clock = HandClock::default();
-        let issuer = Issuer::new(&clock, Some(60));
-        let cache = cache(&issuer, Margin::fixed(Duration::from_secs(300)));
+        let (_, _, cache) = five_minutes_early(Some(60));
         assert_eq!(n(&cache).await, Some(1));
         assert_eq!(n(&cache).await, Some(2));
     }
 
     #[tokio::test]
     async fn a_credential_without_expiry_is_kept_for_good() {
-        let clock = HandClock::default();
-        let issuer = Issuer::new(&clock, None);
-        let cache = cache(&issuer, Margin::fixed(Duration::from_secs(300)));
+        let (clock, _, cache) = five_minutes_early(None);
         assert_eq!(n(&cache).await, Some(1));
         clock.advance(365 * 86_400);
         assert_eq!(n(&cache).await, Some(1));
@@ -398,9 +401,7 @@ mod tests {
 
     #[tokio::test]
     async fn concurrent_callers_share_one_refresh() {
-        let clock = HandClock::default();
-        let issuer = Issuer::new(&clock, Some(3600));
-        let cache = cache(&issuer, Margin::fixed(Duration::from_secs(300)));
+        let (_, issuer, cache) = five_minutes_early(Some(3600));
         let (a, b, c) = tokio::join!(n(&cache), n(&cache), n(&cache));
         assert_eq!((a, b, c), (Some(1), Some(1), Some(1)));
         assert_eq!(issuer.issued(), 1, "one fetch for three callers");
@@ -408,9 +409,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_refused_credential_is_dropped_and_the_next_call_fetches_anew() {
-        let clock = HandClock::default();
-        let issuer = Issuer::new(&clock, Some(3600));
-        let cache = cache(&issuer, Margin::fixed(Duration::from_secs(300)));
+        let (_, issuer, cache) = five_minutes_early(Some(3600));
         let first = cache.get().await.ok();
         let Some(first) = first else {
             panic!("a token");
@@ -425,9 +424,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_failed_refresh_keeps_the_current_credential_until_it_expires() {
-        let clock = HandClock::default();
-        let issuer = Issuer::new(&clock, Some(3600));
-        let cache = cache(&issuer, Margin::fixed(Duration::from_secs(300)));
+        let (clock, issuer, cache) = five_minutes_early(Some(3600));
         assert_eq!(n(&cache).await, Some(1));
         issuer.set_down(true);
         clock.advance(3600 - 100);
