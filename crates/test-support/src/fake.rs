@@ -29,6 +29,8 @@ use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::middleware::Next;
 use axum::response::Response;
 
+use crate::background::Background;
+
 /// What a fake's API is, for the skeleton: its routes, what each request is for, and how the API says
 /// "slow down" and "unavailable". The type is the fake's state.
 pub trait Api: Sized + Send + 'static {
@@ -589,24 +591,6 @@ async fn gate<S: Api>(State(shared): State<Shared<S>>, request: Request, next: N
     response
 }
 
-/// Stops the server when the last handle of a fake is dropped.
-#[derive(Debug)]
-struct Running {
-    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        if let Some(tx) = self.shutdown.take() {
-            let _ = tx.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
 /// A running fake on 127.0.0.1; clones share it, and it stops when the last is dropped.
 #[derive(Debug)]
 pub struct FakeServer<S> {
@@ -614,7 +598,8 @@ pub struct FakeServer<S> {
     pub url: String,
     addr: SocketAddr,
     shared: Shared<S>,
-    _running: Arc<Running>,
+    /// The server, stopped when the last handle of the fake is dropped.
+    _running: Arc<Background>,
 }
 
 impl<S> Clone for FakeServer<S> {
@@ -648,29 +633,23 @@ impl<S: Api> FakeServer<S> {
         let app = S::routes(&url)
             .layer(axum::middleware::from_fn_with_state(shared.clone(), gate::<S>))
             .with_state(shared.clone());
-        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-        let thread = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap_or_else(|e| panic!("{e}"));
-            rt.block_on(async move {
-                let listener = tokio::net::TcpListener::from_std(listener).unwrap_or_else(|e| panic!("{e}"));
-                let _ = axum::serve(listener, app)
-                    .with_graceful_shutdown(async {
-                        let _ = rx.await;
-                    })
-                    .await;
-            });
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let running = Background::run(runtime, move |stop| async move {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap_or_else(|e| panic!("{e}"));
+            let _ = axum::serve(listener, app)
+                .with_graceful_shutdown(async {
+                    let _ = stop.await;
+                })
+                .await;
         });
         FakeServer {
             url,
             addr,
             shared,
-            _running: Arc::new(Running {
-                shutdown: Some(tx),
-                thread: Some(thread),
-            }),
+            _running: Arc::new(running),
         }
     }
 }

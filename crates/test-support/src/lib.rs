@@ -28,6 +28,7 @@
 //! A dev-dependency only (`publish = false`).
 
 pub mod azure_fake;
+mod background;
 pub mod bench;
 pub mod canned;
 pub mod cli;

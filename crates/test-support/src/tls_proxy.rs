@@ -18,6 +18,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio_rustls::TlsAcceptor;
 
+use crate::background::Background;
+
 /// What the proxy saw.
 #[derive(Debug, Default, Clone)]
 pub struct ProxyLog {
@@ -34,8 +36,8 @@ pub struct TlsProxy {
     /// The CA that signed the hosts' certificates, for `SSL_CERT_FILE`.
     pub ca_file: PathBuf,
     log: Arc<Mutex<ProxyLog>>,
-    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    /// The proxy, stopped before its directory goes.
+    _running: Background,
     _dir: tempfile::TempDir,
 }
 
@@ -71,36 +73,32 @@ impl TlsProxy {
         listener.set_nonblocking(true)?;
         let port = listener.local_addr()?.port();
         let log = Arc::new(Mutex::new(ProxyLog::default()));
-        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let (table, served) = (Arc::new(table), log.clone());
-        let thread = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .unwrap_or_else(|e| panic!("{e}"));
-            rt.block_on(async move {
-                let listener = TcpListener::from_std(listener).unwrap_or_else(|e| panic!("{e}"));
-                let accept = async {
-                    loop {
-                        let Ok((conn, _)) = listener.accept().await else {
-                            continue;
-                        };
-                        tokio::spawn(serve(conn, table.clone(), served.clone()));
-                    }
-                };
-                tokio::select! {
-                    _ = accept => {}
-                    _ = rx => {}
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .context("the proxy's runtime")?;
+        let running = Background::run(runtime, move |stop| async move {
+            let listener = TcpListener::from_std(listener).unwrap_or_else(|e| panic!("{e}"));
+            let accept = async {
+                loop {
+                    let Ok((conn, _)) = listener.accept().await else {
+                        continue;
+                    };
+                    tokio::spawn(serve(conn, table.clone(), served.clone()));
                 }
-            });
+            };
+            tokio::select! {
+                _ = accept => {}
+                _ = stop => {}
+            }
         });
         Ok(TlsProxy {
             url: format!("http://127.0.0.1:{port}"),
             ca_file: ca.path("ca.crt"),
             log,
-            shutdown: Some(tx),
-            thread: Some(thread),
+            _running: running,
             _dir: dir,
         })
     }
@@ -108,17 +106,6 @@ impl TlsProxy {
     /// What the proxy served and refused so far.
     pub fn log(&self) -> MutexGuard<'_, ProxyLog> {
         self.log.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
-
-impl Drop for TlsProxy {
-    fn drop(&mut self) {
-        if let Some(tx) = self.shutdown.take() {
-            let _ = tx.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
     }
 }
 
