@@ -69,33 +69,18 @@ impl Moto {
     }
 
     async fn post(&self, path: &str, body: String) -> String {
-        let response = reqwest::Client::new()
+        let request = reqwest::Client::new()
             .post(format!("{}{path}", self.url))
-            .header("authorization", AUTH)
             .header("content-type", "application/xml")
-            .body(body)
-            .send()
-            .await
-            .expect("moto answers");
-        let status = response.status();
-        let text = response.text().await.expect("moto's answer");
-        assert!(status.is_success(), "moto refused {path}: {status} {text}");
-        text
+            .body(body);
+        answer(request, path).await
     }
 
     /// The record sets of a zone as moto lists them (`ListResourceRecordSets`, up to 300), its XML as
     /// sent: two reads compare equal exactly when nothing changed.
     pub async fn record_sets(&self, zone_id: &str) -> String {
-        let response = reqwest::Client::new()
-            .get(format!("{}/2013-04-01/hostedzone/{zone_id}/rrset", self.url))
-            .header("authorization", AUTH)
-            .send()
-            .await
-            .expect("moto answers");
-        let status = response.status();
-        let text = response.text().await.expect("moto's answer");
-        assert!(status.is_success(), "moto refused to list {zone_id}: {status} {text}");
-        text
+        let path = format!("/2013-04-01/hostedzone/{zone_id}/rrset");
+        answer(reqwest::Client::new().get(format!("{}{path}", self.url)), &path).await
     }
 
     /// Create a hosted zone (private ones in a made-up VPC) with tags; returns its id.
@@ -135,4 +120,18 @@ impl Moto {
         }
         id
     }
+}
+
+/// The text of moto's answer to `request`, sent with the `authorization` header `AUTH`; the answer must be
+/// a success, and `path` names the call when it is not.
+async fn answer(request: reqwest::RequestBuilder, path: &str) -> String {
+    let response = request
+        .header("authorization", AUTH)
+        .send()
+        .await
+        .expect("moto answers");
+    let status = response.status();
+    let text = response.text().await.expect("moto's answer");
+    assert!(status.is_success(), "moto refused {path}: {status} {text}");
+    text
 }
