@@ -171,13 +171,7 @@ impl Client {
                 query.push(("marker", m.clone()));
             }
             let page: xml::ListHostedZonesResponse = self
-                .call(
-                    "ListHostedZones",
-                    Method::GET,
-                    &format!("/{API}/hostedzone"),
-                    &query,
-                    None,
-                )
+                .get("ListHostedZones", &format!("/{API}/hostedzone"), &query)
                 .await?;
             zones.extend(page.hosted_zones.items);
             match page.next_marker.filter(|m| page.is_truncated && !m.is_empty()) {
@@ -200,13 +194,7 @@ impl Client {
             source,
         })?;
         let answer: xml::ListTagsForResourcesResponse = self
-            .call(
-                "ListTagsForResources",
-                Method::POST,
-                &format!("/{API}/tags/hostedzone"),
-                &[],
-                Some(body),
-            )
+            .post("ListTagsForResources", &format!("/{API}/tags/hostedzone"), body)
             .await?;
         Ok(answer.resource_tag_sets.items)
     }
@@ -226,12 +214,10 @@ impl Client {
             }
         }
         let page: xml::ListResourceRecordSetsResponse = self
-            .call(
+            .get(
                 "ListResourceRecordSets",
-                Method::GET,
                 &format!("/{API}/hostedzone/{zone_id}/rrset"),
                 &query,
-                None,
             )
             .await?;
         let next = match (page.is_truncated, page.next_record_name, page.next_record_type) {
@@ -258,38 +244,23 @@ impl Client {
             source,
         })?;
         let _: serde::de::IgnoredAny = self
-            .call(
-                CHANGE,
-                Method::POST,
-                &format!("/{API}/hostedzone/{zone_id}/rrset/"),
-                &[],
-                Some(body),
-            )
+            .post(CHANGE, &format!("/{API}/hostedzone/{zone_id}/rrset/"), body)
             .await?;
         Ok(())
     }
 
-    /// One call, retried with backoff while Route53 throttles or fails transiently.
-    async fn call<T: DeserializeOwned>(
-        &self,
-        name: &str,
-        method: Method,
-        path: &str,
-        query: &[(&str, String)],
-        body: Option<String>,
-    ) -> Result<T, ApiError> {
-        let attempt = || self.once(name, method.clone(), path, query, body.as_deref());
-        self.backoff.retry(name, attempt, ApiError::kind).await
+    /// A GET of `path` with `query`, as [`Client::call`] makes it.
+    async fn get<T: DeserializeOwned>(&self, name: &str, path: &str, query: &[(&str, String)]) -> Result<T, ApiError> {
+        self.call(name, Method::GET, self.url(path, query), None).await
     }
 
-    async fn once<T: DeserializeOwned>(
-        &self,
-        name: &str,
-        method: Method,
-        path: &str,
-        query: &[(&str, String)],
-        body: Option<&str>,
-    ) -> Result<T, ApiError> {
+    /// A POST of the XML document `body` to `path`, as [`Client::call`] makes it.
+    async fn post<T: DeserializeOwned>(&self, name: &str, path: &str, body: String) -> Result<T, ApiError> {
+        self.call(name, Method::POST, self.url(path, &[]), Some(body)).await
+    }
+
+    /// The URL of `path` with `query`, its values percent-encoded as SigV4 signs them.
+    fn url(&self, path: &str, query: &[(&str, String)]) -> String {
         let mut url = format!("{}{path}", self.base);
         if !query.is_empty() {
             let q: Vec<String> = query
@@ -299,14 +270,36 @@ impl Client {
             url.push('?');
             url.push_str(&q.join("&"));
         }
+        url
+    }
+
+    /// One call, retried with backoff while Route53 throttles or fails transiently.
+    async fn call<T: DeserializeOwned>(
+        &self,
+        name: &str,
+        method: Method,
+        url: String,
+        body: Option<String>,
+    ) -> Result<T, ApiError> {
+        let attempt = || self.once(name, &method, &url, body.as_deref());
+        self.backoff.retry(name, attempt, ApiError::kind).await
+    }
+
+    async fn once<T: DeserializeOwned>(
+        &self,
+        name: &str,
+        method: &Method,
+        url: &str,
+        body: Option<&str>,
+    ) -> Result<T, ApiError> {
         let headers: &[(&str, &str)] = if body.is_some() {
             &[("content-type", "application/xml")]
         } else {
             &[]
         };
         let call = Call {
-            method: &method,
-            url: &url,
+            method,
+            url,
             headers,
             body,
             write: name == CHANGE,
