@@ -447,7 +447,8 @@ async fn a_zone_that_cannot_be_read_fails_the_whole_read() {
 #[tokio::test]
 async fn an_ownership_value_over_255_octets_is_written_in_strings_and_read_back_whole() {
     require!(PowerDns);
-    let (pdns, p) = example_org();
+    // Held to the end: the server stops when its handle drops.
+    let (_pdns, p) = example_org();
     let value = format!("\"heritage=external-dns,external-dns/owner={}\"", "o".repeat(300));
     must(
         &p,
