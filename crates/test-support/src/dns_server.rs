@@ -93,6 +93,14 @@ pub struct Primary {
     pub key: Option<ExtraKey>,
 }
 
+impl Primary {
+    /// The clause of a secondary's configuration naming the key shared with the primary, as `clause`
+    /// spells it for the server's syntax; empty when they share none.
+    fn key_clause(&self, clause: impl Fn(&str) -> String) -> String {
+        self.key.as_ref().map(|k| clause(&k.name)).unwrap_or_default()
+    }
+}
+
 /// What a launched server is for its zones.
 #[derive(Debug, Clone)]
 enum Role {
@@ -188,9 +196,17 @@ impl DnsServer {
         }];
         all_keys.extend_from_slice(keys);
         let tls_port = tls.then(free_port);
+        let launch = Launch {
+            dir: d,
+            port,
+            nonce: &nonce,
+            zones,
+            keys: &all_keys,
+            role,
+        };
         let child = match kind {
-            Kind::Bind => start_bind(d, port, tls_port, &nonce, zones, &all_keys, role)?,
-            Kind::Knot => start_knot(d, port, &nonce, zones, &all_keys, role)?,
+            Kind::Bind => start_bind(&launch, tls_port)?,
+            Kind::Knot => start_knot(&launch)?,
         };
         let mut server = DnsServer {
             kind,
@@ -292,15 +308,21 @@ fn spawn(cmd: &mut Command, dir: &Path) -> Result<Child, String> {
         .map_err(|e| format!("cannot start {cmd:?}: {e}"))
 }
 
-fn start_bind(
-    d: &Path,
+/// What either server is started with: its directory, DNS port, version string (the nonce that tells this
+/// start's server from a stale one), zones, keys and role.
+struct Launch<'a> {
+    dir: &'a Path,
     port: u16,
-    tls_port: Option<u16>,
-    nonce: &str,
-    zones: &[Zone],
-    keys: &[ExtraKey],
-    role: &Role,
-) -> Result<Child, String> {
+    nonce: &'a str,
+    zones: &'a [Zone],
+    keys: &'a [ExtraKey],
+    role: &'a Role,
+}
+
+/// BIND for `launch`, with DNS over TLS on `tls_port` when given.
+fn start_bind(launch: &Launch<'_>, tls_port: Option<u16>) -> Result<Child, String> {
+    let (d, port, nonce) = (launch.dir, launch.port, launch.nonce);
+    let (zones, keys, role) = (launch.zones, launch.keys, launch.role);
     let named = need("named");
     let mut conf = String::new();
     let mut tls_listen = String::new();
@@ -329,11 +351,7 @@ fn start_bind(
     ));
     for z in zones {
         if let Role::Secondary(primary, _) = role {
-            let key = primary
-                .key
-                .as_ref()
-                .map(|k| format!(" key \"{}\"", k.name))
-                .unwrap_or_default();
+            let key = primary.key_clause(|name| format!(" key \"{name}\""));
             conf.push_str(&format!(
                 "zone \"{n}\" {{ type secondary; primaries {{ 127.0.0.1 port {p}{key}; }}; file \"{dp}/{n}.secondary\"; \
                  allow-transfer {{ any; }}; }};\n",
@@ -372,14 +390,10 @@ fn start_bind(
     spawn(Command::new(named).arg("-g").arg("-c").arg(&path), d)
 }
 
-fn start_knot(
-    d: &Path,
-    port: u16,
-    nonce: &str,
-    zones: &[Zone],
-    keys: &[ExtraKey],
-    role: &Role,
-) -> Result<Child, String> {
+/// Knot for `launch`.
+fn start_knot(launch: &Launch<'_>) -> Result<Child, String> {
+    let (d, port, nonce) = (launch.dir, launch.port, launch.nonce);
+    let (zones, keys, role) = (launch.zones, launch.keys, launch.role);
     let knotd = need("knotd");
     let dp = d.display();
     std::fs::create_dir_all(d.join("zones")).map_err(|e| e.to_string())?;
@@ -400,11 +414,7 @@ fn start_knot(
         key_list.join(", ")
     ));
     if let Role::Secondary(primary, _) = role {
-        let key = primary
-            .key
-            .as_ref()
-            .map(|k| format!("\n    key: {}", k.name))
-            .unwrap_or_default();
+        let key = primary.key_clause(|name| format!("\n    key: {name}"));
         conf.push_str(&format!(
             "  - id: from-primary\n    address: 127.0.0.1{key}\n    action: notify\n\
              remote:\n  - id: primary\n    address: 127.0.0.1@{}{key}\n",
