@@ -242,12 +242,17 @@ impl Api {
         }
     }
 
-    /// Submit a change and wait until Cloud DNS says it is done.
-    pub async fn apply(&self, project: &str, zone: &str, change: &Change) -> Result<(), ApiError> {
+    /// Submit a change: Cloud DNS's answer, its id and status (`pending` or `done`). A refusal comes here,
+    /// at submission; [`Api::wait_done`] waits for it to be applied.
+    pub async fn submit(&self, project: &str, zone: &str, change: &Change) -> Result<Change, ApiError> {
         let path = format!("/projects/{project}/managedZones/{zone}/changes");
-        let mut got: Change = self
-            .call(&self.client.call(reqwest::Method::POST, &path).json(change))
-            .await?;
+        self.call(&self.client.call(reqwest::Method::POST, &path).json(change))
+            .await
+    }
+
+    /// Wait until Cloud DNS says the submitted change `got` is done, polling `changes.get`.
+    pub async fn wait_done(&self, project: &str, zone: &str, mut got: Change) -> Result<(), ApiError> {
+        let path = format!("/projects/{project}/managedZones/{zone}/changes");
         let start = std::time::Instant::now();
         while got.status != "done" {
             if start.elapsed() >= self.change_wait {
