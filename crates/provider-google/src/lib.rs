@@ -214,13 +214,10 @@ impl GoogleProvider {
 
     /// Wait until every change in `pending` is done; a write counts only then.
     async fn settle(&self, project: &str, pending: &Pending) -> Result<(), ProviderError> {
-        for (zone, got) in pending.take() {
-            self.api
-                .wait_done(project, &zone, got)
-                .await
-                .map_err(|e| ProviderError::from_call(format!("change in zone {zone}"), e))?;
-        }
-        Ok(())
+        self.api
+            .wait_done(project, pending.take())
+            .await
+            .map_err(|e| ProviderError::from_call("waiting for changes to be done", e))
     }
 }
 
