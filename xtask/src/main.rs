@@ -17,9 +17,10 @@
 //!   [--pods M] [--idle SECONDS]`: one extdns with three ClusterDNSProviders against three external-dns, each side
 //!   alone on the loaded API server (first sync, requests, API server and controller memory), the table into
 //!   `target/bench-multi-provider.md`; `bench cloud-first-sync [--records N]
-//!   [--provider google|azure|all] [--batch-interval D]`: the first sync of N records (10,000) by each into a cloud
-//!   DNS fake of its own (Cloud DNS or Azure DNS, through the TLS proxy, in a loopback-only network namespace): wall
-//!   time, requests by kind, CPU, peak RSS, the zone checked; the table into `target/bench-cloud.md`;
+//!   [--provider google|azure|aws|cloudflare|all] [--batch-interval D]`: the first sync of N records (10,000) by each into a cloud
+//!   DNS fake of its own (Cloud DNS, Azure DNS, Route53 or Cloudflare, their documented limits on, through the TLS
+//!   proxy, in a loopback-only network namespace): wall time, requests by kind, 429s, CPU, peak RSS, the zone checked,
+//!   the least the limit allows; the table into `target/bench-cloud.md`;
 //!   `bench serve [--records N] [--seconds S] [--clients C] [--servers knot,coredns,extdns]`: dnsperf against Knot
 //!   DNS, CoreDNS (built from its module) and extdns `--provider=dns-server` serving the same zone of N records
 //!   (10,000), answers checked first: queries per second, latency percentiles, memory per record, the table into
@@ -72,7 +73,7 @@ fn main() -> Result<()> {
         "fuzz" => fuzz::fuzz(&rest),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test | chart-tests | e2e [SCENARIO...] | bench [FILTER] | bench e2e-latency [--count N] | bench scale [--services N] [--pods M] [--changes K] [--idle SECONDS] [--stream SECONDS] [--watch-list on|off] | bench multi-provider [--services N] [--pods M] [--idle SECONDS] | bench cloud-first-sync [--records N] [--provider google|azure|all] [--batch-interval D] | bench serve [--records N] [--seconds S] [--clients C] [--servers knot,coredns,extdns] | dist [--arch amd64|arm64|all] [--pgo] | image | check-crates [--verify] | conventions [DIR] | fuzz [--seconds N] [--no-sanitizer] [TARGET...]>"
+                "usage: cargo xtask <test | chart-tests | e2e [SCENARIO...] | bench [FILTER] | bench e2e-latency [--count N] | bench scale [--services N] [--pods M] [--changes K] [--idle SECONDS] [--stream SECONDS] [--watch-list on|off] | bench multi-provider [--services N] [--pods M] [--idle SECONDS] | bench cloud-first-sync [--records N] [--provider google|azure|aws|cloudflare|all] [--batch-interval D] | bench serve [--records N] [--seconds S] [--clients C] [--servers knot,coredns,extdns] | dist [--arch amd64|arm64|all] [--pgo] | image | check-crates [--verify] | conventions [DIR] | fuzz [--seconds N] [--no-sanitizer] [TARGET...]>"
             );
             std::process::exit(2);
         }

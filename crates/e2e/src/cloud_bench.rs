@@ -1,4 +1,5 @@
-//! The first-sync benchmark against a cloud DNS fake (`cloud-first-sync`): extdns and external-dns v0.23.0
+//! The first-sync benchmark against a cloud DNS fake (`cloud-first-sync`; Cloud DNS, Azure DNS, Route53 and
+//! Cloudflare, each fake with its cloud's documented rate limit on): extdns and external-dns v0.23.0
 //! each run `--once` into a fresh fake of their own holding one empty zone, with the same N records desired
 //! and the same flags, and each is measured: wall time from start to exit, the requests the fake answered
 //! by kind, the zone at the end (it must hold exactly the N records and one ownership record each; the run
@@ -14,6 +15,11 @@
 //!
 //! The fake and the proxy run in this process; its own CPU time while a controller runs is reported beside
 //! the controller's, which shows whether the fake is the bottleneck.
+//!
+//! Beside each controller's figures stands the least its sync could cost (issue 50,
+//! `extdns_test_support::first_sync`): the write requests of batches filled to the API's maximum, the
+//! reads, and the least time the documented limit allows them, alone and with the batch interval both
+//! controllers were given (`--batch-interval 0s` measures the limit alone).
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -25,8 +31,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use extdns_test_support::azure_fake::{self, AZURE_HOSTS, FakeAzure, Service};
+use extdns_test_support::cloudflare_fake::{self, FakeCloudflare};
 use extdns_test_support::connector::{self, GobEndpoint};
-use extdns_test_support::google_fake::{FakeGoogle, GOOGLE_HOSTS, PROJECT};
+use extdns_test_support::fake::RateLimit;
+use extdns_test_support::first_sync::{self, Unit};
+use extdns_test_support::google_fake::{self, FakeGoogle, GOOGLE_HOSTS, PROJECT};
+use extdns_test_support::route53_fake::{self, Fake as FakeRoute53};
 use extdns_test_support::tls_proxy::TlsProxy;
 
 use crate::procfs;
@@ -49,6 +59,10 @@ pub enum Provider {
     Google,
     /// Azure DNS, public zones (issue 35).
     Azure,
+    /// Route53 (issue 50).
+    Route53,
+    /// Cloudflare (issue 50).
+    Cloudflare,
 }
 
 /// `cloud-first-sync`'s arguments.
@@ -58,14 +72,16 @@ pub struct Options {
     pub records: usize,
     /// Which providers, in order.
     pub providers: Vec<Provider>,
-    /// `--google-batch-change-interval`, the same for both controllers.
+    /// The pause between two batches (`--google-batch-change-interval`, `--aws-batch-change-interval`,
+    /// `--batch-change-interval`), the same for both controllers.
     pub batch_interval: String,
     /// Where the markdown report goes.
     pub report: PathBuf,
 }
 
 impl Options {
-    /// `--records N --provider google|azure|all --batch-interval DURATION --report FILE`, each optional.
+    /// `--records N --provider google|azure|aws|cloudflare|all --batch-interval DURATION --report FILE`, each
+    /// optional.
     pub fn parse(args: &[String]) -> Result<Options> {
         let mut o = Options {
             records: 10_000,
@@ -80,8 +96,15 @@ impl Options {
                     o.providers = match value.as_str() {
                         "google" => vec![Provider::Google],
                         "azure" => vec![Provider::Azure],
-                        "all" => vec![Provider::Google, Provider::Azure],
-                        other => bail!("cloud-first-sync: --provider {other}: google, azure or all"),
+                        "aws" => vec![Provider::Route53],
+                        "cloudflare" => vec![Provider::Cloudflare],
+                        "all" => vec![
+                            Provider::Google,
+                            Provider::Azure,
+                            Provider::Route53,
+                            Provider::Cloudflare,
+                        ],
+                        other => bail!("cloud-first-sync: --provider {other}: google, azure, aws, cloudflare or all"),
                     }
                 }
                 "--batch-interval" => o.batch_interval = value,
@@ -132,6 +155,8 @@ pub fn run(extdns: &Path, external_dns: &Path, logs: &Path, opts: &Options) -> R
         let section = match provider {
             Provider::Google => google(extdns, external_dns, &logs, opts)?,
             Provider::Azure => azure(extdns, external_dns, &logs, opts)?,
+            Provider::Route53 => route53(extdns, external_dns, &logs, opts)?,
+            Provider::Cloudflare => cloudflare(extdns, external_dns, &logs, opts)?,
         };
         report.push_str(&section);
     }
@@ -207,6 +232,54 @@ struct Figures {
     tokens: usize,
     records: usize,
     ownership: usize,
+    /// The least this sync could cost under the cloud's rules ([`Least`]).
+    least: Least,
+}
+
+/// The least a controller's first sync could cost, from what it wrote (its ownership records' values
+/// differ): the write requests of batches filled to the API's maximum, the reads a sync needs, and the
+/// least time the documented limit lets them take, alone and with the batch interval both were given.
+#[derive(Debug, Default, Clone, Copy)]
+struct Least {
+    writes: usize,
+    reads: usize,
+    limit_time: f64,
+    with_interval: f64,
+}
+
+impl Least {
+    /// `writes` and `reads`, all counted by `limit`, writes spaced by `interval` seconds.
+    fn under(writes: usize, reads: usize, limit: RateLimit, interval: f64) -> Least {
+        Least::new(writes, reads, first_sync::least_time(writes + reads, limit), interval)
+    }
+
+    /// `writes` and `reads` that the limits let take `limit_time`, writes spaced by `interval` seconds.
+    fn new(writes: usize, reads: usize, limit_time: Duration, interval: f64) -> Least {
+        let limit_time = limit_time.as_secs_f64();
+        Least {
+            writes,
+            reads,
+            limit_time,
+            with_interval: limit_time.max(writes.saturating_sub(1) as f64 * interval),
+        }
+    }
+}
+
+/// A batch interval as Go writes durations (`1s`, `500ms`, `0s`, `1m`), in seconds.
+fn interval_seconds(text: &str) -> Result<f64> {
+    let (number, unit) = text
+        .find(|c: char| c.is_ascii_alphabetic())
+        .map_or((text, "s"), |i| text.split_at(i));
+    let n: f64 = number
+        .parse()
+        .with_context(|| format!("--batch-interval {text}: not a duration"))?;
+    let scale = match unit {
+        "ms" => 0.001,
+        "s" => 1.0,
+        "m" => 60.0,
+        other => bail!("--batch-interval {text}: unit {other}: ms, s or m"),
+    };
+    Ok(n * scale)
 }
 
 /// The records both controllers are given: DNSEndpoint manifests for extdns, the connector source for
@@ -370,6 +443,16 @@ fn google(extdns: &Path, external_dns: &Path, logs: &Path, opts: &Options) -> Re
             .into_iter()
             .partition(|l| l.contains("\"heritage=external-dns,"));
         (f.records, f.ownership) = check_zone(who, records.into_iter().collect(), &want, &ownership, &log)?;
+        // 1,000 additions a change: 500 units, whose record data (an address and an ownership value of
+        // about 100 bytes) stay far below the 100,000 bytes a change may hold. The polls of changes.get
+        // are left out: Cloud DNS may answer `done` at once.
+        let writes = first_sync::write_requests(vec![Unit { changes: 2, bytes: 0 }; n], first_sync::GOOGLE);
+        f.least = Least::under(
+            writes,
+            2,
+            google_fake::RATE_LIMIT,
+            interval_seconds(&opts.batch_interval)?,
+        );
         eprintln!(
             "cloud-first-sync: google: {who}: {:.1} s, {} requests",
             f.wall, f.requests
@@ -455,6 +538,12 @@ fn azure(extdns: &Path, external_dns: &Path, logs: &Path, opts: &Options) -> Res
             .partition(|l| l.contains("heritage=external-dns,"));
         let have = records.iter().map(|l| azure_record(l)).collect();
         (f.records, f.ownership) = check_zone(who, have, &want, &ownership, &log)?;
+        // One record set a request; the reads (a zone list, a record set list) and the PUTs under buckets
+        // of their own.
+        let (reads, writes) = (2, 2 * n);
+        let time = first_sync::least_time(reads, azure_fake::READ_LIMIT)
+            .max(first_sync::least_time(writes, azure_fake::WRITE_LIMIT));
+        f.least = Least::new(writes, reads, time, 0.0);
         eprintln!(
             "cloud-first-sync: azure: {who}: {:.1} s, {} requests",
             f.wall, f.requests
@@ -474,6 +563,178 @@ fn azure(extdns: &Path, external_dns: &Path, logs: &Path, opts: &Options) -> Res
         ("record set DELETE", |f| f.second_writes.to_string()),
     ];
     let rows = rows("Resource Manager", &calls);
+    Ok(table(&intro, &rows, &figures))
+}
+
+/// Route53's host, where both controllers send their requests (through the proxy).
+const ROUTE53_HOSTS: [&str; 1] = ["route53.amazonaws.com"];
+/// Cloudflare's API host.
+const CLOUDFLARE_HOSTS: [&str; 1] = ["api.cloudflare.com"];
+/// The Cloudflare zone's id.
+const CF_ZONE: &str = "023e105f4ecef8ad9ca31a8372d0c353";
+
+fn route53(extdns: &Path, external_dns: &Path, logs: &Path, opts: &Options) -> Result<String> {
+    let n = opts.records;
+    let src = sources(n)?;
+    let want = wanted(n, 300, ".");
+    let flags: Vec<String> = ["--once", "--provider=aws", "--registry=txt", "--policy=sync"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([
+            format!("--domain-filter={ZONE}"),
+            format!("--txt-owner-id={OWNER}"),
+            format!("--aws-batch-change-interval={}", opts.batch_interval),
+        ])
+        .collect();
+    let interval = interval_seconds(&opts.batch_interval)?;
+    let mut figures = Vec::new();
+    for (who, program) in [("extdns", extdns), ("external-dns", external_dns)] {
+        // Route53's documented limit on (five a second per account), as the fake starts.
+        let fake = FakeRoute53::start_in_background();
+        let zone = fake.zone(ZONE, false, &[]);
+        let proxy = proxy_to(&ROUTE53_HOSTS, fake.addr())?;
+        let mut cmd = controller(who, program, &src, &proxy, &flags);
+        cmd.env("AWS_ACCESS_KEY_ID", "AKIDBENCH")
+            .env("AWS_SECRET_ACCESS_KEY", "bench-secret")
+            .env("AWS_REGION", "us-east-1")
+            .env("AWS_EC2_METADATA_DISABLED", "true");
+        let log = logs.join(format!("route53-{who}.log"));
+        eprintln!("cloud-first-sync: route53: {who}: {n} records ({})", log.display());
+        let mut f = measure(who, cmd, &log)?;
+        {
+            let s = fake.lock();
+            f.requests = s.requests.api_calls();
+            f.zone_lists = s.requests.count("ListHostedZones");
+            f.rrset_lists = s.requests.count("ListResourceRecordSets");
+            f.writes = s.requests.count("ChangeResourceRecordSets");
+            f.set_reads = s.requests.count("ListTagsForResources");
+            f.rate_limited = s.requests.throttled();
+        }
+        f.connections = checked_connects(who, &proxy)?;
+        let sets = fake.sets(&zone);
+        let value = |s: &route53_fake::Set| -> String {
+            let values = s
+                .resource_records
+                .as_ref()
+                .map(|r| r.items.as_slice())
+                .unwrap_or_default();
+            values.iter().map(|v| v.value.as_str()).collect::<Vec<_>>().join(" ")
+        };
+        let (ownership, records): (Vec<&route53_fake::Set>, Vec<&route53_fake::Set>) = sets
+            .iter()
+            .partition(|s| s.kind == "TXT" && value(s).contains("heritage=external-dns,"));
+        let have = records
+            .iter()
+            // As Route53 answers a name: absolute, whether the client sent it so or not.
+            .map(|s| {
+                let name = s.name.trim_end_matches('.');
+                format!("{name}. {} {} {}", s.kind, s.ttl.unwrap_or_default(), value(s))
+            })
+            .collect();
+        let ownership_lines: Vec<String> = ownership.iter().map(|s| value(s)).collect();
+        (f.records, f.ownership) = check_zone(who, have, &want, &ownership_lines, &log)?;
+        // Each unit, an A record and its ownership TXT, counted as Route53 counts a batch: two changes,
+        // the characters of their values.
+        let chars = |s: &route53_fake::Set| value(s).len();
+        let txt: usize = ownership.iter().map(|s| chars(s)).sum::<usize>() / n.max(1);
+        let units = records.iter().map(|s| Unit {
+            changes: 2,
+            bytes: chars(s) + txt,
+        });
+        let writes = first_sync::write_requests(units, first_sync::ROUTE53);
+        f.least = Least::under(writes, 2, route53_fake::RATE_LIMIT, interval);
+        eprintln!(
+            "cloud-first-sync: route53: {who}: {:.1} s, {} requests, {} throttled",
+            f.wall, f.requests, f.rate_limited
+        );
+        figures.push((who, f));
+    }
+    let intro = format!(
+        "### Route53: first sync of {} records\n\nBoth with `--once --provider=aws --registry=txt --policy=sync \
+         --aws-batch-change-interval={}` and an access key in the environment; a fresh fake each, one empty zone, \
+         Route53's limit on (a bucket of five refilled five a second per account), reached through the TLS proxy. \
+         The least: batches of at most 1,000 changes and 32,000 characters of values, and two reads, under the \
+         bucket.\n",
+        opts.records, opts.batch_interval
+    );
+    let calls: [Call; 4] = [
+        ("ListHostedZones", |f| f.zone_lists.to_string()),
+        ("ListTagsForResources", |f| f.set_reads.to_string()),
+        ("ListResourceRecordSets", |f| f.rrset_lists.to_string()),
+        ("ChangeResourceRecordSets", |f| f.writes.to_string()),
+    ];
+    let rows = rows("Route53", &calls);
+    Ok(table(&intro, &rows, &figures))
+}
+
+/// A record of the Cloudflare fake (`name TYPE content proxied=… ttl=…`) as `name TYPE ttl content`.
+fn cloudflare_record(r: &cloudflare_fake::Rec) -> String {
+    format!("{} {} {} {}", r.name, r.rtype, r.ttl, r.content)
+}
+
+fn cloudflare(extdns: &Path, external_dns: &Path, logs: &Path, opts: &Options) -> Result<String> {
+    let n = opts.records;
+    let src = sources(n)?;
+    // Cloudflare's TTL 1 is "automatic", what a record without a TTL gets.
+    let want = wanted(n, 1, "");
+    let flags: Vec<String> = ["--once", "--provider=cloudflare", "--registry=txt", "--policy=sync"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([
+            format!("--domain-filter={ZONE}"),
+            format!("--txt-owner-id={OWNER}"),
+            format!("--batch-change-size={}", first_sync::CLOUDFLARE_FREE.changes),
+            format!("--batch-change-interval={}", opts.batch_interval),
+        ])
+        .collect();
+    let interval = interval_seconds(&opts.batch_interval)?;
+    let mut figures = Vec::new();
+    for (who, program) in [("extdns", extdns), ("external-dns", external_dns)] {
+        // Cloudflare's documented limit on (1,200 per five minutes per token), as the fake starts.
+        let fake = FakeCloudflare::start(&[(CF_ZONE, ZONE)]);
+        let proxy = proxy_to(&CLOUDFLARE_HOSTS, fake.addr())?;
+        let mut cmd = controller(who, program, &src, &proxy, &flags);
+        cmd.env("CF_API_TOKEN", cloudflare_fake::TOKEN);
+        let log = logs.join(format!("cloudflare-{who}.log"));
+        eprintln!("cloud-first-sync: cloudflare: {who}: {n} records ({})", log.display());
+        let mut f = measure(who, cmd, &log)?;
+        let (ownership, records): (Vec<String>, Vec<String>) = {
+            let s = fake.state();
+            f.requests = s.requests.api_calls();
+            f.zone_lists = s.requests.count("zones.list");
+            f.rrset_lists = s.requests.count("records.list");
+            f.writes = s.requests.count("batch");
+            f.second_writes = s.requests.count("records.create") + s.requests.count("record");
+            f.rate_limited = s.requests.throttled();
+            s.records
+                .values()
+                .map(cloudflare_record)
+                .partition(|l| l.contains("heritage=external-dns,"))
+        };
+        f.connections = checked_connects(who, &proxy)?;
+        (f.records, f.ownership) = check_zone(who, records.into_iter().collect(), &want, &ownership, &log)?;
+        let writes = first_sync::write_requests(vec![Unit { changes: 2, bytes: 0 }; n], first_sync::CLOUDFLARE_FREE);
+        f.least = Least::under(writes, 2, cloudflare_fake::RATE_LIMIT, interval);
+        eprintln!(
+            "cloud-first-sync: cloudflare: {who}: {:.1} s, {} requests, {} throttled",
+            f.wall, f.requests, f.rate_limited
+        );
+        figures.push((who, f));
+    }
+    let intro = format!(
+        "### Cloudflare: first sync of {} records\n\nBoth with `--once --provider=cloudflare --registry=txt --policy=sync \
+         --batch-change-size=200 --batch-change-interval={}` and an API token; a fresh fake each, one empty Free-plan \
+         zone (200 records a batch), Cloudflare's limit on (1,200 requests per five minutes per token), reached \
+         through the TLS proxy.\n",
+        opts.records, opts.batch_interval
+    );
+    let calls: [Call; 4] = [
+        ("zones list (pages)", |f| f.zone_lists.to_string()),
+        ("records list (pages)", |f| f.rrset_lists.to_string()),
+        ("batch calls", |f| f.writes.to_string()),
+        ("single-record writes", |f| f.second_writes.to_string()),
+    ];
+    let rows = rows("the Cloudflare API", &calls);
     Ok(table(&intro, &rows, &figures))
 }
 
@@ -564,8 +825,29 @@ fn rows(api: &str, calls: &[Call]) -> Vec<Row> {
             format!("{:.2} s", f.fake_cpu)
         }),
     ];
+    let least: [Row; 4] = [
+        (
+            "least requests the API's batch rules allow (writes + reads)".into(),
+            |f| format!("{} + {}", f.least.writes, f.least.reads),
+        ),
+        ("least time the documented limit allows".into(), |f| {
+            format!("{:.1} s", f.least.limit_time)
+        }),
+        ("least time with the batch interval".into(), |f| {
+            format!("{:.1} s", f.least.with_interval)
+        }),
+        // Where neither the limit nor the interval holds the sync back, the least is the API's own time,
+        // which the fake does not model: no ratio.
+        ("wall time over the least with the interval".into(), |f| {
+            if f.least.with_interval < 0.05 {
+                "(the limit does not bind)".to_string()
+            } else {
+                format!("{:.2}×", f.wall / f.least.with_interval)
+            }
+        }),
+    ];
     let calls = calls.iter().map(|(name, value)| (name.to_string(), *value));
-    head.into_iter().chain(calls).chain(tail).collect()
+    head.into_iter().chain(calls).chain(tail).chain(least).collect()
 }
 
 fn table(intro: &str, rows: &[Row], figures: &[(&str, Figures)]) -> String {
@@ -636,6 +918,26 @@ mod tests {
     }
 
     #[test]
+    fn batch_intervals_read_as_go_durations_and_the_least_time_takes_the_longer_wait() -> Result<()> {
+        assert_eq!(interval_seconds("1s")?, 1.0);
+        assert_eq!(interval_seconds("500ms")?, 0.5);
+        assert_eq!(interval_seconds("0s")?, 0.0);
+        assert_eq!(interval_seconds("2")?, 2.0);
+        assert!(interval_seconds("1h").is_err());
+        assert!(interval_seconds("fast").is_err());
+        // 32 batches and two reads under Route53's bucket: 5.8 s by the limit, 31 s with a 1 s interval.
+        let least = Least::under(32, 2, route53_fake::RATE_LIMIT, 1.0);
+        assert_eq!((least.writes, least.reads), (32, 2));
+        assert!((least.limit_time - 5.8).abs() < 1e-9, "{}", least.limit_time);
+        assert_eq!(least.with_interval, 31.0);
+        assert_eq!(
+            Least::under(32, 2, route53_fake::RATE_LIMIT, 0.0).with_interval,
+            least.limit_time
+        );
+        Ok(())
+    }
+
+    #[test]
     fn options_default_to_ten_thousand_google_records_and_refuse_the_rest() {
         let o = Options::parse(&[]).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
@@ -646,12 +948,23 @@ mod tests {
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
             (o.records, o.providers.as_slice()),
-            (50, [Provider::Google, Provider::Azure].as_slice())
+            (
+                50,
+                [
+                    Provider::Google,
+                    Provider::Azure,
+                    Provider::Route53,
+                    Provider::Cloudflare
+                ]
+                .as_slice()
+            )
         );
         let o = Options::parse(&["--provider=azure".into()]).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(o.providers, [Provider::Azure]);
         assert!(Options::parse(&["--records".into(), "0".into()]).is_err());
-        assert!(Options::parse(&["--provider".into(), "aws".into()]).is_err());
+        let o = Options::parse(&["--provider=aws".into()]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(o.providers, [Provider::Route53]);
+        assert!(Options::parse(&["--provider".into(), "route66".into()]).is_err());
         assert!(Options::parse(&["--nope".into(), "1".into()]).is_err());
     }
 }

@@ -21,6 +21,32 @@ pub fn pairs(args: &[String]) -> Result<Vec<(String, String)>> {
     Ok(out)
 }
 
+/// Reads `args` into the options `o` of the benchmark `bench` that loads an API server: its load,
+/// `--services N` and `--pods M`, into the two counts `load` points at (what every such benchmark takes
+/// alike), every other flag by `other`, which answers `Ok(false)` for one it does not know (an error naming
+/// `bench`).
+pub fn read_loaded<O>(
+    bench: &str,
+    args: &[String],
+    o: &mut O,
+    load: fn(&mut O) -> [&mut usize; 2],
+    mut other: impl FnMut(&mut O, &str, String) -> Result<bool>,
+) -> Result<()> {
+    for (flag, value) in pairs(args)? {
+        let [services, pods] = load(o);
+        match flag.as_str() {
+            "--services" => *services = count(&flag, &value)?,
+            "--pods" => *pods = count(&flag, &value)?,
+            _ => {
+                if !other(o, &flag, value)? {
+                    anyhow::bail!("{bench}: unknown argument {flag}");
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// `value` as a count, the error naming `flag` (`--services abc: not a number`).
 pub fn count(flag: &str, value: &str) -> Result<usize> {
     value
@@ -48,6 +74,30 @@ mod tests {
         assert_eq!(got, want);
         let missing = pairs(&args(&["--records"])).err().map(|e| e.to_string());
         assert_eq!(missing.as_deref(), Some("--records needs a value"));
+        Ok(())
+    }
+
+    #[test]
+    fn a_loaded_benchmark_reads_its_load_and_hands_the_rest_on() -> Result<()> {
+        let mut o = (0usize, 0usize, 0usize);
+        let read = |o: &mut (usize, usize, usize), a: &[&str]| {
+            read_loaded(
+                "b",
+                &args(a),
+                o,
+                |o| [&mut o.0, &mut o.1],
+                |o, flag, value| {
+                    Ok(flag == "--changes" && {
+                        o.2 = count(flag, &value)?;
+                        true
+                    })
+                },
+            )
+        };
+        read(&mut o, &["--services=3", "--pods", "4", "--changes", "5"])?;
+        assert_eq!(o, (3, 4, 5));
+        let unknown = read(&mut o, &["--nope", "1"]).err().map(|e| e.to_string());
+        assert_eq!(unknown.as_deref(), Some("b: unknown argument --nope"));
         Ok(())
     }
 

@@ -8,7 +8,7 @@
 //! extdns-e2e ... latency [--count N]
 //! extdns-e2e ... scale [--services N] [--pods M] [--changes K] [--idle SECONDS] [--watch-list on|off] [--report FILE]
 //! extdns-e2e ... multi-provider [--services N] [--pods M] [--idle SECONDS] [--report FILE]
-//! extdns-e2e ... cloud-first-sync [--records N] [--provider google|azure|all] [--batch-interval D] [--report FILE]
+//! extdns-e2e ... cloud-first-sync [--records N] [--provider google|azure|aws|cloudflare|all] [--batch-interval D] [--report FILE]
 //! extdns-e2e ... serve [--records N] [--seconds S] [--clients C] [--servers knot,coredns,extdns] [--coredns P] [--report FILE]
 //! extdns-e2e list
 //! ```
@@ -53,7 +53,7 @@ fn usage() -> &'static str {
      [--logs DIR] \
      (run [SCENARIO...] | latency [--count N] | scale [--services N] [--pods M] [--changes K] [--idle SECONDS] \
      [--watch-list on|off] [--report FILE] | multi-provider [--services N] [--pods M] [--idle SECONDS] \
-     [--report FILE] | cloud-first-sync [--records N] [--provider google|azure|all] \
+     [--report FILE] | cloud-first-sync [--records N] [--provider google|azure|aws|cloudflare|all] \
      [--batch-interval D] [--report FILE] | serve [--records N] [--seconds S] [--clients C] \
      [--servers knot,coredns,extdns] [--coredns P] [--report FILE] | list)"
 }

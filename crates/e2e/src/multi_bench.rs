@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use crate::flags::{self, count, seconds};
+use crate::flags::{self, seconds};
 use extdns_dnsprovider::ProviderKind;
 use serde_json::json;
 
@@ -56,15 +56,15 @@ impl Options {
     /// `--services N --pods M --idle SECONDS --report FILE`, each optional.
     pub fn parse(args: &[String]) -> Result<Options> {
         let mut o = Options::default();
-        for (flag, value) in flags::pairs(args)? {
-            match flag.as_str() {
-                "--services" => o.services = count(&flag, &value)?,
-                "--pods" => o.pods = count(&flag, &value)?,
-                "--idle" => o.idle = seconds(&flag, &value)?,
+        let load: fn(&mut Options) -> [&mut usize; 2] = |o| [&mut o.services, &mut o.pods];
+        flags::read_loaded("multi-provider", args, &mut o, load, |o, flag, value| {
+            match flag {
+                "--idle" => o.idle = seconds(flag, &value)?,
                 "--report" => o.report = PathBuf::from(value),
-                other => bail!("multi-provider: unknown argument {other}"),
+                _ => return Ok(false),
             }
-        }
+            Ok(true)
+        })?;
         if o.services < ZONES.len() * 10 {
             bail!("multi-provider: --services must be at least {}", ZONES.len() * 10);
         }

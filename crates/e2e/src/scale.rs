@@ -79,13 +79,12 @@ impl Options {
     /// `--services N --pods M --changes K --idle SECONDS --watch-list on|off --report FILE`, each optional.
     pub fn parse(args: &[String]) -> Result<Options> {
         let mut o = Options::default();
-        for (flag, value) in flags::pairs(args)? {
-            match flag.as_str() {
-                "--services" => o.services = count(&flag, &value)?,
-                "--pods" => o.pods = count(&flag, &value)?,
-                "--changes" => o.changes = count(&flag, &value)?,
-                "--idle" => o.idle = seconds(&flag, &value)?,
-                "--stream" => o.stream = seconds(&flag, &value)?,
+        let load: fn(&mut Options) -> [&mut usize; 2] = |o| [&mut o.services, &mut o.pods];
+        flags::read_loaded("scale", args, &mut o, load, |o, flag, value| {
+            match flag {
+                "--changes" => o.changes = count(flag, &value)?,
+                "--idle" => o.idle = seconds(flag, &value)?,
+                "--stream" => o.stream = seconds(flag, &value)?,
                 "--report" => o.report = PathBuf::from(value),
                 "--watch-list" => {
                     o.watch_list = match value.as_str() {
@@ -94,9 +93,10 @@ impl Options {
                         other => bail!("scale: --watch-list {other}: on or off"),
                     }
                 }
-                other => bail!("scale: unknown argument {other}"),
+                _ => return Ok(false),
             }
-        }
+            Ok(true)
+        })?;
         if o.services < HEADLESS_EVERY {
             bail!("scale: --services must be at least {HEADLESS_EVERY}");
         }

@@ -5,7 +5,7 @@ use extdns_provider::failure::{self, FailureKind, HttpAnswer};
 use extdns_provider::http::{Reply, percent_encode};
 use std::sync::Arc;
 
-use extdns_provider::pace::{Pacer, Rate};
+use extdns_provider::pace::Pacer;
 use extdns_provider::{Backoff, CallError, HttpClient};
 use reqwest::{Method, StatusCode};
 use serde::de::DeserializeOwned;
@@ -154,9 +154,7 @@ impl Client {
                 max_attempts: config.api_retries.saturating_add(1),
                 ..config.backoff.clone()
             },
-            account: config
-                .pool
-                .pacer(&config.account(), Rate::per_second(config.requests_per_second), None),
+            account: config.pool.pacer(&config.account(), config.account_rate(), None),
             own: Pacer::new(None, config.write_rate),
         })
     }

@@ -1,11 +1,13 @@
 //! The provider's configuration, and the credentials and endpoint read from the standard AWS environment.
 
+use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::Duration;
 
 use extdns_endpoint::DomainFilter;
 use extdns_provider::Backoff;
 use extdns_provider::budget::{AccountKey, PacerPool};
+use extdns_provider::pace::Rate;
 use url::Url;
 
 use extdns_aws::{AssumeRole, CredentialSource, Credentials};
@@ -67,7 +69,7 @@ pub struct AwsConfig {
     /// `--provider-request-rate` sets another.
     pub requests_per_second: f64,
     /// `--provider-write-rate`: change requests at most this often, within `requests_per_second`.
-    pub write_rate: Option<extdns_provider::pace::Rate>,
+    pub write_rate: Option<Rate>,
     /// How throttled requests are retried.
     pub backoff: Backoff,
     /// Where the account's pacer comes from: the binary hands every provider one pool, so the pipelines
@@ -182,6 +184,19 @@ impl AwsConfig {
         AccountKey::named("route53", endpoint, &identity)
     }
 
+    /// The account's pace: `requests_per_second` as that many in any second, not one every `1 / n` s.
+    /// Route53 meters a token bucket of five refilled five a second, which admits five at once; spacing
+    /// them evenly would start a first sync's writes a second later for nothing (34 requests, 6.6 s
+    /// instead of 6). Against that bucket a window of `n` a second tolerates arrivals as late (`(n - 1) / n`
+    /// s) as even spacing does. Below one a second, or for a fraction, requests are spaced evenly.
+    pub fn account_rate(&self) -> Option<Rate> {
+        let per_second = self.requests_per_second;
+        match NonZeroU32::new(per_second as u32) {
+            Some(n) if per_second.fract() == 0.0 => Some(Rate::new(n, Duration::from_secs(1))),
+            _ => Rate::per_second(per_second),
+        }
+    }
+
     /// Checks what types cannot: non-zero batch limits and request rate.
     pub fn validate(&self) -> Result<(), ConfigError> {
         for (setting, value) in [
@@ -279,6 +294,21 @@ mod tests {
     fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
         let map: HashMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         move |k| map.get(k).cloned()
+    }
+
+    #[test]
+    fn the_account_rate_admits_a_second_s_requests_at_once_and_spaces_fractions() {
+        let mut config = AwsConfig::from_env(env(&[("AWS_ACCESS_KEY_ID", "AKIDONE")])).expect("a value");
+        let rate = |c: &AwsConfig| c.account_rate().map(|r| (r.requests(), r.window()));
+        assert_eq!(
+            rate(&config),
+            Some((5, Duration::from_secs(1))),
+            "Route53's five a second"
+        );
+        config.requests_per_second = 2.5;
+        assert_eq!(rate(&config), Some((1, Duration::from_millis(400))));
+        config.requests_per_second = 0.5;
+        assert_eq!(rate(&config), Some((1, Duration::from_secs(2))));
     }
 
     #[test]

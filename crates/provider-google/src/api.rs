@@ -241,24 +241,38 @@ impl Api {
         }
     }
 
-    /// Submit a change and wait until Cloud DNS says it is done.
-    pub async fn apply(&self, project: &str, zone: &str, change: &Change) -> Result<(), ApiError> {
+    /// Submit a change: Cloud DNS's answer, its id and status (`pending` or `done`). A refusal comes here,
+    /// at submission; [`Api::wait_done`] waits for it to be applied.
+    pub async fn submit(&self, project: &str, zone: &str, change: &Change) -> Result<Change, ApiError> {
         let path = format!("/projects/{project}/managedZones/{zone}/changes");
-        let mut got: Change = self
-            .call(&self.client.call(reqwest::Method::POST, &path).json(change))
-            .await?;
+        self.call(&self.client.call(reqwest::Method::POST, &path).json(change))
+            .await
+    }
+
+    /// Wait until Cloud DNS says every submitted change of `submitted` (by zone) is done: one pause of
+    /// the poll interval, then `changes.get` of each still pending, in rounds, so changes submitted
+    /// together are waited for together rather than one poll interval each.
+    pub async fn wait_done(&self, project: &str, submitted: Vec<(String, Change)>) -> Result<(), ApiError> {
         let start = std::time::Instant::now();
-        while got.status != "done" {
+        let mut left: Vec<(String, Change)> = submitted.into_iter().filter(|(_, c)| c.status != "done").collect();
+        while let Some((zone, first)) = left.first() {
             if start.elapsed() >= self.change_wait {
                 return Err(ApiError::NotDone {
-                    id: got.id,
-                    zone: zone.to_string(),
+                    id: first.id.clone(),
+                    zone: zone.clone(),
                     waited: start.elapsed(),
                 });
             }
             tokio::time::sleep(self.change_poll).await;
-            let poll = self.client.call(reqwest::Method::GET, &format!("{path}/{}", got.id));
-            got = self.call(&poll).await?;
+            let mut still = Vec::new();
+            for (zone, change) in left {
+                let path = format!("/projects/{project}/managedZones/{zone}/changes/{}", change.id);
+                let got: Change = self.call(&self.client.call(reqwest::Method::GET, &path)).await?;
+                if got.status != "done" {
+                    still.push((zone, got));
+                }
+            }
+            left = still;
         }
         Ok(())
     }

@@ -4,7 +4,9 @@
 //! What it adds over external-dns: a change Cloud DNS refuses as a whole (409 `alreadyExists`, 412
 //! `conditionNotMet`, 404 `notFound`, 403 `quotaExceeded`, 400) is split until each refused record is
 //! isolated and named with Google's reason while the others land (external-dns stops at the first refused
-//! batch); a write counts only once `changes.get` says `done`; 429, 5xx and rate-limit answers are retried
+//! batch); a write counts only once `changes.get` says `done`, yet changes that only add are submitted
+//! without waiting for the previous one's `done` (a first sync is not the sum of its changes' propagation
+//! times); 429, 5xx and rate-limit answers are retried
 //! with backoff and jitter; requests are paced; a name with more changes than the batch size travels alone
 //! instead of being skipped; rrsets with a routing policy are left alone instead of read as records with
 //! no targets; a TXT value over 255 octets (a long ownership value) is cut into strings Cloud DNS takes
@@ -168,17 +170,25 @@ impl GoogleProvider {
         Ok(zones)
     }
 
-    /// Submit one change (a batch of units in one zone) and wait for it to be done. A refusal of several
-    /// units is split by the batch helper; a refusal of one names it with Google's reason.
-    async fn send(&self, project: &str, zone: &Zone, part: &[ZoneUnit<'_>]) -> Result<(), ProviderError> {
+    /// Submit one change (a batch of units in one zone), its wait for `done` left in `pending` (see
+    /// [`Pending`]). A refusal of several units is split by the batch helper; a refusal of one names it
+    /// with Google's reason.
+    async fn send(
+        &self,
+        project: &str,
+        zone: &Zone,
+        part: &[ZoneUnit<'_>],
+        pending: &Pending,
+    ) -> Result<(), ProviderError> {
         let mut change = api::Change::default();
         for w in part {
             change.deletions.extend(w.deletions.iter().cloned());
             change.additions.extend(w.additions.iter().cloned());
         }
-        match self.api.apply(project, &zone.name, &change).await {
-            Ok(()) => {
-                tracing::debug!(zone = %zone.name, additions = change.additions.len(), deletions = change.deletions.len(), "change done");
+        match self.api.submit(project, &zone.name, &change).await {
+            Ok(got) => {
+                tracing::debug!(zone = %zone.name, additions = change.additions.len(), deletions = change.deletions.len(), status = %got.status, "change submitted");
+                pending.push(zone, got);
                 Ok(())
             }
             Err(e) if e.kind() == FailureKind::Refused && part.len() > 1 => {
@@ -195,6 +205,38 @@ impl GoogleProvider {
             }
             Err(e) => Err(ProviderError::from_call(format!("change in zone {}", zone.name), e)),
         }
+    }
+
+    /// Wait until every change in `pending` is done; a write counts only then.
+    async fn settle(&self, project: &str, pending: &Pending) -> Result<(), ProviderError> {
+        self.api
+            .wait_done(project, pending.take())
+            .await
+            .map_err(|e| ProviderError::from_call("waiting for changes to be done", e))
+    }
+}
+
+/// Changes submitted and not yet seen `done`, by zone. Changes that only add record sets are submitted
+/// one after another and waited for together, so a first sync's changes are not each held up by the
+/// previous one's propagation (Cloud DNS keeps a change `pending` for seconds); a change that deletes
+/// is waited for before anything else is submitted, and after it, since what comes next may depend on
+/// it (a name freed and taken again). A plain lock, never held across a wait.
+#[derive(Default)]
+struct Pending(std::sync::Mutex<Vec<(String, api::Change)>>);
+
+impl Pending {
+    fn push(&self, zone: &Zone, got: api::Change) {
+        if got.status != "done" {
+            self.lock().push((zone.name.clone(), got));
+        }
+    }
+
+    fn take(&self) -> Vec<(String, api::Change)> {
+        std::mem::take(&mut *self.lock())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(String, api::Change)>> {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
@@ -378,16 +420,25 @@ impl IndexedProvider for GoogleProvider {
         // submission, so the wait for that change's `done` falls inside it instead of adding to it.
         let interval = self.config.batch_change_interval;
         let mut submitted: Option<tokio::time::Instant> = None;
+        let pending = Pending::default();
         for (z, work) in by_zone {
             let zone = &read.zones[z];
             for part in batch::split_by(&work, limits, ZoneUnit::size) {
+                let deletes = part.iter().any(|w| !w.deletions.is_empty());
+                if deletes {
+                    self.settle(project, &pending).await?;
+                }
                 if let Some(at) = submitted.filter(|_| !interval.is_zero()) {
                     tokio::time::sleep_until(at + interval).await;
                 }
                 submitted = Some(tokio::time::Instant::now());
-                failures.absorb(batch::apply_split(part, |b| self.send(project, zone, b)).await)?;
+                failures.absorb(batch::apply_split(part, |b| self.send(project, zone, b, &pending)).await)?;
+                if deletes {
+                    self.settle(project, &pending).await?;
+                }
             }
         }
+        self.settle(project, &pending).await?;
         failures.into_result()
     }
 

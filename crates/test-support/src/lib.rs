@@ -43,6 +43,7 @@ pub mod dnsmasq;
 pub mod dynamodb_fake;
 pub mod etcd;
 pub mod fake;
+pub mod first_sync;
 pub mod google_fake;
 #[cfg(feature = "kube-objects")]
 pub mod kube_objects;

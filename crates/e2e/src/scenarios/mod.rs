@@ -9,6 +9,7 @@ use kube::api::{DeleteParams, ListParams};
 
 use crate::control_plane::ControlPlane;
 
+pub mod churn;
 pub mod crash;
 pub mod crd;
 pub mod crd_registry;
@@ -244,6 +245,12 @@ pub const ALL: &[Scenario] = &[
         about: "--dns-provider-crds: one ClusterDNSProvider's life beside a refused one (ConfigInvalid): added (Synced, records, zones, finalizer), changed (rebuilt at generation 2), its Secret changed (a wrong TSIG secret fails, the right one syncs what changed meanwhile), deleted (Deleting, finalizer removed, records kept); a dns-server one answers on the listener its config names",
         default: true,
         run: dns_providers::run,
+    },
+    Scenario {
+        name: "providers-churn",
+        about: "--dns-provider-crds under churn (issue 50): Services ten a second over two RFC 2136 providers and a Route53 one its fake throttles (one request a second): the healthy providers' names all answer while the throttled one is still behind, which then catches up",
+        default: true,
+        run: churn::run,
     },
     Scenario {
         name: "lease",
