@@ -41,8 +41,10 @@ fn zone(records: Vec<Endpoint>, room: Option<usize>) -> Arc<Keeping> {
 }
 
 fn config(owner: &str, store: OwnershipStore) -> Result<TxtRegistryConfig, RegistryError> {
-    let mut o = OwnershipConfig::default();
-    o.owner_id = owner.to_string();
+    let o = OwnershipConfig {
+        owner_id: owner.to_string(),
+        ..OwnershipConfig::default()
+    };
     let mut c = TxtRegistryConfig::new(Ownership::new(o)?);
     c.store = store;
     Ok(c)
