@@ -813,6 +813,40 @@ fn wildcard_name_ok(name: &str) -> bool {
     !rest.contains('*')
 }
 
+/// Entries of a record set's metadata, as Azure Resource Manager limits tags (Microsoft Learn, "Use tags to
+/// organize your Azure resources", Limitations; Azure DNS documents its metadata as "similar to tags"):
+/// at most [`METADATA_MAX_ENTRIES`], a name of at most 512 characters without `<>%&\?/`, a value of at
+/// most [`METADATA_VALUE_MAX`] characters. A name with a space is dropped without an error, as Azure DNS
+/// drops it (Azure/azure-rest-api-specs#8555).
+fn metadata(val: &Value) -> Result<Value, String> {
+    let mut kept = serde_json::Map::new();
+    for (name, value) in val.as_object().into_iter().flatten() {
+        let value = value.as_str().unwrap_or_default();
+        if name.is_empty() || name.chars().count() > 512 || name.contains(['<', '>', '%', '&', '\\', '?', '/']) {
+            return Err(format!("The metadata name '{name}' is invalid."));
+        }
+        if value.chars().count() > METADATA_VALUE_MAX {
+            return Err(format!(
+                "The metadata value of '{name}' is longer than {METADATA_VALUE_MAX} characters."
+            ));
+        }
+        if !name.contains(' ') {
+            kept.insert(name.clone(), Value::String(value.to_string()));
+        }
+    }
+    if kept.len() > METADATA_MAX_ENTRIES {
+        return Err(format!(
+            "A record set takes at most {METADATA_MAX_ENTRIES} metadata entries."
+        ));
+    }
+    Ok(Value::Object(kept))
+}
+
+/// Most metadata entries one record set takes (Azure Resource Manager's 50 tags per resource).
+pub const METADATA_MAX_ENTRIES: usize = 50;
+/// Longest metadata value, in characters (Azure Resource Manager's tag value limit).
+pub const METADATA_VALUE_MAX: usize = 256;
+
 /// The properties of a PUT, held to the API's schema: its casing, the record list of the path's type and
 /// no other, TXT strings of at most 255 characters (a DNS character-string; Azure PowerShell's
 /// `DnsRecordBase.TxtRecordChunkSize` is 255, its `TxtRecordMaxLength` 1,024 for a whole value, which
@@ -843,6 +877,8 @@ fn validate(service: Service, rtype: &str, body: &[u8]) -> Result<Value, String>
             if !val.as_object().is_some_and(|m| m.values().all(Value::is_string)) {
                 return Err("metadata must map names to strings".into());
             }
+            out.insert(k.clone(), metadata(val)?);
+            continue;
         } else if k == want {
             let empty = val.as_array().is_some_and(Vec::is_empty) || val.as_object().is_some_and(|o| o.is_empty());
             if empty {
