@@ -60,6 +60,7 @@ pub fn config(flags: &Flags, domain_filter: &DomainFilter, env: Env<'_>) -> Resu
     config.proxied_by_default = f.proxied;
     config.records_per_page = per_page;
     config.record_comment = Some(f.record_comment.clone()).filter(|c| !c.is_empty());
+    config.comment_limit = f.record_comment_limit;
     config.batch_size = batch_size;
     config.batch_interval = flags.provider.batch_change_interval;
     config.domain_filter = domain_filter.clone();

@@ -51,6 +51,13 @@ struct Sent {
     txt_deleted: Vec<(String, String)>,
 }
 
+/// Whether `provider`'s records keep metadata at all: where they do, this registry serves
+/// `--txt-ownership=txt` too, so records owned through their metadata are migrated back.
+pub fn keeps_metadata(provider: &dyn Provider) -> bool {
+    let probe = Endpoint::new("probe", RecordType::A, std::iter::empty::<&str>());
+    provider.ownership_room(&probe).is_some()
+}
+
 /// The TXT registry's ownership, written on the records themselves where [`OwnershipStore::Metadata`]
 /// says so, and read from both places always.
 pub struct MetadataRegistry {
@@ -75,8 +82,7 @@ impl MetadataRegistry {
     /// the records' metadata and the provider keeps none.
     pub fn new(provider: Arc<dyn Provider>, config: TxtRegistryConfig) -> Result<Self, RegistryError> {
         let store = config.store;
-        let probe = Endpoint::new("probe", RecordType::A, std::iter::empty::<&str>());
-        if store == OwnershipStore::Metadata && provider.ownership_room(&probe).is_none() {
+        if store == OwnershipStore::Metadata && !keeps_metadata(provider.as_ref()) {
             return Err(RegistryError::NoRecordMetadata);
         }
         Ok(MetadataRegistry {
