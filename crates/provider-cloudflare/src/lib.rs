@@ -194,10 +194,13 @@ impl CloudflareProvider {
                 // A kept target: patched in place when its settings changed.
                 for r in index.find(old, t.as_str()) {
                     if r.ttl != body.ttl || r.proxied != body.proxied || r.comment != body.comment {
-                        b.patches.push(Patch {
-                            id: r.id.clone(),
-                            body: body.clone(),
-                        });
+                        let mut body = body.clone();
+                        // A PATCH without the field keeps the comment: an empty one clears it (the last
+                        // annotation gone, or the ownership payload taken off).
+                        if body.comment.is_none() && r.comment.is_some() {
+                            body.comment = Some(String::new());
+                        }
+                        b.patches.push(Patch { id: r.id.clone(), body });
                     }
                 }
             } else if let Some(r) = freed.next() {
