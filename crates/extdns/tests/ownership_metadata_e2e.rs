@@ -19,6 +19,10 @@ const ZONE_ID: &str = "023e105f4ecef8ad9ca31a8372d0c353";
 const PAYLOAD: &str = "extdns:v1;o=e2e;";
 const COMMENT: (&str, &str) = ("external-dns.alpha.kubernetes.io/cloudflare-record-comment", "team web");
 
+/// The A records (name, ownership payload if any, the rest of what is stored), and the names of the
+/// ownership TXT records of [`OWNER`].
+type Zone = (Vec<(String, Option<String>, String)>, Vec<String>);
+
 /// One cloud under test: how extdns is pointed at its fake, and what the fake holds.
 trait Cloud {
     /// extdns with `args` (a subcommand first, or the controller's `--once`) against the fake.
@@ -27,7 +31,7 @@ trait Cloud {
     fn writes(&self) -> usize;
     /// The A records (name, ownership payload if any, the rest of what is stored) and the owner ids of the
     /// ownership TXT records by the name they own.
-    fn zone(&self) -> (Vec<(String, Option<String>, String)>, Vec<String>);
+    fn zone(&self) -> Zone;
 }
 
 struct Cf(FakeCloudflare);
@@ -47,7 +51,7 @@ impl Cloud for Cf {
         self.0.state().requests.writes()
     }
 
-    fn zone(&self) -> (Vec<(String, Option<String>, String)>, Vec<String>) {
+    fn zone(&self) -> Zone {
         let s = self.0.state();
         let mut records = Vec::new();
         let mut txts = Vec::new();
@@ -99,7 +103,7 @@ impl Cloud for Az {
         self.fake.state().requests.writes()
     }
 
-    fn zone(&self) -> (Vec<(String, Option<String>, String)>, Vec<String>) {
+    fn zone(&self) -> Zone {
         let s = self.fake.state();
         let mut records = Vec::new();
         let mut txts = Vec::new();
