@@ -10,7 +10,9 @@ use std::process::Output;
 use extdns_test_support::azure_fake::{self, FakeAzure, Service};
 use extdns_test_support::cli::{self, ok, tempdir};
 use extdns_test_support::cloudflare_fake::{FakeCloudflare, TOKEN};
+use extdns_test_support::differential::{self, Objects};
 use extdns_test_support::manifests::lb_service;
+use extdns_test_support::tls_proxy::TlsProxy;
 use serde_json::json;
 
 const OWNER: &str = "e2e";
@@ -293,4 +295,148 @@ fn metadata_ownership_is_refused_at_startup_by_a_provider_without_metadata() {
         "{}",
         cli::text(&out)
     );
+}
+
+// ------------------------------------------------------------------------------------- external-dns
+
+/// The owner id external-dns runs with on the same zone.
+const THEIRS: &str = "theirs";
+
+/// One A record's state: its payload and the rest, `None` while the zone has none of that name.
+fn record(cloud: &dyn Cloud, name: &str) -> Option<(Option<String>, String)> {
+    cloud
+        .zone()
+        .0
+        .into_iter()
+        .find(|(n, _, _)| n == name)
+        .map(|(_, p, rest)| (p, rest))
+}
+
+/// external-dns v0.23.0 (owner [`THEIRS`], TXT registry) and extdns (`--txt-ownership=metadata`) on one
+/// zone, from the same objects: external-dns publishes `web` first and extdns `api`; then both change, then
+/// both go. Each controller changes only its own record: extdns's, which has no TXT record, is nobody's to
+/// external-dns, and external-dns's is another owner's to extdns.
+fn side_by_side(cloud: &dyn Cloud, names: [&'static str; 2], external_dns: &dyn Fn(u16) -> Output) {
+    let [web, api] = names;
+    let home = tempdir();
+    let objects = Objects::serve();
+    let extdns = || {
+        let dir = objects.dir.path().display().to_string();
+        let args = ["--once", "--manifests", &dir, "--txt-ownership=metadata"];
+        ok(&cloud.extdns(home.path(), &args), "extdns");
+    };
+    objects.publish_a_records(&[("web", web, "192.0.2.10")]);
+    ok(&external_dns(objects.source), "external-dns: web");
+    let theirs = record(cloud, web);
+    assert!(theirs.is_some(), "external-dns wrote web: {:?}", cloud.zone());
+
+    objects.publish_a_records(&[("web", web, "192.0.2.10"), ("api", api, "192.0.2.20")]);
+    extdns();
+    let ours = record(cloud, api);
+    assert!(
+        ours.as_ref()
+            .is_some_and(|(p, _)| p.as_deref().is_some_and(|p| p.starts_with(PAYLOAD))),
+        "extdns wrote api with its payload: {:?}",
+        cloud.zone()
+    );
+    assert_eq!(record(cloud, web), theirs, "extdns leaves external-dns's record");
+    assert_eq!(ownership(cloud), (1, 0), "and writes no TXT record");
+    differential::assert_writes_nothing(
+        "external-dns beside extdns's record",
+        || cloud.writes(),
+        || external_dns(objects.source),
+    );
+
+    objects.publish_a_records(&[("web", web, "192.0.2.11"), ("api", api, "192.0.2.21")]);
+    extdns();
+    let ours = record(cloud, api);
+    assert!(
+        ours.as_ref().is_some_and(|(_, rest)| rest.contains("192.0.2.21")),
+        "{ours:?}"
+    );
+    assert_eq!(record(cloud, web), theirs, "extdns leaves external-dns's record");
+    ok(&external_dns(objects.source), "external-dns: web changed");
+    assert!(record(cloud, web).is_some_and(|(_, rest)| rest.contains("192.0.2.11")));
+    assert_eq!(
+        record(cloud, api),
+        ours,
+        "external-dns leaves extdns's record, payload and all"
+    );
+
+    objects.publish_a_records(&[]);
+    ok(&external_dns(objects.source), "external-dns: everything gone");
+    assert_eq!(record(cloud, web), None);
+    assert_eq!(record(cloud, api), ours, "external-dns never deletes extdns's record");
+    extdns();
+    assert_eq!(record(cloud, api), None);
+    println!("{}", differential::DONE);
+}
+
+/// external-dns v0.23.0 with its Azure provider, unmodified, behind `proxy` at Azure's hosts.
+fn azure_external_dns(proxy: &TlsProxy, provider: &str, home: &Path, source: u16) -> Output {
+    let file = home.join("azure-public-cloud.json");
+    let config = json!({ "tenantId": azure_fake::TENANT, "subscriptionId": azure_fake::SUBSCRIPTION,
+                         "resourceGroup": azure_fake::RESOURCE_GROUP, "aadClientId": azure_fake::CLIENT_ID,
+                         "aadClientSecret": azure_fake::CLIENT_SECRET });
+    std::fs::write(&file, config.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    let keep = ["AZURE_", "MSI_", "IDENTITY_", "IMDS_"];
+    let mut cmd = differential::external_dns(Some(proxy), home, source, &keep);
+    cmd.args(["--registry=txt", "--txt-owner-id", THEIRS, "--policy=sync"])
+        .arg(format!("--provider={provider}"))
+        .arg(format!("--azure-config-file={}", file.display()));
+    cli::run(&mut cmd)
+}
+
+fn azure_side_by_side(service: Service, provider: &'static str, zone: &str, names: [&'static str; 2]) {
+    let fake = FakeAzure::start(&[(service, zone)]);
+    let proxy = differential::proxy(&azure_fake::AZURE_HOSTS, fake.addr());
+    let home = tempdir();
+    let cloud = Az { fake, provider };
+    side_by_side(&cloud, names, &|source| {
+        azure_external_dns(&proxy, provider, home.path(), source)
+    });
+}
+
+#[test]
+fn azure_metadata_ownership_beside_external_dns() {
+    extdns_test_support::require!(ExternalDns, NetNamespace, OpenSsl);
+    if differential::inside_loopback_namespace("azure_metadata_ownership_beside_external_dns") {
+        azure_side_by_side(
+            Service::Public,
+            "azure",
+            "example.org",
+            ["web.example.org", "api.example.org"],
+        );
+    }
+}
+
+#[test]
+fn azure_private_dns_metadata_ownership_beside_external_dns() {
+    extdns_test_support::require!(ExternalDns, NetNamespace, OpenSsl);
+    if differential::inside_loopback_namespace("azure_private_dns_metadata_ownership_beside_external_dns") {
+        azure_side_by_side(
+            Service::Private,
+            "azure-private-dns",
+            "internal.example",
+            ["web.internal.example", "api.internal.example"],
+        );
+    }
+}
+
+#[test]
+fn cloudflare_metadata_ownership_beside_external_dns() {
+    extdns_test_support::require!(ExternalDns, NetNamespace, OpenSsl);
+    if differential::inside_loopback_namespace("cloudflare_metadata_ownership_beside_external_dns") {
+        let fake = FakeCloudflare::start(&[(ZONE_ID, "example.org")]);
+        let proxy = differential::proxy(&["api.cloudflare.com"], fake.addr());
+        let home = tempdir();
+        let cloud = Cf(fake);
+        side_by_side(&cloud, ["web.example.org", "api.example.org"], &|source| {
+            let mut cmd = differential::external_dns(Some(&proxy), home.path(), source, &["CF_"]);
+            cmd.env("CF_API_TOKEN", TOKEN)
+                .args(["--registry=txt", "--txt-owner-id", THEIRS, "--policy=sync"])
+                .args(["--provider=cloudflare", "--domain-filter=example.org"]);
+            cli::run(&mut cmd)
+        });
+    }
 }

@@ -212,6 +212,11 @@ impl FakeCloudflare {
         }
     }
 
+    /// The address the fake listens on, for a TLS proxy that answers as `api.cloudflare.com`.
+    pub fn addr(&self) -> std::net::SocketAddr {
+        self.server.addr()
+    }
+
     /// The fake's state, request log and faults, locked (a poisoned lock is taken anyway).
     pub fn state(&self) -> MutexGuard<'_, Locked<FakeState>> {
         self.server.lock()
