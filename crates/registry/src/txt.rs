@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, Labels, RecordType, Targets, label};
 use extdns_provider::failure::FailureKind;
-use extdns_provider::{ChangeFailure, Failures, Provider, ProviderError, Unit};
+use extdns_provider::{ChangeFailure, Provider, Unit};
 
 use crate::crypto::AesKey;
 use crate::labels::{self, InvalidHeritage};
@@ -650,18 +650,7 @@ impl Registry for TxtRegistry {
                 }),
             }
         }
-        let mut failures = Failures::default();
-        if !apart.is_empty() {
-            let failed = placement::write_apart(self.provider.as_ref(), &snapshot.provider, &apart).await?;
-            failed.into_iter().for_each(|f| failures.push(f));
-        }
-        if !units.is_empty() {
-            failures.absorb(self.provider.apply(&snapshot.provider, &units).await)?;
-        }
-        if let Err(ProviderError::Partial { failures: mut failed }) = failures.into_result() {
-            failed.extend(withheld);
-            return Err(ProviderError::Partial { failures: failed }.into());
-        }
+        placement::write(self.provider.as_ref(), &snapshot.provider, &units, &apart, &withheld).await?;
         drop((units, apart));
         // The ownership records go to the fold as sent: sealing them again would pick another nonce.
         let ownership = planned

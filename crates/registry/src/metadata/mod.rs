@@ -25,7 +25,7 @@ use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, Labels, RecordType, label};
 use extdns_provider::failure::FailureKind;
 use extdns_provider::metadata::OWNERSHIP_PROPERTY;
-use extdns_provider::{ChangeFailure, Failures, Provider, ProviderError, Unit};
+use extdns_provider::{ChangeFailure, Provider, Unit};
 
 use crate::placement::{self, Once, Pairing};
 use crate::txt::{FORCE_UPDATE, TxtRegistry, TxtRegistryConfig};
@@ -233,18 +233,7 @@ impl MetadataRegistry {
                 }),
             }
         }
-        let mut failures = Failures::default();
-        if !apart.is_empty() {
-            let failed = placement::write_apart(self.provider.as_ref(), &snapshot.provider, &apart).await?;
-            failed.into_iter().for_each(|f| failures.push(f));
-        }
-        if !units.is_empty() {
-            failures.absorb(self.provider.apply(&snapshot.provider, &units).await)?;
-        }
-        if let Err(ProviderError::Partial { failures: mut failed }) = failures.into_result() {
-            failed.extend(withheld);
-            return Err(ProviderError::Partial { failures: failed }.into());
-        }
+        placement::write(self.provider.as_ref(), &snapshot.provider, &units, &apart, &withheld).await?;
         drop((units, apart));
         let mut sent = Sent::default();
         for (_, txt, refused) in planned {
