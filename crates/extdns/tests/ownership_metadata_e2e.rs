@@ -12,7 +12,6 @@ use extdns_test_support::cli::{self, ok, tempdir};
 use extdns_test_support::cloudflare_fake::{FakeCloudflare, TOKEN};
 use extdns_test_support::differential::{self, Objects};
 use extdns_test_support::manifests::lb_service;
-use extdns_test_support::tls_proxy::TlsProxy;
 use serde_json::json;
 
 const OWNER: &str = "e2e";
@@ -372,28 +371,13 @@ fn side_by_side(cloud: &dyn Cloud, names: [&'static str; 2], external_dns: &dyn 
     println!("{}", differential::DONE);
 }
 
-/// external-dns v0.23.0 with its Azure provider, unmodified, behind `proxy` at Azure's hosts.
-fn azure_external_dns(proxy: &TlsProxy, provider: &str, home: &Path, source: u16) -> Output {
-    let file = home.join("azure-public-cloud.json");
-    let config = json!({ "tenantId": azure_fake::TENANT, "subscriptionId": azure_fake::SUBSCRIPTION,
-                         "resourceGroup": azure_fake::RESOURCE_GROUP, "aadClientId": azure_fake::CLIENT_ID,
-                         "aadClientSecret": azure_fake::CLIENT_SECRET });
-    std::fs::write(&file, config.to_string()).unwrap_or_else(|e| panic!("{e}"));
-    let keep = ["AZURE_", "MSI_", "IDENTITY_", "IMDS_"];
-    let mut cmd = differential::external_dns(Some(proxy), home, source, &keep);
-    cmd.args(["--registry=txt", "--txt-owner-id", THEIRS, "--policy=sync"])
-        .arg(format!("--provider={provider}"))
-        .arg(format!("--azure-config-file={}", file.display()));
-    cli::run(&mut cmd)
-}
-
 fn azure_side_by_side(service: Service, provider: &'static str, zone: &str, names: [&'static str; 2]) {
     let fake = FakeAzure::start(&[(service, zone)]);
     let proxy = differential::proxy(&azure_fake::AZURE_HOSTS, fake.addr());
     let home = tempdir();
     let cloud = Az { fake, provider };
     side_by_side(&cloud, names, &|source| {
-        azure_external_dns(&proxy, provider, home.path(), source)
+        azure_fake::external_dns(&proxy, provider, THEIRS, home.path(), source)
     });
 }
 

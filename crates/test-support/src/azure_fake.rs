@@ -912,3 +912,26 @@ fn validate(service: Service, rtype: &str, body: &[u8]) -> Result<Value, String>
     }
     Ok(Value::Object(out))
 }
+
+/// external-dns v0.23.0 with its Azure provider (`provider`: `azure` or `azure-private-dns`), unmodified,
+/// for one sync as `owner` with the TXT registry: azidentity, MSAL and armdns/armprivatedns reach the fake
+/// behind `proxy` at [`AZURE_HOSTS`], with a client secret in an azure.json of the public cloud (written in
+/// `home`), as an AKS user writes it.
+pub fn external_dns(
+    proxy: &crate::tls_proxy::TlsProxy,
+    provider: &str,
+    owner: &str,
+    home: &std::path::Path,
+    source: u16,
+) -> std::process::Output {
+    let file = home.join("azure-public-cloud.json");
+    let config = json!({ "tenantId": TENANT, "subscriptionId": SUBSCRIPTION, "resourceGroup": RESOURCE_GROUP,
+                         "aadClientId": CLIENT_ID, "aadClientSecret": CLIENT_SECRET });
+    std::fs::write(&file, config.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    let keep = ["AZURE_", "MSI_", "IDENTITY_", "IMDS_"];
+    let mut cmd = crate::differential::external_dns(Some(proxy), home, source, &keep);
+    cmd.args(["--registry=txt", "--txt-owner-id", owner, "--policy=sync"])
+        .arg(format!("--provider={provider}"))
+        .arg(format!("--azure-config-file={}", file.display()));
+    crate::cli::run(&mut cmd)
+}
