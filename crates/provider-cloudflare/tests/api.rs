@@ -364,3 +364,24 @@ async fn a_comment_past_the_plans_limit_is_refused_and_a_paid_plan_takes_500() {
     apply(&paid, &[Change::Create(long)]).await;
     assert_eq!(cf.lines().len(), 1);
 }
+
+/// A comment no longer asked for is cleared: a PATCH without the field would keep it, so an empty one is sent.
+#[tokio::test]
+async fn a_comment_no_longer_asked_for_is_cleared() {
+    use extdns_provider_cloudflare::COMMENT_PROPERTY;
+    let cf = fake();
+    let p = provider(&cf);
+    let plain = ep("web.example.org", RecordType::A, &["192.0.2.1"]);
+    let mut commented = plain.clone();
+    commented.provider_specific.set(COMMENT_PROPERTY, "team web");
+    apply(&p, &[Change::Create(commented.clone())]).await;
+    let read = p.records().await.unwrap_or_else(|e| panic!("{e}"));
+    let units = [Change::update(commented, plain)];
+    let batch = units.iter().map(Unit::new).collect::<Vec<_>>();
+    p.apply(&read.state, &batch).await.unwrap_or_else(|e| panic!("{e}"));
+    let comments: Vec<Option<String>> = cf.state().records.values().map(|r| r.comment.clone()).collect();
+    assert!(
+        comments.iter().all(|c| c.as_deref().unwrap_or_default().is_empty()),
+        "{comments:?}"
+    );
+}
