@@ -616,6 +616,20 @@ pub struct RegistryFlags {
     /// Namespace of the CRD registry's DNSRecord objects (the controller's own when empty).
     #[arg(long, value_name = "NAMESPACE", default_value = "")]
     pub crd_registry_namespace: String,
+    // --txt-ownership (issue 50): the one flag of ownership kept on the records themselves.
+    /// Where the TXT registry writes ownership: txt, a TXT record beside each record as external-dns
+    /// writes it; metadata, on the record itself (Cloudflare comment, Azure record-set metadata), one
+    /// record per record. Either way migrates what the other wrote (docs/ownership-metadata.md).
+    #[arg(long, value_name = "STORE", value_enum, default_value_t = OwnershipStoreName::Txt)]
+    pub txt_ownership: OwnershipStoreName,
+}
+
+names! {
+    /// `--txt-ownership`: where the TXT registry writes ownership.
+    pub enum OwnershipStoreName {
+        Txt = "txt",
+        Metadata = "metadata",
+    }
 }
 
 names! {
@@ -1026,6 +1040,15 @@ pub struct CloudflareFlags {
     /// Comment written on records that have none of their own.
     #[arg(id = "cloudflare-record-comment", long, value_name = "TEXT", default_value = "")]
     pub record_comment: String,
+    /// The longest record comment the zones' plan takes: 100 (Free, fits every plan) or 500 (Pro,
+    /// Business, Enterprise); --txt-ownership=metadata shares it with the record's own comment.
+    #[arg(
+        id = "cloudflare-record-comment-limit",
+        long,
+        value_name = "CHARACTERS",
+        default_value_t = 100
+    )]
+    pub record_comment_limit: usize,
 }
 
 // --------------------------------------------------------------------------------------- Google Cloud DNS

@@ -10,7 +10,7 @@ use extdns_informer::{Cluster, LiveCluster, ManifestCluster, ResourceKind};
 use extdns_leader::{ElectionConfig, LeaderElection};
 use extdns_provider::Provider;
 use extdns_provider::http::{Observe, Observer};
-use extdns_registry::{NoopRegistry, Registry, TxtRegistry};
+use extdns_registry::{MetadataRegistry, NoopRegistry, Registry, TxtRegistry, metadata};
 use extdns_registry_crd::{CrdRegistry, CrdRegistryConfig};
 use extdns_registry_dynamodb::DynamoDbRegistry;
 use extdns_source::Pipeline;
@@ -227,6 +227,10 @@ pub fn build_registry(
     metrics: &Arc<Metrics>,
 ) -> Result<Arc<dyn Registry>, ValidationError> {
     match settings {
+        // --txt-ownership=metadata, and the way back from it, where the provider keeps metadata (issue 50).
+        RegistrySettings::Txt(config) if metadata::keeps_metadata(provider.as_ref()) => Ok(Arc::new(
+            MetadataRegistry::new(provider, (**config).clone()).map_err(|e| ValidationError(e.to_string()))?,
+        )),
         RegistrySettings::Txt(config) => Ok(Arc::new(TxtRegistry::new(provider, (**config).clone()))),
         RegistrySettings::Noop => Ok(Arc::new(NoopRegistry::new(provider))),
         RegistrySettings::Dynamodb(config) => {

@@ -215,17 +215,7 @@ fn azure_without_credentials_names_every_source_tried() {
 /// reach the fake behind `proxy` at login.microsoftonline.com and management.azure.com, with a client
 /// secret in an azure.json of the public cloud, as an AKS user writes it.
 fn run_external_dns(proxy: &TlsProxy, provider: &str, home: &Path, source: u16) -> Output {
-    let file = home.join("azure-public-cloud.json");
-    let config = json!({ "tenantId": azure_fake::TENANT, "subscriptionId": azure_fake::SUBSCRIPTION,
-                         "resourceGroup": azure_fake::RESOURCE_GROUP, "aadClientId": azure_fake::CLIENT_ID,
-                         "aadClientSecret": azure_fake::CLIENT_SECRET });
-    std::fs::write(&file, config.to_string()).unwrap_or_else(|e| panic!("{e}"));
-    let keep = ["AZURE_", "MSI_", "IDENTITY_", "IMDS_"];
-    let mut cmd = differential::external_dns(Some(proxy), home, source, &keep);
-    cmd.args(["--registry=txt", "--txt-owner-id", OWNER, "--policy=sync"])
-        .arg(format!("--provider={provider}"))
-        .arg(format!("--azure-config-file={}", file.display()));
-    cli::run(&mut cmd)
+    azure_fake::external_dns(proxy, provider, OWNER, home, source)
 }
 
 /// The fake's record sets as both controllers must leave them.

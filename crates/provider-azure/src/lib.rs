@@ -392,6 +392,11 @@ impl IndexedProvider for AzureProvider {
         self.config.domain_filter.clone()
     }
 
+    /// A metadata value's length: the payload is an entry of its own beside the user's metadata.
+    fn ownership_room(&self, _ep: &Endpoint) -> Option<usize> {
+        Some(records::METADATA_VALUE_MAX)
+    }
+
     /// The zone `write` sends a name to (the closest of the read's), unless Azure refuses the name itself
     /// (a `*` anywhere but as a whole first label: `a-*.example.org`, the ownership name of a wildcard
     /// with default flags), or refused it before.

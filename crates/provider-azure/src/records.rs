@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use extdns_endpoint::{Endpoint, ProviderSpecific, RecordType};
+use extdns_provider::metadata::OWNERSHIP_PROPERTY;
 use serde_json::{Value, json};
 
 use crate::config::Kind;
@@ -18,6 +19,15 @@ pub const TAGS: &str = "azure/tags";
 pub const METADATA_PREFIX: &str = "azure/metadata-";
 /// The property listing the metadata keys.
 pub const METADATA_KEYS: &str = "azure/metadata-keys";
+/// The metadata key of extdns's ownership payload (`--txt-ownership=metadata`), on public and private
+/// record sets alike; letters and an underscore only, which every rule on metadata keys allows (Azure
+/// Resource Manager's tag names refuse `<>%&\?/`, and Azure DNS drops a key with a space without an error:
+/// Azure/azure-rest-api-specs#8555).
+pub const OWNERSHIP_KEY: &str = "extdns_ownership";
+/// The longest metadata value Azure takes, in characters (Azure Resource Manager's tag value limit, 256:
+/// learn.microsoft.com/azure/azure-resource-manager/management/tag-resources, Limitations), so the room an
+/// ownership payload has.
+pub const METADATA_VALUE_MAX: usize = 256;
 
 /// The record types each service has and extdns manages.
 pub fn supported(kind: Kind, t: &RecordType) -> bool {
@@ -139,9 +149,14 @@ pub fn properties(kind: Kind, ep: &Endpoint) -> Result<Value, Invalid> {
     if let Some(k) = list_key(kind, t) {
         props.insert(k.into(), Value::Array(records));
     }
-    if kind == Kind::Public
-        && let Some(meta) = metadata(&ep.provider_specific)
-    {
+    let mut meta = match kind {
+        Kind::Public => metadata(&ep.provider_specific).unwrap_or_default(),
+        Kind::Private => BTreeMap::new(),
+    };
+    if let Some(payload) = ep.provider_specific.get(OWNERSHIP_PROPERTY) {
+        meta.insert(OWNERSHIP_KEY.to_string(), payload.to_string());
+    }
+    if !meta.is_empty() {
         props.insert("metadata".into(), json!(meta));
     }
     Ok(Value::Object(props))
@@ -221,11 +236,19 @@ pub fn read(kind: Kind, t: &RecordType, props: &Value) -> Option<(i64, Vec<Strin
             .collect::<Option<_>>()?
     };
     let mut ps = ProviderSpecific::default();
-    if kind == Kind::Public
-        && let Some(meta) = props.get("metadata").and_then(Value::as_object)
-    {
+    if let Some(meta) = props.get("metadata").and_then(Value::as_object) {
         let mut keys = Vec::new();
         for (k, v) in meta {
+            // Azure's metadata keys are case-insensitive.
+            if k.eq_ignore_ascii_case(OWNERSHIP_KEY) {
+                if let Some(v) = v.as_str() {
+                    ps.set(OWNERSHIP_PROPERTY, v);
+                }
+                continue;
+            }
+            if kind == Kind::Private {
+                continue;
+            }
             if let Some(v) = v.as_str() {
                 ps.set(format!("{METADATA_PREFIX}{k}"), v);
                 keys.push(k.clone());
@@ -303,6 +326,34 @@ mod tests {
         assert!(properties(Kind::Public, &ns).is_ok());
         let mx = Endpoint::new("m.example.org", RecordType::Mx, ["mail.example.org"]);
         assert!(properties(Kind::Public, &mx).is_err_and(|e| e.contains("mail.example.org")));
+    }
+
+    #[test]
+    fn the_ownership_payload_is_one_metadata_entry_beside_the_users_on_both_services() {
+        let mut ep = Endpoint::new("a.example.org", RecordType::A, ["192.0.2.1"]);
+        ep.provider_specific.set(TAGS, "env=prod");
+        expand_tags(&mut ep);
+        ep.provider_specific.set(OWNERSHIP_PROPERTY, "extdns:v1;o=me");
+        let p = properties(Kind::Public, &ep).unwrap_or_default();
+        assert_eq!(
+            p["metadata"],
+            json!({"env": "prod", "extdns_ownership": "extdns:v1;o=me"})
+        );
+        let (_, _, ps) = read(Kind::Public, &RecordType::A, &p).unwrap_or_default();
+        assert_eq!(ps.get(OWNERSHIP_PROPERTY), Some("extdns:v1;o=me"));
+        assert_eq!(
+            ps.get(METADATA_KEYS),
+            Some("env"),
+            "the payload is not the user's metadata"
+        );
+        let p = properties(Kind::Private, &ep).unwrap_or_default();
+        assert_eq!(p["metadata"], json!({"extdns_ownership": "extdns:v1;o=me"}));
+        let (_, _, ps) = read(Kind::Private, &RecordType::A, &json!({"ttl": 300, "aRecords": [{"ipv4Address": "192.0.2.1"}], "metadata": {"EXTDNS_OWNERSHIP": "extdns:v1;o=me", "x": "y"}})).unwrap_or_default();
+        assert_eq!(
+            (ps.get(OWNERSHIP_PROPERTY), ps.iter().count()),
+            (Some("extdns:v1;o=me"), 1),
+            "keys are case-insensitive"
+        );
     }
 
     #[test]

@@ -611,3 +611,38 @@ async fn an_ownership_name_azure_refused_once_is_not_tried_again() {
     assert_eq!(sent(), after_first, "nothing created and deleted again");
     assert!(fake.lines().is_empty(), "{:?}", fake.lines());
 }
+
+/// `--txt-ownership=metadata`: the payload is a metadata entry of the record set, public and private alike,
+/// and the fake refuses a value past Azure's 256 characters.
+#[tokio::test]
+async fn the_ownership_payload_is_record_set_metadata_and_a_value_past_256_characters_is_refused() {
+    use extdns_provider::metadata::OWNERSHIP_PROPERTY;
+    for (service, kind) in [(Service::Public, Kind::Public), (Service::Private, Kind::Private)] {
+        let fake = FakeAzure::start(&[(service, "example.org")]);
+        let p = provider(&fake, kind);
+        let mut web = Endpoint::new("web.example.org", RecordType::A, ["192.0.2.1"]);
+        web.provider_specific.set(OWNERSHIP_PROPERTY, "extdns:v1;o=me");
+        assert_eq!(p.ownership_room(&web), Some(256));
+        let mut long = Endpoint::new("long.example.org", RecordType::A, ["192.0.2.2"]);
+        long.provider_specific
+            .set(OWNERSHIP_PROPERTY, format!("extdns:v1;o={}", "x".repeat(250)));
+        let changes = [Change::Create(web), Change::Create(long)];
+        let e = p.apply(&ReadState::default(), &units(&changes)).await.err();
+        let Some(ProviderError::Partial { failures }) = e else {
+            panic!("the long value must be refused: {e:?}")
+        };
+        assert_eq!(failures.len(), 1, "{failures:?}");
+        assert!(failures[0].key.dns_name.starts_with("long.") && failures[0].reason.message.contains("256"));
+        let read: Vec<Endpoint> = records(&p)
+            .await
+            .into_iter()
+            .filter(|e| e.record_type == RecordType::A)
+            .collect();
+        assert_eq!(read.len(), 1, "{kind:?}");
+        assert_eq!(
+            read[0].provider_specific.get(OWNERSHIP_PROPERTY),
+            Some("extdns:v1;o=me"),
+            "{kind:?}"
+        );
+    }
+}

@@ -85,6 +85,10 @@ pub struct CloudflareConfig {
     pub records_per_page: u32,
     /// Comment written on records without their own (`--cloudflare-record-comment`).
     pub record_comment: Option<String>,
+    /// The longest comment the zones' plan takes, in characters (`--cloudflare-record-comment-limit`):
+    /// 100 on Free (the default, which fits every plan), 500 on Pro, Business and Enterprise. Ownership on
+    /// the records (`--txt-ownership=metadata`) shares it with the user's comment.
+    pub comment_limit: usize,
     /// Records written per batch call (`--batch-change-size`); Cloudflare's free plan takes 200.
     pub batch_size: usize,
     /// Pause between batch calls (`--batch-change-interval`), to stay under 1,200 requests per 5 minutes.
@@ -119,6 +123,7 @@ impl CloudflareConfig {
             proxied_by_default: false,
             records_per_page: 100,
             record_comment: None,
+            comment_limit: crate::comment::FREE_PLAN_COMMENT_LIMIT,
             batch_size: 200,
             batch_interval: Duration::from_secs(1),
             domain_filter: DomainFilter::default(),

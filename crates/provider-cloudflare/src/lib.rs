@@ -20,6 +20,7 @@
 //! ```
 
 mod api;
+pub mod comment;
 mod config;
 
 use std::collections::BTreeMap;
@@ -29,6 +30,7 @@ use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, Ttl};
 use extdns_provider::batch::{self, Failures, Limits, Size, Unit};
 use extdns_provider::gather::{ByRecord, Gather};
+use extdns_provider::metadata::OWNERSHIP_PROPERTY;
 use extdns_provider::{CallError, FailureKind, IndexedProvider, ProviderError, zone};
 
 pub use api::{ApiError, ApiMessage};
@@ -140,7 +142,10 @@ impl CloudflareProvider {
             content,
             ttl,
             proxied,
-            comment: self.comment(ep),
+            comment: comment::join(
+                self.comment(ep).as_deref(),
+                ep.provider_specific.get(OWNERSHIP_PROPERTY),
+            ),
             priority,
         }
     }
@@ -180,10 +185,13 @@ impl CloudflareProvider {
                 // A kept target: patched in place when its settings changed.
                 for r in index.find(old, t.as_str()) {
                     if r.ttl != body.ttl || r.proxied != body.proxied || r.comment != body.comment {
-                        b.patches.push(Patch {
-                            id: r.id.clone(),
-                            body: body.clone(),
-                        });
+                        let mut body = body.clone();
+                        // A PATCH without the field keeps the comment: an empty one clears it (the last
+                        // annotation gone, or the ownership payload taken off).
+                        if body.comment.is_none() && r.comment.is_some() {
+                            body.comment = Some(String::new());
+                        }
+                        b.patches.push(Patch { id: r.id.clone(), body });
                     }
                 }
             } else if let Some(r) = freed.next() {
@@ -274,12 +282,17 @@ impl IndexedProvider for CloudflareProvider {
                     _ => r.content.clone(),
                 };
                 let comment = r.comment.filter(|c| !c.is_empty());
+                // The user's comment and extdns's ownership payload, each under its own property.
+                let (user, payload) = comment.as_deref().map_or((None, None), comment::split);
                 gathered.add(&r.name, &rtype, &target, || {
                     let mut ep =
                         Endpoint::new(&r.name, rtype.clone(), [target.as_str()]).with_ttl(Ttl(i64::from(r.ttl)));
                     ep.provider_specific.set(PROXIED_PROPERTY, r.proxied.to_string());
-                    if let Some(c) = &comment {
-                        ep.provider_specific.set(COMMENT_PROPERTY, c.clone());
+                    if let Some(c) = user {
+                        ep.provider_specific.set(COMMENT_PROPERTY, c);
+                    }
+                    if let Some(p) = payload {
+                        ep.provider_specific.set(OWNERSHIP_PROPERTY, p);
                     }
                     ep.provider_specific.sort_by_name();
                     ep
@@ -345,6 +358,11 @@ impl IndexedProvider for CloudflareProvider {
 
     fn domains(&self) -> DomainFilter {
         self.config.domain_filter.clone()
+    }
+
+    /// The comment's room beside the user's own comment (`--cloudflare-record-comment-limit`).
+    fn ownership_room(&self, ep: &Endpoint) -> Option<usize> {
+        Some(comment::room(self.comment(ep).as_deref(), self.config.comment_limit))
     }
 
     /// The zone `write` sends a name to: the closest of the read's.

@@ -319,3 +319,69 @@ async fn zone_filters_limit_the_zones_managed() {
     .await;
     assert!(matches!(err, Err(ProviderError::Partial { .. })), "{err:?}");
 }
+
+/// `--txt-ownership=metadata`: the payload shares the comment with the user's text, both read back apart.
+#[tokio::test]
+async fn the_ownership_payload_shares_the_comment_and_both_read_back_apart() {
+    use extdns_provider::metadata::OWNERSHIP_PROPERTY;
+    use extdns_provider_cloudflare::COMMENT_PROPERTY;
+    let cf = fake();
+    let p = provider(&cf);
+    let mut web = ep("web.example.org", RecordType::A, &["192.0.2.1"]);
+    web.provider_specific.set(COMMENT_PROPERTY, "team web");
+    web.provider_specific.set(OWNERSHIP_PROPERTY, "extdns:v1;o=me");
+    assert_eq!(p.ownership_room(&web), Some(100 - "team web ".len()));
+    apply(&p, &[Change::Create(web)]).await;
+    let comments: Vec<Option<String>> = cf.state().records.values().map(|r| r.comment.clone()).collect();
+    assert_eq!(comments, [Some("team web extdns:v1;o=me".to_string())]);
+    let read = p.records().await.unwrap_or_else(|e| panic!("{e}"));
+    let ps = &read.endpoints[0].provider_specific;
+    assert_eq!(
+        (ps.get(COMMENT_PROPERTY), ps.get(OWNERSHIP_PROPERTY)),
+        (Some("team web"), Some("extdns:v1;o=me"))
+    );
+}
+
+/// The fake refuses a comment past the plan's limit as Cloudflare does; a paid plan's limit takes more.
+#[tokio::test]
+async fn a_comment_past_the_plans_limit_is_refused_and_a_paid_plan_takes_500() {
+    use extdns_provider::metadata::OWNERSHIP_PROPERTY;
+    use extdns_test_support::cloudflare_fake::PAID_COMMENT_LIMIT;
+    let cf = fake();
+    let mut long = ep("long.example.org", RecordType::A, &["192.0.2.1"]);
+    long.provider_specific
+        .set(OWNERSHIP_PROPERTY, format!("extdns:v1;o={}", "x".repeat(100)));
+    let err = apply_changes(&provider(&cf), &[Change::Create(long.clone())]).await;
+    let Err(ProviderError::Partial { failures }) = err else {
+        panic!("expected the record refused, got {err:?}")
+    };
+    assert!(failures[0].to_string().contains("9102"), "{failures:?}");
+    assert!(cf.lines().is_empty());
+
+    cf.state().comment_limit = Some(PAID_COMMENT_LIMIT);
+    let paid = provider_with(&cf, |c| c.comment_limit = PAID_COMMENT_LIMIT);
+    assert_eq!(paid.ownership_room(&long), Some(500));
+    apply(&paid, &[Change::Create(long)]).await;
+    assert_eq!(cf.lines().len(), 1);
+}
+
+/// A comment no longer asked for is cleared: a PATCH without the field would keep it, so an empty one is sent.
+#[tokio::test]
+async fn a_comment_no_longer_asked_for_is_cleared() {
+    use extdns_provider_cloudflare::COMMENT_PROPERTY;
+    let cf = fake();
+    let p = provider(&cf);
+    let plain = ep("web.example.org", RecordType::A, &["192.0.2.1"]);
+    let mut commented = plain.clone();
+    commented.provider_specific.set(COMMENT_PROPERTY, "team web");
+    apply(&p, &[Change::Create(commented.clone())]).await;
+    let read = p.records().await.unwrap_or_else(|e| panic!("{e}"));
+    let units = [Change::update(commented, plain)];
+    let batch = units.iter().map(Unit::new).collect::<Vec<_>>();
+    p.apply(&read.state, &batch).await.unwrap_or_else(|e| panic!("{e}"));
+    let comments: Vec<Option<String>> = cf.state().records.values().map(|r| r.comment.clone()).collect();
+    assert!(
+        comments.iter().all(|c| c.as_deref().unwrap_or_default().is_empty()),
+        "{comments:?}"
+    );
+}

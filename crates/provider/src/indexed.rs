@@ -40,6 +40,11 @@ pub trait IndexedProvider: Send + Sync {
     fn zone_of(&self, _index: &Self::Index, _name: &str) -> Placement {
         Placement::Unknown
     }
+
+    /// As [`Provider::ownership_room`]: none unless overridden.
+    fn ownership_room(&self, _endpoint: &Endpoint) -> Option<usize> {
+        None
+    }
 }
 
 #[async_trait]
@@ -66,6 +71,10 @@ impl<P: IndexedProvider> Provider for P {
     fn placement(&self, read: &ReadState, name: &str) -> Placement {
         read.get::<P::Index>()
             .map_or(Placement::Unknown, |index| self.zone_of(index, name))
+    }
+
+    fn ownership_room(&self, endpoint: &Endpoint) -> Option<usize> {
+        IndexedProvider::ownership_room(self, endpoint)
     }
 }
 

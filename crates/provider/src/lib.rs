@@ -37,6 +37,7 @@ pub mod gather;
 pub mod http;
 pub mod indexed;
 pub mod inmemory;
+pub mod metadata;
 pub mod pace;
 pub mod tls;
 pub mod zone;
@@ -98,6 +99,14 @@ pub trait Provider: Send + Sync {
     /// whose read state describes single records (ids, keys, record sets): a record created since has none.
     fn read_state_outlives_writes(&self) -> bool {
         false
+    }
+
+    /// How many characters of ownership payload (see [`metadata`]) a record written as `endpoint` can
+    /// carry in its own metadata, beside what the user keeps there (a Cloudflare comment's own text);
+    /// `None` for a provider whose records keep no metadata, the default. The registry writing ownership
+    /// there refuses a record whose payload does not fit rather than cut the user's text or the payload.
+    fn ownership_room(&self, _endpoint: &Endpoint) -> Option<usize> {
+        None
     }
 }
 

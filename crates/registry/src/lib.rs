@@ -1,5 +1,6 @@
 //! Registries decide which DNS records extdns owns. The TXT registry (external-dns compatible) stores
-//! ownership in TXT records next to each record; the noop registry owns everything and stores nothing.
+//! ownership in TXT records next to each record, or (`--txt-ownership=metadata`, [`MetadataRegistry`]) on the
+//! records themselves where the provider keeps metadata; the noop registry owns everything and stores nothing.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -32,6 +33,7 @@
 pub mod crypto;
 pub mod labels;
 pub mod mapper;
+pub mod metadata;
 mod noop;
 mod placement;
 #[cfg(test)]
@@ -47,9 +49,22 @@ use extdns_provider::{ChangeFailure, ProviderError, ReadState};
 
 pub use crypto::{AesKey, CryptoError};
 pub use mapper::NameMapper;
+pub use metadata::MetadataRegistry;
 pub use noop::NoopRegistry;
 pub use records::RecordsByName;
 pub use txt::{FORCE_UPDATE, Ownership, OwnershipConfig, TxtRegistry, TxtRegistryConfig};
+
+/// Where ownership is written (`--txt-ownership`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OwnershipStore {
+    /// In a TXT record beside each record, as external-dns writes it (the default).
+    #[default]
+    Txt,
+    /// On the record itself, in the metadata its provider keeps (a Cloudflare comment, an Azure record
+    /// set's metadata): one record per record in the zone. [`MetadataRegistry`].
+    Metadata,
+}
 
 /// The layer between the plan and a provider.
 ///
@@ -217,6 +232,12 @@ pub enum RegistryError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// Ownership on the records themselves was asked of a provider whose records keep no metadata.
+    #[error(
+        "--txt-ownership=metadata: this provider keeps no metadata on its records (only Cloudflare, Azure and \
+         Azure Private DNS do); use --txt-ownership=txt"
+    )]
+    NoRecordMetadata,
     /// An ownership record could not be encrypted.
     #[error("cannot encrypt the ownership record of {record}: {source}")]
     Encrypt {

@@ -18,7 +18,7 @@ use std::sync::Mutex;
 use extdns_endpoint::{Change, Endpoint};
 use extdns_provider::failure::FailureKind;
 use extdns_provider::zone::Placement;
-use extdns_provider::{ChangeFailure, Provider, ProviderError, ReadState, Unit};
+use extdns_provider::{ChangeFailure, Failures, Provider, ProviderError, ReadState, Unit};
 
 /// How a record's change and its ownership change reach the provider.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,6 +91,35 @@ pub(crate) fn warn_refused(once: &Once, record: &Endpoint, txt: &str, why: &str)
             "this record is not written: the provider refuses its ownership record's name ({why}), and a record \
              extdns cannot own would be one it could never update or delete{hint}"
         );
+    }
+}
+
+/// Write `units` (each whole) and the pairs two zones hold (`apart`, see [`write_apart`]) in one apply's
+/// worth of calls. `withheld`, the changes not sent, are reported refused beside the failures of a partial
+/// write; on success the caller reports them itself.
+pub(crate) async fn write(
+    provider: &dyn Provider,
+    read: &ReadState,
+    units: &[Unit<'_>],
+    apart: &[(&Change, &Change)],
+    withheld: &[ChangeFailure],
+) -> Result<(), ProviderError> {
+    let mut failures = Failures::default();
+    if !apart.is_empty() {
+        write_apart(provider, read, apart)
+            .await?
+            .into_iter()
+            .for_each(|f| failures.push(f));
+    }
+    if !units.is_empty() {
+        failures.absorb(provider.apply(read, units).await)?;
+    }
+    match failures.into_result() {
+        Err(ProviderError::Partial { failures: mut failed }) => {
+            failed.extend(withheld.iter().cloned());
+            Err(ProviderError::Partial { failures: failed })
+        }
+        other => other,
     }
 }
 

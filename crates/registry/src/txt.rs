@@ -9,13 +9,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, Labels, RecordType, Targets, label};
 use extdns_provider::failure::FailureKind;
-use extdns_provider::{ChangeFailure, Failures, Provider, ProviderError, Unit};
+use extdns_provider::{ChangeFailure, Provider, Unit};
 
 use crate::crypto::AesKey;
 use crate::labels::{self, InvalidHeritage};
 use crate::mapper::NameMapper;
 use crate::placement::{self, Once, Pairing};
-use crate::{Registry, RegistryError, Snapshot, Written};
+use crate::{OwnershipStore, Registry, RegistryError, Snapshot, Written};
 
 /// Provider-specific property the registry sets on an owned record whose new-format TXT record is missing, so
 /// the plan updates it and the TXT record gets written.
@@ -123,7 +123,7 @@ impl Ownership {
     /// The labels a record's ownership record states: the record's own labels as written (the `resource`
     /// label rendered from the object that asked for it), owned by us. With encryption a fresh nonce is added
     /// where the labels have none, as external-dns does, so the value can be written again byte for byte later.
-    fn record_labels(&self, r: &Endpoint) -> Labels {
+    pub(crate) fn record_labels(&self, r: &Endpoint) -> Labels {
         let mut labels = r.labels_as_written();
         labels.insert(label::OWNER.to_string(), self.owner_id.clone());
         labels
@@ -160,7 +160,11 @@ impl Ownership {
     /// knows them; otherwise (a snapshot read without bookkeeping) as `r`'s labels state it. An update or
     /// delete names exactly these values: one serialised again may differ (another nonce, another
     /// encoding, an older writer) and would leave the stored one behind.
-    fn stored_txt_record(&self, r: &Endpoint, present: Option<&OwnershipRecords>) -> Result<Endpoint, RegistryError> {
+    pub(crate) fn stored_txt_record(
+        &self,
+        r: &Endpoint,
+        present: Option<&OwnershipRecords>,
+    ) -> Result<Endpoint, RegistryError> {
         match present.and_then(|p| p.values(&self.txt_name(r), &r.set_identifier)) {
             Some(values) => Ok(self.txt_endpoint(r, values.clone())),
             None => self.txt_record(r, &mut r.labels.clone()),
@@ -168,7 +172,7 @@ impl Ownership {
     }
 
     /// The name of `r`'s ownership TXT record, as that record holds it.
-    fn txt_name(&self, r: &Endpoint) -> String {
+    pub(crate) fn txt_name(&self, r: &Endpoint) -> String {
         let mut name = self.mapper.to_txt_name(&r.dns_name, &r.record_type);
         // As `Endpoint::new` has it: one trailing dot trimmed.
         if name.ends_with('.') {
@@ -178,7 +182,7 @@ impl Ownership {
     }
 
     /// `--migrate-from-txt-owner`: a record of the old owner is ours now.
-    fn migrate_owner(&self, ep: &mut Endpoint) {
+    pub(crate) fn migrate_owner(&self, ep: &mut Endpoint) {
         if let Some(old) = self.migrate_from()
             && ep.owner() == Some(old)
         {
@@ -197,6 +201,9 @@ pub struct TxtRegistryConfig {
     pub managed_types: Vec<RecordType>,
     /// `--exclude-record-types`: never managed, even if listed as managed.
     pub excluded_types: Vec<RecordType>,
+    /// `--txt-ownership`: where ownership is written (TXT records, or the records' own metadata where
+    /// the provider keeps some: [`crate::MetadataRegistry`]).
+    pub store: OwnershipStore,
 }
 
 impl TxtRegistryConfig {
@@ -206,10 +213,11 @@ impl TxtRegistryConfig {
             ownership,
             managed_types: vec![RecordType::A, RecordType::Aaaa, RecordType::Cname],
             excluded_types: Vec::new(),
+            store: OwnershipStore::Txt,
         }
     }
 
-    fn is_managed(&self, t: &RecordType) -> bool {
+    pub(crate) fn is_managed(&self, t: &RecordType) -> bool {
         self.managed_types.contains(t) && !self.excluded_types.contains(t)
     }
 }
@@ -253,13 +261,18 @@ impl TxtRegistry {
         &self.config.ownership
     }
 
+    /// The settings, for the registry that writes ownership on the records themselves over this one.
+    pub(crate) fn config(&self) -> &TxtRegistryConfig {
+        &self.config
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Turn the provider's records into records with ownership labels, hiding the registry's TXT records.
     /// Also returns the ownership records read.
-    fn read(&self, mut endpoints: Vec<Endpoint>) -> (Vec<Endpoint>, OwnershipRecords) {
+    pub(crate) fn read(&self, mut endpoints: Vec<Endpoint>) -> (Vec<Endpoint>, OwnershipRecords) {
         let own = &self.config.ownership;
         // The ownership records are taken out in place, each beside its labels: the other records stay in
         // the provider's vector, not copied into a second one at a full sync's peak.
@@ -427,7 +440,7 @@ impl OwnershipRecords {
     }
 
     /// Forgets the ownership record `name` with `set_identifier` (it was deleted).
-    fn remove(&mut self, name: &str, set_identifier: &str) {
+    pub(crate) fn remove(&mut self, name: &str, set_identifier: &str) {
         let Some(ids) = self.0.get_mut(name) else {
             return;
         };
@@ -453,7 +466,7 @@ impl OwnershipRecords {
     }
 
     /// Whether the ownership record `name` with `set_identifier` is there (read or written since).
-    fn holds(&self, name: &str, set_identifier: &str) -> bool {
+    pub(crate) fn holds(&self, name: &str, set_identifier: &str) -> bool {
         self.values(name, set_identifier).is_some()
     }
 
@@ -637,18 +650,7 @@ impl Registry for TxtRegistry {
                 }),
             }
         }
-        let mut failures = Failures::default();
-        if !apart.is_empty() {
-            let failed = placement::write_apart(self.provider.as_ref(), &snapshot.provider, &apart).await?;
-            failed.into_iter().for_each(|f| failures.push(f));
-        }
-        if !units.is_empty() {
-            failures.absorb(self.provider.apply(&snapshot.provider, &units).await)?;
-        }
-        if let Err(ProviderError::Partial { failures: mut failed }) = failures.into_result() {
-            failed.extend(withheld);
-            return Err(ProviderError::Partial { failures: failed }.into());
-        }
+        placement::write(self.provider.as_ref(), &snapshot.provider, &units, &apart, &withheld).await?;
         drop((units, apart));
         // The ownership records go to the fold as sent: sealing them again would pick another nonce.
         let ownership = planned

@@ -813,6 +813,40 @@ fn wildcard_name_ok(name: &str) -> bool {
     !rest.contains('*')
 }
 
+/// Entries of a record set's metadata, as Azure Resource Manager limits tags (Microsoft Learn, "Use tags to
+/// organize your Azure resources", Limitations; Azure DNS documents its metadata as "similar to tags"):
+/// at most [`METADATA_MAX_ENTRIES`], a name of at most 512 characters without `<>%&\?/`, a value of at
+/// most [`METADATA_VALUE_MAX`] characters. A name with a space is dropped without an error, as Azure DNS
+/// drops it (Azure/azure-rest-api-specs#8555).
+fn metadata(val: &Value) -> Result<Value, String> {
+    let mut kept = serde_json::Map::new();
+    for (name, value) in val.as_object().into_iter().flatten() {
+        let value = value.as_str().unwrap_or_default();
+        if name.is_empty() || name.chars().count() > 512 || name.contains(['<', '>', '%', '&', '\\', '?', '/']) {
+            return Err(format!("The metadata name '{name}' is invalid."));
+        }
+        if value.chars().count() > METADATA_VALUE_MAX {
+            return Err(format!(
+                "The metadata value of '{name}' is longer than {METADATA_VALUE_MAX} characters."
+            ));
+        }
+        if !name.contains(' ') {
+            kept.insert(name.clone(), Value::String(value.to_string()));
+        }
+    }
+    if kept.len() > METADATA_MAX_ENTRIES {
+        return Err(format!(
+            "A record set takes at most {METADATA_MAX_ENTRIES} metadata entries."
+        ));
+    }
+    Ok(Value::Object(kept))
+}
+
+/// Most metadata entries one record set takes (Azure Resource Manager's 50 tags per resource).
+pub const METADATA_MAX_ENTRIES: usize = 50;
+/// Longest metadata value, in characters (Azure Resource Manager's tag value limit).
+pub const METADATA_VALUE_MAX: usize = 256;
+
 /// The properties of a PUT, held to the API's schema: its casing, the record list of the path's type and
 /// no other, TXT strings of at most 255 characters (a DNS character-string; Azure PowerShell's
 /// `DnsRecordBase.TxtRecordChunkSize` is 255, its `TxtRecordMaxLength` 1,024 for a whole value, which
@@ -843,6 +877,8 @@ fn validate(service: Service, rtype: &str, body: &[u8]) -> Result<Value, String>
             if !val.as_object().is_some_and(|m| m.values().all(Value::is_string)) {
                 return Err("metadata must map names to strings".into());
             }
+            out.insert(k.clone(), metadata(val)?);
+            continue;
         } else if k == want {
             let empty = val.as_array().is_some_and(Vec::is_empty) || val.as_object().is_some_and(|o| o.is_empty());
             if empty {
@@ -875,4 +911,27 @@ fn validate(service: Service, rtype: &str, body: &[u8]) -> Result<Value, String>
         return Err(format!("A {rtype} record set needs {want}."));
     }
     Ok(Value::Object(out))
+}
+
+/// external-dns v0.23.0 with its Azure provider (`provider`: `azure` or `azure-private-dns`), unmodified,
+/// for one sync as `owner` with the TXT registry: azidentity, MSAL and armdns/armprivatedns reach the fake
+/// behind `proxy` at [`AZURE_HOSTS`], with a client secret in an azure.json of the public cloud (written in
+/// `home`), as an AKS user writes it.
+pub fn external_dns(
+    proxy: &crate::tls_proxy::TlsProxy,
+    provider: &str,
+    owner: &str,
+    home: &std::path::Path,
+    source: u16,
+) -> std::process::Output {
+    let file = home.join("azure-public-cloud.json");
+    let config = json!({ "tenantId": TENANT, "subscriptionId": SUBSCRIPTION, "resourceGroup": RESOURCE_GROUP,
+                         "aadClientId": CLIENT_ID, "aadClientSecret": CLIENT_SECRET });
+    std::fs::write(&file, config.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    let keep = ["AZURE_", "MSI_", "IDENTITY_", "IMDS_"];
+    let mut cmd = crate::differential::external_dns(Some(proxy), home, source, &keep);
+    cmd.args(["--registry=txt", "--txt-owner-id", owner, "--policy=sync"])
+        .arg(format!("--provider={provider}"))
+        .arg(format!("--azure-config-file={}", file.display()));
+    crate::cli::run(&mut cmd)
 }

@@ -26,6 +26,11 @@ pub const TOKEN: &str = "test-token";
 pub const API_KEY: &str = "144c9defac04969c7bfad8efaa8ea194";
 /// The email that goes with [`API_KEY`] (`X-Auth-Email`).
 pub const API_EMAIL: &str = "user@example.com";
+/// A record's comment on the Free plan: at most 100 characters ("Record attributes",
+/// developers.cloudflare.com/dns/manage-dns-records/reference/record-attributes).
+pub const FREE_COMMENT_LIMIT: usize = 100;
+/// A record's comment on the Pro, Business and Enterprise plans: at most 500 characters (same page).
+pub const PAID_COMMENT_LIMIT: usize = 500;
 /// Operations one batch call accepts (Cloudflare's free plan).
 pub const MAX_BATCH: usize = 200;
 /// Cloudflare's documented global rate limit: 1,200 requests per five minutes per user or account token
@@ -94,6 +99,9 @@ pub struct FakeState {
     /// Ids by (zone id, name), so conflict checks do not scan the zone.
     names: std::collections::HashMap<(String, String), std::collections::BTreeSet<String>>,
     next_id: u64,
+    /// The longest comment the zones' plan takes, in characters: `None` is the Free plan's
+    /// [`FREE_COMMENT_LIMIT`]; a test of a paid plan sets [`PAID_COMMENT_LIMIT`].
+    pub comment_limit: Option<usize>,
 }
 
 impl FakeState {
@@ -202,6 +210,11 @@ impl FakeCloudflare {
             url: format!("{}/client/v4", server.url),
             server,
         }
+    }
+
+    /// The address the fake listens on, for a TLS proxy that answers as `api.cloudflare.com`.
+    pub fn addr(&self) -> std::net::SocketAddr {
+        self.server.addr()
     }
 
     /// The fake's state, request log and faults, locked (a poisoned lock is taken anyway).
@@ -459,8 +472,11 @@ fn validate(body: &Value, zone_id: &str, zone_name: &str, base: Option<&Rec>, al
         return Err(bad(9101, "MX records require a priority."));
     }
     let comment = string("comment", base.and_then(|b| b.comment.clone()))?;
-    if comment.as_ref().is_some_and(|c| c.len() > 100) {
-        return Err(bad(9102, "Comment is longer than 100 characters."));
+    if comment.as_ref().is_some_and(|c| c.contains(['\n', '\r'])) {
+        return Err(bad(
+            9102,
+            "Comments cannot contain newline or carriage return characters.",
+        ));
     }
     let priority = priority.filter(|_| rtype == "MX");
     Ok(Rec {
@@ -505,7 +521,22 @@ fn conflicts(s: &FakeState, r: &Rec) -> Result<(), Err> {
     Ok(())
 }
 
+/// A comment longer than the plan takes is refused as Cloudflare refuses it (400, error 9102); length in
+/// characters, as Cloudflare counts it.
+fn comment_fits(s: &FakeState, r: &Rec) -> Result<(), Err> {
+    let limit = s.comment_limit.unwrap_or(FREE_COMMENT_LIMIT);
+    match &r.comment {
+        Some(c) if c.chars().count() > limit => Err(fail(
+            StatusCode::BAD_REQUEST,
+            9102,
+            format!("DNS record comment is longer than {limit} characters."),
+        )),
+        _ => Ok(()),
+    }
+}
+
 fn insert_new(s: &mut FakeState, mut r: Rec) -> Result<Rec, Err> {
+    comment_fits(s, &r)?;
     conflicts(s, &r)?;
     s.next_id += 1;
     r.id = format!("{:032x}", s.next_id);
@@ -514,6 +545,7 @@ fn insert_new(s: &mut FakeState, mut r: Rec) -> Result<Rec, Err> {
 }
 
 fn replace(s: &mut FakeState, r: Rec) -> Result<Rec, Err> {
+    comment_fits(s, &r)?;
     conflicts(s, &r)?;
     s.put(r.clone());
     Ok(r)
@@ -659,6 +691,7 @@ async fn batch(State(state): State<Shared>, headers: HeaderMap, Path(zone): Path
             records: guard.records.clone(),
             names: guard.names.clone(),
             next_id: guard.next_id,
+            comment_limit: guard.comment_limit,
         };
         let id_of = |v: &Value| -> Result<String, Err> {
             v.get("id").and_then(Value::as_str).map(str::to_string).ok_or_else(|| {

@@ -51,6 +51,14 @@ pub fn config(flags: &Flags, domain_filter: &DomainFilter, env: Env<'_>) -> Resu
             f.dns_records_per_page
         ));
     };
+    // --cloudflare-record-comment-limit (issue 50): Cloudflare's plans allow 100 or 500 characters.
+    let comment_limit @ 1..=extdns_provider_cloudflare::comment::PAID_PLAN_COMMENT_LIMIT = f.record_comment_limit
+    else {
+        return invalid(format!(
+            "--cloudflare-record-comment-limit must be between 1 and 500, the paid plans' limit (got {})",
+            f.record_comment_limit
+        ));
+    };
     let batch_size = count("--batch-change-size", flags.provider.batch_change_size, true)?;
     let auth = Auth::from_env(env).map_err(|e| ValidationError(e.to_string()))?;
     let mut config = CloudflareConfig::new(auth);
@@ -60,6 +68,7 @@ pub fn config(flags: &Flags, domain_filter: &DomainFilter, env: Env<'_>) -> Resu
     config.proxied_by_default = f.proxied;
     config.records_per_page = per_page;
     config.record_comment = Some(f.record_comment.clone()).filter(|c| !c.is_empty());
+    config.comment_limit = comment_limit;
     config.batch_size = batch_size;
     config.batch_interval = flags.provider.batch_change_interval;
     config.domain_filter = domain_filter.clone();
@@ -110,6 +119,25 @@ mod tests {
         let c =
             cloudflare(&[], &[("CF_API_TOKEN", &format!("file:{}", path.display()))]).unwrap_or_else(|e| panic!("{e}"));
         assert!(matches!(c.auth, Auth::Token(ref t) if t == "from-file"));
+    }
+
+    /// `--cloudflare-record-comment-limit` (issue 50): the Free plan's 100 by default, up to the paid plans' 500.
+    #[test]
+    fn the_comment_limit_is_the_free_plans_unless_raised_to_at_most_500() {
+        let token = [("CF_API_TOKEN", "t")];
+        let limit = |args: &[&str]| cloudflare(args, &token).map(|c| c.comment_limit);
+        assert_eq!(limit(&[]).ok(), Some(100));
+        assert_eq!(limit(&["--cloudflare-record-comment-limit=500"]).ok(), Some(500));
+        for bad in [
+            "--cloudflare-record-comment-limit=0",
+            "--cloudflare-record-comment-limit=501",
+        ] {
+            let e = limit(&[bad]).err();
+            assert!(
+                e.is_some_and(|e| e.0.starts_with("--cloudflare-record-comment-limit must be")),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

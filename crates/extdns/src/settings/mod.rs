@@ -565,6 +565,7 @@ pub fn controller_with_env(flags: &Flags, env: Env<'_>) -> Result<Settings, Vali
             let mut config = TxtRegistryConfig::new(registry::ownership(flags)?);
             config.managed_types = managed_types.clone();
             config.excluded_types = excluded_types.clone();
+            config.store = registry::store(flags, &provider)?;
             RegistrySettings::Txt(Box::new(config))
         }
         RegistryName::Noop => RegistrySettings::Noop,

@@ -4,12 +4,12 @@
 
 use extdns_endpoint::RecordType;
 use extdns_provider_aws::AssumeRole;
-use extdns_registry::{Ownership, OwnershipConfig, RegistryError};
+use extdns_registry::{Ownership, OwnershipConfig, OwnershipStore, RegistryError};
 use extdns_registry_crd::{CrdRegistryConfig, CrdRegistryError};
 use extdns_registry_dynamodb::DynamoDbConfig;
 
-use super::{Env, ValidationError, count, invalid, non_empty};
-use crate::flags::Flags;
+use super::{Env, ProviderSettings, ValidationError, count, invalid, non_empty};
+use crate::flags::{Flags, OwnershipStoreName};
 
 /// The TXT registry's ownership settings, validated; errors name the flag at fault.
 pub(crate) fn ownership(flags: &Flags) -> Result<Ownership, ValidationError> {
@@ -35,6 +35,22 @@ pub(crate) fn ownership(flags: &Flags) -> Result<Ownership, ValidationError> {
             other => other.to_string(),
         })
     })
+}
+
+/// `--txt-ownership`: ownership on the records themselves only where the provider keeps metadata on them
+/// (Cloudflare, Azure, Azure Private DNS); any other provider is refused at startup, by name.
+pub(crate) fn store(flags: &Flags, provider: &ProviderSettings) -> Result<OwnershipStore, ValidationError> {
+    match flags.registry.txt_ownership {
+        OwnershipStoreName::Txt => Ok(OwnershipStore::Txt),
+        OwnershipStoreName::Metadata => match provider {
+            ProviderSettings::Cloudflare(_) | ProviderSettings::Azure(_) => Ok(OwnershipStore::Metadata),
+            other => Err(invalid(format!(
+                "--txt-ownership=metadata: provider {} keeps no metadata on its records (only cloudflare, azure \
+                 and azure-private-dns do); use --txt-ownership=txt",
+                other.name()
+            ))),
+        },
+    }
 }
 
 /// The CRD registry's settings: `--txt-owner-id` is the DNSRecords' owner label, so it must be a label value;

@@ -545,3 +545,22 @@ fn the_provider_write_rate_reaches_every_provider() -> Result<(), ValidationErro
     }
     Ok(())
 }
+
+/// `--txt-ownership` (issue 50): TXT records by default; ownership on the records only where the provider
+/// keeps metadata, any other provider refused at startup by name.
+#[test]
+fn txt_ownership_metadata_is_refused_by_a_provider_without_record_metadata() -> Result<(), ValidationError> {
+    let s = controller(&flags(&inmemory_with(&[])))?;
+    let RegistrySettings::Txt(config) = &s.registry else {
+        panic!("expected the TXT registry, got {:?}", s.registry);
+    };
+    assert_eq!(config.store, extdns_registry::OwnershipStore::Txt);
+    let e = controller_err(&inmemory_with(&["--txt-ownership=metadata"]));
+    assert!(
+        e.starts_with("--txt-ownership=metadata: provider inmemory keeps no metadata"),
+        "{e}"
+    );
+    let e = controller_err(&rfc2136_with(&["--txt-ownership=metadata"]));
+    assert!(e.contains("provider rfc2136"), "{e}");
+    Ok(())
+}
