@@ -222,11 +222,6 @@ impl FakeCloudflare {
         self.server.lock()
     }
 
-    /// Where it listens (for a TLS proxy standing in front of it as api.cloudflare.com).
-    pub fn addr(&self) -> std::net::SocketAddr {
-        self.server.addr()
-    }
-
     /// Add a record directly (someone else's, made in the dashboard).
     pub fn seed(&self, zone_id: &str, name: &str, rtype: &str, content: &str) -> String {
         let mut s = self.state();
