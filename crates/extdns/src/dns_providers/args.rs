@@ -58,7 +58,9 @@ pub fn provider_settings(
     check_tenant(object, credentials).map_err(|e| ValidationError(e.to_string()))?;
     let tenant = object.id.namespace().is_some();
     let env = |name: &str| credentials.env_var(name, tenant, |n| std::env::var(n).ok());
-    let mut settings = settings::controller_with_env(&command_flags(cli), &env)?;
+    let flags = command_flags(cli);
+    let mut settings = settings::controller_with_env(&flags, &env)?;
+    settings::log_warnings(&flags);
     watched(&fleet.sources, &settings.sources)?;
     settings.sources.set_route(route(&object.id));
     Ok(settings)

@@ -12,18 +12,12 @@ pub fn set_request_rate(provider: &mut ProviderSettings, per_second: f64) -> Res
     if per_second == 0.0 {
         return Ok(());
     }
-    let Some(rate) = Rate::per_second(per_second) else {
+    if Rate::per_second(per_second).is_none() {
         return fail(format!(
             "--provider-request-rate={per_second}: want a positive number of requests a second (0 for the cloud's documented limit)"
         ));
-    };
-    match provider {
-        ProviderSettings::Aws(config) => config.requests_per_second = per_second,
-        ProviderSettings::Cloudflare(config) => config.api.requests = Some(rate),
-        ProviderSettings::Google(config) => config.api.requests = Some(rate),
-        ProviderSettings::Azure(config) => config.api.requests = Some(rate),
-        _ => {}
     }
+    provider.set_request_rate(per_second);
     Ok(())
 }
 

@@ -44,15 +44,12 @@ use extdns_informer::view::RouteKind;
 use extdns_informer::{LiveOptions, PodAnnotationPrefixes};
 use extdns_plan::{PlanConfig, Policy};
 use extdns_provider::pace::Rate;
-use extdns_provider_rfc2136::Rfc2136Config;
 use extdns_registry::TxtRegistryConfig;
 use extdns_source::template::{TemplateKind, TemplateUse, template_fields};
-use extdns_source::wrappers::PipelineConfig;
 use extdns_source::{AnnotationError, Annotations, FqdnTemplate, Selector, SourceConfig};
-use extdns_source_crd::CrdSourceConfig;
-use extdns_source_gateway::GatewaySourceConfig;
-use extdns_source_ingress::IngressSourceConfig;
 use extdns_source_service::ServiceSourceConfig;
+
+pub use extdns_wiring::{EnabledSource, ProviderSettings, SourceSettings};
 
 pub use self::leader::LeaderSettings;
 pub use self::webhook::WebhookServerSettings;
@@ -112,71 +109,20 @@ fn invalid(message: impl Into<String>) -> ValidationError {
     ValidationError(message.into())
 }
 
-/// A source `--source` enables, in the form the wiring builds it from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EnabledSource {
-    /// `--source=service`.
-    Service,
-    /// `--source=gateway-<kind>route`, one per route kind.
-    Route(RouteKind),
-    /// `--source=ingress`.
-    Ingress,
-    /// `--source=crd` (DNSEndpoint objects).
-    Crd,
-}
-
-impl EnabledSource {
-    /// The sources extdns implements; the other external-dns names parse but are refused.
-    fn from_name(name: SourceName) -> Option<EnabledSource> {
-        Some(match name {
-            SourceName::Service => EnabledSource::Service,
-            SourceName::GatewayHttpRoute => EnabledSource::Route(RouteKind::Http),
-            SourceName::GatewayGrpcRoute => EnabledSource::Route(RouteKind::Grpc),
-            SourceName::GatewayTlsRoute => EnabledSource::Route(RouteKind::Tls),
-            SourceName::GatewayTcpRoute => EnabledSource::Route(RouteKind::Tcp),
-            SourceName::GatewayUdpRoute => EnabledSource::Route(RouteKind::Udp),
-            SourceName::Ingress => EnabledSource::Ingress,
-            SourceName::Crd => EnabledSource::Crd,
-            _ => return None,
-        })
-    }
-}
-
-/// What the sources and the source pipeline read; both commands build their pipeline from it.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct SourceSettings {
-    /// In `--source` order, each once (external-dns would run a repeated name twice and deduplicate).
-    pub enabled: Vec<EnabledSource>,
-    /// The service source's configuration; its `common` part is shared with `gateway` (same template).
-    pub service: ServiceSourceConfig,
-    /// The route sources' configuration (one for every route kind).
-    pub gateway: GatewaySourceConfig,
-    /// The ingress source's configuration.
-    pub ingress: IngressSourceConfig,
-    /// The crd source's configuration.
-    pub crd: CrdSourceConfig,
-    /// The wrappers every source's endpoints go through.
-    pub pipeline: PipelineConfig,
-    /// Whether load balancer hostnames are looked up, so a resolver is needed at all.
-    pub resolve_load_balancer_hostname: bool,
-    /// How manifest files are read: Pods keep the annotations under the prefixes the sources read.
-    pub load_options: LoadOptions,
-}
-
-impl SourceSettings {
-    /// What every source shares.
-    pub fn common(&self) -> &SourceConfig {
-        &self.service.common
-    }
-
-    /// Publish only what routes to `route` (`--dns-provider-crds`: this pipeline's provider object).
-    pub fn set_route(&mut self, route: extdns_source::ProviderRoute) {
-        self.service.common.route = Some(route.clone());
-        self.gateway.common.route = Some(route.clone());
-        self.ingress.common.route = Some(route.clone());
-        self.crd.route = Some(route);
-    }
+/// The source `--source` names, in the form the wiring builds it from; `None` for the other external-dns
+/// names, which parse but are refused.
+fn enabled_source(name: SourceName) -> Option<EnabledSource> {
+    Some(match name {
+        SourceName::Service => EnabledSource::Service,
+        SourceName::GatewayHttpRoute => EnabledSource::Route(RouteKind::Http),
+        SourceName::GatewayGrpcRoute => EnabledSource::Route(RouteKind::Grpc),
+        SourceName::GatewayTlsRoute => EnabledSource::Route(RouteKind::Tls),
+        SourceName::GatewayTcpRoute => EnabledSource::Route(RouteKind::Tcp),
+        SourceName::GatewayUdpRoute => EnabledSource::Route(RouteKind::Udp),
+        SourceName::Ingress => EnabledSource::Ingress,
+        SourceName::Crd => EnabledSource::Crd,
+        _ => return None,
+    })
 }
 
 /// `extdns endpoints`: the sources over manifest files.
@@ -211,94 +157,6 @@ pub struct Settings {
     pub leader: Option<LeaderSettings>,
     /// `--events-emit`: which Kubernetes Events to emit; nothing by default.
     pub events: extdns_controller::EventsConfig,
-}
-
-/// The provider and its configuration. Providers extdns does not implement are refused when the provider
-/// is built, as before any check of this module existed (a run-time failure, not a usage error).
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub enum ProviderSettings {
-    /// `--provider=inmemory`: records kept in the process (tests, demos).
-    InMemory {
-        /// `--inmemory-zone`: the zones that exist.
-        zones: Vec<String>,
-        /// `--provider-write-rate`.
-        write_rate: Option<Rate>,
-    },
-    /// `--provider=rfc2136`: DNS UPDATE to an authoritative server.
-    Rfc2136 {
-        /// The servers, zones, TSIG key and transport.
-        config: Box<Rfc2136Config>,
-        /// The deprecated spelling was used; warned about once logging is up.
-        deprecated_tsig_axfr: bool,
-    },
-    /// `--provider=aws`: Route53.
-    Aws(Box<extdns_provider_aws::AwsConfig>),
-    /// `--provider=pdns`: PowerDNS's HTTP API.
-    Pdns {
-        /// The server, key and TLS settings.
-        config: Box<extdns_provider_pdns::PdnsConfig>,
-    },
-    /// `--provider=coredns`: CoreDNS's etcd backend.
-    Coredns(Box<extdns_provider_coredns::CorednsConfig>),
-    /// `--provider=cloudflare`.
-    Cloudflare(Box<extdns_provider_cloudflare::CloudflareConfig>),
-    /// `--provider=google`: Cloud DNS.
-    Google(Box<extdns_provider_google::GoogleConfig>),
-    /// `--provider=azure` (`azure-dns`) and `--provider=azure-private-dns`.
-    Azure(Box<extdns_provider_azure::AzureConfig>),
-    /// `--provider=pihole`: Pi-hole's v6 REST API.
-    Pihole {
-        /// The server, password and TLS setting.
-        config: Box<extdns_provider_pihole::PiholeConfig>,
-        /// `--registry=txt`: its ownership records cannot be stored in Pi-hole; warned about once logging
-        /// is up.
-        txt_registry: bool,
-    },
-    /// `--provider=webhook`: the records live behind a webhook server.
-    Webhook(Box<extdns_provider_webhook::WebhookConfig>),
-    /// `--provider=dns-server`: extdns answers for the zones itself (extdns only).
-    DnsServer(Arc<extdns_dns_server::ServerConfig>),
-    /// An external-dns provider extdns does not implement; refused when built.
-    Unsupported(ProviderName),
-}
-
-impl ProviderSettings {
-    /// `--provider-write-rate`, for whichever provider this is.
-    fn set_write_rate(&mut self, rate: Option<Rate>) {
-        match self {
-            ProviderSettings::InMemory { write_rate, .. } => *write_rate = rate,
-            ProviderSettings::Rfc2136 { config, .. } => config.write_rate = rate,
-            ProviderSettings::Aws(config) => config.write_rate = rate,
-            ProviderSettings::Pdns { config } => config.write_rate = rate,
-            ProviderSettings::Coredns(config) => config.write_rate = rate,
-            ProviderSettings::Cloudflare(config) => config.api.write_rate = rate,
-            ProviderSettings::Google(config) => config.api.write_rate = rate,
-            ProviderSettings::Azure(config) => config.api.write_rate = rate,
-            ProviderSettings::Pihole { config, .. } => config.write_rate = rate,
-            ProviderSettings::Webhook(config) => config.write_rate = rate,
-            // Writes go to memory: nothing to pace.
-            ProviderSettings::DnsServer(_) | ProviderSettings::Unsupported(_) => {}
-        }
-    }
-
-    /// external-dns's name of the provider.
-    pub fn name(&self) -> &'static str {
-        match self {
-            ProviderSettings::InMemory { .. } => ProviderName::Inmemory.as_str(),
-            ProviderSettings::Rfc2136 { .. } => ProviderName::Rfc2136.as_str(),
-            ProviderSettings::Aws(_) => ProviderName::Aws.as_str(),
-            ProviderSettings::Pdns { .. } => ProviderName::Pdns.as_str(),
-            ProviderSettings::Coredns(_) => ProviderName::Coredns.as_str(),
-            ProviderSettings::Cloudflare(_) => ProviderName::Cloudflare.as_str(),
-            ProviderSettings::Google(_) => ProviderName::Google.as_str(),
-            ProviderSettings::Azure(config) => config.kind.flag(),
-            ProviderSettings::Pihole { .. } => ProviderName::Pihole.as_str(),
-            ProviderSettings::Webhook(_) => ProviderName::Webhook.as_str(),
-            ProviderSettings::DnsServer(_) => ProviderName::DnsServer.as_str(),
-            ProviderSettings::Unsupported(name) => name.as_str(),
-        }
-    }
 }
 
 /// The registry, with the validated ownership for the TXT one.
@@ -373,7 +231,7 @@ pub fn sources(flags: &Flags) -> Result<SourceSettings, ValidationError> {
     }
     let mut enabled = Vec::new();
     for &name in &s.source {
-        let Some(source) = EnabledSource::from_name(name) else {
+        let Some(source) = enabled_source(name) else {
             return fail(format!("source {name} is not supported by extdns yet"));
         };
         if !enabled.contains(&source) {
@@ -426,16 +284,15 @@ pub fn sources(flags: &Flags) -> Result<SourceSettings, ValidationError> {
     let ingress = ingress::config(flags, common.clone())?;
     let gateway = gateway::config(flags, common)?;
     let pipeline = pipeline::config(flags, manage_ptr)?;
-    Ok(SourceSettings {
+    Ok(SourceSettings::new(
         enabled,
         service,
         gateway,
         ingress,
         crd,
         pipeline,
-        resolve_load_balancer_hostname: flags.service.resolve_service_load_balancer_hostname,
         load_options,
-    })
+    ))
 }
 
 /// What the informer keeps for the templates: the fields they read, checked against the kinds they run
@@ -520,14 +377,9 @@ pub fn controller_with_env(flags: &Flags, env: Env<'_>) -> Result<Settings, Vali
             zones: flags.inmemory.inmemory_zone.clone(),
             write_rate: None,
         },
-        ProviderName::Rfc2136 => ProviderSettings::Rfc2136 {
-            config: Box::new(rfc2136::config(flags)?),
-            deprecated_tsig_axfr: flags.rfc2136.tsig_axfr,
-        },
+        ProviderName::Rfc2136 => ProviderSettings::Rfc2136(Box::new(rfc2136::config(flags)?)),
         ProviderName::Aws => ProviderSettings::Aws(Box::new(aws::config(flags, &domain_filter, env)?)),
-        ProviderName::Pdns => ProviderSettings::Pdns {
-            config: Box::new(pdns::config(flags, &domain_filter)?),
-        },
+        ProviderName::Pdns => ProviderSettings::Pdns(Box::new(pdns::config(flags, &domain_filter)?)),
         ProviderName::Coredns | ProviderName::Skydns => {
             ProviderSettings::Coredns(Box::new(coredns::config(flags, &domain_filter, env)?))
         }
@@ -547,13 +399,10 @@ pub fn controller_with_env(flags: &Flags, env: Env<'_>) -> Result<Settings, Vali
             &domain_filter,
             env,
         )?)),
-        ProviderName::Pihole => ProviderSettings::Pihole {
-            config: Box::new(pihole::config(flags, &domain_filter)?),
-            txt_registry: registry_name == RegistryName::Txt,
-        },
+        ProviderName::Pihole => ProviderSettings::Pihole(Box::new(pihole::config(flags, &domain_filter)?)),
         ProviderName::DnsServer => ProviderSettings::DnsServer(Arc::new(dns_server::config(flags)?)),
         ProviderName::Webhook => ProviderSettings::Webhook(Box::new(webhook::config(flags)?)),
-        other => ProviderSettings::Unsupported(other),
+        other => ProviderSettings::Unsupported(other.as_str()),
     };
     let mut provider = provider;
     provider.set_write_rate(write_rate(p.provider_write_rate)?);
@@ -643,6 +492,24 @@ pub fn controller_with_env(flags: &Flags, env: Env<'_>) -> Result<Settings, Vali
         leader,
         events,
     })
+}
+
+/// The warnings of a command that builds a provider, logged once logging is up: a deprecated spelling, a
+/// registry the provider cannot hold.
+pub fn log_warnings(flags: &Flags) {
+    match flags.provider.provider {
+        Some(ProviderName::Rfc2136) if flags.rfc2136.tsig_axfr => {
+            tracing::warn!("--rfc2136-tsig-axfr is deprecated: use --rfc2136-axfr");
+        }
+        Some(ProviderName::Pihole) if effective_registry(flags) == RegistryName::Txt => {
+            tracing::warn!(
+                "--registry=txt with --provider=pihole: Pi-hole stores no TXT records, so every change that \
+                 needs an ownership record is refused; run --registry=noop as external-dns's Pi-hole \
+                 tutorial says"
+            );
+        }
+        _ => {}
+    }
 }
 
 /// `--events-emit`: the kinds of Kubernetes Events to emit.

@@ -58,7 +58,7 @@ mod tests {
             "--tls-ca=/etc/ca.pem",
             "--domain-filter=example.org",
         ]);
-        let Ok(ProviderSettings::Pdns { config }) = s else {
+        let Ok(ProviderSettings::Pdns(config)) = s else {
             panic!("expected PowerDNS settings, got {s:?}")
         };
         assert_eq!(config.server, "https://pdns.example.org:8081");
