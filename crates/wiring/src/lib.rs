@@ -1,7 +1,8 @@
 //! The trait objects extdns runs, built from typed settings: [`ProviderSettings`], one configuration per
 //! provider extdns implements, into an `Arc<dyn Provider>` ([`build_provider`]); [`SourceSettings`], the
 //! enabled sources' configurations, into the source pipeline ([`build_pipeline`]), the same for every
-//! command, so the preview runs exactly what the controller runs.
+//! command, so the preview runs exactly what the controller runs; [`Settings`], all the controller reads,
+//! into the controller over the cluster view, the pipeline and the registry ([`build_controller`]).
 //!
 //! The settings are values of the libraries' own configuration types: reading and checking the flags that
 //! fill them is the binary's (`extdns::settings`), and so is naming a flag in an error: a provider that
@@ -24,8 +25,13 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod controller;
 mod provider;
 mod sources;
 
+pub use controller::{
+    ClusterSettings, Error, KubeSettings, LeaderSettings, RegistryError, RegistrySettings, Settings, build_cluster,
+    build_controller, build_registry, controller_with_cluster, controller_with_pipeline, kube_client, watched_kinds,
+};
 pub use provider::{BuildError, Instruments, ProviderSettings, build_provider};
 pub use sources::{EnabledSource, SourceSettings, build_pipeline, build_sources, default_resolver};

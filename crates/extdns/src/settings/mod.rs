@@ -39,9 +39,9 @@ use std::time::Duration;
 
 use extdns_controller::{ControllerConfig, DeletionGuard};
 use extdns_endpoint::{DomainFilter, RecordType};
+use extdns_informer::PodAnnotationPrefixes;
 use extdns_informer::manifests::LoadOptions;
 use extdns_informer::view::RouteKind;
-use extdns_informer::{LiveOptions, PodAnnotationPrefixes};
 use extdns_plan::{PlanConfig, Policy};
 use extdns_provider::pace::Rate;
 use extdns_registry::TxtRegistryConfig;
@@ -49,7 +49,9 @@ use extdns_source::template::{TemplateKind, TemplateUse, template_fields};
 use extdns_source::{AnnotationError, Annotations, FqdnTemplate, Selector, SourceConfig};
 use extdns_source_service::ServiceSourceConfig;
 
-pub use extdns_wiring::{EnabledSource, ProviderSettings, SourceSettings};
+pub use extdns_wiring::{
+    ClusterSettings, EnabledSource, KubeSettings, ProviderSettings, RegistrySettings, Settings, SourceSettings,
+};
 
 pub use self::leader::LeaderSettings;
 pub use self::webhook::WebhookServerSettings;
@@ -133,81 +135,6 @@ pub struct EndpointsSettings {
     pub sources: SourceSettings,
     /// `--manifests`: the files and directories objects are loaded from.
     pub manifests: Vec<PathBuf>,
-}
-
-/// The controller: the sources, the provider, the registry, the loop and the cluster view.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct Settings {
-    /// What the sources and the pipeline read.
-    pub sources: SourceSettings,
-    /// The provider the records live in.
-    pub provider: ProviderSettings,
-    /// How ownership of the records is kept.
-    pub registry: RegistrySettings,
-    /// The loop's knobs and the plan's configuration, whose owner id is the registry's.
-    pub controller: ControllerConfig,
-    /// Where the objects come from: the API server or manifest files.
-    pub cluster: ClusterSettings,
-    /// `--once`: one sync, then exit.
-    pub once: bool,
-    /// `--metrics-address`: where `/metrics` and `/healthz` are served.
-    pub metrics_address: String,
-    /// `--leader-elect`: the Lease the replicas share; `None` for a single replica.
-    pub leader: Option<LeaderSettings>,
-    /// `--events-emit`: which Kubernetes Events to emit; nothing by default.
-    pub events: extdns_controller::EventsConfig,
-}
-
-/// The registry, with the validated ownership for the TXT one.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub enum RegistrySettings {
-    /// `--registry=txt`: ownership in TXT records beside each record.
-    Txt(Box<TxtRegistryConfig>),
-    /// `--registry=noop`: every record is treated as owned.
-    Noop,
-    /// `--registry=crd`: ownership in DNSRecord objects on the API server; an empty namespace is the
-    /// controller's own, found when the client is built.
-    Crd(extdns_registry_crd::CrdRegistryConfig),
-    /// `--registry=dynamodb`: ownership labels in a DynamoDB table (`--dynamodb-table`, `--dynamodb-region`).
-    Dynamodb(Box<extdns_registry_dynamodb::DynamoDbConfig>),
-    /// An external-dns registry extdns does not implement; refused when built.
-    Unsupported(RegistryName),
-}
-
-impl RegistrySettings {
-    /// external-dns's name of the registry.
-    pub fn name(&self) -> &'static str {
-        match self {
-            RegistrySettings::Txt(_) => RegistryName::Txt.as_str(),
-            RegistrySettings::Noop => RegistryName::Noop.as_str(),
-            RegistrySettings::Crd(_) => RegistryName::Crd.as_str(),
-            RegistrySettings::Dynamodb(_) => RegistryName::Dynamodb.as_str(),
-            RegistrySettings::Unsupported(name) => name.as_str(),
-        }
-    }
-}
-
-/// Where the controller reads the cluster from.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub enum ClusterSettings {
-    /// Objects loaded from files (read with [`SourceSettings::load_options`]).
-    Manifests(Vec<PathBuf>),
-    /// Objects watched on the API server.
-    ApiServer(Box<KubeSettings>),
-}
-
-/// The Kubernetes client and what the live view watches.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct KubeSettings {
-    /// `--kubeconfig`, `--server` and the request timeout (none with `--events`, whose watches stay quiet
-    /// for minutes).
-    pub client: extdns_informer::client::ClientConfig,
-    /// What the live view watches: namespaces, selectors, kept fields.
-    pub live: LiveOptions,
 }
 
 /// The settings of `extdns endpoints`: the source checks, and manifests given.
@@ -424,7 +351,7 @@ pub fn controller_with_env(flags: &Flags, env: Env<'_>) -> Result<Settings, Vali
             &excluded_types,
             env,
         )?)),
-        other => RegistrySettings::Unsupported(other),
+        other => RegistrySettings::Unsupported(other.as_str()),
     };
     let policy: Policy = r
         .policy
