@@ -61,6 +61,17 @@ pub enum RegistrySettings {
 }
 
 impl RegistrySettings {
+    /// The owner id the registry writes and the plan reads records as; empty for a registry that keeps no
+    /// ownership.
+    pub fn owner_id(&self) -> &str {
+        match self {
+            RegistrySettings::Txt(config) => config.ownership.owner_id(),
+            RegistrySettings::Crd(config) => &config.owner_id,
+            RegistrySettings::Dynamodb(config) => config.ownership.owner_id(),
+            RegistrySettings::Noop | RegistrySettings::Unsupported(_) => "",
+        }
+    }
+
     /// external-dns's name of the registry.
     pub fn name(&self) -> &'static str {
         match self {

@@ -76,7 +76,7 @@ pub fn config(flags: &Flags, domain_filter: &DomainFilter, var: Env<'_>) -> Resu
 mod tests {
     use super::*;
     fn flags(args: &[&str]) -> Flags {
-        crate::settings::test_flags(["--source=service", "--provider=aws"].iter().chain(args).copied())
+        crate::settings::tests::test_flags(["--source=service", "--provider=aws"].iter().chain(args).copied())
     }
 
     fn env(k: &str) -> Option<String> {

@@ -33,7 +33,7 @@ mod tests {
     use std::collections::HashMap;
 
     fn flags(args: &[&str]) -> Flags {
-        crate::settings::test_flags(["--source=service", "--provider=coredns"].iter().chain(args).copied())
+        crate::settings::tests::test_flags(["--source=service", "--provider=coredns"].iter().chain(args).copied())
     }
 
     fn coredns(args: &[&str], env: &[(&str, &str)]) -> Result<CorednsConfig, ValidationError> {

@@ -50,7 +50,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::settings::test_flags;
+    use crate::settings::tests::test_flags;
 
     fn parse(args: &[&str]) -> Result<Option<LeaderSettings>, ValidationError> {
         let flags = test_flags(["--source=service", "--provider=inmemory"].iter().chain(args).copied());

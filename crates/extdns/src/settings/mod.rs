@@ -13,7 +13,6 @@
 
 pub mod aws;
 pub mod azure;
-mod budget;
 pub mod cloudflare;
 pub mod coredns;
 mod crd;
@@ -67,15 +66,16 @@ fn fail<T>(message: impl Into<String>) -> Result<T, ValidationError> {
     Err(ValidationError(message.into()))
 }
 
-/// `--provider-write-rate`: a number of requests a second; 0 is no limit of extdns's own.
-fn write_rate(per_second: f64) -> Result<Option<Rate>, ValidationError> {
+/// A rate flag in requests a second (`--provider-write-rate`, `--provider-request-rate`): 0 is `None`, what
+/// `zero` says the provider does then; anything else must be a positive number.
+fn rate(flag: &str, per_second: f64, requests: &str, zero: &str) -> Result<Option<Rate>, ValidationError> {
     if per_second == 0.0 {
         return Ok(None);
     }
     match Rate::per_second(per_second) {
         Some(rate) => Ok(Some(rate)),
         None => fail(format!(
-            "--provider-write-rate={per_second}: want a positive number of write requests a second (0 for no limit)"
+            "{flag}={per_second}: want a positive number of {requests} a second (0 for {zero})"
         )),
     }
 }
@@ -270,17 +270,13 @@ pub fn controller_with_env(flags: &Flags, env: Env<'_>) -> Result<Settings, Vali
     }
     let sources = sources(flags)?;
     let k = &flags.kube;
-    if k.kube_api_qps <= 0 {
-        return fail(format!(
-            "--kube-api-qps must be greater than 0 (got {})",
-            k.kube_api_qps
-        ));
-    }
-    if k.kube_api_burst <= 0 {
-        return fail(format!(
-            "--kube-api-burst must be greater than 0 (got {})",
-            k.kube_api_burst
-        ));
+    for (flag, value) in [
+        ("--kube-api-qps", k.kube_api_qps),
+        ("--kube-api-burst", k.kube_api_burst),
+    ] {
+        if value <= 0 {
+            return fail(format!("{flag} must be greater than 0 (got {value})"));
+        }
     }
     let Some(provider_name) = flags.provider.provider else {
         return fail("--provider is required (e.g. --provider=rfc2136 or --provider=inmemory)");
@@ -332,8 +328,25 @@ pub fn controller_with_env(flags: &Flags, env: Env<'_>) -> Result<Settings, Vali
         other => ProviderSettings::Unsupported(other.as_str()),
     };
     let mut provider = provider;
-    provider.set_write_rate(write_rate(p.provider_write_rate)?);
-    budget::set_request_rate(&mut provider, p.provider_request_rate)?;
+    provider.set_write_rate(rate(
+        "--provider-write-rate",
+        p.provider_write_rate,
+        "write requests",
+        "no limit",
+    )?);
+    // The request budget of one cloud account, which every pipeline of the account shares
+    // (`extdns_provider::budget`); unset, each cloud's documented limit stays.
+    let documented = "the cloud's documented limit";
+    if rate(
+        "--provider-request-rate",
+        p.provider_request_rate,
+        "requests",
+        documented,
+    )?
+    .is_some()
+    {
+        provider.set_request_rate(p.provider_request_rate);
+    }
     let managed_types = record_types(&p.managed_record_types);
     let excluded_types = record_types(&p.exclude_record_types);
     let registry = match registry_name {
@@ -363,12 +376,7 @@ pub fn controller_with_env(flags: &Flags, env: Env<'_>) -> Result<Settings, Vali
         managed_types,
         excluded_types,
         domain_filter,
-        owner_id: match &registry {
-            RegistrySettings::Txt(config) => config.ownership.owner_id().to_string(),
-            RegistrySettings::Crd(config) => config.owner_id.clone(),
-            RegistrySettings::Dynamodb(config) => config.ownership.owner_id().to_string(),
-            _ => String::new(),
-        },
+        owner_id: registry.owner_id().to_string(),
         old_owner_id: non_empty(&r.migrate_from_txt_owner),
     };
     let c = &flags.control;
@@ -502,17 +510,6 @@ fn process_env(name: &str) -> Option<String> {
 /// A `--tls-*` file flag: unset when empty, as external-dns reads them.
 fn tls_path(s: &str) -> Option<PathBuf> {
     (!s.trim().is_empty()).then(|| PathBuf::from(s.trim()))
-}
-
-/// The flags of `extdns ARGS...`, for every child's tests; a command line that does not parse is a bug
-/// of the test.
-#[cfg(test)]
-fn test_flags<'a>(args: impl IntoIterator<Item = &'a str>) -> Flags {
-    let args: Vec<&str> = std::iter::once("extdns").chain(args).collect();
-    match crate::flags::try_parse_from(&args) {
-        Ok(cli) => cli.flags,
-        Err(e) => panic!("{args:?}: {e}"),
-    }
 }
 
 #[cfg(test)]

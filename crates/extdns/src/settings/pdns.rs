@@ -41,7 +41,8 @@ pub(crate) fn flag(e: &extdns_provider_pdns::ConfigError) -> &'static str {
 #[cfg(test)]
 mod tests {
     use crate::providers::build_provider;
-    use crate::settings::{ProviderSettings, controller, test_flags};
+    use crate::settings::tests::test_flags;
+    use crate::settings::{ProviderSettings, controller};
 
     fn settings(extra: &[&str]) -> Result<ProviderSettings, String> {
         let flags = test_flags(["--source=service", "--provider=pdns"].iter().chain(extra).copied());

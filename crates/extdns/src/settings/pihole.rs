@@ -35,7 +35,7 @@ mod tests {
     use super::*;
 
     fn flags(args: &[&str]) -> Flags {
-        crate::settings::test_flags(["--source=service", "--provider=pihole"].iter().chain(args).copied())
+        crate::settings::tests::test_flags(["--source=service", "--provider=pihole"].iter().chain(args).copied())
     }
 
     #[test]

@@ -2,6 +2,16 @@ use super::*;
 use extdns_informer::{KindOverrides, ResourceKind};
 use extdns_source::{PREFIX_ALPHA, PREFIX_GA};
 
+/// The flags of `extdns ARGS...`, for every child's tests; a command line that does not parse is a bug
+/// of the test.
+pub(super) fn test_flags<'a>(args: impl IntoIterator<Item = &'a str>) -> Flags {
+    let args: Vec<&str> = std::iter::once("extdns").chain(args).collect();
+    match crate::flags::try_parse_from(&args) {
+        Ok(cli) => cli.flags,
+        Err(e) => panic!("{args:?}: {e}"),
+    }
+}
+
 fn flags<S: AsRef<str>>(args: &[S]) -> Flags {
     test_flags(args.iter().map(AsRef::as_ref))
 }
@@ -544,4 +554,36 @@ fn the_provider_write_rate_reaches_every_provider() -> Result<(), ValidationErro
         assert!(e.starts_with("--provider-write-rate="), "{bad}: {e}");
     }
     Ok(())
+}
+
+fn provider_with(args: &[&str]) -> Result<ProviderSettings, ValidationError> {
+    let flags = test_flags(["--source=service"].iter().chain(args).copied());
+    let env = |name: &str| (name == "CF_API_TOKEN").then(|| "tok".to_string());
+    Ok(controller_with_env(&flags, &env)?.provider)
+}
+
+#[test]
+fn the_request_rate_sets_each_cloud_s_account_rate_and_zero_keeps_the_documented_one() {
+    let cloudflare = |args: &[&str]| match provider_with(&[&["--provider=cloudflare"], args].concat()) {
+        Ok(ProviderSettings::Cloudflare(c)) => c.api.requests,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        cloudflare(&[]),
+        Some(extdns_provider_cloudflare::API_LIMIT),
+        "the documented limit by default"
+    );
+    assert_eq!(
+        cloudflare(&["--provider-request-rate=2"]),
+        extdns_provider::pace::Rate::per_second(2.0)
+    );
+    match provider_with(&["--provider=aws", "--provider-request-rate=20"]) {
+        Ok(ProviderSettings::Aws(c)) => assert_eq!(c.requests_per_second, 20.0),
+        other => panic!("{other:?}"),
+    }
+    for bad in ["-1", "NaN"] {
+        let arg = format!("--provider-request-rate={bad}");
+        let e = provider_with(&["--provider=inmemory", &arg]).expect_err("refused");
+        assert!(e.0.starts_with("--provider-request-rate="), "{e}");
+    }
 }

@@ -47,7 +47,7 @@ mod tests {
     use super::*;
 
     fn flags(args: &[&str]) -> Flags {
-        crate::settings::test_flags(["--source=service", "--provider=inmemory"].iter().chain(args).copied())
+        crate::settings::tests::test_flags(["--source=service", "--provider=inmemory"].iter().chain(args).copied())
     }
 
     #[test]
