@@ -40,17 +40,17 @@ pub async fn build_pooled_provider(
         calls: CallCounter(metrics.map(|m| Arc::new(WebhookMetrics(m.clone())) as Arc<dyn CountCalls>)),
         pool: pool.clone(),
     };
-    build(settings, &instruments).await.map_err(|e| named(settings, &e))
+    build(settings, &instruments).await.map_err(|e| named(&e))
 }
 
 /// A provider's configuration error with the flag behind the setting it is about, else the provider's.
-fn named(settings: &ProviderSettings, e: &BuildError) -> ValidationError {
+fn named(e: &BuildError) -> ValidationError {
     ValidationError(match e {
         BuildError::Rfc2136(c) => format!("{}: {c}", rfc2136_flag(c)),
         BuildError::Aws(c) => format!("--provider=aws: {}", aws_error(c)),
         BuildError::Pdns(c) => format!("{}: {c}", crate::settings::pdns::flag(c)),
-        BuildError::Unsupported(_) => e.to_string(),
-        _ => format!("--provider={}: {e}", settings.name()),
+        BuildError::Refused { provider, source } => format!("--provider={provider}: {source}"),
+        _ => e.to_string(),
     })
 }
 

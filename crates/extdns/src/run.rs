@@ -5,13 +5,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub(crate) use extdns_controller::spawn_signal_handler;
-use extdns_controller::{CancellationToken, Controller, Metrics, SyncReport, start_metrics_server};
-use extdns_informer::{Cluster, ResourceKind};
+use extdns_controller::{CancellationToken, Metrics, SyncReport, start_metrics_server};
 use extdns_leader::{ElectionConfig, LeaderElection};
 use extdns_provider::Provider;
-use extdns_source::Pipeline;
-pub use extdns_wiring::kube_client;
 use extdns_wiring::{Error as WiringError, RegistryError};
+pub use extdns_wiring::{
+    build_cluster, build_controller, controller_with_cluster, controller_with_pipeline, kube_client, watched_kinds,
+};
 use tracing::info;
 
 use crate::crd_status::CrdStatus;
@@ -40,7 +40,9 @@ pub async fn run(settings: &Settings) -> anyhow::Result<()> {
     // why /readyz waits for that sync.
     let (metrics, provider, dns_server) =
         provider_and_server(&settings.provider, Metrics::new(VERSION, REVISION)).await?;
-    let mut controller = build_controller(settings, provider, metrics.clone()).await?;
+    let mut controller = build_controller(settings, provider, metrics.clone())
+        .await
+        .map_err(flagged)?;
     if dns_server.is_some() {
         // The zones are this process's: every replica writes its own, leader or not.
         controller = controller.with_local_provider();
@@ -147,57 +149,15 @@ pub(crate) async fn start_election(
 /// One sync with a given provider, as `--once` does it (tests use an in-memory provider they can inspect).
 pub async fn run_once_with(settings: &Settings, provider: Arc<dyn Provider>) -> anyhow::Result<SyncReport> {
     let metrics = Arc::new(Metrics::new(VERSION, REVISION));
-    let controller = build_controller(settings, provider, metrics).await?;
+    let controller = build_controller(settings, provider, metrics).await.map_err(flagged)?;
     Ok(controller
         .run_once_when_synced(ONCE_SYNC_TIMEOUT, &CancellationToken::new())
         .await?)
 }
 
-/// [`extdns_wiring::build_controller`], a bad setting named after its flag.
-pub async fn build_controller(
-    settings: &Settings,
-    provider: Arc<dyn Provider>,
-    metrics: Arc<Metrics>,
-) -> anyhow::Result<Controller> {
-    extdns_wiring::build_controller(settings, provider, metrics)
-        .await
-        .map_err(flagged)
-}
-
-/// [`extdns_wiring::controller_with_cluster`], a bad setting named after its flag.
-pub fn controller_with_cluster(
-    settings: &Settings,
-    cluster: Arc<dyn Cluster>,
-    provider: Arc<dyn Provider>,
-    metrics: Arc<Metrics>,
-) -> anyhow::Result<Controller> {
-    extdns_wiring::controller_with_cluster(settings, cluster, provider, metrics).map_err(flagged)
-}
-
-/// [`extdns_wiring::controller_with_pipeline`], a bad setting named after its flag.
-pub fn controller_with_pipeline(
-    settings: &Settings,
-    pipeline: Pipeline,
-    cluster: Arc<dyn Cluster>,
-    provider: Arc<dyn Provider>,
-    metrics: Arc<Metrics>,
-) -> anyhow::Result<Controller> {
-    extdns_wiring::controller_with_pipeline(settings, pipeline, cluster, provider, metrics).map_err(flagged)
-}
-
-/// The kinds the enabled sources read (what the live view watches).
-pub fn watched_kinds(settings: &Settings) -> anyhow::Result<Vec<ResourceKind>> {
-    extdns_wiring::watched_kinds(settings).map_err(flagged)
-}
-
-/// [`extdns_wiring::build_cluster`], a bad setting named after its flag.
-pub async fn build_cluster(settings: &Settings, kinds: &[ResourceKind]) -> anyhow::Result<Arc<dyn Cluster>> {
-    extdns_wiring::build_cluster(settings, kinds).await.map_err(flagged)
-}
-
 /// A wiring error as the commands report it: a refused setting is bad configuration ([`ValidationError`],
 /// the usage exit code), named after its flag; anything else is a failure.
-fn flagged(e: WiringError) -> anyhow::Error {
+pub(crate) fn flagged(e: WiringError) -> anyhow::Error {
     let usage = |message: String| anyhow::Error::from(ValidationError(message));
     match e {
         WiringError::Resolver(e) => usage(format!("--resolve-service-load-balancer-hostname: {e}")),

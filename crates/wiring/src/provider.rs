@@ -17,7 +17,7 @@ use extdns_provider_google::{GoogleConfig, GoogleProvider};
 use extdns_provider_pdns::{PdnsConfig, PdnsProvider};
 use extdns_provider_pihole::{PiholeConfig, PiholeProvider};
 use extdns_provider_rfc2136::{Rfc2136Config, Rfc2136Provider};
-use extdns_provider_webhook::{CallCounter, WebhookConfig, WebhookError, WebhookProvider};
+use extdns_provider_webhook::{CallCounter, WebhookConfig, WebhookProvider};
 
 /// The provider and its configuration. Providers extdns does not implement are refused when the provider
 /// is built, as before any check of the settings existed (a run-time failure, not a usage error).
@@ -129,9 +129,6 @@ pub struct Instruments {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum BuildError {
-    /// The webhook server could not be reached or negotiated with.
-    #[error(transparent)]
-    Webhook(#[from] WebhookError),
     /// The RFC 2136 configuration is refused.
     #[error(transparent)]
     Rfc2136(#[from] extdns_provider_rfc2136::ConfigError),
@@ -141,21 +138,14 @@ pub enum BuildError {
     /// The PowerDNS configuration is refused.
     #[error(transparent)]
     Pdns(#[from] extdns_provider_pdns::ConfigError),
-    /// The CoreDNS configuration is refused.
-    #[error(transparent)]
-    Coredns(#[from] extdns_provider_coredns::ConfigError),
-    /// The Cloudflare configuration is refused.
-    #[error(transparent)]
-    Cloudflare(#[from] extdns_provider_cloudflare::ConfigError),
-    /// The Cloud DNS configuration is refused.
-    #[error(transparent)]
-    Google(#[from] extdns_provider_google::ConfigError),
-    /// The Azure configuration is refused.
-    #[error(transparent)]
-    Azure(#[from] extdns_provider_azure::ConfigError),
-    /// The Pi-hole configuration is refused.
-    #[error(transparent)]
-    Pihole(#[from] extdns_provider_pihole::ConfigError),
+    /// Another provider refused its configuration or could not be reached: its crate's own error.
+    #[error("{provider}: {source}")]
+    Refused {
+        /// external-dns's name of the provider.
+        provider: &'static str,
+        /// The provider crate's error.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     /// external-dns has this provider; extdns does not.
     #[error("provider {0} is not supported by extdns yet")]
     Unsupported(&'static str),
@@ -174,7 +164,7 @@ pub async fn build_provider(
             let mut config = (**config).clone();
             config.observer = observer;
             config.calls = instruments.calls.clone();
-            Arc::new(WebhookProvider::connect(&config).await?)
+            Arc::new(WebhookProvider::connect(&config).await.map_err(refused(settings))?)
         }
         ProviderSettings::InMemory { zones, write_rate } => {
             Arc::new(InMemoryProvider::new(zones.clone()).with_write_rate(*write_rate))
@@ -194,32 +184,44 @@ pub async fn build_provider(
         ProviderSettings::Coredns(config) => {
             let mut config = (**config).clone();
             config.observer = observer;
-            Arc::new(CorednsProvider::new(config)?)
+            Arc::new(CorednsProvider::new(config).map_err(refused(settings))?)
         }
         ProviderSettings::Cloudflare(config) => {
             let mut config = (**config).clone();
             config.observer = observer;
             config.api.pool = pool;
-            Arc::new(CloudflareProvider::new(config)?)
+            Arc::new(CloudflareProvider::new(config).map_err(refused(settings))?)
         }
         ProviderSettings::Google(config) => {
             let mut config = (**config).clone();
             config.observer = observer;
             config.api.pool = pool;
-            Arc::new(GoogleProvider::new(config)?)
+            Arc::new(GoogleProvider::new(config).map_err(refused(settings))?)
         }
         ProviderSettings::Azure(config) => {
             let mut config = (**config).clone();
             config.observer = observer;
             config.api.pool = pool;
-            Arc::new(AzureProvider::new(config)?)
+            Arc::new(AzureProvider::new(config).map_err(refused(settings))?)
         }
         ProviderSettings::Pihole(config) => {
             let mut config = (**config).clone();
             config.observer = observer;
-            Arc::new(PiholeProvider::new(config)?)
+            Arc::new(PiholeProvider::new(config).map_err(refused(settings))?)
         }
         ProviderSettings::DnsServer(config) => Arc::new(zones_and_provider(config).0),
         ProviderSettings::Unsupported(name) => return Err(BuildError::Unsupported(name)),
     })
+}
+
+/// A provider's refusal, kept whole, with the provider's name.
+fn refused<E>(settings: &ProviderSettings) -> impl FnOnce(E) -> BuildError
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let provider = settings.name();
+    move |e| BuildError::Refused {
+        provider,
+        source: Box::new(e),
+    }
 }

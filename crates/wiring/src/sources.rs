@@ -29,7 +29,6 @@ pub enum EnabledSource {
 
 /// What the sources and the source pipeline read; every command builds its pipeline from it.
 #[derive(Debug, Clone)]
-#[non_exhaustive]
 pub struct SourceSettings {
     /// The sources in the order given, each once (external-dns would run a repeated name twice and
     /// deduplicate).
@@ -49,27 +48,6 @@ pub struct SourceSettings {
 }
 
 impl SourceSettings {
-    /// The settings of these sources, each source's configuration as given.
-    pub fn new(
-        enabled: Vec<EnabledSource>,
-        service: ServiceSourceConfig,
-        gateway: GatewaySourceConfig,
-        ingress: IngressSourceConfig,
-        crd: CrdSourceConfig,
-        pipeline: PipelineConfig,
-        load_options: LoadOptions,
-    ) -> SourceSettings {
-        SourceSettings {
-            enabled,
-            service,
-            gateway,
-            ingress,
-            crd,
-            pipeline,
-            load_options,
-        }
-    }
-
     /// What every source shares.
     pub fn common(&self) -> &SourceConfig {
         &self.service.common

@@ -118,7 +118,7 @@ impl PipelineFactory for Factory {
         let local = matches!(settings.provider, ProviderSettings::DnsServer(_));
         let controller =
             crate::run::controller_with_cluster(&settings, self.fanout.subscribe(), provider, metrics.clone())
-                .map_err(invalid)?;
+                .map_err(|e| invalid(crate::run::flagged(e)))?;
         let mut controller = controller
             .with_leadership(self.leadership.clone())
             .with_sync_observer(observer);

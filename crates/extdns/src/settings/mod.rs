@@ -211,7 +211,7 @@ pub fn sources(flags: &Flags) -> Result<SourceSettings, ValidationError> {
     let ingress = ingress::config(flags, common.clone())?;
     let gateway = gateway::config(flags, common)?;
     let pipeline = pipeline::config(flags, manage_ptr)?;
-    Ok(SourceSettings::new(
+    Ok(SourceSettings {
         enabled,
         service,
         gateway,
@@ -219,7 +219,7 @@ pub fn sources(flags: &Flags) -> Result<SourceSettings, ValidationError> {
         crd,
         pipeline,
         load_options,
-    ))
+    })
 }
 
 /// What the informer keeps for the templates: the fields they read, checked against the kinds they run
