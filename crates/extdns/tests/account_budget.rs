@@ -202,17 +202,20 @@ async fn three_route53_pipelines_of_one_account_share_its_rate_and_all_converge(
     assert!(other, "someone else's record is left alone");
 }
 
+/// The pipelines `pipeline` makes for the owners p0, p1 and p2, run each with a budget of its own (a pool
+/// each): what the shared pool prevents, so the tests of the shared pool can fail.
+async fn converge_pacing_apart(pipeline: impl Fn(&str) -> Pipeline) {
+    let pipelines: Vec<Pipeline> = ["p0", "p1", "p2"].into_iter().map(pipeline).collect();
+    let pools: Vec<Arc<PacerPool>> = (0..3).map(|_| Arc::new(PacerPool::new())).collect();
+    let _ = converge_all(&pipelines, &pools).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_route53_pipelines_pacing_apart_pass_the_account_s_limit() {
     // The same three pipelines, each with a budget of its own (a pool each): what the shared pool
     // prevents, so the test above can fail.
     let (fake, _) = route53();
-    let pipelines: Vec<Pipeline> = ["p0", "p1", "p2"]
-        .iter()
-        .map(|owner| route53_pipeline(&fake, owner, 12, "--aws-batch-change-size=2"))
-        .collect();
-    let pools: Vec<Arc<PacerPool>> = (0..3).map(|_| Arc::new(PacerPool::new())).collect();
-    let _ = converge_all(&pipelines, &pools).await;
+    converge_pacing_apart(|owner| route53_pipeline(&fake, owner, 12, "--aws-batch-change-size=2")).await;
     assert!(
         fake.lock().requests.throttled() > 0,
         "three budgets of one account overran it"
@@ -308,12 +311,7 @@ async fn three_cloudflare_pipelines_of_one_token_share_its_rate_and_all_converge
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_cloudflare_pipelines_pacing_apart_pass_the_token_s_limit() {
     let cf = cloudflare();
-    let pipelines: Vec<Pipeline> = ["p0", "p1", "p2"]
-        .iter()
-        .map(|owner| cloudflare_pipeline(&cf, owner, 16))
-        .collect();
-    let pools: Vec<Arc<PacerPool>> = (0..3).map(|_| Arc::new(PacerPool::new())).collect();
-    let _ = converge_all(&pipelines, &pools).await;
+    converge_pacing_apart(|owner| cloudflare_pipeline(&cf, owner, 16)).await;
     assert!(
         cf.state().requests.throttled() > 0,
         "three budgets of one token overran it"

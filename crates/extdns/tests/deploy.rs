@@ -61,6 +61,17 @@ fn of_kind<'a>(docs: &'a [Value], kind: &str) -> Vec<&'a Value> {
     docs.iter().filter(|d| d["kind"] == kind).collect()
 }
 
+/// A workload-identity overlay's documents: no Secret anywhere (`why`: what gives the credentials instead),
+/// and its one ServiceAccount.
+fn without_secret(overlay: &str, why: &str) -> Result<(Vec<Value>, Value), Error> {
+    let docs = kustomize(&deploy(overlay))?;
+    assert!(docs.iter().all(|d| d["kind"] != "Secret"), "no Secret: {why}");
+    let accounts = of_kind(&docs, "ServiceAccount");
+    assert_eq!(accounts.len(), 1, "{overlay}: one ServiceAccount");
+    let account = accounts[0].clone();
+    Ok((docs, account))
+}
+
 fn extdns_container(docs: &[Value]) -> Result<&Value, Error> {
     let d = of_kind(docs, "Deployment").into_iter().next().ok_or("no Deployment")?;
     d["spec"]["template"]["spec"]["containers"]
@@ -364,15 +375,9 @@ fn the_dns_server_overlay_answers_on_53_through_its_service_once_ready() -> Resu
 #[test]
 fn the_google_overlay_runs_with_workload_identity_and_no_secret() -> Result<(), Error> {
     extdns_test_support::require!(Kubectl);
-    let docs = kustomize(&deploy("overlays/google"))?;
-    assert!(
-        docs.iter().all(|d| d["kind"] != "Secret"),
-        "no Secret: GKE's metadata server gives the tokens"
-    );
-    let sa = of_kind(&docs, "ServiceAccount");
-    assert_eq!(sa.len(), 1);
+    let (docs, sa) = without_secret("overlays/google", "GKE's metadata server gives the tokens")?;
     assert_eq!(
-        sa[0]["metadata"]["annotations"]["iam.gke.io/gcp-service-account"],
+        sa["metadata"]["annotations"]["iam.gke.io/gcp-service-account"],
         "external-dns@my-project.iam.gserviceaccount.com"
     );
     let deployment = of_kind(&docs, "Deployment")[0];
@@ -401,17 +406,10 @@ fn the_google_overlay_runs_with_workload_identity_and_no_secret() -> Result<(), 
 #[test]
 fn the_azure_overlay_runs_with_workload_identity_and_no_secret() -> Result<(), Error> {
     extdns_test_support::require!(Kubectl);
-    let docs = kustomize(&deploy("overlays/azure"))?;
+    let (docs, sa) = without_secret("overlays/azure", "the federated token is the credential")?;
     assert!(
-        docs.iter().all(|d| d["kind"] != "Secret"),
-        "no Secret: the federated token is the credential"
-    );
-    let sa = of_kind(&docs, "ServiceAccount");
-    assert_eq!(sa.len(), 1);
-    assert!(
-        sa[0]["metadata"]["annotations"]["azure.workload.identity/client-id"].is_string(),
-        "{}",
-        sa[0]
+        sa["metadata"]["annotations"]["azure.workload.identity/client-id"].is_string(),
+        "{sa}"
     );
     let deployment = of_kind(&docs, "Deployment")[0];
     let pod = &deployment["spec"]["template"];
