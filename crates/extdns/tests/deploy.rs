@@ -61,6 +61,20 @@ fn of_kind<'a>(docs: &'a [Value], kind: &str) -> Vec<&'a Value> {
     docs.iter().filter(|d| d["kind"] == kind).collect()
 }
 
+/// `resources` (a directory of deploy/) with the component `component` added, in namespace extdns, as a
+/// kustomization of one's own would write it.
+fn with_component(resources: &str, component: &str) -> Result<Vec<Value>, Error> {
+    let dir = tempfile::tempdir_in(deploy(""))?;
+    std::fs::write(
+        dir.path().join("kustomization.yaml"),
+        format!(
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: extdns\n\
+             resources: [../{resources}]\ncomponents: [../{component}]\n"
+        ),
+    )?;
+    kustomize(dir.path())
+}
+
 /// A workload-identity overlay's documents: no Secret anywhere (`why`: what gives the credentials instead),
 /// and its one ServiceAccount.
 fn without_secret(overlay: &str, why: &str) -> Result<(Vec<Value>, Value), Error> {
@@ -513,13 +527,7 @@ fn the_leader_election_component_runs_two_replicas_on_the_lease_its_role_grants(
 #[test]
 fn the_crd_registry_component_keeps_dnsrecords_where_its_role_grants_them() -> Result<(), Error> {
     extdns_test_support::require!(Kubectl);
-    let dir = tempfile::tempdir_in(deploy(""))?;
-    std::fs::write(
-        dir.path().join("kustomization.yaml"),
-        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: extdns\n\
-         resources: [../overlays/rfc2136]\ncomponents: [../components/crd-registry]\n",
-    )?;
-    let docs = kustomize(dir.path())?;
+    let docs = with_component("overlays/rfc2136", "components/crd-registry")?;
     let mut args = strings(&extdns_container(&docs)?["args"]);
     args.push("--rfc2136-tsig-secret=c2VjcmV0".to_string());
     let cli = extdns::flags::try_parse_from(std::iter::once("extdns".to_string()).chain(args))?;
@@ -574,13 +582,7 @@ fn no_manifest_uses_the_deprecated_tsig_axfr_flag() -> Result<(), Error> {
 #[test]
 fn the_dns_providers_component_ships_the_chart_crds_the_flag_and_its_rbac() -> Result<(), Error> {
     extdns_test_support::require!(Kubectl);
-    let dir = tempfile::tempdir_in(deploy(""))?;
-    std::fs::write(
-        dir.path().join("kustomization.yaml"),
-        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: extdns\n\
-         resources: [../base]\ncomponents: [../components/dns-providers]\n",
-    )?;
-    let docs = kustomize(dir.path())?;
+    let docs = with_component("base", "components/dns-providers")?;
     let line: Vec<String> = std::iter::once("extdns".to_string())
         .chain(strings(&extdns_container(&docs)?["args"]))
         .collect();
