@@ -12,6 +12,16 @@ pub(super) fn test_flags<'a>(args: impl IntoIterator<Item = &'a str>) -> Flags {
     }
 }
 
+/// The flags of `extdns --source=service --provider=PROVIDER ARGS...`, for the providers' tests.
+pub(super) fn provider_flags(provider: &str, args: &[&str]) -> Flags {
+    let provider = format!("--provider={provider}");
+    test_flags(
+        ["--source=service", provider.as_str()]
+            .into_iter()
+            .chain(args.iter().copied()),
+    )
+}
+
 fn flags<S: AsRef<str>>(args: &[S]) -> Flags {
     test_flags(args.iter().map(AsRef::as_ref))
 }
