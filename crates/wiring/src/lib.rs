@@ -35,3 +35,6 @@ pub use controller::{
 };
 pub use provider::{BuildError, Instruments, ProviderSettings, build_provider};
 pub use sources::{EnabledSource, SourceSettings, build_pipeline, build_sources, default_resolver};
+
+#[cfg(test)]
+mod tests;
