@@ -34,18 +34,10 @@ pub enum EndpointsError {
 }
 
 /// The endpoints the configured sources produce from the manifests, sorted by name, type, set identifier
-/// (then targets, so the order never depends on the input's). `resolver` answers
-/// `--resolve-service-load-balancer-hostname` lookups; the system resolver when `None`.
-pub async fn collect(
-    settings: &EndpointsSettings,
-    resolver: Option<Arc<dyn Resolver>>,
-) -> Result<Vec<Endpoint>, EndpointsError> {
-    Ok(collect_counting_skipped(settings, resolver).await?.0)
-}
-
-/// [`collect`], and the objects left out because extdns does not read their kind: as the controller
-/// never watches them, a dump of a cluster (`kubectl get ... -A -o yaml`: ConfigMaps, Deployments, ...)
-/// previews what the controller would publish from that cluster.
+/// (then targets, so the order never depends on the input's), and the objects left out because extdns does
+/// not read their kind: as the controller never watches them, a dump of a cluster (`kubectl get ... -A -o
+/// yaml`: ConfigMaps, Deployments, ...) previews what the controller would publish from that cluster.
+/// `resolver` answers `--resolve-service-load-balancer-hostname` lookups; the system resolver when `None`.
 pub async fn collect_counting_skipped(
     settings: &EndpointsSettings,
     resolver: Option<Arc<dyn Resolver>>,

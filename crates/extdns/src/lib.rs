@@ -90,6 +90,7 @@ fn dispatch(cli: Cli, command_line: &[OsString], runtime: &tokio::runtime::Runti
     let code = match cli.command {
         None if cli.flags.webhook.webhook_server => {
             let settings = checked(&cli.flags, settings::webhook::server)?;
+            settings::log_warnings(&cli.flags);
             exit(runtime.block_on(webhook_server::run(&settings)).map(|()| 0))
         }
         None if cli.flags.provider.dns_provider_crds => {
@@ -98,6 +99,7 @@ fn dispatch(cli: Cli, command_line: &[OsString], runtime: &tokio::runtime::Runti
         }
         None => {
             let settings = checked(&cli.flags, settings::controller)?;
+            settings::log_warnings(&cli.flags);
             match runtime.block_on(run::run(&settings)) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
@@ -137,6 +139,7 @@ fn dispatch(cli: Cli, command_line: &[OsString], runtime: &tokio::runtime::Runti
         }
         Some(Command::Plan(args)) => {
             let settings = for_plan(&args.flags, settings::controller)?;
+            settings::log_warnings(&args.flags);
             let mut stdout = std::io::stdout().lock();
             exit(runtime.block_on(plan::run(&settings, args.output, &mut stdout)))
         }

@@ -1,18 +1,14 @@
-//! From provider settings to a [`Provider`]. One arm per provider extdns implements; every other
-//! external-dns name is a clear startup error rather than a silent no-op.
+//! From provider settings to a [`Provider`] (built by [`extdns_wiring::build_provider`]), with the process's
+//! metrics attached and a refused configuration named after the flag behind it.
 
 use std::sync::Arc;
 
 use extdns_controller::{Metrics, WebhookCall};
-use extdns_dns_server::zones_and_provider;
+use extdns_provider::Provider;
 use extdns_provider::budget::PacerPool;
 use extdns_provider::http::Observer;
-use extdns_provider::{InMemoryProvider, Provider};
-use extdns_provider_cloudflare::CloudflareProvider;
-use extdns_provider_coredns::CorednsProvider;
-use extdns_provider_pihole::PiholeProvider;
-use extdns_provider_rfc2136::Rfc2136Provider;
-use extdns_provider_webhook::{Call, CallCounter, CountCalls, WebhookProvider};
+use extdns_provider_webhook::{Call, CallCounter, CountCalls};
+use extdns_wiring::{BuildError, Instruments, build_provider as build};
 
 use crate::settings::{ProviderSettings, ValidationError};
 
@@ -39,101 +35,23 @@ pub async fn build_pooled_provider(
     metrics: Option<&Arc<Metrics>>,
     pool: &Arc<PacerPool>,
 ) -> Result<Arc<dyn Provider>, ValidationError> {
-    let observer = Observer(metrics.map(|m| m.request_durations() as Arc<dyn extdns_provider::http::Observe>));
-    match settings {
-        ProviderSettings::Webhook(config) => {
-            let mut config = config.clone();
-            config.observer = observer;
-            if let Some(m) = metrics {
-                config.calls = CallCounter(Some(Arc::new(WebhookMetrics(m.clone()))));
-            }
-            let provider = WebhookProvider::connect(&config)
-                .await
-                .map_err(|e| ValidationError(format!("--provider=webhook: {e}")))?;
-            Ok(Arc::new(provider))
-        }
-        ProviderSettings::InMemory { zones, write_rate } => Ok(Arc::new(
-            InMemoryProvider::new(zones.clone()).with_write_rate(*write_rate),
-        )),
-        ProviderSettings::Rfc2136 {
-            config,
-            deprecated_tsig_axfr,
-        } => {
-            if *deprecated_tsig_axfr {
-                tracing::warn!("--rfc2136-tsig-axfr is deprecated: use --rfc2136-axfr");
-            }
-            let provider =
-                Rfc2136Provider::new(config).map_err(|e| ValidationError(format!("{}: {e}", rfc2136_flag(&e))))?;
-            Ok(Arc::new(provider))
-        }
-        ProviderSettings::Aws(config) => {
-            let mut config = config.as_ref().clone();
-            config.observer = observer;
-            config.pool = pool.clone();
-            let provider = extdns_provider_aws::AwsProvider::new(config)
-                .map_err(|e| ValidationError(format!("--provider=aws: {}", aws_error(&e))))?;
-            Ok(Arc::new(provider))
-        }
-        ProviderSettings::Pdns { config } => {
-            let mut config = config.clone();
-            config.observer = observer;
-            let provider = extdns_provider_pdns::PdnsProvider::new(&config)
-                .map_err(|e| ValidationError(format!("{}: {e}", crate::settings::pdns::flag(&e))))?;
-            Ok(Arc::new(provider))
-        }
-        ProviderSettings::Coredns(config) => {
-            let mut config = (**config).clone();
-            config.observer = observer;
-            started("--provider=coredns", CorednsProvider::new(config))
-        }
-        ProviderSettings::Cloudflare(config) => {
-            let mut config = (**config).clone();
-            config.observer = observer;
-            config.api.pool = pool.clone();
-            started("--provider=cloudflare", CloudflareProvider::new(config))
-        }
-        ProviderSettings::Google(config) => {
-            let mut config = (**config).clone();
-            config.observer = observer;
-            config.api.pool = pool.clone();
-            started("--provider=google", extdns_provider_google::GoogleProvider::new(config))
-        }
-        ProviderSettings::Azure(config) => {
-            let mut config = (**config).clone();
-            config.observer = observer;
-            config.api.pool = pool.clone();
-            let flag = format!("--provider={}", config.kind.flag());
-            started(&flag, extdns_provider_azure::AzureProvider::new(config))
-        }
-        ProviderSettings::Pihole { config, txt_registry } => {
-            if *txt_registry {
-                tracing::warn!(
-                    "--registry=txt with --provider=pihole: Pi-hole stores no TXT records, so every change that \
-                     needs an ownership record is refused; run --registry=noop as external-dns's Pi-hole \
-                     tutorial says"
-                );
-            }
-            let mut config = (**config).clone();
-            config.observer = observer;
-            started("--provider=pihole", PiholeProvider::new(config))
-        }
-        ProviderSettings::DnsServer(config) => Ok(Arc::new(zones_and_provider(config).0)),
-        ProviderSettings::Unsupported(name) => Err(ValidationError(format!(
-            "provider {} is not supported by extdns yet",
-            name.as_str()
-        ))),
-    }
+    let instruments = Instruments {
+        observer: Observer(metrics.map(|m| m.request_durations() as Arc<dyn extdns_provider::http::Observe>)),
+        calls: CallCounter(metrics.map(|m| Arc::new(WebhookMetrics(m.clone())) as Arc<dyn CountCalls>)),
+        pool: pool.clone(),
+    };
+    build(settings, &instruments).await.map_err(|e| named(&e))
 }
 
-/// A provider just made, or its configuration error named after `flag`.
-fn started<P: Provider + 'static>(
-    flag: &str,
-    made: Result<P, impl std::fmt::Display>,
-) -> Result<Arc<dyn Provider>, ValidationError> {
-    match made {
-        Ok(p) => Ok(Arc::new(p)),
-        Err(e) => Err(ValidationError(format!("{flag}: {e}"))),
-    }
+/// A provider's configuration error with the flag behind the setting it is about, else the provider's.
+fn named(e: &BuildError) -> ValidationError {
+    ValidationError(match e {
+        BuildError::Rfc2136(c) => format!("{}: {c}", rfc2136_flag(c)),
+        BuildError::Aws(c) => format!("--provider=aws: {}", aws_error(c)),
+        BuildError::Pdns(c) => format!("{}: {c}", crate::settings::pdns::flag(c)),
+        BuildError::Refused { provider, source } => format!("--provider={provider}: {source}"),
+        _ => e.to_string(),
+    })
 }
 
 /// external-dns's webhook counters, fed by the webhook provider's calls.

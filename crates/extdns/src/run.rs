@@ -5,24 +5,19 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub(crate) use extdns_controller::spawn_signal_handler;
-use extdns_controller::{CancellationToken, Controller, Metrics, SyncReport, start_metrics_server};
-use extdns_informer::{Cluster, LiveCluster, ManifestCluster, ResourceKind};
+use extdns_controller::{CancellationToken, Metrics, SyncReport, start_metrics_server};
 use extdns_leader::{ElectionConfig, LeaderElection};
 use extdns_provider::Provider;
-use extdns_provider::http::{Observe, Observer};
-use extdns_registry::{MetadataRegistry, NoopRegistry, Registry, TxtRegistry, metadata};
-use extdns_registry_crd::{CrdRegistry, CrdRegistryConfig};
-use extdns_registry_dynamodb::DynamoDbRegistry;
-use extdns_source::Pipeline;
+use extdns_wiring::{Error as WiringError, RegistryError};
+pub use extdns_wiring::{
+    build_cluster, build_controller, controller_with_cluster, controller_with_pipeline, kube_client, watched_kinds,
+};
 use tracing::info;
 
 use crate::crd_status::CrdStatus;
 use crate::dns_server::provider_and_server;
 use crate::events::KubeEvents;
-use crate::settings::{
-    ClusterSettings, EnabledSource, KubeSettings, LeaderSettings, RegistrySettings, Settings, ValidationError,
-};
-use crate::wiring;
+use crate::settings::{ClusterSettings, EnabledSource, KubeSettings, LeaderSettings, Settings, ValidationError};
 
 /// How long `--once` waits for the informers' first list (external-dns's cache-sync timeout).
 pub const ONCE_SYNC_TIMEOUT: Duration = Duration::from_secs(60);
@@ -45,7 +40,9 @@ pub async fn run(settings: &Settings) -> anyhow::Result<()> {
     // why /readyz waits for that sync.
     let (metrics, provider, dns_server) =
         provider_and_server(&settings.provider, Metrics::new(VERSION, REVISION)).await?;
-    let mut controller = build_controller(settings, provider, metrics.clone()).await?;
+    let mut controller = build_controller(settings, provider, metrics.clone())
+        .await
+        .map_err(flagged)?;
     if dns_server.is_some() {
         // The zones are this process's: every replica writes its own, leader or not.
         controller = controller.with_local_provider();
@@ -152,143 +149,28 @@ pub(crate) async fn start_election(
 /// One sync with a given provider, as `--once` does it (tests use an in-memory provider they can inspect).
 pub async fn run_once_with(settings: &Settings, provider: Arc<dyn Provider>) -> anyhow::Result<SyncReport> {
     let metrics = Arc::new(Metrics::new(VERSION, REVISION));
-    let controller = build_controller(settings, provider, metrics).await?;
+    let controller = build_controller(settings, provider, metrics).await.map_err(flagged)?;
     Ok(controller
         .run_once_when_synced(ONCE_SYNC_TIMEOUT, &CancellationToken::new())
         .await?)
 }
 
-/// Everything but the provider: the source pipeline, the cluster view it reads, the registry and the loop's
-/// configuration.
-pub async fn build_controller(
-    settings: &Settings,
-    provider: Arc<dyn Provider>,
-    metrics: Arc<Metrics>,
-) -> anyhow::Result<Controller> {
-    let pipeline = wiring::build_pipeline(&settings.sources)?;
-    let cluster = build_cluster(settings, &pipeline.watched_kinds()).await?;
-    let registry = match &settings.registry {
-        RegistrySettings::Crd(config) => crd_registry(settings, config, provider).await?,
-        other => build_registry(other, provider, &metrics)?,
-    };
-    Ok(controller_over(settings, pipeline, cluster, registry, metrics))
-}
-
-/// [`build_controller`] over a given cluster view (tests use a live view fed by hand, or one that never
-/// syncs).
-pub fn controller_with_cluster(
-    settings: &Settings,
-    cluster: Arc<dyn Cluster>,
-    provider: Arc<dyn Provider>,
-    metrics: Arc<Metrics>,
-) -> anyhow::Result<Controller> {
-    let pipeline = wiring::build_pipeline(&settings.sources)?;
-    controller_with_pipeline(settings, pipeline, cluster, provider, metrics)
-}
-
-/// The kinds the enabled sources read (what the live view watches).
-pub fn watched_kinds(settings: &Settings) -> Result<Vec<ResourceKind>, ValidationError> {
-    Ok(wiring::build_pipeline(&settings.sources)?.watched_kinds())
-}
-
-/// The controller over a given pipeline and cluster view (tests add sources of their own, e.g. one that fails).
-pub fn controller_with_pipeline(
-    settings: &Settings,
-    pipeline: Pipeline,
-    cluster: Arc<dyn Cluster>,
-    provider: Arc<dyn Provider>,
-    metrics: Arc<Metrics>,
-) -> anyhow::Result<Controller> {
-    let registry = build_registry(&settings.registry, provider, &metrics)?;
-    Ok(controller_over(settings, pipeline, cluster, registry, metrics))
-}
-
-fn controller_over(
-    settings: &Settings,
-    pipeline: Pipeline,
-    cluster: Arc<dyn Cluster>,
-    registry: Arc<dyn Registry>,
-    metrics: Arc<Metrics>,
-) -> Controller {
-    Controller::new(
-        cluster,
-        Arc::new(pipeline),
-        registry,
-        settings.controller.clone(),
-        metrics,
-    )
-}
-
-/// The registry over the provider; a registry with requests of its own (DynamoDB) reports them to `metrics`
-/// (`external_dns_http_request_duration_seconds`, as external-dns's AWS clients do).
-pub fn build_registry(
-    settings: &RegistrySettings,
-    provider: Arc<dyn Provider>,
-    metrics: &Arc<Metrics>,
-) -> Result<Arc<dyn Registry>, ValidationError> {
-    match settings {
-        // --txt-ownership=metadata, and the way back from it, where the provider keeps metadata (issue 50).
-        RegistrySettings::Txt(config) if metadata::keeps_metadata(provider.as_ref()) => Ok(Arc::new(
-            MetadataRegistry::new(provider, (**config).clone()).map_err(|e| ValidationError(e.to_string()))?,
-        )),
-        RegistrySettings::Txt(config) => Ok(Arc::new(TxtRegistry::new(provider, (**config).clone()))),
-        RegistrySettings::Noop => Ok(Arc::new(NoopRegistry::new(provider))),
-        RegistrySettings::Dynamodb(config) => {
-            let mut config = (**config).clone();
-            config.client.observer = Observer(Some(metrics.request_durations() as Arc<dyn Observe>));
-            Ok(Arc::new(
-                DynamoDbRegistry::new(provider, config)
-                    .map_err(|e| ValidationError(format!("--registry=dynamodb: {e}")))?,
-            ))
-        }
-        RegistrySettings::Crd(_) => Err(ValidationError(
+/// A wiring error as the commands report it: a refused setting is bad configuration ([`ValidationError`],
+/// the usage exit code), named after its flag; anything else is a failure.
+pub(crate) fn flagged(e: WiringError) -> anyhow::Error {
+    let usage = |message: String| anyhow::Error::from(ValidationError(message));
+    match e {
+        WiringError::Resolver(e) => usage(format!("--resolve-service-load-balancer-hostname: {e}")),
+        WiringError::Registry(RegistryError::Dynamodb(e)) => usage(format!("--registry=dynamodb: {e}")),
+        WiringError::Registry(RegistryError::NeedsClient) => usage(
             "--registry=crd keeps ownership in DNSRecord objects: it is built with the controller's Kubernetes \
              client (build_controller)"
                 .to_string(),
-        )),
-        RegistrySettings::Unsupported(name) => Err(ValidationError(format!(
-            "registry {} is not supported by extdns yet",
-            name.as_str()
-        ))),
+        ),
+        WiringError::Registry(RegistryError::NoApiServer) => anyhow::anyhow!(
+            "--registry=crd keeps ownership in DNSRecord objects on the API server; --manifests has none"
+        ),
+        WiringError::Registry(e) => usage(e.to_string()),
+        other => other.into(),
     }
-}
-
-/// The CRD registry, with a client of its own (the watches' connections stay theirs) in
-/// `--crd-registry-namespace`, else the controller's namespace as external-dns finds it.
-async fn crd_registry(
-    settings: &Settings,
-    config: &CrdRegistryConfig,
-    provider: Arc<dyn Provider>,
-) -> anyhow::Result<Arc<dyn Registry>> {
-    let ClusterSettings::ApiServer(kube) = &settings.cluster else {
-        anyhow::bail!("--registry=crd keeps ownership in DNSRecord objects on the API server; --manifests has none");
-    };
-    let client = kube_client(kube).await?;
-    Ok(Arc::new(CrdRegistry::in_controller_namespace(
-        client,
-        provider,
-        config.clone(),
-    )))
-}
-
-/// The cluster view: the manifest files when given, else the API server (kubeconfig or in-cluster).
-pub async fn build_cluster(settings: &Settings, kinds: &[ResourceKind]) -> anyhow::Result<Arc<dyn Cluster>> {
-    match &settings.cluster {
-        ClusterSettings::Manifests(paths) => {
-            // Lenient and read again each sync: the files act as a source of objects (the preview stays strict).
-            let cluster = ManifestCluster::load(paths.clone(), settings.sources.load_options.clone())?;
-            Ok(Arc::new(cluster))
-        }
-        ClusterSettings::ApiServer(kube) => {
-            let client = kube_client(kube).await?;
-            let cluster = LiveCluster::start(client, kinds, kube.live.clone())?;
-            Ok(Arc::new(cluster))
-        }
-    }
-}
-
-/// The Kubernetes client of `--kubeconfig`/`--server` (extdns-informer's, which every part talking to the
-/// API server shares).
-pub async fn kube_client(settings: &KubeSettings) -> Result<kube::Client, extdns_informer::client::ClientError> {
-    extdns_informer::client::connect(&settings.client).await
 }

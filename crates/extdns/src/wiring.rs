@@ -1,36 +1,14 @@
-//! From settings to the source pipeline. Both commands build it here from the same [`SourceSettings`], so
-//! the preview runs exactly what the controller runs; nothing here parses or checks a flag.
+//! From settings to the source pipeline, built by extdns-wiring from the same [`SourceSettings`] for every
+//! command, so the preview runs exactly what the controller runs; here only the flag behind a resolver that
+//! cannot be made is named.
 
 use std::sync::Arc;
 
-use extdns_source::resolver::{Resolver, StaticResolver, SystemResolver};
-use extdns_source::{Pipeline, Source};
-use extdns_source_crd::CrdSource;
-use extdns_source_gateway::GatewayRouteSource;
-use extdns_source_ingress::IngressSource;
-use extdns_source_service::ServiceSource;
+use extdns_source::Pipeline;
+use extdns_source::resolver::Resolver;
+pub use extdns_wiring::{build_pipeline as build_pipeline_with, build_sources};
 
-use crate::settings::{EnabledSource, SourceSettings, ValidationError};
-
-/// The enabled sources, in `--source` order.
-pub fn build_sources(settings: &SourceSettings, resolver: Arc<dyn Resolver>) -> Vec<Box<dyn Source>> {
-    settings
-        .enabled
-        .iter()
-        .map(|&source| -> Box<dyn Source> {
-            match source {
-                EnabledSource::Service => Box::new(service_source(settings, resolver.clone())),
-                EnabledSource::Route(kind) => Box::new(GatewayRouteSource::new(kind, settings.gateway.clone())),
-                EnabledSource::Crd => Box::new(CrdSource::new(settings.crd.clone())),
-                EnabledSource::Ingress => Box::new(IngressSource::new(settings.ingress.clone())),
-            }
-        })
-        .collect()
-}
-
-fn service_source(settings: &SourceSettings, resolver: Arc<dyn Resolver>) -> ServiceSource {
-    ServiceSource::new(settings.service.clone(), resolver)
-}
+use crate::settings::{SourceSettings, ValidationError};
 
 /// The full source pipeline the controller and `extdns endpoints` run, resolving load balancer hostnames
 /// with the system resolver.
@@ -38,21 +16,10 @@ pub fn build_pipeline(settings: &SourceSettings) -> Result<Pipeline, ValidationE
     Ok(build_pipeline_with(settings, default_resolver(settings)?))
 }
 
-/// [`build_pipeline`] with a given resolver (tests use a [`StaticResolver`]).
-pub fn build_pipeline_with(settings: &SourceSettings, resolver: Arc<dyn Resolver>) -> Pipeline {
-    Pipeline::new(build_sources(settings, resolver), settings.pipeline.clone())
-}
-
-/// The resolver for `--resolve-service-load-balancer-hostname`: the system's (`/etc/resolv.conf`) when the flag
-/// is on; otherwise nothing is ever looked up, and an empty map stands in so a host without a resolver
-/// configuration still starts.
+/// The resolver for `--resolve-service-load-balancer-hostname` ([`extdns_wiring::default_resolver`]).
 pub fn default_resolver(settings: &SourceSettings) -> Result<Arc<dyn Resolver>, ValidationError> {
-    if !settings.resolve_load_balancer_hostname {
-        return Ok(Arc::new(StaticResolver::new()));
-    }
-    let resolver =
-        SystemResolver::new().map_err(|e| ValidationError(format!("--resolve-service-load-balancer-hostname: {e}")))?;
-    Ok(Arc::new(resolver))
+    extdns_wiring::default_resolver(settings)
+        .map_err(|e| ValidationError(format!("--resolve-service-load-balancer-hostname: {e}")))
 }
 
 #[cfg(test)]
@@ -60,6 +27,7 @@ mod tests {
     use super::*;
     use crate::flags::try_parse_from;
     use crate::settings;
+    use extdns_source::resolver::StaticResolver;
 
     #[test]
     fn an_fqdn_template_is_parsed_once_and_shared_by_every_source() -> Result<(), Box<dyn std::error::Error>> {
@@ -73,26 +41,10 @@ mod tests {
         let Some(parsed) = settings.common().fqdn_template.as_ref() else {
             return Err("the template was dropped".into());
         };
-        let service = service_source(&settings, Arc::new(StaticResolver::new()));
+        let service = settings.service.common.fqdn_template.as_ref();
         let gateway = settings.gateway.common.fqdn_template.as_ref();
-        assert!(
-            service
-                .config()
-                .common
-                .fqdn_template
-                .as_ref()
-                .is_some_and(|t| Arc::ptr_eq(t, parsed))
-        );
+        assert!(service.is_some_and(|t| Arc::ptr_eq(t, parsed)));
         assert!(gateway.is_some_and(|t| Arc::ptr_eq(t, parsed)));
-        let again = service_source(&settings, Arc::new(StaticResolver::new()));
-        assert!(
-            again
-                .config()
-                .common
-                .fqdn_template
-                .as_ref()
-                .is_some_and(|t| Arc::ptr_eq(t, parsed))
-        );
         assert_eq!(build_sources(&settings, Arc::new(StaticResolver::new())).len(), 2);
         Ok(())
     }

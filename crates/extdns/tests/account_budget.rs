@@ -177,14 +177,26 @@ fn route53_names(fake: &Fake, zone: &str) -> (Vec<String>, bool) {
     (a, other)
 }
 
+/// The pipelines `pipeline` makes for the owners p0, p1 and p2, run until they converge: all drawing from
+/// one pool (`shared`), else each with a budget of its own, what the shared pool prevents. The pipelines and
+/// what each one's syncs came to.
+async fn converge_three(pipeline: impl Fn(&str) -> Pipeline, shared: bool) -> (Vec<Pipeline>, Vec<Option<usize>>) {
+    let pipelines: Vec<Pipeline> = ["p0", "p1", "p2"].into_iter().map(pipeline).collect();
+    let pools: Vec<Arc<PacerPool>> = (0..if shared { 1 } else { 3 })
+        .map(|_| Arc::new(PacerPool::new()))
+        .collect();
+    let syncs = converge_all(&pipelines, &pools).await;
+    (pipelines, syncs)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_route53_pipelines_of_one_account_share_its_rate_and_all_converge() {
     let (fake, zone) = route53();
-    let pipelines: Vec<Pipeline> = ["p0", "p1", "p2"]
-        .iter()
-        .map(|owner| route53_pipeline(&fake, owner, 12, "--aws-batch-change-size=2"))
-        .collect();
-    let syncs = converge_all(&pipelines, &[Arc::new(PacerPool::new())]).await;
+    let (pipelines, syncs) = converge_three(
+        |owner| route53_pipeline(&fake, owner, 12, "--aws-batch-change-size=2"),
+        true,
+    )
+    .await;
     assert!(syncs.iter().all(Option::is_some), "every pipeline converges: {syncs:?}");
     let s = fake.lock();
     // Enough requests that three pipelines pacing 20 a second each would have passed the limit (its
@@ -207,12 +219,11 @@ async fn three_route53_pipelines_pacing_apart_pass_the_account_s_limit() {
     // The same three pipelines, each with a budget of its own (a pool each): what the shared pool
     // prevents, so the test above can fail.
     let (fake, _) = route53();
-    let pipelines: Vec<Pipeline> = ["p0", "p1", "p2"]
-        .iter()
-        .map(|owner| route53_pipeline(&fake, owner, 12, "--aws-batch-change-size=2"))
-        .collect();
-    let pools: Vec<Arc<PacerPool>> = (0..3).map(|_| Arc::new(PacerPool::new())).collect();
-    let _ = converge_all(&pipelines, &pools).await;
+    converge_three(
+        |owner| route53_pipeline(&fake, owner, 12, "--aws-batch-change-size=2"),
+        false,
+    )
+    .await;
     assert!(
         fake.lock().requests.throttled() > 0,
         "three budgets of one account overran it"
@@ -285,11 +296,7 @@ fn cloudflare_a_names(cf: &FakeCloudflare) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_cloudflare_pipelines_of_one_token_share_its_rate_and_all_converge() {
     let cf = cloudflare();
-    let pipelines: Vec<Pipeline> = ["p0", "p1", "p2"]
-        .iter()
-        .map(|owner| cloudflare_pipeline(&cf, owner, 16))
-        .collect();
-    let syncs = converge_all(&pipelines, &[Arc::new(PacerPool::new())]).await;
+    let (pipelines, syncs) = converge_three(|owner| cloudflare_pipeline(&cf, owner, 16), true).await;
     assert!(syncs.iter().all(Option::is_some), "every pipeline converges: {syncs:?}");
     let s = cf.state();
     assert!(s.requests.api_calls() > 40, "{} requests", s.requests.api_calls());
@@ -308,12 +315,7 @@ async fn three_cloudflare_pipelines_of_one_token_share_its_rate_and_all_converge
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_cloudflare_pipelines_pacing_apart_pass_the_token_s_limit() {
     let cf = cloudflare();
-    let pipelines: Vec<Pipeline> = ["p0", "p1", "p2"]
-        .iter()
-        .map(|owner| cloudflare_pipeline(&cf, owner, 16))
-        .collect();
-    let pools: Vec<Arc<PacerPool>> = (0..3).map(|_| Arc::new(PacerPool::new())).collect();
-    let _ = converge_all(&pipelines, &pools).await;
+    let _ = converge_three(|owner| cloudflare_pipeline(&cf, owner, 16), false).await;
     assert!(
         cf.state().requests.throttled() > 0,
         "three budgets of one token overran it"

@@ -34,6 +34,11 @@ fn extdns(cf: &FakeCloudflare, manifests: &Path, extra: &[&str]) -> Output {
     cli::run(&mut cmd)
 }
 
+/// A fake Cloudflare account holding the zone example.org, and a directory for the manifests.
+fn example_org() -> (FakeCloudflare, tempfile::TempDir) {
+    (FakeCloudflare::start(&[(ZONE, "example.org")]), tempdir())
+}
+
 /// The records that are not ownership TXT records.
 fn records(cf: &FakeCloudflare) -> Vec<String> {
     cf.lines()
@@ -52,9 +57,8 @@ fn owned_txt(cf: &FakeCloudflare) -> Vec<String> {
 
 #[test]
 fn cloudflare_full_controller_create_update_delete_idempotent() {
-    let cf = FakeCloudflare::start(&[(ZONE, "example.org")]);
+    let (cf, dir) = example_org();
     cf.seed(ZONE, "legacy.example.org", "A", "192.0.2.99");
-    let dir = tempdir();
     let alpha_proxied = [("external-dns.alpha.kubernetes.io/cloudflare-proxied", "true")];
     write_manifests(
         dir.path(),
@@ -123,8 +127,7 @@ fn cloudflare_full_controller_create_update_delete_idempotent() {
 
 #[test]
 fn cloudflare_a_refused_record_fails_alone_and_the_others_land() {
-    let cf = FakeCloudflare::start(&[(ZONE, "example.org")]);
-    let dir = tempdir();
+    let (cf, dir) = example_org();
     // Cloudflare refuses a TTL under 60 seconds (9021); the other Service still lands, and the refused
     // record's ownership record does not land without it.
     write_manifests(
@@ -172,8 +175,7 @@ fn dns_endpoint(name: &str, properties: &[(&str, &str)]) -> String {
 /// wins. A second run changes nothing.
 #[test]
 fn cloudflare_provider_specific_6731_dnsendpoint_names_canonical_and_legacy() {
-    let cf = FakeCloudflare::start(&[(ZONE, "example.org")]);
-    let dir = tempdir();
+    let (cf, dir) = example_org();
     write_manifests(
         dir.path(),
         &[

@@ -61,6 +61,31 @@ fn of_kind<'a>(docs: &'a [Value], kind: &str) -> Vec<&'a Value> {
     docs.iter().filter(|d| d["kind"] == kind).collect()
 }
 
+/// `resources` (a directory of deploy/) with the component `component` added, in namespace extdns, as a
+/// kustomization of one's own would write it.
+fn with_component(resources: &str, component: &str) -> Result<Vec<Value>, Error> {
+    let dir = tempfile::tempdir_in(deploy(""))?;
+    std::fs::write(
+        dir.path().join("kustomization.yaml"),
+        format!(
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: extdns\n\
+             resources: [../{resources}]\ncomponents: [../{component}]\n"
+        ),
+    )?;
+    kustomize(dir.path())
+}
+
+/// A workload-identity overlay's documents: no Secret anywhere (`why`: what gives the credentials instead),
+/// and its one ServiceAccount.
+fn without_secret(overlay: &str, why: &str) -> Result<(Vec<Value>, Value), Error> {
+    let docs = kustomize(&deploy(overlay))?;
+    assert!(docs.iter().all(|d| d["kind"] != "Secret"), "no Secret: {why}");
+    let accounts = of_kind(&docs, "ServiceAccount");
+    assert_eq!(accounts.len(), 1, "{overlay}: one ServiceAccount");
+    let account = accounts[0].clone();
+    Ok((docs, account))
+}
+
 fn extdns_container(docs: &[Value]) -> Result<&Value, Error> {
     let d = of_kind(docs, "Deployment").into_iter().next().ok_or("no Deployment")?;
     d["spec"]["template"]["spec"]["containers"]
@@ -364,15 +389,9 @@ fn the_dns_server_overlay_answers_on_53_through_its_service_once_ready() -> Resu
 #[test]
 fn the_google_overlay_runs_with_workload_identity_and_no_secret() -> Result<(), Error> {
     extdns_test_support::require!(Kubectl);
-    let docs = kustomize(&deploy("overlays/google"))?;
-    assert!(
-        docs.iter().all(|d| d["kind"] != "Secret"),
-        "no Secret: GKE's metadata server gives the tokens"
-    );
-    let sa = of_kind(&docs, "ServiceAccount");
-    assert_eq!(sa.len(), 1);
+    let (docs, sa) = without_secret("overlays/google", "GKE's metadata server gives the tokens")?;
     assert_eq!(
-        sa[0]["metadata"]["annotations"]["iam.gke.io/gcp-service-account"],
+        sa["metadata"]["annotations"]["iam.gke.io/gcp-service-account"],
         "external-dns@my-project.iam.gserviceaccount.com"
     );
     let deployment = of_kind(&docs, "Deployment")[0];
@@ -401,17 +420,10 @@ fn the_google_overlay_runs_with_workload_identity_and_no_secret() -> Result<(), 
 #[test]
 fn the_azure_overlay_runs_with_workload_identity_and_no_secret() -> Result<(), Error> {
     extdns_test_support::require!(Kubectl);
-    let docs = kustomize(&deploy("overlays/azure"))?;
+    let (docs, sa) = without_secret("overlays/azure", "the federated token is the credential")?;
     assert!(
-        docs.iter().all(|d| d["kind"] != "Secret"),
-        "no Secret: the federated token is the credential"
-    );
-    let sa = of_kind(&docs, "ServiceAccount");
-    assert_eq!(sa.len(), 1);
-    assert!(
-        sa[0]["metadata"]["annotations"]["azure.workload.identity/client-id"].is_string(),
-        "{}",
-        sa[0]
+        sa["metadata"]["annotations"]["azure.workload.identity/client-id"].is_string(),
+        "{sa}"
     );
     let deployment = of_kind(&docs, "Deployment")[0];
     let pod = &deployment["spec"]["template"];
@@ -515,13 +527,7 @@ fn the_leader_election_component_runs_two_replicas_on_the_lease_its_role_grants(
 #[test]
 fn the_crd_registry_component_keeps_dnsrecords_where_its_role_grants_them() -> Result<(), Error> {
     extdns_test_support::require!(Kubectl);
-    let dir = tempfile::tempdir_in(deploy(""))?;
-    std::fs::write(
-        dir.path().join("kustomization.yaml"),
-        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: extdns\n\
-         resources: [../overlays/rfc2136]\ncomponents: [../components/crd-registry]\n",
-    )?;
-    let docs = kustomize(dir.path())?;
+    let docs = with_component("overlays/rfc2136", "components/crd-registry")?;
     let mut args = strings(&extdns_container(&docs)?["args"]);
     args.push("--rfc2136-tsig-secret=c2VjcmV0".to_string());
     let cli = extdns::flags::try_parse_from(std::iter::once("extdns".to_string()).chain(args))?;
@@ -576,13 +582,7 @@ fn no_manifest_uses_the_deprecated_tsig_axfr_flag() -> Result<(), Error> {
 #[test]
 fn the_dns_providers_component_ships_the_chart_crds_the_flag_and_its_rbac() -> Result<(), Error> {
     extdns_test_support::require!(Kubectl);
-    let dir = tempfile::tempdir_in(deploy(""))?;
-    std::fs::write(
-        dir.path().join("kustomization.yaml"),
-        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: extdns\n\
-         resources: [../base]\ncomponents: [../components/dns-providers]\n",
-    )?;
-    let docs = kustomize(dir.path())?;
+    let docs = with_component("base", "components/dns-providers")?;
     let line: Vec<String> = std::iter::once("extdns".to_string())
         .chain(strings(&extdns_container(&docs)?["args"]))
         .collect();

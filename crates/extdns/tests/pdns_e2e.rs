@@ -2,30 +2,19 @@
 //! (manifests → sources → plan → TXT registry → PowerDNS HTTP API), with every answer read back with DNS
 //! queries (`dig`, AXFR) against PowerDNS's DNS port, never from its database.
 
+#[path = "support/services.rs"]
+mod services;
+
 use std::path::Path;
 use std::process::Output;
 
 use extdns_test_support::cli::{self, ok, tempdir, text, write_manifests};
-use extdns_test_support::manifests::{alias, lb_service, node, node_port_service, web};
+use extdns_test_support::manifests::lb_service;
 use extdns_test_support::pdns::{API_KEY, PowerDns, Zone};
 use extdns_test_support::require;
+use services::{OWNED, services};
 
 const OWNER: &str = "e2e";
-
-/// web (A+AAAA, TTL 120), optionally alias (CNAME to a load balancer's name), and a NodePort Service (A from
-/// the nodes, plus SRV).
-fn services(web_ip: &str, with_alias: bool) -> String {
-    let mut docs = vec![web(&[web_ip, "2001:db8::10"])];
-    if with_alias {
-        docs.push(alias());
-    }
-    docs.push(node_port_service("np", "np.example.org"));
-    docs.push(node(
-        "node-1",
-        &[("InternalIP", "10.0.0.1"), ("ExternalIP", "198.51.100.1")],
-    ));
-    docs.join("---\n")
-}
 
 fn extdns(pdns: &PowerDns, manifests: &Path, key: &str, extra: &[&str]) -> Output {
     let mut cmd = cli::command(env!("CARGO_BIN_EXE_extdns"), &[]);
@@ -70,7 +59,7 @@ fn pdns_full_controller_create_update_delete_idempotent_wrong_key() {
     let dir = tempdir();
 
     // 1. Create.
-    write_manifests(dir.path(), &services("192.0.2.10", true));
+    write_manifests(dir.path(), &services("192.0.2.10", true, true));
     ok(&extdns(&pdns, dir.path(), API_KEY, &[]), "first sync");
     assert_eq!(pdns.dig("web.example.org", "A"), ["192.0.2.10"]);
     assert_eq!(pdns.ttl("web.example.org", "A"), Some(120));
@@ -81,14 +70,7 @@ fn pdns_full_controller_create_update_delete_idempotent_wrong_key() {
         pdns.dig("_np._tcp.np.example.org", "SRV"),
         ["0 50 30080 np.example.org."]
     );
-    let owned = [
-        "a-np.example.org",
-        "a-web.example.org",
-        "aaaa-web.example.org",
-        "cname-alias.example.org",
-        "srv-_np._tcp.np.example.org",
-    ];
-    assert_eq!(ownership_records(&pdns), owned);
+    assert_eq!(ownership_records(&pdns), OWNED);
     // PowerDNS stores TXT data quoted; the ownership value is external-dns's.
     assert_eq!(
         pdns.dig("a-web.example.org", "TXT"),
@@ -103,12 +85,12 @@ fn pdns_full_controller_create_update_delete_idempotent_wrong_key() {
     assert_eq!(pdns.serial("example.org"), serial, "a second run changes nothing");
 
     // 3. Update web's address, remove the alias Service.
-    write_manifests(dir.path(), &services("192.0.2.20", false));
+    write_manifests(dir.path(), &services("192.0.2.20", false, true));
     ok(&extdns(&pdns, dir.path(), API_KEY, &[]), "update sync");
     assert_eq!(pdns.dig("web.example.org", "A"), ["192.0.2.20"]);
     assert_eq!(pdns.dig("web.example.org", "AAAA"), ["2001:db8::10"]);
     assert!(pdns.dig("alias.example.org", "CNAME").is_empty());
-    let without_alias: Vec<&str> = owned.into_iter().filter(|n| !n.contains("alias")).collect();
+    let without_alias: Vec<&str> = OWNED.into_iter().filter(|n| !n.contains("alias")).collect();
     assert_eq!(
         ownership_records(&pdns),
         without_alias,
@@ -122,7 +104,7 @@ fn pdns_full_controller_create_update_delete_idempotent_wrong_key() {
 
     // 4. A wrong API key changes nothing and says why.
     let serial = pdns.serial("example.org");
-    write_manifests(dir.path(), &services("192.0.2.30", false));
+    write_manifests(dir.path(), &services("192.0.2.30", false, true));
     let out = extdns(&pdns, dir.path(), "wrong-key", &[]);
     assert_ne!(
         out.status.code(),
@@ -169,7 +151,7 @@ fn pdns_a_refused_record_fails_alone_and_the_others_land() {
         &[&format!("{}.example.net", "x".repeat(70))],
         &[],
     );
-    write_manifests(dir.path(), &format!("{}---\n{bad}", services("192.0.2.10", true)));
+    write_manifests(dir.path(), &format!("{}---\n{bad}", services("192.0.2.10", true, true)));
     let out = extdns(&pdns, dir.path(), API_KEY, &[]);
     let all = text(&out);
     assert!(
@@ -193,7 +175,7 @@ fn pdns_a_refused_record_fails_alone_and_the_others_land() {
 fn with_services() -> (PowerDns, tempfile::TempDir) {
     let pdns = PowerDns::start(&[Zone::new("example.org")]);
     let dir = tempdir();
-    write_manifests(dir.path(), &services("192.0.2.10", true));
+    write_manifests(dir.path(), &services("192.0.2.10", true, true));
     (pdns, dir)
 }
 

@@ -2,31 +2,19 @@
 //! (manifests → sources → plan → TXT registry → RFC2136) on BIND 9 and on Knot, with every answer read back
 //! with DNS queries (`dig`), never from zone files.
 
+#[path = "support/services.rs"]
+mod services;
+
 use std::path::Path;
 use std::process::{Command, Output};
 
 use extdns_test_support::cli::{self, ok, tempdir, text, write_manifests};
 use extdns_test_support::dns_server::{DnsServer, KEY_NAME, Kind, SECRET, WRONG_SECRET, Zone};
-use extdns_test_support::manifests::{alias, lb_service, node, node_port_service, web};
+use extdns_test_support::manifests::lb_service;
 use extdns_test_support::{dig, require};
+use services::{OWNED, services};
 
 const OWNER: &str = "e2e";
-
-/// Two LoadBalancer Services (A+AAAA, CNAME) and a NodePort Service (A from the nodes, plus SRV).
-fn services(web_ip: &str, with_alias: bool, with_nodeport: bool) -> String {
-    let mut docs = vec![web(&[web_ip, "2001:db8::10"])];
-    if with_alias {
-        docs.push(alias());
-    }
-    if with_nodeport {
-        docs.push(node_port_service("np", "np.example.org"));
-        docs.push(node(
-            "node-1",
-            &[("InternalIP", "10.0.0.1"), ("ExternalIP", "198.51.100.1")],
-        ));
-    }
-    docs.join("---\n")
-}
 
 fn extdns(server: &DnsServer, manifests: &Path, secret: &str) -> Output {
     extdns_with(server, manifests, secret, &[])
@@ -86,15 +74,7 @@ fn full_controller(kind: Kind) {
         server.dig("_np._tcp.np.example.org", "SRV"),
         vec!["0 50 30080 np.example.org."]
     );
-    // external-dns's TXT names: the record type before the first label.
-    let owned = [
-        "a-np.example.org",
-        "a-web.example.org",
-        "aaaa-web.example.org",
-        "cname-alias.example.org",
-        "srv-_np._tcp.np.example.org",
-    ];
-    assert_eq!(ownership_records(&server), owned);
+    assert_eq!(ownership_records(&server), OWNED);
 
     // 2. The same objects again: nothing to do, the SOA serial stays.
     let serial = server.serial("example.org");
@@ -106,7 +86,7 @@ fn full_controller(kind: Kind) {
     ok(&extdns(&server, dir.path(), SECRET), "update sync");
     assert_eq!(server.dig("web.example.org", "A"), vec!["192.0.2.20"]);
     assert_eq!(server.dig("alias.example.org", "CNAME"), Vec::<String>::new());
-    let without_alias: Vec<&str> = owned.into_iter().filter(|n| !n.contains("alias")).collect();
+    let without_alias: Vec<&str> = OWNED.into_iter().filter(|n| !n.contains("alias")).collect();
     assert_eq!(
         ownership_records(&server),
         without_alias,

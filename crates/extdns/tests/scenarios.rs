@@ -1,7 +1,7 @@
 //! Scenario tests: every YAML file under `tests/scenarios/` is one scenario (objects, flags, expected
 //! endpoints), run through the same code path as `extdns endpoints`: the objects are written to a manifest file,
 //! the arguments are parsed by the real flag parser with `--manifests` added, and the endpoints are collected
-//! by `extdns::endpoints::collect`.
+//! by `extdns::endpoints::collect_counting_skipped`.
 //!
 //! Comparison: order-insensitive; targets as sets; `recordTTL` and `setIdentifier` always (0 and "" when not
 //! given); `labels` and `providerSpecific` only when the scenario gives them. Load balancer hostnames resolve
@@ -174,7 +174,7 @@ async fn run(path: &Path, scenario: &Scenario) -> Result<Option<String>, Error> 
         resolver.insert(host, ips.iter().copied());
     }
     let settings = extdns::settings::endpoints(&args.flags)?;
-    let actual = extdns::endpoints::collect(&settings, Some(Arc::new(resolver))).await?;
+    let (actual, _) = extdns::endpoints::collect_counting_skipped(&settings, Some(Arc::new(resolver))).await?;
 
     let mut unmatched: Vec<&Endpoint> = actual.iter().collect();
     let mut missing: Vec<&Expected> = Vec::new();

@@ -344,21 +344,33 @@ fn conformance_kit_against_external_dns_rfc2136_webhook_server_and_bind() {
     assert!(!axfr.contains("conformance-"), "the run left records behind:\n{axfr}");
 }
 
+/// `extdns --webhook-server --source=service` with `flags` (its provider's) on a free port, negotiating;
+/// with the address it serves on.
+fn start_extdns_server<I, S>(flags: I) -> (Server, String)
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    let address = format!("127.0.0.1:{}", free_port());
+    let mut cmd = cli::command(env!("CARGO_BIN_EXE_extdns"), &[]);
+    cmd.args(["--webhook-server", "--source=service"])
+        .arg(format!("--webhook-server-address={address}"))
+        .arg(format!("--metrics-address=127.0.0.1:{}", free_port()))
+        .args(flags);
+    let mut server = Server::spawn(cmd);
+    server.wait_negotiating(&address);
+    (server, address)
+}
+
 // ------------------------------------------------------------------------------------------------ chain b
 
 #[test]
 fn external_dns_client_with_extdns_webhook_server_and_bind() {
     require!(ExternalDns, Bind);
     let dns = bind();
-    let address = format!("127.0.0.1:{}", free_port());
-    let mut server = cli::command(env!("CARGO_BIN_EXE_extdns"), &[]);
-    server
-        .args(["--webhook-server", "--provider=rfc2136", "--source=service"])
-        .arg(format!("--webhook-server-address={address}"))
-        .arg(format!("--metrics-address=127.0.0.1:{}", free_port()))
-        .args(rfc2136_flags(&dns));
-    let mut server = Server::spawn(server);
-    server.wait_negotiating(&address);
+    let mut flags = vec!["--provider=rfc2136".to_string()];
+    flags.extend(rfc2136_flags(&dns));
+    let (mut server, address) = start_extdns_server(&flags);
 
     let endpoints = Arc::new(Mutex::new(Vec::new()));
     let source = connector::serve(endpoints.clone());
@@ -546,14 +558,7 @@ fn webhook_server_timeouts_6484_match_external_dns() {
             flags.push(format!("--webhook-provider-{flag}-timeout={value}"));
         }
         let external_dns = start_external_dns_server(&flags);
-        let address = format!("127.0.0.1:{}", free_port());
-        let mut cmd = cli::command(env!("CARGO_BIN_EXE_extdns"), &[]);
-        cmd.args(["--webhook-server", "--source=service"])
-            .arg(format!("--webhook-server-address={address}"))
-            .arg(format!("--metrics-address=127.0.0.1:{}", free_port()))
-            .args(&flags);
-        let mut extdns = Server::spawn(cmd);
-        extdns.wait_negotiating(&address);
+        let (mut extdns, address) = start_extdns_server(&flags);
         let seen = same_answers(&address, stalls);
         let summary: Vec<_> = stalls
             .iter()
@@ -615,14 +620,7 @@ fn request_keys_in_any_case_are_applied_by_both_servers() {
         "--inmemory-zone=example.org".to_string(),
     ];
     let _external_dns = start_external_dns_server(&flags);
-    let address = format!("127.0.0.1:{}", free_port());
-    let mut cmd = cli::command(env!("CARGO_BIN_EXE_extdns"), &[]);
-    cmd.args(["--webhook-server", "--source=service"])
-        .arg(format!("--webhook-server-address={address}"))
-        .arg(format!("--metrics-address=127.0.0.1:{}", free_port()))
-        .args(flags);
-    let mut extdns = Server::spawn(cmd);
-    extdns.wait_negotiating(&address);
+    let (_extdns, address) = start_extdns_server(&flags);
     let body =
         r#"{"Create":[{"DNSName":"any-case.example.org","Targets":["192.0.2.7"],"RecordType":"A","RecordTTL":300}]}"#;
     let mut records = Vec::new();

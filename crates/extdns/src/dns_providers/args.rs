@@ -58,7 +58,9 @@ pub fn provider_settings(
     check_tenant(object, credentials).map_err(|e| ValidationError(e.to_string()))?;
     let tenant = object.id.namespace().is_some();
     let env = |name: &str| credentials.env_var(name, tenant, |n| std::env::var(n).ok());
-    let mut settings = settings::controller_with_env(&command_flags(cli), &env)?;
+    let flags = command_flags(cli);
+    let mut settings = settings::controller_with_env(&flags, &env)?;
+    settings::log_warnings(&flags);
     watched(&fleet.sources, &settings.sources)?;
     settings.sources.set_route(route(&object.id));
     Ok(settings)
@@ -143,6 +145,13 @@ mod tests {
         }
     }
 
+    /// Why `object`'s settings are refused with `credentials`, if they are.
+    fn refusal(fleet: &FleetSettings, object: &ProviderObject, credentials: &Credentials) -> Option<String> {
+        provider_settings(fleet, object, credentials)
+            .err()
+            .map(|e| e.to_string())
+    }
+
     #[test]
     fn two_providers_of_one_type_each_see_only_their_own_secret() -> Result<(), ValidationError> {
         let fleet = fleet(&["--source=service", "--source=ingress", "--dns-provider-crds"]);
@@ -169,9 +178,7 @@ mod tests {
             name: "zone".into(),
         };
         let o = object(id.clone(), serde_json::json!({ "type": "cloudflare" }));
-        let e = provider_settings(&fleet, &o, &Credentials::default())
-            .err()
-            .map(|e| e.to_string());
+        let e = refusal(&fleet, &o, &Credentials::default());
         assert!(
             e.is_some_and(|e| e.contains("CF_API_TOKEN")),
             "no process credentials for a tenant"
@@ -234,15 +241,11 @@ mod tests {
             id.clone(),
             serde_json::json!({ "type": "azure", "config": { "azure-config-file": "/etc/kubernetes/azure.json" } }),
         );
-        let e = provider_settings(&fleet, &named, &Credentials::default())
-            .err()
-            .map(|e| e.to_string());
+        let e = refusal(&fleet, &named, &Credentials::default());
         assert!(e.is_some_and(|e| e.contains("--azure-config-file")));
         // Azure's default file is the controller's too: not read for a tenant.
         let azure = object(id.clone(), serde_json::json!({ "type": "azure" }));
-        let e = provider_settings(&fleet, &azure, &Credentials::default())
-            .err()
-            .map(|e| e.to_string());
+        let e = refusal(&fleet, &azure, &Credentials::default());
         assert!(
             e.as_ref().is_some_and(|e| !e.contains("/etc/kubernetes/azure.json")),
             "{e:?}"
@@ -255,9 +258,7 @@ mod tests {
         );
         assert_eq!(cli.map(|c| command_flags(c).provider.tls_ca).ok().as_deref(), Some(""));
         let google = object(id.clone(), serde_json::json!({ "type": "google" }));
-        let e = provider_settings(&fleet, &google, &Credentials::default())
-            .err()
-            .map(|e| e.to_string());
+        let e = refusal(&fleet, &google, &Credentials::default());
         assert!(
             e.is_some_and(|e| e.contains("metadata server")),
             "no GKE identity for a tenant"
@@ -287,9 +288,7 @@ mod tests {
                 ProviderId::Cluster { name: "p".into() },
                 serde_json::json!({ "type": "inmemory", "config": config }),
             );
-            let e = provider_settings(&fleet, &o, &Credentials::default())
-                .err()
-                .map(|e| e.to_string());
+            let e = refusal(&fleet, &o, &Credentials::default());
             assert!(e.as_deref().is_some_and(|e| e.contains(named)), "{named}: {e:?}");
         }
     }

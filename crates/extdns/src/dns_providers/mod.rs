@@ -118,7 +118,7 @@ impl PipelineFactory for Factory {
         let local = matches!(settings.provider, ProviderSettings::DnsServer(_));
         let controller =
             crate::run::controller_with_cluster(&settings, self.fanout.subscribe(), provider, metrics.clone())
-                .map_err(invalid)?;
+                .map_err(|e| invalid(crate::run::flagged(e)))?;
         let mut controller = controller
             .with_leadership(self.leadership.clone())
             .with_sync_observer(observer);
@@ -146,33 +146,5 @@ impl PipelineFactory for Factory {
     }
 }
 
-/// A LoadBalancer Service of namespace team-b asking for web.example.org (the tests' manifests).
 #[cfg(test)]
-pub(crate) const WEB_SERVICE: &str = r#"
-apiVersion: v1
-kind: Service
-metadata:
-  name: web
-  namespace: team-b
-  annotations: { external-dns.alpha.kubernetes.io/hostname: web.example.org }
-spec: { type: LoadBalancer }
-status: { loadBalancer: { ingress: [ { ip: 10.0.0.1 } ] } }
-"#;
-
-/// `extdns COMMAND --source=service --dns-provider-crds --manifests=FILE`, FILE written in `dir` with `yaml`.
-#[cfg(test)]
-pub(crate) fn manifests_line(
-    command: &str,
-    dir: &std::path::Path,
-    yaml: &str,
-) -> std::io::Result<Vec<std::ffi::OsString>> {
-    let path = dir.join("all.yaml");
-    std::fs::write(&path, yaml)?;
-    let manifests = format!("--manifests={}", path.display());
-    Ok(
-        ["extdns", command, "--source=service", "--dns-provider-crds", &manifests]
-            .iter()
-            .map(std::ffi::OsString::from)
-            .collect(),
-    )
-}
+mod tests;

@@ -102,7 +102,7 @@ mod tests {
     #[tokio::test]
     async fn each_provider_is_planned_over_its_own_records_and_one_left_out_says_why() -> anyhow::Result<()> {
         let dir = tempfile::tempdir()?;
-        let line = super::super::manifests_line(
+        let line = super::super::tests::manifests_line(
             "plan",
             dir.path(),
             &[
@@ -121,7 +121,7 @@ spec:
   credentialsRef: { name: missing }
 ---
 "#,
-                super::super::WEB_SERVICE,
+                super::super::tests::WEB_SERVICE,
             ]
             .concat(),
         )?;

@@ -171,10 +171,10 @@ status: { loadBalancer: { ingress: [ { ip: 10.0.0.3 } ] } }
     #[tokio::test]
     async fn each_record_is_shown_with_every_provider_it_goes_to() -> Result<(), Box<dyn std::error::Error>> {
         let dir = tempfile::tempdir()?;
-        let line = super::super::manifests_line(
+        let line = super::super::tests::manifests_line(
             "endpoints",
             dir.path(),
-            &format!("{OBJECTS}{}", super::super::WEB_SERVICE),
+            &format!("{OBJECTS}{}", super::super::tests::WEB_SERVICE),
         )?;
         let cli = crate::flags::try_parse_from(&line)?;
         let Some(Command::Endpoints(args)) = cli.command else {

@@ -75,9 +75,7 @@ pub fn config(flags: &Flags, domain_filter: &DomainFilter, var: Env<'_>) -> Resu
 #[cfg(test)]
 mod tests {
     use super::*;
-    fn flags(args: &[&str]) -> Flags {
-        crate::settings::test_flags(["--source=service", "--provider=aws"].iter().chain(args).copied())
-    }
+    use crate::settings::tests::provider_flags;
 
     fn env(k: &str) -> Option<String> {
         match k {
@@ -89,7 +87,7 @@ mod tests {
     }
 
     fn aws(args: &[&str]) -> Result<AwsConfig, ValidationError> {
-        config(&flags(args), &DomainFilter::default(), &env)
+        config(&provider_flags("aws", args), &DomainFilter::default(), &env)
     }
 
     #[test]

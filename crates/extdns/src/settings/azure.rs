@@ -80,7 +80,7 @@ mod tests {
         let path = dir.path().join("azure.json");
         std::fs::write(&path, json).unwrap_or_else(|e| panic!("{e}"));
         let file = format!("--azure-config-file={}", path.display());
-        let flags = crate::settings::test_flags(
+        let flags = crate::settings::tests::test_flags(
             ["--source=service", "--provider=azure", file.as_str()]
                 .iter()
                 .chain(args)

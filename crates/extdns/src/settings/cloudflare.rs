@@ -82,7 +82,7 @@ mod tests {
     use std::collections::HashMap;
 
     fn cloudflare(args: &[&str], env: &[(&str, &str)]) -> Result<CloudflareConfig, ValidationError> {
-        let flags = crate::settings::test_flags(
+        let flags = crate::settings::tests::test_flags(
             ["--source=service", "--provider=cloudflare"]
                 .iter()
                 .chain(args)

@@ -30,15 +30,14 @@ pub fn config(flags: &Flags, domain_filter: &DomainFilter, env: Env<'_>) -> Resu
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::settings::tests::provider_flags;
     use std::collections::HashMap;
-
-    fn flags(args: &[&str]) -> Flags {
-        crate::settings::test_flags(["--source=service", "--provider=coredns"].iter().chain(args).copied())
-    }
 
     fn coredns(args: &[&str], env: &[(&str, &str)]) -> Result<CorednsConfig, ValidationError> {
         let env: HashMap<String, String> = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        config(&flags(args), &DomainFilter::default(), &|k| env.get(k).cloned())
+        config(&provider_flags("coredns", args), &DomainFilter::default(), &|k| {
+            env.get(k).cloned()
+        })
     }
 
     #[test]

@@ -158,7 +158,7 @@ mod tests {
     use super::*;
 
     fn flags(args: &[&str]) -> Flags {
-        crate::settings::test_flags(
+        crate::settings::tests::test_flags(
             ["--source=service", "--provider=dns-server"]
                 .iter()
                 .chain(args)
@@ -242,7 +242,7 @@ mod tests {
         };
         assert_eq!(registry(&[z]), "noop");
         assert_eq!(registry(&[z, "--registry=txt"]), "txt");
-        let other = crate::settings::test_flags(["--source=service", "--provider=inmemory"]);
+        let other = crate::settings::tests::test_flags(["--source=service", "--provider=inmemory"]);
         assert!(crate::settings::controller(&other).is_ok_and(|s| s.registry.name() == "txt"));
         let e = crate::settings::controller(&flags(&[])).err().map(|e| e.0);
         assert!(e.is_some_and(|e| e.starts_with("--dns-server-zone is required")));

@@ -77,7 +77,7 @@ pub fn for_plan(flags: &Flags, args: &[OsString]) -> Result<FleetSettings, Valid
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::settings::test_flags;
+    use crate::settings::tests::test_flags;
 
     #[test]
     fn the_mode_refuses_a_provider_manifests_once_and_the_webhook_server() {

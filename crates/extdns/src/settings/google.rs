@@ -49,7 +49,8 @@ mod tests {
     use std::time::Duration;
 
     fn google(args: &[&str], env: &[(&str, &str)]) -> Result<GoogleConfig, ValidationError> {
-        let flags = crate::settings::test_flags(["--source=service", "--provider=google"].iter().chain(args).copied());
+        let flags =
+            crate::settings::tests::test_flags(["--source=service", "--provider=google"].iter().chain(args).copied());
         let env: HashMap<String, String> = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         config(&flags, &DomainFilter::default(), &|k| env.get(k).cloned())
     }

@@ -3,20 +3,10 @@
 
 use extdns_leader::LeaseTiming;
 
+pub use extdns_wiring::LeaderSettings;
+
 use super::ValidationError;
 use crate::flags::LeaderFlags;
-
-/// Which Lease the replicas share and how its timing goes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct LeaderSettings {
-    /// `--leader-elect-resource-name`: replicas that share it elect one leader.
-    pub name: String,
-    /// `None`: the pod's own namespace, found when the controller starts.
-    pub namespace: Option<String>,
-    /// How long a lease lasts and how often it is renewed and retried.
-    pub timing: LeaseTiming,
-}
 
 /// `None` without `--leader-elect`.
 pub fn config(flags: &LeaderFlags) -> Result<Option<LeaderSettings>, ValidationError> {
@@ -60,7 +50,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::settings::test_flags;
+    use crate::settings::tests::test_flags;
 
     fn parse(args: &[&str]) -> Result<Option<LeaderSettings>, ValidationError> {
         let flags = test_flags(["--source=service", "--provider=inmemory"].iter().chain(args).copied());

@@ -13,7 +13,6 @@
 
 pub mod aws;
 pub mod azure;
-mod budget;
 pub mod cloudflare;
 pub mod coredns;
 mod crd;
@@ -39,20 +38,19 @@ use std::time::Duration;
 
 use extdns_controller::{ControllerConfig, DeletionGuard};
 use extdns_endpoint::{DomainFilter, RecordType};
+use extdns_informer::PodAnnotationPrefixes;
 use extdns_informer::manifests::LoadOptions;
 use extdns_informer::view::RouteKind;
-use extdns_informer::{LiveOptions, PodAnnotationPrefixes};
 use extdns_plan::{PlanConfig, Policy};
 use extdns_provider::pace::Rate;
-use extdns_provider_rfc2136::Rfc2136Config;
 use extdns_registry::TxtRegistryConfig;
 use extdns_source::template::{TemplateKind, TemplateUse, template_fields};
-use extdns_source::wrappers::PipelineConfig;
 use extdns_source::{AnnotationError, Annotations, FqdnTemplate, Selector, SourceConfig};
-use extdns_source_crd::CrdSourceConfig;
-use extdns_source_gateway::GatewaySourceConfig;
-use extdns_source_ingress::IngressSourceConfig;
 use extdns_source_service::ServiceSourceConfig;
+
+pub use extdns_wiring::{
+    ClusterSettings, EnabledSource, KubeSettings, ProviderSettings, RegistrySettings, Settings, SourceSettings,
+};
 
 pub use self::leader::LeaderSettings;
 pub use self::webhook::WebhookServerSettings;
@@ -68,15 +66,16 @@ fn fail<T>(message: impl Into<String>) -> Result<T, ValidationError> {
     Err(ValidationError(message.into()))
 }
 
-/// `--provider-write-rate`: a number of requests a second; 0 is no limit of extdns's own.
-fn write_rate(per_second: f64) -> Result<Option<Rate>, ValidationError> {
+/// A rate flag in requests a second (`--provider-write-rate`, `--provider-request-rate`): 0 is `None`, what
+/// `zero` says the provider does then; anything else must be a positive number.
+fn rate(flag: &str, per_second: f64, requests: &str, zero: &str) -> Result<Option<Rate>, ValidationError> {
     if per_second == 0.0 {
         return Ok(None);
     }
     match Rate::per_second(per_second) {
         Some(rate) => Ok(Some(rate)),
         None => fail(format!(
-            "--provider-write-rate={per_second}: want a positive number of write requests a second (0 for no limit)"
+            "{flag}={per_second}: want a positive number of {requests} a second (0 for {zero})"
         )),
     }
 }
@@ -112,71 +111,20 @@ fn invalid(message: impl Into<String>) -> ValidationError {
     ValidationError(message.into())
 }
 
-/// A source `--source` enables, in the form the wiring builds it from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EnabledSource {
-    /// `--source=service`.
-    Service,
-    /// `--source=gateway-<kind>route`, one per route kind.
-    Route(RouteKind),
-    /// `--source=ingress`.
-    Ingress,
-    /// `--source=crd` (DNSEndpoint objects).
-    Crd,
-}
-
-impl EnabledSource {
-    /// The sources extdns implements; the other external-dns names parse but are refused.
-    fn from_name(name: SourceName) -> Option<EnabledSource> {
-        Some(match name {
-            SourceName::Service => EnabledSource::Service,
-            SourceName::GatewayHttpRoute => EnabledSource::Route(RouteKind::Http),
-            SourceName::GatewayGrpcRoute => EnabledSource::Route(RouteKind::Grpc),
-            SourceName::GatewayTlsRoute => EnabledSource::Route(RouteKind::Tls),
-            SourceName::GatewayTcpRoute => EnabledSource::Route(RouteKind::Tcp),
-            SourceName::GatewayUdpRoute => EnabledSource::Route(RouteKind::Udp),
-            SourceName::Ingress => EnabledSource::Ingress,
-            SourceName::Crd => EnabledSource::Crd,
-            _ => return None,
-        })
-    }
-}
-
-/// What the sources and the source pipeline read; both commands build their pipeline from it.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct SourceSettings {
-    /// In `--source` order, each once (external-dns would run a repeated name twice and deduplicate).
-    pub enabled: Vec<EnabledSource>,
-    /// The service source's configuration; its `common` part is shared with `gateway` (same template).
-    pub service: ServiceSourceConfig,
-    /// The route sources' configuration (one for every route kind).
-    pub gateway: GatewaySourceConfig,
-    /// The ingress source's configuration.
-    pub ingress: IngressSourceConfig,
-    /// The crd source's configuration.
-    pub crd: CrdSourceConfig,
-    /// The wrappers every source's endpoints go through.
-    pub pipeline: PipelineConfig,
-    /// Whether load balancer hostnames are looked up, so a resolver is needed at all.
-    pub resolve_load_balancer_hostname: bool,
-    /// How manifest files are read: Pods keep the annotations under the prefixes the sources read.
-    pub load_options: LoadOptions,
-}
-
-impl SourceSettings {
-    /// What every source shares.
-    pub fn common(&self) -> &SourceConfig {
-        &self.service.common
-    }
-
-    /// Publish only what routes to `route` (`--dns-provider-crds`: this pipeline's provider object).
-    pub fn set_route(&mut self, route: extdns_source::ProviderRoute) {
-        self.service.common.route = Some(route.clone());
-        self.gateway.common.route = Some(route.clone());
-        self.ingress.common.route = Some(route.clone());
-        self.crd.route = Some(route);
-    }
+/// The source `--source` names, in the form the wiring builds it from; `None` for the other external-dns
+/// names, which parse but are refused.
+fn enabled_source(name: SourceName) -> Option<EnabledSource> {
+    Some(match name {
+        SourceName::Service => EnabledSource::Service,
+        SourceName::GatewayHttpRoute => EnabledSource::Route(RouteKind::Http),
+        SourceName::GatewayGrpcRoute => EnabledSource::Route(RouteKind::Grpc),
+        SourceName::GatewayTlsRoute => EnabledSource::Route(RouteKind::Tls),
+        SourceName::GatewayTcpRoute => EnabledSource::Route(RouteKind::Tcp),
+        SourceName::GatewayUdpRoute => EnabledSource::Route(RouteKind::Udp),
+        SourceName::Ingress => EnabledSource::Ingress,
+        SourceName::Crd => EnabledSource::Crd,
+        _ => return None,
+    })
 }
 
 /// `extdns endpoints`: the sources over manifest files.
@@ -187,169 +135,6 @@ pub struct EndpointsSettings {
     pub sources: SourceSettings,
     /// `--manifests`: the files and directories objects are loaded from.
     pub manifests: Vec<PathBuf>,
-}
-
-/// The controller: the sources, the provider, the registry, the loop and the cluster view.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct Settings {
-    /// What the sources and the pipeline read.
-    pub sources: SourceSettings,
-    /// The provider the records live in.
-    pub provider: ProviderSettings,
-    /// How ownership of the records is kept.
-    pub registry: RegistrySettings,
-    /// The loop's knobs and the plan's configuration, whose owner id is the registry's.
-    pub controller: ControllerConfig,
-    /// Where the objects come from: the API server or manifest files.
-    pub cluster: ClusterSettings,
-    /// `--once`: one sync, then exit.
-    pub once: bool,
-    /// `--metrics-address`: where `/metrics` and `/healthz` are served.
-    pub metrics_address: String,
-    /// `--leader-elect`: the Lease the replicas share; `None` for a single replica.
-    pub leader: Option<LeaderSettings>,
-    /// `--events-emit`: which Kubernetes Events to emit; nothing by default.
-    pub events: extdns_controller::EventsConfig,
-}
-
-/// The provider and its configuration. Providers extdns does not implement are refused when the provider
-/// is built, as before any check of this module existed (a run-time failure, not a usage error).
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub enum ProviderSettings {
-    /// `--provider=inmemory`: records kept in the process (tests, demos).
-    InMemory {
-        /// `--inmemory-zone`: the zones that exist.
-        zones: Vec<String>,
-        /// `--provider-write-rate`.
-        write_rate: Option<Rate>,
-    },
-    /// `--provider=rfc2136`: DNS UPDATE to an authoritative server.
-    Rfc2136 {
-        /// The servers, zones, TSIG key and transport.
-        config: Box<Rfc2136Config>,
-        /// The deprecated spelling was used; warned about once logging is up.
-        deprecated_tsig_axfr: bool,
-    },
-    /// `--provider=aws`: Route53.
-    Aws(Box<extdns_provider_aws::AwsConfig>),
-    /// `--provider=pdns`: PowerDNS's HTTP API.
-    Pdns {
-        /// The server, key and TLS settings.
-        config: Box<extdns_provider_pdns::PdnsConfig>,
-    },
-    /// `--provider=coredns`: CoreDNS's etcd backend.
-    Coredns(Box<extdns_provider_coredns::CorednsConfig>),
-    /// `--provider=cloudflare`.
-    Cloudflare(Box<extdns_provider_cloudflare::CloudflareConfig>),
-    /// `--provider=google`: Cloud DNS.
-    Google(Box<extdns_provider_google::GoogleConfig>),
-    /// `--provider=azure` (`azure-dns`) and `--provider=azure-private-dns`.
-    Azure(Box<extdns_provider_azure::AzureConfig>),
-    /// `--provider=pihole`: Pi-hole's v6 REST API.
-    Pihole {
-        /// The server, password and TLS setting.
-        config: Box<extdns_provider_pihole::PiholeConfig>,
-        /// `--registry=txt`: its ownership records cannot be stored in Pi-hole; warned about once logging
-        /// is up.
-        txt_registry: bool,
-    },
-    /// `--provider=webhook`: the records live behind a webhook server.
-    Webhook(Box<extdns_provider_webhook::WebhookConfig>),
-    /// `--provider=dns-server`: extdns answers for the zones itself (extdns only).
-    DnsServer(Arc<extdns_dns_server::ServerConfig>),
-    /// An external-dns provider extdns does not implement; refused when built.
-    Unsupported(ProviderName),
-}
-
-impl ProviderSettings {
-    /// `--provider-write-rate`, for whichever provider this is.
-    fn set_write_rate(&mut self, rate: Option<Rate>) {
-        match self {
-            ProviderSettings::InMemory { write_rate, .. } => *write_rate = rate,
-            ProviderSettings::Rfc2136 { config, .. } => config.write_rate = rate,
-            ProviderSettings::Aws(config) => config.write_rate = rate,
-            ProviderSettings::Pdns { config } => config.write_rate = rate,
-            ProviderSettings::Coredns(config) => config.write_rate = rate,
-            ProviderSettings::Cloudflare(config) => config.api.write_rate = rate,
-            ProviderSettings::Google(config) => config.api.write_rate = rate,
-            ProviderSettings::Azure(config) => config.api.write_rate = rate,
-            ProviderSettings::Pihole { config, .. } => config.write_rate = rate,
-            ProviderSettings::Webhook(config) => config.write_rate = rate,
-            // Writes go to memory: nothing to pace.
-            ProviderSettings::DnsServer(_) | ProviderSettings::Unsupported(_) => {}
-        }
-    }
-
-    /// external-dns's name of the provider.
-    pub fn name(&self) -> &'static str {
-        match self {
-            ProviderSettings::InMemory { .. } => ProviderName::Inmemory.as_str(),
-            ProviderSettings::Rfc2136 { .. } => ProviderName::Rfc2136.as_str(),
-            ProviderSettings::Aws(_) => ProviderName::Aws.as_str(),
-            ProviderSettings::Pdns { .. } => ProviderName::Pdns.as_str(),
-            ProviderSettings::Coredns(_) => ProviderName::Coredns.as_str(),
-            ProviderSettings::Cloudflare(_) => ProviderName::Cloudflare.as_str(),
-            ProviderSettings::Google(_) => ProviderName::Google.as_str(),
-            ProviderSettings::Azure(config) => config.kind.flag(),
-            ProviderSettings::Pihole { .. } => ProviderName::Pihole.as_str(),
-            ProviderSettings::Webhook(_) => ProviderName::Webhook.as_str(),
-            ProviderSettings::DnsServer(_) => ProviderName::DnsServer.as_str(),
-            ProviderSettings::Unsupported(name) => name.as_str(),
-        }
-    }
-}
-
-/// The registry, with the validated ownership for the TXT one.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub enum RegistrySettings {
-    /// `--registry=txt`: ownership in TXT records beside each record.
-    Txt(Box<TxtRegistryConfig>),
-    /// `--registry=noop`: every record is treated as owned.
-    Noop,
-    /// `--registry=crd`: ownership in DNSRecord objects on the API server; an empty namespace is the
-    /// controller's own, found when the client is built.
-    Crd(extdns_registry_crd::CrdRegistryConfig),
-    /// `--registry=dynamodb`: ownership labels in a DynamoDB table (`--dynamodb-table`, `--dynamodb-region`).
-    Dynamodb(Box<extdns_registry_dynamodb::DynamoDbConfig>),
-    /// An external-dns registry extdns does not implement; refused when built.
-    Unsupported(RegistryName),
-}
-
-impl RegistrySettings {
-    /// external-dns's name of the registry.
-    pub fn name(&self) -> &'static str {
-        match self {
-            RegistrySettings::Txt(_) => RegistryName::Txt.as_str(),
-            RegistrySettings::Noop => RegistryName::Noop.as_str(),
-            RegistrySettings::Crd(_) => RegistryName::Crd.as_str(),
-            RegistrySettings::Dynamodb(_) => RegistryName::Dynamodb.as_str(),
-            RegistrySettings::Unsupported(name) => name.as_str(),
-        }
-    }
-}
-
-/// Where the controller reads the cluster from.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub enum ClusterSettings {
-    /// Objects loaded from files (read with [`SourceSettings::load_options`]).
-    Manifests(Vec<PathBuf>),
-    /// Objects watched on the API server.
-    ApiServer(Box<KubeSettings>),
-}
-
-/// The Kubernetes client and what the live view watches.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct KubeSettings {
-    /// `--kubeconfig`, `--server` and the request timeout (none with `--events`, whose watches stay quiet
-    /// for minutes).
-    pub client: extdns_informer::client::ClientConfig,
-    /// What the live view watches: namespaces, selectors, kept fields.
-    pub live: LiveOptions,
 }
 
 /// The settings of `extdns endpoints`: the source checks, and manifests given.
@@ -373,7 +158,7 @@ pub fn sources(flags: &Flags) -> Result<SourceSettings, ValidationError> {
     }
     let mut enabled = Vec::new();
     for &name in &s.source {
-        let Some(source) = EnabledSource::from_name(name) else {
+        let Some(source) = enabled_source(name) else {
             return fail(format!("source {name} is not supported by extdns yet"));
         };
         if !enabled.contains(&source) {
@@ -433,7 +218,6 @@ pub fn sources(flags: &Flags) -> Result<SourceSettings, ValidationError> {
         ingress,
         crd,
         pipeline,
-        resolve_load_balancer_hostname: flags.service.resolve_service_load_balancer_hostname,
         load_options,
     })
 }
@@ -486,17 +270,13 @@ pub fn controller_with_env(flags: &Flags, env: Env<'_>) -> Result<Settings, Vali
     }
     let sources = sources(flags)?;
     let k = &flags.kube;
-    if k.kube_api_qps <= 0 {
-        return fail(format!(
-            "--kube-api-qps must be greater than 0 (got {})",
-            k.kube_api_qps
-        ));
-    }
-    if k.kube_api_burst <= 0 {
-        return fail(format!(
-            "--kube-api-burst must be greater than 0 (got {})",
-            k.kube_api_burst
-        ));
+    for (flag, value) in [
+        ("--kube-api-qps", k.kube_api_qps),
+        ("--kube-api-burst", k.kube_api_burst),
+    ] {
+        if value <= 0 {
+            return fail(format!("{flag} must be greater than 0 (got {value})"));
+        }
     }
     let Some(provider_name) = flags.provider.provider else {
         return fail("--provider is required (e.g. --provider=rfc2136 or --provider=inmemory)");
@@ -520,14 +300,9 @@ pub fn controller_with_env(flags: &Flags, env: Env<'_>) -> Result<Settings, Vali
             zones: flags.inmemory.inmemory_zone.clone(),
             write_rate: None,
         },
-        ProviderName::Rfc2136 => ProviderSettings::Rfc2136 {
-            config: Box::new(rfc2136::config(flags)?),
-            deprecated_tsig_axfr: flags.rfc2136.tsig_axfr,
-        },
+        ProviderName::Rfc2136 => ProviderSettings::Rfc2136(Box::new(rfc2136::config(flags)?)),
         ProviderName::Aws => ProviderSettings::Aws(Box::new(aws::config(flags, &domain_filter, env)?)),
-        ProviderName::Pdns => ProviderSettings::Pdns {
-            config: Box::new(pdns::config(flags, &domain_filter)?),
-        },
+        ProviderName::Pdns => ProviderSettings::Pdns(Box::new(pdns::config(flags, &domain_filter)?)),
         ProviderName::Coredns | ProviderName::Skydns => {
             ProviderSettings::Coredns(Box::new(coredns::config(flags, &domain_filter, env)?))
         }
@@ -547,17 +322,31 @@ pub fn controller_with_env(flags: &Flags, env: Env<'_>) -> Result<Settings, Vali
             &domain_filter,
             env,
         )?)),
-        ProviderName::Pihole => ProviderSettings::Pihole {
-            config: Box::new(pihole::config(flags, &domain_filter)?),
-            txt_registry: registry_name == RegistryName::Txt,
-        },
+        ProviderName::Pihole => ProviderSettings::Pihole(Box::new(pihole::config(flags, &domain_filter)?)),
         ProviderName::DnsServer => ProviderSettings::DnsServer(Arc::new(dns_server::config(flags)?)),
         ProviderName::Webhook => ProviderSettings::Webhook(Box::new(webhook::config(flags)?)),
-        other => ProviderSettings::Unsupported(other),
+        other => ProviderSettings::Unsupported(other.as_str()),
     };
     let mut provider = provider;
-    provider.set_write_rate(write_rate(p.provider_write_rate)?);
-    budget::set_request_rate(&mut provider, p.provider_request_rate)?;
+    provider.set_write_rate(rate(
+        "--provider-write-rate",
+        p.provider_write_rate,
+        "write requests",
+        "no limit",
+    )?);
+    // The request budget of one cloud account, which every pipeline of the account shares
+    // (`extdns_provider::budget`); unset, each cloud's documented limit stays.
+    let documented = "the cloud's documented limit";
+    if rate(
+        "--provider-request-rate",
+        p.provider_request_rate,
+        "requests",
+        documented,
+    )?
+    .is_some()
+    {
+        provider.set_request_rate(p.provider_request_rate);
+    }
     let managed_types = record_types(&p.managed_record_types);
     let excluded_types = record_types(&p.exclude_record_types);
     let registry = match registry_name {
@@ -576,7 +365,7 @@ pub fn controller_with_env(flags: &Flags, env: Env<'_>) -> Result<Settings, Vali
             &excluded_types,
             env,
         )?)),
-        other => RegistrySettings::Unsupported(other),
+        other => RegistrySettings::Unsupported(other.as_str()),
     };
     let policy: Policy = r
         .policy
@@ -588,12 +377,7 @@ pub fn controller_with_env(flags: &Flags, env: Env<'_>) -> Result<Settings, Vali
         managed_types,
         excluded_types,
         domain_filter,
-        owner_id: match &registry {
-            RegistrySettings::Txt(config) => config.ownership.owner_id().to_string(),
-            RegistrySettings::Crd(config) => config.owner_id.clone(),
-            RegistrySettings::Dynamodb(config) => config.ownership.owner_id().to_string(),
-            _ => String::new(),
-        },
+        owner_id: registry.owner_id().to_string(),
         old_owner_id: non_empty(&r.migrate_from_txt_owner),
     };
     let c = &flags.control;
@@ -644,6 +428,24 @@ pub fn controller_with_env(flags: &Flags, env: Env<'_>) -> Result<Settings, Vali
         leader,
         events,
     })
+}
+
+/// The warnings of a command that builds a provider, logged once logging is up: a deprecated spelling, a
+/// registry the provider cannot hold.
+pub fn log_warnings(flags: &Flags) {
+    match flags.provider.provider {
+        Some(ProviderName::Rfc2136) if flags.rfc2136.tsig_axfr => {
+            tracing::warn!("--rfc2136-tsig-axfr is deprecated: use --rfc2136-axfr");
+        }
+        Some(ProviderName::Pihole) if effective_registry(flags) == RegistryName::Txt => {
+            tracing::warn!(
+                "--registry=txt with --provider=pihole: Pi-hole stores no TXT records, so every change that \
+                 needs an ownership record is refused; run --registry=noop as external-dns's Pi-hole \
+                 tutorial says"
+            );
+        }
+        _ => {}
+    }
 }
 
 /// `--events-emit`: the kinds of Kubernetes Events to emit.
@@ -709,17 +511,6 @@ fn process_env(name: &str) -> Option<String> {
 /// A `--tls-*` file flag: unset when empty, as external-dns reads them.
 fn tls_path(s: &str) -> Option<PathBuf> {
     (!s.trim().is_empty()).then(|| PathBuf::from(s.trim()))
-}
-
-/// The flags of `extdns ARGS...`, for every child's tests; a command line that does not parse is a bug
-/// of the test.
-#[cfg(test)]
-fn test_flags<'a>(args: impl IntoIterator<Item = &'a str>) -> Flags {
-    let args: Vec<&str> = std::iter::once("extdns").chain(args).collect();
-    match crate::flags::try_parse_from(&args) {
-        Ok(cli) => cli.flags,
-        Err(e) => panic!("{args:?}: {e}"),
-    }
 }
 
 #[cfg(test)]

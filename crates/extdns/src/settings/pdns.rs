@@ -41,7 +41,8 @@ pub(crate) fn flag(e: &extdns_provider_pdns::ConfigError) -> &'static str {
 #[cfg(test)]
 mod tests {
     use crate::providers::build_provider;
-    use crate::settings::{ProviderSettings, controller, test_flags};
+    use crate::settings::tests::test_flags;
+    use crate::settings::{ProviderSettings, controller};
 
     fn settings(extra: &[&str]) -> Result<ProviderSettings, String> {
         let flags = test_flags(["--source=service", "--provider=pdns"].iter().chain(extra).copied());
@@ -58,7 +59,7 @@ mod tests {
             "--tls-ca=/etc/ca.pem",
             "--domain-filter=example.org",
         ]);
-        let Ok(ProviderSettings::Pdns { config }) = s else {
+        let Ok(ProviderSettings::Pdns(config)) = s else {
             panic!("expected PowerDNS settings, got {s:?}")
         };
         assert_eq!(config.server, "https://pdns.example.org:8081");

@@ -33,25 +33,30 @@ pub fn config(flags: &Flags, domain_filter: &DomainFilter) -> Result<PiholeConfi
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn flags(args: &[&str]) -> Flags {
-        crate::settings::test_flags(["--source=service", "--provider=pihole"].iter().chain(args).copied())
-    }
+    use crate::settings::tests::provider_flags;
 
     #[test]
     fn the_server_is_required_and_the_flags_are_read() {
-        let e = config(&flags(&[]), &DomainFilter::default()).err().map(|e| e.0);
-        assert!(e.is_some_and(|e| e.contains("--pihole-server is required")));
-        let e = config(&flags(&["--pihole-server=pi.hole"]), &DomainFilter::default())
+        let e = config(&provider_flags("pihole", &[]), &DomainFilter::default())
             .err()
             .map(|e| e.0);
+        assert!(e.is_some_and(|e| e.contains("--pihole-server is required")));
+        let e = config(
+            &provider_flags("pihole", &["--pihole-server=pi.hole"]),
+            &DomainFilter::default(),
+        )
+        .err()
+        .map(|e| e.0);
         assert!(e.is_some_and(|e| e.contains("http:// or https://")));
         let c = config(
-            &flags(&[
-                "--pihole-server=https://pi.hole/",
-                "--pihole-password=s3cret",
-                "--pihole-tls-skip-verify",
-            ]),
+            &provider_flags(
+                "pihole",
+                &[
+                    "--pihole-server=https://pi.hole/",
+                    "--pihole-password=s3cret",
+                    "--pihole-tls-skip-verify",
+                ],
+            ),
             &DomainFilter::default(),
         );
         let c = c.unwrap_or_else(|e| panic!("{}", e.0));
@@ -59,7 +64,10 @@ mod tests {
         assert_eq!(c.password.as_deref(), Some("s3cret"));
         assert!(c.tls_skip_verify);
         assert!(!format!("{c:?}").contains("s3cret"), "Debug hides the password");
-        let open = config(&flags(&["--pihole-server=http://pi.hole"]), &DomainFilter::default());
+        let open = config(
+            &provider_flags("pihole", &["--pihole-server=http://pi.hole"]),
+            &DomainFilter::default(),
+        );
         assert!(open.is_ok_and(|c| c.password.is_none()));
     }
 }

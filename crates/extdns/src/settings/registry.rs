@@ -97,7 +97,7 @@ mod tests {
     use super::*;
 
     fn config(args: &[&str], vars: &[(&str, &str)]) -> Result<DynamoDbConfig, ValidationError> {
-        let flags = crate::settings::test_flags(
+        let flags = crate::settings::tests::test_flags(
             [
                 "--source=service",
                 "--provider=aws",

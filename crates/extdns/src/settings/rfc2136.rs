@@ -48,7 +48,7 @@ mod tests {
 
     fn axfr(extra: &[&str]) -> Result<bool, ValidationError> {
         let args = ["--source=service", "--rfc2136-host=ns", "--rfc2136-zone=example.org"];
-        Ok(config(&crate::settings::test_flags(args.iter().chain(extra).copied()))?.axfr)
+        Ok(config(&crate::settings::tests::test_flags(args.iter().chain(extra).copied()))?.axfr)
     }
 
     #[test]

@@ -2,6 +2,26 @@ use super::*;
 use extdns_informer::{KindOverrides, ResourceKind};
 use extdns_source::{PREFIX_ALPHA, PREFIX_GA};
 
+/// The flags of `extdns ARGS...`, for every child's tests; a command line that does not parse is a bug
+/// of the test.
+pub(super) fn test_flags<'a>(args: impl IntoIterator<Item = &'a str>) -> Flags {
+    let args: Vec<&str> = std::iter::once("extdns").chain(args).collect();
+    match crate::flags::try_parse_from(&args) {
+        Ok(cli) => cli.flags,
+        Err(e) => panic!("{args:?}: {e}"),
+    }
+}
+
+/// The flags of `extdns --source=service --provider=PROVIDER ARGS...`, for the providers' tests.
+pub(super) fn provider_flags(provider: &str, args: &[&str]) -> Flags {
+    let provider = format!("--provider={provider}");
+    test_flags(
+        ["--source=service", provider.as_str()]
+            .into_iter()
+            .chain(args.iter().copied()),
+    )
+}
+
 fn flags<S: AsRef<str>>(args: &[S]) -> Flags {
     test_flags(args.iter().map(AsRef::as_ref))
 }
@@ -419,7 +439,7 @@ fn txt_encryption_settings_are_checked_with_the_flags() {
 fn unsupported_providers_and_registries_are_left_to_the_wiring() -> Result<(), ValidationError> {
     let s = controller(&flags(&["--source=service", "--provider=linode", "--registry=aws-sd"]))?;
     assert!(
-        matches!(s.provider, ProviderSettings::Unsupported(ProviderName::Linode)),
+        matches!(s.provider, ProviderSettings::Unsupported("linode")),
         "{:?}",
         s.provider
     );
@@ -532,7 +552,7 @@ fn the_provider_write_rate_reaches_every_provider() -> Result<(), ValidationErro
         "--provider-write-rate=2",
     ];
     match provider(&rfc)? {
-        ProviderSettings::Rfc2136 { config, .. } => assert_eq!(config.write_rate, two),
+        ProviderSettings::Rfc2136(config) => assert_eq!(config.write_rate, two),
         other => panic!("{other:?}"),
     }
     for bad in ["-1", "NaN", "inf"] {
@@ -563,4 +583,36 @@ fn txt_ownership_metadata_is_refused_by_a_provider_without_record_metadata() -> 
     let e = controller_err(&rfc2136_with(&["--txt-ownership=metadata"]));
     assert!(e.contains("provider rfc2136"), "{e}");
     Ok(())
+}
+
+fn provider_with(args: &[&str]) -> Result<ProviderSettings, ValidationError> {
+    let flags = test_flags(["--source=service"].iter().chain(args).copied());
+    let env = |name: &str| (name == "CF_API_TOKEN").then(|| "tok".to_string());
+    Ok(controller_with_env(&flags, &env)?.provider)
+}
+
+#[test]
+fn the_request_rate_sets_each_cloud_s_account_rate_and_zero_keeps_the_documented_one() {
+    let cloudflare = |args: &[&str]| match provider_with(&[&["--provider=cloudflare"], args].concat()) {
+        Ok(ProviderSettings::Cloudflare(c)) => c.api.requests,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        cloudflare(&[]),
+        Some(extdns_provider_cloudflare::API_LIMIT),
+        "the documented limit by default"
+    );
+    assert_eq!(
+        cloudflare(&["--provider-request-rate=2"]),
+        extdns_provider::pace::Rate::per_second(2.0)
+    );
+    match provider_with(&["--provider=aws", "--provider-request-rate=20"]) {
+        Ok(ProviderSettings::Aws(c)) => assert_eq!(c.requests_per_second, 20.0),
+        other => panic!("{other:?}"),
+    }
+    for bad in ["-1", "NaN"] {
+        let arg = format!("--provider-request-rate={bad}");
+        let e = provider_with(&["--provider=inmemory", &arg]).expect_err("refused");
+        assert!(e.0.starts_with("--provider-request-rate="), "{e}");
+    }
 }

@@ -45,16 +45,13 @@ pub(crate) fn providers(flags: &Flags) -> Result<(), ValidationError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn flags(args: &[&str]) -> Flags {
-        crate::settings::test_flags(["--source=service", "--provider=inmemory"].iter().chain(args).copied())
-    }
+    use crate::settings::tests::provider_flags;
 
     #[test]
     fn defaults_pass_and_values_that_cannot_be_honoured_are_refused_with_the_reason() {
-        let f = flags(&[]);
+        let f = provider_flags("inmemory", &[]);
         assert!(sources(&f).is_ok() && providers(&f).is_ok());
-        let e = sources(&flags(&["--target-template={{.Name}}"]))
+        let e = sources(&provider_flags("inmemory", &["--target-template={{.Name}}"]))
             .err()
             .map(|e| e.0)
             .unwrap_or_default();
@@ -62,7 +59,7 @@ mod tests {
             e.starts_with("--target-template is read only by") && e.contains("traefik-proxy"),
             "{e}"
         );
-        let e = providers(&flags(&["--zone-name-filter=example.org"]))
+        let e = providers(&provider_flags("inmemory", &["--zone-name-filter=example.org"]))
             .err()
             .map(|e| e.0)
             .unwrap_or_default();

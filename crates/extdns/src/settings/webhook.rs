@@ -66,7 +66,7 @@ mod tests {
     use super::*;
 
     fn flags(args: &[&str]) -> Flags {
-        crate::settings::test_flags(args.iter().copied())
+        crate::settings::tests::test_flags(args.iter().copied())
     }
 
     #[test]
