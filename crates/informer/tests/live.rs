@@ -143,6 +143,11 @@ impl FakeApi {
         );
     }
 
+    /// A core (`v1`) resource at `/api/v1/{path}`.
+    fn serve_core(&self, path: &str, list_kind: &str, items: Vec<Value>) -> Handle {
+        self.serve(&format!("/api/v1/{path}"), list_kind, "v1", items)
+    }
+
     /// An empty list of Gateway API routes at `version`.
     fn serve_no_routes(&self, version: &str, plural: &str, list_kind: &str) -> Handle {
         let gw = "gateway.networking.k8s.io";
@@ -333,13 +338,8 @@ async fn next_change(rx: &mut watch::Receiver<u64>, seen: u64) -> Result<u64, Bo
 #[tokio::test]
 async fn synced_only_after_every_initial_list_completes() -> TestResult {
     let fake = FakeApi::default();
-    let pods = fake.serve(
-        "/api/v1/pods",
-        "PodList",
-        "v1",
-        vec![pod("a", "1", json!({"app": "web"}), "img:1")],
-    );
-    let services = fake.serve("/api/v1/services", "ServiceList", "v1", vec![service("web", "default")]);
+    let pods = fake.serve_core("pods", "PodList", vec![pod("a", "1", json!({"app": "web"}), "img:1")]);
+    let services = fake.serve_core("services", "ServiceList", vec![service("web", "default")]);
     let cluster = LiveCluster::start(
         fake.client(),
         &[ResourceKind::Pod, ResourceKind::Service],
@@ -381,7 +381,7 @@ async fn the_uid_of_each_object_comes_with_it_from_the_watcher() -> TestResult {
         s
     };
     let fake = FakeApi::default();
-    let services = fake.serve("/api/v1/services", "ServiceList", "v1", vec![with_uid(FIRST, "1")]);
+    let services = fake.serve_core("services", "ServiceList", vec![with_uid(FIRST, "1")]);
     services.release();
     let cluster = LiveCluster::start(fake.client(), &[ResourceKind::Service], LiveOptions::default())?;
     cluster.wait_until_synced(Duration::from_secs(5)).await?;
@@ -401,12 +401,7 @@ async fn the_uid_of_each_object_comes_with_it_from_the_watcher() -> TestResult {
 #[tokio::test]
 async fn added_modified_and_deleted_objects_reach_the_store_and_bump_changes() -> TestResult {
     let fake = FakeApi::default();
-    let pods = fake.serve(
-        "/api/v1/pods",
-        "PodList",
-        "v1",
-        vec![pod("a", "1", json!({"app": "web"}), "img:1")],
-    );
+    let pods = fake.serve_core("pods", "PodList", vec![pod("a", "1", json!({"app": "web"}), "img:1")]);
     pods.release();
     let cluster = LiveCluster::start(fake.client(), &[ResourceKind::Pod], LiveOptions::default())?;
     cluster.wait_until_synced(Duration::from_secs(5)).await?;
@@ -457,16 +452,10 @@ async fn namespaces_and_label_selectors_are_sent_to_the_server() -> TestResult {
         ("gateway.networking.k8s.io", "v1alpha2", "tcproutes"),
     ]);
     let handles = [
-        fake.serve(
-            "/api/v1/namespaces/prod/services",
-            "ServiceList",
-            "v1",
-            vec![service("web", "prod")],
-        ),
-        fake.serve(
-            "/api/v1/nodes",
+        fake.serve_core("namespaces/prod/services", "ServiceList", vec![service("web", "prod")]),
+        fake.serve_core(
+            "nodes",
             "NodeList",
-            "v1",
             vec![json!({"metadata": {"name": "n1", "resourceVersion": "1"}})],
         ),
         fake.serve(
@@ -577,7 +566,7 @@ async fn a_forbidden_or_absent_kind_is_unavailable_the_rest_syncs_and_it_returns
     let _guard = logs.capture();
     let fake = FakeApi::default();
     fake.discovery(&[("discovery.k8s.io", "v1", "endpointslices")]);
-    let services = fake.serve("/api/v1/services", "ServiceList", "v1", vec![service("web", "default")]);
+    let services = fake.serve_core("services", "ServiceList", vec![service("web", "default")]);
     services.release();
     fake.forbid("/api/v1/nodes");
     let cluster = LiveCluster::start(
@@ -625,7 +614,7 @@ async fn a_forbidden_or_absent_kind_is_unavailable_the_rest_syncs_and_it_returns
         vec![route],
     )
     .release();
-    fake.serve("/api/v1/nodes", "NodeList", "v1", vec![]).release();
+    fake.serve_core("nodes", "NodeList", vec![]).release();
     let mut changes = cluster.changes();
     let seen = *changes.borrow();
     wait_for("both kinds available", || {
@@ -676,10 +665,9 @@ async fn each_kind_is_watched_at_the_served_version_discovery_finds() -> TestRes
 async fn initial_lists_stream_when_the_server_serves_them_and_fall_back_to_pages_when_refused() -> TestResult {
     let fake = FakeApi::default();
     fake.streaming.store(true, Ordering::Relaxed);
-    let services = fake.serve(
-        "/api/v1/services",
+    let services = fake.serve_core(
+        "services",
         "ServiceList",
-        "v1",
         vec![service("web", "default"), service("api", "default")],
     );
     services.release();
@@ -751,15 +739,10 @@ async fn initial_lists_stream_when_the_server_serves_them_and_fall_back_to_pages
     let logs = Logs::default();
     let _guard = logs.capture();
     let old = FakeApi::default();
-    old.serve("/api/v1/services", "ServiceList", "v1", vec![service("web", "default")])
+    old.serve_core("services", "ServiceList", vec![service("web", "default")])
         .release();
-    old.serve(
-        "/api/v1/pods",
-        "PodList",
-        "v1",
-        vec![pod("a", "1", json!({"app": "web"}), "img:1")],
-    )
-    .release();
+    old.serve_core("pods", "PodList", vec![pod("a", "1", json!({"app": "web"}), "img:1")])
+        .release();
     let cluster = LiveCluster::start(
         old.client(),
         &[ResourceKind::Service, ResourceKind::Pod],
@@ -935,10 +918,9 @@ async fn an_undecodable_route_is_skipped_and_recorded_and_the_informer_still_syn
         ],
     );
     routes.release();
-    let nodes = fake.serve(
-        "/api/v1/nodes",
+    let nodes = fake.serve_core(
+        "nodes",
         "NodeList",
-        "v1",
         vec![json!({"metadata": {"name": "n1", "resourceVersion": "1"}})],
     );
     nodes.release();
@@ -1009,10 +991,9 @@ async fn an_undecodable_service_is_skipped_and_recorded_and_the_informer_still_s
     let mut bad = service("bad", "default");
     bad["spec"]["ports"] = json!([{"port": "eighty"}]);
     bad["metadata"]["annotations"] = json!({"note": BODY_MARKER});
-    let services = fake.serve(
-        "/api/v1/services",
+    let services = fake.serve_core(
+        "services",
         "ServiceList",
-        "v1",
         vec![service("web", "default"), bad, service("api", "default")],
     );
     services.release();
@@ -1054,7 +1035,7 @@ fn starting_outside_a_runtime_is_an_error() {
 #[tokio::test]
 async fn initial_lists_are_paged_and_never_ask_for_the_cache_whole() -> TestResult {
     let fake = FakeApi::default();
-    let pods = fake.serve("/api/v1/pods", "PodList", "v1", vec![]);
+    let pods = fake.serve_core("pods", "PodList", vec![]);
     pods.release();
     let cluster = LiveCluster::start(fake.client(), &[ResourceKind::Pod], LiveOptions::default())?;
     cluster.wait_until_synced(Duration::from_secs(5)).await?;
@@ -1140,10 +1121,9 @@ async fn on_demand_pods_are_watched_by_what_the_services_select_once_the_service
     // The fake ignores selectors: it sends every Pod, and the store keeps what the demand selects.
     let pods = fake.serve("/api/v1/pods", "PodList", "v1", three_pods(["1", "1"], ["1", "1"]));
     pods.release();
-    let services = fake.serve(
-        "/api/v1/services",
+    let services = fake.serve_core(
+        "services",
         "ServiceList",
-        "v1",
         vec![headless("db", json!({"app": "db", "tier": "data"}))],
     );
     let cluster = start_on_demand(&fake)?;
@@ -1170,10 +1150,9 @@ async fn on_demand_pods_are_watched_by_what_the_services_select_once_the_service
     pods.send("ADDED", pod("batch-0", "2", json!({"app": "batch"}), "img:1"));
 
     // A new selector the cover covers: its Pods, dropped before, are listed once by it.
-    let cache_pods = fake.serve(
-        "/api/v1/namespaces/default/pods",
+    let cache_pods = fake.serve_core(
+        "namespaces/default/pods",
         "PodList",
-        "v1",
         vec![pod("db-1", "3", json!({"app": "db", "tier": "cache"}), "img:2")],
     );
     services.send("ADDED", headless("cache", json!({"app": "db", "tier": "cache"})));
@@ -1230,16 +1209,15 @@ async fn on_demand_pods_are_watched_by_what_the_services_select_once_the_service
 #[tokio::test]
 async fn on_demand_pods_are_not_watched_while_nothing_selects_them() -> TestResult {
     let fake = streaming_fake();
-    let pods = fake.serve(
-        "/api/v1/pods",
+    let pods = fake.serve_core(
+        "pods",
         "PodList",
-        "v1",
         vec![pod("web-0", "1", json!({"app": "web"}), "img:1")],
     );
     pods.release();
     let lb = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "lb", "namespace": "default"},
         "spec": {"type": "LoadBalancer", "selector": {"app": "web"}}});
-    let services = fake.serve("/api/v1/services", "ServiceList", "v1", vec![lb]);
+    let services = fake.serve_core("services", "ServiceList", vec![lb]);
     services.release();
     let cluster = start_on_demand(&fake)?;
     cluster.wait_until_synced(Duration::from_secs(5)).await?;
@@ -1260,7 +1238,7 @@ async fn on_demand_pods_are_not_watched_while_nothing_selects_them() -> TestResu
 #[tokio::test]
 async fn on_demand_pods_do_not_hold_the_view_when_services_are_forbidden() -> TestResult {
     let fake = streaming_fake();
-    fake.serve("/api/v1/pods", "PodList", "v1", vec![]).release();
+    fake.serve_core("pods", "PodList", vec![]).release();
     fake.forbid("/api/v1/services");
     let cluster = start_on_demand(&fake)?;
     cluster.wait_until_synced(Duration::from_secs(5)).await?;
