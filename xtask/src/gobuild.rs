@@ -257,23 +257,23 @@ pub fn ensure(target: &Path) -> Result<GoBinaries> {
     if !bins.helm_unittest.is_file() {
         build_helm_unittest(&go, &work, &bins.helm_unittest)?;
     }
-    if !chart_copied {
-        copy_out_of_module(
-            &go.with_toolchain(EXTERNAL_DNS.toolchain),
-            &work,
-            &format!("sigs.k8s.io/external-dns@{}", EXTERNAL_DNS.version),
-            &["charts/external-dns"],
-            &bins.external_dns_chart,
-        )?;
-    }
-    if !previous_chart_copied {
-        copy_out_of_module(
-            &go.with_toolchain(EXTERNAL_DNS_PREVIOUS.toolchain),
-            &work,
-            &format!("sigs.k8s.io/external-dns@{}", EXTERNAL_DNS_PREVIOUS.version),
-            &["charts/external-dns"],
+    for (copied, release, out) in [
+        (chart_copied, EXTERNAL_DNS, &bins.external_dns_chart),
+        (
+            previous_chart_copied,
+            EXTERNAL_DNS_PREVIOUS,
             &bins.external_dns_previous_chart,
-        )?;
+        ),
+    ] {
+        if !copied {
+            copy_out_of_module(
+                &go.with_toolchain(release.toolchain),
+                &work,
+                &format!("sigs.k8s.io/external-dns@{}", release.version),
+                &["charts/external-dns"],
+                out,
+            )?;
+        }
     }
     if !crds_copied {
         copy_out_of_module(

@@ -19,6 +19,22 @@ fn sorted(answers: &[&str]) -> Vec<String> {
     v
 }
 
+/// Polls `check` every `every` until it finds what it looks for, for up to [`CONVERGE`]; fails at once if
+/// `controller` exits meanwhile, rather than waiting out the time for a process that is gone.
+pub fn while_alive<T>(
+    controller: &mut Proc,
+    what: &str,
+    every: Duration,
+    mut check: impl FnMut() -> Result<Option<T>>,
+) -> Result<T> {
+    eventually(what, CONVERGE, every, || {
+        if let Some(status) = controller.exited() {
+            bail!("{} exited with {status}", controller.name);
+        }
+        check()
+    })
+}
+
 /// Waits until `found` finds what it looks for among the Events of `ns`.
 pub fn events<T>(kube: &Kube, ns: &str, what: &str, mut found: impl FnMut(&[Value]) -> Option<T>) -> Result<T> {
     eventually(what, CONVERGE, Duration::from_millis(200), || {
@@ -30,14 +46,11 @@ pub fn events<T>(kube: &Kube, ns: &str, what: &str, mut found: impl FnMut(&[Valu
 pub fn answers(server: &DnsServer, controller: &mut Proc, name: &str, t: &str, want: &[&str]) -> Result<()> {
     let want = sorted(want);
     let mut last = Vec::new();
-    let r = eventually(
+    let r = while_alive(
+        controller,
         &format!("{name} {t} = {want:?}"),
-        CONVERGE,
         Duration::from_millis(100),
         || {
-            if let Some(status) = controller.exited() {
-                bail!("{} exited with {status}", controller.name);
-            }
             last = dns::answers(server, name, t);
             Ok((last == want).then_some(()))
         },
@@ -54,17 +67,14 @@ pub fn answers(server: &DnsServer, controller: &mut Proc, name: &str, t: &str, w
 /// Waits until the ownership record of `name` for type `t` is gone (or there, when `present`).
 pub fn ownership(server: &DnsServer, controller: &mut Proc, t: &str, name: &str, present: bool) -> Result<()> {
     let txt_name = format!("{}-{name}.", t.to_ascii_lowercase());
-    eventually(
+    while_alive(
+        controller,
         &format!(
             "ownership record {txt_name} {}",
             if present { "present" } else { "gone" }
         ),
-        CONVERGE,
         Duration::from_millis(100),
         || {
-            if let Some(status) = controller.exited() {
-                bail!("{} exited with {status}", controller.name);
-            }
             let zone = dns::zone(server)?;
             let there = dns::owned_txt(&zone, OWNER).iter().any(|r| r.name == txt_name);
             Ok((there == present).then_some(()))
