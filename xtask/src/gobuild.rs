@@ -537,12 +537,19 @@ fn copy_out_of_module(go: &Go, work: &Path, module: &str, dirs: &[&str], to: &Pa
 }
 
 fn copy_dir(from: &Path, to: &Path) -> Result<()> {
+    copy_dir_except(from, to, &[])
+}
+
+/// Copies the tree at `from` to `to`, but for the directories named in `skip` (at any depth).
+pub(crate) fn copy_dir_except(from: &Path, to: &Path, skip: &[&str]) -> Result<()> {
     std::fs::create_dir_all(to).with_context(|| format!("creating {}", to.display()))?;
     for entry in std::fs::read_dir(from).with_context(|| format!("reading {}", from.display()))? {
         let entry = entry?;
         let dest = to.join(entry.file_name());
         if entry.file_type()?.is_dir() {
-            copy_dir(&entry.path(), &dest)?;
+            if !skip.iter().any(|s| entry.file_name() == *s) {
+                copy_dir_except(&entry.path(), &dest, skip)?;
+            }
         } else {
             std::fs::copy(entry.path(), &dest).with_context(|| format!("copying to {}", dest.display()))?;
         }

@@ -21,7 +21,7 @@ use crate::proc::Proc;
 
 use super::Ctx;
 use super::providers::{SECRET_NAME, api, delete_providers, extdns, rfc2136, tsig_secret, wait_reason};
-use super::wait::{answers, while_alive};
+use super::wait::{answers, until_answers, while_alive};
 
 /// A finalizer of the scenario's own, so that the object outlives extdns's and its last status can be read.
 const HOLD: &str = "e2e.extdns.io/hold";
@@ -180,17 +180,11 @@ fn steps(
 
 /// The `dns-server` provider answers for its zone on the listener its config names.
 fn served_answers(ctx: &Ctx, ns: &str, extdns: &mut Proc, name: &str, port: u16) -> Result<()> {
-    let mut last = Vec::new();
-    while_alive(
-        extdns,
-        "www.example.net A answered by the dns-server provider",
-        Duration::from_millis(100),
-        || {
-            last = dig::short_udp(port, "www.example.net", "A");
-            Ok((last == ["10.0.0.9"]).then_some(()))
-        },
-    )
-    .map_err(|e| anyhow::anyhow!("{e:#}; last answer {last:?}\nextdns log:\n{}", extdns.log_tail(30)))?;
+    let want = ["10.0.0.9".to_string()];
+    let what = "www.example.net A answered by the dns-server provider";
+    until_answers(extdns, what, Duration::from_millis(100), &want, || {
+        dig::short_udp(port, "www.example.net", "A")
+    })?;
     wait_reason(ctx, extdns, ProviderKind::Cluster, ns, name, "Synced")?;
     println!("dns-providers: the dns-server provider answers on its own listener");
     Ok(())

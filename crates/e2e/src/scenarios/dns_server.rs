@@ -24,7 +24,7 @@ use extdns_test_support::{dig, try_free_port};
 use super::Ctx;
 use super::install::{apply_file, from_env};
 use super::latency::Figures;
-use super::wait::{CONVERGE, while_alive};
+use super::wait::{CONVERGE, until_answers};
 
 /// The bound on the median time from an API write to its answer.
 const TARGET: Duration = Duration::from_millis(10);
@@ -247,17 +247,10 @@ fn changes(ctx: &Ctx, ns: &str, extdns: &mut Proc, port: u16) -> Result<Figures>
 
 /// Waits until `name TYPE` answers `want` over UDP on `port`, failing early if extdns exits.
 fn served(extdns: &mut Proc, port: u16, name: &str, t: &str, want: &[String]) -> Result<()> {
-    let mut last = Vec::new();
-    while_alive(
-        extdns,
-        &format!("{name} {t} = {want:?} on port {port}"),
-        Duration::from_millis(50),
-        || {
-            last = dig::short_udp(port, name, t);
-            Ok((last == want).then_some(()))
-        },
-    )
-    .map_err(|e| anyhow::anyhow!("{e:#}; last answer {last:?}\n{}", extdns.log_tail(25)))
+    let what = format!("{name} {t} = {want:?} on port {port}");
+    until_answers(extdns, &what, Duration::from_millis(50), want, || {
+        dig::short_udp(port, name, t)
+    })
 }
 
 /// `name A` gets `status` (and the AA bit when `authoritative`).

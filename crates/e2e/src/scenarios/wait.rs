@@ -45,16 +45,26 @@ pub fn events<T>(kube: &Kube, ns: &str, what: &str, mut found: impl FnMut(&[Valu
 /// Waits until `name TYPE` answers exactly `want` (empty: no answer), failing early if `controller` exits.
 pub fn answers(server: &DnsServer, controller: &mut Proc, name: &str, t: &str, want: &[&str]) -> Result<()> {
     let want = sorted(want);
+    let what = format!("{name} {t} = {want:?}");
+    until_answers(controller, &what, Duration::from_millis(100), &want, || {
+        dns::answers(server, name, t)
+    })
+}
+
+/// Polls `query` every `every` until it answers exactly `want`, failing early if `controller` exits; the
+/// error says the last answer and shows the controller's log tail.
+pub fn until_answers(
+    controller: &mut Proc,
+    what: &str,
+    every: Duration,
+    want: &[String],
+    mut query: impl FnMut() -> Vec<String>,
+) -> Result<()> {
     let mut last = Vec::new();
-    let r = while_alive(
-        controller,
-        &format!("{name} {t} = {want:?}"),
-        Duration::from_millis(100),
-        || {
-            last = dns::answers(server, name, t);
-            Ok((last == want).then_some(()))
-        },
-    );
+    let r = while_alive(controller, what, every, || {
+        last = query();
+        Ok((last == want).then_some(()))
+    });
     r.map_err(|e| {
         anyhow::anyhow!(
             "{e:#}; last answer {last:?}\n{} log:\n{}",
