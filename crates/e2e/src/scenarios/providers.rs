@@ -341,20 +341,13 @@ fn split_horizon_steps(
     let both = format!("{internal},{public}");
     let marked = |target: &str| annotations(&[("cluster-provider", both.as_str()), ("target", target)]);
     let started = Instant::now();
-    kube.apply(&o::ingress(
-        ns,
-        "shop",
-        marked("198.51.100.17"),
-        &["shop.example.org"],
-        json!([{ "ip": "10.0.0.21" }]),
-    ))?;
-    kube.apply(&o::ingress(
-        ns,
-        "blog",
-        marked("198.51.100.9"),
-        &["blog.example.org"],
-        json!([{ "ip": "10.0.0.12" }]),
-    ))?;
+    for (name, target, ip) in [
+        ("shop", "198.51.100.17", "10.0.0.21"),
+        ("blog", "198.51.100.9", "10.0.0.12"),
+    ] {
+        let host = format!("{name}.example.org");
+        kube.apply(&o::ingress(ns, name, marked(target), &[&host], json!([{ "ip": ip }])))?;
+    }
     answers(internal_dns, extdns, "shop.example.org", "A", &["10.0.0.21"])?;
     answers(public_dns, extdns, "shop.example.org", "A", &["198.51.100.17"])?;
     answers(internal_dns, extdns, "blog.example.org", "A", &["10.0.0.12"])?;
