@@ -301,38 +301,31 @@ fn reported(command: &str, args: &[String], report: &str) -> Vec<String> {
     e2e_args
 }
 
+/// Runs the benchmark `command` on the `profile` build of extdns, its report written to `target/<report>`.
+fn benchmark(command: &str, args: &[String], profile: Profile, report: &str) -> Result<()> {
+    kube_e2e(&go_binaries()?, profile, &reported(command, args, report))
+}
+
 fn latency(args: &[String]) -> Result<()> {
     kube_e2e(&go_binaries()?, Profile::Release, &subcommand("latency", args))
 }
 
 /// The scale benchmark on the shipped build of extdns; the report goes to `target/bench-scale.md`.
 fn scale(args: &[String]) -> Result<()> {
-    kube_e2e(
-        &go_binaries()?,
-        Profile::Dist,
-        &reported("scale", args, "bench-scale.md"),
-    )
+    benchmark("scale", args, Profile::Dist, "bench-scale.md")
 }
 
 /// One extdns with three providers against three external-dns on a loaded API server; the report goes to
 /// `target/bench-multi-provider.md`. extdns is the release build with the shipped allocator, as for
 /// `cloud-first-sync`.
 fn multi_provider(args: &[String]) -> Result<()> {
-    kube_e2e(
-        &go_binaries()?,
-        Profile::Release,
-        &reported("multi-provider", args, "bench-multi-provider.md"),
-    )
+    benchmark("multi-provider", args, Profile::Release, "bench-multi-provider.md")
 }
 
 /// The first sync into a cloud DNS fake, extdns beside external-dns; the report goes to `target/bench-cloud.md`.
 /// extdns is the release build with the shipped allocator ([`RELEASE_BUILD`], one build with the harness).
 fn cloud_first_sync(args: &[String]) -> Result<()> {
-    kube_e2e(
-        &go_binaries()?,
-        Profile::Release,
-        &reported("cloud-first-sync", args, "bench-cloud.md"),
-    )
+    benchmark("cloud-first-sync", args, Profile::Release, "bench-cloud.md")
 }
 
 /// The serving benchmark: dnsperf against Knot DNS, CoreDNS and extdns's own DNS server, the release build with
