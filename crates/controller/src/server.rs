@@ -140,9 +140,9 @@ mod tests {
         }
 
         /// Shuts the server down; it must end cleanly.
-        async fn stop(self) -> Result<(), tokio::task::JoinError> {
+        async fn stop(self) -> Result<(), Box<dyn std::error::Error>> {
             self.shutdown.cancel();
-            self.server.handle.await
+            Ok(self.server.handle.await?)
         }
     }
 
@@ -219,8 +219,7 @@ mod tests {
         let missing = get_path(server.addr(), "/nope").await?;
         assert!(missing.starts_with("HTTP/1.1 404"), "{missing}");
 
-        server.stop().await?;
-        Ok(())
+        server.stop().await
     }
 
     #[tokio::test]
@@ -234,8 +233,7 @@ mod tests {
         let after = get_path(server.addr(), "/readyz").await?;
         assert!(after.starts_with("HTTP/1.1 200"), "{after}");
         assert!(after.ends_with("\r\n\r\nOK"), "{after}");
-        server.stop().await?;
-        Ok(())
+        server.stop().await
     }
 
     /// With `--dns-provider-crds`: one listener for every provider object's controller, each scrape one
@@ -268,8 +266,7 @@ mod tests {
         root.mark_ready();
         let after = get_path(server.addr(), "/readyz").await?;
         assert!(after.starts_with("HTTP/1.1 200"), "{after}");
-        server.stop().await?;
-        Ok(())
+        server.stop().await
     }
 
     #[tokio::test]
