@@ -143,11 +143,8 @@ impl From<&core::Service> for Service {
     fn from(s: &core::Service) -> Service {
         let spec = s.spec.as_ref();
         let ports = spec.and_then(|s| s.ports.as_ref()).into_iter().flatten();
-        let ingress = s
-            .status
-            .as_ref()
-            .and_then(|s| s.load_balancer.as_ref())
-            .and_then(|l| l.ingress.as_ref());
+        let status = s.status.as_ref();
+        let ingress = status.and_then(|s| s.load_balancer.as_ref()?.ingress.as_ref());
         Service {
             meta: meta(&s.metadata),
             service_type: spec.and_then(|s| s.type_.as_deref()).unwrap_or("ClusterIP").into(),
@@ -335,11 +332,8 @@ plain!(discovery::EndpointSlice, ResourceKind::EndpointSlice, EndpointSlice);
 impl From<&networking::Ingress> for Ingress {
     fn from(i: &networking::Ingress) -> Ingress {
         let spec = i.spec.as_ref();
-        let lb = i
-            .status
-            .as_ref()
-            .and_then(|s| s.load_balancer.as_ref())
-            .and_then(|l| l.ingress.as_ref());
+        let status = i.status.as_ref();
+        let lb = status.and_then(|s| s.load_balancer.as_ref()?.ingress.as_ref());
         Ingress {
             meta: meta(&i.metadata),
             ingress_class_name: spec.and_then(|s| s.ingress_class_name.clone()),
