@@ -117,6 +117,13 @@ impl FakeApi {
         self.discovery_of_kinds(&with_kinds);
     }
 
+    /// Aggregated discovery listing these Gateway API (version, plural) pairs.
+    fn discovery_of_gateway_api(&self, resources: &[(&str, &str)]) {
+        let gw = "gateway.networking.k8s.io";
+        let resources: Vec<_> = resources.iter().map(|&(v, plural)| (gw, v, plural)).collect();
+        self.discovery(&resources);
+    }
+
     /// Aggregated discovery (`GET /apis`) listing these (group, version, plural, kind).
     fn discovery_of_kinds(&self, resources: &[(&str, &str, &str, &str)]) {
         let mut groups: BTreeMap<&str, BTreeMap<&str, Vec<Value>>> = BTreeMap::new();
@@ -446,11 +453,7 @@ async fn added_modified_and_deleted_objects_reach_the_store_and_bump_changes() -
 async fn namespaces_and_label_selectors_are_sent_to_the_server() -> TestResult {
     let fake = FakeApi::default();
     // Experimental-channel CRDs: TCPRoute served at v1alpha2 only, so it is watched there.
-    fake.discovery(&[
-        ("gateway.networking.k8s.io", "v1", "gateways"),
-        ("gateway.networking.k8s.io", "v1", "listenersets"),
-        ("gateway.networking.k8s.io", "v1alpha2", "tcproutes"),
-    ]);
+    fake.discovery_of_gateway_api(&[("v1", "gateways"), ("v1", "listenersets"), ("v1alpha2", "tcproutes")]);
     let handles = [
         fake.serve_core("namespaces/prod/services", "ServiceList", vec![service("web", "prod")]),
         fake.serve_core(
@@ -603,7 +606,7 @@ async fn a_forbidden_or_absent_kind_is_unavailable_the_rest_syncs_and_it_returns
     assert!(tried("/api/v1/nodes") >= 2, "Nodes are re-checked");
 
     // The CRD is installed (served at v1alpha2 only) and the Role granted: both are picked up.
-    fake.discovery(&[("gateway.networking.k8s.io", "v1alpha2", "tcproutes")]);
+    fake.discovery_of_gateway_api(&[("v1alpha2", "tcproutes")]);
     let route = json!({"apiVersion": "gateway.networking.k8s.io/v1alpha2", "kind": "TCPRoute",
         "metadata": {"name": "db", "namespace": "default", "resourceVersion": "1"},
         "spec": {"parentRefs": [{"name": "gw"}], "rules": [{"backendRefs": [{"name": "db", "port": 5432}]}]}});
@@ -635,10 +638,10 @@ async fn each_kind_is_watched_at_the_served_version_discovery_finds() -> TestRes
     let fake = FakeApi::default();
     // Gateway API's standard channel: TCPRoute at v1 (v1alpha2 not served); the experimental TLSRoute
     // at v1alpha3.
-    fake.discovery(&[
-        ("gateway.networking.k8s.io", "v1", "tcproutes"),
-        ("gateway.networking.k8s.io", "v1alpha3", "tlsroutes"),
-        ("gateway.networking.k8s.io", "v1alpha2", "tlsroutes"),
+    fake.discovery_of_gateway_api(&[
+        ("v1", "tcproutes"),
+        ("v1alpha3", "tlsroutes"),
+        ("v1alpha2", "tlsroutes"),
     ]);
     let gw = "gateway.networking.k8s.io";
     fake.serve_no_routes("v1", "tcproutes", "TCPRouteList").release();
