@@ -264,12 +264,8 @@ impl From<&core::Pod> for Pod {
 
 impl From<&core::Node> for Node {
     fn from(n: &core::Node) -> Node {
-        let addresses = n
-            .status
-            .as_ref()
-            .and_then(|s| s.addresses.as_ref())
-            .into_iter()
-            .flatten();
+        let status = n.status.as_ref();
+        let addresses = status.and_then(|s| s.addresses.as_ref()).into_iter().flatten();
         Node {
             name: n.metadata.name.clone().unwrap_or_default(),
             labels: labels(&n.metadata),
@@ -429,12 +425,8 @@ macro_rules! listener {
 
 impl From<&GwGateway> for Gateway {
     fn from(g: &GwGateway) -> Gateway {
-        let addresses = g
-            .status
-            .as_ref()
-            .and_then(|s| s.addresses.as_ref())
-            .into_iter()
-            .flatten();
+        let status = g.status.as_ref();
+        let addresses = status.and_then(|s| s.addresses.as_ref()).into_iter().flatten();
         Gateway {
             meta: meta(&g.metadata),
             gateway_class_name: g.spec.gateway_class_name.clone(),
