@@ -14,7 +14,7 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
-use crate::gobuild::{EXTERNAL_DNS, EXTERNAL_DNS_PREVIOUS, GoBinaries};
+use crate::gobuild::{EXTERNAL_DNS, EXTERNAL_DNS_PREVIOUS, GoBinaries, copy_dir_except};
 
 /// One textual rewrite of external-dns's suites, applied to every suite file, exactly once in each (a suite
 /// where it does not apply once fails the step: upstream changed, and the rewrite must be looked at again).
@@ -136,7 +136,8 @@ fn run_release(helm_unittest: &Path, version: &str, suites: &Path) -> Result<(Re
     let scratch = crate::target_dir().join("chart-tests").join(version);
     let _ = std::fs::remove_dir_all(&scratch);
     let chart = scratch.join("extdns");
-    copy_chart(&crate::root().join("charts/extdns"), &chart)?;
+    // The chart without `tests/` (ours are not helm-unittest suites).
+    copy_dir_except(&crate::root().join("charts/extdns"), &chart, &["tests"])?;
     let tests = chart.join("tests");
     std::fs::create_dir_all(&tests).with_context(|| format!("creating {}", tests.display()))?;
     let mut cases = 0;
@@ -199,23 +200,6 @@ fn rewrite(text: &str) -> Result<String> {
         text = text.replacen(r.find, r.replace, 1);
     }
     Ok(text)
-}
-
-/// The chart without `tests/` (ours are not helm-unittest suites).
-fn copy_chart(from: &Path, to: &Path) -> Result<()> {
-    std::fs::create_dir_all(to).with_context(|| format!("creating {}", to.display()))?;
-    for entry in std::fs::read_dir(from).with_context(|| format!("reading {}", from.display()))? {
-        let entry = entry?;
-        let dest = to.join(entry.file_name());
-        if entry.file_type()?.is_dir() {
-            if entry.file_name() != "tests" {
-                copy_chart(&entry.path(), &dest)?;
-            }
-        } else {
-            std::fs::copy(entry.path(), &dest).with_context(|| format!("copying to {}", dest.display()))?;
-        }
-    }
-    Ok(())
 }
 
 /// The cases of helm-unittest's JUnit report: (suite, case) → whether it failed. A case is a `<testcase>`

@@ -257,23 +257,23 @@ pub fn ensure(target: &Path) -> Result<GoBinaries> {
     if !bins.helm_unittest.is_file() {
         build_helm_unittest(&go, &work, &bins.helm_unittest)?;
     }
-    if !chart_copied {
-        copy_out_of_module(
-            &go.with_toolchain(EXTERNAL_DNS.toolchain),
-            &work,
-            &format!("sigs.k8s.io/external-dns@{}", EXTERNAL_DNS.version),
-            &["charts/external-dns"],
-            &bins.external_dns_chart,
-        )?;
-    }
-    if !previous_chart_copied {
-        copy_out_of_module(
-            &go.with_toolchain(EXTERNAL_DNS_PREVIOUS.toolchain),
-            &work,
-            &format!("sigs.k8s.io/external-dns@{}", EXTERNAL_DNS_PREVIOUS.version),
-            &["charts/external-dns"],
+    for (copied, release, out) in [
+        (chart_copied, EXTERNAL_DNS, &bins.external_dns_chart),
+        (
+            previous_chart_copied,
+            EXTERNAL_DNS_PREVIOUS,
             &bins.external_dns_previous_chart,
-        )?;
+        ),
+    ] {
+        if !copied {
+            copy_out_of_module(
+                &go.with_toolchain(release.toolchain),
+                &work,
+                &format!("sigs.k8s.io/external-dns@{}", release.version),
+                &["charts/external-dns"],
+                out,
+            )?;
+        }
     }
     if !crds_copied {
         copy_out_of_module(
@@ -537,12 +537,19 @@ fn copy_out_of_module(go: &Go, work: &Path, module: &str, dirs: &[&str], to: &Pa
 }
 
 fn copy_dir(from: &Path, to: &Path) -> Result<()> {
+    copy_dir_except(from, to, &[])
+}
+
+/// Copies the tree at `from` to `to`, but for the directories named in `skip` (at any depth).
+pub(crate) fn copy_dir_except(from: &Path, to: &Path, skip: &[&str]) -> Result<()> {
     std::fs::create_dir_all(to).with_context(|| format!("creating {}", to.display()))?;
     for entry in std::fs::read_dir(from).with_context(|| format!("reading {}", from.display()))? {
         let entry = entry?;
         let dest = to.join(entry.file_name());
         if entry.file_type()?.is_dir() {
-            copy_dir(&entry.path(), &dest)?;
+            if !skip.iter().any(|s| entry.file_name() == *s) {
+                copy_dir_except(&entry.path(), &dest, skip)?;
+            }
         } else {
             std::fs::copy(entry.path(), &dest).with_context(|| format!("copying to {}", dest.display()))?;
         }

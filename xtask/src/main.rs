@@ -295,44 +295,38 @@ fn subcommand(command: &str, args: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// A benchmark's arguments: `command`, then `args`, then where its report goes: `target/<report>`.
+fn reported(command: &str, args: &[String], report: &str) -> Vec<String> {
+    let mut e2e_args = subcommand(command, args);
+    e2e_args.extend(["--report".to_string(), target_dir().join(report).display().to_string()]);
+    e2e_args
+}
+
+/// Runs the benchmark `command` on the `profile` build of extdns, its report written to `target/<report>`.
+fn benchmark(command: &str, args: &[String], profile: Profile, report: &str) -> Result<()> {
+    kube_e2e(&go_binaries()?, profile, &reported(command, args, report))
+}
+
 fn latency(args: &[String]) -> Result<()> {
     kube_e2e(&go_binaries()?, Profile::Release, &subcommand("latency", args))
 }
 
 /// The scale benchmark on the shipped build of extdns; the report goes to `target/bench-scale.md`.
 fn scale(args: &[String]) -> Result<()> {
-    let go = go_binaries()?;
-    let mut e2e_args = subcommand("scale", args);
-    e2e_args.extend([
-        "--report".to_string(),
-        target_dir().join("bench-scale.md").display().to_string(),
-    ]);
-    kube_e2e(&go, Profile::Dist, &e2e_args)
+    benchmark("scale", args, Profile::Dist, "bench-scale.md")
 }
 
 /// One extdns with three providers against three external-dns on a loaded API server; the report goes to
 /// `target/bench-multi-provider.md`. extdns is the release build with the shipped allocator, as for
 /// `cloud-first-sync`.
 fn multi_provider(args: &[String]) -> Result<()> {
-    let go = go_binaries()?;
-    let mut e2e_args = subcommand("multi-provider", args);
-    e2e_args.extend([
-        "--report".to_string(),
-        target_dir().join("bench-multi-provider.md").display().to_string(),
-    ]);
-    kube_e2e(&go, Profile::Release, &e2e_args)
+    benchmark("multi-provider", args, Profile::Release, "bench-multi-provider.md")
 }
 
 /// The first sync into a cloud DNS fake, extdns beside external-dns; the report goes to `target/bench-cloud.md`.
 /// extdns is the release build with the shipped allocator ([`RELEASE_BUILD`], one build with the harness).
 fn cloud_first_sync(args: &[String]) -> Result<()> {
-    let go = go_binaries()?;
-    let mut e2e_args = subcommand("cloud-first-sync", args);
-    e2e_args.extend([
-        "--report".to_string(),
-        target_dir().join("bench-cloud.md").display().to_string(),
-    ]);
-    kube_e2e(&go, Profile::Release, &e2e_args)
+    benchmark("cloud-first-sync", args, Profile::Release, "bench-cloud.md")
 }
 
 /// The serving benchmark: dnsperf against Knot DNS, CoreDNS and extdns's own DNS server, the release build with
@@ -341,12 +335,8 @@ fn serve(args: &[String]) -> Result<()> {
     let go = go_binaries()?;
     deps::ensure_programs(&[("dnsperf", "dnsperf"), ("taskset", "util-linux")])?;
     let coredns = gobuild::coredns(&target_dir())?;
-    let mut e2e_args = subcommand("serve", args);
-    e2e_args.extend([
-        format!("--coredns={}", coredns.display()),
-        "--report".to_string(),
-        target_dir().join("bench-serve.md").display().to_string(),
-    ]);
+    let mut e2e_args = reported("serve", args, "bench-serve.md");
+    e2e_args.push(format!("--coredns={}", coredns.display()));
     kube_e2e(&go, Profile::Release, &e2e_args)
 }
 

@@ -145,6 +145,9 @@ mod tests {
         assert_eq!(changes, original);
     }
 
+    /// The `resource` label of the records of the DNSEndpoint `ns/web`, which [`partly_failed`] fails in part.
+    const WEB: &str = "crd/ns/web";
+
     fn partly_failed(held: HeldRecords) -> Failures {
         let mut failed = Failures::new();
         let object = ObjectKey::new(ResourceKind::DnsEndpoint, "ns", "web");
@@ -154,16 +157,15 @@ mod tests {
 
     #[test]
     fn of_an_object_failing_in_part_only_the_failing_parts_records_are_held() {
-        let web = "crd/ns/web";
-        let updated = |name: &str| Change::update(a(name, "192.0.2.1", web), a(name, "192.0.2.9", web));
+        let updated = |name: &str| Change::update(a(name, "192.0.2.1", WEB), a(name, "192.0.2.9", WEB));
         let mut changes = vec![
-            Change::Delete(a("Bad.example.org.", "192.0.2.2", web)),
+            Change::Delete(a("Bad.example.org.", "192.0.2.2", WEB)),
             updated("good.example.org"),
-            Change::Delete(a("gone.example.org", "192.0.2.3", web)),
-            Change::Create(a("new.example.org", "192.0.2.4", web)),
+            Change::Delete(a("gone.example.org", "192.0.2.3", WEB)),
+            Change::Create(a("new.example.org", "192.0.2.4", WEB)),
             // The same name, another type: not the skipped entry's record.
             Change::Delete(
-                Endpoint::new("bad.example.org", RecordType::Txt, ["\"x\""]).with_label(label::RESOURCE, web),
+                Endpoint::new("bad.example.org", RecordType::Txt, ["\"x\""]).with_label(label::RESOURCE, WEB),
             ),
         ];
         let mut held = HeldRecords::new();
@@ -184,13 +186,12 @@ mod tests {
 
     #[test]
     fn a_part_of_unknown_type_holds_every_type_at_its_name() {
-        let web = "crd/ns/web";
         let mut changes = vec![
-            Change::Delete(a("bad.example.org", "192.0.2.2", web)),
+            Change::Delete(a("bad.example.org", "192.0.2.2", WEB)),
             Change::Delete(
-                Endpoint::new("bad.example.org", RecordType::Txt, ["\"x\""]).with_label(label::RESOURCE, web),
+                Endpoint::new("bad.example.org", RecordType::Txt, ["\"x\""]).with_label(label::RESOURCE, WEB),
             ),
-            Change::Delete(a("other.example.org", "192.0.2.3", web)),
+            Change::Delete(a("other.example.org", "192.0.2.3", WEB)),
         ];
         let mut held = HeldRecords::new();
         held.name("bad.example.org", None);
@@ -201,16 +202,15 @@ mod tests {
 
     #[test]
     fn a_part_without_a_usable_name_holds_what_the_object_no_longer_publishes() {
-        let web = "crd/ns/web";
         let mut changes = vec![
-            Change::Delete(a("was.example.org", "192.0.2.2", web)),
+            Change::Delete(a("was.example.org", "192.0.2.2", WEB)),
             Change::update(
-                a("still.example.org", "192.0.2.1", web),
-                a("still.example.org", "192.0.2.9", web),
+                a("still.example.org", "192.0.2.1", WEB),
+                a("still.example.org", "192.0.2.9", WEB),
             ),
             // Another object's record at a name this one owned: not this object's own update.
             Change::update(
-                a("taken.example.org", "192.0.2.5", web),
+                a("taken.example.org", "192.0.2.5", WEB),
                 a("taken.example.org", "192.0.2.6", "crd/ns/other"),
             ),
             Change::Delete(a("theirs.example.org", "192.0.2.7", "crd/ns/other")),

@@ -649,14 +649,17 @@ mod tests {
             .and_then(|v| v.parse().ok())
     }
 
+    /// A counter `name` registered in `m` under `extdns_dns_server`, as the DNS server wired in registers its own.
+    fn dns_server_counter(m: &mut Metrics, name: &str, help: &str) -> Counter<u64> {
+        let counter = Counter::<u64>::default();
+        m.register_with_prefix("extdns_dns_server", |r| r.register(name, help, counter.clone()));
+        counter
+    }
+
     #[test]
     fn a_part_wired_in_registers_its_metrics_under_its_prefix() {
         let mut m = Metrics::new("0", "0");
-        let answers = Counter::<u64>::default();
-        m.register_with_prefix("extdns_dns_server", |r| {
-            r.register("answers", "DNS answers sent", answers.clone());
-        });
-        answers.inc();
+        dns_server_counter(&mut m, "answers", "DNS answers sent").inc();
         assert!(
             m.encode().contains("\nextdns_dns_server_answers_total 1\n"),
             "{}",
@@ -812,11 +815,7 @@ mod tests {
     #[test]
     fn one_controller_scrapes_as_it_always_did() {
         let mut m = Metrics::new("1.2.3", "abc");
-        let answers = Counter::<u64>::default();
-        m.register_with_prefix("extdns_dns_server", |r| {
-            r.register("answers", "DNS answers sent", answers.clone());
-        });
-        answers.inc();
+        dns_server_counter(&mut m, "answers", "DNS answers sent").inc();
         m.no_op_runs.inc();
         m.observe_registry(&[Endpoint::new("a.example.com", RecordType::A, ["1.2.3.4"])]);
         m.count_webhook_call(WebhookCall::Records, true);
@@ -866,10 +865,7 @@ mod tests {
     #[test]
     fn providers_are_scraped_as_one_family_each_with_a_provider_label() {
         let mut root = Metrics::for_providers("1.0", "abc");
-        let queries = Counter::<u64>::default();
-        root.register_with_prefix("extdns_dns_server", |r| {
-            r.register("queries", "Queries received", queries.clone());
-        });
+        dns_server_counter(&mut root, "queries", "Queries received");
         root.set_leader(true);
         let public = busy_child(&root, 3);
         public.registry_errors.inc();

@@ -122,6 +122,30 @@ mod tests {
     use super::*;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+    /// A metrics server of `metrics` on a free loopback port, running until [`Running::stop`].
+    struct Running {
+        server: MetricsServer,
+        shutdown: CancellationToken,
+    }
+
+    impl Running {
+        async fn start(metrics: Arc<Metrics>) -> Result<Self, ServerError> {
+            let shutdown = CancellationToken::new();
+            let server = start_metrics_server("127.0.0.1:0", metrics, shutdown.clone()).await?;
+            Ok(Running { server, shutdown })
+        }
+
+        fn addr(&self) -> SocketAddr {
+            self.server.local_addr
+        }
+
+        /// Shuts the server down; it must end cleanly.
+        async fn stop(self) -> Result<(), Box<dyn std::error::Error>> {
+            self.shutdown.cancel();
+            Ok(self.server.handle.await?)
+        }
+    }
+
     async fn get_path(addr: SocketAddr, path: &str) -> std::io::Result<String> {
         get_accepting(addr, path, None).await
     }
@@ -148,14 +172,13 @@ mod tests {
     async fn healthz_answers_ok_and_metrics_are_served() -> Result<(), Box<dyn std::error::Error>> {
         let metrics = Arc::new(Metrics::new("1.2.3", "r"));
         metrics.no_op_runs.inc();
-        let shutdown = CancellationToken::new();
-        let server = start_metrics_server("127.0.0.1:0", metrics, shutdown.clone()).await?;
+        let server = Running::start(metrics).await?;
 
-        let health = get_path(server.local_addr, "/healthz").await?;
+        let health = get_path(server.addr(), "/healthz").await?;
         assert!(health.starts_with("HTTP/1.1 200"), "{health}");
         assert!(health.ends_with("\r\n\r\nOK"), "{health}");
 
-        let scrape = get_path(server.local_addr, "/metrics").await?;
+        let scrape = get_path(server.addr(), "/metrics").await?;
         assert!(scrape.starts_with("HTTP/1.1 200"), "{scrape}");
         assert!(
             scrape.contains("external_dns_controller_no_op_runs_total 1"),
@@ -164,7 +187,7 @@ mod tests {
         assert!(scrape.contains("external_dns_build_info{version=\"1.2.3\""), "{scrape}");
 
         // A Prometheus scrape asking for the text format gets it, the process series included.
-        let text = get_accepting(server.local_addr, "/metrics", Some("text/plain")).await?;
+        let text = get_accepting(server.addr(), "/metrics", Some("text/plain")).await?;
         let lower = text.to_ascii_lowercase();
         assert!(
             lower.contains("\r\ncontent-type: text/plain; version=0.0.4; charset=utf-8\r\n"),
@@ -177,7 +200,7 @@ mod tests {
         assert!(text.contains("\nprocess_resident_memory_bytes "), "{text}");
         assert!(!text.contains("# EOF"), "{text}");
         let om = get_accepting(
-            server.local_addr,
+            server.addr(),
             "/metrics",
             Some("application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5"),
         )
@@ -193,29 +216,24 @@ mod tests {
         );
         assert!(om.ends_with("# EOF\n"), "{om}");
 
-        let missing = get_path(server.local_addr, "/nope").await?;
+        let missing = get_path(server.addr(), "/nope").await?;
         assert!(missing.starts_with("HTTP/1.1 404"), "{missing}");
 
-        shutdown.cancel();
-        server.handle.await?;
-        Ok(())
+        server.stop().await
     }
 
     #[tokio::test]
     async fn readyz_is_503_until_the_first_full_sync_then_200() -> Result<(), Box<dyn std::error::Error>> {
         let metrics = Arc::new(Metrics::new("0", "0"));
-        let shutdown = CancellationToken::new();
-        let server = start_metrics_server("127.0.0.1:0", metrics.clone(), shutdown.clone()).await?;
-        let before = get_path(server.local_addr, "/readyz").await?;
+        let server = Running::start(metrics.clone()).await?;
+        let before = get_path(server.addr(), "/readyz").await?;
         assert!(before.starts_with("HTTP/1.1 503"), "{before}");
         assert!(before.ends_with("the first full sync has not completed"), "{before}");
         metrics.mark_ready();
-        let after = get_path(server.local_addr, "/readyz").await?;
+        let after = get_path(server.addr(), "/readyz").await?;
         assert!(after.starts_with("HTTP/1.1 200"), "{after}");
         assert!(after.ends_with("\r\n\r\nOK"), "{after}");
-        shutdown.cancel();
-        server.handle.await?;
-        Ok(())
+        server.stop().await
     }
 
     /// With `--dns-provider-crds`: one listener for every provider object's controller, each scrape one
@@ -227,13 +245,12 @@ mod tests {
         child.no_op_runs.inc();
         child.mark_ready();
         root.attach("team-a/public", child);
-        let shutdown = CancellationToken::new();
-        let server = start_metrics_server("127.0.0.1:0", root.clone(), shutdown.clone()).await?;
+        let server = Running::start(root.clone()).await?;
         for (accept, format) in [
             (None, Format::Text),
             (Some("application/openmetrics-text;version=1.0.0"), Format::OpenMetrics),
         ] {
-            let answer = get_accepting(server.local_addr, "/metrics", accept).await?;
+            let answer = get_accepting(server.addr(), "/metrics", accept).await?;
             let body = answer.split_once("\r\n\r\n").map_or("", |(_, body)| body);
             assert_eq!(crate::exposition_check::check(body, format), Ok(()), "{body}");
             assert!(
@@ -241,17 +258,15 @@ mod tests {
                 "{body}"
             );
         }
-        let before = get_path(server.local_addr, "/readyz").await?;
+        let before = get_path(server.addr(), "/readyz").await?;
         assert!(
             before.starts_with("HTTP/1.1 503"),
             "a ready child does not make the root ready: {before}"
         );
         root.mark_ready();
-        let after = get_path(server.local_addr, "/readyz").await?;
+        let after = get_path(server.addr(), "/readyz").await?;
         assert!(after.starts_with("HTTP/1.1 200"), "{after}");
-        shutdown.cancel();
-        server.handle.await?;
-        Ok(())
+        server.stop().await
     }
 
     #[tokio::test]

@@ -932,13 +932,7 @@ async fn readiness_waits_for_a_full_sync_or_a_followers_synced_view() -> Result<
     // A leader: not ready while the view is incomplete, ready after the first full sync.
     let (cluster, source, registry) = parts(false, vec![]);
     let c = controller(&cluster, &source, &registry, every(60));
-    let metrics = c.metrics().clone();
-    let running = spawn_loop(c);
-    advance(Duration::from_secs(5)).await;
-    assert!(!metrics.is_ready());
-    cluster.synced.store(true, Ordering::SeqCst);
-    cluster.touch();
-    advance(Duration::from_millis(10)).await;
+    let (metrics, running) = run_until_the_view_completes(&cluster, c).await;
     assert_eq!(registry.reads(), 1);
     assert!(metrics.is_ready());
     running.finish().await?;
@@ -947,16 +941,23 @@ async fn readiness_waits_for_a_full_sync_or_a_followers_synced_view() -> Result<
     let (cluster, source, registry) = parts(false, vec![]);
     let (_tx, rx) = watch::channel(None);
     let c = controller(&cluster, &source, &registry, every(60)).with_leadership(Leadership::from_watch(rx));
-    let metrics = c.metrics().clone();
-    let running = spawn_loop(c);
-    advance(Duration::from_secs(5)).await;
-    assert!(!metrics.is_ready());
-    cluster.synced.store(true, Ordering::SeqCst);
-    cluster.touch();
-    advance(Duration::from_millis(10)).await;
+    let (metrics, running) = run_until_the_view_completes(&cluster, c).await;
     assert!(metrics.is_ready());
     assert_eq!(registry.reads(), 0);
     running.finish().await
+}
+
+/// Runs `c` on `cluster`, whose view stays incomplete for 5 s (`c` must not be ready meanwhile) and then
+/// completes; its metrics, to read what it did once the view was complete, and the running loop.
+async fn run_until_the_view_completes(cluster: &FakeCluster, c: Controller) -> (Arc<Metrics>, Running) {
+    let metrics = c.metrics().clone();
+    let running = spawn_loop(c);
+    advance(Duration::from_secs(5)).await;
+    assert!(!metrics.is_ready(), "ready before the view was complete");
+    cluster.synced.store(true, Ordering::SeqCst);
+    cluster.touch();
+    advance(Duration::from_millis(10)).await;
+    (metrics, running)
 }
 
 #[tokio::test]

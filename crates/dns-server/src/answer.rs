@@ -412,6 +412,10 @@ mod tests {
         respond(&zones().read(), &query(qname, qtype), Transport::Udp, 512)
     }
 
+    fn rcode(qname: &str, qtype: RecordType) -> ResponseCode {
+        ask(qname, qtype).response_code
+    }
+
     fn texts(records: &[Record]) -> Vec<String> {
         records
             .iter()
@@ -463,10 +467,7 @@ mod tests {
             assert!(r.answers.is_empty());
             assert_eq!(r.authorities[0].record_type(), RecordType::SOA);
         }
-        assert_eq!(
-            ask("z.c.example.org.", RecordType::A).response_code,
-            ResponseCode::NXDomain
-        );
+        assert_eq!(rcode("z.c.example.org.", RecordType::A), ResponseCode::NXDomain);
     }
 
     #[test]
@@ -480,10 +481,7 @@ mod tests {
         // `y.wild` exists as an empty non-terminal: it is NODATA, and names below it use `*.y.wild`.
         let ent = ask("y.wild.example.org.", RecordType::A);
         assert!(ent.answers.is_empty() && ent.response_code == ResponseCode::NoError);
-        assert_eq!(
-            ask("q.y.wild.example.org.", RecordType::A).response_code,
-            ResponseCode::NXDomain
-        );
+        assert_eq!(rcode("q.y.wild.example.org.", RecordType::A), ResponseCode::NXDomain);
         // The wildcard's NODATA.
         let nodata = ask("other.wild.example.org.", RecordType::TXT);
         assert_eq!(nodata.response_code, ResponseCode::NoError);
@@ -547,10 +545,7 @@ mod tests {
         let r = ask("example.org.", RecordType::ANY);
         let types: std::collections::HashSet<RecordType> = r.answers.iter().map(Record::record_type).collect();
         assert_eq!(types.len(), 1, "{:?}", texts(&r.answers));
-        assert_eq!(
-            ask("nope.example.org.", RecordType::ANY).response_code,
-            ResponseCode::NXDomain
-        );
+        assert_eq!(rcode("nope.example.org.", RecordType::ANY), ResponseCode::NXDomain);
     }
 
     #[test]

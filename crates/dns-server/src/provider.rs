@@ -335,8 +335,9 @@ mod tests {
     #[tokio::test]
     async fn updates_and_deletes_replace_and_remove_the_set() -> Result<(), ProviderError> {
         let p = provider();
-        let v1 = Endpoint::new("web.example.org", EndpointType::A, ["192.0.2.1"]).with_ttl(Ttl(60));
-        let v2 = Endpoint::new("web.example.org", EndpointType::A, ["192.0.2.2"]).with_ttl(Ttl(60));
+        // Two versions of one record.
+        let [v1, v2] = ["192.0.2.1", "192.0.2.2"]
+            .map(|ip| Endpoint::new("web.example.org", EndpointType::A, [ip]).with_ttl(Ttl(60)));
         apply_changes(&p, &[Change::Create(v1.clone())]).await?;
         let update = Change::Update {
             old: Box::new(v1),

@@ -498,6 +498,11 @@ mod tests {
         assert_eq!(seen, records.len());
     }
 
+    /// The key the tests' secondaries sign with.
+    fn xfr_key() -> TsigKey {
+        TsigKey::new("xfr", TsigAlgorithm::HmacSha256, b"secret").unwrap_or_else(|e| panic!("key: {e}"))
+    }
+
     fn transfers(secondaries: Vec<crate::config::Secondary>, key: &TsigKey) -> Transfers {
         transfers_within(secondaries, key, crate::config::Limits::default())
     }
@@ -556,9 +561,7 @@ mod tests {
 
     #[test]
     fn transfers_come_only_from_a_secondarys_address_signed_with_its_key() {
-        let Ok(key) = TsigKey::new("xfr", TsigAlgorithm::HmacSha256, b"secret") else {
-            panic!("key")
-        };
+        let key = xfr_key();
         let Ok(other) = TsigKey::new("other", TsigAlgorithm::HmacSha256, b"secret") else {
             panic!("key")
         };
@@ -640,9 +643,7 @@ mod tests {
 
     #[test]
     fn udp_ixfr_answers_the_diff_when_it_fits_and_the_soa_alone_when_it_does_not() {
-        let Ok(key) = TsigKey::new("xfr", TsigAlgorithm::HmacSha256, b"secret") else {
-            panic!("key")
-        };
+        let key = xfr_key();
         let t = transfers(
             vec![crate::config::Secondary {
                 address: "192.0.2.2:53".parse().unwrap_or_else(|_| panic!("address")),
@@ -660,42 +661,31 @@ mod tests {
             zone.commit(0, vec![], vec![a("one.example.org.", [192, 0, 2, 1])]);
         }
         // From serial 6: one small diff, in one UDP message.
-        let small = ask(
-            &t,
-            request(RecordType::IXFR, Some(6)),
-            None,
-            "192.0.2.2:1",
-            Transport::Udp,
-        );
+        let ixfr = |serial, transport| {
+            ask(
+                &t,
+                request(RecordType::IXFR, Some(serial)),
+                None,
+                "192.0.2.2:1",
+                transport,
+            )
+        };
+        let small = ixfr(6, Transport::Udp);
         let serials: Vec<Option<u32>> = small[0].answers.iter().map(serial_of).collect();
         assert_eq!(serials.iter().flatten().count(), 4, "{serials:?}");
         assert_eq!(small[0].answers.len(), 5);
         // From serial 5: two diffs, too large for 512 bytes: the current SOA alone, to retry over TCP.
-        let big = ask(
-            &t,
-            request(RecordType::IXFR, Some(5)),
-            None,
-            "192.0.2.2:1",
-            Transport::Udp,
-        );
+        let big = ixfr(5, Transport::Udp);
         assert_eq!(big[0].answers.len(), 1);
         assert_eq!(serial_of(&big[0].answers[0]), Some(7));
         // Up to date, or newer than ours: the current SOA alone.
-        let current = ask(
-            &t,
-            request(RecordType::IXFR, Some(7)),
-            None,
-            "192.0.2.2:1",
-            Transport::Tcp,
-        );
+        let current = ixfr(7, Transport::Tcp);
         assert_eq!(current[0].answers.len(), 1);
     }
 
     #[tokio::test]
     async fn a_secondary_that_stops_reading_a_transfer_is_let_go_after_the_idle_time() {
-        let Ok(key) = TsigKey::new("xfr", TsigAlgorithm::HmacSha256, b"secret") else {
-            panic!("key")
-        };
+        let key = xfr_key();
         let limits = crate::config::Limits {
             tcp_idle: std::time::Duration::from_millis(100),
             ..crate::config::Limits::default()
@@ -722,9 +712,7 @@ mod tests {
 
     #[test]
     fn a_signed_ordinary_query_is_answered_and_signed() {
-        let Ok(key) = TsigKey::new("xfr", TsigAlgorithm::HmacSha256, b"secret") else {
-            panic!("key")
-        };
+        let key = xfr_key();
         let t = transfers(Vec::new(), &key);
         let got = ask(
             &t,

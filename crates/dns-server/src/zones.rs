@@ -592,12 +592,20 @@ pub(crate) mod tests {
         LowerName::new(&Name::from_str(s).expect("test name"))
     }
 
+    /// The zone `example.org.` with an A record (192.0.2.1) at `name`.
+    fn example_org_with_a(name: &str) -> Zones {
+        let zones = Zones::new(&[zone_config("example.org.")], 1, Limits::default());
+        if let Some(zone) = zones.write().zone_for_mut(&lower(name)) {
+            zone.put(&Name::from_str(name).expect("test name"), a("192.0.2.1"));
+        }
+        zones
+    }
+
     #[test]
     fn a_deep_name_makes_empty_non_terminals_that_go_when_it_goes() {
-        let zones = Zones::new(&[zone_config("example.org.")], 1, Limits::default());
+        let zones = example_org_with_a("a.b.c.example.org.");
         let mut set = zones.write();
         let zone = set.zone_for_mut(&lower("a.b.c.example.org.")).expect("zone");
-        zone.put(&Name::from_str("a.b.c.example.org.").expect("name"), a("192.0.2.1"));
         assert!(
             zone.node(&lower("b.c.example.org."))
                 .expect("ent")
@@ -626,10 +634,9 @@ pub(crate) mod tests {
 
     #[test]
     fn cname_never_shares_a_name_and_configured_sets_are_not_the_controllers() {
-        let zones = Zones::new(&[zone_config("example.org.")], 1, Limits::default());
+        let zones = example_org_with_a("web.example.org.");
         let mut set = zones.write();
         let zone = set.zone_for_mut(&lower("web.example.org.")).expect("zone");
-        zone.put(&Name::from_str("web.example.org.").expect("name"), a("192.0.2.1"));
         let web = lower("web.example.org.");
         assert_eq!(
             zone.check(&web, RecordType::CNAME, true),

@@ -42,6 +42,19 @@ pub struct Documented {
 /// extdns's deliberate differences that show in these zones.
 pub const DOCUMENTED: &[Documented] = &[];
 
+/// Fails unless external-dns's zone (`theirs`) and extdns's (`ours`) hold the same records but for the
+/// [`DOCUMENTED`] differences; `with` says what the run did, for the message.
+pub fn same_zones(theirs: &DnsServer, ours: &DnsServer, with: &str) -> Result<()> {
+    let undocumented = differences(&zone(theirs)?, &zone(ours)?);
+    if !undocumented.is_empty() {
+        anyhow::bail!(
+            "the zones differ {with} (- external-dns, + extdns):\n{}",
+            undocumented.join("\n")
+        );
+    }
+    Ok(())
+}
+
 /// The records one zone has and the other has not (`- ` theirs only, `+ ` ours only), but for
 /// [`DOCUMENTED`] differences, which are printed and not returned: what fails a comparison of external-dns's
 /// zone with extdns's, or of a zone before and after a run that must not change it.

@@ -47,6 +47,11 @@ pub fn lb_at(ns: &str, name: &str, hostname: &str, ip: &str) -> Value {
     lb_service(ns, name, annotations(&[("hostname", hostname)]), json!([{ "ip": ip }]))
 }
 
+/// An Ingress with one rule for `host`, at `ip`: the ingress form of [`lb_at`].
+pub fn ingress_at(ns: &str, name: &str, host: &str, ip: &str) -> Value {
+    ingress(ns, name, json!({}), &[host], json!([{ "ip": ip }]))
+}
+
 /// A `networking.k8s.io/v1` Ingress with one rule per host (each to Service `backend`), and `lb` as its
 /// `status.loadBalancer.ingress`.
 pub fn ingress(ns: &str, name: &str, annotations: Value, hosts: &[&str], lb: Value) -> Value {

@@ -127,12 +127,7 @@ fn lb_service(ns: &str, name: &str, ip: Ipv4Addr) -> Value {
 
 /// [`lb_service`] with the hostname `hostname`.
 fn lb_service_at(ns: &str, name: &str, hostname: &str, ip: Ipv4Addr) -> Value {
-    let mut svc = o::lb_service(
-        ns,
-        name,
-        annotations(&[("hostname", hostname)]),
-        json!([{ "ip": ip.to_string() }]),
-    );
+    let mut svc = o::lb_at(ns, name, hostname, &ip.to_string());
     svc["spec"]["allocateLoadBalancerNodePorts"] = json!(false);
     svc
 }

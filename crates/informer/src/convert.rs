@@ -143,11 +143,8 @@ impl From<&core::Service> for Service {
     fn from(s: &core::Service) -> Service {
         let spec = s.spec.as_ref();
         let ports = spec.and_then(|s| s.ports.as_ref()).into_iter().flatten();
-        let ingress = s
-            .status
-            .as_ref()
-            .and_then(|s| s.load_balancer.as_ref())
-            .and_then(|l| l.ingress.as_ref());
+        let status = s.status.as_ref();
+        let ingress = status.and_then(|s| s.load_balancer.as_ref()?.ingress.as_ref());
         Service {
             meta: meta(&s.metadata),
             service_type: spec.and_then(|s| s.type_.as_deref()).unwrap_or("ClusterIP").into(),
@@ -267,12 +264,8 @@ impl From<&core::Pod> for Pod {
 
 impl From<&core::Node> for Node {
     fn from(n: &core::Node) -> Node {
-        let addresses = n
-            .status
-            .as_ref()
-            .and_then(|s| s.addresses.as_ref())
-            .into_iter()
-            .flatten();
+        let status = n.status.as_ref();
+        let addresses = status.and_then(|s| s.addresses.as_ref()).into_iter().flatten();
         Node {
             name: n.metadata.name.clone().unwrap_or_default(),
             labels: labels(&n.metadata),
@@ -335,11 +328,8 @@ plain!(discovery::EndpointSlice, ResourceKind::EndpointSlice, EndpointSlice);
 impl From<&networking::Ingress> for Ingress {
     fn from(i: &networking::Ingress) -> Ingress {
         let spec = i.spec.as_ref();
-        let lb = i
-            .status
-            .as_ref()
-            .and_then(|s| s.load_balancer.as_ref())
-            .and_then(|l| l.ingress.as_ref());
+        let status = i.status.as_ref();
+        let lb = status.and_then(|s| s.load_balancer.as_ref()?.ingress.as_ref());
         Ingress {
             meta: meta(&i.metadata),
             ingress_class_name: spec.and_then(|s| s.ingress_class_name.clone()),
@@ -435,12 +425,8 @@ macro_rules! listener {
 
 impl From<&GwGateway> for Gateway {
     fn from(g: &GwGateway) -> Gateway {
-        let addresses = g
-            .status
-            .as_ref()
-            .and_then(|s| s.addresses.as_ref())
-            .into_iter()
-            .flatten();
+        let status = g.status.as_ref();
+        let addresses = status.and_then(|s| s.addresses.as_ref()).into_iter().flatten();
         Gateway {
             meta: meta(&g.metadata),
             gateway_class_name: g.spec.gateway_class_name.clone(),

@@ -20,93 +20,80 @@ use crate::convert::meta;
 use crate::view;
 use crate::watched::{Convert, sealed::Sealed};
 
-/// A DNSEndpoint as the API serves it.
+/// A DNSEndpoint as the API serves it. Every type here takes its default for what the object leaves out
+/// (`#[serde(default)]` on each): the CRD requires no field.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
 pub struct DnsEndpoint {
     /// Identity; `generation` is what the status's `observedGeneration` echoes.
-    #[serde(default)]
     pub metadata: ObjectMeta,
     /// `None` when the object has no spec (it publishes nothing).
-    #[serde(default)]
     pub spec: Option<DnsEndpointSpec>,
     /// What extdns last wrote back.
-    #[serde(default)]
     pub status: Option<DnsEndpointStatus>,
 }
 
 /// The records a DNSEndpoint asks for.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
 pub struct DnsEndpointSpec {
     /// The entries as written; a `null` entry stays so later indexes keep their place.
-    #[serde(default)]
     pub endpoints: Option<Vec<Option<EndpointEntry>>>,
 }
 
 /// What extdns writes back after each sync.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct DnsEndpointStatus {
     /// The `metadata.generation` the status describes.
-    #[serde(default)]
     pub observed_generation: Option<i64>,
     /// external-dns's open PR #6609; absent under v0.22's CRD, whose schema prunes them.
-    #[serde(default)]
     pub conditions: Option<Vec<StatusCondition>>,
 }
 
 /// One `status.conditions[]` entry, as far as extdns compares it.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct StatusCondition {
     /// `Accepted` or `Ready`.
-    #[serde(default, rename = "type")]
+    #[serde(rename = "type")]
     pub type_: String,
     /// `True`, `False` or `Unknown`.
-    #[serde(default)]
     pub status: String,
     /// A CamelCase word for machines.
-    #[serde(default)]
     pub reason: String,
     /// A sentence for people.
-    #[serde(default)]
     pub message: String,
 }
 
 /// One `spec.endpoints[]` entry, external-dns's `endpoint.Endpoint` JSON.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct EndpointEntry {
     /// The record's name.
-    #[serde(default)]
     pub dns_name: Option<String>,
     /// The record's values.
-    #[serde(default)]
     pub targets: Option<Vec<String>>,
     /// `A`, `CNAME`, `TXT`, ...
-    #[serde(default)]
     pub record_type: Option<String>,
     /// Tells apart records of one name and type for routing policies.
-    #[serde(default)]
     pub set_identifier: Option<String>,
     /// Seconds; absent or 0 leaves the provider's default.
-    #[serde(default, rename = "recordTTL")]
+    #[serde(rename = "recordTTL")]
     pub record_ttl: Option<i64>,
     /// Copied into the record's labels (the TXT registry keeps them).
-    #[serde(default)]
     pub labels: Option<BTreeMap<String, String>>,
     /// Provider options (`aws/evaluate-target-health`, ...).
-    #[serde(default)]
     pub provider_specific: Option<Vec<ProviderSpecificEntry>>,
 }
 
 /// One provider option of an entry.
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
 pub struct ProviderSpecificEntry {
     /// The option's name, as the provider reads it.
-    #[serde(default)]
     pub name: String,
     /// Its value, as written.
-    #[serde(default)]
     pub value: String,
 }
 

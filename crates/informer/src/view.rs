@@ -7,12 +7,14 @@ use crate::intern::Interner;
 use crate::item::Item;
 use crate::{ResourceKind, StrMap, Sym};
 
-/// Views that keep their metadata whole.
+/// Views that keep their metadata whole. The kind is a constant (`ResourceKind::Service`) or, for a view
+/// serving several kinds, read from the view (`|route| ResourceKind::Route(route.kind)`).
 macro_rules! item_with_meta {
-    ($view:ty, $kind:expr $(, group: $group:ident)? $(, template_fields: $fields:ident)? $(, selects: $selects:ident)? $(, refs: $refs:path)? $(, values: $values:ident)?) => {
+    ($view:ty, |$this:pat_param| $kind:expr $(, group: $group:ident)? $(, template_fields: $fields:ident)? $(, selects: $selects:ident)? $(, refs: $refs:path)? $(, values: $values:ident)?) => {
         impl Item for $view {
             type Uid = Option<crate::Uid>;
             fn kind(&self) -> ResourceKind {
+                let $this = self;
                 $kind
             }
             fn name(&self) -> &str {
@@ -41,6 +43,9 @@ macro_rules! item_with_meta {
             })?
         }
     };
+    ($view:ty, $kind:path $(, $($rest:tt)*)?) => {
+        item_with_meta!($view, |_| $kind $(, $($rest)*)?);
+    };
 }
 
 item_with_meta!(Service, ResourceKind::Service, template_fields: template_fields, selects: pod_selector, refs: service_refs, values: intern_values);
@@ -50,27 +55,7 @@ item_with_meta!(ListenerSet, ResourceKind::ListenerSet, refs: listener_set_refs)
 item_with_meta!(Ingress, ResourceKind::Ingress, template_fields: template_fields);
 item_with_meta!(DnsEndpoint, ResourceKind::DnsEndpoint);
 
-impl Item for Route {
-    type Uid = Option<crate::Uid>;
-    fn kind(&self) -> ResourceKind {
-        ResourceKind::Route(self.kind)
-    }
-    fn refs(&self) -> Vec<crate::index::Ref> {
-        route_refs(self)
-    }
-    fn name(&self) -> &str {
-        &self.meta.name
-    }
-    fn namespace(&self) -> &str {
-        &self.meta.namespace
-    }
-    fn intern_meta(&mut self, interner: &Interner) {
-        self.meta.intern(interner);
-    }
-    fn template_fields_slot(&mut self) -> Option<&mut Option<Box<str>>> {
-        Some(&mut self.template_fields)
-    }
-}
+item_with_meta!(Route, |route| ResourceKind::Route(route.kind), template_fields: template_fields, refs: route_refs);
 
 impl Item for Pod {
     type Uid = ();

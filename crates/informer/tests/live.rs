@@ -117,6 +117,13 @@ impl FakeApi {
         self.discovery_of_kinds(&with_kinds);
     }
 
+    /// Aggregated discovery listing these Gateway API (version, plural) pairs.
+    fn discovery_of_gateway_api(&self, resources: &[(&str, &str)]) {
+        let gw = "gateway.networking.k8s.io";
+        let resources: Vec<_> = resources.iter().map(|&(v, plural)| (gw, v, plural)).collect();
+        self.discovery(&resources);
+    }
+
     /// Aggregated discovery (`GET /apis`) listing these (group, version, plural, kind).
     fn discovery_of_kinds(&self, resources: &[(&str, &str, &str, &str)]) {
         let mut groups: BTreeMap<&str, BTreeMap<&str, Vec<Value>>> = BTreeMap::new();
@@ -141,6 +148,11 @@ impl FakeApi {
             200,
             json!({"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items}),
         );
+    }
+
+    /// A core (`v1`) resource at `/api/v1/{path}`.
+    fn serve_core(&self, path: &str, list_kind: &str, items: Vec<Value>) -> Handle {
+        self.serve(&format!("/api/v1/{path}"), list_kind, "v1", items)
     }
 
     /// An empty list of Gateway API routes at `version`.
@@ -333,13 +345,8 @@ async fn next_change(rx: &mut watch::Receiver<u64>, seen: u64) -> Result<u64, Bo
 #[tokio::test]
 async fn synced_only_after_every_initial_list_completes() -> TestResult {
     let fake = FakeApi::default();
-    let pods = fake.serve(
-        "/api/v1/pods",
-        "PodList",
-        "v1",
-        vec![pod("a", "1", json!({"app": "web"}), "img:1")],
-    );
-    let services = fake.serve("/api/v1/services", "ServiceList", "v1", vec![service("web", "default")]);
+    let pods = fake.serve_core("pods", "PodList", vec![pod("a", "1", json!({"app": "web"}), "img:1")]);
+    let services = fake.serve_core("services", "ServiceList", vec![service("web", "default")]);
     let cluster = LiveCluster::start(
         fake.client(),
         &[ResourceKind::Pod, ResourceKind::Service],
@@ -381,7 +388,7 @@ async fn the_uid_of_each_object_comes_with_it_from_the_watcher() -> TestResult {
         s
     };
     let fake = FakeApi::default();
-    let services = fake.serve("/api/v1/services", "ServiceList", "v1", vec![with_uid(FIRST, "1")]);
+    let services = fake.serve_core("services", "ServiceList", vec![with_uid(FIRST, "1")]);
     services.release();
     let cluster = LiveCluster::start(fake.client(), &[ResourceKind::Service], LiveOptions::default())?;
     cluster.wait_until_synced(Duration::from_secs(5)).await?;
@@ -401,12 +408,7 @@ async fn the_uid_of_each_object_comes_with_it_from_the_watcher() -> TestResult {
 #[tokio::test]
 async fn added_modified_and_deleted_objects_reach_the_store_and_bump_changes() -> TestResult {
     let fake = FakeApi::default();
-    let pods = fake.serve(
-        "/api/v1/pods",
-        "PodList",
-        "v1",
-        vec![pod("a", "1", json!({"app": "web"}), "img:1")],
-    );
+    let pods = fake.serve_core("pods", "PodList", vec![pod("a", "1", json!({"app": "web"}), "img:1")]);
     pods.release();
     let cluster = LiveCluster::start(fake.client(), &[ResourceKind::Pod], LiveOptions::default())?;
     cluster.wait_until_synced(Duration::from_secs(5)).await?;
@@ -451,22 +453,12 @@ async fn added_modified_and_deleted_objects_reach_the_store_and_bump_changes() -
 async fn namespaces_and_label_selectors_are_sent_to_the_server() -> TestResult {
     let fake = FakeApi::default();
     // Experimental-channel CRDs: TCPRoute served at v1alpha2 only, so it is watched there.
-    fake.discovery(&[
-        ("gateway.networking.k8s.io", "v1", "gateways"),
-        ("gateway.networking.k8s.io", "v1", "listenersets"),
-        ("gateway.networking.k8s.io", "v1alpha2", "tcproutes"),
-    ]);
+    fake.discovery_of_gateway_api(&[("v1", "gateways"), ("v1", "listenersets"), ("v1alpha2", "tcproutes")]);
     let handles = [
-        fake.serve(
-            "/api/v1/namespaces/prod/services",
-            "ServiceList",
-            "v1",
-            vec![service("web", "prod")],
-        ),
-        fake.serve(
-            "/api/v1/nodes",
+        fake.serve_core("namespaces/prod/services", "ServiceList", vec![service("web", "prod")]),
+        fake.serve_core(
+            "nodes",
             "NodeList",
-            "v1",
             vec![json!({"metadata": {"name": "n1", "resourceVersion": "1"}})],
         ),
         fake.serve(
@@ -577,7 +569,7 @@ async fn a_forbidden_or_absent_kind_is_unavailable_the_rest_syncs_and_it_returns
     let _guard = logs.capture();
     let fake = FakeApi::default();
     fake.discovery(&[("discovery.k8s.io", "v1", "endpointslices")]);
-    let services = fake.serve("/api/v1/services", "ServiceList", "v1", vec![service("web", "default")]);
+    let services = fake.serve_core("services", "ServiceList", vec![service("web", "default")]);
     services.release();
     fake.forbid("/api/v1/nodes");
     let cluster = LiveCluster::start(
@@ -614,7 +606,7 @@ async fn a_forbidden_or_absent_kind_is_unavailable_the_rest_syncs_and_it_returns
     assert!(tried("/api/v1/nodes") >= 2, "Nodes are re-checked");
 
     // The CRD is installed (served at v1alpha2 only) and the Role granted: both are picked up.
-    fake.discovery(&[("gateway.networking.k8s.io", "v1alpha2", "tcproutes")]);
+    fake.discovery_of_gateway_api(&[("v1alpha2", "tcproutes")]);
     let route = json!({"apiVersion": "gateway.networking.k8s.io/v1alpha2", "kind": "TCPRoute",
         "metadata": {"name": "db", "namespace": "default", "resourceVersion": "1"},
         "spec": {"parentRefs": [{"name": "gw"}], "rules": [{"backendRefs": [{"name": "db", "port": 5432}]}]}});
@@ -625,7 +617,7 @@ async fn a_forbidden_or_absent_kind_is_unavailable_the_rest_syncs_and_it_returns
         vec![route],
     )
     .release();
-    fake.serve("/api/v1/nodes", "NodeList", "v1", vec![]).release();
+    fake.serve_core("nodes", "NodeList", vec![]).release();
     let mut changes = cluster.changes();
     let seen = *changes.borrow();
     wait_for("both kinds available", || {
@@ -646,10 +638,10 @@ async fn each_kind_is_watched_at_the_served_version_discovery_finds() -> TestRes
     let fake = FakeApi::default();
     // Gateway API's standard channel: TCPRoute at v1 (v1alpha2 not served); the experimental TLSRoute
     // at v1alpha3.
-    fake.discovery(&[
-        ("gateway.networking.k8s.io", "v1", "tcproutes"),
-        ("gateway.networking.k8s.io", "v1alpha3", "tlsroutes"),
-        ("gateway.networking.k8s.io", "v1alpha2", "tlsroutes"),
+    fake.discovery_of_gateway_api(&[
+        ("v1", "tcproutes"),
+        ("v1alpha3", "tlsroutes"),
+        ("v1alpha2", "tlsroutes"),
     ]);
     let gw = "gateway.networking.k8s.io";
     fake.serve_no_routes("v1", "tcproutes", "TCPRouteList").release();
@@ -676,10 +668,9 @@ async fn each_kind_is_watched_at_the_served_version_discovery_finds() -> TestRes
 async fn initial_lists_stream_when_the_server_serves_them_and_fall_back_to_pages_when_refused() -> TestResult {
     let fake = FakeApi::default();
     fake.streaming.store(true, Ordering::Relaxed);
-    let services = fake.serve(
-        "/api/v1/services",
+    let services = fake.serve_core(
+        "services",
         "ServiceList",
-        "v1",
         vec![service("web", "default"), service("api", "default")],
     );
     services.release();
@@ -751,15 +742,10 @@ async fn initial_lists_stream_when_the_server_serves_them_and_fall_back_to_pages
     let logs = Logs::default();
     let _guard = logs.capture();
     let old = FakeApi::default();
-    old.serve("/api/v1/services", "ServiceList", "v1", vec![service("web", "default")])
+    old.serve_core("services", "ServiceList", vec![service("web", "default")])
         .release();
-    old.serve(
-        "/api/v1/pods",
-        "PodList",
-        "v1",
-        vec![pod("a", "1", json!({"app": "web"}), "img:1")],
-    )
-    .release();
+    old.serve_core("pods", "PodList", vec![pod("a", "1", json!({"app": "web"}), "img:1")])
+        .release();
     let cluster = LiveCluster::start(
         old.client(),
         &[ResourceKind::Service, ResourceKind::Pod],
@@ -935,10 +921,9 @@ async fn an_undecodable_route_is_skipped_and_recorded_and_the_informer_still_syn
         ],
     );
     routes.release();
-    let nodes = fake.serve(
-        "/api/v1/nodes",
+    let nodes = fake.serve_core(
+        "nodes",
         "NodeList",
-        "v1",
         vec![json!({"metadata": {"name": "n1", "resourceVersion": "1"}})],
     );
     nodes.release();
@@ -1009,10 +994,9 @@ async fn an_undecodable_service_is_skipped_and_recorded_and_the_informer_still_s
     let mut bad = service("bad", "default");
     bad["spec"]["ports"] = json!([{"port": "eighty"}]);
     bad["metadata"]["annotations"] = json!({"note": BODY_MARKER});
-    let services = fake.serve(
-        "/api/v1/services",
+    let services = fake.serve_core(
+        "services",
         "ServiceList",
-        "v1",
         vec![service("web", "default"), bad, service("api", "default")],
     );
     services.release();
@@ -1054,7 +1038,7 @@ fn starting_outside_a_runtime_is_an_error() {
 #[tokio::test]
 async fn initial_lists_are_paged_and_never_ask_for_the_cache_whole() -> TestResult {
     let fake = FakeApi::default();
-    let pods = fake.serve("/api/v1/pods", "PodList", "v1", vec![]);
+    let pods = fake.serve_core("pods", "PodList", vec![]);
     pods.release();
     let cluster = LiveCluster::start(fake.client(), &[ResourceKind::Pod], LiveOptions::default())?;
     cluster.wait_until_synced(Duration::from_secs(5)).await?;
@@ -1140,10 +1124,9 @@ async fn on_demand_pods_are_watched_by_what_the_services_select_once_the_service
     // The fake ignores selectors: it sends every Pod, and the store keeps what the demand selects.
     let pods = fake.serve("/api/v1/pods", "PodList", "v1", three_pods(["1", "1"], ["1", "1"]));
     pods.release();
-    let services = fake.serve(
-        "/api/v1/services",
+    let services = fake.serve_core(
+        "services",
         "ServiceList",
-        "v1",
         vec![headless("db", json!({"app": "db", "tier": "data"}))],
     );
     let cluster = start_on_demand(&fake)?;
@@ -1170,10 +1153,9 @@ async fn on_demand_pods_are_watched_by_what_the_services_select_once_the_service
     pods.send("ADDED", pod("batch-0", "2", json!({"app": "batch"}), "img:1"));
 
     // A new selector the cover covers: its Pods, dropped before, are listed once by it.
-    let cache_pods = fake.serve(
-        "/api/v1/namespaces/default/pods",
+    let cache_pods = fake.serve_core(
+        "namespaces/default/pods",
         "PodList",
-        "v1",
         vec![pod("db-1", "3", json!({"app": "db", "tier": "cache"}), "img:2")],
     );
     services.send("ADDED", headless("cache", json!({"app": "db", "tier": "cache"})));
@@ -1230,16 +1212,15 @@ async fn on_demand_pods_are_watched_by_what_the_services_select_once_the_service
 #[tokio::test]
 async fn on_demand_pods_are_not_watched_while_nothing_selects_them() -> TestResult {
     let fake = streaming_fake();
-    let pods = fake.serve(
-        "/api/v1/pods",
+    let pods = fake.serve_core(
+        "pods",
         "PodList",
-        "v1",
         vec![pod("web-0", "1", json!({"app": "web"}), "img:1")],
     );
     pods.release();
     let lb = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "lb", "namespace": "default"},
         "spec": {"type": "LoadBalancer", "selector": {"app": "web"}}});
-    let services = fake.serve("/api/v1/services", "ServiceList", "v1", vec![lb]);
+    let services = fake.serve_core("services", "ServiceList", vec![lb]);
     services.release();
     let cluster = start_on_demand(&fake)?;
     cluster.wait_until_synced(Duration::from_secs(5)).await?;
@@ -1260,7 +1241,7 @@ async fn on_demand_pods_are_not_watched_while_nothing_selects_them() -> TestResu
 #[tokio::test]
 async fn on_demand_pods_do_not_hold_the_view_when_services_are_forbidden() -> TestResult {
     let fake = streaming_fake();
-    fake.serve("/api/v1/pods", "PodList", "v1", vec![]).release();
+    fake.serve_core("pods", "PodList", vec![]).release();
     fake.forbid("/api/v1/services");
     let cluster = start_on_demand(&fake)?;
     cluster.wait_until_synced(Duration::from_secs(5)).await?;

@@ -39,6 +39,21 @@ impl StrictZones {
         }
     }
 
+    /// These zones, refusing the writes of the records named.
+    fn refusing(self, refuse: Vec<&'static str>) -> Self {
+        StrictZones { refuse, ..self }
+    }
+
+    /// These zones, where a call writing one of the records named writes, then fails whole.
+    fn landing_then_failing(self, land_then_fail: Vec<&'static str>) -> Self {
+        StrictZones { land_then_fail, ..self }
+    }
+
+    /// These zones, where a call writing one of the records named fails whole, writing nothing.
+    fn failing_whole(self, fail_whole: Vec<&'static str>) -> Self {
+        StrictZones { fail_whole, ..self }
+    }
+
     /// The records of zone `zone`, as `name type`.
     fn zone(&self, zone: &str) -> Vec<String> {
         let at = self.zones.iter().position(|z| *z == zone);
@@ -114,9 +129,12 @@ impl Provider for StrictZones {
     }
 }
 
-fn registry(provider: &Arc<StrictZones>) -> TxtRegistry {
+/// The TXT registry, with the default ownership settings, over `zones`; and `zones`, to look into.
+fn registry_over(zones: StrictZones) -> (Arc<StrictZones>, TxtRegistry) {
+    let provider = Arc::new(zones);
     let ownership = Ownership::new(OwnershipConfig::default()).expect("ownership");
-    TxtRegistry::new(provider.clone(), TxtRegistryConfig::new(ownership))
+    let registry = TxtRegistry::new(provider.clone(), TxtRegistryConfig::new(ownership));
+    (provider, registry)
 }
 
 fn a(name: &str) -> Endpoint {
@@ -133,8 +151,7 @@ async fn sync(registry: &TxtRegistry, changes: &[Change]) -> Result<crate::Snaps
 
 #[tokio::test]
 async fn a_child_zone_apex_is_owned_through_the_parent_zone() {
-    let provider = Arc::new(StrictZones::new(vec!["example.org", "sub.example.org"]));
-    let registry = registry(&provider);
+    let (provider, registry) = registry_over(StrictZones::new(vec!["example.org", "sub.example.org"]));
     sync(&registry, &[Change::Create(a("sub.example.org"))])
         .await
         .expect("the child zone's apex is written, its ownership record in the parent zone");
@@ -157,8 +174,7 @@ async fn a_child_zone_apex_is_owned_through_the_parent_zone() {
 
 #[tokio::test]
 async fn a_top_zone_apex_is_written_without_ownership_and_is_never_taken_over() {
-    let provider = Arc::new(StrictZones::new(vec!["example.org"]));
-    let registry = registry(&provider);
+    let (provider, registry) = registry_over(StrictZones::new(vec!["example.org"]));
     let snapshot = sync(&registry, &[Change::Create(a("example.org"))])
         .await
         .expect("the apex is written, as external-dns writes it");
@@ -186,8 +202,7 @@ async fn a_top_zone_apex_is_written_without_ownership_and_is_never_taken_over() 
 
 #[tokio::test]
 async fn a_record_whose_ownership_name_is_refused_is_not_written() {
-    let provider = Arc::new(StrictZones::new(vec!["example.org"]));
-    let registry = registry(&provider);
+    let (provider, registry) = registry_over(StrictZones::new(vec!["example.org"]));
     let wildcard = a("*.example.org");
     for _ in 0..2 {
         let changes = [Change::Create(wildcard.clone())];
@@ -215,10 +230,7 @@ async fn a_record_whose_ownership_name_is_refused_is_not_written() {
 
 #[tokio::test]
 async fn a_withheld_record_is_named_among_the_failures_when_another_record_fails() {
-    let mut zones = StrictZones::new(vec!["example.org"]);
-    zones.refuse = vec!["bad.example.org"];
-    let provider = Arc::new(zones);
-    let registry = registry(&provider);
+    let (_, registry) = registry_over(StrictZones::new(vec!["example.org"]).refusing(vec!["bad.example.org"]));
     let changes = [Change::Create(a("*.example.org")), Change::Create(a("bad.example.org"))];
     let snapshot = registry.records().await.expect("read");
     let err = registry.apply(&snapshot, &changes).await.err();
@@ -234,34 +246,45 @@ async fn a_withheld_record_is_named_among_the_failures_when_another_record_fails
     );
 }
 
+/// A child zone's apex, its ownership record in the parent zone, written by a call that fails: an ownership
+/// record stays only beside a record that landed.
 #[tokio::test]
-async fn a_call_failing_whole_after_the_ownership_landed_takes_the_ownership_back() {
-    let mut zones = StrictZones::new(vec!["example.org", "sub.example.org"]);
-    zones.fail_whole = vec!["sub.example.org"];
-    let provider = Arc::new(zones);
-    let registry = registry(&provider);
-    let err = sync(&registry, &[Change::Create(a("sub.example.org"))]).await.err();
-    assert!(err.is_some(), "the record failed");
-    assert!(provider.zone("sub.example.org").is_empty());
-    assert!(
-        provider.zone("example.org").is_empty(),
-        "no ownership record left claiming the name"
-    );
-}
-
-#[tokio::test]
-async fn ownership_records_that_landed_before_their_call_failed_whole_are_taken_back() {
-    let mut zones = StrictZones::new(vec!["example.org", "sub.example.org"]);
-    zones.land_then_fail = vec!["a-sub.example.org"];
-    let provider = Arc::new(zones);
-    let registry = registry(&provider);
-    let err = sync(&registry, &[Change::Create(a("sub.example.org"))]).await.err();
-    assert!(err.is_some(), "the ownership call said it failed");
-    assert!(provider.zone("sub.example.org").is_empty(), "the record was never sent");
-    assert!(
-        provider.zone("example.org").is_empty(),
-        "no ownership record left claiming the name"
-    );
+async fn a_failed_call_leaves_an_ownership_record_only_beside_a_record_that_landed() {
+    struct Case {
+        what: &'static str,
+        zones: StrictZones,
+        /// What the child zone holds after the sync.
+        child: &'static [&'static str],
+        /// What the parent zone holds after the sync: the ownership record, if it stays.
+        parent: &'static [&'static str],
+    }
+    let both = || StrictZones::new(vec!["example.org", "sub.example.org"]);
+    for case in [
+        Case {
+            what: "a call failing whole after the ownership landed takes the ownership back",
+            zones: both().failing_whole(vec!["sub.example.org"]),
+            child: &[],
+            parent: &[],
+        },
+        Case {
+            what: "ownership records that landed before their call failed whole are taken back",
+            zones: both().landing_then_failing(vec!["a-sub.example.org"]),
+            child: &[],
+            parent: &[],
+        },
+        Case {
+            what: "a record that landed behind a failed call keeps its ownership, or it would be nobody's for good",
+            zones: both().landing_then_failing(vec!["sub.example.org"]),
+            child: &["sub.example.org A"],
+            parent: &["a-sub.example.org TXT"],
+        },
+    ] {
+        let (provider, registry) = registry_over(case.zones);
+        let err = sync(&registry, &[Change::Create(a("sub.example.org"))]).await.err();
+        assert!(err.is_some(), "{}: the call said it failed", case.what);
+        assert_eq!(provider.zone("sub.example.org"), case.child, "{}", case.what);
+        assert_eq!(provider.zone("example.org"), case.parent, "{}", case.what);
+    }
 }
 
 #[test]
@@ -281,27 +304,9 @@ fn an_update_that_writes_a_new_format_ownership_record_no_zone_holds_goes_unowne
 }
 
 #[tokio::test]
-async fn a_record_that_landed_behind_a_failed_call_keeps_its_ownership() {
-    let mut zones = StrictZones::new(vec!["example.org", "sub.example.org"]);
-    zones.land_then_fail = vec!["sub.example.org"];
-    let provider = Arc::new(zones);
-    let registry = registry(&provider);
-    let err = sync(&registry, &[Change::Create(a("sub.example.org"))]).await.err();
-    assert!(err.is_some(), "the call said it failed");
-    assert_eq!(provider.zone("sub.example.org"), ["sub.example.org A"]);
-    assert_eq!(
-        provider.zone("example.org"),
-        ["a-sub.example.org TXT"],
-        "the record is there: its ownership stays, or it would be nobody's for good"
-    );
-}
-
-#[tokio::test]
 async fn a_record_refused_after_its_ownership_landed_in_another_zone_takes_it_back() {
-    let mut zones = StrictZones::new(vec!["example.org", "sub.example.org"]);
-    zones.refuse = vec!["sub.example.org"];
-    let provider = Arc::new(zones);
-    let registry = registry(&provider);
+    let (provider, registry) =
+        registry_over(StrictZones::new(vec!["example.org", "sub.example.org"]).refusing(vec!["sub.example.org"]));
     let err = sync(
         &registry,
         &[Change::Create(a("sub.example.org").with_label(label::RESOURCE, "x"))],

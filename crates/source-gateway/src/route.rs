@@ -2,43 +2,29 @@
 
 use extdns_informer::view::{Route, RouteKind};
 use extdns_source::TemplateError;
-use extdns_source::annotations::{HostnameSource as Known, key};
+use extdns_source::annotations::{HostnameSource, key};
 
 use crate::hostname::Hostname;
 use extdns_informer::ObjectKey;
 
 use crate::GatewaySourceConfig;
 
-/// The `gateway-hostname-source` annotation: which of the route's names count.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HostnameSource {
-    /// Spec hostnames, the hostname annotation, the template, and listener hostnames for a route without
-    /// spec hostnames.
-    All,
-    /// Only the hostname annotation.
-    AnnotationOnly,
-    /// Only `spec.hostnames` (and the template); neither the annotation nor listener hostnames.
-    DefinedHostsOnly,
-}
-
-impl HostnameSource {
-    fn of(config: &GatewaySourceConfig, route: &Route, object: &ObjectKey) -> HostnameSource {
-        let annotations = &config.common.annotations;
-        match annotations.hostname_source(&route.meta.annotations, key::GATEWAY_HOSTNAME_SOURCE) {
-            None => HostnameSource::All,
-            Some(Ok(Known::AnnotationOnly)) => HostnameSource::AnnotationOnly,
-            Some(Ok(Known::DefinedHostsOnly)) => HostnameSource::DefinedHostsOnly,
-            Some(Err(v)) => {
-                tracing::warn!(
-                    object = %object,
-                    annotation = key::GATEWAY_HOSTNAME_SOURCE,
-                    value = v,
-                    "unknown value (expected annotation-only or defined-hosts-only); using every hostname source"
-                );
-                HostnameSource::All
-            }
-        }
-    }
+/// The `gateway-hostname-source` annotation: which of the route's names count. `All` adds the listener
+/// hostnames for a route without spec hostnames; `DefinedHostsOnly` takes `spec.hostnames` (and the
+/// template), neither the annotation nor listener hostnames; an unknown value counts as `All`.
+fn hostname_source_of(config: &GatewaySourceConfig, route: &Route, object: &ObjectKey) -> HostnameSource {
+    let annotations = &config.common.annotations;
+    annotations
+        .hostname_source(&route.meta.annotations, key::GATEWAY_HOSTNAME_SOURCE)
+        .unwrap_or_else(|v| {
+            tracing::warn!(
+                object = %object,
+                annotation = key::GATEWAY_HOSTNAME_SOURCE,
+                value = v,
+                "unknown value (expected annotation-only or defined-hosts-only); using every hostname source"
+            );
+            HostnameSource::All
+        })
 }
 
 /// The names of one route.
@@ -67,7 +53,7 @@ pub fn route_names(
     source_name: &str,
 ) -> Result<RouteNames, TemplateError> {
     let common = &config.common;
-    let mode = HostnameSource::of(config, route, object);
+    let mode = hostname_source_of(config, route, object);
     let spec: &[String] = match route.kind {
         RouteKind::Http | RouteKind::Grpc | RouteKind::Tls => &route.hostnames,
         RouteKind::Tcp | RouteKind::Udp => &[],

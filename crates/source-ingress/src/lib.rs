@@ -42,7 +42,7 @@ use async_trait::async_trait;
 use extdns_endpoint::{Endpoint, Target, merge_endpoints};
 use extdns_informer::view::Ingress;
 use extdns_informer::{ChangeSet, ClusterStore, ObjectKey, ResourceKind};
-use extdns_source::annotations::{HostnameSource as Known, key};
+use extdns_source::annotations::{HostnameSource, key};
 use extdns_source::{Evaluation, ObjectEndpoints, Objects, Source, SourceConfig, SourceError, TemplateError};
 
 /// The `--source` name.
@@ -83,18 +83,6 @@ impl IngressSourceConfig {
     }
 }
 
-/// Which of an Ingress's names count, by its `ingress-hostname-source` annotation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum HostnameSource {
-    /// No annotation: rules, TLS hosts and the hostname annotation.
-    All,
-    AnnotationOnly,
-    DefinedHostsOnly,
-    /// A value external-dns does not know: it publishes neither, and neither does extdns (only the
-    /// template may still give names).
-    Unknown,
-}
-
 /// The ingress source.
 #[derive(Clone, Debug)]
 pub struct IngressSource {
@@ -130,13 +118,14 @@ impl IngressSource {
         class.is_some_and(|c| names.iter().any(|n| n == c))
     }
 
-    fn hostname_source(&self, ing: &Ingress, object: &ObjectKey) -> HostnameSource {
+    /// Which of an Ingress's names count, by its `ingress-hostname-source` annotation; `None` for a value
+    /// external-dns does not know: it publishes neither the rules nor the annotation, and neither does extdns
+    /// (only the template may still give names).
+    fn hostname_source(&self, ing: &Ingress, object: &ObjectKey) -> Option<HostnameSource> {
         let annotations = &self.config.common.annotations;
-        match annotations.hostname_source(&ing.meta.annotations, key::INGRESS_HOSTNAME_SOURCE) {
-            None => HostnameSource::All,
-            Some(Ok(Known::AnnotationOnly)) => HostnameSource::AnnotationOnly,
-            Some(Ok(Known::DefinedHostsOnly)) => HostnameSource::DefinedHostsOnly,
-            Some(Err(v)) => {
+        let source = annotations.hostname_source(&ing.meta.annotations, key::INGRESS_HOSTNAME_SOURCE);
+        source
+            .inspect_err(|v| {
                 tracing::warn!(
                     %object,
                     annotation = key::INGRESS_HOSTNAME_SOURCE,
@@ -144,9 +133,8 @@ impl IngressSource {
                     "unknown value (expected annotation-only or defined-hosts-only); as external-dns, \
                      neither the rules nor the hostname annotation are published"
                 );
-                HostnameSource::Unknown
-            }
-        }
+            })
+            .ok()
     }
 
     /// The endpoints of one admitted Ingress, appended to `out`; `Err` with why when it could not be
@@ -186,13 +174,13 @@ impl IngressSource {
             }
         }
         let mut endpoints = match self.hostname_source(ing, object) {
-            HostnameSource::All => {
+            Some(HostnameSource::All) => {
                 defined.extend(annotated);
                 defined
             }
-            HostnameSource::DefinedHostsOnly => defined,
-            HostnameSource::AnnotationOnly => annotated,
-            HostnameSource::Unknown => Vec::new(),
+            Some(HostnameSource::DefinedHostsOnly) => defined,
+            Some(HostnameSource::AnnotationOnly) => annotated,
+            None => Vec::new(),
         };
 
         // The template gives the names when nothing else did, or adds to them with

@@ -55,9 +55,11 @@ pub const CONTROLLER_VALUE: &str = "dns-controller";
 /// The largest TTL accepted from an annotation (a signed 32-bit second count, as DNS allows).
 const TTL_MAX: i64 = 2_147_483_647;
 
-/// The known values of the `*-hostname-source` annotations.
+/// Which of an object's names count, by its `*-hostname-source` annotation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HostnameSource {
+    /// No annotation: every source of names the object's kind has.
+    All,
     /// `annotation-only`: only the hostname annotation.
     AnnotationOnly,
     /// `defined-hosts-only`: only the names the object's spec defines.
@@ -333,16 +335,15 @@ impl Annotations {
     }
 
     /// A `*-hostname-source` annotation (`key`: `gateway-hostname-source`, `ingress-hostname-source`):
-    /// `None` when absent, the value itself when it is neither known value (matched in any case).
-    pub fn hostname_source<'a>(&self, a: &'a StrMap, key: &str) -> Option<Result<HostnameSource, &'a str>> {
-        let v = self.get(a, key)?;
-        Some(if v.eq_ignore_ascii_case("annotation-only") {
-            Ok(HostnameSource::AnnotationOnly)
-        } else if v.eq_ignore_ascii_case("defined-hosts-only") {
-            Ok(HostnameSource::DefinedHostsOnly)
-        } else {
-            Err(v)
-        })
+    /// [`HostnameSource::All`] when absent, the value itself when it is neither known value (matched in any
+    /// case): each source decides what an unknown value means.
+    pub fn hostname_source<'a>(&self, a: &'a StrMap, key: &str) -> Result<HostnameSource, &'a str> {
+        match self.get(a, key) {
+            None => Ok(HostnameSource::All),
+            Some(v) if v.eq_ignore_ascii_case("annotation-only") => Ok(HostnameSource::AnnotationOnly),
+            Some(v) if v.eq_ignore_ascii_case("defined-hosts-only") => Ok(HostnameSource::DefinedHostsOnly),
+            Some(v) => Err(v),
+        }
     }
 
     /// The `hostname` annotation: every space removed, then split on ','. Empty items stay (as external-dns

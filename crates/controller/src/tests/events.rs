@@ -35,6 +35,11 @@ fn web() -> ObjectKey {
     ObjectKey::new(ResourceKind::Service, "shop", "web")
 }
 
+/// The Service `shop/shop`, beside [`web`].
+fn shop() -> ObjectKey {
+    ObjectKey::new(ResourceKind::Service, "shop", "shop")
+}
+
 /// A record the service source would produce for `shop/web`.
 pub(super) fn of_web(e: Endpoint) -> Endpoint {
     e.with_ref_object(web()).with_label(label::RESOURCE, "service/shop/web")
@@ -184,10 +189,7 @@ async fn a_failed_apply_is_a_warning_on_every_object_it_touched() {
 
 #[tokio::test]
 async fn a_partial_failure_is_ready_for_what_landed_and_an_error_for_the_rest() {
-    let shop = ObjectKey {
-        name: "shop".into(),
-        ..web()
-    };
+    let shop = shop();
     let source = FakeSource::with(vec![
         of_web(a("web.example.com", "10.0.0.1")),
         a("shop.example.com", "10.0.0.2").with_ref_object(shop.clone()),
@@ -222,10 +224,7 @@ async fn a_partial_failure_is_ready_for_what_landed_and_an_error_for_the_rest() 
 
 #[tokio::test]
 async fn a_change_the_registry_withheld_is_an_error_on_its_object_never_ready() -> Result<(), SyncError> {
-    let shop = ObjectKey {
-        name: "shop".into(),
-        ..web()
-    };
+    let shop = shop();
     let source = FakeSource::with(vec![
         of_web(a("web.example.com", "10.0.0.1")),
         a("*.shop.example.com", "10.0.0.2").with_ref_object(shop.clone()),

@@ -6,11 +6,10 @@ use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
-use serde_json::json;
 
 use crate::controllers::{OWNER, Run, Which};
 use crate::dns::{self, DnsServer};
-use crate::objects::{self as o, annotations};
+use crate::objects as o;
 use crate::proc::eventually;
 
 use super::Ctx;
@@ -45,12 +44,9 @@ fn progress(server: &DnsServer) -> Result<(BTreeSet<String>, BTreeSet<String>)> 
 pub fn run(ctx: &mut Ctx) -> Result<()> {
     let ns = ctx.namespace("crash")?;
     for i in 0..SERVICES {
-        ctx.cp.kube.apply(&o::lb_service(
-            &ns,
-            &format!("svc-{i}"),
-            annotations(&[("hostname", &host(i))]),
-            json!([{ "ip": ip(i) }]),
-        ))?;
+        ctx.cp
+            .kube
+            .apply(&o::lb_at(&ns, &format!("svc-{i}"), &host(i), &ip(i)))?;
     }
     // Two records and their two ownership records per DNS UPDATE, so the first sync is many round trips
     // long and a kill lands between two of them. (A batch size of 1 would send a record and its ownership

@@ -337,12 +337,7 @@ fn create_services(ctx: &Ctx, ns: &str) -> Result<usize> {
         annotations(&[("hostname", &format!("elb.{ZONE}"))]),
         json!([{ "hostname": "lb-1.elb.example.net" }]),
     ))?;
-    kube.apply(&o::lb_service(
-        ns,
-        "two",
-        annotations(&[("hostname", &format!("a.{ZONE},b.{ZONE}"))]),
-        json!([{ "ip": "203.0.113.63" }]),
-    ))?;
+    kube.apply(&o::lb_at(ns, "two", &format!("a.{ZONE},b.{ZONE}"), "203.0.113.63"))?;
     Ok(5)
 }
 

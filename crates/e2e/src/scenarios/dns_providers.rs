@@ -17,11 +17,11 @@ use extdns_test_support::{dig, try_free_port};
 
 use crate::dns::{self, DnsServer};
 use crate::objects::{self as o, annotations};
-use crate::proc::{Proc, eventually};
+use crate::proc::Proc;
 
 use super::Ctx;
 use super::providers::{SECRET_NAME, api, delete_providers, extdns, rfc2136, tsig_secret, wait_reason};
-use super::wait::{CONVERGE, answers};
+use super::wait::{answers, until_answers, while_alive};
 
 /// A finalizer of the scenario's own, so that the object outlives extdns's and its last status can be read.
 const HOLD: &str = "e2e.extdns.io/hold";
@@ -180,20 +180,11 @@ fn steps(
 
 /// The `dns-server` provider answers for its zone on the listener its config names.
 fn served_answers(ctx: &Ctx, ns: &str, extdns: &mut Proc, name: &str, port: u16) -> Result<()> {
-    let mut last = Vec::new();
-    eventually(
-        "www.example.net A answered by the dns-server provider",
-        CONVERGE,
-        Duration::from_millis(100),
-        || {
-            if let Some(status) = extdns.exited() {
-                bail!("extdns exited with {status}");
-            }
-            last = dig::short_udp(port, "www.example.net", "A");
-            Ok((last == ["10.0.0.9"]).then_some(()))
-        },
-    )
-    .map_err(|e| anyhow::anyhow!("{e:#}; last answer {last:?}\nextdns log:\n{}", extdns.log_tail(30)))?;
+    let want = ["10.0.0.9".to_string()];
+    let what = "www.example.net A answered by the dns-server provider";
+    until_answers(extdns, what, Duration::from_millis(100), &want, || {
+        dig::short_udp(port, "www.example.net", "A")
+    })?;
     wait_reason(ctx, extdns, ProviderKind::Cluster, ns, name, "Synced")?;
     println!("dns-providers: the dns-server provider answers on its own listener");
     Ok(())
@@ -241,14 +232,11 @@ fn release(ctx: &Ctx, name: &str) -> Result<()> {
 fn wait_object(ctx: &Ctx, extdns: &mut Proc, name: &str, what: &str, ok: impl Fn(&Value) -> bool) -> Result<Value> {
     let api = api(ctx, ProviderKind::Cluster, "");
     let mut last = Value::Null;
-    let r = eventually(
+    let r = while_alive(
+        extdns,
         &format!("ClusterDNSProvider {name} {what}"),
-        CONVERGE,
         Duration::from_millis(200),
         || {
-            if let Some(status) = extdns.exited() {
-                bail!("extdns exited with {status}");
-            }
             let Some(object) = ctx.cp.kube.block_on(api.get_opt(name))? else {
                 return Ok(None);
             };

@@ -24,7 +24,7 @@ use extdns_test_support::{dig, try_free_port};
 use super::Ctx;
 use super::install::{apply_file, from_env};
 use super::latency::Figures;
-use super::wait::CONVERGE;
+use super::wait::{CONVERGE, until_answers};
 
 /// The bound on the median time from an API write to its answer.
 const TARGET: Duration = Duration::from_millis(10);
@@ -132,13 +132,7 @@ fn a_entry(name: &str, ip: &str) -> Value {
 fn create_objects(ctx: &Ctx, ns: &str) -> Result<()> {
     let kube = &ctx.cp.kube;
     kube.apply(&o::lb_at(ns, "web", &host("web"), "198.51.100.1"))?;
-    kube.apply(&o::ingress(
-        ns,
-        "shop",
-        json!({}),
-        &[&host("shop")],
-        json!([{ "ip": "198.51.100.2" }]),
-    ))?;
+    kube.apply(&o::ingress_at(ns, "shop", &host("shop"), "198.51.100.2"))?;
     kube.apply(&o::gateway_class())?;
     kube.apply(&o::gateway(ns, GATEWAY, GATEWAY_ADDRESS))?;
     kube.apply(&route(ns, "app", &format!("app.apps.{ZONE}"), true))?;
@@ -159,13 +153,7 @@ fn create_objects(ctx: &Ctx, ns: &str) -> Result<()> {
     )?;
     // What the changes move, with the status the first write needs (later writes leave status alone).
     kube.apply(&o::lb_at(ns, "moving", &host("svc-start"), "198.51.100.10"))?;
-    kube.apply(&o::ingress(
-        ns,
-        "moving",
-        json!({}),
-        &[&host("ing-start")],
-        json!([{ "ip": "198.51.100.11" }]),
-    ))?;
+    kube.apply(&o::ingress_at(ns, "moving", &host("ing-start"), "198.51.100.11"))?;
     kube.apply(&route(ns, "moving", &format!("route-start.apps.{ZONE}"), true))?;
     Ok(())
 }
@@ -259,20 +247,10 @@ fn changes(ctx: &Ctx, ns: &str, extdns: &mut Proc, port: u16) -> Result<Figures>
 
 /// Waits until `name TYPE` answers `want` over UDP on `port`, failing early if extdns exits.
 fn served(extdns: &mut Proc, port: u16, name: &str, t: &str, want: &[String]) -> Result<()> {
-    let mut last = Vec::new();
-    eventually(
-        &format!("{name} {t} = {want:?} on port {port}"),
-        CONVERGE,
-        Duration::from_millis(50),
-        || {
-            if let Some(status) = extdns.exited() {
-                bail!("{} exited with {status}:\n{}", extdns.name, extdns.log_tail(25));
-            }
-            last = dig::short_udp(port, name, t);
-            Ok((last == want).then_some(()))
-        },
-    )
-    .map_err(|e| anyhow::anyhow!("{e:#}; last answer {last:?}\n{}", extdns.log_tail(25)))
+    let what = format!("{name} {t} = {want:?} on port {port}");
+    until_answers(extdns, &what, Duration::from_millis(50), want, || {
+        dig::short_udp(port, name, t)
+    })
 }
 
 /// `name A` gets `status` (and the AA bit when `authoritative`).

@@ -6,11 +6,10 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use serde_json::json;
 
 use crate::controllers::{Run, Which};
 use crate::dns::{self, DnsServer, KEY_NAME, SECRET};
-use crate::objects::{self as o, annotations};
+use crate::objects as o;
 
 use super::Ctx;
 use super::wait::{answers, record_writes};
@@ -51,14 +50,7 @@ pub fn run(ctx: &mut Ctx) -> Result<()> {
     let ns = ctx.namespace("drift")?;
     let server = dns::bind();
     let kube = &ctx.cp.kube;
-    let service = |name: &str, ip: &str| {
-        o::lb_service(
-            &ns,
-            name,
-            annotations(&[("hostname", &host(name))]),
-            json!([{ "ip": ip }]),
-        )
-    };
+    let service = |name: &str, ip: &str| o::lb_at(&ns, name, &host(name), ip);
     for (name, ip) in [
         ("one", "198.51.100.1"),
         ("two", "198.51.100.2"),

@@ -5,13 +5,12 @@
 //! batch). Exactly one ownership value per name after each update, none after the delete.
 
 use anyhow::{Context, Result, bail};
-use serde_json::json;
 
 use extdns_test_support::route53_fake::{Fake, Set};
 
 use crate::controllers::{OWNER, Run, Which};
 use crate::dns::{self, ZONE};
-use crate::objects::{self as o, annotations};
+use crate::objects as o;
 use crate::proc::{Proc, eventually};
 
 use super::Ctx;
@@ -90,7 +89,7 @@ pub fn run(ctx: &mut Ctx) -> Result<()> {
 
 /// A LoadBalancer Service `web` at `ip`.
 fn web(ns: &str, ip: &str) -> serde_json::Value {
-    o::lb_service(ns, "web", annotations(&[("hostname", NAME)]), json!([{ "ip": ip }]))
+    o::lb_at(ns, "web", NAME, ip)
 }
 
 /// `run` long-running with `--events` and encrypted ownership records.

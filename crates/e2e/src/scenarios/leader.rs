@@ -135,12 +135,7 @@ fn takeovers(ctx: &mut Ctx, prefix: &str, timing: &Timing, offsets: &[Duration])
         )?;
     }
     // A change while both run: the leader writes it, the follower does not.
-    ctx.cp.kube.apply(&o::lb_service(
-        &ns,
-        "d",
-        annotations(&[("hostname", &host("d"))]),
-        json!([{ "ip": "198.51.100.4" }]),
-    ))?;
+    ctx.cp.kube.apply(&o::lb_at(&ns, "d", &host("d"), "198.51.100.4"))?;
     wait::answers(&server, &mut leader, &host("d"), "A", &["198.51.100.4"])?;
     std::thread::sleep(Duration::from_secs(1));
     let follower_log = follower.log_text();
@@ -167,12 +162,7 @@ fn takeovers(ctx: &mut Ctx, prefix: &str, timing: &Timing, offsets: &[Duration])
         let renewal_to_kill = killed - renewed;
         let name = format!("k{round}");
         let ip = format!("198.51.100.{}", 10 + round);
-        ctx.cp.kube.apply(&o::lb_service(
-            &ns,
-            &name,
-            annotations(&[("hostname", &host(&name))]),
-            json!([{ "ip": ip }]),
-        ))?;
+        ctx.cp.kube.apply(&o::lb_at(&ns, &name, &host(&name), &ip))?;
         wait::answers(&server, &mut follower, &host(&name), "A", &[&ip])?;
         let kill_to_record = killed.elapsed();
         eprintln!(

@@ -6,11 +6,10 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
-use serde_json::json;
 
 use crate::controllers::{Run, Which};
 use crate::dns;
-use crate::objects::{self as o, annotations};
+use crate::objects as o;
 
 use super::Ctx;
 use super::wait::{alive, answers, ownership};
@@ -20,14 +19,7 @@ const OUTAGE: Duration = Duration::from_secs(10);
 pub fn run(ctx: &mut Ctx) -> Result<()> {
     let ns = ctx.namespace("outage")?;
     let server = dns::bind();
-    let svc = |name: &str, ip: &str| {
-        o::lb_service(
-            &ns,
-            name,
-            annotations(&[("hostname", &format!("{name}.example.org"))]),
-            json!([{ "ip": ip }]),
-        )
-    };
+    let svc = |name: &str, ip: &str| o::lb_at(&ns, name, &format!("{name}.example.org"), ip);
     ctx.cp.kube.apply(&svc("a", "203.0.113.30"))?;
     ctx.cp.kube.apply(&svc("b", "203.0.113.31"))?;
 

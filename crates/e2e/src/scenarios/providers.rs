@@ -26,7 +26,7 @@ use crate::objects::{self as o, Parent, RouteKind, annotations};
 use crate::proc::{Proc, eventually};
 
 use super::Ctx;
-use super::wait::{CONVERGE, answers};
+use super::wait::{CONVERGE, answers, while_alive};
 
 /// The Secret every provider of these scenarios reads its TSIG secret from (a lower-kebab key: a flag).
 pub(crate) const SECRET_NAME: &str = "tsig";
@@ -124,14 +124,11 @@ pub(super) fn wait_reason(
     reason: &str,
 ) -> Result<String> {
     let mut last = None;
-    let r = eventually(
+    let r = while_alive(
+        extdns,
         &format!("{} {name} Ready reason {reason}", kind.kind()),
-        CONVERGE,
         Duration::from_millis(200),
         || {
-            if let Some(status) = extdns.exited() {
-                bail!("extdns exited with {status}");
-            }
             last = ready(ctx, kind, ns, name)?;
             Ok(last.as_ref().filter(|(_, r, _)| r == reason).map(|(_, _, m)| m.clone()))
         },
@@ -155,14 +152,11 @@ pub(super) fn delete_providers(
         ctx.cp.kube.delete(api_version, kind.kind(), namespace, name)?;
     }
     for name in names {
-        eventually(
+        while_alive(
+            extdns,
             &format!("{} {name} deleted (finalizer removed)", kind.kind()),
-            CONVERGE,
             Duration::from_millis(200),
             || {
-                if let Some(status) = extdns.exited() {
-                    bail!("extdns exited with {status}");
-                }
                 Ok(ctx
                     .cp
                     .kube
@@ -347,20 +341,13 @@ fn split_horizon_steps(
     let both = format!("{internal},{public}");
     let marked = |target: &str| annotations(&[("cluster-provider", both.as_str()), ("target", target)]);
     let started = Instant::now();
-    kube.apply(&o::ingress(
-        ns,
-        "shop",
-        marked("198.51.100.17"),
-        &["shop.example.org"],
-        json!([{ "ip": "10.0.0.21" }]),
-    ))?;
-    kube.apply(&o::ingress(
-        ns,
-        "blog",
-        marked("198.51.100.9"),
-        &["blog.example.org"],
-        json!([{ "ip": "10.0.0.12" }]),
-    ))?;
+    for (name, target, ip) in [
+        ("shop", "198.51.100.17", "10.0.0.21"),
+        ("blog", "198.51.100.9", "10.0.0.12"),
+    ] {
+        let host = format!("{name}.example.org");
+        kube.apply(&o::ingress(ns, name, marked(target), &[&host], json!([{ "ip": ip }])))?;
+    }
     answers(internal_dns, extdns, "shop.example.org", "A", &["10.0.0.21"])?;
     answers(public_dns, extdns, "shop.example.org", "A", &["198.51.100.17"])?;
     answers(internal_dns, extdns, "blog.example.org", "A", &["10.0.0.12"])?;

@@ -174,13 +174,7 @@ pub fn create_every_kind(kube: &Kube, ns: &str) -> Result<Expected> {
     // Ingresses: rule and TLS hosts at the load balancer's IP; the hostname annotation with a TTL at the load
     // balancer's hostname; the target annotation over the status; `ingress-hostname-source: annotation-only`.
     kube.apply(&o::ingress_tls(
-        o::ingress(
-            ns,
-            "ing-rules",
-            json!({}),
-            &["ing-a.example.org"],
-            json!([{ "ip": "203.0.113.30" }]),
-        ),
+        o::ingress_at(ns, "ing-rules", "ing-a.example.org", "203.0.113.30"),
         &["ing-tls.example.org"],
     ))?;
     expect("ing-a.example.org", "A", &["203.0.113.30"]);

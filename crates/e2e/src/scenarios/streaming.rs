@@ -32,12 +32,7 @@ pub fn run(ctx: &mut Ctx) -> Result<()> {
         eprintln!("  WatchList {}", if watch_list { "on" } else { "off" });
         let cp = ControlPlane::start_audited_with_feature_gates(&bins, gates)?;
         cp.kube.namespace(NS, json!({ "extdns-e2e": NS }))?;
-        cp.kube.apply(&o::lb_service(
-            NS,
-            "web",
-            o::annotations(&[("hostname", HOST)]),
-            json!([{ "ip": ADDRESS }]),
-        ))?;
+        cp.kube.apply(&o::lb_at(NS, "web", HOST, ADDRESS))?;
         cp.kube
             .apply(&o::headless_service(NS, "db", "db", o::annotations(&[])))?;
         cp.kube.apply(&o::pod(NS, "db-0", "db", "10.0.0.5", "node-1"))?;

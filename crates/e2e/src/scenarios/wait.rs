@@ -19,6 +19,22 @@ fn sorted(answers: &[&str]) -> Vec<String> {
     v
 }
 
+/// Polls `check` every `every` until it finds what it looks for, for up to [`CONVERGE`]; fails at once if
+/// `controller` exits meanwhile, rather than waiting out the time for a process that is gone.
+pub fn while_alive<T>(
+    controller: &mut Proc,
+    what: &str,
+    every: Duration,
+    mut check: impl FnMut() -> Result<Option<T>>,
+) -> Result<T> {
+    eventually(what, CONVERGE, every, || {
+        if let Some(status) = controller.exited() {
+            bail!("{} exited with {status}", controller.name);
+        }
+        check()
+    })
+}
+
 /// Waits until `found` finds what it looks for among the Events of `ns`.
 pub fn events<T>(kube: &Kube, ns: &str, what: &str, mut found: impl FnMut(&[Value]) -> Option<T>) -> Result<T> {
     eventually(what, CONVERGE, Duration::from_millis(200), || {
@@ -29,19 +45,26 @@ pub fn events<T>(kube: &Kube, ns: &str, what: &str, mut found: impl FnMut(&[Valu
 /// Waits until `name TYPE` answers exactly `want` (empty: no answer), failing early if `controller` exits.
 pub fn answers(server: &DnsServer, controller: &mut Proc, name: &str, t: &str, want: &[&str]) -> Result<()> {
     let want = sorted(want);
+    let what = format!("{name} {t} = {want:?}");
+    until_answers(controller, &what, Duration::from_millis(100), &want, || {
+        dns::answers(server, name, t)
+    })
+}
+
+/// Polls `query` every `every` until it answers exactly `want`, failing early if `controller` exits; the
+/// error says the last answer and shows the controller's log tail.
+pub fn until_answers(
+    controller: &mut Proc,
+    what: &str,
+    every: Duration,
+    want: &[String],
+    mut query: impl FnMut() -> Vec<String>,
+) -> Result<()> {
     let mut last = Vec::new();
-    let r = eventually(
-        &format!("{name} {t} = {want:?}"),
-        CONVERGE,
-        Duration::from_millis(100),
-        || {
-            if let Some(status) = controller.exited() {
-                bail!("{} exited with {status}", controller.name);
-            }
-            last = dns::answers(server, name, t);
-            Ok((last == want).then_some(()))
-        },
-    );
+    let r = while_alive(controller, what, every, || {
+        last = query();
+        Ok((last == want).then_some(()))
+    });
     r.map_err(|e| {
         anyhow::anyhow!(
             "{e:#}; last answer {last:?}\n{} log:\n{}",
@@ -54,17 +77,14 @@ pub fn answers(server: &DnsServer, controller: &mut Proc, name: &str, t: &str, w
 /// Waits until the ownership record of `name` for type `t` is gone (or there, when `present`).
 pub fn ownership(server: &DnsServer, controller: &mut Proc, t: &str, name: &str, present: bool) -> Result<()> {
     let txt_name = format!("{}-{name}.", t.to_ascii_lowercase());
-    eventually(
+    while_alive(
+        controller,
         &format!(
             "ownership record {txt_name} {}",
             if present { "present" } else { "gone" }
         ),
-        CONVERGE,
         Duration::from_millis(100),
         || {
-            if let Some(status) = controller.exited() {
-                bail!("{} exited with {status}", controller.name);
-            }
             let zone = dns::zone(server)?;
             let there = dns::owned_txt(&zone, OWNER).iter().any(|r| r.name == txt_name);
             Ok((there == present).then_some(()))

@@ -185,13 +185,7 @@ fn annotation_prefix_flag_reads_only_that_prefix() -> Result<(), extdns_source::
 
 #[test]
 fn ignore_hostname_annotation_drops_annotation_names() {
-    let mut c = world();
-    c.add(named_by_annotation(
-        "apps",
-        "web",
-        &["spec.example.com"],
-        "ann.example.com",
-    ));
+    let c = world_with_web_named_twice();
     let cfg = sharing(config(), |c| c.ignore_hostname_annotation = true);
     assert_eq!(names(&run(cfg, &c)), vec!["spec.example.com"]);
 }
@@ -369,13 +363,7 @@ fn fqdn_template_names_routes_without_spec_or_annotation_names() {
 
 #[test]
 fn fqdn_template_with_combine_adds_to_the_route_names() {
-    let mut c = world();
-    c.add(named_by_annotation(
-        "apps",
-        "web",
-        &["spec.example.com"],
-        "ann.example.com",
-    ));
+    let c = world_with_web_named_twice();
     assert_eq!(
         names(&run(templated("{{.Name}}.tpl.example.com", true), &c)),
         vec!["ann.example.com", "spec.example.com", "web.tpl.example.com"]
@@ -516,4 +504,17 @@ fn gateway_route_hostnames_v023_annotation_before_template_and_empty_annotation_
             "service.example.com"
         ]
     );
+}
+
+/// The usual world with the route `apps/web`, named `spec.example.com` in its spec and `ann.example.com` by
+/// annotation.
+fn world_with_web_named_twice() -> ClusterStore {
+    let mut c = world();
+    c.add(named_by_annotation(
+        "apps",
+        "web",
+        &["spec.example.com"],
+        "ann.example.com",
+    ));
+    c
 }
