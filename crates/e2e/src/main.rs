@@ -19,6 +19,7 @@
 //! Every process started here is stopped by PID when the run ends, also when a scenario fails.
 
 mod cloud_bench;
+mod cloud_env;
 mod controllers;
 mod dns;
 mod flags;
