@@ -20,6 +20,9 @@
 //!   [--provider google|azure|all] [--batch-interval D]`: the first sync of N records (10,000) by each into a cloud
 //!   DNS fake of its own (Cloud DNS or Azure DNS, through the TLS proxy, in a loopback-only network namespace): wall
 //!   time, requests by kind, CPU, peak RSS, the zone checked; the table into `target/bench-cloud.md`;
+//!   `bench provider-budget [--records N] [--provider aws|cloudflare|google|azure|all] [--interval S] [--window S]`:
+//!   both running against rate-limited cloud fakes (documented limits on), requests an hour at rest and at one
+//!   change a second, 429s; the table into `target/bench-provider-budget.md`;
 //!   `bench serve [--records N] [--seconds S] [--clients C] [--servers knot,coredns,extdns]`: dnsperf against Knot
 //!   DNS, CoreDNS (built from its module) and extdns `--provider=dns-server` serving the same zone of N records
 //!   (10,000), answers checked first: queries per second, latency percentiles, memory per record, the table into
@@ -65,6 +68,7 @@ fn main() -> Result<()> {
         "bench" if rest.first().map(String::as_str) == Some("scale") => scale(&rest[1..]),
         "bench" if rest.first().map(String::as_str) == Some("multi-provider") => multi_provider(&rest[1..]),
         "bench" if rest.first().map(String::as_str) == Some("cloud-first-sync") => cloud_first_sync(&rest[1..]),
+        "bench" if rest.first().map(String::as_str) == Some("provider-budget") => provider_budget(&rest[1..]),
         "bench" if rest.first().map(String::as_str) == Some("serve") => serve(&rest[1..]),
         "bench" => bench(&rest),
         "e2e" => e2e(&rest),
@@ -72,7 +76,7 @@ fn main() -> Result<()> {
         "fuzz" => fuzz::fuzz(&rest),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test | chart-tests | e2e [SCENARIO...] | bench [FILTER] | bench e2e-latency [--count N] | bench scale [--services N] [--pods M] [--changes K] [--idle SECONDS] [--stream SECONDS] [--watch-list on|off] | bench multi-provider [--services N] [--pods M] [--idle SECONDS] | bench cloud-first-sync [--records N] [--provider google|azure|all] [--batch-interval D] | bench serve [--records N] [--seconds S] [--clients C] [--servers knot,coredns,extdns] | dist [--arch amd64|arm64|all] [--pgo] | image | check-crates [--verify] | conventions [DIR] | fuzz [--seconds N] [--no-sanitizer] [TARGET...]>"
+                "usage: cargo xtask <test | chart-tests | e2e [SCENARIO...] | bench [FILTER] | bench e2e-latency [--count N] | bench scale [--services N] [--pods M] [--changes K] [--idle SECONDS] [--stream SECONDS] [--watch-list on|off] | bench multi-provider [--services N] [--pods M] [--idle SECONDS] | bench cloud-first-sync [--records N] [--provider google|azure|all] [--batch-interval D] | bench provider-budget [--records N] [--provider aws|cloudflare|google|azure|all] [--interval S] [--window S] | bench serve [--records N] [--seconds S] [--clients C] [--servers knot,coredns,extdns] | dist [--arch amd64|arm64|all] [--pgo] | image | check-crates [--verify] | conventions [DIR] | fuzz [--seconds N] [--no-sanitizer] [TARGET...]>"
             );
             std::process::exit(2);
         }
@@ -330,6 +334,18 @@ fn cloud_first_sync(args: &[String]) -> Result<()> {
     e2e_args.extend([
         "--report".to_string(),
         target_dir().join("bench-cloud.md").display().to_string(),
+    ]);
+    kube_e2e(&go, Profile::Release, &e2e_args)
+}
+
+/// Steady-state provider requests of extdns beside external-dns against rate-limited cloud fakes; the report
+/// goes to `target/bench-provider-budget.md`. extdns is the release build, as for `cloud-first-sync`.
+fn provider_budget(args: &[String]) -> Result<()> {
+    let go = go_binaries()?;
+    let mut e2e_args = subcommand("provider-budget", args);
+    e2e_args.extend([
+        "--report".to_string(),
+        target_dir().join("bench-provider-budget.md").display().to_string(),
     ]);
     kube_e2e(&go, Profile::Release, &e2e_args)
 }

@@ -130,6 +130,10 @@ pub struct Sources {
     pub manifests: PathBuf,
     /// The connector source's port.
     pub connector: u16,
+    /// What the connector source serves, sync after sync.
+    served: Arc<Mutex<Vec<GobEndpoint>>>,
+    /// Each record's address as both sources give it now.
+    targets: Vec<Ipv4Addr>,
 }
 
 impl Sources {
@@ -140,12 +144,35 @@ impl Sources {
         std::fs::create_dir_all(&manifests)?;
         let targets: Vec<Ipv4Addr> = (0..n).map(address).collect();
         std::fs::write(manifests.join("records.yaml"), dns_endpoints(&targets)).context("writing the DNSEndpoints")?;
-        let connector = connector::serve(Arc::new(Mutex::new(connector_endpoints(n))));
+        let served = Arc::new(Mutex::new(connector_endpoints(n)));
+        let connector = connector::serve(Arc::clone(&served));
         Ok(Sources {
             home,
             manifests,
             connector,
+            served,
+            targets,
         })
+    }
+
+    /// Points record `i` at `ip` in both sources: the connector serves it from its next answer, and the
+    /// manifests are replaced whole (written aside, then renamed), so extdns never reads half a file.
+    pub fn retarget(&mut self, i: usize, ip: Ipv4Addr) -> Result<()> {
+        let Some(slot) = self.targets.get_mut(i) else {
+            bail!("no record {i}");
+        };
+        *slot = ip;
+        if let Some(e) = self
+            .served
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get_mut(i)
+        {
+            e.targets = vec![ip.to_string()];
+        }
+        let aside = self.home.path().join("records.yaml.new");
+        std::fs::write(&aside, dns_endpoints(&self.targets)).context("writing the DNSEndpoints")?;
+        std::fs::rename(&aside, self.manifests.join("records.yaml")).context("replacing the DNSEndpoints")
     }
 }
 
@@ -224,5 +251,19 @@ mod tests {
             ]
             .into()
         );
+    }
+
+    #[test]
+    fn a_retargeted_record_changes_in_both_sources() -> Result<()> {
+        let mut src = Sources::new(150)?;
+        src.retarget(120, Ipv4Addr::new(198, 51, 100, 7))?;
+        let yaml = std::fs::read_to_string(src.manifests.join("records.yaml"))?;
+        assert!(yaml.contains("{dnsName: r120.example.org, recordType: A, targets: [\"198.51.100.7\"]}"));
+        assert_eq!(yaml.matches("recordType: A").count(), 150);
+        let served = src.served.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        assert_eq!(served[120].targets, ["198.51.100.7"]);
+        drop(served);
+        assert!(src.retarget(150, Ipv4Addr::LOCALHOST).is_err());
+        Ok(())
     }
 }
