@@ -27,7 +27,7 @@ mod credentials;
 
 use std::collections::{BTreeMap, HashMap};
 use std::str::FromStr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, Ttl, txt};
@@ -63,11 +63,25 @@ pub struct Zone {
 /// them back unchanged, so they match what Cloud DNS holds exactly.
 type SetKey = (String, String, String);
 
-/// What a read learnt: the zones and the rrsets as Cloud DNS returned them.
+/// What a read learnt: the zones and the rrsets as Cloud DNS returned them. It serves every write until
+/// the next read: an rrset extdns writes is forgotten, so later deletions of it are built from the
+/// endpoint, which is what extdns wrote.
 /// Opaque outside this crate: the provider's [`IndexedProvider::Index`], kept in the read's state.
 pub struct ReadZones {
     zones: Arc<Vec<Zone>>,
-    sets: HashMap<SetKey, ResourceRecordSet>,
+    sets: Mutex<HashMap<SetKey, ResourceRecordSet>>,
+}
+
+impl ReadZones {
+    /// The rrset of `key` as read, unless extdns has written it since.
+    fn set(&self, key: &SetKey) -> Option<ResourceRecordSet> {
+        self.sets.lock().unwrap_or_else(|p| p.into_inner()).get(key).cloned()
+    }
+
+    /// Forgets the rrset of `key`: extdns is writing it.
+    fn forget(&self, key: &SetKey) {
+        self.sets.lock().unwrap_or_else(|p| p.into_inner()).remove(key);
+    }
 }
 
 /// The provider. Cheap to share: `Arc<GoogleProvider>` as `Arc<dyn Provider>`.
@@ -327,7 +341,13 @@ impl IndexedProvider for GoogleProvider {
             }
         }
         tracing::debug!(zones = zones.len(), records = endpoints.len(), "Cloud DNS records read");
-        Ok((endpoints, ReadZones { zones, sets }))
+        Ok((
+            endpoints,
+            ReadZones {
+                zones,
+                sets: Mutex::new(sets),
+            },
+        ))
     }
 
     async fn write(&self, read: &ReadZones, units: &[Unit<'_>]) -> Result<(), ProviderError> {
@@ -346,14 +366,14 @@ impl IndexedProvider for GoogleProvider {
                 }
             };
             let zone_name = &read.zones[z].name;
-            let as_read = |ep: &Endpoint| {
-                let key = (
+            let key_of = |ep: &Endpoint| -> SetKey {
+                (
                     zone_name.clone(),
                     absolute(&ep.dns_name).to_ascii_lowercase(),
                     ep.record_type.as_str().to_string(),
-                );
-                read.sets.get(&key).cloned().unwrap_or_else(|| record_set(ep))
+                )
             };
+            let as_read = |ep: &Endpoint| read.set(&key_of(ep)).unwrap_or_else(|| record_set(ep));
             let mut w = ZoneUnit {
                 unit,
                 deletions: Vec::new(),
@@ -367,6 +387,9 @@ impl IndexedProvider for GoogleProvider {
                         w.deletions.push(as_read(old));
                         w.additions.push(record_set(new));
                     }
+                }
+                for ep in std::iter::once(c.endpoint()).chain(c.previous()) {
+                    read.forget(&key_of(ep));
                 }
             }
             by_zone.entry(z).or_default().push(w);
@@ -403,6 +426,11 @@ impl IndexedProvider for GoogleProvider {
     /// The managed zone `write` sends a name to: the closest of the read's.
     fn zone_of(&self, read: &ReadZones, name: &str) -> zone::Placement {
         zone::Placement::closest(&read.zones, name, |z| &z.dns_name)
+    }
+
+    /// The read's zones and rrsets serve until the next read (see [`ReadZones`]).
+    fn index_outlives_writes(&self) -> bool {
+        true
     }
 }
 

@@ -40,6 +40,13 @@ pub trait IndexedProvider: Send + Sync {
     fn zone_of(&self, _index: &Self::Index, _name: &str) -> Placement {
         Placement::Unknown
     }
+
+    /// As [`Provider::read_state_outlives_writes`]: whether `write` keeps the index true to the zones
+    /// (what it wrote folded in), so that it serves the writes after it until the next read. False, the
+    /// safe default.
+    fn index_outlives_writes(&self) -> bool {
+        false
+    }
 }
 
 #[async_trait]
@@ -66,6 +73,10 @@ impl<P: IndexedProvider> Provider for P {
     fn placement(&self, read: &ReadState, name: &str) -> Placement {
         read.get::<P::Index>()
             .map_or(Placement::Unknown, |index| self.zone_of(index, name))
+    }
+
+    fn read_state_outlives_writes(&self) -> bool {
+        self.index_outlives_writes()
     }
 }
 

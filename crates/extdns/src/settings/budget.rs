@@ -1,10 +1,35 @@
 //! `--provider-request-rate`: the request budget of one cloud account, which every pipeline of the account
 //! shares (`extdns_provider::budget`). Unset, each cloud's documented limit stays, as its configuration
-//! sets it.
+//! sets it. `--provider-reread-interval`: how seldom the zones are read whole, which is what a steady
+//! state spends of that budget.
+
+use std::time::Duration;
 
 use extdns_provider::pace::Rate;
 
 use super::{ProviderSettings, ValidationError, fail};
+use crate::flags::ProviderName;
+
+/// How long the rate-limited clouds' records are planned from without reading the zones again: an hour
+/// costs one full read an hour (Route53 one list page per 300 records), where reading every sync would
+/// spend the account's budget on reads that find nothing new; extdns's own writes are folded in between.
+pub const CLOUD_REREAD_INTERVAL: Duration = Duration::from_secs(3600);
+
+/// `--provider-reread-interval`, or its default: [`CLOUD_REREAD_INTERVAL`] for the providers whose API
+/// is rate-limited per account, zero (every sync) for the others, whose servers have no such budget.
+pub fn reread_interval(provider: Option<ProviderName>, flag: Option<Duration>) -> Duration {
+    flag.unwrap_or(match provider {
+        Some(
+            ProviderName::Aws
+            | ProviderName::Cloudflare
+            | ProviderName::Google
+            | ProviderName::Azure
+            | ProviderName::AzureDns
+            | ProviderName::AzurePrivateDns,
+        ) => CLOUD_REREAD_INTERVAL,
+        _ => Duration::ZERO,
+    })
+}
 
 /// Sets the account's rate of the cloud providers from `--provider-request-rate` (requests a second, 0
 /// for the documented limit); the other providers have no account limit and ignore it.
@@ -35,6 +60,41 @@ mod tests {
         let flags = super::super::test_flags(["--source=service"].iter().chain(args).copied());
         let env = |name: &str| (name == "CF_API_TOKEN").then(|| "tok".to_string());
         Ok(super::super::controller_with_env(&flags, &env)?.provider)
+    }
+
+    #[test]
+    fn the_rate_limited_clouds_read_their_zones_hourly_and_the_others_every_sync() {
+        let interval = |args: &[&str]| {
+            let flags = super::super::test_flags(["--source=service"].iter().chain(args).copied());
+            let env = |name: &str| (name == "CF_API_TOKEN").then(|| "tok".to_string());
+            super::super::controller_with_env(&flags, &env)
+                .map(|s| s.controller.records_cache_interval)
+                .map_err(|e| e.to_string())
+        };
+        let hour = Ok(CLOUD_REREAD_INTERVAL);
+        assert_eq!(interval(&["--provider=aws"]), hour);
+        assert_eq!(interval(&["--provider=cloudflare"]), hour);
+        assert_eq!(interval(&["--provider=inmemory"]), Ok(Duration::ZERO));
+        assert_eq!(
+            interval(&["--provider=inmemory", "--provider-reread-interval=10m"]),
+            Ok(Duration::from_secs(600))
+        );
+        assert_eq!(
+            interval(&["--provider=aws", "--provider-reread-interval=0s"]),
+            Ok(Duration::ZERO),
+            "0s reads every sync"
+        );
+        assert_eq!(
+            interval(&[
+                "--provider=aws",
+                "--provider-reread-interval=0s",
+                "--provider-cache-time=2m"
+            ]),
+            Ok(Duration::from_secs(120)),
+            "the longest of the caches wins"
+        );
+        assert_eq!(reread_interval(Some(ProviderName::Google), None), CLOUD_REREAD_INTERVAL);
+        assert_eq!(reread_interval(Some(ProviderName::Rfc2136), None), Duration::ZERO);
     }
 
     #[test]
