@@ -20,12 +20,13 @@ use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::MutexGuard;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use extdns_test_support::azure_fake::{self, AZURE_HOSTS, FakeAzure, Service};
 use extdns_test_support::cloudflare_fake::{self, FakeCloudflare};
-use extdns_test_support::fake::{Faults, Op, RateLimit, RequestLog};
+use extdns_test_support::fake::{Faults, Locked, Op, RateLimit, RequestLog};
 use extdns_test_support::google_fake::{self, FakeGoogle, GOOGLE_HOSTS, PROJECT};
 use extdns_test_support::route53_fake;
 
@@ -218,9 +219,7 @@ impl Fake for Route53 {
         self.0.addr()
     }
     fn with(&self, f: &mut dyn FnMut(&mut RequestLog, &mut Faults)) {
-        let mut s = self.0.lock();
-        let s = &mut *s;
-        f(&mut s.requests, &mut s.faults);
+        with_locked(self.0.lock(), f)
     }
     fn zone(&self) -> (usize, usize) {
         let sets = self.0.sets(&self.1);
@@ -239,52 +238,41 @@ impl Fake for Route53 {
     }
 }
 
-impl Fake for FakeCloudflare {
-    fn addr(&self) -> SocketAddr {
-        // `url` is `http://127.0.0.1:<port>/client/v4`.
-        self.url
-            .trim_start_matches("http://")
-            .split('/')
-            .next()
-            .and_then(|a| a.parse().ok())
-            .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 0)))
-    }
-    fn with(&self, f: &mut dyn FnMut(&mut RequestLog, &mut Faults)) {
-        let mut s = self.state();
-        let s = &mut *s;
-        f(&mut s.requests, &mut s.faults);
-    }
-    fn zone(&self) -> (usize, usize) {
-        count_lines(&self.lines(), " A ")
-    }
+/// `f` over the log and faults of a fake's locked state.
+fn with_locked<S>(mut state: MutexGuard<'_, Locked<S>>, f: &mut dyn FnMut(&mut RequestLog, &mut Faults)) {
+    let s = &mut *state;
+    f(&mut s.requests, &mut s.faults);
 }
 
-impl Fake for FakeGoogle {
-    fn addr(&self) -> SocketAddr {
-        FakeGoogle::addr(self)
-    }
-    fn with(&self, f: &mut dyn FnMut(&mut RequestLog, &mut Faults)) {
-        let mut s = self.state();
-        let s = &mut *s;
-        f(&mut s.requests, &mut s.faults);
-    }
-    fn zone(&self) -> (usize, usize) {
-        count_lines(&self.lines(), " A ")
-    }
+/// A fake whose state is `state()` and whose zone is `lines()`, at the address `addr` gives.
+macro_rules! line_fake {
+    ($fake:ty, $addr:expr) => {
+        impl Fake for $fake {
+            fn addr(&self) -> SocketAddr {
+                $addr(self)
+            }
+            fn with(&self, f: &mut dyn FnMut(&mut RequestLog, &mut Faults)) {
+                with_locked(self.state(), f)
+            }
+            fn zone(&self) -> (usize, usize) {
+                count_lines(&self.lines(), " A ")
+            }
+        }
+    };
 }
 
-impl Fake for FakeAzure {
-    fn addr(&self) -> SocketAddr {
-        FakeAzure::addr(self)
-    }
-    fn with(&self, f: &mut dyn FnMut(&mut RequestLog, &mut Faults)) {
-        let mut s = self.state();
-        let s = &mut *s;
-        f(&mut s.requests, &mut s.faults);
-    }
-    fn zone(&self) -> (usize, usize) {
-        count_lines(&self.lines(), " A ")
-    }
+line_fake!(FakeGoogle, FakeGoogle::addr);
+line_fake!(FakeAzure, FakeAzure::addr);
+line_fake!(FakeCloudflare, cloudflare_addr);
+
+/// The Cloudflare fake's address: its `url` is `http://127.0.0.1:<port>/client/v4`.
+fn cloudflare_addr(fake: &FakeCloudflare) -> SocketAddr {
+    fake.url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .and_then(|a| a.parse().ok())
+        .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 0)))
 }
 
 /// A fresh fake of a cloud, holding the empty zone.

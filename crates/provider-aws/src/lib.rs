@@ -38,6 +38,7 @@ use std::time::Instant;
 
 use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint};
+use extdns_provider::as_read::AsRead;
 use extdns_provider::batch::{self, AsUnit, Failures, Limits, Size, Unit};
 use extdns_provider::{CallError, FailureKind, Provider, ProviderError, ReadState, Records, zone};
 
@@ -72,19 +73,7 @@ type SetKey = (String, String, String, String);
 /// endpoint, which is what extdns wrote.
 struct ReadZones {
     zones: Arc<Vec<Zone>>,
-    sets: Mutex<HashMap<SetKey, ResourceRecordSet>>,
-}
-
-impl ReadZones {
-    /// The set of `key` as read, unless extdns has written it since.
-    fn set(&self, key: &SetKey) -> Option<ResourceRecordSet> {
-        self.sets.lock().unwrap_or_else(|p| p.into_inner()).get(key).cloned()
-    }
-
-    /// Forgets the set of `key`: extdns is writing it.
-    fn forget(&self, key: &SetKey) {
-        self.sets.lock().unwrap_or_else(|p| p.into_inner()).remove(key);
-    }
+    sets: AsRead<SetKey, ResourceRecordSet>,
 }
 
 /// The provider. Cheap to share: `Arc<AwsProvider>` as `Arc<dyn Provider>`.
@@ -229,7 +218,7 @@ impl AwsProvider {
             )
         };
         let as_read = |ep: &Endpoint| {
-            read.and_then(|r| r.set(&key_of(ep)))
+            read.and_then(|r| r.sets.get(&key_of(ep)))
                 .unwrap_or_else(|| records::record_set(ep, &cx))
         };
         let mut push = |action, set| {
@@ -249,7 +238,7 @@ impl AwsProvider {
         }
         if let Some(r) = read {
             for ep in std::iter::once(change.endpoint()).chain(change.previous()) {
-                r.forget(&key_of(ep));
+                r.sets.forget(&key_of(ep));
             }
         }
     }
@@ -375,7 +364,7 @@ impl Provider for AwsProvider {
             endpoints,
             ReadZones {
                 zones,
-                sets: Mutex::new(sets),
+                sets: AsRead::new(sets),
             },
         ))
     }

@@ -27,10 +27,11 @@ mod credentials;
 
 use std::collections::{BTreeMap, HashMap};
 use std::str::FromStr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, Ttl, txt};
+use extdns_provider::as_read::AsRead;
 use extdns_provider::batch::{self, AsUnit, Failures, Limits, Size, Unit};
 use extdns_provider::{CallError, FailureKind, IndexedProvider, ProviderError, zone};
 use tokio::sync::OnceCell;
@@ -69,19 +70,7 @@ type SetKey = (String, String, String);
 /// Opaque outside this crate: the provider's [`IndexedProvider::Index`], kept in the read's state.
 pub struct ReadZones {
     zones: Arc<Vec<Zone>>,
-    sets: Mutex<HashMap<SetKey, ResourceRecordSet>>,
-}
-
-impl ReadZones {
-    /// The rrset of `key` as read, unless extdns has written it since.
-    fn set(&self, key: &SetKey) -> Option<ResourceRecordSet> {
-        self.sets.lock().unwrap_or_else(|p| p.into_inner()).get(key).cloned()
-    }
-
-    /// Forgets the rrset of `key`: extdns is writing it.
-    fn forget(&self, key: &SetKey) {
-        self.sets.lock().unwrap_or_else(|p| p.into_inner()).remove(key);
-    }
+    sets: AsRead<SetKey, ResourceRecordSet>,
 }
 
 /// The provider. Cheap to share: `Arc<GoogleProvider>` as `Arc<dyn Provider>`.
@@ -345,7 +334,7 @@ impl IndexedProvider for GoogleProvider {
             endpoints,
             ReadZones {
                 zones,
-                sets: Mutex::new(sets),
+                sets: AsRead::new(sets),
             },
         ))
     }
@@ -373,7 +362,7 @@ impl IndexedProvider for GoogleProvider {
                     ep.record_type.as_str().to_string(),
                 )
             };
-            let as_read = |ep: &Endpoint| read.set(&key_of(ep)).unwrap_or_else(|| record_set(ep));
+            let as_read = |ep: &Endpoint| read.sets.get(&key_of(ep)).unwrap_or_else(|| record_set(ep));
             let mut w = ZoneUnit {
                 unit,
                 deletions: Vec::new(),
@@ -389,7 +378,7 @@ impl IndexedProvider for GoogleProvider {
                     }
                 }
                 for ep in std::iter::once(c.endpoint()).chain(c.previous()) {
-                    read.forget(&key_of(ep));
+                    read.sets.forget(&key_of(ep));
                 }
             }
             by_zone.entry(z).or_default().push(w);
