@@ -6,11 +6,12 @@
 //! second, and the 429s (Route53: `Throttling`) it gets back.
 //!
 //! Each zone is filled first by the controller itself (`--once`, the fake's limits off and extdns's pace
-//! raised, so that the fill takes seconds, not the hours Cloudflare's limit allows); then the controller
-//! runs on its own with the shared flags, the fake's documented limits are switched on once its first sync
-//! is over, and the requests are counted over a window of minutes, scaled to an hour. extdns reads its
-//! zones again only every `--provider-reread-interval` (an hour for these clouds): that read's requests,
-//! counted at its start, are added to its hour whether or not it fell in the window.
+//! raised, so that the fill takes minutes, not the hours Cloudflare's limit allows); then the controller
+//! runs on its own with the shared flags, the fake's documented limits are switched on once both first
+//! syncs are over (each controller quiet for [`QUIET`]), and the requests are counted over a window of
+//! minutes, scaled to an hour. extdns reads its zones again only every `--provider-reread-interval` (an
+//! hour for these clouds): that read's requests, counted at its start, are added to its hour whether or
+//! not it fell in the window.
 //!
 //! The clouds run side by side, each pair of controllers against its own two fakes, inside the
 //! loopback-only network namespace of [`crate::cloud_env`]; everything reaches the fakes through the TLS
@@ -34,6 +35,9 @@ use crate::cloud_env::{self, OWNER, Sources, ZONE, address, controller, proxy_to
 
 /// The longest a controller may take to fill its zone.
 const FILL_TIMEOUT: Duration = Duration::from_secs(1800);
+/// How long a controller sends nothing before its first sync counts as over: longer than the gaps its
+/// pacing leaves between the requests of one sync, shorter than an interval.
+const QUIET: Duration = Duration::from_secs(15);
 /// Route53's host name, where both SDKs send Route53 calls in the `aws` partition.
 const ROUTE53_HOST: &str = "route53.amazonaws.com";
 /// Cloudflare's API host.
@@ -122,8 +126,11 @@ impl Options {
         if o.records == 0 || o.records > 1 << 20 {
             bail!("provider-budget: --records must be between 1 and {}", 1 << 20);
         }
-        if o.interval.is_zero() || o.window < o.interval {
-            bail!("provider-budget: --interval must be positive and --window at least one interval");
+        if o.interval <= QUIET || o.window < o.interval {
+            bail!(
+                "provider-budget: --interval must be longer than {} s and --window at least one interval",
+                QUIET.as_secs()
+            );
         }
         Ok(o)
     }
@@ -392,6 +399,13 @@ impl Side {
         c
     }
 
+    /// Whether the controller has sent something and then nothing for [`QUIET`]: its first sync is over.
+    fn quiet(&self) -> bool {
+        let mut last = None;
+        self.fake.with(&mut |log, _| last = log.iter().map(|r| r.at).max());
+        last.is_some_and(|at| at.elapsed() >= QUIET)
+    }
+
     fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {
             let _ = child.kill();
@@ -478,8 +492,15 @@ fn run_cloud(cloud: Cloud, extdns: &Path, external_dns: &Path, logs: &Path, opts
         });
         proxies.push(proxy);
     }
-    // The first sync of each reads the zone whole; once both are past it, the limits go on.
-    std::thread::sleep(opts.interval / 2 + Duration::from_secs(10));
+    // The first sync of each reads the zone whole; once both are past it (quiet for a while), the limits go
+    // on and the count starts.
+    let started = Instant::now();
+    while !sides.iter().all(Side::quiet) {
+        if started.elapsed() > FILL_TIMEOUT {
+            bail!("{name}: the controllers' first syncs did not end within {FILL_TIMEOUT:?}");
+        }
+        std::thread::sleep(Duration::from_secs(1));
+    }
     for side in &mut sides {
         side.figures.full_read = side.counts(true);
         let limits = side.limits.clone();
@@ -584,7 +605,7 @@ mod tests {
         );
         assert!(Options::parse(&["--provider=pdns".into()]).is_err());
         assert!(
-            Options::parse(&["--window=10".into()]).is_err(),
+            Options::parse(&["--window=10".into()]).is_err() && Options::parse(&["--interval=15".into()]).is_err(),
             "shorter than an interval"
         );
         assert!(Options::parse(&["--records=0".into()]).is_err());
