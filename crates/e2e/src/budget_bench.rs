@@ -535,11 +535,14 @@ fn run_cloud(cloud: Cloud, extdns: &Path, external_dns: &Path, logs: &Path, opts
     let (Some(mut a), Some(mut b)) = (sides.next(), sides.next()) else {
         bail!("{name}: two controllers were started");
     };
-    Ok(Section {
+    let section = Section {
         cloud,
         extdns: std::mem::take(&mut a.figures),
         external_dns: std::mem::take(&mut b.figures),
-    })
+    };
+    // Said as soon as it is known: the other clouds may run for a long while yet.
+    eprint!("{}", report(opts, std::slice::from_ref(&section)));
+    Ok(section)
 }
 
 /// Requests in `window` as requests an hour.
