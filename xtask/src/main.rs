@@ -21,6 +21,9 @@
 //!   DNS fake of its own (Cloud DNS, Azure DNS, Route53 or Cloudflare, their documented limits on, through the TLS
 //!   proxy, in a loopback-only network namespace): wall time, requests by kind, 429s, CPU, peak RSS, the zone checked,
 //!   the least the limit allows; the table into `target/bench-cloud.md`;
+//!   `bench provider-budget [--records N] [--provider aws|cloudflare|google|azure|all] [--interval S] [--window S]`:
+//!   both running against rate-limited cloud fakes (documented limits on), requests an hour at rest and at one
+//!   change a second, 429s; the table into `target/bench-provider-budget.md`;
 //!   `bench serve [--records N] [--seconds S] [--clients C] [--servers knot,coredns,extdns]`: dnsperf against Knot
 //!   DNS, CoreDNS (built from its module) and extdns `--provider=dns-server` serving the same zone of N records
 //!   (10,000), answers checked first: queries per second, latency percentiles, memory per record, the table into
@@ -66,6 +69,7 @@ fn main() -> Result<()> {
         "bench" if rest.first().map(String::as_str) == Some("scale") => scale(&rest[1..]),
         "bench" if rest.first().map(String::as_str) == Some("multi-provider") => multi_provider(&rest[1..]),
         "bench" if rest.first().map(String::as_str) == Some("cloud-first-sync") => cloud_first_sync(&rest[1..]),
+        "bench" if rest.first().map(String::as_str) == Some("provider-budget") => provider_budget(&rest[1..]),
         "bench" if rest.first().map(String::as_str) == Some("serve") => serve(&rest[1..]),
         "bench" => bench(&rest),
         "e2e" => e2e(&rest),
@@ -73,7 +77,7 @@ fn main() -> Result<()> {
         "fuzz" => fuzz::fuzz(&rest),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test | chart-tests | e2e [SCENARIO...] | bench [FILTER] | bench e2e-latency [--count N] | bench scale [--services N] [--pods M] [--changes K] [--idle SECONDS] [--stream SECONDS] [--watch-list on|off] | bench multi-provider [--services N] [--pods M] [--idle SECONDS] | bench cloud-first-sync [--records N] [--provider google|azure|aws|cloudflare|all] [--batch-interval D] | bench serve [--records N] [--seconds S] [--clients C] [--servers knot,coredns,extdns] | dist [--arch amd64|arm64|all] [--pgo] | image | check-crates [--verify] | conventions [DIR] | fuzz [--seconds N] [--no-sanitizer] [TARGET...]>"
+                "usage: cargo xtask <test | chart-tests | e2e [SCENARIO...] | bench [FILTER] | bench e2e-latency [--count N] | bench scale [--services N] [--pods M] [--changes K] [--idle SECONDS] [--stream SECONDS] [--watch-list on|off] | bench multi-provider [--services N] [--pods M] [--idle SECONDS] | bench cloud-first-sync [--records N] [--provider google|azure|aws|cloudflare|all] [--batch-interval D] | bench provider-budget [--records N] [--provider aws|cloudflare|google|azure|all] [--interval S] [--window S] | bench serve [--records N] [--seconds S] [--clients C] [--servers knot,coredns,extdns] | dist [--arch amd64|arm64|all] [--pgo] | image | check-crates [--verify] | conventions [DIR] | fuzz [--seconds N] [--no-sanitizer] [TARGET...]>"
             );
             std::process::exit(2);
         }
@@ -327,6 +331,12 @@ fn multi_provider(args: &[String]) -> Result<()> {
 /// extdns is the release build with the shipped allocator ([`RELEASE_BUILD`], one build with the harness).
 fn cloud_first_sync(args: &[String]) -> Result<()> {
     benchmark("cloud-first-sync", args, Profile::Release, "bench-cloud.md")
+}
+
+/// Steady-state provider requests of extdns beside external-dns against rate-limited cloud fakes; the report
+/// goes to `target/bench-provider-budget.md`. extdns is the release build, as for `cloud-first-sync`.
+fn provider_budget(args: &[String]) -> Result<()> {
+    benchmark("provider-budget", args, Profile::Release, "bench-provider-budget.md")
 }
 
 /// The serving benchmark: dnsperf against Knot DNS, CoreDNS and extdns's own DNS server, the release build with

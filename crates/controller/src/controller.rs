@@ -22,7 +22,7 @@ use crate::Metrics;
 use crate::events::{EventSink, EventsConfig, Outcome, Uids, events_for, with_uids};
 use crate::guard::{DeletionGuard, OwnedCounts};
 use crate::hold::hold_records_of_failed_objects;
-use crate::schedule::Schedule;
+use crate::schedule::{Schedule, jittered};
 use crate::status::{ProviderSync, StatusSink, SyncObserver, SyncStatus};
 
 /// How often the loop looks again while the informers have not finished their first list.
@@ -82,8 +82,9 @@ struct Cache {
     snapshot: Snapshot,
     /// The deletion guard's count of the records extdns owns, kept up to date with every write folded in.
     owned: OwnedCounts,
-    /// When the records were read from the provider.
-    read_at: Instant,
+    /// When the records must be read from the provider again: `records_cache_interval` after their read,
+    /// jittered ([`crate::schedule::jittered`]).
+    read_until: Instant,
     /// The provider's read state does not outlive writes: read the records again before the next plan.
     stale: bool,
     /// `None` without `--events`: only the records are kept.
@@ -126,8 +127,11 @@ pub struct ControllerConfig {
     pub plan: PlanConfig,
     /// When a plan's deletes are held back.
     pub deletion_guard: DeletionGuard,
-    /// `--txt-cache-interval`: a full sync reuses the records read (with every change applied since folded
-    /// in) for this long instead of reading every zone again; zero reads them every time.
+    /// `--txt-cache-interval`, `--provider-cache-time`, `--provider-reread-interval`: a full sync reuses the
+    /// records read (with every change applied since folded in) for about this long (a tenth more or less,
+    /// drawn at each read, so that controllers sharing an account do not read together) instead of reading
+    /// every zone again; zero reads them every time. A record changed behind extdns's back is repaired at
+    /// the next read.
     pub records_cache_interval: Duration,
 }
 
@@ -406,12 +410,15 @@ impl Controller {
         result.map(Some)
     }
 
-    /// The records of `cache`, when a full sync may plan from them instead of reading the provider: within
-    /// `--txt-cache-interval` of their read, and only if the provider's read state outlives writes.
+    /// The records of `cache`, when a full sync may plan from them instead of reading the provider: until
+    /// they are due to be read again, and only if the provider's read state outlives writes.
     fn reusable(&self, cache: Cache) -> Option<(Snapshot, Instant)> {
-        let interval = self.config.records_cache_interval;
-        (!interval.is_zero() && !cache.stale && cache.read_at.elapsed() < interval)
-            .then_some((cache.snapshot, cache.read_at))
+        (!cache.stale && Instant::now() < cache.read_until).then_some((cache.snapshot, cache.read_until))
+    }
+
+    /// When records read now must be read again.
+    fn read_until(&self) -> Instant {
+        Instant::now() + jittered(self.config.records_cache_interval)
     }
 
     /// A full sync from `records` (the provider read now when `None`); also what the next sync starts from
@@ -427,19 +434,19 @@ impl Controller {
         // Taken before the store is read: whatever changes from here on is looked at again next time.
         let _ = self.cluster.take_changes();
 
-        let (mut snapshot, read_at) = match records {
+        let (mut snapshot, read_until) = match records {
             Some(records) => {
                 debug!("using cached records");
                 records
             }
             None => {
-                let read_at = Instant::now();
+                let read_until = self.read_until();
                 let snapshot = self
                     .registry
                     .records()
                     .await
                     .inspect_err(|_| self.metrics.count_registry_error())?;
-                (snapshot, read_at)
+                (snapshot, read_until)
             }
         };
         self.metrics.observe_registry(&snapshot.records);
@@ -501,7 +508,7 @@ impl Controller {
             Cache {
                 snapshot,
                 owned,
-                read_at,
+                read_until,
                 stale,
                 index,
             }
@@ -550,7 +557,7 @@ impl Controller {
             return Ok(Some(SyncReport::default()));
         }
         if cache.stale {
-            cache.read_at = Instant::now();
+            cache.read_until = self.read_until();
             cache.snapshot = self
                 .registry
                 .records()

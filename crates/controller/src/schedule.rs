@@ -25,6 +25,16 @@ pub const EVENT_DEBOUNCE: Duration = Duration::from_millis(50);
 /// provider.
 pub const MIN_SYNC_GAP: Duration = Duration::from_secs(1);
 
+/// `interval`, a tenth longer or shorter at random: controllers (replicas, pipelines of one account) that
+/// started together spread their periodic full reads instead of spending the account's budget at once.
+pub(crate) fn jittered(interval: Duration) -> Duration {
+    use std::hash::BuildHasher;
+    // A random draw without a dependency: std's hasher keys are random per process and per RandomState.
+    let draw = std::collections::hash_map::RandomState::new().hash_one(std::time::SystemTime::now());
+    let unit = (draw >> 11) as f64 / (1u64 << 53) as f64;
+    interval.mul_f64(0.9 + 0.2 * unit)
+}
+
 #[derive(Debug, Clone)]
 pub(crate) struct Schedule {
     interval: Duration,
@@ -158,6 +168,15 @@ mod tests {
         let mut s = schedule(t0, interval, min_event);
         s.start_run(t0);
         (t0, s)
+    }
+
+    #[test]
+    fn a_jittered_interval_stays_within_a_tenth_and_varies() {
+        let draws: Vec<Duration> = (0..200).map(|_| jittered(3600 * S)).collect();
+        assert!(draws.iter().all(|d| (3240 * S..3960 * S).contains(d)), "{draws:?}");
+        let first = draws[0];
+        assert!(draws.iter().any(|d| *d != first), "200 draws, all {first:?}");
+        assert_eq!(jittered(Duration::ZERO), Duration::ZERO);
     }
 
     #[test]

@@ -9,16 +9,20 @@
 //! extdns-e2e ... scale [--services N] [--pods M] [--changes K] [--idle SECONDS] [--watch-list on|off] [--report FILE]
 //! extdns-e2e ... multi-provider [--services N] [--pods M] [--idle SECONDS] [--report FILE]
 //! extdns-e2e ... cloud-first-sync [--records N] [--provider google|azure|aws|cloudflare|all] [--batch-interval D] [--report FILE]
+//! extdns-e2e ... provider-budget [--records N] [--provider aws|cloudflare|google|azure|all] [--interval S] [--window S] [--report FILE]
 //! extdns-e2e ... serve [--records N] [--seconds S] [--clients C] [--servers knot,coredns,extdns] [--coredns P] [--report FILE]
 //! extdns-e2e list
 //! ```
 //!
 //! `cloud-first-sync` starts no control plane: it runs both controllers once against a cloud DNS fake
-//! (src/cloud_bench.rs), nor does `serve`: dnsperf against Knot DNS, CoreDNS and extdns serving the same zone
+//! (src/cloud_bench.rs), nor does `provider-budget`: both running for minutes against rate-limited cloud fakes
+//! (src/budget_bench.rs), nor does `serve`: dnsperf against Knot DNS, CoreDNS and extdns serving the same zone
 //! (src/serve_bench.rs). One control plane serves every scenario of a run; each scenario has its own namespace and BIND server.
 //! Every process started here is stopped by PID when the run ends, also when a scenario fails.
 
+mod budget_bench;
 mod cloud_bench;
+mod cloud_env;
 mod controllers;
 mod dns;
 mod flags;
@@ -54,7 +58,8 @@ fn usage() -> &'static str {
      (run [SCENARIO...] | latency [--count N] | scale [--services N] [--pods M] [--changes K] [--idle SECONDS] \
      [--watch-list on|off] [--report FILE] | multi-provider [--services N] [--pods M] [--idle SECONDS] \
      [--report FILE] | cloud-first-sync [--records N] [--provider google|azure|aws|cloudflare|all] \
-     [--batch-interval D] [--report FILE] | serve [--records N] [--seconds S] [--clients C] \
+     [--batch-interval D] [--report FILE] | provider-budget [--records N] \
+     [--provider aws|cloudflare|google|azure|all] [--interval S] [--window S] [--report FILE] | serve [--records N] [--seconds S] [--clients C] \
      [--servers knot,coredns,extdns] [--coredns P] [--report FILE] | list)"
 }
 
@@ -180,6 +185,11 @@ fn real_main() -> Result<bool> {
         "cloud-first-sync" => {
             let opts = cloud_bench::Options::parse(&args.rest)?;
             cloud_bench::run(&args.bins.extdns, &args.bins.external_dns, &args.logs, &opts)?;
+            Ok(true)
+        }
+        "provider-budget" => {
+            let opts = budget_bench::Options::parse(&args.rest)?;
+            budget_bench::run(&args.bins.extdns, &args.bins.external_dns, &args.logs, &opts)?;
             Ok(true)
         }
         "serve" => {

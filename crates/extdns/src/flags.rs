@@ -510,6 +510,9 @@ pub struct ProviderFlags {
     /// Reuse the provider's records for this long between full syncs (extdns's own writes folded in), then read them again; 0s reads every sync.
     #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = duration::parse)]
     pub provider_cache_time: Duration,
+    /// Read the provider's zones whole again this often, jittered by a tenth; between reads extdns plans from the records it read with its own writes folded in, so a record changed behind its back is repaired at the next read (default: 1h for aws, cloudflare, google, azure and azure-private-dns, whose APIs are rate-limited per account; 0s, every sync, for the others). extdns only.
+    #[arg(long, value_name = "DURATION", value_parser = duration::parse)]
+    pub provider_reread_interval: Option<Duration>,
     /// Changes per provider batch (providers that batch).
     #[arg(long, value_name = "N", default_value_t = 200, allow_negative_numbers = true)]
     pub batch_change_size: i32,

@@ -38,6 +38,7 @@ use std::time::Instant;
 
 use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint};
+use extdns_provider::as_read::AsRead;
 use extdns_provider::batch::{self, AsUnit, Failures, Limits, Size, Unit};
 use extdns_provider::{CallError, FailureKind, Provider, ProviderError, ReadState, Records, zone};
 
@@ -67,10 +68,12 @@ pub struct Zone {
 /// old side of updates send them back unchanged, so they match what Route53 holds byte for byte.
 type SetKey = (String, String, String, String);
 
-/// What a read learnt: the zones and the record sets as Route53 returned them.
+/// What a read learnt: the zones and the record sets as Route53 returned them. It serves every write
+/// until the next read: a set extdns writes is forgotten, so later changes of it are built from the
+/// endpoint, which is what extdns wrote.
 struct ReadZones {
     zones: Arc<Vec<Zone>>,
-    sets: HashMap<SetKey, ResourceRecordSet>,
+    sets: AsRead<SetKey, ResourceRecordSet>,
 }
 
 /// The provider. Cheap to share: `Arc<AwsProvider>` as `Arc<dyn Provider>`.
@@ -206,14 +209,16 @@ impl AwsProvider {
             evaluate_target_health: self.config.evaluate_target_health,
             zone_id: &zone.id,
         };
-        let as_read = |ep: &Endpoint| {
-            let key: SetKey = (
+        let key_of = |ep: &Endpoint| -> SetKey {
+            (
                 zone.id.clone(),
                 records::absolute(&ep.dns_name).replace('*', "\\052"),
                 ep.record_type.as_str().to_string(),
                 ep.set_identifier.clone(),
-            );
-            read.and_then(|r| r.sets.get(&key).cloned())
+            )
+        };
+        let as_read = |ep: &Endpoint| {
+            read.and_then(|r| r.sets.get(&key_of(ep)))
                 .unwrap_or_else(|| records::record_set(ep, &cx))
         };
         let mut push = |action, set| {
@@ -230,6 +235,11 @@ impl AwsProvider {
                 push(Action::Create, records::record_set(new, &cx));
             }
             Change::Update { new, .. } => push(Action::Upsert, records::record_set(new, &cx)),
+        }
+        if let Some(r) = read {
+            for ep in std::iter::once(change.endpoint()).chain(change.previous()) {
+                r.sets.forget(&key_of(ep));
+            }
         }
     }
 
@@ -350,7 +360,13 @@ impl Provider for AwsProvider {
             }
         }
         tracing::debug!(zones = zones.len(), records = endpoints.len(), "Route53 records read");
-        Ok(Records::with_state(endpoints, ReadZones { zones, sets }))
+        Ok(Records::with_state(
+            endpoints,
+            ReadZones {
+                zones,
+                sets: AsRead::new(sets),
+            },
+        ))
     }
 
     async fn apply(&self, read: &ReadState, units: &[Unit<'_>]) -> Result<(), ProviderError> {
@@ -395,6 +411,12 @@ impl Provider for AwsProvider {
             Some(r) => zone::Placement::closest(&r.zones, name, |z| &z.name),
             None => zone::Placement::Unknown,
         }
+    }
+
+    /// The read's zones and sets serve until the next read: a set extdns writes is forgotten and built
+    /// from its endpoint from then on (see [`ReadZones`]).
+    fn read_state_outlives_writes(&self) -> bool {
+        true
     }
 
     async fn adjust_endpoints(&self, endpoints: Vec<Endpoint>) -> Result<Vec<Endpoint>, ProviderError> {

@@ -65,11 +65,45 @@ pub struct Zone {
 /// Record sets as read, by zone, relative name (lower-case, `@` for the apex) and type: their ETags.
 type SetKey = (String, String, String);
 
-/// What a read learnt: the zones and each record set's ETag.
+/// What a read learnt: the zones and each record set's ETag. It serves every write until the next read:
+/// each write extdns makes puts in the ETag Azure answers it with (or takes out the deleted set's), so the
+/// next change of that set is conditional on what extdns wrote.
 /// Opaque outside this crate: the provider's [`IndexedProvider::Index`], kept in the read's state.
 pub struct ReadZones {
     zones: Arc<Vec<Zone>>,
-    etags: HashMap<SetKey, Option<String>>,
+    etags: std::sync::Mutex<HashMap<SetKey, Option<String>>>,
+}
+
+impl ReadZones {
+    fn key(zone: &Zone, ep: &Endpoint) -> SetKey {
+        (
+            zone.name.clone(),
+            relative(&ep.dns_name, &zone.name),
+            ep.record_type.as_str().to_string(),
+        )
+    }
+
+    /// The ETag of `ep`'s record set: `None` when the set was not read (nor written since).
+    fn etag(&self, zone: &Zone, ep: &Endpoint) -> Option<Option<String>> {
+        let etags = self.etags.lock().unwrap_or_else(|p| p.into_inner());
+        etags.get(&Self::key(zone, ep)).cloned()
+    }
+
+    /// Folds in a write Azure accepted: the record set's new ETag, or no set after a delete.
+    fn wrote(&self, zone: &Zone, change: &Change, etag: Option<String>) {
+        let mut etags = self.etags.lock().unwrap_or_else(|p| p.into_inner());
+        let key = Self::key(zone, change.endpoint());
+        match change {
+            Change::Delete(_) => etags.remove(&key),
+            Change::Create(_) | Change::Update { .. } => etags.insert(key, etag),
+        };
+    }
+
+    /// Forgets a record set extdns deleted again (an undone create).
+    fn forget(&self, zone: &Zone, ep: &Endpoint) {
+        let mut etags = self.etags.lock().unwrap_or_else(|p| p.into_inner());
+        etags.remove(&Self::key(zone, ep));
+    }
 }
 
 /// The provider. Cheap to share: `Arc<AzureProvider>` as `Arc<dyn Provider>`.
@@ -169,15 +203,7 @@ impl AzureProvider {
         let ep = change.endpoint();
         let rel = relative(&ep.dns_name, &zone.name);
         let rtype = ep.record_type.as_str();
-        let etag = |ep: &Endpoint| {
-            read.etags
-                .get(&(
-                    zone.name.clone(),
-                    relative(&ep.dns_name, &zone.name),
-                    ep.record_type.as_str().to_string(),
-                ))
-                .cloned()
-        };
+        let etag = |ep: &Endpoint| read.etag(zone, ep);
         let result = match change {
             Change::Create(ep) => {
                 let props = records::properties(self.config.kind, ep).map_err(Written::Invalid)?;
@@ -308,7 +334,13 @@ impl IndexedProvider for AzureProvider {
             }
         }
         tracing::debug!(zones = zones.len(), records = endpoints.len(), "Azure records read");
-        Ok((endpoints, ReadZones { zones, etags }))
+        Ok((
+            endpoints,
+            ReadZones {
+                zones,
+                etags: std::sync::Mutex::new(etags),
+            },
+        ))
     }
 
     async fn write(&self, read: &ReadZones, units: &[Unit<'_>]) -> Result<(), ProviderError> {
@@ -341,9 +373,11 @@ impl IndexedProvider for AzureProvider {
                     && let Some((ep, etag)) = created.take()
                 {
                     self.undo(zone, ep, etag.as_deref()).await;
+                    read.forget(zone, ep);
                 }
                 let reason = match written {
                     Ok(etag) => {
+                        read.wrote(zone, change, etag.clone());
                         if std::ptr::eq(change, unit.change)
                             && let Change::Create(ep) = change
                         {
@@ -408,6 +442,11 @@ impl IndexedProvider for AzureProvider {
             zone::Placement::Zone(_) if self.was_refused(name) => zone::Placement::Refused(REFUSED_BEFORE),
             placed => placed,
         }
+    }
+
+    /// The read's zones and ETags serve until the next read (see [`ReadZones`]).
+    fn index_outlives_writes(&self) -> bool {
+        true
     }
 }
 

@@ -175,9 +175,20 @@ pub struct Patch {
     pub body: RecordBody,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct IdOnly {
     pub id: String,
+}
+
+/// What Cloudflare answers a batch with: the records as each operation left them (a delete only its id).
+#[derive(Debug, Default, Deserialize)]
+pub struct BatchResult {
+    #[serde(default)]
+    pub deletes: Vec<IdOnly>,
+    #[serde(default)]
+    pub patches: Vec<DnsRecord>,
+    #[serde(default)]
+    pub posts: Vec<DnsRecord>,
 }
 
 /// One `POST /zones/{id}/dns_records/batch`. Cloudflare runs it in one database transaction, in the order
@@ -233,10 +244,13 @@ impl Api {
         self.all_pages(&format!("/zones/{zone_id}/dns_records"), per_page).await
     }
 
-    pub async fn batch(&self, zone_id: &str, batch: &Batch) -> Result<(), ApiError> {
+    /// Runs the batch; what it wrote (the new records' ids), so a read's index can take it in, or `None`
+    /// when the answer does not say (the batch landed all the same).
+    pub async fn batch(&self, zone_id: &str, batch: &Batch) -> Result<Option<BatchResult>, ApiError> {
         let path = format!("/zones/{zone_id}/dns_records/batch");
         let call = self.client.call(reqwest::Method::POST, &path).json(batch);
-        self.send::<serde_json::Value, _>(&call).await.map(|_| ())
+        let (answer, _) = self.send::<serde_json::Value, _>(&call).await?;
+        Ok(serde_json::from_value(answer).ok())
     }
 
     async fn all_pages<T: DeserializeOwned>(&self, path: &str, per_page: u32) -> Result<Vec<T>, ApiError> {

@@ -23,20 +23,22 @@ mod api;
 pub mod comment;
 mod config;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, Ttl};
 use extdns_provider::batch::{self, Failures, Limits, Size, Unit};
-use extdns_provider::gather::{ByRecord, Gather};
+use extdns_provider::gather::Gather;
 use extdns_provider::metadata::OWNERSHIP_PROPERTY;
 use extdns_provider::{CallError, FailureKind, IndexedProvider, ProviderError, zone};
 
 pub use api::{ApiError, ApiMessage};
 pub use config::{API_LIMIT, Auth, CloudflareConfig, ConfigError, DEFAULT_BASE_URL};
 
-use api::{Api, Batch, IdOnly, Patch, RecordBody, Zone};
+use api::{Api, Batch, BatchResult, DnsRecord, IdOnly, Patch, RecordBody, Zone};
 
 /// The name of the proxied property of the records extdns reads and of the endpoints it adjusts, as
 /// external-dns v0.23 names it (#6731).
@@ -55,12 +57,17 @@ struct RecordInfo {
     comment: Option<String>,
 }
 
-/// What a read learnt: the zones, and each record's Cloudflare id and settings.
+type RecordId = (String, RecordType, String);
+
+/// What a read learnt: the zones, and each record's Cloudflare id and settings. It serves every write
+/// until the next read: each batch's answer (the records as it left them, new ids included) is folded in.
 /// Opaque outside this crate: the provider's [`IndexedProvider::Index`], kept in the read's state.
 #[derive(Debug, Default)]
 pub struct Index {
     zones: Vec<Zone>,
-    records: ByRecord<RecordInfo>,
+    records: Mutex<HashMap<RecordId, Vec<RecordInfo>>>,
+    /// A batch landed whose answer did not say what it wrote: the ids are no longer known.
+    lost: AtomicBool,
 }
 
 impl Index {
@@ -69,8 +76,62 @@ impl Index {
         zone::closest(&self.zones, name, |z| &z.name)
     }
 
-    fn find(&self, ep: &Endpoint, target: &str) -> &[RecordInfo] {
-        self.records.get(ep, target)
+    fn find(&self, ep: &Endpoint, target: &str) -> Vec<RecordInfo> {
+        let records = self.records.lock().unwrap_or_else(|p| p.into_inner());
+        records
+            .get(&(
+                ep.dns_name.to_ascii_lowercase(),
+                ep.record_type.clone(),
+                target.to_string(),
+            ))
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// Takes in a record as Cloudflare returned it; its type, and its target as extdns spells it.
+    fn add(records: &mut HashMap<RecordId, Vec<RecordInfo>>, r: DnsRecord) -> (RecordType, String) {
+        let Ok(rtype) = RecordType::from_str(&r.record_type);
+        let target = match (&rtype, r.priority) {
+            (RecordType::Mx, Some(p)) => format!("{p} {}", r.content),
+            _ => r.content.clone(),
+        };
+        records
+            .entry((r.name.to_ascii_lowercase(), rtype.clone(), target.clone()))
+            .or_default()
+            .push(RecordInfo {
+                id: r.id,
+                ttl: r.ttl,
+                proxied: r.proxied,
+                comment: r.comment.filter(|c| !c.is_empty()),
+            });
+        (rtype, target)
+    }
+
+    /// Folds in what a batch wrote: deleted and patched ids out, the records it left in.
+    fn fold(&self, result: Option<BatchResult>) {
+        let Some(result) = result else {
+            tracing::warn!(
+                "Cloudflare's answer to a batch did not say what it wrote; the zones are read again next sync"
+            );
+            self.lost.store(true, Ordering::Relaxed);
+            return;
+        };
+        let mut records = self.records.lock().unwrap_or_else(|p| p.into_inner());
+        let gone: HashSet<&str> = result
+            .deletes
+            .iter()
+            .map(|d| d.id.as_str())
+            .chain(result.patches.iter().map(|p| p.id.as_str()))
+            .collect();
+        if !gone.is_empty() {
+            for infos in records.values_mut() {
+                infos.retain(|i| !gone.contains(i.id.as_str()));
+            }
+            records.retain(|_, infos| !infos.is_empty());
+        }
+        for r in result.patches.into_iter().chain(result.posts) {
+            Self::add(&mut records, r);
+        }
     }
 }
 
@@ -174,7 +235,7 @@ impl CloudflareProvider {
 
     fn encode_update(&self, index: &Index, old: &Endpoint, new: &Endpoint, b: &mut Batch) {
         let has = |ep: &Endpoint, t: &str| ep.targets.iter().any(|x| x.as_str() == t);
-        let mut freed: Vec<&RecordInfo> = Vec::new();
+        let mut freed: Vec<RecordInfo> = Vec::new();
         for t in old.targets.iter().filter(|t| !has(new, t.as_str())) {
             freed.extend(index.find(old, t.as_str()));
         }
@@ -210,8 +271,9 @@ impl CloudflareProvider {
             return Ok(());
         }
         match self.api.batch(&zone.id, &b).await {
-            Ok(()) => {
+            Ok(result) => {
                 tracing::debug!(zone = %zone.name, units = units.len(), records = b.len(), "batch applied");
+                index.fold(result);
                 Ok(())
             }
             Err(e) => {
@@ -275,12 +337,9 @@ impl IndexedProvider for CloudflareProvider {
                 .records(&zone.id, self.config.records_per_page)
                 .await
                 .map_err(|e| ProviderError::from_call(format!("listing the records of zone {}", zone.name), e))?;
+            let known = index.records.get_mut().unwrap_or_else(PoisonError::into_inner);
             for r in records {
-                let Ok(rtype) = RecordType::from_str(&r.record_type);
-                let target = match (&rtype, r.priority) {
-                    (RecordType::Mx, Some(p)) => format!("{p} {}", r.content),
-                    _ => r.content.clone(),
-                };
+                let (rtype, target) = Index::add(known, r.clone());
                 let comment = r.comment.filter(|c| !c.is_empty());
                 // The user's comment and extdns's ownership payload, each under its own property.
                 let (user, payload) = comment.as_deref().map_or((None, None), comment::split);
@@ -297,13 +356,6 @@ impl IndexedProvider for CloudflareProvider {
                     ep.provider_specific.sort_by_name();
                     ep
                 });
-                let info = RecordInfo {
-                    id: r.id,
-                    ttl: r.ttl,
-                    proxied: r.proxied,
-                    comment,
-                };
-                index.records.push(&r.name, rtype, target, info);
             }
         }
         let endpoints = gathered.into_endpoints();
@@ -312,6 +364,15 @@ impl IndexedProvider for CloudflareProvider {
     }
 
     async fn write(&self, index: &Index, units: &[Unit<'_>]) -> Result<(), ProviderError> {
+        if index.lost.load(Ordering::Relaxed) {
+            return Err(ProviderError::Failed {
+                kind: FailureKind::Transient,
+                message:
+                    "the record ids of an earlier write are unknown: the zones are read again before the next write"
+                        .into(),
+                source: None,
+            });
+        }
         let mut failures = Failures::default();
         let mut by_zone: BTreeMap<usize, Vec<Unit<'_>>> = BTreeMap::new();
         for unit in units {
@@ -371,6 +432,11 @@ impl IndexedProvider for CloudflareProvider {
             .zone_for(name)
             .map_or(zone::Placement::Outside, zone::Placement::Zone)
     }
+
+    /// Each batch's answer is folded into the index (see [`Index`]), so it serves until the next read.
+    fn index_outlives_writes(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]
@@ -390,7 +456,7 @@ mod tests {
                     name: "sub.example.org".into(),
                 },
             ],
-            records: ByRecord::default(),
+            ..Index::default()
         };
         assert_eq!(index.zone_for("a.sub.example.org"), Some(1));
         assert_eq!(index.zone_for("a.example.org."), Some(0));

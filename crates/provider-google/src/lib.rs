@@ -33,6 +33,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, RecordType, Ttl, txt};
+use extdns_provider::as_read::AsRead;
 use extdns_provider::batch::{self, AsUnit, Failures, Limits, Size, Unit};
 use extdns_provider::{CallError, FailureKind, IndexedProvider, ProviderError, zone};
 use tokio::sync::OnceCell;
@@ -65,11 +66,13 @@ pub struct Zone {
 /// them back unchanged, so they match what Cloud DNS holds exactly.
 type SetKey = (String, String, String);
 
-/// What a read learnt: the zones and the rrsets as Cloud DNS returned them.
+/// What a read learnt: the zones and the rrsets as Cloud DNS returned them. It serves every write until
+/// the next read: an rrset extdns writes is forgotten, so later deletions of it are built from the
+/// endpoint, which is what extdns wrote.
 /// Opaque outside this crate: the provider's [`IndexedProvider::Index`], kept in the read's state.
 pub struct ReadZones {
     zones: Arc<Vec<Zone>>,
-    sets: HashMap<SetKey, ResourceRecordSet>,
+    sets: AsRead<SetKey, ResourceRecordSet>,
 }
 
 /// The provider. Cheap to share: `Arc<GoogleProvider>` as `Arc<dyn Provider>`.
@@ -364,7 +367,13 @@ impl IndexedProvider for GoogleProvider {
             }
         }
         tracing::debug!(zones = zones.len(), records = endpoints.len(), "Cloud DNS records read");
-        Ok((endpoints, ReadZones { zones, sets }))
+        Ok((
+            endpoints,
+            ReadZones {
+                zones,
+                sets: AsRead::new(sets),
+            },
+        ))
     }
 
     async fn write(&self, read: &ReadZones, units: &[Unit<'_>]) -> Result<(), ProviderError> {
@@ -383,14 +392,14 @@ impl IndexedProvider for GoogleProvider {
                 }
             };
             let zone_name = &read.zones[z].name;
-            let as_read = |ep: &Endpoint| {
-                let key = (
+            let key_of = |ep: &Endpoint| -> SetKey {
+                (
                     zone_name.clone(),
                     absolute(&ep.dns_name).to_ascii_lowercase(),
                     ep.record_type.as_str().to_string(),
-                );
-                read.sets.get(&key).cloned().unwrap_or_else(|| record_set(ep))
+                )
             };
+            let as_read = |ep: &Endpoint| read.sets.get(&key_of(ep)).unwrap_or_else(|| record_set(ep));
             let mut w = ZoneUnit {
                 unit,
                 deletions: Vec::new(),
@@ -404,6 +413,9 @@ impl IndexedProvider for GoogleProvider {
                         w.deletions.push(as_read(old));
                         w.additions.push(record_set(new));
                     }
+                }
+                for ep in std::iter::once(c.endpoint()).chain(c.previous()) {
+                    read.sets.forget(&key_of(ep));
                 }
             }
             by_zone.entry(z).or_default().push(w);
@@ -449,6 +461,11 @@ impl IndexedProvider for GoogleProvider {
     /// The managed zone `write` sends a name to: the closest of the read's.
     fn zone_of(&self, read: &ReadZones, name: &str) -> zone::Placement {
         zone::Placement::closest(&read.zones, name, |z| &z.dns_name)
+    }
+
+    /// The read's zones and rrsets serve until the next read (see [`ReadZones`]).
+    fn index_outlives_writes(&self) -> bool {
+        true
     }
 }
 

@@ -45,6 +45,13 @@ pub trait IndexedProvider: Send + Sync {
     fn ownership_room(&self, _endpoint: &Endpoint) -> Option<usize> {
         None
     }
+
+    /// As [`Provider::read_state_outlives_writes`]: whether `write` keeps the index true to the zones
+    /// (what it wrote folded in), so that it serves the writes after it until the next read. False, the
+    /// safe default.
+    fn index_outlives_writes(&self) -> bool {
+        false
+    }
 }
 
 #[async_trait]
@@ -75,6 +82,10 @@ impl<P: IndexedProvider> Provider for P {
 
     fn ownership_room(&self, endpoint: &Endpoint) -> Option<usize> {
         IndexedProvider::ownership_room(self, endpoint)
+    }
+
+    fn read_state_outlives_writes(&self) -> bool {
+        self.index_outlives_writes()
     }
 }
 

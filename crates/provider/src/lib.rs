@@ -28,6 +28,7 @@
 //! ```
 
 pub mod api_client;
+pub mod as_read;
 pub mod backoff;
 pub mod batch;
 pub mod budget;

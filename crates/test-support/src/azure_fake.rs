@@ -163,6 +163,9 @@ pub struct FakeAzureState {
     pub token_lifetime: u64,
     /// Items per page of a list.
     pub page_limit: usize,
+    /// The base of the `nextLink`s it gives out, when clients reach it at another address than its own (a
+    /// TLS proxy at `https://management.azure.com`); its own URL when `None`.
+    pub next_link_base: Option<String>,
     /// Someone else writes these record sets (relative name, lower-case, → type and properties) just before
     /// extdns's next PUT or DELETE of that name arrives: a change between extdns's read and its write.
     pub interfere: BTreeMap<String, (String, Value)>,
@@ -262,6 +265,7 @@ impl FakeAzure {
             tokens: BTreeMap::new(),
             token_lifetime: 3599,
             page_limit: 100,
+            next_link_base: None,
             interfere: BTreeMap::new(),
             grants: Vec::new(),
             next_etag: 0,
@@ -764,6 +768,7 @@ fn zone_in(s: &FakeAzureState, service: Service, zone: &str) -> Result<String, R
 }
 
 fn page(s: &FakeAzureState, base: &str, uri: &Uri, items: Vec<Value>, skip: usize) -> Response {
+    let base = s.next_link_base.as_deref().unwrap_or(base);
     let limit = s.page_limit.max(1);
     let end = (skip + limit).min(items.len());
     let value: Vec<Value> = items.get(skip..end).map(<[Value]>::to_vec).unwrap_or_default();

@@ -3,6 +3,7 @@
 //! than a silent no-op.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use extdns_dns_server::zones_and_provider;
 use extdns_provider::budget::PacerPool;
@@ -18,6 +19,9 @@ use extdns_provider_pdns::{PdnsConfig, PdnsProvider};
 use extdns_provider_pihole::{PiholeConfig, PiholeProvider};
 use extdns_provider_rfc2136::{Rfc2136Config, Rfc2136Provider};
 use extdns_provider_webhook::{CallCounter, WebhookConfig, WebhookProvider};
+
+/// [`ProviderSettings::default_reread_interval`] of the clouds rate-limited per account.
+pub const CLOUD_REREAD_INTERVAL: Duration = Duration::from_secs(3600);
 
 /// The provider and its configuration. Providers extdns does not implement are refused when the provider
 /// is built, as before any check of the settings existed (a run-time failure, not a usage error).
@@ -88,6 +92,21 @@ impl ProviderSettings {
             ProviderSettings::Google(config) => config.api.requests = Some(rate),
             ProviderSettings::Azure(config) => config.api.requests = Some(rate),
             _ => {}
+        }
+    }
+
+    /// How long the records read may be planned from before the zones are read whole again, unless
+    /// `--provider-reread-interval` says: an hour for the clouds whose API is rate-limited per account
+    /// (a full read an hour, where reading every sync spends the account's budget on reads that find
+    /// nothing new; extdns's own writes are folded in between), zero (every sync) for the others, whose
+    /// servers have no such budget.
+    pub fn default_reread_interval(&self) -> Duration {
+        match self {
+            ProviderSettings::Aws(_)
+            | ProviderSettings::Cloudflare(_)
+            | ProviderSettings::Google(_)
+            | ProviderSettings::Azure(_) => CLOUD_REREAD_INTERVAL,
+            _ => Duration::ZERO,
         }
     }
 

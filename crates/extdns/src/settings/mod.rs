@@ -396,10 +396,17 @@ pub fn controller_with_env(flags: &Flags, env: Env<'_>) -> Result<Settings, Vali
         // The one cache of provider records is the controller's: it serves both `--provider-cache-time` (any
         // registry) and the TXT registry's `--txt-cache-interval`; the longer of the two wins, as each alone
         // would keep the records at least that long.
-        records_cache_interval: flags.provider.provider_cache_time.max(match registry_name {
-            RegistryName::Txt | RegistryName::Dynamodb => r.txt_cache_interval,
-            _ => Duration::ZERO,
-        }),
+        records_cache_interval: flags
+            .provider
+            .provider_cache_time
+            .max(match registry_name {
+                RegistryName::Txt | RegistryName::Dynamodb => r.txt_cache_interval,
+                _ => Duration::ZERO,
+            })
+            .max(
+                p.provider_reread_interval
+                    .unwrap_or_else(|| provider.default_reread_interval()),
+            ),
     };
     let leader = leader::config(&flags.leader)?;
     if leader.is_some() && c.once {

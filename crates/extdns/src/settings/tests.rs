@@ -616,3 +616,38 @@ fn the_request_rate_sets_each_cloud_s_account_rate_and_zero_keeps_the_documented
         assert!(e.0.starts_with("--provider-request-rate="), "{e}");
     }
 }
+
+/// `--provider-reread-interval` (issue 50): the clouds rate-limited per account read their zones whole once
+/// an hour by default, the others every sync; the flag sets it, and the longest of the caches wins.
+#[test]
+fn the_rate_limited_clouds_read_their_zones_hourly_and_the_others_every_sync() {
+    let interval = |args: &[&str]| {
+        let flags = test_flags(["--source=service"].iter().chain(args).copied());
+        let env = |name: &str| (name == "CF_API_TOKEN").then(|| "tok".to_string());
+        controller_with_env(&flags, &env)
+            .map(|s| s.controller.records_cache_interval)
+            .map_err(|e| e.to_string())
+    };
+    let hour = Ok(extdns_wiring::CLOUD_REREAD_INTERVAL);
+    assert_eq!(interval(&["--provider=aws"]), hour);
+    assert_eq!(interval(&["--provider=cloudflare"]), hour);
+    assert_eq!(interval(&["--provider=inmemory"]), Ok(Duration::ZERO));
+    assert_eq!(
+        interval(&["--provider=inmemory", "--provider-reread-interval=10m"]),
+        Ok(Duration::from_secs(600))
+    );
+    assert_eq!(
+        interval(&["--provider=aws", "--provider-reread-interval=0s"]),
+        Ok(Duration::ZERO),
+        "0s reads every sync"
+    );
+    assert_eq!(
+        interval(&[
+            "--provider=aws",
+            "--provider-reread-interval=0s",
+            "--provider-cache-time=2m"
+        ]),
+        Ok(Duration::from_secs(120)),
+        "the longest of the caches wins"
+    );
+}

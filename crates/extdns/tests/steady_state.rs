@@ -1,0 +1,199 @@
+//! Steady state within a rate-limited cloud's budget (issue 50): the controller plans from the records it
+//! read, its own writes folded in, until `--provider-reread-interval` has passed. Read from the fakes'
+//! request logs: syncs with nothing changed send nothing, one change sends only its write (also a change of
+//! a record created since the read, which Cloudflare addresses by an id only the write's answer gave), and
+//! a record deleted behind extdns's back comes back at the first sync after the re-read interval.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use extdns::providers::build_pooled_provider;
+use extdns::run::build_controller;
+use extdns::settings::{Settings, controller_with_env};
+use extdns_controller::{Controller, Metrics, SyncState};
+use extdns_provider::budget::PacerPool;
+use extdns_test_support::cli::{tempdir, write_manifests};
+use extdns_test_support::cloudflare_fake::{FakeCloudflare, TOKEN};
+use extdns_test_support::fake::RequestLog;
+use extdns_test_support::manifests::lb_service;
+use extdns_test_support::route53_fake::{self, Fake};
+use tempfile::TempDir;
+
+const CF_ZONE: &str = "023e105f4ecef8ad9ca31a8372d0c353";
+/// Long enough that the syncs meant to fall within it do, on a busy machine too; the repair waits it out.
+const REREAD: Duration = Duration::from_secs(8);
+
+/// Services `s0..s2` at `s<i>.example.org`, `s0` at `first_ip`.
+fn manifests(dir: &TempDir, first_ip: &str) {
+    let docs: Vec<String> = (0..3)
+        .map(|i| {
+            let ip = if i == 0 {
+                first_ip.to_string()
+            } else {
+                format!("192.0.2.{}", i + 1)
+            };
+            lb_service(&format!("s{i}"), &format!("s{i}.example.org"), &[&ip], &[])
+        })
+        .collect();
+    write_manifests(dir.path(), &docs.join("---\n"));
+}
+
+/// The settings of a controller over `dir`'s manifests with `args` for its provider and `env` as its
+/// environment, reading its zones again every [`REREAD`].
+fn settings(dir: &TempDir, args: &[&str], env: Vec<(String, String)>) -> Settings {
+    let manifests = dir.path().display().to_string();
+    let reread = format!("--provider-reread-interval={}s", REREAD.as_secs());
+    let mut argv = vec![
+        "extdns",
+        "--source=service",
+        "--registry=txt",
+        "--domain-filter=example.org",
+        "--txt-owner-id=steady",
+        "--manifests",
+        &manifests,
+        &reread,
+    ];
+    argv.extend_from_slice(args);
+    let cli = extdns::flags::try_parse_from(&argv).unwrap_or_else(|e| panic!("{argv:?}: {e}"));
+    let var = move |name: &str| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+    controller_with_env(&cli.flags, &var).unwrap_or_else(|e| panic!("{argv:?}: {e}"))
+}
+
+async fn controller(settings: &Settings) -> Controller {
+    let provider = build_pooled_provider(&settings.provider, None, &Arc::new(PacerPool::new()))
+        .await
+        .unwrap_or_else(|e| panic!("provider: {e}"));
+    build_controller(settings, provider, Arc::new(Metrics::new("test", "test")))
+        .await
+        .unwrap_or_else(|e| panic!("controller: {e}"))
+}
+
+/// One full sync as the loop runs it on its interval; the number of changes it applied.
+async fn sync(c: &Controller, state: &mut SyncState) -> usize {
+    let report = c.sync(state, true).await.unwrap_or_else(|e| panic!("sync: {e}"));
+    report.changes.len()
+}
+
+/// The log's requests as `purpose status` lines, and the log emptied.
+fn drain(log: &mut RequestLog) -> Vec<String> {
+    let lines = log
+        .iter()
+        .map(|r| format!("{} {}", r.purpose.name, r.status.as_u16()))
+        .collect();
+    log.clear();
+    lines
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn route53_steady_state_sends_only_writes_and_repairs_an_outside_delete_after_the_reread_interval() {
+    let fake = Fake::start_in_background();
+    let zone = fake.zone("example.org", false, &[]);
+    let dir = tempdir();
+    manifests(&dir, "192.0.2.1");
+    let env = vec![
+        ("AWS_ACCESS_KEY_ID".to_string(), "AKIDSTEADY".to_string()),
+        ("AWS_SECRET_ACCESS_KEY".to_string(), "secret".to_string()),
+        ("AWS_REGION".to_string(), "us-east-1".to_string()),
+        ("AWS_ENDPOINT_URL_ROUTE_53".to_string(), fake.url.clone()),
+    ];
+    let c = controller(&settings(&dir, &["--provider=aws"], env)).await;
+    let mut state = SyncState::default();
+    assert_eq!(
+        sync(&c, &mut state).await,
+        3,
+        "the first sync creates the three records"
+    );
+    let first = drain(&mut fake.lock().requests);
+    assert!(
+        first.iter().any(|l| l.starts_with("ListResourceRecordSets")),
+        "{first:?}"
+    );
+
+    for _ in 0..5 {
+        assert_eq!(sync(&c, &mut state).await, 0);
+    }
+    assert_eq!(
+        drain(&mut fake.lock().requests),
+        Vec::<String>::new(),
+        "nothing changed: nothing sent"
+    );
+
+    manifests(&dir, "192.0.2.99");
+    assert_eq!(sync(&c, &mut state).await, 1);
+    assert_eq!(
+        drain(&mut fake.lock().requests),
+        ["ChangeResourceRecordSets 200"],
+        "one change: only its write"
+    );
+    // A record created since the read, changed again: built from what extdns wrote, so Route53 takes it.
+    manifests(&dir, "192.0.2.100");
+    assert_eq!(sync(&c, &mut state).await, 1);
+    assert_eq!(drain(&mut fake.lock().requests), ["ChangeResourceRecordSets 200"]);
+    let read_since = tokio::time::Instant::now();
+
+    // Someone deletes s1 in the console: not seen until the zone is read again.
+    let key = (route53_fake::absolute("s1.example.org"), "A".to_string(), String::new());
+    let removed = fake
+        .lock()
+        .zones
+        .iter_mut()
+        .find(|z| z.id == zone)
+        .and_then(|z| z.sets.remove(&key));
+    assert!(removed.is_some(), "s1 was there");
+    assert_eq!(sync(&c, &mut state).await, 0);
+    assert!(fake.find(&zone, "s1.example.org", "A").is_none());
+    // The interval is jittered by a tenth at most.
+    tokio::time::sleep_until(read_since + REREAD.mul_f64(1.1) + Duration::from_millis(200)).await;
+    assert_eq!(
+        sync(&c, &mut state).await,
+        1,
+        "the re-read finds s1 missing and creates it"
+    );
+    let repair = drain(&mut fake.lock().requests);
+    assert!(
+        repair.iter().any(|l| l.starts_with("ListResourceRecordSets")),
+        "{repair:?}"
+    );
+    assert!(fake.find(&zone, "s1.example.org", "A").is_some(), "s1 repaired");
+    assert_eq!(
+        fake.find(&zone, "s0.example.org", "A")
+            .and_then(|s| s.resource_records)
+            .map(|v| v.items.iter().map(|i| i.value.clone()).collect::<Vec<_>>()),
+        Some(vec!["192.0.2.100".to_string()])
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cloudflare_steady_state_changes_a_record_created_since_the_read_by_its_new_id() {
+    let fake = FakeCloudflare::start(&[(CF_ZONE, "example.org")]);
+    let dir = tempdir();
+    manifests(&dir, "192.0.2.1");
+    let env = vec![
+        ("CF_API_TOKEN".to_string(), TOKEN.to_string()),
+        ("EXTDNS_CLOUDFLARE_API_URL".to_string(), fake.url.clone()),
+    ];
+    let c = controller(&settings(&dir, &["--provider=cloudflare"], env)).await;
+    let mut state = SyncState::default();
+    assert_eq!(sync(&c, &mut state).await, 3);
+    fake.state().requests.clear();
+
+    for _ in 0..5 {
+        assert_eq!(sync(&c, &mut state).await, 0);
+    }
+    assert_eq!(
+        drain(&mut fake.state().requests),
+        Vec::<String>::new(),
+        "nothing changed: nothing sent"
+    );
+
+    // s0 was created after the read: its update names the id the create's answer gave.
+    manifests(&dir, "192.0.2.99");
+    assert_eq!(sync(&c, &mut state).await, 1);
+    let write = drain(&mut fake.state().requests);
+    assert_eq!(write.len(), 1, "one change: only its write: {write:?}");
+    assert!(write[0].ends_with(" 200"), "{write:?}");
+    let lines = fake.lines();
+    let s0: Vec<&String> = lines.iter().filter(|l| l.starts_with("s0.example.org A ")).collect();
+    assert_eq!(s0.len(), 1, "{lines:?}");
+    assert!(s0[0].contains("192.0.2.99"), "{lines:?}");
+}
