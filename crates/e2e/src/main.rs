@@ -18,6 +18,7 @@
 //! (src/serve_bench.rs). One control plane serves every scenario of a run; each scenario has its own namespace and BIND server.
 //! Every process started here is stopped by PID when the run ends, also when a scenario fails.
 
+mod change_latency;
 mod cloud_bench;
 mod controllers;
 mod dns;
