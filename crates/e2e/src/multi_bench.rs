@@ -33,13 +33,14 @@ use anyhow::{Context, Result, bail};
 
 use crate::flags::{self, count, seconds};
 use extdns_dnsprovider::ProviderKind;
+use extdns_test_support::dig;
 use extdns_test_support::fake::RateLimit;
 use extdns_test_support::route53_fake::{self, Fake};
 use serde_json::json;
 
 use crate::change_latency::{self, Lookup, Stream};
 use crate::controllers::{Run, Which, zone_flags};
-use crate::dns::{self, DnsServer, Kind, Zone};
+use crate::dns::{DnsServer, Kind, Zone};
 use crate::proc::Proc;
 use crate::scale::{self, Probe, Usage};
 use crate::scenarios::Ctx;
@@ -173,11 +174,11 @@ impl Zones {
     fn requests(&self) -> Result<([f64; 3], f64)> {
         let mut out = [0.0; 3];
         for (z, server) in self.bind.iter().enumerate() {
-            out[z] = dns::zone_on(server.port, ZONES[z])?
-                .iter()
-                .find(|r| r.rtype == "SOA")
-                .and_then(|soa| soa.rdata.split_whitespace().nth(2)?.parse().ok())
-                .with_context(|| format!("no SOA serial in {}", ZONES[z]))?;
+            let soa = dig::short(server.port, ZONES[z], "SOA");
+            out[z] = soa
+                .first()
+                .and_then(|soa| soa.split_whitespace().nth(2)?.parse().ok())
+                .with_context(|| format!("no SOA serial in {}'s answer {soa:?}", ZONES[z]))?;
         }
         let s = self.route53.lock();
         out[ROUTE53] = s.requests.api_calls() as f64;
