@@ -21,6 +21,7 @@
 //! Every process started here is stopped by PID when the run ends, also when a scenario fails.
 
 mod budget_bench;
+mod change_latency;
 mod cloud_bench;
 mod cloud_env;
 mod controllers;

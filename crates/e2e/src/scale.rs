@@ -23,6 +23,7 @@ use anyhow::{Context, Result, bail};
 use crate::flags::{self, count, seconds};
 use serde_json::{Value, json};
 
+use crate::change_latency::{self, Lookup, POLL, Stream};
 use crate::controllers::{Run, Which};
 use crate::dns::{self, ZONE};
 use crate::objects::{self as o, annotations};
@@ -41,7 +42,6 @@ const PODS_PER_HEADLESS: usize = 3;
 /// is made at least this long after the previous answer, so it lands in a quiet cluster.
 const SPACING: Duration = Duration::from_millis(5500);
 const CHANGE_TIMEOUT: Duration = Duration::from_secs(30);
-const POLL: Duration = Duration::from_millis(10);
 const BURST: usize = 1000;
 const WHICH: [Which; 2] = [Which::Extdns, Which::ExternalDns];
 
@@ -108,14 +108,14 @@ impl Options {
 pub(crate) fn namespace(i: usize) -> String {
     format!("scale-{}", i % NAMESPACES)
 }
-fn headless(i: usize) -> bool {
+pub(crate) fn headless(i: usize) -> bool {
     (i / NAMESPACES).is_multiple_of(HEADLESS_EVERY)
 }
 fn host(name: &str) -> String {
     format!("{name}.{ZONE}")
 }
 /// Address `i` of a generation of load balancer IPs (generation 1: after an update).
-fn lb_ip(generation: u32, i: usize) -> Ipv4Addr {
+pub(crate) fn lb_ip(generation: u32, i: usize) -> Ipv4Addr {
     Ipv4Addr::from(u32::from(Ipv4Addr::new(100, 64, 0, 0)) + (generation << 21) + i as u32)
 }
 
@@ -126,7 +126,7 @@ fn lb_service(ns: &str, name: &str, ip: Ipv4Addr) -> Value {
 }
 
 /// [`lb_service`] with the hostname `hostname`.
-fn lb_service_at(ns: &str, name: &str, hostname: &str, ip: Ipv4Addr) -> Value {
+pub(crate) fn lb_service_at(ns: &str, name: &str, hostname: &str, ip: Ipv4Addr) -> Value {
     let mut svc = o::lb_at(ns, name, hostname, &ip.to_string());
     svc["spec"]["allocateLoadBalancerNodePorts"] = json!(false);
     svc
@@ -479,15 +479,6 @@ struct Figures {
     alone: [Alone; 2],
 }
 
-/// One stream of changes as one controller saw it.
-#[derive(Debug, Default, Clone)]
-struct Stream {
-    samples: Vec<Duration>,
-    timeouts: usize,
-    /// `extdns_writes_total` over the stream (extdns only), and the stream's length.
-    writes: Option<(f64, Duration)>,
-}
-
 /// The rates of the streams, changes a second.
 const STREAM_RATES: [u32; 2] = [1, 10];
 
@@ -506,9 +497,9 @@ fn writes_total(port: u16) -> Result<f64> {
         .sum())
 }
 
-/// A stream of target updates, `rate` a second for `length`, of the LoadBalancer Services `targets` (one
-/// each, a new address of `generation`): each change's time from its API call returning to the new answer
-/// on each BIND (polled every 10 ms), both controllers at once.
+/// A stream of target updates, `rate` a second, of the LoadBalancer Services `targets` (one each, a new
+/// address of `generation`): each change's time from its API call returning to the new answer on each BIND,
+/// both controllers at once.
 fn stream(
     kube: &extdns_test_support::control_plane::kube::Kube,
     servers: &[dns::DnsServer; 2],
@@ -516,68 +507,21 @@ fn stream(
     rate: u32,
     generation: u32,
 ) -> Result<[Stream; 2]> {
-    use std::sync::mpsc;
-    let spacing = Duration::from_secs(1) / rate;
-    let (senders, receivers): (Vec<_>, Vec<_>) = (0..2).map(|_| mpsc::channel::<(String, Ipv4Addr, Instant)>()).unzip();
-    std::thread::scope(|s| -> Result<[Stream; 2]> {
-        let pollers: Vec<_> = receivers
-            .into_iter()
-            .zip(servers)
-            .map(|(rx, server)| {
-                let port = server.port;
-                s.spawn(move || {
-                    let mut out = Stream::default();
-                    let mut pending: Vec<(String, Ipv4Addr, Instant)> = Vec::new();
-                    let mut open = true;
-                    while open || !pending.is_empty() {
-                        loop {
-                            match rx.try_recv() {
-                                Ok(change) => pending.push(change),
-                                Err(mpsc::TryRecvError::Empty) => break,
-                                Err(mpsc::TryRecvError::Disconnected) => {
-                                    open = false;
-                                    break;
-                                }
-                            }
-                        }
-                        pending.retain(|(name, ip, at)| {
-                            if dns::query_a(port, name, POLL).is_ok_and(|a| a.is_some_and(|a| a == [*ip])) {
-                                out.samples.push(at.elapsed());
-                                return false;
-                            }
-                            if at.elapsed() > CHANGE_TIMEOUT {
-                                out.timeouts += 1;
-                                return false;
-                            }
-                            true
-                        });
-                        std::thread::sleep(POLL);
-                    }
-                    out
-                })
-            })
-            .collect();
-        let start = Instant::now();
-        for (k, &i) in targets.iter().enumerate() {
-            let due = start + spacing * k as u32;
-            if let Some(wait) = due.checked_duration_since(Instant::now()) {
-                std::thread::sleep(wait);
-            }
-            let (ns, name) = (namespace(i), format!("svc-{i}"));
-            let ip = lb_ip(generation, i);
-            kube.apply(&lb_service(&ns, &name, ip))?;
-            let written = Instant::now();
-            for tx in &senders {
-                let _ = tx.send((host(&name), ip, written));
-            }
-        }
-        drop(senders);
-        let mut out: [Stream; 2] = Default::default();
-        for (o, p) in out.iter_mut().zip(pollers) {
-            *o = p.join().map_err(|_| anyhow::anyhow!("a stream poller panicked"))?;
-        }
-        Ok(out)
-    })
+    let ports = servers.each_ref().map(|s| s.port);
+    let answers = ports.map(|port| move |name: &str| change_latency::dns_answer(port, name));
+    let lookups: [Lookup<'_>; 2] = [&answers[0], &answers[1]];
+    let seen = change_latency::stream(&lookups, rate, targets.len(), CHANGE_TIMEOUT, |k| {
+        let i = targets[k];
+        let (ns, name) = (namespace(i), format!("svc-{i}"));
+        let ip = lb_ip(generation, i);
+        kube.apply(&lb_service(&ns, &name, ip))?;
+        Ok((0..2).map(|place| (place, host(&name), ip)).collect())
+    })?;
+    let mut out: [Stream; 2] = Default::default();
+    for (o, s) in out.iter_mut().zip(seen) {
+        *o = s;
+    }
+    Ok(out)
 }
 
 /// A controller's first sync alone on a freshly started API server.
