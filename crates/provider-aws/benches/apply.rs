@@ -28,7 +28,7 @@ fn main() {
             let url = fake.url.parse().unwrap_or_else(|e| panic!("{e}"));
             let mut config = AwsConfig::new(url, Credentials::new("AKIDBENCH", "secret"));
             config.requests_per_second = rps;
-            config.batch_change_interval = interval;
+            config.batch.interval = interval;
             let provider = AwsProvider::new(config).unwrap_or_else(|e| panic!("{e}"));
             let create = bench::create(&provider, &ReadState::default(), n, "bench.example").await;
             let calls = fake.lock().applied_batches.len();

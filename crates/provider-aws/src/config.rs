@@ -4,10 +4,9 @@ use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::Duration;
 
-use extdns_endpoint::DomainFilter;
-use extdns_provider::Backoff;
 use extdns_provider::budget::{AccountKey, PacerPool};
 use extdns_provider::pace::Rate;
+use extdns_provider::{Backoff, Batching, ZoneSelection};
 use url::Url;
 
 use extdns_aws::{AssumeRole, CredentialSource, Credentials};
@@ -41,24 +40,22 @@ pub struct AwsConfig {
     /// The region requests are signed for: Route53 is global and signs for `us-east-1` (the China and
     /// GovCloud partitions have their own).
     pub signing_region: String,
-    /// Only zones whose name the filter accepts (or, with `zone_match_parent`, that contain a name it accepts).
-    pub domain_filter: DomainFilter,
+    /// Only zones whose name the filter accepts (or, with `zone_match_parent`, that contain a name it
+    /// accepts), and only these zone ids (without the `/hostedzone/` prefix; a suffix of the id matches).
+    pub zones: ZoneSelection,
     /// `--aws-zone-match-parent`: a filtered domain also selects the zones above it.
     pub zone_match_parent: bool,
     /// `--aws-zone-type`: only public or only private zones; `None` for both.
     pub zone_type: Option<ZoneType>,
     /// Only zones carrying every one of these tags.
     pub zone_tags: Vec<(String, String)>,
-    /// Only these zone ids (without the `/hostedzone/` prefix); empty means all.
-    pub zone_ids: Vec<String>,
-    /// Changes per ChangeResourceRecordSets call (Route53 allows 1000).
-    pub batch_change_size: usize,
+    /// Changes per ChangeResourceRecordSets call (`--aws-batch-change-size`; Route53 allows 1000) and the
+    /// pause between two change calls (`--aws-batch-change-interval`).
+    pub batch: Batching,
     /// Characters of record values per call (Route53 allows 32,000).
     pub batch_change_size_bytes: usize,
     /// Record values per call (Route53 allows 1000).
     pub batch_change_size_values: usize,
-    /// Pause between two change calls.
-    pub batch_change_interval: Duration,
     /// Retries of a throttled or failed call before the sync gives up.
     pub api_retries: u32,
     /// Requests per second at most, every pipeline of the account together ([`AwsConfig::account`]):
@@ -102,15 +99,13 @@ impl AwsConfig {
             assume_role: None,
             credentials_refresh_before: Duration::from_secs(300),
             signing_region: "us-east-1".to_string(),
-            domain_filter: DomainFilter::default(),
+            zones: ZoneSelection::default(),
             zone_match_parent: false,
             zone_type: None,
             zone_tags: Vec::new(),
-            zone_ids: Vec::new(),
-            batch_change_size: 1000,
+            batch: Batching::new(1000, Duration::from_secs(1)),
             batch_change_size_bytes: 32000,
             batch_change_size_values: 1000,
-            batch_change_interval: Duration::from_secs(1),
             api_retries: 3,
             requests_per_second: 5.0,
             write_rate: None,
@@ -200,7 +195,7 @@ impl AwsConfig {
     /// Checks what types cannot: non-zero batch limits and request rate.
     pub fn validate(&self) -> Result<(), ConfigError> {
         for (setting, value) in [
-            (Setting::BatchChangeSize, self.batch_change_size),
+            (Setting::BatchChangeSize, self.batch.size),
             (Setting::BatchChangeSizeBytes, self.batch_change_size_bytes),
             (Setting::BatchChangeSizeValues, self.batch_change_size_values),
         ] {

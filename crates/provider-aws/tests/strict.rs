@@ -10,7 +10,7 @@ use extdns_test_support::route53_fake::{self, Fake, Set, Value, Values};
 
 fn config(url: &str) -> AwsConfig {
     let mut c = AwsConfig::new(url.parse().expect("the fake's URL"), Credentials::new("AKID", "secret"));
-    c.batch_change_interval = Duration::ZERO;
+    c.batch.interval = Duration::ZERO;
     c.requests_per_second = 1000.0;
     c.backoff.initial = Duration::from_millis(10);
     c.backoff.max = Duration::from_millis(50);
@@ -219,7 +219,7 @@ async fn batches_respect_the_change_byte_and_value_limits() {
         .collect();
 
     let mut c = config(&fake.url);
-    c.batch_change_size = 10;
+    c.batch.size = 10;
     apply_changes(&provider(c), &changes).await.expect("applied");
     assert_eq!(std::mem::take(&mut fake.lock().applied_batches), [10, 10, 5]);
 
@@ -385,7 +385,7 @@ async fn a_stream_of_applies_never_makes_more_than_five_requests_a_second() {
     let mut c = config(&fake.url);
     c.requests_per_second = AwsConfig::new(c.endpoint.clone(), Credentials::new("a", "b")).requests_per_second;
     assert_eq!(c.requests_per_second, 5.0, "Route53's limit is the default");
-    c.batch_change_size = 2;
+    c.batch.size = 2;
     c.zones_cache_duration = Duration::from_secs(3600);
     let p = std::sync::Arc::new(provider(c));
     stream_of_applies(p, 12).await;

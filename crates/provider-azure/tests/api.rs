@@ -408,7 +408,7 @@ async fn the_zone_list_is_cached_for_the_configured_time_and_filters_apply() {
     );
     config.cloud = file.cloud().unwrap_or_else(|e| panic!("{e}"));
     config.zones_cache_duration = Duration::from_secs(3600);
-    config.zone_ids = vec!["/dnszones/other.org".into()];
+    config.zones.zone_ids = vec!["/dnszones/other.org".into()];
     let p = AzureProvider::new(config).unwrap_or_else(|e| panic!("{e}"));
     let zones = p.zones().await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(zones.iter().map(|z| z.name.as_str()).collect::<Vec<_>>(), ["other.org"]);
