@@ -114,7 +114,7 @@ fn config(route53: &str, source: CredentialSource, seen: &Arc<Seen>) -> AwsConfi
     assert_only_loopback(&route53, &source);
     let mut c = AwsConfig::with_source(route53, source);
     c.batch.interval = Duration::ZERO;
-    c.requests_per_second = 1000.0;
+    c.api.requests = AwsConfig::account_rate(1000.0);
     c.observer = Observer(Some(seen.clone()));
     c
 }

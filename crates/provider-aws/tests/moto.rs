@@ -10,7 +10,7 @@ use extdns_test_support::require;
 fn config(url: &str) -> AwsConfig {
     let mut c = AwsConfig::new(url.parse().expect("moto's URL"), Credentials::new("test", "test"));
     c.batch.interval = std::time::Duration::ZERO;
-    c.requests_per_second = 100.0;
+    c.api.requests = AwsConfig::account_rate(100.0);
     c
 }
 
@@ -329,7 +329,9 @@ async fn a_stream_of_applies_sends_moto_at_most_five_change_requests_a_second() 
     moto.zone("example.com", false, &[]).await;
     let sent = std::sync::Arc::new(Sent::default());
     let mut c = config(&moto.url);
-    c.requests_per_second = AwsConfig::new(c.endpoint.clone(), Credentials::new("a", "b")).requests_per_second;
+    c.api.requests = AwsConfig::new(c.endpoint.clone(), Credentials::new("a", "b"))
+        .api
+        .requests;
     c.batch.size = 2;
     c.zones_cache_duration = Duration::from_secs(3600);
     c.observer = extdns_provider::http::Observer(Some(sent.clone()));
