@@ -138,21 +138,21 @@ impl Client {
     pub fn new(config: &AwsConfig) -> Result<Client, ConfigError> {
         let http = HttpClient::builder()
             .observed_by(&config.observer)
-            .timeout(config.api.timeout)
+            .timeout(config.api.calls.timeout)
             .build()
             .map_err(ConfigError::Client)?;
         let mut signing = SignerConfig::new(config.credentials.clone(), config.signing_region.clone(), "route53");
         signing.assume_role = config.assume_role.clone();
         signing.refresh_before = config.credentials_refresh_before;
-        signing.timeout = config.api.timeout;
+        signing.timeout = config.api.calls.timeout;
         let signer = Signer::new(signing, &config.observer).map_err(ConfigError::Client)?;
         Ok(Client {
             http,
             base: config.endpoint.as_str().trim_end_matches('/').to_string(),
             signer,
-            backoff: config.api.backoff.clone(),
+            backoff: config.api.calls.backoff.clone(),
             account: (config.api.pool).pacer(&config.account(), config.api.requests, config.api.account_writes),
-            own: Pacer::new(None, config.api.write_rate),
+            own: Pacer::new(None, config.api.calls.write_rate),
         })
     }
 

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use extdns_provider::budget::AccountKey;
 use extdns_provider::pace::Rate;
-use extdns_provider::{ApiSettings, Backoff, Batching, ZoneSelection};
+use extdns_provider::{ApiSettings, Backoff, Batching, CallSettings, ZoneSelection};
 use url::Url;
 
 use extdns_aws::{AssumeRole, CredentialSource, Credentials};
@@ -97,11 +97,14 @@ impl AwsConfig {
             batch_change_size_bytes: 32000,
             batch_change_size_values: 1000,
             api: ApiSettings {
-                backoff: Backoff {
-                    initial: Duration::from_millis(500),
-                    max: Duration::from_secs(10),
-                    max_attempts: AwsConfig::attempts_for(3),
-                    ..Backoff::default()
+                calls: CallSettings {
+                    backoff: Backoff {
+                        initial: Duration::from_millis(500),
+                        max: Duration::from_secs(10),
+                        max_attempts: AwsConfig::attempts_for(3),
+                        ..Backoff::default()
+                    },
+                    ..CallSettings::default()
                 },
                 ..ApiSettings::new(AwsConfig::account_rate(5.0))
             },

@@ -12,8 +12,8 @@ fn config(url: &str) -> AwsConfig {
     let mut c = AwsConfig::new(url.parse().expect("the fake's URL"), Credentials::new("AKID", "secret"));
     c.batch.interval = Duration::ZERO;
     c.api.requests = AwsConfig::account_rate(1000.0);
-    c.api.backoff.initial = Duration::from_millis(10);
-    c.api.backoff.max = Duration::from_millis(50);
+    c.api.calls.backoff.initial = Duration::from_millis(10);
+    c.api.calls.backoff.max = Duration::from_millis(50);
     c
 }
 

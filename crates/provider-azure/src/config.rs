@@ -9,7 +9,7 @@ use std::time::Duration;
 use extdns_provider::budget::AccountKey;
 use extdns_provider::credentials::{NoCredentials, Tried};
 use extdns_provider::pace::Rate;
-use extdns_provider::{ApiSettings, Backoff, ZoneSelection};
+use extdns_provider::{ApiSettings, Backoff, CallSettings, ZoneSelection};
 
 use crate::credentials::{CredentialSource, CredentialsError, HEADLINE, SourceError};
 
@@ -367,11 +367,14 @@ impl AzureConfig {
             zone_names: Vec::new(),
             zones: ZoneSelection::default(),
             api: ApiSettings {
-                backoff: Backoff {
-                    initial: Duration::from_millis(800),
-                    max: Duration::from_secs(60),
-                    max_attempts: 4,
-                    ..Backoff::default()
+                calls: CallSettings {
+                    backoff: Backoff {
+                        initial: Duration::from_millis(800),
+                        max: Duration::from_secs(60),
+                        max_attempts: 4,
+                        ..Backoff::default()
+                    },
+                    ..CallSettings::default()
                 },
                 account_writes: Some(WRITE_LIMIT),
                 ..ApiSettings::new(Some(READ_LIMIT))

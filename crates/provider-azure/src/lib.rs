@@ -116,7 +116,7 @@ impl AzureProvider {
             credentials::tokens(
                 config.credentials.clone(),
                 &config.cloud.audience,
-                config.api.timeout,
+                config.api.calls.timeout,
                 &config.observer,
             )
             .map_err(ConfigError::Client)?,

@@ -35,7 +35,7 @@ fn provider_from_file(fake: &FakeAzure, kind: Kind, extra: serde_json::Value, en
     );
     let mut config = AzureConfig::new(kind, &file.subscription_id, &file.resource_group, source);
     config.cloud = cloud;
-    config.api.backoff = fast();
+    config.api.calls.backoff = fast();
     AzureProvider::new(config).unwrap_or_else(|e| panic!("{e}"))
 }
 

@@ -22,7 +22,7 @@ fn provider_with(fake: &FakeCloudflare, f: impl FnOnce(&mut CloudflareConfig)) -
     let mut c = CloudflareConfig::new(Auth::Token(TOKEN.into()));
     c.base_url = fake.url.clone();
     c.batch.interval = Duration::ZERO;
-    c.api.backoff = Backoff {
+    c.api.calls.backoff = Backoff {
         initial: Duration::from_millis(1),
         max: Duration::from_millis(5),
         ..Backoff::default()

@@ -106,7 +106,7 @@ impl GoogleProvider {
             return Err(ConfigError::PageSize(config.page_size));
         }
         extdns_provider::http::parse_url("the Cloud DNS API URL", &config.base_url).map_err(ConfigError::Client)?;
-        let (tokens, metadata) = credentials::tokens(&config.credentials, config.api.timeout, &config.observer)
+        let (tokens, metadata) = credentials::tokens(&config.credentials, config.api.calls.timeout, &config.observer)
             .map_err(ConfigError::Client)?;
         let api = Api::new(&config, Arc::new(tokens))?;
         let project = match &config.project {

@@ -17,7 +17,7 @@ fn fast(mut config: GoogleConfig, fake: &FakeGoogle) -> GoogleConfig {
     config.batch.interval = Duration::ZERO;
     config.change_poll = Duration::from_millis(5);
     config.api.requests = None;
-    config.api.backoff = Backoff {
+    config.api.calls.backoff = Backoff {
         initial: Duration::from_millis(5),
         max: Duration::from_millis(20),
         multiplier: 2.0,
@@ -307,7 +307,7 @@ async fn a_refused_change_is_split_until_each_refused_record_is_named_and_the_ot
 #[tokio::test]
 async fn a_change_over_cloud_dns_s_quota_is_split_until_it_fits() {
     let fake = FakeGoogle::start(&[("example-org", "example.org")]);
-    fake.state().max_additions = 5;
+    fake.state().change_limits.additions = 5;
     let p = provider(&fake);
     let (records, owners) = owned_records(0..8);
     let units = units_of(&records, &owners);

@@ -58,7 +58,7 @@ pub use failure::{FailureKind, HttpAnswer, Retry};
 pub use http::HttpClient;
 pub use indexed::IndexedProvider;
 pub use inmemory::InMemoryProvider;
-pub use settings::{Batching, ZoneSelection};
+pub use settings::{Batching, CallSettings, ZoneSelection};
 pub use tls::TlsOptions;
 
 /// A DNS backend. Providers know nothing about ownership (the registry adds and hides TXT records) nor about

@@ -1,11 +1,41 @@
 //! The groups of settings that mean the same thing for every provider that has them, so each provider's
-//! configuration holds them as one field each (`zones`, `batch`, beside [`ApiSettings`](crate::ApiSettings)'s
-//! `api`) and the binary fills them from the shared flags once, whichever provider runs: which zones the
-//! provider manages, and how its writes are cut into calls and spaced.
+//! configuration holds them as one field each (`calls` or, for a cloud API, [`ApiSettings`]'s `api`,
+//! `zones`, `batch`) and the binary fills them from the shared flags once, whichever provider runs: how
+//! each call is made, which zones the provider manages, and how its writes are cut into calls and spaced.
 
 use std::time::Duration;
 
 use extdns_endpoint::DomainFilter;
+
+use crate::backoff::Backoff;
+use crate::pace::Rate;
+
+#[cfg(doc)]
+use crate::ApiSettings;
+
+/// How a provider makes each call to its backend: the time limit, the retries, and its own write rate.
+/// A server of the provider's own (PowerDNS, Pi-hole) takes this alone; a cloud API's [`ApiSettings`]
+/// adds the account's limits around it.
+#[derive(Debug, Clone)]
+pub struct CallSettings {
+    /// Per-request time limit (connect, send, answer).
+    pub timeout: Duration,
+    /// Retries of the calls the provider's classification names transient or throttled.
+    pub backoff: Backoff,
+    /// `--provider-write-rate`: this client's write requests at most this often (none by default).
+    pub write_rate: Option<Rate>,
+}
+
+impl Default for CallSettings {
+    /// 30 s a request, the default backoff, no write rate.
+    fn default() -> CallSettings {
+        CallSettings {
+            timeout: Duration::from_secs(30),
+            backoff: Backoff::default(),
+            write_rate: None,
+        }
+    }
+}
 
 /// Which of the account's zones a provider manages: `--domain-filter` and its relatives, and
 /// `--zone-id-filter`. A provider with more ways of choosing zones (tags, visibility, names) keeps them

@@ -61,13 +61,13 @@ impl ProviderSettings {
         match self {
             ProviderSettings::InMemory { write_rate, .. } => *write_rate = rate,
             ProviderSettings::Rfc2136(config) => config.write_rate = rate,
-            ProviderSettings::Aws(config) => config.api.write_rate = rate,
-            ProviderSettings::Pdns(config) => config.write_rate = rate,
+            ProviderSettings::Aws(config) => config.api.calls.write_rate = rate,
+            ProviderSettings::Pdns(config) => config.calls.write_rate = rate,
             ProviderSettings::Coredns(config) => config.write_rate = rate,
-            ProviderSettings::Cloudflare(config) => config.api.write_rate = rate,
-            ProviderSettings::Google(config) => config.api.write_rate = rate,
-            ProviderSettings::Azure(config) => config.api.write_rate = rate,
-            ProviderSettings::Pihole(config) => config.write_rate = rate,
+            ProviderSettings::Cloudflare(config) => config.api.calls.write_rate = rate,
+            ProviderSettings::Google(config) => config.api.calls.write_rate = rate,
+            ProviderSettings::Azure(config) => config.api.calls.write_rate = rate,
+            ProviderSettings::Pihole(config) => config.calls.write_rate = rate,
             ProviderSettings::Webhook(config) => config.write_rate = rate,
             // Writes go to memory: nothing to pace.
             ProviderSettings::DnsServer(_) | ProviderSettings::Unsupported(_) => {}

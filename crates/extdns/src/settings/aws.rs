@@ -43,7 +43,7 @@ pub fn config(flags: &Flags, domain_filter: &DomainFilter, var: Env<'_>) -> Resu
     )?;
     config.batch_change_size_bytes = count("--aws-batch-change-size-bytes", f.batch_change_size_bytes, true)?;
     config.batch_change_size_values = count("--aws-batch-change-size-values", f.batch_change_size_values, true)?;
-    config.api.backoff.max_attempts = AwsConfig::attempts_for(count("--aws-api-retries", f.api_retries, false)?);
+    config.api.calls.backoff.max_attempts = AwsConfig::attempts_for(count("--aws-api-retries", f.api_retries, false)?);
     config.evaluate_target_health = f.evaluate_target_health;
     config.prefer_cname = f.prefer_cname;
     config.zones_cache_duration = f.zones_cache_duration;
@@ -117,7 +117,7 @@ mod tests {
             (10, 2000, 20)
         );
         assert_eq!(c.batch.interval, std::time::Duration::from_secs(3));
-        assert_eq!(c.api.backoff.max_attempts, 1, "no retry: the first call only");
+        assert_eq!(c.api.calls.backoff.max_attempts, 1, "no retry: the first call only");
         assert!(!c.evaluate_target_health && c.prefer_cname && c.zone_match_parent);
         assert_eq!(c.zones.zone_ids, ["Z123"]);
         assert_eq!(c.endpoint.as_str(), "http://127.0.0.1:5555/");

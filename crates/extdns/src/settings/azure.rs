@@ -46,7 +46,7 @@ pub fn config(
     );
     config.cloud = cloud;
     config.zones_cache_duration = f.zones_cache_duration;
-    config.api.backoff.max_attempts = AzureConfig::attempts_for(f.maxretries_count);
+    config.api.calls.backoff.max_attempts = AzureConfig::attempts_for(f.maxretries_count);
     config.zones = super::zones(flags, domain_filter);
     config.zone_names = flags
         .provider
@@ -100,7 +100,7 @@ mod tests {
         );
         assert_eq!(c.zones_cache_duration, Duration::ZERO);
         assert_eq!(
-            c.api.backoff.max_attempts, 4,
+            c.api.calls.backoff.max_attempts, 4,
             "--azure-maxretries-count=3 is four attempts"
         );
         assert!(
@@ -125,7 +125,7 @@ mod tests {
             ("flag-sub", "flag-rg")
         );
         assert_eq!(c.zones_cache_duration, Duration::from_secs(300));
-        assert_eq!(c.api.backoff.max_attempts, 1);
+        assert_eq!(c.api.calls.backoff.max_attempts, 1);
         assert_eq!(c.zone_names, ["example.org"]);
         assert_eq!(c.zones.zone_ids, ["/dnszones/example.org"]);
         assert!(
