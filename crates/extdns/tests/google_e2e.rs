@@ -130,7 +130,7 @@ fn google_a_change_over_quota_and_a_taken_name_do_not_stop_the_others() {
     let fake = FakeGoogle::start(&[("example-org", "example.org")]);
     // Cloud DNS takes 4 additions a change here, and the name of s3's ownership record holds someone
     // else's TXT record (external-dns #3307: the whole change fails on it).
-    fake.state().max_additions = 4;
+    fake.state().change_limits.additions = 4;
     fake.seed("example-org", "a-s3.example.org.", "TXT", 300, &["\"v=spf1 -all\""]);
     let (home, dir) = (tempdir(), tempdir());
     services(dir.path(), 8);

@@ -125,7 +125,7 @@ pub struct Client {
     base: String,
     /// Signs for `route53` in the configured region with the credential chain's credentials.
     signer: Signer,
-    /// Its attempts are the configured retries plus the first call.
+    /// Its attempts are the configured retries plus the first call (`AwsConfig::attempts_for`).
     backoff: Backoff,
     /// Route53 allows 5 requests a second per account (every call counts): the account's pacer, shared by
     /// every pipeline of the account through the configuration's pool.
@@ -138,24 +138,21 @@ impl Client {
     pub fn new(config: &AwsConfig) -> Result<Client, ConfigError> {
         let http = HttpClient::builder()
             .observed_by(&config.observer)
-            .timeout(config.request_timeout)
+            .timeout(config.api.calls.timeout)
             .build()
             .map_err(ConfigError::Client)?;
         let mut signing = SignerConfig::new(config.credentials.clone(), config.signing_region.clone(), "route53");
         signing.assume_role = config.assume_role.clone();
         signing.refresh_before = config.credentials_refresh_before;
-        signing.timeout = config.request_timeout;
+        signing.timeout = config.api.calls.timeout;
         let signer = Signer::new(signing, &config.observer).map_err(ConfigError::Client)?;
         Ok(Client {
             http,
             base: config.endpoint.as_str().trim_end_matches('/').to_string(),
             signer,
-            backoff: Backoff {
-                max_attempts: config.api_retries.saturating_add(1),
-                ..config.backoff.clone()
-            },
-            account: config.pool.pacer(&config.account(), config.account_rate(), None),
-            own: Pacer::new(None, config.write_rate),
+            backoff: config.api.calls.backoff.clone(),
+            account: (config.api.pool).pacer(&config.account(), config.api.requests, config.api.account_writes),
+            own: Pacer::new(None, config.api.calls.write_rate),
         })
     }
 

@@ -1,13 +1,11 @@
 //! The provider's configuration, and the credentials and endpoint read from the standard AWS environment.
 
 use std::num::NonZeroU32;
-use std::sync::Arc;
 use std::time::Duration;
 
-use extdns_endpoint::DomainFilter;
-use extdns_provider::Backoff;
-use extdns_provider::budget::{AccountKey, PacerPool};
+use extdns_provider::budget::AccountKey;
 use extdns_provider::pace::Rate;
+use extdns_provider::{ApiSettings, Backoff, Batching, CallSettings, ZoneSelection};
 use url::Url;
 
 use extdns_aws::{AssumeRole, CredentialSource, Credentials};
@@ -41,48 +39,37 @@ pub struct AwsConfig {
     /// The region requests are signed for: Route53 is global and signs for `us-east-1` (the China and
     /// GovCloud partitions have their own).
     pub signing_region: String,
-    /// Only zones whose name the filter accepts (or, with `zone_match_parent`, that contain a name it accepts).
-    pub domain_filter: DomainFilter,
+    /// Only zones whose name the filter accepts (or, with `zone_match_parent`, that contain a name it
+    /// accepts), and only these zone ids (without the `/hostedzone/` prefix; a suffix of the id matches).
+    pub zones: ZoneSelection,
     /// `--aws-zone-match-parent`: a filtered domain also selects the zones above it.
     pub zone_match_parent: bool,
     /// `--aws-zone-type`: only public or only private zones; `None` for both.
     pub zone_type: Option<ZoneType>,
     /// Only zones carrying every one of these tags.
     pub zone_tags: Vec<(String, String)>,
-    /// Only these zone ids (without the `/hostedzone/` prefix); empty means all.
-    pub zone_ids: Vec<String>,
-    /// Changes per ChangeResourceRecordSets call (Route53 allows 1000).
-    pub batch_change_size: usize,
+    /// Changes per ChangeResourceRecordSets call (`--aws-batch-change-size`; Route53 allows 1000) and the
+    /// pause between two change calls (`--aws-batch-change-interval`).
+    pub batch: Batching,
     /// Characters of record values per call (Route53 allows 32,000).
     pub batch_change_size_bytes: usize,
     /// Record values per call (Route53 allows 1000).
     pub batch_change_size_values: usize,
-    /// Pause between two change calls.
-    pub batch_change_interval: Duration,
-    /// Retries of a throttled or failed call before the sync gives up.
-    pub api_retries: u32,
-    /// Requests per second at most, every pipeline of the account together ([`AwsConfig::account`]):
-    /// Route53 allows 5 per account ("five requests per second per AWS account",
-    /// <https://docs.aws.amazon.com/Route53/latest/DeveloperGuide/DNSLimitations.html>; AWS's newer
-    /// <https://docs.aws.amazon.com/Route53/latest/DeveloperGuide/throttling-api-requests.html> gives the
-    /// account a token bucket of 50 refilled 10 a second, which 5 a second stays within);
-    /// `--provider-request-rate` sets another.
-    pub requests_per_second: f64,
-    /// `--provider-write-rate`: change requests at most this often, within `requests_per_second`.
-    pub write_rate: Option<Rate>,
-    /// How throttled requests are retried.
-    pub backoff: Backoff,
-    /// Where the account's pacer comes from: the binary hands every provider one pool, so the pipelines
-    /// of one account share it; a pool of its own by default.
-    pub pool: Arc<PacerPool>,
+    /// Time limit of one HTTP request (signing's credential calls too), retries of a throttled or failed
+    /// call before the sync gives up (`--aws-api-retries` plus the first call), and rates: every request
+    /// of the account at most [`AwsConfig::account_rate`] of 5 a second by default, every pipeline of the
+    /// account together ([`AwsConfig::account`]): Route53 allows 5 per account ("five requests per second
+    /// per AWS account", <https://docs.aws.amazon.com/Route53/latest/DeveloperGuide/DNSLimitations.html>;
+    /// AWS's newer <https://docs.aws.amazon.com/Route53/latest/DeveloperGuide/throttling-api-requests.html>
+    /// gives the account a token bucket of 50 refilled 10 a second, which 5 a second stays within);
+    /// `--provider-request-rate` sets another. Change requests at most `--provider-write-rate`.
+    pub api: ApiSettings,
     /// evaluate-target-health of alias records that do not say.
     pub evaluate_target_health: bool,
     /// Publish CNAMEs to AWS load balancers and the like as CNAMEs rather than alias records.
     pub prefer_cname: bool,
     /// Keep the zone list this long (zero: read it every sync).
     pub zones_cache_duration: Duration,
-    /// Timeout of one HTTP request.
-    pub request_timeout: Duration,
     /// Told about every HTTP request (the binary's request-duration metric).
     pub observer: extdns_provider::http::Observer,
 }
@@ -102,28 +89,28 @@ impl AwsConfig {
             assume_role: None,
             credentials_refresh_before: Duration::from_secs(300),
             signing_region: "us-east-1".to_string(),
-            domain_filter: DomainFilter::default(),
+            zones: ZoneSelection::default(),
             zone_match_parent: false,
             zone_type: None,
             zone_tags: Vec::new(),
-            zone_ids: Vec::new(),
-            batch_change_size: 1000,
+            batch: Batching::new(1000, Duration::from_secs(1)),
             batch_change_size_bytes: 32000,
             batch_change_size_values: 1000,
-            batch_change_interval: Duration::from_secs(1),
-            api_retries: 3,
-            requests_per_second: 5.0,
-            write_rate: None,
-            pool: Arc::new(PacerPool::new()),
-            backoff: Backoff {
-                initial: Duration::from_millis(500),
-                max: Duration::from_secs(10),
-                ..Backoff::default()
+            api: ApiSettings {
+                calls: CallSettings {
+                    backoff: Backoff {
+                        initial: Duration::from_millis(500),
+                        max: Duration::from_secs(10),
+                        max_attempts: AwsConfig::attempts_for(3),
+                        ..Backoff::default()
+                    },
+                    ..CallSettings::default()
+                },
+                ..ApiSettings::new(AwsConfig::account_rate(5.0))
             },
             evaluate_target_health: true,
             prefer_cname: false,
             zones_cache_duration: Duration::ZERO,
-            request_timeout: Duration::from_secs(30),
         }
     }
 
@@ -184,32 +171,34 @@ impl AwsConfig {
         AccountKey::named("route53", endpoint, &identity)
     }
 
-    /// The account's pace: `requests_per_second` as that many in any second, not one every `1 / n` s.
-    /// Route53 meters a token bucket of five refilled five a second, which admits five at once; spacing
-    /// them evenly would start a first sync's writes a second later for nothing (34 requests, 6.6 s
-    /// instead of 6). Against that bucket a window of `n` a second tolerates arrivals as late (`(n - 1) / n`
-    /// s) as even spacing does. Below one a second, or for a fraction, requests are spaced evenly.
-    pub fn account_rate(&self) -> Option<Rate> {
-        let per_second = self.requests_per_second;
+    /// The account's pace: `per_second` as that many in any second, not one every `1 / n` s. Route53
+    /// meters a token bucket of five refilled five a second, which admits five at once; spacing them
+    /// evenly would start a first sync's writes a second later for nothing (34 requests, 6.6 s instead of
+    /// 6). Against that bucket a window of `n` a second tolerates arrivals as late (`(n - 1) / n` s) as
+    /// even spacing does. Below one a second, or for a fraction, requests are spaced evenly; `None` (no
+    /// pace) for a rate that is not positive and finite.
+    pub fn account_rate(per_second: f64) -> Option<Rate> {
         match NonZeroU32::new(per_second as u32) {
             Some(n) if per_second.fract() == 0.0 => Some(Rate::new(n, Duration::from_secs(1))),
             _ => Rate::per_second(per_second),
         }
     }
 
-    /// Checks what types cannot: non-zero batch limits and request rate.
+    /// The attempts of a call for `--aws-api-retries`: the first and that many retries.
+    pub fn attempts_for(retries: u32) -> u32 {
+        retries.saturating_add(1)
+    }
+
+    /// Checks what types cannot: non-zero batch limits.
     pub fn validate(&self) -> Result<(), ConfigError> {
         for (setting, value) in [
-            (Setting::BatchChangeSize, self.batch_change_size),
+            (Setting::BatchChangeSize, self.batch.size),
             (Setting::BatchChangeSizeBytes, self.batch_change_size_bytes),
             (Setting::BatchChangeSizeValues, self.batch_change_size_values),
         ] {
             if value == 0 {
                 return Err(ConfigError::Zero(setting));
             }
-        }
-        if self.requests_per_second.is_nan() || self.requests_per_second <= 0.0 {
-            return Err(ConfigError::Zero(Setting::RequestsPerSecond));
         }
         Ok(())
     }
@@ -240,8 +229,6 @@ pub enum Setting {
     BatchChangeSizeBytes,
     /// `--aws-batch-change-size-values`.
     BatchChangeSizeValues,
-    /// The request pace.
-    RequestsPerSecond,
 }
 
 impl std::fmt::Display for Setting {
@@ -250,7 +237,6 @@ impl std::fmt::Display for Setting {
             Setting::BatchChangeSize => "batch change size",
             Setting::BatchChangeSizeBytes => "batch change size in bytes",
             Setting::BatchChangeSizeValues => "batch change size in values",
-            Setting::RequestsPerSecond => "requests per second",
         })
     }
 }
@@ -298,17 +284,17 @@ mod tests {
 
     #[test]
     fn the_account_rate_admits_a_second_s_requests_at_once_and_spaces_fractions() {
-        let mut config = AwsConfig::from_env(env(&[("AWS_ACCESS_KEY_ID", "AKIDONE")])).expect("a value");
-        let rate = |c: &AwsConfig| c.account_rate().map(|r| (r.requests(), r.window()));
+        let config = AwsConfig::from_env(env(&[("AWS_ACCESS_KEY_ID", "AKIDONE")])).expect("a value");
+        let window = |r: Option<Rate>| r.map(|r| (r.requests(), r.window()));
         assert_eq!(
-            rate(&config),
+            window(config.api.requests),
             Some((5, Duration::from_secs(1))),
             "Route53's five a second"
         );
-        config.requests_per_second = 2.5;
-        assert_eq!(rate(&config), Some((1, Duration::from_millis(400))));
-        config.requests_per_second = 0.5;
-        assert_eq!(rate(&config), Some((1, Duration::from_secs(2))));
+        let rate = |per_second| window(AwsConfig::account_rate(per_second));
+        assert_eq!(rate(2.5), Some((1, Duration::from_millis(400))));
+        assert_eq!(rate(0.5), Some((1, Duration::from_secs(2))));
+        assert_eq!(rate(0.0), None);
     }
 
     #[test]

@@ -135,13 +135,13 @@ impl AwsProvider {
                 name: z.name.trim_end_matches('.').to_ascii_lowercase(),
                 private: z.config.is_some_and(|c| c.private_zone),
             })
-            .filter(|z| c.zone_ids.is_empty() || c.zone_ids.iter().any(|f| z.id.ends_with(f.as_str())))
+            .filter(|z| c.zones.id_ends_with_one(&z.id))
             .filter(|z| match c.zone_type {
                 Some(ZoneType::Public) => !z.private,
                 Some(ZoneType::Private) => z.private,
                 None => true,
             })
-            .filter(|z| zone::selected(&c.domain_filter, &z.name, c.zone_match_parent))
+            .filter(|z| zone::selected(&c.zones.domain_filter, &z.name, c.zone_match_parent))
             .collect();
         if !c.zone_tags.is_empty() {
             let mut tagged: HashMap<String, Vec<(String, String)>> = HashMap::new();
@@ -247,15 +247,13 @@ impl AwsProvider {
     async fn apply_zone(&self, zone: &Zone, work: &[ZoneUnit<'_>]) -> Result<(), ProviderError> {
         let c = &self.config;
         let limits = Limits {
-            changes: c.batch_change_size,
+            changes: c.batch.size,
             bytes: c.batch_change_size_bytes,
             values: c.batch_change_size_values,
         };
         let mut failures = Failures::default();
         for (i, part) in batch::split_by(work, limits, |w| w.size).into_iter().enumerate() {
-            if i > 0 && !c.batch_change_interval.is_zero() {
-                tokio::time::sleep(c.batch_change_interval).await;
-            }
+            c.batch.pause_before(i).await;
             failures.absorb(batch::apply_split(part, |b| self.send(zone, b)).await)?;
         }
         failures.into_result()
@@ -435,7 +433,7 @@ impl Provider for AwsProvider {
                 let names: Vec<String> = zones.iter().map(|z| z.name.clone()).collect();
                 DomainFilter::new(&names, &[])
             }
-            None => self.config.domain_filter.clone(),
+            None => self.config.zones.domain_filter.clone(),
         }
     }
 }

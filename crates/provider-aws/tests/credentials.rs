@@ -113,8 +113,8 @@ fn config(route53: &str, source: CredentialSource, seen: &Arc<Seen>) -> AwsConfi
     let route53: Url = route53.parse().expect("a URL");
     assert_only_loopback(&route53, &source);
     let mut c = AwsConfig::with_source(route53, source);
-    c.batch_change_interval = Duration::ZERO;
-    c.requests_per_second = 1000.0;
+    c.batch.interval = Duration::ZERO;
+    c.api.requests = AwsConfig::account_rate(1000.0);
     c.observer = Observer(Some(seen.clone()));
     c
 }

@@ -9,8 +9,8 @@ use extdns_test_support::require;
 
 fn config(url: &str) -> AwsConfig {
     let mut c = AwsConfig::new(url.parse().expect("moto's URL"), Credentials::new("test", "test"));
-    c.batch_change_interval = std::time::Duration::ZERO;
-    c.requests_per_second = 100.0;
+    c.batch.interval = std::time::Duration::ZERO;
+    c.api.requests = AwsConfig::account_rate(100.0);
     c
 }
 
@@ -90,7 +90,7 @@ async fn zones_are_selected_by_domain_type_and_tags() {
     );
 
     let mut c = config(&moto.url);
-    c.domain_filter = DomainFilter::new(&["example.com"], &[]);
+    c.zones.domain_filter = DomainFilter::new(&["example.com"], &[]);
     assert_eq!(
         zone_names(&provider(c)).await,
         ["example.com", "private.example.com (private)"]
@@ -112,7 +112,7 @@ async fn zones_are_selected_by_domain_type_and_tags() {
 
     // A filter below a zone selects the zone only when parents may match.
     let mut c = config(&moto.url);
-    c.domain_filter = DomainFilter::new(&["app.example.org"], &[]);
+    c.zones.domain_filter = DomainFilter::new(&["app.example.org"], &[]);
     assert!(zone_names(&provider(c.clone())).await.is_empty());
     c.zone_match_parent = true;
     assert_eq!(zone_names(&provider(c)).await, ["example.org"]);
@@ -329,8 +329,10 @@ async fn a_stream_of_applies_sends_moto_at_most_five_change_requests_a_second() 
     moto.zone("example.com", false, &[]).await;
     let sent = std::sync::Arc::new(Sent::default());
     let mut c = config(&moto.url);
-    c.requests_per_second = AwsConfig::new(c.endpoint.clone(), Credentials::new("a", "b")).requests_per_second;
-    c.batch_change_size = 2;
+    c.api.requests = AwsConfig::new(c.endpoint.clone(), Credentials::new("a", "b"))
+        .api
+        .requests;
+    c.batch.size = 2;
     c.zones_cache_duration = Duration::from_secs(3600);
     c.observer = extdns_provider::http::Observer(Some(sent.clone()));
     let p = std::sync::Arc::new(provider(c));

@@ -10,10 +10,10 @@ use extdns_test_support::route53_fake::{self, Fake, Set, Value, Values};
 
 fn config(url: &str) -> AwsConfig {
     let mut c = AwsConfig::new(url.parse().expect("the fake's URL"), Credentials::new("AKID", "secret"));
-    c.batch_change_interval = Duration::ZERO;
-    c.requests_per_second = 1000.0;
-    c.backoff.initial = Duration::from_millis(10);
-    c.backoff.max = Duration::from_millis(50);
+    c.batch.interval = Duration::ZERO;
+    c.api.requests = AwsConfig::account_rate(1000.0);
+    c.api.calls.backoff.initial = Duration::from_millis(10);
+    c.api.calls.backoff.max = Duration::from_millis(50);
     c
 }
 
@@ -219,7 +219,7 @@ async fn batches_respect_the_change_byte_and_value_limits() {
         .collect();
 
     let mut c = config(&fake.url);
-    c.batch_change_size = 10;
+    c.batch.size = 10;
     apply_changes(&provider(c), &changes).await.expect("applied");
     assert_eq!(std::mem::take(&mut fake.lock().applied_batches), [10, 10, 5]);
 
@@ -261,7 +261,7 @@ async fn requests_are_paced_under_the_rate_limit() {
         fake.put(&zone, set(&format!("r{i}.example.com"), "A", 60, &["10.0.0.1"]));
     }
     let mut c = config(&fake.url);
-    c.requests_per_second = 5.0;
+    c.api.requests = AwsConfig::account_rate(5.0);
     provider(c).records().await.expect("records");
     let s = fake.lock();
     assert_eq!(s.requests.len(), 7, "1 zone page and 6 record pages");
@@ -383,9 +383,15 @@ fn six_within_a_second(instants: &[std::time::Instant], slack: Duration) -> Opti
 async fn a_stream_of_applies_never_makes_more_than_five_requests_a_second() {
     let (fake, _, _) = example_com([]).await;
     let mut c = config(&fake.url);
-    c.requests_per_second = AwsConfig::new(c.endpoint.clone(), Credentials::new("a", "b")).requests_per_second;
-    assert_eq!(c.requests_per_second, 5.0, "Route53's limit is the default");
-    c.batch_change_size = 2;
+    c.api.requests = AwsConfig::new(c.endpoint.clone(), Credentials::new("a", "b"))
+        .api
+        .requests;
+    assert_eq!(
+        c.api.requests,
+        AwsConfig::account_rate(5.0),
+        "Route53's limit is the default"
+    );
+    c.batch.size = 2;
     c.zones_cache_duration = Duration::from_secs(3600);
     let p = std::sync::Arc::new(provider(c));
     stream_of_applies(p, 12).await;

@@ -6,11 +6,10 @@ use std::num::NonZeroU32;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use extdns_endpoint::DomainFilter;
 use extdns_provider::budget::AccountKey;
 use extdns_provider::credentials::{NoCredentials, Tried};
 use extdns_provider::pace::Rate;
-use extdns_provider::{ApiSettings, Backoff};
+use extdns_provider::{ApiSettings, Backoff, CallSettings, ZoneSelection};
 
 use crate::credentials::{CredentialSource, CredentialsError, HEADLINE, SourceError};
 
@@ -311,10 +310,9 @@ pub struct AzureConfig {
     pub zones_cache_duration: Duration,
     /// `--zone-name-filter`: zones with these names are managed whatever the other filters say.
     pub zone_names: Vec<String>,
-    /// `--zone-id-filter`: suffixes of a zone's ARM id; empty for all.
-    pub zone_ids: Vec<String>,
-    /// `--domain-filter` and its relatives.
-    pub domain_filter: DomainFilter,
+    /// `--domain-filter` and its relatives, and `--zone-id-filter`: suffixes of a zone's ARM id; empty for
+    /// all.
+    pub zones: ZoneSelection,
     /// Time limit, retries (of 408, 429 and 5xx; `--azure-maxretries-count` sets the attempts) and
     /// rates: every request at most [`READ_LIMIT`] and PUTs and DELETEs at most [`WRITE_LIMIT`] per
     /// subscription ([`AzureConfig::account`]), a pipeline's own PUTs and DELETEs at most
@@ -367,14 +365,16 @@ impl AzureConfig {
             credentials,
             zones_cache_duration: Duration::ZERO,
             zone_names: Vec::new(),
-            zone_ids: Vec::new(),
-            domain_filter: DomainFilter::default(),
+            zones: ZoneSelection::default(),
             api: ApiSettings {
-                backoff: Backoff {
-                    initial: Duration::from_millis(800),
-                    max: Duration::from_secs(60),
-                    max_attempts: 4,
-                    ..Backoff::default()
+                calls: CallSettings {
+                    backoff: Backoff {
+                        initial: Duration::from_millis(800),
+                        max: Duration::from_secs(60),
+                        max_attempts: 4,
+                        ..Backoff::default()
+                    },
+                    ..CallSettings::default()
                 },
                 account_writes: Some(WRITE_LIMIT),
                 ..ApiSettings::new(Some(READ_LIMIT))

@@ -150,7 +150,7 @@ impl AzureProvider {
             credentials::tokens(
                 config.credentials.clone(),
                 &config.cloud.audience,
-                config.api.timeout,
+                config.api.calls.timeout,
                 &config.observer,
             )
             .map_err(ConfigError::Client)?,
@@ -184,8 +184,8 @@ impl AzureProvider {
                 id: z.id,
             })
             .filter(|z| {
-                let by_domain = zone::selected(&c.domain_filter, &z.name, false)
-                    && (c.zone_ids.is_empty() || c.zone_ids.iter().any(|f| z.id.ends_with(f.as_str())));
+                let by_domain =
+                    zone::selected(&c.zones.domain_filter, &z.name, false) && c.zones.id_ends_with_one(&z.id);
                 by_domain || c.zone_names.iter().any(|f| zone::in_zone(&z.name, f))
             })
             .collect();
@@ -322,7 +322,7 @@ impl IndexedProvider for AzureProvider {
                 } else {
                     format!("{relative}.{}", zone.name)
                 };
-                if !self.config.zone_names.is_empty() && !self.config.domain_filter.matches(&name) {
+                if !self.config.zone_names.is_empty() && !self.config.zones.domain_filter.matches(&name) {
                     continue;
                 }
                 endpoints.push(
@@ -423,7 +423,7 @@ impl IndexedProvider for AzureProvider {
     }
 
     fn domains(&self) -> DomainFilter {
-        self.config.domain_filter.clone()
+        self.config.zones.domain_filter.clone()
     }
 
     /// A metadata value's length: the payload is an entry of its own beside the user's metadata.

@@ -35,7 +35,7 @@ fn provider_from_file(fake: &FakeAzure, kind: Kind, extra: serde_json::Value, en
     );
     let mut config = AzureConfig::new(kind, &file.subscription_id, &file.resource_group, source);
     config.cloud = cloud;
-    config.api.backoff = fast();
+    config.api.calls.backoff = fast();
     AzureProvider::new(config).unwrap_or_else(|e| panic!("{e}"))
 }
 
@@ -408,7 +408,7 @@ async fn the_zone_list_is_cached_for_the_configured_time_and_filters_apply() {
     );
     config.cloud = file.cloud().unwrap_or_else(|e| panic!("{e}"));
     config.zones_cache_duration = Duration::from_secs(3600);
-    config.zone_ids = vec!["/dnszones/other.org".into()];
+    config.zones.zone_ids = vec!["/dnszones/other.org".into()];
     let p = AzureProvider::new(config).unwrap_or_else(|e| panic!("{e}"));
     let zones = p.zones().await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(zones.iter().map(|z| z.name.as_str()).collect::<Vec<_>>(), ["other.org"]);

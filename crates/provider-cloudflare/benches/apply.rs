@@ -22,8 +22,8 @@ fn main() {
         let cf = FakeCloudflare::start(&[("023e105f4ecef8ad9ca31a8372d0c353", "bench.example")]);
         let mut config = CloudflareConfig::new(Auth::Token(TOKEN.into()));
         config.base_url = cf.url.clone();
-        config.batch_size = batch;
-        config.batch_interval = Duration::ZERO;
+        config.batch.size = batch;
+        config.batch.interval = Duration::ZERO;
         config.records_per_page = 5000;
         let provider = CloudflareProvider::new(config).unwrap_or_else(|e| panic!("{e}"));
         let round = runtime.block_on(bench::create_read_delete(&provider, n, "bench.example"));

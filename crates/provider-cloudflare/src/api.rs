@@ -410,7 +410,7 @@ mod tests {
         });
         let mut config = CloudflareConfig::new(Auth::Token("t".into()));
         config.base_url = server.url.clone();
-        config.api.backoff.max_attempts = 1;
+        config.api.calls.backoff.max_attempts = 1;
         let api = Api::new(&config).unwrap_or_else(|e| panic!("{e}"));
         let err = api.zones().await.err();
         assert!(

@@ -3,10 +3,9 @@
 use std::num::NonZeroU32;
 use std::time::Duration;
 
-use extdns_endpoint::DomainFilter;
-use extdns_provider::ApiSettings;
 use extdns_provider::budget::AccountKey;
 use extdns_provider::pace::Rate;
+use extdns_provider::{ApiSettings, Batching, ZoneSelection};
 
 /// Cloudflare's API.
 pub const DEFAULT_BASE_URL: &str = "https://api.cloudflare.com/client/v4";
@@ -89,14 +88,12 @@ pub struct CloudflareConfig {
     /// 100 on Free (the default, which fits every plan), 500 on Pro, Business and Enterprise. Ownership on
     /// the records (`--txt-ownership=metadata`) shares it with the user's comment.
     pub comment_limit: usize,
-    /// Records written per batch call (`--batch-change-size`); Cloudflare's free plan takes 200.
-    pub batch_size: usize,
-    /// Pause between batch calls (`--batch-change-interval`), to stay under 1,200 requests per 5 minutes.
-    pub batch_interval: Duration,
-    /// Zones to manage: those the filter names or that contain a name it names (`--domain-filter`).
-    pub domain_filter: DomainFilter,
-    /// Zone ids to manage (`--zone-id-filter`); empty for all.
-    pub zone_ids: Vec<String>,
+    /// Records written per batch call (`--batch-change-size`; Cloudflare's free plan takes 200), and the
+    /// pause between batch calls (`--batch-change-interval`), to stay under 1,200 requests per 5 minutes.
+    pub batch: Batching,
+    /// Zones to manage: those the filter names or that contain a name it names (`--domain-filter`), and
+    /// the zone ids (`--zone-id-filter`, whole ids); empty for all.
+    pub zones: ZoneSelection,
     /// Time limit, retries (of 429 answers) and rates: every request at most [`API_LIMIT`] by default
     /// (Cloudflare allows 1,200 per 5 minutes per user, reads included), batch calls at most
     /// `--provider-write-rate`.
@@ -124,10 +121,8 @@ impl CloudflareConfig {
             records_per_page: 100,
             record_comment: None,
             comment_limit: crate::comment::FREE_PLAN_COMMENT_LIMIT,
-            batch_size: 200,
-            batch_interval: Duration::from_secs(1),
-            domain_filter: DomainFilter::default(),
-            zone_ids: Vec::new(),
+            batch: Batching::new(200, Duration::from_secs(1)),
+            zones: ZoneSelection::default(),
             api: ApiSettings::new(Some(API_LIMIT)),
         }
     }

@@ -156,8 +156,9 @@ impl CloudflareProvider {
     }
 
     fn wanted_zone(&self, zone: &Zone) -> bool {
-        let ids_ok = self.config.zone_ids.is_empty() || self.config.zone_ids.contains(&zone.id);
-        ids_ok && zone::selected(&self.config.domain_filter, &zone.name, true)
+        let zones = &self.config.zones;
+        let ids_ok = zones.zone_ids.is_empty() || zones.zone_ids.contains(&zone.id);
+        ids_ok && zone::selected(&zones.domain_filter, &zone.name, true)
     }
 
     /// Whether a record of `ep` is proxied: never for a type Cloudflare cannot proxy or a wildcard name,
@@ -381,17 +382,15 @@ impl IndexedProvider for CloudflareProvider {
                 Err(refusal) => failures.refuse(unit, refusal),
             }
         }
-        let mut first = true;
+        let mut calls = 0;
         for (z, mut zone_units) in by_zone {
             let zone = &index.zones[z];
             batch::sort_for_apply(&mut zone_units);
-            // Batches of at most `batch_size` records; a unit that alone needs more travels alone.
+            // Batches of at most `batch.size` records; a unit that alone needs more travels alone.
             let records = |u: &Unit<'_>| Size::changes(self.encode(index, std::slice::from_ref(u)).len());
-            for chunk in batch::split_by(&zone_units, Limits::changes(self.config.batch_size), records) {
-                if !first && !self.config.batch_interval.is_zero() {
-                    tokio::time::sleep(self.config.batch_interval).await;
-                }
-                first = false;
+            for chunk in batch::split_by(&zone_units, Limits::changes(self.config.batch.size), records) {
+                self.config.batch.pause_before(calls).await;
+                calls += 1;
                 failures.absorb(batch::apply_split(chunk, |b| self.send(zone, index, b)).await)?;
             }
         }
@@ -418,7 +417,7 @@ impl IndexedProvider for CloudflareProvider {
     }
 
     fn domains(&self) -> DomainFilter {
-        self.config.domain_filter.clone()
+        self.config.zones.domain_filter.clone()
     }
 
     /// The comment's room beside the user's own comment (`--cloudflare-record-comment-limit`).

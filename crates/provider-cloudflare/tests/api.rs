@@ -21,8 +21,8 @@ fn fake() -> FakeCloudflare {
 fn provider_with(fake: &FakeCloudflare, f: impl FnOnce(&mut CloudflareConfig)) -> CloudflareProvider {
     let mut c = CloudflareConfig::new(Auth::Token(TOKEN.into()));
     c.base_url = fake.url.clone();
-    c.batch_interval = Duration::ZERO;
-    c.api.backoff = Backoff {
+    c.batch.interval = Duration::ZERO;
+    c.api.calls.backoff = Backoff {
         initial: Duration::from_millis(1),
         max: Duration::from_millis(5),
         ..Backoff::default()
@@ -304,14 +304,14 @@ async fn zone_filters_limit_the_zones_managed() {
         v
     };
     assert_eq!(names(provider(&cf)).await, ["a.example.org", "b.example.net"]);
-    let by_id = provider_with(&cf, |c| c.zone_ids = vec![ZONE.into()]);
+    let by_id = provider_with(&cf, |c| c.zones.zone_ids = vec![ZONE.into()]);
     assert_eq!(names(by_id).await, ["a.example.org"]);
     let by_name = provider_with(&cf, |c| {
-        c.domain_filter = extdns_endpoint::DomainFilter::new(&["example.net"], &[])
+        c.zones.domain_filter = extdns_endpoint::DomainFilter::new(&["example.net"], &[])
     });
     assert_eq!(names(by_name).await, ["b.example.net"]);
     // A name under a zone that is not managed has no zone to go to.
-    let p = provider_with(&cf, |c| c.zone_ids = vec![ZONE.into()]);
+    let p = provider_with(&cf, |c| c.zones.zone_ids = vec![ZONE.into()]);
     let err = apply_changes(
         &p,
         &[Change::Create(ep("c.example.net", RecordType::A, &["192.0.2.3"]))],

@@ -5,11 +5,10 @@ use std::collections::BTreeMap;
 use std::num::NonZeroU32;
 use std::time::Duration;
 
-use extdns_endpoint::DomainFilter;
-use extdns_provider::ApiSettings;
 use extdns_provider::budget::AccountKey;
 use extdns_provider::credentials::capture_env;
 use extdns_provider::pace::Rate;
+use extdns_provider::{ApiSettings, Batching, ZoneSelection};
 
 /// Cloud DNS's v1 API (the discovery document's `rootUrl` + `servicePath`).
 pub const DEFAULT_BASE_URL: &str = "https://dns.googleapis.com/dns/v1";
@@ -115,17 +114,15 @@ pub struct GoogleConfig {
     pub credentials: CredentialSource,
     /// Where the API is; a test points it at a fake.
     pub base_url: String,
-    /// `--google-batch-change-size`: additions plus deletions per change; 0 for no limit but Cloud DNS's.
-    pub batch_change_size: usize,
+    /// `--google-batch-change-size`: additions plus deletions per change, 0 for no limit but Cloud DNS's;
     /// `--google-batch-change-interval`: the least time from one change's submission to the next one's
     /// (the wait for a change's `done` counts towards it).
-    pub batch_change_interval: Duration,
+    pub batch: Batching,
     /// `--google-zone-visibility`; `None` for both.
     pub zone_visibility: Option<Visibility>,
-    /// `--zone-id-filter`: suffixes of a zone's numeric id or of its name; empty for all.
-    pub zone_ids: Vec<String>,
-    /// `--domain-filter` and its relatives, matched against a zone's DNS name.
-    pub domain_filter: DomainFilter,
+    /// `--domain-filter` and its relatives, matched against a zone's DNS name, and `--zone-id-filter`:
+    /// suffixes of a zone's numeric id or of its name; empty for all.
+    pub zones: ZoneSelection,
     /// Zones and record sets asked per page (`maxResults`).
     pub page_size: u32,
     /// Time limit, retries (of 429, 5xx and rate-limit answers) and rates: every request at most
@@ -160,11 +157,9 @@ impl GoogleConfig {
             project: None,
             credentials,
             base_url: DEFAULT_BASE_URL.to_string(),
-            batch_change_size: 1000,
-            batch_change_interval: Duration::from_secs(1),
+            batch: Batching::new(1000, Duration::from_secs(1)),
             zone_visibility: None,
-            zone_ids: Vec::new(),
-            domain_filter: DomainFilter::default(),
+            zones: ZoneSelection::default(),
             page_size: 1000,
             api: ApiSettings::new(Some(API_LIMIT)),
             change_poll: Duration::from_millis(500),

@@ -109,7 +109,7 @@ impl GoogleProvider {
             return Err(ConfigError::PageSize(config.page_size));
         }
         extdns_provider::http::parse_url("the Cloud DNS API URL", &config.base_url).map_err(ConfigError::Client)?;
-        let (tokens, metadata) = credentials::tokens(&config.credentials, config.api.timeout, &config.observer)
+        let (tokens, metadata) = credentials::tokens(&config.credentials, config.api.calls.timeout, &config.observer)
             .map_err(ConfigError::Client)?;
         let api = Api::new(&config, Arc::new(tokens))?;
         let project = match &config.project {
@@ -156,12 +156,9 @@ impl GoogleProvider {
                     .is_none_or(|v| z.visibility.as_deref().unwrap_or("public") == v.as_str())
             })
             .filter(|z| {
-                c.zone_ids.is_empty()
-                    || c.zone_ids
-                        .iter()
-                        .any(|f| z.id.ends_with(f.as_str()) || z.name.ends_with(f.as_str()))
+                c.zones.id_ends_with_one(&z.id) || c.zones.zone_ids.iter().any(|f| z.name.ends_with(f.as_str()))
             })
-            .filter(|z| zone::selected(&c.domain_filter, &z.dns_name, false))
+            .filter(|z| zone::selected(&c.zones.domain_filter, &z.dns_name, false))
             .map(|z| Zone {
                 dns_name: z.dns_name.trim_end_matches('.').to_ascii_lowercase(),
                 name: z.name,
@@ -421,7 +418,7 @@ impl IndexedProvider for GoogleProvider {
             by_zone.entry(z).or_default().push(w);
         }
         let limits = Limits {
-            changes: match self.config.batch_change_size {
+            changes: match self.config.batch.size {
                 0 => usize::MAX,
                 n => n,
             },
@@ -430,7 +427,7 @@ impl IndexedProvider for GoogleProvider {
         };
         // `--google-batch-change-interval` spaces the submissions: it counts from the previous change's
         // submission, so the wait for that change's `done` falls inside it instead of adding to it.
-        let interval = self.config.batch_change_interval;
+        let interval = self.config.batch.interval;
         let mut submitted: Option<tokio::time::Instant> = None;
         let pending = Pending::default();
         for (z, work) in by_zone {
@@ -455,7 +452,7 @@ impl IndexedProvider for GoogleProvider {
     }
 
     fn domains(&self) -> DomainFilter {
-        self.config.domain_filter.clone()
+        self.config.zones.domain_filter.clone()
     }
 
     /// The managed zone `write` sends a name to: the closest of the read's.

@@ -14,10 +14,10 @@ use extdns_test_support::lines::refused_lines;
 
 fn fast(mut config: GoogleConfig, fake: &FakeGoogle) -> GoogleConfig {
     config.base_url = fake.dns_url();
-    config.batch_change_interval = Duration::ZERO;
+    config.batch.interval = Duration::ZERO;
     config.change_poll = Duration::from_millis(5);
     config.api.requests = None;
-    config.api.backoff = Backoff {
+    config.api.calls.backoff = Backoff {
         initial: Duration::from_millis(5),
         max: Duration::from_millis(20),
         multiplier: 2.0,
@@ -172,14 +172,15 @@ async fn zones_and_records_are_listed_across_pages_with_external_dns_s_filters()
     let private = only(|c| c.zone_visibility = Some(Visibility::Private));
     let names = zone_names(&private).await;
     assert_eq!(names, ["internal"]);
-    let by_id = only(|c| c.zone_ids = vec!["01".into(), "ther".into()]);
+    let by_id = only(|c| c.zones.zone_ids = vec!["01".into(), "ther".into()]);
     let names = zone_names(&by_id).await;
     assert_eq!(
         names,
         ["example-org", "other"],
         "a suffix of id 1001, or of the name other"
     );
-    let by_domain = only(|c| c.domain_filter = extdns_endpoint::DomainFilter::new(&["other.net".to_string()], &[]));
+    let by_domain =
+        only(|c| c.zones.domain_filter = extdns_endpoint::DomainFilter::new(&["other.net".to_string()], &[]));
     let names = zone_names(&by_domain).await;
     assert_eq!(names, ["other"]);
 }
@@ -306,7 +307,7 @@ async fn a_refused_change_is_split_until_each_refused_record_is_named_and_the_ot
 #[tokio::test]
 async fn a_change_over_cloud_dns_s_quota_is_split_until_it_fits() {
     let fake = FakeGoogle::start(&[("example-org", "example.org")]);
-    fake.state().max_additions = 5;
+    fake.state().change_limits.additions = 5;
     let p = provider(&fake);
     let (records, owners) = owned_records(0..8);
     let units = units_of(&records, &owners);
@@ -323,7 +324,7 @@ async fn a_change_over_cloud_dns_s_quota_is_split_until_it_fits() {
 #[tokio::test]
 async fn the_batch_size_cuts_changes_and_keeps_units_whole() {
     let fake = FakeGoogle::start(&[("example-org", "example.org")]);
-    let p = provider_edited(&fake, |c| c.batch_change_size = 3);
+    let p = provider_edited(&fake, |c| c.batch.size = 3);
     let (records, owners) = owned_records(0..4);
     let units = units_of(&records, &owners);
     p.apply(&ReadState::default(), &units)
@@ -345,8 +346,8 @@ async fn the_batch_interval_spaces_submissions_and_holds_the_wait_for_done() {
     const TRANSIT: Duration = Duration::from_millis(25);
     let fake = FakeGoogle::start(&[("example-org", "example.org")]);
     let p = provider_edited(&fake, |c| {
-        c.batch_change_size = 2;
-        c.batch_change_interval = INTERVAL;
+        c.batch.size = 2;
+        c.batch.interval = INTERVAL;
         c.change_poll = POLL;
     });
     let write = |from: usize, to: usize, pending_polls: u32| {

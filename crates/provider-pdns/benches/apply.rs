@@ -27,7 +27,7 @@ fn main() {
         let pdns = PowerDns::start(&[Zone::new("bench.example")]);
         let mut config = PdnsConfig::new(pdns.url(), API_KEY);
         config.batch_change_size = batch * 2;
-        config.timeout = Duration::from_secs(120);
+        config.calls.timeout = Duration::from_secs(120);
         let provider = PdnsProvider::new(&config).unwrap_or_else(|e| panic!("{e}"));
         let creates: Vec<(Change, Change)> = (0..n)
             .map(|i| {

@@ -114,16 +114,16 @@ impl Api {
         let http = HttpClient::builder()
             .observed_by(&config.observer)
             .default_headers(headers)
-            .timeout(config.timeout)
-            .connect_timeout(config.timeout.min(Duration::from_secs(10)))
+            .timeout(config.calls.timeout)
+            .connect_timeout(config.calls.timeout.min(Duration::from_secs(10)))
             .tls(&config.tls)
             .build()
             .map_err(ConfigError::Client)?;
         Ok(Api {
             http,
             zones,
-            retry: config.retry.clone(),
-            pacer: Pacer::new(None, config.write_rate),
+            retry: config.calls.backoff.clone(),
+            pacer: Pacer::new(None, config.calls.write_rate),
         })
     }
 

@@ -5,9 +5,9 @@
 use std::time::Duration;
 
 use extdns_endpoint::DomainFilter;
-use extdns_provider::Backoff;
 use extdns_provider::http::HttpError;
 use extdns_provider::tls::{TlsError, TlsFile};
+use extdns_provider::{Backoff, CallSettings};
 
 /// TLS settings for an `https://` API URL: `--pdns-skip-tls-verify` and the shared `--tls-ca`,
 /// `--tls-client-cert`, `--tls-client-cert-key`. The system roots are trusted beside the CA file.
@@ -28,18 +28,15 @@ pub struct PdnsConfig {
     pub domain_filter: DomainFilter,
     /// TLS towards an `https://` server (see [`TlsOptions`]); ignored for `http://`.
     pub tls: TlsOptions,
-    /// Per-request timeout (connect, send, answer).
-    pub timeout: Duration,
+    /// Time limit of a request; retries of one that met a rate limit, a 5xx or a network error, before the
+    /// sync gives up with a transient error (which the controller backs off from); `--provider-write-rate`:
+    /// PATCHes at most this often (none by default).
+    pub calls: CallSettings,
     /// Most record changes (a record and its ownership record count two) in one PATCH. A PATCH is one
     /// database transaction in PowerDNS; large ones are fast, but a refused one is split and sent again.
     pub batch_change_size: usize,
-    /// Retries of one request that met a rate limit, a 5xx or a network error, before the sync gives up
-    /// with a transient error (which the controller backs off from).
-    pub retry: Backoff,
     /// Told about every HTTP request (the binary's request-duration metric).
     pub observer: extdns_provider::http::Observer,
-    /// `--provider-write-rate`: PATCHes at most this often (none by default).
-    pub write_rate: Option<extdns_provider::pace::Rate>,
 }
 
 impl std::fmt::Debug for PdnsConfig {
@@ -50,10 +47,8 @@ impl std::fmt::Debug for PdnsConfig {
             .field("api_key", &"<redacted>")
             .field("domain_filter", &self.domain_filter)
             .field("tls", &self.tls)
-            .field("timeout", &self.timeout)
+            .field("calls", &self.calls)
             .field("batch_change_size", &self.batch_change_size)
-            .field("retry", &self.retry)
-            .field("write_rate", &self.write_rate)
             .finish()
     }
 }
@@ -68,16 +63,17 @@ impl PdnsConfig {
             api_key: api_key.into(),
             domain_filter: DomainFilter::default(),
             tls: TlsOptions::default(),
-            timeout: Duration::from_secs(30),
-            batch_change_size: 1000,
-            retry: Backoff {
-                initial: Duration::from_millis(250),
-                max: Duration::from_secs(5),
-                multiplier: 2.0,
-                jitter: 0.5,
-                max_attempts: 3,
+            calls: CallSettings {
+                backoff: Backoff {
+                    initial: Duration::from_millis(250),
+                    max: Duration::from_secs(5),
+                    multiplier: 2.0,
+                    jitter: 0.5,
+                    max_attempts: 3,
+                },
+                ..CallSettings::default()
             },
-            write_rate: None,
+            batch_change_size: 1000,
         }
     }
 }

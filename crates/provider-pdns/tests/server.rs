@@ -15,7 +15,7 @@ use extdns_test_support::require;
 fn provider_with(url: &str, key: &str, filter: &[&str]) -> PdnsProvider {
     let mut config = PdnsConfig::new(url, key);
     config.domain_filter = DomainFilter::new(filter, &[] as &[&str]);
-    config.retry.initial = Duration::from_millis(20);
+    config.calls.backoff.initial = Duration::from_millis(20);
     PdnsProvider::new(&config).unwrap_or_else(|e| panic!("{e}"))
 }
 

@@ -79,7 +79,7 @@ async fn https_with_the_tls_ca_with_skip_verify_and_refused_without_either() {
     assert!(r.is_ok(), "--pdns-skip-tls-verify accepts any certificate: {r:?}");
 
     let mut plain = PdnsConfig::new(&url, "k");
-    plain.retry.max_attempts = 1;
+    plain.calls.backoff.max_attempts = 1;
     let r = provider(&plain).records().await;
     let Err(e) = r else {
         panic!("an unknown CA must be refused")

@@ -215,7 +215,7 @@ impl Api {
             skip_verify: config.tls_skip_verify,
             ..TlsOptions::default()
         };
-        let http = HttpClient::api_builder(&config.observer, config.timeout)
+        let http = HttpClient::api_builder(&config.observer, config.calls.timeout)
             .tls(&tls)
             .build()
             .map_err(ConfigError::Client)?;
@@ -223,8 +223,8 @@ impl Api {
             http,
             base: config.server.trim_end_matches('/').to_string(),
             password: config.password.clone().filter(|p| !p.is_empty()),
-            backoff: config.backoff.clone(),
-            pacer: Pacer::new(None, config.write_rate),
+            backoff: config.calls.backoff.clone(),
+            pacer: Pacer::new(None, config.calls.write_rate),
             session: tokio::sync::Mutex::new(Session::None),
         })
     }

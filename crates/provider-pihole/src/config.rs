@@ -1,10 +1,7 @@
 //! The provider's configuration: external-dns's `--pihole-*` flags, typed.
 
-use std::time::Duration;
-
 use extdns_endpoint::DomainFilter;
-use extdns_provider::Backoff;
-use extdns_provider::pace::Rate;
+use extdns_provider::CallSettings;
 
 /// The provider's settings, from `--pihole-server`, `--pihole-password` (or `EXTERNAL_DNS_PIHOLE_PASSWORD`)
 /// and `--pihole-tls-skip-verify`. Built with [`PiholeConfig::new`], then adjusted field by field; `Debug`
@@ -20,12 +17,9 @@ pub struct PiholeConfig {
     pub tls_skip_verify: bool,
     /// Names to manage (`--domain-filter`); Pi-hole has no zones.
     pub domain_filter: DomainFilter,
-    /// Per-request time limit (connect, send, answer).
-    pub timeout: Duration,
-    /// Retries of unreachable servers, 429s and 5xx.
-    pub backoff: Backoff,
-    /// `--provider-write-rate`: write requests at most this often.
-    pub write_rate: Option<Rate>,
+    /// Time limit of a request, retries of unreachable servers, 429s and 5xx, and `--provider-write-rate`:
+    /// write requests at most this often.
+    pub calls: CallSettings,
     /// Told about every HTTP request (the binary's request-duration metric).
     pub observer: extdns_provider::http::Observer,
 }
@@ -37,8 +31,7 @@ impl std::fmt::Debug for PiholeConfig {
             .field("password", &self.password.as_ref().map(|_| ".."))
             .field("tls_skip_verify", &self.tls_skip_verify)
             .field("domain_filter", &self.domain_filter)
-            .field("timeout", &self.timeout)
-            .field("write_rate", &self.write_rate)
+            .field("calls", &self.calls)
             .finish_non_exhaustive()
     }
 }
@@ -51,9 +44,7 @@ impl PiholeConfig {
             password: None,
             tls_skip_verify: false,
             domain_filter: DomainFilter::default(),
-            timeout: Duration::from_secs(30),
-            backoff: Backoff::default(),
-            write_rate: None,
+            calls: CallSettings::default(),
             observer: Default::default(),
         }
     }

@@ -13,7 +13,7 @@ use extdns_test_support::require;
 fn provider_with(fake: &FakePihole, password: Option<&str>) -> PiholeProvider {
     let mut c = PiholeConfig::new(fake.url.clone());
     c.password = password.map(str::to_string);
-    c.backoff = Backoff {
+    c.calls.backoff = Backoff {
         initial: Duration::from_millis(1),
         max: Duration::from_millis(5),
         ..Backoff::default()

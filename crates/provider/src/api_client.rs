@@ -4,7 +4,6 @@
 //! what is its own (its credentials, its paging, its error envelope), so the skeleton is written once.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use reqwest::Method;
 use serde::Serialize;
@@ -13,24 +12,22 @@ use crate::backoff::Backoff;
 use crate::budget::{AccountKey, PacerPool};
 use crate::http::{HttpClient, HttpError, Observer, Request};
 use crate::pace::{Pacer, Rate};
+use crate::settings::CallSettings;
 
 /// The settings every cloud API client takes, embedded in each cloud provider's configuration, so the
-/// fields are declared, defaulted and read into an [`ApiClient`] once.
+/// fields are declared, defaulted and read into an [`ApiClient`] once: how each call is made, and the
+/// account's limits, which every client of the account shares.
 #[derive(Debug, Clone)]
 pub struct ApiSettings {
-    /// Per-request time limit (connect, send, answer).
-    pub timeout: Duration,
-    /// Retries of the calls the provider's classification names transient or throttled.
-    pub backoff: Backoff,
+    /// Time limit, retries and this client's write rate (`--provider-write-rate`), within the account's
+    /// limits.
+    pub calls: CallSettings,
     /// Every request of the account at most this often: the API's documented limit, where it has one, or
     /// `--provider-request-rate`; every client of the account together.
     pub requests: Option<Rate>,
     /// Write requests of the account at most this often, within `requests`: the API's own write limit
     /// (Resource Manager's), every client of the account together.
     pub account_writes: Option<Rate>,
-    /// `--provider-write-rate`: this client's write requests at most this often, within the account's
-    /// limits.
-    pub write_rate: Option<Rate>,
     /// Where the account's pacer comes from: the binary hands every provider one pool, so the clients of
     /// one account share it; a pool of its own by default (no one to share with).
     pub pool: Arc<PacerPool>,
@@ -40,11 +37,9 @@ impl ApiSettings {
     /// 30 s a request, the default backoff, no write rate, and `requests` the API's own limit.
     pub fn new(requests: Option<Rate>) -> ApiSettings {
         ApiSettings {
-            timeout: Duration::from_secs(30),
-            backoff: Backoff::default(),
+            calls: CallSettings::default(),
             requests,
             account_writes: None,
-            write_rate: None,
             pool: Arc::new(PacerPool::new()),
         }
     }
@@ -82,11 +77,11 @@ impl ApiClient {
         account: &AccountKey,
     ) -> Result<ApiClient, HttpError> {
         Ok(ApiClient {
-            http: HttpClient::api_builder(observer, settings.timeout).build()?,
+            http: HttpClient::api_builder(observer, settings.calls.timeout).build()?,
             base: base.trim_end_matches('/').to_string(),
-            backoff: settings.backoff.clone(),
+            backoff: settings.calls.backoff.clone(),
             account: settings.pool.pacer(account, settings.requests, settings.account_writes),
-            own: Pacer::new(None, settings.write_rate),
+            own: Pacer::new(None, settings.calls.write_rate),
         })
     }
 

@@ -5,7 +5,8 @@
 //! [`zone`] (is a name in a zone, the closest zone, zones a domain filter selects), [`batch`]
 //! (batches by changes, bytes and values; a refused batch split until the bad change is named), [`gather`]
 //! (endpoints from backends that store one record per target), [`pace`] (requests kept under a rate),
-//! [`backoff`] (retries with backoff and jitter, honouring `Retry-After`), [`indexed`] (a provider whose read yields endpoints and the index
+//! [`backoff`] (retries with backoff and jitter, honouring `Retry-After`), [`settings`] (the groups of
+//! settings every provider's configuration shares: which zones, how writes are batched), [`indexed`] (a provider whose read yields endpoints and the index
 //! its writes need, made a [`Provider`]), [`failure`] (one classification of
 //! a failed call, which retry, pacing and batch splitting read), [`http`] (the one HTTP client
 //! builder and send path) and [`tls`] (TLS files read once, errors naming the file).
@@ -40,6 +41,7 @@ pub mod indexed;
 pub mod inmemory;
 pub mod metadata;
 pub mod pace;
+pub mod settings;
 pub mod tls;
 pub mod zone;
 
@@ -57,6 +59,7 @@ pub use failure::{FailureKind, HttpAnswer, Retry};
 pub use http::HttpClient;
 pub use indexed::IndexedProvider;
 pub use inmemory::InMemoryProvider;
+pub use settings::{Batching, CallSettings, ZoneSelection};
 pub use tls::TlsOptions;
 
 /// A DNS backend. Providers know nothing about ownership (the registry adds and hides TXT records) nor about

@@ -41,7 +41,7 @@ pub const ROUTE53: PerRequest = PerRequest {
 /// Pro, Business and Enterprise (<https://developers.cloudflare.com/dns/manage-dns-records/how-to/batch-record-changes/>).
 pub const CLOUDFLARE_FREE: PerRequest = PerRequest::changes(200);
 /// Cloud DNS's changes.create: 1,000 additions and 1,000 deletions a change (the fake's
-/// `max_additions`), 100,000 bytes of record data (`extdns_provider_google::MAX_CHANGE_BYTES`).
+/// `change_limits`), 100,000 bytes of record data (`extdns_provider_google::MAX_CHANGE_BYTES`).
 pub const GOOGLE: PerRequest = PerRequest {
     changes: 1000,
     bytes: 100_000,

@@ -128,6 +128,28 @@ pub struct FakeZone {
     pub peering: bool,
 }
 
+/// Cloud DNS's quotas on one change, which `changes.create` checks before applying anything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChangeLimits {
+    /// Additions a change may hold (Cloud DNS: 1,000).
+    pub additions: usize,
+    /// Deletions a change may hold (Cloud DNS: 1,000).
+    pub deletions: usize,
+    /// Bytes of record data a change may hold (Cloud DNS: 100,000).
+    pub bytes: usize,
+}
+
+impl Default for ChangeLimits {
+    /// Cloud DNS's own quotas.
+    fn default() -> ChangeLimits {
+        ChangeLimits {
+            additions: 1000,
+            deletions: 1000,
+            bytes: 100_000,
+        }
+    }
+}
+
 /// Everything the fake holds and counts; inspect it through [`FakeGoogle::state`].
 #[derive(Debug)]
 pub struct FakeState {
@@ -143,12 +165,8 @@ pub struct FakeState {
     pub pending_polls: u32,
     /// At most this many entries a list page holds.
     pub page_limit: usize,
-    /// Additions a change may hold (Cloud DNS: 1,000).
-    pub max_additions: usize,
-    /// Deletions a change may hold (Cloud DNS: 1,000).
-    pub max_deletions: usize,
-    /// Bytes of record data a change may hold (Cloud DNS: 100,000).
-    pub max_change_bytes: usize,
+    /// What one change may hold: past it, `changes.create` answers `quotaExceeded`.
+    pub change_limits: ChangeLimits,
     /// `expires_in` of the tokens the fake issues.
     pub token_lifetime: u64,
     /// Changes applied.
@@ -299,9 +317,7 @@ impl FakeGoogle {
             next_token: 0,
             pending_polls: 1,
             page_limit: 50,
-            max_additions: 1000,
-            max_deletions: 1000,
-            max_change_bytes: 100_000,
+            change_limits: ChangeLimits::default(),
             token_lifetime: 3600,
             changes_applied: 0,
             grants: Vec::new(),
@@ -772,9 +788,9 @@ async fn create_change(
         .map(str::len)
         .sum();
     for (n, max, what) in [
-        (additions.len(), s.max_additions, "additions per change"),
-        (deletions.len(), s.max_deletions, "deletions per change"),
-        (bytes, s.max_change_bytes, "total rrdata size per change"),
+        (additions.len(), s.change_limits.additions, "additions per change"),
+        (deletions.len(), s.change_limits.deletions, "deletions per change"),
+        (bytes, s.change_limits.bytes, "total rrdata size per change"),
     ] {
         if n > max {
             return Err(refuse(

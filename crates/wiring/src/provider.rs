@@ -65,13 +65,13 @@ impl ProviderSettings {
         match self {
             ProviderSettings::InMemory { write_rate, .. } => *write_rate = rate,
             ProviderSettings::Rfc2136(config) => config.write_rate = rate,
-            ProviderSettings::Aws(config) => config.write_rate = rate,
-            ProviderSettings::Pdns(config) => config.write_rate = rate,
+            ProviderSettings::Aws(config) => config.api.calls.write_rate = rate,
+            ProviderSettings::Pdns(config) => config.calls.write_rate = rate,
             ProviderSettings::Coredns(config) => config.write_rate = rate,
-            ProviderSettings::Cloudflare(config) => config.api.write_rate = rate,
-            ProviderSettings::Google(config) => config.api.write_rate = rate,
-            ProviderSettings::Azure(config) => config.api.write_rate = rate,
-            ProviderSettings::Pihole(config) => config.write_rate = rate,
+            ProviderSettings::Cloudflare(config) => config.api.calls.write_rate = rate,
+            ProviderSettings::Google(config) => config.api.calls.write_rate = rate,
+            ProviderSettings::Azure(config) => config.api.calls.write_rate = rate,
+            ProviderSettings::Pihole(config) => config.calls.write_rate = rate,
             ProviderSettings::Webhook(config) => config.write_rate = rate,
             // Writes go to memory: nothing to pace.
             ProviderSettings::DnsServer(_) | ProviderSettings::Unsupported(_) => {}
@@ -87,7 +87,7 @@ impl ProviderSettings {
             return;
         };
         match self {
-            ProviderSettings::Aws(config) => config.requests_per_second = per_second,
+            ProviderSettings::Aws(config) => config.api.requests = AwsConfig::account_rate(per_second),
             ProviderSettings::Cloudflare(config) => config.api.requests = Some(rate),
             ProviderSettings::Google(config) => config.api.requests = Some(rate),
             ProviderSettings::Azure(config) => config.api.requests = Some(rate),
@@ -192,7 +192,7 @@ pub async fn build_provider(
         ProviderSettings::Aws(config) => {
             let mut config = (**config).clone();
             config.observer = observer;
-            config.pool = pool;
+            config.api.pool = pool;
             Arc::new(AwsProvider::new(config)?)
         }
         ProviderSettings::Pdns(config) => {

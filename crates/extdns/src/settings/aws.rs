@@ -4,7 +4,7 @@
 use extdns_endpoint::DomainFilter;
 use extdns_provider_aws::{AssumeRole, AwsConfig, CredentialSource, ZoneType};
 
-use super::{Env, ValidationError, count};
+use super::{Env, ValidationError, batching, count};
 use crate::flags::Flags;
 
 /// The Route53 provider's configuration; `var` reads one environment variable (tests pass their own).
@@ -35,11 +35,15 @@ pub fn config(flags: &Flags, domain_filter: &DomainFilter, var: Env<'_>) -> Resu
         };
     }
     config.assume_role = AssumeRole::from_flags(role, external_id);
-    config.batch_change_size = count("--aws-batch-change-size", f.batch_change_size, true)?;
+    config.batch = batching(
+        "--aws-batch-change-size",
+        f.batch_change_size,
+        f.batch_change_interval,
+        true,
+    )?;
     config.batch_change_size_bytes = count("--aws-batch-change-size-bytes", f.batch_change_size_bytes, true)?;
     config.batch_change_size_values = count("--aws-batch-change-size-values", f.batch_change_size_values, true)?;
-    config.batch_change_interval = f.batch_change_interval;
-    config.api_retries = count("--aws-api-retries", f.api_retries, false)?;
+    config.api.calls.backoff.max_attempts = AwsConfig::attempts_for(count("--aws-api-retries", f.api_retries, false)?);
     config.evaluate_target_health = f.evaluate_target_health;
     config.prefer_cname = f.prefer_cname;
     config.zones_cache_duration = f.zones_cache_duration;
@@ -60,15 +64,12 @@ pub fn config(flags: &Flags, domain_filter: &DomainFilter, var: Env<'_>) -> Resu
             ))),
         })
         .collect::<Result<_, _>>()?;
-    config.zone_ids = flags
-        .provider
-        .zone_id_filter
-        .iter()
+    config.zones = super::zones(flags, domain_filter);
+    config.zones.zone_ids = (config.zones.zone_ids.iter())
         .map(|z| z.trim())
         .filter(|z| !z.is_empty())
         .map(|z| z.strip_prefix("/hostedzone/").unwrap_or(z).to_string())
         .collect();
-    config.domain_filter = domain_filter.clone();
     Ok(config)
 }
 
@@ -112,17 +113,13 @@ mod tests {
             [("team".into(), "a".into()), ("env".into(), "prod".into())]
         );
         assert_eq!(
-            (
-                c.batch_change_size,
-                c.batch_change_size_bytes,
-                c.batch_change_size_values
-            ),
+            (c.batch.size, c.batch_change_size_bytes, c.batch_change_size_values),
             (10, 2000, 20)
         );
-        assert_eq!(c.batch_change_interval, std::time::Duration::from_secs(3));
-        assert_eq!(c.api_retries, 0);
+        assert_eq!(c.batch.interval, std::time::Duration::from_secs(3));
+        assert_eq!(c.api.calls.backoff.max_attempts, 1, "no retry: the first call only");
         assert!(!c.evaluate_target_health && c.prefer_cname && c.zone_match_parent);
-        assert_eq!(c.zone_ids, ["Z123"]);
+        assert_eq!(c.zones.zone_ids, ["Z123"]);
         assert_eq!(c.endpoint.as_str(), "http://127.0.0.1:5555/");
         Ok(())
     }

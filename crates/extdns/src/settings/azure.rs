@@ -46,8 +46,8 @@ pub fn config(
     );
     config.cloud = cloud;
     config.zones_cache_duration = f.zones_cache_duration;
-    config.api.backoff.max_attempts = AzureConfig::attempts_for(f.maxretries_count);
-    config.domain_filter = domain_filter.clone();
+    config.api.calls.backoff.max_attempts = AzureConfig::attempts_for(f.maxretries_count);
+    config.zones = super::zones(flags, domain_filter);
     config.zone_names = flags
         .provider
         .zone_name_filter
@@ -55,7 +55,6 @@ pub fn config(
         .map(|z| z.trim().trim_end_matches('.').to_ascii_lowercase())
         .filter(|z| !z.is_empty())
         .collect();
-    config.zone_ids = super::zone_ids(flags);
     if config.subscription_id.is_empty() {
         return Err(invalid(
             "no subscription: set subscriptionId in the config file or --azure-subscription-id".into(),
@@ -101,7 +100,7 @@ mod tests {
         );
         assert_eq!(c.zones_cache_duration, Duration::ZERO);
         assert_eq!(
-            c.api.backoff.max_attempts, 4,
+            c.api.calls.backoff.max_attempts, 4,
             "--azure-maxretries-count=3 is four attempts"
         );
         assert!(
@@ -126,9 +125,9 @@ mod tests {
             ("flag-sub", "flag-rg")
         );
         assert_eq!(c.zones_cache_duration, Duration::from_secs(300));
-        assert_eq!(c.api.backoff.max_attempts, 1);
+        assert_eq!(c.api.calls.backoff.max_attempts, 1);
         assert_eq!(c.zone_names, ["example.org"]);
-        assert_eq!(c.zone_ids, ["/dnszones/example.org"]);
+        assert_eq!(c.zones.zone_ids, ["/dnszones/example.org"]);
         assert!(
             matches!(&c.credentials, CredentialSource::Managed { imds, client_id } if imds == "http://127.0.0.1:9" && client_id.as_deref() == Some("flag-uai"))
         );

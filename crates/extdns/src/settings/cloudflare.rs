@@ -4,7 +4,7 @@
 use extdns_endpoint::DomainFilter;
 use extdns_provider_cloudflare::{Auth, CloudflareConfig};
 
-use super::{Env, ValidationError, count, env_value};
+use super::{Env, ValidationError, batching, env_value};
 use crate::flags::Flags;
 
 /// extdns's own variable pointing the provider at another API endpoint (a proxy, a test fake).
@@ -59,7 +59,12 @@ pub fn config(flags: &Flags, domain_filter: &DomainFilter, env: Env<'_>) -> Resu
             f.record_comment_limit
         ));
     };
-    let batch_size = count("--batch-change-size", flags.provider.batch_change_size, true)?;
+    let batch = batching(
+        "--batch-change-size",
+        flags.provider.batch_change_size,
+        flags.provider.batch_change_interval,
+        true,
+    )?;
     let auth = Auth::from_env(env).map_err(|e| ValidationError(e.to_string()))?;
     let mut config = CloudflareConfig::new(auth);
     if let Some(url) = env_value(env, BASE_URL_ENV) {
@@ -69,10 +74,8 @@ pub fn config(flags: &Flags, domain_filter: &DomainFilter, env: Env<'_>) -> Resu
     config.records_per_page = per_page;
     config.record_comment = Some(f.record_comment.clone()).filter(|c| !c.is_empty());
     config.comment_limit = comment_limit;
-    config.batch_size = batch_size;
-    config.batch_interval = flags.provider.batch_change_interval;
-    config.domain_filter = domain_filter.clone();
-    config.zone_ids = super::zone_ids(flags);
+    config.batch = batch;
+    config.zones = super::zones(flags, domain_filter);
     Ok(config)
 }
 
@@ -104,7 +107,7 @@ mod tests {
         )
         .unwrap_or_else(|e| panic!("{e}"));
         assert!(c.proxied_by_default);
-        assert_eq!((c.records_per_page, c.batch_size), (500, 50));
+        assert_eq!((c.records_per_page, c.batch.size), (500, 50));
         assert!(matches!(c.auth, Auth::Token(ref t) if t == "tok"));
         assert_eq!(c.base_url, extdns_provider_cloudflare::DEFAULT_BASE_URL);
     }

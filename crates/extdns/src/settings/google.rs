@@ -5,7 +5,7 @@
 use extdns_endpoint::DomainFilter;
 use extdns_provider_google::{CREDENTIAL_VARIABLES, CredentialSource, GoogleConfig, Visibility};
 
-use super::{Env, ValidationError, count, env_value};
+use super::{Env, ValidationError, batching, env_value};
 use crate::flags::Flags;
 
 /// extdns's own variable pointing the provider at another Cloud DNS endpoint (a proxy, a test fake).
@@ -15,7 +15,12 @@ pub const BASE_URL_ENV: &str = "EXTDNS_GOOGLE_API_URL";
 pub fn config(flags: &Flags, domain_filter: &DomainFilter, env: Env<'_>) -> Result<GoogleConfig, ValidationError> {
     let f = &flags.google;
     let invalid = |m: String| Err(ValidationError(m));
-    let batch_change_size = count("--google-batch-change-size", f.batch_change_size, false)?;
+    let batch = batching(
+        "--google-batch-change-size",
+        f.batch_change_size,
+        f.batch_change_interval,
+        false,
+    )?;
     let zone_visibility = match f.zone_visibility.trim() {
         "" => None,
         "public" => Some(Visibility::Public),
@@ -34,11 +39,9 @@ pub fn config(flags: &Flags, domain_filter: &DomainFilter, env: Env<'_>) -> Resu
     if let Some(url) = env_value(env, BASE_URL_ENV) {
         config.base_url = url;
     }
-    config.batch_change_size = batch_change_size;
-    config.batch_change_interval = f.batch_change_interval;
+    config.batch = batch;
     config.zone_visibility = zone_visibility;
-    config.domain_filter = domain_filter.clone();
-    config.zone_ids = super::zone_ids(flags);
+    config.zones = super::zones(flags, domain_filter);
     Ok(config)
 }
 
@@ -59,8 +62,8 @@ mod tests {
     fn external_dns_s_defaults() {
         let c = google(&[], &[]).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(c.project, None, "asked of the metadata server");
-        assert_eq!(c.batch_change_size, 1000);
-        assert_eq!(c.batch_change_interval, Duration::from_secs(1));
+        assert_eq!(c.batch.size, 1000);
+        assert_eq!(c.batch.interval, Duration::from_secs(1));
         assert_eq!(c.zone_visibility, None);
         assert_eq!(c.base_url, extdns_provider_google::DEFAULT_BASE_URL);
     }
@@ -83,10 +86,10 @@ mod tests {
         )
         .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(c.project.as_deref(), Some("my-project"));
-        assert_eq!(c.batch_change_size, 50);
-        assert_eq!(c.batch_change_interval, Duration::from_millis(250));
+        assert_eq!(c.batch.size, 50);
+        assert_eq!(c.batch.interval, Duration::from_millis(250));
         assert_eq!(c.zone_visibility, Some(Visibility::Private));
-        assert_eq!(c.zone_ids, ["1234", "prod-zone"]);
+        assert_eq!(c.zones.zone_ids, ["1234", "prod-zone"]);
         assert_eq!(c.base_url, "http://127.0.0.1:1/dns/v1");
         let CredentialSource::Adc { env } = &c.credentials else {
             panic!("ADC expected")

@@ -43,6 +43,7 @@ use extdns_informer::manifests::LoadOptions;
 use extdns_informer::view::RouteKind;
 use extdns_plan::{PlanConfig, Policy};
 use extdns_provider::pace::Rate;
+use extdns_provider::{Batching, ZoneSelection};
 use extdns_registry::TxtRegistryConfig;
 use extdns_source::template::{TemplateKind, TemplateUse, template_fields};
 use extdns_source::{AnnotationError, Annotations, FqdnTemplate, Selector, SourceConfig};
@@ -80,16 +81,31 @@ fn rate(flag: &str, per_second: f64, requests: &str, zero: &str) -> Result<Optio
     }
 }
 
-/// `--zone-id-filter` as the providers that match it as written take it: the values given, empty ones
-/// dropped (Route53 first strips its `/hostedzone/` prefix, so it reads the flag itself).
-fn zone_ids(flags: &Flags) -> Vec<String> {
-    flags
-        .provider
-        .zone_id_filter
-        .iter()
-        .filter(|z| !z.is_empty())
-        .cloned()
-        .collect()
+/// The zones a cloud provider manages, the same flags for every one: the domain filters and
+/// `--zone-id-filter` as the providers that match it as written take it, the values given, empty ones
+/// dropped (Route53 then strips its `/hostedzone/` prefix).
+fn zones(flags: &Flags, domain_filter: &DomainFilter) -> ZoneSelection {
+    ZoneSelection {
+        domain_filter: domain_filter.clone(),
+        zone_ids: flags
+            .provider
+            .zone_id_filter
+            .iter()
+            .filter(|z| !z.is_empty())
+            .cloned()
+            .collect(),
+    }
+}
+
+/// How a provider batches its writes, from its batch size flag (named in the error; at least 1 when
+/// `positive`, else 0 means the API's own limit) and its batch interval flag.
+fn batching(
+    size_flag: &str,
+    size: impl Into<i64>,
+    interval: std::time::Duration,
+    positive: bool,
+) -> Result<Batching, ValidationError> {
+    Ok(Batching::new(count(size_flag, size, positive)?, interval))
 }
 
 /// A count flag as the configuration's type: at least 1 when `positive`, else at least 0.

@@ -607,7 +607,7 @@ fn the_request_rate_sets_each_cloud_s_account_rate_and_zero_keeps_the_documented
         extdns_provider::pace::Rate::per_second(2.0)
     );
     match provider_with(&["--provider=aws", "--provider-request-rate=20"]) {
-        Ok(ProviderSettings::Aws(c)) => assert_eq!(c.requests_per_second, 20.0),
+        Ok(ProviderSettings::Aws(c)) => assert_eq!(c.api.requests, extdns_provider_aws::AwsConfig::account_rate(20.0)),
         other => panic!("{other:?}"),
     }
     for bad in ["-1", "NaN"] {
