@@ -9,7 +9,7 @@ use std::process::Output;
 
 use extdns_test_support::azure_fake::{self, FakeAzure, Service};
 use extdns_test_support::cli::{self, ok, tempdir, text};
-use extdns_test_support::differential::{self, Objects};
+use extdns_test_support::differential::{self, CloudPair, Objects};
 use extdns_test_support::manifests::{self, lb_service};
 use extdns_test_support::tls_proxy::TlsProxy;
 use serde_json::json;
@@ -236,19 +236,20 @@ fn against_external_dns(service: Service, provider: &str, zone: &str, names: [&'
     );
     let home = tempdir();
     let objects = Objects::serve();
-    let step = |web: Option<&str>, what: &str| {
-        objects.publish_web_and_api(zone, names, web);
-        ok(
-            &extdns(&ours, provider, home.path(), objects.dir.path(), &[]),
-            &format!("extdns: {what}"),
-        );
-        ok(
-            &run_external_dns(&to_theirs, provider, home.path(), objects.source),
-            &format!("external-dns: {what}"),
-        );
-        assert_eq!(compared(&ours), compared(&theirs), "{what}: the same record sets");
+    let pair = CloudPair {
+        ours: &ours,
+        theirs: &theirs,
+        to_ours: &to_ours,
+        to_theirs: &to_theirs,
+        objects: &objects,
+        zone,
+        names,
+        extdns: &|fake| extdns(fake, provider, home.path(), objects.dir.path(), &[]),
+        external_dns: &|_, proxy| run_external_dns(proxy, provider, home.path(), objects.source),
+        compared,
+        writes: |fake| fake.state().requests.writes(),
     };
-    step(Some("192.0.2.10"), "create");
+    pair.step(Some("192.0.2.10"), "create");
     assert_eq!(records(&ours).len(), 3, "{:?}", ours.lines());
     for host in azure_fake::AZURE_HOSTS {
         assert!(
@@ -261,48 +262,15 @@ fn against_external_dns(service: Service, provider: &str, zone: &str, names: [&'
         ["client_secret"],
         "external-dns's secret checked by the fake"
     );
-    step(Some("192.0.2.11"), "update");
-    step(None, "delete");
-    assert_eq!(ours.lines(), Vec::<String>::new());
-
-    // Take-over both ways: what one wrote, the other finds as it wants it.
-    step(Some("192.0.2.10"), "create again");
-    differential::assert_writes_nothing(
-        "extdns on external-dns's zone",
-        || theirs.state().requests.writes(),
-        || extdns(&theirs, provider, home.path(), objects.dir.path(), &[]),
-    );
-    differential::assert_writes_nothing(
-        "external-dns on extdns's zone",
-        || ours.state().requests.writes(),
-        || run_external_dns(&to_ours, provider, home.path(), objects.source),
-    );
-    assert!(to_ours.log().refused.is_empty() && to_theirs.log().refused.is_empty());
+    pair.update_delete_and_take_over();
     println!("{}", differential::DONE);
 }
-
-/// The two Azure providers external-dns has, each with a zone of its API and the names the differential
-/// publishes there.
-const PROVIDERS: [(Service, &str, &str, [&str; 2]); 2] = [
-    (
-        Service::Public,
-        "azure",
-        "example.org",
-        ["web.example.org", "api.example.org"],
-    ),
-    (
-        Service::Private,
-        "azure-private-dns",
-        "internal.example",
-        ["web.internal.example", "api.internal.example"],
-    ),
-];
 
 #[test]
 fn azure_differential_with_external_dns() {
     extdns_test_support::require!(ExternalDns, NetNamespace, OpenSsl);
     if differential::inside_loopback_namespace("azure_differential_with_external_dns") {
-        for (service, provider, zone, names) in PROVIDERS {
+        for (service, provider, zone, names) in azure_fake::PROVIDERS {
             against_external_dns(service, provider, zone, names);
         }
     }
@@ -415,7 +383,7 @@ fn apexes_against_external_dns(service: Service, provider: &str) {
 fn azure_apex_and_wildcard_records_against_external_dns() {
     extdns_test_support::require!(ExternalDns, NetNamespace, OpenSsl);
     if differential::inside_loopback_namespace("azure_apex_and_wildcard_records_against_external_dns") {
-        for (service, provider, ..) in PROVIDERS {
+        for (service, provider, ..) in azure_fake::PROVIDERS {
             apexes_against_external_dns(service, provider);
         }
     }

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::Output;
 
 use extdns_test_support::cli::{self, ok, tempdir, text};
-use extdns_test_support::differential::{self, Objects};
+use extdns_test_support::differential::{self, CloudPair, Objects};
 use extdns_test_support::google_fake::{FakeGoogle, GOOGLE_HOSTS};
 use extdns_test_support::manifests::{self, lb_service};
 use extdns_test_support::tls_proxy::TlsProxy;
@@ -233,19 +233,20 @@ fn google_differential_with_external_dns() {
     );
     let home = tempdir();
     let objects = Objects::serve();
-    let step = |web: Option<&str>, what: &str| {
-        objects.publish_web_and_api("example.org", NAMES, web);
-        ok(
-            &extdns(&ours, home.path(), objects.dir.path(), &[]),
-            &format!("extdns: {what}"),
-        );
-        ok(
-            &run_external_dns(&theirs, &to_theirs, home.path(), objects.source),
-            &format!("external-dns: {what}"),
-        );
-        assert_eq!(compared(&ours), compared(&theirs), "{what}: the same records");
+    let pair = CloudPair {
+        ours: &ours,
+        theirs: &theirs,
+        to_ours: &to_ours,
+        to_theirs: &to_theirs,
+        objects: &objects,
+        zone: "example.org",
+        names: NAMES,
+        extdns: &|fake| extdns(fake, home.path(), objects.dir.path(), &[]),
+        external_dns: &|fake, proxy| run_external_dns(fake, proxy, home.path(), objects.source),
+        compared,
+        writes: |fake| fake.state().changes_applied,
     };
-    step(Some("192.0.2.10"), "create");
+    pair.step(Some("192.0.2.10"), "create");
     assert_eq!(records(&ours).len(), 3, "{:?}", ours.lines());
     assert!(to_theirs.log().connects.iter().any(|c| c == "dns.googleapis.com:443"));
     assert!(
@@ -260,23 +261,7 @@ fn google_differential_with_external_dns() {
         ["jwt"],
         "external-dns's JWT verified by the fake"
     );
-    step(Some("192.0.2.11"), "update");
-    step(None, "delete");
-    assert_eq!(ours.lines(), Vec::<String>::new());
-
-    // Take-over both ways: what one wrote, the other finds as it wants it.
-    step(Some("192.0.2.10"), "create again");
-    differential::assert_writes_nothing(
-        "extdns on external-dns's zone",
-        || theirs.state().changes_applied,
-        || extdns(&theirs, home.path(), objects.dir.path(), &[]),
-    );
-    differential::assert_writes_nothing(
-        "external-dns on extdns's zone",
-        || ours.state().changes_applied,
-        || run_external_dns(&ours, &to_ours, home.path(), objects.source),
-    );
-    assert!(to_ours.log().refused.is_empty() && to_theirs.log().refused.is_empty());
+    pair.update_delete_and_take_over();
     println!("{}", differential::DONE);
 }
 

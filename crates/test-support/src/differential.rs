@@ -177,6 +177,72 @@ pub fn assert_writes_nothing(what: &str, writes: impl Fn() -> usize, run: impl F
     assert_eq!(writes(), before, "{what}: finds nothing to change");
 }
 
+/// The steps every cloud differential takes with two fakes of one kind, `ours` for extdns and `theirs` for
+/// external-dns, each reached by external-dns through its own proxy: what differs between clouds is how
+/// each controller is run and what is read off a fake.
+pub struct CloudPair<'a, F> {
+    /// extdns's fake.
+    pub ours: &'a F,
+    /// external-dns's fake.
+    pub theirs: &'a F,
+    /// The proxy in front of `ours`, for external-dns's take-over of extdns's zone.
+    pub to_ours: &'a TlsProxy,
+    /// The proxy in front of `theirs`.
+    pub to_theirs: &'a TlsProxy,
+    /// The objects both controllers read.
+    pub objects: &'a Objects,
+    /// The zone the objects are published in.
+    pub zone: &'a str,
+    /// The web and api names, as external-dns's connector source hands them over.
+    pub names: [&'static str; 2],
+    /// extdns for one sync of [`Objects::dir`] against a fake.
+    pub extdns: &'a dyn Fn(&F) -> Output,
+    /// external-dns for one sync against a fake through the proxy in front of it.
+    pub external_dns: &'a dyn Fn(&F, &TlsProxy) -> Output,
+    /// A fake's records as both controllers must leave them.
+    pub compared: fn(&F) -> Vec<String>,
+    /// How many writes a fake has answered.
+    pub writes: fn(&F) -> usize,
+}
+
+impl<F> CloudPair<'_, F> {
+    /// One step: the web and api Services published (`web` the web address, nothing with `None`), each
+    /// controller syncs its own fake, and both fakes hold the same records.
+    pub fn step(&self, web: Option<&str>, what: &str) {
+        self.objects.publish_web_and_api(self.zone, self.names, web);
+        cli::ok(&(self.extdns)(self.ours), &format!("extdns: {what}"));
+        cli::ok(
+            &(self.external_dns)(self.theirs, self.to_theirs),
+            &format!("external-dns: {what}"),
+        );
+        assert_eq!(
+            (self.compared)(self.ours),
+            (self.compared)(self.theirs),
+            "{what}: the same records"
+        );
+    }
+
+    /// After the create step: an update and a delete step (nothing left), a create again, and the take-over
+    /// both ways: what one wrote, the other finds as it wants it. Neither proxy refused a connection.
+    pub fn update_delete_and_take_over(&self) {
+        self.step(Some("192.0.2.11"), "update");
+        self.step(None, "delete");
+        assert_eq!((self.compared)(self.ours), Vec::<String>::new(), "delete: nothing left");
+        self.step(Some("192.0.2.10"), "create again");
+        assert_writes_nothing(
+            "extdns on external-dns's zone",
+            || (self.writes)(self.theirs),
+            || (self.extdns)(self.theirs),
+        );
+        assert_writes_nothing(
+            "external-dns on extdns's zone",
+            || (self.writes)(self.ours),
+            || (self.external_dns)(self.ours, self.to_ours),
+        );
+        assert!(self.to_ours.log().refused.is_empty() && self.to_theirs.log().refused.is_empty());
+    }
+}
+
 /// A fake's lines with the ownership records' `resource` label dropped: external-dns's connector source
 /// names no object, extdns's Services do; everything else must be the same. `quote` ends the label's value
 /// as the fake renders it (`"`, or `\"` inside JSON).
