@@ -7,6 +7,7 @@ use std::process::Output;
 
 use extdns_test_support::cli::{self, ok, tempdir, text};
 use extdns_test_support::cloudflare_fake::{FakeCloudflare, TOKEN};
+use extdns_test_support::lines::owned_txt_names;
 use extdns_test_support::manifests::lb_service;
 
 const OWNER: &str = "e2e";
@@ -48,11 +49,7 @@ fn records(cf: &FakeCloudflare) -> Vec<String> {
 }
 
 fn owned_txt(cf: &FakeCloudflare) -> Vec<String> {
-    cf.lines()
-        .into_iter()
-        .filter(|l| l.contains(" TXT ") && l.contains(&format!("external-dns/owner={OWNER}")))
-        .filter_map(|l| l.split(' ').next().map(str::to_string))
-        .collect()
+    owned_txt_names(cf.lines(), OWNER)
 }
 
 #[test]

@@ -278,14 +278,7 @@ fn publish_apexes(objects: &Objects) {
 /// The fake's rrsets with the managed zone each is in (`zone name type ttl data`), SOA and NS left out,
 /// the `resource` label dropped.
 fn zoned(fake: &FakeGoogle) -> Vec<String> {
-    let lines = fake
-        .state()
-        .rrsets
-        .iter()
-        .filter(|((_, _, t), _)| t != "SOA" && t != "NS")
-        .map(|((z, n, t), r)| format!("{z} {n} {t} {} {}", r.ttl, r.rrdatas.join(" ")))
-        .collect();
-    differential::without_resource_label(lines, "\"")
+    differential::without_resource_label(fake.zoned_lines(), "\"")
 }
 
 /// The apex of the top zone and of a delegated child zone (both managed): extdns publishes the same zones

@@ -98,12 +98,7 @@ impl Objects {
             .collect();
         let endpoints = records
             .iter()
-            .map(|(_, host, ip)| GobEndpoint {
-                dns_name: host,
-                targets: vec![ip.to_string()],
-                record_type: "A",
-                ttl: 0,
-            })
+            .map(|(_, host, ip)| GobEndpoint::new(host, "A", &[ip], 0))
             .collect();
         self.publish(&docs.join("---\n"), endpoints);
     }
@@ -136,16 +131,10 @@ fn web_and_api(zone: &str, web: &str) -> String {
 /// What [`web_and_api`] publishes, as external-dns's connector source hands it over; `names` are its web
 /// and api names.
 fn web_and_api_endpoints(names: [&'static str; 2], web: &str) -> Vec<GobEndpoint> {
-    let e = |dns_name, record_type, target: &str, ttl| GobEndpoint {
-        dns_name,
-        targets: vec![target.to_string()],
-        record_type,
-        ttl,
-    };
     vec![
-        e(names[0], "A", web, 120),
-        e(names[0], "AAAA", "2001:db8::10", 120),
-        e(names[1], "A", "192.0.2.20", 0),
+        GobEndpoint::new(names[0], "A", &[web], 120),
+        GobEndpoint::new(names[0], "AAAA", &["2001:db8::10"], 120),
+        GobEndpoint::new(names[1], "A", &["192.0.2.20"], 0),
     ]
 }
 

@@ -343,12 +343,25 @@ impl FakeGoogle {
 
     /// Every rrset but SOA and NS as `name type ttl data...`, sorted.
     pub fn lines(&self) -> Vec<String> {
+        self.rrset_lines(false)
+    }
+
+    /// [`FakeGoogle::lines`] with the managed zone each rrset is in first (`zone name type ttl data...`), for
+    /// tests where a record's zone matters (a delegated child zone's apex).
+    pub fn zoned_lines(&self) -> Vec<String> {
+        self.rrset_lines(true)
+    }
+
+    fn rrset_lines(&self, with_zone: bool) -> Vec<String> {
         let mut v: Vec<String> = self
             .state()
             .rrsets
             .iter()
             .filter(|((_, _, t), _)| t != "SOA" && t != "NS")
-            .map(|((_, n, t), r)| format!("{n} {t} {} {}", r.ttl, r.rrdatas.join(" ")))
+            .map(|((z, n, t), r)| {
+                let line = format!("{n} {t} {} {}", r.ttl, r.rrdatas.join(" "));
+                if with_zone { format!("{z} {line}") } else { line }
+            })
             .collect();
         v.sort();
         v
