@@ -76,14 +76,20 @@ fn with_component(resources: &str, component: &str) -> Result<Vec<Value>, Error>
 }
 
 /// A workload-identity overlay's documents: no Secret anywhere (`why`: what gives the credentials instead),
-/// and its one ServiceAccount.
-fn without_secret(overlay: &str, why: &str) -> Result<(Vec<Value>, Value), Error> {
+/// its one ServiceAccount, and the Deployment's Pod template, which that ServiceAccount runs.
+fn without_secret(overlay: &str, why: &str) -> Result<(Vec<Value>, Value, Value), Error> {
     let docs = kustomize(&deploy(overlay))?;
     assert!(docs.iter().all(|d| d["kind"] != "Secret"), "no Secret: {why}");
     let accounts = of_kind(&docs, "ServiceAccount");
     assert_eq!(accounts.len(), 1, "{overlay}: one ServiceAccount");
     let account = accounts[0].clone();
-    Ok((docs, account))
+    let deployment = of_kind(&docs, "Deployment").into_iter().next().ok_or("no Deployment")?;
+    let pod = deployment["spec"]["template"].clone();
+    assert_eq!(
+        pod["spec"]["serviceAccountName"], "extdns",
+        "{overlay}: the annotated ServiceAccount runs the Pod"
+    );
+    Ok((docs, account, pod))
 }
 
 fn extdns_container(docs: &[Value]) -> Result<&Value, Error> {
@@ -389,18 +395,15 @@ fn the_dns_server_overlay_answers_on_53_through_its_service_once_ready() -> Resu
 #[test]
 fn the_google_overlay_runs_with_workload_identity_and_no_secret() -> Result<(), Error> {
     extdns_test_support::require!(Kubectl);
-    let (docs, sa) = without_secret("overlays/google", "GKE's metadata server gives the tokens")?;
+    let (docs, sa, pod) = without_secret("overlays/google", "GKE's metadata server gives the tokens")?;
     assert_eq!(
         sa["metadata"]["annotations"]["iam.gke.io/gcp-service-account"],
         "external-dns@my-project.iam.gserviceaccount.com"
     );
-    let deployment = of_kind(&docs, "Deployment")[0];
-    let pod = &deployment["spec"]["template"]["spec"];
     assert_eq!(
-        pod["serviceAccountName"], "extdns",
-        "the annotated ServiceAccount runs the Pod"
+        pod["spec"]["nodeSelector"]["iam.gke.io/gke-metadata-server-enabled"],
+        "true"
     );
-    assert_eq!(pod["nodeSelector"]["iam.gke.io/gke-metadata-server-enabled"], "true");
     let container = extdns_container(&docs)?;
     assert!(
         container["env"]
@@ -420,15 +423,12 @@ fn the_google_overlay_runs_with_workload_identity_and_no_secret() -> Result<(), 
 #[test]
 fn the_azure_overlay_runs_with_workload_identity_and_no_secret() -> Result<(), Error> {
     extdns_test_support::require!(Kubectl);
-    let (docs, sa) = without_secret("overlays/azure", "the federated token is the credential")?;
+    let (docs, sa, pod) = without_secret("overlays/azure", "the federated token is the credential")?;
     assert!(
         sa["metadata"]["annotations"]["azure.workload.identity/client-id"].is_string(),
         "{sa}"
     );
-    let deployment = of_kind(&docs, "Deployment")[0];
-    let pod = &deployment["spec"]["template"];
     assert_eq!(pod["metadata"]["labels"]["azure.workload.identity/use"], "true");
-    assert_eq!(pod["spec"]["serviceAccountName"], "extdns");
     let container = extdns_container(&docs)?;
     let mount = &container["volumeMounts"][0];
     assert_eq!(mount["mountPath"], "/etc/kubernetes");
