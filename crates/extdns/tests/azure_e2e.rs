@@ -10,6 +10,7 @@ use std::process::Output;
 use extdns_test_support::azure_fake::{self, FakeAzure, Service};
 use extdns_test_support::cli::{self, ok, tempdir, text};
 use extdns_test_support::differential::{self, CloudPair, Objects};
+use extdns_test_support::lines;
 use extdns_test_support::manifests::{self, lb_service};
 use extdns_test_support::tls_proxy::TlsProxy;
 use serde_json::json;
@@ -37,14 +38,12 @@ fn services(dir: &Path, zone: &str, n: usize) {
 
 /// The record sets that are not ownership TXT records.
 fn records(fake: &FakeAzure) -> Vec<String> {
-    fake.lines().into_iter().filter(|l| !l.contains("heritage=")).collect()
+    lines::without_ownership(fake.lines())
 }
 
+/// How many ownership records of [`OWNER`] the fake holds.
 fn owned(fake: &FakeAzure) -> usize {
-    fake.lines()
-        .iter()
-        .filter(|l| l.contains(&format!("external-dns/owner={OWNER}")))
-        .count()
+    lines::owned_count(&fake.lines(), OWNER)
 }
 
 #[test]
@@ -153,14 +152,12 @@ fn azure_a_refused_put_a_429_storm_and_a_conflict_lose_nothing() {
     let out = extdns(&fake, "azure-private-dns", home.path(), dir.path(), &[]);
     let log = text(&out);
     assert_ne!(out.status.code(), Some(0), "the sync reports the failures\n{log}");
-    assert!(
-        log.contains("s6.internal.example") && log.contains("BadRequest"),
-        "the refused record is named: {log}"
-    );
-    assert!(
-        log.contains("s7.internal.example") && log.contains("ETag"),
-        "the conflict is named: {log}"
-    );
+    for (what, record, cause) in [
+        ("the refused record", "s6.internal.example", "BadRequest"),
+        ("the conflict", "s7.internal.example", "ETag"),
+    ] {
+        assert!(log.contains(record) && log.contains(cause), "{what} is named: {log}");
+    }
     assert_eq!(fake.state().requests.throttled(), 3, "every 429 was waited out");
     let now = fake.lines();
     assert!(before.iter().all(|l| now.contains(l)), "nothing deleted: {now:?}");
@@ -263,17 +260,15 @@ fn against_external_dns(service: Service, provider: &str, zone: &str, names: [&'
         "external-dns's secret checked by the fake"
     );
     pair.update_delete_and_take_over();
-    println!("{}", differential::DONE);
 }
 
 #[test]
 fn azure_differential_with_external_dns() {
-    extdns_test_support::require!(ExternalDns, NetNamespace, OpenSsl);
-    if differential::inside_loopback_namespace("azure_differential_with_external_dns") {
+    differential::in_loopback_namespace("azure_differential_with_external_dns", || {
         for (service, provider, zone, names) in azure_fake::PROVIDERS {
             against_external_dns(service, provider, zone, names);
         }
-    }
+    });
 }
 
 // ------------------------------------------------------------------------------------- apex and wildcards
@@ -376,15 +371,13 @@ fn apexes_against_external_dns(service: Service, provider: &str) {
         1,
         "external-dns leaves the wildcard record, nobody's: {wildcard:?}"
     );
-    println!("{}", differential::DONE);
 }
 
 #[test]
 fn azure_apex_and_wildcard_records_against_external_dns() {
-    extdns_test_support::require!(ExternalDns, NetNamespace, OpenSsl);
-    if differential::inside_loopback_namespace("azure_apex_and_wildcard_records_against_external_dns") {
+    differential::in_loopback_namespace("azure_apex_and_wildcard_records_against_external_dns", || {
         for (service, provider, ..) in azure_fake::PROVIDERS {
             apexes_against_external_dns(service, provider);
         }
-    }
+    });
 }

@@ -57,6 +57,11 @@ fn kustomize(dir: &Path) -> Result<Vec<Value>, Error> {
     Ok(docs)
 }
 
+/// The elements of `v` when it is an array; none when it is missing (a Pod without `env`, say).
+fn items(v: &Value) -> impl Iterator<Item = &Value> {
+    v.as_array().into_iter().flatten()
+}
+
 fn of_kind<'a>(docs: &'a [Value], kind: &str) -> Vec<&'a Value> {
     docs.iter().filter(|d| d["kind"] == kind).collect()
 }
@@ -161,12 +166,7 @@ fn base_is_one_non_root_replica_with_health_probes_and_no_provider_credentials()
         assert_eq!(c[probe]["httpGet"]["path"], "/healthz", "{probe}");
         assert_eq!(c[probe]["httpGet"]["port"], c["ports"][0]["name"], "{probe}");
     }
-    let env: Vec<&str> = c["env"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|e| e["name"].as_str())
-        .collect();
+    let env: Vec<&str> = items(&c["env"]).filter_map(|e| e["name"].as_str()).collect();
     assert_eq!(
         env,
         ["POD_NAME", "POD_NAMESPACE"],
@@ -296,7 +296,7 @@ fn every_overlay_builds_with_arguments_extdns_accepts_and_reads_only_its_own_sec
         let mut refs = 0;
         let mut from_flags = true;
         for c in containers {
-            for e in c["env"].as_array().into_iter().flatten() {
+            for e in items(&c["env"]) {
                 let Some(r) = e["valueFrom"].get("secretKeyRef") else {
                     continue;
                 };
@@ -341,10 +341,7 @@ fn the_dns_server_overlay_answers_on_53_through_its_service_once_ready() -> Resu
     let c = extdns_container(&docs)?;
     assert_eq!(c["readinessProbe"]["httpGet"]["path"], "/readyz");
     assert_eq!(c["livenessProbe"]["httpGet"]["path"], "/healthz");
-    let ports: Vec<(String, String, i64)> = c["ports"]
-        .as_array()
-        .into_iter()
-        .flatten()
+    let ports: Vec<(String, String, i64)> = items(&c["ports"])
         .map(|p| {
             (
                 p["name"].as_str().unwrap_or_default().to_string(),
@@ -374,10 +371,7 @@ fn the_dns_server_overlay_answers_on_53_through_its_service_once_ready() -> Resu
         .ok_or("no extdns-dns Service")?;
     assert_eq!(service["metadata"]["namespace"], "extdns");
     assert_eq!(service["spec"]["selector"]["app.kubernetes.io/name"], "extdns");
-    let mut ports: Vec<String> = service["spec"]["ports"]
-        .as_array()
-        .into_iter()
-        .flatten()
+    let mut ports: Vec<String> = items(&service["spec"]["ports"])
         .map(|p| {
             format!(
                 "{} {} -> {}",
@@ -406,11 +400,7 @@ fn the_google_overlay_runs_with_workload_identity_and_no_secret() -> Result<(), 
     );
     let container = extdns_container(&docs)?;
     assert!(
-        container["env"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .all(|e| e["valueFrom"].get("secretKeyRef").is_none()),
+        items(&container["env"]).all(|e| e["valueFrom"].get("secretKeyRef").is_none()),
         "no credentials from a Secret: {container}"
     );
     let args = strings(&container["args"]);

@@ -9,6 +9,7 @@ use std::process::Output;
 use extdns_test_support::cli::{self, ok, tempdir, text};
 use extdns_test_support::differential::{self, CloudPair, Objects};
 use extdns_test_support::google_fake::{FakeGoogle, GOOGLE_HOSTS};
+use extdns_test_support::lines;
 use extdns_test_support::manifests::{self, lb_service};
 use extdns_test_support::tls_proxy::TlsProxy;
 
@@ -41,14 +42,12 @@ fn services(dir: &Path, n: usize) {
 
 /// The records that are not ownership TXT records.
 fn records(fake: &FakeGoogle) -> Vec<String> {
-    fake.lines().into_iter().filter(|l| !l.contains("heritage=")).collect()
+    lines::without_ownership(fake.lines())
 }
 
+/// How many ownership records of [`OWNER`] the fake holds.
 fn owned(fake: &FakeGoogle) -> usize {
-    fake.lines()
-        .iter()
-        .filter(|l| l.contains(&format!("external-dns/owner={OWNER}")))
-        .count()
+    lines::owned_count(&fake.lines(), OWNER)
 }
 
 #[test]
@@ -221,10 +220,10 @@ fn compared(fake: &FakeGoogle) -> Vec<String> {
 /// even if a variable were missing.
 #[test]
 fn google_differential_with_external_dns() {
-    extdns_test_support::require!(ExternalDns, NetNamespace, OpenSsl);
-    if !differential::inside_loopback_namespace("google_differential_with_external_dns") {
-        return;
-    }
+    differential::in_loopback_namespace("google_differential_with_external_dns", against_external_dns);
+}
+
+fn against_external_dns() {
     let ours = FakeGoogle::start(&[("example-org", "example.org")]);
     let theirs = FakeGoogle::start(&[("example-org", "example.org")]);
     let (to_ours, to_theirs) = (
@@ -262,7 +261,6 @@ fn google_differential_with_external_dns() {
         "external-dns's JWT verified by the fake"
     );
     pair.update_delete_and_take_over();
-    println!("{}", differential::DONE);
 }
 
 // ------------------------------------------------------------------------------------- apex records
@@ -286,10 +284,13 @@ fn zoned(fake: &FakeGoogle) -> Vec<String> {
 /// apex without an ownership record), its syncs do not fail, and the second finds nothing to write.
 #[test]
 fn google_apex_records_are_published_as_external_dns_publishes_them() {
-    extdns_test_support::require!(ExternalDns, NetNamespace, OpenSsl);
-    if !differential::inside_loopback_namespace("google_apex_records_are_published_as_external_dns_publishes_them") {
-        return;
-    }
+    differential::in_loopback_namespace(
+        "google_apex_records_are_published_as_external_dns_publishes_them",
+        apexes_against_external_dns,
+    );
+}
+
+fn apexes_against_external_dns() {
     let zones = [("example-org", "example.org"), ("sub-example-org", "sub.example.org")];
     let (ours, theirs) = (FakeGoogle::start(&zones), FakeGoogle::start(&zones));
     let to_theirs = differential::proxy(&GOOGLE_HOSTS, theirs.addr());
@@ -320,5 +321,4 @@ fn google_apex_records_are_published_as_external_dns_publishes_them() {
         "{:?}",
         zoned(&ours)
     );
-    println!("{}", differential::DONE);
 }

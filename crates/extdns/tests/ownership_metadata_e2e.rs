@@ -368,16 +368,16 @@ fn side_by_side(cloud: &dyn Cloud, names: [&'static str; 2], external_dns: &dyn 
     assert_eq!(record(cloud, api), ours, "external-dns never deletes extdns's record");
     extdns();
     assert_eq!(record(cloud, api), None);
-    println!("{}", differential::DONE);
 }
 
 /// [`side_by_side`] on `provider`'s zone (one of [`azure_fake::PROVIDERS`]), run as the test `test` inside a
 /// network namespace with only loopback.
 fn azure_side_by_side(test: &str, provider: &str) {
-    extdns_test_support::require!(ExternalDns, NetNamespace, OpenSsl);
-    if !differential::inside_loopback_namespace(test) {
-        return;
-    }
+    differential::in_loopback_namespace(test, || azure_beside(provider));
+}
+
+/// [`side_by_side`] on `provider`'s zone.
+fn azure_beside(provider: &str) {
     let Some((service, provider, zone, names)) = azure_fake::PROVIDERS.into_iter().find(|p| p.1 == provider) else {
         panic!("{provider} is not one of {:?}", azure_fake::PROVIDERS)
     };
@@ -405,8 +405,7 @@ fn azure_private_dns_metadata_ownership_beside_external_dns() {
 
 #[test]
 fn cloudflare_metadata_ownership_beside_external_dns() {
-    extdns_test_support::require!(ExternalDns, NetNamespace, OpenSsl);
-    if differential::inside_loopback_namespace("cloudflare_metadata_ownership_beside_external_dns") {
+    differential::in_loopback_namespace("cloudflare_metadata_ownership_beside_external_dns", || {
         let fake = FakeCloudflare::start(&[(ZONE_ID, "example.org")]);
         let proxy = differential::proxy(&["api.cloudflare.com"], fake.addr());
         let home = tempdir();
@@ -418,5 +417,5 @@ fn cloudflare_metadata_ownership_beside_external_dns() {
                 .args(["--provider=cloudflare", "--domain-filter=example.org"]);
             cli::run(&mut cmd)
         });
-    }
+    });
 }

@@ -54,6 +54,17 @@ pub fn inside_loopback_namespace(test: &str) -> bool {
     false
 }
 
+/// The test `test` of this test binary as a differential runs it: skipped where external-dns, a network
+/// namespace or OpenSSL is missing; otherwise re-run inside a loopback-only network namespace
+/// ([`inside_loopback_namespace`]), where `scenario` runs and [`DONE`] is printed after it.
+pub fn in_loopback_namespace(test: &str, scenario: impl FnOnce()) {
+    crate::require!(ExternalDns, NetNamespace, OpenSsl);
+    if inside_loopback_namespace(test) {
+        scenario();
+        println!("{DONE}");
+    }
+}
+
 /// A TLS proxy that sends each of `hosts` to the fake at `to`.
 pub fn proxy(hosts: &[&str], to: SocketAddr) -> TlsProxy {
     let routes: Vec<(&str, SocketAddr)> = hosts.iter().map(|h| (*h, to)).collect();

@@ -1,6 +1,6 @@
 //! What a provider reads, as one sorted text line a record: an assertion then shows the whole zone at once;
-//! the records a partial failure refused, one line each; the names an owner's TXT records hold; and whether
-//! a failure is the authentication failure a user is meant to see.
+//! the records a partial failure refused, one line each; which lines are ownership records, and whose; and
+//! whether a failure is the authentication failure a user is meant to see.
 
 use extdns_endpoint::Endpoint;
 use extdns_provider::{ChangeFailure, FailureKind, Provider, ProviderError};
@@ -28,6 +28,17 @@ pub fn refused_lines(failures: &[ChangeFailure]) -> Vec<String> {
         .iter()
         .map(|f| format!("{} {}", f.key.dns_name, f.key.record_type))
         .collect()
+}
+
+/// The lines that are not ownership TXT records (those hold `heritage=`).
+pub fn without_ownership(lines: Vec<String>) -> Vec<String> {
+    lines.into_iter().filter(|l| !l.contains("heritage=")).collect()
+}
+
+/// How many of `lines` are `owner`'s ownership records.
+pub fn owned_count(lines: &[String], owner: &str) -> usize {
+    let label = format!("external-dns/owner={owner}");
+    lines.iter().filter(|l| l.contains(&label)).count()
 }
 
 /// The names of `owner`'s ownership TXT records among `name TYPE …` lines, in their order.
