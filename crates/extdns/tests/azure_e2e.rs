@@ -10,7 +10,7 @@ use std::process::Output;
 use extdns_test_support::azure_fake::{self, FakeAzure, Service};
 use extdns_test_support::cli::{self, ok, tempdir, text};
 use extdns_test_support::differential::{self, CloudPair, Objects};
-use extdns_test_support::lines;
+use extdns_test_support::lines::ZoneLines;
 use extdns_test_support::manifests::{self, lb_service};
 use extdns_test_support::tls_proxy::TlsProxy;
 use serde_json::json;
@@ -34,16 +34,6 @@ fn extdns(fake: &FakeAzure, provider: &str, home: &Path, manifests: &Path, extra
 
 fn services(dir: &Path, zone: &str, n: usize) {
     cli::write_manifests(dir, &manifests::numbered_lb_services(zone, n));
-}
-
-/// The record sets that are not ownership TXT records.
-fn records(fake: &FakeAzure) -> Vec<String> {
-    lines::without_ownership(fake.lines())
-}
-
-/// How many ownership records of [`OWNER`] the fake holds.
-fn owned(fake: &FakeAzure) -> usize {
-    lines::owned_count(&fake.lines(), OWNER)
 }
 
 #[test]
@@ -77,7 +67,7 @@ fn azure_full_controller_create_update_delete_idempotent() {
     assert_eq!(fake.state().requests.writes(), 0, "a dry run writes nothing");
 
     ok(&extdns(&fake, "azure", home.path(), dir.path(), &[]), "first sync");
-    let got = records(&fake);
+    let got = fake.records();
     assert_eq!(got.len(), 4, "{got:?}");
     assert!(got[0].starts_with("alias.example.org CNAME") && got[0].contains(r#""cname":"lb.example.net""#));
     assert!(got[1].starts_with("legacy.example.org A"));
@@ -88,7 +78,7 @@ fn azure_full_controller_create_update_delete_idempotent() {
         "{got:?}"
     );
     assert!(got[3].starts_with("web.example.org AAAA") && got[3].contains("2001:db8::10"));
-    assert_eq!(owned(&fake), 3, "{:?}", fake.lines());
+    assert_eq!(fake.owned_by(OWNER), 3, "{:?}", fake.lines());
     assert_eq!(
         fake.state().grants,
         ["client_secret", "client_secret"],
@@ -111,10 +101,10 @@ fn azure_full_controller_create_update_delete_idempotent() {
     )];
     cli::write_manifests(dir.path(), &docs.join("---\n"));
     ok(&extdns(&fake, "azure", home.path(), dir.path(), &[]), "update sync");
-    let got = records(&fake);
+    let got = fake.records();
     assert_eq!(got.len(), 3, "{got:?}");
     assert!(got[1].contains("192.0.2.20") && !got[1].contains("metadata"), "{got:?}");
-    assert_eq!(owned(&fake), 2);
+    assert_eq!(fake.owned_by(OWNER), 2);
 
     cli::write_manifests(dir.path(), "");
     ok(&extdns(&fake, "azure", home.path(), dir.path(), &[]), "delete sync");
@@ -247,7 +237,7 @@ fn against_external_dns(service: Service, provider: &str, zone: &str, names: [&'
         writes: |fake| fake.state().requests.writes(),
     };
     pair.step(Some("192.0.2.10"), "create");
-    assert_eq!(records(&ours).len(), 3, "{:?}", ours.lines());
+    assert_eq!(ours.records().len(), 3, "{:?}", ours.lines());
     for host in azure_fake::AZURE_HOSTS {
         assert!(
             to_theirs.log().connects.iter().any(|c| *c == format!("{host}:443")),

@@ -9,7 +9,7 @@ use std::process::Output;
 use extdns_test_support::cli::{self, ok, tempdir, text};
 use extdns_test_support::differential::{self, CloudPair, Objects};
 use extdns_test_support::google_fake::{FakeGoogle, GOOGLE_HOSTS};
-use extdns_test_support::lines;
+use extdns_test_support::lines::ZoneLines;
 use extdns_test_support::manifests::{self, lb_service};
 use extdns_test_support::tls_proxy::TlsProxy;
 
@@ -40,16 +40,6 @@ fn services(dir: &Path, n: usize) {
     cli::write_manifests(dir, &manifests::numbered_lb_services("example.org", n));
 }
 
-/// The records that are not ownership TXT records.
-fn records(fake: &FakeGoogle) -> Vec<String> {
-    lines::without_ownership(fake.lines())
-}
-
-/// How many ownership records of [`OWNER`] the fake holds.
-fn owned(fake: &FakeGoogle) -> usize {
-    lines::owned_count(&fake.lines(), OWNER)
-}
-
 #[test]
 fn google_full_controller_create_update_delete_idempotent() {
     let fake = FakeGoogle::start(&[("example-org", "example.org"), ("other", "example.net")]);
@@ -74,7 +64,7 @@ fn google_full_controller_create_update_delete_idempotent() {
 
     ok(&extdns(&fake, home.path(), dir.path(), &[]), "first sync");
     assert_eq!(
-        records(&fake),
+        fake.records(),
         [
             "alias.example.org. CNAME 300 lb.example.net.",
             "legacy.example.org. A 300 198.51.100.1",
@@ -82,7 +72,7 @@ fn google_full_controller_create_update_delete_idempotent() {
             "web.example.org. AAAA 120 2001:db8::10",
         ]
     );
-    assert_eq!(owned(&fake), 3, "{:?}", fake.lines());
+    assert_eq!(fake.owned_by(OWNER), 3, "{:?}", fake.lines());
     assert!(
         fake.state().requests.count("changes.get") > 0,
         "changes.get polled until done"
@@ -106,14 +96,14 @@ fn google_full_controller_create_update_delete_idempotent() {
     cli::write_manifests(dir.path(), &docs.join("---\n"));
     ok(&extdns(&fake, home.path(), dir.path(), &[]), "update sync");
     assert_eq!(
-        records(&fake),
+        fake.records(),
         [
             "legacy.example.org. A 300 198.51.100.1",
             "web.example.org. A 120 192.0.2.20",
             "web.example.org. AAAA 120 2001:db8::10",
         ]
     );
-    assert_eq!(owned(&fake), 2);
+    assert_eq!(fake.owned_by(OWNER), 2);
 
     cli::write_manifests(dir.path(), "");
     ok(&extdns(&fake, home.path(), dir.path(), &[]), "delete sync");
@@ -139,7 +129,7 @@ fn google_a_change_over_quota_and_a_taken_name_do_not_stop_the_others() {
         log.contains("s3.example.org") && log.contains("alreadyExists"),
         "the taken name is named: {log}"
     );
-    let got = records(&fake);
+    let got = fake.records();
     for i in (0..8).filter(|i| *i != 3) {
         assert!(
             got.contains(&format!("s{i}.example.org. A 300 192.0.2.{}", i + 1)),
@@ -154,7 +144,7 @@ fn google_a_change_over_quota_and_a_taken_name_do_not_stop_the_others() {
         got.contains(&"a-s3.example.org. TXT 300 \"v=spf1 -all\"".to_string()),
         "someone else's record untouched: {got:?}"
     );
-    assert_eq!(owned(&fake), 7, "no ownership record without its record");
+    assert_eq!(fake.owned_by(OWNER), 7, "no ownership record without its record");
     let refusals = fake.state().refusals.clone();
     assert!(refusals.iter().any(|r| r == "403 quotaExceeded"), "{refusals:?}");
 }
@@ -187,8 +177,8 @@ fn google_a_429_storm_loses_nothing() {
     // A storm within the retries is waited out.
     fake.state().faults.throttle_next = 3;
     ok(&extdns(&fake, home.path(), dir.path(), &[]), "sync after the storm");
-    assert_eq!(records(&fake).len(), 8, "{:?}", fake.lines());
-    assert_eq!(owned(&fake), 8);
+    assert_eq!(fake.records().len(), 8, "{:?}", fake.lines());
+    assert_eq!(fake.owned_by(OWNER), 8);
     assert_eq!(fake.state().requests.throttled(), storm + 3);
 }
 
@@ -246,7 +236,7 @@ fn against_external_dns() {
         writes: |fake| fake.state().changes_applied,
     };
     pair.step(Some("192.0.2.10"), "create");
-    assert_eq!(records(&ours).len(), 3, "{:?}", ours.lines());
+    assert_eq!(ours.records().len(), 3, "{:?}", ours.lines());
     assert!(to_theirs.log().connects.iter().any(|c| c == "dns.googleapis.com:443"));
     assert!(
         to_theirs

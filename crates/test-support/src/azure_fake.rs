@@ -951,3 +951,9 @@ pub fn external_dns(
         .arg(format!("--azure-config-file={}", file.display()));
     crate::cli::run(&mut cmd)
 }
+
+impl crate::lines::ZoneLines for FakeAzure {
+    fn zone_lines(&self) -> Vec<String> {
+        self.lines()
+    }
+}

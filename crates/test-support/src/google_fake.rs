@@ -1122,6 +1122,12 @@ async fn metadata_project(headers: HeaderMap) -> Response {
     PROJECT.into_response()
 }
 
+impl crate::lines::ZoneLines for FakeGoogle {
+    fn zone_lines(&self) -> Vec<String> {
+        self.lines()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

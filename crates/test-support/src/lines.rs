@@ -30,15 +30,23 @@ pub fn refused_lines(failures: &[ChangeFailure]) -> Vec<String> {
         .collect()
 }
 
-/// The lines that are not ownership TXT records (those hold `heritage=`).
-pub fn without_ownership(lines: Vec<String>) -> Vec<String> {
-    lines.into_iter().filter(|l| !l.contains("heritage=")).collect()
-}
+/// A fake whose zone reads as sorted text lines, one a record (`name TYPE …`): what the whole-controller
+/// tests assert on, whichever cloud the fake is.
+pub trait ZoneLines {
+    /// Every record but SOA and NS, one line each, sorted.
+    fn zone_lines(&self) -> Vec<String>;
 
-/// How many of `lines` are `owner`'s ownership records.
-pub fn owned_count(lines: &[String], owner: &str) -> usize {
-    let label = format!("external-dns/owner={owner}");
-    lines.iter().filter(|l| l.contains(&label)).count()
+    /// The records that are not ownership TXT records (those hold `heritage=`).
+    fn records(&self) -> Vec<String> {
+        let lines = self.zone_lines();
+        lines.into_iter().filter(|l| !l.contains("heritage=")).collect()
+    }
+
+    /// How many of the records are `owner`'s ownership records.
+    fn owned_by(&self, owner: &str) -> usize {
+        let label = format!("external-dns/owner={owner}");
+        self.zone_lines().iter().filter(|l| l.contains(&label)).count()
+    }
 }
 
 /// The names of `owner`'s ownership TXT records among `name TYPE …` lines, in their order.
