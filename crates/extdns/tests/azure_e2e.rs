@@ -9,7 +9,7 @@ use std::process::Output;
 
 use extdns_test_support::azure_fake::{self, FakeAzure, Service};
 use extdns_test_support::cli::{self, ok, tempdir, text};
-use extdns_test_support::differential::{self, CloudPair, Objects};
+use extdns_test_support::differential::{self, CloudPair, Objects, TwoFakes};
 use extdns_test_support::lines::ZoneLines;
 use extdns_test_support::manifests::{self, lb_service};
 use extdns_test_support::tls_proxy::TlsProxy;
@@ -215,19 +215,16 @@ fn compared(fake: &FakeAzure) -> Vec<String> {
 /// without a write. In a network namespace with only loopback, so nothing can reach Azure or the metadata
 /// address even if a variable were missing.
 fn against_external_dns(service: Service, provider: &str, zone: &str, names: [&'static str; 2]) {
-    let ours = FakeAzure::start(&[(service, zone)]);
-    let theirs = FakeAzure::start(&[(service, zone)]);
-    let (to_ours, to_theirs) = (
-        differential::proxy(&azure_fake::AZURE_HOSTS, ours.addr()),
-        differential::proxy(&azure_fake::AZURE_HOSTS, theirs.addr()),
+    let fakes = TwoFakes::start(
+        || FakeAzure::start(&[(service, zone)]),
+        FakeAzure::addr,
+        &azure_fake::AZURE_HOSTS,
     );
+    let (ours, theirs, to_theirs) = (&fakes.ours, &fakes.theirs, &fakes.to_theirs);
     let home = tempdir();
     let objects = Objects::serve();
     let pair = CloudPair {
-        ours: &ours,
-        theirs: &theirs,
-        to_ours: &to_ours,
-        to_theirs: &to_theirs,
+        fakes: &fakes,
         objects: &objects,
         zone,
         names,

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::Output;
 
 use extdns_test_support::cli::{self, ok, tempdir, text};
-use extdns_test_support::differential::{self, CloudPair, Objects};
+use extdns_test_support::differential::{self, CloudPair, Objects, TwoFakes};
 use extdns_test_support::google_fake::{FakeGoogle, GOOGLE_HOSTS};
 use extdns_test_support::lines::ZoneLines;
 use extdns_test_support::manifests::{self, lb_service};
@@ -214,19 +214,16 @@ fn google_differential_with_external_dns() {
 }
 
 fn against_external_dns() {
-    let ours = FakeGoogle::start(&[("example-org", "example.org")]);
-    let theirs = FakeGoogle::start(&[("example-org", "example.org")]);
-    let (to_ours, to_theirs) = (
-        differential::proxy(&GOOGLE_HOSTS, ours.addr()),
-        differential::proxy(&GOOGLE_HOSTS, theirs.addr()),
+    let fakes = TwoFakes::start(
+        || FakeGoogle::start(&[("example-org", "example.org")]),
+        FakeGoogle::addr,
+        &GOOGLE_HOSTS,
     );
+    let (ours, theirs, to_theirs) = (&fakes.ours, &fakes.theirs, &fakes.to_theirs);
     let home = tempdir();
     let objects = Objects::serve();
     let pair = CloudPair {
-        ours: &ours,
-        theirs: &theirs,
-        to_ours: &to_ours,
-        to_theirs: &to_theirs,
+        fakes: &fakes,
         objects: &objects,
         zone: "example.org",
         names: NAMES,

@@ -177,18 +177,38 @@ pub fn assert_writes_nothing(what: &str, writes: impl Fn() -> usize, run: impl F
     assert_eq!(writes(), before, "{what}: finds nothing to change");
 }
 
-/// The steps every cloud differential takes with two fakes of one kind, `ours` for extdns and `theirs` for
-/// external-dns, each reached by external-dns through its own proxy: what differs between clouds is how
-/// each controller is run and what is read off a fake.
-pub struct CloudPair<'a, F> {
+/// Two fakes of one cloud, `ours` for extdns and `theirs` for external-dns, each behind a TLS proxy of its
+/// own at the cloud's host names.
+pub struct TwoFakes<F> {
     /// extdns's fake.
-    pub ours: &'a F,
+    pub ours: F,
     /// external-dns's fake.
-    pub theirs: &'a F,
+    pub theirs: F,
     /// The proxy in front of `ours`, for external-dns's take-over of extdns's zone.
-    pub to_ours: &'a TlsProxy,
+    pub to_ours: TlsProxy,
     /// The proxy in front of `theirs`.
-    pub to_theirs: &'a TlsProxy,
+    pub to_theirs: TlsProxy,
+}
+
+impl<F> TwoFakes<F> {
+    /// Two fakes from `start`, each behind a proxy of [`proxy`] for `hosts`, reaching the fake at `addr`.
+    pub fn start(start: impl Fn() -> F, addr: impl Fn(&F) -> SocketAddr, hosts: &[&str]) -> TwoFakes<F> {
+        let (ours, theirs) = (start(), start());
+        let (to_ours, to_theirs) = (proxy(hosts, addr(&ours)), proxy(hosts, addr(&theirs)));
+        TwoFakes {
+            ours,
+            theirs,
+            to_ours,
+            to_theirs,
+        }
+    }
+}
+
+/// The steps every cloud differential takes with [`TwoFakes`]: what differs between clouds is how each
+/// controller is run and what is read off a fake.
+pub struct CloudPair<'a, F> {
+    /// The two fakes and their proxies.
+    pub fakes: &'a TwoFakes<F>,
     /// The objects both controllers read.
     pub objects: &'a Objects,
     /// The zone the objects are published in.
@@ -210,14 +230,14 @@ impl<F> CloudPair<'_, F> {
     /// controller syncs its own fake, and both fakes hold the same records.
     pub fn step(&self, web: Option<&str>, what: &str) {
         self.objects.publish_web_and_api(self.zone, self.names, web);
-        cli::ok(&(self.extdns)(self.ours), &format!("extdns: {what}"));
+        cli::ok(&(self.extdns)(&self.fakes.ours), &format!("extdns: {what}"));
         cli::ok(
-            &(self.external_dns)(self.theirs, self.to_theirs),
+            &(self.external_dns)(&self.fakes.theirs, &self.fakes.to_theirs),
             &format!("external-dns: {what}"),
         );
         assert_eq!(
-            (self.compared)(self.ours),
-            (self.compared)(self.theirs),
+            (self.compared)(&self.fakes.ours),
+            (self.compared)(&self.fakes.theirs),
             "{what}: the same records"
         );
     }
@@ -227,19 +247,23 @@ impl<F> CloudPair<'_, F> {
     pub fn update_delete_and_take_over(&self) {
         self.step(Some("192.0.2.11"), "update");
         self.step(None, "delete");
-        assert_eq!((self.compared)(self.ours), Vec::<String>::new(), "delete: nothing left");
+        assert_eq!(
+            (self.compared)(&self.fakes.ours),
+            Vec::<String>::new(),
+            "delete: nothing left"
+        );
         self.step(Some("192.0.2.10"), "create again");
         assert_writes_nothing(
             "extdns on external-dns's zone",
-            || (self.writes)(self.theirs),
-            || (self.extdns)(self.theirs),
+            || (self.writes)(&self.fakes.theirs),
+            || (self.extdns)(&self.fakes.theirs),
         );
         assert_writes_nothing(
             "external-dns on extdns's zone",
-            || (self.writes)(self.ours),
-            || (self.external_dns)(self.ours, self.to_ours),
+            || (self.writes)(&self.fakes.ours),
+            || (self.external_dns)(&self.fakes.ours, &self.fakes.to_ours),
         );
-        assert!(self.to_ours.log().refused.is_empty() && self.to_theirs.log().refused.is_empty());
+        assert!(self.fakes.to_ours.log().refused.is_empty() && self.fakes.to_theirs.log().refused.is_empty());
     }
 }
 
