@@ -11,7 +11,7 @@ use extdns_test_support::azure_fake::{self, FakeAzure, Service};
 use extdns_test_support::cli::{self, ok, tempdir, text};
 use extdns_test_support::differential::{self, CloudPair, Objects, TwoFakes};
 use extdns_test_support::lines::ZoneLines;
-use extdns_test_support::manifests::{self, lb_service};
+use extdns_test_support::manifests::{self, alias, lb_service, web};
 use extdns_test_support::tls_proxy::TlsProxy;
 use serde_json::json;
 
@@ -57,7 +57,7 @@ fn azure_full_controller_create_update_delete_idempotent() {
                 ("external-dns.kubernetes.io/azure-tags", "team=dns"),
             ],
         ),
-        lb_service("alias", "alias.example.org", &["lb.example.net"], &[]),
+        alias(),
     ];
     cli::write_manifests(dir.path(), &docs.join("---\n"));
     ok(
@@ -93,12 +93,7 @@ fn azure_full_controller_create_update_delete_idempotent() {
         "a second run (tags read back as written) changes nothing"
     );
 
-    let docs = [lb_service(
-        "web",
-        "web.example.org",
-        &["192.0.2.20", "2001:db8::10"],
-        &[("external-dns.kubernetes.io/ttl", "120")],
-    )];
+    let docs = [web(&["192.0.2.20", "2001:db8::10"])];
     cli::write_manifests(dir.path(), &docs.join("---\n"));
     ok(&extdns(&fake, "azure", home.path(), dir.path(), &[]), "update sync");
     let got = fake.records();

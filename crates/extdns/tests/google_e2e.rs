@@ -10,7 +10,7 @@ use extdns_test_support::cli::{self, ok, tempdir, text};
 use extdns_test_support::differential::{self, CloudPair, Objects, TwoFakes};
 use extdns_test_support::google_fake::{FakeGoogle, GOOGLE_HOSTS};
 use extdns_test_support::lines::ZoneLines;
-use extdns_test_support::manifests::{self, lb_service};
+use extdns_test_support::manifests::{self, alias, web};
 use extdns_test_support::tls_proxy::TlsProxy;
 
 const OWNER: &str = "e2e";
@@ -45,15 +45,7 @@ fn google_full_controller_create_update_delete_idempotent() {
     let fake = FakeGoogle::start(&[("example-org", "example.org"), ("other", "example.net")]);
     fake.seed("example-org", "legacy.example.org.", "A", 300, &["198.51.100.1"]);
     let (home, dir) = (tempdir(), tempdir());
-    let docs = [
-        lb_service(
-            "web",
-            "web.example.org",
-            &["192.0.2.10", "2001:db8::10"],
-            &[("external-dns.kubernetes.io/ttl", "120")],
-        ),
-        lb_service("alias", "alias.example.org", &["lb.example.net"], &[]),
-    ];
+    let docs = [web(&["192.0.2.10", "2001:db8::10"]), alias()];
     cli::write_manifests(dir.path(), &docs.join("---\n"));
     ok(&extdns(&fake, home.path(), dir.path(), &["--dry-run"]), "dry run");
     assert_eq!(
@@ -87,12 +79,7 @@ fn google_full_controller_create_update_delete_idempotent() {
     ok(&extdns(&fake, home.path(), dir.path(), &[]), "second sync");
     assert_eq!(fake.state().changes_applied, applied, "a second run changes nothing");
 
-    let docs = [lb_service(
-        "web",
-        "web.example.org",
-        &["192.0.2.20", "2001:db8::10"],
-        &[("external-dns.kubernetes.io/ttl", "120")],
-    )];
+    let docs = [web(&["192.0.2.20", "2001:db8::10"])];
     cli::write_manifests(dir.path(), &docs.join("---\n"));
     ok(&extdns(&fake, home.path(), dir.path(), &[]), "update sync");
     assert_eq!(
