@@ -215,7 +215,6 @@ fn against_external_dns(service: Service, provider: &str, zone: &str, names: [&'
         FakeAzure::addr,
         &azure_fake::AZURE_HOSTS,
     );
-    let (ours, theirs, to_theirs) = (&fakes.ours, &fakes.theirs, &fakes.to_theirs);
     let home = tempdir();
     let objects = Objects::serve();
     let pair = CloudPair {
@@ -229,15 +228,16 @@ fn against_external_dns(service: Service, provider: &str, zone: &str, names: [&'
         writes: |fake| fake.state().requests.writes(),
     };
     pair.step(Some("192.0.2.10"), "create");
-    assert_eq!(ours.records().len(), 3, "{:?}", ours.lines());
+    assert_eq!(fakes.ours.records().len(), 3, "{:?}", fakes.ours.lines());
+    let connects = fakes.to_theirs.log().connects.clone();
     for host in azure_fake::AZURE_HOSTS {
         assert!(
-            to_theirs.log().connects.iter().any(|c| *c == format!("{host}:443")),
+            connects.iter().any(|c| *c == format!("{host}:443")),
             "external-dns reached {host}"
         );
     }
     assert_eq!(
-        theirs.state().grants,
+        fakes.theirs.state().grants,
         ["client_secret"],
         "external-dns's secret checked by the fake"
     );

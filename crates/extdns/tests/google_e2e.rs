@@ -206,7 +206,6 @@ fn against_external_dns() {
         FakeGoogle::addr,
         &GOOGLE_HOSTS,
     );
-    let (ours, theirs, to_theirs) = (&fakes.ours, &fakes.theirs, &fakes.to_theirs);
     let home = tempdir();
     let objects = Objects::serve();
     let pair = CloudPair {
@@ -220,17 +219,15 @@ fn against_external_dns() {
         writes: |fake| fake.state().changes_applied,
     };
     pair.step(Some("192.0.2.10"), "create");
-    assert_eq!(ours.records().len(), 3, "{:?}", ours.lines());
-    assert!(to_theirs.log().connects.iter().any(|c| c == "dns.googleapis.com:443"));
+    assert_eq!(fakes.ours.records().len(), 3, "{:?}", fakes.ours.lines());
+    let connects = fakes.to_theirs.log().connects.clone();
+    assert!(connects.iter().any(|c| c == "dns.googleapis.com:443"), "{connects:?}");
     assert!(
-        to_theirs
-            .log()
-            .connects
-            .iter()
-            .any(|c| c == "oauth2.googleapis.com:443")
+        connects.iter().any(|c| c == "oauth2.googleapis.com:443"),
+        "{connects:?}"
     );
     assert_eq!(
-        theirs.state().grants,
+        fakes.theirs.state().grants,
         ["jwt"],
         "external-dns's JWT verified by the fake"
     );
