@@ -189,15 +189,14 @@ impl Api for FakeState {
     fn purpose(method: &Method, uri: &Uri, _: &HeaderMap) -> Purpose {
         let path = uri.path();
         if !path.starts_with("/dns/v1/") {
-            return Purpose::beside(if path.starts_with("/computeMetadata/") {
-                "metadata"
-            } else if path.starts_with("/sts/") {
-                "sts"
-            } else if path.starts_with("/iam/") {
-                "generateAccessToken"
-            } else {
-                "token"
-            });
+            // The endpoints beside Cloud DNS by their path; anything else is the token endpoint.
+            let beside = [
+                ("/computeMetadata/", "metadata"),
+                ("/sts/", "sts"),
+                ("/iam/", "generateAccessToken"),
+            ];
+            let name = beside.iter().find(|(prefix, _)| path.starts_with(prefix));
+            return Purpose::beside(name.map_or("token", |&(_, name)| name));
         }
         let segments: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
         match (segments.get(6).copied(), segments.len()) {
