@@ -186,9 +186,7 @@ fn azure_without_credentials_names_every_source_tried() {
     let out = cli::run(&mut cmd);
     let log = text(&out);
     assert_eq!(out.status.code(), Some(2), "{log}");
-    for s in ["client secret", "workload identity", "managed identity"] {
-        assert!(log.contains(s), "{s}: {log}");
-    }
+    cli::assert_mentions(&log, &["client secret", "workload identity", "managed identity"]);
 }
 
 // ------------------------------------------------------------------------------------- external-dns
