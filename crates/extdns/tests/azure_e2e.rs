@@ -9,8 +9,9 @@ use std::process::Output;
 
 use extdns_test_support::azure_fake::{self, FakeAzure, Service};
 use extdns_test_support::cli::{self, ok, tempdir, text};
-use extdns_test_support::differential::{self, Objects};
-use extdns_test_support::manifests::{self, lb_service};
+use extdns_test_support::differential::{self, CloudPair, Objects, TwoFakes};
+use extdns_test_support::lines::ZoneLines;
+use extdns_test_support::manifests::{self, alias, lb_service, web};
 use extdns_test_support::tls_proxy::TlsProxy;
 use serde_json::json;
 
@@ -35,18 +36,6 @@ fn services(dir: &Path, zone: &str, n: usize) {
     cli::write_manifests(dir, &manifests::numbered_lb_services(zone, n));
 }
 
-/// The record sets that are not ownership TXT records.
-fn records(fake: &FakeAzure) -> Vec<String> {
-    fake.lines().into_iter().filter(|l| !l.contains("heritage=")).collect()
-}
-
-fn owned(fake: &FakeAzure) -> usize {
-    fake.lines()
-        .iter()
-        .filter(|l| l.contains(&format!("external-dns/owner={OWNER}")))
-        .count()
-}
-
 #[test]
 fn azure_full_controller_create_update_delete_idempotent() {
     let fake = FakeAzure::start(&[(Service::Public, "example.org")]);
@@ -68,7 +57,7 @@ fn azure_full_controller_create_update_delete_idempotent() {
                 ("external-dns.kubernetes.io/azure-tags", "team=dns"),
             ],
         ),
-        lb_service("alias", "alias.example.org", &["lb.example.net"], &[]),
+        alias(),
     ];
     cli::write_manifests(dir.path(), &docs.join("---\n"));
     ok(
@@ -78,7 +67,7 @@ fn azure_full_controller_create_update_delete_idempotent() {
     assert_eq!(fake.state().requests.writes(), 0, "a dry run writes nothing");
 
     ok(&extdns(&fake, "azure", home.path(), dir.path(), &[]), "first sync");
-    let got = records(&fake);
+    let got = fake.records();
     assert_eq!(got.len(), 4, "{got:?}");
     assert!(got[0].starts_with("alias.example.org CNAME") && got[0].contains(r#""cname":"lb.example.net""#));
     assert!(got[1].starts_with("legacy.example.org A"));
@@ -89,7 +78,7 @@ fn azure_full_controller_create_update_delete_idempotent() {
         "{got:?}"
     );
     assert!(got[3].starts_with("web.example.org AAAA") && got[3].contains("2001:db8::10"));
-    assert_eq!(owned(&fake), 3, "{:?}", fake.lines());
+    assert_eq!(fake.owned_by(OWNER), 3, "{:?}", fake.lines());
     assert_eq!(
         fake.state().grants,
         ["client_secret", "client_secret"],
@@ -104,18 +93,13 @@ fn azure_full_controller_create_update_delete_idempotent() {
         "a second run (tags read back as written) changes nothing"
     );
 
-    let docs = [lb_service(
-        "web",
-        "web.example.org",
-        &["192.0.2.20", "2001:db8::10"],
-        &[("external-dns.kubernetes.io/ttl", "120")],
-    )];
+    let docs = [web(&["192.0.2.20", "2001:db8::10"])];
     cli::write_manifests(dir.path(), &docs.join("---\n"));
     ok(&extdns(&fake, "azure", home.path(), dir.path(), &[]), "update sync");
-    let got = records(&fake);
+    let got = fake.records();
     assert_eq!(got.len(), 3, "{got:?}");
     assert!(got[1].contains("192.0.2.20") && !got[1].contains("metadata"), "{got:?}");
-    assert_eq!(owned(&fake), 2);
+    assert_eq!(fake.owned_by(OWNER), 2);
 
     cli::write_manifests(dir.path(), "");
     ok(&extdns(&fake, "azure", home.path(), dir.path(), &[]), "delete sync");
@@ -153,14 +137,12 @@ fn azure_a_refused_put_a_429_storm_and_a_conflict_lose_nothing() {
     let out = extdns(&fake, "azure-private-dns", home.path(), dir.path(), &[]);
     let log = text(&out);
     assert_ne!(out.status.code(), Some(0), "the sync reports the failures\n{log}");
-    assert!(
-        log.contains("s6.internal.example") && log.contains("BadRequest"),
-        "the refused record is named: {log}"
-    );
-    assert!(
-        log.contains("s7.internal.example") && log.contains("ETag"),
-        "the conflict is named: {log}"
-    );
+    for (what, record, cause) in [
+        ("the refused record", "s6.internal.example", "BadRequest"),
+        ("the conflict", "s7.internal.example", "ETag"),
+    ] {
+        assert!(log.contains(record) && log.contains(cause), "{what} is named: {log}");
+    }
     assert_eq!(fake.state().requests.throttled(), 3, "every 429 was waited out");
     let now = fake.lines();
     assert!(before.iter().all(|l| now.contains(l)), "nothing deleted: {now:?}");
@@ -204,9 +186,7 @@ fn azure_without_credentials_names_every_source_tried() {
     let out = cli::run(&mut cmd);
     let log = text(&out);
     assert_eq!(out.status.code(), Some(2), "{log}");
-    for s in ["client secret", "workload identity", "managed identity"] {
-        assert!(log.contains(s), "{s}: {log}");
-    }
+    cli::assert_mentions(&log, &["client secret", "workload identity", "managed identity"]);
 }
 
 // ------------------------------------------------------------------------------------- external-dns
@@ -228,84 +208,47 @@ fn compared(fake: &FakeAzure) -> Vec<String> {
 /// without a write. In a network namespace with only loopback, so nothing can reach Azure or the metadata
 /// address even if a variable were missing.
 fn against_external_dns(service: Service, provider: &str, zone: &str, names: [&'static str; 2]) {
-    let ours = FakeAzure::start(&[(service, zone)]);
-    let theirs = FakeAzure::start(&[(service, zone)]);
-    let (to_ours, to_theirs) = (
-        differential::proxy(&azure_fake::AZURE_HOSTS, ours.addr()),
-        differential::proxy(&azure_fake::AZURE_HOSTS, theirs.addr()),
+    let fakes = TwoFakes::start(
+        || FakeAzure::start(&[(service, zone)]),
+        FakeAzure::addr,
+        &azure_fake::AZURE_HOSTS,
     );
     let home = tempdir();
     let objects = Objects::serve();
-    let step = |web: Option<&str>, what: &str| {
-        objects.publish_web_and_api(zone, names, web);
-        ok(
-            &extdns(&ours, provider, home.path(), objects.dir.path(), &[]),
-            &format!("extdns: {what}"),
-        );
-        ok(
-            &run_external_dns(&to_theirs, provider, home.path(), objects.source),
-            &format!("external-dns: {what}"),
-        );
-        assert_eq!(compared(&ours), compared(&theirs), "{what}: the same record sets");
+    let pair = CloudPair {
+        fakes: &fakes,
+        objects: &objects,
+        zone,
+        names,
+        extdns: &|fake| extdns(fake, provider, home.path(), objects.dir.path(), &[]),
+        external_dns: &|_, proxy| run_external_dns(proxy, provider, home.path(), objects.source),
+        compared,
+        writes: |fake| fake.state().requests.writes(),
     };
-    step(Some("192.0.2.10"), "create");
-    assert_eq!(records(&ours).len(), 3, "{:?}", ours.lines());
+    pair.step(Some("192.0.2.10"), "create");
+    assert_eq!(fakes.ours.records().len(), 3, "{:?}", fakes.ours.lines());
+    let connects = fakes.to_theirs.log().connects.clone();
     for host in azure_fake::AZURE_HOSTS {
         assert!(
-            to_theirs.log().connects.iter().any(|c| *c == format!("{host}:443")),
+            connects.iter().any(|c| *c == format!("{host}:443")),
             "external-dns reached {host}"
         );
     }
     assert_eq!(
-        theirs.state().grants,
+        fakes.theirs.state().grants,
         ["client_secret"],
         "external-dns's secret checked by the fake"
     );
-    step(Some("192.0.2.11"), "update");
-    step(None, "delete");
-    assert_eq!(ours.lines(), Vec::<String>::new());
-
-    // Take-over both ways: what one wrote, the other finds as it wants it.
-    step(Some("192.0.2.10"), "create again");
-    differential::assert_writes_nothing(
-        "extdns on external-dns's zone",
-        || theirs.state().requests.writes(),
-        || extdns(&theirs, provider, home.path(), objects.dir.path(), &[]),
-    );
-    differential::assert_writes_nothing(
-        "external-dns on extdns's zone",
-        || ours.state().requests.writes(),
-        || run_external_dns(&to_ours, provider, home.path(), objects.source),
-    );
-    assert!(to_ours.log().refused.is_empty() && to_theirs.log().refused.is_empty());
-    println!("{}", differential::DONE);
+    pair.update_delete_and_take_over();
 }
-
-/// The two Azure providers external-dns has, each with a zone of its API and the names the differential
-/// publishes there.
-const PROVIDERS: [(Service, &str, &str, [&str; 2]); 2] = [
-    (
-        Service::Public,
-        "azure",
-        "example.org",
-        ["web.example.org", "api.example.org"],
-    ),
-    (
-        Service::Private,
-        "azure-private-dns",
-        "internal.example",
-        ["web.internal.example", "api.internal.example"],
-    ),
-];
 
 #[test]
 fn azure_differential_with_external_dns() {
-    extdns_test_support::require!(ExternalDns, NetNamespace, OpenSsl);
-    if differential::inside_loopback_namespace("azure_differential_with_external_dns") {
-        for (service, provider, zone, names) in PROVIDERS {
+    differential::in_loopback_namespace("azure_differential_with_external_dns", || {
+        for (service, provider, zone, names) in azure_fake::PROVIDERS {
             against_external_dns(service, provider, zone, names);
         }
-    }
+    });
 }
 
 // ------------------------------------------------------------------------------------- apex and wildcards
@@ -408,15 +351,13 @@ fn apexes_against_external_dns(service: Service, provider: &str) {
         1,
         "external-dns leaves the wildcard record, nobody's: {wildcard:?}"
     );
-    println!("{}", differential::DONE);
 }
 
 #[test]
 fn azure_apex_and_wildcard_records_against_external_dns() {
-    extdns_test_support::require!(ExternalDns, NetNamespace, OpenSsl);
-    if differential::inside_loopback_namespace("azure_apex_and_wildcard_records_against_external_dns") {
-        for (service, provider, ..) in PROVIDERS {
+    differential::in_loopback_namespace("azure_apex_and_wildcard_records_against_external_dns", || {
+        for (service, provider, ..) in azure_fake::PROVIDERS {
             apexes_against_external_dns(service, provider);
         }
-    }
+    });
 }

@@ -35,6 +35,11 @@ fn helm() -> PathBuf {
     program("EXTDNS_TEST_HELM")
 }
 
+/// external-dns's own chart, unpacked (`require!(ExternalDnsChart)` first).
+fn external_dns_chart() -> PathBuf {
+    program("EXTDNS_TEST_EXTERNAL_DNS_CHART")
+}
+
 /// `helm template`: the manifests, or helm's error text when it refuses the values.
 fn render(chart: &Path, release: &str, namespace: &str, values: &Value) -> Result<Result<String, String>, Error> {
     let dir = tempfile::tempdir()?;
@@ -377,7 +382,7 @@ fn upstream_values(namespaced: bool) -> Value {
 fn external_dns_chart_with_the_extdns_image_renders_arguments_extdns_accepts_and_the_rbac_it_needs() -> Result<(), Error>
 {
     extdns_test_support::require!(Helm, ExternalDnsChart);
-    let upstream = program("EXTDNS_TEST_EXTERNAL_DNS_CHART");
+    let upstream = external_dns_chart();
     let text = render(&upstream, "dns", "dns", &upstream_values(false))?.map_err(|e| format!("helm: {e}"))?;
     let docs = documents(&text)?;
     let args = controller_args(&docs).ok_or("no external-dns container")?;
@@ -400,7 +405,7 @@ fn external_dns_chart_with_the_extdns_image_renders_arguments_extdns_accepts_and
 #[test]
 fn external_dns_chart_namespaced_lacks_only_the_nodes_extdns_reads() -> Result<(), Error> {
     extdns_test_support::require!(Helm, ExternalDnsChart);
-    let upstream = program("EXTDNS_TEST_EXTERNAL_DNS_CHART");
+    let upstream = external_dns_chart();
     let text = render(&upstream, "dns", "dns", &upstream_values(true))?.map_err(|e| format!("helm: {e}"))?;
     let docs = documents(&text)?;
     let grants = read_grants(&docs, "dns");
@@ -454,7 +459,7 @@ fn external_dns_chart_namespaced_lacks_only_the_nodes_extdns_reads() -> Result<(
 #[test]
 fn the_same_values_render_the_same_arguments_and_rules_in_both_charts() -> Result<(), Error> {
     extdns_test_support::require!(Helm, ExternalDnsChart);
-    let upstream = program("EXTDNS_TEST_EXTERNAL_DNS_CHART");
+    let upstream = external_dns_chart();
     let cases = [
         json!({ "policy": "upsert-only" }),
         json!({ "policy": "sync", "registry": "crd", "sources": ["service", "crd"] }),
@@ -518,7 +523,7 @@ fn without_descriptions(v: &Value) -> Value {
 #[test]
 fn the_crds_define_external_dns_api_exactly() -> Result<(), Error> {
     extdns_test_support::require!(ExternalDnsChart);
-    let upstream = program("EXTDNS_TEST_EXTERNAL_DNS_CHART").join("crds");
+    let upstream = external_dns_chart().join("crds");
     let mut names: Vec<String> = std::fs::read_dir(&upstream)?
         .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
         .collect();
@@ -549,7 +554,7 @@ fn the_crds_define_external_dns_api_exactly() -> Result<(), Error> {
 #[test]
 fn external_dns_chart_values_files_render_here() -> Result<(), Error> {
     extdns_test_support::require!(Helm, ExternalDnsChart);
-    let upstream = program("EXTDNS_TEST_EXTERNAL_DNS_CHART");
+    let upstream = external_dns_chart();
     for file in ["values.yaml", "ci/ci-values.yaml"] {
         let values: Value = serde_saphyr::from_str(&std::fs::read_to_string(upstream.join(file))?)?;
         // external-dns's chart requires `policy` as ours does; its defaults leave it empty.

@@ -393,16 +393,19 @@ fn validation_errors_exit_2_with_one_line() -> Result<(), Error> {
 /// external-dns #6610: invalid filters stop the start, as every invalid flag does.
 #[test]
 fn filter_validation_6610_an_invalid_filter_exits_2_naming_the_flag() -> Result<(), Error> {
-    let err = inmemory_error(&["--annotation-filter=team!=dns"])?;
-    assert!(
-        err.starts_with("error: --annotation-filter \"team!=dns\" is not a valid selector: "),
-        "{err}"
-    );
-    let err = inmemory_error(&["--label-filter=team in (a"])?;
-    assert!(
-        err.starts_with("error: --label-filter \"team in (a\" is not a valid selector: "),
-        "{err}"
-    );
+    for (flag, says) in [
+        (
+            "--annotation-filter=team!=dns",
+            "error: --annotation-filter \"team!=dns\" is not a valid selector: ",
+        ),
+        (
+            "--label-filter=team in (a",
+            "error: --label-filter \"team in (a\" is not a valid selector: ",
+        ),
+    ] {
+        let err = inmemory_error(&[flag])?;
+        assert!(err.starts_with(says), "{flag}: {err}");
+    }
     Ok(())
 }
 
@@ -421,22 +424,16 @@ fn legacy_annotation_prefix_6703_the_configured_prefix_wins_with_one_warning() -
          ingress:\n      - ip: 192.0.2.1\n",
     )?;
     let manifests = file.to_str().ok_or("path")?;
-    let base = [
-        "endpoints",
-        "--output",
-        "json",
-        "--manifests",
-        manifests,
-        "--source=service",
-    ];
+    let json = ["endpoints", "--output", "json"];
     let prefix = "--annotation-prefix=dns.example.org/";
+    let service = [prefix, "--manifests", manifests, "--source=service"];
     let runs = [
         extdns(
-            &[&base[..], &[prefix, "--enable-legacy-annotation-prefix"]].concat(),
+            &[&json[..], &service, &["--enable-legacy-annotation-prefix"]].concat(),
             &[],
         )?,
         extdns(
-            &[&base[..], &[prefix]].concat(),
+            &[&json[..], &service].concat(),
             &[("EXTERNAL_DNS_ENABLE_LEGACY_ANNOTATION_PREFIX", "true")],
         )?,
     ];
@@ -463,7 +460,7 @@ fn legacy_annotation_prefix_6703_the_configured_prefix_wins_with_one_warning() -
         }
     }
     // Without the flag, only the configured prefix is read.
-    let eps = json_endpoints(&base[3..].iter().copied().chain([prefix]).collect::<Vec<_>>(), &[])?;
+    let eps = json_endpoints(&service, &[])?;
     let web = find(&eps, "web.example.com", "A");
     assert!(
         web.is_some_and(|e| e.get("recordTTL").is_none_or(|t| t == 0)),

@@ -7,7 +7,8 @@ use std::process::Output;
 
 use extdns_test_support::cli::{self, ok, tempdir, text};
 use extdns_test_support::cloudflare_fake::{FakeCloudflare, TOKEN};
-use extdns_test_support::manifests::lb_service;
+use extdns_test_support::lines::owned_txt_names;
+use extdns_test_support::manifests::{lb_service, web};
 
 const OWNER: &str = "e2e";
 const ZONE: &str = "023e105f4ecef8ad9ca31a8372d0c353";
@@ -48,11 +49,7 @@ fn records(cf: &FakeCloudflare) -> Vec<String> {
 }
 
 fn owned_txt(cf: &FakeCloudflare) -> Vec<String> {
-    cf.lines()
-        .into_iter()
-        .filter(|l| l.contains(" TXT ") && l.contains(&format!("external-dns/owner={OWNER}")))
-        .filter_map(|l| l.split(' ').next().map(str::to_string))
-        .collect()
+    owned_txt_names(cf.lines(), OWNER)
 }
 
 #[test]
@@ -63,12 +60,7 @@ fn cloudflare_full_controller_create_update_delete_idempotent() {
     write_manifests(
         dir.path(),
         &[
-            lb_service(
-                "web",
-                "web.example.org",
-                &["192.0.2.10", "2001:db8::10"],
-                &[("external-dns.kubernetes.io/ttl", "120")],
-            ),
+            web(&["192.0.2.10", "2001:db8::10"]),
             lb_service("alias", "alias.example.org", &["lb.example.net"], &alpha_proxied),
         ],
     );
@@ -99,15 +91,7 @@ fn cloudflare_full_controller_create_update_delete_idempotent() {
     assert_eq!(cf.state().requests.writes(), writes, "a second run changes nothing");
 
     // 3. Update web's address, un-proxy nothing, remove the alias.
-    write_manifests(
-        dir.path(),
-        &[lb_service(
-            "web",
-            "web.example.org",
-            &["192.0.2.20", "2001:db8::10"],
-            &[("external-dns.kubernetes.io/ttl", "120")],
-        )],
-    );
+    write_manifests(dir.path(), &[web(&["192.0.2.20", "2001:db8::10"])]);
     ok(&extdns(&cf, dir.path(), &[]), "update sync");
     assert_eq!(
         records(&cf),

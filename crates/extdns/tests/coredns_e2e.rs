@@ -7,6 +7,7 @@ use std::process::Output;
 
 use extdns_test_support::cli::{self, ok, tempdir, text};
 use extdns_test_support::etcd::Etcd;
+use extdns_test_support::lines::owned_txt_names;
 use extdns_test_support::{manifests, require};
 
 const OWNER: &str = "e2e";
@@ -57,11 +58,7 @@ fn records(etcd: &Etcd) -> Vec<String> {
 }
 
 fn owned_txt(etcd: &Etcd) -> Vec<String> {
-    records(etcd)
-        .into_iter()
-        .filter(|r| r.contains(" TXT ") && r.contains(&format!("external-dns/owner={OWNER}")))
-        .filter_map(|r| r.split(' ').next().map(str::to_string))
-        .collect()
+    owned_txt_names(records(etcd), OWNER)
 }
 
 #[test]

@@ -57,6 +57,11 @@ fn kustomize(dir: &Path) -> Result<Vec<Value>, Error> {
     Ok(docs)
 }
 
+/// The elements of `v` when it is an array; none when it is missing (a Pod without `env`, say).
+fn items(v: &Value) -> impl Iterator<Item = &Value> {
+    v.as_array().into_iter().flatten()
+}
+
 fn of_kind<'a>(docs: &'a [Value], kind: &str) -> Vec<&'a Value> {
     docs.iter().filter(|d| d["kind"] == kind).collect()
 }
@@ -76,14 +81,20 @@ fn with_component(resources: &str, component: &str) -> Result<Vec<Value>, Error>
 }
 
 /// A workload-identity overlay's documents: no Secret anywhere (`why`: what gives the credentials instead),
-/// and its one ServiceAccount.
-fn without_secret(overlay: &str, why: &str) -> Result<(Vec<Value>, Value), Error> {
+/// its one ServiceAccount, and the Deployment's Pod template, which that ServiceAccount runs.
+fn without_secret(overlay: &str, why: &str) -> Result<(Vec<Value>, Value, Value), Error> {
     let docs = kustomize(&deploy(overlay))?;
     assert!(docs.iter().all(|d| d["kind"] != "Secret"), "no Secret: {why}");
     let accounts = of_kind(&docs, "ServiceAccount");
     assert_eq!(accounts.len(), 1, "{overlay}: one ServiceAccount");
     let account = accounts[0].clone();
-    Ok((docs, account))
+    let deployment = of_kind(&docs, "Deployment").into_iter().next().ok_or("no Deployment")?;
+    let pod = deployment["spec"]["template"].clone();
+    assert_eq!(
+        pod["spec"]["serviceAccountName"], "extdns",
+        "{overlay}: the annotated ServiceAccount runs the Pod"
+    );
+    Ok((docs, account, pod))
 }
 
 fn extdns_container(docs: &[Value]) -> Result<&Value, Error> {
@@ -155,12 +166,7 @@ fn base_is_one_non_root_replica_with_health_probes_and_no_provider_credentials()
         assert_eq!(c[probe]["httpGet"]["path"], "/healthz", "{probe}");
         assert_eq!(c[probe]["httpGet"]["port"], c["ports"][0]["name"], "{probe}");
     }
-    let env: Vec<&str> = c["env"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|e| e["name"].as_str())
-        .collect();
+    let env: Vec<&str> = items(&c["env"]).filter_map(|e| e["name"].as_str()).collect();
     assert_eq!(
         env,
         ["POD_NAME", "POD_NAMESPACE"],
@@ -290,7 +296,7 @@ fn every_overlay_builds_with_arguments_extdns_accepts_and_reads_only_its_own_sec
         let mut refs = 0;
         let mut from_flags = true;
         for c in containers {
-            for e in c["env"].as_array().into_iter().flatten() {
+            for e in items(&c["env"]) {
                 let Some(r) = e["valueFrom"].get("secretKeyRef") else {
                     continue;
                 };
@@ -335,10 +341,7 @@ fn the_dns_server_overlay_answers_on_53_through_its_service_once_ready() -> Resu
     let c = extdns_container(&docs)?;
     assert_eq!(c["readinessProbe"]["httpGet"]["path"], "/readyz");
     assert_eq!(c["livenessProbe"]["httpGet"]["path"], "/healthz");
-    let ports: Vec<(String, String, i64)> = c["ports"]
-        .as_array()
-        .into_iter()
-        .flatten()
+    let ports: Vec<(String, String, i64)> = items(&c["ports"])
         .map(|p| {
             (
                 p["name"].as_str().unwrap_or_default().to_string(),
@@ -368,10 +371,7 @@ fn the_dns_server_overlay_answers_on_53_through_its_service_once_ready() -> Resu
         .ok_or("no extdns-dns Service")?;
     assert_eq!(service["metadata"]["namespace"], "extdns");
     assert_eq!(service["spec"]["selector"]["app.kubernetes.io/name"], "extdns");
-    let mut ports: Vec<String> = service["spec"]["ports"]
-        .as_array()
-        .into_iter()
-        .flatten()
+    let mut ports: Vec<String> = items(&service["spec"]["ports"])
         .map(|p| {
             format!(
                 "{} {} -> {}",
@@ -389,25 +389,18 @@ fn the_dns_server_overlay_answers_on_53_through_its_service_once_ready() -> Resu
 #[test]
 fn the_google_overlay_runs_with_workload_identity_and_no_secret() -> Result<(), Error> {
     extdns_test_support::require!(Kubectl);
-    let (docs, sa) = without_secret("overlays/google", "GKE's metadata server gives the tokens")?;
+    let (docs, sa, pod) = without_secret("overlays/google", "GKE's metadata server gives the tokens")?;
     assert_eq!(
         sa["metadata"]["annotations"]["iam.gke.io/gcp-service-account"],
         "external-dns@my-project.iam.gserviceaccount.com"
     );
-    let deployment = of_kind(&docs, "Deployment")[0];
-    let pod = &deployment["spec"]["template"]["spec"];
     assert_eq!(
-        pod["serviceAccountName"], "extdns",
-        "the annotated ServiceAccount runs the Pod"
+        pod["spec"]["nodeSelector"]["iam.gke.io/gke-metadata-server-enabled"],
+        "true"
     );
-    assert_eq!(pod["nodeSelector"]["iam.gke.io/gke-metadata-server-enabled"], "true");
     let container = extdns_container(&docs)?;
     assert!(
-        container["env"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .all(|e| e["valueFrom"].get("secretKeyRef").is_none()),
+        items(&container["env"]).all(|e| e["valueFrom"].get("secretKeyRef").is_none()),
         "no credentials from a Secret: {container}"
     );
     let args = strings(&container["args"]);
@@ -420,15 +413,12 @@ fn the_google_overlay_runs_with_workload_identity_and_no_secret() -> Result<(), 
 #[test]
 fn the_azure_overlay_runs_with_workload_identity_and_no_secret() -> Result<(), Error> {
     extdns_test_support::require!(Kubectl);
-    let (docs, sa) = without_secret("overlays/azure", "the federated token is the credential")?;
+    let (docs, sa, pod) = without_secret("overlays/azure", "the federated token is the credential")?;
     assert!(
         sa["metadata"]["annotations"]["azure.workload.identity/client-id"].is_string(),
         "{sa}"
     );
-    let deployment = of_kind(&docs, "Deployment")[0];
-    let pod = &deployment["spec"]["template"];
     assert_eq!(pod["metadata"]["labels"]["azure.workload.identity/use"], "true");
-    assert_eq!(pod["spec"]["serviceAccountName"], "extdns");
     let container = extdns_container(&docs)?;
     let mount = &container["volumeMounts"][0];
     assert_eq!(mount["mountPath"], "/etc/kubernetes");

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use extdns_test_support::cli::assert_mentions;
 use extdns_test_support::dig::short;
 use extdns_test_support::proc::{Proc, eventually};
 use extdns_test_support::{free_port, require};
@@ -115,15 +116,14 @@ fn the_loop_is_ready_after_its_first_sync_and_exports_the_servers_metrics() -> R
     // Ready means synced: the records are served.
     assert_eq!(short(port, "web.example.com", "A"), ["203.0.113.10"]);
     let scrape = http_get(metrics, "/metrics")?;
-    assert!(
-        scrape.contains("extdns_dns_server_zone_records{zone=\"example.com.\"}"),
-        "{scrape}"
+    assert_mentions(
+        &scrape,
+        &[
+            "extdns_dns_server_zone_records{zone=\"example.com.\"}",
+            "extdns_dns_server_zone_serial{zone=\"example.com.\"}",
+            "extdns_dns_server_answers_total{",
+        ],
     );
-    assert!(
-        scrape.contains("extdns_dns_server_zone_serial{zone=\"example.com.\"}"),
-        "{scrape}"
-    );
-    assert!(scrape.contains("extdns_dns_server_answers_total{"), "{scrape}");
     let records: u64 = scrape
         .lines()
         .find_map(|l| l.strip_prefix("extdns_dns_server_zone_records{zone=\"example.com.\"} "))

@@ -80,6 +80,15 @@ fn check(log: &RequestLog, e: &Expect<'_>) {
     assert!(reads <= e.most_reads, "{reads} reads");
 }
 
+/// The fewest write requests for `n` records, each with its ownership record, 40 changes a request: 20
+/// for 400.
+fn owned_records_in_batches_of_40(n: usize) -> usize {
+    let unit = Unit { changes: 2, bytes: 0 };
+    let least_writes = first_sync::write_requests(vec![unit; n], PerRequest::changes(40));
+    assert_eq!(least_writes, n.div_ceil(20));
+    least_writes
+}
+
 #[test]
 fn route53_first_sync_at_the_account_s_limit_sends_the_fewest_batches_and_no_429() {
     let n = 400;
@@ -157,9 +166,7 @@ fn cloudflare_first_sync_at_the_token_s_limit_sends_the_fewest_batches_and_no_42
     ok(&first_sync(n, &["CF_"], &env, &args), "first sync");
     let lines = cf.lines();
     assert_eq!(lines.len(), 2 * n, "every record and its ownership record:\n{lines:?}");
-    let unit = Unit { changes: 2, bytes: 0 };
-    let least_writes = first_sync::write_requests(vec![unit; n], PerRequest::changes(40));
-    assert_eq!(least_writes, 20);
+    let least_writes = owned_records_in_batches_of_40(n);
     check(
         &cf.state().requests,
         &Expect {
@@ -208,9 +215,7 @@ fn google_first_sync_at_the_project_s_limit_sends_the_fewest_changes_and_no_429(
         n,
         "every record:\n{lines:?}"
     );
-    let unit = Unit { changes: 2, bytes: 0 };
-    let least_writes = first_sync::write_requests(vec![unit; n], PerRequest::changes(40));
-    assert_eq!(least_writes, 20);
+    let least_writes = owned_records_in_batches_of_40(n);
     let pending_polls = fake.state().pending_polls as usize;
     check(
         &fake.state().requests,

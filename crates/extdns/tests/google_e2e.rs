@@ -7,9 +7,10 @@ use std::path::Path;
 use std::process::Output;
 
 use extdns_test_support::cli::{self, ok, tempdir, text};
-use extdns_test_support::differential::{self, Objects};
+use extdns_test_support::differential::{self, CloudPair, Objects, TwoFakes};
 use extdns_test_support::google_fake::{FakeGoogle, GOOGLE_HOSTS};
-use extdns_test_support::manifests::{self, lb_service};
+use extdns_test_support::lines::ZoneLines;
+use extdns_test_support::manifests::{self, alias, web};
 use extdns_test_support::tls_proxy::TlsProxy;
 
 const OWNER: &str = "e2e";
@@ -39,32 +40,12 @@ fn services(dir: &Path, n: usize) {
     cli::write_manifests(dir, &manifests::numbered_lb_services("example.org", n));
 }
 
-/// The records that are not ownership TXT records.
-fn records(fake: &FakeGoogle) -> Vec<String> {
-    fake.lines().into_iter().filter(|l| !l.contains("heritage=")).collect()
-}
-
-fn owned(fake: &FakeGoogle) -> usize {
-    fake.lines()
-        .iter()
-        .filter(|l| l.contains(&format!("external-dns/owner={OWNER}")))
-        .count()
-}
-
 #[test]
 fn google_full_controller_create_update_delete_idempotent() {
     let fake = FakeGoogle::start(&[("example-org", "example.org"), ("other", "example.net")]);
     fake.seed("example-org", "legacy.example.org.", "A", 300, &["198.51.100.1"]);
     let (home, dir) = (tempdir(), tempdir());
-    let docs = [
-        lb_service(
-            "web",
-            "web.example.org",
-            &["192.0.2.10", "2001:db8::10"],
-            &[("external-dns.kubernetes.io/ttl", "120")],
-        ),
-        lb_service("alias", "alias.example.org", &["lb.example.net"], &[]),
-    ];
+    let docs = [web(&["192.0.2.10", "2001:db8::10"]), alias()];
     cli::write_manifests(dir.path(), &docs.join("---\n"));
     ok(&extdns(&fake, home.path(), dir.path(), &["--dry-run"]), "dry run");
     assert_eq!(
@@ -75,7 +56,7 @@ fn google_full_controller_create_update_delete_idempotent() {
 
     ok(&extdns(&fake, home.path(), dir.path(), &[]), "first sync");
     assert_eq!(
-        records(&fake),
+        fake.records(),
         [
             "alias.example.org. CNAME 300 lb.example.net.",
             "legacy.example.org. A 300 198.51.100.1",
@@ -83,7 +64,7 @@ fn google_full_controller_create_update_delete_idempotent() {
             "web.example.org. AAAA 120 2001:db8::10",
         ]
     );
-    assert_eq!(owned(&fake), 3, "{:?}", fake.lines());
+    assert_eq!(fake.owned_by(OWNER), 3, "{:?}", fake.lines());
     assert!(
         fake.state().requests.count("changes.get") > 0,
         "changes.get polled until done"
@@ -98,23 +79,18 @@ fn google_full_controller_create_update_delete_idempotent() {
     ok(&extdns(&fake, home.path(), dir.path(), &[]), "second sync");
     assert_eq!(fake.state().changes_applied, applied, "a second run changes nothing");
 
-    let docs = [lb_service(
-        "web",
-        "web.example.org",
-        &["192.0.2.20", "2001:db8::10"],
-        &[("external-dns.kubernetes.io/ttl", "120")],
-    )];
+    let docs = [web(&["192.0.2.20", "2001:db8::10"])];
     cli::write_manifests(dir.path(), &docs.join("---\n"));
     ok(&extdns(&fake, home.path(), dir.path(), &[]), "update sync");
     assert_eq!(
-        records(&fake),
+        fake.records(),
         [
             "legacy.example.org. A 300 198.51.100.1",
             "web.example.org. A 120 192.0.2.20",
             "web.example.org. AAAA 120 2001:db8::10",
         ]
     );
-    assert_eq!(owned(&fake), 2);
+    assert_eq!(fake.owned_by(OWNER), 2);
 
     cli::write_manifests(dir.path(), "");
     ok(&extdns(&fake, home.path(), dir.path(), &[]), "delete sync");
@@ -140,7 +116,7 @@ fn google_a_change_over_quota_and_a_taken_name_do_not_stop_the_others() {
         log.contains("s3.example.org") && log.contains("alreadyExists"),
         "the taken name is named: {log}"
     );
-    let got = records(&fake);
+    let got = fake.records();
     for i in (0..8).filter(|i| *i != 3) {
         assert!(
             got.contains(&format!("s{i}.example.org. A 300 192.0.2.{}", i + 1)),
@@ -155,7 +131,7 @@ fn google_a_change_over_quota_and_a_taken_name_do_not_stop_the_others() {
         got.contains(&"a-s3.example.org. TXT 300 \"v=spf1 -all\"".to_string()),
         "someone else's record untouched: {got:?}"
     );
-    assert_eq!(owned(&fake), 7, "no ownership record without its record");
+    assert_eq!(fake.owned_by(OWNER), 7, "no ownership record without its record");
     let refusals = fake.state().refusals.clone();
     assert!(refusals.iter().any(|r| r == "403 quotaExceeded"), "{refusals:?}");
 }
@@ -188,8 +164,8 @@ fn google_a_429_storm_loses_nothing() {
     // A storm within the retries is waited out.
     fake.state().faults.throttle_next = 3;
     ok(&extdns(&fake, home.path(), dir.path(), &[]), "sync after the storm");
-    assert_eq!(records(&fake).len(), 8, "{:?}", fake.lines());
-    assert_eq!(owned(&fake), 8);
+    assert_eq!(fake.records().len(), 8, "{:?}", fake.lines());
+    assert_eq!(fake.owned_by(OWNER), 8);
     assert_eq!(fake.state().requests.throttled(), storm + 3);
 }
 
@@ -221,63 +197,41 @@ fn compared(fake: &FakeGoogle) -> Vec<String> {
 /// even if a variable were missing.
 #[test]
 fn google_differential_with_external_dns() {
-    extdns_test_support::require!(ExternalDns, NetNamespace, OpenSsl);
-    if !differential::inside_loopback_namespace("google_differential_with_external_dns") {
-        return;
-    }
-    let ours = FakeGoogle::start(&[("example-org", "example.org")]);
-    let theirs = FakeGoogle::start(&[("example-org", "example.org")]);
-    let (to_ours, to_theirs) = (
-        differential::proxy(&GOOGLE_HOSTS, ours.addr()),
-        differential::proxy(&GOOGLE_HOSTS, theirs.addr()),
+    differential::in_loopback_namespace("google_differential_with_external_dns", against_external_dns);
+}
+
+fn against_external_dns() {
+    let fakes = TwoFakes::start(
+        || FakeGoogle::start(&[("example-org", "example.org")]),
+        FakeGoogle::addr,
+        &GOOGLE_HOSTS,
     );
     let home = tempdir();
     let objects = Objects::serve();
-    let step = |web: Option<&str>, what: &str| {
-        objects.publish_web_and_api("example.org", NAMES, web);
-        ok(
-            &extdns(&ours, home.path(), objects.dir.path(), &[]),
-            &format!("extdns: {what}"),
-        );
-        ok(
-            &run_external_dns(&theirs, &to_theirs, home.path(), objects.source),
-            &format!("external-dns: {what}"),
-        );
-        assert_eq!(compared(&ours), compared(&theirs), "{what}: the same records");
+    let pair = CloudPair {
+        fakes: &fakes,
+        objects: &objects,
+        zone: "example.org",
+        names: NAMES,
+        extdns: &|fake| extdns(fake, home.path(), objects.dir.path(), &[]),
+        external_dns: &|fake, proxy| run_external_dns(fake, proxy, home.path(), objects.source),
+        compared,
+        writes: |fake| fake.state().changes_applied,
     };
-    step(Some("192.0.2.10"), "create");
-    assert_eq!(records(&ours).len(), 3, "{:?}", ours.lines());
-    assert!(to_theirs.log().connects.iter().any(|c| c == "dns.googleapis.com:443"));
+    pair.step(Some("192.0.2.10"), "create");
+    assert_eq!(fakes.ours.records().len(), 3, "{:?}", fakes.ours.lines());
+    let connects = fakes.to_theirs.log().connects.clone();
+    assert!(connects.iter().any(|c| c == "dns.googleapis.com:443"), "{connects:?}");
     assert!(
-        to_theirs
-            .log()
-            .connects
-            .iter()
-            .any(|c| c == "oauth2.googleapis.com:443")
+        connects.iter().any(|c| c == "oauth2.googleapis.com:443"),
+        "{connects:?}"
     );
     assert_eq!(
-        theirs.state().grants,
+        fakes.theirs.state().grants,
         ["jwt"],
         "external-dns's JWT verified by the fake"
     );
-    step(Some("192.0.2.11"), "update");
-    step(None, "delete");
-    assert_eq!(ours.lines(), Vec::<String>::new());
-
-    // Take-over both ways: what one wrote, the other finds as it wants it.
-    step(Some("192.0.2.10"), "create again");
-    differential::assert_writes_nothing(
-        "extdns on external-dns's zone",
-        || theirs.state().changes_applied,
-        || extdns(&theirs, home.path(), objects.dir.path(), &[]),
-    );
-    differential::assert_writes_nothing(
-        "external-dns on extdns's zone",
-        || ours.state().changes_applied,
-        || run_external_dns(&ours, &to_ours, home.path(), objects.source),
-    );
-    assert!(to_ours.log().refused.is_empty() && to_theirs.log().refused.is_empty());
-    println!("{}", differential::DONE);
+    pair.update_delete_and_take_over();
 }
 
 // ------------------------------------------------------------------------------------- apex records
@@ -293,14 +247,7 @@ fn publish_apexes(objects: &Objects) {
 /// The fake's rrsets with the managed zone each is in (`zone name type ttl data`), SOA and NS left out,
 /// the `resource` label dropped.
 fn zoned(fake: &FakeGoogle) -> Vec<String> {
-    let lines = fake
-        .state()
-        .rrsets
-        .iter()
-        .filter(|((_, _, t), _)| t != "SOA" && t != "NS")
-        .map(|((z, n, t), r)| format!("{z} {n} {t} {} {}", r.ttl, r.rrdatas.join(" ")))
-        .collect();
-    differential::without_resource_label(lines, "\"")
+    differential::without_resource_label(fake.zoned_lines(), "\"")
 }
 
 /// The apex of the top zone and of a delegated child zone (both managed): extdns publishes the same zones
@@ -308,10 +255,13 @@ fn zoned(fake: &FakeGoogle) -> Vec<String> {
 /// apex without an ownership record), its syncs do not fail, and the second finds nothing to write.
 #[test]
 fn google_apex_records_are_published_as_external_dns_publishes_them() {
-    extdns_test_support::require!(ExternalDns, NetNamespace, OpenSsl);
-    if !differential::inside_loopback_namespace("google_apex_records_are_published_as_external_dns_publishes_them") {
-        return;
-    }
+    differential::in_loopback_namespace(
+        "google_apex_records_are_published_as_external_dns_publishes_them",
+        apexes_against_external_dns,
+    );
+}
+
+fn apexes_against_external_dns() {
     let zones = [("example-org", "example.org"), ("sub-example-org", "sub.example.org")];
     let (ours, theirs) = (FakeGoogle::start(&zones), FakeGoogle::start(&zones));
     let to_theirs = differential::proxy(&GOOGLE_HOSTS, theirs.addr());
@@ -342,5 +292,4 @@ fn google_apex_records_are_published_as_external_dns_publishes_them() {
         "{:?}",
         zoned(&ours)
     );
-    println!("{}", differential::DONE);
 }

@@ -14,6 +14,7 @@ use extdns::settings;
 use extdns_controller::{CancellationToken, Metrics};
 use extdns_informer::{LiveCluster, LiveOptions, ResourceKind};
 use extdns_provider::InMemoryProvider;
+use extdns_test_support::cli::assert_mentions;
 use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::discovery::v1 as discovery;
 use kube::runtime::watcher::Event;
@@ -205,14 +206,15 @@ fn running_binary_serves_health_and_metrics_and_stops_cleanly_on_sigterm() -> Re
         "external_dns_registry_endpoints_total ",
         Duration::from_secs(30),
     )?;
-    for name in [
-        "external_dns_source_endpoints_total ",
-        "external_dns_controller_last_sync_timestamp_seconds ",
-        "external_dns_build_info{",
-        "external_dns_registry_errors_total 0",
-    ] {
-        assert!(metrics.contains(name), "{name} missing:\n{metrics}");
-    }
+    assert_mentions(
+        &metrics,
+        &[
+            "external_dns_source_endpoints_total ",
+            "external_dns_controller_last_sync_timestamp_seconds ",
+            "external_dns_build_info{",
+            "external_dns_registry_errors_total 0",
+        ],
+    );
 
     let mut child = guard.0.take().ok_or("child")?;
     let pid = child.id().to_string();

@@ -368,10 +368,19 @@ fn side_by_side(cloud: &dyn Cloud, names: [&'static str; 2], external_dns: &dyn 
     assert_eq!(record(cloud, api), ours, "external-dns never deletes extdns's record");
     extdns();
     assert_eq!(record(cloud, api), None);
-    println!("{}", differential::DONE);
 }
 
-fn azure_side_by_side(service: Service, provider: &'static str, zone: &str, names: [&'static str; 2]) {
+/// [`side_by_side`] on `provider`'s zone (one of [`azure_fake::PROVIDERS`]), run as the test `test` inside a
+/// network namespace with only loopback.
+fn azure_side_by_side(test: &str, provider: &str) {
+    differential::in_loopback_namespace(test, || azure_beside(provider));
+}
+
+/// [`side_by_side`] on `provider`'s zone.
+fn azure_beside(provider: &str) {
+    let Some((service, provider, zone, names)) = azure_fake::PROVIDERS.into_iter().find(|p| p.1 == provider) else {
+        panic!("{provider} is not one of {:?}", azure_fake::PROVIDERS)
+    };
     let fake = FakeAzure::start(&[(service, zone)]);
     let proxy = differential::proxy(&azure_fake::AZURE_HOSTS, fake.addr());
     let home = tempdir();
@@ -383,34 +392,20 @@ fn azure_side_by_side(service: Service, provider: &'static str, zone: &str, name
 
 #[test]
 fn azure_metadata_ownership_beside_external_dns() {
-    extdns_test_support::require!(ExternalDns, NetNamespace, OpenSsl);
-    if differential::inside_loopback_namespace("azure_metadata_ownership_beside_external_dns") {
-        azure_side_by_side(
-            Service::Public,
-            "azure",
-            "example.org",
-            ["web.example.org", "api.example.org"],
-        );
-    }
+    azure_side_by_side("azure_metadata_ownership_beside_external_dns", "azure");
 }
 
 #[test]
 fn azure_private_dns_metadata_ownership_beside_external_dns() {
-    extdns_test_support::require!(ExternalDns, NetNamespace, OpenSsl);
-    if differential::inside_loopback_namespace("azure_private_dns_metadata_ownership_beside_external_dns") {
-        azure_side_by_side(
-            Service::Private,
-            "azure-private-dns",
-            "internal.example",
-            ["web.internal.example", "api.internal.example"],
-        );
-    }
+    azure_side_by_side(
+        "azure_private_dns_metadata_ownership_beside_external_dns",
+        "azure-private-dns",
+    );
 }
 
 #[test]
 fn cloudflare_metadata_ownership_beside_external_dns() {
-    extdns_test_support::require!(ExternalDns, NetNamespace, OpenSsl);
-    if differential::inside_loopback_namespace("cloudflare_metadata_ownership_beside_external_dns") {
+    differential::in_loopback_namespace("cloudflare_metadata_ownership_beside_external_dns", || {
         let fake = FakeCloudflare::start(&[(ZONE_ID, "example.org")]);
         let proxy = differential::proxy(&["api.cloudflare.com"], fake.addr());
         let home = tempdir();
@@ -422,5 +417,5 @@ fn cloudflare_metadata_ownership_beside_external_dns() {
                 .args(["--provider=cloudflare", "--domain-filter=example.org"]);
             cli::run(&mut cmd)
         });
-    }
+    });
 }

@@ -156,12 +156,7 @@ fn records(web_addresses: &[&str], with_alias: bool) -> Vec<GobEndpoint> {
         }
     }
     if with_alias {
-        v.push(GobEndpoint {
-            dns_name: "alias.example.org",
-            targets: vec!["web.example.org".into()],
-            record_type: "CNAME",
-            ttl: 0,
-        });
+        v.push(GobEndpoint::new("alias.example.org", "CNAME", &["web.example.org"], 0));
     }
     v
 }

@@ -377,20 +377,10 @@ fn external_dns_client_with_extdns_webhook_server_and_bind() {
     let mut sync = |web: Option<&str>, alias: bool| {
         let mut set = Vec::new();
         if let Some(ip) = web {
-            set.push(GobEndpoint {
-                dns_name: "web.example.org",
-                targets: vec![ip.to_string()],
-                record_type: "A",
-                ttl: 120,
-            });
+            set.push(GobEndpoint::new("web.example.org", "A", &[ip], 120));
         }
         if alias {
-            set.push(GobEndpoint {
-                dns_name: "alias.example.org",
-                targets: vec!["lb.example.net".to_string()],
-                record_type: "CNAME",
-                ttl: 0,
-            });
+            set.push(GobEndpoint::new("alias.example.org", "CNAME", &["lb.example.net"], 0));
         }
         if let Ok(mut e) = endpoints.lock() {
             *e = set;

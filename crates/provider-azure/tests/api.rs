@@ -323,6 +323,12 @@ async fn an_endless_429_is_a_transient_error_and_nothing_is_reported_written() {
     assert_eq!(fake.state().requests.writes(), 0);
 }
 
+/// The requests of `method` the fake answered, in order (`METHOD path` lines).
+fn sent(fake: &FakeAzure, method: &str) -> Vec<String> {
+    let lines = fake.state().requests.lines();
+    lines.into_iter().filter(|r| r.starts_with(method)).collect()
+}
+
 #[tokio::test]
 async fn a_record_goes_before_its_ownership_record_and_is_undone_when_that_fails() {
     let fake = FakeAzure::start(&[(Service::Public, "example.org")]);
@@ -339,13 +345,7 @@ async fn a_record_goes_before_its_ownership_record_and_is_undone_when_that_fails
     p.apply(&ReadState::default(), &[Unit::with_ownership(&record, &owner)])
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-    let puts: Vec<String> = fake
-        .state()
-        .requests
-        .lines()
-        .into_iter()
-        .filter(|r| r.starts_with("PUT"))
-        .collect();
+    let puts = sent(&fake, "PUT");
     assert!(
         puts.len() == 2 && puts[0].contains("/A/www") && puts[1].contains("/TXT/a-www"),
         "{puts:?}"
@@ -379,13 +379,7 @@ async fn a_record_goes_before_its_ownership_record_and_is_undone_when_that_fails
     p.apply(&read.state, &[Unit::with_ownership(&record, &owner)])
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-    let deletes: Vec<String> = fake
-        .state()
-        .requests
-        .lines()
-        .into_iter()
-        .filter(|r| r.starts_with("DELETE"))
-        .collect();
+    let deletes = sent(&fake, "DELETE");
     assert_eq!(deletes.len(), 3, "{deletes:?}");
     assert!(deletes[0].contains("/A/api"), "the undo: {deletes:?}");
     assert!(

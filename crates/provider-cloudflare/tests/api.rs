@@ -7,7 +7,7 @@ use extdns_endpoint::{Change, Endpoint, RecordType, Ttl};
 use extdns_provider::{Backoff, Provider, ProviderError, Unit, apply_changes};
 use extdns_provider_cloudflare::{Auth, CloudflareConfig, CloudflareProvider, PROXIED_PROPERTY};
 use extdns_test_support::cloudflare_fake::{API_EMAIL, API_KEY, FakeCloudflare, TOKEN};
-use extdns_test_support::lines::read_lines;
+use extdns_test_support::lines::{is_auth_failure, read_lines};
 
 const ZONE: &str = "023e105f4ecef8ad9ca31a8372d0c353";
 
@@ -212,10 +212,7 @@ async fn a_wrong_token_is_an_authentication_error() {
     let cf = fake();
     let p = provider_with(&cf, |c| c.auth = Auth::Token("wrong".into()));
     let err = p.records().await;
-    assert!(
-        matches!(&err, Err(ProviderError::Failed { kind: extdns_provider::FailureKind::Auth, message, .. }) if message.contains("9109")),
-        "{err:?}"
-    );
+    assert!(is_auth_failure(&err, "9109"), "{err:?}");
 }
 
 #[tokio::test]

@@ -5,7 +5,7 @@ use extdns_endpoint::{Change, Endpoint, RecordType, Ttl};
 use extdns_provider::{Provider, ProviderError, Unit, apply_changes};
 use extdns_provider_coredns::{CorednsConfig, CorednsProvider, GROUP_PROPERTY};
 use extdns_test_support::etcd::{Etcd, Pki};
-use extdns_test_support::lines::{read_lines, refused_lines};
+use extdns_test_support::lines::{is_auth_failure, read_lines, refused_lines};
 use extdns_test_support::require;
 
 const PREFIX: &str = "/skydns/";
@@ -350,10 +350,7 @@ async fn etcd_authentication_is_used_and_a_wrong_password_is_an_auth_error() {
         c.password = Some("wrong".into());
     });
     let err = wrong.records().await;
-    assert!(
-        matches!(&err, Err(ProviderError::Failed { kind: extdns_provider::FailureKind::Auth, message, .. }) if message.contains("root")),
-        "{err:?}"
-    );
+    assert!(is_auth_failure(&err, "root"), "{err:?}");
 }
 
 #[tokio::test]

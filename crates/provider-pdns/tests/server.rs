@@ -9,6 +9,7 @@ use std::time::Duration;
 use extdns_endpoint::{Change, DomainFilter, Endpoint, ProviderSpecific, RecordType, Ttl};
 use extdns_provider::{Provider, ProviderError, Unit, apply_changes};
 use extdns_provider_pdns::{PdnsConfig, PdnsProvider};
+use extdns_test_support::lines::is_auth_failure;
 use extdns_test_support::pdns::{API_KEY, PowerDns, Zone};
 use extdns_test_support::require;
 
@@ -252,10 +253,7 @@ async fn a_wrong_api_key_is_an_authentication_failure_and_writes_nothing() {
     let pdns = PowerDns::start(&[Zone::new("example.org")]);
     let p = provider_with(&pdns.url(), "not-the-key", &[]);
     let read = p.records().await;
-    assert!(
-        matches!(&read, Err(ProviderError::Failed { kind: extdns_provider::FailureKind::Auth, message, .. }) if message.contains("401")),
-        "{read:?}"
-    );
+    assert!(is_auth_failure(&read, "401"), "{read:?}");
     let write = apply(
         &p,
         &[Change::Create(ep("a.example.org", RecordType::A, &["192.0.2.1"]))],

@@ -63,6 +63,22 @@ pub const USER_ASSIGNED_CLIENT_ID: &str = "00000000-0000-0000-0000-0000000000dd"
 /// The host names external-dns's Azure SDK calls in the public cloud, for
 /// [`crate::tls_proxy::TlsProxy::start`].
 pub const AZURE_HOSTS: [&str; 2] = ["login.microsoftonline.com", "management.azure.com"];
+/// The two Azure providers external-dns has, each with a zone of its API and the names the differential
+/// publishes there (as [`crate::differential::Objects::publish_web_and_api`] takes them).
+pub const PROVIDERS: [(Service, &str, &str, [&str; 2]); 2] = [
+    (
+        Service::Public,
+        "azure",
+        "example.org",
+        ["web.example.org", "api.example.org"],
+    ),
+    (
+        Service::Private,
+        "azure-private-dns",
+        "internal.example",
+        ["web.internal.example", "api.internal.example"],
+    ),
+];
 /// The public DNS api-version.
 pub const PUBLIC_API_VERSION: &str = "2018-05-01";
 /// The private DNS api-version.
@@ -939,4 +955,10 @@ pub fn external_dns(
         .arg(format!("--provider={provider}"))
         .arg(format!("--azure-config-file={}", file.display()));
     crate::cli::run(&mut cmd)
+}
+
+impl crate::lines::ZoneLines for FakeAzure {
+    fn zone_lines(&self) -> Vec<String> {
+        self.lines()
+    }
 }

@@ -39,6 +39,14 @@ pub fn ok(out: &Output, what: &str) {
     assert_eq!(out.status.code(), Some(0), "{what} failed\n{}", text(out));
 }
 
+/// Asserts that `text` (a log, a scrape, an error) holds every one of `parts`; the message names the
+/// first missing one and shows the whole text.
+pub fn assert_mentions(text: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(text.contains(part), "{part:?} missing:\n{text}");
+    }
+}
+
 /// A temporary directory, removed when dropped.
 pub fn tempdir() -> tempfile::TempDir {
     tempfile::tempdir().unwrap_or_else(|e| panic!("cannot make a temporary directory: {e}"))

@@ -20,6 +20,18 @@ pub struct GobEndpoint {
     pub ttl: i64,
 }
 
+impl GobEndpoint {
+    /// `dns_name` of `record_type` with `targets` at `ttl` (0: unset).
+    pub fn new(dns_name: &'static str, record_type: &'static str, targets: &[&str], ttl: i64) -> GobEndpoint {
+        GobEndpoint {
+            dns_name,
+            targets: targets.iter().map(|t| t.to_string()).collect(),
+            record_type,
+            ttl,
+        }
+    }
+}
+
 /// Go's gob encoding of `[]*endpoint.Endpoint`, the connector source's wire format, for the fields these
 /// tests use. Gob matches struct fields by name, so a struct of four fields decodes into external-dns's
 /// `Endpoint`.

@@ -54,6 +54,17 @@ pub fn inside_loopback_namespace(test: &str) -> bool {
     false
 }
 
+/// The test `test` of this test binary as a differential runs it: skipped where external-dns, a network
+/// namespace or OpenSSL is missing; otherwise re-run inside a loopback-only network namespace
+/// ([`inside_loopback_namespace`]), where `scenario` runs and [`DONE`] is printed after it.
+pub fn in_loopback_namespace(test: &str, scenario: impl FnOnce()) {
+    crate::require!(ExternalDns, NetNamespace, OpenSsl);
+    if inside_loopback_namespace(test) {
+        scenario();
+        println!("{DONE}");
+    }
+}
+
 /// A TLS proxy that sends each of `hosts` to the fake at `to`.
 pub fn proxy(hosts: &[&str], to: SocketAddr) -> TlsProxy {
     let routes: Vec<(&str, SocketAddr)> = hosts.iter().map(|h| (*h, to)).collect();
@@ -98,12 +109,7 @@ impl Objects {
             .collect();
         let endpoints = records
             .iter()
-            .map(|(_, host, ip)| GobEndpoint {
-                dns_name: host,
-                targets: vec![ip.to_string()],
-                record_type: "A",
-                ttl: 0,
-            })
+            .map(|(_, host, ip)| GobEndpoint::new(host, "A", &[ip], 0))
             .collect();
         self.publish(&docs.join("---\n"), endpoints);
     }
@@ -136,16 +142,10 @@ fn web_and_api(zone: &str, web: &str) -> String {
 /// What [`web_and_api`] publishes, as external-dns's connector source hands it over; `names` are its web
 /// and api names.
 fn web_and_api_endpoints(names: [&'static str; 2], web: &str) -> Vec<GobEndpoint> {
-    let e = |dns_name, record_type, target: &str, ttl| GobEndpoint {
-        dns_name,
-        targets: vec![target.to_string()],
-        record_type,
-        ttl,
-    };
     vec![
-        e(names[0], "A", web, 120),
-        e(names[0], "AAAA", "2001:db8::10", 120),
-        e(names[1], "A", "192.0.2.20", 0),
+        GobEndpoint::new(names[0], "A", &[web], 120),
+        GobEndpoint::new(names[0], "AAAA", &["2001:db8::10"], 120),
+        GobEndpoint::new(names[1], "A", &["192.0.2.20"], 0),
     ]
 }
 
@@ -175,6 +175,96 @@ pub fn assert_writes_nothing(what: &str, writes: impl Fn() -> usize, run: impl F
     let before = writes();
     cli::ok(&run(), what);
     assert_eq!(writes(), before, "{what}: finds nothing to change");
+}
+
+/// Two fakes of one cloud, `ours` for extdns and `theirs` for external-dns, each behind a TLS proxy of its
+/// own at the cloud's host names.
+pub struct TwoFakes<F> {
+    /// extdns's fake.
+    pub ours: F,
+    /// external-dns's fake.
+    pub theirs: F,
+    /// The proxy in front of `ours`, for external-dns's take-over of extdns's zone.
+    pub to_ours: TlsProxy,
+    /// The proxy in front of `theirs`.
+    pub to_theirs: TlsProxy,
+}
+
+impl<F> TwoFakes<F> {
+    /// Two fakes from `start`, each behind a proxy of [`proxy`] for `hosts`, reaching the fake at `addr`.
+    pub fn start(start: impl Fn() -> F, addr: impl Fn(&F) -> SocketAddr, hosts: &[&str]) -> TwoFakes<F> {
+        let (ours, theirs) = (start(), start());
+        let (to_ours, to_theirs) = (proxy(hosts, addr(&ours)), proxy(hosts, addr(&theirs)));
+        TwoFakes {
+            ours,
+            theirs,
+            to_ours,
+            to_theirs,
+        }
+    }
+}
+
+/// The steps every cloud differential takes with [`TwoFakes`]: what differs between clouds is how each
+/// controller is run and what is read off a fake.
+pub struct CloudPair<'a, F> {
+    /// The two fakes and their proxies.
+    pub fakes: &'a TwoFakes<F>,
+    /// The objects both controllers read.
+    pub objects: &'a Objects,
+    /// The zone the objects are published in.
+    pub zone: &'a str,
+    /// The web and api names, as external-dns's connector source hands them over.
+    pub names: [&'static str; 2],
+    /// extdns for one sync of [`Objects::dir`] against a fake.
+    pub extdns: &'a dyn Fn(&F) -> Output,
+    /// external-dns for one sync against a fake through the proxy in front of it.
+    pub external_dns: &'a dyn Fn(&F, &TlsProxy) -> Output,
+    /// A fake's records as both controllers must leave them.
+    pub compared: fn(&F) -> Vec<String>,
+    /// How many writes a fake has answered.
+    pub writes: fn(&F) -> usize,
+}
+
+impl<F> CloudPair<'_, F> {
+    /// One step: the web and api Services published (`web` the web address, nothing with `None`), each
+    /// controller syncs its own fake, and both fakes hold the same records.
+    pub fn step(&self, web: Option<&str>, what: &str) {
+        self.objects.publish_web_and_api(self.zone, self.names, web);
+        cli::ok(&(self.extdns)(&self.fakes.ours), &format!("extdns: {what}"));
+        cli::ok(
+            &(self.external_dns)(&self.fakes.theirs, &self.fakes.to_theirs),
+            &format!("external-dns: {what}"),
+        );
+        assert_eq!(
+            (self.compared)(&self.fakes.ours),
+            (self.compared)(&self.fakes.theirs),
+            "{what}: the same records"
+        );
+    }
+
+    /// After the create step: an update and a delete step (nothing left), a create again, and the take-over
+    /// both ways: what one wrote, the other finds as it wants it. Neither proxy refused a connection.
+    pub fn update_delete_and_take_over(&self) {
+        self.step(Some("192.0.2.11"), "update");
+        self.step(None, "delete");
+        assert_eq!(
+            (self.compared)(&self.fakes.ours),
+            Vec::<String>::new(),
+            "delete: nothing left"
+        );
+        self.step(Some("192.0.2.10"), "create again");
+        assert_writes_nothing(
+            "extdns on external-dns's zone",
+            || (self.writes)(&self.fakes.theirs),
+            || (self.extdns)(&self.fakes.theirs),
+        );
+        assert_writes_nothing(
+            "external-dns on extdns's zone",
+            || (self.writes)(&self.fakes.ours),
+            || (self.external_dns)(&self.fakes.ours, &self.fakes.to_ours),
+        );
+        assert!(self.fakes.to_ours.log().refused.is_empty() && self.fakes.to_theirs.log().refused.is_empty());
+    }
 }
 
 /// A fake's lines with the ownership records' `resource` label dropped: external-dns's connector source

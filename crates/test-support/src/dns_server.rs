@@ -4,10 +4,11 @@
 //!
 //! Answers are checked with `dig` queries ([`crate::dig`]), never by reading zone files.
 
+use std::ops::Deref;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
+use crate::loopback::LoopbackServer;
 use crate::{dig, free_port, need};
 
 /// The test TSIG key, kept with the `dig` helpers that sign with it.
@@ -111,17 +112,22 @@ enum Role {
 }
 
 /// A running BIND or Knot, primary for the given zones (or secondary, [`DnsServer::start_secondary`]);
-/// killed when dropped.
+/// killed when dropped. Its port, log and queries are the [`LoopbackServer`]'s it dereferences to.
 pub struct DnsServer {
     /// Which server it is.
     pub kind: Kind,
-    /// The DNS port on 127.0.0.1 (UDP and TCP).
-    pub port: u16,
     /// BIND's DNS-over-TLS port, when started with [`DnsServer::start_bind_tls`]; the CA that signed its
-    /// certificate (for 127.0.0.1) is `ca.crt` in [`DnsServer::dir`].
+    /// certificate (for 127.0.0.1) is `ca.crt` in [`LoopbackServer::dir`].
     pub tls_port: Option<u16>,
-    child: Child,
-    dir: tempfile::TempDir,
+    server: LoopbackServer,
+}
+
+impl Deref for DnsServer {
+    type Target = LoopbackServer;
+
+    fn deref(&self) -> &LoopbackServer {
+        &self.server
+    }
 }
 
 fn zone_file(zone: &Zone) -> String {
@@ -204,108 +210,30 @@ impl DnsServer {
             keys: &all_keys,
             role,
         };
-        let child = match kind {
-            Kind::Bind => start_bind(&launch, tls_port)?,
-            Kind::Knot => start_knot(&launch)?,
+        let mut cmd = match kind {
+            Kind::Bind => bind_command(&launch, tls_port)?,
+            Kind::Knot => knot_command(&launch)?,
         };
-        let mut server = DnsServer {
-            kind,
-            port,
-            tls_port,
-            child,
-            dir,
-        };
-        server.wait_ready(&nonce)?;
-        Ok(server)
-    }
-
-    fn wait_ready(&mut self, nonce: &str) -> Result<(), String> {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                return Err(format!("exited with {status} during startup; log:\n{}", self.log()));
-            }
-            let answer = self.dig_raw(&["version.bind", "CH", "TXT", "+short"]);
-            if answer.contains(nonce) {
-                return Ok(());
-            }
-            if Instant::now() > deadline {
-                return Err(format!("not ready after 20s; log:\n{}", self.log()));
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        let mut server = LoopbackServer::spawn(&mut cmd, port, dir)?;
+        server.wait_ready(&nonce, || true)?;
+        Ok(DnsServer { kind, tls_port, server })
     }
 
     /// Stops the server answering without stopping it (SIGSTOP): queries and updates go unanswered, as from
     /// a provider whose API is down, until [`DnsServer::thaw`]; its zones are untouched meanwhile.
     pub fn freeze(&self) {
-        self.signal("-STOP");
+        self.server.signal("-STOP");
     }
 
     /// Lets a [`DnsServer::freeze`]d server answer again (SIGCONT).
     pub fn thaw(&self) {
-        self.signal("-CONT");
-    }
-
-    fn signal(&self, signal: &str) {
-        let status = std::process::Command::new("kill")
-            .arg(signal)
-            .arg(self.child.id().to_string())
-            .status();
-        assert!(status.is_ok_and(|s| s.success()), "kill {signal} {}", self.child.id());
-    }
-
-    /// The server's log so far, for failure messages.
-    pub fn log(&self) -> String {
-        std::fs::read_to_string(self.dir.path().join("server.log")).unwrap_or_default()
-    }
-
-    /// The server's working directory (config, zone files, certificates).
-    pub fn dir(&self) -> &Path {
-        self.dir.path()
-    }
-
-    fn dig_raw(&self, args: &[&str]) -> String {
-        dig::dig(self.port, args)
-    }
-
-    /// The answers to `name TYPE` over TCP, sorted (`dig +short` form: TXT values quoted).
-    pub fn dig(&self, name: &str, rtype: &str) -> Vec<String> {
-        dig::short(self.port, name, rtype)
-    }
-
-    /// The TTL of the `name TYPE` answer.
-    pub fn ttl(&self, name: &str, rtype: &str) -> Option<u32> {
-        dig::ttl(self.port, name, rtype)
-    }
-
-    /// The zone's SOA serial, read with a query.
-    pub fn serial(&self, zone: &str) -> u32 {
-        dig::serial(self.port, zone)
+        self.server.signal("-CONT");
     }
 
     /// The zone by AXFR with the test key, sorted, without the SOA.
     pub fn axfr(&self, zone: &str) -> anyhow::Result<Vec<dig::Record>> {
         dig::axfr(self.port, zone)
     }
-}
-
-impl Drop for DnsServer {
-    fn drop(&mut self) {
-        // Our own child, by PID: SIGKILL then reap, so nothing outlives the test.
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn spawn(cmd: &mut Command, dir: &Path) -> Result<Child, String> {
-    let log = std::fs::File::create(dir.join("server.log")).map_err(|e| e.to_string())?;
-    let log2 = log.try_clone().map_err(|e| e.to_string())?;
-    cmd.stdin(Stdio::null())
-        .stdout(log)
-        .stderr(log2)
-        .spawn()
-        .map_err(|e| format!("cannot start {cmd:?}: {e}"))
 }
 
 /// What either server is started with: its directory, DNS port, version string (the nonce that tells this
@@ -319,8 +247,8 @@ struct Launch<'a> {
     role: &'a Role,
 }
 
-/// BIND for `launch`, with DNS over TLS on `tls_port` when given.
-fn start_bind(launch: &Launch<'_>, tls_port: Option<u16>) -> Result<Child, String> {
+/// The command that starts BIND for `launch`, with DNS over TLS on `tls_port` when given.
+fn bind_command(launch: &Launch<'_>, tls_port: Option<u16>) -> Result<Command, String> {
     let (d, port, nonce) = (launch.dir, launch.port, launch.nonce);
     let (zones, keys, role) = (launch.zones, launch.keys, launch.role);
     let named = need("named");
@@ -387,11 +315,13 @@ fn start_bind(launch: &Launch<'_>, tls_port: Option<u16>) -> Result<Child, Strin
     }
     let path = d.join("named.conf");
     std::fs::write(&path, conf).map_err(|e| e.to_string())?;
-    spawn(Command::new(named).arg("-g").arg("-c").arg(&path), d)
+    let mut cmd = Command::new(named);
+    cmd.arg("-g").arg("-c").arg(&path);
+    Ok(cmd)
 }
 
-/// Knot for `launch`.
-fn start_knot(launch: &Launch<'_>) -> Result<Child, String> {
+/// The command that starts Knot for `launch`.
+fn knot_command(launch: &Launch<'_>) -> Result<Command, String> {
     let (d, port, nonce) = (launch.dir, launch.port, launch.nonce);
     let (zones, keys, role) = (launch.zones, launch.keys, launch.role);
     let knotd = need("knotd");
@@ -446,5 +376,7 @@ fn start_knot(launch: &Launch<'_>) -> Result<Child, String> {
     }
     let path = d.join("knot.conf");
     std::fs::write(&path, conf).map_err(|e| e.to_string())?;
-    spawn(Command::new(knotd).arg("-c").arg(&path), d)
+    let mut cmd = Command::new(knotd);
+    cmd.arg("-c").arg(&path);
+    Ok(cmd)
 }

@@ -207,15 +207,14 @@ impl Api for FakeState {
     fn purpose(method: &Method, uri: &Uri, _: &HeaderMap) -> Purpose {
         let path = uri.path();
         if !path.starts_with("/dns/v1/") {
-            return Purpose::beside(if path.starts_with("/computeMetadata/") {
-                "metadata"
-            } else if path.starts_with("/sts/") {
-                "sts"
-            } else if path.starts_with("/iam/") {
-                "generateAccessToken"
-            } else {
-                "token"
-            });
+            // The endpoints beside Cloud DNS by their path; anything else is the token endpoint.
+            let beside = [
+                ("/computeMetadata/", "metadata"),
+                ("/sts/", "sts"),
+                ("/iam/", "generateAccessToken"),
+            ];
+            let name = beside.iter().find(|(prefix, _)| path.starts_with(prefix));
+            return Purpose::beside(name.map_or("token", |&(_, name)| name));
         }
         let segments: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
         match (segments.get(6).copied(), segments.len()) {
@@ -359,12 +358,25 @@ impl FakeGoogle {
 
     /// Every rrset but SOA and NS as `name type ttl data...`, sorted.
     pub fn lines(&self) -> Vec<String> {
+        self.rrset_lines(false)
+    }
+
+    /// [`FakeGoogle::lines`] with the managed zone each rrset is in first (`zone name type ttl data...`), for
+    /// tests where a record's zone matters (a delegated child zone's apex).
+    pub fn zoned_lines(&self) -> Vec<String> {
+        self.rrset_lines(true)
+    }
+
+    fn rrset_lines(&self, with_zone: bool) -> Vec<String> {
         let mut v: Vec<String> = self
             .state()
             .rrsets
             .iter()
             .filter(|((_, _, t), _)| t != "SOA" && t != "NS")
-            .map(|((_, n, t), r)| format!("{n} {t} {} {}", r.ttl, r.rrdatas.join(" ")))
+            .map(|((z, n, t), r)| {
+                let line = format!("{n} {t} {} {}", r.ttl, r.rrdatas.join(" "));
+                if with_zone { format!("{z} {line}") } else { line }
+            })
             .collect();
         v.sort();
         v
@@ -1123,6 +1135,12 @@ async fn metadata_project(headers: HeaderMap) -> Response {
         return r;
     }
     PROJECT.into_response()
+}
+
+impl crate::lines::ZoneLines for FakeGoogle {
+    fn zone_lines(&self) -> Vec<String> {
+        self.lines()
+    }
 }
 
 #[cfg(test)]

@@ -48,6 +48,7 @@ pub mod google_fake;
 #[cfg(feature = "kube-objects")]
 pub mod kube_objects;
 pub mod lines;
+pub mod loopback;
 pub mod manifests;
 pub mod moto;
 pub mod pdns;

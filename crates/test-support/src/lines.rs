@@ -1,8 +1,9 @@
 //! What a provider reads, as one sorted text line a record: an assertion then shows the whole zone at once;
-//! and the records a partial failure refused, one line each.
+//! the records a partial failure refused, one line each; which lines are ownership records, and whose; and
+//! whether a failure is the authentication failure a user is meant to see.
 
 use extdns_endpoint::Endpoint;
-use extdns_provider::{ChangeFailure, Provider};
+use extdns_provider::{ChangeFailure, FailureKind, Provider, ProviderError};
 
 /// Every record `provider` reads, as sorted `name TYPE ttl target,target…` lines, each ending with what
 /// `extra` says of its record (a provider-specific property, say; empty for nothing).
@@ -27,4 +28,39 @@ pub fn refused_lines(failures: &[ChangeFailure]) -> Vec<String> {
         .iter()
         .map(|f| format!("{} {}", f.key.dns_name, f.key.record_type))
         .collect()
+}
+
+/// A fake whose zone reads as sorted text lines, one a record (`name TYPE …`): what the whole-controller
+/// tests assert on, whichever cloud the fake is.
+pub trait ZoneLines {
+    /// Every record but SOA and NS, one line each, sorted.
+    fn zone_lines(&self) -> Vec<String>;
+
+    /// The records that are not ownership TXT records (those hold `heritage=`).
+    fn records(&self) -> Vec<String> {
+        let lines = self.zone_lines();
+        lines.into_iter().filter(|l| !l.contains("heritage=")).collect()
+    }
+
+    /// How many of the records are `owner`'s ownership records.
+    fn owned_by(&self, owner: &str) -> usize {
+        let label = format!("external-dns/owner={owner}");
+        self.zone_lines().iter().filter(|l| l.contains(&label)).count()
+    }
+}
+
+/// The names of `owner`'s ownership TXT records among `name TYPE …` lines, in their order.
+pub fn owned_txt_names(lines: Vec<String>, owner: &str) -> Vec<String> {
+    let label = format!("external-dns/owner={owner}");
+    lines
+        .into_iter()
+        .filter(|l| l.contains(" TXT ") && l.contains(&label))
+        .filter_map(|l| l.split(' ').next().map(str::to_string))
+        .collect()
+}
+
+/// Whether `result` is an authentication failure whose message says `says` (the API's own code or words:
+/// what tells a user which credential to fix).
+pub fn is_auth_failure<T>(result: &Result<T, ProviderError>, says: &str) -> bool {
+    matches!(result, Err(ProviderError::Failed { kind: FailureKind::Auth, message, .. }) if message.contains(says))
 }

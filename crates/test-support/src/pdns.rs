@@ -6,11 +6,13 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::ops::Deref;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
-use crate::{PDNS_SQLITE_SCHEMA as SCHEMA, dig, free_port, need};
+use crate::loopback::LoopbackServer;
+use crate::{PDNS_SQLITE_SCHEMA as SCHEMA, free_port, need};
 
 /// The API key the server is started with (`X-API-Key`).
 pub const API_KEY: &str = "extdns-test-api-key";
@@ -41,14 +43,20 @@ impl Zone {
     }
 }
 
-/// A running PowerDNS authoritative server with its HTTP API; killed when dropped.
+/// A running PowerDNS authoritative server with its HTTP API; killed when dropped. Its DNS port, log and
+/// queries are the [`LoopbackServer`]'s it dereferences to.
 pub struct PowerDns {
-    /// The DNS port (UDP and TCP).
-    pub port: u16,
     /// The HTTP API port on 127.0.0.1.
     pub api_port: u16,
-    child: Child,
-    dir: tempfile::TempDir,
+    server: LoopbackServer,
+}
+
+impl Deref for PowerDns {
+    type Target = LoopbackServer;
+
+    fn deref(&self) -> &LoopbackServer {
+        &self.server
+    }
 }
 
 impl PowerDns {
@@ -112,58 +120,19 @@ impl PowerDns {
                 run(Command::new(&pdnsutil).args([&config_dir, "add-record", z, name, rtype, "300", content]))?;
             }
         }
-        let log = std::fs::File::create(d.join("server.log")).map_err(|e| e.to_string())?;
-        let log2 = log.try_clone().map_err(|e| e.to_string())?;
-        let child = Command::new(server)
-            .arg(&config_dir)
-            .stdin(Stdio::null())
-            .stdout(log)
-            .stderr(log2)
-            .spawn()
-            .map_err(|e| format!("cannot start pdns_server: {e}"))?;
-        let mut pdns = PowerDns {
-            port,
-            api_port,
-            child,
-            dir,
-        };
-        pdns.wait_ready(&nonce)?;
-        Ok(pdns)
-    }
-
-    fn wait_ready(&mut self, nonce: &str) -> Result<(), String> {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                return Err(format!("exited with {status} during startup; log:\n{}", self.log()));
-            }
-            // Both doors open, and they are this run's server: the nonce is its version string.
-            if self.api_get("/api/v1/servers/localhost").starts_with("HTTP/1.1 200")
-                && self.dig_raw(&["version.bind", "CH", "TXT", "+short"]).contains(nonce)
-            {
-                return Ok(());
-            }
-            if Instant::now() > deadline {
-                return Err(format!("not ready after 20s; log:\n{}", self.log()));
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        let mut cmd = Command::new(server);
+        cmd.arg(&config_dir);
+        let mut server = LoopbackServer::spawn(&mut cmd, port, dir)?;
+        // Both doors open: the API too.
+        server.wait_ready(&nonce, || {
+            api_get(api_port, "/api/v1/servers/localhost").starts_with("HTTP/1.1 200")
+        })?;
+        Ok(PowerDns { api_port, server })
     }
 
     /// `GET path` on the API with the key; the raw answer (status line first), empty when unreachable.
     pub fn api_get(&self, path: &str) -> String {
-        let Ok(mut s) = TcpStream::connect(("127.0.0.1", self.api_port)) else {
-            return String::new();
-        };
-        let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
-        let req =
-            format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: {API_KEY}\r\nConnection: close\r\n\r\n");
-        if s.write_all(req.as_bytes()).is_err() {
-            return String::new();
-        }
-        let mut out = String::new();
-        let _ = s.read_to_string(&mut out);
-        out
+        api_get(self.api_port, path)
     }
 
     /// The API's base URL, as `--pdns-server` takes it.
@@ -171,43 +140,14 @@ impl PowerDns {
         format!("http://127.0.0.1:{}", self.api_port)
     }
 
-    /// The server's log so far, for failure messages.
-    pub fn log(&self) -> String {
-        std::fs::read_to_string(self.dir.path().join("server.log")).unwrap_or_default()
-    }
-
-    /// The server's working directory.
-    pub fn dir(&self) -> &Path {
-        self.dir.path()
-    }
-
     /// Add a record extdns does not own, while the server runs (`pdnsutil` writes the same database).
     pub fn add_record(&self, zone: &str, name: &str, rtype: &str, content: &str) {
-        let config_dir = format!("--config-dir={}", self.dir.path().display());
+        let config_dir = format!("--config-dir={}", self.dir().display());
         if let Err(e) =
             run(Command::new(need("pdnsutil")).args([&config_dir, "add-record", zone, name, rtype, "300", content]))
         {
             panic!("{e}");
         }
-    }
-
-    fn dig_raw(&self, args: &[&str]) -> String {
-        dig::dig(self.port, args)
-    }
-
-    /// The answers to `name TYPE` over TCP, sorted (`dig +short` form: TXT values quoted).
-    pub fn dig(&self, name: &str, rtype: &str) -> Vec<String> {
-        dig::short(self.port, name, rtype)
-    }
-
-    /// The TTL of the `name TYPE` answer.
-    pub fn ttl(&self, name: &str, rtype: &str) -> Option<u32> {
-        dig::ttl(self.port, name, rtype)
-    }
-
-    /// The zone's SOA serial, read with a query. PowerDNS bumps it on every PATCH.
-    pub fn serial(&self, zone: &str) -> u32 {
-        dig::serial(self.port, zone)
     }
 
     /// Every record of the zone by AXFR (allowed from 127.0.0.0/8 by default), as `name TYPE content` lines
@@ -227,12 +167,20 @@ impl PowerDns {
     }
 }
 
-impl Drop for PowerDns {
-    fn drop(&mut self) {
-        // Our own child, by PID: SIGKILL then reap, so nothing outlives the test.
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+/// `GET path` on the API on `api_port` with the key; the raw answer (status line first), empty when
+/// unreachable.
+fn api_get(api_port: u16, path: &str) -> String {
+    let Ok(mut s) = TcpStream::connect(("127.0.0.1", api_port)) else {
+        return String::new();
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+    let req = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: {API_KEY}\r\nConnection: close\r\n\r\n");
+    if s.write_all(req.as_bytes()).is_err() {
+        return String::new();
     }
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    out
 }
 
 fn run(cmd: &mut Command) -> Result<(), String> {

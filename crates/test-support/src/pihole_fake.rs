@@ -108,7 +108,7 @@ impl Api for FakeState {
         Router::new()
             .route("/api/auth", get(auth_get).post(auth_post).delete(auth_delete))
             .route("/api/config/dns/{list}", get(list_get))
-            .route("/api/config/dns/{list}/{item}", put(item_put).delete(item_delete))
+            .route("/api/config/dns/{list}/{item}", put(item).delete(item))
             .fallback(not_found)
     }
 
@@ -513,7 +513,9 @@ fn item_names<'a>(list: &str, item: &'a str) -> Vec<&'a str> {
     fields
 }
 
-async fn item_put(
+/// `PUT` (add) or `DELETE` (remove) one item of a list: both open the list, with its authentication, alike.
+async fn item(
+    method: Method,
     State(state): State<Shared>,
     headers: HeaderMap,
     RawQuery(query): RawQuery,
@@ -523,6 +525,15 @@ async fn item_put(
         Ok(open) => open,
         Err(r) => return r,
     };
+    if method == Method::DELETE {
+        item_delete(&mut s, items, &list, &item)
+    } else {
+        item_put(&mut s, items, &list, item)
+    }
+}
+
+/// Adds `item` to `list` (holding `items`), refused as Pi-hole refuses it.
+fn item_put(s: &mut Locked<FakeState>, items: Vec<String>, list: &str, item: String) -> Response {
     if items.contains(&item) {
         return error(
             StatusCode::BAD_REQUEST,
@@ -531,13 +542,13 @@ async fn item_put(
             Some("Uniqueness of items is enforced".into()),
         );
     }
-    if let Some(name) = item_names(&list, &item).into_iter().find(|n| s.faults.refuses(n)) {
+    if let Some(name) = item_names(list, &item).into_iter().find(|n| s.faults.refuses(n)) {
         let hint = format!("dns.{list}[{}]: invalid hostname (\"{name}\")", items.len());
         return error(StatusCode::BAD_REQUEST, "bad_request", "Invalid value", Some(hint));
     }
     let mut next = items;
     next.push(item);
-    if let Err(hint) = validate(&list, &next) {
+    if let Err(hint) = validate(list, &next) {
         return error(StatusCode::BAD_REQUEST, "bad_request", "Invalid value", Some(hint));
     }
     if list == "cnameRecords" {
@@ -554,24 +565,16 @@ async fn item_put(
             );
         }
     }
-    commit(&mut s, &list, next, StatusCode::CREATED)
+    commit(s, list, next, StatusCode::CREATED)
 }
 
-async fn item_delete(
-    State(state): State<Shared>,
-    headers: HeaderMap,
-    RawQuery(query): RawQuery,
-    Path((list, item)): Path<(String, String)>,
-) -> Response {
-    let (mut s, mut next) = match open_list(&state, &headers, &query, &list) {
-        Ok(open) => open,
-        Err(r) => return r,
-    };
+/// Removes `item` from `list` (holding `next`); a 404 when it is not there.
+fn item_delete(s: &mut Locked<FakeState>, mut next: Vec<String>, list: &str, item: &str) -> Response {
     let Some(at) = next.iter().position(|i| *i == item) else {
         return json_answer(StatusCode::NOT_FOUND, json!({"took": TOOK}));
     };
     next.remove(at);
-    commit(&mut s, &list, next, StatusCode::NO_CONTENT)
+    commit(s, list, next, StatusCode::NO_CONTENT)
 }
 
 /// Installs a list and has dnsmasq serve it; dnsmasq refusing it is a 400, the list unchanged.
