@@ -111,11 +111,8 @@ fn namespace_flag_limits_routes_but_not_gateways() {
 #[test]
 fn controller_annotation_excludes_routes_of_other_controllers() {
     let mut c = world();
-    c.add(
-        attached("apps", "foreign", &["foreign.example.com"])
-            .annotated(&[(&format!("{ALPHA}controller"), "someone-else")]),
-    );
-    c.add(attached("apps", "ours", &["ours.example.com"]).annotated(&[(&format!("{GA}controller"), "dns-controller")]));
+    c.add(attached("apps", "foreign", &["foreign.example.com"]).with_annotation(ALPHA, "controller", "someone-else"));
+    c.add(attached("apps", "ours", &["ours.example.com"]).with_annotation(GA, "controller", "dns-controller"));
     assert_eq!(names(&run(config(), &c)), vec!["ours.example.com"]);
 }
 
@@ -149,10 +146,11 @@ fn tcp_and_udp_routes_have_no_spec_hostnames() {
 #[test]
 fn hostname_annotation_adds_names_under_either_prefix() {
     let mut c = world();
-    c.add(
-        attached("apps", "web", &["spec.example.com"])
-            .annotated(&[(&format!("{ALPHA}hostname"), "a.example.com, b.example.com")]),
-    );
+    c.add(attached("apps", "web", &["spec.example.com"]).with_annotation(
+        ALPHA,
+        "hostname",
+        "a.example.com, b.example.com",
+    ));
     c.add(named_by_annotation("apps", "web2", &[], "c.example.com"));
     assert_eq!(
         names(&run(config(), &c)),
@@ -279,7 +277,7 @@ fn gateway_hostname_source_defined_hosts_only_ignores_annotation_and_listener_na
         (&format!("{GA}gateway-hostname-source"), "defined-hosts-only"),
         (&format!("{GA}hostname"), "ann.example.com"),
     ]));
-    c.add(attached("apps", "bare", &[]).annotated(&[(&format!("{GA}gateway-hostname-source"), "defined-hosts-only")]));
+    c.add(attached("apps", "bare", &[]).with_annotation(GA, "gateway-hostname-source", "defined-hosts-only"));
     assert_eq!(names(&run(config(), &c)), vec!["spec.example.com"]);
 }
 
@@ -396,7 +394,7 @@ fn fqdn_template_sees_the_route_kind() {
 #[test]
 fn fqdn_template_is_not_used_with_annotation_only() {
     let mut c = world();
-    c.add(attached("apps", "web", &[]).annotated(&[(&format!("{GA}gateway-hostname-source"), "annotation-only")]));
+    c.add(attached("apps", "web", &[]).with_annotation(GA, "gateway-hostname-source", "annotation-only"));
     assert!(run(templated("{{.Name}}.tpl.example.com", true), &c).is_empty());
 }
 
@@ -430,7 +428,7 @@ fn of_two_routes_publishing_the_same_name_and_targets_the_one_with_a_ttl_comes_f
     // ends up with (TTL 60, that route's resource label).
     let mut c = apps_wildcard_world();
     c.add(attached("infra", "wild", &["*.apps.example.org"]));
-    c.add(attached("infra", "wild-ttl", &[]).annotated(&[(&format!("{GA}ttl"), "60")]));
+    c.add(attached("infra", "wild-ttl", &[]).with_annotation(GA, "ttl", "60"));
     let eps = run(config(), &c);
     assert_eq!(
         lines(&eps),
@@ -444,8 +442,8 @@ fn of_two_routes_publishing_the_same_name_and_targets_the_one_with_a_ttl_comes_f
 #[test]
 fn endpoints_differing_only_in_ttl_keep_their_order_when_the_first_has_a_ttl() {
     let mut c = apps_wildcard_world();
-    c.add(attached("infra", "a", &["*.apps.example.org"]).annotated(&[(&format!("{GA}ttl"), "120")]));
-    c.add(attached("infra", "b", &[]).annotated(&[(&format!("{GA}ttl"), "60")]));
+    c.add(attached("infra", "a", &["*.apps.example.org"]).with_annotation(GA, "ttl", "120"));
+    c.add(attached("infra", "b", &[]).with_annotation(GA, "ttl", "60"));
     let eps = run(config(), &c);
     assert_eq!(eps.len(), 2);
     assert_eq!(eps[0].record_ttl, Ttl(120));
@@ -493,9 +491,7 @@ fn gateway_route_hostnames_v023_annotation_before_template_and_empty_annotation_
     let mut c = world();
     c.add(named_by_annotation("apps", "annotated", &[], "service.example.com"));
     c.add(named_by_annotation("apps", "empty", &[], ""));
-    c.add(
-        attached("apps", "defined", &[]).annotated(&[(&format!("{GA}gateway-hostname-source"), "defined-hosts-only")]),
-    );
+    c.add(attached("apps", "defined", &[]).with_annotation(GA, "gateway-hostname-source", "defined-hosts-only"));
     assert_eq!(
         names(&run(templated("{{.Name}}.template.internal", false), &c)),
         vec![
