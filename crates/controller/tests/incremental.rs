@@ -7,13 +7,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use extdns_controller::{Controller, ControllerConfig, Metrics, SyncReport, SyncState};
+use extdns_controller::{Controller, ControllerConfig, SyncReport, SyncState};
 use extdns_endpoint::{Change, RecordType};
 use extdns_informer::{ChangeSet, Cluster, ClusterStore, LiveCluster, LiveOptions};
 use extdns_provider::{InMemoryProvider, Provider, ReadState, Unit};
-use extdns_registry::{Ownership, OwnershipConfig, TxtRegistry, TxtRegistryConfig};
+use extdns_source::Source;
 use extdns_source::resolver::StaticResolver;
-use extdns_source::{Pipeline, PipelineConfig, Source};
 use extdns_source_service::{ServiceSource, ServiceSourceConfig};
 use kube::runtime::watcher::Event;
 
@@ -21,8 +20,8 @@ use extdns_test_support::kube_objects::{headless_service, lb_service, listed, no
 
 use extdns_test_support::kube_objects::ZONE;
 
-mod recorder;
-use recorder::Recorder;
+mod common;
+use common::Recorder;
 
 /// Each written record as `action name type`.
 fn each_record(units: &[Unit<'_>]) -> Vec<String> {
@@ -101,28 +100,16 @@ impl Setup {
             Duration::ZERO,
             each_record,
         ));
-        let mut owner = OwnershipConfig::default();
-        owner.owner_id = "me".to_string();
-        let ownership = Ownership::new(owner)?;
         let mut config = ControllerConfig {
             events: true,
             ..ControllerConfig::default()
         };
-        config.plan.owner_id = ownership.owner_id().to_string();
         configure(&mut config);
-        let registry = Arc::new(TxtRegistry::new(provider.clone(), TxtRegistryConfig::new(ownership)));
-        let pipeline = Pipeline::new(vec![Box::new(source)], PipelineConfig::default());
         let view = Arc::new(Holdable {
             live: cluster.clone(),
             unsynced: AtomicBool::new(false),
         });
-        let controller = Controller::new(
-            view.clone(),
-            Arc::new(pipeline),
-            registry,
-            config,
-            Arc::new(Metrics::new("test", "test")),
-        );
+        let controller = common::controller(view.clone(), source, provider.clone(), config)?;
         Ok(Setup {
             cluster,
             view,

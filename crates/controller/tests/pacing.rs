@@ -8,14 +8,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use extdns_controller::{CancellationToken, Controller, ControllerConfig, Metrics};
+use extdns_controller::{CancellationToken, ControllerConfig};
 use extdns_endpoint::RecordType;
 use extdns_informer::{LiveCluster, LiveOptions};
 use extdns_provider::pace::Rate;
 use extdns_provider::{InMemoryProvider, Provider, Unit};
-use extdns_registry::{Ownership, OwnershipConfig, TxtRegistry, TxtRegistryConfig};
+use extdns_source::Source;
 use extdns_source::resolver::StaticResolver;
-use extdns_source::{Pipeline, PipelineConfig, Source};
 use extdns_source_service::{ServiceSource, ServiceSourceConfig};
 use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
@@ -27,8 +26,8 @@ use extdns_test_support::kube_objects::{ZONE, lb_service, listed};
 /// One apply call: when it started, and the A records it carried.
 type Write = (Instant, Vec<String>);
 
-mod recorder;
-use recorder::Recorder;
+mod common;
+use common::Recorder;
 
 /// An apply call as its start and the A records it carried.
 fn timed(units: &[Unit<'_>]) -> Write {
@@ -67,27 +66,15 @@ impl Running {
             latency,
             timed,
         ));
-        let mut owner = OwnershipConfig::default();
-        owner.owner_id = "me".to_string();
-        let ownership = match Ownership::new(owner) {
-            Ok(o) => o,
-            Err(e) => panic!("{e}"),
-        };
-        let mut config = ControllerConfig {
+        let config = ControllerConfig {
             events: true,
             interval: Duration::from_secs(3600),
             ..config
         };
-        config.plan.owner_id = ownership.owner_id().to_string();
-        let registry = Arc::new(TxtRegistry::new(provider.clone(), TxtRegistryConfig::new(ownership)));
-        let pipeline = Pipeline::new(vec![Box::new(source)], PipelineConfig::default());
-        let controller = Controller::new(
-            cluster.clone(),
-            Arc::new(pipeline),
-            registry,
-            config,
-            Arc::new(Metrics::new("test", "test")),
-        );
+        let controller = match common::controller(cluster.clone(), source, provider.clone(), config) {
+            Ok(c) => c,
+            Err(e) => panic!("{e}"),
+        };
         let stop = CancellationToken::new();
         let token = stop.clone();
         let handle = tokio::spawn(async move { controller.run(token).await });

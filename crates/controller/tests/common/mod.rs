@@ -1,13 +1,17 @@
-//! The in-memory provider behind a recorder, shared by the controller's integration tests: each apply call
-//! is recorded as the test's `record` makes it of the call's units, and reads are counted.
+//! What the controller's integration tests share: the in-memory provider behind a recorder (each apply call
+//! recorded as the test's `record` makes it of the call's units, reads counted) and the controller over it.
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use extdns_controller::{Controller, ControllerConfig, Metrics};
 use extdns_endpoint::DomainFilter;
+use extdns_informer::Cluster;
 use extdns_provider::{InMemoryProvider, Provider, ProviderError, ReadState, Records, Unit};
+use extdns_registry::{Ownership, OwnershipConfig, RegistryError, TxtRegistry, TxtRegistryConfig};
+use extdns_source::{Pipeline, PipelineConfig, Source};
 
 /// The in-memory provider, each write taking `latency` and recorded as one `W`.
 pub struct Recorder<W> {
@@ -66,4 +70,27 @@ impl<W: Send + 'static> Provider for Recorder<W> {
     fn read_state_outlives_writes(&self) -> bool {
         self.inner.read_state_outlives_writes()
     }
+}
+
+/// The controller over `cluster`'s objects as `source` reads them, writing to `provider` through the TXT
+/// registry of the owner `me`, with `config` (its plan's owner set to match).
+pub fn controller<W: Send + 'static>(
+    cluster: Arc<dyn Cluster>,
+    source: impl Source + 'static,
+    provider: Arc<Recorder<W>>,
+    mut config: ControllerConfig,
+) -> Result<Controller, RegistryError> {
+    let mut owner = OwnershipConfig::default();
+    owner.owner_id = "me".to_string();
+    let ownership = Ownership::new(owner)?;
+    config.plan.owner_id = ownership.owner_id().to_string();
+    let registry = Arc::new(TxtRegistry::new(provider, TxtRegistryConfig::new(ownership)));
+    let pipeline = Pipeline::new(vec![Box::new(source)], PipelineConfig::default());
+    Ok(Controller::new(
+        cluster,
+        Arc::new(pipeline),
+        registry,
+        config,
+        Arc::new(Metrics::new("test", "test")),
+    ))
 }
