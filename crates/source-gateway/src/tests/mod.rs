@@ -50,9 +50,12 @@ trait Labelled: Sized {
         self
     }
 
-    /// Built with the one annotation `key` under `prefix` (`GA` or `ALPHA`) set to `value`.
-    fn with_annotation(self, prefix: &str, key: &str, value: &str) -> Self {
-        self.annotated(&[(&format!("{prefix}{key}"), value)])
+    /// Built with the annotation `key` under `prefix` (`GA` or `ALPHA`) set to `value`, beside those it has.
+    fn with_annotation(mut self, prefix: &str, key: &str, value: &str) -> Self {
+        let key = format!("{prefix}{key}");
+        let meta = self.meta_mut();
+        meta.annotations = meta.annotations.iter().chain([(key.as_str(), value)]).collect();
+        self
     }
 }
 

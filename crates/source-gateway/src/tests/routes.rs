@@ -249,23 +249,23 @@ fn listener_hostname_fallback_ignores_empty_annotation_items() {
     assert_eq!(names(&run(config(), &c)), vec!["a.example.com"]);
 }
 
+/// The route `apps/web` named `spec` in its spec and `annotation` by the hostname annotation, which of them
+/// count set by its `gateway-hostname-source` annotation `source`.
+fn sourced(spec: &[&str], annotation: &str, source: &str) -> Route {
+    named_by_annotation("apps", "web", spec, annotation).with_annotation(GA, "gateway-hostname-source", source)
+}
+
 #[test]
 fn gateway_hostname_source_annotation_only_uses_only_the_annotation() {
     let mut c = world_with(vec![http("l", None)]);
-    c.add(attached("apps", "web", &["spec.example.com"]).annotated(&[
-        (&format!("{GA}gateway-hostname-source"), "Annotation-Only"),
-        (&format!("{GA}hostname"), "ann.example.com"),
-    ]));
+    c.add(sourced(&["spec.example.com"], "ann.example.com", "Annotation-Only"));
     assert_eq!(names(&run(config(), &c)), vec!["ann.example.com"]);
 }
 
 #[test]
 fn gateway_hostname_source_annotation_only_with_ignore_flag_publishes_nothing() {
     let mut c = world_with(vec![http("l", Some("l.example.com"))]);
-    c.add(attached("apps", "web", &["l.example.com"]).annotated(&[
-        (&format!("{GA}gateway-hostname-source"), "annotation-only"),
-        (&format!("{GA}hostname"), "l.example.com"),
-    ]));
+    c.add(sourced(&["l.example.com"], "l.example.com", "annotation-only"));
     let cfg = sharing(config(), |c| c.ignore_hostname_annotation = true);
     assert!(run(cfg, &c).is_empty());
 }
@@ -273,10 +273,7 @@ fn gateway_hostname_source_annotation_only_with_ignore_flag_publishes_nothing() 
 #[test]
 fn gateway_hostname_source_defined_hosts_only_ignores_annotation_and_listener_names() {
     let mut c = world_with(vec![http("l", Some("*.example.com"))]);
-    c.add(attached("apps", "web", &["spec.example.com"]).annotated(&[
-        (&format!("{GA}gateway-hostname-source"), "defined-hosts-only"),
-        (&format!("{GA}hostname"), "ann.example.com"),
-    ]));
+    c.add(sourced(&["spec.example.com"], "ann.example.com", "defined-hosts-only"));
     c.add(attached("apps", "bare", &[]).with_annotation(GA, "gateway-hostname-source", "defined-hosts-only"));
     assert_eq!(names(&run(config(), &c)), vec!["spec.example.com"]);
 }
@@ -284,10 +281,7 @@ fn gateway_hostname_source_defined_hosts_only_ignores_annotation_and_listener_na
 #[test]
 fn gateway_hostname_source_unknown_value_warns_and_uses_every_source() {
     let mut c = world();
-    c.add(attached("apps", "web", &["spec.example.com"]).annotated(&[
-        (&format!("{GA}gateway-hostname-source"), "both-please"),
-        (&format!("{GA}hostname"), "ann.example.com"),
-    ]));
+    c.add(sourced(&["spec.example.com"], "ann.example.com", "both-please"));
     let (eps, logs) = warnings(|| run(config(), &c));
     assert_eq!(names(&eps), vec!["ann.example.com", "spec.example.com"]);
     assert!(
