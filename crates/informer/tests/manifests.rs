@@ -83,10 +83,7 @@ fn an_explicit_file_is_read_whatever_its_extension() -> Result<(), Box<dyn std::
 fn errors_name_the_file_and_the_document() -> Result<(), Box<dyn std::error::Error>> {
     let (dir, path) = one_file(
         "bad.yaml",
-        format!(
-            "{}---\napiVersion: v1\nkind: Secret\nmetadata: {{name: s}}\n",
-            node("ok")
-        ),
+        node("ok") + "---\napiVersion: v1\nkind: Secret\nmetadata: {name: s}\n",
     )?;
     let err = load(&[dir.path().to_path_buf()], &LoadOptions::default()).expect_err("a Secret is not read");
     assert!(matches!(err, ManifestError::UnknownKind { .. }));
@@ -197,15 +194,13 @@ fn a_fifo_named_explicitly_is_read_like_a_process_substitution() -> Result<(), B
 fn lenient_loading_skips_bad_documents_and_keeps_the_rest() -> Result<(), Box<dyn std::error::Error>> {
     let (dir, path) = one_file(
         "mixed.yaml",
-        format!(
-            "{}---\nkind: [unclosed\n---\n\
-             apiVersion: v1\nkind: Service\nmetadata: {{name: bad, namespace: web}}\nspec: {{ports: [{{port: eighty}}]}}\n---\n\
-             apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: d}}\n---\n\
+        node("n1")
+            + "---\nkind: [unclosed\n---\n\
+             apiVersion: v1\nkind: Service\nmetadata: {name: bad, namespace: web}\nspec: {ports: [{port: eighty}]}\n---\n\
+             apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n---\n\
              apiVersion: v1\nkind: List\nitems:\n\
-             - {{apiVersion: v1, kind: Service, metadata: {{name: ok, namespace: web}}}}\n\
-             - {{apiVersion: v1, kind: Service, metadata: {{namespace: web}}}}\n",
-            node("n1")
-        ),
+             - {apiVersion: v1, kind: Service, metadata: {name: ok, namespace: web}}\n\
+             - {apiVersion: v1, kind: Service, metadata: {namespace: web}}\n",
     )?;
     let paths = [dir.path().to_path_buf()];
     let strict = load(&paths, &LoadOptions::default()).expect_err("strict loading stops at document 2");
