@@ -3,17 +3,16 @@
 //! writes exactly the records that object (or the object it feeds) publishes, reads no zone, and a full
 //! sync still repairs what was changed behind extdns's back.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
-use async_trait::async_trait;
-use extdns_controller::{Controller, ControllerConfig, Metrics, SyncReport, SyncState};
-use extdns_endpoint::{Change, DomainFilter, RecordType};
+use extdns_controller::{Controller, ControllerConfig, SyncReport, SyncState};
+use extdns_endpoint::{Change, RecordType};
 use extdns_informer::{ChangeSet, Cluster, ClusterStore, LiveCluster, LiveOptions};
-use extdns_provider::{InMemoryProvider, Provider, ProviderError, ReadState, Records, Unit};
-use extdns_registry::{Ownership, OwnershipConfig, TxtRegistry, TxtRegistryConfig};
+use extdns_provider::{InMemoryProvider, Provider, ReadState, Unit};
+use extdns_source::Source;
 use extdns_source::resolver::StaticResolver;
-use extdns_source::{Pipeline, PipelineConfig, Source};
 use extdns_source_service::{ServiceSource, ServiceSourceConfig};
 use kube::runtime::watcher::Event;
 
@@ -21,43 +20,18 @@ use extdns_test_support::kube_objects::{headless_service, lb_service, listed, no
 
 use extdns_test_support::kube_objects::ZONE;
 
-/// The in-memory provider, counting reads and recording each written record as `action name type`.
-struct Counting {
-    inner: InMemoryProvider,
-    reads: AtomicUsize,
-    writes: Mutex<Vec<String>>,
-}
+mod common;
+use common::Recorder;
 
-impl Counting {
-    fn take_writes(&self) -> Vec<String> {
-        let mut w = std::mem::take(&mut *self.writes.lock().unwrap_or_else(|e| e.into_inner()));
-        w.sort();
-        w
-    }
-}
-
-#[async_trait]
-impl Provider for Counting {
-    async fn records(&self) -> Result<Records, ProviderError> {
-        self.reads.fetch_add(1, Ordering::SeqCst);
-        self.inner.records().await
-    }
-    async fn apply(&self, read: &ReadState, units: &[Unit<'_>]) -> Result<(), ProviderError> {
-        {
-            let mut w = self.writes.lock().unwrap_or_else(|e| e.into_inner());
-            for u in units {
-                let e = u.change.endpoint();
-                w.push(format!("{} {} {}", u.change.action(), e.dns_name, e.record_type));
-            }
-        }
-        self.inner.apply(read, units).await
-    }
-    fn domain_filter(&self) -> DomainFilter {
-        self.inner.domain_filter()
-    }
-    fn read_state_outlives_writes(&self) -> bool {
-        self.inner.read_state_outlives_writes()
-    }
+/// Each written record as `action name type`.
+fn each_record(units: &[Unit<'_>]) -> Vec<String> {
+    units
+        .iter()
+        .map(|u| {
+            let e = u.change.endpoint();
+            format!("{} {} {}", u.change.action(), e.dns_name, e.record_type)
+        })
+        .collect()
 }
 
 /// The live cluster, which the test can make look unsynced (as it is while a new selector's Pods are listed).
@@ -84,7 +58,7 @@ impl Cluster for Holdable {
 struct Setup {
     cluster: Arc<LiveCluster>,
     view: Arc<Holdable>,
-    provider: Arc<Counting>,
+    provider: Arc<Recorder<Vec<String>>>,
     controller: Controller,
     state: SyncState,
 }
@@ -121,33 +95,21 @@ impl Setup {
             assert!(!cluster.unsynced_kinds().contains(&k));
         }
 
-        let provider = Arc::new(Counting {
-            inner: InMemoryProvider::new(vec![ZONE.to_string()]),
-            reads: AtomicUsize::new(0),
-            writes: Mutex::new(Vec::new()),
-        });
-        let mut owner = OwnershipConfig::default();
-        owner.owner_id = "me".to_string();
-        let ownership = Ownership::new(owner)?;
+        let provider = Arc::new(Recorder::new(
+            InMemoryProvider::new(vec![ZONE.to_string()]),
+            Duration::ZERO,
+            each_record,
+        ));
         let mut config = ControllerConfig {
             events: true,
             ..ControllerConfig::default()
         };
-        config.plan.owner_id = ownership.owner_id().to_string();
         configure(&mut config);
-        let registry = Arc::new(TxtRegistry::new(provider.clone(), TxtRegistryConfig::new(ownership)));
-        let pipeline = Pipeline::new(vec![Box::new(source)], PipelineConfig::default());
         let view = Arc::new(Holdable {
             live: cluster.clone(),
             unsynced: AtomicBool::new(false),
         });
-        let controller = Controller::new(
-            view.clone(),
-            Arc::new(pipeline),
-            registry,
-            config,
-            Arc::new(Metrics::new("test", "test")),
-        );
+        let controller = common::controller(view.clone(), source, provider.clone(), config)?;
         Ok(Setup {
             cluster,
             view,
@@ -161,7 +123,7 @@ impl Setup {
     async fn synced() -> Result<(Setup, SyncReport), Box<dyn std::error::Error>> {
         let mut s = Setup::new()?;
         let first = s.sync(true).await;
-        s.provider.take_writes();
+        s.take_writes();
         Ok((s, first))
     }
 
@@ -172,22 +134,25 @@ impl Setup {
         }
     }
 
+    /// The records written since the last take, sorted.
+    fn take_writes(&self) -> Vec<String> {
+        let mut w = self.provider.take_writes().concat();
+        w.sort();
+        w
+    }
+
     /// An incremental sync: the records it wrote, having read no zone.
     async fn incremental(&mut self) -> Vec<String> {
         self.incremental_report().await;
-        self.provider.take_writes()
+        self.take_writes()
     }
 
     /// An incremental sync, which must read no zone.
     async fn incremental_report(&mut self) -> SyncReport {
-        let reads = self.provider.reads.load(Ordering::SeqCst);
+        let reads = self.provider.reads();
         let report = self.sync(false).await;
         assert!(!report.full, "a change to single objects is handled incrementally");
-        assert_eq!(
-            self.provider.reads.load(Ordering::SeqCst),
-            reads,
-            "an incremental sync reads no zone"
-        );
+        assert_eq!(self.provider.reads(), reads, "an incremental sync reads no zone");
         report
     }
 
@@ -224,7 +189,7 @@ async fn each_change_writes_exactly_the_records_of_the_objects_it_affects() -> R
     let mut s = Setup::new()?;
     let first = s.sync(true).await;
     assert!(first.full && first.applied);
-    let created = s.provider.take_writes();
+    let created = s.take_writes();
     for name in ["a", "b", "headless", "np"] {
         assert!(
             created.contains(&format!("create {name}.{ZONE} A")),
@@ -303,7 +268,7 @@ async fn a_record_changed_by_hand_is_repaired_by_the_next_full_sync_only() -> Re
     // The periodic full sync reads the zone and puts the record back.
     let report = s.sync(true).await;
     assert!(report.full);
-    assert_eq!(s.provider.take_writes(), [format!("update {name} A")]);
+    assert_eq!(s.take_writes(), [format!("update {name} A")]);
     assert_eq!(s.answer(&name, RecordType::A).await, ["192.0.2.1"]);
     Ok(())
 }
@@ -348,7 +313,7 @@ async fn a_moment_unsynced_keeps_the_cache_and_the_changes() -> Result<(), Box<d
 async fn after_any_sequence_of_changes_a_full_sync_finds_nothing_to_do() -> Result<(), Box<dyn std::error::Error>> {
     let mut s = Setup::with(|c| c.records_cache_interval = std::time::Duration::from_secs(3600))?;
     assert!(s.sync(true).await.applied);
-    s.provider.take_writes();
+    s.take_writes();
     let svc = |i: usize, ip: u8| lb_service(&format!("s{i}"), &format!("192.0.2.{ip}"));
     let steps: Vec<Vec<Event<k8s_openapi::api::core::v1::Service>>> = vec![
         (0..12).map(|i| Event::Apply(svc(i, 10))).collect(),
@@ -374,11 +339,11 @@ async fn after_any_sequence_of_changes_a_full_sync_finds_nothing_to_do() -> Resu
             s.apply(e);
         }
         assert!(!s.incremental().await.is_empty(), "step {n} writes");
-        let reads = s.provider.reads.load(Ordering::SeqCst);
+        let reads = s.provider.reads();
         let full = s.sync(true).await;
-        assert_eq!(s.provider.reads.load(Ordering::SeqCst), reads, "planned from the cache");
+        assert_eq!(s.provider.reads(), reads, "planned from the cache");
         assert!(full.full && full.changes.is_empty(), "step {n}: {:?}", full.changes);
-        assert_eq!(s.provider.take_writes(), Vec::<String>::new());
+        assert_eq!(s.take_writes(), Vec::<String>::new());
     }
     assert_eq!(s.answer(&format!("s3.{ZONE}"), RecordType::A).await, ["192.0.2.15"]);
     assert!(s.answer(&format!("s2.{ZONE}"), RecordType::A).await.is_empty());
@@ -399,18 +364,18 @@ async fn the_deletion_guard_holds_back_a_mass_delete_in_an_incremental_sync() ->
 {
     let mut s = Setup::new()?;
     s.sync(true).await;
-    s.provider.take_writes();
+    s.take_writes();
     let svc = |prefix: &str, i: usize| lb_service(&format!("{prefix}{i}"), "192.0.2.50");
     let created: Vec<_> = (0..20).map(|i| Event::Apply(svc("s", i))).collect();
     assert_eq!(s.step(created).await, (0, 20));
-    s.provider.take_writes();
+    s.take_writes();
 
     // 16 of the 24 records extdns owns (a, b, headless, np and s0..s19): held back, still answering.
     assert_eq!(
         s.step((0..16).map(|i| Event::Delete(svc("s", i))).collect()).await,
         (16, 0)
     );
-    assert_eq!(s.provider.take_writes(), Vec::<String>::new());
+    assert_eq!(s.take_writes(), Vec::<String>::new());
     assert_eq!(s.answer(&format!("s0.{ZONE}"), RecordType::A).await, ["192.0.2.50"]);
 
     // 40 more: 20 deletes of 64 owned records pass (of the 24 counted before the creates they would not).

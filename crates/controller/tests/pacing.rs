@@ -5,18 +5,16 @@
 //! `--min-event-sync-interval` spaces incremental writes; and the provider's limit holds whatever the rate
 //! of changes.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
-use extdns_controller::{CancellationToken, Controller, ControllerConfig, Metrics};
-use extdns_endpoint::{DomainFilter, RecordType};
+use extdns_controller::{CancellationToken, ControllerConfig};
+use extdns_endpoint::RecordType;
 use extdns_informer::{LiveCluster, LiveOptions};
 use extdns_provider::pace::Rate;
-use extdns_provider::{InMemoryProvider, Provider, ProviderError, ReadState, Records, Unit};
-use extdns_registry::{Ownership, OwnershipConfig, TxtRegistry, TxtRegistryConfig};
+use extdns_provider::{InMemoryProvider, Provider, Unit};
+use extdns_source::Source;
 use extdns_source::resolver::StaticResolver;
-use extdns_source::{Pipeline, PipelineConfig, Source};
 use extdns_source_service::{ServiceSource, ServiceSourceConfig};
 use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
@@ -28,50 +26,24 @@ use extdns_test_support::kube_objects::{ZONE, lb_service, listed};
 /// One apply call: when it started, and the A records it carried.
 type Write = (Instant, Vec<String>);
 
-/// The in-memory provider behind a write that takes `latency`, recording each apply call.
-struct Recorder {
-    inner: InMemoryProvider,
-    latency: Duration,
-    writes: Mutex<Vec<Write>>,
-}
+mod common;
+use common::Recorder;
 
-impl Recorder {
-    fn writes(&self) -> Vec<Write> {
-        self.writes.lock().unwrap_or_else(|e| e.into_inner()).clone()
-    }
-}
-
-#[async_trait]
-impl Provider for Recorder {
-    async fn records(&self) -> Result<Records, ProviderError> {
-        self.inner.records().await
-    }
-    async fn apply(&self, read: &ReadState, units: &[Unit<'_>]) -> Result<(), ProviderError> {
-        let mut names: Vec<String> = units
-            .iter()
-            .map(|u| u.change.endpoint())
-            .filter(|e| e.record_type == RecordType::A)
-            .map(|e| e.dns_name.trim_end_matches(&format!(".{ZONE}")).to_string())
-            .collect();
-        names.sort();
-        self.writes
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push((Instant::now(), names));
-        sleep(self.latency).await;
-        self.inner.apply(read, units).await
-    }
-    fn domain_filter(&self) -> DomainFilter {
-        self.inner.domain_filter()
-    }
-    fn read_state_outlives_writes(&self) -> bool {
-        true
-    }
+/// An apply call as its start and the A records it carried.
+fn timed(units: &[Unit<'_>]) -> Write {
+    let mut names: Vec<String> = units
+        .iter()
+        .map(|u| u.change.endpoint())
+        .filter(|e| e.record_type == RecordType::A)
+        .map(|e| e.dns_name.trim_end_matches(&format!(".{ZONE}")).to_string())
+        .collect();
+    names.sort();
+    (Instant::now(), names)
 }
 
 struct Running {
     cluster: Arc<LiveCluster>,
-    provider: Arc<Recorder>,
+    provider: Arc<Recorder<Write>>,
     stop: CancellationToken,
     handle: tokio::task::JoinHandle<()>,
 }
@@ -89,32 +61,20 @@ impl Running {
         listed::<Pod>(&cluster, vec![]);
         listed::<Node>(&cluster, vec![]);
         assert!(cluster.unsynced_kinds().is_empty(), "every watched kind is listed");
-        let provider = Arc::new(Recorder {
-            inner: InMemoryProvider::new(vec![ZONE.to_string()]).with_write_rate(write_rate),
+        let provider = Arc::new(Recorder::new(
+            InMemoryProvider::new(vec![ZONE.to_string()]).with_write_rate(write_rate),
             latency,
-            writes: Mutex::new(Vec::new()),
-        });
-        let mut owner = OwnershipConfig::default();
-        owner.owner_id = "me".to_string();
-        let ownership = match Ownership::new(owner) {
-            Ok(o) => o,
-            Err(e) => panic!("{e}"),
-        };
-        let mut config = ControllerConfig {
+            timed,
+        ));
+        let config = ControllerConfig {
             events: true,
             interval: Duration::from_secs(3600),
             ..config
         };
-        config.plan.owner_id = ownership.owner_id().to_string();
-        let registry = Arc::new(TxtRegistry::new(provider.clone(), TxtRegistryConfig::new(ownership)));
-        let pipeline = Pipeline::new(vec![Box::new(source)], PipelineConfig::default());
-        let controller = Controller::new(
-            cluster.clone(),
-            Arc::new(pipeline),
-            registry,
-            config,
-            Arc::new(Metrics::new("test", "test")),
-        );
+        let controller = match common::controller(cluster.clone(), source, provider.clone(), config) {
+            Ok(c) => c,
+            Err(e) => panic!("{e}"),
+        };
         let stop = CancellationToken::new();
         let token = stop.clone();
         let handle = tokio::spawn(async move { controller.run(token).await });

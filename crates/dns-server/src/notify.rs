@@ -134,6 +134,18 @@ enum Outcome {
     Failed(NotifyError),
 }
 
+impl Outcome {
+    /// The `result` label it is counted under.
+    fn label(&self) -> &'static str {
+        match self {
+            Outcome::Acknowledged => "acknowledged",
+            Outcome::Refused(_) => "refused",
+            Outcome::Unanswered => "unanswered",
+            Outcome::Failed(_) => "failed",
+        }
+    }
+}
+
 /// Why a NOTIFY could not be sent, or its answer not be trusted.
 #[derive(Debug, thiserror::Error)]
 enum NotifyError {
@@ -164,24 +176,18 @@ enum NotifyError {
 async fn notify(target: Target, soa: Record, metrics: ServerMetrics) {
     let zone = soa.name.clone();
     let outcome = send(&target, &soa, &backoff()).await;
-    let result = match &outcome {
-        Outcome::Acknowledged => {
-            tracing::debug!(%zone, secondary = %target.address, "NOTIFY acknowledged");
-            "acknowledged"
-        }
+    let secondary = target.address;
+    match &outcome {
+        Outcome::Acknowledged => tracing::debug!(%zone, %secondary, "NOTIFY acknowledged"),
         Outcome::Refused(rcode) => {
-            tracing::warn!(%zone, secondary = %target.address, %rcode, "the secondary refused NOTIFY; check its configuration names this server as primary");
-            "refused"
+            tracing::warn!(%zone, %secondary, %rcode, "the secondary refused NOTIFY; check its configuration names this server as primary")
         }
         Outcome::Unanswered => {
-            tracing::warn!(%zone, secondary = %target.address, "the secondary did not answer NOTIFY; it will see the change at its next SOA refresh");
-            "unanswered"
+            tracing::warn!(%zone, %secondary, "the secondary did not answer NOTIFY; it will see the change at its next SOA refresh")
         }
-        Outcome::Failed(error) => {
-            tracing::warn!(%zone, secondary = %target.address, %error, "NOTIFY failed");
-            "failed"
-        }
-    };
+        Outcome::Failed(error) => tracing::warn!(%zone, %secondary, %error, "NOTIFY failed"),
+    }
+    let result = outcome.label();
     metrics.notifies.get_or_create(&ResultLabels { result }).inc();
 }
 

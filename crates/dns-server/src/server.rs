@@ -324,6 +324,19 @@ pub(crate) fn rcode_name(code: u16) -> String {
     name.to_string()
 }
 
+/// `received`'s value; or, its error logged by `log`, `None` once `pause` has passed, so that a socket
+/// failing again and again does not spin the loop that reads it.
+async fn or_pause<T>(received: std::io::Result<T>, pause: Duration, log: impl FnOnce(&std::io::Error)) -> Option<T> {
+    match received {
+        Ok(value) => Some(value),
+        Err(e) => {
+            log(&e);
+            tokio::time::sleep(pause).await;
+            None
+        }
+    }
+}
+
 /// Answers datagrams from one socket (several of these share it) until `shutdown`.
 async fn udp_worker(socket: Arc<UdpSocket>, handler: Arc<Handler>, shutdown: CancellationToken) {
     // The largest datagram UDP carries; a bigger one is cut by the kernel and then fails to parse.
@@ -338,14 +351,11 @@ async fn udp_worker(socket: Arc<UdpSocket>, handler: Arc<Handler>, shutdown: Can
             () = &mut cancelled => return,
             r = socket.recv_from(&mut input) => r,
         };
-        let (len, peer) = match received {
-            Ok(r) => r,
-            Err(e) => {
-                // Nothing a client sends makes this fail repeatedly; pause so a failing socket cannot spin.
-                debug!(error = %e, "DNS UDP receive failed");
-                tokio::time::sleep(Duration::from_millis(10)).await;
-                continue;
-            }
+        // Nothing a client sends makes this fail repeatedly; the pause keeps a failing socket from spinning.
+        let pause = Duration::from_millis(10);
+        let Some((len, peer)) = or_pause(received, pause, |e| debug!(error = %e, "DNS UDP receive failed")).await
+        else {
+            continue;
         };
         let Some(wire) = input.get(..len) else { continue };
         if handler.udp(wire, peer, &mut out, &mut counters)
@@ -370,14 +380,16 @@ async fn tcp_acceptor(
             () = shutdown.cancelled() => return,
             r = listener.accept() => r,
         };
-        let (stream, peer) = match accepted {
-            Ok(a) => a,
-            Err(e) => {
-                // Out of file descriptors, most often: wait for connections to close.
-                warn!(error = %e, "cannot accept a DNS TCP connection");
-                tokio::time::sleep(Duration::from_millis(100)).await;
-                continue;
-            }
+        // Out of file descriptors, most often: the pause waits for connections to close.
+        let pause = Duration::from_millis(100);
+        let Some((stream, peer)) = or_pause(
+            accepted,
+            pause,
+            |e| warn!(error = %e, "cannot accept a DNS TCP connection"),
+        )
+        .await
+        else {
+            continue;
         };
         let Ok(slot) = slots.clone().try_acquire_owned() else {
             handler.metrics.tcp_refused.inc();

@@ -106,35 +106,19 @@ impl fmt::Display for RecordName<'_> {
 /// wire format and the dry-run output. Only the edges that speak that format use it; everything inside
 /// extdns passes [`Change`]s. `update_old[i]` and `update_new[i]` are the two sides of one update.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub struct Changes {
     /// Records to create; `create` in JSON.
-    #[serde(
-        default,
-        deserialize_with = "crate::null::or_default",
-        skip_serializing_if = "Vec::is_empty"
-    )]
+    #[serde(deserialize_with = "crate::null::or_default", skip_serializing_if = "Vec::is_empty")]
     pub create: Vec<Endpoint>,
     /// Current sides of updates; `updateOld` in JSON, paired by index with `update_new`.
-    #[serde(
-        default,
-        deserialize_with = "crate::null::or_default",
-        skip_serializing_if = "Vec::is_empty"
-    )]
+    #[serde(deserialize_with = "crate::null::or_default", skip_serializing_if = "Vec::is_empty")]
     pub update_old: Vec<Endpoint>,
     /// Desired sides of updates; `updateNew` in JSON, paired by index with `update_old`.
-    #[serde(
-        default,
-        deserialize_with = "crate::null::or_default",
-        skip_serializing_if = "Vec::is_empty"
-    )]
+    #[serde(deserialize_with = "crate::null::or_default", skip_serializing_if = "Vec::is_empty")]
     pub update_new: Vec<Endpoint>,
     /// Records to delete, as the provider holds them; `delete` in JSON.
-    #[serde(
-        default,
-        deserialize_with = "crate::null::or_default",
-        skip_serializing_if = "Vec::is_empty"
-    )]
+    #[serde(deserialize_with = "crate::null::or_default", skip_serializing_if = "Vec::is_empty")]
     pub delete: Vec<Endpoint>,
 }
 

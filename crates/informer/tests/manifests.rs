@@ -17,6 +17,13 @@ fn write(dir: &Path, name: &str, text: impl AsRef<[u8]>) -> std::io::Result<Path
     Ok(path)
 }
 
+/// A temporary directory holding the one file `name` with `text`, and the file's path.
+fn one_file(name: &str, text: impl AsRef<[u8]>) -> std::io::Result<(tempfile::TempDir, PathBuf)> {
+    let dir = tempfile::tempdir()?;
+    let path = write(dir.path(), name, text)?;
+    Ok((dir, path))
+}
+
 fn node(name: &str) -> String {
     format!("apiVersion: v1\nkind: Node\nmetadata:\n  name: {name}\n")
 }
@@ -66,8 +73,7 @@ fn files_load_in_sorted_order_so_the_last_duplicate_is_deterministic() -> Result
 
 #[test]
 fn an_explicit_file_is_read_whatever_its_extension() -> Result<(), Box<dyn std::error::Error>> {
-    let dir = tempfile::tempdir()?;
-    let path = write(dir.path(), "objects.txt", node("x"))?;
+    let (_dir, path) = one_file("objects.txt", node("x"))?;
     let c = load(&[path], &LoadOptions::default())?;
     assert!(c.node("x").is_some());
     Ok(())
@@ -75,14 +81,9 @@ fn an_explicit_file_is_read_whatever_its_extension() -> Result<(), Box<dyn std::
 
 #[test]
 fn errors_name_the_file_and_the_document() -> Result<(), Box<dyn std::error::Error>> {
-    let dir = tempfile::tempdir()?;
-    let path = write(
-        dir.path(),
+    let (dir, path) = one_file(
         "bad.yaml",
-        format!(
-            "{}---\napiVersion: v1\nkind: Secret\nmetadata: {{name: s}}\n",
-            node("ok")
-        ),
+        node("ok") + "---\napiVersion: v1\nkind: Secret\nmetadata: {name: s}\n",
     )?;
     let err = load(&[dir.path().to_path_buf()], &LoadOptions::default()).expect_err("a Secret is not read");
     assert!(matches!(err, ManifestError::UnknownKind { .. }));
@@ -127,8 +128,7 @@ fn service_dump(n: usize) -> String {
 
 #[test]
 fn a_dump_of_ten_thousand_services_loads() -> Result<(), Box<dyn std::error::Error>> {
-    let dir = tempfile::tempdir()?;
-    let path = write(dir.path(), "services.yaml", service_dump(10_000))?;
+    let (_dir, path) = one_file("services.yaml", service_dump(10_000))?;
     let store = load(&[path], &LoadOptions::default())?;
     let services = store.services();
     assert_eq!(services.len(), 10_000);
@@ -192,19 +192,15 @@ fn a_fifo_named_explicitly_is_read_like_a_process_substitution() -> Result<(), B
 
 #[test]
 fn lenient_loading_skips_bad_documents_and_keeps_the_rest() -> Result<(), Box<dyn std::error::Error>> {
-    let dir = tempfile::tempdir()?;
-    let path = write(
-        dir.path(),
+    let (dir, path) = one_file(
         "mixed.yaml",
-        format!(
-            "{}---\nkind: [unclosed\n---\n\
-             apiVersion: v1\nkind: Service\nmetadata: {{name: bad, namespace: web}}\nspec: {{ports: [{{port: eighty}}]}}\n---\n\
-             apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: d}}\n---\n\
+        node("n1")
+            + "---\nkind: [unclosed\n---\n\
+             apiVersion: v1\nkind: Service\nmetadata: {name: bad, namespace: web}\nspec: {ports: [{port: eighty}]}\n---\n\
+             apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n---\n\
              apiVersion: v1\nkind: List\nitems:\n\
-             - {{apiVersion: v1, kind: Service, metadata: {{name: ok, namespace: web}}}}\n\
-             - {{apiVersion: v1, kind: Service, metadata: {{namespace: web}}}}\n",
-            node("n1")
-        ),
+             - {apiVersion: v1, kind: Service, metadata: {name: ok, namespace: web}}\n\
+             - {apiVersion: v1, kind: Service, metadata: {namespace: web}}\n",
     )?;
     let paths = [dir.path().to_path_buf()];
     let strict = load(&paths, &LoadOptions::default()).expect_err("strict loading stops at document 2");
@@ -243,9 +239,7 @@ fn lenient_loading_skips_bad_documents_and_keeps_the_rest() -> Result<(), Box<dy
 /// documents; a kind extdns reads in another version is named with its version. The other warnings stay.
 #[test]
 fn skipped_kinds_are_counted_by_kind_in_one_line() -> Result<(), Box<dyn std::error::Error>> {
-    let dir = tempfile::tempdir()?;
-    let path = write(
-        dir.path(),
+    let (dir, path) = one_file(
         "dump.yaml",
         "apiVersion: v1\nkind: List\nitems:\n\
          - {apiVersion: v1, kind: ConfigMap, metadata: {name: a, namespace: x}}\n\

@@ -255,6 +255,16 @@ mod tests {
             .collect()
     }
 
+    /// Asserts the two conditions' (type, status, reason) and that the one at `index` says `message`.
+    fn assert_conditions(
+        c: &[DnsEndpointCondition],
+        expected: [(&str, &str, &str); 2],
+        (index, message): (usize, &str),
+    ) {
+        assert_eq!(reasons(c), expected);
+        assert!(c[index].message.contains(message), "{}", c[index].message);
+    }
+
     #[test]
     fn conditions_follow_the_entries_and_the_sync() {
         let ok = object(vec![entry("192.0.2.1")], 1, None);
@@ -274,15 +284,10 @@ mod tests {
         );
 
         let half = object(vec![entry("192.0.2.1"), entry("192.0.2.2.")], 1, None);
-        let c = conditions(&half, &quiet, &plan);
-        assert_eq!(
-            reasons(&c),
-            [("Accepted", "False", "Invalid"), ("Ready", "True", "Programmed")]
-        );
-        assert!(
-            c[0].message.starts_with("spec.endpoints[1] is skipped: illegal target"),
-            "{}",
-            c[0].message
+        assert_conditions(
+            &conditions(&half, &quiet, &plan),
+            [("Accepted", "False", "Invalid"), ("Ready", "True", "Programmed")],
+            (0, "spec.endpoints[1] is skipped: illegal target"),
         );
 
         let bad = object(vec![entry("192.0.2.2.")], 1, None);
@@ -366,15 +371,10 @@ mod tests {
                 ..PlanConfig::default()
             },
         ] {
-            let c = conditions(&ok, &quiet, &plan);
-            assert_eq!(
-                reasons(&c),
-                [("Accepted", "True", "Accepted"), ("Ready", "False", "Filtered")]
-            );
-            assert!(
-                c[1].message.contains("web.example.org A: outside the domain filter"),
-                "{}",
-                c[1].message
+            assert_conditions(
+                &conditions(&ok, &quiet, &plan),
+                [("Accepted", "True", "Accepted"), ("Ready", "False", "Filtered")],
+                (1, "web.example.org A: outside the domain filter"),
             );
         }
         // One entry in, one out: still not every record is published.

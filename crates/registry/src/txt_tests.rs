@@ -40,6 +40,14 @@ impl Default for TestConfig {
 }
 
 impl TestConfig {
+    /// The defaults with the TXT records' names under `prefix`.
+    fn prefixed(prefix: &str) -> Self {
+        TestConfig {
+            prefix: prefix.into(),
+            ..Default::default()
+        }
+    }
+
     fn build(self) -> Result<TxtRegistryConfig, RegistryError> {
         let ownership = OwnershipConfig {
             owner_id: self.owner_id,
@@ -265,11 +273,7 @@ async fn set_identifiers_must_match_between_record_and_txt() -> Result<(), Regis
 
 #[tokio::test]
 async fn prefixed_txt_records_are_read() -> Result<(), RegistryError> {
-    let config = TestConfig {
-        prefix: "txt.".into(),
-        ..Default::default()
-    };
-    let (_, registry) = setup(nginx_at("txt.a-foo.example.com"), config);
+    let (_, registry) = setup(nginx_at("txt.a-foo.example.com"), TestConfig::prefixed("txt."));
     assert_eq!(registry.records().await?.records[0].owner(), Some("default"));
     Ok(())
 }
@@ -443,20 +447,8 @@ async fn existing_txt_records_are_told_apart_by_set_identifier() -> Result<(), R
 #[tokio::test]
 async fn prefix_and_suffix_shape_written_names() -> Result<(), RegistryError> {
     for (config, want) in [
-        (
-            TestConfig {
-                prefix: "TXT.".into(),
-                ..Default::default()
-            },
-            "txt.a-foo.example.com",
-        ),
-        (
-            TestConfig {
-                prefix: "%{record_type}-own.".into(),
-                ..Default::default()
-            },
-            "a-own.foo.example.com",
-        ),
+        (TestConfig::prefixed("TXT."), "txt.a-foo.example.com"),
+        (TestConfig::prefixed("%{record_type}-own."), "a-own.foo.example.com"),
         (
             TestConfig {
                 suffix: "-txt".into(),

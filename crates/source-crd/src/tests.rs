@@ -588,6 +588,19 @@ fn evaluation(store: &ClusterStore) -> extdns_source::Evaluation {
     futures::executor::block_on(source.evaluate(store, extdns_source::Objects::All)).expect("evaluates")
 }
 
+/// The key of the object `one_object` makes.
+fn test_key() -> extdns_informer::ObjectKey {
+    extdns_informer::ObjectKey::new(ResourceKind::DnsEndpoint, "ns", "test")
+}
+
+/// The records `one_object`'s object holds, failing in part (a panic naming the failures otherwise).
+fn held_in_part(failed: &extdns_source::Failures) -> &extdns_source::HeldRecords {
+    let Some(extdns_source::Held::Part(held)) = failed.held(&test_key()) else {
+        panic!("the object fails in part: {failed:?}");
+    };
+    held
+}
+
 #[test]
 fn a_bad_entry_fails_its_object_in_part_holding_the_records_at_its_name() {
     let entries = json!([
@@ -600,10 +613,7 @@ fn a_bad_entry_fails_its_object_in_part_holding_the_records_at_its_name() {
     let evaluation = evaluation(&store);
     assert_eq!(evaluation.objects.len(), 1, "the valid entry publishes");
     assert_eq!(evaluation.objects[0].endpoints.len(), 1);
-    let key = extdns_informer::ObjectKey::new(ResourceKind::DnsEndpoint, "ns", "test");
-    let Some(extdns_source::Held::Part(held)) = evaluation.failed.held(&key) else {
-        panic!("the object fails in part: {:?}", evaluation.failed);
-    };
+    let held = held_in_part(&evaluation.failed);
     assert!(held.keeps("dot.example.org", &RecordType::A, false));
     assert!(
         held.keeps("ip.example.org.", &RecordType::A, false),
@@ -618,7 +628,7 @@ fn a_bad_entry_fails_its_object_in_part_holding_the_records_at_its_name() {
         !held.keeps("gone.example.org", &RecordType::A, false),
         "a removed entry's record goes"
     );
-    let why = evaluation.failed.why(&key).unwrap_or_default();
+    let why = evaluation.failed.why(&test_key()).unwrap_or_default();
     for index in 1..=3 {
         assert!(why.contains(&format!("spec.endpoints[{index}] is skipped")), "{why}");
     }
@@ -632,10 +642,7 @@ fn a_bad_entry_without_a_usable_name_holds_what_the_object_no_longer_publishes()
         let entries = json!([ep("ok.example.org", "A", &["192.0.2.1"]), bad]);
         let store = one_object("ns", entries);
         let evaluation = evaluation(&store);
-        let key = extdns_informer::ObjectKey::new(ResourceKind::DnsEndpoint, "ns", "test");
-        let Some(extdns_source::Held::Part(held)) = evaluation.failed.held(&key) else {
-            panic!("the object fails in part: {:?}", evaluation.failed);
-        };
+        let held = held_in_part(&evaluation.failed);
         assert!(held.keeps("was.example.org", &RecordType::A, false));
         assert!(!held.keeps("ok.example.org", &RecordType::A, true));
     }

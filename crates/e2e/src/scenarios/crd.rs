@@ -7,10 +7,11 @@
 use std::time::Duration;
 
 use anyhow::{Result, bail};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::controllers::{Run, Which};
-use crate::dns;
+use crate::dns::{self, DnsServer};
+use crate::proc::Proc;
 use crate::proc::eventually;
 
 use super::Ctx;
@@ -22,6 +23,20 @@ use super::wait::{self, alive, answers};
 /// One A entry of a DNSEndpoint.
 fn a_entry(name: &str, target: &str, ttl: i64) -> serde_json::Value {
     json!({"dnsName": name, "recordType": "A", "targets": [target], "recordTTL": ttl})
+}
+
+/// Edits the DNSEndpoint `web` (as `endpoint` builds one) down to the one A entry `name` at `ip`, and waits
+/// until the server answers it: the step that shows a change of the object flows through the watch.
+fn set_web(
+    ctx: &Ctx,
+    (server, extdns): (&DnsServer, &mut Proc),
+    endpoint: impl Fn(&str, Value) -> Value,
+    name: &str,
+    ip: &str,
+    ttl: i64,
+) -> Result<()> {
+    apply_json(ctx, &endpoint("web", json!([a_entry(name, ip, ttl)])))?;
+    answers(server, extdns, name, "A", &[ip])
 }
 
 /// Applies `obj` as soon as the API server serves its kind (a CRD just installed takes a moment).
@@ -109,11 +124,14 @@ pub fn run(ctx: &mut Ctx) -> Result<()> {
         },
     )?;
     // A change of the object flows (the watch addresses the resource discovery found).
-    apply_json(
+    set_web(
         ctx,
-        &endpoint("web", json!([a_entry("web.crd.example.org", "203.0.113.20", 120)])),
+        (&server, &mut extdns),
+        endpoint,
+        "web.crd.example.org",
+        "203.0.113.20",
+        120,
     )?;
-    answers(&server, &mut extdns, "web.crd.example.org", "A", &["203.0.113.20"])?;
     answers(&server, &mut extdns, "alias.crd.example.org", "CNAME", &[])?;
 
     // The published entry edited invalid (a trailing dot on an A target, a negative TTL): skipped with a
@@ -148,11 +166,14 @@ pub fn run(ctx: &mut Ctx) -> Result<()> {
         }
     }
     // The entry fixed: its record follows it, and the probe of the last round goes with its entry.
-    apply_json(
+    set_web(
         ctx,
-        &endpoint("web", json!([a_entry("web.crd.example.org", "203.0.113.22", 120)])),
+        (&server, &mut extdns),
+        endpoint,
+        "web.crd.example.org",
+        "203.0.113.22",
+        120,
     )?;
-    answers(&server, &mut extdns, "web.crd.example.org", "A", &["203.0.113.22"])?;
     answers(&server, &mut extdns, "probe1.crd.example.org", "A", &[])?;
     alive(&mut extdns)
 }
@@ -290,11 +311,14 @@ pub fn custom_group(ctx: &mut Ctx) -> Result<()> {
     )?;
 
     // A change flows through the watch of the configured group.
-    apply_json(
+    set_web(
         ctx,
-        &endpoint("web", json!([a_entry("web.nginx.example.org", "203.0.113.60", 60)])),
+        (&server, &mut extdns),
+        endpoint,
+        "web.nginx.example.org",
+        "203.0.113.60",
+        60,
     )?;
-    answers(&server, &mut extdns, "web.nginx.example.org", "A", &["203.0.113.60"])?;
     alive(&mut extdns)
 }
 

@@ -86,6 +86,15 @@ fn payload(eps: &[Endpoint], name: &str) -> Option<String> {
         .map(str::to_string)
 }
 
+/// A zone with room for the payload, holding `web.example.org` as a registry of `store` wrote it: where
+/// the migrations start.
+async fn web_written_by(store: OwnershipStore) -> Result<(Arc<Keeping>, Endpoint), RegistryError> {
+    let p = zone(vec![], Some(100));
+    let web = a("web.example.org", "192.0.2.1");
+    sync(&registry(&p, store)?, std::slice::from_ref(&web)).await?;
+    Ok((p, web))
+}
+
 #[tokio::test]
 async fn a_created_record_carries_its_ownership_and_no_txt_record_is_written() -> Result<(), RegistryError> {
     let p = zone(vec![], Some(100));
@@ -108,10 +117,7 @@ async fn a_created_record_carries_its_ownership_and_no_txt_record_is_written() -
 #[tokio::test]
 async fn txt_to_metadata_writes_the_payload_first_and_deletes_the_txt_record_once_read_back()
 -> Result<(), RegistryError> {
-    let p = zone(vec![], Some(100));
-    let web = a("web.example.org", "192.0.2.1");
-    let txt = registry(&p, OwnershipStore::Txt)?;
-    sync(&txt, std::slice::from_ref(&web)).await?;
+    let (p, web) = web_written_by(OwnershipStore::Txt).await?;
     assert_eq!(txts(&zone_records(&p).await?), 1);
 
     let meta = registry(&p, OwnershipStore::Metadata)?;
@@ -139,9 +145,7 @@ async fn txt_to_metadata_writes_the_payload_first_and_deletes_the_txt_record_onc
 
 #[tokio::test]
 async fn metadata_to_txt_writes_the_txt_record_first_and_clears_the_payload_after() -> Result<(), RegistryError> {
-    let p = zone(vec![], Some(100));
-    let web = a("web.example.org", "192.0.2.1");
-    sync(&registry(&p, OwnershipStore::Metadata)?, std::slice::from_ref(&web)).await?;
+    let (p, web) = web_written_by(OwnershipStore::Metadata).await?;
 
     let txt = registry(&p, OwnershipStore::Txt)?;
     assert_eq!(sync(&txt, std::slice::from_ref(&web)).await?.len(), 1);
@@ -225,9 +229,7 @@ async fn a_provider_without_metadata_is_refused_for_metadata_but_serves_txt() ->
 
 #[tokio::test]
 async fn deleting_a_record_owned_both_ways_deletes_its_txt_record_too() -> Result<(), RegistryError> {
-    let p = zone(vec![], Some(100));
-    let web = a("web.example.org", "192.0.2.1");
-    sync(&registry(&p, OwnershipStore::Txt)?, std::slice::from_ref(&web)).await?;
+    let (p, web) = web_written_by(OwnershipStore::Txt).await?;
     let meta = registry(&p, OwnershipStore::Metadata)?;
     sync(&meta, std::slice::from_ref(&web)).await?;
     assert_eq!(zone_records(&p).await?.len(), 2, "both ways");

@@ -59,7 +59,7 @@ fn listeners(allowed: impl Fn(Listener) -> Listener) -> Vec<Listener> {
 }
 
 fn named(kind: RouteKind, ns: &str, name: &str, hostnames: &str, parent: ParentReference) -> Route {
-    route(kind, ns, name, &[], &[parent]).annotated(&[(&format!("{ALPHA}hostname"), hostnames)])
+    route(kind, ns, name, &[], &[parent]).with_annotation(ALPHA, "hostname", hostnames)
 }
 
 /// Gateways `infra/gw` (ListenerSets from `team=a` namespaces), `infra/sel` (routes from `team=a`

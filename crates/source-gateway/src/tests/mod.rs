@@ -49,6 +49,14 @@ trait Labelled: Sized {
         self.annotate(annotations);
         self
     }
+
+    /// Built with the annotation `key` under `prefix` (`GA` or `ALPHA`) set to `value`, beside those it has.
+    fn with_annotation(mut self, prefix: &str, key: &str, value: &str) -> Self {
+        let key = format!("{prefix}{key}");
+        let meta = self.meta_mut();
+        meta.annotations = meta.annotations.iter().chain([(key.as_str(), value)]).collect();
+        self
+    }
 }
 
 impl Labelled for Route {
@@ -180,7 +188,7 @@ fn attached_kind(kind: RouteKind, ns: &str, name: &str, hostnames: &[&str]) -> R
 /// An HTTPRoute attached to the usual Gateway `infra/gw`, named `hostnames` in its spec and `annotation` by
 /// the hostname annotation.
 fn named_by_annotation(ns: &str, name: &str, hostnames: &[&str], annotation: &str) -> Route {
-    attached(ns, name, hostnames).annotated(&[(&format!("{GA}hostname"), annotation)])
+    attached(ns, name, hostnames).with_annotation(GA, "hostname", annotation)
 }
 
 /// An HTTPRoute attached to the usual Gateway `infra/gw`.

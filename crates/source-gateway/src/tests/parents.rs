@@ -129,7 +129,7 @@ fn parent_must_have_accepted_the_route() {
 #[test]
 fn gateway_with_a_foreign_controller_annotation_is_not_a_parent() {
     let mut c = ClusterStore::new();
-    c.add(infra_gw(vec![http("http", None)]).annotated(&[(&format!("{GA}controller"), "other")]));
+    c.add(infra_gw(vec![http("http", None)]).with_annotation(GA, "controller", "other"));
     c.add(web_on("web.example.com", gw_ref("infra", "gw")));
     assert!(run(config(), &c).is_empty());
 }
@@ -143,12 +143,18 @@ fn gateway_controller_filter_6545_routes_attached_only_through_a_foreign_gateway
     for (prefix, value) in [(GA, "other"), (ALPHA, "other"), (GA, "")] {
         let mut c = ClusterStore::new();
         c.add(
-            gateway("infra", "theirs", vec![http("http", None)], &["192.0.2.1"])
-                .annotated(&[(&format!("{prefix}controller"), value)]),
+            gateway("infra", "theirs", vec![http("http", None)], &["192.0.2.1"]).with_annotation(
+                prefix,
+                "controller",
+                value,
+            ),
         );
         c.add(
-            gateway("infra", "ours", vec![http("http", None)], &["192.0.2.2"])
-                .annotated(&[(&format!("{GA}controller"), "dns-controller")]),
+            gateway("infra", "ours", vec![http("http", None)], &["192.0.2.2"]).with_annotation(
+                GA,
+                "controller",
+                "dns-controller",
+            ),
         );
         c.add(httproute(
             "apps",
@@ -326,7 +332,7 @@ fn listener_set_must_be_accepted_and_so_must_its_listener() {
 #[test]
 fn listener_set_target_annotation_overrides_the_gateway() {
     let mut c = listener_set_world(Some("All"));
-    c.add(on_my_gateway("annotated", vec![http("app", None)]).annotated(&[(&format!("{GA}target"), "ls.example.net")]));
+    c.add(on_my_gateway("annotated", vec![http("app", None)]).with_annotation(GA, "target", "ls.example.net"));
     c.add(on_listener_set("a", "annotated", &["a.example.org"]));
     assert_eq!(set_lines(&c), vec!["a.example.org CNAME ls.example.net"]);
 }
@@ -356,7 +362,7 @@ fn listener_set_gateway_name_flag_compares_the_parent_gateway() {
 fn listener_set_with_foreign_controller_or_filtered_annotation_is_not_a_parent()
 -> Result<(), extdns_source::SelectorError> {
     let mut c = listener_set_world(Some("All"));
-    c.add(on_my_gateway("foreign", vec![http("app", None)]).annotated(&[(&format!("{GA}controller"), "other")]));
+    c.add(on_my_gateway("foreign", vec![http("app", None)]).with_annotation(GA, "controller", "other"));
     c.add(on_listener_set("a", "foreign", &["a.example.org"]));
     assert!(run(with_listener_sets(), &c).is_empty());
 

@@ -111,11 +111,8 @@ fn namespace_flag_limits_routes_but_not_gateways() {
 #[test]
 fn controller_annotation_excludes_routes_of_other_controllers() {
     let mut c = world();
-    c.add(
-        attached("apps", "foreign", &["foreign.example.com"])
-            .annotated(&[(&format!("{ALPHA}controller"), "someone-else")]),
-    );
-    c.add(attached("apps", "ours", &["ours.example.com"]).annotated(&[(&format!("{GA}controller"), "dns-controller")]));
+    c.add(attached("apps", "foreign", &["foreign.example.com"]).with_annotation(ALPHA, "controller", "someone-else"));
+    c.add(attached("apps", "ours", &["ours.example.com"]).with_annotation(GA, "controller", "dns-controller"));
     assert_eq!(names(&run(config(), &c)), vec!["ours.example.com"]);
 }
 
@@ -149,10 +146,11 @@ fn tcp_and_udp_routes_have_no_spec_hostnames() {
 #[test]
 fn hostname_annotation_adds_names_under_either_prefix() {
     let mut c = world();
-    c.add(
-        attached("apps", "web", &["spec.example.com"])
-            .annotated(&[(&format!("{ALPHA}hostname"), "a.example.com, b.example.com")]),
-    );
+    c.add(attached("apps", "web", &["spec.example.com"]).with_annotation(
+        ALPHA,
+        "hostname",
+        "a.example.com, b.example.com",
+    ));
     c.add(named_by_annotation("apps", "web2", &[], "c.example.com"));
     assert_eq!(
         names(&run(config(), &c)),
@@ -251,23 +249,23 @@ fn listener_hostname_fallback_ignores_empty_annotation_items() {
     assert_eq!(names(&run(config(), &c)), vec!["a.example.com"]);
 }
 
+/// The route `apps/web` named `spec` in its spec and `annotation` by the hostname annotation, which of them
+/// count set by its `gateway-hostname-source` annotation `source`.
+fn sourced(spec: &[&str], annotation: &str, source: &str) -> Route {
+    named_by_annotation("apps", "web", spec, annotation).with_annotation(GA, "gateway-hostname-source", source)
+}
+
 #[test]
 fn gateway_hostname_source_annotation_only_uses_only_the_annotation() {
     let mut c = world_with(vec![http("l", None)]);
-    c.add(attached("apps", "web", &["spec.example.com"]).annotated(&[
-        (&format!("{GA}gateway-hostname-source"), "Annotation-Only"),
-        (&format!("{GA}hostname"), "ann.example.com"),
-    ]));
+    c.add(sourced(&["spec.example.com"], "ann.example.com", "Annotation-Only"));
     assert_eq!(names(&run(config(), &c)), vec!["ann.example.com"]);
 }
 
 #[test]
 fn gateway_hostname_source_annotation_only_with_ignore_flag_publishes_nothing() {
     let mut c = world_with(vec![http("l", Some("l.example.com"))]);
-    c.add(attached("apps", "web", &["l.example.com"]).annotated(&[
-        (&format!("{GA}gateway-hostname-source"), "annotation-only"),
-        (&format!("{GA}hostname"), "l.example.com"),
-    ]));
+    c.add(sourced(&["l.example.com"], "l.example.com", "annotation-only"));
     let cfg = sharing(config(), |c| c.ignore_hostname_annotation = true);
     assert!(run(cfg, &c).is_empty());
 }
@@ -275,21 +273,15 @@ fn gateway_hostname_source_annotation_only_with_ignore_flag_publishes_nothing() 
 #[test]
 fn gateway_hostname_source_defined_hosts_only_ignores_annotation_and_listener_names() {
     let mut c = world_with(vec![http("l", Some("*.example.com"))]);
-    c.add(attached("apps", "web", &["spec.example.com"]).annotated(&[
-        (&format!("{GA}gateway-hostname-source"), "defined-hosts-only"),
-        (&format!("{GA}hostname"), "ann.example.com"),
-    ]));
-    c.add(attached("apps", "bare", &[]).annotated(&[(&format!("{GA}gateway-hostname-source"), "defined-hosts-only")]));
+    c.add(sourced(&["spec.example.com"], "ann.example.com", "defined-hosts-only"));
+    c.add(attached("apps", "bare", &[]).with_annotation(GA, "gateway-hostname-source", "defined-hosts-only"));
     assert_eq!(names(&run(config(), &c)), vec!["spec.example.com"]);
 }
 
 #[test]
 fn gateway_hostname_source_unknown_value_warns_and_uses_every_source() {
     let mut c = world();
-    c.add(attached("apps", "web", &["spec.example.com"]).annotated(&[
-        (&format!("{GA}gateway-hostname-source"), "both-please"),
-        (&format!("{GA}hostname"), "ann.example.com"),
-    ]));
+    c.add(sourced(&["spec.example.com"], "ann.example.com", "both-please"));
     let (eps, logs) = warnings(|| run(config(), &c));
     assert_eq!(names(&eps), vec!["ann.example.com", "spec.example.com"]);
     assert!(
@@ -396,7 +388,7 @@ fn fqdn_template_sees_the_route_kind() {
 #[test]
 fn fqdn_template_is_not_used_with_annotation_only() {
     let mut c = world();
-    c.add(attached("apps", "web", &[]).annotated(&[(&format!("{GA}gateway-hostname-source"), "annotation-only")]));
+    c.add(attached("apps", "web", &[]).with_annotation(GA, "gateway-hostname-source", "annotation-only"));
     assert!(run(templated("{{.Name}}.tpl.example.com", true), &c).is_empty());
 }
 
@@ -430,7 +422,7 @@ fn of_two_routes_publishing_the_same_name_and_targets_the_one_with_a_ttl_comes_f
     // ends up with (TTL 60, that route's resource label).
     let mut c = apps_wildcard_world();
     c.add(attached("infra", "wild", &["*.apps.example.org"]));
-    c.add(attached("infra", "wild-ttl", &[]).annotated(&[(&format!("{GA}ttl"), "60")]));
+    c.add(attached("infra", "wild-ttl", &[]).with_annotation(GA, "ttl", "60"));
     let eps = run(config(), &c);
     assert_eq!(
         lines(&eps),
@@ -444,8 +436,8 @@ fn of_two_routes_publishing_the_same_name_and_targets_the_one_with_a_ttl_comes_f
 #[test]
 fn endpoints_differing_only_in_ttl_keep_their_order_when_the_first_has_a_ttl() {
     let mut c = apps_wildcard_world();
-    c.add(attached("infra", "a", &["*.apps.example.org"]).annotated(&[(&format!("{GA}ttl"), "120")]));
-    c.add(attached("infra", "b", &[]).annotated(&[(&format!("{GA}ttl"), "60")]));
+    c.add(attached("infra", "a", &["*.apps.example.org"]).with_annotation(GA, "ttl", "120"));
+    c.add(attached("infra", "b", &[]).with_annotation(GA, "ttl", "60"));
     let eps = run(config(), &c);
     assert_eq!(eps.len(), 2);
     assert_eq!(eps[0].record_ttl, Ttl(120));
@@ -493,9 +485,7 @@ fn gateway_route_hostnames_v023_annotation_before_template_and_empty_annotation_
     let mut c = world();
     c.add(named_by_annotation("apps", "annotated", &[], "service.example.com"));
     c.add(named_by_annotation("apps", "empty", &[], ""));
-    c.add(
-        attached("apps", "defined", &[]).annotated(&[(&format!("{GA}gateway-hostname-source"), "defined-hosts-only")]),
-    );
+    c.add(attached("apps", "defined", &[]).with_annotation(GA, "gateway-hostname-source", "defined-hosts-only"));
     assert_eq!(
         names(&run(templated("{{.Name}}.template.internal", false), &c)),
         vec![

@@ -29,7 +29,7 @@ fn targets_of_one_gateway_are_sorted_and_deduplicated() {
 #[test]
 fn gateway_target_annotation_overrides_status_addresses() {
     let mut c = ClusterStore::new();
-    c.add(infra_gw(vec![http("l", None)]).annotated(&[(&format!("{ALPHA}target"), "lb.example.net.")]));
+    c.add(infra_gw(vec![http("l", None)]).with_annotation(ALPHA, "target", "lb.example.net."));
     c.add(attached("apps", "web", &["web.example.com"]));
     assert_eq!(lines(&run(config(), &c)), vec!["web.example.com CNAME lb.example.net"]);
 }
@@ -37,17 +37,14 @@ fn gateway_target_annotation_overrides_status_addresses() {
 #[test]
 fn route_target_annotation_is_ignored() {
     let mut c = world();
-    c.add(attached("apps", "web", &["web.example.com"]).annotated(&[(&format!("{GA}target"), "9.9.9.9")]));
+    c.add(attached("apps", "web", &["web.example.com"]).with_annotation(GA, "target", "9.9.9.9"));
     assert_eq!(lines(&run(config(), &c)), vec!["web.example.com A 1.2.3.4"]);
 }
 
 #[test]
 fn targets_are_combined_and_deduplicated_across_parents() {
     let mut c = ClusterStore::new();
-    c.add(
-        gateway("infra", "annotated", vec![http("l", None)], &["7.7.7.7"])
-            .annotated(&[(&format!("{GA}target"), "4.3.2.1")]),
-    );
+    c.add(gateway("infra", "annotated", vec![http("l", None)], &["7.7.7.7"]).with_annotation(GA, "target", "4.3.2.1"));
     c.add(gateway(
         "infra",
         "plain",
@@ -89,10 +86,7 @@ fn invalid_address_is_skipped_with_a_warning_and_the_rest_published() {
         vec![http("l", None)],
         &["1.2.3.4", "not an address", "1.2.3.4:80"],
     ));
-    c.add(
-        gateway("infra", "annotated", vec![http("l", None)], &[])
-            .annotated(&[(&format!("{GA}target"), "5.6.7.8,bad..name")]),
-    );
+    c.add(gateway("infra", "annotated", vec![http("l", None)], &[]).with_annotation(GA, "target", "5.6.7.8,bad..name"));
     c.add(httproute(
         "apps",
         "web",
@@ -158,7 +152,7 @@ fn ttl_set_identifier_and_provider_specific_come_from_the_route() {
 #[test]
 fn invalid_ttl_annotation_leaves_ttl_unset() {
     let mut c = world();
-    c.add(attached("apps", "web", &["web.example.com"]).annotated(&[(&format!("{GA}ttl"), "forever")]));
+    c.add(attached("apps", "web", &["web.example.com"]).with_annotation(GA, "ttl", "forever"));
     let (eps, logs) = warnings(|| run(config(), &c));
     assert_eq!(eps.len(), 1);
     assert_eq!(eps[0].record_ttl, Ttl(0));

@@ -1025,10 +1025,17 @@ mod tests {
         Ok(())
     }
 
+    /// The properties `names`, each set to `v`.
     fn props(names: &[&str]) -> ProviderSpecific {
+        let pairs: Vec<(&str, &str)> = names.iter().map(|n| (*n, "v")).collect();
+        valued(&pairs)
+    }
+
+    /// The properties `pairs` (name, value), set in order.
+    fn valued(pairs: &[(&str, &str)]) -> ProviderSpecific {
         let mut ps = ProviderSpecific::default();
-        for n in names {
-            ps.set(*n, "v");
+        for (name, value) in pairs {
+            ps.set(*name, *value);
         }
         ps
     }
@@ -1067,11 +1074,12 @@ mod tests {
     /// providers do not rename them.
     #[test]
     fn cloudflare_provider_specific_6731_legacy_names_are_renamed_for_cloudflare_only() {
-        let mut ps = ProviderSpecific::default();
-        ps.set("external-dns.kubernetes.io/cloudflare-proxied", "false");
-        ps.set("cloudflare/proxied", "true");
-        ps.set("cloudflare-record-comment", "old");
-        ps.set("dns.example.org/cloudflare-tags", "a,b");
+        let mut ps = valued(&[
+            ("external-dns.kubernetes.io/cloudflare-proxied", "false"),
+            ("cloudflare/proxied", "true"),
+            ("cloudflare-record-comment", "old"),
+            ("dns.example.org/cloudflare-tags", "a,b"),
+        ]);
         let mut cf = ps.clone();
         retain_provider_properties(&mut cf, "cloudflare");
         let got: Vec<(&str, &str)> = cf.iter().map(|p| (p.name.as_str(), p.value.as_str())).collect();
