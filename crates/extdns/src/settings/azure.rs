@@ -71,7 +71,7 @@ pub fn config(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
+    use crate::settings::tests::{env_of, provider_flags};
     use std::time::Duration;
 
     fn azure(json: &str, args: &[&str], env: &[(&str, &str)]) -> Result<AzureConfig, ValidationError> {
@@ -79,14 +79,8 @@ mod tests {
         let path = dir.path().join("azure.json");
         std::fs::write(&path, json).unwrap_or_else(|e| panic!("{e}"));
         let file = format!("--azure-config-file={}", path.display());
-        let flags = crate::settings::tests::test_flags(
-            ["--source=service", "--provider=azure", file.as_str()]
-                .iter()
-                .chain(args)
-                .copied(),
-        );
-        let env: HashMap<String, String> = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        config(&flags, Kind::Public, &DomainFilter::default(), &|k| env.get(k).cloned())
+        let flags = provider_flags("azure", &[[file.as_str()].as_slice(), args].concat());
+        config(&flags, Kind::Public, &DomainFilter::default(), &env_of(env))
     }
 
     #[test]

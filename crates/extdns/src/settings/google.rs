@@ -48,14 +48,11 @@ pub fn config(flags: &Flags, domain_filter: &DomainFilter, env: Env<'_>) -> Resu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
+    use crate::settings::tests::{env_of, provider_flags};
     use std::time::Duration;
 
     fn google(args: &[&str], env: &[(&str, &str)]) -> Result<GoogleConfig, ValidationError> {
-        let flags =
-            crate::settings::tests::test_flags(["--source=service", "--provider=google"].iter().chain(args).copied());
-        let env: HashMap<String, String> = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        config(&flags, &DomainFilter::default(), &|k| env.get(k).cloned())
+        config(&provider_flags("google", args), &DomainFilter::default(), &env_of(env))
     }
 
     #[test]

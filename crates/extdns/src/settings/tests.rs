@@ -1,6 +1,7 @@
 use super::*;
 use extdns_informer::{KindOverrides, ResourceKind};
 use extdns_source::{PREFIX_ALPHA, PREFIX_GA};
+use std::collections::HashMap;
 
 /// The flags of `extdns ARGS...`, for every child's tests; a command line that does not parse is a bug
 /// of the test.
@@ -13,6 +14,12 @@ pub(super) fn test_flags<'a>(args: impl IntoIterator<Item = &'a str>) -> Flags {
 }
 
 /// The flags of `extdns --source=service --provider=PROVIDER ARGS...`, for the providers' tests.
+/// An environment of `pairs` only, as the settings read variables.
+pub(super) fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+    let vars: HashMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    move |k| vars.get(k).cloned()
+}
+
 pub(super) fn provider_flags(provider: &str, args: &[&str]) -> Flags {
     let provider = format!("--provider={provider}");
     test_flags(
