@@ -997,7 +997,11 @@ async fn full_syncs_plan_from_the_records_read_within_the_cache_interval() -> Re
     );
     assert_eq!(registry.reads(), 1);
 
-    tokio::time::advance(Duration::from_secs(61)).await;
+    // The interval is jittered by a tenth either way: still cached before 54 s, read again after 66 s.
+    tokio::time::advance(Duration::from_secs(53)).await;
+    assert!(c.sync(&mut state, true).await?.changes.is_empty(), "still cached");
+    assert_eq!(registry.reads(), 1);
+    tokio::time::advance(Duration::from_secs(14)).await;
     let report = c.sync(&mut state, true).await?;
     assert_eq!(registry.reads(), 2, "read again once the interval is over");
     let deleted: Vec<Endpoint> = report
