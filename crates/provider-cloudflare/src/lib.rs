@@ -135,6 +135,21 @@ impl Index {
     }
 }
 
+/// The first record (`name TYPE target`) that `unit` deletes or changes and `index` has no id for.
+fn unknown_id(index: &Index, unit: &Unit<'_>) -> Option<String> {
+    unit.changes().find_map(|change| {
+        let ep: &Endpoint = match change {
+            Change::Create(_) => return None,
+            Change::Delete(ep) => ep,
+            Change::Update { old, .. } => old,
+        };
+        ep.targets
+            .iter()
+            .find(|t| index.find(ep, t.as_str()).is_empty())
+            .map(|t| format!("{} {} {}", ep.dns_name, ep.record_type, t.as_str()))
+    })
+}
+
 /// The provider. Cheap to share: `Arc<CloudflareProvider>` as `Arc<dyn Provider>`.
 #[derive(Debug)]
 pub struct CloudflareProvider {
@@ -377,6 +392,17 @@ impl IndexedProvider for CloudflareProvider {
         let mut failures = Failures::default();
         let mut by_zone: BTreeMap<usize, Vec<Unit<'_>>> = BTreeMap::new();
         for unit in units {
+            if let Some(missing) = unknown_id(index, unit) {
+                // A record this change must delete or patch has no id the index knows (read under another
+                // spelling, or changed since by someone else): nothing of the unit is sent, and the zones are
+                // read again before the next write, rather than reporting a delete that was never made.
+                index.lost.store(true, Ordering::Relaxed);
+                failures.push(unit.failure(
+                    FailureKind::Transient,
+                    format!("the Cloudflare id of {missing} is unknown: the zones are read again first"),
+                ));
+                continue;
+            }
             match zone::of_unit(unit, "Cloudflare", supported, |name| index.zone_for(name)) {
                 Ok(z) => by_zone.entry(z).or_default().push(*unit),
                 Err(refusal) => failures.refuse(unit, refusal),

@@ -441,7 +441,13 @@ impl IndexedProvider for GoogleProvider {
                     tokio::time::sleep_until(at + interval).await;
                 }
                 submitted = Some(tokio::time::Instant::now());
-                failures.absorb(batch::apply_split(part, |b| self.send(project, zone, b, &pending)).await)?;
+                let sent = failures.absorb(batch::apply_split(part, |b| self.send(project, zone, b, &pending)).await);
+                if sent.is_err() {
+                    // What was submitted before is waited for all the same: the error leaves a re-read next,
+                    // which must see those changes done, not create them again.
+                    let _ = self.settle(project, &pending).await;
+                }
+                sent?;
                 if deletes {
                     self.settle(project, &pending).await?;
                 }

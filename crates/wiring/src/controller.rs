@@ -12,7 +12,9 @@ use extdns_informer::{Cluster, InformerError, LiveCluster, LiveOptions, Manifest
 use extdns_leader::LeaseTiming;
 use extdns_provider::Provider;
 use extdns_provider::http::{Observe, Observer};
-use extdns_registry::{MetadataRegistry, NoopRegistry, Registry, TxtRegistry, TxtRegistryConfig, metadata};
+use extdns_registry::{
+    MetadataRegistry, NoopRegistry, OwnershipStore, Registry, TxtRegistry, TxtRegistryConfig, metadata,
+};
 use extdns_registry_crd::{CrdRegistry, CrdRegistryConfig};
 use extdns_registry_dynamodb::{DynamoDbConfig, DynamoDbRegistry};
 use extdns_source::Pipeline;
@@ -232,7 +234,10 @@ pub fn build_registry(
 ) -> Result<Arc<dyn Registry>, RegistryError> {
     match settings {
         // --txt-ownership=metadata, and the way back from it, where the provider keeps metadata (issue 50).
-        RegistrySettings::Txt(config) if metadata::keeps_metadata(provider.as_ref()) => {
+        // A metadata store over a provider that keeps none is refused by `MetadataRegistry::new`.
+        RegistrySettings::Txt(config)
+            if config.store == OwnershipStore::Metadata || metadata::keeps_metadata(provider.as_ref()) =>
+        {
             Ok(Arc::new(MetadataRegistry::new(provider, (**config).clone())?))
         }
         RegistrySettings::Txt(config) => Ok(Arc::new(TxtRegistry::new(provider, (**config).clone()))),

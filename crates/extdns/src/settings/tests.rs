@@ -13,13 +13,13 @@ pub(super) fn test_flags<'a>(args: impl IntoIterator<Item = &'a str>) -> Flags {
     }
 }
 
-/// The flags of `extdns --source=service --provider=PROVIDER ARGS...`, for the providers' tests.
 /// An environment of `pairs` only, as the settings read variables.
 pub(super) fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
     let vars: HashMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     move |k| vars.get(k).cloned()
 }
 
+/// The flags of `extdns --source=service --provider=PROVIDER ARGS...`, for the providers' tests.
 pub(super) fn provider_flags(provider: &str, args: &[&str]) -> Flags {
     let provider = format!("--provider={provider}");
     test_flags(
@@ -594,7 +594,7 @@ fn txt_ownership_metadata_is_refused_by_a_provider_without_record_metadata() -> 
 
 fn provider_with(args: &[&str]) -> Result<ProviderSettings, ValidationError> {
     let flags = test_flags(["--source=service"].iter().chain(args).copied());
-    let env = |name: &str| (name == "CF_API_TOKEN").then(|| "tok".to_string());
+    let env = env_of(&[("CF_API_TOKEN", "tok")]);
     Ok(controller_with_env(&flags, &env)?.provider)
 }
 
@@ -630,7 +630,7 @@ fn the_request_rate_sets_each_cloud_s_account_rate_and_zero_keeps_the_documented
 fn the_rate_limited_clouds_read_their_zones_hourly_and_the_others_every_sync() {
     let interval = |args: &[&str]| {
         let flags = test_flags(["--source=service"].iter().chain(args).copied());
-        let env = |name: &str| (name == "CF_API_TOKEN").then(|| "tok".to_string());
+        let env = env_of(&[("CF_API_TOKEN", "tok")]);
         controller_with_env(&flags, &env)
             .map(|s| s.controller.records_cache_interval)
             .map_err(|e| e.to_string())
