@@ -129,7 +129,12 @@ impl MetadataRegistry {
                     continue;
                 }
             };
-            carried.0.insert(key_of(ep));
+            // Only a payload of ours (or of the owner we migrate from) counts as ownership read back: a
+            // TXT of ours is never deleted on the strength of someone else's payload.
+            let payload_owner = labels.get(label::OWNER).map(String::as_str);
+            if payload_owner.is_some_and(|o| o == own.owner_id() || Some(o) == own.migrate_from()) {
+                carried.0.insert(key_of(ep));
+            }
             let has_txt = present.holds(&own.txt_name(ep), &ep.set_identifier);
             if ep.owner().is_none() {
                 ep.labels = labels;
