@@ -74,7 +74,6 @@ async fn sync(c: &Controller, state: &mut SyncState) -> usize {
     report.changes.len()
 }
 
-/// The log's requests as `purpose status` lines, and the log emptied.
 /// Five syncs with nothing changed: none writes, and the fake was sent nothing at all (`sent` drains its log).
 async fn five_syncs_send_nothing(c: &Controller, state: &mut SyncState, sent: impl Fn() -> Vec<String>) {
     for _ in 0..5 {
@@ -83,6 +82,12 @@ async fn five_syncs_send_nothing(c: &Controller, state: &mut SyncState, sent: im
     assert_eq!(sent(), Vec::<String>::new(), "nothing changed: nothing sent");
 }
 
+/// `sent` (Route53 requests as [`drain`] gives them) lists the zone's record sets: a full read.
+fn assert_read_whole(sent: &[String]) {
+    assert!(sent.iter().any(|l| l.starts_with("ListResourceRecordSets")), "{sent:?}");
+}
+
+/// The log's requests as `purpose status` lines, and the log emptied.
 fn drain(log: &mut RequestLog) -> Vec<String> {
     let lines = log
         .iter()
@@ -112,10 +117,7 @@ async fn route53_steady_state_sends_only_writes_and_repairs_an_outside_delete_af
         "the first sync creates the three records"
     );
     let first = drain(&mut fake.lock().requests);
-    assert!(
-        first.iter().any(|l| l.starts_with("ListResourceRecordSets")),
-        "{first:?}"
-    );
+    assert_read_whole(&first);
 
     five_syncs_send_nothing(&c, &mut state, || drain(&mut fake.lock().requests)).await;
 
@@ -151,10 +153,7 @@ async fn route53_steady_state_sends_only_writes_and_repairs_an_outside_delete_af
         "the re-read finds s1 missing and creates it"
     );
     let repair = drain(&mut fake.lock().requests);
-    assert!(
-        repair.iter().any(|l| l.starts_with("ListResourceRecordSets")),
-        "{repair:?}"
-    );
+    assert_read_whole(&repair);
     assert!(fake.find(&zone, "s1.example.org", "A").is_some(), "s1 repaired");
     assert_eq!(
         fake.find(&zone, "s0.example.org", "A")
