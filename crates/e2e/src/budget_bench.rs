@@ -31,7 +31,7 @@ use extdns_test_support::fake::{Faults, Locked, Op, RateLimit, RequestLog};
 use extdns_test_support::google_fake::{self, FakeGoogle, GOOGLE_HOSTS, PROJECT};
 use extdns_test_support::route53_fake;
 
-use crate::cloud_env::{self, OWNER, Sources, ZONE, address, controller, proxy_to};
+use crate::cloud_env::{self, Cloud, OWNER, Sources, ZONE, address, controller, proxy_to};
 
 /// The longest a controller may take to fill its zone.
 const FILL_TIMEOUT: Duration = Duration::from_secs(1800);
@@ -44,41 +44,6 @@ const ROUTE53_HOST: &str = "route53.amazonaws.com";
 const CLOUDFLARE_HOST: &str = "api.cloudflare.com";
 const ACCESS_KEY: &str = "AKIDBUDGETBENCH";
 const CLOUDFLARE_ZONE_ID: &str = "023e105f4ecef8ad9ca31a8372d0c353";
-
-/// The clouds the benchmark knows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Cloud {
-    /// Route53.
-    Aws,
-    /// Cloudflare.
-    Cloudflare,
-    /// Cloud DNS.
-    Google,
-    /// Azure DNS, public zones.
-    Azure,
-}
-
-impl Cloud {
-    const ALL: [Cloud; 4] = [Cloud::Aws, Cloud::Cloudflare, Cloud::Google, Cloud::Azure];
-
-    fn name(self) -> &'static str {
-        match self {
-            Cloud::Aws => "aws",
-            Cloud::Cloudflare => "cloudflare",
-            Cloud::Google => "google",
-            Cloud::Azure => "azure",
-        }
-    }
-
-    fn title(self) -> &'static str {
-        match self {
-            Cloud::Aws => "Route53",
-            Cloud::Cloudflare => "Cloudflare",
-            Cloud::Google => "Cloud DNS",
-            Cloud::Azure => "Azure DNS",
-        }
-    }
-}
 
 /// `provider-budget`'s arguments.
 #[derive(Debug, Clone)]
@@ -109,14 +74,7 @@ impl Options {
         for (flag, value) in crate::flags::pairs(args)? {
             match flag.as_str() {
                 "--records" => o.records = crate::flags::count(&flag, &value)?,
-                "--provider" => {
-                    o.clouds = match value.as_str() {
-                        "all" => Cloud::ALL.to_vec(),
-                        one => vec![*Cloud::ALL.iter().find(|c| c.name() == one).with_context(|| {
-                            format!("provider-budget: --provider {one}: aws, cloudflare, google, azure or all")
-                        })?],
-                    }
-                }
+                "--provider" => o.clouds = Cloud::list("provider-budget", &value)?,
                 "--interval" => o.interval = crate::flags::seconds(&flag, &value)?,
                 "--window" => o.window = crate::flags::seconds(&flag, &value)?,
                 "--report" => o.report = PathBuf::from(value),

@@ -35,7 +35,7 @@ use extdns_test_support::first_sync::{self, Unit};
 use extdns_test_support::google_fake::{self, FakeGoogle, GOOGLE_HOSTS, PROJECT};
 use extdns_test_support::route53_fake::{self, Fake as FakeRoute53};
 
-use crate::cloud_env::{OWNER, Sources, ZONE, checked_connects, controller, proxy_to, wanted};
+use crate::cloud_env::{Cloud, OWNER, Sources, ZONE, checked_connects, controller, proxy_to, wanted};
 use crate::procfs;
 
 /// How often a running controller's peak memory (VmHWM) is sampled.
@@ -43,26 +43,13 @@ const SAMPLE: Duration = Duration::from_millis(10);
 /// A controller that has not finished its first sync by then has failed.
 const TIMEOUT: Duration = Duration::from_secs(1800);
 
-/// The providers the benchmark knows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Provider {
-    /// Cloud DNS (issue 34).
-    Google,
-    /// Azure DNS, public zones (issue 35).
-    Azure,
-    /// Route53 (issue 50).
-    Route53,
-    /// Cloudflare (issue 50).
-    Cloudflare,
-}
-
 /// `cloud-first-sync`'s arguments.
 #[derive(Debug, Clone)]
 pub struct Options {
     /// Records desired.
     pub records: usize,
     /// Which providers, in order.
-    pub providers: Vec<Provider>,
+    pub providers: Vec<Cloud>,
     /// The pause between two batches (`--google-batch-change-interval`, `--aws-batch-change-interval`,
     /// `--batch-change-interval`), the same for both controllers.
     pub batch_interval: String,
@@ -76,28 +63,14 @@ impl Options {
     pub fn parse(args: &[String]) -> Result<Options> {
         let mut o = Options {
             records: 10_000,
-            providers: vec![Provider::Google],
+            providers: vec![Cloud::Google],
             batch_interval: "1s".to_string(),
             report: PathBuf::from("target/bench-cloud.md"),
         };
         for (flag, value) in crate::flags::pairs(args)? {
             match flag.as_str() {
                 "--records" => o.records = crate::flags::count(&flag, &value)?,
-                "--provider" => {
-                    o.providers = match value.as_str() {
-                        "google" => vec![Provider::Google],
-                        "azure" => vec![Provider::Azure],
-                        "aws" => vec![Provider::Route53],
-                        "cloudflare" => vec![Provider::Cloudflare],
-                        "all" => vec![
-                            Provider::Google,
-                            Provider::Azure,
-                            Provider::Route53,
-                            Provider::Cloudflare,
-                        ],
-                        other => bail!("cloud-first-sync: --provider {other}: google, azure, aws, cloudflare or all"),
-                    }
-                }
+                "--provider" => o.providers = Cloud::list("cloud-first-sync", &value)?,
                 "--batch-interval" => o.batch_interval = value,
                 "--report" => o.report = PathBuf::from(value),
                 other => bail!("cloud-first-sync: unknown argument {other}"),
@@ -119,10 +92,10 @@ pub fn run(extdns: &Path, external_dns: &Path, logs: &Path, opts: &Options) -> R
     let mut report = String::new();
     for provider in &opts.providers {
         let section = match provider {
-            Provider::Google => google(extdns, external_dns, &logs, opts)?,
-            Provider::Azure => azure(extdns, external_dns, &logs, opts)?,
-            Provider::Route53 => route53(extdns, external_dns, &logs, opts)?,
-            Provider::Cloudflare => cloudflare(extdns, external_dns, &logs, opts)?,
+            Cloud::Google => google(extdns, external_dns, &logs, opts)?,
+            Cloud::Azure => azure(extdns, external_dns, &logs, opts)?,
+            Cloud::Aws => route53(extdns, external_dns, &logs, opts)?,
+            Cloud::Cloudflare => cloudflare(extdns, external_dns, &logs, opts)?,
         };
         report.push_str(&section);
     }
@@ -766,28 +739,16 @@ mod tests {
         let o = Options::parse(&[]).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
             (o.records, o.providers.as_slice(), o.batch_interval.as_str()),
-            (10_000, [Provider::Google].as_slice(), "1s")
+            (10_000, [Cloud::Google].as_slice(), "1s")
         );
         let o = Options::parse(&["--records=50".into(), "--provider".into(), "all".into()])
             .unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(
-            (o.records, o.providers.as_slice()),
-            (
-                50,
-                [
-                    Provider::Google,
-                    Provider::Azure,
-                    Provider::Route53,
-                    Provider::Cloudflare
-                ]
-                .as_slice()
-            )
-        );
+        assert_eq!((o.records, o.providers.as_slice()), (50, Cloud::ALL.as_slice()));
         let o = Options::parse(&["--provider=azure".into()]).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(o.providers, [Provider::Azure]);
+        assert_eq!(o.providers, [Cloud::Azure]);
         assert!(Options::parse(&["--records".into(), "0".into()]).is_err());
         let o = Options::parse(&["--provider=aws".into()]).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(o.providers, [Provider::Route53]);
+        assert_eq!(o.providers, [Cloud::Aws]);
         assert!(Options::parse(&["--provider".into(), "route66".into()]).is_err());
         assert!(Options::parse(&["--nope".into(), "1".into()]).is_err());
     }

@@ -17,6 +17,55 @@ use anyhow::{Context, Result, bail};
 use extdns_test_support::connector::{self, GobEndpoint};
 use extdns_test_support::tls_proxy::TlsProxy;
 
+/// The clouds the cloud benchmarks know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cloud {
+    /// Route53.
+    Aws,
+    /// Cloudflare.
+    Cloudflare,
+    /// Cloud DNS.
+    Google,
+    /// Azure DNS, public zones.
+    Azure,
+}
+
+impl Cloud {
+    /// Every cloud, in the order `all` runs them.
+    pub const ALL: [Cloud; 4] = [Cloud::Aws, Cloud::Cloudflare, Cloud::Google, Cloud::Azure];
+
+    /// Its `--provider` name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Cloud::Aws => "aws",
+            Cloud::Cloudflare => "cloudflare",
+            Cloud::Google => "google",
+            Cloud::Azure => "azure",
+        }
+    }
+
+    /// Its name in a report.
+    pub fn title(self) -> &'static str {
+        match self {
+            Cloud::Aws => "Route53",
+            Cloud::Cloudflare => "Cloudflare",
+            Cloud::Google => "Cloud DNS",
+            Cloud::Azure => "Azure DNS",
+        }
+    }
+
+    /// A benchmark's `--provider` value: one cloud by name, or `all`.
+    pub fn list(bench: &str, value: &str) -> Result<Vec<Cloud>> {
+        if value == "all" {
+            return Ok(Cloud::ALL.to_vec());
+        }
+        let one = Cloud::ALL.iter().find(|c| c.name() == value);
+        Ok(vec![*one.with_context(|| {
+            format!("{bench}: --provider {value}: aws, cloudflare, google, azure or all")
+        })?])
+    }
+}
+
 /// Set in the copy of this program that runs inside the network namespace.
 const INSIDE: &str = "EXTDNS_BENCH_NETNS";
 /// The zone every benchmark writes.
