@@ -145,8 +145,9 @@ fn check_message(wire: &[u8]) {
         let mut verifier = Verifier::new(&key, vec![0; 32], 1_700_000_000);
         match verifier.check(wire) {
             Ok(signed) => assert!(!signed, "an unsigned input passed the TSIG check"),
+            // Both failures are answers to bad input; the enum is exhaustive, so a new kind of failure
+            // shows here as a compile error rather than a panic.
             Err(TsigFailure::Rejected(_) | TsigFailure::BadResponse(_)) => {}
-            Err(other) => panic!("a TSIG check failed in a way it never should: {other:?}"),
         }
     }
     let Ok(msg) = Message::from_vec(wire) else { return };
