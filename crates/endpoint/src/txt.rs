@@ -125,6 +125,10 @@ pub fn unfitted(data: &str) -> Cow<'_, str> {
 /// [`unfitted`] when read): what the plan must compare with a read, or a value a user split themselves
 /// (a DKIM key as `"<255 octets>" "<rest>"`) would differ from its read-back and be written every sync.
 pub fn as_read_back(value: &str) -> Cow<'_, str> {
+    // Joined strings are at least 258 octets: a shorter value reads back as it is, unparsed.
+    if value.len() <= CHARACTER_STRING_MAX {
+        return Cow::Borrowed(value);
+    }
     match fitted(value) {
         Cow::Borrowed(v) => unfitted(v),
         Cow::Owned(cut) => Cow::Owned(unfitted(&cut).into_owned()),
@@ -136,10 +140,16 @@ pub fn adjust_to_read_back(endpoint: &mut crate::Endpoint) {
     if endpoint.record_type != crate::RecordType::Txt {
         return;
     }
+    let mut changed = false;
     for target in &mut endpoint.targets.0 {
         if let Cow::Owned(read_back) = as_read_back(target.as_str()) {
             *target = crate::Target::from(read_back.as_str());
+            changed = true;
         }
+    }
+    // Two values that differ only in how they were split read back alike: kept once, in order.
+    if changed {
+        endpoint.targets.normalize();
     }
 }
 
@@ -161,10 +171,34 @@ mod tests {
         let stored = fitted(&dkim).into_owned();
         assert_eq!(stored, dkim, "written as the user split it");
         assert_eq!(as_read_back(&dkim), unfitted(&stored), "desired and read-back agree");
+        assert_eq!(
+            as_read_back(&dkim),
+            format!("\"{}tail\"", "k".repeat(255)),
+            "joined into one value"
+        );
         let bare = "b".repeat(300);
         assert_eq!(as_read_back(&bare), unfitted(&fitted(&bare)), "a bare long value too");
+        assert_eq!(as_read_back(&bare), format!("\"{bare}\""), "quoted whole");
         let short = "\"v=spf1 -all\"";
         assert_eq!(as_read_back(short), short, "a short value is left as it is");
+    }
+
+    #[test]
+    fn a_desired_endpoint_s_values_are_adjusted_to_their_read_back_kept_once() {
+        let whole = format!("\"{}tail\"", "k".repeat(255));
+        let split = format!("\"{}\" \"tail\"", "k".repeat(255));
+        let mut ep = crate::Endpoint::new(
+            "a.example.org",
+            crate::RecordType::Txt,
+            [split.as_str(), whole.as_str()],
+        );
+        adjust_to_read_back(&mut ep);
+        let targets: Vec<&str> = ep.targets.iter().map(|t| t.as_str()).collect();
+        assert_eq!(
+            targets,
+            [whole.as_str()],
+            "the split value reads back as the whole one: once"
+        );
     }
 
     #[test]
