@@ -28,11 +28,7 @@ pub const MIN_SYNC_GAP: Duration = Duration::from_secs(1);
 /// `interval`, a tenth longer or shorter at random: controllers (replicas, pipelines of one account) that
 /// started together spread their periodic full reads instead of spending the account's budget at once.
 pub(crate) fn jittered(interval: Duration) -> Duration {
-    use std::hash::BuildHasher;
-    // A random draw without a dependency: std's hasher keys are random per process and per RandomState.
-    let draw = std::collections::hash_map::RandomState::new().hash_one(std::time::SystemTime::now());
-    let unit = (draw >> 11) as f64 / (1u64 << 53) as f64;
-    interval.mul_f64(0.9 + 0.2 * unit)
+    interval.mul_f64(0.9 + 0.2 * extdns_provider::backoff::random_unit())
 }
 
 #[derive(Debug, Clone)]

@@ -228,17 +228,7 @@ macro_rules! line_fake {
 
 line_fake!(FakeGoogle, FakeGoogle::addr);
 line_fake!(FakeAzure, FakeAzure::addr);
-line_fake!(FakeCloudflare, cloudflare_addr);
-
-/// The Cloudflare fake's address: its `url` is `http://127.0.0.1:<port>/client/v4`.
-fn cloudflare_addr(fake: &FakeCloudflare) -> SocketAddr {
-    fake.url
-        .trim_start_matches("http://")
-        .split('/')
-        .next()
-        .and_then(|a| a.parse().ok())
-        .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 0)))
-}
+line_fake!(FakeCloudflare, FakeCloudflare::addr);
 
 /// A fresh fake of a cloud, holding the empty zone.
 struct Started {
@@ -259,6 +249,8 @@ fn start_fake(cloud: Cloud, home: &Path) -> Started {
                 ("AWS_ACCESS_KEY_ID", ACCESS_KEY.to_string()),
                 ("AWS_SECRET_ACCESS_KEY", "budget-bench-secret".to_string()),
                 ("AWS_REGION", "us-east-1".to_string()),
+                // No instance metadata to look for, as in the first-sync benchmark.
+                ("AWS_EC2_METADATA_DISABLED", "true".to_string()),
             ]);
             let fake = route53_fake::Fake::start_in_background();
             let id = fake.zone(ZONE, false, &[]);

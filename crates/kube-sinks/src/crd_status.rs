@@ -284,10 +284,16 @@ mod tests {
         );
 
         let half = object(vec![entry("192.0.2.1"), entry("192.0.2.2.")], 1, None);
+        let c = conditions(&half, &quiet, &plan);
         assert_conditions(
-            &conditions(&half, &quiet, &plan),
+            &c,
             [("Accepted", "False", "Invalid"), ("Ready", "True", "Programmed")],
             (0, "spec.endpoints[1] is skipped: illegal target"),
+        );
+        assert!(
+            c[0].message.starts_with("spec.endpoints[1] is skipped: illegal target"),
+            "the skipped entry leads the message: {}",
+            c[0].message
         );
 
         let bad = object(vec![entry("192.0.2.2.")], 1, None);

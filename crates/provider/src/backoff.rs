@@ -97,7 +97,7 @@ impl Backoff {
 
 /// A random number in `[0, 1)` without a random-number crate: the standard library seeds every
 /// `RandomState` from the OS, which is plenty for jitter.
-fn random_unit() -> f64 {
+pub fn random_unit() -> f64 {
     let mut h = RandomState::new().build_hasher();
     h.write_u64(0x9e37_79b9_7f4a_7c15);
     (h.finish() >> 11) as f64 / (1u64 << 53) as f64

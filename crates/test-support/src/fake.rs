@@ -698,7 +698,7 @@ pub async fn other_client(
     per_second: f64,
     stop: Arc<std::sync::atomic::AtomicBool>,
 ) -> usize {
-    let client = reqwest::Client::builder().no_proxy().build().unwrap_or_default();
+    let client = crate::loopback_client();
     let send = || {
         let mut request = client.get(&url);
         for (name, value) in &headers {
@@ -788,10 +788,7 @@ mod tests {
 
     /// Status, `Retry-After` and body of one call.
     async fn call(fake: &FakeServer<Toy>, method: Method, path: &str) -> (u16, Option<String>, String) {
-        let r = reqwest::Client::builder()
-            .no_proxy()
-            .build()
-            .unwrap_or_default()
+        let r = crate::loopback_client()
             .request(method, format!("{}{path}", fake.url))
             .send()
             .await

@@ -67,11 +67,15 @@ use std::path::{Path, PathBuf};
 /// Where nothing answers: port 1 of loopback, which no test is handed (free ports are ephemeral ones).
 pub const UNANSWERED_URL: &str = "http://127.0.0.1:1/latest/api/token";
 
+/// A client for a test's requests to its own servers on loopback: never through a proxy the environment names.
+pub fn loopback_client() -> reqwest::Client {
+    reqwest::Client::builder().no_proxy().build().unwrap_or_default()
+}
+
 /// The error of a request to [`UNANSWERED_URL`] (a refused connection), for tests of how a call that got no
 /// answer is classified. Never through a proxy.
 pub async fn unanswered_request() -> reqwest::Error {
-    let client = reqwest::Client::builder().no_proxy().build().unwrap_or_default();
-    match client.put(UNANSWERED_URL).send().await {
+    match loopback_client().put(UNANSWERED_URL).send().await {
         Err(e) => e,
         Ok(r) => panic!("{UNANSWERED_URL} answered {}", r.status()),
     }

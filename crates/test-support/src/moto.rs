@@ -69,7 +69,7 @@ impl Moto {
     }
 
     async fn post(&self, path: &str, body: String) -> String {
-        let request = reqwest::Client::new()
+        let request = crate::loopback_client()
             .post(format!("{}{path}", self.url))
             .header("content-type", "application/xml")
             .body(body);
@@ -80,7 +80,7 @@ impl Moto {
     /// sent: two reads compare equal exactly when nothing changed.
     pub async fn record_sets(&self, zone_id: &str) -> String {
         let path = format!("/2013-04-01/hostedzone/{zone_id}/rrset");
-        answer(reqwest::Client::new().get(format!("{}{path}", self.url)), &path).await
+        answer(crate::loopback_client().get(format!("{}{path}", self.url)), &path).await
     }
 
     /// Create a hosted zone (private ones in a made-up VPC) with tags; returns its id.

@@ -47,10 +47,16 @@ impl Element {
                         current.text.push_str(&resolved);
                     }
                 }
+                Event::CData(t) => {
+                    if let Some(current) = open.last_mut() {
+                        current.text.push_str(&String::from_utf8_lossy(&t));
+                    }
+                }
                 Event::End(_) => {
-                    let Some(done) = open.pop() else {
+                    let Some(mut done) = open.pop() else {
                         bail!("an end tag with nothing open")
                     };
+                    done.text = done.text.trim().to_string();
                     match open.last_mut() {
                         Some(parent) => parent.children.push(done),
                         None => return Ok(done),

@@ -129,10 +129,10 @@ impl MetadataRegistry {
                     continue;
                 }
             };
-            // Only a payload of ours (or of the owner we migrate from) counts as ownership read back: a
-            // TXT of ours is never deleted on the strength of someone else's payload.
+            // Only a payload naming us counts as ownership read back: a TXT of ours is never deleted on the
+            // strength of someone else's payload, nor of one still naming the owner we migrate from.
             let payload_owner = labels.get(label::OWNER).map(String::as_str);
-            if payload_owner.is_some_and(|o| o == own.owner_id() || Some(o) == own.migrate_from()) {
+            if payload_owner == Some(own.owner_id()) {
                 carried.0.insert(key_of(ep));
             }
             let has_txt = present.holds(&own.txt_name(ep), &ep.set_identifier);
