@@ -189,8 +189,12 @@ impl AwsConfig {
         retries.saturating_add(1)
     }
 
-    /// Checks what types cannot: non-zero batch limits.
+    /// Checks what types cannot: non-zero batch limits, and a pace (Route53 meters every account: an
+    /// unpaced client would spend it).
     pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.api.requests.is_none() {
+            return Err(ConfigError::Zero(Setting::RequestsPerSecond));
+        }
         for (setting, value) in [
             (Setting::BatchChangeSize, self.batch.size),
             (Setting::BatchChangeSizeBytes, self.batch_change_size_bytes),
@@ -229,6 +233,8 @@ pub enum Setting {
     BatchChangeSizeBytes,
     /// `--aws-batch-change-size-values`.
     BatchChangeSizeValues,
+    /// The request pace.
+    RequestsPerSecond,
 }
 
 impl std::fmt::Display for Setting {
@@ -237,6 +243,7 @@ impl std::fmt::Display for Setting {
             Setting::BatchChangeSize => "batch change size",
             Setting::BatchChangeSizeBytes => "batch change size in bytes",
             Setting::BatchChangeSizeValues => "batch change size in values",
+            Setting::RequestsPerSecond => "requests per second",
         })
     }
 }

@@ -233,12 +233,12 @@ impl AzureProvider {
     }
 
     /// Undo a record just created when its ownership record could not be written, so neither lands
-    /// alone; only while the record set is still as extdns wrote it (`If-Match`).
-    async fn undo(&self, zone: &Zone, ep: &Endpoint, etag: Option<&str>) {
+    /// alone; only while the record set is still as extdns wrote it (`If-Match`). Whether it is gone.
+    async fn undo(&self, zone: &Zone, ep: &Endpoint, etag: Option<&str>) -> bool {
         let rel = relative(&ep.dns_name, &zone.name);
         let Some(etag) = etag else {
             tracing::warn!(record = %ep.dns_name, "record created without its ownership record, and Azure gave no ETag to undo it under; the next sync sees it as not extdns's");
-            return;
+            return false;
         };
         match self
             .api
@@ -246,10 +246,12 @@ impl AzureProvider {
             .await
         {
             Ok(()) => {
-                tracing::info!(record = %ep.dns_name, r#type = %ep.record_type, "record undone: its ownership record could not be written")
+                tracing::info!(record = %ep.dns_name, r#type = %ep.record_type, "record undone: its ownership record could not be written");
+                true
             }
             Err(e) => {
-                tracing::warn!(record = %ep.dns_name, error = %e, "record created without its ownership record could not be undone; the next sync sees it as not extdns's")
+                tracing::warn!(record = %ep.dns_name, error = %e, "record created without its ownership record could not be undone; the next sync sees it as not extdns's");
+                false
             }
         }
     }
@@ -372,8 +374,10 @@ impl IndexedProvider for AzureProvider {
                 if written.is_err()
                     && let Some((ep, etag)) = created.take()
                 {
-                    self.undo(zone, ep, etag.as_deref()).await;
-                    read.forget(zone, ep);
+                    // The read forgets it only once it is gone: a record set left in place keeps its ETag.
+                    if self.undo(zone, ep, etag.as_deref()).await {
+                        read.forget(zone, ep);
+                    }
                 }
                 let reason = match written {
                     Ok(etag) => {
