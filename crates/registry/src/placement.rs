@@ -145,7 +145,10 @@ pub(crate) async fn write_apart(
         Ok(failed) => failed,
         Err(e) => {
             // Failed whole, yet some ownership records may have landed (a timeout after the write): take
-            // back those whose records are not there, as after a failed second half.
+            // back those whose records are not there, as after a failed second half. A throttled, refused
+            // or unauthorised call wrote nothing: no read of every zone for it (on a throttled account the
+            // read would spend the budget the throttle asked to spare).
+            let may_have_landed = matches!(e.kind(), None | Some(FailureKind::Transient));
             let undo: Vec<(&Change, Change)> = pairs
                 .iter()
                 .filter_map(|&(record, ownership)| match (record, ownership) {
@@ -153,7 +156,7 @@ pub(crate) async fn write_apart(
                     _ => None,
                 })
                 .collect();
-            if !undo.is_empty() {
+            if may_have_landed && !undo.is_empty() {
                 take_back(provider, &undo).await;
             }
             return Err(e);
